@@ -1,0 +1,1 @@
+"""podtax analyzer service."""

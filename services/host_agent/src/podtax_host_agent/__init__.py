@@ -1,0 +1,1 @@
+"""podtax host_agent service."""

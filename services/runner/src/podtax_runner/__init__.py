@@ -1,0 +1,1 @@
+"""podtax runner service."""

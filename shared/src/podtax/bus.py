@@ -1,0 +1,234 @@
+"""A small layer over nats-py JetStream: streams, publishing, durable pull consumers, dead letters.
+
+Rules it enforces for every service:
+- streams are created or updated idempotently at start (:meth:`Bus.ensure_streams`);
+- every publish carries `Nats-Msg-Id` = event id (JetStream drops duplicates) and `traceparent`;
+- consumers are durable pull consumers with explicit ack; a handler's side effect is committed
+  before the ack; a failing handler is retried with backoff up to `max_deliver` deliveries;
+- a message that can never succeed (schema-invalid, or :class:`Permanent`) is terminated and
+  copied to the dead-letter stream with its reason. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.errors import NoServersError
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.kv import KeyValue
+from pydantic import ValidationError
+
+from podtax import subjects, telemetry
+from podtax.events import Envelope, Event, decode, encode
+
+log = logging.getLogger("podtax.bus")
+BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
+REASON_HEADER = "Podtax-Dead-Reason"
+
+
+class BusError(RuntimeError):
+    """NATS is unreachable or refused an operation; the message says what to do."""
+
+
+class Permanent(Exception):
+    """Raised by a handler for a message that can never succeed; it is dead-lettered with `reason`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+Handler = Callable[[Event], Awaitable[None]]
+# A batch handler commits a whole batch at once and returns the events it rejects permanently.
+BatchHandler = Callable[[list[Event]], Awaitable[dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    durable: str
+    subjects: Sequence[str]
+    max_deliver: int = 5
+    ack_wait_s: float = 60.0
+    batch: int = 100
+
+
+class Bus:
+    def __init__(self, nc: Client, source: str) -> None:
+        self.nc = nc
+        self.js: JetStreamContext = nc.jetstream(publish_async_max_pending=20_000)
+        self.source = source
+
+    @classmethod
+    async def connect(cls, url: str, source: str, *, timeout: float = 5.0) -> Bus:
+        async def _closed() -> None:
+            log.info("NATS connection closed")
+
+        try:
+            nc = await nats.connect(
+                servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
+                max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed,
+            )
+        except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
+            raise BusError(f"cannot reach NATS at {url} ({exc or type(exc).__name__}); start one with "
+                           f"`podtax up` or point PODTAX_NATS_URL at a running server") from None
+        return cls(nc, source)
+
+    async def ensure_streams(self) -> None:
+        """Create or update podtax's streams (safe to call from every service at start-up)."""
+        for name, subj, desc in (
+            (subjects.STREAM, subjects.STREAM_SUBJECTS, "podtax events"),
+            (subjects.DLQ_STREAM, subjects.DLQ_SUBJECTS, "podtax dead letters: messages that can never succeed"),
+        ):
+            config = StreamConfig(name=name, subjects=list(subj), description=desc,
+                                  storage=StorageType.FILE, duplicate_window=120.0)
+            try:
+                await self.js.add_stream(config)
+            except BadRequestError:
+                await self.js.update_stream(config)
+
+    async def kv(self, bucket: str, history: int = 1) -> KeyValue:
+        try:
+            return await self.js.key_value(bucket)
+        except (NotFoundError, BadRequestError):
+            return await self.js.create_key_value(bucket=bucket, history=history)
+
+    # ------------------------------------------------------------ publish
+
+    def _headers(self, event: Envelope) -> dict[str, str]:
+        return telemetry.inject({"Nats-Msg-Id": event.id})
+
+    def _payload(self, event: Envelope) -> bytes:
+        payload = encode(event)
+        if len(payload) > self.nc.max_payload:
+            raise BusError(f"{event.type} {event.id} is {len(payload)} bytes, above the server's max_payload "
+                           f"of {self.nc.max_payload}; lower the output cap (PODTAX_AGENT_OUTPUT_CAP_BYTES) "
+                           f"or raise max_payload in nats-server")
+        return payload
+
+    async def publish(self, event: Envelope) -> None:
+        """Publish and wait for JetStream's ack (the event is stored when this returns)."""
+        await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
+
+    async def publish_many(self, events: Sequence[Envelope]) -> None:
+        """Pipelined publish: all in flight at once, returns when every one is acked."""
+        futures = [await self.js.publish_async(e.subject, self._payload(e), headers=self._headers(e))
+                   for e in events]
+        for fut in futures:
+            await fut
+
+    async def dead_letter(self, msg: Msg, reason: str) -> None:
+        headers = dict(msg.headers or {})
+        headers[REASON_HEADER] = reason[:1000]
+        headers["Podtax-Original-Subject"] = msg.subject
+        headers.pop("Nats-Msg-Id", None)
+        await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
+        await msg.term()
+        log.warning("dead-lettered %s: %s", msg.subject, reason)
+
+    # ------------------------------------------------------------ consume
+
+    async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
+        config = ConsumerConfig(
+            durable_name=spec.durable, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
+            max_deliver=spec.max_deliver, ack_wait=spec.ack_wait_s, max_ack_pending=50_000,
+            filter_subjects=list(spec.subjects) if len(spec.subjects) > 1 else None,
+            filter_subject=spec.subjects[0] if len(spec.subjects) == 1 else None,
+        )
+        await self.js.add_consumer(subjects.STREAM, config)
+        return await self.js.pull_subscribe_bind(durable=spec.durable, stream=subjects.STREAM)
+
+    async def _fetch(self, sub: JetStreamContext.PullSubscription, batch: int) -> list[Msg]:
+        try:
+            return await sub.fetch(batch, timeout=0.5)
+        except (NatsTimeout, TimeoutError):
+            return []
+
+    async def _decode(self, msg: Msg) -> Event | None:
+        try:
+            return decode(msg.data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"]))
+            await self.dead_letter(msg, f"schema-invalid: {where}: {first['msg']} ({exc.error_count()} errors)")
+            return None
+
+    async def _retry_or_dead(self, msg: Msg, error: str, max_deliver: int) -> None:
+        delivered = msg.metadata.num_delivered
+        if delivered >= max_deliver:
+            await self.dead_letter(msg, f"gave up after {delivered} deliveries: {error}")
+        else:
+            await msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1])
+
+    async def consume(self, spec: ConsumerSpec, handler: Handler, stop: asyncio.Event) -> None:
+        """Handle messages one by one until `stop` is set."""
+        sub = await self._subscribe(spec)
+        tracer = telemetry.tracer("podtax.bus")
+        while not stop.is_set():
+            for msg in await self._fetch(sub, spec.batch):
+                event = await self._decode(msg)
+                if event is None:
+                    continue
+                ctx = telemetry.extract(msg.headers)
+                try:
+                    with tracer.start_as_current_span(f"handle {event.type}", context=ctx):
+                        await handler(event)
+                except Permanent as exc:
+                    await self.dead_letter(msg, exc.reason)
+                except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
+                    log.exception("handler failed for %s", msg.subject)
+                    await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
+                else:
+                    await msg.ack()
+
+    async def consume_batches(self, spec: ConsumerSpec, handler: BatchHandler, stop: asyncio.Event) -> None:
+        """Handle messages in batches: one commit per batch, then ack every message of it."""
+        sub = await self._subscribe(spec)
+        while not stop.is_set():
+            msgs = await self._fetch(sub, spec.batch)
+            if not msgs:
+                continue
+            decoded: list[tuple[Msg, Event]] = []
+            for msg in msgs:
+                event = await self._decode(msg)
+                if event is not None:
+                    decoded.append((msg, event))
+            if not decoded:
+                continue
+            try:
+                rejected = await handler([e for _, e in decoded])
+            except Exception as exc:  # noqa: BLE001
+                log.exception("batch handler failed (%d messages)", len(decoded))
+                for msg, _ in decoded:
+                    await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
+                continue
+            for msg, event in decoded:
+                if event.id in rejected:
+                    await self.dead_letter(msg, rejected[event.id])
+                else:
+                    await msg.ack()
+
+    async def close(self) -> None:
+        if self.nc.is_connected:
+            try:
+                await self.nc.drain()
+            except Exception:  # noqa: BLE001 - closing anyway
+                await self.nc.close()
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set on SIGTERM or SIGINT, so services drain and exit cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return stop

@@ -1,0 +1,101 @@
+"""One pydantic-settings class per service, read from `PODTAX_*` environment variables.
+
+Bad configuration fails at start-up with a message naming the variable to fix:
+``PODTAX_ANALYZER_PORT=abc`` -> "PODTAX_ANALYZER_PORT: Input should be a valid integer ...".
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+
+
+class ConfigError(SystemExit):
+    """Raised (and printed) when a setting is invalid; exits with status 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Common(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PODTAX_", extra="ignore", frozen=True)
+
+    nats_url: str = Field(DEFAULT_NATS_URL, description="NATS server URL(s), comma-separated.")
+    cluster: str = Field("local", pattern=r"^[A-Za-z0-9_-]{1,63}$", description="Name of this cluster.")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["json", "text"] = "json"
+    otel_exporter: Literal["none", "console", "otlp"] = Field(
+        "none", description="OpenTelemetry trace exporter; otlp reads OTEL_EXPORTER_OTLP_ENDPOINT.")
+    max_deliver: int = Field(5, ge=1, le=100, description="Deliveries before a message is dead-lettered.")
+
+    @field_validator("nats_url")
+    @classmethod
+    def _nats_scheme(cls, v: str) -> str:
+        for url in v.split(","):
+            if not url.strip().startswith(("nats://", "tls://", "ws://", "wss://")):
+                raise ValueError(f"{url!r} must start with nats://, tls://, ws:// or wss://")
+        return v
+
+
+class HostAgentSettings(Common):
+    agent_node: str = Field(default_factory=socket.gethostname, min_length=1, max_length=253,
+                            description="Node name this agent answers for (defaults to the hostname).")
+    agent_workdir: Path = Field(Path("/var/tmp/podtax"), description="Scratch directory (fio files).")
+    agent_output_cap_bytes: int = Field(1_000_000, ge=10_000, le=50_000_000,
+                                        description="Cap on stdout+stderr kept per run.")
+    agent_facts_interval_s: float = Field(300, ge=1, description="How often host facts are re-checked.")
+
+
+class ParserSettings(Common):
+    parser_batch: int = Field(256, ge=1, le=5000, description="Raw logs fetched per pull.")
+
+
+class AnalyzerSettings(Common):
+    analyzer_db: Path = Field(Path(".podtax/podtax.duckdb"),
+                              description="DuckDB file (the analyzer is its only writer).")
+    analyzer_host: str = Field("127.0.0.1", description="HTTP API bind address.")
+    analyzer_port: int = Field(8700, ge=0, le=65535, description="HTTP API port (0 = pick a free one).")
+    analyzer_batch: int = Field(1000, ge=1, le=10000,
+                                description="Events fetched per pull and committed per transaction.")
+
+
+class RunnerSettings(Common):
+    runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset.")
+    runner_namespace: str = Field("podtax-runs", description="Namespace where benchmark Jobs are created.")
+    runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
+
+
+class SchedulerSettings(Common):
+    scheduler_kubeconfig: Path | None = None
+    scheduler_name: str = Field("benchmark-scheduler", description="schedulerName that pods opt in with.")
+    scheduler_namespaces: str = Field("", description="Comma-separated namespaces to watch; empty = all.")
+    scheduler_score_env: Literal["host", "kubernetes"] = Field("kubernetes", description="Results that rank nodes.")
+    scheduler_score_ttl_s: float = Field(7 * 86400, gt=0, description="Older scores count as missing.")
+    scheduler_profile: Path | None = Field(None, description="YAML scheduling profile (plugin weights).")
+    scheduler_metrics_port: int = Field(9464, ge=0, le=65535, description="Prometheus metrics port.")
+
+
+S = TypeVar("S", bound=BaseSettings)
+
+
+def load(cls: type[S], **overrides: object) -> S:
+    """Build settings, turning validation errors into one message that names each variable."""
+    try:
+        return cls(**overrides)
+    except ValidationError as exc:
+        prefix = cls.model_config.get("env_prefix", "")
+        lines = []
+        for err in exc.errors():
+            field = str(err["loc"][0]) if err["loc"] else "?"
+            lines.append(f"{prefix}{field.upper()}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None

@@ -1,0 +1,335 @@
+"""Every podtax event: one envelope, versioned types, a discriminated union on `type`.
+
+Producers build events with these frozen models (unknown fields are rejected when an event is
+constructed); consumers decode with :func:`decode`, which ignores fields it does not know, so a
+newer producer can add optional fields without breaking older consumers. A breaking change gets a
+new ``.v2`` type. ``python -m podtax.events --markdown`` prints the reference in docs/events.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from podtax import subjects
+
+Env = Literal["host", "kubernetes"]
+Params = dict[str, str | int | float | bool]
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# ---------------------------------------------------------------- payloads
+
+
+class RunSpec(Model):
+    """One planned benchmark run (campaign x cell x environment x repetition)."""
+
+    run_id: str = Field(description="Unique id of the run; the idempotency key everywhere downstream.")
+    campaign: str = Field(description="Campaign name.")
+    cluster: str = Field(default="local", description="Cluster the node belongs to.")
+    node: str = Field(description="Node name as Kubernetes knows it (may contain dots).")
+    env: Env = Field(description="`host` (the host agent runs it) or `kubernetes` (a pod runs it).")
+    test: str = Field(description="Registered benchmark template name, e.g. `sysbench-cpu`.")
+    params: Params = Field(description="Template parameters, already resolved (`threads: all` -> a number).")
+    attempt: int = Field(default=1, ge=1, le=10, description="1 for the first try, 2 for the retry.")
+    timeout_s: float = Field(default=600, gt=0, le=86400, description="Seconds before the run is killed.")
+    sequence: int = Field(default=0, ge=0, description="Position of the run in its node's schedule.")
+
+
+class CampaignSubmitted(Model):
+    campaign: str
+    spec: dict[str, Any] = Field(description="The validated campaign document as submitted.")
+    runs: list[RunSpec] = Field(default_factory=list, description="Explicit runs (skeleton campaigns).")
+
+
+class RunRequested(Model):
+    run: RunSpec
+
+
+class Provenance(Model):
+    """What the environment looked like around the run (from the wrapper block or the agent)."""
+
+    kernel: str | None = None
+    cpu_model: str | None = None
+    hw_threads: int | None = Field(default=None, ge=1)
+    qos_class: str | None = Field(default=None, description="Pod QoS class; None on the host.")
+    cpu_limit: float | None = Field(default=None, description="CPU limit in cores; None when unlimited.")
+    nr_throttled_before: int | None = Field(default=None, ge=0, description="cgroup cpu.stat nr_throttled.")
+    nr_throttled_after: int | None = Field(default=None, ge=0)
+    throttled_usec_before: int | None = Field(default=None, ge=0, description="cgroup throttled time, µs.")
+    throttled_usec_after: int | None = Field(default=None, ge=0)
+    image: str | None = None
+    image_digest: str | None = None
+    isolation: str | None = Field(default=None, description="How the pod was isolated (emulator).")
+
+
+class RawLog(Model):
+    run: RunSpec
+    stdout: str
+    stderr: str = ""
+    exit_code: int | None = Field(description="Process exit code; None when it was killed.")
+    started_at: datetime
+    ended_at: datetime
+    tool_version: str | None = Field(default=None, description="`<tool> --version` as recorded by the runner.")
+    truncated: bool = Field(default=False, description="Output exceeded the size cap and was cut.")
+    timed_out: bool = False
+    provenance: Provenance = Field(default_factory=Provenance)
+    imported_from: str | None = Field(default=None, description="File name when imported by `podtax import`.")
+
+
+class Metric(Model):
+    name: str
+    value: float
+    unit: str
+    higher_is_better: bool
+
+
+class Result(Model):
+    run: RunSpec
+    tool: str
+    tool_version: str | None
+    tool_build: str | None = None
+    parser_version: str
+    metrics: list[Metric] = Field(min_length=1)
+    echoed: Params = Field(default_factory=dict, description="Parameters the tool printed back.")
+    flags: list[str] = Field(default_factory=list, description="e.g. SHORT: stopped before the requested work.")
+    started_at: datetime
+    ended_at: datetime
+    provenance: Provenance = Field(default_factory=Provenance)
+
+
+FailureStage = Literal["runner", "agent", "kubernetes", "parser"]
+
+
+class RunFailed(Model):
+    run: RunSpec
+    stage: FailureStage
+    reason: str = Field(description="Stable machine-readable reason code, e.g. `unknown-template`.")
+    detail: str = Field(description="A sentence that says what went wrong and what to fix.")
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+
+class HostFacts(Model):
+    node: str
+    cluster: str = "local"
+    kernel: str
+    os: str
+    cpu_model: str
+    hw_threads: int = Field(ge=1)
+    arch: str
+    tool_versions: dict[str, str] = Field(description="Tool name -> first line of its --version output.")
+
+
+class CellStats(Model):
+    """The analyzer's statistics of one cell, followed by the runner to stop or extend a cell."""
+
+    campaign: str
+    node: str
+    test: str
+    params_key: str
+    metric: str
+    n_host: int
+    n_pod: int
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    verdict: str
+    flags: list[str] = Field(default_factory=list)
+
+
+class NodeScore(Model):
+    """Per node, environment, benchmark and parameters: never a sum, always per run."""
+
+    cluster: str
+    node: str
+    env: Env
+    test: str
+    params_key: str
+    metric: str
+    unit: str
+    higher_is_better: bool
+    median: float
+    mean: float
+    n: int = Field(ge=1)
+    ci_low: float | None = None
+    ci_high: float | None = None
+    updated_at: datetime
+
+
+class Candidate(Model):
+    node: str
+    score: float = Field(ge=0, le=100)
+
+
+class PlacementMade(Model):
+    namespace: str
+    pod: str
+    pod_uid: str
+    node: str | None
+    test: str | None
+    candidates: list[Candidate] = Field(default_factory=list)
+    message: str
+
+
+# ---------------------------------------------------------------- envelopes
+
+
+class Envelope(Model):
+    id: str = Field(default_factory=new_id, description="Unique id; also the Nats-Msg-Id (de-duplication).")
+    source: str = Field(default="podtax", description="Producing service, e.g. `podtax/host-agent/node-1`.")
+    time: datetime = Field(default_factory=now)
+    subject: str = Field(description="NATS subject the event is published on.")
+
+
+def _run_subject(prefix: str, run: RunSpec) -> str:
+    return subjects.join(prefix, run.env, run.node)
+
+
+class CampaignSubmittedV1(Envelope):
+    type: Literal["podtax.campaign.submitted.v1"] = "podtax.campaign.submitted.v1"
+    data: CampaignSubmitted
+
+
+class RunRequestedV1(Envelope):
+    type: Literal["podtax.run.requested.v1"] = "podtax.run.requested.v1"
+    data: RunRequested
+
+
+class RawLogV1(Envelope):
+    type: Literal["podtax.run.log.v1"] = "podtax.run.log.v1"
+    data: RawLog
+
+
+class ResultV1(Envelope):
+    type: Literal["podtax.run.result.v1"] = "podtax.run.result.v1"
+    data: Result
+
+
+class RunFailedV1(Envelope):
+    type: Literal["podtax.run.failed.v1"] = "podtax.run.failed.v1"
+    data: RunFailed
+
+
+class HostFactsV1(Envelope):
+    type: Literal["podtax.host.facts.v1"] = "podtax.host.facts.v1"
+    data: HostFacts
+
+
+class CellStatsV1(Envelope):
+    type: Literal["podtax.cell.stats.v1"] = "podtax.cell.stats.v1"
+    data: CellStats
+
+
+class NodeScoreV1(Envelope):
+    type: Literal["podtax.score.updated.v1"] = "podtax.score.updated.v1"
+    data: NodeScore
+
+
+class PlacementMadeV1(Envelope):
+    type: Literal["podtax.placement.made.v1"] = "podtax.placement.made.v1"
+    data: PlacementMade
+
+
+EVENT_TYPES: tuple[type[Envelope], ...] = (
+    CampaignSubmittedV1,
+    RunRequestedV1,
+    RawLogV1,
+    ResultV1,
+    RunFailedV1,
+    HostFactsV1,
+    CellStatsV1,
+    NodeScoreV1,
+    PlacementMadeV1,
+)
+
+Event = Annotated[
+    CampaignSubmittedV1
+    | RunRequestedV1
+    | RawLogV1
+    | ResultV1
+    | RunFailedV1
+    | HostFactsV1
+    | CellStatsV1
+    | NodeScoreV1
+    | PlacementMadeV1,
+    Field(discriminator="type"),
+]
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def decode(raw: bytes | str) -> Event:
+    """Parse an event, ignoring unknown fields. Raises pydantic.ValidationError when invalid."""
+    return _ADAPTER.validate_json(raw, extra="ignore")
+
+
+def encode(event: Envelope) -> bytes:
+    return event.model_dump_json().encode()
+
+
+# ---------------------------------------------------------------- constructors
+
+
+def run_requested(run: RunSpec, source: str) -> RunRequestedV1:
+    return RunRequestedV1(subject=_run_subject(subjects.RUN_REQUESTED, run), source=source,
+                          data=RunRequested(run=run))
+
+
+def raw_log(log: RawLog, source: str) -> RawLogV1:
+    return RawLogV1(subject=_run_subject(subjects.RUN_LOG, log.run), source=source, data=log)
+
+
+def result(res: Result, source: str) -> ResultV1:
+    return ResultV1(subject=_run_subject(subjects.RUN_RESULT, res.run), source=source, data=res)
+
+
+def run_failed(failure: RunFailed, source: str) -> RunFailedV1:
+    return RunFailedV1(subject=_run_subject(subjects.RUN_FAILED, failure.run), source=source, data=failure)
+
+
+def host_facts(facts: HostFacts, source: str) -> HostFactsV1:
+    return HostFactsV1(subject=subjects.join(subjects.HOST_FACTS, facts.node), source=source, data=facts)
+
+
+def campaign_submitted(c: CampaignSubmitted, source: str = "podtax/cli") -> CampaignSubmittedV1:
+    return CampaignSubmittedV1(subject=subjects.join(subjects.CAMPAIGN_SUBMITTED, c.campaign),
+                               source=source, data=c)
+
+
+# ---------------------------------------------------------------- reference
+
+
+def reference_markdown() -> str:
+    """A generated reference of every event type (JSON Schema per type)."""
+    out = ["# podtax events (generated by `make docs`; do not edit)", ""]
+    out.append("Every event is an envelope `{id, type, source, time, subject, data}`; `id` is also the "
+               "`Nats-Msg-Id` header, so JetStream drops duplicates inside its window.")
+    out.append("")
+    for cls in EVENT_TYPES:
+        type_name = cls.model_fields["type"].default
+        schema = cls.model_fields["data"].annotation.model_json_schema()  # type: ignore[union-attr]
+        out += [f"## `{type_name}`", "", "```json", json.dumps(schema, indent=2), "```", ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    if "--markdown" in sys.argv:
+        print(reference_markdown())
+    else:
+        print(json.dumps(_ADAPTER.json_schema(), indent=2))

@@ -1,0 +1,52 @@
+"""NATS subjects, streams and KV buckets: `podtax.<family>.<verb>[.<env>.<node>]`.
+
+Node names may contain dots (``node-1.example.com``); a dot would split a subject token, so
+tokens are escaped (`.` -> `~2E`, and the other characters NATS reserves likewise). The
+real name always travels in the payload.
+"""
+
+from __future__ import annotations
+
+CAMPAIGN_SUBMITTED = "podtax.campaign.submitted"
+RUN_REQUESTED = "podtax.run.requested"
+RUN_LOG = "podtax.run.log"
+RUN_RESULT = "podtax.run.result"
+RUN_FAILED = "podtax.run.failed"
+HOST_FACTS = "podtax.host.facts"
+CELL_STATS = "podtax.cell.stats"
+SCORE_UPDATED = "podtax.score.updated"
+PLACEMENT_MADE = "podtax.placement.made"
+
+# Streams: name -> subjects. Dead letters live apart so a replay of the main stream skips them.
+STREAM = "PODTAX"
+STREAM_SUBJECTS = ["podtax.>"]
+DLQ_STREAM = "PODTAX_DLQ"
+DLQ_PREFIX = "podtaxdlq"
+DLQ_SUBJECTS = [f"{DLQ_PREFIX}.>"]
+
+SCORES_BUCKET = "podtax_scores"
+RUNNER_BUCKET = "podtax_runner"
+
+_ESCAPES = {"~": "~7E", ".": "~2E", "*": "~2A", ">": "~3E", " ": "~20", "\t": "~09"}
+
+
+def escape(token: str) -> str:
+    """Make any string safe as one subject token or KV key segment (reversible)."""
+    if not token:
+        raise ValueError("an empty name cannot be a subject token")
+    return "".join(_ESCAPES.get(ch, ch) for ch in token)
+
+
+def unescape(token: str) -> str:
+    out = token
+    for ch, esc in sorted(_ESCAPES.items(), key=lambda kv: kv[0] == "~"):
+        out = out.replace(esc, ch)
+    return out
+
+
+def join(prefix: str, *tokens: str) -> str:
+    return ".".join([prefix, *(escape(t) for t in tokens)])
+
+
+def dead_letter(subject: str) -> str:
+    return f"{DLQ_PREFIX}.{subject}"

@@ -1,0 +1,218 @@
+"""The benchmark template registry: the ONLY things podtax ever executes.
+
+A template has a name, validated parameters with bounds (a pydantic model that forbids unknown
+keys), an argv builder (a list of strings, never a shell string), the tool it runs and the
+metric the scheduler ranks nodes by. The host agent runs as root: an event can only name a
+template and parameters, and anything that does not validate here is refused with a reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+Threads = int | Literal["all"]
+
+
+def _check_threads(value: Threads) -> Threads:
+    if value != "all" and not 1 <= int(value) <= 1024:
+        raise ValueError("threads must be between 1 and 1024, or 'all'")
+    return value
+
+
+THREADS = Annotated[Threads, AfterValidator(_check_threads),
+                    Field(description="Worker threads: 1..1024, or `all` hardware threads.")]
+SIZE = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}[KMGT]?$", description="Size like 1K, 1M, 10G.")]
+
+
+class TemplateError(ValueError):
+    """A run request that must be refused: unknown template or invalid parameters."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def threads_value(self) -> int | None:
+        value = getattr(self, "threads", None)
+        return value if isinstance(value, int) else None
+
+
+class SysbenchCpu(Params):
+    threads: THREADS = 1
+    max_prime: int = Field(10000, ge=3, le=10_000_000, description="--cpu-max-prime")
+    events: int = Field(10000, ge=0, le=1_000_000_000, description="--events (0 = unlimited)")
+    time: int = Field(60, ge=0, le=86400, description="--time seconds (0 = unlimited)")
+
+
+class SysbenchMemory(Params):
+    threads: THREADS = 1
+    operation: Literal["read", "write", "none"] = "write"
+    block_size: SIZE = "1K"
+    total_size: SIZE = "100G"
+    time: int = Field(10, ge=0, le=86400)
+
+
+class StressNgCpu(Params):
+    threads: THREADS = 1
+    method: str = Field("all", pattern=r"^[a-z][a-z0-9_]{0,30}$", description="--cpu-method")
+    ops: int = Field(0, ge=0, le=1_000_000_000, description="--cpu-ops (0 = until timeout)")
+    timeout: int = Field(10, ge=1, le=86400, description="--timeout seconds")
+
+
+class Hdparm(Params):
+    mode: Literal["cached", "disk"] = "cached"
+    device: str = Field("/dev/sda", pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")
+
+
+class Fio(Params):
+    rw: Literal["read", "write", "randread", "randwrite", "rw", "randrw"] = "randread"
+    bs: SIZE = "4K"
+    size: SIZE = "64M"
+    iodepth: int = Field(16, ge=1, le=1024)
+    direct: bool = True
+    runtime: int = Field(10, ge=1, le=3600)
+
+
+class VolumeChurn(Params):
+    backend: Literal["kubernetes", "nomad"] = "kubernetes"
+    count: int = Field(100, ge=1, le=10000)
+    concurrency: int = Field(10, ge=1, le=1000)
+    storage_class: str | None = Field(None, pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+    plugin_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
+    size: SIZE = "1G"
+
+
+def _t(p: Params) -> str:
+    return str(p.threads_value() or 1)
+
+
+def _sysbench_cpu(p: SysbenchCpu, workdir: str) -> list[str]:
+    return ["sysbench", "cpu", f"--cpu-max-prime={p.max_prime}", f"--events={p.events}",
+            f"--time={p.time}", f"--threads={_t(p)}", "run"]
+
+
+def _sysbench_memory(p: SysbenchMemory, workdir: str) -> list[str]:
+    return ["sysbench", "memory", f"--memory-oper={p.operation}", f"--memory-block-size={p.block_size}",
+            f"--memory-total-size={p.total_size}", f"--time={p.time}", f"--threads={_t(p)}", "run"]
+
+
+def _stress_ng_cpu(p: StressNgCpu, workdir: str) -> list[str]:
+    argv = ["stress-ng", "--cpu", _t(p), "--cpu-method", p.method, "--timeout", f"{p.timeout}s",
+            "--metrics-brief"]
+    if p.ops:
+        argv += ["--cpu-ops", str(p.ops)]
+    return argv
+
+
+def _hdparm(p: Hdparm, workdir: str) -> list[str]:
+    return ["hdparm", "-T" if p.mode == "cached" else "-t", p.device]
+
+
+def _fio(p: Fio, workdir: str) -> list[str]:
+    return ["fio", "--name=podtax", f"--rw={p.rw}", f"--bs={p.bs}", f"--size={p.size}",
+            f"--iodepth={p.iodepth}", f"--direct={int(p.direct)}", f"--runtime={p.runtime}",
+            "--ioengine=psync" if p.iodepth == 1 else "--ioengine=libaio",
+            f"--filename={workdir.rstrip('/')}/podtax-fio.dat", "--output-format=json"]
+
+
+def _fio_primary(p: Params) -> str:
+    rw = getattr(p, "rw", "read")
+    return "write_iops" if rw in ("write", "randwrite") else "read_iops"
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    tool: str
+    params: type[Params]
+    argv: Callable[[Any, str], list[str]] | None
+    version_argv: tuple[str, ...]
+    primary_metric: Callable[[Params], str]
+    description: str
+
+    @property
+    def host_executable(self) -> bool:
+        return self.argv is not None
+
+    def validate(self, raw: Mapping[str, Any]) -> Params:
+        try:
+            return self.params.model_validate(dict(raw))
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in exc.errors())
+            raise TemplateError("invalid-params", f"{self.name}: {problems}") from None
+
+    def build_argv(self, raw: Mapping[str, Any], workdir: str = "/tmp") -> list[str]:
+        params = self.validate(raw)
+        if self.argv is None:
+            raise TemplateError("not-host-executable", f"{self.name} is run by the runner, not on a host")
+        if getattr(params, "threads", None) == "all":
+            raise TemplateError("unresolved-threads", f"{self.name}: threads=all must be resolved when planned")
+        return self.argv(params, workdir)
+
+
+def _const(name: str) -> Callable[[Params], str]:
+    return lambda _p: name
+
+
+REGISTRY: dict[str, Template] = {
+    t.name: t
+    for t in (
+        Template("sysbench-cpu", "sysbench", SysbenchCpu, _sysbench_cpu, ("sysbench", "--version"),
+                 _const("events_per_second"), "sysbench cpu: prime verification, events per second"),
+        Template("sysbench-memory", "sysbench", SysbenchMemory, _sysbench_memory, ("sysbench", "--version"),
+                 _const("mib_per_second"), "sysbench memory: block reads or writes, MiB per second"),
+        Template("stress-ng-cpu", "stress-ng", StressNgCpu, _stress_ng_cpu, ("stress-ng", "--version"),
+                 _const("bogo_ops_per_second_real"), "stress-ng cpu stressor: bogo ops per second"),
+        Template("hdparm", "hdparm", Hdparm, _hdparm, ("hdparm", "-V"),
+                 _const("read_mb_per_second"), "hdparm -T (cached) or -t (buffered disk) reads"),
+        Template("fio", "fio", Fio, _fio, ("fio", "--version"), _fio_primary, "fio: bandwidth, IOPS, latency"),
+        Template("volume-churn", "volume-churn", VolumeChurn, None, (), _const("create_bind_p50_ms"),
+                 "control plane: create, bind and delete volumes (Kubernetes PVCs or Nomad CSI)"),
+    )
+}
+
+
+def get(name: str) -> Template:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(REGISTRY))
+        raise TemplateError("unknown-template", f"unknown test {name!r}; registered templates: {known}") from None
+
+
+def resolve_threads(raw: Mapping[str, Any], hw_threads: int) -> dict[str, Any]:
+    """Replace `threads: all` with the node's hardware thread count (same for host and pod)."""
+    out = dict(raw)
+    if out.get("threads") == "all":
+        out["threads"] = hw_threads
+    return out
+
+
+def params_key(params: Mapping[str, Any]) -> str:
+    """Canonical, order-independent text of parameters: `max_prime=100000 threads=1`."""
+    return " ".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()))
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def parse_params(text: str) -> dict[str, str | int]:
+    """Parse `k=v k=v` (the import manifest's params column); numbers become ints."""
+    out: dict[str, str | int] = {}
+    for token in text.split():
+        key, sep, value = token.partition("=")
+        if not sep or not key:
+            raise ValueError(f"params must be space-separated key=value pairs, got {token!r}")
+        out[key] = int(value) if value.isdigit() else value
+    return out

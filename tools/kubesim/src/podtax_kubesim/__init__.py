@@ -1,0 +1,1 @@
+"""A local, SIMULATED Kubernetes API server for tests and demos."""
