@@ -7,6 +7,8 @@ real name always travels in the payload.
 
 from __future__ import annotations
 
+import hashlib
+
 CAMPAIGN_SUBMITTED = "podtax.campaign.submitted"
 RUN_REQUESTED = "podtax.run.requested"
 RUN_LOG = "podtax.run.log"
@@ -50,3 +52,9 @@ def join(prefix: str, *tokens: str) -> str:
 
 def dead_letter(subject: str) -> str:
     return f"{DLQ_PREFIX}.{subject}"
+
+
+def score_key(cluster: str, env: str, node: str, test: str, metric: str, params_key: str) -> str:
+    """KV key of a node score: `<cluster>.<env>.<node>.<test>.<metric>.<params hash>`."""
+    digest = hashlib.sha1(params_key.encode()).hexdigest()[:12]
+    return ".".join([escape(cluster), env, escape(node), escape(test), escape(metric), digest])

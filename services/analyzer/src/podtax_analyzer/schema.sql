@@ -1,0 +1,92 @@
+-- podtax analyzer DuckDB schema. The analyzer is the only writer. Every table is keyed so a
+-- redelivered event changes nothing (idempotent on run id / event id).
+
+-- Every raw log ever received, kept verbatim so `podtax reparse` can re-derive results.
+CREATE TABLE IF NOT EXISTS raw_logs (
+    run_id        VARCHAR PRIMARY KEY,
+    event_id      VARCHAR NOT NULL,
+    campaign      VARCHAR NOT NULL,
+    cluster       VARCHAR NOT NULL,
+    node          VARCHAR NOT NULL,
+    env           VARCHAR NOT NULL,          -- 'host' | 'kubernetes'
+    test          VARCHAR NOT NULL,          -- template name
+    params        JSON NOT NULL,
+    params_key    VARCHAR NOT NULL,          -- canonical 'k=v k=v', sorted by key
+    attempt       INTEGER NOT NULL,
+    started_at    TIMESTAMPTZ NOT NULL,
+    ended_at      TIMESTAMPTZ NOT NULL,
+    exit_code     INTEGER,
+    stdout        VARCHAR NOT NULL,
+    stderr        VARCHAR NOT NULL,
+    tool_version  VARCHAR,
+    truncated     BOOLEAN NOT NULL,
+    timed_out     BOOLEAN NOT NULL,
+    provenance    JSON NOT NULL,
+    imported_from VARCHAR,
+    received_at   TIMESTAMPTZ NOT NULL
+);
+
+-- One row per run outcome: status 'ok' (a result) or 'failed' (a recorded failure).
+-- A result for a run id replaces a failure of the same run id (e.g. after `podtax reparse`).
+CREATE TABLE IF NOT EXISTS runs (
+    run_id          VARCHAR PRIMARY KEY,
+    event_id        VARCHAR NOT NULL,
+    campaign        VARCHAR NOT NULL,
+    cluster         VARCHAR NOT NULL,
+    node            VARCHAR NOT NULL,
+    env             VARCHAR NOT NULL,
+    test            VARCHAR NOT NULL,
+    params          JSON NOT NULL,
+    params_key      VARCHAR NOT NULL,
+    attempt         INTEGER NOT NULL,
+    sequence        INTEGER NOT NULL,
+    status          VARCHAR NOT NULL,        -- 'ok' | 'failed'
+    tool            VARCHAR,
+    tool_version    VARCHAR,
+    tool_build      VARCHAR,
+    parser_version  VARCHAR,
+    flags           VARCHAR[] NOT NULL,      -- 'SHORT: sentence', ...
+    started_at      TIMESTAMPTZ,
+    ended_at        TIMESTAMPTZ,
+    qos_class       VARCHAR,
+    cpu_limit       DOUBLE,                  -- cores; NULL = unlimited
+    nr_throttled    BIGINT,                  -- throttled periods during the run (after - before); NULL unknown
+    throttled_usec  BIGINT,                  -- throttled time during the run, microseconds
+    image           VARCHAR,
+    failure_stage   VARCHAR,
+    failure_reason  VARCHAR,
+    failure_detail  VARCHAR,
+    stored_at       TIMESTAMPTZ NOT NULL
+);
+
+-- Metric values of 'ok' runs: one row per run and metric.
+CREATE TABLE IF NOT EXISTS metrics (
+    run_id           VARCHAR NOT NULL,
+    name             VARCHAR NOT NULL,
+    value            DOUBLE NOT NULL,
+    unit             VARCHAR NOT NULL,
+    higher_is_better BOOLEAN NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+
+CREATE TABLE IF NOT EXISTS host_facts (
+    event_id      VARCHAR PRIMARY KEY,
+    cluster       VARCHAR NOT NULL,
+    node          VARCHAR NOT NULL,
+    at            TIMESTAMPTZ NOT NULL,
+    kernel        VARCHAR, os VARCHAR, cpu_model VARCHAR, hw_threads INTEGER, arch VARCHAR,
+    tool_versions JSON
+);
+
+CREATE TABLE IF NOT EXISTS placements (
+    event_id   VARCHAR PRIMARY KEY,
+    at         TIMESTAMPTZ NOT NULL,
+    namespace  VARCHAR, pod VARCHAR, pod_uid VARCHAR, node VARCHAR, test VARCHAR,
+    candidates JSON, message VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS campaigns (
+    campaign     VARCHAR PRIMARY KEY,
+    submitted_at TIMESTAMPTZ NOT NULL,
+    spec         JSON NOT NULL
+);

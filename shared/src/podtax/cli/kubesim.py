@@ -1,0 +1,9 @@
+"""`podtax kubesim` (being written)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    pass
