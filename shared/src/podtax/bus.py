@@ -181,7 +181,7 @@ class Bus:
                 ctx = telemetry.extract(msg.headers)
                 try:
                     with tracer.start_as_current_span(f"handle {event.type}", context=ctx):
-                        await handler(event)
+                        await _with_heartbeat(msg, handler(event), spec.ack_wait_s / 3)
                 except Permanent as exc:
                     await self.dead_letter(msg, exc.reason)
                 except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
@@ -223,6 +223,16 @@ class Bus:
                 await self.nc.drain()
             except Exception:  # noqa: BLE001 - closing anyway
                 await self.nc.close()
+
+
+async def _with_heartbeat(msg: Msg, work: Awaitable[None], every_s: float) -> None:
+    """Await `work`, telling JetStream the message is in progress so a long run is not redelivered."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=every_s)
+        if done:
+            return task.result()
+        await msg.in_progress()
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -37,6 +37,7 @@ class Common(BaseSettings):
     otel_exporter: Literal["none", "console", "otlp"] = Field(
         "none", description="OpenTelemetry trace exporter; otlp reads OTEL_EXPORTER_OTLP_ENDPOINT.")
     max_deliver: int = Field(5, ge=1, le=100, description="Deliveries before a message is dead-lettered.")
+    health_port: int = Field(0, ge=0, le=65535, description="Serve GET /healthz on this port (0 = off).")
 
     @field_validator("nats_url")
     @classmethod

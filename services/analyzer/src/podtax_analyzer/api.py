@@ -1,0 +1,119 @@
+"""The analyzer's HTTP API (for people and the CLI): health, runs, results, reparse + analysis routes."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from pydantic import BaseModel
+
+from podtax_analyzer.reparse import reparse
+from podtax_analyzer.store import Store
+
+
+class Health(BaseModel):
+    status: str
+    db: str
+    runs: int
+
+
+class Run(BaseModel):
+    run_id: str
+    campaign: str
+    node: str
+    env: str
+    test: str
+    params: dict[str, Any]
+    attempt: int
+    status: str
+    tool_version: str | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    flags: list[str]
+    failure_reason: str | None
+    failure_detail: str | None
+
+
+class MetricValue(BaseModel):
+    name: str
+    value: float
+    unit: str
+    higher_is_better: bool
+
+
+class ResultRow(BaseModel):
+    run_id: str
+    campaign: str
+    node: str
+    env: str
+    test: str
+    params: dict[str, Any]
+    tool: str | None
+    tool_version: str | None
+    started_at: datetime | None
+    metrics: list[MetricValue]
+
+
+class ReparseReport(BaseModel):
+    logs: int
+    results: int
+    failures: int
+    changed: int
+
+
+def _rows(cur: Any) -> list[dict[str, Any]]:
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+def create_app(store: Store) -> FastAPI:
+    app = FastAPI(title="podtax analyzer", version="0.1.0",
+                  description="Pod-vs-host benchmark results, comparisons and node scores.")
+    app.state.store = store
+
+    @app.get("/healthz", response_model=Health)
+    def healthz(request: Request) -> Health:
+        cur = request.app.state.store.cursor()
+        (n,) = cur.execute("SELECT count(*) FROM runs").fetchone()
+        return Health(status="ok", db=str(store.path), runs=n)
+
+    @app.get("/api/runs", response_model=list[Run])
+    def runs(request: Request, campaign: str | None = None, status: str | None = Query(None, pattern="^(ok|failed)$"),
+             limit: int = Query(1000, ge=1, le=100_000)) -> list[Run]:
+        cur = request.app.state.store.cursor()
+        cur.execute("""SELECT run_id, campaign, node, env, test, params, attempt, status, tool_version, started_at,
+                              ended_at, flags, failure_reason, failure_detail FROM runs
+                       WHERE ($1::varchar IS NULL OR campaign = $1) AND ($2::varchar IS NULL OR status = $2)
+                       ORDER BY started_at NULLS LAST, run_id LIMIT $3""", [campaign, status, limit])
+        return [Run(**{**r, "params": json.loads(r["params"])}) for r in _rows(cur)]
+
+    @app.get("/api/results", response_model=list[ResultRow])
+    def results(request: Request, campaign: str | None = None, node: str | None = None,
+                limit: int = Query(1000, ge=1, le=100_000)) -> list[ResultRow]:
+        cur = request.app.state.store.cursor()
+        cur.execute("""SELECT r.run_id, r.campaign, r.node, r.env, r.test, r.params, r.tool, r.tool_version,
+                              r.started_at,
+                              list({'name': m.name, 'value': m.value, 'unit': m.unit,
+                                    'higher_is_better': m.higher_is_better} ORDER BY m.name) AS metrics
+                       FROM runs r JOIN metrics m USING (run_id)
+                       WHERE r.status = 'ok' AND ($1::varchar IS NULL OR r.campaign = $1)
+                         AND ($2::varchar IS NULL OR r.node = $2)
+                       GROUP BY ALL ORDER BY r.started_at, r.run_id LIMIT $3""", [campaign, node, limit])
+        return [ResultRow(**{**r, "params": json.loads(r["params"])}) for r in _rows(cur)]
+
+    @app.post("/api/reparse", response_model=ReparseReport)
+    def reparse_logs(request: Request, campaign: str | None = None) -> ReparseReport:
+        counts = reparse(request.app.state.store, campaign)
+        if counts["logs"] == 0 and campaign:
+            raise HTTPException(404, f"no raw logs stored for campaign {campaign!r}")
+        return ReparseReport(**counts)
+
+    try:
+        from podtax_analyzer.api_analysis import router
+    except ImportError:  # pragma: no cover - only while the analysis module is absent
+        pass
+    else:
+        app.include_router(router)
+    return app

@@ -1,0 +1,99 @@
+"""The analyzer service: stores every event in DuckDB (batched, idempotent), publishes node scores
+and cell statistics for what changed, and serves the HTTP API in the same process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import uvicorn
+
+from podtax import events, subjects
+from podtax.bus import Bus, ConsumerSpec
+from podtax.config import AnalyzerSettings
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+log = logging.getLogger("podtax.analyzer")
+SOURCE = "podtax/analyzer"
+STORED = [f"{subjects.RUN_LOG}.>", f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>",
+          f"{subjects.HOST_FACTS}.>", f"{subjects.PLACEMENT_MADE}.>", f"{subjects.CAMPAIGN_SUBMITTED}.>"]
+
+
+class Analyzer:
+    def __init__(self, settings: AnalyzerSettings, bus: Bus, store: Store) -> None:
+        self.settings = settings
+        self.bus = bus
+        self.store = store
+        self.pending: set[str] = set()  # run ids with a new result, waiting for score/cell publication
+        self.changed = asyncio.Event()
+
+    async def handle_batch(self, batch: list[events.Event]) -> dict[str, str]:
+        new_runs = await asyncio.to_thread(self.store.write_batch, batch)
+        if new_runs:
+            self.pending |= new_runs
+            self.changed.set()
+        return {}
+
+    async def publish_updates(self, stop: asyncio.Event) -> None:
+        """Coalesce new results and publish the scores and cell statistics they changed."""
+        kv = await self.bus.kv(subjects.SCORES_BUCKET)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), 1.0)
+            if not self.pending:
+                continue
+            self.changed.clear()
+            runs, self.pending = self.pending, set()
+            try:
+                await self._publish(kv, runs)
+            except Exception:  # noqa: BLE001 - retried with the next change; results are already stored
+                log.exception("publishing scores failed; will retry")
+                self.pending |= runs
+                await asyncio.sleep(1)
+
+    async def _publish(self, kv: object, runs: set[str]) -> None:
+        from podtax_analyzer.comparisons import cell_stats_for
+        from podtax_analyzer.scores import node_scores
+
+        scores = await asyncio.to_thread(node_scores, self.store.cursor(), since_runs=runs)
+        for score in scores:
+            key = subjects.score_key(score.cluster, score.env, score.node, score.test, score.metric,
+                                     score.params_key)
+            await kv.put(key, score.model_dump_json().encode())  # type: ignore[attr-defined]
+        updates: list[events.Envelope] = [
+            events.NodeScoreV1(subject=subjects.join(subjects.SCORE_UPDATED, s.env, s.node), source=SOURCE, data=s)
+            for s in scores]
+        cells = await asyncio.to_thread(self._touched_cells, runs)
+        for campaign, node, test, pkey in cells:
+            stats = await asyncio.to_thread(cell_stats_for, self.store.cursor(), campaign, node, test, pkey)
+            updates += [events.CellStatsV1(subject=subjects.join(subjects.CELL_STATS, s.campaign, s.node),
+                                           source=SOURCE, data=s) for s in stats]
+        await self.bus.publish_many(updates)
+
+    def _touched_cells(self, runs: set[str]) -> list[tuple[str, str, str, str]]:
+        cur = self.store.cursor()
+        return cur.execute("SELECT DISTINCT campaign, node, test, params_key FROM runs "
+                           "WHERE run_id IN (SELECT unnest($1::varchar[]))", [sorted(runs)]).fetchall()
+
+
+async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
+    store = Store(settings.analyzer_db)
+    analyzer = Analyzer(settings, bus, store)
+    app = create_app(store)
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
+                                           log_level="warning", lifespan="off"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals
+    http = asyncio.create_task(server.serve())
+    updates = asyncio.create_task(analyzer.publish_updates(stop))
+    log.info("analyzer API on http://%s:%d (DuckDB %s)", settings.analyzer_host, settings.analyzer_port,
+             settings.analyzer_db)
+    spec = ConsumerSpec("analyzer", STORED, max_deliver=settings.max_deliver, batch=settings.analyzer_batch)
+    try:
+        await bus.consume_batches(spec, analyzer.handle_batch, stop)
+    finally:
+        server.should_exit = True
+        updates.cancel()
+        await asyncio.gather(http, updates, return_exceptions=True)
+        store.close()

@@ -1,0 +1,96 @@
+"""The host agent: runs `run requested` events for its own node and env `host`, one at a time.
+
+It executes registered templates only (podtax.templates): an event names a template and its
+parameters; anything that does not validate is refused with a `run failed` event saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from podtax import events, subjects, templates
+from podtax.bus import Bus, ConsumerSpec, Permanent
+from podtax.config import HostAgentSettings
+from podtax_host_agent import facts
+from podtax_host_agent.execute import run_template
+
+log = logging.getLogger("podtax.host_agent")
+
+
+class Agent:
+    def __init__(self, settings: HostAgentSettings, bus: Bus) -> None:
+        self.settings = settings
+        self.bus = bus
+        self.node = settings.agent_node
+        self.source = f"podtax/host-agent/{self.node}"
+        self.facts: events.HostFacts | None = None
+        self.done: set[str] = set()  # run ids finished by this process (redelivery guard)
+
+    def consumer(self) -> ConsumerSpec:
+        subject = subjects.join(subjects.RUN_REQUESTED, "host", self.node)
+        # One message at a time; ack_wait is extended with in-progress pings while a run lasts.
+        return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}", [subject],
+                            max_deliver=self.settings.max_deliver, batch=1, ack_wait_s=30)
+
+    async def refresh_facts(self) -> None:
+        current = await asyncio.to_thread(facts.collect, self.node, self.settings.cluster)
+        if current != self.facts:
+            self.facts = current
+            await self.bus.publish(events.host_facts(current, self.source))
+            log.info("host facts published: %s", current.tool_versions)
+
+    async def refuse(self, run: events.RunSpec, reason: str, detail: str) -> None:
+        failure = events.RunFailed(run=run, stage="agent", reason=reason, detail=detail)
+        event = events.run_failed(failure, self.source).model_copy(update={"id": f"{run.run_id}.agent-failed"})
+        await self.bus.publish(event)
+        log.warning("refused run %s: %s", run.run_id, detail)
+
+    async def handle(self, event: events.Event) -> None:
+        if not isinstance(event, events.RunRequestedV1):
+            raise Permanent(f"host agent expects run requests, got {event.type}")
+        run = event.data.run
+        if run.env != "host" or run.node != self.node:
+            raise Permanent(f"run {run.run_id} is for {run.env}/{run.node}, not host/{self.node}")
+        if run.run_id in self.done:
+            return
+        try:
+            template = templates.get(run.test)
+            template.build_argv(run.params, str(self.settings.agent_workdir))
+        except templates.TemplateError as exc:
+            await self.refuse(run, exc.reason, exc.detail)
+            return
+        version = (self.facts.tool_versions if self.facts else {}).get(template.tool)
+        if version is None:
+            await self.refuse(run, "tool-missing", f"{template.tool} is not installed on node {self.node}; "
+                                                   f"install it (e.g. apt-get install {template.tool})")
+            return
+        log.info("running %s %s (run %s)", run.test, templates.params_key(run.params), run.run_id)
+        out = await run_template(run, self.settings.agent_output_cap_bytes, Path(self.settings.agent_workdir),
+                                 version)
+        raw = events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
+                            started_at=out.started_at, ended_at=out.ended_at, tool_version=version,
+                            truncated=out.truncated, timed_out=out.timed_out,
+                            provenance=events.Provenance(kernel=self.facts.kernel if self.facts else None,
+                                                         cpu_model=self.facts.cpu_model if self.facts else None,
+                                                         hw_threads=self.facts.hw_threads if self.facts else None))
+        await self.bus.publish(events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"}))
+        self.done.add(run.run_id)
+
+    async def facts_loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), self.settings.agent_facts_interval_s)
+            except TimeoutError:
+                await self.refresh_facts()
+
+
+async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> None:
+    agent = Agent(settings, bus)
+    await agent.refresh_facts()
+    facts_task = asyncio.create_task(agent.facts_loop(stop))
+    try:
+        await bus.consume(agent.consumer(), agent.handle, stop)
+    finally:
+        facts_task.cancel()

@@ -1,0 +1,33 @@
+"""The parser service: raw logs in, results or parse failures out. No state of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from podtax import events, subjects
+from podtax.bus import Bus, ConsumerSpec
+from podtax.config import ParserSettings
+from podtax.derive import derive
+
+log = logging.getLogger("podtax.parser")
+SOURCE = "podtax/parser"
+
+
+def consumer(settings: ParserSettings) -> ConsumerSpec:
+    return ConsumerSpec("parser", [f"{subjects.RUN_LOG}.>"], max_deliver=settings.max_deliver,
+                        batch=settings.parser_batch)
+
+
+async def handle_batch(bus: Bus, batch: list[events.Event]) -> dict[str, str]:
+    """Derive every raw log of the batch and publish all outcomes (pipelined) before the acks."""
+    outcomes = [derive(e.data, SOURCE) for e in batch if isinstance(e, events.RawLogV1)]
+    await bus.publish_many(outcomes)
+    failed = sum(isinstance(o, events.RunFailedV1) for o in outcomes)
+    if failed:
+        log.info("parsed %d logs, %d failed to parse", len(outcomes), failed)
+    return {}
+
+
+async def serve(settings: ParserSettings, bus: Bus, stop: asyncio.Event) -> None:
+    await bus.consume_batches(consumer(settings), lambda batch: handle_batch(bus, batch), stop)

@@ -1,0 +1,43 @@
+"""Raw log -> result or failure: the one function the parser service and `podtax reparse` share.
+
+Pure: no I/O. Event ids are derived from the run id, so deriving the same log twice gives the
+same id, and JetStream de-duplication plus the analyzer's run-id keys keep one outcome per run.
+"""
+
+from __future__ import annotations
+
+from podtax import events, provenance
+from podtax.parsers import PARSER_VERSION, ParseFailure, parse_run
+
+
+def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1 | events.RunFailedV1:
+    stdout, out_phases = provenance.split(log.stdout)
+    stderr, err_phases = provenance.split(log.stderr)
+    phases = {**out_phases, **err_phases}
+    prov = log.provenance
+    if phases:
+        found = provenance.to_model(phases)
+        prov = prov.model_copy(update={k: v for k, v in found.model_dump().items() if v is not None})
+    recorded = log.tool_version or phases.get("before", {}).get("tool_version")
+
+    def failed(reason: str, detail: str) -> events.RunFailedV1:
+        failure = events.RunFailed(run=log.run, stage="parser", reason=reason, detail=detail,
+                                   started_at=log.started_at, ended_at=log.ended_at)
+        return events.run_failed(failure, source).model_copy(update={"id": f"{log.run.run_id}.outcome"})
+
+    if log.timed_out:
+        return failed("timeout", f"{log.run.test} on {log.run.node} was killed after its timeout of "
+                                 f"{log.run.timeout_s:g} s; raise timeout_s or lighten the parameters")
+    try:
+        parsed = parse_run(log.run.test, stdout, stderr, log.exit_code, log.run.params, recorded)
+    except ParseFailure as exc:
+        return failed(exc.reason, exc.detail)
+    flags = list(parsed.flags)
+    if log.truncated:
+        flags.append("TRUNCATED: the output exceeded the size cap and was cut; figures come from what was kept")
+    result = events.Result(
+        run=log.run, tool=parsed.tool, tool_version=parsed.tool_version, tool_build=parsed.tool_build,
+        parser_version=PARSER_VERSION, metrics=list(parsed.metrics), echoed=dict(parsed.echoed), flags=flags,
+        started_at=log.started_at, ended_at=log.ended_at, provenance=prov,
+    )
+    return events.result(result, source).model_copy(update={"id": f"{log.run.run_id}.outcome"})

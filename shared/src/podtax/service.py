@@ -1,0 +1,73 @@
+"""What every service's `main(argv)` shares: settings, logging, the bus, signals, a health port."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from podtax import telemetry
+from podtax.bus import Bus, BusError, stop_on_signals
+from podtax.config import Common, ConfigError, load
+
+S = TypeVar("S", bound=Common)
+log = logging.getLogger("podtax.service")
+
+
+async def _health(port: int, bus: Bus) -> asyncio.base_events.Server:
+    """A minimal HTTP /healthz (200 while connected to NATS, else 503) for probes."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            ok = bus.nc.is_connected
+            body = b"ok\n" if ok else b"nats disconnected\n"
+            status = b"200 OK" if ok else b"503 Service Unavailable"
+            writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+            await writer.drain()
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    return await asyncio.start_server(handle, "0.0.0.0", port)
+
+
+def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asyncio.Event], Awaitable[None]],
+                argv: list[str] | None = None) -> int:
+    """Load settings (exit 2 naming the bad variable), connect, run `body` until SIGTERM, drain."""
+    if argv and argv[0] in ("-h", "--help"):
+        print(f"podtax-{name}: configured by environment variables:")
+        for field, info in settings_cls.model_fields.items():
+            print(f"  PODTAX_{field.upper():32} {info.description or ''} (default {info.default!r})")
+        return 0
+    try:
+        settings = load(settings_cls)
+    except ConfigError as exc:
+        print(f"podtax-{name}: {exc}", file=sys.stderr)
+        return 2
+    telemetry.setup(name, settings.log_level, settings.log_format, settings.otel_exporter)
+
+    async def _main() -> int:
+        try:
+            bus = await Bus.connect(settings.nats_url, f"podtax/{name}")
+        except BusError as exc:
+            log.error("%s", exc)
+            return 3
+        stop = stop_on_signals()
+        health = await _health(settings.health_port, bus) if settings.health_port else None
+        try:
+            await bus.ensure_streams()
+            log.info("podtax-%s started (NATS %s)", name, settings.nats_url)
+            await body(settings, bus, stop)
+        finally:
+            if health:
+                health.close()
+            await bus.close()
+            log.info("podtax-%s stopped", name)
+        return 0
+
+    return asyncio.run(_main())
