@@ -18,7 +18,6 @@ from podtax.benchwrap import PREFIX
 from podtax.events import Provenance
 
 
-
 def block(phase: str, tool_version: str | None = None) -> str:
     """The provenance line for `phase` ('before' or 'after'), read from this process's cgroup."""
     return benchwrap.block(phase, tool_version)

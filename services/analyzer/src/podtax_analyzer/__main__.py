@@ -6,6 +6,7 @@ import sys
 
 from podtax.config import AnalyzerSettings
 from podtax.service import run_service
+
 from podtax_analyzer.service import serve
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from podtax import events
 from podtax.derive import derive
+
 from podtax_analyzer.store import Store
 
 BATCH = 1000

@@ -8,10 +8,10 @@ import contextlib
 import logging
 
 import uvicorn
-
 from podtax import events, subjects
 from podtax.bus import Bus, ConsumerSpec
 from podtax.config import AnalyzerSettings
+
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-
 from podtax import events
 from podtax.templates import params_key
 

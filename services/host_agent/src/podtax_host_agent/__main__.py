@@ -6,6 +6,7 @@ import sys
 
 from podtax.config import HostAgentSettings
 from podtax.service import run_service
+
 from podtax_host_agent.service import serve
 
 

@@ -4,6 +4,7 @@ stdout and stderr capped, the provenance block around it. One run at a time (the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from dataclasses import dataclass
@@ -38,10 +39,8 @@ async def _read_capped(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, b
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path) -> Outcome:

@@ -13,6 +13,7 @@ from pathlib import Path
 from podtax import events, subjects, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
+
 from podtax_host_agent import facts
 from podtax_host_agent.execute import run_template
 

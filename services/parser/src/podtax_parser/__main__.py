@@ -6,6 +6,7 @@ import sys
 
 from podtax.config import ParserSettings
 from podtax.service import run_service
+
 from podtax_parser.service import serve
 
 

@@ -1,0 +1,158 @@
+"""Loading cells from DuckDB: one grouped query returns every cell side's values in run order.
+
+A cell is (campaign, node, test, params_key, metric); a side is its host or pod ('kubernetes')
+runs with status 'ok'. The grouping, ordering and per-side facts (tool versions, throttling, SHORT
+flags) are done in DuckDB, so Python only sees one row per cell side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+
+HOST = "host"
+POD = "kubernetes"
+_SEP = "\x1f"
+ID_LEN = 12
+
+# Same hash in SQL and Python (see cell_id); used to find a cell by its id.
+CELL_ID_SQL = (f"substr(sha256(concat_ws(chr(31), r.campaign, r.node, r.test, r.params_key, m.name)), "
+               f"1, {ID_LEN})")
+VERSION_SQL = ("concat_ws(' ', r.tool, r.tool_version, "
+               "CASE WHEN r.tool_build IS NOT NULL AND r.tool_build <> '' THEN '(build ' || r.tool_build || ')' END)")
+
+
+def cell_id(campaign: str, node: str, test: str, params_key: str, metric: str) -> str:
+    """Stable short id (12 hex digits) of a cell key."""
+    raw = _SEP.join((campaign, node, test, params_key, metric)).encode()
+    return hashlib.sha256(raw).hexdigest()[:ID_LEN]
+
+
+@dataclass
+class Side:
+    """One side of a cell. values: metric values in run order (metric unit). run_ids: same order.
+    versions: distinct "tool version (build b)" strings ("" = unknown). n_throttled: runs whose
+    cgroup throttled periods rose (nr_throttled > 0). throttled_usec: their summed throttled time
+    (microseconds). cpu_limits: distinct CPU limits in cores (None = unlimited). n_short: runs carrying
+    a SHORT flag; short_example: one such flag text."""
+
+    env: str
+    values: np.ndarray
+    run_ids: np.ndarray
+    versions: list[str] = field(default_factory=list)
+    n_throttled: int = 0
+    throttled_usec: int = 0
+    cpu_limits: list[float | None] = field(default_factory=list)
+    n_short: int = 0
+    short_example: str | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+
+def empty_side(env: str) -> Side:
+    return Side(env, np.zeros(0), np.zeros(0, dtype=object))
+
+
+@dataclass
+class CellData:
+    """Both sides of one cell plus its key and metric facts (unit, direction)."""
+
+    campaign: str
+    node: str
+    test: str
+    params_key: str
+    metric: str
+    unit: str
+    higher_is_better: bool
+    host: Side
+    pod: Side
+
+    @property
+    def id(self) -> str:
+        return cell_id(self.campaign, self.node, self.test, self.params_key, self.metric)
+
+
+_QUERY = f"""
+WITH short AS (
+    SELECT run_id, min(f) AS msg
+    FROM (SELECT run_id, unnest(flags) AS f FROM runs WHERE campaign = $campaign AND status = 'ok')
+    WHERE starts_with(f, 'SHORT')
+    GROUP BY run_id
+)
+SELECT r.node, r.test, r.params_key, m.name AS metric, r.env,
+       any_value(m.unit) AS unit,
+       bool_or(m.higher_is_better) AS hib,
+       list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
+       list(r.run_id ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS run_ids,
+       list(DISTINCT {VERSION_SQL}) AS versions,
+       count(*) FILTER (WHERE r.nr_throttled > 0) AS n_throttled,
+       coalesce(sum(r.throttled_usec) FILTER (WHERE r.nr_throttled > 0), 0) AS throttled_usec,
+       list(DISTINCT coalesce(r.cpu_limit, -1.0)) AS cpu_limits,
+       count(s.msg) AS n_short,
+       min(s.msg) AS short_example
+FROM runs r
+JOIN metrics m ON m.run_id = r.run_id
+LEFT JOIN short s ON s.run_id = r.run_id
+WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}}
+GROUP BY r.node, r.test, r.params_key, m.name, r.env
+ORDER BY r.node, r.test, r.params_key, m.name, r.env
+"""
+
+
+def _plain(v: Any) -> Any:
+    if v is np.ma.masked:
+        return None
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def load_cells(
+    con: duckdb.DuckDBPyConnection,
+    campaign: str,
+    *,
+    node: str | None = None,
+    test: str | None = None,
+    params_key: str | None = None,
+    cell: str | None = None,
+) -> list[CellData]:
+    """Every cell of ``campaign`` (optionally narrowed) with both sides, in a stable order."""
+    extra, params = [], {"campaign": campaign}
+    for col, val in (("r.node", node), ("r.test", test), ("r.params_key", params_key)):
+        if val is not None:
+            name = col.split(".")[1]
+            extra.append(f"AND {col} = ${name}")
+            params[name] = val
+    if cell is not None:
+        extra.append(f"AND {CELL_ID_SQL} = $cell")
+        params["cell"] = cell
+    res = con.execute(_QUERY.format(extra=" ".join(extra)), params).fetchnumpy()
+    cells: dict[tuple[str, str, str, str], CellData] = {}
+    for i in range(len(res["node"])):
+        key = tuple(str(res[c][i]) for c in ("node", "test", "params_key", "metric"))
+        env = str(res["env"][i])
+        limits = [None if x < 0 else float(x) for x in res["cpu_limits"][i]]
+        side = Side(
+            env=env,
+            values=np.asarray(res["vals"][i], dtype=float),
+            run_ids=np.asarray(res["run_ids"][i], dtype=object),
+            versions=sorted(str(v) for v in res["versions"][i]),
+            n_throttled=int(res["n_throttled"][i]),
+            throttled_usec=int(res["throttled_usec"][i]),
+            cpu_limits=limits,
+            n_short=int(res["n_short"][i]),
+            short_example=_plain(res["short_example"][i]),
+        )
+        if key not in cells:
+            cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),
+                                  higher_is_better=bool(res["hib"][i]),
+                                  host=empty_side(HOST), pod=empty_side(POD))
+        if env == HOST:
+            cells[key].host = side
+        elif env == POD:
+            cells[key].pod = side
+    return list(cells.values())

@@ -1,0 +1,140 @@
+"""The flags of a cell, each with a sentence a person understands.
+
+Each function returns the sentence when the flag applies, else None. Blocking flags (the verdict
+becomes "inconclusive"): CONFOUNDED and BIMODAL also withhold the headline ratio; INSUFFICIENT
+keeps the ratio for the runner but not the verdict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from podtax_analyzer.celldata import CellData, Side
+from podtax_analyzer.stats.drift import Drift
+from podtax_analyzer.stats.modes import Mode, Unimodality
+from podtax_analyzer.wording import fmt_p, fmt_pct, fmt_share, fmt_value, plural, side_name
+
+MIN_RUNS = 6
+MAX_IMBALANCE = 3.0
+ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "DRIFT", "THROTTLED", "SHORT", "OUTLIERS")
+BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL"})
+WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
+
+LEGEND = {
+    "CONFOUNDED": "host and pod ran different tool builds or parameters; no ratio is given",
+    "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side",
+    "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
+    "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
+    "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5); kept, not dropped",
+    "DRIFT": "values changed over the course of the campaign",
+    "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
+    "SHORT": "the tool stopped before doing the requested work",
+}
+
+
+def version_text(side: Side) -> str | None:
+    """Tool/version/build of a side: one string, several joined by " + ", None when no runs."""
+    if side.n == 0:
+        return None
+    return " + ".join(v if v else "unknown version" for v in side.versions) or "unknown version"
+
+
+def confounded(cell: CellData) -> str | None:
+    h, p = cell.host, cell.pod
+    if h.n == 0 or p.n == 0:
+        return None
+    problems = []
+    if h.versions != p.versions:
+        problems.append(f"host runs used {version_text(h)} and pod runs used {version_text(p)}")
+    for s in (h, p):
+        if len(s.versions) > 1:
+            problems.append(f"{side_name(s.env)} runs mixed {len(s.versions)} tool builds")
+    if not problems:
+        return None
+    return (f"Not comparable: {'; '.join(dict.fromkeys(problems))}, so a difference may come from the tool, "
+            f"not the pod (host median {fmt_value(float(np.median(h.values)))} {cell.unit}, pod median "
+            f"{fmt_value(float(np.median(p.values)))} {cell.unit}; no ratio is given).")
+
+
+def insufficient(cell: CellData) -> str | None:
+    h, p = cell.host, cell.pod
+    if h.n >= MIN_RUNS and p.n >= MIN_RUNS:
+        return None
+    need = [f"{MIN_RUNS - s.n} more {side_name(s.env)} {'run' if MIN_RUNS - s.n == 1 else 'runs'}"
+            for s in (h, p) if s.n < MIN_RUNS]
+    return (f"Too few runs: host has {h.n} and pod {p.n}; at least {MIN_RUNS} a side are needed, "
+            f"so {' and '.join(need)} {'is' if len(need) == 1 and need[0].startswith('1 ') else 'are'} needed.")
+
+
+def imbalanced(cell: CellData) -> str | None:
+    h, p = cell.host.n, cell.pod.n
+    lo, hi = min(h, p), max(h, p)
+    if lo == 0 or hi <= MAX_IMBALANCE * lo:
+        return None
+    small = "host" if h < p else "pod"
+    return (f"Uneven run counts: host has {h} runs and pod {p} ({hi / lo:.1f} to 1, more than "
+            f"{MAX_IMBALANCE:.0f} to 1); the {small} side sets the uncertainty, add {small} runs.")
+
+
+def _modes_text(side: str, modes: list[Mode], unit: str) -> str:
+    parts = [f"{m.n} runs ({fmt_share(m.share)}%) near {fmt_value(m.median)} {unit}"
+             for m in modes if m.median is not None]
+    return f"{side}: " + " and ".join(parts)
+
+
+def bimodal(cell: CellData, checks: dict[str, Unimodality], modes: dict[str, list[Mode]] | None) -> str | None:
+    if modes is None:
+        return None
+    which = [side_name(env) for env, c in checks.items() if c.bimodal]
+    tests = "; ".join(f"{side_name(env)} dip test p = {fmt_p(c.dip_p)}" for env, c in checks.items()
+                      if c.bimodal and c.dip_p is not None)
+    return (f"Two modes in the {' and '.join(which)} values ({tests}): "
+            f"{_modes_text('host', modes['host'], cell.unit)}; {_modes_text('pod', modes['kubernetes'], cell.unit)}. "
+            f"A single median would hide this, so no ratio is given.")
+
+
+def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
+    parts = []
+    for env, d in drifts.items():
+        if d.drift and d.shift is not None:
+            word = "rose" if d.shift > 0 else "fell"
+            parts.append(f"{side_name(env)} values {word} by {fmt_pct(d.shift)}% after run {d.index} of {d.n} "
+                         f"(median {fmt_value(d.before)} before, {fmt_value(d.after)} after; "
+                         f"Pettitt p = {fmt_p(d.p_value)})")
+    if not parts:
+        return None
+    return "Drift over the campaign: " + "; ".join(parts) + ". Something changed while it ran."
+
+
+def throttled(cell: CellData) -> str | None:
+    p = cell.pod
+    if p.n_throttled == 0:
+        return None
+    limits = sorted({x for x in p.cpu_limits if x is not None})
+    limit = f"; CPU limit {' / '.join(fmt_value(x) for x in limits)} cores" if limits else ""
+    secs = p.throttled_usec / 1e6
+    return (f"{p.n_throttled} of {p.n} pod runs were CPU-throttled by their cgroup "
+            f"({fmt_value(secs)} s throttled in total{limit}): the pod was capped by its limit.")
+
+
+def short(cell: CellData) -> str | None:
+    parts = [f"{plural(s.n_short, side_name(s.env) + ' run')}" for s in (cell.host, cell.pod) if s.n_short]
+    if not parts:
+        return None
+    example = next(s.short_example for s in (cell.host, cell.pod) if s.n_short)
+    return (f"{' and '.join(parts)} stopped before doing the requested work (parser said: \"{example}\"); "
+            f"their values are not full-length measurements.")
+
+
+def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarray]) -> str | None:
+    parts = []
+    for env, idx in found.items():
+        if len(idx) == 0:
+            continue
+        side = cell.host if env == "host" else cell.pod
+        shown = ", ".join(fmt_value(float(side.values[i])) for i in idx[:5]) + (", ..." if len(idx) > 5 else "")
+        parts.append(f"{plural(len(idx), side_name(env) + ' run')} ({shown} {cell.unit})")
+    if not parts:
+        return None
+    return (f"Outliers: {' and '.join(parts)} lie far from their side's median (modified z-score above 3.5). "
+            f"They are kept; medians and rank tests resist them.")

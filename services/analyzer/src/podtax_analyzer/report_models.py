@@ -1,0 +1,122 @@
+"""Pydantic models of the comparison report (also the HTTP API's response schema)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive"]
+FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
+                   "THROTTLED", "SHORT"]
+
+
+class ModeOut(BaseModel):
+    label: Literal["low", "high"] = Field(description="Below or above the mode boundary.")
+    n: int = Field(ge=0, description="Runs in this mode on this side.")
+    share: float = Field(ge=0, le=1, description="n / runs on the side.")
+    median: float | None = Field(description="Median of the mode's runs (metric unit); null if empty.")
+
+
+class SideModes(BaseModel):
+    bimodal: bool = Field(description="This side alone passed both bimodality checks.")
+    dip_p: float | None = Field(description="Hartigan's dip test p-value (null below 10 runs).")
+    bimodality_coefficient: float | None = Field(description="Sarle's coefficient; > 0.555 suggests two modes.")
+    modes: list[ModeOut]
+
+
+class CellModes(BaseModel):
+    boundary: float = Field(description="Value (metric unit) separating the low and the high mode.")
+    host: SideModes
+    pod: SideModes
+
+
+class OutlierOut(BaseModel):
+    run_id: str
+    env: str
+    value: float = Field(description="Metric value of the run (kept in every statistic).")
+    z: float = Field(description="Modified z-score within its side (|z| > 3.5).")
+
+
+class CellComparison(BaseModel):
+    id: str = Field(description="Stable short hash of (campaign, node, test, params, metric).")
+    campaign: str
+    node: str
+    test: str
+    params: str = Field(description="Canonical parameters 'k=v k=v'.")
+    metric: str
+    unit: str
+    higher_is_better: bool
+    n_host: int = Field(ge=0)
+    n_pod: int = Field(ge=0)
+    host_median: float | None
+    pod_median: float | None
+    host_tool_version: str | None = Field(description="Tool, version and build of the host runs.")
+    pod_tool_version: str | None = Field(description="Tool, version and build of the pod runs.")
+    ratio: float | None = Field(description="median(pod) / median(host); null when withheld (CONFOUNDED, "
+                                            "BIMODAL) or not computable.")
+    ci_low: float | None = Field(description="Lower bound of the 95% interval of the ratio.")
+    ci_high: float | None = Field(description="Upper bound of the 95% interval of the ratio.")
+    ci_method: Literal["bca", "hodges-lehmann"] | None = Field(
+        description="bca = BCa bootstrap; hodges-lehmann where the bootstrap was unstable.")
+    hl_ratio: float | None = Field(description="Cross-check: exp(Hodges-Lehmann shift of log values).")
+    hl_ci_low: float | None
+    hl_ci_high: float | None
+    p_value: float | None = Field(description="Two-sided Mann-Whitney U p-value, pod vs host.")
+    p_adjusted: float | None = Field(description="p_value after the campaign-wide correction.")
+    verdict: Verdict
+    change_pct: float | None = Field(description="(ratio - 1) * 100: the pod's median relative to the host's, "
+                                                 "in the metric's own direction (positive = higher value).")
+    sentence: str = Field(description="The cell in one sentence.")
+    flags: list[FlagName] = Field(default_factory=list)
+    flag_details: dict[str, str] = Field(default_factory=dict, description="Flag name -> explanation.")
+    modes: CellModes | None = None
+    outliers: list[OutlierOut] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class SummaryItem(BaseModel):
+    sentence: str
+    cells: list[str] = Field(description="Ids of the cells the sentence is built from.")
+    test: str
+    params: str
+    metric: str
+    geomean_ratio: float | None = Field(description="Geometric mean of the clean cells' ratios.")
+    nodes_included: list[str]
+    nodes_excluded: dict[str, list[str]] = Field(description="Node -> reasons (flags) for exclusion.")
+
+
+class CampaignReport(BaseModel):
+    campaign: str
+    threshold: float = Field(description="Practical threshold as a fraction (0.01 = 1%).")
+    correction: Literal["holm", "bh"]
+    confidence: float = 0.95
+    cells: list[CellComparison]
+    summary: list[SummaryItem]
+    warnings: list[str] = Field(default_factory=list)
+
+
+class CellRun(BaseModel):
+    run_id: str
+    env: str
+    order: int = Field(description="Position of the run in the cell, both sides, by start time (0-based).")
+    side_order: int = Field(description="Position of the run within its side (0-based).")
+    started_at: datetime | None
+    value: float
+    tool_version: str | None
+    flags: list[str]
+    nr_throttled: int | None
+    cpu_limit: float | None
+
+
+class CellValues(BaseModel):
+    id: str
+    campaign: str
+    node: str
+    test: str
+    params: str
+    metric: str
+    unit: str
+    higher_is_better: bool
+    runs: list[CellRun]

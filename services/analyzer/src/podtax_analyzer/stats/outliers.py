@@ -1,0 +1,36 @@
+"""Outliers by the modified z-score (Iglewicz and Hoaglin): reported, never dropped.
+
+M_i = 0.6745 (x_i - median) / MAD, where MAD is the median absolute deviation. |M_i| > 3.5
+marks an outlier. When more than half the values are identical (MAD = 0) the mean absolute
+deviation times 1.2533 stands in for MAD / 0.6745 (both estimate sigma for normal data);
+when that is zero too, no value is an outlier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CUTOFF = 3.5
+
+
+def modified_z(x: np.ndarray) -> np.ndarray:
+    """Modified z-scores of x (dimensionless, same shape; zeros when the spread is zero)."""
+    x = np.asarray(x, dtype=float)
+    if len(x) == 0:
+        return np.zeros(0)
+    med = np.median(x)
+    dev = np.abs(x - med)
+    mad = np.median(dev)
+    if mad > 0:
+        return 0.6745 * (x - med) / mad
+    meanad = dev.mean()
+    if meanad > 0:
+        return (x - med) / (1.253314 * meanad)
+    return np.zeros(len(x))
+
+
+def outlier_indices(x: np.ndarray, cutoff: float = CUTOFF) -> np.ndarray:
+    """Indices (into x) of values whose |modified z-score| exceeds ``cutoff`` (default 3.5)."""
+    if len(x) < 3:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.abs(modified_z(x)) > cutoff)

@@ -1,0 +1,62 @@
+"""The verdict of one cell, and the words "pod X% faster/slower".
+
+Definitions (ratio r = median(pod) / median(host); [lo, hi] its 95% interval; t the practical
+threshold, default 0.01 = 1%; p_adj the rank-test p-value after the campaign's correction;
+alpha = 0.05):
+
+- ``faster`` / ``slower``: p_adj < alpha AND the whole interval lies beyond the practical band
+  on one side (lo > 1 + t or hi < 1 - t). Whether a higher value is faster comes from the metric
+  (``higher_is_better``): for throughput r > 1 is faster, for a duration r < 1 is faster.
+- ``no detectable difference``: the whole interval lies inside the band [1 - t, 1 + t], so any
+  difference is smaller than the threshold (an equivalence statement, not just "not significant").
+- ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
+  disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL) withholds the headline, or there
+  is no interval at all.
+"""
+
+from __future__ import annotations
+
+FASTER = "faster"
+SLOWER = "slower"
+NO_DIFFERENCE = "no detectable difference"
+INCONCLUSIVE = "inconclusive"
+VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, INCONCLUSIVE)
+ALPHA = 0.05
+
+
+def direction(ratio: float, higher_is_better: bool) -> str:
+    """"faster" when the pod's value is better than the host's, "slower" when worse, else "same"."""
+    if ratio == 1.0:
+        return "same"
+    return FASTER if (ratio > 1.0) == higher_is_better else SLOWER
+
+
+def change_phrase(ratio: float, higher_is_better: bool) -> str:
+    """E.g. "pod 3.0% slower" (the percentage is |ratio - 1|, one decimal)."""
+    d = direction(ratio, higher_is_better)
+    if d == "same":
+        return "pod and host equal"
+    return f"pod {abs(ratio - 1.0) * 100:.1f}% {d}"
+
+
+def decide(
+    ratio: float | None,
+    ci_low: float | None,
+    ci_high: float | None,
+    p_adjusted: float | None,
+    higher_is_better: bool,
+    *,
+    threshold: float = 0.01,
+    blocked: bool = False,
+    alpha: float = ALPHA,
+) -> str:
+    """Return one of VERDICTS following the definitions in the module docstring."""
+    if blocked or ratio is None or ci_low is None or ci_high is None:
+        return INCONCLUSIVE
+    upper, lower = 1.0 + threshold, 1.0 - threshold
+    significant = p_adjusted is not None and p_adjusted < alpha
+    if significant and (ci_low > upper or ci_high < lower):
+        return direction(ci_low if ci_low > upper else ci_high, higher_is_better)
+    if lower <= ci_low and ci_high <= upper:
+        return NO_DIFFERENCE
+    return INCONCLUSIVE

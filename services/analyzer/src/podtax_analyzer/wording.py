@@ -1,0 +1,42 @@
+"""Number formatting shared by every sentence, so a number in a sentence can be found in the table
+with the same rounding (tests check that)."""
+
+from __future__ import annotations
+
+import math
+
+
+def fmt_ratio(r: float) -> str:
+    """A pod/host ratio, three decimals: 0.971."""
+    return f"{r:.3f}"
+
+
+def fmt_pct(x: float) -> str:
+    """A percentage given as a fraction (0.029 -> "2.9"), one decimal, no sign, no % sign."""
+    return f"{abs(x) * 100:.1f}"
+
+
+def fmt_value(v: float) -> str:
+    """A metric value with four significant digits and no exponent: 130.2, 12346, 0.01234."""
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    digits = max(0, 3 - math.floor(math.log10(abs(v))))
+    return f"{v:.{digits}f}"
+
+
+def fmt_p(p: float) -> str:
+    """A p-value: "< 0.0001" or four decimals."""
+    return "< 0.0001" if p < 0.0001 else f"{p:.4f}"
+
+
+def fmt_share(s: float) -> str:
+    """A share in [0, 1] as a whole percentage: 0.481 -> "48"."""
+    return f"{s * 100:.0f}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def side_name(env: str) -> str:
+    return "host" if env == "host" else "pod"

@@ -1,0 +1,212 @@
+"""The runner: plans campaigns, dispatches one run at a time per node, follows outcomes and cell
+statistics, retries runs that never report back, and keeps its state in JetStream KV."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+from datetime import datetime
+
+from nats.js.errors import KeyNotFoundError
+from nats.js.kv import KeyValue
+from podtax import events, subjects
+from podtax.bus import Bus, ConsumerSpec, Permanent
+from podtax.campaign import Campaign
+from podtax.config import RunnerSettings
+
+from podtax_runner.state import CampaignState
+
+log = logging.getLogger("podtax.runner")
+SOURCE = "podtax/runner"
+TICK_S = 0.25
+
+
+def node_key(node: str) -> str:
+    return f"node.{subjects.escape(node)}"
+
+
+class Runner:
+    def __init__(self, settings: RunnerSettings, bus: Bus, kv: KeyValue, executor: object | None) -> None:
+        self.settings = settings
+        self.bus = bus
+        self.kv = kv
+        self.executor = executor  # podtax_runner.kube.KubeExecutor when pod runs are enabled
+        self.campaigns: dict[str, CampaignState] = {}
+        self.lock = asyncio.Lock()
+
+    async def load(self) -> None:
+        with contextlib.suppress(KeyNotFoundError):
+            for key in await self.kv.keys():
+                if key.startswith("campaign."):
+                    entry = await self.kv.get(key)
+                    state = CampaignState.model_validate_json(entry.value)
+                    self.campaigns[state.name] = state
+        active = [c for c in self.campaigns.values() if c.finished_at is None]
+        log.info("resumed %d campaigns (%d active)", len(self.campaigns), len(active))
+        if self.executor:
+            for state in active:
+                for s in state.runs.values():
+                    if s.status == "dispatched" and s.run.env == "kubernetes":
+                        self.executor.launch(s.run)  # type: ignore[attr-defined] - re-attaches to its Job
+
+    async def save(self, state: CampaignState) -> None:
+        await self.kv.put(f"campaign.{state.name}", state.model_dump_json(exclude_defaults=True).encode())
+
+    async def known_nodes(self) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        with contextlib.suppress(KeyNotFoundError):
+            for key in await self.kv.keys():
+                if key.startswith("node."):
+                    doc = json.loads((await self.kv.get(key)).value)
+                    out[doc["node"]] = doc
+        return out
+
+    # ------------------------------------------------------------ handlers
+
+    async def on_facts(self, event: events.Event) -> None:
+        if isinstance(event, events.HostFactsV1):
+            f = event.data
+            await self.merge_node(f.node, {"node": f.node, "cluster": f.cluster, "hw_threads": f.hw_threads,
+                                           "arch": f.arch, "tool_versions": f.tool_versions, "host_agent": True,
+                                           "seen": event.time.isoformat()})
+
+    async def merge_node(self, node: str, doc: dict) -> None:
+        """Node facts in KV, merged from host facts and the Kubernetes node list (CLI reads them)."""
+        old: dict = {}
+        with contextlib.suppress(KeyNotFoundError):
+            old = json.loads((await self.kv.get(node_key(node))).value)
+        merged = {**old, **doc}
+        if old.get("host_agent") and "hw_threads" in old:  # host facts outrank node capacity
+            merged["hw_threads"] = old["hw_threads"] if not doc.get("host_agent") else doc["hw_threads"]
+        if merged != old:
+            await self.kv.put(node_key(node), json.dumps(merged).encode())
+
+    async def on_campaign(self, event: events.Event) -> None:
+        if not isinstance(event, events.CampaignSubmittedV1):
+            raise Permanent(f"unexpected {event.type}")
+        campaign = Campaign.model_validate(event.data.spec)
+        async with self.lock:
+            if campaign.name in self.campaigns:
+                log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
+                return
+            nodes = await self.resolve_nodes(campaign)
+            seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
+            state = CampaignState.new(campaign, nodes, self.settings.cluster, seed, events.now())
+            await self.save(state)
+            self.campaigns[campaign.name] = state
+        log.info("campaign %s planned: %d runs on %d nodes", campaign.name, len(state.runs), len(nodes))
+
+    async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
+        known = await self.known_nodes()
+        if self.executor:
+            for doc in await asyncio.to_thread(self.executor.nodes):  # type: ignore[attr-defined]
+                known.setdefault(doc["node"], doc)
+        if isinstance(campaign.nodes, list):
+            missing = [n for n in campaign.nodes if n not in known]
+            if missing:
+                raise Permanent(f"campaign {campaign.name}: unknown node(s) {', '.join(missing)}")
+            names = campaign.nodes
+        else:
+            if not self.executor:
+                raise Permanent("a node selector needs the Kubernetes executor (PODTAX_RUNNER_KUBERNETES)")
+            names = await asyncio.to_thread(self.executor.select_nodes, campaign.nodes.selector)  # type: ignore
+        return {n: int(known[n]["hw_threads"]) for n in names}
+
+    async def on_outcome(self, event: events.Event) -> None:
+        if not isinstance(event, events.ResultV1 | events.RunFailedV1):
+            return
+        run = event.data.run
+        reason = event.data.reason if isinstance(event, events.RunFailedV1) else None
+        async with self.lock:
+            state = self.campaigns.get(run.campaign)
+            if state and state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason):
+                await self.save(state)
+                if state.finished_at:
+                    log.info("campaign %s finished: %s", state.name, state.counts())
+
+    async def on_cell_stats(self, event: events.Event) -> None:
+        if not isinstance(event, events.CellStatsV1):
+            return
+        async with self.lock:
+            state = self.campaigns.get(event.data.campaign)
+            if state and state.finished_at is None and state.cell_stats(event.data, events.now()):
+                await self.save(state)
+
+    # ------------------------------------------------------------ dispatch
+
+    async def tick(self, now: datetime) -> None:
+        async with self.lock:
+            busy = {s.run.node for c in self.campaigns.values() for s in c.runs.values() if s.status == "dispatched"}
+            for state in sorted(self.campaigns.values(), key=lambda c: c.created_at):
+                if state.finished_at:
+                    continue
+                for run, again in state.expired(now):
+                    await self.save(state)
+                    detail = (f"no result within {run.timeout_s:g} s + grace; "
+                              + ("retrying once" if again else "not retried again"))
+                    await self.bus.publish(events.run_failed(events.RunFailed(
+                        run=run, stage="runner", reason="no-report", detail=detail), SOURCE))
+                    busy.discard(run.node)
+                for node in state.queues:
+                    if node in busy:
+                        continue
+                    run = state.next_for(node, now)
+                    if run is None:
+                        continue
+                    state.dispatched(run.run_id, now)
+                    await self.save(state)  # persisted before it is sent: a restart never sends twice
+                    busy.add(node)
+                    await self.dispatch(run)
+
+    async def dispatch(self, run: events.RunSpec) -> None:
+        if run.env == "host":
+            event = events.run_requested(run, SOURCE).model_copy(update={"id": f"{run.run_id}.request"})
+            await self.bus.publish(event)
+        elif self.executor:
+            self.executor.launch(run)  # type: ignore[attr-defined]
+        else:
+            await self.bus.publish(events.run_failed(events.RunFailed(
+                run=run, stage="runner", reason="no-kubernetes",
+                detail="pod runs need the Kubernetes executor: set PODTAX_RUNNER_KUBECONFIG or run in-cluster"),
+                SOURCE))
+
+    async def loop(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.tick(events.now())
+            except Exception:  # noqa: BLE001 - keep dispatching; the error is logged
+                log.exception("dispatch tick failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), TICK_S)
+
+
+async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None:
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    executor = None
+    if settings.runner_kubernetes:
+        from podtax_runner.kube import KubeExecutor
+
+        executor = KubeExecutor.create(settings, bus)
+    runner = Runner(settings, bus, kv, executor)
+    await runner.load()
+    if executor:
+        for doc in await asyncio.to_thread(executor.nodes):
+            await runner.merge_node(doc["node"], doc)
+    md = settings.max_deliver
+    tasks = [
+        bus.consume(ConsumerSpec("runner-facts", [f"{subjects.HOST_FACTS}.>"], md), runner.on_facts, stop),
+        bus.consume(ConsumerSpec("runner-campaigns", [f"{subjects.CAMPAIGN_SUBMITTED}.>"], md),
+                    runner.on_campaign, stop),
+        bus.consume(ConsumerSpec("runner-outcomes", [f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>"], md),
+                    runner.on_outcome, stop),
+        bus.consume(ConsumerSpec("runner-cells", [f"{subjects.CELL_STATS}.>"], md), runner.on_cell_stats, stop),
+        runner.loop(stop),
+    ]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        if executor:
+            await executor.close()

@@ -1,0 +1,74 @@
+"""The scheduling profile: which score plugins run with which weight and arguments.
+
+Defaults live here; PODTAX_SCHEDULER_PROFILE may name a YAML file that overrides them, e.g.::
+
+    score:
+      BenchmarkScore: {weight: 5, shrink_runs: 3, missing_score: 20, statistic: mean}
+      LeastAllocated: {weight: 1}
+
+A file that is not valid YAML or does not match this shape stops the scheduler at start-up with a
+message that says what to fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from podtax.config import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BenchmarkArgs(_Strict):
+    weight: float = Field(5.0, ge=0, le=100)
+    shrink_runs: float = Field(3.0, ge=0, le=10_000, description="k in n/(n+k): runs that count half.")
+    missing_score: float = Field(20.0, ge=0, le=100, description="Score of nodes without a fresh result.")
+    statistic: Literal["mean", "median"] = "mean"
+
+
+class LeastAllocatedArgs(_Strict):
+    weight: float = Field(1.0, ge=0, le=100)
+
+
+class ScoreSection(_Strict):
+    BenchmarkScore: BenchmarkArgs = BenchmarkArgs()
+    LeastAllocated: LeastAllocatedArgs = LeastAllocatedArgs()
+
+
+class Profile(_Strict):
+    score: ScoreSection = ScoreSection()
+
+    def weights(self) -> dict[str, float]:
+        return {"BenchmarkScore": self.score.BenchmarkScore.weight,
+                "LeastAllocated": self.score.LeastAllocated.weight}
+
+
+def load_profile(path: Path | None) -> Profile:
+    if path is None:
+        return Profile()
+    where = f"PODTAX_SCHEDULER_PROFILE={path}"
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read the profile ({exc.strerror}); fix the path or unset it "
+                          f"to use the default weights") from None
+    try:
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: not valid YAML ({exc}); fix the file, e.g.\n"
+                          f"score:\n  BenchmarkScore: {{weight: 5}}\n  LeastAllocated: {{weight: 1}}") from None
+    try:
+        profile = Profile.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'profile'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"{where}: invalid profile: {problems}. Known score plugins: BenchmarkScore "
+                          f"(weight, shrink_runs, missing_score, statistic), LeastAllocated (weight)") from None
+    if sum(profile.weights().values()) <= 0:
+        raise ConfigError(f"{where}: every score weight is 0; give at least one plugin a positive weight")
+    return profile

@@ -1,0 +1,161 @@
+"""The campaign file (YAML): what to run, where, in which environments, how many times.
+
+Validated by pydantic; every error names the field and the line in the file:
+``campaign.yaml:12: tests.0.params.threads: threads must be between 1 and 1024, or 'all'``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from podtax import templates
+
+Env = Literal["host", "kubernetes"]
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
+
+
+class CampaignError(ValueError):
+    """A campaign that must not be submitted; the message names the field and line."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TestSpec(Strict):
+    test: str = Field(description="Template name, e.g. sysbench-cpu.")
+    params: dict[str, Any] = Field(default_factory=dict, description="Fixed parameters.")
+    matrix: dict[str, list[Any]] = Field(default_factory=dict, description="Parameters to vary: {threads: [1, all]}.")
+
+    @model_validator(mode="after")
+    def _known(self) -> TestSpec:
+        template = templates.get(self.test)  # raises TemplateError (a ValueError) naming the known ones
+        if template.argv is None:
+            raise ValueError(f"{self.test} is a control-plane benchmark; it cannot run in a host/pod campaign")
+        for combo in self.combinations():
+            template.validate(combo)
+        return self
+
+    def combinations(self) -> list[dict[str, Any]]:
+        keys = sorted(self.matrix)
+        return [{**self.params, **dict(zip(keys, values))}
+                for values in itertools.product(*(self.matrix[k] for k in keys))] or [dict(self.params)]
+
+
+class Repetitions(Strict):
+    min: int = Field(6, ge=1, le=10000, description="Runs per cell and environment, at least.")
+    max: int = Field(20, ge=1, le=10000, description="Runs per cell and environment, at most.")
+    target_ci_width: float | None = Field(None, gt=0, lt=1, description="Stop a cell early when the 95% CI "
+                                          "of its pod/host ratio is narrower than this (0.02 = 2 points).")
+
+    @model_validator(mode="after")
+    def _order(self) -> Repetitions:
+        if self.max < self.min:
+            raise ValueError(f"max ({self.max}) must be >= min ({self.min})")
+        return self
+
+
+class PodSpec(Strict):
+    image: str = Field("ghcr.io/podtax/bench:0.1.0", description="Benchmark image (deploy/bench-image).")
+    requests: dict[str, str] = Field(default_factory=dict, description="e.g. {cpu: '1', memory: 512Mi}.")
+    limits: dict[str, str] = Field(default_factory=dict, description="Equal to requests -> Guaranteed QoS.")
+    namespace: str | None = Field(None, description="Overrides PODTAX_RUNNER_NAMESPACE.")
+
+
+class NodeSelector(Strict):
+    selector: str = Field(description="Label selector, e.g. kubernetes.io/arch=arm64.")
+
+
+class Campaign(Strict):
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$", description="DNS-label style name.")
+    nodes: list[str] | NodeSelector = Field(description="Node names, or {selector: ...}.")
+    environments: list[Env] = Field(default_factory=lambda: ["host", "kubernetes"], min_length=1)
+    tests: list[TestSpec] = Field(min_length=1)
+    repetitions: Repetitions = Field(default_factory=Repetitions)
+    spacing: str = Field("back-to-back", description="`back-to-back` or a period between runs on a node: 10m.")
+    pod: PodSpec = Field(default_factory=PodSpec)
+    timeout: float = Field(600, gt=0, le=86400, description="Seconds before a run is killed.")
+    seed: int | None = Field(None, description="Seed of the randomized run order (random when unset).")
+
+    @field_validator("nodes")
+    @classmethod
+    def _nodes(cls, v: list[str] | NodeSelector) -> list[str] | NodeSelector:
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("name at least one node, or use {selector: ...}")
+            if len(set(v)) != len(v):
+                raise ValueError("a node is listed twice")
+        return v
+
+    @field_validator("environments")
+    @classmethod
+    def _envs(cls, v: list[Env]) -> list[Env]:
+        if len(set(v)) != len(v):
+            raise ValueError("an environment is listed twice")
+        return v
+
+    @field_validator("spacing")
+    @classmethod
+    def _spacing(cls, v: str) -> str:
+        if v != "back-to-back" and not _DURATION.match(v):
+            raise ValueError("spacing must be `back-to-back` or a duration like 30s, 10m, 1h")
+        return v
+
+    def spacing_s(self) -> float:
+        m = _DURATION.match(self.spacing)
+        if not m:
+            return 0.0
+        return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """Walk the composed YAML node tree along a pydantic error location; return a 1-based line."""
+    line = node.start_mark.line + 1 if node else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next((v for k, v in node.value if k.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            nxt = node.value[part]
+        else:
+            nxt = None
+        if nxt is None:
+            continue  # union tags and the like: stay on the deepest node found
+        node = nxt
+        line = node.start_mark.line + 1
+    return line
+
+
+def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
+    try:
+        tree = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{filename}:{mark.line + 1}" if mark else filename
+        raise CampaignError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise CampaignError(f"{filename}: a campaign is a YAML mapping with name, nodes, tests ...")
+    try:
+        return Campaign.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("list[", "function-"))))
+            field = ".".join(map(str, loc)) or "campaign"
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{filename}:{_line_of(tree, loc)}: {field}: {msg}")
+        raise CampaignError("\n".join(lines)) from None
+
+
+def load(path: Path) -> Campaign:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CampaignError(f"cannot read campaign file {path}: {exc.strerror}") from None
+    return parse(text, str(path))

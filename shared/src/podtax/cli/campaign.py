@@ -1,0 +1,203 @@
+"""`podtax campaign submit FILE` and `podtax campaign status NAME [--follow]`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from nats.js.errors import KeyNotFoundError
+from rich.progress import BarColumn, Progress, TextColumn
+
+from podtax import events, subjects
+from podtax import campaign as campaign_file
+from podtax.bus import Bus, BusError
+from podtax.cli.common import console, err, fail, nats_url
+
+campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
+
+
+async def _kv_get(bus: Bus, key: str) -> dict[str, Any] | None:
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    try:
+        entry = await kv.get(key)
+    except KeyNotFoundError:
+        return None
+    return json.loads(entry.value) if entry.value else None
+
+
+async def _known_nodes(bus: Bus) -> dict[str, dict[str, Any]]:
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        keys = await kv.keys()
+    except KeyNotFoundError:
+        return out
+    for key in keys:
+        if key.startswith("node."):
+            doc = json.loads((await kv.get(key)).value)
+            out[doc["node"]] = doc
+    return out
+
+
+def check_nodes(c: campaign_file.Campaign, known: dict[str, dict[str, Any]]) -> list[str]:
+    """Problems that must stop a submission: unknown nodes, host runs on a node without an agent."""
+    problems = []
+    if isinstance(c.nodes, list):
+        for node in c.nodes:
+            doc = known.get(node)
+            if doc is None:
+                names = ", ".join(sorted(known)) or "none yet"
+                problems.append(f"unknown node {node!r}: no host agent or Kubernetes node by that name "
+                                f"(known: {names})")
+            elif "host" in c.environments and not doc.get("host_agent"):
+                problems.append(f"node {node!r} has no host agent reporting, but the campaign has host runs")
+            elif "kubernetes" in c.environments and not doc.get("kubernetes"):
+                problems.append(f"node {node!r} is not a Kubernetes node known to the runner, "
+                                f"but the campaign has pod runs")
+    return problems
+
+
+def build_warnings(c: campaign_file.Campaign, known: dict[str, dict[str, Any]],
+                   image: dict[str, Any] | None) -> list[str]:
+    """Warn before anything runs when the hosts' tool builds differ from the benchmark image's."""
+    if "host" not in c.environments or "kubernetes" not in c.environments:
+        return []
+    if image is None:
+        return [f"the tool versions inside {c.pod.image} are not known yet (no pod run recorded them); "
+                f"if they differ from the hosts', the report flags those cells CONFOUNDED"]
+    out = []
+    nodes = c.nodes if isinstance(c.nodes, list) else sorted(known)
+    tools = {templates_tool(t.test) for t in c.tests}
+    for node in nodes:
+        host_versions = known.get(node, {}).get("tool_versions", {})
+        for tool in sorted(tools):
+            h, p = host_versions.get(tool), image.get("tool_versions", {}).get(tool)
+            if h and p and h != p:
+                out.append(f"{node}: host has {h!r} but {c.pod.image} has {p!r}: host and pod results of "
+                           f"{tool} will not be comparable (CONFOUNDED)")
+    return out
+
+
+def templates_tool(test: str) -> str:
+    from podtax import templates
+
+    return templates.get(test).tool
+
+
+async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
+    try:
+        bus = await Bus.connect(nats_url(), "podtax/cli")
+    except BusError as exc:
+        raise fail(str(exc)) from None
+    try:
+        await bus.ensure_streams()
+        known = await _known_nodes(bus)
+        problems = check_nodes(c, known)
+        if problems:
+            for p in problems:
+                err.print(f"[red]error:[/red] {p}", highlight=False)
+            err.print("nothing was submitted")
+            return 2
+        if await _kv_get(bus, f"campaign.{c.name}"):
+            raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
+        for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.escape(c.pod.image)}")):
+            err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        if dry_run:
+            console.print(f"campaign {c.name} is valid (dry run: nothing submitted)")
+            return 0
+        submitted = events.CampaignSubmitted(campaign=c.name, spec=c.model_dump(mode="json"))
+        await bus.publish(events.campaign_submitted(submitted).model_copy(update={"id": f"campaign.{c.name}"}))
+        console.print(f"submitted campaign [bold]{c.name}[/bold]; follow it with `podtax campaign status "
+                      f"{c.name} --follow`", highlight=False)
+        return 0
+    finally:
+        await bus.close()
+
+
+@campaign_app.command()
+def submit(
+    file: Annotated[Path, typer.Argument(help="Campaign YAML file.")],
+    follow: Annotated[bool, typer.Option(help="Show progress until the campaign finishes.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Validate only; publish nothing.")] = False,
+) -> int:
+    """Validate a campaign file and publish it to the runner."""
+    try:
+        c = campaign_file.load(file)
+    except (campaign_file.CampaignError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        err.print("nothing was submitted")
+        return 2
+    code = asyncio.run(_submit(c, dry_run))
+    if code == 0 and follow and not dry_run:
+        return status(c.name, follow=True)
+    return code
+
+
+def _progress_rows(state: dict[str, Any]) -> dict[str, dict[str, float]]:
+    rows: dict[str, dict[str, float]] = {}
+    for s in state["runs"].values():
+        node = s["run"]["node"]
+        row = rows.setdefault(node, {"done": 0, "failed": 0, "total": 0, "seconds": 0.0, "timed": 0})
+        row["total"] += 1
+        st = s.get("status", "planned")
+        if st in ("done", "failed", "cancelled"):
+            row["done" if st == "done" else "failed"] += 1
+            if s.get("dispatched_at") and s.get("finished_at"):
+                row["seconds"] += (events.datetime.fromisoformat(s["finished_at"])
+                                   - events.datetime.fromisoformat(s["dispatched_at"])).total_seconds()
+                row["timed"] += 1
+    return rows
+
+
+async def _status_once(name: str) -> dict[str, Any] | None:
+    try:
+        bus = await Bus.connect(nats_url(), "podtax/cli")
+    except BusError as exc:
+        raise fail(str(exc)) from None
+    try:
+        return await _kv_get(bus, f"campaign.{name}")
+    finally:
+        await bus.close()
+
+
+@campaign_app.command()
+def status(
+    name: Annotated[str, typer.Argument(help="Campaign name.")],
+    follow: Annotated[bool, typer.Option(help="Keep updating until the campaign finishes.")] = False,
+    timeout: Annotated[float, typer.Option(help="With --follow: give up after this many seconds.")] = 86400,
+) -> int:
+    """Runs done, failed and remaining per node, with a progress bar and an ETA."""
+    state = asyncio.run(_status_once(name))
+    if state is None:
+        raise fail(f"no campaign named {name!r} (submitted campaigns appear once the runner has planned them)")
+    progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), TextColumn("{task.fields[info]}"),
+                        console=console, transient=False, auto_refresh=False)
+    tasks: dict[str, Any] = {}
+    deadline = time.monotonic() + timeout
+    with progress:
+        while True:
+            for node, row in sorted(_progress_rows(state).items()):
+                finished = row["done"] + row["failed"]
+                left = row["total"] - finished
+                eta = row["seconds"] / row["timed"] * left if row["timed"] else None
+                info = (f"{int(row['done'])} done, {int(row['failed'])} failed, {int(left)} left"
+                        + (f", ETA {eta:,.0f} s" if eta is not None and left else ""))
+                if node not in tasks:
+                    tasks[node] = progress.add_task(node, total=row["total"], info=info)
+                progress.update(tasks[node], completed=finished, total=row["total"], info=info)
+            progress.refresh()
+            if not follow or state.get("finished_at") or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+            state = asyncio.run(_status_once(name)) or state
+    done = bool(state.get("finished_at"))
+    console.print(f"campaign {name}: " + ("finished" if done else "running"))
+    return 0 if done or not follow else 1
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(campaign_app, name="campaign")

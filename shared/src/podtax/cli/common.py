@@ -1,0 +1,39 @@
+"""What the CLI commands share: where NATS and the API are, a console, error exits."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from podtax.config import DEFAULT_NATS_URL
+
+console = Console()
+err = Console(stderr=True)
+DATA_DIR = Path(os.environ.get("PODTAX_DATA_DIR", ".podtax"))
+UP_FILE = "up.json"
+
+
+def _up_info() -> dict[str, str]:
+    try:
+        return json.loads((DATA_DIR / UP_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def nats_url() -> str:
+    """PODTAX_NATS_URL, else the server `podtax up` started (its up.json), else the default."""
+    return os.environ.get("PODTAX_NATS_URL") or _up_info().get("nats_url") or DEFAULT_NATS_URL
+
+
+def api_url() -> str:
+    return os.environ.get("PODTAX_API_URL") or _up_info().get("api_url") or "http://127.0.0.1:8700"
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print an error in red and return an Exit to raise."""
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(code)

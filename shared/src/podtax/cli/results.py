@@ -1,0 +1,66 @@
+"""`podtax results` (a table of stored results) and `podtax reparse` (re-derive them)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import httpx
+import typer
+from rich.table import Table
+
+from podtax.cli.common import api_url, console, fail
+
+
+def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET") -> object:
+    url = api_url().rstrip("/") + path
+    try:
+        resp = httpx.request(method, url, params={k: v for k, v in (params or {}).items() if v is not None},
+                             timeout=300)
+    except httpx.HTTPError as exc:
+        raise fail(f"cannot reach the analyzer at {api_url()} ({exc}); start it with `podtax up` "
+                   f"or set PODTAX_API_URL") from None
+    if resp.status_code >= 400:
+        detail = resp.json().get("detail") if resp.headers.get("content-type", "").startswith("application/json") \
+            else resp.text
+        raise fail(f"{method} {path}: {resp.status_code} {detail}")
+    return resp.json()
+
+
+def results(
+    campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
+    node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many runs.")] = 200,
+) -> int:
+    """Show stored results: one row per run with its primary figures."""
+    rows = _get("/api/results", {"campaign": campaign, "node": node, "limit": limit})
+    assert isinstance(rows, list)
+    if not rows:
+        console.print("no results yet" + (f" for campaign {campaign}" if campaign else ""))
+        return 0
+    table = Table(title=f"{len(rows)} results" + (f" — campaign {campaign}" if campaign else ""))
+    for col in ("campaign", "node", "env", "test", "params", "tool", "metric", "value"):
+        table.add_column(col, justify="right" if col == "value" else "left")
+    for r in rows:
+        first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
+        preferred = [m for m in r["metrics"] if m["name"] in ("events_per_second", "mib_per_second",
+                     "bogo_ops_per_second_real", "read_mb_per_second", "read_iops", "write_iops")]
+        m = preferred[0] if preferred else first
+        params = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+        table.add_row(r["campaign"], r["node"], r["env"], r["test"], params,
+                      f"{r['tool'] or ''} {r['tool_version'] or ''}".strip(), m["name"], f"{m['value']:,.2f} {m['unit']}")
+    console.print(table)
+    return 0
+
+
+def reparse(campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None) -> int:
+    """Re-derive results from the stored raw logs with today's parsers (no duplicates)."""
+    counts = _get("/api/reparse", {"campaign": campaign}, method="POST")
+    assert isinstance(counts, dict)
+    console.print(f"reparsed {counts['logs']} logs: {counts['results']} results, {counts['failures']} failures, "
+                  f"{counts['changed']} changed")
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(results)
+    app.command()(reparse)

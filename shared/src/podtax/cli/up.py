@@ -1,0 +1,176 @@
+"""`podtax up`: the whole system on one machine — an embedded nats-server, every service as a
+child process, a DuckDB file under the data directory — until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+
+from podtax import natsserver
+from podtax.cli.common import DATA_DIR, UP_FILE, console, err
+
+SERVICES = ("analyzer", "parser", "runner", "host_agent")
+MAX_RESTARTS = 3
+
+
+@dataclass
+class Child:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+    restarts: int = 0
+    started: float = field(default=0.0)
+
+    def start(self) -> None:
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        self.started = time.monotonic()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _wait_http(url: str, timeout: float) -> bool:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def _kubesim_child(data: Path, node: str, env: dict[str, str]) -> tuple[Child, Path]:
+    """The SIMULATED Kubernetes API (tools/kubesim) with one node: this host, exec-mode kubelet."""
+    threads = os.cpu_count() or 1
+    cluster = {"name": "local-sim", "nodes": [{
+        "name": node, "labels": {"kubernetes.io/arch": {"x86_64": "amd64", "aarch64": "arm64"}.get(
+            os.uname().machine, os.uname().machine)},
+        "capacity": {"cpu": str(threads), "memory": "16Gi", "pods": "110"},
+    }]}
+    cluster_file = data / "kubesim-cluster.yaml"
+    cluster_file.write_text(yaml.safe_dump(cluster))
+    kubeconfig = data / "kubeconfig.yaml"
+    kubeconfig.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "podtax_kubesim", "--cluster", str(cluster_file), "--kubeconfig",
+            str(kubeconfig), "--kubelet", "exec"]
+    return Child("kubesim", argv, env, data / "logs" / "kubesim.log"), kubeconfig
+
+
+def up(
+    data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
+    nats_port: Annotated[int, typer.Option(help="Port of the embedded nats-server (0 = a free one).")] = 0,
+    api_port: Annotated[int, typer.Option(help="Port of the analyzer's HTTP API.")] = 8700,
+    node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).")] = socket.gethostname(),
+    kubesim: Annotated[bool, typer.Option(help="Run pods on a local SIMULATED Kubernetes API (tools/kubesim).")]
+    = True,
+    ready_file: Annotated[Path | None, typer.Option(help="Touch this file once everything is up.")] = None,
+) -> int:
+    """Start NATS and every service locally; stop them all on Ctrl-C or SIGTERM."""
+    data = data_dir.resolve()
+    (data / "logs").mkdir(parents=True, exist_ok=True)
+    nats = None
+    nats_url = os.environ.get("PODTAX_NATS_URL")
+    if not nats_url:
+        nats = natsserver.start(data / "jetstream", nats_port, log_file=data / "logs" / "nats-server.log")
+        nats_url = nats.url
+    env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),
+           "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": node,
+           "PODTAX_AGENT_WORKDIR": str(data / "work"), "PODTAX_DATA_DIR": str(data)}
+    children: list[Child] = []
+    kubeconfig = None
+    if kubesim and not env.get("PODTAX_RUNNER_KUBECONFIG"):
+        try:
+            import podtax_kubesim  # noqa: F401
+        except ImportError:
+            err.print("[yellow]tools/kubesim is not installed: pod runs are disabled "
+                      "(pip install -e tools/kubesim)[/yellow]")
+        else:
+            child, kubeconfig = _kubesim_child(data, node, env)
+            children.append(child)
+    if kubeconfig:
+        env["PODTAX_RUNNER_KUBECONFIG"] = str(kubeconfig)
+    elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
+        env["PODTAX_RUNNER_KUBERNETES"] = "false"
+    for svc in SERVICES:
+        children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], env, data / "logs" / f"{svc}.log"))
+
+    stopping = False
+
+    def _stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    api_url = f"http://127.0.0.1:{api_port}"
+    try:
+        for child in children:
+            child.start()
+            if child.name == "kubesim":
+                deadline = time.monotonic() + 15
+                while not kubeconfig.exists() and time.monotonic() < deadline:  # type: ignore[union-attr]
+                    time.sleep(0.1)
+        if not _wait_http(f"{api_url}/healthz", 30):
+            err.print(f"[red]the analyzer did not answer on {api_url}; see {data / 'logs' / 'analyzer.log'}[/red]")
+            return 1
+        info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
+                "kubeconfig": str(kubeconfig) if kubeconfig else None}
+        (data / UP_FILE).write_text(json.dumps(info, indent=2))
+        console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
+                      + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"
+                      + f"\n  host agent node {node}\n  logs       {data / 'logs'}"
+                      + (f"\n  kubernetes {kubeconfig} [yellow](SIMULATED by tools/kubesim)[/yellow]"
+                         if kubeconfig else "\n  kubernetes off (no pod runs)")
+                      + "\nCtrl-C stops everything.", highlight=False)
+        if ready_file:
+            ready_file.write_text(json.dumps(info))
+        while not stopping:
+            time.sleep(0.2)
+            for child in children:
+                if child.proc and child.proc.poll() is not None and not stopping:
+                    code = child.proc.returncode
+                    if child.restarts >= MAX_RESTARTS:
+                        err.print(f"[red]{child.name} exited with {code} {MAX_RESTARTS} times; "
+                                  f"see {child.log}. Stopping.[/red]")
+                        return 1
+                    child.restarts += 1
+                    err.print(f"[yellow]{child.name} exited with {code}; restarting (see {child.log})[/yellow]")
+                    child.start()
+        return 0
+    finally:
+        console.print("stopping ...")
+        for child in reversed(children):
+            child.stop()
+        if nats:
+            nats.stop()
+        (data / UP_FILE).unlink(missing_ok=True)
+        console.print("stopped")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(up)

@@ -1,0 +1,159 @@
+"""Pure-function parsers of benchmark output: sysbench, stress-ng, hdparm, fio.
+
+`parse_run` reads one run (the parser service); `parse_text` reads a log file offline
+(`podtax parse`). Both return a :class:`Parsed` or raise :class:`ParseFailure` with a stable
+reason code — never a silent zero:
+
+- ``nonzero-exit``   the tool exited non-zero (or was killed) and no more specific reason was found
+- ``fatal``          the tool reported a fatal error (sysbench ``FATAL:``, stress-ng ``error:``, fio err)
+- ``empty``          no output at all
+- ``truncated``      the report starts but its figures are missing (cut or killed)
+- ``permission-denied``  the tool could not open its device or file
+- ``unknown-format`` no known report (or several runs / tools mixed in one log: pass the test)
+- ``unsupported-version``  sysbench 0.4.x: recognized and rejected, naming the version
+- ``bad-argument``   the tool rejected its command line
+- ``wrong-tool``     the log was written by another tool (or another sysbench test / stressor)
+
+Lines starting with ``#podtax `` (the provenance block) are removed first; CRLF and lone CR
+become LF. Metric naming per tool is documented in each module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+from podtax import templates
+from podtax.benchwrap import PREFIX
+from podtax.parsers import detect, fio, hdparm, stressng, sysbench
+from podtax.parsers.base import Parsed, ParseFailure, version_from
+from podtax.provenance import split as _split_provenance
+
+__all__ = ["PARSER_VERSION", "TOOLS", "ParseFailure", "Parsed", "parse_run", "parse_text", "tool_of"]
+
+PARSER_VERSION: str = "1.0.0"
+_MODULES: dict[str, ModuleType] = {"sysbench": sysbench, "stress-ng": stressng, "hdparm": hdparm, "fio": fio}
+TOOLS: tuple[str, ...] = tuple(_MODULES)
+_ALIASES = {"stressng": "stress-ng", "stress_ng": "stress-ng"}
+TEST_TOOL: dict[str, str] = {t.name: t.tool for t in templates.REGISTRY.values() if t.tool in _MODULES}
+_SPECIFIC = frozenset({"fatal", "bad-argument", "permission-denied", "unsupported-version", "wrong-tool"})
+_WRITE_RW = ("write", "randwrite", "trimwrite")
+
+
+def tool_of(name: str) -> tuple[str, str | None]:
+    """`sysbench-cpu` -> ("sysbench", "sysbench-cpu"); `fio` -> ("fio", "fio"); `sysbench` -> ("sysbench", None)."""
+    if name in TEST_TOOL:
+        return TEST_TOOL[name], name
+    tool = _ALIASES.get(name, name)
+    if tool in _MODULES:
+        return tool, None
+    known = ", ".join(sorted({*TEST_TOOL, *_MODULES}))
+    raise ValueError(f"unknown tool or test {name!r}; use one of: {known}")
+
+
+def _clean(text: str) -> str:
+    if not text:
+        return ""
+    if text[0] == "\ufeff":
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if PREFIX in text:
+        text = _split_provenance(text)[0]
+    return text
+
+
+def _join(stdout: str, stderr: str) -> str:
+    out, err = _clean(stdout), _clean(stderr)
+    if not err.strip():
+        return out
+    if not out.strip():
+        return err
+    return out if out.endswith("\n") else out + "\n" + err
+
+
+def parse_run(test: str, stdout: str, stderr: str = "", exit_code: int | None = 0,
+              requested: Mapping[str, Any] | None = None, recorded_version: str | None = None) -> Parsed:
+    """Parse one run of template `test` (stdout and stderr as captured, exit status, parameters)."""
+    tool = TEST_TOOL.get(test)
+    if tool is None:
+        known = ", ".join(sorted(TEST_TOOL))
+        raise ParseFailure("unknown-format", f"no parser for test {test!r}; parsers exist for: {known}")
+    return _run(tool, test, _join(stdout, stderr), exit_code, requested, recorded_version)
+
+
+def parse_text(text: str, tool: str | None = None) -> Parsed:
+    """Parse a saved log offline; `tool` is a tool or template name, or None to autodetect."""
+    text = _clean(text)
+    if tool is not None:
+        name, test = tool_of(tool)
+    else:
+        if not text.strip():
+            raise ParseFailure("empty", "the log is empty")
+        found = detect.tools_in(text)
+        if not found:
+            raise ParseFailure("unknown-format", "no sysbench, stress-ng, hdparm or fio output recognized; "
+                                                 "pass --tool if you know which tool wrote it")
+        if len(found) > 1:
+            raise ParseFailure("unknown-format", f"the log mixes output of {' and '.join(found)}; pass --tool "
+                                                 "to parse one of them")
+        name, test = found[0], None
+    return _run(name, test, text, 0, None, None)
+
+
+def _run(tool: str, test: str | None, text: str, exit_code: int | None,
+         requested: Mapping[str, Any] | None, recorded_version: str | None) -> Parsed:
+    if not text.strip():
+        if exit_code != 0:
+            raise ParseFailure("nonzero-exit", f"{tool} {_status(exit_code)} and printed nothing")
+        raise ParseFailure("empty", f"{tool} printed nothing (stdout and stderr are empty)")
+    if exit_code != 0:
+        try:
+            _parse(tool, test, text, requested, recorded_version)
+        except ParseFailure as failure:
+            if failure.reason in _SPECIFIC:
+                raise ParseFailure(failure.reason, f"{failure.detail} ({tool} {_status(exit_code)})") from None
+        raise ParseFailure("nonzero-exit", f"{tool} {_status(exit_code)}; its figures are not trusted — read "
+                                           "its output for the cause")
+    return _parse(tool, test, text, requested, recorded_version)
+
+
+def _status(exit_code: int | None) -> str:
+    return "was killed (no exit status)" if exit_code is None else f"exited with status {exit_code}"
+
+
+def _parse(tool: str, test: str | None, text: str, requested: Mapping[str, Any] | None,
+           recorded_version: str | None) -> Parsed:
+    found = detect.tools_in(text)
+    if found and tool not in found:
+        raise ParseFailure("wrong-tool", f"expected {tool} output, but the log was written by "
+                                         f"{' and '.join(found)}")
+    parsed: Parsed = _MODULES[tool].parse(text, test, requested, recorded_version)
+    if test is not None:
+        primary = _primary_metric(test, requested, parsed)
+        if not any(m.name == primary for m in parsed.metrics):
+            raise ParseFailure("unknown-format", f"the {test} report has no {primary} figure")
+    return _with_version(parsed, recorded_version)
+
+
+def _primary_metric(test: str, requested: Mapping[str, Any] | None, parsed: Parsed) -> str:
+    if test == "fio":
+        rw = str((requested or {}).get("rw") or parsed.echoed.get("rw") or "read")
+        return "write_iops" if rw in _WRITE_RW else "read_iops"
+    template = templates.REGISTRY[test]
+    return template.primary_metric(template.params())
+
+
+def _with_version(parsed: Parsed, recorded_version: str | None) -> Parsed:
+    if not recorded_version:
+        return parsed
+    version, build = version_from(recorded_version)
+    flags = parsed.flags
+    if parsed.tool_version and version and parsed.tool_version != version:
+        flags += (f"VERSION_MISMATCH: the log says {parsed.tool} {parsed.tool_version}, the run recorded "
+                  f"{version}",)
+    if parsed.tool_version and parsed.tool_build and flags is parsed.flags:
+        return parsed
+    return Parsed(parsed.tool, parsed.tool_version or version, parsed.tool_build or build, parsed.metrics,
+                  parsed.echoed, flags)

@@ -1,0 +1,146 @@
+"""fio `--output-format=json` reports (and, for old logs, the default `normal` text output).
+
+Per job and direction (read, write, trim) that did I/O: `<dir>_iops` (IOPS), `<dir>_bw` (KiB/s),
+`<dir>_clat_min|mean|max` and `<dir>_clat_p<percentile>` (µs; `p99_9` is the 99.9th). With ONE job
+the names are exactly these. With SEVERAL jobs (no group_reporting) each job's metrics are
+prefixed with its name (`<jobname>_read_iops`, `_<index>` added when names repeat) and the
+unprefixed `<dir>_iops` / `<dir>_bw` are the SUMS over the jobs (percentiles are not aggregated).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from podtax.parsers import fio_text
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed
+
+TOOL = "fio"
+DIRECTIONS = ("read", "write", "trim")
+_ECHO = ("rw", "bs", "size", "iodepth", "direct", "ioengine", "runtime", "numjobs")
+_SLUG = re.compile(r"[^A-Za-z0-9]+")
+_DENIED_ERRNO = {1, 13}
+_DECODER = json.JSONDecoder()
+
+
+def percentile_name(key: str) -> str:
+    """`99.900000` -> `p99_9`, `50.000000` -> `p50`."""
+    number = float(key)
+    text = f"{number:.6f}".rstrip("0").rstrip(".")
+    return "p" + text.replace(".", "_")
+
+
+def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
+          recorded_version: str | None = None) -> Parsed:
+    start = text.find("{")
+    if start < 0 or '"fio version"' not in text:
+        return fio_text.parse(text, requested)
+    try:
+        doc, _end = _DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError) as exc:
+        raise ParseFailure("truncated", f"the fio JSON report is incomplete or damaged ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise ParseFailure("unknown-format", "the fio JSON report has no `jobs` list")
+    jobs = [j for j in doc["jobs"] if isinstance(j, dict)]
+    if not jobs:
+        raise ParseFailure("truncated", "the fio JSON report lists no jobs")
+    version = str(doc.get("fio version", "")).removeprefix("fio-") or None
+    _check_errors(jobs)
+    metrics = MetricList()
+    names = _job_prefixes(jobs) if len(jobs) > 1 else [""]
+    totals: dict[str, list[float]] = {}
+    for job, prefix in zip(jobs, names, strict=True):
+        for direction in DIRECTIONS:
+            stats = job.get(direction)
+            if not isinstance(stats, dict) or not _number(stats.get("total_ios", stats.get("io_bytes"))):
+                continue
+            iops, bw = _job_direction(stats, prefix + direction, metrics)
+            agg = totals.setdefault(direction, [0.0, 0.0])
+            agg[0] += iops
+            agg[1] += bw
+    if len(jobs) > 1:
+        for direction, (iops, bw) in totals.items():
+            metrics.add(f"{direction}_iops", iops, "IOPS", True)
+            metrics.add(f"{direction}_bw", bw, "KiB/s", True)
+    if not totals:
+        raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
+    echoed = _echoed(doc, jobs[0])
+    _require_primary(metrics, requested, echoed)
+    flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
+    return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value)
+
+
+def _field(stats: Mapping[str, Any], key: str, what: str) -> float:
+    value = stats.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ParseFailure("unknown-format", f"fio JSON has no numeric `{key}` for {what}")
+    return float(value)
+
+
+def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList) -> tuple[float, float]:
+    iops = _field(stats, "iops", name)
+    bw = _field(stats, "bw", name)
+    metrics.add(f"{name}_iops", iops, "IOPS", True)
+    metrics.add(f"{name}_bw", bw, "KiB/s", True)
+    clat, scale = stats.get("clat_ns"), 1000.0
+    if not isinstance(clat, dict):
+        clat, scale = stats.get("clat"), 1.0  # fio 2.x reported clat in µs
+    if isinstance(clat, dict):
+        for key, label in (("min", "min"), ("mean", "mean"), ("max", "max")):
+            if key in clat:
+                metrics.add(f"{name}_clat_{label}", _field(clat, key, name) / scale, "µs", False)
+        pct = clat.get("percentile")
+        if isinstance(pct, dict):
+            for key, value in pct.items():
+                try:
+                    label = percentile_name(key)
+                except ValueError:
+                    continue
+                metrics.add(f"{name}_clat_{label}", _number(value) / scale, "µs", False)
+    return iops, bw
+
+
+def _job_prefixes(jobs: list[dict[str, Any]]) -> list[str]:
+    raw = [_SLUG.sub("_", str(j.get("jobname", "job"))).strip("_").lower() or "job" for j in jobs]
+    return [f"{n}_{i}_" if raw.count(n) > 1 else f"{n}_" for i, n in enumerate(raw)]
+
+
+def _check_errors(jobs: list[dict[str, Any]]) -> None:
+    for job in jobs:
+        err = job.get("error")
+        if isinstance(err, int) and err:
+            name = job.get("jobname", "?")
+            if err in _DENIED_ERRNO:
+                raise ParseFailure("permission-denied", f"fio job {name} failed with errno {err} "
+                                                        "(permission denied): check the target path")
+            raise ParseFailure("fatal", f"fio job {name} failed with error {err}; see fio's stderr")
+
+
+def _echoed(doc: Mapping[str, Any], job: Mapping[str, Any]) -> Echoed:
+    options: dict[str, Any] = {}
+    for source in (doc.get("global options"), job.get("job options")):
+        if isinstance(source, dict):
+            options.update(source)
+    echoed: Echoed = {}
+    for key in _ECHO:
+        value = options.get(key)
+        if isinstance(value, str):
+            echoed[key] = int(value) if value.isdigit() else value
+    return echoed
+
+
+def _require_primary(metrics: MetricList, requested: Mapping[str, Any] | None, echoed: Echoed) -> None:
+    rw = str((requested or {}).get("rw") or echoed.get("rw") or "")
+    if not rw:
+        return
+    direction = "write" if rw in ("write", "randwrite", "trimwrite") else "read"
+    if f"{direction}_iops" not in metrics:
+        raise ParseFailure("unknown-format", f"fio was asked for rw={rw} but reports no {direction} I/O")

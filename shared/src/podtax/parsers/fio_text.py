@@ -1,0 +1,108 @@
+"""fio's default `normal` text output (fio 2.x and 3.x), for logs recorded without JSON.
+
+Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
+(IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, size_bytes, to_number
+
+_JOB = re.compile(r"^(\S[^:]*): \(groupid=\d+, jobs=\d+\): err=\s*(-?\d+)")
+_NEW = re.compile(r"^(read|write|trim)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([KMGT]?i?B)/s")
+_OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+)([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)")
+_CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?), max=\s*([\d.]+)([kKM]?), "
+                   r"avg=\s*([\d.]+)")
+_PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
+_PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
+_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
+_VERSION = re.compile(r"^fio-(\d\S*)$")
+_TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
+_COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def _kib(value: str, unit: str) -> float:
+    factor = size_bytes("1" + unit.replace("B", "").replace("i", ""))
+    return to_number(value) * (factor or 1.0) / 1024
+
+
+def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
+    version: str | None = None
+    echoed: Echoed = {}
+    jobs: list[tuple[str, dict[str, float]]] = []
+    direction = ""
+    pct_scale = 0.0
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if pct_scale and line.startswith("|"):
+            for key, value in _PCT.findall(line):
+                label = "p" + f"{float(key):.6f}".rstrip("0").rstrip(".").replace(".", "_")
+                jobs[-1][1][f"{direction}_clat_{label}"] = to_number(value) * pct_scale
+            continue
+        pct_scale = 0.0
+        m = _VERSION.match(line)
+        if m:
+            version = m.group(1)
+            continue
+        m = _HEAD.match(line)
+        if m and not echoed:
+            echoed = {"rw": m.group(1), "bs": m.group(2), "ioengine": m.group(3), "iodepth": int(m.group(4))}
+            continue
+        m = _JOB.match(line)
+        if m:
+            if int(m.group(2)):
+                raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(2)}")
+            jobs.append((m.group(1), {}))
+            continue
+        if not jobs:
+            continue
+        figures = jobs[-1][1]
+        m = _NEW.match(line)
+        if m:
+            direction = m.group(1)
+            figures[f"{direction}_iops"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)]
+            figures[f"{direction}_bw"] = _kib(m.group(4), m.group(5))
+            continue
+        m = _OLD.match(line)
+        if m:
+            direction = m.group(1)
+            figures[f"{direction}_bw"] = _kib(m.group(2), m.group(3))
+            figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
+            continue
+        m = _CLAT.match(line)
+        if m and direction:
+            scale = _TIME_SCALE[m.group(1)]
+            figures[f"{direction}_clat_min"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)] * scale
+            figures[f"{direction}_clat_mean"] = to_number(m.group(6)) * scale
+            figures[f"{direction}_clat_max"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)] * scale
+            continue
+        m = _PCT_HEAD.match(line)
+        if m and direction:
+            pct_scale = _TIME_SCALE[m.group(1)]
+    jobs = [(name, figures) for name, figures in jobs if figures]
+    if not jobs:
+        if version or echoed:
+            raise ParseFailure("truncated", "the fio log stops before any job reported its figures")
+        raise ParseFailure("unknown-format", "neither a fio JSON report nor fio's normal text output")
+    metrics = MetricList()
+    totals: dict[str, float] = {}
+    slugs = [re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "job" for name, _ in jobs]
+    for i, (_name, figures) in enumerate(jobs):
+        prefix = "" if len(jobs) == 1 else f"{slugs[i]}_{i}_" if slugs.count(slugs[i]) > 1 else f"{slugs[i]}_"
+        for key, value in figures.items():
+            unit = "IOPS" if key.endswith("_iops") else "KiB/s" if key.endswith("_bw") else "µs"
+            metrics.add(prefix + key, value, unit, unit != "µs")
+            if unit != "µs":
+                totals[key] = totals.get(key, 0.0) + value
+    if len(jobs) > 1:
+        for key, value in totals.items():
+            metrics.add(key, value, "IOPS" if key.endswith("_iops") else "KiB/s", True)
+    flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"]
+    flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
+    return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))

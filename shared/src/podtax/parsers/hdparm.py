@@ -1,0 +1,91 @@
+"""hdparm `-T` (cached) and `-t` (buffered disk) timings, with or without `--direct`.
+
+hdparm prints `MB/sec` and switches to `kB/sec` below 1 MB/s; both are its binary units
+(MB = 2^20 bytes, kB = 2^10 bytes), so kB/sec is divided by 1024 and every rate is in MB/s.
+Metrics: `cached_read_mb_per_second`, `disk_read_mb_per_second` (`direct_` prefix for the
+O_DIRECT variants), the MB read and seconds of each, and the template's primary
+`read_mb_per_second`: the timing of the requested mode, else the disk timing when both were run.
+`HDIO_DRIVE_CMD(identify) failed` and similar ioctl noise lines are ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, to_number
+
+TOOL = "hdparm"
+_TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffered disk|disk) reads:\s+([\d.]+) MB in\s+([\d.]+) "
+                     r"seconds\s*=\s*([\d.]+) (MB|kB|GB)/sec\s*$")
+_DEVICE = re.compile(r"^(/dev/\S+?):\s*(.*)$")
+_DENIED = ("Operation not permitted", "Permission denied")
+_SCALE = {"kB": 1 / 1024, "MB": 1.0, "GB": 1024.0}
+
+
+def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
+          recorded_version: str | None = None) -> Parsed:
+    timings: dict[str, tuple[float, float, float]] = {}
+    device: str | None = None
+    problems: list[str] = []
+    seen_timing_word = False
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("Timing"):
+            seen_timing_word = True
+            m = _TIMING.match(line)
+            if not m:
+                continue
+            kind = ("direct_" if m.group(1) else "") + ("cached" if m.group(2) == "cached" else "disk")
+            rate = to_number(m.group(5)) * _SCALE[m.group(6)]
+            timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
+            continue
+        d = _DEVICE.match(line)
+        if d:
+            device = device or d.group(1)
+            if d.group(2):
+                problems.append(line)
+        elif any(word in line for word in _DENIED) or "No such file" in line:
+            problems.append(line)
+    echoed: Echoed = {"device": device} if device else {}
+    if not timings:
+        denied = [p for p in problems if any(w in p for w in _DENIED)]
+        if denied:
+            raise ParseFailure("permission-denied", f"hdparm could not read the device: {denied[0]} — run "
+                                                    "it as root (or with CAP_SYS_RAWIO) on the host")
+        missing = [p for p in problems if "No such file" in p]
+        if missing:
+            raise ParseFailure("bad-argument", f"hdparm was given a device that does not exist: {missing[0]}")
+        if device or seen_timing_word:
+            raise ParseFailure("truncated", "hdparm printed its device but no `Timing ... reads` line: "
+                                            "the run was cut short")
+        raise ParseFailure("unknown-format", "no hdparm `Timing ... reads:` line found in the log")
+    mode = str((requested or {}).get("mode") or "")
+    metrics = MetricList()
+    primary = _primary(timings, mode)
+    metrics.add("read_mb_per_second", timings[primary][0], "MB/s", True)
+    for kind, (rate, size, seconds) in timings.items():
+        metrics.add(f"{kind}_read_mb_per_second", rate, "MB/s", True)
+        metrics.add(f"{kind}_read_mb", size, "MB", True)
+        metrics.add(f"{kind}_read_time", seconds, "s", False)
+    echoed["mode"] = "disk" if primary.endswith("disk") else "cached"
+    if primary.startswith("direct_"):
+        echoed["direct"] = 1
+    flags = compare_echoed(requested, echoed, ("device", "mode"))
+    return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _primary(timings: dict[str, tuple[float, float, float]], mode: str) -> str:
+    if mode in ("cached", "disk"):
+        for kind in (mode, f"direct_{mode}"):
+            if kind in timings:
+                return kind
+        raise ParseFailure("truncated", f"hdparm printed no {mode} read timing although mode={mode} was "
+                                        "requested")
+    for kind in ("disk", "direct_disk", "cached", "direct_cached"):
+        if kind in timings:
+            return kind
+    raise ParseFailure("unknown-format", "no usable hdparm timing")  # pragma: no cover

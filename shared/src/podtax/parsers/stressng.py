@@ -1,0 +1,219 @@
+"""stress-ng `--metrics-brief` / `--metrics` tables (0.07 .. 0.21) and the `--yaml` report.
+
+The table is found by its header (`stressor  bogo ops real time ...`) whatever the prefix
+(`info:` up to 0.15.04, `metrc:` from 0.15.05), the stream (the caller joins stdout and stderr)
+or its place relative to "successful run completed". Rows are split on whitespace, so stressor
+names wider than their column are fine. `--metrics` adds two columns (CPU used per instance,
+RSS max) that are read when present.
+
+Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
+is the `cpu` row for the stress-ng-cpu test, else the only row. Every other row is prefixed with
+its stressor name (`af_alg_bogo_ops`...). "miscellaneous metrics" lines become metrics named after
+their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from podtax.parsers.base import (
+    Echoed,
+    MetricList,
+    Parsed,
+    ParseFailure,
+    compare_echoed,
+    int_or_float,
+    requested_int,
+)
+from podtax.parsers.stressng_yaml import parse_yaml
+
+TOOL = "stress-ng"
+_LINE = re.compile(r"^stress-ng: ?(\w+): *(?:\[(\d+)\] ?)?(.*)$")
+_SETTING = re.compile(r"^(?:setting to|defaulting to) an? (?:(\d+) mins?, )?(\d+) sec")
+_MISC_TAIL = re.compile(r"\s*\((?:geometric|harmonic|arithmetic)? ?mean of \d+ instances?\)\s*$")
+_SLUG = re.compile(r"[^a-z0-9]+")
+COLUMNS = (
+    ("bogo_ops", "bogo ops", True),
+    ("real_time", "s", False),
+    ("usr_time", "s", False),
+    ("sys_time", "s", False),
+    ("bogo_ops_per_second_real", "bogo ops/s", True),
+    ("bogo_ops_per_second_usr_sys", "bogo ops/s", True),
+    ("cpu_used_per_instance", "%", True),
+    ("rss_max", "KB", False),
+)
+_BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
+            "must be one of", "option requires an argument", "invalid value")
+_Row = tuple[str, list[float]]
+_Misc = tuple[str, float, str]
+
+
+def _slug(text: str) -> str:
+    return _SLUG.sub("_", text.lower()).strip("_")
+
+
+class _Scan:
+    __slots__ = ("rows", "misc", "header", "hogs", "completed", "failed", "untrusted", "errors",
+                 "bad_arg", "timeout", "seen")
+
+    def __init__(self) -> None:
+        self.rows: list[_Row] = []
+        self.misc: list[_Misc] = []
+        self.header = False
+        self.hogs = ""
+        self.completed = False
+        self.failed = 0
+        self.untrusted = 0
+        self.errors: list[str] = []
+        self.bad_arg: list[str] = []
+        self.timeout: int | None = None
+        self.seen = False
+
+
+def _scan(text: str) -> _Scan:
+    s = _Scan()
+    state = 0  # 0 outside, 1 in table, 2 in misc metrics
+    for raw in text.split("\n"):
+        m = _LINE.match(raw)
+        if not m:
+            line = raw.strip()
+            if line.startswith(_BAD_ARG) or "must be one of" in line:
+                s.bad_arg.append(line)
+                s.seen = True
+            elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line):
+                s.bad_arg.append(line)
+            continue
+        s.seen = True
+        level, msg = m.group(1), m.group(3).strip()
+        if state and msg.startswith("("):
+            continue  # the units line under the header
+        if msg.startswith("stressor") and "bogo ops" in msg:
+            s.header, state = True, 1
+            continue
+        if state == 1:
+            parts = msg.split()
+            if len(parts) >= 7 and _numeric(parts[1:7]):
+                s.rows.append((parts[0], [float(p) for p in parts[1:9] if _isnum(p)]))
+                continue
+            state = 0
+        if msg == "miscellaneous metrics:":
+            state = 2
+            continue
+        if state == 2:
+            parts = msg.split(None, 2)
+            if len(parts) == 3 and _isnum(parts[1]):
+                s.misc.append((parts[0], float(parts[1]), _MISC_TAIL.sub("", parts[2])))
+                continue
+            state = 0
+        if level in ("error", "fail"):
+            s.errors.append(msg)
+        elif msg.startswith("dispatching hogs:"):
+            s.hogs = msg[len("dispatching hogs:"):].strip()
+        elif msg.startswith("successful run completed"):
+            s.completed = True
+        elif msg.startswith("unsuccessful run completed"):
+            s.errors.append(msg)
+        elif msg.startswith("failed:"):
+            s.failed = _count(msg)
+        elif msg.startswith("metrics untrustworthy:"):
+            s.untrusted = _count(msg)
+        elif msg.startswith(("setting to", "defaulting to")):
+            t = _SETTING.match(msg)
+            if t:
+                s.timeout = int(t.group(1) or 0) * 60 + int(t.group(2))
+        elif msg.startswith(_BAD_ARG) or "must be one of" in msg:
+            s.bad_arg.append(msg)
+    return s
+
+
+def _isnum(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _numeric(parts: list[str]) -> bool:
+    return all(_isnum(p) for p in parts)
+
+
+def _count(msg: str) -> int:
+    value = msg.split(":", 1)[1].strip().split(" ", 1)[0].rstrip(":")
+    return int(value) if value.isdigit() else 0
+
+
+def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
+          recorded_version: str | None = None) -> Parsed:
+    if text.lstrip().startswith("---") and "metrics:" in text:
+        return parse_yaml(text, test, requested, _primary, _flags_yaml)
+    s = _scan(text)
+    if s.bad_arg:
+        raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
+    if not s.rows:
+        if s.errors:
+            raise ParseFailure("fatal", f"stress-ng reported an error and printed no metrics: {s.errors[0]}")
+        if s.header:
+            raise ParseFailure("truncated", "the stress-ng metrics table has a header but no rows")
+        if s.completed:
+            raise ParseFailure("unknown-format", "stress-ng finished but printed no metrics table: run it "
+                                                 "with --metrics-brief (or --metrics)")
+        if s.seen:
+            raise ParseFailure("truncated", "the stress-ng log stops before its metrics table")
+        raise ParseFailure("unknown-format", "no `stress-ng:` lines found in the log")
+    primary = _primary(s.rows, test)
+    metrics = MetricList()
+    for name, values in s.rows:
+        prefix = "" if name == primary else _slug(name) + "_"
+        for (col, unit, better), value in zip(COLUMNS, values, strict=False):
+            metrics.add(prefix + col, value, unit, better)
+    for name, value, desc in s.misc:
+        prefix = "" if name == primary else _slug(name) + "_"
+        unit, better = _misc_unit(desc)
+        metrics.add(prefix + _slug(desc), value, unit, better)
+    echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
+    hogs = s.hogs.split()
+    if primary and len(hogs) == 2 and hogs[0].isdigit():
+        echoed["threads"] = int(hogs[0])
+    if s.timeout is not None:
+        echoed["timeout"] = s.timeout
+    flags = _flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
+    return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _primary(rows: list[_Row], test: str | None) -> str | None:
+    names = [r[0] for r in rows]
+    if test == "stress-ng-cpu":
+        if "cpu" not in names:
+            raise ParseFailure("wrong-tool", f"expected a stress-ng cpu stressor row, found {', '.join(names)}")
+        return "cpu"
+    return names[0] if len(names) == 1 else None
+
+
+def _misc_unit(desc: str) -> tuple[str, bool]:
+    words = desc.split()
+    if "per" in words and words.index("per") + 1 < len(words) and words[words.index("per") + 1] == "sec":
+        return " ".join(words[:words.index("per")]) + "/s", True
+    return desc, False
+
+
+def _flags_yaml(requested: Mapping[str, Any] | None, echoed: Echoed, row: list[float] | None) -> list[str]:
+    return _flags(_Scan(), requested, echoed, row)
+
+
+def _flags(s: _Scan, requested: Mapping[str, Any] | None, echoed: Echoed,
+           row: list[float] | None) -> list[str]:
+    flags = compare_echoed(requested, echoed, ("timeout",))
+    if s.failed:
+        flags.append(f"FAILED: stress-ng reported {s.failed} failed stressor instance(s)")
+    if s.untrusted:
+        flags.append(f"UNTRUSTWORTHY: stress-ng marked {s.untrusted} metric(s) untrustworthy")
+    if s.errors:
+        flags.append(f"ERRORS: stress-ng printed {len(s.errors)} error line(s), first: {s.errors[0][:200]}")
+    ops = requested_int(requested, "ops")
+    if row and ops and row[0] < ops:
+        flags.append(f"SHORT: stress-ng ran {int_or_float(row[0])} of the {ops} requested bogo ops "
+                     "before its timeout")
+    return flags

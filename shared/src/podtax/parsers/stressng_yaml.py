@@ -1,0 +1,86 @@
+"""stress-ng `--yaml` reports, read line by line (the per-instance lists can be thousands long).
+
+Only the `metrics:` rows (indent 6 under `- stressor:`), `stress-ng-version` and the compiler are
+read; per-instance figures are skipped. Metric names match the table's (see stressng.COLUMNS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, to_number
+
+_KEYS = {
+    "bogo-ops": 0,
+    "wall-clock-time": 1,
+    "user-time": 2,
+    "system-time": 3,
+    "bogo-ops-per-second-real-time": 4,
+    "bogo-ops-per-second-usr-sys-time": 5,
+    "cpu-usage-per-instance": 6,
+    "max-rss": 7,
+}
+_COLUMNS = (
+    ("bogo_ops", "bogo ops", True),
+    ("real_time", "s", False),
+    ("usr_time", "s", False),
+    ("sys_time", "s", False),
+    ("bogo_ops_per_second_real", "bogo ops/s", True),
+    ("bogo_ops_per_second_usr_sys", "bogo ops/s", True),
+    ("cpu_used_per_instance", "%", True),
+    ("rss_max", "KB", False),
+)
+
+
+def _value(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
+               primary_of: Callable[[list[tuple[str, list[float]]], str | None], str | None],
+               flags_of: Callable[[Mapping[str, Any] | None, Echoed, list[float] | None], list[str]]) -> Parsed:
+    section = ""
+    version: str | None = None
+    compiler: str | None = None
+    rows: list[tuple[str, dict[int, float]]] = []
+    for raw in text.split("\n"):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        line = raw.strip()
+        if indent == 0:
+            section = line.rstrip(":")
+            continue
+        key, sep, rest = line.partition(":")
+        if section in ("system-info", "build-info"):
+            if key == "stress-ng-version":
+                version = _value(rest)
+            elif key == "compiler" and compiler is None:
+                compiler = _value(rest)
+        elif section == "metrics":
+            if key == "- stressor":
+                rows.append((_value(rest), {}))
+            elif indent == 6 and rows and key in _KEYS:
+                rows[-1][1][_KEYS[key]] = to_number(_value(rest))
+    if not rows:
+        raise ParseFailure("truncated", "the stress-ng YAML report has no `metrics:` rows")
+    complete: list[tuple[str, list[float]]] = []
+    for name, values in rows:
+        missing = [k for k, i in _KEYS.items() if i < 6 and i not in values]
+        if missing:
+            raise ParseFailure("truncated", f"the stress-ng YAML row for {name} lacks {', '.join(missing)}")
+        complete.append((name, [values[i] for i in sorted(values)]))
+    primary = primary_of(complete, test)
+    metrics = MetricList()
+    for name, values in complete:
+        prefix = "" if name == primary else name.replace("-", "_") + "_"
+        for (col, unit, better), value in zip(_COLUMNS, values, strict=False):
+            metrics.add(prefix + col, value, unit, better)
+    echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
+    row = dict(complete).get(primary) if primary else None
+    return Parsed("stress-ng", version, compiler, metrics.as_tuple(), echoed,
+                  tuple(flags_of(requested, echoed, row)))

@@ -1,0 +1,299 @@
+"""HTTP front end (aiohttp): routing of Kubernetes REST paths, discovery, list/get/watch, logs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+from urllib.parse import unquote
+
+import yaml
+from aiohttp import web
+
+from podtax_kubesim import resources as R
+from podtax_kubesim import tables
+from podtax_kubesim.api import Api
+from podtax_kubesim.logs import Logs
+from podtax_kubesim.resources import Resource
+from podtax_kubesim.selectors import matcher
+from podtax_kubesim.store import Store
+from podtax_kubesim.util import SIM_VERSION, ApiError, Obj, dumps, loads, not_found
+
+JSON = "application/json"
+BINDINGS = Resource("bindings", "Binding", "", "v1", True)
+
+
+def version_info() -> Obj:
+    return {"major": "1", "minor": "30", "gitVersion": SIM_VERSION, "gitCommit": "simulated",
+            "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z", "goVersion": "none (python emulator)",
+            "compiler": "python", "platform": "linux/amd64"}
+
+
+def reply(obj: Any, code: int = 200) -> web.Response:
+    return web.Response(body=obj if isinstance(obj, bytes) else dumps(obj), status=code, content_type=JSON)
+
+
+def error(exc: ApiError) -> web.Response:
+    return reply(exc.to_status(), exc.code)
+
+
+class Server:
+    def __init__(self, store: Store, api: Api, logs: Logs, bookmark_interval: float = 5.0) -> None:
+        self.store, self.api, self.logs = store, api, logs
+        self.bookmark_interval = bookmark_interval
+        self.stopping = asyncio.Event()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        return app
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._route(request)
+        except ApiError as exc:
+            return error(exc)
+        except (ValueError, TypeError, KeyError) as exc:
+            return error(ApiError(400, "BadRequest", f"bad request: {exc}"))
+
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        parts = [unquote(p) for p in request.path.strip("/").split("/") if p]
+        if not parts:
+            return reply({"paths": ["/api", "/api/v1", "/apis", "/version", "/healthz"]})
+        head = parts[0]
+        if head in ("healthz", "readyz", "livez"):
+            return web.Response(text="ok")
+        if head == "version":
+            return reply(version_info())
+        if head == "api":
+            if len(parts) == 1:
+                host = request.host
+                return reply({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs":
+                              [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]})
+            return await self._resource(request, "", parts[1], parts[2:])
+        if head == "apis":
+            if len(parts) == 1:
+                return reply(R.group_list())
+            if len(parts) == 2:
+                if parts[1] not in R.GROUPS:
+                    raise ApiError(404, "NotFound", "the server could not find the requested resource")
+                gvs = [{"groupVersion": f"{parts[1]}/{v}", "version": v} for v in R.GROUPS[parts[1]]]
+                return reply({"kind": "APIGroup", "apiVersion": "v1", "name": parts[1], "versions": gvs,
+                              "preferredVersion": gvs[0]})
+            return await self._resource(request, parts[1], parts[2], parts[3:])
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+    async def _resource(self, request: web.Request, group: str, version: str, rest: list[str]) -> web.StreamResponse:
+        if (group and version not in R.GROUPS.get(group, [])) or (not group and version != "v1"):
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not rest:
+            listing = R.discovery_list(group, version)
+            if not group:
+                listing["resources"].append({"name": "bindings", "singularName": "binding", "namespaced": True,
+                                             "kind": "Binding", "verbs": ["create"]})
+            return reply(listing)
+        watch = request.query.get("watch") in ("true", "1")
+        if rest[0] == "watch":
+            watch, rest = True, rest[1:]
+        ns: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3 and (R.find(group, version, rest[2]) or rest[2] == "bindings"):
+            ns, rest = rest[1], rest[2:]
+        plural, name, sub = rest[0], (rest[1] if len(rest) > 1 else ""), (rest[2] if len(rest) > 2 else "")
+        if plural == "bindings" and not group and ns is not None and request.method == "POST":
+            body = await self._body(request)
+            return reply(self.api.bind(ns, (body.get("metadata") or {}).get("name", ""), body), 201)
+        res = R.find(group, version, plural)
+        if res is None or len(rest) > 3:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if res.namespaced and name and ns is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not res.namespaced and ns is not None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if sub and sub not in res.subresources:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        method = request.method
+        if method == "GET":
+            if sub == "log":
+                return await self._log(request, ns or "", name)
+            if watch:
+                return await self._watch(request, res, ns, name)
+            if name:
+                return self._get(request, res, ns or "", name)
+            return self._list(request, res, ns)
+        if method == "POST":
+            body = await self._body(request)
+            if sub == "binding":
+                return reply(self.api.bind(ns or "", name, body), 201)
+            if sub == "eviction":
+                self.api.delete(res, ns or "", name, body.get("deleteOptions") or {})
+                return reply({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "code": 201}, 201)
+            if name:
+                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
+                               "resource")
+            return reply(self.api.out(res, self.api.create(res, ns or "", body)), 201)
+        if method == "PUT":
+            return reply(self.api.out(res, self.api.replace(res, ns or "", name, await self._body(request), sub)))
+        if method == "PATCH":
+            body = await self._body(request)
+            ctype = request.headers.get("Content-Type", "application/merge-patch+json")
+            return reply(self.api.out(res, self.api.patch(res, ns or "", name, body, ctype, sub)))
+        if method == "DELETE":
+            options = await self._body(request, optional=True)
+            for key in ("gracePeriodSeconds",):
+                if key in request.query:
+                    options[key] = int(request.query[key])
+            if "propagationPolicy" in request.query:
+                options["propagationPolicy"] = request.query["propagationPolicy"]
+            if name:
+                return reply(self.api.delete(res, ns or "", name, options))
+            return self._delete_collection(request, res, ns, options)
+        raise ApiError(405, "MethodNotAllowed", f"method {method} is not allowed")
+
+    @staticmethod
+    async def _body(request: web.Request, optional: bool = False) -> Any:
+        raw = await request.read()
+        if not raw:
+            if optional:
+                return {}
+            raise ApiError(400, "BadRequest", "the request body is empty")
+        if "yaml" in request.headers.get("Content-Type", ""):
+            return yaml.safe_load(raw) or {}
+        try:
+            return loads(raw)
+        except ValueError as exc:
+            raise ApiError(400, "BadRequest", f"the request body is not valid JSON: {exc}") from exc
+
+    @staticmethod
+    def _wants_table(request: web.Request) -> bool:
+        return "as=Table" in request.headers.get("Accept", "")
+
+    def _get(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
+        key_ns = ns if res.namespaced else ""
+        if self._wants_table(request) or res.storage:
+            obj = self.store.get(res.store_key, key_ns, name)
+            if obj is None:
+                raise not_found(res.plural, name, res.group)
+            if res.storage:
+                obj = self.api.out(res, obj)
+            if self._wants_table(request):
+                return reply(tables.table(res.kind, [obj], str(self.store.rv),
+                                          request.query.get("includeObject", "Metadata")))
+            return reply(obj)
+        raw = self.store.get_raw(res.store_key, key_ns, name)
+        if raw is None:
+            raise not_found(res.plural, name, res.group)
+        return reply(raw)
+
+    def _list(self, request: web.Request, res: Resource, ns: str | None) -> web.Response:
+        match = matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
+        rv = str(self.store.rv)
+        if self._wants_table(request) or res.storage:
+            objs = [self.api.out(res, o) for o in self.store.items(res.store_key, ns, None)]
+            objs = [o for o in objs if match is None or match(o)]
+            objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+            if self._wants_table(request):
+                return reply(tables.table(res.kind, objs, rv, request.query.get("includeObject", "Metadata")))
+            return reply({"kind": f"{res.kind}List", "apiVersion": res.api_version,
+                          "metadata": {"resourceVersion": rv}, "items": objs})
+        raws = self.store.raw_items(res.store_key, ns, match)
+        head = dumps({"kind": f"{res.kind}List", "apiVersion": res.api_version,
+                      "metadata": {"resourceVersion": rv}})
+        return reply(head[:-1] + b',"items":[' + b",".join(raws) + b"]}")
+
+    def _delete_collection(self, request: web.Request, res: Resource, ns: str | None, options: Obj) -> web.Response:
+        match = matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
+        victims = [o["metadata"]["name"] for o in self.store.items(res.store_key, ns, match)]
+        items = []
+        for name in victims:
+            try:
+                items.append(self.api.delete(res, ns or "", name, dict(options)))
+            except ApiError:
+                continue
+        return reply({"kind": f"{res.kind}List", "apiVersion": res.api_version,
+                      "metadata": {"resourceVersion": str(self.store.rv)}, "items": items})
+
+    async def _watch(self, request: web.Request, res: Resource, ns: str | None, name: str) -> web.StreamResponse:
+        q = request.query
+        fields = q.get("fieldSelector") or ""
+        if name:
+            fields = f"metadata.name={name}" + (f",{fields}" if fields else "")
+        match = matcher(q.get("labelSelector"), fields)
+        rv_text = q.get("resourceVersion") or ""
+        initial = q.get("sendInitialEvents") == "true"
+        since = None if initial or rv_text in ("", "0") else int(rv_text)
+        bookmarks = q.get("allowWatchBookmarks") == "true"
+        timeout = float(q.get("timeoutSeconds") or 1800)
+        resp = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        view = self.api.out if res.storage else None
+        try:
+            watcher = self.store.watch(res.store_key, ns, match, since,
+                                       (lambda o: view(res, o)) if view else None)
+        except ApiError as exc:
+            await resp.write(dumps({"type": "ERROR", "object": exc.to_status()}) + b"\n")
+            return resp
+        owner = R.BY_KEY.get(res.store_key, res)
+        if initial and bookmarks:
+            watcher.bookmark(owner.kind, owner.api_version, {"k8s.io/initial-events-end": "true"})
+        deadline = time.monotonic() + timeout
+        next_bookmark = time.monotonic() + self.bookmark_interval
+        try:
+            while not watcher.closed and not self.stopping.is_set():
+                now_t = time.monotonic()
+                if now_t >= deadline:
+                    break
+                if bookmarks and now_t >= next_bookmark:
+                    watcher.bookmark(owner.kind, owner.api_version)
+                    next_bookmark = now_t + self.bookmark_interval
+                if not watcher.buf:
+                    wait = min(deadline, next_bookmark if bookmarks else deadline) - now_t
+                    try:
+                        await asyncio.wait_for(watcher.wake.wait(), timeout=max(wait, 0.001))
+                    except TimeoutError:
+                        continue
+                data = watcher.drain()
+                if data:
+                    await resp.write(data)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            watcher.close()
+        return resp
+
+    async def _log(self, request: web.Request, ns: str, name: str) -> web.StreamResponse:
+        pod = self.store.get(R.PODS, ns, name)
+        if pod is None:
+            raise not_found("pods", name)
+        names = [c["name"] for c in pod["spec"].get("initContainers") or []] + \
+                [c["name"] for c in pod["spec"]["containers"]]
+        container = request.query.get("container") or ""
+        if not container:
+            if len(pod["spec"]["containers"]) != 1:
+                raise ApiError(400, "BadRequest", f"a container name must be specified for pod {name}, "
+                               f"choose one of: [{' '.join(names)}]")
+            container = pod["spec"]["containers"][0]["name"]
+        if container not in names:
+            raise ApiError(400, "BadRequest", f"container {container} is not valid for pod {name}")
+        if request.query.get("previous") == "true":
+            raise ApiError(400, "BadRequest", f'previous terminated container "{container}" in pod "{name}" not found')
+        buf = self.logs.get(pod["metadata"]["uid"], container)
+        if buf is None:
+            raise ApiError(400, "BadRequest", f'container "{container}" in pod "{name}" is waiting to start: '
+                           "ContainerCreating")
+        tail = int(request.query["tailLines"]) if "tailLines" in request.query else None
+        limit = int(request.query["limitBytes"]) if "limitBytes" in request.query else None
+        text = buf.text(tail, limit)
+        if request.query.get("follow") != "true":
+            return web.Response(body=text, content_type="text/plain")
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        await resp.write(text)
+        try:
+            async for chunk in buf.follow(buf.truncated + len(buf.data)):
+                await resp.write(chunk)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        return resp

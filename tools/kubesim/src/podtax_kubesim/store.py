@@ -1,0 +1,239 @@
+"""The object store: one global resourceVersion counter, a bounded event history for watch
+resumption (older versions get 410 Gone), fan-out to watchers and to in-process controllers.
+
+Everything here runs on the emulator's event-loop thread: no locks. Stored objects are never
+mutated in place; writers pass a new dict (copy first).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from podtax_kubesim.selectors import Matcher
+from podtax_kubesim.util import ApiError, Obj, conflict, dumps, new_uid, not_found, now
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+@dataclass(slots=True)
+class Event:
+    rv: int
+    key: str
+    type: str  # ADDED | MODIFIED | DELETED
+    obj: Obj
+    old: Obj | None
+    raw: bytes
+    lines: dict[str, bytes] = field(default_factory=dict)
+
+    def line(self, kind: str) -> bytes:
+        cached = self.lines.get(kind)
+        if cached is None:
+            cached = self.lines[kind] = b'{"type":"' + kind.encode() + b'","object":' + self.raw + b"}\n"
+        return cached
+
+
+class Watcher:
+    """One watch stream: a buffer of encoded lines that the HTTP writer drains."""
+
+    def __init__(self, store: Store, key: str, namespace: str | None, match: Matcher | None,
+                 view: Callable[[Obj], Obj] | None = None, max_buffer: int = 200_000) -> None:
+        self.store, self.key, self.namespace, self.match, self.view = store, key, namespace, match, view
+        self.buf: list[bytes] = []
+        self.wake = asyncio.Event()
+        self.closed = False
+        self.max_buffer = max_buffer
+        self.last_rv = 0
+
+    def selects(self, obj: Obj | None) -> bool:
+        if obj is None:
+            return False
+        if self.namespace is not None and obj["metadata"].get("namespace") != self.namespace:
+            return False
+        return self.match is None or self.match(obj)
+
+    def offer(self, ev: Event) -> None:
+        now_in, was_in = self.selects(ev.obj), self.selects(ev.old) if ev.type == "MODIFIED" else False
+        if ev.type == "MODIFIED":
+            kind = "MODIFIED" if now_in and was_in else "ADDED" if now_in else "DELETED" if was_in else ""
+        else:
+            kind = ev.type if now_in else ""
+        if not kind:
+            return
+        self.push(ev.line(kind) if self.view is None else self.encode(kind, ev.obj))
+        self.last_rv = ev.rv
+
+    def encode(self, kind: str, obj: Obj) -> bytes:
+        obj = self.view(obj) if self.view else obj
+        return b'{"type":"' + kind.encode() + b'","object":' + dumps(obj) + b"}\n"
+
+    def push(self, line: bytes) -> None:
+        if self.closed:
+            return
+        self.buf.append(line)
+        if len(self.buf) > self.max_buffer:  # a client that does not read: drop it, as the apiserver does
+            self.close()
+        self.wake.set()
+
+    def bookmark(self, kind: str, api_version: str, annotations: dict[str, str] | None = None) -> None:
+        meta: Obj = {"resourceVersion": str(self.store.rv)}
+        if annotations:
+            meta["annotations"] = annotations
+        self.push(dumps({"type": "BOOKMARK", "object": {"kind": kind, "apiVersion": api_version,
+                                                         "metadata": meta}}) + b"\n")
+
+    def drain(self) -> bytes:
+        data = b"".join(self.buf)
+        self.buf.clear()
+        self.wake.clear()
+        return data
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.store.watchers.get(self.key, set()).discard(self)
+            self.wake.set()
+
+
+class Store:
+    def __init__(self, history: int = 100_000) -> None:
+        self.rv = 1
+        self.objects: dict[str, dict[Key, Obj]] = {}
+        self.raw: dict[str, dict[Key, bytes]] = {}
+        self.history: deque[Event] = deque()
+        self.history_limit = history
+        self.compacted_rv = 1  # watches from versions below this get 410 Gone
+        self.watchers: dict[str, set[Watcher]] = {}
+        self.listeners: dict[str, list[Callable[[Event], None]]] = {}
+        self._pending: deque[Event] = deque()
+        self._dispatching = False
+
+    # --- reads -------------------------------------------------------------
+    def get(self, key: str, namespace: str, name: str) -> Obj | None:
+        return self.objects.get(key, {}).get((namespace, name))
+
+    def must_get(self, key: str, namespace: str, name: str) -> Obj:
+        obj = self.get(key, namespace, name)
+        if obj is None:
+            group, _, plural = key.partition("/")
+            raise not_found(plural, name, group)
+        return obj
+
+    def get_raw(self, key: str, namespace: str, name: str) -> bytes | None:
+        return self.raw.get(key, {}).get((namespace, name))
+
+    def items(self, key: str, namespace: str | None = None, match: Matcher | None = None) -> Iterator[Obj]:
+        for (ns, _), obj in self.objects.get(key, {}).items():
+            if (namespace is None or ns == namespace) and (match is None or match(obj)):
+                yield obj
+
+    def raw_items(self, key: str, namespace: str | None, match: Matcher | None) -> list[bytes]:
+        objs, raws = self.objects.get(key, {}), self.raw.get(key, {})
+        return [raws[k] for k, obj in objs.items()
+                if (namespace is None or k[0] == namespace) and (match is None or match(obj))]
+
+    # --- writes ------------------------------------------------------------
+    def create(self, key: str, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        k = (meta.get("namespace", ""), meta["name"])
+        bucket = self.objects.setdefault(key, {})
+        if k in bucket:
+            plural, group = key.partition("/")[2], key.partition("/")[0]
+            qualified = f"{plural}.{group}" if group else plural
+            raise ApiError(409, "AlreadyExists", f'{qualified} "{meta["name"]}" already exists',
+                           {"name": meta["name"], "group": group, "kind": plural})
+        meta.setdefault("uid", new_uid())
+        meta.setdefault("creationTimestamp", now())
+        return self._commit(key, k, obj, None, "ADDED")
+
+    def update(self, key: str, obj: Obj, expect_rv: str | None = None) -> Obj:
+        meta = obj["metadata"]
+        k = (meta.get("namespace", ""), meta["name"])
+        old = self.objects.get(key, {}).get(k)
+        plural, group = key.partition("/")[2], key.partition("/")[0]
+        if old is None:
+            raise not_found(plural, meta["name"], group)
+        if expect_rv and expect_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(plural, meta["name"], "the object has been modified; please apply your changes "
+                           "to the latest version and try again", group)
+        meta["uid"] = old["metadata"]["uid"]
+        meta["creationTimestamp"] = old["metadata"]["creationTimestamp"]
+        return self._commit(key, k, obj, old, "MODIFIED")
+
+    def delete(self, key: str, namespace: str, name: str) -> Obj:
+        k = (namespace, name)
+        old = self.objects.get(key, {}).get(k)
+        if old is None:
+            raise not_found(key.partition("/")[2], name, key.partition("/")[0])
+        del self.objects[key][k]
+        del self.raw[key][k]
+        final = dict(old)
+        final["metadata"] = dict(old["metadata"])
+        return self._commit(key, k, final, old, "DELETED", store=False)
+
+    def _commit(self, key: str, k: Key, obj: Obj, old: Obj | None, kind: str, store: bool = True) -> Obj:
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        raw = dumps(obj)
+        if store:
+            self.objects.setdefault(key, {})[k] = obj
+            self.raw.setdefault(key, {})[k] = raw
+        ev = Event(self.rv, key, kind, obj, old, raw)
+        if len(self.history) >= self.history_limit:
+            self.compacted_rv = self.history.popleft().rv
+        self.history.append(ev)
+        for watcher in list(self.watchers.get(key, ())):
+            watcher.offer(ev)
+        self._pending.append(ev)
+        if not self._dispatching:
+            self._dispatch()
+        return obj
+
+    def _dispatch(self) -> None:
+        self._dispatching = True
+        try:
+            while self._pending:
+                ev = self._pending.popleft()
+                for fn in self.listeners.get(ev.key, ()):
+                    fn(ev)
+        finally:
+            self._dispatching = False
+
+    def compact(self) -> None:
+        """Forget all history: every watch from an older resourceVersion now gets 410 Gone."""
+        self.history.clear()
+        self.compacted_rv = self.rv
+
+    # --- watch and listeners -----------------------------------------------
+    def listen(self, key: str, fn: Callable[[Event], None]) -> None:
+        self.listeners.setdefault(key, []).append(fn)
+
+    def watch(self, key: str, namespace: str | None, match: Matcher | None, since: int | None,
+              view: Callable[[Obj], Obj] | None = None) -> Watcher:
+        """Register a watcher; replay history after `since`, or ADDED for everything when None."""
+        watcher = Watcher(self, key, namespace, match, view)
+        if since is None:
+            raws = self.raw.get(key, {})
+            for k, obj in self.objects.get(key, {}).items():
+                if watcher.selects(obj):
+                    watcher.push(watcher.encode("ADDED", obj) if view else
+                                 b'{"type":"ADDED","object":' + raws[k] + b"}\n")
+        elif since < self.compacted_rv:
+            raise ApiError(410, "Expired", f"too old resource version: {since} ({self.compacted_rv})")
+        else:
+            for ev in self._since(since):
+                if ev.key == key:
+                    watcher.offer(ev)
+        self.watchers.setdefault(key, set()).add(watcher)
+        return watcher
+
+    def _since(self, since: int) -> list[Event]:
+        out: list[Event] = []
+        for ev in reversed(self.history):
+            if ev.rv <= since:
+                break
+            out.append(ev)
+        out.reverse()
+        return out
