@@ -15,6 +15,7 @@ set -eu
 out=${1:?usage: record-tool-versions.sh OUTPUT}
 [ ! -d "$out" ] || { echo "$out is a directory" >&2; exit 1; }
 tmp="$out.tmp"
+trap 'rm -f "$tmp"' EXIT
 : > "$tmp"
 for tool in sysbench stress-ng fio hdparm; do
     flag=--version

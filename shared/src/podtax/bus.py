@@ -73,10 +73,14 @@ class Bus:
         async def _closed() -> None:
             log.info("NATS connection closed")
 
+        async def _error(exc: Exception) -> None:
+            log.warning("NATS: %s", exc or type(exc).__name__)
+
         try:
             nc = await nats.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
-                max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed,
+                max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
+                drain_timeout=5,
             )
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             raise BusError(f"cannot reach NATS at {url} ({exc or type(exc).__name__}); start one with "

@@ -17,12 +17,12 @@ log = logging.getLogger("podtax.service")
 
 
 async def _health(port: int, bus: Bus) -> asyncio.base_events.Server:
-    """A minimal HTTP /healthz (200 while connected to NATS, else 503) for probes."""
+    """Minimal HTTP probes: GET /healthz (alive: 200) and GET /readyz (200 while connected to NATS)."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-            ok = bus.nc.is_connected
+            request = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            ok = bus.nc.is_connected or not request.startswith(b"GET /readyz")
             body = b"ok\n" if ok else b"nats disconnected\n"
             status = b"200 OK" if ok else b"503 Service Unavailable"
             writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nContent-Length: "

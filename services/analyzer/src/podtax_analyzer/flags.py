@@ -12,7 +12,7 @@ import numpy as np
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
 from podtax_analyzer.stats.modes import Mode, Unimodality
-from podtax_analyzer.wording import fmt_p, fmt_pct, fmt_share, fmt_value, plural, side_name
+from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
 
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
@@ -86,7 +86,7 @@ def bimodal(cell: CellData, checks: dict[str, Unimodality], modes: dict[str, lis
     if modes is None:
         return None
     which = [side_name(env) for env, c in checks.items() if c.bimodal]
-    tests = "; ".join(f"{side_name(env)} dip test p = {fmt_p(c.dip_p)}" for env, c in checks.items()
+    tests = "; ".join(f"{side_name(env)} dip test {p_text_of(c.dip_p)}" for env, c in checks.items()
                       if c.bimodal and c.dip_p is not None)
     return (f"Two modes in the {' and '.join(which)} values ({tests}): "
             f"{_modes_text('host', modes['host'], cell.unit)}; {_modes_text('pod', modes['kubernetes'], cell.unit)}. "
@@ -100,7 +100,7 @@ def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
             word = "rose" if d.shift > 0 else "fell"
             parts.append(f"{side_name(env)} values {word} by {fmt_pct(d.shift)}% after run {d.index} of {d.n} "
                          f"(median {fmt_value(d.before)} before, {fmt_value(d.after)} after; "
-                         f"Pettitt p = {fmt_p(d.p_value)})")
+                         f"Pettitt {p_text_of(d.p_value)})")
     if not parts:
         return None
     return "Drift over the campaign: " + "; ".join(parts) + ". Something changed while it ran."
@@ -111,7 +111,7 @@ def throttled(cell: CellData) -> str | None:
     if p.n_throttled == 0:
         return None
     limits = sorted({x for x in p.cpu_limits if x is not None})
-    limit = f"; CPU limit {' / '.join(fmt_value(x) for x in limits)} cores" if limits else ""
+    limit = f"; CPU limit {' / '.join(f'{x:g}' for x in limits)} cores" if limits else ""
     secs = p.throttled_usec / 1e6
     return (f"{p.n_throttled} of {p.n} pod runs were CPU-throttled by their cgroup "
             f"({fmt_value(secs)} s throttled in total{limit}): the pod was capped by its limit.")
@@ -136,5 +136,6 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarr
         parts.append(f"{plural(len(idx), side_name(env) + ' run')} ({shown} {cell.unit})")
     if not parts:
         return None
-    return (f"Outliers: {' and '.join(parts)} lie far from their side's median (modified z-score above 3.5). "
+    verb = "lies" if sum(len(i) for i in found.values()) == 1 else "lie"
+    return (f"Outliers: {' and '.join(parts)} {verb} far from their side's median (modified z-score above 3.5). "
             f"They are kept; medians and rank tests resist them.")

@@ -73,14 +73,14 @@ CREATE TABLE IF NOT EXISTS host_facts (
     event_id      VARCHAR PRIMARY KEY,
     cluster       VARCHAR NOT NULL,
     node          VARCHAR NOT NULL,
-    at            TIMESTAMPTZ NOT NULL,
+    seen_at       TIMESTAMPTZ NOT NULL,
     kernel        VARCHAR, os VARCHAR, cpu_model VARCHAR, hw_threads INTEGER, arch VARCHAR,
     tool_versions JSON
 );
 
 CREATE TABLE IF NOT EXISTS placements (
     event_id   VARCHAR PRIMARY KEY,
-    at         TIMESTAMPTZ NOT NULL,
+    placed_at  TIMESTAMPTZ NOT NULL,
     namespace  VARCHAR, pod VARCHAR, pod_uid VARCHAR, node VARCHAR, test VARCHAR,
     candidates JSON, message VARCHAR
 );

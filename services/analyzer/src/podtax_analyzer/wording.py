@@ -29,6 +29,11 @@ def fmt_p(p: float) -> str:
     return "< 0.0001" if p < 0.0001 else f"{p:.4f}"
 
 
+def p_text_of(p: float) -> str:
+    """"p < 0.0001" or "p = 0.0123"."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {p:.4f}"
+
+
 def fmt_share(s: float) -> str:
     """A share in [0, 1] as a whole percentage: 0.481 -> "48"."""
     return f"{s * 100:.0f}"

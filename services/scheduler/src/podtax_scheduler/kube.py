@@ -11,14 +11,12 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
-from kubernetes.watch.watch import iter_resp_lines
 
 log = logging.getLogger("podtax.scheduler.kube")
 COMPONENT = "benchmark-scheduler"
@@ -70,18 +68,6 @@ class Kube:
             token = meta.get("continue")
             if not token:
                 return items, str(meta.get("resourceVersion", ""))
-
-    def watch(self, kind: str, resource_version: str, timeout_s: int = 300) -> Iterator[dict[str, Any]]:
-        """Raw watch events ({type, object}) from `resource_version` until the server ends the stream."""
-        resp = self._lister(kind)(watch=True, resource_version=resource_version, allow_watch_bookmarks=True,
-                                  timeout_seconds=timeout_s, _preload_content=False,
-                                  _request_timeout=(10, timeout_s + 30))
-        try:
-            for line in iter_resp_lines(resp):
-                if line:
-                    yield json.loads(line)
-        finally:
-            resp.release_conn()
 
     # ------------------------------------------------------------ writes
 

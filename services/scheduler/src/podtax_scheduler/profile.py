@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from podtax.config import ConfigError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class _Strict(BaseModel):

@@ -11,10 +11,9 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
 from podtax import subjects
 from podtax.events import NodeScore
+from pydantic import ValidationError
 
 log = logging.getLogger("podtax.scheduler.scores")
 Group = tuple[str, str, str]  # (test, metric, params_key)

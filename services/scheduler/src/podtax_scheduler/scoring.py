@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
-
 from podtax import templates
+
 from podtax_scheduler.model import PARAMS_ANNOTATION, PodInfo
 from podtax_scheduler.quantity import CPU, MEMORY
 from podtax_scheduler.scorestore import Group, ScoreStore

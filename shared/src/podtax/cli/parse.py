@@ -1,9 +1,95 @@
-"""`podtax parse` (being written)."""
+"""`podtax parse FILE... [--tool TOOL] [--json]`: parse saved benchmark logs offline (no NATS)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from podtax.parsers import Parsed, ParseFailure, parse_text, tool_of
+
+
+def parse_file(path: Path, tool: str | None) -> dict[str, Any]:
+    """One JSON-ready object for `path`: the parsed figures, or `error` with reason and detail."""
+    out: dict[str, Any] = {"file": str(path)}
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        out["error"] = {"reason": "unreadable", "detail": f"cannot read {path}: {exc.strerror or exc}"}
+        return out
+    try:
+        parsed = parse_text(text, tool)
+    except ParseFailure as failure:
+        out["error"] = {"reason": failure.reason, "detail": failure.detail}
+        return out
+    out.update(as_dict(parsed))
+    return out
+
+
+def as_dict(parsed: Parsed) -> dict[str, Any]:
+    return {
+        "tool": parsed.tool,
+        "tool_version": parsed.tool_version,
+        "tool_build": parsed.tool_build,
+        "metrics": [{"name": m.name, "value": m.value, "unit": m.unit, "higher_is_better": m.higher_is_better}
+                    for m in parsed.metrics],
+        "echoed": dict(parsed.echoed),
+        "flags": list(parsed.flags),
+    }
+
+
+def _show(console: Console, item: dict[str, Any]) -> None:
+    if "error" in item:
+        err = item["error"]
+        console.print(f"[bold red]FAILED[/] {item['file']}: [red]{err['reason']}[/] — {err['detail']}",
+                      highlight=False)
+        return
+    version = " ".join(v for v in (item["tool_version"], f"({item['tool_build']})" if item["tool_build"] else "")
+                       if v)
+    table = Table(title=f"{item['file']} — {item['tool']} {version}".rstrip(), title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("unit")
+    table.add_column("better")
+    for m in item["metrics"]:
+        table.add_row(m["name"], f"{m['value']:.6g}", m["unit"], "higher" if m["higher_is_better"] else "lower")
+    console.print(table)
+    if item["echoed"]:
+        console.print("echoed: " + ", ".join(f"{k}={v}" for k, v in item["echoed"].items()), highlight=False)
+    for flag in item["flags"]:
+        console.print(f"[yellow]flag[/] {flag}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("parse")
+    def parse_command(
+        files: list[Path] = typer.Argument(..., help="Log files to parse."),
+        tool: str | None = typer.Option(None, "--tool", help="Tool or test name (sysbench, sysbench-cpu, "
+                                        "sysbench-memory, stress-ng, stress-ng-cpu, hdparm, fio); "
+                                        "autodetected when omitted."),
+        as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per file."),
+    ) -> int:
+        """Parse benchmark logs offline and show the figures, or why a log was rejected."""
+        if tool is not None:
+            try:
+                tool_of(tool)
+            except ValueError as exc:
+                typer.echo(f"podtax parse: --tool: {exc}", err=True)
+                raise typer.Exit(2) from None
+        results = [parse_file(path, tool) for path in files]
+        if as_json:
+            typer.echo(json.dumps(results, indent=2, ensure_ascii=False))
+        else:
+            console = Console()
+            for item in results:
+                _show(console, item)
+        failed = sum("error" in item for item in results)
+        if failed:
+            if not as_json:
+                typer.echo(f"{failed} of {len(results)} file(s) failed to parse", err=True)
+            raise typer.Exit(1)
+        return 0

@@ -70,7 +70,7 @@ def _join(stdout: str, stderr: str) -> str:
         return out
     if not out.strip():
         return err
-    return out if out.endswith("\n") else out + "\n" + err
+    return out + ("" if out.endswith("\n") else "\n") + err
 
 
 def parse_run(test: str, stdout: str, stderr: str = "", exit_code: int | None = 0,
@@ -99,24 +99,25 @@ def parse_text(text: str, tool: str | None = None) -> Parsed:
             raise ParseFailure("unknown-format", f"the log mixes output of {' and '.join(found)}; pass --tool "
                                                  "to parse one of them")
         name, test = found[0], None
+        return _run(name, test, text, 0, None, None, found)
     return _run(name, test, text, 0, None, None)
 
 
-def _run(tool: str, test: str | None, text: str, exit_code: int | None,
-         requested: Mapping[str, Any] | None, recorded_version: str | None) -> Parsed:
+def _run(tool: str, test: str | None, text: str, exit_code: int | None, requested: Mapping[str, Any] | None,
+         recorded_version: str | None, found: list[str] | None = None) -> Parsed:
     if not text.strip():
         if exit_code != 0:
             raise ParseFailure("nonzero-exit", f"{tool} {_status(exit_code)} and printed nothing")
         raise ParseFailure("empty", f"{tool} printed nothing (stdout and stderr are empty)")
     if exit_code != 0:
         try:
-            _parse(tool, test, text, requested, recorded_version)
+            _parse(tool, test, text, requested, recorded_version, found)
         except ParseFailure as failure:
             if failure.reason in _SPECIFIC:
                 raise ParseFailure(failure.reason, f"{failure.detail} ({tool} {_status(exit_code)})") from None
         raise ParseFailure("nonzero-exit", f"{tool} {_status(exit_code)}; its figures are not trusted — read "
                                            "its output for the cause")
-    return _parse(tool, test, text, requested, recorded_version)
+    return _parse(tool, test, text, requested, recorded_version, found)
 
 
 def _status(exit_code: int | None) -> str:
@@ -124,12 +125,17 @@ def _status(exit_code: int | None) -> str:
 
 
 def _parse(tool: str, test: str | None, text: str, requested: Mapping[str, Any] | None,
-           recorded_version: str | None) -> Parsed:
-    found = detect.tools_in(text)
-    if found and tool not in found:
-        raise ParseFailure("wrong-tool", f"expected {tool} output, but the log was written by "
-                                         f"{' and '.join(found)}")
-    parsed: Parsed = _MODULES[tool].parse(text, test, requested, recorded_version)
+           recorded_version: str | None, found: list[str] | None = None) -> Parsed:
+    try:
+        parsed: Parsed = _MODULES[tool].parse(text, test, requested, recorded_version)
+    except ParseFailure as failure:
+        # Only a log the parser rejects is checked for another tool's signature (cheap path first).
+        if failure.reason in ("unknown-format", "truncated", "wrong-tool"):
+            found = detect.tools_in(text) if found is None else found
+            if found and tool not in found:
+                raise ParseFailure("wrong-tool", f"expected {tool} output, but the log was written by "
+                                                 f"{' and '.join(found)}") from None
+        raise
     if test is not None:
         primary = _primary_metric(test, requested, parsed)
         if not any(m.name == primary for m in parsed.metrics):
@@ -153,7 +159,8 @@ def _with_version(parsed: Parsed, recorded_version: str | None) -> Parsed:
     if parsed.tool_version and version and parsed.tool_version != version:
         flags += (f"VERSION_MISMATCH: the log says {parsed.tool} {parsed.tool_version}, the run recorded "
                   f"{version}",)
-    if parsed.tool_version and parsed.tool_build and flags is parsed.flags:
-        return parsed
-    return Parsed(parsed.tool, parsed.tool_version or version, parsed.tool_build or build, parsed.metrics,
-                  parsed.echoed, flags)
+    if not parsed.tool_build and (not parsed.tool_version or parsed.tool_version == version):
+        tool_build = build
+    else:
+        tool_build = parsed.tool_build
+    return Parsed(parsed.tool, parsed.tool_version or version, tool_build, parsed.metrics, parsed.echoed, flags)

@@ -1,30 +1,39 @@
-"""Which tool wrote a log: cheap substring and line-start signatures, no parsing."""
+"""Which tool wrote a log: cheap substring signatures (C-speed `in`), no parsing and no
+multi-line regex scans (those cost ~30 µs per 10 KiB)."""
 
 from __future__ import annotations
 
 import re
 
-_SYSBENCH = re.compile(r"^sysbench \d+\.\d+", re.M)
-_SYSBENCH_WORDS = ("Operations performed:", "Test execution summary:", "General statistics:",
+_SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summary:", "General statistics:",
                    "per-request statistics:", "Prime numbers limit:", "Number of threads:")
 _STRESSNG_WORDS = ("stress-ng: ", "stress-ng-version", "cpu-method must be one of", "stress-ng, version",
                    "Try 'stress-ng --help'")
 _HDPARM_WORDS = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT", "HDIO_")
 _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?[ \t]*$", re.M)
-_FIO = re.compile(r"^fio-\d", re.M)
-_FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=")
+_FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-")
+
+
+def _any(text: str, words: tuple[str, ...]) -> bool:
+    for word in words:  # noqa: SIM110 - a plain loop is faster than any() over a generator
+        if word in text:
+            return True
+    return False
 
 
 def tools_in(text: str) -> list[str]:
     """Every tool whose signature appears in `text`, in a fixed order."""
+    head = text[:200]
+    if head.lstrip().startswith("---") and "stress-ng-version" in text[:4000]:
+        return ["stress-ng"]  # a --yaml report (can be 100 KiB of per-instance figures)
     found: list[str] = []
-    if _SYSBENCH.search(text) or any(w in text for w in _SYSBENCH_WORDS):
+    if head.startswith("sysbench ") or _any(text, _SYSBENCH_WORDS):
         found.append("sysbench")
-    if any(w in text for w in _STRESSNG_WORDS):
+    if _any(text, _STRESSNG_WORDS):
         found.append("stress-ng")
-    if any(w in text for w in _HDPARM_WORDS) or _HDPARM_DEVICE.search(text):
+    if _any(text, _HDPARM_WORDS) or ("/dev/" in text and _HDPARM_DEVICE.search(text)):
         found.append("hdparm")
-    if any(w in text for w in _FIO_WORDS) or _FIO.search(text):
+    if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")
     return found

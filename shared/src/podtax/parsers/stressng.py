@@ -30,9 +30,7 @@ from podtax.parsers.base import (
 from podtax.parsers.stressng_yaml import parse_yaml
 
 TOOL = "stress-ng"
-_LINE = re.compile(r"^stress-ng: ?(\w+): *(?:\[(\d+)\] ?)?(.*)$")
 _SETTING = re.compile(r"^(?:setting to|defaulting to) an? (?:(\d+) mins?, )?(\d+) sec")
-_MISC_TAIL = re.compile(r"\s*\((?:geometric|harmonic|arithmetic)? ?mean of \d+ instances?\)\s*$")
 _SLUG = re.compile(r"[^a-z0-9]+")
 COLUMNS = (
     ("bogo_ops", "bogo ops", True),
@@ -76,8 +74,8 @@ def _scan(text: str) -> _Scan:
     s = _Scan()
     state = 0  # 0 outside, 1 in table, 2 in misc metrics
     for raw in text.split("\n"):
-        m = _LINE.match(raw)
-        if not m:
+        m = _split_line(raw)
+        if m is None:
             line = raw.strip()
             if line.startswith(_BAD_ARG) or "must be one of" in line:
                 s.bad_arg.append(line)
@@ -86,7 +84,7 @@ def _scan(text: str) -> _Scan:
                 s.bad_arg.append(line)
             continue
         s.seen = True
-        level, msg = m.group(1), m.group(3).strip()
+        level, msg = m
         if state and msg.startswith("("):
             continue  # the units line under the header
         if msg.startswith("stressor") and "bogo ops" in msg:
@@ -94,9 +92,12 @@ def _scan(text: str) -> _Scan:
             continue
         if state == 1:
             parts = msg.split()
-            if len(parts) >= 7 and _numeric(parts[1:7]):
-                s.rows.append((parts[0], [float(p) for p in parts[1:9] if _isnum(p)]))
-                continue
+            if len(parts) >= 7:
+                try:
+                    s.rows.append((parts[0], [float(p) for p in parts[1:9]]))
+                    continue
+                except ValueError:
+                    pass
             state = 0
         if msg == "miscellaneous metrics:":
             state = 2
@@ -104,28 +105,76 @@ def _scan(text: str) -> _Scan:
         if state == 2:
             parts = msg.split(None, 2)
             if len(parts) == 3 and _isnum(parts[1]):
-                s.misc.append((parts[0], float(parts[1]), _MISC_TAIL.sub("", parts[2])))
+                s.misc.append((parts[0], float(parts[1]), _misc_desc(parts[2])))
                 continue
             state = 0
         if level in ("error", "fail"):
             s.errors.append(msg)
-        elif msg.startswith("dispatching hogs:"):
-            s.hogs = msg[len("dispatching hogs:"):].strip()
-        elif msg.startswith("successful run completed"):
-            s.completed = True
-        elif msg.startswith("unsuccessful run completed"):
-            s.errors.append(msg)
-        elif msg.startswith("failed:"):
-            s.failed = _count(msg)
-        elif msg.startswith("metrics untrustworthy:"):
-            s.untrusted = _count(msg)
-        elif msg.startswith(("setting to", "defaulting to")):
-            t = _SETTING.match(msg)
-            if t:
-                s.timeout = int(t.group(1) or 0) * 60 + int(t.group(2))
-        elif msg.startswith(_BAD_ARG) or "must be one of" in msg:
-            s.bad_arg.append(msg)
+            if "must be one of" in msg or msg.startswith(_BAD_ARG):
+                s.bad_arg.append(msg)
+            continue
+        handler = _HANDLERS.get(msg[:msg.find(" ")] if " " in msg else msg)
+        if handler is not None:
+            handler(s, msg)
     return s
+
+
+def _split_line(raw: str) -> tuple[str, str] | None:
+    """`stress-ng: metrc: [7111] cpu  3000 ...` -> ("metrc", "cpu  3000 ..."); None for other lines."""
+    if not raw.startswith("stress-ng:"):
+        return None
+    rest = raw[10:].lstrip(" ")
+    colon = rest.find(":")
+    level = rest[:colon]
+    if colon <= 0 or not level.isalpha():
+        return None
+    msg = rest[colon + 1:].strip()
+    if msg.startswith("["):
+        close = msg.find("]")
+        if close > 0 and msg[1:close].isdigit():
+            msg = msg[close + 1:].lstrip()
+    return level, msg
+
+
+def _misc_desc(text: str) -> str:
+    """`qsort comparisons per sec (geometric mean of 12 instances)` -> `qsort comparisons per sec`."""
+    text = text.rstrip()
+    if text.endswith(")"):
+        at = text.rfind(" (")
+        if at >= 0 and "mean of" in text[at:]:
+            return text[:at].rstrip()
+    return text
+
+
+def _hogs(s: _Scan, msg: str) -> None:
+    if msg.startswith("dispatching hogs:"):
+        s.hogs = msg[len("dispatching hogs:"):].strip()
+
+
+def _completed(s: _Scan, msg: str) -> None:
+    if msg.startswith("successful run completed"):
+        s.completed = True
+    elif msg.startswith("unsuccessful run completed"):
+        s.errors.append(msg)
+
+
+def _failed(s: _Scan, msg: str) -> None:
+    s.failed = _count(msg)
+
+
+def _untrusted(s: _Scan, msg: str) -> None:
+    if msg.startswith("metrics untrustworthy:"):
+        s.untrusted = _count(msg)
+
+
+def _setting(s: _Scan, msg: str) -> None:
+    t = _SETTING.match(msg)
+    if t:
+        s.timeout = int(t.group(1) or 0) * 60 + int(t.group(2))
+
+
+_HANDLERS = {"dispatching": _hogs, "successful": _completed, "unsuccessful": _completed, "failed:": _failed,
+             "metrics": _untrusted, "setting": _setting, "defaulting": _setting}
 
 
 def _isnum(text: str) -> bool:
@@ -136,10 +185,6 @@ def _isnum(text: str) -> bool:
     return True
 
 
-def _numeric(parts: list[str]) -> bool:
-    return all(_isnum(p) for p in parts)
-
-
 def _count(msg: str) -> int:
     value = msg.split(":", 1)[1].strip().split(" ", 1)[0].rstrip(":")
     return int(value) if value.isdigit() else 0
@@ -147,7 +192,7 @@ def _count(msg: str) -> int:
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
-    if text.lstrip().startswith("---") and "metrics:" in text:
+    if text[:200].lstrip().startswith("---") and "metrics:" in text:
         return parse_yaml(text, test, requested, _primary, _flags_yaml)
     s = _scan(text)
     if s.bad_arg:

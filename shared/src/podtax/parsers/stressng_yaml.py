@@ -1,4 +1,4 @@
-"""stress-ng `--yaml` reports, read line by line (the per-instance lists can be thousands long).
+"""stress-ng `--yaml` reports, read with str.find (the per-instance lists can be thousands long).
 
 Only the `metrics:` rows (indent 6 under `- stressor:`), `stress-ng-version` and the compiler are
 read; per-instance figures are skipped. Metric names match the table's (see stressng.COLUMNS).
@@ -33,6 +33,16 @@ _COLUMNS = (
 )
 
 
+_ROW = "\n    - stressor: "
+
+
+def _top_value(text: str, key: str) -> str | None:
+    at = text.find(key)
+    if at < 0:
+        return None
+    return _value(text[at + len(key):text.find("\n", at) if text.find("\n", at) >= 0 else len(text)]) or None
+
+
 def _value(text: str) -> str:
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
@@ -43,29 +53,28 @@ def _value(text: str) -> str:
 def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                primary_of: Callable[[list[tuple[str, list[float]]], str | None], str | None],
                flags_of: Callable[[Mapping[str, Any] | None, Echoed, list[float] | None], list[str]]) -> Parsed:
-    section = ""
-    version: str | None = None
-    compiler: str | None = None
+    version = _top_value(text, "stress-ng-version:")
+    compiler = _top_value(text, "compiler:")
     rows: list[tuple[str, dict[int, float]]] = []
-    for raw in text.split("\n"):
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        indent = len(raw) - len(raw.lstrip(" "))
-        line = raw.strip()
-        if indent == 0:
-            section = line.rstrip(":")
-            continue
-        key, sep, rest = line.partition(":")
-        if section in ("system-info", "build-info"):
-            if key == "stress-ng-version":
-                version = _value(rest)
-            elif key == "compiler" and compiler is None:
-                compiler = _value(rest)
-        elif section == "metrics":
-            if key == "- stressor":
-                rows.append((_value(rest), {}))
-            elif indent == 6 and rows and key in _KEYS:
-                rows[-1][1][_KEYS[key]] = to_number(_value(rest))
+    at = text.find("\nmetrics:")
+    while at >= 0:
+        at = text.find(_ROW, at)
+        if at < 0:
+            break
+        end = text.find(_ROW, at + 1)
+        stop = text.find("\n      instances:", at, end if end >= 0 else len(text))
+        block = text[at + len(_ROW):stop if stop >= 0 else end if end >= 0 else len(text)]
+        name, _, body = block.partition("\n")
+        values: dict[int, float] = {}
+        for line in body.split("\n"):
+            if line.startswith("      ") and not line.startswith("       "):
+                key, _, rest = line[6:].partition(":")
+                if key in _KEYS:
+                    values[_KEYS[key]] = to_number(_value(rest))
+            elif line.strip() and not line.startswith("    "):
+                break  # the next top-level section
+        rows.append((_value(name), values))
+        at = end
     if not rows:
         raise ParseFailure("truncated", "the stress-ng YAML report has no `metrics:` rows")
     complete: list[tuple[str, list[float]]] = []

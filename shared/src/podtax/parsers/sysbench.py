@@ -25,15 +25,15 @@ from podtax.parsers.base import (
 )
 
 TOOL = "sysbench"
-_BANNER = re.compile(r"^sysbench (\d+\.\d+[0-9A-Za-z.+~-]*)(?:\s*\(([^()]*)\)|:)?")
+_BANNER = re.compile(r"sysbench (\d+\.\d+[0-9A-Za-z.+~-]*)(?:\s*\(([^()]*)\)|:)?")
 _TOTAL_OPS = re.compile(r"^(\d+) \(([\d.]+) per second\)$")
 _TRANSFER = re.compile(r"^([\d.]+) MiB transferred \(([\d.]+) MiB/sec\)$")
 _LEGACY = ("Operations performed:", "Test execution summary:", "per-request statistics:",
            "Maximum prime number checked", "approx.  95 percentile", "Doing CPU performance benchmark")
 _BAD_ARG = ("Invalid value for", "invalid option", "Unknown option", "option requires", "Unrecognized",
             "Missing required argument")
-_FILEIO_KEYS = frozenset({"File operations", "Extra file open flags", "Throughput"})
-_FILEIO_LINES = ("Creating files for the test", "Removing test files", "Doing random", "Doing sequential")
+_FILEIO_MARKERS = ("File operations:", "Extra file open flags", "Creating files for the test",
+                   "Removing test files", "Doing random", "Doing sequential", "Throughput:")
 _KIND_TEST = {"sysbench-cpu": "cpu", "sysbench-memory": "memory"}
 
 
@@ -52,27 +52,18 @@ class _Section:
         self.lines = 0
 
 
-def _split(text: str) -> tuple[list[_Section], bool]:
-    """Split into runs at each banner; returns the runs and whether legacy 0.4 markers were seen."""
-    sections: list[_Section] = []
+def _fill(text: str) -> _Section:
+    """Read one run (one banner) line by line."""
     current = _Section(None, None)
-    preamble = True
     in_latency = False
-    legacy = False
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
             continue
-        if line.startswith("sysbench "):
+        if line.startswith("sysbench ") and current.version is None:
             m = _BANNER.match(line)
             if m:
-                if preamble:
-                    current.version, current.build = m.group(1), m.group(2)
-                    preamble = False
-                else:
-                    sections.append(current)
-                    current = _Section(m.group(1), m.group(2))
-                in_latency = False
+                current.version, current.build = m.group(1), m.group(2)
                 continue
         current.lines += 1
         key, sep, rest = line.partition(":")
@@ -83,34 +74,52 @@ def _split(text: str) -> tuple[list[_Section], bool]:
                 continue
             if key == "FATAL":
                 current.fatal.append(line)
-            elif key == "Prime numbers limit" or key == "CPU speed":
-                current.kind = "cpu"
-            elif key == "Running memory speed test with the following options":
-                current.kind = "memory"
             elif key == "Latency (ms)":
                 in_latency = True
                 continue
             elif key == "Threads fairness":
                 in_latency = False
-            elif key in _FILEIO_KEYS:
-                current.kind = "fileio"
             elif line.startswith(_BAD_ARG):
                 current.bad_arg.append(line)
-            elif line.startswith(_LEGACY):
-                legacy = True
             current.fields[key] = rest
         elif line == "Threads started!":
             current.started = True
         elif "MiB transferred" in line:
             current.fields["transferred"] = line
-            current.kind = "memory"
-        elif line.startswith(_FILEIO_LINES):
-            current.kind = "fileio"
         elif line.startswith(_BAD_ARG):
             current.bad_arg.append(line)
-    if not preamble or current.lines:
-        sections.append(current)
-    return sections, legacy
+    current.kind = _kind(text)
+    return current
+
+
+def _kind(text: str) -> str:
+    if "Prime numbers limit:" in text or "CPU speed:" in text:
+        return "cpu"
+    if "Running memory speed test" in text or "MiB transferred (" in text:
+        return "memory"
+    if any(marker in text for marker in _FILEIO_MARKERS):
+        return "fileio"
+    return "other"
+
+
+def _split(text: str) -> list[tuple[str, str | None]]:
+    """Split at each `sysbench <version>` banner: [(run text, version)]; lines before the first
+    banner (WARNING: ...) belong to the first run."""
+    starts: list[tuple[int, str | None]] = []
+    head = _BANNER.match(text)
+    if head:
+        starts.append((0, head.group(1)))
+    at = text.find("\nsysbench ")
+    while at >= 0:
+        m = _BANNER.match(text, at + 1)
+        if m:
+            starts.append((at + 1, m.group(1)))
+        at = text.find("\nsysbench ", at + 1)
+    if not starts:
+        return [(text, None)]
+    starts[0] = (0, starts[0][1])
+    ends = [pos for pos, _ in starts[1:]] + [len(text)]
+    return [(text[pos:end], version) for (pos, version), end in zip(starts, ends, strict=True)]
 
 
 def _legacy_failure(version: str | None) -> ParseFailure:
@@ -120,34 +129,40 @@ def _legacy_failure(version: str | None) -> ParseFailure:
                         "comparable with sysbench 1.0; rerun with sysbench 1.0 or later")
 
 
-def _select(sections: list[_Section], legacy: bool, wanted: str | None) -> tuple[_Section, list[str]]:
-    versions = {s.version for s in sections if s.version}
-    old = sorted(v for v in versions if v.startswith("0."))
-    if old or (legacy and not any(s.kind in ("cpu", "memory") for s in sections)):
-        raise _legacy_failure(old[0] if old else None)
-    if not any(s.version for s in sections):
-        raise ParseFailure("unknown-format", "no `sysbench <version>` banner found: this is not a sysbench "
-                                             "1.0 report (or it lost its first lines)")
-    if len(sections) == 1:
-        return sections[0], []
-    kinds = [s.kind for s in sections]
-    candidates = [s for s in sections if (s.kind == wanted if wanted else s.kind in ("cpu", "memory"))]
-    fatal = [line for s in sections for line in s.fatal]
-    if len(candidates) != 1:
+def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -> tuple[_Section, list[str]]:
+    old = sorted(v for _, v in runs if v and v.startswith("0."))
+    if old:
+        raise _legacy_failure(old[0])
+    if len(runs) == 1:
+        section = _fill(runs[0][0])
+        if section.version is None:
+            if section.kind not in ("cpu", "memory") and any(m in text for m in _LEGACY):
+                raise _legacy_failure(None)
+            raise ParseFailure("unknown-format", "no `sysbench <version>` banner found: this is not a "
+                                                 "sysbench 1.0 report (or it lost its first lines)")
+        return section, []
+    kinds = [_kind(run) for run, _ in runs]
+    picked = [i for i, k in enumerate(kinds) if (k == wanted if wanted else k in ("cpu", "memory"))]
+    fatal = [i for i, (run, _) in enumerate(runs) if "FATAL:" in run]
+    if len(picked) != 1:
         what = f"{wanted} runs" if wanted else "cpu or memory runs"
-        extra = f"; it also has {len(fatal)} FATAL line(s), first: {fatal[0]}" if fatal else ""
+        extra = ""
+        if fatal:
+            first = runs[fatal[0]][0]
+            at = first.find("FATAL:")
+            extra = f"; {len(fatal)} of them printed FATAL lines, first: {first[at:first.find(chr(10), at)].strip()}"
         raise ParseFailure("unknown-format",
-                           f"this log holds {len(sections)} sysbench runs ({', '.join(kinds)}) with "
-                           f"{len(candidates)} {what}; split it, or pass the test (sysbench-cpu or "
+                           f"this log holds {len(runs)} sysbench runs ({', '.join(kinds)}) with "
+                           f"{len(picked)} {what}; split it, or pass the test (sysbench-cpu or "
                            f"sysbench-memory) to pick one{extra}")
-    chosen = candidates[0]
-    others = [s.kind for s in sections if s is not chosen]
-    note = f"MULTI_RUN: the log holds {len(sections)} sysbench runs; parsed the {chosen.kind} run, " \
+    chosen = picked[0]
+    others = [k for i, k in enumerate(kinds) if i != chosen]
+    note = f"MULTI_RUN: the log holds {len(runs)} sysbench runs; parsed the {kinds[chosen]} run, " \
            f"ignored {', '.join(others)}"
-    fatal_elsewhere = [line for s in sections if s is not chosen for line in s.fatal]
+    fatal_elsewhere = [i for i in fatal if i != chosen]
     if fatal_elsewhere:
-        note += f" (which printed {len(fatal_elsewhere)} FATAL line(s))"
-    return chosen, [note]
+        note += f" ({len(fatal_elsewhere)} of which printed FATAL lines)"
+    return _fill(runs[chosen][0]), [note]
 
 
 def _num(section: _Section, key: str, what: str, strip: str = "") -> float:
@@ -161,13 +176,8 @@ def _num(section: _Section, key: str, what: str, strip: str = "") -> float:
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
-    sections, legacy = _split(text)
-    if not sections:
-        if legacy:
-            raise _legacy_failure(None)
-        raise ParseFailure("unknown-format", "no sysbench report found in the log")
     wanted = _KIND_TEST.get(test or "")
-    section, flags = _select(sections, legacy, wanted)
+    section, flags = _select(_split(text), text, wanted)
     if section.fatal:
         raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}")
     if section.bad_arg:

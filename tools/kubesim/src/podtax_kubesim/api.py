@@ -3,14 +3,13 @@ the pod binding subresource, and Events for controllers."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from podtax_kubesim import defaults, patching
 from podtax_kubesim import resources as R
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.store import Store
-from podtax_kubesim.util import ApiError, Obj, conflict, invalid, new_uid, not_found, now, random_suffix
+from podtax_kubesim.util import ApiError, Obj, conflict, deepcopy, invalid, new_uid, not_found, now, random_suffix
 
 WITH_STATUS = {"Pod", "Job", "PersistentVolumeClaim", "PersistentVolume", "Node", "Namespace"}
 POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
@@ -41,7 +40,7 @@ class Api:
     def create(self, res: Resource, ns: str, body: Any) -> Obj:
         if not isinstance(body, dict):
             raise ApiError(400, "BadRequest", "the request body must be a JSON object")
-        obj = self._in(res, copy.deepcopy(body))
+        obj = self._in(res, deepcopy(body))
         meta = obj.setdefault("metadata", {})
         if res.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
@@ -72,7 +71,7 @@ class Api:
     def replace(self, res: Resource, ns: str, name: str, body: Any, sub: str = "") -> Obj:
         if not isinstance(body, dict):
             raise ApiError(400, "BadRequest", "the request body must be a JSON object")
-        body = self._in(res, copy.deepcopy(body))
+        body = self._in(res, deepcopy(body))
         meta = body.setdefault("metadata", {})
         if meta.get("name", name) != name:
             raise ApiError(400, "BadRequest", f"the name of the object ({meta.get('name')}) does not match "
@@ -87,14 +86,14 @@ class Api:
             raise conflict(res.plural, name, "the object has been modified; please apply your changes to "
                            "the latest version and try again", res.group)
         if sub == "status":
-            new = copy.deepcopy(old)
+            new = deepcopy(old)
             new["status"] = body.get("status", {})
         else:
             new = body
             new["kind"], new["apiVersion"] = old["kind"], old["apiVersion"]
             new["metadata"] = self._merge_meta(old["metadata"], meta)
             if res.kind in WITH_STATUS:
-                new["status"] = copy.deepcopy(old.get("status", {}))
+                new["status"] = deepcopy(old.get("status", {}))
             if res.kind == "Pod":
                 self._check_pod_spec(old, new)
             if "spec" in old and new.get("spec") != old.get("spec"):
@@ -164,7 +163,7 @@ class Api:
         if waits or old["metadata"].get("finalizers"):
             if old["metadata"].get("deletionTimestamp"):
                 return self.out(res, old)
-            new = copy.deepcopy(old)
+            new = deepcopy(old)
             new["metadata"]["deletionTimestamp"] = now()
             new["metadata"]["deletionGracePeriodSeconds"] = int(grace or 0)
             return self.out(res, self.store.update(key, new))
@@ -188,12 +187,12 @@ class Api:
                 if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or [])]
         for pod in pods:
             if policy == "Orphan":
-                new = copy.deepcopy(pod)
+                new = deepcopy(pod)
                 new["metadata"]["ownerReferences"] = [r for r in new["metadata"]["ownerReferences"]
                                                       if r.get("uid") != uid]
                 self.store.update(R.PODS, new)
             else:
-                self.delete(R.find("", "v1", "pods"), ns, pod["metadata"]["name"], {})  # type: ignore[arg-type]
+                self.delete(R.POD, ns, pod["metadata"]["name"], {})
 
     def _delete_namespace_contents(self, ns: str) -> None:
         for key, bucket in list(self.store.objects.items()):
@@ -221,7 +220,7 @@ class Api:
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
     def assign(self, pod: Obj, node: str, annotations: dict[str, str] | None = None) -> Obj:
-        new = copy.deepcopy(pod)
+        new = deepcopy(pod)
         new["spec"]["nodeName"] = node
         if annotations:
             new["metadata"].setdefault("annotations", {}).update(annotations)

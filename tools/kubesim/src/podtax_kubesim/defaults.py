@@ -159,3 +159,4 @@ def event_from_v1(ev: Obj) -> Obj:
     if not out.get("source") and ev.get("reportingController"):
         out["source"] = {"component": ev["reportingController"]}
     return out
+

@@ -92,3 +92,11 @@ def group_list() -> dict:
         gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         groups.append({"name": group, "versions": gvs, "preferredVersion": gvs[0]})
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+POD = BY_PATH[("", "v1", "pods")]
+JOB = BY_PATH[("batch", "v1", "jobs")]
+PVC = BY_PATH[("", "v1", "persistentvolumeclaims")]
+PV = BY_PATH[("", "v1", "persistentvolumes")]
+NODE = BY_PATH[("", "v1", "nodes")]
+NAMESPACE = BY_PATH[("", "v1", "namespaces")]
+STORAGECLASS = BY_PATH[("storage.k8s.io", "v1", "storageclasses")]

@@ -117,10 +117,7 @@ def match_label_selector(selector: Obj | None, labels: dict[str, str]) -> bool:
     for key, value in (selector.get("matchLabels") or {}).items():
         if labels.get(key) != value:
             return False
-    for expr in selector.get("matchExpressions") or []:
-        if not node_requirement(expr, labels):
-            return False
-    return True
+    return all(node_requirement(expr, labels) for expr in selector.get("matchExpressions") or [])
 
 
 def node_requirement(expr: Obj, labels: dict[str, str]) -> bool:

@@ -284,7 +284,7 @@ class Server:
                            "ContainerCreating")
         tail = int(request.query["tailLines"]) if "tailLines" in request.query else None
         limit = int(request.query["limitBytes"]) if "limitBytes" in request.query else None
-        text = buf.text(tail, limit)
+        text, end = buf.text(tail, limit), buf.truncated + len(buf.data)
         if request.query.get("follow") != "true":
             return web.Response(body=text, content_type="text/plain")
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/plain"})
@@ -292,7 +292,7 @@ class Server:
         await resp.prepare(request)
         await resp.write(text)
         try:
-            async for chunk in buf.follow(buf.truncated + len(buf.data)):
+            async for chunk in buf.follow(end):
                 await resp.write(chunk)
         except (ConnectionResetError, asyncio.CancelledError):
             pass

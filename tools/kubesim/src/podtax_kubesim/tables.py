@@ -111,12 +111,12 @@ def _default(o: Obj) -> list:
     return [o["metadata"]["name"], age(o["metadata"].get("creationTimestamp"))]
 
 
-S, I = "string", "integer"
+S, INT = "string", "integer"
 PRINTERS: dict[str, tuple[list[Column], Callable[[Obj], list]]] = {
     "Node": ([("Name", S, 0), ("Status", S, 0), ("Roles", S, 0), ("Age", S, 0), ("Version", S, 0),
               ("Internal-IP", S, 1), ("External-IP", S, 1), ("OS-Image", S, 1), ("Kernel-Version", S, 1),
               ("Container-Runtime", S, 1)], _node),
-    "Pod": ([("Name", S, 0), ("Ready", S, 0), ("Status", S, 0), ("Restarts", I, 0), ("Age", S, 0),
+    "Pod": ([("Name", S, 0), ("Ready", S, 0), ("Status", S, 0), ("Restarts", INT, 0), ("Age", S, 0),
              ("IP", S, 1), ("Node", S, 1), ("Nominated Node", S, 1), ("Readiness Gates", S, 1)], _pod),
     "Job": ([("Name", S, 0), ("Status", S, 0), ("Completions", S, 0), ("Duration", S, 0), ("Age", S, 0)], _job),
     "PersistentVolumeClaim": ([("Name", S, 0), ("Status", S, 0), ("Volume", S, 0), ("Capacity", S, 0),

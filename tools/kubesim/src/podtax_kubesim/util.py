@@ -27,7 +27,8 @@ def loads(data: bytes | str) -> Any:
 
 
 def deepcopy(obj: Obj) -> Obj:
-    return copy.deepcopy(obj)
+    """A deep copy of a JSON-compatible object (an orjson round trip: ~10x faster than copy.deepcopy)."""
+    return orjson.loads(orjson.dumps(obj))
 
 
 def now() -> str:

@@ -37,18 +37,38 @@ def kth_pairwise_differences(x: np.ndarray, y: np.ndarray, ks: np.ndarray) -> np
         d = (y[None, :] - x[:, None]).ravel()
         part = np.partition(d, np.unique(ks - 1))
         return part[ks - 1]
-    lo = np.full(len(ks), y[0] - x[-1] - 1.0)
-    hi = np.full(len(ks), y[-1] - x[0])
+    out = np.empty(len(ks))
+    for j, k in enumerate(ks):
+        out[j] = _kth_by_bisection(x, y, int(k))
+    return out
+
+
+def _kth_by_bisection(x: np.ndarray, y: np.ndarray, k: int) -> float:
+    """Narrow (lo, hi] until it holds few differences, then select among them exactly."""
+    n, m = len(x), len(y)
+    lo, hi = y[0] - x[-1] - 1.0, y[-1] - x[0] + 1.0
+    c_lo, c_hi = 0, n * m
+    few = max(4 * (n + m), 1024)
     for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if np.all((mid <= lo) | (mid >= hi)):
+        if c_hi - c_lo <= few:
             break
-        below = _count_le(x, y, mid) < ks
-        lo = np.where(below, mid, lo)
-        hi = np.where(below, hi, mid)
-    idx = np.searchsorted(y, x[None, :] + lo[:, None], side="right")
-    cand = np.where(idx < m, y[np.minimum(idx, m - 1)] - x[None, :], np.inf)
-    return cand.min(axis=1)
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        c = int(_count_le(x, y, np.array([mid]))[0])
+        if c < k:
+            lo, c_lo = mid, c
+        else:
+            hi, c_hi = mid, c
+    a = np.searchsorted(y, x + lo, side="right")
+    b = np.searchsorted(y, x + hi, side="right")
+    lengths = b - a
+    total = int(lengths.sum())
+    rows = np.repeat(np.arange(n), lengths)
+    offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    cand = np.sort(y[np.repeat(a, lengths) + offsets] - x[rows])
+    pos = min(max(k - c_lo - 1, 0), len(cand) - 1)
+    return float(cand[pos]) if len(cand) else float(hi)
 
 
 def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95) -> RatioCI:

@@ -29,8 +29,21 @@ def modified_z(x: np.ndarray) -> np.ndarray:
     return np.zeros(len(x))
 
 
-def outlier_indices(x: np.ndarray, cutoff: float = CUTOFF) -> np.ndarray:
-    """Indices (into x) of values whose |modified z-score| exceeds ``cutoff`` (default 3.5)."""
+def modified_z_within(x: np.ndarray, boundary: float | None = None) -> np.ndarray:
+    """Modified z-scores computed within each mode when a mode ``boundary`` is given (values below
+    it and the rest scored separately), so a second mode is not mistaken for outliers."""
+    x = np.asarray(x, dtype=float)
+    if boundary is None:
+        return modified_z(x)
+    z = np.zeros(len(x))
+    for mask in (x < boundary, x >= boundary):
+        z[mask] = modified_z(x[mask])
+    return z
+
+
+def outlier_indices(x: np.ndarray, cutoff: float = CUTOFF, boundary: float | None = None) -> np.ndarray:
+    """Indices (into x) of values whose |modified z-score| exceeds ``cutoff`` (default 3.5);
+    scored within each mode when ``boundary`` is given. Fewer than 3 values: none."""
     if len(x) < 3:
         return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(np.abs(modified_z(x)) > cutoff)
+    return np.flatnonzero(np.abs(modified_z_within(x, boundary)) > cutoff)

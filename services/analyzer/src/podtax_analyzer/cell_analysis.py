@@ -1,0 +1,177 @@
+"""Everything computed for one cell before the campaign-wide correction, and the final verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from podtax_analyzer import flags as fl
+from podtax_analyzer.celldata import HOST, POD, CellData
+from podtax_analyzer.report_models import CellComparison, CellModes, ModeOut, OutlierOut, SideModes
+from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
+from podtax_analyzer.stats.drift import Drift, detect_drift
+from podtax_analyzer.stats.hodges_lehmann import hl_ratio
+from podtax_analyzer.stats.modes import check_unimodality, describe_modes, two_means_boundary
+from podtax_analyzer.stats.outliers import modified_z_within, outlier_indices
+from podtax_analyzer.stats.ranktest import mann_whitney
+from podtax_analyzer.stats.verdict import FASTER, INCONCLUSIVE, NO_DIFFERENCE, SLOWER, change_phrase, decide
+from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, side_name
+
+
+@dataclass
+class Analysis:
+    """A cell's statistics before correction. ``fields`` are CellComparison fields except the
+    verdict, p_adjusted and sentence, which need the campaign-wide correction."""
+
+    cell: CellData
+    fields: dict = field(default_factory=dict)
+    flag_details: dict[str, str] = field(default_factory=dict)
+
+
+def _median(x: np.ndarray) -> float | None:
+    return float(np.median(x)) if len(x) else None
+
+
+def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[float | None, float | None, str | None]:
+    if bca.low is not None and bca.stable:
+        if hl.estimate is not None and hl.low is not None and not (bca.low <= hl.estimate <= bca.high):
+            warnings.append(f"cross-check: the Hodges-Lehmann ratio {fmt_ratio(hl.estimate)} lies outside "
+                            f"the bootstrap interval; the two estimators disagree")
+        return bca.low, bca.high, "bca"
+    if hl.low is not None:
+        warnings.extend(f"bootstrap: {w}" for w in bca.warnings)
+        warnings.append("the bootstrap interval is unstable here; the Hodges-Lehmann interval is shown")
+        return hl.low, hl.high, "hodges-lehmann"
+    if bca.low is not None:
+        warnings.extend(f"bootstrap: {w}" for w in bca.warnings)
+        return bca.low, bca.high, "bca"
+    return None, None, None
+
+
+def _modes(cell: CellData, checks: dict) -> tuple[CellModes | None, dict | None]:
+    bimodal_sides = [cell.host if env == HOST else cell.pod for env, c in checks.items() if c.bimodal]
+    if not bimodal_sides:
+        return None, None
+    boundary = two_means_boundary(np.concatenate([s.values for s in bimodal_sides]))
+    if boundary is None:
+        return None, None
+    modes = {HOST: describe_modes(cell.host.values, boundary), POD: describe_modes(cell.pod.values, boundary)}
+
+    def side(env: str) -> SideModes:
+        c = checks.get(env)
+        return SideModes(bimodal=bool(c and c.bimodal), dip_p=c.dip_p if c else None,
+                         bimodality_coefficient=c.bc if c else None,
+                         modes=[ModeOut(label=m.label, n=m.n, share=m.share, median=m.median) for m in modes[env]])
+
+    return CellModes(boundary=boundary, host=side(HOST), pod=side(POD)), modes
+
+
+def _modes_are_drift(values: np.ndarray, d: Drift) -> bool:
+    """True when a two-mode split coincides (>= 90% of runs) with a drift's before/after split."""
+    if not d.drift or d.index is None:
+        return False
+    boundary = two_means_boundary(values)
+    if boundary is None:
+        return False
+    by_value = values >= boundary
+    by_time = np.arange(len(values)) >= d.index
+    agree = float(np.mean(by_value == by_time))
+    return max(agree, 1.0 - agree) >= 0.9
+
+
+def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
+    """Flags, estimates and the rank test of one cell (see comparisons.py for the contract)."""
+    h, p = cell.host, cell.pod
+    details: dict[str, str] = {}
+    warnings: list[str] = []
+    checks = {s.env: check_unimodality(s.values) for s in (h, p) if s.n}
+    drifts = {s.env: detect_drift(s.values, threshold) for s in (h, p) if s.n}
+    for s in (h, p):
+        if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env]):
+            checks[s.env] = replace(checks[s.env], bimodal=False)
+            warnings.append(f"the {side_name(s.env)} values form two groups, before and after a change point: "
+                            f"reported as DRIFT rather than BIMODAL")
+    cell_modes, modes = _modes(cell, checks)
+    boundary = cell_modes.boundary if cell_modes else None
+    found = {s.env: outlier_indices(s.values, boundary=boundary) for s in (h, p)}
+    zs = {s.env: modified_z_within(s.values, boundary) for s in (h, p)}
+    candidates = {
+        "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
+        "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
+        "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
+        "OUTLIERS": fl.outliers(cell, found, zs),
+    }
+    for name in fl.ORDER:
+        if candidates[name]:
+            details[name] = candidates[name]
+    ratio = lo = hi = method = p_value = None
+    hl = RatioCI(None, None, None, 0.95, "hodges-lehmann", False)
+    if h.n and p.n and "CONFOUNDED" not in details:
+        rng = np.random.default_rng([seed, int(cell.id, 16)])
+        bca = bca_ratio_of_medians(h.values, p.values, rng=rng)
+        hl = hl_ratio(h.values, p.values)
+        rank = mann_whitney(h.values, p.values)
+        p_value = rank.p_value
+        warnings.extend(f"rank test: {w}" for w in rank.warnings)
+        ratio = bca.estimate
+        lo, hi, method = _pick_interval(bca, hl, warnings)
+    if details.keys() & fl.WITHHOLD_RATIO:
+        ratio = lo = hi = method = None
+    outliers = [OutlierOut(run_id=str(s.run_ids[i]), env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]))
+                for s in (h, p) for i in found[s.env]]
+    fields = dict(
+        id=cell.id, campaign=cell.campaign, node=cell.node, test=cell.test, params=cell.params_key,
+        metric=cell.metric, unit=cell.unit, higher_is_better=cell.higher_is_better, n_host=h.n, n_pod=p.n,
+        host_median=_median(h.values), pod_median=_median(p.values),
+        host_tool_version=fl.version_text(h), pod_tool_version=fl.version_text(p),
+        ratio=ratio, ci_low=lo, ci_high=hi, ci_method=method,
+        hl_ratio=hl.estimate, hl_ci_low=hl.low, hl_ci_high=hl.high, p_value=p_value,
+        change_pct=None if ratio is None else (ratio - 1.0) * 100.0,
+        flags=list(details), flag_details=details, modes=cell_modes, outliers=outliers, warnings=warnings,
+    )
+    return Analysis(cell, fields, details)
+
+
+def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
+    flags = f["flags"]
+    if "CONFOUNDED" in flags:
+        return f["flag_details"]["CONFOUNDED"]
+    if "BIMODAL" in flags:
+        return f["flag_details"]["BIMODAL"]
+    ratio, lo, hi, unit = f["ratio"], f["ci_low"], f["ci_high"], f["unit"]
+    sides = ""
+    if f["host_median"] is not None and f["pod_median"] is not None:
+        sides = (f"host median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs, pod median "
+                 f"{fmt_value(f['pod_median'])} {unit} over {f['n_pod']} runs")
+    if ratio is None:
+        return f"Inconclusive: no ratio could be computed ({sides or 'a side has no runs'})."
+    interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
+    p = f["p_adjusted"]
+    p_text = f"{p_text_of(p)} after {correction}" if p is not None else "no p-value"
+    band = fmt_pct(threshold)
+    if verdict in (FASTER, SLOWER):
+        head = f"{change_phrase(ratio, f['higher_is_better']).capitalize()} than host"
+        return f"{head} (ratio {fmt_ratio(ratio)}, {interval}, {p_text}; {sides})."
+    if verdict == NO_DIFFERENCE:
+        return (f"No detectable difference: ratio {fmt_ratio(ratio)} with {interval} stays within ±{band}% "
+                f"({sides}).")
+    if "INSUFFICIENT" in flags:
+        why = "too few runs for a verdict"
+    elif lo is None:
+        why = "no interval could be computed"
+    elif p is None or p >= 0.05:
+        why = f"the rank test is not significant ({p_text}) yet the interval is not within ±{band}%"
+    else:
+        why = f"the interval crosses the ±{band}% band"
+    return (f"Inconclusive: {why}; ratio {fmt_ratio(ratio)} ({change_phrase(ratio, f['higher_is_better'])}), "
+            f"{interval} ({sides}).")
+
+
+def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str) -> CellComparison:
+    f = dict(a.fields, p_adjusted=p_adjusted)
+    verdict = decide(f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"],
+                     threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING))
+    f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
+    f["sentence"] = _sentence(f, f["verdict"], threshold, correction)
+    return CellComparison(**f)

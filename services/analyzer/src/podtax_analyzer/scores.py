@@ -1,0 +1,78 @@
+"""Node scores for the scheduler: per (cluster, node, env, test, params, metric), per run, never a sum.
+
+median and mean are of the per-run values (metric unit); n is the number of successful runs; the
+95% interval of the median is distribution-free (order statistics at binomial(n, 1/2) ranks,
+coverage >= 95%, None below 6 runs where no such interval exists); updated_at is the newest run's
+end time (its stored time when the end is unknown). Scores span every campaign: a node's score is
+what it has shown so far, whichever campaign measured it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import duckdb
+import numpy as np
+from podtax.events import NodeScore
+from scipy.stats import binom
+
+ENVS = ("host", "kubernetes")
+MIN_RUNS_CI = 6
+
+
+def median_interval(sorted_x: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Distribution-free interval of the median from order statistics; None when n < 6."""
+    n = len(sorted_x)
+    if n < MIN_RUNS_CI:
+        return None
+    j = max(1, int(binom.ppf((1.0 - confidence) / 2.0, n, 0.5)))
+    return float(sorted_x[j - 1]), float(sorted_x[n - j])
+
+
+_QUERY = """
+WITH touched AS ({touched})
+SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
+       any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
+       list(m.value ORDER BY m.value) AS vals, avg(m.value) AS mean, count(*) AS n,
+       max(coalesce(r.ended_at, r.stored_at)) AS updated_at
+FROM runs r JOIN metrics m ON m.run_id = r.run_id
+WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes') {where}
+  AND (NOT $narrow OR (r.cluster, r.node, r.env, r.test, r.params_key, m.name) IN (SELECT * FROM touched))
+GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
+ORDER BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
+"""
+_TOUCHED = """SELECT DISTINCT r.cluster, r.node, r.env, r.test, r.params_key, m.name
+              FROM runs r JOIN metrics m ON m.run_id = r.run_id
+              WHERE r.status = 'ok' AND list_contains($ids, r.run_id)"""
+
+
+def node_scores(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    cluster: str | None = None,
+    since_runs: Iterable[str] | None = None,
+    node: str | None = None,
+    test: str | None = None,
+    env: str | None = None,
+) -> list[NodeScore]:
+    """Every node score, optionally only the keys touched by the runs ``since_runs`` (the service
+    publishes those after each committed batch) and/or filtered by cluster, node, test, env."""
+    params: dict = {"ids": [], "narrow": since_runs is not None}
+    if since_runs is not None:
+        params["ids"] = list(since_runs)
+        if not params["ids"]:
+            return []
+    where = []
+    for col, val in (("cluster", cluster), ("node", node), ("test", test), ("env", env)):
+        if val is not None:
+            where.append(f"AND r.{col} = ${col}")
+            params[col] = val
+    rows = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where)), params).fetchall()
+    out = []
+    for cl, nd, ev, ts, pk, metric, unit, hib, vals, mean, n, updated in rows:
+        x = np.asarray(vals, dtype=float)
+        ci = median_interval(x)
+        out.append(NodeScore(cluster=cl, node=nd, env=ev, test=ts, params_key=pk, metric=metric, unit=unit,
+                             higher_is_better=bool(hib), median=float(np.median(x)), mean=float(mean), n=int(n),
+                             ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None, updated_at=updated))
+    return out

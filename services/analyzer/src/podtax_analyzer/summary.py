@@ -1,0 +1,65 @@
+"""Cross-node summaries: geometric mean of per-node ratios over clean cells only.
+
+One summary per (test, params, metric). A cell is clean when it has a ratio with an interval and
+carries no flag other than OUTLIERS (outliers are reported in the table and the median resists
+them; the sentence names the nodes included despite them). The sentence names the nodes included,
+each node's ratio, and each excluded node with its reasons; it cites every cell it mentions.
+Every number in it is a cell value formatted as in the table, a count of cited cells, or the
+geometric mean of the cited clean cells' ratios (and that mean's percentage).
+"""
+
+from __future__ import annotations
+
+import math
+
+from podtax_analyzer.report_models import CellComparison, SummaryItem
+from podtax_analyzer.stats.verdict import change_phrase
+from podtax_analyzer.wording import fmt_ratio, plural
+
+TOLERATED = frozenset({"OUTLIERS"})
+
+
+def is_clean(c: CellComparison) -> bool:
+    return not (set(c.flags) - TOLERATED) and c.ratio is not None and c.ci_low is not None and c.ratio > 0
+
+
+def geomean(ratios: list[float]) -> float:
+    return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def _exclusion_reason(c: CellComparison) -> list[str]:
+    if set(c.flags) - TOLERATED:
+        return [f for f in c.flags if f not in TOLERATED]
+    return ["no interval"]
+
+
+def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
+    groups: dict[tuple[str, str, str], list[CellComparison]] = {}
+    for c in cells:
+        groups.setdefault((c.test, c.params, c.metric), []).append(c)
+    out = []
+    for (test, params, metric), group in groups.items():
+        group = sorted(group, key=lambda c: c.node)
+        clean = [c for c in group if is_clean(c)]
+        excluded = {c.node: _exclusion_reason(c) for c in group if not is_clean(c)}
+        what = f"{test} {params} {metric}".replace("  ", " ")
+        if clean:
+            g = geomean([c.ratio for c in clean])
+            nodes = ", ".join(c.node for c in clean)
+            per_node = "; ".join(f"{c.node} {fmt_ratio(c.ratio)}" for c in clean)
+            sentence = (f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) the geometric mean "
+                        f"of the pod/host ratios is {fmt_ratio(g)} ({change_phrase(g, clean[0].higher_is_better)}); "
+                        f"per node: {per_node}.")
+            tolerated = [c.node for c in clean if c.flags]
+            if tolerated:
+                sentence += f" Included despite reported outliers (the median resists them): {', '.join(tolerated)}."
+        else:
+            g = None
+            sentence = f"{what}: no clean cell, so no figure across nodes."
+        if excluded:
+            reasons = "; ".join(f"{node} ({', '.join(r)})" for node, r in excluded.items())
+            sentence += f" Excluded: {reasons}."
+        out.append(SummaryItem(sentence=sentence, cells=[c.id for c in group], test=test, params=params,
+                               metric=metric, geomean_ratio=g, nodes_included=[c.node for c in clean],
+                               nodes_excluded=excluded))
+    return out

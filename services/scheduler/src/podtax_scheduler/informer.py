@@ -1,0 +1,115 @@
+"""List and watch one kind into handlers, like client-go's reflector.
+
+Lists, hands the full set to `on_sync`, then watches from the list's resourceVersion, passing each
+event to `on_event`. A `410 Gone` (as an ERROR event or an HTTP status) means the resourceVersion is
+too old: it lists again. Any other failure is retried with a short backoff.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes.client.rest import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+from podtax_scheduler.kube import Kube
+
+log = logging.getLogger("podtax.scheduler.informer")
+Obj = dict[str, Any]
+
+
+class Informer:
+    def __init__(self, kube: Kube, kind: str, on_sync: Callable[[list[Obj]], None],
+                 on_event: Callable[[str, Obj], None], watch_timeout_s: int = 300) -> None:
+        self.kube = kube
+        self.kind = kind
+        self.on_sync = on_sync
+        self.on_event = on_event
+        self.watch_timeout_s = watch_timeout_s
+        self.synced = threading.Event()
+        self.relists = 0
+        self._stop = threading.Event()
+        self._resp: Any = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"informer-{self.kind}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        resp = self._resp
+        if resp is not None:
+            with contextlib.suppress(Exception):  # already closed
+                resp.shutdown()  # unblocks a read in progress
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _list(self) -> str:
+        items, rv = self.kube.list(self.kind)
+        self.on_sync(items)
+        self.relists += 1
+        self.synced.set()
+        return rv
+
+    def _run(self) -> None:
+        rv: str | None = None
+        delay = 0.2
+        while not self._stop.is_set():
+            try:
+                if rv is None:
+                    rv = self._list()
+                rv = self._watch(rv)
+                delay = 0.2
+            except ApiException as exc:
+                if exc.status == 410:
+                    log.info("%s watch: resourceVersion %s is gone; listing again", self.kind, rv)
+                    rv = None
+                    continue
+                if self._stop.is_set():
+                    return
+                log.warning("%s informer: HTTP %s %s; retrying in %.1fs", self.kind, exc.status, exc.reason, delay)
+                self._stop.wait(delay)
+                delay = min(delay * 2, 5.0)
+            except Exception as exc:  # noqa: BLE001 - connection trouble: retry from the last version
+                if self._stop.is_set():
+                    return
+                log.warning("%s informer: %s: %s; retrying in %.1fs", self.kind, type(exc).__name__, exc, delay)
+                self._stop.wait(delay)
+                delay = min(delay * 2, 5.0)
+
+    def _watch(self, rv: str) -> str | None:
+        """Follow one watch stream; returns the resourceVersion to resume from (None = list again)."""
+        lister = self.kube.core.list_node if self.kind == "nodes" else self.kube.core.list_pod_for_all_namespaces
+        resp = lister(watch=True, resource_version=rv, allow_watch_bookmarks=True,
+                      timeout_seconds=self.watch_timeout_s, _preload_content=False,
+                      _request_timeout=(10, self.watch_timeout_s + 30))
+        self._resp = resp
+        try:
+            for line in iter_resp_lines(resp):
+                if self._stop.is_set():
+                    return rv
+                if not line:
+                    continue
+                event = json.loads(line)
+                etype, obj = event.get("type"), event.get("object") or {}
+                if etype == "ERROR":
+                    if obj.get("code") == 410:
+                        log.info("%s watch: %s; listing again", self.kind, obj.get("message", "410 Gone"))
+                        return None
+                    raise RuntimeError(f"watch error: {obj.get('message', obj)}")
+                new_rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if new_rv:
+                    rv = str(new_rv)
+                if etype == "BOOKMARK":
+                    continue
+                self.on_event(str(etype), obj)
+        finally:
+            self._resp = None
+            resp.release_conn()
+        return rv

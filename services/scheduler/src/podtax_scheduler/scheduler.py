@@ -1,0 +1,258 @@
+"""The scheduler: informers feed the state and the queue; one thread decides; a pool binds and explains.
+
+Only the leader pops pods. A decision assumes the pod on its node at once (the ledger), so the
+next decision already sees the resources taken; the bind, the Events, the PodScheduled condition
+and the PlacementMade message happen in the binder pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from podtax import subjects
+from podtax.config import SchedulerSettings
+from podtax.events import Candidate, PlacementMade, PlacementMadeV1
+
+from podtax_scheduler.algorithm import Decision, decide
+from podtax_scheduler.informer import Informer
+from podtax_scheduler.kube import Kube
+from podtax_scheduler.metrics import Metrics
+from podtax_scheduler.model import PodInfo
+from podtax_scheduler.profile import Profile
+from podtax_scheduler.queue import SchedulingQueue
+from podtax_scheduler.scorestore import ScoreStore
+from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated, ScorePlugin
+from podtax_scheduler.state import ClusterState
+
+log = logging.getLogger("podtax.scheduler")
+Obj = dict[str, Any]
+SOURCE = "podtax/scheduler"
+
+
+class Elector(Protocol):
+    def is_leader(self) -> bool: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+def placement_event(pm: PlacementMade, source: str = SOURCE) -> PlacementMadeV1:
+    return PlacementMadeV1(subject=subjects.join(subjects.PLACEMENT_MADE, pm.namespace, pm.pod), source=source,
+                           data=pm)
+
+
+class Scheduler:
+    def __init__(self, settings: SchedulerSettings, kube: Kube, watch_kube: Kube, profile: Profile,
+                 store: ScoreStore, elector: Elector, metrics: Metrics | None = None,
+                 publish: Callable[[PlacementMadeV1], None] | None = None, binders: int = 16,
+                 seed: int | None = None) -> None:
+        self.settings = settings
+        self.kube = kube
+        self.profile = profile
+        self.store = store
+        self.elector = elector
+        self.metrics = metrics or Metrics()
+        self.publish = publish
+        self.state = ClusterState()
+        self.queue = SchedulingQueue()
+        self.namespaces = {n.strip() for n in settings.scheduler_namespaces.split(",") if n.strip()} or None
+        bench = profile.score.BenchmarkScore
+        self.plugins: list[ScorePlugin] = [
+            BenchmarkScore(store, settings.scheduler_score_ttl_s, shrink_runs=bench.shrink_runs,
+                           missing_score=bench.missing_score, statistic=bench.statistic),
+            LeastAllocated(),
+        ]
+        self.weights = profile.weights()
+        self.rng = random.Random(seed)
+        self.pool = ThreadPoolExecutor(max_workers=binders, thread_name_prefix="binder")
+        self.node_informer = Informer(watch_kube, "nodes", self._nodes_synced, self._node_event)
+        self.pod_informer = Informer(watch_kube, "pods", self._pods_synced, self._pod_event)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------ which pods are ours
+
+    def wants(self, pod: PodInfo) -> bool:
+        return (pod.scheduler_name == self.settings.scheduler_name and not pod.node_name and not pod.terminal
+                and not pod.deleting and (self.namespaces is None or pod.namespace in self.namespaces))
+
+    # ------------------------------------------------------------ informer handlers
+
+    def _nodes_synced(self, items: list[Obj]) -> None:
+        names = {(o.get("metadata") or {}).get("name") for o in items}
+        for gone in [n for n in self.state.nodes if n not in names]:
+            self.state.delete_node(gone)
+        for obj in items:
+            self.state.upsert_node(obj)
+        self.queue.move_all_to_active()
+
+    def _node_event(self, etype: str, obj: Obj) -> None:
+        if etype == "DELETED":
+            self.state.delete_node((obj.get("metadata") or {}).get("name", ""))
+        elif self.state.upsert_node(obj):
+            self.queue.move_all_to_active()
+
+    def _pods_synced(self, items: list[Obj]) -> None:
+        uids = {(o.get("metadata") or {}).get("uid") for o in items}
+        for gone in [u for u in self.state.pods if u not in uids]:
+            self.state.delete_pod(gone)
+            self.queue.remove(gone)
+        for obj in items:
+            self._pod_event("ADDED", obj)
+        self.queue.move_all_to_active()
+
+    def _pod_event(self, etype: str, obj: Obj) -> None:
+        if etype == "DELETED":
+            uid = (obj.get("metadata") or {}).get("uid", "")
+            counted = uid in self.state.pod_node
+            self.state.delete_pod(uid)
+            self.queue.remove(uid)
+            if counted:
+                self.queue.move_all_to_active()
+            return
+        pod, old = self.state.upsert_pod(obj)
+        if self.wants(pod):
+            if pod.uid not in self.state.assumed:
+                self.queue.add(pod)
+        else:
+            self.queue.remove(pod.uid)
+            if pod.terminal and old is not None and not old.terminal and pod.node_name:
+                self.queue.move_all_to_active()  # resources were freed
+
+    # ------------------------------------------------------------ the scheduling loop
+
+    def schedule_one(self, timeout: float = 0.5) -> Decision | None:
+        item = self.queue.pop(timeout)
+        if item is None:
+            return None
+        pod, attempt, first_seen = item
+        t0 = time.perf_counter()
+        with self.state.lock:
+            current = self.state.pods.get(pod.uid)
+            if current is None or not self.wants(current) or pod.uid in self.state.assumed:
+                self.queue.done(pod.uid)
+                return None
+            decision = decide(current, self.state, self.plugins, self.weights, self.rng)
+            if decision.node is not None:
+                self.state.assume(current, decision.node)
+        self.metrics.algorithm_latency.observe(time.perf_counter() - t0)
+        if decision.node is None:
+            self.queue.unschedulable(pod.uid)
+            self.metrics.attempts.labels("unschedulable").inc()
+            self.pool.submit(self._report_failure, current, decision)
+        else:
+            self.pool.submit(self._bind, current, decision, first_seen)
+        return decision
+
+    def _loop(self) -> None:
+        last_housekeeping = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if now - last_housekeeping > 1.0:
+                last_housekeeping = now
+                self.state.expire_assumed()
+                for name, n in self.queue.counts().items():
+                    self.metrics.pending.labels(name).set(n)
+                self.metrics.leader.set(1 if self.elector.is_leader() else 0)
+                self.metrics.scores.set(self.store.updates)
+            if not self.elector.is_leader():
+                self._stop.wait(0.1)
+                continue
+            try:
+                self.schedule_one()
+            except Exception:  # noqa: BLE001 - one bad pod must not stop the scheduler
+                log.exception("scheduling attempt failed")
+                self.metrics.errors.labels("algorithm").inc()
+
+    # ------------------------------------------------------------ binding and explaining
+
+    def _bind(self, pod: PodInfo, decision: Decision, first_seen: float) -> None:
+        node = decision.node
+        assert node is not None
+        if not self.elector.is_leader():
+            self.state.forget(pod.uid)
+            self.queue.error(pod.uid)
+            return
+        try:
+            bound = self.kube.bind(pod.namespace, pod.name, pod.uid, node)
+        except Exception as exc:  # noqa: BLE001 - any API failure: back off and retry
+            log.warning("binding %s to %s failed: %s", pod.key, node, exc)
+            self.state.forget(pod.uid)
+            self.queue.error(pod.uid)
+            self.metrics.attempts.labels("error").inc()
+            self.metrics.errors.labels("binding").inc()
+            return
+        if not bound:
+            log.info("%s was bound by someone else (409); dropping it", pod.key)
+            self.state.forget(pod.uid)
+            self.queue.done(pod.uid)
+            self.metrics.conflicts.inc()
+            return
+        self.queue.done(pod.uid)
+        self.metrics.attempts.labels("scheduled").inc()
+        self.metrics.bindings.inc()
+        self.metrics.scheduling_latency.observe(max(0.0, time.monotonic() - first_seen))
+        log.debug("bound %s to %s", pod.key, node)
+        try:
+            self.kube.event(pod.namespace, pod.name, pod.uid, "Scheduled", decision.message)
+        except Exception as exc:  # noqa: BLE001 - the bind stands; the event is best effort
+            log.warning("Scheduled event for %s: %s", pod.key, exc)
+            self.metrics.errors.labels("event").inc()
+        self._placement(pod, decision)
+
+    def _report_failure(self, pod: PodInfo, decision: Decision) -> None:
+        log.info("cannot schedule %s: %s", pod.key, decision.message)
+        try:
+            self.kube.event(pod.namespace, pod.name, pod.uid, "FailedScheduling", decision.message,
+                            type_="Warning", action="Scheduling")
+            self.kube.mark_unschedulable(pod.namespace, pod.name, decision.message)
+        except Exception as exc:  # noqa: BLE001 - the pod is retried anyway
+            log.warning("FailedScheduling report for %s: %s", pod.key, exc)
+            self.metrics.errors.labels("event").inc()
+        self._placement(pod, decision)
+
+    def _placement(self, pod: PodInfo, decision: Decision) -> None:
+        if self.publish is None:
+            return
+        bench = decision.details.get("benchmark") or {}
+        message = decision.message
+        if bench.get("metric"):
+            message += f" (ranked by {bench['test']} {bench['metric']} [{bench['params_key']}])"
+        pm = PlacementMade(
+            namespace=pod.namespace, pod=pod.name, pod_uid=pod.uid, node=decision.node, test=pod.benchmark,
+            candidates=[Candidate(node=n, score=min(100.0, max(0.0, s))) for n, s in decision.candidates],
+            message=message)
+        try:
+            self.publish(placement_event(pm))
+        except Exception as exc:  # noqa: BLE001
+            log.warning("PlacementMade for %s: %s", pod.key, exc)
+            self.metrics.errors.labels("publish").inc()
+
+    # ------------------------------------------------------------ life cycle
+
+    def start(self, sync_timeout_s: float = 60.0) -> None:
+        self.node_informer.start()
+        self.pod_informer.start()
+        deadline = time.monotonic() + sync_timeout_s
+        for inf in (self.node_informer, self.pod_informer):
+            if not inf.synced.wait(max(0.0, deadline - time.monotonic())):
+                raise TimeoutError(f"the {inf.kind} informer did not sync within {sync_timeout_s:.0f}s; "
+                                   f"check PODTAX_SCHEDULER_KUBECONFIG and the API server")
+        self.elector.start()
+        self._thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.queue.close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.pool.shutdown(wait=True, cancel_futures=False)
+        self.elector.stop()
+        self.node_informer.stop()
+        self.pod_informer.stop()

@@ -1,0 +1,156 @@
+"""Wiring: settings, NATS (score watch, PlacementMade), Kubernetes clients, leader election, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from podtax import subjects
+from podtax.bus import Bus
+from podtax.config import SchedulerSettings
+from podtax.events import PlacementMadeV1
+from pydantic import Field
+
+from podtax_scheduler.kube import Kube, api_client
+from podtax_scheduler.leader import AlwaysLeader, LeaderElector, LeaseConfig
+from podtax_scheduler.metrics import Metrics
+from podtax_scheduler.profile import load_profile
+from podtax_scheduler.scheduler import SOURCE, Elector, Scheduler
+from podtax_scheduler.scorestore import ScoreStore
+
+log = logging.getLogger("podtax.scheduler.service")
+
+
+def _identity() -> str:
+    return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+
+
+class SchedulerConfig(SchedulerSettings):
+    """SchedulerSettings plus leader-election and concurrency knobs (PODTAX_SCHEDULER_*)."""
+
+    scheduler_leader_elect: bool = Field(True, description="Use a Lease so only one replica binds.")
+    scheduler_lease_name: str = Field("benchmark-scheduler", min_length=1, max_length=253)
+    scheduler_lease_namespace: str = Field("kube-system", min_length=1, max_length=63)
+    scheduler_lease_duration_s: float = Field(15.0, gt=0)
+    scheduler_renew_deadline_s: float = Field(10.0, gt=0)
+    scheduler_retry_period_s: float = Field(2.0, gt=0)
+    scheduler_identity: str = Field(default_factory=_identity, min_length=1, max_length=128)
+    scheduler_binders: int = Field(16, ge=1, le=256, description="Threads that bind and record events.")
+
+
+async def _follow_scores(watcher: object, store: ScoreStore, initial: asyncio.Event) -> None:
+    async for entry in watcher:  # type: ignore[attr-defined]
+        if entry is None:  # end of the initial values
+            initial.set()
+            continue
+        if entry.operation in ("DEL", "PURGE"):
+            store.delete(entry.key)
+        elif entry.value is not None:
+            store.put(entry.key, entry.value)
+        if not initial.is_set() and entry.delta == 0:
+            initial.set()
+
+
+async def serve(settings: SchedulerConfig, stop: asyncio.Event,
+                on_ready: Callable[[Scheduler], None] | None = None) -> None:
+    """Run until `stop` is set."""
+    profile = load_profile(settings.scheduler_profile)
+    bus = await Bus.connect(settings.nats_url, f"{SOURCE}/{settings.scheduler_identity}")
+    scheduler: Scheduler | None = None
+    metrics = Metrics()
+    try:
+        await bus.ensure_streams()
+        kv = await bus.kv(subjects.SCORES_BUCKET)
+        store = ScoreStore(settings.cluster, settings.scheduler_score_env)
+        watcher = await kv.watch(store.key_filter)
+        initial = asyncio.Event()
+        follow = asyncio.create_task(_follow_scores(watcher, store, initial))
+        try:
+            await asyncio.wait_for(initial.wait(), timeout=10)
+        except TimeoutError:
+            log.warning("initial scores not loaded within 10 s; continuing, they arrive as they come")
+        loop = asyncio.get_running_loop()
+
+        def publish(event: PlacementMadeV1) -> None:
+            fut: Future[None] = asyncio.run_coroutine_threadsafe(bus.publish(event), loop)
+            fut.add_done_callback(lambda f: f.exception() and log.warning("PlacementMade: %s", f.exception()))
+
+        api = api_client(settings.scheduler_kubeconfig, pool=settings.scheduler_binders + 4)
+        watch_api = api_client(settings.scheduler_kubeconfig, pool=4)
+        kube = Kube(api, settings.scheduler_identity)
+        elector: Elector = AlwaysLeader()
+        if settings.scheduler_leader_elect:
+            elector = LeaderElector(api, settings.scheduler_identity, LeaseConfig(
+                settings.scheduler_lease_name, settings.scheduler_lease_namespace,
+                settings.scheduler_lease_duration_s, settings.scheduler_renew_deadline_s,
+                settings.scheduler_retry_period_s))
+        scheduler = Scheduler(settings, kube, Kube(watch_api, settings.scheduler_identity), profile, store,
+                              elector, metrics, publish, binders=settings.scheduler_binders)
+        if settings.scheduler_metrics_port or settings.scheduler_metrics_port == 0:
+            port = metrics.serve(settings.scheduler_metrics_port)
+            log.info("metrics on :%d/metrics", port)
+        await asyncio.to_thread(scheduler.start)
+        log.info("scheduler %s started: schedulerName=%s cluster=%s scores=%s", settings.scheduler_identity,
+                 settings.scheduler_name, settings.cluster, settings.scheduler_score_env)
+        if on_ready is not None:
+            on_ready(scheduler)
+        await stop.wait()
+        log.info("stopping")
+        await asyncio.to_thread(scheduler.stop)
+        scheduler = None
+        await watcher.stop()
+        follow.cancel()
+    finally:
+        if scheduler is not None:
+            await asyncio.to_thread(scheduler.stop)
+        metrics.close()
+        await bus.close()
+
+
+class Background:
+    """A scheduler running in a thread of this process (tests, benchmarks)."""
+
+    def __init__(self, settings: SchedulerConfig) -> None:
+        self.settings = settings
+        self.scheduler: Scheduler | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, name="scheduler-service", daemon=True)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+
+            def ready(s: Scheduler) -> None:
+                self.scheduler = s
+                self._ready.set()
+
+            await serve(self.settings, self._stop, ready)
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:  # noqa: BLE001 - reported by start()
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    def start(self, timeout: float = 30) -> Background:
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("scheduler did not start")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout=30)

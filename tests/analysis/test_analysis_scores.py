@@ -1,0 +1,47 @@
+"""Node scores: median and mean per run (never a sum), counts, interval, age, and since_runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from analysis_synth import CellSpec, SideSpec, insert_cells
+from podtax_analyzer.scores import median_interval, node_scores
+
+
+@pytest.mark.parametrize("n,has", [(5, False), (6, True), (100, True)])
+def test_median_interval(n, has):
+    x = np.arange(1.0, n + 1)
+    ci = median_interval(x)
+    assert (ci is not None) is has
+    if ci:
+        assert ci[0] <= np.median(x) <= ci[1]
+
+
+def _cells():
+    return [CellSpec("n1", SideSpec(np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0])),
+                     SideSpec(np.array([5.0, 6.0, 7.0]))),
+            CellSpec("n2", SideSpec(np.array([1.0, 2.0])), SideSpec(np.array([3.0, 4.0])), campaign="other")]
+
+
+def test_scores_per_run(con):
+    insert_cells(con, _cells())
+    scores = {(s.node, s.env): s for s in node_scores(con)}
+    host = scores[("n1", "host")]
+    assert (host.median, host.mean, host.n) == (40.0, 40.0, 7)
+    assert host.ci_low is not None and host.ci_low <= 40 <= host.ci_high
+    pod = scores[("n1", "kubernetes")]
+    assert (pod.median, pod.mean, pod.n, pod.ci_low) == (6.0, 6.0, 3, None)
+    newest = con.execute("SELECT max(ended_at) FROM runs WHERE node = 'n1' AND env = 'host'").fetchone()[0]
+    assert host.updated_at == newest
+    assert len(scores) == 4
+
+
+def test_scores_since_runs_and_filters(con):
+    insert_cells(con, _cells())
+    touched = node_scores(con, since_runs=["other-1-k-0"])
+    assert [(s.node, s.env) for s in touched] == [("n2", "kubernetes")]
+    assert touched[0].n == 2  # the whole key is recomputed, not just the touched run
+    assert node_scores(con, since_runs=[]) == []
+    assert {s.node for s in node_scores(con, cluster="local", node="n1")} == {"n1"}
+    assert node_scores(con, cluster="elsewhere") == []
+    assert all(s.env == "host" for s in node_scores(con, env="host"))

@@ -1,0 +1,103 @@
+"""Run podtax services in-process (as asyncio tasks) against a real nats-server, for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from podtax import config
+from podtax.bus import Bus
+
+
+class Services:
+    def __init__(self, nats_url: str, tmp: Path) -> None:
+        self.nats_url = nats_url
+        self.tmp = tmp
+        self.stop = asyncio.Event()
+        self.tasks: list[asyncio.Task[None]] = []
+        self.buses: list[Bus] = []
+        self.db = tmp / "podtax.duckdb"
+
+    def settings(self, cls: type[Any], **kw: Any) -> Any:
+        base = {"nats_url": self.nats_url, "log_format": "text"}
+        return config.load(cls, **{**base, **kw})
+
+    async def start(self, name: str, serve: Callable[[Any, Bus, asyncio.Event], Awaitable[None]],
+                    settings: Any) -> None:
+        bus = await Bus.connect(self.nats_url, f"test/{name}")
+        await bus.ensure_streams()
+        self.buses.append(bus)
+        task = asyncio.create_task(serve(settings, bus, self.stop), name=name)
+        self.tasks.append(task)
+        _LIVE.append(task)
+
+    async def analyzer(self, port: int = 0, **kw: Any) -> None:
+        from podtax_analyzer.service import serve
+
+        from podtax import natsserver
+
+        await self.start("analyzer", serve, self.settings(
+            config.AnalyzerSettings, analyzer_db=self.db, analyzer_port=port or natsserver.free_port(), **kw))
+
+    async def parser(self) -> None:
+        from podtax_parser.service import serve
+
+        await self.start("parser", serve, self.settings(config.ParserSettings))
+
+    async def agent(self, node: str = "node-1", **kw: Any) -> None:
+        from podtax_host_agent.service import serve
+
+        await self.start("agent", serve, self.settings(config.HostAgentSettings, agent_node=node,
+                                                       agent_workdir=self.tmp / "work", **kw))
+
+    async def close(self) -> None:
+        self.stop.set()
+        for t in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(t, 15)
+        for b in self.buses:
+            await b.close()
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Read the analyzer's DuckDB. In one process DuckDB shares the database instance per path,
+        so this works while the analyzer task holds its connection."""
+        if not self.db.exists():
+            return []
+        con = duckdb.connect(str(self.db))
+        try:
+            return con.execute(sql, params or []).fetchall()
+        finally:
+            con.close()
+
+
+_LIVE: list[asyncio.Task[None]] = []
+
+
+async def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    """Poll `predicate`; fail early (with its traceback) if a service task died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for task in _LIVE:
+            if task.done() and not task.cancelled() and task.exception():
+                raise AssertionError(f"service {task.get_name()} crashed") from task.exception()
+        value = predicate()
+        if value:
+            return value
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@contextlib.asynccontextmanager
+async def services(nats_url: str, tmp: Path) -> AsyncIterator[Services]:
+    s = Services(nats_url, tmp)
+    try:
+        yield s
+    finally:
+        await s.close()
+        _LIVE.clear()

@@ -1,0 +1,42 @@
+"""`podtax parse`, called through podtax.cli.main.main (returns the exit status)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from podtax.cli.main import main
+
+DEBIAN = "tests/corpus/debian12-x86_64"
+GOOD = f"{DEBIAN}/sysbench-cpu-prime100000-1t.log"
+BAD = f"{DEBIAN}/hdparm-not-permitted.log"
+
+
+def test_json_output(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(__file__.rsplit("/tests/", 1)[0])
+    assert main(["parse", "--json", GOOD]) == 0
+    [item] = json.loads(capsys.readouterr().out)
+    assert set(item) == {"file", "tool", "tool_version", "tool_build", "metrics", "echoed", "flags"}
+    assert item["tool"] == "sysbench" and item["tool_version"] == "1.0.20"
+    assert {"name": "events_per_second", "value": 183.01, "unit": "events/s", "higher_is_better": True} \
+        in item["metrics"]
+
+
+def test_failure_sets_exit_status(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(__file__.rsplit("/tests/", 1)[0])
+    assert main(["parse", "--json", GOOD, BAD]) == 1
+    good, bad = json.loads(capsys.readouterr().out)
+    assert "error" not in good
+    assert bad["error"]["reason"] == "permission-denied" and bad["error"]["detail"]
+
+
+def test_table_output_and_tool_option(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(__file__.rsplit("/tests/", 1)[0])
+    rpi = "tests/corpus/mixed/raspberry-pi-zero-w/AikonCWD-rpi-benchmark"
+    assert main(["parse", "--tool", "hdparm", rpi]) == 0
+    out = capsys.readouterr().out
+    assert "read_mb_per_second" in out and "24.59" in out
+    assert main(["parse", rpi]) == 1
+    assert "unknown-format" in capsys.readouterr().out
+    assert main(["parse", "--tool", "nosuchtool", rpi]) == 2
+    assert main(["parse", "does-not-exist.log"]) == 1

@@ -1,0 +1,44 @@
+"""Real runs: the Debian sysbench, stress-ng and fio, with tiny parameters and the templates' own
+argv builders; their output must parse to positive figures without flags."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from podtax import templates
+from podtax.parsers import parse_run
+
+CASES = [
+    ("sysbench-cpu", {"threads": 1, "max_prime": 2000, "events": 50, "time": 10}),
+    ("sysbench-memory", {"threads": 1, "operation": "write", "block_size": "1K", "total_size": "10M", "time": 2}),
+    ("stress-ng-cpu", {"threads": 1, "method": "all", "timeout": 1}),
+    ("fio", {"rw": "randread", "bs": "4K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
+    ("fio", {"rw": "write", "bs": "64K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
+]
+
+
+def _version(template: templates.Template) -> str | None:
+    proc = subprocess.run(list(template.version_argv), capture_output=True, text=True, timeout=30, check=False)
+    return (proc.stdout or proc.stderr).strip() or None
+
+
+@pytest.mark.parametrize(("test", "params"), CASES, ids=[f"{c[0]}-{c[1].get('rw', '')}" for c in CASES])
+def test_real_run_parses(test: str, params: dict[str, Any], tmp_path: Path) -> None:
+    template = templates.get(test)
+    if shutil.which(template.tool) is None:
+        pytest.skip(f"{template.tool} is not installed (apt-get install {template.tool})")
+    argv = template.build_argv(params, workdir=str(tmp_path))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    parsed = parse_run(test, proc.stdout, proc.stderr, proc.returncode, params, _version(template))
+    primary = template.primary_metric(template.validate(params))
+    assert parsed.metric(primary).value > 0
+    assert parsed.tool == template.tool and parsed.tool_version
+    assert parsed.flags == (), parsed.flags
+    if test == "sysbench-cpu":
+        assert parsed.values()["events"] == 50 and parsed.echoed["max_prime"] == 2000
+    if test == "stress-ng-cpu":
+        assert parsed.echoed["threads"] == 1 and parsed.tool_build

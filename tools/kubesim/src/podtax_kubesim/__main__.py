@@ -1,0 +1,68 @@
+"""`podtax-kubesim --cluster cluster.yaml --kubeconfig out.yaml [--port N] [--kubelet MODE]`:
+serve a SIMULATED Kubernetes API until interrupted, and write a kubeconfig for it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+
+from podtax_kubesim.core import Emulator, kubeconfig_text
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="podtax-kubesim", description="A local, SIMULATED Kubernetes API server "
+                                "(podtax kubesim) for tests, demos and scale runs. Not a real cluster.")
+    p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: a small mixed cluster")
+    p.add_argument("--kubeconfig", type=Path, default=Path("kubesim.kubeconfig"),
+                   help="where to write a kubeconfig for this emulator (default: %(default)s)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--kubelet", choices=["simulated", "exec", "none"], default="simulated",
+                   help="simulated: containers complete after a simulated duration; exec: run container "
+                        "commands as local processes; none: bound pods stay Running")
+    p.add_argument("--workdir", type=Path, default=None, help="working directories of exec-mode containers")
+    p.add_argument("--history", type=int, default=100_000, help="watch events kept for resumption")
+    p.add_argument("--no-isolation", action="store_true", help="exec mode: no cgroups or namespaces")
+    return p
+
+
+async def serve(args: argparse.Namespace) -> int:
+    emulator = Emulator(args.cluster, args.kubelet, args.workdir, host=args.host, port=args.port,
+                        history=args.history, isolation=not args.no_isolation)
+    url = await emulator.start()
+    args.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+    args.kubeconfig.write_text(kubeconfig_text(url))
+    nodes = len(emulator.store.objects.get("/nodes", {}))
+    print(f"podtax kubesim: SIMULATED Kubernetes API at {url} ({nodes} nodes, kubelet={args.kubelet}); "
+          f"kubeconfig: {args.kubeconfig}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await emulator.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return asyncio.run(serve(args))
+    except (OSError, ValueError) as exc:
+        print(f"podtax-kubesim: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,114 @@
+"""Cluster files: nodes (labels, capacity/allocatable, taints, conditions), storage classes,
+namespaces and simulation settings, turned into API objects."""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from podtax_kubesim.util import SIM_VERSION, SIMULATED_ANNOTATION, Obj, now
+
+DEFAULT_CLUSTER: Obj = {
+    "nodes": [
+        {"name": "x86-{i}", "count": 2, "arch": "amd64", "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+        {"name": "rpi-{i}", "count": 1, "arch": "arm64", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+         "labels": {"node.kubernetes.io/instance-type": "raspberry-pi-4"}},
+    ],
+    "storageClasses": [{"metadata": {"name": "standard", "annotations": {
+        "storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "kubesim.podtax.io/hostpath"}],
+}
+SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
+
+
+def load(cluster: dict | Path | str | None) -> Obj:
+    if cluster is None:
+        return copy.deepcopy(DEFAULT_CLUSTER)
+    if isinstance(cluster, dict):
+        return copy.deepcopy(cluster)
+    data = yaml.safe_load(Path(cluster).read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{cluster}: a cluster file must be a mapping with a 'nodes' list")
+    return data
+
+
+def generated(nodes: int, arch_mix: bool = True, cpu: str = "16", memory: str = "64Gi") -> Obj:
+    """A large synthetic cluster for scale runs: `nodes` nodes, every tenth one arm64."""
+    spec: list[Obj] = [{"name": "node-{i}", "count": nodes - nodes // 10 if arch_mix else nodes, "arch": "amd64",
+                        "capacity": {"cpu": cpu, "memory": memory, "pods": "110"}}]
+    if arch_mix and nodes // 10:
+        spec.append({"name": "arm-{i}", "count": nodes // 10, "arch": "arm64",
+                     "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}})
+    return {"nodes": spec, "storageClasses": copy.deepcopy(DEFAULT_CLUSTER["storageClasses"])}
+
+
+def expand_nodes(cluster: Obj) -> list[Obj]:
+    out: list[Obj] = []
+    for entry in cluster.get("nodes") or []:
+        count = int(entry.get("count", 1))
+        for i in range(count):
+            item = dict(entry)
+            item["name"] = entry["name"].format(i=i) if count > 1 or "{i}" in entry["name"] else entry["name"]
+            out.append(item)
+    return out
+
+
+def node_object(spec: Obj, index: int) -> Obj:
+    """A complete v1 Node from a cluster-file entry."""
+    name = spec["name"]
+    arch = spec.get("arch") or (spec.get("labels") or {}).get("kubernetes.io/arch", "amd64")
+    labels = {"kubernetes.io/arch": arch, "beta.kubernetes.io/arch": arch, "kubernetes.io/os": "linux",
+              "beta.kubernetes.io/os": "linux", "kubernetes.io/hostname": name}
+    labels.update(spec.get("labels") or {})
+    capacity = {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    capacity.update({k: str(v) for k, v in (spec.get("capacity") or {}).items()})
+    allocatable = dict(capacity)
+    allocatable.update({k: str(v) for k, v in (spec.get("allocatable") or {}).items()})
+    ts = now()
+    conditions = {t: {"type": t, "status": "False", "reason": f"KubeletHasNo{t}", "message": "simulated"}
+                  for t in ("MemoryPressure", "DiskPressure", "PIDPressure")}
+    conditions["Ready"] = {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                           "message": "kubelet is posting ready status (simulated by podtax kubesim)"}
+    for cond in spec.get("conditions") or []:
+        conditions[cond["type"]] = {**conditions.get(cond["type"], {}), **cond}
+    for cond in conditions.values():
+        cond.setdefault("lastHeartbeatTime", ts)
+        cond.setdefault("lastTransitionTime", ts)
+    ip = str(ipaddress.IPv4Address("10.0.0.0") + 10 + index)
+    annotations = {SIMULATED_ANNOTATION: "true", "node.alpha.kubernetes.io/ttl": "0"}
+    annotations.update(spec.get("annotations") or {})
+    node_spec: Obj = {"podCIDR": f"10.{64 + index // 256 % 64}.{index % 256}.0/24",
+                      "providerID": f"kubesim://{name}"}
+    if spec.get("taints"):
+        node_spec["taints"] = copy.deepcopy(spec["taints"])
+    if spec.get("unschedulable"):
+        node_spec["unschedulable"] = True
+    return {
+        "kind": "Node", "apiVersion": "v1",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": node_spec,
+        "status": {
+            "capacity": capacity, "allocatable": allocatable, "conditions": list(conditions.values()),
+            "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"machineID": f"sim-{index:08d}", "systemUUID": f"sim-{index:08d}", "bootID": "simulated",
+                         "kernelVersion": spec.get("kernelVersion", "6.1.0-simulated"),
+                         "osImage": spec.get("osImage", "podtax kubesim (SIMULATED node)"),
+                         "containerRuntimeVersion": "kubesim://0.1.0", "kubeletVersion": SIM_VERSION,
+                         "kubeProxyVersion": SIM_VERSION, "operatingSystem": "linux", "architecture": arch},
+            "images": [],
+        },
+    }
+
+
+def storage_classes(cluster: Obj) -> list[Obj]:
+    out = []
+    for sc in cluster.get("storageClasses") or []:
+        obj: dict[str, Any] = copy.deepcopy(sc)
+        obj.setdefault("metadata", {"name": obj.pop("name", "standard")})
+        obj["kind"], obj["apiVersion"] = "StorageClass", "storage.k8s.io/v1"
+        out.append(obj)
+    return out

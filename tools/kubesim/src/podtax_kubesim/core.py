@@ -1,0 +1,108 @@
+"""The emulator: store, API semantics, HTTP server and controllers wired together on one event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from podtax_kubesim import cluster as clusterfile
+from podtax_kubesim import resources as R
+from podtax_kubesim.api import Api
+from podtax_kubesim.dist import sampler
+from podtax_kubesim.jobs import JobController
+from podtax_kubesim.kubelet import Kubelet
+from podtax_kubesim.logs import Logs
+from podtax_kubesim.provisioner import Provisioner
+from podtax_kubesim.scheduler import DefaultScheduler
+from podtax_kubesim.server import Server
+from podtax_kubesim.store import Store
+from podtax_kubesim.util import Obj
+
+
+class Emulator:
+    """Options (keyword arguments of testing.start and the CLI):
+    host/port (127.0.0.1, 0 = free port), history (watch events kept for resumption, default 100000),
+    bookmark_interval (seconds, default 5), sim_duration (default duration of simulated containers:
+    seconds or a distribution, default 1.0), start_delay (seconds before a bound pod runs, default 0),
+    isolation (exec mode: use cgroups/namespaces when available, default True), scheduler (run the
+    built-in default-scheduler, default True), seed (random seed)."""
+
+    def __init__(self, cluster: Obj | Path | str | None = None, kubelet: str = "simulated",
+                 workdir: Path | None = None, *, host: str = "127.0.0.1", port: int = 0, history: int = 100_000,
+                 bookmark_interval: float = 5.0, sim_duration: Any = None, start_delay: float | None = None,
+                 isolation: bool = True, scheduler: bool = True, seed: int | None = None) -> None:
+        self.cluster = clusterfile.load(cluster)
+        sim = self.cluster.get("simulation") or {}
+        self.rng = random.Random(seed if seed is not None else sim.get("seed"))
+        self.host, self.port = host, port
+        self.store = Store(history=history)
+        self.api = Api(self.store)
+        self.logs = Logs()
+        self.server = Server(self.store, self.api, self.logs, bookmark_interval)
+        duration = sampler(sim_duration if sim_duration is not None else sim.get("defaultDurationSeconds", 1.0),
+                           self.rng, 1.0)
+        delay = start_delay if start_delay is not None else float(sim.get("startDelaySeconds", 0.0))
+        self.kubelet = Kubelet(self.api, self.logs, kubelet, duration, delay, workdir, isolation)
+        self.jobs = JobController(self.api)
+        self.provisioner = Provisioner(self.api, self.cluster.get("provisioner"))
+        self.scheduler = DefaultScheduler(self.api) if scheduler else None
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    def load(self) -> None:
+        for ns in clusterfile.SYSTEM_NAMESPACES + list(self.cluster.get("namespaces") or []):
+            if self.store.get(R.NAMESPACES, "", ns) is None:
+                self.api.create(R.NAMESPACE, "", {"metadata": {"name": ns}})
+        for i, spec in enumerate(clusterfile.expand_nodes(self.cluster)):
+            self.add_node(spec, i)
+        for sc in clusterfile.storage_classes(self.cluster):
+            self.api.create(R.STORAGECLASS, "", sc)
+
+    def add_node(self, spec: Obj, index: int | None = None) -> Obj:
+        index = len(self.store.objects.get(R.NODES, {})) if index is None else index
+        return self.store.create(R.NODES, clusterfile.node_object(spec, index))
+
+    async def start(self) -> str:
+        self.load()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        self.port = sock.getsockname()[1]
+        self._runner = web.AppRunner(self.server.app(), access_log=None, handle_signals=False,
+                                     shutdown_timeout=1.0)
+        await self._runner.setup()
+        await web.SockSite(self._runner, sock, backlog=1024).start()
+        if self.scheduler:
+            self.scheduler.start()
+        self.url = f"http://{self.host}:{self.port}"
+        return self.url
+
+    async def stop(self) -> None:
+        self.server.stopping.set()
+        for handle in list(self.kubelet.handles.values()):
+            if isinstance(handle, asyncio.Task):
+                handle.cancel()
+        tasks = [h for h in self.kubelet.handles.values() if isinstance(h, asyncio.Task)]
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        for watchers in list(self.store.watchers.values()):
+            for watcher in list(watchers):
+                watcher.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+def kubeconfig_text(url: str, namespace: str = "default") -> str:
+    return (
+        "# podtax kubesim: a SIMULATED Kubernetes API (not a real cluster)\n"
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: kubesim\n  cluster:\n    server: {url}\n"
+        "users:\n- name: kubesim\n  user: {}\n"
+        f"contexts:\n- name: kubesim\n  context:\n    cluster: kubesim\n    user: kubesim\n    namespace: {namespace}\n"
+        "current-context: kubesim\npreferences: {}\n"
+    )

@@ -1,0 +1,166 @@
+"""exec-mode containers: each container's command+args runs as a local process (no shell), in the
+isolation this machine allows (see isolation.py); stdout+stderr feed pods/{name}/log and the exit
+code decides Succeeded/Failed. restartPolicy Always restarts a container that exits (1 s back-off);
+OnFailure is treated like Never."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from podtax_kubesim import isolation
+from podtax_kubesim.util import Obj
+
+if TYPE_CHECKING:
+    from podtax_kubesim.kubelet import Kubelet
+
+ISOLATION_ANNOTATION = "podtax.io/isolation"
+
+
+class StartError(Exception):
+    pass
+
+
+def resolve(command: str) -> str:
+    """command[0] on PATH, then next to sys.executable (venv console scripts such as podtax-bench)."""
+    if "/" in command:
+        return command
+    found = shutil.which(command) or shutil.which(command, path=str(Path(sys.executable).parent))
+    if not found:
+        raise StartError(f'exec: "{command}": executable file not found in $PATH')
+    return found
+
+
+def container_env(pod: Obj, c: Obj, cwd: Path) -> dict[str, str]:
+    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env = {"PATH": f"{Path(sys.executable).parent}:{path}", "HOME": str(cwd), "HOSTNAME": pod["metadata"]["name"],
+           "LANG": os.environ.get("LANG", "C.UTF-8")}
+    fields = {"metadata.name": pod["metadata"]["name"], "metadata.namespace": pod["metadata"]["namespace"],
+              "metadata.uid": pod["metadata"]["uid"], "spec.nodeName": pod["spec"].get("nodeName", ""),
+              "spec.serviceAccountName": pod["spec"].get("serviceAccountName", ""),
+              "status.podIP": pod["status"].get("podIP", ""), "status.hostIP": pod["status"].get("hostIP", "")}
+    for item in c.get("env") or []:
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+        elif ((item.get("valueFrom") or {}).get("fieldRef") or {}).get("fieldPath") in fields:
+            env[item["name"]] = fields[item["valueFrom"]["fieldRef"]["fieldPath"]]
+    return env
+
+
+async def _pump(stream: asyncio.StreamReader, sink) -> None:  # type: ignore[no-untyped-def]
+    while chunk := await stream.read(65536):
+        sink.write(chunk)
+
+
+async def _run_container(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Applied) -> tuple[int, str]:
+    uid = pod["metadata"]["uid"]
+    buf = kl.logs.open(uid, c["name"])
+    try:
+        argv = list(c.get("command") or []) + list(c.get("args") or [])
+        if not argv:
+            raise StartError("exec mode runs spec.containers[].command: this container has none "
+                             "(image entrypoints are not simulated)")
+        exe = resolve(argv[0])
+        base = kl.workdir or Path(tempfile.gettempdir()) / "podtax-kubesim"
+        cwd = Path(c["workingDir"]) if c.get("workingDir") and Path(c["workingDir"]).is_dir() else \
+            base / "pods" / f"{pod['metadata']['namespace']}_{pod['metadata']['name']}_{uid[:8]}" / c["name"]
+        cwd.mkdir(parents=True, exist_ok=True)
+        env = container_env(pod, c, cwd) | applied.env
+        proc = await asyncio.create_subprocess_exec(
+            *applied.prefix, exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, cwd=str(cwd), env=env, start_new_session=True)
+    except (StartError, OSError) as exc:
+        buf.write(f"kubesim: {exc}\n".encode())
+        buf.close()
+        return 128, str(exc)
+    kl.procs.setdefault(uid, []).append(proc)
+    try:
+        assert proc.stdout is not None
+        await _pump(proc.stdout, buf)
+        code = await proc.wait()
+    finally:
+        buf.close()
+        with contextlib.suppress(ValueError):
+            kl.procs.get(uid, []).remove(proc)
+    return (128 - code if code < 0 else code), ""
+
+
+async def run_pod(kl: Kubelet, pod: Obj) -> None:
+    uid, name = pod["metadata"]["uid"], pod["metadata"]["name"]
+    applied: list[isolation.Applied] = []
+
+    def isolate(c: Obj) -> isolation.Applied:
+        a = isolation.apply(uid, c["name"], name, c.get("resources") or {}, kl.isolation)
+        applied.append(a)
+        return a
+
+    try:
+        for c in pod["spec"].get("initContainers") or []:
+            code, msg = await _run_container(kl, pod, c, isolate(c))
+            if code != 0:
+                kl.mark_terminated(pod, {x["name"]: code for x in pod["spec"]["containers"]},
+                                   {x["name"]: f"init container {c['name']} failed: exit {code} {msg}".strip()
+                                    for x in pod["spec"]["containers"]})
+                return
+        containers = pod["spec"]["containers"]
+        setups = [isolate(c) for c in containers]
+        always = pod["spec"].get("restartPolicy") == "Always"
+        results: dict[str, tuple[int, str]] = {}
+
+        async def one(c: Obj, a: isolation.Applied) -> None:
+            restarts = 0
+            while True:
+                results[c["name"]] = await _run_container(kl, pod, c, a)
+                if not always or uid in kl.terminating:
+                    return
+                restarts += 1
+                kl.update(pod, lambda p, n=c["name"], r=restarts: _bump_restart(p, n, r))
+                await asyncio.sleep(1.0)
+
+        tasks = [asyncio.create_task(one(c, a)) for c, a in zip(containers, setups, strict=True)]
+        await asyncio.sleep(0)
+        kl.mark_running(pod, [c["name"] for c in containers], {ISOLATION_ANNOTATION: setups[0].description})
+        await asyncio.gather(*tasks)
+        kl.mark_terminated(pod, {n: r[0] for n, r in results.items()}, {n: r[1] for n, r in results.items()})
+    except asyncio.CancelledError:
+        _signal_all(kl, uid, signal.SIGKILL)
+        raise
+    finally:
+        for a in applied:
+            a.cleanup()
+        if kl.handles.get(uid) is asyncio.current_task():
+            kl.handles.pop(uid, None)
+
+
+def _bump_restart(p: Obj, name: str, restarts: int) -> None:
+    for cs in p["status"].get("containerStatuses") or []:
+        if cs["name"] == name:
+            cs["restartCount"] = restarts
+
+
+def _signal_all(kl: Kubelet, uid: str, sig: int) -> None:
+    for proc in kl.procs.get(uid, []):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+
+
+async def stop_pod(kl: Kubelet, pod: Obj, task: asyncio.Task, grace: int) -> None:
+    """SIGTERM the containers, SIGKILL them after the grace period, then remove the pod."""
+    uid = pod["metadata"]["uid"]
+    _signal_all(kl, uid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(task), timeout=max(grace, 0.1))
+    except (TimeoutError, asyncio.CancelledError):
+        _signal_all(kl, uid, signal.SIGKILL)
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), timeout=5)
+    except Exception:  # noqa: BLE001 - a container failure must not block the deletion
+        pass
+    kl.finish_deletion(pod)

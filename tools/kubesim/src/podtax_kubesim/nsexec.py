@@ -1,0 +1,82 @@
+"""Tiny launcher for exec-mode containers; run as `python -I nsexec.py ...` (stdlib only).
+
+Stage 1 (no --init): write our pid into each --procs file (joining the pod's cgroups), then
+exec `unshare` (with --unshare) re-running this file as stage 2, or exec the argv directly.
+Stage 2 (--init): PID 1 of fresh PID/mount/UTS/IPC namespaces: bind-mount each --bind SRC:DST
+(so the container sees its own cgroup at the usual place), set the hostname, run the argv as a
+child, forward SIGTERM/SIGINT to it, and exit with its status.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+MS_BIND = 4096
+UNSHARE = ["unshare", "--pid", "--fork", "--mount", "--uts", "--ipc", "--mount-proc", "--propagation", "private"]
+
+
+def parse(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    opts: dict[str, list[str]] = {}
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        key = argv[i].lstrip("-")
+        if key in ("init", "unshare"):
+            opts[key] = ["1"]
+            i += 1
+        else:
+            opts.setdefault(key, []).append(argv[i + 1])
+            i += 2
+    return opts, argv[i + 1:]
+
+
+def bind(src: str, dst: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mount(src.encode(), dst.encode(), None, MS_BIND, None) != 0:
+        err = ctypes.get_errno()
+        print(f"kubesim nsexec: bind {src} -> {dst}: {os.strerror(err)}", file=sys.stderr)
+
+
+def stage2(opts: dict[str, list[str]], argv: list[str]) -> int:
+    for spec in opts.get("bind", []):
+        src, _, dst = spec.partition(":")
+        bind(src, dst)
+    for name in opts.get("hostname", []):
+        try:
+            socket.sethostname(name)
+        except OSError as exc:
+            print(f"kubesim nsexec: sethostname: {exc}", file=sys.stderr)
+    try:
+        child = subprocess.Popen(argv)
+    except OSError as exc:
+        print(f"kubesim: cannot run {argv[0]}: {exc}", file=sys.stderr)
+        return 127
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _frame: child.send_signal(signum))
+    code = child.wait()
+    return 128 - code if code < 0 else code
+
+
+def main(argv: list[str]) -> int:
+    opts, command = parse(argv)
+    if "init" in opts:
+        return stage2(opts, command)
+    for path in opts.get("procs", []):
+        with open(path, "w") as fh:
+            fh.write(str(os.getpid()))
+    if "unshare" in opts:
+        again = [sys.executable, "-I", os.path.abspath(__file__), "--init"]
+        for key in ("bind", "hostname"):
+            for value in opts.get(key, []):
+                again += [f"--{key}", value]
+        os.execvp(UNSHARE[0], UNSHARE + ["--", *again, "--", *command])
+    os.execvp(command[0], command)
+    return 127
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

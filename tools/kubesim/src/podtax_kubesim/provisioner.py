@@ -1,0 +1,185 @@
+"""Volume provisioner and PV controller for PVCs.
+
+A claim of a StorageClass whose provisioner is not kubernetes.io/no-provisioner gets a new PV
+(pvc-<claim uid>) after a latency drawn from the cluster file's distribution; the claim is then
+Bound (spec.volumeName, status.phase, capacity). volumeBindingMode WaitForFirstConsumer waits until
+a pod using the claim is bound to a node (annotation volume.kubernetes.io/selected-node). Claims
+without a provisioning class bind statically to a matching Available PV. Deleting the claim
+deletes the PV (reclaimPolicy Delete, after the delete latency) or marks it Released (Retain)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from podtax_kubesim import resources as R
+from podtax_kubesim.api import Api
+from podtax_kubesim.dist import Sampler, sampler
+from podtax_kubesim.store import Event
+from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, quantity
+
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+
+
+class Provisioner:
+    def __init__(self, api: Api, config: Obj | None = None) -> None:
+        self.api, self.store = api, api.store
+        config = config or {}
+        self.rng = random.Random(config.get("seed"))
+        self.provision_latency = sampler(config.get("provisionLatency",
+                                                    {"distribution": "lognormal", "median": 0.05, "sigma": 0.5}),
+                                         self.rng)
+        self.delete_latency = sampler(config.get("deleteLatency",
+                                                 {"distribution": "lognormal", "median": 0.03, "sigma": 0.5}),
+                                      self.rng)
+        self.per_class: dict[str, tuple[Sampler, Sampler]] = {
+            name: (sampler(c.get("provisionLatency"), self.rng, 0.0) if "provisionLatency" in c
+                   else self.provision_latency,
+                   sampler(c.get("deleteLatency"), self.rng, 0.0) if "deleteLatency" in c else self.delete_latency)
+            for name, c in (config.get("classes") or {}).items()}
+        self.pending: set[str] = set()  # claim uids with a provisioning timer
+        self.store.listen(R.PVCS, self._on_claim)
+        self.store.listen(R.PODS, self._on_pod)
+        self.store.listen(R.PVS, self._on_volume)
+
+    def storage_class(self, claim: Obj) -> Obj | None:
+        name = claim["spec"].get("storageClassName")
+        if name is None:
+            for sc in self.store.items(R.STORAGECLASSES):
+                if (sc["metadata"].get("annotations") or {}).get(DEFAULT_CLASS) == "true":
+                    return sc
+            return None
+        return self.store.get(R.STORAGECLASSES, "", name) if name else None
+
+    def _latencies(self, sc: Obj) -> tuple[Sampler, Sampler]:
+        return self.per_class.get(sc["metadata"]["name"], (self.provision_latency, self.delete_latency))
+
+    # --- claims -------------------------------------------------------------------
+    def _on_claim(self, ev: Event) -> None:
+        claim = ev.obj
+        if ev.type == "DELETED":
+            self._release(claim)
+            return
+        if claim["spec"].get("volumeName") or claim["metadata"].get("deletionTimestamp"):
+            return
+        sc = self.storage_class(claim)
+        if sc is None or sc.get("provisioner", NO_PROVISIONER) == NO_PROVISIONER:
+            self._bind_static(claim)
+            return
+        selected = (claim["metadata"].get("annotations") or {}).get("volume.kubernetes.io/selected-node")
+        if sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not selected:
+            return
+        self._schedule(claim, sc, selected)
+
+    def _schedule(self, claim: Obj, sc: Obj, node: str | None) -> None:
+        uid = claim["metadata"]["uid"]
+        if uid in self.pending:
+            return
+        self.pending.add(uid)
+        if ev_claim := self.store.get(R.PVCS, claim["metadata"]["namespace"], claim["metadata"]["name"]):
+            self.api.record_event(ev_claim, "Provisioning", f'External provisioner is provisioning volume for claim '
+                                  f'"{claim["metadata"]["namespace"]}/{claim["metadata"]["name"]}"',
+                                  component=sc.get("provisioner", "kubesim"))
+        delay = max(self._latencies(sc)[0](), 0.0)
+        asyncio.get_running_loop().call_later(delay, self._provision, claim, sc, node)
+
+    def _provision(self, claim: Obj, sc: Obj, node: str | None) -> None:
+        meta = claim["metadata"]
+        self.pending.discard(meta["uid"])
+        current = self.store.get(R.PVCS, meta["namespace"], meta["name"])
+        if current is None or current["metadata"]["uid"] != meta["uid"] or current["spec"].get("volumeName"):
+            return
+        spec = current["spec"]
+        size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
+        pv: Obj = {
+            "apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": f"pvc-{meta['uid']}", "annotations": {
+                "pv.kubernetes.io/provisioned-by": sc["provisioner"], SIMULATED_ANNOTATION: "true"},
+                "finalizers": []},
+            "spec": {"capacity": {"storage": size}, "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+                     "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy", "Delete"),
+                     "storageClassName": sc["metadata"]["name"], "volumeMode": spec.get("volumeMode", "Filesystem"),
+                     "csi": {"driver": sc["provisioner"], "volumeHandle": new_uid(), "fsType": "ext4"},
+                     "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": meta["namespace"],
+                                  "name": meta["name"], "uid": meta["uid"]}},
+        }
+        if node:
+            pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}
+        created = self.api.create(R.PV, "", pv)
+        self._bind(current, created, provisioner=sc["provisioner"])
+        self.api.record_event(current, "ProvisioningSucceeded",
+                              f"Successfully provisioned volume {pv['metadata']['name']}", component=sc["provisioner"])
+
+    def _bind(self, claim: Obj, pv: Obj, provisioner: str | None = None) -> None:
+        new_pv = deepcopy(pv)
+        new_pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                                      "namespace": claim["metadata"]["namespace"], "name": claim["metadata"]["name"],
+                                      "uid": claim["metadata"]["uid"]}
+        new_pv["status"] = {"phase": "Bound"}
+        self.store.update(R.PVS, new_pv)
+        new = deepcopy(claim)
+        ann = new["metadata"].setdefault("annotations", {})
+        ann.update({"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"})
+        if provisioner:
+            ann["volume.kubernetes.io/storage-provisioner"] = provisioner
+            ann["volume.beta.kubernetes.io/storage-provisioner"] = provisioner
+        new["spec"]["volumeName"] = pv["metadata"]["name"]
+        new["status"] = {"phase": "Bound", "accessModes": pv["spec"].get("accessModes", []),
+                         "capacity": dict(pv["spec"].get("capacity", {}))}
+        self.store.update(R.PVCS, new)
+
+    def _bind_static(self, claim: Obj) -> None:
+        spec = claim["spec"]
+        want = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage", "0"))
+        modes = set(spec.get("accessModes") or [])
+        candidates = [pv for pv in self.store.items(R.PVS)
+                      if pv["status"].get("phase") == "Available" and not pv["spec"].get("claimRef")
+                      and pv["spec"].get("storageClassName", "") == (spec.get("storageClassName") or "")
+                      and quantity(pv["spec"].get("capacity", {}).get("storage", "0")) >= want
+                      and modes <= set(pv["spec"].get("accessModes") or [])]
+        if candidates:
+            best = min(candidates, key=lambda pv: quantity(pv["spec"]["capacity"]["storage"]))
+            self._bind(claim, best)
+
+    def _release(self, claim: Obj) -> None:
+        name = claim["spec"].get("volumeName")
+        pv = self.store.get(R.PVS, "", name) if name else None
+        if pv is None or (pv["spec"].get("claimRef") or {}).get("uid") != claim["metadata"]["uid"]:
+            return
+        if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
+            sc = self.store.get(R.STORAGECLASSES, "", pv["spec"].get("storageClassName", ""))
+            delay = max((self._latencies(sc)[1] if sc else self.delete_latency)(), 0.0)
+            asyncio.get_running_loop().call_later(delay, self.api.force_delete, R.PVS, "", name)
+        new = deepcopy(pv)
+        new["status"] = {"phase": "Released"}
+        self.store.update(R.PVS, new)
+
+    # --- consumers (WaitForFirstConsumer) -------------------------------------------------
+    def _on_pod(self, ev: Event) -> None:
+        pod = ev.obj
+        node = pod["spec"].get("nodeName")
+        if ev.type == "DELETED" or not node or (ev.old and ev.old["spec"].get("nodeName")):
+            return
+        for vol in pod["spec"].get("volumes") or []:
+            claim_name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+            claim = self.store.get(R.PVCS, pod["metadata"]["namespace"], claim_name) if claim_name else None
+            if claim is None or claim["spec"].get("volumeName"):
+                continue
+            sc = self.storage_class(claim)
+            if sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer":
+                new = deepcopy(claim)
+                new["metadata"].setdefault("annotations", {})["volume.kubernetes.io/selected-node"] = node
+                self.store.update(R.PVCS, new)
+
+    def _on_volume(self, ev: Event) -> None:
+        if ev.type == "ADDED" and ev.obj["status"].get("phase") == "Available":
+            asyncio.get_running_loop().call_soon(self._rebind_pending)
+
+    def _rebind_pending(self) -> None:
+        for claim in list(self.store.items(R.PVCS)):
+            if claim["status"].get("phase") == "Pending" and not claim["spec"].get("volumeName"):
+                sc = self.storage_class(claim)
+                if sc is None or sc.get("provisioner", NO_PROVISIONER) == NO_PROVISIONER:
+                    self._bind_static(claim)
