@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pods", type=int, default=10000)
     p.add_argument("--watchers", type=int, default=8, help="concurrent watch streams")
     p.add_argument("--procs", type=int, default=2, help="binding client processes")
-    p.add_argument("--threads", type=int, default=8, help="threads per binding client process")
+    p.add_argument("--threads", type=int, default=2, help="threads per binding client process")
     args = p.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="bench-kubesim-"))
@@ -152,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bindings:          {bound / elapsed:8.0f} bindings/s ({bound} x 201 in {elapsed:.2f} s, "
               f"{args.procs} processes x {args.threads} threads, real kubernetes client)")
 
+        if not watchers:
+            return 0
         stats = [out.get(timeout=120) for _ in watchers]
         for w in watchers:
             w.join(timeout=10)

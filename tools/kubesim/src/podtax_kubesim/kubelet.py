@@ -41,6 +41,7 @@ class Kubelet:
         self.terminating: set[str] = set()
         self.procs: dict[str, list[asyncio.subprocess.Process]] = {}
         self.ips: dict[str, int] = {}
+        self.nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.NODES, lambda ev: self._recheck())
         self.store.listen(R.PVCS, lambda ev: self._recheck())
@@ -168,10 +169,12 @@ class Kubelet:
         return self.store.update(R.PODS, new)
 
     def pod_ip(self, node_name: str) -> str:
-        node = self.store.get(R.NODES, "", node_name)
-        cidr = (node or {}).get("spec", {}).get("podCIDR") or "10.244.0.0/24"
+        net = self.nets.get(node_name)
+        if net is None:
+            node = self.store.get(R.NODES, "", node_name)
+            cidr = (node or {}).get("spec", {}).get("podCIDR") or "10.244.0.0/24"
+            net = self.nets[node_name] = ipaddress.ip_network(cidr, strict=False)
         n = self.ips[node_name] = self.ips.get(node_name, 0) + 1
-        net = ipaddress.ip_network(cidr, strict=False)
         return str(net.network_address + 2 + (n % max(net.num_addresses - 3, 1)))
 
     def mark_running(self, pod: Obj, names: list[str], annotations: dict[str, str] | None = None) -> None:

@@ -6,6 +6,7 @@ import copy
 import datetime as dt
 import random
 import re
+import time
 import uuid
 from typing import Any
 
@@ -31,9 +32,15 @@ def deepcopy(obj: Obj) -> Obj:
     return orjson.loads(orjson.dumps(obj))
 
 
+_now_cache: list = [0, ""]
+
+
 def now() -> str:
-    """RFC 3339 time with second precision, as Kubernetes writes metav1.Time."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339 time with second precision, as Kubernetes writes metav1.Time (cached per second)."""
+    second = int(time.time())
+    if _now_cache[0] != second:
+        _now_cache[0], _now_cache[1] = second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+    return _now_cache[1]
 
 
 def now_micro() -> str:
