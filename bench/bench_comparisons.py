@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import tempfile
 import time
 from importlib.resources import files
@@ -24,8 +23,7 @@ from podtax_analyzer.comparisons import compare_campaign
 
 
 def schema_sql() -> str:
-    text = (files("podtax_analyzer") / "schema.sql").read_text()
-    return re.sub(r"^(\s+)at(\s+TIMESTAMPTZ)", r'\1"at"\2', text, flags=re.M)
+    return (files("podtax_analyzer") / "schema.sql").read_text()
 
 
 def build(path: Path, n_results: int, n_cells: int, seed: int = 0) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib.resources import files
@@ -24,10 +23,8 @@ RUN_COLUMNS = {
 
 
 def schema_sql() -> str:
-    """schema.sql as shipped; a bare column named `at` is quoted because newer DuckDB releases
-    reserve the word (a no-op once schema.sql quotes it itself)."""
-    text = (files("podtax_analyzer") / "schema.sql").read_text()
-    return re.sub(r"^(\s+)at(\s+TIMESTAMPTZ)", r'\1"at"\2', text, flags=re.M)
+    """The analyzer's schema.sql, as shipped."""
+    return (files("podtax_analyzer") / "schema.sql").read_text()
 
 
 def open_db(path: Path) -> duckdb.DuckDBPyConnection:

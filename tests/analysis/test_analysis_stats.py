@@ -107,6 +107,17 @@ def test_mann_whitney(host, pod, lo, hi):
     assert lo <= r.p_value <= hi
 
 
+@pytest.mark.parametrize("n1,n2,rounding", [(5, 7, 6), (9, 30, 6), (40, 40, 1), (300, 200, 0)])
+def test_mann_whitney_matches_scipy(n1, n2, rounding):
+    rng = np.random.default_rng(n1 * n2)
+    h = np.round(rng.normal(0, 1, n1), rounding)
+    p = np.round(rng.normal(0.3, 1, n2), rounding)
+    ours = mann_whitney(h, p)
+    ref = sps.mannwhitneyu(p, h, alternative="two-sided", method=ours.method)
+    assert ours.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    assert ours.u == pytest.approx(ref.statistic)
+
+
 def test_mann_whitney_empty_side():
     assert mann_whitney(np.array([]), np.array([1.0])).p_value is None
 

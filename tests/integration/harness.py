@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-
 from podtax import config
 from podtax.bus import Bus
 
@@ -38,9 +37,8 @@ class Services:
         _LIVE.append(task)
 
     async def analyzer(self, port: int = 0, **kw: Any) -> None:
-        from podtax_analyzer.service import serve
-
         from podtax import natsserver
+        from podtax_analyzer.service import serve
 
         await self.start("analyzer", serve, self.settings(
             config.AnalyzerSettings, analyzer_db=self.db, analyzer_port=port or natsserver.free_port(), **kw))

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 
 import httpx
 import nats
-
 from podtax import events, subjects
 from podtax.bus import Bus
+
 from tests.integration.harness import services, wait_for
 
 NODE = "node-1.lab"
@@ -74,10 +75,8 @@ async def test_schema_invalid_message_lands_in_dead_letter_stream(nats_url: str,
         sub = await js.pull_subscribe(f"{subjects.DLQ_PREFIX}.>", durable="dlq-reader", stream=subjects.DLQ_STREAM)
         msgs = []
         for _ in range(40):
-            try:
+            with contextlib.suppress(nats.errors.TimeoutError):
                 msgs += await sub.fetch(2, timeout=0.5)
-            except nats.errors.TimeoutError:
-                pass
             if len(msgs) >= 2:
                 break
         reasons = sorted(m.headers["Podtax-Dead-Reason"] for m in msgs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import urllib.request
 from typing import Any
 
 from conftest import events_for, put_scores
@@ -23,12 +24,15 @@ def bound_node(sim: Any, name: str, namespace: str = "default", timeout: float =
 def test_pods_land_on_best_scoring_node(sim_factory: Any, scheduler_factory: Any, nats_url: str) -> None:
     sim = sim_factory(nodes({"name": "a"}, {"name": "b"}, {"name": "c"}))
     put_scores(nats_url, [score("a", 100, 20), score("b", 300, 20), score("c", 200, 20)])
-    scheduler_factory(sim.kubeconfig)
+    bg = scheduler_factory(sim.kubeconfig)
     sim.create(pod("p1", cpu="100m"))
     assert bound_node(sim, "p1") == "b"
     ev = sim.wait_for(lambda: events_for(sim, "p1"))
     assert ev[0]["reason"] == "Scheduled" and ev[0]["message"] == "Successfully assigned default/p1 to b"
-    time.sleep(0.1)
+    port = bg.scheduler.metrics.port
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    assert "podtax_scheduler_bindings_total 1.0" in text
+    assert "podtax_scheduler_scheduling_duration_seconds_count 1.0" in text
 
 
 def test_broken_nodes_are_never_chosen(sim_factory: Any, scheduler_factory: Any, nats_url: str) -> None:
@@ -200,3 +204,29 @@ def test_watch_410_gone_leads_to_a_relist(sim_factory: Any, scheduler_factory: A
     sim.wait_for(lambda: informer.relists > before, timeout=10)
     sim.create(pod("p"))
     assert bound_node(sim, "p") == "a"
+
+
+def test_cli_schedules_and_stops_cleanly_on_sigterm(sim_factory: Any, nats_url: str, tmp_path: Any) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    sim = sim_factory(nodes({"name": "a"}))
+    log = tmp_path / "scheduler.log"
+    env = dict(os.environ, PODTAX_NATS_URL=nats_url, PODTAX_SCHEDULER_KUBECONFIG=str(sim.kubeconfig),
+               PODTAX_SCHEDULER_METRICS_PORT="0", PODTAX_LOG_FORMAT="text", PODTAX_SCHEDULER_IDENTITY="cli",
+               PODTAX_SCHEDULER_RETRY_PERIOD_S="0.3")
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "podtax_scheduler"], env=env, stderr=err)
+        try:
+            sim.wait_for(lambda: "started" in log.read_text(), timeout=30)
+            sim.create(pod("p"))
+            assert bound_node(sim, "p") == "a"
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    lease = sim.get("leases", "benchmark-scheduler", "kube-system", group="coordination.k8s.io")
+    assert lease is not None and not lease["spec"].get("holderIdentity")  # released on the way out

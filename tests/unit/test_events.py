@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from pydantic import ValidationError
-
 from podtax import events, subjects
+from pydantic import ValidationError
 
 
 def run(**kw: object) -> events.RunSpec:

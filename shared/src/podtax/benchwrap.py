@@ -31,12 +31,22 @@ def _read(path: Path) -> str | None:
 
 
 def cgroup_cpu(root: Path = Path("/sys/fs/cgroup")) -> dict[str, str]:
-    """CPU limit (cores) and throttling counters of the current cgroup (v2, else v1)."""
+    """CPU limit (cores) and throttling counters of the current cgroup (v2, else v1).
+
+    PODTAX_CGROUP_DIR, when set, names the cgroup's cpu directory to read instead (v1 or v2 files);
+    the kubesim emulator's exec mode sets it."""
     out: dict[str, str] = {}
-    stat_text, max_text = _read(root / "cpu.stat"), _read(root / "cpu.max")
-    if stat_text is None:  # cgroup v1
-        stat_text = _read(root / "cpu" / "cpu.stat") or _read(root / "cpu,cpuacct" / "cpu.stat")
-        quota, period = _read(root / "cpu" / "cpu.cfs_quota_us"), _read(root / "cpu" / "cpu.cfs_period_us")
+    override = os.environ.get("PODTAX_CGROUP_DIR")
+    if override:
+        cpu_dir = Path(override)
+        stat_text, max_text = _read(cpu_dir / "cpu.stat"), _read(cpu_dir / "cpu.max")
+    else:
+        cpu_dir = root / "cpu"
+        stat_text, max_text = _read(root / "cpu.stat"), _read(root / "cpu.max")
+        if stat_text is None:  # cgroup v1
+            stat_text = _read(cpu_dir / "cpu.stat") or _read(root / "cpu,cpuacct" / "cpu.stat")
+    if max_text is None:  # cgroup v1
+        quota, period = _read(cpu_dir / "cpu.cfs_quota_us"), _read(cpu_dir / "cpu.cfs_period_us")
         if quota and period and quota != "-1":
             max_text = f"{quota} {period}"
     if max_text:

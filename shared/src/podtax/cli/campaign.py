@@ -12,8 +12,8 @@ import typer
 from nats.js.errors import KeyNotFoundError
 from rich.progress import BarColumn, Progress, TextColumn
 
-from podtax import events, subjects
 from podtax import campaign as campaign_file
+from podtax import events, subjects
 from podtax.bus import Bus, BusError
 from podtax.cli.common import console, err, fail, nats_url
 

@@ -1,9 +1,38 @@
-"""`podtax kubesim` (being written)."""
+"""`podtax kubesim`: serve a SIMULATED Kubernetes API (the podtax-kubesim package) for tests and demos."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+INSTALL_HINT = "podtax kubesim needs the podtax-kubesim package: pip install -e tools/kubesim"
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    @app.command("kubesim")
+    def kubesim(
+        cluster: Path = typer.Option(None, "--cluster", help="cluster file (YAML): nodes, storage classes"),
+        kubeconfig: Path = typer.Option(Path("kubesim.kubeconfig"), "--kubeconfig",
+                                        help="where to write a kubeconfig for the emulator"),
+        port: int = typer.Option(0, "--port", help="port on 127.0.0.1 (0: a free one)"),
+        host: str = typer.Option("127.0.0.1", "--host"),
+        kubelet: str = typer.Option("simulated", "--kubelet",
+                                    help="simulated | exec (run container commands locally) | none"),
+        workdir: Path = typer.Option(None, "--workdir", help="working directories of exec-mode containers"),
+    ) -> int:
+        """Run a local, SIMULATED Kubernetes API server (not a real cluster) until interrupted."""
+        try:
+            from podtax_kubesim.__main__ import main
+        except ImportError as exc:
+            typer.echo(f"{INSTALL_HINT} ({exc})", err=True)
+            raise typer.Exit(1) from exc
+        argv = ["--kubeconfig", str(kubeconfig), "--port", str(port), "--host", host, "--kubelet", kubelet]
+        if cluster is not None:
+            argv += ["--cluster", str(cluster)]
+        if workdir is not None:
+            argv += ["--workdir", str(workdir)]
+        code = main(argv)
+        if code:
+            raise typer.Exit(code)
+        return 0

@@ -46,8 +46,9 @@ def results(
                      "bogo_ops_per_second_real", "read_mb_per_second", "read_iops", "write_iops")]
         m = preferred[0] if preferred else first
         params = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
-        table.add_row(r["campaign"], r["node"], r["env"], r["test"], params,
-                      f"{r['tool'] or ''} {r['tool_version'] or ''}".strip(), m["name"], f"{m['value']:,.2f} {m['unit']}")
+        tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
+        table.add_row(r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
+                      f"{m['value']:,.2f} {m['unit']}")
     console.print(table)
     return 0
 
