@@ -8,7 +8,6 @@ import threading
 import pytest
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
-
 from podtax_kubesim.testing import Sim
 
 NS = "default"

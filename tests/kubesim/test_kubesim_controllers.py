@@ -8,7 +8,6 @@ import time
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-
 from podtax_kubesim.testing import Sim
 
 NS = "default"

@@ -1,0 +1,244 @@
+"""The Kubernetes executor: one Job per pod run, followed until done, then its log becomes a raw-log
+event. Works against any API server reachable by kubeconfig or in-cluster config (kubesim too)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+from kubernetes import client, config, watch
+from kubernetes.client.exceptions import ApiException
+
+from podtax import events, provenance, templates
+from podtax.bus import Bus
+from podtax.campaign import PodSpec
+from podtax.config import RunnerSettings
+
+log = logging.getLogger("podtax.runner.kube")
+SOURCE = "podtax/runner"
+WORKDIR = "/work"
+RETRIES = 5
+T = TypeVar("T")
+
+
+def job_name(run_id: str) -> str:
+    return "podtax-" + hashlib.sha1(run_id.encode()).hexdigest()[:20]
+
+
+def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str, Any]:
+    """The Job of one pod run: backoffLimit 0, TTL after finish, pinned to the node, no shell."""
+    argv = templates.get(run.test).build_argv(run.params, WORKDIR)
+    name = job_name(run.run_id)
+    labels = {"app.kubernetes.io/managed-by": "podtax", "app.kubernetes.io/name": "podtax-bench",
+              "podtax.io/campaign": run.campaign[:63], "podtax.io/run": name.removeprefix("podtax-")}
+    annotations = {"podtax.io/run-id": run.run_id, "podtax.io/test": run.test}
+    resources = {k: v for k, v in (("requests", pod.requests), ("limits", pod.limits)) if v}
+    return {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
+        "spec": {
+            "backoffLimit": 0, "ttlSecondsAfterFinished": 600, "activeDeadlineSeconds": int(run.timeout_s),
+            "template": {
+                "metadata": {"labels": labels, "annotations": annotations},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": {"kubernetes.io/hostname": run.node},
+                    "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+                    "automountServiceAccountToken": False,
+                    "containers": [{
+                        "name": "bench", "image": pod.image, "command": ["podtax-bench", *argv],
+                        "workingDir": WORKDIR, "resources": resources,
+                        "env": [{"name": "PODTAX_RUN_ID", "value": run.run_id}],
+                        "volumeMounts": [{"name": "work", "mountPath": WORKDIR}],
+                    }],
+                    "volumes": [{"name": "work", "emptyDir": {}}],
+                },
+            },
+        },
+    }
+
+
+def _retryable(exc: ApiException) -> bool:
+    return exc.status in (0, 429, 500, 502, 503, 504) or exc.status is None
+
+
+def with_retries(fn: Callable[[], T], what: str) -> T:
+    """Call the API, retrying transient errors (429, 5xx, connection) with backoff 0.5 s doubling."""
+    delay = 0.5
+    for attempt in range(1, RETRIES + 1):
+        try:
+            return fn()
+        except ApiException as exc:
+            if not _retryable(exc) or attempt == RETRIES:
+                raise
+            log.warning("%s: %s %s; retrying in %.1f s", what, exc.status, exc.reason, delay)
+        except OSError as exc:  # urllib3 connection errors surface as OSError subclasses
+            if attempt == RETRIES:
+                raise
+            log.warning("%s: %s; retrying in %.1f s", what, exc, delay)
+        time.sleep(delay)
+        delay = min(delay * 2, 8)
+    raise AssertionError("unreachable")
+
+
+class KubeExecutor:
+    def __init__(self, settings: RunnerSettings, bus: Bus, api: client.ApiClient) -> None:
+        self.settings = settings
+        self.bus = bus
+        self.core = client.CoreV1Api(api)
+        self.batch = client.BatchV1Api(api)
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.on_image_versions: Callable[[str, dict[str, str]], Awaitable[None]] | None = None
+        self._namespaces: set[str] = set()
+
+    @classmethod
+    def create(cls, settings: RunnerSettings, bus: Bus) -> KubeExecutor:
+        cfg = client.Configuration()
+        if settings.runner_kubeconfig:
+            config.load_kube_config(config_file=str(settings.runner_kubeconfig), client_configuration=cfg)
+        else:
+            try:
+                config.load_incluster_config(client_configuration=cfg)
+            except config.ConfigException as exc:
+                raise SystemExit(f"no Kubernetes access ({exc}): set PODTAX_RUNNER_KUBECONFIG, run in a cluster, "
+                                 f"or disable pod runs with PODTAX_RUNNER_KUBERNETES=false") from None
+        return cls(settings, bus, client.ApiClient(cfg))
+
+    # ------------------------------------------------------------ nodes
+
+    def nodes(self) -> list[dict[str, Any]]:
+        items = with_retries(lambda: self.core.list_node().items, "list nodes")
+        return [self._node_doc(n) for n in items]
+
+    def select_nodes(self, selector: str) -> list[str]:
+        items = with_retries(lambda: self.core.list_node(label_selector=selector).items, "list nodes")
+        return sorted(n.metadata.name for n in items)
+
+    @staticmethod
+    def _node_doc(n: client.V1Node) -> dict[str, Any]:
+        cpu = (n.status.capacity or {}).get("cpu", "1")
+        threads = max(1, int(cpu[:-1]) // 1000 if cpu.endswith("m") else int(float(cpu)))
+        return {"node": n.metadata.name, "hw_threads": threads, "kubernetes": True,
+                "arch": (n.metadata.labels or {}).get("kubernetes.io/arch")}
+
+    # ------------------------------------------------------------ runs
+
+    def launch(self, run: events.RunSpec, pod: PodSpec) -> None:
+        """Start (or, after a runner restart, re-attach to) the Job of a pod run."""
+        if run.run_id not in self.tasks or self.tasks[run.run_id].done():
+            self.tasks[run.run_id] = asyncio.create_task(self._run(run, pod), name=f"job {run.run_id}")
+
+    def _ensure_namespace(self, ns: str) -> None:
+        if ns in self._namespaces:
+            return
+        try:
+            self.core.create_namespace({"metadata": {"name": ns, "labels": {"app.kubernetes.io/part-of": "podtax"}}})
+        except ApiException as exc:
+            if exc.status not in (403, 409):  # exists, or we may not create namespaces (fine if it exists)
+                raise
+        self._namespaces.add(ns)
+
+    async def _run(self, run: events.RunSpec, pod: PodSpec) -> None:
+        ns = pod.namespace or self.settings.runner_namespace
+        name = job_name(run.run_id)
+        try:
+            manifest = job_manifest(run, pod, ns)
+            await asyncio.to_thread(self._create, ns, manifest)
+            outcome = await asyncio.to_thread(self._follow, ns, name, run.timeout_s + 60)
+            if outcome is None:
+                await self._fail(run, "timeout", f"Job {ns}/{name} did not finish within {run.timeout_s:g} s + 60 s")
+                return
+            pod_obj, exit_code, started, finished = outcome
+            text = await asyncio.to_thread(self._logs, ns, pod_obj.metadata.name)
+            await self._publish_log(run, pod_obj, text, exit_code, started, finished)
+        except ApiException as exc:
+            await self._fail(run, "kubernetes-api", f"{exc.status} {exc.reason}: {(exc.body or '')[:300]}")
+        except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
+            log.exception("pod run %s failed", run.run_id)
+            await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}")
+        finally:
+            await asyncio.to_thread(self._delete, ns, name)
+
+    def _create(self, ns: str, manifest: dict[str, Any]) -> None:
+        self._ensure_namespace(ns)
+        try:
+            with_retries(lambda: self.batch.create_namespaced_job(ns, manifest), "create job")
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            log.info("job %s already exists: following it (runner restart)", manifest["metadata"]["name"])
+
+    def _follow(self, ns: str, name: str, timeout_s: float) -> tuple[client.V1Pod, int | None, Any, Any] | None:
+        """Watch the Job until it succeeds or fails; return its pod and container outcome."""
+        deadline = time.monotonic() + timeout_s
+        rv = None
+        while time.monotonic() < deadline:
+            job = with_retries(lambda: self.batch.read_namespaced_job(name, ns), "read job")
+            if (job.status.succeeded or 0) + (job.status.failed or 0) > 0:
+                break
+            rv = job.metadata.resource_version
+            w = watch.Watch()
+            try:
+                for ev in w.stream(self.batch.list_namespaced_job, ns, field_selector=f"metadata.name={name}",
+                                   resource_version=rv, timeout_seconds=int(min(30, max(1, deadline - time.monotonic())))):
+                    st = ev["object"].status
+                    if (st.succeeded or 0) + (st.failed or 0) > 0:
+                        w.stop()
+                        break
+            except ApiException as exc:
+                if exc.status != 410:  # 410 Gone: re-read the job and watch from its version
+                    raise
+        else:
+            return None
+        pods = with_retries(lambda: self.core.list_namespaced_pod(ns, label_selector=f"job-name={name}").items,
+                            "list pods")
+        if not pods:
+            raise RuntimeError(f"Job {ns}/{name} finished without a pod")
+        p = pods[-1]
+        exit_code, started, finished = None, None, None
+        for cs in p.status.container_statuses or []:
+            term = cs.state.terminated if cs.state else None
+            if term:
+                exit_code, started, finished = term.exit_code, term.started_at, term.finished_at
+        return p, exit_code, started, finished
+
+    def _logs(self, ns: str, pod: str) -> str:
+        return with_retries(lambda: self.core.read_namespaced_pod_log(pod, ns, container="bench"), "read log")
+
+    def _delete(self, ns: str, name: str) -> None:
+        try:
+            self.batch.delete_namespaced_job(name, ns, propagation_policy="Background")
+        except (ApiException, OSError) as exc:
+            if not isinstance(exc, ApiException) or exc.status != 404:
+                log.warning("could not delete job %s/%s: %s (its TTL removes it)", ns, name, exc)
+
+    async def _publish_log(self, run: events.RunSpec, p: client.V1Pod, text: str, exit_code: int | None,
+                           started: datetime | None, finished: datetime | None) -> None:
+        _, phases = provenance.split(text)
+        cs = (p.status.container_statuses or [None])[0]
+        annotations = p.metadata.annotations or {}
+        prov = provenance.to_model(phases, qos_class=p.status.qos_class, image=cs.image if cs else None,
+                                   image_digest=cs.image_id if cs else None,
+                                   isolation=annotations.get("podtax.io/isolation"))
+        version = phases.get("before", {}).get("tool_version")
+        now = events.now()
+        raw = events.RawLog(run=run, stdout=text, stderr="", exit_code=exit_code, started_at=started or now,
+                            ended_at=finished or now, tool_version=version, provenance=prov)
+        await self.bus.publish(events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"}))
+        if version and self.on_image_versions and cs:
+            await self.on_image_versions(cs.image, {templates.get(run.test).tool: version})
+
+    async def _fail(self, run: events.RunSpec, reason: str, detail: str) -> None:
+        failure = events.RunFailed(run=run, stage="kubernetes", reason=reason, detail=detail)
+        await self.bus.publish(events.run_failed(failure, SOURCE))
+        log.warning("pod run %s failed: %s", run.run_id, detail)
+
+    async def close(self) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
