@@ -54,6 +54,25 @@ class Services:
         await self.start("agent", serve, self.settings(config.HostAgentSettings, agent_node=node,
                                                        agent_workdir=self.tmp / "work", **kw))
 
+    async def runner(self, kubeconfig: Path | None = None) -> asyncio.Task[None]:
+        from podtax_runner.service import serve
+
+        settings = self.settings(config.RunnerSettings, runner_kubeconfig=kubeconfig,
+                                 runner_kubernetes=kubeconfig is not None)
+        await self.start("runner", serve, settings)
+        return self.tasks[-1]
+
+    async def crash(self, task: asyncio.Task[None]) -> None:
+        """Kill a service abruptly: cancel its task and drop its connection without draining."""
+        i = self.tasks.index(task)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+        bus = self.buses[i]
+        await bus.nc.close()
+        del self.tasks[i], self.buses[i]
+        _LIVE.remove(task)
+
     async def close(self) -> None:
         self.stop.set()
         for t in self.tasks:

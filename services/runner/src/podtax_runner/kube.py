@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
-
 from podtax import events, provenance, templates
 from podtax.bus import Bus
 from podtax.campaign import PodSpec
@@ -183,9 +182,10 @@ class KubeExecutor:
                 break
             rv = job.metadata.resource_version
             w = watch.Watch()
+            wait_s = int(min(30, max(1, deadline - time.monotonic())))
             try:
                 for ev in w.stream(self.batch.list_namespaced_job, ns, field_selector=f"metadata.name={name}",
-                                   resource_version=rv, timeout_seconds=int(min(30, max(1, deadline - time.monotonic())))):
+                                   resource_version=rv, timeout_seconds=wait_s):
                     st = ev["object"].status
                     if (st.succeeded or 0) + (st.failed or 0) > 0:
                         w.stop()

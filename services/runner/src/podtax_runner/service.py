@@ -17,6 +17,7 @@ from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign
 from podtax.config import RunnerSettings
 
+from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
 
 log = logging.getLogger("podtax.runner")
@@ -29,11 +30,13 @@ def node_key(node: str) -> str:
 
 
 class Runner:
-    def __init__(self, settings: RunnerSettings, bus: Bus, kv: KeyValue, executor: object | None) -> None:
+    def __init__(self, settings: RunnerSettings, bus: Bus, kv: KeyValue, executor: KubeExecutor | None) -> None:
         self.settings = settings
         self.bus = bus
         self.kv = kv
-        self.executor = executor  # podtax_runner.kube.KubeExecutor when pod runs are enabled
+        self.executor = executor  # None when pod runs are disabled
+        if executor:
+            executor.on_image_versions = self.record_image
         self.campaigns: dict[str, CampaignState] = {}
         self.lock = asyncio.Lock()
 
@@ -50,7 +53,17 @@ class Runner:
             for state in active:
                 for s in state.runs.values():
                     if s.status == "dispatched" and s.run.env == "kubernetes":
-                        self.executor.launch(s.run)  # type: ignore[attr-defined] - re-attaches to its Job
+                        self.executor.launch(s.run, state.campaign.pod)  # re-attaches to its Job
+
+    async def record_image(self, image: str, versions: dict[str, str]) -> None:
+        """Tool versions seen inside a benchmark image (the CLI warns when hosts differ)."""
+        key = f"image.{subjects.escape(image)}"
+        old: dict = {"image": image, "tool_versions": {}}
+        with contextlib.suppress(KeyNotFoundError):
+            old = json.loads((await self.kv.get(key)).value)
+        if any(old["tool_versions"].get(k) != v for k, v in versions.items()):
+            old["tool_versions"].update(versions)
+            await self.kv.put(key, json.dumps(old).encode())
 
     async def save(self, state: CampaignState) -> None:
         await self.kv.put(f"campaign.{state.name}", state.model_dump_json(exclude_defaults=True).encode())
@@ -102,7 +115,7 @@ class Runner:
     async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
         known = await self.known_nodes()
         if self.executor:
-            for doc in await asyncio.to_thread(self.executor.nodes):  # type: ignore[attr-defined]
+            for doc in await asyncio.to_thread(self.executor.nodes):
                 known.setdefault(doc["node"], doc)
         if isinstance(campaign.nodes, list):
             missing = [n for n in campaign.nodes if n not in known]
@@ -112,7 +125,7 @@ class Runner:
         else:
             if not self.executor:
                 raise Permanent("a node selector needs the Kubernetes executor (PODTAX_RUNNER_KUBERNETES)")
-            names = await asyncio.to_thread(self.executor.select_nodes, campaign.nodes.selector)  # type: ignore
+            names = await asyncio.to_thread(self.executor.select_nodes, campaign.nodes.selector)
         return {n: int(known[n]["hw_threads"]) for n in names}
 
     async def on_outcome(self, event: events.Event) -> None:
@@ -159,14 +172,14 @@ class Runner:
                     state.dispatched(run.run_id, now)
                     await self.save(state)  # persisted before it is sent: a restart never sends twice
                     busy.add(node)
-                    await self.dispatch(run)
+                    await self.dispatch(run, state)
 
-    async def dispatch(self, run: events.RunSpec) -> None:
+    async def dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
         if run.env == "host":
             event = events.run_requested(run, SOURCE).model_copy(update={"id": f"{run.run_id}.request"})
             await self.bus.publish(event)
         elif self.executor:
-            self.executor.launch(run)  # type: ignore[attr-defined]
+            self.executor.launch(run, state.campaign.pod)
         else:
             await self.bus.publish(events.run_failed(events.RunFailed(
                 run=run, stage="runner", reason="no-kubernetes",
@@ -185,11 +198,7 @@ class Runner:
 
 async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None:
     kv = await bus.kv(subjects.RUNNER_BUCKET)
-    executor = None
-    if settings.runner_kubernetes:
-        from podtax_runner.kube import KubeExecutor
-
-        executor = KubeExecutor.create(settings, bus)
+    executor = KubeExecutor.create(settings, bus) if settings.runner_kubernetes else None
     runner = Runner(settings, bus, kv, executor)
     await runner.load()
     if executor:
