@@ -77,4 +77,13 @@ def test_reference_lists_every_type() -> None:
 def test_score_key_is_stable_and_escaped() -> None:
     k1 = subjects.score_key("c1", "kubernetes", "n.1", "sysbench-cpu", "events_per_second", "threads=1")
     k2 = subjects.score_key("c1", "kubernetes", "n.1", "sysbench-cpu", "events_per_second", "threads=2")
-    assert k1 != k2 and k1.startswith("c1.kubernetes.n~2E1.sysbench-cpu.events_per_second.")
+    assert k1 != k2 and k1.startswith("c1.kubernetes.n=2E1.sysbench-cpu.events_per_second.")
+
+
+def test_kv_tokens_are_valid_jetstream_keys() -> None:
+    import re
+
+    for name in ["ghcr.io/podtax/bench:0.1.0", "node-1.example.com", "ünïcode", "a=b", "x y"]:
+        token = subjects.kv_token(name)
+        assert re.fullmatch(r"[-_=A-Za-z0-9]+", token), token
+    assert subjects.kv_token("a.b") != subjects.kv_token("a=b")

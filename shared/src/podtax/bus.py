@@ -24,7 +24,7 @@ from nats.errors import NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.errors import BadRequestError, NoKeysError, NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
@@ -105,6 +105,14 @@ class Bus:
             return await self.js.key_value(bucket)
         except (NotFoundError, BadRequestError):
             return await self.js.create_key_value(bucket=bucket, history=history)
+
+    @staticmethod
+    async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
+        """Keys of a bucket (an empty list for an empty bucket, where nats-py raises)."""
+        try:
+            return [k for k in await kv.keys() if k.startswith(prefix)]
+        except NoKeysError:
+            return []
 
     # ------------------------------------------------------------ publish
 

@@ -54,7 +54,16 @@ def dead_letter(subject: str) -> str:
     return f"{DLQ_PREFIX}.{subject}"
 
 
+def kv_token(name: str) -> str:
+    """Make any string one KV key segment: JetStream KV keys allow only [-/_=.A-Za-z0-9], and the dot
+    separates segments, so every other character becomes `=XX` (its UTF-8 bytes in hex)."""
+    if not name:
+        raise ValueError("an empty name cannot be a KV key segment")
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_") else
+                   "".join(f"={b:02X}" for b in ch.encode()) for ch in name)
+
+
 def score_key(cluster: str, env: str, node: str, test: str, metric: str, params_key: str) -> str:
     """KV key of a node score: `<cluster>.<env>.<node>.<test>.<metric>.<params hash>`."""
     digest = hashlib.sha1(params_key.encode()).hexdigest()[:12]
-    return ".".join([escape(cluster), env, escape(node), escape(test), escape(metric), digest])
+    return ".".join([kv_token(cluster), env, kv_token(node), kv_token(test), kv_token(metric), digest])

@@ -26,7 +26,7 @@ TICK_S = 0.25
 
 
 def node_key(node: str) -> str:
-    return f"node.{subjects.escape(node)}"
+    return f"node.{subjects.kv_token(node)}"
 
 
 class Runner:
@@ -41,12 +41,10 @@ class Runner:
         self.lock = asyncio.Lock()
 
     async def load(self) -> None:
-        with contextlib.suppress(KeyNotFoundError):
-            for key in await self.kv.keys():
-                if key.startswith("campaign."):
-                    entry = await self.kv.get(key)
-                    state = CampaignState.model_validate_json(entry.value)
-                    self.campaigns[state.name] = state
+        for key in await Bus.kv_keys(self.kv, "campaign."):
+            entry = await self.kv.get(key)
+            state = CampaignState.model_validate_json(entry.value)
+            self.campaigns[state.name] = state
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns), len(active))
         if self.executor:
@@ -57,7 +55,7 @@ class Runner:
 
     async def record_image(self, image: str, versions: dict[str, str]) -> None:
         """Tool versions seen inside a benchmark image (the CLI warns when hosts differ)."""
-        key = f"image.{subjects.escape(image)}"
+        key = f"image.{subjects.kv_token(image)}"
         old: dict = {"image": image, "tool_versions": {}}
         with contextlib.suppress(KeyNotFoundError):
             old = json.loads((await self.kv.get(key)).value)
@@ -70,11 +68,9 @@ class Runner:
 
     async def known_nodes(self) -> dict[str, dict]:
         out: dict[str, dict] = {}
-        with contextlib.suppress(KeyNotFoundError):
-            for key in await self.kv.keys():
-                if key.startswith("node."):
-                    doc = json.loads((await self.kv.get(key)).value)
-                    out[doc["node"]] = doc
+        for key in await Bus.kv_keys(self.kv, "node."):
+            doc = json.loads((await self.kv.get(key)).value)
+            out[doc["node"]] = doc
         return out
 
     # ------------------------------------------------------------ handlers

@@ -43,7 +43,7 @@ class ScoreStore:
     @property
     def key_filter(self) -> str:
         """KV subject filter matching only this cluster's scores of the chosen environment."""
-        return f"{subjects.escape(self.cluster)}.{self.env}.>"
+        return f"{subjects.kv_token(self.cluster)}.{self.env}.>"
 
     def put(self, key: str, value: bytes | str) -> bool:
         try:

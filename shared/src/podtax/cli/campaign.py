@@ -32,14 +32,9 @@ async def _kv_get(bus: Bus, key: str) -> dict[str, Any] | None:
 async def _known_nodes(bus: Bus) -> dict[str, dict[str, Any]]:
     kv = await bus.kv(subjects.RUNNER_BUCKET)
     out: dict[str, dict[str, Any]] = {}
-    try:
-        keys = await kv.keys()
-    except KeyNotFoundError:
-        return out
-    for key in keys:
-        if key.startswith("node."):
-            doc = json.loads((await kv.get(key)).value)
-            out[doc["node"]] = doc
+    for key in await Bus.kv_keys(kv, "node."):
+        doc = json.loads((await kv.get(key)).value)
+        out[doc["node"]] = doc
     return out
 
 
@@ -104,7 +99,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
             return 2
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
-        for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.escape(c.pod.image)}")):
+        for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.kv_token(c.pod.image)}")):
             err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
         if dry_run:
             console.print(f"campaign {c.name} is valid (dry run: nothing submitted)")
