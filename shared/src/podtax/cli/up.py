@@ -67,11 +67,9 @@ def _wait_http(url: str, timeout: float) -> bool:
 def _kubesim_child(data: Path, node: str, env: dict[str, str]) -> tuple[Child, Path]:
     """The SIMULATED Kubernetes API (tools/kubesim) with one node: this host, exec-mode kubelet."""
     threads = os.cpu_count() or 1
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
     cluster = {"name": "local-sim", "nodes": [{
-        "name": node, "labels": {"kubernetes.io/arch": {"x86_64": "amd64", "aarch64": "arm64"}.get(
-            os.uname().machine, os.uname().machine)},
-        "capacity": {"cpu": str(threads), "memory": "16Gi", "pods": "110"},
-    }]}
+        "name": node, "arch": arch, "capacity": {"cpu": str(threads), "memory": "16Gi", "pods": "110"}}]}
     cluster_file = data / "kubesim-cluster.yaml"
     cluster_file.write_text(yaml.safe_dump(cluster))
     kubeconfig = data / "kubeconfig.yaml"
