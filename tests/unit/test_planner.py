@@ -1,0 +1,158 @@
+"""The planner and the campaign state machine: pure, table-driven, seeded."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from podtax import campaign, events, templates
+from podtax_runner import plan
+from podtax_runner.state import REPORT_GRACE_S, CampaignState
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def make(reps: str = "{min: 3, max: 5}", envs: str = "[host, kubernetes]", extra: str = "") -> campaign.Campaign:
+    return campaign.parse(f"""
+name: c
+nodes: [n1, n2]
+environments: {envs}
+tests:
+  - test: sysbench-cpu
+    params: {{events: 100}}
+    matrix: {{threads: [1, all]}}
+repetitions: {reps}
+timeout: 30
+{extra}""")
+
+
+def test_expand_counts_and_resolves_all_per_node() -> None:
+    p = plan.expand(make(), {"n1": 4, "n2": 8}, seed=1)
+    assert {n: len(q) for n, q in p.items()} == {"n1": 12, "n2": 12}  # 2 cells x 3 reps x 2 envs
+    assert {r.params["threads"] for r in p["n1"]} == {1, 4}
+    assert {r.params["threads"] for r in p["n2"]} == {1, 8}
+    # host and pod of a cell get the same resolved parameters
+    for q in p.values():
+        by_env = {env: Counter(templates.params_key(r.params) for r in q if r.env == env)
+                  for env in ("host", "kubernetes")}
+        assert by_env["host"] == by_env["kubernetes"]
+
+
+def test_run_ids_are_unique_and_stable() -> None:
+    a = plan.expand(make(), {"n1": 2, "n2": 2}, seed=1)
+    b = plan.expand(make(), {"n1": 2, "n2": 2}, seed=99)
+    ids_a = {r.run_id for q in a.values() for r in q}
+    assert len(ids_a) == 24
+    assert ids_a == {r.run_id for q in b.values() for r in q}  # ids do not depend on the order
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_order_is_interleaved_and_randomized(seed: int) -> None:
+    q = plan.expand(make(), {"n1": 2, "n2": 2}, seed=seed)["n1"]
+    for key in {templates.params_key(r.params) for r in q}:
+        balance = 0
+        for r in q:
+            if templates.params_key(r.params) == key:
+                balance += 1 if r.env == "host" else -1
+                assert abs(balance) <= 1
+    assert [r.sequence for r in q] == list(range(len(q)))
+
+
+def test_order_differs_between_seeds() -> None:
+    orders = {tuple(r.env for r in plan.expand(make(), {"n1": 2, "n2": 2}, seed=s)["n1"]) for s in range(10)}
+    assert len(orders) > 1
+
+
+def test_retry_is_a_new_attempt() -> None:
+    run = plan.expand(make(), {"n1": 2, "n2": 2}, seed=1)["n1"][0]
+    again = plan.retry(run)
+    assert again.attempt == 2 and again.run_id == run.run_id + "-a2" and again.params == run.params
+
+
+def state(**kw: str) -> CampaignState:
+    return CampaignState.new(make(**kw), {"n1": 2, "n2": 2}, "local", 1, T0)
+
+
+def test_one_run_at_a_time_per_node() -> None:
+    s = state()
+    first = s.next_for("n1", T0)
+    assert first is not None
+    s.dispatched(first.run_id, T0)
+    assert s.next_for("n1", T0) is None
+    assert s.next_for("n2", T0) is not None
+    assert s.outcome(first.run_id, True, T0)
+    assert not s.outcome(first.run_id, True, T0), "a duplicate outcome changes nothing"
+    assert s.next_for("n1", T0) is not None
+
+
+def test_spacing_delays_the_next_run() -> None:
+    s = state(extra="spacing: 10m")
+    r = s.next_for("n1", T0)
+    assert r is not None
+    s.dispatched(r.run_id, T0)
+    s.outcome(r.run_id, True, T0)
+    assert s.next_for("n1", T0 + timedelta(minutes=9)) is None
+    assert s.next_for("n1", T0 + timedelta(minutes=10)) is not None
+
+
+def test_no_report_is_retried_once_then_failed() -> None:
+    s = state()
+    r = s.next_for("n1", T0)
+    assert r is not None
+    s.dispatched(r.run_id, T0)
+    assert s.expired(T0 + timedelta(seconds=29)) == []
+    late = T0 + timedelta(seconds=30 + REPORT_GRACE_S + 1)
+    [(failed, again)] = s.expired(late)
+    assert failed.run_id == r.run_id and again is not None and again.attempt == 2
+    assert s.runs[r.run_id].status == "failed" and s.runs[r.run_id].reason == "no-report"
+    assert s.next_for("n1", late) == again, "the retry runs next"
+    s.dispatched(again.run_id, late)
+    [(failed2, again2)] = s.expired(late + timedelta(seconds=200))
+    assert failed2.run_id == again.run_id and again2 is None
+
+
+def finish_all(s: CampaignState) -> None:
+    for rid, r in s.runs.items():
+        if r.status == "planned":
+            s.dispatched(rid, T0)
+            s.outcome(rid, True, T0)
+
+
+def stats(s: CampaignState, lo: float, hi: float) -> events.CellStats:
+    r = next(iter(s.runs.values())).run
+    return events.CellStats(campaign="c", node=r.node, test=r.test, params_key=templates.params_key(r.params),
+                            metric="events_per_second", n_host=3, n_pod=3, ratio=1.0, ci_low=lo, ci_high=hi,
+                            verdict="inconclusive")
+
+
+def test_wide_ci_extends_a_cell_up_to_max_then_stops() -> None:
+    s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
+    finish_all(s)
+    assert s.finished_at is not None
+    added = s.cell_stats(stats(s, 0.9, 1.1), T0)
+    assert len(added) == 2 and {r.env for r in added} == {"host", "kubernetes"}
+    assert s.finished_at is None
+    finish_all(s)
+    assert len(s.cell_stats(stats(s, 0.9, 1.1), T0)) == 2
+    finish_all(s)
+    assert s.cell_stats(stats(s, 0.9, 1.1), T0) == [], "max reached"
+
+
+def test_narrow_ci_stops_the_cell() -> None:
+    s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
+    finish_all(s)
+    assert s.cell_stats(stats(s, 0.995, 1.005), T0) == []
+    assert s.cell_stats(stats(s, 0.9, 1.1), T0) == [], "a stopped cell stays stopped"
+
+
+def test_without_target_no_extension() -> None:
+    s = state()
+    finish_all(s)
+    assert s.cell_stats(stats(s, 0.5, 1.5), T0) == []
+
+
+def test_state_round_trips_through_json() -> None:
+    s = state()
+    back = CampaignState.model_validate_json(s.model_dump_json(exclude_defaults=True))
+    assert back.queues == s.queues and back.runs.keys() == s.runs.keys()
