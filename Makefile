@@ -52,6 +52,7 @@ fmt: setup
 
 docs: setup
 	$(BIN)/python -m podtax.events --markdown > docs/events.md
+	$(BIN)/python -m podtax.config > docs/configuration.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .podtax

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import threading
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 
@@ -14,7 +12,6 @@ from podtax import subjects
 from podtax.bus import Bus
 from podtax.config import SchedulerSettings
 from podtax.events import PlacementMadeV1
-from pydantic import Field
 
 from podtax_scheduler.kube import Kube, api_client
 from podtax_scheduler.leader import AlwaysLeader, LeaderElector, LeaseConfig
@@ -26,21 +23,8 @@ from podtax_scheduler.scorestore import ScoreStore
 log = logging.getLogger("podtax.scheduler.service")
 
 
-def _identity() -> str:
-    return f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
-
-
-class SchedulerConfig(SchedulerSettings):
-    """SchedulerSettings plus leader-election and concurrency knobs (PODTAX_SCHEDULER_*)."""
-
-    scheduler_leader_elect: bool = Field(True, description="Use a Lease so only one replica binds.")
-    scheduler_lease_name: str = Field("benchmark-scheduler", min_length=1, max_length=253)
-    scheduler_lease_namespace: str = Field("kube-system", min_length=1, max_length=63)
-    scheduler_lease_duration_s: float = Field(15.0, gt=0)
-    scheduler_renew_deadline_s: float = Field(10.0, gt=0)
-    scheduler_retry_period_s: float = Field(2.0, gt=0)
-    scheduler_identity: str = Field(default_factory=_identity, min_length=1, max_length=128)
-    scheduler_binders: int = Field(16, ge=1, le=256, description="Threads that bind and record events.")
+# All settings live in podtax.config (one reference for every service).
+SchedulerConfig = SchedulerSettings
 
 
 async def _follow_scores(watcher: object, store: ScoreStore, initial: asyncio.Event) -> None:
