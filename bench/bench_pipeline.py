@@ -20,7 +20,6 @@ from pathlib import Path
 
 import duckdb
 import httpx
-
 from podtax import events, natsserver
 from podtax.bus import Bus
 

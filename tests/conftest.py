@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from podtax import natsserver
 
 REPO = Path(__file__).resolve().parents[1]

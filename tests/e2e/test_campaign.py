@@ -14,11 +14,11 @@ from typing import Any
 import nats
 import pytest
 import yaml
-from podtax_kubesim.testing import start as start_kubesim
-
 from podtax import subjects
 from podtax.bus import Bus
 from podtax.cli.main import main as cli
+from podtax_kubesim.testing import start as start_kubesim
+
 from tests.integration.harness import services, wait_for
 
 NODE = "node-1"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import duckdb
 import httpx
-
 from podtax import events, natsserver
 from podtax.bus import Bus
+
 from tests.integration.harness import services, wait_for
 
 N = 3000

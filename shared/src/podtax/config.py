@@ -53,8 +53,9 @@ class HostAgentSettings(Common):
     agent_node: str = Field(default_factory=socket.gethostname, min_length=1, max_length=253,
                             description="Node name this agent answers for (defaults to the hostname).")
     agent_workdir: Path = Field(Path("/var/tmp/podtax"), description="Scratch directory (fio files).")
-    agent_output_cap_bytes: int = Field(512_000, ge=10_000, le=50_000_000,
-                                        description="Cap on stdout+stderr kept per run (must fit NATS max_payload, 1 MiB by default).")
+    agent_output_cap_bytes: int = Field(
+        512_000, ge=10_000, le=50_000_000,
+        description="Cap on stdout+stderr kept per run (must fit NATS max_payload, 1 MiB by default).")
     agent_facts_interval_s: float = Field(300, ge=1, description="How often host facts are re-checked.")
 
 
