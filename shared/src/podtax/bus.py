@@ -12,6 +12,7 @@ Rules it enforces for every service:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
@@ -67,6 +68,7 @@ class Bus:
         self.nc = nc
         self.js: JetStreamContext = nc.jetstream(publish_async_max_pending=20_000)
         self.source = source
+        self._subs: list[JetStreamContext.PullSubscription] = []
 
     @classmethod
     async def connect(cls, url: str, source: str, *, timeout: float = 5.0) -> Bus:
@@ -157,7 +159,9 @@ class Bus:
             filter_subject=spec.subjects[0] if len(spec.subjects) == 1 else None,
         )
         await self.js.add_consumer(subjects.STREAM, config)
-        return await self.js.pull_subscribe_bind(durable=spec.durable, stream=subjects.STREAM)
+        sub = await self.js.pull_subscribe_bind(durable=spec.durable, stream=subjects.STREAM)
+        self._subs.append(sub)
+        return sub
 
     async def _fetch(self, sub: JetStreamContext.PullSubscription, batch: int) -> list[Msg]:
         try:
@@ -230,6 +234,11 @@ class Bus:
                     await msg.ack()
 
     async def close(self) -> None:
+        """Stop consuming, flush what is in flight (drain), close."""
+        for sub in self._subs:  # a pull subscription never finishes draining by itself (nats-py)
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        self._subs.clear()
         if self.nc.is_connected:
             try:
                 await self.nc.drain()

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
 from podtax.events import Metric
 
 Echoed = dict[str, str | int | float]
@@ -43,16 +45,20 @@ class Parsed:
 _FIELDS = frozenset(Metric.model_fields)
 _new = object.__new__
 _set = object.__setattr__
+# pydantic's slot setters, called directly: cheaper than object.__setattr__ by name.
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def make_metric(name: str, value: float, unit: str, higher_is_better: bool) -> Metric:
-    """A Metric without re-validation (the parser already checked each field); 5x faster than
+    """A Metric without re-validation (the parser already checked each field); 4x faster than
     `Metric.model_construct`, and equal to `Metric(...)` built from the same values."""
     metric = _new(Metric)
     _set(metric, "__dict__", {"name": name, "value": value, "unit": unit, "higher_is_better": higher_is_better})
-    _set(metric, "__pydantic_fields_set__", _FIELDS)
-    _set(metric, "__pydantic_extra__", None)
-    _set(metric, "__pydantic_private__", None)
+    _set_fields(metric, _FIELDS)
+    _set_extra(metric, None)
+    _set_private(metric, None)
     return metric
 
 
@@ -74,9 +80,9 @@ class MetricList:
             metric = _new(Metric)
             _set(metric, "__dict__", {"name": name, "value": float(value), "unit": unit,
                                       "higher_is_better": higher_is_better})
-            _set(metric, "__pydantic_fields_set__", _FIELDS)
-            _set(metric, "__pydantic_extra__", None)
-            _set(metric, "__pydantic_private__", None)
+            _set_fields(metric, _FIELDS)
+            _set_extra(metric, None)
+            _set_private(metric, None)
             self.items.append(metric)
 
     def __contains__(self, name: object) -> bool:

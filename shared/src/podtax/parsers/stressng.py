@@ -73,19 +73,32 @@ class _Scan:
 def _scan(text: str) -> _Scan:
     s = _Scan()
     state = 0  # 0 outside, 1 in table, 2 in misc metrics
+    handlers = _HANDLERS
     for raw in text.split("\n"):
-        m = _split_line(raw)
-        if m is None:
-            line = raw.strip()
-            if line.startswith(_BAD_ARG) or "must be one of" in line:
-                s.bad_arg.append(line)
-                s.seen = True
-            elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line):
-                s.bad_arg.append(line)
-            continue
+        # The common prefixes are split inline (same result as _split_line, 3x cheaper per line).
+        close = raw.find("]", 19, 40) if raw.startswith(_PID_PREFIXES) else -1
+        if close > 19 and raw[19:close].isdigit():
+            level, msg = _LEVELS[raw[11]], raw[close + 1:].strip()
+        else:
+            m = _split_line(raw)
+            if m is None:
+                line = raw.strip()
+                if line.startswith(_BAD_ARG) or "must be one of" in line:
+                    s.bad_arg.append(line)
+                    s.seen = True
+                elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line):
+                    s.bad_arg.append(line)
+                continue
+            level, msg = m
         s.seen = True
-        level, msg = m
-        if state and msg.startswith("("):
+        if not state:
+            # Outside a table, a per-instance line (`stream: memory rate: ...`) is skipped at once.
+            space = msg.find(" ")
+            word = msg[:space] if space >= 0 else msg
+            if word[-1:] == ":" and word != "failed:" and level != "error" and level != "fail" \
+                    and not word.startswith("stressor") and msg != "miscellaneous metrics:":
+                continue
+        elif msg.startswith("("):
             continue  # the units line under the header
         if msg.startswith("stressor") and "bogo ops" in msg:
             s.header, state = True, 1
@@ -94,7 +107,7 @@ def _scan(text: str) -> _Scan:
             parts = msg.split()
             if len(parts) >= 7:
                 try:
-                    s.rows.append((parts[0], [float(p) for p in parts[1:9]]))
+                    s.rows.append((parts[0], list(map(float, parts[1:9]))))
                     continue
                 except ValueError:
                     pass
@@ -108,15 +121,21 @@ def _scan(text: str) -> _Scan:
                 s.misc.append((parts[0], float(parts[1]), _misc_desc(parts[2])))
                 continue
             state = 0
-        if level in ("error", "fail"):
+        if level == "error" or level == "fail":
             s.errors.append(msg)
             if "must be one of" in msg or msg.startswith(_BAD_ARG):
                 s.bad_arg.append(msg)
             continue
-        handler = _HANDLERS.get(msg[:msg.find(" ")] if " " in msg else msg)
+        space = msg.find(" ")
+        handler = handlers.get(msg[:space] if space >= 0 else msg)
         if handler is not None:
             handler(s, msg)
     return s
+
+
+# `stress-ng: info:  [1234] msg` and `stress-ng: metrc: [1234] msg`: both prefixes are 19 characters.
+_PID_PREFIXES = ("stress-ng: info:  [", "stress-ng: metrc: [")
+_LEVELS = {"i": "info", "m": "metrc"}
 
 
 def _split_line(raw: str) -> tuple[str, str] | None:
