@@ -25,6 +25,8 @@ def block(phase: str, tool_version: str | None = None) -> str:
 
 def split(text: str) -> tuple[str, dict[str, dict[str, str]]]:
     """Remove `#podtax` lines from text; return the rest and {phase: fields}."""
+    if PREFIX not in text:
+        return text, {}
     kept: list[str] = []
     phases: dict[str, dict[str, str]] = {}
     for line in text.splitlines(keepends=True):

@@ -7,11 +7,11 @@ import sys
 import click
 import typer
 
-from podtax.cli import campaign, kubesim, parse, report, results, up
+from podtax.cli import campaign, importer, kubesim, parse, report, results, up
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="podtax: what a workload pays for running in a Kubernetes pod instead of on the host.")
-for module in (up, campaign, results, parse, report, kubesim):
+for module in (up, campaign, results, parse, importer, report, kubesim):
     module.register(app)
 
 

@@ -64,11 +64,16 @@ def _clean(text: str) -> str:
     return text
 
 
+def _blank(text: str) -> bool:
+    """`not text.strip()` without copying the text (isspace stops at the first other character)."""
+    return not text or text.isspace()
+
+
 def _join(stdout: str, stderr: str) -> str:
     out, err = _clean(stdout), _clean(stderr)
-    if not err.strip():
+    if _blank(err):
         return out
-    if not out.strip():
+    if _blank(out):
         return err
     return out + ("" if out.endswith("\n") else "\n") + err
 
@@ -89,7 +94,7 @@ def parse_text(text: str, tool: str | None = None) -> Parsed:
     if tool is not None:
         name, test = tool_of(tool)
     else:
-        if not text.strip():
+        if _blank(text):
             raise ParseFailure("empty", "the log is empty")
         found = detect.tools_in(text)
         if not found:
@@ -105,7 +110,7 @@ def parse_text(text: str, tool: str | None = None) -> Parsed:
 
 def _run(tool: str, test: str | None, text: str, exit_code: int | None, requested: Mapping[str, Any] | None,
          recorded_version: str | None, found: list[str] | None = None) -> Parsed:
-    if not text.strip():
+    if _blank(text):
         if exit_code != 0:
             raise ParseFailure("nonzero-exit", f"{tool} {_status(exit_code)} and printed nothing")
         raise ParseFailure("empty", f"{tool} printed nothing (stdout and stderr are empty)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,24 @@ class MetricList:
             _set_extra(metric, None)
             _set_private(metric, None)
             self.items.append(metric)
+
+    def add_columns(self, prefix: str, columns: Sequence[tuple[str, str, bool]], values: Sequence[float]) -> None:
+        """`add(prefix + name, value, unit, better)` for each column and value (the shorter one wins);
+        the same checks as :meth:`add`, without a method call per metric."""
+        names, append = self.names, self.items.append
+        for (col, unit, better), value in zip(columns, values, strict=False):
+            name = prefix + col
+            if value - value != 0.0:  # NaN or infinite
+                raise ParseFailure("unknown-format", f"{name} is not a finite number ({value!r})")
+            if name not in names:
+                names.add(name)
+                metric = _new(Metric)
+                _set(metric, "__dict__", {"name": name, "value": float(value), "unit": unit,
+                                          "higher_is_better": better})
+                _set_fields(metric, _FIELDS)
+                _set_extra(metric, None)
+                _set_private(metric, None)
+                append(metric)
 
     def __contains__(self, name: object) -> bool:
         return name in self.names

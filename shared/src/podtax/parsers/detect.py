@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 
-_SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summary:", "General statistics:",
-                   "per-request statistics:", "Prime numbers limit:", "Number of threads:")
-_STRESSNG_WORDS = ("stress-ng: ", "stress-ng-version", "cpu-method must be one of", "stress-ng, version",
-                   "Try 'stress-ng --help'")
-_HDPARM_WORDS = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT", "HDIO_")
+_SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summary:", "Prime numbers limit:",
+                   "Number of threads:")
+_SYSBENCH_STATS = ("General statistics:", "per-request statistics:")  # both need " statistics:"
+_STRESSNG_WORDS = ("stress-ng: ", "stress-ng-version", "stress-ng, version", "Try 'stress-ng --help'")
+_HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT")  # need "Timing "
 _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?[ \t]*$", re.M)
 _FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-")
@@ -28,11 +28,14 @@ def tools_in(text: str) -> list[str]:
     if head.lstrip().startswith("---") and "stress-ng-version" in text[:4000]:
         return ["stress-ng"]  # a --yaml report (can be 100 KiB of per-instance figures)
     found: list[str] = []
-    if head.startswith("sysbench ") or _any(text, _SYSBENCH_WORDS):
+    # A word's shared part is looked for first: absent, it rules out the whole group in one scan.
+    if head.startswith("sysbench ") or _any(text, _SYSBENCH_WORDS) \
+            or (" statistics:" in text and _any(text, _SYSBENCH_STATS)):
         found.append("sysbench")
-    if _any(text, _STRESSNG_WORDS):
+    if ("stress-ng" in text and _any(text, _STRESSNG_WORDS)) or "cpu-method must be one of" in text:
         found.append("stress-ng")
-    if _any(text, _HDPARM_WORDS) or ("/dev/" in text and _HDPARM_DEVICE.search(text)):
+    if ("Timing " in text and _any(text, _HDPARM_TIMING)) or "HDIO_" in text \
+            or ("/dev/" in text and _HDPARM_DEVICE.search(text)):
         found.append("hdparm")
     if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")

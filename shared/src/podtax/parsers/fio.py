@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from podtax.parsers import fio_text
@@ -25,6 +26,7 @@ _DENIED_ERRNO = {1, 13}
 _DECODER = json.JSONDecoder()
 
 
+@lru_cache(maxsize=1024)
 def percentile_name(key: str) -> str:
     """`99.900000` -> `p99_9`, `50.000000` -> `p50`."""
     number = float(key)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import (
@@ -48,7 +49,9 @@ _Row = tuple[str, list[float]]
 _Misc = tuple[str, float, str]
 
 
+@lru_cache(maxsize=4096)
 def _slug(text: str) -> str:
+    """Cached: stressor names and metric descriptions repeat from log to log."""
     return _SLUG.sub("_", text.lower()).strip("_")
 
 
@@ -230,9 +233,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     primary = _primary(s.rows, test)
     metrics = MetricList()
     for name, values in s.rows:
-        prefix = "" if name == primary else _slug(name) + "_"
-        for (col, unit, better), value in zip(COLUMNS, values, strict=False):
-            metrics.add(prefix + col, value, unit, better)
+        metrics.add_columns("" if name == primary else _slug(name) + "_", COLUMNS, values)
     for name, value, desc in s.misc:
         prefix = "" if name == primary else _slug(name) + "_"
         unit, better = _misc_unit(desc)
@@ -256,6 +257,7 @@ def _primary(rows: list[_Row], test: str | None) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+@lru_cache(maxsize=4096)
 def _misc_unit(desc: str) -> tuple[str, bool]:
     words = desc.split()
     if "per" in words and words.index("per") + 1 < len(words) and words[words.index("per") + 1] == "sec":

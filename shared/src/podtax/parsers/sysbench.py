@@ -52,8 +52,8 @@ class _Section:
         self.lines = 0
 
 
-def _fill(text: str) -> _Section:
-    """Read one run (one banner) line by line."""
+def _fill(text: str, kind: str | None = None) -> _Section:
+    """Read one run (one banner) line by line; `kind` is `_kind(text)` when already known."""
     current = _Section(None, None)
     in_latency = False
     for raw in text.split("\n"):
@@ -88,7 +88,7 @@ def _fill(text: str) -> _Section:
             current.fields["transferred"] = line
         elif line.startswith(_BAD_ARG):
             current.bad_arg.append(line)
-    current.kind = _kind(text)
+    current.kind = _kind(text) if kind is None else kind
     return current
 
 
@@ -97,8 +97,9 @@ def _kind(text: str) -> str:
         return "cpu"
     if "Running memory speed test" in text or "MiB transferred (" in text:
         return "memory"
-    if any(marker in text for marker in _FILEIO_MARKERS):
-        return "fileio"
+    for marker in _FILEIO_MARKERS:
+        if marker in text:
+            return "fileio"
     return "other"
 
 
@@ -162,7 +163,7 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
     fatal_elsewhere = [i for i in fatal if i != chosen]
     if fatal_elsewhere:
         note += f" ({len(fatal_elsewhere)} of which printed FATAL lines)"
-    return _fill(runs[chosen][0]), [note]
+    return _fill(runs[chosen][0], kinds[chosen]), [note]
 
 
 def _num(section: _Section, key: str, what: str, strip: str = "") -> float:

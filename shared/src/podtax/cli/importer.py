@@ -1,0 +1,244 @@
+"""`podtax import MANIFEST --campaign NAME`: publish logs recorded before podtax as raw-log events.
+
+Every row is checked before anything is sent; one bad row stops the whole import (exit 2), so a
+manifest is never half-imported because of its content. Each row becomes one run with a
+deterministic id (a hash of campaign, file, node and env) and event id `<run_id>.log`: importing
+the same manifest again is harmless (JetStream drops the repeated event ids inside its
+de-duplication window, and the analyzer keeps one row per run id after that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from podtax import events, parsers, templates
+from podtax.bus import Bus, BusError
+from podtax.cli.common import console, err, fail, nats_url
+
+HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
+MAX_LOG_BYTES = 1_000_000  # the output cap: a raw-log event must fit NATS's 1 MiB max_payload
+CHUNK = 200  # events published (and acked) per progress-bar step
+SOURCE = "podtax/cli/import"
+_CAMPAIGN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$")
+_NODE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
+
+
+class ManifestError(Exception):
+    """The manifest cannot be imported; `problems` are `line N: what is wrong and how to fix it`."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    file: str
+    path: Path
+    node: str
+    env: str
+    test: str
+    params: dict[str, Any]
+    started_at: datetime
+    tool_version: str | None
+
+
+def run_id_for(campaign: str, file: str, node: str, env: str) -> str:
+    """Deterministic: the same campaign, file, node and env always give the same run id."""
+    digest = hashlib.sha256("\x1f".join((campaign, file, node, env)).encode()).hexdigest()
+    return f"import-{digest[:24]}"
+
+
+def parse_time(text: str) -> datetime:
+    """ISO 8601; a time without a timezone is taken as UTC."""
+    value = datetime.fromisoformat(text.strip())
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _check_row(fields: dict[str, str], base: Path) -> tuple[Row | None, list[str]]:
+    problems: list[str] = []
+    file = fields["file"].strip()
+    path = base / file
+    if not file:
+        problems.append("file is empty: give the log's path, relative to the manifest")
+    elif not path.is_file():
+        problems.append(f"file {file} not found (looked for {path}); paths are relative to the manifest")
+    elif path.stat().st_size > MAX_LOG_BYTES:
+        problems.append(f"file {file} is {path.stat().st_size:,} bytes, above the {MAX_LOG_BYTES:,}-byte output "
+                        "cap; cut it to the benchmark's own output")
+    node = fields["node"].strip()
+    if not _NODE.match(node):
+        problems.append(f"node {node!r} is not a node name (letters, digits, '-', '_', '.')")
+    env = fields["env"].strip()
+    if env not in ("host", "kubernetes"):
+        problems.append(f"env {env!r} must be host or kubernetes")
+    test, params = fields["test"].strip(), _check_params(fields["test"].strip(), fields["params"], problems)
+    started: datetime | None = None
+    try:
+        started = parse_time(fields["started_at"])
+    except ValueError:
+        problems.append(f"started_at {fields['started_at']!r} is not an ISO 8601 time "
+                        "(e.g. 2024-03-01T14:05:00Z)")
+    if problems or started is None or params is None:
+        return None, problems
+    version = fields.get("tool_version", "").strip() or None
+    return Row(0, file, path, node, env, test, params, started, version), []
+
+
+def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] | None:
+    try:
+        template = templates.get(test)
+    except templates.TemplateError as exc:
+        problems.append(exc.detail)
+        return None
+    if test not in parsers.TEST_TOOL:
+        problems.append(f"test {test} has no log parser, so its logs cannot be imported")
+        return None
+    try:
+        params: dict[str, Any] = dict(templates.parse_params(text))
+        template.validate(params)
+    except ValueError as exc:  # TemplateError is a ValueError too
+        problems.append(f"params: {getattr(exc, 'detail', exc)}")
+        return None
+    if params.get("threads") == "all":
+        problems.append("params: threads=all cannot be imported: give the number of threads the run used")
+        return None
+    return params
+
+
+def read_manifest(manifest: Path) -> list[Row]:
+    """Every row of the manifest, checked; raises ManifestError listing every bad row."""
+    try:
+        text = manifest.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError([f"cannot read {manifest}: {exc}"]) from None
+    reader = csv.reader(text.splitlines())
+    header = tuple(h.strip() for h in next(reader, []))
+    if header not in (HEADER, HEADER[:-1]):
+        raise ManifestError([f"line 1: the header must be `{','.join(HEADER)}` (found `{','.join(header)}`)"])
+    rows: list[Row] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for values in reader:
+        line = reader.line_num
+        if not any(v.strip() for v in values):
+            continue  # blank line
+        if len(values) not in (len(HEADER), len(HEADER) - 1):
+            problems.append(f"line {line}: {len(values)} columns, expected {len(HEADER)} ({','.join(HEADER)}); "
+                            "quote params that contain commas")
+            continue
+        row, row_problems = _check_row(dict(zip(HEADER, values, strict=False)), manifest.parent)
+        problems += [f"line {line}: {p}" for p in row_problems]
+        if row is None:
+            continue
+        key = (str(row.path.resolve()), row.node, row.env)
+        if key in seen:
+            problems.append(f"line {line}: duplicate of line {seen[key]} (same file, node and env); "
+                            "remove one of them")
+            continue
+        seen[key] = line
+        rows.append(replace(row, line=line))
+    if problems:
+        raise ManifestError(problems)
+    if not rows:
+        raise ManifestError([f"{manifest}: no rows below the header, nothing to import"])
+    return rows
+
+
+def build_event(row: Row, campaign: str, sequence: int) -> events.RawLogV1:
+    run_id = run_id_for(campaign, row.file, row.node, row.env)
+    run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
+                         test=row.test, params=row.params, sequence=sequence)
+    log = events.RawLog(run=run, stdout=row.path.read_bytes().decode("utf-8", errors="replace"), stderr="",
+                        exit_code=0, started_at=row.started_at, ended_at=row.started_at,
+                        tool_version=row.tool_version, imported_from=row.file)
+    return events.raw_log(log, SOURCE).model_copy(update={"id": f"{run_id}.log"})
+
+
+async def _publish(rows: list[Row], campaign: str) -> None:
+    """Check that every event fits one NATS message, then publish them all (in acked chunks)."""
+    try:
+        bus = await Bus.connect(nats_url(), SOURCE)
+    except BusError as exc:
+        raise fail(f"{exc}; nothing was imported", 1) from None
+    try:
+        limit = bus.nc.max_payload
+        too_big = [f"line {row.line}: {row.file} does not fit one NATS message ({size:,} bytes encoded, the "
+                   f"server allows {limit:,}); cut it"
+                   for i, row in enumerate(rows) if (size := len(events.encode(build_event(row, campaign, i)))) > limit]
+        if too_big:
+            raise ManifestError(too_big)
+        await bus.ensure_streams()
+        with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), console=err,
+                      disable=len(rows) < CHUNK, transient=True) as progress:
+            task = progress.add_task("import", total=len(rows))
+            for start in range(0, len(rows), CHUNK):
+                chunk = [build_event(row, campaign, start + i) for i, row in enumerate(rows[start:start + CHUNK])]
+                await bus.publish_many(chunk)
+                progress.advance(task, len(chunk))
+    except BusError as exc:
+        raise fail(f"{exc}; the import stopped part-way: run it again (rows already imported are not "
+                   "duplicated)", 1) from None
+    finally:
+        await bus.close()
+
+
+def _report(problems: list[str]) -> typer.Exit:
+    for problem in problems:
+        err.print(f"[red]error:[/red] {problem}", highlight=False)
+    err.print(f"{len(problems)} problem(s); nothing was imported")
+    return typer.Exit(2)
+
+
+HELP = "\n\n".join((
+    "Import benchmark logs recorded before podtax (cron jobs, CronJobs) into the running system.",
+    "One row per log: `file` is relative to the manifest; `env` is host or kubernetes; `test` a template name "
+    "(sysbench-cpu, sysbench-memory, stress-ng-cpu, hdparm, fio); `params` the parameters the run used, as "
+    "space-separated key=value pairs (threads as a number); `started_at` ISO 8601 — a time without a timezone "
+    "is taken as UTC; `tool_version` optional (the machine's `<tool> --version`, for tools whose output does "
+    "not print it). Logs above 1 MB are refused.",
+    "Every row is checked first: if any is wrong, each bad line is listed and NOTHING is published (exit 2). "
+    "Imported logs are treated as completed runs (exit code 0, end time = start time); the parser still "
+    "rejects logs that show a failure (FATAL lines, errors, truncated output).",
+    "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node and env. "
+    "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
+))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("import", help=HELP)
+    def import_command(
+        manifest: Annotated[Path, typer.Argument(help="CSV manifest with the header "
+                                                 "file,node,env,test,params,started_at,tool_version.")],
+        campaign: Annotated[str, typer.Option("--campaign", help="Campaign the imported runs belong to.")],
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the manifest and files only; "
+                                              "publish nothing.")] = False,
+    ) -> int:
+        if not _CAMPAIGN.match(campaign):
+            raise fail(f"--campaign {campaign!r}: use lowercase letters, digits and '-' (at most 50)", 2)
+        try:
+            rows = read_manifest(manifest)
+        except ManifestError as exc:
+            raise _report(exc.problems) from None
+        if dry_run:
+            console.print(f"{manifest}: {len(rows)} row(s) are valid (dry run: nothing published)", highlight=False)
+            return 0
+        try:
+            asyncio.run(_publish(rows, campaign))
+        except ManifestError as exc:
+            raise _report(exc.problems) from None
+        console.print(f"imported {len(rows)} log(s) into campaign [bold]{campaign}[/bold]; events already "
+                      f"imported before are dropped as duplicates. See `podtax report {campaign}`.",
+                      highlight=False)
+        return 0

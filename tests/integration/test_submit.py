@@ -1,0 +1,110 @@
+"""`podtax campaign submit`: bad files, unknown tests and unknown nodes give clear errors and
+publish nothing; a good campaign is published once; traces travel in NATS headers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import nats
+import pytest
+import yaml
+
+from podtax import subjects
+from podtax.bus import Bus
+from podtax.cli.campaign import build_warnings, version_number
+from podtax.cli.main import main as cli
+from podtax.campaign import parse
+
+GOOD = {"name": "sub", "nodes": ["n1"], "environments": ["host"], "tests": [{"test": "sysbench-cpu"}]}
+
+
+async def stream_messages(url: str) -> int:
+    nc = await nats.connect(url)
+    try:
+        info = await nc.jetstream().stream_info(subjects.STREAM)
+        return info.state.messages
+    finally:
+        await nc.close()
+
+
+async def know_node(url: str, node: str, **doc: object) -> None:
+    bus = await Bus.connect(url, "test")
+    await bus.ensure_streams()
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    await kv.put(f"node.{subjects.kv_token(node)}", json.dumps({"node": node, "hw_threads": 2, **doc}).encode())
+    await bus.close()
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({**GOOD, "tests": [{"test": "nope"}]}, "unknown test 'nope'"),
+        ({**GOOD, "nodes": ["ghost"]}, "unknown node 'ghost'"),
+        ({**GOOD, "environments": ["host", "kubernetes"]}, "not a Kubernetes node known to the runner"),
+        ({**GOOD, "repetitions": {"min": 0}}, "repetitions.min"),
+    ],
+)
+async def test_bad_campaigns_publish_nothing(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture, doc: dict, message: str) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    await know_node(nats_url, "n1", host_agent=True)
+    before = await stream_messages(nats_url)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "nothing was submitted" in err
+    assert await stream_messages(nats_url) == before
+
+
+async def test_malformed_yaml_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("name: x\nnodes: [a\ntests: []\n")
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 2
+    assert f"{path}:3" in capsys.readouterr().err or "not valid YAML" in capsys.readouterr().err
+
+
+async def test_dead_nats_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture) -> None:
+    from podtax import natsserver
+
+    monkeypatch.setenv("PODTAX_NATS_URL", f"nats://127.0.0.1:{natsserver.free_port()}")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(GOOD))
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) != 0
+    assert "cannot reach NATS" in capsys.readouterr().err
+
+
+async def test_good_campaign_is_published_once_with_a_traceparent(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    trace.set_tracer_provider(TracerProvider())
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    await know_node(nats_url, "n1", host_agent=True)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(GOOD))
+    nc = await nats.connect(nats_url)
+    got: list = []
+    await nc.subscribe("podtax.campaign.>", cb=lambda m: got.append(m) or asyncio.sleep(0))
+    with trace.get_tracer("test").start_as_current_span("submit"):
+        assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0
+    await asyncio.sleep(0.3)
+    assert len(got) == 1
+    assert got[0].headers["Nats-Msg-Id"] == "campaign.sub"
+    await nc.close()
+
+
+def test_build_warning_compares_version_numbers_not_lines() -> None:
+    c = parse(yaml.safe_dump({**GOOD, "environments": ["host", "kubernetes"], "tests": [{"test": "stress-ng-cpu"}]}))
+    same = {"tool_versions": {"stress-ng": "stress-ng, version 0.15.06 (gcc 12.2.0, x86_64 Linux 6.1.0)"}}
+    other = {"tool_versions": {"stress-ng": "stress-ng, version 0.17.04 (gcc 13, x86_64 Linux 6.8.0)"}}
+    known = {"n1": {"tool_versions": {"stress-ng": "stress-ng, version 0.15.06 (gcc 12.2.0, x86_64 Linux 6.18)"}}}
+    assert build_warnings(c, known, same) == []
+    [warning] = build_warnings(c, known, other)
+    assert "CONFOUNDED" in warning and "0.17.04" in warning
+    assert "not known yet" in build_warnings(c, known, None)[0]
+    assert version_number("sysbench 1.0.20 (using bundled LuaJIT)") == "1.0.20"
