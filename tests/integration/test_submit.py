@@ -89,12 +89,17 @@ async def test_good_campaign_is_published_once_with_a_traceparent(
     path.write_text(yaml.safe_dump(GOOD))
     nc = await nats.connect(nats_url)
     got: list = []
-    await nc.subscribe("podtax.campaign.>", cb=lambda m: got.append(m) or asyncio.sleep(0))
+
+    async def collect(msg: object) -> None:
+        got.append(msg)
+
+    await nc.subscribe("podtax.campaign.>", cb=collect)
     with trace.get_tracer("test").start_as_current_span("submit"):
         assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0
     await asyncio.sleep(0.3)
     assert len(got) == 1
     assert got[0].headers["Nats-Msg-Id"] == "campaign.sub"
+    assert got[0].headers["traceparent"].startswith("00-")
     await nc.close()
 
 

@@ -79,11 +79,12 @@ class Bus:
             log.warning("NATS: %s", exc or type(exc).__name__)
 
         try:
-            nc = await nats.connect(
+            # nats-py retries the first connection forever when reconnects are unlimited: bound it.
+            nc = await asyncio.wait_for(nats.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
                 drain_timeout=5,
-            )
+            ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             raise BusError(f"cannot reach NATS at {url} ({exc or type(exc).__name__}); start one with "
                            f"`podtax up` or point PODTAX_NATS_URL at a running server") from None
