@@ -5,11 +5,31 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from podtax import templates
+from pydantic import BaseModel, Field, model_validator
 
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
                    "THROTTLED", "SHORT"]
+
+
+def is_primary_metric(test: str, params: str, metric: str) -> bool:
+    """Whether `metric` is the test's headline metric for these parameters (templates.REGISTRY)."""
+    template = templates.REGISTRY.get(test)
+    if template is None:
+        return False
+    try:
+        raw = templates.parse_params(params)
+    except ValueError:
+        return False
+    try:
+        parsed = template.validate(raw)
+    except templates.TemplateError:
+        parsed = template.params.model_construct(**raw)
+    try:
+        return template.primary_metric(parsed) == metric
+    except Exception:  # noqa: BLE001 - a template that cannot name its metric has no primary one here
+        return False
 
 
 class ModeOut(BaseModel):
@@ -48,6 +68,9 @@ class CellComparison(BaseModel):
     metric: str
     unit: str
     higher_is_better: bool
+    primary: bool = Field(default=False, description="The metric is the test's primary (headline) metric for "
+                                                      "these parameters; `podtax report` shows only these by "
+                                                      "default.")
     n_host: int = Field(ge=0)
     n_pod: int = Field(ge=0)
     host_median: float | None
@@ -74,6 +97,12 @@ class CellComparison(BaseModel):
     modes: CellModes | None = None
     outliers: list[OutlierOut] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _primary(self) -> CellComparison:
+        if "primary" not in self.model_fields_set:
+            self.primary = is_primary_metric(self.test, self.params, self.metric)
+        return self
 
 
 class SummaryItem(BaseModel):

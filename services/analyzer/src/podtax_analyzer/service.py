@@ -73,9 +73,14 @@ class Analyzer:
         await self.bus.publish_many(updates)
 
     def _touched_cells(self, runs: set[str]) -> list[tuple[str, str, str, str]]:
+        """Cells with new results, of campaigns that follow a target CI width (the only readers)."""
         cur = self.store.cursor()
-        return cur.execute("SELECT DISTINCT campaign, node, test, params_key FROM runs "
-                           "WHERE run_id IN (SELECT unnest($1::varchar[]))", [sorted(runs)]).fetchall()
+        return cur.execute("""SELECT DISTINCT r.campaign, r.node, r.test, r.params_key
+                              FROM runs r JOIN campaigns c USING (campaign)
+                              WHERE r.run_id IN (SELECT unnest($1::varchar[]))
+                                AND json_extract(c.spec, '$.repetitions.target_ci_width') IS NOT NULL
+                                AND json_extract(c.spec, '$.repetitions.target_ci_width') != 'null'::JSON""",
+                           [sorted(runs)]).fetchall()
 
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:

@@ -1,0 +1,235 @@
+"""The terminal rendering of `podtax report`: one table per test, flags explained, notes grouped.
+
+Each table gets one line per cell when that fits the console, else two to three lines per cell (the
+same facts stacked), so nothing is folded letter by letter even at 80 columns. When stdout is not
+a terminal (make, a pipe) the console is ``NON_TTY_WIDTH`` columns wide unless COLUMNS says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from podtax.cli.common import console as tty_console
+from podtax.cli.report_view import (ReportView, Row, TestView, build_view, grouped_flags, grouped_notes,
+                                    number_ranges, refs,
+                                    shown_summary)
+
+VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
+                 "inconclusive": "yellow"}
+FLAG_STYLE = "magenta"
+NON_TTY_WIDTH = 140
+FLAG_ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "DRIFT", "THROTTLED", "SHORT", "OUTLIERS")
+try:  # the analyzer's one-line meaning of each flag, when the analyzer package is installed
+    from podtax_analyzer.flags import BLOCKING, LEGEND
+except ImportError:  # pragma: no cover - the CLI alone, talking to the HTTP API
+    LEGEND, BLOCKING = {}, frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL"})
+
+
+def report_console() -> Console:
+    """The terminal's console; off a terminal, a NON_TTY_WIDTH-column one (COLUMNS overrides)."""
+    if tty_console.is_terminal:
+        return tty_console
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else NON_TTY_WIDTH)
+
+
+def _value(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _p(c: dict[str, Any]) -> str:
+    return "—" if c["p_adjusted"] is None else f"{c['p_adjusted']:.2g}"
+
+
+def effect(c: dict[str, Any]) -> str:
+    """The ratio in words, as in the summary sentences: 'pod 50.5% slower', 'pod and host equal'."""
+    r = c["ratio"]
+    if r is None:
+        return "no ratio"
+    if r == 1.0:
+        return "pod and host equal"
+    return f"pod {abs(r - 1.0) * 100:.1f}% {'faster' if (r > 1.0) == c['higher_is_better'] else 'slower'}"
+
+
+def _ci(c: dict[str, Any]) -> str:
+    return "" if c["ci_low"] is None else f"[{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+
+
+def _ratio(c: dict[str, Any]) -> str:
+    return "—" if c["ratio"] is None else f"{c['ratio']:.3f}"
+
+
+def _verdict(c: dict[str, Any]) -> Text:
+    return Text(c["verdict"], style=VERDICT_STYLE.get(c["verdict"], ""))
+
+
+def _effect(c: dict[str, Any]) -> Text:
+    return Text(effect(c), style="" if c["verdict"] in ("faster", "slower") else "dim")
+
+
+def _flags(c: dict[str, Any], sep: str) -> Text:
+    return Text(sep.join(c["flags"]), style=FLAG_STYLE)
+
+
+def _who(view: ReportView, test: TestView, row: Row) -> list[str]:
+    parts = [] if view.single_node else [row.cell["node"]]
+    if row.varying:
+        parts.append(row.varying)
+    if len(test.metrics) > 1:
+        parts.append(row.cell["metric"])
+    return parts
+
+
+def _new_table(test: TestView) -> Table:
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False, title=None)
+
+
+def wide_table(view: ReportView, test: TestView) -> Table:
+    t = _new_table(test)
+    cols = [("#", "right")]
+    if not view.single_node:
+        cols.append(("node", "left"))
+    if any(r.varying for r in test.rows):
+        cols.append(("params", "left"))
+    if len(test.metrics) > 1:
+        cols.append(("metric", "left"))
+    cols += [("host n · median", "right"), ("pod n · median", "right"), ("ratio [95% CI]", "right"),
+             ("effect", "left"), ("p adj", "right"), ("verdict", "left"), ("flags", "left")]
+    for name, just in cols:
+        t.add_column(name, justify=just, no_wrap=name not in ("flags", "node", "params", "metric"))
+    for r in test.rows:
+        c = r.cell
+        who = [c["node"]] if not view.single_node else []
+        if any(x.varying for x in test.rows):
+            who.append(r.varying)
+        if len(test.metrics) > 1:
+            who.append(c["metric"])
+        t.add_row(f"#{r.number}", *who, f"{c['n_host']} · {_value(c['host_median'])}",
+                  f"{c['n_pod']} · {_value(c['pod_median'])}", f"{_ratio(c)} {_ci(c)}".strip(), _effect(c),
+                  _p(c), _verdict(c), _flags(c, ", "))
+    return t
+
+
+def stacked_table(view: ReportView, test: TestView) -> Table:
+    """The same facts, two or three lines per cell, for narrow consoles."""
+    t = _new_table(test)
+    for name, just in (("#", "right"), ("cell", "left"), ("n · median", "right"), ("ratio", "right"),
+                       ("verdict · effect", "left"), ("flags", "left")):
+        t.add_column(name, justify=just)
+    for r in test.rows:
+        c = r.cell
+        who = "\n".join(_who(view, test, r)) or "—"
+        verdict = Text.assemble(_verdict(c), "\n", _effect(c), f"\np adj {_p(c)}")
+        t.add_row(f"#{r.number}", who, f"host {c['n_host']} · {_value(c['host_median'])}\n"
+                                      f"pod {c['n_pod']} · {_value(c['pod_median'])}",
+                  f"{_ratio(c)}\n{_ci(c)}".rstrip(), verdict, _flags(c, "\n"))
+    return t
+
+
+def _header(view: ReportView, test: TestView) -> Text:
+    head = Text(test.test, style="bold")
+    if test.fixed:
+        head.append(f": {test.fixed}")
+    if len(test.metrics) == 1:
+        c = test.rows[0].cell
+        better = "higher" if c["higher_is_better"] else "lower"
+        head.append(f" · {c['metric']} ({c['unit']}, {better} is better)")
+    return head
+
+
+def _hidden_note(view: ReportView, test: TestView) -> Text | None:
+    if not test.hidden:
+        return None
+    metrics = ", ".join(dict.fromkeys(r.cell["metric"] for r in test.hidden))
+    rows = "row" if len(test.hidden) == 1 else "rows"
+    note = Text(f"{len(test.hidden)} more metric {rows} hidden ({metrics}); ", style="dim")
+    if test.hidden_flags:
+        note.append("flags raised only on them: ", style="dim")
+        for i, (name, flagged) in enumerate(test.hidden_flags.items()):
+            note.append(", " if i else "")
+            note.append(name, style=FLAG_STYLE)
+            note.append(f" {refs(view, flagged, metric=False)}", style="dim")
+        note.append("; ", style="dim")
+    note.append("show every metric with --all-metrics", style="dim")
+    return note
+
+
+def _bullet(con: Console, text: Text, indent: int = 2, hang: int = 2) -> None:
+    """Print `text` indented, wrapped on words, continuation lines `hang` columns further in."""
+    first, rest = " " * indent, " " * (indent + hang)
+    width = max(20, con.width - indent - hang)
+    for i, line in enumerate(text.wrap(con, width)):
+        line.rstrip()
+        con.print(Text.assemble(first if i == 0 else rest, line), soft_wrap=True)
+
+
+def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
+    con = report_console()
+    cells = report["cells"]
+    if not cells:
+        con.print(f"campaign {report['campaign']}: no comparable results yet")
+        for w in report.get("warnings", []):
+            con.print(f"  {w}", highlight=False)
+        return
+    view = build_view(report, all_metrics)
+    scope = "every metric" if all_metrics else "primary metrics"
+    nodes = f"node {view.nodes[0]}" if view.single_node else f"{len(view.nodes)} nodes"
+    con.print(Text.assemble(("podtax report — campaign ", "bold"), (report["campaign"], "bold"),
+                            f"  ({nodes}; {len(view.rows)} of {len(cells)} cells shown: {scope})"))
+    for test in view.tests:
+        con.print()
+        con.print(_header(view, test))
+        table = wide_table(view, test)
+        if con.measure(table).maximum > con.width:
+            table = stacked_table(view, test)
+        con.print(table)
+        note = _hidden_note(view, test)
+        if note is not None:
+            con.print(note)
+    con.print(Text(f"ratio = pod median / host median with its 95% CI; verdict threshold ±{report['threshold'] * 100:g}%;"
+                   f" p adjusted ({report['correction']})", style="dim"))
+    for w in report.get("warnings", []):
+        con.print(f"warning: {w}", highlight=False)
+    _print_flags(con, view)
+    _print_notes(con, view)
+    summary = shown_summary(report, view)
+    if summary:
+        con.print("\n[bold]Summary[/bold]")
+        for s in summary:
+            _bullet(con, Text(f"• {s['sentence']}"), hang=2)
+
+
+def _print_flags(con: Console, view: ReportView) -> None:
+    flags = grouped_flags(view.rows, FLAG_ORDER)
+    if not flags:
+        return
+    con.print("\n[bold]Flags[/bold]")
+    for name, details in flags:
+        line = Text.assemble((name, f"bold {FLAG_STYLE}"))
+        meaning = LEGEND.get(name)
+        if meaning:
+            line.append(f": {meaning}")
+        if name in BLOCKING:
+            line.append(" (no verdict)", style="yellow")
+        _bullet(con, line)
+        for detail, rows in details:
+            _bullet(con, Text(f"{refs(view, rows)}: {detail}"), indent=4)
+
+
+def _print_notes(con: Console, view: ReportView) -> None:
+    notes = grouped_notes(view.rows)
+    if not notes:
+        return
+    con.print("\n[bold]Notes[/bold]")
+    for note, rows in notes:
+        where = (f"all {len(rows)} cells shown" if len(rows) == len(view.rows) and len(rows) > 3
+                 else f"{'cell' if len(rows) == 1 else 'cells'} {number_ranges(r.number for r in rows)}")
+        _bullet(con, Text(f"{note}: {where}"))
