@@ -36,7 +36,7 @@ demo: setup sysdeps
 	$(BIN)/python -m podtax.demo
 
 test: setup sysdeps
-	$(BIN)/python -m pytest -q -x --durations=15
+	$(BIN)/python -m pytest -q --durations=15
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -136,6 +136,40 @@ async def test_campaign_host_and_pod_end_to_end(nats_url: str, tmp_path: Path, s
 
 
 @pytest.mark.slow
+async def test_target_ci_width_extends_cells_up_to_the_maximum(nats_url: str, tmp_path: Path, sim: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analyzer publishes each cell's statistics; the runner adds runs while the CI is too wide."""
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    doc = {**CAMPAIGN, "name": "adaptive",
+           "tests": [{"test": "sysbench-cpu", "params": {"max_prime": 2000, "events": 200, "time": 20, "threads": 1}}],
+           "repetitions": {"min": 3, "max": 5, "target_ci_width": 0.000001}}
+    async with services(nats_url, tmp_path) as s:
+        await s.analyzer()
+        await s.parser()
+        await s.agent(node=NODE)
+        await s.runner(kubeconfig=sim.kubeconfig)
+        bus = await Bus.connect(nats_url, "test")
+        for _ in range(100):
+            node = await kv_doc(bus, f"node.{NODE}")
+            if node and node.get("host_agent") and node.get("kubernetes"):
+                break
+            await asyncio.sleep(0.2)
+        path = tmp_path / "adaptive.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0
+        for _ in range(1200):
+            state = await kv_doc(bus, "campaign.adaptive")
+            if state and state.get("finished_at") and len(state["runs"]) >= 10:
+                break
+            await asyncio.sleep(0.25)
+        else:
+            raise AssertionError(f"the cell was not extended to its maximum: {state and len(state['runs'])} runs")
+        assert len(state["runs"]) == 10, "3 planned + 2 added repetitions, per environment"
+        assert Counter(r["run"]["env"] for r in state["runs"].values()) == {"host": 5, "kubernetes": 5}
+        await bus.close()
+
+
+@pytest.mark.slow
 async def test_runner_killed_mid_campaign_resumes_without_running_twice(
         nats_url: str, tmp_path: Path, sim: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     await run_campaign(nats_url, tmp_path, sim, monkeypatch, crash_after=4)

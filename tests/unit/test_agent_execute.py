@@ -6,10 +6,9 @@ import os
 import sys
 from pathlib import Path
 
+from podtax import events, provenance
 from podtax_host_agent import facts
 from podtax_host_agent.execute import run_argv, run_template
-
-from podtax import events, provenance
 
 
 async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:

@@ -156,3 +156,11 @@ def test_state_round_trips_through_json() -> None:
     s = state()
     back = CampaignState.model_validate_json(s.model_dump_json(exclude_defaults=True))
     assert back.queues == s.queues and back.runs.keys() == s.runs.keys()
+
+
+def test_only_the_primary_metric_steers_a_cell() -> None:
+    s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
+    finish_all(s)
+    other = stats(s, 0.5, 1.5).model_copy(update={"metric": "latency_max"})
+    assert s.cell_stats(other, T0) == []
+    assert len(s.cell_stats(stats(s, 0.5, 1.5), T0)) == 2

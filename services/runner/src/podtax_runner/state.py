@@ -127,6 +127,9 @@ class CampaignState(BaseModel):
             return []
         cell_runs = [s for s in self.runs.values()
                      if f"{s.run.node}|{s.run.test}|{templates.params_key(s.run.params)}" == key]
+        primary = templates.get(stats.test).primary_metric(templates.get(stats.test).validate(cell_runs[0].run.params))
+        if stats.metric != primary:
+            return []  # the cell's headline metric decides
         if any(s.status in ("planned", "dispatched") for s in cell_runs):
             return []  # wait until the planned repetitions are in
         width = None if stats.ci_low is None or stats.ci_high is None else stats.ci_high - stats.ci_low

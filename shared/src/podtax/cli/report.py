@@ -21,6 +21,7 @@ from podtax.cli.common import api_url, fail
 from podtax.cli.report_render import print_report
 from podtax.cli.report_view import mark_primary
 
+
 def _from_api(base: str, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
     url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/comparisons"
     try:

@@ -16,9 +16,17 @@ from rich.table import Table
 from rich.text import Text
 
 from podtax.cli.common import console as tty_console
-from podtax.cli.report_view import (ReportView, Row, TestView, build_view, grouped_flags, grouped_notes,
-                                    number_ranges, refs,
-                                    shown_summary)
+from podtax.cli.report_view import (
+    ReportView,
+    Row,
+    TestView,
+    build_view,
+    grouped_flags,
+    grouped_notes,
+    number_ranges,
+    refs,
+    shown_summary,
+)
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow"}
@@ -46,7 +54,8 @@ def _value(v: float | None) -> str:
 
 
 def _p(c: dict[str, Any]) -> str:
-    return "—" if c["p_adjusted"] is None else f"{c['p_adjusted']:.2g}"
+    p = c["p_adjusted"]
+    return "—" if p is None else "<0.001" if p < 0.001 else f"{p:.2g}"
 
 
 def effect(c: dict[str, Any]) -> str:
@@ -88,50 +97,61 @@ def _who(view: ReportView, test: TestView, row: Row) -> list[str]:
     return parts
 
 
-def _new_table(test: TestView) -> Table:
+def _new_table() -> Table:
     return Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False, title=None)
 
 
-def wide_table(view: ReportView, test: TestView) -> Table:
-    t = _new_table(test)
-    cols = [("#", "right")]
-    if not view.single_node:
-        cols.append(("node", "left"))
-    if any(r.varying for r in test.rows):
-        cols.append(("params", "left"))
-    if len(test.metrics) > 1:
-        cols.append(("metric", "left"))
-    cols += [("host n · median", "right"), ("pod n · median", "right"), ("ratio [95% CI]", "right"),
-             ("effect", "left"), ("p adj", "right"), ("verdict", "left"), ("flags", "left")]
-    for name, just in cols:
-        t.add_column(name, justify=just, no_wrap=name not in ("flags", "node", "params", "metric"))
-    for r in test.rows:
+def wide_table(view: ReportView, test: TestView, flag_sep: str = ", ") -> Table:
+    """One line per cell (more only for several flags or a long node name)."""
+    t = _new_table()
+    who = [" ".join(_who(view, test, r)) for r in test.rows]
+    cols = [("#", "right", True)]
+    if any(who):
+        cols.append(("node · params · metric" if len(test.metrics) > 1 and not view.single_node
+                     else "params · metric" if len(test.metrics) > 1
+                     else "node · params" if not view.single_node and any(r.varying for r in test.rows)
+                     else "node" if not view.single_node else "params", "left", False))
+    cols += [("host\nn · median", "right", True), ("pod\nn · median", "right", True),
+             ("ratio [95% CI]", "right", True), ("effect", "left", True), ("p adj", "right", True),
+             ("verdict", "left", True), ("flags", "left", False)]
+    for name, just, no_wrap in cols:
+        t.add_column(name, justify=just, no_wrap=no_wrap)
+    for r, w in zip(test.rows, who, strict=True):
         c = r.cell
-        who = [c["node"]] if not view.single_node else []
-        if any(x.varying for x in test.rows):
-            who.append(r.varying)
-        if len(test.metrics) > 1:
-            who.append(c["metric"])
-        t.add_row(f"#{r.number}", *who, f"{c['n_host']} · {_value(c['host_median'])}",
+        t.add_row(f"#{r.number}", *([w] if any(who) else []), f"{c['n_host']} · {_value(c['host_median'])}",
                   f"{c['n_pod']} · {_value(c['pod_median'])}", f"{_ratio(c)} {_ci(c)}".strip(), _effect(c),
-                  _p(c), _verdict(c), _flags(c, ", "))
+                  _p(c), _verdict(c), _flags(c, flag_sep))
     return t
 
 
 def stacked_table(view: ReportView, test: TestView) -> Table:
-    """The same facts, two or three lines per cell, for narrow consoles."""
-    t = _new_table(test)
-    for name, just in (("#", "right"), ("cell", "left"), ("n · median", "right"), ("ratio", "right"),
-                       ("verdict · effect", "left"), ("flags", "left")):
-        t.add_column(name, justify=just)
+    """The same facts, two to four lines per cell, for narrow consoles."""
+    t = _new_table()
+    for name, just, no_wrap in (("#", "right", True), ("cell · flags", "left", False),
+                                ("n · median", "right", True), ("ratio [95% CI]", "right", True),
+                                ("verdict · effect", "left", False)):
+        t.add_column(name, justify=just, no_wrap=no_wrap)
     for r in test.rows:
         c = r.cell
-        who = "\n".join(_who(view, test, r)) or "—"
+        who = Text("\n".join(_who(view, test, r)) or "—")
+        if c["flags"]:
+            who.append("\n")
+            who.append_text(_flags(c, " "))
         verdict = Text.assemble(_verdict(c), "\n", _effect(c), f"\np adj {_p(c)}")
         t.add_row(f"#{r.number}", who, f"host {c['n_host']} · {_value(c['host_median'])}\n"
-                                      f"pod {c['n_pod']} · {_value(c['pod_median'])}",
-                  f"{_ratio(c)}\n{_ci(c)}".rstrip(), verdict, _flags(c, "\n"))
+                                       f"pod {c['n_pod']} · {_value(c['pod_median'])}",
+                  f"{_ratio(c)}\n{_ci(c)}".rstrip(), verdict)
     return t
+
+
+def _fitting_table(con: Console, view: ReportView, test: TestView) -> Table:
+    """One line per cell if that fits, else one line per flag, else the stacked layout."""
+    unbounded = con.options.update_width(100_000)
+    for sep in (", ", "\n"):
+        table = wide_table(view, test, sep)
+        if con.measure(table, options=unbounded).maximum <= con.width:
+            return table
+    return stacked_table(view, test)
 
 
 def _header(view: ReportView, test: TestView) -> Text:
@@ -187,15 +207,12 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
     for test in view.tests:
         con.print()
         con.print(_header(view, test))
-        table = wide_table(view, test)
-        if con.measure(table).maximum > con.width:
-            table = stacked_table(view, test)
-        con.print(table)
+        con.print(_fitting_table(con, view, test))
         note = _hidden_note(view, test)
         if note is not None:
             con.print(note)
-    con.print(Text(f"ratio = pod median / host median with its 95% CI; verdict threshold ±{report['threshold'] * 100:g}%;"
-                   f" p adjusted ({report['correction']})", style="dim"))
+    con.print(Text(f"ratio = pod median / host median with its 95% CI; verdict threshold "
+                   f"±{report['threshold'] * 100:g}%; p adjusted ({report['correction']})", style="dim"))
     for w in report.get("warnings", []):
         con.print(f"warning: {w}", highlight=False)
     _print_flags(con, view)

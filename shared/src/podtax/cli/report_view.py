@@ -157,10 +157,12 @@ def number_ranges(numbers: Iterable[int]) -> str:
 def refs(view: ReportView, rows: list[Row], metric: bool | None = None) -> str:
     """Cell references grouped by what distinguishes them: '#2 (threads=1), #8–14 (threads=2)'.
 
-    Metric names are named when `metric` is True, left out when False; None: when the rows' test
-    table has a metric column.
+    Metric names are named when `metric` is True, left out when False; None: for a lone row of a
+    table with a metric column.
     """
     groups: dict[str, list[int]] = {}
+    if metric is None and len(rows) > 1:
+        metric = False
     for r in rows:
         groups.setdefault(view.label(r, metric=metric), []).append(r.number)
     return ", ".join(f"{number_ranges(nums)} ({label})" if label else number_ranges(nums)
