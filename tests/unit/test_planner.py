@@ -119,31 +119,57 @@ def finish_all(s: CampaignState) -> None:
             s.outcome(rid, True, T0)
 
 
-def stats(s: CampaignState, lo: float, hi: float) -> events.CellStats:
+def stats(s: CampaignState, lo: float, hi: float, n: int = 6) -> events.CellStats:
     r = next(iter(s.runs.values())).run
     return events.CellStats(campaign="c", node=r.node, test=r.test, params_key=templates.params_key(r.params),
-                            metric="events_per_second", n_host=3, n_pod=3, ratio=1.0, ci_low=lo, ci_high=hi,
+                            metric="events_per_second", n_host=n // 2, n_pod=n - n // 2, ratio=1.0, ci_low=lo, ci_high=hi,
                             verdict="inconclusive")
 
 
-def test_wide_ci_extends_a_cell_up_to_max_then_stops() -> None:
+def test_wide_ci_extends_a_cell_up_to_max_then_settles() -> None:
     s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
     finish_all(s)
-    assert s.finished_at is not None
+    assert s.finished_at is None, "with a target, the campaign waits for each cell's statistics"
     added = s.cell_stats(stats(s, 0.9, 1.1), T0)
     assert len(added) == 2 and {r.env for r in added} == {"host", "kubernetes"}
-    assert s.finished_at is None
     finish_all(s)
-    assert len(s.cell_stats(stats(s, 0.9, 1.1), T0)) == 2
+    assert len(s.cell_stats(stats(s, 0.9, 1.1, n=8), T0)) == 2
     finish_all(s)
-    assert s.cell_stats(stats(s, 0.9, 1.1), T0) == [], "max reached"
+    assert s.cell_stats(stats(s, 0.9, 1.1, n=10), T0) == [], "max reached"
+    assert stats(s, 0, 1).node + "|" in s.settled_cells[0]
 
 
-def test_narrow_ci_stops_the_cell() -> None:
+def test_narrow_ci_settles_the_cell_and_the_campaign_finishes() -> None:
     s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
     finish_all(s)
-    assert s.cell_stats(stats(s, 0.995, 1.005), T0) == []
-    assert s.cell_stats(stats(s, 0.9, 1.1), T0) == [], "a stopped cell stays stopped"
+    for key in list(s.reps):
+        node, test, pkey = key.split("|")
+        st = stats(s, 0.995, 1.005).model_copy(update={"node": node, "params_key": pkey})
+        assert s.cell_stats(st, T0) == []
+    assert s.finished_at is not None
+    assert s.cell_stats(stats(s, 0.9, 1.1), T0) == [], "a settled cell stays settled"
+
+
+def test_statistics_before_the_last_outcome_are_kept_and_used() -> None:
+    s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
+    first = next(iter(s.runs.values())).run
+    key = f"{first.node}|{first.test}|{templates.params_key(first.params)}"
+    cell = [rid for rid, r in s.runs.items()
+            if f"{r.run.node}|{r.run.test}|{templates.params_key(r.run.params)}" == key]
+    for rid in cell[:-1]:
+        s.dispatched(rid, T0)
+        s.outcome(rid, True, T0)
+    s.dispatched(cell[-1], T0)
+    assert s.cell_stats(stats(s, 0.9, 1.1), T0) == [], "the last run is still in flight"
+    before = len(s.runs)
+    s.outcome(cell[-1], True, T0)
+    assert len(s.runs) == before + 2, "the kept statistics extend the cell when its last run reports"
+
+
+def test_stale_statistics_wait_for_fresher_ones() -> None:
+    s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
+    finish_all(s)
+    assert s.cell_stats(stats(s, 0.9, 1.1, n=2), T0) == []
 
 
 def test_without_target_no_extension() -> None:

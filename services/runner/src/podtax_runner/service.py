@@ -141,7 +141,8 @@ class Runner:
             return
         async with self.lock:
             state = self.campaigns.get(event.data.campaign)
-            if state and state.finished_at is None and state.cell_stats(event.data, events.now()):
+            if state and state.campaign.repetitions.target_ci_width is not None:
+                state.cell_stats(event.data, events.now())
                 await self.save(state)
 
     # ------------------------------------------------------------ dispatch

@@ -38,7 +38,10 @@ class CampaignState(BaseModel):
     queues: dict[str, list[str]] = Field(description="node -> run ids in execution order.")
     runs: dict[str, RunState]
     reps: dict[str, int] = Field(default_factory=dict, description="cell key -> repetitions planned.")
-    stopped_cells: list[str] = Field(default_factory=list, description="Cells whose CI met the target.")
+    settled_cells: list[str] = Field(default_factory=list, description="Cells that need no more runs: their "
+                                     "CI met the target, or they reached the maximum.")
+    last_stats: dict[str, events.CellStats] = Field(default_factory=dict,
+                                                    description="cell key -> the analyzer's newest statistics.")
     created_at: datetime
     finished_at: datetime | None = None
 
@@ -97,6 +100,7 @@ class CampaignState(BaseModel):
         if s is None or s.status in TERMINAL:
             return False
         s.status, s.finished_at, s.reason = ("done" if ok else "failed"), now, reason
+        self._evaluate(cell_key(s.run), now)  # statistics may have arrived before this outcome
         self._finish_check(now)
         return True
 
@@ -120,36 +124,62 @@ class CampaignState(BaseModel):
         return out
 
     def cell_stats(self, stats: events.CellStats, now: datetime) -> list[events.RunSpec]:
-        """Follow the analyzer: stop a cell whose CI is narrow enough, or extend it up to the maximum."""
-        reps = self.campaign.repetitions
+        """Follow the analyzer: settle a cell whose CI is narrow enough, or extend it up to the maximum.
+
+        Statistics and outcomes travel on different consumers, so either may come first: the newest
+        statistics of each cell are kept and evaluated again when the cell's last run reports."""
         key = f"{stats.node}|{stats.test}|{stats.params_key}"
-        if reps.target_ci_width is None or key not in self.reps or key in self.stopped_cells:
+        if self.campaign.repetitions.target_ci_width is None or key not in self.reps:
             return []
-        cell_runs = [s for s in self.runs.values()
-                     if f"{s.run.node}|{s.run.test}|{templates.params_key(s.run.params)}" == key]
-        primary = templates.get(stats.test).primary_metric(templates.get(stats.test).validate(cell_runs[0].run.params))
-        if stats.metric != primary:
+        test = templates.get(stats.test)
+        sample = next(s.run for s in self.runs.values() if cell_key(s.run) == key)
+        if stats.metric != test.primary_metric(test.validate(sample.params)):
             return []  # the cell's headline metric decides
+        prev = self.last_stats.get(key)
+        if prev is None or stats.n_host + stats.n_pod >= prev.n_host + prev.n_pod:
+            self.last_stats[key] = stats
+        new = self._evaluate(key, now)
+        self._finish_check(now)
+        return new
+
+    def _evaluate(self, key: str, now: datetime) -> list[events.RunSpec]:
+        reps = self.campaign.repetitions
+        stats = self.last_stats.get(key)
+        if reps.target_ci_width is None or stats is None or key in self.settled_cells:
+            return []
+        cell_runs = [s for s in self.runs.values() if cell_key(s.run) == key]
         if any(s.status in ("planned", "dispatched") for s in cell_runs):
             return []  # wait until the planned repetitions are in
+        if stats.n_host + stats.n_pod < sum(s.status == "done" for s in cell_runs):
+            return []  # computed before the newest results: wait for fresher statistics
         width = None if stats.ci_low is None or stats.ci_high is None else stats.ci_high - stats.ci_low
-        if width is not None and width <= reps.target_ci_width:
-            self.stopped_cells.append(key)
-            return []
-        if self.reps[key] >= reps.max:
+        if (width is not None and width <= reps.target_ci_width) or self.reps[key] >= reps.max:
+            self.settled_cells.append(key)
             return []
         rep = self.reps[key]
         self.reps[key] = rep + 1
         cell = plan.Cell(stats.node, stats.test, cell_runs[0].run.params)
         new = plan.block(self.campaign, cell, rep, random.Random(f"{self.seed}|{key}|{rep}"), self.cluster)
-        base = len(self.queues[stats.node])
-        for i, r in enumerate(new):
-            r = r.model_copy(update={"sequence": base + i})
+        node_queue = self.queues[stats.node]
+        out = []
+        for r in new:
+            r = r.model_copy(update={"sequence": len(node_queue)})
             self.runs[r.run_id] = RunState(run=r)
-            self.queues[stats.node].append(r.run_id)
-        self.finished_at = None
-        return new
+            node_queue.append(r.run_id)
+            out.append(r)
+        return out
+
+    def _unsettled(self) -> list[str]:
+        """Cells still waiting for the analyzer's verdict on their width (only with a target)."""
+        if self.campaign.repetitions.target_ci_width is None:
+            return []
+        with_results = {cell_key(s.run) for s in self.runs.values() if s.status == "done"}
+        return [k for k in self.reps if k in with_results and k not in self.settled_cells]
 
     def _finish_check(self, now: datetime) -> None:
-        if self.done and self.finished_at is None:
+        if self.done and self.finished_at is None and not self._unsettled():
             self.finished_at = now
+
+
+def cell_key(run: events.RunSpec) -> str:
+    return f"{run.node}|{run.test}|{templates.params_key(run.params)}"

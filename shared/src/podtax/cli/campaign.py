@@ -174,8 +174,13 @@ def status(
 ) -> int:
     """Runs done, failed and remaining per node, with a progress bar and an ETA."""
     state = asyncio.run(_status_once(name))
+    wait_until = time.monotonic() + (30 if follow else 0)
+    while state is None and time.monotonic() < wait_until:  # just submitted: the runner is planning it
+        time.sleep(0.5)
+        state = asyncio.run(_status_once(name))
     if state is None:
-        raise fail(f"no campaign named {name!r} (submitted campaigns appear once the runner has planned them)")
+        raise fail(f"no campaign named {name!r} (submitted campaigns appear once the runner has planned them; "
+                   f"is the runner running?)")
     progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), TextColumn("{task.fields[info]}"),
                         console=console, transient=False, auto_refresh=False)
     tasks: dict[str, Any] = {}
