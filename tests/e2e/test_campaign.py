@@ -100,6 +100,7 @@ async def run_campaign(nats_url: str, tmp_path: Path, sim: Any, monkeypatch: pyt
         assert len(published) == 12
         pods = s.query("SELECT count(*), count(DISTINCT run_id) FROM raw_logs WHERE env='kubernetes'")
         assert pods == [(6, 6)]
+        assert await asyncio.to_thread(cli, ["campaign", "status", "e2e"]) == 0
         throttled = s.query("SELECT max(nr_throttled) FROM runs WHERE env='kubernetes' AND status='ok'")[0][0]
         print("pod runs throttled periods (max):", throttled)
         await bus.close()

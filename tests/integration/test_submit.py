@@ -10,12 +10,11 @@ from pathlib import Path
 import nats
 import pytest
 import yaml
-
 from podtax import subjects
 from podtax.bus import Bus
+from podtax.campaign import parse
 from podtax.cli.campaign import build_warnings, version_number
 from podtax.cli.main import main as cli
-from podtax.campaign import parse
 
 GOOD = {"name": "sub", "nodes": ["n1"], "environments": ["host"], "tests": [{"test": "sysbench-cpu"}]}
 

@@ -122,8 +122,8 @@ def finish_all(s: CampaignState) -> None:
 def stats(s: CampaignState, lo: float, hi: float, n: int = 6) -> events.CellStats:
     r = next(iter(s.runs.values())).run
     return events.CellStats(campaign="c", node=r.node, test=r.test, params_key=templates.params_key(r.params),
-                            metric="events_per_second", n_host=n // 2, n_pod=n - n // 2, ratio=1.0, ci_low=lo, ci_high=hi,
-                            verdict="inconclusive")
+                            metric="events_per_second", n_host=n // 2, n_pod=n - n // 2, ratio=1.0, ci_low=lo,
+                            ci_high=hi, verdict="inconclusive")
 
 
 def test_wide_ci_extends_a_cell_up_to_max_then_settles() -> None:
