@@ -13,6 +13,15 @@ from podtax.config import DEFAULT_NATS_URL
 
 console = Console()
 err = Console(stderr=True)
+NON_TTY_WIDTH = 140
+
+
+def wide_console() -> Console:
+    """The terminal's console; off a terminal (pipes, make) a NON_TTY_WIDTH-column one (COLUMNS overrides)."""
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else NON_TTY_WIDTH)
 DATA_DIR = Path(os.environ.get("PODTAX_DATA_DIR", ".podtax"))
 UP_FILE = "up.json"
 

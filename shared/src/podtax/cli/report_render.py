@@ -7,7 +7,6 @@ a terminal (make, a pipe) the console is ``NON_TTY_WIDTH`` columns wide unless C
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from rich import box
@@ -15,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from podtax.cli.common import console as tty_console
+from podtax.cli.common import wide_console
 from podtax.cli.report_view import (
     ReportView,
     Row,
@@ -31,7 +30,6 @@ from podtax.cli.report_view import (
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow"}
 FLAG_STYLE = "magenta"
-NON_TTY_WIDTH = 140
 FLAG_ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "DRIFT", "THROTTLED", "SHORT", "OUTLIERS")
 try:  # the analyzer's one-line meaning of each flag, when the analyzer package is installed
     from podtax_analyzer.flags import BLOCKING, LEGEND
@@ -40,11 +38,7 @@ except ImportError:  # pragma: no cover - the CLI alone, talking to the HTTP API
 
 
 def report_console() -> Console:
-    """The terminal's console; off a terminal, a NON_TTY_WIDTH-column one (COLUMNS overrides)."""
-    if tty_console.is_terminal:
-        return tty_console
-    columns = os.environ.get("COLUMNS", "")
-    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else NON_TTY_WIDTH)
+    return wide_console()
 
 
 def _value(v: float | None) -> str:

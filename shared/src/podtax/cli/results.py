@@ -8,7 +8,7 @@ import httpx
 import typer
 from rich.table import Table
 
-from podtax.cli.common import api_url, console, fail
+from podtax.cli.common import api_url, console, fail, wide_console
 
 
 def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET") -> object:
@@ -49,7 +49,7 @@ def results(
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
         table.add_row(r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
                       f"{m['value']:,.2f} {m['unit']}")
-    console.print(table)
+    wide_console().print(table)
     return 0
 
 
