@@ -1,0 +1,54 @@
+"""`podtax up`: embedded nats-server and every service as child processes; SIGTERM stops them all."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from podtax import natsserver
+
+
+def children_of(pid: int) -> set[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
+    return {int(p) for p in out.stdout.split()}
+
+
+def test_up_starts_everything_and_sigterm_stops_everything(tmp_path: Path) -> None:
+    ready = tmp_path / "ready.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}
+    port = natsserver.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "podtax.cli.main", "up", "--data-dir", str(tmp_path / "data"),
+                             "--api-port", str(port), "--node", "up-node", "--ready-file", str(ready)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "podtax up did not become ready"
+            time.sleep(0.2)
+        info = json.loads(ready.read_text())
+        assert info["nats_url"].startswith("nats://127.0.0.1:")
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["status"] == "ok"
+        assert json.loads((tmp_path / "data" / "up.json").read_text())["api_url"] == info["api_url"]
+        kids = children_of(proc.pid)
+        assert len(kids) >= 5, "nats-server, analyzer, parser, runner, host agent (and the emulator)"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    assert "podtax is up" in out and "stopped" in out
+    assert "SIMULATED" in out
+    for pid in kids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"child {pid} survived SIGTERM")
+    assert not (tmp_path / "data" / "up.json").exists()
