@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import httpx
-
 from podtax import natsserver
 
 
