@@ -216,3 +216,22 @@ def parse_params(text: str) -> dict[str, str | int]:
             raise ValueError(f"params must be space-separated key=value pairs, got {token!r}")
         out[key] = int(value) if value.isdigit() else value
     return out
+
+
+def is_primary_metric(test: str, params: str, metric: str) -> bool:
+    """Whether `metric` is the test's headline metric for these parameters (`k=v k=v` text)."""
+    template = REGISTRY.get(test)
+    if template is None:
+        return False
+    try:
+        raw = parse_params(params)
+    except ValueError:
+        return False
+    try:
+        parsed = template.validate(raw)
+    except TemplateError:
+        parsed = template.params.model_construct(**raw)
+    try:
+        return template.primary_metric(parsed) == metric
+    except Exception:  # noqa: BLE001 - a template that cannot name its metric has no primary one here
+        return False

@@ -13,23 +13,7 @@ FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLI
                    "THROTTLED", "SHORT"]
 
 
-def is_primary_metric(test: str, params: str, metric: str) -> bool:
-    """Whether `metric` is the test's headline metric for these parameters (templates.REGISTRY)."""
-    template = templates.REGISTRY.get(test)
-    if template is None:
-        return False
-    try:
-        raw = templates.parse_params(params)
-    except ValueError:
-        return False
-    try:
-        parsed = template.validate(raw)
-    except templates.TemplateError:
-        parsed = template.params.model_construct(**raw)
-    try:
-        return template.primary_metric(parsed) == metric
-    except Exception:  # noqa: BLE001 - a template that cannot name its metric has no primary one here
-        return False
+is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI
 
 
 class ModeOut(BaseModel):

@@ -17,23 +17,7 @@ from podtax import templates
 Cell = dict[str, Any]
 
 
-def is_primary_metric(test: str, params: str, metric: str) -> bool:
-    """Whether `metric` is the test's headline metric for these parameters."""
-    template = templates.REGISTRY.get(test)
-    if template is None:
-        return False
-    try:
-        raw = templates.parse_params(params)
-    except ValueError:
-        return False
-    try:
-        parsed = template.validate(raw)
-    except templates.TemplateError:
-        parsed = template.params.model_construct(**raw)
-    try:
-        return template.primary_metric(parsed) == metric
-    except Exception:  # noqa: BLE001 - a template that cannot name its metric has no primary one here
-        return False
+is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI
 
 
 def mark_primary(cells: list[Cell]) -> None:
