@@ -28,21 +28,11 @@ from podtax.parsers.base import (
     int_or_float,
     requested_int,
 )
-from podtax.parsers.stressng_yaml import parse_yaml
+from podtax.parsers.stressng_yaml import COLUMNS, parse_yaml
 
 TOOL = "stress-ng"
 _SETTING = re.compile(r"^(?:setting to|defaulting to) an? (?:(\d+) mins?, )?(\d+) sec")
 _SLUG = re.compile(r"[^a-z0-9]+")
-COLUMNS = (
-    ("bogo_ops", "bogo ops", True),
-    ("real_time", "s", False),
-    ("usr_time", "s", False),
-    ("sys_time", "s", False),
-    ("bogo_ops_per_second_real", "bogo ops/s", True),
-    ("bogo_ops_per_second_usr_sys", "bogo ops/s", True),
-    ("cpu_used_per_instance", "%", True),
-    ("rss_max", "KB", False),
-)
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
             "must be one of", "option requires an argument", "invalid value")
 _Row = tuple[str, list[float]]

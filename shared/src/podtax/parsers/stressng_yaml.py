@@ -21,7 +21,8 @@ _KEYS = {
     "cpu-usage-per-instance": 6,
     "max-rss": 7,
 }
-_COLUMNS = (
+# The metric columns of a stress-ng metrics row, in order: (name, unit, higher is better).
+COLUMNS = (
     ("bogo_ops", "bogo ops", True),
     ("real_time", "s", False),
     ("usr_time", "s", False),
@@ -87,7 +88,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     metrics = MetricList()
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
-        for (col, unit, better), value in zip(_COLUMNS, values, strict=False):
+        for (col, unit, better), value in zip(COLUMNS, values, strict=False):
             metrics.add(prefix + col, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
