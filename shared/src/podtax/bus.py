@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
@@ -108,6 +109,15 @@ class Bus:
             return await self.js.key_value(bucket)
         except (NotFoundError, BadRequestError):
             return await self.js.create_key_value(bucket=bucket, history=history)
+
+    async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]]) -> None:
+        """Put many (key, value) pairs in a bucket, pipelined; returns when every one is stored.
+
+        `KeyValue.put` is a JetStream publish on the subject `$KV.<bucket>.<key>`, one round trip at
+        a time; this is the same publish with every put in flight at once."""
+        futures = [await self.js.publish_async(f"$KV.{bucket}.{key}", value) for key, value in items]
+        for fut in futures:
+            await fut
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
@@ -208,31 +218,49 @@ class Bus:
                     await msg.ack()
 
     async def consume_batches(self, spec: ConsumerSpec, handler: BatchHandler, stop: asyncio.Event) -> None:
-        """Handle messages in batches: one commit per batch, then ack every message of it."""
+        """Handle messages in batches: one commit per batch, then ack every message of it.
+
+        Batches are handled one at a time and in order, but the next batch is fetched and decoded
+        while the previous one is being handled: a handler that waits on I/O or on a thread (a
+        DuckDB commit, publish acks) then overlaps with the decoding, which needs the event loop."""
         sub = await self._subscribe(spec)
-        while not stop.is_set():
-            msgs = await self._fetch(sub, spec.batch)
-            if not msgs:
-                continue
-            decoded: list[tuple[Msg, Event]] = []
-            for msg in msgs:
-                event = await self._decode(msg)
-                if event is not None:
-                    decoded.append((msg, event))
-            if not decoded:
-                continue
-            try:
-                rejected = await handler([e for _, e in decoded])
-            except Exception as exc:  # noqa: BLE001
-                log.exception("batch handler failed (%d messages)", len(decoded))
-                for msg, _ in decoded:
-                    await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
-                continue
-            for msg, event in decoded:
-                if event.id in rejected:
-                    await self.dead_letter(msg, rejected[event.id])
-                else:
-                    await msg.ack()
+        handling: asyncio.Task[None] | None = None
+        try:
+            while not stop.is_set():
+                decoded = await self._fetch_decoded(sub, spec.batch)
+                if handling is not None:
+                    await handling
+                    handling = None
+                if decoded:
+                    handling = asyncio.create_task(self._handle_batch(spec, handler, decoded))
+            if handling is not None:
+                await handling
+        finally:
+            if handling is not None and not handling.done():
+                handling.cancel()
+
+    async def _fetch_decoded(self, sub: JetStreamContext.PullSubscription, batch: int) -> list[tuple[Msg, Event]]:
+        decoded: list[tuple[Msg, Event]] = []
+        for msg in await self._fetch(sub, batch):
+            event = await self._decode(msg)
+            if event is not None:
+                decoded.append((msg, event))
+        return decoded
+
+    async def _handle_batch(self, spec: ConsumerSpec, handler: BatchHandler,
+                            decoded: list[tuple[Msg, Event]]) -> None:
+        try:
+            rejected = await handler([e for _, e in decoded])
+        except Exception as exc:  # noqa: BLE001
+            log.exception("batch handler failed (%d messages)", len(decoded))
+            for msg, _ in decoded:
+                await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
+            return
+        for msg, event in decoded:
+            if event.id in rejected:
+                await self.dead_letter(msg, rejected[event.id])
+            else:
+                await msg.ack()
 
     async def close(self) -> None:
         """Stop consuming, flush what is in flight (drain), close."""
@@ -255,6 +283,16 @@ async def _with_heartbeat(msg: Msg, work: Awaitable[None], every_s: float) -> No
         if done:
             return task.result()
         await msg.in_progress()
+
+
+def tune_gc_for_batches() -> None:
+    """Call once in a service that consumes batches: run the cyclic garbage collector less often.
+
+    Each batch allocates hundreds of thousands of short-lived objects (pydantic models, rows) that
+    reference counting frees anyway; with the default threshold the cyclic collector still ran
+    every 700 allocations (measured under load: ~25% of the analyzer's CPU, ~15% of the parser's).
+    Every 10,000 allocations keeps cycles collected at a fraction of that cost."""
+    gc.set_threshold(10_000, 50, 100)
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -19,11 +19,12 @@ def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1
         found = provenance.to_model(phases)
         prov = prov.model_copy(update={k: v for k, v in found.model_dump().items() if v is not None})
     recorded = log.tool_version or phases.get("before", {}).get("tool_version")
+    outcome_id = f"{log.run.run_id}.outcome"
 
     def failed(reason: str, detail: str) -> events.RunFailedV1:
         failure = events.RunFailed(run=log.run, stage="parser", reason=reason, detail=detail,
                                    started_at=log.started_at, ended_at=log.ended_at)
-        return events.run_failed(failure, source).model_copy(update={"id": f"{log.run.run_id}.outcome"})
+        return events.run_failed(failure, source, event_id=outcome_id)
 
     if log.timed_out:
         return failed("timeout", f"{log.run.test} on {log.run.node} was killed after its timeout of "
@@ -40,4 +41,4 @@ def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1
         parser_version=PARSER_VERSION, metrics=list(parsed.metrics), echoed=dict(parsed.echoed), flags=flags,
         started_at=log.started_at, ended_at=log.ended_at, provenance=prov,
     )
-    return events.result(result, source).model_copy(update={"id": f"{log.run.run_id}.outcome"})
+    return events.result(result, source, event_id=outcome_id)

@@ -295,12 +295,14 @@ def raw_log(log: RawLog, source: str) -> RawLogV1:
     return RawLogV1(subject=_run_subject(subjects.RUN_LOG, log.run), source=source, data=log)
 
 
-def result(res: Result, source: str) -> ResultV1:
-    return ResultV1(subject=_run_subject(subjects.RUN_RESULT, res.run), source=source, data=res)
+def result(res: Result, source: str, *, event_id: str | None = None) -> ResultV1:
+    return ResultV1(id=event_id or new_id(), subject=_run_subject(subjects.RUN_RESULT, res.run), source=source,
+                    data=res)
 
 
-def run_failed(failure: RunFailed, source: str) -> RunFailedV1:
-    return RunFailedV1(subject=_run_subject(subjects.RUN_FAILED, failure.run), source=source, data=failure)
+def run_failed(failure: RunFailed, source: str, *, event_id: str | None = None) -> RunFailedV1:
+    return RunFailedV1(id=event_id or new_id(), subject=_run_subject(subjects.RUN_FAILED, failure.run),
+                       source=source, data=failure)
 
 
 def host_facts(facts: HostFacts, source: str) -> HostFactsV1:

@@ -9,10 +9,10 @@ what it has shown so far, whichever campaign measured it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import duckdb
-import numpy as np
 from podtax.events import NodeScore
 from scipy.stats import binom
 
@@ -20,13 +20,25 @@ ENVS = ("host", "kubernetes")
 MIN_RUNS_CI = 6
 
 
-def median_interval(sorted_x: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
+@lru_cache(maxsize=4096)
+def _rank(n: int, confidence: float) -> int:
+    """1-based rank of the lower bound; cached because binom.ppf costs ~80 µs and n repeats a lot."""
+    return max(1, int(binom.ppf((1.0 - confidence) / 2.0, n, 0.5)))
+
+
+def median_interval(sorted_x: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
     """Distribution-free interval of the median from order statistics; None when n < 6."""
     n = len(sorted_x)
     if n < MIN_RUNS_CI:
         return None
-    j = max(1, int(binom.ppf((1.0 - confidence) / 2.0, n, 0.5)))
+    j = _rank(n, confidence)
     return float(sorted_x[j - 1]), float(sorted_x[n - j])
+
+
+def sorted_median(sorted_x: Sequence[float]) -> float:
+    """Median of already sorted values (the same figure as numpy.median, without an array)."""
+    mid = len(sorted_x) // 2
+    return float(sorted_x[mid]) if len(sorted_x) % 2 else (sorted_x[mid - 1] + sorted_x[mid]) / 2.0
 
 
 _QUERY = """
@@ -43,7 +55,7 @@ ORDER BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
 """
 _TOUCHED = """SELECT DISTINCT r.cluster, r.node, r.env, r.test, r.params_key, m.name
               FROM runs r JOIN metrics m ON m.run_id = r.run_id
-              WHERE r.status = 'ok' AND list_contains($ids, r.run_id)"""
+              WHERE r.status = 'ok' AND r.run_id IN (SELECT unnest($ids::varchar[]))"""
 
 
 def node_scores(
@@ -69,10 +81,9 @@ def node_scores(
             params[col] = val
     rows = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where)), params).fetchall()
     out = []
-    for cl, nd, ev, ts, pk, metric, unit, hib, vals, mean, n, updated in rows:
-        x = np.asarray(vals, dtype=float)
-        ci = median_interval(x)
+    for cl, nd, ev, ts, pk, metric, unit, hib, vals, mean, n, updated in rows:  # vals: sorted by the query
+        ci = median_interval(vals)
         out.append(NodeScore(cluster=cl, node=nd, env=ev, test=ts, params_key=pk, metric=metric, unit=unit,
-                             higher_is_better=bool(hib), median=float(np.median(x)), mean=float(mean), n=int(n),
+                             higher_is_better=bool(hib), median=sorted_median(vals), mean=float(mean), n=int(n),
                              ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None, updated_at=updated))
     return out

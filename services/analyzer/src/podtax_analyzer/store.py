@@ -1,7 +1,8 @@
 """The analyzer's DuckDB file: one writer, batched columnar inserts, idempotent on run and event ids.
 
-Inserts go through `unnest` of column lists (one statement per table per batch): about 100x
-faster than row-at-a-time inserts. Every insert is `ON CONFLICT DO NOTHING` (or, for a result
+Inserts are one statement per table per batch, reading the batch's columns as numpy object arrays
+registered as a view: DuckDB scans those natively, about 10x faster than binding Python lists as
+query parameters (which boxes every value). Every insert is `ON CONFLICT DO NOTHING` (or, for a result
 that arrives for a run recorded as failed, an update), so a redelivered batch changes nothing.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 from podtax import events
 from podtax.templates import params_key
 
@@ -39,6 +41,11 @@ METRIC_TYPES = ("varchar", "varchar", "double", "varchar", "boolean")
 
 def _delta(before: int | None, after: int | None) -> int | None:
     return None if before is None or after is None else max(0, after - before)
+
+
+def _column(values: list[Any]) -> np.ndarray:
+    """A 1-D object array of `values` as they are (np.array would turn a list of lists into 2-D)."""
+    return np.fromiter(values, dtype=object, count=len(values))
 
 
 def _run_base(run: events.RunSpec) -> dict[str, Any]:
@@ -105,10 +112,13 @@ class Store:
             for row in rows:
                 seen.setdefault(row[key], row)
             rows = list(seen.values())
-        selects = ", ".join(f"unnest(${i + 1}::{t}[]) AS {c}" for i, (c, t) in enumerate(zip(columns, types)))
-        sql = (f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM (SELECT {selects}) "
-               f"ON CONFLICT {conflict}")
-        con.execute(sql, [[row[c] for row in rows] for c in columns])
+        view = f"batch_{table}"  # the batch's columns, visible to this connection only
+        con.register(view, {c: _column([row[c] for row in rows]) for c in columns})
+        try:
+            casts = ", ".join(f"CAST({c} AS {t})" for c, t in zip(columns, types))
+            con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {casts} FROM {view} ON CONFLICT {conflict}")
+        finally:
+            con.unregister(view)
 
     def write_batch(self, batch: Iterable[events.Envelope]) -> set[str]:
         """Commit a batch of events in one transaction; returns run ids that got a new result."""

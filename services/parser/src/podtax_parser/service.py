@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from podtax import events, subjects
-from podtax.bus import Bus, ConsumerSpec
+from podtax.bus import Bus, ConsumerSpec, tune_gc_for_batches
 from podtax.config import ParserSettings
 from podtax.derive import derive
 
@@ -30,4 +30,6 @@ async def handle_batch(bus: Bus, batch: list[events.Event]) -> dict[str, str]:
 
 
 async def serve(settings: ParserSettings, bus: Bus, stop: asyncio.Event) -> None:
+    tune_gc_for_batches()
     await bus.consume_batches(consumer(settings), lambda batch: handle_batch(bus, batch), stop)
+
