@@ -15,8 +15,16 @@ from podtax import natsserver
 
 
 def children_of(pid: int) -> set[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True, check=False)
-    return {int(p) for p in out.stdout.split()}
+    """Child pids, read from /proc (no dependency on procps)."""
+    kids = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.add(int(stat.parent.name))
+    return kids
 
 
 def test_up_starts_everything_and_sigterm_stops_everything(tmp_path: Path) -> None:
