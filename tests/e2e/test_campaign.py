@@ -36,11 +36,18 @@ CAMPAIGN = {
 
 
 async def kv_doc(bus: Bus, key: str) -> dict[str, Any] | None:
-    kv = await bus.kv(subjects.RUNNER_BUCKET)
-    try:
-        return json.loads((await kv.get(key)).value)
-    except Exception:  # noqa: BLE001 - not there yet
-        return None
+    return await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), key)
+
+
+async def wait_for_node(bus: Bus) -> None:
+    """Until the runner knows NODE from both its host agent and the emulator."""
+    doc = None
+    for _ in range(100):
+        doc = await kv_doc(bus, subjects.node_key(NODE))
+        if doc and doc.get("host_agent") and doc.get("kubernetes"):
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"node {NODE} never known to the runner: {doc}")
 
 
 @pytest.fixture
@@ -67,13 +74,7 @@ async def run_campaign(nats_url: str, tmp_path: Path, sim: Any, monkeypatch: pyt
         await s.agent(node=NODE)
         runner = await s.runner(kubeconfig=sim.kubeconfig)
         bus = await Bus.connect(nats_url, "test")
-        for _ in range(100):
-            doc = await kv_doc(bus, f"node.{NODE}")
-            if doc and doc.get("host_agent") and doc.get("kubernetes"):
-                break
-            await asyncio.sleep(0.2)
-        else:
-            raise AssertionError(f"node {NODE} never known to the runner: {doc}")
+        await wait_for_node(bus)
         path = tmp_path / "campaign.yaml"
         path.write_text(yaml.safe_dump(CAMPAIGN))
         assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0
@@ -150,11 +151,7 @@ async def test_target_ci_width_extends_cells_up_to_the_maximum(nats_url: str, tm
         await s.agent(node=NODE)
         await s.runner(kubeconfig=sim.kubeconfig)
         bus = await Bus.connect(nats_url, "test")
-        for _ in range(100):
-            node = await kv_doc(bus, f"node.{NODE}")
-            if node and node.get("host_agent") and node.get("kubernetes"):
-                break
-            await asyncio.sleep(0.2)
+        await wait_for_node(bus)
         path = tmp_path / "adaptive.yaml"
         path.write_text(yaml.safe_dump(doc))
         assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0

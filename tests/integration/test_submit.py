@@ -32,7 +32,7 @@ async def know_node(url: str, node: str, **doc: object) -> None:
     bus = await Bus.connect(url, "test")
     await bus.ensure_streams()
     kv = await bus.kv(subjects.RUNNER_BUCKET)
-    await kv.put(f"node.{subjects.kv_token(node)}", json.dumps({"node": node, "hw_threads": 2, **doc}).encode())
+    await kv.put(subjects.node_key(node), json.dumps({"node": node, "hw_threads": 2, **doc}).encode())
     await bus.close()
 
 

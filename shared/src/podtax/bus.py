@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import nats
 from nats.aio.client import Client
@@ -26,7 +28,7 @@ from nats.errors import NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, NoKeysError, NotFoundError
+from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
@@ -126,6 +128,21 @@ class Bus:
             return [k for k in await kv.keys() if k.startswith(prefix)]
         except NoKeysError:
             return []
+
+    @staticmethod
+    async def kv_json(kv: KeyValue, key: str) -> Any | None:
+        """The JSON document stored under `key`, or None when there is none."""
+        try:
+            entry = await kv.get(key)
+        except KeyNotFoundError:
+            return None
+        return json.loads(entry.value) if entry.value else None
+
+    @classmethod
+    async def kv_json_all(cls, kv: KeyValue, prefix: str) -> list[Any]:
+        """Every JSON document whose key starts with `prefix`."""
+        docs = [await cls.kv_json(kv, key) for key in await cls.kv_keys(kv, prefix)]
+        return [d for d in docs if d is not None]
 
     # ------------------------------------------------------------ publish
 

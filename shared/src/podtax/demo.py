@@ -45,16 +45,12 @@ def wait_for_node(node: str, timeout: float = 60) -> None:
 
     from podtax.bus import Bus
     from podtax.cli.common import nats_url
-    from podtax.subjects import RUNNER_BUCKET, kv_token
+    from podtax.subjects import RUNNER_BUCKET, node_key
 
     async def known() -> bool:
         bus = await Bus.connect(nats_url(), "podtax/demo")
         try:
-            kv = await bus.kv(RUNNER_BUCKET)
-            try:
-                doc = json.loads((await kv.get(f"node.{kv_token(node)}")).value)
-            except Exception:  # noqa: BLE001 - not reported yet
-                return False
+            doc = await Bus.kv_json(await bus.kv(RUNNER_BUCKET), node_key(node)) or {}
             return bool(doc.get("host_agent") and doc.get("kubernetes"))
         finally:
             await bus.close()

@@ -13,14 +13,8 @@ from __future__ import annotations
 
 import shlex
 
-from podtax import benchwrap
 from podtax.benchwrap import PREFIX
 from podtax.events import Provenance
-
-
-def block(phase: str, tool_version: str | None = None) -> str:
-    """The provenance line for `phase` ('before' or 'after'), read from this process's cgroup."""
-    return benchwrap.block(phase, tool_version)
 
 
 def split(text: str) -> tuple[str, dict[str, dict[str, str]]]:

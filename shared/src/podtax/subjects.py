@@ -63,6 +63,11 @@ def kv_token(name: str) -> str:
                    "".join(f"={b:02X}" for b in ch.encode()) for ch in name)
 
 
+def node_key(node: str) -> str:
+    """KV key (bucket RUNNER_BUCKET) of a node's facts, merged by the runner and read by the CLI."""
+    return f"node.{kv_token(node)}"
+
+
 def score_key(cluster: str, env: str, node: str, test: str, metric: str, params_key: str) -> str:
     """KV key of a node score: `<cluster>.<env>.<node>.<test>.<metric>.<params hash>`."""
     digest = hashlib.sha1(params_key.encode()).hexdigest()[:12]

@@ -8,9 +8,10 @@ that arrives for a run recorded as failed, an update), so a redelivered batch ch
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -98,6 +99,20 @@ class Store:
         with self._lock:
             return self.con.cursor()
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor inside BEGIN ... COMMIT, rolled back if anything raises."""
+        con = self.cursor()
+        try:
+            con.execute("BEGIN")
+            yield con
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        finally:
+            con.close()
+
     def close(self) -> None:
         self.con.close()
 
@@ -139,9 +154,7 @@ class Store:
                 placements.append(e)
             elif isinstance(e, events.CampaignSubmittedV1):
                 campaigns.append(e)
-        con = self.cursor()
-        try:
-            con.execute("BEGIN")
+        with self.transaction() as con:
             new_runs = self._write_results(con, results, metrics)
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
             self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, raws)
@@ -158,12 +171,6 @@ class Store:
             for c in campaigns:
                 con.execute("INSERT INTO campaigns VALUES (?,?,?) ON CONFLICT DO NOTHING",
                             [c.data.campaign, c.time, json.dumps(c.data.spec)])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        finally:
-            con.close()
         return new_runs
 
     def _write_results(self, con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
@@ -186,9 +193,7 @@ class Store:
     def replace_results(self, results: Sequence[events.ResultV1 | events.RunFailedV1]) -> None:
         """Reparse: replace the outcome of each run with a re-derived one (one transaction)."""
         now = datetime.now(UTC)
-        con = self.cursor()
-        try:
-            con.execute("BEGIN")
+        with self.transaction() as con:
             ids = [e.data.run.run_id for e in results]
             con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
             con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
@@ -199,9 +204,3 @@ class Store:
             self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES,
                          [{"run_id": e.data.run.run_id, "name": m.name, "value": m.value, "unit": m.unit,
                            "higher_is_better": m.higher_is_better} for e in ok for m in e.data.metrics])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        finally:
-            con.close()

@@ -10,7 +10,6 @@ import logging
 import random
 from datetime import datetime
 
-from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 from podtax import events, subjects
 from podtax.bus import Bus, ConsumerSpec, Permanent
@@ -23,10 +22,6 @@ from podtax_runner.state import CampaignState
 log = logging.getLogger("podtax.runner")
 SOURCE = "podtax/runner"
 TICK_S = 0.25
-
-
-def node_key(node: str) -> str:
-    return f"node.{subjects.kv_token(node)}"
 
 
 class Runner:
@@ -56,9 +51,7 @@ class Runner:
     async def record_image(self, image: str, versions: dict[str, str]) -> None:
         """Tool versions seen inside a benchmark image (the CLI warns when hosts differ)."""
         key = f"image.{subjects.kv_token(image)}"
-        old: dict = {"image": image, "tool_versions": {}}
-        with contextlib.suppress(KeyNotFoundError):
-            old = json.loads((await self.kv.get(key)).value)
+        old = await Bus.kv_json(self.kv, key) or {"image": image, "tool_versions": {}}
         if any(old["tool_versions"].get(k) != v for k, v in versions.items()):
             old["tool_versions"].update(versions)
             await self.kv.put(key, json.dumps(old).encode())
@@ -67,11 +60,7 @@ class Runner:
         await self.kv.put(f"campaign.{state.name}", state.model_dump_json(exclude_defaults=True).encode())
 
     async def known_nodes(self) -> dict[str, dict]:
-        out: dict[str, dict] = {}
-        for key in await Bus.kv_keys(self.kv, "node."):
-            doc = json.loads((await self.kv.get(key)).value)
-            out[doc["node"]] = doc
-        return out
+        return {doc["node"]: doc for doc in await Bus.kv_json_all(self.kv, "node.")}
 
     # ------------------------------------------------------------ handlers
 
@@ -84,14 +73,12 @@ class Runner:
 
     async def merge_node(self, node: str, doc: dict) -> None:
         """Node facts in KV, merged from host facts and the Kubernetes node list (CLI reads them)."""
-        old: dict = {}
-        with contextlib.suppress(KeyNotFoundError):
-            old = json.loads((await self.kv.get(node_key(node))).value)
+        old = await Bus.kv_json(self.kv, subjects.node_key(node)) or {}
         merged = {**old, **doc}
-        if old.get("host_agent") and "hw_threads" in old:  # host facts outrank node capacity
-            merged["hw_threads"] = old["hw_threads"] if not doc.get("host_agent") else doc["hw_threads"]
+        if old.get("host_agent") and not doc.get("host_agent"):  # host facts outrank node capacity
+            merged["hw_threads"] = old["hw_threads"]
         if merged != old:
-            await self.kv.put(node_key(node), json.dumps(merged).encode())
+            await self.kv.put(subjects.node_key(node), json.dumps(merged).encode())
 
     async def on_campaign(self, event: events.Event) -> None:
         if not isinstance(event, events.CampaignSubmittedV1):

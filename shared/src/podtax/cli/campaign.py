@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from nats.js.errors import KeyNotFoundError
 from rich.progress import BarColumn, Progress, TextColumn
 
 from podtax import campaign as campaign_file
-from podtax import events, subjects
+from podtax import events, subjects, templates
 from podtax.bus import Bus, BusError
 from podtax.cli.common import console, err, fail, nats_url
 
@@ -22,21 +20,12 @@ campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and foll
 
 
 async def _kv_get(bus: Bus, key: str) -> dict[str, Any] | None:
-    kv = await bus.kv(subjects.RUNNER_BUCKET)
-    try:
-        entry = await kv.get(key)
-    except KeyNotFoundError:
-        return None
-    return json.loads(entry.value) if entry.value else None
+    return await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), key)
 
 
 async def _known_nodes(bus: Bus) -> dict[str, dict[str, Any]]:
     kv = await bus.kv(subjects.RUNNER_BUCKET)
-    out: dict[str, dict[str, Any]] = {}
-    for key in await Bus.kv_keys(kv, "node."):
-        doc = json.loads((await kv.get(key)).value)
-        out[doc["node"]] = doc
-    return out
+    return {doc["node"]: doc for doc in await Bus.kv_json_all(kv, "node.")}
 
 
 def check_nodes(c: campaign_file.Campaign, known: dict[str, dict[str, Any]]) -> list[str]:
@@ -67,7 +56,7 @@ def build_warnings(c: campaign_file.Campaign, known: dict[str, dict[str, Any]],
                 f"if they differ from the hosts', the report flags those cells CONFOUNDED"]
     out = []
     nodes = c.nodes if isinstance(c.nodes, list) else sorted(known)
-    tools = {templates_tool(t.test) for t in c.tests}
+    tools = {templates.get(t.test).tool for t in c.tests}
     for node in nodes:
         host_versions = known.get(node, {}).get("tool_versions", {})
         for tool in sorted(tools):
@@ -82,12 +71,6 @@ def version_number(line: str) -> str:
     """`stress-ng, version 0.15.06 (gcc 12.2.0, x86_64 Linux 6.1)` -> `0.15.06` (the kernel differs per host)."""
     m = re.search(r"\d+(?:\.\d+)+", line)
     return m.group(0) if m else line
-
-
-def templates_tool(test: str) -> str:
-    from podtax import templates
-
-    return templates.get(test).tool
 
 
 async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
