@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from podtax import subjects
 
-Env = Literal["host", "kubernetes"]
+Env = Literal["host", "kubernetes", "nomad"]
 Params = dict[str, str | int | float | bool]
 
 
@@ -44,7 +44,8 @@ class RunSpec(Model):
     campaign: str = Field(description="Campaign name.")
     cluster: str = Field(default="local", description="Cluster the node belongs to.")
     node: str = Field(description="Node name as Kubernetes knows it (may contain dots).")
-    env: Env = Field(description="`host` (the host agent runs it) or `kubernetes` (a pod runs it).")
+    env: Env = Field(description="`host` (the host agent runs it), `kubernetes` (a pod runs it); for "
+                     "control-plane tests the backend whose API is timed (`kubernetes`, `nomad`).")
     test: str = Field(description="Registered benchmark template name, e.g. `sysbench-cpu`.")
     params: Params = Field(description="Template parameters, already resolved (`threads: all` -> a number).")
     attempt: int = Field(default=1, ge=1, le=10, description="1 for the first try, 2 for the retry.")
