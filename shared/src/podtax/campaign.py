@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from podtax import templates
 
-Env = Literal["host", "kubernetes"]
+Env = Literal["host", "kubernetes", "nomad"]
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
 
 
@@ -36,8 +36,6 @@ class TestSpec(Strict):
     @model_validator(mode="after")
     def _known(self) -> TestSpec:
         template = templates.get(self.test)  # raises TemplateError (a ValueError) naming the known ones
-        if template.argv is None:
-            raise ValueError(f"{self.test} is a control-plane benchmark; it cannot run in a host/pod campaign")
         for combo in self.combinations():
             template.validate(combo)
         return self
@@ -98,6 +96,25 @@ class Campaign(Strict):
     def _envs(cls, v: list[Env]) -> list[Env]:
         if len(set(v)) != len(v):
             raise ValueError("an environment is listed twice")
+        return v
+
+    @field_validator("tests")
+    @classmethod
+    def _tests_fit_environments(cls, v: list[TestSpec], info: ValidationInfo) -> list[TestSpec]:
+        """Each test runs in every environment of the campaign (docs/control-plane.md, "Sides")."""
+        envs = info.data.get("environments") or []
+        for i, spec in enumerate(v):
+            template = templates.get(spec.test)
+            wrong = [e for e in envs if e not in template.environments]
+            if wrong:
+                kind = "a control-plane benchmark" if template.control_plane else "a host-process benchmark"
+                raise ValueError(f"tests.{i}: {spec.test} is {kind}; it runs in environments "
+                                 f"{', '.join(template.environments)}, not {', '.join(wrong)}")
+            if "nomad" in envs and "plugin_id" in template.params.model_fields:
+                for combo in spec.combinations():
+                    if not combo.get("plugin_id"):
+                        raise ValueError(f"tests.{i}.params.plugin_id: required for the nomad backend "
+                                         f"(the CSI plugin that creates the volumes)")
         return v
 
     @field_validator("spacing")

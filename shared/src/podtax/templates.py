@@ -31,10 +31,16 @@ SIZE = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}[KMGT]?$", description="Si
 class TemplateError(ValueError):
     """A run request that must be refused: unknown template or invalid parameters."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: str, detail: str, field: str | None = None) -> None:
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
+        self.field = field  # the first parameter at fault, when one is
+
+
+def pydantic_msg(msg: str) -> str:
+    """A pydantic error message without the "Value error, " prefix that means nothing to a user."""
+    return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
 
 
 class Params(BaseModel):
@@ -81,13 +87,37 @@ class Fio(Params):
     runtime: int = Field(10, ge=1, le=3600)
 
 
-class VolumeChurn(Params):
-    backend: Literal["kubernetes", "nomad"] = "kubernetes"
-    count: int = Field(100, ge=1, le=10000)
-    concurrency: int = Field(10, ge=1, le=1000)
-    storage_class: str | None = Field(None, pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-    plugin_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
-    size: SIZE = "1G"
+QUANTITY = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}(Ki|Mi|Gi|Ti|K|M|G|T)?$",
+                                 description="Storage quantity like 1Gi, 500Mi, 10G.")]
+DNS_NAME = r"^$|^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
+DNS_LABEL = r"^$|^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+Observe = Literal["watch", "poll"]
+
+
+class ControlPlane(Params):
+    """Common parameters of the control-plane templates (docs/control-plane.md)."""
+
+    count: int = Field(100, ge=1, le=10000, description="Objects created (and deleted) per run.")
+    concurrency: int = Field(10, ge=1, le=1000, description="Client workers issuing requests.")
+    namespace: str = Field("", pattern=DNS_LABEL, description="Namespace; empty = the runner's setting.")
+    observe: Observe = Field("watch", description="`watch` (default) or `poll` (the seed's method, loads the API).")
+    poll_interval_s: float = Field(1.0, ge=0.01, le=60, description="Interval of `observe: poll`.")
+
+
+class VolumeChurn(ControlPlane):
+    storage_class: str = Field("", pattern=DNS_NAME, description="Kubernetes StorageClass; empty = default.")
+    plugin_id: str = Field("", pattern=r"^[A-Za-z0-9_.-]{0,128}$", description="Nomad CSI plugin id (nomad).")
+    size: QUANTITY = "1Gi"
+    access_mode: Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadOnlyMany", "ReadWriteMany"] = "ReadWriteOnce"
+    consumer: bool = Field(False, description="A pod mounting each claim, timed until Running (kubernetes).")
+
+
+class PodStartup(ControlPlane):
+    count: int = Field(10, ge=1, le=10000, description="Pods created (and deleted) per run.")
+    image: str = Field("registry.k8s.io/pause:3.9", pattern=r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
+    with_volume: bool = Field(False, description="Each pod mounts a fresh claim.")
+    storage_class: str = Field("", pattern=DNS_NAME, description="Class of the claims (with_volume).")
+    size: QUANTITY = "1Gi"
 
 
 def _t(p: Params) -> str:
@@ -137,6 +167,12 @@ class Template:
     version_argv: tuple[str, ...]
     primary_metric: Callable[[Params], str]
     description: str
+    environments: tuple[str, ...] = ("host", "kubernetes")
+
+    @property
+    def control_plane(self) -> bool:
+        """Timed against a cluster's API by the runner, not run as a process."""
+        return self.argv is None
 
     @property
     def host_executable(self) -> bool:
@@ -146,8 +182,10 @@ class Template:
         try:
             return self.params.model_validate(dict(raw))
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in exc.errors())
-            raise TemplateError("invalid-params", f"{self.name}: {problems}") from None
+            errs = exc.errors()
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {pydantic_msg(e['msg'])}" for e in errs)
+            field = str(errs[0]["loc"][0]) if errs and errs[0]["loc"] else None
+            raise TemplateError("invalid-params", f"{self.name}: {problems}", field) from None
 
     def build_argv(self, raw: Mapping[str, Any], workdir: str = "/tmp") -> list[str]:
         params = self.validate(raw)
@@ -174,8 +212,12 @@ REGISTRY: dict[str, Template] = {
         Template("hdparm", "hdparm", Hdparm, _hdparm, ("hdparm", "-V"),
                  _const("read_mb_per_second"), "hdparm -T (cached) or -t (buffered disk) reads"),
         Template("fio", "fio", Fio, _fio, ("fio", "--version"), _fio_primary, "fio: bandwidth, IOPS, latency"),
-        Template("volume-churn", "volume-churn", VolumeChurn, None, (), _const("create_bind_p50_ms"),
-                 "control plane: create, bind and delete volumes (Kubernetes PVCs or Nomad CSI)"),
+        Template("volume-churn", "volume-churn", VolumeChurn, None, (), _const("provisioned_makespan_s"),
+                 "control plane: create, bind and delete volumes (Kubernetes PVCs or Nomad CSI)",
+                 ("kubernetes", "nomad")),
+        Template("pod-startup", "pod-startup", PodStartup, None, (), _const("ready_p50_ms"),
+                 "control plane: pod start-up latency, created -> scheduled -> started -> ready -> gone",
+                 ("kubernetes",)),
     )
 }
 
