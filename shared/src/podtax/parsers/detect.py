@@ -39,4 +39,10 @@ def tools_in(text: str) -> list[str]:
         found.append("hdparm")
     if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")
+    if head.lstrip().startswith("{"):
+        start = text.find("{")
+        end = text.find("\n", start)
+        first = text[start:] if end < 0 else text[start:end]
+        if '"kind"' in first and '"header"' in first:
+            found.append("timeline")  # a control-plane timeline (JSON lines, header first)
     return found

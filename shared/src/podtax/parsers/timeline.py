@@ -1,0 +1,253 @@
+"""Control-plane timelines (`volume-churn`, `pod-startup`): JSON lines, one object per line.
+
+The format, the phases and the metric names are the contract in docs/control-plane.md: a
+``header`` line first, one ``object`` line per volume or pod with its end points (seconds on the
+client's monotonic clock relative to the run's t0), and a closing ``summary`` line.
+
+Per phase P with at least one object: ``P_p50_ms``, ``P_p95_ms``, ``P_p99_ms``, ``P_max_ms`` (per-object
+latency; percentiles interpolate linearly between order statistics, numpy's default) and
+``P_makespan_s`` (latest end minus earliest start over the objects that have the phase). Then
+``objects_ok`` (objects without an error that reached every non-optional end point), ``errors``
+(the larger of the summary's count and the objects carrying an error), ``requests_per_object``
+(the client's own requests / objects in the log), ``server_requests_per_object`` (the API server's
+request counter delta / objects, when it was scraped) and ``wall_s``. Everything is lower-is-better
+except ``objects_ok``.
+
+Refused with a reason: a line that is not JSON or not an object, NaN or infinite numbers, a missing
+or repeated header, an unknown template or backend, a negative duration (an end before its start),
+a log without objects or without its summary (cut short), a run in which no object completed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from podtax import phases as ph
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure
+
+TOOL = "timeline"
+FORMAT = 1
+PRIMARY: dict[str, str] = {"volume-churn": "provisioned_makespan_s", "pod-startup": "ready_p50_ms"}
+PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0))
+
+
+@dataclass(frozen=True)
+class TimelineObject:
+    name: str
+    t: dict[str, float]
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    template: str
+    backend: str
+    header: dict[str, Any]
+    objects: tuple[TimelineObject, ...]
+    summary: dict[str, Any] | None
+
+    @property
+    def phases(self) -> tuple[ph.Phase, ...]:
+        return ph.phases_of(self.template, self.backend)
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _line(raw: str, number: int) -> dict[str, Any]:
+    try:
+        record = json.loads(raw, parse_constant=_refuse_constant)
+    except ValueError as exc:
+        raise ParseFailure("unknown-format", f"line {number} is not valid JSON ({exc}); a timeline has one "
+                                             "JSON object per line") from None
+    if not isinstance(record, dict) or record.get("kind") not in ("header", "object", "summary"):
+        raise ParseFailure("unknown-format", f"line {number} is not a timeline record (a JSON object whose "
+                                             "`kind` is header, object or summary)")
+    return record
+
+
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ParseFailure("unknown-format", f"{where} must be a number of seconds, found {value!r}")
+    value = float(value)
+    if not math.isfinite(value):  # 1e999 reads as infinity
+        raise ParseFailure("unknown-format", f"{where} is not a finite number ({value!r})")
+    return value
+
+
+def _object(record: dict[str, Any], number: int, phases: tuple[ph.Phase, ...]) -> TimelineObject:
+    name = record.get("name")
+    if not isinstance(name, str) or not name:
+        raise ParseFailure("unknown-format", f"line {number}: an object needs a `name`")
+    t = record.get("t", {})
+    if not isinstance(t, dict):
+        raise ParseFailure("unknown-format", f"line {number} ({name}): `t` must map end points to seconds")
+    times = {str(k): _seconds(v, f"line {number} ({name}): t.{k}") for k, v in t.items()}
+    for p in phases:
+        if p.start in times and p.end in times and times[p.end] < times[p.start]:
+            raise ParseFailure("unknown-format", f"line {number} ({name}): {p.name} is negative ({p.end} "
+                                                 f"{times[p.end]:g} s before {p.start} {times[p.start]:g} s); "
+                                                 "the executor's clock or its record is wrong")
+    error = record.get("error")
+    return TimelineObject(name, times, None if error is None else str(error))
+
+
+def read(text: str) -> Timeline:
+    """The records of a timeline, validated; ParseFailure says what is wrong and on which line."""
+    header: dict[str, Any] | None = None
+    objects: list[TimelineObject] = []
+    summary: dict[str, Any] | None = None
+    phases: tuple[ph.Phase, ...] = ()
+    for number, raw in enumerate(text.split("\n"), 1):
+        if not raw.strip():
+            continue
+        record = _line(raw, number)
+        kind = record["kind"]
+        if header is None and kind != "header":
+            raise ParseFailure("unknown-format", f"line {number}: the timeline has no header (the first record "
+                                                 "must have kind header, naming template and backend)")
+        if kind == "header":
+            if header is not None:
+                raise ParseFailure("unknown-format", f"line {number}: a second header; a log holds one run")
+            header = record
+            template, backend = record.get("template"), record.get("backend")
+            if template not in ph.TEMPLATES:
+                raise ParseFailure("unknown-format", f"line {number}: unknown template {template!r}; timelines "
+                                                     f"exist for {', '.join(ph.TEMPLATES)}")
+            try:
+                phases = ph.phases_of(str(template), str(backend))
+            except ValueError as exc:
+                raise ParseFailure("unknown-format", f"line {number}: {exc}") from None
+        elif kind == "object":
+            if summary is not None:
+                raise ParseFailure("unknown-format", f"line {number}: an object after the summary")
+            objects.append(_object(record, number, phases))
+        else:
+            summary = record
+    if header is None:
+        raise ParseFailure("empty", "the timeline is empty")
+    return Timeline(str(header["template"]), str(header["backend"]), header, tuple(objects), summary)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) of values, linear between order statistics (numpy's default)."""
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def phase_latencies(timeline: Timeline) -> dict[str, list[tuple[str, float]]]:
+    """Phase -> [(object name, seconds)] in log order, for every object that has both end points."""
+    out: dict[str, list[tuple[str, float]]] = {p.name: [] for p in timeline.phases}
+    for obj in timeline.objects:
+        for name, seconds in ph.object_phases(timeline.phases, obj.t).items():
+            out[name].append((obj.name, seconds))
+    return {k: v for k, v in out.items() if v}
+
+
+def makespan(phase: ph.Phase, objects: Sequence[TimelineObject]) -> float | None:
+    """Latest end minus earliest start over the objects that have both end points of the phase."""
+    having = [o.t for o in objects if phase.start in o.t and phase.end in o.t]
+    if not having:
+        return None
+    return max(t[phase.end] for t in having) - min(t[phase.start] for t in having)
+
+
+def _ok(obj: TimelineObject, phases: tuple[ph.Phase, ...]) -> bool:
+    return obj.error is None and all(p.start in obj.t and p.end in obj.t for p in phases if not p.optional)
+
+
+def _count(summary: Mapping[str, Any], key: str) -> int | None:
+    value = summary.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _request_total(counts: Any, where: str) -> float:
+    if not isinstance(counts, dict):
+        raise ParseFailure("unknown-format", f"summary: {where} must map names to counts")
+    return sum(_seconds(v, f"summary: {where}.{k}") for k, v in counts.items())
+
+
+def _server_requests(apiserver: Any) -> float | None:
+    if not isinstance(apiserver, dict) or not isinstance(apiserver.get("before"), dict) \
+            or not isinstance(apiserver.get("after"), dict):
+        return None
+    return _request_total(apiserver["after"], "apiserver.after") - _request_total(apiserver["before"],
+                                                                                  "apiserver.before")
+
+
+def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
+    """Per-run metrics and flags of a validated timeline."""
+    if not timeline.objects:
+        raise ParseFailure("truncated", "the timeline has a header but no object: the run was cut short")
+    if timeline.summary is None:
+        raise ParseFailure("truncated", f"the timeline of {len(timeline.objects)} objects has no summary line: "
+                                        "the run was cut short")
+    objects, phases, summary = timeline.objects, timeline.phases, timeline.summary
+    ok = sum(_ok(o, phases) for o in objects)
+    failed = [o for o in objects if o.error is not None]
+    if ok == 0:
+        first = f" (first error: {failed[0].name}: {failed[0].error})" if failed else ""
+        raise ParseFailure("fatal", f"none of the {len(objects)} objects completed{first}")
+    metrics = MetricList()
+    latencies = phase_latencies(timeline)
+    for p in phases:
+        values = [s for _, s in latencies.get(p.name, [])]
+        if not values:
+            continue
+        for label, q in PERCENTILES:
+            metrics.add(f"{p.name}_{label}_ms", percentile(values, q) * 1000.0, "ms", False)
+        span = makespan(p, objects)
+        if span is not None:
+            metrics.add(f"{p.name}_makespan_s", span, "s", False)
+    metrics.add("objects_ok", ok, "count", True)
+    metrics.add("errors", max(_count(summary, "errors") or 0, len(failed)), "count", False)
+    requests = summary.get("requests")
+    if requests is not None:
+        metrics.add("requests_per_object", _request_total(requests, "requests") / len(objects), "requests", False)
+    server = _server_requests(summary.get("apiserver"))
+    if server is not None:
+        metrics.add("server_requests_per_object", server / len(objects), "requests", False)
+    wall = summary.get("wall_s")
+    if wall is not None:
+        metrics.add("wall_s", _seconds(wall, "summary: wall_s"), "s", False)
+    flags = []
+    if failed:
+        flags.append(f"ERRORS: {len(failed)} of {len(objects)} objects failed (first: {failed[0].name}: "
+                     f"{failed[0].error})")
+    left = _count(summary, "left_behind")
+    if left:
+        flags.append(f"LEFT_BEHIND: {left} objects were not deleted; run `podtax volumes cleanup`")
+    return metrics, flags
+
+
+def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
+          recorded_version: str | None = None) -> Parsed:
+    """A control-plane run's timeline -> metrics. `recorded_version` is ignored: the backend's version
+    is not a tool build, and the two sides of a comparison are different backends on purpose."""
+    timeline = read(text)
+    if test is not None and test != timeline.template:
+        raise ParseFailure("wrong-tool", f"expected a {test} timeline, the log is a {timeline.template} timeline")
+    metrics, flags = metrics_of(timeline)
+    header = timeline.header
+    echoed: Echoed = {"backend": timeline.backend, "count": len(timeline.objects)}
+    for key in ("observe", "format"):
+        if isinstance(header.get(key), str | int) and not isinstance(header.get(key), bool):
+            echoed[key] = header[key]
+    if isinstance(header.get("simulated"), bool):
+        echoed["simulated"] = int(header["simulated"])
+    if requested:
+        wanted = requested.get("backend")
+        if wanted is not None and str(wanted) != timeline.backend:
+            flags.append(f"PARAM_MISMATCH: backend echoed as {timeline.backend}, requested {wanted}")
+        count = requested.get("count")
+        if isinstance(count, int) and not isinstance(count, bool) and len(timeline.objects) < count:
+            flags.append(f"SHORT: {len(timeline.objects)} of the {count} requested objects are in the timeline")
+    return Parsed(timeline.template, None, None, metrics.as_tuple(), echoed, tuple(flags))

@@ -1,0 +1,100 @@
+"""The phases of the control-plane benchmarks, defined once (docs/control-plane.md, "Phases").
+
+A phase is the time between two of an object's recorded end points (seconds on the client's
+monotonic clock). The parser derives per-run metrics from them, the analyzer stores them per
+object, and the report prints each definition beside its numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+TEMPLATES: tuple[str, ...] = ("volume-churn", "pod-startup")
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    start: str  # end point key in the timeline's "t"
+    end: str
+    definition: str
+    optional: bool = False  # only recorded when asked for (consumer pods)
+
+
+_K8S_VOLUMES = (
+    Phase("accepted", "request_sent", "api_accepted", "create request sent -> the create call returned"),
+    Phase("provisioned", "request_sent", "pv_created", "create request sent -> the PV's ADDED event"),
+    Phase("bound", "request_sent", "bound", "create request sent -> the claim's MODIFIED event with phase Bound"),
+    Phase("consumer_running", "request_sent", "consumer_running",
+          "create request sent -> the consumer pod is Running (consumer: true only)", optional=True),
+    Phase("deleted", "delete_requested", "gone", "delete requested -> the claim's DELETED event"),
+    Phase("pv_deleted", "delete_requested", "pv_gone",
+          "delete requested -> the PV's DELETED event (the provisioner's finalizer is done)"),
+)
+_NOMAD_VOLUMES = (
+    Phase("accepted", "request_sent", "api_accepted",
+          "create request sent -> PUT .../create returned (Nomad's create is synchronous)"),
+    Phase("provisioned", "request_sent", "api_accepted",
+          "create request sent -> PUT .../create returned (the volume exists when the call returns)"),
+    Phase("deleted", "delete_requested", "gone", "delete requested -> DELETE .../delete returned"),
+)
+_POD_STARTUP = (
+    Phase("scheduled", "request_sent", "scheduled", "create request sent -> PodScheduled condition True seen"),
+    Phase("started", "request_sent", "started", "create request sent -> all containers started (phase Running)"),
+    Phase("ready", "request_sent", "ready", "create request sent -> Ready condition True"),
+    Phase("deleted", "delete_requested", "gone", "delete requested -> the pod's DELETED event"),
+)
+
+PHASES: dict[tuple[str, str], tuple[Phase, ...]] = {
+    ("volume-churn", "kubernetes"): _K8S_VOLUMES,
+    ("volume-churn", "nomad"): _NOMAD_VOLUMES,
+    ("pod-startup", "kubernetes"): _POD_STARTUP,
+}
+
+# Phases one backend has and another has not, said plainly instead of pretending they match.
+ABSENT: dict[tuple[str, str, str], str] = {
+    ("volume-churn", "nomad", "bound"): "Nomad volumes have no Bound phase: a CSI volume exists, unclaimed, "
+                                        "when its create call returns; there is nothing to bind",
+    ("volume-churn", "nomad", "pv_deleted"): "Nomad has no separate PV: the volume is gone when its delete "
+                                             "call returns",
+    ("volume-churn", "nomad", "consumer_running"): "no consumer job was timed on Nomad",
+}
+
+
+def phases_of(template: str, backend: str) -> tuple[Phase, ...]:
+    """The phases of a template on a backend; ValueError names what is known."""
+    try:
+        return PHASES[(template, backend)]
+    except KeyError:
+        known = ", ".join(f"{t} on {b}" for t, b in PHASES)
+        raise ValueError(f"no phases are defined for {template} on {backend!r}; known: {known}") from None
+
+
+def definition(template: str, phase: str) -> str:
+    """A phase's definition for the report: per backend when the backends differ."""
+    texts: dict[str, str] = {}
+    for (t, backend), phases in PHASES.items():
+        if t != template:
+            continue
+        found = next((p.definition for p in phases if p.name == phase), None)
+        texts[backend] = found if found else ABSENT.get((t, backend, phase), f"not measured on {backend}")
+    if len(set(texts.values())) == 1:
+        return next(iter(texts.values()))
+    return "; ".join(f"{backend}: {text}" for backend, text in texts.items())
+
+
+def absent_reason(template: str, backend: str, phase: str) -> str | None:
+    """Why a phase has no numbers on a backend (None when the backend defines it)."""
+    if any(p.name == phase for p in PHASES.get((template, backend), ())):
+        return None
+    return ABSENT.get((template, backend, phase), f"{phase} is not measured on {backend}")
+
+
+def object_phases(phases: tuple[Phase, ...], t: Mapping[str, float]) -> dict[str, float]:
+    """Phase -> seconds for one object's end points; phases missing an end point are left out."""
+    out: dict[str, float] = {}
+    for p in phases:
+        if p.start in t and p.end in t:
+            out[p.name] = t[p.end] - t[p.start]
+    return out
