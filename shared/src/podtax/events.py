@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from podtax import subjects
 
@@ -30,8 +30,27 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+MAX_AHEAD = timedelta(days=1)
+
+
+def _plausible(value: datetime) -> datetime:
+    """Refuse times no benchmark can have (a broken clock, a forged event): before 2000 or > 1 day ahead."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if aware < EARLIEST:
+        raise ValueError(f"{value.isoformat()} is before 2000-01-01: not a plausible time (check the clock)")
+    if aware > now() + MAX_AHEAD:
+        raise ValueError(f"{value.isoformat()} is more than a day in the future: not a plausible time "
+                         "(check the clock)")
+    return value
+
+
+Timestamp = Annotated[datetime, AfterValidator(_plausible)]
+
+
 class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Every float of every event is finite: NaN or Infinity is refused where the event is built or decoded.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 # ---------------------------------------------------------------- payloads
@@ -50,7 +69,7 @@ class RunSpec(Model):
     params: Params = Field(description="Template parameters, already resolved (`threads: all` -> a number).")
     attempt: int = Field(default=1, ge=1, le=10, description="1 for the first try, 2 for the retry.")
     timeout_s: float = Field(default=600, gt=0, le=86400, description="Seconds before the run is killed.")
-    sequence: int = Field(default=0, ge=0, description="Position of the run in its node's schedule.")
+    sequence: int = Field(default=0, ge=0, le=2**31 - 1, description="Position of the run in its node's schedule.")
 
 
 class CampaignSubmitted(Model):
@@ -84,9 +103,9 @@ class RawLog(Model):
     run: RunSpec
     stdout: str
     stderr: str = ""
-    exit_code: int | None = Field(description="Process exit code; None when it was killed.")
-    started_at: datetime
-    ended_at: datetime
+    exit_code: int | None = Field(ge=-255, le=255, description="Process exit code; None when it was killed.")
+    started_at: Timestamp
+    ended_at: Timestamp
     tool_version: str | None = Field(default=None, description="`<tool> --version` as recorded by the runner.")
     truncated: bool = Field(default=False, description="Output exceeded the size cap and was cut.")
     timed_out: bool = False
@@ -110,8 +129,8 @@ class Result(Model):
     metrics: list[Metric] = Field(min_length=1)
     echoed: Params = Field(default_factory=dict, description="Parameters the tool printed back.")
     flags: list[str] = Field(default_factory=list, description="e.g. SHORT: stopped before the requested work.")
-    started_at: datetime
-    ended_at: datetime
+    started_at: Timestamp
+    ended_at: Timestamp
     provenance: Provenance = Field(default_factory=Provenance)
 
 
@@ -123,8 +142,8 @@ class RunFailed(Model):
     stage: FailureStage
     reason: str = Field(description="Stable machine-readable reason code, e.g. `unknown-template`.")
     detail: str = Field(description="A sentence that says what went wrong and what to fix.")
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
+    started_at: Timestamp | None = None
+    ended_at: Timestamp | None = None
 
 
 class HostFacts(Model):
@@ -171,7 +190,7 @@ class NodeScore(Model):
     n: int = Field(ge=1)
     ci_low: float | None = None
     ci_high: float | None = None
-    updated_at: datetime
+    updated_at: Timestamp
 
 
 class Candidate(Model):
@@ -195,7 +214,7 @@ class PlacementMade(Model):
 class Envelope(Model):
     id: str = Field(default_factory=new_id, description="Unique id; also the Nats-Msg-Id (de-duplication).")
     source: str = Field(default="podtax", description="Producing service, e.g. `podtax/host-agent/node-1`.")
-    time: datetime = Field(default_factory=now)
+    time: Timestamp = Field(default_factory=now)
     subject: str = Field(description="NATS subject the event is published on.")
 
 

@@ -13,6 +13,7 @@ from podtax.bus import Bus, ConsumerSpec, tune_gc_for_batches
 from podtax.config import AnalyzerSettings
 
 from podtax_analyzer.api import create_app
+from podtax_analyzer.isolate import write_isolating
 from podtax_analyzer.store import Store
 
 log = logging.getLogger("podtax.analyzer")
@@ -36,11 +37,12 @@ class Analyzer:
         self.changed = asyncio.Event()
 
     async def handle_batch(self, batch: list[events.Event]) -> dict[str, str]:
-        new_runs = await asyncio.to_thread(self.store.write_batch, batch)
+        """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered)."""
+        new_runs, poison = await asyncio.to_thread(write_isolating, self.store.write_batch, batch)
         if new_runs:
             self.pending |= new_runs
             self.changed.set()
-        return {}
+        return poison
 
     async def publish_updates(self, stop: asyncio.Event) -> None:
         """Coalesce new results and publish the scores and cell statistics they changed."""

@@ -133,7 +133,10 @@ class Store:
             casts = ", ".join(f"CAST({c} AS {t})" for c, t in zip(columns, types))
             con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {casts} FROM {view} ON CONFLICT {conflict}")
         finally:
-            con.unregister(view)
+            # After a failed INSERT the transaction is aborted and unregister raises "Current transaction
+            # is aborted", which would hide the real error (the reason a poison message is dead-lettered).
+            with contextlib.suppress(duckdb.Error):
+                con.unregister(view)
 
     def write_batch(self, batch: Iterable[events.Envelope]) -> set[str]:
         """Commit a batch of events in one transaction; returns run ids that got a new result."""
