@@ -34,6 +34,7 @@ from pydantic import ValidationError
 
 from podtax import subjects, telemetry
 from podtax.events import Envelope, Event, decode, encode
+from podtax.templates import pydantic_msg
 
 log = logging.getLogger("podtax.bus")
 BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
@@ -78,8 +79,17 @@ class Bus:
         async def _closed() -> None:
             log.info("NATS connection closed")
 
+        errors: list[str] = []  # what went wrong while connecting; reported once, not once per retry
+
         async def _error(exc: Exception) -> None:
-            log.warning("NATS: %s", exc or type(exc).__name__)
+            text = str(exc) or type(exc).__name__
+            if nc_ready.is_set():
+                if not errors or errors[-1] != text:
+                    log.warning("NATS: %s", text)
+            errors.append(text)
+            del errors[:-1]
+
+        nc_ready = asyncio.Event()
 
         try:
             # nats-py retries the first connection forever when reconnects are unlimited: bound it.
@@ -89,8 +99,10 @@ class Bus:
                 drain_timeout=5,
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
-            raise BusError(f"cannot reach NATS at {url} ({exc or type(exc).__name__}); start one with "
+            why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
+            raise BusError(f"cannot reach NATS at {url} ({why}); start one with "
                            f"`podtax up` or point PODTAX_NATS_URL at a running server") from None
+        nc_ready.set()
         return cls(nc, source)
 
     async def ensure_streams(self) -> None:
@@ -203,7 +215,7 @@ class Bus:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(map(str, first["loc"]))
-            await self.dead_letter(msg, f"schema-invalid: {where}: {first['msg']} ({exc.error_count()} errors)")
+            await self.dead_letter(msg, f"schema-invalid: {where}: {pydantic_msg(first['msg'])} ({exc.error_count()} errors)")
             return None
 
     async def _retry_or_dead(self, msg: Msg, error: str, max_deliver: int) -> None:

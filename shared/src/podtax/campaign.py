@@ -24,6 +24,15 @@ class CampaignError(ValueError):
     """A campaign that must not be submitted; the message names the field and line."""
 
 
+class ParamError(ValueError):
+    """A test's parameter is invalid; `where` (params or matrix) and `field` place it in the file."""
+
+    def __init__(self, message: str, where: str, field: str) -> None:
+        super().__init__(message)
+        self.where = where
+        self.field = field
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -37,7 +46,13 @@ class TestSpec(Strict):
     def _known(self) -> TestSpec:
         template = templates.get(self.test)  # raises TemplateError (a ValueError) naming the known ones
         for combo in self.combinations():
-            template.validate(combo)
+            try:
+                template.validate(combo)
+            except templates.TemplateError as exc:
+                if exc.field is None:
+                    raise
+                message = exc.detail.removeprefix(f"{self.test}: ").removeprefix(f"{exc.field}: ")
+                raise ParamError(message, "matrix" if exc.field in self.matrix else "params", exc.field) from None
         return self
 
     def combinations(self) -> list[dict[str, Any]]:
@@ -164,8 +179,11 @@ def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
         lines = []
         for err in exc.errors():
             loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("list[", "function-"))))
+            cause = (err.get("ctx") or {}).get("error")
+            if isinstance(cause, ParamError):  # point at the parameter's own line, not the test's
+                loc = (*loc, cause.where, cause.field)
             field = ".".join(map(str, loc)) or "campaign"
-            msg = err["msg"].removeprefix("Value error, ")
+            msg = templates.pydantic_msg(err["msg"])
             lines.append(f"{filename}:{_line_of(tree, loc)}: {field}: {msg}")
         raise CampaignError("\n".join(lines)) from None
 

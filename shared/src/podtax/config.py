@@ -14,6 +14,8 @@ from typing import Literal, TypeVar
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from podtax.templates import pydantic_msg
+
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 
 
@@ -76,6 +78,10 @@ class RunnerSettings(Common):
     runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset.")
     runner_namespace: str = Field("podtax-runs", description="Namespace where benchmark Jobs are created.")
     runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
+    runner_simulate: bool = Field(False, description="SIMULATED runs, for tests and fault drills: no benchmark "
+                                  "runs; each dispatched run gets a synthetic result flagged SIMULATED at once.")
+    runner_report_grace_s: float = Field(60.0, ge=0, description="Seconds beyond a run's timeout before a run "
+                                         "that never reported back is recorded failed (no-report).")
 
 
 class SchedulerSettings(Common):
@@ -111,7 +117,7 @@ def load(cls: type[S], **overrides: object) -> S:
         lines = []
         for err in exc.errors():
             field = str(err["loc"][0]) if err["loc"] else "?"
-            lines.append(f"{prefix}{field.upper()}: {err['msg']} (got {err.get('input')!r})")
+            lines.append(f"{prefix}{field.upper()}: {pydantic_msg(err['msg'])} (got {err.get('input')!r})")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
 
 

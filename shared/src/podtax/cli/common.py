@@ -12,7 +12,7 @@ from rich.console import Console
 from podtax.config import DEFAULT_NATS_URL
 
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # one error, one line: never wrapped mid-message
 NON_TTY_WIDTH = 140
 
 

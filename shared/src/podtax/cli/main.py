@@ -1,18 +1,67 @@
-"""The `podtax` command: one typer app; each sub-command lives in its own module."""
+"""The `podtax` command: one typer app; each sub-command lives in its own module.
+
+Usage mistakes (no command, a missing argument, an unknown option) print ONE line on stderr and
+exit with status 2, never a traceback. typer >= 0.2x raises the exceptions of its own bundled copy
+of click rather than click's, so they are recognised by their click class names (`UsageError`,
+`Exit`, `Abort`), which both copies share, instead of by identity.
+"""
 
 from __future__ import annotations
 
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
-import click
 import typer
 
 from podtax.cli import campaign, importer, kubesim, parse, report, results, up
 
+USAGE = 2
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="podtax: what a workload pays for running in a Kubernetes pod instead of on the host.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            print(f"podtax {version('podtax')}")
+        except PackageNotFoundError:
+            print("podtax (not installed as a package)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(show_version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                            help="Print podtax's version and exit.")) -> None:
+    """podtax: what a workload pays for running in a Kubernetes pod instead of on the host."""
+
+
 for module in (up, campaign, results, parse, importer, report, kubesim):
     module.register(app)
+
+
+def _is(exc: BaseException, *names: str) -> bool:
+    """Whether `exc` is an instance of a class with one of these names (click's or typer's bundled copy)."""
+    return any(cls.__name__ in names for cls in type(exc).__mro__)
+
+
+def _subcommands(ctx: object) -> list[str]:
+    command = getattr(ctx, "command", None)
+    commands = getattr(command, "commands", None) or {}
+    return sorted(name for name, cmd in commands.items() if not getattr(cmd, "hidden", False))
+
+
+def usage_line(exc: BaseException) -> str:
+    """One line that says what was wrong and where to read more."""
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", None) or "podtax"
+    if _is(exc, "NoArgsIsHelpError"):
+        names = _subcommands(ctx)
+        what = f"missing command (one of: {', '.join(names)})" if names else "missing arguments"
+    else:
+        what = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        what = " ".join(what.split())
+        what = what[:1].lower() + what[1:]
+    return f"{path}: {what.rstrip('.')}. Try '{path} --help'."
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,17 +69,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = app(args=argv if argv is not None else sys.argv[1:], standalone_mode=False,
                      prog_name="podtax")
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Abort:
+    except KeyboardInterrupt:
+        print("podtax: interrupted", file=sys.stderr)
         return 130
     except SystemExit as exc:
-        if exc.code not in (None, 0):
-            print(f"podtax: {exc}", file=sys.stderr)
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code not in (None, 0) and not isinstance(exc.code, int):
+            print(f"podtax: {exc.code}", file=sys.stderr)
+            return 1
+        return exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:  # click's or typer's bundled click: see the module docstring
+        if _is(exc, "Exit"):
+            return int(getattr(exc, "exit_code", 0) or 0)
+        if _is(exc, "Abort"):
+            print("podtax: aborted", file=sys.stderr)
+            return 130
+        if _is(exc, "UsageError"):
+            print(usage_line(exc), file=sys.stderr)
+            return USAGE
+        if _is(exc, "ClickException"):
+            print(f"podtax: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
+            return int(getattr(exc, "exit_code", 1))
+        raise
     return result if isinstance(result, int) else 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import httpx
@@ -29,11 +30,15 @@ def _get(path: str, params: dict[str, str | int] | None = None, method: str = "G
 def results(
     campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
     node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many runs.")] = 200,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 200,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON (every metric).")] = False,
 ) -> int:
     """Show stored results: one row per run with its primary figures."""
     rows = _get("/api/results", {"campaign": campaign, "node": node, "limit": limit})
     assert isinstance(rows, list)
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return 0
     if not rows:
         console.print("no results yet" + (f" for campaign {campaign}" if campaign else ""))
         return 0

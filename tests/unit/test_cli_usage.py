@@ -1,0 +1,86 @@
+"""Usage mistakes through the real `podtax` entry point: one line on stderr, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PODTAX = str(Path(sys.executable).with_name("podtax"))
+
+USAGE_ERRORS = [
+    # argv, a fragment the one line must contain
+    ([], "missing command"),
+    (["--bogus"], "no such option: --bogus"),
+    (["nosuch"], "no such command"),
+    (["report"], "missing argument"),
+    (["report", "demo", "--format", "x"], "no such option: --format"),
+    (["results", "--limit", "zero"], "invalid value for '--limit'"),
+    (["results", "--limit", "0"], "--limit"),
+    (["campaign"], "missing command (one of:"),
+    (["campaign", "submit"], "missing argument"),
+    (["campaign", "submit", "a.yaml", "b.yaml"], "unexpected extra argument"),
+    (["campaign", "status"], "missing argument"),
+    (["parse"], "missing argument"),
+    (["import"], "missing argument"),
+    (["kubesim", "--port", "notaport"], "invalid value for '--port'"),
+]
+
+
+def run(argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PODTAX, *argv], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PODTAX_API_URL": "http://127.0.0.1:9", **env})
+
+
+@pytest.mark.parametrize(("argv", "fragment"), USAGE_ERRORS, ids=[" ".join(a) or "(none)" for a, _ in USAGE_ERRORS])
+def test_usage_error_is_one_line_and_exit_2(argv: list[str], fragment: str) -> None:
+    proc = run(argv)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert fragment in lines[0]
+    assert "--help" in lines[0]  # says where to read more
+
+
+def test_version() -> None:
+    proc = run(["--version"])
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("podtax ") and proc.stdout.split()[1][0].isdigit()
+
+
+def test_help_is_not_an_error() -> None:
+    proc = run(["--help"])
+    assert proc.returncode == 0 and "campaign" in proc.stdout and not proc.stderr
+
+
+def test_unreachable_api_is_one_clear_line_and_exit_1() -> None:
+    proc = run(["results", "--json"])
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot reach the analyzer" in lines[0] and "PODTAX_API_URL" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_unreachable_nats_is_reported_once_without_empty_parens(tmp_path: Path) -> None:
+    campaign = Path(__file__).parents[2] / "examples" / "campaigns" / "quick.yaml"
+    proc = run(["campaign", "submit", str(campaign)], PODTAX_NATS_URL="nats://127.0.0.1:9",
+               PODTAX_DATA_DIR=str(tmp_path))
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert "()" not in proc.stderr
+    assert proc.stderr.count("Connect call failed") <= 1, proc.stderr
+    assert "cannot reach NATS at nats://127.0.0.1:9" in proc.stderr
+
+
+def test_matrix_error_points_at_the_matrix_line_without_pydantic_noise(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nnodes: [n1]\ntests:\n  - test: sysbench-cpu\n    params: {max_prime: 20000}\n"
+                   "    matrix:\n      threads: [1, 5000]\n")
+    proc = run(["campaign", "submit", "--dry-run", str(bad)])
+    assert proc.returncode == 2, proc.stderr
+    assert f"{bad}:7: tests.0.matrix.threads: threads must be between 1 and 1024" in proc.stderr
+    assert "Value error" not in proc.stderr
