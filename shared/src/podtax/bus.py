@@ -83,9 +83,8 @@ class Bus:
 
         async def _error(exc: Exception) -> None:
             text = str(exc) or type(exc).__name__
-            if nc_ready.is_set():
-                if not errors or errors[-1] != text:
-                    log.warning("NATS: %s", text)
+            if nc_ready.is_set() and (not errors or errors[-1] != text):
+                log.warning("NATS: %s", text)
             errors.append(text)
             del errors[:-1]
 
@@ -215,7 +214,8 @@ class Bus:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(map(str, first["loc"]))
-            await self.dead_letter(msg, f"schema-invalid: {where}: {pydantic_msg(first['msg'])} ({exc.error_count()} errors)")
+            problem = pydantic_msg(first["msg"])
+            await self.dead_letter(msg, f"schema-invalid: {where}: {problem} ({exc.error_count()} errors)")
             return None
 
     async def _retry_or_dead(self, msg: Msg, error: str, max_deliver: int) -> None:
