@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
@@ -178,10 +179,23 @@ def test_without_target_no_extension() -> None:
     assert s.cell_stats(stats(s, 0.5, 1.5), T0) == []
 
 
-def test_state_round_trips_through_json() -> None:
-    s = state()
-    back = CampaignState.model_validate_json(s.model_dump_json(exclude_defaults=True))
+def reload(s: CampaignState) -> CampaignState:
+    docs = dict(s.dirty_documents())
+    s.clear_dirty()
+    header = json.loads(docs.pop(f"campaign.{s.name}"))
+    return CampaignState.from_documents(header, [v for k, v in docs.items() if k.startswith("run.")],
+                                        [v for k, v in docs.items() if k.startswith("cell.")])
+
+
+def test_state_round_trips_through_documents() -> None:
+    s = state(reps="{min: 3, max: 5, target_ci_width: 0.02}")
+    r = s.next_for("n1", T0)
+    assert r is not None
+    s.dispatched(r.run_id, T0)
+    back = reload(s)
     assert back.queues == s.queues and back.runs.keys() == s.runs.keys()
+    assert back.in_flight("n1") is not None and back.next_for("n1", T0) is None, "the in-flight run is kept"
+    assert back.counts() == s.counts()
 
 
 def test_only_the_primary_metric_steers_a_cell() -> None:

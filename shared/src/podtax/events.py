@@ -78,6 +78,11 @@ class CampaignSubmitted(Model):
     runs: list[RunSpec] = Field(default_factory=list, description="Explicit runs (skeleton campaigns).")
 
 
+class CampaignCancelled(Model):
+    campaign: str
+    reason: str = Field(default="cancelled by the operator", description="Why, as the operator gave it.")
+
+
 class RunRequested(Model):
     run: RunSpec
 
@@ -227,6 +232,11 @@ class CampaignSubmittedV1(Envelope):
     data: CampaignSubmitted
 
 
+class CampaignCancelledV1(Envelope):
+    type: Literal["podtax.campaign.cancelled.v1"] = "podtax.campaign.cancelled.v1"
+    data: CampaignCancelled
+
+
 class RunRequestedV1(Envelope):
     type: Literal["podtax.run.requested.v1"] = "podtax.run.requested.v1"
     data: RunRequested
@@ -269,6 +279,7 @@ class PlacementMadeV1(Envelope):
 
 EVENT_TYPES: tuple[type[Envelope], ...] = (
     CampaignSubmittedV1,
+    CampaignCancelledV1,
     RunRequestedV1,
     RawLogV1,
     ResultV1,
@@ -281,6 +292,7 @@ EVENT_TYPES: tuple[type[Envelope], ...] = (
 
 Event = Annotated[
     CampaignSubmittedV1
+    | CampaignCancelledV1
     | RunRequestedV1
     | RawLogV1
     | ResultV1
@@ -331,6 +343,11 @@ def host_facts(facts: HostFacts, source: str) -> HostFactsV1:
 
 def campaign_submitted(c: CampaignSubmitted, source: str = "podtax/cli") -> CampaignSubmittedV1:
     return CampaignSubmittedV1(subject=subjects.join(subjects.CAMPAIGN_SUBMITTED, c.campaign),
+                               source=source, data=c)
+
+
+def campaign_cancelled(c: CampaignCancelled, source: str = "podtax/cli") -> CampaignCancelledV1:
+    return CampaignCancelledV1(subject=subjects.join(subjects.CAMPAIGN_CANCELLED, c.campaign),
                                source=source, data=c)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 
 CAMPAIGN_SUBMITTED = "podtax.campaign.submitted"
+CAMPAIGN_CANCELLED = "podtax.campaign.cancelled"
 RUN_REQUESTED = "podtax.run.requested"
 RUN_LOG = "podtax.run.log"
 RUN_RESULT = "podtax.run.result"

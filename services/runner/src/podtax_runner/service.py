@@ -1,5 +1,6 @@
 """The runner: plans campaigns, dispatches one run at a time per node, follows outcomes and cell
-statistics, retries runs that never report back, and keeps its state in JetStream KV."""
+statistics, retries runs that never report back, and keeps its state in JetStream KV (one small
+document per run, see state.py), so campaigns of any size within MAX_RUNS save and resume."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ import logging
 import random
 from datetime import datetime
 
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
 from podtax import events, subjects
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign
 from podtax.config import RunnerSettings
 
+from podtax_runner import simulate
 from podtax_runner.kube import KubeExecutor
-from podtax_runner.state import CampaignState
+from podtax_runner.state import CampaignState, refusal
 
 log = logging.getLogger("podtax.runner")
 SOURCE = "podtax/runner"
@@ -34,12 +37,35 @@ class Runner:
             executor.on_image_versions = self.record_image
         self.campaigns: dict[str, CampaignState] = {}
         self.lock = asyncio.Lock()
+        self.wake = asyncio.Event()  # set when an outcome may free a node: dispatch without waiting a tick
+
+    async def _values(self, pattern: str) -> list[tuple[str, bytes]]:
+        """(key, value) of every key matching `pattern` (a server-side filtered watch: one pass)."""
+        watcher = await self.kv.watch(pattern, ignore_deletes=True)
+        out = []
+        try:
+            while True:
+                try:
+                    entry = await watcher.updates(timeout=30)
+                except NatsTimeout:
+                    raise RuntimeError(f"reading {pattern} from KV stalled for 30 s") from None
+                if entry is None:
+                    break
+                if entry.value:
+                    out.append((entry.key, entry.value))
+        finally:
+            await watcher.stop()
+        return out
 
     async def load(self) -> None:
-        for key in await Bus.kv_keys(self.kv, "campaign."):
-            entry = await self.kv.get(key)
-            state = CampaignState.model_validate_json(entry.value)
+        for _, value in await self._values("campaign.*"):
+            header = json.loads(value)
+            name = header["name"]
+            runs = [v for _, v in await self._values(f"run.{name}.*")] if "runs" not in header else []
+            cells = [v for _, v in await self._values(f"cell.{name}.*")] if "runs" not in header else []
+            state = CampaignState.from_documents(header, runs, cells)
             self.campaigns[state.name] = state
+            await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns), len(active))
         if self.executor:
@@ -57,7 +83,11 @@ class Runner:
             await self.kv.put(key, json.dumps(old).encode())
 
     async def save(self, state: CampaignState) -> None:
-        await self.kv.put(f"campaign.{state.name}", state.model_dump_json(exclude_defaults=True).encode())
+        """Write what changed since the last save (small documents, pipelined); raises when NATS refuses."""
+        docs = state.dirty_documents()
+        for i in range(0, len(docs), 10_000):
+            await self.bus.kv_put_many(subjects.RUNNER_BUCKET, docs[i:i + 10_000])
+        state.clear_dirty()
 
     async def known_nodes(self) -> dict[str, dict]:
         return {doc["node"]: doc for doc in await Bus.kv_json_all(self.kv, "node.")}
@@ -89,8 +119,12 @@ class Runner:
                 log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
                 return
             nodes = await self.resolve_nodes(campaign)
+            why = refusal(campaign, len(nodes))
+            if why:
+                raise Permanent(why)
             seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
-            state = CampaignState.new(campaign, nodes, self.settings.cluster, seed, events.now())
+            state = await asyncio.to_thread(CampaignState.new, campaign, nodes, self.settings.cluster, seed,
+                                            events.now())
             await self.save(state)
             self.campaigns[campaign.name] = state
         log.info("campaign %s planned: %d runs on %d nodes", campaign.name, len(state.runs), len(nodes))
@@ -111,17 +145,43 @@ class Runner:
             names = await asyncio.to_thread(self.executor.select_nodes, campaign.nodes.selector)
         return {n: int(known[n]["hw_threads"]) for n in names}
 
-    async def on_outcome(self, event: events.Event) -> None:
-        if not isinstance(event, events.ResultV1 | events.RunFailedV1):
-            return
-        run = event.data.run
-        reason = event.data.reason if isinstance(event, events.RunFailedV1) else None
+    async def on_cancel(self, event: events.Event) -> None:
+        """Pending runs are recorded as cancelled; runs in flight finish or time out; nodes are freed."""
+        if not isinstance(event, events.CampaignCancelledV1):
+            raise Permanent(f"unexpected {event.type}")
+        name = event.data.campaign
         async with self.lock:
-            state = self.campaigns.get(run.campaign)
-            if state and state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason):
+            state = self.campaigns.get(name)
+            if state is None:  # submission and cancellation travel on different consumers: retried
+                raise LookupError(f"campaign {name} is not planned (yet)")
+            n = state.cancel(events.now())
+            await self.save(state)
+        log.info("campaign %s cancelled: %d pending runs cancelled, %d in flight", name, n,
+                 state.counts()["dispatched"])
+
+    async def on_outcomes(self, batch: list[events.Event]) -> dict[str, str]:
+        """Results and failures, a batch at a time: one save per campaign per batch."""
+        touched: dict[str, CampaignState] = {}
+        async with self.lock:
+            for event in batch:
+                if not isinstance(event, events.ResultV1 | events.RunFailedV1):
+                    continue
+                run = event.data.run
+                reason = event.data.reason if isinstance(event, events.RunFailedV1) else None
+                state = self.campaigns.get(run.campaign)
+                if state is None:
+                    continue
+                state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason)
+                touched[state.name] = state  # saved even when nothing changed: a failed save is retried
+            for state in touched.values():
                 await self.save(state)
                 if state.finished_at:
                     log.info("campaign %s finished: %s", state.name, state.counts())
+        self.wake.set()
+        return {}
+
+    async def on_outcome(self, event: events.Event) -> None:
+        await self.on_outcomes([event])
 
     async def on_cell_stats(self, event: events.Event) -> None:
         if not isinstance(event, events.CellStatsV1):
@@ -136,17 +196,17 @@ class Runner:
 
     async def tick(self, now: datetime) -> None:
         async with self.lock:
-            busy = {s.run.node for c in self.campaigns.values() for s in c.runs.values() if s.status == "dispatched"}
-            for state in sorted(self.campaigns.values(), key=lambda c: c.created_at):
-                if state.finished_at:
-                    continue
-                for run, again in state.expired(now):
+            active = sorted((c for c in self.campaigns.values() if not c.finished_at), key=lambda c: c.created_at)
+            busy = {node for c in active for node in c.queues if c.in_flight(node)}
+            for state in active:
+                for run, again in state.expired(now, self.settings.runner_report_grace_s):
                     await self.save(state)
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))
                     await self.bus.publish(events.run_failed(events.RunFailed(
                         run=run, stage="runner", reason="no-report", detail=detail), SOURCE))
                     busy.discard(run.node)
+                batch = []
                 for node in state.queues:
                     if node in busy:
                         continue
@@ -154,9 +214,35 @@ class Runner:
                     if run is None:
                         continue
                     state.dispatched(run.run_id, now)
-                    await self.save(state)  # persisted before it is sent: a restart never sends twice
+                    batch.append(run)
                     busy.add(node)
-                    await self.dispatch(run, state)
+                if batch:
+                    await self.dispatch_all(batch, state)
+
+    async def dispatch_all(self, runs: list[events.RunSpec], state: CampaignState) -> None:
+        """Persist the runs as in flight, then send them. A failed save or send releases the node:
+        the run goes back to planned (tried again next tick) instead of blocking the node until it times out."""
+        try:
+            await self.save(state)  # persisted before it is sent: a restart never sends twice
+        except Exception:
+            for run in runs:
+                state.undispatched(run.run_id)
+            log.exception("could not record %d runs of %s as in flight; released their nodes", len(runs), state.name)
+            return
+        if self.settings.runner_simulate:
+            try:
+                await self.bus.publish_many([simulate.result(run) for run in runs])
+            except Exception:
+                for run in runs:
+                    state.undispatched(run.run_id)
+                log.exception("could not publish simulated results of %s; released their nodes", state.name)
+            return
+        for run in runs:
+            try:
+                await self.dispatch(run, state)
+            except Exception:
+                state.undispatched(run.run_id)
+                log.exception("could not send run %s; released node %s", run.run_id, run.node)
 
     async def dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
         if run.env == "host":
@@ -177,7 +263,16 @@ class Runner:
             except Exception:  # noqa: BLE001 - keep dispatching; the error is logged
                 log.exception("dispatch tick failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), TICK_S)
+                await asyncio.wait_for(self._woken(stop), TICK_S)
+            self.wake.clear()
+
+    async def _woken(self, stop: asyncio.Event) -> None:
+        waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.wake.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
 
 async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None:
@@ -193,8 +288,9 @@ async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None
         bus.consume(ConsumerSpec("runner-facts", [f"{subjects.HOST_FACTS}.>"], md), runner.on_facts, stop),
         bus.consume(ConsumerSpec("runner-campaigns", [f"{subjects.CAMPAIGN_SUBMITTED}.>"], md),
                     runner.on_campaign, stop),
-        bus.consume(ConsumerSpec("runner-outcomes", [f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>"], md),
-                    runner.on_outcome, stop),
+        bus.consume(ConsumerSpec("runner-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.>"], md), runner.on_cancel, stop),
+        bus.consume_batches(ConsumerSpec("runner-outcomes", [f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>"],
+                                         md, batch=500), runner.on_outcomes, stop),
         bus.consume(ConsumerSpec("runner-cells", [f"{subjects.CELL_STATS}.>"], md), runner.on_cell_stats, stop),
         runner.loop(stop),
     ]

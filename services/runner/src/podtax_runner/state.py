@@ -1,14 +1,25 @@
-"""A campaign's progress: which run is planned, in flight, done or failed, per node queue.
+"""A campaign's progress: which run is planned, in flight, done, failed or cancelled, per node queue.
 
-Pure state transitions (no I/O); the service persists the state in a JetStream KV bucket after
-every change, so a restarted runner resumes where it stopped and never runs a run twice.
+Pure state transitions (no I/O). The state is persisted as many small documents, so a save never
+comes near the message limit whatever the campaign's size:
+
+- ``campaign.<name>``: the header (spec, nodes, seed, per-node progress counters), a few KB;
+- ``run.<name>.<run id>``: one per run (its spec and status), about 400 bytes;
+- ``cell.<name>.<hash>``: one per cell whose repetitions or statistics changed.
+
+Only what changed since the last save is written (:meth:`CampaignState.dirty_documents`), so a save
+is a handful of small puts. A restarted runner rebuilds the state from these documents
+(:meth:`CampaignState.from_documents`) and resumes where it stopped.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from podtax import events, templates
 from podtax.campaign import Campaign
@@ -17,8 +28,11 @@ from pydantic import BaseModel, Field
 from podtax_runner import plan
 
 Status = Literal["planned", "dispatched", "done", "failed", "cancelled"]
+STATUSES: tuple[Status, ...] = ("planned", "dispatched", "done", "failed", "cancelled")
 TERMINAL = ("done", "failed", "cancelled")
 REPORT_GRACE_S = 60.0  # beyond the run's own timeout, for scheduling, image pulls and the bus
+MAX_RUNS = 250_000  # runs a campaign may reach (repetitions.max); ~1.5 KB of runner memory each
+FORMAT = 2
 
 
 class RunState(BaseModel):
@@ -29,43 +43,228 @@ class RunState(BaseModel):
     reason: str | None = None
 
 
-class CampaignState(BaseModel):
+class CellState(BaseModel):
+    key: str
+    reps: int
+    settled: bool = False
+    last_stats: events.CellStats | None = None
+
+
+class NodeProgress(BaseModel):
+    planned: int = 0
+    dispatched: int = 0
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    seconds: float = Field(0.0, description="Sum of dispatch-to-outcome times of timed runs (for the ETA).")
+    timed: int = 0
+
+
+class Header(BaseModel):
+    format: int = FORMAT
     name: str
-    spec: dict = Field(description="The campaign document as validated.")
+    spec: dict[str, Any] = Field(description="The campaign document as validated.")
     cluster: str = "local"
     seed: int
     nodes: dict[str, int] = Field(description="node -> hardware threads used to resolve `all`.")
-    queues: dict[str, list[str]] = Field(description="node -> run ids in execution order.")
-    runs: dict[str, RunState]
-    reps: dict[str, int] = Field(default_factory=dict, description="cell key -> repetitions planned.")
-    settled_cells: list[str] = Field(default_factory=list, description="Cells that need no more runs: their "
-                                     "CI met the target, or they reached the maximum.")
-    last_stats: dict[str, events.CellStats] = Field(default_factory=dict,
-                                                    description="cell key -> the analyzer's newest statistics.")
     created_at: datetime
     finished_at: datetime | None = None
+    cancelled_at: datetime | None = None
+    runs: int = 0
+    progress: dict[str, NodeProgress] = Field(default_factory=dict)
 
-    @property
-    def campaign(self) -> Campaign:
-        return Campaign.model_validate(self.spec)
+
+def planned_runs(campaign: Campaign, n_nodes: int, extended: bool = True) -> int:
+    """Runs a campaign plans on `n_nodes` nodes (at most, with `extended`, once cells are extended)."""
+    reps = campaign.repetitions
+    per_cell = reps.max if extended and reps.target_ci_width is not None else reps.min
+    combos = sum(len(t.combinations()) for t in campaign.tests)
+    return combos * n_nodes * per_cell * len(campaign.environments)
+
+
+def refusal(campaign: Campaign, n_nodes: int) -> str | None:
+    """Why the runner cannot take this campaign, or None."""
+    n = planned_runs(campaign, n_nodes)
+    if n > MAX_RUNS:
+        return (f"campaign {campaign.name} would plan up to {n:,} runs, above the runner's limit of {MAX_RUNS:,}; "
+                f"split it into several campaigns or lower repetitions, nodes or the matrix")
+    return None
+
+
+def cell_key(run: events.RunSpec) -> str:
+    return f"{run.node}|{run.test}|{templates.params_key(run.params)}"
+
+
+def _dump(model: BaseModel) -> bytes:
+    return model.model_dump_json(exclude_defaults=True).encode()
+
+
+class CampaignState:
+    """In memory: every run with indexes per node and per cell, so each transition is O(1)-ish."""
+
+    def __init__(self, header: Header, runs: Iterable[RunState], cells: Iterable[CellState] = ()) -> None:
+        self.header = header
+        self.campaign = Campaign.model_validate(header.spec)
+        self.runs: dict[str, RunState] = {}
+        self.queues: dict[str, list[str]] = {n: [] for n in header.nodes}
+        self._cursor: dict[str, int] = dict.fromkeys(header.nodes, 0)
+        self._inflight: dict[str, str] = {}
+        self._last_finished: dict[str, datetime] = {}
+        self._cell_runs: dict[str, list[str]] = {}
+        self._with_results: set[str] = set()
+        self.reps = {c.key: self.campaign.repetitions.min
+                     for n, t in header.nodes.items() for c in plan.cells(self.campaign, n, t)}
+        self.settled_cells: list[str] = []
+        self.last_stats: dict[str, events.CellStats] = {}
+        self._dirty_runs: set[str] = set()
+        self._dirty_cells: set[str] = set()
+        for c in cells:
+            self.reps[c.key] = c.reps
+            if c.settled:
+                self.settled_cells.append(c.key)
+            if c.last_stats:
+                self.last_stats[c.key] = c.last_stats
+        ordered = sorted(runs, key=lambda s: (s.run.node, s.run.sequence, s.run.attempt))
+        header.progress = {n: NodeProgress() for n in header.nodes}
+        for s in ordered:
+            self._add(s)
+        header.runs = len(self.runs)
+        self._dirty_runs.clear()
+
+    # ---------------------------------------------------------------- construction
 
     @classmethod
     def new(cls, campaign: Campaign, nodes: dict[str, int], cluster: str, seed: int, now: datetime) -> CampaignState:
         queues = plan.expand(campaign, nodes, cluster, seed)
-        runs = {r.run_id: RunState(run=r) for q in queues.values() for r in q}
-        reps = {c.key: campaign.repetitions.min for n, t in nodes.items() for c in plan.cells(campaign, n, t)}
-        return cls(name=campaign.name, spec=campaign.model_dump(mode="json"), cluster=cluster, seed=seed,
-                   nodes=nodes, queues={n: [r.run_id for r in q] for n, q in queues.items()}, runs=runs,
-                   reps=reps, created_at=now)
+        header = Header(name=campaign.name, spec=campaign.model_dump(mode="json"), cluster=cluster, seed=seed,
+                        nodes=nodes, created_at=now)
+        state = cls(header, (RunState(run=r) for q in queues.values() for r in q))
+        state._dirty_runs = set(state.runs)
+        return state
+
+    @classmethod
+    def from_documents(cls, header: dict[str, Any], runs: Iterable[bytes], cells: Iterable[bytes]) -> CampaignState:
+        if "runs" in header and isinstance(header["runs"], dict):
+            return cls.from_legacy(header)
+        return cls(Header.model_validate(header), (RunState.model_validate_json(r) for r in runs),
+                   (CellState.model_validate_json(c) for c in cells))
+
+    @classmethod
+    def from_legacy(cls, doc: dict[str, Any]) -> CampaignState:
+        """The format before per-run documents: one value holding every run. Everything is rewritten."""
+        header = Header.model_validate({k: v for k, v in doc.items() if k in Header.model_fields and k != "runs"})
+        cells = [CellState(key=k, reps=r, settled=k in doc.get("settled_cells", []),
+                           last_stats=doc.get("last_stats", {}).get(k)) for k, r in doc.get("reps", {}).items()]
+        state = cls(header, (RunState.model_validate(r) for r in doc["runs"].values()), cells)
+        state._dirty_runs, state._dirty_cells = set(state.runs), set(state.reps)
+        return state
+
+    def _add(self, s: RunState, position: int | None = None) -> None:
+        rid, node = s.run.run_id, s.run.node
+        self.runs[rid] = s
+        queue = self.queues.setdefault(node, [])
+        self._cursor.setdefault(node, 0)
+        if position is None:
+            queue.append(rid)
+        else:
+            queue.insert(position, rid)
+            self._cursor[node] = min(self._cursor[node], position)
+        self._cell_runs.setdefault(cell_key(s.run), []).append(rid)
+        self._count(s, +1)
+        if s.status == "dispatched":
+            self._inflight[node] = rid
+        if s.finished_at and (node not in self._last_finished or s.finished_at > self._last_finished[node]):
+            self._last_finished[node] = s.finished_at
+        if s.status == "done":
+            self._with_results.add(cell_key(s.run))
+        self.header.runs = len(self.runs)
+        self._dirty_runs.add(rid)
+
+    def _count(self, s: RunState, sign: int) -> None:
+        p = self.header.progress.setdefault(s.run.node, NodeProgress())
+        setattr(p, s.status, getattr(p, s.status) + sign)
+        if s.status in TERMINAL and s.dispatched_at and s.finished_at:
+            p.seconds += sign * (s.finished_at - s.dispatched_at).total_seconds()
+            p.timed += sign
+
+    def _set(self, s: RunState, status: Status, **changes: Any) -> None:
+        self._count(s, -1)
+        s.status = status
+        for k, v in changes.items():
+            setattr(s, k, v)
+        self._count(s, +1)
+        node = s.run.node
+        if self._inflight.get(node) == s.run.run_id and status != "dispatched":
+            del self._inflight[node]
+        if status == "dispatched":
+            self._inflight[node] = s.run.run_id
+        if s.finished_at and (node not in self._last_finished or s.finished_at > self._last_finished[node]):
+            self._last_finished[node] = s.finished_at
+        if status == "done":
+            self._with_results.add(cell_key(s.run))
+        self._dirty_runs.add(s.run.run_id)
+
+    # ---------------------------------------------------------------- persistence
+
+    @property
+    def name(self) -> str:
+        return self.header.name
+
+    @property
+    def seed(self) -> int:
+        return self.header.seed
+
+    @property
+    def cluster(self) -> str:
+        return self.header.cluster
+
+    @property
+    def created_at(self) -> datetime:
+        return self.header.created_at
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.header.finished_at
+
+    @property
+    def cancelled_at(self) -> datetime | None:
+        return self.header.cancelled_at
+
+    def cell_doc_key(self, key: str) -> str:
+        return f"cell.{self.name}.{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+
+    def dirty_documents(self) -> list[tuple[str, bytes]]:
+        """KV (key, value) pairs that changed since :meth:`clear_dirty`: runs and cells first, header last."""
+        docs = [(f"run.{self.name}.{rid}", _dump(self.runs[rid])) for rid in sorted(self._dirty_runs)]
+        for key in sorted(self._dirty_cells):
+            cell = CellState(key=key, reps=self.reps[key], settled=key in self.settled_cells,
+                             last_stats=self.last_stats.get(key))
+            docs.append((self.cell_doc_key(key), _dump(cell)))
+        docs.append((f"campaign.{self.name}", _dump(self.header)))
+        return docs
+
+    def clear_dirty(self) -> None:
+        self._dirty_runs.clear()
+        self._dirty_cells.clear()
+
+    def header_json(self) -> dict[str, Any]:
+        return json.loads(_dump(self.header))
 
     # ---------------------------------------------------------------- queries
 
     def in_flight(self, node: str) -> RunState | None:
-        return next((s for rid in self.queues.get(node, []) if (s := self.runs[rid]).status == "dispatched"), None)
+        rid = self._inflight.get(node)
+        return self.runs[rid] if rid else None
 
     def last_finished(self, node: str) -> datetime | None:
-        times = [s.finished_at for rid in self.queues.get(node, []) if (s := self.runs[rid]).finished_at]
-        return max(times) if times else None
+        return self._last_finished.get(node)
+
+    def _next_planned(self, node: str) -> RunState | None:
+        queue, i = self.queues.get(node, []), self._cursor.get(node, 0)
+        while i < len(queue) and self.runs[queue[i]].status != "planned":
+            i += 1
+        self._cursor[node] = i
+        return self.runs[queue[i]] if i < len(queue) else None
 
     def next_for(self, node: str, now: datetime) -> events.RunSpec | None:
         """The node's next run, if the node is idle in this campaign and the spacing has passed."""
@@ -75,50 +274,67 @@ class CampaignState(BaseModel):
         spacing = self.campaign.spacing_s()
         if last and spacing and now < last + timedelta(seconds=spacing):
             return None
-        return next((s.run for rid in self.queues.get(node, []) if (s := self.runs[rid]).status == "planned"), None)
+        s = self._next_planned(node)
+        return s.run if s else None
 
     @property
     def done(self) -> bool:
-        return all(s.status in TERMINAL for s in self.runs.values())
+        return all(p.planned == 0 and p.dispatched == 0 for p in self.header.progress.values())
 
     def counts(self, node: str | None = None) -> dict[str, int]:
-        out = {"planned": 0, "dispatched": 0, "done": 0, "failed": 0, "cancelled": 0}
-        for s in self.runs.values():
-            if node is None or s.run.node == node:
-                out[s.status] += 1
-        return out
+        progress = [p for n, p in self.header.progress.items() if node is None or n == node]
+        return {st: sum(getattr(p, st) for p in progress) for st in STATUSES}
 
     # ---------------------------------------------------------------- transitions
 
     def dispatched(self, run_id: str, now: datetime) -> None:
+        self._set(self.runs[run_id], "dispatched", dispatched_at=now)
+
+    def undispatched(self, run_id: str) -> None:
+        """Undo :meth:`dispatched` when the run could not be recorded or sent: the node is free again."""
         s = self.runs[run_id]
-        s.status, s.dispatched_at = "dispatched", now
+        if s.status == "dispatched":
+            self._set(s, "planned", dispatched_at=None)
+            node = s.run.node
+            self._cursor[node] = min(self._cursor.get(node, 0), self.queues[node].index(run_id))
 
     def outcome(self, run_id: str, ok: bool, now: datetime, reason: str | None = None) -> bool:
         """Record a result or failure; False when the run is unknown or already finished (idempotent)."""
         s = self.runs.get(run_id)
         if s is None or s.status in TERMINAL:
             return False
-        s.status, s.finished_at, s.reason = ("done" if ok else "failed"), now, reason
+        self._set(s, "done" if ok else "failed", finished_at=now, reason=reason)
         self._evaluate(cell_key(s.run), now)  # statistics may have arrived before this outcome
         self._finish_check(now)
         return True
 
-    def expired(self, now: datetime) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
+    def cancel(self, now: datetime) -> int:
+        """Cancel every planned run (recorded as cancelled); in-flight runs finish or time out."""
+        if self.header.cancelled_at is None:
+            self.header.cancelled_at = now
+        n = 0
+        for node, queue in self.queues.items():
+            for rid in queue[self._cursor.get(node, 0):]:
+                s = self.runs[rid]
+                if s.status == "planned":
+                    self._set(s, "cancelled", finished_at=now, reason="cancelled")
+                    n += 1
+        self._finish_check(now)
+        return n
+
+    def expired(self, now: datetime,
+                grace_s: float = REPORT_GRACE_S) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
         """Runs that never reported back: mark failed, and plan one retry right after (first attempt only)."""
         out = []
-        for node, queue in self.queues.items():
+        for node in list(self._inflight):
             s = self.in_flight(node)
-            if not s or not s.dispatched_at:
+            if not s or not s.dispatched_at or now < s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s):
                 continue
-            if now < s.dispatched_at + timedelta(seconds=s.run.timeout_s + REPORT_GRACE_S):
-                continue
-            s.status, s.finished_at, s.reason = "failed", now, "no-report"
+            self._set(s, "failed", finished_at=now, reason="no-report")
             again = None
-            if s.run.attempt == 1:
+            if s.run.attempt == 1 and self.header.cancelled_at is None:
                 again = plan.retry(s.run)
-                self.runs[again.run_id] = RunState(run=again)
-                queue.insert(queue.index(s.run.run_id) + 1, again.run_id)
+                self._add(RunState(run=again), self.queues[node].index(s.run.run_id) + 1)
             out.append((s.run, again))
         self._finish_check(now)
         return out
@@ -129,15 +345,16 @@ class CampaignState(BaseModel):
         Statistics and outcomes travel on different consumers, so either may come first: the newest
         statistics of each cell are kept and evaluated again when the cell's last run reports."""
         key = f"{stats.node}|{stats.test}|{stats.params_key}"
-        if self.campaign.repetitions.target_ci_width is None or key not in self.reps:
+        if self.campaign.repetitions.target_ci_width is None or key not in self._cell_runs:
             return []
         test = templates.get(stats.test)
-        sample = next(s.run for s in self.runs.values() if cell_key(s.run) == key)
+        sample = self.runs[self._cell_runs[key][0]].run
         if stats.metric != test.primary_metric(test.validate(sample.params)):
             return []  # the cell's headline metric decides
         prev = self.last_stats.get(key)
         if prev is None or stats.n_host + stats.n_pod >= prev.n_host + prev.n_pod:
             self.last_stats[key] = stats
+            self._dirty_cells.add(key)
         new = self._evaluate(key, now)
         self._finish_check(now)
         return new
@@ -145,13 +362,14 @@ class CampaignState(BaseModel):
     def _evaluate(self, key: str, now: datetime) -> list[events.RunSpec]:
         reps = self.campaign.repetitions
         stats = self.last_stats.get(key)
-        if reps.target_ci_width is None or stats is None or key in self.settled_cells:
+        if reps.target_ci_width is None or stats is None or key in self.settled_cells or self.cancelled_at:
             return []
-        cell_runs = [s for s in self.runs.values() if cell_key(s.run) == key]
+        cell_runs = [self.runs[rid] for rid in self._cell_runs.get(key, [])]
         if any(s.status in ("planned", "dispatched") for s in cell_runs):
             return []  # wait until the planned repetitions are in
         if stats.n_host + stats.n_pod < sum(s.status == "done" for s in cell_runs):
             return []  # computed before the newest results: wait for fresher statistics
+        self._dirty_cells.add(key)
         width = None if stats.ci_low is None or stats.ci_high is None else stats.ci_high - stats.ci_low
         if (width is not None and width <= reps.target_ci_width) or self.reps[key] >= reps.max:
             self.settled_cells.append(key)
@@ -160,26 +378,19 @@ class CampaignState(BaseModel):
         self.reps[key] = rep + 1
         cell = plan.Cell(stats.node, stats.test, cell_runs[0].run.params)
         new = plan.block(self.campaign, cell, rep, random.Random(f"{self.seed}|{key}|{rep}"), self.cluster)
-        node_queue = self.queues[stats.node]
         out = []
         for r in new:
-            r = r.model_copy(update={"sequence": len(node_queue)})
-            self.runs[r.run_id] = RunState(run=r)
-            node_queue.append(r.run_id)
+            r = r.model_copy(update={"sequence": len(self.queues[stats.node])})
+            self._add(RunState(run=r))
             out.append(r)
         return out
 
     def _unsettled(self) -> list[str]:
         """Cells still waiting for the analyzer's verdict on their width (only with a target)."""
-        if self.campaign.repetitions.target_ci_width is None:
+        if self.campaign.repetitions.target_ci_width is None or self.cancelled_at:
             return []
-        with_results = {cell_key(s.run) for s in self.runs.values() if s.status == "done"}
-        return [k for k in self.reps if k in with_results and k not in self.settled_cells]
+        return [k for k in self.reps if k in self._with_results and k not in self.settled_cells]
 
     def _finish_check(self, now: datetime) -> None:
         if self.done and self.finished_at is None and not self._unsettled():
-            self.finished_at = now
-
-
-def cell_key(run: events.RunSpec) -> str:
-    return f"{run.node}|{run.test}|{templates.params_key(run.params)}"
+            self.header.finished_at = now
