@@ -59,6 +59,7 @@ class CellSpec:
     tool: str = "sysbench"
     campaign: str = "synthetic"
     failed: int = 0
+    cluster: str = "local"
 
 
 def params_key(params: dict) -> str:
@@ -84,7 +85,7 @@ def insert_cells(con: duckdb.DuckDBPyConnection, cells: list[CellSpec], *, seed:
                 run_id = f"{cell.campaign}-{ci}-{env[0]}-{k}"
                 start = T0 + timedelta(hours=ci, seconds=30 * t)
                 row = {
-                    "run_id": run_id, "event_id": f"ev-{counter}", "campaign": cell.campaign, "cluster": "local",
+                    "run_id": run_id, "event_id": f"ev-{counter}", "campaign": cell.campaign, "cluster": cell.cluster,
                     "node": cell.node, "env": env, "test": cell.test, "params": json.dumps(cell.params),
                     "params_key": params_key(cell.params), "attempt": 1, "sequence": t, "status": "ok",
                     "tool": cell.tool, "tool_version": spec.tool_version, "tool_build": spec.tool_build,

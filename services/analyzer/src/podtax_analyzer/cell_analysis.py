@@ -15,7 +15,15 @@ from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.modes import check_unimodality, describe_modes, two_means_boundary
 from podtax_analyzer.stats.outliers import modified_z_within, outlier_indices
 from podtax_analyzer.stats.ranktest import mann_whitney
-from podtax_analyzer.stats.verdict import FASTER, INCONCLUSIVE, NO_DIFFERENCE, SLOWER, change_phrase, decide
+from podtax_analyzer.stats.verdict import (
+    ALPHA,
+    FASTER,
+    INCONCLUSIVE,
+    NO_DIFFERENCE,
+    SLOWER,
+    change_phrase,
+    decide,
+)
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, side_name
 
 
@@ -112,7 +120,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         bca = bca_ratio_of_medians(h.values, p.values, rng=rng)
         hl = hl_ratio(h.values, p.values)
         rank = mann_whitney(h.values, p.values)
-        p_value = rank.p_value
+        # a metric with no variance at all (e.g. a fixed event count) is not a hypothesis: no p-value
+        p_value = None if rank.method == "degenerate" else rank.p_value
         warnings.extend(f"rank test: {w}" for w in rank.warnings)
         ratio = bca.estimate
         lo, hi, method = _pick_interval(bca, hl, warnings)
@@ -121,7 +130,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     outliers = [OutlierOut(run_id=str(s.run_ids[i]), env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]))
                 for s in (h, p) for i in found[s.env]]
     fields = dict(
-        id=cell.id, campaign=cell.campaign, node=cell.node, test=cell.test, params=cell.params_key,
+        id=cell.id, campaign=cell.campaign, cluster=cell.cluster, node=cell.node, test=cell.test,
+        params=cell.params_key,
         metric=cell.metric, unit=cell.unit, higher_is_better=cell.higher_is_better, n_host=h.n, n_pod=p.n,
         host_median=_median(h.values), pod_median=_median(p.values),
         host_tool_version=fl.version_text(h), pod_tool_version=fl.version_text(p),
@@ -154,10 +164,20 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
         head = f"{change_phrase(ratio, f['higher_is_better']).capitalize()} than host"
         return f"{head} (ratio {fmt_ratio(ratio)}, {interval}, {p_text}; {sides})."
     if verdict == NO_DIFFERENCE:
-        return (f"No detectable difference: ratio {fmt_ratio(ratio)} with {interval} stays within ±{band}% "
-                f"({sides}).")
+        # the interval lies inside the band: an equivalence statement, whether or not the test detects
+        # a (smaller) difference
+        if p is not None and p < ALPHA:
+            found = (f"a difference is detected ({p_text}, {change_phrase(ratio, f['higher_is_better'])}) "
+                     f"but it is smaller than ±{band}%")
+        else:
+            found = "no difference is detected"
+        return (f"Within ±{band}% (equivalent at this threshold): ratio {fmt_ratio(ratio)} with {interval}; "
+                f"{found} ({sides}).")
     if "INSUFFICIENT" in flags:
         why = "too few runs for a verdict"
+    elif "DRIFT" in flags:
+        why = ("the values drifted while the campaign ran, so the verdict is withheld (its interval assumes "
+               "runs that do not change over time)")
     elif lo is None:
         why = "no interval could be computed"
     elif p is None or p >= 0.05:

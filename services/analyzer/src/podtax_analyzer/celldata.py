@@ -1,6 +1,7 @@
 """Loading cells from DuckDB: one grouped query returns every cell side's values in run order.
 
-A cell is (campaign, node, test, params_key, metric); a side is its host or pod ('kubernetes')
+A cell is (campaign, cluster, node, test, params_key, metric) (the same node name in two clusters is
+two cells); a side is its host or pod ('kubernetes')
 runs with status 'ok'. The grouping, ordering and per-side facts (tool versions, throttling, SHORT
 flags) are done in DuckDB, so Python only sees one row per cell side.
 """
@@ -20,15 +21,15 @@ _SEP = "\x1f"
 ID_LEN = 12
 
 # Same hash in SQL and Python (see cell_id); used to find a cell by its id.
-CELL_ID_SQL = (f"substr(sha256(concat_ws(chr(31), r.campaign, r.node, r.test, r.params_key, m.name)), "
+CELL_ID_SQL = (f"substr(sha256(concat_ws(chr(31), r.campaign, r.cluster, r.node, r.test, r.params_key, m.name)), "
                f"1, {ID_LEN})")
 VERSION_SQL = ("concat_ws(' ', r.tool, r.tool_version, "
                "CASE WHEN r.tool_build IS NOT NULL AND r.tool_build <> '' THEN '(build ' || r.tool_build || ')' END)")
 
 
-def cell_id(campaign: str, node: str, test: str, params_key: str, metric: str) -> str:
+def cell_id(campaign: str, cluster: str, node: str, test: str, params_key: str, metric: str) -> str:
     """Stable short id (12 hex digits) of a cell key."""
-    raw = _SEP.join((campaign, node, test, params_key, metric)).encode()
+    raw = _SEP.join((campaign, cluster, node, test, params_key, metric)).encode()
     return hashlib.sha256(raw).hexdigest()[:ID_LEN]
 
 
@@ -64,6 +65,7 @@ class CellData:
     """Both sides of one cell plus its key and metric facts (unit, direction)."""
 
     campaign: str
+    cluster: str
     node: str
     test: str
     params_key: str
@@ -75,7 +77,7 @@ class CellData:
 
     @property
     def id(self) -> str:
-        return cell_id(self.campaign, self.node, self.test, self.params_key, self.metric)
+        return cell_id(self.campaign, self.cluster, self.node, self.test, self.params_key, self.metric)
 
 
 _QUERY = f"""
@@ -85,7 +87,7 @@ WITH short AS (
     WHERE starts_with(f, 'SHORT')
     GROUP BY run_id
 )
-SELECT r.node, r.test, r.params_key, m.name AS metric, r.env,
+SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        any_value(m.unit) AS unit,
        bool_or(m.higher_is_better) AS hib,
        list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
@@ -100,8 +102,8 @@ FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
 WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}}
-GROUP BY r.node, r.test, r.params_key, m.name, r.env
-ORDER BY r.node, r.test, r.params_key, m.name, r.env
+GROUP BY r.cluster, r.node, r.test, r.params_key, m.name, r.env
+ORDER BY r.cluster, r.node, r.test, r.params_key, m.name, r.env
 """
 
 
@@ -119,10 +121,11 @@ def load_cells(
     test: str | None = None,
     params_key: str | None = None,
     cell: str | None = None,
+    cluster: str | None = None,
 ) -> list[CellData]:
     """Every cell of ``campaign`` (optionally narrowed) with both sides, in a stable order."""
     extra, params = [], {"campaign": campaign}
-    for col, val in (("r.node", node), ("r.test", test), ("r.params_key", params_key)):
+    for col, val in (("r.cluster", cluster), ("r.node", node), ("r.test", test), ("r.params_key", params_key)):
         if val is not None:
             name = col.split(".")[1]
             extra.append(f"AND {col} = ${name}")
@@ -131,9 +134,9 @@ def load_cells(
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell
     res = con.execute(_QUERY.format(extra=" ".join(extra)), params).fetchnumpy()
-    cells: dict[tuple[str, str, str, str], CellData] = {}
+    cells: dict[tuple[str, ...], CellData] = {}
     for i in range(len(res["node"])):
-        key = tuple(str(res[c][i]) for c in ("node", "test", "params_key", "metric"))
+        key = tuple(str(res[c][i]) for c in ("cluster", "node", "test", "params_key", "metric"))
         env = str(res["env"][i])
         limits = [None if x < 0 else float(x) for x in res["cpu_limits"][i]]
         side = Side(

@@ -5,7 +5,13 @@ For every cell (campaign, node, test, params, metric):
   separately, seeded per cell from ``seed`` and the cell id, so a cell's numbers do not depend on
   which other cells are in the table); where the bootstrap is unstable the Hodges-Lehmann interval
   of log values is shown instead, and it is always given as a cross-check (hl_*);
-- a two-sided Mann-Whitney U p-value, adjusted across the campaign's cells (Holm or BH);
+- a two-sided Mann-Whitney U p-value, adjusted (Holm or BH) within its family: the family is one
+  primary metric per cell (podtax.templates.is_primary_metric; a test whose template names none
+  puts all its metrics there), and the secondary metrics (transforms of the primary, extra
+  percentiles) form a second family corrected separately, so they do not drain the primary
+  verdicts' power. Metrics with no variance (every value identical) are not tested. A secondary
+  metric whose verdict differs from its cell's primary verdict says so in its sentence and a
+  warning, never silently;
 - flags (podtax_analyzer.flags), each with a sentence;
 - a verdict (podtax_analyzer.stats.verdict) with the practical threshold ``threshold``.
 Cross-node summary sentences are built from the table (podtax_analyzer.summary).
@@ -17,9 +23,10 @@ import duckdb
 from podtax.events import CellStats
 
 from podtax_analyzer.cell_analysis import analyze, finalize
-from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, load_cells
-from podtax_analyzer.report_models import CampaignReport, CellComparison, CellRun, CellValues
+from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
+from podtax_analyzer.report_models import CampaignReport, CellComparison, CellRun, CellValues, is_primary_metric
 from podtax_analyzer.stats.multiple import METHODS, adjust
+from podtax_analyzer.stats.verdict import FASTER, SLOWER, change_phrase
 from podtax_analyzer.summary import summarize
 
 
@@ -42,10 +49,47 @@ def _check(threshold: float, correction: str) -> None:
         raise ValueError(f"unknown correction {correction!r}; use one of {', '.join(METHODS)}")
 
 
+def _group(c: CellData) -> tuple[str, str, str, str]:
+    return (c.cluster, c.node, c.test, c.params_key)
+
+
+def primary_flags(cells: list[CellData]) -> list[bool]:
+    """Which cells belong to the primary family: the test's primary metric, or every metric of a
+    (cluster, node, test, params) whose template names no primary metric among them."""
+    prim = [is_primary_metric(c.test, c.params_key, c.metric) for c in cells]
+    named = {_group(c) for c, p in zip(cells, prim, strict=True) if p}
+    return [p or _group(c) not in named for c, p in zip(cells, prim, strict=True)]
+
+
+def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellComparison]:
+    """Make a secondary metric whose verdict differs from its primary metric's say so (a difference
+    where either one calls a direction; "inconclusive" next to "no detectable difference" is not)."""
+    heads = {(c.cluster, c.node, c.test, c.params): c for c, p in zip(rows, prim, strict=True) if p}
+    out = []
+    for c, p in zip(rows, prim, strict=True):
+        head = heads.get((c.cluster, c.node, c.test, c.params))
+        if p or head is None or head.verdict == c.verdict or not {head.verdict, c.verdict} & {FASTER, SLOWER}:
+            out.append(c)
+            continue
+        what = (change_phrase(head.ratio, head.higher_is_better) if head.verdict in (FASTER, SLOWER)
+                and head.ratio is not None else head.verdict)
+        note = (f"Secondary metric: the test's primary metric {head.metric} says {what}, which is the "
+                f"headline; this metric's own verdict ({c.verdict}) is corrected among secondary metrics.")
+        out.append(c.model_copy(update={"sentence": f"{c.sentence} {note}", "warnings": [*c.warnings, note]}))
+    return out
+
+
 def _compare(cells, threshold: float, correction: str, seed: int) -> list[CellComparison]:
     analyses = [analyze(c, threshold=threshold, seed=seed) for c in cells]
-    adjusted = adjust([a.fields["p_value"] for a in analyses], correction)
-    return [finalize(a, p, threshold=threshold, correction=correction) for a, p in zip(analyses, adjusted, strict=True)]
+    prim = primary_flags(cells)
+    pvals = [a.fields["p_value"] for a in analyses]
+    adj_prim = adjust([p if f else None for p, f in zip(pvals, prim, strict=True)], correction)
+    adj_sec = adjust([None if f else p for p, f in zip(pvals, prim, strict=True)], correction)
+    rows = []
+    for a, f, pp, ps in zip(analyses, prim, adj_prim, adj_sec, strict=True):
+        label = correction if f else f"{correction} over the secondary metrics"
+        rows.append(finalize(a, pp if f else ps, threshold=threshold, correction=label))
+    return _reconcile(rows, prim)
 
 
 def compare_campaign(
@@ -80,6 +124,7 @@ def cell_stats_for(
     threshold: float = 0.01,
     correction: str = "holm",
     seed: int = 0,
+    cluster: str | None = None,
 ) -> list[CellStats]:
     """Statistics of the cells of one (campaign, node, test, params), one per metric, for the runner.
 
@@ -87,7 +132,7 @@ def cell_stats_for(
     identical to the campaign table's because the bootstrap is seeded per cell.
     """
     _check(threshold, correction)
-    rows = _compare(load_cells(con, campaign, node=node, test=test, params_key=params_key),
+    rows = _compare(load_cells(con, campaign, node=node, test=test, params_key=params_key, cluster=cluster),
                     threshold, correction, seed)
     return [CellStats(campaign=c.campaign, node=c.node, test=c.test, params_key=c.params, metric=c.metric,
                       n_host=c.n_host, n_pod=c.n_pod, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high,

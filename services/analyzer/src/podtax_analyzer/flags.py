@@ -2,7 +2,8 @@
 
 Each function returns the sentence when the flag applies, else None. Blocking flags (the verdict
 becomes "inconclusive"): CONFOUNDED and BIMODAL also withhold the headline ratio; INSUFFICIENT
-keeps the ratio for the runner but not the verdict.
+and DRIFT keep the ratio for the runner but not the verdict (a drifting side breaks the interval's
+assumption of runs that do not change over time).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, pl
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "DRIFT", "THROTTLED", "SHORT", "OUTLIERS")
-BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL"})
+BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
 
 LEGEND = {
@@ -25,8 +26,9 @@ LEGEND = {
     "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
-    "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5); kept, not dropped",
-    "DRIFT": "values changed over the course of the campaign",
+    "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5; below 10 runs only "
+                "values more than 17.5% away); kept, not dropped",
+    "DRIFT": "values changed over the course of the campaign; the verdict is withheld",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
 }
@@ -97,13 +99,19 @@ def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
     parts = []
     for env, d in drifts.items():
         if d.drift and d.shift is not None:
-            word = "rose" if d.shift > 0 else "fell"
-            parts.append(f"{side_name(env)} values {word} by {fmt_pct(d.shift)}% after run {d.index} of {d.n} "
+            trend = ""
+            if d.slope is not None and d.total is not None:
+                word = "rose" if d.total > 0 else "fell"
+                trend = (f"{side_name(env)} values {word} by {fmt_pct(d.total)}% over {d.n} runs "
+                         f"(Theil-Sen trend {d.slope * 100:+.2f}% per run); ")
+            step = "up" if d.shift > 0 else "down"
+            parts.append(f"{trend}the biggest step ({step} {fmt_pct(d.shift)}%) came after run {d.index} of {d.n} "
                          f"(median {fmt_value(d.before)} before, {fmt_value(d.after)} after; "
                          f"Pettitt {p_text_of(d.p_value)})")
     if not parts:
         return None
-    return "Drift over the campaign: " + "; ".join(parts) + ". Something changed while it ran."
+    return ("Drift over the campaign: " + "; ".join(parts) + ". Something changed while it ran, so the "
+            "verdict is withheld.")
 
 
 def throttled(cell: CellData) -> str | None:

@@ -44,8 +44,10 @@ class OutlierOut(BaseModel):
 
 
 class CellComparison(BaseModel):
-    id: str = Field(description="Stable short hash of (campaign, node, test, params, metric).")
+    id: str = Field(description="Stable short hash of (campaign, cluster, node, test, params, metric).")
     campaign: str
+    cluster: str = Field(default="local", description="Cluster of the node: the same node name in two "
+                                                      "clusters is two cells.")
     node: str
     test: str
     params: str = Field(description="Canonical parameters 'k=v k=v'.")

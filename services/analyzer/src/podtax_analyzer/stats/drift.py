@@ -10,6 +10,12 @@ To keep false positives low on stationary data, drift is reported only when p < 
 (0.01) AND the medians before and after the change point differ by at least the practical
 threshold (a statistically real but negligible shift is not worth a flag), with at least
 ``MIN_RUNS`` runs on the side.
+
+A drift is described as a trend: the Theil-Sen slope over run order (median of pairwise slopes,
+robust to outliers) as a share of the side's median per run, and the total change it implies from
+the first run to the last (slope x (n - 1) / median). The change point is kept as where the
+biggest step happened. A drifting side violates the "independent, identically distributed runs"
+assumption of the interval, so the DRIFT flag withholds the verdict (podtax_analyzer.flags).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
+from scipy.stats import rankdata, theilslopes
 
 ALPHA = 0.01
 MIN_RUNS = 10
@@ -31,6 +37,9 @@ class Drift:
     below MIN_RUNS. p_value: Pettitt's approximate p-value in [0, 1]. before, after: medians of the
     two segments (metric unit). shift: after / before - 1 (dimensionless, e.g. -0.05 = 5% lower).
     drift: whether the flag applies (p < ALPHA and |shift| >= threshold).
+    slope: Theil-Sen trend per run as a fraction of the side's median (0.0015 = +0.15% per run),
+    total: slope x (n - 1), the change from the first run to the last as a fraction; both None
+    unless ``drift``.
     """
 
     n: int
@@ -40,6 +49,8 @@ class Drift:
     after: float | None
     shift: float | None
     drift: bool
+    slope: float | None = None
+    total: float | None = None
 
 
 def pettitt(x: np.ndarray) -> tuple[int, float]:
@@ -65,4 +76,9 @@ def detect_drift(x: np.ndarray, threshold: float = 0.01) -> Drift:
     before, after = float(np.median(x[:idx])), float(np.median(x[idx:]))
     shift = after / before - 1.0 if before != 0 else None
     drift = bool(p < ALPHA and shift is not None and abs(shift) >= threshold)
-    return Drift(n, idx, p, before, after, shift, drift)
+    slope = total = None
+    med = float(np.median(x))
+    if drift and med != 0:
+        slope = float(theilslopes(x).slope) / abs(med)
+        total = slope * (n - 1)
+    return Drift(n, idx, p, before, after, shift, drift, slope, total)

@@ -1,8 +1,13 @@
-"""Multiple-comparison corrections across a campaign's cells.
+"""Multiple-comparison corrections within one family of hypotheses.
+
+The family (chosen by podtax_analyzer.comparisons) is one primary metric per cell; secondary
+metrics form a second family, corrected on their own. Metrics with no variance are not tested and
+so are not hypotheses here (their p-value is None).
 
 ``holm``: Holm-Bonferroni step-down; controls the family-wise error rate (chance of any false
-"different" among the cells) at alpha. ``bh``: Benjamini-Hochberg step-up; controls the false
-discovery rate (expected share of false "different" among those called different).
+"different" in the family) at alpha. ``bh``: Benjamini-Hochberg step-up; controls the false
+discovery rate (expected share of false "different" among those called different), computed by
+``scipy.stats.false_discovery_control``.
 Both return adjusted p-values in [0, 1], in the input order; None entries stay None and are not
 counted as hypotheses.
 """
@@ -12,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.stats import false_discovery_control
 
 METHODS = ("holm", "bh")
 
@@ -30,7 +36,10 @@ def _merge(p: Sequence[float | None], idx: np.ndarray, adj: np.ndarray) -> list[
 
 
 def holm(p: Sequence[float | None]) -> list[float | None]:
-    """Holm step-down adjusted p-values."""
+    """Holm step-down adjusted p-values: the k-th smallest of m is multiplied by (m - k + 1), then
+    made monotone. Written out (six lines) because scipy has no Holm and statsmodels'
+    ``multipletests`` would add a large dependency for it; checked against the textbook example
+    in tests/analysis/test_analysis_stats.py."""
     idx, vals = _split(p)
     m = len(vals)
     if m == 0:
@@ -43,17 +52,11 @@ def holm(p: Sequence[float | None]) -> list[float | None]:
 
 
 def bh(p: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg step-up adjusted p-values (q-values)."""
+    """Benjamini-Hochberg step-up adjusted p-values (q-values), by scipy."""
     idx, vals = _split(p)
-    m = len(vals)
-    if m == 0:
+    if len(vals) == 0:
         return [None] * len(p)
-    order = np.argsort(vals, kind="stable")
-    scaled = vals[order] * m / np.arange(1, m + 1)
-    stepped = np.minimum.accumulate(scaled[::-1])[::-1]
-    adj = np.empty(m)
-    adj[order] = np.minimum(stepped, 1.0)
-    return _merge(p, idx, adj)
+    return _merge(p, idx, false_discovery_control(vals, method="bh"))
 
 
 def adjust(p: Sequence[float | None], method: str = "holm") -> list[float | None]:

@@ -10,7 +10,8 @@ alpha = 0.05):
 - ``no detectable difference``: the whole interval lies inside the band [1 - t, 1 + t], so any
   difference is smaller than the threshold (an equivalence statement, not just "not significant").
 - ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
-  disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL) withholds the headline, or there
+  disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL,
+  DRIFT) withholds the headline, or there
   is no interval at all.
 """
 
