@@ -116,4 +116,7 @@ def create_app(store: Store) -> FastAPI:
         pass
     else:
         app.include_router(router)
+    from podtax_analyzer.api_report import router as report_router
+
+    app.include_router(report_router)
     return app

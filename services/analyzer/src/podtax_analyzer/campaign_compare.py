@@ -1,0 +1,218 @@
+"""Campaign against campaign: did the ratio of a cell change between BASE and NEW?
+
+For every cell present in both campaigns (same node, test, parameters and metric), with r = the
+cell's candidate/baseline ratio of medians (pod/host, nomad/kubernetes):
+
+- ``diff`` = r(NEW) - r(BASE) and ``change`` = r(NEW) / r(BASE), each with a 95% percentile bootstrap
+  interval: the four sides (two per campaign) are resampled separately, seeded per cell;
+- a two-sided bootstrap p-value for "no change" (twice the smaller tail share of diff around 0),
+  corrected across cells as in the report (Holm or BH), primary metrics and the others as separate
+  families;
+- the flags of both campaigns' cells (each explained, prefixed with the campaign); a blocking flag
+  on either side withholds the verdict;
+- a verdict from ``change`` with the report's rules (podtax_analyzer.stats.verdict): "improved" when
+  the candidate side fares better in NEW than in BASE beyond the practical threshold, "worsened",
+  "no detectable difference" (the interval of ``change`` lies within the threshold), or "inconclusive".
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+import duckdb
+import numpy as np
+from podtax import sides
+from pydantic import BaseModel, Field
+
+from podtax_analyzer import flags as fl
+from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
+from podtax_analyzer.report_models import CellComparison
+from podtax_analyzer.stats.multiple import adjust
+from podtax_analyzer.stats.verdict import FASTER, NO_DIFFERENCE, SLOWER, decide
+from podtax_analyzer.wording import fmt_ratio, p_text_of
+
+BOOTSTRAP = 4000
+ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive"]
+_WORDS = {FASTER: "improved", SLOWER: "worsened", NO_DIFFERENCE: NO_DIFFERENCE}
+
+
+class CellChange(BaseModel):
+    id: str = Field(description="Stable id of the pair (base cell id + new cell id).")
+    node: str
+    test: str
+    params: str
+    metric: str
+    unit: str
+    higher_is_better: bool
+    primary: bool
+    sides: tuple[str, str] = Field(description="(baseline, candidate) environments of the ratio.")
+    base_cell: str = Field(description="Cell id in BASE.")
+    new_cell: str = Field(description="Cell id in NEW.")
+    n_base: int = Field(ge=0, description="Runs of the cell in BASE (both sides).")
+    n_new: int = Field(ge=0)
+    base_ratio: float | None = Field(description="candidate/baseline ratio in BASE (null when withheld).")
+    new_ratio: float | None
+    diff: float | None = Field(description="new_ratio - base_ratio.")
+    diff_ci_low: float | None
+    diff_ci_high: float | None
+    change: float | None = Field(description="new_ratio / base_ratio.")
+    change_ci_low: float | None
+    change_ci_high: float | None
+    p_value: float | None = Field(description="Two-sided bootstrap p-value of 'no change'.")
+    p_adjusted: float | None
+    verdict: ChangeVerdict
+    flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG'.")
+    flag_details: dict[str, str] = Field(default_factory=dict)
+    sentence: str
+
+
+class CampaignChange(BaseModel):
+    base: str
+    new: str
+    threshold: float
+    correction: Literal["holm", "bh"]
+    cells: list[CellChange]
+    only_in_base: list[str] = Field(default_factory=list, description="'node test params metric' of unmatched cells.")
+    only_in_new: list[str] = Field(default_factory=list)
+
+
+Key = tuple[str, str, str, str, str]  # cluster, node, test, params, metric
+
+
+def _pair_id(base: str, new: str, key: Key) -> str:
+    return hashlib.sha256("\x1f".join((base, new, *key)).encode()).hexdigest()[:12]
+
+
+def _key(c: CellComparison) -> Key:
+    return (getattr(c, "cluster", "local"), c.node, c.test, c.params, c.metric)
+
+
+def _values(con: duckdb.DuckDBPyConnection, campaign: str) -> dict[Key, dict[str, np.ndarray]]:
+    rows = con.execute("""
+        SELECT r.cluster, r.node, r.test, r.params_key, m.name, r.env,
+               list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id)
+        FROM runs r JOIN metrics m ON m.run_id = r.run_id
+        WHERE r.campaign = $1 AND r.status = 'ok' GROUP BY ALL""", [campaign]).fetchall()
+    out: dict[Key, dict[str, np.ndarray]] = {}
+    for cluster, node, test, params, metric, env, vals in rows:
+        out.setdefault((cluster, node, test, params, metric), {})[env] = np.asarray(vals, dtype=float)
+    return out
+
+
+def _boot_ratio(base: np.ndarray, cand: np.ndarray, rng: np.random.Generator, b: int) -> np.ndarray:
+    mb = np.median(base[rng.integers(0, len(base), (b, len(base)))], axis=1)
+    mc = np.median(cand[rng.integers(0, len(cand), (b, len(cand)))], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return mc / mb
+
+
+def bootstrap_change(base: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray, np.ndarray], *,
+                     seed: int, b: int = BOOTSTRAP) -> dict[str, float | None]:
+    """diff and change of two ratios (each given as (baseline values, candidate values)) with 95%
+    percentile intervals and a two-sided bootstrap p-value. Pure; seeded."""
+    rng = np.random.default_rng(seed)
+    r_base = float(np.median(base[1]) / np.median(base[0]))
+    r_new = float(np.median(new[1]) / np.median(new[0]))
+    rb, rn = _boot_ratio(*base, rng, b), _boot_ratio(*new, rng, b)
+    ok = np.isfinite(rb) & np.isfinite(rn) & (rb > 0)
+    d, q = (rn - rb)[ok], (rn / np.where(rb > 0, rb, 1.0))[ok]
+    if len(d) < b // 2:
+        return dict(diff=r_new - r_base, diff_ci_low=None, diff_ci_high=None, change=r_new / r_base,
+                    change_ci_low=None, change_ci_high=None, p_value=None)
+    if np.all(d == 0):  # the same values on both campaigns: no change, and nothing to test
+        p = 1.0
+    else:
+        p = float(min(1.0, 2.0 * min(np.mean(d <= 0), np.mean(d >= 0))))
+        p = max(p, 1.0 / len(d))
+    dl, dh = np.percentile(d, [2.5, 97.5])
+    ql, qh = np.percentile(q, [2.5, 97.5])
+    return dict(diff=r_new - r_base, diff_ci_low=float(dl), diff_ci_high=float(dh), change=r_new / r_base,
+                change_ci_low=float(ql), change_ci_high=float(qh), p_value=p)
+
+
+def _label(c: CellComparison) -> str:
+    return " ".join(x for x in (c.node, c.test, c.params, c.metric) if x)
+
+
+def _flags(base: CellComparison, new: CellComparison) -> tuple[list[str], dict[str, str]]:
+    names, details = [], {}
+    for tag, c in (("BASE", base), ("NEW", new)):
+        for f in c.flags:
+            names.append(f"{tag}:{f}")
+            details[f"{tag}:{f}"] = f"{tag} ({c.campaign}): {c.flag_details.get(f, f)}"
+    return names, details
+
+
+def _sentence(ch: dict, base: str, new: str, sides_label: str) -> str:
+    what = f"{sides_label} ratio"
+    if ch["base_ratio"] is None or ch["new_ratio"] is None:
+        return (f"Inconclusive: the {what} is withheld in "
+                f"{base if ch['base_ratio'] is None else new} (see its flags), so no change is computed.")
+    head = (f"{what} {fmt_ratio(ch['base_ratio'])} in {base}, {fmt_ratio(ch['new_ratio'])} in {new} "
+            f"(difference {ch['diff']:+.3f}")
+    if ch["diff_ci_low"] is not None:
+        head += f", 95% CI {ch['diff_ci_low']:+.3f} to {ch['diff_ci_high']:+.3f}"
+    if ch["p_adjusted"] is not None:
+        head += f", {p_text_of(ch['p_adjusted'])} adjusted"
+    head += ")"
+    verdict = ch["verdict"]
+    if verdict in ("improved", "worsened"):
+        return f"{verdict.capitalize()}: {head}."
+    if verdict == NO_DIFFERENCE:
+        return f"No detectable difference: {head}."
+    blocking = [f for f in ch["flags"] if f.split(":", 1)[1] in fl.BLOCKING]
+    why = f"flags {', '.join(blocking)} withhold the verdict" if blocking else "the interval is too wide"
+    return f"Inconclusive ({why}): {head}."
+
+
+def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, threshold: float = 0.01,
+                      correction: str = "holm", seed: int = 0) -> CampaignChange:
+    """Raises UnknownCampaign naming the first campaign that is not stored."""
+    for name in (base, new):
+        if not campaign_exists(con, name):
+            raise UnknownCampaign(name)
+    reports = {name: compare_campaign(con, name, threshold=threshold, correction=correction, seed=seed)
+               for name in (base, new)}
+    cells = {name: {_key(c): c for c in rep.cells} for name, rep in reports.items()}
+    values = {name: _values(con, name) for name in (base, new)}
+    keys = [k for k in cells[base] if k in cells[new]]
+    rows = []
+    for key in keys:
+        b, n = cells[base][key], cells[new][key]
+        vb, vn = values[base].get(key, {}), values[new].get(key, {})
+        try:
+            pair = sides.pair(set(vb) | set(vn))
+        except ValueError:
+            pair = ("host", "kubernetes")
+        flags, details = _flags(b, n)
+        est: dict[str, float | None] = dict(diff=None, diff_ci_low=None, diff_ci_high=None, change=None,
+                                            change_ci_low=None, change_ci_high=None, p_value=None)
+        usable = all(len(v.get(e, [])) > 0 for v in (vb, vn) for e in pair)
+        if b.ratio is not None and n.ratio is not None and usable:
+            seed_cell = [seed, int(b.id, 16), int(n.id, 16)]
+            est = bootstrap_change((vb[pair[0]], vb[pair[1]]), (vn[pair[0]], vn[pair[1]]),
+                                   seed=int(np.random.SeedSequence(seed_cell).generate_state(1)[0]))
+        rows.append(dict(
+            id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
+            metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,
+            base_cell=b.id, new_cell=n.id, n_base=b.n_host + b.n_pod, n_new=n.n_host + n.n_pod,
+            base_ratio=b.ratio, new_ratio=n.ratio, flags=flags, flag_details=details, **est))
+    for family in (True, False):
+        idx = [i for i, r in enumerate(rows) if r["primary"] == family]
+        for i, p in zip(idx, adjust([rows[i]["p_value"] for i in idx], correction), strict=True):
+            rows[i]["p_adjusted"] = p
+    out = []
+    for r in rows:
+        blocked = any(f.split(":", 1)[1] in fl.BLOCKING for f in r["flags"])
+        v = decide(r["change"], r["change_ci_low"], r["change_ci_high"], r["p_adjusted"], r["higher_is_better"],
+                   threshold=threshold, blocked=blocked)
+        r["verdict"] = _WORDS.get(v, "inconclusive")
+        label = f"{r['sides'][1]}/{r['sides'][0]}".replace("kubernetes/host", "pod/host")
+        r["sentence"] = _sentence(r, base, new, label)
+        out.append(CellChange(**r))
+    def unmatched(a: str, b: str) -> list[str]:
+        return [_label(c) for k, c in cells[a].items() if k not in cells[b]]
+
+    return CampaignChange(base=base, new=new, threshold=threshold, correction=correction, cells=out,
+                          only_in_base=unmatched(base, new), only_in_new=unmatched(new, base))

@@ -1,0 +1,81 @@
+"""Raw exports of a campaign as CSV or Parquet files, written by DuckDB's own COPY.
+
+Tables: runs, metrics (of the campaign's runs), phases (when the database has per-object phase
+latencies) and comparisons (the comparison table, as the API returns it). Served as one zip at
+/api/campaigns/{c}/export.zip?format=csv|parquet; `podtax export` unpacks it into a folder.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Literal
+
+import duckdb
+
+from podtax_analyzer.report_data import table_exists
+from podtax_analyzer.report_models import CampaignReport
+
+Format = Literal["csv", "parquet"]
+FORMATS: tuple[str, ...] = ("csv", "parquet")
+COMPARISON_COLUMNS = {
+    "id": "VARCHAR", "campaign": "VARCHAR", "node": "VARCHAR", "test": "VARCHAR", "params": "VARCHAR",
+    "metric": "VARCHAR", "unit": "VARCHAR", "higher_is_better": "BOOLEAN", "primary": "BOOLEAN",
+    "n_host": "INTEGER", "n_pod": "INTEGER", "host_median": "DOUBLE", "pod_median": "DOUBLE",
+    "host_tool_version": "VARCHAR", "pod_tool_version": "VARCHAR", "ratio": "DOUBLE", "ci_low": "DOUBLE",
+    "ci_high": "DOUBLE", "ci_method": "VARCHAR", "hl_ratio": "DOUBLE", "hl_ci_low": "DOUBLE",
+    "hl_ci_high": "DOUBLE", "p_value": "DOUBLE", "p_adjusted": "DOUBLE", "verdict": "VARCHAR",
+    "change_pct": "DOUBLE", "flags": "VARCHAR[]", "sentence": "VARCHAR",
+}
+_OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
+
+
+def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Path, fmt: Format) -> None:
+    con.execute(f"COPY ({query}) TO '{path.as_posix()}' {_OPTIONS[fmt]}", params)
+
+
+def write_exports(con: duckdb.DuckDBPyConnection, report: CampaignReport, folder: Path, fmt: Format) -> list[Path]:
+    """Write runs, metrics, phases (if stored) and comparisons of ``report.campaign`` into ``folder``."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}; use csv or parquet")
+    folder.mkdir(parents=True, exist_ok=True)
+    if "'" in folder.as_posix():
+        raise ValueError("the export folder's path must not contain a quote")
+    campaign = report.campaign
+    out = []
+    tables = [("runs", "SELECT * FROM runs WHERE campaign = $1 ORDER BY started_at NULLS LAST, run_id"),
+              ("metrics", "SELECT m.* FROM metrics m JOIN runs r ON r.run_id = m.run_id WHERE r.campaign = $1 "
+                          "ORDER BY m.run_id, m.name")]
+    if table_exists(con, "phases"):
+        tables.append(("phases", "SELECT p.* FROM phases p JOIN runs r ON r.run_id = p.run_id "
+                                 "WHERE r.campaign = $1"))
+    for name, query in tables:
+        path = folder / f"{name}.{fmt}"
+        _copy(con, query, [campaign], path, fmt)
+        out.append(path)
+    mem = duckdb.connect()
+    try:
+        cols = ", ".join(f'"{c}" {t}' for c, t in COMPARISON_COLUMNS.items())
+        mem.execute(f"CREATE TABLE comparisons ({cols})")
+        rows = [[getattr(c, k) for k in COMPARISON_COLUMNS] for c in report.cells]
+        if rows:
+            mem.executemany(f"INSERT INTO comparisons VALUES ({', '.join('?' * len(COMPARISON_COLUMNS))})", rows)
+        path = folder / f"comparisons.{fmt}"
+        _copy(mem, "SELECT * FROM comparisons", [], path, fmt)
+        out.append(path)
+    finally:
+        mem.close()
+    return out
+
+
+def export_zip(con: duckdb.DuckDBPyConnection, report: CampaignReport, fmt: Format) -> bytes:
+    """The same files in one zip (flat: no folders inside)."""
+    with tempfile.TemporaryDirectory(prefix="podtax-export-") as tmp:
+        paths = write_exports(con, report, Path(tmp), fmt)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for p in paths:
+                zf.write(p, arcname=p.name)
+    return buf.getvalue()

@@ -1,0 +1,231 @@
+"""The campaign report as one self-contained HTML page (inline CSS and SVG, no script, no external
+asset), served at /report/{campaign} and saved by `podtax report CAMPAIGN --html FILE`.
+
+Sections: the test-by-node matrix (heatmap; ratio, interval, verdict and flags written in each cell,
+each cell linking to its details), the cross-node summary, the campaign comparison (when asked),
+per-cell distributions, runs over time per node, control-plane phase CDFs, placements, provenance,
+every flag as a sentence, and the full table.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from html import escape
+
+from podtax import phases as phase_defs
+
+from podtax_analyzer.campaign_compare import CampaignChange
+from podtax_analyzer.flags import LEGEND
+from podtax_analyzer.report_data import ReportData, ratio_label, side_label
+from podtax_analyzer.report_models import CellComparison
+from podtax_analyzer.svgplot import cdf_plot, fmt, heat_colour, strip_plot, time_plot
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1240px;
+padding:12px 20px;color:#111;line-height:1.4}
+h1{font-size:1.5em}h2{border-bottom:2px solid #0072B2;padding-bottom:2px;margin-top:2em}
+table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #999;padding:4px 6px;vertical-align:top}
+th{background:#f0f0f0;text-align:left}.scroll{overflow-x:auto;max-width:100%}
+td.mcell{min-width:120px;text-align:center}td.mcell a{color:#111;text-decoration:none;display:block}
+td.mcell a:hover,td.mcell a:focus{outline:2px solid #000}
+.ratio{font-size:1.15em;font-weight:600}.ci{font-size:0.85em}.flag{font-weight:600;color:#5a2a82}
+.verdict{font-size:0.85em;font-style:italic}.num{text-align:right;font-variant-numeric:tabular-nums}
+.cell{border:1px solid #bbb;border-radius:4px;padding:6px 12px;margin:12px 0}
+.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #999}
+.note{color:#444;font-size:0.9em}svg{max-width:100%;height:auto}
+"""
+
+
+def _e(v: object) -> str:
+    return escape("" if v is None else str(v))
+
+
+def _num(v: float | None, digits: int = 3) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def _key(c: CellComparison) -> str:
+    return " ".join(x for x in (c.test, c.params) if x)
+
+
+def _matrix(data: ReportData) -> str:
+    cells = [c for c in data.report.cells if c.primary] or data.report.cells
+    nodes = sorted({c.node for c in cells})
+    rows: dict[tuple[str, str, str], dict[str, CellComparison]] = {}
+    for c in cells:
+        rows.setdefault((c.test, c.params, c.metric), {})[c.node] = c
+    head = "".join(f'<th scope="col">{_e(n)}</th>' for n in nodes)
+    out = ['<div class="scroll"><table id="matrix"><thead><tr><th scope="col">test / parameters / metric</th>',
+           head, "</tr></thead><tbody>"]
+    for (test, params, metric), by_node in rows.items():
+        any_cell = next(iter(by_node.values()))
+        label = ratio_label(data.envs(any_cell))
+        out.append(f'<tr><th scope="row">{_e(test)}<br><span class="note">{_e(params)}<br>{_e(metric)} '
+                   f'({_e(any_cell.unit)}, {"higher" if any_cell.higher_is_better else "lower"} is better; '
+                   f'{_e(label)})</span></th>')
+        for node in nodes:
+            c = by_node.get(node)
+            if c is None:
+                out.append('<td class="mcell empty">no runs</td>')
+                continue
+            flags = "".join(f'<div class="flag">⚑ {_e(f)}</div>' for f in c.flags)
+            ci = f"[{_num(c.ci_low)}, {_num(c.ci_high)}]" if c.ci_low is not None else "no interval"
+            ratio = _num(c.ratio) if c.ratio is not None else "withheld"
+            out.append(
+                f'<td class="mcell" style="background:{heat_colour(c.ratio, c.higher_is_better)}" '
+                f'data-cell="{c.id}" data-node="{_e(node)}" data-test="{_e(test)}" data-metric="{_e(metric)}" '
+                f'data-ratio="{"" if c.ratio is None else repr(c.ratio)}" data-flags="{_e(" ".join(c.flags))}">'
+                f'<a href="#cell-{c.id}" title="{_e(c.sentence)}"><div class="ratio">{ratio}</div>'
+                f'<div class="ci">{ci}</div><div class="verdict">{_e(c.verdict)}</div>{flags}</a></td>')
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _legend(threshold: float) -> str:
+    return (f'<p class="legend"><span style="background:{heat_colour(1.08, True)}">candidate better</span>'
+            f'<span style="background:#ffffff">within noise</span>'
+            f'<span style="background:{heat_colour(0.92, True)}">candidate worse</span>'
+            f'<span style="background:{heat_colour(None, True)}">ratio withheld</span> '
+            f'Colour saturates at a 10% change; every cell also states its ratio, 95% interval, verdict and flags '
+            f'(⚑). Practical threshold: ±{threshold * 100:.1f}%.</p>')
+
+
+def _cell_detail(data: ReportData, c: CellComparison) -> str:
+    pair = data.envs(c)
+    runs = data.runs.get(c.id, [])
+    series = [(side_label(env, pair), [r.value for r in runs if r.env == env]) for env in pair]
+    medians = (f"{side_label(pair[0], pair)} median {fmt(c.host_median) if c.host_median is not None else '—'}, "
+               f"{side_label(pair[1], pair)} median {fmt(c.pod_median) if c.pod_median is not None else '—'} "
+               f"{_e(c.unit)}; {ratio_label(pair)} {_num(c.ratio)} "
+               f"(95% CI {_num(c.ci_low)} to {_num(c.ci_high)}, {_e(c.ci_method or 'no interval')})")
+    flags = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in c.flag_details.items())
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
+    return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
+            f'<h3>{_e(c.node)} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
+            f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.verdict)}</b>.</p>"
+            f"{strip_plot(series, c.unit)}"
+            + (f"<p>Flags:</p><ul>{flags}</ul>" if flags else "")
+            + (f'<p class="note">Notes:</p><ul class="note">{warnings}</ul>' if warnings else "")
+            + '<p class="note"><a href="#matrix">back to the matrix</a></p></div>')
+
+
+def _timelines(data: ReportData) -> str:
+    cells = [c for c in data.report.cells if c.primary] or data.report.cells
+    out = []
+    for node in sorted({c.node for c in cells}):
+        out.append(f'<h3 id="time-{_e(node)}">{_e(node)}</h3>')
+        for c in (c for c in cells if c.node == node):
+            pair = data.envs(c)
+            runs = data.runs.get(c.id, [])
+            series = [(side_label(env, pair), [(r.started_at, r.value) for r in runs if r.env == env])
+                      for env in pair]
+            out.append(f'<p class="note">{_e(c.test)} {_e(c.params)} · {_e(c.metric)}</p>'
+                       f"{time_plot(series, c.unit)}")
+    return "".join(out)
+
+
+def _phases(data: ReportData) -> str:
+    control = any(c.test in ("volume-churn", "pod-startup") for c in data.report.cells)
+    if not data.phases:
+        return ("<p>No per-object phase latencies are stored for this campaign"
+                + (" (the cells above show the per-run phase metrics)." if control else ".") + "</p>")
+    named = sorted({(r["test"], r["phase"]) for r in data.phases})
+    defs = "".join(f"<tr><td>{_e(t)}</td><td>{_e(p)}</td><td>{_e(phase_defs.definition(t, p))}</td></tr>"
+                   for t, p in named)
+    out = ['<table id="phase-definitions"><thead><tr><th>test</th><th>phase</th><th>definition</th></tr></thead>'
+           "<tbody>", defs, "</tbody></table>"]
+    groups: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in data.phases:
+        groups.setdefault((r["test"], r["phase"]), {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
+    for (test, phase), by_env in sorted(groups.items()):
+        out.append(f"<h3>{_e(test)} · {_e(phase)}</h3>")
+        out.append(cdf_plot(sorted(by_env.items()), "ms"))
+        for env in ("kubernetes", "nomad") if test == "volume-churn" else ():
+            reason = phase_defs.absent_reason(test, env, phase) if env not in by_env else None
+            if reason:
+                out.append(f'<p class="note">{_e(env)}: {_e(reason)}.</p>')
+    return "".join(out)
+
+
+def _table(headers: list[str], rows: list[list[object]], table_id: str = "") -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in r) + "</tr>" for r in rows)
+    ident = f' id="{table_id}"' if table_id else ""
+    return f'<div class="scroll"><table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def compare_section(change: CampaignChange) -> str:
+    rows = [[c.node, c.test, c.params, c.metric, _num(c.base_ratio), _num(c.new_ratio),
+             "—" if c.diff is None else f"{c.diff:+.3f}",
+             "—" if c.diff_ci_low is None else f"{c.diff_ci_low:+.3f} to {c.diff_ci_high:+.3f}",
+             "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}", c.verdict, " ".join(c.flags), c.sentence]
+            for c in change.cells]
+    extra = ""
+    if change.only_in_base or change.only_in_new:
+        extra = (f'<p class="note">Only in {_e(change.base)}: {_e(", ".join(change.only_in_base) or "none")}. '
+                 f'Only in {_e(change.new)}: {_e(", ".join(change.only_in_new) or "none")}.</p>')
+    return (f"<p>Each cell's ratio in {_e(change.base)} (base) and {_e(change.new)} (new), the difference with a "
+            f"95% bootstrap interval over both campaigns' runs, and a verdict ({_e(change.correction)} "
+            f"correction, threshold ±{change.threshold * 100:.1f}%).</p>"
+            + _table(["node", "test", "params", "metric", "base ratio", "new ratio", "difference", "95% CI",
+                      "p adjusted", "verdict", "flags", "sentence"], rows, "compare") + extra)
+
+
+def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
+    """The whole page as one string."""
+    rep = data.report
+    primary = [c for c in rep.cells if c.primary] or rep.cells
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    summary = "".join(f"<li>{_e(s.sentence)}</li>" for s in rep.summary)
+    warnings = "".join(f"<li>{_e(w)}</li>" for w in rep.warnings)
+    flag_rows = [[c.node, c.test, c.params, c.metric, f, d] for c in rep.cells for f, d in c.flag_details.items()]
+    prov = [[p["node"], p["env"], p["runs"], "; ".join(p["tools"]) or "unknown", "; ".join(p["kernels"]) or "unknown",
+             "; ".join(p["cpus"]) or "unknown", p["os"] or "", p["arch"] or "", p["hw_threads"] or ""]
+            for p in data.provenance]
+    places = [[p["placed_at"], p["namespace"], p["pod"], p["node"] or "not placed", p["test"],
+               "" if p["score"] is None else f"{p['score']:.1f}",
+               ", ".join(f"{c.get('node')} {c.get('score', 0):.1f}" for c in p["candidates"]), p["message"]]
+              for p in data.placements]
+    full = [[c.node, c.test, c.params, c.metric, c.unit, c.n_host, c.n_pod,
+             "—" if c.host_median is None else fmt(c.host_median), "—" if c.pod_median is None else fmt(c.pod_median),
+             _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
+             c.verdict, " ".join(c.flags)] for c in rep.cells]
+    legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())
+    sections = [
+        f"<h1>podtax report: {_e(rep.campaign)}</h1>",
+        f'<p class="note">Generated {now}. {len(rep.cells)} cells; {rep.correction} correction; 95% intervals. '
+        f'Contents: <a href="#matrix">matrix</a> · <a href="#summary">summary</a> · '
+        + ('<a href="#compare-section">comparison</a> · ' if change else "")
+        + '<a href="#details">distributions</a> · <a href="#time">runs over time</a> · '
+        '<a href="#phases">control-plane phases</a> · <a href="#placements">placements</a> · '
+        '<a href="#provenance">provenance</a> · <a href="#flags">flags</a> · <a href="#full">full table</a></p>',
+        f"<ul>{warnings}</ul>" if warnings else "",
+        '<h2>Test × node matrix</h2>', _legend(rep.threshold), _matrix(data),
+        f'<h2 id="summary">Across nodes</h2><ul>{summary or "<li>no cells</li>"}</ul>',
+    ]
+    if change is not None:
+        sections += [f'<h2 id="compare-section">Compared with {_e(change.base)}</h2>', compare_section(change)]
+    sections += [
+        '<h2 id="details">Distributions per cell</h2><p class="note">Every run is a marker (one shape per side); '
+        'the black bar is the side\'s median.</p>', "".join(_cell_detail(data, c) for c in primary),
+        '<h2 id="time">Runs over time, per node</h2>', _timelines(data),
+        '<h2 id="phases">Control-plane phases</h2>', _phases(data),
+        '<h2 id="placements">Scheduler placements</h2>',
+        _table(["when", "namespace", "pod", "node", "test", "score", "candidates", "message"], places,
+               "placement-table")
+        if places else "<p>No placement of a pod naming one of this campaign's tests is stored.</p>",
+        '<h2 id="provenance">Provenance per node and side</h2>',
+        _table(["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch", "hw threads"], prov,
+               "provenance-table"),
+        '<h2 id="flags">Flags</h2>', f'<ul class="note">{legend}</ul>',
+        _table(["node", "test", "params", "metric", "flag", "what it means here"], flag_rows, "flag-table")
+        if flag_rows else "<p>No cell carries a flag.</p>",
+        '<h2 id="full">Full comparison table</h2>',
+        _table(["node", "test", "params", "metric", "unit", "n base", "n cand.", "base median", "cand. median",
+                "ratio", "CI low", "CI high", "p adjusted", "verdict", "flags"], full, "full-table"),
+    ]
+    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>podtax report: {_e(rep.campaign)}</title><style>{CSS}</style></head><body>"
+            + "".join(sections) + "</body></html>")

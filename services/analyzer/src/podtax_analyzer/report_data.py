@@ -1,0 +1,160 @@
+"""Everything the HTML report and the workbook show about one campaign, read in a few queries.
+
+The statistics come from ``compare_campaign`` (the one place they are computed); this module adds
+the raw values behind each cell, provenance per node and side, the scheduler's placements for the
+campaign's tests and, when the database has them, control-plane phase latencies.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import duckdb
+from podtax import sides
+
+from podtax_analyzer.celldata import CELL_ID_SQL, HOST, POD, VERSION_SQL
+from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.report_models import CampaignReport, CellComparison
+
+PLACEMENT_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class RunValue:
+    """One run's value of one cell's metric."""
+
+    run_id: str
+    env: str
+    value: float
+    started_at: datetime | None
+
+
+@dataclass
+class ReportData:
+    """A campaign's comparison table plus what the report shows around it.
+
+    runs: cell id -> its runs in time order. provenance: one dict per (node, env). placements: newest
+    first. phases: per-object control-plane latencies {env, test, phase, seconds} (empty when absent).
+    """
+
+    report: CampaignReport
+    runs: dict[str, list[RunValue]] = field(default_factory=dict)
+    provenance: list[dict[str, Any]] = field(default_factory=list)
+    placements: list[dict[str, Any]] = field(default_factory=list)
+    phases: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def campaign(self) -> str:
+        return self.report.campaign
+
+    def envs(self, cell: CellComparison) -> tuple[str, str]:
+        """(baseline, candidate) environment names of a cell, from its runs; host/kubernetes by default."""
+        found = {r.env for r in self.runs.get(cell.id, [])}
+        try:
+            return sides.pair(found)
+        except ValueError:
+            return HOST, POD
+
+
+def side_label(env: str, pair: tuple[str, str]) -> str:
+    """'pod' for kubernetes against the host (the pod tax); otherwise the environment's own name."""
+    return "pod" if pair == (HOST, POD) and env == POD else env
+
+
+def ratio_label(pair: tuple[str, str]) -> str:
+    """'pod/host', 'nomad/kubernetes': candidate over baseline."""
+    return f"{side_label(pair[1], pair)}/{side_label(pair[0], pair)}"
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = $1", [name]).fetchone()
+    return bool(row and row[0])
+
+
+def load_runs(con: duckdb.DuckDBPyConnection, campaign: str) -> dict[str, list[RunValue]]:
+    rows = con.execute(f"""
+        SELECT {CELL_ID_SQL} AS cell, r.run_id, r.env, m.value, r.started_at
+        FROM runs r JOIN metrics m ON m.run_id = r.run_id
+        WHERE r.campaign = $1 AND r.status = 'ok'
+        ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id""", [campaign]).fetchall()
+    out: dict[str, list[RunValue]] = {}
+    for cell, run_id, env, value, started in rows:
+        out.setdefault(cell, []).append(RunValue(run_id, env, float(value), started))
+    return out
+
+
+def load_provenance(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str, Any]]:
+    """Per node and environment: runs, tool builds, kernels and CPUs seen in the runs' provenance,
+    and the node's latest host facts (OS, architecture, hardware threads) where reported."""
+    has_raw = table_exists(con, "raw_logs")
+    join = "LEFT JOIN raw_logs l ON l.run_id = r.run_id" if has_raw else ""
+    kernel = "list(DISTINCT l.provenance->>'kernel') FILTER (WHERE l.provenance->>'kernel' IS NOT NULL)" \
+        if has_raw else "[]::VARCHAR[]"
+    cpu = "list(DISTINCT l.provenance->>'cpu_model') FILTER (WHERE l.provenance->>'cpu_model' IS NOT NULL)" \
+        if has_raw else "[]::VARCHAR[]"
+    rows = con.execute(f"""
+        WITH facts AS (
+            SELECT node, arg_max(kernel, seen_at) AS kernel, arg_max(os, seen_at) AS os,
+                   arg_max(cpu_model, seen_at) AS cpu_model, arg_max(hw_threads, seen_at) AS hw_threads,
+                   arg_max(arch, seen_at) AS arch
+            FROM host_facts GROUP BY node),
+        sides AS (
+            SELECT r.node, r.env, count(*) AS runs,
+                   list(DISTINCT {VERSION_SQL}) FILTER (WHERE r.tool IS NOT NULL) AS tools,
+                   {kernel} AS kernels, {cpu} AS cpus
+            FROM runs r {join}
+            WHERE r.campaign = $1 AND r.status = 'ok' GROUP BY r.node, r.env)
+        SELECT s.node, s.env, s.runs, s.tools, s.kernels, s.cpus,
+               f.kernel, f.os, f.cpu_model, f.hw_threads, f.arch
+        FROM sides s LEFT JOIN facts f USING (node) ORDER BY s.node, s.env""", [campaign]).fetchall()
+    out = []
+    for node, env, n, tools, kernels, cpus, f_kernel, f_os, f_cpu, f_threads, f_arch in rows:
+        out.append({
+            "node": node, "env": env, "runs": n, "tools": sorted(tools or []),
+            "kernels": sorted(kernels or ([f_kernel] if f_kernel and env == HOST else [])),
+            "cpus": sorted(cpus or ([f_cpu] if f_cpu else [])),
+            "os": f_os, "arch": f_arch, "hw_threads": f_threads,
+        })
+    return out
+
+
+def load_placements(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str, Any]]:
+    """The scheduler's placements of pods that name one of the campaign's tests, newest first."""
+    rows = con.execute("""
+        SELECT placed_at, namespace, pod, node, test, candidates, message FROM placements
+        WHERE test IN (SELECT DISTINCT test FROM runs WHERE campaign = $1)
+        ORDER BY placed_at DESC LIMIT $2""", [campaign, PLACEMENT_LIMIT]).fetchall()
+    out = []
+    for placed_at, namespace, pod, node, test, candidates, message in rows:
+        cands = json.loads(candidates) if isinstance(candidates, str) else (candidates or [])
+        score = next((c.get("score") for c in cands if c.get("node") == node), None)
+        out.append({"placed_at": placed_at, "namespace": namespace, "pod": pod, "node": node, "test": test,
+                    "score": score, "candidates": cands, "message": message})
+    return out
+
+
+def load_phases(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str, Any]]:
+    """Per-object control-plane phase latencies of the campaign, when the database has a ``phases``
+    table (columns run_id, phase and seconds at least); empty otherwise."""
+    if not table_exists(con, "phases"):
+        return []
+    cols = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'phases'").fetchall()}
+    value = next((c for c in ("seconds", "latency_s", "value") if c in cols), None)
+    if not {"run_id", "phase"} <= cols or value is None:
+        return []
+    rows = con.execute(f"""
+        SELECT r.env, r.test, p.phase, p.{value} FROM phases p JOIN runs r ON r.run_id = p.run_id
+        WHERE r.campaign = $1 AND p.{value} IS NOT NULL ORDER BY r.env, p.phase""", [campaign]).fetchall()
+    return [{"env": e, "test": t, "phase": ph, "seconds": float(v)} for e, t, ph, v in rows]
+
+
+def load_report_data(con: duckdb.DuckDBPyConnection, campaign: str, *, threshold: float = 0.01,
+                     correction: str = "holm") -> ReportData:
+    """Raises UnknownCampaign (from compare_campaign) when nothing of the campaign is stored."""
+    report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
+    return ReportData(report=report, runs=load_runs(con, campaign), provenance=load_provenance(con, campaign),
+                      placements=load_placements(con, campaign), phases=load_phases(con, campaign))

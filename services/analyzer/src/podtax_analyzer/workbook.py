@@ -1,0 +1,149 @@
+"""The campaign as an Excel workbook (openpyxl), served at /api/campaigns/{c}/export.xlsx.
+
+Sheets: "summary" (the test-by-node matrix of ratios with a colour scale, then the full comparison
+table with intervals, verdicts and flags), one sheet per node with every run's values for both
+sides, "provenance", and "phases" when the campaign has per-object control-plane latencies.
+Numbers are stored as numbers; units are in the headers.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import UTC
+from typing import Any
+
+from openpyxl import Workbook
+from openpyxl.formatting.rule import ColorScaleRule
+from openpyxl.styles import Alignment, Font
+from openpyxl.utils import get_column_letter
+from openpyxl.worksheet.worksheet import Worksheet
+
+from podtax_analyzer.report_data import ReportData, ratio_label, side_label
+
+MATRIX_TITLE = "Ratio of medians (candidate/baseline) per test and node"
+TABLE_TITLE = "Comparison table"
+COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is better", "primary", "sides",
+                      "n baseline (runs)", "n candidate (runs)", "baseline median (unit)", "candidate median (unit)",
+                      "ratio", "CI low (95%)", "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
+                      "verdict", "flags", "flag details", "sentence"]
+RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
+BOLD = Font(bold=True)
+
+
+def sheet_title(name: str, taken: set[str]) -> str:
+    """A valid, unique sheet title (at most 31 characters, none of []:*?/\\)."""
+    base = re.sub(r"[\[\]:*?/\\]", "_", name)[:31] or "sheet"
+    title, k = base, 2
+    while title.lower() in taken:
+        suffix = f"~{k}"
+        title, k = base[:31 - len(suffix)] + suffix, k + 1
+    taken.add(title.lower())
+    return title
+
+
+def _naive(dt: Any) -> Any:
+    """Excel has no time zones: datetimes are written in UTC without one."""
+    if dt is None or dt.tzinfo is None:
+        return dt
+    return dt.astimezone(UTC).replace(tzinfo=None)
+
+
+def _header(ws: Worksheet, row: int, headers: list[str]) -> None:
+    for col, h in enumerate(headers, 1):
+        cell = ws.cell(row=row, column=col, value=h)
+        cell.font = BOLD
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+
+
+def _summary(ws: Worksheet, data: ReportData) -> None:
+    rep = data.report
+    primary = [c for c in rep.cells if c.primary] or rep.cells
+    nodes = sorted({c.node for c in primary})
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for c in primary:
+        rows.setdefault((c.test, c.params, c.metric), {})[c.node] = c
+    ws["A1"] = f"podtax campaign {rep.campaign}: {MATRIX_TITLE}"
+    ws["A1"].font = Font(bold=True, size=13)
+    ws["A2"] = (f"95% intervals; {rep.correction} correction; practical threshold {rep.threshold * 100:.1f}%. "
+                f"Empty cell: ratio withheld (see the flags in the table below).")
+    _header(ws, 4, ["test", "params", "metric", "ratio"] + nodes)
+    r = 5
+    for (test, params, metric), by_node in rows.items():
+        any_cell = next(iter(by_node.values()))
+        ws.cell(row=r, column=1, value=test)
+        ws.cell(row=r, column=2, value=params)
+        ws.cell(row=r, column=3, value=f"{metric} ({any_cell.unit})")
+        ws.cell(row=r, column=4, value=ratio_label(data.envs(any_cell)))
+        for k, node in enumerate(nodes):
+            c = by_node.get(node)
+            cell = ws.cell(row=r, column=5 + k, value=None if c is None else c.ratio)
+            cell.number_format = "0.000"
+        r += 1
+    if nodes and r > 5:
+        area = f"E5:{get_column_letter(4 + len(nodes))}{r - 1}"
+        ws.conditional_formatting.add(area, ColorScaleRule(
+            start_type="num", start_value=0.9, start_color="D55E00", mid_type="num", mid_value=1.0,
+            mid_color="FFFFFF", end_type="num", end_value=1.1, end_color="0072B2"))
+    r += 1
+    ws.cell(row=r, column=1, value=TABLE_TITLE).font = Font(bold=True, size=13)
+    r += 1
+    _header(ws, r, COMPARISON_HEADERS)
+    for c in rep.cells:
+        r += 1
+        pair = data.envs(c)
+        values = [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary, ratio_label(pair),
+                  c.n_host, c.n_pod, c.host_median, c.pod_median, c.ratio, c.ci_low, c.ci_high, c.ci_method,
+                  c.p_value, c.p_adjusted, c.change_pct, c.verdict, " ".join(c.flags),
+                  " ".join(c.flag_details.values()), c.sentence]
+        for col, v in enumerate(values, 1):
+            ws.cell(row=r, column=col, value=v)
+    for col, width in zip("ABCD", (16, 28, 30, 16), strict=True):
+        ws.column_dimensions[col].width = width
+    ws.freeze_panes = "A5"
+
+
+def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
+    _header(ws, 1, RUN_HEADERS)
+    r = 1
+    for c in data.report.cells:
+        if c.node != node:
+            continue
+        pair = data.envs(c)
+        for run in data.runs.get(c.id, []):
+            r += 1
+            values = [c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
+                      _naive(run.started_at), run.value]
+            for col, v in enumerate(values, 1):
+                cell = ws.cell(row=r, column=col, value=v)
+                if col == 8:
+                    cell.number_format = "yyyy-mm-dd hh:mm:ss"
+    ws.freeze_panes = "A2"
+    for col, width in zip("ABCDEFGHI", (14, 28, 24, 10, 12, 8, 26, 20, 14), strict=True):
+        ws.column_dimensions[col].width = width
+
+
+def write_workbook(data: ReportData) -> bytes:
+    """The workbook as .xlsx bytes."""
+    wb = Workbook()
+    taken: set[str] = set()
+    ws = wb.active
+    ws.title = sheet_title("summary", taken)
+    _summary(ws, data)
+    for node in sorted({c.node for c in data.report.cells}):
+        _node_sheet(wb.create_sheet(sheet_title(f"node {node}", taken)), data, node)
+    prov = wb.create_sheet(sheet_title("provenance", taken))
+    _header(prov, 1, ["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch", "hw threads"])
+    for i, p in enumerate(data.provenance, 2):
+        for col, v in enumerate([p["node"], p["env"], p["runs"], "; ".join(p["tools"]), "; ".join(p["kernels"]),
+                                 "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]], 1):
+            prov.cell(row=i, column=col, value=v)
+    if data.phases:
+        ph = wb.create_sheet(sheet_title("phases", taken))
+        _header(ph, 1, ["test", "environment", "phase", "latency (ms)"])
+        for i, row in enumerate(data.phases, 2):
+            for col, v in enumerate([row["test"], row["env"], row["phase"], row["seconds"] * 1000.0], 1):
+                ph.cell(row=i, column=col, value=v)
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
