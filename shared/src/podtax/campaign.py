@@ -194,3 +194,28 @@ def load(path: Path) -> Campaign:
     except OSError as exc:
         raise CampaignError(f"cannot read campaign file {path}: {exc.strerror}") from None
     return parse(text, str(path))
+
+
+# What the runner can take (the CLI refuses more before submitting; the runner refuses it too).
+MAX_RUNS = 250_000  # runs a campaign may reach (repetitions.max with a target): ~1.5 KB of runner memory each
+MAX_HEADER_BYTES = 512 * 1024  # the campaign's header document in KV: its spec and one line per node
+
+
+def planned_runs(c: Campaign, n_nodes: int, extended: bool = True) -> int:
+    """Runs `c` plans on `n_nodes` nodes; with `extended`, at most, once cells are extended to the maximum."""
+    reps = c.repetitions
+    per_cell = reps.max if extended and reps.target_ci_width is not None else reps.min
+    return sum(len(t.combinations()) for t in c.tests) * n_nodes * per_cell * len(c.environments)
+
+
+def refusal(c: Campaign, n_nodes: int) -> str | None:
+    """Why the runner cannot carry out `c` on `n_nodes` nodes (a sentence that says what to change), or None."""
+    n = planned_runs(c, n_nodes)
+    if n > MAX_RUNS:
+        return (f"campaign {c.name} would plan up to {n:,} runs on {n_nodes} node(s), above the runner's limit of "
+                f"{MAX_RUNS:,}; split it into several campaigns, or lower repetitions, nodes or the matrix")
+    size = len(c.model_dump_json()) + 200 * n_nodes
+    if size > MAX_HEADER_BYTES:
+        return (f"campaign {c.name}'s document would take about {size:,} bytes, above {MAX_HEADER_BYTES:,}; "
+                f"use fewer nodes or a smaller matrix")
+    return None

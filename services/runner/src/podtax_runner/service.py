@@ -15,12 +15,12 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
 from podtax import events, subjects
 from podtax.bus import Bus, ConsumerSpec, Permanent
-from podtax.campaign import Campaign
+from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
 
 from podtax_runner import simulate
 from podtax_runner.kube import KubeExecutor
-from podtax_runner.state import CampaignState, refusal
+from podtax_runner.state import CampaignState
 
 log = logging.getLogger("podtax.runner")
 SOURCE = "podtax/runner"
@@ -120,7 +120,8 @@ class Runner:
                 return
             nodes = await self.resolve_nodes(campaign)
             why = refusal(campaign, len(nodes))
-            if why:
+            if why:  # recorded where `podtax campaign status` looks, then dead-lettered with the reason
+                await self.kv.put(f"refused.{campaign.name}", json.dumps({"reason": why}).encode())
                 raise Permanent(why)
             seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
             state = await asyncio.to_thread(CampaignState.new, campaign, nodes, self.settings.cluster, seed,

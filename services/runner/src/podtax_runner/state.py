@@ -31,7 +31,6 @@ Status = Literal["planned", "dispatched", "done", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("planned", "dispatched", "done", "failed", "cancelled")
 TERMINAL = ("done", "failed", "cancelled")
 REPORT_GRACE_S = 60.0  # beyond the run's own timeout, for scheduling, image pulls and the bus
-MAX_RUNS = 250_000  # runs a campaign may reach (repetitions.max); ~1.5 KB of runner memory each
 FORMAT = 2
 
 
@@ -72,23 +71,6 @@ class Header(BaseModel):
     cancelled_at: datetime | None = None
     runs: int = 0
     progress: dict[str, NodeProgress] = Field(default_factory=dict)
-
-
-def planned_runs(campaign: Campaign, n_nodes: int, extended: bool = True) -> int:
-    """Runs a campaign plans on `n_nodes` nodes (at most, with `extended`, once cells are extended)."""
-    reps = campaign.repetitions
-    per_cell = reps.max if extended and reps.target_ci_width is not None else reps.min
-    combos = sum(len(t.combinations()) for t in campaign.tests)
-    return combos * n_nodes * per_cell * len(campaign.environments)
-
-
-def refusal(campaign: Campaign, n_nodes: int) -> str | None:
-    """Why the runner cannot take this campaign, or None."""
-    n = planned_runs(campaign, n_nodes)
-    if n > MAX_RUNS:
-        return (f"campaign {campaign.name} would plan up to {n:,} runs, above the runner's limit of {MAX_RUNS:,}; "
-                f"split it into several campaigns or lower repetitions, nodes or the matrix")
-    return None
 
 
 def cell_key(run: events.RunSpec) -> str:

@@ -1,4 +1,4 @@
-"""`podtax campaign submit FILE` and `podtax campaign status NAME [--follow]`."""
+"""`podtax campaign submit FILE`, `podtax campaign status NAME [--follow]`, `podtax campaign cancel NAME`."""
 
 from __future__ import annotations
 
@@ -82,6 +82,8 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
         await bus.ensure_streams()
         known = await _known_nodes(bus)
         problems = check_nodes(c, known)
+        if isinstance(c.nodes, list) and (why := campaign_file.refusal(c, len(c.nodes))):
+            problems.append(why)
         if problems:
             for p in problems:
                 err.print(f"[red]error:[/red] {p}", highlight=False)
@@ -123,6 +125,14 @@ def submit(
 
 
 def _progress_rows(state: dict[str, Any]) -> dict[str, dict[str, float]]:
+    if "progress" in state or "runs" not in state:  # the header of a campaign saved as per-run documents
+        rows = {}
+        for node, p in state.get("progress", {}).items():
+            finished = {k: int(p.get(k, 0)) for k in ("done", "failed", "cancelled")}
+            rows[node] = {"done": finished["done"], "failed": finished["failed"] + finished["cancelled"],
+                          "total": sum(int(p.get(k, 0)) for k in ("planned", "dispatched")) + sum(finished.values()),
+                          "seconds": float(p.get("seconds", 0.0)), "timed": int(p.get("timed", 0))}
+        return rows
     rows: dict[str, dict[str, float]] = {}
     for s in state["runs"].values():
         node = s["run"]["node"]
@@ -162,6 +172,9 @@ def status(
         time.sleep(0.5)
         state = asyncio.run(_status_once(name))
     if state is None:
+        refused = asyncio.run(_refused(name))
+        if refused:
+            raise fail(f"the runner refused campaign {name!r}: {refused}")
         raise fail(f"no campaign named {name!r} (submitted campaigns appear once the runner has planned them; "
                    f"is the runner running?)")
     progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), TextColumn("{task.fields[info]}"),
@@ -185,8 +198,58 @@ def status(
             time.sleep(1)
             state = asyncio.run(_status_once(name)) or state
     done = bool(state.get("finished_at"))
-    console.print(f"campaign {name}: " + ("finished" if done else "running"))
+    cancelled = " (cancelled)" if state.get("cancelled_at") else ""
+    console.print(f"campaign {name}: " + ("finished" if done else "running") + cancelled)
     return 0 if done or not follow else 1
+
+
+async def _refused(name: str) -> str | None:
+    bus = await Bus.connect(nats_url(), "podtax/cli")
+    try:
+        doc = await _kv_get(bus, f"refused.{name}")
+        return doc.get("reason") if doc else None
+    finally:
+        await bus.close()
+
+
+async def _cancel(name: str, reason: str, wait_s: float) -> int:
+    try:
+        bus = await Bus.connect(nats_url(), "podtax/cli")
+    except BusError as exc:
+        raise fail(str(exc)) from None
+    try:
+        state = await _kv_get(bus, f"campaign.{name}")
+        if state is None:
+            raise fail(f"no campaign named {name!r}; `podtax campaign status NAME` shows planned campaigns")
+        if state.get("finished_at"):
+            console.print(f"campaign {name} already finished; nothing to cancel")
+            return 0
+        event = events.campaign_cancelled(events.CampaignCancelled(campaign=name, reason=reason))
+        await bus.publish(event.model_copy(update={"id": f"campaign.{name}.cancel"}))
+        deadline = time.monotonic() + wait_s
+        while not state.get("cancelled_at") and time.monotonic() < deadline:
+            await asyncio.sleep(0.3)
+            state = await _kv_get(bus, f"campaign.{name}") or state
+        if not state.get("cancelled_at"):
+            console.print(f"cancellation of {name} sent; the runner has not acknowledged it yet (is it running?)")
+            return 0
+        p = state.get("progress", {}).values()
+        cancelled, in_flight = sum(n.get("cancelled", 0) for n in p), sum(n.get("dispatched", 0) for n in p)
+        console.print(f"campaign {name} cancelled: {cancelled} pending run(s) recorded as cancelled; "
+                      f"{in_flight} in flight will finish or time out", highlight=False)
+        return 0
+    finally:
+        await bus.close()
+
+
+@campaign_app.command()
+def cancel(
+    name: Annotated[str, typer.Argument(help="Campaign name.")],
+    reason: Annotated[str, typer.Option(help="Why (recorded with the cancellation).")] = "cancelled by the operator",
+    wait: Annotated[float, typer.Option(help="Seconds to wait for the runner to confirm.")] = 10,
+) -> int:
+    """Cancel a campaign: pending runs are recorded as cancelled, runs in flight finish or time out."""
+    return asyncio.run(_cancel(name, reason, wait))
 
 
 def register(app: typer.Typer) -> None:
