@@ -1,0 +1,67 @@
+"""Find and remove what control-plane runs created: Kubernetes objects by the `podtax.io/*` labels,
+Nomad volumes by the `podtax-` name prefix (see nomad.py). Used by the executors when a run fails
+or is stopped, and by `podtax volumes cleanup`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kubernetes.client.rest import ApiException
+
+from podtax_runner.controlplane.kubeapi import Kube, Obj
+
+
+@dataclass
+class Removed:
+    names: list[str] = field(default_factory=list)  # "kind namespace/name" of each object deleted
+    left: int = 0  # objects (claims, pods, PVs of deleted claims) still present after waiting
+
+
+def _items(kube: Kube, namespaced: object, everywhere: object, namespace: str | None, selector: str) -> list[Obj]:
+    if namespace:
+        return kube.call("list", namespaced, namespace, label_selector=selector).get("items") or []
+    return kube.call("list", everywhere, label_selector=selector).get("items") or []
+
+
+def _delete(kube: Kube, fn: object, name: str, ns: str) -> bool:
+    try:
+        kube.call("delete", fn, name, ns, grace_period_seconds=0)
+        return True
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
+def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float = 30) -> Removed:
+    """Delete pods and claims matching `selector` (in `namespace`, or everywhere), then wait up to
+    `wait_s` for them and the PVs bound to the claims to be gone."""
+    core = kube.core
+    out = Removed()
+    pvs: set[str] = set()
+    for pod in _items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector):
+        m = pod["metadata"]
+        if _delete(kube, core.delete_namespaced_pod, m["name"], m["namespace"]):
+            out.names.append(f"pod {m['namespace']}/{m['name']}")
+    claims = _items(kube, core.list_namespaced_persistent_volume_claim,
+                    core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)
+    for claim in claims:
+        m = claim["metadata"]
+        if (claim.get("spec") or {}).get("volumeName"):
+            pvs.add(claim["spec"]["volumeName"])
+        if _delete(kube, core.delete_namespaced_persistent_volume_claim, m["name"], m["namespace"]):
+            out.names.append(f"persistentvolumeclaim {m['namespace']}/{m['name']}")
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = (len(_items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector))
+                + len(_items(kube, core.list_namespaced_persistent_volume_claim,
+                             core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)))
+        if pvs:
+            present = {o["metadata"]["name"] for o in kube.call("list", core.list_persistent_volume).get("items") or []
+                       if (o.get("spec") or {}).get("persistentVolumeReclaimPolicy", "Delete") == "Delete"}
+            left += len(pvs & present)
+        out.left = left
+        if left == 0 or time.monotonic() > deadline:
+            return out
+        time.sleep(0.2)

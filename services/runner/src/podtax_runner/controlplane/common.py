@@ -1,0 +1,99 @@
+"""What every control-plane executor shares: the run context, names and labels, a worker pool that
+stops early, and waiting on the timeline."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from podtax import events
+
+from podtax_runner.controlplane.timeline import run_label
+
+T = TypeVar("T")
+LABEL_CAMPAIGN = "podtax.io/campaign"
+LABEL_RUN = "podtax.io/run"
+MANAGED = {"app.kubernetes.io/managed-by": "podtax"}
+WAIT_STEP_S = 0.02
+
+
+class Aborted(Exception):
+    """The run stopped early (timeout, SIGTERM, too many errors); what was created has been deleted."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
+@dataclass
+class Context:
+    run: events.RunSpec
+    namespace: str
+    deadline: float  # time.monotonic() when the run must be over (delete phase included)
+    stop: threading.Event = field(default_factory=threading.Event)
+    simulated: bool = False
+
+    @property
+    def label(self) -> str:
+        return run_label(self.run.run_id)
+
+    def labels(self) -> dict[str, str]:
+        return {**MANAGED, LABEL_CAMPAIGN: self.run.campaign[:63], LABEL_RUN: self.label}
+
+    @property
+    def selector(self) -> str:
+        return f"{LABEL_RUN}={self.label}"
+
+    def name(self, kind: str, i: int) -> str:
+        return f"podtax-{kind}-{self.label}-{i:04d}"
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def check(self) -> None:
+        """Raise Aborted when stopped or past the deadline."""
+        if self.stop.is_set():
+            raise Aborted("stopped", "the run was stopped (SIGTERM or shutdown)")
+        if self.remaining() <= 0:
+            raise Aborted("timeout", f"the run did not finish within {self.run.timeout_s:g} s")
+
+
+def pool(ctx: Context, fn: Callable[[T], Any], items: Iterable[T], workers: int) -> None:
+    """Run fn over items with `workers` threads; stops handing out work once the run is stopped."""
+    lock = threading.Lock()
+    it = iter(items)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        while not ctx.stop.is_set() and ctx.remaining() > 0 and not errors:
+            with lock:
+                item = next(it, None)
+            if item is None:
+                return
+            try:
+                fn(item)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                errors.append(exc)
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="podtax-cp") as ex:
+        for f in [ex.submit(worker) for _ in range(workers)]:
+            f.result()
+    if errors:
+        raise errors[0]
+    ctx.check()
+
+
+def wait_for(ctx: Context, pending: Callable[[], bool]) -> None:
+    """Wait until `pending()` is false; raises Aborted when stopped or past the deadline."""
+    while pending():
+        ctx.check()
+        time.sleep(WAIT_STEP_S)
+
+
+def too_many_errors(errors: int, count: int) -> bool:
+    """Abort a run once more than max(10, 10 %) of its objects failed: the server is refusing."""
+    return errors > max(10, count // 10)

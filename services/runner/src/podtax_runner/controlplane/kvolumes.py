@@ -1,0 +1,261 @@
+"""volume-churn on Kubernetes: create `count` claims with `concurrency` workers, observe claims and
+PVs through watches opened before the first create (or, with `observe: poll`, by GETting every
+unfinished object each interval, the seed's method), optionally a consumer pod per claim, then
+delete them and wait for the claims' and PVs' DELETED events."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from kubernetes.client.rest import ApiException
+from podtax.templates import VolumeChurn
+
+from podtax_runner.controlplane import cleanup
+from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors, wait_for
+from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
+from podtax_runner.controlplane.timeline import Timeline
+
+PAUSE = "registry.k8s.io/pause:3.9"
+
+
+def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
+    spec: Obj = {"accessModes": [p.access_mode], "resources": {"requests": {"storage": p.size}}}
+    if p.storage_class:
+        spec["storageClassName"] = p.storage_class
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "labels": ctx.labels()}, "spec": spec}
+
+
+def consumer_manifest(ctx: Context, name: str, claim: str, image: str = PAUSE) -> Obj:
+    """A pod that mounts `claim`, pinned to the run's node; it runs until deleted."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": ctx.labels(),
+                         "annotations": {"podtax.io/sim-duration-seconds": "inf"}},
+            "spec": {"nodeSelector": {"kubernetes.io/hostname": ctx.run.node},
+                     "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+                     "terminationGracePeriodSeconds": 1, "automountServiceAccountToken": False,
+                     "restartPolicy": "Always",
+                     "containers": [{"name": "consumer", "image": image,
+                                     "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
+                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}}
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+class VolumeChurnK8s:
+    def __init__(self, kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> None:
+        self.kube, self.ctx, self.p, self.tl = kube, ctx, params, timeline
+        self.ns = ctx.namespace
+        self.names = [ctx.name("vc", i + 1) for i in range(params.count)]
+        self.claims = set(self.names)
+        self.consumer_of = {ctx.name("vcc", i + 1): n for i, n in enumerate(self.names)}
+        self.pv_of: dict[str, str] = {}  # claim -> PV name
+        self.errors = 0
+        self.lock = threading.Lock()
+        for n in self.names:
+            timeline.add(n)
+
+    # ------------------------------------------------------------ observing
+    def on_claim(self, etype: str, obj: Obj) -> None:
+        name = _meta(obj).get("name")
+        if name not in self.claims:
+            return
+        if etype == "DELETED":
+            self.tl.mark(name, "gone")
+            return
+        volume = (obj.get("spec") or {}).get("volumeName")
+        if volume:
+            self.pv_of.setdefault(name, volume)
+        if (obj.get("status") or {}).get("phase") == "Bound":
+            self.tl.mark(name, "bound")
+
+    def on_claims_listed(self, items: list[Obj]) -> None:
+        present = {_meta(o).get("name") for o in items}
+        for o in items:
+            self.on_claim("MODIFIED", o)
+        for name in self.claims - present:
+            if self.tl.has(name, "delete_requested"):
+                self.tl.mark(name, "gone")
+
+    def on_pv(self, etype: str, obj: Obj) -> None:
+        ref = (obj.get("spec") or {}).get("claimRef") or {}
+        claim = ref.get("name")
+        if ref.get("namespace") != self.ns or claim not in self.claims:
+            return
+        meta = _meta(obj)
+        if etype == "DELETED":
+            self.tl.mark(claim, "pv_gone")
+            return
+        self.pv_of.setdefault(claim, meta.get("name", ""))
+        if self.tl.mark(claim, "pv_created"):
+            self.tl.server(claim, "pv_created", meta.get("creationTimestamp"))
+        self.tl.server(claim, "pv_last_phase_transition", (obj.get("status") or {}).get("lastPhaseTransitionTime"))
+
+    def on_pvs_listed(self, items: list[Obj]) -> None:
+        present = set()
+        for o in items:
+            self.on_pv("MODIFIED", o)
+            present.add(_meta(o).get("name"))
+        for claim, pv in list(self.pv_of.items()):
+            if pv not in present and self.tl.has(claim, "pv_created"):
+                self.tl.mark(claim, "pv_gone")
+
+    def on_pod(self, etype: str, obj: Obj) -> None:
+        claim = self.consumer_of.get(_meta(obj).get("name"))
+        if claim and etype != "DELETED" and (obj.get("status") or {}).get("phase") == "Running":
+            self.tl.mark(claim, "consumer_running")
+
+    def watchers(self) -> list[Watcher]:
+        core = self.kube.core
+        out = [Watcher(self.kube, core.list_namespaced_persistent_volume_claim, (self.ns,), self.ctx.selector,
+                       self.on_claims_listed, self.on_claim),
+               Watcher(self.kube, core.list_persistent_volume, (), None, self.on_pvs_listed, self.on_pv)]
+        if self.p.consumer:
+            out.append(Watcher(self.kube, core.list_namespaced_pod, (self.ns,), self.ctx.selector,
+                               lambda items: [self.on_pod("MODIFIED", o) for o in items], self.on_pod))
+        return out
+
+    def poll_round(self) -> None:
+        """The seed's method: GET every object not yet in its final state."""
+        core = self.kube.core
+
+        def get(fn: Any, *args: Any) -> Obj | None:
+            try:
+                return self.kube.call("get", fn, *args, retry=False)
+            except ApiException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+
+        def check(name: str) -> None:
+            tl = self.tl
+            deleting = tl.has(name, "delete_requested")
+            if tl.has(name, "api_accepted") and (not tl.has(name, "bound") or (deleting and not tl.has(name, "gone"))):
+                obj = get(core.read_namespaced_persistent_volume_claim, name, self.ns)
+                self.on_claim("DELETED" if obj is None else "MODIFIED", obj or {"metadata": {"name": name}})
+            pv = self.pv_of.get(name)
+            if pv and (not tl.has(name, "pv_created") or (deleting and not tl.has(name, "pv_gone"))):
+                obj = get(core.read_persistent_volume, pv)
+                if obj is not None:
+                    self.on_pv("MODIFIED", obj)
+                elif tl.has(name, "pv_created"):
+                    tl.mark(name, "pv_gone")
+            if self.p.consumer and tl.has(name, "api_accepted") and not tl.has(name, "consumer_running"):
+                pod = next(k for k, v in self.consumer_of.items() if v == name)
+                obj = get(core.read_namespaced_pod, pod, self.ns)
+                if obj is not None:
+                    self.on_pod("MODIFIED", obj)
+
+        with ThreadPoolExecutor(self.p.concurrency, thread_name_prefix="podtax-cp-poll") as ex:
+            list(ex.map(check, [n for n in self.names if self.tl.objects[n].error is None]))
+
+    # ------------------------------------------------------------ acting
+    def create(self, name: str) -> None:
+        tl = self.tl
+        tl.mark(name, "request_sent")
+        try:
+            obj = self.kube.call("create", self.kube.core.create_namespaced_persistent_volume_claim, self.ns,
+                                 claim_manifest(self.ctx, name, self.p))
+            tl.mark(name, "api_accepted")
+            tl.server(name, "created", _meta(obj).get("creationTimestamp"))
+        except (ApiException, OSError) as exc:
+            self._error(name, "create", exc)
+            return
+        if self.p.consumer:
+            pod = self.ctx.name("vcc", self.names.index(name) + 1)
+            try:
+                self.kube.call("create", self.kube.core.create_namespaced_pod, self.ns,
+                               consumer_manifest(self.ctx, pod, name))
+            except (ApiException, OSError) as exc:
+                self._error(name, "create consumer", exc)
+
+    def delete(self, name: str) -> None:
+        if not self.tl.has(name, "api_accepted"):
+            return
+        self.tl.mark(name, "delete_requested")
+        try:
+            self.kube.call("delete", self.kube.core.delete_namespaced_persistent_volume_claim, name, self.ns)
+        except ApiException as exc:
+            if exc.status == 404:
+                self.tl.mark(name, "gone")
+            else:
+                self._error(name, "delete", exc)
+        except OSError as exc:
+            self._error(name, "delete", exc)
+
+    def delete_consumers(self) -> None:
+        def one(pod: str) -> None:
+            try:
+                self.kube.call("delete", self.kube.core.delete_namespaced_pod, pod, self.ns)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+        created = [pod for pod, claim in self.consumer_of.items() if self.tl.has(claim, "api_accepted")]
+        pool(self.ctx, one, created, self.p.concurrency)
+
+    def _error(self, name: str, what: str, exc: Exception) -> None:
+        detail = f"{what}: {exc.status} {exc.reason}" if isinstance(exc, ApiException) else f"{what}: {exc}"
+        self.tl.fail(name, detail)
+        with self.lock:
+            self.errors += 1
+            if too_many_errors(self.errors, self.p.count):
+                raise Aborted("api-errors", f"the API refused {self.errors} of {self.p.count} requests "
+                              f"(last: {detail}); stopped and removed what was created")
+
+    # ------------------------------------------------------------ the run
+    def pending(self, phase: str, since: str = "api_accepted") -> bool:
+        return any(r.error is None and since in r.t and phase not in r.t for r in list(self.tl.objects.values()))
+
+    def pv_pending(self) -> bool:
+        return any("pv_created" in r.t and "pv_gone" not in r.t and "delete_requested" in r.t
+                   for r in list(self.tl.objects.values()))
+
+    def execute(self) -> None:
+        ctx, p = self.ctx, self.p
+        self.kube.ensure_namespace(self.ns)
+        watchers: list[Watcher] = []
+        poller: threading.Thread | None = None
+        polling = threading.Event()
+        try:
+            if p.observe == "watch":
+                for w in self.watchers():
+                    w.start(timeout=max(1.0, min(30.0, ctx.remaining())))
+                    watchers.append(w)
+            else:
+                def loop() -> None:
+                    while not polling.wait(p.poll_interval_s):
+                        self.poll_round()
+                poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
+                poller.start()
+            pool(ctx, self.create, self.names, p.concurrency)
+            wait_for(ctx, lambda: self.pending("bound") or (p.consumer and self.pending("consumer_running")))
+            if p.consumer:
+                self.delete_consumers()
+            pool(ctx, self.delete, self.names, p.concurrency)
+            wait_for(ctx, lambda: self.pending("gone", "delete_requested") or self.pv_pending())
+        finally:
+            polling.set()
+            for w in watchers:
+                w.stop()
+            if poller is not None:
+                poller.join(timeout=10)
+
+
+def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> None:
+    """Execute one run into `timeline`; on any failure delete what this run created, then re-raise."""
+    churn = VolumeChurnK8s(kube, ctx, params, timeline)
+    try:
+        churn.execute()
+    except BaseException:
+        removed = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30)
+        timeline.left_behind = removed.left
+        raise
+    timeline.left_behind = sum(1 for r in timeline.objects.values()
+                               if "api_accepted" in r.t and ("gone" not in r.t or
+                                                             ("pv_created" in r.t and "pv_gone" not in r.t)))
+    if timeline.left_behind:
+        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left

@@ -1,0 +1,105 @@
+"""The per-object timeline of a control-plane run, written as the raw log (docs/control-plane.md).
+
+Times are seconds on the client's monotonic clock relative to the run's t0; each phase is recorded
+once (the first time it is seen). Server timestamps are kept apart. Thread-safe: workers and watch
+threads record into one Timeline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMAT = 1
+VERBS = ("create", "delete", "get", "list", "watch")
+
+
+def run_label(run_id: str) -> str:
+    """The short run token in names and labels (`podtax.io/run`)."""
+    return hashlib.sha1(run_id.encode()).hexdigest()[:10]
+
+
+@dataclass
+class ObjectRecord:
+    name: str
+    t: dict[str, float] = field(default_factory=dict)
+    server: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+    def line(self) -> dict[str, Any]:
+        return {"kind": "object", "name": self.name, "t": self.t, "server": self.server, "error": self.error}
+
+
+class Timeline:
+    def __init__(self, template: str, backend: str, params: dict[str, Any], observe: str,
+                 simulated: bool = False) -> None:
+        self.template, self.backend, self.params = template, backend, dict(params)
+        self.observe, self.simulated = observe, simulated
+        self.t0 = time.monotonic()
+        self.t0_unix = time.time()
+        self.objects: dict[str, ObjectRecord] = {}
+        self.requests: Counter[str] = Counter({v: 0 for v in VERBS})
+        self.apiserver: dict[str, dict[str, float]] | None = None
+        self.left_behind = 0
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        return round(time.monotonic() - self.t0, 6)
+
+    def add(self, name: str) -> ObjectRecord:
+        with self._lock:
+            return self.objects.setdefault(name, ObjectRecord(name))
+
+    def mark(self, name: str, phase: str, at: float | None = None) -> bool:
+        """Record `phase` of `name` now (or at `at`) unless already recorded; True when recorded."""
+        rec = self.objects.get(name)
+        if rec is None or phase in rec.t:
+            return False
+        with self._lock:
+            if phase in rec.t:
+                return False
+            rec.t[phase] = self.now() if at is None else at
+            return True
+
+    def has(self, name: str, phase: str) -> bool:
+        rec = self.objects.get(name)
+        return rec is not None and phase in rec.t
+
+    def server(self, name: str, key: str, value: str | None) -> None:
+        rec = self.objects.get(name)
+        if rec is not None and value and key not in rec.server:
+            rec.server[key] = str(value)
+
+    def fail(self, name: str, reason: str) -> None:
+        rec = self.objects.get(name)
+        if rec is not None and rec.error is None:
+            rec.error = reason[:300]
+
+    def count(self, verb: str, n: int = 1) -> None:
+        with self._lock:
+            self.requests[verb] += n
+
+    def missing(self, phase: str) -> list[str]:
+        """Objects without an error that have not reached `phase` yet."""
+        return [r.name for r in list(self.objects.values()) if phase not in r.t and r.error is None]
+
+    def errors(self) -> int:
+        return sum(1 for r in self.objects.values() if r.error is not None)
+
+    def header(self) -> dict[str, Any]:
+        return {"kind": "header", "template": self.template, "backend": self.backend, "format": FORMAT,
+                "params": self.params, "t0_unix": self.t0_unix, "observe": self.observe,
+                "simulated": self.simulated}
+
+    def summary(self) -> dict[str, Any]:
+        return {"kind": "summary", "requests": dict(self.requests), "apiserver": self.apiserver,
+                "errors": self.errors(), "left_behind": self.left_behind, "wall_s": self.now()}
+
+    def jsonl(self) -> str:
+        lines = [self.header(), *(r.line() for r in self.objects.values()), self.summary()]
+        return "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
