@@ -90,3 +90,21 @@ CREATE TABLE IF NOT EXISTS campaigns (
     submitted_at TIMESTAMPTZ NOT NULL,
     spec         JSON NOT NULL
 );
+
+-- Per-object phase latencies of control-plane runs (volume-churn, pod-startup), read from their raw
+-- logs (docs/control-plane.md): one row per run, object and phase. env = the side; backend = the API timed.
+CREATE TABLE IF NOT EXISTS phases (
+    run_id      VARCHAR NOT NULL,
+    campaign    VARCHAR NOT NULL,
+    cluster     VARCHAR NOT NULL,
+    node        VARCHAR NOT NULL,
+    env         VARCHAR NOT NULL,
+    backend     VARCHAR NOT NULL,
+    test        VARCHAR NOT NULL,
+    params_key  VARCHAR NOT NULL,
+    object      VARCHAR NOT NULL,            -- claim, volume or pod name
+    phase       VARCHAR NOT NULL,            -- accepted, provisioned, bound, deleted, ... (podtax.phases)
+    start_s     DOUBLE NOT NULL,             -- the phase's start, seconds after the run's t0
+    latency_s   DOUBLE NOT NULL,
+    PRIMARY KEY (run_id, object, phase)
+);

@@ -22,6 +22,8 @@ import numpy as np
 from podtax import events
 from podtax.templates import params_key
 
+from podtax_analyzer.phases_store import insert_phases, phase_rows
+
 RUN_COLUMNS = ("run_id", "event_id", "campaign", "cluster", "node", "env", "test", "params", "params_key",
                "attempt", "sequence", "status", "tool", "tool_version", "tool_build", "parser_version",
                "flags", "started_at", "ended_at", "qos_class", "cpu_limit", "nr_throttled", "throttled_usec",
@@ -142,6 +144,7 @@ class Store:
         """Commit a batch of events in one transaction; returns run ids that got a new result."""
         now = datetime.now(UTC)
         results, failures, raws, metrics, facts, placements, campaigns = [], [], [], [], [], [], []
+        phases: dict[str, list[dict[str, Any]]] = {}  # per-object latencies of control-plane runs
         for e in batch:
             if isinstance(e, events.ResultV1):
                 results.append(result_row(e, now))
@@ -151,6 +154,7 @@ class Store:
                 failures.append(failure_row(e, now))
             elif isinstance(e, events.RawLogV1):
                 raws.append(raw_row(e, now))
+                phases.setdefault(e.data.run.run_id, phase_rows(e.data))
             elif isinstance(e, events.HostFactsV1):
                 facts.append(e)
             elif isinstance(e, events.PlacementMadeV1):
@@ -161,6 +165,7 @@ class Store:
             new_runs = self._write_results(con, results, metrics)
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
             self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, raws)
+            insert_phases(con, [row for rows in phases.values() for row in rows])
             for f in facts:
                 d = f.data
                 con.execute("INSERT INTO host_facts VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
