@@ -169,4 +169,22 @@ def test_run_ids_are_deterministic_and_naive_times_are_utc(tmp_path: Path) -> No
     assert len({e.data.run.run_id for e in first}) == 5
     assert importer.build_event(rows[0], "other", 0).data.run.run_id != first[0].data.run.run_id
     assert rows[0].started_at == datetime(2024, 3, 1, 10, 0, tzinfo=UTC)
-    assert first[0].data.imported_from == "cpu-1t.log" and first[0].data.ended_at == first[0].data.started_at
+    assert first[0].data.imported_from == "cpu-1t.log"
+
+
+@pytest.mark.parametrize("line,seconds", [
+    (0, 1.0916),   # sysbench's own "total time"
+    (2, 10.0008),
+    (3, 1.69),     # stress-ng's real time
+    (4, 0.0),      # hdparm reports no duration and has no time parameter: ends at its start
+])
+def test_imported_runs_end_when_the_log_says(tmp_path: Path, line: int, seconds: float) -> None:
+    manifest = _folder(tmp_path) / "manifest.csv"
+    manifest.write_text(HEADER + GOOD_ROWS)
+    log = importer.build_event(importer.read_manifest(manifest)[line], "legacy", line).data
+    assert (log.ended_at - log.started_at).total_seconds() == pytest.approx(seconds)
+
+
+def test_imported_run_without_a_duration_in_its_log_uses_the_requested_time() -> None:
+    assert importer.run_seconds("sysbench-cpu", "not a sysbench log", {"time": 30}) == 30.0
+    assert importer.run_seconds("sysbench-cpu", "not a sysbench log", {"threads": 1}) is None

@@ -5,6 +5,10 @@ manifest is never half-imported because of its content. Each row becomes one run
 deterministic id (a hash of campaign, file, node and env) and event id `<run_id>.log`: importing
 the same manifest again is harmless (JetStream drops the repeated event ids inside its
 de-duplication window, and the analyzer keeps one row per run id after that).
+
+An imported run keeps its real time: it ends at its start plus the wall-clock time the log itself
+reports (sysbench "total time", stress-ng "real time", the timeline's wall_s), else plus the
+requested `time` parameter, else at its start. The scheduler ages evidence by that end time.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import csv
 import hashlib
 import re
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -156,12 +160,32 @@ def read_manifest(manifest: Path) -> list[Row]:
     return rows
 
 
+DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
+
+
+def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
+    """How long the run took: the log's own wall-clock figure, else the requested `time`, else None."""
+    try:
+        parsed = parsers.parse_run(test, stdout, requested=params)
+        found = {m.name: m.value for m in parsed.metrics}
+    except parsers.ParseFailure:
+        found = {}
+    for name in DURATION_METRICS:
+        if isinstance(found.get(name), int | float) and found[name] >= 0:
+            return float(found[name])
+    requested = params.get("time")
+    return float(requested) if isinstance(requested, int | float) and requested >= 0 else None
+
+
 def build_event(row: Row, campaign: str, sequence: int) -> events.RawLogV1:
     run_id = run_id_for(campaign, row.file, row.node, row.env)
     run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
                          test=row.test, params=row.params, sequence=sequence)
-    log = events.RawLog(run=run, stdout=row.path.read_bytes().decode("utf-8", errors="replace"), stderr="",
-                        exit_code=0, started_at=row.started_at, ended_at=row.started_at,
+    stdout = row.path.read_bytes().decode("utf-8", errors="replace")
+    seconds = run_seconds(row.test, stdout, row.params)
+    ended = row.started_at + timedelta(seconds=seconds) if seconds is not None else row.started_at
+    log = events.RawLog(run=run, stdout=stdout, stderr="",
+                        exit_code=0, started_at=row.started_at, ended_at=ended,
                         tool_version=row.tool_version, imported_from=row.file)
     return events.raw_log(log, SOURCE).model_copy(update={"id": f"{run_id}.log"})
 
