@@ -1,0 +1,71 @@
+"""`python -m podtax_nomadsim --cluster FILE [--port N] [--acl-token T] [--refuse-creates-after N]`:
+serve a SIMULATED Nomad HTTP API (CSI volumes and plugins) until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from pathlib import Path
+
+from podtax_nomadsim.core import NomadSim
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line on stderr, exit 2
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="podtax-nomadsim", description="A local, SIMULATED Nomad HTTP API (podtax nomadsim): "
+                "CSI volumes and plugins for tests and demos. Not a real cluster.")
+    p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: one plugin 'hostpath', no latency")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--acl-token", default=None, help="turn ACLs on: requests need this X-Nomad-Token")
+    p.add_argument("--refuse-creates-after", type=int, default=None, metavar="N",
+                   help="fault: volume creates fail (500) once N volumes were created")
+    p.add_argument("--seed", type=int, default=None, help="random seed of the latency distributions")
+    return p
+
+
+async def serve(args: argparse.Namespace) -> int:
+    sim = NomadSim(args.cluster, host=args.host, port=args.port, acl_token=args.acl_token,
+                   refuse_creates_after=args.refuse_creates_after, seed=args.seed)
+    url = await sim.start()
+    plugins = ", ".join(sim.state.plugins) or "none"
+    print(f"podtax nomadsim: SIMULATED Nomad API at {url} (region {sim.cluster['region']}, CSI plugins: "
+          f"{plugins}, ACLs {'on' if sim.acl_token else 'off'})", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await sim.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.refuse_creates_after is not None and args.refuse_creates_after < 0:
+        print("podtax-nomadsim: --refuse-creates-after must be >= 0", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(serve(args))
+    except (OSError, ValueError) as exc:
+        print(f"podtax-nomadsim: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

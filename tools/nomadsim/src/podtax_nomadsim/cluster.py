@@ -1,0 +1,110 @@
+"""Cluster files of the simulated Nomad: region, namespaces, ACL token, CSI plugins with their
+controller latencies, and fault knobs. A plain mapping (YAML file or dict):
+
+    region: global
+    datacenter: dc1
+    namespaces: [default, batch]          # "default" always exists
+    acl: {token: s3cret}                  # ACLs on: this is the only (management) token
+    seed: 1
+    plugins:
+      - id: hostpath
+        provider: hostpath.csi.podtax.io
+        version: 1.0.0
+        controllers: {healthy: 1, expected: 1}
+        nodes: {healthy: 3, expected: 3}
+        supportsCreateDelete: true
+        createLatency: {distribution: lognormal, median: 0.08, sigma: 0.3}   # podtax_kubesim.dist syntax
+        deleteLatency: 0.05
+    faults:
+      refuseCreatesAfter: 50              # the 51st and later creates fail with a plugin error
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Obj = dict[str, Any]
+
+DEFAULT_CLUSTER: Obj = {
+    "region": "global",
+    "datacenter": "dc1",
+    "namespaces": ["default"],
+    "plugins": [{"id": "hostpath", "provider": "hostpath.csi.podtax.io", "version": "1.0.0",
+                 "controllers": {"healthy": 1, "expected": 1}, "nodes": {"healthy": 1, "expected": 1},
+                 "createLatency": 0.0, "deleteLatency": 0.0}],
+}
+DISTRIBUTION_KEYS = ("createLatency", "deleteLatency")
+
+
+def load(cluster: Obj | Path | str | None) -> Obj:
+    """The validated cluster mapping (with defaults filled in); ValueError names the bad field."""
+    if cluster is None:
+        data: Any = copy.deepcopy(DEFAULT_CLUSTER)
+    elif isinstance(cluster, dict):
+        data = copy.deepcopy(cluster)
+    else:
+        data = yaml.safe_load(Path(cluster).read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{cluster}: a nomadsim cluster file must be a mapping with a 'plugins' list")
+    return validate(data)
+
+
+def _count(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{field}: must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _health(value: Any, field: str) -> Obj:
+    if value is None:
+        return {"healthy": 1, "expected": 1}
+    if isinstance(value, int) and not isinstance(value, bool):
+        return {"healthy": _count(value, field), "expected": value}
+    if not isinstance(value, dict):
+        raise ValueError(f"{field}: a count or a mapping {{healthy: N, expected: M}}, got {value!r}")
+    healthy = _count(value.get("healthy", 1), f"{field}.healthy")
+    return {"healthy": healthy, "expected": _count(value.get("expected", healthy), f"{field}.expected")}
+
+
+def validate(data: Obj) -> Obj:
+    data.setdefault("region", "global")
+    data.setdefault("datacenter", "dc1")
+    namespaces = data.get("namespaces") or []
+    if not isinstance(namespaces, list) or not all(isinstance(n, str) and n for n in namespaces):
+        raise ValueError(f"namespaces: a list of names, got {namespaces!r}")
+    data["namespaces"] = ["default"] + [n for n in namespaces if n != "default"]
+    plugins = data.get("plugins")
+    if plugins is None:
+        plugins = copy.deepcopy(DEFAULT_CLUSTER["plugins"])
+    if not isinstance(plugins, list):
+        raise ValueError(f"plugins: a list of plugin mappings, got {plugins!r}")
+    seen: set[str] = set()
+    for i, plugin in enumerate(plugins):
+        where = f"plugins[{i}]"
+        if not isinstance(plugin, dict) or not isinstance(plugin.get("id"), str) or not plugin["id"].strip():
+            raise ValueError(f"{where}.id: every plugin needs an id (a non-empty string)")
+        if plugin["id"] in seen:
+            raise ValueError(f"{where}.id: duplicate plugin id {plugin['id']!r}")
+        seen.add(plugin["id"])
+        plugin.setdefault("provider", f"{plugin['id']}.csi.podtax.io")
+        plugin.setdefault("version", "1.0.0")
+        plugin["controllers"] = _health(plugin.get("controllers"), f"{where}.controllers")
+        plugin["nodes"] = _health(plugin.get("nodes"), f"{where}.nodes")
+        plugin.setdefault("controllerRequired", plugin["controllers"]["expected"] > 0)
+        plugin.setdefault("supportsCreateDelete", True)
+    data["plugins"] = plugins
+    acl = data.get("acl") or {}
+    if not isinstance(acl, dict) or (acl.get("token") is not None and not isinstance(acl["token"], str)):
+        raise ValueError(f"acl: a mapping {{token: <secret>}}, got {acl!r}")
+    data["acl"] = acl
+    faults = data.get("faults") or {}
+    if not isinstance(faults, dict):
+        raise ValueError(f"faults: a mapping, got {faults!r}")
+    if faults.get("refuseCreatesAfter") is not None:
+        _count(faults["refuseCreatesAfter"], "faults.refuseCreatesAfter")
+    data["faults"] = faults
+    return data
