@@ -97,7 +97,8 @@ def test_service_dockerfile(service: str):
     path = REPO / "services" / service / "Dockerfile"
     steps = instructions(path)
     base = args_defaults(steps)["PYTHON_IMAGE"]
-    assert re.fullmatch(r"python:3\.11\.\d+-slim(-bookworm)?", base), f"base {base} not pinned to a 3.11 slim tag"
+    assert re.fullmatch(r"python:3\.11\.\d+-slim(-bookworm)?@sha256:[0-9a-f]{64}", base), \
+        f"base {base} not pinned to a 3.11 slim tag by digest"
     assert all(rest.startswith("${PYTHON_IMAGE}") for word, rest in steps if word == "FROM")
     scripts = console_scripts(service)
     script = f"podtax-{SERVICES[service]}"
@@ -105,6 +106,8 @@ def test_service_dockerfile(service: str):
     check_runtime_stage(steps, script)
     installs = " ".join(rest for word, rest in steps if word == "RUN" and "pip install" in rest)
     assert "/src/shared" in installs and f"/src/services/{service}" in installs
+    assert "--require-hashes" in installs and "lock.py subset /src/requirements.lock" in installs, "not installed from the lock"
+    assert "--no-build-isolation" in installs and "pip check" in installs
     for source in copied_sources(steps):
         assert (REPO / source).exists(), f"COPY {source}: no such path"
         assert not dockerignore_excludes(source.rstrip("/") + "/pyproject.toml"), f".dockerignore drops {source}"
@@ -145,7 +148,8 @@ def test_service_readmes_document_every_setting_of_their_service():
 def test_bench_image_dockerfile():
     steps = instructions(BENCH / "Dockerfile")
     defaults = args_defaults(steps)
-    assert re.fullmatch(r"debian:12\.\d+-slim", defaults["DEBIAN_IMAGE"]), "base not pinned to a Debian 12 tag"
+    assert re.fullmatch(r"debian:12\.\d+-slim@sha256:[0-9a-f]{64}", defaults["DEBIAN_IMAGE"]), \
+        "base not pinned to a Debian 12 tag by digest"
     for tool, version in bench_image_pins().items():
         assert re.fullmatch(DEBIAN12_FAMILIES[tool], version), f"{tool}={version} is not Debian 12's build"
     install = " ".join(rest for word, rest in steps if word == "RUN" and "apt-get install" in rest)
