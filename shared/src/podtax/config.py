@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from podtax.templates import pydantic_msg
@@ -78,6 +78,15 @@ class RunnerSettings(Common):
     runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset.")
     runner_namespace: str = Field("podtax-runs", description="Namespace where benchmark Jobs are created.")
     runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
+    runner_nomad_addr: str = Field("http://127.0.0.1:4646", pattern=r"^https?://",
+                                   description="Nomad HTTP API for volume-churn on nomad (like NOMAD_ADDR).")
+    runner_nomad_token: SecretStr | None = Field(None, description="Nomad ACL token (X-Nomad-Token).")
+    runner_nomad_namespace: str = Field("default", pattern=r"^[A-Za-z0-9_-]{1,128}$", description="Nomad namespace.")
+    runner_nomad_region: str = Field("", pattern=r"^[A-Za-z0-9_-]{0,128}$",
+                                     description="Nomad region; empty = the agent's.")
+    runner_nomad_cacert: Path | None = Field(None, description="CA certificate that signed the Nomad server's.")
+    runner_nomad_client_cert: Path | None = Field(None, description="Client certificate for Nomad mTLS.")
+    runner_nomad_client_key: Path | None = Field(None, description="Key of the Nomad client certificate.")
     runner_simulate: bool = Field(False, description="SIMULATED runs, for tests and fault drills: no benchmark "
                                   "runs; each dispatched run gets a synthetic result flagged SIMULATED at once.")
     runner_report_grace_s: float = Field(60.0, ge=0, description="Seconds beyond a run's timeout before a run "
