@@ -137,8 +137,8 @@ def load_placements(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[
 
 
 def load_phases(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str, Any]]:
-    """Per-object control-plane phase latencies of the campaign, when the database has a ``phases``
-    table (columns run_id, phase and seconds at least); empty otherwise."""
+    """Per-object control-plane phase latencies of the campaign from the ``phases`` table (run_id, phase,
+    latency_s; backend when present, else the run's env); empty when the table is absent."""
     if not table_exists(con, "phases"):
         return []
     cols = {r[0] for r in con.execute(
@@ -146,8 +146,9 @@ def load_phases(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str,
     value = next((c for c in ("seconds", "latency_s", "value") if c in cols), None)
     if not {"run_id", "phase"} <= cols or value is None:
         return []
+    side = "p.backend" if "backend" in cols else "r.env"
     rows = con.execute(f"""
-        SELECT r.env, r.test, p.phase, p.{value} FROM phases p JOIN runs r ON r.run_id = p.run_id
+        SELECT {side}, r.test, p.phase, p.{value} FROM phases p JOIN runs r ON r.run_id = p.run_id
         WHERE r.campaign = $1 AND p.{value} IS NOT NULL ORDER BY r.env, p.phase""", [campaign]).fetchall()
     return [{"env": e, "test": t, "phase": ph, "seconds": float(v)} for e, t, ph, v in rows]
 

@@ -71,7 +71,7 @@ def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, widt
     if not values:
         return ""
     x, lo, hi = _scale(min(values), max(values), left, width - right)
-    parts = [f'<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+    parts = [f'<svg class="strip" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="runs per side">']
     for k, (label, vals) in enumerate(series):
         cy = top + row_h * k + row_h / 2
@@ -107,7 +107,7 @@ def time_plot(series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], un
     secs = [(p[0] - t0).total_seconds() for p in points]
     x, _, t_hi = _scale(0.0, max(secs) or 1.0, left, width - right)
     y, lo, hi = _scale(min(p[1] for p in points), max(p[1] for p in points), height - bottom, top)
-    parts = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+    parts = [f'<svg class="timeline" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="runs over time">',
              f'<line x1="{left}" x2="{left}" y1="{top}" y2="{height - bottom}" stroke="#444"/>',
              f'<line x1="{left}" x2="{width - right}" y1="{height - bottom}" y2="{height - bottom}" stroke="#444"/>']
@@ -141,7 +141,7 @@ def cdf_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width:
     x, lo, hi = _scale(min(values), max(values), left, width - right)
     y, _, _ = _scale(0.0, 1.0, height - bottom, top)
     dashes = ("", "6 3", "2 2", "8 2 2 2")
-    parts = [f'<svg class="cdf" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+    parts = [f'<svg class="cdf" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" role="img" aria-label="cumulative distribution">',
              f'<line x1="{left}" x2="{left}" y1="{top}" y2="{height - bottom}" stroke="#444"/>',
              f'<line x1="{left}" x2="{width - right}" y1="{height - bottom}" y2="{height - bottom}" stroke="#444"/>',

@@ -58,6 +58,16 @@ def _from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict
         con.close()
 
 
+def _write_html(path: Path, campaign: str, api: str | None, threshold: float, correction: str,
+                compare: str | None) -> int:
+    from podtax.cli.export import fetch, write_file
+
+    params = {"threshold": threshold, "correction": correction, **({"compare": compare} if compare else {})}
+    write_file(path, fetch(f"/report/{quote(campaign, safe='')}", params, api=api).content)
+    typer.echo(f"wrote {path}")
+    return 0
+
+
 def report(
     campaign: Annotated[str, typer.Argument(help="Campaign name.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
@@ -67,12 +77,20 @@ def report(
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only each test's "
                                                                     "primary one (--json always has all).")] = False,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the analyzer's self-contained HTML report "
+                                                             "(plots included) to this file.")] = None,
+    compare: Annotated[str | None, typer.Option("--compare", help="With --html: add a comparison with this "
+                                                                  "(base) campaign.")] = None,
 ) -> int:
     """Compare pod against host for a campaign: ratios with confidence intervals, verdicts and flags."""
     if correction not in ("holm", "bh"):
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
     if not 0 <= threshold < 1:
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
+    if html is not None:
+        if db is not None:
+            raise fail("--html is made by the analyzer's HTTP API; drop --db", code=2)
+        return _write_html(html, campaign, api, threshold, correction, compare)
     data = (_from_db(db, campaign, threshold, correction) if db is not None
             else _from_api(api or api_url(), campaign, threshold, correction))
     mark_primary(data.get("cells", []))

@@ -1,0 +1,73 @@
+"""`podtax compare BASE NEW`: did each cell's ratio change between two campaigns?
+
+Asks the analyzer's /api/compare (the statistics live there; see podtax_analyzer.campaign_compare)
+and prints one line per matching cell: both ratios, their difference with its 95% interval, the
+verdict and the flags; ``--json`` prints the API's answer. Exit status 0 whatever the verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from podtax.cli.common import fail, wide_console
+from podtax.cli.export import fetch
+
+STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
+         "inconclusive": "yellow"}
+
+
+def _r(v: float | None, signed: bool = False) -> str:
+    return "—" if v is None else (f"{v:+.3f}" if signed else f"{v:.3f}")
+
+
+def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
+    console = wide_console()
+    cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
+    table = Table(title=f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
+                        f"{data['correction']} correction)")
+    for col in ("node", "test / params", "metric", "base", "new", "difference (95% CI)", "p adj.", "verdict",
+                "flags"):
+        table.add_column(col, overflow="fold")
+    for c in cells:
+        ci = f" ({_r(c['diff_ci_low'], True)} to {_r(c['diff_ci_high'], True)})" if c["diff_ci_low"] is not None else ""
+        p = "—" if c["p_adjusted"] is None else f"{c['p_adjusted']:.3g}"
+        table.add_row(c["node"], f"{c['test']} {c['params']}", c["metric"], _r(c["base_ratio"]), _r(c["new_ratio"]),
+                      _r(c["diff"], True) + ci, p, f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
+    console.print(table)
+    for c in cells:
+        console.print(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}", highlight=False)
+    for side, names in (("base", data["only_in_base"]), ("new", data["only_in_new"])):
+        if names:
+            console.print(f"Only in {data[side]}: {', '.join(names)}", highlight=False)
+
+
+def compare(
+    base: Annotated[str, typer.Argument(help="The campaign to compare against (e.g. before an upgrade).")],
+    new: Annotated[str, typer.Argument(help="The campaign to compare (e.g. after it).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
+    threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
+    correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
+    all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only the primary "
+                                                                    "ones (--json always has all).")] = False,
+) -> int:
+    """Compare two campaigns cell by cell: each ratio, their difference with a CI, a verdict."""
+    if correction not in ("holm", "bh"):
+        raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
+    if not 0 <= threshold < 1:
+        raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
+    data = fetch("/api/compare", {"base": base, "new": new, "threshold": threshold, "correction": correction},
+                 api=api).json()
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print_change(data, all_metrics=all_metrics)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(compare)

@@ -1,0 +1,106 @@
+"""`podtax export CAMPAIGN --xlsx FILE | --csv DIR | --parquet DIR`, and the HTTP fetch that
+`podtax report --html` and `podtax compare` share.
+
+The files are made by the analyzer (its /api/campaigns/{c}/export.* routes) and fetched over HTTP:
+the CLI is part of `shared/`, which must not import a service, and the analyzer is the one place
+statistics are computed.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any
+from urllib.parse import quote
+
+import httpx
+import typer
+
+from podtax.cli.common import api_url, fail
+
+TIMEOUT = 600.0
+
+
+def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = None) -> httpx.Response:
+    """GET ``path`` from the analyzer's API; errors become one clear line and exit 1."""
+    base = (api or api_url()).rstrip("/")
+    try:
+        resp = httpx.get(f"{base}{path}", params=params, timeout=TIMEOUT)
+    except httpx.HTTPError as exc:
+        raise fail(f"cannot reach the analyzer at {base} ({exc}); start it with `podtax up` or set "
+                   f"PODTAX_API_URL") from None
+    if resp.status_code == 404:
+        try:
+            detail = resp.json().get("detail")
+        except ValueError:
+            detail = None
+        raise fail(f"{detail or 'not found'} (asked the analyzer at {base})")
+    if resp.status_code >= 400:
+        raise fail(f"the analyzer answered {resp.status_code}: {resp.text[:500]}")
+    return resp
+
+
+def campaign_path(campaign: str, suffix: str) -> str:
+    return f"/api/campaigns/{quote(campaign, safe='')}/{suffix}"
+
+
+def write_file(path: Path, content: bytes) -> None:
+    """Write next to the target, then rename, so a failure never leaves half a file."""
+    if path.is_dir():
+        raise fail(f"{path} is a folder; give a file name", code=2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_bytes(content)
+    tmp.replace(path)
+
+
+def unpack(content: bytes, folder: Path) -> list[Path]:
+    """Unpack the analyzer's flat zip into ``folder``; names with a folder part are refused."""
+    if folder.exists() and not folder.is_dir():
+        raise fail(f"{folder} is a file; give a folder", code=2)
+    out = []
+    with zipfile.ZipFile(io.BytesIO(content)) as zf:
+        for name in zf.namelist():
+            if PurePosixPath(name).name != name or name.startswith("."):
+                raise fail(f"the analyzer's export holds an unexpected name {name!r}; nothing written")
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in zf.namelist():
+            write_file(folder / name, zf.read(name))
+            out.append(folder / name)
+    return out
+
+
+def export(
+    campaign: Annotated[str, typer.Argument(help="Campaign name.")],
+    xlsx: Annotated[Path | None, typer.Option("--xlsx", help="Write the Excel workbook to this file.")] = None,
+    csv: Annotated[Path | None, typer.Option("--csv", help="Write runs, metrics, phases and comparisons as CSV "
+                                                           "files into this folder.")] = None,
+    parquet: Annotated[Path | None, typer.Option("--parquet", help="The same tables as Parquet files.")] = None,
+    api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
+    threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
+    correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
+) -> int:
+    """Export a campaign: a workbook (--xlsx FILE) or raw tables (--csv DIR / --parquet DIR)."""
+    chosen = [x for x in (xlsx, csv, parquet) if x is not None]
+    if len(chosen) != 1:
+        raise fail("give exactly one of --xlsx FILE, --csv DIR or --parquet DIR", code=2)
+    if correction not in ("holm", "bh"):
+        raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
+    if not 0 <= threshold < 1:
+        raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
+    params = {"threshold": threshold, "correction": correction}
+    if xlsx is not None:
+        write_file(xlsx, fetch(campaign_path(campaign, "export.xlsx"), params, api=api).content)
+        typer.echo(f"wrote {xlsx}")
+        return 0
+    fmt, folder = ("csv", csv) if csv is not None else ("parquet", parquet)
+    assert folder is not None
+    resp = fetch(campaign_path(campaign, "export.zip"), {**params, "format": fmt}, api=api)
+    for path in unpack(resp.content, folder):
+        typer.echo(f"wrote {path}")
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(export)

@@ -1,0 +1,68 @@
+"""Fixtures of the report tests: synthetic campaigns in a real DuckDB file, served by the real
+analyzer app (uvicorn on a free port in a thread), so the CLI and a browser fetch over HTTP."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import uvicorn
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))
+
+from analysis_synth import CellSpec, SideSpec, fixture_campaign, insert_cells, lognormal  # noqa: E402
+from podtax import natsserver  # noqa: E402
+from podtax_analyzer.api import create_app  # noqa: E402
+from podtax_analyzer.store import Store  # noqa: E402
+
+NODES = ("node-1", "node-2", "node-3")
+
+
+def steady_campaign(name: str, *, pod_factor: float = 1.0, seed: int = 5) -> list[CellSpec]:
+    """Three nodes x two tests with low noise; the pod side multiplied by ``pod_factor``. The same
+    seed gives the same values whatever the name, so two names hold the same runs."""
+    rng = np.random.default_rng(seed)
+    cells = []
+    for node in NODES:
+        for test, metric, unit, hib, median in (("sysbench-cpu", "events_per_sec", "events/s", True, 1000.0),
+                                               ("fio", "read_iops", "IO/s", True, 5000.0)):
+            host = lognormal(rng, median, 0.004, 20)
+            pod = lognormal(rng, median * 0.97, 0.004, 20) * pod_factor
+            params = {"threads": 2, "time": 10} if test == "sysbench-cpu" else {"rw": "randread", "bs": "4k"}
+            cells.append(CellSpec(node, SideSpec(host), SideSpec(pod), test=test, params=params, metric=metric,
+                                  unit=unit, higher_is_better=hib, tool=test.split("-")[0], campaign=name))
+    return cells
+
+
+class Served:
+    def __init__(self, store: Store, url: str) -> None:
+        self.store, self.url = store, url
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    path = tmp_path_factory.mktemp("report") / "podtax.duckdb"
+    store = Store(path)
+    con = store.cursor()
+    insert_cells(con, fixture_campaign())
+    insert_cells(con, steady_campaign("base"))
+    insert_cells(con, steady_campaign("same"))
+    insert_cells(con, steady_campaign("shifted", pod_factor=0.95))
+    port = natsserver.free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the analyzer app did not start")
+        time.sleep(0.05)
+    yield Served(store, f"http://127.0.0.1:{port}")
+    server.should_exit = True
+    thread.join(10)
+    store.close()
