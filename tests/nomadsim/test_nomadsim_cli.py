@@ -1,0 +1,48 @@
+"""`python -m podtax_nomadsim`: usage errors, the SIMULATED start-up line, SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+from podtax_nomadsim.__main__ import main
+
+
+def test_usage_error_is_one_line_exit_2(capsys) -> None:
+    try:
+        code = main(["--port", "many"])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--port" in err and "Traceback" not in err
+    assert main(["--refuse-creates-after", "-1"]) == 2
+
+
+def test_bad_cluster_file_exit_1(tmp_path: Path, capsys) -> None:
+    cluster = tmp_path / "bad.yaml"
+    cluster.write_text("plugins:\n  - provider: x\n")
+    assert main(["--cluster", str(cluster)]) == 1
+    assert "plugins[0].id" in capsys.readouterr().err
+
+
+def test_serves_until_sigterm(tmp_path: Path) -> None:
+    cluster = tmp_path / "nomad.yaml"
+    cluster.write_text("plugins:\n  - id: hostpath\n")
+    proc = subprocess.Popen([sys.executable, "-m", "podtax_nomadsim", "--cluster", str(cluster),
+                             "--acl-token", "t"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "SIMULATED Nomad API at http://127.0.0.1:" in line
+        url = line.split(" at ")[1].split()[0]
+        r = httpx.get(f"{url}/v1/plugin/csi/hostpath", headers={"X-Nomad-Token": "t"})
+        assert r.status_code == 200 and r.headers["X-Podtax-Simulated"] == "true"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
