@@ -45,3 +45,26 @@ def test_scores_since_runs_and_filters(con):
     assert {s.node for s in node_scores(con, cluster="local", node="n1")} == {"n1"}
     assert node_scores(con, cluster="elsewhere") == []
     assert all(s.env == "host" for s in node_scores(con, env="host"))
+
+
+def _flag_case(kind: str) -> CellSpec:
+    rng = np.random.default_rng(1)
+    clean = 1000 * np.exp(rng.normal(0, 0.01, 20))
+    pod = SideSpec(clean.copy())
+    if kind == "BIMODAL":
+        pod = SideSpec(np.concatenate([clean[:10] * 0.6, clean[10:]]))
+    elif kind == "THROTTLED":
+        pod = SideSpec(clean.copy(), cpu_limit=1.0, nr_throttled=[0] * 19 + [5], throttled_usec=[0] * 19 + [900])
+    elif kind == "OVERLAP":
+        pod = SideSpec(clean.copy(), flags=[[]] * 19 + [["OVERLAP: another run shared the node"]])
+    host = SideSpec(clean.copy(), tool_version="1.0.18") if kind == "CONFOUNDED" else SideSpec(clean.copy())
+    if kind == "CONFOUNDED":  # two builds among the pod runs
+        return CellSpec("n", host, SideSpec(clean.copy(), tool_build="x")), CellSpec("n", host, pod)
+    return (CellSpec("n", host, pod),)
+
+
+@pytest.mark.parametrize("kind", ["", "BIMODAL", "THROTTLED", "OVERLAP", "CONFOUNDED"])
+def test_score_flags_name_evidence_that_must_not_drive_placement(con, kind):
+    insert_cells(con, list(_flag_case(kind)))
+    pod = next(s for s in node_scores(con) if s.env == "kubernetes")
+    assert pod.flags == ([kind] if kind else [])

@@ -196,6 +196,8 @@ class NodeScore(Model):
     ci_low: float | None = None
     ci_high: float | None = None
     updated_at: Timestamp
+    flags: list[str] = Field(default_factory=list, description="Why these runs should not drive placement: "
+                             "CONFOUNDED (mixed tool builds), BIMODAL, OVERLAP, THROTTLED.")
 
 
 class Candidate(Model):

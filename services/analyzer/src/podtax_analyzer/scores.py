@@ -5,6 +5,11 @@ median and mean are of the per-run values (metric unit); n is the number of succ
 coverage >= 95%, None below 6 runs where no such interval exists); updated_at is the newest run's
 end time (its stored time when the end is unknown). Scores span every campaign: a node's score is
 what it has shown so far, whichever campaign measured it.
+
+flags say why the runs should not drive placement (the scheduler ignores such evidence and says
+so): CONFOUNDED (more than one tool build among them), BIMODAL (the dip test and Sarle's coefficient,
+as in the comparison), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run was throttled
+by its CPU limit).
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 import duckdb
+import numpy as np
 from podtax.events import NodeScore
 from scipy.stats import binom
+
+from podtax_analyzer.celldata import VERSION_SQL
+from podtax_analyzer.stats.modes import check_unimodality
 
 ENVS = ("host", "kubernetes")
 MIN_RUNS_CI = 6
@@ -46,7 +55,10 @@ WITH touched AS ({touched})
 SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
        list(m.value ORDER BY m.value) AS vals, avg(m.value) AS mean, count(*) AS n,
-       max(coalesce(r.ended_at, r.stored_at)) AS updated_at
+       max(coalesce(r.ended_at, r.stored_at)) AS updated_at,
+       count(DISTINCT {version}) AS builds,
+       count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
+       count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap
 FROM runs r JOIN metrics m ON m.run_id = r.run_id
 WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes') {where}
   AND (NOT $narrow OR (r.cluster, r.node, r.env, r.test, r.params_key, m.name) IN (SELECT * FROM touched))
@@ -79,11 +91,27 @@ def node_scores(
         if val is not None:
             where.append(f"AND r.{col} = ${col}")
             params[col] = val
-    rows = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where)), params).fetchall()
+    rows = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where), version=VERSION_SQL),
+                       params).fetchall()
     out = []
-    for cl, nd, ev, ts, pk, metric, unit, hib, vals, mean, n, updated in rows:  # vals: sorted by the query
-        ci = median_interval(vals)
+    for cl, nd, ev, ts, pk, metric, unit, hib, vals, mean, n, updated, builds, throttled, overlap in rows:
+        ci = median_interval(vals)  # vals: sorted by the query
         out.append(NodeScore(cluster=cl, node=nd, env=ev, test=ts, params_key=pk, metric=metric, unit=unit,
                              higher_is_better=bool(hib), median=sorted_median(vals), mean=float(mean), n=int(n),
-                             ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None, updated_at=updated))
+                             ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None, updated_at=updated,
+                             flags=score_flags(vals, builds, throttled, overlap)))
     return out
+
+
+def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int) -> list[str]:
+    """The flags of one node score (see the module doc), in a fixed order."""
+    flags = []
+    if builds > 1:
+        flags.append("CONFOUNDED")
+    if len(vals) >= 10 and check_unimodality(np.asarray(vals, dtype=float)).bimodal:
+        flags.append("BIMODAL")
+    if overlap:
+        flags.append("OVERLAP")
+    if throttled:
+        flags.append("THROTTLED")
+    return flags
