@@ -59,6 +59,10 @@ class HostAgentSettings(Common):
         512_000, ge=10_000, le=50_000_000,
         description="Cap on stdout+stderr kept per run (must fit NATS max_payload, 1 MiB by default).")
     agent_facts_interval_s: float = Field(300, ge=1, description="How often host facts are re-checked.")
+    agent_state_dir: Path | None = Field(None, description="Where the agent keeps its node lock and the record "
+                                         "of the running benchmark's process group; default <workdir>/.state.")
+    agent_ack_wait_s: float = Field(30, ge=1, le=3600, description="Seconds without news before a run request "
+                                    "is redelivered (a crashed agent's run is retried after this).")
 
 
 class ParserSettings(Common):

@@ -1,17 +1,31 @@
 """Run one registered benchmark template: argv only (no shell), a process group killed on timeout,
-stdout and stderr capped, the provenance block around it. One run at a time (the caller's lock)."""
+stdout and stderr capped, the provenance block around it. One run at a time (the caller's lock).
+
+The child dies with the agent (guard.die_with_parent); the data files a tool writes in the work
+directory (fio's `--filename`) are deleted after every run, and a run whose data would not fit in the
+free space of the work directory is refused before it starts (:func:`space_problem`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
+import re
+import shutil
 import signal
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from podtax import benchwrap, events, templates
+
+from podtax_host_agent.guard import die_with_parent
+
+# Kept free in the work directory beyond a run's data: 5% of the filesystem, at least this much.
+RESERVE_BYTES = 256 * 1024**2
+_SIZE = re.compile(r"^([1-9][0-9]*)([KMGT]?)$")
 
 
 @dataclass(frozen=True)
@@ -43,12 +57,17 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path) -> Outcome:
+async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path, *, pass_fds: Sequence[int] = (),
+                   on_start: Callable[[int], None] | None = None) -> Outcome:
+    """Run argv in its own session (process group = its pid); `on_start(pid)` is called once it runs."""
     started = events.now()
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=cwd, start_new_session=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+        preexec_fn=die_with_parent(os.getpid()), pass_fds=tuple(pass_fds),
     )
+    if on_start is not None:
+        on_start(proc.pid)
     assert proc.stdout and proc.stderr
     readers = asyncio.gather(_read_capped(proc.stdout, cap_bytes // 2), _read_capped(proc.stderr, cap_bytes // 2))
     timed_out = False
@@ -65,13 +84,58 @@ async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path)
                    None if timed_out else proc.returncode, started, events.now(), out_cut or err_cut, timed_out)
 
 
-async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path,
-                       tool_version: str | None) -> Outcome:
-    """Validate (raises templates.TemplateError) and execute one run, wrapped in the provenance block."""
+def data_files(argv: Sequence[str]) -> list[Path]:
+    """Files the tool writes as its test data (fio's `--filename=`)."""
+    return [Path(a.split("=", 1)[1]) for a in argv if a.startswith("--filename=")]
+
+
+def remove_data_file(path: Path) -> None:
+    """Delete a tool's data file; anything else at that path (a directory) is not ours to touch."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+
+
+def leftover_data_files(workdir: Path) -> list[Path]:
+    """Data files a crashed run may have left in the work directory (fio's, with any parameters)."""
+    return [p for p in data_files(templates.get("fio").build_argv({}, str(workdir))) if p.is_file()]
+
+
+def size_bytes(text: str) -> int:
+    """fio's size syntax as podtax allows it (1K = 1024 bytes): '64M' -> 67108864."""
+    m = _SIZE.match(text.strip())
+    if not m:
+        raise ValueError(f"size {text!r} is not a number with an optional K, M, G or T")
+    return int(m.group(1)) * 1024 ** " KMGT".index(m.group(2) or " ")
+
+
+def space_problem(run: events.RunSpec, workdir: Path) -> str | None:
+    """Why the run's data cannot fit in the work directory's free space, or None when it fits."""
+    if run.test != "fio":
+        return None
+    need = size_bytes(str(run.params.get("size", templates.get("fio").params.model_fields["size"].default)))
+    probe = workdir if workdir.exists() else next((p for p in workdir.parents if p.exists()), Path("/"))
+    usage = shutil.disk_usage(probe)
+    reserve = max(RESERVE_BYTES, usage.total // 20)
+    room = max(0, usage.free - reserve)
+    if need <= room:
+        return None
+    return (f"fio size {run.params.get('size')} needs {need:,} bytes but the work directory {workdir} has "
+            f"{usage.free:,} bytes free, of which {reserve:,} are kept in reserve (at most {room:,} usable); "
+            f"lower size or free space there (PODTAX_AGENT_WORKDIR)")
+
+
+async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_version: str | None, *,
+                       pass_fds: Sequence[int] = (), on_start: Callable[[int], None] | None = None) -> Outcome:
+    """Validate (raises templates.TemplateError) and execute one run, wrapped in the provenance block.
+    The tool's data files are deleted afterwards, whatever the outcome."""
     argv = templates.get(run.test).build_argv(run.params, str(workdir))
     workdir.mkdir(parents=True, exist_ok=True)
     before = benchwrap.block("before", tool_version)
-    outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir)
+    try:
+        outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir, pass_fds=pass_fds, on_start=on_start)
+    finally:
+        for path in data_files(argv):
+            remove_data_file(path)
     after = benchwrap.block("after")
     return Outcome(outcome.stdout, f"{before}\n{outcome.stderr}{after}\n", outcome.exit_code,
                    outcome.started_at, outcome.ended_at, outcome.truncated, outcome.timed_out)

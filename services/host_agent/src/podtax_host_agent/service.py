@@ -2,20 +2,23 @@
 
 It executes registered templates only (podtax.templates): an event names a template and its
 parameters; anything that does not validate is refused with a `run failed` event saying why.
+A run holds the node lock while it lasts, and a starting agent first reaps what a crashed one left
+running (see guard.py), so two runs never overlap on the node.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 
 from podtax import events, subjects, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
-from podtax_host_agent import facts
-from podtax_host_agent.execute import run_template
+from podtax_host_agent import facts, guard
+from podtax_host_agent.execute import leftover_data_files, run_template, space_problem
 
 log = logging.getLogger("podtax.host_agent")
 
@@ -28,12 +31,24 @@ class Agent:
         self.source = f"podtax/host-agent/{self.node}"
         self.facts: events.HostFacts | None = None
         self.done: set[str] = set()  # run ids finished by this process (redelivery guard)
+        self.workdir = Path(settings.agent_workdir)
+        self.state_dir = settings.agent_state_dir or self.workdir / ".state"
+        self.lock = guard.NodeLock(self.state_dir)
 
     def consumer(self) -> ConsumerSpec:
         subject = subjects.join(subjects.RUN_REQUESTED, "host", self.node)
         # One message at a time; ack_wait is extended with in-progress pings while a run lasts.
         return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}", [subject],
-                            max_deliver=self.settings.max_deliver, batch=1, ack_wait_s=30)
+                            max_deliver=self.settings.max_deliver, batch=1,
+                            ack_wait_s=self.settings.agent_ack_wait_s)
+
+    def clean_up_after_crash(self) -> None:
+        """Reap a crashed agent's leftover benchmark processes and data files (call before consuming)."""
+        if (done := guard.reap(self.state_dir)) is not None:
+            log.warning("start-up: %s", done)
+        for path in leftover_data_files(self.workdir):
+            path.unlink(missing_ok=True)
+            log.warning("start-up: deleted %s, left by an interrupted run", path)
 
     async def refresh_facts(self) -> None:
         current = await asyncio.to_thread(facts.collect, self.node, self.settings.cluster)
@@ -67,9 +82,18 @@ class Agent:
             await self.refuse(run, "tool-missing", f"{template.tool} is not installed on node {self.node}; "
                                                    f"install it (e.g. apt-get install {template.tool})")
             return
-        log.info("running %s %s (run %s)", run.test, templates.params_key(run.params), run.run_id)
-        out = await run_template(run, self.settings.agent_output_cap_bytes, Path(self.settings.agent_workdir),
-                                 version)
+        lock_fd = await self.lock.acquire()  # waits while processes of an earlier run still hold the node
+        try:
+            if problem := space_problem(run, self.workdir):
+                await self.refuse(run, "insufficient-space", problem)
+                return
+            log.info("running %s %s (run %s)", run.test, templates.params_key(run.params), run.run_id)
+            out = await run_template(run, self.settings.agent_output_cap_bytes, self.workdir, version,
+                                     pass_fds=(lock_fd,),
+                                     on_start=lambda pid: guard.record(self.state_dir, pid, run.run_id))
+        finally:
+            guard.clear(self.state_dir)
+            os.close(lock_fd)
         raw = events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
                             started_at=out.started_at, ended_at=out.ended_at, tool_version=version,
                             truncated=out.truncated, timed_out=out.timed_out,
@@ -89,6 +113,7 @@ class Agent:
 
 async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> None:
     agent = Agent(settings, bus)
+    await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
     facts_task = asyncio.create_task(agent.facts_loop(stop))
     try:

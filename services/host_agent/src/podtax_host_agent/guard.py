@@ -1,0 +1,148 @@
+"""One run at a time per node, and no benchmark outlives its agent.
+
+Three defences against a crashed agent leaving a benchmark running beside the next one:
+
+- the benchmark child asks the kernel to SIGKILL it when the agent dies (``PR_SET_PDEATHSIG``);
+- the agent records the child's process group in its state directory while it runs; an agent that
+  starts reaps whatever is left of a recorded group (grandchildren the kernel signal missed);
+- a node lock (``flock`` on ``<state>/node.lock``) is held for the whole run and inherited by the
+  benchmark's processes, so while any of them lives the next run waits until the node is idle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import errno
+import fcntl
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+log = logging.getLogger("podtax.host_agent")
+PR_SET_PDEATHSIG = 1
+RECORD = "running.json"
+LOCK = "node.lock"
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def die_with_parent(parent_pid: int) -> Callable[[], None]:
+    """A ``preexec_fn``: the child is SIGKILLed when the agent dies (and exits if it already has)."""
+    prctl = _LIBC.prctl  # looked up before the fork: the child only calls it
+
+    def preexec() -> None:
+        if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent_pid:
+            os._exit(126)
+
+    return preexec
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (state is [0], pgrp [2], start time [19])."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rfind(")") + 2:].split()
+
+
+def start_ticks(pid: int) -> str | None:
+    fields = _stat(pid)
+    return fields[19] if fields else None
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+                out.append(int(entry.name))
+    return out
+
+
+def record(state_dir: Path, pid: int, run_id: str) -> None:
+    """Note the running benchmark's process group (its leader's pid, started by setsid)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    doc = {"pgid": pid, "run_id": run_id, "boot_id": _boot_id(), "start_ticks": start_ticks(pid)}
+    tmp = state_dir / f".{RECORD}.tmp"
+    tmp.write_text(json.dumps(doc))
+    tmp.replace(state_dir / RECORD)
+
+
+def clear(state_dir: Path) -> None:
+    (state_dir / RECORD).unlink(missing_ok=True)
+
+
+def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:
+    """Kill what is left of a recorded run's process group; returns what was done, None if nothing."""
+    path = state_dir / RECORD
+    try:
+        doc = json.loads(path.read_text())
+        pgid, run_id = int(doc["pgid"]), str(doc["run_id"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        path.unlink(missing_ok=True)
+        return f"ignored an unreadable run record ({exc})"
+    leader_ticks = start_ticks(pgid)
+    stale = doc.get("boot_id") != _boot_id() or (leader_ticks is not None and leader_ticks != doc.get("start_ticks"))
+    members = [] if stale else group_members(pgid)
+    if members:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        deadline = time.monotonic() + wait_s
+        while group_members(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    path.unlink(missing_ok=True)
+    if not members:
+        return f"run {run_id} left no process behind"
+    left = group_members(pgid)
+    return (f"killed {len(members)} leftover process(es) of run {run_id} (process group {pgid})"
+            + (f"; {len(left)} still exiting" if left else ""))
+
+
+class NodeLock:
+    """An exclusive ``flock`` on ``<state>/node.lock``. The descriptor is passed to the benchmark, so
+    the lock is held until the last of its processes is gone, even when the agent is not."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / LOCK
+
+    def try_acquire(self) -> int | None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return None
+            raise
+        return fd
+
+    async def acquire(self, poll_s: float = 0.2) -> int:
+        """Wait until the node is idle; returns the locked descriptor (close it to release)."""
+        waited = False
+        while (fd := self.try_acquire()) is None:
+            if not waited:
+                log.warning("node busy: processes of an earlier run still hold %s; waiting until they exit",
+                            self.path)
+                waited = True
+            await asyncio.sleep(poll_s)
+        if waited:
+            log.info("node idle again; starting the run")
+        return fd

@@ -1,0 +1,138 @@
+"""The host agent's guards (issue 12, items 1 and 11): the benchmark dies with the agent, a starting
+agent reaps a recorded process group, the node lock outlives the agent while its processes live,
+fio's data file never stays behind and a size beyond the free space is refused before starting."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from podtax import events
+from podtax_host_agent import guard
+from podtax_host_agent.execute import run_template, size_bytes, space_problem
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def gone(pid: int, within_s: float = 10.0) -> bool:
+    """True once `pid` has exited (a zombie waiting for its reaper counts as exited)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        fields = guard._stat(pid)
+        if fields is None or fields[0] in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_benchmark_dies_when_the_agent_is_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    script = (
+        "import asyncio, pathlib, sys\n"
+        "from podtax_host_agent.execute import run_argv\n"
+        f"p = pathlib.Path({str(pid_file)!r})\n"
+        "asyncio.run(run_argv(['sleep', '60'], 120, 10_000, p.parent, on_start=lambda pid: p.write_text(str(pid))))\n"
+    )
+    agent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 20
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        assert not gone(child, 0.2), "the benchmark should be running"
+        agent.send_signal(signal.SIGKILL)
+        agent.wait(10)
+        assert gone(child), "the benchmark outlived the agent"
+    finally:
+        agent.kill()
+        agent.wait()
+
+
+def _group_with_grandchild() -> subprocess.Popen[bytes]:
+    code = "import subprocess, time; subprocess.Popen(['sleep', '60']); time.sleep(60)"
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    deadline = time.monotonic() + 10
+    while len(guard.group_members(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return proc
+
+
+def test_a_starting_agent_reaps_the_recorded_group(tmp_path: Path) -> None:
+    proc = _group_with_grandchild()
+    try:
+        members = guard.group_members(proc.pid)
+        assert len(members) == 2
+        guard.record(tmp_path, proc.pid, "run-7")
+        done = guard.reap(tmp_path)
+        assert done is not None and "killed 2" in done and "run-7" in done
+        assert all(gone(pid) for pid in members)
+        assert not (tmp_path / guard.RECORD).exists()
+        assert guard.reap(tmp_path) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_reap_leaves_alone_a_process_that_reused_the_pid(tmp_path: Path) -> None:
+    proc = _group_with_grandchild()
+    try:
+        guard.record(tmp_path, proc.pid, "old-run")
+        doc = (tmp_path / guard.RECORD).read_text().replace(f'"start_ticks": "{guard.start_ticks(proc.pid)}"',
+                                                              '"start_ticks": "1"')
+        (tmp_path / guard.RECORD).write_text(doc)
+        done = guard.reap(tmp_path)
+        assert done is not None and "no process" in done
+        assert len(guard.group_members(proc.pid)) == 2, "an unrelated process group was killed"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_the_node_lock_is_held_until_the_last_process_of_a_run_exits(tmp_path: Path) -> None:
+    lock = guard.NodeLock(tmp_path)
+    fd = lock.try_acquire()
+    assert fd is not None
+    orphan = subprocess.Popen(["sleep", "60"], pass_fds=(fd,))  # as a benchmark inherits it
+    os.close(fd)  # the agent is gone; its benchmark lives on
+    try:
+        assert lock.try_acquire() is None, "a second run could start beside the orphan"
+    finally:
+        orphan.kill()
+        orphan.wait()
+    fd2 = lock.try_acquire()
+    assert fd2 is not None
+    os.close(fd2)
+
+
+def run_spec(params: dict, timeout_s: float = 60) -> events.RunSpec:
+    return events.RunSpec(run_id="f", campaign="c", node="n", env="host", test="fio", params=params,
+                          timeout_s=timeout_s)
+
+
+def test_fio_beyond_the_free_space_is_refused_with_the_reason(tmp_path: Path) -> None:
+    problem = space_problem(run_spec({"size": "9999999T"}), tmp_path)
+    assert problem is not None and "9999999T" in problem and "free" in problem and "lower size" in problem
+    assert space_problem(run_spec({"size": "1M"}), tmp_path) is None
+    assert size_bytes("64M") == 64 * 1024**2 and size_bytes("3") == 3
+
+
+async def test_fio_data_file_is_deleted_after_success_failure_and_timeout(tmp_path: Path) -> None:
+    ok = await run_template(run_spec({"size": "1M", "runtime": 1, "direct": False, "rw": "write"}),
+                            100_000, tmp_path, None)
+    assert ok.exit_code == 0 and '"jobs"' in ok.stdout
+    assert list(tmp_path.iterdir()) == []
+    # Failure (bs above size), with the file of an earlier interrupted run in place: it goes too.
+    (tmp_path / "podtax-fio.dat").write_bytes(b"x" * 4096)
+    failed = await run_template(run_spec({"size": "1M", "bs": "2M", "runtime": 1, "direct": False}),
+                                100_000, tmp_path, None)
+    assert failed.exit_code != 0 and "size too small" in failed.stderr
+    assert list(tmp_path.iterdir()) == []
+    # Timeout: 256 MiB of synchronous 4 KiB random writes outlast a 0.3 s timeout.
+    slow = await run_template(run_spec({"size": "256M", "runtime": 60, "direct": True, "rw": "randwrite",
+                                        "bs": "4K", "iodepth": 1}, timeout_s=0.3), 100_000, tmp_path, None)
+    assert slow.timed_out
+    assert list(tmp_path.iterdir()) == []
