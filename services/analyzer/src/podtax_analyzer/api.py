@@ -119,4 +119,7 @@ def create_app(store: Store) -> FastAPI:
     from podtax_analyzer.api_report import router as report_router
 
     app.include_router(report_router)
+    from podtax_analyzer.api_phases import router as phases_router
+
+    app.include_router(phases_router)
     return app

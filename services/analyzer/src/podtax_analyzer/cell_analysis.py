@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from podtax_analyzer import flags as fl
-from podtax_analyzer.celldata import HOST, POD, CellData
+from podtax_analyzer.celldata import CellData
 from podtax_analyzer.report_models import CellComparison, CellModes, ModeOut, OutlierOut, SideModes
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import Drift, detect_drift
@@ -58,13 +58,14 @@ def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[floa
 
 
 def _modes(cell: CellData, checks: dict) -> tuple[CellModes | None, dict | None]:
-    bimodal_sides = [cell.host if env == HOST else cell.pod for env, c in checks.items() if c.bimodal]
+    bimodal_sides = [cell.host if env == cell.baseline else cell.pod for env, c in checks.items() if c.bimodal]
     if not bimodal_sides:
         return None, None
     boundary = two_means_boundary(np.concatenate([s.values for s in bimodal_sides]))
     if boundary is None:
         return None, None
-    modes = {HOST: describe_modes(cell.host.values, boundary), POD: describe_modes(cell.pod.values, boundary)}
+    modes = {cell.baseline: describe_modes(cell.host.values, boundary),
+             cell.candidate: describe_modes(cell.pod.values, boundary)}
 
     def side(env: str) -> SideModes:
         c = checks.get(env)
@@ -72,7 +73,7 @@ def _modes(cell: CellData, checks: dict) -> tuple[CellModes | None, dict | None]
                          bimodality_coefficient=c.bc if c else None,
                          modes=[ModeOut(label=m.label, n=m.n, share=m.share, median=m.median) for m in modes[env]])
 
-    return CellModes(boundary=boundary, host=side(HOST), pod=side(POD)), modes
+    return CellModes(boundary=boundary, host=side(cell.baseline), pod=side(cell.candidate)), modes
 
 
 def _modes_are_drift(values: np.ndarray, d: Drift) -> bool:
@@ -98,8 +99,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     for s in (h, p):
         if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env]):
             checks[s.env] = replace(checks[s.env], bimodal=False)
-            warnings.append(f"the {side_name(s.env)} values form two groups, before and after a change point: "
-                            f"reported as DRIFT rather than BIMODAL")
+            warnings.append(f"the {side_name(s.env, cell.pair)} values form two groups, before and after a "
+                            f"change point: reported as DRIFT rather than BIMODAL")
     cell_modes, modes = _modes(cell, checks)
     boundary = cell_modes.boundary if cell_modes else None
     found = {s.env: outlier_indices(s.values, boundary=boundary) for s in (h, p)}
@@ -131,6 +132,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
                 for s in (h, p) for i in found[s.env]]
     fields = dict(
         id=cell.id, campaign=cell.campaign, cluster=cell.cluster, node=cell.node, test=cell.test,
+        baseline=cell.baseline, candidate=cell.candidate,
         params=cell.params_key,
         metric=cell.metric, unit=cell.unit, higher_is_better=cell.higher_is_better, n_host=h.n, n_pod=p.n,
         host_median=_median(h.values), pod_median=_median(p.values),
@@ -150,9 +152,11 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
     if "BIMODAL" in flags:
         return f["flag_details"]["BIMODAL"]
     ratio, lo, hi, unit = f["ratio"], f["ci_low"], f["ci_high"], f["unit"]
+    pair = (f["baseline"], f["candidate"])
+    base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
     sides = ""
     if f["host_median"] is not None and f["pod_median"] is not None:
-        sides = (f"host median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs, pod median "
+        sides = (f"{base} median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs, {cand} median "
                  f"{fmt_value(f['pod_median'])} {unit} over {f['n_pod']} runs")
     if ratio is None:
         return f"Inconclusive: no ratio could be computed ({sides or 'a side has no runs'})."
@@ -161,7 +165,7 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
     p_text = f"{p_text_of(p)} after {correction}" if p is not None else "no p-value"
     band = fmt_pct(threshold)
     if verdict in (FASTER, SLOWER):
-        head = f"{change_phrase(ratio, f['higher_is_better']).capitalize()} than host"
+        head = f"{change_phrase(ratio, f['higher_is_better']).capitalize()} than {base}"
         return f"{head} (ratio {fmt_ratio(ratio)}, {interval}, {p_text}; {sides})."
     if verdict == NO_DIFFERENCE:
         # the interval lies inside the band: an equivalence statement, whether or not the test detects

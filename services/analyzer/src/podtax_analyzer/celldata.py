@@ -1,19 +1,23 @@
 """Loading cells from DuckDB: one grouped query returns every cell side's values in run order.
 
 A cell is (campaign, cluster, node, test, params_key, metric) (the same node name in two clusters is
-two cells); a side is its host or pod ('kubernetes')
-runs with status 'ok'. The grouping, ordering and per-side facts (tool versions, throttling, SHORT
-flags) are done in DuckDB, so Python only sees one row per cell side.
+two cells); a side is its runs of one environment with status 'ok'. The two sides are named by the
+data (sides_for): host and kubernetes (pod) for the pod tax, kubernetes and nomad for the control
+plane. The grouping, ordering and per-side facts (tool versions, throttling, SHORT flags) are done in
+DuckDB, so Python only sees one row per cell side.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 import numpy as np
+from podtax import sides, templates
 
 HOST = "host"
 POD = "kubernetes"
@@ -25,6 +29,20 @@ CELL_ID_SQL = (f"substr(sha256(concat_ws(chr(31), r.campaign, r.cluster, r.node,
                f"1, {ID_LEN})")
 VERSION_SQL = ("concat_ws(' ', r.tool, r.tool_version, "
                "CASE WHEN r.tool_build IS NOT NULL AND r.tool_build <> '' THEN '(build ' || r.tool_build || ')' END)")
+
+
+def sides_for(test: str, envs: Iterable[str]) -> tuple[str, str]:
+    """(baseline, candidate) of a cell (podtax.sides.pair): its template's two environments, else the two
+    it has; a one-sided template gives (its environment, ""); host/kubernetes when nothing else is known."""
+    template = templates.REGISTRY.get(test)
+    allowed = tuple(template.environments) if template else ()
+    if len(allowed) == 2:
+        return sides.pair(allowed)
+    with contextlib.suppress(ValueError):
+        return sides.pair(set(envs))
+    if len(allowed) == 1:
+        return allowed[0], ""
+    return HOST, POD
 
 
 def cell_id(campaign: str, cluster: str, node: str, test: str, params_key: str, metric: str) -> str:
@@ -72,8 +90,14 @@ class CellData:
     metric: str
     unit: str
     higher_is_better: bool
-    host: Side
-    pod: Side
+    host: Side  # the baseline side (host for the pod tax, kubernetes against nomad)
+    pod: Side  # the candidate side
+    baseline: str = HOST
+    candidate: str = POD  # "" for a one-sided test (pod-startup): compare campaigns instead
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.baseline, self.candidate
 
     @property
     def id(self) -> str:
@@ -135,6 +159,7 @@ def load_cells(
         params["cell"] = cell
     res = con.execute(_QUERY.format(extra=" ".join(extra)), params).fetchnumpy()
     cells: dict[tuple[str, ...], CellData] = {}
+    sides_by_key: dict[tuple[str, ...], list[Side]] = {}
     for i in range(len(res["node"])):
         key = tuple(str(res[c][i]) for c in ("cluster", "node", "test", "params_key", "metric"))
         env = str(res["env"][i])
@@ -154,8 +179,14 @@ def load_cells(
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),
                                   higher_is_better=bool(res["hib"][i]),
                                   host=empty_side(HOST), pod=empty_side(POD))
-        if env == HOST:
-            cells[key].host = side
-        elif env == POD:
-            cells[key].pod = side
+        sides_by_key.setdefault(key, []).append(side)
+    for key, found in sides_by_key.items():
+        c = cells[key]
+        c.baseline, c.candidate = sides_for(c.test, [s.env for s in found])
+        c.host, c.pod = empty_side(c.baseline), empty_side(c.candidate)
+        for side in found:
+            if side.env == c.baseline:
+                c.host = side
+            elif side.env == c.candidate:
+                c.pod = side
     return list(cells.values())

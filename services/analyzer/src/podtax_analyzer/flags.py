@@ -41,30 +41,39 @@ def version_text(side: Side) -> str | None:
     return " + ".join(v if v else "unknown version" for v in side.versions) or "unknown version"
 
 
+def names(cell: CellData) -> tuple[str, str]:
+    """What sentences call the baseline and the candidate: host and pod, or kubernetes and nomad."""
+    return side_name(cell.baseline, cell.pair), side_name(cell.candidate, cell.pair)
+
+
 def confounded(cell: CellData) -> str | None:
     h, p = cell.host, cell.pod
     if h.n == 0 or p.n == 0:
         return None
+    base, cand = names(cell)
     problems = []
     if h.versions != p.versions:
-        problems.append(f"host runs used {version_text(h)} and pod runs used {version_text(p)}")
+        problems.append(f"{base} runs used {version_text(h)} and {cand} runs used {version_text(p)}")
     for s in (h, p):
         if len(s.versions) > 1:
-            problems.append(f"{side_name(s.env)} runs mixed {len(s.versions)} tool builds")
+            problems.append(f"{side_name(s.env, cell.pair)} runs mixed {len(s.versions)} tool builds")
     if not problems:
         return None
     return (f"Not comparable: {'; '.join(dict.fromkeys(problems))}, so a difference may come from the tool, "
-            f"not the pod (host median {fmt_value(float(np.median(h.values)))} {cell.unit}, pod median "
+            f"not the {cand} ({base} median {fmt_value(float(np.median(h.values)))} {cell.unit}, {cand} median "
             f"{fmt_value(float(np.median(p.values)))} {cell.unit}; no ratio is given).")
 
 
 def insufficient(cell: CellData) -> str | None:
     h, p = cell.host, cell.pod
-    if h.n >= MIN_RUNS and p.n >= MIN_RUNS:
+    if h.n >= MIN_RUNS and (p.n >= MIN_RUNS or not cell.candidate):
         return None
-    need = [f"{MIN_RUNS - s.n} more {side_name(s.env)} {'run' if MIN_RUNS - s.n == 1 else 'runs'}"
-            for s in (h, p) if s.n < MIN_RUNS]
-    return (f"Too few runs: host has {h.n} and pod {p.n}; at least {MIN_RUNS} a side are needed, "
+    base, cand = names(cell)
+    need = [f"{MIN_RUNS - s.n} more {side_name(s.env, cell.pair)} {'run' if MIN_RUNS - s.n == 1 else 'runs'}"
+            for s in ((h, p) if cell.candidate else (h,)) if s.n < MIN_RUNS]
+    if not cell.candidate:
+        return f"Too few runs: {base} has {h.n}; at least {MIN_RUNS} are needed."
+    return (f"Too few runs: {base} has {h.n} and {cand} {p.n}; at least {MIN_RUNS} a side are needed, "
             f"so {' and '.join(need)} {'is' if len(need) == 1 and need[0].startswith('1 ') else 'are'} needed.")
 
 
@@ -73,8 +82,9 @@ def imbalanced(cell: CellData) -> str | None:
     lo, hi = min(h, p), max(h, p)
     if lo == 0 or hi <= MAX_IMBALANCE * lo:
         return None
-    small = "host" if h < p else "pod"
-    return (f"Uneven run counts: host has {h} runs and pod {p} ({hi / lo:.1f} to 1, more than "
+    base, cand = names(cell)
+    small = base if h < p else cand
+    return (f"Uneven run counts: {base} has {h} runs and {cand} {p} ({hi / lo:.1f} to 1, more than "
             f"{MAX_IMBALANCE:.0f} to 1); the {small} side sets the uncertainty, add {small} runs.")
 
 
@@ -87,11 +97,13 @@ def _modes_text(side: str, modes: list[Mode], unit: str) -> str:
 def bimodal(cell: CellData, checks: dict[str, Unimodality], modes: dict[str, list[Mode]] | None) -> str | None:
     if modes is None:
         return None
-    which = [side_name(env) for env, c in checks.items() if c.bimodal]
-    tests = "; ".join(f"{side_name(env)} dip test {p_text_of(c.dip_p)}" for env, c in checks.items()
+    which = [side_name(env, cell.pair) for env, c in checks.items() if c.bimodal]
+    tests = "; ".join(f"{side_name(env, cell.pair)} dip test {p_text_of(c.dip_p)}" for env, c in checks.items()
                       if c.bimodal and c.dip_p is not None)
+    base, cand = names(cell)
     return (f"Two modes in the {' and '.join(which)} values ({tests}): "
-            f"{_modes_text('host', modes['host'], cell.unit)}; {_modes_text('pod', modes['kubernetes'], cell.unit)}. "
+            f"{_modes_text(base, modes[cell.baseline], cell.unit)}; "
+            f"{_modes_text(cand, modes[cell.candidate], cell.unit)}. "
             f"A single median would hide this, so no ratio is given.")
 
 
@@ -102,7 +114,7 @@ def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
             trend = ""
             if d.slope is not None and d.total is not None:
                 word = "rose" if d.total > 0 else "fell"
-                trend = (f"{side_name(env)} values {word} by {fmt_pct(d.total)}% over {d.n} runs "
+                trend = (f"{side_name(env, cell.pair)} values {word} by {fmt_pct(d.total)}% over {d.n} runs "
                          f"(Theil-Sen trend {d.slope * 100:+.2f}% per run); ")
             step = "up" if d.shift > 0 else "down"
             parts.append(f"{trend}the biggest step ({step} {fmt_pct(d.shift)}%) came after run {d.index} of {d.n} "
@@ -126,7 +138,8 @@ def throttled(cell: CellData) -> str | None:
 
 
 def short(cell: CellData) -> str | None:
-    parts = [f"{plural(s.n_short, side_name(s.env) + ' run')}" for s in (cell.host, cell.pod) if s.n_short]
+    parts = [f"{plural(s.n_short, side_name(s.env, cell.pair) + ' run')}" for s in (cell.host, cell.pod)
+             if s.n_short]
     if not parts:
         return None
     example = next(s.short_example for s in (cell.host, cell.pod) if s.n_short)
@@ -139,9 +152,9 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarr
     for env, idx in found.items():
         if len(idx) == 0:
             continue
-        side = cell.host if env == "host" else cell.pod
+        side = cell.host if env == cell.baseline else cell.pod
         shown = ", ".join(fmt_value(float(side.values[i])) for i in idx[:5]) + (", ..." if len(idx) > 5 else "")
-        parts.append(f"{plural(len(idx), side_name(env) + ' run')} ({shown} {cell.unit})")
+        parts.append(f"{plural(len(idx), side_name(env, cell.pair) + ' run')} ({shown} {cell.unit})")
     if not parts:
         return None
     verb = "lies" if sum(len(i) for i in found.values()) == 1 else "lie"

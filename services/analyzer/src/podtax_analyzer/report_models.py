@@ -57,14 +57,20 @@ class CellComparison(BaseModel):
     primary: bool = Field(default=False, description="The metric is the test's primary (headline) metric for "
                                                       "these parameters; `podtax report` shows only these by "
                                                       "default.")
-    n_host: int = Field(ge=0)
-    n_pod: int = Field(ge=0)
-    host_median: float | None
-    pod_median: float | None
-    host_tool_version: str | None = Field(description="Tool, version and build of the host runs.")
-    pod_tool_version: str | None = Field(description="Tool, version and build of the pod runs.")
-    ratio: float | None = Field(description="median(pod) / median(host); null when withheld (CONFOUNDED, "
-                                            "BIMODAL) or not computable.")
+    baseline: str = Field(default="host", description="Environment of the baseline side (the ratio's "
+                                                       "denominator): host for the pod tax, kubernetes against "
+                                                       "nomad (podtax.sides.pair). The host_* fields are its.")
+    candidate: str = Field(default="kubernetes", description="Environment of the candidate side (the numerator); "
+                                                             "the pod_* fields are its. Empty for a one-sided "
+                                                             "test (pod-startup).")
+    n_host: int = Field(ge=0, description="Runs of the baseline side (host for the pod tax).")
+    n_pod: int = Field(ge=0, description="Runs of the candidate side (pod for the pod tax).")
+    host_median: float | None = Field(description="Median of the baseline side.")
+    pod_median: float | None = Field(description="Median of the candidate side.")
+    host_tool_version: str | None = Field(description="Tool, version and build of the baseline runs.")
+    pod_tool_version: str | None = Field(description="Tool, version and build of the candidate runs.")
+    ratio: float | None = Field(description="median(candidate) / median(baseline): pod/host, nomad/kubernetes; "
+                                            "null when withheld (CONFOUNDED, BIMODAL) or not computable.")
     ci_low: float | None = Field(description="Lower bound of the 95% interval of the ratio.")
     ci_high: float | None = Field(description="Upper bound of the 95% interval of the ratio.")
     ci_method: Literal["bca", "hodges-lehmann"] | None = Field(
@@ -72,11 +78,12 @@ class CellComparison(BaseModel):
     hl_ratio: float | None = Field(description="Cross-check: exp(Hodges-Lehmann shift of log values).")
     hl_ci_low: float | None
     hl_ci_high: float | None
-    p_value: float | None = Field(description="Two-sided Mann-Whitney U p-value, pod vs host.")
+    p_value: float | None = Field(description="Two-sided Mann-Whitney U p-value, candidate vs baseline.")
     p_adjusted: float | None = Field(description="p_value after the campaign-wide correction.")
     verdict: Verdict
-    change_pct: float | None = Field(description="(ratio - 1) * 100: the pod's median relative to the host's, "
-                                                 "in the metric's own direction (positive = higher value).")
+    change_pct: float | None = Field(description="(ratio - 1) * 100: the candidate's median relative to the "
+                                                 "baseline's, in the metric's own direction (positive = higher "
+                                                 "value).")
     sentence: str = Field(description="The cell in one sentence.")
     flags: list[FlagName] = Field(default_factory=list)
     flag_details: dict[str, str] = Field(default_factory=dict, description="Flag name -> explanation.")

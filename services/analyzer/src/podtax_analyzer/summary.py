@@ -14,7 +14,7 @@ import math
 
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.stats.verdict import change_phrase
-from podtax_analyzer.wording import fmt_ratio, plural
+from podtax_analyzer.wording import fmt_ratio, plural, ratio_name
 
 TOLERATED = frozenset({"OUTLIERS"})
 
@@ -48,7 +48,8 @@ def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
             nodes = ", ".join(c.node for c in clean)
             per_node = "; ".join(f"{c.node} {fmt_ratio(c.ratio)}" for c in clean)
             sentence = (f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) the geometric mean "
-                        f"of the pod/host ratios is {fmt_ratio(g)} ({change_phrase(g, clean[0].higher_is_better)}); "
+                        f"of the {ratio_name((clean[0].baseline, clean[0].candidate))} ratios is {fmt_ratio(g)} "
+                        f"({change_phrase(g, clean[0].higher_is_better)}); "
                         f"per node: {per_node}.")
             tolerated = [c.node for c in clean if c.flags]
             if tolerated:

@@ -7,7 +7,7 @@ import math
 
 
 def fmt_ratio(r: float) -> str:
-    """A pod/host ratio, three decimals: 0.971."""
+    """A candidate/baseline ratio (pod/host, nomad/kubernetes), three decimals: 0.971."""
     return f"{r:.3f}"
 
 
@@ -43,5 +43,13 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def side_name(env: str) -> str:
-    return "host" if env == "host" else "pod"
+def side_name(env: str, pair: tuple[str, str] = ("host", "kubernetes")) -> str:
+    """How a sentence names a side: host and pod for the pod tax, else the environment's own name."""
+    if pair == ("host", "kubernetes"):
+        return "host" if env == "host" else "pod"
+    return env or "other side"
+
+
+def ratio_name(pair: tuple[str, str]) -> str:
+    """'pod/host', 'nomad/kubernetes': candidate over baseline."""
+    return f"{side_name(pair[1], pair)}/{side_name(pair[0], pair)}"

@@ -1,0 +1,87 @@
+"""The comparison with sides named by the data (kubernetes against nomad) and the control-plane phase
+table, from raw logs and parser results stored in a real DuckDB file, and their HTTP routes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from podtax_analyzer.api import create_app
+from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.phase_table import ONE_SIDE, phase_table
+from podtax_analyzer.store import Store
+from timeline_synth import run_events
+
+RUNS = 6
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    s = Store(tmp_path_factory.mktemp("db") / "podtax.duckdb")
+    batch = []
+    for seq in range(RUNS):  # interleaved as a campaign runs them
+        for env in ("kubernetes", "nomad"):
+            batch += run_events("cp", env, "volume-churn", seq * 2 + (env == "nomad"))
+        batch += run_events("cp", "kubernetes", "pod-startup", 100 + seq, count=5)
+    s.write_batch(batch)
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def report(store):
+    return compare_campaign(store.cursor(), "cp")
+
+
+def _cell(report, metric, test="volume-churn"):
+    return next(c for c in report.cells if c.metric == metric and c.test == test)
+
+
+def test_sides_are_kubernetes_and_nomad(report):
+    c = _cell(report, "provisioned_p50_ms")
+    assert (c.baseline, c.candidate, c.n_host, c.n_pod) == ("kubernetes", "nomad", RUNS, RUNS)
+    # injected medians: nomad creates in 0.150 s; kubernetes 0.010 s to accept + 0.200 s to provision
+    assert c.ratio == pytest.approx(0.150 / 0.210, rel=0.1)
+    assert c.ci_low < c.ratio < c.ci_high
+    assert "kubernetes median" in c.sentence and "nomad median" in c.sentence
+    assert " pod" not in c.sentence and "host" not in c.sentence
+    primary = _cell(report, "provisioned_makespan_s")
+    assert primary.primary and primary.verdict == "faster" and "than kubernetes" in primary.sentence
+
+
+def test_nomad_has_no_bound_phase_in_the_table(report):
+    table = phase_table(report)
+    volume = [r for r in table.rows if r.test == "volume-churn"]
+    assert [(r.phase, r.statistic) for r in volume[:4]] == [("accepted", "p50"), ("accepted", "makespan"),
+                                                           ("provisioned", "p50"), ("provisioned", "makespan")]
+    bound = next(r for r in volume if r.phase == "bound" and r.statistic == "p50")
+    assert bound.n_baseline == RUNS and bound.n_candidate == 0 and bound.ratio is None
+    assert bound.note.startswith("Nomad volumes have no Bound phase")
+    assert "MODIFIED event with phase Bound" in bound.definition
+    provisioned = next(r for r in volume if r.phase == "provisioned" and r.statistic == "makespan")
+    assert provisioned.primary and provisioned.note is None
+    assert provisioned.definition.startswith("kubernetes: create request sent -> the PV's ADDED event; nomad:")
+    assert provisioned.baseline_median == pytest.approx(_cell(report, "provisioned_makespan_s").host_median)
+    assert any(n.startswith("Nomad volumes have no Bound phase") for n in table.notes)
+
+
+def test_pod_startup_is_one_sided(report):
+    rows = [r for r in phase_table(report).rows if r.test == "pod-startup"]
+    assert [r.phase for r in rows[::2]] == ["scheduled", "started", "ready", "deleted"]
+    ready = next(r for r in rows if r.phase == "ready" and r.statistic == "p50")
+    assert ready.candidate is None and ready.note == ONE_SIDE and ready.verdict is None
+    assert ready.baseline_median == pytest.approx(620.0, rel=0.1)  # 20 + 500 + 100 ms injected
+    assert not _cell(report, "ready_p50_ms", "pod-startup").flags  # six runs of one side are enough
+
+
+def test_http_routes(store):
+    client = TestClient(create_app(store))
+    got = client.get("/api/campaigns/cp/phases", params={"phase": "provisioned", "env": "nomad"})
+    assert got.status_code == 200
+    rows = got.json()
+    assert len(rows) == RUNS * 20 and {r["backend"] for r in rows} == {"nomad"}
+    assert np.median([r["latency_s"] for r in rows]) == pytest.approx(0.150, rel=0.1)
+    table = client.get("/api/campaigns/cp/phase-table").json()
+    assert {r["phase"] for r in table["rows"]} >= {"accepted", "provisioned", "bound", "deleted", "pv_deleted"}
+    assert client.get("/api/campaigns/nope/phases").status_code == 404
+    assert client.get("/api/campaigns/nope/phase-table").status_code == 404
