@@ -13,12 +13,13 @@ from datetime import datetime
 
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
-from podtax import events, subjects
+from podtax import events, subjects, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
 
 from podtax_runner import simulate
+from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
 
@@ -35,6 +36,7 @@ class Runner:
         self.executor = executor  # None when pod runs are disabled
         if executor:
             executor.on_image_versions = self.record_image
+        self.controlplane = ControlPlaneExecutor(settings, bus)  # volume-churn, pod-startup
         self.campaigns: dict[str, CampaignState] = {}
         self.lock = asyncio.Lock()
         self.wake = asyncio.Event()  # set when an outcome may free a node: dispatch without waiting a tick
@@ -246,6 +248,9 @@ class Runner:
                 log.exception("could not send run %s; released node %s", run.run_id, run.node)
 
     async def dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
+        if templates.get(run.test).control_plane:
+            self.controlplane.launch(run)
+            return
         if run.env == "host":
             event = events.run_requested(run, SOURCE).model_copy(update={"id": f"{run.run_id}.request"})
             await self.bus.publish(event)
@@ -298,5 +303,6 @@ async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None
     try:
         await asyncio.gather(*tasks)
     finally:
+        await runner.controlplane.close()
         if executor:
             await executor.close()

@@ -1,0 +1,73 @@
+"""The runner's control-plane executor: a run of a control-plane template runs here (in a thread,
+as an API client) instead of a Job or the host agent; its timeline is published as the raw log."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+
+from podtax import events
+from podtax.bus import Bus
+from podtax.config import RunnerSettings
+
+from podtax_runner.controlplane.common import Aborted
+from podtax_runner.controlplane.execute import execute
+
+log = logging.getLogger("podtax.runner.controlplane")
+SOURCE = "podtax/runner"
+
+
+class ControlPlaneExecutor:
+    def __init__(self, settings: RunnerSettings, bus: Bus) -> None:
+        self.settings, self.bus = settings, bus
+        self.stop = threading.Event()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="podtax-cp-run")
+        self.running: dict[str, concurrent.futures.Future] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def launch(self, run: events.RunSpec) -> None:
+        if run.run_id in self.running and not self.running[run.run_id].done():
+            return
+        task = asyncio.create_task(self._run(run), name=f"control-plane {run.run_id}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _run(self, run: events.RunSpec) -> None:
+        started = events.now()
+        future = self.pool.submit(execute, run, self.settings, self.stop)
+        self.running[run.run_id] = future
+        try:
+            timeline = await asyncio.wrap_future(future)
+            raw = events.RawLog(run=run, stdout=timeline.jsonl(), exit_code=0, started_at=started,
+                                ended_at=events.now())
+            event = events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"})
+            if len(events.encode(event)) > self.bus.nc.max_payload:
+                await self._fail(run, "log-too-large", f"the timeline of {run.test} ({len(raw.stdout)} bytes) is "
+                                 f"above NATS max_payload ({self.bus.nc.max_payload}): lower count or raise "
+                                 f"max_payload in nats-server", started)
+                return
+            await self.bus.publish(event)
+            log.info("control-plane run %s done: %s", run.run_id, timeline.summary())
+        except Aborted as exc:
+            await self._fail(run, exc.reason, exc.detail, started)
+        except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
+            log.exception("control-plane run %s failed", run.run_id)
+            await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}", started)
+        finally:
+            self.running.pop(run.run_id, None)
+
+    async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> None:
+        failure = events.RunFailed(run=run, stage="runner", reason=reason, detail=detail, started_at=started,
+                                   ended_at=events.now())
+        await self.bus.publish(events.run_failed(failure, SOURCE))
+        log.warning("control-plane run %s failed: %s", run.run_id, detail)
+
+    async def close(self, wait_s: float = 60) -> None:
+        """Stop every run; each deletes what it created before its thread ends."""
+        self.stop.set()
+        futures = list(self.running.values())
+        if futures:
+            await asyncio.to_thread(concurrent.futures.wait, futures, wait_s)
+        self.pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,92 @@
+"""Run one control-plane run (volume-churn on kubernetes or nomad, pod-startup) and return its
+timeline. Synchronous: the runner calls it in a thread; `stop` ends it early (everything it
+created is deleted before it returns)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+from kubernetes import client, config
+from podtax import events, templates
+from podtax.config import RunnerSettings
+from podtax.templates import PodStartup, VolumeChurn
+
+from podtax_runner.controlplane import kvolumes, nomad, podstartup
+from podtax_runner.controlplane.common import Aborted, Context
+from podtax_runner.controlplane.kubeapi import Kube
+from podtax_runner.controlplane.timeline import Timeline
+
+log = logging.getLogger("podtax.runner.controlplane")
+
+
+def kube_client(settings: RunnerSettings, pool: int = 64) -> client.ApiClient:
+    """The Kubernetes client of control-plane runs: PODTAX_RUNNER_KUBECONFIG, else in-cluster config."""
+    cfg = client.Configuration()
+    try:
+        if settings.runner_kubeconfig:
+            config.load_kube_config(config_file=str(settings.runner_kubeconfig), client_configuration=cfg)
+        else:
+            config.load_incluster_config(client_configuration=cfg)
+    except (config.ConfigException, OSError) as exc:
+        raise Aborted("no-kubernetes", f"no Kubernetes access ({exc}): set PODTAX_RUNNER_KUBECONFIG "
+                      f"or run the runner in the cluster") from None
+    cfg.connection_pool_maxsize = pool
+    return client.ApiClient(cfg)
+
+
+def kube_simulated(api: client.ApiClient) -> bool:
+    """True against podtax kubesim (its version says so)."""
+    try:
+        params = api.param_serialize(method="GET", resource_path="/version", auth_settings=["BearerToken"])
+        resp = api.call_api(*params, _request_timeout=(5, 10))
+        return "kubesim" in json.loads(resp.read() or b"{}").get("gitVersion", "")
+    except Exception:  # noqa: BLE001 - unknown: report as a real cluster
+        return False
+
+
+def nomad_simulated(n: nomad.Nomad) -> bool:
+    try:
+        return bool((n.http.get("/v1/agent/self").json().get("config") or {}).get("Simulated"))
+    except Exception:  # noqa: BLE001 - unknown: report as a real cluster
+        return False
+
+
+def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event | None = None,
+            kube_api: client.ApiClient | None = None, nomad_cfg: nomad.NomadConfig | None = None) -> Timeline:
+    """Run `run` against its backend (`run.env`); raises Aborted (after cleaning up) when it cannot finish."""
+    template = templates.get(run.test)
+    if not template.control_plane or run.env not in template.environments:
+        raise Aborted("not-control-plane", f"{run.test} in {run.env} is not a control-plane run")
+    try:
+        params = template.validate(run.params)
+    except templates.TemplateError as exc:
+        raise Aborted("invalid-params", exc.detail) from None
+    stop = stop or threading.Event()
+    deadline = time.monotonic() + run.timeout_s
+    observe = getattr(params, "observe", "watch")
+    if run.env == "nomad":
+        assert isinstance(params, VolumeChurn)
+        n = nomad.Nomad(nomad_cfg or nomad.NomadConfig.from_settings(settings), pool_size=params.concurrency + 4)
+        try:
+            tl = Timeline(run.test, "nomad", params.model_dump(), observe, nomad_simulated(n))
+            n.timeline = tl
+            ctx = Context(run, params.namespace or n.cfg.namespace, deadline, stop, tl.simulated)
+            nomad.run(n, ctx, params, tl)
+        finally:
+            n.close()
+        return tl
+    api = kube_api or kube_client(settings, pool=getattr(params, "concurrency", 10) + 8)
+    tl = Timeline(run.test, "kubernetes", params.model_dump(), observe, kube_simulated(api))
+    kube = Kube(api, tl)
+    ctx = Context(run, params.namespace or settings.runner_namespace, deadline, stop, tl.simulated)
+    before = kube.scrape()
+    if isinstance(params, PodStartup):
+        podstartup.run(kube, ctx, params, tl)
+    else:
+        kvolumes.run(kube, ctx, params, tl)
+    after = kube.scrape() if before is not None else None
+    tl.apiserver = {"before": before, "after": after} if before is not None else None
+    return tl

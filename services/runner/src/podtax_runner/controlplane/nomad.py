@@ -1,0 +1,201 @@
+"""volume-churn on Nomad: plugin health check, then `PUT /v1/volume/csi/:id/create` and
+`DELETE /v1/volume/csi/:id/delete` with `concurrency` workers (both calls are synchronous in Nomad:
+they return once the plugin answered). Volume IDs are `podtax-<campaign>-<run>-<nnnn>`, so leftovers
+are found by prefix. Nomad volumes have no Bound phase."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from podtax.config import RunnerSettings
+from podtax.templates import VolumeChurn
+
+from podtax_runner.controlplane.cleanup import Removed
+from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors
+from podtax_runner.controlplane.timeline import Timeline
+
+ACCESS_MODES = {"ReadWriteOnce": "single-node-writer", "ReadWriteOncePod": "single-node-writer",
+                "ReadOnlyMany": "multi-node-reader-only", "ReadWriteMany": "multi-node-multi-writer"}
+UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def size_bytes(quantity: str) -> int:
+    m = re.fullmatch(r"([0-9]+)([KMGT]i?)?", quantity)
+    if not m:
+        raise ValueError(f"not a size: {quantity!r}")
+    return int(m.group(1)) * UNITS[m.group(2) or ""]
+
+
+class NomadError(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(f"{status} {text.strip()[:200]}")
+        self.status, self.text = status, text
+
+
+@dataclass(frozen=True)
+class NomadConfig:
+    address: str = "http://127.0.0.1:4646"
+    token: str | None = None
+    namespace: str = "default"
+    region: str = ""
+    cacert: str | None = None
+    client_cert: str | None = None
+    client_key: str | None = None
+
+    @classmethod
+    def from_settings(cls, s: RunnerSettings) -> NomadConfig:
+        return cls(s.runner_nomad_addr, s.runner_nomad_token.get_secret_value() if s.runner_nomad_token else None,
+                   s.runner_nomad_namespace, s.runner_nomad_region,
+                   *(str(p) if p else None for p in (s.runner_nomad_cacert, s.runner_nomad_client_cert,
+                                                     s.runner_nomad_client_key)))
+
+
+class Nomad:
+    """A thin httpx client: token, namespace, region and TLS from the config; requests counted by verb."""
+
+    def __init__(self, cfg: NomadConfig, timeline: Timeline | None = None, pool_size: int = 32) -> None:
+        self.cfg, self.timeline = cfg, timeline
+        headers = {"X-Nomad-Token": cfg.token} if cfg.token else {}
+        cert = (cfg.client_cert, cfg.client_key) if cfg.client_cert else None
+        self.http = httpx.Client(base_url=cfg.address.rstrip("/"), headers=headers, verify=cfg.cacert or True,
+                                 cert=cert, timeout=httpx.Timeout(60, connect=10),
+                                 limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size))
+
+    def close(self) -> None:
+        self.http.close()
+
+    def request(self, verb: str, method: str, path: str, namespace: str | None = None, **kwargs: Any) -> Any:
+        if self.timeline is not None:
+            self.timeline.count(verb)
+        params = {"namespace": namespace or self.cfg.namespace, **kwargs.pop("params", {})}
+        if self.cfg.region:
+            params["region"] = self.cfg.region
+        resp = self.http.request(method, path, params=params, **kwargs)
+        if resp.status_code >= 400:
+            raise NomadError(resp.status_code, resp.text)
+        return resp.json() if resp.content and resp.content.strip() not in (b"", b"null") else None
+
+    def check_plugin(self, plugin_id: str) -> dict[str, Any]:
+        """The plugin must exist, have a healthy controller and support creating volumes."""
+        try:
+            plugin = self.request("get", "GET", f"/v1/plugin/csi/{plugin_id}")
+        except NomadError as exc:
+            if exc.status == 404:
+                raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r}: check plugin_id") from None
+            raise
+        if not plugin.get("ControllersHealthy"):
+            raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
+                          f"({plugin.get('ControllersHealthy', 0)}/{plugin.get('ControllersExpected', 0)})")
+        return plugin
+
+    def volume_ids(self, prefix: str, namespace: str | None = None) -> list[str]:
+        stubs = self.request("list", "GET", "/v1/volumes", namespace, params={"type": "csi", "prefix": prefix})
+        return [s["ID"] for s in stubs or []]
+
+
+def volume_prefix(campaign: str, label: str | None = None) -> str:
+    return f"podtax-{campaign}-" + (f"{label}-" if label else "")
+
+
+def volume_body(vol_id: str, namespace: str, p: VolumeChurn) -> dict[str, Any]:
+    size = size_bytes(p.size)
+    return {"Volumes": [{"ID": vol_id, "Name": vol_id, "Namespace": namespace, "PluginID": p.plugin_id,
+                         "RequestedCapacityMin": size, "RequestedCapacityMax": size,
+                         "RequestedCapabilities": [{"AccessMode": ACCESS_MODES[p.access_mode],
+                                                    "AttachmentMode": "file-system"}],
+                         "Parameters": {}, "Secrets": {}}]}
+
+
+def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
+    """Execute one run into `tl`; on any failure delete what this run created, then re-raise."""
+    ns = ctx.namespace
+    prefix = volume_prefix(ctx.run.campaign, ctx.label)
+    ids = [f"{prefix}{i + 1:04d}" for i in range(p.count)]
+    for vol_id in ids:
+        tl.add(vol_id)
+    lock = threading.Lock()
+    errors = [0]
+
+    def failed(vol_id: str, what: str, exc: Exception) -> None:
+        tl.fail(vol_id, f"{what}: {exc}")
+        with lock:
+            errors[0] += 1
+            if too_many_errors(errors[0], p.count):
+                raise Aborted("api-errors", f"Nomad refused {errors[0]} of {p.count} requests (last: {what}: "
+                              f"{exc}); stopped and removed what was created")
+
+    def create(vol_id: str) -> None:
+        tl.mark(vol_id, "request_sent")
+        try:
+            body = nomad.request("create", "PUT", f"/v1/volume/csi/{vol_id}/create", ns,
+                                 json=volume_body(vol_id, ns, p))
+        except (NomadError, httpx.HTTPError) as exc:
+            failed(vol_id, "create", exc)
+            return
+        tl.mark(vol_id, "api_accepted")
+        vol = ((body or {}).get("Volumes") or [{}])[0]
+        tl.server(vol_id, "create_index", str(vol.get("CreateIndex", "")))
+        tl.server(vol_id, "external_id", vol.get("ExternalID"))
+
+    def delete(vol_id: str) -> None:
+        if not tl.has(vol_id, "api_accepted"):
+            return
+        tl.mark(vol_id, "delete_requested")
+        try:
+            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
+        except (NomadError, httpx.HTTPError) as exc:
+            if not (isinstance(exc, NomadError) and "volume not found" in exc.text):
+                failed(vol_id, "delete", exc)
+                return
+        tl.mark(vol_id, "gone")
+
+    try:
+        nomad.check_plugin(p.plugin_id)
+        pool(ctx, create, ids, p.concurrency)
+        pool(ctx, delete, ids, p.concurrency)
+    except BaseException:
+        tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ns).left
+        raise
+    tl.left_behind = sum(1 for r in tl.objects.values() if "api_accepted" in r.t and "gone" not in r.t)
+    if tl.left_behind:
+        tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ns).left
+
+
+def selection(campaign: str | None = None, label: str | None = None) -> tuple[str, re.Pattern[str]]:
+    """(list prefix, full-match pattern) of the volumes of one run, one campaign, or every podtax run."""
+    if campaign and label:
+        prefix = volume_prefix(campaign, label)
+        return prefix, re.compile(re.escape(prefix) + r"[0-9]{4}")
+    if campaign:
+        prefix = volume_prefix(campaign)
+        return prefix, re.compile(re.escape(prefix) + r"[0-9a-f]{10}-[0-9]{4}")
+    return "podtax-", re.compile(r"podtax-[a-z0-9-]+-[0-9a-f]{10}-[0-9]{4}")
+
+
+def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None, namespace: str | None = None,
+            wait_s: float = 30) -> Removed:
+    """Delete the CSI volumes of a run, a campaign, or every podtax run; wait until they are gone."""
+    prefix, pattern = selection(campaign, label)
+    out = Removed()
+    deadline = time.monotonic() + wait_s
+
+    def ours() -> list[str]:
+        return [v for v in nomad.volume_ids(prefix, namespace) if pattern.fullmatch(v)]
+
+    while True:
+        for vol_id in ours():
+            try:
+                nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", namespace)
+                out.names.append(f"nomad volume {namespace or nomad.cfg.namespace}/{vol_id}")
+            except NomadError as exc:
+                if "volume not found" not in exc.text:
+                    out.names.append(f"nomad volume {vol_id}: not deleted: {exc}")
+        out.left = len(ours())
+        if out.left == 0 or time.monotonic() > deadline:
+            return out
+        time.sleep(0.2)

@@ -1,0 +1,176 @@
+"""pod-startup on Kubernetes: create `count` pods (optionally each with a fresh claim) pinned to the
+run's node, time created -> scheduled -> started -> ready from watch events and the pod's condition
+timestamps (kube-burner's podLatency), then delete them and time deleted -> gone."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from kubernetes.client.rest import ApiException
+from podtax.templates import PodStartup, VolumeChurn
+
+from podtax_runner.controlplane import cleanup
+from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors, wait_for
+from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
+from podtax_runner.controlplane.kvolumes import claim_manifest
+from podtax_runner.controlplane.timeline import Timeline
+
+
+def pod_manifest(ctx: Context, name: str, p: PodStartup, claim: str | None) -> Obj:
+    spec: Obj = {"nodeSelector": {"kubernetes.io/hostname": ctx.run.node},
+                 "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
+                 "terminationGracePeriodSeconds": 1, "automountServiceAccountToken": False,
+                 "restartPolicy": "Always", "containers": [{"name": "pod", "image": p.image}]}
+    if claim:
+        spec["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+        spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+    return {"apiVersion": "v1", "kind": "Pod", "spec": spec,
+            "metadata": {"name": name, "labels": ctx.labels(),
+                         "annotations": {"podtax.io/sim-duration-seconds": "inf"}}}
+
+
+def _condition(status: Obj, kind: str) -> Obj | None:
+    return next((c for c in status.get("conditions") or [] if c.get("type") == kind and c.get("status") == "True"),
+                None)
+
+
+class PodStartupRun:
+    def __init__(self, kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline) -> None:
+        self.kube, self.ctx, self.p, self.tl = kube, ctx, params, timeline
+        self.ns = ctx.namespace
+        self.names = [ctx.name("ps", i + 1) for i in range(params.count)]
+        self.pods = set(self.names)
+        self.errors = 0
+        self.lock = threading.Lock()
+        for n in self.names:
+            timeline.add(n)
+
+    def on_pod(self, etype: str, obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        name = meta.get("name")
+        if name not in self.pods:
+            return
+        tl = self.tl
+        if etype == "DELETED":
+            tl.mark(name, "gone")
+            return
+        status = obj.get("status") or {}
+        if (cond := _condition(status, "PodScheduled")) and tl.mark(name, "scheduled"):
+            tl.server(name, "scheduled", cond.get("lastTransitionTime"))
+            tl.server(name, "node", (obj.get("spec") or {}).get("nodeName"))
+        statuses = status.get("containerStatuses") or []
+        started = status.get("phase") == "Running" or bool(statuses and all(s.get("started") for s in statuses))
+        if started and tl.mark(name, "started"):
+            running = [((s.get("state") or {}).get("running") or {}).get("startedAt") for s in statuses]
+            tl.server(name, "started", max((r for r in running if r), default=status.get("startTime")))
+        if (cond := _condition(status, "Ready")) and tl.mark(name, "ready"):
+            tl.server(name, "ready", cond.get("lastTransitionTime"))
+
+    def on_listed(self, items: list[Obj]) -> None:
+        present = set()
+        for o in items:
+            self.on_pod("MODIFIED", o)
+            present.add((o.get("metadata") or {}).get("name"))
+        for name in self.pods - present:
+            if self.tl.has(name, "delete_requested"):
+                self.tl.mark(name, "gone")
+
+    def poll_round(self) -> None:
+        def check(name: str) -> None:
+            tl = self.tl
+            if not tl.has(name, "api_accepted") or tl.has(name, "gone"):
+                return
+            if tl.has(name, "ready") and not tl.has(name, "delete_requested"):
+                return
+            try:
+                obj = self.kube.call("get", self.kube.core.read_namespaced_pod, name, self.ns, retry=False)
+                self.on_pod("MODIFIED", obj)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                self.on_pod("DELETED", {"metadata": {"name": name}})
+
+        with ThreadPoolExecutor(self.p.concurrency, thread_name_prefix="podtax-cp-poll") as ex:
+            list(ex.map(check, self.names))
+
+    def create(self, name: str) -> None:
+        claim = None
+        try:
+            if self.p.with_volume:
+                claim = name.replace("podtax-ps-", "podtax-psv-", 1)
+                vc = VolumeChurn(storage_class=self.p.storage_class, size=self.p.size)
+                self.kube.call("create", self.kube.core.create_namespaced_persistent_volume_claim, self.ns,
+                               claim_manifest(self.ctx, claim, vc))
+            self.tl.mark(name, "request_sent")
+            obj = self.kube.call("create", self.kube.core.create_namespaced_pod, self.ns,
+                                 pod_manifest(self.ctx, name, self.p, claim))
+            self.tl.mark(name, "api_accepted")
+            self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
+        except (ApiException, OSError) as exc:
+            self._error(name, "create", exc)
+
+    def delete(self, name: str) -> None:
+        if not self.tl.has(name, "api_accepted"):
+            return
+        self.tl.mark(name, "delete_requested")
+        try:
+            self.kube.call("delete", self.kube.core.delete_namespaced_pod, name, self.ns)
+        except ApiException as exc:
+            if exc.status == 404:
+                self.tl.mark(name, "gone")
+            else:
+                self._error(name, "delete", exc)
+        except OSError as exc:
+            self._error(name, "delete", exc)
+
+    def _error(self, name: str, what: str, exc: Exception) -> None:
+        detail = f"{what}: {exc.status} {exc.reason}" if isinstance(exc, ApiException) else f"{what}: {exc}"
+        self.tl.fail(name, detail)
+        with self.lock:
+            self.errors += 1
+            if too_many_errors(self.errors, self.p.count):
+                raise Aborted("api-errors", f"the API refused {self.errors} of {self.p.count} requests "
+                              f"(last: {detail}); stopped and removed what was created")
+
+    def pending(self, phase: str, since: str) -> bool:
+        return any(r.error is None and since in r.t and phase not in r.t for r in list(self.tl.objects.values()))
+
+    def execute(self) -> None:
+        ctx, p = self.ctx, self.p
+        self.kube.ensure_namespace(self.ns)
+        watcher: Watcher | None = None
+        poller: threading.Thread | None = None
+        polling = threading.Event()
+        try:
+            if p.observe == "watch":
+                watcher = Watcher(self.kube, self.kube.core.list_namespaced_pod, (self.ns,), ctx.selector,
+                                  self.on_listed, self.on_pod)
+                watcher.start(timeout=max(1.0, min(30.0, ctx.remaining())))
+            else:
+                def loop() -> None:
+                    while not polling.wait(p.poll_interval_s):
+                        self.poll_round()
+                poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
+                poller.start()
+            pool(ctx, self.create, self.names, p.concurrency)
+            wait_for(ctx, lambda: self.pending("ready", "api_accepted"))
+            pool(ctx, self.delete, self.names, p.concurrency)
+            wait_for(ctx, lambda: self.pending("gone", "delete_requested"))
+        finally:
+            polling.set()
+            if watcher is not None:
+                watcher.stop()
+            if poller is not None:
+                poller.join(timeout=10)
+
+
+def run(kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline) -> None:
+    """Execute one run into `timeline`; on any failure delete what this run created, then re-raise."""
+    try:
+        PodStartupRun(kube, ctx, params, timeline).execute()
+    except BaseException:
+        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
+        raise
+    if params.with_volume or any("gone" not in r.t for r in timeline.objects.values() if "api_accepted" in r.t):
+        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
