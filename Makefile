@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PKGS   := shared services/runner services/host_agent services/parser services/analyzer services/scheduler tools/kubesim tools/nomadsim
 TOOLS  := sysbench stress-ng fio hdparm
 
-.PHONY: all setup sysdeps demo test test-fast bench lint fmt clean docs lock
+.PHONY: all setup sysdeps demo test test-fast bench lint fmt clean docs lock images compose-test
 
 all: setup
 
@@ -56,6 +56,17 @@ fmt: setup
 docs: setup
 	$(BIN)/python -m podtax.events --markdown > docs/events.md
 	$(BIN)/python -m podtax.config > docs/configuration.md
+
+# Every image for linux/amd64 and linux/arm64 (docker-bake.hcl), after checking the Debian pins
+# exist for both architectures. Needs Docker with buildx (and QEMU binfmt for the other architecture).
+images: setup
+	$(BIN)/python tools/check_debian_pins.py
+	docker buildx bake
+
+# The compose path: build, start docker-compose.yml, run the end-to-end campaign against it.
+# Needs a Docker engine; where none runs it says so and fails. Not part of `make test`.
+compose-test: setup
+	$(BIN)/python tools/compose_test.py
 
 # Re-resolve every pyproject's ranges and the dev tools (requirements.in) into requirements.lock:
 # pinned, with hashes for every platform (amd64 and arm64 images install from the same file).
