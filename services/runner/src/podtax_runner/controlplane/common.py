@@ -17,6 +17,8 @@ from podtax_runner.controlplane.timeline import run_label
 T = TypeVar("T")
 LABEL_CAMPAIGN = "podtax.io/campaign"
 LABEL_RUN = "podtax.io/run"
+LABEL_KIND = "podtax.io/kind"
+KIND = "control-plane"  # sets these objects apart from pod runs' Jobs, which carry the same campaign label
 MANAGED = {"app.kubernetes.io/managed-by": "podtax"}
 WAIT_STEP_S = 0.02
 
@@ -42,7 +44,7 @@ class Context:
         return run_label(self.run.run_id)
 
     def labels(self) -> dict[str, str]:
-        return {**MANAGED, LABEL_CAMPAIGN: self.run.campaign[:63], LABEL_RUN: self.label}
+        return {**MANAGED, LABEL_KIND: KIND, LABEL_CAMPAIGN: self.run.campaign[:63], LABEL_RUN: self.label}
 
     @property
     def selector(self) -> str:
@@ -60,6 +62,11 @@ class Context:
             raise Aborted("stopped", "the run was stopped (SIGTERM or shutdown)")
         if self.remaining() <= 0:
             raise Aborted("timeout", f"the run did not finish within {self.run.timeout_s:g} s")
+
+
+def selector(campaign: str | None = None) -> str:
+    """Label selector of every control-plane object podtax created (of one campaign)."""
+    return f"{LABEL_KIND}={KIND}" + (f",{LABEL_CAMPAIGN}={campaign[:63]}" if campaign else "")
 
 
 def pool(ctx: Context, fn: Callable[[T], Any], items: Iterable[T], workers: int) -> None:
