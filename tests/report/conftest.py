@@ -39,6 +39,38 @@ def steady_campaign(name: str, *, pod_factor: float = 1.0, seed: int = 5) -> lis
     return cells
 
 
+def headline(cells: list[dict]) -> list[dict]:
+    """The API's cells the matrix shows: each (test, params)'s primary metric, or all its metrics when
+    none is primary (as podtax_analyzer.report_data.headline_cells)."""
+    with_primary = {(c["test"], c["params"]) for c in cells if c["primary"]}
+    return [c for c in cells if c["primary"] or (c["test"], c["params"]) not in with_primary]
+
+
+def insert_control_plane(con, name: str = "cp", objects: int = 5) -> int:
+    """A volume-churn campaign, kubernetes against nomad, with per-object phase latencies in the
+    analyzer's phases table (Nomad has no bound phase). Returns the number of phase rows."""
+    rng = np.random.default_rng(11)
+    cells = [CellSpec("node-1", SideSpec(lognormal(rng, 2.0, 0.05, 8)), SideSpec(lognormal(rng, 1.5, 0.05, 8)),
+                      test="volume-churn", params={"backend": "x", "count": objects},
+                      metric="provisioned_makespan_s", unit="s", higher_is_better=False, tool="podtax",
+                      campaign=name)]
+    insert_cells(con, cells)
+    # insert_cells names the sides host/kubernetes; here they are kubernetes (baseline) and nomad
+    con.execute("UPDATE runs SET env = CASE env WHEN 'host' THEN 'kubernetes' ELSE 'nomad' END WHERE campaign = $1",
+                [name])
+    runs = con.execute("SELECT run_id, env, params_key FROM runs WHERE campaign = $1", [name]).fetchall()
+    rows = []
+    for run_id, env, key in runs:
+        phases = ("accepted", "provisioned", "bound", "deleted") if env == "kubernetes" else \
+            ("accepted", "provisioned", "deleted")
+        for k in range(objects):
+            for ph in phases:
+                rows.append((run_id, name, "local", "node-1", env, env, "volume-churn", key, f"obj-{k}", ph,
+                             0.01 * k, float(rng.lognormal(-3, 0.3))))
+    con.executemany("INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    return len(rows)
+
+
 class Served:
     def __init__(self, store: Store, url: str) -> None:
         self.store, self.url = store, url
@@ -53,6 +85,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     insert_cells(con, steady_campaign("base"))
     insert_cells(con, steady_campaign("same"))
     insert_cells(con, steady_campaign("shifted", pod_factor=0.95))
+    insert_control_plane(con)
     port = natsserver.free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -16,7 +16,7 @@ from podtax import phases as phase_defs
 
 from podtax_analyzer.campaign_compare import CampaignChange
 from podtax_analyzer.flags import LEGEND
-from podtax_analyzer.report_data import ReportData, ratio_label, side_label
+from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.svgplot import cdf_plot, fmt, heat_colour, strip_plot, time_plot
 
@@ -33,6 +33,7 @@ td.mcell a:hover,td.mcell a:focus{outline:2px solid #000}
 .cell{border:1px solid #bbb;border-radius:4px;padding:6px 12px;margin:12px 0}
 .legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #999}
 .note{color:#444;font-size:0.9em}svg{max-width:100%;height:auto}
+.grid{display:flex;flex-wrap:wrap;gap:4px 24px}figure{margin:0}
 """
 
 
@@ -49,7 +50,7 @@ def _key(c: CellComparison) -> str:
 
 
 def _matrix(data: ReportData) -> str:
-    cells = [c for c in data.report.cells if c.primary] or data.report.cells
+    cells = headline_cells(data.report.cells)
     nodes = sorted({c.node for c in cells})
     rows: dict[tuple[str, str, str], dict[str, CellComparison]] = {}
     for c in cells:
@@ -104,25 +105,27 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
     return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
             f'<h3>{_e(c.node)} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
             f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.verdict)}</b>.</p>"
-            f"{strip_plot(series, c.unit)}"
+            f"{strip_plot(series, c.unit, width=820)}"
             + (f"<p>Flags:</p><ul>{flags}</ul>" if flags else "")
             + (f'<p class="note">Notes:</p><ul class="note">{warnings}</ul>' if warnings else "")
             + '<p class="note"><a href="#matrix">back to the matrix</a></p></div>')
 
 
 def _timelines(data: ReportData) -> str:
-    cells = [c for c in data.report.cells if c.primary] or data.report.cells
+    cells = headline_cells(data.report.cells)
     out = []
     for node in sorted({c.node for c in cells}):
-        out.append(f'<h3 id="time-{_e(node)}">{_e(node)}</h3>')
+        if out:
+            out.append("</div>")
+        out.append(f'<h3 id="time-{_e(node)}">{_e(node)}</h3><div class="grid">')
         for c in (c for c in cells if c.node == node):
             pair = data.envs(c)
             runs = data.runs.get(c.id, [])
             series = [(side_label(env, pair), [(r.started_at, r.value) for r in runs if r.env == env])
                       for env in pair]
-            out.append(f'<p class="note">{_e(c.test)} {_e(c.params)} · {_e(c.metric)}</p>'
-                       f"{time_plot(series, c.unit)}")
-    return "".join(out)
+            out.append(f'<figure><figcaption class="note">{_e(c.test)} {_e(c.params)} · {_e(c.metric)}'
+                       f"</figcaption>{time_plot(series, c.unit)}</figure>")
+    return "".join(out) + ("</div>" if out else "")
 
 
 def _phases(data: ReportData) -> str:
@@ -175,7 +178,7 @@ def compare_section(change: CampaignChange) -> str:
 def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
     """The whole page as one string."""
     rep = data.report
-    primary = [c for c in rep.cells if c.primary] or rep.cells
+    primary = headline_cells(rep.cells)
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     summary = "".join(f"<li>{_e(s.sentence)}</li>" for s in rep.summary)
     warnings = "".join(f"<li>{_e(w)}</li>" for w in rep.warnings)
@@ -227,5 +230,6 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
     ]
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<link rel="icon" href="data:,">'  # no favicon request: nothing is fetched
             f"<title>podtax report: {_e(rep.campaign)}</title><style>{CSS}</style></head><body>"
             + "".join(sections) + "</body></html>")

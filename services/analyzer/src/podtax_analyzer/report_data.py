@@ -59,6 +59,13 @@ class ReportData:
             return HOST, POD
 
 
+def headline_cells(cells: list[CellComparison]) -> list[CellComparison]:
+    """The cells the matrix shows: per (test, params) its primary metric's cells; every metric of a
+    (test, params) that has no primary metric among its cells (so no test disappears)."""
+    with_primary = {(c.test, c.params) for c in cells if c.primary}
+    return [c for c in cells if c.primary or (c.test, c.params) not in with_primary]
+
+
 def side_label(env: str, pair: tuple[str, str]) -> str:
     """'pod' for kubernetes against the host (the pod tax); otherwise the environment's own name."""
     return "pod" if pair == (HOST, POD) and env == POD else env

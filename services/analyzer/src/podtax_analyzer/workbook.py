@@ -19,7 +19,7 @@ from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from podtax_analyzer.report_data import ReportData, ratio_label, side_label
+from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label
 
 MATRIX_TITLE = "Ratio of medians (candidate/baseline) per test and node"
 TABLE_TITLE = "Comparison table"
@@ -58,7 +58,7 @@ def _header(ws: Worksheet, row: int, headers: list[str]) -> None:
 
 def _summary(ws: Worksheet, data: ReportData) -> None:
     rep = data.report
-    primary = [c for c in rep.cells if c.primary] or rep.cells
+    primary = headline_cells(rep.cells)
     nodes = sorted({c.node for c in primary})
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for c in primary:
