@@ -14,6 +14,7 @@ from podtax_kubesim import resources as R
 from podtax_kubesim import tables
 from podtax_kubesim.api import Api
 from podtax_kubesim.logs import Logs
+from podtax_kubesim.metrics import CONTENT_TYPE, ApiMetrics, request_info
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.selectors import matcher
 from podtax_kubesim.store import Store
@@ -41,6 +42,8 @@ class Server:
     def __init__(self, store: Store, api: Api, logs: Logs, bookmark_interval: float = 5.0) -> None:
         self.store, self.api, self.logs = store, api, logs
         self.bookmark_interval = bookmark_interval
+        self.metrics = ApiMetrics()
+        self._watching: dict[int, bool] = {}  # id(request) of watches already counted (when they opened)
         self.stopping = asyncio.Event()
 
     def app(self) -> web.Application:
@@ -49,18 +52,24 @@ class Server:
         return app
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        started = time.monotonic()
+        info = request_info(request.method, request.path, request.query, request.headers.get("Content-Type", ""))
         try:
-            return await self._route(request)
+            response = await self._route(request)
         except ApiError as exc:
-            return error(exc)
+            response = error(exc)
         except (ValueError, TypeError, KeyError) as exc:
-            return error(ApiError(400, "BadRequest", f"bad request: {exc}"))
+            response = error(ApiError(400, "BadRequest", f"bad request: {exc}"))
+        self.metrics.observe(info, response.status, time.monotonic() - started, self._watching.pop(id(request), False))
+        return response
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         parts = [unquote(p) for p in request.path.strip("/").split("/") if p]
         if not parts:
             return reply({"paths": ["/api", "/api/v1", "/apis", "/version", "/healthz"]})
         head = parts[0]
+        if head == "metrics" and len(parts) == 1:
+            return web.Response(body=self.metrics.text(), headers={"Content-Type": CONTENT_TYPE})
         if head in ("healthz", "readyz", "livez"):
             return web.Response(text="ok")
         if head == "version":
@@ -227,6 +236,9 @@ class Server:
         resp = web.StreamResponse(status=200, headers={"Content-Type": JSON, "Cache-Control": "no-cache"})
         resp.enable_chunked_encoding()
         await resp.prepare(request)
+        info = request_info(request.method, request.path, request.query)
+        self._watching[id(request)] = True
+        self.metrics.watch_opened(info)
         view = self.api.out if res.storage else None
         try:
             watcher = self.store.watch(res.store_key, ns, match, since,
@@ -239,6 +251,7 @@ class Server:
             watcher.bookmark(owner.kind, owner.api_version, {"k8s.io/initial-events-end": "true"})
         deadline = time.monotonic() + timeout
         next_bookmark = time.monotonic() + self.bookmark_interval
+        self.metrics.watch_streaming(info, 1)
         try:
             while not watcher.closed and not self.stopping.is_set():
                 now_t = time.monotonic()
@@ -260,6 +273,7 @@ class Server:
             pass
         finally:
             watcher.close()
+            self.metrics.watch_streaming(info, -1)
         return resp
 
     async def _log(self, request: web.Request, ns: str, name: str) -> web.StreamResponse:
