@@ -109,7 +109,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
-        "OUTLIERS": fl.outliers(cell, found, zs),
+        "OUTLIERS": fl.outliers(cell, found, zs), "OVERLAP": fl.overlap(cell),
     }
     for name in fl.ORDER:
         if candidates[name]:

@@ -57,7 +57,8 @@ class Side:
     versions: distinct "tool version (build b)" strings ("" = unknown). n_throttled: runs whose
     cgroup throttled periods rose (nr_throttled > 0). throttled_usec: their summed throttled time
     (microseconds). cpu_limits: distinct CPU limits in cores (None = unlimited). n_short: runs carrying
-    a SHORT flag; short_example: one such flag text."""
+    a SHORT flag; short_example: one such flag text. n_overlap: runs carrying an OVERLAP flag (their time
+    span overlapped another run on the node, see overlap.py); overlap_example: one such flag text."""
 
     env: str
     values: np.ndarray
@@ -68,6 +69,8 @@ class Side:
     cpu_limits: list[float | None] = field(default_factory=list)
     n_short: int = 0
     short_example: str | None = None
+    n_overlap: int = 0
+    overlap_example: str | None = None
 
     @property
     def n(self) -> int:
@@ -121,7 +124,9 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        coalesce(sum(r.throttled_usec) FILTER (WHERE r.nr_throttled > 0), 0) AS throttled_usec,
        list(DISTINCT coalesce(r.cpu_limit, -1.0)) AS cpu_limits,
        count(s.msg) AS n_short,
-       min(s.msg) AS short_example
+       min(s.msg) AS short_example,
+       count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS n_overlap,
+       min(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))[1]) AS overlap_example
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -174,6 +179,8 @@ def load_cells(
             cpu_limits=limits,
             n_short=int(res["n_short"][i]),
             short_example=_plain(res["short_example"][i]),
+            n_overlap=int(res["n_overlap"][i]),
+            overlap_example=_plain(res["overlap_example"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -17,8 +17,9 @@ from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, pl
 
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
-ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "DRIFT", "THROTTLED", "SHORT", "OUTLIERS")
-BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT"})
+ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "DRIFT", "THROTTLED", "SHORT",
+         "OUTLIERS")
+BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
 
 LEGEND = {
@@ -31,6 +32,7 @@ LEGEND = {
     "DRIFT": "values changed over the course of the campaign; the verdict is withheld",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
+    "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other; no verdict",
 }
 
 
@@ -145,6 +147,16 @@ def short(cell: CellData) -> str | None:
     example = next(s.short_example for s in (cell.host, cell.pod) if s.n_short)
     return (f"{' and '.join(parts)} stopped before doing the requested work (parser said: \"{example}\"); "
             f"their values are not full-length measurements.")
+
+
+def overlap(cell: CellData) -> str | None:
+    """OVERLAP blocks the verdict: runs that shared the node with another run measured each other."""
+    parts = [plural(s.n_overlap, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod) if s.n_overlap]
+    if not parts:
+        return None
+    example = next(s.overlap_example for s in (cell.host, cell.pod) if s.n_overlap)
+    return (f"{' and '.join(parts)} overlapped in time with other runs on node {cell.node} (\"{example}\"), "
+            f"so they measured each other; no verdict until the cell is re-run on an idle node.")
 
 
 def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarray]) -> str | None:

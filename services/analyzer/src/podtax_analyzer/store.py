@@ -22,6 +22,7 @@ import numpy as np
 from podtax import events
 from podtax.templates import params_key
 
+from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import insert_phases, phase_rows
 
 RUN_COLUMNS = ("run_id", "event_id", "campaign", "cluster", "node", "env", "test", "params", "params_key",
@@ -179,7 +180,8 @@ class Store:
             for c in campaigns:
                 con.execute("INSERT INTO campaigns VALUES (?,?,?) ON CONFLICT DO NOTHING",
                             [c.data.campaign, c.time, json.dumps(c.data.spec)])
-        return new_runs
+            flagged = mark_overlaps(con, new_runs | {f["run_id"] for f in failures})
+        return new_runs | flagged
 
     def _write_results(self, con: duckdb.DuckDBPyConnection, results: list[dict[str, Any]],
                        metrics: list[dict[str, Any]]) -> set[str]:
@@ -212,3 +214,4 @@ class Store:
             self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES,
                          [{"run_id": e.data.run.run_id, "name": m.name, "value": m.value, "unit": m.unit,
                            "higher_is_better": m.higher_is_better} for e in ok for m in e.data.metrics])
+            mark_overlaps(con, ids)

@@ -1,0 +1,60 @@
+"""Runs whose time spans overlap on one node measured each other: they carry an OVERLAP flag.
+
+The host agent and the runner never start two runs on a node at once; this is the second line of
+defence (a crashed agent's orphan, two runners, a clock jump). Any two runs of one node (same
+cluster and node name) whose [started_at, ended_at) spans intersect, whatever their side or
+campaign, both get the run flag ``OVERLAP: ...`` naming the other run. Cells count such runs and the
+OVERLAP cell flag withholds the verdict (flags.overlap); node scores ignore them (scores.py).
+
+Called in the analyzer's write transaction with the run ids just stored, so the flags hold whatever
+order results arrive in: a later run that overlaps an earlier one flags both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import duckdb
+
+PREFIX = "OVERLAP"
+
+# Runs overlapping the given ones (and the given ones themselves, when they overlap anything).
+_AFFECTED = """
+WITH n AS (SELECT run_id, cluster, node, started_at, ended_at FROM runs
+           WHERE run_id IN (SELECT unnest($ids::varchar[])) AND started_at IS NOT NULL AND ended_at IS NOT NULL)
+SELECT DISTINCT unnest([n.run_id, r.run_id]) AS run_id
+FROM n JOIN runs r
+  ON r.cluster = n.cluster AND r.node = n.node AND r.run_id <> n.run_id
+ AND r.started_at < n.ended_at AND n.started_at < r.ended_at
+"""
+
+# For each affected run: how many runs it overlaps and one of them (the earliest), as a flag text.
+_MARK = """
+UPDATE runs SET flags = list_append(list_filter(runs.flags, lambda f: NOT starts_with(f, 'OVERLAP')), o.msg)
+FROM (
+    SELECT a.run_id,
+           'OVERLAP: ran at the same time as ' ||
+           CASE WHEN count(*) > 1 THEN count(*)::varchar || ' other runs on node ' || any_value(a.node) || ', e.g. '
+                ELSE 'another run on node ' || any_value(a.node) || ': ' END ||
+           'run ' || arg_min(r.run_id, (r.started_at, r.run_id)) ||
+           ' (' || arg_min(r.env, (r.started_at, r.run_id)) || ', campaign ' ||
+           arg_min(r.campaign, (r.started_at, r.run_id)) || ')' AS msg
+    FROM runs a JOIN runs r
+      ON r.cluster = a.cluster AND r.node = a.node AND r.run_id <> a.run_id
+     AND r.started_at < a.ended_at AND a.started_at < r.ended_at
+    WHERE a.run_id IN (SELECT unnest($ids::varchar[]))
+    GROUP BY a.run_id
+) o
+WHERE runs.run_id = o.run_id
+"""
+
+
+def mark_overlaps(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str]) -> set[str]:
+    """Flag every run that overlaps one of `run_ids` on its node (both sides); returns the flagged ids."""
+    ids = sorted(set(run_ids))
+    if not ids:
+        return set()
+    affected = [row[0] for row in con.execute(_AFFECTED, {"ids": ids}).fetchall()]
+    if affected:
+        con.execute(_MARK, {"ids": affected})
+    return set(affected)
