@@ -100,6 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         code = cli(["results", "--campaign", "demo", "--limit", "100"])
         print("\n== podtax report demo")
         code = code or cli(["report", "demo"])
+        html, xlsx = data / "report" / "demo.html", data / "report" / "demo.xlsx"
+        print("\n== the HTML report and the workbook (made by the analyzer, fetched over its HTTP API)")
+        code = code or cli(["report", "demo", "--html", str(html)]) or cli(["export", "demo", "--xlsx", str(xlsx)])
+        if code == 0:
+            print(f"HTML report: {html}\nworkbook:    {xlsx}")
         return code
     finally:
         up.send_signal(signal.SIGTERM)
