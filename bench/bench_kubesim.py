@@ -28,13 +28,20 @@ NS = "default"
 SCHEDULER = "bench-scheduler"
 
 
-def client(url: str):  # type: ignore[no-untyped-def]
+def configuration(kubeconfig: str):  # type: ignore[no-untyped-def]
+    """Server, CA and bearer token of the emulator, from the kubeconfig it wrote."""
     import kubernetes
 
     config = kubernetes.client.Configuration()
-    config.host = url
+    kubernetes.config.load_kube_config(kubeconfig, client_configuration=config)
     config.connection_pool_maxsize = 64
-    return kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(config))
+    return config
+
+
+def client(kubeconfig: str):  # type: ignore[no-untyped-def]
+    import kubernetes
+
+    return kubernetes.client.CoreV1Api(kubernetes.client.ApiClient(configuration(kubeconfig)))
 
 
 def pod_body(i: int) -> dict:
@@ -78,9 +85,11 @@ def bind_slice(url: str, work: list[tuple[int, str]], threads: int, start_at: fl
 def watcher(url: str, rv: str, expected: int, ready, out) -> None:  # type: ignore[no-untyped-def]
     import urllib3
 
-    http = urllib3.PoolManager()
-    resp = http.request("GET", f"{url}/api/v1/namespaces/{NS}/pods?watch=true&resourceVersion={rv}"
-                        f"&fieldSelector=spec.schedulerName%3D{SCHEDULER}", preload_content=False)
+    config = configuration(url)
+    http = urllib3.PoolManager(ca_certs=config.ssl_ca_cert)
+    resp = http.request("GET", f"{config.host}/api/v1/namespaces/{NS}/pods?watch=true&resourceVersion={rv}"
+                        f"&fieldSelector=spec.schedulerName%3D{SCHEDULER}", preload_content=False,
+                        headers={"Authorization": config.api_key["BearerToken"]})
     ready.set()
     seen, first = 0, None
     for chunk in resp.stream(1 << 16):
@@ -124,9 +133,10 @@ def main(argv: list[str] | None = None) -> int:
                                str(kubeconfig), "--kubelet", "none"], stdout=subprocess.PIPE, text=True)
     try:
         line = server.stdout.readline() if server.stdout else ""
-        url = line.split(" at ")[1].split(" ")[0]
-        print(f"kubesim (SIMULATED) at {url}: {args.nodes} nodes; {args.pods} pods; python {sys.version.split()[0]}; "
+        where = line.split(" at ")[1].split(" ")[0]
+        print(f"kubesim (SIMULATED) at {where}: {args.nodes} nodes; {args.pods} pods; python {sys.version.split()[0]}; "
               f"{os.cpu_count()} CPUs (server, clients and watchers share them)")
+        url = str(kubeconfig)  # the clients read the server, CA and token from it
         t0 = time.time()
         procs = [mp.Process(target=create_slice, args=(url, s, args.threads))
                  for s in split(list(range(args.pods)), args.procs)]

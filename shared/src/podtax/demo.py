@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
     api_port = natsserver.free_port()
     up = subprocess.Popen([sys.executable, "-m", "podtax.cli.main", "up", "--data-dir", str(data), "--node", node,
-                           "--api-port", str(api_port), "--ready-file", str(ready)])
+                           "--api-port", str(api_port), "--ready-file", str(ready), "--exec-kubelet"])
     try:
         deadline = time.monotonic() + 90
         while not ready.exists():

@@ -20,6 +20,8 @@ def register(app: typer.Typer) -> None:
         kubelet: str = typer.Option("simulated", "--kubelet",
                                     help="simulated | exec (run container commands locally) | none"),
         workdir: Path = typer.Option(None, "--workdir", help="working directories of exec-mode containers"),
+        allow_privileged: bool = typer.Option(False, "--allow-privileged",
+                                              help="admit hostPath, privileged and host-namespace pods"),
     ) -> int:
         """Run a local, SIMULATED Kubernetes API server (not a real cluster) until interrupted."""
         try:
@@ -32,6 +34,8 @@ def register(app: typer.Typer) -> None:
             argv += ["--cluster", str(cluster)]
         if workdir is not None:
             argv += ["--workdir", str(workdir)]
+        if allow_privileged:
+            argv.append("--allow-privileged")
         code = main(argv)
         if code:
             raise typer.Exit(code)

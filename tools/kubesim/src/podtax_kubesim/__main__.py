@@ -10,7 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
-from podtax_kubesim.core import Emulator, kubeconfig_text
+from podtax_kubesim.core import Emulator, write_emulator_kubeconfig
 
 
 def parser() -> argparse.ArgumentParser:
@@ -19,7 +19,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: a small mixed cluster")
     p.add_argument("--kubeconfig", type=Path, default=Path("kubesim.kubeconfig"),
                    help="where to write a kubeconfig for this emulator (default: %(default)s)")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: %(default)s; the exec kubelet allows loopback only)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument("--kubelet", choices=["simulated", "exec", "none"], default="simulated",
                    help="simulated: containers complete after a simulated duration; exec: run container "
@@ -27,15 +28,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", type=Path, default=None, help="working directories of exec-mode containers")
     p.add_argument("--history", type=int, default=100_000, help="watch events kept for resumption")
     p.add_argument("--no-isolation", action="store_true", help="exec mode: no cgroups or namespaces")
+    p.add_argument("--allow-privileged", action="store_true",
+                   help="admit pods with hostPath volumes, privileged containers or host namespaces (refused "
+                        "with 403 by default: in exec mode they would run as root with this machine's files)")
+    p.add_argument("--token-file", type=Path, default=None,
+                   help="read the API bearer token from this file (default: a random token, written into "
+                        "the kubeconfig, which is created with mode 0600)")
     return p
 
 
 async def serve(args: argparse.Namespace) -> int:
+    token = args.token_file.read_text().strip() or None if args.token_file else None
     emulator = Emulator(args.cluster, args.kubelet, args.workdir, host=args.host, port=args.port,
-                        history=args.history, isolation=not args.no_isolation)
+                        history=args.history, isolation=not args.no_isolation, token=token,
+                        allow_privileged=args.allow_privileged)
     url = await emulator.start()
-    args.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-    args.kubeconfig.write_text(kubeconfig_text(url))
+    write_emulator_kubeconfig(args.kubeconfig, emulator)
     nodes = len(emulator.store.objects.get("/nodes", {}))
     print(f"podtax kubesim: SIMULATED Kubernetes API at {url} ({nodes} nodes, kubelet={args.kubelet}); "
           f"kubeconfig: {args.kubeconfig}", flush=True)

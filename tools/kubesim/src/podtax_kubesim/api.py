@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podtax_kubesim import defaults, patching
+from podtax_kubesim import admission, defaults, patching
 from podtax_kubesim import resources as R
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.store import Store
@@ -16,8 +16,8 @@ POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePer
 
 
 class Api:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, allow_privileged: bool = False) -> None:
+        self.store, self.allow_privileged = store, allow_privileged
 
     # --- helpers -----------------------------------------------------------
     def _stored(self, res: Resource, ns: str, name: str) -> Obj:
@@ -53,6 +53,8 @@ class Api:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + random_suffix()
         defaults.validate_name(res.kind, meta.get("name", ""))
+        if res.kind == "Pod":
+            admission.check_pod(obj, self.allow_privileged)
         for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "uid",
                     "creationTimestamp"):
             meta.pop(key, None)

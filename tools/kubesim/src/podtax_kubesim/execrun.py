@@ -1,7 +1,9 @@
 """exec-mode containers: each container's command+args runs as a local process (no shell), in the
 isolation this machine allows (see isolation.py); stdout+stderr feed pods/{name}/log and the exit
 code decides Succeeded/Failed. restartPolicy Always restarts a container that exits (1 s back-off);
-OnFailure is treated like Never."""
+OnFailure is treated like Never. securityContext runAsUser/runAsGroup/supplementalGroups are
+honoured: the container process drops to that user and group (kubesim must run as root to switch
+to another user; otherwise such a container fails to start), and runAsNonRoot refuses root."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +57,38 @@ def container_env(pod: Obj, c: Obj, cwd: Path) -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True)
+class RunAs:
+    uid: int | None = None
+    gid: int | None = None
+    groups: tuple[int, ...] = ()
+
+    @property
+    def changes(self) -> bool:
+        return self.uid is not None or self.gid is not None
+
+    def nsexec_args(self) -> list[str]:
+        out = [] if self.uid is None else ["--user", str(self.uid)]
+        out += [] if self.gid is None else ["--group", str(self.gid)]
+        return out + (["--groups", ",".join(map(str, self.groups))] if self.groups else [])
+
+
+def run_as(pod: Obj, c: Obj) -> RunAs:
+    """The user and groups a container runs as, from the pod's and the container's securityContext."""
+    psc, csc = pod["spec"].get("securityContext") or {}, c.get("securityContext") or {}
+    uid, gid = csc.get("runAsUser", psc.get("runAsUser")), csc.get("runAsGroup", psc.get("runAsGroup"))
+    for key, value in (("runAsUser", uid), ("runAsGroup", gid)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise StartError(f"securityContext.{key} must be a non-negative integer, not {value!r}")
+    if csc.get("runAsNonRoot", psc.get("runAsNonRoot")) and uid in (None, 0):
+        raise StartError("container has runAsNonRoot and image will run as root (set runAsUser to a non-zero uid)")
+    me = os.geteuid()
+    if me != 0 and ((uid is not None and uid != me) or (gid is not None and gid != os.getegid())):
+        raise StartError(f"cannot run as user {uid} group {gid}: kubesim is not running as root")
+    groups = tuple(int(g) for g in psc.get("supplementalGroups") or [])
+    return RunAs(uid, gid, groups)
+
+
 async def _pump(stream: asyncio.StreamReader, sink) -> None:  # type: ignore[no-untyped-def]
     while chunk := await stream.read(65536):
         sink.write(chunk)
@@ -71,11 +106,19 @@ async def _run_container(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Appli
         base = kl.workdir or Path(tempfile.gettempdir()) / "podtax-kubesim"
         cwd = Path(c["workingDir"]) if c.get("workingDir") and Path(c["workingDir"]).is_dir() else \
             base / "pods" / f"{pod['metadata']['namespace']}_{pod['metadata']['name']}_{uid[:8]}" / c["name"]
+        who = run_as(pod, c)
         cwd.mkdir(parents=True, exist_ok=True)
         env = container_env(pod, c, cwd) | applied.env
+        prefix, drop = list(applied.prefix), {}
+        if who.changes and not c.get("workingDir"):
+            os.chown(cwd, -1 if who.uid is None else who.uid, -1 if who.gid is None else who.gid)
+            if prefix:  # nsexec drops privileges itself, after joining cgroups and namespaces
+                prefix[-1:-1] = who.nsexec_args()
+            else:
+                drop = {"user": who.uid, "group": who.gid, "extra_groups": list(who.groups)}
         proc = await asyncio.create_subprocess_exec(
-            *applied.prefix, exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, cwd=str(cwd), env=env, start_new_session=True)
+            *prefix, exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, cwd=str(cwd), env=env, start_new_session=True, **drop)
     except (StartError, OSError) as exc:
         buf.write(f"kubesim: {exc}\n".encode())
         buf.close()

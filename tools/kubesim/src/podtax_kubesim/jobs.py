@@ -121,7 +121,11 @@ class JobController:
         elif not verdict and not spec.get("suspend"):
             want = min(parallelism, completions - succeeded) - len(active)
             for _ in range(max(want, 0)):
-                pod = self._create_pod(job)
+                try:
+                    pod = self._create_pod(job)
+                except ApiError as exc:  # e.g. refused by pod security admission, as in a real cluster
+                    self.api.record_event(job, "FailedCreate", f"Error creating: {exc.message}", "Warning")
+                    break
                 created.append(pod["metadata"]["name"])
                 active.append(pod)
         status.update({"active": len(active), "succeeded": succeeded, "failed": failed, "terminating": 0,

@@ -5,6 +5,8 @@ exec `unshare` (with --unshare) re-running this file as stage 2, or exec the arg
 Stage 2 (--init): PID 1 of fresh PID/mount/UTS/IPC namespaces: bind-mount each --bind SRC:DST
 (so the container sees its own cgroup at the usual place), set the hostname, run the argv as a
 child, forward SIGTERM/SIGINT to it, and exit with its status.
+--user UID / --group GID / --groups G1,G2: the argv runs as that user and group (privileges are
+dropped last, after the cgroups and namespaces are set up).
 """
 
 from __future__ import annotations
@@ -34,6 +36,26 @@ def parse(argv: list[str]) -> tuple[dict[str, list[str]], list[str]]:
     return opts, argv[i + 1:]
 
 
+def identity(opts: dict[str, list[str]]) -> dict[str, object]:
+    """Popen keyword arguments that drop to --user/--group/--groups ({} when none is given)."""
+    if "user" not in opts and "group" not in opts:
+        return {}
+    groups = [int(g) for g in (opts.get("groups") or [""])[0].split(",") if g]
+    return {"user": int(opts["user"][0]) if "user" in opts else None,
+            "group": int(opts["group"][0]) if "group" in opts else None, "extra_groups": groups}
+
+
+def drop(ident: dict[str, object]) -> None:
+    """Become the user of identity() in this process (before an exec)."""
+    if not ident:
+        return
+    os.setgroups(ident["extra_groups"])  # type: ignore[arg-type]
+    if ident["group"] is not None:
+        os.setgid(ident["group"])  # type: ignore[arg-type]
+    if ident["user"] is not None:
+        os.setuid(ident["user"])  # type: ignore[arg-type]
+
+
 def bind(src: str, dst: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.mount(src.encode(), dst.encode(), None, MS_BIND, None) != 0:
@@ -51,7 +73,7 @@ def stage2(opts: dict[str, list[str]], argv: list[str]) -> int:
         except OSError as exc:
             print(f"kubesim nsexec: sethostname: {exc}", file=sys.stderr)
     try:
-        child = subprocess.Popen(argv)
+        child = subprocess.Popen(argv, **identity(opts))  # type: ignore[call-overload]
     except OSError as exc:
         print(f"kubesim: cannot run {argv[0]}: {exc}", file=sys.stderr)
         return 127
@@ -70,10 +92,11 @@ def main(argv: list[str]) -> int:
             fh.write(str(os.getpid()))
     if "unshare" in opts:
         again = [sys.executable, "-I", os.path.abspath(__file__), "--init"]
-        for key in ("bind", "hostname"):
+        for key in ("bind", "hostname", "user", "group", "groups"):
             for value in opts.get(key, []):
                 again += [f"--{key}", value]
         os.execvp(UNSHARE[0], UNSHARE + ["--", *again, "--", *command])
+    drop(identity(opts))
     os.execvp(command[0], command)
     return 127
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import time
 from typing import Any
 from urllib.parse import unquote
@@ -22,6 +23,7 @@ from podtax_kubesim.util import SIM_VERSION, ApiError, Obj, dumps, loads, not_fo
 
 JSON = "application/json"
 BINDINGS = Resource("bindings", "Binding", "", "v1", True)
+PUBLIC = ("healthz", "readyz", "livez", "version")  # open to anonymous clients, as in a real apiserver
 
 
 def version_info() -> Obj:
@@ -39,8 +41,9 @@ def error(exc: ApiError) -> web.Response:
 
 
 class Server:
-    def __init__(self, store: Store, api: Api, logs: Logs, bookmark_interval: float = 5.0) -> None:
+    def __init__(self, store: Store, api: Api, logs: Logs, bookmark_interval: float = 5.0, token: str = "") -> None:
         self.store, self.api, self.logs = store, api, logs
+        self.token = token  # when set, every request but PUBLIC needs "Authorization: Bearer <token>"
         self.bookmark_interval = bookmark_interval
         self.metrics = ApiMetrics()
         self._watching: dict[int, bool] = {}  # id(request) of watches already counted (when they opened)
@@ -51,7 +54,15 @@ class Server:
         app.router.add_route("*", "/{tail:.*}", self.handle)
         return app
 
+    def authorized(self, request: web.Request) -> bool:
+        if not self.token or request.path.strip("/").split("/")[0] in PUBLIC:
+            return True
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
+
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if not self.authorized(request):
+            return error(ApiError(401, "Unauthorized", "Unauthorized"))
         started = time.monotonic()
         info = request_info(request.method, request.path, request.query, request.headers.get("Content-Type", ""))
         try:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import set_condition
 from podtax_kubesim.cluster import generated
-from podtax_kubesim.core import Emulator, kubeconfig_text
+from podtax_kubesim.core import Emulator, write_emulator_kubeconfig
 from podtax_kubesim.util import Obj
 
 if TYPE_CHECKING:
@@ -40,16 +40,16 @@ class Sim:
                  kubeconfig: Path, tmp: tempfile.TemporaryDirectory | None) -> None:
         self.emulator, self._loop, self._thread, self._tmp = emulator, loop, thread, tmp
         self.url: str = emulator.url
+        self.token: str = emulator.token
         self.kubeconfig: Path = kubeconfig
         self._stopped = False
 
     # --- clients ------------------------------------------------------------------
     def api_client(self) -> kubernetes.client.ApiClient:
+        """A client configured from the kubeconfig (server, CA and bearer token)."""
         import kubernetes
 
-        config = kubernetes.client.Configuration()
-        config.host = self.url
-        return kubernetes.client.ApiClient(config)
+        return kubernetes.config.new_client_from_config(str(self.kubeconfig))
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run fn(*args) on the emulator's event loop and return its result."""
@@ -187,7 +187,7 @@ def start(cluster: dict | Path | None = None, *, kubelet: str = "simulated", wor
         return await ready["emulator"].start()
 
     try:
-        url = asyncio.run_coroutine_threadsafe(boot(), loop).result(timeout=30)
+        asyncio.run_coroutine_threadsafe(boot(), loop).result(timeout=30)
     except BaseException:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
@@ -195,5 +195,5 @@ def start(cluster: dict | Path | None = None, *, kubelet: str = "simulated", wor
             tmp.cleanup()
         raise
     kubeconfig = workdir / "kubeconfig.yaml"
-    kubeconfig.write_text(kubeconfig_text(url))
+    write_emulator_kubeconfig(kubeconfig, ready["emulator"])
     return Sim(ready["emulator"], loop, thread, kubeconfig, tmp)
