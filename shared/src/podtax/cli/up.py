@@ -64,8 +64,9 @@ def _wait_http(url: str, timeout: float) -> bool:
     return False
 
 
-def _kubesim_child(data: Path, node: str, env: dict[str, str]) -> tuple[Child, Path]:
-    """The SIMULATED Kubernetes API (tools/kubesim) with one node: this host, exec-mode kubelet."""
+def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: bool = False) -> tuple[Child, Path]:
+    """The SIMULATED Kubernetes API (tools/kubesim) with one node: this host. Its kubelet simulates pods
+    unless exec_kubelet, which runs pod commands as local processes (loopback, bearer token)."""
     threads = os.cpu_count() or 1
     arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
     cluster = {"name": "local-sim", "nodes": [{
@@ -75,7 +76,7 @@ def _kubesim_child(data: Path, node: str, env: dict[str, str]) -> tuple[Child, P
     kubeconfig = data / "kubeconfig.yaml"
     kubeconfig.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "podtax_kubesim", "--cluster", str(cluster_file), "--kubeconfig",
-            str(kubeconfig), "--kubelet", "exec"]
+            str(kubeconfig), "--kubelet", "exec" if exec_kubelet else "simulated"]
     return Child("kubesim", argv, env, data / "logs" / "kubesim.log"), kubeconfig
 
 
@@ -108,7 +109,7 @@ def up(
             err.print("[yellow]tools/kubesim is not installed: pod runs are disabled "
                       "(pip install -e tools/kubesim)[/yellow]")
         else:
-            child, kubeconfig = _kubesim_child(data, node, env)
+            child, kubeconfig = _kubesim_child(data, node, env, exec_kubelet)
             children.append(child)
     if kubeconfig:
         env["PODTAX_RUNNER_KUBECONFIG"] = str(kubeconfig)
@@ -128,6 +129,9 @@ def up(
     api_url = f"http://127.0.0.1:{api_port}"
     try:
         for child in children:
+    exec_kubelet: Annotated[bool, typer.Option(
+        "--exec-kubelet", help="Run pods as local processes on this host (the emulator's exec kubelet; loopback "
+        "and a bearer token only). Without it the emulator's kubelet only simulates pods.")] = False,
             child.start()
             if child.name == "kubesim":
                 deadline = time.monotonic() + 15
@@ -142,7 +146,9 @@ def up(
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
                       + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"
                       + f"\n  host agent node {node}\n  logs       {data / 'logs'}"
-                      + (f"\n  kubernetes {kubeconfig} [yellow](SIMULATED by tools/kubesim)[/yellow]"
+                      + (f"\n  kubernetes {kubeconfig} [yellow](SIMULATED by tools/kubesim; pods "
+                         + ("run as local processes" if exec_kubelet else "simulated, --exec-kubelet runs them")
+                         + ")[/yellow]"
                          if kubeconfig else "\n  kubernetes off (no pod runs)")
                       + "\nCtrl-C stops everything.", highlight=False)
         if ready_file:
