@@ -87,6 +87,9 @@ def up(
     node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).")] = socket.gethostname(),
     kubesim: Annotated[bool, typer.Option(help="Run pods on a local SIMULATED Kubernetes API (tools/kubesim).")]
     = True,
+    exec_kubelet: Annotated[bool, typer.Option(
+        "--exec-kubelet", help="Run pods as local processes on this host (the emulator's exec kubelet; loopback "
+        "and a bearer token only). Without it the emulator's kubelet only simulates pods.")] = False,
     ready_file: Annotated[Path | None, typer.Option(help="Touch this file once everything is up.")] = None,
 ) -> int:
     """Start NATS and every service locally; stop them all on Ctrl-C or SIGTERM."""
@@ -129,9 +132,6 @@ def up(
     api_url = f"http://127.0.0.1:{api_port}"
     try:
         for child in children:
-    exec_kubelet: Annotated[bool, typer.Option(
-        "--exec-kubelet", help="Run pods as local processes on this host (the emulator's exec kubelet; loopback "
-        "and a bearer token only). Without it the emulator's kubelet only simulates pods.")] = False,
             child.start()
             if child.name == "kubesim":
                 deadline = time.monotonic() + 15
