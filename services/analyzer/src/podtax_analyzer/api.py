@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Query, Request, Response
 from pydantic import BaseModel
 
 from podtax_analyzer.reparse import reparse
@@ -17,6 +17,7 @@ class Health(BaseModel):
     status: str
     db: str
     runs: int
+    nats: str = "connected"
 
 
 class Run(BaseModel):
@@ -73,11 +74,16 @@ def create_app(store: Store) -> FastAPI:
                   description="Pod-vs-host benchmark results, comparisons and node scores.")
     app.state.store = store
 
-    @app.get("/healthz", response_model=Health)
-    def healthz(request: Request) -> Health:
+    @app.get("/healthz", response_model=Health, responses={503: {"model": Health}})
+    def healthz(request: Request, response: Response) -> Health:
+        """200 while the database answers and NATS is connected; 503 (same body) while NATS is not."""
         cur = request.app.state.store.cursor()
         (n,) = cur.execute("SELECT count(*) FROM runs").fetchone()
-        return Health(status="ok", db=str(store.path), runs=n)
+        connected = getattr(request.app.state, "nats_connected", lambda: True)()
+        if not connected:
+            response.status_code = 503
+        return Health(status="ok" if connected else "nats disconnected", db=str(store.path), runs=n,
+                      nats="connected" if connected else "disconnected")
 
     @app.get("/api/runs", response_model=list[Run])
     def runs(request: Request, campaign: str | None = None, status: str | None = Query(None, pattern="^(ok|failed)$"),

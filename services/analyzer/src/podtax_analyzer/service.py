@@ -98,6 +98,7 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     store = Store(settings.analyzer_db)
     analyzer = Analyzer(settings, bus, store)
     app = create_app(store)
+    app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
     server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
                                            log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals

@@ -13,7 +13,8 @@ from datetime import datetime
 
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
-from podtax import events, subjects, templates
+from opentelemetry import trace
+from podtax import events, subjects, telemetry, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
@@ -26,6 +27,9 @@ from podtax_runner.state import CampaignState
 log = logging.getLogger("podtax.runner")
 SOURCE = "podtax/runner"
 TICK_S = 0.25
+# An outcome delivered to a runner that died before acking it comes back after this long; it must be
+# well below a run's timeout + PODTAX_RUNNER_REPORT_GRACE_S, or the run would expire (no-report) first.
+OUTCOME_ACK_WAIT_S = 10.0
 
 
 class Runner:
@@ -38,6 +42,7 @@ class Runner:
             executor.on_image_versions = self.record_image
         self.controlplane = ControlPlaneExecutor(settings, bus)  # volume-churn, pod-startup
         self.campaigns: dict[str, CampaignState] = {}
+        self.submissions: dict[str, trace.SpanContext] = {}  # campaign -> its submission's span
         self.lock = asyncio.Lock()
         self.wake = asyncio.Event()  # set when an outcome may free a node: dispatch without waiting a tick
 
@@ -63,8 +68,9 @@ class Runner:
         for _, value in await self._values("campaign.*"):
             header = json.loads(value)
             name = header["name"]
-            runs = [v for _, v in await self._values(f"run.{name}.*")] if "runs" not in header else []
-            cells = [v for _, v in await self._values(f"cell.{name}.*")] if "runs" not in header else []
+            legacy = CampaignState.is_legacy(header)
+            runs = [] if legacy else [v for _, v in await self._values(f"run.{name}.*")]
+            cells = [] if legacy else [v for _, v in await self._values(f"cell.{name}.*")]
             state = CampaignState.from_documents(header, runs, cells)
             self.campaigns[state.name] = state
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
@@ -116,6 +122,8 @@ class Runner:
         if not isinstance(event, events.CampaignSubmittedV1):
             raise Permanent(f"unexpected {event.type}")
         campaign = Campaign.model_validate(event.data.spec)
+        # each run's trace links to the submission's (kept in memory: after a restart, no link)
+        self.submissions[campaign.name] = trace.get_current_span().get_span_context()
         async with self.lock:
             if campaign.name in self.campaigns:
                 log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
@@ -248,6 +256,14 @@ class Runner:
                 log.exception("could not send run %s; released node %s", run.run_id, run.node)
 
     async def dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
+        """Send one run, inside the root span of the run's trace (linked to the campaign's submission)."""
+        submitted = self.submissions.get(run.campaign)
+        links = [trace.Link(submitted)] if submitted is not None and submitted.is_valid else []
+        with telemetry.run_root_span(f"run {run.test} {run.env}", run.run_id, links, **{
+                "podtax.campaign": run.campaign, "podtax.node": run.node, "podtax.env": run.env}):
+            await self._dispatch(run, state)
+
+    async def _dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
         if templates.get(run.test).control_plane:
             self.controlplane.launch(run)
             return
@@ -296,7 +312,7 @@ async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None
                     runner.on_campaign, stop),
         bus.consume(ConsumerSpec("runner-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.>"], md), runner.on_cancel, stop),
         bus.consume_batches(ConsumerSpec("runner-outcomes", [f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>"],
-                                         md, batch=500), runner.on_outcomes, stop),
+                                         md, ack_wait_s=OUTCOME_ACK_WAIT_S, batch=500), runner.on_outcomes, stop),
         bus.consume(ConsumerSpec("runner-cells", [f"{subjects.CELL_STATS}.>"], md), runner.on_cell_stats, stop),
         runner.loop(stop),
     ]

@@ -124,9 +124,14 @@ class CampaignState:
         state._dirty_runs = set(state.runs)
         return state
 
+    @staticmethod
+    def is_legacy(header: dict[str, Any]) -> bool:
+        """A campaign saved in the format before per-run documents: one value holding every run."""
+        return isinstance(header.get("runs"), dict)
+
     @classmethod
     def from_documents(cls, header: dict[str, Any], runs: Iterable[bytes], cells: Iterable[bytes]) -> CampaignState:
-        if "runs" in header and isinstance(header["runs"], dict):
+        if cls.is_legacy(header):
             return cls.from_legacy(header)
         return cls(Header.model_validate(header), (RunState.model_validate_json(r) for r in runs),
                    (CellState.model_validate_json(c) for c in cells))

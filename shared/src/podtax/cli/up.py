@@ -19,9 +19,9 @@ import yaml
 
 from podtax import natsserver
 from podtax.cli.common import DATA_DIR, UP_FILE, console, err
+from podtax.supervise import RestartPolicy
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
-MAX_RESTARTS = 3
 
 
 @dataclass
@@ -31,8 +31,9 @@ class Child:
     env: dict[str, str]
     log: Path
     proc: subprocess.Popen[bytes] | None = None
-    restarts: int = 0
     started: float = field(default=0.0)
+    policy: RestartPolicy = field(default_factory=RestartPolicy)
+    due: float | None = None  # when a crashed child is started again (after its backoff)
 
     def start(self) -> None:
         with open(self.log, "ab") as out:
@@ -48,6 +49,47 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+@dataclass
+class NatsChild(Child):
+    """The embedded nats-server, supervised like the services: restarted on the same port and store."""
+
+    server: natsserver.NatsServer | None = None
+
+    def start(self) -> None:
+        assert self.server is not None
+        self.server = natsserver.start(self.server.store_dir, self.server.port, log_file=self.log)
+        self.proc = self.server.proc
+        self.started = time.monotonic()
+
+
+def supervise(children: list[Child], now: float) -> str | None:
+    """Restart crashed children after their backoff; a message when one crashed too often (stop everything)."""
+    for child in children:
+        if child.due is not None:
+            if now >= child.due:
+                child.due = None
+                try:
+                    child.start()
+                except SystemExit as exc:  # nats-server could not start again: try again after the backoff
+                    err.print(f"[yellow]{child.name} did not start: {exc}[/yellow]")
+                    child.proc = None
+                    delay = child.policy.on_exit(now, child.started)
+                    if delay is None:
+                        return f"{child.name} failed {child.policy.describe()}; see {child.log}. Stopping."
+                    child.due = now + delay
+            continue
+        if child.proc and child.proc.poll() is not None:
+            code = child.proc.returncode
+            delay = child.policy.on_exit(now, child.started)
+            if delay is None:
+                return (f"{child.name} exited with {code}: more than {child.policy.describe()}; "
+                        f"see {child.log}. Stopping.")
+            err.print(f"[yellow]{child.name} exited with {code}; restarting in {delay:g} s (see {child.log})"
+                      f"[/yellow]", highlight=False)
+            child.due = now + delay
+    return None
 
 
 def _wait_http(url: str, timeout: float) -> bool:
@@ -98,8 +140,10 @@ def up(
     nats = None
     nats_url = os.environ.get("PODTAX_NATS_URL")
     if not nats_url:
-        nats = natsserver.start(data / "jetstream", nats_port, log_file=data / "logs" / "nats-server.log")
-        nats_url = nats.url
+        log = data / "logs" / "nats-server.log"
+        server = natsserver.start(data / "jetstream", nats_port, log_file=log)
+        nats = NatsChild("nats-server", [], {}, log, proc=server.proc, started=time.monotonic(), server=server)
+        nats_url = server.url
     env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),
            "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": node,
            "PODTAX_AGENT_WORKDIR": str(data / "work"), "PODTAX_DATA_DIR": str(data)}
@@ -155,23 +199,19 @@ def up(
             ready_file.write_text(json.dumps(info))
         while not stopping:
             time.sleep(0.2)
-            for child in children:
-                if child.proc and child.proc.poll() is not None and not stopping:
-                    code = child.proc.returncode
-                    if child.restarts >= MAX_RESTARTS:
-                        err.print(f"[red]{child.name} exited with {code} {MAX_RESTARTS} times; "
-                                  f"see {child.log}. Stopping.[/red]")
-                        return 1
-                    child.restarts += 1
-                    err.print(f"[yellow]{child.name} exited with {code}; restarting (see {child.log})[/yellow]")
-                    child.start()
+            if stopping:
+                break
+            problem = supervise(([nats] if nats else []) + children, time.monotonic())
+            if problem:
+                err.print(f"[red]{problem}[/red]", highlight=False)
+                return 1
         return 0
     finally:
         console.print("stopping ...")
         for child in reversed(children):
             child.stop()
-        if nats:
-            nats.stop()
+        if nats and nats.server:
+            nats.server.stop()
         (data / UP_FILE).unlink(missing_ok=True)
         console.print("stopped")
 
