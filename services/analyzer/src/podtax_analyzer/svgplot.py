@@ -58,6 +58,17 @@ def _scale(lo: float, hi: float, a: float, b: float):
     return lambda v: a + (v - lo) / (hi - lo) * (b - a), lo, hi
 
 
+MAX_POINTS = 400  # per side and plot; more runs are thinned (and the plot says so)
+
+
+def thin(values: Sequence, limit: int = MAX_POINTS) -> list:
+    """At most ``limit`` items, evenly spaced over the sequence (all of them when it is short)."""
+    n = len(values)
+    if n <= limit:
+        return list(values)
+    return [values[round(i * (n - 1) / (limit - 1))] for i in range(limit)]
+
+
 def _jitter(i: int) -> float:
     """Deterministic offset in [-1, 1] (golden-ratio sequence), so the plot is the same every time."""
     return ((i * 0.6180339887) % 1.0) * 2 - 1
@@ -76,8 +87,10 @@ def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, widt
     for k, (label, vals) in enumerate(series):
         cy = top + row_h * k + row_h / 2
         colour, shape = PALETTE[k % len(PALETTE)], SHAPES[k % len(SHAPES)]
-        parts.append(f'<text x="4" y="{cy + 4:.1f}" font-size="12">{escape(label)} (n={len(vals)})</text>')
-        for i, v in enumerate(vals):
+        shown = thin(sorted(vals))
+        note = "" if len(shown) == len(vals) else f", {len(shown)} quantiles shown"
+        parts.append(f'<text x="4" y="{cy + 4:.1f}" font-size="12">{escape(label)} (n={len(vals)}{note})</text>')
+        for i, v in enumerate(shown):
             parts.append(_marker(shape, x(v), cy + _jitter(i) * 12, colour, f"pt side-{k}",
                                  f"{label}: {fmt(v)} {unit}"))
         if vals:
@@ -119,13 +132,14 @@ def time_plot(series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], un
     legend_x = left
     for k, (label, pts) in enumerate(series):
         colour, shape = PALETTE[k % len(PALETTE)], SHAPES[k % len(SHAPES)]
-        for t, v in pts:
+        for t, v in thin(pts):
             if t is not None:
                 parts.append(_marker(shape, x((t - t0).total_seconds()), y(v), colour, f"tp side-{k}",
                                      f"{label} {t:%H:%M:%S}: {fmt(v)} {unit}", r=3.5))
+        text = label if len(pts) <= MAX_POINTS else f"{label} (every {len(pts) / MAX_POINTS:.1f}th of {len(pts)})"
         parts.append(_marker(shape, legend_x + 4, height - 8, colour, "legend", label, r=3.5))
-        parts.append(f'<text x="{legend_x + 12}" y="{height - 4}" font-size="11">{escape(label)}</text>')
-        legend_x += 30 + 7 * len(label)
+        parts.append(f'<text x="{legend_x + 12}" y="{height - 4}" font-size="11">{escape(text)}</text>')
+        legend_x += 30 + 7 * len(text)
     parts.append(f'<text x="{width - right}" y="{height - 4}" font-size="11" text-anchor="end">'
                  f'{escape(unit)}</text></svg>')
     return "".join(parts)
