@@ -179,6 +179,7 @@ class VolumeChurnK8s:
         self.tl.mark(name, "delete_requested")
         try:
             self.kube.call("delete", self.kube.core.delete_namespaced_persistent_volume_claim, name, self.ns)
+            self.tl.mark(name, "delete_accepted")
         except ApiException as exc:
             if exc.status == 404:
                 self.tl.mark(name, "gone")
