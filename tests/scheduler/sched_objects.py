@@ -64,7 +64,9 @@ def affinity(*terms: list[dict[str, Any]]) -> dict[str, Any]:
 
 def score(node_name: str, mean: float, n: int, *, test: str = "sysbench-cpu", metric: str = "events_per_second",
           params_key: str = "threads=1", cluster: str = "local", env: str = "kubernetes",
-          higher_is_better: bool = True, updated_at: Any = None) -> NodeScore:
+          higher_is_better: bool = True, updated_at: Any = None, ci: tuple[float, float] | None = None,
+          flags: tuple[str, ...] = (), median: float | None = None) -> NodeScore:
     return NodeScore(cluster=cluster, node=node_name, env=env, test=test, params_key=params_key, metric=metric,
-                     unit="events/s", higher_is_better=higher_is_better, median=mean, mean=mean, n=n,
-                     updated_at=updated_at or now())
+                     unit="events/s", higher_is_better=higher_is_better, median=mean if median is None else median,
+                     mean=mean, n=n, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
+                     flags=list(flags), updated_at=updated_at or now())

@@ -28,7 +28,8 @@ def test_pods_land_on_best_scoring_node(sim_factory: Any, scheduler_factory: Any
     sim.create(pod("p1", cpu="100m"))
     assert bound_node(sim, "p1") == "b"
     ev = sim.wait_for(lambda: events_for(sim, "p1"))
-    assert ev[0]["reason"] == "Scheduled" and ev[0]["message"] == "Successfully assigned default/p1 to b"
+    assert ev[0]["reason"] == "Scheduled" and ev[0]["message"].startswith("Successfully assigned default/p1 to b; ")
+    assert "ranked by sysbench-cpu events_per_second [threads=1] (median per run" in ev[0]["message"]
     port = bg.scheduler.metrics.port
     text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     assert "podtax_scheduler_bindings_total 1.0" in text
@@ -137,8 +138,11 @@ def test_two_replicas_never_double_bind(sim_factory: Any, scheduler_factory: Any
     assert len(leaders) == 1
     binds = [r.scheduler.metrics.bindings._value.get() for r in (r1, r2)]
     assert sum(binds) == 60 and min(binds) == 0
-    scheduled = [e for e in sim.objects("events", "default") if e["reason"] == "Scheduled"
-                 and e.get("reportingComponent") == "benchmark-scheduler"]
+    def scheduled_events() -> list[dict[str, Any]]:
+        return [e for e in sim.objects("events", "default") if e["reason"] == "Scheduled"
+                and e.get("reportingComponent") == "benchmark-scheduler"]
+
+    scheduled = sim.wait_for(lambda: len(scheduled_events()) >= 60 and scheduled_events())  # written async
     assert len(scheduled) == 60 and len({e["involvedObject"]["name"] for e in scheduled}) == 60
     # the leader goes away (releasing its lease): the standby takes over
     leader = leaders[0]

@@ -14,7 +14,7 @@ from podtax_scheduler.algorithm import decide
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile, load_profile
 from podtax_scheduler.scorestore import ScoreStore
-from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
+from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated, describe
 from podtax_scheduler.state import ClusterState
 from sched_objects import node, pod, score, with_uid
 
@@ -44,15 +44,32 @@ def store_with(*scores: Any) -> ScoreStore:
 
 
 OLD = datetime.now(UTC) - timedelta(hours=2)
+TS = {"threads": 4, "time": 10}
 CASES: list[tuple[str, list[Any], dict[str, Any], dict[str, float]]] = [
-    ("prototype trap: per-run mean, not the sum", [score("a", 7.78e6, 160), score("b", 8.65e6, 112)], {},
-     {"a": 0.0, "b": 100.0}),
-    ("lower is better", [score("a", 10, 50, higher_is_better=False), score("b", 20, 50, higher_is_better=False)],
-     {}, {"a": 100.0, "b": 0.0}),
-    ("missing gets the low neutral score", [score("a", 10, 50), score("b", 20, 50)], {},
-     {"a": 0.0, "b": 100.0, "c": 20.0}),
+    # no intervals here: the reference is the best shrunk value; 9.9% below it scores 100 - 5 x 9.9
+    ("prototype trap: per-run value, not the sum", [score("a", 7.78e6, 160), score("b", 8.65e6, 112)], {},
+     {"a": 50.77, "b": 100.0}),
+    ("a 0.1% difference is not 100 against 0", [score("a", 1000, 50), score("b", 1001, 50)], {},
+     {"a": 99.53, "b": 100.0}),
+    ("within noise: both reach the best lower bound",
+     [score("a", 1000, 20, ci=(990, 1010)), score("b", 1004, 20, ci=(995, 1012))], {}, {"a": 100.0, "b": 100.0}),
+    ("outside noise: scored against the best lower bound",  # a shrunk to 906.5, reference 990
+     [score("a", 900, 20, ci=(890, 910)), score("b", 1000, 20, ci=(990, 1010))], {}, {"a": 57.84, "b": 100.0}),
+    ("lower is better", [score("a", 10, 50, higher_is_better=False), score("b", 11, 50, higher_is_better=False)],
+     {}, {"a": 100.0, "b": 57.01}),
+    ("lower is better with intervals: the speed bound comes from the upper bound",
+     [score("a", 10, 50, higher_is_better=False, ci=(9.9, 10.1)),
+      score("b", 10.05, 50, higher_is_better=False, ci=(9.9, 10.2))], {}, {"a": 100.0, "b": 100.0}),
+    ("missing gets the missing score", [score("a", 10, 50), score("b", 11, 50)], {},
+     {"a": 57.01, "b": 100.0, "c": 20.0}),
     ("stale counts as missing", [score("a", 10, 50), score("b", 20, 50, updated_at=OLD)], {},
      {"a": 100.0, "b": 20.0, "c": 20.0}),
+    ("flagged evidence counts as missing", [score("a", 10, 50), score("b", 20, 50, flags=("BIMODAL",))], {},
+     {"a": 100.0, "b": 20.0, "c": 20.0}),
+    ("an unlisted flag does not block", [score("a", 10, 50), score("b", 20, 50, flags=("OUTLIERS",))], {},
+     {"a": 0.0, "b": 100.0, "c": 20.0}),
+    ("median per run by default, not the mean", [score("a", 10, 50, median=30), score("b", 20, 50)], {},
+     {"a": 100.0, "b": 0.0, "c": 20.0}),
     ("other cluster ignored", [score("a", 10, 50), score("b", 99, 50, cluster="other")], {},
      {"a": 100.0, "b": 20.0, "c": 20.0}),
     ("host env ignored", [score("a", 10, 50), score("b", 99, 50, env="host")], {},
@@ -69,6 +86,26 @@ CASES: list[tuple[str, list[Any], dict[str, Any], dict[str, float]]] = [
      [score("a", 10, 5, params_key="threads=1"), score("b", 20, 5, params_key="threads=1"),
       score("c", 99, 5, params_key="threads=4"), score("a", 50, 5, params_key="threads=4")],
      {"annotations": {"podtax.io/params": "threads=4"}}, {"a": 0.0, "b": 20.0, "c": 100.0}),
+    ("a subset of the parameters selects the group",
+     [score("a", 10, 5, params_key="threads=1 time=10"), score("b", 20, 5, params_key="threads=1 time=10"),
+      score("a", 20, 5, params_key="threads=4 time=10"), score("c", 10, 5, params_key="threads=4 time=10")],
+     {"annotations": {"podtax.io/params": "threads=4"}}, {"a": 100.0, "b": 20.0, "c": 0.0}),
+    ("ambiguous subset: the group covering more nodes",
+     [score("a", 20, 5, params_key="threads=4 time=10"), score("b", 10, 5, params_key="threads=4 time=10"),
+      score("a", 10, 5, params_key="threads=4 time=30"), score("b", 10, 5, params_key="threads=4 time=30"),
+      score("c", 10, 5, params_key="threads=4 time=30")],
+     {"annotations": {"podtax.io/params": "threads=4"}}, {"a": 100.0, "b": 100.0, "c": 100.0}),
+    ("ambiguous subset: an exact match wins over coverage",
+     [score("a", 20, 5, params_key="threads=4"), score("b", 10, 5, params_key="threads=4 time=30"),
+      score("c", 10, 5, params_key="threads=4 time=30")],
+     {"annotations": {"podtax.io/params": "threads=4"}}, {"a": 100.0, "b": 20.0, "c": 20.0}),
+    ("ambiguous subset, same coverage and runs: the first by parameter text",
+     [score("a", 20, 5, params_key="threads=4 time=30"), score("b", 10, 5, params_key="threads=4 time=30"),
+      score("a", 10, 5, params_key="threads=4 time=10"), score("b", 20, 5, params_key="threads=4 time=10")],
+     {"annotations": {"podtax.io/params": "threads=4"}}, {"a": 0.0, "b": 100.0, "c": 20.0}),
+    ("no group matches: resources alone",
+     [score("a", 10, 5, params_key="threads=1"), score("b", 20, 5, params_key="threads=1")],
+     {"annotations": {"podtax.io/params": "threads=8"}}, {"a": 20.0, "b": 20.0, "c": 20.0}),
     ("no benchmark label", [score("a", 10, 5)], {"test": None}, {"a": 20.0, "b": 20.0, "c": 20.0}),
     ("benchmark label podtax.io/benchmark", [score("a", 10, 5), score("b", 5, 5)],
      {"test": None, "labels": {"podtax.io/benchmark": "sysbench-cpu"}}, {"a": 100.0, "b": 0.0, "c": 20.0}),
@@ -82,42 +119,47 @@ def test_benchmark_score(scores: list[Any], pod_kw: dict[str, Any], want: dict[s
     assert got == {k: want.get(k, 20.0) for k in got}
 
 
-def test_few_runs_are_pulled_toward_the_fleet_average() -> None:
-    # b's single run says 22, a and c (100 runs each) say 20 and 10: with k=3 b is pulled below a.
-    store = store_with(score("a", 20, 100), score("b", 22, 1), score("c", 10, 100))
-    got = bench_scores(cluster("a", "b", "c"), store, pod("p"), shrink_runs=3)
-    assert got["a"] > got["b"] > got["c"]
-    raw = bench_scores(cluster("a", "b", "c"), store, pod("p"), shrink_runs=0)
-    assert raw["b"] == 100.0
+def _cycle(scores: list[Any], pod_kw: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    state = cluster("a", "b", "c")
+    pi = PodInfo.from_dict(with_uid(pod("p", **pod_kw)))
+    cycle: dict[str, Any] = {}
+    BenchmarkScore(store_with(*scores), TTL, **kw).score(pi, state, state.feasible(pi), cycle)
+    return cycle
 
 
-def test_median_statistic() -> None:
-    s1 = score("a", 10, 50).model_copy(update={"median": 30.0})
-    store = store_with(s1, score("b", 20, 50))
-    assert bench_scores(cluster("a", "b"), store, pod("p"), statistic="median") == {"a": 100.0, "b": 0.0}
+@pytest.mark.parametrize(("scores", "pod_kw", "needles"), [
+    ([score("a", 10, 50), score("b", 20, 50, updated_at=OLD)], {},
+     ["1 node(s) have results older than the 1 h score TTL, ignored: b"]),
+    ([score("a", 10, 50), score("b", 20, 50, flags=("BIMODAL", "THROTTLED"))], {},
+     ["evidence not used, flagged by the analyzer: b (BIMODAL/THROTTLED)"]),
+    ([score("a", 10, 5, params_key="threads=1")], {"annotations": {"podtax.io/params": "threads=8"}},
+     ["no benchmark results of sysbench-cpu match podtax.io/params='threads=8' (stored: threads=1)"]),
+    ([score("a", 10, 5)], {"annotations": {"podtax.io/params": "threads"}},
+     ["annotation 'threads' is not valid"]),
+    ([score("a", 10, 5), score("b", 12, 5)], {},
+     ["ranked by sysbench-cpu events_per_second [threads=1] (median per run, 2 node(s) with evidence)"]),
+])
+def test_the_decision_says_what_the_evidence_did(scores: list[Any], pod_kw: dict[str, Any],
+                                                 needles: list[str]) -> None:
+    text = describe(_cycle(scores, pod_kw)["benchmark"])
+    for needle in needles:
+        assert needle in text
 
 
-def test_fio_metric_follows_params() -> None:
-    store = store_with(score("a", 100, 5, test="fio", metric="write_iops", params_key="rw=randwrite"),
-                       score("b", 200, 5, test="fio", metric="write_iops", params_key="rw=randwrite"),
-                       score("a", 999, 5, test="fio", metric="read_iops", params_key="rw=randwrite"))
-    assert bench_scores(cluster("a", "b"), store, pod("p", test="fio")) == {"a": 0.0, "b": 100.0}
-
-
-def test_score_update_replaces_and_delete_removes() -> None:
-    store = store_with(score("a", 10, 5), score("b", 20, 5))
-    state = cluster("a", "b")
-    plugin = BenchmarkScore(store, TTL)
+def test_unmeasured_node_never_outranks_a_measured_one() -> None:
+    # a and b are measured and nearly full; c is empty and unmeasured: resources favour c by far
+    state = cluster("a", "b", "c", cpu="4")
+    for n in ("a", "b"):
+        state.upsert_pod(with_uid(pod(f"busy-{n}", node_name=n, cpu="3500m")))
+    store = store_with(score("a", 10, 50), score("b", 5, 50))
+    weights = Profile().weights()
     pi = PodInfo.from_dict(with_uid(pod("p")))
-    idx = state.feasible(pi)
-    assert list(plugin.score(pi, state, idx, {})) == [0.0, 100.0]
-    store.put_score(score("a", 30, 5))
-    assert list(plugin.score(pi, state, idx, {})) == [100.0, 0.0]
-    from podtax import subjects
-    store.delete(subjects.score_key("local", "kubernetes", "a", "sysbench-cpu", "events_per_second", "threads=1"))
-    assert list(plugin.score(pi, state, idx, {})) == [20.0, 100.0]
-
-
+    last = [BenchmarkScore(store, TTL), LeastAllocated()]
+    assert {decide(pi, state, last, weights, random.Random(s)).node for s in range(20)} == {"a"}
+    d = decide(pi, state, last, weights, random.Random(0))
+    assert [c for c, _ in d.candidates] == ["a", "b", "c"]
+    compete = [BenchmarkScore(store, TTL, unmeasured="compete", missing_score=100), LeastAllocated()]
+    assert decide(pi, state, compete, weights, random.Random(0)).node == "c"  # configured to compete
 LA_CASES = [
     ("empty nodes score 100", {}, {"cpu": None}, 100.0),
     ("half cpu used", {"cpu": "2"}, {"cpu": None}, 75.0),

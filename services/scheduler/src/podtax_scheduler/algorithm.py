@@ -1,4 +1,8 @@
-"""One scheduling decision: filter, score, pick (ties at random), or explain why nothing fits."""
+"""One scheduling decision: filter, score, pick (ties at random), or explain why nothing fits.
+
+When a score plugin marks which candidates have evidence (``cycle["evidence"]``, a boolean per
+candidate), the pick and the candidate order take those nodes first: a node without evidence never
+outranks one with evidence (BenchmarkScore's ``unmeasured: last``)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from podtax_scheduler.scoring import ScorePlugin
 from podtax_scheduler.state import ClusterState
 
 TOP_CANDIDATES = 5
+EVIDENCE_BONUS = 1000.0  # above any weighted total (0..100)
 
 
 @dataclass(slots=True)
@@ -48,12 +53,14 @@ def decide(pod: PodInfo, state: ClusterState, plugins: Sequence[ScorePlugin], we
         weight_sum += w
     if weight_sum > 0:
         total /= weight_sum
-    best = float(total.max())
-    ties = np.flatnonzero(total >= best - 1e-9)
+    evidence = cycle.get("evidence")
+    rank = total + EVIDENCE_BONUS * evidence if evidence is not None and evidence.any() else total
+    best = float(rank.max())
+    ties = np.flatnonzero(rank >= best - 1e-9)
     pick = int(ties[rng.randrange(len(ties))]) if len(ties) > 1 else int(ties[0])
     k = min(TOP_CANDIDATES, len(idx))
-    top = np.argpartition(-total, k - 1)[:k] if len(idx) > k else np.arange(len(idx))
-    order = sorted((int(j) for j in top), key=lambda j: (j != pick, -total[j]))
+    top = np.argpartition(-rank, k - 1)[:k] if len(idx) > k else np.arange(len(idx))
+    order = sorted((int(j) for j in top), key=lambda j: (j != pick, -rank[j]))
     names = state.names
     candidates = [(str(names[idx[j]]), round(float(total[j]), 3)) for j in order]
     node = str(names[idx[pick]])

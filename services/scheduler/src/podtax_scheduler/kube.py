@@ -3,6 +3,8 @@
 Responses are read as raw JSON (``_preload_content=False``): it is several times faster than the
 client's model deserialisation for large lists, and it sidesteps the client's Binding bug (it
 raises ``ValueError: Invalid value for `target`, must not be `None``` after a successful bind).
+Every raw response is read to its end and released (:func:`drain`): urllib3 returns a connection to
+the pool only then, and an unread response makes the next request open a new TCP connection.
 """
 
 from __future__ import annotations
@@ -35,6 +37,14 @@ def api_client(kubeconfig: Path | None, pool: int = 16) -> client.ApiClient:
     return client.ApiClient(cfg)
 
 
+def drain(resp: Any) -> bytes:
+    """Read a raw (``_preload_content=False``) response and give its connection back to the pool."""
+    try:
+        return resp.data
+    finally:
+        resp.release_conn()
+
+
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -62,7 +72,7 @@ class Kube:
             kwargs: dict[str, Any] = {"limit": page, "_preload_content": False, "_request_timeout": 60}
             if token:
                 kwargs["_continue"] = token
-            body = json.loads(self._lister(kind)(**kwargs).data)
+            body = json.loads(drain(self._lister(kind)(**kwargs)))
             items.extend(body.get("items") or [])
             meta = body.get("metadata") or {}
             token = meta.get("continue")
@@ -77,7 +87,7 @@ class Kube:
                 "metadata": {"name": name, "namespace": namespace, "uid": uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         try:
-            self.core.create_namespaced_binding(namespace, body, _preload_content=False, _request_timeout=30)
+            drain(self.core.create_namespaced_binding(namespace, body, _preload_content=False, _request_timeout=30))
         except ApiException as exc:
             if exc.status == 409:
                 return False
@@ -85,21 +95,30 @@ class Kube:
         return True
 
     def event(self, namespace: str, pod: str, uid: str, reason: str, message: str,
-              type_: str = "Normal", action: str = "Binding") -> None:
+              type_: str = "Normal", action: str = "Binding") -> str:
+        """Create an Event about a pod; returns its name (for :meth:`bump_event`)."""
         ts = now_iso()
+        name = f"{pod}.{uuid.uuid4().hex[:16]}"
         body = {
             "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{pod}.{uuid.uuid4().hex[:16]}", "namespace": namespace},
+            "metadata": {"name": name, "namespace": namespace},
             "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": pod, "namespace": namespace, "uid": uid},
             "reason": reason, "message": message[:1024], "type": type_, "action": action,
             "source": {"component": COMPONENT}, "reportingComponent": COMPONENT,
             "reportingInstance": self.identity, "firstTimestamp": ts, "lastTimestamp": ts, "count": 1,
         }
-        self.core.create_namespaced_event(namespace, body, _preload_content=False, _request_timeout=30)
+        drain(self.core.create_namespaced_event(namespace, body, _preload_content=False, _request_timeout=30))
+        return name
+
+    def bump_event(self, namespace: str, name: str, count: int) -> None:
+        """An isomorphic event happened again: raise the Event's count (as client-go's correlator does)."""
+        patch = {"count": count, "lastTimestamp": now_iso()}
+        drain(self.core.patch_namespaced_event(name, namespace, patch, _preload_content=False, _request_timeout=30))
 
     def mark_unschedulable(self, namespace: str, pod: str, message: str) -> None:
         """Set the PodScheduled condition to False/Unschedulable (pods/status, strategic merge)."""
         patch = {"status": {"conditions": [{
             "type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message[:1024],
             "lastProbeTime": None, "lastTransitionTime": now_iso()}]}}
-        self.core.patch_namespaced_pod_status(pod, namespace, patch, _preload_content=False, _request_timeout=30)
+        drain(self.core.patch_namespaced_pod_status(pod, namespace, patch, _preload_content=False,
+                                                    _request_timeout=30))

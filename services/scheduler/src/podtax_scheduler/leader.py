@@ -23,7 +23,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from podtax_scheduler.kube import now_micro
+from podtax_scheduler.kube import drain, now_micro
 
 log = logging.getLogger("podtax.scheduler.leader")
 
@@ -89,7 +89,7 @@ class LeaderElector:
             if exc.status == 404:
                 return None
             raise
-        return json.loads(resp.data)
+        return json.loads(drain(resp))
 
     def _spec(self, transitions: int, acquire_time: str) -> dict[str, Any]:
         return {"holderIdentity": self.identity, "leaseDurationSeconds": max(1, int(round(self.cfg.lease_duration_s))),
@@ -104,8 +104,8 @@ class LeaderElector:
                     "metadata": {"name": self.cfg.name, "namespace": self.cfg.namespace},
                     "spec": self._spec(0, now_micro())}
             try:
-                self.coord.create_namespaced_lease(self.cfg.namespace, body, _preload_content=False,
-                                                   _request_timeout=5)
+                drain(self.coord.create_namespaced_lease(self.cfg.namespace, body, _preload_content=False,
+                                                         _request_timeout=5))
             except ApiException as exc:
                 if exc.status == 409:
                     return False
@@ -127,8 +127,8 @@ class LeaderElector:
             acquire = now_micro()
         lease["spec"] = self._spec(transitions, acquire)
         try:
-            self.coord.replace_namespaced_lease(self.cfg.name, self.cfg.namespace, lease, _preload_content=False,
-                                                _request_timeout=5)
+            drain(self.coord.replace_namespaced_lease(self.cfg.name, self.cfg.namespace, lease,
+                                                      _preload_content=False, _request_timeout=5))
         except ApiException as exc:
             if exc.status == 409:
                 return False  # lost a race: someone else wrote first
@@ -146,8 +146,8 @@ class LeaderElector:
                 return
             lease["spec"]["holderIdentity"] = ""
             lease["spec"]["leaseDurationSeconds"] = 1
-            self.coord.replace_namespaced_lease(self.cfg.name, self.cfg.namespace, lease, _preload_content=False,
-                                                _request_timeout=5)
+            drain(self.coord.replace_namespaced_lease(self.cfg.name, self.cfg.namespace, lease,
+                                                      _preload_content=False, _request_timeout=5))
         except Exception as exc:  # noqa: BLE001 - best effort on the way out
             log.warning("could not release lease %s/%s: %s", self.cfg.namespace, self.cfg.name, exc)
 

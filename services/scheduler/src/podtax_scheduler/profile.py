@@ -3,8 +3,12 @@
 Defaults live here; PODTAX_SCHEDULER_PROFILE may name a YAML file that overrides them, e.g.::
 
     score:
-      BenchmarkScore: {weight: 5, shrink_runs: 3, missing_score: 20, statistic: mean}
+      BenchmarkScore: {weight: 5, shrink_runs: 3, sensitivity: 5, statistic: median,
+                       unmeasured: last, missing_score: 20,
+                       ignore_flags: [CONFOUNDED, BIMODAL, OVERLAP, THROTTLED]}
       LeastAllocated: {weight: 1}
+
+(podtax_scheduler.scoring explains each BenchmarkScore argument.)
 
 A file that is not valid YAML or does not match this shape stops the scheduler at start-up with a
 message that says what to fix.
@@ -27,8 +31,18 @@ class _Strict(BaseModel):
 class BenchmarkArgs(_Strict):
     weight: float = Field(5.0, ge=0, le=100)
     shrink_runs: float = Field(3.0, ge=0, le=10_000, description="k in n/(n+k): runs that count half.")
-    missing_score: float = Field(20.0, ge=0, le=100, description="Score of nodes without a fresh result.")
-    statistic: Literal["mean", "median"] = "mean"
+    missing_score: float = Field(20.0, ge=0, le=100, description="Score of nodes without usable evidence.")
+    statistic: Literal["mean", "median"] = Field("median", description="Per-run statistic ranked by; the "
+                                                 "median resists an outlying run.")
+    sensitivity: float = Field(5.0, ge=0, le=1000, description="Score points lost per 1% below the best "
+                                                               "node's lower bound, divided by 100 (5: 10% slower "
+                                                               "scores 50).")
+    unmeasured: Literal["last", "compete"] = Field(
+        "last", description="last: a node without usable evidence never ranks above one with evidence; "
+                            "compete: it competes with missing_score.")
+    ignore_flags: list[Literal["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"]] = Field(
+        default_factory=lambda: ["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"],
+        description="Analyzer flags whose evidence does not drive placement.")
 
 
 class LeastAllocatedArgs(_Strict):
@@ -67,7 +81,8 @@ def load_profile(path: Path | None) -> Profile:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'profile'}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{where}: invalid profile: {problems}. Known score plugins: BenchmarkScore "
-                          f"(weight, shrink_runs, missing_score, statistic), LeastAllocated (weight)") from None
+                          f"(weight, shrink_runs, missing_score, statistic, sensitivity, unmeasured, "
+                          f"ignore_flags), LeastAllocated (weight)") from None
     if sum(profile.weights().values()) <= 0:
         raise ConfigError(f"{where}: every score weight is 0; give at least one plugin a positive weight")
     return profile

@@ -1,8 +1,11 @@
 """The scheduler: informers feed the state and the queue; one thread decides; a pool binds and explains.
 
 Only the leader pops pods. A decision assumes the pod on its node at once (the ledger), so the
-next decision already sees the resources taken; the bind, the Events, the PodScheduled condition
-and the PlacementMade message happen in the binder pool.
+next decision already sees the resources taken; the bind, the PodScheduled condition and the
+PlacementMade message happen in the binder pool, the Events in the event recorder (recorder.py).
+The Scheduled Event and PlacementMade say what the benchmark evidence did (scoring.describe): the
+group ranked by, evidence ignored as flagged or older than the TTL; a pod whose podtax.io/params
+match no stored results also gets a Warning Event (reason BenchmarkParamsUnmatched).
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from podtax_scheduler.metrics import Metrics
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
 from podtax_scheduler.queue import SchedulingQueue
+from podtax_scheduler.recorder import EventRecorder, PodEvent
 from podtax_scheduler.scorestore import ScoreStore
-from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated, ScorePlugin
+from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated, ScorePlugin, describe
 from podtax_scheduler.state import ClusterState
 
 log = logging.getLogger("podtax.scheduler")
@@ -64,11 +68,15 @@ class Scheduler:
         bench = profile.score.BenchmarkScore
         self.plugins: list[ScorePlugin] = [
             BenchmarkScore(store, settings.scheduler_score_ttl_s, shrink_runs=bench.shrink_runs,
-                           missing_score=bench.missing_score, statistic=bench.statistic),
+                           missing_score=bench.missing_score, statistic=bench.statistic,
+                           sensitivity=bench.sensitivity, unmeasured=bench.unmeasured,
+                           ignore_flags=bench.ignore_flags),
             LeastAllocated(),
         ]
         self.weights = profile.weights()
         self.rng = random.Random(seed)
+        self.recorder = EventRecorder(self._create_event, kube.bump_event,
+                                      on_error=lambda _exc: self.metrics.errors.labels("event").inc())
         self.pool = ThreadPoolExecutor(max_workers=binders, thread_name_prefix="binder")
         self.node_informer = Informer(watch_kube, "nodes", self._nodes_synced, self._node_event)
         self.pod_informer = Informer(watch_kube, "pods", self._pods_synced, self._pod_event)
@@ -198,18 +206,31 @@ class Scheduler:
         self.metrics.bindings.inc()
         self.metrics.scheduling_latency.observe(max(0.0, time.monotonic() - first_seen))
         log.debug("bound %s to %s", pod.key, node)
-        try:
-            self.kube.event(pod.namespace, pod.name, pod.uid, "Scheduled", decision.message)
-        except Exception as exc:  # noqa: BLE001 - the bind stands; the event is best effort
-            log.warning("Scheduled event for %s: %s", pod.key, exc)
-            self.metrics.errors.labels("event").inc()
+        self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "Scheduled", self.explained(decision)))
+        self._warn_unmatched(pod, decision)
         self._placement(pod, decision)
+
+    @staticmethod
+    def explained(decision: Decision) -> str:
+        """The decision's message followed by what the benchmark evidence did."""
+        why = describe(decision.details.get("benchmark") or {})
+        return f"{decision.message}; {why}" if why else decision.message
+
+    def _create_event(self, ev: PodEvent) -> str:
+        return self.kube.event(ev.namespace, ev.pod, ev.uid, ev.reason, ev.message, type_=ev.type_,
+                               action=ev.action)
+
+    def _warn_unmatched(self, pod: PodInfo, decision: Decision) -> None:
+        warning = (decision.details.get("benchmark") or {}).get("warning")
+        if warning:
+            self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "BenchmarkParamsUnmatched", warning,
+                                          type_="Warning", action="Scheduling"))
 
     def _report_failure(self, pod: PodInfo, decision: Decision) -> None:
         log.info("cannot schedule %s: %s", pod.key, decision.message)
+        self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling", decision.message,
+                                      type_="Warning", action="Scheduling"))
         try:
-            self.kube.event(pod.namespace, pod.name, pod.uid, "FailedScheduling", decision.message,
-                            type_="Warning", action="Scheduling")
             self.kube.mark_unschedulable(pod.namespace, pod.name, decision.message)
         except Exception as exc:  # noqa: BLE001 - the pod is retried anyway
             log.warning("FailedScheduling report for %s: %s", pod.key, exc)
@@ -219,10 +240,7 @@ class Scheduler:
     def _placement(self, pod: PodInfo, decision: Decision) -> None:
         if self.publish is None:
             return
-        bench = decision.details.get("benchmark") or {}
-        message = decision.message
-        if bench.get("metric"):
-            message += f" (ranked by {bench['test']} {bench['metric']} [{bench['params_key']}])"
+        message = self.explained(decision)
         pm = PlacementMade(
             namespace=pod.namespace, pod=pod.name, pod_uid=pod.uid, node=decision.node, test=pod.benchmark,
             candidates=[Candidate(node=n, score=min(100.0, max(0.0, s))) for n, s in decision.candidates],
@@ -243,6 +261,7 @@ class Scheduler:
             if not inf.synced.wait(max(0.0, deadline - time.monotonic())):
                 raise TimeoutError(f"the {inf.kind} informer did not sync within {sync_timeout_s:.0f}s; "
                                    f"check PODTAX_SCHEDULER_KUBECONFIG and the API server")
+        self.recorder.start()
         self.elector.start()
         self._thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
         self._thread.start()
@@ -253,6 +272,7 @@ class Scheduler:
         if self._thread is not None:
             self._thread.join(timeout=10)
         self.pool.shutdown(wait=True, cancel_futures=False)
+        self.recorder.stop()
         self.elector.stop()
         self.node_informer.stop()
         self.pod_informer.stop()

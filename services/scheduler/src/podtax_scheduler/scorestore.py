@@ -28,6 +28,9 @@ class Score:
     updated_ts: float  # unix seconds
     higher_is_better: bool
     unit: str
+    ci_low: float | None = None  # 95% interval of the median (metric unit); None below 6 runs
+    ci_high: float | None = None
+    flags: tuple[str, ...] = ()  # analyzer flags: why the runs should not drive placement
 
 
 class ScoreStore:
@@ -58,7 +61,8 @@ class ScoreStore:
             return False
         group: Group = (s.test, s.metric, s.params_key)
         key = key or subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key)
-        score = Score(s.node, s.mean, s.median, s.n, s.updated_at.timestamp(), s.higher_is_better, s.unit)
+        score = Score(s.node, s.mean, s.median, s.n, s.updated_at.timestamp(), s.higher_is_better, s.unit,
+                      s.ci_low, s.ci_high, tuple(s.flags))
         with self.lock:
             previous = self._keys.get(key)
             if previous is not None and previous != (group, s.node):

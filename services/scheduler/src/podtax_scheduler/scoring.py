@@ -1,14 +1,37 @@
 """Score plugins: each returns 0..100 per candidate node; the profile weighs them.
 
-BenchmarkScore ranks nodes by the analyzer's per-run statistic (a mean or median per run, never a
-sum), direction-aware, with few-run nodes pulled toward the fleet average (weight n/(n+k)), inside
-one (test, metric, params) group. Stale or missing scores get a low neutral score, never exclusion.
+BenchmarkScore scores nodes from measured values and their uncertainty, inside one benchmark group
+(test, metric, params_key); nodes are never compared across groups.
+
+1. The group. A pod names its benchmark by label and may name parameters with the
+   ``podtax.io/params`` annotation (e.g. ``threads=4``). That selects every stored group of the
+   test whose parameters include all the named ones (a subset match, values compared as text).
+   Among the selected groups (all groups of the test when the pod names no parameters), the rule
+   is: a group whose parameters are exactly the named ones first, then the one with usable
+   results for the most feasible nodes, then the most runs on them, then the first by parameter
+   text. When parameters are named and no group matches, the pod is placed by resources alone and
+   a Warning Event says so.
+2. Usable evidence: a node's score in the group that is fresh (its newest run ended within the
+   TTL) and not flagged by the analyzer (``ignore_flags``: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED).
+   Stale and flagged evidence is ignored and the Event says which and why.
+3. Each usable node's statistic (the median per run by default) becomes a speed, direction-aware
+   (the value for a higher-is-better metric, 1/value for a duration), pulled toward the group's
+   median speed by weight n/(n+k) (k = ``shrink_runs``) so a node with one lucky run is not trusted
+   like one with a hundred.
+4. The reference is the best lower bound among the nodes: the lower end of the 95% interval of a
+   node's median speed (its shrunk speed where it is lower, or where the node has under 6 runs and
+   no interval). score = 100 x clip(1 - sensitivity x max(0, 1 - speed / reference), 0, 1): every
+   node whose estimate reaches the best node's lower bound, i.e. lies within its noise, scores 100
+   and resources decide between them; a node x% below it loses sensitivity x x points (default 5:
+   10% slower scores 50). No min-max stretching: a 0.1% difference is not 100 against 0.
+5. A node without usable evidence scores ``missing_score`` and, unless ``unmeasured: compete``,
+   ranks after every node with evidence (``cycle["evidence"]``, read by algorithm.decide).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -21,6 +44,8 @@ from podtax_scheduler.scorestore import Group, ScoreStore
 from podtax_scheduler.state import ClusterState
 
 Cycle = dict[str, Any]
+IGNORE_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")
+NAMES_SHOWN = 3
 
 
 class ScorePlugin(Protocol):
@@ -33,9 +58,12 @@ class ScorePlugin(Protocol):
 class _Columns:
     layout_gen: int
     version: int
-    value: np.ndarray  # per slot; NaN where the node has no score
+    speed: np.ndarray  # per slot, larger is better; NaN where the node has no score
+    low: np.ndarray  # lower 95% bound of the speed; NaN without an interval
     n: np.ndarray
     ts: np.ndarray
+    blocked: np.ndarray  # bool: flagged evidence
+    flags: dict[int, tuple[str, ...]]  # slot -> the flags that block it
 
 
 def wanted_metric(test: str, params_key: str) -> str | None:
@@ -50,16 +78,69 @@ def wanted_metric(test: str, params_key: str) -> str | None:
     return template.primary_metric(params)
 
 
+def _as_text(params: dict[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in params.items()}
+
+
+def params_of(key: str) -> dict[str, str]:
+    try:
+        return _as_text(templates.parse_params(key))
+    except ValueError:
+        return {}
+
+
+def params_match(wanted: dict[str, str], key: str) -> bool:
+    """Whether the group with parameter text ``key`` has every wanted parameter (a subset match)."""
+    have = params_of(key)
+    return all(have.get(k) == v for k, v in wanted.items())
+
+
+def shortfall_score(speed: np.ndarray, reference: float, sensitivity: float) -> np.ndarray:
+    """100 x clip(1 - sensitivity x max(0, 1 - speed / reference), 0, 1) (see the module doc)."""
+    short = np.clip(1.0 - speed / reference, 0.0, None)
+    return 100.0 * np.clip(1.0 - sensitivity * short, 0.0, 1.0)
+
+
+def _names(state: ClusterState, slots: Iterable[int]) -> list[str]:
+    return [str(state.names[i]) for i in slots]
+
+
+def describe(bench: dict[str, Any]) -> str:
+    """What the benchmark evidence did for one decision, for the Event and PlacementMade message."""
+    parts = []
+    if bench.get("metric"):
+        parts.append(f"ranked by {bench['test']} {bench['metric']} [{bench['params_key']}] "
+                     f"({bench.get('statistic', 'median')} per run, {bench['covered']} node(s) with evidence)")
+    flagged = bench.get("flagged", 0)
+    if flagged:
+        shown = ", ".join(f"{node} ({'/'.join(f)})" for node, f in bench["flagged_names"].items())
+        more = f" and {flagged - NAMES_SHOWN} more" if flagged > NAMES_SHOWN else ""
+        parts.append(f"evidence not used, flagged by the analyzer: {shown}{more}")
+    stale = bench.get("stale", 0)
+    if stale:
+        hours = bench.get("ttl_s", 0) / 3600.0
+        more = f" and {stale - NAMES_SHOWN} more" if stale > NAMES_SHOWN else ""
+        parts.append(f"{stale} node(s) have results older than the {hours:g} h score TTL, ignored: "
+                     f"{', '.join(bench['stale_names'])}{more}")
+    if bench.get("warning"):
+        parts.append(bench["warning"])
+    return "; ".join(parts)
+
+
 class BenchmarkScore:
     name = "BenchmarkScore"
 
     def __init__(self, store: ScoreStore, ttl_s: float, *, shrink_runs: float = 3.0, missing_score: float = 20.0,
-                 statistic: str = "mean", clock: Callable[[], float] = time.time) -> None:
+                 statistic: str = "median", sensitivity: float = 5.0, unmeasured: str = "last",
+                 ignore_flags: Iterable[str] = IGNORE_FLAGS, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.ttl_s = ttl_s
         self.shrink_runs = shrink_runs
         self.missing_score = missing_score
         self.statistic = statistic
+        self.sensitivity = sensitivity
+        self.unmeasured = unmeasured
+        self.ignore_flags = frozenset(ignore_flags)
         self.clock = clock
         self._cache: dict[Group, _Columns] = {}
         self._metric_ok: dict[Group, bool] = {}
@@ -70,33 +151,31 @@ class BenchmarkScore:
             return cached
         version, scores = self.store.snapshot(group)
         size = state.size
-        value = np.full(size, np.nan)
-        n = np.zeros(size)
-        ts = np.zeros(size)
+        speed, low = np.full(size, np.nan), np.full(size, np.nan)
+        n, ts = np.zeros(size), np.zeros(size)
+        blocked = np.zeros(size, dtype=bool)
+        flags: dict[int, tuple[str, ...]] = {}
         for node, s in scores.items():
             i = state.slot.get(node)
-            if i is None:
+            v = s.mean if self.statistic == "mean" else s.median
+            if i is None or not v > 0:
                 continue
-            value[i] = s.mean if self.statistic == "mean" else s.median
-            n[i] = s.n
-            ts[i] = s.updated_ts
-            if not s.higher_is_better:
-                value[i] = -value[i]  # direction-aware: larger is always better below
-        cols = _Columns(state.layout_gen, version, value, n, ts)
+            lo, hi = s.ci_low, s.ci_high
+            if s.higher_is_better:
+                speed[i], low[i] = v, lo if lo is not None and lo > 0 else np.nan
+            else:  # a duration: speed is its inverse, the lower speed bound comes from the upper bound
+                speed[i], low[i] = 1.0 / v, 1.0 / hi if hi is not None and hi > 0 else np.nan
+            n[i], ts[i] = s.n, s.updated_ts
+            bad = tuple(f for f in s.flags if f in self.ignore_flags)
+            if bad:
+                blocked[i], flags[i] = True, bad
+        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags)
         self._cache[group] = cols
         return cols
 
-    def _groups(self, pod: PodInfo, test: str) -> dict[Group, int]:
-        groups = self.store.groups_for(test)
-        wanted_params = pod.annotations.get(PARAMS_ANNOTATION)
-        if wanted_params:
-            try:
-                key = templates.params_key(templates.parse_params(wanted_params))
-            except ValueError:
-                key = wanted_params
-            groups = {g: v for g, v in groups.items() if g[2] == key}
+    def _metric_groups(self, test: str) -> dict[Group, int]:
         out = {}
-        for g, v in groups.items():
+        for g, v in self.store.groups_for(test).items():
             ok = self._metric_ok.get(g)
             if ok is None:
                 metric = wanted_metric(g[0], g[2])
@@ -105,34 +184,65 @@ class BenchmarkScore:
                 out[g] = v
         return out
 
+    def _choose(self, pod: PodInfo, test: str, state: ClusterState, idx: np.ndarray, now: float,
+                cycle: Cycle) -> tuple[Group, _Columns] | None:
+        groups = self._metric_groups(test)
+        named = pod.annotations.get(PARAMS_ANNOTATION)
+        wanted: dict[str, str] | None = None
+        if named:
+            try:
+                wanted = _as_text(templates.parse_params(named))
+            except ValueError as exc:
+                cycle["warning"] = (f"the {PARAMS_ANNOTATION} annotation {named!r} is not valid ({exc}); "
+                                    f"placed by resources alone")
+                return None
+            groups = {g: v for g, v in groups.items() if params_match(wanted, g[2])}
+            if not groups:
+                stored = sorted({g[2] for g in self._metric_groups(test)})
+                cycle["warning"] = (f"no benchmark results of {test} match {PARAMS_ANNOTATION}={named!r} "
+                                    f"(stored: {', '.join(stored[:5]) or 'none'}); placed by resources alone")
+                return None
+        best: tuple[Any, ...] | None = None
+        chosen: tuple[Group, _Columns] | None = None
+        for group, version in sorted(groups.items()):  # strict ">" below: ties go to the first by text
+            cols = self._columns(group, version, state)
+            usable = ~np.isnan(cols.speed[idx]) & (now - cols.ts[idx] <= self.ttl_s) & ~cols.blocked[idx]
+            exact = wanted is not None and params_of(group[2]) == wanted
+            rank = (exact, int(usable.sum()), float(cols.n[idx][usable].sum()))
+            if best is None or rank > best:
+                best, chosen = rank, (group, cols)
+        return chosen
+
     def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: Cycle) -> np.ndarray:
         out = np.full(len(idx), self.missing_score, dtype=float)
         test = pod.benchmark
         if test is None or len(idx) == 0:
             return out
         now = self.clock()
-        best: tuple[int, float, Group] | None = None
-        best_cols: _Columns | None = None
-        for group, version in sorted(self._groups(pod, test).items()):
-            cols = self._columns(group, version, state)
-            fresh = ~np.isnan(cols.value[idx]) & (now - cols.ts[idx] <= self.ttl_s)
-            covered = int(fresh.sum())
-            rank = (covered, float(cols.n[idx][fresh].sum()), group)
-            if covered and (best is None or rank[:2] > best[:2]):
-                best, best_cols = rank, cols
-        if best is None or best_cols is None:
-            cycle["benchmark"] = {"test": test, "group": None, "covered": 0}
+        bench: dict[str, Any] = {"test": test, "group": None, "covered": 0, "ttl_s": self.ttl_s,
+                                 "statistic": self.statistic}
+        cycle["benchmark"] = bench
+        chosen = self._choose(pod, test, state, idx, now, bench)
+        if chosen is None:
             return out
-        cols = best_cols
-        alive = ~np.isnan(cols.value) & (now - cols.ts <= self.ttl_s)
-        fleet = float(cols.value[alive].mean())
-        v, n = cols.value[idx], cols.n[idx]
-        fresh = ~np.isnan(v) & (now - cols.ts[idx] <= self.ttl_s)
+        group, cols = chosen
+        speed = cols.speed[idx]
+        has = ~np.isnan(speed)
+        fresh = has & (now - cols.ts[idx] <= self.ttl_s)
+        usable = fresh & ~cols.blocked[idx]
+        stale, flagged = idx[has & ~fresh], idx[fresh & cols.blocked[idx]]
+        bench.update(metric=group[1], params_key=group[2], covered=int(usable.sum()), stale=len(stale),
+                     stale_names=_names(state, stale[:NAMES_SHOWN]), flagged=len(flagged),
+                     flagged_names={str(state.names[i]): cols.flags[int(i)] for i in flagged[:NAMES_SHOWN]})
+        if not usable.any():
+            return out
+        v, n, low = speed[usable], cols.n[idx][usable], cols.low[idx][usable]
         k = self.shrink_runs
-        shrunk = (n[fresh] * v[fresh] + k * fleet) / (n[fresh] + k)
-        lo, hi = float(shrunk.min()), float(shrunk.max())
-        out[fresh] = 100.0 * (shrunk - lo) / (hi - lo) if hi > lo else 100.0
-        cycle["benchmark"] = {"test": test, "metric": best[2][1], "params_key": best[2][2], "covered": best[0]}
+        shrunk = (n * v + k * float(np.median(v))) / (n + k)
+        reference = float(np.max(np.fmin(low, shrunk)))  # fmin: a NaN bound gives the shrunk value
+        out[usable] = shortfall_score(shrunk, reference, self.sensitivity)
+        if self.unmeasured == "last":
+            cycle["evidence"] = usable
         return out
 
 

@@ -1,0 +1,103 @@
+"""Connection reuse of the Kubernetes client wrapper and the aggregating event recorder, against the
+Kubernetes API emulator (tools/kubesim)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from podtax_scheduler.kube import Kube, api_client
+from podtax_scheduler.leader import LeaderElector, LeaseConfig
+from podtax_scheduler.recorder import EventRecorder, PodEvent, TokenBucket
+from sched_objects import pod
+
+
+def _cluster() -> dict[str, Any]:
+    return {"nodes": [{"name": "a"}]}
+
+
+def _connections(kube: Kube) -> int:
+    """TCP connections the client's urllib3 pools have opened so far."""
+    return sum(p.num_connections for p in kube.api.rest_client.pool_manager.pools._container.values())
+
+
+@pytest.fixture
+def kube(sim_factory: Any) -> tuple[Any, Kube]:
+    sim = sim_factory(_cluster())
+    return sim, Kube(api_client(sim.kubeconfig, pool=4))
+
+
+def test_binds_events_and_patches_reuse_one_connection(kube: tuple[Any, Kube]) -> None:
+    sim, k = kube
+    for i in range(20):
+        created = sim.create(pod(f"p{i}"))
+        uid = created["metadata"]["uid"]
+        assert k.bind("default", f"p{i}", uid, "a")
+        name = k.event("default", f"p{i}", uid, "Scheduled", "ok")
+        k.bump_event("default", name, 2)
+        k.mark_unschedulable("default", f"p{i}", "test")
+    assert _connections(k) == 1  # 80 requests, one TCP connection: every response was read and released
+    assert sim.get("events", name, "default")["count"] == 2
+
+
+def test_leader_election_reads_and_releases_its_responses(kube: tuple[Any, Kube]) -> None:
+    _, k = kube
+    elector = LeaderElector(k.api, "me", LeaseConfig(namespace="default", name="sched", lease_duration_s=5,
+                                                     renew_deadline_s=4, retry_period_s=1))
+    for _ in range(10):
+        assert elector.try_acquire_or_renew()
+    elector._leader = True
+    elector.release()
+    assert _connections(k) == 1
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.created: list[PodEvent] = []
+        self.bumped: list[tuple[str, str, int]] = []
+
+    def create(self, ev: PodEvent) -> str:
+        self.created.append(ev)
+        return f"{ev.pod}.{len(self.created)}"
+
+    def bump(self, namespace: str, name: str, count: int) -> None:
+        self.bumped.append((namespace, name, count))
+
+
+@pytest.mark.parametrize(("events", "qps_burst", "created", "bumped", "dropped"), [
+    # the same FailedScheduling of one pod five times: one Event, count raised four times
+    ([("p", "u1", "FailedScheduling", "0/3 nodes", "Warning")] * 5, (0.0, 1), 1, 4, 0),
+    # a burst of 10 Scheduled Events with a budget of 3: 3 written, 7 dropped (never doubling requests)
+    ([(f"p{i}", f"u{i}", "Scheduled", "ok", "Normal") for i in range(10)], (0.0, 3), 3, 0, 7),
+    # Warning events are never rate-limited
+    ([(f"p{i}", f"u{i}", "FailedScheduling", "no", "Warning") for i in range(10)], (0.0, 1), 10, 0, 0),
+    # different messages for one pod are different Events
+    ([("p", "u", "FailedScheduling", f"m{i}", "Warning") for i in range(3)], (0.0, 1), 3, 0, 0),
+])
+def test_recorder_aggregates_like_the_event_broadcaster(events: list[tuple[str, ...]], qps_burst: tuple[float, int],
+                                                        created: int, bumped: int, dropped: int) -> None:
+    sink = _Sink()
+    rec = EventRecorder(sink.create, sink.bump, qps=qps_burst[0], burst=qps_burst[1])
+    for name, uid, reason, message, type_ in events:
+        rec.write(PodEvent("default", name, uid, reason, message, type_=type_))
+    assert (len(sink.created), len(sink.bumped), rec.dropped) == (created, bumped, dropped)
+    if bumped:
+        assert [c for _, _, c in sink.bumped] == list(range(2, 2 + bumped))
+
+
+def test_recorder_thread_writes_everything_queued_before_stop() -> None:
+    sink = _Sink()
+    rec = EventRecorder(sink.create, sink.bump, qps=0.0, burst=1000)
+    rec.start()
+    for i in range(200):
+        rec.record(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
+    rec.stop()
+    assert len(sink.created) == 200
+
+
+def test_token_bucket_refills() -> None:
+    now = [0.0]
+    bucket = TokenBucket(qps=2.0, burst=2, clock=lambda: now[0])
+    assert [bucket.take() for _ in range(3)] == [True, True, False]
+    now[0] = 0.5
+    assert [bucket.take(), bucket.take()] == [True, False]
