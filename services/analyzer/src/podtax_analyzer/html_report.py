@@ -180,7 +180,12 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
     rep = data.report
     primary = headline_cells(rep.cells)
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    summary = "".join(f"<li>{_e(s.sentence)}</li>" for s in rep.summary)
+    shown_ids = {c.id for c in primary}
+    shown = [s for s in rep.summary if shown_ids & set(s.cells)]
+    summary = "".join(f"<li>{_e(s.sentence)}</li>" for s in shown)
+    if len(shown) < len(rep.summary):
+        summary += (f'<li class="note">{len(rep.summary) - len(shown)} more summaries of secondary metrics: '
+                    f'see <code>podtax report --all-metrics</code> and the full table.</li>')
     warnings = "".join(f"<li>{_e(w)}</li>" for w in rep.warnings)
     flag_rows = [[c.node, c.test, c.params, c.metric, f, d] for c in rep.cells for f, d in c.flag_details.items()]
     prov = [[p["node"], p["env"], p["runs"], "; ".join(p["tools"]) or "unknown", "; ".join(p["kernels"]) or "unknown",
