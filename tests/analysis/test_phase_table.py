@@ -3,6 +3,9 @@ table, from raw logs and parser results stored in a real DuckDB file, and their 
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
@@ -47,6 +50,9 @@ def test_sides_are_kubernetes_and_nomad(report):
     assert " pod" not in c.sentence and "host" not in c.sentence
     primary = _cell(report, "provisioned_makespan_s")
     assert primary.primary and primary.verdict == "faster" and "than kubernetes" in primary.sentence
+    assert primary.sentence.startswith("Nomad ") and "pod" not in primary.sentence
+    summary = next(s for s in report.summary if s.metric == "provisioned_makespan_s")
+    assert "nomad/kubernetes ratios" in summary.sentence and "pod" not in summary.sentence
 
 
 def test_nomad_has_no_bound_phase_in_the_table(report):
@@ -85,3 +91,27 @@ def test_http_routes(store):
     assert {r["phase"] for r in table["rows"]} >= {"accepted", "provisioned", "bound", "deleted", "pv_deleted"}
     assert client.get("/api/campaigns/nope/phases").status_code == 404
     assert client.get("/api/campaigns/nope/phase-table").status_code == 404
+
+
+def test_podtax_report_prints_the_phase_table(tmp_path, capsys, monkeypatch):
+    from podtax.cli.main import main
+
+    db = tmp_path / "cp.duckdb"
+    s = Store(db)
+    for seq in range(RUNS):
+        s.write_batch([e for env in ("kubernetes", "nomad")
+                       for e in run_events("cp", env, "volume-churn", seq * 2 + (env == "nomad"))])
+    s.close()
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["report", "cp", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "Control-plane phases, side by side" in out
+    assert "nomad/kubernetes" in out and "kubernetes median" not in out.split("Control-plane")[0].split("\n")[0]
+    assert "Nomad volumes have no Bound phase" in out and "not comparable" in out
+    assert "the PV's ADDED event" in out  # the definition beside the numbers
+    provisioned = next(line for line in out.splitlines() if line.lstrip().startswith("provisioned"))
+    assert re.search(r"6 · [\d.]+ +6 · [\d.]+ +0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]", provisioned)
+    assert main(["report", "cp", "--db", str(db), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {c["baseline"] for c in data["cells"]} == {"kubernetes"}
+    assert data["phase_table"]["rows"][0]["phase"] == "accepted"

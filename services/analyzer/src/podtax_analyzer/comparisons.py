@@ -28,6 +28,7 @@ from podtax_analyzer.report_models import CampaignReport, CellComparison, CellRu
 from podtax_analyzer.stats.multiple import METHODS, adjust
 from podtax_analyzer.stats.verdict import FASTER, SLOWER, change_phrase
 from podtax_analyzer.summary import summarize
+from podtax_analyzer.wording import side_name
 
 
 class UnknownCampaign(LookupError):
@@ -71,7 +72,9 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
         if p or head is None or head.verdict == c.verdict or not {head.verdict, c.verdict} & {FASTER, SLOWER}:
             out.append(c)
             continue
-        what = (change_phrase(head.ratio, head.higher_is_better) if head.verdict in (FASTER, SLOWER)
+        names = (side_name(head.baseline, (head.baseline, head.candidate)),
+                 side_name(head.candidate, (head.baseline, head.candidate)))
+        what = (change_phrase(head.ratio, head.higher_is_better, names) if head.verdict in (FASTER, SLOWER)
                 and head.ratio is not None else head.verdict)
         note = (f"Secondary metric: the test's primary metric {head.metric} says {what}, which is the "
                 f"headline; this metric's own verdict ({c.verdict}) is corrected among secondary metrics.")

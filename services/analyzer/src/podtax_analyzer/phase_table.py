@@ -29,6 +29,7 @@ class PhaseRow(BaseModel):
     params: str
     phase: str
     definition: str = Field(description="From which end point to which, per backend where they differ.")
+    definitions: dict[str, str] = Field(description="Side -> the phase's definition there (or why it has none).")
     statistic: Literal["p50", "makespan"] = Field(
         description="p50: each run's median per-object latency (ms); makespan: first start to last end (s).")
     metric: str
@@ -74,22 +75,32 @@ def _note(c: CellComparison, baseline: str, candidate: str | None, phase: str) -
     return "; ".join(notes) or None
 
 
+def _definitions(test: str, phase: str, envs: list[str]) -> dict[str, str]:
+    out = {}
+    for env in envs:
+        found = next((p.definition for p in ph.PHASES.get((test, env), ()) if p.name == phase), None)
+        out[env] = found or ph.absent_reason(test, env, phase) or ""
+    return out
+
+
 def _row(c: CellComparison, phase: str, statistic: str) -> PhaseRow:
-    baseline = getattr(c, "baseline", "kubernetes")
-    candidate = getattr(c, "candidate", None)
-    candidate = candidate or None
+    baseline, candidate = c.baseline, c.candidate or None
+    absent = [env for env in (baseline, candidate) if env and ph.absent_reason(c.test, env, phase)]
+    # a side that cannot have the phase is not "too few runs": the note says why it has none
+    flags = [f for f in c.flags if not (absent and f == "INSUFFICIENT")]
     return PhaseRow(
-        cluster=getattr(c, "cluster", "local"), node=c.node, test=c.test, params=c.params, phase=phase,
-        definition=ph.definition(c.test, phase), statistic=statistic, metric=c.metric, unit=c.unit,
-        primary=c.primary, baseline=baseline, candidate=candidate, n_baseline=c.n_host, n_candidate=c.n_pod,
-        baseline_median=c.host_median, candidate_median=c.pod_median, ratio=c.ratio, ci_low=c.ci_low,
-        ci_high=c.ci_high, verdict=c.verdict if candidate else None, flags=list(c.flags),
+        cluster=c.cluster, node=c.node, test=c.test, params=c.params, phase=phase,
+        definition=ph.definition(c.test, phase),
+        definitions=_definitions(c.test, phase, [e for e in (baseline, candidate) if e]), statistic=statistic,
+        metric=c.metric, unit=c.unit, primary=c.primary, baseline=baseline, candidate=candidate,
+        n_baseline=c.n_host, n_candidate=c.n_pod, baseline_median=c.host_median, candidate_median=c.pod_median,
+        ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, verdict=c.verdict if candidate else None, flags=flags,
         note=_note(c, baseline, candidate, phase), cell=c.id)
 
 
 def phase_table(report: CampaignReport) -> PhaseTable:
     """The phase rows of a campaign's control-plane cells, grouped by cell key, phases in contract order."""
-    cells = {(getattr(c, "cluster", "local"), c.node, c.test, c.params, c.metric): c
+    cells = {(c.cluster, c.node, c.test, c.params, c.metric): c
              for c in report.cells if c.test in ph.TEMPLATES}
     keys = list(dict.fromkeys(k[:4] for k in cells))
     rows = []

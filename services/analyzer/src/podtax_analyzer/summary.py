@@ -14,13 +14,18 @@ import math
 
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.stats.verdict import change_phrase
-from podtax_analyzer.wording import fmt_ratio, plural, ratio_name
+from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
 
 TOLERATED = frozenset({"OUTLIERS"})
 
 
 def is_clean(c: CellComparison) -> bool:
     return not (set(c.flags) - TOLERATED) and c.ratio is not None and c.ci_low is not None and c.ratio > 0
+
+
+def _names(c: CellComparison) -> tuple[str, str]:
+    pair = (c.baseline, c.candidate)
+    return side_name(pair[0], pair), side_name(pair[1], pair)
 
 
 def geomean(ratios: list[float]) -> float:
@@ -49,7 +54,7 @@ def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
             per_node = "; ".join(f"{c.node} {fmt_ratio(c.ratio)}" for c in clean)
             sentence = (f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) the geometric mean "
                         f"of the {ratio_name((clean[0].baseline, clean[0].candidate))} ratios is {fmt_ratio(g)} "
-                        f"({change_phrase(g, clean[0].higher_is_better)}); "
+                        f"({change_phrase(g, clean[0].higher_is_better, _names(clean[0]))}); "
                         f"per node: {per_node}.")
             tolerated = [c.node for c in clean if c.flags]
             if tolerated:

@@ -18,7 +18,10 @@ import httpx
 import typer
 
 from podtax.cli.common import api_url, fail
-from podtax.cli.report_render import print_report
+from podtax.cli.report_phases import from_api as phases_from_api
+from podtax.cli.report_phases import from_db as phases_from_db
+from podtax.cli.report_phases import has_control_plane, print_phase_table
+from podtax.cli.report_render import print_report, report_console
 from podtax.cli.report_view import mark_primary
 
 
@@ -82,7 +85,8 @@ def report(
     compare: Annotated[str | None, typer.Option("--compare", help="With --html: add a comparison with this "
                                                                   "(base) campaign.")] = None,
 ) -> int:
-    """Compare pod against host for a campaign: ratios with confidence intervals, verdicts and flags."""
+    """Compare a campaign's two sides (pod against host, nomad against kubernetes): ratios with confidence
+    intervals, verdicts and flags; control-plane campaigns also get their phase table side by side."""
     if correction not in ("holm", "bh"):
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
     if not 0 <= threshold < 1:
@@ -94,10 +98,16 @@ def report(
     data = (_from_db(db, campaign, threshold, correction) if db is not None
             else _from_api(api or api_url(), campaign, threshold, correction))
     mark_primary(data.get("cells", []))
+    phases = None
+    if has_control_plane(data):  # volume-churn, pod-startup: the phase table side by side
+        phases = (phases_from_db(db, campaign, threshold, correction) if db is not None
+                  else phases_from_api(api or api_url(), campaign, threshold, correction))
     if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps({**data, "phase_table": phases} if phases else data, indent=2, ensure_ascii=False))
     else:
         print_report(data, all_metrics=all_metrics)
+        if phases:
+            print_phase_table(report_console(), phases)
     return 0
 
 

@@ -52,14 +52,23 @@ def _p(c: dict[str, Any]) -> str:
     return "—" if p is None else "<0.001" if p < 0.001 else f"{p:.2g}"
 
 
+def side_names(c: dict[str, Any]) -> tuple[str, str]:
+    """What a cell's sides are called: ('host', 'pod') for the pod tax, else the environments' names."""
+    base, cand = c.get("baseline", "host"), c.get("candidate", "kubernetes")
+    if (base, cand) == ("host", "kubernetes"):
+        return "host", "pod"
+    return base, cand or "—"
+
+
 def effect(c: dict[str, Any]) -> str:
     """The ratio in words, as in the summary sentences: 'pod 50.5% slower', 'pod and host equal'."""
     r = c["ratio"]
+    base, cand = side_names(c)
     if r is None:
         return "no ratio"
     if r == 1.0:
-        return "pod and host equal"
-    return f"pod {abs(r - 1.0) * 100:.1f}% {'faster' if (r > 1.0) == c['higher_is_better'] else 'slower'}"
+        return f"{cand} and {base} equal"
+    return f"{cand} {abs(r - 1.0) * 100:.1f}% {'faster' if (r > 1.0) == c['higher_is_better'] else 'slower'}"
 
 
 def _ci(c: dict[str, Any]) -> str:
@@ -105,7 +114,8 @@ def wide_table(view: ReportView, test: TestView, flag_sep: str = ", ") -> Table:
                      else "params · metric" if len(test.metrics) > 1
                      else "node · params" if not view.single_node and any(r.varying for r in test.rows)
                      else "node" if not view.single_node else "params", "left", False))
-    cols += [("host\nn · median", "right", True), ("pod\nn · median", "right", True),
+    base, cand = side_names(test.rows[0].cell)
+    cols += [(f"{base}\nn · median", "right", True), (f"{cand}\nn · median", "right", True),
              ("ratio [95% CI]", "right", True), ("effect", "left", True), ("p adj", "right", True),
              ("verdict", "left", True), ("flags", "left", False)]
     for name, just, no_wrap in cols:
@@ -132,8 +142,9 @@ def stacked_table(view: ReportView, test: TestView) -> Table:
             who.append("\n")
             who.append_text(_flags(c, " "))
         verdict = Text.assemble(_verdict(c), "\n", _effect(c), f"\np adj {_p(c)}")
-        t.add_row(f"#{r.number}", who, f"host {c['n_host']} · {_value(c['host_median'])}\n"
-                                       f"pod {c['n_pod']} · {_value(c['pod_median'])}",
+        base, cand = side_names(c)
+        t.add_row(f"#{r.number}", who, f"{base} {c['n_host']} · {_value(c['host_median'])}\n"
+                                       f"{cand} {c['n_pod']} · {_value(c['pod_median'])}",
                   f"{_ratio(c)}\n{_ci(c)}".rstrip(), verdict)
     return t
 
@@ -205,7 +216,9 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
         note = _hidden_note(view, test)
         if note is not None:
             con.print(note)
-    con.print(Text(f"ratio = pod median / host median with its 95% CI; verdict threshold "
+    pairs = sorted({side_names(r.cell) for r in view.rows if r.cell.get("candidate", "kubernetes")})
+    ratios = ", ".join(f"{cand} median / {base} median" for base, cand in pairs)
+    con.print(Text(f"ratio = {ratios} with its 95% CI; verdict threshold "
                    f"±{report['threshold'] * 100:g}%; p adjusted ({report['correction']})", style="dim"))
     for w in report.get("warnings", []):
         con.print(f"warning: {w}", highlight=False)

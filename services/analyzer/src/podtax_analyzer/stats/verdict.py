@@ -32,12 +32,13 @@ def direction(ratio: float, higher_is_better: bool) -> str:
     return FASTER if (ratio > 1.0) == higher_is_better else SLOWER
 
 
-def change_phrase(ratio: float, higher_is_better: bool) -> str:
-    """E.g. "pod 3.0% slower" (the percentage is |ratio - 1|, one decimal)."""
+def change_phrase(ratio: float, higher_is_better: bool, names: tuple[str, str] = ("host", "pod")) -> str:
+    """E.g. "pod 3.0% slower" (the percentage is |ratio - 1|, one decimal); names = (baseline, candidate)
+    as sentences call them: ("host", "pod") for the pod tax, ("kubernetes", "nomad") for volumes."""
     d = direction(ratio, higher_is_better)
     if d == "same":
-        return "pod and host equal"
-    return f"pod {abs(ratio - 1.0) * 100:.1f}% {d}"
+        return f"{names[1]} and {names[0]} equal"
+    return f"{names[1]} {abs(ratio - 1.0) * 100:.1f}% {d}"
 
 
 def decide(

@@ -1,0 +1,127 @@
+"""The control-plane phase table of `podtax report`: per phase, both backends side by side.
+
+Rows come from the analyzer (GET /api/campaigns/{c}/phase-table, or computed from a DuckDB file with
+--db): per phase the runs' median per-object latency (p50, ms) and the phase's makespan (s), each side's
+median over runs, the ratio candidate / baseline with its 95% CI, the verdict and the flags, and the
+phase's definition beside its numbers. A phase one backend lacks says why (Nomad has no Bound phase).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from podtax.phases import TEMPLATES
+
+STATISTIC = {"p50": "p50 latency", "makespan": "makespan"}
+VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
+                 "inconclusive": "yellow"}
+
+
+def has_control_plane(report: dict[str, Any]) -> bool:
+    return any(c.get("test") in TEMPLATES for c in report.get("cells", []))
+
+
+def from_api(base: str, campaign: str, threshold: float, correction: str) -> dict[str, Any] | None:
+    """The phase table from the analyzer's API; None when this analyzer does not serve it."""
+    url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/phase-table"
+    try:
+        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, timeout=300)
+    except httpx.HTTPError:
+        return None
+    return resp.json() if resp.status_code == 200 else None
+
+
+def from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
+    import duckdb
+    from podtax_analyzer.comparisons import compare_campaign
+    from podtax_analyzer.phase_table import phase_table
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
+        return phase_table(report).model_dump(mode="json")
+    finally:
+        con.close()
+
+
+def _value(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _ratio(r: dict[str, Any]) -> str:
+    if r["ratio"] is None:
+        return "—"
+    ci = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r["ci_low"] is not None else ""
+    return f"{r['ratio']:.3f}{ci}"
+
+
+def _side(n: int, median: float | None) -> str:
+    return f"{n} · {_value(median)}" if n else "—"
+
+
+def _groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:
+    out: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((r["cluster"], r["node"], r["test"], r["params"]), []).append(r)
+    return out
+
+
+def _table(rows: list[dict[str, Any]]) -> Table:
+    first = rows[0]
+    base, cand = first["baseline"], first["candidate"]
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False)
+    t.add_column("phase", no_wrap=True)
+    t.add_column("statistic", no_wrap=True)
+    t.add_column(f"{base}\nruns · median", justify="right", no_wrap=True)
+    if cand:
+        t.add_column(f"{cand}\nruns · median", justify="right", no_wrap=True)
+        t.add_column(f"{cand}/{base}\nratio [95% CI]", justify="right", no_wrap=True)
+        t.add_column("verdict", no_wrap=True)
+    t.add_column("flags")
+    t.add_column("definition (from -> to)", ratio=1, min_width=30)
+    previous = None
+    for r in rows:
+        phase = r["phase"] if r["phase"] != previous else ""
+        definitions = r.get("definitions") or {}
+        definition = ("\n".join(f"{env}: {text}" for env, text in definitions.items()) if len(definitions) > 1
+                      and len(set(definitions.values())) > 1 else r["definition"]) if r["phase"] != previous else ""
+        previous = r["phase"]
+        unit = "ms" if r["statistic"] == "p50" else "s"
+        stat = Text(f"{STATISTIC[r['statistic']]} ({unit})", style="bold" if r["primary"] else "")
+        cells: list[Any] = [Text(phase, style="bold"), stat, _side(r["n_baseline"], r["baseline_median"])]
+        if cand:
+            verdict = r["verdict"] or "—"
+            if r["ratio"] is None and r["note"]:
+                verdict = "not comparable"
+            cells += [_side(r["n_candidate"], r["candidate_median"]), _ratio(r),
+                      Text(verdict, style=VERDICT_STYLE.get(verdict, "dim"))]
+        cells += [Text(", ".join(r["flags"]), style="magenta"), Text(definition, style="dim")]
+        t.add_row(*cells)
+    return t
+
+
+def print_phase_table(con: Console, table: dict[str, Any]) -> None:
+    rows = table.get("rows", [])
+    if not rows:
+        return
+    con.print()
+    con.print(Text("Control-plane phases, side by side", style="bold"))
+    for (cluster, node, test, params), group in _groups(rows).items():
+        where = f"{node}" + (f" ({cluster})" if cluster != "local" else "")
+        con.print(Text.assemble((test, "bold"), f": {params} · {where} · lower is better for every phase"))
+        con.print(_table(group))
+    con.print(Text("median = median over runs of each run's p50 per-object latency or of its makespan; "
+                   "ratio = candidate median / baseline median with its 95% CI; bold = primary metric",
+                   style="dim"))
+    for note in table.get("notes", []):
+        con.print(Text(f"• {note}"), highlight=False)
