@@ -4,12 +4,17 @@ or is stopped, and by `podtax volumes cleanup`."""
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
 from kubernetes.client.rest import ApiException
 
+from podtax_runner.controlplane.common import Context
 from podtax_runner.controlplane.kubeapi import Kube, Obj
+from podtax_runner.controlplane.timeline import Timeline
+
+log = logging.getLogger("podtax.runner.controlplane")
 
 
 @dataclass
@@ -65,3 +70,12 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         if left == 0 or time.monotonic() > deadline:
             return out
         time.sleep(0.2)
+
+
+def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
+    """Delete what a failed or stopped run created; a cleanup error is logged, never masks the run's."""
+    try:
+        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
+    except Exception as exc:  # noqa: BLE001 - the first error is the one to report
+        log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",
+                    ctx.run.run_id, exc)

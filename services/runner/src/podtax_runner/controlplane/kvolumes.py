@@ -252,8 +252,7 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> No
     try:
         churn.execute()
     except BaseException:
-        removed = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30)
-        timeline.left_behind = removed.left
+        cleanup.after_failure(kube, ctx, timeline)
         raise
     timeline.left_behind = sum(1 for r in timeline.objects.values()
                                if "api_accepted" in r.t and ("gone" not in r.t or

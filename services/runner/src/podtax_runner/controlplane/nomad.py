@@ -5,6 +5,7 @@ are found by prefix. Nomad volumes have no Bound phase."""
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -19,6 +20,7 @@ from podtax_runner.controlplane.cleanup import Removed
 from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors
 from podtax_runner.controlplane.timeline import Timeline
 
+log = logging.getLogger("podtax.runner.controlplane")
 ACCESS_MODES = {"ReadWriteOnce": "single-node-writer", "ReadWriteOncePod": "single-node-writer",
                 "ReadOnlyMany": "multi-node-reader-only", "ReadWriteMany": "multi-node-multi-writer"}
 UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
@@ -84,9 +86,15 @@ class Nomad:
         """The plugin must exist, have a healthy controller and support creating volumes."""
         try:
             plugin = self.request("get", "GET", f"/v1/plugin/csi/{plugin_id}")
+        except httpx.HTTPError as exc:
+            raise Aborted("nomad-unreachable", f"cannot reach Nomad at {self.cfg.address} ({exc}): "
+                          f"set PODTAX_RUNNER_NOMAD_ADDR") from None
         except NomadError as exc:
             if exc.status == 404:
                 raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r}: check plugin_id") from None
+            if exc.status == 403:
+                raise Aborted("nomad-forbidden", f"Nomad refused the request ({exc.text.strip()}): set "
+                              f"PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume") from None
             raise
         if not plugin.get("ControllersHealthy"):
             raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
@@ -159,7 +167,12 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
         pool(ctx, create, ids, p.concurrency)
         pool(ctx, delete, ids, p.concurrency)
     except BaseException:
-        tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ns).left
+        if any("request_sent" in r.t for r in tl.objects.values()):
+            try:
+                tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ns).left
+            except Exception as exc:  # noqa: BLE001 - the first error is the one to report
+                log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend nomad`",
+                            ctx.run.run_id, exc)
         raise
     tl.left_behind = sum(1 for r in tl.objects.values() if "api_accepted" in r.t and "gone" not in r.t)
     if tl.left_behind:

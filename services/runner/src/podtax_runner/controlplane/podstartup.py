@@ -170,7 +170,7 @@ def run(kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline) -> Non
     try:
         PodStartupRun(kube, ctx, params, timeline).execute()
     except BaseException:
-        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
+        cleanup.after_failure(kube, ctx, timeline)
         raise
     if params.with_volume or any("gone" not in r.t for r in timeline.objects.values() if "api_accepted" in r.t):
         timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
