@@ -39,12 +39,19 @@ def _delete(kube: Kube, fn: object, name: str, ns: str) -> bool:
         raise
 
 
+def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
+    """A PV of one of `claims` that its provisioner will delete (reclaim policy Delete)."""
+    spec = pv.get("spec") or {}
+    ref = spec.get("claimRef") or {}
+    return (ref.get("namespace"), ref.get("name")) in claims and spec.get("persistentVolumeReclaimPolicy") == "Delete"
+
+
 def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float = 30) -> Removed:
     """Delete pods and claims matching `selector` (in `namespace`, or everywhere), then wait up to
     `wait_s` for them and the PVs bound to the claims to be gone."""
     core = kube.core
     out = Removed()
-    pvs: set[str] = set()
+    deleted: set[tuple[str, str]] = set()  # claims: their PVs (even ones provisioned after this) must go too
     for pod in _items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector):
         m = pod["metadata"]
         if _delete(kube, core.delete_namespaced_pod, m["name"], m["namespace"]):
@@ -53,8 +60,7 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
                     core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)
     for claim in claims:
         m = claim["metadata"]
-        if (claim.get("spec") or {}).get("volumeName"):
-            pvs.add(claim["spec"]["volumeName"])
+        deleted.add((m["namespace"], m["name"]))
         if _delete(kube, core.delete_namespaced_persistent_volume_claim, m["name"], m["namespace"]):
             out.names.append(f"persistentvolumeclaim {m['namespace']}/{m['name']}")
     deadline = time.monotonic() + wait_s
@@ -62,10 +68,9 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         left = (len(_items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector))
                 + len(_items(kube, core.list_namespaced_persistent_volume_claim,
                              core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)))
-        if pvs:
-            present = {o["metadata"]["name"] for o in kube.call("list", core.list_persistent_volume).get("items") or []
-                       if (o.get("spec") or {}).get("persistentVolumeReclaimPolicy", "Delete") == "Delete"}
-            left += len(pvs & present)
+        if deleted:
+            left += sum(1 for pv in kube.call("list", core.list_persistent_volume).get("items") or []
+                        if _bound_to(pv, deleted))
         out.left = left
         if left == 0 or time.monotonic() > deadline:
             return out
