@@ -46,6 +46,8 @@ def test_up_starts_everything_and_sigterm_stops_everything(tmp_path: Path) -> No
         assert json.loads((tmp_path / "data" / "up.json").read_text())["api_url"] == info["api_url"]
         kids = children_of(proc.pid)
         assert len(kids) >= 5, "nats-server, analyzer, parser, runner, host agent (and the emulator)"
+        cmdlines = [Path(f"/proc/{k}/cmdline").read_bytes().replace(b"\0", b" ").decode() for k in kids]
+        assert any("podtax_scheduler" in c for c in cmdlines), "podtax up runs the scheduler on the emulator"
     finally:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)

@@ -164,6 +164,11 @@ def up(
         env["PODTAX_RUNNER_KUBERNETES"] = "false"
     for svc in SERVICES:
         children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], env, data / "logs" / f"{svc}.log"))
+    if kubeconfig:  # the benchmark-aware scheduler, on the same emulated cluster (one replica: no lease)
+        sched_env = {"PODTAX_SCHEDULER_KUBECONFIG": str(kubeconfig), "PODTAX_SCHEDULER_LEADER_ELECT": "false",
+                     "PODTAX_SCHEDULER_METRICS_PORT": "0"}
+        children.append(Child("scheduler", [sys.executable, "-m", "podtax_scheduler"], {**sched_env, **env},
+                              data / "logs" / "scheduler.log"))
 
     stopping = False
 
