@@ -1,0 +1,107 @@
+"""Pure parts of the control plane: campaign validation of the control-plane templates (refused at
+submit with the field named), the sides of a comparison, the timeline format, /metrics parsing,
+Nomad sizes and the ID patterns of cleanup."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from podtax import campaign, sides, templates
+from podtax_runner.controlplane.kubeapi import request_totals
+from podtax_runner.controlplane.nomad import selection, size_bytes, volume_body
+from podtax_runner.controlplane.timeline import Timeline
+
+BASE = "name: cp\nnodes: [node-1]\nenvironments: [{envs}]\ntests:\n  - test: {test}\n    params: {params}\n"
+
+
+@pytest.mark.parametrize(("envs", "test", "params", "expected"), [
+    ("kubernetes, nomad", "volume-churn", "{count: 0, plugin_id: p}",
+     "campaign.yaml:6: tests.0.params.count: Input should be greater than or equal to 1"),
+    ("kubernetes, openstack", "volume-churn", "{plugin_id: p}", "campaign.yaml:3: environments.1:"),
+    ("kubernetes, nomad", "volume-churn", "{plugin_id: my plugin}",
+     "campaign.yaml:6: tests.0.params.plugin_id: String should match"),
+    ("kubernetes, nomad", "volume-churn", "{backend: ceph, plugin_id: p}",
+     "tests.0.params.backend: Extra inputs are not permitted"),
+    ("kubernetes, nomad", "volume-churn", "{}", "tests.0.params.plugin_id: required for the nomad backend"),
+    ("host, kubernetes", "volume-churn", "{}", "volume-churn is a control-plane benchmark; it runs in environments "
+                                               "kubernetes, nomad, not host"),
+    ("kubernetes, nomad", "pod-startup", "{}", "pod-startup is a control-plane benchmark; it runs in environments "
+                                               "kubernetes, not nomad"),
+    ("nomad", "sysbench-cpu", "{}", "sysbench-cpu is a host-process benchmark"),
+    ("kubernetes", "volume-churn", "{size: 1 Gi}", "tests.0.params.size:"),
+    ("kubernetes", "volume-churn", "{storage_class: Fast_SSD}", "tests.0.params.storage_class:"),
+    ("kubernetes", "volume-churn", "{concurrency: 1001}", "tests.0.params.concurrency:"),
+    ("kubernetes", "pod-startup", "{observe: sometimes}", "tests.0.params.observe:"),
+])
+def test_malformed_control_plane_campaigns_name_the_field(envs: str, test: str, params: str, expected: str) -> None:
+    with pytest.raises(campaign.CampaignError) as info:
+        campaign.parse(BASE.format(envs=envs, test=test, params=params))
+    assert expected in str(info.value)
+
+
+def test_good_control_plane_campaigns() -> None:
+    c = campaign.parse(BASE.format(envs="kubernetes, nomad", test="volume-churn",
+                                   params="{count: 100, plugin_id: hostpath, size: 1Gi}"))
+    assert c.environments == ["kubernetes", "nomad"]
+    c = campaign.parse(BASE.format(envs="kubernetes", test="pod-startup", params="{count: 20, with_volume: true}"))
+    assert templates.get("pod-startup").primary_metric(templates.get("pod-startup").validate({})) == "ready_p50_ms"
+    assert templates.get("volume-churn").control_plane and not templates.get("fio").control_plane
+    assert c.tests[0].combinations() == [{"count": 20, "with_volume": True}]
+
+
+def test_sides_pair_in_the_fixed_order() -> None:
+    assert sides.pair(["kubernetes", "host"]) == ("host", "kubernetes")
+    assert sides.pair(["nomad", "kubernetes"]) == ("kubernetes", "nomad")
+    with pytest.raises(ValueError, match="exactly two"):
+        sides.pair(["kubernetes"])
+    with pytest.raises(ValueError, match="unknown environment 'docker'"):
+        sides.pair(["docker", "host"])
+
+
+def test_timeline_lines_follow_the_contract() -> None:
+    tl = Timeline("volume-churn", "kubernetes", {"count": 2}, "watch", simulated=True)
+    tl.add("a")
+    tl.add("b")
+    assert tl.mark("a", "request_sent", 0.5) and not tl.mark("a", "request_sent", 0.9)  # first time only
+    tl.mark("a", "bound", 0.75)
+    tl.server("a", "created", "2026-12-01T02:00:00Z")
+    tl.fail("b", "create: 403 Forbidden")
+    tl.count("create", 2)
+    tl.count("watch")
+    lines = [json.loads(line) for line in tl.jsonl().splitlines()]
+    assert [line["kind"] for line in lines] == ["header", "object", "object", "summary"]
+    assert lines[0] | {"t0_unix": 0} == {"kind": "header", "template": "volume-churn", "backend": "kubernetes",
+                                         "format": 1, "params": {"count": 2}, "t0_unix": 0, "observe": "watch",
+                                         "simulated": True}
+    assert lines[1] == {"kind": "object", "name": "a", "t": {"request_sent": 0.5, "bound": 0.75},
+                        "server": {"created": "2026-12-01T02:00:00Z"}, "error": None}
+    assert lines[2]["error"] == "create: 403 Forbidden" and lines[2]["t"] == {}
+    assert lines[3]["requests"] == {"create": 2, "delete": 0, "get": 0, "list": 0, "watch": 1}
+    assert lines[3]["errors"] == 1 and lines[3]["apiserver"] is None and tl.missing("bound") == []
+
+
+def test_request_totals_from_prometheus_text() -> None:
+    text = """# HELP apiserver_request_total Counter of apiserver requests
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",resource="persistentvolumeclaims",verb="POST"} 100
+apiserver_request_total{code="200",resource="persistentvolumeclaims",verb="GET"} 7
+apiserver_request_duration_seconds_count{resource="pods",verb="GET"} 3
+"""
+    assert request_totals(text) == {"POST persistentvolumeclaims 201": 100.0, "GET persistentvolumeclaims 200": 7.0}
+    assert request_totals("not prometheus {{{") == {}
+
+
+def test_nomad_sizes_bodies_and_cleanup_patterns() -> None:
+    assert size_bytes("1Gi") == 2**30 and size_bytes("500M") == 500 * 10**6 and size_bytes("7") == 7
+    vc = templates.get("volume-churn").validate({"plugin_id": "hostpath", "size": "2Gi",
+                                                 "access_mode": "ReadWriteMany"})
+    vol = volume_body("podtax-x-0123456789-0001", "default", vc)["Volumes"][0]
+    assert vol["RequestedCapacityMin"] == vol["RequestedCapacityMax"] == 2 * 2**30
+    assert vol["RequestedCapabilities"] == [{"AccessMode": "multi-node-multi-writer", "AttachmentMode": "file-system"}]
+    prefix, run = selection("x", "0123456789")
+    assert prefix == "podtax-x-0123456789-" and run.fullmatch("podtax-x-0123456789-0001")
+    _, camp = selection("x")
+    assert camp.fullmatch("podtax-x-0123456789-0001") and not camp.fullmatch("podtax-x-y-0123456789-0001")
+    _, every = selection()
+    assert every.fullmatch("podtax-x-y-0123456789-0001") and not every.fullmatch("podtax-data")
