@@ -27,10 +27,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, parsers, templates
 from podtax.bus import Bus, BusError
+from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, nats_url
+from podtax.cli.deadline import within
+from podtax.safefiles import UnsafePath, read_capped, resolve_inside
 
 HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
 MAX_LOG_BYTES = 1_000_000  # the output cap: a raw-log event must fit NATS's 1 MiB max_payload
+MAX_MANIFEST_BYTES = 50_000_000
 CHUNK = 200  # events published (and acked) per progress-bar step
 SOURCE = "podtax/cli/import"
 _CAMPAIGN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$")
@@ -70,17 +74,20 @@ def parse_time(text: str) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def _check_row(fields: dict[str, str], base: Path) -> tuple[Row | None, list[str]]:
+def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | None, list[str]]:
     problems: list[str] = []
     file = fields["file"].strip()
     path = base / file
     if not file:
         problems.append("file is empty: give the log's path, relative to the manifest")
-    elif not path.is_file():
-        problems.append(f"file {file} not found (looked for {path}); paths are relative to the manifest")
-    elif path.stat().st_size > MAX_LOG_BYTES:
-        problems.append(f"file {file} is {path.stat().st_size:,} bytes, above the {MAX_LOG_BYTES:,}-byte output "
-                        "cap; cut it to the benchmark's own output")
+    else:
+        try:  # inside the manifest's folder (or --root), a regular file; the cap is checked again on reading
+            path = resolve_inside(root, file, base)
+            if path.stat().st_size > MAX_LOG_BYTES:
+                problems.append(f"file {file} is {path.stat().st_size:,} bytes, above the {MAX_LOG_BYTES:,}-byte "
+                                "output cap; cut it to the benchmark's own output")
+        except UnsafePath as exc:
+            problems.append(f"file {exc}")
     node = fields["node"].strip()
     if not _NODE.match(node):
         problems.append(f"node {node!r} is not a node name (letters, digits, '-', '_', '.')")
@@ -121,11 +128,12 @@ def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] |
     return params
 
 
-def read_manifest(manifest: Path) -> list[Row]:
-    """Every row of the manifest, checked; raises ManifestError listing every bad row."""
+def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
+    """Every row of the manifest, checked; raises ManifestError listing every bad row. Files are
+    relative to the manifest's folder and must lie inside `root` (default: that folder)."""
     try:
-        text = manifest.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_capped(manifest.resolve(), MAX_MANIFEST_BYTES, str(manifest)).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError, UnsafePath) as exc:
         raise ManifestError([f"cannot read {manifest}: {exc}"]) from None
     reader = csv.reader(text.splitlines())
     header = tuple(h.strip() for h in next(reader, []))
@@ -142,7 +150,8 @@ def read_manifest(manifest: Path) -> list[Row]:
             problems.append(f"line {line}: {len(values)} columns, expected {len(HEADER)} ({','.join(HEADER)}); "
                             "quote params that contain commas")
             continue
-        row, row_problems = _check_row(dict(zip(HEADER, values, strict=False)), manifest.parent)
+        row, row_problems = _check_row(dict(zip(HEADER, values, strict=False)), manifest.parent,
+                                       root or manifest.parent)
         problems += [f"line {line}: {p}" for p in row_problems]
         if row is None:
             continue
@@ -181,7 +190,10 @@ def build_event(row: Row, campaign: str, sequence: int) -> events.RawLogV1:
     run_id = run_id_for(campaign, row.file, row.node, row.env)
     run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
                          test=row.test, params=row.params, sequence=sequence)
-    stdout = row.path.read_bytes().decode("utf-8", errors="replace")
+    try:
+        stdout = read_capped(row.path, MAX_LOG_BYTES, row.file).decode("utf-8", errors="replace")
+    except UnsafePath as exc:  # changed since the manifest was checked
+        raise ManifestError([f"line {row.line}: file {exc}"]) from None
     seconds = run_seconds(row.test, stdout, row.params)
     ended = row.started_at + timedelta(seconds=seconds) if seconds is not None else row.started_at
     log = events.RawLog(run=run, stdout=stdout, stderr="",
@@ -193,9 +205,10 @@ def build_event(row: Row, campaign: str, sequence: int) -> events.RawLogV1:
 async def _publish(rows: list[Row], campaign: str) -> None:
     """Check that every event fits one NATS message, then publish them all (in acked chunks)."""
     try:
-        bus = await Bus.connect(nats_url(), SOURCE)
+        bus = await Bus.connect(nats_url(), SOURCE, timeout=min(5.0, deadline.seconds() / 2))
     except BusError as exc:
         raise fail(f"{exc}; nothing was imported", 1) from None
+    published = 0
     try:
         limit = bus.nc.max_payload
         too_big = [f"line {row.line}: {row.file} does not fit one NATS message ({size:,} bytes encoded, the "
@@ -203,19 +216,28 @@ async def _publish(rows: list[Row], campaign: str) -> None:
                    for i, row in enumerate(rows) if (size := len(events.encode(build_event(row, campaign, i)))) > limit]
         if too_big:
             raise ManifestError(too_big)
-        await bus.ensure_streams()
+        await within(bus.ensure_streams(), "creating the streams")
         with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), console=err,
                       disable=len(rows) < CHUNK, transient=True) as progress:
             task = progress.add_task("import", total=len(rows))
             for start in range(0, len(rows), CHUNK):
                 chunk = [build_event(row, campaign, start + i) for i, row in enumerate(rows[start:start + CHUNK])]
-                await bus.publish_many(chunk)
+                await within(bus.publish_many(chunk), f"publishing rows {start + 1} to {start + len(chunk)}")
+                published += len(chunk)
                 progress.advance(task, len(chunk))
     except BusError as exc:
-        raise fail(f"{exc}; the import stopped part-way: run it again (rows already imported are not "
-                   "duplicated)", 1) from None
+        raise fail(f"{exc}; stopped part-way: {published} of {len(rows)} published. Run the import again once "
+                   "NATS answers (rows already imported are not duplicated)", 1) from None
     finally:
-        await bus.close()
+        await _close(bus)
+
+
+async def _close(bus: Bus) -> None:
+    """Close without waiting on a server that does not answer (drain would)."""
+    try:
+        await asyncio.wait_for(bus.close(), 5)
+    except Exception:  # noqa: BLE001 - closing anyway
+        await bus.nc.close()
 
 
 def _report(problems: list[str]) -> typer.Exit:
@@ -227,7 +249,9 @@ def _report(problems: list[str]) -> typer.Exit:
 
 HELP = "\n\n".join((
     "Import benchmark logs recorded before podtax (cron jobs, CronJobs) into the running system.",
-    "One row per log: `file` is relative to the manifest; `env` is host or kubernetes; `test` a template name "
+    "One row per log: `file` is relative to the manifest's folder (or --root) and must lie inside it: "
+    "absolute paths, '..' or symbolic links leading out, devices and /proc files are refused; "
+    "`env` is host or kubernetes; `test` a template name "
     "(sysbench-cpu, sysbench-memory, stress-ng-cpu, hdparm, fio); `params` the parameters the run used, as "
     "space-separated key=value pairs (threads as a number); `started_at` ISO 8601 — a time without a timezone "
     "is taken as UTC; `tool_version` optional (the machine's `<tool> --version`, for tools whose output does "
@@ -248,11 +272,19 @@ def register(app: typer.Typer) -> None:
         campaign: Annotated[str, typer.Option("--campaign", help="Campaign the imported runs belong to.")],
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the manifest and files only; "
                                               "publish nothing.")] = False,
+        root: Annotated[Path | None, typer.Option("--root", help="Folder every listed file must lie in "
+                                                  "(default: the manifest's folder).")] = None,
     ) -> int:
         if not _CAMPAIGN.match(campaign):
             raise fail(f"--campaign {campaign!r}: use lowercase letters, digits and '-' (at most 50)", 2)
+        if root is not None and not root.is_dir():
+            raise fail(f"--root {root}: not a folder", 2)
         try:
-            rows = read_manifest(manifest)
+            deadline.seconds()
+        except ValueError as exc:
+            raise fail(str(exc), 2) from None
+        try:
+            rows = read_manifest(manifest, root)
         except ManifestError as exc:
             raise _report(exc.problems) from None
         if dry_run:

@@ -1,0 +1,43 @@
+"""Deadlines for the CLI: no command waits on NATS for ever.
+
+nats-py keeps a publish waiting for its acknowledgement as long as it is reconnecting, which with a
+dead server is for ever. Every CLI step that waits on NATS goes through :func:`within`, which gives
+up after PODTAX_CLI_TIMEOUT seconds (30 by default) without an answer and says what it was doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from podtax.bus import BusError
+
+ENV = "PODTAX_CLI_TIMEOUT"
+DEFAULT_S = 30.0
+T = TypeVar("T")
+
+
+def seconds() -> float:
+    """PODTAX_CLI_TIMEOUT as a number of seconds; raises ValueError naming the variable when invalid."""
+    text = os.environ.get(ENV, "").strip()
+    if not text:
+        return DEFAULT_S
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{ENV}={text!r} is not a number of seconds") from None
+    if not 0 < value <= 86400:
+        raise ValueError(f"{ENV}={text!r} must be between 0 and 86400 seconds")
+    return value
+
+
+async def within(step: Awaitable[T], what: str, timeout_s: float | None = None) -> T:
+    """Await `step`, or raise BusError when NATS has not answered within the deadline."""
+    limit = seconds() if timeout_s is None else timeout_s
+    try:
+        return await asyncio.wait_for(step, limit)
+    except TimeoutError:
+        raise BusError(f"NATS did not answer within {limit:g} s while {what} (is the server down? "
+                       f"{ENV} sets this deadline)") from None

@@ -1,0 +1,63 @@
+"""Reading files a user names (import manifests and the logs they list) without opening a door.
+
+A name is resolved inside a root folder (the manifest's, or one given explicitly): no absolute
+names, no way out through `..` or a symbolic link, regular files only (no devices, FIFOs or kernel
+pseudo-files such as /proc/self/environ), and the size cap is measured on the bytes actually read,
+not on what the file system claims (a /proc file says 0 bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+# Kernel pseudo-file systems: never benchmark logs, often secrets (environ, kcore, ...).
+PSEUDO_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+class UnsafePath(ValueError):
+    """A file that must not be read; the message says which and why, and what to do."""
+
+
+def resolve_inside(root: Path, name: str, base: Path | None = None) -> Path:
+    """The real path of `name`, relative to `base` (default `root`); raises UnsafePath unless it is a
+    regular file inside `root`."""
+    if not name:
+        raise UnsafePath("the file name is empty: give the log's path relative to the manifest's folder")
+    if Path(name).is_absolute() or name.startswith("~"):
+        raise UnsafePath(f"{name} is an absolute path: give it relative to the manifest's folder (or --root)")
+    real_root = root.resolve()
+    path = ((base or root).resolve() / name).resolve()
+    if not path.is_relative_to(real_root):
+        raise UnsafePath(f"{name} resolves to {path}, outside {real_root} (through '..' or a symbolic link); "
+                         f"only files inside that folder can be read (move them there or choose --root)")
+    if any(path.is_relative_to(p) for p in PSEUDO_ROOTS):
+        raise UnsafePath(f"{name} resolves to {path}, a kernel pseudo-file or device, not a log")
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise UnsafePath(f"{name} not found (looked for {path})") from None
+    except OSError as exc:
+        raise UnsafePath(f"{name}: cannot read it ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafePath(f"{name} is not a regular file (a directory, device, FIFO or socket)")
+    return path
+
+
+def read_capped(path: Path, cap: int, name: str | None = None) -> bytes:
+    """Read a regular file (never following a final symbolic link), at most `cap` bytes; raises
+    UnsafePath when it holds more, or is not a regular file once opened."""
+    label = name or str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UnsafePath(f"{label}: cannot open it ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePath(f"{label} is not a regular file (a directory, device, FIFO or socket)")
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise UnsafePath(f"{label} holds more than {cap:,} bytes, above the cap; cut it to the benchmark's "
+                         f"own output")
+    return data
