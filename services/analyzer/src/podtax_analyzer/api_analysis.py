@@ -6,6 +6,7 @@ plain ``def`` so FastAPI runs the CPU-bound comparison in its thread pool.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Literal
 
@@ -84,3 +85,38 @@ def get_scores(
     cluster: str | None = None,
 ) -> list[NodeScore]:
     return node_scores(_cursor(request), cluster=cluster, node=node, test=test, env=env)
+
+
+class Placement(BaseModel):
+    placed_at: datetime = Field(description="When the scheduler decided.")
+    namespace: str | None
+    pod: str | None
+    pod_uid: str | None
+    node: str | None = Field(description="The chosen node; null when nothing fits.")
+    test: str | None = Field(description="The benchmark the pod named (its label).")
+    candidates: list[dict] = Field(description="Best candidates first: node and total score 0..100.")
+    message: str | None = Field(description="The decision and what the benchmark evidence did (the group ranked "
+                                            "by, evidence ignored as flagged or older than the score TTL).")
+
+
+@router.get("/api/placements", response_model=list[Placement],
+            summary="What the scheduler decided, newest first (its PlacementMade messages)")
+def get_placements(
+    request: Request,
+    namespace: str | None = None,
+    pod: str | None = None,
+    node: str | None = None,
+    test: str | None = None,
+    limit: int = Query(100, ge=1, le=10_000),
+) -> list[Placement]:
+    where, params = [], {"limit": limit}
+    for col, val in (("namespace", namespace), ("pod", pod), ("node", node), ("test", test)):
+        if val is not None:
+            where.append(f"{col} = ${col}")
+            params[col] = val
+    rows = _cursor(request).execute(
+        "SELECT placed_at, namespace, pod, pod_uid, node, test, candidates, message FROM placements "
+        f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY placed_at DESC, event_id LIMIT $limit",
+        params).fetchall()
+    return [Placement(placed_at=r[0], namespace=r[1], pod=r[2], pod_uid=r[3], node=r[4], test=r[5],
+                      candidates=json.loads(r[6]) if r[6] else [], message=r[7]) for r in rows]

@@ -1,0 +1,110 @@
+"""`podtax scores`: what the benchmark-aware scheduler sees (node scores) and what it decided (placements).
+
+Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median
+and 95% interval, when its newest run ended, and whether the scheduler uses it: results older than
+the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the analyzer flagged (CONFOUNDED, BIMODAL,
+OVERLAP, THROTTLED) are ignored by the scheduler, and the table says so. Below, the newest
+placements (GET /api/placements) with the scheduler's own explanation.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from podtax import templates
+from podtax.cli.common import console, wide_console
+from podtax.cli.results import _get as api_get
+from podtax.config import SchedulerSettings
+
+IGNORED_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")  # the scheduler's default ignore_flags
+
+
+def _age(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
+    """How the scheduler treats one node score: "used", or "ignored: <why>"."""
+    age = (now - datetime.fromisoformat(score["updated_at"])).total_seconds()
+    if age > ttl_s:
+        return f"ignored: older than the {ttl_s / 3600:g} h TTL ({_age(age)})"
+    flagged = [f for f in score.get("flags") or [] if f in IGNORED_FLAGS]
+    if flagged:
+        return f"ignored: flagged {'/'.join(flagged)}"
+    return "used"
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.4g}"
+
+
+def scores(
+    test: Annotated[str | None, typer.Option(help="Only this benchmark (template name).")] = None,
+    node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
+    cluster: Annotated[str | None, typer.Option(help="Only this cluster.")] = None,
+    env: Annotated[str, typer.Option(help="Side whose results rank nodes (the scheduler's score env).")]
+    = "kubernetes",
+    all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Every metric, not only the ranked one.")]
+    = False,
+    placements: Annotated[int, typer.Option(min=0, help="Show this many newest placements.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print scores (with status) and placements as JSON.")]
+    = False,
+) -> int:
+    """Show what the scheduler sees (node scores, and which it ignores) and what it decided."""
+    if env not in ("host", "kubernetes"):
+        raise typer.BadParameter("must be host or kubernetes", param_hint="--env")
+    ttl_s = SchedulerSettings().scheduler_score_ttl_s
+    rows = api_get("/api/scores", {"test": test, "node": node, "cluster": cluster, "env": env})
+    assert isinstance(rows, list)
+    if not all_metrics:
+        rows = [r for r in rows if templates.is_primary_metric(r["test"], r["params_key"], r["metric"])]
+    now = datetime.now(UTC)
+    for r in rows:
+        r["status"] = status(r, now, ttl_s)
+    placed = api_get("/api/placements", {"test": test, "node": node, "limit": placements}) if placements else []
+    assert isinstance(placed, list)
+    if as_json:
+        print(json.dumps({"scores": rows, "placements": placed}, indent=1))
+        return 0
+    out = wide_console()
+    if not rows:
+        console.print("no node scores yet" + (f" for {test}" if test else ""))
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["cluster"], r["test"], r["metric"], r["params_key"]), []).append(r)
+    for (cl, ts, metric, params), group in sorted(groups.items()):
+        unit = group[0]["unit"]
+        better = "higher" if group[0]["higher_is_better"] else "lower"
+        table = Table(title=f"{ts} [{params}] {metric} ({unit}, {better} is better) — cluster {cl}")
+        for col in ("node", "runs", "median", "95% CI", "newest run", "scheduler"):
+            table.add_column(col, justify="right" if col in ("runs", "median") else "left")
+        for r in sorted(group, key=lambda r: r["node"]):
+            ci = f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)"
+            table.add_row(r["node"], str(r["n"]), _fmt(r["median"]), ci, r["updated_at"][:19].replace("T", " "),
+                          r["status"])
+        out.print(table)
+    ignored = sum(r["status"] != "used" for r in rows)
+    if ignored:
+        out.print(f"{ignored} of {len(rows)} node scores are ignored by the scheduler (see the last column).")
+    if placements:
+        table = Table(title=f"newest {len(placed)} placements")
+        for col in ("placed at", "pod", "node", "test", "explanation"):
+            table.add_column(col)
+        for p in placed:
+            table.add_row(p["placed_at"][:19].replace("T", " "), f"{p['namespace']}/{p['pod']}", p["node"] or "-",
+                          p["test"] or "-", p["message"] or "")
+        out.print(table if placed else "no placements stored yet")
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(scores)

@@ -1,0 +1,91 @@
+"""GET /api/placements and `podtax scores` (what the scheduler sees and decided), over a real DuckDB file.
+
+The CLI's HTTP calls are routed to FastAPI's TestClient (labelled stand-in for the network; the routes,
+the database and the CLI are the real ones)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import numpy as np
+import pytest
+from analysis_synth import CellSpec, SideSpec, insert_cells
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from podtax.cli import results as results_cli
+from podtax.cli.main import main
+from podtax.cli.scores import status
+from podtax_analyzer.api_analysis import router
+
+NOW = datetime(2026, 1, 10, tzinfo=UTC)
+DAY = 86400.0
+
+
+@pytest.mark.parametrize("updated,flags,want", [
+    (NOW - timedelta(hours=1), [], "used"),
+    (NOW - timedelta(days=8), [], "ignored: older than the 168 h TTL (8.0 d)"),
+    (NOW - timedelta(hours=1), ["BIMODAL", "THROTTLED"], "ignored: flagged BIMODAL/THROTTLED"),
+    (NOW - timedelta(hours=1), ["OUTLIERS"], "used"),
+])
+def test_status_says_why_the_scheduler_ignores_a_score(updated, flags, want):
+    assert status({"updated_at": updated.isoformat(), "flags": flags}, NOW, 7 * DAY) == want
+
+
+class _Store:
+    def __init__(self, con):
+        self.con = con
+
+    def cursor(self):
+        return self.con.cursor()
+
+
+@pytest.fixture
+def client(con, monkeypatch):
+    rng = np.random.default_rng(0)
+    cells = [CellSpec(n, SideSpec(rng.normal(1000, 5, 8)), SideSpec(rng.normal(990, 5, 8)),
+                      params={"threads": 1}, metric="events_per_second") for n in ("fresh", "old")]
+    insert_cells(con, cells)
+    con.execute("UPDATE runs SET ended_at = now() - INTERVAL 1 HOUR WHERE node = 'fresh'")
+    for i, (node, msg) in enumerate([("fresh", "Successfully assigned default/p0 to fresh; ranked by ..."),
+                                     (None, "0/2 nodes are available")]):
+        con.execute("INSERT INTO placements VALUES (?, now() - to_seconds(?), 'default', ?, ?, ?, "
+                    "'sysbench-cpu', ?, ?)",
+                    [f"ev{i}", i, f"p{i}", f"uid{i}", node, json.dumps([{"node": "fresh", "score": 100.0}]), msg])
+    app = FastAPI()
+    app.state.store = _Store(con)
+    app.include_router(router)
+    tc = TestClient(app)
+
+    def request(method, url, params=None, timeout=None, headers=None):
+        return tc.request(method, httpx.URL(url).path, params=params, headers=headers)
+
+    monkeypatch.setattr(results_cli.httpx, "request", request)
+    monkeypatch.setenv("PODTAX_API_URL", "http://analyzer.test:8700")
+    return tc
+
+
+def test_placements_route_newest_first_and_filtered(client):
+    got = client.get("/api/placements").json()
+    assert [p["pod"] for p in got] == ["p0", "p1"]
+    assert got[0]["candidates"] == [{"node": "fresh", "score": 100.0}] and got[1]["node"] is None
+    assert [p["pod"] for p in client.get("/api/placements", params={"node": "fresh"}).json()] == ["p0"]
+    assert len(client.get("/api/placements", params={"limit": 1}).json()) == 1
+
+
+def test_scores_cli_shows_what_is_used_and_what_is_ignored(client, capsys):
+    assert main(["scores", "--test", "sysbench-cpu", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    by_node = {s["node"]: s["status"] for s in out["scores"]}
+    assert by_node["fresh"] == "used" and by_node["old"].startswith("ignored: older than the 168 h TTL")
+    assert [p["pod"] for p in out["placements"]] == ["p0", "p1"]
+    assert main(["scores"]) == 0
+    text = capsys.readouterr().out
+    assert "1 of 2 node scores are ignored by the scheduler" in text and "Successfully assigned" in text
+
+
+def test_scores_cli_usage_mistake_is_one_line_exit_2(client, capsys):
+    assert main(["scores", "--env", "nomad"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--env" in err[0]
