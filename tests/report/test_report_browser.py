@@ -66,7 +66,7 @@ def test_report_in_chromium(served, browser):
         page.click(f'#matrix td[data-cell="{c["id"]}"] a')
         assert page.evaluate("location.hash") == f"#cell-{c['id']}"
         assert page.locator(f"#cell-{c['id']} svg.strip .pt").count() == c["n_host"] + c["n_pod"]
-        assert page.locator(f"#cell-{c['id']} svg.strip .side-0").count() == c["n_host"]
+        assert page.locator(f"#cell-{c['id']} svg.strip .side-0 .pt").count() == c["n_host"]
     # runs over time: every run of every primary cell, per node
     assert page.locator("svg.timeline .tp").count() == sum(c["n_host"] + c["n_pod"] for c in primary)
     # usable at 1280 px: the page itself never scrolls sideways (wide tables scroll in their box)

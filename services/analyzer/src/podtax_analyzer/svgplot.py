@@ -38,18 +38,23 @@ def heat_colour(ratio: float | None, higher_is_better: bool, span: float = 0.10)
     return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
-def _marker(shape: str, x: float, y: float, colour: str, cls: str, title: str, r: float = 4.0) -> str:
-    t = f"<title>{escape(title)}</title>"
-    common = f'class="{cls}" fill="{colour}" fill-opacity="0.75" stroke="#222" stroke-width="0.6"'
+def _marker(shape: str, x: float, y: float, cls: str, r: float = 4.0) -> str:
+    """One marker; colour and outline come from the enclosing side group (keeps big plots small)."""
     if shape == "circle":
-        return f'<circle {common} cx="{x:.1f}" cy="{y:.1f}" r="{r}">{t}</circle>'
+        return f'<circle class="{cls}" cx="{x:.1f}" cy="{y:.1f}" r="{r}"/>'
     if shape == "square":
-        return f'<rect {common} x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}">{t}</rect>'
+        return f'<rect class="{cls}" x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}"/>'
     if shape == "diamond":
         pts = f"{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y:.1f} {x:.1f},{y + r + 1:.1f} {x - r - 1:.1f},{y:.1f}"
     else:
         pts = f"{x:.1f},{y - r - 1:.1f} {x + r + 1:.1f},{y + r:.1f} {x - r - 1:.1f},{y + r:.1f}"
-    return f'<polygon {common} points="{pts}">{t}</polygon>'
+    return f'<polygon class="{cls}" points="{pts}"/>'
+
+
+def _group(k: int, title: str) -> str:
+    """Opens the group of side ``k``: its colour, outline and a tooltip naming it."""
+    return (f'<g class="side-{k}" fill="{PALETTE[k % len(PALETTE)]}" fill-opacity="0.75" stroke="#222" '
+            f'stroke-width="0.6"><title>{escape(title)}</title>')
 
 
 def _scale(lo: float, hi: float, a: float, b: float):
@@ -86,13 +91,13 @@ def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, widt
              f'viewBox="0 0 {width} {height}" role="img" aria-label="runs per side">']
     for k, (label, vals) in enumerate(series):
         cy = top + row_h * k + row_h / 2
-        colour, shape = PALETTE[k % len(PALETTE)], SHAPES[k % len(SHAPES)]
+        shape = SHAPES[k % len(SHAPES)]
         shown = thin(sorted(vals))
         note = "" if len(shown) == len(vals) else f", {len(shown)} quantiles shown"
         parts.append(f'<text x="4" y="{cy + 4:.1f}" font-size="12">{escape(label)} (n={len(vals)}{note})</text>')
-        for i, v in enumerate(shown):
-            parts.append(_marker(shape, x(v), cy + _jitter(i) * 12, colour, f"pt side-{k}",
-                                 f"{label}: {fmt(v)} {unit}"))
+        parts.append(_group(k, label))
+        parts.extend(_marker(shape, x(v), cy + _jitter(i) * 12, "pt") for i, v in enumerate(shown))
+        parts.append("</g>")
         if vals:
             med = sorted(vals)[len(vals) // 2] if len(vals) % 2 else \
                 (sorted(vals)[len(vals) // 2 - 1] + sorted(vals)[len(vals) // 2]) / 2
@@ -131,13 +136,12 @@ def time_plot(series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], un
                  f'+{fmt(t_hi)} s</text>')
     legend_x = left
     for k, (label, pts) in enumerate(series):
-        colour, shape = PALETTE[k % len(PALETTE)], SHAPES[k % len(SHAPES)]
-        for t, v in thin(pts):
-            if t is not None:
-                parts.append(_marker(shape, x((t - t0).total_seconds()), y(v), colour, f"tp side-{k}",
-                                     f"{label} {t:%H:%M:%S}: {fmt(v)} {unit}", r=3.5))
+        shape = SHAPES[k % len(SHAPES)]
+        parts.append(_group(k, label))
+        parts.extend(_marker(shape, x((t - t0).total_seconds()), y(v), "tp", r=3.5) for t, v in thin(pts)
+                     if t is not None)
         text = label if len(pts) <= MAX_POINTS else f"{label} (every {len(pts) / MAX_POINTS:.1f}th of {len(pts)})"
-        parts.append(_marker(shape, legend_x + 4, height - 8, colour, "legend", label, r=3.5))
+        parts.append(_marker(shape, legend_x + 4, height - 8, "legend", r=3.5) + "</g>")
         parts.append(f'<text x="{legend_x + 12}" y="{height - 4}" font-size="11">{escape(text)}</text>')
         legend_x += 30 + 7 * len(text)
     parts.append(f'<text x="{width - right}" y="{height - 4}" font-size="11" text-anchor="end">'

@@ -14,6 +14,7 @@ from datetime import UTC
 from typing import Any
 
 from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
 from openpyxl.formatting.rule import ColorScaleRule
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
@@ -49,11 +50,14 @@ def _naive(dt: Any) -> Any:
     return dt.astimezone(UTC).replace(tzinfo=None)
 
 
-def _header(ws: Worksheet, row: int, headers: list[str]) -> None:
-    for col, h in enumerate(headers, 1):
-        cell = ws.cell(row=row, column=col, value=h)
-        cell.font = BOLD
+def _bold(ws: Worksheet, values: list[Any], size: int | None = None) -> list[WriteOnlyCell]:
+    out = []
+    for v in values:
+        cell = WriteOnlyCell(ws, value=v)
+        cell.font = Font(bold=True, size=size) if size else BOLD
         cell.alignment = Alignment(wrap_text=True, vertical="top")
+        out.append(cell)
+    return out
 
 
 def _summary(ws: Worksheet, data: ReportData) -> None:
@@ -63,87 +67,72 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for c in primary:
         rows.setdefault((c.test, c.params, c.metric), {})[c.node] = c
-    ws["A1"] = f"podtax campaign {rep.campaign}: {MATRIX_TITLE}"
-    ws["A1"].font = Font(bold=True, size=13)
-    ws["A2"] = (f"95% intervals; {rep.correction} correction; practical threshold {rep.threshold * 100:.1f}%. "
-                f"Empty cell: ratio withheld (see the flags in the table below).")
-    _header(ws, 4, ["test", "params", "metric", "ratio"] + nodes)
-    r = 5
-    for (test, params, metric), by_node in rows.items():
-        any_cell = next(iter(by_node.values()))
-        ws.cell(row=r, column=1, value=test)
-        ws.cell(row=r, column=2, value=params)
-        ws.cell(row=r, column=3, value=f"{metric} ({any_cell.unit})")
-        ws.cell(row=r, column=4, value=ratio_label(data.envs(any_cell)))
-        for k, node in enumerate(nodes):
-            c = by_node.get(node)
-            cell = ws.cell(row=r, column=5 + k, value=None if c is None else c.ratio)
-            cell.number_format = "0.000"
-        r += 1
-    if nodes and r > 5:
-        area = f"E5:{get_column_letter(4 + len(nodes))}{r - 1}"
-        ws.conditional_formatting.add(area, ColorScaleRule(
-            start_type="num", start_value=0.9, start_color="D55E00", mid_type="num", mid_value=1.0,
-            mid_color="FFFFFF", end_type="num", end_value=1.1, end_color="0072B2"))
-    r += 1
-    ws.cell(row=r, column=1, value=TABLE_TITLE).font = Font(bold=True, size=13)
-    r += 1
-    _header(ws, r, COMPARISON_HEADERS)
-    for c in rep.cells:
-        r += 1
-        pair = data.envs(c)
-        values = [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary, ratio_label(pair),
-                  c.n_host, c.n_pod, c.host_median, c.pod_median, c.ratio, c.ci_low, c.ci_high, c.ci_method,
-                  c.p_value, c.p_adjusted, c.change_pct, c.verdict, " ".join(c.flags),
-                  " ".join(c.flag_details.values()), c.sentence]
-        for col, v in enumerate(values, 1):
-            ws.cell(row=r, column=col, value=v)
     for col, width in zip("ABCD", (16, 28, 30, 16), strict=True):
         ws.column_dimensions[col].width = width
     ws.freeze_panes = "A5"
+    ws.append(_bold(ws, [f"podtax campaign {rep.campaign}: {MATRIX_TITLE}"], size=13))
+    ws.append([f"95% intervals; {rep.correction} correction; practical threshold {rep.threshold * 100:.1f}%. "
+               f"Empty cell: ratio withheld (see the flags in the table below)."])
+    ws.append([])
+    ws.append(_bold(ws, ["test", "params", "metric", "ratio"] + nodes))
+    for (test, params, metric), by_node in rows.items():
+        any_cell = next(iter(by_node.values()))
+        line: list[Any] = [test, params, f"{metric} ({any_cell.unit})", ratio_label(data.envs(any_cell))]
+        for node in nodes:
+            c = by_node.get(node)
+            cell = WriteOnlyCell(ws, value=None if c is None else c.ratio)
+            cell.number_format = "0.000"
+            line.append(cell)
+        ws.append(line)
+    if nodes and rows:
+        area = f"E5:{get_column_letter(4 + len(nodes))}{4 + len(rows)}"
+        ws.conditional_formatting.add(area, ColorScaleRule(
+            start_type="num", start_value=0.9, start_color="D55E00", mid_type="num", mid_value=1.0,
+            mid_color="FFFFFF", end_type="num", end_value=1.1, end_color="0072B2"))
+    ws.append([])
+    ws.append(_bold(ws, [TABLE_TITLE], size=13))
+    ws.append(_bold(ws, COMPARISON_HEADERS))
+    for c in rep.cells:
+        ws.append([c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
+                   ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.ratio, c.ci_low,
+                   c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct, c.verdict, " ".join(c.flags),
+                   " ".join(c.flag_details.values()), c.sentence])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
-    _header(ws, 1, RUN_HEADERS)
-    r = 1
+    ws.freeze_panes = "A2"
+    for col, width in zip("ABCDEFGHI", (14, 28, 24, 10, 12, 8, 26, 20, 14), strict=True):
+        ws.column_dimensions[col].width = width
+    ws.append(_bold(ws, RUN_HEADERS))
     for c in data.report.cells:
         if c.node != node:
             continue
         pair = data.envs(c)
         for run in data.runs.get(c.id, []):
-            r += 1
-            values = [c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
-                      _naive(run.started_at), run.value]
-            for col, v in enumerate(values, 1):
-                cell = ws.cell(row=r, column=col, value=v)
-                if col == 8:
-                    cell.number_format = "yyyy-mm-dd hh:mm:ss"
-    ws.freeze_panes = "A2"
-    for col, width in zip("ABCDEFGHI", (14, 28, 24, 10, 12, 8, 26, 20, 14), strict=True):
-        ws.column_dimensions[col].width = width
+            when = WriteOnlyCell(ws, value=_naive(run.started_at))
+            when.number_format = "yyyy-mm-dd hh:mm:ss"
+            ws.append([c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id, when,
+                       run.value])
 
 
 def write_workbook(data: ReportData) -> bytes:
     """The workbook as .xlsx bytes."""
-    wb = Workbook()
+    wb = Workbook(write_only=True)  # streamed: several times faster for campaigns with many runs
     taken: set[str] = set()
-    ws = wb.active
-    ws.title = sheet_title("summary", taken)
-    _summary(ws, data)
+    _summary(wb.create_sheet(sheet_title("summary", taken)), data)
     for node in sorted({c.node for c in data.report.cells}):
         _node_sheet(wb.create_sheet(sheet_title(f"node {node}", taken)), data, node)
     prov = wb.create_sheet(sheet_title("provenance", taken))
-    _header(prov, 1, ["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch", "hw threads"])
-    for i, p in enumerate(data.provenance, 2):
-        for col, v in enumerate([p["node"], p["env"], p["runs"], "; ".join(p["tools"]), "; ".join(p["kernels"]),
-                                 "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]], 1):
-            prov.cell(row=i, column=col, value=v)
+    prov.append(_bold(prov, ["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch",
+                             "hw threads"]))
+    for p in data.provenance:
+        prov.append([p["node"], p["env"], p["runs"], "; ".join(p["tools"]), "; ".join(p["kernels"]),
+                     "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]])
     if data.phases:
         ph = wb.create_sheet(sheet_title("phases", taken))
-        _header(ph, 1, ["test", "environment", "phase", "latency (ms)"])
-        for i, row in enumerate(data.phases, 2):
-            for col, v in enumerate([row["test"], row["env"], row["phase"], row["seconds"] * 1000.0], 1):
-                ph.cell(row=i, column=col, value=v)
+        ph.append(_bold(ph, ["test", "environment", "phase", "latency (ms)"]))
+        for row in data.phases:
+            ph.append([row["test"], row["env"], row["phase"], row["seconds"] * 1000.0])
     buf = io.BytesIO()
     wb.save(buf)
     return buf.getvalue()
