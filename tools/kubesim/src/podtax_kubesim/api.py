@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from podtax_kubesim import admission, defaults, patching
+from podtax_kubesim import admission, defaults, patching, storageadmission
 from podtax_kubesim import resources as R
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.store import Store
@@ -67,6 +67,10 @@ class Api:
         fn = defaults.BY_KIND.get(res.kind)
         if fn:
             fn(obj)
+        if res.kind == "PersistentVolumeClaim":
+            storageadmission.admit_claim(obj, self.store.items(R.STORAGECLASSES))
+        elif res.kind == "PersistentVolume":
+            storageadmission.admit_volume(obj)
         return self.store.create(res.store_key, obj)
 
     # --- replace -----------------------------------------------------------
@@ -129,6 +133,11 @@ class Api:
     def commit_update(self, res: Resource, new: Obj, expect: str | None = None) -> Obj:
         meta = new["metadata"]
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._waits_for_kubelet(new):
+            stored = self.store.get(res.store_key, meta.get("namespace", ""), meta["name"])
+            if stored is not None and stored["metadata"].get("finalizers"):
+                # the last finalizer removed: the update is not written, the object is deleted (one DELETED
+                # event, as the real registry's errEmptiedFinalizers path does)
+                return self.store.delete(res.store_key, meta.get("namespace", ""), meta["name"])
             self.store.update(res.store_key, new, expect)
             return self.store.delete(res.store_key, meta.get("namespace", ""), meta["name"])
         return self.store.update(res.store_key, new, expect)

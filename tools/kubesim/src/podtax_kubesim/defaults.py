@@ -112,7 +112,9 @@ def pv(obj: Obj) -> None:
     spec = obj.setdefault("spec", {})
     spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
     spec.setdefault("volumeMode", "Filesystem")
-    obj.setdefault("status", {}).setdefault("phase", "Available" if not spec.get("claimRef") else "Bound")
+    status = obj.setdefault("status", {})
+    status.setdefault("phase", "Available" if not spec.get("claimRef") else "Bound")
+    status.setdefault("lastPhaseTransitionTime", now())  # set on create, like the API server since 1.29
 
 
 def storageclass(obj: Obj) -> None:

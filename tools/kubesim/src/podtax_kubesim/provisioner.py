@@ -4,8 +4,16 @@ A claim of a StorageClass whose provisioner is not kubernetes.io/no-provisioner 
 (pvc-<claim uid>) after a latency drawn from the cluster file's distribution; the claim is then
 Bound (spec.volumeName, status.phase, capacity). volumeBindingMode WaitForFirstConsumer waits until
 a pod using the claim is bound to a node (annotation volume.kubernetes.io/selected-node). Claims
-without a provisioning class bind statically to a matching Available PV. Deleting the claim
-deletes the PV (reclaimPolicy Delete, after the delete latency) or marks it Released (Retain)."""
+without a provisioning class bind statically to a matching Available PV.
+
+The order of writes follows the real controllers (pv_controller.go bind(): "volume is saved first"):
+claim annotated volume.kubernetes.io/storage-provisioner -> PV created (phase Pending, finalizer
+external-provisioner.volume.kubernetes.io/finalizer) -> PV status Bound -> claim spec.volumeName and
+bind annotations -> claim status Bound. Every PV phase change sets status.lastPhaseTransitionTime.
+Deleting a claim: kubernetes.io/pvc-protection holds it while a pod that has not finished uses it;
+once it is gone its PV becomes Released; with reclaimPolicy Delete, after the delete latency, the
+provisioner deletes the PV and drops its finalizer, pv-protection goes, and the PV's DELETED event
+ends the deletion (Retain: the PV stays Released)."""
 
 from __future__ import annotations
 
@@ -15,11 +23,14 @@ import random
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
+from podtax_kubesim.resources import Resource
+from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
 from podtax_kubesim.store import Event
-from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, quantity
+from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, now, quantity
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
-DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+PROVISIONER_FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer"
+STORAGE_PROVISIONER = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
 
 
 class Provisioner:
@@ -45,11 +56,8 @@ class Provisioner:
 
     def storage_class(self, claim: Obj) -> Obj | None:
         name = claim["spec"].get("storageClassName")
-        if name is None:
-            for sc in self.store.items(R.STORAGECLASSES):
-                if (sc["metadata"].get("annotations") or {}).get(DEFAULT_CLASS) == "true":
-                    return sc
-            return None
+        if name is None:  # created before any default class existed: assigned retroactively, as since 1.28
+            name = default_class(self.store.items(R.STORAGECLASSES))
         return self.store.get(R.STORAGECLASSES, "", name) if name else None
 
     def _latencies(self, sc: Obj) -> tuple[Sampler, Sampler]:
@@ -61,7 +69,10 @@ class Provisioner:
         if ev.type == "DELETED":
             self._release(claim)
             return
-        if claim["spec"].get("volumeName") or claim["metadata"].get("deletionTimestamp"):
+        if claim["metadata"].get("deletionTimestamp"):
+            self._unprotect_claim(claim)
+            return
+        if claim["spec"].get("volumeName"):
             return
         sc = self.storage_class(claim)
         if sc is None or sc.get("provisioner", NO_PROVISIONER) == NO_PROVISIONER:
@@ -77,8 +88,14 @@ class Provisioner:
         if uid in self.pending:
             return
         self.pending.add(uid)
-        if ev_claim := self.store.get(R.PVCS, claim["metadata"]["namespace"], claim["metadata"]["name"]):
-            self.api.record_event(ev_claim, "Provisioning", f'External provisioner is provisioning volume for claim '
+        if current := self.store.get(R.PVCS, claim["metadata"]["namespace"], claim["metadata"]["name"]):
+            annotations = current["metadata"].get("annotations") or {}
+            if any(annotations.get(key) != sc["provisioner"] for key in STORAGE_PROVISIONER):
+                current = deepcopy(current)  # the PV controller hands the claim to its provisioner first
+                current["metadata"].setdefault("annotations", {}).update(
+                    {key: sc["provisioner"] for key in STORAGE_PROVISIONER})
+                current = self.store.update(R.PVCS, current)
+            self.api.record_event(current, "Provisioning", f'External provisioner is provisioning volume for claim '
                                   f'"{claim["metadata"]["namespace"]}/{claim["metadata"]["name"]}"',
                                   component=sc.get("provisioner", "kubesim"))
         delay = max(self._latencies(sc)[0](), 0.0)
@@ -96,36 +113,44 @@ class Provisioner:
             "apiVersion": "v1", "kind": "PersistentVolume",
             "metadata": {"name": f"pvc-{meta['uid']}", "annotations": {
                 "pv.kubernetes.io/provisioned-by": sc["provisioner"], SIMULATED_ANNOTATION: "true"},
-                "finalizers": []},
+                "finalizers": [PROVISIONER_FINALIZER]},
             "spec": {"capacity": {"storage": size}, "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
                      "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy", "Delete"),
                      "storageClassName": sc["metadata"]["name"], "volumeMode": spec.get("volumeMode", "Filesystem"),
                      "csi": {"driver": sc["provisioner"], "volumeHandle": new_uid(), "fsType": "ext4"},
                      "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": meta["namespace"],
                                   "name": meta["name"], "uid": meta["uid"]}},
+            "status": {"phase": "Pending"},
         }
         if node:
             pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}
         created = self.api.create(R.PV, "", pv)
-        self._bind(current, created, provisioner=sc["provisioner"])
+        self._bind(current, created)
         self.api.record_event(current, "ProvisioningSucceeded",
                               f"Successfully provisioned volume {pv['metadata']['name']}", component=sc["provisioner"])
 
-    def _bind(self, claim: Obj, pv: Obj, provisioner: str | None = None) -> None:
-        new_pv = deepcopy(pv)
-        new_pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
-                                      "namespace": claim["metadata"]["namespace"], "name": claim["metadata"]["name"],
-                                      "uid": claim["metadata"]["uid"]}
-        new_pv["status"] = {"phase": "Bound"}
-        self.store.update(R.PVS, new_pv)
+    def _set_phase(self, pv: Obj, phase: str) -> Obj:
+        new = deepcopy(pv)
+        new["status"] = {"phase": phase, "lastPhaseTransitionTime": now()}
+        return self.store.update(R.PVS, new)
+
+    def _bind(self, claim: Obj, pv: Obj) -> None:
+        """Four writes in the order of the PV controller's bind()."""
+        ref = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": claim["metadata"]["namespace"],
+               "name": claim["metadata"]["name"], "uid": claim["metadata"]["uid"]}
+        if pv["spec"].get("claimRef") != ref:  # static binding: the controller claims the volume
+            new_pv = deepcopy(pv)
+            new_pv["spec"]["claimRef"] = ref
+            new_pv["metadata"].setdefault("annotations", {})["pv.kubernetes.io/bound-by-controller"] = "yes"
+            pv = self.store.update(R.PVS, new_pv)
+        pv = self._set_phase(pv, "Bound")
         new = deepcopy(claim)
-        ann = new["metadata"].setdefault("annotations", {})
-        ann.update({"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"})
-        if provisioner:
-            ann["volume.kubernetes.io/storage-provisioner"] = provisioner
-            ann["volume.beta.kubernetes.io/storage-provisioner"] = provisioner
+        new["metadata"].setdefault("annotations", {}).update(
+            {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"})
         new["spec"]["volumeName"] = pv["metadata"]["name"]
+        new = self.store.update(R.PVCS, new)
+        new = deepcopy(new)
         new["status"] = {"phase": "Bound", "accessModes": pv["spec"].get("accessModes", []),
                          "capacity": dict(pv["spec"].get("capacity", {}))}
         self.store.update(R.PVCS, new)
@@ -148,19 +173,57 @@ class Provisioner:
         pv = self.store.get(R.PVS, "", name) if name else None
         if pv is None or (pv["spec"].get("claimRef") or {}).get("uid") != claim["metadata"]["uid"]:
             return
+        pv = self._set_phase(pv, "Released")
         if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
             sc = self.store.get(R.STORAGECLASSES, "", pv["spec"].get("storageClassName", ""))
             delay = max((self._latencies(sc)[1] if sc else self.delete_latency)(), 0.0)
-            asyncio.get_running_loop().call_later(delay, self.api.force_delete, R.PVS, "", name)
-        new = deepcopy(pv)
-        new["status"] = {"phase": "Released"}
-        self.store.update(R.PVS, new)
+            asyncio.get_running_loop().call_later(delay, self._delete_volume, name, pv["metadata"]["uid"])
+
+    def _delete_volume(self, name: str, uid: str) -> None:
+        """The external provisioner after CSI DeleteVolume: delete the PV object, drop its finalizer."""
+        pv = self.store.get(R.PVS, "", name)
+        if pv is None or pv["metadata"]["uid"] != uid:
+            return
+        if not pv["metadata"].get("deletionTimestamp"):
+            self.api.delete(R.PV, "", name, {})
+        self._drop_finalizer(R.PV, "", name, PROVISIONER_FINALIZER)
+
+    def _drop_finalizer(self, res: Resource, ns: str, name: str, finalizer: str) -> None:
+        obj = self.store.get(res.store_key, ns, name)
+        if obj is None or finalizer not in (obj["metadata"].get("finalizers") or []):
+            return
+        new = deepcopy(obj)
+        new["metadata"]["finalizers"] = [f for f in new["metadata"]["finalizers"] if f != finalizer]
+        self.api.commit_update(res, new)  # the last finalizer gone from a deleted object: DELETED
+
+    # --- protection controllers ---------------------------------------------------------
+    def _claim_in_use(self, namespace: str, name: str) -> bool:
+        return any(pod["status"].get("phase") not in ("Succeeded", "Failed")
+                   and any((v.get("persistentVolumeClaim") or {}).get("claimName") == name
+                           for v in pod["spec"].get("volumes") or [])
+                   for pod in self.store.items(R.PODS, namespace))
+
+    def _unprotect_claim(self, claim: Obj) -> None:
+        meta = claim["metadata"]
+        if PVC_PROTECTION in (meta.get("finalizers") or []) and not self._claim_in_use(meta["namespace"], meta["name"]):
+            self._drop_finalizer(R.PVC, meta["namespace"], meta["name"], PVC_PROTECTION)
+
+    def _claims_released_by(self, pod: Obj) -> None:
+        ns = pod["metadata"]["namespace"]
+        for vol in pod["spec"].get("volumes") or []:
+            name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+            claim = self.store.get(R.PVCS, ns, name) if name else None
+            if claim is not None and claim["metadata"].get("deletionTimestamp"):
+                self._unprotect_claim(claim)
 
     # --- consumers (WaitForFirstConsumer) -------------------------------------------------
     def _on_pod(self, ev: Event) -> None:
         pod = ev.obj
+        if ev.type == "DELETED" or pod["status"].get("phase") in ("Succeeded", "Failed"):
+            self._claims_released_by(pod)
+            return
         node = pod["spec"].get("nodeName")
-        if ev.type == "DELETED" or not node or (ev.old and ev.old["spec"].get("nodeName")):
+        if not node or (ev.old and ev.old["spec"].get("nodeName")):
             return
         for vol in pod["spec"].get("volumes") or []:
             claim_name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
@@ -174,8 +237,12 @@ class Provisioner:
                 self.store.update(R.PVCS, new)
 
     def _on_volume(self, ev: Event) -> None:
-        if ev.type == "ADDED" and ev.obj["status"].get("phase") == "Available":
+        pv = ev.obj
+        if ev.type == "ADDED" and pv["status"].get("phase") == "Available":
             asyncio.get_running_loop().call_soon(self._rebind_pending)
+        if (ev.type != "DELETED" and pv["metadata"].get("deletionTimestamp") and pv["status"].get("phase") != "Bound"
+                and PV_PROTECTION in (pv["metadata"].get("finalizers") or [])):
+            self._drop_finalizer(R.PV, "", pv["metadata"]["name"], PV_PROTECTION)  # pv-protection: unused
 
     def _rebind_pending(self) -> None:
         for claim in list(self.store.items(R.PVCS)):

@@ -1,0 +1,135 @@
+"""podtax kubesim's claims and volumes against the real kubernetes client: DefaultStorageClass
+admission, the PV controller's order of writes, protection finalizers, Released, and the PV's DELETED
+event ending a deletion (kube-burner/external-provisioner semantics, ../shared/reference section 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kubernetes import client, watch
+from podtax_kubesim.storageadmission import default_class
+from podtax_kubesim.testing import Sim
+
+NS = "default"
+FAST = {"metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "sim.csi.podtax.io", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
+KEEP = {"metadata": {"name": "keep"}, "provisioner": "sim.csi.podtax.io", "reclaimPolicy": "Retain"}
+ZERO = {"provisionLatency": 0, "deleteLatency": 0}
+
+
+def claim(name: str, storage_class: str | None = None, with_class: bool = False) -> dict:
+    spec: dict = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    if with_class:
+        spec["storageClassName"] = storage_class
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def history(core: client.CoreV1Api, since: str) -> list[tuple[int, str, str, dict]]:
+    """All PVC and PV events after resourceVersion `since`, merged in resourceVersion order."""
+    out = []
+    for kind, fn, args in (("pvc", core.list_namespaced_persistent_volume_claim, (NS,)),
+                           ("pv", core.list_persistent_volume, ())):
+        for ev in watch.Watch().stream(fn, *args, resource_version=since, timeout_seconds=1):
+            obj = client.ApiClient().sanitize_for_serialization(ev["object"])
+            out.append((int(obj["metadata"]["resourceVersion"]), kind, ev["type"], obj))
+    return sorted(out, key=lambda e: e[0])
+
+
+def test_default_class_pure() -> None:
+    old = {"metadata": {"name": "b-old", "creationTimestamp": "2026-01-01T00:00:00Z",
+                        "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}}
+    new_a = {"metadata": {"name": "a-new", "creationTimestamp": "2026-02-01T00:00:00Z",
+                          "annotations": {"storageclass.beta.kubernetes.io/is-default-class": "true"}}}
+    new_c = {"metadata": {"name": "c-new", "creationTimestamp": "2026-02-01T00:00:00Z",
+                          "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}}
+    other = {"metadata": {"name": "x", "annotations": {"storageclass.kubernetes.io/is-default-class": "false"}}}
+    assert default_class([old, new_c, new_a, other]) == "a-new"  # newest, then by name
+    assert default_class([old]) == "b-old"
+    assert default_class([other]) is None
+
+
+def test_default_storage_class_admission(kubesim_factory: Callable[..., Sim]) -> None:
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [FAST, KEEP], "provisioner": ZERO})
+    core = client.CoreV1Api(sim.api_client())
+    created = core.create_namespaced_persistent_volume_claim(NS, claim("a"))
+    assert created.spec.storage_class_name == "fast"
+    assert "kubernetes.io/pvc-protection" in created.metadata.finalizers
+    create = core.create_namespaced_persistent_volume_claim
+    assert create(NS, claim("b", "keep", True)).spec.storage_class_name == "keep"
+    # "" asks for no class (static binding only): admission leaves it alone
+    assert create(NS, claim("c", "", True)).spec.storage_class_name == ""
+    sim.wait_for(lambda: (c := sim.get("persistentvolumeclaims", "a", NS)) and c["status"]["phase"] == "Bound")
+
+    bare = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [KEEP], "provisioner": ZERO})
+    core = client.CoreV1Api(bare.api_client())
+    assert core.create_namespaced_persistent_volume_claim(NS, claim("d")).spec.storage_class_name is None
+
+
+def test_provision_bind_and_delete_in_the_real_order(kubesim_factory: Callable[..., Sim]) -> None:
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [FAST], "provisioner": ZERO})
+    core = client.CoreV1Api(sim.api_client())
+    since = core.list_persistent_volume().metadata.resource_version
+    core.create_namespaced_persistent_volume_claim(NS, claim("data"))
+    bound = sim.wait_for(lambda: (c := sim.get("persistentvolumeclaims", "data", NS))
+                         and c["status"]["phase"] == "Bound" and c)
+    pv_name = bound["spec"]["volumeName"]
+    pv = core.read_persistent_volume(pv_name)
+    assert pv.status.phase == "Bound" and pv.status.last_phase_transition_time is not None
+    assert set(pv.metadata.finalizers) == {"kubernetes.io/pv-protection",
+                                           "external-provisioner.volume.kubernetes.io/finalizer"}
+    assert bound["metadata"]["annotations"]["volume.kubernetes.io/storage-provisioner"] == "sim.csi.podtax.io"
+    core.delete_namespaced_persistent_volume_claim("data", NS)
+    sim.wait_for(lambda: sim.get("persistentvolumes", pv_name) is None)
+
+    steps = []
+    for _, kind, etype, obj in history(core, since):
+        status, meta = obj.get("status") or {}, obj["metadata"]
+        mark = "deleting" if meta.get("deletionTimestamp") else ""
+        if kind == "pvc":
+            mark += "+volumeName" if obj["spec"].get("volumeName") else ""
+        steps.append(f"{kind} {etype} {status.get('phase', '')}{mark}".strip())
+    assert steps == [
+        "pvc ADDED Pending",
+        "pvc MODIFIED Pending",                      # volume.kubernetes.io/storage-provisioner
+        "pv ADDED Pending",                          # the provisioner saved the PV
+        "pv MODIFIED Bound",                         # bind(): the volume is saved first ...
+        "pvc MODIFIED Pending+volumeName",           # ... then the claim's spec.volumeName ...
+        "pvc MODIFIED Bound+volumeName",             # ... then the claim's status
+        "pvc MODIFIED Bounddeleting+volumeName",     # deletion held by kubernetes.io/pvc-protection ...
+        "pvc DELETED Bounddeleting+volumeName",      # ... until no pod uses it
+        "pv MODIFIED Released",
+        "pv MODIFIED Releaseddeleting",              # the provisioner deleted the PV object
+        "pv MODIFIED Releaseddeleting",              # pv-protection removed (the PV is not Bound)
+        "pv DELETED Releaseddeleting",               # the provisioner's finalizer gone: the PV's DELETED event
+    ]
+
+
+def test_retain_stays_released(kubesim_factory: Callable[..., Sim]) -> None:
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [KEEP], "provisioner": ZERO})
+    core = client.CoreV1Api(sim.api_client())
+    core.create_namespaced_persistent_volume_claim(NS, claim("k", "keep", True))
+    bound = sim.wait_for(lambda: (c := sim.get("persistentvolumeclaims", "k", NS))
+                         and c["status"]["phase"] == "Bound" and c)
+    core.delete_namespaced_persistent_volume_claim("k", NS)
+    pv = sim.wait_for(lambda: (v := sim.get("persistentvolumes", bound["spec"]["volumeName"]))
+                      and v["status"]["phase"] == "Released" and v)
+    assert pv["status"]["lastPhaseTransitionTime"] and not pv["metadata"].get("deletionTimestamp")
+
+
+def test_pvc_protection_holds_a_claim_in_use(kubesim_factory: Callable[..., Sim]) -> None:
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [FAST], "provisioner": ZERO},
+                          kubelet="none")
+    core = client.CoreV1Api(sim.api_client())
+    core.create_namespaced_persistent_volume_claim(NS, claim("used"))
+    core.create_namespaced_pod(NS, {"metadata": {"name": "user"}, "spec": {
+        "containers": [{"name": "c", "image": "i"}],
+        "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "used"}}]}})
+    sim.wait_for_phase(NS, "user", ("Running",))
+    core.delete_namespaced_persistent_volume_claim("used", NS)
+    held = sim.get("persistentvolumeclaims", "used", NS)
+    assert held is not None and held["metadata"]["deletionTimestamp"]
+    assert held["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    core.delete_namespaced_pod("user", NS, grace_period_seconds=0)
+    sim.wait_for(lambda: sim.get("persistentvolumeclaims", "used", NS) is None)
+    volume = held["spec"]["volumeName"]
+    sim.wait_for(lambda: sim.get("persistentvolumes", volume) is None)
