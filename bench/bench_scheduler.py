@@ -8,7 +8,13 @@ bucket, then:
   second from the first bind to the last (the scheduler's own throughput, not the client's
   create rate);
 - steady: creates pods at `--rate` per second for `--steady-s` seconds and reports the
-  create-to-bound latency of a scheduler that is not saturated.
+  create-to-bound latency of a scheduler that is not saturated;
+- cpu: the scheduler process's CPU time (user + system, from /proc) per pod of the burst;
+- anchor: in the same run, the emulator's own bind rate with no scheduling at all (16 threads
+  binding pods round-robin through the same client code, `Kube.bind`), and the scheduler's burst
+  rate as a ratio of it.
+
+Scores carry 95% intervals (n >= 6) so the uncertainty-aware scoring path is the one measured.
 
     .venv/bin/python bench/bench_scheduler.py                    # 100, 1,000 and 5,000 nodes
     .venv/bin/python bench/bench_scheduler.py --sizes 100 --pods 300 --steady-s 3
@@ -68,6 +74,8 @@ async def put_scores(nats_url: str, node_names: list[str], cluster: str) -> None
                           metric="events_per_second", unit="events/s", higher_is_better=True,
                           median=1000 + (i * 7919) % 997, mean=1000 + (i * 7919) % 997, n=5 + i % 50,
                           updated_at=now())
+            if s.n >= 6:
+                s = s.model_copy(update={"ci_low": s.median * 0.99, "ci_high": s.median * 1.01})
             await kv.put(subjects.score_key(cluster, "kubernetes", name, s.test, s.metric, s.params_key),
                          s.model_dump_json().encode())
     finally:
@@ -127,6 +135,31 @@ def create_pods(core: client.CoreV1Api, names: list[str], created: dict[str, flo
 
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(lambda kv: one(*kv), enumerate(names)))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def anchor_binds(kubeconfig: Path, core: client.CoreV1Api, node_names: list[str], pods: int) -> float:
+    """Pods bound per second by plain API calls (no scheduling): the emulator's ceiling on this machine."""
+    from podtax_scheduler.kube import Kube, api_client
+
+    kube = Kube(api_client(kubeconfig, pool=16))
+    names = [f"anchor-{i}" for i in range(pods)]
+    uids: dict[str, str] = {}
+    for name in names:
+        body = pod_body(name)
+        body["spec"]["schedulerName"] = "nobody"
+        uids[name] = json.loads(core.create_namespaced_pod("default", body, _preload_content=False).data)[
+            "metadata"]["uid"]
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda kv: kube.bind("default", kv[1], uids[kv[1]], node_names[kv[0] % len(node_names)]),
+                      enumerate(names)))
+    return pods / (time.perf_counter() - t0)
 
 
 def wait_bound(w: Watcher, names: list[str], timeout: float) -> None:
@@ -199,12 +232,21 @@ def run_size(nodes: int, pods: int, rate: float, steady_s: float, workdir: Path)
             if sched.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"scheduler did not start:\n{log_path.read_text()[-2000:]}")
             time.sleep(0.1)
+        cpu0 = cpu_seconds(sched.pid)
         wait_bound(w, burst, timeout=max(60, pods / 20))
+        cpu_ms = (cpu_seconds(sched.pid) - cpu0) * 1000 / max(1, len(burst))
         results["burst"] = report("burst", burst, created, w, backlog=True)
+        results["burst"]["cpu_ms_per_pod"] = cpu_ms
+        print(f"  cpu     {cpu_ms:8.2f} ms of scheduler CPU per pod (burst)", flush=True)
         steady = [f"steady-{i}" for i in range(int(rate * steady_s))]
         create_pods(core, steady, created, rate)
         wait_bound(w, steady, timeout=60)
         results["steady"] = report(f"{rate:.0f}/s", steady, created, w, backlog=False)
+        anchor = anchor_binds(kubeconfig, core, node_names, min(pods, 1000))
+        results["anchor_binds_per_s"] = anchor
+        results["ratio_to_anchor"] = results["burst"]["pods_per_s"] / anchor
+        print(f"  anchor  {anchor:8.1f} plain binds/s (no scheduling); scheduler burst = "
+              f"{results['ratio_to_anchor']:.2f} x anchor  (load average {os.getloadavg()[0]:.2f})", flush=True)
         w.stop = True
         return results
     finally:
