@@ -5,6 +5,11 @@ Kubernetes API whose one node is this host, running pods as real local processes
 submits a small host + pod campaign of real sysbench runs, follows it, prints the results and the
 comparison report, and shuts everything down. One pod cell runs 2 threads under a 1-CPU limit,
 so the report shows a real, THROTTLED slowdown next to the cells where pod and host agree.
+
+Then the control plane: `podtax up --nomadsim` again (the emulator's kubelet simulating pods, and a
+SIMULATED Nomad API), a volume-churn campaign of 100 volumes on each backend (kubernetes, nomad;
+latencies injected by the emulators' cluster files) and a pod start-up campaign, each followed to the
+end; `podtax report` prints the phase table side by side with confidence intervals.
 """
 
 from __future__ import annotations
@@ -40,6 +45,18 @@ def campaign(node: str, threads: int) -> dict:
     }
 
 
+def volumes_campaign(node: str) -> dict:
+    return {"name": "demo-volumes", "nodes": [node], "environments": ["kubernetes", "nomad"],
+            "tests": [{"test": "volume-churn", "params": {"count": 100, "concurrency": 10, "plugin_id": "hostpath"}}],
+            "repetitions": {"min": 6, "max": 6}, "timeout": 120, "seed": 1}
+
+
+def pods_campaign(node: str) -> dict:
+    return {"name": "demo-pods", "nodes": [node], "environments": ["kubernetes"],
+            "tests": [{"test": "pod-startup", "params": {"count": 20, "concurrency": 10}}],
+            "repetitions": {"min": 6, "max": 6}, "timeout": 120, "seed": 1}
+
+
 def wait_for_node(node: str, timeout: float = 60) -> None:
     import asyncio
 
@@ -63,30 +80,78 @@ def wait_for_node(node: str, timeout: float = 60) -> None:
     raise SystemExit(f"node {node} was not reported by the host agent and the emulator within {timeout:.0f} s")
 
 
+def start_up(data: Path, node: str, *options: str) -> subprocess.Popen[bytes] | None:
+    """`podtax up` in the background until it is ready (None if it failed); sets the CLI's addresses."""
+    from podtax import natsserver
+
+    ready = data / "ready.json"
+    ready.unlink(missing_ok=True)
+    os.environ.pop("PODTAX_NATS_URL", None)
+    up = subprocess.Popen([sys.executable, "-m", "podtax.cli.main", "up", "--data-dir", str(data), "--node", node,
+                           "--api-port", str(natsserver.free_port()), "--ready-file", str(ready), *options])
+    deadline = time.monotonic() + 90
+    while not ready.exists():
+        if up.poll() is not None or time.monotonic() > deadline:
+            print(f"podtax up failed; see the logs in {data / 'logs'}", file=sys.stderr)
+            stop_up(up)
+            return None
+        time.sleep(0.2)
+    info = json.loads(ready.read_text())
+    os.environ["PODTAX_NATS_URL"] = info["nats_url"]
+    os.environ["PODTAX_API_URL"] = info["api_url"]
+    wait_for_node(node)
+    return up
+
+
+def stop_up(up: subprocess.Popen[bytes]) -> None:
+    up.send_signal(signal.SIGTERM)
+    try:
+        up.wait(30)
+    except subprocess.TimeoutExpired:
+        up.kill()
+
+
+def run_campaign(data: Path, doc: dict) -> int:
+    path = data / f"{doc['name']}-campaign.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    print(f"\n== campaign {path}\n{path.read_text()}")
+    if cli(["campaign", "submit", str(path)]) != 0:
+        return 1
+    if cli(["campaign", "status", doc["name"], "--follow", "--timeout", "600"]) != 0:
+        print("the campaign did not finish in time", file=sys.stderr)
+        return 1
+    time.sleep(2)  # the last results reach DuckDB
+    return 0
+
+
+def control_plane(data: Path, node: str) -> int:
+    """Volumes on the simulated Kubernetes and Nomad APIs, and pod start-up, with their phase tables."""
+    print("\n== the control plane: volumes on kubernetes and nomad, pod start-up (SIMULATED APIs)")
+    up = start_up(data, node, "--nomadsim")
+    if up is None:
+        return 1
+    try:
+        code = run_campaign(data, volumes_campaign(node)) or run_campaign(data, pods_campaign(node))
+        for name in ("demo-volumes", "demo-pods"):
+            print(f"\n== podtax report {name}")
+            code = code or cli(["report", name])
+        return code
+    finally:
+        stop_up(up)
+
+
 def main(argv: list[str] | None = None) -> int:
     data = Path(os.environ.get("PODTAX_DEMO_DIR", ".podtax/demo")).resolve()
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     os.environ["PODTAX_DATA_DIR"] = str(data)
-    os.environ.pop("PODTAX_NATS_URL", None)
     node = socket.gethostname()
-    ready = data / "ready.json"
-    from podtax import natsserver
-
-    api_port = natsserver.free_port()
-    up = subprocess.Popen([sys.executable, "-m", "podtax.cli.main", "up", "--data-dir", str(data), "--node", node,
-                           "--api-port", str(api_port), "--ready-file", str(ready), "--exec-kubelet"])
+    if "--control-plane-only" in (argv or sys.argv[1:]):
+        return control_plane(data, node)
+    up = start_up(data, node, "--exec-kubelet")
+    if up is None:
+        return 1
     try:
-        deadline = time.monotonic() + 90
-        while not ready.exists():
-            if up.poll() is not None or time.monotonic() > deadline:
-                print(f"podtax up failed; see the logs in {data / 'logs'}", file=sys.stderr)
-                return 1
-            time.sleep(0.2)
-        info = json.loads(ready.read_text())
-        os.environ["PODTAX_NATS_URL"] = info["nats_url"]
-        os.environ["PODTAX_API_URL"] = info["api_url"]
-        wait_for_node(node)
         path = data / "demo-campaign.yaml"
         path.write_text(yaml.safe_dump(campaign(node, os.cpu_count() or 1), sort_keys=False))
         print(f"\n== campaign {path}\n{path.read_text()}")
@@ -105,13 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         code = code or cli(["report", "demo", "--html", str(html)]) or cli(["export", "demo", "--xlsx", str(xlsx)])
         if code == 0:
             print(f"HTML report: {html}\nworkbook:    {xlsx}")
-        return code
     finally:
-        up.send_signal(signal.SIGTERM)
-        try:
-            up.wait(30)
-        except subprocess.TimeoutExpired:
-            up.kill()
+        stop_up(up)
+    return code or control_plane(data, node)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from podtax.phases import TEMPLATES
 
-STATISTIC = {"p50": "p50 latency", "makespan": "makespan"}
+STATISTIC = {"p50": "p50 latency (ms)", "makespan": "makespan (s)"}
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow"}
 
@@ -76,6 +76,13 @@ def _groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[
     return out
 
 
+def _definition(r: dict[str, Any]) -> str:
+    definitions = r.get("definitions") or {}
+    if len(definitions) > 1 and len(set(definitions.values())) > 1:
+        return "\n".join(f"{env}: {text}" for env, text in definitions.items())
+    return r["definition"]
+
+
 def _table(rows: list[dict[str, Any]]) -> Table:
     first = rows[0]
     base, cand = first["baseline"], first["candidate"]
@@ -88,16 +95,11 @@ def _table(rows: list[dict[str, Any]]) -> Table:
         t.add_column(f"{cand}/{base}\nratio [95% CI]", justify="right", no_wrap=True)
         t.add_column("verdict", no_wrap=True)
     t.add_column("flags")
-    t.add_column("definition (from -> to)", ratio=1, min_width=30)
     previous = None
     for r in rows:
         phase = r["phase"] if r["phase"] != previous else ""
-        definitions = r.get("definitions") or {}
-        definition = ("\n".join(f"{env}: {text}" for env, text in definitions.items()) if len(definitions) > 1
-                      and len(set(definitions.values())) > 1 else r["definition"]) if r["phase"] != previous else ""
         previous = r["phase"]
-        unit = "ms" if r["statistic"] == "p50" else "s"
-        stat = Text(f"{STATISTIC[r['statistic']]} ({unit})", style="bold" if r["primary"] else "")
+        stat = Text(STATISTIC[r["statistic"]], style="bold" if r["primary"] else "")
         cells: list[Any] = [Text(phase, style="bold"), stat, _side(r["n_baseline"], r["baseline_median"])]
         if cand:
             verdict = r["verdict"] or "—"
@@ -105,9 +107,22 @@ def _table(rows: list[dict[str, Any]]) -> Table:
                 verdict = "not comparable"
             cells += [_side(r["n_candidate"], r["candidate_median"]), _ratio(r),
                       Text(verdict, style=VERDICT_STYLE.get(verdict, "dim"))]
-        cells += [Text(", ".join(r["flags"]), style="magenta"), Text(definition, style="dim")]
+        cells.append(Text(", ".join(r["flags"]), style="magenta"))
         t.add_row(*cells)
     return t
+
+
+def _print_definitions(con: Console, rows: list[dict[str, Any]]) -> None:
+    """Each phase's definition, right under its numbers, one line per backend where they differ."""
+    seen: set[str] = set()
+    for r in rows:
+        if r["phase"] in seen:
+            continue
+        seen.add(r["phase"])
+        lines = _definition(r).split("\n")
+        con.print(Text.assemble("  ", (r["phase"], "bold"), ": ", (lines[0], "dim")), highlight=False)
+        for line in lines[1:]:
+            con.print(Text.assemble("  ", " " * len(r["phase"]), "  ", (line, "dim")), highlight=False)
 
 
 def print_phase_table(con: Console, table: dict[str, Any]) -> None:
@@ -120,6 +135,8 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
         where = f"{node}" + (f" ({cluster})" if cluster != "local" else "")
         con.print(Text.assemble((test, "bold"), f": {params} · {where} · lower is better for every phase"))
         con.print(_table(group))
+        con.print(Text("  definitions (from -> to):", style="dim"))
+        _print_definitions(con, group)
     con.print(Text("median = median over runs of each run's p50 per-object latency or of its makespan; "
                    "ratio = candidate median / baseline median with its 95% CI; bold = primary metric",
                    style="dim"))

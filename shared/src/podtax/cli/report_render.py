@@ -217,7 +217,7 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
         if note is not None:
             con.print(note)
     pairs = sorted({side_names(r.cell) for r in view.rows if r.cell.get("candidate", "kubernetes")})
-    ratios = ", ".join(f"{cand} median / {base} median" for base, cand in pairs)
+    ratios = ", ".join(f"{cand} median / {base} median" for base, cand in pairs) or "— (one side only)"
     con.print(Text(f"ratio = {ratios} with its 95% CI; verdict threshold "
                    f"±{report['threshold'] * 100:g}%; p adjusted ({report['correction']})", style="dim"))
     for w in report.get("warnings", []):

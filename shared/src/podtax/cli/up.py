@@ -22,6 +22,19 @@ from podtax.cli.common import DATA_DIR, UP_FILE, console, err
 from podtax.supervise import RestartPolicy
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
+# Simulated control plane (volume-churn, pod-startup): a default StorageClass whose provisioner has these
+# latencies in the Kubernetes emulator, and a CSI plugin with these in the Nomad stand-in. SIMULATED.
+SIM_VOLUMES = {
+    "storageClasses": [{"metadata": {"name": "sim-csi", "annotations": {
+        "storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "sim.csi.podtax.io",
+        "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}],
+    "provisioner": {"provisionLatency": {"distribution": "lognormal", "median": 0.05, "sigma": 0.3},
+                    "deleteLatency": {"distribution": "lognormal", "median": 0.03, "sigma": 0.3}, "seed": 1},
+}
+SIM_NOMAD = {"seed": 1, "plugins": [{
+    "id": "hostpath", "provider": "hostpath.csi.podtax.io", "controllers": {"healthy": 1, "expected": 1},
+    "nodes": {"healthy": 1, "expected": 1}, "createLatency": {"distribution": "lognormal", "median": 0.04,
+                                                              "sigma": 0.3}, "deleteLatency": 0.01}]}
 
 
 @dataclass
@@ -112,7 +125,8 @@ def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: boo
     threads = os.cpu_count() or 1
     arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
     cluster = {"name": "local-sim", "nodes": [{
-        "name": node, "arch": arch, "capacity": {"cpu": str(threads), "memory": "16Gi", "pods": "110"}}]}
+        "name": node, "arch": arch, "capacity": {"cpu": str(threads), "memory": "16Gi", "pods": "110"}}],
+        **SIM_VOLUMES}
     cluster_file = data / "kubesim-cluster.yaml"
     cluster_file.write_text(yaml.safe_dump(cluster))
     kubeconfig = data / "kubeconfig.yaml"
@@ -120,6 +134,15 @@ def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: boo
     argv = [sys.executable, "-m", "podtax_kubesim", "--cluster", str(cluster_file), "--kubeconfig",
             str(kubeconfig), "--kubelet", "exec" if exec_kubelet else "simulated"]
     return Child("kubesim", argv, env, data / "logs" / "kubesim.log"), kubeconfig
+
+
+def _nomadsim_child(data: Path, env: dict[str, str]) -> tuple[Child, str]:
+    """The SIMULATED Nomad API (tools/nomadsim) with one CSI plugin, 'hostpath', for volume-churn on nomad."""
+    cluster_file = data / "nomadsim-cluster.yaml"
+    cluster_file.write_text(yaml.safe_dump(SIM_NOMAD))
+    port = natsserver.free_port()
+    argv = [sys.executable, "-m", "podtax_nomadsim", "--cluster", str(cluster_file), "--port", str(port)]
+    return Child("nomadsim", argv, env, data / "logs" / "nomadsim.log"), f"http://127.0.0.1:{port}"
 
 
 def up(
@@ -133,6 +156,9 @@ def up(
         "--exec-kubelet", help="Run pods as local processes on this host (the emulator's exec kubelet; loopback "
         "and a bearer token only). Without it the emulator's kubelet only simulates pods.")] = False,
     ready_file: Annotated[Path | None, typer.Option(help="Touch this file once everything is up.")] = None,
+    nomadsim: Annotated[bool, typer.Option(
+        "--nomadsim", help="Also start a SIMULATED Nomad API (tools/nomadsim, CSI plugin 'hostpath') for "
+        "volume-churn on nomad; the runner talks to it unless PODTAX_RUNNER_NOMAD_ADDR is set.")] = False,
 ) -> int:
     """Start NATS and every service locally; stop them all on Ctrl-C or SIGTERM."""
     data = data_dir.resolve()
@@ -158,6 +184,17 @@ def up(
         else:
             child, kubeconfig = _kubesim_child(data, node, env, exec_kubelet)
             children.append(child)
+    nomad_addr = None
+    if nomadsim and not env.get("PODTAX_RUNNER_NOMAD_ADDR"):
+        try:
+            import podtax_nomadsim  # noqa: F401
+        except ImportError:
+            err.print("[yellow]tools/nomadsim is not installed: no simulated Nomad (pip install -e tools/nomadsim)"
+                      "[/yellow]")
+        else:
+            child, nomad_addr = _nomadsim_child(data, env)
+            children.append(child)
+            env["PODTAX_RUNNER_NOMAD_ADDR"] = nomad_addr
     if kubeconfig:
         env["PODTAX_RUNNER_KUBECONFIG"] = str(kubeconfig)
     elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
@@ -199,6 +236,8 @@ def up(
                          + ("run as local processes" if exec_kubelet else "simulated, --exec-kubelet runs them")
                          + ")[/yellow]"
                          if kubeconfig else "\n  kubernetes off (no pod runs)")
+                      + (f"\n  nomad      {nomad_addr} [yellow](SIMULATED by tools/nomadsim)[/yellow]"
+                         if nomad_addr else "")
                       + "\nCtrl-C stops everything.", highlight=False)
         if ready_file:
             ready_file.write_text(json.dumps(info))
