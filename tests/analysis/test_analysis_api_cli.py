@@ -101,8 +101,8 @@ def test_report_missing_db_file(tmp_path, capsys):
 
 
 def test_report_over_http(client, monkeypatch, capsys):
-    def fake_get(url, params=None, timeout=None):
-        return client.get(httpx.URL(url).path, params=params)
+    def fake_get(url, params=None, timeout=None, headers=None):
+        return client.get(httpx.URL(url).path, params=params, headers=headers)
 
     monkeypatch.setattr(report_cli.httpx, "get", fake_get)
     assert main(["report", "synthetic", "--api", "http://analyzer.test:8700", "--json"]) == 0

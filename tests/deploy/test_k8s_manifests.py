@@ -156,7 +156,7 @@ def test_writable_paths_are_volumes(raw_objects):
                 assert "/tmp" in mounts, f"{name}: Python services need a writable /tmp"
     analyzer = find(raw_objects, "StatefulSet", "analyzer")
     assert analyzer["spec"]["replicas"] == 1, "DuckDB has one writer"
-    env = {e["name"]: e["value"] for e in analyzer["spec"]["template"]["spec"]["containers"][0]["env"]}
+    env = {e["name"]: e.get("value") for e in analyzer["spec"]["template"]["spec"]["containers"][0]["env"]}
     mounts = {m["mountPath"] for m in analyzer["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]}
     assert os.path.dirname(env["PODTAX_ANALYZER_DB"]) in mounts, "the DuckDB file must live on the PVC"
     assert env["PODTAX_ANALYZER_HOST"] == "0.0.0.0"

@@ -20,6 +20,7 @@ async def test_reparse_rederives_without_duplicates(nats_url: str, tmp_path: Pat
                                                     capsys: pytest.CaptureFixture) -> None:
     port = natsserver.free_port()
     monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("PODTAX_API_TOKEN", "integration-test-token")  # the analyzer's and the CLI's
     async with services(nats_url, tmp_path) as s:
         await s.analyzer(port=port)
         await s.parser()

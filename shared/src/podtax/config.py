@@ -76,6 +76,10 @@ class AnalyzerSettings(Common):
     analyzer_port: int = Field(8700, ge=0, le=65535, description="HTTP API port (0 = pick a free one).")
     analyzer_batch: int = Field(1000, ge=1, le=10000,
                                 description="Events fetched per pull and committed per transaction.")
+    api_token: SecretStr | None = Field(None, min_length=16, description="Bearer token that mutating API calls "
+                                        "(POST /api/reparse) need; unset = they are refused. The CLI sends it.")
+    api_reads_need_token: bool = Field(False, description="Reads need the token too (set it when the API is "
+                                       "reachable beyond this host).")
 
 
 class RunnerSettings(Common):
@@ -130,7 +134,10 @@ def load(cls: type[S], **overrides: object) -> S:
         lines = []
         for err in exc.errors():
             field = str(err["loc"][0]) if err["loc"] else "?"
-            lines.append(f"{prefix}{field.upper()}: {pydantic_msg(err['msg'])} (got {err.get('input')!r})")
+            info = cls.model_fields.get(field)
+            secret = info is not None and "SecretStr" in str(info.annotation)  # never echo a secret
+            got = "a hidden value" if secret else repr(err.get("input"))
+            lines.append(f"{prefix}{field.upper()}: {pydantic_msg(err['msg'])} (got {got})")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
 
 

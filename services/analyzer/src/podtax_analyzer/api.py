@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from podtax_analyzer import api_auth
 from podtax_analyzer.reparse import reparse
+from podtax_analyzer.reparse_jobs import Busy, ReparseJobs
 from podtax_analyzer.store import Store
 
 
@@ -62,6 +66,15 @@ class ReparseReport(BaseModel):
     results: int
     failures: int
     changed: int
+    job_id: str | None = None
+
+
+class ReparseJob(ReparseReport):
+    campaign: str | None
+    state: str
+    started_at: datetime
+    finished_at: datetime | None
+    error: str | None
 
 
 def _rows(cur: Any) -> list[dict[str, Any]]:
@@ -69,10 +82,13 @@ def _rows(cur: Any) -> list[dict[str, Any]]:
     return [dict(zip(cols, row)) for row in cur.fetchall()]
 
 
-def create_app(store: Store) -> FastAPI:
+def create_app(store: Store, token: str | None = None, reads_need_token: bool = False) -> FastAPI:
+    """token: the bearer token mutating calls need (PODTAX_API_TOKEN; None refuses them all)."""
     app = FastAPI(title="podtax analyzer", version="0.1.0",
                   description="Pod-vs-host benchmark results, comparisons and node scores.")
     app.state.store = store
+    api_auth.install(app, token, reads_need_token)
+    jobs = app.state.reparse_jobs = ReparseJobs(lambda campaign, progress: reparse(store, campaign, progress))
 
     @app.get("/healthz", response_model=Health, responses={503: {"model": Health}})
     def healthz(request: Request, response: Response) -> Health:
@@ -109,12 +125,31 @@ def create_app(store: Store) -> FastAPI:
                        GROUP BY ALL ORDER BY r.started_at, r.run_id LIMIT $3""", [campaign, node, limit])
         return [ResultRow(**{**r, "params": json.loads(r["params"])}) for r in _rows(cur)]
 
-    @app.post("/api/reparse", response_model=ReparseReport)
-    def reparse_logs(request: Request, campaign: str | None = None) -> ReparseReport:
-        counts = reparse(request.app.state.store, campaign)
-        if counts["logs"] == 0 and campaign:
+    @app.post("/api/reparse", response_model=ReparseReport, status_code=200,
+              responses={202: {"model": ReparseJob}, 409: {"description": "a reparse is running (its job_id)"}})
+    async def reparse_logs(campaign: str | None = None, wait: bool = True) -> Any:
+        """Re-derive stored results with today's parsers, one job at a time; wait=false answers 202 at once
+        (follow it with GET /api/reparse/{job_id})."""
+        try:
+            job = jobs.start(campaign)
+        except Busy as exc:
+            return JSONResponse({"detail": f"{exc}; follow it with GET /api/reparse/{exc.job.id}",
+                                 "job_id": exc.job.id}, status_code=409)
+        if not wait:
+            return JSONResponse(ReparseJob(**job.view()).model_dump(mode="json"), status_code=202)
+        await asyncio.to_thread(job.done.wait)
+        if job.state == "failed":
+            raise HTTPException(500, f"reparse job {job.id} failed: {job.error}")
+        if job.counts["logs"] == 0 and campaign:
             raise HTTPException(404, f"no raw logs stored for campaign {campaign!r}")
-        return ReparseReport(**counts)
+        return ReparseReport(**job.counts, job_id=job.id)
+
+    @app.get("/api/reparse/{job_id}", response_model=ReparseJob)
+    def reparse_job(job_id: str) -> ReparseJob:
+        job = jobs.jobs.get(job_id)
+        if job is None:
+            raise HTTPException(404, f"no reparse job {job_id!r} (only the last few are kept)")
+        return ReparseJob(**job.view())
 
     try:
         from podtax_analyzer.api_analysis import router

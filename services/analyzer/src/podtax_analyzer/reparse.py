@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from podtax import events
@@ -32,21 +33,38 @@ def _fingerprint(cur: Any, ids: list[str]) -> dict[str, Any]:
     return {row[0]: row[1:] for row in cur.fetchall()}
 
 
-def reparse(store: Store, campaign: str | None = None) -> dict[str, int]:
-    """Replace each stored run's outcome by what today's parsers derive; never duplicates a run."""
+def _next_ids(store: Store, campaign: str | None, after: str, batch: int) -> list[str]:
+    """The next batch of run ids (reads the run_id column only)."""
     cur = store.cursor()
-    cur.execute("""SELECT l.*, coalesce(r.sequence, 0) AS sequence FROM raw_logs l LEFT JOIN runs r USING (run_id)
-                   WHERE $1::varchar IS NULL OR l.campaign = $1 ORDER BY l.started_at""", [campaign])
-    cols = [d[0] for d in cur.description]
+    cur.execute("""SELECT run_id FROM raw_logs WHERE ($1::varchar IS NULL OR campaign = $1) AND run_id > $2
+                   ORDER BY run_id LIMIT $3""", [campaign, after, batch])
+    return [row[0] for row in cur.fetchall()]
+
+
+def reparse(store: Store, campaign: str | None = None, progress: Callable[[dict[str, int]], None] | None = None,
+            batch: int = BATCH) -> dict[str, int]:
+    """Replace each stored run's outcome by what today's parsers derive; never duplicates a run.
+
+    Bounded memory: the logs are read batch by batch, keyed by run id (never the whole table at once)."""
     counts = {"logs": 0, "results": 0, "failures": 0, "changed": 0}
-    while rows := cur.fetchmany(BATCH):
-        outcomes = [derive(_raw(dict(zip(cols, row))), "podtax/reparse") for row in rows]
+    after = ""
+    while ids := _next_ids(store, campaign, after, batch):
+        cur = store.cursor()
+        cur.execute("""SELECT l.*, coalesce(r.sequence, 0) AS sequence FROM raw_logs l LEFT JOIN runs r USING (run_id)
+                       WHERE l.run_id >= $1 AND l.run_id <= $2 AND ($3::varchar IS NULL OR l.campaign = $3)
+                       ORDER BY l.run_id""", [ids[0], ids[-1], campaign])
+        cols = [d[0] for d in cur.description]
+        outcomes = [derive(_raw(dict(zip(cols, row))), "podtax/reparse") for row in cur.fetchall()]
+        cur.close()
+        after = ids[-1]
         ids = [o.data.run.run_id for o in outcomes]
         before = _fingerprint(store.cursor(), ids)
         store.replace_results(outcomes)
-        after = _fingerprint(store.cursor(), ids)
+        after_fp = _fingerprint(store.cursor(), ids)
         counts["logs"] += len(outcomes)
         counts["results"] += sum(isinstance(o, events.ResultV1) for o in outcomes)
         counts["failures"] += sum(isinstance(o, events.RunFailedV1) for o in outcomes)
-        counts["changed"] += sum(before.get(i) != after.get(i) for i in ids)
+        counts["changed"] += sum(before.get(i) != after_fp.get(i) for i in ids)
+        if progress is not None:
+            progress(dict(counts))
     return counts

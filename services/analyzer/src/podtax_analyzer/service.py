@@ -97,7 +97,8 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     tune_gc_for_batches()
     store = Store(settings.analyzer_db)
     analyzer = Analyzer(settings, bus, store)
-    app = create_app(store)
+    token = settings.api_token.get_secret_value() if settings.api_token else None
+    app = create_app(store, token, settings.api_reads_need_token)
     app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
     server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
                                            log_level="warning", lifespan="off"))

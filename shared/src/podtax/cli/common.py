@@ -42,6 +42,18 @@ def api_url() -> str:
     return os.environ.get("PODTAX_API_URL") or _up_info().get("api_url") or "http://127.0.0.1:8700"
 
 
+def api_headers() -> dict[str, str]:
+    """The analyzer's bearer token: PODTAX_API_TOKEN, else the one `podtax up` generated (its token file)."""
+    token = os.environ.get("PODTAX_API_TOKEN", "")
+    path = _up_info().get("api_token_file")
+    if not token and path:
+        try:
+            token = Path(path).read_text().strip()
+        except OSError:
+            token = ""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print an error in red and return an Exit to raise."""
     err.print(f"[red]error:[/red] {message}", highlight=False)

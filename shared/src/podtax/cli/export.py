@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_url, fail
+from podtax.cli.common import api_headers, api_url, fail
 
 TIMEOUT = 600.0
 
@@ -26,7 +26,7 @@ def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = 
     """GET ``path`` from the analyzer's API; errors become one clear line and exit 1."""
     base = (api or api_url()).rstrip("/")
     try:
-        resp = httpx.get(f"{base}{path}", params=params, timeout=TIMEOUT)
+        resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(), timeout=TIMEOUT)
     except httpx.HTTPError as exc:
         raise fail(f"cannot reach the analyzer at {base} ({exc}); start it with `podtax up` or set "
                    f"PODTAX_API_URL") from None

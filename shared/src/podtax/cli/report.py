@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_url, fail
+from podtax.cli.common import api_headers, api_url, fail
 from podtax.cli.report_phases import from_api as phases_from_api
 from podtax.cli.report_phases import from_db as phases_from_db
 from podtax.cli.report_phases import has_control_plane, print_phase_table
@@ -28,7 +28,8 @@ from podtax.cli.report_view import mark_primary
 def _from_api(base: str, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
     url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/comparisons"
     try:
-        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, timeout=300)
+        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(),
+                         timeout=300)
     except httpx.HTTPError as exc:
         raise fail(f"cannot reach the analyzer at {base} ({exc}); start it with `podtax up`, "
                    f"set PODTAX_API_URL, or read a database file with --db") from None

@@ -9,14 +9,14 @@ import httpx
 import typer
 from rich.table import Table
 
-from podtax.cli.common import api_url, console, fail, wide_console
+from podtax.cli.common import api_headers, api_url, console, fail, wide_console
 
 
 def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET") -> object:
     url = api_url().rstrip("/") + path
     try:
         resp = httpx.request(method, url, params={k: v for k, v in (params or {}).items() if v is not None},
-                             timeout=300)
+                             headers=api_headers(), timeout=300)
     except httpx.HTTPError as exc:
         raise fail(f"cannot reach the analyzer at {api_url()} ({exc}); start it with `podtax up` "
                    f"or set PODTAX_API_URL") from None

@@ -1,0 +1,48 @@
+"""Bearer-token authentication of the analyzer's HTTP API.
+
+Mutating calls (anything but GET/HEAD/OPTIONS) need `Authorization: Bearer $PODTAX_API_TOKEN`; with no
+token configured they are refused (403), so an analyzer is never writable by anyone who reaches it.
+Reads stay open unless reads_need_token (PODTAX_API_READS_NEED_TOKEN); /healthz is always open (probes)."""
+
+from __future__ import annotations
+
+import hmac
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+READ_METHODS = ("GET", "HEAD", "OPTIONS")
+OPEN_PATHS = ("/healthz",)
+
+
+def bearer(header: str | None) -> str:
+    scheme, _, value = (header or "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
+def verdict(method: str, path: str, header: str | None, token: str | None, reads_need_token: bool) -> tuple[int, str]:
+    """(0, "") when the request may proceed, else (HTTP status, reason). Pure, for tests and the middleware."""
+    mutating = method.upper() not in READ_METHODS
+    if path in OPEN_PATHS or not (mutating or reads_need_token):
+        return 0, ""
+    if not token:
+        return 403, ("this analyzer accepts no changes: set PODTAX_API_TOKEN on the analyzer and the same "
+                     "value where the CLI runs")
+    given = bearer(header)
+    if not given:
+        return 401, "missing bearer token: set PODTAX_API_TOKEN (the CLI sends it as Authorization: Bearer)"
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        return 401, "wrong bearer token: PODTAX_API_TOKEN differs from the analyzer's"
+    return 0, ""
+
+
+def install(app: FastAPI, token: str | None, reads_need_token: bool = False) -> None:
+    @app.middleware("http")
+    async def authenticate(request: Request, call_next):  # type: ignore[no-untyped-def]
+        code, reason = verdict(request.method, request.url.path, request.headers.get("authorization"), token,
+                               reads_need_token)
+        if code:
+            headers = {"WWW-Authenticate": 'Bearer realm="podtax"'} if code == 401 else {}
+            return JSONResponse({"detail": reason}, status_code=code, headers=headers)
+        response: Response = await call_next(request)
+        return response
