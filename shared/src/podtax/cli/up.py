@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from podtax import natsserver
+from podtax import localauth, natsserver
 from podtax.cli.common import DATA_DIR, UP_FILE, console, err
 from podtax.supervise import RestartPolicy
 
@@ -173,6 +173,8 @@ def up(
     env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),
            "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": node,
            "PODTAX_AGENT_WORKDIR": str(data / "work"), "PODTAX_DATA_DIR": str(data)}
+    api_token, api_token_file = localauth.api_token(data, env)
+    env.pop("PODTAX_API_TOKEN", None)  # only the analyzer gets it; the CLI reads the token file
     children: list[Child] = []
     kubeconfig = None
     if kubesim and not env.get("PODTAX_RUNNER_KUBECONFIG"):
@@ -200,7 +202,8 @@ def up(
     elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
         env["PODTAX_RUNNER_KUBERNETES"] = "false"
     for svc in SERVICES:
-        children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], env, data / "logs" / f"{svc}.log"))
+        svc_env = {**env, "PODTAX_API_TOKEN": api_token} if svc == "analyzer" else env
+        children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], svc_env, data / "logs" / f"{svc}.log"))
     if kubeconfig:  # the benchmark-aware scheduler, on the same emulated cluster (one replica: no lease)
         sched_env = {"PODTAX_SCHEDULER_KUBECONFIG": str(kubeconfig), "PODTAX_SCHEDULER_LEADER_ELECT": "false",
                      "PODTAX_SCHEDULER_METRICS_PORT": "0"}
@@ -227,7 +230,7 @@ def up(
             err.print(f"[red]the analyzer did not answer on {api_url}; see {data / 'logs' / 'analyzer.log'}[/red]")
             return 1
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
-                "kubeconfig": str(kubeconfig) if kubeconfig else None}
+                "kubeconfig": str(kubeconfig) if kubeconfig else None, "api_token_file": str(api_token_file)}
         (data / UP_FILE).write_text(json.dumps(info, indent=2))
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
                       + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"
