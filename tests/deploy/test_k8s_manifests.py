@@ -189,8 +189,8 @@ def test_services_select_pods_and_name_their_ports(raw_objects):
 # ---- RBAC: exactly what each service needs, never a wildcard -----------------------------------
 
 def _rules(obj: dict) -> set[tuple[str, str, str]]:
-    return {(group, res, verb) for r in obj["rules"] for group in r["apiGroups"]
-            for res in r["resources"] for verb in r["verbs"]}
+    return {(group, res, verb) for r in obj["rules"] for group in r.get("apiGroups", [""])
+            for res in r.get("resources", r.get("nonResourceURLs", [])) for verb in r["verbs"]}
 
 
 def test_rbac_grants_exactly_what_the_services_need(raw_objects):
@@ -203,7 +203,10 @@ def test_rbac_grants_exactly_what_the_services_need(raw_objects):
     for res in ("pods", "pods/log"):
         for verb in ("get", "list", "watch"):
             assert ("", res, verb) in runner_role
-    assert not {r for r in runner_role if r[1].startswith("pods") and r[2] not in {"get", "list", "watch"}}
+    # pods are created and deleted by pod-startup and volume-churn's consumers; nothing else on pods/*
+    assert {("", "pods", v) for v in ("create", "delete")} <= runner_role
+    assert not {r for r in runner_role if r[1].startswith("pods/") and r[2] not in {"get", "list", "watch"}}
+    assert ("", "/metrics", "get") in _rules(find(raw_objects, "ClusterRole", "podtax-runner"))
     assert ("", "nodes", "list") in _rules(find(raw_objects, "ClusterRole", "podtax-runner"))
     sched = _rules(find(raw_objects, "ClusterRole", "podtax-scheduler"))
     expected = {("", "pods", v) for v in ("get", "list", "watch")} | {("", "pods/binding", "create")} | {
