@@ -230,7 +230,8 @@ def up(
             err.print(f"[red]the analyzer did not answer on {api_url}; see {data / 'logs' / 'analyzer.log'}[/red]")
             return 1
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
-                "kubeconfig": str(kubeconfig) if kubeconfig else None, "api_token_file": str(api_token_file)}
+                "kubeconfig": str(kubeconfig) if kubeconfig else None, "api_token_file": str(api_token_file),
+                "nomad_addr": nomad_addr}
         (data / UP_FILE).write_text(json.dumps(info, indent=2))
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
                       + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"
