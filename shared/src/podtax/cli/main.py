@@ -13,7 +13,20 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from podtax.cli import campaign, compare, export, importer, kubesim, parse, report, results, scores, up, volumes
+from podtax.cli import (
+    campaign,
+    compare,
+    export,
+    importer,
+    kubesim,
+    parse,
+    report,
+    results,
+    scores,
+    simulate,
+    up,
+    volumes,
+)
 
 USAGE = 2
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -35,7 +48,7 @@ def _root(show_version: bool = typer.Option(False, "--version", is_eager=True, c
     """podtax: what a workload pays for running in a Kubernetes pod instead of on the host."""
 
 
-for module in (up, campaign, results, scores, parse, importer, report, export, compare, kubesim, volumes):
+for module in (up, campaign, results, scores, simulate, parse, importer, report, export, compare, kubesim, volumes):
     module.register(app)
 
 

@@ -1,0 +1,361 @@
+"""A discrete-event simulation of a cluster, to evaluate placement policies against each other.
+
+Nodes run each benchmark at speeds drawn from a campaign's measured pod-side distributions; pods
+arrive per a workload (Poisson arrivals per class, each with requests and a runtime on a node of
+the fleet's median speed); a pod's runtime scales with the drawn speed of the node it lands on and
+with contention (each pod already running on the node adds ``contention`` to it; fixed at start).
+Pods that fit nowhere wait in a FIFO queue and are retried whenever a pod finishes.
+
+Policies, all behind the same filters (the real ``ClusterState.feasible``):
+- ``default``: kube-scheduler's default scoring: NodeResourcesLeastAllocated + BalancedAllocation;
+- ``random``: a random feasible node;
+- ``prototype``: the study's prototype: the node with the largest sum of its results for the
+  benchmark, read once at start-up (more runs look faster; no direction, no uncertainty);
+- ``podtax``: the real scheduler code (``algorithm.decide`` with ``BenchmarkScore`` and
+  ``LeastAllocated`` and the profile's weights) on scores built from the campaign like the
+  analyzer builds them (median per run, distribution-free 95% interval, n);
+- ``oracle`` (always run, the reference): the feasible node with the best true mean speed.
+
+Per seed (common random numbers: the same arrivals and speed draws for every policy): mean and
+95th percentile job completion time (arrival to finish, queueing included), makespan (first arrival
+to last finish), throughput (jobs per hour over the makespan) and regret (expected runtime on the
+chosen node over expected runtime on the oracle's choice at that moment, minus 1, averaged over
+jobs). Across seeds: mean with a t-distribution 95% interval, and each policy's mean JCT as a ratio
+to ``default`` per seed (paired) with its interval. The same seed gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import numpy as np
+from podtax.events import NodeScore
+from scipy.stats import binom, t
+
+from podtax_scheduler.algorithm import decide
+from podtax_scheduler.model import PodInfo
+from podtax_scheduler.profile import Profile
+from podtax_scheduler.scorestore import ScoreStore
+from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
+from podtax_scheduler.state import ClusterState
+
+POLICIES = ("default", "random", "prototype", "podtax")
+CLUSTER = "sim"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One benchmark group of a campaign: pod-side values per node (metric unit, run order)."""
+
+    test: str
+    params_key: str
+    metric: str
+    unit: str
+    higher_is_better: bool
+    values: dict[str, np.ndarray]
+
+    def speeds(self, node: str) -> np.ndarray:
+        """Sorted speeds (larger is better) of a node; every node's pooled when it was not measured."""
+        v = self.values.get(node)
+        if v is None or len(v) == 0:
+            v = np.concatenate(list(self.values.values()))
+        v = np.asarray(v, dtype=float)
+        v = v[v > 0]
+        return np.sort(v if self.higher_is_better else 1.0 / v)
+
+
+@dataclass(frozen=True)
+class JobClass:
+    name: str
+    group: Measured
+    rate_per_s: float
+    runtime_s: float
+    requests: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Workload:
+    nodes: list[str]  # simulated node -> measured node it copies: "<measured>" or "<measured>-<k>"
+    measured_node: dict[str, str]
+    capacity: dict[str, str]
+    duration_s: float
+    contention: float
+    classes: list[JobClass]
+
+
+@dataclass
+class Job:
+    id: int
+    cls: int
+    arrival: float
+    u: float  # the job's quantile of a node's speed distribution (common across policies)
+    pod: dict[str, Any] = field(default_factory=dict)
+    info: PodInfo | None = None
+
+
+class Policy(Protocol):
+    name: str
+
+    def choose(self, pod: PodInfo, state: ClusterState, idx: np.ndarray) -> int: ...
+
+
+def node_object(name: str, capacity: dict[str, str]) -> dict[str, Any]:
+    alloc = {"pods": "110", **capacity}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": {}, "status": {"allocatable": alloc, "capacity": alloc,
+                                   "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def pod_object(job: Job, cls: JobClass) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"job-{job.id}", "namespace": "sim", "uid": f"uid-{job.id}",
+                         "labels": {"test": cls.group.test},
+                         "annotations": {"podtax.io/params": cls.group.params_key}},
+            "spec": {"schedulerName": "benchmark-scheduler",
+                     "containers": [{"name": "main", "resources": {"requests": dict(cls.requests)}}]},
+            "status": {"phase": "Pending"}}
+
+
+def median_interval(sorted_x: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Distribution-free interval of the median (order statistics), as the analyzer computes it."""
+    n = len(sorted_x)
+    if n < 6:
+        return None
+    j = max(1, int(binom.ppf((1.0 - confidence) / 2.0, n, 0.5)))
+    return float(sorted_x[j - 1]), float(sorted_x[n - j])
+
+
+def node_scores(w: Workload) -> list[NodeScore]:
+    """The evidence the podtax policy sees: one score per simulated node and group (pod side)."""
+    out = []
+    stamp = datetime.now(UTC)
+    for group in {c.group.test + c.group.params_key: c.group for c in w.classes}.values():
+        for node in w.nodes:
+            vals = group.values.get(w.measured_node[node])
+            if vals is None or len(vals) == 0:
+                continue
+            x = np.sort(np.asarray(vals, dtype=float))
+            ci = median_interval(x)
+            out.append(NodeScore(cluster=CLUSTER, node=node, env="kubernetes", test=group.test,
+                                 params_key=group.params_key, metric=group.metric, unit=group.unit,
+                                 higher_is_better=group.higher_is_better, median=float(np.median(x)),
+                                 mean=float(x.mean()), n=len(x), ci_low=ci[0] if ci else None,
+                                 ci_high=ci[1] if ci else None, updated_at=stamp))
+    return out
+
+
+class PodtaxPolicy:
+    """The real plugin code and decision function of the scheduler service."""
+
+    name = "podtax"
+
+    def __init__(self, w: Workload, seed: int, profile: Profile | None = None) -> None:
+        profile = profile or Profile()
+        store = ScoreStore(CLUSTER, "kubernetes")
+        for s in node_scores(w):
+            store.put_score(s)
+        b = profile.score.BenchmarkScore
+        self.plugins = [BenchmarkScore(store, 365 * 86400.0, shrink_runs=b.shrink_runs, missing_score=b.missing_score,
+                                       statistic=b.statistic, sensitivity=b.sensitivity, unmeasured=b.unmeasured,
+                                       ignore_flags=b.ignore_flags), LeastAllocated()]
+        self.weights = profile.weights()
+        self.rng = random.Random(seed)
+
+    def choose(self, pod: PodInfo, state: ClusterState, idx: np.ndarray) -> int:
+        node = decide(pod, state, self.plugins, self.weights, self.rng).node
+        return int(np.flatnonzero(idx == state.slot[node])[0])
+
+
+class DefaultPolicy:
+    """kube-scheduler's default scores: LeastAllocated + BalancedAllocation (cpu, memory), weight 1 each."""
+
+    name = "default"
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.least = LeastAllocated()
+
+    def choose(self, pod: PodInfo, state: ClusterState, idx: np.ndarray) -> int:
+        fractions = []
+        for res in ("cpu", "memory"):
+            alloc = state.alloc[res][idx].astype(float)
+            used = state.req[res][idx] + pod.requests.get(res, 0)
+            fractions.append(np.clip(np.divide(used, alloc, out=np.ones_like(alloc), where=alloc > 0), 0, 1))
+        balanced = 100.0 * (1.0 - np.abs(fractions[0] - fractions[1]) / 2.0)
+        total = self.least.score(pod, state, idx, {}) + balanced
+        ties = np.flatnonzero(total >= total.max() - 1e-9)
+        return int(ties[self.rng.randrange(len(ties))])
+
+
+class RandomPolicy:
+    name = "random"
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def choose(self, pod: PodInfo, state: ClusterState, idx: np.ndarray) -> int:
+        return self.rng.randrange(len(idx))
+
+
+class PrototypePolicy:
+    """The study's prototype: sum of each node's results for the benchmark, read once at start-up."""
+
+    name = "prototype"
+
+    def __init__(self, w: Workload, seed: int) -> None:
+        self.sums = {(c.group.test, node): float(np.sum(c.group.values.get(w.measured_node[node], [])))
+                     for c in w.classes for node in w.nodes}
+        self.rng = random.Random(seed)
+
+    def choose(self, pod: PodInfo, state: ClusterState, idx: np.ndarray) -> int:
+        sums = np.array([self.sums.get((pod.benchmark, str(state.names[i])), 0.0) for i in idx])
+        ties = np.flatnonzero(sums >= sums.max())
+        return int(ties[self.rng.randrange(len(ties))])
+
+
+class OraclePolicy:
+    """Knows every node's true mean speed; picks the fastest feasible node (ties: most free resources)."""
+
+    name = "oracle"
+
+    def __init__(self, mean_speed: dict[tuple[int, str], float], cls_of: dict[str, int]) -> None:
+        self.mean_speed, self.cls_of, self.least = mean_speed, cls_of, LeastAllocated()
+
+    def expected(self, pod: PodInfo, state: ClusterState, idx: np.ndarray) -> np.ndarray:
+        c = self.cls_of[pod.name]
+        return np.array([self.mean_speed[(c, str(state.names[i]))] for i in idx])
+
+    def choose(self, pod: PodInfo, state: ClusterState, idx: np.ndarray) -> int:
+        speed = self.expected(pod, state, idx)
+        best = np.flatnonzero(speed >= speed.max() * (1 - 1e-12))
+        free = self.least.score(pod, state, idx[best], {})
+        return int(best[int(np.argmax(free))])
+
+
+def make_policy(name: str, w: Workload, seed: int) -> Policy:
+    if name == "podtax":
+        return PodtaxPolicy(w, seed)
+    if name == "default":
+        return DefaultPolicy(seed)
+    if name == "random":
+        return RandomPolicy(seed)
+    if name == "prototype":
+        return PrototypePolicy(w, seed)
+    raise ValueError(f"unknown policy {name!r}; use {', '.join(POLICIES)}")
+
+
+def arrivals(w: Workload, seed: int) -> list[Job]:
+    """Poisson arrivals of every class until duration_s, with each job's speed quantile."""
+    rng = np.random.default_rng([seed, 13])
+    jobs: list[Job] = []
+    for ci, cls in enumerate(w.classes):
+        n = rng.poisson(cls.rate_per_s * w.duration_s)
+        for at in np.sort(rng.uniform(0.0, w.duration_s, n)):
+            jobs.append(Job(0, ci, float(at), float(rng.uniform())))
+    jobs.sort(key=lambda j: (j.arrival, j.cls))
+    for i, j in enumerate(jobs):
+        j.id = i
+        j.pod = pod_object(j, w.classes[j.cls])
+        j.info = PodInfo.from_dict(j.pod)
+    return jobs
+
+
+def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, float]:
+    """Simulate one policy for one seed; returns mean_jct_s, p95_jct_s, makespan_s, jobs_per_h, regret."""
+    speeds = {(ci, node): c.group.speeds(w.measured_node[node]) for ci, c in enumerate(w.classes) for node in w.nodes}
+    ref = [float(np.median([np.median(speeds[(ci, n)]) for n in w.nodes])) for ci in range(len(w.classes))]
+    jobs = arrivals(w, seed)
+    oracle = OraclePolicy({k: float(v.mean()) for k, v in speeds.items()}, {j.info.name: j.cls for j in jobs})
+    policy = oracle if policy_name == "oracle" else make_policy(policy_name, w, seed)
+    state = ClusterState()
+    for node in w.nodes:
+        state.upsert_node(node_object(node, w.capacity))
+    running: dict[str, int] = dict.fromkeys(w.nodes, 0)
+    events: list[tuple[float, int, int, str]] = [(j.arrival, 0, j.id, "") for j in jobs]
+    heapq.heapify(events)
+    pending: list[Job] = []
+    finish: dict[int, float] = {}
+    regrets: list[float] = []
+    while events:
+        now, kind, jid, node = heapq.heappop(events)
+        if kind == 1:  # a job finished: free its node
+            state.delete_pod(f"uid-{jid}")
+            running[node] -= 1
+            finish[jid] = now
+        else:
+            pending.append(jobs[jid])
+        full: set[int] = set()
+        still: list[Job] = []
+        for job in pending:
+            idx = state.feasible(job.info) if job.cls not in full else np.zeros(0, dtype=np.int64)
+            if len(idx) == 0:
+                full.add(job.cls)  # same requests: no later job of this class fits either
+                still.append(job)
+                continue
+            pick = int(idx[policy.choose(job.info, state, idx)])
+            name = str(state.names[pick])
+            expected = oracle.expected(job.info, state, idx)
+            regrets.append(float(expected.max() / oracle.mean_speed[(job.cls, name)] - 1.0))
+            sp = speeds[(job.cls, name)]
+            speed = sp[min(len(sp) - 1, int(job.u * len(sp)))]
+            runtime = w.classes[job.cls].runtime_s * ref[job.cls] / speed * (1.0 + w.contention * running[name])
+            state.upsert_pod({**job.pod, "spec": {**job.pod["spec"], "nodeName": name}})
+            running[name] += 1
+            heapq.heappush(events, (now + runtime, 1, job.id, name))
+        pending = still
+    jct = np.array([finish[j.id] - j.arrival for j in jobs]) if jobs else np.zeros(1)
+    span = (max(finish.values()) - jobs[0].arrival) if jobs else 0.0
+    return {"mean_jct_s": float(jct.mean()), "p95_jct_s": float(np.percentile(jct, 95)), "makespan_s": span,
+            "jobs_per_h": len(jobs) / span * 3600.0 if span > 0 else 0.0,
+            "regret_pct": 100.0 * float(np.mean(regrets)) if regrets else 0.0, "jobs": float(len(jobs))}
+
+
+def place_sequence(w: Workload, classes: Sequence[int], policy_name: str = "podtax", seed: int = 0) -> list[str | None]:
+    """Place one pod of each given class in turn, none finishing; the node of each (None: nothing fits).
+    The emulator cross-check creates the same pods against the real scheduler service and compares."""
+    policy = make_policy(policy_name, w, seed)
+    state = ClusterState()
+    for node in w.nodes:
+        state.upsert_node(node_object(node, w.capacity))
+    out: list[str | None] = []
+    for i, c in enumerate(classes):
+        job = Job(i, c, 0.0, 0.5)
+        job.pod = pod_object(job, w.classes[c])
+        info = PodInfo.from_dict(job.pod)
+        idx = state.feasible(info)
+        if len(idx) == 0:
+            out.append(None)
+            continue
+        name = str(state.names[int(idx[policy.choose(info, state, idx)])])
+        state.upsert_pod({**job.pod, "spec": {**job.pod["spec"], "nodeName": name}})
+        out.append(name)
+    return out
+
+
+def interval(x: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and its t-distribution 95% interval."""
+    a = np.asarray(x, dtype=float)
+    m = float(a.mean())
+    if len(a) < 2:
+        return m, m, m
+    h = float(t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
+    return m, m - h, m + h
+
+
+def evaluate(w: Workload, policies: Sequence[str], seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
+    """Every policy (and the oracle) over every seed: per metric [mean, low, high], plus vs_default."""
+    names = list(dict.fromkeys([*policies, "oracle"]))
+    per = {p: [run_once(w, p, s) for s in seeds] for p in names}
+    out: dict[str, dict[str, Any]] = {}
+    for p, runs in per.items():
+        out[p] = {k: list(interval([r[k] for r in runs])) for k in runs[0]}
+        if "default" in per:
+            out[p]["jct_vs_default"] = list(interval([r["mean_jct_s"] / d["mean_jct_s"]
+                                                      for r, d in zip(runs, per["default"], strict=True)]))
+    return out

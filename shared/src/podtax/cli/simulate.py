@@ -1,0 +1,193 @@
+"""`podtax simulate`: evaluate placement policies on a campaign's measured speeds (podtax_scheduler.simulate).
+
+The campaign's pod-side values of each test's primary metric come from the analyzer's HTTP API,
+or from a DuckDB file with ``--db``. The workload file (YAML) says what arrives::
+
+    nodes: {cpu: "8", memory: 16Gi}   # allocatable of every simulated node
+    copies: 2                         # simulated nodes per measured node (node-a-0, node-a-1, ...)
+    duration_s: 1800                  # arrivals stop then; the simulation runs until every job ends
+    contention: 0.05                  # each pod already running on a node slows a new one by 5%
+    classes:
+      - test: sysbench-cpu
+        params: threads=1             # the campaign's group: a subset of its parameters
+        rate_per_s: 0.2               # Poisson arrivals
+        runtime_s: 120                # on a node of the fleet's median speed
+        requests: {cpu: "1", memory: 512Mi}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.table import Table
+
+from podtax import templates
+from podtax.cli.common import fail, wide_console
+
+POLICIES = ("default", "random", "prototype", "podtax")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClassSpec(_Strict):
+    test: str
+    params: str = ""
+    rate_per_s: float = Field(gt=0, le=1000)
+    runtime_s: float = Field(gt=0)
+    requests: dict[str, str] = Field(default_factory=lambda: {"cpu": "1", "memory": "256Mi"})
+
+
+class WorkloadSpec(_Strict):
+    nodes: dict[str, str] = Field(default_factory=lambda: {"cpu": "8", "memory": "16Gi"})
+    copies: int = Field(1, ge=1, le=1000)
+    duration_s: float = Field(gt=0, le=30 * 86400)
+    contention: float = Field(0.0, ge=0, le=10)
+    classes: list[ClassSpec] = Field(min_length=1)
+
+
+def read_workload(path: Path) -> WorkloadSpec:
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+        return WorkloadSpec.model_validate(raw)
+    except OSError as exc:
+        raise fail(f"cannot read the workload {path} ({exc.strerror})", 2) from None
+    except yaml.YAMLError as exc:
+        raise fail(f"the workload {path} is not valid YAML ({exc})", 2) from None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise fail(f"the workload {path} is invalid: {problems} (see `podtax simulate --help`)", 2) from None
+
+
+def measured_from_cells(cells: list[dict[str, Any]], values_of: Any) -> list[Any]:
+    """Group the campaign's primary-metric cells into Measured groups; values_of(cell) -> pod values."""
+    from podtax_scheduler.simulate import Measured
+
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in cells:
+        if not templates.is_primary_metric(c["test"], c["params"], c["metric"]):
+            continue
+        g = groups.setdefault((c["test"], c["params"]), {"metric": c["metric"], "unit": c["unit"],
+                                                         "hib": c["higher_is_better"], "values": {}})
+        vals = values_of(c)
+        if len(vals):
+            g["values"][c["node"]] = vals
+    return [Measured(test, params, g["metric"], g["unit"], g["hib"], g["values"])
+            for (test, params), g in groups.items() if g["values"]]
+
+
+def _from_db(db: Path, campaign: str) -> list[Any]:
+    try:
+        import duckdb
+        from podtax_analyzer.celldata import load_cells
+    except ImportError:
+        raise fail("--db needs the analyzer package: pip install -e services/analyzer", 2) from None
+    if not db.is_file():
+        raise fail(f"no database file at {db}", 2)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cells = load_cells(con, campaign)
+    finally:
+        con.close()
+    rows = [{"test": c.test, "params": c.params_key, "metric": c.metric, "unit": c.unit,
+             "higher_is_better": c.higher_is_better, "node": c.node, "pod": c.pod.values} for c in cells]
+    return measured_from_cells(rows, lambda c: c["pod"])
+
+
+def _from_api(campaign: str) -> list[Any]:
+    import numpy as np
+
+    from podtax.cli.results import _get as api_get
+
+    report = api_get(f"/api/campaigns/{campaign}/comparisons")
+    assert isinstance(report, dict)
+
+    def values(c: dict[str, Any]) -> Any:
+        runs = api_get(f"/api/cells/{c['id']}")
+        assert isinstance(runs, dict)
+        return np.array([r["value"] for r in runs["runs"] if r["env"] == "kubernetes"])
+
+    return measured_from_cells([c for c in report["cells"] if c.get("primary")], values)
+
+
+def build_workload(spec: WorkloadSpec, measured: list[Any]) -> Any:
+    from podtax_scheduler.quantity import QuantityError, to_int
+    from podtax_scheduler.scoring import params_match, params_of
+    from podtax_scheduler.simulate import JobClass, Workload
+
+    classes = []
+    for i, c in enumerate(spec.classes):
+        try:
+            too_big = [r for r, q in c.requests.items() if to_int(r, q) > to_int(r, spec.nodes.get(r, "0"))]
+        except QuantityError as exc:
+            raise fail(f"classes.{i}.requests: {exc}", 2) from None
+        if too_big:
+            raise fail(f"classes.{i}.requests: {', '.join(too_big)} above a node's ({spec.nodes}); such pods "
+                       f"would never run", 2)
+        wanted = params_of(c.params) if c.params else {}
+        if c.params and not wanted:
+            raise fail(f"classes.{i}.params {c.params!r}: give space-separated key=value pairs", 2)
+        found = [m for m in measured if m.test == c.test and params_match(wanted, m.params_key)]
+        if not found:
+            have = sorted({f"{m.test} [{m.params_key}]" for m in measured}) or ["nothing"]
+            raise fail(f"classes.{i}: the campaign has no pod results of {c.test} [{c.params}]; it has: "
+                       f"{', '.join(have)}", 2)
+        group = max(found, key=lambda m: (params_of(m.params_key) == wanted, len(m.values), -len(m.params_key)))
+        classes.append(JobClass(f"{c.test} [{group.params_key}]", group, c.rate_per_s, c.runtime_s, c.requests))
+    measured_nodes = sorted({n for c in classes for n in c.group.values})
+    names = {f"{n}-{k}" if spec.copies > 1 else n: n for n in measured_nodes for k in range(spec.copies)}
+    return Workload(list(names), names, spec.nodes, spec.duration_s, spec.contention, classes)
+
+
+def _ci(v: list[float], fmt: str = "{:,.1f}") -> str:
+    return f"{fmt.format(v[0])} [{fmt.format(v[1])}, {fmt.format(v[2])}]"
+
+
+def simulate(
+    campaign: Annotated[str, typer.Option(help="Campaign whose measured speeds drive the simulation.")],
+    workload: Annotated[Path, typer.Option(help="Workload YAML (see `podtax simulate --help`).")],
+    policies: Annotated[str, typer.Option(help=f"Comma-separated: {','.join(POLICIES)}.")] = ",".join(POLICIES),
+    seeds: Annotated[int, typer.Option(min=2, max=1000, help="Seeds (independent repetitions).")] = 10,
+    db: Annotated[Path | None, typer.Option("--db", help="Read this DuckDB file instead of the API.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> int:
+    """Simulate a cluster on the campaign's measured speeds and compare placement policies."""
+    chosen = [p.strip() for p in policies.split(",") if p.strip()]
+    bad = [p for p in chosen if p not in POLICIES]
+    if bad or not chosen:
+        raise typer.BadParameter(f"unknown {', '.join(bad) or 'empty list'}; use {','.join(POLICIES)}",
+                                 param_hint="--policies")
+    spec = read_workload(workload)
+    try:
+        from podtax_scheduler.simulate import evaluate
+    except ImportError:
+        raise fail("podtax simulate needs the scheduler package: pip install -e services/scheduler", 2) from None
+    measured = _from_db(db, campaign) if db is not None else _from_api(campaign)
+    if not measured:
+        raise fail(f"campaign {campaign!r} has no pod-side results of a primary metric to simulate with", 2)
+    w = build_workload(spec, measured)
+    results = evaluate(w, chosen, list(range(seeds)))
+    if as_json:
+        print(json.dumps({"campaign": campaign, "nodes": len(w.nodes), "seeds": seeds, "policies": results},
+                         indent=1))
+        return 0
+    table = Table(title=f"campaign {campaign}: {len(w.nodes)} nodes, {', '.join(c.name for c in w.classes)}; "
+                        f"mean [95% CI] over {seeds} seeds")
+    for col in ("policy", "mean JCT s", "p95 JCT s", "makespan s", "jobs/h", "regret %", "JCT vs default"):
+        table.add_column(col, justify="left" if col == "policy" else "right")
+    for name, r in results.items():
+        table.add_row(name, _ci(r["mean_jct_s"]), _ci(r["p95_jct_s"]), _ci(r["makespan_s"], "{:,.0f}"),
+                      _ci(r["jobs_per_h"]), _ci(r["regret_pct"]),
+                      _ci(r["jct_vs_default"], "{:.3f}") if "jct_vs_default" in r else "-")
+    wide_console().print(table)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(simulate)

@@ -1,0 +1,77 @@
+"""`podtax simulate` on a campaign stored in a real DuckDB file (--db), with a workload file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from analysis_synth import CellSpec, SideSpec, insert_cells, lognormal, open_db
+from podtax.cli.main import main
+
+WORKLOAD = """
+nodes: {cpu: "4", memory: 16Gi}
+copies: 2
+duration_s: 600
+contention: 0.05
+classes:
+  - test: sysbench-cpu
+    params: threads=4
+    rate_per_s: 0.1
+    runtime_s: 60
+    requests: {cpu: "1", memory: 1Gi}
+"""
+
+
+@pytest.fixture
+def stored(db_path, tmp_path):
+    rng = np.random.default_rng(2)
+    con = open_db(db_path)
+    insert_cells(con, [CellSpec(n, SideSpec(lognormal(rng, 1000, 0.01, 12)), SideSpec(lognormal(rng, s, 0.01, 12)),
+                                metric="events_per_second")
+                       for n, s in (("fast", 1200), ("slow", 900), ("mid", 1000))])
+    con.close()
+    wl = tmp_path / "workload.yaml"
+    wl.write_text(WORKLOAD)
+    return db_path, wl
+
+
+def test_simulate_json_has_every_policy_with_intervals(stored, capsys):
+    db, wl = stored
+    args = ["simulate", "--campaign", "synthetic", "--workload", str(wl), "--db", str(db), "--seeds", "3"]
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["nodes"] == 6 and set(out["policies"]) == {"default", "random", "prototype", "podtax", "oracle"}
+    for r in out["policies"].values():
+        low, mid, high = r["mean_jct_s"][1], r["mean_jct_s"][0], r["mean_jct_s"][2]
+        assert low <= mid <= high
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == out  # deterministic per seed
+    assert main(args) == 0
+    assert "JCT vs default" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--policies", "default,bogus"], "bogus"),
+    (["--seeds", "1"], "--seeds"),
+])
+def test_usage_mistakes_are_one_line_exit_2(stored, capsys, extra, needle):
+    db, wl = stored
+    assert main(["simulate", "--campaign", "synthetic", "--workload", str(wl), "--db", str(db), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0]
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("duration_s: 10\nclasses: []\n", "classes"),
+    ("duration_s: 10\nclasses:\n  - {test: fio, rate_per_s: 1, runtime_s: 5}\n", "no pod results of fio"),
+    ("duration_s: 10\nbogus: 1\nclasses:\n  - {test: sysbench-cpu, rate_per_s: 1, runtime_s: 5}\n", "bogus"),
+    ("duration_s: 10\nclasses:\n  - {test: sysbench-cpu, rate_per_s: 1, runtime_s: 5, requests: {cpu: '64'}}\n",
+     "would never run"),
+])
+def test_bad_workload_says_what_to_fix(stored, tmp_path, capsys, text, needle):
+    db, _ = stored
+    wl = tmp_path / "bad.yaml"
+    wl.write_text(text)
+    assert main(["simulate", "--campaign", "synthetic", "--workload", str(wl), "--db", str(db)]) == 2
+    assert needle in capsys.readouterr().err
