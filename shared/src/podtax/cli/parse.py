@@ -69,7 +69,8 @@ def register(app: typer.Typer) -> None:
     def parse_command(
         files: list[Path] = typer.Argument(..., help="Log files to parse."),
         tool: str | None = typer.Option(None, "--tool", help="Tool or test name (sysbench, sysbench-cpu, "
-                                        "sysbench-memory, stress-ng, stress-ng-cpu, hdparm, fio); "
+                                        "sysbench-memory, stress-ng, stress-ng-cpu, hdparm, fio, timeline, "
+                                        "volume-churn, pod-startup); "
                                         "autodetected when omitted."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per file."),
     ) -> int:
