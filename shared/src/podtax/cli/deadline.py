@@ -8,11 +8,13 @@ up after PODTAX_CLI_TIMEOUT seconds (30 by default) without an answer and says w
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Awaitable
 from typing import TypeVar
 
 from podtax.bus import BusError
+from podtax.cli.common import fail
 
 ENV = "PODTAX_CLI_TIMEOUT"
 DEFAULT_S = 30.0
@@ -41,3 +43,18 @@ async def within(step: Awaitable[T], what: str, timeout_s: float | None = None) 
     except TimeoutError:
         raise BusError(f"NATS did not answer within {limit:g} s while {what} (is the server down? "
                        f"{ENV} sets this deadline)") from None
+
+
+def run(step: Awaitable[T], what: str, extra_s: float = 0.0) -> T:
+    """`asyncio.run(step)` bounded by the deadline (plus `extra_s` the command itself waits on
+    purpose); a missed deadline or unreachable NATS exits 1 with one line saying what was going on."""
+    try:
+        limit = seconds() + extra_s
+    except ValueError as exc:
+        if inspect.iscoroutine(step):
+            step.close()  # never started
+        raise fail(str(exc), 2) from None
+    try:
+        return asyncio.run(within(step, what, limit))
+    except BusError as exc:
+        raise fail(str(exc), 1) from None
