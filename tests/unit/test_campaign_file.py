@@ -35,10 +35,10 @@ def test_defaults() -> None:
     ("text", "expected"),
     [
         ("name: x\nnodes: [a]\ntests:\n  - test: sysbench-cpu\n    params: {threads: 0}\n",
-         "campaign.yaml:4: tests.0: Value error, sysbench-cpu: threads"),
+         "campaign.yaml:5: tests.0.params.threads: threads must be between 1 and 1024"),
         ("name: x\nnodes: [a]\ntests:\n  - test: no-such-test\n", "unknown test 'no-such-test'"),
         ("name: x\nnodes: [a]\ntests:\n  - test: sysbench-cpu\nrepetitions: {min: 5, max: 2}\n",
-         "campaign.yaml:5: repetitions: Value error, max (2) must be >= min (5)"),
+         "campaign.yaml:5: repetitions: max (2) must be >= min (5)"),
         ("name: Bad_Name\nnodes: [a]\ntests: [{test: sysbench-cpu}]\n", "campaign.yaml:1: name:"),
         ("name: x\nnodes: []\ntests: [{test: sysbench-cpu}]\n", "campaign.yaml:2: nodes"),
         ("name: x\nnodes: [a]\ntests: [{test: sysbench-cpu}]\nspacing: soon\n", "campaign.yaml:4: spacing"),
@@ -54,7 +54,7 @@ def test_defaults() -> None:
 def test_errors_name_field_and_line(text: str, expected: str) -> None:
     with pytest.raises(campaign.CampaignError) as info:
         campaign.parse(text)
-    assert expected.replace("Value error, ", "") in str(info.value)
+    assert expected in str(info.value) and "Value error" not in str(info.value)
 
 
 def test_missing_file() -> None:

@@ -16,6 +16,7 @@ import contextlib
 import gc
 import json
 import logging
+import re
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -27,9 +28,11 @@ from nats.aio.msg import Msg
 from nats.errors import NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, DiscardPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError
 from nats.js.kv import KeyValue
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 from pydantic import ValidationError
 
 from podtax import subjects, telemetry
@@ -75,7 +78,14 @@ class Bus:
         self._subs: list[JetStreamContext.PullSubscription] = []
 
     @classmethod
-    async def connect(cls, url: str, source: str, *, timeout: float = 5.0) -> Bus:
+    async def connect(cls, url: str, source: str, *, timeout: float = 5.0, auth: dict[str, Any] | None = None) -> Bus:
+        """auth: nats.connect() identity and TLS options (natsauth.connect_options); by default those of the
+        PODTAX_NATS_* environment variables (user/password, nkey, creds file, TLS files)."""
+        if auth is None:
+            from podtax import natsauth
+            from podtax.config import Common, load
+
+            auth = natsauth.connect_options(load(Common))
         async def _closed() -> None:
             log.info("NATS connection closed")
 
@@ -95,27 +105,38 @@ class Bus:
             nc = await asyncio.wait_for(nats.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
-                drain_timeout=5,
+                drain_timeout=5, **auth,
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
-            raise BusError(f"cannot reach NATS at {url} ({why}); start one with "
+            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); start one with "
                            f"`podtax up` or point PODTAX_NATS_URL at a running server") from None
         nc_ready.set()
         return cls(nc, source)
 
-    async def ensure_streams(self) -> None:
-        """Create or update podtax's streams (safe to call from every service at start-up)."""
-        for name, subj, desc in (
-            (subjects.STREAM, subjects.STREAM_SUBJECTS, "podtax events"),
-            (subjects.DLQ_STREAM, subjects.DLQ_SUBJECTS, "podtax dead letters: messages that can never succeed"),
+    async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None) -> None:
+        """Create podtax's streams, or update them to these limits (PODTAX_NATS_STREAM_MAX_BYTES/_AGE_S; safe
+        from every service at start-up). Without limits (the CLI): create with the defaults, never update.
+        A full events stream refuses new events (the publisher sees why); dead letters drop their oldest."""
+        update = max_bytes is not None or max_age_s is not None
+        if not update:
+            from podtax.config import Common
+
+            max_bytes = Common.model_fields["nats_stream_max_bytes"].default
+            max_age_s = Common.model_fields["nats_stream_max_age_s"].default
+        for name, subj, desc, discard in (
+            (subjects.STREAM, subjects.STREAM_SUBJECTS, "podtax events", DiscardPolicy.NEW),
+            (subjects.DLQ_STREAM, subjects.DLQ_SUBJECTS, "podtax dead letters: messages that can never succeed",
+             DiscardPolicy.OLD),
         ):
             config = StreamConfig(name=name, subjects=list(subj), description=desc,
-                                  storage=StorageType.FILE, duplicate_window=120.0)
+                                  storage=StorageType.FILE, duplicate_window=120.0, discard=discard,
+                                  max_bytes=-1 if max_bytes is None else max_bytes, max_age=max_age_s or 0)
             try:
                 await self.js.add_stream(config)
             except BadRequestError:
-                await self.js.update_stream(config)
+                if update:
+                    await self.js.update_stream(config)
 
     async def kv(self, bucket: str, history: int = 1) -> KeyValue:
         try:
@@ -158,7 +179,7 @@ class Bus:
     # ------------------------------------------------------------ publish
 
     def _headers(self, event: Envelope) -> dict[str, str]:
-        return telemetry.inject({"Nats-Msg-Id": event.id})
+        return telemetry.inject({"Nats-Msg-Id": event.id}, telemetry.context_for(event))
 
     def _payload(self, event: Envelope) -> bytes:
         payload = encode(event)
@@ -234,9 +255,9 @@ class Bus:
                 event = await self._decode(msg)
                 if event is None:
                     continue
-                ctx = telemetry.extract(msg.headers)
+                ctx = _message_context(msg, event)
                 try:
-                    with tracer.start_as_current_span(f"handle {event.type}", context=ctx):
+                    with tracer.start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
                         await _with_heartbeat(msg, handler(event), spec.ack_wait_s / 3)
                 except Permanent as exc:
                     await self.dead_letter(msg, exc.reason)
@@ -278,18 +299,34 @@ class Bus:
 
     async def _handle_batch(self, spec: ConsumerSpec, handler: BatchHandler,
                             decoded: list[tuple[Msg, Event]]) -> None:
-        try:
-            rejected = await handler([e for _, e in decoded])
-        except Exception as exc:  # noqa: BLE001
-            log.exception("batch handler failed (%d messages)", len(decoded))
-            for msg, _ in decoded:
-                await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
-            return
-        for msg, event in decoded:
-            if event.id in rejected:
-                await self.dead_letter(msg, rejected[event.id])
-            else:
-                await msg.ack()
+        # One span per message, a child of the message's own context (so parse and store sit in
+        # the run's trace), linked to the batch span; follow-ups are published in that span.
+        tracer = telemetry.tracer("podtax.bus")
+        with tracer.start_as_current_span(f"{spec.durable} batch", attributes={"messaging.batch.message_count":
+                                                                                  len(decoded)}) as batch:
+            link = [trace.Link(batch.get_span_context())]
+            spans = [tracer.start_span(f"{spec.durable} {e.type}", context=_message_context(m, e), links=link)
+                     for m, e in decoded]
+            scope = {run_id: trace.set_span_in_context(span) for span, (_, e) in zip(spans, decoded)
+                     if (run_id := telemetry.event_run_id(e))}
+            try:
+                with telemetry.run_scope(scope):
+                    rejected = await handler([e for _, e in decoded])
+            except Exception as exc:  # noqa: BLE001
+                log.exception("batch handler failed (%d messages)", len(decoded))
+                for span in spans:
+                    span.set_status(trace.Status(trace.StatusCode.ERROR, str(exc)))
+                    span.end()
+                for msg, _ in decoded:
+                    await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
+                return
+            for span, (msg, event) in zip(spans, decoded):
+                if event.id in rejected:
+                    span.set_status(trace.Status(trace.StatusCode.ERROR, rejected[event.id]))
+                    await self.dead_letter(msg, rejected[event.id])
+                else:
+                    await msg.ack()
+                span.end()
 
     async def close(self) -> None:
         """Stop consuming, flush what is in flight (drain), close."""
@@ -302,6 +339,21 @@ class Bus:
                 await self.nc.drain()
             except Exception:  # noqa: BLE001 - closing anyway
                 await self.nc.close()
+
+
+def _message_context(msg: Msg, event: Event) -> otel_context.Context:
+    """The context a message was published in; a run's own trace when none travelled with it."""
+    ctx = telemetry.extract(msg.headers)
+    if not trace.get_current_span(ctx).get_span_context().is_valid:
+        run_id = telemetry.event_run_id(event)
+        if run_id:
+            return telemetry.run_context(run_id)
+    return ctx
+
+
+def redact(url: str) -> str:
+    """A NATS URL list without passwords (nats://user:secret@host -> nats://user:***@host)."""
+    return ",".join(re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", u) for u in url.split(","))
 
 
 async def _with_heartbeat(msg: Msg, work: Awaitable[None], every_s: float) -> None:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
-from podtax import events, provenance, templates
+from podtax import events, provenance, telemetry, templates
 from podtax.bus import Bus
 from podtax.campaign import PodSpec
 from podtax.config import RunnerSettings
@@ -229,7 +229,8 @@ class KubeExecutor:
         now = events.now()
         raw = events.RawLog(run=run, stdout=text, stderr="", exit_code=exit_code, started_at=started or now,
                             ended_at=finished or now, tool_version=version, provenance=prov)
-        await self.bus.publish(events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"}))
+        with telemetry.run_step("pod run", run.run_id, started, finished, **{"k8s.pod.name": p.metadata.name}):
+            await self.bus.publish(events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"}))
         if version and self.on_image_versions and cs:
             await self.on_image_versions(cs.image, {templates.get(run.test).tool: version})
 

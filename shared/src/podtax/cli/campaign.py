@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn
 
 from podtax import campaign as campaign_file
-from podtax import events, subjects, templates
+from podtax import events, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli.common import console, err, fail, nats_url
 
@@ -97,7 +98,11 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
             console.print(f"campaign {c.name} is valid (dry run: nothing submitted)")
             return 0
         submitted = events.CampaignSubmitted(campaign=c.name, spec=c.model_dump(mode="json"))
-        await bus.publish(events.campaign_submitted(submitted).model_copy(update={"id": f"campaign.{c.name}"}))
+        telemetry.setup_tracing("cli", os.environ.get("PODTAX_OTEL_EXPORTER", "none"))
+        with telemetry.tracer("podtax.cli").start_as_current_span(f"campaign submit {c.name}",
+                                                                  attributes={"podtax.campaign": c.name}):
+            await bus.publish(events.campaign_submitted(submitted).model_copy(update={"id": f"campaign.{c.name}"}))
+        telemetry.flush()
         console.print(f"submitted campaign [bold]{c.name}[/bold]; follow it with `podtax campaign status "
                       f"{c.name} --follow`", highlight=False)
         return 0

@@ -1,0 +1,81 @@
+"""One trace per run: dispatch (the root), the host agent's execution, parse and store share the
+run's trace id; the root links to the campaign submission's span. An in-memory exporter records
+every span of the in-process services (a real nats-server, real sysbench, a real DuckDB file)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import yaml
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from podtax import telemetry
+from podtax.cli.main import main as cli
+
+from tests.integration.harness import services, wait_for
+
+NODE = "trace-node"
+
+
+@pytest.fixture(scope="module")
+def spans() -> InMemorySpanExporter:
+    exporter = InMemorySpanExporter()
+    if isinstance(trace.get_tracer_provider(), TracerProvider):  # already configured in this process
+        trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(exporter))  # type: ignore[union-attr]
+    else:
+        telemetry.setup_tracing("test", processor=SimpleSpanProcessor(exporter))
+    return exporter
+
+
+def test_service_name_is_not_prefixed_twice() -> None:
+    assert telemetry.service_name("scheduler") == "podtax-scheduler"
+    assert telemetry.service_name("podtax-scheduler") == "podtax-scheduler"
+
+
+def test_run_ids_are_stable_and_distinct() -> None:
+    assert telemetry.run_ids("c-1") == telemetry.run_ids("c-1")
+    assert telemetry.run_ids("c-1") != telemetry.run_ids("c-2")
+    assert all(i > 0 for i in telemetry.run_ids("c-1"))
+
+
+async def test_a_run_is_one_trace_from_dispatch_to_store(nats_url: str, tmp_path: Path, spans: InMemorySpanExporter,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    campaign = tmp_path / "traced.yaml"
+    campaign.write_text(yaml.safe_dump({
+        "name": "traced", "nodes": [NODE], "environments": ["host"],
+        "tests": [{"test": "sysbench-cpu", "params": {"threads": 1, "max_prime": 2000, "events": 200, "time": 5}}],
+        "repetitions": {"min": 2, "max": 2}, "timeout": 60}))
+    async with services(nats_url, tmp_path) as s:
+        await s.analyzer()
+        await s.parser()
+        await s.agent(node=NODE)
+        await s.runner()
+        await wait_for(lambda: s.query("SELECT count(*) FROM host_facts")[0][0] >= 1, 30, "host facts")
+        await asyncio.sleep(1)  # the runner learns the node from the same facts
+        assert await asyncio.to_thread(cli, ["campaign", "submit", str(campaign)]) == 0
+        await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE campaign='traced'")[0][0] == 2, 90,
+                       "two stored runs")
+        run_ids = [r[0] for r in s.query("SELECT run_id FROM runs WHERE campaign='traced'")]
+        await asyncio.sleep(0.5)
+    finished = spans.get_finished_spans()
+    submit = [sp for sp in finished if sp.name == "campaign submit traced"]
+    assert len(submit) == 1
+    for run_id in run_ids:
+        trace_id, root_span_id = telemetry.run_ids(run_id)
+        in_trace = [sp for sp in finished if sp.context.trace_id == trace_id]
+        names = " | ".join(sorted(sp.name for sp in in_trace))
+        roots = [sp for sp in in_trace if sp.parent is None]
+        assert len(roots) == 1 and roots[0].context.span_id == root_span_id, names
+        assert roots[0].name.startswith("run sysbench-cpu host")
+        assert any(link.context.trace_id == submit[0].context.trace_id for link in roots[0].links), \
+            "the run's root links to the submission's trace"
+        assert any("run.requested" in sp.name for sp in in_trace), f"no execution span: {names}"
+        assert any("run.log" in sp.name for sp in in_trace), f"no parse/archive span: {names}"
+        assert any("run.result" in sp.name for sp in in_trace), f"no store span: {names}"
+        ids = {sp.context.span_id for sp in in_trace}
+        assert all(sp.parent is None or sp.parent.span_id in ids for sp in in_trace), f"a broken parent: {names}"
