@@ -22,7 +22,7 @@ def close_to(measured: float, injected: float) -> bool:
 
 def test_volume_phases_match_injected_latency(kubesim_factory: Any, run_cp: Any) -> None:
     sim = kubesim_factory(cluster(provision=lognormal(0.15, 0.3), delete=lognormal(0.08, 0.3)), kubelet="none")
-    tl = run_cp(spec("volume-churn", count=150, concurrency=50), kube=sim)
+    tl = run_cp(spec("volume-churn", count=150, concurrency=10), kube=sim)
     lines = [json.loads(line) for line in tl.jsonl().splitlines()]
     assert lines[0]["kind"] == "header" and lines[0]["backend"] == "kubernetes" and lines[0]["simulated"] is True
     assert lines[-1]["kind"] == "summary" and lines[-1]["errors"] == 0 and lines[-1]["left_behind"] == 0
@@ -92,7 +92,7 @@ class _Lognormal:
 def test_pod_startup_phases_match_injected_start_delay(kubesim_factory: Any, run_cp: Any) -> None:
     sim = kubesim_factory(cluster(), kubelet="simulated")
     sim.emulator.kubelet.start_delay = _Lognormal(0.12, 0.3)
-    tl = run_cp(spec("pod-startup", count=100, concurrency=25), kube=sim)
+    tl = run_cp(spec("pod-startup", count=100, concurrency=10), kube=sim)
     assert tl.errors() == 0 and tl.left_behind == 0
     for r in tl.objects.values():
         t = r.t

@@ -21,7 +21,7 @@ def plugin(create: Any = 0.0, delete: Any = 0.0) -> dict[str, Any]:
 
 def test_nomad_phases_match_injected_latency(nomadsim_factory: Any, run_cp: Any) -> None:
     sim = nomadsim_factory({"seed": 5, "plugins": [plugin(create=lognormal(0.1, 0.3), delete=0.002)]})
-    tl = run_cp(spec("volume-churn", env="nomad", count=120, concurrency=40, plugin_id="hostpath"), nomad=sim)
+    tl = run_cp(spec("volume-churn", env="nomad", count=120, concurrency=20, plugin_id="hostpath"), nomad=sim)
     lines = [json.loads(line) for line in tl.jsonl().splitlines()]
     assert lines[0]["backend"] == "nomad" and lines[0]["simulated"] is True
     objects = lines[1:-1]
