@@ -18,6 +18,7 @@ import json
 import logging
 import re
 import signal
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from pydantic import ValidationError
 
-from podtax import subjects, telemetry
+from podtax import metrics, subjects, telemetry
 from podtax.events import Envelope, Event, decode, encode
 from podtax.templates import pydantic_msg
 
@@ -192,6 +193,7 @@ class Bus:
     async def publish(self, event: Envelope) -> None:
         """Publish and wait for JetStream's ack (the event is stored when this returns)."""
         await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
+        metrics.PUBLISHED.labels(event.type).inc()
 
     async def publish_many(self, events: Sequence[Envelope]) -> None:
         """Pipelined publish: all in flight at once, returns when every one is acked."""
@@ -199,6 +201,8 @@ class Bus:
                    for e in events]
         for fut in futures:
             await fut
+        for e in events:
+            metrics.PUBLISHED.labels(e.type).inc()
 
     async def dead_letter(self, msg: Msg, reason: str) -> None:
         headers = dict(msg.headers or {})
@@ -207,6 +211,7 @@ class Bus:
         headers.pop("Nats-Msg-Id", None)
         await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
         await msg.term()
+        metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
         log.warning("dead-lettered %s: %s", msg.subject, reason)
 
     # ------------------------------------------------------------ consume
@@ -225,9 +230,16 @@ class Bus:
 
     async def _fetch(self, sub: JetStreamContext.PullSubscription, batch: int) -> list[Msg]:
         try:
-            return await sub.fetch(batch, timeout=0.5)
+            msgs = await sub.fetch(batch, timeout=0.5)
         except (NatsTimeout, TimeoutError):
             return []
+        if msgs:
+            last = msgs[-1].metadata
+            metrics.PENDING.labels(last.consumer).set(last.num_pending)
+            again = sum(m.metadata.num_delivered > 1 for m in msgs)
+            if again:
+                metrics.REDELIVERIES.labels(last.consumer).inc(again)
+        return msgs
 
     async def _decode(self, msg: Msg) -> Event | None:
         try:
@@ -245,6 +257,7 @@ class Bus:
             await self.dead_letter(msg, f"gave up after {delivered} deliveries: {error}")
         else:
             await msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1])
+            metrics.MESSAGES.labels(_consumer(msg), "retry").inc()
 
     async def consume(self, spec: ConsumerSpec, handler: Handler, stop: asyncio.Event) -> None:
         """Handle messages one by one until `stop` is set."""
@@ -256,6 +269,7 @@ class Bus:
                 if event is None:
                     continue
                 ctx = _message_context(msg, event)
+                started = time.perf_counter()
                 try:
                     with tracer.start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
                         await _with_heartbeat(msg, handler(event), spec.ack_wait_s / 3)
@@ -266,6 +280,8 @@ class Bus:
                     await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
                 else:
                     await msg.ack()
+                    metrics.MESSAGES.labels(spec.durable, "ack").inc()
+                metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
     async def consume_batches(self, spec: ConsumerSpec, handler: BatchHandler, stop: asyncio.Event) -> None:
         """Handle messages in batches: one commit per batch, then ack every message of it.
@@ -309,6 +325,7 @@ class Bus:
                      for m, e in decoded]
             scope = {run_id: trace.set_span_in_context(span) for span, (_, e) in zip(spans, decoded)
                      if (run_id := telemetry.event_run_id(e))}
+            started = time.perf_counter()
             try:
                 with telemetry.run_scope(scope):
                     rejected = await handler([e for _, e in decoded])
@@ -327,6 +344,8 @@ class Bus:
                 else:
                     await msg.ack()
                 span.end()
+            metrics.MESSAGES.labels(spec.durable, "ack").inc(len(decoded) - len(rejected))
+            metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
     async def close(self) -> None:
         """Stop consuming, flush what is in flight (drain), close."""
@@ -339,6 +358,13 @@ class Bus:
                 await self.nc.drain()
             except Exception:  # noqa: BLE001 - closing anyway
                 await self.nc.close()
+
+
+def _consumer(msg: Msg) -> str:
+    try:
+        return msg.metadata.consumer or "?"
+    except Exception:  # noqa: BLE001 - not a JetStream message
+        return "?"
 
 
 def _message_context(msg: Msg, event: Event) -> otel_context.Context:

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from podtax import telemetry
-from podtax.bus import Bus, BusError, stop_on_signals
+from podtax import metrics, natsauth, telemetry
+from podtax.bus import Bus, BusError, redact, stop_on_signals
 from podtax.config import Common, ConfigError, load
 
 S = TypeVar("S", bound=Common)
@@ -17,16 +17,23 @@ log = logging.getLogger("podtax.service")
 
 
 async def _health(port: int, bus: Bus) -> asyncio.base_events.Server:
-    """Minimal HTTP probes: GET /healthz (alive: 200) and GET /readyz (200 while connected to NATS)."""
+    """Minimal HTTP probes: GET /healthz (alive: 200), GET /readyz (200 while connected to NATS), and
+    GET /metrics (Prometheus text format, see podtax.metrics)."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             request = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-            ok = bus.nc.is_connected or not request.startswith(b"GET /readyz")
-            body = b"ok\n" if ok else b"nats disconnected\n"
+            content_type = "text/plain"
+            if request.startswith(b"GET /metrics"):
+                ok = True
+                body, content_type = metrics.exposition()
+            else:
+                ok = bus.nc.is_connected or not request.startswith(b"GET /readyz")
+                body = b"ok\n" if ok else b"nats disconnected\n"
             status = b"200 OK" if ok else b"503 Service Unavailable"
-            writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\nContent-Length: "
-                         + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+            writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: " + content_type.encode()
+                         + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
+                         + body)
             await writer.drain()
         except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -53,15 +60,15 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
 
     async def _main() -> int:
         try:
-            bus = await Bus.connect(settings.nats_url, f"podtax/{name}")
+            bus = await Bus.connect(settings.nats_url, f"podtax/{name}", auth=natsauth.connect_options(settings))
         except BusError as exc:
             log.error("%s", exc)
             return 3
         stop = stop_on_signals()
         health = await _health(settings.health_port, bus) if settings.health_port else None
         try:
-            await bus.ensure_streams()
-            log.info("podtax-%s started (NATS %s)", name, settings.nats_url)
+            await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s)
+            log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))
             await body(settings, bus, stop)
         finally:
             if health:

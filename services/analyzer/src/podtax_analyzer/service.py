@@ -8,7 +8,7 @@ import contextlib
 import logging
 
 import uvicorn
-from podtax import events, subjects
+from podtax import events, metrics, subjects
 from podtax.bus import Bus, ConsumerSpec, tune_gc_for_batches
 from podtax.config import AnalyzerSettings
 
@@ -38,7 +38,9 @@ class Analyzer:
 
     async def handle_batch(self, batch: list[events.Event]) -> dict[str, str]:
         """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered)."""
-        new_runs, poison = await asyncio.to_thread(write_isolating, self.store.write_batch, batch)
+        with metrics.ANALYZER_WRITE_SECONDS.time():
+            new_runs, poison = await asyncio.to_thread(write_isolating, self.store.write_batch, batch)
+        metrics.ANALYZER_STORED.inc(len(batch) - len(poison))
         if new_runs:
             self.pending |= new_runs
             self.changed.set()

@@ -13,7 +13,7 @@ import logging
 import os
 from pathlib import Path
 
-from podtax import events, subjects, templates
+from podtax import events, metrics, subjects, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
@@ -61,6 +61,7 @@ class Agent:
         failure = events.RunFailed(run=run, stage="agent", reason=reason, detail=detail)
         event = events.run_failed(failure, self.source).model_copy(update={"id": f"{run.run_id}.agent-failed"})
         await self.bus.publish(event)
+        metrics.AGENT_RUNS.labels(run.test, "refused").inc()
         log.warning("refused run %s: %s", run.run_id, detail)
 
     async def handle(self, event: events.Event) -> None:
@@ -102,6 +103,9 @@ class Agent:
                                                          hw_threads=self.facts.hw_threads if self.facts else None))
         await self.bus.publish(events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"}))
         self.done.add(run.run_id)
+        outcome = "timeout" if out.timed_out else ("ok" if out.exit_code == 0 else "failed")
+        metrics.AGENT_RUNS.labels(run.test, outcome).inc()
+        metrics.AGENT_RUN_SECONDS.labels(run.test).observe((out.ended_at - out.started_at).total_seconds())
 
     async def facts_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from podtax import events, subjects
+from podtax import events, metrics, subjects
 from podtax.bus import Bus, ConsumerSpec, tune_gc_for_batches
 from podtax.config import ParserSettings
 from podtax.derive import derive
@@ -23,6 +23,10 @@ async def handle_batch(bus: Bus, batch: list[events.Event]) -> dict[str, str]:
     """Derive every raw log of the batch and publish all outcomes (pipelined) before the acks."""
     outcomes = [derive(e.data, SOURCE) for e in batch if isinstance(e, events.RawLogV1)]
     await bus.publish_many(outcomes)
+    for o in outcomes:
+        if isinstance(o, events.RunFailedV1):
+            metrics.PARSER_OUTCOMES.labels("failure", o.data.reason).inc()
+    metrics.PARSER_OUTCOMES.labels("result", "").inc(sum(isinstance(o, events.ResultV1) for o in outcomes))
     failed = sum(isinstance(o, events.RunFailedV1) for o in outcomes)
     if failed:
         log.info("parsed %d logs, %d failed to parse", len(outcomes), failed)

@@ -14,7 +14,7 @@ from datetime import datetime
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
 from opentelemetry import trace
-from podtax import events, subjects, telemetry, templates
+from podtax import events, metrics, subjects, telemetry, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
@@ -182,10 +182,13 @@ class Runner:
                 state = self.campaigns.get(run.campaign)
                 if state is None:
                     continue
-                state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason)
+                if state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason):
+                    metrics.RUNS_FINISHED.labels("result" if reason is None else "failed").inc()
                 touched[state.name] = state  # saved even when nothing changed: a failed save is retried
             for state in touched.values():
                 await self.save(state)
+                for status, n in state.counts().items():  # campaign progress
+                    metrics.CAMPAIGN_RUNS.labels(state.name, status).set(n)
                 if state.finished_at:
                     log.info("campaign %s finished: %s", state.name, state.counts())
         self.wake.set()
@@ -262,6 +265,7 @@ class Runner:
         with telemetry.run_root_span(f"run {run.test} {run.env}", run.run_id, links, **{
                 "podtax.campaign": run.campaign, "podtax.node": run.node, "podtax.env": run.env}):
             await self._dispatch(run, state)
+        metrics.RUNS_DISPATCHED.labels(run.env).inc()
 
     async def _dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
         if templates.get(run.test).control_plane:
