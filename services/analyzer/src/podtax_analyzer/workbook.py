@@ -109,10 +109,9 @@ def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
             continue
         pair = data.envs(c)
         for run in data.runs.get(c.id, []):
-            when = WriteOnlyCell(ws, value=_naive(run.started_at))
-            when.number_format = "yyyy-mm-dd hh:mm:ss"
-            ws.append([c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id, when,
-                       run.value])
+            # a datetime gets openpyxl's date-time number format by itself
+            ws.append([c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
+                       _naive(run.started_at), run.value])
 
 
 def write_workbook(data: ReportData) -> bytes:
