@@ -122,6 +122,9 @@ def test_same_node_name_in_two_clusters_is_two_cells(con):
     assert sorted(c.cluster for c in cells) == ["east", "west"] and len({c.id for c in cells}) == 2
     assert _by_cluster(cells, "east").verdict == "slower"
     assert _by_cluster(cells, "west").verdict != "slower"
+    summary = compare_campaign(con, "synthetic").summary[0]
+    assert set(summary.nodes_included) == {"east/node-a", "west/node-a"}
+    assert "east/node-a 0.9" in summary.sentence
 
 
 def _by_cluster(cells, cluster):

@@ -39,24 +39,30 @@ def _exclusion_reason(c: CellComparison) -> list[str]:
 
 
 def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
+    """One item per (test, params, metric). With more than one cluster a node is named cluster/node."""
+    several = len({c.cluster for c in cells}) > 1
+
+    def where(c: CellComparison) -> str:
+        return f"{c.cluster}/{c.node}" if several else c.node
+
     groups: dict[tuple[str, str, str], list[CellComparison]] = {}
     for c in cells:
         groups.setdefault((c.test, c.params, c.metric), []).append(c)
     out = []
     for (test, params, metric), group in groups.items():
-        group = sorted(group, key=lambda c: c.node)
+        group = sorted(group, key=lambda c: (c.node, c.cluster))
         clean = [c for c in group if is_clean(c)]
-        excluded = {c.node: _exclusion_reason(c) for c in group if not is_clean(c)}
+        excluded = {where(c): _exclusion_reason(c) for c in group if not is_clean(c)}
         what = f"{test} {params} {metric}".replace("  ", " ")
         if clean:
             g = geomean([c.ratio for c in clean])
-            nodes = ", ".join(c.node for c in clean)
-            per_node = "; ".join(f"{c.node} {fmt_ratio(c.ratio)}" for c in clean)
+            nodes = ", ".join(where(c) for c in clean)
+            per_node = "; ".join(f"{where(c)} {fmt_ratio(c.ratio)}" for c in clean)
             sentence = (f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) the geometric mean "
                         f"of the {ratio_name((clean[0].baseline, clean[0].candidate))} ratios is {fmt_ratio(g)} "
                         f"({change_phrase(g, clean[0].higher_is_better, _names(clean[0]))}); "
                         f"per node: {per_node}.")
-            tolerated = [c.node for c in clean if c.flags]
+            tolerated = [where(c) for c in clean if c.flags]
             if tolerated:
                 sentence += f" Included despite reported outliers (the median resists them): {', '.join(tolerated)}."
         else:
@@ -66,6 +72,6 @@ def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
             reasons = "; ".join(f"{node} ({', '.join(r)})" for node, r in excluded.items())
             sentence += f" Excluded: {reasons}."
         out.append(SummaryItem(sentence=sentence, cells=[c.id for c in group], test=test, params=params,
-                               metric=metric, geomean_ratio=g, nodes_included=[c.node for c in clean],
+                               metric=metric, geomean_ratio=g, nodes_included=[where(c) for c in clean],
                                nodes_excluded=excluded))
     return out
