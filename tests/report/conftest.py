@@ -86,6 +86,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     insert_cells(con, steady_campaign("same"))
     insert_cells(con, steady_campaign("shifted", pod_factor=0.95))
     insert_control_plane(con)
+    con.execute("""INSERT INTO host_facts VALUES ('hf-1', 'local', 'node-a', TIMESTAMPTZ '2025-01-06 07:00:00+00',
+                   '6.1.0-28-amd64', 'Debian GNU/Linux 12 (bookworm)', 'AMD EPYC 7B13', 8, 'x86_64', '{}')""")
+    con.execute("""INSERT INTO placements VALUES ('pl-1', TIMESTAMPTZ '2025-01-06 12:00:00+00', 'default', 'web-1',
+                   'uid-1', 'node-b', 'sysbench-cpu', '[{"node": "node-b", "score": 87.5}, {"node": "node-a",
+                   "score": 40.0}]', 'bound by benchmark score'),
+                   ('pl-2', TIMESTAMPTZ '2025-01-06 12:00:00+00', 'default', 'other', 'uid-2', 'node-a',
+                   'unrelated-test', '[]', 'not this campaign')""")
     port = natsserver.free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
