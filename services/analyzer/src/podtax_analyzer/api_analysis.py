@@ -55,7 +55,8 @@ def list_campaigns(request: Request) -> list[CampaignInfo]:
 
 
 @router.get("/api/campaigns/{campaign}/comparisons", response_model=CampaignReport,
-            summary="Pod/host comparison table of a campaign, with flags and summary sentences")
+            summary="Comparison table of a campaign's two sides (pod/host, nomad/kubernetes), with flags and "
+                    "summary sentences")
 def get_comparisons(
     request: Request,
     campaign: str,

@@ -1,7 +1,8 @@
-"""The comparison table of a campaign: one row per cell, pod against host, told truthfully.
+"""The comparison table of a campaign: one row per cell, candidate against baseline (pod against host,
+nomad against kubernetes: the sides are named by the data, celldata.sides_for), told truthfully.
 
 For every cell (campaign, node, test, params, metric):
-- ratio = median(pod) / median(host) with a 95% BCa bootstrap interval (each side resampled
+- ratio = median(candidate) / median(baseline) with a 95% BCa bootstrap interval (each side resampled
   separately, seeded per cell from ``seed`` and the cell id, so a cell's numbers do not depend on
   which other cells are in the table); where the bootstrap is unstable the Hodges-Lehmann interval
   of log values is shown instead, and it is always given as a cross-check (hl_*);

@@ -23,7 +23,7 @@ BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
 
 LEGEND = {
-    "CONFOUNDED": "host and pod ran different tool builds or parameters; no ratio is given",
+    "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters; no ratio is given",
     "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",

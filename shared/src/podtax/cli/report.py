@@ -1,4 +1,5 @@
-"""`podtax report CAMPAIGN`: the pod/host comparison table, flags explained, summary sentences.
+"""`podtax report CAMPAIGN`: the comparison table of the campaign's two sides (pod/host, nomad/kubernetes),
+flags explained, summary sentences, and for control-plane campaigns the phase table (report_phases.py).
 
 By default the report comes from the analyzer's HTTP API (PODTAX_API_URL, else the one `podtax up`
 started, else http://127.0.0.1:8700); ``--db FILE`` computes it from a DuckDB file directly (needs
