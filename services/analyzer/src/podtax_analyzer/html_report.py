@@ -51,10 +51,10 @@ def _key(c: CellComparison) -> str:
 
 def _matrix(data: ReportData) -> str:
     cells = headline_cells(data.report.cells)
-    nodes = sorted({c.node for c in cells})
+    nodes = sorted({data.where(c) for c in cells})
     rows: dict[tuple[str, str, str], dict[str, CellComparison]] = {}
     for c in cells:
-        rows.setdefault((c.test, c.params, c.metric), {})[c.node] = c
+        rows.setdefault((c.test, c.params, c.metric), {})[data.where(c)] = c
     head = "".join(f'<th scope="col">{_e(n)}</th>' for n in nodes)
     out = ['<div class="scroll"><table id="matrix"><thead><tr><th scope="col">test / parameters / metric</th>',
            head, "</tr></thead><tbody>"]
@@ -103,7 +103,7 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
     flags = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in c.flag_details.items())
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
     return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
-            f'<h3>{_e(c.node)} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
+            f'<h3>{_e(data.where(c))} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
             f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.verdict)}</b>.</p>"
             f"{strip_plot(series, c.unit, width=820)}"
             + (f"<p>Flags:</p><ul>{flags}</ul>" if flags else "")
@@ -114,11 +114,11 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
 def _timelines(data: ReportData) -> str:
     cells = headline_cells(data.report.cells)
     out = []
-    for node in sorted({c.node for c in cells}):
+    for node in sorted({data.where(c) for c in cells}):
         if out:
             out.append("</div>")
         out.append(f'<h3 id="time-{_e(node)}">{_e(node)}</h3><div class="grid">')
-        for c in (c for c in cells if c.node == node):
+        for c in (c for c in cells if data.where(c) == node):
             pair = data.envs(c)
             runs = data.runs.get(c.id, [])
             series = [(side_label(env, pair), [(r.started_at, r.value) for r in runs if r.env == env])

@@ -50,6 +50,11 @@ class ReportData:
     def campaign(self) -> str:
         return self.report.campaign
 
+    def where(self, cell: CellComparison) -> str:
+        """The cell's node, as "cluster/node" when the campaign spans clusters (a node name may repeat)."""
+        clusters = {getattr(c, "cluster", "local") for c in self.report.cells}
+        return f"{getattr(cell, 'cluster', 'local')}/{cell.node}" if len(clusters) > 1 else cell.node
+
     def envs(self, cell: CellComparison) -> tuple[str, str]:
         """(baseline, candidate) environment names of a cell, from its runs; host/kubernetes by default."""
         found = {r.env for r in self.runs.get(cell.id, [])}

@@ -63,10 +63,10 @@ def _bold(ws: Worksheet, values: list[Any], size: int | None = None) -> list[Wri
 def _summary(ws: Worksheet, data: ReportData) -> None:
     rep = data.report
     primary = headline_cells(rep.cells)
-    nodes = sorted({c.node for c in primary})
+    nodes = sorted({data.where(c) for c in primary})
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for c in primary:
-        rows.setdefault((c.test, c.params, c.metric), {})[c.node] = c
+        rows.setdefault((c.test, c.params, c.metric), {})[data.where(c)] = c
     for col, width in zip("ABCD", (16, 28, 30, 16), strict=True):
         ws.column_dimensions[col].width = width
     ws.freeze_panes = "A5"
@@ -105,7 +105,7 @@ def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
         ws.column_dimensions[col].width = width
     ws.append(_bold(ws, RUN_HEADERS))
     for c in data.report.cells:
-        if c.node != node:
+        if data.where(c) != node:
             continue
         pair = data.envs(c)
         for run in data.runs.get(c.id, []):
@@ -119,7 +119,7 @@ def write_workbook(data: ReportData) -> bytes:
     wb = Workbook(write_only=True)  # streamed: several times faster for campaigns with many runs
     taken: set[str] = set()
     _summary(wb.create_sheet(sheet_title("summary", taken)), data)
-    for node in sorted({c.node for c in data.report.cells}):
+    for node in sorted({data.where(c) for c in data.report.cells}):
         _node_sheet(wb.create_sheet(sheet_title(f"node {node}", taken)), data, node)
     prov = wb.create_sheet(sheet_title("provenance", taken))
     prov.append(_bold(prov, ["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch",
