@@ -57,6 +57,7 @@ fmt: setup
 docs: setup
 	$(BIN)/python -m podtax.events --markdown > docs/events.md
 	$(BIN)/python -m podtax.config > docs/configuration.md
+	$(BIN)/python -m podtax.natsauth > deploy/k8s/nats-auth.conf
 
 # Every image for linux/amd64 and linux/arm64 (docker-bake.hcl), after checking the Debian pins
 # exist for both architectures. Needs Docker with buildx (and QEMU binfmt for the other architecture).

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from podtax.templates import pydantic_msg
@@ -41,6 +41,33 @@ class Common(BaseSettings):
         "none", description="OpenTelemetry trace exporter; otlp reads OTEL_EXPORTER_OTLP_ENDPOINT.")
     max_deliver: int = Field(5, ge=1, le=100, description="Deliveries before a message is dead-lettered.")
     health_port: int = Field(0, ge=0, le=65535, description="Serve GET /healthz on this port (0 = off).")
+    nats_user: str | None = Field(None, min_length=1, description="NATS user (with PODTAX_NATS_PASSWORD).")
+    nats_password: SecretStr | None = Field(None, description="Password of PODTAX_NATS_USER.")
+    nats_creds: Path | None = Field(None, description="NATS credentials file (.creds: user JWT + nkey seed).")
+    nats_nkey: Path | None = Field(None, description="File holding an nkey seed (SU...) for nkey authentication.")
+    nats_tls_ca: Path | None = Field(None, description="CA certificate that signed the NATS server's (TLS).")
+    nats_tls_cert: Path | None = Field(None, description="Client certificate for NATS mutual TLS "
+                                       "(with PODTAX_NATS_TLS_KEY).")
+    nats_tls_key: Path | None = Field(None, description="Key of PODTAX_NATS_TLS_CERT.")
+    nats_stream_max_bytes: int = Field(4 * 2**30, ge=-1, description="Size limit of each podtax JetStream stream "
+                                       "(events; dead letters), bytes, -1 = none. A full events stream refuses "
+                                       "new events (publishers see the error); dead letters drop the oldest.")
+    nats_stream_max_age_s: float = Field(30 * 86400, ge=0, description="Events older than this leave the streams "
+                                         "(seconds, 0 = kept forever); the analyzer has stored them by then.")
+
+    @model_validator(mode="after")
+    def _nats_identity(self) -> Common:
+        if (self.nats_user is None) != (self.nats_password is None):
+            raise ValueError("PODTAX_NATS_USER and PODTAX_NATS_PASSWORD go together")
+        if sum(x is not None for x in (self.nats_user, self.nats_creds, self.nats_nkey)) > 1:
+            raise ValueError("choose one NATS identity: PODTAX_NATS_USER, PODTAX_NATS_CREDS or PODTAX_NATS_NKEY")
+        if (self.nats_tls_cert is None) != (self.nats_tls_key is None):
+            raise ValueError("PODTAX_NATS_TLS_CERT and PODTAX_NATS_TLS_KEY go together")
+        for name in ("nats_creds", "nats_nkey", "nats_tls_ca", "nats_tls_cert", "nats_tls_key"):
+            path = getattr(self, name)
+            if path is not None and not path.is_file():
+                raise ValueError(f"PODTAX_{name.upper()}: {path} is not a readable file")
+        return self
 
     @field_validator("nats_url")
     @classmethod
@@ -133,7 +160,10 @@ def load(cls: type[S], **overrides: object) -> S:
         prefix = cls.model_config.get("env_prefix", "")
         lines = []
         for err in exc.errors():
-            field = str(err["loc"][0]) if err["loc"] else "?"
+            if not err["loc"]:  # a check across settings: its message names them (never echo the input)
+                lines.append(pydantic_msg(err["msg"]))
+                continue
+            field = str(err["loc"][0])
             info = cls.model_fields.get(field)
             secret = info is not None and "SecretStr" in str(info.annotation)  # never echo a secret
             got = "a hidden value" if secret else repr(err.get("input"))

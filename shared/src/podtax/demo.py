@@ -97,7 +97,9 @@ def start_up(data: Path, node: str, *options: str) -> subprocess.Popen[bytes] | 
             return None
         time.sleep(0.2)
     info = json.loads(ready.read_text())
-    os.environ["PODTAX_NATS_URL"] = info["nats_url"]
+    from podtax.localauth import cli_nats_url
+
+    os.environ["PODTAX_NATS_URL"] = cli_nats_url(info["nats_url"], info.get("nats_users_file"))
     os.environ["PODTAX_API_URL"] = info["api_url"]
     wait_for_node(node)
     return up

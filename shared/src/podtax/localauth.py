@@ -3,6 +3,7 @@ the analyzer API's bearer token, and NATS users with random passwords (see natsa
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -41,3 +42,41 @@ def api_token(data: Path, env: dict[str, str]) -> tuple[str, Path]:
         write_private(path, given + "\n")
         return given, path
     return read_or_create(path), path
+
+
+NATS_USERS_FILE = "nats-users.json"
+NATS_AUTH_CONF = "nats-auth.conf"
+
+
+def nats_users(data: Path) -> tuple[dict[str, str], Path]:
+    """One NATS user per podtax role with a random password, kept in <data>/nats-users.json (0600), and
+    the nats-server configuration file holding them with their subject permissions (0600)."""
+    from podtax import natsauth
+
+    path = data / NATS_USERS_FILE
+    try:
+        users = json.loads(path.read_text())
+    except (OSError, ValueError):
+        users = {}
+    if not isinstance(users, dict) or set(users) != set(natsauth.ROLES):
+        users = {role: secrets.token_urlsafe(24) for role in natsauth.ROLES}
+        write_private(path, json.dumps(users, indent=1) + "\n")
+    conf = data / NATS_AUTH_CONF
+    write_private(conf, natsauth.authorization_block(users))
+    return users, conf
+
+
+def nats_env(role: str, users: dict[str, str]) -> dict[str, str]:
+    """The environment that gives one service its own NATS identity (and no other)."""
+    return {"PODTAX_NATS_USER": role, "PODTAX_NATS_PASSWORD": users[role]}
+
+
+def cli_nats_url(url: str, users_file: str | None) -> str:
+    """The URL `podtax up` wrote, with the CLI user's credentials when it generated users."""
+    if not users_file:
+        return url
+    try:
+        password = json.loads(Path(users_file).read_text())["cli"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return url
+    return ",".join(u.replace("://", f"://cli:{password}@", 1) if "@" not in u else u for u in url.split(","))

@@ -35,7 +35,14 @@ def _up_info() -> dict[str, str]:
 
 def nats_url() -> str:
     """PODTAX_NATS_URL, else the server `podtax up` started (its up.json), else the default."""
-    return os.environ.get("PODTAX_NATS_URL") or _up_info().get("nats_url") or DEFAULT_NATS_URL
+    if os.environ.get("PODTAX_NATS_URL"):
+        return os.environ["PODTAX_NATS_URL"]
+    info = _up_info()
+    if info.get("nats_url"):  # with the CLI's own NATS user when `podtax up` generated users
+        from podtax.localauth import cli_nats_url
+
+        return cli_nats_url(info["nats_url"], info.get("nats_users_file"))
+    return DEFAULT_NATS_URL
 
 
 def api_url() -> str:

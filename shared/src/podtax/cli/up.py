@@ -72,7 +72,8 @@ class NatsChild(Child):
 
     def start(self) -> None:
         assert self.server is not None
-        self.server = natsserver.start(self.server.store_dir, self.server.port, log_file=self.log)
+        self.server = natsserver.start(self.server.store_dir, self.server.port, log_file=self.log,
+                                       config=self.server.config)
         self.proc = self.server.proc
         self.started = time.monotonic()
 
@@ -165,9 +166,11 @@ def up(
     (data / "logs").mkdir(parents=True, exist_ok=True)
     nats = None
     nats_url = os.environ.get("PODTAX_NATS_URL")
+    nats_users: dict[str, str] = {}  # role -> password, when we start nats-server (one user per service)
     if not nats_url:
         log = data / "logs" / "nats-server.log"
-        server = natsserver.start(data / "jetstream", nats_port, log_file=log)
+        nats_users, nats_conf = localauth.nats_users(data)
+        server = natsserver.start(data / "jetstream", nats_port, log_file=log, config=nats_conf)
         nats = NatsChild("nats-server", [], {}, log, proc=server.proc, started=time.monotonic(), server=server)
         nats_url = server.url
     env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),
@@ -202,12 +205,15 @@ def up(
     elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
         env["PODTAX_RUNNER_KUBERNETES"] = "false"
     for svc in SERVICES:
-        svc_env = {**env, "PODTAX_API_TOKEN": api_token} if svc == "analyzer" else env
+        svc_env = {**env, **(localauth.nats_env(svc, nats_users) if nats_users else {})}  # its own NATS user
+        if svc == "analyzer":
+            svc_env["PODTAX_API_TOKEN"] = api_token
         children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], svc_env, data / "logs" / f"{svc}.log"))
     if kubeconfig:  # the benchmark-aware scheduler, on the same emulated cluster (one replica: no lease)
         sched_env = {"PODTAX_SCHEDULER_KUBECONFIG": str(kubeconfig), "PODTAX_SCHEDULER_LEADER_ELECT": "false",
                      "PODTAX_SCHEDULER_METRICS_PORT": "0"}
-        children.append(Child("scheduler", [sys.executable, "-m", "podtax_scheduler"], {**sched_env, **env},
+        nats_env = localauth.nats_env("scheduler", nats_users) if nats_users else {}
+        children.append(Child("scheduler", [sys.executable, "-m", "podtax_scheduler"], {**sched_env, **env, **nats_env},
                               data / "logs" / "scheduler.log"))
 
     stopping = False
@@ -231,7 +237,8 @@ def up(
             return 1
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
                 "kubeconfig": str(kubeconfig) if kubeconfig else None, "api_token_file": str(api_token_file),
-                "nomad_addr": nomad_addr}
+                "nomad_addr": nomad_addr,
+                "nats_users_file": str(data / localauth.NATS_USERS_FILE) if nats_users else None}
         (data / UP_FILE).write_text(json.dumps(info, indent=2))
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
                       + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"

@@ -1,0 +1,103 @@
+"""NATS authentication, TLS and per-service subject permissions.
+
+Every service reads its NATS identity from its settings (user/password, an nkey seed file or a
+.creds file, and TLS files: see config.Common). Each podtax role may publish only its own event
+families, dead letters, its own KV buckets and the JetStream API; everything a service receives
+comes through its inbox (pull consumers, request replies). `podtax up` writes a nats-server
+configuration with one user per role and random passwords; deploy/ ships the same permissions.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from typing import TYPE_CHECKING, Any
+
+from podtax import subjects as S
+
+if TYPE_CHECKING:
+    from podtax.config import Common
+
+
+def _family(*prefixes: str) -> list[str]:
+    return [p for prefix in prefixes for p in (prefix, f"{prefix}.>")]
+
+
+def _kv(*buckets: str) -> list[str]:
+    return [f"$KV.{b}.>" for b in buckets]
+
+
+# What each role may publish besides the common part (JetStream API, acks, dead letters, inboxes).
+OWN: dict[str, list[str]] = {
+    "analyzer": _family(S.SCORE_UPDATED, S.CELL_STATS) + _kv(S.SCORES_BUCKET),
+    "parser": _family(S.RUN_RESULT, S.RUN_FAILED),
+    "runner": _family(S.RUN_REQUESTED, S.RUN_LOG, S.RUN_RESULT, S.RUN_FAILED) + _kv(S.RUNNER_BUCKET),
+    "host_agent": _family(S.RUN_LOG, S.RUN_FAILED, S.HOST_FACTS),
+    "scheduler": _family(S.PLACEMENT_MADE),
+    # the operator's CLI: campaigns, `podtax import` (raw logs), campaign state (cancel)
+    "cli": _family(S.CAMPAIGN_SUBMITTED, S.CAMPAIGN_CANCELLED, S.RUN_LOG) + _kv(S.RUNNER_BUCKET),
+}
+ROLES = tuple(OWN)
+COMMON_PUBLISH = ["$JS.API.>", "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>", "_INBOX.>"]
+# The JetStream API is needed to create streams and consumers and to read KV; removing a stream is not.
+DENY_PUBLISH = ["$JS.API.STREAM.DELETE.>"]
+SUBSCRIBE = ["_INBOX.>"]
+
+
+def permissions(role: str) -> dict[str, Any]:
+    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH, "deny": DENY_PUBLISH},
+            "subscribe": {"allow": SUBSCRIBE}}
+
+
+def _conf_value(value: Any) -> str:
+    return json.dumps(value)  # JSON is valid NATS configuration syntax
+
+
+def authorization_block(passwords: dict[str, str], indent: str = "") -> str:
+    """An `authorization { users = [...] }` block: one user per role with its permissions.
+
+    A password value starting with `$` is written bare: nats-server then reads it from that
+    environment variable (how deploy/ keeps passwords in Secrets)."""
+    lines = [f"{indent}authorization {{", f"{indent}  users = ["]
+    for role, password in passwords.items():
+        pw = password if password.startswith("$") else _conf_value(password)
+        lines.append(f"{indent}    {{user: {_conf_value(role)}, password: {pw}, "
+                     f"permissions: {_conf_value(permissions(role))}}}")
+    lines += [f"{indent}  ]", f"{indent}}}"]
+    return "\n".join(lines) + "\n"
+
+
+def deploy_auth_conf() -> str:
+    """deploy/k8s/nats-auth.conf (make docs regenerates it): passwords come from the environment."""
+    header = ("# NATS users and subject permissions of podtax (generated from shared/src/podtax/natsauth.py by\n"
+              "# `make docs`; do not edit). Each password is read from an environment variable of the NATS\n"
+              "# container, filled from the Secret podtax-nats-users (see deploy/k8s/README.md).\n")
+    return header + authorization_block({role: f"$PODTAX_NATS_PASSWORD_{role.upper()}" for role in ROLES})
+
+
+def tls_context(ca: str | None, cert: str | None, key: str | None) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
+    if cert:
+        ctx.load_cert_chain(cert, key)
+    return ctx
+
+
+def connect_options(s: Common) -> dict[str, Any]:
+    """nats.connect() keyword arguments for the identity and TLS in these settings."""
+    opts: dict[str, Any] = {}
+    if s.nats_user:
+        opts["user"] = s.nats_user
+        opts["password"] = s.nats_password.get_secret_value() if s.nats_password else ""
+    if s.nats_creds:
+        opts["user_credentials"] = str(s.nats_creds)
+    if s.nats_nkey:
+        opts["nkeys_seed"] = str(s.nats_nkey)
+    if s.nats_tls_ca or s.nats_tls_cert:
+        opts["tls"] = tls_context(str(s.nats_tls_ca) if s.nats_tls_ca else None,
+                                  str(s.nats_tls_cert) if s.nats_tls_cert else None,
+                                  str(s.nats_tls_key) if s.nats_tls_key else None)
+    return opts
+
+
+if __name__ == "__main__":  # pragma: no cover - `make docs`
+    print(deploy_auth_conf(), end="")

@@ -1,0 +1,132 @@
+"""NATS doors (issue 12, item 7): per-service users with subject permissions (a service can publish
+only its own event families), the services' identity from settings, and stream limits from settings.
+A real nats-server started with the configuration `podtax up` generates."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import nats
+import pytest
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from podtax import config, events, localauth, natsauth, natsserver, subjects
+from podtax.bus import Bus, BusError, ConsumerSpec, redact
+from podtax.config import Common
+
+NOW = events.now()
+RUN = events.RunSpec(run_id="r1", campaign="c", node="n", env="host", test="sysbench-cpu", params={"threads": 1})
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[tuple[natsserver.NatsServer, dict[str, str]]]:
+    users, conf = localauth.nats_users(tmp_path)
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
+    yield server, users
+    server.stop()
+
+
+async def connect(server: natsserver.NatsServer, users: dict[str, str], role: str) -> Bus:
+    settings = config.load(Common, nats_url=server.url, nats_user=role, nats_password=users[role])
+    return await Bus.connect(server.url, f"test/{role}", auth=natsauth.connect_options(settings))
+
+
+@pytest.fixture
+async def buses(secured) -> AsyncIterator[dict[str, Bus]]:  # type: ignore[no-untyped-def]
+    server, users = secured
+    out = {role: await connect(server, users, role) for role in ("parser", "analyzer", "runner")}
+    await out["runner"].ensure_streams(10 * 2**20, 3600)
+    yield out
+    for bus in out.values():
+        await bus.close()
+
+
+async def refused(bus: Bus, subject: str) -> bool:
+    try:
+        await bus.js.publish(subject, b"{}", timeout=1.0)
+    except (NatsTimeout, NoRespondersError, TimeoutError):
+        return True
+    return False
+
+
+def test_generated_files_are_private(tmp_path: Path) -> None:
+    users, conf = localauth.nats_users(tmp_path)
+    assert set(users) == set(natsauth.ROLES) and len(set(users.values())) == len(users)
+    for path in (conf, tmp_path / localauth.NATS_USERS_FILE):
+        assert path.stat().st_mode & 0o777 == 0o600
+    assert localauth.nats_users(tmp_path)[0] == users, "kept across restarts"
+
+
+async def test_anonymous_clients_are_refused(secured) -> None:  # type: ignore[no-untyped-def]
+    server, users = secured
+    with pytest.raises(BusError):
+        await Bus.connect(server.url, "test/anonymous", timeout=1.0, auth={})
+    with pytest.raises(BusError) as info:
+        await Bus.connect(server.url.replace("://", "://parser:wrong@"), "test/wrong", timeout=1.0, auth={})
+    assert "wrong" not in str(info.value), "the password is never printed"
+
+
+async def test_the_parser_cannot_publish_a_score(buses: dict[str, Bus]) -> None:
+    parser, analyzer = buses["parser"], buses["analyzer"]
+    # forged score: as an event, as a KV entry the scheduler reads, and as a campaign
+    assert await refused(parser, subjects.join(subjects.SCORE_UPDATED, "host", "n"))
+    assert await refused(parser, f"$KV.{subjects.SCORES_BUCKET}.local.host.n")
+    assert await refused(parser, subjects.join(subjects.CAMPAIGN_SUBMITTED, "evil"))
+    assert await refused(parser, subjects.join(subjects.RUN_REQUESTED, "host", "n"))
+    # ... while its own family goes through, and the analyzer may publish scores
+    res = events.result(events.Result(run=RUN, tool="sysbench", tool_version="1", parser_version="t",
+                                      started_at=NOW, ended_at=NOW,
+                                      metrics=[events.Metric(name="events_per_second", value=1.0, unit="1/s",
+                                                             higher_is_better=True)]), "test/parser")
+    await parser.publish(res)
+    assert not await refused(analyzer, subjects.join(subjects.SCORE_UPDATED, "host", "n"))
+    info = await analyzer.js.stream_info(subjects.STREAM)
+    assert info.state.messages == 2, "the forged messages never reached the stream"
+
+
+async def test_services_consume_and_use_their_kv_under_permissions(buses: dict[str, Bus]) -> None:
+    runner, parser = buses["runner"], buses["parser"]
+    kv = await runner.kv(subjects.RUNNER_BUCKET)
+    await kv.put("node.n", b"{}")
+    assert (await kv.get("node.n")).value == b"{}"
+    assert await refused(parser, f"$KV.{subjects.RUNNER_BUCKET}.node.n")
+    await runner.publish(events.raw_log(events.RawLog(run=RUN, stdout="x", exit_code=0, started_at=NOW,
+                                                      ended_at=NOW), "test/runner"))
+    got: list[events.Envelope] = []
+    stop = asyncio.Event()
+
+    async def handler(event: events.Envelope) -> None:
+        got.append(event)
+        stop.set()
+
+    task = asyncio.create_task(parser.consume(ConsumerSpec("parser-test", [f"{subjects.RUN_LOG}.>"]), handler, stop))
+    await asyncio.wait_for(stop.wait(), 10)
+    await task
+    assert got and got[0].type == "podtax.run.log.v1"
+
+
+async def test_streams_get_limits_from_settings(buses: dict[str, Bus]) -> None:
+    info = await buses["runner"].js.stream_info(subjects.STREAM)
+    assert info.config.max_bytes == 10 * 2**20 and info.config.max_age == 3600
+    await buses["runner"].ensure_streams()  # the CLI: creates when missing, never loosens the limits
+    assert (await buses["runner"].js.stream_info(subjects.STREAM)).config.max_bytes == 10 * 2**20
+    dlq = await buses["runner"].js.stream_info(subjects.DLQ_STREAM)
+    assert dlq.config.max_bytes == 10 * 2**20
+
+
+def test_settings_check_the_identity(tmp_path: Path) -> None:
+    with pytest.raises(config.ConfigError, match="go together"):
+        config.load(Common, nats_user="parser")
+    with pytest.raises(config.ConfigError, match="is not a readable file"):
+        config.load(Common, nats_creds=tmp_path / "missing.creds")
+    with pytest.raises(config.ConfigError, match="choose one"):
+        (tmp_path / "seed").write_text("SUAX")
+        config.load(Common, nats_user="a", nats_password="b", nats_nkey=tmp_path / "seed")
+    assert redact("nats://cli:s3cret@h:1,nats://h2:2") == "nats://cli:***@h:1,nats://h2:2"
+
+
+def test_deploy_permissions_are_generated() -> None:
+    path = Path(__file__).parents[2] / "deploy" / "k8s" / "nats-auth.conf"
+    assert path.read_text() == natsauth.deploy_auth_conf(), "run `make docs` to regenerate it"
