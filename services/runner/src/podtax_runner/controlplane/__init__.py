@@ -1,0 +1,7 @@
+"""Control-plane runs (volume-churn, pod-startup): the runner as an API client of Kubernetes or Nomad.
+
+timeline.py  the raw log (JSON lines, docs/control-plane.md)   execute.py   one run, per backend
+kvolumes.py  volume-churn on Kubernetes                          nomad.py     volume-churn on Nomad
+podstartup.py pod-startup                                        cleanup.py   nothing left behind
+kubeapi.py   counted raw-JSON calls, list+watch, /metrics        dispatch.py  the runner's hook
+"""

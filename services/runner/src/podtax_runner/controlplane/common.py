@@ -3,6 +3,7 @@ stops early, and waiting on the timeline."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -15,6 +16,7 @@ from podtax import events
 from podtax_runner.controlplane.timeline import run_label
 
 T = TypeVar("T")
+log = logging.getLogger("podtax.runner.controlplane")
 LABEL_CAMPAIGN = "podtax.io/campaign"
 LABEL_RUN = "podtax.io/run"
 LABEL_KIND = "podtax.io/kind"
@@ -99,6 +101,14 @@ def wait_for(ctx: Context, pending: Callable[[], bool]) -> None:
     while pending():
         ctx.check()
         time.sleep(WAIT_STEP_S)
+
+
+def poll_safely(round_: Callable[[], None]) -> None:
+    """One polling round; a failed round is logged and the next one tries again."""
+    try:
+        round_()
+    except Exception as exc:  # noqa: BLE001 - transient API trouble must not end the poller
+        log.warning("poll round failed: %s: %s", type(exc).__name__, exc)
 
 
 def too_many_errors(errors: int, count: int) -> bool:

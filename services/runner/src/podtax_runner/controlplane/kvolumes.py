@@ -13,7 +13,7 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors, wait_for
+from podtax_runner.controlplane.common import Aborted, Context, poll_safely, pool, too_many_errors, wait_for
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -52,7 +52,8 @@ class VolumeChurnK8s:
         self.ns = ctx.namespace
         self.names = [ctx.name("vc", i + 1) for i in range(params.count)]
         self.claims = set(self.names)
-        self.consumer_of = {ctx.name("vcc", i + 1): n for i, n in enumerate(self.names)}
+        self.consumer_of = {ctx.name("vcc", i + 1): n for i, n in enumerate(self.names)}  # pod -> claim
+        self.consumer = {n: pod for pod, n in self.consumer_of.items()}  # claim -> pod
         self.pv_of: dict[str, str] = {}  # claim -> PV name
         self.errors = 0
         self.lock = threading.Lock()
@@ -145,8 +146,7 @@ class VolumeChurnK8s:
                 elif tl.has(name, "pv_created"):
                     tl.mark(name, "pv_gone")
             if self.p.consumer and tl.has(name, "api_accepted") and not tl.has(name, "consumer_running"):
-                pod = next(k for k, v in self.consumer_of.items() if v == name)
-                obj = get(core.read_namespaced_pod, pod, self.ns)
+                obj = get(core.read_namespaced_pod, self.consumer[name], self.ns)
                 if obj is not None:
                     self.on_pod("MODIFIED", obj)
 
@@ -166,10 +166,9 @@ class VolumeChurnK8s:
             self._error(name, "create", exc)
             return
         if self.p.consumer:
-            pod = self.ctx.name("vcc", self.names.index(name) + 1)
             try:
                 self.kube.call("create", self.kube.core.create_namespaced_pod, self.ns,
-                               consumer_manifest(self.ctx, pod, name))
+                               consumer_manifest(self.ctx, self.consumer[name], name))
             except (ApiException, OSError) as exc:
                 self._error(name, "create consumer", exc)
 
@@ -229,7 +228,7 @@ class VolumeChurnK8s:
             else:
                 def loop() -> None:
                     while not polling.wait(p.poll_interval_s):
-                        self.poll_round()
+                        poll_safely(self.poll_round)
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)

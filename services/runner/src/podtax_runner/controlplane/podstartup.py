@@ -11,7 +11,7 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors, wait_for
+from podtax_runner.controlplane.common import Aborted, Context, poll_safely, pool, too_many_errors, wait_for
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.kvolumes import claim_manifest
 from podtax_runner.controlplane.timeline import Timeline
@@ -150,7 +150,7 @@ class PodStartupRun:
             else:
                 def loop() -> None:
                     while not polling.wait(p.poll_interval_s):
-                        self.poll_round()
+                        poll_safely(self.poll_round)
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)
