@@ -108,9 +108,12 @@ def _names(state: ClusterState, slots: Iterable[int]) -> list[str]:
 def describe(bench: dict[str, Any]) -> str:
     """What the benchmark evidence did for one decision, for the Event and PlacementMade message."""
     parts = []
-    if bench.get("metric"):
+    if bench.get("metric") and bench.get("covered"):
         parts.append(f"ranked by {bench['test']} {bench['metric']} [{bench['params_key']}] "
                      f"({bench.get('statistic', 'median')} per run, {bench['covered']} node(s) with evidence)")
+    elif bench.get("metric"):
+        parts.append(f"no usable evidence of {bench['test']} {bench['metric']} [{bench['params_key']}]: "
+                     f"resources decided")
     flagged = bench.get("flagged", 0)
     if flagged:
         shown = ", ".join(f"{node} ({'/'.join(f)})" for node, f in bench["flagged_names"].items())
