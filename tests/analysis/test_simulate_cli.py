@@ -75,3 +75,37 @@ def test_bad_workload_says_what_to_fix(stored, tmp_path, capsys, text, needle):
     wl.write_text(text)
     assert main(["simulate", "--campaign", "synthetic", "--workload", str(wl), "--db", str(db)]) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_simulate_over_the_http_api_matches_db(stored, monkeypatch, capsys):
+    """The API path (comparisons + cell values) gives the same numbers as --db. The CLI's HTTP calls go
+    to FastAPI's TestClient (a labelled stand-in for the network; routes and database are real)."""
+    import duckdb
+    import httpx
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+    from podtax.cli import results as results_cli
+    from podtax_analyzer.api_analysis import router
+
+    db, wl = stored
+    args = ["simulate", "--campaign", "synthetic", "--workload", str(wl), "--seeds", "2", "--json"]
+    assert main([*args, "--db", str(db)]) == 0
+    want = json.loads(capsys.readouterr().out)
+    con = duckdb.connect(str(db), read_only=True)
+
+    class Store:
+        def cursor(self):
+            return con.cursor()
+
+    app = FastAPI()
+    app.state.store = Store()
+    app.include_router(router)
+    tc = TestClient(app)
+    monkeypatch.setattr(results_cli.httpx, "request", lambda method, url, params=None, timeout=None, headers=None:
+                        tc.request(method, httpx.URL(url).path, params=params, headers=headers))
+    monkeypatch.setenv("PODTAX_API_URL", "http://analyzer.test:8700")
+    try:
+        assert main(args) == 0
+    finally:
+        con.close()
+    assert json.loads(capsys.readouterr().out) == want
