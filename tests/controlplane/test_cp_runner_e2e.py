@@ -25,6 +25,8 @@ VOLUMES = {"name": "cp-volumes", "nodes": [NODE], "environments": ["kubernetes",
 PODS = {"name": "cp-pods", "nodes": [NODE], "environments": ["kubernetes"],
         "tests": [{"test": "pod-startup", "params": {"count": 5, "concurrency": 5}}],
         "repetitions": {"min": 2, "max": 2}, "timeout": 60, "seed": 3}
+TOO_BIG = {"name": "cp-big", "nodes": [NODE], "environments": ["kubernetes"],  # its timeline would not fit NATS
+           "tests": [{"test": "volume-churn", "params": {"count": 5000}}], "repetitions": {"min": 1, "max": 1}}
 
 
 async def test_control_plane_campaigns_end_to_end(nats_url: str, tmp_path: Path, kubesim_factory: Any,
@@ -46,16 +48,18 @@ async def test_control_plane_campaigns_end_to_end(nats_url: str, tmp_path: Path,
 
         await s.start("runner", serve, s.settings(config.RunnerSettings, runner_kubeconfig=sim.kubeconfig,
                                                   runner_nomad_addr=nomad.url))
-        for doc in (VOLUMES, PODS):
+        for doc in (VOLUMES, PODS, TOO_BIG):
             path = tmp_path / f"{doc['name']}.yaml"
             path.write_text(yaml.safe_dump(doc))
             for _ in range(50):  # the runner learns the emulator's nodes at start-up
                 if await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0:
                     break
                 await asyncio.sleep(0.2)
-        done = "SELECT count(*) FROM runs WHERE campaign IN ('cp-volumes', 'cp-pods')"
-        await wait_for(lambda: s.query(done)[0][0] >= 6, 90, "6 control-plane runs stored")
-        rows = s.query("SELECT env, test, status, failure_reason FROM runs ORDER BY sequence")
+        done = "SELECT count(*) FROM runs WHERE campaign IN ('cp-volumes', 'cp-pods', 'cp-big')"
+        await wait_for(lambda: s.query(done)[0][0] >= 7, 90, "7 control-plane runs stored")
+        big = s.query("SELECT status, failure_reason, failure_detail FROM runs WHERE campaign = 'cp-big'")
+        assert big[0][:2] == ("failed", "log-too-large") and "lower count" in big[0][2], big
+        rows = s.query("SELECT env, test, status, failure_reason FROM runs WHERE campaign <> 'cp-big'")
         assert all(r[2] == "ok" for r in rows), rows
         assert sorted((r[0], r[1]) for r in rows) == [("kubernetes", "pod-startup")] * 2 + [
             ("kubernetes", "volume-churn")] * 2 + [("nomad", "volume-churn")] * 2

@@ -17,6 +17,7 @@ from podtax_runner.controlplane.execute import execute
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
+BYTES_PER_OBJECT = 400  # an object line of the timeline is ~330 bytes with server timestamps
 
 
 class ControlPlaneExecutor:
@@ -36,6 +37,13 @@ class ControlPlaneExecutor:
 
     async def _run(self, run: events.RunSpec) -> None:
         started = events.now()
+        count = int(run.params.get("count", 0) or 0)
+        if count * BYTES_PER_OBJECT > self.bus.nc.max_payload:  # refused before anything is created
+            await self._fail(run, "log-too-large", f"the timeline of {count} objects (~{count * BYTES_PER_OBJECT} "
+                             f"bytes) would not fit NATS max_payload ({self.bus.nc.max_payload} bytes): lower count "
+                             f"to {self.bus.nc.max_payload // BYTES_PER_OBJECT} or raise max_payload in nats-server",
+                             started)
+            return
         future = self.pool.submit(execute, run, self.settings, self.stop)
         self.running[run.run_id] = future
         try:
