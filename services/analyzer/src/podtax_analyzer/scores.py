@@ -23,7 +23,8 @@ from podtax.events import NodeScore
 from scipy.stats import binom
 
 from podtax_analyzer.celldata import VERSION_SQL
-from podtax_analyzer.stats.modes import check_unimodality
+from podtax_analyzer.stats.modes import BC_THRESHOLD, bimodality_coefficient, check_unimodality
+from podtax_analyzer.stats.modes import MIN_RUNS as MIN_RUNS_MODES
 
 ENVS = ("host", "kubernetes")
 MIN_RUNS_CI = 6
@@ -108,8 +109,11 @@ def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int
     flags = []
     if builds > 1:
         flags.append("CONFOUNDED")
-    if len(vals) >= 10 and check_unimodality(np.asarray(vals, dtype=float)).bimodal:
-        flags.append("BIMODAL")
+    if len(vals) >= MIN_RUNS_MODES:
+        x = np.asarray(vals, dtype=float)
+        bc = bimodality_coefficient(x)  # cheap; the dip test only runs where it could matter
+        if bc is not None and bc > BC_THRESHOLD and check_unimodality(x).bimodal:
+            flags.append("BIMODAL")
     if overlap:
         flags.append("OVERLAP")
     if throttled:
