@@ -73,3 +73,45 @@ async def test_control_plane_campaigns_end_to_end(nats_url: str, tmp_path: Path,
         header = json.loads(raw["stdout"].splitlines()[0])
         assert header["kind"] == "header" and header["backend"] == raw["run"]["env"] and header["simulated"]
     assert not ours(sim, "persistentvolumeclaims") and not ours(sim, "pods") and nomad.volumes() == []
+
+
+async def test_runner_restart_mid_run_cleans_up_and_resumes(nats_url: str, tmp_path: Path, kubesim_factory: Any,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner stopped while a volume-churn run is in flight deletes what it created and records no
+    failure; the next runner removes anything left by that attempt and runs it again, once."""
+    sim = kubesim_factory(cluster(provision=0.3, delete=0.01), kubelet="none")
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    nc = await nats.connect(nats_url)
+    logs: list[str] = []
+
+    async def on_log(msg: Any) -> None:
+        logs.append(json.loads(msg.data)["data"]["run"]["run_id"])
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    doc = {"name": "cp-restart", "nodes": [NODE], "environments": ["kubernetes"],
+           "tests": [{"test": "volume-churn", "params": {"count": 60, "concurrency": 2}}],
+           "repetitions": {"min": 1, "max": 1}, "timeout": 120}
+    async with services(nats_url, tmp_path) as s:
+        await s.analyzer()
+        await s.parser()
+        from podtax_runner.service import serve
+
+        settings = s.settings(config.RunnerSettings, runner_kubeconfig=sim.kubeconfig)
+        await s.start("runner", serve, settings)
+        runner = s.tasks[-1]
+        path = tmp_path / "restart.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        for _ in range(50):
+            if await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0:
+                break
+            await asyncio.sleep(0.2)
+        await wait_for(lambda: len(ours(sim, "persistentvolumeclaims")) >= 5, 60, "the run under way")
+        await s.crash(runner)
+        assert not ours(sim, "persistentvolumeclaims")  # the stopped run removed its claims
+        await s.start("runner", serve, settings)
+        query = "SELECT status, failure_reason FROM runs WHERE campaign = 'cp-restart'"
+        await wait_for(lambda: s.query(query), 90, "the resumed run stored")
+        assert s.query(query) == [("ok", None)]
+    await nc.close()
+    assert len(logs) == 1  # one timeline: the resumed attempt's
+    assert not ours(sim, "persistentvolumeclaims") and not ours(sim, "persistentvolumes")

@@ -76,11 +76,14 @@ class Runner:
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns), len(active))
-        if self.executor:
-            for state in active:
-                for s in state.runs.values():
-                    if s.status == "dispatched" and s.run.env == "kubernetes":
-                        self.executor.launch(s.run, state.campaign.pod)  # re-attaches to its Job
+        for state in active:
+            for s in state.runs.values():
+                if s.status != "dispatched":
+                    continue
+                if templates.get(s.run.test).control_plane:
+                    self.controlplane.launch(s.run, resume=True)  # removes what it left, runs it again
+                elif s.run.env == "kubernetes" and self.executor:
+                    self.executor.launch(s.run, state.campaign.pod)  # re-attaches to its Job
 
     async def record_image(self, image: str, versions: dict[str, str]) -> None:
         """Tool versions seen inside a benchmark image (the CLI warns when hosts differ)."""

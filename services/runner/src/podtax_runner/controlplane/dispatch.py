@@ -28,14 +28,15 @@ class ControlPlaneExecutor:
         self.running: dict[str, concurrent.futures.Future] = {}
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def launch(self, run: events.RunSpec) -> None:
+    def launch(self, run: events.RunSpec, resume: bool = False) -> None:
+        """Run it; `resume` (a run in flight when the runner stopped): remove what it left, then run it again."""
         if run.run_id in self.running and not self.running[run.run_id].done():
             return
-        task = asyncio.create_task(self._run(run), name=f"control-plane {run.run_id}")
+        task = asyncio.create_task(self._run(run, resume), name=f"control-plane {run.run_id}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _run(self, run: events.RunSpec) -> None:
+    async def _run(self, run: events.RunSpec, resume: bool = False) -> None:
         started = events.now()
         count = int(run.params.get("count", 0) or 0)
         if count * BYTES_PER_OBJECT > self.bus.nc.max_payload:  # refused before anything is created
@@ -44,7 +45,7 @@ class ControlPlaneExecutor:
                              f"to {self.bus.nc.max_payload // BYTES_PER_OBJECT} or raise max_payload in nats-server",
                              started)
             return
-        future = self.pool.submit(execute, run, self.settings, self.stop)
+        future = self.pool.submit(execute, run, self.settings, self.stop, resume=resume)
         self.running[run.run_id] = future
         try:
             timeline = await asyncio.wrap_future(future)
@@ -59,6 +60,9 @@ class ControlPlaneExecutor:
             await self.bus.publish(event)
             log.info("control-plane run %s done: %s", run.run_id, timeline.summary())
         except Aborted as exc:
+            if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
+                log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
+                return
             await self._fail(run, exc.reason, exc.detail, started)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)

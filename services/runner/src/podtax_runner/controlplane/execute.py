@@ -14,7 +14,7 @@ from podtax import events, templates
 from podtax.config import RunnerSettings
 from podtax.templates import PodStartup, VolumeChurn
 
-from podtax_runner.controlplane import kvolumes, nomad, podstartup
+from podtax_runner.controlplane import cleanup, kvolumes, nomad, podstartup
 from podtax_runner.controlplane.common import Aborted, Context
 from podtax_runner.controlplane.kubeapi import Kube
 from podtax_runner.controlplane.timeline import Timeline
@@ -55,8 +55,10 @@ def nomad_simulated(n: nomad.Nomad) -> bool:
 
 
 def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event | None = None,
-            kube_api: client.ApiClient | None = None, nomad_cfg: nomad.NomadConfig | None = None) -> Timeline:
-    """Run `run` against its backend (`run.env`); raises Aborted (after cleaning up) when it cannot finish."""
+            kube_api: client.ApiClient | None = None, nomad_cfg: nomad.NomadConfig | None = None,
+            resume: bool = False) -> Timeline:
+    """Run `run` against its backend (`run.env`); raises Aborted (after cleaning up) when it cannot finish.
+    `resume`: the run was in flight when a runner stopped: first remove what that attempt left."""
     template = templates.get(run.test)
     if not template.control_plane or run.env not in template.environments:
         raise Aborted("not-control-plane", f"{run.test} in {run.env} is not a control-plane run")
@@ -72,8 +74,10 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
         n = nomad.Nomad(nomad_cfg or nomad.NomadConfig.from_settings(settings), pool_size=params.concurrency + 4)
         try:
             tl = Timeline(run.test, "nomad", params.model_dump(), observe, nomad_simulated(n))
-            n.timeline = tl
             ctx = Context(run, params.namespace or n.cfg.namespace, deadline, stop, tl.simulated)
+            if resume:
+                nomad.cleanup(n, run.campaign, ctx.label, ctx.namespace)
+            n.timeline = tl
             nomad.run(n, ctx, params, tl)
         finally:
             n.close()
@@ -82,6 +86,8 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
     tl = Timeline(run.test, "kubernetes", params.model_dump(), observe, kube_simulated(api))
     kube = Kube(api, tl)
     ctx = Context(run, params.namespace or settings.runner_namespace, deadline, stop, tl.simulated)
+    if resume:
+        cleanup.kubernetes(Kube(api), ctx.namespace, ctx.selector)
     before = kube.scrape()
     if isinstance(params, PodStartup):
         podstartup.run(kube, ctx, params, tl)
