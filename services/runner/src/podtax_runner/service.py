@@ -30,6 +30,9 @@ TICK_S = 0.25
 # An outcome delivered to a runner that died before acking it comes back after this long; it must be
 # well below a run's timeout + PODTAX_RUNNER_REPORT_GRACE_S, or the run would expire (no-report) first.
 OUTCOME_ACK_WAIT_S = 10.0
+# Pipelined publishes wait for their acks without a deadline in nats-py: while NATS is down a save would
+# hang holding the lock, and every node would stall. A save that takes longer has failed.
+SAVE_TIMEOUT_S = 30.0
 
 
 class Runner:
@@ -97,7 +100,9 @@ class Runner:
         """Write what changed since the last save (small documents, pipelined); raises when NATS refuses."""
         docs = state.dirty_documents()
         for i in range(0, len(docs), 10_000):
-            await self.bus.kv_put_many(subjects.RUNNER_BUCKET, docs[i:i + 10_000])
+            chunk = docs[i:i + 10_000]
+            await asyncio.wait_for(self.bus.kv_put_many(subjects.RUNNER_BUCKET, chunk),
+                                   SAVE_TIMEOUT_S + len(chunk) / 1000)
         state.clear_dirty()
 
     async def known_nodes(self) -> dict[str, dict]:
@@ -248,7 +253,8 @@ class Runner:
             return
         if self.settings.runner_simulate:
             try:
-                await self.bus.publish_many([simulate.result(run) for run in runs])
+                await asyncio.wait_for(self.bus.publish_many([simulate.result(run) for run in runs]),
+                                       SAVE_TIMEOUT_S)
             except Exception:
                 for run in runs:
                     state.undispatched(run.run_id)

@@ -1,0 +1,129 @@
+"""Runner faults (issue 12 item 2) against a real nats-server and a real runner process:
+
+- a save that fails (NATS gone) never leaves the node blocked: the run goes back to planned and is sent
+  once NATS is back;
+- a SIMULATED campaign survives a SIGKILL of the runner mid-way, is cancelled, and every planned run
+  ends as exactly one result or one recorded failure (or is recorded cancelled): none twice, none lost;
+- `podtax campaign submit` refuses what the runner cannot take, with the reason; `podtax campaign cancel`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import yaml
+from podtax import campaign, config, events, natsserver, subjects
+from podtax.bus import Bus, ConsumerSpec, Permanent
+from podtax.cli.main import main as cli
+from podtax_runner import service
+from podtax_runner.service import Runner
+
+from tests.faults.drill import campaign_drill, campaign_spec, header, seed_nodes
+
+
+async def test_a_failing_save_releases_the_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+    bus = await Bus.connect(server.url, "test/runner")
+    try:
+        await bus.ensure_streams()
+        await seed_nodes(bus, ["n1"])
+        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubernetes=False)
+        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+        spec = {**campaign_spec("save", ["n1"], 2), "environments": ["host"]}
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="save", spec=spec)))
+        state = runner.campaigns["save"]
+        server.stop()  # the fault: the save before sending fails
+        monkeypatch.setattr(service, "SAVE_TIMEOUT_S", 2.0)
+        await runner.tick(events.now())
+        assert state.in_flight("n1") is None and state.counts()["dispatched"] == 0, "the node is not blocked"
+        server = natsserver.start(tmp_path / "js", server.port, log_file=tmp_path / "nats.log")
+        for _ in range(100):
+            await runner.tick(events.now())
+            if state.in_flight("n1"):
+                break
+            await asyncio.sleep(0.2)
+        running = state.in_flight("n1")
+        assert running is not None, "sent once NATS is back"
+        doc = await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"run.save.{running.run.run_id}")
+        assert doc["status"] == "dispatched", "the run in flight is persisted"
+    finally:
+        await bus.close()
+        server.stop()
+
+
+async def test_simulated_campaign_survives_a_runner_sigkill_and_is_cancelled(nats_url: str, tmp_path: Path) -> None:
+    out = await campaign_drill(nats_url, tmp_path, nodes=10, reps=50, combos=2, kill_runner_at=0.2,
+                               cancel_at=0.6, timeout=120)
+    assert out["planned"] >= 2000 and out["killed_at_runs"] < 1200
+    assert out["duplicates"] == 0 and out["lost"] == 0 and out["unplanned"] == 0 and out["in_flight"] == 0
+    assert out["cancelled"] > 0, "pending runs were recorded as cancelled"
+    assert out["results"] + out["failures"] + out["cancelled"] == out["planned"]
+
+
+def write(tmp: Path, doc: dict) -> Path:
+    path = tmp / "c.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+async def test_submit_refuses_a_campaign_the_runner_cannot_take(nats_url: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    bus = await Bus.connect(nats_url, "test")
+    await bus.ensure_streams()
+    await seed_nodes(bus, ["n1", "n2"])
+    await bus.close()
+    spec = campaign_spec("huge", ["n1", "n2"], 10_000, combos=20)
+    assert campaign.planned_runs(campaign.Campaign.model_validate(spec), 2) > campaign.MAX_RUNS
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(write(tmp_path, spec))]) == 2
+    err = capsys.readouterr().err
+    assert f"{campaign.MAX_RUNS:,}" in err and "split it into several campaigns" in err
+    assert "nothing was submitted" in err
+
+
+async def test_cancel_cli(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    assert await asyncio.to_thread(cli, ["campaign", "cancel", "ghost", "--wait", "0"]) == 1
+    assert "no campaign named 'ghost'" in capsys.readouterr().err
+    bus = await Bus.connect(nats_url, "test")
+    await bus.ensure_streams()
+    await seed_nodes(bus, ["n1"])
+    settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
+    runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)  # planned, never dispatched
+    spec = {**campaign_spec("stop", ["n1"], 5), "environments": ["host"]}
+    await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="stop", spec=spec)))
+    stop = asyncio.Event()
+    consumer = asyncio.create_task(bus.consume(ConsumerSpec("runner-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.>"]),
+                                               runner.on_cancel, stop))
+    try:
+        assert await asyncio.to_thread(cli, ["campaign", "cancel", "stop", "--wait", "20"]) == 0
+        out = capsys.readouterr().out
+        assert "campaign stop cancelled: 5 pending run(s) recorded as cancelled" in out
+        h = await header(bus, "stop")
+        assert h["cancelled_at"] and h["finished_at"] and h["progress"]["n1"]["cancelled"] == 5
+        assert await asyncio.to_thread(cli, ["campaign", "status", "stop"]) == 0
+        assert "finished (cancelled)" in capsys.readouterr().out
+    finally:
+        stop.set()
+        await consumer
+        await bus.close()
+
+
+async def test_status_shows_the_runners_refusal(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    bus = await Bus.connect(nats_url, "test")
+    await bus.ensure_streams()
+    await seed_nodes(bus, [f"n{i}" for i in range(30)])
+    settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
+    runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+    spec = campaign_spec("toolarge", [f"n{i}" for i in range(30)], 5000)
+    with pytest.raises(Permanent, match="above the runner's limit"):
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="toolarge", spec=spec)))
+    await bus.close()
+    assert await asyncio.to_thread(cli, ["campaign", "status", "toolarge"]) == 1
+    assert "the runner refused campaign 'toolarge'" in capsys.readouterr().err
