@@ -111,3 +111,9 @@ def test_volumes_cleanup_command(kubesim_factory: Any, nomadsim_factory: Any,
     assert cli(["volumes", "cleanup", "--backend", "kubernetes", "--kubeconfig", str(sim.kubeconfig)]) == 0
     assert "removed persistentvolumeclaim default/podtax-vc-abcdef0123-0001" in capsys.readouterr().out
     assert [o["metadata"]["name"] for o in sim.objects("persistentvolumeclaims")] == ["someone-elses"]
+
+
+def test_volumes_cleanup_usage_mistake_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["volumes", "cleanup", "--backend", "ceph"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'ceph' is not one of kubernetes, nomad" in err
