@@ -37,6 +37,9 @@ def test_nomad_phases_match_injected_latency(nomadsim_factory: Any, run_cp: Any)
     assert max(ends) - min(starts) >= 120 * 0.002
     summary = lines[-1]
     assert summary["requests"]["create"] == 120 and summary["requests"]["delete"] == 120
+    server = summary["apiserver"]  # the simulated Nomad's own request counter agrees with the harness's
+    assert server["after"]["PUT /v1/volume/csi/:id/create 200"] - server["before"].get(
+        "PUT /v1/volume/csi/:id/create 200", 0) == 120
     assert summary["errors"] == 0 and summary["left_behind"] == 0 and sim.volumes() == []
 
 

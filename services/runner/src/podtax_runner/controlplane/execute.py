@@ -78,7 +78,10 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
             if resume:
                 nomad.cleanup(n, run.campaign, ctx.label, ctx.namespace)
             n.timeline = tl
+            before = n.scrape()
             nomad.run(n, ctx, params, tl)
+            after = n.scrape() if before is not None else None
+            tl.apiserver = {"before": before, "after": after} if after is not None else None
         finally:
             n.close()
         return tl
@@ -94,5 +97,5 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
     else:
         kvolumes.run(kube, ctx, params, tl)
     after = kube.scrape() if before is not None else None
-    tl.apiserver = {"before": before, "after": after} if before is not None else None
+    tl.apiserver = {"before": before, "after": after} if after is not None else None
     return tl

@@ -77,8 +77,9 @@ class Kube:
             return None
 
 
-def request_totals(text: str) -> dict[str, float]:
-    """Parse Prometheus text: apiserver_request_total samples keyed "verb resource code"."""
+def request_totals(text: str, name: str = "apiserver_request_total",
+                   labels: tuple[str, str, str] = ("verb", "resource", "code")) -> dict[str, float]:
+    """Parse Prometheus text: the samples of counter `name` keyed by three labels ("verb resource code")."""
     out: dict[str, float] = {}
     try:
         families = list(text_string_to_metric_families(text))
@@ -86,9 +87,8 @@ def request_totals(text: str) -> dict[str, float]:
         return out
     for family in families:
         for sample in family.samples:
-            if sample.name == "apiserver_request_total":
-                lb = sample.labels
-                key = f"{lb.get('verb', '')} {lb.get('resource', '')} {lb.get('code', '')}"
+            if sample.name == name:
+                key = " ".join(sample.labels.get(label, "") for label in labels)
                 out[key] = out.get(key, 0.0) + sample.value
     return out
 

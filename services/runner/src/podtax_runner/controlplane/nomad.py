@@ -18,6 +18,7 @@ from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane.cleanup import Removed
 from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors
+from podtax_runner.controlplane.kubeapi import request_totals
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -100,6 +101,16 @@ class Nomad:
             raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
                           f"({plugin.get('ControllersHealthy', 0)}/{plugin.get('ControllersExpected', 0)})")
         return plugin
+
+    def scrape(self) -> dict[str, float] | None:
+        """HTTP requests the server counted, {"METHOD route code": n}, where it serves them in Prometheus
+        format (podtax nomadsim: nomad_http_requests_total); None otherwise (a real Nomad has no such counter)."""
+        try:
+            resp = self.http.get("/v1/metrics", params={"format": "prometheus"}, timeout=10)
+            totals = request_totals(resp.text, "nomad_http_requests_total", ("method", "path_template", "code"))
+        except httpx.HTTPError:
+            return None
+        return totals if resp.status_code == 200 and totals else None
 
     def volume_ids(self, prefix: str, namespace: str | None = None) -> list[str]:
         stubs = self.request("list", "GET", "/v1/volumes", namespace, params={"type": "csi", "prefix": prefix})
