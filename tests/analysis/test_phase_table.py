@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from podtax_analyzer.api import create_app
 from podtax_analyzer.comparisons import compare_campaign
-from podtax_analyzer.phase_table import ONE_SIDE, phase_table
+from podtax_analyzer.phase_table import ONE_SIDE, phase_table, pooled_objects
 from podtax_analyzer.store import Store
 from timeline_synth import run_events
 
@@ -71,6 +71,21 @@ def test_nomad_has_no_bound_phase_in_the_table(report):
     assert any(n.startswith("Nomad volumes have no Bound phase") for n in table.notes)
 
 
+def test_pooled_objects_describe_each_distribution(store, report):
+    table = phase_table(report, pooled_objects(store.cursor(), "cp"))
+    row = next(r for r in table.rows if r.test == "volume-churn" and r.phase == "provisioned"
+               and r.statistic == "objects")
+    assert set(row.pooled) == {"kubernetes", "nomad"} and row.ratio is None and row.verdict is None
+    nomad = row.pooled["nomad"]
+    assert nomad.objects == RUNS * 20 and nomad.p50_ms == pytest.approx(150.0, rel=0.1)  # injected median
+    assert nomad.p50_ms < nomad.p99_ms
+    latencies = [r[0] for r in store.cursor().execute(
+        "SELECT latency_s FROM phases WHERE env = 'nomad' AND phase = 'provisioned'").fetchall()]
+    assert nomad.p99_ms == pytest.approx(float(np.percentile(latencies, 99)) * 1000)
+    bound = next(r for r in table.rows if r.phase == "bound" and r.statistic == "objects")
+    assert set(bound.pooled) == {"kubernetes"}
+
+
 def test_pod_startup_is_one_sided(report):
     rows = [r for r in phase_table(report).rows if r.test == "pod-startup"]
     assert [r.phase for r in rows[::2]] == ["scheduled", "started", "ready", "deleted"]
@@ -115,3 +130,4 @@ def test_podtax_report_prints_the_phase_table(tmp_path, capsys, monkeypatch):
     data = json.loads(capsys.readouterr().out)
     assert {c["baseline"] for c in data["cells"]} == {"kubernetes"}
     assert data["phase_table"]["rows"][0]["phase"] == "accepted"
+    assert data["phase_table"]["rows"][1]["statistic"] == "objects"

@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel
 
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
-from podtax_analyzer.phase_table import PhaseTable, phase_latencies, phase_table
+from podtax_analyzer.phase_table import PhaseTable, phase_latencies, phase_table, pooled_objects
 
 router = APIRouter(tags=["control plane"])
 
@@ -51,9 +51,9 @@ def get_phase_table(
     threshold: float = Query(0.01, ge=0.0, lt=1.0, description="Practical threshold as a fraction (0.01 = 1%)."),
     correction: Literal["holm", "bh"] = Query("holm", description="Multiple-comparison correction."),
 ) -> PhaseTable:
+    con = request.app.state.store.cursor()
     try:
-        report = compare_campaign(request.app.state.store.cursor(), campaign, threshold=threshold,
-                                  correction=correction)
+        report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
     except UnknownCampaign:
         raise HTTPException(status_code=404, detail=f"unknown campaign {campaign!r}") from None
-    return phase_table(report)
+    return phase_table(report, pooled_objects(con, campaign))

@@ -22,6 +22,12 @@ STATISTICS: tuple[tuple[str, str], ...] = (("p50", "_p50_ms"), ("makespan", "_ma
 ONE_SIDE = "one side only: compare two campaigns with `podtax compare`"
 
 
+class PooledSide(BaseModel):
+    objects: int = Field(description="Objects of the side's successful runs that have the phase.")
+    p50_ms: float = Field(description="Median per-object latency over all those objects (ms).")
+    p99_ms: float = Field(description="99th percentile over all those objects (ms), linear interpolation.")
+
+
 class PhaseRow(BaseModel):
     cluster: str
     node: str
@@ -30,8 +36,9 @@ class PhaseRow(BaseModel):
     phase: str
     definition: str = Field(description="From which end point to which, per backend where they differ.")
     definitions: dict[str, str] = Field(description="Side -> the phase's definition there (or why it has none).")
-    statistic: Literal["p50", "makespan"] = Field(
-        description="p50: each run's median per-object latency (ms); makespan: first start to last end (s).")
+    statistic: Literal["p50", "makespan", "objects"] = Field(
+        description="p50: each run's median per-object latency (ms); makespan: first start to last end (s); "
+                    "objects: every object of every run pooled (descriptive, no ratio: see `pooled`).")
     metric: str
     unit: str
     primary: bool = Field(description="The test's primary metric.")
@@ -48,6 +55,8 @@ class PhaseRow(BaseModel):
     flags: list[str] = Field(default_factory=list)
     note: str | None = Field(description="Why a side has no numbers (e.g. Nomad has no Bound phase).")
     cell: str | None = Field(description="Cell id (GET /api/cells/{id}).")
+    pooled: dict[str, PooledSide] = Field(default_factory=dict, description="statistic objects: side -> the "
+                                          "distribution of all its objects (GET .../phases has each one).")
 
 
 class PhaseTable(BaseModel):
@@ -98,8 +107,37 @@ def _row(c: CellComparison, phase: str, statistic: str) -> PhaseRow:
         note=_note(c, baseline, candidate, phase), cell=c.id)
 
 
-def phase_table(report: CampaignReport) -> PhaseTable:
-    """The phase rows of a campaign's control-plane cells, grouped by cell key, phases in contract order."""
+Pooled = dict[tuple[str, str, str, str, str, str], PooledSide]  # (cluster, node, test, params, phase, env)
+
+
+def pooled_objects(con: duckdb.DuckDBPyConnection, campaign: str) -> Pooled:
+    """Per side and phase, the distribution of every object of the campaign's successful runs."""
+    rows = con.execute("""
+        SELECT p.cluster, p.node, p.test, p.params_key, p.phase, p.env, count(*),
+               quantile_cont(p.latency_s, 0.5) * 1000, quantile_cont(p.latency_s, 0.99) * 1000
+        FROM phases p JOIN runs r USING (run_id)
+        WHERE p.campaign = $campaign AND r.status = 'ok'
+        GROUP BY ALL""", {"campaign": campaign}).fetchall()
+    return {tuple(r[:6]): PooledSide(objects=r[6], p50_ms=r[7], p99_ms=r[8]) for r in rows}
+
+
+def _objects_row(p50: PhaseRow, pooled: Pooled) -> PhaseRow | None:
+    key = (p50.cluster, p50.node, p50.test, p50.params, p50.phase)
+    sides = {env: pooled[(*key, env)] for env in (p50.baseline, p50.candidate) if env and (*key, env) in pooled}
+    if not sides:
+        return None
+    base, cand = sides.get(p50.baseline), sides.get(p50.candidate or "")
+    return p50.model_copy(update={
+        "statistic": "objects", "metric": f"{p50.phase} per object", "unit": "ms", "primary": False,
+        "n_baseline": base.objects if base else 0, "n_candidate": cand.objects if cand else 0,
+        "baseline_median": base.p50_ms if base else None, "candidate_median": cand.p50_ms if cand else None,
+        "ratio": None, "ci_low": None, "ci_high": None, "verdict": None, "flags": [], "cell": None,
+        "pooled": sides})
+
+
+def phase_table(report: CampaignReport, pooled: Pooled | None = None) -> PhaseTable:
+    """The phase rows of a campaign's control-plane cells, grouped by cell key, phases in contract order;
+    with `pooled` (pooled_objects), each phase also gets a descriptive row of all its objects."""
     cells = {(c.cluster, c.node, c.test, c.params, c.metric): c
              for c in report.cells if c.test in ph.TEMPLATES}
     keys = list(dict.fromkeys(k[:4] for k in cells))
@@ -110,6 +148,9 @@ def phase_table(report: CampaignReport) -> PhaseTable:
                 c = cells.get((cluster, node, test, params, phase + suffix))
                 if c is not None:
                     rows.append(_row(c, phase, statistic))
+                    if statistic == "p50" and pooled:
+                        extra = _objects_row(rows[-1], pooled)
+                        rows += [extra] if extra else []
     notes = sorted({r.note for r in rows if r.note})
     return PhaseTable(campaign=report.campaign, rows=rows, notes=notes)
 

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from podtax.phases import TEMPLATES
 
-STATISTIC = {"p50": "p50 latency (ms)", "makespan": "makespan (s)"}
+STATISTIC = {"p50": "p50 latency (ms)", "makespan": "makespan (s)", "objects": "objects · p50 · p99 ms"}
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow"}
 
@@ -42,12 +42,12 @@ def from_api(base: str, campaign: str, threshold: float, correction: str) -> dic
 def from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
     import duckdb
     from podtax_analyzer.comparisons import compare_campaign
-    from podtax_analyzer.phase_table import phase_table
+    from podtax_analyzer.phase_table import phase_table, pooled_objects
 
     con = duckdb.connect(str(db), read_only=True)
     try:
         report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
-        return phase_table(report).model_dump(mode="json")
+        return phase_table(report, pooled_objects(con, campaign)).model_dump(mode="json")
     finally:
         con.close()
 
@@ -67,6 +67,11 @@ def _ratio(r: dict[str, Any]) -> str:
 
 def _side(n: int, median: float | None) -> str:
     return f"{n} · {_value(median)}" if n else "—"
+
+
+def _pooled(r: dict[str, Any], env: str | None) -> str:
+    side = (r.get("pooled") or {}).get(env or "")
+    return f"{side['objects']} · {_value(side['p50_ms'])} · {_value(side['p99_ms'])}" if side else "—"
 
 
 def _groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:
@@ -99,7 +104,14 @@ def _table(rows: list[dict[str, Any]]) -> Table:
     for r in rows:
         phase = r["phase"] if r["phase"] != previous else ""
         previous = r["phase"]
-        stat = Text(STATISTIC[r["statistic"]], style="bold" if r["primary"] else "")
+        stat = Text(STATISTIC[r["statistic"]], style="bold" if r["primary"] else "dim" if r["statistic"] == "objects"
+                    else "")
+        if r["statistic"] == "objects":  # descriptive: every object pooled, no ratio
+            cells = [Text(phase, style="bold"), stat, Text(_pooled(r, base), style="dim")]
+            if cand:
+                cells += [Text(_pooled(r, cand), style="dim"), "", ""]
+            t.add_row(*cells, "")
+            continue
         cells: list[Any] = [Text(phase, style="bold"), stat, _side(r["n_baseline"], r["baseline_median"])]
         if cand:
             verdict = r["verdict"] or "—"
@@ -138,7 +150,8 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
         con.print(Text("  definitions (from -> to):", style="dim"))
         _print_definitions(con, group)
     con.print(Text("median = median over runs of each run's p50 per-object latency or of its makespan; "
-                   "ratio = candidate median / baseline median with its 95% CI; bold = primary metric",
+                   "ratio = candidate median / baseline median with its 95% CI; bold = primary metric; "
+                   "objects · p50 · p99 = every object of every run pooled (descriptive, no ratio)",
                    style="dim"))
     for note in table.get("notes", []):
         con.print(Text(f"• {note}"), highlight=False)
