@@ -92,7 +92,9 @@ def test_pod_startup_is_one_sided(report):
     ready = next(r for r in rows if r.phase == "ready" and r.statistic == "p50")
     assert ready.candidate is None and ready.note == ONE_SIDE and ready.verdict is None
     assert ready.baseline_median == pytest.approx(620.0, rel=0.1)  # 20 + 500 + 100 ms injected
-    assert not _cell(report, "ready_p50_ms", "pod-startup").flags  # six runs of one side are enough
+    cell = _cell(report, "ready_p50_ms", "pod-startup")
+    assert not cell.flags  # six runs of one side are enough
+    assert cell.sentence.startswith("One side only: kubernetes median ") and "podtax compare" in cell.sentence
 
 
 def test_http_routes(store):

@@ -158,6 +158,9 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
     if f["host_median"] is not None and f["pod_median"] is not None:
         sides = (f"{base} median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs, {cand} median "
                  f"{fmt_value(f['pod_median'])} {unit} over {f['n_pod']} runs")
+    if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
+        return (f"One side only: {base} median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs; "
+                f"compare two campaigns with `podtax compare` for a ratio.")
     if ratio is None:
         return f"Inconclusive: no ratio could be computed ({sides or 'a side has no runs'})."
     interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
