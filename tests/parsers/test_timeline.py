@@ -87,11 +87,15 @@ def test_units_and_directions() -> None:
     assert parsed.echoed == {"backend": "kubernetes", "count": 4, "observe": "watch", "format": 1, "simulated": 1}
 
 
-def test_nomad_has_no_bound_phase() -> None:
+def nomad_log() -> str:
     ts = [(0.0, 0.05, 1.0, 1.1), (0.0, 0.15, 1.0, 1.3), (0.1, 0.2, 1.0, 1.2)]
     objs = [obj(f"podtax-vc-{i}", dict(zip(("request_sent", "api_accepted", "delete_requested", "gone"), t,
                                            strict=True))) for i, t in enumerate(ts)]
-    v = values(lines(header(backend="nomad"), *objs, summary(apiserver=None)))
+    return lines(header(backend="nomad"), *objs, summary(apiserver=None))
+
+
+def test_nomad_has_no_bound_phase() -> None:
+    v = values(nomad_log())
     assert v["provisioned_p50_ms"] == pytest.approx(100.0)  # 0.05 0.10 0.15
     assert v["provisioned_makespan_s"] == pytest.approx(0.2)
     assert v["deleted_p50_ms"] == pytest.approx(200.0) and v["deleted_makespan_s"] == pytest.approx(0.3)
@@ -191,3 +195,24 @@ def test_podtax_parse_cli(tmp_path) -> None:
     assert out[0]["tool"] == "volume-churn"
     assert {m["name"]: m["value"] for m in out[0]["metrics"]}["provisioned_makespan_s"] == pytest.approx(0.9)
     assert out[1]["error"]["reason"] == "unknown-format" and "accepted is negative" in out[1]["error"]["detail"]
+
+
+def test_podtax_import_takes_a_nomad_timeline(tmp_path) -> None:
+    from podtax.cli.importer import ManifestError, build_event, read_manifest
+
+    (tmp_path / "nomad.jsonl").write_text(nomad_log())
+    manifest = tmp_path / "manifest.csv"
+    manifest.write_text("file,node,env,test,params,started_at\n"
+                        "nomad.jsonl,node-1,nomad,volume-churn,count=3,2026-12-01T02:00:00Z\n")
+    event = build_event(read_manifest(manifest)[0], "imported", 0)
+    assert event.data.run.env == "nomad"
+    assert (event.data.ended_at - event.data.started_at).total_seconds() == pytest.approx(2.5)  # the summary's wall_s
+    out = derive(event.data)
+    assert isinstance(out, events.ResultV1) and out.data.tool == "volume-churn"
+    manifest.write_text("file,node,env,test,params,started_at\n"
+                        "nomad.jsonl,node-1,nomad,sysbench-cpu,threads=1,2026-12-01T02:00:00Z\n"
+                        "nomad.jsonl,node-1,host,volume-churn,count=3,2026-12-01T02:00:00Z\n")
+    with pytest.raises(ManifestError) as info:
+        read_manifest(manifest)
+    assert "env 'nomad' must be host or kubernetes" in info.value.problems[0]
+    assert "env 'host' must be kubernetes or nomad for volume-churn" in info.value.problems[1]

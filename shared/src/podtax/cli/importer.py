@@ -92,8 +92,11 @@ def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | No
     if not _NODE.match(node):
         problems.append(f"node {node!r} is not a node name (letters, digits, '-', '_', '.')")
     env = fields["env"].strip()
-    if env not in ("host", "kubernetes"):
-        problems.append(f"env {env!r} must be host or kubernetes")
+    template = templates.REGISTRY.get(fields["test"].strip())
+    allowed = template.environments if template else ("host", "kubernetes")  # nomad: volume-churn timelines
+    if env not in allowed:
+        problems.append(f"env {env!r} must be {' or '.join(allowed)}"
+                        + (f" for {template.name}" if template and template.control_plane else ""))
     test, params = fields["test"].strip(), _check_params(fields["test"].strip(), fields["params"], problems)
     started: datetime | None = None
     try:
@@ -251,7 +254,7 @@ HELP = "\n\n".join((
     "Import benchmark logs recorded before podtax (cron jobs, CronJobs) into the running system.",
     "One row per log: `file` is relative to the manifest's folder (or --root) and must lie inside it: "
     "absolute paths, '..' or symbolic links leading out, devices and /proc files are refused; "
-    "`env` is host or kubernetes; `test` a template name "
+    "`env` is host or kubernetes (kubernetes or nomad for volume-churn timelines); `test` a template name "
     "(sysbench-cpu, sysbench-memory, stress-ng-cpu, hdparm, fio); `params` the parameters the run used, as "
     "space-separated key=value pairs (threads as a number); `started_at` ISO 8601 — a time without a timezone "
     "is taken as UTC; `tool_version` optional (the machine's `<tool> --version`, for tools whose output does "
