@@ -15,7 +15,7 @@ from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
 from podtax import events, provenance, telemetry, templates
 from podtax.bus import Bus
-from podtax.campaign import PodSpec
+from podtax.campaign import DEVICES_NEEDED, PodSpec
 from podtax.config import RunnerSettings
 
 log = logging.getLogger("podtax.runner.kube")
@@ -29,14 +29,49 @@ def job_name(run_id: str) -> str:
     return "podtax-" + hashlib.sha1(run_id.encode()).hexdigest()[:20]
 
 
+PRIVILEGED_LEVEL = "privileged"  # the Pod Security level a namespace needs for device runs
+POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
+
+
+def run_device(run: events.RunSpec, pod: PodSpec) -> str | None:
+    """The host block device this run reads, when the campaign opted it in (pod.privileged_devices)."""
+    param = DEVICES_NEEDED.get(run.test)
+    device = str(run.params.get(param, "")) if param else ""
+    return device if device and device in pod.privileged_devices else None
+
+
+def device_access(device: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(volume, volumeMount, securityContext) that give a container exactly one host block device.
+
+    A container cannot open a host device through a hostPath alone: the runtime's device cgroup
+    denies it unless the container is privileged (or a device plugin grants it), and hdparm's
+    ioctls need CAP_SYS_RAWIO as root. So: privileged, as root, with only that device mounted."""
+    volume = {"name": "device", "hostPath": {"path": device, "type": "BlockDevice"}}
+    mount = {"name": "device", "mountPath": device, "readOnly": True}
+    security = {"privileged": True, "runAsUser": 0, "runAsGroup": 0, "runAsNonRoot": False,
+                "capabilities": {"add": ["SYS_RAWIO"]}}
+    return volume, mount, security
+
+
 def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str, Any]:
-    """The Job of one pod run: backoffLimit 0, TTL after finish, pinned to the node, no shell."""
+    """The Job of one pod run: backoffLimit 0, TTL after finish, pinned to the node, no shell; a
+    privileged container with exactly one device only for a run that reads an opted-in device."""
     argv = templates.get(run.test).build_argv(run.params, WORKDIR)
     name = job_name(run.run_id)
     labels = {"app.kubernetes.io/managed-by": "podtax", "app.kubernetes.io/name": "podtax-bench",
               "podtax.io/campaign": run.campaign[:63], "podtax.io/run": name.removeprefix("podtax-")}
     annotations = {"podtax.io/run-id": run.run_id, "podtax.io/test": run.test}
     resources = {k: v for k, v in (("requests", pod.requests), ("limits", pod.limits)) if v}
+    volumes: list[dict[str, Any]] = [{"name": "work", "emptyDir": {}}]
+    mounts: list[dict[str, Any]] = [{"name": "work", "mountPath": WORKDIR}]
+    container_extra: dict[str, Any] = {}
+    device = run_device(run, pod)
+    if device:
+        volume, mount, security = device_access(device)
+        volumes.append(volume)
+        mounts.append(mount)
+        container_extra["securityContext"] = security
+        annotations["podtax.io/privileged-device"] = device
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
@@ -53,9 +88,9 @@ def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str,
                         "name": "bench", "image": pod.image, "command": ["podtax-bench", *argv],
                         "workingDir": WORKDIR, "resources": resources,
                         "env": [{"name": "PODTAX_RUN_ID", "value": run.run_id}],
-                        "volumeMounts": [{"name": "work", "mountPath": WORKDIR}],
+                        "volumeMounts": mounts, **container_extra,
                     }],
-                    "volumes": [{"name": "work", "emptyDir": {}}],
+                    "volumes": volumes,
                 },
             },
         },
@@ -147,6 +182,10 @@ class KubeExecutor:
         name = job_name(run.run_id)
         try:
             manifest = job_manifest(run, pod, ns)
+            device = run_device(run, pod)
+            if device and (why := await asyncio.to_thread(self._privileged_refusal, ns, device)):
+                await self._fail(run, "privileged-not-allowed", why)
+                return
             await asyncio.to_thread(self._create, ns, manifest)
             outcome = await asyncio.to_thread(self._follow, ns, name, run.timeout_s + 60)
             if outcome is None:
@@ -162,6 +201,22 @@ class KubeExecutor:
             await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}")
         finally:
             await asyncio.to_thread(self._delete, ns, name)
+
+    def _privileged_refusal(self, ns: str, device: str) -> str | None:
+        """Why a privileged device run may not start in `ns` (None when the namespace allows it):
+        its Pod Security label must say `privileged`, as an operator sets it on purpose."""
+        self._ensure_namespace(ns)
+        try:
+            labels = with_retries(lambda: self.core.read_namespace(ns), "read namespace").metadata.labels or {}
+        except ApiException as exc:
+            return f"cannot read namespace {ns} to check it allows privileged pods ({exc.status} {exc.reason})"
+        level = labels.get(POD_SECURITY_LABEL)
+        if level != PRIVILEGED_LEVEL:
+            return (f"reading {device} in a pod needs a privileged container, and namespace {ns} does not allow "
+                    f"it ({POD_SECURITY_LABEL}={level or 'unset'}): label it {POD_SECURITY_LABEL}={PRIVILEGED_LEVEL} "
+                    f"(deploy/k8s/components/hdparm-privileged) on a cluster dedicated to benchmarking, or run "
+                    f"the test on the host only")
+        return None
 
     def _create(self, ns: str, manifest: dict[str, Any]) -> None:
         self._ensure_namespace(ns)
