@@ -4,12 +4,14 @@ When the raw log of a control-plane run is stored, its timeline is read with the
 functions and every (object, phase) latency becomes a row of the ``phases`` table, in the same
 transaction. A timeline the parser refuses adds no row here (the parser service records why the
 run failed); the raw log itself is always kept. Per-run metrics arrive as results, like any test's.
+Rows are built column by column (a 10,000-object run is 60,000 rows).
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import duckdb
 import numpy as np
@@ -20,39 +22,64 @@ from podtax.phases import TEMPLATES
 from podtax.provenance import split as split_provenance
 from podtax.templates import params_key
 
-COLUMNS = ("run_id", "campaign", "cluster", "node", "env", "backend", "test", "params_key", "object", "phase",
-           "start_s", "latency_s")
+RUN_COLUMNS = ("run_id", "campaign", "cluster", "node", "env", "backend", "test", "params_key")
+COLUMNS = (*RUN_COLUMNS, "object", "phase", "start_s", "latency_s")
 TYPES = ("varchar",) * 10 + ("double", "double")
 
 
-def phase_rows(log: events.RawLog) -> list[dict[str, Any]]:
-    """Rows of the phases table for one raw log; none for other tests or a timeline the parser refuses."""
+@dataclass
+class PhaseColumns:
+    """One run's rows of the phases table: the run's own columns once, the per-row ones as lists."""
+
+    run: dict[str, str]
+    object: list[str] = field(default_factory=list)
+    phase: list[str] = field(default_factory=list)
+    start_s: list[float] = field(default_factory=list)
+    latency_s: list[float] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.object)
+
+
+def phase_rows(log: events.RawLog) -> PhaseColumns | None:
+    """The phases rows of one raw log; None for other tests or a timeline the parser refuses."""
     run = log.run
     if run.test not in TEMPLATES:
-        return []
+        return None
     try:
         timeline = tl.read(split_provenance(log.stdout)[0])
     except (ParseFailure, ValueError):
-        return []
+        return None
     if timeline.template != run.test:
-        return []
-    base = {"run_id": run.run_id, "campaign": run.campaign, "cluster": run.cluster, "node": run.node,
-            "env": run.env, "backend": timeline.backend, "test": run.test, "params_key": params_key(run.params)}
-    rows, seen = [], set()
+        return None
+    out = PhaseColumns({"run_id": run.run_id, "campaign": run.campaign, "cluster": run.cluster, "node": run.node,
+                        "env": run.env, "backend": timeline.backend, "test": run.test,
+                        "params_key": params_key(run.params)})
+    seen: set[tuple[str, str]] = set()
     for obj in timeline.objects:
+        t = obj.t
         for p in timeline.phases:
-            if p.start in obj.t and p.end in obj.t and (obj.name, p.name) not in seen:
+            if p.start in t and p.end in t and (obj.name, p.name) not in seen:
                 seen.add((obj.name, p.name))
-                rows.append({**base, "object": obj.name, "phase": p.name, "start_s": obj.t[p.start],
-                             "latency_s": obj.t[p.end] - obj.t[p.start]})
-    return rows
+                out.object.append(obj.name)
+                out.phase.append(p.name)
+                out.start_s.append(t[p.start])
+                out.latency_s.append(t[p.end] - t[p.start])
+    return out
 
 
-def insert_phases(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> None:
-    """Insert rows in one statement; a redelivered raw log changes nothing (key run, object, phase)."""
-    if not rows:
+def insert_phases(con: duckdb.DuckDBPyConnection, runs: Iterable[PhaseColumns | None]) -> None:
+    """Insert every run's rows in one statement; a redelivered raw log changes nothing (key run, object, phase)."""
+    runs = [r for r in runs if r]
+    if not runs:
         return
-    columns = {c: np.fromiter((r[c] for r in rows), dtype=object, count=len(rows)) for c in COLUMNS}
+    counts = [len(r) for r in runs]
+    columns: dict[str, np.ndarray] = {
+        c: np.repeat(np.array([r.run[c] for r in runs], dtype=object), counts) for c in RUN_COLUMNS}
+    columns["object"] = np.array([x for r in runs for x in r.object], dtype=object)
+    columns["phase"] = np.array([x for r in runs for x in r.phase], dtype=object)
+    columns["start_s"] = np.concatenate([np.asarray(r.start_s, dtype=float) for r in runs])
+    columns["latency_s"] = np.concatenate([np.asarray(r.latency_s, dtype=float) for r in runs])
     con.register("batch_phases", columns)
     try:
         casts = ", ".join(f"CAST({c} AS {t})" for c, t in zip(COLUMNS, TYPES, strict=True))

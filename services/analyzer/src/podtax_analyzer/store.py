@@ -23,7 +23,7 @@ from podtax import events
 from podtax.templates import params_key
 
 from podtax_analyzer.overlap import mark_overlaps
-from podtax_analyzer.phases_store import insert_phases, phase_rows
+from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
 
 RUN_COLUMNS = ("run_id", "event_id", "campaign", "cluster", "node", "env", "test", "params", "params_key",
                "attempt", "sequence", "status", "tool", "tool_version", "tool_build", "parser_version",
@@ -145,7 +145,7 @@ class Store:
         """Commit a batch of events in one transaction; returns run ids that got a new result."""
         now = datetime.now(UTC)
         results, failures, raws, metrics, facts, placements, campaigns = [], [], [], [], [], [], []
-        phases: dict[str, list[dict[str, Any]]] = {}  # per-object latencies of control-plane runs
+        phases: dict[str, PhaseColumns | None] = {}  # per-object latencies of control-plane runs
         for e in batch:
             if isinstance(e, events.ResultV1):
                 results.append(result_row(e, now))
@@ -166,7 +166,7 @@ class Store:
             new_runs = self._write_results(con, results, metrics)
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
             self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, raws)
-            insert_phases(con, [row for rows in phases.values() for row in rows])
+            insert_phases(con, phases.values())
             for f in facts:
                 d = f.data
                 con.execute("INSERT INTO host_facts VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
