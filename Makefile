@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PKGS   := shared services/runner services/host_agent services/parser services/analyzer services/scheduler tools/kubesim tools/nomadsim
 # chromium (Debian's): the browser of the HTML report's test, driven by Playwright
-TOOLS  := sysbench stress-ng fio hdparm chromium
+TOOLS  := sysbench stress-ng fio hdparm chromium iperf3 sockperf
 
 .PHONY: all setup sysdeps demo test test-fast bench lint fmt clean docs lock images compose-test
 

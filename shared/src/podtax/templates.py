@@ -87,6 +87,38 @@ class Fio(Params):
     runtime: int = Field(10, ge=1, le=3600)
 
 
+# A server address: IPv4, IPv6 or a DNS name (the runner fills it from the topology).
+_ADDRESS = r"^([0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f:]{2,39}|[A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?)$"
+ADDRESS = Annotated[str, Field(pattern=_ADDRESS,
+                               description="Server address (IP or DNS name); the topology's server side.")]
+PORT = Annotated[int, Field(ge=1024, le=65535, description="Server port (unprivileged).")]
+
+
+class Iperf3(Params):
+    """iperf3 client (`-J` JSON); the server side is started and stopped by the runner (podtax.netbench)."""
+
+    server: ADDRESS = "127.0.0.1"
+    port: PORT = 5201
+    protocol: Literal["tcp", "udp"] = "tcp"
+    parallel: int = Field(1, ge=1, le=128, description="-P parallel streams")
+    reverse: bool = Field(False, description="-R: the server sends, the client receives")
+    duration: int = Field(10, ge=1, le=3600, description="-t seconds")
+    length: int = Field(0, ge=0, le=1_048_576, description="-l bytes per write (0 = iperf3's default)")
+    bitrate: str = Field("0", pattern=r"^(0|[1-9][0-9]{0,6}[KMG]?)$",
+                         description="-b target bit/s (0 = unlimited; iperf3's UDP default is 1M)")
+
+
+class Sockperf(Params):
+    """sockperf ping-pong client, round-trip times (`--full-rtt`); the runner starts `sockperf server`."""
+
+    server: ADDRESS = "127.0.0.1"
+    port: PORT = 11111
+    protocol: Literal["tcp", "udp"] = "tcp"
+    msg_size: int = Field(64, ge=14, le=65000, description="-m message size in bytes")
+    duration: int = Field(10, ge=1, le=3600, description="-t seconds")
+    rate: int = Field(0, ge=0, le=10_000_000, description="--mps messages per second (0 = max)")
+
+
 QUANTITY = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}(Ki|Mi|Gi|Ti|K|M|G|T)?$",
                                  description="Storage quantity like 1Gi, 500Mi, 10G.")]
 DNS_NAME = r"^$|^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
@@ -153,6 +185,24 @@ def _fio(p: Fio, workdir: str) -> list[str]:
             f"--filename={workdir.rstrip('/')}/podtax-fio.dat", "--output-format=json"]
 
 
+def _iperf3(p: Iperf3, workdir: str) -> list[str]:
+    argv = ["iperf3", "-c", p.server, "-p", str(p.port), "-t", str(p.duration), "-P", str(p.parallel),
+            "-b", p.bitrate, "-J"]
+    if p.protocol == "udp":
+        argv.append("-u")
+    if p.reverse:
+        argv.append("-R")
+    if p.length:
+        argv += ["-l", str(p.length)]
+    return argv
+
+
+def _sockperf(p: Sockperf, workdir: str) -> list[str]:
+    argv = ["sockperf", "ping-pong", "-i", p.server, "-p", str(p.port), "-t", str(p.duration),
+            "-m", str(p.msg_size), "--mps", str(p.rate) if p.rate else "max", "--full-rtt"]
+    return argv + (["--tcp"] if p.protocol == "tcp" else [])
+
+
 def _fio_primary(p: Params) -> str:
     rw = getattr(p, "rw", "read")
     return "write_iops" if rw in ("write", "randwrite") else "read_iops"
@@ -212,6 +262,10 @@ REGISTRY: dict[str, Template] = {
         Template("hdparm", "hdparm", Hdparm, _hdparm, ("hdparm", "-V"),
                  _const("read_mb_per_second"), "hdparm -T (cached) or -t (buffered disk) reads"),
         Template("fio", "fio", Fio, _fio, ("fio", "--version"), _fio_primary, "fio: bandwidth, IOPS, latency"),
+        Template("iperf3", "iperf3", Iperf3, _iperf3, ("iperf3", "--version"), _const("throughput_mbps"),
+                 "iperf3: TCP or UDP throughput to a server the runner starts, Mbit/s"),
+        Template("sockperf", "sockperf", Sockperf, _sockperf, ("sockperf", "--version"), _const("rtt_p50_us"),
+                 "sockperf ping-pong: request-response round-trip time percentiles, µs"),
         Template("volume-churn", "volume-churn", VolumeChurn, None, (), _const("provisioned_makespan_s"),
                  "control plane: create, bind and delete volumes (Kubernetes PVCs or Nomad CSI)",
                  ("kubernetes", "nomad")),

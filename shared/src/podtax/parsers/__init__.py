@@ -14,6 +14,8 @@ reason code — never a silent zero:
 - ``unsupported-version``  sysbench 0.4.x: recognized and rejected, naming the version
 - ``bad-argument``   the tool rejected its command line
 - ``wrong-tool``     the log was written by another tool (or another sysbench test / stressor)
+- ``refused`` / ``unreachable`` / ``timeout`` / ``server-busy``  a network benchmark (iperf3,
+  sockperf) could not reach its server: connection refused, no route, no answer, server busy
 
 Lines starting with ``#podtax `` (the provenance block) are removed first; CRLF and lone CR
 become LF. Metric naming per tool is documented in each module.
@@ -27,7 +29,7 @@ from typing import Any
 
 from podtax import templates
 from podtax.benchwrap import PREFIX
-from podtax.parsers import detect, fio, hdparm, stressng, sysbench, timeline
+from podtax.parsers import detect, fio, hdparm, iperf3, sockperf, stressng, sysbench, timeline
 from podtax.parsers.base import Parsed, ParseFailure, version_from
 from podtax.provenance import split as _split_provenance
 
@@ -35,12 +37,13 @@ __all__ = ["PARSER_VERSION", "TOOLS", "ParseFailure", "Parsed", "parse_run", "pa
 
 PARSER_VERSION: str = "1.0.0"
 _MODULES: dict[str, ModuleType] = {"sysbench": sysbench, "stress-ng": stressng, "hdparm": hdparm, "fio": fio,
-                                   "timeline": timeline}
+                                   "iperf3": iperf3, "sockperf": sockperf, "timeline": timeline}
 TOOLS: tuple[str, ...] = tuple(_MODULES)
 _ALIASES = {"stressng": "stress-ng", "stress_ng": "stress-ng"}
 TEST_TOOL: dict[str, str] = {t.name: t.tool for t in templates.REGISTRY.values() if t.tool in _MODULES}
 TEST_TOOL.update(dict.fromkeys(timeline.PRIMARY, timeline.TOOL))  # the control-plane templates
-_SPECIFIC = frozenset({"fatal", "bad-argument", "permission-denied", "unsupported-version", "wrong-tool"})
+_SPECIFIC = frozenset({"fatal", "bad-argument", "permission-denied", "unsupported-version", "wrong-tool",
+                       "refused", "unreachable", "timeout", "server-busy"})
 _WRITE_RW = ("write", "randwrite", "trimwrite")
 
 

@@ -39,6 +39,10 @@ def tools_in(text: str) -> list[str]:
         found.append("hdparm")
     if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")
+    if '"version":\t"iperf 3' in text or '"version": "iperf 3' in text:
+        found.append("iperf3")
+    if "sockperf: " in text and ("== version #" in text or "sockperf: ERROR" in text):
+        found.append("sockperf")
     if head.lstrip().startswith("{"):
         start = text.find("{")
         end = text.find("\n", start)

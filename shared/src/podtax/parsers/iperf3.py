@@ -1,0 +1,108 @@
+"""iperf3 `-J` (JSON) client reports, TCP and UDP, forward or reverse (`-R`).
+
+Metrics (all from the end-of-test sums, the receiver's view where it matters):
+- `throughput_mbps` (Mbit/s, higher is better): `end.sum_received.bits_per_second` / 1e6, what
+  arrived at the receiving side (the client with `-R`); the template's primary metric.
+- `sent_mbps` (Mbit/s, higher): what the sender pushed (`sum_sent`).
+- TCP: `retransmits` (count, lower). UDP: `jitter_ms` (ms, lower), `lost_percent` (%, lower).
+- `cpu_local_percent`, `cpu_remote_percent` (% of one host's CPUs, lower).
+
+iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
+(connection refused), `unreachable` (no route, network unreachable), `timeout` (nothing answered,
+or iperf3 was stopped before the test ran), `server-busy` (the server runs another test),
+`truncated` (the JSON is cut), `fatal` (any other error iperf3 reports).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed
+
+TOOL = "iperf3"
+_DECODER = json.JSONDecoder()
+_ERRORS = (  # (substring of iperf3's error, reason, advice)
+    ("Connection refused", "refused", "is the iperf3 server running on that address and port?"),
+    ("Network is unreachable", "unreachable", "no route to the server's address from this side"),
+    ("No route to host", "unreachable", "no route to the server's address from this side"),
+    ("timed out", "timeout", "the server did not answer in time"),
+    ("interrupt", "timeout", "iperf3 was stopped before the test finished (the run's time limit?)"),
+    ("server is busy", "server-busy", "another client is testing against this server; runs must not overlap"),
+)
+
+
+def _load(text: str) -> dict[str, Any]:
+    start = text.find("{")
+    if start < 0:
+        raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
+    try:
+        doc, _end = _DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError) as exc:
+        raise ParseFailure("truncated", f"the iperf3 JSON report is incomplete or damaged ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("start"), dict):
+        raise ParseFailure("unknown-format", "the JSON is not an iperf3 report (no `start` object)")
+    return doc
+
+
+def _version(doc: Mapping[str, Any]) -> str | None:
+    text = str(doc["start"].get("version", ""))
+    return text.removeprefix("iperf ").strip() or None
+
+
+def _fail(error: str, doc: Mapping[str, Any]) -> ParseFailure:
+    target = doc["start"].get("connecting_to") or {}
+    where = f" ({target.get('host')}:{target.get('port')})" if target.get("host") else ""
+    for word, reason, advice in _ERRORS:
+        if word in error:
+            return ParseFailure(reason, f"iperf3: {error}{where}: {advice}")
+    return ParseFailure("fatal", f"iperf3 reported an error: {error}{where}")
+
+
+def _num(section: Mapping[str, Any], key: str, what: str) -> float:
+    value = section.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ParseFailure("truncated", f"the iperf3 report has no numeric {what}.{key}")
+    return float(value)
+
+
+def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
+          recorded_version: str | None = None) -> Parsed:
+    doc = _load(text)
+    error = doc.get("error")
+    if isinstance(error, str) and error:
+        raise _fail(error, doc)
+    end = doc.get("end")
+    ts = doc["start"].get("test_start") or {}
+    if not isinstance(end, dict) or not end:
+        raise ParseFailure("truncated", "the iperf3 report has no end-of-test summary")
+    udp = str(ts.get("protocol", "")).upper() == "UDP"
+    received, sent = end.get("sum_received"), end.get("sum_sent")
+    if not isinstance(received, dict) or not isinstance(sent, dict):
+        raise ParseFailure("truncated", "the iperf3 report has no sum_sent/sum_received")
+    metrics = MetricList()
+    metrics.add("throughput_mbps", _num(received, "bits_per_second", "sum_received") / 1e6, "Mbit/s", True)
+    metrics.add("sent_mbps", _num(sent, "bits_per_second", "sum_sent") / 1e6, "Mbit/s", True)
+    if udp:
+        metrics.add("jitter_ms", _num(received, "jitter_ms", "sum_received"), "ms", False)
+        metrics.add("lost_percent", _num(received, "lost_percent", "sum_received"), "%", False)
+    elif "retransmits" in sent:
+        metrics.add("retransmits", _num(sent, "retransmits", "sum_sent"), "count", False)
+    cpu = end.get("cpu_utilization_percent")
+    if isinstance(cpu, dict):
+        metrics.add("cpu_local_percent", _num(cpu, "host_total", "cpu_utilization_percent"), "%", False)
+        metrics.add("cpu_remote_percent", _num(cpu, "remote_total", "cpu_utilization_percent"), "%", False)
+    if _num(received, "bytes", "sum_received") <= 0:
+        raise ParseFailure("timeout", "iperf3 moved no data: the receiver got 0 bytes")
+    echoed: Echoed = {"protocol": "udp" if udp else "tcp"}
+    for key, name in (("num_streams", "parallel"), ("duration", "duration"), ("reverse", "reverse"),
+                      ("blksize", "length")):
+        value = ts.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            echoed[name] = value
+    req = dict(requested or {})
+    if req.get("length") == 0:
+        req.pop("length")  # 0 = iperf3's default, echoed as the actual block size
+    flags = compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
+    return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))

@@ -1,0 +1,86 @@
+"""sockperf `ping-pong` client reports (text; ANSI colour codes are removed first).
+
+With `--full-rtt` (the template's choice) figures are round-trip times, named `rtt_*`; without it
+sockperf prints half the round trip as "latency", named `latency_*` here (never mixed up).
+Metrics, µs and lower is better: `<kind>_avg_us`, `<kind>_stddev_us`, `<kind>_min_us`,
+`<kind>_max_us`, `<kind>_p25_us` ... `<kind>_p99_999_us` (percentile 99.900 -> `p99_9`). Also
+`messages_per_second` (higher is better: replies received per second of the valid duration) and
+`dropped_messages` (count, lower). The template's primary metric is `rtt_p50_us`.
+
+sockperf 3.7 exits 0 even when it failed. Failures: `refused` (errno 111), `unreachable`
+(errno 101 network unreachable, 113 no route), `timeout` ("No messages were received from the
+server": UDP has no refusal, so a missing server shows up this way), `truncated` (no statistics),
+`fatal` (any other `ERROR:` line).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, to_number
+
+TOOL = "sockperf"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_VERSION = re.compile(r"== version #([0-9][0-9A-Za-z.+~-]*) ==")
+_TARGET = re.compile(r"IP = (\S+)\s+PORT =\s*(\d+) # (TCP|UDP)")
+_ERROR = re.compile(r"ERROR: (.*?)(?:\(errno=(\d+) ([^)]*)\))?\s*$", re.M)
+_AVG = re.compile(r"avg-(rtt|latency)=([\d.]+) \(std-dev=([\d.]+)\)")
+_VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)")
+_DROPPED = re.compile(r"# dropped messages = (\d+)")
+_PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)")
+_EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)")
+_ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
+_ADVICE = {"refused": "is the sockperf server running on that address and port?",
+           "unreachable": "no route to the server's address from this side",
+           "timeout": "the server did not answer in time"}
+
+
+def pct_name(text: str) -> str:
+    """`99.900` -> `p99_9`, `50.000` -> `p50`."""
+    number = f"{float(text):.3f}".rstrip("0").rstrip(".")
+    return "p" + number.replace(".", "_")
+
+
+def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
+          recorded_version: str | None = None) -> Parsed:
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    m = _VERSION.search(text)
+    version = m.group(1).removesuffix("-no.git") if m else None
+    target = _TARGET.search(text)
+    where = f" ({target.group(1)}:{target.group(2)} {target.group(3)})" if target else ""
+    err = _ERROR.search(text)
+    if err:
+        reason = _ERRNO.get(err.group(2) or "", "fatal")
+        detail = f"sockperf: {err.group(0).strip()}{where}"
+        raise ParseFailure(reason, f"{detail}: {_ADVICE[reason]}" if reason in _ADVICE else detail)
+    if "No messages were received from the server" in text:
+        raise ParseFailure("timeout", f"sockperf: no reply from the server{where}: is the sockperf server "
+                                      "running there (UDP gives no refusal)?")
+    avg = _AVG.search(text)
+    valid = _VALID.search(text)
+    if not avg or not valid:
+        if m or "sockperf:" in text:
+            raise ParseFailure("truncated", "the sockperf report has no statistics (cut or killed?)")
+        raise ParseFailure("unknown-format", "no sockperf ping-pong report found")
+    kind = "rtt" if avg.group(1) == "rtt" else "latency"
+    metrics = MetricList()
+    metrics.add(f"{kind}_avg_us", to_number(avg.group(2)), "µs", False)
+    metrics.add(f"{kind}_stddev_us", to_number(avg.group(3)), "µs", False)
+    for pm in _PCT.finditer(text):
+        metrics.add(f"{kind}_{pct_name(pm.group(1))}_us", to_number(pm.group(2)), "µs", False)
+    for em in _EXTREME.finditer(text):
+        metrics.add(f"{kind}_{em.group(1).lower()}_us", to_number(em.group(2)), "µs", False)
+    seconds, received = to_number(valid.group(1)), to_number(valid.group(3))
+    if seconds > 0:
+        metrics.add("messages_per_second", received / seconds, "msg/s", True)
+    dropped = _DROPPED.search(text)
+    if dropped:
+        metrics.add("dropped_messages", to_number(dropped.group(1)), "count", False)
+    echoed: Echoed = {"protocol": target.group(3).lower()} if target else {}
+    flags: list[str] = []
+    if requested and target and str(requested.get("protocol", "")).lower() not in ("", echoed["protocol"]):
+        flags.append(f"PARAM_MISMATCH: protocol echoed as {echoed['protocol']}, requested {requested['protocol']}")
+    return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
