@@ -69,3 +69,57 @@ def ours(sim: Sim, plural: str, namespace: str | None = None) -> list[dict[str, 
                 if ((pv["spec"].get("claimRef") or {}).get("name") or "").startswith("podtax-")]
     return [o for o in sim.objects(plural, namespace)
             if (o["metadata"].get("labels") or {}).get("podtax.io/kind") == "control-plane"]
+
+
+@pytest.fixture
+def kubesim_process(tmp_path: Any) -> Any:
+    """kubesim_process(cluster) -> an object with .kubeconfig: the emulator in its own process (podtax-kubesim),
+    so its event loop never waits for the harness's threads (the GIL): for latency measurements."""
+    import subprocess
+    import sys
+    import time
+    import types
+    from pathlib import Path
+
+    import yaml
+    from podtax import natsserver
+
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(cluster_doc: dict[str, Any], kubelet: str = "none") -> Any:
+        work = Path(tmp_path) / f"kubesim-proc-{len(procs)}"
+        work.mkdir()
+        (work / "cluster.yaml").write_text(yaml.safe_dump(cluster_doc))
+        kubeconfig = work / "kubeconfig"
+        exe = Path(sys.executable).parent / "podtax-kubesim"
+        procs.append(subprocess.Popen([str(exe), "--cluster", str(work / "cluster.yaml"), "--kubelet", kubelet,
+                                       "--kubeconfig", str(kubeconfig), "--port", str(natsserver.free_port())],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 30
+        while not kubeconfig.exists():
+            if time.monotonic() > deadline or procs[-1].poll() is not None:
+                raise RuntimeError("podtax-kubesim did not start")
+            time.sleep(0.05)
+        return types.SimpleNamespace(kubeconfig=kubeconfig)
+
+    yield start
+    for p in procs:
+        p.terminate()
+        p.wait(timeout=10)
+
+
+def leftovers(kubeconfig: Any) -> list[str]:
+    """Control-plane claims and pods, and PVs bound to podtax claims, through the real client."""
+    from kubernetes import client
+    from kubernetes import config as kconfig
+
+    cfg = client.Configuration()
+    kconfig.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
+    core = client.CoreV1Api(client.ApiClient(cfg))
+    sel = "podtax.io/kind=control-plane"
+    names = [f"pvc/{c.metadata.name}" for c in core.list_persistent_volume_claim_for_all_namespaces(
+        label_selector=sel).items]
+    names += [f"pod/{p.metadata.name}" for p in core.list_pod_for_all_namespaces(label_selector=sel).items]
+    names += [f"pv/{v.metadata.name}" for v in core.list_persistent_volume().items
+              if v.spec.claim_ref and (v.spec.claim_ref.name or "").startswith("podtax-")]
+    return names

@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 
-from tests.controlplane.conftest import NODE, cluster, lognormal, lognormal_quantile, ours, phase, quantile, spec
+from tests.controlplane.conftest import (
+    NODE,
+    cluster,
+    leftovers,
+    lognormal,
+    lognormal_quantile,
+    ours,
+    phase,
+    quantile,
+    spec,
+)
 
 # Stated tolerance: a measured quantile is within 25 % + 20 ms of the injected one. The harness adds
 # the API round trip and watch delivery (a few ms here); sampling error at n=150, sigma 0.3 is ~4 %.
@@ -20,8 +30,8 @@ def close_to(measured: float, injected: float) -> bool:
     return abs(measured - injected) <= REL * injected + ABS
 
 
-def test_volume_phases_match_injected_latency(kubesim_factory: Any, run_cp: Any) -> None:
-    sim = kubesim_factory(cluster(provision=lognormal(0.15, 0.3), delete=lognormal(0.08, 0.3)), kubelet="none")
+def test_volume_phases_match_injected_latency(kubesim_process: Any, run_cp: Any) -> None:
+    sim = kubesim_process(cluster(provision=lognormal(0.15, 0.3), delete=lognormal(0.08, 0.3)))
     tl = run_cp(spec("volume-churn", count=150, concurrency=10), kube=sim)
     lines = [json.loads(line) for line in tl.jsonl().splitlines()]
     assert lines[0]["kind"] == "header" and lines[0]["backend"] == "kubernetes" and lines[0]["simulated"] is True
@@ -44,7 +54,7 @@ def test_volume_phases_match_injected_latency(kubesim_factory: Any, run_cp: Any)
     assert req["create"] == 150 + 1 and req["delete"] == 150 and req["get"] == 0  # +1: the namespace
     assert req["list"] + req["watch"] <= 6
     assert sum(req.values()) / 150 < 2.1
-    assert ours(sim, "persistentvolumeclaims") == [] and ours(sim, "persistentvolumes") == []
+    assert leftovers(sim.kubeconfig) == []
 
 
 def test_consumer_pods_run_then_everything_goes(kubesim_factory: Any, run_cp: Any) -> None:
