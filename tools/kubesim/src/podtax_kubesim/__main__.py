@@ -31,6 +31,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-privileged", action="store_true",
                    help="admit pods with hostPath volumes, privileged containers or host namespaces (refused "
                         "with 403 by default: in exec mode they would run as root with this machine's files)")
+    p.add_argument("--pod-network", action="store_true",
+                   help="exec mode: give each pod its own network namespace, a veth pair into a per-node "
+                        "bridge and an address from 198.18.0.0/15 (root only; removed when pods or the "
+                        "emulator end, and leftovers of a killed emulator at the next start)")
     p.add_argument("--token-file", type=Path, default=None,
                    help="read the API bearer token from this file (default: a random token, written into "
                         "the kubeconfig, which is created with mode 0600)")
@@ -41,7 +45,7 @@ async def serve(args: argparse.Namespace) -> int:
     token = args.token_file.read_text().strip() or None if args.token_file else None
     emulator = Emulator(args.cluster, args.kubelet, args.workdir, host=args.host, port=args.port,
                         history=args.history, isolation=not args.no_isolation, token=token,
-                        allow_privileged=args.allow_privileged)
+                        allow_privileged=args.allow_privileged, pod_network=args.pod_network)
     url = await emulator.start()
     write_emulator_kubeconfig(args.kubeconfig, emulator)
     nodes = len(emulator.store.objects.get("/nodes", {}))

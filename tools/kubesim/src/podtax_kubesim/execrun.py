@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from podtax_kubesim import isolation
+from podtax_kubesim import isolation, podnet
 from podtax_kubesim.util import Obj
 
 if TYPE_CHECKING:
@@ -110,12 +110,16 @@ async def _run_container(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Appli
         cwd.mkdir(parents=True, exist_ok=True)
         env = container_env(pod, c, cwd) | applied.env
         prefix, drop = list(applied.prefix), {}
+        net = kl.network.pods.get(uid) if kl.network is not None else None
         if who.changes and not c.get("workingDir"):
             os.chown(cwd, -1 if who.uid is None else who.uid, -1 if who.gid is None else who.gid)
             if prefix:  # nsexec drops privileges itself, after joining cgroups and namespaces
                 prefix[-1:-1] = who.nsexec_args()
             else:
                 drop = {"user": who.uid, "group": who.gid, "extra_groups": list(who.groups)}
+        if net is not None:  # the pod's own network namespace (podnet.py), entered first, as root
+            prefix = net.enter(drop.get("user"), drop.get("group")) + prefix  # then nsenter drops privileges
+            drop = {}
         proc = await asyncio.create_subprocess_exec(
             *prefix, exe, *argv[1:], stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, cwd=str(cwd), env=env, start_new_session=True, **drop)
@@ -145,6 +149,15 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
         return a
 
     try:
+        extra: dict[str, str] = {ISOLATION_ANNOTATION: ""}
+        if kl.network is not None and not pod["spec"].get("hostNetwork"):
+            try:
+                net = kl.network.attach(uid, pod["spec"]["nodeName"])
+            except podnet.NetError as exc:
+                kl.mark_terminated(pod, {x["name"]: 128 for x in pod["spec"]["containers"]},
+                                   {x["name"]: f"pod network: {exc}" for x in pod["spec"]["containers"]})
+                return
+            extra[podnet.ANNOTATION] = net.annotation()
         for c in pod["spec"].get("initContainers") or []:
             code, msg = await _run_container(kl, pod, c, isolate(c))
             if code != 0:
@@ -169,7 +182,9 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
 
         tasks = [asyncio.create_task(one(c, a)) for c, a in zip(containers, setups, strict=True)]
         await asyncio.sleep(0)
-        kl.mark_running(pod, [c["name"] for c in containers], {ISOLATION_ANNOTATION: setups[0].description})
+        extra[ISOLATION_ANNOTATION] = setups[0].description
+        ip = kl.network.pods[uid].ip if kl.network is not None and uid in kl.network.pods else None
+        kl.mark_running(pod, [c["name"] for c in containers], extra, pod_ip=ip)
         await asyncio.gather(*tasks)
         kl.mark_terminated(pod, {n: r[0] for n, r in results.items()}, {n: r[1] for n, r in results.items()})
     except asyncio.CancelledError:
@@ -178,6 +193,8 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
     finally:
         for a in applied:
             a.cleanup()
+        if kl.network is not None:
+            kl.network.detach(uid)
         if kl.handles.get(uid) is asyncio.current_task():
             kl.handles.pop(uid, None)
 

@@ -20,6 +20,7 @@ from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api, set_condition
 from podtax_kubesim.dist import Sampler
 from podtax_kubesim.logs import Logs
+from podtax_kubesim.podnet import PodNetwork
 from podtax_kubesim.store import Event
 from podtax_kubesim.util import Obj, deepcopy, new_uid, now
 
@@ -30,7 +31,7 @@ A_DURATION, A_EXIT, A_LOG, A_START = ("podtax.io/sim-duration-seconds", "podtax.
 
 class Kubelet:
     def __init__(self, api: Api, logs: Logs, mode: str, duration: Sampler, start_delay: float = 0.0,
-                 workdir: Path | None = None, isolation: bool = True) -> None:
+                 workdir: Path | None = None, isolation: bool = True, pod_network: bool = False) -> None:
         if mode not in ("simulated", "exec", "none"):
             raise ValueError(f"kubelet mode must be simulated, exec or none, not {mode!r}")
         self.api, self.store, self.logs, self.mode = api, api.store, logs, mode
@@ -41,6 +42,11 @@ class Kubelet:
         self.terminating: set[str] = set()
         self.procs: dict[str, list[asyncio.subprocess.Process]] = {}
         self.ips: dict[str, int] = {}
+        self.network: PodNetwork | None = None
+        if pod_network:
+            if mode != "exec":
+                raise ValueError("pod_network needs the exec kubelet (pods must be real processes)")
+            self.network = PodNetwork()
         self.nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.NODES, lambda ev: self._recheck())
@@ -177,7 +183,8 @@ class Kubelet:
         n = self.ips[node_name] = self.ips.get(node_name, 0) + 1
         return str(net.network_address + 2 + (n % max(net.num_addresses - 3, 1)))
 
-    def mark_running(self, pod: Obj, names: list[str], annotations: dict[str, str] | None = None) -> None:
+    def mark_running(self, pod: Obj, names: list[str], annotations: dict[str, str] | None = None,
+                     pod_ip: str | None = None) -> None:
         node = self.store.get(R.NODES, "", pod["spec"]["nodeName"]) or {"status": {}}
         host_ip = next((a["address"] for a in node["status"].get("addresses", []) if a["type"] == "InternalIP"), "")
 
@@ -189,7 +196,10 @@ class Kubelet:
             st.setdefault("startTime", ts)
             st["hostIP"] = host_ip
             st["hostIPs"] = [{"ip": host_ip}]
-            if not st.get("podIP"):
+            if pod_ip:
+                st["podIP"] = pod_ip
+                st["podIPs"] = [{"ip": pod_ip}]
+            elif not st.get("podIP"):
                 st["podIP"] = self.pod_ip(p["spec"]["nodeName"])
                 st["podIPs"] = [{"ip": st["podIP"]}]
             for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"):
