@@ -12,12 +12,12 @@ from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from podtax_nomadsim import SIMULATED_HEADER
 from podtax_nomadsim.state import NomadError, State
 
 SIM_VERSION = "1.9.0"
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"  # Prometheus text format 0.0.4
 MAX_QUERY_TIME = 300.0  # Nomad's maxQueryTime and defaultQueryTime
 INVALID_METHOD = "Invalid method"
 NOT_FOUND = "Resource not found"
@@ -126,7 +126,7 @@ class Server:
         template, handler = self._route(request.path)
         if template in ("/metrics", "/v1/metrics"):
             return web.Response(body=generate_latest(self.registry), headers={
-                "Content-Type": CONTENT_TYPE_LATEST, SIMULATED_HEADER: "true"})
+                "Content-Type": METRICS_CONTENT_TYPE, SIMULATED_HEADER: "true"})
         try:
             if template not in ("/v1/status/leader", "/v1/status/peers"):
                 self._authorize(request)
