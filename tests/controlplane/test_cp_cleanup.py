@@ -74,7 +74,7 @@ def test_sigterm_mid_run_leaves_nothing(kubesim_factory: Any) -> None:
 
 
 def test_volumes_cleanup_command(kubesim_factory: Any, nomadsim_factory: Any,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+                                 capfd: pytest.CaptureFixture[str]) -> None:
     sim = kubesim_factory(cluster(provision=0.01, delete=0.01), kubelet="none")
     nomad = nomadsim_factory()
     for campaign, name in (("old", "podtax-vc-0123456789-0001"), ("old", "podtax-vc-0123456789-0002"),
@@ -95,7 +95,7 @@ def test_volumes_cleanup_command(kubesim_factory: Any, nomadsim_factory: Any,
 
     code = cli(["volumes", "cleanup", "--campaign", "old", "--kubeconfig", str(sim.kubeconfig),
                 "--nomad-addr", nomad.url])
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert code == 0, out
     assert "removed persistentvolumeclaim default/podtax-vc-0123456789-0001" in out
     assert "removed nomad volume default/podtax-old-0123456789-0001" in out
@@ -109,11 +109,11 @@ def test_volumes_cleanup_command(kubesim_factory: Any, nomadsim_factory: Any,
     assert sorted(v["ID"] for v in nomad.volumes()) == ["not-podtax", "podtax-keep-abcdef0123-0001"]
 
     assert cli(["volumes", "cleanup", "--backend", "kubernetes", "--kubeconfig", str(sim.kubeconfig)]) == 0
-    assert "removed persistentvolumeclaim default/podtax-vc-abcdef0123-0001" in capsys.readouterr().out
+    assert "removed persistentvolumeclaim default/podtax-vc-abcdef0123-0001" in capfd.readouterr().out
     assert [o["metadata"]["name"] for o in sim.objects("persistentvolumeclaims")] == ["someone-elses"]
 
 
-def test_volumes_cleanup_usage_mistake_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_volumes_cleanup_usage_mistake_is_one_line(capfd: pytest.CaptureFixture[str]) -> None:
     assert cli(["volumes", "cleanup", "--backend", "ceph"]) == 2
-    err = capsys.readouterr().err.strip()
+    err = capfd.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "'ceph' is not one of kubernetes, nomad" in err

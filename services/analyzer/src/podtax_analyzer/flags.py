@@ -10,30 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+# The flag names, which of them block a verdict, and what each means are a contract shared with
+# the CLI and the report: they live in podtax.flags (the library imports no service).
+from podtax.flags import BLOCKING, LEGEND, MAX_IMBALANCE, MIN_RUNS, ORDER, WITHHOLD_RATIO  # noqa: F401
+
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
 from podtax_analyzer.stats.modes import Mode, Unimodality
 from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
-
-MIN_RUNS = 6
-MAX_IMBALANCE = 3.0
-ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "DRIFT", "THROTTLED", "SHORT",
-         "OUTLIERS")
-BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP"})
-WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
-
-LEGEND = {
-    "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters; no ratio is given",
-    "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side",
-    "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
-    "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
-    "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5; below 10 runs only "
-                "values more than 17.5% away); kept, not dropped",
-    "DRIFT": "values changed over the course of the campaign; the verdict is withheld",
-    "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
-    "SHORT": "the tool stopped before doing the requested work",
-    "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other; no verdict",
-}
 
 
 def version_text(side: Side) -> str | None:

@@ -11,6 +11,11 @@ from podtax_runner.service import serve
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "volumes":  # `podtax volumes ...` runs here: the clean-up is the executor's code
+        from podtax_runner.volumes_cli import main as volumes
+
+        return volumes(argv[1:])
     return run_service("runner", RunnerSettings, serve, argv)
 
 

@@ -14,6 +14,11 @@ from podtax_scheduler.service import SchedulerConfig, serve
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "simulate":  # `podtax simulate` runs here: the policies are this package's plugins
+        from podtax_scheduler.simulate_cli import main as simulate
+
+        return simulate(argv[1:])
     parser = argparse.ArgumentParser(
         prog="podtax-scheduler",
         description="Benchmark-aware secondary Kubernetes scheduler. Configured by PODTAX_* environment "

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import typer
@@ -65,3 +68,20 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     """Print an error in red and return an Exit to raise."""
     err.print(f"[red]error:[/red] {message}", highlight=False)
     return typer.Exit(code)
+
+
+def offline_report(db: Path, campaign: str, threshold: float, correction: str, phases: bool = False) -> dict:
+    """A campaign's comparison (or phase table) from a DuckDB file, computed by the analyzer's own
+    command in a separate process: the statistics live in the analyzer, and the library imports no
+    service."""
+    if importlib.util.find_spec("podtax_analyzer") is None:
+        raise fail("--db needs the analyzer package: pip install -e services/analyzer "
+                   "(or drop --db to ask the analyzer's HTTP API)")
+    if not db.is_file():
+        raise fail(f"no database file at {db}")
+    proc = subprocess.run([sys.executable, "-m", "podtax_analyzer", "report", "--db", str(db), campaign,
+                           "--threshold", str(threshold), "--correction", correction,
+                           *(["--phases"] if phases else [])], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise fail(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
+    return json.loads(proc.stdout)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from podtax.cli.delegate import run_module
+
 INSTALL_HINT = "podtax kubesim needs the podtax-kubesim package: pip install -e tools/kubesim"
 
 
@@ -24,11 +26,8 @@ def register(app: typer.Typer) -> None:
                                               help="admit hostPath, privileged and host-namespace pods"),
     ) -> int:
         """Run a local, SIMULATED Kubernetes API server (not a real cluster) until interrupted."""
-        try:
-            from podtax_kubesim.__main__ import main
-        except ImportError as exc:
-            typer.echo(f"{INSTALL_HINT} ({exc})", err=True)
-            raise typer.Exit(1) from exc
+        if kubelet not in ("simulated", "exec", "none"):
+            raise typer.BadParameter(f"{kubelet!r} is not one of simulated, exec, none", param_hint="--kubelet")
         argv = ["--kubeconfig", str(kubeconfig), "--port", str(port), "--host", host, "--kubelet", kubelet]
         if cluster is not None:
             argv += ["--cluster", str(cluster)]
@@ -36,7 +35,7 @@ def register(app: typer.Typer) -> None:
             argv += ["--workdir", str(workdir)]
         if allow_privileged:
             argv.append("--allow-privileged")
-        code = main(argv)
+        code = run_module("podtax_kubesim", argv, INSTALL_HINT)  # its own process: the library imports no tool
         if code:
             raise typer.Exit(code)
         return 0

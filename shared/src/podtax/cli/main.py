@@ -16,6 +16,7 @@ import typer
 from podtax.cli import (
     campaign,
     compare,
+    delegate,
     export,
     importer,
     kubesim,
@@ -23,9 +24,7 @@ from podtax.cli import (
     report,
     results,
     scores,
-    simulate,
     up,
-    volumes,
 )
 
 USAGE = 2
@@ -48,8 +47,14 @@ def _root(show_version: bool = typer.Option(False, "--version", is_eager=True, c
     """podtax: what a workload pays for running in a Kubernetes pod instead of on the host."""
 
 
-for module in (up, campaign, results, scores, simulate, parse, importer, report, export, compare, kubesim, volumes):
+for module in (up, campaign, results, scores, parse, importer, report, export, compare, kubesim):
     module.register(app)
+delegate.register(app, "simulate", "podtax_scheduler", "podtax simulate needs the scheduler package: pip install -e "
+                  "services/scheduler", "Simulate a cluster on a campaign's measured speeds and compare placement "
+                  "policies (run by the scheduler package; `podtax simulate --help`).")
+delegate.register(app, "volumes", "podtax_runner", "podtax volumes needs the runner package: pip install -e "
+                  "services/runner", "Volumes and pods of control-plane runs: `podtax volumes cleanup` removes "
+                  "leftovers (run by the runner package; `podtax volumes --help`).")
 
 
 def _is(exc: BaseException, *names: str) -> bool:
@@ -77,33 +82,38 @@ def usage_line(exc: BaseException) -> str:
     return f"{path}: {what.rstrip('.')}. Try '{path} --help'."
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI with `argv` (without the program name); returns the exit status."""
+def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
+    """Run a typer app with `argv`; usage mistakes become one line and status 2 (see the docstring).
+    Service packages run their own commands (`podtax simulate`, `podtax volumes`) through this too."""
     try:
-        result = app(args=argv if argv is not None else sys.argv[1:], standalone_mode=False,
-                     prog_name="podtax")
+        result = typer_app(args=argv, standalone_mode=False, prog_name=prog_name)
     except KeyboardInterrupt:
-        print("podtax: interrupted", file=sys.stderr)
+        print(f"{prog_name}: interrupted", file=sys.stderr)
         return 130
     except SystemExit as exc:
         if exc.code not in (None, 0) and not isinstance(exc.code, int):
-            print(f"podtax: {exc.code}", file=sys.stderr)
+            print(f"{prog_name}: {exc.code}", file=sys.stderr)
             return 1
         return exc.code if isinstance(exc.code, int) else 0
     except Exception as exc:  # click's or typer's bundled click: see the module docstring
         if _is(exc, "Exit"):
             return int(getattr(exc, "exit_code", 0) or 0)
         if _is(exc, "Abort"):
-            print("podtax: aborted", file=sys.stderr)
+            print(f"{prog_name}: aborted", file=sys.stderr)
             return 130
         if _is(exc, "UsageError"):
             print(usage_line(exc), file=sys.stderr)
             return USAGE
         if _is(exc, "ClickException"):
-            print(f"podtax: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
+            print(f"{prog_name}: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
             return int(getattr(exc, "exit_code", 1))
         raise
     return result if isinstance(result, int) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI with `argv` (without the program name); returns the exit status."""
+    return run_app(app, argv if argv is not None else sys.argv[1:], "podtax")
 
 
 def run() -> None:

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_url, fail
+from podtax.cli.common import api_headers, api_url, fail, offline_report
 from podtax.cli.report_phases import from_api as phases_from_api
 from podtax.cli.report_phases import from_db as phases_from_db
 from podtax.cli.report_phases import has_control_plane, print_phase_table
@@ -42,25 +42,7 @@ def _from_api(base: str, campaign: str, threshold: float, correction: str) -> di
 
 
 def _from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
-    try:
-        import duckdb
-        from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
-    except ImportError:
-        raise fail("--db needs the analyzer package: pip install -e services/analyzer "
-                   "(or drop --db to ask the analyzer's HTTP API)") from None
-    if not db.is_file():
-        raise fail(f"no database file at {db}")
-    try:
-        con = duckdb.connect(str(db), read_only=True)
-    except duckdb.Error as exc:
-        raise fail(f"cannot open {db} ({exc}); if the analyzer is running it holds the file: "
-                   f"drop --db to ask its HTTP API") from None
-    try:
-        return compare_campaign(con, campaign, threshold=threshold, correction=correction).model_dump(mode="json")
-    except UnknownCampaign:
-        raise fail(f"unknown campaign {campaign!r} (no run of it in {db})") from None
-    finally:
-        con.close()
+    return offline_report(db, campaign, threshold, correction)
 
 
 def _write_html(path: Path, campaign: str, api: str | None, threshold: float, correction: str,

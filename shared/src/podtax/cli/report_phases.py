@@ -40,16 +40,9 @@ def from_api(base: str, campaign: str, threshold: float, correction: str) -> dic
 
 
 def from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
-    import duckdb
-    from podtax_analyzer.comparisons import compare_campaign
-    from podtax_analyzer.phase_table import phase_table, pooled_objects
+    from podtax.cli.common import offline_report
 
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
-        return phase_table(report, pooled_objects(con, campaign)).model_dump(mode="json")
-    finally:
-        con.close()
+    return offline_report(db, campaign, threshold, correction, phases=True)
 
 
 def _value(v: float | None) -> str:

@@ -26,15 +26,12 @@ from podtax.cli.report_view import (
     refs,
     shown_summary,
 )
+from podtax.flags import BLOCKING, LEGEND
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow"}
 FLAG_STYLE = "magenta"
 FLAG_ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "DRIFT", "THROTTLED", "SHORT", "OUTLIERS")
-try:  # the analyzer's one-line meaning of each flag, when the analyzer package is installed
-    from podtax_analyzer.flags import BLOCKING, LEGEND
-except ImportError:  # pragma: no cover - the CLI alone, talking to the HTTP API
-    LEGEND, BLOCKING = {}, frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL"})
 
 
 def report_console() -> Console:

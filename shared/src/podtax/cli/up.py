@@ -3,6 +3,7 @@ child process, a DuckDB file under the data directory — until Ctrl-C or SIGTER
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -181,9 +182,7 @@ def up(
     children: list[Child] = []
     kubeconfig = None
     if kubesim and not env.get("PODTAX_RUNNER_KUBECONFIG"):
-        try:
-            import podtax_kubesim  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("podtax_kubesim") is None:
             err.print("[yellow]tools/kubesim is not installed: pod runs are disabled "
                       "(pip install -e tools/kubesim)[/yellow]")
         else:
@@ -191,9 +190,7 @@ def up(
             children.append(child)
     nomad_addr = None
     if nomadsim and not env.get("PODTAX_RUNNER_NOMAD_ADDR"):
-        try:
-            import podtax_nomadsim  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("podtax_nomadsim") is None:
             err.print("[yellow]tools/nomadsim is not installed: no simulated Nomad (pip install -e tools/nomadsim)"
                       "[/yellow]")
         else:

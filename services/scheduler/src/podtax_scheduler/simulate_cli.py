@@ -1,5 +1,8 @@
 """`podtax simulate`: evaluate placement policies on a campaign's measured speeds (podtax_scheduler.simulate).
 
+It lives in the scheduler package (the policies are its plugins) and runs as `python -m
+podtax_scheduler simulate ...`, which `podtax simulate` calls: the podtax library imports no service.
+
 The campaign's pod-side values of each test's primary metric come from the analyzer's HTTP API,
 or from a DuckDB file with ``--db``. The workload file (YAML) says what arrives::
 
@@ -23,11 +26,10 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from rich.table import Table
-
 from podtax import templates
 from podtax.cli.common import fail, wide_console
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.table import Table
 
 POLICIES = ("default", "random", "prototype", "podtax")
 
@@ -102,7 +104,6 @@ def _from_db(db: Path, campaign: str) -> list[Any]:
 
 def _from_api(campaign: str) -> list[Any]:
     import numpy as np
-
     from podtax.cli.results import _get as api_get
 
     report = api_get(f"/api/campaigns/{campaign}/comparisons")
@@ -164,10 +165,8 @@ def simulate(
         raise typer.BadParameter(f"unknown {', '.join(bad) or 'empty list'}; use {','.join(POLICIES)}",
                                  param_hint="--policies")
     spec = read_workload(workload)
-    try:
-        from podtax_scheduler.simulate import evaluate
-    except ImportError:
-        raise fail("podtax simulate needs the scheduler package: pip install -e services/scheduler", 2) from None
+    from podtax_scheduler.simulate import evaluate
+
     measured = _from_db(db, campaign) if db is not None else _from_api(campaign)
     if not measured:
         raise fail(f"campaign {campaign!r} has no pod-side results of a primary metric to simulate with", 2)
@@ -189,5 +188,12 @@ def simulate(
     return 0
 
 
-def register(app: typer.Typer) -> None:
-    app.command()(simulate)
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+app.command()(simulate)
+
+
+def main(argv: list[str]) -> int:
+    """`podtax simulate ...` (argv without `simulate`): one-line usage errors, exit 2."""
+    from podtax.cli.main import run_app
+
+    return run_app(app, argv, "podtax simulate")

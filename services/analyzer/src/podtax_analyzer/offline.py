@@ -1,0 +1,42 @@
+"""`podtax-analyzer report --db FILE CAMPAIGN`: the comparison of a campaign from a DuckDB file,
+as JSON on stdout, without a running analyzer. `podtax report --db` runs this command (as a
+separate process: the podtax library never imports a service). Exit 0, or 1 with one line on
+stderr saying what to fix (2 for a usage mistake)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import duckdb
+
+from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
+from podtax_analyzer.phase_table import phase_table, pooled_objects
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="podtax-analyzer report", description=__doc__.splitlines()[0])
+    ap.add_argument("campaign")
+    ap.add_argument("--db", required=True, help="the analyzer's DuckDB file")
+    ap.add_argument("--threshold", type=float, default=0.01)
+    ap.add_argument("--correction", choices=("holm", "bh"), default="holm")
+    ap.add_argument("--phases", action="store_true", help="the control-plane phase table instead")
+    args = ap.parse_args(argv)
+    try:
+        con = duckdb.connect(args.db, read_only=True)
+    except duckdb.Error as exc:
+        print(f"cannot open {args.db} ({exc}); if the analyzer is running it holds the file: ask its HTTP API",
+              file=sys.stderr)
+        return 1
+    try:
+        report = compare_campaign(con, args.campaign, threshold=args.threshold, correction=args.correction)
+        if args.phases:
+            report = phase_table(report, pooled_objects(con, args.campaign))
+    except UnknownCampaign:
+        print(f"unknown campaign {args.campaign!r} (no run of it in {args.db})", file=sys.stderr)
+        return 1
+    finally:
+        con.close()
+    json.dump(report.model_dump(mode="json"), sys.stdout)
+    return 0

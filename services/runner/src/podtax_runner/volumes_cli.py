@@ -1,0 +1,100 @@
+"""`podtax volumes cleanup`: find and remove what control-plane runs (volume-churn, pod-startup) left
+behind: Kubernetes claims and pods labelled `podtax.io/kind=control-plane` (and the PVs of those
+claims), Nomad CSI volumes named `podtax-<campaign>-<run>-<nnnn>`. Prints each object it removed.
+
+It lives in the runner package (the executor's own clean-up code) and runs as `python -m
+podtax_runner volumes ...`, which `podtax volumes` calls: the podtax library imports no service."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import typer
+from podtax import config as podtax_config
+
+BACKENDS = ("kubernetes", "nomad")
+
+
+def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int]:
+    from kubernetes import client, config
+
+    from podtax_runner.controlplane import cleanup, common
+    from podtax_runner.controlplane.kubeapi import Kube
+
+    cfg = client.Configuration()
+    path = kubeconfig or (Path(os.environ["PODTAX_RUNNER_KUBECONFIG"]) if os.environ.get("PODTAX_RUNNER_KUBECONFIG")
+                          else None)
+    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        config.load_incluster_config(client_configuration=cfg)
+    else:
+        config.load_kube_config(config_file=str(path) if path else None, client_configuration=cfg)
+    removed = cleanup.kubernetes(Kube(client.ApiClient(cfg)), namespace, common.selector(campaign), wait_s=60)
+    return removed.names, removed.left
+
+
+def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int]:
+    from podtax_runner.controlplane import nomad
+
+    cfg = nomad.NomadConfig.from_settings(podtax_config.load(podtax_config.RunnerSettings))
+    if not address and "PODTAX_RUNNER_NOMAD_ADDR" not in os.environ:
+        address = os.environ.get("NOMAD_ADDR")
+    cfg = dataclasses.replace(cfg, address=address or cfg.address, token=cfg.token or os.environ.get("NOMAD_TOKEN"))
+    client = nomad.Nomad(cfg)
+    try:
+        removed = nomad.cleanup(client, campaign, None, namespace, wait_s=60)
+    finally:
+        client.close()
+    return removed.names, removed.left
+
+
+volumes = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                      help="Volumes and pods of control-plane runs.")
+
+
+@volumes.callback()
+def _group() -> None:
+    """Volumes and pods of control-plane runs."""  # a group even with one command: `podtax volumes cleanup`
+
+
+def main(argv: list[str]) -> int:
+    """`podtax volumes ...` (argv without `volumes`): one-line usage errors, exit 2."""
+    from podtax.cli.main import run_app
+
+    return run_app(volumes, argv, "podtax volumes")
+
+
+@volumes.command("cleanup")
+def cleanup_cmd(
+    backend: str = typer.Option(None, "--backend", help="kubernetes or nomad (default: both)"),
+    campaign: str = typer.Option(None, "--campaign", help="only what this campaign created"),
+    namespace: str = typer.Option(None, "--namespace",
+                                  help="Kubernetes or Nomad namespace (default: all on Kubernetes, "
+                                       "PODTAX_RUNNER_NOMAD_NAMESPACE on Nomad)"),
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", help="default: PODTAX_RUNNER_KUBECONFIG, "
+                                    "in-cluster, or ~/.kube/config"),
+    nomad_addr: str = typer.Option(None, "--nomad-addr", help="default: PODTAX_RUNNER_NOMAD_ADDR or NOMAD_ADDR"),
+) -> int:
+    """Remove leftovers of control-plane runs and print what was removed."""
+    if backend is not None and backend not in BACKENDS:
+        raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
+    left, problems = 0, []
+    for name in [backend] if backend else list(BACKENDS):
+        try:
+            names, still = (_kubernetes(kubeconfig, namespace, campaign) if name == "kubernetes"
+                            else _nomad(nomad_addr, namespace, campaign))
+        except Exception as exc:  # noqa: BLE001 - unreachable backend, bad kubeconfig ...: said, not a traceback
+            problems.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            continue
+        for line in names:
+            typer.echo(f"removed {line}")
+        typer.echo(f"{name}: removed {len(names)} object(s)" + (f", {still} still present" if still else ""))
+        left += still
+    for problem in problems:
+        typer.echo(f"could not clean up {problem}", err=True)
+    if problems and (backend or len(problems) == len(BACKENDS)):
+        raise typer.Exit(1)
+    if left:
+        raise typer.Exit(1)
+    return 0

@@ -1,0 +1,39 @@
+"""Commands whose work lives in a service package, run as that package's own command.
+
+The library imports no service (the services depend on it, never the reverse). A command such as
+`podtax simulate` (the scheduler's plugins) or `podtax volumes cleanup` (the runner's executor)
+is registered here as a pass-through: its arguments go unchanged to `python -m <package> <name>
+...` in a child process that shares the terminal, and its exit status is the command's. When the
+package is not installed, one line says which one to install.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import typer
+
+PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+
+
+def run_module(module: str, argv: list[str], install_hint: str) -> int:
+    """`python -m module *argv` with this terminal; 2 and one line when the module is missing."""
+    if importlib.util.find_spec(module) is None:
+        print(f"podtax: {install_hint}", file=sys.stderr)
+        return 2
+    try:
+        return subprocess.run([sys.executable, "-m", module, *argv]).returncode
+    except KeyboardInterrupt:
+        return 130
+
+
+def register(app: typer.Typer, name: str, module: str, install_hint: str, help_text: str) -> None:
+    """Add `podtax <name> ...` that runs `python -m <module> <name> ...`."""
+
+    def command(ctx: typer.Context) -> int:
+        return run_module(module, [name, *ctx.args], install_hint)
+
+    command.__doc__ = help_text
+    app.command(name, context_settings=PASS_THROUGH, add_help_option=False, help=help_text)(command)

@@ -1,0 +1,29 @@
+"""The flags a cell can carry: their names, which ones block a verdict, and one sentence each.
+
+A contract between the analyzer (which sets the flags), the scheduler (which ignores flagged
+evidence), and the CLI and report (which explain them): defined once here, in the library every
+service depends on. Blocking flags make the verdict "inconclusive"; CONFOUNDED and BIMODAL also
+withhold the headline ratio; INSUFFICIENT, DRIFT and OVERLAP keep the ratio but not the verdict.
+"""
+
+from __future__ import annotations
+
+MIN_RUNS = 6
+MAX_IMBALANCE = 3.0
+ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "DRIFT", "THROTTLED", "SHORT",
+         "OUTLIERS")
+BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP"})
+WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
+
+LEGEND = {
+    "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters; no ratio is given",
+    "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side",
+    "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
+    "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
+    "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5; below 10 runs only "
+                "values more than 17.5% away); kept, not dropped",
+    "DRIFT": "values changed over the course of the campaign; the verdict is withheld",
+    "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
+    "SHORT": "the tool stopped before doing the requested work",
+    "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other; no verdict",
+}
