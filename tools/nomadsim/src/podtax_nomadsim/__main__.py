@@ -29,16 +29,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--refuse-creates-after", type=int, default=None, metavar="N",
                    help="fault: volume creates fail (500) once N volumes were created")
     p.add_argument("--seed", type=int, default=None, help="random seed of the latency distributions")
+    p.add_argument("--tls-dir", type=Path, default=None, metavar="DIR",
+                   help="serve HTTPS with mutual TLS; a fresh CA (nomad-ca.pem), server and client certificates "
+                        "(client.pem, client-key.pem) are written to DIR")
     return p
 
 
 async def serve(args: argparse.Namespace) -> int:
     sim = NomadSim(args.cluster, host=args.host, port=args.port, acl_token=args.acl_token,
-                   refuse_creates_after=args.refuse_creates_after, seed=args.seed)
+                   refuse_creates_after=args.refuse_creates_after, seed=args.seed, tls_dir=args.tls_dir)
     url = await sim.start()
     plugins = ", ".join(sim.state.plugins) or "none"
     print(f"podtax nomadsim: SIMULATED Nomad API at {url} (region {sim.cluster['region']}, CSI plugins: "
-          f"{plugins}, ACLs {'on' if sim.acl_token else 'off'})", flush=True)
+          f"{plugins}, ACLs {'on' if sim.acl_token else 'off'}"
+          f"{f', mutual TLS: CA and client certificate in {args.tls_dir}' if sim.tls else ''})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 from podtax_nomadsim.cluster import Obj
 from podtax_nomadsim.core import NomadSim
 from podtax_nomadsim.state import ControllerCall
+from podtax_nomadsim.tls import TlsFiles
 
 T = TypeVar("T")
 __all__ = ["Sim", "start", "running"]
@@ -35,7 +37,9 @@ class Sim:
         self.url: str = sim.url
         self.address: str = f"{sim.host}:{sim.port}"
         self.token: str | None = sim.acl_token
+        self.tls: TlsFiles | None = sim.tls  # ca, client_cert, client_key (Paths) when started with tls=True
         self._stopped = False
+        self._tmp: tempfile.TemporaryDirectory | None = None
 
     def headers(self) -> dict[str, str]:
         """Request headers carrying the ACL token (empty when ACLs are off)."""
@@ -80,6 +84,8 @@ class Sim:
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
+            if self._tmp is not None:
+                self._tmp.cleanup()
 
     def __enter__(self) -> Sim:
         return self
@@ -88,9 +94,13 @@ class Sim:
         self.stop()
 
 
-def start(cluster: Obj | Path | str | None = None, **options: Any) -> Sim:
+def start(cluster: Obj | Path | str | None = None, *, tls: bool = False, **options: Any) -> Sim:
     """Start a simulated Nomad on 127.0.0.1 (a free port unless port=N) in a background thread.
-    options: see core.NomadSim (port, acl_token, refuse_creates_after, seed)."""
+    options: see core.NomadSim (port, acl_token, refuse_creates_after, seed, verify_client).
+    tls=True: HTTPS with mutual TLS, certificates in a temporary directory (sim.tls)."""
+    tmp = tempfile.TemporaryDirectory(prefix="podtax-nomadsim-") if tls else None
+    if tmp is not None:
+        options["tls_dir"] = Path(tmp.name)
     loop = asyncio.new_event_loop()
 
     def run() -> None:
@@ -112,8 +122,12 @@ def start(cluster: Obj | Path | str | None = None, **options: Any) -> Sim:
     except BaseException:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
+        if tmp is not None:
+            tmp.cleanup()
         raise
-    return Sim(sim, loop, thread)
+    handle = Sim(sim, loop, thread)
+    handle._tmp = tmp
+    return handle
 
 
 @contextlib.contextmanager
