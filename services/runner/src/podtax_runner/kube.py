@@ -18,6 +18,8 @@ from podtax.bus import Bus
 from podtax.campaign import DEVICES_NEEDED, PodSpec
 from podtax.config import RunnerSettings
 
+from podtax_runner import retry
+
 log = logging.getLogger("podtax.runner.kube")
 SOURCE = "podtax/runner"
 WORKDIR = "/work"
@@ -97,27 +99,9 @@ def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str,
     }
 
 
-def _retryable(exc: ApiException) -> bool:
-    return exc.status in (0, 429, 500, 502, 503, 504) or exc.status is None
-
-
 def with_retries(fn: Callable[[], T], what: str) -> T:
     """Call the API, retrying transient errors (429, 5xx, connection) with backoff 0.5 s doubling."""
-    delay = 0.5
-    for attempt in range(1, RETRIES + 1):
-        try:
-            return fn()
-        except ApiException as exc:
-            if not _retryable(exc) or attempt == RETRIES:
-                raise
-            log.warning("%s: %s %s; retrying in %.1f s", what, exc.status, exc.reason, delay)
-        except OSError as exc:  # urllib3 connection errors surface as OSError subclasses
-            if attempt == RETRIES:
-                raise
-            log.warning("%s: %s; retrying in %.1f s", what, exc, delay)
-        time.sleep(delay)
-        delay = min(delay * 2, 8)
-    raise AssertionError("unreachable")
+    return retry.call(fn, what, attempts=RETRIES, first_s=0.5, factor=2, max_s=8)
 
 
 class KubeExecutor:
