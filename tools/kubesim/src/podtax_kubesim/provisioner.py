@@ -198,7 +198,9 @@ class Provisioner:
 
     # --- protection controllers ---------------------------------------------------------
     def _claim_in_use(self, namespace: str, name: str) -> bool:
-        return any(pod["status"].get("phase") not in ("Succeeded", "Failed")
+        """A scheduled pod that has not finished uses the claim (the kubelet refuses to start a pod whose
+        claim is being deleted, so unscheduled pods do not count: pvc_protection_controller podUsesPVC)."""
+        return any(pod["spec"].get("nodeName") and pod["status"].get("phase") not in ("Succeeded", "Failed")
                    and any((v.get("persistentVolumeClaim") or {}).get("claimName") == name
                            for v in pod["spec"].get("volumes") or [])
                    for pod in self.store.items(R.PODS, namespace))
