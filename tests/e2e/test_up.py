@@ -44,6 +44,18 @@ def test_up_starts_everything_and_sigterm_stops_everything(tmp_path: Path) -> No
         assert info["nats_url"].startswith("nats://127.0.0.1:")
         assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["status"] == "ok"
         assert json.loads((tmp_path / "data" / "up.json").read_text())["api_url"] == info["api_url"]
+        metrics = info["metrics"]  # every service serves /metrics, and podtax up says where
+        assert set(metrics) >= {"analyzer", "parser", "runner", "host_agent", "scheduler"}
+        for name, url in metrics.items():
+            for _ in range(50):  # a service opens its health port once connected to NATS
+                try:
+                    body = httpx.get(url, timeout=2).text
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.2)
+            else:
+                raise AssertionError(f"{name}: nothing at {url}")
+            assert "# TYPE" in body, name
         kids = children_of(proc.pid)
         assert len(kids) >= 5, "nats-server, analyzer, parser, runner, host agent (and the emulator)"
         cmdlines = [Path(f"/proc/{k}/cmdline").read_bytes().replace(b"\0", b" ").decode() for k in kids]
@@ -52,7 +64,7 @@ def test_up_starts_everything_and_sigterm_stops_everything(tmp_path: Path) -> No
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
-    assert "podtax is up" in out and "stopped" in out
+    assert "podtax is up" in out and "stopped" in out and "/metrics" in out
     assert "SIMULATED" in out
     for pid in kids:
         try:

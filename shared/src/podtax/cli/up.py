@@ -201,14 +201,19 @@ def up(
         env["PODTAX_RUNNER_KUBECONFIG"] = str(kubeconfig)
     elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
         env["PODTAX_RUNNER_KUBERNETES"] = "false"
+    metrics_urls: dict[str, str] = {}  # every service's /metrics (Prometheus), on its health port
     for svc in SERVICES:
         svc_env = {**env, **(localauth.nats_env(svc, nats_users) if nats_users else {})}  # its own NATS user
+        svc_env["PODTAX_HEALTH_PORT"] = str(health_port := natsserver.free_port())
+        metrics_urls[svc] = f"http://127.0.0.1:{health_port}/metrics"
         if svc == "analyzer":
             svc_env["PODTAX_API_TOKEN"] = api_token
         children.append(Child(svc, [sys.executable, "-m", f"podtax_{svc}"], svc_env, data / "logs" / f"{svc}.log"))
     if kubeconfig:  # the benchmark-aware scheduler, on the same emulated cluster (one replica: no lease)
+        sched_port = natsserver.free_port()
+        metrics_urls["scheduler"] = f"http://127.0.0.1:{sched_port}/metrics"
         sched_env = {"PODTAX_SCHEDULER_KUBECONFIG": str(kubeconfig), "PODTAX_SCHEDULER_LEADER_ELECT": "false",
-                     "PODTAX_SCHEDULER_METRICS_PORT": "0"}
+                     "PODTAX_SCHEDULER_METRICS_PORT": str(sched_port)}
         nats_env = localauth.nats_env("scheduler", nats_users) if nats_users else {}
         children.append(Child("scheduler", [sys.executable, "-m", "podtax_scheduler"], {**sched_env, **env, **nats_env},
                               data / "logs" / "scheduler.log"))
@@ -234,12 +239,13 @@ def up(
             return 1
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
                 "kubeconfig": str(kubeconfig) if kubeconfig else None, "api_token_file": str(api_token_file),
-                "nomad_addr": nomad_addr,
+                "nomad_addr": nomad_addr, "metrics": metrics_urls,
                 "nats_users_file": str(data / localauth.NATS_USERS_FILE) if nats_users else None}
         (data / UP_FILE).write_text(json.dumps(info, indent=2))
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
                       + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"
                       + f"\n  host agent node {node}\n  logs       {data / 'logs'}"
+                      + "\n  metrics    " + "\n             ".join(f"{u}  ({n})" for n, u in metrics_urls.items())
                       + (f"\n  kubernetes {kubeconfig} [yellow](SIMULATED by tools/kubesim; pods "
                          + ("run as local processes" if exec_kubelet else "simulated, --exec-kubelet runs them")
                          + ")[/yellow]"
