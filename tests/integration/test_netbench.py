@@ -33,9 +33,10 @@ def test_iperf3_and_sockperf_host_and_pod_paths_parsed_stored_and_torn_down(kube
     tag = sim.emulator.kubelet.network.tag
     pods = netbench.Pods(client.CoreV1Api(sim.api_client()))
     outcomes = []
-    for test, params in (("iperf3", {"duration": 1, "port": 15201}),
-                         ("sockperf", {"duration": 1, "port": 15211, "protocol": "tcp"})):
-        for topology in ("pod->pod", "pod->pod-across-nodes", "pod->host"):
+    for test, params, topologies in (
+            ("iperf3", {"duration": 1, "port": 15201}, ("pod->pod", "pod->pod-across-nodes", "pod->host")),
+            ("sockperf", {"duration": 1, "port": 15211, "protocol": "tcp"}, ("pod->pod",))):
+        for topology in topologies:
             outcomes += netbench.measure(f"net-{topology.replace('>', '')}", test, params, topology, 1,
                                          node="n0", other_node="n1", pods=pods)
     failures = [o.data for o in outcomes if isinstance(o, events.RunFailedV1)]
@@ -49,8 +50,9 @@ def test_iperf3_and_sockperf_host_and_pod_paths_parsed_stored_and_torn_down(kube
     finally:
         store.close()
     assert rows == [("iperf3", "host", 3), ("iperf3", "kubernetes", 3),
-                    ("sockperf", "host", 3), ("sockperf", "kubernetes", 3)]
-    assert leftovers(tag) == [] or all(not x.startswith(("podtax", "ksv")) for x in leftovers(tag))
+                    ("sockperf", "host", 1), ("sockperf", "kubernetes", 1)]
+    # every pod is gone with its namespace and veth; only the node bridges live until the emulator stops
+    sim.wait_for(lambda: [x for x in leftovers(tag) if not x.startswith("ksb")] == [], timeout=10)
     assert sim.objects("pods", "default") == []  # server and client pods deleted
     sim.stop()
     assert leftovers(tag) == []
@@ -90,5 +92,6 @@ def test_a_tbf_cap_on_a_pod_veth_is_the_reports_ratio(kubesim_factory, tmp_path:
     assert cell.host_median == pytest.approx(400, rel=0.05)
     assert cell.ratio == pytest.approx(0.478, abs=0.03), cell
     assert cell.ci_low is not None and cell.ci_high is not None
-    assert cell.ci_low <= cell.ratio <= cell.ci_high and 0.44 <= cell.ci_low and cell.ci_high <= 0.51
+    assert cell.ci_low <= cell.ratio <= cell.ci_high
+    assert cell.ci_low >= 0.44 and cell.ci_high <= 0.51
     assert cell.verdict == "slower"
