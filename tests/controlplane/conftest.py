@@ -123,3 +123,44 @@ def leftovers(kubeconfig: Any) -> list[str]:
     names += [f"pv/{v.metadata.name}" for v in core.list_persistent_volume().items
               if v.spec.claim_ref and (v.spec.claim_ref.name or "").startswith("podtax-")]
     return names
+
+
+@pytest.fixture
+def nomadsim_process(tmp_path: Any) -> Any:
+    """nomadsim_process(cluster) -> an object with .url, .token and .volumes(): the simulated Nomad in its own
+    process, for latency measurements (as kubesim_process)."""
+    import subprocess
+    import sys
+    import time
+    import types
+    from pathlib import Path
+
+    import httpx
+    import yaml
+    from podtax import natsserver
+
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(cluster_doc: dict[str, Any]) -> Any:
+        path = Path(tmp_path) / f"nomadsim-{len(procs)}.yaml"
+        path.write_text(yaml.safe_dump(cluster_doc))
+        port = natsserver.free_port()
+        procs.append(subprocess.Popen([sys.executable, "-m", "podtax_nomadsim", "--cluster", str(path),
+                                       "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{url}/v1/status/leader", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or procs[-1].poll() is not None:
+                    raise RuntimeError("podtax-nomadsim did not start") from None
+                time.sleep(0.05)
+        return types.SimpleNamespace(url=url, token=None, volumes=lambda: httpx.get(
+            f"{url}/v1/volumes", params={"type": "csi", "namespace": "*"}).json())
+
+    yield start
+    for p in procs:
+        p.terminate()
+        p.wait(timeout=10)

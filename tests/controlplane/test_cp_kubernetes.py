@@ -21,9 +21,10 @@ from tests.controlplane.conftest import (
     spec,
 )
 
-# Stated tolerance: a measured quantile is within 25 % + 20 ms of the injected one. The harness adds
-# the API round trip and watch delivery (a few ms here); sampling error at n=150, sigma 0.3 is ~4 %.
-REL, ABS = 0.25, 0.020
+# Stated tolerance: a measured quantile is within 25 % + 30 ms of the injected one. The harness adds
+# the API round trip and watch delivery (a few ms here, tens on a loaded machine); sampling error at
+# n=100..150, sigma 0.3 is ~4 % at p50, ~6 % at p90.
+REL, ABS = 0.25, 0.030
 
 
 def close_to(measured: float, injected: float) -> bool:
@@ -102,7 +103,7 @@ class _Lognormal:
 def test_pod_startup_phases_match_injected_start_delay(kubesim_factory: Any, run_cp: Any) -> None:
     sim = kubesim_factory(cluster(), kubelet="simulated")
     sim.emulator.kubelet.start_delay = _Lognormal(0.12, 0.3)
-    tl = run_cp(spec("pod-startup", count=100, concurrency=10), kube=sim)
+    tl = run_cp(spec("pod-startup", count=100, concurrency=5), kube=sim)
     assert tl.errors() == 0 and tl.left_behind == 0
     for r in tl.objects.values():
         t = r.t
