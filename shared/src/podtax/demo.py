@@ -10,6 +10,9 @@ Then the control plane: `podtax up --nomadsim` again (the emulator's kubelet sim
 SIMULATED Nomad API), a volume-churn campaign of 100 volumes on each backend (kubernetes, nomad;
 latencies injected by the emulators' cluster files) and a pod start-up campaign, each followed to the
 end; `podtax report` prints the phase table side by side with confidence intervals.
+
+In between, the network cell (podtax.netdemo): iperf3 and sockperf, host->host against pod->pod through
+real network namespaces, veth pairs and a bridge made by the emulator's exec kubelet, ratio with CI.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from podtax import netdemo
 from podtax.cli.main import main as cli
 
 
@@ -174,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"HTML report: {html}\nworkbook:    {xlsx}")
     finally:
         stop_up(up)
-    return code or control_plane(data, node)
+    return code or netdemo.run(data / "network") or control_plane(data, node)
 
 
 if __name__ == "__main__":
