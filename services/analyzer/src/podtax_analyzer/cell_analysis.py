@@ -13,7 +13,7 @@ from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import Drift, detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.modes import check_unimodality, describe_modes, two_means_boundary
-from podtax_analyzer.stats.outliers import modified_z_within, outlier_indices
+from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
     ALPHA,
@@ -94,8 +94,11 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     h, p = cell.host, cell.pod
     details: dict[str, str] = {}
     warnings: list[str] = []
-    checks = {s.env: check_unimodality(s.values) for s in (h, p) if s.n}
-    drifts = {s.env: detect_drift(s.values, threshold) for s in (h, p) if s.n}
+    # Each side is sorted once here and shared by every statistic below (ranks, medians, dip test,
+    # bootstrap, Hodges-Lehmann, Mann-Whitney).
+    asc = {s.env: np.sort(s.values) for s in (h, p)}
+    checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in (h, p) if s.n}
+    drifts = {s.env: detect_drift(s.values, threshold, asc[s.env]) for s in (h, p) if s.n}
     for s in (h, p):
         if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env]):
             checks[s.env] = replace(checks[s.env], bimodal=False)
@@ -103,8 +106,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
                             f"change point: reported as DRIFT rather than BIMODAL")
     cell_modes, modes = _modes(cell, checks)
     boundary = cell_modes.boundary if cell_modes else None
-    found = {s.env: outlier_indices(s.values, boundary=boundary) for s in (h, p)}
     zs = {s.env: modified_z_within(s.values, boundary) for s in (h, p)}
+    found = {env: outliers_of(z) for env, z in zs.items()}
     candidates = {
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
@@ -118,9 +121,10 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     hl = RatioCI(None, None, None, 0.95, "hodges-lehmann", False)
     if h.n and p.n and "CONFOUNDED" not in details:
         rng = np.random.default_rng([seed, int(cell.id, 16)])
-        bca = bca_ratio_of_medians(h.values, p.values, rng=rng)
-        hl = hl_ratio(h.values, p.values)
-        rank = mann_whitney(h.values, p.values)
+        hs, ps = asc[h.env], asc[p.env]
+        bca = bca_ratio_of_medians(hs, ps, rng=rng, presorted=True)
+        hl = hl_ratio(hs, ps, presorted=True)
+        rank = mann_whitney(hs, ps, presorted=True)
         # a metric with no variance at all (e.g. a fixed event count) is not a hypothesis: no p-value
         p_value = None if rank.method == "degenerate" else rank.p_value
         warnings.extend(f"rank test: {w}" for w in rank.warnings)
@@ -135,7 +139,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         baseline=cell.baseline, candidate=cell.candidate,
         params=cell.params_key,
         metric=cell.metric, unit=cell.unit, higher_is_better=cell.higher_is_better, n_host=h.n, n_pod=p.n,
-        host_median=_median(h.values), pod_median=_median(p.values),
+        host_median=_median(asc[h.env]), pod_median=_median(asc[p.env]),
         host_tool_version=fl.version_text(h), pod_tool_version=fl.version_text(p),
         ratio=ratio, ci_low=lo, ci_high=hi, ci_method=method,
         hl_ratio=hl.estimate, hl_ci_low=hl.low, hl_ci_high=hl.high, p_value=p_value,

@@ -53,11 +53,12 @@ class Drift:
     total: float | None = None
 
 
-def pettitt(x: np.ndarray) -> tuple[int, float]:
-    """Most likely change point (runs before it, 1..n-1) and Pettitt's p-value; needs n >= 2."""
+def pettitt(x: np.ndarray, sorted_x: np.ndarray | None = None) -> tuple[int, float]:
+    """Most likely change point (runs before it, 1..n-1) and Pettitt's p-value; needs n >= 2.
+    sorted_x: x in ascending order, when the caller has it (the mid-ranks are then read off it)."""
     x = np.asarray(x, dtype=float)
     n = len(x)
-    r = rankdata(x)
+    r = rankdata(x) if sorted_x is None else mid_ranks(x, sorted_x)
     k = np.arange(1, n)
     u = 2.0 * np.cumsum(r)[:-1] - k * (n + 1)
     j = int(np.argmax(np.abs(u)))
@@ -66,18 +67,24 @@ def pettitt(x: np.ndarray) -> tuple[int, float]:
     return j + 1, p
 
 
-def detect_drift(x: np.ndarray, threshold: float = 0.01) -> Drift:
-    """Check one side's values (in run order, metric unit) for a change point; see module doc."""
+def mid_ranks(x: np.ndarray, sorted_x: np.ndarray) -> np.ndarray:
+    """Ranks of x (1-based, ties get their mean rank, as ``rankdata``), from x sorted ascending."""
+    return 0.5 * (np.searchsorted(sorted_x, x, side="left") + np.searchsorted(sorted_x, x, side="right") + 1)
+
+
+def detect_drift(x: np.ndarray, threshold: float = 0.01, sorted_x: np.ndarray | None = None) -> Drift:
+    """Check one side's values (in run order, metric unit) for a change point; see module doc.
+    sorted_x: the same values ascending, when the caller has them (saves a ranking)."""
     x = np.asarray(x, dtype=float)
     n = len(x)
-    if n < MIN_RUNS or np.ptp(x) == 0:
+    if n < MIN_RUNS or (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) == 0:
         return Drift(n, None, None, None, None, None, False)
-    idx, p = pettitt(x)
+    idx, p = pettitt(x, sorted_x)
     before, after = float(np.median(x[:idx])), float(np.median(x[idx:]))
     shift = after / before - 1.0 if before != 0 else None
     drift = bool(p < ALPHA and shift is not None and abs(shift) >= threshold)
     slope = total = None
-    med = float(np.median(x))
+    med = float(np.median(x if sorted_x is None else sorted_x))
     if drift and med != 0:
         slope = float(theilslopes(x).slope) / abs(med)
         total = slope * (n - 1)

@@ -37,29 +37,48 @@ def kth_pairwise_differences(x: np.ndarray, y: np.ndarray, ks: np.ndarray) -> np
         d = (y[None, :] - x[:, None]).ravel()
         part = np.partition(d, np.unique(ks - 1))
         return part[ks - 1]
-    out = np.empty(len(ks))
-    for j, k in enumerate(ks):
-        out[j] = _kth_by_bisection(x, y, int(k))
-    return out
+    return _kth_by_bisection(x, y, [int(k) for k in ks])
 
 
-def _kth_by_bisection(x: np.ndarray, y: np.ndarray, k: int) -> float:
-    """Narrow (lo, hi] until it holds few differences, then select among them exactly."""
+def _kth_by_bisection(x: np.ndarray, y: np.ndarray, ks: list[int]) -> np.ndarray:
+    """For each k: narrow (lo, hi] until it holds few differences, then select among them exactly.
+    The grid, the first counts and the candidates of a bracket are shared by all ks."""
     n, m = len(x), len(y)
-    lo, hi = y[0] - x[-1] - 1.0, y[-1] - x[0] + 1.0
-    c_lo, c_hi = 0, n * m
     few = max(4 * (n + m), 1024)
     # Start from a bracket read off a stratified 64 x 64 grid of the differences (x, y sorted),
     # widened until the exact counts confirm it holds the k-th; saves most bisection steps.
     grid = np.sort((y[:: max(1, m // 64), None] - x[None, :: max(1, n // 64)]).ravel())
-    q = (k - 0.5) / (n * m)
+    brackets: dict[int, tuple[float, float, int, int]] = {}
     for width in (0.02, 0.08):
-        g_lo = grid[max(0, int((q - width) * len(grid)) - 1)]
-        g_hi = grid[min(len(grid) - 1, int((q + width) * len(grid)) + 1)]
-        c = _count_le(x, y, np.array([g_lo, g_hi]))
-        if c[0] < k <= c[1]:
-            lo, hi, c_lo, c_hi = g_lo, g_hi, int(c[0]), int(c[1])
+        todo = [k for k in dict.fromkeys(ks) if k not in brackets]
+        if not todo:
             break
+        edges = []
+        for k in todo:
+            q = (k - 0.5) / (n * m)
+            edges += [grid[max(0, int((q - width) * len(grid)) - 1)],
+                      grid[min(len(grid) - 1, int((q + width) * len(grid)) + 1)]]
+        c = _count_le(x, y, np.array(edges))
+        for i, k in enumerate(todo):
+            if c[2 * i] < k <= c[2 * i + 1]:
+                brackets[k] = (edges[2 * i], edges[2 * i + 1], int(c[2 * i]), int(c[2 * i + 1]))
+    out = np.empty(len(ks))
+    chosen: list[tuple[float, float, int, np.ndarray]] = []  # (lo, hi, c_lo, sorted candidates)
+    for j, k in enumerate(ks):
+        lo, hi, c_lo, c_hi = brackets.get(k, (y[0] - x[-1] - 1.0, y[-1] - x[0] + 1.0, 0, n * m))
+        shared = next((b for b in chosen if b[2] < k <= b[2] + len(b[3])), None)
+        if shared is None:
+            lo, hi, c_lo = _narrow(x, y, k, lo, hi, c_lo, c_hi, few)
+            shared = (lo, hi, c_lo, _candidates(x, y, lo, hi))
+            chosen.append(shared)
+        cand, c_lo, hi = shared[3], shared[2], shared[1]
+        pos = min(max(k - c_lo - 1, 0), len(cand) - 1)
+        out[j] = float(cand[pos]) if len(cand) else float(hi)
+    return out
+
+
+def _narrow(x: np.ndarray, y: np.ndarray, k: int, lo: float, hi: float, c_lo: int, c_hi: int,
+            few: int) -> tuple[float, float, int]:
     for _ in range(200):
         if c_hi - c_lo <= few:
             break
@@ -71,24 +90,28 @@ def _kth_by_bisection(x: np.ndarray, y: np.ndarray, k: int) -> float:
             lo, c_lo = mid, c
         else:
             hi, c_hi = mid, c
+    return lo, hi, c_lo
+
+
+def _candidates(x: np.ndarray, y: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Every difference y_j - x_i in (lo, hi], ascending."""
+    n = len(x)
     a = np.searchsorted(y, x + lo, side="right")
     b = np.searchsorted(y, x + hi, side="right")
     lengths = b - a
     total = int(lengths.sum())
     rows = np.repeat(np.arange(n), lengths)
     offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    cand = np.sort(y[np.repeat(a, lengths) + offsets] - x[rows])
-    pos = min(max(k - c_lo - 1, 0), len(cand) - 1)
-    return float(cand[pos]) if len(cand) else float(hi)
+    return np.sort(y[np.repeat(a, lengths) + offsets] - x[rows])
 
 
-def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95) -> RatioCI:
+def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95, presorted: bool = False) -> RatioCI:
     """exp(Hodges-Lehmann shift of log pod vs log host) with its Mann-Whitney interval.
 
     host, pod: metric values per run (> 0; non-positive values make the method unavailable).
     Returns a :class:`RatioCI` with ``method="hodges-lehmann"``; ratios are dimensionless.
     low/high are None when the samples are too small for the requested confidence (e.g. fewer
-    than 4 runs a side at 95%).
+    than 4 runs a side at 95%). presorted: both sides are already ascending (sorted once by the caller).
     """
     h = np.asarray(host, dtype=float)
     p = np.asarray(pod, dtype=float)
@@ -98,7 +121,7 @@ def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95) -> 
     if np.any(h <= 0) or np.any(p <= 0):
         return RatioCI(None, None, None, confidence, method, False,
                        warnings=("values must be positive to compare on a log scale",))
-    x, y = np.sort(np.log(h)), np.sort(np.log(p))
+    x, y = (np.log(h), np.log(p)) if presorted else (np.sort(np.log(h)), np.sort(np.log(p)))
     n, m = len(x), len(y)
     nm = n * m
     mid = [nm // 2, nm // 2 + 1] if nm % 2 == 0 else [(nm + 1) // 2]

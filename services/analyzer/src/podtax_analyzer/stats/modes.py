@@ -68,14 +68,15 @@ def bimodality_coefficient(x: np.ndarray) -> float | None:
     return float((g1**2 + 1.0) / (g2 + 3.0 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
 
 
-def check_unimodality(x: np.ndarray) -> Unimodality:
-    """Run the dip test and Sarle's coefficient on one side's values (any positive unit)."""
+def check_unimodality(x: np.ndarray, sorted_x: np.ndarray | None = None) -> Unimodality:
+    """Run the dip test and Sarle's coefficient on one side's values (any positive unit).
+    sorted_x: the same values ascending, when the caller has them (the dip test then skips its sort)."""
     x = np.asarray(x, dtype=float)
     n = len(x)
     bc = bimodality_coefficient(x)
-    if n < MIN_RUNS or np.ptp(x) == 0:
+    if n < MIN_RUNS or (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) == 0:
         return Unimodality(n, None, None, bc, False)
-    dip, p = diptest.diptest(x)
+    dip, p = diptest.diptest(x) if sorted_x is None else diptest.diptest(sorted_x, sort_x=False)
     bimodal = bool(p < DIP_ALPHA and bc is not None and bc > BC_THRESHOLD)
     return Unimodality(n, float(dip), float(p), bc, bimodal)
 

@@ -56,4 +56,11 @@ def outlier_indices(x: np.ndarray, cutoff: float = CUTOFF, boundary: float | Non
     scored within each mode when ``boundary`` is given. Fewer than 3 values: none."""
     if len(x) < 3:
         return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(np.abs(modified_z_within(x, boundary)) > cutoff)
+    return outliers_of(modified_z_within(x, boundary))
+
+
+def outliers_of(z: np.ndarray, cutoff: float = CUTOFF) -> np.ndarray:
+    """Indices of the modified z-scores ``z`` (from modified_z_within) beyond ``cutoff``; none below 3 values."""
+    if len(z) < 3:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.abs(z) > cutoff)
