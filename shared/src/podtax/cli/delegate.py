@@ -9,9 +9,12 @@ package is not installed, one line says which one to install.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import signal
 import subprocess
 import sys
+import threading
 
 import typer
 
@@ -23,10 +26,19 @@ def run_module(module: str, argv: list[str], install_hint: str) -> int:
     if importlib.util.find_spec(module) is None:
         print(f"podtax: {install_hint}", file=sys.stderr)
         return 2
+    child = subprocess.Popen([sys.executable, "-m", module, *argv])
+
+    def forward(signum: int, _frame: object) -> None:  # the child stops the way it would have in-process
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signum)
+
+    main_thread = threading.current_thread() is threading.main_thread()  # signals are the main thread's
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)} if main_thread else {}
     try:
-        return subprocess.run([sys.executable, "-m", module, *argv]).returncode
-    except KeyboardInterrupt:
-        return 130
+        return child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def register(app: typer.Typer, name: str, module: str, install_hint: str, help_text: str) -> None:
