@@ -11,8 +11,8 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
+from podtax_kubesim import openapi, tables
 from podtax_kubesim import resources as R
-from podtax_kubesim import tables
 from podtax_kubesim.api import Api
 from podtax_kubesim.logs import Logs
 from podtax_kubesim.metrics import CONTENT_TYPE, ApiMetrics, request_info
@@ -34,6 +34,14 @@ def version_info() -> Obj:
 
 def reply(obj: Any, code: int = 200) -> web.Response:
     return web.Response(body=obj if isinstance(obj, bytes) else dumps(obj), status=code, content_type=JSON)
+
+
+def warned(response: web.Response, warning: str | None) -> web.Response:
+    """Add a `Warning: 299` header (kubectl prints it) for fieldValidation=Warn findings."""
+    if warning:
+        text = warning.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers["Warning"] = f'299 - "{text}"'
+    return response
 
 
 def error(exc: ApiError) -> web.Response:
@@ -85,6 +93,8 @@ class Server:
             return web.Response(text="ok")
         if head == "version":
             return reply(version_info())
+        if head == "openapi":
+            return reply(openapi.serve(parts[1:]))
         if head == "api":
             if len(parts) == 1:
                 host = request.host
@@ -151,13 +161,18 @@ class Server:
             if name:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                "resource")
-            return reply(self.api.out(res, self.api.create(res, ns or "", body)), 201)
+            warning = openapi.check_fields(res, body, request.query.get("fieldValidation", ""))
+            return warned(reply(self.api.out(res, self.api.create(res, ns or "", body)), 201), warning)
         if method == "PUT":
-            return reply(self.api.out(res, self.api.replace(res, ns or "", name, await self._body(request), sub)))
+            body = await self._body(request)
+            warning = openapi.check_fields(res, body, request.query.get("fieldValidation", "")) if not sub else None
+            return warned(reply(self.api.out(res, self.api.replace(res, ns or "", name, body, sub))), warning)
         if method == "PATCH":
             body = await self._body(request)
             ctype = request.headers.get("Content-Type", "application/merge-patch+json")
-            return reply(self.api.out(res, self.api.patch(res, ns or "", name, body, ctype, sub)))
+            warning = openapi.check_fields(res, body, request.query.get("fieldValidation", "")) \
+                if not sub and isinstance(body, dict) else None
+            return warned(reply(self.api.out(res, self.api.patch(res, ns or "", name, body, ctype, sub))), warning)
         if method == "DELETE":
             options = await self._body(request, optional=True)
             for key in ("gracePeriodSeconds",):
