@@ -13,7 +13,7 @@ from pathlib import Path
 
 from podtax import events
 from podtax_host_agent import guard
-from podtax_host_agent.execute import run_template, size_bytes, space_problem
+from podtax_host_agent.execute import run_argv, run_template, size_bytes, space_problem
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,8 @@ def test_the_benchmark_dies_when_the_agent_is_killed(tmp_path: Path) -> None:
         "import asyncio, pathlib, sys\n"
         "from podtax_host_agent.execute import run_argv\n"
         f"p = pathlib.Path({str(pid_file)!r})\n"
-        "asyncio.run(run_argv(['sleep', '60'], 120, 10_000, p.parent, on_start=lambda pid: p.write_text(str(pid))))\n"
+        "asyncio.run(run_argv(['sleep', '60'], 120, 10_000, p.parent,\n"
+        "                     on_start=lambda pid, marker: p.write_text(str(pid))))\n"
     )
     agent = subprocess.Popen([sys.executable, "-c", script])
     try:
@@ -72,6 +73,43 @@ def test_a_starting_agent_reaps_the_recorded_group(tmp_path: Path) -> None:
         assert all(gone(pid) for pid in members)
         assert not (tmp_path / guard.RECORD).exists()
         assert guard.reap(tmp_path) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+ESCAPE = ("import os, sys, time\n"
+          "if os.fork() == 0:\n"
+          "    os.setsid()  # leaves the process group, as fio's job processes do\n"
+          "    open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+          "    time.sleep(60)\n"
+          "    os._exit(0)\n"
+          "time.sleep(60)\n")
+
+
+async def test_processes_that_leave_the_group_are_killed_when_the_run_ends(tmp_path: Path) -> None:
+    pid_file = tmp_path / "escaped.pid"
+    out = await run_argv([sys.executable, "-c", ESCAPE, str(pid_file)], timeout_s=1.0, cap_bytes=10_000,
+                         cwd=tmp_path)
+    assert out.timed_out
+    escaped = int(pid_file.read_text())
+    assert guard._stat(escaped) is None or gone(escaped, 0.5), "a process that called setsid outlived the run"
+
+
+def test_reap_kills_marked_processes_outside_the_recorded_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "escaped.pid"
+    env = {**os.environ, guard.MARKER: "m-123"}
+    proc = subprocess.Popen([sys.executable, "-c", ESCAPE, str(pid_file)], start_new_session=True, env=env)
+    try:
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        escaped = int(pid_file.read_text())
+        guard.record(tmp_path, proc.pid, "run-9", "m-123")
+        done = guard.reap(tmp_path)
+        assert done is not None and "outside it" in done
+        assert gone(escaped) and gone(proc.pid)
+        assert guard.marked("m-123") == []
     finally:
         proc.kill()
         proc.wait()
@@ -131,8 +169,20 @@ async def test_fio_data_file_is_deleted_after_success_failure_and_timeout(tmp_pa
                                 100_000, tmp_path, None)
     assert failed.exit_code != 0 and "size too small" in failed.stderr
     assert list(tmp_path.iterdir()) == []
-    # Timeout: 256 MiB of synchronous 4 KiB random writes outlast a 0.3 s timeout.
+    # Timeout: 256 MiB of synchronous 4 KiB random writes outlast a 1 s timeout; by then fio's job process
+    # (which calls setsid, leaving the process group) is writing.
     slow = await run_template(run_spec({"size": "256M", "runtime": 60, "direct": True, "rw": "randwrite",
-                                        "bs": "4K", "iodepth": 1}, timeout_s=0.3), 100_000, tmp_path, None)
+                                        "bs": "4K", "iodepth": 1}, timeout_s=1.0), 100_000, tmp_path, None)
     assert slow.timed_out
     assert list(tmp_path.iterdir()) == []
+    # fio's job process calls setsid(): it must be gone too, not writing on into the deleted file.
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and str(tmp_path).encode() in
+                 _cmdline(p)]
+    assert leftovers == []
+
+
+def _cmdline(proc_dir: Path) -> bytes:
+    try:
+        return (proc_dir / "cmdline").read_bytes()
+    except OSError:
+        return b""

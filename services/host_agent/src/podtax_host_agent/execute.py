@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import shutil
 import signal
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from podtax import benchwrap, events, templates
 
-from podtax_host_agent.guard import die_with_parent
+from podtax_host_agent.guard import MARKER, die_with_parent, kill_marked
 
 # Kept free in the work directory beyond a run's data: 5% of the filesystem, at least this much.
 RESERVE_BYTES = 256 * 1024**2
@@ -57,17 +59,25 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+READ_AFTER_KILL_S = 10.0  # pipes still open after every process was killed: stop reading
+EXIT_AFTER_KILL_S = 60.0  # how long to wait for a killed tool to exit before reporting the run
+log = logging.getLogger("podtax.host_agent")
+
+
 async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path, *, pass_fds: Sequence[int] = (),
-                   on_start: Callable[[int], None] | None = None) -> Outcome:
-    """Run argv in its own session (process group = its pid); `on_start(pid)` is called once it runs."""
+                   on_start: Callable[[int, str], None] | None = None) -> Outcome:
+    """Run argv in its own session (process group = its pid), every process of it marked in its
+    environment (guard.MARKER); `on_start(pid, marker)` is called once it runs. When it ends, times out
+    or is cancelled, every process carrying the marker is killed, wherever it went."""
     started = events.now()
+    marker = uuid.uuid4().hex
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", MARKER: marker}
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=cwd, start_new_session=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
-        preexec_fn=die_with_parent(os.getpid()), pass_fds=tuple(pass_fds),
+        cwd=cwd, start_new_session=True, env=env, preexec_fn=die_with_parent(os.getpid()), pass_fds=tuple(pass_fds),
     )
     if on_start is not None:
-        on_start(proc.pid)
+        on_start(proc.pid, marker)
     assert proc.stdout and proc.stderr
     readers = asyncio.gather(_read_capped(proc.stdout, cap_bytes // 2), _read_capped(proc.stderr, cap_bytes // 2))
     timed_out = False
@@ -75,11 +85,20 @@ async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path,
         await asyncio.wait_for(proc.wait(), timeout_s)
     except TimeoutError:
         timed_out = True
-        _kill_group(proc.pid)
-        await proc.wait()
     finally:
-        _kill_group(proc.pid)  # children that outlived the tool
-    (out, out_cut), (err, err_cut) = await readers
+        # The tool's group, then whatever left the group (fio's job processes call setsid), at once: a
+        # tool killed first may take seconds to exit (I/O in flight) while its escaped children run on.
+        _kill_group(proc.pid)
+        await asyncio.to_thread(kill_marked, marker)
+        try:  # a process in uninterruptible I/O exits once the I/O ends; the node lock covers the wait
+            await asyncio.wait_for(proc.wait(), EXIT_AFTER_KILL_S)
+        except TimeoutError:
+            log.error("pid %d has not exited %.0f s after SIGKILL (uninterruptible I/O?); the node stays "
+                      "locked until it does", proc.pid, EXIT_AFTER_KILL_S)
+    try:
+        (out, out_cut), (err, err_cut) = await asyncio.wait_for(readers, READ_AFTER_KILL_S)
+    except TimeoutError:  # a process still holds the pipes: stop reading rather than wait for ever
+        (out, out_cut), (err, err_cut) = (b"", True), (b"podtax: output unreadable after the run ended", True)
     return Outcome(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
                    None if timed_out else proc.returncode, started, events.now(), out_cut or err_cut, timed_out)
 
@@ -125,7 +144,7 @@ def space_problem(run: events.RunSpec, workdir: Path) -> str | None:
 
 
 async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_version: str | None, *,
-                       pass_fds: Sequence[int] = (), on_start: Callable[[int], None] | None = None) -> Outcome:
+                       pass_fds: Sequence[int] = (), on_start: Callable[[int, str], None] | None = None) -> Outcome:
     """Validate (raises templates.TemplateError) and execute one run, wrapped in the provenance block.
     The tool's data files are deleted afterwards, whatever the outcome."""
     argv = templates.get(run.test).build_argv(run.params, str(workdir))

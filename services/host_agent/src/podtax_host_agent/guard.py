@@ -3,8 +3,11 @@
 Three defences against a crashed agent leaving a benchmark running beside the next one:
 
 - the benchmark child asks the kernel to SIGKILL it when the agent dies (``PR_SET_PDEATHSIG``);
-- the agent records the child's process group in its state directory while it runs; an agent that
-  starts reaps whatever is left of a recorded group (grandchildren the kernel signal missed);
+- every process of a run carries a marker in its environment (``PODTAX_RUN_MARKER``), which its
+  descendants inherit even when they leave the process group: fio's job processes call setsid(), so
+  neither a process-group kill nor the parent-death signal (reset on fork) reaches them. At the end
+  of a run every marked process is killed; while it runs, the agent records the run's process group
+  and marker in its state directory, and an agent that starts reaps whatever is left of them;
 - a node lock (``flock`` on ``<state>/node.lock``) is held for the whole run and inherited by the
   benchmark's processes, so while any of them lives the next run waits until the node is idle.
 """
@@ -28,6 +31,7 @@ log = logging.getLogger("podtax.host_agent")
 PR_SET_PDEATHSIG = 1
 RECORD = "running.json"
 LOCK = "node.lock"
+MARKER = "PODTAX_RUN_MARKER"
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -74,10 +78,40 @@ def group_members(pgid: int) -> list[int]:
     return out
 
 
-def record(state_dir: Path, pid: int, run_id: str) -> None:
-    """Note the running benchmark's process group (its leader's pid, started by setsid)."""
+def marked(marker: str) -> list[int]:
+    """Live processes whose environment carries ``PODTAX_RUN_MARKER=<marker>``."""
+    needle = f"{MARKER}={marker}".encode()
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            env = Path(f"/proc/{entry.name}/environ").read_bytes()
+        except OSError:
+            continue
+        fields = _stat(int(entry.name))
+        if needle in env.split(b"\0") and fields and fields[0] not in ("Z", "X"):
+            out.append(int(entry.name))
+    return out
+
+
+def kill_marked(marker: str, wait_s: float = 10.0) -> int:
+    """SIGKILL every process carrying the marker (again, for ones forked meanwhile); returns how many."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + wait_s
+    while (pids := marked(marker)) and time.monotonic() < deadline:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        time.sleep(0.02)
+    return len(killed)
+
+
+def record(state_dir: Path, pid: int, run_id: str, marker: str = "") -> None:
+    """Note the running benchmark's process group (its leader's pid, started by setsid) and marker."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"pgid": pid, "run_id": run_id, "boot_id": _boot_id(), "start_ticks": start_ticks(pid)}
+    doc = {"pgid": pid, "run_id": run_id, "marker": marker, "boot_id": _boot_id(), "start_ticks": start_ticks(pid)}
     tmp = state_dir / f".{RECORD}.tmp"
     tmp.write_text(json.dumps(doc))
     tmp.replace(state_dir / RECORD)
@@ -107,12 +141,14 @@ def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:
         deadline = time.monotonic() + wait_s
         while group_members(pgid) and time.monotonic() < deadline:
             time.sleep(0.05)
+    marker = str(doc.get("marker") or "")
+    escaped = kill_marked(marker, wait_s) if marker else 0  # descendants that left the group (fio jobs)
     path.unlink(missing_ok=True)
-    if not members:
+    if not members and not escaped:
         return f"run {run_id} left no process behind"
-    left = group_members(pgid)
-    return (f"killed {len(members)} leftover process(es) of run {run_id} (process group {pgid})"
-            + (f"; {len(left)} still exiting" if left else ""))
+    left = group_members(pgid) + (marked(marker) if marker else [])
+    return (f"killed {len(set(members)) + escaped} leftover process(es) of run {run_id} (process group {pgid}"
+            f"{f', {escaped} outside it' if escaped else ''})" + (f"; {len(left)} still exiting" if left else ""))
 
 
 class NodeLock:

@@ -91,7 +91,8 @@ class Agent:
             log.info("running %s %s (run %s)", run.test, templates.params_key(run.params), run.run_id)
             out = await run_template(run, self.settings.agent_output_cap_bytes, self.workdir, version,
                                      pass_fds=(lock_fd,),
-                                     on_start=lambda pid: guard.record(self.state_dir, pid, run.run_id))
+                                     on_start=lambda pid, marker: guard.record(self.state_dir, pid, run.run_id,
+                                                                               marker))
         finally:
             guard.clear(self.state_dir)
             os.close(lock_fd)
