@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import nats.js.errors
 from nats.js.api import ConsumerConfig, DeliverPolicy
 from podtax import events, subjects
 from podtax.bus import Bus
@@ -52,8 +53,17 @@ async def cancel(bus: Bus, name: str) -> None:
     await bus.publish(event.model_copy(update={"id": f"campaign.{name}.cancel"}))
 
 
-async def header(bus: Bus, name: str) -> dict[str, Any] | None:
-    return await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"campaign.{name}")
+async def header(bus: Bus, name: str, attempts: int = 20) -> dict[str, Any] | None:
+    """The campaign's header document; retried while NATS fails over (a server killed, a leader moving)."""
+    for attempt in range(attempts):
+        try:
+            return await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"campaign.{name}")
+        except (nats.errors.TimeoutError, nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError,
+                nats.errors.ConnectionClosedError, TimeoutError):
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.5)
+    return None
 
 
 def finished_runs(h: dict[str, Any] | None) -> int:

@@ -26,14 +26,15 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.errors import NoServersError
+from nats.errors import ConnectionReconnectingError, NoRespondersError, NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, DiscardPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError
+from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError, ServiceUnavailableError
 from nats.js.kv import KeyValue
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
 from podtax import metrics, subjects, telemetry
@@ -69,6 +70,13 @@ class ConsumerSpec:
     max_deliver: int = 5
     ack_wait_s: float = 60.0
     batch: int = 100
+
+
+def replicas() -> int:
+    """PODTAX_NATS_REPLICAS: copies of each stream and KV bucket (3 on a three-server JetStream cluster)."""
+    from podtax.config import Common, load
+
+    return load(Common).nats_replicas
 
 
 class Bus:
@@ -130,7 +138,7 @@ class Bus:
             (subjects.DLQ_STREAM, subjects.DLQ_SUBJECTS, "podtax dead letters: messages that can never succeed",
              DiscardPolicy.OLD),
         ):
-            config = StreamConfig(name=name, subjects=list(subj), description=desc,
+            config = StreamConfig(name=name, subjects=list(subj), description=desc, num_replicas=replicas(),
                                   storage=StorageType.FILE, duplicate_window=120.0, discard=discard,
                                   max_bytes=-1 if max_bytes is None else max_bytes, max_age=max_age_s or 0)
             try:
@@ -143,7 +151,7 @@ class Bus:
         try:
             return await self.js.key_value(bucket)
         except (NotFoundError, BadRequestError):
-            return await self.js.create_key_value(bucket=bucket, history=history)
+            return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
 
     async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]]) -> None:
         """Put many (key, value) pairs in a bucket, pipelined; returns when every one is stored.
@@ -233,6 +241,11 @@ class Bus:
             msgs = await sub.fetch(batch, timeout=0.5)
         except (NatsTimeout, TimeoutError):
             return []
+        except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
+            # a server of a cluster went away, or the consumer's leader is moving: keep consuming once it has
+            log.warning("fetch failed (%s); retrying", type(exc).__name__)
+            await asyncio.sleep(1.0)
+            return []
         if msgs:
             last = msgs[-1].metadata
             metrics.PENDING.labels(last.consumer).set(last.num_pending)
@@ -320,11 +333,14 @@ class Bus:
         tracer = telemetry.tracer("podtax.bus")
         with tracer.start_as_current_span(f"{spec.durable} batch", attributes={"messaging.batch.message_count":
                                                                                   len(decoded)}) as batch:
-            link = [trace.Link(batch.get_span_context())]
-            spans = [tracer.start_span(f"{spec.durable} {e.type}", context=_message_context(m, e), links=link)
-                     for m, e in decoded]
-            scope = {run_id: trace.set_span_in_context(span) for span, (_, e) in zip(spans, decoded)
-                     if (run_id := telemetry.event_run_id(e))}
+            if isinstance(trace.get_tracer_provider(), TracerProvider):
+                link = [trace.Link(batch.get_span_context())]
+                spans = [tracer.start_span(f"{spec.durable} {e.type}", context=_message_context(m, e), links=link)
+                         for m, e in decoded]
+                scope = {run_id: trace.set_span_in_context(span) for span, (_, e) in zip(spans, decoded)
+                         if (run_id := telemetry.event_run_id(e))}
+            else:  # tracing off: no per-message context or span (a follow-up is published in its run's trace)
+                spans, scope = [trace.INVALID_SPAN] * len(decoded), {}
             started = time.perf_counter()
             try:
                 with telemetry.run_scope(scope):

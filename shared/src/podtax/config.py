@@ -49,6 +49,8 @@ class Common(BaseSettings):
     nats_tls_cert: Path | None = Field(None, description="Client certificate for NATS mutual TLS "
                                        "(with PODTAX_NATS_TLS_KEY).")
     nats_tls_key: Path | None = Field(None, description="Key of PODTAX_NATS_TLS_CERT.")
+    nats_replicas: int = Field(1, ge=1, le=5, description="Copies of each podtax stream and KV bucket on a NATS "
+                               "JetStream cluster (3 on a three-server cluster; 1 on a single server).")
     nats_stream_max_bytes: int = Field(4 * 2**30, ge=-1, description="Size limit of each podtax JetStream stream "
                                        "(events; dead letters), bytes, -1 = none. A full events stream refuses "
                                        "new events (publishers see the error); dead letters drop the oldest.")

@@ -32,7 +32,7 @@ TICK_S = 0.25
 OUTCOME_ACK_WAIT_S = 10.0
 # Pipelined publishes wait for their acks without a deadline in nats-py: while NATS is down a save would
 # hang holding the lock, and every node would stall. A save that takes longer has failed.
-SAVE_TIMEOUT_S = 30.0
+SAVE_TIMEOUT_S = 10.0
 
 
 class Runner:
