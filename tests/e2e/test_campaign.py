@@ -36,7 +36,18 @@ CAMPAIGN = {
 
 
 async def kv_doc(bus: Bus, key: str) -> dict[str, Any] | None:
-    return await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), key)
+    """A document of the runner's bucket; a campaign's header gets its runs (one document per run) as `runs`."""
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    doc = await Bus.kv_json(kv, key)
+    if doc is not None and key.startswith("campaign."):
+        watcher = await kv.watch(f"run.{doc['name']}.*")
+        runs = {}
+        while (entry := await watcher.updates(timeout=30)) is not None:
+            run = json.loads(entry.value)
+            runs[run["run"]["run_id"]] = run
+        await watcher.stop()
+        doc["runs"] = runs
+    return doc
 
 
 async def wait_for_node(bus: Bus) -> None:
