@@ -6,7 +6,7 @@ PKGS   := shared services/runner services/host_agent services/parser services/an
 # chromium (Debian's): the browser of the HTML report's test, driven by Playwright
 TOOLS  := sysbench stress-ng fio hdparm chromium iperf3 sockperf
 
-.PHONY: all setup sysdeps demo test test-fast bench lint fmt clean docs lock images compose-test
+.PHONY: all setup sysdeps demo test test-fast bench faults lint fmt clean docs lock images compose-test
 
 all: setup
 
@@ -44,6 +44,11 @@ test: setup sysdeps
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# Fault scenarios (tests/faults/scenario_*.py): SIGKILLs, a three-server NATS cluster losing a server,
+# a full disk, the poison batch, the host-agent orphan, a 100,000-run campaign. Prints a table per scenario.
+faults: setup sysdeps
+	$(BIN)/python -m tests.faults.suite
 
 bench: setup sysdeps
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

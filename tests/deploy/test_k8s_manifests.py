@@ -167,6 +167,20 @@ def test_writable_paths_are_volumes(raw_objects):
     assert {"mountPath": "/data", "name": "data"} in nats["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
 
 
+def test_nats_is_a_three_server_cluster_with_replicated_streams(raw_objects):
+    nats = find(raw_objects, "StatefulSet", "nats")
+    assert nats["spec"]["replicas"] == 3 and nats["spec"]["serviceName"] == "nats-headless"
+    conf = find(raw_objects, "ConfigMap", "nats-config")["data"]["nats.conf"]
+    routes = [f"nats://nats-{i}.nats-headless.podtax.svc:6222" for i in range(3)]
+    assert "cluster {" in conf and all(r in conf for r in routes), "every server routes to the three"
+    ports = {p["name"]: p["containerPort"] for p in nats["spec"]["template"]["spec"]["containers"][0]["ports"]}
+    assert ports["cluster"] == 6222
+    pdb = find(raw_objects, "PodDisruptionBudget", "nats")
+    assert pdb["spec"]["maxUnavailable"] == 1, "a drain keeps the JetStream quorum (2 of 3)"
+    kustomization = (K8S / "kustomization.yaml").read_text()
+    assert "PODTAX_NATS_REPLICAS=3" in kustomization, "streams and KV buckets replicated three ways"
+
+
 def test_services_select_pods_and_name_their_ports(raw_objects):
     workloads = [obj for obj in raw_objects if obj["kind"] in WORKLOAD_KINDS]
     services = [obj for obj in raw_objects if obj["kind"] == "Service"]
