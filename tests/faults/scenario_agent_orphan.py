@@ -1,9 +1,11 @@
 """Fault scenario "agent orphan" (issue 12, item 1): SIGKILL the host agent mid-run.
 
 A real agent process runs a real stress-ng (two worker processes) for a run request; the agent is
-SIGKILLed while it runs and started again. stress-ng is asked for 30 s and the run's timeout is 3 s,
-so an orphan (the bug) would outlive the 10 s this scenario waits for it, while the redelivered run
-stays short. Expected: every benchmark process is gone once the agent
+SIGKILLed while it runs and started again at once. The tool is asked for 30 s and the run's timeout
+is 3 s, so an orphan (the bug) would outlive the 10 s this scenario waits for it, while the
+redelivered run stays short. Variant "fio" (scenario_agent_orphan_fio): fio's job process leaves the
+process group and is not covered by the parent-death signal; the restarted agent reaps it by the
+marker in its environment. Expected: every benchmark process is gone once the agent
 is (PR_SET_PDEATHSIG, then the reap of the recorded process group), the request is redelivered and
 run once more, and the second run starts after the first one's processes have exited: no overlap,
 one raw log, nothing lost.
@@ -85,33 +87,45 @@ async def raw_logs(nats_url: str, want: int, timeout: float) -> list[events.RawL
         await nc.close()
 
 
-async def scenario(nats_url: str, tmp: Path) -> dict[str, Any]:
+# What each variant runs (a 30 s job, stopped by a 3 s run timeout) and how many processes it has.
+TOOLS: dict[str, tuple[str, dict[str, Any], int]] = {
+    "stress-ng": ("stress-ng-cpu", {"threads": 2, "method": "int64", "timeout": TOOL_S}, 3),
+    # fio's job process calls setsid(): outside the process group, without the parent-death signal
+    "fio": ("fio", {"rw": "randwrite", "bs": "4K", "size": "256M", "iodepth": 1, "direct": True, "runtime": TOOL_S},
+            2),
+}
+
+
+async def scenario(nats_url: str, tmp: Path, tool: str = "stress-ng") -> dict[str, Any]:
+    test, params, n_processes = TOOLS[tool]
     state = tmp / "agent-state"
     env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_AGENT_NODE": NODE, "PODTAX_LOG_FORMAT": "text",
            "PODTAX_AGENT_WORKDIR": str(tmp / "work"), "PODTAX_AGENT_STATE_DIR": str(state),
            "PODTAX_AGENT_ACK_WAIT_S": "2"}
     bus = await Bus.connect(nats_url, "faults/orphan")
     await bus.ensure_streams()
-    run = events.RunSpec(run_id="orphan-1", campaign="orphan", node=NODE, env="host", test="stress-ng-cpu",
-                         params={"threads": 2, "method": "int64", "timeout": TOOL_S}, timeout_s=RUN_TIMEOUT_S)
+    run = events.RunSpec(run_id="orphan-1", campaign="orphan", node=NODE, env="host", test=test, params=params,
+                         timeout_s=RUN_TIMEOUT_S)
     await bus.publish(events.run_requested(run, "faults/orphan"))
     await bus.close()
     agent = start_agent(env, tmp / "agent.log")
     record = state / guard.RECORD
     try:
         doc = await wait_until(lambda: record.exists() and json.loads(record.read_text()), 60, "the run to start")
-        pgid = doc["pgid"]
-        first = await wait_until(lambda: len(m := guard.group_members(pgid)) >= 3 and m, 20,
-                                 "stress-ng and its two workers")
+        pgid, marker = doc["pgid"], doc["marker"]
+        # The run's processes: its group (stress-ng rewrites its workers' environment for their titles)
+        # and its marker (fio's job process leaves the group).
+        first = await wait_until(lambda: len(m := sorted(set(guard.group_members(pgid)) | set(guard.marked(marker))))
+                                 >= n_processes and m, 20, f"the {n_processes} processes of {tool}")
         watchers = [exit_time(pid) for pid in first]
         killed_at = datetime.now(UTC)
         agent.send_signal(signal.SIGKILL)
         agent.wait(10)
+        agent = start_agent(env, tmp / "agent.log")  # it reaps leftovers; the request comes back after ack wait
         for w in watchers:
             w.join(10)
         exits = [getattr(w, "result", None) for w in watchers]
         orphans = [pid for pid, when in zip(first, exits, strict=True) if when is None]
-        agent = start_agent(env, tmp / "agent.log")  # the request is redelivered after the ack wait
         logs = await raw_logs(nats_url, 1, 60)
     finally:
         agent.terminate()
@@ -125,14 +139,14 @@ async def scenario(nats_url: str, tmp: Path) -> dict[str, Any]:
             "first_run_exited": last_exit.isoformat() if last_exit else None,
             "second_run_started": second[0].started_at.isoformat() if second else None,
             "second_run_timed_out": second[0].timed_out if second else None,
-            "left_in_group": len(guard.group_members(pgid))}
+            "left_in_group": len(guard.group_members(pgid)), "left_marked": len(guard.marked(marker))}
 
 
-def run() -> dict[str, Any]:
+def run(tool: str = "stress-ng") -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="podtax-fault-") as tmp:
         server = natsserver.start(Path(tmp) / "jetstream", log_file=Path(tmp) / "nats.log")
         try:
-            return asyncio.run(scenario(server.url, Path(tmp)))
+            return asyncio.run(scenario(server.url, Path(tmp), tool))
         finally:
             server.stop()
 
