@@ -78,9 +78,9 @@ async def raw_logs(nats_url: str, want: int, timeout: float) -> list[events.RawL
         got: list[events.RawLogV1] = []
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and len(got) < want:
-            with contextlib.suppress(nats.errors.TimeoutError):
+            with contextlib.suppress(nats.errors.TimeoutError, TimeoutError):
                 got += [events.decode(m.data) for m in await sub.fetch(10, timeout=0.5)]  # type: ignore[misc]
-        with contextlib.suppress(nats.errors.TimeoutError):
+        with contextlib.suppress(nats.errors.TimeoutError, TimeoutError):
             got += [events.decode(m.data) for m in await sub.fetch(10, timeout=1.0)]  # type: ignore[misc]
         return got
     finally:

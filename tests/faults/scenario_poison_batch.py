@@ -47,9 +47,9 @@ async def dead_letters(nats_url: str, want: int, timeout: float = 30.0) -> list[
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while len(msgs) < want and loop.time() < deadline:
-            with contextlib.suppress(nats.errors.TimeoutError):
+            with contextlib.suppress(nats.errors.TimeoutError, TimeoutError):
                 msgs += await sub.fetch(want - len(msgs), timeout=0.5)
-        with contextlib.suppress(nats.errors.TimeoutError):  # anything beyond what was expected
+        with contextlib.suppress(nats.errors.TimeoutError, TimeoutError):  # anything beyond what was expected
             msgs += await sub.fetch(10, timeout=1.0)
         return msgs
     finally:
