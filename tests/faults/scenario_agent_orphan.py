@@ -133,7 +133,9 @@ async def scenario(nats_url: str, tmp: Path, tool: str = "stress-ng") -> dict[st
     last_exit = max((e for e in exits if e is not None), default=None)
     second = [e.data for e in logs if e.data.run.run_id == run.run_id]
     overlap = bool(second and last_exit and second[0].started_at < last_exit)
-    return {"planned": 1, "results": len(second[:1]), "failures": 0, "duplicates": max(0, len(second) - 1),
+    left = len(set(guard.group_members(pgid)) | set(guard.marked(marker)))
+    return {"ok": bool(second) and not orphans and not overlap and left == 0 and len(second) == 1,
+            "planned": 1, "results": len(second[:1]), "failures": 0, "duplicates": max(0, len(second) - 1),
             "lost": 0 if second else 1, "orphans": len(orphans), "first_run_processes": len(first),
             "overlap": overlap, "killed_at": killed_at.isoformat(),
             "first_run_exited": last_exit.isoformat() if last_exit else None,

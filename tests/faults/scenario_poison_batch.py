@@ -78,7 +78,8 @@ async def scenario(nats_url: str, tmp: Path) -> dict[str, Any]:
         bad_stored = s.query("SELECT count(*) FROM runs WHERE run_id NOT LIKE 'ok-%'")[0][0]
     dead_ids = sorted(events.decode(m.data).id if b"NaN" not in m.data else "nan-1.result" for m in dlq)
     valid_dead = [i for i in dead_ids if i.startswith("ok-")]
-    return {"planned": VALID + 2, "results": distinct, "failures": len(dlq), "duplicates": stored - distinct,
+    ok = distinct == VALID and stored == distinct and not valid_dead and bad_stored == 0 and len(dlq) == 2
+    return {"ok": ok, "planned": VALID + 2, "results": distinct, "failures": len(dlq), "duplicates": stored - distinct,
             "lost": VALID - distinct + (2 - len(dlq) - bad_stored), "dead_ids": dead_ids,
             "valid_in_dlq": len(valid_dead), "reasons": sorted(m.headers[REASON_HEADER] for m in dlq),
             "bad_stored": bad_stored}
