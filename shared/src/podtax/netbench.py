@@ -37,7 +37,7 @@ from podtax.derive import derive
 Topology = Literal["host->host", "pod->host", "pod->pod", "pod->pod-across-nodes"]
 TOPOLOGIES: tuple[str, ...] = ("host->host", "pod->host", "pod->pod", "pod->pod-across-nodes")
 NET_TESTS = ("iperf3", "sockperf")
-_READY = {"iperf3": "Server listening on", "sockperf": "block on socket"}
+READY = {"iperf3": "Server listening on", "sockperf": "block on socket"}
 
 
 class NetbenchError(RuntimeError):
@@ -115,12 +115,13 @@ def run_host(argv: list[str], timeout_s: float, server: str) -> Output:
 
 
 # --- pods -------------------------------------------------------------------------------------
-def _pod(name: str, node: str, argv: list[str], image: str) -> dict[str, Any]:
+def _pod(name: str, node: str, argv: list[str], image: str, host_network: bool = False) -> dict[str, Any]:
+    extra = {"hostNetwork": True} if host_network else {}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "podtax",
                                                   "app.kubernetes.io/name": "podtax-netbench"}},
             "spec": {"restartPolicy": "Never", "nodeName": node, "automountServiceAccountToken": False,
-                     "terminationGracePeriodSeconds": 0,
+                     "terminationGracePeriodSeconds": 0, **extra,
                      "containers": [{"name": "net", "image": image, "command": argv}]}}
 
 
@@ -133,9 +134,9 @@ class Pods:
     image: str = "ghcr.io/podtax/bench:0.1.0"
     poll: float = 0.05
 
-    def create(self, node: str, argv: list[str], role: str) -> str:
+    def create(self, node: str, argv: list[str], role: str, host_network: bool = False) -> str:
         name = f"podtax-net-{role}-{uuid.uuid4().hex[:8]}"
-        self.core.create_namespaced_pod(self.namespace, _pod(name, node, argv, self.image))
+        self.core.create_namespaced_pod(self.namespace, _pod(name, node, argv, self.image, host_network))
         return name
 
     def read(self, name: str) -> Any:
@@ -184,10 +185,9 @@ def run(test: str, raw_params: dict[str, Any], side: str, topology: str = "pod->
     if topology not in TOPOLOGIES:
         raise templates.TemplateError("invalid-params", f"unknown topology {topology!r}; use one of {TOPOLOGIES}")
     params = template.validate(raw_params)
-    ready = _READY[test]
-    if side == "host" or topology == "host->host":
-        with host_server(server_argv(test, params, "127.0.0.1"), ready):
-            return run_host(template.build_argv({**raw_params, "server": "127.0.0.1"}), timeout_s, "127.0.0.1")
+    ready = READY[test]
+    if side == "host" or topology == "host->host":  # the argv starts and stops its loopback server (netpair)
+        return run_host(template.build_argv({**raw_params, "server": "127.0.0.1"}), timeout_s, "127.0.0.1")
     if pods is None or not node:
         raise NetbenchError("the pod side needs a Kubernetes client (pods) and a node")
     if topology == "pod->host":

@@ -8,6 +8,7 @@ template and parameters, and anything that does not validate here is refused wit
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -92,6 +93,10 @@ _ADDRESS = r"^([0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f:]{2,39}|[A-Za-z0-9]([-A-Za
 ADDRESS = Annotated[str, Field(pattern=_ADDRESS,
                                description="Server address (IP or DNS name); the topology's server side.")]
 PORT = Annotated[int, Field(ge=1024, le=65535, description="Server port (unprivileged).")]
+NetTopology = Literal["pod->pod", "pod->pod-across-nodes", "pod->host"]
+TOPOLOGY = Annotated[NetTopology, Field(description="Path of the pod side (the host side is always host->host): "
+                                                    "where the runner starts the server (podtax.netbench).")]
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 class Iperf3(Params):
@@ -99,6 +104,7 @@ class Iperf3(Params):
 
     server: ADDRESS = "127.0.0.1"
     port: PORT = 5201
+    topology: TOPOLOGY = "pod->pod"
     protocol: Literal["tcp", "udp"] = "tcp"
     parallel: int = Field(1, ge=1, le=128, description="-P parallel streams")
     reverse: bool = Field(False, description="-R: the server sends, the client receives")
@@ -113,6 +119,7 @@ class Sockperf(Params):
 
     server: ADDRESS = "127.0.0.1"
     port: PORT = 11111
+    topology: TOPOLOGY = "pod->pod"
     protocol: Literal["tcp", "udp"] = "tcp"
     msg_size: int = Field(64, ge=14, le=65000, description="-m message size in bytes")
     duration: int = Field(10, ge=1, le=3600, description="-t seconds")
@@ -185,6 +192,16 @@ def _fio(p: Fio, workdir: str) -> list[str]:
             f"--filename={workdir.rstrip('/')}/podtax-fio.dat", "--output-format=json"]
 
 
+def _with_local_server(test: str, p: Iperf3 | Sockperf, client: list[str]) -> list[str]:
+    """A loopback server address means "start the server here too" (host->host): podtax.netpair starts
+    it on loopback, runs the client and always stops the server. Any other address: the client alone
+    (the runner started the server where the topology says)."""
+    if p.server not in LOOPBACK:
+        return client
+    return [sys.executable, "-m", "podtax.netpair", "--test", test, "--port", str(p.port), "--protocol",
+            p.protocol, "--", *client]
+
+
 def _iperf3(p: Iperf3, workdir: str) -> list[str]:
     argv = ["iperf3", "-c", p.server, "-p", str(p.port), "-t", str(p.duration), "-P", str(p.parallel),
             "-b", p.bitrate, "-J"]
@@ -194,13 +211,13 @@ def _iperf3(p: Iperf3, workdir: str) -> list[str]:
         argv.append("-R")
     if p.length:
         argv += ["-l", str(p.length)]
-    return argv
+    return _with_local_server("iperf3", p, argv)
 
 
 def _sockperf(p: Sockperf, workdir: str) -> list[str]:
     argv = ["sockperf", "ping-pong", "-i", p.server, "-p", str(p.port), "-t", str(p.duration),
             "-m", str(p.msg_size), "--mps", str(p.rate) if p.rate else "max", "--full-rtt"]
-    return argv + (["--tcp"] if p.protocol == "tcp" else [])
+    return _with_local_server("sockperf", p, argv + (["--tcp"] if p.protocol == "tcp" else []))
 
 
 def _fio_primary(p: Params) -> str:

@@ -13,12 +13,12 @@ from typing import Any, TypeVar
 
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
-from podtax import events, provenance, telemetry, templates
+from podtax import events, netbench, provenance, telemetry, templates
 from podtax.bus import Bus
 from podtax.campaign import DEVICES_NEEDED, PodSpec
 from podtax.config import RunnerSettings
 
-from podtax_runner import retry
+from podtax_runner import netserver, retry
 
 log = logging.getLogger("podtax.runner.kube")
 SOURCE = "podtax/runner"
@@ -164,8 +164,17 @@ class KubeExecutor:
     async def _run(self, run: events.RunSpec, pod: PodSpec) -> None:
         ns = pod.namespace or self.settings.runner_namespace
         name = job_name(run.run_id)
+        server: netserver.Server | None = None
         try:
             manifest = job_manifest(run, pod, ns)
+            if netserver.needs_server(run):  # the network test's server side, where the topology says
+                try:
+                    await asyncio.to_thread(self._ensure_namespace, ns)
+                    server = await asyncio.to_thread(netserver.start, self.core, ns, pod.image, run)
+                except netbench.NetbenchError as exc:
+                    await self._fail(run, "server-not-ready", str(exc))
+                    return
+                manifest = job_manifest(netserver.pointed(run, server.address), pod, ns)
             device = run_device(run, pod)
             if device and (why := await asyncio.to_thread(self._privileged_refusal, ns, device)):
                 await self._fail(run, "privileged-not-allowed", why)
@@ -185,6 +194,8 @@ class KubeExecutor:
             await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}")
         finally:
             await asyncio.to_thread(self._delete, ns, name)
+            if server is not None:
+                await asyncio.to_thread(netserver.stop, self.core, ns, server)
 
     def _privileged_refusal(self, ns: str, device: str) -> str | None:
         """Why a privileged device run may not start in `ns` (None when the namespace allows it):

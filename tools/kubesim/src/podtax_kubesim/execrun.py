@@ -184,6 +184,8 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
         await asyncio.sleep(0)
         extra[ISOLATION_ANNOTATION] = setups[0].description
         ip = kl.network.pods[uid].ip if kl.network is not None and uid in kl.network.pods else None
+        if kl.network is not None and pod["spec"].get("hostNetwork"):
+            ip = podnet.host_address()  # a hostNetwork pod's IP is its node's: this host's own address
         kl.mark_running(pod, [c["name"] for c in containers], extra, pod_ip=ip)
         await asyncio.gather(*tasks)
         kl.mark_terminated(pod, {n: r[0] for n, r in results.items()}, {n: r[1] for n, r in results.items()})

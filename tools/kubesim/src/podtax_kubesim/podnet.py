@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -58,6 +59,16 @@ def unavailable() -> str:
         if shutil.which(tool) is None:
             return f"{tool} is not installed (iproute2 / util-linux)"
     return ""
+
+
+def host_address() -> str:
+    """This host's address on its default route (what hostNetwork pods report as their IP)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("203.0.113.1", 9))  # TEST-NET-3; a UDP connect sends nothing
+            return str(s.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
 
 
 def _alive(pid_hex: str) -> bool:
