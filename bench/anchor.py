@@ -102,3 +102,17 @@ def proc_rss_mb(pid: int) -> float:
             if row.startswith("VmRSS:"):
                 return int(row.split()[1]) / 1024
     return float("nan")
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) of a live process's main thread and of its other threads together."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = {"main thread": 0.0, "other threads": 0.0}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out["main thread" if int(task) == pid else "other threads"] += (int(fields[11]) + int(fields[12])) / ticks
+    return out

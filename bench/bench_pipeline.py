@@ -28,7 +28,17 @@ import duckdb
 import httpx
 import nats
 import pipeline_floor
-from anchor import interleave, line, loadavg, median, proc_cpu, proc_peak_rss_mb, proc_rss_mb, runs
+from anchor import (
+    interleave,
+    line,
+    loadavg,
+    median,
+    proc_cpu,
+    proc_peak_rss_mb,
+    proc_rss_mb,
+    runs,
+    thread_cpu,
+)
 from podtax import events, natsserver
 from podtax.bus import Bus
 from podtax.config import AnalyzerSettings, ParserSettings
@@ -100,7 +110,7 @@ def cpu_line(cpu: dict[str, float], count: int) -> str:
     return ", ".join(f"{name} {seconds * 1e6 / count:,.0f}" for name, seconds in cpu.items())
 
 
-def podtax_run(count: int, parsers: int, out: dict[str, Any]) -> float:
+def podtax_run(count: int, parsers: int, out: dict[str, Any], profile: Path | None = None) -> float:
     """One podtax pipeline run; returns results/s from the first publish to the last commit."""
     batches = raw_logs(count)
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
@@ -110,7 +120,8 @@ def podtax_run(count: int, parsers: int, out: dict[str, Any]) -> float:
         db = tmpd / "bench.duckdb"
         env = {**os.environ, "PODTAX_NATS_URL": nats_srv.url, "PODTAX_ANALYZER_DB": str(db),
                "PODTAX_ANALYZER_PORT": str(port), "PODTAX_LOG_LEVEL": "WARNING"}
-        analyzer = spawn([sys.executable, "-m", "podtax_analyzer"], env, tmpd / "analyzer.log")
+        prof = ["-m", "cProfile", "-o", str(profile)] if profile else []
+        analyzer = spawn([sys.executable, *prof, "-m", "podtax_analyzer"], env, tmpd / "analyzer.log")
         procs = [analyzer] + [spawn([sys.executable, "-m", "podtax_parser"], env, tmpd / f"parser-{i}.log")
                               for i in range(parsers)]
         rss: list[tuple[int, float]] = []
@@ -128,7 +139,7 @@ def podtax_run(count: int, parsers: int, out: dict[str, Any]) -> float:
             asyncio.run(publish_podtax(nats_srv.url, batches))
             stored = 0
             while stored < count:
-                time.sleep(0.5)
+                time.sleep(0.2)
                 stored = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).json()["runs"]
                 rss.append((stored, proc_rss_mb(analyzer.pid)))
                 if time.perf_counter() - t0 > 1800:
@@ -139,6 +150,7 @@ def podtax_run(count: int, parsers: int, out: dict[str, Any]) -> float:
                    "analyzer": proc_cpu(analyzer.pid) - cpu0[analyzer.pid],
                    "nats-server": proc_cpu(nats_srv.proc.pid) - cpu0[nats_srv.proc.pid]}
             peak = proc_peak_rss_mb(analyzer.pid)
+            out.setdefault("threads", []).append(thread_cpu(analyzer.pid))
         finally:
             stop(procs)
             nats_srv.stop()
@@ -207,9 +219,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="parser processes on the same durable consumer (a second one measured no faster on "
                          "2 cores: the CPU is already saturated)")
     ap.add_argument("--quick", action="store_true", help="10,000 raw logs per run")
+    ap.add_argument("--profile-analyzer", type=Path, metavar="FILE",
+                    help="run podtax once, the analyzer under cProfile; its stats go to FILE (nothing printed)")
     args = ap.parse_args(argv)
     if args.quick:
         args.count = 10_000
+    if args.profile_analyzer:
+        out: dict[str, Any] = {}
+        rate = podtax_run(args.count, args.parsers, out, args.profile_analyzer.resolve())
+        print(f"{rate:,.0f} results/s with the analyzer under cProfile; CPU per result, us: "
+              f"{cpu_line(out['cpu'][0], args.count)}; analyzer threads (s): {out['threads'][0]}")
+        return 0
     payload = result_payload()
     ours: dict[str, Any] = {}
     floor: dict[str, Any] = {}
@@ -223,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     mid = len(ours["cpu"]) // 2
     print(f"  CPU per result, microseconds (run {mid + 1}): podtax {cpu_line(ours['cpu'][mid], args.count)}; "
           f"floor {cpu_line(floor['cpu'][mid], args.count)}")
+    threads = ours["threads"][mid].items()
+    print("  analyzer CPU (whole process life, s): " + ", ".join(f"{n} {s:.1f}" for n, s in threads))
     p50, p99 = sorted(ours["latency"])[mid]
     print(f"  publish -> commit latency (median run): p50 {p50 * 1000:,.0f} ms, p99 {p99 * 1000:,.0f} ms")
     quarters = ", ".join(f"{mb:.0f}" for mb in ours["quarters"][mid])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import duckdb
@@ -54,14 +55,16 @@ async def relay(url: str, result_payload: bytes, batch: int) -> None:
     nc = await nats.connect(url)
     js = nc.jetstream(publish_async_max_pending=20_000)
     sub = await pull(js, "relay", [f"{LOGS}.>"])
-    while True:
-        msgs = await fetch(sub, batch)
+
+    async def handle(msgs: list[nats.aio.msg.Msg]) -> None:
         futures = [await js.publish_async(f"{RESULTS}.{m.subject.rsplit('.', 1)[1]}", result_payload,
                                           headers={"Nats-Msg-Id": "r" + m.headers["Nats-Msg-Id"]}) for m in msgs]
         for fut in futures:
             await fut
         for m in msgs:
             await m.ack()
+
+    await overlapped(sub, batch, handle, lambda: False)
 
 
 async def store(url: str, db: Path, batch: int, count: int) -> None:
@@ -71,10 +74,10 @@ async def store(url: str, db: Path, batch: int, count: int) -> None:
     js = nc.jetstream()
     sub = await pull(js, "store", [f"{LOGS}.>", f"{RESULTS}.>"])
     results = 0
-    while results < count:
-        msgs = await fetch(sub, batch)
-        if not msgs:
-            continue
+    finished = asyncio.Event()
+
+    async def handle(msgs: list[nats.aio.msg.Msg]) -> None:
+        nonlocal results
         columns = {"id": _column([m.headers["Nats-Msg-Id"] for m in msgs]),
                    "subject": _column([m.subject for m in msgs]),
                    "payload": _column([m.data.decode() for m in msgs])}
@@ -82,8 +85,30 @@ async def store(url: str, db: Path, batch: int, count: int) -> None:
         for m in msgs:
             await m.ack()
         results += sum(m.subject.startswith(RESULTS) for m in msgs)
+        if results >= count:
+            finished.set()
+
+    consuming = asyncio.create_task(overlapped(sub, batch, handle, finished.is_set))
+    await finished.wait()  # exit as soon as the last result is committed, not after the next fetch times out
+    consuming.cancel()
+    await nc.flush()
     await nc.close()
     con.close()
+
+
+async def overlapped(sub: nats.js.JetStreamContext.PullSubscription, batch: int,
+                     handle: Callable[[list[nats.aio.msg.Msg]], Awaitable[None]], done: Callable[[], bool]) -> None:
+    """Fetch the next batch while the previous one is handled (as podtax's batch consumers do)."""
+    handling: asyncio.Task[None] | None = None
+    while not done():
+        msgs = await fetch(sub, batch)
+        if handling is not None:
+            await handling
+            handling = None
+        if msgs:
+            handling = asyncio.create_task(handle(msgs))
+    if handling is not None:
+        await handling
 
 
 def _column(values: list[str]) -> np.ndarray:
