@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from podtax import campaign as campaign_file
 from podtax import events, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
+from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import console, err, fail, nats_url
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
@@ -123,7 +124,7 @@ def submit(
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         err.print("nothing was submitted")
         return 2
-    code = asyncio.run(_submit(c, dry_run))
+    code = cli_deadline.run(_submit(c, dry_run), f"submitting campaign {c.name}")
     if code == 0 and follow and not dry_run:
         return status(c.name, follow=True)
     return code
@@ -171,13 +172,13 @@ def status(
     timeout: Annotated[float, typer.Option(help="With --follow: give up after this many seconds.")] = 86400,
 ) -> int:
     """Runs done, failed and remaining per node, with a progress bar and an ETA."""
-    state = asyncio.run(_status_once(name))
+    state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}")
     wait_until = time.monotonic() + (30 if follow else 0)
     while state is None and time.monotonic() < wait_until:  # just submitted: the runner is planning it
         time.sleep(0.5)
-        state = asyncio.run(_status_once(name))
+        state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}")
     if state is None:
-        refused = asyncio.run(_refused(name))
+        refused = cli_deadline.run(_refused(name), f"reading why campaign {name} was refused")
         if refused:
             raise fail(f"the runner refused campaign {name!r}: {refused}")
         raise fail(f"no campaign named {name!r} (submitted campaigns appear once the runner has planned them; "
@@ -201,7 +202,7 @@ def status(
             if not follow or state.get("finished_at") or time.monotonic() > deadline:
                 break
             time.sleep(1)
-            state = asyncio.run(_status_once(name)) or state
+            state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}") or state
     done = bool(state.get("finished_at"))
     cancelled = " (cancelled)" if state.get("cancelled_at") else ""
     console.print(f"campaign {name}: " + ("finished" if done else "running") + cancelled)
@@ -254,7 +255,7 @@ def cancel(
     wait: Annotated[float, typer.Option(help="Seconds to wait for the runner to confirm.")] = 10,
 ) -> int:
     """Cancel a campaign: pending runs are recorded as cancelled, runs in flight finish or time out."""
-    return asyncio.run(_cancel(name, reason, wait))
+    return cli_deadline.run(_cancel(name, reason, wait), f"cancelling campaign {name}", extra_s=wait)
 
 
 def register(app: typer.Typer) -> None:
