@@ -6,6 +6,8 @@ same id, and JetStream de-duplication plus the analyzer's run-id keys keep one o
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from podtax import events, provenance
 from podtax.parsers import PARSER_VERSION, ParseFailure, parse_run
 
@@ -14,17 +16,24 @@ def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1
     stdout, out_phases = provenance.split(log.stdout)
     stderr, err_phases = provenance.split(log.stderr)
     phases = {**out_phases, **err_phases}
-    prov = log.provenance
-    if phases:
-        found = provenance.to_model(phases)
-        prov = prov.model_copy(update={k: v for k, v in found.model_dump().items() if v is not None})
-    recorded = log.tool_version or phases.get("before", {}).get("tool_version")
     outcome_id = f"{log.run.run_id}.outcome"
 
     def failed(reason: str, detail: str) -> events.RunFailedV1:
         failure = events.RunFailed(run=log.run, stage="parser", reason=reason, detail=detail,
                                    started_at=log.started_at, ended_at=log.ended_at)
         return events.run_failed(failure, source, event_id=outcome_id)
+
+    prov = log.provenance
+    if phases:
+        try:
+            found = provenance.to_model(phases)
+        except ValueError as exc:  # pydantic's ValidationError too: NaN, a negative counter, a word
+            first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+            what = f"{first['loc'][0]}: {first['msg']}" if first and first["loc"] else str(exc)
+            return failed("bad-provenance", f"the #podtax provenance lines of the log are not valid ({what}); "
+                                            f"they come from the podtax-bench wrapper, check what else prints them")
+        prov = prov.model_copy(update={k: v for k, v in found.model_dump().items() if v is not None})
+    recorded = log.tool_version or phases.get("before", {}).get("tool_version")
 
     if log.timed_out:
         return failed("timeout", f"{log.run.test} on {log.run.node} was killed after its timeout of "

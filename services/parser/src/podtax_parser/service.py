@@ -19,9 +19,24 @@ def consumer(settings: ParserSettings) -> ConsumerSpec:
                         batch=settings.parser_batch)
 
 
+def derive_all(batch: list[events.Event]) -> tuple[list[events.Envelope], dict[str, str]]:
+    """Outcomes of the batch's raw logs, and the logs that made `derive` fail (a bug, not a bad log:
+    those become failures), each rejected with its own reason so the rest of the batch goes on."""
+    outcomes: list[events.Envelope] = []
+    poison: dict[str, str] = {}
+    for e in batch:
+        if isinstance(e, events.RawLogV1):
+            try:
+                outcomes.append(derive(e.data, SOURCE))
+            except Exception as exc:  # noqa: BLE001 - isolated: only this log is dead-lettered
+                log.exception("cannot derive run %s", e.data.run.run_id)
+                poison[e.id] = f"poison: {type(exc).__name__}: {exc}"[:1000]
+    return outcomes, poison
+
+
 async def handle_batch(bus: Bus, batch: list[events.Event]) -> dict[str, str]:
     """Derive every raw log of the batch and publish all outcomes (pipelined) before the acks."""
-    outcomes = [derive(e.data, SOURCE) for e in batch if isinstance(e, events.RawLogV1)]
+    outcomes, poison = derive_all(batch)
     await bus.publish_many(outcomes)
     for o in outcomes:
         if isinstance(o, events.RunFailedV1):
@@ -30,7 +45,7 @@ async def handle_batch(bus: Bus, batch: list[events.Event]) -> dict[str, str]:
     failed = sum(isinstance(o, events.RunFailedV1) for o in outcomes)
     if failed:
         log.info("parsed %d logs, %d failed to parse", len(outcomes), failed)
-    return {}
+    return poison
 
 
 async def serve(settings: ParserSettings, bus: Bus, stop: asyncio.Event) -> None:
