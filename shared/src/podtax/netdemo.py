@@ -1,9 +1,11 @@
 """The demo's network cell: iperf3 and sockperf, host networking (host->host, loopback) against pod
 networking (pod->pod through the SIMULATED Kubernetes API's exec kubelet, whose pods get real
-network namespaces, veth pairs and a bridge), a few seconds a run, 6 runs a side, interleaved; then
-`podtax report --db` prints the ratio with its confidence interval.
+network namespaces, veth pairs and a bridge), a few seconds a run, 6 runs a side, interleaved.
 
-`python -m podtax.netdemo [DIR]` runs it alone (root, iproute2, iperf3 and sockperf needed).
+`make demo` submits `campaign(node)` to `podtax up --exec-kubelet --pod-network` (runner, host agent,
+parser, analyzer) and prints `podtax report demo-network`. `python -m podtax.netdemo [DIR]` runs the
+same cell without the services (podtax.netbench, a DuckDB file, `podtax report --db`).
+Root, iproute2, iperf3 and sockperf are needed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ from pathlib import Path
 
 CAMPAIGN = "demo-network"
 CELLS = (("iperf3", {"duration": 2, "port": 15301}), ("sockperf", {"duration": 1, "port": 15311}))
+
+
+def campaign(node: str) -> dict:
+    """The demo's network campaign through the whole system (runner, host agent, parser, analyzer)."""
+    return {"name": CAMPAIGN, "nodes": [node], "environments": ["host", "kubernetes"],
+            "tests": [{"test": test, "params": {**params, "topology": "pod->pod"}} for test, params in CELLS],
+            "repetitions": {"min": 6, "max": 6}, "timeout": 60, "seed": 1}
 
 
 def unavailable() -> str:

@@ -179,12 +179,19 @@ class KubeExecutor:
             if device and (why := await asyncio.to_thread(self._privileged_refusal, ns, device)):
                 await self._fail(run, "privileged-not-allowed", why)
                 return
+            created = events.now()
             await asyncio.to_thread(self._create, ns, manifest)
             outcome = await asyncio.to_thread(self._follow, ns, name, run.timeout_s + 60)
             if outcome is None:
                 await self._fail(run, "timeout", f"Job {ns}/{name} did not finish within {run.timeout_s:g} s + 60 s")
                 return
             pod_obj, exit_code, started, finished = outcome
+            # Kubernetes times have 1 s resolution: a container "started" at 12:00:03 may really have started
+            # at 12:00:03.6, after the node's previous run ended at 12:00:03.4. It cannot have started before
+            # its Job was created, so that bound keeps back-to-back runs from looking like an OVERLAP.
+            if started is not None and started < created:
+                started = created
+                finished = max(finished, started) if finished is not None else None
             text = await asyncio.to_thread(self._logs, ns, pod_obj.metadata.name)
             await self._publish_log(run, pod_obj, text, exit_code, started, finished)
         except ApiException as exc:

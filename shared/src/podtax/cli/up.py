@@ -121,7 +121,8 @@ def _wait_http(url: str, timeout: float) -> bool:
     return False
 
 
-def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: bool = False) -> tuple[Child, Path]:
+def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: bool = False,
+                   pod_network: bool = False) -> tuple[Child, Path]:
     """The SIMULATED Kubernetes API (tools/kubesim) with one node: this host. Its kubelet simulates pods
     unless exec_kubelet, which runs pod commands as local processes (loopback, bearer token)."""
     threads = os.cpu_count() or 1
@@ -135,6 +136,8 @@ def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: boo
     kubeconfig.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "podtax_kubesim", "--cluster", str(cluster_file), "--kubeconfig",
             str(kubeconfig), "--kubelet", "exec" if exec_kubelet else "simulated"]
+    if exec_kubelet and pod_network:
+        argv.append("--pod-network")
     return Child("kubesim", argv, env, data / "logs" / "kubesim.log"), kubeconfig
 
 
@@ -157,6 +160,9 @@ def up(
     exec_kubelet: Annotated[bool, typer.Option(
         "--exec-kubelet", help="Run pods as local processes on this host (the emulator's exec kubelet; loopback "
         "and a bearer token only). Without it the emulator's kubelet only simulates pods.")] = False,
+    pod_network: Annotated[bool, typer.Option(
+        "--pod-network", help="With --exec-kubelet: each pod gets its own network namespace, a veth pair into a "
+        "bridge and an address from 198.18.0.0/15 (root only), for the network tests (iperf3, sockperf).")] = False,
     ready_file: Annotated[Path | None, typer.Option(help="Touch this file once everything is up.")] = None,
     nomadsim: Annotated[bool, typer.Option(
         "--nomadsim", help="Also start a SIMULATED Nomad API (tools/nomadsim, CSI plugin 'hostpath') for "
@@ -186,7 +192,7 @@ def up(
             err.print("[yellow]tools/kubesim is not installed: pod runs are disabled "
                       "(pip install -e tools/kubesim)[/yellow]")
         else:
-            child, kubeconfig = _kubesim_child(data, node, env, exec_kubelet)
+            child, kubeconfig = _kubesim_child(data, node, env, exec_kubelet, pod_network)
             children.append(child)
     nomad_addr = None
     if nomadsim and not env.get("PODTAX_RUNNER_NOMAD_ADDR"):
