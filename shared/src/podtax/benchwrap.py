@@ -4,6 +4,8 @@
 Stdlib only, one file: the benchmark image copies it to /usr/local/bin/podtax-bench, and on a
 plain host it is the `podtax-bench` console script (the emulator's exec mode runs a pod's
 command line as it is). Usage: ``podtax-bench TOOL [ARGS...]`` — no shell is involved.
+For fio it refuses (exit 28) a --size the --filename's file system cannot hold with a reserve to
+spare, and deletes the data file after the run, whatever its outcome.
 
 Block format (one line each on stderr, see podtax.provenance):
 
@@ -14,13 +16,17 @@ Block format (one line each on stderr, see podtax.provenance):
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 PREFIX = "#podtax "
 VERSION_FLAGS = {"hdparm": "-V"}
+RESERVE_BYTES = 256 * 1024**2  # kept free beyond fio's file: 5% of the file system, at least this
+EXIT_NO_SPACE = 28  # ENOSPC
 
 
 def _read(path: Path) -> str | None:
@@ -89,17 +95,51 @@ def block(phase: str, version: str | None = None) -> str:
     return render(phase, fields)
 
 
+def _option(args: list[str], name: str) -> str | None:
+    return next((a.split("=", 1)[1] for a in args if a.startswith(f"--{name}=")), None)
+
+
+def fio_space_problem(args: list[str]) -> str | None:
+    """For fio: why its --size cannot fit in the free space where --filename lives (None when it fits)."""
+    size, filename = _option(args, "size"), _option(args, "filename")
+    m = re.match(r"^([1-9][0-9]*)([KMGT]?)$", size or "")
+    if Path(args[0]).name != "fio" or not m or not filename:
+        return None
+    need = int(m.group(1)) * 1024 ** " KMGT".index(m.group(2) or " ")
+    usage = shutil.disk_usage(Path(filename).parent)
+    reserve = max(RESERVE_BYTES, usage.total // 20)
+    if need <= usage.free - reserve:
+        return None
+    return (f"fio size {size} needs {need:,} bytes but {Path(filename).parent} has {usage.free:,} bytes free, of "
+            f"which {reserve:,} are kept in reserve; lower size or give the pod more scratch space")
+
+
+def remove_data_file(args: list[str]) -> None:
+    """Delete fio's data file, whatever the outcome (never anything but a regular file or a link)."""
+    filename = _option(args, "filename")
+    if Path(args[0]).name == "fio" and filename:
+        path = Path(filename)
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
         print(__doc__, file=sys.stderr)
         return 2
     print(block("before", tool_version(args[0])), file=sys.stderr, flush=True)
+    if problem := fio_space_problem(args):
+        print(f"podtax-bench: refused: {problem}", file=sys.stderr)
+        print(block("after"), file=sys.stderr, flush=True)
+        return EXIT_NO_SPACE
     try:
         code = subprocess.run(args, check=False).returncode
     except OSError as exc:
         print(f"podtax-bench: cannot run {args[0]}: {exc}", file=sys.stderr)
         code = 127
+    finally:
+        remove_data_file(args)
     print(block("after"), file=sys.stderr, flush=True)
     return code
 

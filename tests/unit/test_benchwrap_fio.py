@@ -1,0 +1,38 @@
+"""The in-pod wrapper and fio (issue 12, item 11): a size beyond the scratch space is refused before
+fio starts, with the reason; fio's data file is deleted after every run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax import benchwrap
+
+
+def fio_args(tmp_path: Path, size: str, **extra: str) -> list[str]:
+    opts = {"name": "podtax", "rw": "write", "bs": "4K", "size": size, "iodepth": "1", "direct": "0",
+            "runtime": "1", "ioengine": "psync", "filename": str(tmp_path / "podtax-fio.dat"),
+            "output-format": "json", **extra}
+    return ["fio", *(f"--{k}={v}" for k, v in opts.items())]
+
+
+def test_a_size_beyond_the_free_space_is_refused_before_fio_starts(tmp_path: Path,
+                                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    assert benchwrap.main(fio_args(tmp_path, "9999999T")) == benchwrap.EXIT_NO_SPACE
+    out, err = capfd.readouterr()
+    assert "podtax-bench: refused: fio size 9999999T needs" in err and "lower size" in err
+    assert "#podtax phase=after" in err and out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_data_file_is_deleted_after_success_and_failure(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert benchwrap.main(fio_args(tmp_path, "1M")) == 0
+    assert '"jobs"' in capfd.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "podtax-fio.dat").write_bytes(b"x" * 4096)  # left by an earlier run
+    assert benchwrap.main(fio_args(tmp_path, "1M", bs="2M")) != 0  # bs above size: fio fails
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_other_tools_are_left_alone(tmp_path: Path) -> None:
+    assert benchwrap.fio_space_problem(["sysbench", "--size=9999999T", f"--filename={tmp_path}/x"]) is None
