@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from podtax import benchwrap
+from podtax import benchwrap, events
+from podtax.derive import derive
 
 
 def fio_args(tmp_path: Path, size: str, **extra: str) -> list[str]:
@@ -36,3 +37,13 @@ def test_the_data_file_is_deleted_after_success_and_failure(tmp_path: Path, capf
 
 def test_other_tools_are_left_alone(tmp_path: Path) -> None:
     assert benchwrap.fio_space_problem(["sysbench", "--size=9999999T", f"--filename={tmp_path}/x"]) is None
+
+
+def test_the_parser_reports_the_refusal_as_the_run_failure(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    benchwrap.main(fio_args(tmp_path, "9999999T"))
+    out, err = capfd.readouterr()
+    run = events.RunSpec(run_id="r", campaign="c", node="n", env="kubernetes", test="fio", params={"size": "9999999T"})
+    now = events.now()
+    outcome = derive(events.RawLog(run=run, stdout=out, stderr=err, exit_code=28, started_at=now, ended_at=now))
+    assert isinstance(outcome, events.RunFailedV1) and outcome.data.reason == "insufficient-space"
+    assert outcome.data.detail.startswith("fio size 9999999T needs")

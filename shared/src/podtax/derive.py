@@ -11,6 +11,8 @@ from pydantic import ValidationError
 from podtax import events, provenance
 from podtax.parsers import PARSER_VERSION, ParseFailure, parse_run
 
+REFUSED = "podtax-bench: refused: "
+
 
 def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1 | events.RunFailedV1:
     stdout, out_phases = provenance.split(log.stdout)
@@ -35,6 +37,9 @@ def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1
         prov = prov.model_copy(update={k: v for k, v in found.model_dump().items() if v is not None})
     recorded = log.tool_version or phases.get("before", {}).get("tool_version")
 
+    refused = next((line for line in stderr.splitlines() if line.startswith(REFUSED)), None)
+    if refused:  # the in-pod wrapper did not start the tool (benchwrap.fio_space_problem)
+        return failed("insufficient-space", refused.removeprefix(REFUSED))
     if log.timed_out:
         return failed("timeout", f"{log.run.test} on {log.run.node} was killed after its timeout of "
                                  f"{log.run.timeout_s:g} s; raise timeout_s or lighten the parameters")
