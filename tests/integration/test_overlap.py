@@ -71,7 +71,10 @@ def test_back_to_back_runs_do_not_overlap(tmp_path: Path) -> None:
     try:
         a = result("a", "c", "host", T0, 1.0)
         b = result("b", "c", "kubernetes", T0 + timedelta(seconds=10), 1.0)  # starts as a ends
-        store.write_batch([a, b])
-        assert flags_of(store) == {"a": [], "b": []}
+        # a pod time truncated to the second: it "started" 0.7 s before the previous run ended
+        c = result("c", "c", "host", T0 + timedelta(seconds=30.5), 1.0)
+        d = result("d", "c", "kubernetes", T0 + timedelta(seconds=39.8), 1.0)
+        store.write_batch([a, b, c, d])
+        assert flags_of(store) == {"a": [], "b": [], "c": [], "d": []}
     finally:
         store.close()

@@ -2,8 +2,10 @@
 
 The host agent and the runner never start two runs on a node at once; this is the second line of
 defence (a crashed agent's orphan, two runners, a clock jump). Any two runs of one node (same
-cluster and node name) whose [started_at, ended_at) spans intersect, whatever their side or
-campaign, both get the run flag ``OVERLAP: ...`` naming the other run. Cells count such runs and the
+cluster and node name) whose [started_at, ended_at) spans share more than TOLERANCE, whatever their
+side or campaign, both get the run flag ``OVERLAP: ...`` naming the other run. The tolerance absorbs
+Kubernetes' container times, which have one-second precision: a pod started 0.3 s after a host run
+ended may carry a start time 0.7 s before that end. Cells count such runs and the
 OVERLAP cell flag withholds the verdict (flags.overlap); node scores ignore them (scores.py).
 
 Called in the analyzer's write transaction with the run ids just stored, so the flags hold whatever
@@ -17,19 +19,20 @@ from collections.abc import Iterable
 import duckdb
 
 PREFIX = "OVERLAP"
+TOLERANCE = "INTERVAL 1 SECOND"
 
 # Runs overlapping the given ones (and the given ones themselves, when they overlap anything).
-_AFFECTED = """
+_AFFECTED = f"""
 WITH n AS (SELECT run_id, cluster, node, started_at, ended_at FROM runs
            WHERE run_id IN (SELECT unnest($ids::varchar[])) AND started_at IS NOT NULL AND ended_at IS NOT NULL)
 SELECT DISTINCT unnest([n.run_id, r.run_id]) AS run_id
 FROM n JOIN runs r
   ON r.cluster = n.cluster AND r.node = n.node AND r.run_id <> n.run_id
- AND r.started_at < n.ended_at AND n.started_at < r.ended_at
+ AND r.started_at + {TOLERANCE} < n.ended_at AND n.started_at + {TOLERANCE} < r.ended_at
 """
 
 # For each affected run: how many runs it overlaps and one of them (the earliest), as a flag text.
-_MARK = """
+_MARK = f"""
 UPDATE runs SET flags = list_append(list_filter(runs.flags, lambda f: NOT starts_with(f, 'OVERLAP')), o.msg)
 FROM (
     SELECT a.run_id,
@@ -41,7 +44,7 @@ FROM (
            arg_min(r.campaign, (r.started_at, r.run_id)) || ')' AS msg
     FROM runs a JOIN runs r
       ON r.cluster = a.cluster AND r.node = a.node AND r.run_id <> a.run_id
-     AND r.started_at < a.ended_at AND a.started_at < r.ended_at
+     AND r.started_at + {TOLERANCE} < a.ended_at AND a.started_at + {TOLERANCE} < r.ended_at
     WHERE a.run_id IN (SELECT unnest($ids::varchar[]))
     GROUP BY a.run_id
 ) o
