@@ -86,7 +86,10 @@ def test_sockperf_figures_units_and_directions() -> None:
     assert m["rtt_p50_us"].value == 4.38 and m["rtt_p50_us"].unit == "µs" and not m["rtt_p50_us"].higher_is_better
     assert m["rtt_p99_9_us"].value == 1247.503 and m["rtt_max_us"].value == 19294.251
     assert m["messages_per_second"].higher_is_better and m["messages_per_second"].value == pytest.approx(132422 / 1.554)
-    assert p.tool_version == "3.7"
+    assert p.tool_version == "3.7-no.git"
+    recorded = parse_run("sockperf", (CORPUS / "sockperf-pp-tcp-64-fullrtt.log").read_text(),
+                         recorded_version="sockperf, version 3.7-no.git")  # `sockperf --version` on this host
+    assert recorded.flags == ()  # no VERSION_MISMATCH between the log and the recorded version
     wrong = parse_run("sockperf", (CORPUS / "sockperf-pp-udp-1k-mps10000.log").read_text(),
                       requested={"protocol": "tcp"})
     assert wrong.flags == ("PARAM_MISMATCH: protocol echoed as udp, requested tcp",)

@@ -48,7 +48,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     m = _VERSION.search(text)
-    version = m.group(1).removesuffix("-no.git") if m else None
+    version = m.group(1) if m else None  # as `sockperf --version` prints it (3.7-no.git): same build, same text
     target = _TARGET.search(text)
     where = f" ({target.group(1)}:{target.group(2)} {target.group(3)})" if target else ""
     err = _ERROR.search(text)
