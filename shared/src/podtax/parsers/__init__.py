@@ -104,8 +104,8 @@ def parse_text(text: str, tool: str | None = None) -> Parsed:
             raise ParseFailure("empty", "the log is empty")
         found = detect.tools_in(text)
         if not found:
-            raise ParseFailure("unknown-format", "no sysbench, stress-ng, hdparm, fio or timeline output recognized; "
-                                                 "pass --tool if you know which tool wrote it")
+            raise ParseFailure("unknown-format", "no sysbench, stress-ng, hdparm, fio, iperf3, sockperf or timeline "
+                                                 "output recognized; pass --tool if you know which tool wrote it")
         if len(found) > 1:
             raise ParseFailure("unknown-format", f"the log mixes output of {' and '.join(found)}; pass --tool "
                                                  "to parse one of them")
