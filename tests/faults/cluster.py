@@ -70,3 +70,22 @@ class NatsCluster:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the NATS cluster was not ready within {timeout:.0f} s; see {self.root}")
                 await asyncio.sleep(0.3)
+
+    async def wait_in_sync(self, streams: list[str], timeout: float = 60.0) -> None:
+        """Until every replica of `streams` is current: a restarted server has caught up with the others."""
+        deadline = time.monotonic() + timeout
+        nc = await nats.connect(servers=self.url.split(","))
+        try:
+            js = nc.jetstream()
+            for name in streams:
+                while True:
+                    with contextlib.suppress(Exception):
+                        info = await js.stream_info(name)
+                        peers = info.cluster.replicas if info.cluster and info.cluster.replicas else []
+                        if len(peers) == len(self.ports) - 1 and all(p.current and not p.lag for p in peers):
+                            break
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"stream {name} did not catch up on every server within {timeout:.0f} s")
+                    await asyncio.sleep(0.3)
+        finally:
+            await nc.close()

@@ -27,12 +27,13 @@ from podtax import events, subjects
 from podtax.bus import Bus
 
 
-def campaign_spec(name: str, nodes: list[str], reps: int, combos: int = 1, timeout: float = 5) -> dict[str, Any]:
+def campaign_spec(name: str, nodes: list[str], reps: int, combos: int = 1, timeout: float = 5,
+                  spacing: str = "back-to-back") -> dict[str, Any]:
     """A host+pod sysbench-cpu campaign: `combos` parameter sets x nodes x 2 environments x `reps`."""
     return {"name": name, "nodes": nodes, "environments": ["host", "kubernetes"],
             "tests": [{"test": "sysbench-cpu", "params": {"threads": 1},
                        "matrix": {"max_prime": [1000 + i for i in range(combos)]}}],
-            "repetitions": {"min": reps, "max": reps}, "timeout": timeout, "seed": 7}
+            "repetitions": {"min": reps, "max": reps}, "timeout": timeout, "seed": 7, "spacing": spacing}
 
 
 async def seed_nodes(bus: Bus, nodes: list[str]) -> None:
@@ -170,9 +171,9 @@ async def tally(nats_url: str, name: str) -> dict[str, Any]:
 
 
 async def campaign_drill(nats_url: str, tmp: Path, *, nodes: int, reps: int, combos: int = 1,
-                         name: str = "drill", kill_runner_at: float | None = 0.3,
+                         name: str = "drill", spacing: str = "back-to-back", kill_runner_at: float | None = 0.3,
                          cancel_at: float | None = None, timeout: float = 600,
-                         during: Any = None) -> dict[str, Any]:
+                         during: Any = None, before_tally: Any = None) -> dict[str, Any]:
     """Submit a SIMULATED campaign to a runner process; SIGKILL and restart the runner when `kill_runner_at`
     of the runs have ended; call `during(fraction)` hooks; cancel at `cancel_at`; return the tally."""
     names = [f"sim-{i:03d}" for i in range(nodes)]
@@ -184,7 +185,7 @@ async def campaign_drill(nats_url: str, tmp: Path, *, nodes: int, reps: int, com
         await bus.ensure_streams()
         await seed_nodes(bus, names)
         runner.start()
-        spec = campaign_spec(name, names, reps, combos)
+        spec = campaign_spec(name, names, reps, combos, spacing=spacing)
         await submit(bus, spec)
         h = await wait_header(bus, name, lambda h: True, timeout, "the campaign to be planned")
         total = h["runs"]
@@ -203,6 +204,8 @@ async def campaign_drill(nats_url: str, tmp: Path, *, nodes: int, reps: int, com
             await cancel(bus, name)
         await wait_header(bus, name, lambda h: h.get("finished_at"), timeout, "the campaign to finish")
         marks["finished_s"] = time.monotonic() - t0
+        if before_tally is not None:
+            await before_tally()
     finally:
         runner.stop()
         await bus.close()

@@ -35,7 +35,8 @@ async def replicas(url: str) -> dict[str, int]:
         await nc.close()
 
 
-async def scenario(tmp: Path, nodes: int = 20, reps: int = 25, victim: int = 1) -> dict[str, Any]:
+async def scenario(tmp: Path, nodes: int = 20, reps: int = 25, victim: int = 1,
+                   spacing: str = "back-to-back") -> dict[str, Any]:
     cluster = NatsCluster(tmp / "cluster")
     cluster.start()
     os.environ["PODTAX_NATS_REPLICAS"] = "3"  # the runner child and this process's Bus
@@ -52,8 +53,10 @@ async def scenario(tmp: Path, nodes: int = 20, reps: int = 25, victim: int = 1) 
             cluster.start(victim)
             events["restarted_at_runs"] = finished_runs(await _header(bus, name))
 
-        out = await campaign_drill(cluster.url, tmp, nodes=nodes, reps=reps, combos=2, name="cluster",
-                                   kill_runner_at=None, during=during, timeout=600)
+        out = await campaign_drill(cluster.url, tmp, nodes=nodes, reps=reps, combos=2, name="cluster", spacing=spacing,
+                                   kill_runner_at=None, during=during, timeout=600,
+                                   before_tally=lambda: cluster.wait_in_sync(
+                                       [subjects.STREAM, f"KV_{subjects.RUNNER_BUCKET}"]))
         out.update(events)
         out["replicas"] = await replicas(cluster.url)
         return out

@@ -37,8 +37,11 @@ def table(rows: list[tuple[str, dict[str, Any] | None, float]]) -> str:
         cells = [str(out.get(c, "-")) if out else "-" for c in COLUMNS]
         body.append([name, *cells, f"{seconds:.0f}", "ok" if out and passed(out) else "FAILED"])
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    line = "  ".join("{:<%d}" % w if i == 0 else "{:>%d}" % w for i, w in enumerate(widths))
-    return "\n".join([line.format(*head), line.format(*("-" * w for w in widths))] + [line.format(*r) for r in body])
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return "\n".join([line(head), line(["-" * w for w in widths]), *(line(r) for r in body)])
 
 
 def main(argv: list[str] | None = None) -> int:
