@@ -15,7 +15,6 @@ from podtax_analyzer.comparisons import UnknownCampaign
 from podtax_analyzer.exports import export_zip
 from podtax_analyzer.html_report import render_html
 from podtax_analyzer.report_data import load_report_data
-from podtax_analyzer.workbook import write_workbook
 
 router = APIRouter(tags=["report"])
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -54,6 +53,8 @@ def export_xlsx(request: Request, campaign: str, threshold: float = Threshold,
                                 correction=correction)
     except UnknownCampaign:
         raise _unknown(campaign) from None
+    from podtax_analyzer.workbook import write_workbook  # openpyxl and lxml: ~20 MB, loaded on first use
+
     return Response(write_workbook(data), media_type=XLSX, headers=_attachment(f"{campaign}.xlsx"))
 
 
