@@ -50,8 +50,13 @@ test-fast: setup
 faults: setup sysdeps
 	$(BIN)/python -m tests.faults.suite
 
+# Every bench prints its figures beside an anchor measured in the same run. Scripts that take --quick get it
+# (a few minutes in all); `make bench BENCH_QUICK=` runs them at full size.
+BENCH_QUICK ?= --quick
 bench: setup sysdeps
-	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in bench/bench_*.py; do echo "== $$b"; \
+	  if grep -q -- '"--quick"' $$b; then $(BIN)/python $$b $(BENCH_QUICK) || exit 1; \
+	  else $(BIN)/python $$b || exit 1; fi; done
 
 lint: setup
 	$(BIN)/ruff check .
