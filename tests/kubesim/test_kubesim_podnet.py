@@ -128,3 +128,11 @@ def _cluster_file(tmp_path: Path) -> Path:
 def test_pod_network_needs_the_exec_kubelet(kubesim_factory) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="exec kubelet"):
         kubesim_factory(TWO_NODES, kubelet="simulated", pod_network=True)
+
+
+def test_pod_network_without_exec_is_a_one_line_usage_error(capfd: pytest.CaptureFixture[str]) -> None:
+    from podtax_kubesim.__main__ import main
+
+    assert main(["--pod-network", "--kubelet", "simulated"]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert err == ["podtax-kubesim: --pod-network needs --kubelet exec (pods must be real processes)"]

@@ -24,6 +24,9 @@ def register(app: typer.Typer) -> None:
         workdir: Path = typer.Option(None, "--workdir", help="working directories of exec-mode containers"),
         allow_privileged: bool = typer.Option(False, "--allow-privileged",
                                               help="admit hostPath, privileged and host-namespace pods"),
+        pod_network: bool = typer.Option(False, "--pod-network",
+                                         help="exec kubelet: a network namespace, veth pair, bridge and an address "
+                                              "from 198.18.0.0/15 per pod (root only)"),
     ) -> int:
         """Run a local, SIMULATED Kubernetes API server (not a real cluster) until interrupted."""
         if kubelet not in ("simulated", "exec", "none"):
@@ -35,6 +38,8 @@ def register(app: typer.Typer) -> None:
             argv += ["--workdir", str(workdir)]
         if allow_privileged:
             argv.append("--allow-privileged")
+        if pod_network:
+            argv.append("--pod-network")
         code = run_module("podtax_kubesim", argv, INSTALL_HINT)  # its own process: the library imports no tool
         if code:
             raise typer.Exit(code)

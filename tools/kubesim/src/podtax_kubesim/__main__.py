@@ -63,6 +63,9 @@ async def serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.pod_network and args.kubelet != "exec":
+        print("podtax-kubesim: --pod-network needs --kubelet exec (pods must be real processes)", file=sys.stderr)
+        return 2
     try:
         return asyncio.run(serve(args))
     except (OSError, ValueError) as exc:
