@@ -8,7 +8,6 @@ import contextlib
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,11 +16,11 @@ from kubernetes.client.rest import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 from prometheus_client.parser import text_string_to_metric_families
 
+from podtax_runner import retry as retries
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
 Obj = dict[str, Any]
-RETRYABLE = (429, 500, 502, 503, 504)
 ATTEMPTS = 3
 
 
@@ -38,23 +37,18 @@ class Kube:
             self.timeline.count(verb)
 
     def call(self, verb: str, fn: Callable[..., Any], *args: Any, retry: bool = True, **kwargs: Any) -> Obj:
-        """One API call (retried on 429/5xx/connection errors when `retry`); the response body as a dict."""
-        delay = 0.05
-        for attempt in range(1, ATTEMPTS + 1):
+        """One API call (retried on 429/5xx/connection errors when `retry`); the response body as a dict.
+        Every attempt is counted: the harness's own load on the API server is part of the result."""
+
+        def attempt() -> Obj:
             self._count(verb)
-            try:
-                resp = fn(*args, _preload_content=False, _request_timeout=(10, 60), **kwargs)
-                data = resp.data
-                return json.loads(data) if data else {}
-            except ApiException as exc:
-                if not retry or exc.status not in RETRYABLE or attempt == ATTEMPTS:
-                    raise
-            except OSError:
-                if not retry or attempt == ATTEMPTS:
-                    raise
-            time.sleep(delay)
-            delay *= 4
-        raise AssertionError("unreachable")
+            resp = fn(*args, _preload_content=False, _request_timeout=(10, 60), **kwargs)
+            data = resp.data
+            return json.loads(data) if data else {}
+
+        if not retry:
+            return attempt()
+        return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1)
 
     def ensure_namespace(self, ns: str) -> None:
         try:
