@@ -110,7 +110,8 @@ def cpu_line(cpu: dict[str, float], count: int) -> str:
     return ", ".join(f"{name} {seconds * 1e6 / count:,.0f}" for name, seconds in cpu.items())
 
 
-def podtax_run(count: int, parsers: int, out: dict[str, Any], profile: Path | None = None) -> float:
+def podtax_run(count: int, parsers: int, out: dict[str, Any], profile: Path | None = None,
+               profiled: str = "analyzer") -> float:
     """One podtax pipeline run; returns results/s from the first publish to the last commit."""
     batches = raw_logs(count)
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
@@ -120,10 +121,11 @@ def podtax_run(count: int, parsers: int, out: dict[str, Any], profile: Path | No
         db = tmpd / "bench.duckdb"
         env = {**os.environ, "PODTAX_NATS_URL": nats_srv.url, "PODTAX_ANALYZER_DB": str(db),
                "PODTAX_ANALYZER_PORT": str(port), "PODTAX_LOG_LEVEL": "WARNING"}
-        prof = ["-m", "cProfile", "-o", str(profile)] if profile else []
-        analyzer = spawn([sys.executable, *prof, "-m", "podtax_analyzer"], env, tmpd / "analyzer.log")
-        procs = [analyzer] + [spawn([sys.executable, "-m", "podtax_parser"], env, tmpd / f"parser-{i}.log")
-                              for i in range(parsers)]
+        prof = {profiled: ["-m", "cProfile", "-o", str(profile)]} if profile else {}
+        analyzer = spawn([sys.executable, *prof.get("analyzer", []), "-m", "podtax_analyzer"], env,
+                         tmpd / "analyzer.log")
+        procs = [analyzer] + [spawn([sys.executable, *prof.get("parser", []), "-m", "podtax_parser"], env,
+                                    tmpd / f"parser-{i}.log") for i in range(parsers)]
         rss: list[tuple[int, float]] = []
         try:
             deadline = time.monotonic() + 30
@@ -219,15 +221,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="parser processes on the same durable consumer (a second one measured no faster on "
                          "2 cores: the CPU is already saturated)")
     ap.add_argument("--quick", action="store_true", help="10,000 raw logs per run")
-    ap.add_argument("--profile-analyzer", type=Path, metavar="FILE",
-                    help="run podtax once, the analyzer under cProfile; its stats go to FILE (nothing printed)")
+    ap.add_argument("--profile", type=Path, metavar="FILE",
+                    help="run podtax once with one service under cProfile (--profiled); its stats go to FILE")
+    ap.add_argument("--profiled", choices=["analyzer", "parser"], default="analyzer")
     args = ap.parse_args(argv)
     if args.quick:
         args.count = 10_000
-    if args.profile_analyzer:
+    if args.profile:
         out: dict[str, Any] = {}
-        rate = podtax_run(args.count, args.parsers, out, args.profile_analyzer.resolve())
-        print(f"{rate:,.0f} results/s with the analyzer under cProfile; CPU per result, us: "
+        rate = podtax_run(args.count, args.parsers, out, args.profile.resolve(), args.profiled)
+        print(f"{rate:,.0f} results/s with the {args.profiled} under cProfile; CPU per result, us: "
               f"{cpu_line(out['cpu'][0], args.count)}; analyzer threads (s): {out['threads'][0]}")
         return 0
     payload = result_payload()
