@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import nats
 import pytest
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
