@@ -144,6 +144,24 @@ def test_every_container_has_exec_free_probes_on_declared_ports(raw_objects):
                 assert probe.http_get.port in ports, f"{name}/{c.name}: {kind} port {probe.http_get.port} undeclared"
 
 
+def test_every_podtax_service_is_scraped_on_a_declared_port(raw_objects):
+    seen = set()
+    for obj in raw_objects:
+        if obj.get("kind") not in ("Deployment", "StatefulSet"):
+            continue
+        name = obj["metadata"]["name"]
+        template = obj["spec"]["template"]
+        annotations = template["metadata"].get("annotations") or {}
+        if annotations.get("prometheus.io/scrape") != "true":
+            continue
+        port = int(annotations["prometheus.io/port"])
+        declared = {p["containerPort"] for c in template["spec"]["containers"] for p in c.get("ports", [])}
+        assert port in declared, f"{name}: scrape port {port} not declared"
+        assert annotations.get("prometheus.io/path", "/metrics") == "/metrics"
+        seen.add(name)
+    assert {"analyzer", "parser", "runner"} <= seen, seen
+
+
 def test_writable_paths_are_volumes(raw_objects):
     """With a read-only root filesystem, /tmp and data directories must be volumes."""
     for name, obj, spec in pod_specs(raw_objects):
