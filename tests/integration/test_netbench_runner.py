@@ -89,3 +89,28 @@ def test_pod_side_topologies_are_validated_parameters(tmp_path: Path) -> None:
     assert argv[0] == "iperf3"  # a remote server: the client alone
     local = templates.get("iperf3").build_argv({})
     assert local[1:5] == ["-m", "podtax.netpair", "--test", "iperf3"] and local[local.index("--") + 1] == "iperf3"
+
+
+async def test_a_refused_server_pod_fails_the_run_and_leaves_nothing(nats_url: str, kubesim_factory) -> None:  # type: ignore[no-untyped-def]
+    sim = kubesim_factory(CLUSTER, kubelet="exec", pod_network=True)  # hostNetwork pods are refused (403)
+    bus = await Bus.connect(nats_url, "test")
+    await bus.ensure_streams()
+    nc = await nats.connect(nats_url)
+    failures: asyncio.Queue = asyncio.Queue()
+
+    async def on_failure(msg: nats.aio.msg.Msg) -> None:
+        await failures.put(json.loads(msg.data)["data"])
+
+    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_failure)
+    settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubeconfig=sim.kubeconfig,
+                           runner_namespace="net-runs")
+    executor = KubeExecutor.create(settings, bus)
+    try:
+        executor.launch(spec("pod-host-refused", "kubernetes", "pod->host"), PodSpec())
+        failed = await asyncio.wait_for(failures.get(), 30)
+        assert failed["reason"] == "kubernetes-api" and "host namespaces (hostNetwork=true)" in failed["detail"]
+        assert sim.objects("pods", "net-runs") == [] and sim.objects("jobs", "net-runs", group="batch") == []
+    finally:
+        await executor.close()
+        await nc.close()
+        await bus.close()
