@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import nats
@@ -114,3 +115,18 @@ async def test_a_refused_server_pod_fails_the_run_and_leaves_nothing(nats_url: s
         await executor.close()
         await nc.close()
         await bus.close()
+
+
+async def test_the_host_agent_runs_the_host_side_with_its_own_loopback_server(tmp_path: Path) -> None:
+    """The host agent's executor (argv only, PATH-only environment, every process it started killed at the
+    end) runs iperf3's host side: podtax.netpair starts the server, the client measures, nothing stays."""
+    from podtax_host_agent.execute import run_template
+
+    run = spec("agent-host", "host", "pod->pod")
+    out = await run_template(run, 1_000_000, tmp_path, "iperf 3.12 (cJSON 1.7.15)")
+    result = derive(events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
+                                  started_at=out.started_at, ended_at=out.ended_at))
+    assert isinstance(result, events.ResultV1), result
+    assert next(m.value for m in result.data.metrics if m.name == "throughput_mbps") > 0
+    left = subprocess.run(["pgrep", "-f", "iperf3 -s -1 -B 127.0.0.1 -p 15601"], capture_output=True, text=True)
+    assert left.stdout == "", "the loopback server outlived the run"
