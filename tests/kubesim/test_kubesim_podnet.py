@@ -41,7 +41,7 @@ def test_pods_get_their_own_namespace_veth_and_address_and_lose_them(kubesim_fac
     sim = kubesim_factory(TWO_NODES, kubelet="exec", pod_network=True, allow_privileged=True)
     tag = sim.emulator.kubelet.network.tag
     core = client.CoreV1Api(sim.api_client())
-    core.create_namespaced_pod("default", pod("a", "n0", ["sleep", "60"]))
+    core.create_namespaced_pod("default", pod("a", "n0", ["sleep", "60.123"]))
     for name, node in (("b", "n0"), ("c", "n1")):  # listeners on port 8080 in their own namespaces
         core.create_namespaced_pod("default", pod(name, node, ["python3", "-m", "http.server", "8080"]))
     core.create_namespaced_pod("default", pod("h", "n0", ["ip", "-o", "addr"], hostNetwork=True))
@@ -68,7 +68,7 @@ def test_pods_get_their_own_namespace_veth_and_address_and_lose_them(kubesim_fac
     assert nets["a"]["veth"] not in mine(tag)[1]
     sim.stop()
     assert mine(tag) == ([], [])
-    assert not [p for p in _procs_named("sleep 60")]
+    assert not [p for p in _procs_named("sleep 60.123")]
 
 
 def connects(netns: str, ip: str, port: int) -> bool:
@@ -99,7 +99,7 @@ def test_a_sigkilled_emulators_leftovers_go_at_the_next_start(tmp_path: Path, ku
         line = proc.stdout.readline().decode()
         assert "SIMULATED Kubernetes API" in line, line + proc.stdout.read().decode()
         core = client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
-        core.create_namespaced_pod("default", pod("orphan", "n0", ["sleep", "3600"]))
+        core.create_namespaced_pod("default", pod("orphan", "n0", ["sleep", "3600.321"]))
         deadline = time.monotonic() + 15
         while core.read_namespaced_pod("orphan", "default").status.phase != "Running":
             assert time.monotonic() < deadline, "the pod did not start"
@@ -116,7 +116,7 @@ def test_a_sigkilled_emulators_leftovers_go_at_the_next_start(tmp_path: Path, ku
     assert set(left) <= set(sim.emulator.kubelet.network.removed_at_start)
     assert not [n for n in podnet.namespaces() if n.startswith(podnet.NETNS_PREFIX + tag)]
     assert not [link for link in podnet.links() if link[3:].startswith(tag)]
-    assert not _procs_named("sleep 3600")
+    assert not _procs_named("sleep 3600.321")
 
 
 def _cluster_file(tmp_path: Path) -> Path:
