@@ -35,7 +35,9 @@ def table(rows: list[tuple[str, dict[str, Any] | None, float]]) -> str:
     body = []
     for name, out, seconds in rows:
         cells = [str(out.get(c, "-")) if out else "-" for c in COLUMNS]
-        body.append([name, *cells, f"{seconds:.0f}", "ok" if out and passed(out) else "FAILED"])
+        verdict = ("skipped: " + str(out["skipped"])) if out and "skipped" in out else (
+            "ok" if out and passed(out) else "FAILED")
+        body.append([name, *cells, f"{seconds:.0f}", verdict])
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
 
     def line(cells: list[str]) -> str:

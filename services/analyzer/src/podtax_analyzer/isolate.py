@@ -5,6 +5,9 @@ in halves and each half committed on its own, recursively, down to single events
 fails alone while other events of the batch were committed is poison: it is rejected with its own
 error as the reason. When every event fails alone, the fault is not in the events (a full disk, a
 broken database file): the first error is raised and the bus retries the whole batch later.
+So is any failure of the storage itself (an I/O error, a transaction DuckDB could not commit or roll
+back): a disk filling up while the batch is bisected lets some halves through and fails others, and
+those others are not poison.
 """
 
 from __future__ import annotations
@@ -49,4 +52,15 @@ def write_isolating(write: Callable[[list[E]], set[str]], batch: Sequence[E]) ->
     walk(batch[mid:])
     if len(failed) == len(batch):
         raise failed[0][1]
+    for _, exc in failed:
+        if storage_fault(exc):
+            raise exc
     return stored, {e.id: f"poison: {type(exc).__name__}: {exc}"[:1000] for e, exc in failed}
+
+
+STORAGE_FAULTS = ("IOException", "TransactionException", "FatalException", "OutOfMemoryException")
+
+
+def storage_fault(exc: BaseException) -> bool:
+    """The database or its disk failed (not the event): the batch is retried later, nothing is dead-lettered."""
+    return isinstance(exc, OSError) or type(exc).__name__ in STORAGE_FAULTS or "No space left" in str(exc)
