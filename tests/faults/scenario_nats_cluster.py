@@ -19,7 +19,7 @@ import nats
 from podtax import subjects
 
 from tests.faults.cluster import NatsCluster
-from tests.faults.drill import campaign_drill, finished_runs, wait_header
+from tests.faults.drill import campaign_drill, finished_runs, header, wait_header
 
 
 async def replicas(url: str) -> dict[str, int]:
@@ -47,11 +47,11 @@ async def scenario(tmp: Path, nodes: int = 20, reps: int = 25, victim: int = 1,
         async def during(bus: Any, name: str, total: int) -> None:
             await wait_header(bus, name, lambda h: finished_runs(h) >= 0.3 * total, 300, "30% of the runs")
             cluster.kill(victim)
-            events["killed_at_runs"] = finished_runs(await _header(bus, name))
+            events["killed_at_runs"] = finished_runs(await header(bus, name))
             await wait_header(bus, name, lambda h: finished_runs(h) >= 0.6 * total, 300,
                               "60% of the runs with one server down")
             cluster.start(victim)
-            events["restarted_at_runs"] = finished_runs(await _header(bus, name))
+            events["restarted_at_runs"] = finished_runs(await header(bus, name))
 
         out = await campaign_drill(cluster.url, tmp, nodes=nodes, reps=reps, combos=2, name="cluster", spacing=spacing,
                                    kill_runner_at=None, during=during, timeout=600,
@@ -63,12 +63,6 @@ async def scenario(tmp: Path, nodes: int = 20, reps: int = 25, victim: int = 1,
     finally:
         os.environ.pop("PODTAX_NATS_REPLICAS", None)
         cluster.stop()
-
-
-async def _header(bus: Any, name: str) -> dict[str, Any] | None:
-    from tests.faults.drill import header
-
-    return await header(bus, name)
 
 
 def run(nodes: int = 20, reps: int = 25) -> dict[str, Any]:
