@@ -15,6 +15,7 @@ by its CPU limit).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 import duckdb
@@ -27,6 +28,7 @@ from podtax_analyzer.stats.modes import BC_THRESHOLD, bimodality_coefficient, ch
 from podtax_analyzer.stats.modes import MIN_RUNS as MIN_RUNS_MODES
 
 ENVS = ("host", "kubernetes")
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_RUNS_CI = 6
 
 
@@ -48,7 +50,7 @@ def median_interval(sorted_x: Sequence[float], confidence: float = 0.95) -> tupl
 def sorted_median(sorted_x: Sequence[float]) -> float:
     """Median of already sorted values (the same figure as numpy.median, without an array)."""
     mid = len(sorted_x) // 2
-    return float(sorted_x[mid]) if len(sorted_x) % 2 else (sorted_x[mid - 1] + sorted_x[mid]) / 2.0
+    return float(sorted_x[mid]) if len(sorted_x) % 2 else (float(sorted_x[mid - 1]) + float(sorted_x[mid])) / 2.0
 
 
 _QUERY = """
@@ -56,7 +58,7 @@ WITH touched AS ({touched})
 SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
        list(m.value ORDER BY m.value) AS vals, avg(m.value) AS mean, count(*) AS n,
-       max(coalesce(r.ended_at, r.stored_at)) AS updated_at,
+       epoch_us(max(coalesce(r.ended_at, r.stored_at))) AS updated_us,
        count(DISTINCT {version}) AS builds,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap
@@ -92,15 +94,23 @@ def node_scores(
         if val is not None:
             where.append(f"AND r.{col} = ${col}")
             params[col] = val
-    rows = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where), version=VERSION_SQL),
-                       params).fetchall()
+    # Fetched as numpy (each key's values one float64 array, not a list of Python floats): a
+    # publication recomputes every run of the touched keys, so this is what grows with history.
+    res = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where), version=VERSION_SQL),
+                      params).fetchnumpy()
     out = []
-    for cl, nd, ev, ts, pk, metric, unit, hib, vals, mean, n, updated, builds, throttled, overlap in rows:
-        ci = median_interval(vals)  # vals: sorted by the query
-        out.append(NodeScore(cluster=cl, node=nd, env=ev, test=ts, params_key=pk, metric=metric, unit=unit,
-                             higher_is_better=bool(hib), median=sorted_median(vals), mean=float(mean), n=int(n),
-                             ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None, updated_at=updated,
-                             flags=score_flags(vals, builds, throttled, overlap)))
+    for i in range(len(res["n"])):
+        vals = res["vals"][i]  # sorted by the query
+        ci = median_interval(vals)
+        out.append(NodeScore(cluster=str(res["cluster"][i]), node=str(res["node"][i]), env=str(res["env"][i]),
+                             test=str(res["test"][i]), params_key=str(res["params_key"][i]),
+                             metric=str(res["metric"][i]), unit=str(res["unit"][i]),
+                             higher_is_better=bool(res["hib"][i]), median=sorted_median(vals),
+                             mean=float(res["mean"][i]), n=int(res["n"][i]),
+                             ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
+                             updated_at=EPOCH + timedelta(microseconds=int(res["updated_us"][i])),
+                             flags=score_flags(vals, int(res["builds"][i]), int(res["throttled"][i]),
+                                               int(res["overlap"][i]))))
     return out
 
 
