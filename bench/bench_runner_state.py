@@ -1,0 +1,88 @@
+"""The runner's state at 100,000 runs: plan, save every document to KV, resume (load) after a restart.
+
+Anchor, measured in the same run against the same nats-server: a pipelined JetStream publish of as
+many messages of the same sizes (what any save must at least cost). Prints medians of --repeat runs,
+the load average, and each figure's ratio to the anchor.
+
+    .venv/bin/python bench/bench_runner_state.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from nats.js.api import StreamConfig
+from podtax import campaign, config, events, natsserver, subjects
+from podtax.bus import Bus
+from podtax_runner.service import Runner
+from podtax_runner.state import CampaignState
+
+
+def big(name: str) -> campaign.Campaign:
+    return campaign.Campaign.model_validate({
+        "name": name, "nodes": [f"n{i:03d}" for i in range(100)], "environments": ["host", "kubernetes"],
+        "tests": [{"test": "sysbench-cpu", "params": {"threads": 1}, "matrix": {"max_prime": [1000, 2000]}}],
+        "repetitions": {"min": 250, "max": 250}, "timeout": 30, "seed": 1})
+
+
+async def once(url: str, i: int) -> dict[str, float]:
+    bus = await Bus.connect(url, "bench")
+    await bus.ensure_streams()
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    settings = config.load(config.RunnerSettings, nats_url=url, runner_kubernetes=False)
+    out: dict[str, float] = {}
+    c = big(f"bench{i}")
+    t = time.perf_counter()
+    state = CampaignState.new(c, dict.fromkeys(c.nodes, 4), "local", 1, events.now())
+    out["plan_s"] = time.perf_counter() - t
+    docs = state.dirty_documents()
+    t = time.perf_counter()
+    await Runner(settings, bus, kv, None).save(state)
+    out["save_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    fresh = Runner(settings, bus, kv, None)
+    await fresh.load()
+    out["load_s"] = time.perf_counter() - t
+    assert len(fresh.campaigns[c.name].runs) == 100_000
+    await bus.js.add_stream(StreamConfig(name=f"BENCH{i}", subjects=[f"bench{i}.>"]))
+    t = time.perf_counter()
+    futures = [await bus.js.publish_async(f"bench{i}.{n}", value) for n, (_, value) in enumerate(docs)]
+    for fut in futures:
+        await fut
+    out["anchor_s"] = time.perf_counter() - t
+    out["max_doc_bytes"] = max(len(v) for _, v in docs)
+    await bus.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    runs = []
+    for i in range(args.repeat):
+        with tempfile.TemporaryDirectory() as tmp:  # a fresh server each time: the load reads one campaign
+            server = natsserver.start(Path(tmp) / "js")
+            try:
+                runs.append(asyncio.run(once(server.url, i)))
+            finally:
+                server.stop()
+        print(f"run {i + 1}: " + ", ".join(f"{k} {v:.2f}" for k, v in runs[-1].items()), flush=True)
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    print(f"100,000-run campaign, median of {args.repeat} (load average {os.getloadavg()[0]:.2f}):")
+    print(f"  anchor: pipelined publish of the same 100,001 messages: {med['anchor_s']:.2f} s")
+    for k in ("plan_s", "save_s", "load_s"):
+        print(f"  {k:7} {med[k]:6.2f} s   ratio to anchor {med[k] / med['anchor_s']:.2f}")
+    print(f"  largest document {int(med['max_doc_bytes']):,} bytes (NATS max_payload 1,048,576)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
