@@ -127,3 +127,16 @@ async def test_status_shows_the_runners_refusal(nats_url: str, tmp_path: Path, m
     await bus.close()
     assert await asyncio.to_thread(cli, ["campaign", "status", "toolarge"]) == 1
     assert "the runner refused campaign 'toolarge'" in capsys.readouterr().err
+
+
+async def test_node_keys_are_listed_without_reading_every_run_key(nats_url: str) -> None:
+    bus = await Bus.connect(nats_url, "test")
+    try:
+        kv = await bus.kv(subjects.RUNNER_BUCKET)
+        assert await Bus.kv_keys(kv, "node.") == [], "an empty bucket lists nothing"
+        await seed_nodes(bus, ["a", "b.example.com"])
+        await bus.kv_put_many(subjects.RUNNER_BUCKET, [(f"run.c.r{i}", b"{}") for i in range(2000)])
+        assert sorted(await Bus.kv_keys(kv, "node.")) == [subjects.node_key("a"), subjects.node_key("b.example.com")]
+        assert len(await Bus.kv_keys(kv, "run.c.")) == 2000
+    finally:
+        await bus.close()

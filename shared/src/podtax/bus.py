@@ -164,7 +164,19 @@ class Bus:
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
-        """Keys of a bucket (an empty list for an empty bucket, where nats-py raises)."""
+        """Keys of a bucket that start with `prefix` (an empty list for none, where nats-py raises).
+
+        A prefix ending in a dot is filtered by the server (nats-py's `keys(filters=)` lists every key
+        first): the runner's bucket holds one key per run of every campaign, and `node.` is a handful."""
+        if prefix.endswith("."):
+            watcher = await kv.watch(f"{prefix}>", ignore_deletes=True, meta_only=True)
+            keys: list[str] = []
+            try:
+                while (entry := await watcher.updates(timeout=30)) is not None:
+                    keys.append(entry.key)
+            finally:
+                await watcher.stop()
+            return keys
         try:
             return [k for k in await kv.keys() if k.startswith(prefix)]
         except NoKeysError:
