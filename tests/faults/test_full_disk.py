@@ -14,7 +14,8 @@ from tests.faults.scenario_full_disk import scenario
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 async def test_a_full_disk_loses_and_dead_letters_nothing(tmp_path: Path) -> None:
     out = await scenario(tmp_path, nodes=5, reps=20)
-    assert "skipped" not in out, out.get("skipped")
+    if "skipped" in out:  # root without the right to mount (a container without CAP_SYS_ADMIN)
+        pytest.skip(out["skipped"])
     assert out["filled_mb"] > 0
     assert out["dead_lettered"] == 0 and out["lost"] == 0 and out["duplicates"] == 0
     assert out["stored"] == out["planned"] == out["results"]
