@@ -11,7 +11,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from podtax import campaign_limits, templates
 
 Env = Literal["host", "kubernetes", "nomad"]
+DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
 
 
@@ -29,7 +30,7 @@ class CampaignError(ValueError):
 class ParamError(ValueError):
     """A test's parameter is invalid; `where` (params or matrix) and `field` place it in the file."""
 
-    def __init__(self, message: str, where: str, field: str) -> None:
+    def __init__(self, message: str, where: str, field: str | int) -> None:
         super().__init__(message)
         self.where = where
         self.field = field
@@ -81,6 +82,24 @@ class PodSpec(Strict):
     requests: dict[str, str] = Field(default_factory=dict, description="e.g. {cpu: '1', memory: 512Mi}.")
     limits: dict[str, str] = Field(default_factory=dict, description="Equal to requests -> Guaranteed QoS.")
     namespace: str | None = Field(None, description="Overrides PODTAX_RUNNER_NAMESPACE.")
+    privileged_devices: list[DEVICE] = Field(
+        default_factory=list, max_length=8,
+        description="Opt-in: host block devices a pod run may read (hdparm). A run that names one of "
+                    "them gets a privileged container with exactly that device (a hostPath of type "
+                    "BlockDevice) and nothing else; the runner refuses it unless the namespace's Pod "
+                    "Security level is `privileged` (deploy/k8s/components/hdparm-privileged).")
+
+
+DEVICES_NEEDED = {"hdparm": "device"}  # template -> the parameter naming the block device it reads
+
+
+def devices_needed(campaign: Campaign) -> list[tuple[int, str]]:
+    """(test index, device) of every pod run that reads a host block device."""
+    if "kubernetes" not in campaign.environments:
+        return []
+    return sorted({(i, str(combo[DEVICES_NEEDED[spec.test]]))
+                   for i, spec in enumerate(campaign.tests) if spec.test in DEVICES_NEEDED
+                   for combo in [dict(templates.get(spec.test).validate(c)) for c in spec.combinations()]})
 
 
 class NodeSelector(Strict):
@@ -140,6 +159,15 @@ class Campaign(Strict):
         if v != "back-to-back" and not _DURATION.match(v):
             raise ValueError("spacing must be `back-to-back` or a duration like 30s, 10m, 1h")
         return v
+
+    @model_validator(mode="after")
+    def _devices_opted_in(self) -> Campaign:
+        for i, device in devices_needed(self):
+            if device not in self.pod.privileged_devices:
+                raise ParamError(f"{self.tests[i].test} reads {device} in a pod: add it to "
+                                 f"pod.privileged_devices (a privileged pod with exactly that device; the "
+                                 f"namespace must allow privileged pods), or run it on the host only", "tests", i)
+        return self
 
     def spacing_s(self) -> float:
         m = _DURATION.match(self.spacing)
