@@ -24,8 +24,10 @@ NODE = "trace-node"
 @pytest.fixture(scope="module")
 def spans() -> InMemorySpanExporter:
     exporter = InMemorySpanExporter()
-    if isinstance(trace.get_tracer_provider(), TracerProvider):  # already configured in this process
-        trace.get_tracer_provider().add_span_processor(SimpleSpanProcessor(exporter))  # type: ignore[union-attr]
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, TracerProvider):  # another test of this process set one: give it podtax's ids
+        provider.id_generator = telemetry._RunIdGenerator()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
     else:
         telemetry.setup_tracing("test", processor=SimpleSpanProcessor(exporter))
     return exporter
