@@ -46,11 +46,19 @@ def _from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict
 
 
 def _write_html(path: Path, campaign: str, api: str | None, threshold: float, correction: str,
-                compare: str | None) -> int:
+                compare: str | None, simulate: Path | None = None, seeds: int = 10) -> int:
+    from podtax.cli import report_simulation
     from podtax.cli.export import fetch, write_file
 
     params = {"threshold": threshold, "correction": correction, **({"compare": compare} if compare else {})}
-    write_file(path, fetch(f"/report/{quote(campaign, safe='')}", params, api=api).content)
+    page = fetch(f"/report/{quote(campaign, safe='')}", params, api=api).content
+    if simulate is not None:
+        try:
+            result = report_simulation.run(campaign, simulate, seeds, api)
+        except ValueError as exc:
+            raise fail(f"--simulate: {exc}") from None
+        page = report_simulation.insert(page, report_simulation.section(result, simulate))
+    write_file(path, page)
     typer.echo(f"wrote {path}")
     return 0
 
@@ -68,6 +76,9 @@ def report(
                                                              "(plots included) to this file.")] = None,
     compare: Annotated[str | None, typer.Option("--compare", help="With --html: add a comparison with this "
                                                                   "(base) campaign.")] = None,
+    simulate: Annotated[Path | None, typer.Option("--simulate", help="With --html: add the placement policies' "
+                                                  "evaluation on this workload file (see podtax simulate).")] = None,
+    seeds: Annotated[int, typer.Option(min=2, max=1000, help="With --simulate: seeds of the simulation.")] = 10,
 ) -> int:
     """Compare a campaign's two sides (pod against host, nomad against kubernetes): ratios with confidence
     intervals, verdicts and flags; control-plane campaigns also get their phase table side by side."""
@@ -75,10 +86,12 @@ def report(
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
     if not 0 <= threshold < 1:
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
+    if simulate is not None and html is None:
+        raise fail("--simulate adds a section to the HTML report: give --html FILE too", code=2)
     if html is not None:
         if db is not None:
             raise fail("--html is made by the analyzer's HTTP API; drop --db", code=2)
-        return _write_html(html, campaign, api, threshold, correction, compare)
+        return _write_html(html, campaign, api, threshold, correction, compare, simulate, seeds)
     data = (_from_db(db, campaign, threshold, correction) if db is not None
             else _from_api(api or api_url(), campaign, threshold, correction))
     mark_primary(data.get("cells", []))

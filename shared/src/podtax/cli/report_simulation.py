@@ -1,0 +1,63 @@
+"""The placement-policy evaluation (`podtax simulate`) as a section of the HTML report.
+
+`podtax report C --html FILE --simulate WORKLOAD` runs the scheduler package's simulation (its own
+command, in a child process: the library imports no service) on the campaign's measured speeds
+and inserts its table, with each figure's 95% interval over seeds, into the analyzer's page.
+Pure formatting here; the numbers are the simulation's.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+COLUMNS = (("mean_jct_s", "mean JCT (s)", "{:,.1f}"), ("p95_jct_s", "p95 JCT (s)", "{:,.1f}"),
+           ("makespan_s", "makespan (s)", "{:,.0f}"), ("jobs_per_h", "jobs/h", "{:,.1f}"),
+           ("regret_pct", "regret vs oracle (%)", "{:,.1f}"), ("jct_vs_default", "JCT vs default", "{:.3f}"))
+
+
+def run(campaign: str, workload: Path, seeds: int, api: str | None) -> dict[str, Any]:
+    """The simulation's JSON, or a ValueError with the child's one-line reason."""
+    env = {**os.environ, **({"PODTAX_API_URL": api} if api else {})}
+    proc = subprocess.run([sys.executable, "-m", "podtax_scheduler", "simulate", "--campaign", campaign,
+                           "--workload", str(workload), "--seeds", str(seeds), "--json"],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise ValueError(lines[-1] if lines else f"podtax simulate exited with {proc.returncode}")
+    return json.loads(proc.stdout)
+
+
+def _cell(value: Any, fmt: str) -> str:
+    if not isinstance(value, list) or len(value) != 3:
+        return "<td>–</td>"
+    mid, low, high = (fmt.format(v) for v in value)
+    return f'<td class="num">{mid} <span class="ci">[{low}, {high}]</span></td>'
+
+
+def section(result: dict[str, Any], workload: Path) -> str:
+    """An HTML section: one row per policy, mean and 95% CI over seeds of every figure."""
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title, _ in COLUMNS)
+    rows = []
+    for policy, figures in result["policies"].items():
+        cells = "".join(_cell(figures.get(key), fmt) for key, _, fmt in COLUMNS)
+        rows.append(f"<tr><th scope=\"row\">{html.escape(policy)}</th>{cells}</tr>")
+    return (f'<section id="simulation"><h2>Placement policies, simulated on these measurements</h2>'
+            f'<p>{result["nodes"]} simulated nodes, workload {html.escape(workload.name)}, mean and 95% interval '
+            f'over {result["seeds"]} seeds. Policies: default (LeastAllocated + BalancedAllocation), random '
+            f'feasible, prototype (sum of results, read once), podtax (the scheduler\'s own plugins), oracle '
+            f'(the true fastest node). Lower JCT, makespan and regret are better.</p>'
+            f'<table><thead><tr><th>policy</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
+
+
+def insert(page: bytes, fragment: str) -> bytes:
+    """The page with the fragment just before </body> (appended when there is none)."""
+    text = page.decode("utf-8")
+    at = text.rfind("</body>")
+    text = text + fragment if at < 0 else text[:at] + fragment + text[at:]
+    return text.encode("utf-8")
