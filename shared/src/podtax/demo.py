@@ -186,7 +186,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n== network cell skipped: {netdemo.unavailable()}")
     finally:
         stop_up(up)
-    return code or control_plane(data, node)
+    code = code or control_plane(data, node)
+    if code == 0:  # the demo ends with where its shareable results are
+        print(f"\n== done\nHTML report: {html}\nworkbook:    {xlsx}")
+    return code
 
 
 if __name__ == "__main__":
