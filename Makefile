@@ -32,6 +32,7 @@ sysdeps:
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing$$missing with apt-get"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
 	    apt-get install -y -qq $$missing >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq $$missing; }; \
 	  else echo "missing benchmark tools:$$missing — install them with: sudo apt-get install$$missing"; exit 1; fi; \
 	fi
