@@ -37,7 +37,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
-from podtax import metrics, subjects, telemetry
+from podtax import kvscan, metrics, subjects, telemetry
 from podtax.events import Envelope, Event, decode, encode
 from podtax.templates import pydantic_msg
 
@@ -169,14 +169,7 @@ class Bus:
         A prefix ending in a dot is filtered by the server (nats-py's `keys(filters=)` lists every key
         first): the runner's bucket holds one key per run of every campaign, and `node.` is a handful."""
         if prefix.endswith("."):
-            watcher = await kv.watch(f"{prefix}>", ignore_deletes=True, meta_only=True)
-            keys: list[str] = []
-            try:
-                while (entry := await watcher.updates(timeout=30)) is not None:
-                    keys.append(entry.key)
-            finally:
-                await watcher.stop()
-            return keys
+            return [key for key, _ in await kvscan.entries(kv, f"{prefix}>", keys_only=True)]
         try:
             return [k for k in await kv.keys() if k.startswith(prefix)]
         except NoKeysError:

@@ -11,10 +11,9 @@ import logging
 import random
 from datetime import datetime
 
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
 from opentelemetry import trace
-from podtax import events, metrics, subjects, telemetry, templates
+from podtax import events, kvscan, metrics, subjects, telemetry, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
@@ -51,21 +50,11 @@ class Runner:
 
     async def _values(self, pattern: str) -> list[tuple[str, bytes]]:
         """(key, value) of every key matching `pattern` (a server-side filtered watch: one pass)."""
-        watcher = await self.kv.watch(pattern, ignore_deletes=True)
-        out = []
         try:
-            while True:
-                try:
-                    entry = await watcher.updates(timeout=30)
-                except NatsTimeout:
-                    raise RuntimeError(f"reading {pattern} from KV stalled for 30 s") from None
-                if entry is None:
-                    break
-                if entry.value:
-                    out.append((entry.key, entry.value))
-        finally:
-            await watcher.stop()
-        return out
+            found = await kvscan.entries(self.kv, pattern)
+        except TimeoutError as exc:
+            raise RuntimeError(str(exc)) from None
+        return [(k, v) for k, v in found if v]
 
     async def load(self) -> None:
         for _, value in await self._values("campaign.*"):
