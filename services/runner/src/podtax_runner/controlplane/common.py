@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kubernetes.client.exceptions import ApiException
 from podtax import events
 
 from podtax_runner.controlplane.timeline import run_label
@@ -114,3 +115,42 @@ def poll_safely(round_: Callable[[], None]) -> None:
 def too_many_errors(errors: int, count: int) -> bool:
     """Abort a run once more than max(10, 10 %) of its objects failed: the server is refusing."""
     return errors > max(10, count // 10)
+
+
+class ObjectChurn:
+    """What the Kubernetes executors (volume-churn, pod-startup) share: an API error is recorded on
+    its object and counted against the abort limit, and a delete is timed on the timeline.
+    Subclasses set tl, kube, ns, p (with .count), lock and errors."""
+
+    tl: Any
+    kube: Any
+    ns: str
+    p: Any
+    lock: threading.Lock
+    errors: int
+
+    def _error(self, name: str, what: str, exc: Exception) -> None:
+        detail = f"{what}: {exc.status} {exc.reason}" if isinstance(exc, ApiException) else f"{what}: {exc}"
+        self.tl.fail(name, detail)
+        with self.lock:
+            self.errors += 1
+            if too_many_errors(self.errors, self.p.count):
+                raise Aborted("api-errors", f"the API refused {self.errors} of {self.p.count} requests "
+                              f"(last: {detail}); stopped and removed what was created")
+
+    def _delete(self, name: str, fn: Callable[..., Any], accepted: str | None = None) -> None:
+        """Delete object `name` with `fn` once it exists; a 404 means it is already gone."""
+        if not self.tl.has(name, "api_accepted"):
+            return
+        self.tl.mark(name, "delete_requested")
+        try:
+            self.kube.call("delete", fn, name, self.ns)
+            if accepted:
+                self.tl.mark(name, accepted)
+        except ApiException as exc:
+            if exc.status == 404:
+                self.tl.mark(name, "gone")
+            else:
+                self._error(name, "delete", exc)
+        except OSError as exc:
+            self._error(name, "delete", exc)

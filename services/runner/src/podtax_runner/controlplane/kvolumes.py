@@ -13,7 +13,7 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import Aborted, Context, poll_safely, pool, too_many_errors, wait_for
+from podtax_runner.controlplane.common import Context, ObjectChurn, poll_safely, pool, wait_for
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -46,7 +46,7 @@ def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
 
-class VolumeChurnK8s:
+class VolumeChurnK8s(ObjectChurn):
     def __init__(self, kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> None:
         self.kube, self.ctx, self.p, self.tl = kube, ctx, params, timeline
         self.ns = ctx.namespace
@@ -173,19 +173,7 @@ class VolumeChurnK8s:
                 self._error(name, "create consumer", exc)
 
     def delete(self, name: str) -> None:
-        if not self.tl.has(name, "api_accepted"):
-            return
-        self.tl.mark(name, "delete_requested")
-        try:
-            self.kube.call("delete", self.kube.core.delete_namespaced_persistent_volume_claim, name, self.ns)
-            self.tl.mark(name, "delete_accepted")
-        except ApiException as exc:
-            if exc.status == 404:
-                self.tl.mark(name, "gone")
-            else:
-                self._error(name, "delete", exc)
-        except OSError as exc:
-            self._error(name, "delete", exc)
+        self._delete(name, self.kube.core.delete_namespaced_persistent_volume_claim, accepted="delete_accepted")
 
     def delete_consumers(self) -> None:
         def one(pod: str) -> None:
@@ -196,15 +184,6 @@ class VolumeChurnK8s:
                     raise
         created = [pod for pod, claim in self.consumer_of.items() if self.tl.has(claim, "api_accepted")]
         pool(self.ctx, one, created, self.p.concurrency)
-
-    def _error(self, name: str, what: str, exc: Exception) -> None:
-        detail = f"{what}: {exc.status} {exc.reason}" if isinstance(exc, ApiException) else f"{what}: {exc}"
-        self.tl.fail(name, detail)
-        with self.lock:
-            self.errors += 1
-            if too_many_errors(self.errors, self.p.count):
-                raise Aborted("api-errors", f"the API refused {self.errors} of {self.p.count} requests "
-                              f"(last: {detail}); stopped and removed what was created")
 
     # ------------------------------------------------------------ the run
     def pending(self, phase: str, since: str = "api_accepted") -> bool:

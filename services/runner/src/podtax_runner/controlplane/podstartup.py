@@ -11,7 +11,7 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import Aborted, Context, poll_safely, pool, too_many_errors, wait_for
+from podtax_runner.controlplane.common import Context, ObjectChurn, poll_safely, pool, wait_for
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.kvolumes import claim_manifest
 from podtax_runner.controlplane.timeline import Timeline
@@ -35,7 +35,7 @@ def _condition(status: Obj, kind: str) -> Obj | None:
                 None)
 
 
-class PodStartupRun:
+class PodStartupRun(ObjectChurn):
     def __init__(self, kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline) -> None:
         self.kube, self.ctx, self.p, self.tl = kube, ctx, params, timeline
         self.ns = ctx.namespace
@@ -111,27 +111,7 @@ class PodStartupRun:
             self._error(name, "create", exc)
 
     def delete(self, name: str) -> None:
-        if not self.tl.has(name, "api_accepted"):
-            return
-        self.tl.mark(name, "delete_requested")
-        try:
-            self.kube.call("delete", self.kube.core.delete_namespaced_pod, name, self.ns)
-        except ApiException as exc:
-            if exc.status == 404:
-                self.tl.mark(name, "gone")
-            else:
-                self._error(name, "delete", exc)
-        except OSError as exc:
-            self._error(name, "delete", exc)
-
-    def _error(self, name: str, what: str, exc: Exception) -> None:
-        detail = f"{what}: {exc.status} {exc.reason}" if isinstance(exc, ApiException) else f"{what}: {exc}"
-        self.tl.fail(name, detail)
-        with self.lock:
-            self.errors += 1
-            if too_many_errors(self.errors, self.p.count):
-                raise Aborted("api-errors", f"the API refused {self.errors} of {self.p.count} requests "
-                              f"(last: {detail}); stopped and removed what was created")
+        self._delete(name, self.kube.core.delete_namespaced_pod)
 
     def pending(self, phase: str, since: str) -> bool:
         return any(r.error is None and since in r.t and phase not in r.t for r in list(self.tl.objects.values()))
