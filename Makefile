@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PKGS   := shared services/runner services/host_agent services/parser services/analyzer services/scheduler tools/kubesim tools/nomadsim
-# chromium (Debian's): the browser of the HTML report's test, driven by Playwright
-TOOLS  := sysbench stress-ng fio hdparm chromium iperf3 sockperf
+# chromium (Debian's): the browser of the HTML report's test, driven by Playwright; iproute2: the emulator's pod network (ip, tc)
+TOOLS  := sysbench stress-ng fio hdparm chromium iperf3 sockperf iproute2
 
 .PHONY: all setup sysdeps demo test test-fast bench faults lint fmt clean docs lock images compose-test
 
@@ -28,7 +28,7 @@ setup: $(VENV)/.installed
 
 # Benchmark tools from Debian packages; installed with apt when missing and we are root.
 sysdeps:
-	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null || command -v /usr/sbin/$$t >/dev/null || missing="$$missing $$t"; done; \
+	@missing=""; for t in $(TOOLS); do command -v $$t >/dev/null || command -v /usr/sbin/$$t >/dev/null || dpkg -s $$t >/dev/null 2>&1 || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing$$missing with apt-get"; \
