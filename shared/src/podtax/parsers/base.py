@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,7 @@ from pydantic import BaseModel
 from podtax.events import Metric
 
 Echoed = dict[str, str | int | float]
+_INT_DIGITS = sys.get_int_max_str_digits() or 4300
 
 
 class ParseFailure(Exception):
@@ -121,6 +123,14 @@ def to_number(text: str) -> float:
     return value
 
 
+def parse_int(text: str) -> int | None:
+    """`int(text)` for a string of decimal digits, None for anything else: `²` (a digit to isdigit() but
+    not to int()) or a number longer than int() reads (over 4,300 digits) is refused, not raised."""
+    if text.isdecimal() and len(text) <= _INT_DIGITS:
+        return int(text)
+    return None
+
+
 def int_or_float(value: float) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
@@ -192,6 +202,6 @@ def requested_int(requested: Mapping[str, Any] | None, key: str) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    if isinstance(value, str):
+        return parse_int(value)
     return None

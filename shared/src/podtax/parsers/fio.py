@@ -10,13 +10,14 @@ unprefixed `<dir>_iops` / `<dir>_bw` are the SUMS over the jobs (percentiles are
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
 from podtax.parsers import fio_text
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, parse_int
 
 TOOL = "fio"
 DIRECTIONS = ("read", "write", "trim")
@@ -77,14 +78,22 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
 def _number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0.0
-    return float(value)
+    return _float(value)
+
+
+def _float(value: int | float) -> float:
+    """An integer too large for a float is infinite (then refused as not finite), not an OverflowError."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _field(stats: Mapping[str, Any], key: str, what: str) -> float:
     value = stats.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ParseFailure("unknown-format", f"fio JSON has no numeric `{key}` for {what}")
-    return float(value)
+    return _float(value)
 
 
 def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList) -> tuple[float, float]:
@@ -135,7 +144,8 @@ def _echoed(doc: Mapping[str, Any], job: Mapping[str, Any]) -> Echoed:
     for key in _ECHO:
         value = options.get(key)
         if isinstance(value, str):
-            echoed[key] = int(value) if value.isdigit() else value
+            number = parse_int(value)
+            echoed[key] = value if number is None else number
     return echoed
 
 

@@ -10,7 +10,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, size_bytes, to_number
+from podtax.parsers.base import (
+    Echoed,
+    MetricList,
+    Parsed,
+    ParseFailure,
+    compare_echoed,
+    parse_int,
+    size_bytes,
+    to_number,
+)
 
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=\d+, jobs=\d+\): err=\s*(-?\d+)")
 _NEW = re.compile(r"^(read|write|trim)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([KMGT]?i?B)/s")
@@ -23,6 +32,11 @@ _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-\S+.*?ioengi
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def _int(digits: str) -> int | str:
+    number = parse_int(digits)
+    return digits if number is None else number
 
 
 def _kib(value: str, unit: str) -> float:
@@ -52,11 +66,11 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         m = _HEAD.match(line)
         if m and not echoed:
-            echoed = {"rw": m.group(1), "bs": m.group(2), "ioengine": m.group(3), "iodepth": int(m.group(4))}
+            echoed = {"rw": m.group(1), "bs": m.group(2), "ioengine": m.group(3), "iodepth": _int(m.group(4))}
             continue
         m = _JOB.match(line)
         if m:
-            if int(m.group(2)):
+            if parse_int(m.group(2).removeprefix("-")) != 0:  # None (too long to read) is not 0
                 raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(2)}")
             jobs.append((m.group(1), {}))
             continue

@@ -26,6 +26,7 @@ from podtax.parsers.base import (
     ParseFailure,
     compare_echoed,
     int_or_float,
+    parse_int,
     requested_int,
 )
 from podtax.parsers.stressng_yaml import COLUMNS, parse_yaml
@@ -182,7 +183,9 @@ def _untrusted(s: _Scan, msg: str) -> None:
 def _setting(s: _Scan, msg: str) -> None:
     t = _SETTING.match(msg)
     if t:
-        s.timeout = int(t.group(1) or 0) * 60 + int(t.group(2))
+        mins, secs = parse_int(t.group(1) or "0"), parse_int(t.group(2))
+        if mins is not None and secs is not None:
+            s.timeout = mins * 60 + secs
 
 
 _HANDLERS = {"dispatching": _hogs, "successful": _completed, "unsuccessful": _completed, "failed:": _failed,
@@ -199,7 +202,7 @@ def _isnum(text: str) -> bool:
 
 def _count(msg: str) -> int:
     value = msg.split(":", 1)[1].strip().split(" ", 1)[0].rstrip(":")
-    return int(value) if value.isdigit() else 0
+    return parse_int(value) or 0
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
@@ -230,8 +233,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         metrics.add(prefix + _slug(desc), value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
     hogs = s.hogs.split()
-    if primary and len(hogs) == 2 and hogs[0].isdigit():
-        echoed["threads"] = int(hogs[0])
+    threads = parse_int(hogs[0]) if primary and len(hogs) == 2 else None
+    if threads is not None:
+        echoed["threads"] = threads
     if s.timeout is not None:
         echoed["timeout"] = s.timeout
     flags = _flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
