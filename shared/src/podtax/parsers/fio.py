@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from podtax.parsers import fio_text
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, parse_int
 
@@ -41,7 +43,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if start < 0 or '"fio version"' not in text:
         return fio_text.parse(text, requested)
     try:
-        doc, _end = _DECODER.raw_decode(text, start)
+        doc = _load(text, start)
     except (ValueError, RecursionError) as exc:
         raise ParseFailure("truncated", f"the fio JSON report is incomplete or damaged ({exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
@@ -73,6 +75,23 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     _require_primary(metrics, requested, echoed)
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _load(text: str, start: int) -> Any:
+    """The JSON document at `start`: orjson (3x faster) when it reads it as the json module does, else
+    json's raw_decode (which also reads a document followed by other output, e.g. fio's stderr).
+    orjson turns integers beyond 64 bits into floats: where the type matters (a job's error code, its
+    name, the version), a float sends the document to json."""
+    try:
+        doc = orjson.loads(text[start:])
+    except orjson.JSONDecodeError:
+        return _DECODER.raw_decode(text, start)[0]
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    if isinstance(doc.get("fio version"), float) or (isinstance(jobs, list) and any(
+            isinstance(job, dict) and (isinstance(job.get("error"), float) or isinstance(job.get("jobname"), float))
+            for job in jobs)):
+        return _DECODER.raw_decode(text, start)[0]
+    return doc
 
 
 def _number(value: Any) -> float:
