@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import duckdb
 import numpy as np
 
 from podtax_analyzer import flags as fl
-from podtax_analyzer.celldata import CellData
+from podtax_analyzer.celldata import CellData, run_ids_at
 from podtax_analyzer.report_models import CellComparison, CellModes, ModeOut, OutlierOut, SideModes
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import Drift, detect_drift
@@ -30,11 +31,14 @@ from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, si
 @dataclass
 class Analysis:
     """A cell's statistics before correction. ``fields`` are CellComparison fields except the
-    verdict, p_adjusted and sentence, which need the campaign-wide correction."""
+    verdict, p_adjusted and sentence, which need the campaign-wide correction. The outliers' run ids
+    are left empty: ``outlier_at`` gives each one's (side env, position in its values) for
+    celldata.run_ids_at (see fill_run_ids)."""
 
     cell: CellData
     fields: dict = field(default_factory=dict)
     flag_details: dict[str, str] = field(default_factory=dict)
+    outlier_at: list[tuple[str, int]] = field(default_factory=list)
 
 
 def _median(x: np.ndarray) -> float | None:
@@ -132,7 +136,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         lo, hi, method = _pick_interval(bca, hl, warnings)
     if details.keys() & fl.WITHHOLD_RATIO:
         ratio = lo = hi = method = None
-    outliers = [OutlierOut(run_id=str(s.run_ids[i]), env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]))
+    outlier_at = [(s.env, int(i)) for s in (h, p) for i in found[s.env]]
+    outliers = [OutlierOut(run_id="", env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]))
                 for s in (h, p) for i in found[s.env]]
     fields = dict(
         id=cell.id, campaign=cell.campaign, cluster=cell.cluster, node=cell.node, test=cell.test,
@@ -146,7 +151,17 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         change_pct=None if ratio is None else (ratio - 1.0) * 100.0,
         flags=list(details), flag_details=details, modes=cell_modes, outliers=outliers, warnings=warnings,
     )
-    return Analysis(cell, fields, details)
+    return Analysis(cell, fields, details, outlier_at)
+
+
+def fill_run_ids(con: duckdb.DuckDBPyConnection, analyses: list[Analysis]) -> None:
+    """Name the run of every outlier of ``analyses`` (one query for all of them)."""
+    wanted = [(a.cell, a.cell.host if env == a.cell.host.env else a.cell.pod, i)
+              for a in analyses for env, i in a.outlier_at]
+    ids = iter(run_ids_at(con, wanted))
+    for a in analyses:
+        for o in a.fields["outliers"]:
+            o.run_id = next(ids)
 
 
 def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:

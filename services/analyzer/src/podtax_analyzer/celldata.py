@@ -4,7 +4,8 @@ A cell is (campaign, cluster, node, test, params_key, metric) (the same node nam
 two cells); a side is its runs of one environment with status 'ok'. The two sides are named by the
 data (sides_for): host and kubernetes (pod) for the pod tax, kubernetes and nomad for the control
 plane. The grouping, ordering and per-side facts (tool versions, throttling, SHORT flags) are done in
-DuckDB, so Python only sees one row per cell side.
+DuckDB, so Python only sees one row per cell side. Run ids are not loaded with the values (a million
+of them cost more than the statistics): run_ids_at reads the few that are named (outliers) afterwards.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ def cell_id(campaign: str, cluster: str, node: str, test: str, params_key: str, 
 
 @dataclass
 class Side:
-    """One side of a cell. values: metric values in run order (metric unit). run_ids: same order.
-    versions: distinct "tool version (build b)" strings ("" = unknown). n_throttled: runs whose
+    """One side of a cell. values: metric values in run order (metric unit); run_ids_at names the run of
+    a position. versions: distinct "tool version (build b)" strings ("" = unknown). n_throttled: runs whose
     cgroup throttled periods rose (nr_throttled > 0). throttled_usec: their summed throttled time
     (microseconds). cpu_limits: distinct CPU limits in cores (None = unlimited). n_short: runs carrying
     a SHORT flag; short_example: one such flag text. n_overlap: runs carrying an OVERLAP flag (their time
@@ -62,7 +63,6 @@ class Side:
 
     env: str
     values: np.ndarray
-    run_ids: np.ndarray
     versions: list[str] = field(default_factory=list)
     n_throttled: int = 0
     throttled_usec: int = 0
@@ -78,7 +78,7 @@ class Side:
 
 
 def empty_side(env: str) -> Side:
-    return Side(env, np.zeros(0), np.zeros(0, dtype=object))
+    return Side(env, np.zeros(0))
 
 
 @dataclass
@@ -118,7 +118,6 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        any_value(m.unit) AS unit,
        bool_or(m.higher_is_better) AS hib,
        list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
-       list(r.run_id ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS run_ids,
        list(DISTINCT {VERSION_SQL}) AS versions,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS n_throttled,
        coalesce(sum(r.throttled_usec) FILTER (WHERE r.nr_throttled > 0), 0) AS throttled_usec,
@@ -172,7 +171,6 @@ def load_cells(
         side = Side(
             env=env,
             values=np.asarray(res["vals"][i], dtype=float),
-            run_ids=np.asarray(res["run_ids"][i], dtype=object),
             versions=sorted(str(v) for v in res["versions"][i]),
             n_throttled=int(res["n_throttled"][i]),
             throttled_usec=int(res["throttled_usec"][i]),
@@ -197,3 +195,45 @@ def load_cells(
             elif side.env == c.candidate:
                 c.pod = side
     return list(cells.values())
+
+
+_KEY_COLUMNS = ("cluster", "node", "test", "params_key", "metric", "env", "value")
+_RUN_IDS_QUERY = f"""
+WITH w AS (SELECT DISTINCT * FROM (SELECT {", ".join(f"unnest(${c}) AS {c}" for c in _KEY_COLUMNS)}))
+SELECT r.cluster, r.node, r.test, r.params_key, m.name, r.env, m.value,
+       list(r.run_id ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id)
+FROM runs r
+JOIN metrics m ON m.run_id = r.run_id
+JOIN w ON w.cluster = r.cluster AND w.node = r.node AND w.test = r.test AND w.params_key = r.params_key
+      AND w.metric = m.name AND w.env = r.env AND w.value = m.value
+WHERE r.campaign = $campaign AND r.status = 'ok'
+GROUP BY ALL
+"""
+UNKNOWN_RUN = "unknown (the run changed while the table was computed)"
+
+
+def run_ids_at(con: duckdb.DuckDBPyConnection, wanted: list[tuple[CellData, Side, int]]) -> list[str]:
+    """The run id of each (cell, side, position in side.values), in one query over those values only.
+
+    A position is named by its value: the k-th run (in run order) holding value v in the side is the
+    k-th position of v in side.values, since both follow the same order. A run stored meanwhile comes
+    later in that order, so it shifts nothing; a run deleted meanwhile (a re-parse) shifts the equal
+    values after it, and the last of them reads UNKNOWN_RUN."""
+    if not wanted:
+        return []
+    keys = []
+    for cell, side, i in wanted:
+        value = float(side.values[i])
+        keys.append((cell.campaign, cell.cluster, cell.node, cell.test, cell.params_key, cell.metric, side.env, value,
+                     int(np.count_nonzero(side.values[:i] == value))))
+    found: dict[tuple, list[str]] = {}
+    for campaign in dict.fromkeys(k[0] for k in keys):
+        mine = [k for k in keys if k[0] == campaign]
+        params = {c: [k[j + 1] for k in mine] for j, c in enumerate(_KEY_COLUMNS)}
+        for row in con.execute(_RUN_IDS_QUERY, {**params, "campaign": campaign}).fetchall():
+            found[(campaign, *row[:7])] = row[7]
+    out = []
+    for k in keys:
+        ids = found.get(k[:8], [])
+        out.append(ids[k[8]] if k[8] < len(ids) else UNKNOWN_RUN)
+    return out

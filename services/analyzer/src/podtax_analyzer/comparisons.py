@@ -23,7 +23,7 @@ from __future__ import annotations
 import duckdb
 from podtax.events import CellStats
 
-from podtax_analyzer.cell_analysis import analyze, finalize
+from podtax_analyzer.cell_analysis import analyze, fill_run_ids, finalize
 from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
 from podtax_analyzer.report_models import CampaignReport, CellComparison, CellRun, CellValues, is_primary_metric
 from podtax_analyzer.stats.multiple import METHODS, adjust
@@ -83,8 +83,10 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
     return out
 
 
-def _compare(cells, threshold: float, correction: str, seed: int) -> list[CellComparison]:
+def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: float, correction: str,
+             seed: int) -> list[CellComparison]:
     analyses = [analyze(c, threshold=threshold, seed=seed) for c in cells]
+    fill_run_ids(con, analyses)
     prim = primary_flags(cells)
     pvals = [a.fields["p_value"] for a in analyses]
     adj_prim = adjust([p if f else None for p, f in zip(pvals, prim, strict=True)], correction)
@@ -112,7 +114,7 @@ def compare_campaign(
     _check(threshold, correction)
     if not campaign_exists(con, campaign):
         raise UnknownCampaign(campaign)
-    rows = _compare(load_cells(con, campaign), threshold, correction, seed)
+    rows = _compare(con, load_cells(con, campaign), threshold, correction, seed)
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
                           summary=summarize(rows), warnings=warnings)
@@ -136,7 +138,7 @@ def cell_stats_for(
     identical to the campaign table's because the bootstrap is seeded per cell.
     """
     _check(threshold, correction)
-    rows = _compare(load_cells(con, campaign, node=node, test=test, params_key=params_key, cluster=cluster),
+    rows = _compare(con, load_cells(con, campaign, node=node, test=test, params_key=params_key, cluster=cluster),
                     threshold, correction, seed)
     return [CellStats(campaign=c.campaign, node=c.node, test=c.test, params_key=c.params, metric=c.metric,
                       n_host=c.n_host, n_pod=c.n_pod, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high,
