@@ -118,7 +118,7 @@ def to_number(text: str) -> float:
         value = float(text)
     except ValueError:
         raise ParseFailure("unknown-format", f"expected a number, found {text[:40]!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
+    if value - value != 0.0:  # NaN or infinite
         raise ParseFailure("unknown-format", f"expected a finite number, found {text[:40]!r}")
     return value
 

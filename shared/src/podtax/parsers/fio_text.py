@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import (
@@ -30,8 +31,15 @@ _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
 _PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
+_GUARD = ("read", "write", "trim", "clat")  # how every line _NEW, _OLD, _CLAT and _PCT_HEAD match starts
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+@lru_cache(maxsize=1024)
+def _label(key: str) -> str:
+    """`99.90` -> `p99_9` (as podtax.parsers.fio.percentile_name)."""
+    return "p" + f"{float(key):.6f}".rstrip("0").rstrip(".").replace(".", "_")
 
 
 def _int(digits: str) -> int | str:
@@ -56,19 +64,18 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         if pct_scale and line.startswith("|"):
             for key, value in _PCT.findall(line):
-                label = "p" + f"{float(key):.6f}".rstrip("0").rstrip(".").replace(".", "_")
-                jobs[-1][1][f"{direction}_clat_{label}"] = to_number(value) * pct_scale
+                jobs[-1][1][f"{direction}_clat_{_label(key)}"] = to_number(value) * pct_scale
             continue
         pct_scale = 0.0
-        m = _VERSION.match(line)
+        m = _VERSION.match(line) if line.startswith("fio-") else None
         if m:
             version = m.group(1)
             continue
-        m = _HEAD.match(line)
+        m = _HEAD.match(line) if "(g=" in line else None
         if m and not echoed:
             echoed = {"rw": m.group(1), "bs": m.group(2), "ioengine": m.group(3), "iodepth": _int(m.group(4))}
             continue
-        m = _JOB.match(line)
+        m = _JOB.match(line) if "(groupid=" in line else None
         if m:
             if parse_int(m.group(2).removeprefix("-")) != 0:  # None (too long to read) is not 0
                 raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(2)}")
@@ -77,6 +84,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if not jobs:
             continue
         figures = jobs[-1][1]
+        if not line.startswith(_GUARD):  # none of the patterns below can match
+            continue
         m = _NEW.match(line)
         if m:
             direction = m.group(1)

@@ -43,13 +43,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             rate = to_number(m.group(5)) * _SCALE[m.group(6)]
             timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
             continue
-        d = _DEVICE.match(line)
+        d = _DEVICE.match(line) if line.startswith("/dev/") else None
         if d:
             device = device or d.group(1)
             if d.group(2):
                 problems.append(line)
-        elif any(word in line for word in _DENIED) or "No such file" in line:
-            problems.append(line)
+        elif "Operation not permitted" in line or "Permission denied" in line or "No such file" in line:
+            problems.append(line)  # _DENIED or a missing device
     echoed: Echoed = {"device": device} if device else {}
     if not timings:
         denied = [p for p in problems if any(w in p for w in _DENIED)]
