@@ -13,6 +13,7 @@ from podtax_analyzer.report_models import CellComparison, CellModes, ModeOut, Ou
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import Drift, detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
+from podtax_analyzer.stats.medians import of_sorted
 from podtax_analyzer.stats.modes import check_unimodality, describe_modes, two_means_boundary
 from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
@@ -42,7 +43,8 @@ class Analysis:
 
 
 def _median(x: np.ndarray) -> float | None:
-    return float(np.median(x)) if len(x) else None
+    """Median of an ascending array, None when empty."""
+    return of_sorted(x) if len(x) else None
 
 
 def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[float | None, float | None, str | None]:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from podtax_analyzer.stats.medians import of_sorted
+
 DEFAULT_RESAMPLES = 2000
 
 
@@ -97,8 +99,9 @@ def _acceleration(jack: list[np.ndarray]) -> float:
     for theta_i in jack:
         n = len(theta_i)
         u = (n - 1) * (theta_i.mean() - theta_i)
-        nums += float((u**3).sum()) / n**3
-        dens += float((u**2).sum()) / n**2
+        u2 = u * u  # u * u * u rather than u**3: numpy's pow is ~50x slower (they differ in the last bit)
+        nums += float((u2 * u).sum()) / n**3
+        dens += float(u2.sum()) / n**2
     if dens <= 0:
         return 0.0
     return nums / (6.0 * dens**1.5)
@@ -129,7 +132,7 @@ def bca_ratio_of_medians(
         hs, ps = np.sort(hs), np.sort(ps)
     if len(hs) == 0 or len(ps) == 0:
         return RatioCI(None, None, None, confidence, "bca", False, warnings=("a side has no runs",))
-    mh, mp = float(np.median(hs)), float(np.median(ps))
+    mh, mp = of_sorted(hs), of_sorted(ps)
     if not mh > 0:
         return RatioCI(None, None, None, confidence, "bca", False,
                        warnings=("the host median is not positive, so no ratio can be formed",))

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import rankdata, theilslopes
 
+from podtax_analyzer.stats.medians import median, of_sorted
+
 ALPHA = 0.01
 MIN_RUNS = 10
 
@@ -80,11 +82,11 @@ def detect_drift(x: np.ndarray, threshold: float = 0.01, sorted_x: np.ndarray | 
     if n < MIN_RUNS or (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) == 0:
         return Drift(n, None, None, None, None, None, False)
     idx, p = pettitt(x, sorted_x)
-    before, after = float(np.median(x[:idx])), float(np.median(x[idx:]))
+    before, after = median(x[:idx]), median(x[idx:])
     shift = after / before - 1.0 if before != 0 else None
     drift = bool(p < ALPHA and shift is not None and abs(shift) >= threshold)
     slope = total = None
-    med = float(np.median(x if sorted_x is None else sorted_x))
+    med = median(x) if sorted_x is None else of_sorted(sorted_x)
     if drift and med != 0:
         slope = float(theilslopes(x).slope) / abs(med)
         total = slope * (n - 1)

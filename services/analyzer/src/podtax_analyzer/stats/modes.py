@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import diptest
 import numpy as np
 
+from podtax_analyzer.stats.medians import median
+
 MIN_RUNS = 10
 DIP_ALPHA = 0.05
 BC_THRESHOLD = 5.0 / 9.0
@@ -58,11 +60,12 @@ def bimodality_coefficient(x: np.ndarray) -> float | None:
     if n < 4:
         return None
     d = x - x.mean()
-    m2 = float(np.mean(d**2))
+    d2 = d * d  # products, not d**3 / d**4 (numpy's pow is ~50x slower; they differ in the last bit)
+    m2 = float(np.mean(d2))
     if m2 <= 0:
         return None
-    g = float(np.mean(d**3)) / m2**1.5
-    k = float(np.mean(d**4)) / m2**2 - 3.0
+    g = float(np.mean(d2 * d)) / m2**1.5
+    k = float(np.mean(d2 * d2)) / m2**2 - 3.0
     g1 = g * np.sqrt(n * (n - 1)) / (n - 2)
     g2 = ((n + 1) * k + 6.0) * (n - 1) / ((n - 2) * (n - 3))
     return float((g1**2 + 1.0) / (g2 + 3.0 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
@@ -105,5 +108,5 @@ def describe_modes(x: np.ndarray, boundary: float) -> list[Mode]:
     out = []
     for label, part in (("low", x[x < boundary]), ("high", x[x >= boundary])):
         out.append(Mode(label, len(part), len(part) / n if n else 0.0,
-                        float(np.median(part)) if len(part) else None))
+                        median(part) if len(part) else None))
     return out

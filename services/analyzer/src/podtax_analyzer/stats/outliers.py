@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from podtax_analyzer.stats.medians import median
+
 CUTOFF = 3.5
 MIN_RUNS = 10
 SMALL_N_FLOOR = 0.05
@@ -28,9 +30,9 @@ def modified_z(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     if len(x) == 0:
         return np.zeros(0)
-    med = np.median(x)
+    med = median(x)
     dev = np.abs(x - med)
-    mad = np.median(dev)
+    mad = median(dev)
     scale = mad / 0.6745 if mad > 0 else 1.253314 * dev.mean()
     if len(x) < MIN_RUNS:
         scale = max(scale, SMALL_N_FLOOR * abs(float(med)))
