@@ -38,7 +38,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
-from podtax import kvscan, metrics, subjects, telemetry
+from podtax import kvscan, metrics, natsfetch, subjects, telemetry
 from podtax.events import Envelope, Event, decode, encode
 from podtax.templates import pydantic_msg
 
@@ -244,7 +244,7 @@ class Bus:
 
     async def _fetch(self, sub: JetStreamContext.PullSubscription, batch: int) -> list[Msg]:
         try:
-            msgs = await sub.fetch(batch, timeout=0.5)
+            msgs = await natsfetch.fetch(sub, batch, timeout=0.5)
         except (NatsTimeout, TimeoutError):
             return []
         except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -34,12 +35,19 @@ EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 MAX_AHEAD = timedelta(days=1)
 
 
+_EARLIEST_S = EARLIEST.timestamp()
+_MAX_AHEAD_S = MAX_AHEAD.total_seconds()
+
+
 def _plausible(value: datetime) -> datetime:
-    """Refuse times no benchmark can have (a broken clock, a forged event): before 2000 or > 1 day ahead."""
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    if aware < EARLIEST:
+    """Refuse times no benchmark can have (a broken clock, a forged event): before 2000 or > 1 day ahead.
+
+    Compared as epoch seconds: every event carries three times, and building `now() + MAX_AHEAD` as a
+    datetime for each was 17 µs of every decoded message (the analyzer's hot path)."""
+    seconds = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
+    if seconds < _EARLIEST_S:
         raise ValueError(f"{value.isoformat()} is before 2000-01-01: not a plausible time (check the clock)")
-    if aware > now() + MAX_AHEAD:
+    if seconds > time.time() + _MAX_AHEAD_S:
         raise ValueError(f"{value.isoformat()} is more than a day in the future: not a plausible time "
                          "(check the clock)")
     return value

@@ -1,0 +1,88 @@
+"""Fetch a batch from a JetStream pull consumer without a task per message.
+
+nats-py's ``PullSubscription.fetch`` waits for every message with ``Subscription.next_msg``, which
+creates a task, a ``wait_for`` and a uuid per message: measured 47 µs of CPU per 1.7 KB message
+(fetch + ack) against 12.5 µs for this loop over the same server and messages (bench/bench_pipeline.py
+shows what it is worth end to end). The protocol is the same as nats-py's (the JetStream pull API):
+
+1. messages already in the subscription's queue (left by an earlier request) are returned first;
+2. a ``no_wait`` request returns at once what the consumer has, ended by a 404/408 status when it
+   has fewer than ``batch``;
+3. when it had nothing, one request waits up to ``timeout`` (``expires`` on the server side) and the
+   batch is returned once full or when the request expires.
+
+Status messages (404 no messages, 408 request expired, 409 conflicts) end a request and are never
+returned; 100 (idle heartbeat) is skipped. The subscription's pending-bytes accounting is kept, as
+nats-py keeps it, so its slow-consumer protection still works. This reads nats-py's
+``PullSubscription`` internals (``_sub``, ``_nms``, ``_deliver``, ``_nc``), stable across the 2.x
+line and pinned by the lock; tests/integration/test_natsfetch.py runs it against a real nats-server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+
+STATUS = "Status"
+HEARTBEAT = "100"
+
+
+def _status(msg: Msg) -> str | None:
+    headers = msg.headers
+    return headers.get(STATUS) if headers else None
+
+
+def _drain(sub: JetStreamContext.PullSubscription, batch: int, into: list[Msg]) -> None:
+    """Move what is already queued (up to `batch`) into `into`, dropping stale status messages."""
+    inner = sub._sub
+    queue = inner._pending_queue
+    while len(into) < batch and not queue.empty():
+        msg = queue.get_nowait()
+        inner._pending_size -= len(msg.data)
+        if _status(msg) is None:
+            into.append(msg)
+
+
+async def _collect(sub: JetStreamContext.PullSubscription, batch: int, into: list[Msg]) -> None:
+    """Take messages of the current request until it ends (a status) or `batch` are in `into`."""
+    inner = sub._sub
+    queue = inner._pending_queue
+    while len(into) < batch:
+        msg = queue.get_nowait() if not queue.empty() else await queue.get()
+        inner._pending_size -= len(msg.data)
+        status = _status(msg)
+        if status is None:
+            into.append(msg)
+        elif status != HEARTBEAT:
+            return
+
+
+async def _request(sub: JetStreamContext.PullSubscription, body: dict[str, int | bool]) -> None:
+    await sub._nc.publish(sub._nms, json.dumps(body).encode(), sub._deliver)
+
+
+async def fetch(sub: JetStreamContext.PullSubscription, batch: int, timeout: float) -> list[Msg]:
+    """Up to `batch` messages; an empty list when none came within `timeout` seconds."""
+    msgs: list[Msg] = []
+    _drain(sub, batch, msgs)
+    if msgs:
+        return msgs
+    await _request(sub, {"batch": batch, "no_wait": True})
+    try:
+        async with asyncio.timeout(timeout):
+            await _collect(sub, batch, msgs)
+    except TimeoutError:
+        return msgs
+    if msgs:
+        return msgs
+    expires_ns = max(1, int(timeout * 1e9) - 100_000)  # the server ends it just before we stop waiting
+    await _request(sub, {"batch": batch, "expires": expires_ns})
+    try:
+        async with asyncio.timeout(timeout):
+            await _collect(sub, batch, msgs)
+    except TimeoutError:
+        pass
+    return msgs

@@ -1,0 +1,104 @@
+"""natsfetch.fetch against a real nats-server: every message exactly once, in order, acked or
+redelivered as JetStream says, an empty list on an idle consumer, and messages that arrive while a
+request waits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import nats
+from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+from podtax import natsfetch
+
+
+async def _setup(url: str, ack_wait: float = 30.0) -> tuple[nats.NATS, nats.js.JetStreamContext, object]:
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig(name="F", subjects=["f.>"]))
+    await js.add_consumer("F", ConsumerConfig(durable_name="c", ack_policy=AckPolicy.EXPLICIT, ack_wait=ack_wait))
+    return nc, js, await js.pull_subscribe_bind(durable="c", stream="F")
+
+
+async def _publish(js: nats.js.JetStreamContext, first: int, count: int) -> None:
+    futures = [await js.publish_async(f"f.{i}", str(i).encode()) for i in range(first, first + count)]
+    await asyncio.gather(*futures)
+
+
+async def test_every_message_once_in_order_in_full_batches(nats_url: str) -> None:
+    nc, js, sub = await _setup(nats_url)
+    try:
+        await _publish(js, 0, 1234)
+        seen: list[int] = []
+        sizes = []
+        while len(seen) < 1234:
+            msgs = await natsfetch.fetch(sub, 500, 1.0)
+            assert msgs, "a consumer with messages must not come back empty"
+            sizes.append(len(msgs))
+            for m in msgs:
+                seen.append(int(m.data))
+                await m.ack()
+        assert seen == list(range(1234))
+        assert sizes == [500, 500, 234]
+        assert await natsfetch.fetch(sub, 500, 0.3) == []  # idle: empty after the timeout, no error
+        assert sub._sub._pending_size == 0  # the slow-consumer accounting is kept
+    finally:
+        await nc.close()
+
+
+async def test_an_idle_fetch_gets_what_arrives_while_it_waits(nats_url: str) -> None:
+    nc, js, sub = await _setup(nats_url)
+    try:
+        async def later() -> None:
+            await asyncio.sleep(0.3)
+            await _publish(js, 0, 3)
+
+        started = time.monotonic()
+        task = asyncio.create_task(later())
+        msgs = await natsfetch.fetch(sub, 3, 5.0)
+        await task
+        assert [int(m.data) for m in msgs] == [0, 1, 2]
+        assert time.monotonic() - started < 4.0  # returned once full, not at the timeout
+        for m in msgs:
+            await m.ack()
+        assert await natsfetch.fetch(sub, 10, 0.3) == []
+    finally:
+        await nc.close()
+
+
+async def test_unacked_and_nacked_messages_come_back(nats_url: str) -> None:
+    nc, js, sub = await _setup(nats_url, ack_wait=1.0)
+    try:
+        await _publish(js, 0, 4)
+        first = await natsfetch.fetch(sub, 10, 1.0)
+        assert [int(m.data) for m in first] == [0, 1, 2, 3]
+        await first[0].ack()
+        await first[1].nak()
+        await first[2].term()
+        # 3 is neither acked nor nacked: it comes back after ack_wait; 1 comes back at once
+        again: list[int] = []
+        deadline = time.monotonic() + 10
+        while sorted(again) != [1, 3] and time.monotonic() < deadline:
+            for m in await natsfetch.fetch(sub, 10, 0.5):
+                again.append(int(m.data))
+                assert m.metadata.num_delivered == 2
+                await m.ack()
+        assert sorted(again) == [1, 3]
+    finally:
+        await nc.close()
+
+
+async def test_a_stale_status_left_in_the_queue_is_not_returned(nats_url: str) -> None:
+    nc, js, sub = await _setup(nats_url)
+    try:
+        assert await natsfetch.fetch(sub, 5, 0.2) == []  # leaves the request's 408 behind at most
+        await asyncio.sleep(0.3)
+        await _publish(js, 0, 2)
+        got: list[int] = []
+        for _ in range(5):
+            got += [int(m.data) for m in await natsfetch.fetch(sub, 5, 0.5)]
+            if len(got) == 2:
+                break
+        assert got == [0, 1]
+    finally:
+        await nc.close()
