@@ -14,6 +14,7 @@ by its CPU limit).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -21,7 +22,6 @@ from functools import lru_cache
 import duckdb
 import numpy as np
 from podtax.events import NodeScore
-from scipy.stats import binom
 
 from podtax_analyzer.celldata import VERSION_SQL
 from podtax_analyzer.stats.modes import BC_THRESHOLD, bimodality_coefficient, check_unimodality
@@ -35,6 +35,8 @@ MIN_RUNS_CI = 6
 @lru_cache(maxsize=4096)
 def _rank(n: int, confidence: float) -> int:
     """1-based rank of the lower bound; cached because binom.ppf costs ~80 µs and n repeats a lot."""
+    from scipy.stats import binom  # here: importing scipy.stats costs ~60 MB, and only this needs it
+
     return max(1, int(binom.ppf((1.0 - confidence) / 2.0, n, 0.5)))
 
 
@@ -57,7 +59,7 @@ _QUERY = """
 WITH touched AS ({touched})
 SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
-       list(m.value ORDER BY m.value) AS vals, avg(m.value) AS mean, count(*) AS n,
+       list(m.value ORDER BY m.value) AS vals, count(*) AS n,
        epoch_us(max(coalesce(r.ended_at, r.stored_at))) AS updated_us,
        count(DISTINCT {version}) AS builds,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
@@ -94,35 +96,48 @@ def node_scores(
         if val is not None:
             where.append(f"AND r.{col} = ${col}")
             params[col] = val
-    # Fetched as numpy (each key's values one float64 array, not a list of Python floats): a
-    # publication recomputes every run of the touched keys, so this is what grows with history.
+    # Fetched as numpy (each key's values one float64 array, not a list of Python floats). This reads
+    # every stored run of the selected keys; the service's publications use score_cache.py instead.
     res = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where), version=VERSION_SQL),
                       params).fetchnumpy()
-    out = []
-    for i in range(len(res["n"])):
-        vals = res["vals"][i]  # sorted by the query
-        ci = median_interval(vals)
-        out.append(NodeScore(cluster=str(res["cluster"][i]), node=str(res["node"][i]), env=str(res["env"][i]),
-                             test=str(res["test"][i]), params_key=str(res["params_key"][i]),
-                             metric=str(res["metric"][i]), unit=str(res["unit"][i]),
-                             higher_is_better=bool(res["hib"][i]), median=sorted_median(vals),
-                             mean=float(res["mean"][i]), n=int(res["n"][i]),
-                             ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
-                             updated_at=EPOCH + timedelta(microseconds=int(res["updated_us"][i])),
-                             flags=score_flags(vals, int(res["builds"][i]), int(res["throttled"][i]),
-                                               int(res["overlap"][i]))))
-    return out
+    return [score_from_sorted(cluster=str(res["cluster"][i]), node=str(res["node"][i]), env=str(res["env"][i]),
+                              test=str(res["test"][i]), params_key=str(res["params_key"][i]),
+                              metric=str(res["metric"][i]), unit=str(res["unit"][i]),
+                              higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
+                              updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
+                              throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]))
+            for i in range(len(res["n"]))]
+
+
+def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,
+                      higher_is_better: bool, vals: np.ndarray, updated_us: int, builds: int, throttled: int,
+                      overlap: int) -> NodeScore:
+    """One key's score from its runs' values (sorted ascending) and facts; shared by node_scores and the
+    service's incremental cache (score_cache.py), so both give the same figures."""
+    ci = median_interval(vals)
+    return NodeScore(cluster=cluster, node=node, env=env, test=test, params_key=params_key, metric=metric, unit=unit,
+                     higher_is_better=higher_is_better, median=sorted_median(vals), mean=exact_mean(vals),
+                     n=len(vals), ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
+                     updated_at=EPOCH + timedelta(microseconds=updated_us),
+                     flags=score_flags(vals, builds, throttled, overlap))
+
+
+def exact_mean(vals: np.ndarray) -> float:
+    """The mean from the correctly rounded sum (math.fsum): the same figure whatever the order of the
+    values, so a full recompute and an incremental one agree to the last bit (DuckDB's parallel avg
+    may differ in its last bits from run to run)."""
+    return math.fsum(vals.tolist()) / len(vals)
 
 
 def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int) -> list[str]:
-    """The flags of one node score (see the module doc), in a fixed order."""
+    """The flags of one node score (see the module doc), in a fixed order; vals sorted ascending."""
     flags = []
     if builds > 1:
         flags.append("CONFOUNDED")
     if len(vals) >= MIN_RUNS_MODES:
         x = np.asarray(vals, dtype=float)
         bc = bimodality_coefficient(x)  # cheap; the dip test only runs where it could matter
-        if bc is not None and bc > BC_THRESHOLD and check_unimodality(x).bimodal:
+        if bc is not None and bc > BC_THRESHOLD and check_unimodality(x, sorted_x=x).bimodal:
             flags.append("BIMODAL")
     if overlap:
         flags.append("OVERLAP")

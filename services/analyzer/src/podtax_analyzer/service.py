@@ -14,14 +14,16 @@ from podtax.config import AnalyzerSettings
 
 from podtax_analyzer.api import create_app
 from podtax_analyzer.isolate import write_isolating
+from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.store import Store
 
 log = logging.getLogger("podtax.analyzer")
 SOURCE = "podtax/analyzer"
-# Scores are recomputed from every stored run of the keys a batch touched, so one publication costs
-# more as history grows (~0.3 s of CPU at 100,000 runs). Publishing after every batch kept the
-# analyzer busy with it; instead, publications are at least SCORES_MIN_INTERVAL_S apart, and the
-# pause after one is at least SCORES_GAP_FACTOR times as long as it took (at most ~20% of the time).
+# Scores are kept up to date incrementally (score_cache.py: only the new runs' rows are read), but a
+# publication still puts every touched key's score in the KV bucket and on the bus, and the campaign's
+# cell statistics are recomputed. Publishing after every batch kept the analyzer busy with it; instead,
+# publications are at least SCORES_MIN_INTERVAL_S apart, and the pause after one is at least
+# SCORES_GAP_FACTOR times as long as it took (at most ~20% of the time).
 SCORES_MIN_INTERVAL_S = 1.0
 SCORES_GAP_FACTOR = 4.0
 STORED = [f"{subjects.RUN_LOG}.>", f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>",
@@ -50,6 +52,7 @@ class Analyzer:
         """Coalesce new results and publish the scores and cell statistics they changed."""
         await self.bus.kv(subjects.SCORES_BUCKET)  # create the bucket before the first put
         loop = asyncio.get_running_loop()
+        cache = ScoreCache()  # per-key aggregates, so a publication reads only the new runs' rows
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), 1.0)
@@ -59,18 +62,18 @@ class Analyzer:
             runs, self.pending = self.pending, set()
             started = loop.time()
             try:
-                await self._publish(runs)
+                await self._publish(runs, cache)
             except Exception:  # noqa: BLE001 - retried with the next change; results are already stored
                 log.exception("publishing scores failed; will retry")
                 self.pending |= runs
             took = loop.time() - started
             await asyncio.sleep(max(SCORES_MIN_INTERVAL_S - took, SCORES_GAP_FACTOR * took))
 
-    async def _publish(self, runs: set[str]) -> None:
+    async def _publish(self, runs: set[str], cache: ScoreCache) -> None:
         from podtax_analyzer.comparisons import cell_stats_for
-        from podtax_analyzer.scores import node_scores
 
-        scores = await asyncio.to_thread(node_scores, self.store.cursor(), since_runs=runs)
+        # The same scores as scores.node_scores(since_runs=runs) over the database (score_cache.py).
+        scores = await asyncio.to_thread(cache.update, self.store, runs)
         await self.bus.kv_put_many(subjects.SCORES_BUCKET, [
             (subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key), s.model_dump_json().encode())
             for s in scores])

@@ -97,6 +97,7 @@ class Store:
         self.con = duckdb.connect(str(path))
         self.con.execute(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())
         self._lock = threading.Lock()
+        self.replaced = 0  # moves before and after each replace_results: incremental score caches start afresh
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         with self._lock:
@@ -203,6 +204,7 @@ class Store:
     def replace_results(self, results: Sequence[events.ResultV1 | events.RunFailedV1]) -> None:
         """Reparse: replace the outcome of each run with a re-derived one (one transaction)."""
         now = datetime.now(UTC)
+        self.replaced += 1
         with self.transaction() as con:
             ids = [e.data.run.run_id for e in results]
             con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
@@ -215,3 +217,4 @@ class Store:
                          [{"run_id": e.data.run.run_id, "name": m.name, "value": m.value, "unit": m.unit,
                            "higher_is_better": m.higher_is_better} for e in ok for m in e.data.metrics])
             mark_overlaps(con, ids)
+        self.replaced += 1

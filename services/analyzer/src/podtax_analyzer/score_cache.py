@@ -1,0 +1,168 @@
+"""Incremental node scores for the service's publications: each key's aggregates kept in memory.
+
+`scores.node_scores` recomputes a key from every stored run; publishing after every batch that way
+pulls the whole history of the touched keys each time (1.4 million metric rows at 100,000 runs), so
+the analyzer's memory and CPU grew with history. `ScoreCache` keeps per key what a score needs (the
+sorted values, the runs counted, the newest time, the tool builds, the throttled and overlapping
+runs) and updates it from the rows of the new runs only; a key it has not seen yet is loaded from
+DuckDB once. The scores it returns are the same as `node_scores(con, since_runs=...)` computes
+from the database (tests/analysis/test_score_cache.py compares them batch by batch).
+
+What can change in a run already counted, and how the cache follows:
+- its OVERLAP flag (mark_overlaps flags older runs later; they come back among the new runs): a
+  known run's rows reconcile the key's set of overlapping runs. Every other attribute of a stored
+  'ok' run is written once (write_batch never rewrites a stored result).
+- a reparse (Store.replace_results) replaces values and runs: the store counts its reparses
+  (`Store.replaced`) and the cache drops everything when that count moves; keys are then loaded
+  again as they are touched.
+A run is counted in a key at most once (each key keeps its runs' numbers), so loading a key that
+already holds runs not yet published, then meeting those runs as new, changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+from podtax.events import NodeScore
+
+from podtax_analyzer.celldata import VERSION_SQL
+from podtax_analyzer.scores import score_from_sorted
+from podtax_analyzer.store import Store
+
+Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
+KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
+LOAD_CHUNK = 500  # keys per loading query: bounds the memory of a first publication over a long history
+
+# Per key, the rows of the selected runs (ordered by value, so a new key's values come sorted).
+_ROWS = f"""
+SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
+       any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
+       list(m.value ORDER BY m.value) AS vals, list(r.run_id ORDER BY m.value) AS ids,
+       list(epoch_us(coalesce(r.ended_at, r.stored_at)) ORDER BY m.value) AS updated_us,
+       list({VERSION_SQL} ORDER BY m.value) AS versions,
+       list(coalesce(r.nr_throttled > 0, false) ORDER BY m.value) AS throttled,
+       list(coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false)
+            ORDER BY m.value) AS overlap
+FROM runs r JOIN metrics m ON m.run_id = r.run_id {{join}}
+WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes') {{where}}
+GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
+"""
+_NEW_ROWS = _ROWS.format(join="", where="AND r.run_id IN (SELECT unnest($ids::varchar[]))")
+_KEY_ROWS = _ROWS.format(join="JOIN score_keys k ON (r.cluster, r.node, r.env, r.test, r.params_key, m.name) = "
+                              "(k.cluster, k.node, k.env, k.test, k.params_key, k.metric)", where="")
+
+
+@dataclass
+class KeyState:
+    """What one key's score needs: values (sorted, metric unit) and runs (sorted run numbers) of its
+    counted runs, the newest end time (epoch microseconds), the distinct tool builds, how many runs
+    were throttled, and which runs carry an OVERLAP flag."""
+
+    unit: str
+    hib: bool = False
+    values: np.ndarray = field(default_factory=lambda: np.empty(0))
+    runs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    updated_us: int = 0
+    builds: set[str] = field(default_factory=set)
+    throttled: int = 0
+    overlapped: set[int] = field(default_factory=set)
+
+
+class ScoreCache:
+    """Node scores of the touched keys, kept up to date from the new runs (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[Key, KeyState] = {}
+        self.run_numbers: dict[str, int] = {}  # run id -> a small int, for the per-key run sets
+        self.replaced: int | None = 0  # Store.replaced when the cache was last consistent; None: unknown
+
+    def clear(self) -> None:
+        self.keys.clear()
+        self.run_numbers.clear()
+        self.replaced = None
+
+    def update(self, store: Store, run_ids: Iterable[str]) -> list[NodeScore]:
+        """Fold the rows of `run_ids` in and return the scores of every key they touch, in key order.
+        The reads of one update share a snapshot (one transaction). The cache starts afresh when the
+        store's reparse count moved since it was last consistent, and does the update again when it
+        moves during one (a reparse committed meanwhile)."""
+        ids = sorted(set(run_ids))
+        if not ids:
+            return []
+        while True:
+            before = store.replaced
+            if before != self.replaced:
+                self.clear()
+            try:
+                with store.transaction() as con:
+                    new = dict(_grouped(con, _NEW_ROWS, {"ids": ids}))
+                    self._load(con, [k for k in new if k not in self.keys])
+                for key, rows in new.items():
+                    self._merge(self.keys[key], rows)
+            except BaseException:
+                self.clear()  # a half-applied update must not survive; keys are loaded again next time
+                raise
+            after = store.replaced
+            # an odd count: a reparse is under way; what this snapshot saw is right, but not for later
+            self.replaced = before if after == before and before % 2 == 0 else None
+            if after == before:
+                return [self.score(key) for key in sorted(new)]
+
+    def score(self, key: Key) -> NodeScore:
+        s = self.keys[key]
+        cluster, node, env, test, pkey, metric = key
+        return score_from_sorted(cluster=cluster, node=node, env=env, test=test, params_key=pkey, metric=metric,
+                                 unit=s.unit, higher_is_better=s.hib, vals=s.values, updated_us=s.updated_us,
+                                 builds=len(s.builds), throttled=s.throttled, overlap=len(s.overlapped))
+
+    def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
+        """Every stored run of `keys` (new to the cache), a chunk of keys per query."""
+        for first in range(0, len(keys), LOAD_CHUNK):
+            chunk = keys[first:first + LOAD_CHUNK]
+            con.register("score_keys", {c: np.array([k[i] for k in chunk], dtype=object)
+                                        for i, c in enumerate(KEY_COLUMNS)})
+            try:
+                for key, rows in _grouped(con, _KEY_ROWS, {}):
+                    self.keys[key] = KeyState(unit=rows["unit"])
+                    self._merge(self.keys[key], rows)
+            finally:
+                con.unregister("score_keys")
+
+    def _number(self, run_id: str) -> int:
+        return self.run_numbers.setdefault(run_id, len(self.run_numbers))
+
+    def _merge(self, s: KeyState, rows: dict[str, Any]) -> None:
+        """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
+        nums = np.fromiter((self._number(i) for i in rows["ids"]), dtype=np.int64, count=len(rows["ids"]))
+        overlap = np.asarray(rows["overlap"], dtype=bool)
+        known = np.isin(nums, s.runs, assume_unique=True)
+        for num, flagged in zip(nums[known].tolist(), overlap[known].tolist()):
+            if flagged:
+                s.overlapped.add(num)
+            else:
+                s.overlapped.discard(num)
+        s.hib = s.hib or bool(rows["hib"])
+        fresh = ~known
+        if not fresh.any():
+            return
+        vals = np.asarray(rows["vals"], dtype=float)[fresh]  # ascending, as the query orders them
+        at = np.searchsorted(s.values, vals, side="right")
+        s.values = np.insert(s.values, at, vals)
+        s.runs = np.sort(np.concatenate([s.runs, nums[fresh]]))
+        s.updated_us = max(s.updated_us, int(np.max(np.asarray(rows["updated_us"], dtype=np.int64)[fresh])))
+        s.builds.update(v for v, f in zip(rows["versions"], fresh.tolist()) if f)
+        s.throttled += int(np.count_nonzero(np.asarray(rows["throttled"], dtype=bool)[fresh]))
+        s.overlapped.update(nums[fresh & overlap].tolist())
+
+
+def _grouped(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
+    """(key, that key's row lists) for each key the query returns."""
+    res = con.execute(sql, params).fetchnumpy()
+    names = ("unit", "hib", "vals", "ids", "updated_us", "versions", "throttled", "overlap")
+    for i in range(len(res["unit"])):
+        key = tuple(str(res[c][i]) for c in KEY_COLUMNS)
+        yield key, {c: res[c][i] for c in names}  # type: ignore[misc]

@@ -1,0 +1,125 @@
+"""The service's incremental node scores (score_cache.py) equal the full recompute from the database.
+
+Batches of real result events go through Store.write_batch into a real DuckDB file; after each, the
+scores the cache publishes for the batch's new runs are compared with scores.node_scores over the
+database, field by field. The batches include what can change an already counted run: a late OVERLAP
+flag (a new run whose time span covers an older one flags both) and a reparse (replace_results), plus
+a result that supersedes a recorded failure, keys loaded while runs were still unpublished, throttled
+pod runs, a second tool build and a bimodal node.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from podtax import events
+from podtax_analyzer.score_cache import ScoreCache
+from podtax_analyzer.scores import node_scores
+from podtax_analyzer.store import Store
+
+T0 = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+NODES = ("n1", "n2", "n3")
+TESTS = {"sysbench-cpu": {"threads": 1}, "stress-ng-cpu": {"workers": 2}}
+
+
+def _result(i: int, node: str, env: str, test: str, *, start: datetime | None = None, value: float | None = None,
+            build: str | None = None, throttled: int = 0) -> events.ResultV1:
+    rng = np.random.default_rng(i)
+    start = start or T0 + timedelta(seconds=20 * i)
+    base = {"n1": 100.0, "n2": 120.0, "n3": 80.0}[node] * (0.9 if env == "kubernetes" else 1.0)
+    if node == "n3" and (i // 12) % 2:  # n3 has two modes (alternate runs of each of its keys)
+        base *= 0.6
+    v = value if value is not None else float(base * np.exp(rng.normal(0, 0.01)))
+    run = events.RunSpec(run_id=f"r{i}", campaign="c", node=node, env=env, test=test, params=TESTS[test])
+    metrics = [events.Metric(name="events_per_sec", value=v, unit="events/s", higher_is_better=True),
+               events.Metric(name="latency_ms", value=round(1000 / v, 3), unit="ms", higher_is_better=False)]
+    prov = events.Provenance(nr_throttled_before=0, nr_throttled_after=throttled) if env == "kubernetes" \
+        else events.Provenance()
+    return events.result(events.Result(run=run, tool="sysbench", tool_version="1.0.20", tool_build=build,
+                                       parser_version="1", metrics=metrics, started_at=start,
+                                       ended_at=start + timedelta(seconds=10), provenance=prov), "test")
+
+
+def _batch(first: int, count: int, **kw) -> list[events.ResultV1]:
+    out = []
+    for i in range(first, first + count):
+        node, env = NODES[i % 3], ("host", "kubernetes")[(i // 3) % 2]
+        test = list(TESTS)[(i // 6) % 2]
+        out.append(_result(i, node, env, test, throttled=5 if i % 17 == 0 else 0, **kw))
+    return out
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "scores.duckdb")
+    yield s
+    s.close()
+
+
+def _check(store: Store, cache: ScoreCache, runs: set[str]) -> list:
+    got = cache.update(store, runs)
+    want = node_scores(store.cursor(), since_runs=runs)
+    assert got == want  # every field: median, mean, n, interval, updated_at, flags
+    return got
+
+
+def test_incremental_scores_equal_the_full_recompute(store):
+    cache = ScoreCache()
+    for first in range(0, 120, 24):  # 5 batches; keys reach 10+ runs, so the interval and dip test apply
+        runs = store.write_batch(_batch(first, 24))
+        assert len(runs) == 24
+        _check(store, cache, runs)
+
+    # a late run on n1 whose span covers an older one: mark_overlaps flags both, the old one comes back
+    old = store.cursor().execute("SELECT started_at FROM runs WHERE run_id = 'r3'").fetchone()[0]
+    runs = store.write_batch([_result(500, "n1", "host", "sysbench-cpu", start=old + timedelta(seconds=2))])
+    assert runs == {"r500", "r3"}
+    got = _check(store, cache, runs)
+    assert [(s.env, "OVERLAP" in s.flags) for s in got] == [("host", True)] * 2 + [("kubernetes", True)] * 2
+
+    # a second tool build on n2's pod runs, and a result that supersedes a recorded failure
+    failed = events.run_failed(events.RunFailed(run=events.RunSpec(run_id="r600", campaign="c", node="n2",
+                                                                   env="host", test="sysbench-cpu",
+                                                                   params=TESTS["sysbench-cpu"]),
+                                                stage="agent", reason="boom", detail="it failed"), "test")
+    assert store.write_batch([failed]) == set()
+    runs = store.write_batch([_result(600, "n2", "host", "sysbench-cpu"),
+                              _result(601, "n2", "kubernetes", "sysbench-cpu", build="patched")])
+    got = _check(store, cache, runs)
+    assert any("CONFOUNDED" in s.flags for s in got)
+
+    # a reparse replaces stored values (and turns one result into a failure) behind the cache's back
+    store.replace_results([_result(7, "n2", "kubernetes", "sysbench-cpu", value=1.0),
+                           events.run_failed(events.RunFailed(run=_result(8, "n3", "host", "sysbench-cpu").data.run,
+                                                              stage="parser", reason="x", detail="y"), "test")])
+    runs = store.write_batch(_batch(200, 12))
+    _check(store, cache, runs)
+    _check(store, cache, {"r7", "r8", "r1", "r2"})  # the reparsed runs' keys, as stored now
+
+    # batches published out of order: the later one loads keys that hold the earlier, unpublished runs
+    cache = ScoreCache()
+    early = store.write_batch(_batch(300, 12))
+    late = store.write_batch(_batch(312, 12))
+    _check(store, cache, late)
+    _check(store, cache, early)
+    _check(store, cache, early | late)
+    every = {r for (r,) in store.cursor().execute("SELECT run_id FROM runs WHERE status = 'ok'").fetchall()}
+    final = _check(store, cache, every)
+    assert final == node_scores(store.cursor())
+    assert {f for s in final for f in s.flags} == {"BIMODAL", "CONFOUNDED", "OVERLAP", "THROTTLED"}
+    assert all(s.ci_low is not None for s in final if s.n >= 6) and any(s.n >= 10 for s in final)
+
+
+def test_nothing_to_publish_and_a_failed_read_leaves_no_half_state(store):
+    cache = ScoreCache()
+    assert cache.update(store, []) == []
+    runs = store.write_batch(_batch(0, 12))
+    _check(store, cache, runs)
+    store.con.execute("ALTER TABLE metrics RENAME TO metrics_gone")  # the next read fails
+    with pytest.raises(Exception, match="metrics"):
+        cache.update(store, {"r1"})
+    assert cache.keys == {}
+    store.con.execute("ALTER TABLE metrics_gone RENAME TO metrics")
+    _check(store, cache, runs)

@@ -1,0 +1,74 @@
+"""The running analyzer publishes node scores to the KV bucket the scheduler reads, and they equal
+scores.node_scores over its DuckDB file, after every wave of results (incremental, score_cache.py),
+including a run that a later one flags as OVERLAP."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+from podtax import events, subjects
+from podtax.bus import Bus
+from podtax_analyzer.scores import node_scores
+
+from tests.integration.harness import services, wait_for
+
+NODES = ("n1", "n2")
+
+
+def _result(i: int, start_s: float) -> events.ResultV1:
+    node, env = NODES[i % 2], ("host", "kubernetes")[(i // 2) % 2]
+    start = events.now() - timedelta(hours=1) + timedelta(seconds=start_s)
+    run = events.RunSpec(run_id=f"r{i}", campaign="c", node=node, env=env, test="sysbench-cpu",
+                         params={"threads": 1})
+    value = 100.0 + (i * 7919 % 13)
+    return events.result(events.Result(run=run, tool="sysbench", tool_version="1.0.20", parser_version="1",
+                                       metrics=[events.Metric(name="events_per_sec", value=value, unit="events/s",
+                                                              higher_is_better=True)],
+                                       started_at=start, ended_at=start + timedelta(seconds=10)), "test")
+
+
+async def _published(bus: Bus) -> dict[str, dict]:
+    kv = await bus.kv(subjects.SCORES_BUCKET)
+    return {key: await Bus.kv_json(kv, key) for key in await Bus.kv_keys(kv)}
+
+
+def _expected(db: Path) -> dict[str, dict]:
+    con = duckdb.connect(str(db))
+    try:
+        return {subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key): s.model_dump(mode="json")
+                for s in node_scores(con)}
+    finally:
+        con.close()
+
+
+async def _until_equal(bus: Bus, db: Path, what: str) -> dict[str, dict]:
+    deadline = time.monotonic() + 30
+    while True:
+        got, want = await _published(bus), _expected(db)
+        if got == want:
+            return got
+        assert time.monotonic() < deadline, f"{what}: published {got} != recomputed {want}"
+        await asyncio.sleep(0.2)
+
+
+async def test_published_scores_equal_the_full_recompute(nats_url: str, tmp_path: Path) -> None:
+    async with services(nats_url, tmp_path) as s:
+        await s.analyzer()
+        bus = await Bus.connect(nats_url, "test")
+        await bus.publish_many([_result(i, 20 * i) for i in range(16)])
+        await wait_for(lambda: s.query("SELECT count(*) FROM runs")[0][0] == 16, 30, "16 results")
+        first = await _until_equal(bus, s.db, "first wave")
+        assert len(first) == 4 and all(doc["n"] == 4 for doc in first.values())
+
+        # r23 (n2, pod) runs while r1 (n2, host) ran: both carry OVERLAP; r1's score, published before
+        # without it, gets the flag only from r1 itself coming back
+        await bus.publish_many([_result(i, 20 * i) for i in range(16, 20)] + [_result(23, 20 * 1 + 2)])
+        await wait_for(lambda: s.query("SELECT count(*) FROM runs")[0][0] == 21, 30, "21 results")
+        second = await _until_equal(bus, s.db, "second wave")
+        flagged = sorted((doc["node"], doc["env"], doc["n"]) for doc in second.values() if "OVERLAP" in doc["flags"])
+        assert flagged == [("n2", "host", 5), ("n2", "kubernetes", 6)]
+        await bus.close()
