@@ -77,6 +77,18 @@ def _scan(text: str) -> _Scan:
         state = _line(s, text[pos:end], state)
         if state:
             pos = end + 1
+            if state == 1:
+                m = _ROW.match(text, pos)
+                while m is not None:  # table rows in the common form, read in C
+                    s.rows.append((m.group(1), list(map(float, m.group(2).split()))))
+                    pos = m.end()
+                    m = _ROW.match(text, pos)
+            else:
+                m = _MISC.match(text, pos)
+                while m is not None:  # miscellaneous metrics in the common form, read in C
+                    s.misc.append((m.group(1), float(m.group(2)), _misc_desc(m.group(3))))
+                    pos = m.end()
+                    m = _MISC.match(text, pos)
             continue
         m = _NEXT.search(text, end)
         if m is None:  # only no-op `stress-ng: info:` lines remain
@@ -91,8 +103,21 @@ def _scan(text: str) -> _Scan:
 # `stress-ng: info:  [1234] <msg>` (or metrc:) whose msg starts with none of the words _line acts on
 # (header, misc metrics, _HANDLERS keys); such a line only sets `seen`. The [0-9] run and the
 # prefix make it a subset of the lines _line splits inline (so those lines are no-ops there too).
-_NEXT = re.compile(r"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\](?![^\S\n]*(?:stressor|miscellaneous|dispatching"
-                   r"|successful|unsuccessful|failed:|metrics|setting|defaulting)))")
+_NEXT = re.compile(r"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\](?![^\S\n]*+(?:stressor|miscellaneous"
+                   r"|dispatching|successful|unsuccessful|failed:|metrics|setting|defaulting)))")
+
+
+# A table row as _line reads it in state 1 (name, then 6 to 8 numbers; float() takes each one):
+# `stress-ng: metrc: [7111] cpu    3000   1.69   1.69   0.00   1770.62   1770.72\n`. A name starting
+# with "(" is the units line, skipped by _line; any other line also goes to _line.
+_ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(]\S*+)"
+                  r"((?:[^\S\n]++[0-9]++(?:\.[0-9]++)?+){6,8}+)[^\S\n]*+\n")
+
+# A miscellaneous metric as _line reads it in state 2 (name, number, description), except a name
+# starting with "(" or "stressor" (_line looks at those first):
+# `stress-ng: metrc: [61993] memrate   701.77 write64 MB per sec (geometric mean of 128 instances)\n`
+_MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!stressor)([^\s(]\S*+)"
+                   r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(\S[^\n]*+)\n")
 
 
 def _line(s: _Scan, raw: str, state: int) -> int:
