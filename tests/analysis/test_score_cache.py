@@ -123,3 +123,17 @@ def test_nothing_to_publish_and_a_failed_read_leaves_no_half_state(store):
     assert cache.keys == {}
     store.con.execute("ALTER TABLE metrics_gone RENAME TO metrics")
     _check(store, cache, runs)
+
+
+def test_scores_read_while_a_reparse_is_under_way_are_not_kept(store):
+    cache = ScoreCache()
+    _check(store, cache, store.write_batch(_batch(0, 12)))
+    assert cache.replaced == store.replaced == 0 and cache.keys
+    with store._replacing():  # as replace_results does around its transaction
+        _check(store, cache, {"r1"})
+        assert cache.replaced is None  # what this snapshot saw may not hold once the reparse commits
+    with pytest.raises(RuntimeError), store._replacing():
+        raise RuntimeError("a reparse that fails still closes its count")
+    assert store.replaced == 4
+    _check(store, cache, store.write_batch(_batch(12, 12)))
+    assert cache.replaced == 4

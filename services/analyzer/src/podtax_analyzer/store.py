@@ -97,7 +97,7 @@ class Store:
         self.con = duckdb.connect(str(path))
         self.con.execute(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())
         self._lock = threading.Lock()
-        self.replaced = 0  # moves before and after each replace_results: incremental score caches start afresh
+        self.replaced = 0  # moves before and after each replace_results (_replacing): score caches start afresh
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         with self._lock:
@@ -204,8 +204,7 @@ class Store:
     def replace_results(self, results: Sequence[events.ResultV1 | events.RunFailedV1]) -> None:
         """Reparse: replace the outcome of each run with a re-derived one (one transaction)."""
         now = datetime.now(UTC)
-        self.replaced += 1
-        with self.transaction() as con:
+        with self._replacing(), self.transaction() as con:
             ids = [e.data.run.run_id for e in results]
             con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
             con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
@@ -217,4 +216,12 @@ class Store:
                          [{"run_id": e.data.run.run_id, "name": m.name, "value": m.value, "unit": m.unit,
                            "higher_is_better": m.higher_is_better} for e in ok for m in e.data.metrics])
             mark_overlaps(con, ids)
+
+    @contextlib.contextmanager
+    def _replacing(self) -> Iterator[None]:
+        """`replaced` moves before and after (even if it fails): an odd count means a reparse is under way."""
         self.replaced += 1
+        try:
+            yield
+        finally:
+            self.replaced += 1
