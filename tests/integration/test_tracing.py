@@ -44,6 +44,20 @@ def test_run_ids_are_stable_and_distinct() -> None:
     assert all(i > 0 for i in telemetry.run_ids("c-1"))
 
 
+def test_a_run_event_outside_any_span_carries_no_header_consumers_derive_it() -> None:
+    from podtax import events
+
+    now = events.now()
+    run = events.RunSpec(run_id="hdr-1", campaign="c", node="n", env="host", test="sysbench-cpu", params={})
+    log = events.raw_log(events.RawLog(run=run, stdout="x", exit_code=0, started_at=now, ended_at=now), "t")
+    assert telemetry.inject_for({"Nats-Msg-Id": log.id}, log) == {"Nats-Msg-Id": log.id}
+    scoped = telemetry.run_context("other-run")
+    with telemetry.run_scope({"hdr-1": scoped}):  # a batch consumer's per-message span: it travels
+        headers = telemetry.inject_for({}, log)
+    parent = trace.get_current_span(telemetry.extract(headers)).get_span_context()
+    assert parent.trace_id == telemetry.run_ids("other-run")[0]
+
+
 async def test_a_run_is_one_trace_from_dispatch_to_store(nats_url: str, tmp_path: Path, spans: InMemorySpanExporter,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)

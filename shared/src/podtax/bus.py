@@ -2,7 +2,8 @@
 
 Rules it enforces for every service:
 - streams are created or updated idempotently at start (:meth:`Bus.ensure_streams`);
-- every publish carries `Nats-Msg-Id` = event id (JetStream drops duplicates) and `traceparent`;
+- every publish carries `Nats-Msg-Id` = event id (JetStream drops duplicates) and, unless the
+  consumer can derive it from the run id, `traceparent`;
 - consumers are durable pull consumers with explicit ack; a handler's side effect is committed
   before the ack; a failing handler is retried with backoff up to `max_deliver` deliveries;
 - a message that can never succeed (schema-invalid, or :class:`Permanent`) is terminated and
@@ -194,7 +195,7 @@ class Bus:
     # ------------------------------------------------------------ publish
 
     def _headers(self, event: Envelope) -> dict[str, str]:
-        return telemetry.inject({"Nats-Msg-Id": event.id}, telemetry.context_for(event))
+        return telemetry.inject_for({"Nats-Msg-Id": event.id}, event)
 
     def _payload(self, event: Envelope) -> bytes:
         payload = encode(event)

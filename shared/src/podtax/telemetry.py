@@ -88,7 +88,7 @@ def event_run_id(event: Any) -> str | None:
 
 @contextmanager
 def run_scope(contexts: dict[str, context.Context]) -> Iterator[None]:
-    """Publish follow-up events of these runs in their own contexts (see :func:`context_for`)."""
+    """Publish follow-up events of these runs in their own contexts (see :func:`inject_for`)."""
     token = _run_contexts.set(contexts)
     try:
         yield
@@ -96,16 +96,18 @@ def run_scope(contexts: dict[str, context.Context]) -> Iterator[None]:
         _run_contexts.reset(token)
 
 
-def context_for(event: Any) -> context.Context | None:
-    """The context an outgoing event is published in: its run's scope; else the current one (None),
-    or the run's own trace when there is no current span."""
+def inject_for(headers: dict[str, str], event: Any) -> dict[str, str]:
+    """Add the `traceparent` an outgoing event is published in: its run's scope; else the current
+    span's. Nothing when the event would only carry its run's own root (published outside any span,
+    e.g. with tracing off): every consumer derives that same context from the run id
+    (bus._message_context), so the header would repeat it, at ~20 µs per message to write and parse."""
     scoped = _run_contexts.get()
     run_id = event_run_id(event)
     if scoped and run_id in scoped:
-        return scoped[run_id]
+        return inject(headers, scoped[run_id])
     if run_id and not trace.get_current_span().get_span_context().is_valid:
-        return run_context(run_id)  # published outside any span (a pod run's log): still the run's trace
-    return None
+        return headers
+    return inject(headers)
 
 
 class JsonFormatter(logging.Formatter):
