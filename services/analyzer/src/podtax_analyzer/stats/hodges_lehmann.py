@@ -7,8 +7,9 @@ normal approximation with continuity correction) gives its confidence interval. 
 cross-check used where the BCa bootstrap is unstable (few runs, coarse resamples).
 
 The k-th smallest pairwise difference is found exactly: directly when n*m is small, otherwise by
-bisection on the value with a searchsorted count (O((n+m) log m) per step), then snapped to the
-nearest actual difference. No n*m array is built for large cells.
+narrowing a bracket on the value with searchsorted counts (O((n+m) log m) per round; one round
+usually suffices), then selecting among the few differences inside. No n*m array is built for
+large cells.
 """
 
 from __future__ import annotations
@@ -23,12 +24,6 @@ from podtax_analyzer.stats.bootstrap import RatioCI
 DIRECT_LIMIT = 250_000
 
 
-def _count_le(x: np.ndarray, y: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """For each threshold in t: number of pairs with y_j - x_i <= t (x, y ascending)."""
-    idx = np.searchsorted(y, x[None, :] + t[:, None], side="right")
-    return idx.sum(axis=1)
-
-
 def kth_pairwise_differences(x: np.ndarray, y: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """k-th smallest (1-indexed, each k in ks) of ``y_j - x_i`` over all pairs; x, y ascending."""
     n, m = len(x), len(y)
@@ -37,72 +32,95 @@ def kth_pairwise_differences(x: np.ndarray, y: np.ndarray, ks: np.ndarray) -> np
         d = (y[None, :] - x[:, None]).ravel()
         part = np.partition(d, np.unique(ks - 1))
         return part[ks - 1]
-    return _kth_by_bisection(x, y, [int(k) for k in ks])
+    return _kth_by_brackets(x, y, [int(k) for k in ks])
 
 
-def _kth_by_bisection(x: np.ndarray, y: np.ndarray, ks: list[int]) -> np.ndarray:
+class _Bracket:
+    """(lo, hi] on the differences' value holding the k-th: c_lo < k <= c_hi count the pairs at or below lo,
+    hi; a, b: for each x_i, the first y index above x_i + lo, x_i + hi (the pairs inside are y[a_i:b_i] - x_i).
+    final: narrowing stops (few pairs left, no progress, or every pair inside has one value)."""
+
+    def __init__(self, lo: float, hi: float, a: np.ndarray, b: np.ndarray, c_lo: int, c_hi: int) -> None:
+        self.lo, self.hi, self.a, self.b, self.c_lo, self.c_hi = lo, hi, a, b, c_lo, c_hi
+        self.final = False
+
+    def span(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+        """Smallest and largest difference inside (the bracket holds at least one pair)."""
+        inside = self.a < self.b
+        return (float(np.min(y[self.a[inside]] - x[inside])), float(np.max(y[self.b[inside] - 1] - x[inside])))
+
+
+def _kth_by_brackets(x: np.ndarray, y: np.ndarray, ks: list[int]) -> np.ndarray:
     """For each k: narrow (lo, hi] until it holds few differences, then select among them exactly.
-    The grid, the first counts and the candidates of a bracket are shared by all ks."""
+
+    The first guesses are read off a stratified 64 x 64 grid of the differences at the quantiles
+    k -+ few/4 of n*m, so one count usually leaves a bracket of about few/2 pairs; later guesses
+    interpolate within the differences left inside. All guesses of a round are counted in one
+    searchsorted, whose indices are kept to list a bracket's pairs. Ties: a bracket whose pairs all
+    have one value is the answer as it is; one that no guess narrows is selected from as it is."""
     n, m = len(x), len(y)
+    nm = n * m
     few = max(4 * (n + m), 1024)
-    # Start from a bracket read off a stratified 64 x 64 grid of the differences (x, y sorted),
-    # widened until the exact counts confirm it holds the k-th; saves most bisection steps.
     grid = np.sort((y[:: max(1, m // 64), None] - x[None, :: max(1, n // 64)]).ravel())
-    brackets: dict[int, tuple[float, float, int, int]] = {}
-    for width in (0.02, 0.08):
-        todo = [k for k in dict.fromkeys(ks) if k not in brackets]
+    whole = (float(y[0] - x[-1] - 1.0), float(y[-1] - x[0] + 1.0), np.zeros(n, np.int64), np.full(n, m, np.int64))
+    brackets = {k: _Bracket(*whole, 0, nm) for k in dict.fromkeys(ks)}
+    for step in range(64):
+        todo = [k for k, br in brackets.items() if not br.final]
+        for k in todo:
+            br = brackets[k]
+            br.final = br.c_hi - br.c_lo <= few or (step > 0 and len(set(br.span(x, y))) == 1)
+        todo = [k for k in todo if not brackets[k].final]
         if not todo:
             break
-        edges = []
+        guesses = []
         for k in todo:
-            q = (k - 0.5) / (n * m)
-            edges += [grid[max(0, int((q - width) * len(grid)) - 1)],
-                      grid[min(len(grid) - 1, int((q + width) * len(grid)) + 1)]]
-        c = _count_le(x, y, np.array(edges))
-        for i, k in enumerate(todo):
-            if c[2 * i] < k <= c[2 * i + 1]:
-                brackets[k] = (edges[2 * i], edges[2 * i + 1], int(c[2 * i]), int(c[2 * i + 1]))
-    out = np.empty(len(ks))
-    chosen: list[tuple[float, float, int, np.ndarray]] = []  # (lo, hi, c_lo, sorted candidates)
-    for j, k in enumerate(ks):
-        lo, hi, c_lo, c_hi = brackets.get(k, (y[0] - x[-1] - 1.0, y[-1] - x[0] + 1.0, 0, n * m))
-        shared = next((b for b in chosen if b[2] < k <= b[2] + len(b[3])), None)
-        if shared is None:
-            lo, hi, c_lo = _narrow(x, y, k, lo, hi, c_lo, c_hi, few)
-            shared = (lo, hi, c_lo, _candidates(x, y, lo, hi))
-            chosen.append(shared)
-        cand, c_lo, hi = shared[3], shared[2], shared[1]
-        pos = min(max(k - c_lo - 1, 0), len(cand) - 1)
-        out[j] = float(cand[pos]) if len(cand) else float(hi)
-    return out
+            br = brackets[k]
+            low, high = (br.lo, br.hi) if step == 0 else br.span(x, y)
+            for target in (k - few // 4, k + few // 4):
+                if step == 0:
+                    g = float(grid[min(len(grid) - 1, max(0, int((target - 0.5) / nm * len(grid))))])
+                else:
+                    g = br.lo + (br.hi - br.lo) * (target - br.c_lo) / (br.c_hi - br.c_lo)
+                guesses.append(g if low <= g < high and br.lo < g else 0.5 * (low + high))
+        rows = np.searchsorted(y, x[None, :] + np.array(guesses)[:, None], side="right")
+        counts = rows.sum(axis=1)
+        for gi, k in enumerate(todo):
+            br = brackets[k]
+            for j in (2 * gi, 2 * gi + 1):
+                t, c = guesses[j], int(counts[j])
+                if not br.lo < t < br.hi:
+                    continue
+                br = (_Bracket(t, br.hi, rows[j], br.b, c, br.c_hi) if c < k
+                      else _Bracket(br.lo, t, br.a, rows[j], br.c_lo, c))
+            if br is brackets[k]:
+                br.final = True  # no guess narrowed it (ties at the edges)
+            brackets[k] = br
+    out: dict[int, float] = {}
+    done: list[tuple[_Bracket, np.ndarray]] = []  # brackets listed so far and their pairs' differences
+    for k, br in brackets.items():
+        listed = next(((b, d) for b, d in done if b.c_lo < k <= b.c_hi), None)
+        if listed is None:
+            listed = (br, _differences(x, y, br))
+            done.append(listed)
+        b, d = listed
+        pos = min(max(k - b.c_lo - 1, 0), len(d) - 1)
+        out[k] = float(np.partition(d, pos)[pos]) if len(d) else b.hi
+    return np.array([out[k] for k in ks])
 
 
-def _narrow(x: np.ndarray, y: np.ndarray, k: int, lo: float, hi: float, c_lo: int, c_hi: int,
-            few: int) -> tuple[float, float, int]:
-    for _ in range(200):
-        if c_hi - c_lo <= few:
-            break
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        c = int(_count_le(x, y, np.array([mid]))[0])
-        if c < k:
-            lo, c_lo = mid, c
-        else:
-            hi, c_hi = mid, c
-    return lo, hi, c_lo
-
-
-def _candidates(x: np.ndarray, y: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """Every difference y_j - x_i in (lo, hi], ascending."""
-    n = len(x)
-    a = np.searchsorted(y, x + lo, side="right")
-    b = np.searchsorted(y, x + hi, side="right")
-    lengths = b - a
+def _differences(x: np.ndarray, y: np.ndarray, br: _Bracket) -> np.ndarray:
+    """Every difference y_j - x_i inside the bracket (unordered); just one when they all have one value
+    (it is then the answer for every k of the bracket)."""
+    lengths = br.b - br.a
     total = int(lengths.sum())
-    rows = np.repeat(np.arange(n), lengths)
+    if total == 0:
+        return np.zeros(0)
+    low, high = br.span(x, y)
+    if low == high:
+        return np.full(1, low)
+    rows = np.repeat(np.arange(len(x)), lengths)
     offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.sort(y[np.repeat(a, lengths) + offsets] - x[rows])
+    return y[np.repeat(br.a, lengths) + offsets] - x[rows]
 
 
 def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95, presorted: bool = False) -> RatioCI:
