@@ -65,9 +65,22 @@ def _clean(text: str) -> str:
         text = text[1:]
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if PREFIX in text:
+    if _holds(text, PREFIX):
         text = _split_provenance(text)[0]
     return text
+
+
+def _holds(text: str, word: str) -> bool:
+    """`word in text`, found by its first character (memchr) when that one is rare: `in` looks at the
+    last one, and a needle ending in a space crawls through a 100 KiB YAML report (50 µs, not 2)."""
+    at = text.find(word[0])
+    for _ in range(8):
+        if at < 0:
+            return False
+        if text.startswith(word, at):
+            return True
+        at = text.find(word[0], at + 1)
+    return at >= 0 and word in text[at:]
 
 
 def _blank(text: str) -> bool:
