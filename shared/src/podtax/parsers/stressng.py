@@ -65,10 +65,17 @@ class _Scan:
 
 
 def _scan(text: str) -> _Scan:
-    """Read the log line by line (see _line); outside a table, the lines that cannot change anything
-    (per-instance chatter such as `stream: memory rate: ...`) are passed over by _NEXT in C."""
+    """Read the log line by line (see _line). In a long log, the lines that cannot change anything
+    outside a table (per-instance chatter such as `stream: memory rate: ...`) are passed over by
+    _NEXT, and table rows in the common form are read by _ROW and _MISC, in C; a short log is
+    cheapest read plainly (same result)."""
     s = _Scan()
-    state, pos = 0, 0  # state: 0 outside, 1 in table, 2 in misc metrics
+    state = 0  # 0 outside, 1 in table, 2 in misc metrics
+    if len(text) < 2048:
+        for raw in text.split("\n"):
+            state = _line(s, raw, state)
+        return s
+    pos = 0
     while True:
         end = text.find("\n", pos)
         if end < 0:
