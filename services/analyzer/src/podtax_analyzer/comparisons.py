@@ -23,7 +23,8 @@ from __future__ import annotations
 import duckdb
 from podtax.events import CellStats
 
-from podtax_analyzer.cell_analysis import analyze, fill_run_ids, finalize
+from podtax_analyzer.cell_analysis import fill_run_ids, finalize
+from podtax_analyzer.cell_pool import analyze_all
 from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
 from podtax_analyzer.report_models import CampaignReport, CellComparison, CellRun, CellValues, is_primary_metric
 from podtax_analyzer.stats.multiple import METHODS, adjust
@@ -85,7 +86,7 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
 
 def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: float, correction: str,
              seed: int) -> list[CellComparison]:
-    analyses = [analyze(c, threshold=threshold, seed=seed) for c in cells]
+    analyses = analyze_all(cells, threshold=threshold, seed=seed)
     fill_run_ids(con, analyses)
     prim = primary_flags(cells)
     pvals = [a.fields["p_value"] for a in analyses]

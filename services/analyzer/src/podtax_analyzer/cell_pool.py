@@ -1,0 +1,80 @@
+"""The cells of a comparison are independent: analyze them on every core.
+
+``analyze_all`` returns exactly what ``[analyze(c, ...) for c in cells]`` returns, in the same order:
+each cell's bootstrap is seeded from the seed and the cell's id (never from the worker), and the chunks
+come back in order. Below ``MIN_CELLS`` cells, with no idle core, or with ``PODTAX_ANALYZER_WORKERS``
+set to 0 or 1, it runs in the calling thread: starting workers costs about 0.1 s, more than it saves
+there, and on cores that other processes keep busy (load average >= cores) they only add that cost.
+
+The workers are forked from multiprocessing's fork server (a single-threaded process started once,
+with the analysis modules already imported), never from the caller, which may run DuckDB's and
+asyncio's threads; each call starts its workers and joins them before it returns, so no process
+outlives it (the fork server itself ends with the caller). Where no process can be started (a daemon
+process, no /dev/shm) the cells are analyzed in the calling thread, and so they are inside a worker.
+As with any multiprocessing start method but fork, a worker imports the caller's main script (not a
+``-m`` module), so a script calling this must keep its work under ``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+from podtax_analyzer.cell_analysis import Analysis, analyze
+from podtax_analyzer.celldata import CellData
+
+MIN_CELLS = 64
+CHUNKS_PER_WORKER = 4
+WORKERS_ENV = "PODTAX_ANALYZER_WORKERS"
+_PRELOAD = ["podtax_analyzer.cell_analysis"]
+
+log = logging.getLogger(__name__)
+
+
+def workers() -> int:
+    """Worker processes to use: PODTAX_ANALYZER_WORKERS when set (0 or 1 = none), else one for this
+    process's core plus one per idle core (usable cores minus the 1-minute load average), at most the cores."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw:
+        try:
+            return max(0, int(raw))
+        except ValueError:
+            log.warning("%s=%r is not a number of workers; using the idle cores", WORKERS_ENV, raw)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    idle = cores - os.getloadavg()[0]
+    return max(1, min(cores, int(idle + 0.5) + 1))
+
+
+def _chunk(cells: list[CellData], threshold: float, seed: int) -> list[tuple[dict, dict, list]]:
+    out = []
+    for c in cells:
+        a = analyze(c, threshold=threshold, seed=seed)
+        out.append((a.fields, a.flag_details, a.outlier_at))
+    return out
+
+
+def _split(cells: list[CellData], parts: int) -> list[list[CellData]]:
+    size = -(-len(cells) // parts)
+    return [cells[i:i + size] for i in range(0, len(cells), size)]
+
+
+def analyze_all(cells: list[CellData], *, threshold: float, seed: int) -> list[Analysis]:
+    """analyze() of every cell, in order, spread over worker processes when it pays (module doc)."""
+    n = workers()
+    in_worker = multiprocessing.parent_process() is not None or sys.modules["__main__"].__name__ == "__mp_main__"
+    if n < 2 or len(cells) < MIN_CELLS or in_worker:
+        return [analyze(c, threshold=threshold, seed=seed) for c in cells]
+    try:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(_PRELOAD)
+        chunks = _split(cells, n * CHUNKS_PER_WORKER)
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+            done = list(pool.map(_chunk, chunks, [threshold] * len(chunks), [seed] * len(chunks)))
+    except (OSError, AssertionError, RuntimeError) as exc:  # no process can be started here
+        log.warning("analyzing %d cells in one process: worker processes unavailable (%s)", len(cells), exc)
+        return [analyze(c, threshold=threshold, seed=seed) for c in cells]
+    results = [r for chunk in done for r in chunk]
+    return [Analysis(c, fields, details, at) for c, (fields, details, at) in zip(cells, results, strict=True)]
