@@ -14,7 +14,7 @@ from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import Drift, detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.medians import of_sorted
-from podtax_analyzer.stats.modes import check_unimodality, describe_modes, two_means_boundary
+from podtax_analyzer.stats.modes import BC_THRESHOLD, check_unimodality, describe_modes, two_means_boundary
 from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
@@ -103,7 +103,11 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     # Each side is sorted once here and shared by every statistic below (ranks, medians, dip test,
     # bootstrap, Hodges-Lehmann, Mann-Whitney).
     asc = {s.env: np.sort(s.values) for s in (h, p)}
-    checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in (h, p) if s.n}
+    # The dip test only matters where a side can be bimodal (Sarle's coefficient above 5/9); then both
+    # sides get it, since a cell with two modes shows both sides' dip p-values.
+    checks = {s.env: check_unimodality(s.values, asc[s.env], dip=False) for s in (h, p) if s.n}
+    if any(c.bc is not None and c.bc > BC_THRESHOLD for c in checks.values()):
+        checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in (h, p) if s.n}
     drifts = {s.env: detect_drift(s.values, threshold, asc[s.env]) for s in (h, p) if s.n}
     for s in (h, p):
         if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env]):

@@ -71,13 +71,15 @@ def bimodality_coefficient(x: np.ndarray) -> float | None:
     return float((g1**2 + 1.0) / (g2 + 3.0 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
 
 
-def check_unimodality(x: np.ndarray, sorted_x: np.ndarray | None = None) -> Unimodality:
+def check_unimodality(x: np.ndarray, sorted_x: np.ndarray | None = None, *, dip: bool = True) -> Unimodality:
     """Run the dip test and Sarle's coefficient on one side's values (any positive unit).
-    sorted_x: the same values ascending, when the caller has them (the dip test then skips its sort)."""
+    sorted_x: the same values ascending, when the caller has them (the dip test then skips its sort).
+    dip=False: Sarle's coefficient only (dip and dip_p None); ``bimodal`` is still exact when bc <= 5/9,
+    which is how a caller saves the dip test on sides that cannot be bimodal."""
     x = np.asarray(x, dtype=float)
     n = len(x)
     bc = bimodality_coefficient(x)
-    if n < MIN_RUNS or (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) == 0:
+    if not dip or n < MIN_RUNS or (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) == 0:
         return Unimodality(n, None, None, bc, False)
     dip, p = diptest.diptest(x) if sorted_x is None else diptest.diptest(sorted_x, sort_x=False)
     bimodal = bool(p < DIP_ALPHA and bc is not None and bc > BC_THRESHOLD)
