@@ -34,11 +34,13 @@ _BAD_ARG = ("Invalid value for", "invalid option", "Unknown option", "option req
             "Missing required argument")
 _FILEIO_MARKERS = ("File operations:", "Extra file open flags", "Creating files for the test",
                    "Removing test files", "Doing random", "Doing sequential", "Throughput:")
+_BAD_ARG_FIRST = frozenset(p[0] for p in _BAD_ARG)  # a cheap test before startswith(_BAD_ARG)
+_LATENCY_KEYS = frozenset(("min", "avg", "max", "sum"))
 _KIND_TEST = {"sysbench-cpu": "cpu", "sysbench-memory": "memory"}
 
 
 class _Section:
-    __slots__ = ("version", "build", "kind", "fields", "latency", "fatal", "bad_arg", "started", "lines")
+    __slots__ = ("version", "build", "kind", "fields", "latency", "fatal", "bad_arg", "started")
 
     def __init__(self, version: str | None, build: str | None) -> None:
         self.version = version
@@ -49,12 +51,12 @@ class _Section:
         self.fatal: list[str] = []
         self.bad_arg: list[str] = []
         self.started = False
-        self.lines = 0
 
 
 def _fill(text: str, kind: str | None = None) -> _Section:
     """Read one run (one banner) line by line; `kind` is `_kind(text)` when already known."""
     current = _Section(None, None)
+    fields, latency = current.fields, current.latency
     in_latency = False
     for raw in text.split("\n"):
         line = raw.strip()
@@ -65,12 +67,11 @@ def _fill(text: str, kind: str | None = None) -> _Section:
             if m:
                 current.version, current.build = m.group(1), m.group(2)
                 continue
-        current.lines += 1
         key, sep, rest = line.partition(":")
         if sep:
             rest = rest.strip()
-            if in_latency and key in ("min", "avg", "max", "sum") or key.endswith("th percentile"):
-                current.latency[key] = rest
+            if in_latency and key in _LATENCY_KEYS or key.endswith("th percentile"):
+                latency[key] = rest
                 continue
             if key == "FATAL":
                 current.fatal.append(line)
@@ -79,13 +80,13 @@ def _fill(text: str, kind: str | None = None) -> _Section:
                 continue
             elif key == "Threads fairness":
                 in_latency = False
-            elif line.startswith(_BAD_ARG):
+            elif line[0] in _BAD_ARG_FIRST and line.startswith(_BAD_ARG):
                 current.bad_arg.append(line)
-            current.fields[key] = rest
+            fields[key] = rest
         elif line == "Threads started!":
             current.started = True
         elif "MiB transferred" in line:
-            current.fields["transferred"] = line
+            fields["transferred"] = line
         elif line.startswith(_BAD_ARG):
             current.bad_arg.append(line)
     current.kind = _kind(text) if kind is None else kind
