@@ -4,8 +4,11 @@ Builds a DuckDB file in a temporary directory (runs generated in SQL, values fro
 lognormal host side and a pod side with a cell-specific true ratio), then times
 ``compare_campaign`` end to end (grouped query, bootstrap, rank tests, flags, summary).
 Beside it, interleaved, the anchor: one DuckDB SQL pass computing the median of each cell's sides
-over the same data. Prints the medians of three runs each, the ratio and the load average; no
-assertions. Targets: < 2.5 s and <= 8x the SQL pass.
+over the same data, and the same comparison with its cells analyzed in one process
+(PODTAX_ANALYZER_WORKERS=1; the default spreads them over the idle cores, podtax_analyzer.cell_pool).
+Prints the medians of three runs each, the ratio and the load average; no assertions. The first
+call, which also starts multiprocessing's fork server, is timed apart. Targets: < 2.5 s and <= 8x
+the SQL pass.
 
     .venv/bin/python bench/bench_comparisons.py [--results N] [--cells C] [--quick]
 """
@@ -23,6 +26,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 from anchor import interleave, line, loadavg, median, runs
+from podtax_analyzer.cell_pool import WORKERS_ENV, workers
 from podtax_analyzer.comparisons import compare_campaign
 
 
@@ -87,24 +91,36 @@ def main(argv: list[str] | None = None) -> int:
             reports.append(compare_campaign(con, "bench"))
             return time.perf_counter() - start
 
+        def serial() -> float:
+            os.environ[WORKERS_ENV] = "1"
+            try:
+                return full()
+            finally:
+                del os.environ[WORKERS_ENV]
+
         def sql() -> float:
             start = time.perf_counter()
             con.execute(SQL_MEDIANS, {"campaign": "bench"}).fetchall()
             return time.perf_counter() - start
 
-        figures = interleave({"full": full, "sql": sql}, 3)
+        first = full()
+        figures = interleave({"full": full, "serial": serial, "sql": sql}, 3)
         load = loadavg()
         report = reports[-1]
         verdicts: dict[str, int] = {}
         for c in report.cells:
             verdicts[c.verdict] = verdicts.get(c.verdict, 0) + 1
         print(f"results: {n:,} over {len(report.cells)} cells ({args.cells} requested), "
-              f"{len(os.sched_getaffinity(0))} cpus; build time {t1 - t0:.2f} s")
+              f"{len(os.sched_getaffinity(0))} cpus, {workers()} analysis workers now; build time {t1 - t0:.2f} s; "
+              f"first call {first:.2f} s")
         full_s, sql_s = median(figures["full"]), median(figures["sql"])
         print(line("comparison (compare_campaign, end to end)", full_s, "s", "DuckDB SQL median per cell",
                    sql_s, load, higher_is_better=False))
         print(f"  full {runs(figures['full'])}, SQL {runs(figures['sql'])}; full/SQL = {full_s / sql_s:.1f} "
               f"(targets < 2.5 s at 1M results / 500 cells and <= 8x the SQL pass)")
+        serial_s = median(figures["serial"])
+        print(f"  cells analyzed in one process: {serial_s:.3g} s {runs(figures['serial'])}; "
+              f"serial/SQL = {serial_s / sql_s:.1f}")
         print(f"  verdicts: {verdicts}; summary sentences: {len(report.summary)}")
     return 0
 
