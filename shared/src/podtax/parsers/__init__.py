@@ -45,6 +45,7 @@ TEST_TOOL.update(dict.fromkeys(timeline.PRIMARY, timeline.TOOL))  # the control-
 _SPECIFIC = frozenset({"fatal", "bad-argument", "permission-denied", "unsupported-version", "wrong-tool",
                        "refused", "unreachable", "timeout", "server-busy"})
 _WRITE_RW = ("write", "randwrite", "trimwrite")
+_PRIMARY: dict[str, str] = {}  # test -> its primary metric (see _primary_metric)
 
 
 def tool_of(name: str) -> tuple[str, str | None]:
@@ -173,8 +174,11 @@ def _primary_metric(test: str, requested: Mapping[str, Any] | None, parsed: Pars
     if test == "fio":
         rw = str((requested or {}).get("rw") or parsed.echoed.get("rw") or "read")
         return "write_iops" if rw in _WRITE_RW else "read_iops"
-    template = templates.REGISTRY[test]
-    return template.primary_metric(template.params())
+    primary = _PRIMARY.get(test)
+    if primary is None:  # the template's default parameters name it: the same on every log
+        template = templates.REGISTRY[test]
+        primary = _PRIMARY[test] = template.primary_metric(template.params())
+    return primary
 
 
 def _with_version(parsed: Parsed, recorded_version: str | None) -> Parsed:
