@@ -2,9 +2,9 @@
 
 ``analyze_all`` returns exactly what ``[analyze(c, ...) for c in cells]`` returns, in the same order:
 each cell's bootstrap is seeded from the seed and the cell's id (never from the worker), and the chunks
-come back in order. Below ``MIN_CELLS`` cells, with no idle core, or with ``PODTAX_ANALYZER_WORKERS``
+come back in order. Below ``MIN_CELLS`` cells, with under two idle cores, or with ``PODTAX_ANALYZER_WORKERS``
 set to 0 or 1, it runs in the calling thread: starting workers costs about 0.1 s, more than it saves
-there, and on cores that other processes keep busy (load average >= cores) they only add that cost.
+there, and on cores that other processes keep busy they only add that cost.
 
 The workers are forked from multiprocessing's fork server (a single-threaded process started once,
 with the analysis modules already imported), never from the caller, which may run DuckDB's and
@@ -35,8 +35,9 @@ log = logging.getLogger(__name__)
 
 
 def workers() -> int:
-    """Worker processes to use: PODTAX_ANALYZER_WORKERS when set (0 or 1 = none), else one for this
-    process's core plus one per idle core (usable cores minus the 1-minute load average), at most the cores."""
+    """Worker processes to use: PODTAX_ANALYZER_WORKERS when set (0 or 1 = none), else one per core that
+    other processes leave idle, at most the usable cores: the 1-minute load average less one (this process
+    and its own workers, whose recent runs count in it) says how many cores are busy elsewhere."""
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if raw:
         try:
@@ -44,8 +45,8 @@ def workers() -> int:
         except ValueError:
             log.warning("%s=%r is not a number of workers; using the idle cores", WORKERS_ENV, raw)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    idle = cores - os.getloadavg()[0]
-    return max(1, min(cores, int(idle + 0.5) + 1))
+    idle = cores - max(0.0, os.getloadavg()[0] - 1.0)
+    return max(1, min(cores, int(idle + 0.5)))
 
 
 def _chunk(cells: list[CellData], threshold: float, seed: int) -> list[tuple[dict, dict, list]]:
