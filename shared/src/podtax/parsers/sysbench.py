@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import (
@@ -227,14 +228,22 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
 
 def _latency(section: _Section, metrics: MetricList) -> None:
     lat = section.latency
-    if not all(k in lat for k in ("min", "avg", "max")):
+    if "min" not in lat or "avg" not in lat or "max" not in lat:
         raise ParseFailure("truncated", "sysbench report has no complete `Latency (ms)` block "
                                         "(min, avg, max): the output was cut")
-    for key in ("min", "avg", "max"):
-        metrics.add(f"latency_{key}", to_number(lat[key]), "ms", False)
+    add = metrics.add
+    add("latency_min", to_number(lat["min"]), "ms", False)
+    add("latency_avg", to_number(lat["avg"]), "ms", False)
+    add("latency_max", to_number(lat["max"]), "ms", False)
     for key, raw in lat.items():
         if key.endswith("th percentile"):
-            metrics.add(f"latency_p{key.split('th', 1)[0].replace('.', '_')}", to_number(raw), "ms", False)
+            add(_percentile_name(key), to_number(raw), "ms", False)
+
+
+@lru_cache(maxsize=256)
+def _percentile_name(key: str) -> str:
+    """`95th percentile` -> `latency_p95`, `99.9th percentile` -> `latency_p99_9`."""
+    return f"latency_p{key.split('th', 1)[0].replace('.', '_')}"
 
 
 def _short(requested: Mapping[str, Any] | None, events: float, section: _Section) -> list[str]:
