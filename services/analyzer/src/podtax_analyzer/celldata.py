@@ -202,8 +202,8 @@ _RUN_IDS_QUERY = f"""
 WITH w AS (SELECT DISTINCT * FROM (SELECT {", ".join(f"unnest(${c}) AS {c}" for c in _KEY_COLUMNS)}))
 SELECT r.cluster, r.node, r.test, r.params_key, m.name, r.env, m.value,
        list(r.run_id ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id)
-FROM runs r
-JOIN metrics m ON m.run_id = r.run_id
+FROM (SELECT * FROM metrics WHERE value IN (SELECT value FROM w)) m
+JOIN runs r ON r.run_id = m.run_id
 JOIN w ON w.cluster = r.cluster AND w.node = r.node AND w.test = r.test AND w.params_key = r.params_key
       AND w.metric = m.name AND w.env = r.env AND w.value = m.value
 WHERE r.campaign = $campaign AND r.status = 'ok'
