@@ -109,6 +109,8 @@ class AnalyzerSettings(Common):
                                         "(POST /api/reparse) need; unset = they are refused. The CLI sends it.")
     api_reads_need_token: bool = Field(False, description="Reads need the token too (set it when the API is "
                                        "reachable beyond this host).")
+    analyzer_workers: int | None = Field(None, ge=0, description="Processes a comparison table's cells are analyzed "
+                                         "in (0 or 1 = in the caller); unset = one per idle core, from 64 cells.")
 
 
 class RunnerSettings(Common):
