@@ -1,9 +1,12 @@
-"""Which tool wrote a log: cheap substring signatures (C-speed `in`), no parsing and no
-multi-line regex scans (those cost ~30 µs per 10 KiB)."""
+"""Which tool wrote a log: cheap substring signatures (C-speed searches), no parsing and no
+multi-line regex scans (those cost ~30 µs per 10 KiB). Words are searched from the end (holds:
+`rfind`, 2x faster than `in` on these words when absent, the usual case)."""
 
 from __future__ import annotations
 
 import re
+
+from podtax.parsers.base import holds
 
 _SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summary:", "Prime numbers limit:",
                    "Number of threads:")
@@ -16,10 +19,28 @@ _FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-")
 
 
 def _any(text: str, words: tuple[str, ...]) -> bool:
+    find = text.rfind
     for word in words:  # noqa: SIM110 - a plain loop is faster than any() over a generator
-        if word in text:
+        if find(word) >= 0:
             return True
     return False
+
+
+def _device_line(text: str) -> bool:
+    """`_HDPARM_DEVICE.search(text)`, tried only at the start of each line holding `/dev/` (a match
+    starts at a line start and crosses only blanks to reach `/dev/`, so its line is such a line),
+    once per line; after 16 such lines, the plain search from there."""
+    at = text.find("/dev/")
+    for _ in range(16):
+        if at < 0:
+            return False
+        if _HDPARM_DEVICE.match(text, text.rfind("\n", 0, at) + 1):
+            return True
+        end = text.find("\n", at)
+        if end < 0:
+            return False
+        at = text.find("/dev/", end)
+    return at >= 0 and _HDPARM_DEVICE.search(text, text.rfind("\n", 0, at) + 1) is not None
 
 
 def tools_in(text: str) -> list[str]:
@@ -30,18 +51,18 @@ def tools_in(text: str) -> list[str]:
     found: list[str] = []
     # A word's shared part is looked for first: absent, it rules out the whole group in one scan.
     if head.startswith("sysbench ") or _any(text, _SYSBENCH_WORDS) \
-            or (" statistics:" in text and _any(text, _SYSBENCH_STATS)):
+            or (holds(text, " statistics:") and _any(text, _SYSBENCH_STATS)):
         found.append("sysbench")
-    if ("stress-ng" in text and _any(text, _STRESSNG_WORDS)) or "cpu-method must be one of" in text:
+    if ("stress-ng" in text and _any(text, _STRESSNG_WORDS)) or holds(text, "cpu-method must be one of"):
         found.append("stress-ng")
-    if ("Timing " in text and _any(text, _HDPARM_TIMING)) or "HDIO_" in text \
-            or ("/dev/" in text and _HDPARM_DEVICE.search(text)):
+    if (holds(text, "Timing ") and _any(text, _HDPARM_TIMING)) or holds(text, "HDIO_") \
+            or _device_line(text):
         found.append("hdparm")
     if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")
-    if '"version":\t"iperf 3' in text or '"version": "iperf 3' in text:
+    if holds(text, '"version":\t"iperf 3') or holds(text, '"version": "iperf 3'):
         found.append("iperf3")
-    if "sockperf: " in text and ("== version #" in text or "sockperf: ERROR" in text):
+    if holds(text, "sockperf: ") and (holds(text, "== version #") or holds(text, "sockperf: ERROR")):
         found.append("sockperf")
     if head.lstrip().startswith("{"):
         start = text.find("{")

@@ -95,12 +95,14 @@ def _fill(text: str, kind: str | None = None) -> _Section:
 
 
 def _kind(text: str) -> str:
-    if "Prime numbers limit:" in text or "CPU speed:" in text:
+    """`rfind(marker) >= 0` is `marker in text`, 2-3x faster on these markers (see base.holds)."""
+    find = text.rfind
+    if find("Prime numbers limit:") >= 0 or find("CPU speed:") >= 0:
         return "cpu"
-    if "Running memory speed test" in text or "MiB transferred (" in text:
+    if find("Running memory speed test") >= 0 or find("MiB transferred (") >= 0:
         return "memory"
     for marker in _FILEIO_MARKERS:
-        if marker in text:
+        if find(marker) >= 0:
             return "fileio"
     return "other"
 
@@ -146,7 +148,7 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
         return section, []
     kinds = [_kind(run) for run, _ in runs]
     picked = [i for i, k in enumerate(kinds) if (k == wanted if wanted else k in ("cpu", "memory"))]
-    fatal = [i for i, (run, _) in enumerate(runs) if "FATAL:" in run]
+    fatal = [i for i, (run, _) in enumerate(runs) if run.rfind("FATAL:") >= 0]  # "FATAL:" in run, faster
     if len(picked) != 1:
         what = f"{wanted} runs" if wanted else "cpu or memory runs"
         extra = ""
