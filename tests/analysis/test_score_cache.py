@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from podtax import events
+from podtax_analyzer import score_cache
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
@@ -65,7 +66,9 @@ def _check(store: Store, cache: ScoreCache, runs: set[str]) -> list:
     return got
 
 
-def test_incremental_scores_equal_the_full_recompute(store):
+def test_incremental_scores_equal_the_full_recompute(store, monkeypatch):
+    monkeypatch.setattr(score_cache, "NEW_CHUNK", 7)  # several queries per update, as after a long pause
+    monkeypatch.setattr(score_cache, "LOAD_CHUNK", 5)
     cache = ScoreCache()
     for first in range(0, 120, 24):  # 5 batches; keys reach 10+ runs, so the interval and dip test apply
         runs = store.write_batch(_batch(first, 24))

@@ -36,6 +36,7 @@ from podtax_analyzer.store import Store
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
 KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
 LOAD_CHUNK = 500  # keys per loading query: bounds the memory of a first publication over a long history
+NEW_CHUNK = 5000  # new runs per query: bounds the memory of a publication after a long pause
 
 # Per key, the rows of the selected runs (ordered by value, so a new key's values come sorted).
 _ROWS = f"""
@@ -97,12 +98,15 @@ class ScoreCache:
             before = store.replaced
             if before != self.replaced:
                 self.clear()
+            touched: set[Key] = set()
             try:
                 with store.transaction() as con:
-                    new = dict(_grouped(con, _NEW_ROWS, {"ids": ids}))
-                    self._load(con, [k for k in new if k not in self.keys])
-                for key, rows in new.items():
-                    self._merge(self.keys[key], rows)
+                    for first in range(0, len(ids), NEW_CHUNK):
+                        new = dict(_grouped(con, _NEW_ROWS, {"ids": ids[first:first + NEW_CHUNK]}))
+                        self._load(con, [k for k in new if k not in self.keys])
+                        for key, rows in new.items():
+                            self._merge(self.keys[key], rows)
+                        touched.update(new)
             except BaseException:
                 self.clear()  # a half-applied update must not survive; keys are loaded again next time
                 raise
@@ -110,7 +114,7 @@ class ScoreCache:
             # an odd count: a reparse is under way; what this snapshot saw is right, but not for later
             self.replaced = before if after == before and before % 2 == 0 else None
             if after == before:
-                return [self.score(key) for key in sorted(new)]
+                return [self.score(key) for key in sorted(touched)]
 
     def score(self, key: Key) -> NodeScore:
         s = self.keys[key]
@@ -137,32 +141,42 @@ class ScoreCache:
 
     def _merge(self, s: KeyState, rows: dict[str, Any]) -> None:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
-        nums = np.fromiter((self._number(i) for i in rows["ids"]), dtype=np.int64, count=len(rows["ids"]))
-        overlap = np.asarray(rows["overlap"], dtype=bool)
-        known = np.isin(nums, s.runs, assume_unique=True)
-        for num, flagged in zip(nums[known].tolist(), overlap[known].tolist()):
-            if flagged:
-                s.overlapped.add(num)
-            else:
-                s.overlapped.discard(num)
+        ids = rows["ids"]
+        nums = np.fromiter(map(self._number, ids), dtype=np.int64, count=len(ids))
+        overlap = rows["overlap"]
         s.hib = s.hib or bool(rows["hib"])
-        fresh = ~known
-        if not fresh.any():
-            return
-        vals = np.asarray(rows["vals"], dtype=float)[fresh]  # ascending, as the query orders them
-        at = np.searchsorted(s.values, vals, side="right")
-        s.values = np.insert(s.values, at, vals)
-        s.runs = np.sort(np.concatenate([s.runs, nums[fresh]]))
-        s.updated_us = max(s.updated_us, int(np.max(np.asarray(rows["updated_us"], dtype=np.int64)[fresh])))
-        s.builds.update(v for v, f in zip(rows["versions"], fresh.tolist()) if f)
-        s.throttled += int(np.count_nonzero(np.asarray(rows["throttled"], dtype=bool)[fresh]))
-        s.overlapped.update(nums[fresh & overlap].tolist())
+        at = np.searchsorted(s.runs, nums)
+        known = at < len(s.runs)
+        known[known] = s.runs[at[known]] == nums[known]
+        if known.any():
+            for num, flagged in zip(nums[known].tolist(), overlap[known].tolist()):
+                if flagged:
+                    s.overlapped.add(num)
+                else:
+                    s.overlapped.discard(num)
+            fresh = ~known
+            if not fresh.any():
+                return
+            rows = {name: rows[name][fresh] for name in ("vals", "updated_us", "versions", "throttled", "overlap")}
+            nums, overlap = nums[fresh], rows["overlap"]
+        # vals come ascending (the query orders them); a stable sort keeps s.values sorted
+        s.values = np.sort(np.concatenate((s.values, rows["vals"])), kind="stable")
+        s.runs = np.sort(np.concatenate((s.runs, nums)))
+        s.updated_us = max(s.updated_us, int(rows["updated_us"].max()))
+        s.builds.update(rows["versions"].tolist())
+        s.throttled += int(np.count_nonzero(rows["throttled"]))
+        if overlap.any():
+            s.overlapped.update(nums[overlap].tolist())
+
+
+# The per-row lists of a key, as numpy arrays of these types.
+_LISTS = {"vals": float, "ids": object, "updated_us": np.int64, "versions": object, "throttled": bool, "overlap": bool}
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
-    """(key, that key's row lists) for each key the query returns."""
+    """(key, {"unit", "hib", and the per-row lists}) for each key the query returns."""
     res = con.execute(sql, params).fetchnumpy()
-    names = ("unit", "hib", "vals", "ids", "updated_us", "versions", "throttled", "overlap")
     for i in range(len(res["unit"])):
-        key = tuple(str(res[c][i]) for c in KEY_COLUMNS)
-        yield key, {c: res[c][i] for c in names}  # type: ignore[misc]
+        key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
+        rows = {c: np.asarray(res[c][i], dtype=t) for c, t in _LISTS.items()}
+        yield key, {"unit": str(res["unit"][i]), "hib": bool(res["hib"][i]), **rows}
