@@ -72,6 +72,7 @@ async def test_unacked_and_nacked_messages_come_back(nats_url: str) -> None:
         await _publish(js, 0, 4)
         first = await natsfetch.fetch(sub, 10, 1.0)
         assert [int(m.data) for m in first] == [0, 1, 2, 3]
+        assert [natsfetch.num_delivered(m) for m in first] == [1, 1, 1, 1]
         await first[0].ack()
         await first[1].nak()
         await first[2].term()
@@ -81,7 +82,7 @@ async def test_unacked_and_nacked_messages_come_back(nats_url: str) -> None:
         while sorted(again) != [1, 3] and time.monotonic() < deadline:
             for m in await natsfetch.fetch(sub, 10, 0.5):
                 again.append(int(m.data))
-                assert m.metadata.num_delivered == 2
+                assert natsfetch.num_delivered(m) == m.metadata.num_delivered == 2
                 await m.ack()
         assert sorted(again) == [1, 3]
     finally:
@@ -102,3 +103,12 @@ async def test_a_stale_status_left_in_the_queue_is_not_returned(nats_url: str) -
         assert got == [0, 1]
     finally:
         await nc.close()
+
+
+def test_num_delivered_reads_both_reply_subject_layouts() -> None:
+    from nats.aio.msg import Msg
+
+    v1 = Msg(None, reply="$JS.ACK.S.c.3.10.7.1700000000000000000.0")  # type: ignore[arg-type]
+    v2 = Msg(None, reply="$JS.ACK.dom.acchash.S.c.5.10.7.1700000000000000000.0.rnd")  # type: ignore[arg-type]
+    assert natsfetch.num_delivered(v1) == v1.metadata.num_delivered == 3
+    assert natsfetch.num_delivered(v2) == v2.metadata.num_delivered == 5

@@ -27,6 +27,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 STATUS = "Status"
+_V1_TOKENS, _V1_NUM_DELIVERED = 9, 4  # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
 HEARTBEAT = "100"
 
 
@@ -86,3 +87,10 @@ async def fetch(sub: JetStreamContext.PullSubscription, batch: int, timeout: flo
     except TimeoutError:
         pass
     return msgs
+
+
+def num_delivered(msg: Msg) -> int:
+    """How many times JetStream delivered `msg` (1 the first time), read from its reply subject only:
+    ``msg.metadata`` also builds a datetime and three dataclasses, ~8 µs a message, for this one number."""
+    tokens = Msg.Metadata._get_metadata_fields(msg.reply)
+    return int(tokens[_V1_NUM_DELIVERED] if len(tokens) == _V1_TOKENS else tokens[Msg.Ack.NumDelivered])
