@@ -118,9 +118,8 @@ def _differences(x: np.ndarray, y: np.ndarray, br: _Bracket) -> np.ndarray:
     low, high = br.span(x, y)
     if low == high:
         return np.full(1, low)
-    rows = np.repeat(np.arange(len(x)), lengths)
-    offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return y[np.repeat(br.a, lengths) + offsets] - x[rows]
+    starts = np.cumsum(lengths) - lengths  # where row i's pairs begin in the output
+    return y[np.repeat(br.a - starts, lengths) + np.arange(total)] - np.repeat(x, lengths)
 
 
 def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95, presorted: bool = False) -> RatioCI:
