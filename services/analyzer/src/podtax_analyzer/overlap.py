@@ -29,7 +29,13 @@ SELECT DISTINCT unnest([n.run_id, r.run_id]) AS run_id
 FROM n JOIN runs r
   ON r.cluster = n.cluster AND r.node = n.node AND r.run_id <> n.run_id
  AND r.started_at + {TOLERANCE} < n.ended_at AND n.started_at + {TOLERANCE} < r.ended_at
+WHERE r.started_at < $hi AND r.ended_at > $lo
 """
+# The span the given runs cover: a run outside it cannot overlap any of them. As constants, these
+# let DuckDB skip whole row groups of older runs (their min/max), instead of joining every run of
+# the node each batch (a cost that grew with the history).
+_SPAN = """SELECT min(started_at), max(ended_at) FROM runs
+           WHERE run_id IN (SELECT unnest($ids::varchar[])) AND started_at IS NOT NULL AND ended_at IS NOT NULL"""
 
 # For each affected run: how many runs it overlaps and one of them (the earliest), as a flag text.
 _MARK = f"""
@@ -57,7 +63,10 @@ def mark_overlaps(con: duckdb.DuckDBPyConnection, run_ids: Iterable[str]) -> set
     ids = sorted(set(run_ids))
     if not ids:
         return set()
-    affected = [row[0] for row in con.execute(_AFFECTED, {"ids": ids}).fetchall()]
+    lo, hi = con.execute(_SPAN, {"ids": ids}).fetchone() or (None, None)
+    if lo is None or hi is None:
+        return set()
+    affected = [row[0] for row in con.execute(_AFFECTED, {"ids": ids, "lo": lo, "hi": hi}).fetchall()]
     if affected:
         con.execute(_MARK, {"ids": affected})
     return set(affected)
