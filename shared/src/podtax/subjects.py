@@ -8,6 +8,7 @@ real name always travels in the payload.
 from __future__ import annotations
 
 import hashlib
+import re
 
 CAMPAIGN_SUBMITTED = "podtax.campaign.submitted"
 CAMPAIGN_CANCELLED = "podtax.campaign.cancelled"
@@ -33,10 +34,15 @@ RUNNER_BUCKET = "podtax_runner"
 _ESCAPES = {"~": "~7E", ".": "~2E", "*": "~2A", ">": "~3E", " ": "~20", "\t": "~09"}
 
 
+_NEEDS_ESCAPE = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
+
+
 def escape(token: str) -> str:
     """Make any string safe as one subject token or KV key segment (reversible)."""
     if not token:
         raise ValueError("an empty name cannot be a subject token")
+    if not _NEEDS_ESCAPE.search(token):  # the common case (every event's node name): one regex scan
+        return token
     return "".join(_ESCAPES.get(ch, ch) for ch in token)
 
 
