@@ -53,8 +53,8 @@ WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes') {{where}}
 GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
 """
 _NEW_ROWS = _ROWS.format(join="", where="AND r.run_id IN (SELECT unnest($ids::varchar[]))")
-_KEY_ROWS = _ROWS.format(join="JOIN score_keys k ON (r.cluster, r.node, r.env, r.test, r.params_key, m.name) = "
-                              "(k.cluster, k.node, k.env, k.test, k.params_key, k.metric)", where="")
+_KEY_ROWS = _ROWS.format(join="JOIN score_keys k ON r.cluster = k.cluster AND r.node = k.node AND r.env = k.env "
+                              "AND r.test = k.test AND r.params_key = k.params_key AND m.name = k.metric", where="")
 
 
 @dataclass
@@ -66,7 +66,7 @@ class KeyState:
     unit: str
     hib: bool = False
     values: np.ndarray = field(default_factory=lambda: np.empty(0))
-    runs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    runs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int32))
     updated_us: int = 0
     builds: set[str] = field(default_factory=set)
     throttled: int = 0
@@ -142,7 +142,7 @@ class ScoreCache:
     def _merge(self, s: KeyState, rows: dict[str, Any]) -> None:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
         ids = rows["ids"]
-        nums = np.fromiter(map(self._number, ids), dtype=np.int64, count=len(ids))
+        nums = np.fromiter(map(self._number, ids), dtype=np.int32, count=len(ids))
         overlap = rows["overlap"]
         s.hib = s.hib or bool(rows["hib"])
         at = np.searchsorted(s.runs, nums)
