@@ -54,15 +54,16 @@ def _column(values: list[Any]) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4096)
-def _params_columns(typed_items: tuple[tuple[str, type, Any], ...]) -> tuple[str, str]:
+def _params_columns(items: tuple[tuple[str, Any], ...], _types: tuple[type, ...]) -> tuple[str, str]:
     """(params as sorted JSON, params_key) of one parameter set: a campaign has few distinct sets and
-    every run repeats one, so each is built once (the type is part of the key: True, 1 and 1.0 differ)."""
-    params = {k: v for k, _, v in typed_items}
+    every run repeats one, so each is built once. The types are part of the cache key (True, 1 and 1.0
+    are equal in Python, not in JSON); the same set in another key order is only another entry."""
+    params = dict(items)
     return json.dumps(params, sort_keys=True), params_key(params)
 
 
 def _run_base(run: events.RunSpec) -> dict[str, Any]:
-    params, key = _params_columns(tuple(sorted((k, type(v), v) for k, v in run.params.items())))
+    params, key = _params_columns(tuple(run.params.items()), tuple(map(type, run.params.values())))
     return {"run_id": run.run_id, "campaign": run.campaign, "cluster": run.cluster, "node": run.node,
             "env": run.env, "test": run.test, "params": params, "params_key": key, "attempt": run.attempt,
             "sequence": run.sequence}
