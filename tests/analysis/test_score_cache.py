@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from podtax import events
-from podtax_analyzer import score_cache
+from podtax_analyzer import score_cache, scores
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
@@ -140,3 +140,12 @@ def test_scores_read_while_a_reparse_is_under_way_are_not_kept(store):
     assert store.replaced == 4
     _check(store, cache, store.write_batch(_batch(12, 12)))
     assert cache.replaced == 4
+
+
+def test_interval_ranks_are_scipys_binomial_quantiles():
+    from scipy.stats import binom
+
+    for confidence in (0.95, 0.9, 0.99):
+        for n in [*range(6, 400), 1000, 4999]:
+            want = max(1, int(binom.ppf((1.0 - confidence) / 2.0, n, 0.5)))
+            assert scores._rank(n, confidence) == want, (n, confidence)
