@@ -45,7 +45,10 @@ def workers() -> int:
         except ValueError:
             log.warning("%s=%r is not a number of workers; using the idle cores", WORKERS_ENV, raw)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    idle = cores - max(0.0, os.getloadavg()[0] - 1.0)
+    try:
+        idle = cores - max(0.0, os.getloadavg()[0] - 1.0)
+    except OSError:  # no load average on this system: assume the cores are free
+        idle = float(cores)
     return max(1, min(cores, int(idle + 0.5)))
 
 
