@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 
 def workers() -> int:
     """Worker processes to use: PODTAX_ANALYZER_WORKERS when set (0 or 1 = none), else one per core that
-    other processes leave idle, at most the usable cores: the 1-minute load average less one (this process
-    and its own workers, whose recent runs count in it) says how many cores are busy elsewhere."""
+    other processes leave idle, at most the usable cores: the 1-minute load average less two (this process
+    and its own last workers count in it: measured on 2 cores, the pool stopped paying at a load of about 3)
+    says how many cores are busy elsewhere."""
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if raw:
         try:
@@ -46,7 +47,7 @@ def workers() -> int:
             log.warning("%s=%r is not a number of workers; using the idle cores", WORKERS_ENV, raw)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
-        idle = cores - max(0.0, os.getloadavg()[0] - 1.0)
+        idle = cores - max(0.0, os.getloadavg()[0] - 2.0)
     except OSError:  # no load average on this system: assume the cores are free
         idle = float(cores)
     return max(1, min(cores, int(idle + 0.5)))
