@@ -17,6 +17,9 @@ What can change in a run already counted, and how the cache follows:
   again as they are touched.
 A run is counted in a key at most once (each key keeps its runs' numbers), so loading a key that
 already holds runs not yet published, then meeting those runs as new, changes nothing.
+
+Memory: 12 bytes per stored value (float64 value, int32 run number) plus one dict entry per run id,
+about 26 MB at 100,000 runs of 10 metrics; a publication reads at most NEW_CHUNK runs' rows at once.
 """
 
 from __future__ import annotations
