@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata, theilslopes
 
 from podtax_analyzer.stats.medians import median, of_sorted
 
@@ -60,6 +59,8 @@ def pettitt(x: np.ndarray, sorted_x: np.ndarray | None = None) -> tuple[int, flo
     sorted_x: x in ascending order, when the caller has it (the mid-ranks are then read off it)."""
     x = np.asarray(x, dtype=float)
     n = len(x)
+    from scipy.stats import rankdata  # lazy: ~65 MB an analyzer that only stores never loads
+
     r = rankdata(x) if sorted_x is None else mid_ranks(x, sorted_x)
     k = np.arange(1, n)
     u = 2.0 * np.cumsum(r)[:-1] - k * (n + 1)
@@ -97,6 +98,8 @@ def detect_drift(x: np.ndarray, threshold: float = 0.01, sorted_x: np.ndarray | 
     slope = total = None
     med = median(x) if sorted_x is None else of_sorted(sorted_x)
     if drift and med != 0:
+        from scipy.stats import theilslopes  # lazy: ~65 MB an analyzer that only stores never loads
+
         slope = float(theilslopes(x).slope) / abs(med)
         total = slope * (n - 1)
     return Drift(n, idx, p, before, after, shift, drift, slope, total)

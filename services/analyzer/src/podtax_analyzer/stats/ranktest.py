@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import ndtr
-from scipy.stats import mannwhitneyu
 
 
 @dataclass(frozen=True)
@@ -41,6 +40,8 @@ def mann_whitney(host: np.ndarray, pod: np.ndarray, *, presorted: bool = False) 
     counts = np.diff(edges)
     ties = bool(np.any(counts > 1))
     if min(len(h), len(p)) <= 8 and not ties:
+        from scipy.stats import mannwhitneyu  # lazy: ~65 MB an analyzer that only stores never loads
+
         res = mannwhitneyu(p, h, alternative="two-sided", method="exact")
         return RankTest(float(res.pvalue), float(res.statistic), "exact")
     return _asymptotic(ps, hs, counts)
