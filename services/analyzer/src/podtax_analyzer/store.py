@@ -99,8 +99,14 @@ def raw_row(e: events.RawLogV1, now: datetime) -> dict[str, Any]:
 
 
 def metric_rows(results: Iterable[events.ResultV1]) -> list[dict[str, Any]]:
-    return [{"run_id": e.data.run.run_id, "name": m.name, "value": m.value, "unit": m.unit,
-             "higher_is_better": m.higher_is_better} for e in results for m in e.data.metrics]
+    """One row per run and metric name (a name a result repeats keeps its first value)."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in results:
+        run_id = e.data.run.run_id
+        for m in e.data.metrics:
+            rows.setdefault((run_id, m.name), {"run_id": run_id, "name": m.name, "value": m.value, "unit": m.unit,
+                                               "higher_is_better": m.higher_is_better})
+    return list(rows.values())
 
 
 def _unseen(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -242,7 +248,7 @@ class Store:
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES,
                          [result_row(e, now) for e in ok] +
                          [failure_row(e, now) for e in results if isinstance(e, events.RunFailedV1)])
-            self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(ok))
+            self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(ok), conflict=None)
             mark_overlaps(con, ids)
 
     @contextlib.contextmanager
