@@ -106,7 +106,8 @@ def test_service_dockerfile(service: str):
     check_runtime_stage(steps, script)
     installs = " ".join(rest for word, rest in steps if word == "RUN" and "pip install" in rest)
     assert "/src/shared" in installs and f"/src/services/{service}" in installs
-    assert "--require-hashes" in installs and "lock.py subset /src/requirements.lock" in installs, "not installed from the lock"
+    assert "--require-hashes" in installs and "lock.py subset /src/requirements.lock" in installs, \
+        "not installed from the lock"
     assert "--no-build-isolation" in installs and "pip check" in installs
     for source in copied_sources(steps):
         assert (REPO / source).exists(), f"COPY {source}: no such path"
