@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import ctypes
-import gc
 import json
 import logging
 import re
@@ -418,33 +416,6 @@ async def _with_heartbeat(msg: Msg, work: Awaitable[None], every_s: float) -> No
         if done:
             return task.result()
         await msg.in_progress()
-
-
-def tune_gc_for_batches() -> None:
-    """Call once in a service that consumes batches: run the cyclic garbage collector less often.
-
-    Each batch allocates hundreds of thousands of short-lived objects (pydantic models, rows) that
-    reference counting frees anyway; with the default threshold the cyclic collector still ran
-    every 700 allocations (measured under load: ~25% of the analyzer's CPU, ~15% of the parser's).
-    Every 10,000 allocations keeps cycles collected at a fraction of that cost. What exists at this
-    point (the imported modules, hundreds of thousands of objects) is moved out of the collector's
-    view (gc.freeze): a full collection then scans only what the service built since."""
-    gc.set_threshold(10_000, 50, 100)
-    gc.freeze()
-    _limit_malloc_arenas(MALLOC_ARENAS)
-
-
-MALLOC_ARENAS = 2
-_M_ARENA_MAX = -8  # glibc's mallopt parameter number
-
-
-def _limit_malloc_arenas(arenas: int) -> None:
-    """At most `arenas` glibc malloc arenas (as MALLOC_ARENA_MAX would) for the threads started from now
-    on: the batch writer's and DuckDB's threads each took an arena of their own, and the memory freed
-    in one was not reused by the others (analyzer, 100,000 results: RSS 235-283 MB instead of 267-308,
-    peak 299 instead of 341). A no-op where the C library is not glibc."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(_M_ARENA_MAX, arenas)
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -92,8 +92,9 @@ def node_scores(
     test: str | None = None,
     env: str | None = None,
 ) -> list[NodeScore]:
-    """Every node score, optionally only the keys touched by the runs ``since_runs`` (the service
-    publishes those after each committed batch) and/or filtered by cluster, node, test, env."""
+    """Every node score, optionally only the keys touched by the runs ``since_runs`` and/or filtered by
+    cluster, node, test, env. The service publishes the same figures from score_cache.ScoreCache,
+    which reads only the new runs' rows; its tests hold it to this function."""
     params: dict = {"ids": [], "narrow": since_runs is not None}
     if since_runs is not None:
         params["ids"] = list(since_runs)

@@ -9,7 +9,8 @@ import logging
 
 import uvicorn
 from podtax import events, metrics, subjects
-from podtax.bus import Bus, ConsumerSpec, tune_gc_for_batches
+from podtax.batchtuning import tune_for_batches
+from podtax.bus import Bus, ConsumerSpec
 from podtax.config import AnalyzerSettings
 
 from podtax_analyzer.api import create_app
@@ -99,7 +100,7 @@ class Analyzer:
 
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
-    tune_gc_for_batches()
+    tune_for_batches()
     store = Store(settings.analyzer_db)
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None

@@ -6,7 +6,8 @@ import asyncio
 import logging
 
 from podtax import events, metrics, subjects
-from podtax.bus import Bus, ConsumerSpec, tune_gc_for_batches
+from podtax.batchtuning import tune_for_batches
+from podtax.bus import Bus, ConsumerSpec
 from podtax.config import ParserSettings
 from podtax.derive import derive
 
@@ -49,6 +50,6 @@ async def handle_batch(bus: Bus, batch: list[events.Event]) -> dict[str, str]:
 
 
 async def serve(settings: ParserSettings, bus: Bus, stop: asyncio.Event) -> None:
-    tune_gc_for_batches()
+    tune_for_batches()
     await bus.consume_batches(consumer(settings), lambda batch: handle_batch(bus, batch), stop)
 
