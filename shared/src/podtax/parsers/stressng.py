@@ -37,7 +37,7 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
             "must be one of", "option requires an argument", "invalid value")
 _Row = tuple[str, list[float]]
-_Misc = tuple[str, float, str]
+_Misc = tuple[str, float, str]  # stressor, value, description as printed (see _misc_metric)
 
 
 @lru_cache(maxsize=4096)
@@ -93,7 +93,7 @@ def _scan(text: str) -> _Scan:
             else:
                 m = _MISC.match(text, pos)
                 while m is not None:  # miscellaneous metrics in the common form, read in C
-                    s.misc.append((m.group(1), float(m.group(2)), _misc_desc(m.group(3))))
+                    s.misc.append((m.group(1), float(m.group(2)), m.group(3)))
                     pos = m.end()
                     m = _MISC.match(text, pos)
             continue
@@ -146,11 +146,13 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         level, msg = m
     s.seen = True
     if not state:
-        # Outside a table, a per-instance line (`stream: memory rate: ...`) is skipped at once.
+        # Outside a table, a line whose first word starts nothing (`stream: memory rate: ...`,
+        # `4.00s available CPU time`) is skipped at once: it is no header, no misc start and no
+        # _HANDLERS key, so the rest of this function would do nothing with it either.
         space = msg.find(" ")
         word = msg[:space] if space >= 0 else msg
-        if word[-1:] == ":" and word != "failed:" and level != "error" and level != "fail" \
-                and not word.startswith("stressor") and msg != "miscellaneous metrics:":
+        if word not in _HANDLERS and level != "error" and level != "fail" and not word.startswith("stressor") \
+                and msg != "miscellaneous metrics:":
             return state
     elif msg.startswith("("):
         return state  # the units line under the header
@@ -172,7 +174,7 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     if state == 2:
         parts = msg.split(None, 2)
         if len(parts) == 3 and _isnum(parts[1]):
-            s.misc.append((parts[0], float(parts[1]), _misc_desc(parts[2])))
+            s.misc.append((parts[0], float(parts[1]), parts[2]))
             return state
         state = 0
     if level == "error" or level == "fail":
@@ -289,8 +291,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         metrics.add_columns("" if name == primary else _slug(name) + "_", COLUMNS, values)
     for name, value, desc in s.misc:
         prefix = "" if name == primary else _slug(name) + "_"
-        unit, better = _misc_unit(desc)
-        metrics.add(prefix + _slug(desc), value, unit, better)
+        suffix, unit, better = _misc_metric(desc)
+        metrics.add(prefix + suffix, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
     hogs = s.hogs.split()
     threads = parse_int(hogs[0]) if primary and len(hogs) == 2 else None
@@ -312,6 +314,14 @@ def _primary(rows: list[_Row], test: str | None) -> str | None:
 
 
 @lru_cache(maxsize=4096)
+def _misc_metric(printed: str) -> tuple[str, str, bool]:
+    """A misc metric's description as printed -> (name suffix, unit, higher is better). One cached
+    call per line instead of three (_misc_desc, _slug, _misc_unit): the descriptions, instance
+    counts included, repeat from log to log of a campaign."""
+    desc = _misc_desc(printed)
+    return (_slug(desc), *_misc_unit(desc))
+
+
 def _misc_unit(desc: str) -> tuple[str, bool]:
     words = desc.split()
     if "per" in words and words.index("per") + 1 < len(words) and words[words.index("per") + 1] == "sec":
