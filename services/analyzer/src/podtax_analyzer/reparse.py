@@ -46,6 +46,12 @@ def reparse(store: Store, campaign: str | None = None, progress: Callable[[dict[
     """Replace each stored run's outcome by what today's parsers derive; never duplicates a run.
 
     Bounded memory: the logs are read batch by batch, keyed by run id (never the whole table at once)."""
+    with store.vacuuming():  # replacing deletes rows: let checkpoints reclaim their space
+        return _reparse(store, campaign, progress, batch)
+
+
+def _reparse(store: Store, campaign: str | None, progress: Callable[[dict[str, int]], None] | None,
+             batch: int) -> dict[str, int]:
     counts = {"logs": 0, "results": 0, "failures": 0, "changed": 0}
     after = ""
     while ids := _next_ids(store, campaign, after, batch):

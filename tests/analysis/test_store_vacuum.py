@@ -1,0 +1,77 @@
+"""Checkpoints of the analyzer's DuckDB file do not merge row groups while results come in (merging
+rewrote every raw log in memory: the analyzer's memory jumped at doubling row counts), and do merge
+them during a reparse, which deletes rows. A real DuckDB file, real checkpoints, real raw logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax import events
+from podtax.derive import derive
+from podtax_analyzer.reparse import reparse
+from podtax_analyzer.store import VACUUM_TASKS, Store
+
+LOG = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = Store(tmp_path / "podtax.duckdb")
+    yield s
+    s.close()
+
+
+def _batch(first: int, count: int) -> list[events.Envelope]:
+    """Raw logs and their results, as the analyzer receives them."""
+    text, batch = LOG.read_text(), []
+    for i in range(first, first + count):
+        now = events.now()
+        run = events.RunSpec(run_id=f"v-{i:05d}", campaign="c", node="n1", env="host", test="sysbench-cpu",
+                             params={"threads": 1, "max_prime": 100000})
+        raw = events.raw_log(events.RawLog(run=run, stdout=text, exit_code=0, started_at=now, ended_at=now), "test")
+        batch += [raw, derive(raw.data)]
+    return batch
+
+
+def _setting(store: Store) -> int:
+    return int(store.cursor().execute("SELECT current_setting('max_vacuum_tasks')").fetchone()[0])
+
+
+def _row_groups(store: Store, table: str) -> int:
+    return store.cursor().execute(f"SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('{table}')"
+                                  ).fetchone()[0]
+
+
+def _ingest_in_checkpoints(store: Store, batches: int) -> None:
+    for b in range(batches):
+        store.write_batch(_batch(b * 50, 50))
+        store.cursor().execute("CHECKPOINT")
+
+
+def test_ingest_checkpoints_append_row_groups_without_merging(store: Store) -> None:
+    assert _setting(store) == 0
+    _ingest_in_checkpoints(store, 3)
+    assert _row_groups(store, "raw_logs") == 3  # one per checkpoint: nothing was rewritten
+    assert _row_groups(store, "runs") == 3
+    with store.vacuuming():  # the same file, merging allowed: the next checkpoint merges them
+        assert _setting(store) == VACUUM_TASKS
+        store.write_batch(_batch(1000, 50))
+    assert _row_groups(store, "raw_logs") == 1
+    assert _setting(store) == 0
+
+
+def test_vacuuming_turns_merging_off_again_when_the_work_fails(store: Store) -> None:
+    with pytest.raises(RuntimeError), store.vacuuming():
+        raise RuntimeError("the reparse failed")
+    assert _setting(store) == 0
+
+
+def test_a_reparse_merges_what_it_replaced_and_keeps_every_run(store: Store) -> None:
+    _ingest_in_checkpoints(store, 3)
+    before = store.cursor().execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall()
+    counts = reparse(store, batch=40)
+    assert counts["logs"] == 150 and counts["results"] == 150
+    assert store.cursor().execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall() == before
+    assert _row_groups(store, "runs") == 1  # the deleted rows' space was reclaimed
+    assert _setting(store) == 0
