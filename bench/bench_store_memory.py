@@ -13,23 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from anchor import interleave, line, loadavg, median, runs
+from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
 
 BATCH = 1000
-
-
-def _status_mb(key: str) -> float:
-    with open("/proc/self/status") as f:
-        for entry in f:
-            if entry.startswith(key):
-                return int(entry.split()[1]) / 1024
-    return float("nan")
 
 
 def child(count: int, vacuum_tasks: int | None) -> dict[str, float]:
@@ -44,13 +37,13 @@ def child(count: int, vacuum_tasks: int | None) -> dict[str, float]:
         store = Store(Path(tmp) / "bench.duckdb")
         if vacuum_tasks is not None:
             store.con.execute(f"SET GLOBAL max_vacuum_tasks = {vacuum_tasks}")
-        start, t0 = _status_mb("VmRSS"), time.perf_counter()
+        start, t0 = proc_rss_mb(os.getpid()), time.perf_counter()
         for first in range(0, count, BATCH):
             logs = raw_logs(min(BATCH, count - first), start=first, chunk=BATCH)[0]
             store.write_batch([e for log in logs for e in (log, derive(log.data))])
-        seconds, end = time.perf_counter() - t0, _status_mb("VmRSS")
+        seconds, end = time.perf_counter() - t0, proc_rss_mb(os.getpid())
         store.close()
-    return {"start": start, "peak": _status_mb("VmHWM"), "end": end, "seconds": seconds}
+    return {"start": start, "peak": proc_peak_rss_mb(os.getpid()), "end": end, "seconds": seconds}
 
 
 def measure(count: int, vacuum_tasks: int | None, out: list[dict[str, float]]) -> float:
