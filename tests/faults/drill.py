@@ -154,6 +154,11 @@ async def tally(nats_url: str, name: str) -> dict[str, Any]:
     nc = await nats.connect(servers=[u.strip() for u in nats_url.split(",")])
     try:
         runs = await _run_docs(nc, name)
+        for _ in range(10):  # a KV watch just after a server restart can end before a lagging replica caught
+            if runs:  # up (seen in CI: 0 documents read, a campaign of 800): read again, for up to 10 s
+                break
+            await asyncio.sleep(1)
+            runs = await _run_docs(nc, name)
         outcomes = await _outcome_events(nc, name)
     finally:
         await nc.close()
