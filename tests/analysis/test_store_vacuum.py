@@ -75,3 +75,25 @@ def test_a_reparse_merges_what_it_replaced_and_keeps_every_run(store: Store) -> 
     assert store.cursor().execute("SELECT run_id, status FROM runs ORDER BY run_id").fetchall() == before
     assert _row_groups(store, "runs") == 1  # the deleted rows' space was reclaimed
     assert _setting(store) == 0
+
+
+def _memory_limit_mib(store: Store) -> float:
+    value, unit = store.cursor().execute("SELECT current_setting('memory_limit')").fetchone()[0].split()
+    return float(value) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "TiB": 1024 ** 2}[unit]
+
+
+def test_memory_limit_bounds_duckdb_and_the_store_still_works(tmp_path: Path) -> None:
+    """PODTAX_ANALYZER_MEMORY_MB: DuckDB's limit is the one given (MB = 10^6 bytes); unset keeps DuckDB's own
+    default (80% of the RAM, far above it). Results are stored and read back under the limit."""
+    default = Store(tmp_path / "default.duckdb")
+    try:
+        assert _memory_limit_mib(default) > 1024
+    finally:
+        default.close()
+    limited = Store(tmp_path / "limited.duckdb", memory_mb=128)
+    try:
+        assert _memory_limit_mib(limited) == pytest.approx(128e6 / 2**20, abs=0.1)
+        limited.write_batch(_batch(0, 200))
+        assert limited.cursor().execute("SELECT count(*) FROM runs WHERE status = 'ok'").fetchone()[0] == 200
+    finally:
+        limited.close()

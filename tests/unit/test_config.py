@@ -39,3 +39,11 @@ def test_service_main_exits_2_on_bad_config(monkeypatch: pytest.MonkeyPatch, cap
     monkeypatch.setenv("PODTAX_MAX_DELIVER", "0")
     assert main([]) == 2
     assert "PODTAX_MAX_DELIVER" in capsys.readouterr().err
+
+
+def test_analyzer_memory_limit_has_a_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PODTAX_ANALYZER_MEMORY_MB", "64")
+    with pytest.raises(ConfigError, match="PODTAX_ANALYZER_MEMORY_MB.*128"):
+        load(AnalyzerSettings)
+    monkeypatch.setenv("PODTAX_ANALYZER_MEMORY_MB", "512")
+    assert load(AnalyzerSettings).analyzer_memory_mb == 512

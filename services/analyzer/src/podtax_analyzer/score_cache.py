@@ -18,8 +18,13 @@ What can change in a run already counted, and how the cache follows:
 A run is counted in a key at most once (each key keeps its runs' numbers), so loading a key that
 already holds runs not yet published, then meeting those runs as new, changes nothing.
 
-Memory: 12 bytes per stored value (float64 value, int32 run number) plus one dict entry per run id,
-about 26 MB at 100,000 runs of 10 metrics; a publication reads at most NEW_CHUNK runs' rows at once.
+A run's number is DuckDB's 64-bit `hash(run_id)`, computed by the queries: nothing is kept per run id.
+(A dict from run id to a small number cost ~150 bytes a run, 15 MB at 100,000 runs, and grew with the
+history.) Two runs of one key with the same hash would count as one: with k runs in a key, the chance
+is about k*k / 2**65 (3e-8 at a million runs in one key), far below a disk's undetected error rate.
+
+Memory: 16 bytes per stored value (float64 value, uint64 run number), about 13 MB at 100,000 runs of
+8 metrics, and nothing else per run; a publication reads at most NEW_CHUNK runs' rows at once.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ NEW_CHUNK = 5000  # new runs per query: bounds the memory of a publication after
 _ROWS = f"""
 SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
-       list(m.value ORDER BY m.value) AS vals, list(r.run_id ORDER BY m.value) AS ids,
+       list(m.value ORDER BY m.value) AS vals, list(hash(r.run_id) ORDER BY m.value) AS ids,
        list(epoch_us(coalesce(r.ended_at, r.stored_at)) ORDER BY m.value) AS updated_us,
        list({VERSION_SQL} ORDER BY m.value) AS versions,
        list(coalesce(r.nr_throttled > 0, false) ORDER BY m.value) AS throttled,
@@ -62,14 +67,14 @@ _KEY_ROWS = _ROWS.format(join="JOIN score_keys k ON r.cluster = k.cluster AND r.
 
 @dataclass
 class KeyState:
-    """What one key's score needs: values (sorted, metric unit) and runs (sorted run numbers) of its
+    """What one key's score needs: values (sorted, metric unit) and runs (sorted run-id hashes) of its
     counted runs, the newest end time (epoch microseconds), the distinct tool builds, how many runs
     were throttled, and which runs carry an OVERLAP flag."""
 
     unit: str
     hib: bool = False
     values: np.ndarray = field(default_factory=lambda: np.empty(0))
-    runs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int32))
+    runs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     updated_us: int = 0
     builds: set[str] = field(default_factory=set)
     throttled: int = 0
@@ -81,12 +86,10 @@ class ScoreCache:
 
     def __init__(self) -> None:
         self.keys: dict[Key, KeyState] = {}
-        self.run_numbers: dict[str, int] = {}  # run id -> a small int, for the per-key run sets
         self.replaced: int | None = 0  # Store.replaced when the cache was last consistent; None: unknown
 
     def clear(self) -> None:
         self.keys.clear()
-        self.run_numbers.clear()
         self.replaced = None
 
     def update(self, store: Store, run_ids: Iterable[str]) -> list[NodeScore]:
@@ -139,13 +142,9 @@ class ScoreCache:
             finally:
                 con.unregister("score_keys")
 
-    def _number(self, run_id: str) -> int:
-        return self.run_numbers.setdefault(run_id, len(self.run_numbers))
-
     def _merge(self, s: KeyState, rows: dict[str, Any]) -> None:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
-        ids = rows["ids"]
-        nums = np.fromiter(map(self._number, ids), dtype=np.int32, count=len(ids))
+        nums = rows["ids"]  # the runs' numbers: hash(run_id), see the module doc
         overlap = rows["overlap"]
         s.hib = s.hib or bool(rows["hib"])
         at = np.searchsorted(s.runs, nums)
@@ -173,7 +172,8 @@ class ScoreCache:
 
 
 # The per-row lists of a key, as numpy arrays of these types.
-_LISTS = {"vals": float, "ids": object, "updated_us": np.int64, "versions": object, "throttled": bool, "overlap": bool}
+_LISTS = {"vals": float, "ids": np.uint64, "updated_us": np.int64, "versions": object, "throttled": bool,
+          "overlap": bool}
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> Iterator[tuple[Key, dict[str, Any]]]:

@@ -101,7 +101,7 @@ class Analyzer:
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
     tune_for_batches()
-    store = Store(settings.analyzer_db)
+    store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None
     app = create_app(store, token, settings.api_reads_need_token)

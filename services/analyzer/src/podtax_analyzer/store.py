@@ -135,11 +135,15 @@ def _unseen(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any
 class Store:
     """Owns the DuckDB connection. `write_batch` is the only writer; `cursor()` serves readers."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, memory_mb: int | None = None) -> None:
+        """`memory_mb` bounds DuckDB's memory (its block cache grows with the history up to the limit,
+        80% of the RAM by default); queries that need more spill to a directory beside the file."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.con = duckdb.connect(str(path))
+        if memory_mb is not None:
+            self.con.execute(f"SET memory_limit = '{int(memory_mb)}MB'")
         self.con.execute(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())
         self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
         self._lock = threading.Lock()
