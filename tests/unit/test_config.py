@@ -42,6 +42,7 @@ def test_service_main_exits_2_on_bad_config(monkeypatch: pytest.MonkeyPatch, cap
 
 
 def test_analyzer_memory_limit_has_a_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load(AnalyzerSettings).analyzer_memory_mb == 1024  # bounded by default (DuckDB's: 80% of the RAM)
     monkeypatch.setenv("PODTAX_ANALYZER_MEMORY_MB", "64")
     with pytest.raises(ConfigError, match="PODTAX_ANALYZER_MEMORY_MB.*128"):
         load(AnalyzerSettings)

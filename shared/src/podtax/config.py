@@ -113,9 +113,9 @@ class AnalyzerSettings(Common):
                                        "reachable beyond this host).")
     analyzer_workers: int | None = Field(None, ge=0, description="Processes a comparison table's cells are analyzed "
                                          "in (0 or 1 = in the caller); unset = one per idle core, from 64 cells.")
-    analyzer_memory_mb: int | None = Field(None, ge=128, description="DuckDB's memory limit, MB: its cache of the "
-                                           "file's blocks grows with the history up to it, and larger queries spill "
-                                           "to <db>.tmp; unset = DuckDB's default (80% of the RAM).")
+    analyzer_memory_mb: int = Field(1024, ge=128, description="DuckDB's memory limit, MB: its cache of the file's "
+                                    "blocks grows with the history up to it, and larger queries spill to <db>.tmp "
+                                    "(DuckDB's own default would be 80% of the RAM).")
 
 
 class RunnerSettings(Common):

@@ -24,7 +24,10 @@ history.) Two runs of one key with the same hash would count as one: with k runs
 is about k*k / 2**65 (3e-8 at a million runs in one key), far below a disk's undetected error rate.
 
 Memory: 16 bytes per stored value (float64 value, uint64 run number), about 13 MB at 100,000 runs of
-8 metrics, and nothing else per run; a publication reads at most NEW_CHUNK runs' rows at once.
+8 metrics, and nothing else per run; a publication reads at most NEW_CHUNK runs' rows at once. The
+cache holds at most MAX_VALUES values: past it, the keys touched longest ago are dropped after a
+publication and loaded from DuckDB again when next touched (the same scores, a load query dearer), so
+its memory stays flat however long the history.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_ke
 KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
 LOAD_CHUNK = 500  # keys per loading query: bounds the memory of a first publication over a long history
 NEW_CHUNK = 5000  # new runs per query: bounds the memory of a publication after a long pause
+MAX_VALUES = 4_000_000  # values kept across keys (16 bytes each: 64 MB, 500,000 runs of 8 metrics)
 
 # Per key, the rows of the selected runs (ordered by value, so a new key's values come sorted).
 _ROWS = f"""
@@ -84,12 +88,15 @@ class KeyState:
 class ScoreCache:
     """Node scores of the touched keys, kept up to date from the new runs (see the module doc)."""
 
-    def __init__(self) -> None:
-        self.keys: dict[Key, KeyState] = {}
+    def __init__(self, max_values: int | None = None) -> None:
+        self.keys: dict[Key, KeyState] = {}  # in the order they were last touched, the oldest first
+        self.held = 0  # values held across keys
+        self.max_values = MAX_VALUES if max_values is None else max_values
         self.replaced: int | None = 0  # Store.replaced when the cache was last consistent; None: unknown
 
     def clear(self) -> None:
         self.keys.clear()
+        self.held = 0
         self.replaced = None
 
     def update(self, store: Store, run_ids: Iterable[str]) -> list[NodeScore]:
@@ -111,6 +118,7 @@ class ScoreCache:
                         new = dict(_grouped(con, _NEW_ROWS, {"ids": ids[first:first + NEW_CHUNK]}))
                         self._load(con, [k for k in new if k not in self.keys])
                         for key, rows in new.items():
+                            self.keys[key] = self.keys.pop(key)  # the most recently touched last
                             self._merge(self.keys[key], rows)
                         touched.update(new)
             except BaseException:
@@ -120,7 +128,9 @@ class ScoreCache:
             # an odd count: a reparse is under way; what this snapshot saw is right, but not for later
             self.replaced = before if after == before and before % 2 == 0 else None
             if after == before:
-                return [self.score(key) for key in sorted(touched)]
+                scores = [self.score(key) for key in sorted(touched)]
+                self._evict()
+                return scores
 
     def score(self, key: Key) -> NodeScore:
         s = self.keys[key]
@@ -141,6 +151,11 @@ class ScoreCache:
                     self._merge(self.keys[key], rows)
             finally:
                 con.unregister("score_keys")
+
+    def _evict(self) -> None:
+        """Drop the keys touched longest ago while the cache holds more than max_values values."""
+        while self.held > self.max_values and self.keys:
+            self.held -= len(self.keys.pop(next(iter(self.keys))).values)
 
     def _merge(self, s: KeyState, rows: dict[str, Any]) -> None:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
@@ -163,6 +178,7 @@ class ScoreCache:
             nums, overlap = nums[fresh], rows["overlap"]
         # vals come ascending (the query orders them); a stable sort keeps s.values sorted
         s.values = np.sort(np.concatenate((s.values, rows["vals"])), kind="stable")
+        self.held += len(rows["vals"])
         s.runs = np.sort(np.concatenate((s.runs, nums)))
         s.updated_us = max(s.updated_us, int(rows["updated_us"].max()))
         s.builds.update(rows["versions"].tolist())

@@ -1,0 +1,98 @@
+"""The analyzer's memory over a long history: does it level off once its bounds are reached?
+
+Run as `python bench/bench_analyzer_history.py [--count 200000] [--quick]`. Prints figures only.
+Each run is a fresh process that stores N recorded sysbench raw logs and their results through
+`Store.write_batch` (1,000 events of each kind a commit) and folds every third batch's new runs into
+a `ScoreCache`, as the service publishes, with the batch services' process settings. It reports the
+RSS at each tenth of the run. "Bounded" is the service's design with small bounds, so they are reached
+within the run: DuckDB's memory limit (PODTAX_ANALYZER_MEMORY_MB; 64 MB here) and the score cache's
+value budget (score_cache.MAX_VALUES; here 400,000 values, 50,000 runs). The anchor is the same run
+unbounded: DuckDB's default limit (80% of the RAM) and a cache that keeps every value. The figure is
+the growth over the second half of the run in MB per 100,000 results (the least-squares slope
+through the RSS at the 5th to 10th tenths); both alternate three times and
+the medians and bounded/unbounded are printed with the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
+
+BATCH = 1000
+DUCKDB_MB = 64
+CACHE_VALUES = 400_000
+
+
+def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
+    from bench_pipeline import raw_logs
+    from podtax.batchtuning import tune_for_batches
+    from podtax.derive import derive
+    from podtax_analyzer.score_cache import ScoreCache
+    from podtax_analyzer.store import Store
+
+    tune_for_batches()
+    rss: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
+        store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None)
+        cache = ScoreCache(max_values=CACHE_VALUES if bounded else 2**62)
+        pending: set[str] = set()
+        tenth = max(BATCH, count // 10)
+        for first in range(0, count, BATCH):
+            logs = raw_logs(min(BATCH, count - first), start=first, chunk=BATCH)[0]
+            pending |= store.write_batch([e for log in logs for e in (log, derive(log.data))])
+            if (first // BATCH) % 3 == 2:
+                cache.update(store, pending)
+                pending = set()
+            if (first + BATCH) % tenth == 0:
+                rss.append(proc_rss_mb(os.getpid()))
+        store.close()
+    return {"rss": rss, "peak": proc_peak_rss_mb(os.getpid())}
+
+
+def measure(count: int, bounded: bool, out: list[dict]) -> float:
+    argv = [sys.executable, __file__, "--child", str(count)] + (["--bounded"] if bounded else [])
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=Path(__file__).parent)
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    out.append(figures)
+    half = figures["rss"][len(figures["rss"]) // 2 - 1:]  # from the 5th tenth on (RSS swings batch to batch)
+    slope = np.polyfit(np.arange(len(half)) * count / 10, half, 1)[0]  # least squares: MB a result
+    return float(slope) * 100_000
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=200_000, help="results a run stores (default 200,000)")
+    ap.add_argument("--quick", action="store_true", help="100,000 results a run")
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--bounded", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child is not None:
+        print(json.dumps(child(args.child, args.bounded)))
+        return 0
+    count = 100_000 if args.quick else args.count
+    bounded: list[dict] = []
+    unbounded: list[dict] = []
+    growth = interleave({"bounded": lambda: measure(count, True, bounded),
+                         "unbounded": lambda: measure(count, False, unbounded)}, 3)
+    print(line(f"analyzer memory growth over the second half of {count:,} results (store + score cache)",
+               median(growth["bounded"]), "MB per 100,000 results",
+               "unbounded: DuckDB's default limit, every value cached", median(growth["unbounded"]), loadavg(),
+               higher_is_better=False))
+    print(f"  bounded {runs(growth['bounded'])}, unbounded {runs(growth['unbounded'])}")
+    for name, figures in (("bounded", bounded), ("unbounded", unbounded)):
+        tenths = [median([f["rss"][i] for f in figures]) for i in range(len(figures[0]["rss"]))]
+        print(f"  {name}: RSS MB at each tenth {' '.join(f'{v:.0f}' for v in tenths)}; "
+              f"peak {median([f['peak'] for f in figures]):.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
