@@ -27,6 +27,8 @@ _SCALE = {"kB": 1 / 1024, "MB": 1.0, "GB": 1024.0}
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
     timings: dict[str, tuple[float, float, float]] = {}
+    repeated: list[str] = []
+    devices: list[str] = []
     device: str | None = None
     problems: list[str] = []
     seen_timing_word = False
@@ -41,11 +43,15 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                 continue
             kind = ("direct_" if m.group(1) else "") + ("cached" if m.group(2) == "cached" else "disk")
             rate = to_number(m.group(5)) * _SCALE[m.group(6)]
+            if kind in timings:
+                repeated.append(kind)
             timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
             continue
         d = _DEVICE.match(line) if line.startswith("/dev/") else None
         if d:
             device = device or d.group(1)
+            if d.group(1) not in devices:
+                devices.append(d.group(1))
             if d.group(2):
                 problems.append(line)
         elif "Operation not permitted" in line or "Permission denied" in line or "No such file" in line:
@@ -63,6 +69,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             raise ParseFailure("truncated", "hdparm printed its device but no `Timing ... reads` line: "
                                             "the run was cut short")
         raise ParseFailure("unknown-format", "no hdparm `Timing ... reads:` line found in the log")
+    if len(devices) > 1:  # `hdparm -t /dev/sda /dev/sdb`: one device's figures must not pass for another's
+        raise ParseFailure("unknown-format", f"this log holds hdparm timings of {len(devices)} devices "
+                                             f"({', '.join(devices)}); run hdparm on one device per log")
+    if repeated:  # several runs appended to one log: which one counts is not the parser's call
+        raise ParseFailure("unknown-format", f"this log holds several hdparm runs ({repeated[0]} reads timed "
+                                             f"{1 + repeated.count(repeated[0])} times); split it, one run per log")
     mode = str((requested or {}).get("mode") or "")
     metrics = MetricList()
     primary = _primary(timings, mode)
