@@ -285,6 +285,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if s.seen:
             raise ParseFailure("truncated", "the stress-ng log stops before its metrics table")
         raise ParseFailure("unknown-format", "no `stress-ng:` lines found in the log")
+    _refuse_repeated_rows(s.rows)
     primary = _primary(s.rows, test)
     metrics = MetricList()
     for name, values in s.rows:
@@ -302,6 +303,18 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         echoed["timeout"] = s.timeout
     flags = _flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
     return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _refuse_repeated_rows(rows: list[_Row]) -> None:
+    """A stressor reports one row per run: a second row of the same name means several runs were
+    appended to one log, whose figures must not be mixed (one run's bogo ops, another's threads)."""
+    seen: set[str] = set()
+    for name, _ in rows:
+        if name in seen:
+            times = sum(1 for r in rows if r[0] == name)
+            raise ParseFailure("unknown-format", f"this log holds several stress-ng runs (the {name} stressor "
+                                                 f"reported {times} times); split it, one run per log")
+        seen.add(name)
 
 
 def _primary(rows: list[_Row], test: str | None) -> str | None:
