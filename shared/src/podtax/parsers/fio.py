@@ -42,6 +42,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     start = text.find("{")
     if start < 0 or '"fio version"' not in text:
         return fio_text.parse(text, requested)
+    reports = text.count('"fio version"')
+    if reports > 1:  # appended runs, or --status-interval's interim reports: the first is not the answer
+        raise ParseFailure("unknown-format", f"this log holds {reports} fio JSON reports (runs appended to one "
+                                             "log, or --status-interval); split it, one report per log")
     try:
         doc = _load(text, start)
     except (ValueError, RecursionError) as exc:

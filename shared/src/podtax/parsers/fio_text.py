@@ -58,6 +58,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     jobs: list[tuple[str, dict[str, float]]] = []
     direction = ""
     pct_scale = 0.0
+    runs = 0  # `fio-<version>` lines: fio prints one per invocation
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -69,6 +70,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         pct_scale = 0.0
         m = _VERSION.match(line) if line.startswith("fio-") else None
         if m:
+            runs += 1
             version = m.group(1)
             continue
         m = _HEAD.match(line) if "(g=" in line else None
@@ -108,6 +110,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         m = _PCT_HEAD.match(line)
         if m and direction:
             pct_scale = _TIME_SCALE[m.group(1)]
+    if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
+        raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
+                                             "split it, one run per log")
     jobs = [(name, figures) for name, figures in jobs if figures]
     if not jobs:
         if version or echoed:
