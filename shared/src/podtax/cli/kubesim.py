@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
         cluster: Path = typer.Option(None, "--cluster", help="cluster file (YAML): nodes, storage classes"),
         kubeconfig: Path = typer.Option(Path("kubesim.kubeconfig"), "--kubeconfig",
                                         help="where to write a kubeconfig for the emulator"),
-        port: int = typer.Option(0, "--port", help="port on 127.0.0.1 (0: a free one)"),
+        port: int = typer.Option(0, "--port", min=0, max=65535, help="port on 127.0.0.1 (0: a free one)"),
         host: str = typer.Option("127.0.0.1", "--host"),
         kubelet: str = typer.Option("simulated", "--kubelet",
                                     help="simulated | exec (run container commands locally) | none"),

@@ -152,8 +152,9 @@ def _nomadsim_child(data: Path, env: dict[str, str]) -> tuple[Child, str]:
 
 def up(
     data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
-    nats_port: Annotated[int, typer.Option(help="Port of the embedded nats-server (0 = a free one).")] = 0,
-    api_port: Annotated[int, typer.Option(help="Port of the analyzer's HTTP API.")] = 8700,
+    nats_port: Annotated[int, typer.Option(min=0, max=65535,
+                                           help="Port of the embedded nats-server (0 = a free one).")] = 0,
+    api_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the analyzer's HTTP API.")] = 8700,
     node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).")] = socket.gethostname(),
     kubesim: Annotated[bool, typer.Option(help="Run pods on a local SIMULATED Kubernetes API (tools/kubesim).")]
     = True,

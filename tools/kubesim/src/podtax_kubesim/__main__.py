@@ -63,6 +63,9 @@ async def serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:  # bind() would raise OverflowError deep in asyncio
+        print(f"podtax-kubesim: --port must be 0-65535, got {args.port}", file=sys.stderr)
+        return 2
     if args.pod_network and args.kubelet != "exec":
         print("podtax-kubesim: --pod-network needs --kubelet exec (pods must be real processes)", file=sys.stderr)
         return 2
