@@ -117,8 +117,10 @@ def bootstrap_change(base: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray,
     rb, rn = _boot_ratio(*base, rng, b), _boot_ratio(*new, rng, b)
     ok = np.isfinite(rb) & np.isfinite(rn) & (rb > 0)
     d, q = (rn - rb)[ok], (rn / np.where(rb > 0, rb, 1.0))[ok]
-    if len(d) < b // 2:
-        return dict(diff=r_new - r_base, diff_ci_low=None, diff_ci_high=None, change=r_new / r_base,
+    # a base ratio of 0 (the candidate's median is 0, e.g. an error count) has no NEW/BASE change
+    change = r_new / r_base if r_base != 0 else None
+    if len(d) < b // 2 or change is None:
+        return dict(diff=r_new - r_base, diff_ci_low=None, diff_ci_high=None, change=change,
                     change_ci_low=None, change_ci_high=None, p_value=None)
     if np.all(d == 0):  # the same values on both campaigns: no change, and nothing to test
         p = 1.0
@@ -127,7 +129,7 @@ def bootstrap_change(base: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray,
         p = max(p, 1.0 / len(d))
     dl, dh = np.percentile(d, [2.5, 97.5])
     ql, qh = np.percentile(q, [2.5, 97.5])
-    return dict(diff=r_new - r_base, diff_ci_low=float(dl), diff_ci_high=float(dh), change=r_new / r_base,
+    return dict(diff=r_new - r_base, diff_ci_low=float(dl), diff_ci_high=float(dh), change=change,
                 change_ci_low=float(ql), change_ci_high=float(qh), p_value=p)
 
 

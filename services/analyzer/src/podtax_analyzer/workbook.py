@@ -33,8 +33,9 @@ BOLD = Font(bold=True)
 
 
 def sheet_title(name: str, taken: set[str]) -> str:
-    """A valid, unique sheet title (at most 31 characters, none of []:*?/\\)."""
-    base = re.sub(r"[\[\]:*?/\\]", "_", name)[:31] or "sheet"
+    """A valid, unique sheet title (at most 31 characters, none of []:*?/\\, no apostrophe first or last:
+    Excel repairs such a file)."""
+    base = re.sub(r"[\[\]:*?/\\]", "_", name)[:31].strip("'") or "sheet"
     title, k = base, 2
     while title.lower() in taken:
         suffix = f"~{k}"
@@ -50,10 +51,27 @@ def _naive(dt: Any) -> Any:
     return dt.astimezone(UTC).replace(tzinfo=None)
 
 
+def _text(ws: Worksheet, v: Any) -> Any:
+    """`v`, but a string starting with "=" as a text cell: openpyxl would write it as a formula, and names,
+    tool versions and kernels come from events (a forged node name "=HYPERLINK(...)" must not run)."""
+    return _no_formula(WriteOnlyCell(ws, value=v)) if isinstance(v, str) and v.startswith("=") else v
+
+
+def _no_formula(cell: Any) -> Any:
+    if cell.data_type == "f":
+        cell.data_type = "s"
+        cell.quotePrefix = True  # stays text when edited in Excel
+    return cell
+
+
+def _append(ws: Worksheet, values: list[Any]) -> None:
+    ws.append([_text(ws, v) for v in values])
+
+
 def _bold(ws: Worksheet, values: list[Any], size: int | None = None) -> list[WriteOnlyCell]:
     out = []
     for v in values:
-        cell = WriteOnlyCell(ws, value=v)
+        cell = _no_formula(WriteOnlyCell(ws, value=v))
         cell.font = Font(bold=True, size=size) if size else BOLD
         cell.alignment = Alignment(wrap_text=True, vertical="top")
         out.append(cell)
@@ -83,7 +101,7 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
             cell = WriteOnlyCell(ws, value=None if c is None else c.ratio)
             cell.number_format = "0.000"
             line.append(cell)
-        ws.append(line)
+        _append(ws, line)
     if nodes and rows:
         area = f"E5:{get_column_letter(4 + len(nodes))}{4 + len(rows)}"
         ws.conditional_formatting.add(area, ColorScaleRule(
@@ -93,10 +111,10 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
     ws.append(_bold(ws, [TABLE_TITLE], size=13))
     ws.append(_bold(ws, COMPARISON_HEADERS))
     for c in rep.cells:
-        ws.append([c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
-                   ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.ratio, c.ci_low,
-                   c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct, c.verdict, " ".join(c.flags),
-                   " ".join(c.flag_details.values()), c.sentence])
+        _append(ws, [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
+                     ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.ratio, c.ci_low,
+                     c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct, c.verdict, " ".join(c.flags),
+                     " ".join(c.flag_details.values()), c.sentence])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
@@ -110,8 +128,8 @@ def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
         pair = data.envs(c)
         for run in data.runs.get(c.id, []):
             # a datetime gets openpyxl's date-time number format by itself
-            ws.append([c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
-                       _naive(run.started_at), run.value])
+            _append(ws, [c.test, c.params, c.metric, c.unit, run.env, side_label(run.env, pair), run.run_id,
+                         _naive(run.started_at), run.value])
 
 
 def write_workbook(data: ReportData) -> bytes:
@@ -125,13 +143,13 @@ def write_workbook(data: ReportData) -> bytes:
     prov.append(_bold(prov, ["node", "environment", "runs", "tool builds", "kernel", "CPU", "OS", "arch",
                              "hw threads"]))
     for p in data.provenance:
-        prov.append([p["node"], p["env"], p["runs"], "; ".join(p["tools"]), "; ".join(p["kernels"]),
-                     "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]])
+        _append(prov, [p["node"], p["env"], p["runs"], "; ".join(p["tools"]), "; ".join(p["kernels"]),
+                       "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]])
     if data.phases:
         ph = wb.create_sheet(sheet_title("phases", taken))
         ph.append(_bold(ph, ["test", "environment", "phase", "latency (ms)"]))
         for row in data.phases:
-            ph.append([row["test"], row["env"], row["phase"], row["seconds"] * 1000.0])
+            _append(ph, [row["test"], row["env"], row["phase"], row["seconds"] * 1000.0])
     buf = io.BytesIO()
     wb.save(buf)
     return buf.getvalue()

