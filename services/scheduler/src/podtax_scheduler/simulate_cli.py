@@ -60,6 +60,8 @@ def read_workload(path: Path) -> WorkloadSpec:
         return WorkloadSpec.model_validate(raw)
     except OSError as exc:
         raise fail(f"cannot read the workload {path} ({exc.strerror})", 2) from None
+    except UnicodeDecodeError as exc:
+        raise fail(f"the workload {path} is not UTF-8 text (byte {exc.start})", 2) from None
     except yaml.YAMLError as exc:
         raise fail(f"the workload {path} is not valid YAML ({exc})", 2) from None
     except ValidationError as exc:
