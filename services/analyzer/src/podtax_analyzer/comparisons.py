@@ -20,6 +20,8 @@ Cross-node summary sentences are built from the table (podtax_analyzer.summary).
 
 from __future__ import annotations
 
+import math
+
 import duckdb
 from podtax.events import CellStats
 
@@ -142,8 +144,14 @@ def cell_stats_for(
     rows = _compare(con, load_cells(con, campaign, node=node, test=test, params_key=params_key, cluster=cluster),
                     threshold, correction, seed)
     return [CellStats(campaign=c.campaign, node=c.node, test=c.test, params_key=c.params, metric=c.metric,
-                      n_host=c.n_host, n_pod=c.n_pod, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high,
-                      verdict=c.verdict, flags=list(c.flags)) for c in rows]
+                      n_host=c.n_host, n_pod=c.n_pod, ratio=_finite(c.ratio), ci_low=_finite(c.ci_low),
+                      ci_high=_finite(c.ci_high), verdict=c.verdict, flags=list(c.flags)) for c in rows]
+
+
+def _finite(x: float | None) -> float | None:
+    """None for a ratio that overflowed (a median near 0 under one near the float maximum): an event
+    carries only finite numbers, and one such cell must not stop the publication of every other."""
+    return x if x is not None and math.isfinite(x) else None
 
 
 def cell_values(con: duckdb.DuckDBPyConnection, cell_id: str) -> CellValues | None:

@@ -128,11 +128,11 @@ class ScoreCache:
             # an odd count: a reparse is under way; what this snapshot saw is right, but not for later
             self.replaced = before if after == before and before % 2 == 0 else None
             if after == before:
-                scores = [self.score(key) for key in sorted(touched)]
+                scores = [s for key in sorted(touched) if (s := self.score(key)) is not None]
                 self._evict()
                 return scores
 
-    def score(self, key: Key) -> NodeScore:
+    def score(self, key: Key) -> NodeScore | None:
         s = self.keys[key]
         cluster, node, env, test, pkey, metric = key
         return score_from_sorted(cluster=cluster, node=node, env=env, test=test, params_key=pkey, metric=metric,

@@ -14,6 +14,7 @@ by its CPU limit).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -28,6 +29,7 @@ from podtax_analyzer.celldata import VERSION_SQL
 from podtax_analyzer.stats.modes import BC_THRESHOLD, bimodality_coefficient, check_unimodality
 from podtax_analyzer.stats.modes import MIN_RUNS as MIN_RUNS_MODES
 
+log = logging.getLogger("podtax.analyzer.scores")
 ENVS = ("host", "kubernetes")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_RUNS_CI = 6
@@ -109,23 +111,31 @@ def node_scores(
     # every stored run of the selected keys; the service's publications use score_cache.py instead.
     res = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where), version=VERSION_SQL),
                       params).fetchnumpy()
-    return [score_from_sorted(cluster=str(res["cluster"][i]), node=str(res["node"][i]), env=str(res["env"][i]),
-                              test=str(res["test"][i]), params_key=str(res["params_key"][i]),
-                              metric=str(res["metric"][i]), unit=str(res["unit"][i]),
-                              higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
-                              updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
-                              throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]))
-            for i in range(len(res["n"]))]
+    scores = [score_from_sorted(cluster=str(res["cluster"][i]), node=str(res["node"][i]), env=str(res["env"][i]),
+                                test=str(res["test"][i]), params_key=str(res["params_key"][i]),
+                                metric=str(res["metric"][i]), unit=str(res["unit"][i]),
+                                higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
+                                updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
+                                throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]))
+              for i in range(len(res["n"]))]
+    return [s for s in scores if s is not None]
 
 
 def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,
                       higher_is_better: bool, vals: np.ndarray, updated_us: int, builds: int, throttled: int,
-                      overlap: int) -> NodeScore:
+                      overlap: int) -> NodeScore | None:
     """One key's score from its runs' values (sorted ascending) and facts; shared by node_scores and the
-    service's incremental cache (score_cache.py), so both give the same figures."""
+    service's incremental cache (score_cache.py), so both give the same figures. None when the values are
+    so extreme (near the float maximum, from a forged or misparsed result) that their median or mean is
+    not a finite number: that key has no score, and every other key still gets its own."""
+    median, mean = sorted_median(vals), exact_mean(vals)
+    if not (math.isfinite(median) and math.isfinite(mean)):
+        log.warning("no score for %s %s %s %s %s %s: the median or mean of its %d values is not finite",
+                    cluster, node, env, test, params_key, metric, len(vals))
+        return None
     ci = median_interval(vals)
     return NodeScore(cluster=cluster, node=node, env=env, test=test, params_key=params_key, metric=metric, unit=unit,
-                     higher_is_better=higher_is_better, median=sorted_median(vals), mean=exact_mean(vals),
+                     higher_is_better=higher_is_better, median=median, mean=mean,
                      n=len(vals), ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
                      updated_at=EPOCH + timedelta(microseconds=updated_us),
                      flags=score_flags(vals, builds, throttled, overlap))
@@ -135,7 +145,10 @@ def exact_mean(vals: np.ndarray) -> float:
     """The mean from the correctly rounded sum (math.fsum): the same figure whatever the order of the
     values, so a full recompute and an incremental one agree to the last bit (DuckDB's parallel avg
     may differ in its last bits from run to run)."""
-    return math.fsum(vals.tolist()) / len(vals)
+    try:
+        return math.fsum(vals.tolist()) / len(vals)
+    except OverflowError:  # the sum of values near the float maximum is not a float
+        return math.inf
 
 
 def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int) -> list[str]:
