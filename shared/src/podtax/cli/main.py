@@ -68,10 +68,26 @@ def _subcommands(ctx: object) -> list[str]:
     return sorted(name for name, cmd in commands.items() if not getattr(cmd, "hidden", False))
 
 
-def usage_line(exc: BaseException) -> str:
+def _path_in(typer_app: typer.Typer, argv: list[str], prog_name: str) -> str:
+    """The command path the leading words of `argv` name (`podtax campaign status`): click raises some
+    usage errors (an option missing its value) without the context that knows it."""
+    command: object = typer.main.get_command(typer_app)
+    path = [prog_name]
+    for word in argv:
+        sub = (getattr(command, "commands", None) or {}).get(word)
+        if sub is None:
+            if word.startswith("-"):
+                continue
+            break
+        path.append(word)
+        command = sub
+    return " ".join(path)
+
+
+def usage_line(exc: BaseException, path_if_unknown: str = "podtax") -> str:
     """One line that says what was wrong and where to read more."""
     ctx = getattr(exc, "ctx", None)
-    path = getattr(ctx, "command_path", None) or "podtax"
+    path = getattr(ctx, "command_path", None) or path_if_unknown
     if _is(exc, "NoArgsIsHelpError"):
         names = _subcommands(ctx)
         what = f"missing command (one of: {', '.join(names)})" if names else "missing arguments"
@@ -102,7 +118,7 @@ def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
             print(f"{prog_name}: aborted", file=sys.stderr)
             return 130
         if _is(exc, "UsageError"):
-            print(usage_line(exc), file=sys.stderr)
+            print(usage_line(exc, _path_in(typer_app, argv, prog_name)), file=sys.stderr)
             return USAGE
         if _is(exc, "ClickException"):
             print(f"{prog_name}: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
