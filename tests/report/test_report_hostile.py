@@ -79,3 +79,15 @@ def test_compare_when_a_base_ratio_is_zero_is_inconclusive_not_a_500(store):
     assert cell["base_ratio"] == 0.0 and cell["change"] is None
     assert cell["verdict"] == "inconclusive"
     assert client.get("/report/new", params={"compare": "base"}).status_code == 200
+
+
+def test_values_near_the_float_maximum_withhold_the_ratio_and_the_report_renders(store):
+    # finite values whose medians overflow (inf/inf = NaN): the HTML page failed with a 500 (heat colour of NaN)
+    huge = [1.7e308, 1.6e308, 1.5e308, 1.7e308, 1.79e308, 1.1e308]
+    store.write_batch(result_events("huge", huge, huge))
+    client = TestClient(create_app(store), raise_server_exceptions=False)
+    (cell,) = client.get("/api/campaigns/huge/comparisons").json()["cells"]
+    assert cell["ratio"] is None and cell["ci_low"] is None and cell["ci_high"] is None
+    assert cell["sentence"].startswith("Inconclusive: no ratio could be computed")
+    for path in ("/report/huge", "/api/campaigns/huge/export.xlsx", "/api/campaigns/huge/export.zip"):
+        assert client.get(path).status_code == 200, path

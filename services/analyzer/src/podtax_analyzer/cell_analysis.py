@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import duckdb
@@ -140,6 +141,11 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         warnings.extend(f"rank test: {w}" for w in rank.warnings)
         ratio = bca.estimate
         lo, hi, method = _pick_interval(bca, hl, warnings)
+        if not all(x is None or math.isfinite(x) for x in (ratio, lo, hi)):
+            # medians near the float limits (a forged or misparsed result): inf/inf, x/0 or an overflow
+            warnings.append("the ratio or its interval is not a finite number: the values are too close "
+                            "to the limits of floating point")
+            ratio = lo = hi = method = None
     if details.keys() & fl.WITHHOLD_RATIO:
         ratio = lo = hi = method = None
     outlier_at = [(s.env, int(i)) for s in (h, p) for i in found[s.env]]

@@ -29,7 +29,7 @@ def fmt(v: float) -> str:
 def heat_colour(ratio: float | None, higher_is_better: bool, span: float = 0.10) -> str:
     """Background of a matrix cell: white at ratio 1, towards blue when the candidate is better,
     towards vermillion when worse, full strength at +-``span`` (log scale); grey when withheld."""
-    if ratio is None or ratio <= 0:
+    if ratio is None or not 0 < ratio < math.inf:  # NaN too
         return "#e0e0e0"
     g = math.log(ratio) * (1 if higher_is_better else -1)
     t = min(abs(g) / math.log1p(span), 1.0) * 0.6  # at most 60% so black text stays readable
