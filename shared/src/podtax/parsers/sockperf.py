@@ -39,7 +39,7 @@ _ADVICE = {"refused": "is the sockperf server running on that address and port?"
 
 def pct_name(text: str) -> str:
     """`99.900` -> `p99_9`, `50.000` -> `p50`."""
-    number = f"{float(text):.3f}".rstrip("0").rstrip(".")
+    number = f"{to_number(text):.3f}".rstrip("0").rstrip(".")  # ParseFailure, not ValueError, on 1.2.3
     return "p" + number.replace(".", "_")
 
 
