@@ -35,3 +35,10 @@ def test_one_device_one_run_still_parses() -> None:
     assert parsed.echoed["device"] == "/dev/sda"
     assert parsed.metric("disk_read_mb_per_second").value == 500.0
     assert parsed.metric("cached_read_mb_per_second").value == 10000.0
+
+
+def test_other_dev_lines_are_not_taken_for_the_timed_device() -> None:  # blkid output before hdparm's
+    parsed = parse_text('/dev/sda1: UUID="abc" TYPE="ext4"\n' + SDA, "hdparm")
+    assert isinstance(parsed, Parsed)
+    assert parsed.echoed["device"] == "/dev/sda"
+    assert parsed.metric("disk_read_mb_per_second").value == 500.0

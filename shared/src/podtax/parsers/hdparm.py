@@ -28,8 +28,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
           recorded_version: str | None = None) -> Parsed:
     timings: dict[str, tuple[float, float, float]] = {}
     repeated: list[str] = []
-    devices: list[str] = []
+    devices: list[str] = []  # the devices that timings were printed under, in order
     device: str | None = None
+    under: str | None = None  # the device of the latest `/dev/...:` line
     problems: list[str] = []
     seen_timing_word = False
     for raw in text.split("\n"):
@@ -45,17 +46,19 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             rate = to_number(m.group(5)) * _SCALE[m.group(6)]
             if kind in timings:
                 repeated.append(kind)
+            if under is not None and under not in devices:
+                devices.append(under)
             timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
             continue
         d = _DEVICE.match(line) if line.startswith("/dev/") else None
         if d:
             device = device or d.group(1)
-            if d.group(1) not in devices:
-                devices.append(d.group(1))
+            under = d.group(1)
             if d.group(2):
                 problems.append(line)
         elif "Operation not permitted" in line or "Permission denied" in line or "No such file" in line:
             problems.append(line)  # _DENIED or a missing device
+    device = devices[0] if devices else device  # the timed device, not an earlier `/dev/x: ...` line
     echoed: Echoed = {"device": device} if device else {}
     if not timings:
         denied = [p for p in problems if any(w in p for w in _DENIED)]
