@@ -42,6 +42,14 @@ def as_dict(parsed: Parsed) -> dict[str, Any]:
     }
 
 
+def figure(value: float) -> str:
+    """A figure as the log shows it: a count in full (21672955, not 2.1673e+07), other values with up to
+    12 significant digits (7222554.38, not 7.22255e+06), so the table can be checked against the log."""
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.12g}"
+
+
 def _show(console: Console, item: dict[str, Any]) -> None:
     if "error" in item:
         err = item["error"]
@@ -56,7 +64,7 @@ def _show(console: Console, item: dict[str, Any]) -> None:
     table.add_column("unit")
     table.add_column("better")
     for m in item["metrics"]:
-        table.add_row(m["name"], f"{m['value']:.6g}", m["unit"], "higher" if m["higher_is_better"] else "lower")
+        table.add_row(m["name"], figure(m["value"]), m["unit"], "higher" if m["higher_is_better"] else "lower")
     console.print(table)
     if item["echoed"]:
         console.print("echoed: " + ", ".join(f"{k}={v}" for k, v in item["echoed"].items()), highlight=False)
