@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from podtax.cli.main import main
@@ -40,3 +41,16 @@ def test_table_output_and_tool_option(capsys: pytest.CaptureFixture[str], monkey
     assert "unknown-format" in capsys.readouterr().out
     assert main(["parse", "--tool", "nosuchtool", rpi]) == 2
     assert main(["parse", "does-not-exist.log"]) == 1
+
+
+def test_only_a_regular_file_under_the_cap_is_read(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    big = tmp_path / "big.log"
+    big.write_bytes(b"sysbench 1.0.20\n" + b"x" * 1_000_000)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would block for ever
+    assert main(["parse", "--json", str(big), str(fifo), "/dev/zero", str(tmp_path)]) == 1
+    errors = [item["error"] for item in json.loads(capsys.readouterr().out)]
+    assert [e["reason"] for e in errors] == ["unreadable"] * 4
+    assert "more than 1,000,000 bytes" in errors[0]["detail"]
+    assert all("not a regular file" in e["detail"] for e in errors[1:3])
+    assert "directory" in errors[3]["detail"].lower()

@@ -25,6 +25,7 @@ USAGE_ERRORS = [
     (["campaign", "submit", "a.yaml", "b.yaml"], "unexpected extra argument"),
     (["campaign", "status"], "missing argument"),
     (["parse"], "missing argument"),
+    (["parse", ""], "a file name is empty"),
     (["import"], "missing argument"),
     (["kubesim", "--port", "notaport"], "invalid value for '--port'"),
 ]

@@ -10,16 +10,22 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from podtax.cli.importer import MAX_LOG_BYTES
 from podtax.parsers import Parsed, ParseFailure, parse_text, tool_of
+from podtax.safefiles import UnsafePath, read_capped
 
 
 def parse_file(path: Path, tool: str | None) -> dict[str, Any]:
-    """One JSON-ready object for `path`: the parsed figures, or `error` with reason and detail."""
+    """One JSON-ready object for `path`: the parsed figures, or `error` with reason and detail.
+
+    Only a regular file of at most MAX_LOG_BYTES is read (the most a raw log can carry on the bus), so a
+    device, FIFO or multi-gigabyte file named by mistake is refused at once instead of read without end."""
     out: dict[str, Any] = {"file": str(path)}
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        out["error"] = {"reason": "unreadable", "detail": f"cannot read {path}: {exc.strerror or exc}"}
+        text = read_capped(path.resolve(), MAX_LOG_BYTES, str(path)).decode("utf-8", errors="replace")
+    except (OSError, UnsafePath) as exc:
+        detail = f"cannot read {path}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+        out["error"] = {"reason": "unreadable", "detail": detail}
         return out
     try:
         parsed = parse_text(text, tool)
@@ -75,7 +81,7 @@ def _show(console: Console, item: dict[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("parse")
     def parse_command(
-        files: list[Path] = typer.Argument(..., help="Log files to parse."),
+        files: list[str] = typer.Argument(..., help="Log files to parse."),
         tool: str | None = typer.Option(None, "--tool", help="Tool or test name (sysbench, sysbench-cpu, "
                                         "sysbench-memory, stress-ng, stress-ng-cpu, hdparm, fio, timeline, "
                                         "volume-churn, pod-startup); "
@@ -83,13 +89,17 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per file."),
     ) -> int:
         """Parse benchmark logs offline and show the figures, or why a log was rejected."""
+        if not all(files):
+            typer.echo("podtax parse: a file name is empty (an unset shell variable?): give the path of a log "
+                       "(see 'podtax parse --help')", err=True)
+            raise typer.Exit(2)
         if tool is not None:
             try:
                 tool_of(tool)
             except ValueError as exc:
                 typer.echo(f"podtax parse: --tool: {exc}", err=True)
                 raise typer.Exit(2) from None
-        results = [parse_file(path, tool) for path in files]
+        results = [parse_file(Path(name), tool) for name in files]
         if as_json:
             typer.echo(json.dumps(results, indent=2, ensure_ascii=False))
         else:
