@@ -54,3 +54,17 @@ def test_only_a_regular_file_under_the_cap_is_read(capsys: pytest.CaptureFixture
     assert "more than 1,000,000 bytes" in errors[0]["detail"]
     assert all("not a regular file" in e["detail"] for e in errors[1:3])
     assert "directory" in errors[3]["detail"].lower()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])
+def test_a_log_saved_with_a_byte_order_mark_is_read(encoding: str, capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.chdir(__file__.rsplit("/tests/", 1)[0])
+    text = open(GOOD, encoding="utf-8").read()
+    saved = tmp_path / "saved.log"  # as PowerShell's `>` (UTF-16 LE + BOM) or Notepad (UTF-8 + BOM) writes it
+    saved.write_bytes(("\ufeff" + text).encode(encoding) if encoding == "utf-16-be" else text.encode(encoding))
+    assert main(["parse", "--json", str(saved)]) == 0
+    [item] = json.loads(capsys.readouterr().out)
+    assert item["tool_version"] == "1.0.20"
+    assert {"name": "events_per_second", "value": 183.01, "unit": "events/s", "higher_is_better": True} \
+        in item["metrics"]

@@ -61,3 +61,11 @@ def read_capped(path: Path, cap: int, name: str | None = None) -> bytes:
         raise UnsafePath(f"{label} holds more than {cap:,} bytes, above the cap; cut it to the benchmark's "
                          f"own output")
     return data
+
+
+def decode_log(data: bytes) -> str:
+    """A saved log's text: UTF-8 (with or without a byte-order mark), or UTF-16 when it starts with a UTF-16
+    byte-order mark (what Windows PowerShell's `>` writes); undecodable bytes become U+FFFD, never an error."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")

@@ -30,7 +30,7 @@ from podtax.bus import Bus, BusError
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, nats_url
 from podtax.cli.deadline import within
-from podtax.safefiles import UnsafePath, read_capped, resolve_inside
+from podtax.safefiles import UnsafePath, decode_log, read_capped, resolve_inside
 
 HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
 MAX_LOG_BYTES = 1_000_000  # the output cap: a raw-log event must fit NATS's 1 MiB max_payload
@@ -194,7 +194,7 @@ def build_event(row: Row, campaign: str, sequence: int) -> events.RawLogV1:
     run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
                          test=row.test, params=row.params, sequence=sequence)
     try:
-        stdout = read_capped(row.path, MAX_LOG_BYTES, row.file).decode("utf-8", errors="replace")
+        stdout = decode_log(read_capped(row.path, MAX_LOG_BYTES, row.file))
     except UnsafePath as exc:  # changed since the manifest was checked
         raise ManifestError([f"line {row.line}: file {exc}"]) from None
     seconds = run_seconds(row.test, stdout, row.params)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from podtax.cli.importer import MAX_LOG_BYTES
 from podtax.parsers import Parsed, ParseFailure, parse_text, tool_of
-from podtax.safefiles import UnsafePath, read_capped
+from podtax.safefiles import UnsafePath, decode_log, read_capped
 
 
 def parse_file(path: Path, tool: str | None) -> dict[str, Any]:
@@ -22,7 +22,7 @@ def parse_file(path: Path, tool: str | None) -> dict[str, Any]:
     device, FIFO or multi-gigabyte file named by mistake is refused at once instead of read without end."""
     out: dict[str, Any] = {"file": str(path)}
     try:
-        text = read_capped(path.resolve(), MAX_LOG_BYTES, str(path)).decode("utf-8", errors="replace")
+        text = decode_log(read_capped(path.resolve(), MAX_LOG_BYTES, str(path)))
     except (OSError, UnsafePath) as exc:
         detail = f"cannot read {path}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
         out["error"] = {"reason": "unreadable", "detail": detail}
