@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from podtax.cli.main import main
@@ -43,7 +44,7 @@ def test_table_output_and_tool_option(capsys: pytest.CaptureFixture[str], monkey
     assert main(["parse", "does-not-exist.log"]) == 1
 
 
-def test_only_a_regular_file_under_the_cap_is_read(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+def test_only_a_regular_file_under_the_cap_is_read(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     big = tmp_path / "big.log"
     big.write_bytes(b"sysbench 1.0.20\n" + b"x" * 1_000_000)
     fifo = tmp_path / "fifo"
@@ -58,9 +59,9 @@ def test_only_a_regular_file_under_the_cap_is_read(capsys: pytest.CaptureFixture
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])
 def test_a_log_saved_with_a_byte_order_mark_is_read(encoding: str, capsys: pytest.CaptureFixture[str],
-                                                    monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+                                                    monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(__file__.rsplit("/tests/", 1)[0])
-    text = open(GOOD, encoding="utf-8").read()
+    text = Path(GOOD).read_text(encoding="utf-8")
     saved = tmp_path / "saved.log"  # as PowerShell's `>` (UTF-16 LE + BOM) or Notepad (UTF-8 + BOM) writes it
     saved.write_bytes(("\ufeff" + text).encode(encoding) if encoding == "utf-16-be" else text.encode(encoding))
     assert main(["parse", "--json", str(saved)]) == 0
