@@ -29,7 +29,7 @@ from podtax.parsers.base import (
     parse_int,
     requested_int,
 )
-from podtax.parsers.stressng_yaml import COLUMNS, parse_yaml
+from podtax.parsers.stressng_yaml import COLUMNS, measured, parse_yaml
 
 TOOL = "stress-ng"
 _SETTING = re.compile(r"^(?:setting to|defaulting to) an? (?:(\d+) mins?, )?(\d+) sec")
@@ -289,7 +289,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     primary = _primary(s.rows, test)
     metrics = MetricList()
     for name, values in s.rows:
-        metrics.add_columns("" if name == primary else _slug(name) + "_", COLUMNS, values)
+        metrics.add_columns("" if name == primary else _slug(name) + "_", COLUMNS, measured(values))
     for name, value, desc in s.misc:
         prefix = "" if name == primary else _slug(name) + "_"
         suffix, unit, better = _misc_metric(desc)

@@ -32,6 +32,14 @@ COLUMNS = (
     ("cpu_used_per_instance", "%", True),
     ("rss_max", "KB", False),
 )
+_RSS = 7
+
+
+def measured(values: list[float]) -> list[float]:
+    """A row's values without an RSS Max of 0: stress-ng prints 0 when it could not measure the
+    stressor's memory (no getrusage ru_maxrss, or versions before 0.14 in some builds), and 0 KB as a
+    figure where lower is better would read as a perfect score."""
+    return values[:_RSS] if len(values) > _RSS and values[_RSS] == 0 else values
 
 
 _ROW = "\n    - stressor: "
@@ -89,7 +97,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     metrics = MetricList()
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
-        for (col, unit, better), value in zip(COLUMNS, values, strict=False):
+        for (col, unit, better), value in zip(COLUMNS, measured(values), strict=False):
             metrics.add(prefix + col, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
