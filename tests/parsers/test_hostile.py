@@ -76,3 +76,17 @@ def test_megabyte_inputs_end_with_a_reason(tool: str | None) -> None:
         failure = outcome(text, tool)
         assert isinstance(failure, ParseFailure), tool
         assert failure.reason in {"unknown-format", "truncated", "wrong-tool"}, failure
+
+
+@pytest.mark.parametrize("log", ["debian12-x86_64/sysbench-cpu-prime100000-1t.log",
+                                 "debian12-x86_64/sysbench-memory-read-1M-2t.log"])
+def test_a_sysbench_log_cut_inside_its_latency_block_is_truncated(log: str) -> None:
+    """Cut before `sum:` (the block's last line), the 95th percentile is lost: refused as truncated instead of
+    parsed with one metric fewer and no word about it."""
+    text = read_text(CORPUS / log)
+    full = parse_text(text, None)
+    assert any(m.name == "latency_p95" for m in full.metrics)
+    cut = text[:text.index("95th percentile")]
+    with pytest.raises(ParseFailure) as info:
+        parse_text(cut, None)
+    assert info.value.reason == "truncated" and "sum" in info.value.detail

@@ -230,9 +230,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
 
 def _latency(section: _Section, metrics: MetricList) -> None:
     lat = section.latency
-    if "min" not in lat or "avg" not in lat or "max" not in lat:
+    # `sum` is the block's last line, after the optional percentile: without it the percentile may be lost
+    if "min" not in lat or "avg" not in lat or "max" not in lat or "sum" not in lat:
         raise ParseFailure("truncated", "sysbench report has no complete `Latency (ms)` block "
-                                        "(min, avg, max): the output was cut")
+                                        "(min, avg, max, [percentile], sum): the output was cut")
     add = metrics.add
     add("latency_min", to_number(lat["min"]), "ms", False)
     add("latency_avg", to_number(lat["avg"]), "ms", False)
