@@ -70,11 +70,13 @@ def _check(store: Store, cache: ScoreCache, runs: set[str]) -> list:
 @pytest.mark.parametrize("max_values", [None, 40], ids=["whole-history", "over-budget"])
 def test_incremental_scores_equal_the_full_recompute(store, monkeypatch, max_values):
     """over-budget: the cache holds 40 values at most, so keys are dropped after most publications
-    and loaded again when touched: the scores stay the same."""
+    and loaded again when touched, at most 9 rows a loading query (a key of 10+ runs alone in one):
+    the scores stay the same."""
     monkeypatch.setattr(score_cache, "NEW_CHUNK", 7)  # several queries per update, as after a long pause
     monkeypatch.setattr(score_cache, "LOAD_CHUNK", 5)
     if max_values is not None:
         monkeypatch.setattr(score_cache, "MAX_VALUES", max_values)
+        monkeypatch.setattr(score_cache, "LOAD_ROWS", 9)
     cache = ScoreCache()
     for first in range(0, 120, 24):  # 5 batches; keys reach 10+ runs, so the interval and dip test apply
         runs = store.write_batch(_batch(first, 24))

@@ -32,6 +32,7 @@ its memory stays flat however long the history.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ from podtax_analyzer.store import Store
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
 KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
 LOAD_CHUNK = 500  # keys per loading query: bounds the memory of a first publication over a long history
+LOAD_ROWS = 1_000_000  # rows per flat loading query (one key may exceed it): ~30 MB of numbers
 NEW_CHUNK = 5000  # new runs per query: bounds the memory of a publication after a long pause
 MAX_VALUES = 4_000_000  # values kept across keys (16 bytes each: 64 MB, 500,000 runs of 8 metrics)
 
@@ -65,8 +67,21 @@ WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes') {{where}}
 GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
 """
 _NEW_ROWS = _ROWS.format(join="", where="AND r.run_id IN (SELECT unnest($ids::varchar[]))")
-_KEY_ROWS = _ROWS.format(join="JOIN score_keys k ON r.cluster = k.cluster AND r.node = k.node AND r.env = k.env "
-                              "AND r.test = k.test AND r.params_key = k.params_key AND m.name = k.metric", where="")
+_KEYS_JOIN = ("FROM runs r JOIN metrics m ON m.run_id = r.run_id JOIN score_keys k ON r.cluster = k.cluster "
+              "AND r.node = k.node AND r.env = k.env AND r.test = k.test AND r.params_key = k.params_key "
+              "AND m.name = k.metric WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes')")
+# A key being loaded: what is small, grouped (n: its rows), then its rows flat and numeric, by key then value.
+_KEY_META = f"""
+SELECT k.idx, any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib, list(DISTINCT {VERSION_SQL}) AS versions,
+       count(*) AS n
+{_KEYS_JOIN} GROUP BY k.idx ORDER BY k.idx
+"""
+_KEY_FLAT = f"""
+SELECT k.idx, m.value AS val, hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us,
+       coalesce(r.nr_throttled > 0, false) AS throttled,
+       coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap
+{_KEYS_JOIN} AND k.idx BETWEEN $1 AND $2 ORDER BY k.idx, m.value
+"""
 
 
 @dataclass
@@ -140,17 +155,45 @@ class ScoreCache:
                                  builds=len(s.builds), throttled=s.throttled, overlap=len(s.overlapped))
 
     def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
-        """Every stored run of `keys` (new to the cache), a chunk of keys per query."""
+        """Every stored run of `keys` (new to the cache). Per chunk of keys, one grouped query reads what is
+        small (unit, builds, row count); the rows themselves come flat, numbers only, sorted by DuckDB (which
+        spills a large sort to disk), at most LOAD_ROWS rows a query. A key's whole history gathered
+        into DuckDB lists instead ran out of DuckDB's memory limit at about 100,000 runs a key."""
         for first in range(0, len(keys), LOAD_CHUNK):
             chunk = keys[first:first + LOAD_CHUNK]
-            con.register("score_keys", {c: np.array([k[i] for k in chunk], dtype=object)
-                                        for i, c in enumerate(KEY_COLUMNS)})
+            columns = {c: np.array([k[i] for k in chunk], dtype=object) for i, c in enumerate(KEY_COLUMNS)}
+            con.register("score_keys", {"idx": np.arange(len(chunk), dtype=np.int32), **columns})
             try:
-                for key, rows in _grouped(con, _KEY_ROWS, {}):
-                    self.keys[key] = KeyState(unit=rows["unit"])
-                    self._merge(self.keys[key], rows)
-            finally:
-                con.unregister("score_keys")
+                meta = con.execute(_KEY_META).fetchnumpy()
+                lo = 0
+                while lo < len(meta["idx"]):  # keys in idx order, each spanning meta["n"] rows
+                    hi = lo + max(1, int(np.searchsorted(np.cumsum(meta["n"][lo:]), LOAD_ROWS, side="right")))
+                    flat = con.execute(_KEY_FLAT, [int(meta["idx"][lo]), int(meta["idx"][hi - 1])]).fetchnumpy()
+                    self._load_flat(chunk, {c: meta[c][lo:hi] for c in meta}, flat)
+                    lo = hi
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):  # an aborted transaction refuses it: keep the first error
+                    con.unregister("score_keys")
+                raise
+            con.unregister("score_keys")
+
+    def _load_flat(self, chunk: list[Key], meta: dict[str, np.ndarray], flat: dict[str, np.ndarray]) -> None:
+        """KeyStates from `_KEY_FLAT` rows (sorted by key, then value) and their keys' `_KEY_META` rows."""
+        idx = np.asarray(flat["idx"])
+        ends = np.searchsorted(idx, meta["idx"], side="right")
+        starts = np.searchsorted(idx, meta["idx"], side="left")
+        vals, ids = np.asarray(flat["val"], dtype=float), np.asarray(flat["id"], dtype=np.uint64)
+        overlap, throttled = np.asarray(flat["overlap"], dtype=bool), np.asarray(flat["throttled"], dtype=bool)
+        updated = np.asarray(flat["updated_us"], dtype=np.int64)
+        for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+            if a == b:
+                continue
+            runs = ids[a:b]
+            self.keys[chunk[int(meta["idx"][j])]] = KeyState(
+                unit=str(meta["unit"][j]), hib=bool(meta["hib"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
+                updated_us=int(updated[a:b].max()), builds={str(v) for v in meta["versions"][j]},
+                throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
+            self.held += b - a
 
     def _evict(self) -> None:
         """Drop the keys touched longest ago while the cache holds more than max_values values."""
