@@ -10,7 +10,8 @@ value budget (score_cache.MAX_VALUES; here 400,000 values, 50,000 runs). The anc
 unbounded: DuckDB's default limit (80% of the RAM) and a cache that keeps every value. The figure is
 the growth over the second half of the run in MB per 100,000 results (the least-squares slope
 through the RSS at the 5th to 10th tenths); both alternate three times and
-the medians and bounded/unbounded are printed with the load average.
+the medians and bounded/unbounded are printed with the load average, and where the RSS goes: DuckDB's own
+accounting (duckdb_memory()) at each tenth and the score cache's values at the end.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
 
     tune_for_batches()
     rss: list[float] = []
+    duck: list[float] = []
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
         store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None)
         cache = ScoreCache(max_values=CACHE_VALUES if bounded else 2**62)
@@ -53,8 +55,10 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
                 pending = set()
             if (first + BATCH) % tenth == 0:
                 rss.append(proc_rss_mb(os.getpid()))
+                used = store.cursor().execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()
+                duck.append((used[0] or 0) / 2**20)  # DuckDB's own accounting (its block cache, mostly)
         store.close()
-    return {"rss": rss, "peak": proc_peak_rss_mb(os.getpid())}
+    return {"rss": rss, "duckdb": duck, "cache": cache.held * 16 / 2**20, "peak": proc_peak_rss_mb(os.getpid())}
 
 
 def measure(count: int, bounded: bool, out: list[dict]) -> float:
@@ -92,8 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  bounded {runs(growth['bounded'])}, unbounded {runs(growth['unbounded'])}")
     for name, figures in (("bounded", bounded), ("unbounded", unbounded)):
         tenths = [median([f["rss"][i] for f in figures]) for i in range(len(figures[0]["rss"]))]
+        duck = [median([f["duckdb"][i] for f in figures]) for i in range(len(figures[0]["duckdb"]))]
         print(f"  {name}: RSS MB at each tenth {' '.join(f'{v:.0f}' for v in tenths)}; "
               f"peak {median([f['peak'] for f in figures]):.0f} MB")
+        print(f"  {name}: of which DuckDB (duckdb_memory()) {' '.join(f'{v:.0f}' for v in duck)}; "
+              f"score cache at the end {median([f['cache'] for f in figures]):.0f} MB")
     return 0
 
 
