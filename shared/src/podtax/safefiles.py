@@ -14,6 +14,7 @@ from pathlib import Path
 
 # Kernel pseudo-file systems: never benchmark logs, often secrets (environ, kcore, ...).
 PSEUDO_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+MAX_LOG_BYTES = 1_000_000  # the output cap: a raw-log event must fit NATS's 1 MiB max_payload
 
 
 class UnsafePath(ValueError):

@@ -185,9 +185,7 @@ class ScoreCache:
         vals, ids = np.asarray(flat["val"], dtype=float), np.asarray(flat["id"], dtype=np.uint64)
         overlap, throttled = np.asarray(flat["overlap"], dtype=bool), np.asarray(flat["throttled"], dtype=bool)
         updated = np.asarray(flat["updated_us"], dtype=np.int64)
-        for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
-            if a == b:
-                continue
+        for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):  # every key has rows (n > 0)
             runs = ids[a:b]
             self.keys[chunk[int(meta["idx"][j])]] = KeyState(
                 unit=str(meta["unit"][j]), hib=bool(meta["hib"][j]), values=vals[a:b].copy(), runs=np.sort(runs),

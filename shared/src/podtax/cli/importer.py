@@ -30,10 +30,9 @@ from podtax.bus import Bus, BusError
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, nats_url
 from podtax.cli.deadline import within
-from podtax.safefiles import UnsafePath, decode_log, read_capped, resolve_inside
+from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped, resolve_inside
 
 HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
-MAX_LOG_BYTES = 1_000_000  # the output cap: a raw-log event must fit NATS's 1 MiB max_payload
 MAX_MANIFEST_BYTES = 50_000_000
 CHUNK = 200  # events published (and acked) per progress-bar step
 SOURCE = "podtax/cli/import"

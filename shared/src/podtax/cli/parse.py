@@ -10,9 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from podtax.cli.importer import MAX_LOG_BYTES
 from podtax.parsers import Parsed, ParseFailure, parse_text, tool_of
-from podtax.safefiles import UnsafePath, decode_log, read_capped
+from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
 
 
 def parse_file(path: Path, tool: str | None) -> dict[str, Any]:

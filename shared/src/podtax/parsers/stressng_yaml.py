@@ -32,7 +32,7 @@ COLUMNS = (
     ("cpu_used_per_instance", "%", True),
     ("rss_max", "KB", False),
 )
-_RSS = 7
+_RSS = _KEYS["max-rss"]  # its index in a row
 
 
 def measured(values: list[float]) -> list[float]:
