@@ -112,3 +112,33 @@ def test_num_delivered_reads_both_reply_subject_layouts() -> None:
     v2 = Msg(None, reply="$JS.ACK.dom.acchash.S.c.5.10.7.1700000000000000000.0.rnd")  # type: ignore[arg-type]
     assert natsfetch.num_delivered(v1) == v1.metadata.num_delivered == 3
     assert natsfetch.num_delivered(v2) == v2.metadata.num_delivered == 5
+
+
+async def test_linger_returns_a_short_batch_soon_after_its_first_message(nats_url: str) -> None:
+    nc, js, sub = await _setup(nats_url)
+    try:
+        async def later() -> None:
+            await asyncio.sleep(0.2)
+            await _publish(js, 0, 3)  # 3 of a batch of 500: without linger, the fetch waits 5 s
+            await asyncio.sleep(1.0)
+            await _publish(js, 3, 2)  # after the first fetch returned, into the request it left open
+
+        task = asyncio.create_task(later())
+        started = time.monotonic()
+        first = await natsfetch.fetch(sub, 500, 5.0, linger=0.05)
+        took = time.monotonic() - started
+        assert [int(m.data) for m in first] == [0, 1, 2]
+        assert took < 2.0, f"returned after {took:.2f} s: the linger did not end the wait"
+        await task
+        got = [int(m.data) for m in first]
+        deadline = time.monotonic() + 10
+        while len(got) < 5 and time.monotonic() < deadline:
+            for m in await natsfetch.fetch(sub, 500, 0.5, linger=0.05):
+                got.append(int(m.data))
+                await m.ack()
+        for m in first:
+            await m.ack()
+        assert got == [0, 1, 2, 3, 4]  # nothing lost or doubled by the request left open
+        assert await natsfetch.fetch(sub, 500, 0.3, linger=0.05) == []
+    finally:
+        await nc.close()

@@ -53,6 +53,41 @@ async def test_a_failing_save_releases_the_node(tmp_path: Path, monkeypatch: pyt
         server.stop()
 
 
+async def test_a_tick_that_waited_for_the_lock_dates_its_runs_when_it_sends_them(nats_url: str) -> None:
+    """Seen on a slow VM: planning a 100,000-run campaign held the lock for 15 s; the dispatch loop had
+    read the clock before it waited, so the first 100 runs were dated 15 s in the past and the next tick
+    failed them all as no-report (100 retries, then 100 late duplicate results)."""
+    bus = await Bus.connect(nats_url, "test/runner")
+    stop = asyncio.Event()
+    try:
+        await bus.ensure_streams()
+        await seed_nodes(bus, ["n1", "n2"])
+        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
+        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+        spec = {**campaign_spec("late", ["n1", "n2"], 2), "environments": ["host"]}
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="late", spec=spec)))
+        state = runner.campaigns["late"]
+        await runner.lock.acquire()  # a long save of another campaign
+        loop = asyncio.create_task(runner.loop(stop))
+        await asyncio.sleep(1.5)
+        released = events.now()
+        runner.lock.release()
+        for _ in range(100):
+            if state.in_flight("n1") and state.in_flight("n2"):
+                break
+            await asyncio.sleep(0.05)
+        for node in ("n1", "n2"):
+            running = state.in_flight(node)
+            assert running is not None and running.dispatched_at is not None
+            assert running.dispatched_at >= released, (
+                f"dated {(released - running.dispatched_at).total_seconds():.2f} s before it was sent")
+        stop.set()
+        await loop
+    finally:
+        stop.set()
+        await bus.close()
+
+
 async def test_simulated_campaign_survives_a_runner_sigkill_and_is_cancelled(nats_url: str, tmp_path: Path) -> None:
     out = await campaign_drill(nats_url, tmp_path, nodes=10, reps=50, combos=2, kill_runner_at=0.2,
                                cancel_at=0.6, timeout=120)

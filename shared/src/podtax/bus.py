@@ -45,6 +45,7 @@ from podtax.templates import pydantic_msg
 log = logging.getLogger("podtax.bus")
 BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
 REASON_HEADER = "Podtax-Dead-Reason"
+FETCH_TIMEOUT_S = 0.5  # an idle consumer's fetch returns empty after this long (then `stop` is checked)
 
 
 class BusError(RuntimeError):
@@ -71,6 +72,9 @@ class ConsumerSpec:
     max_deliver: int = 5
     ack_wait_s: float = 60.0
     batch: int = 100
+    # once a waiting fetch got its first message, how long it waits for the batch to fill (seconds);
+    # None: until full or FETCH_TIMEOUT_S, as a throughput-only consumer may prefer
+    linger_s: float | None = 0.02
 
 
 def replicas() -> int:
@@ -242,9 +246,9 @@ class Bus:
         self._subs.append(sub)
         return sub
 
-    async def _fetch(self, sub: JetStreamContext.PullSubscription, batch: int) -> list[Msg]:
+    async def _fetch(self, sub: JetStreamContext.PullSubscription, spec: ConsumerSpec) -> list[Msg]:
         try:
-            msgs = await natsfetch.fetch(sub, batch, timeout=0.5)
+            msgs = await natsfetch.fetch(sub, spec.batch, timeout=FETCH_TIMEOUT_S, linger=spec.linger_s)
         except (NatsTimeout, TimeoutError):
             return []
         except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
@@ -286,7 +290,7 @@ class Bus:
         sub = await self._subscribe(spec)
         tracer = telemetry.tracer("podtax.bus")
         while not stop.is_set():
-            for msg in await self._fetch(sub, spec.batch):
+            for msg in await self._fetch(sub, spec):
                 event = await self._decode(msg)
                 if event is None:
                     continue
@@ -315,7 +319,7 @@ class Bus:
         handling: asyncio.Task[None] | None = None
         try:
             while not stop.is_set():
-                decoded = await self._fetch_decoded(sub, spec.batch)
+                decoded = await self._fetch_decoded(sub, spec)
                 if handling is not None:
                     await handling
                     handling = None
@@ -327,9 +331,10 @@ class Bus:
             if handling is not None and not handling.done():
                 handling.cancel()
 
-    async def _fetch_decoded(self, sub: JetStreamContext.PullSubscription, batch: int) -> list[tuple[Msg, Event]]:
+    async def _fetch_decoded(self, sub: JetStreamContext.PullSubscription,
+                             spec: ConsumerSpec) -> list[tuple[Msg, Event]]:
         decoded: list[tuple[Msg, Event]] = []
-        for msg in await self._fetch(sub, batch):
+        for msg in await self._fetch(sub, spec):
             try:  # no await per message: only an invalid one needs the bus (its dead letter)
                 decoded.append((msg, decode(msg.data)))
             except ValidationError as exc:

@@ -205,8 +205,12 @@ class Runner:
 
     # ------------------------------------------------------------ dispatch
 
-    async def tick(self, now: datetime) -> None:
+    async def tick(self, now: datetime | None = None) -> None:
+        """Expire runs that never reported, then send each idle node its next run. The time is read once
+        the lock is held: read before, a tick that waited behind a long save (15 s for a 100,000-run
+        campaign on a slow VM) dated its runs that much in the past, and the next tick expired them all."""
         async with self.lock:
+            now = now or events.now()
             active = sorted((c for c in self.campaigns.values() if not c.finished_at), key=lambda c: c.created_at)
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
             for state in active:
@@ -283,7 +287,7 @@ class Runner:
     async def loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
-                await self.tick(events.now())
+                await self.tick()
             except Exception:  # noqa: BLE001 - keep dispatching; the error is logged
                 log.exception("dispatch tick failed")
             with contextlib.suppress(TimeoutError):
