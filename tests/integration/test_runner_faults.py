@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,9 @@ import yaml
 from podtax import campaign, config, events, natsserver, subjects
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.cli.main import main as cli
-from podtax_runner import service
+from podtax_runner import service, simulate
 from podtax_runner.service import Runner
+from podtax_runner.state import CampaignState
 
 from tests.faults.drill import campaign_drill, campaign_spec, header, seed_nodes
 
@@ -85,6 +87,48 @@ async def test_a_tick_that_waited_for_the_lock_dates_its_runs_when_it_sends_them
         await loop
     finally:
         stop.set()
+        await bus.close()
+
+
+async def test_planning_a_campaign_does_not_hold_up_the_others(nats_url: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planning and saving a big campaign takes long (15 s for 100,000 runs on a slow VM): meanwhile the
+    outcomes of the campaigns already running are recorded and their nodes get their next runs."""
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        await bus.ensure_streams()
+        await seed_nodes(bus, ["n1", "n2"])
+        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
+        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+        first = {**campaign_spec("first", ["n1"], 2), "environments": ["host"]}
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="first", spec=first)))
+        await runner.tick()
+        running = runner.campaigns["first"].in_flight("n1")
+        assert running is not None
+        planning, go_on = threading.Event(), threading.Event()
+        plain_new = CampaignState.new
+
+        def slow_new(*args: object) -> CampaignState:
+            planning.set()
+            go_on.wait(30)
+            return plain_new(*args)
+
+        monkeypatch.setattr(CampaignState, "new", staticmethod(slow_new))
+        second = {**campaign_spec("second", ["n2"], 2), "environments": ["host"]}
+        submitted = asyncio.create_task(runner.on_campaign(events.campaign_submitted(
+            events.CampaignSubmitted(campaign="second", spec=second))))
+        try:
+            assert await asyncio.to_thread(planning.wait, 10)
+            await asyncio.wait_for(runner.on_outcomes([simulate.result(running.run)]), 5)
+            await asyncio.wait_for(runner.tick(), 5)
+            assert runner.campaigns["first"].counts()["done"] == 1, "the outcome was recorded during the planning"
+            nxt = runner.campaigns["first"].in_flight("n1")
+            assert nxt is not None and nxt.run.run_id != running.run.run_id, "the node got its next run"
+        finally:
+            go_on.set()
+            await submitted
+        assert runner.campaigns["second"].counts()["planned"] == 2
+    finally:
         await bus.close()
 
 
