@@ -126,7 +126,7 @@ async def _run_docs(nc: nats.NATS, name: str) -> dict[str, str]:
     return out
 
 
-async def _outcome_events(nc: nats.NATS, name: str) -> Counter[tuple[str, str]]:
+async def outcome_events(nc: nats.NATS, name: str) -> Counter[tuple[str, str]]:
     """(run id, result|failure) -> how many such events the stream holds for campaign `name`."""
     js = nc.jetstream()
     sub = await js.pull_subscribe("", stream=subjects.STREAM, config=ConsumerConfig(
@@ -159,7 +159,7 @@ async def tally(nats_url: str, name: str) -> dict[str, Any]:
                 break
             await asyncio.sleep(1)
             runs = await _run_docs(nc, name)
-        outcomes = await _outcome_events(nc, name)
+        outcomes = await outcome_events(nc, name)
     finally:
         await nc.close()
     per_run: Counter[str] = Counter()

@@ -10,9 +10,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from datetime import timedelta
 from pathlib import Path
 
+import nats
 import pytest
 import yaml
 from podtax import campaign, config, events, natsserver, subjects
@@ -22,7 +25,7 @@ from podtax_runner import service, simulate
 from podtax_runner.service import Runner
 from podtax_runner.state import CampaignState
 
-from tests.faults.drill import campaign_drill, campaign_spec, header, seed_nodes
+from tests.faults.drill import outcome_events, campaign_drill, campaign_spec, header, seed_nodes
 
 
 async def test_a_failing_save_releases_the_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,6 +53,47 @@ async def test_a_failing_save_releases_the_node(tmp_path: Path, monkeypatch: pyt
         assert running is not None, "sent once NATS is back"
         doc = await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"run.save.{running.run.run_id}")
         assert doc["status"] == "dispatched", "the run in flight is persisted"
+    finally:
+        await bus.close()
+        server.stop()
+
+
+async def test_a_no_report_failure_survives_nats_being_away_when_the_run_expires(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+    bus = await Bus.connect(server.url, "test/runner")
+    try:
+        await bus.ensure_streams()
+        await seed_nodes(bus, ["n1"])
+        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubernetes=False)
+        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+        spec = {**campaign_spec("away", ["n1"], 2), "environments": ["host"]}
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="away", spec=spec)))
+        state = runner.campaigns["away"]
+        await runner.tick()
+        lost = state.in_flight("n1")
+        assert lost is not None
+        later = events.now() + timedelta(hours=1)  # past the run's timeout + grace
+        server.stop()  # the fault: NATS is away when the run expires
+        monkeypatch.setattr(service, "SAVE_TIMEOUT_S", 2.0)
+        with contextlib.suppress(Exception):
+            await runner.tick(later)
+        assert state.runs[lost.run.run_id].status == "failed"
+        server = natsserver.start(tmp_path / "js", server.port, log_file=tmp_path / "nats.log")
+        for _ in range(100):
+            with contextlib.suppress(Exception):
+                await runner.tick(later)
+                if not runner.unreported:
+                    break
+            await asyncio.sleep(0.2)
+        nc = await nats.connect(server.url)
+        try:
+            outcomes = await outcome_events(nc, "away")
+        finally:
+            await nc.close()
+        assert outcomes[(lost.run.run_id, "failure")] == 1, f"the no-report failure reached the bus once: {outcomes}"
+        doc = await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"run.away.{lost.run.run_id}")
+        assert doc["status"] == "failed" and doc["reason"] == "no-report", "and is saved"
     finally:
         await bus.close()
         server.stop()

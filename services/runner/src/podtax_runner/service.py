@@ -47,6 +47,7 @@ class Runner:
         self.submissions: dict[str, trace.SpanContext] = {}  # campaign -> its submission's span
         self.lock = asyncio.Lock()
         self.wake = asyncio.Event()  # set when an outcome may free a node: dispatch without waiting a tick
+        self.unreported: list[events.RunFailedV1] = []  # expired runs whose failure is not on the bus yet
 
     async def _values(self, pattern: str) -> list[tuple[str, bytes]]:
         """(key, value) of every key matching `pattern` (a server-side filtered watch: one pass)."""
@@ -215,14 +216,19 @@ class Runner:
             now = now or events.now()
             active = sorted((c for c in self.campaigns.values() if not c.finished_at), key=lambda c: c.created_at)
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
+            await self.report()  # no-report failures a tick could not publish (NATS away)
             for state in active:
-                for run, again in state.expired(now, self.settings.runner_report_grace_s):
-                    await self.save(state)
+                expired = state.expired(now, self.settings.runner_report_grace_s)
+                for run, again in expired:
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))
-                    await self.bus.publish(events.run_failed(events.RunFailed(
-                        run=run, stage="runner", reason="no-report", detail=detail), SOURCE))
+                    self.unreported.append(events.run_failed(events.RunFailed(
+                        run=run, stage="runner", reason="no-report", detail=detail), SOURCE,
+                        event_id=f"{run.run_id}.no-report"))
                     busy.discard(run.node)
+                if expired:  # published before saved: a runner restarted in between expires the run again,
+                    await self.report()  # and the same event id is dropped by JetStream's de-duplication
+                    await self.save(state)
                 batch = []
                 for node in state.queues:
                     if node in busy:
@@ -235,6 +241,12 @@ class Runner:
                     busy.add(node)
                 if batch:
                     await self.dispatch_all(batch, state)
+
+    async def report(self) -> None:
+        """Publish the no-report failures recorded in memory; kept for the next tick when NATS refuses."""
+        if self.unreported:
+            await asyncio.wait_for(self.bus.publish_many(self.unreported), SAVE_TIMEOUT_S)
+            self.unreported.clear()
 
     async def dispatch_all(self, runs: list[events.RunSpec], state: CampaignState) -> None:
         """Persist the runs as in flight, then send them. A failed save or send releases the node:
