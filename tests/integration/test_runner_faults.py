@@ -25,7 +25,7 @@ from podtax_runner import service, simulate
 from podtax_runner.service import Runner
 from podtax_runner.state import CampaignState
 
-from tests.faults.drill import outcome_events, campaign_drill, campaign_spec, header, seed_nodes
+from tests.faults.drill import campaign_drill, campaign_spec, header, outcome_events, seed_nodes
 
 
 async def test_a_failing_save_releases_the_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -133,6 +133,8 @@ def test_wide_ci_extends_a_cell_up_to_max_then_settles() -> None:
     assert s.finished_at is None, "with a target, the campaign waits for each cell's statistics"
     added = s.cell_stats(stats(s, 0.9, 1.1), T0)
     assert len(added) == 2 and {r.env for r in added} == {"host", "kubernetes"}
+    queue = s.queues[added[0].node]
+    assert [r.sequence for r in added] == [len(queue) - 2, len(queue) - 1], "numbered at the end of its queue"
     finish_all(s)
     assert len(s.cell_stats(stats(s, 0.9, 1.1, n=8), T0)) == 2
     finish_all(s)

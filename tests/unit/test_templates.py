@@ -66,6 +66,9 @@ def test_resolve_threads_all() -> None:
 
 def test_params_key_is_order_independent() -> None:
     assert templates.params_key({"b": 1, "a": True}) == templates.params_key({"a": True, "b": 1}) == "a=true b=1"
+    # cached, yet True, 1 and 1.0 (equal as cache keys) keep their own text; an unhashable value works
+    assert [templates.params_key({"a": v}) for v in (True, 1, 1.0, "1")] == ["a=true", "a=1", "a=1.0", "a=1"]
+    assert templates.params_key({"a": [1, 2]}) == "a=[1, 2]"
 
 
 def test_parse_params() -> None:

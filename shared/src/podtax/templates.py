@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -311,7 +312,18 @@ def resolve_threads(raw: Mapping[str, Any], hw_threads: int) -> dict[str, Any]:
 
 def params_key(params: Mapping[str, Any]) -> str:
     """Canonical, order-independent text of parameters: `max_prime=100000 threads=1`."""
-    return " ".join(f"{k}={_fmt(v)}" for k, v in sorted(params.items()))
+    # cached: a campaign repeats each cell's parameters on thousands of runs. The type is part of the
+    # cache key, since True == 1 == 1.0 as keys but they print as `true`, `1` and `1.0`
+    items = tuple((k, type(v), v) for k, v in sorted(params.items()))
+    try:
+        return _params_key(items)
+    except TypeError:  # an unhashable value (a list): not cached
+        return _params_key.__wrapped__(items)
+
+
+@lru_cache(maxsize=4096)
+def _params_key(items: tuple[tuple[str, type, Any], ...]) -> str:
+    return " ".join(f"{k}={_fmt(v)}" for k, _, v in items)
 
 
 def _fmt(v: Any) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from podtax import events, templates
@@ -25,7 +26,7 @@ class Cell:
     test: str
     params: dict[str, Any]
 
-    @property
+    @cached_property
     def key(self) -> str:
         return f"{self.node}|{self.test}|{templates.params_key(self.params)}"
 
@@ -44,26 +45,40 @@ def cells(campaign: Campaign, node: str, hw_threads: int) -> list[Cell]:
     return out
 
 
-def block(campaign: Campaign, cell: Cell, rep: int, rng: random.Random, cluster: str) -> list[events.RunSpec]:
-    """One repetition of a cell: a run per environment, in a random order."""
+def block(campaign: Campaign, cell: Cell, rep: int, rng: random.Random, cluster: str,
+          sequence: int = 0) -> list[events.RunSpec]:
+    """One repetition of a cell: a run per environment, in a random order, numbered from `sequence`."""
     envs = list(campaign.environments)
     rng.shuffle(envs)
+    return _runs(campaign, cell, rep, envs, cluster, sequence)
+
+
+def _runs(campaign: Campaign, cell: Cell, rep: int, envs: list[str], cluster: str,
+          sequence: int) -> list[events.RunSpec]:
     return [events.RunSpec(run_id=run_id(campaign.name, cell, env, rep), campaign=campaign.name, cluster=cluster,
-                           node=cell.node, env=env, test=cell.test, params=cell.params, timeout_s=campaign.timeout)
-            for env in envs]
+                           node=cell.node, env=env, test=cell.test, params=cell.params, timeout_s=campaign.timeout,
+                           sequence=sequence + i)
+            for i, env in enumerate(envs)]
 
 
 def expand(campaign: Campaign, nodes: dict[str, int], cluster: str = "local",
            seed: int | None = None) -> dict[str, list[events.RunSpec]]:
-    """Plan `repetitions.min` blocks per cell; `nodes` maps node name -> hardware threads."""
+    """Plan `repetitions.min` blocks per cell; `nodes` maps node name -> hardware threads. The order of
+    each block is drawn first, then the blocks are shuffled, then the runs are built already numbered."""
     rng = random.Random(campaign.seed if campaign.seed is not None else seed)
     plan: dict[str, list[events.RunSpec]] = {}
     for node in sorted(nodes):
-        blocks = [block(campaign, cell, rep, rng, cluster)
-                  for cell in cells(campaign, node, nodes[node]) for rep in range(campaign.repetitions.min)]
-        rng.shuffle(blocks)
-        queue = [run for b in blocks for run in b]
-        plan[node] = [r.model_copy(update={"sequence": i}) for i, r in enumerate(queue)]
+        orders = []
+        for cell in cells(campaign, node, nodes[node]):
+            for rep in range(campaign.repetitions.min):
+                envs = list(campaign.environments)
+                rng.shuffle(envs)
+                orders.append((cell, rep, envs))
+        rng.shuffle(orders)
+        queue: list[events.RunSpec] = []
+        for cell, rep, envs in orders:
+            queue += _runs(campaign, cell, rep, envs, cluster, len(queue))
+        plan[node] = queue
     return plan
 
 

@@ -364,10 +364,10 @@ class CampaignState:
         rep = self.reps[key]
         self.reps[key] = rep + 1
         cell = plan.Cell(stats.node, stats.test, cell_runs[0].run.params)
-        new = plan.block(self.campaign, cell, rep, random.Random(f"{self.seed}|{key}|{rep}"), self.cluster)
+        new = plan.block(self.campaign, cell, rep, random.Random(f"{self.seed}|{key}|{rep}"), self.cluster,
+                         len(self.queues[stats.node]))
         out = []
         for r in new:
-            r = r.model_copy(update={"sequence": len(self.queues[stats.node])})
             self._add(RunState(run=r))
             out.append(r)
         return out
