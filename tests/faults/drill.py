@@ -177,10 +177,11 @@ async def tally(nats_url: str, name: str) -> dict[str, Any]:
 
 async def campaign_drill(nats_url: str, tmp: Path, *, nodes: int, reps: int, combos: int = 1,
                          name: str = "drill", spacing: str = "back-to-back", kill_runner_at: float | None = 0.3,
-                         cancel_at: float | None = None, timeout: float = 600,
+                         cancel_at: float | None = None, timeout: float = 600, restart_after: float = 0,
                          during: Any = None, before_tally: Any = None) -> dict[str, Any]:
     """Submit a SIMULATED campaign to a runner process; SIGKILL and restart the runner when `kill_runner_at`
-    of the runs have ended; call `during(fraction)` hooks; cancel at `cancel_at`; return the tally."""
+    of the runs have ended (`restart_after` seconds later); call `during(fraction)` hooks; cancel at
+    `cancel_at`; return the tally."""
     names = [f"sim-{i:03d}" for i in range(nodes)]
     bus = await Bus.connect(nats_url, "faults/drill")
     runner = RunnerProcess(nats_url, tmp / "runner.log")
@@ -200,6 +201,7 @@ async def campaign_drill(nats_url: str, tmp: Path, *, nodes: int, reps: int, com
                               f"{kill_runner_at:.0%} of the runs")
             runner.kill()
             marks["killed_at_runs"] = finished_runs(await header(bus, name))
+            await asyncio.sleep(restart_after)
             runner.start()
         if during is not None:
             await during(bus, name, total)

@@ -185,6 +185,17 @@ async def test_simulated_campaign_survives_a_runner_sigkill_and_is_cancelled(nat
     assert out["results"] + out["failures"] + out["cancelled"] == out["planned"]
 
 
+async def test_a_runner_down_longer_than_the_grace_does_not_fail_runs_whose_results_wait(
+        nats_url: str, tmp_path: Path) -> None:
+    """Runner down for 17 s, more than a run's timeout + grace (5 + 10 s in the drill): the results of the
+    runs in flight wait in the stream. A restarted runner gives them a fresh grace before expiring them, so
+    none is failed as no-report, retried, and then met again as a late duplicate."""
+    out = await campaign_drill(nats_url, tmp_path, nodes=10, reps=20, kill_runner_at=0.3, restart_after=17,
+                               timeout=120)
+    assert out["failures"] == 0 and out["duplicates"] == 0, out
+    assert out["lost"] == 0 and out["in_flight"] == 0 and out["results"] == out["planned"] == 400, out
+
+
 def write(tmp: Path, doc: dict) -> Path:
     path = tmp / "c.yaml"
     path.write_text(yaml.safe_dump(doc))

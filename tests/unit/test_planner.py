@@ -113,6 +113,22 @@ def test_no_report_is_retried_once_then_failed() -> None:
     assert failed2.run_id == again.run_id and again2 is None
 
 
+def test_a_resumed_state_gives_runs_in_flight_a_fresh_grace() -> None:
+    s = state()
+    r = s.next_for("n1", T0)
+    assert r is not None
+    s.dispatched(r.run_id, T0)
+    back = CampaignState.from_documents(s.header_json(), [d for k, d in s.dirty_documents() if k.startswith("run.")],
+                                        [])
+    resumed = T0 + timedelta(hours=1)  # the runner was away long past the run's deadline
+    back.resumed_at = resumed
+    assert back.expired(resumed + timedelta(seconds=REPORT_GRACE_S - 1)) == [], "its result may wait on the bus"
+    [(failed, _)] = back.expired(resumed + timedelta(seconds=REPORT_GRACE_S + 1))
+    assert failed.run_id == r.run_id
+    # the state that never went away keeps the plain deadline
+    assert [f.run_id for f, _ in s.expired(resumed)] == [r.run_id]
+
+
 def finish_all(s: CampaignState) -> None:
     for rid, r in s.runs.items():
         if r.status == "planned":

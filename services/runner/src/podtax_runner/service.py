@@ -65,6 +65,7 @@ class Runner:
             runs = [] if legacy else [v for _, v in await self._values(f"run.{name}.*")]
             cells = [] if legacy else [v for _, v in await self._values(f"cell.{name}.*")]
             state = CampaignState.from_documents(header, runs, cells)
+            state.resumed_at = events.now()
             self.campaigns[state.name] = state
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]

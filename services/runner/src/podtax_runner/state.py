@@ -100,6 +100,9 @@ class CampaignState:
         self.last_stats: dict[str, events.CellStats] = {}
         self._dirty_runs: set[str] = set()
         self._dirty_cells: set[str] = set()
+        # when a restarted runner took this state back: runs then in flight get a fresh grace from here,
+        # since their outcomes may wait in the stream for the runner that was away (see expired)
+        self.resumed_at: datetime | None = None
         for c in cells:
             self.reps[c.key] = c.reps
             if c.settled:
@@ -311,11 +314,17 @@ class CampaignState:
 
     def expired(self, now: datetime,
                 grace_s: float = REPORT_GRACE_S) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
-        """Runs that never reported back: mark failed, and plan one retry right after (first attempt only)."""
+        """Runs that never reported back: mark failed, and plan one retry right after (first attempt only).
+        A run is given its timeout + `grace_s` from its dispatch, and at least `grace_s` from `resumed_at`."""
         out = []
         for node in list(self._inflight):
             s = self.in_flight(node)
-            if not s or not s.dispatched_at or now < s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s):
+            if not s or not s.dispatched_at:
+                continue
+            deadline = s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s)
+            if self.resumed_at is not None:
+                deadline = max(deadline, self.resumed_at + timedelta(seconds=grace_s))
+            if now < deadline:
                 continue
             self._set(s, "failed", finished_at=now, reason="no-report")
             again = None
