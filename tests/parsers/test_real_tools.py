@@ -42,3 +42,25 @@ def test_real_run_parses(test: str, params: dict[str, Any], tmp_path: Path) -> N
         assert parsed.values()["events"] == 50 and parsed.echoed["max_prime"] == 2000
     if test == "stress-ng-cpu":
         assert parsed.echoed["threads"] == 1 and parsed.tool_build
+
+
+def test_real_stressng_log_brief_parses_like_the_plain_log(tmp_path: Path) -> None:
+    """`--log-brief` drops every `stress-ng: info:  [pid] ` prefix: a user's saved log in that form is read
+    (with --tool and recognized without), with the same metrics as the plain form."""
+    if shutil.which("stress-ng") is None:
+        pytest.skip("stress-ng is not installed (apt-get install stress-ng)")
+    from podtax.parsers import parse_text
+
+    argv = ["stress-ng", "--cpu", "1", "--cpu-ops", "500", "--metrics-brief"]
+    texts = [subprocess.run(argv + extra, capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path)
+             for extra in ([], ["--log-brief"])]
+    plain, brief = (p.stdout + p.stderr for p in texts)
+    assert "stress-ng:" not in brief and "bogo ops" in brief, brief
+    for tool in ("stress-ng-cpu", None):
+        got = parse_text(brief, tool)
+        assert got.tool == "stress-ng" and got.flags == ()
+        assert [m.name for m in got.metrics] == [m.name for m in parse_text(plain, tool).metrics]
+        assert got.values()["bogo_ops"] == 500
+    cut = brief[:brief.index("\nstressor") + 1]  # killed before its table: refused as such
+    with pytest.raises(Exception, match="truncated"):
+        parse_text(cut, "stress-ng-cpu")

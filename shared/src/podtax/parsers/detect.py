@@ -12,6 +12,7 @@ _SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summa
                    "Number of threads:")
 _SYSBENCH_STATS = ("General statistics:", "per-request statistics:")  # both need " statistics:"
 _STRESSNG_WORDS = ("stress-ng: ", "stress-ng-version", "stress-ng, version", "Try 'stress-ng --help'")
+_STRESSNG_BRIEF = re.compile(r"^stressor +bogo ops ", re.M)  # the table header of a `--log-brief` log
 _HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT")  # need "Timing "
 _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?[ \t]*$", re.M)
@@ -53,7 +54,8 @@ def tools_in(text: str) -> list[str]:
     if head.startswith("sysbench ") or _any(text, _SYSBENCH_WORDS) \
             or (holds(text, " statistics:") and _any(text, _SYSBENCH_STATS)):
         found.append("sysbench")
-    if ("stress-ng" in text and _any(text, _STRESSNG_WORDS)) or holds(text, "cpu-method must be one of"):
+    if ("stress-ng" in text and _any(text, _STRESSNG_WORDS)) or holds(text, "cpu-method must be one of") \
+            or (holds(text, " bogo ops") and _STRESSNG_BRIEF.search(text)):
         found.append("stress-ng")
     if (holds(text, "Timing ") and _any(text, _HDPARM_TIMING)) or holds(text, "HDIO_") \
             or _device_line(text):

@@ -2,7 +2,8 @@
 
 The table is found by its header (`stressor  bogo ops real time ...`) whatever the prefix
 (`info:` up to 0.15.04, `metrc:` from 0.15.05), the stream (the caller joins stdout and stderr)
-or its place relative to "successful run completed". Rows are split on whitespace, so stressor
+or its place relative to "successful run completed"; a `--log-brief` log (no prefix at all) is read
+as if each line had one. Rows are split on whitespace, so stressor
 names wider than their column are fine. `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present.
 
@@ -189,6 +190,15 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     return state
 
 
+_BRIEF_PREFIX = "stress-ng: info:  [0] "
+_BRIEF_WORDS = re.compile(r"^(?:dispatching hogs: |stressor +bogo ops )", re.M)
+
+
+def _brief(text: str) -> bool:
+    """A `--log-brief` log: no `stress-ng:` prefix, but its dispatch line or its table header."""
+    return _BRIEF_WORDS.search(text) is not None
+
+
 # `stress-ng: info:  [1234] msg` and `stress-ng: metrc: [1234] msg`: both prefixes are 19 characters.
 _PID_PREFIXES = ("stress-ng: info:  [", "stress-ng: metrc: [")
 _LEVELS = {"i": "info", "m": "metrc"}
@@ -272,6 +282,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if text[:200].lstrip().startswith("---") and "metrics:" in text:
         return parse_yaml(text, test, requested, _primary, _flags_yaml)
     s = _scan(text)
+    if not s.seen and _brief(text):  # `--log-brief`: the same lines without `stress-ng: info:  [pid] `
+        s = _scan("\n".join(_BRIEF_PREFIX + line for line in text.split("\n")))
     if s.bad_arg:
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
