@@ -3,7 +3,7 @@
 The table is found by its header (`stressor  bogo ops real time ...`) whatever the prefix
 (`info:` up to 0.15.04, `metrc:` from 0.15.05), the stream (the caller joins stdout and stderr)
 or its place relative to "successful run completed"; a `--log-brief` log (no prefix at all) is read
-as if each line had one. Rows are split on whitespace, so stressor
+as if each line had one, a `--timestamp` log as if it had none. Rows are split on whitespace, so stressor
 names wider than their column are fine. `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present.
 
@@ -192,11 +192,18 @@ def _line(s: _Scan, raw: str, state: int) -> int:
 
 _BRIEF_PREFIX = "stress-ng: info:  [0] "
 _BRIEF_WORDS = re.compile(r"^(?:dispatching hogs: |stressor +bogo ops )", re.M)
+_TIMESTAMP = re.compile(r"^stress-ng: [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{2} (?=[a-z]+: )", re.M)
 
 
-def _brief(text: str) -> bool:
-    """A `--log-brief` log: no `stress-ng:` prefix, but its dispatch line or its table header."""
-    return _BRIEF_WORDS.search(text) is not None
+def _plain(text: str) -> str | None:
+    """A log written with `--timestamp` (`stress-ng: 04:14:26.35 info:  [pid] ...`) or `--log-brief` (no
+    `stress-ng: info:  [pid] ` prefix at all, but its dispatch line or table header) in the plain form;
+    None for any other log. Tried only when no line had the plain form."""
+    if _TIMESTAMP.search(text):
+        return _TIMESTAMP.sub("stress-ng: ", text)
+    if _BRIEF_WORDS.search(text):
+        return "\n".join(_BRIEF_PREFIX + line for line in text.split("\n"))
+    return None
 
 
 # `stress-ng: info:  [1234] msg` and `stress-ng: metrc: [1234] msg`: both prefixes are 19 characters.
@@ -282,8 +289,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if text[:200].lstrip().startswith("---") and "metrics:" in text:
         return parse_yaml(text, test, requested, _primary, _flags_yaml)
     s = _scan(text)
-    if not s.seen and _brief(text):  # `--log-brief`: the same lines without `stress-ng: info:  [pid] `
-        s = _scan("\n".join(_BRIEF_PREFIX + line for line in text.split("\n")))
+    if not s.seen:
+        plain = _plain(text)
+        if plain is not None:
+            s = _scan(plain)
     if s.bad_arg:
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
