@@ -67,3 +67,17 @@ def test_real_stressng_log_options_parse_like_the_plain_log(option: str, tmp_pat
     cut = cut[:cut.rfind("\n") + 1]
     with pytest.raises(Exception, match="truncated"):
         parse_text(cut, "stress-ng-cpu")
+
+
+def test_real_sysbench_refusing_an_option_before_its_banner_is_a_bad_argument() -> None:
+    """sysbench checks some values before it prints its banner (`--percentile=99.9`: whole numbers only)."""
+    if shutil.which("sysbench") is None:
+        pytest.skip("sysbench is not installed (apt-get install sysbench)")
+    from podtax.parsers import ParseFailure
+
+    proc = subprocess.run(["sysbench", "cpu", "--percentile=99.9", "run"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode != 0 and "sysbench 1." not in proc.stdout + proc.stderr
+    with pytest.raises(ParseFailure) as failure:
+        parse_run("sysbench-cpu", proc.stdout, proc.stderr, proc.returncode)
+    assert failure.value.reason == "bad-argument" and "percentile" in failure.value.detail

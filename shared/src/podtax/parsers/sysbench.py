@@ -140,6 +140,8 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
         raise _legacy_failure(old[0])
     if len(runs) == 1:
         section = _fill(runs[0][0])
+        if section.version is None and section.bad_arg:  # refused before its banner: `--percentile=99.9`
+            raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
         if section.version is None:
             if section.kind not in ("cpu", "memory") and any(m in text for m in _LEGACY):
                 raise _legacy_failure(None)
