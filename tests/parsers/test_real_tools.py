@@ -81,3 +81,18 @@ def test_real_sysbench_refusing_an_option_before_its_banner_is_a_bad_argument() 
     with pytest.raises(ParseFailure) as failure:
         parse_run("sysbench-cpu", proc.stdout, proc.stderr, proc.returncode)
     assert failure.value.reason == "bad-argument" and "percentile" in failure.value.detail
+
+
+def test_real_fio_terse_output_is_refused_with_the_fix(tmp_path: Path) -> None:
+    """`--minimal` / `--output-format=terse` is one `3;fio-3.33;...` line: refused, naming the option to use."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed (apt-get install fio)")
+    from podtax.parsers import ParseFailure, parse_text
+
+    proc = subprocess.run(["fio", "--name=t", "--rw=randread", "--bs=4k", "--size=2M", "--runtime=1",
+                           "--ioengine=psync", "--minimal"], capture_output=True, text=True, timeout=120,
+                          check=True, cwd=tmp_path)
+    for tool in ("fio", None):
+        with pytest.raises(ParseFailure, match="--output-format=json") as failure:
+            parse_text(proc.stdout + proc.stderr, tool)
+        assert failure.value.reason == "unknown-format" and "terse" in failure.value.detail

@@ -16,7 +16,7 @@ _STRESSNG_BRIEF = re.compile(r"^stressor +bogo ops ", re.M)  # the table header 
 _HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT")  # need "Timing "
 _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?[ \t]*$", re.M)
-_FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-")
+_FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-", ";fio-")  # ;fio-: a terse line
 
 
 def _any(text: str, words: tuple[str, ...]) -> bool:

@@ -22,6 +22,7 @@ from podtax.parsers.base import (
     to_number,
 )
 
+_TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=\d+, jobs=\d+\): err=\s*(-?\d+)")
 _NEW = re.compile(r"^(read|write|trim)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([KMGT]?i?B)/s")
 _OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+)([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)")
@@ -117,6 +118,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if not jobs:
         if version or echoed:
             raise ParseFailure("truncated", "the fio log stops before any job reported its figures")
+        if _TERSE.search(text):
+            raise ParseFailure("unknown-format", "fio's terse output (--minimal or --output-format=terse) is not "
+                                                 "read: rerun with --output-format=json")
         raise ParseFailure("unknown-format", "neither a fio JSON report nor fio's normal text output")
     metrics = MetricList()
     totals: dict[str, float] = {}
