@@ -15,6 +15,8 @@ from podtax.parsers import parse_run
 CASES = [
     ("sysbench-cpu", {"threads": 1, "max_prime": 2000, "events": 50, "time": 10}),
     ("sysbench-memory", {"threads": 1, "operation": "write", "block_size": "1K", "total_size": "10M", "time": 2}),
+    # --memory-oper=none moves no memory: no `MiB transferred` line, operations per second is its figure
+    ("sysbench-memory", {"threads": 1, "operation": "none", "block_size": "1K", "total_size": "10M", "time": 1}),
     ("stress-ng-cpu", {"threads": 1, "method": "all", "timeout": 1}),
     ("fio", {"rw": "randread", "bs": "4K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
     ("fio", {"rw": "write", "bs": "64K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
@@ -26,7 +28,8 @@ def _version(template: templates.Template) -> str | None:
     return (proc.stdout or proc.stderr).strip() or None
 
 
-@pytest.mark.parametrize(("test", "params"), CASES, ids=[f"{c[0]}-{c[1].get('rw', '')}" for c in CASES])
+@pytest.mark.parametrize(("test", "params"), CASES,
+                         ids=[f"{c[0]}-{c[1].get('rw', c[1].get('operation', ''))}" for c in CASES])
 def test_real_run_parses(test: str, params: dict[str, Any], tmp_path: Path) -> None:
     template = templates.get(test)
     if shutil.which(template.tool) is None:

@@ -221,6 +221,11 @@ def _sockperf(p: Sockperf, workdir: str) -> list[str]:
     return _with_local_server("sockperf", p, argv + (["--tcp"] if p.protocol == "tcp" else []))
 
 
+def _sysbench_memory_primary(p: Params) -> str:
+    """`--memory-oper=none` moves no memory: its figure is operations per second (the loop's overhead)."""
+    return "operations_per_second" if getattr(p, "operation", "write") == "none" else "mib_per_second"
+
+
 def _fio_primary(p: Params) -> str:
     rw = getattr(p, "rw", "read")
     return "write_iops" if rw in ("write", "randwrite") else "read_iops"
@@ -274,7 +279,7 @@ REGISTRY: dict[str, Template] = {
         Template("sysbench-cpu", "sysbench", SysbenchCpu, _sysbench_cpu, ("sysbench", "--version"),
                  _const("events_per_second"), "sysbench cpu: prime verification, events per second"),
         Template("sysbench-memory", "sysbench", SysbenchMemory, _sysbench_memory, ("sysbench", "--version"),
-                 _const("mib_per_second"), "sysbench memory: block reads or writes, MiB per second"),
+                 _sysbench_memory_primary, "sysbench memory: block reads or writes, MiB per second"),
         Template("stress-ng-cpu", "stress-ng", StressNgCpu, _stress_ng_cpu, ("stress-ng", "--version"),
                  _const("bogo_ops_per_second_real"), "stress-ng cpu stressor: bogo ops per second"),
         Template("hdparm", "hdparm", Hdparm, _hdparm, ("hdparm", "-V"),

@@ -174,6 +174,9 @@ def _primary_metric(test: str, requested: Mapping[str, Any] | None, parsed: Pars
     if test == "fio":
         rw = str((requested or {}).get("rw") or parsed.echoed.get("rw") or "read")
         return "write_iops" if rw in _WRITE_RW else "read_iops"
+    if test == "sysbench-memory":
+        operation = str((requested or {}).get("operation") or parsed.echoed.get("operation") or "write")
+        return "operations_per_second" if operation == "none" else "mib_per_second"
     primary = _PRIMARY.get(test)
     if primary is None:  # the template's default parameters name it: the same on every log
         template = templates.REGISTRY[test]

@@ -214,11 +214,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                 echoed[name] = f[key]
         ops = _TOTAL_OPS.match(f.get("Total operations", ""))
         moved = _TRANSFER.match(f.get("transferred", ""))
-        if not ops or not moved:
+        moves = f.get("operation") != "none"  # --memory-oper=none prints no `MiB transferred` line
+        if not ops or (moves and not moved):
             _num(section, "Total operations" if not ops else "MiB transferred", "memory throughput")
             raise ParseFailure("unknown-format", "sysbench memory throughput lines are not in the 1.0 format")
-        metrics.add("mib_per_second", to_number(moved.group(2)), "MiB/s", True)
-        metrics.add("mib_transferred", to_number(moved.group(1)), "MiB", True)
+        if moved:
+            metrics.add("mib_per_second", to_number(moved.group(2)), "MiB/s", True)
+            metrics.add("mib_transferred", to_number(moved.group(1)), "MiB", True)
         metrics.add("operations_per_second", to_number(ops.group(2)), "operations/s", True)
         metrics.add("operations", to_number(ops.group(1)), "operations", True)
     metrics.add("total_time", _num(section, "total time", "seconds", "s"), "s", False)
