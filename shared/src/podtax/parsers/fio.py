@@ -1,4 +1,5 @@
-"""fio `--output-format=json` reports (and, for old logs, the default `normal` text output).
+"""fio `--output-format=json` reports (and, for old logs, the default `normal` text output; terse
+output, `--minimal`, is refused with the option to use instead).
 
 Per job and direction (read, write, trim) that did I/O: `<dir>_iops` (IOPS), `<dir>_bw` (KiB/s),
 `<dir>_clat_min|mean|max` and `<dir>_clat_p<percentile>` (µs; `p99_9` is the 99.9th). With ONE job

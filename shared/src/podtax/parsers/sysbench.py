@@ -4,7 +4,8 @@ A log normally holds one run. Session logs that hold several runs (each starts w
 `sysbench 1.0.20 (...)` banner) are split at the banners and the run matching the test is
 parsed; several matching runs are refused as ambiguous. The legacy 0.4.x format is recognized
 and REJECTED with `unsupported-version` naming the version: its reports lack events/s and its
-figures are not comparable with 1.0 runs, so a campaign must not mix them.
+figures are not comparable with 1.0 runs, so a campaign must not mix them. A memory run with
+`--memory-oper=none` moves no memory: it has operations per second and no MiB figures.
 """
 
 from __future__ import annotations
