@@ -28,17 +28,22 @@ from podtax_runner.state import CampaignState
 from tests.faults.drill import campaign_drill, campaign_spec, header, outcome_events, seed_nodes
 
 
+async def planned_runner(bus: Bus, url: str, name: str, nodes: list[str]) -> tuple[Runner, CampaignState]:
+    """A runner (in this process) with a host-only campaign `name` of 2 repetitions planned on `nodes`."""
+    await bus.ensure_streams()
+    await seed_nodes(bus, nodes)
+    settings = config.load(config.RunnerSettings, nats_url=url, runner_kubernetes=False)
+    runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+    spec = {**campaign_spec(name, nodes, 2), "environments": ["host"]}
+    await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign=name, spec=spec)))
+    return runner, runner.campaigns[name]
+
+
 async def test_a_failing_save_releases_the_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
     bus = await Bus.connect(server.url, "test/runner")
     try:
-        await bus.ensure_streams()
-        await seed_nodes(bus, ["n1"])
-        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubernetes=False)
-        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-        spec = {**campaign_spec("save", ["n1"], 2), "environments": ["host"]}
-        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="save", spec=spec)))
-        state = runner.campaigns["save"]
+        runner, state = await planned_runner(bus, server.url, "save", ["n1"])
         server.stop()  # the fault: the save before sending fails
         monkeypatch.setattr(service, "SAVE_TIMEOUT_S", 2.0)
         await runner.tick(events.now())
@@ -63,13 +68,7 @@ async def test_a_no_report_failure_survives_nats_being_away_when_the_run_expires
     server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
     bus = await Bus.connect(server.url, "test/runner")
     try:
-        await bus.ensure_streams()
-        await seed_nodes(bus, ["n1"])
-        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubernetes=False)
-        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-        spec = {**campaign_spec("away", ["n1"], 2), "environments": ["host"]}
-        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="away", spec=spec)))
-        state = runner.campaigns["away"]
+        runner, state = await planned_runner(bus, server.url, "away", ["n1"])
         await runner.tick()
         lost = state.in_flight("n1")
         assert lost is not None
@@ -106,13 +105,7 @@ async def test_a_tick_that_waited_for_the_lock_dates_its_runs_when_it_sends_them
     bus = await Bus.connect(nats_url, "test/runner")
     stop = asyncio.Event()
     try:
-        await bus.ensure_streams()
-        await seed_nodes(bus, ["n1", "n2"])
-        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
-        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-        spec = {**campaign_spec("late", ["n1", "n2"], 2), "environments": ["host"]}
-        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="late", spec=spec)))
-        state = runner.campaigns["late"]
+        runner, state = await planned_runner(bus, nats_url, "late", ["n1", "n2"])
         await runner.lock.acquire()  # a long save of another campaign
         loop = asyncio.create_task(runner.loop(stop))
         await asyncio.sleep(1.5)
@@ -140,12 +133,8 @@ async def test_planning_a_campaign_does_not_hold_up_the_others(nats_url: str,
     outcomes of the campaigns already running are recorded and their nodes get their next runs."""
     bus = await Bus.connect(nats_url, "test/runner")
     try:
-        await bus.ensure_streams()
-        await seed_nodes(bus, ["n1", "n2"])
-        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
-        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-        first = {**campaign_spec("first", ["n1"], 2), "environments": ["host"]}
-        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="first", spec=first)))
+        runner, _ = await planned_runner(bus, nats_url, "first", ["n1"])
+        await seed_nodes(bus, ["n2"])
         await runner.tick()
         running = runner.campaigns["first"].in_flight("n1")
         assert running is not None
