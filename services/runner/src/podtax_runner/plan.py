@@ -48,9 +48,14 @@ def cells(campaign: Campaign, node: str, hw_threads: int) -> list[Cell]:
 def block(campaign: Campaign, cell: Cell, rep: int, rng: random.Random, cluster: str,
           sequence: int = 0) -> list[events.RunSpec]:
     """One repetition of a cell: a run per environment, in a random order, numbered from `sequence`."""
+    return _runs(campaign, cell, rep, _order(campaign, rng), cluster, sequence)
+
+
+def _order(campaign: Campaign, rng: random.Random) -> list[str]:
+    """The environments of one block, in a random order."""
     envs = list(campaign.environments)
     rng.shuffle(envs)
-    return _runs(campaign, cell, rep, envs, cluster, sequence)
+    return envs
 
 
 def _runs(campaign: Campaign, cell: Cell, rep: int, envs: list[str], cluster: str,
@@ -68,12 +73,8 @@ def expand(campaign: Campaign, nodes: dict[str, int], cluster: str = "local",
     rng = random.Random(campaign.seed if campaign.seed is not None else seed)
     plan: dict[str, list[events.RunSpec]] = {}
     for node in sorted(nodes):
-        orders = []
-        for cell in cells(campaign, node, nodes[node]):
-            for rep in range(campaign.repetitions.min):
-                envs = list(campaign.environments)
-                rng.shuffle(envs)
-                orders.append((cell, rep, envs))
+        orders = [(cell, rep, _order(campaign, rng))
+                  for cell in cells(campaign, node, nodes[node]) for rep in range(campaign.repetitions.min)]
         rng.shuffle(orders)
         queue: list[events.RunSpec] = []
         for cell, rep, envs in orders:

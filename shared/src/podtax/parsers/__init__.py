@@ -24,6 +24,7 @@ become LF. Metric naming per tool is documented in each module.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -45,7 +46,6 @@ TEST_TOOL.update(dict.fromkeys(timeline.PRIMARY, timeline.TOOL))  # the control-
 _SPECIFIC = frozenset({"fatal", "bad-argument", "permission-denied", "unsupported-version", "wrong-tool",
                        "refused", "unreachable", "timeout", "server-busy"})
 _WRITE_RW = ("write", "randwrite", "trimwrite")
-_PRIMARY: dict[str, str] = {}  # test -> its primary metric (see _primary_metric)
 
 
 def tool_of(name: str) -> tuple[str, str | None]:
@@ -174,14 +174,20 @@ def _primary_metric(test: str, requested: Mapping[str, Any] | None, parsed: Pars
     if test == "fio":
         rw = str((requested or {}).get("rw") or parsed.echoed.get("rw") or "read")
         return "write_iops" if rw in _WRITE_RW else "read_iops"
-    if test == "sysbench-memory":
+    if test == "sysbench-memory":  # the template's rule, with the operation the run used
         operation = str((requested or {}).get("operation") or parsed.echoed.get("operation") or "write")
-        return "operations_per_second" if operation == "none" else "mib_per_second"
-    primary = _PRIMARY.get(test)
-    if primary is None:  # the template's default parameters name it: the same on every log
-        template = templates.REGISTRY[test]
-        primary = _PRIMARY[test] = template.primary_metric(template.params())
-    return primary
+        return _template_primary(test, ("operation", operation))
+    return _template_primary(test)
+
+
+@lru_cache(maxsize=256)
+def _template_primary(test: str, param: tuple[str, str] | None = None) -> str:
+    """The template's primary metric for its default parameters, or with `param` (name, value) set."""
+    template = templates.REGISTRY[test]
+    params = template.params()
+    if param is not None:
+        params = params.model_copy(update={param[0]: param[1]})
+    return template.primary_metric(params)
 
 
 def _with_version(parsed: Parsed, recorded_version: str | None) -> Parsed:

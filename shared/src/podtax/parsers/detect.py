@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 
 from podtax.parsers.base import holds
+from podtax.parsers.stressng import BRIEF_HEADER
 
 _SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summary:", "Prime numbers limit:",
                    "Number of threads:")
 _SYSBENCH_STATS = ("General statistics:", "per-request statistics:")  # both need " statistics:"
 _STRESSNG_WORDS = ("stress-ng: ", "stress-ng-version", "stress-ng, version", "Try 'stress-ng --help'")
-_STRESSNG_BRIEF = re.compile(r"^stressor +bogo ops ", re.M)  # the table header of a `--log-brief` log
+_STRESSNG_BRIEF = re.compile(BRIEF_HEADER, re.M)
 _HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT")  # need "Timing "
 _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?[ \t]*$", re.M)

@@ -191,7 +191,8 @@ def _line(s: _Scan, raw: str, state: int) -> int:
 
 
 _BRIEF_PREFIX = "stress-ng: info:  [0] "
-_BRIEF_WORDS = re.compile(r"^(?:dispatching hogs: |stressor +bogo ops )", re.M)
+BRIEF_HEADER = r"^stressor +bogo ops "  # the table header of a `--log-brief` log (detect.py looks for it too)
+_BRIEF_WORDS = re.compile(rf"^dispatching hogs: |{BRIEF_HEADER}", re.M)
 _TIMESTAMP = re.compile(r"^stress-ng: [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{2} (?=[a-z]+: )", re.M)
 
 
