@@ -1,4 +1,5 @@
-"""A full disk under the analyzer's data directory for 10 s mid-campaign: no valid result is dead-lettered
+"""A full disk under the analyzer's data directory for 40 s mid-campaign (longer than the retries of a
+message): no valid result is dead-lettered
 or lost, none stored twice (issue 12, the fault suite). Needs root to mount a small tmpfs."""
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ Rules it enforces for every service:
 - consumers are durable pull consumers with explicit ack; a handler's side effect is committed
   before the ack; a failing handler is retried with backoff up to `max_deliver` deliveries;
 - a message that can never succeed (schema-invalid, or :class:`Permanent`) is terminated and
-  copied to the dead-letter stream with its reason. Nothing is dropped silently.
+  copied to the dead-letter stream with its reason. Nothing is dropped silently;
+- a batch whose handler finds a dependency down (:class:`Unavailable`: a full disk, a database out of
+  memory) is held and retried in place, kept in progress, however long that takes: no delivery is
+  counted, so a long outage dead-letters nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import itertools
 import json
 import logging
 import re
@@ -44,6 +48,7 @@ from podtax.templates import pydantic_msg
 
 log = logging.getLogger("podtax.bus")
 BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
+HOLD_BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)  # retries of a held batch (Unavailable); then every 30 s
 REASON_HEADER = "Podtax-Dead-Reason"
 FETCH_TIMEOUT_S = 0.5  # an idle consumer's fetch returns empty after this long (then `stop` is checked)
 
@@ -54,6 +59,15 @@ class BusError(RuntimeError):
 
 class Permanent(Exception):
     """Raised by a handler for a message that can never succeed; it is dead-lettered with `reason`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Unavailable(Exception):
+    """Raised by a batch handler when a dependency is down, not the messages (its disk is full, its
+    database out of memory): the batch is held and retried until it succeeds; `reason` says what to fix."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -298,7 +312,7 @@ class Bus:
                 started = time.perf_counter()
                 try:
                     with tracer.start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
-                        await _with_heartbeat(msg, handler(event), spec.ack_wait_s / 3)
+                        await _with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
                 except Permanent as exc:
                     await self.dead_letter(msg, exc.reason)
                 except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
@@ -320,11 +334,11 @@ class Bus:
         try:
             while not stop.is_set():
                 decoded = await self._fetch_decoded(sub, spec)
-                if handling is not None:
-                    await handling
+                if handling is not None:  # a held batch may take long: keep the fetched one in progress
+                    await _with_heartbeat([m for m, _ in decoded], handling, spec.ack_wait_s / 3)
                     handling = None
                 if decoded:
-                    handling = asyncio.create_task(self._handle_batch(spec, handler, decoded))
+                    handling = asyncio.create_task(self._handle_batch(spec, handler, decoded, stop))
             if handling is not None:
                 await handling
         finally:
@@ -342,7 +356,7 @@ class Bus:
         return decoded
 
     async def _handle_batch(self, spec: ConsumerSpec, handler: BatchHandler,
-                            decoded: list[tuple[Msg, Event]]) -> None:
+                            decoded: list[tuple[Msg, Event]], stop: asyncio.Event) -> None:
         # One span per message, a child of the message's own context (so parse and store sit in
         # the run's trace), linked to the batch span; follow-ups are published in that span.
         tracer = telemetry.tracer("podtax.bus")
@@ -359,7 +373,7 @@ class Bus:
             started = time.perf_counter()
             try:
                 with telemetry.run_scope(scope):
-                    rejected = await handler([e for _, e in decoded])
+                    rejected = await _held(spec, handler, decoded, stop)
             except Exception as exc:  # noqa: BLE001
                 log.exception("batch handler failed (%d messages)", len(decoded))
                 for span in spans:
@@ -367,6 +381,10 @@ class Bus:
                     span.end()
                 for msg, _ in decoded:
                     await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
+                return
+            if rejected is None:  # stopped while held: redelivered to the next consumer after ack_wait
+                for span in spans:
+                    span.end()
                 return
             for span, (msg, event) in zip(spans, decoded):
                 if event.id in rejected:
@@ -413,14 +431,38 @@ def redact(url: str) -> str:
     return ",".join(re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", u) for u in url.split(","))
 
 
-async def _with_heartbeat(msg: Msg, work: Awaitable[None], every_s: float) -> None:
-    """Await `work`, telling JetStream the message is in progress so a long run is not redelivered."""
+async def _with_heartbeat(msgs: Sequence[Msg], work: Awaitable[None], every_s: float) -> None:
+    """Await `work`, telling JetStream the messages are in progress so a long run is not redelivered."""
     task = asyncio.ensure_future(work)
     while True:
         done, _ = await asyncio.wait({task}, timeout=every_s)
         if done:
             return task.result()
-        await msg.in_progress()
+        for msg in msgs:
+            await msg.in_progress()
+
+
+async def _held(spec: ConsumerSpec, handler: BatchHandler, decoded: list[tuple[Msg, Event]],
+                stop: asyncio.Event) -> dict[str, str] | None:
+    """`handler(batch)`; while it raises :class:`Unavailable`, the batch is kept in progress and retried
+    after HOLD_BACKOFF_S (no redelivery, so no delivery is counted); None when `stop` is set meanwhile."""
+    msgs = [m for m, _ in decoded]
+    try:
+        for attempt in itertools.count(1):
+            try:
+                return await handler([e for _, e in decoded])
+            except Unavailable as exc:
+                delay = HOLD_BACKOFF_S[min(attempt, len(HOLD_BACKOFF_S)) - 1]
+                log.error("%s: %s; %d messages held, retry %d in %.0f s (none is dead-lettered)", spec.durable,
+                          exc.reason, len(msgs), attempt, delay)
+                metrics.HELD.labels(spec.durable).set(len(msgs))
+                with contextlib.suppress(TimeoutError):
+                    await _with_heartbeat(msgs, asyncio.wait_for(stop.wait(), delay), spec.ack_wait_s / 3)
+                if stop.is_set():
+                    return None
+        raise AssertionError("unreachable")
+    finally:
+        metrics.HELD.labels(spec.durable).set(0)
 
 
 def stop_on_signals() -> asyncio.Event:

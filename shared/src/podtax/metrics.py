@@ -11,6 +11,7 @@ parse failures by reason, DuckDB write latency, campaign progress). One process-
 | podtax_messages_handled_total | counter | consumer, outcome (ack, retry, dead) | messages a consumer finished with |
 | podtax_message_redeliveries_total | counter | consumer | messages that arrived again (delivery > 1) |
 | podtax_consumer_pending_messages | gauge | consumer | messages in the stream not yet delivered (lag) |
+| podtax_consumer_held_messages | gauge | consumer | messages held: a dependency is down (disk full, DB out of memory) |
 | podtax_handler_duration_seconds | histogram | consumer | one message's (or one batch's) handling time |
 | podtax_events_published_total | counter | type | events this process published |
 | podtax_runner_runs_dispatched_total | counter | env | runs sent to an agent, a Job or an executor |
@@ -37,6 +38,8 @@ REDELIVERIES = Counter("podtax_message_redeliveries", "Messages that arrived aga
                        ["consumer"], registry=REGISTRY)
 PENDING = Gauge("podtax_consumer_pending_messages", "Messages in the stream not yet delivered to the consumer.",
                 ["consumer"], registry=REGISTRY)
+HELD = Gauge("podtax_consumer_held_messages", "Messages held (retried in place) because a dependency is down.",
+             ["consumer"], registry=REGISTRY)
 HANDLER_SECONDS = Histogram("podtax_handler_duration_seconds", "Time to handle one message or one batch.",
                             ["consumer"], buckets=_FAST, registry=REGISTRY)
 PUBLISHED = Counter("podtax_events_published", "Events published by this process.", ["type"], registry=REGISTRY)

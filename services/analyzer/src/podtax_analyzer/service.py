@@ -10,11 +10,11 @@ import logging
 import uvicorn
 from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
-from podtax.bus import Bus, ConsumerSpec
+from podtax.bus import Bus, ConsumerSpec, Unavailable
 from podtax.config import AnalyzerSettings
 
 from podtax_analyzer.api import create_app
-from podtax_analyzer.isolate import write_isolating
+from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.store import Store
 
@@ -40,9 +40,15 @@ class Analyzer:
         self.changed = asyncio.Event()
 
     async def handle_batch(self, batch: list[events.Event]) -> dict[str, str]:
-        """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered)."""
-        with metrics.ANALYZER_WRITE_SECONDS.time():
-            new_runs, poison = await asyncio.to_thread(write_isolating, self.store.write_batch, batch)
+        """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered). If the
+        storage itself fails (full disk, DuckDB out of memory), the batch is held and retried (Unavailable)."""
+        try:
+            with metrics.ANALYZER_WRITE_SECONDS.time():
+                new_runs, poison = await asyncio.to_thread(write_isolating, self.store.write_batch, batch)
+        except Exception as exc:
+            if storage_fault(exc):
+                raise Unavailable(storage_advice(exc, self.settings)) from exc
+            raise
         metrics.ANALYZER_STORED.inc(len(batch) - len(poison))
         if new_runs:
             self.pending |= new_runs
@@ -97,6 +103,15 @@ class Analyzer:
                                 AND json_extract(c.spec, '$.repetitions.target_ci_width') IS NOT NULL
                                 AND json_extract(c.spec, '$.repetitions.target_ci_width') != 'null'::JSON""",
                            [sorted(runs)]).fetchall()
+
+
+def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
+    """What failed in the storage and what to fix, for the operator (the batch waits meanwhile)."""
+    what = f"storing to {settings.analyzer_db} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:300]})"
+    if type(exc).__name__ == "OutOfMemoryException":
+        return (f"{what}: DuckDB reached its memory limit of {settings.analyzer_memory_mb} MB; raise "
+                "PODTAX_ANALYZER_MEMORY_MB (its run-id keys need ~19 MB per 100,000 stored runs) and restart")
+    return f"{what}: free space on its disk (or fix its permissions); storing resumes by itself"
 
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
