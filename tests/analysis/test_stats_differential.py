@@ -178,6 +178,15 @@ def test_hl_interval_ranks_cover_at_least_nominal_exactly():
                 assert has_ci, (n, m)
 
 
+def test_hl_and_bca_refuse_non_finite_values():
+    good = 100 * np.exp(np.random.default_rng(1).normal(0, 0.02, 20))
+    for bad in (math.nan, math.inf):
+        r = hl_ratio(good, np.append(good[:19], bad))
+        assert r.estimate is None and r.low is None and r.warnings
+        b = bca_ratio_of_medians(good, np.append(good[:19], bad), rng=np.random.default_rng(0))
+        assert b.estimate is None and b.low is None and b.warnings
+
+
 # ------------------------------------------------------------------ rank test
 def test_mann_whitney_matches_scipy_auto():
     rng = np.random.default_rng(77)
@@ -196,6 +205,13 @@ def test_mann_whitney_matches_scipy_auto():
         assert ours.u == ref.statistic
         assert ours.p_value == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300), (n, m, i % 5)
         assert 0.0 <= ours.p_value <= 1.0
+
+
+def test_mann_whitney_refuses_non_finite_values():
+    good = np.arange(1.0, 21.0)
+    for bad in (math.nan, math.inf, -math.inf):
+        r = mann_whitney(good, np.append(good[:19] + 0.5, bad))
+        assert r.p_value is None and r.warnings
 
 
 # ------------------------------------------------------------------ multiple comparisons
@@ -347,6 +363,20 @@ def test_tiny_and_constant_sides_are_handled(x):
     d, u = detect_drift(x), check_unimodality(x)
     assert not d.drift and d.p_value is None and not u.bimodal and u.dip_p is None
     assert len(outlier_indices(x)) == 0
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_values_are_refused_not_used(bad):
+    x = 100 * np.exp(np.random.default_rng(4).normal(0, 0.02, 30))
+    x[17] = bad
+    d = detect_drift(x, 0.01)
+    assert d.p_value is None and not d.drift
+    assert detect_drift(x, 0.01, np.sort(x)) == d
+    u = check_unimodality(x)
+    assert u.dip_p is None and u.bc is None and not u.bimodal
+    assert check_unimodality(x, np.sort(x)) == u
+    assert 17 in outlier_indices(x)  # reported, and the other values are scored among themselves
+    assert list(outlier_indices(x)) == [17]
 
 
 # ------------------------------------------------------------------ verdicts, end to end
