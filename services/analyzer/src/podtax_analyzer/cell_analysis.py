@@ -58,6 +58,12 @@ def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[floa
         warnings.extend(f"bootstrap: {w}" for w in bca.warnings)
         warnings.append("the bootstrap interval is unstable here; the Hodges-Lehmann interval is shown")
         return hl.low, hl.high, "hodges-lehmann"
+    if hl.estimate is not None:
+        # positive values, yet too few runs for any distribution-free 95% interval (2 or 3 a side): the
+        # widest interval these data allow covers 67% or 90%, so the coarse bootstrap's is not shown
+        warnings.extend(f"bootstrap: {w}" for w in bca.warnings)
+        warnings.append("too few runs for a 95% interval of the ratio")
+        return None, None, None
     if bca.low is not None:
         warnings.extend(f"bootstrap: {w}" for w in bca.warnings)
         return bca.low, bca.high, "bca"

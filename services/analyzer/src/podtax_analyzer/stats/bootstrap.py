@@ -124,7 +124,8 @@ def bca_ratio_of_medians(
     min_runs: below this many runs on a side the interval is computed but marked unstable
         (the bootstrap distribution of a median of few values is too coarse).
     Returns a :class:`RatioCI` with ``method="bca"``; estimate/low/high are None when a side
-    has no runs or the host median is not positive. presorted: both sides are already ascending.
+    has no runs, a value is NaN or infinite, or the host median is not positive. presorted: both sides
+    are already ascending.
     """
     warnings: list[str] = []
     hs, ps = np.asarray(host, dtype=float), np.asarray(pod, dtype=float)
@@ -132,6 +133,8 @@ def bca_ratio_of_medians(
         hs, ps = np.sort(hs), np.sort(ps)
     if len(hs) == 0 or len(ps) == 0:
         return RatioCI(None, None, None, confidence, "bca", False, warnings=("a side has no runs",))
+    if not (-np.inf < min(hs[0], ps[0]) and hs[-1] < np.inf and ps[-1] < np.inf):  # NaN sorts last
+        return RatioCI(None, None, None, confidence, "bca", False, warnings=("values must be finite numbers",))
     mh, mp = of_sorted(hs), of_sorted(ps)
     if not mh > 0:
         return RatioCI(None, None, None, confidence, "bca", False,

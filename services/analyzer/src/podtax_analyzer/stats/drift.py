@@ -34,9 +34,10 @@ MIN_RUNS = 10
 class Drift:
     """Change-point check of one side, values in run order.
 
-    n: runs examined. index: the change point, i.e. runs [0, index) come before it (1..n-1), None
-    below MIN_RUNS. p_value: Pettitt's approximate p-value in [0, 1]. before, after: medians of the
-    two segments (metric unit). shift: after / before - 1 (dimensionless, e.g. -0.05 = 5% lower).
+    n: runs examined. index: the change point, i.e. runs [0, index) come before it (1..n-1); it and
+    the fields after it are None (drift False) below MIN_RUNS, with one value only, or when a value is
+    NaN or infinite (refused). p_value: Pettitt's approximate p-value in [0, 1]. before, after: medians
+    of the two segments (metric unit). shift: after / before - 1 (dimensionless, e.g. -0.05 = 5% lower).
     drift: whether the flag applies (p < ALPHA and |shift| >= threshold).
     slope: Theil-Sen trend per run as a fraction of the side's median (0.0015 = +0.15% per run),
     total: slope x (n - 1), the change from the first run to the last as a fraction; both None
@@ -89,7 +90,8 @@ def detect_drift(x: np.ndarray, threshold: float = 0.01, sorted_x: np.ndarray | 
     sorted_x: the same values ascending, when the caller has them (saves a ranking)."""
     x = np.asarray(x, dtype=float)
     n = len(x)
-    if n < MIN_RUNS or (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) == 0:
+    # refused: too few runs, one value, or a NaN/inf (not a measurement; its spread is not finite)
+    if n < MIN_RUNS or not 0 < (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) < np.inf:
         return Drift(n, None, None, None, None, None, False)
     idx, p = pettitt(x, sorted_x)
     before, after = median(x[:idx]), median(x[idx:])

@@ -125,7 +125,7 @@ def _differences(x: np.ndarray, y: np.ndarray, br: _Bracket) -> np.ndarray:
 def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95, presorted: bool = False) -> RatioCI:
     """exp(Hodges-Lehmann shift of log pod vs log host) with its Mann-Whitney interval.
 
-    host, pod: metric values per run (> 0; non-positive values make the method unavailable).
+    host, pod: metric values per run (> 0 and finite; other values make the method unavailable).
     Returns a :class:`RatioCI` with ``method="hodges-lehmann"``; ratios are dimensionless.
     low/high are None when the samples are too small for the requested confidence (e.g. fewer
     than 4 runs a side at 95%). presorted: both sides are already ascending (sorted once by the caller).
@@ -139,6 +139,8 @@ def hl_ratio(host: np.ndarray, pod: np.ndarray, *, confidence: float = 0.95, pre
         return RatioCI(None, None, None, confidence, method, False,
                        warnings=("values must be positive to compare on a log scale",))
     x, y = (np.log(h), np.log(p)) if presorted else (np.sort(np.log(h)), np.sort(np.log(p)))
+    if not (x[-1] < np.inf and y[-1] < np.inf):  # NaN and inf sort last
+        return RatioCI(None, None, None, confidence, method, False, warnings=("values must be finite numbers",))
     n, m = len(x), len(y)
     nm = n * m
     mid = [nm // 2, nm // 2 + 1] if nm % 2 == 0 else [(nm + 1) // 2]

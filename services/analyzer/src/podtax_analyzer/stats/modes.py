@@ -30,8 +30,9 @@ class Unimodality:
     """Outcome of the bimodality checks on one side.
 
     n: runs examined. dip: Hartigan's dip statistic (0 .. 0.25). dip_p: its p-value in [0, 1]
-    (None below MIN_RUNS). bc: Sarle's bimodality coefficient (0 .. 1; > 5/9 suggests two modes;
-    None below 4 runs or with zero variance). bimodal: the verdict described in the module doc.
+    (None below MIN_RUNS, with one value only or a NaN/inf value). bc: Sarle's bimodality
+    coefficient (0 .. 1; > 5/9 suggests two modes; None below 4 runs, with zero variance or a NaN/inf
+    value). bimodal: the verdict described in the module doc.
     """
 
     n: int
@@ -62,7 +63,7 @@ def bimodality_coefficient(x: np.ndarray) -> float | None:
     d = x - x.mean()
     d2 = d * d  # products, not d**3 / d**4 (numpy's pow is ~50x slower; they differ in the last bit)
     m2 = float(np.mean(d2))
-    if m2 <= 0:
+    if not 0 < m2 < np.inf:  # one value, or a NaN/inf among them
         return None
     g = float(np.mean(d2 * d)) / m2**1.5
     k = float(np.mean(d2 * d2)) / m2**2 - 3.0
@@ -79,7 +80,8 @@ def check_unimodality(x: np.ndarray, sorted_x: np.ndarray | None = None, *, dip:
     x = np.asarray(x, dtype=float)
     n = len(x)
     bc = bimodality_coefficient(x)
-    if not dip or n < MIN_RUNS or (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) == 0:
+    if not dip or n < MIN_RUNS or not 0 < (np.ptp(x) if sorted_x is None else sorted_x[-1] - sorted_x[0]) < np.inf:
+        # too few runs, one value, or a NaN/inf (not a measurement; its spread is not finite): refused
         return Unimodality(n, None, None, bc, False)
     dip, p = diptest.diptest(x) if sorted_x is None else diptest.diptest(sorted_x, sort_x=False)
     bimodal = bool(p < DIP_ALPHA and bc is not None and bc > BC_THRESHOLD)

@@ -25,11 +25,17 @@ SMALL_N_FLOOR = 0.05
 
 
 def modified_z(x: np.ndarray) -> np.ndarray:
-    """Modified z-scores of x (dimensionless, same shape; zeros when the spread is zero); the scale is
+    """Modified z-scores of x (dimensionless, same shape; zeros when the spread is zero; +-inf for a
+    NaN/inf value, the others scored without it); the scale is
     floored below MIN_RUNS values (module doc)."""
     x = np.asarray(x, dtype=float)
     if len(x) == 0:
         return np.zeros(0)
+    finite = np.isfinite(x)
+    if not finite.all():  # a NaN/inf is no measurement: reported (z = +-inf), the others scored among themselves
+        z = np.where(x == -np.inf, -np.inf, np.inf)
+        z[finite] = modified_z(x[finite])
+        return z
     med = median(x)
     dev = np.abs(x - med)
     mad = median(dev)
@@ -47,7 +53,7 @@ def modified_z_within(x: np.ndarray, boundary: float | None = None) -> np.ndarra
     x = np.asarray(x, dtype=float)
     if boundary is None:
         return modified_z(x)
-    z = np.zeros(len(x))
+    z = np.full(len(x), np.inf)  # a NaN is in neither mode: reported
     for mask in (x < boundary, x >= boundary):
         z[mask] = modified_z(x[mask])
     return z

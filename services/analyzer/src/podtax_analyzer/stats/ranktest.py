@@ -13,7 +13,7 @@ class RankTest:
     """Result of the two-sided Mann-Whitney U test.
 
     p_value: probability in [0, 1] of a rank difference at least this large if both sides came
-        from the same distribution; None when not computable (a side with no runs).
+        from the same distribution; None when not computable (a side with no runs, a NaN or inf).
     u: the U statistic of the pod sample (0 .. n_pod * n_host).
     method: "exact" (a side with <= 8 runs and no ties) or "asymptotic".
     warnings: sentences, e.g. when every value is identical.
@@ -33,6 +33,8 @@ def mann_whitney(host: np.ndarray, pod: np.ndarray, *, presorted: bool = False) 
     if len(h) == 0 or len(p) == 0:
         return RankTest(None, None, "none", ("a side has no runs",))
     hs, ps = (h, p) if presorted else (np.sort(h), np.sort(p))
+    if not (-np.inf < min(hs[0], ps[0]) and hs[-1] < np.inf and ps[-1] < np.inf):  # NaN sorts last
+        return RankTest(None, None, "none", ("values must be finite numbers",))
     if min(hs[0], ps[0]) == max(hs[-1], ps[-1]):
         return RankTest(1.0, len(h) * len(p) / 2.0, "degenerate", ("every value is identical",))
     both = np.sort(np.concatenate([ps, hs]))  # two sorted runs: a near-linear merge
