@@ -1,0 +1,60 @@
+"""The analyzer turns a storage fault into bus.Unavailable (the batch is held, never dead-lettered) with
+what to fix. Real DuckDB store and exception classes; the failing disk of the second test is a stand-in
+(labelled) for the real full disk of tests/faults/test_full_disk.py."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+from podtax import events
+from podtax.bus import Unavailable
+from podtax.config import AnalyzerSettings
+from podtax_analyzer.service import Analyzer, storage_advice
+from podtax_analyzer.store import Store
+
+
+@pytest.mark.parametrize(("exc", "says"), [
+    (duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 64.0 KiB"),
+     "raise PODTAX_ANALYZER_MEMORY_MB"),
+    (duckdb.IOException("IO Error: Could not write file: No space left on device"), "free space on its disk"),
+    (OSError(28, "No space left on device"), "free space on its disk"),
+    (duckdb.FatalException("FATAL Error: database has been invalidated"), "restart the analyzer"),
+])
+def test_storage_advice_names_the_fix(exc: BaseException, says: str, tmp_path: Path) -> None:
+    settings = AnalyzerSettings(analyzer_db=tmp_path / "a.duckdb", analyzer_memory_mb=256)
+    advice = storage_advice(exc, settings)
+    assert says in advice and str(tmp_path / "a.duckdb") in advice and type(exc).__name__ in advice
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        assert "256 MB" in advice
+
+
+def _failure(run_id: str) -> events.RunFailedV1:
+    run = events.RunSpec(run_id=run_id, campaign="c", node="n", env="host", test="sysbench-cpu", params={},
+                         sequence=0)
+    now = datetime.now(UTC)
+    return events.run_failed(events.RunFailed(run=run, stage="agent", reason="timeout", detail="x",
+                                              started_at=now, ended_at=now), "tests")
+
+
+def test_a_failing_disk_makes_the_batch_unavailable_and_it_is_stored_once_space_is_back(tmp_path: Path) -> None:
+    settings = AnalyzerSettings(analyzer_db=tmp_path / "a.duckdb")
+    store = Store(settings.analyzer_db)
+    analyzer = Analyzer(settings, bus=None, store=store)  # type: ignore[arg-type] - handle_batch needs no bus
+    batch = [_failure("r1"), _failure("r2")]
+    original = store.write_batch
+
+    def disk_full(part: list[events.Envelope]) -> set[str]:
+        raise duckdb.IOException("IO Error: Could not write file: No space left on device")
+
+    store.write_batch = disk_full  # type: ignore[method-assign] - the disk, not the events, fails
+    with pytest.raises(Unavailable, match="free space on its disk"):
+        asyncio.run(analyzer.handle_batch(batch))
+    store.write_batch = original  # type: ignore[method-assign] - space is back
+    assert asyncio.run(analyzer.handle_batch(batch)) == {}
+    stored = store.cursor().execute("SELECT count(*) FROM runs").fetchone()
+    assert stored == (2,)
+    store.close()
