@@ -10,9 +10,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from fastapi.testclient import TestClient
 from podtax import events
 from podtax.bus import Unavailable
 from podtax.config import AnalyzerSettings
+from podtax_analyzer.api import create_app
 from podtax_analyzer.service import Analyzer, storage_advice
 from podtax_analyzer.store import Store
 
@@ -51,10 +53,18 @@ def test_a_failing_disk_makes_the_batch_unavailable_and_it_is_stored_once_space_
         raise duckdb.IOException("IO Error: Could not write file: No space left on device")
 
     store.write_batch = disk_full  # type: ignore[method-assign] - the disk, not the events, fails
+    app = create_app(store, None)
+    app.state.storage_fault = lambda: analyzer.storage_fault
+    http = TestClient(app)
     with pytest.raises(Unavailable, match="free space on its disk"):
         asyncio.run(analyzer.handle_batch(batch))
+    health = http.get("/healthz")
+    assert health.status_code == 503 and health.json()["status"] == "storage unavailable"
+    assert "No space left" in health.json()["storage"]
     store.write_batch = original  # type: ignore[method-assign] - space is back
     assert asyncio.run(analyzer.handle_batch(batch)) == {}
+    health = http.get("/healthz")
+    assert health.status_code == 200 and health.json()["storage"] == "ok" and health.json()["runs"] == 2
     stored = store.cursor().execute("SELECT count(*) FROM runs").fetchone()
     assert stored == (2,)
     store.close()

@@ -22,6 +22,7 @@ class Health(BaseModel):
     db: str
     runs: int
     nats: str = "connected"
+    storage: str = "ok"  # or what failed in the last write and what to fix (batches are held meanwhile)
 
 
 class Run(BaseModel):
@@ -92,14 +93,16 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
 
     @app.get("/healthz", response_model=Health, responses={503: {"model": Health}})
     def healthz(request: Request, response: Response) -> Health:
-        """200 while the database answers and NATS is connected; 503 (same body) while NATS is not."""
+        """200 while the database answers, takes writes and NATS is connected; 503 (same body) otherwise."""
         cur = request.app.state.store.cursor()
         (n,) = cur.execute("SELECT count(*) FROM runs").fetchone()
         connected = getattr(request.app.state, "nats_connected", lambda: True)()
-        if not connected:
+        fault = getattr(request.app.state, "storage_fault", lambda: None)()
+        if not connected or fault:
             response.status_code = 503
-        return Health(status="ok" if connected else "nats disconnected", db=str(store.path), runs=n,
-                      nats="connected" if connected else "disconnected")
+        status = "nats disconnected" if not connected else "storage unavailable" if fault else "ok"
+        return Health(status=status, db=str(store.path), runs=n, nats="connected" if connected else "disconnected",
+                      storage=fault or "ok")
 
     @app.get("/api/runs", response_model=list[Run])
     def runs(request: Request, campaign: str | None = None, status: str | None = Query(None, pattern="^(ok|failed)$"),
