@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--test", choices=netbench.NET_TESTS, required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--protocol", choices=["tcp", "udp"], default="tcp")
+    p.add_argument("--bind", choices=["127.0.0.1", "::1"], default="127.0.0.1", help="the server's address")
     opts = p.parse_args(head)
     if not sep or not client or client[0] != opts.test:
         p.error(f"give the {opts.test} client command after `--`")
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     except templates.TemplateError as exc:
         p.error(exc.detail)
     try:
-        with netbench.host_server(netbench.server_argv(opts.test, params, "127.0.0.1"), netbench.READY[opts.test]):
+        with netbench.host_server(netbench.server_argv(opts.test, params, opts.bind), netbench.READY[opts.test]):
             proc = subprocess.run(client, stdin=subprocess.DEVNULL, check=False)
     except netbench.NetbenchError as exc:
         print(f"podtax.netpair: {exc}", file=sys.stderr)

@@ -8,13 +8,14 @@ template and parameters, and anything that does not validate here is refused wit
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 Threads = int | Literal["all"]
 
@@ -28,6 +29,11 @@ def _check_threads(value: Threads) -> Threads:
 THREADS = Annotated[Threads, AfterValidator(_check_threads),
                     Field(description="Worker threads: 1..1024, or `all` hardware threads.")]
 SIZE = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}[KMGT]?$", description="Size like 1K, 1M, 10G.")]
+
+
+def size_bytes(size: str) -> int:
+    """A SIZE in bytes, binary multiples as sysbench and fio read them: `1K` -> 1024."""
+    return int(size.rstrip("KMGT")) * 1024 ** max("_KMGT".find(size[-1]), 0)
 
 
 class TemplateError(ValueError):
@@ -59,6 +65,12 @@ class SysbenchCpu(Params):
     events: int = Field(10000, ge=0, le=1_000_000_000, description="--events (0 = unlimited)")
     time: int = Field(60, ge=0, le=86400, description="--time seconds (0 = unlimited)")
 
+    @model_validator(mode="after")
+    def _bounded(self) -> SysbenchCpu:
+        if self.events == 0 and self.time == 0:  # sysbench: "running an endless test"
+            raise ValueError("events and time cannot both be 0 (unlimited): the run would never end")
+        return self
+
 
 class SysbenchMemory(Params):
     threads: THREADS = 1
@@ -67,11 +79,20 @@ class SysbenchMemory(Params):
     total_size: SIZE = "100G"
     time: int = Field(10, ge=0, le=86400)
 
+    @model_validator(mode="after")
+    def _sizes(self) -> SysbenchMemory:
+        block = size_bytes(self.block_size)
+        if block < 8 or block & (block - 1):  # sysbench: "FATAL: Invalid value for memory-block-size"
+            raise ValueError(f"block_size must be a power of two of at least 8 bytes, not {self.block_size}")
+        if block > size_bytes(self.total_size):  # sysbench would run 0 operations
+            raise ValueError(f"block_size {self.block_size} is larger than total_size {self.total_size}")
+        return self
+
 
 class StressNgCpu(Params):
     threads: THREADS = 1
     method: str = Field("all", pattern=r"^[a-z][a-z0-9_]{0,30}$", description="--cpu-method")
-    ops: int = Field(0, ge=0, le=1_000_000_000, description="--cpu-ops (0 = until timeout)")
+    ops: int = Field(0, ge=0, le=100_000_000, description="--cpu-ops (0 = until timeout; stress-ng's maximum)")
     timeout: int = Field(10, ge=1, le=86400, description="--timeout seconds")
 
 
@@ -87,6 +108,15 @@ class Fio(Params):
     iodepth: int = Field(16, ge=1, le=1024)
     direct: bool = True
     runtime: int = Field(10, ge=1, le=3600)
+
+    @model_validator(mode="after")
+    def _sizes(self) -> Fio:
+        # below a sector O_DIRECT fails (EINVAL) and fio lays its file out in bs writes (1 byte: minutes)
+        if size_bytes(self.bs) < 512:
+            raise ValueError(f"bs must be at least 512 (one sector), not {self.bs}")
+        if size_bytes(self.bs) > size_bytes(self.size):  # fio: "size too small, must not be less than ..."
+            raise ValueError(f"bs {self.bs} is larger than size {self.size}")
+        return self
 
 
 # A server address: IPv4, IPv6 or a DNS name (the runner fills it from the topology).
@@ -114,17 +144,32 @@ class Iperf3(Params):
     bitrate: str = Field("0", pattern=r"^(0|[1-9][0-9]{0,6}[KMG]?)$",
                          description="-b target bit/s (0 = unlimited; iperf3's UDP default is 1M)")
 
+    @model_validator(mode="after")
+    def _datagram(self) -> Iperf3:
+        if self.protocol == "udp" and self.length and not 16 <= self.length <= 65507:  # iperf3's own bounds
+            raise ValueError(f"length of a UDP datagram must be 16..65507 bytes (or 0), not {self.length}")
+        return self
+
 
 class Sockperf(Params):
     """sockperf ping-pong client, round-trip times (`--full-rtt`); the runner starts `sockperf server`."""
 
-    server: ADDRESS = "127.0.0.1"
+    server: str = Field("127.0.0.1", description="Server IPv4 address (sockperf 3.7 takes no name, no IPv6).")
     port: PORT = 11111
     topology: TOPOLOGY = "pod->pod"
     protocol: Literal["tcp", "udp"] = "tcp"
     msg_size: int = Field(64, ge=14, le=65000, description="-m message size in bytes")
     duration: int = Field(10, ge=1, le=3600, description="-t seconds")
     rate: int = Field(0, ge=0, le=10_000_000, description="--mps messages per second (0 = max)")
+
+    @model_validator(mode="after")
+    def _usable(self) -> Sockperf:
+        if not re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", self.server):  # sockperf: "'-i' Invalid address"
+            raise ValueError(f"server must be an IPv4 address (sockperf takes no name, no IPv6), not {self.server!r}")
+        if self.rate and self.rate * self.duration < 10:  # sockperf: "No valid observations found"
+            raise ValueError(f"rate x duration must be at least 10 messages (sockperf drops its first and "
+                             f"last ones), not {self.rate} x {self.duration}")
+        return self
 
 
 QUANTITY = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}(Ki|Mi|Gi|Ti|K|M|G|T)?$",
@@ -200,7 +245,7 @@ def _with_local_server(test: str, p: Iperf3 | Sockperf, client: list[str]) -> li
     if p.server not in LOOPBACK:
         return client
     return [sys.executable, "-m", "podtax.netpair", "--test", test, "--port", str(p.port), "--protocol",
-            p.protocol, "--", *client]
+            p.protocol, "--bind", "::1" if p.server == "::1" else "127.0.0.1", "--", *client]
 
 
 def _iperf3(p: Iperf3, workdir: str) -> list[str]:

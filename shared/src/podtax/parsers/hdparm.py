@@ -68,6 +68,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         missing = [p for p in problems if "No such file" in p]
         if missing:
             raise ParseFailure("bad-argument", f"hdparm was given a device that does not exist: {missing[0]}")
+        if "device too small" in text:  # an empty device (an unbound loop device, /dev/null), exit status 0
+            raise ParseFailure("fatal", f"hdparm could not time {device or 'the device'}: read() hit EOF - "
+                                        "device too small (is it an empty or unattached device?)")
         if device or seen_timing_word:
             raise ParseFailure("truncated", "hdparm printed its device but no `Timing ... reads` line: "
                                             "the run was cut short")

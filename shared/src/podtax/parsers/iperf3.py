@@ -10,7 +10,8 @@ Metrics (all from the end-of-test sums, the receiver's view where it matters):
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
 (connection refused), `unreachable` (no route, network unreachable), `timeout` (nothing answered,
 or iperf3 was stopped before the test ran), `server-busy` (the server runs another test),
-`truncated` (the JSON is cut), `fatal` (any other error iperf3 reports).
+`truncated` (the JSON is cut), `fatal` (any other error iperf3 reports), `bad-argument` (a
+`parameter error` printed before the test, with the usage text).
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ _ERRORS = (  # (substring of iperf3's error, reason, advice)
 
 
 def _load(text: str) -> dict[str, Any]:
+    bad = text.find("iperf3: parameter error - ")  # refused before any JSON, with the usage text
+    if bad >= 0:
+        raise ParseFailure("bad-argument", f"iperf3 rejected its arguments: {text[bad:].splitlines()[0][8:]}")
     start = text.find("{")
     if start < 0:
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")

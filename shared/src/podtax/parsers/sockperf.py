@@ -10,7 +10,8 @@ Metrics, µs and lower is better: `<kind>_avg_us`, `<kind>_stddev_us`, `<kind>_m
 sockperf 3.7 exits 0 even when it failed. Failures: `refused` (errno 111), `unreachable`
 (errno 101 network unreachable, 113 no route), `timeout` ("No messages were received from the
 server": UDP has no refusal, so a missing server shows up this way), `truncated` (no statistics),
-`fatal` (any other `ERROR:` line).
+`fatal` (any other `ERROR:` line, or "No valid observations found": too few messages), `bad-argument`
+(an option sockperf refused, printed with its usage text, e.g. "'-i' Invalid address").
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+
 _DROPPED = re.compile(r"# dropped messages = (\d+)")
 _PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)")
 _EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)")
+_INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
 _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
 _ADVICE = {"refused": "is the sockperf server running on that address and port?",
            "unreachable": "no route to the server's address from this side",
@@ -56,6 +58,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         reason = _ERRNO.get(err.group(2) or "", "fatal")
         detail = f"sockperf: {err.group(0).strip()}{where}"
         raise ParseFailure(reason, f"{detail}: {_ADVICE[reason]}" if reason in _ADVICE else detail)
+    bad = _INVALID.search(text)
+    if bad:  # printed with the usage text, exit status 0
+        raise ParseFailure("bad-argument", f"sockperf rejected its arguments: {bad.group(0).strip()}")
+    if "No valid observations found" in text:  # too few messages after the warm-up: exit status 0
+        raise ParseFailure("fatal", "sockperf: No valid observations found: too few messages for the duration "
+                                    "(raise rate or duration)")
     if "No messages were received from the server" in text:
         raise ParseFailure("timeout", f"sockperf: no reply from the server{where}: is the sockperf server "
                                       "running there (UDP gives no refusal)?")

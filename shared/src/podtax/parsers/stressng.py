@@ -138,7 +138,7 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         m = _split_line(raw)
         if m is None:
             line = raw.strip()
-            if line.startswith(_BAD_ARG) or "must be one of" in line:
+            if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line:
                 s.bad_arg.append(line)
                 s.seen = True
             elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line):

@@ -23,13 +23,15 @@ from podtax.parsers.base import (
     compare_echoed,
     int_or_float,
     requested_int,
+    size_bytes,
     to_number,
 )
 
 TOOL = "sysbench"
 _BANNER = re.compile(r"sysbench (\d+\.\d+[0-9A-Za-z.+~-]*)(?:\s*\(([^()]*)\)|:)?")
-_TOTAL_OPS = re.compile(r"^(\d+) \(([\d.]+) per second\)$")
-_TRANSFER = re.compile(r"^([\d.]+) MiB transferred \(([\d.]+) MiB/sec\)$")
+# sysbench prints the rates with printf widths (`%8.2f`): below 10000 they are padded, `100 ( 3984.36 per second)`
+_TOTAL_OPS = re.compile(r"^(\d+) \(\s*([\d.]+) per second\)$")
+_TRANSFER = re.compile(r"^([\d.]+) MiB transferred \(\s*([\d.]+) MiB/sec\)$")
 _LEGACY = ("Operations performed:", "Test execution summary:", "per-request statistics:",
            "Maximum prime number checked", "approx.  95 percentile", "Doing CPU performance benchmark")
 _BAD_ARG = ("Invalid value for", "invalid option", "Unknown option", "option requires", "Unrecognized",
@@ -228,9 +230,17 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     events = _num(section, "total number of events", "event count")
     metrics.add("events", events, "events", True)
     _latency(section, metrics)
-    flags += compare_echoed(requested, echoed, ("max_prime", "block_size", "operation"))
+    flags += compare_echoed(_as_echoed(requested), echoed, ("max_prime", "block_size", "operation"))
     flags += _short(requested, events, section)
     return Parsed(TOOL, section.version, section.build, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _as_echoed(requested: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The requested block size as sysbench echoes it: whole KiB, rounded down (8 bytes -> `0KiB`)."""
+    size = size_bytes(str(requested["block_size"])) if requested and "block_size" in requested else None
+    if requested is None or size is None:
+        return requested
+    return {**requested, "block_size": f"{int(size) // 1024}KiB"}
 
 
 def _latency(section: _Section, metrics: MetricList) -> None:
