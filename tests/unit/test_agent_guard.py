@@ -5,6 +5,7 @@ fio's data file never stays behind and a size beyond the free space is refused b
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -163,11 +164,16 @@ async def test_fio_data_file_is_deleted_after_success_failure_and_timeout(tmp_pa
                             100_000, tmp_path, None)
     assert ok.exit_code == 0 and '"jobs"' in ok.stdout
     assert list(tmp_path.iterdir()) == []
-    # Failure (bs above size), with the file of an earlier interrupted run in place: it goes too.
+    # Failure (fio killed by SIGXFSZ laying out its file past a 512 KiB file-size limit), with the file of an
+    # earlier interrupted run in place: it goes too.
     (tmp_path / "podtax-fio.dat").write_bytes(b"x" * 4096)
-    failed = await run_template(run_spec({"size": "1M", "bs": "2M", "runtime": 1, "direct": False}),
-                                100_000, tmp_path, None)
-    assert failed.exit_code != 0 and "size too small" in failed.stderr
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (512 * 1024, hard))
+    try:
+        failed = await run_template(run_spec({"size": "1M", "runtime": 1, "direct": False}), 100_000, tmp_path, None)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert failed.exit_code != 0 and '"jobs"' not in failed.stdout
     assert list(tmp_path.iterdir()) == []
     # Timeout: 256 MiB of synchronous 4 KiB random writes outlast a 1 s timeout; by then fio's job process
     # (which calls setsid, leaving the process group) is writing.

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import shutil
 import signal
 import uuid
@@ -22,12 +21,12 @@ from datetime import datetime
 from pathlib import Path
 
 from podtax import benchwrap, events, templates
+from podtax.templates import size_bytes
 
 from podtax_host_agent.guard import MARKER, die_with_parent, kill_marked
 
 # Kept free in the work directory beyond a run's data: 5% of the filesystem, at least this much.
 RESERVE_BYTES = 256 * 1024**2
-_SIZE = re.compile(r"^([1-9][0-9]*)([KMGT]?)$")
 
 
 @dataclass(frozen=True)
@@ -117,14 +116,6 @@ def remove_data_file(path: Path) -> None:
 def leftover_data_files(workdir: Path) -> list[Path]:
     """Data files a crashed run may have left in the work directory (fio's, with any parameters)."""
     return [p for p in data_files(templates.get("fio").build_argv({}, str(workdir))) if p.is_file()]
-
-
-def size_bytes(text: str) -> int:
-    """fio's size syntax as podtax allows it (1K = 1024 bytes): '64M' -> 67108864."""
-    m = _SIZE.match(text.strip())
-    if not m:
-        raise ValueError(f"size {text!r} is not a number with an optional K, M, G or T")
-    return int(m.group(1)) * 1024 ** " KMGT".index(m.group(2) or " ")
 
 
 def space_problem(run: events.RunSpec, workdir: Path) -> str | None:
