@@ -113,7 +113,7 @@ def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
     what = f"storing to {settings.analyzer_db} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:300]})"
     if type(exc).__name__ == "OutOfMemoryException":
         return (f"{what}: DuckDB reached its memory limit of {settings.analyzer_memory_mb} MB; raise "
-                "PODTAX_ANALYZER_MEMORY_MB (its run-id keys need ~19 MB per 100,000 stored runs) and restart")
+                "PODTAX_ANALYZER_MEMORY_MB and restart the analyzer")
     if type(exc).__name__ == "FatalException" or "invalidated" in str(exc):
         return f"{what}: DuckDB gave up on the file until it is reopened; fix the cause, then restart the analyzer"
     return f"{what}: free space on its disk (or fix its permissions); storing resumes by itself"
