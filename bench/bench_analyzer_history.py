@@ -4,14 +4,15 @@ Run as `python bench/bench_analyzer_history.py [--count 200000] [--quick]`. Prin
 Each run is a fresh process that stores N recorded sysbench raw logs and their results through
 `Store.write_batch` (1,000 events of each kind a commit) and folds every third batch's new runs into
 a `ScoreCache`, as the service publishes, with the batch services' process settings. It reports the
-RSS at each tenth of the run. "Bounded" is the service's design with small bounds, so they are reached
+RSS at each fiftieth of the run. "Bounded" is the service's design with small bounds, so they are reached
 within the run: DuckDB's memory limit (PODTAX_ANALYZER_MEMORY_MB; here its floor, 128 MB) and the score cache's
 value budget (score_cache.MAX_VALUES; here 400,000 values, 50,000 runs). The anchor is the same run
 unbounded: DuckDB's default limit (80% of the RAM) and a cache that keeps every value. The figure is
-the growth over the second half of the run in MB per 100,000 results (the least-squares slope
-through the RSS at the 5th to 10th tenths); both alternate three times and
-the medians and bounded/unbounded are printed with the load average, and where the RSS goes: DuckDB's own
-accounting (duckdb_memory()) at each tenth and the score cache's values at the end.
+the growth over the second half of the run in MB per 100,000 results (the Theil-Sen slope through the
+RSS samples of the second half: transients, such as a dropped score-cache key read back, do not pass for
+growth); both alternate three times and the medians and bounded/unbounded are printed with the load
+average, and where the RSS goes: DuckDB's own accounting (duckdb_memory(), its keys apart) at each tenth,
+the growth of each part, and the score cache's values at the end.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from pathlib import Path
 
 import numpy as np
 from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
+from scipy.stats import theilslopes
 
 BATCH = 1000
+SAMPLES = 50  # RSS samples a run (each fiftieth); the slope is fitted through the second half
+TENTH = SAMPLES // 10
 DUCKDB_MB = 128  # the service's floor (PODTAX_ANALYZER_MEMORY_MB >= 128): at 64 MB a key's reload runs out
 CACHE_VALUES = 400_000
 
@@ -47,14 +51,14 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
         store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None)
         cache = ScoreCache(max_values=CACHE_VALUES if bounded else 2**62)
         pending: set[str] = set()
-        tenth = max(BATCH, count // 10)
+        step = max(BATCH, count // SAMPLES)
         for first in range(0, count, BATCH):
             logs = raw_logs(min(BATCH, count - first), start=first, chunk=BATCH)[0]
             pending |= store.write_batch([e for log in logs for e in (log, derive(log.data))])
             if (first // BATCH) % 3 == 2:
                 cache.update(store, pending)
                 pending = set()
-            if (first + BATCH) % tenth == 0:
+            if (first + BATCH) % step == 0:
                 rss.append(proc_rss_mb(os.getpid()))
                 tags = dict(store.cursor().execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()").fetchall())
                 duck.append(sum(tags.values()) / 2**20)  # DuckDB's own accounting (its block cache, mostly)
@@ -75,11 +79,12 @@ def measure(count: int, bounded: bool, out: list[dict]) -> float:
     return _slope(count, figures["rss"])
 
 
-def _slope(count: int, tenths: list[float]) -> float:
-    """MB per 100,000 results: the least-squares slope through the 5th to 10th tenths (RSS swings batch
-    to batch)."""
-    half = tenths[len(tenths) // 2 - 1:]
-    return float(np.polyfit(np.arange(len(half)) * count / 10, half, 1)[0]) * 100_000
+def _slope(count: int, samples: list[float]) -> float:
+    """MB per 100,000 results over the second half of the run: the Theil-Sen slope (the median of the
+    pairwise slopes), so a transient (a dropped score-cache key read back, ~80 MB for a moment) does not
+    pass for growth as it would in a least-squares fit."""
+    half = samples[len(samples) // 2 - 1:]
+    return float(theilslopes(half, np.arange(len(half)) * count / len(samples))[0]) * 100_000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,17 +108,18 @@ def main(argv: list[str] | None = None) -> int:
                higher_is_better=False))
     print(f"  bounded {runs(growth['bounded'])}, unbounded {runs(growth['unbounded'])}")
     for name, figures in (("bounded", bounded), ("unbounded", unbounded)):
-        tenths = [median([f["rss"][i] for f in figures]) for i in range(len(figures[0]["rss"]))]
+        tenths = [median([f["rss"][i] for f in figures]) for i in range(TENTH - 1, len(figures[0]["rss"]), TENTH)]
         duck = [median([f["duckdb"][i] for f in figures]) for i in range(len(figures[0]["duckdb"]))]
         keys = [median([f["keys"][i] for f in figures]) for i in range(len(figures[0]["keys"]))]
+        duck_tenths, key_tenths = duck[TENTH - 1::TENTH], keys[TENTH - 1::TENTH]
         print(f"  {name}: RSS MB at each tenth {' '.join(f'{v:.0f}' for v in tenths)}; "
               f"peak {median([f['peak'] for f in figures]):.0f} MB")
-        print(f"  {name}: of which DuckDB (duckdb_memory()) {' '.join(f'{v:.0f}' for v in duck)}; "
+        print(f"  {name}: of which DuckDB (duckdb_memory()) {' '.join(f'{v:.0f}' for v in duck_tenths)}; "
               f"score cache at the end {median([f['cache'] for f in figures]):.0f} MB")
         outside = median([_slope(count, [r - d for r, d in zip(f["rss"], f["duckdb"])]) for f in figures])
-        print(f"  {name}: of which the tables' keys (ART_INDEX, never evicted) {' '.join(f'{v:.0f}' for v in keys)}"
-              f"; growth per 100,000 results: DuckDB's accounting {_slope(count, duck):+.1f} MB (bounded by its limit"
-              f" but for the keys: {_slope(count, keys):+.1f}), the rest of the RSS {outside:+.1f} MB")
+        print(f"  {name}: of which the tables' keys (ART_INDEX) {' '.join(f'{v:.0f}' for v in key_tenths)}"
+              f"; growth per 100,000 results: DuckDB's accounting {_slope(count, duck):+.1f} MB (keys"
+              f" {_slope(count, keys):+.1f}), the rest of the RSS {outside:+.1f} MB")
     return 0
 
 
