@@ -18,11 +18,15 @@ reason code — never a silent zero:
   sockperf) could not reach its server: connection refused, no route, no answer, server busy
 
 Lines starting with ``#podtax `` (the provenance block) are removed first; CRLF and lone CR
-become LF. Metric naming per tool is documented in each module.
+become LF; a BOM, trailing NULs (a file preallocated, then cut by a crash) and ANSI colour codes are
+dropped. When stdout was cut mid-line (no final newline) and stderr follows, the cut line is dropped:
+joined with a newline it would pass for a whole line, `1770.62` cut to `177` for a figure.
+Metric naming per tool is documented in each module.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from types import ModuleType
@@ -46,6 +50,7 @@ TEST_TOOL.update(dict.fromkeys(timeline.PRIMARY, timeline.TOOL))  # the control-
 _SPECIFIC = frozenset({"fatal", "bad-argument", "permission-denied", "unsupported-version", "wrong-tool",
                        "refused", "unreachable", "timeout", "server-busy"})
 _WRITE_RW = ("write", "randwrite", "trimwrite")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # colour and cursor codes (`ESC[2;35m`, `ESC[0m`, `ESC[K`)
 
 
 def tool_of(name: str) -> tuple[str, str | None]:
@@ -64,6 +69,10 @@ def _clean(text: str) -> str:
         return ""
     if text[0] == "\ufeff":
         text = text[1:]
+    if text[-1:] == "\0":
+        text = text.rstrip("\0")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if _holds(text, PREFIX):
@@ -95,7 +104,9 @@ def _join(stdout: str, stderr: str) -> str:
         return out
     if _blank(out):
         return err
-    return out + ("" if out.endswith("\n") else "\n") + err
+    if not out.endswith("\n"):  # stdout cut mid-line (a size cap, a kill): its last line is not whole
+        out = out[:out.rfind("\n") + 1]
+    return out + err
 
 
 def parse_run(test: str, stdout: str, stderr: str = "", exit_code: int | None = 0,

@@ -79,6 +79,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed = _echoed(doc, jobs[0])
     _require_primary(metrics, requested, echoed)
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
+    if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same
+        flags.append("MIXED_OUTPUT: the log holds fio's JSON report and a normal text report (one run with "
+                     "--output-format=json,normal, or two runs appended); figures come from the JSON report")
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
 
 

@@ -25,9 +25,9 @@ from podtax.parsers.base import (
 _TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=\d+, jobs=\d+\): err=\s*(-?\d+)")
 _NEW = re.compile(r"^(read|write|trim)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([KMGT]?i?B)/s")
-_OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+)([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)")
+_OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+)([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
 _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?), max=\s*([\d.]+)([kKM]?), "
-                   r"avg=\s*([\d.]+)")
+                   r"avg=\s*([\d.]+),")  # `, stdev=` follows: a line cut inside the mean does not match
 _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
 _PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")

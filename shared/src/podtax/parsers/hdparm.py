@@ -33,6 +33,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     under: str | None = None  # the device of the latest `/dev/...:` line
     problems: list[str] = []
     seen_timing_word = False
+    broken: list[str] = []  # `Timing ... reads:` lines without their figures
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -41,6 +42,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             seen_timing_word = True
             m = _TIMING.match(line)
             if not m:
+                broken.append(line)
                 continue
             kind = ("direct_" if m.group(1) else "") + ("cached" if m.group(2) == "cached" else "disk")
             rate = to_number(m.group(5)) * _SCALE[m.group(6)]
@@ -75,6 +77,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             raise ParseFailure("truncated", "hdparm printed its device but no `Timing ... reads` line: "
                                             "the run was cut short")
         raise ParseFailure("unknown-format", "no hdparm `Timing ... reads:` line found in the log")
+    if broken:  # killed while timing (hdparm prints the label first), or a read error: the mode's figure is lost
+        reason = "fatal" if "device too small" in text else "truncated"
+        raise ParseFailure(reason, f"hdparm printed `{broken[0][:200]}` without its figures: the run was cut "
+                                   "short or the read failed")
     if len(devices) > 1:  # `hdparm -t /dev/sda /dev/sdb`: one device's figures must not pass for another's
         raise ParseFailure("unknown-format", f"this log holds hdparm timings of {len(devices)} devices "
                                              f"({', '.join(devices)}); run hdparm on one device per log")

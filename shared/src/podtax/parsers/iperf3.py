@@ -42,9 +42,11 @@ def _load(text: str) -> dict[str, Any]:
     if start < 0:
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
     try:
-        doc, _end = _DECODER.raw_decode(text, start)
+        doc, end = _DECODER.raw_decode(text, start)
     except (ValueError, RecursionError) as exc:
         raise ParseFailure("truncated", f"the iperf3 JSON report is incomplete or damaged ({exc})") from None
+    if text.find('"start"', end) >= 0:  # a second report: two runs in one capture, neither is the answer
+        raise ParseFailure("unknown-format", "this log holds several iperf3 JSON reports; split it, one run per log")
     if not isinstance(doc, dict) or not isinstance(doc.get("start"), dict):
         raise ParseFailure("unknown-format", "the JSON is not an iperf3 report (no `start` object)")
     return doc

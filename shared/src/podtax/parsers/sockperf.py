@@ -28,10 +28,12 @@ _VERSION = re.compile(r"== version #([0-9][0-9A-Za-z.+~-]*) ==")
 _TARGET = re.compile(r"IP = (\S+)\s+PORT =\s*(\d+) # (TCP|UDP)")
 _ERROR = re.compile(r"ERROR: (.*?)(?:\(errno=(\d+) ([^)]*)\))?\s*$", re.M)
 _AVG = re.compile(r"avg-(rtt|latency)=([\d.]+) \(std-dev=([\d.]+)\)")
-_VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)")
-_DROPPED = re.compile(r"# dropped messages = (\d+)")
-_PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)")
-_EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)")
+# A figure ends its line (or a `;`): a line cut mid-number (`3.932` -> `3.9`, a killed run) must not match.
+_VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)"
+                    r"(?=[ \t]*\n)")
+_DROPPED = re.compile(r"# dropped messages = (\d+);")
+_PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)(?=[ \t]*\n)")
+_EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)(?=[ \t]*\n)")
 _INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
 _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
 _ADVICE = {"refused": "is the sockperf server running on that address and port?",
@@ -73,12 +75,16 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if m or "sockperf:" in text:
             raise ParseFailure("truncated", "the sockperf report has no statistics (cut or killed?)")
         raise ParseFailure("unknown-format", "no sockperf ping-pong report found")
+    if text.find("[Valid Duration]", valid.end()) >= 0:  # two runs in one capture: neither is the answer
+        raise ParseFailure("unknown-format", "this log holds several sockperf reports; split it, one run per log")
     kind = "rtt" if avg.group(1) == "rtt" else "latency"
     metrics = MetricList()
     metrics.add(f"{kind}_avg_us", to_number(avg.group(2)), "µs", False)
     metrics.add(f"{kind}_stddev_us", to_number(avg.group(3)), "µs", False)
     for pm in _PCT.finditer(text):
         metrics.add(f"{kind}_{pct_name(pm.group(1))}_us", to_number(pm.group(2)), "µs", False)
+    if f"{kind}_p50_us" not in metrics:  # sockperf always prints the median: the percentiles were cut
+        raise ParseFailure("truncated", "the sockperf report has no `percentile 50.000` line (cut or killed?)")
     for em in _EXTREME.finditer(text):
         metrics.add(f"{kind}_{em.group(1).lower()}_us", to_number(em.group(2)), "µs", False)
     seconds, received = to_number(valid.group(1)), to_number(valid.group(3))

@@ -30,7 +30,7 @@ from podtax.parsers.base import (
     parse_int,
     requested_int,
 )
-from podtax.parsers.stressng_yaml import COLUMNS, measured, parse_yaml
+from podtax.parsers.stressng_yaml import COLUMNS, MIXED, measured, parse_yaml
 
 TOOL = "stress-ng"
 _SETTING = re.compile(r"^(?:setting to|defaulting to) an? (?:(\d+) mins?, )?(\d+) sec")
@@ -48,14 +48,15 @@ def _slug(text: str) -> str:
 
 
 class _Scan:
-    __slots__ = ("rows", "misc", "header", "hogs", "completed", "failed", "untrusted", "errors",
-                 "bad_arg", "timeout", "seen")
+    __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
+                 "bad_arg", "timeout", "seen", "yaml")
 
     def __init__(self) -> None:
         self.rows: list[_Row] = []
         self.misc: list[_Misc] = []
-        self.header = False
+        self.header = 0  # table headers: one per run
         self.hogs = ""
+        self.dispatches = 0  # `dispatching hogs:` lines: one per run
         self.completed = False
         self.failed = 0
         self.untrusted = 0
@@ -63,6 +64,7 @@ class _Scan:
         self.bad_arg: list[str] = []
         self.timeout: int | None = None
         self.seen = False
+        self.yaml = False  # a `--yaml` report's `metrics:` line
 
 
 def _scan(text: str) -> _Scan:
@@ -73,14 +75,16 @@ def _scan(text: str) -> _Scan:
     s = _Scan()
     state = 0  # 0 outside, 1 in table, 2 in misc metrics
     if len(text) < 2048:
-        for raw in text.split("\n"):
+        *lines, last = text.split("\n")
+        for raw in lines:
             state = _line(s, raw, state)
+        _line(s, last, 0)  # no newline after it: maybe cut (`1770.62` -> `177`), so never a table row
         return s
     pos = 0
     while True:
         end = text.find("\n", pos)
         if end < 0:
-            _line(s, text[pos:], state)
+            _line(s, text[pos:], 0)  # no newline after it: maybe cut, so never a table row (as above)
             return s
         state = _line(s, text[pos:end], state)
         if state:
@@ -143,6 +147,8 @@ def _line(s: _Scan, raw: str, state: int) -> int:
                 s.seen = True
             elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line):
                 s.bad_arg.append(line)
+            elif line == "metrics:":
+                s.yaml = True
             return state
         level, msg = m
     s.seen = True
@@ -158,7 +164,7 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     elif msg.startswith("("):
         return state  # the units line under the header
     if msg.startswith("stressor") and "bogo ops" in msg:
-        s.header, state = True, 1
+        s.header, state = s.header + 1, 1
         return state
     if state == 1:
         parts = msg.split()
@@ -242,6 +248,7 @@ def _misc_desc(text: str) -> str:
 def _hogs(s: _Scan, msg: str) -> None:
     if msg.startswith("dispatching hogs:"):
         s.hogs = msg[len("dispatching hogs:"):].strip()
+        s.dispatches += 1
 
 
 def _completed(s: _Scan, msg: str) -> None:
@@ -308,7 +315,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             raise ParseFailure("truncated", "the stress-ng log stops before its metrics table")
         raise ParseFailure("unknown-format", "no `stress-ng:` lines found in the log")
     _refuse_repeated_rows(s.rows)
-    primary = _primary(s.rows, test)
+    runs = max(s.dispatches, s.header)
+    if runs > 1:  # runs appended to one log: one run's rows must not pass for the other's
+        raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
+                                             f"hogs` lines, {s.header} metrics tables); split it, one run per log")
+    primary = _primary(s.rows, test, "," in s.hogs)
     metrics = MetricList()
     for name, values in s.rows:
         metrics.add_columns("" if name == primary else _slug(name) + "_", COLUMNS, measured(values))
@@ -324,6 +335,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if s.timeout is not None:
         echoed["timeout"] = s.timeout
     flags = _flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
+    if s.yaml:  # a YAML report too (see above)
+        flags.append(MIXED + "the metrics table")
     return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
 
 
@@ -339,13 +352,14 @@ def _refuse_repeated_rows(rows: list[_Row]) -> None:
         seen.add(name)
 
 
-def _primary(rows: list[_Row], test: str | None) -> str | None:
+def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str | None:
+    """`several`: the run dispatched several stressors, so a lone row is what is left of a cut table."""
     names = [r[0] for r in rows]
     if test == "stress-ng-cpu":
         if "cpu" not in names:
             raise ParseFailure("wrong-tool", f"expected a stress-ng cpu stressor row, found {', '.join(names)}")
         return "cpu"
-    return names[0] if len(names) == 1 else None
+    return names[0] if len(names) == 1 and not several else None
 
 
 @lru_cache(maxsize=4096)

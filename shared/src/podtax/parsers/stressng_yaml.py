@@ -33,6 +33,8 @@ COLUMNS = (
     ("rss_max", "KB", False),
 )
 _RSS = _KEYS["max-rss"]  # its index in a row
+MIXED = ("MIXED_OUTPUT: the log holds a YAML report and a metrics table (one run with --yaml /dev/stdout, or two "
+         "runs appended); figures come from ")
 
 
 def measured(values: list[float]) -> list[float]:
@@ -62,6 +64,8 @@ def _value(text: str) -> str:
 def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                primary_of: Callable[[list[tuple[str, list[float]]], str | None], str | None],
                flags_of: Callable[[Mapping[str, Any] | None, Echoed, list[float] | None], list[str]]) -> Parsed:
+    if text.rfind("\n...") < 0:  # stress-ng ends the report with `...`: without it the report was cut
+        raise ParseFailure("truncated", "the stress-ng YAML report has no `...` end line: it was cut")
     version = _top_value(text, "stress-ng-version:")
     compiler = _top_value(text, "compiler:")
     rows: list[tuple[str, dict[int, float]]] = []
@@ -92,7 +96,16 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         missing = [k for k, i in _KEYS.items() if i < 6 and i not in values]
         if missing:
             raise ParseFailure("truncated", f"the stress-ng YAML row for {name} lacks {', '.join(missing)}")
-        complete.append((name, [values[i] for i in sorted(values)]))
+        row = [values[i] for i in range(6)]
+        for i in (6, 7):  # the optional columns, in order: a value after a gap would take the gap's name
+            if i not in values:
+                break
+            row.append(values[i])
+        complete.append((name, row))
+    names = [name for name, _ in complete]
+    if len(set(names)) < len(names):  # reports appended to one log: neither run's figures are the answer
+        raise ParseFailure("unknown-format", "this log holds several stress-ng YAML reports (a stressor has "
+                                             "several rows); split it, one run per log")
     primary = primary_of(complete, test)
     metrics = MetricList()
     for name, values in complete:
@@ -101,5 +114,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
             metrics.add(prefix + col, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
-    return Parsed("stress-ng", version, compiler, metrics.as_tuple(), echoed,
-                  tuple(flags_of(requested, echoed, row)))
+    flags = flags_of(requested, echoed, row)
+    if "(secs)" in text[text.rfind("\n..."):]:  # a table after the report (its units line)
+        flags.append(MIXED + "the YAML report")
+    return Parsed("stress-ng", version, compiler, metrics.as_tuple(), echoed, tuple(flags))

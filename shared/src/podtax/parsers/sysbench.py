@@ -44,7 +44,7 @@ _KIND_TEST = {"sysbench-cpu": "cpu", "sysbench-memory": "memory"}
 
 
 class _Section:
-    __slots__ = ("version", "build", "kind", "fields", "latency", "fatal", "bad_arg", "started")
+    __slots__ = ("version", "build", "kind", "fields", "latency", "fatal", "bad_arg", "started", "reports")
 
     def __init__(self, version: str | None, build: str | None) -> None:
         self.version = version
@@ -55,6 +55,7 @@ class _Section:
         self.fatal: list[str] = []
         self.bad_arg: list[str] = []
         self.started = False
+        self.reports = 0  # `Latency (ms):` blocks: more than one is two runs, a banner lost between them
 
 
 def _fill(text: str, kind: str | None = None) -> _Section:
@@ -81,6 +82,7 @@ def _fill(text: str, kind: str | None = None) -> _Section:
                 current.fatal.append(line)
             elif key == "Latency (ms)":
                 in_latency = True
+                current.reports += 1
                 continue
             elif key == "Threads fairness":
                 in_latency = False
@@ -192,6 +194,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}")
     if section.bad_arg:
         raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
+    if section.reports > 1:  # the later report's figures would overwrite the earlier one's, line by line
+        raise ParseFailure("unknown-format", f"this sysbench run holds {section.reports} reports (a `sysbench "
+                                             "<version>` banner line is missing between runs?); split it")
     if wanted and section.kind != wanted:
         if section.kind == "other" and not section.started:
             raise ParseFailure("truncated", f"the sysbench log stops before the {wanted} test started")
