@@ -14,8 +14,9 @@ request counter delta / objects, when it was scraped) and ``wall_s``. Everything
 except ``objects_ok``.
 
 Refused with a reason: a line that is not JSON or not an object, NaN or infinite numbers, a missing
-or repeated header, an unknown template or backend, a negative duration (an end before its start),
-a log without objects or without its summary (cut short), a run in which no object completed.
+or repeated header or summary, an object named twice (a repeated line), an unknown template or backend,
+a negative duration (an end before its start), a log without objects or without its summary (cut
+short), a run in which no object completed.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def read(text: str) -> Timeline:
     objects: list[TimelineObject] = []
     summary: dict[str, Any] | None = None
     phases: tuple[ph.Phase, ...] = ()
+    names: set[str] = set()
     for number, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
             continue
@@ -134,7 +136,13 @@ def read(text: str) -> Timeline:
         elif kind == "object":
             if summary is not None:
                 raise ParseFailure("unknown-format", f"line {number}: an object after the summary")
-            objects.append(_object(record, number, phases))
+            obj = _object(record, number, phases)
+            if obj.name in names:  # a repeated line would count one volume or pod twice in every percentile
+                raise ParseFailure("unknown-format", f"line {number}: object {obj.name!r} appears a second time")
+            names.add(obj.name)
+            objects.append(obj)
+        elif summary is not None:
+            raise ParseFailure("unknown-format", f"line {number}: a second summary; a log holds one run")
         else:
             summary = record
     if header is None:
