@@ -27,6 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, parsers, templates
 from podtax.bus import Bus, BusError
+from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, nats_url
 from podtax.cli.deadline import within
@@ -36,7 +37,7 @@ HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
 MAX_MANIFEST_BYTES = 50_000_000
 CHUNK = 200  # events published (and acked) per progress-bar step
 SOURCE = "podtax/cli/import"
-_CAMPAIGN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$")
+_CAMPAIGN = re.compile(NAME_PATTERN)
 _NODE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
 
 
