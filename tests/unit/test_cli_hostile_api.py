@@ -112,3 +112,12 @@ def test_a_target_that_cannot_be_written_is_refused_before_asking_the_analyzer(
     line = _one_line(capsys)
     assert fragment in line, line
     assert not list(tmp_path.rglob(".*.part"))
+
+
+@pytest.mark.parametrize("data_dir", ["{tmp}/afile", "{tmp}/afile/sub", "/proc/podtax-data"])
+def test_up_with_a_data_dir_it_cannot_create_is_one_line(data_dir: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "afile").write_text("x")
+    assert main(["up", "--data-dir", data_dir.format(tmp=tmp_path)]) == 2
+    line = _one_line(capsys)
+    assert f"--data-dir {data_dir.format(tmp=tmp_path)}: cannot create" in line and "PODTAX_DATA_DIR" in line
