@@ -21,6 +21,8 @@ from podtax import campaign_limits, templates
 Env = Literal["host", "kubernetes", "nomad"]
 DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$"  # a campaign's name: a DNS label of at most 50
+MAX_SPACING_S = 7 * 86400  # a longer spacing is a typo (and past ~8,000 years, a date the runner cannot compute)
 
 
 class CampaignError(ValueError):
@@ -48,6 +50,9 @@ class TestSpec(Strict):
     @model_validator(mode="after")
     def _known(self) -> TestSpec:
         template = templates.get(self.test)  # raises TemplateError (a ValueError) naming the known ones
+        for key, values in self.matrix.items():  # an empty list would drop the parameter without a word
+            if not values:
+                raise ParamError(f"lists no values: give at least one, or drop {key} from the matrix", "matrix", key)
         for combo in self.combinations():
             try:
                 template.validate(combo)
@@ -107,7 +112,7 @@ class NodeSelector(Strict):
 
 
 class Campaign(Strict):
-    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$", description="DNS-label style name.")
+    name: str = Field(pattern=NAME_PATTERN, description="DNS-label style name.")
     nodes: list[str] | NodeSelector = Field(description="Node names, or {selector: ...}.")
     environments: list[Env] = Field(default_factory=lambda: ["host", "kubernetes"], min_length=1)
     tests: list[TestSpec] = Field(min_length=1)
@@ -158,6 +163,9 @@ class Campaign(Strict):
     def _spacing(cls, v: str) -> str:
         if v != "back-to-back" and not _DURATION.match(v):
             raise ValueError("spacing must be `back-to-back` or a duration like 30s, 10m, 1h")
+        if v != "back-to-back" and _seconds(v) > MAX_SPACING_S:
+            raise ValueError(f"{v} is above the cap of {MAX_SPACING_S // 3600}h (7 days) between runs "
+                             f"on a node")
         return v
 
     @model_validator(mode="after")
@@ -170,10 +178,14 @@ class Campaign(Strict):
         return self
 
     def spacing_s(self) -> float:
-        m = _DURATION.match(self.spacing)
-        if not m:
-            return 0.0
-        return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+        return _seconds(self.spacing)
+
+
+def _seconds(duration: str) -> float:
+    m = _DURATION.match(duration)
+    if not m:
+        return 0.0
+    return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
@@ -196,6 +208,47 @@ def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~10x faster
 
 
+def _yaml_problem(exc: yaml.YAMLError, text: str, filename: str) -> str:
+    """One line `file:line: not valid YAML: what`, with the fix of the usual mistakes (tabs, `---`)."""
+    if isinstance(exc, yaml.reader.ReaderError):  # its own str() spans two lines
+        line = text.count("\n", 0, exc.position) + 1
+        return (f"{filename}:{line}: not valid YAML: character U+{exc.character:04X} ({exc.reason}); "
+                f"remove it")
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{filename}:{mark.line + 1}" if mark else filename
+    what = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None) or exc) if p)
+    if mark and "\t" in (text.splitlines()[mark.line:mark.line + 1] or [""])[0]:
+        what += " (YAML does not allow tabs for indentation: use spaces)"
+    elif "single document" in what:
+        what += " (a campaign file holds one document: remove the `---` line and what follows it)"
+    return f"{where}: not valid YAML: {what}"
+
+
+def _duplicate_key(root: yaml.Node | None) -> str | None:
+    """`line: key 'x' appears twice ...` for the first mapping that repeats a key (YAML loaders keep the last
+    value without a word). Each node is visited once, so aliases cost nothing ("billion laughs")."""
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    line = key.start_mark.line + 1
+                    if (key.tag, key.value) in first:
+                        return (f"{line}: key {key.value!r} appears twice in the same mapping (first on line "
+                                f"{first[key.tag, key.value]}); keep one of them")
+                    first[key.tag, key.value] = line
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+    return None
+
+
 def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
     if problem := campaign_limits.size_problem(len(text.encode()), filename):
         raise CampaignError(problem)
@@ -203,9 +256,9 @@ def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
         tree = yaml.compose(text, Loader=_LOADER)
         data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{filename}:{mark.line + 1}" if mark else filename
-        raise CampaignError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        raise CampaignError(_yaml_problem(exc, text, filename)) from None
+    if problem := _duplicate_key(tree):
+        raise CampaignError(f"{filename}:{problem}")
     if not isinstance(data, dict):
         raise CampaignError(f"{filename}: a campaign is a YAML mapping with name, nodes, tests ...")
     if problem := campaign_limits.plan_problem(data, filename, MAX_RUNS):  # before building any combination

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from functools import lru_cache
 from pathlib import Path
 
 # Kernel pseudo-file systems: never benchmark logs, often secrets (environ, kcore, ...).
@@ -21,19 +22,32 @@ class UnsafePath(ValueError):
     """A file that must not be read; the message says which and why, and what to do."""
 
 
+@lru_cache(maxsize=16)
+def _real_folder(folder: Path) -> Path:
+    """A folder's real path, worked out once: a manifest's rows all share their root and base folders."""
+    return folder.resolve()
+
+
+def _within(path: str, folder: str) -> bool:
+    """Path.is_relative_to for real, absolute paths, on strings: pathlib's took most of a big manifest's check."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
 def resolve_inside(root: Path, name: str, base: Path | None = None) -> Path:
     """The real path of `name`, relative to `base` (default `root`); raises UnsafePath unless it is a
     regular file inside `root`."""
     if not name:
         raise UnsafePath("the file name is empty: give the log's path relative to the manifest's folder")
+    if "\x00" in name:
+        raise UnsafePath(f"{name!r} holds a NUL character, which no file name can")
     if Path(name).is_absolute() or name.startswith("~"):
         raise UnsafePath(f"{name} is an absolute path: give it relative to the manifest's folder (or --root)")
-    real_root = root.resolve()
-    path = ((base or root).resolve() / name).resolve()
-    if not path.is_relative_to(real_root):
+    real_root = _real_folder(root)
+    path = Path(os.path.realpath(os.path.join(_real_folder(base or root), name)))
+    if not _within(str(path), str(real_root)):
         raise UnsafePath(f"{name} resolves to {path}, outside {real_root} (through '..' or a symbolic link); "
                          f"only files inside that folder can be read (move them there or choose --root)")
-    if any(path.is_relative_to(p) for p in PSEUDO_ROOTS):
+    if any(_within(str(path), str(p)) for p in PSEUDO_ROOTS):
         raise UnsafePath(f"{name} resolves to {path}, a kernel pseudo-file or device, not a log")
     try:
         st = path.stat()
@@ -54,9 +68,10 @@ def read_capped(path: Path, cap: int, name: str | None = None) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise UnsafePath(f"{label}: cannot open it ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a directory with its own error
+        os.close(fd)
+        raise UnsafePath(f"{label} is not a regular file (a directory, device, FIFO or socket)")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafePath(f"{label} is not a regular file (a directory, device, FIFO or socket)")
         data = f.read(cap + 1)
     if len(data) > cap:
         raise UnsafePath(f"{label} holds more than {cap:,} bytes, above the cap; cut it to the benchmark's "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import re
 import time
@@ -19,6 +20,20 @@ from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import console, err, fail, nats_url
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
+
+
+def _name(value: str) -> str:
+    """A campaign name as campaign files allow it (also what NATS takes in a key), else a usage error."""
+    if not re.match(campaign_file.NAME_PATTERN, value):
+        raise typer.BadParameter(f"{value!r} is not a campaign name (lowercase letters, digits and '-', "
+                                 f"at most 50, as in the campaign file's `name`)")
+    return value
+
+
+def _seconds(value: float) -> float:
+    if not (math.isfinite(value) and 0 <= value <= 86400):
+        raise typer.BadParameter(f"{value} is not a number of seconds between 0 and 86400")
+    return value
 
 
 async def _kv_get(bus: Bus, key: str) -> dict[str, Any] | None:
@@ -167,9 +182,10 @@ async def _status_once(name: str) -> dict[str, Any] | None:
 
 @campaign_app.command()
 def status(
-    name: Annotated[str, typer.Argument(help="Campaign name.")],
+    name: Annotated[str, typer.Argument(help="Campaign name.", callback=_name)],
     follow: Annotated[bool, typer.Option(help="Keep updating until the campaign finishes.")] = False,
-    timeout: Annotated[float, typer.Option(help="With --follow: give up after this many seconds.")] = 86400,
+    timeout: Annotated[float, typer.Option(help="With --follow: give up after this many seconds.",
+                                           callback=_seconds)] = 86400,
 ) -> int:
     """Runs done, failed and remaining per node, with a progress bar and an ETA."""
     state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}")
@@ -250,9 +266,9 @@ async def _cancel(name: str, reason: str, wait_s: float) -> int:
 
 @campaign_app.command()
 def cancel(
-    name: Annotated[str, typer.Argument(help="Campaign name.")],
+    name: Annotated[str, typer.Argument(help="Campaign name.", callback=_name)],
     reason: Annotated[str, typer.Option(help="Why (recorded with the cancellation).")] = "cancelled by the operator",
-    wait: Annotated[float, typer.Option(help="Seconds to wait for the runner to confirm.")] = 10,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for the runner to confirm.", callback=_seconds)] = 10,
 ) -> int:
     """Cancel a campaign: pending runs are recorded as cancelled, runs in flight finish or time out."""
     return cli_deadline.run(_cancel(name, reason, wait), f"cancelling campaign {name}", extra_s=wait)

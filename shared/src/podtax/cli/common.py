@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -62,6 +63,24 @@ def api_headers() -> dict[str, str]:
         except OSError:
             token = ""
     return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def api_json(resp: Any, base: str) -> Any:
+    """The JSON of an answer from the analyzer at `base`; one line and exit 1 when the server there sent
+    something else (PODTAX_API_URL or --api naming another web server, a proxy's error page)."""
+    try:
+        return resp.json()
+    except ValueError:
+        raise fail(f"the server at {base} answered HTTP {resp.status_code} without JSON; is it the analyzer? "
+                   f"(set PODTAX_API_URL or --api to the analyzer's address)") from None
+
+
+def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up` or set PODTAX_API_URL") -> typer.Exit:
+    """The one line for an analyzer that cannot be asked: not answering, or an address that is not a URL."""
+    if type(exc).__name__ == "InvalidURL":  # httpx.InvalidURL is not an httpx.HTTPError
+        return fail(f"{base!r} is not a valid analyzer URL ({exc}); set PODTAX_API_URL or --api to one such as "
+                    f"http://127.0.0.1:8700", 2)
+    return fail(f"cannot reach the analyzer at {base} ({exc}); {hint}")
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from podtax.cli.common import fail, wide_console
+from podtax.cli.common import api_json, api_url, fail, wide_console
 from podtax.cli.export import fetch
 
 STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
@@ -60,8 +60,8 @@ def compare(
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
     if not 0 <= threshold < 1:
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
-    data = fetch("/api/compare", {"base": base, "new": new, "threshold": threshold, "correction": correction},
-                 api=api).json()
+    data = api_json(fetch("/api/compare", {"base": base, "new": new, "threshold": threshold,
+                                           "correction": correction}, api=api), api or api_url())
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:

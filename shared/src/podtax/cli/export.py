@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_url, fail
+from podtax.cli.common import api_headers, api_url, fail, unreachable
 
 TIMEOUT = 600.0
 
@@ -27,13 +27,12 @@ def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = 
     base = (api or api_url()).rstrip("/")
     try:
         resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(), timeout=TIMEOUT)
-    except httpx.HTTPError as exc:
-        raise fail(f"cannot reach the analyzer at {base} ({exc}); start it with `podtax up` or set "
-                   f"PODTAX_API_URL") from None
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise unreachable(base, exc) from None
     if resp.status_code == 404:
         try:
             detail = resp.json().get("detail")
-        except ValueError:
+        except (ValueError, AttributeError):
             detail = None
         raise fail(f"{detail or 'not found'} (asked the analyzer at {base})")
     if resp.status_code >= 400:
@@ -45,26 +44,49 @@ def campaign_path(campaign: str, suffix: str) -> str:
     return f"/api/campaigns/{quote(campaign, safe='')}/{suffix}"
 
 
+def _part(path: Path) -> Path:
+    return path.with_name(f".{path.name}.part")
+
+
+def writable(path: Path, folder: bool = False) -> None:
+    """Refuse a target that cannot be written (exit 2) before the analyzer spends minutes making its content:
+    a folder given for a file or the reverse, a parent that is a file, a read-only or pseudo file system."""
+    if folder and path.exists() and not path.is_dir():
+        raise fail(f"{path} is a file; give a folder", code=2)
+    if not folder and path.is_dir():
+        raise fail(f"{path} is a folder; give a file name", code=2)
+    probe = _part(path / "probe" if folder else path)
+    try:
+        probe.parent.mkdir(parents=True, exist_ok=True)
+        probe.touch()
+        probe.unlink()
+    except (FileExistsError, NotADirectoryError):
+        raise fail(f"cannot write {path}: part of {probe.parent} is a file, not a folder; choose another path",
+                   code=2) from None
+    except OSError as exc:
+        raise fail(f"cannot write {path}: {exc.strerror or exc}; choose another path", code=2) from None
+
+
 def write_file(path: Path, content: bytes) -> None:
     """Write next to the target, then rename, so a failure never leaves half a file."""
-    if path.is_dir():
-        raise fail(f"{path} is a folder; give a file name", code=2)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_bytes(content)
-    tmp.replace(path)
+    writable(path)
+    tmp = _part(path)
+    try:
+        tmp.write_bytes(content)
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def unpack(content: bytes, folder: Path) -> list[Path]:
     """Unpack the analyzer's flat zip into ``folder``; names with a folder part are refused."""
-    if folder.exists() and not folder.is_dir():
-        raise fail(f"{folder} is a file; give a folder", code=2)
+    writable(folder, folder=True)
     out = []
     with zipfile.ZipFile(io.BytesIO(content)) as zf:
         for name in zf.namelist():
             if PurePosixPath(name).name != name or name.startswith("."):
                 raise fail(f"the analyzer's export holds an unexpected name {name!r}; nothing written")
-        folder.mkdir(parents=True, exist_ok=True)
         for name in zf.namelist():
             write_file(folder / name, zf.read(name))
             out.append(folder / name)
@@ -90,6 +112,7 @@ def export(
     if not 0 <= threshold < 1:
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
     params = {"threshold": threshold, "correction": correction}
+    writable(chosen[0], folder=xlsx is None)  # before the analyzer makes the export
     if xlsx is not None:
         write_file(xlsx, fetch(campaign_path(campaign, "export.xlsx"), params, api=api).content)
         typer.echo(f"wrote {xlsx}")

@@ -17,16 +17,19 @@ import asyncio
 import csv
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, parsers, templates
 from podtax.bus import Bus, BusError
+from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, nats_url
 from podtax.cli.deadline import within
@@ -36,7 +39,7 @@ HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
 MAX_MANIFEST_BYTES = 50_000_000
 CHUNK = 200  # events published (and acked) per progress-bar step
 SOURCE = "podtax/cli/import"
-_CAMPAIGN = re.compile(r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$")
+_CAMPAIGN = re.compile(NAME_PATTERN)
 _NODE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
 
 
@@ -82,8 +85,8 @@ def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | No
     else:
         try:  # inside the manifest's folder (or --root), a regular file; the cap is checked again on reading
             path = resolve_inside(root, file, base)
-            if path.stat().st_size > MAX_LOG_BYTES:
-                problems.append(f"file {file} is {path.stat().st_size:,} bytes, above the {MAX_LOG_BYTES:,}-byte "
+            if (size := path.stat().st_size) > MAX_LOG_BYTES:
+                problems.append(f"file {file} is {size:,} bytes, above the {MAX_LOG_BYTES:,}-byte "
                                 "output cap; cut it to the benchmark's own output")
         except UnsafePath as exc:
             problems.append(f"file {exc}")
@@ -103,6 +106,11 @@ def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | No
     except ValueError:
         problems.append(f"started_at {fields['started_at']!r} is not an ISO 8601 time "
                         "(e.g. 2024-03-01T14:05:00Z)")
+    else:  # what a raw-log event takes (and a time whose run end still fits a datetime)
+        if not events.EARLIEST <= started <= datetime.now(UTC) + events.MAX_AHEAD:
+            problems.append(f"started_at {fields['started_at']!r} is before 2000 or in the future: not the time "
+                            "of a recorded run")
+            started = None
     if problems or started is None or params is None:
         return None, problems
     version = fields.get("tool_version", "").strip() or None
@@ -130,6 +138,19 @@ def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] |
     return params
 
 
+def _rows(reader: Any) -> Iterator[list[str]]:
+    """The reader's rows; a line the csv module cannot read (a field over its limit, mostly after a quote
+    left open) becomes a ManifestError naming the line."""
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ManifestError([f"line {reader.line_num}: {exc}: is a quote (\") left open?"]) from None
+        yield values
+
+
 def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
     """Every row of the manifest, checked; raises ManifestError listing every bad row. Files are
     relative to the manifest's folder and must lie inside `root` (default: that folder)."""
@@ -144,7 +165,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
     rows: list[Row] = []
     problems: list[str] = []
     seen: dict[tuple[str, str, str], int] = {}
-    for values in reader:
+    for values in _rows(reader):
         line = reader.line_num
         if not any(v.strip() for v in values):
             continue  # blank line
@@ -157,7 +178,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
         problems += [f"line {line}: {p}" for p in row_problems]
         if row is None:
             continue
-        key = (str(row.path.resolve()), row.node, row.env)
+        key = (str(row.path), row.node, row.env)  # row.path is already the real path
         if key in seen:
             problems.append(f"line {line}: duplicate of line {seen[key]} (same file, node and env); "
                             "remove one of them")
@@ -197,10 +218,15 @@ def build_event(row: Row, campaign: str, sequence: int) -> events.RawLogV1:
     except UnsafePath as exc:  # changed since the manifest was checked
         raise ManifestError([f"line {row.line}: file {exc}"]) from None
     seconds = run_seconds(row.test, stdout, row.params)
-    ended = row.started_at + timedelta(seconds=seconds) if seconds is not None else row.started_at
-    log = events.RawLog(run=run, stdout=stdout, stderr="",
-                        exit_code=0, started_at=row.started_at, ended_at=ended,
-                        tool_version=row.tool_version, imported_from=row.file)
+    try:
+        ended = row.started_at + timedelta(seconds=seconds) if seconds is not None else row.started_at
+        log = events.RawLog(run=run, stdout=stdout, stderr="",
+                            exit_code=0, started_at=row.started_at, ended_at=ended,
+                            tool_version=row.tool_version, imported_from=row.file)
+    except (OverflowError, ValidationError) as exc:  # a log that reports a run lasting centuries
+        why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise ManifestError([f"line {row.line}: {row.file} reports a run of {seconds or 0:,g} s from "
+                             f"{row.started_at}, which cannot be its end ({why})"]) from None
     return events.raw_log(log, SOURCE).model_copy(update={"id": f"{run_id}.log"})
 
 
@@ -242,10 +268,14 @@ async def _close(bus: Bus) -> None:
         await bus.nc.close()
 
 
+MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print one line per row
+
+
 def _report(problems: list[str]) -> typer.Exit:
-    for problem in problems:
+    for problem in problems[:MAX_SHOWN]:
         err.print(f"[red]error:[/red] {problem}", highlight=False)
-    err.print(f"{len(problems)} problem(s); nothing was imported")
+    more = f" (the first {MAX_SHOWN} shown)" if len(problems) > MAX_SHOWN else ""
+    err.print(f"{len(problems)} problem(s){more}; nothing was imported")
     return typer.Exit(2)
 
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_url, fail, offline_report
+from podtax.cli.common import api_headers, api_json, api_url, fail, offline_report, unreachable
 from podtax.cli.report_phases import from_api as phases_from_api
 from podtax.cli.report_phases import from_db as phases_from_db
 from podtax.cli.report_phases import has_control_plane, print_phase_table
@@ -31,14 +31,14 @@ def _from_api(base: str, campaign: str, threshold: float, correction: str) -> di
     try:
         resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(),
                          timeout=300)
-    except httpx.HTTPError as exc:
-        raise fail(f"cannot reach the analyzer at {base} ({exc}); start it with `podtax up`, "
-                   f"set PODTAX_API_URL, or read a database file with --db") from None
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise unreachable(base, exc, "start it with `podtax up`, set PODTAX_API_URL, or read a database file "
+                          "with --db") from None
     if resp.status_code == 404:
         raise fail(f"unknown campaign {campaign!r} (the analyzer at {base} has no run of it)")
     if resp.status_code >= 400:
         raise fail(f"the analyzer answered {resp.status_code}: {resp.text[:500]}")
-    return resp.json()
+    return api_json(resp, base)
 
 
 def _from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
@@ -48,8 +48,9 @@ def _from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict
 def _write_html(path: Path, campaign: str, api: str | None, threshold: float, correction: str,
                 compare: str | None, simulate: Path | None = None, seeds: int = 10) -> int:
     from podtax.cli import report_simulation
-    from podtax.cli.export import fetch, write_file
+    from podtax.cli.export import fetch, writable, write_file
 
+    writable(path)  # before the analyzer renders the page
     params = {"threshold": threshold, "correction": correction, **({"compare": compare} if compare else {})}
     page = fetch(f"/report/{quote(campaign, safe='')}", params, api=api).content
     if simulate is not None:

@@ -34,9 +34,12 @@ def from_api(base: str, campaign: str, threshold: float, correction: str) -> dic
     url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/phase-table"
     try:
         resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, timeout=300)
-    except httpx.HTTPError:
+    except (httpx.HTTPError, httpx.InvalidURL):
         return None
-    return resp.json() if resp.status_code == 200 else None
+    try:
+        return resp.json() if resp.status_code == 200 else None
+    except ValueError:
+        return None
 
 
 def from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:

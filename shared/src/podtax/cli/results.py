@@ -9,7 +9,7 @@ import httpx
 import typer
 from rich.table import Table
 
-from podtax.cli.common import api_headers, api_url, console, fail, wide_console
+from podtax.cli.common import api_headers, api_json, api_url, console, fail, unreachable, wide_console
 
 
 def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET") -> object:
@@ -17,14 +17,15 @@ def _get(path: str, params: dict[str, str | int] | None = None, method: str = "G
     try:
         resp = httpx.request(method, url, params={k: v for k, v in (params or {}).items() if v is not None},
                              headers=api_headers(), timeout=300)
-    except httpx.HTTPError as exc:
-        raise fail(f"cannot reach the analyzer at {api_url()} ({exc}); start it with `podtax up` "
-                   f"or set PODTAX_API_URL") from None
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise unreachable(api_url(), exc) from None
     if resp.status_code >= 400:
-        detail = resp.json().get("detail") if resp.headers.get("content-type", "").startswith("application/json") \
-            else resp.text
+        try:
+            detail = resp.json().get("detail")
+        except (ValueError, AttributeError):
+            detail = resp.text[:500]
         raise fail(f"{method} {path}: {resp.status_code} {detail}")
-    return resp.json()
+    return api_json(resp, api_url())
 
 
 def results(

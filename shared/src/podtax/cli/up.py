@@ -171,7 +171,12 @@ def up(
 ) -> int:
     """Start NATS and every service locally; stop them all on Ctrl-C or SIGTERM."""
     data = data_dir.resolve()
-    (data / "logs").mkdir(parents=True, exist_ok=True)
+    try:
+        (data / "logs").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, a read-only or pseudo file system
+        err.print(f"[red]error:[/red] --data-dir {data_dir}: cannot create {data / 'logs'} ({exc.strerror}); "
+                  f"choose a folder podtax can write (or set PODTAX_DATA_DIR)", highlight=False)
+        return 2
     nats = None
     nats_url = os.environ.get("PODTAX_NATS_URL")
     nats_users: dict[str, str] = {}  # role -> password, when we start nats-server (one user per service)
