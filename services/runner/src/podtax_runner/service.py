@@ -18,7 +18,7 @@ from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
 
-from podtax_runner import simulate
+from podtax_runner import catchup, simulate
 from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
@@ -29,6 +29,7 @@ TICK_S = 0.25
 # An outcome delivered to a runner that died before acking it comes back after this long; it must be
 # well below a run's timeout + PODTAX_RUNNER_REPORT_GRACE_S, or the run would expire (no-report) first.
 OUTCOME_ACK_WAIT_S = 10.0
+OUTCOMES = "runner-outcomes"  # the durable consumer of run results and failures
 # Pipelined publishes wait for their acks without a deadline in nats-py: while NATS is down a save would
 # hang holding the lock, and every node would stall. A save that takes longer has failed.
 SAVE_TIMEOUT_S = 10.0
@@ -48,6 +49,9 @@ class Runner:
         self.lock = asyncio.Lock()
         self.wake = asyncio.Event()  # set when an outcome may free a node: dispatch without waiting a tick
         self.unreported: list[events.RunFailedV1] = []  # expired runs whose failure is not on the bus yet
+        # False from a restart until the outcome consumer has handled its backlog (catchup.py): no run
+        # expires meanwhile, and the runs then in flight get their grace from the moment it is done
+        self.caught_up = True
 
     async def _values(self, pattern: str) -> list[tuple[str, bytes]]:
         """(key, value) of every key matching `pattern` (a server-side filtered watch: one pass)."""
@@ -78,6 +82,17 @@ class Runner:
                     self.controlplane.launch(s.run, resume=True)  # removes what it left, runs it again
                 elif s.run.env == "kubernetes" and self.executor:
                     self.executor.launch(s.run, state.campaign.pod)  # re-attaches to its Job
+
+    async def catch_up(self, stop: asyncio.Event) -> None:
+        """Let runs expire once the outcome consumer has handled its backlog; runs in flight then get
+        their grace from now (CampaignState.resumed_at)."""
+        await catchup.caught_up(self.bus.js, subjects.STREAM, OUTCOMES, stop)
+        async with self.lock:
+            now = events.now()
+            for state in self.campaigns.values():
+                if state.resumed_at is not None:
+                    state.resumed_at = now
+            self.caught_up = True
 
     async def record_image(self, image: str, versions: dict[str, str]) -> None:
         """Tool versions seen inside a benchmark image (the CLI warns when hosts differ)."""
@@ -219,7 +234,7 @@ class Runner:
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
             await self.report()  # no-report failures a tick could not publish (NATS away)
             for state in active:
-                expired = state.expired(now, self.settings.runner_report_grace_s)
+                expired = state.expired(now, self.settings.runner_report_grace_s) if self.caught_up else []
                 for run, again in expired:
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))
@@ -323,6 +338,7 @@ async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None
     executor = KubeExecutor.create(settings, bus) if settings.runner_kubernetes else None
     runner = Runner(settings, bus, kv, executor)
     await runner.load()
+    runner.caught_up = False
     if executor:
         for doc in await asyncio.to_thread(executor.nodes):
             await runner.merge_node(doc["node"], doc)
@@ -332,10 +348,11 @@ async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None
         bus.consume(ConsumerSpec("runner-campaigns", [f"{subjects.CAMPAIGN_SUBMITTED}.>"], md),
                     runner.on_campaign, stop),
         bus.consume(ConsumerSpec("runner-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.>"], md), runner.on_cancel, stop),
-        bus.consume_batches(ConsumerSpec("runner-outcomes", [f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>"],
+        bus.consume_batches(ConsumerSpec(OUTCOMES, [f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>"],
                                          md, ack_wait_s=OUTCOME_ACK_WAIT_S, batch=500), runner.on_outcomes, stop),
         bus.consume(ConsumerSpec("runner-cells", [f"{subjects.CELL_STATS}.>"], md), runner.on_cell_stats, stop),
         runner.loop(stop),
+        runner.catch_up(stop),
     ]
     try:
         await asyncio.gather(*tasks)
