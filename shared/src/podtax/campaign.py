@@ -117,7 +117,8 @@ class Campaign(Strict):
     environments: list[Env] = Field(default_factory=lambda: ["host", "kubernetes"], min_length=1)
     tests: list[TestSpec] = Field(min_length=1)
     repetitions: Repetitions = Field(default_factory=Repetitions)
-    spacing: str = Field("back-to-back", description="`back-to-back` or a period between runs on a node: 10m.")
+    spacing: str = Field("back-to-back",
+                         description="`back-to-back` or a period between runs on a node: 10m (at most 168h).")
     pod: PodSpec = Field(default_factory=PodSpec)
     timeout: float = Field(600, gt=0, le=86400, description="Seconds before a run is killed.")
     seed: int | None = Field(None, description="Seed of the randomized run order (random when unset).")
