@@ -54,7 +54,7 @@ def test_a_failing_disk_makes_the_batch_unavailable_and_it_is_stored_once_space_
 
     store.write_batch = disk_full  # type: ignore[method-assign] - the disk, not the events, fails
     app = create_app(store, None)
-    app.state.storage_fault = lambda: analyzer.storage_fault
+    app.state.storage_problem = lambda: analyzer.storage_problem
     http = TestClient(app)
     with pytest.raises(Unavailable, match="free space on its disk"):
         asyncio.run(analyzer.handle_batch(batch))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from podtax import config
+from podtax import config, events
 from podtax.bus import Bus
 
 
@@ -118,3 +118,9 @@ async def services(nats_url: str, tmp: Path) -> AsyncIterator[Services]:
     finally:
         await s.close()
         _LIVE.clear()
+
+
+def host_facts(i: int, source: str = "tests") -> events.HostFactsV1:
+    """A small valid event (host facts of node n<i>) for tests of the bus itself."""
+    return events.host_facts(events.HostFacts(node=f"n{i}", kernel="6.1", os="debian", cpu_model="x",
+                                              hw_threads=2, arch="x86_64", tool_versions={}), source)

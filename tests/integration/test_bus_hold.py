@@ -14,12 +14,9 @@ from podtax import bus as busmod
 from podtax import events, metrics, subjects
 from podtax.bus import Bus, ConsumerSpec, Unavailable
 
+from tests.integration.harness import host_facts
+
 N = 12
-
-
-def facts(i: int) -> events.HostFactsV1:
-    return events.host_facts(events.HostFacts(node=f"n{i}", kernel="6.1", os="debian", cpu_model="x",
-                                              hw_threads=2, arch="x86_64", tool_versions={}), "tests/hold")
 
 
 async def dead_letters(b: Bus) -> int:
@@ -38,7 +35,7 @@ async def test_a_batch_is_held_while_its_dependency_is_down_and_none_is_dead_let
     try:
         await b.ensure_streams()
         for i in range(N):
-            await b.publish(facts(i))
+            await b.publish(host_facts(i))
         # max_deliver 2 and ack_wait 1 s: the outage (6 calls, ~2.7 s) outlasts both by far
         spec = ConsumerSpec("hold", [f"{subjects.HOST_FACTS}.>"], max_deliver=2, ack_wait_s=1.0, batch=N)
         stop = asyncio.Event()
@@ -75,7 +72,7 @@ async def test_a_held_batch_is_released_on_stop_for_the_next_consumer(nats_url: 
     b = await Bus.connect(nats_url, "tests/hold")
     try:
         await b.ensure_streams()
-        sent = facts(0)
+        sent = host_facts(0)
         await b.publish(sent)
         spec = ConsumerSpec("hold-stop", [f"{subjects.HOST_FACTS}.>"], max_deliver=2, ack_wait_s=1.0)
         stop = asyncio.Event()

@@ -10,10 +10,7 @@ from podtax import events, subjects
 from podtax.bus import Bus, ConsumerSpec
 from podtax_runner.catchup import caught_up
 
-
-def facts(i: int) -> events.HostFactsV1:
-    return events.host_facts(events.HostFacts(node=f"n{i}", kernel="6.1", os="debian", cpu_model="x",
-                                              hw_threads=2, arch="x86_64", tool_versions={}), "tests/catchup")
+from tests.integration.harness import host_facts
 
 
 async def test_caught_up_waits_for_the_backlog_to_be_handled(nats_url: str) -> None:
@@ -36,7 +33,7 @@ async def test_caught_up_waits_for_the_backlog_to_be_handled(nats_url: str) -> N
 
         consumer = asyncio.create_task(b.consume_batches(spec, slow, stop))
         for i in range(5):
-            await b.publish(facts(i))
+            await b.publish(host_facts(i))
         waiting = asyncio.create_task(caught_up(b.js, subjects.STREAM, "outcomes", asyncio.Event()))
         await asyncio.sleep(2)
         assert not waiting.done() and handled == []  # the backlog is there, unread

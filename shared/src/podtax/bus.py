@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import itertools
 import json
 import logging
 import re
@@ -447,11 +446,13 @@ async def _held(spec: ConsumerSpec, handler: BatchHandler, decoded: list[tuple[M
     """`handler(batch)`; while it raises :class:`Unavailable`, the batch is kept in progress and retried
     after HOLD_BACKOFF_S (no redelivery, so no delivery is counted); None when `stop` is set meanwhile."""
     msgs = [m for m, _ in decoded]
+    attempt = 0
     try:
-        for attempt in itertools.count(1):
+        while True:
             try:
                 return await handler([e for _, e in decoded])
             except Unavailable as exc:
+                attempt += 1
                 delay = HOLD_BACKOFF_S[min(attempt, len(HOLD_BACKOFF_S)) - 1]
                 log.error("%s: %s; %d messages held, retry %d in %.0f s (none is dead-lettered)", spec.durable,
                           exc.reason, len(msgs), attempt, delay)
@@ -460,7 +461,6 @@ async def _held(spec: ConsumerSpec, handler: BatchHandler, decoded: list[tuple[M
                     await _with_heartbeat(msgs, asyncio.wait_for(stop.wait(), delay), spec.ack_wait_s / 3)
                 if stop.is_set():
                     return None
-        raise AssertionError("unreachable")
     finally:
         metrics.HELD.labels(spec.durable).set(0)
 

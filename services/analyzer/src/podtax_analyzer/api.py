@@ -97,7 +97,7 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
         cur = request.app.state.store.cursor()
         (n,) = cur.execute("SELECT count(*) FROM runs").fetchone()
         connected = getattr(request.app.state, "nats_connected", lambda: True)()
-        fault = getattr(request.app.state, "storage_fault", lambda: None)()
+        fault = getattr(request.app.state, "storage_problem", lambda: None)()
         if not connected or fault:
             response.status_code = 503
         status = "nats disconnected" if not connected else "storage unavailable" if fault else "ok"

@@ -38,7 +38,7 @@ class Analyzer:
         self.store = store
         self.pending: set[str] = set()  # run ids with a new result, waiting for score/cell publication
         self.changed = asyncio.Event()
-        self.storage_fault: str | None = None  # set while writes fail for the storage's sake (GET /healthz)
+        self.storage_problem: str | None = None  # set while writes fail for the storage's sake (GET /healthz)
 
     async def handle_batch(self, batch: list[events.Event]) -> dict[str, str]:
         """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered). If the
@@ -48,10 +48,10 @@ class Analyzer:
                 new_runs, poison = await asyncio.to_thread(write_isolating, self.store.write_batch, batch)
         except Exception as exc:
             if storage_fault(exc):
-                self.storage_fault = storage_advice(exc, self.settings)
-                raise Unavailable(self.storage_fault) from exc
+                self.storage_problem = storage_advice(exc, self.settings)
+                raise Unavailable(self.storage_problem) from exc
             raise
-        self.storage_fault = None
+        self.storage_problem = None
         metrics.ANALYZER_STORED.inc(len(batch) - len(poison))
         if new_runs:
             self.pending |= new_runs
@@ -126,7 +126,7 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     token = settings.api_token.get_secret_value() if settings.api_token else None
     app = create_app(store, token, settings.api_reads_need_token)
     app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
-    app.state.storage_fault = lambda: analyzer.storage_fault  # ... and while writes fail (disk full...)
+    app.state.storage_problem = lambda: analyzer.storage_problem  # ... and while writes fail (disk full...)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
                                            log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals
