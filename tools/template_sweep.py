@@ -18,8 +18,9 @@ parser service does. Outcomes:
 
 Parameters vary one at a time around a fast baseline (enums also crossed where they interact), so a
 run is about a second (sockperf's warm-up adds ~3 s); the whole sweep takes about seven minutes.
-stress-ng-cpu's methods are those the installed stress-ng lists (the template accepts any name: the
-list depends on stress-ng's version and architecture, and an unknown one is its bad-argument).
+stress-ng-cpu's methods are those the installed stress-ng lists (the template accepts those of the pinned
+stress-ng, templates.StressNgCpuMethod: a method of another version or architecture that it does not
+know is `refused`, one it knows that this stress-ng lacks is the tool's bad-argument).
 Exit status 1 when any combination lands in tool-rejects, parse-fail, bad-primary or too-long.
 """
 

@@ -5,11 +5,12 @@ are rendered by the template's own argv builder, bypassing validation (model_con
 
 from __future__ import annotations
 
+import platform
 import shutil
 import socket
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from podtax import templates
@@ -92,6 +93,28 @@ def test_real_stress_ng_cpu_ops_bound(ops: int, tmp_path: Path) -> None:
         _parsed_ok("stress-ng-cpu", params, proc, "SHORT:")  # the timeout comes first
         return
     with pytest.raises(ParseFailure, match="out of range") as failure:
+        parse_run("stress-ng-cpu", proc.stdout, proc.stderr, proc.returncode, params)
+    assert failure.value.reason == "bad-argument"
+
+
+def test_real_stress_ng_cpu_methods(tmp_path: Path) -> None:
+    """The template accepts every method the installed stress-ng lists (`--cpu-method which`) and, on the
+    pinned build (0.15.06, x86_64), no other; a name it refuses, stress-ng refuses too (bad-argument)."""
+    template = _tool("stress-ng-cpu")
+    which = subprocess.run(["stress-ng", "--cpu-method", "which"], capture_output=True, text=True, timeout=30,
+                           check=False)
+    listed = (which.stdout + which.stderr).split("must be one of:", 1)[1].split()
+    methods = list(get_args(templates.StressNgCpuMethod))
+    assert "all" in listed and set(listed) <= set(methods), sorted(set(listed) - set(methods))
+    version = subprocess.run(["stress-ng", "--version"], capture_output=True, text=True, timeout=30, check=False)
+    if "version 0.15.06 " in version.stdout and platform.machine() == "x86_64":
+        assert listed == methods
+    params = {"threads": 1, "method": "bogus", "timeout": 1}
+    accepted, proc = _run("stress-ng-cpu", params, tmp_path)
+    assert not accepted
+    with pytest.raises(templates.TemplateError, match="method: .*'matrixprod'"):
+        template.validate(params)
+    with pytest.raises(ParseFailure, match="cpu-method must be one of") as failure:
         parse_run("stress-ng-cpu", proc.stdout, proc.stderr, proc.returncode, params)
     assert failure.value.reason == "bad-argument"
 

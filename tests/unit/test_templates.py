@@ -30,6 +30,19 @@ def test_refusals_have_a_reason(test: str, params: dict, reason: str) -> None:
     assert info.value.detail
 
 
+def test_stress_ng_cpu_method_is_one_stress_ng_knows() -> None:
+    """A method stress-ng does not have is refused when validated, naming the field and the valid ones,
+    not on the host at run time ("cpu-method must be one of: ...")."""
+    template = templates.get("stress-ng-cpu")
+    with pytest.raises(templates.TemplateError) as info:
+        template.validate({"method": "bogus"})
+    assert (info.value.reason, info.value.field) == ("invalid-params", "method")
+    assert info.value.detail.startswith("stress-ng-cpu: method: ")
+    assert all(f"'{m}'" in info.value.detail for m in ("all", "matrixprod", "int8", "zeta"))
+    for method in ("all", "matrixprod", "int128decimal128", "zeta"):
+        assert template.build_argv({"method": method, "threads": 1})[4] == method
+
+
 def test_unknown_template_lists_the_registered_ones() -> None:
     with pytest.raises(templates.TemplateError, match="sysbench-cpu"):
         templates.get("nope")
