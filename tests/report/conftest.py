@@ -7,11 +7,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 import uvicorn
+from fastapi import FastAPI
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))
 
@@ -93,8 +95,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                    "score": 40.0}]', 'bound by benchmark score'),
                    ('pl-2', TIMESTAMPTZ '2025-01-06 12:00:00+00', 'default', 'other', 'uid-2', 'node-a',
                    'unrelated-test', '[]', 'not this campaign')""")
+    with serve(create_app(store)) as url:
+        yield Served(store, url)
+    store.close()
+
+
+@contextmanager
+def serve(app: FastAPI) -> Iterator[str]:
+    """The analyzer app served by uvicorn on a free loopback port in a thread; yields its URL."""
     port = natsserver.free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -102,7 +112,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the analyzer app did not start")
         time.sleep(0.05)
-    yield Served(store, f"http://127.0.0.1:{port}")
-    server.should_exit = True
-    thread.join(10)
-    store.close()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from podtax.cli.common import api_headers, api_json, fail, offline_report, unreachable
 from podtax.phases import TEMPLATES
 
 STATISTIC = {"p50": "p50 latency (ms)", "makespan": "makespan (s)", "objects": "objects · p50 · p99 ms"}
@@ -30,21 +31,23 @@ def has_control_plane(report: dict[str, Any]) -> bool:
 
 
 def from_api(base: str, campaign: str, threshold: float, correction: str) -> dict[str, Any] | None:
-    """The phase table from the analyzer's API; None when this analyzer does not serve it."""
+    """The phase table from the analyzer's API, asked with the CLI's bearer token as every command asks it
+    (an analyzer whose reads need the token answers 401 without it); None when this analyzer does not
+    serve the table (404). Unreachable, refused or not JSON: one line and exit 1, as `podtax report`."""
     url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/phase-table"
     try:
-        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, timeout=300)
-    except (httpx.HTTPError, httpx.InvalidURL):
+        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(),
+                         timeout=300)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise unreachable(base, exc) from None
+    if resp.status_code == 404:
         return None
-    try:
-        return resp.json() if resp.status_code == 200 else None
-    except ValueError:
-        return None
+    if resp.status_code >= 400:
+        raise fail(f"the analyzer answered {resp.status_code} for the phase table: {resp.text[:500]}")
+    return api_json(resp, base)
 
 
 def from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
-    from podtax.cli.common import offline_report
-
     return offline_report(db, campaign, threshold, correction, phases=True)
 
 
