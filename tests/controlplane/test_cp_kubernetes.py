@@ -21,10 +21,21 @@ from tests.controlplane.conftest import (
     spec,
 )
 
-# Stated tolerance: a measured quantile is within 25 % + 30 ms of the injected one. The harness adds
+# Stated tolerance of pod start-up: a measured quantile is within 25 % + 30 ms of the injected one. The harness adds
 # the API round trip and watch delivery (a few ms here, tens on a loaded machine); sampling error at
 # n=100..150, sigma 0.3 is ~4 % at p50, ~6 % at p90.
 REL, ABS = 0.25, 0.030
+# Volumes (that bound made their test flaky on a loaded machine): timed from the request, a phase is never
+# shorter than the latency injected, whatever the load (the emulator's timer starts after the request was
+# sent, and its watch event cannot come before the timer fires); SAMPLING allows for the 150 draws'
+# quantile against the distribution's (over 2.5 standard errors). What the harness adds on top (the
+# timer firing late, the watch delivery, threads waiting for a CPU) grows with the machine's load, so the
+# excess of a phase timed from the API's answer is bounded by the sampling error, 30 ms and LOAD times an
+# anchor timed in the same run under the same load: the slowest (p90) of its create and delete round
+# trips and of its delete -> claim DELETED event (no latency injected: the harness's own overhead). The
+# anchor is ~30 ms on an idle machine (a phase twice the injected latency fails) and hundreds of ms on
+# one starved of CPU, where the excess reached 1.5 anchors (cgroup quota 8-15 % of a CPU).
+SAMPLING, LOAD = 0.15, 2.0
 
 
 def close_to(measured: float, injected: float) -> bool:
@@ -40,16 +51,21 @@ def test_volume_phases_match_injected_latency(kubesim_process: Any, run_cp: Any)
     objects = lines[1:-1]
     assert len(objects) == 150
     for o in objects:  # every phase of the contract, in causal order
-        t = o["t"]
-        assert t["request_sent"] <= t["api_accepted"] <= t["pv_created"] and t["api_accepted"] <= t["bound"]
+        t = o["t"]  # (the create's answer and the watch events reach different threads: no order among them)
+        assert t["request_sent"] <= min(t["api_accepted"], t["pv_created"], t["bound"])
         assert t["bound"] <= t["delete_requested"] <= t["gone"] and t["delete_requested"] <= t["pv_gone"]
         assert o["server"]["created"].endswith("Z")
-    provisioned = phase(tl, "api_accepted", "pv_created")  # the emulator's timer starts when it took the create
-    for q in (0.5, 0.9):
-        assert close_to(quantile(provisioned, q), lognormal_quantile(0.3, 0.3, q)), (q, quantile(provisioned, q))
-    pv_deleted = phase(tl, "delete_accepted", "pv_gone")  # the emulator's timer starts when it took the delete
-    for q in (0.5, 0.9):
-        assert close_to(quantile(pv_deleted, q), lognormal_quantile(0.2, 0.3, q)), (q, quantile(pv_deleted, q))
+    anchor = max(quantile(phase(tl, start, end), 0.9) for start, end in (
+        ("request_sent", "api_accepted"), ("delete_requested", "delete_accepted"), ("delete_requested", "gone")))
+    # provisioned (create sent -> PV ADDED) and the PV's deletion, each with its injected median
+    for sent, accepted, end, median in (("request_sent", "api_accepted", "pv_created", 0.3),
+                                        ("delete_requested", "delete_accepted", "pv_gone", 0.2)):
+        from_request, from_answer = phase(tl, sent, end), phase(tl, accepted, end)
+        for q in (0.5, 0.9):
+            injected = lognormal_quantile(median, 0.3, q)
+            assert quantile(from_request, q) >= (1 - SAMPLING) * injected, (end, q, quantile(from_request, q))
+            excess = quantile(from_answer, q) - injected
+            assert excess <= SAMPLING * injected + ABS + LOAD * anchor, (end, q, quantile(from_answer, q), anchor)
     # it watched: one create and one delete per volume, a constant number of list/watch requests, no GETs
     req = lines[-1]["requests"]
     assert req["create"] == 150 + 1 and req["delete"] == 150 and req["get"] == 0  # +1: the namespace
