@@ -12,7 +12,8 @@ the growth over the second half of the run in MB per 100,000 results (the Theil-
 RSS samples of the second half: transients, such as a dropped score-cache key read back, do not pass for
 growth); both alternate three times and the medians and bounded/unbounded are printed with the load
 average, and where the RSS goes: DuckDB's own accounting (duckdb_memory(), its keys apart) at each tenth,
-the growth of each part, and the score cache's values at the end.
+the growth of each part, the score cache's values at the end, and the RSS by allocator (allocators.py:
+glibc malloc held and kept free, DuckDB's jemalloc held and resident, Python's small-object arenas).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from allocators import readings
 from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
 from scipy.stats import theilslopes
 
@@ -47,6 +49,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
     rss: list[float] = []
     duck: list[float] = []
     keys: list[float] = []
+    parts: list[dict[str, float | None]] = []
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
         store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None)
         cache = ScoreCache(max_values=CACHE_VALUES if bounded else 2**62)
@@ -63,8 +66,9 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
                 tags = dict(store.cursor().execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()").fetchall())
                 duck.append(sum(tags.values()) / 2**20)  # DuckDB's own accounting (its block cache, mostly)
                 keys.append(tags.get("ART_INDEX", 0) / 2**20)  # the tables' keys, which DuckDB cannot evict
+                parts.append(readings())
         store.close()
-    return {"rss": rss, "duckdb": duck, "keys": keys, "cache": cache.held * 16 / 2**20,
+    return {"rss": rss, "duckdb": duck, "keys": keys, "parts": parts, "cache": cache.held * 16 / 2**20,
             "peak": proc_peak_rss_mb(os.getpid())}
 
 
@@ -85,6 +89,19 @@ def _slope(count: int, samples: list[float]) -> float:
     pass for growth as it would in a least-squares fit."""
     half = samples[len(samples) // 2 - 1:]
     return float(theilslopes(half, np.arange(len(half)) * count / len(samples))[0]) * 100_000
+
+
+def _by_allocator(count: int, figures: list[dict]) -> str:
+    """Each allocator's figure at the end of the run and its growth (see allocators.py), medians of the runs."""
+    out = []
+    for part in ("glibc_in_use", "glibc_free", "duckdb_allocated", "duckdb_resident", "pymalloc"):
+        series = [[p[part] for p in f["parts"]] for f in figures]
+        if any(v is None for s in series for v in s):
+            out.append(f"{part} n/a")
+            continue
+        end, growth = median([s[-1] for s in series]), median([_slope(count, s) for s in series])
+        out.append(f"{part} {end:.0f} ({growth:+.1f})")
+    return ", ".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: of which the tables' keys (ART_INDEX) {' '.join(f'{v:.0f}' for v in key_tenths)}"
               f"; growth per 100,000 results: DuckDB's accounting {_slope(count, duck):+.1f} MB (keys"
               f" {_slope(count, keys):+.1f}), the rest of the RSS {outside:+.1f} MB")
+        print(f"  {name}: by allocator (MB at the end, growth per 100,000 results): {_by_allocator(count, figures)}")
     return 0
 
 
