@@ -9,8 +9,10 @@ import os
 import shutil
 from pathlib import Path
 
+import nats
 import pytest
-from podtax import natsserver
+from podtax import natsserver, subjects
+from podtax.bus import Bus
 from podtax.cli import importer
 from podtax.cli.main import main
 from podtax.safefiles import UnsafePath, read_capped, resolve_inside
@@ -101,15 +103,15 @@ async def test_nats_dying_mid_import_stops_at_the_deadline_with_the_count(
     real_build = importer.build_event
     built = 0
 
-    def build_then_kill(row: importer.Row, campaign: str, sequence: int):  # noqa: ANN202
-        """Fault injection: the server dies once the first chunk of 50 is acked (after the size check
-        built every event once)."""
+    def build_then_kill(row: importer.Row, campaign: str, sequence: int, *args):  # noqa: ANN002, ANN202
+        """Fault injection: the server dies once the first chunk of 50 is acked (the check before
+        publishing builds no event for logs this small)."""
         nonlocal built
         built += 1
-        if built == len(names) + 50 + 1:
+        if built == 50 + 1:
             nats_server.proc.kill()
             nats_server.proc.wait()
-        return real_build(row, campaign, sequence)
+        return real_build(row, campaign, sequence, *args)
 
     monkeypatch.setattr(importer, "build_event", build_then_kill)
     code = await asyncio.wait_for(asyncio.to_thread(main, ["import", str(manifest), "--campaign", "dead"]), 60)
@@ -135,3 +137,63 @@ def test_a_bad_deadline_setting_is_one_line_and_exit_2(tmp_path: Path, monkeypat
     assert main(["import", str(manifest_with(tmp_path, ["a.log"])), "--campaign", "x"]) == 2
     err = capsys.readouterr().err
     assert "PODTAX_CLI_TIMEOUT='soon' is not a number" in err and "Traceback" not in err
+
+
+async def _stream_messages(url: str) -> int:
+    nc = await nats.connect(url)
+    try:
+        return (await nc.jetstream().stream_info(subjects.STREAM)).state.messages
+    finally:
+        await nc.close()
+
+
+async def _streams(url: str) -> None:
+    bus = await Bus.connect(url, "test")
+    await bus.ensure_streams()
+    await bus.close()
+
+
+# A log under the 1 MB cap whose event is not: each control character is 6 bytes of JSON (\u0001).
+ESCAPED = b"\x01" * 400_000
+
+
+async def test_one_oversized_log_is_refused_before_anything_is_published(
+        nats_server: natsserver.NatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_server.url)
+    await _streams(nats_server.url)
+    for name in ("a.log", "c.log"):
+        shutil.copyfile(LOG, tmp_path / name)
+    (tmp_path / "big.log").write_bytes(ESCAPED)
+    manifest = manifest_with(tmp_path, ["a.log", "big.log", "c.log"])
+    code = await asyncio.to_thread(main, ["import", str(manifest), "--campaign", "big"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert "line 3: big.log does not fit one NATS message" in err and "nothing was imported" in err
+    assert "line 2" not in err and "line 4" not in err and "Traceback" not in err
+    assert await _stream_messages(nats_server.url) == 0
+
+
+async def test_a_log_grown_past_the_limit_after_the_check_stops_with_the_line_and_count(
+        nats_server: natsserver.NatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_server.url)
+    monkeypatch.setattr(importer, "CHUNK", 1)
+    await _streams(nats_server.url)
+    for name in ("a.log", "b.log"):
+        shutil.copyfile(LOG, tmp_path / name)
+    manifest = manifest_with(tmp_path, ["a.log", "b.log"])
+    real_build = importer.build_event
+
+    def grow_then_build(row: importer.Row, campaign: str, sequence: int, *args):  # noqa: ANN002, ANN202
+        if row.file == "b.log":  # checked while small; grown once a.log is published
+            (tmp_path / "b.log").write_bytes(ESCAPED)
+        return real_build(row, campaign, sequence, *args)
+
+    monkeypatch.setattr(importer, "build_event", grow_then_build)
+    code = await asyncio.to_thread(main, ["import", str(manifest), "--campaign", "grown"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert "line 3: b.log does not fit one NATS message" in err and "stopped part-way: 1 of 2 published" in err
+    assert "Traceback" not in err and "nothing was imported" not in err
+    assert await _stream_messages(nats_server.url) == 1

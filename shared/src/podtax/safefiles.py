@@ -15,6 +15,7 @@ from pathlib import Path
 
 # Kernel pseudo-file systems: never benchmark logs, often secrets (environ, kcore, ...).
 PSEUDO_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+_PSEUDO_ROOTS = tuple(str(p) for p in PSEUDO_ROOTS)
 MAX_LOG_BYTES = 1_000_000  # the output cap: a raw-log event must fit NATS's 1 MiB max_payload
 
 
@@ -36,28 +37,35 @@ def _within(path: str, folder: str) -> bool:
 def resolve_inside(root: Path, name: str, base: Path | None = None) -> Path:
     """The real path of `name`, relative to `base` (default `root`); raises UnsafePath unless it is a
     regular file inside `root`."""
+    return resolve_inside_stat(root, name, base)[0]
+
+
+def resolve_inside_stat(root: Path, name: str, base: Path | None = None) -> tuple[Path, os.stat_result]:
+    """resolve_inside, with the file's stat (taken on the checked real path): a caller that wants the size
+    need not stat it again. Works on strings and builds one Path at the end (pathlib's parsing was a
+    large part of a big manifest's check)."""
     if not name:
         raise UnsafePath("the file name is empty: give the log's path relative to the manifest's folder")
     if "\x00" in name:
         raise UnsafePath(f"{name!r} holds a NUL character, which no file name can")
-    if Path(name).is_absolute() or name.startswith("~"):
+    if os.path.isabs(name) or name.startswith("~"):
         raise UnsafePath(f"{name} is an absolute path: give it relative to the manifest's folder (or --root)")
-    real_root = _real_folder(root)
-    path = Path(os.path.realpath(os.path.join(_real_folder(base or root), name)))
-    if not _within(str(path), str(real_root)):
-        raise UnsafePath(f"{name} resolves to {path}, outside {real_root} (through '..' or a symbolic link); "
+    real_root = str(_real_folder(root))
+    real = os.path.realpath(os.path.join(_real_folder(base or root), name))
+    if not _within(real, real_root):
+        raise UnsafePath(f"{name} resolves to {real}, outside {real_root} (through '..' or a symbolic link); "
                          f"only files inside that folder can be read (move them there or choose --root)")
-    if any(_within(str(path), str(p)) for p in PSEUDO_ROOTS):
-        raise UnsafePath(f"{name} resolves to {path}, a kernel pseudo-file or device, not a log")
+    if any(_within(real, p) for p in _PSEUDO_ROOTS):
+        raise UnsafePath(f"{name} resolves to {real}, a kernel pseudo-file or device, not a log")
     try:
-        st = path.stat()
+        st = os.stat(real)
     except FileNotFoundError:
-        raise UnsafePath(f"{name} not found (looked for {path})") from None
+        raise UnsafePath(f"{name} not found (looked for {real})") from None
     except OSError as exc:
         raise UnsafePath(f"{name}: cannot read it ({exc.strerror})") from None
     if not stat.S_ISREG(st.st_mode):
         raise UnsafePath(f"{name} is not a regular file (a directory, device, FIFO or socket)")
-    return path
+    return Path(real), st
 
 
 def read_capped(path: Path, cap: int, name: str | None = None) -> bytes:
@@ -68,11 +76,17 @@ def read_capped(path: Path, cap: int, name: str | None = None) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise UnsafePath(f"{label}: cannot open it ({exc.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a directory with its own error
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):  # before fdopen, which refuses a directory with its own error
         os.close(fd)
         raise UnsafePath(f"{label} is not a regular file (a directory, device, FIFO or socket)")
+    # First what the file claims plus one byte (read(cap + 1) allocated the whole cap for every small log);
+    # if that much came, the claim was short (a /proc file says 0, a growing log): read on to the cap.
+    first = min(cap, st.st_size) + 1
     with os.fdopen(fd, "rb") as f:
-        data = f.read(cap + 1)
+        data = f.read(first)
+        if len(data) == first and first <= cap:
+            data += f.read(cap + 1 - first)
     if len(data) > cap:
         raise UnsafePath(f"{label} holds more than {cap:,} bytes, above the cap; cut it to the benchmark's "
                          f"own output")

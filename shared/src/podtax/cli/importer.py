@@ -9,6 +9,11 @@ de-duplication window, and the analyzer keeps one row per run id after that).
 An imported run keeps its real time: it ends at its start plus the wall-clock time the log itself
 reports (sysbench "total time", stress-ng "real time", the timeline's wall_s), else plus the
 requested `time` parameter, else at its start. The scheduler ages evidence by that end time.
+
+Cost per row: the manifest check stats each log (no reading); before publishing, every log is read and
+parsed once (its run length, and whether that end is a valid time), but its event is built and encoded
+only when `size_bound` says it might not fit one NATS message; publishing reads the log again and
+builds the event with the run length found then (no second parse).
 """
 
 from __future__ import annotations
@@ -18,13 +23,14 @@ import csv
 import hashlib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import EllipsisType
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, parsers, templates
@@ -33,7 +39,7 @@ from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, nats_url
 from podtax.cli.deadline import within
-from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped, resolve_inside
+from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped, resolve_inside_stat
 
 HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
 MAX_MANIFEST_BYTES = 50_000_000
@@ -41,6 +47,19 @@ CHUNK = 200  # events published (and acked) per progress-bar step
 SOURCE = "podtax/cli/import"
 _CAMPAIGN = re.compile(NAME_PATTERN)
 _NODE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
+_END = TypeAdapter(events.Timestamp)  # what RawLog checks of ended_at, without building the event
+
+# An event's encoded size is bounded without building it. JSON writes a character of the log as at most
+# 6 bytes: `\u00XX` for a control character (ASCII otherwise 1 or 2 bytes, `\"`; other characters as their
+# UTF-8, at most 4 bytes; decode_log never yields a lone surrogate). A decoded log has at most as many
+# characters as its file has bytes (UTF-8, U+FFFD for each undecodable byte; UTF-16: one per 2 or 4 bytes).
+# The rest of the event is the envelope and run fields (about 820 bytes with one-letter values; bounded
+# here by REST_FIXED) plus what comes from the row's text: file (twice), node (twice: subject and run),
+# params (`k=v` as `"k":v,`), tool version, campaign, each character again at most 6 bytes of JSON;
+# REST_PER_CHAR = 12 covers a field written twice. tests/unit/test_import_size.py holds it to real events.
+JSON_BYTES_PER_CHAR = 6
+REST_FIXED = 4096
+REST_PER_CHAR = 12
 
 
 class ManifestError(Exception):
@@ -64,6 +83,14 @@ class Row:
     tool_version: str | None
 
 
+def size_bound(log_chars: int, row: Row, campaign: str) -> int:
+    """At least the encoded size of the row's event when its log decodes to `log_chars` characters (or has
+    that many bytes: never fewer characters); see JSON_BYTES_PER_CHAR."""
+    chars = (len(row.file) + len(row.node) + len(row.env) + len(row.test) + len(row.tool_version or "")
+             + len(campaign) + sum(len(k) + len(str(v)) + 1 for k, v in row.params.items()))
+    return JSON_BYTES_PER_CHAR * log_chars + REST_FIXED + REST_PER_CHAR * chars
+
+
 def run_id_for(campaign: str, file: str, node: str, env: str) -> str:
     """Deterministic: the same campaign, file, node and env always give the same run id."""
     digest = hashlib.sha256("\x1f".join((campaign, file, node, env)).encode()).hexdigest()
@@ -76,7 +103,11 @@ def parse_time(text: str) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | None, list[str]]:
+ParamsCache = dict[tuple[str, str], tuple[dict[str, Any] | None, list[str]]]
+
+
+def _check_row(fields: dict[str, str], base: Path, root: Path, line: int = 0,
+               params_cache: ParamsCache | None = None) -> tuple[Row | None, list[str]]:
     problems: list[str] = []
     file = fields["file"].strip()
     path = base / file
@@ -84,8 +115,8 @@ def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | No
         problems.append("file is empty: give the log's path, relative to the manifest")
     else:
         try:  # inside the manifest's folder (or --root), a regular file; the cap is checked again on reading
-            path = resolve_inside(root, file, base)
-            if (size := path.stat().st_size) > MAX_LOG_BYTES:
+            path, st = resolve_inside_stat(root, file, base)
+            if (size := st.st_size) > MAX_LOG_BYTES:
                 problems.append(f"file {file} is {size:,} bytes, above the {MAX_LOG_BYTES:,}-byte "
                                 "output cap; cut it to the benchmark's own output")
         except UnsafePath as exc:
@@ -99,7 +130,17 @@ def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | No
     if env not in allowed:
         problems.append(f"env {env!r} must be {' or '.join(allowed)}"
                         + (f" for {template.name}" if template and template.control_plane else ""))
-    test, params = fields["test"].strip(), _check_params(fields["test"].strip(), fields["params"], problems)
+    test = fields["test"].strip()
+    key = (test, fields["params"])
+    if params_cache is None or key not in params_cache:  # rows repeat the same test and params text
+        params_problems: list[str] = []
+        checked = (_check_params(test, fields["params"], params_problems), params_problems)
+        if params_cache is not None:
+            params_cache[key] = checked
+    else:
+        checked = params_cache[key]
+    params = checked[0]  # shared by the rows with the same text: never changed (RunSpec copies it)
+    problems += checked[1]
     started: datetime | None = None
     try:
         started = parse_time(fields["started_at"])
@@ -114,7 +155,7 @@ def _check_row(fields: dict[str, str], base: Path, root: Path) -> tuple[Row | No
     if problems or started is None or params is None:
         return None, problems
     version = fields.get("tool_version", "").strip() or None
-    return Row(0, file, path, node, env, test, params, started, version), []
+    return Row(line, file, path, node, env, test, params, started, version), []
 
 
 def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] | None:
@@ -165,6 +206,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
     rows: list[Row] = []
     problems: list[str] = []
     seen: dict[tuple[str, str, str], int] = {}
+    params_cache: ParamsCache = {}
     for values in _rows(reader):
         line = reader.line_num
         if not any(v.strip() for v in values):
@@ -174,7 +216,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
                             "quote params that contain commas")
             continue
         row, row_problems = _check_row(dict(zip(HEADER, values, strict=False)), manifest.parent,
-                                       root or manifest.parent)
+                                       root or manifest.parent, line, params_cache)
         problems += [f"line {line}: {p}" for p in row_problems]
         if row is None:
             continue
@@ -184,7 +226,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
                             "remove one of them")
             continue
         seen[key] = line
-        rows.append(replace(row, line=line))
+        rows.append(row)
     if problems:
         raise ManifestError(problems)
     if not rows:
@@ -209,29 +251,80 @@ def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
     return float(requested) if isinstance(requested, int | float) and requested >= 0 else None
 
 
-def build_event(row: Row, campaign: str, sequence: int) -> events.RawLogV1:
-    run_id = run_id_for(campaign, row.file, row.node, row.env)
-    run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
-                         test=row.test, params=row.params, sequence=sequence)
+def _read_log(row: Row) -> str:
     try:
-        stdout = decode_log(read_capped(row.path, MAX_LOG_BYTES, row.file))
+        return decode_log(read_capped(row.path, MAX_LOG_BYTES, row.file))
     except UnsafePath as exc:  # changed since the manifest was checked
         raise ManifestError([f"line {row.line}: file {exc}"]) from None
-    seconds = run_seconds(row.test, stdout, row.params)
+
+
+def _ended(row: Row, seconds: float | None) -> datetime:
+    """The run's end, checked as RawLog checks it; a ManifestError naming the line when it cannot be one."""
     try:
-        ended = row.started_at + timedelta(seconds=seconds) if seconds is not None else row.started_at
-        log = events.RawLog(run=run, stdout=stdout, stderr="",
-                            exit_code=0, started_at=row.started_at, ended_at=ended,
-                            tool_version=row.tool_version, imported_from=row.file)
+        return _END.validate_python(row.started_at + timedelta(seconds=seconds) if seconds is not None
+                                    else row.started_at)
     except (OverflowError, ValidationError) as exc:  # a log that reports a run lasting centuries
         why = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
         raise ManifestError([f"line {row.line}: {row.file} reports a run of {seconds or 0:,g} s from "
                              f"{row.started_at}, which cannot be its end ({why})"]) from None
+
+
+def _event(row: Row, campaign: str, sequence: int, stdout: str, seconds: float | None) -> events.RawLogV1:
+    run_id = run_id_for(campaign, row.file, row.node, row.env)
+    run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
+                         test=row.test, params=row.params, sequence=sequence)
+    log = events.RawLog(run=run, stdout=stdout, stderr="", exit_code=0, started_at=row.started_at,
+                        ended_at=_ended(row, seconds), tool_version=row.tool_version, imported_from=row.file)
     return events.raw_log(log, SOURCE).model_copy(update={"id": f"{run_id}.log"})
 
 
+def build_event(row: Row, campaign: str, sequence: int, seconds: float | None | EllipsisType = ...) -> events.RawLogV1:
+    """The row's raw-log event; its run length parsed from the log unless given (`check_events` found it)."""
+    stdout = _read_log(row)
+    return _event(row, campaign, sequence, stdout,
+                  run_seconds(row.test, stdout, row.params) if seconds is ... else seconds)
+
+
+def _too_big(row: Row, size: int, limit: int) -> str:
+    return (f"line {row.line}: {row.file} does not fit one NATS message ({size:,} bytes encoded, the "
+            f"server allows {limit:,}); cut it")
+
+
+def check_events(rows: list[Row], campaign: str, limit: int) -> list[float | None]:
+    """Every row's run length in seconds, each log read and parsed once; raises ManifestError listing
+    every row whose log cannot be read now, whose run cannot end when the log says, or whose event
+    would not fit `limit` bytes. An event is built and encoded only when size_bound says it might not
+    fit: for the others it cannot exceed the limit."""
+    seconds: list[float | None] = []
+    problems: list[str] = []
+    for i, row in enumerate(rows):
+        found: float | None = None
+        try:
+            stdout = _read_log(row)
+            found = run_seconds(row.test, stdout, row.params)
+            _ended(row, found)
+            if size_bound(len(stdout), row, campaign) > limit and \
+                    (size := len(events.encode(_event(row, campaign, i, stdout, found)))) > limit:
+                problems.append(_too_big(row, size, limit))
+        except ManifestError as exc:
+            problems += exc.problems
+        seconds.append(found)
+    if problems:
+        raise ManifestError(problems)
+    return seconds
+
+
+def publishable_event(row: Row, campaign: str, sequence: int, seconds: float | None, limit: int) -> events.RawLogV1:
+    """The row's event, as checked by check_events; a ManifestError naming the line when its log changed
+    since then so that the event no longer fits `limit` bytes (or can no longer be read)."""
+    event = build_event(row, campaign, sequence, seconds)
+    if size_bound(len(event.data.stdout), row, campaign) > limit and (size := len(events.encode(event))) > limit:
+        raise ManifestError([_too_big(row, size, limit)])
+    return event
+
+
 async def _publish(rows: list[Row], campaign: str) -> None:
-    """Check that every event fits one NATS message, then publish them all (in acked chunks)."""
+    """Check that every log reads, ends and fits one NATS message, then publish them all (in acked chunks)."""
     try:
         bus = await Bus.connect(nats_url(), SOURCE, timeout=min(5.0, deadline.seconds() / 2))
     except BusError as exc:
@@ -239,20 +332,23 @@ async def _publish(rows: list[Row], campaign: str) -> None:
     published = 0
     try:
         limit = bus.nc.max_payload
-        too_big = [f"line {row.line}: {row.file} does not fit one NATS message ({size:,} bytes encoded, the "
-                   f"server allows {limit:,}); cut it"
-                   for i, row in enumerate(rows) if (size := len(events.encode(build_event(row, campaign, i)))) > limit]
-        if too_big:
-            raise ManifestError(too_big)
+        seconds = check_events(rows, campaign, limit)  # raises before anything is published
         await within(bus.ensure_streams(), "creating the streams")
         with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), console=err,
                       disable=len(rows) < CHUNK, transient=True) as progress:
             task = progress.add_task("import", total=len(rows))
             for start in range(0, len(rows), CHUNK):
-                chunk = [build_event(row, campaign, start + i) for i, row in enumerate(rows[start:start + CHUNK])]
+                chunk = [publishable_event(row, campaign, i, seconds[i], limit)
+                         for i, row in enumerate(rows[start:start + CHUNK], start)]
                 await within(bus.publish_many(chunk), f"publishing rows {start + 1} to {start + len(chunk)}")
                 published += len(chunk)
                 progress.advance(task, len(chunk))
+    except ManifestError as exc:
+        if not published:
+            raise
+        raise fail("; ".join(exc.problems) + f" (changed since the check); stopped part-way: {published} of "
+                   f"{len(rows)} published. Fix it and run the import again (rows already imported are not "
+                   "duplicated)", 2) from None
     except BusError as exc:
         raise fail(f"{exc}; stopped part-way: {published} of {len(rows)} published. Run the import again once "
                    "NATS answers (rows already imported are not duplicated)", 1) from None
