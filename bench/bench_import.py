@@ -6,9 +6,9 @@ A manifest of N rows (default 20,000; 4,000 with --quick) is written to a tempor
 three recorded logs from tests/corpus (sysbench cpu, sysbench memory, stress-ng), each row its own
 node. The import path is everything `podtax import` does before and while publishing, without the
 NATS server: read_manifest, the all-or-nothing check that every event fits the server's max payload
-(1 MiB), then each event built and encoded as the bus encodes it for publishing. The code is found
-by feature, so the script also measures the importer before check_events existed (each event built
-twice). The anchor is parsers.parse_run over the same N logs, texts already in memory: one parse per
+(1 MiB), then each event built and encoded as the bus encodes it for publishing. (The figure before
+check_events, each event built twice, came from this script as of commit a09da3d run on d6e01e7's
+parent.) The anchor is parsers.parse_run over the same N logs, texts already in memory: one parse per
 row, which the import cannot avoid. Both run interleaved three times; medians, the ratio
 import/anchor and the load average are printed.
 """
@@ -20,10 +20,9 @@ import contextlib
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from anchor import interleave, line, loadavg, median, runs
+from anchor import interleave, line, loadavg, median, runs, timed
 from podtax import events, parsers
 from podtax.cli import importer
 
@@ -53,16 +52,9 @@ def import_path(manifest: Path, campaign: str = "bench") -> int:
     """What `podtax import` does for every row, minus the network; returns the bytes it would publish."""
     rows = importer.read_manifest(manifest)
     total = 0
-    if hasattr(importer, "check_events"):
-        seconds = importer.check_events(rows, campaign, LIMIT)
-        for i, row in enumerate(rows):
-            total += len(events.encode(importer.publishable_event(row, campaign, i, seconds[i], LIMIT)))
-    else:  # the importer before: every event built to measure it, then built again to publish
-        too_big = [row for i, row in enumerate(rows)
-                   if len(events.encode(importer.build_event(row, campaign, i))) > LIMIT]
-        assert not too_big
-        for i, row in enumerate(rows):
-            total += len(events.encode(importer.build_event(row, campaign, i)))
+    seconds = importer.check_events(rows, campaign, LIMIT)
+    for i, row in enumerate(rows):
+        total += len(events.encode(importer.publishable_event(row, campaign, i, seconds[i], LIMIT)))
     return total
 
 
@@ -86,14 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         manifest = write_manifest(Path(tmp), count)
         rows = importer.read_manifest(manifest)
         texts = [(r.test, r.path.read_text(), r.params) for r in rows]
-
-        def timed_rate(work) -> float:  # noqa: ANN001
-            start = time.perf_counter()
-            work()
-            return count / (time.perf_counter() - start)
-
-        figures = interleave({"import": lambda: timed_rate(lambda: import_path(manifest)),
-                              "anchor": lambda: timed_rate(lambda: parse_only(texts))})
+        figures = interleave({"import": lambda: count / timed(lambda: import_path(manifest)),
+                              "anchor": lambda: count / timed(lambda: parse_only(texts))})
         load = loadavg()
         print(f"{count:,} rows, {len(LOGS)} distinct logs, max payload {LIMIT:,} bytes; median of 3")
         print(line("import: manifest check + size check + events built and encoded", median(figures["import"]),

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from podtax import config, events
+import nats
+from podtax import config, events, subjects
 from podtax.bus import Bus
 
 
@@ -124,3 +125,12 @@ def host_facts(i: int, source: str = "tests") -> events.HostFactsV1:
     """A small valid event (host facts of node n<i>) for tests of the bus itself."""
     return events.host_facts(events.HostFacts(node=f"n{i}", kernel="6.1", os="debian", cpu_model="x",
                                               hw_threads=2, arch="x86_64", tool_versions={}), source)
+
+
+async def stream_messages(url: str) -> int:
+    """Messages in the podtax stream now, as the NATS server counts them."""
+    nc = await nats.connect(url)
+    try:
+        return (await nc.jetstream().stream_info(subjects.STREAM)).state.messages
+    finally:
+        await nc.close()

@@ -15,7 +15,7 @@ from podtax.bus import Bus
 from podtax.cli import importer
 from podtax.cli.main import main
 
-from tests.integration.harness import services, wait_for
+from tests.integration.harness import services, stream_messages, wait_for
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 HEADER = "file,node,env,test,params,started_at,tool_version\n"
@@ -58,13 +58,6 @@ async def _raw_logs(url: str) -> int:
     finally:
         await nc.close()
 
-
-async def _messages(url: str) -> int:
-    nc = await nats.connect(url)
-    try:
-        return (await nc.jetstream().stream_info(subjects.STREAM)).state.messages
-    finally:
-        await nc.close()
 
 
 async def test_import_lands_in_duckdb_and_twice_adds_nothing(nats_url: str, tmp_path: Path,
@@ -125,11 +118,11 @@ async def test_bad_manifest_names_every_bad_line_and_publishes_nothing(
     assert "line 5:" in out and "gone.log not found" in out
     assert "line 2:" not in out and "line 4:" not in out
     assert "nothing was imported" in out
-    assert await _messages(nats_url) == 0
+    assert await stream_messages(nats_url) == 0
 
     assert await _cli(str(manifest.with_name("cpu-1t.log")), "--campaign", "legacy") == 2  # not a CSV header
     assert "line 1: the header must be" in capsys.readouterr().err
-    assert await _messages(nats_url) == 0
+    assert await stream_messages(nats_url) == 0
 
 
 async def test_dry_run_publishes_nothing(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,7 +133,7 @@ async def test_dry_run_publishes_nothing(nats_url: str, tmp_path: Path, monkeypa
     manifest = _folder(tmp_path) / "manifest.csv"
     manifest.write_text(HEADER + GOOD_ROWS)
     assert await _cli(str(manifest), "--campaign", "legacy", "--dry-run") == 0
-    assert await _messages(nats_url) == 0
+    assert await stream_messages(nats_url) == 0
 
 
 def test_every_kind_of_bad_row_is_reported(tmp_path: Path) -> None:

@@ -9,13 +9,14 @@ import os
 import shutil
 from pathlib import Path
 
-import nats
 import pytest
-from podtax import natsserver, subjects
+from podtax import natsserver
 from podtax.bus import Bus
 from podtax.cli import importer
 from podtax.cli.main import main
 from podtax.safefiles import UnsafePath, read_capped, resolve_inside
+
+from tests.integration.harness import stream_messages
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 LOG = CORPUS / "debian12-x86_64/sysbench-cpu-prime100000-1t.log"
@@ -139,13 +140,6 @@ def test_a_bad_deadline_setting_is_one_line_and_exit_2(tmp_path: Path, monkeypat
     assert "PODTAX_CLI_TIMEOUT='soon' is not a number" in err and "Traceback" not in err
 
 
-async def _stream_messages(url: str) -> int:
-    nc = await nats.connect(url)
-    try:
-        return (await nc.jetstream().stream_info(subjects.STREAM)).state.messages
-    finally:
-        await nc.close()
-
 
 async def _streams(url: str) -> None:
     bus = await Bus.connect(url, "test")
@@ -171,7 +165,7 @@ async def test_one_oversized_log_is_refused_before_anything_is_published(
     assert code == 2, err
     assert "line 3: big.log does not fit one NATS message" in err and "nothing was imported" in err
     assert "line 2" not in err and "line 4" not in err and "Traceback" not in err
-    assert await _stream_messages(nats_server.url) == 0
+    assert await stream_messages(nats_server.url) == 0
 
 
 async def test_a_log_grown_past_the_limit_after_the_check_stops_with_the_line_and_count(
@@ -196,4 +190,4 @@ async def test_a_log_grown_past_the_limit_after_the_check_stops_with_the_line_an
     assert code == 2, err
     assert "line 3: b.log does not fit one NATS message" in err and "stopped part-way: 1 of 2 published" in err
     assert "Traceback" not in err and "nothing was imported" not in err
-    assert await _stream_messages(nats_server.url) == 1
+    assert await stream_messages(nats_server.url) == 1
