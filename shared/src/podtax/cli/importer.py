@@ -13,7 +13,8 @@ requested `time` parameter, else at its start. The scheduler ages evidence by th
 Cost per row: the manifest check stats each log (no reading); before publishing, every log is read and
 parsed once (its run length, and whether that end is a valid time), but its event is built and encoded
 only when `size_bound` says it might not fit one NATS message; publishing reads the log again and
-builds the event with the run length found then (no second parse).
+builds the event with the run length found then (no second parse). `--dry-run` makes the same checks
+without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import csv
 import hashlib
 import re
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -237,13 +239,18 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
 
 
-def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
-    """How long the run took: the log's own wall-clock figure, else the requested `time`, else None."""
+def run_seconds(test: str, stdout: str, params: dict[str, Any],
+                rejected: list[parsers.ParseFailure] | None = None) -> float | None:
+    """How long the run took: the log's own wall-clock figure, else the requested `time`, else None.
+    A log the parser rejects is still imported (the analyzer stores it as a failed run); its
+    ParseFailure is appended to `rejected` when given."""
     try:
         parsed = parsers.parse_run(test, stdout, requested=params)
         found = {m.name: m.value for m in parsed.metrics}
-    except parsers.ParseFailure:
+    except parsers.ParseFailure as failure:
         found = {}
+        if rejected is not None:
+            rejected.append(failure)
     for name in DURATION_METRICS:
         if isinstance(found.get(name), int | float) and found[name] >= 0:
             return float(found[name])
@@ -290,18 +297,23 @@ def _too_big(row: Row, size: int, limit: int) -> str:
             f"server allows {limit:,}); cut it")
 
 
-def check_events(rows: list[Row], campaign: str, limit: int) -> list[float | None]:
+def check_events(rows: list[Row], campaign: str, limit: int,
+                 rejected: list[str] | None = None) -> list[float | None]:
     """Every row's run length in seconds, each log read and parsed once; raises ManifestError listing
     every row whose log cannot be read now, whose run cannot end when the log says, or whose event
     would not fit `limit` bytes. An event is built and encoded only when size_bound says it might not
-    fit: for the others it cannot exceed the limit."""
+    fit: for the others it cannot exceed the limit. `rejected`, when given, receives one line for each
+    log the parser rejects (`line N: FILE: reason: detail`): those are imported as failed runs."""
     seconds: list[float | None] = []
     problems: list[str] = []
     for i, row in enumerate(rows):
         found: float | None = None
+        failures: list[parsers.ParseFailure] | None = [] if rejected is not None else None
         try:
             stdout = _read_log(row)
-            found = run_seconds(row.test, stdout, row.params)
+            found = run_seconds(row.test, stdout, row.params, failures)
+            if rejected is not None and failures:
+                rejected.append(f"line {row.line}: {row.file}: {failures[0].reason}: {failures[0].detail}")
             _ended(row, found)
             if size_bound(len(stdout), row, campaign) > limit and \
                     (size := len(events.encode(_event(row, campaign, i, stdout, found)))) > limit:
@@ -365,6 +377,26 @@ async def _close(bus: Bus) -> None:
 
 
 MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print one line per row
+NATS_DEFAULT_MAX_PAYLOAD = 1_048_576  # nats-server's max_payload unless configured: what --dry-run checks
+
+
+def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
+    """Everything the import checks before publishing, without NATS: every log read and parsed once, each
+    event's size held to nats-server's default max_payload. Logs the parser rejects are listed (they
+    would be imported as failed runs, not results): exit 0, as the import itself would succeed."""
+    rejected: list[str] = []
+    with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
+        check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, rejected)
+    for line in rejected[:MAX_SHOWN]:
+        err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
+    if rejected:
+        more = f" (the first {MAX_SHOWN} shown)" if len(rejected) > MAX_SHOWN else ""
+        err.print(f"{len(rejected)} of {len(rows)} log(s) yield no figures{more}: imported, they are stored as "
+                  f"failed runs with the reason above", highlight=False, soft_wrap=True)
+    console.print(f"{manifest}: {len(rows)} row(s) are valid, {len(rows) - len(rejected)} log(s) parse "
+                  f"(dry run: nothing published; sizes checked against NATS's default "
+                  f"{NATS_DEFAULT_MAX_PAYLOAD:,}-byte max_payload)", highlight=False, soft_wrap=True)
+    return 0
 
 
 def _report(problems: list[str]) -> typer.Exit:
@@ -398,8 +430,8 @@ def register(app: typer.Typer) -> None:
         manifest: Annotated[Path, typer.Argument(help="CSV manifest with the header "
                                                  "file,node,env,test,params,started_at,tool_version.")],
         campaign: Annotated[str, typer.Option("--campaign", help="Campaign the imported runs belong to.")],
-        dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the manifest and files only; "
-                                              "publish nothing.")] = False,
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the manifest and every log (read, "
+                                              "parsed, sized) without NATS; publish nothing.")] = False,
         root: Annotated[Path | None, typer.Option("--root", help="Folder every listed file must lie in "
                                                   "(default: the manifest's folder).")] = None,
     ) -> int:
@@ -413,11 +445,10 @@ def register(app: typer.Typer) -> None:
             raise fail(str(exc), 2) from None
         try:
             rows = read_manifest(manifest, root)
+            if dry_run:
+                return _dry_run(manifest, rows, campaign)
         except ManifestError as exc:
             raise _report(exc.problems) from None
-        if dry_run:
-            console.print(f"{manifest}: {len(rows)} row(s) are valid (dry run: nothing published)", highlight=False)
-            return 0
         try:
             asyncio.run(_publish(rows, campaign))
         except ManifestError as exc:

@@ -1,0 +1,62 @@
+"""`podtax import --dry-run`: every check the import makes before publishing, without NATS. Each log is
+read and parsed: logs the parser would reject are listed by line (they import as failed runs, exit 0);
+an event too big for nats-server's default max_payload, or a log gone since, stops it (exit 2)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from podtax.cli import importer
+from podtax.cli.main import main
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+LOG = CORPUS / "debian12-x86_64/sysbench-cpu-prime100000-1t.log"
+HEADER = "file,node,env,test,params,started_at,tool_version\n"
+PARAMS = "threads=1 max_prime=100000 events=200 time=0"
+
+
+def _manifest(folder: Path, files: list[str]) -> Path:
+    manifest = folder / "manifest.csv"
+    manifest.write_text(HEADER + "".join(f"{f},node-{i},host,sysbench-cpu,{PARAMS},2024-03-01T10:00:00Z,\n"
+                                         for i, f in enumerate(files)))
+    return manifest
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PODTAX_NATS_URL", "nats://127.0.0.1:1")  # no server: a dry run must not need one
+    shutil.copyfile(LOG, tmp_path / "good.log")
+    text = LOG.read_text()
+    (tmp_path / "cut.log").write_text(text[:text.index("General statistics")])  # killed before its figures
+    (tmp_path / "stress.log").write_text((CORPUS / "debian12-x86_64/stress-ng-cpu-1-ops3000-brief.log").read_text())
+    return tmp_path
+
+
+def test_a_dry_run_parses_every_log_and_lists_the_rejected(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = _manifest(folder, ["good.log", "cut.log", "stress.log"])
+    assert main(["import", str(manifest), "--campaign", "old", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert "3 row(s) are valid, 1 log(s) parse" in out
+    assert "line 3: cut.log: truncated:" in err  # the cut log, by its manifest line and the parser's reason
+    assert "line 4: stress.log: wrong-tool:" in err  # a stress-ng log listed as sysbench-cpu
+    assert "2 of 3 log(s) yield no figures" in err
+
+
+def test_a_clean_dry_run_warns_of_nothing(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", str(_manifest(folder, ["good.log"])), "--campaign", "old", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert "1 row(s) are valid, 1 log(s) parse" in out
+    assert "warning" not in err
+
+
+def test_a_dry_run_refuses_an_event_too_big_for_nats(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # under the 1 MB file cap, but 6 bytes of JSON per control character: over 1 MiB encoded
+    (folder / "controls.log").write_bytes(b"\x01" * 200_000)
+    assert main(["import", str(_manifest(folder, ["good.log", "controls.log"])), "--campaign", "old",
+                 "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "line 3: controls.log does not fit one NATS message" in err
+    assert f"{importer.NATS_DEFAULT_MAX_PAYLOAD:,}" in err
+    assert "nothing was imported" in err
