@@ -60,3 +60,15 @@ def test_a_dry_run_refuses_an_event_too_big_for_nats(folder: Path, capsys: pytes
     assert "line 3: controls.log does not fit one NATS message" in err
     assert f"{importer.NATS_DEFAULT_MAX_PAYLOAD:,}" in err
     assert "nothing was imported" in err
+
+
+@pytest.mark.parametrize("end", ["\r\n", "\r", "\n"], ids=["crlf", "cr", "lf"])
+def test_line_ends_of_any_platform_read_the_same(folder: Path, end: str, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [f"{f},node-{i},host,sysbench-cpu,{PARAMS},2024-03-01T10:00:00Z,"
+            for i, f in enumerate(["good.log", "cut.log"])]
+    manifest = folder / "manifest.csv"
+    manifest.write_bytes(end.join([HEADER.strip(), *rows, ""]).encode())
+    assert main(["import", str(manifest), "--campaign", "old", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 row(s) are valid, 1 log(s) parse" in out
+    assert "line 3: cut.log: truncated" in err  # line numbers count the same whatever the line end

@@ -28,6 +28,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from sys import intern
 from types import EllipsisType
 from typing import Annotated, Any
 
@@ -72,7 +73,7 @@ class ManifestError(Exception):
         self.problems = problems
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a manifest can hold 100,000s of rows
 class Row:
     line: int
     file: str
@@ -157,7 +158,9 @@ def _check_row(fields: dict[str, str], base: Path, root: Path, line: int = 0,
     if problems or started is None or params is None:
         return None, problems
     version = fields.get("tool_version", "").strip() or None
-    return Row(line, file, path, node, env, test, params, started, version), []
+    # node, env, test and version repeat from row to row: one string each, not one per row
+    return Row(line, file, path, intern(node), intern(env), intern(test), params, started,
+               intern(version) if version else None), []
 
 
 def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] | None:
@@ -194,6 +197,18 @@ def _rows(reader: Any) -> Iterator[list[str]]:
         yield values
 
 
+def _lines(text: str) -> Iterator[str]:
+    """The text's lines one at a time, each with its end (csv reads CRLF and LF): a list of them all
+    would hold a 50 MB manifest twice. Old Mac line ends (CR alone) become LF first."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    start, size = 0, len(text)
+    while start < size:
+        end = text.find("\n", start) + 1 or size
+        yield text[start:end]
+        start = end
+
+
 def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
     """Every row of the manifest, checked; raises ManifestError listing every bad row. Files are
     relative to the manifest's folder and must lie inside `root` (default: that folder)."""
@@ -201,7 +216,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
         text = read_capped(manifest.resolve(), MAX_MANIFEST_BYTES, str(manifest)).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError, UnsafePath) as exc:
         raise ManifestError([f"cannot read {manifest}: {exc}"]) from None
-    reader = csv.reader(text.splitlines())
+    reader = csv.reader(_lines(text))
     header = tuple(h.strip() for h in next(reader, []))
     if header not in (HEADER, HEADER[:-1]):
         raise ManifestError([f"line 1: the header must be `{','.join(HEADER)}` (found `{','.join(header)}`)"])
