@@ -10,7 +10,9 @@ NATS server: read_manifest, the all-or-nothing check that every event fits the s
 check_events, each event built twice, came from this script as of commit a09da3d run on d6e01e7's
 parent.) The anchor is parsers.parse_run over the same N logs, texts already in memory: one parse per
 row, which the import cannot avoid. Both run interleaved three times; medians, the ratio
-import/anchor and the load average are printed.
+import/anchor and the load average are printed. Then memory: the peak RSS of `podtax import --dry-run`
+over the manifest, each a process of its own, beside the same command over one row (its fixed cost),
+and the bytes a row that leaves.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -68,6 +71,20 @@ def parse_only(texts: list[tuple[str, str, dict]]) -> int:
     return n
 
 
+_PEAK = ("import resource, sys; from podtax.cli.main import main; code = main(sys.argv[1:]); "
+         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(code)")
+
+
+def dry_run_peak_mb(manifest: Path) -> float:
+    """Peak RSS (MB) of `podtax import MANIFEST --dry-run` in a process of its own: every row checked,
+    every log read and parsed, nothing published."""
+    argv = [sys.executable, "-c", _PEAK, "import", str(manifest), "--campaign", "bench", "--dry-run"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"the dry run failed (exit {done.returncode}): {done.stderr.strip()[-500:]}")
+    return int(done.stdout.strip().splitlines()[-1]) / 1024
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="4,000 rows (about 30 s in all)")
@@ -85,6 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         print(line("import: manifest check + size check + events built and encoded", median(figures["import"]),
                    "rows/s", "parse_run alone", median(figures["anchor"]), load))
         print(f"  import {runs(figures['import'])} rows/s; anchor {runs(figures['anchor'])} rows/s")
+        (Path(tmp) / "one").mkdir()
+        one = write_manifest(Path(tmp) / "one", 1)
+        memory = interleave({"rows": lambda: dry_run_peak_mb(manifest), "one": lambda: dry_run_peak_mb(one)})
+        rows_mb, one_mb = median(memory["rows"]), median(memory["one"])
+        print(line(f"memory: peak RSS of `podtax import --dry-run` over the {count:,} rows", rows_mb, "MB",
+                   "the same command over one row", one_mb, loadavg(), higher_is_better=False))
+        print(f"  {count:,} rows {runs(memory['rows'])}, one row {runs(memory['one'])}: "
+              f"{(rows_mb - one_mb) * 2**20 / max(count - 1, 1):,.0f} bytes a row")
     return 0
 
 
