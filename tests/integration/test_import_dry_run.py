@@ -1,15 +1,19 @@
 """`podtax import --dry-run`: every check the import makes before publishing, without NATS. Each log is
 read and parsed: logs the parser would reject are listed by line (they import as failed runs, exit 0);
-an event too big for nats-server's default max_payload, or a log gone since, stops it (exit 2)."""
+an event too big for nats-server's default max_payload, or a log gone since, stops it (exit 2). The real
+import warns of the same rejected logs."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
 import pytest
 from podtax.cli import importer
 from podtax.cli.main import main
+
+from tests.integration.harness import stream_messages
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 LOG = CORPUS / "debian12-x86_64/sysbench-cpu-prime100000-1t.log"
@@ -72,3 +76,18 @@ def test_line_ends_of_any_platform_read_the_same(folder: Path, end: str, capsys:
     out, err = capsys.readouterr()
     assert "2 row(s) are valid, 1 log(s) parse" in out
     assert "line 3: cut.log: truncated" in err  # line numbers count the same whatever the line end
+
+
+async def test_an_import_publishes_a_rejected_log_and_says_so(folder: Path, nats_url: str,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The real import (a real nats-server): a log the parser will reject is still published (the analyzer
+    records it as a failed run) and the command names it, as the dry run does."""
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    manifest = _manifest(folder, ["good.log", "cut.log"])
+    assert await asyncio.to_thread(main, ["import", str(manifest), "--campaign", "old"]) == 0
+    out, err = capsys.readouterr()
+    assert "imported 2 log(s)" in out
+    assert "line 3: cut.log: truncated:" in err
+    assert "1 of 2 log(s) yield no figures" in err
+    assert await stream_messages(nats_url) == 2

@@ -350,8 +350,9 @@ def publishable_event(row: Row, campaign: str, sequence: int, seconds: float | N
     return event
 
 
-async def _publish(rows: list[Row], campaign: str) -> None:
-    """Check that every log reads, ends and fits one NATS message, then publish them all (in acked chunks)."""
+async def _publish(rows: list[Row], campaign: str, rejected: list[str]) -> None:
+    """Check that every log reads, ends and fits one NATS message, then publish them all (in acked chunks).
+    `rejected` receives a line for each log the parser rejects (published all the same: a failed run)."""
     try:
         bus = await Bus.connect(nats_url(), SOURCE, timeout=min(5.0, deadline.seconds() / 2))
     except BusError as exc:
@@ -359,7 +360,7 @@ async def _publish(rows: list[Row], campaign: str) -> None:
     published = 0
     try:
         limit = bus.nc.max_payload
-        seconds = check_events(rows, campaign, limit)  # raises before anything is published
+        seconds = check_events(rows, campaign, limit, rejected)  # raises before anything is published
         await within(bus.ensure_streams(), "creating the streams")
         with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), console=err,
                       disable=len(rows) < CHUNK, transient=True) as progress:
@@ -395,6 +396,16 @@ MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print 
 NATS_DEFAULT_MAX_PAYLOAD = 1_048_576  # nats-server's max_payload unless configured: what --dry-run checks
 
 
+def _warn_rejected(rejected: list[str], rows: int, fate: str) -> None:
+    """One warning per log the parser rejects (the first MAX_SHOWN), then how many."""
+    for line in rejected[:MAX_SHOWN]:
+        err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
+    if rejected:
+        more = f" (the first {MAX_SHOWN} shown)" if len(rejected) > MAX_SHOWN else ""
+        err.print(f"{len(rejected)} of {rows} log(s) yield no figures{more}: {fate} as failed runs with the reason "
+                  "above", highlight=False, soft_wrap=True)
+
+
 def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     """Everything the import checks before publishing, without NATS: every log read and parsed once, each
     event's size held to nats-server's default max_payload. Logs the parser rejects are listed (they
@@ -402,12 +413,7 @@ def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     rejected: list[str] = []
     with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
         check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, rejected)
-    for line in rejected[:MAX_SHOWN]:
-        err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
-    if rejected:
-        more = f" (the first {MAX_SHOWN} shown)" if len(rejected) > MAX_SHOWN else ""
-        err.print(f"{len(rejected)} of {len(rows)} log(s) yield no figures{more}: imported, they are stored as "
-                  f"failed runs with the reason above", highlight=False, soft_wrap=True)
+    _warn_rejected(rejected, len(rows), "imported, they are stored")
     console.print(f"{manifest}: {len(rows)} row(s) are valid, {len(rows) - len(rejected)} log(s) parse "
                   f"(dry run: nothing published; sizes checked against NATS's default "
                   f"{NATS_DEFAULT_MAX_PAYLOAD:,}-byte max_payload)", highlight=False, soft_wrap=True)
@@ -433,7 +439,8 @@ HELP = "\n\n".join((
     "not print it). Logs above 1 MB are refused.",
     "Every row is checked first: if any is wrong, each bad line is listed and NOTHING is published (exit 2). "
     "Imported logs are treated as completed runs (exit code 0, end time = start time); the parser still "
-    "rejects logs that show a failure (FATAL lines, errors, truncated output).",
+    "rejects logs that show a failure (FATAL lines, errors, truncated output): they are imported as failed "
+    "runs and each is named in a warning. --dry-run makes every check without NATS and names them too.",
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node and env. "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
@@ -464,10 +471,12 @@ def register(app: typer.Typer) -> None:
                 return _dry_run(manifest, rows, campaign)
         except ManifestError as exc:
             raise _report(exc.problems) from None
+        rejected: list[str] = []
         try:
-            asyncio.run(_publish(rows, campaign))
+            asyncio.run(_publish(rows, campaign, rejected))
         except ManifestError as exc:
             raise _report(exc.problems) from None
+        _warn_rejected(rejected, len(rows), "the analyzer stores them")
         console.print(f"imported {len(rows)} log(s) into campaign [bold]{campaign}[/bold]; events already "
                       f"imported before are dropped as duplicates. See `podtax report {campaign}`.",
                       highlight=False)
