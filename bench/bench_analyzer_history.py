@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     last = {name: median([_slope(count, f["rss"], 4) for f in figures])
             for name, figures in (("bounded", bounded), ("unbounded", unbounded))}
     print(f"  over the last quarter: bounded {last['bounded']:+.1f}, unbounded {last['unbounded']:+.1f} MB per "
-          "100,000 results (once the bounds are reached the bounded run levels off; 600,000 results show it)")
+          "100,000 results (the bounds are reached late in a run: --count 600000 shows the growth past them)")
     for name, figures in (("bounded", bounded), ("unbounded", unbounded)):
         tenths = [median([f["rss"][i] for f in figures]) for i in range(TENTH - 1, len(figures[0]["rss"]), TENTH)]
         duck = [median([f["duckdb"][i] for f in figures]) for i in range(len(figures[0]["duckdb"]))]
