@@ -91,3 +91,13 @@ async def test_an_import_publishes_a_rejected_log_and_says_so(folder: Path, nats
     assert "line 3: cut.log: truncated:" in err
     assert "1 of 2 log(s) yield no figures" in err
     assert await stream_messages(nats_url) == 2
+
+
+def test_the_example_manifest_of_the_readme_imports_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    manifest = repo / "examples" / "import" / "manifest.csv"
+    assert main(["import", str(manifest), "--campaign", "old", "--root", str(repo), "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert "4 row(s) are valid, 4 log(s) parse" in out
+    assert "warning" not in err
+    assert "--root . --dry-run" in (repo / "README.md").read_text()  # the command the README gives
