@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
         manifest = write_manifest(Path(tmp), count)
         rows = importer.read_manifest(manifest)
-        texts = [(r.test, r.path.read_text(), r.params) for r in rows]
+        texts = [(r.test, Path(r.path).read_text(), r.params) for r in rows]
         figures = interleave({"import": lambda: count / timed(lambda: import_path(manifest)),
                               "anchor": lambda: count / timed(lambda: parse_only(texts))})
         load = loadavg()

@@ -29,7 +29,7 @@ def test_the_size_bound_holds_for_hostile_logs_and_fields(tmp_path: Path, name: 
     path = tmp_path / "log"
     path.write_bytes(data)
     long = "x\x01" * 300 if long_fields else ""
-    row = importer.Row(2, "f" + long.replace("\x01", "é"), path, "n" * (253 if long_fields else 1), "host",
+    row = importer.Row(2, "f" + long.replace("\x01", "é"), str(path), "n" * (253 if long_fields else 1), "host",
                        "sysbench-cpu", {"threads": 1, "note" + long: "\"\\" + long}, datetime(2024, 3, 1, tzinfo=UTC),
                        long or None)
     campaign = "c" * (50 if long_fields else 1)

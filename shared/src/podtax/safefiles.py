@@ -68,7 +68,7 @@ def resolve_inside_stat(root: Path, name: str, base: Path | None = None) -> tupl
     return Path(real), st
 
 
-def read_capped(path: Path, cap: int, name: str | None = None) -> bytes:
+def read_capped(path: Path | str, cap: int, name: str | None = None) -> bytes:
     """Read a regular file (never following a final symbolic link), at most `cap` bytes; raises
     UnsafePath when it holds more, or is not a regular file once opened."""
     label = name or str(path)
