@@ -67,13 +67,17 @@ def assert_injected(tl: Any, earliest: str, answered: str, end: str, median: flo
     `earliest` (no later than the emulator's timer started) at least the injected quantile less SAMPLING;
     timed from `answered` (the API's answer: the timer has started; `earliest` again where the API
     answers only at `end`, the excess then holding the whole round trip) at most SAMPLING, ABS and LOAD
-    `overhead`s (the run's anchor) over it."""
+    `overhead`s (the run's anchor) over it. The upper bound is held at p50 only: one stall of the emulator's
+    timer thread (a collection, a CPU taken away) delays every pod waiting at that moment, which with 5 in
+    flight is the whole tail; p90 once came out at twice the injected p90 with an anchor of 23 ms (CI, Dec 2),
+    while p50 moves by at most one or two draws. A phase holding the delay twice still fails at p50."""
     from_request, from_answer = phase(tl, earliest, end), phase(tl, answered, end)
     for q in (0.5, 0.9):
         injected = lognormal_quantile(median, 0.3, q)
         assert quantile(from_request, q) >= (1 - SAMPLING) * injected, (end, q, quantile(from_request, q))
-        excess = quantile(from_answer, q) - injected
-        assert excess <= SAMPLING * injected + ABS + LOAD * overhead, (end, q, quantile(from_answer, q), overhead)
+    injected = lognormal_quantile(median, 0.3, 0.5)
+    excess = quantile(from_answer, 0.5) - injected
+    assert excess <= SAMPLING * injected + ABS + LOAD * overhead, (end, 0.5, quantile(from_answer, 0.5), overhead)
 
 
 def spec(test: str, env: str = "kubernetes", timeout: float = 60, campaign: str = "cp", rep: int = 0,
