@@ -255,23 +255,24 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
 
 
-def run_seconds(test: str, stdout: str, params: dict[str, Any],
-                rejected: list[parsers.ParseFailure] | None = None) -> float | None:
-    """How long the run took: the log's own wall-clock figure, else the requested `time`, else None.
-    A log the parser rejects is still imported (the analyzer stores it as a failed run); its
-    ParseFailure is appended to `rejected` when given."""
+def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
+    """How long the run took: the log's own wall-clock figure, else the requested `time`, else None."""
+    return _parse_log(test, stdout, params)[0]
+
+
+def _parse_log(test: str, stdout: str, params: dict[str, Any]) -> tuple[float | None, parsers.ParseFailure | None]:
+    """run_seconds, and the parser's ParseFailure when it rejects the log (which is still imported: the
+    analyzer stores it as a failed run)."""
+    failure: parsers.ParseFailure | None = None
     try:
-        parsed = parsers.parse_run(test, stdout, requested=params)
-        found = {m.name: m.value for m in parsed.metrics}
-    except parsers.ParseFailure as failure:
-        found = {}
-        if rejected is not None:
-            rejected.append(failure)
+        found = {m.name: m.value for m in parsers.parse_run(test, stdout, requested=params).metrics}
+    except parsers.ParseFailure as exc:
+        found, failure = {}, exc
     for name in DURATION_METRICS:
         if isinstance(found.get(name), int | float) and found[name] >= 0:
-            return float(found[name])
+            return float(found[name]), failure
     requested = params.get("time")
-    return float(requested) if isinstance(requested, int | float) and requested >= 0 else None
+    return (float(requested) if isinstance(requested, int | float) and requested >= 0 else None), failure
 
 
 def _read_log(row: Row) -> str:
@@ -324,12 +325,11 @@ def check_events(rows: list[Row], campaign: str, limit: int,
     problems: list[str] = []
     for i, row in enumerate(rows):
         found: float | None = None
-        failures: list[parsers.ParseFailure] | None = [] if rejected is not None else None
         try:
             stdout = _read_log(row)
-            found = run_seconds(row.test, stdout, row.params, failures)
-            if rejected is not None and failures:
-                rejected.append(f"line {row.line}: {row.file}: {failures[0].reason}: {failures[0].detail}")
+            found, failure = _parse_log(row.test, stdout, row.params)
+            if rejected is not None and failure is not None:
+                rejected.append(f"line {row.line}: {row.file}: {failure.reason}: {failure.detail}")
             _ended(row, found)
             if size_bound(len(stdout), row, campaign) > limit and \
                     (size := len(events.encode(_event(row, campaign, i, stdout, found)))) > limit:
