@@ -129,6 +129,25 @@ def test_a_resumed_state_gives_runs_in_flight_a_fresh_grace() -> None:
     assert [f.run_id for f, _ in s.expired(resumed)] == [r.run_id]
 
 
+def test_reported_is_kept_across_a_restart_and_only_for_runs_in_flight() -> None:
+    s = state()
+    r = s.next_for("n1", T0)
+    assert r is not None
+    assert not s.reported(r.run_id, T0), "a planned run has not been sent"
+    assert not s.reported("no-such-run", T0)
+    s.dispatched(r.run_id, T0)
+    s.clear_dirty()
+    assert s.reported(r.run_id, T0 + timedelta(seconds=5))
+    assert not s.reported(r.run_id, T0 + timedelta(seconds=6)), "recorded once"
+    assert s.runs[r.run_id].status == "dispatched", "still waiting for its outcome"
+    docs = s.dirty_documents()
+    assert [k for k, _ in docs] == [f"run.{s.name}.{r.run_id}", f"campaign.{s.name}"]
+    back = CampaignState.from_documents(s.header_json(), [d for k, d in docs if k.startswith("run.")], [])
+    assert back.runs[r.run_id].reported_at == T0 + timedelta(seconds=5)
+    assert back.outcome(r.run_id, True, T0 + timedelta(seconds=9))
+    assert not back.reported(r.run_id, T0 + timedelta(seconds=10)), "finished runs stay finished"
+
+
 def finish_all(s: CampaignState) -> None:
     for rid, r in s.runs.items():
         if r.status == "planned":

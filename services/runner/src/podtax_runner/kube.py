@@ -112,6 +112,7 @@ class KubeExecutor:
         self.batch = client.BatchV1Api(api)
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.on_image_versions: Callable[[str, dict[str, str]], Awaitable[None]] | None = None
+        self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
         self._namespaces: set[str] = set()
 
     @classmethod
@@ -165,6 +166,7 @@ class KubeExecutor:
         ns = pod.namespace or self.settings.runner_namespace
         name = job_name(run.run_id)
         server: netserver.Server | None = None
+        keep = False  # a runner stopping leaves a Job running: the next runner re-attaches to it
         try:
             manifest = job_manifest(run, pod, ns)
             if netserver.needs_server(run):  # the network test's server side, where the topology says
@@ -196,11 +198,15 @@ class KubeExecutor:
             await self._publish_log(run, pod_obj, text, exit_code, started, finished)
         except ApiException as exc:
             await self._fail(run, "kubernetes-api", f"{exc.status} {exc.reason}: {(exc.body or '')[:300]}")
+        except asyncio.CancelledError:
+            keep = server is None  # a network run's client cannot outlive its server
+            raise
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("pod run %s failed", run.run_id)
             await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}")
         finally:
-            await asyncio.to_thread(self._delete, ns, name)
+            if not keep:
+                await asyncio.to_thread(self._delete, ns, name)
             if server is not None:
                 await asyncio.to_thread(netserver.stop, self.core, ns, server)
 
@@ -288,13 +294,19 @@ class KubeExecutor:
                             ended_at=finished or now, tool_version=version, provenance=prov)
         with telemetry.run_step("pod run", run.run_id, started, finished, **{"k8s.pod.name": p.metadata.name}):
             await self.bus.publish(events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"}))
+        await self._reported(run)
         if version and self.on_image_versions and cs:
             await self.on_image_versions(cs.image, {templates.get(run.test).tool: version})
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str) -> None:
         failure = events.RunFailed(run=run, stage="kubernetes", reason=reason, detail=detail)
         await self.bus.publish(events.run_failed(failure, SOURCE))
+        await self._reported(run)
         log.warning("pod run %s failed: %s", run.run_id, detail)
+
+    async def _reported(self, run: events.RunSpec) -> None:
+        if self.on_reported:
+            await self.on_reported(run)
 
     async def close(self) -> None:
         for task in self.tasks.values():

@@ -43,7 +43,9 @@ class Runner:
         self.executor = executor  # None when pod runs are disabled
         if executor:
             executor.on_image_versions = self.record_image
+            executor.on_reported = self.on_reported
         self.controlplane = ControlPlaneExecutor(settings, bus)  # volume-churn, pod-startup
+        self.controlplane.on_reported = self.on_reported
         self.campaigns: dict[str, CampaignState] = {}
         self.submissions: dict[str, trace.SpanContext] = {}  # campaign -> its submission's span
         self.lock = asyncio.Lock()
@@ -78,6 +80,9 @@ class Runner:
             for s in state.runs.values():
                 if s.status != "dispatched":
                     continue
+                if s.reported_at is not None:  # its log or failure is on the bus: wait for it, never run it again
+                    log.info("run %s reported before the restart; waiting for its outcome", s.run.run_id)
+                    continue
                 if templates.get(s.run.test).control_plane:
                     self.controlplane.launch(s.run, resume=True)  # removes what it left, runs it again
                 elif s.run.env == "kubernetes" and self.executor:
@@ -93,6 +98,19 @@ class Runner:
                 if state.resumed_at is not None:
                     state.resumed_at = now
             self.caught_up = True
+
+    async def on_reported(self, run: events.RunSpec) -> None:
+        """An executor published a run's log or failure: recorded, so a restart before the outcome comes
+        back does not run it again. A failed save is only logged: the document stays dirty and goes with
+        the next save, and a run started again meanwhile publishes under the same event id (de-duplicated)."""
+        async with self.lock:
+            state = self.campaigns.get(run.campaign)
+            if state is None or not state.reported(run.run_id, events.now()):
+                return
+            try:
+                await self.save(state)
+            except Exception as exc:  # noqa: BLE001 - see above
+                log.warning("could not record run %s as reported: %s", run.run_id, exc)
 
     async def record_image(self, image: str, versions: dict[str, str]) -> None:
         """Tool versions seen inside a benchmark image (the CLI warns when hosts differ)."""

@@ -40,6 +40,9 @@ class RunState(BaseModel):
     dispatched_at: datetime | None = None
     finished_at: datetime | None = None
     reason: str | None = None
+    # when its executor published its log or failure (pod and control-plane runs): a restarted runner
+    # then waits for the outcome instead of running it again
+    reported_at: datetime | None = None
 
 
 class CellState(BaseModel):
@@ -287,6 +290,16 @@ class CampaignState:
             self._set(s, "planned", dispatched_at=None)
             node = s.run.node
             self._cursor[node] = min(self._cursor.get(node, 0), self.queues[node].index(run_id))
+
+    def reported(self, run_id: str, now: datetime) -> bool:
+        """Record that the run's executor published its outcome (log or failure); the status stays in
+        flight until the outcome comes back. False when the run is unknown or no longer in flight."""
+        s = self.runs.get(run_id)
+        if s is None or s.status != "dispatched" or s.reported_at is not None:
+            return False
+        s.reported_at = now
+        self._dirty_runs.add(run_id)
+        return True
 
     def outcome(self, run_id: str, ok: bool, now: datetime, reason: str | None = None) -> bool:
         """Record a result or failure; False when the run is unknown or already finished (idempotent)."""

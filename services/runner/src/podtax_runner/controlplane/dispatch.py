@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+from collections.abc import Awaitable, Callable
 
 from podtax import events
 from podtax.bus import Bus
@@ -27,6 +28,7 @@ class ControlPlaneExecutor:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="podtax-cp-run")
         self.running: dict[str, concurrent.futures.Future] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
 
     def launch(self, run: events.RunSpec, resume: bool = False) -> None:
         """Run it; `resume` (a run in flight when the runner stopped): remove what it left, then run it again."""
@@ -58,6 +60,7 @@ class ControlPlaneExecutor:
                                  f"max_payload in nats-server", started)
                 return
             await self.bus.publish(event)
+            await self._reported(run)
             log.info("control-plane run %s done: %s", run.run_id, timeline.summary())
         except Aborted as exc:
             if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
@@ -74,7 +77,12 @@ class ControlPlaneExecutor:
         failure = events.RunFailed(run=run, stage="runner", reason=reason, detail=detail, started_at=started,
                                    ended_at=events.now())
         await self.bus.publish(events.run_failed(failure, SOURCE))
+        await self._reported(run)
         log.warning("control-plane run %s failed: %s", run.run_id, detail)
+
+    async def _reported(self, run: events.RunSpec) -> None:
+        if self.on_reported:
+            await self.on_reported(run)
 
     async def close(self, wait_s: float = 60) -> None:
         """Stop every run; each deletes what it created before its thread ends."""
