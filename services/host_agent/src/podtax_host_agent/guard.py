@@ -30,6 +30,7 @@ from pathlib import Path
 log = logging.getLogger("podtax.host_agent")
 PR_SET_PDEATHSIG = 1
 RECORD = "running.json"
+REPORTED = "reported"  # the run id whose log was published last
 LOCK = "node.lock"
 MARKER = "PODTAX_RUN_MARKER"
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -119,6 +120,22 @@ def record(state_dir: Path, pid: int, run_id: str, marker: str = "") -> None:
 
 def clear(state_dir: Path) -> None:
     (state_dir / RECORD).unlink(missing_ok=True)
+
+
+def reported(state_dir: Path, run_id: str) -> None:
+    """Note that `run_id`'s log is on the bus. An agent killed before it acked the request gets the request
+    again when it restarts: it is the last run it reported, and must not run twice."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    tmp = state_dir / f".{REPORTED}.tmp"
+    tmp.write_text(run_id)
+    tmp.replace(state_dir / REPORTED)
+
+
+def last_reported(state_dir: Path) -> str | None:
+    try:
+        return (state_dir / REPORTED).read_text().strip() or None
+    except FileNotFoundError:
+        return None
 
 
 def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:

@@ -30,9 +30,10 @@ class Agent:
         self.node = settings.agent_node
         self.source = f"podtax/host-agent/{self.node}"
         self.facts: events.HostFacts | None = None
-        self.done: set[str] = set()  # run ids finished by this process (redelivery guard)
         self.workdir = Path(settings.agent_workdir)
         self.state_dir = settings.agent_state_dir or self.workdir / ".state"
+        # run ids whose log is published (redelivery guard), with the last one before a restart
+        self.done: set[str] = {r for r in [guard.last_reported(self.state_dir)] if r}
         self.lock = guard.NodeLock(self.state_dir)
 
     def consumer(self) -> ConsumerSpec:
@@ -71,6 +72,7 @@ class Agent:
         if run.env != "host" or run.node != self.node:
             raise Permanent(f"run {run.run_id} is for {run.env}/{run.node}, not host/{self.node}")
         if run.run_id in self.done:
+            log.info("run %s was run and reported already; not running it again", run.run_id)
             return
         try:
             template = templates.get(run.test)
@@ -104,6 +106,7 @@ class Agent:
                                                          hw_threads=self.facts.hw_threads if self.facts else None))
         await self.bus.publish(events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"}))
         self.done.add(run.run_id)
+        guard.reported(self.state_dir, run.run_id)
         outcome = "timeout" if out.timed_out else ("ok" if out.exit_code == 0 else "failed")
         metrics.AGENT_RUNS.labels(run.test, outcome).inc()
         metrics.AGENT_RUN_SECONDS.labels(run.test).observe((out.ended_at - out.started_at).total_seconds())

@@ -1,0 +1,53 @@
+"""A host agent killed after it published a run's log but before it acked the request gets the request
+again from JetStream when it restarts: it must not run the benchmark twice. Real nats-server, real
+sysbench, two agents in turn on the same state directory (the restart)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nats
+from podtax import config, events, subjects
+from podtax.bus import Bus
+from podtax_host_agent import guard
+from podtax_host_agent.service import Agent
+
+NODE = "n1"
+
+
+async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats_url: str, tmp_path: Path) -> None:
+    bus = await Bus.connect(nats_url, "test/agent")
+    nc = await nats.connect(nats_url)
+    logs: list[str] = []
+
+    async def on_log(msg: Any) -> None:
+        logs.append(json.loads(msg.data)["data"]["run"]["run_id"])
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    try:
+        await bus.ensure_streams()
+        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
+                               agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
+        run = events.RunSpec(run_id="redelivered-1", campaign="c", node=NODE, env="host", test="sysbench-cpu",
+                             params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+        request = events.run_requested(run, "test")
+        first = Agent(settings, bus)
+        await first.refresh_facts()
+        await first.handle(request)
+        await nc.flush()
+        assert logs == ["redelivered-1"]
+        assert guard.last_reported(tmp_path / "state") == "redelivered-1"
+
+        second = Agent(settings, bus)  # the restart: the unacked request comes back
+        await second.refresh_facts()
+        await second.handle(request)
+        other = run.model_copy(update={"run_id": "next-1"})
+        await second.handle(events.run_requested(other, "test"))  # the next request runs as usual
+        await nc.flush()
+        assert logs == ["redelivered-1", "next-1"], "the reported run was not run again"
+        assert guard.last_reported(tmp_path / "state") == "next-1"
+    finally:
+        await nc.close()
+        await bus.close()
