@@ -48,6 +48,7 @@ FAILURES = {
     "iperf3-unreachable.json": "unreachable",
     "iperf3-killed-no-answer.json": "timeout",
     "iperf3-server-busy.json": "server-busy",
+    "iperf3-text-refused.log": "refused",  # without -J the error is a line, classified alike
     "sockperf-refused.log": "refused",
     "sockperf-unreachable.log": "unreachable",
     "sockperf-udp-noserver.log": "timeout",
@@ -61,6 +62,19 @@ def test_failures_have_a_clear_reason(name: str, reason: str) -> None:
         parse_run(test, (CORPUS / name).read_text(), exit_code=0)  # both tools exit 0 on these errors
     assert info.value.reason == reason
     assert "?" in info.value.detail or "server" in info.value.detail
+
+
+@pytest.mark.parametrize(("name", "fix"), [("iperf3-text-tcp-1s.log", "with -J"),
+                                         ("sockperf-tp-tcp-1s.log", "sockperf ping-pong")])
+def test_reports_podtax_does_not_read_are_recognized_and_name_the_fix(name: str, fix: str) -> None:
+    """The tool is recognized (no "nothing recognized"), and the rejection says what to run instead."""
+    tool = name.split("-")[0]
+    with pytest.raises(ParseFailure) as auto:
+        parse_text((CORPUS / name).read_text())
+    with pytest.raises(ParseFailure) as run:
+        parse_run(tool, (CORPUS / name).read_text(), exit_code=0)
+    for failure in (auto.value, run.value):
+        assert failure.reason == "unknown-format" and fix in failure.detail, failure.detail
 
 
 def test_iperf3_figures_units_and_directions() -> None:

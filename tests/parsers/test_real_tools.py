@@ -99,3 +99,23 @@ def test_real_fio_terse_output_is_refused_with_the_fix(tmp_path: Path) -> None:
         with pytest.raises(ParseFailure, match="--output-format=json") as failure:
             parse_text(proc.stdout + proc.stderr, tool)
         assert failure.value.reason == "unknown-format" and "terse" in failure.value.detail
+
+
+def test_real_fio_job_error_quotes_fios_own_words(tmp_path: Path) -> None:
+    """A job that fails (error 22: no size for a new file) is `fatal`, with fio's stderr line quoted
+    whether stderr comes after the JSON (the agent's capture) or before it (`2>&1` into one file)."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed (apt-get install fio)")
+    from podtax.parsers import ParseFailure, parse_text
+
+    proc = subprocess.run(["fio", "--name=nosize", "--filename=new.dat", "--rw=read", "--runtime=1",
+                           "--output-format=json"], capture_output=True, text=True, timeout=120, check=False,
+                          cwd=tmp_path)
+    assert '"error" : 22' in proc.stdout and "specify size" in proc.stderr, (proc.stdout[:300], proc.stderr)
+    cases = [lambda: parse_run("fio", proc.stdout, proc.stderr, proc.returncode),
+             lambda: parse_text(proc.stderr + proc.stdout, "fio"), lambda: parse_text(proc.stderr + proc.stdout)]
+    for parse in cases:
+        with pytest.raises(ParseFailure) as failure:
+            parse()
+        assert failure.value.reason in ("fatal", "nonzero-exit") and "you need to specify size=" in \
+            failure.value.detail, failure.value.detail

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from podtax.parsers import Parsed, ParseFailure, parse_text, tool_of
+from podtax.parsers import TEST_TOOL, TOOLS, Parsed, ParseFailure, parse_text, tool_of
 from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
 
 
@@ -77,13 +77,14 @@ def _show(console: Console, item: dict[str, Any]) -> None:
         console.print(f"[yellow]flag[/] {flag}", highlight=False)
 
 
+NAMES = sorted({*TOOLS, *TEST_TOOL})  # what --tool takes
+
+
 def register(app: typer.Typer) -> None:
     @app.command("parse")
     def parse_command(
         files: list[str] = typer.Argument(..., help="Log files to parse."),
-        tool: str | None = typer.Option(None, "--tool", help="Tool or test name (sysbench, sysbench-cpu, "
-                                        "sysbench-memory, stress-ng, stress-ng-cpu, hdparm, fio, timeline, "
-                                        "volume-churn, pod-startup); "
+        tool: str | None = typer.Option(None, "--tool", help=f"Tool or test name ({', '.join(NAMES)}); "
                                         "autodetected when omitted."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per file."),
     ) -> int:

@@ -63,7 +63,8 @@ def tools_in(text: str) -> list[str]:
         found.append("hdparm")
     if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")
-    if holds(text, '"version":\t"iperf 3') or holds(text, '"version": "iperf 3'):
+    if holds(text, '"version":\t"iperf 3') or holds(text, '"version": "iperf 3') or holds(text, "iperf Done.") \
+            or holds(text, "iperf3: error - "):
         found.append("iperf3")
     if holds(text, "sockperf: ") and (holds(text, "== version #") or holds(text, "sockperf: ERROR")):
         found.append("sockperf")

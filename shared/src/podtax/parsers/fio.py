@@ -57,7 +57,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if not jobs:
         raise ParseFailure("truncated", "the fio JSON report lists no jobs")
     version = str(doc.get("fio version", "")).removeprefix("fio-") or None
-    _check_errors(jobs)
+    _check_errors(jobs, text)
     metrics = MetricList()
     names = _job_prefixes(jobs) if len(jobs) > 1 else [""]
     totals: dict[str, list[float]] = {}
@@ -147,7 +147,9 @@ def _job_prefixes(jobs: list[dict[str, Any]]) -> list[str]:
     return [f"{n}_{i}_" if raw.count(n) > 1 else f"{n}_" for i, n in enumerate(raw)]
 
 
-def _check_errors(jobs: list[dict[str, Any]]) -> None:
+def _check_errors(jobs: list[dict[str, Any]], text: str = "") -> None:
+    """A job's error fails the run, quoting fio's own words for it from its stderr in the log
+    (`t: you need to specify size=`, `fio: pid=0, err=22/file:...`; JSON lines never start so)."""
     for job in jobs:
         err = job.get("error")
         if isinstance(err, int) and err:
@@ -155,7 +157,10 @@ def _check_errors(jobs: list[dict[str, Any]]) -> None:
             if err in _DENIED_ERRNO:
                 raise ParseFailure("permission-denied", f"fio job {name} failed with errno {err} "
                                                         "(permission denied): check the target path")
-            raise ParseFailure("fatal", f"fio job {name} failed with error {err}; see fio's stderr")
+            said = [line.strip() for line in text.splitlines()
+                    if line.startswith((f"{name}: ", "fio: ")) and "(g=" not in line]
+            why = f": {' / '.join(said)[:500]}" if said else "; see fio's stderr"
+            raise ParseFailure("fatal", f"fio job {name} failed with error {err}{why}")
 
 
 def _echoed(doc: Mapping[str, Any], job: Mapping[str, Any]) -> Echoed:

@@ -23,6 +23,8 @@ from typing import Any
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed
 
 TOOL = "iperf3"
+TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
+TEXT_DONE = "iperf Done."  # the last line of a text report
 _DECODER = json.JSONDecoder()
 _ERRORS = (  # (substring of iperf3's error, reason, advice)
     ("Connection refused", "refused", "is the iperf3 server running on that address and port?"),
@@ -40,6 +42,12 @@ def _load(text: str) -> dict[str, Any]:
         raise ParseFailure("bad-argument", f"iperf3 rejected its arguments: {text[bad:].splitlines()[0][8:]}")
     start = text.find("{")
     if start < 0:
+        error = text.find(TEXT_ERROR)  # iperf3 without -J reports its error as a line
+        if error >= 0:
+            raise _fail(text[error + len(TEXT_ERROR):].split("\n", 1)[0].strip(), {"start": {}})
+        if TEXT_DONE in text:
+            raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits): rerun "
+                                                 "iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
     try:
         doc, end = _DECODER.raw_decode(text, start)

@@ -72,6 +72,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     avg = _AVG.search(text)
     valid = _VALID.search(text)
     if not avg or not valid:
+        if "Summary: Message Rate is" in text:  # `sockperf throughput`: a send rate, no round trips
+            raise ParseFailure("unknown-format", "this is a sockperf throughput (tp) report: only ping-pong "
+                                                 "(pp) and under-load (ul) reports give latencies; rerun with "
+                                                 "`sockperf ping-pong`")
         if m or "sockperf:" in text:
             raise ParseFailure("truncated", "the sockperf report has no statistics (cut or killed?)")
         raise ParseFailure("unknown-format", "no sockperf ping-pong report found")
