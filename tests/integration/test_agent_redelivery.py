@@ -9,15 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 from podtax import config, events, subjects
 from podtax.bus import Bus
-from podtax_host_agent import guard
+from podtax_host_agent import guard, service
 from podtax_host_agent.service import Agent
 
 NODE = "n1"
 
 
-async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats_url: str, tmp_path: Path) -> None:
+async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats_url: str, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     bus = await Bus.connect(nats_url, "test/agent")
     nc = await nats.connect(nats_url)
     logs: list[str] = []
@@ -48,6 +50,10 @@ async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats
         await nc.flush()
         assert logs == ["redelivered-1", "next-1"], "the reported run was not run again"
         assert guard.last_reported(tmp_path / "state") == "next-1"
+        assert list(second.done) == ["redelivered-1", "next-1"]
+        monkeypatch.setattr(service, "DONE_KEEP", 2)  # the memory of reported runs is bounded, oldest out
+        await second.handle(events.run_requested(run.model_copy(update={"run_id": "last-1"}), "test"))
+        assert list(second.done) == ["next-1", "last-1"]
     finally:
         await nc.close()
         await bus.close()

@@ -21,6 +21,7 @@ from podtax_host_agent import facts, guard
 from podtax_host_agent.execute import leftover_data_files, run_template, space_problem
 
 log = logging.getLogger("podtax.host_agent")
+DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB)
 
 
 class Agent:
@@ -32,8 +33,9 @@ class Agent:
         self.facts: events.HostFacts | None = None
         self.workdir = Path(settings.agent_workdir)
         self.state_dir = settings.agent_state_dir or self.workdir / ".state"
-        # run ids whose log is published (redelivery guard), with the last one before a restart
-        self.done: set[str] = {r for r in [guard.last_reported(self.state_dir)] if r}
+        # run ids whose log is published, newest last (redelivery guard; the last one survives a restart).
+        # Bounded: a request comes back only while unacked, one at a time, so the recent ones are enough.
+        self.done: dict[str, None] = dict.fromkeys(r for r in [guard.last_reported(self.state_dir)] if r)
         self.lock = guard.NodeLock(self.state_dir)
 
     def consumer(self) -> ConsumerSpec:
@@ -105,7 +107,9 @@ class Agent:
                                                          cpu_model=self.facts.cpu_model if self.facts else None,
                                                          hw_threads=self.facts.hw_threads if self.facts else None))
         await self.bus.publish(events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"}))
-        self.done.add(run.run_id)
+        self.done[run.run_id] = None
+        if len(self.done) > DONE_KEEP:
+            del self.done[next(iter(self.done))]
         guard.reported(self.state_dir, run.run_id)
         outcome = "timeout" if out.timed_out else ("ok" if out.exit_code == 0 else "failed")
         metrics.AGENT_RUNS.labels(run.test, outcome).inc()
