@@ -81,7 +81,7 @@ async def test_a_restarted_runner_reattaches_and_never_runs_a_pod_run_twice(nats
         await wait_for(lambda: logs == [running.run_id], 20, "the re-attached run's log")
         await wait_for(lambda: second.campaigns["resume"].runs[running.run_id].reported_at is not None, 10,
                        "the run recorded as reported")
-        await asyncio.gather(*second.executor.tasks.values())
+        await wait_for(lambda: not second.executor.tasks, 10, "the run's task to end and be dropped")
         assert jobs_created(sim) == (1.0, 1.0), "one Job: the second runner's create met the first's Job"
         doc = await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"run.resume.{running.run_id}")
         assert doc["status"] == "dispatched" and doc["reported_at"], "reported, outcome not back yet"

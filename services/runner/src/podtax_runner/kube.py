@@ -150,7 +150,10 @@ class KubeExecutor:
     def launch(self, run: events.RunSpec, pod: PodSpec) -> None:
         """Start (or, after a runner restart, re-attach to) the Job of a pod run."""
         if run.run_id not in self.tasks or self.tasks[run.run_id].done():
-            self.tasks[run.run_id] = asyncio.create_task(self._run(run, pod), name=f"job {run.run_id}")
+            task = asyncio.create_task(self._run(run, pod), name=f"job {run.run_id}")
+            self.tasks[run.run_id] = task
+            task.add_done_callback(lambda t: self.tasks.pop(run.run_id, None) if self.tasks.get(run.run_id) is t
+                                   else None)  # only runs in flight are kept
 
     def _ensure_namespace(self, ns: str) -> None:
         if ns in self._namespaces:
