@@ -94,9 +94,17 @@ async def test_a_restarted_runner_reattaches_and_never_runs_a_pod_run_twice(nats
         # the outcome arrives (the simulated container printed nothing, so the parser rejects its log)
         failed = events.run_failed(events.RunFailed(run=running, stage="parser", reason="no-output",
                                                     detail="empty log"), "test")
+        resumed = third.campaigns["resume"]
         await third.on_outcomes([failed])
-        assert third.campaigns["resume"].runs[running.run_id].status == "failed"
-        assert third.campaigns["resume"].finished_at is not None
+        assert resumed.runs[running.run_id].status == "failed" and resumed.finished_at is not None
+        assert "resume" not in third.campaigns and "resume" in third.finished, "saved finished: out of memory"
+        fourth = await new_runner(bus, sim)  # a finished campaign is known by name, its runs are not read
+        assert fourth.campaigns == {} and fourth.finished == {"resume"}
+        await fourth.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="resume")))
+        await fourth.on_campaign(submitted)  # a redelivered submission is not planned again
+        assert fourth.campaigns == {}
+        assert fourth.executor is not None
+        await fourth.executor.close()
         await third.executor.close()
     finally:
         await nc.close()

@@ -46,7 +46,9 @@ class Runner:
             executor.on_reported = self.on_reported
         self.controlplane = ControlPlaneExecutor(settings, bus)  # volume-churn, pod-startup
         self.controlplane.on_reported = self.on_reported
-        self.campaigns: dict[str, CampaignState] = {}
+        self.campaigns: dict[str, CampaignState] = {}  # the campaigns not finished, with every run
+        # finished campaigns, by name only: their state (about 2 KB a run) stays in KV, not in memory
+        self.finished: set[str] = set()
         self.submissions: dict[str, trace.SpanContext] = {}  # campaign -> its submission's span
         self.lock = asyncio.Lock()
         self.wake = asyncio.Event()  # set when an outcome may free a node: dispatch without waiting a tick
@@ -68,6 +70,9 @@ class Runner:
             header = json.loads(value)
             name = header["name"]
             legacy = CampaignState.is_legacy(header)
+            if header.get("finished_at") and not legacy:  # nothing left to do: its runs are not read
+                self.finished.add(name)
+                continue
             runs = [] if legacy else [v for _, v in await self._values(f"run.{name}.*")]
             cells = [] if legacy else [v for _, v in await self._values(f"cell.{name}.*")]
             state = CampaignState.from_documents(header, runs, cells)
@@ -75,7 +80,7 @@ class Runner:
             self.campaigns[state.name] = state
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]
-        log.info("resumed %d campaigns (%d active)", len(self.campaigns), len(active))
+        log.info("resumed %d campaigns (%d active)", len(self.campaigns) + len(self.finished), len(active))
         for state in active:
             for s in state.runs.values():
                 if s.status != "dispatched":
@@ -128,6 +133,11 @@ class Runner:
             await asyncio.wait_for(self.bus.kv_put_many(subjects.RUNNER_BUCKET, chunk),
                                    SAVE_TIMEOUT_S + len(chunk) / 1000)
         state.clear_dirty()
+        if state.finished_at is not None and self.campaigns.get(state.name) is state:
+            # saved as finished: late outcomes and statistics of it change nothing, so its runs leave memory
+            del self.campaigns[state.name]
+            self.submissions.pop(state.name, None)
+            self.finished.add(state.name)
 
     async def known_nodes(self) -> dict[str, dict]:
         return {doc["node"]: doc for doc in await Bus.kv_json_all(self.kv, "node.")}
@@ -156,7 +166,7 @@ class Runner:
         campaign = Campaign.model_validate(event.data.spec)
         # each run's trace links to the submission's (kept in memory: after a restart, no link)
         self.submissions[campaign.name] = trace.get_current_span().get_span_context()
-        if campaign.name in self.campaigns:  # submissions come one at a time (one consumer, in order)
+        if campaign.name in self.campaigns or campaign.name in self.finished:  # one at a time, in order
             log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
             return
         nodes = await self.resolve_nodes(campaign)
@@ -197,6 +207,9 @@ class Runner:
         name = event.data.campaign
         async with self.lock:
             state = self.campaigns.get(name)
+            if state is None and name in self.finished:
+                log.info("campaign %s already finished; nothing to cancel", name)
+                return
             if state is None:  # submission and cancellation travel on different consumers: retried
                 raise LookupError(f"campaign {name} is not planned (yet)")
             n = state.cancel(events.now())
