@@ -30,6 +30,7 @@ from podtax.parsers.base import (
     parse_int,
     requested_int,
 )
+from podtax.parsers.stressng_checks import missing_rows, no_work_flag, refuse_no_work, refuse_repeated_rows
 from podtax.parsers.stressng_yaml import COLUMNS, MIXED, measured, parse_yaml
 
 TOOL = "stress-ng"
@@ -145,7 +146,8 @@ def _line(s: _Scan, raw: str, state: int) -> int:
             if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line:
                 s.bad_arg.append(line)
                 s.seen = True
-            elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line):
+            elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line) \
+                    and not _HAS_PID.search(line):  # a stressor's message (`[1340] clock: ... invalid`)
                 s.bad_arg.append(line)
             elif line == "metrics:":
                 s.yaml = True
@@ -174,6 +176,11 @@ def _line(s: _Scan, raw: str, state: int) -> int:
                 return state
             except ValueError:
                 pass
+        if len(parts) >= 3 and _isnum(parts[1]) and any(r[0] == parts[0] for r in s.rows):
+            # up to 0.13, a stressor's own metric followed its row, with no `miscellaneous metrics:`:
+            # `vdso   9.88 nanoseconds per call (average per stressor)`
+            s.misc.append((parts[0], float(parts[1]), msg.split(None, 2)[2]))
+            return state
         state = 0
     if msg == "miscellaneous metrics:":
         state = 2
@@ -196,16 +203,25 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     return state
 
 
+_HAS_PID = re.compile(r": +\[[0-9]+\] ")
 _BRIEF_PREFIX = "stress-ng: info:  [0] "
 BRIEF_HEADER = r"^stressor +bogo ops "  # the table header of a `--log-brief` log (detect.py looks for it too)
 _BRIEF_WORDS = re.compile(rf"^dispatching hogs: |{BRIEF_HEADER}", re.M)
-_TIMESTAMP = re.compile(r"^stress-ng: [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{2} (?=[a-z]+: )", re.M)
+# The fraction can be negative: Cygwin's stress-ng printed `00:00:00.-99` for lines logged by a stressor.
+_TIMESTAMP = re.compile(r"^stress-ng: [0-9]{2}:[0-9]{2}:[0-9]{2}\.-?[0-9]{2} (?=[a-z]+: )", re.M)
+# A prefix before each stress-ng line, from a log collector: journalctl (`Jul 28 16:19:31 host
+# stress-ng[1310]: `), dmesg/kmsg (`user  :notice: [  109.92] `), syslog. Removed with what precedes it.
+_PREFIXED = re.compile(r"^[^\n]*?[ \t:\]](?=stress-ng: (?:[0-9:.-]+ )?[a-z]+: +\[[0-9]+\] )", re.M)
 
 
 def _plain(text: str) -> str | None:
-    """A log written with `--timestamp` (`stress-ng: 04:14:26.35 info:  [pid] ...`) or `--log-brief` (no
-    `stress-ng: info:  [pid] ` prefix at all, but its dispatch line or table header) in the plain form;
-    None for any other log. Tried only when no line had the plain form."""
+    """A log whose lines carry a log collector's prefix (_PREFIXED), written with `--timestamp`
+    (`stress-ng: 04:14:26.35 info:  [pid] ...`) or `--log-brief` (no `stress-ng: info:  [pid] ` prefix at
+    all, but its dispatch line or table header) in the plain form; None for any other log. Tried only
+    when no line had the plain form."""
+    if _PREFIXED.search(text):
+        text = _PREFIXED.sub("", text)
+        return _TIMESTAMP.sub("stress-ng: ", text) if _TIMESTAMP.search(text) else text
     if _TIMESTAMP.search(text):
         return _TIMESTAMP.sub("stress-ng: ", text)
     if _BRIEF_WORDS.search(text):
@@ -236,11 +252,12 @@ def _split_line(raw: str) -> tuple[str, str] | None:
 
 
 def _misc_desc(text: str) -> str:
-    """`qsort comparisons per sec (geometric mean of 12 instances)` -> `qsort comparisons per sec`."""
+    """`qsort comparisons per sec (geometric mean of 12 instances)` -> `qsort comparisons per sec`;
+    `nanoseconds per call (average per stressor)` -> `nanoseconds per call`."""
     text = text.rstrip()
     if text.endswith(")"):
         at = text.rfind(" (")
-        if at >= 0 and "mean of" in text[at:]:
+        if at >= 0 and ("mean of" in text[at:] or "average per" in text[at:]):
             return text[:at].rstrip()
     return text
 
@@ -314,12 +331,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if s.seen:
             raise ParseFailure("truncated", "the stress-ng log stops before its metrics table")
         raise ParseFailure("unknown-format", "no `stress-ng:` lines found in the log")
-    _refuse_repeated_rows(s.rows)
+    refuse_repeated_rows(s.rows)
     runs = max(s.dispatches, s.header)
     if runs > 1:  # runs appended to one log: one run's rows must not pass for the other's
         raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
                                              f"hogs` lines, {s.header} metrics tables); split it, one run per log")
     primary = _primary(s.rows, test, "," in s.hogs)
+    idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
     for name, values in s.rows:
         metrics.add_columns("" if name == primary else _slug(name) + "_", COLUMNS, measured(values))
@@ -335,21 +353,14 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if s.timeout is not None:
         echoed["timeout"] = s.timeout
     flags = _flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
+    flags += [no_work_flag(name) for name in idle]
+    missing = missing_rows(s.hogs, s.rows)
+    if missing:
+        flags.append(f"MISSING: stress-ng dispatched {', '.join(missing)} but printed no metrics row for "
+                     f"{'it' if len(missing) == 1 else 'them'} (skipped, failed to start or killed?)")
     if s.yaml:  # a YAML report too (see above)
         flags.append(MIXED + "the metrics table")
     return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
-
-
-def _refuse_repeated_rows(rows: list[_Row]) -> None:
-    """A stressor reports one row per run: a second row of the same name means several runs were
-    appended to one log, whose figures must not be mixed (one run's bogo ops, another's threads)."""
-    seen: set[str] = set()
-    for name, _ in rows:
-        if name in seen:
-            times = sum(1 for r in rows if r[0] == name)
-            raise ParseFailure("unknown-format", f"this log holds several stress-ng runs (the {name} stressor "
-                                                 f"reported {times} times); split it, one run per log")
-        seen.add(name)
 
 
 def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str | None:

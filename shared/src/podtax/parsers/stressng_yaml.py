@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, to_number
+from podtax.parsers.stressng_checks import no_work_flag, refuse_no_work
 
 _KEYS = {
     "bogo-ops": 0,
@@ -107,6 +108,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         raise ParseFailure("unknown-format", "this log holds several stress-ng YAML reports (a stressor has "
                                              "several rows); split it, one run per log")
     primary = primary_of(complete, test)
+    idle = refuse_no_work(complete, primary)
     metrics = MetricList()
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
@@ -114,7 +116,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
             metrics.add(prefix + col, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
-    flags = flags_of(requested, echoed, row)
+    flags = flags_of(requested, echoed, row) + [no_work_flag(name) for name in idle]
     if "(secs)" in text[text.rfind("\n..."):]:  # a table after the report (its units line)
         flags.append(MIXED + "the YAML report")
     return Parsed("stress-ng", version, compiler, metrics.as_tuple(), echoed, tuple(flags))

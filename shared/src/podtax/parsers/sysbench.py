@@ -1,4 +1,4 @@
-"""sysbench 1.0.x `cpu` and `memory` reports.
+"""sysbench 1.0.x and 1.1.x `cpu` and `memory` reports (1.1 names the run's duration `time elapsed`).
 
 A log normally holds one run. Session logs that hold several runs (each starts with its
 `sysbench 1.0.20 (...)` banner) are split at the banners and the run matching the test is
@@ -135,7 +135,7 @@ def _split(text: str) -> list[tuple[str, str | None]]:
 def _legacy_failure(version: str | None) -> ParseFailure:
     named = f"sysbench {version}" if version else "sysbench 0.4.x"
     return ParseFailure("unsupported-version",
-                        f"{named} output (the legacy 0.4.x format) is not supported: its figures are not "
+                        f"{named} output (a legacy pre-1.0 format) is not supported: its figures are not "
                         "comparable with sysbench 1.0; rerun with sysbench 1.0 or later")
 
 
@@ -151,7 +151,7 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
             if section.kind not in ("cpu", "memory") and any(m in text for m in _LEGACY):
                 raise _legacy_failure(None)
             raise ParseFailure("unknown-format", "no `sysbench <version>` banner found: this is not a "
-                                                 "sysbench 1.0 report (or it lost its first lines)")
+                                                 "sysbench 1.x report (or it lost its first lines)")
         return section, []
     kinds = [_kind(run) for run, _ in runs]
     picked = [i for i, k in enumerate(kinds) if (k == wanted if wanted else k in ("cpu", "memory"))]
@@ -231,7 +231,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             metrics.add("mib_transferred", to_number(moved.group(1)), "MiB", True)
         metrics.add("operations_per_second", to_number(ops.group(2)), "operations/s", True)
         metrics.add("operations", to_number(ops.group(1)), "operations", True)
-    metrics.add("total_time", _num(section, "total time", "seconds", "s"), "s", False)
+    # 1.0 prints `total time:` under `General statistics:`, 1.1 `time elapsed:` under `Throughput:`
+    elapsed = "total time" if "total time" in f or "time elapsed" not in f else "time elapsed"
+    metrics.add("total_time", _num(section, elapsed, "seconds", "s"), "s", False)
     events = _num(section, "total number of events", "event count")
     metrics.add("events", events, "events", True)
     _latency(section, metrics)
