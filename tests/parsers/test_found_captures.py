@@ -112,3 +112,78 @@ def test_an_old_per_stressor_metric_after_its_row_is_read() -> None:
     metric = parsed.metric("nanoseconds_per_call")
     assert (metric.value, metric.unit, metric.higher_is_better) == (9.88, "nanoseconds per call", False)
     assert parsed.values()["bogo_ops_per_second_real"] == 84375055.96
+
+
+def test_fio_groups_are_summed_per_group_and_padding_percentiles_dropped() -> None:
+    parsed = parse("fio-2.17-two-groups.json")
+    values = parsed.values()
+    assert values["group0_read_iops"] == pytest.approx(8086.673998)
+    assert values["group1_write_iops"] == pytest.approx(2457.017193)
+    assert "read_iops" not in values and "write_iops" not in values  # no total over jobs that ran apart
+    assert not [name for name in values if name.endswith("_p0")]
+    assert parsed.flags[0].startswith("GROUPS: the jobs ran in 2 groups")
+    with pytest.raises(ParseFailure) as failure:  # the template's figure stands for no group
+        parse("fio-2.17-two-groups.json", "fio")
+    assert "2 groups" in failure.value.detail and "one group per log" in failure.value.detail
+    five = parse("fio-2.1.4-five-groups.json").values()
+    assert (five["group2_write_iops"], five["group3_read_iops"], five["group4_read_iops"]) == (1610, 317, 323)
+
+
+def test_fio_latency_not_measured_is_left_out_not_zero() -> None:
+    values = parse("fio-3.20-gtod-reduce.json", "fio").values()
+    assert values["read_iops"] == pytest.approx(982.05078)
+    assert not [name for name in values if "clat" in name]
+
+
+def test_fio_2_0_text_keeps_read_and_write_apart() -> None:
+    values = parse("fio-2.0.15-randrw-text.log", "fio").values()
+    assert (values["read_iops"], values["write_iops"]) == (170, 43)
+    assert values["write_bw"] == pytest.approx(269100 / 1024)
+    assert (values["read_clat_p5"], values["write_clat_p5"]) == (21000, 18000)  # msec -> µs, each its own
+    assert (values["read_clat_min"], values["read_clat_mean"]) == (22, 300904.66)
+
+
+def test_fio_text_direction_line_podtax_cannot_read_is_refused() -> None:
+    text = (CORPUS / "fio-2.0.15-randrw-text.log").read_text(encoding="utf-8")
+    with pytest.raises(ParseFailure) as failure:
+        parse_text(text.replace("bw=269100 B/s", "bw=269100 bytes/s"), "fio")
+    assert failure.value.reason == "unknown-format" and "write line" in failure.value.detail
+
+
+def test_fio_2_2_write_only_text_with_the_template_name() -> None:
+    parsed = parse("fio-2.2.10-randwrite-text.log", "fio")
+    assert parsed.echoed["rw"] == "randwrite" and parsed.values()["write_iops"] == 7801
+
+
+@pytest.mark.parametrize("name, figures", [
+    ("sockperf-3.10-extended-stats.log", {"rtt_avg_us": 57.265, "rtt_p50_us": 49.557, "rtt_min_us": 34.955}),
+    ("sockperf-3.7-crlf-no-final-newline.log", {"rtt_avg_us": 45.237, "rtt_p50_us": 44.633, "rtt_min_us": 34.918}),
+    ("sockperf-one-way-no-banner.log", {"latency_avg_us": 65.325, "latency_p50_us": 64.66}),
+    ("sockperf-avg-lat-ansi.log", {"latency_avg_us": 117.369, "latency_p50_us": 117.352}),
+])
+def test_sockperf_reports_of_other_versions(name: str, figures: dict[str, float]) -> None:
+    values = parse(name).values()  # recognized without --tool, banner or not
+    assert {key: values[key] for key in figures} == figures
+
+
+def test_sockperf_cut_inside_its_last_figure_still_loses_it() -> None:
+    text = (CORPUS / "sockperf-3.7-crlf-no-final-newline.log").read_text(encoding="utf-8")
+    assert "rtt_min_us" not in parse_text(text[:-1], "sockperf").values()  # `34.91`: maybe cut
+
+
+def test_sockperf_one_way_report_names_full_rtt() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("sockperf-one-way-no-banner.log", "sockperf")
+    assert "rerun with --full-rtt" in failure.value.detail
+
+
+def test_iperf3_old_udp_layout_is_named_not_called_cut() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("iperf3-3.1.3-udp.json")
+    assert failure.value.reason == "unsupported-version" and "3.1.3" in failure.value.detail
+    with pytest.raises(ParseFailure) as text:
+        parse("iperf3-3.1.3-udp-text.log")
+    assert "rerun iperf3 with -J" in text.value.detail
+    with pytest.raises(ParseFailure) as empty:
+        parse("iperf3-3.9-empty.json", "iperf3")
+    assert "stopped before the test ran" in empty.value.detail

@@ -177,8 +177,19 @@ def _parse(tool: str, test: str | None, text: str, requested: Mapping[str, Any] 
     if test is not None:
         primary = _primary_metric(test, requested, parsed)
         if not any(m.name == primary for m in parsed.metrics):
-            raise ParseFailure("unknown-format", f"the {test} report has no {primary} figure")
+            raise ParseFailure("unknown-format", f"the {test} report has no {primary} figure{_hint(primary, parsed)}")
     return _with_version(parsed, recorded_version)
+
+
+def _hint(primary: str, parsed: Parsed) -> str:
+    """What to do when the primary metric is missing but a sibling says why."""
+    if primary.startswith("rtt_") and any(m.name == "latency_" + primary[4:] for m in parsed.metrics):
+        return (": this report gives the one-way latency (sockperf without --full-rtt, its latency_* figures); "
+                "rerun with --full-rtt for round-trip times")
+    groups = next((f for f in parsed.flags if f.startswith("GROUPS: ")), None)
+    if groups:  # fio jobs in several groups: no figure stands for the whole run
+        return f": {groups.removeprefix('GROUPS: ')}; run one group per log"
+    return ""
 
 
 def _primary_metric(test: str, requested: Mapping[str, Any] | None, parsed: Parsed) -> str:

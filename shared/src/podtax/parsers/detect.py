@@ -64,9 +64,10 @@ def tools_in(text: str) -> list[str]:
     if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")
     if holds(text, '"version":\t"iperf 3') or holds(text, '"version": "iperf 3') or holds(text, "iperf Done.") \
-            or holds(text, "iperf3: error - "):
+            or holds(text, "iperf3: error - ") or holds(text, "[ ID ] Interval"):
         found.append("iperf3")
-    if holds(text, "sockperf: ") and (holds(text, "== version #") or holds(text, "sockperf: ERROR")):
+    if holds(text, "sockperf: ") and (holds(text, "== version #") or holds(text, "sockperf: ERROR")
+                                      or holds(text, "sockperf: ====> avg-")):  # a report without its banner
         found.append("sockperf")
     if head.lstrip().startswith("{"):
         start = text.find("{")

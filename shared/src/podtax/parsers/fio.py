@@ -5,7 +5,10 @@ Per job and direction (read, write, trim) that did I/O: `<dir>_iops` (IOPS), `<d
 `<dir>_clat_min|mean|max` and `<dir>_clat_p<percentile>` (µs; `p99_9` is the 99.9th). With ONE job
 the names are exactly these. With SEVERAL jobs (no group_reporting) each job's metrics are
 prefixed with its name (`<jobname>_read_iops`, `_<index>` added when names repeat) and the
-unprefixed `<dir>_iops` / `<dir>_bw` are the SUMS over the jobs (percentiles are not aggregated).
+unprefixed `<dir>_iops` / `<dir>_bw` are the SUMS over the jobs (percentiles are not aggregated);
+jobs in several groups (stonewall, new_group) ran one after another, so they are summed per group
+(`group<id>_<dir>_iops`) and flagged GROUPS. A latency fio did not measure (gtod_reduce=1: all zeros,
+N = 0) is left out rather than read as 0 µs.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     _check_errors(jobs, text)
     metrics = MetricList()
     names = _job_prefixes(jobs) if len(jobs) > 1 else [""]
+    groups = sorted({g for g in (j.get("groupid", 0) for j in jobs) if isinstance(g, int)})
     totals: dict[str, list[float]] = {}
     for job, prefix in zip(jobs, names, strict=True):
         for direction in DIRECTIONS:
@@ -67,7 +71,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             if not isinstance(stats, dict) or not _number(stats.get("total_ios", stats.get("io_bytes"))):
                 continue
             iops, bw = _job_direction(stats, prefix + direction, metrics)
-            agg = totals.setdefault(direction, [0.0, 0.0])
+            # jobs of different groups (stonewall, new_group) ran one after another: summed per group
+            group = f"group{job.get('groupid', 0)}_" if len(groups) > 1 else ""
+            agg = totals.setdefault(group + direction, [0.0, 0.0])
             agg[0] += iops
             agg[1] += bw
     if len(jobs) > 1:
@@ -77,8 +83,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if not totals:
         raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
     echoed = _echoed(doc, jobs[0])
-    _require_primary(metrics, requested, echoed)
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
+    if len(groups) > 1:
+        flags.append(f"GROUPS: the jobs ran in {len(groups)} groups one after another (stonewall or new_group): "
+                     "totals are per group (group<id>_<dir>_iops), none over the whole run")
+    else:
+        _require_primary(metrics, requested, echoed)
     if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same
         flags.append("MIXED_OUTPUT: the log holds fio's JSON report and a normal text report (one run with "
                      "--output-format=json,normal, or two runs appended); figures come from the JSON report")
@@ -126,6 +136,8 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList) -> 
     clat, scale = stats.get("clat_ns"), 1000.0
     if not isinstance(clat, dict):
         clat, scale = stats.get("clat"), 1.0  # fio 2.x reported clat in µs
+    if isinstance(clat, dict) and (clat.get("N") == 0 or not any(_number(clat.get(k)) for k in ("min", "mean", "max"))):
+        clat = None  # not measured (gtod_reduce=1, disable_clat): zeros that must not read as 0 µs
     if isinstance(clat, dict):
         for key, label in (("min", "min"), ("mean", "mean"), ("max", "max")):
             if key in clat:
@@ -137,6 +149,8 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList) -> 
                 try:
                     label = percentile_name(key)
                 except ValueError:
+                    continue
+                if label == "p0":  # fio 2.x pads its list with `"0.00" : 0` entries
                     continue
                 add(prefix + label, _number(value) / scale, "µs", False)
     return iops, bw

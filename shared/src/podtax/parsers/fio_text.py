@@ -25,12 +25,14 @@ from podtax.parsers.base import (
 _TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=\d+, jobs=\d+\): err=\s*(-?\d+)")
 _NEW = re.compile(r"^(read|write|trim)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([KMGT]?i?B)/s")
-_OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+)([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
-_CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?), max=\s*([\d.]+)([kKM]?), "
-                   r"avg=\s*([\d.]+),")  # `, stdev=` follows: a line cut inside the mean does not match
+# fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`
+_OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
+_DIRECTION = re.compile(r"^(read|write|trim)\s*:")  # a direction's first line, in any form
+_CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, max=\s*([\d.]+)([kKM]?) ?, "
+                   r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
 _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
 _PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
-_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=\(R\) (\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
+_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 _GUARD = ("read", "write", "trim", "clat")  # how every line _NEW, _OLD, _CLAT and _PCT_HEAD match starts
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
@@ -101,6 +103,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             figures[f"{direction}_bw"] = _kib(m.group(2), m.group(3))
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
             continue
+        m = _DIRECTION.match(line)
+        if m:  # unread, its latencies would be taken for the previous direction's
+            raise ParseFailure("unknown-format", f"fio's {m.group(1)} line is in a form podtax does not read: "
+                                                 f"{line[:200]}; rerun with --output-format=json")
         m = _CLAT.match(line)
         if m and direction:
             scale = _TIME_SCALE[m.group(1)]

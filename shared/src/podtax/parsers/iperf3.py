@@ -10,7 +10,8 @@ Metrics (all from the end-of-test sums, the receiver's view where it matters):
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
 (connection refused), `unreachable` (no route, network unreachable), `timeout` (nothing answered,
 or iperf3 was stopped before the test ran), `server-busy` (the server runs another test),
-`truncated` (the JSON is cut), `fatal` (any other error iperf3 reports), `bad-argument` (a
+`truncated` (the JSON is cut), `unsupported-version` (iperf3 3.1's UDP report, which has only the
+sender's rate), `fatal` (any other error iperf3 reports), `bad-argument` (a
 `parameter error` printed before the test, with the usage text).
 """
 
@@ -25,6 +26,7 @@ from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compar
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
 TEXT_DONE = "iperf Done."  # the last line of a text report
+TEXT_HEADER = "[ ID ] Interval"  # the text report's table header (iperf 2 writes `[ ID] Interval`)
 _DECODER = json.JSONDecoder()
 _ERRORS = (  # (substring of iperf3's error, reason, advice)
     ("Connection refused", "refused", "is the iperf3 server running on that address and port?"),
@@ -45,7 +47,7 @@ def _load(text: str) -> dict[str, Any]:
         error = text.find(TEXT_ERROR)  # iperf3 without -J reports its error as a line
         if error >= 0:
             raise _fail(text[error + len(TEXT_ERROR):].split("\n", 1)[0].strip(), {"start": {}})
-        if TEXT_DONE in text:
+        if TEXT_DONE in text or TEXT_HEADER in text:
             raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits): rerun "
                                                  "iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
@@ -90,10 +92,18 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     end = doc.get("end")
     ts = doc["start"].get("test_start") or {}
     if not isinstance(end, dict) or not end:
+        if doc.get("intervals") == [] and not doc["start"].get("connected"):
+            raise ParseFailure("truncated", "the iperf3 report is empty (no connection, no interval, no "
+                                            "summary): iperf3 stopped before the test ran")
         raise ParseFailure("truncated", "the iperf3 report has no end-of-test summary")
     udp = str(ts.get("protocol", "")).upper() == "UDP"
     received, sent = end.get("sum_received"), end.get("sum_sent")
     if not isinstance(received, dict) or not isinstance(sent, dict):
+        if isinstance(end.get("sum"), dict) and udp:  # iperf3 3.1's UDP layout: one `sum`, the sender's rate
+            raise ParseFailure("unsupported-version", f"this iperf3 {_version(doc) or ''} UDP report has only "
+                                                      "end.sum, the sender's rate (no sum_received): the "
+                                                      "receiver's throughput is not in it; rerun with a newer "
+                                                      "iperf3")
         raise ParseFailure("truncated", "the iperf3 report has no sum_sent/sum_received")
     metrics = MetricList()
     metrics.add("throughput_mbps", _num(received, "bits_per_second", "sum_received") / 1e6, "Mbit/s", True)

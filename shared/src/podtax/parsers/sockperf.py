@@ -1,7 +1,8 @@
 """sockperf `ping-pong` client reports (text; ANSI colour codes are removed first).
 
 With `--full-rtt` (the template's choice) figures are round-trip times, named `rtt_*`; without it
-sockperf prints half the round trip as "latency", named `latency_*` here (never mixed up).
+sockperf prints half the round trip as "latency" (`avg-latency`, `avg-lat` in older versions), named
+`latency_*` here (never mixed up). 3.8 and later print more statistics after the std-dev (not read).
 Metrics, µs and lower is better: `<kind>_avg_us`, `<kind>_stddev_us`, `<kind>_min_us`,
 `<kind>_max_us`, `<kind>_p25_us` ... `<kind>_p99_999_us` (percentile 99.900 -> `p99_9`). Also
 `messages_per_second` (higher is better: replies received per second of the valid duration) and
@@ -27,7 +28,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _VERSION = re.compile(r"== version #([0-9][0-9A-Za-z.+~-]*) ==")
 _TARGET = re.compile(r"IP = (\S+)\s+PORT =\s*(\d+) # (TCP|UDP)")
 _ERROR = re.compile(r"ERROR: (.*?)(?:\(errno=(\d+) ([^)]*)\))?\s*$", re.M)
-_AVG = re.compile(r"avg-(rtt|latency)=([\d.]+) \(std-dev=([\d.]+)\)")
+# `avg-rtt=57.265 (std-dev=20.569)`; 3.8 and later add statistics after the std-dev (`, mean-ad=...`);
+# `avg-lat=` is an older name for the one-way latency
+_AVG = re.compile(r"avg-(rtt|latency|lat)=([\d.]+) \(std-dev=([\d.]+)[,)]")
+# sockperf prints every figure with 3 decimals: a last line without its newline is whole when it has all 3
+_WHOLE_LAST = re.compile(r"observation =\s*[0-9]+\.[0-9]{3}[ \t]*\Z")
 # A figure ends its line (or a `;`): a line cut mid-number (`3.932` -> `3.9`, a killed run) must not match.
 _VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)"
                     r"(?=[ \t]*\n)")
@@ -69,6 +74,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if "No messages were received from the server" in text:
         raise ParseFailure("timeout", f"sockperf: no reply from the server{where}: is the sockperf server "
                                       "running there (UDP gives no refusal)?")
+    if not text.endswith("\n") and _WHOLE_LAST.search(text):
+        text += "\n"  # the file lost only its final newline (`<MIN> observation =   34.918`)
     avg = _AVG.search(text)
     valid = _VALID.search(text)
     if not avg or not valid:
