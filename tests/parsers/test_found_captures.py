@@ -187,3 +187,15 @@ def test_iperf3_old_udp_layout_is_named_not_called_cut() -> None:
     with pytest.raises(ParseFailure) as empty:
         parse("iperf3-3.9-empty.json", "iperf3")
     assert "stopped before the test ran" in empty.value.detail
+
+
+def test_fio_text_jobs_in_two_groups_are_summed_per_group() -> None:
+    text = (CORPUS / "fio-2.0.15-randrw-text.log").read_text(encoding="utf-8")
+    job = text[text.index("iometer: (groupid=0"):text.index("  cpu ")]
+    second = job.replace("iometer: (groupid=0", "second: (groupid=1").replace("iops=170 ", "iops=100 ")
+    parsed = parse_text(text.replace(job, job + second))
+    values = parsed.values()
+    assert (values["group0_read_iops"], values["group1_read_iops"]) == (170, 100)
+    assert "read_iops" not in values and parsed.flags[1].startswith("GROUPS: the jobs ran in 2 groups")
+    same = parse_text(text.replace(job, job + second.replace("(groupid=1", "(groupid=0")))
+    assert same.values()["read_iops"] == 270 and len(same.flags) == 1  # side by side: one total

@@ -85,8 +85,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed = _echoed(doc, jobs[0])
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     if len(groups) > 1:
-        flags.append(f"GROUPS: the jobs ran in {len(groups)} groups one after another (stonewall or new_group): "
-                     "totals are per group (group<id>_<dir>_iops), none over the whole run")
+        flags.append(fio_text.groups_flag(len(groups)))
     else:
         _require_primary(metrics, requested, echoed)
     if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same

@@ -23,7 +23,7 @@ from podtax.parsers.base import (
 )
 
 _TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
-_JOB = re.compile(r"^(\S[^:]*): \(groupid=\d+, jobs=\d+\): err=\s*(-?\d+)")
+_JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)")
 _NEW = re.compile(r"^(read|write|trim)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([KMGT]?i?B)/s")
 # fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`
 _OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
@@ -37,6 +37,11 @@ _VERSION = re.compile(r"^fio-(\d\S*)$")
 _GUARD = ("read", "write", "trim", "clat")  # how every line _NEW, _OLD, _CLAT and _PCT_HEAD match starts
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def groups_flag(groups: int) -> str:
+    return (f"GROUPS: the jobs ran in {groups} groups one after another (stonewall or new_group): totals are "
+            "per group (group<id>_<dir>_iops), none over the whole run")
 
 
 @lru_cache(maxsize=1024)
@@ -59,6 +64,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     version: str | None = None
     echoed: Echoed = {}
     jobs: list[tuple[str, dict[str, float]]] = []
+    group_of: dict[int, str] = {}  # id(figures) -> the job's group id
     direction = ""
     pct_scale = 0.0
     runs = 0  # `fio-<version>` lines: fio prints one per invocation
@@ -82,9 +88,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         m = _JOB.match(line) if "(groupid=" in line else None
         if m:
-            if parse_int(m.group(2).removeprefix("-")) != 0:  # None (too long to read) is not 0
-                raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(2)}")
+            if parse_int(m.group(3).removeprefix("-")) != 0:  # None (too long to read) is not 0
+                raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(3)}")
             jobs.append((m.group(1), {}))
+            group_of[id(jobs[-1][1])] = m.group(2)
             continue
         if not jobs:
             continue
@@ -130,17 +137,21 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", "neither a fio JSON report nor fio's normal text output")
     metrics = MetricList()
     totals: dict[str, float] = {}
+    groups = len({group_of[id(figures)] for _, figures in jobs})
     slugs = [re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "job" for name, _ in jobs]
     for i, (_name, figures) in enumerate(jobs):
         prefix = "" if len(jobs) == 1 else f"{slugs[i]}_{i}_" if slugs.count(slugs[i]) > 1 else f"{slugs[i]}_"
         for key, value in figures.items():
             unit = "IOPS" if key.endswith("_iops") else "KiB/s" if key.endswith("_bw") else "µs"
             metrics.add(prefix + key, value, unit, unit != "µs")
-            if unit != "µs":
-                totals[key] = totals.get(key, 0.0) + value
+            if unit != "µs":  # jobs of different groups ran one after another: summed per group
+                total = f"group{group_of[id(figures)]}_{key}" if groups > 1 else key
+                totals[total] = totals.get(total, 0.0) + value
     if len(jobs) > 1:
         for key, value in totals.items():
             metrics.add(key, value, "IOPS" if key.endswith("_iops") else "KiB/s", True)
     flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"]
+    if groups > 1:
+        flags.append(groups_flag(groups))
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
