@@ -199,3 +199,10 @@ def test_fio_text_jobs_in_two_groups_are_summed_per_group() -> None:
     assert "read_iops" not in values and parsed.flags[1].startswith("GROUPS: the jobs ran in 2 groups")
     same = parse_text(text.replace(job, job + second.replace("(groupid=1", "(groupid=0")))
     assert same.values()["read_iops"] == 270 and len(same.flags) == 1  # side by side: one total
+
+
+def test_two_interleaved_runs_are_refused_with_both_tables_seen() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("stress-ng-two-runs-prompt-glued.log", "stress-ng")
+    assert failure.value.reason == "unknown-format"
+    assert "the vm stressor reported 2 times" in failure.value.detail  # the glued table's row is read too

@@ -144,6 +144,9 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     else:
         m = _split_line(raw)
         if m is None:
+            at = raw.find("stress-ng: ", 1)
+            if at > 0 and raw[at - 1] in " \t:]#$>":  # glued behind a shell prompt or another line's text
+                return _line(s, raw[at:], state)
             line = raw.strip()
             if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line:
                 s.bad_arg.append(line)
