@@ -206,3 +206,60 @@ def test_two_interleaved_runs_are_refused_with_both_tables_seen() -> None:
         parse("stress-ng-two-runs-prompt-glued.log", "stress-ng")
     assert failure.value.reason == "unknown-format"
     assert "the vm stressor reported 2 times" in failure.value.detail  # the glued table's row is read too
+
+
+def test_stress_ng_misc_rates_per_second_are_higher_is_better() -> None:
+    parsed = parse("stress-ng-0.17-seq24-misc-rates.log", "stress-ng")
+    fp = parsed.metric("fp_mfp_ops_per_sec_float64_add")
+    cache = parsed.metric("cache_cache_ops_per_second")
+    assert (fp.value, fp.unit, fp.higher_is_better) == (797.47, "Mfp-ops/s", True)
+    assert (cache.value, cache.unit, cache.higher_is_better) == (3558855.28, "cache ops/s", True)
+
+
+def test_stress_ng_skipped_instances_flagged_and_version_read() -> None:
+    parsed = parse("stress-ng-0.19-verbose-skipped.log", "stress-ng-cpu")
+    assert parsed.tool_version == "0.19.02" and parsed.values()["bogo_ops"] == 58940
+    assert [f for f in parsed.flags if f.startswith("SKIPPED: stress-ng skipped 1 stressor instance(s)")]
+
+
+@pytest.mark.parametrize("name, reason, words", [
+    ("stress-ng-oom-killed.log", "truncated", "no `run completed` line (killed"),
+    ("stress-ng-vm-skipped.log", "fatal", "skipped its stressor (1 instance(s) skipped, none passed)"),
+    ("hdparm-read-failed.log", "fatal", "could not read /dev/cdrom: read() failed: Input/output error"),
+    ("iperf3-3.22-server-side.json", "unknown-format", "server's report"),
+    ("fio-3.43-client-server.json", "unknown-format", "client/server report (--client)"),
+])
+def test_refusals_say_what_happened(name: str, reason: str, words: str) -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse(name)
+    assert failure.value.reason == reason and words in failure.value.detail
+
+
+def test_stress_ng_error_before_any_stressor_started_stays_fatal() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse_text("stress-ng: error: [7119] cpu: failed to start\n", "stress-ng")
+    assert failure.value.reason == "fatal"
+
+
+def test_sysbench_1_1_build_without_cpu_speed_derives_the_rate_and_says_so() -> None:
+    parsed = parse("sysbench-1.1-dev-no-cpu-speed.log", "sysbench-cpu")
+    assert parsed.values()["events_per_second"] == round(314 / 10.0103, 2)
+    assert parsed.flags[0].startswith("DERIVED: events_per_second = total number of events / total time")
+
+
+def test_hdparm_5_buffer_cache_label_is_the_cached_timing() -> None:
+    text = (CORPUS / "hdparm-5-buffer-cache.log").read_text(encoding="utf-8")
+    values = parse_text(text[:text.index("/dev/sdb")], "hdparm").values()
+    assert (values["cached_read_mb_per_second"], values["disk_read_mb_per_second"]) == (576.0, 59.8)
+    with pytest.raises(ParseFailure) as failure:  # two devices in one log
+        parse_text(text, "hdparm")
+    assert "2 devices" in failure.value.detail
+
+
+@pytest.mark.parametrize("name, udp", [("iperf3-3.22-tcp-bidir.json", False), ("iperf3-3.22-udp-bidir.json", True)])
+def test_iperf3_bidir_reports_both_directions(name: str, udp: bool) -> None:
+    parsed = parse(name, "iperf3")
+    values = parsed.values()
+    assert values["reverse_throughput_mbps"] > 0 and values["throughput_mbps"] > 0
+    assert ("reverse_jitter_ms" in values) is udp
+    assert parsed.echoed["bidir"] == 1 and parsed.flags[0].startswith("BIDIR: ")

@@ -55,6 +55,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     except (ValueError, RecursionError) as exc:
         raise ParseFailure("truncated", f"the fio JSON report is incomplete or damaged ({exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        if isinstance(doc, dict) and "client_stats" in doc:  # `fio --client=host`: one report for many hosts
+            raise ParseFailure("unknown-format", "this is a fio client/server report (--client): its jobs ran on "
+                                                 "other hosts (`client_stats`); run fio on the node itself, one "
+                                                 "report per node")
         raise ParseFailure("unknown-format", "the fio JSON report has no `jobs` list")
     jobs = [j for j in doc["jobs"] if isinstance(j, dict)]
     if not jobs:

@@ -17,7 +17,8 @@ from typing import Any
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, to_number
 
 TOOL = "hdparm"
-_TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffered disk|disk) reads:\s+([\d.]+) MB in\s+([\d.]+) "
+# `buffer-cache` is the cached timing's label in hdparm 5.x (Linux 2.4 days)
+_TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffer-cache|buffered disk|disk) reads:\s+([\d.]+) MB in\s+([\d.]+) "
                      r"seconds\s*=\s*([\d.]+) (MB|kB|GB)/sec\s*$")
 _DEVICE = re.compile(r"^(/dev/\S+?):\s*(.*)$")
 _DENIED = ("Operation not permitted", "Permission denied")
@@ -44,7 +45,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             if not m:
                 broken.append(line)
                 continue
-            kind = ("direct_" if m.group(1) else "") + ("cached" if m.group(2) == "cached" else "disk")
+            cached = m.group(2) in ("cached", "buffer-cache")
+            kind = ("direct_" if m.group(1) else "") + ("cached" if cached else "disk")
             rate = to_number(m.group(5)) * _SCALE[m.group(6)]
             if kind in timings:
                 repeated.append(kind)
@@ -62,6 +64,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             problems.append(line)  # _DENIED or a missing device
     device = devices[0] if devices else device  # the timed device, not an earlier `/dev/x: ...` line
     echoed: Echoed = {"device": device} if device else {}
+    failed = next((line for line in text.split("\n") if "read() failed: " in line), None)
+    if failed and "device too small" not in failed:  # an I/O error on the device: the timing is lost
+        raise ParseFailure("fatal", f"hdparm could not read {device or 'the device'}: {failed.strip()[:200]}")
     if not timings:
         denied = [p for p in problems if any(w in p for w in _DENIED)]
         if denied:

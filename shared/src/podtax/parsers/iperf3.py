@@ -6,6 +6,8 @@ Metrics (all from the end-of-test sums, the receiver's view where it matters):
 - `sent_mbps` (Mbit/s, higher): what the sender pushed (`sum_sent`).
 - TCP: `retransmits` (count, lower). UDP: `jitter_ms` (ms, lower), `lost_percent` (%, lower).
 - `cpu_local_percent`, `cpu_remote_percent` (% of one host's CPUs, lower).
+- `--bidir`: `reverse_throughput_mbps` (and for UDP `reverse_jitter_ms`, `reverse_lost_percent`), flagged BIDIR.
+A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view.
 
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
 (connection refused), `unreachable` (no route, network unreachable), `timeout` (nothing answered,
@@ -91,6 +93,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise _fail(error, doc)
     end = doc.get("end")
     ts = doc["start"].get("test_start") or {}
+    if "accepted_connection" in doc["start"]:  # `iperf3 -s -J`: the server's half of the figures
+        raise ParseFailure("unknown-format", "this is an iperf3 server's report (`iperf3 -s -J`), which lacks the "
+                                             "client's view of the test: parse the client's -J output")
     if not isinstance(end, dict) or not end:
         if doc.get("intervals") == [] and not doc["start"].get("connected"):
             raise ParseFailure("truncated", "the iperf3 report is empty (no connection, no interval, no "
@@ -113,6 +118,16 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         metrics.add("lost_percent", _num(received, "lost_percent", "sum_received"), "%", False)
     elif "retransmits" in sent:
         metrics.add("retransmits", _num(sent, "retransmits", "sum_sent"), "count", False)
+    flags: list[str] = []
+    back = end.get("sum_received_bidir_reverse")
+    if isinstance(back, dict):  # --bidir: the other direction, measured at the same time
+        metrics.add("reverse_throughput_mbps", _num(back, "bits_per_second", "sum_received_bidir_reverse") / 1e6,
+                    "Mbit/s", True)
+        if udp:
+            metrics.add("reverse_jitter_ms", _num(back, "jitter_ms", "sum_received_bidir_reverse"), "ms", False)
+            metrics.add("reverse_lost_percent", _num(back, "lost_percent", "sum_received_bidir_reverse"), "%", False)
+        flags.append("BIDIR: traffic ran both ways at once (--bidir); throughput_mbps is the client-to-server "
+                     "direction, reverse_throughput_mbps the other")
     cpu = end.get("cpu_utilization_percent")
     if isinstance(cpu, dict):
         metrics.add("cpu_local_percent", _num(cpu, "host_total", "cpu_utilization_percent"), "%", False)
@@ -125,8 +140,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         value = ts.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             echoed[name] = value
+    if ts.get("bidir") == 1:
+        echoed["bidir"] = 1
     req = dict(requested or {})
     if req.get("length") == 0:
         req.pop("length")  # 0 = iperf3's default, echoed as the actual block size
-    flags = compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
+    flags += compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import (
@@ -32,27 +31,27 @@ from podtax.parsers.base import (
     parse_int,
     requested_int,
 )
-from podtax.parsers.stressng_checks import missing_rows, no_work_flag, refuse_no_work, refuse_repeated_rows
+from podtax.parsers.stressng_checks import (
+    missing_rows,
+    no_rows_failure,
+    no_work_flag,
+    refuse_no_work,
+    refuse_repeated_rows,
+)
+from podtax.parsers.stressng_names import misc_metric, slug
 from podtax.parsers.stressng_yaml import COLUMNS, MIXED, measured, parse_yaml
 
 TOOL = "stress-ng"
 _SETTING = re.compile(r"^(?:setting to|defaulting to) an? (?:(\d+) mins?, )?(\d+) sec")
-_SLUG = re.compile(r"[^a-z0-9]+")
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
             "must be one of", "option requires an argument", "invalid value")
 _Row = tuple[str, list[float]]
-_Misc = tuple[str, float, str]  # stressor, value, description as printed (see _misc_metric)
-
-
-@lru_cache(maxsize=4096)
-def _slug(text: str) -> str:
-    """Cached: stressor names and metric descriptions repeat from log to log."""
-    return _SLUG.sub("_", text.lower()).strip("_")
+_Misc = tuple[str, float, str]  # stressor, value, description as printed (see stressng_names.misc_metric)
 
 
 class _Scan:
     __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
-                 "bad_arg", "timeout", "seen", "yaml")
+                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version")
 
     def __init__(self) -> None:
         self.rows: list[_Row] = []
@@ -68,6 +67,9 @@ class _Scan:
         self.timeout: int | None = None
         self.seen = False
         self.yaml = False  # a `--yaml` report's `metrics:` line
+        self.skipped = 0  # `skipped: 1: cpu (1)`: instances that never ran (out of resources, unsupported)
+        self.passed: int | None = None  # `passed: 3: cpu (3)`, when printed (0.15 and later)
+        self.version: str | None = None  # a verbose log's `debug: [357] stress-ng 0.19.02 g35e617844d9b`
 
 
 def _scan(text: str) -> _Scan:
@@ -119,7 +121,7 @@ def _scan(text: str) -> _Scan:
 # (header, misc metrics, _HANDLERS keys); such a line only sets `seen`. The [0-9] run and the
 # prefix make it a subset of the lines _line splits inline (so those lines are no-ops there too).
 _NEXT = re.compile(r"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\](?![^\S\n]*+(?:stressor|miscellaneous"
-                   r"|dispatching|successful|unsuccessful|failed:|metrics|setting|defaulting)))")
+                   r"|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics|setting|defaulting)))")
 
 
 # A table row as _line reads it in state 1 (name, then 6 to 8 numbers; float() takes each one):
@@ -256,17 +258,6 @@ def _split_line(raw: str) -> tuple[str, str] | None:
     return level, msg
 
 
-def _misc_desc(text: str) -> str:
-    """`qsort comparisons per sec (geometric mean of 12 instances)` -> `qsort comparisons per sec`;
-    `nanoseconds per call (average per stressor)` -> `nanoseconds per call`."""
-    text = text.rstrip()
-    if text.endswith(")"):
-        at = text.rfind(" (")
-        if at >= 0 and ("mean of" in text[at:] or "average per" in text[at:]):
-            return text[:at].rstrip()
-    return text
-
-
 def _hogs(s: _Scan, msg: str) -> None:
     if msg.startswith("dispatching hogs:"):
         s.hogs = msg[len("dispatching hogs:"):].strip()
@@ -284,6 +275,20 @@ def _failed(s: _Scan, msg: str) -> None:
     s.failed = _count(msg)
 
 
+def _skipped(s: _Scan, msg: str) -> None:
+    s.skipped = _count(msg)
+
+
+def _passed(s: _Scan, msg: str) -> None:
+    s.passed = _count(msg)
+
+
+def _version(s: _Scan, msg: str) -> None:
+    m = _VERSION.match(msg)
+    if m and s.version is None:
+        s.version = m.group(1)
+
+
 def _untrusted(s: _Scan, msg: str) -> None:
     if msg.startswith("metrics untrustworthy:"):
         s.untrusted = _count(msg)
@@ -297,7 +302,9 @@ def _setting(s: _Scan, msg: str) -> None:
             s.timeout = mins * 60 + secs
 
 
+_VERSION = re.compile(r"stress-ng ([0-9]+\.[0-9]+\.[0-9]+)(?: |$)")
 _HANDLERS = {"dispatching": _hogs, "successful": _completed, "unsuccessful": _completed, "failed:": _failed,
+             "skipped:": _skipped, "passed:": _passed, "stress-ng": _version,
              "metrics": _untrusted, "setting": _setting, "defaulting": _setting}
 
 
@@ -326,16 +333,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if s.bad_arg:
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
-        if s.errors:
-            raise ParseFailure("fatal", f"stress-ng reported an error and printed no metrics: {s.errors[0]}")
-        if s.header:
-            raise ParseFailure("truncated", "the stress-ng metrics table has a header but no rows")
-        if s.completed:
-            raise ParseFailure("unknown-format", "stress-ng finished but printed no metrics table: run it "
-                                                 "with --metrics-brief (or --metrics)")
-        if s.seen:
-            raise ParseFailure("truncated", "the stress-ng log stops before its metrics table")
-        raise ParseFailure("unknown-format", "no `stress-ng:` lines found in the log")
+        raise no_rows_failure(s)
     refuse_repeated_rows(s.rows)
     runs = max(s.dispatches, s.header)
     if runs > 1:  # runs appended to one log: one run's rows must not pass for the other's
@@ -345,10 +343,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
     for name, values in s.rows:
-        metrics.add_columns("" if name == primary else _slug(name) + "_", COLUMNS, measured(values))
+        metrics.add_columns("" if name == primary else slug(name) + "_", COLUMNS, measured(values))
     for name, value, desc in s.misc:
-        prefix = "" if name == primary else _slug(name) + "_"
-        suffix, unit, better = _misc_metric(desc)
+        prefix = "" if name == primary else slug(name) + "_"
+        suffix, unit, better = misc_metric(desc)
         metrics.add(prefix + suffix, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
     hogs = s.hogs.split()
@@ -365,7 +363,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                      f"{'it' if len(missing) == 1 else 'them'} (skipped, failed to start or killed?)")
     if s.yaml:  # a YAML report too (see above)
         flags.append(MIXED + "the metrics table")
-    return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
+    return Parsed(TOOL, s.version, None, metrics.as_tuple(), echoed, tuple(flags))
 
 
 def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str | None:
@@ -378,22 +376,6 @@ def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str |
     return names[0] if len(names) == 1 and not several else None
 
 
-@lru_cache(maxsize=4096)
-def _misc_metric(printed: str) -> tuple[str, str, bool]:
-    """A misc metric's description as printed -> (name suffix, unit, higher is better). One cached
-    call per line instead of three (_misc_desc, _slug, _misc_unit): the descriptions, instance
-    counts included, repeat from log to log of a campaign."""
-    desc = _misc_desc(printed)
-    return (_slug(desc), *_misc_unit(desc))
-
-
-def _misc_unit(desc: str) -> tuple[str, bool]:
-    words = desc.split()
-    if "per" in words and words.index("per") + 1 < len(words) and words[words.index("per") + 1] == "sec":
-        return " ".join(words[:words.index("per")]) + "/s", True
-    return desc, False
-
-
 def _flags_yaml(requested: Mapping[str, Any] | None, echoed: Echoed, row: list[float] | None) -> list[str]:
     return _flags(_Scan(), requested, echoed, row)
 
@@ -403,6 +385,9 @@ def _flags(s: _Scan, requested: Mapping[str, Any] | None, echoed: Echoed,
     flags = compare_echoed(requested, echoed, ("timeout",))
     if s.failed:
         flags.append(f"FAILED: stress-ng reported {s.failed} failed stressor instance(s)")
+    if s.skipped:
+        flags.append(f"SKIPPED: stress-ng skipped {s.skipped} stressor instance(s) (out of resources, or not "
+                     "supported here): the figures come from the instances that ran")
     if s.untrusted:
         flags.append(f"UNTRUSTWORTHY: stress-ng marked {s.untrusted} metric(s) untrustworthy")
     if s.errors:

@@ -6,6 +6,8 @@ bogo ops/s usr+sys, (CPU used per instance %, RSS max KB)]) as stressng.py reads
 
 from __future__ import annotations
 
+from typing import Any
+
 from podtax.parsers.base import ParseFailure, int_or_float
 
 Row = tuple[str, list[float]]
@@ -47,3 +49,25 @@ def missing_rows(hogs: str, rows: list[Row]) -> list[str]:
 
 def no_work_flag(name: str) -> str:
     return f"NO_WORK: stress-ng's {name} stressor completed 0 bogo ops; its rates read 0"
+
+
+def no_rows_failure(scan: Any) -> ParseFailure:
+    """Why a log has no metrics table (`scan` is stressng._Scan), most specific first."""
+    if scan.skipped and scan.completed and not scan.passed:
+        return ParseFailure("fatal", f"stress-ng skipped its stressor ({scan.skipped} instance(s) skipped, none "
+                                     "passed), so there are no figures: its log says why (out of memory, not "
+                                     "supported on this system?)")
+    if scan.errors and (scan.completed or not scan.dispatches):
+        return ParseFailure("fatal", f"stress-ng reported an error and printed no metrics: {scan.errors[0]}")
+    if scan.errors:  # started, then stopped with neither a table nor a `run completed` line
+        return ParseFailure("truncated", "the stress-ng log stops before its metrics table, with no `run completed` "
+                                         "line (killed: by the OOM killer, a time limit?); it printed "
+                                         f"{len(scan.errors)} error line(s), first: {scan.errors[0][:200]}")
+    if scan.header:
+        return ParseFailure("truncated", "the stress-ng metrics table has a header but no rows")
+    if scan.completed:
+        return ParseFailure("unknown-format", "stress-ng finished but printed no metrics table: run it "
+                                              "with --metrics-brief (or --metrics)")
+    if scan.seen:
+        return ParseFailure("truncated", "the stress-ng log stops before its metrics table")
+    return ParseFailure("unknown-format", "no `stress-ng:` lines found in the log")
