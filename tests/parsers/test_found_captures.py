@@ -263,3 +263,9 @@ def test_iperf3_bidir_reports_both_directions(name: str, udp: bool) -> None:
     assert values["reverse_throughput_mbps"] > 0 and values["throughput_mbps"] > 0
     assert ("reverse_jitter_ms" in values) is udp
     assert parsed.echoed["bidir"] == 1 and parsed.flags[0].startswith("BIDIR: ")
+
+
+def test_fio_json_after_other_output_with_braces_is_found() -> None:
+    for tool in (None, "fio"):
+        values = parse("fio-3.28-json-in-kubectl-logs.log", tool).values()
+        assert (values["read_iops"], values["write_iops"]) == (170075.741182, 56839.645098)

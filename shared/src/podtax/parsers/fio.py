@@ -43,9 +43,13 @@ def percentile_name(key: str) -> str:
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
-    start = text.find("{")
-    if start < 0 or '"fio version"' not in text:
+    version_at = text.find('"fio version"')
+    if version_at < 0 or text.find("{") < 0:
         return fio_text.parse(text, requested)
+    # the report's `{` is the one right before its first key, "fio version": other output before the
+    # report (a wrapper's `METADATA START {...}` line, fio's stderr) may hold braces of its own
+    start = text.rfind("{", 0, version_at)
+    start = start if start >= 0 else text.find("{")
     reports = text.count('"fio version"')
     if reports > 1:  # appended runs, or --status-interval's interim reports: the first is not the answer
         raise ParseFailure("unknown-format", f"this log holds {reports} fio JSON reports (runs appended to one "
