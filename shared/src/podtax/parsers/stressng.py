@@ -3,16 +3,19 @@
 The table is found by its header (`stressor  bogo ops real time ...`) whatever the prefix
 (`info:` up to 0.15.04, `metrc:` from 0.15.05), the stream (the caller joins stdout and stderr)
 or its place relative to "successful run completed"; a `--log-brief` log (no prefix at all) is read
-as if each line had one, a `--timestamp` log as if it had none, and a log whose lines carry a log collector's prefix
-(journalctl, the kernel log) as if they had none. Rows are split on whitespace, so stressor
+as if each line had one, a `--timestamp` log as if it had none, and a log whose lines carry a log
+collector's prefix (journalctl, the kernel log) as if they had none. Rows are split on whitespace, so stressor
 names wider than their column are fine. `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
-are flagged NO_WORK, and a dispatched stressor with no row MISSING (stressng_checks.py).
+are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
+stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED. A verbose log's `stress-ng 0.19.02` debug line
+gives the version.
 
 Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
 is the `cpu` row for the stress-ng-cpu test, else the only row. Every other row is prefixed with
 its stressor name (`af_alg_bogo_ops`...). "miscellaneous metrics" lines become metrics named after
-their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way.
+their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way; a rate (`per sec`,
+`per second`) is higher-is-better, anything else lower-is-better (stressng_names.py).
 """
 
 from __future__ import annotations
