@@ -63,8 +63,7 @@ def _kib(value: str, unit: str) -> float:
 def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     version: str | None = None
     echoed: Echoed = {}
-    jobs: list[tuple[str, dict[str, float]]] = []
-    group_of: dict[int, str] = {}  # id(figures) -> the job's group id
+    jobs: list[tuple[str, str, dict[str, float]]] = []  # (job name, group id, figures)
     direction = ""
     pct_scale = 0.0
     runs = 0  # `fio-<version>` lines: fio prints one per invocation
@@ -74,7 +73,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         if pct_scale and line.startswith("|"):
             for key, value in _PCT.findall(line):
-                jobs[-1][1][f"{direction}_clat_{_label(key)}"] = to_number(value) * pct_scale
+                jobs[-1][2][f"{direction}_clat_{_label(key)}"] = to_number(value) * pct_scale
             continue
         pct_scale = 0.0
         m = _VERSION.match(line) if line.startswith("fio-") else None
@@ -90,12 +89,11 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if m:
             if parse_int(m.group(3).removeprefix("-")) != 0:  # None (too long to read) is not 0
                 raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(3)}")
-            jobs.append((m.group(1), {}))
-            group_of[id(jobs[-1][1])] = m.group(2)
+            jobs.append((m.group(1), m.group(2), {}))
             continue
         if not jobs:
             continue
-        figures = jobs[-1][1]
+        figures = jobs[-1][2]
         if not line.startswith(_GUARD):  # none of the patterns below can match
             continue
         m = _NEW.match(line)
@@ -127,7 +125,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
                                              "split it, one run per log")
-    jobs = [(name, figures) for name, figures in jobs if figures]
+    jobs = [job for job in jobs if job[2]]
     if not jobs:
         if version or echoed:
             raise ParseFailure("truncated", "the fio log stops before any job reported its figures")
@@ -137,15 +135,15 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", "neither a fio JSON report nor fio's normal text output")
     metrics = MetricList()
     totals: dict[str, float] = {}
-    groups = len({group_of[id(figures)] for _, figures in jobs})
-    slugs = [re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "job" for name, _ in jobs]
-    for i, (_name, figures) in enumerate(jobs):
+    groups = len({group for _, group, _ in jobs})
+    slugs = [re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "job" for name, _, _ in jobs]
+    for i, (_name, group, figures) in enumerate(jobs):
         prefix = "" if len(jobs) == 1 else f"{slugs[i]}_{i}_" if slugs.count(slugs[i]) > 1 else f"{slugs[i]}_"
         for key, value in figures.items():
             unit = "IOPS" if key.endswith("_iops") else "KiB/s" if key.endswith("_bw") else "µs"
             metrics.add(prefix + key, value, unit, unit != "µs")
             if unit != "µs":  # jobs of different groups ran one after another: summed per group
-                total = f"group{group_of[id(figures)]}_{key}" if groups > 1 else key
+                total = f"group{group}_{key}" if groups > 1 else key
                 totals[total] = totals.get(total, 0.0) + value
     if len(jobs) > 1:
         for key, value in totals.items():

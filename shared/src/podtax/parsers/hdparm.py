@@ -35,10 +35,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     problems: list[str] = []
     seen_timing_word = False
     broken: list[str] = []  # `Timing ... reads:` lines without their figures
+    failed: str | None = None  # the first `read() failed: <error>` line
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
             continue
+        if failed is None and "read() failed: " in line:
+            failed = line
         if line.startswith("Timing"):
             seen_timing_word = True
             m = _TIMING.match(line)
@@ -64,9 +67,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             problems.append(line)  # _DENIED or a missing device
     device = devices[0] if devices else device  # the timed device, not an earlier `/dev/x: ...` line
     echoed: Echoed = {"device": device} if device else {}
-    failed = next((line for line in text.split("\n") if "read() failed: " in line), None)
     if failed and "device too small" not in failed:  # an I/O error on the device: the timing is lost
-        raise ParseFailure("fatal", f"hdparm could not read {device or 'the device'}: {failed.strip()[:200]}")
+        raise ParseFailure("fatal", f"hdparm could not read {device or 'the device'}: {failed[:200]}")
     if not timings:
         denied = [p for p in problems if any(w in p for w in _DENIED)]
         if denied:

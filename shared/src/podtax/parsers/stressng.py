@@ -150,7 +150,9 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         m = _split_line(raw)
         if m is None:
             at = raw.find("stress-ng: ", 1)
-            if at > 0 and raw[at - 1] in " \t:]#$>":  # glued behind a shell prompt or another line's text
+            # behind a log collector's prefix (journalctl `Jul 28 16:19:31 host stress-ng[1310]: `, the kernel
+            # log `user  :notice: [  109.92] `), a shell prompt or another line's text: read from `stress-ng: `
+            if at > 0 and raw[at - 1] in " \t:]#$>":
                 return _line(s, raw[at:], state)
             line = raw.strip()
             if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line:
@@ -219,19 +221,12 @@ BRIEF_HEADER = r"^stressor +bogo ops "  # the table header of a `--log-brief` lo
 _BRIEF_WORDS = re.compile(rf"^dispatching hogs: |{BRIEF_HEADER}", re.M)
 # The fraction can be negative: Cygwin's stress-ng printed `00:00:00.-99` for lines logged by a stressor.
 _TIMESTAMP = re.compile(r"^stress-ng: [0-9]{2}:[0-9]{2}:[0-9]{2}\.-?[0-9]{2} (?=[a-z]+: )", re.M)
-# A prefix before each stress-ng line, from a log collector: journalctl (`Jul 28 16:19:31 host
-# stress-ng[1310]: `), dmesg/kmsg (`user  :notice: [  109.92] `), syslog. Removed with what precedes it.
-_PREFIXED = re.compile(r"^[^\n]*?[ \t:\]](?=stress-ng: (?:[0-9:.-]+ )?[a-z]+: +\[[0-9]+\] )", re.M)
 
 
 def _plain(text: str) -> str | None:
-    """A log whose lines carry a log collector's prefix (_PREFIXED), written with `--timestamp`
-    (`stress-ng: 04:14:26.35 info:  [pid] ...`) or `--log-brief` (no `stress-ng: info:  [pid] ` prefix at
-    all, but its dispatch line or table header) in the plain form; None for any other log. Tried only
-    when no line had the plain form."""
-    if _PREFIXED.search(text):
-        text = _PREFIXED.sub("", text)
-        return _TIMESTAMP.sub("stress-ng: ", text) if _TIMESTAMP.search(text) else text
+    """A log written with `--timestamp` (`stress-ng: 04:14:26.35 info:  [pid] ...`) or `--log-brief` (no
+    `stress-ng: info:  [pid] ` prefix at all, but its dispatch line or table header) in the plain form;
+    None for any other log. Tried only when no line had the plain form."""
     if _TIMESTAMP.search(text):
         return _TIMESTAMP.sub("stress-ng: ", text)
     if _BRIEF_WORDS.search(text):
