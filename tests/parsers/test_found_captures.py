@@ -129,6 +129,31 @@ def test_fio_groups_are_summed_per_group_and_padding_percentiles_dropped() -> No
     assert (five["group2_write_iops"], five["group3_read_iops"], five["group4_read_iops"]) == (1610, 317, 323)
 
 
+@pytest.mark.parametrize("name", ["fio-3.40-clat-above-lat.json", "fio-3.40-clat-above-lat-text.log"])
+def test_fio_clat_above_lat_is_left_out_and_flagged(name: str) -> None:
+    parsed = parse(name)
+    values = parsed.values()
+    assert values["group0_read_iops"] == pytest.approx(24076.792321 if name.endswith("json") else 24100)
+    assert not [metric for metric in values if "clat" in metric]  # 5.19 s mean clat under an 82 µs lat
+    flag = next(f for f in parsed.flags if f.startswith("INCONSISTENT_LATENCY: "))
+    assert "randread" in flag and "randwrite" in flag and "82.35" in flag
+
+
+def test_fio_options_that_differ_across_jobs_are_all_echoed() -> None:
+    three = parse("fio-3.16-three-groups-numjobs.json")
+    assert three.echoed["numjobs"] == "1,5,10" and three.echoed["rw"] == "randrw"  # not the first job's 1
+    assert parse("fio-2.17-two-groups.json").echoed["rw"] == "randread,randwrite"
+    assert parse("fio-3.40-clat-above-lat.json").echoed["iodepth"] == 2  # shared by both jobs: as it is
+
+
+def test_fio_clat_within_lat_is_kept() -> None:
+    report = (CORPUS / "fio-3.40-clat-above-lat.json").read_text(encoding="utf-8")
+    sane = report.replace('"mean" : 5191564752.380984', '"mean" : 81000.0')
+    assert sane != report
+    values = parse_text(sane).values()
+    assert values["randread_read_clat_mean"] == 81.0 and "randwrite_write_clat_mean" not in values
+
+
 def test_fio_latency_not_measured_is_left_out_not_zero() -> None:
     values = parse("fio-3.20-gtod-reduce.json", "fio").values()
     assert values["read_iops"] == pytest.approx(982.05078)

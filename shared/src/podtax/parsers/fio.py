@@ -8,7 +8,10 @@ prefixed with its name (`<jobname>_read_iops`, `_<index>` added when names repea
 unprefixed `<dir>_iops` / `<dir>_bw` are the SUMS over the jobs (percentiles are not aggregated);
 jobs in several groups (stonewall, new_group) ran one after another, so they are summed per group
 (`group<id>_<dir>_iops`) and flagged GROUPS. A latency fio did not measure (gtod_reduce=1: all zeros,
-N = 0) is left out rather than read as 0 µs.
+N = 0) is left out rather than read as 0 µs; so are the clat figures of a job direction whose mean
+clat exceeds its mean lat (lat = slat + clat for every I/O: an engine's bug), flagged
+INCONSISTENT_LATENCY. Echoed options shared by all jobs are given as they are; options that differ
+between jobs are joined in job order (`numjobs=1,5,10`), so no single job stands for the run.
 """
 
 from __future__ import annotations
@@ -73,12 +76,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     names = _job_prefixes(jobs) if len(jobs) > 1 else [""]
     groups = sorted({g for g in (j.get("groupid", 0) for j in jobs) if isinstance(g, int)})
     totals: dict[str, list[float]] = {}
+    suspect: list[str] = []  # job directions whose clat exceeds their lat (left out)
     for job, prefix in zip(jobs, names, strict=True):
         for direction in DIRECTIONS:
             stats = job.get(direction)
             if not isinstance(stats, dict) or not _number(stats.get("total_ios", stats.get("io_bytes"))):
                 continue
-            iops, bw = _job_direction(stats, prefix + direction, metrics)
+            iops, bw = _job_direction(stats, prefix + direction, metrics, suspect)
             # jobs of different groups (stonewall, new_group) ran one after another: summed per group
             group = f"group{job.get('groupid', 0)}_" if len(groups) > 1 else ""
             agg = totals.setdefault(group + direction, [0.0, 0.0])
@@ -90,11 +94,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             metrics.add(f"{direction}_bw", bw, "KiB/s", True)
     if not totals:
         raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
-    echoed = _echoed(doc, jobs[0])
+    echoed = fio_text.merge_echoed([_echoed(doc, job) for job in jobs])
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     if len(groups) > 1:
         flags.append(fio_text.groups_flag(len(groups)))
-    else:
+    if suspect:
+        flags.append(fio_text.latency_flag(suspect))
+    if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same
         flags.append("MIXED_OUTPUT: the log holds fio's JSON report and a normal text report (one run with "
@@ -135,16 +141,22 @@ def _field(stats: Mapping[str, Any], key: str, what: str) -> float:
     return _number(value)
 
 
-def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList) -> tuple[float, float]:
+def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList,
+                   suspect: list[str]) -> tuple[float, float]:
     iops = _field(stats, "iops", name)
     bw = _field(stats, "bw", name)
     metrics.add(f"{name}_iops", iops, "IOPS", True)
     metrics.add(f"{name}_bw", bw, "KiB/s", True)
-    clat, scale = stats.get("clat_ns"), 1000.0
+    clat, lat, scale = stats.get("clat_ns"), stats.get("lat_ns"), 1000.0
     if not isinstance(clat, dict):
-        clat, scale = stats.get("clat"), 1.0  # fio 2.x reported clat in µs
+        clat, lat, scale = stats.get("clat"), stats.get("lat"), 1.0  # fio 2.x reported clat in µs
     if isinstance(clat, dict) and (clat.get("N") == 0 or not any(_number(clat.get(k)) for k in ("min", "mean", "max"))):
         clat = None  # not measured (gtod_reduce=1, disable_clat): zeros that must not read as 0 µs
+    if isinstance(clat, dict) and isinstance(lat, dict) and fio_text.exceeds(
+            _number(clat.get("mean")) / scale, _number(lat.get("mean")) / scale):
+        suspect.append(f"{name} (clat {_number(clat.get('mean')) / scale:.6g} µs, lat "
+                       f"{_number(lat.get('mean')) / scale:.6g} µs)")
+        clat = None  # lat = slat + clat for every I/O: an engine's or fio's bug, not a latency
     if isinstance(clat, dict):
         for key, label in (("min", "min"), ("mean", "mean"), ("max", "max")):
             if key in clat:

@@ -30,13 +30,36 @@ _OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, 
 _DIRECTION = re.compile(r"^(read|write|trim)\s*:")  # a direction's first line, in any form
 _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, max=\s*([\d.]+)([kKM]?) ?, "
                    r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
+_LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,")  # total latency
 _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
 _PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
-_GUARD = ("read", "write", "trim", "clat")  # how every line _NEW, _OLD, _CLAT and _PCT_HEAD match starts
+_GUARD = ("read", "write", "trim", "clat", "lat ")  # how every line _NEW, _OLD, _CLAT, _LAT, _PCT_HEAD match starts
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def exceeds(clat_mean: float, lat_mean: float) -> bool:
+    """fio's mean completion latency above its mean total latency (lat = slat + clat for every I/O):
+    impossible, so one of them is wrong (an I/O engine's bug). 1% + 1 µs of slack for rounding."""
+    return lat_mean > 0 and clat_mean > lat_mean * 1.01 + 1.0
+
+
+def latency_flag(suspect: list[str]) -> str:
+    return ("INCONSISTENT_LATENCY: fio's mean completion latency exceeds its mean total latency, which "
+            f"includes it, for {', '.join(suspect)}: an I/O engine's or fio's bug, so those clat figures "
+            "are left out")
+
+
+def merge_echoed(per_job: list[Echoed]) -> Echoed:
+    """The options of the run: a value all jobs share as it is, values that differ (jobs of several
+    groups, or side by side) joined in job order (`rw=randread,randwrite`), so no job stands for all."""
+    merged: Echoed = {}
+    for key in dict.fromkeys(k for job in per_job for k in job):
+        values = list(dict.fromkeys(job[key] for job in per_job if key in job))
+        merged[key] = values[0] if len(values) == 1 else ",".join(map(str, values))
+    return merged
 
 
 def groups_flag(groups: int) -> str:
@@ -62,11 +85,12 @@ def _kib(value: str, unit: str) -> float:
 
 def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     version: str | None = None
-    echoed: Echoed = {}
+    heads: list[Echoed] = []  # each job's header line (`randread: (g=0): rw=randread, bs=(R) 4096B-...`)
     jobs: list[tuple[str, str, dict[str, float]]] = []  # (job name, group id, figures)
     direction = ""
     pct_scale = 0.0
     runs = 0  # `fio-<version>` lines: fio prints one per invocation
+    lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -82,8 +106,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             version = m.group(1)
             continue
         m = _HEAD.match(line) if "(g=" in line else None
-        if m and not echoed:
-            echoed = {"rw": m.group(1), "bs": m.group(2), "ioengine": m.group(3), "iodepth": _int(m.group(4))}
+        if m:
+            heads.append({"rw": m.group(1), "bs": m.group(2), "ioengine": m.group(3), "iodepth": _int(m.group(4))})
             continue
         m = _JOB.match(line) if "(groupid=" in line else None
         if m:
@@ -119,12 +143,18 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             figures[f"{direction}_clat_mean"] = to_number(m.group(6)) * scale
             figures[f"{direction}_clat_max"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)] * scale
             continue
+        m = _LAT.match(line)
+        if m and direction:  # kept beside the figures, checked against clat below (not a metric)
+            lats[(len(jobs), direction)] = to_number(m.group(2)) * _TIME_SCALE[m.group(1)]
+            continue
         m = _PCT_HEAD.match(line)
         if m and direction:
             pct_scale = _TIME_SCALE[m.group(1)]
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
                                              "split it, one run per log")
+    echoed = merge_echoed(heads)
+    suspect = _drop_inconsistent(jobs, lats)
     jobs = [job for job in jobs if job[2]]
     if not jobs:
         if version or echoed:
@@ -151,5 +181,20 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"]
     if groups > 1:
         flags.append(groups_flag(groups))
+    if suspect:
+        flags.append(latency_flag(suspect))
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _drop_inconsistent(jobs: list[tuple[str, str, dict[str, float]]], lats: dict[tuple[int, str], float]) -> list[str]:
+    """Leave out the clat figures of each job direction whose mean clat exceeds its mean lat (see exceeds)."""
+    suspect = []
+    for (number, direction), lat in lats.items():
+        name, _group, figures = jobs[number - 1]
+        clat = figures.get(f"{direction}_clat_mean")
+        if clat is not None and exceeds(clat, lat):
+            suspect.append(f"{name} {direction} (clat {clat:.6g} µs, lat {lat:.6g} µs)")
+            for key in [k for k in figures if k.startswith(f"{direction}_clat_")]:
+                del figures[key]
+    return suspect
