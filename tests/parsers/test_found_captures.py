@@ -294,3 +294,32 @@ def test_fio_json_after_other_output_with_braces_is_found() -> None:
     for tool in (None, "fio"):
         values = parse("fio-3.28-json-in-kubectl-logs.log", tool).values()
         assert (values["read_iops"], values["write_iops"]) == (170075.741182, 56839.645098)
+
+
+def test_stress_ng_yaml_gives_the_misc_metrics_its_table_gives() -> None:
+    """One run's YAML report and metrics table: the same metrics, named alike, except the descriptions
+    with punctuation inside a word, which stress-ng's YAML keys drop (`Mfp-ops`, `SHA-1`, `recv'd`)."""
+    yaml = {m.name: m for m in parse("stress-ng-0.17-seq24-stm32mp135.yaml").metrics}
+    table = {m.name: m for m in parse("stress-ng-0.17-seq24-stm32mp135-table.log").metrics}
+    assert yaml["matrix_add_matrix_ops_per_sec"].value == pytest.approx(3476.091296)
+    assert (yaml["matrix_add_matrix_ops_per_sec"].unit, yaml["matrix_add_matrix_ops_per_sec"].higher_is_better) \
+        == ("add matrix ops/s", True)
+    shared = yaml.keys() & table.keys()
+    assert len(shared) == 224 and len(yaml) == len(table) == 245
+    assert all(yaml[n].value == pytest.approx(table[n].value, abs=0.006) for n in shared)
+    assert all(yaml[n].higher_is_better == table[n].higher_is_better for n in shared)
+    punctuated = sorted(yaml.keys() - table.keys())
+    assert punctuated[0] == "crypt_sha1_encrypts_per_sec" and len(punctuated) == 21
+    assert all(n.startswith(("crypt_sha", "fp_mfpops_", "raw")) for n in punctuated)
+
+
+def test_stress_ng_misc_metric_printed_nan_is_left_out_not_fatal() -> None:
+    yaml = (CORPUS / "stress-ng-0.17-seq24-stm32mp135.yaml").read_text(encoding="utf-8")
+    nan = yaml.replace("add-matrix-ops-per-sec: 3476.091296", "add-matrix-ops-per-sec: nan")
+    table = (CORPUS / "stress-ng-0.17-seq24-stm32mp135-table.log").read_text(encoding="utf-8")
+    inf = table.replace("3476.09 add matrix ops per sec", "inf add matrix ops per sec")
+    assert nan != yaml and inf != table
+    for text in (nan, inf):
+        values = parse_text(text).values()
+        assert "matrix_add_matrix_ops_per_sec" not in values
+        assert values["matrix_copy_matrix_ops_per_sec"] == pytest.approx(15180.29, abs=0.006)

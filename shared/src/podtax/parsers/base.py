@@ -131,6 +131,15 @@ def to_number(text: str) -> float:
     return value
 
 
+def is_number(text: str) -> bool:
+    """`text` reads as a finite number (`nan` and `inf` do not: a figure printed so is no figure)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return value - value == 0.0
+
+
 def parse_int(text: str) -> int | None:
     """`int(text)` for a string of decimal digits, None for anything else: `²` (a digit to isdigit() but
     not to int()) or a number longer than int() reads (over 4,300 digits) is refused, not raised."""

@@ -31,6 +31,7 @@ from podtax.parsers.base import (
     ParseFailure,
     compare_echoed,
     int_or_float,
+    is_number,
     parse_int,
     requested_int,
 )
@@ -188,7 +189,7 @@ def _line(s: _Scan, raw: str, state: int) -> int:
                 return state
             except ValueError:
                 pass
-        if len(parts) >= 3 and _isnum(parts[1]) and any(r[0] == parts[0] for r in s.rows):
+        if len(parts) >= 3 and is_number(parts[1]) and any(r[0] == parts[0] for r in s.rows):
             # up to 0.13, a stressor's own metric followed its row, with no `miscellaneous metrics:`:
             # `vdso   9.88 nanoseconds per call (average per stressor)`
             s.misc.append((parts[0], float(parts[1]), msg.split(None, 2)[2]))
@@ -199,8 +200,10 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         return state
     if state == 2:
         parts = msg.split(None, 2)
-        if len(parts) == 3 and _isnum(parts[1]):
-            s.misc.append((parts[0], float(parts[1]), parts[2]))
+        value = _float(parts[1]) if len(parts) == 3 else None
+        if value is not None:
+            if value - value == 0.0:  # a metric printed as nan or inf is no figure: left out
+                s.misc.append((parts[0], value, parts[2]))
             return state
         state = 0
     if level == "error" or level == "fail":
@@ -306,12 +309,11 @@ _HANDLERS = {"dispatching": _hogs, "successful": _completed, "unsuccessful": _co
              "metrics": _untrusted, "setting": _setting, "defaulting": _setting}
 
 
-def _isnum(text: str) -> bool:
+def _float(text: str) -> float | None:
     try:
-        float(text)
+        return float(text)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _count(msg: str) -> int:

@@ -1,7 +1,11 @@
 """stress-ng `--yaml` reports, read with str.find (the per-instance lists can be thousands long).
 
 Only the `metrics:` rows (indent 6 under `- stressor:`), `stress-ng-version` and the compiler are
-read; per-instance figures are skipped. Metric names match the table's (see stressng.COLUMNS).
+read; per-instance figures are skipped. Metric names match the table's (see stressng.COLUMNS). A
+row's other numeric keys are its miscellaneous metrics (`add-matrix-ops-per-sec: 3476.09`), named as
+the table names them (`matrix_add_matrix_ops_per_sec`): stress-ng's YAML key is the description with
+spaces as dashes, so the names match, except where the description had punctuation inside a word
+(`Mfp-ops per sec, float64 add` is `mfp_ops_per_sec_float64_add` from a table, `mfpops_...` from YAML).
 """
 
 from __future__ import annotations
@@ -9,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, to_number
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, to_number
 from podtax.parsers.stressng_checks import no_work_flag, refuse_no_work
+from podtax.parsers.stressng_names import misc_metric
 
 _KEYS = {
     "bogo-ops": 0,
@@ -70,6 +75,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     version = _top_value(text, "stress-ng-version:")
     compiler = _top_value(text, "compiler:")
     rows: list[tuple[str, dict[int, float]]] = []
+    misc: list[tuple[str, float, str]] = []  # stressor, value, description (the key, dashes as spaces)
     last = text.rfind(_ROW)  # no forward search past the last row (rfind is 2x faster here)
     at = text.find("\nmetrics:")
     while at >= 0:
@@ -86,6 +92,8 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                 key, _, rest = line[6:].partition(":")
                 if key in _KEYS:
                     values[_KEYS[key]] = to_number(_value(rest))
+                elif rest.strip() and is_number(_value(rest)):
+                    misc.append((_value(name), float(_value(rest)), key.replace("-", " ")))
             elif line.strip() and not line.startswith("    "):
                 break  # the next top-level section
         rows.append((_value(name), values))
@@ -114,6 +122,9 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         prefix = "" if name == primary else name.replace("-", "_") + "_"
         for (col, unit, better), value in zip(COLUMNS, measured(values), strict=False):
             metrics.add(prefix + col, value, unit, better)
+    for name, value, desc in misc:
+        suffix, unit, better = misc_metric(desc)
+        metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
     flags = flags_of(requested, echoed, row) + [no_work_flag(name) for name in idle]
