@@ -323,3 +323,33 @@ def test_stress_ng_misc_metric_printed_nan_is_left_out_not_fatal() -> None:
         values = parse_text(text).values()
         assert "matrix_add_matrix_ops_per_sec" not in values
         assert values["matrix_copy_matrix_ops_per_sec"] == pytest.approx(15180.29, abs=0.006)
+
+
+@pytest.mark.parametrize("name, rate", [("sysbench-1.0.20-macos-bogus-rate.log", "22,878,757.01"),
+                                        ("sysbench-1.0.20-homebrew-bogus-rate.log", "88,322,749.21")])
+def test_sysbench_cpu_rate_no_cpu_reaches_is_refused(name: str, rate: str) -> None:
+    for tool in (None, "sysbench-cpu"):
+        with pytest.raises(ParseFailure) as failure:
+            parse(name, tool)
+        assert failure.value.reason == "implausible"
+        assert rate in failure.value.detail and "8 thread(s)" in failure.value.detail
+
+
+@pytest.mark.parametrize("rate, threads, limit, refused", [
+    ("46400.00", 8, 10000, False),     # 5,800 a thread: the fastest real runs
+    ("1000000.00", 8, 10000, False),   # 125,000 a thread: far past any CPU, yet under the bound
+    ("1700000.00", 8, 10000, True),    # 212,500 a thread: over it
+    ("1700000.00", 16, 10000, False),  # the same rate over twice the threads
+    ("6000.00", 1, 100000, False),     # a 10x larger limit: the work grows 31.6x, 189,737 normalized
+    ("6500.00", 1, 100000, True),      # 205,548 normalized
+    ("9000000.00", 1, 100, False),     # a tiny limit (under 1,000) is not judged
+])
+def test_sysbench_cpu_plausibility_bound(rate: str, threads: int, limit: int, refused: bool) -> None:
+    text = (CORPUS / "sysbench-1.0.20-macos-bogus-rate.log").read_text(encoding="utf-8")
+    text = text.replace("22878757.01", rate).replace("Number of threads: 8", f"Number of threads: {threads}")
+    text = text.replace("Prime numbers limit: 10000", f"Prime numbers limit: {limit}")
+    if refused:
+        with pytest.raises(ParseFailure, match="implausible"):
+            parse_text(text, "sysbench-cpu")
+    else:
+        assert parse_text(text, "sysbench-cpu").values()["events_per_second"] == float(rate)

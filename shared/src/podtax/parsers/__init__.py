@@ -14,6 +14,7 @@ reason code — never a silent zero:
 - ``unsupported-version``  sysbench 0.4.x: recognized and rejected, naming the version
 - ``bad-argument``   the tool rejected its command line
 - ``wrong-tool``     the log was written by another tool (or another sysbench test / stressor)
+- ``implausible``    the report's figures are beyond what the hardware can do (a broken build's timing)
 - ``refused`` / ``unreachable`` / ``timeout`` / ``server-busy``  a network benchmark (iperf3,
   sockperf) could not reach its server: connection refused, no route, no answer, server busy
 

@@ -223,6 +223,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                          "prints no `CPU speed:` section)")
         else:
             metrics.add("events_per_second", _num(section, "events per second", "events/s"), "events/s", True)
+        _refuse_implausible(metrics.items[-1].value, echoed)
     else:
         for key, name in (("block size", "block_size"), ("total size", "total_size"),
                           ("operation", "operation"), ("scope", "scope")):
@@ -248,6 +249,26 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     flags += compare_echoed(_as_echoed(requested), echoed, ("max_prime", "block_size", "operation"))
     flags += _short(requested, events, section)
     return Parsed(TOOL, section.version, section.build, metrics.as_tuple(), echoed, tuple(flags))
+
+
+# The most events/s one thread could do at a prime limit of 10,000 (the work of an event grows as
+# limit^1.5): about 35x the fastest real runs seen, 5,800 a thread (normalized so) on 2020s x86 and ARM.
+_FASTEST_PER_THREAD = 5_800.0
+_MAX_EVENTS_PER_THREAD = 200_000.0
+
+
+def _refuse_implausible(rate: float, echoed: Echoed) -> None:
+    """A cpu rate no CPU reaches at its prime limit: some builds (macOS with a system LuaJIT) report
+    millions of events/s with 0.00 ms latencies, timing their own loop instead of the primes."""
+    threads, limit = echoed.get("threads"), echoed.get("max_prime")
+    if not isinstance(threads, int) or not isinstance(limit, int) or threads < 1 or limit < 1000:
+        return
+    per_thread = rate / threads * (limit / 10_000) ** 1.5
+    if per_thread > _MAX_EVENTS_PER_THREAD:
+        raise ParseFailure("implausible", f"sysbench cpu reports {rate:,.2f} events/s on {threads} thread(s) "
+                                          f"with a prime limit of {limit}, {per_thread / _FASTEST_PER_THREAD:,.0f}x "
+                                          "what the fastest CPUs do: this sysbench build timed its own loop, not "
+                                          "the prime search (a known fault of some macOS builds); use another build")
 
 
 def _as_echoed(requested: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
