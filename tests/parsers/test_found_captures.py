@@ -353,3 +353,32 @@ def test_sysbench_cpu_plausibility_bound(rate: str, threads: int, limit: int, re
             parse_text(text, "sysbench-cpu")
     else:
         assert parse_text(text, "sysbench-cpu").values()["events_per_second"] == float(rate)
+
+
+@pytest.mark.parametrize("tool", [None, "sysbench-cpu"])
+def test_sysbench_1_0_7_without_cpu_speed_derives_the_rate(tool: str | None) -> None:
+    parsed = parse("sysbench-1.0.7-no-cpu-speed.log", tool)
+    assert parsed.values()["events_per_second"] == 908.25  # 9083 events / 10.0005 s
+    assert parsed.flags[0].startswith("DERIVED: ")
+
+
+def test_sysbench_memory_that_did_no_work_is_refused_not_zero() -> None:
+    for tool in (None, "sysbench-memory"):
+        with pytest.raises(ParseFailure) as failure:
+            parse("sysbench-1.0.20-memory-zero-operations.log", tool)
+        assert failure.value.reason == "fatal"
+        assert "did no work: 0 events in 0.0008s" in failure.value.detail and "2097152KiB" in failure.value.detail
+
+
+@pytest.mark.parametrize("name, tool, reason, words", [
+    ("sysbench-1.1-oltp-riscv.log", None, "unknown-format", "this is an oltp run"),
+    ("sysbench-1.1-oltp-riscv.log", "sysbench-cpu", "wrong-tool", "found an oltp run"),  # not `fileio`
+    ("sysbench-1.0.15-threads.log", "sysbench-cpu", "wrong-tool", "threads, mutex or a script"),
+    ("sysbench-1.0.15-fileio-prepare.log", None, "unknown-format", "fileio run (its prepare or cleanup step"),
+    ("sysbench-1.0.19-usage-error-then-help.log", None, "bad-argument", "requires a command argument"),
+    ("sysbench-1.0.11-usage-error-then-mutex.log", None, "unknown-format", "threads, mutex or a script"),
+])
+def test_sysbench_reports_of_other_tests_are_named(name: str, tool: str | None, reason: str, words: str) -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse(name, tool)
+    assert failure.value.reason == reason and words in failure.value.detail

@@ -55,7 +55,7 @@ def _parsed_ok(test: str, params: dict[str, Any], proc: subprocess.CompletedProc
                                               ("1K", "512"), ("64M", "128M")])
 def test_real_sysbench_memory_block_sizes(block: str, total: str, tmp_path: Path) -> None:
     """sysbench takes a power-of-two block of at least 8 bytes (else `FATAL: Invalid value for
-    memory-block-size`), and a block over the total size runs 0 operations. Blocks under 1 KiB are
+    memory-block-size`), and a block over the total size runs 0 operations (refused: no figure). Blocks under 1 KiB are
     echoed as `0KiB` (no mismatch); slow rates are printed padded, `2 (   35.43 per second)`."""
     params = {"threads": 1, "block_size": block, "total_size": total, "time": 1}
     accepted, proc = _run("sysbench-memory", params, tmp_path)
@@ -64,8 +64,10 @@ def test_real_sysbench_memory_block_sizes(block: str, total: str, tmp_path: Path
         if block == "64M":
             assert "( " in proc.stdout and parse_run("sysbench-memory", proc.stdout).values()["operations"] == 2
         return
-    if templates.size_bytes(block) > templates.size_bytes(total):
-        assert parse_run("sysbench-memory", proc.stdout, proc.stderr, proc.returncode).values()["operations"] == 0
+    if templates.size_bytes(block) > templates.size_bytes(total):  # 0 operations: no figure, and says why
+        with pytest.raises(ParseFailure, match="did no work: 0 events .* the block size") as failure:
+            parse_run("sysbench-memory", proc.stdout, proc.stderr, proc.returncode)
+        assert failure.value.reason == "fatal"
         return
     with pytest.raises(ParseFailure, match="memory-block-size") as failure:
         parse_run("sysbench-memory", proc.stdout, proc.stderr, proc.returncode, params)

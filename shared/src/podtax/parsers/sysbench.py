@@ -5,7 +5,11 @@ A log normally holds one run. Session logs that hold several runs (each starts w
 parsed; several matching runs are refused as ambiguous. The legacy 0.4.x format is recognized
 and REJECTED with `unsupported-version` naming the version: its reports lack events/s and its
 figures are not comparable with 1.0 runs, so a campaign must not mix them. A memory run with
-`--memory-oper=none` moves no memory: it has operations per second and no MiB figures.
+`--memory-oper=none` moves no memory: it has operations per second and no MiB figures. A run of
+0 events is refused (`fatal`), as is a cpu rate no CPU reaches (`implausible`). Releases up to
+1.0.7 and 1.1 development builds print no `CPU speed:` section: events/s is then derived (DERIVED).
+Reports of other tests are refused by name (fileio, oltp; threads and mutex name no test), a
+usage error (`sysbench memory` without `run`) as `bad-argument`.
 """
 
 from __future__ import annotations
@@ -36,8 +40,10 @@ _LEGACY = ("Operations performed:", "Test execution summary:", "per-request stat
            "Maximum prime number checked", "approx.  95 percentile", "Doing CPU performance benchmark")
 _BAD_ARG = ("Invalid value for", "invalid option", "Unknown option", "option requires", "Unrecognized",
             "Missing required argument")
+# `Throughput:` is no marker: 1.1 prints that block in every report (`read, MiB/s:` is fileio's line in it)
 _FILEIO_MARKERS = ("File operations:", "Extra file open flags", "Creating files for the test",
-                   "Removing test files", "Doing random", "Doing sequential", "Throughput:")
+                   "Removing test files", "Doing random", "Doing sequential", "read, MiB/s:")
+_USAGE = "requires a command argument"  # `The 'memory' test requires a command argument. See '...'`
 _BAD_ARG_FIRST = frozenset(p[0] for p in _BAD_ARG)  # a cheap test before startswith(_BAD_ARG)
 _LATENCY_KEYS = frozenset(("min", "avg", "max", "sum"))
 _KIND_TEST = {"sysbench-cpu": "cpu", "sysbench-memory": "memory"}
@@ -93,7 +99,7 @@ def _fill(text: str, kind: str | None = None) -> _Section:
             current.started = True
         elif "MiB transferred" in line:
             fields["transferred"] = line
-        elif line.startswith(_BAD_ARG):
+        elif line.startswith(_BAD_ARG) or _USAGE in line:
             current.bad_arg.append(line)
     current.kind = _kind(text) if kind is None else kind
     return current
@@ -109,7 +115,15 @@ def _kind(text: str) -> str:
     for marker in _FILEIO_MARKERS:
         if find(marker) >= 0:
             return "fileio"
+    if find("SQL statistics:") >= 0:
+        return "oltp"
     return "other"
+
+
+def _named(kind: str) -> str:
+    """A run's kind in a sentence: threads and mutex reports name no test, so they are `other`."""
+    return "a run of another test (threads, mutex or a script: its report names no test)" if kind == "other" \
+        else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} run"
 
 
 def _split(text: str) -> list[tuple[str, str | None]]:
@@ -139,10 +153,19 @@ def _legacy_failure(version: str | None) -> ParseFailure:
                         "comparable with sysbench 1.0; rerun with sysbench 1.0 or later")
 
 
+def _usage_only(run: str) -> bool:
+    return run.find("Threads started!") < 0 and (run.find(_USAGE) >= 0 or any(m in run for m in _BAD_ARG))
+
+
 def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -> tuple[_Section, list[str]]:
     old = sorted(v for _, v in runs if v and v.startswith("0."))
     if old:
         raise _legacy_failure(old[0])
+    if len(runs) > 1:  # a usage error (`sysbench memory` without `run`) is not a run beside the others
+        usage = [run for run in runs if _usage_only(run[0])]
+        ran = [run for run in runs if run not in usage]
+        # ... unless nothing else ran either (`sysbench memory`, then `sysbench memory help`): it is the answer
+        runs = ran if ran and (not usage or any(run.find("Threads started!") >= 0 for run, _ in ran)) else usage or runs
     if len(runs) == 1:
         section = _fill(runs[0][0])
         if section.version is None and section.bad_arg:  # refused before its banner: `--percentile=99.9`
@@ -200,12 +223,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if wanted and section.kind != wanted:
         if section.kind == "other" and not section.started:
             raise ParseFailure("truncated", f"the sysbench log stops before the {wanted} test started")
-        raise ParseFailure("wrong-tool", f"expected a sysbench {wanted} report, found a {section.kind} run")
+        raise ParseFailure("wrong-tool", f"expected a sysbench {wanted} report, found {_named(section.kind)}")
     if section.kind not in ("cpu", "memory"):
-        if not section.started:
+        if not section.started and section.kind == "other":
             raise ParseFailure("truncated", "the sysbench log stops before any test started")
-        raise ParseFailure("unknown-format", f"sysbench {section.kind} reports are not supported "
-                                             "(only cpu and memory)")
+        step = "" if section.started else " (its prepare or cleanup step: no test ran)"
+        raise ParseFailure("unknown-format", f"this is {_named(section.kind)}{step}: sysbench reports of other "
+                                             "tests than cpu and memory are not supported")
     echoed: Echoed = {"test": section.kind}
     f = section.fields
     if "Number of threads" in f:
@@ -215,8 +239,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if "Prime numbers limit" in f:
             echoed["max_prime"] = int(to_number(f["Prime numbers limit"]))
         if "CPU speed" not in f and "events per second" not in f and "total number of events" in f \
-                and "total time" in f and section.latency and (section.version or "").startswith("1.1"):
-            # a 1.1 development build printed no `CPU speed:` section: the rate sysbench computes, from its figures
+                and "total time" in f and section.latency and _no_cpu_speed(section.version):
+            # 1.0.0 to 1.0.7 and 1.1 development builds print no `CPU speed:` section: the rate sysbench computes
             rate = _num(section, "total number of events", "event count") / _num(section, "total time", "s", "s")
             metrics.add("events_per_second", round(rate, 2), "events/s", True)
             flags.append("DERIVED: events_per_second = total number of events / total time (this sysbench build "
@@ -245,6 +269,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     metrics.add("total_time", _num(section, elapsed, "seconds", "s"), "s", False)
     events = _num(section, "total number of events", "event count")
     metrics.add("events", events, "events", True)
+    if events == 0:  # `Total operations: 0 (0.00 per second)`: a rate of 0 would read as the slowest machine
+        raise ParseFailure("fatal", f"sysbench {section.kind} did no work: 0 events in {f.get(elapsed, '?')} "
+                                    f"({_no_work_hint(echoed)}); no figure to report")
     _latency(section, metrics)
     flags += compare_echoed(_as_echoed(requested), echoed, ("max_prime", "block_size", "operation"))
     flags += _short(requested, events, section)
@@ -269,6 +296,22 @@ def _refuse_implausible(rate: float, echoed: Echoed) -> None:
                                           f"with a prime limit of {limit}, {per_thread / _FASTEST_PER_THREAD:,.0f}x "
                                           "what the fastest CPUs do: this sysbench build timed its own loop, not "
                                           "the prime search (a known fault of some macOS builds); use another build")
+
+
+def _no_cpu_speed(version: str | None) -> bool:
+    """Releases 1.0.0 to 1.0.7 and 1.1 development builds: their cpu report has no `CPU speed:` section."""
+    parts = (version or "").split("-")[0].split(".")
+    if len(parts) < 3 or not all(p.isdecimal() for p in parts[:3]):
+        return (version or "").startswith("1.1")
+    major, minor, patch = (int(p) for p in parts[:3])
+    return (major, minor) == (1, 1) or ((major, minor) == (1, 0) and patch <= 7)
+
+
+def _no_work_hint(echoed: Echoed) -> str:
+    if echoed.get("test") == "memory":
+        return (f"is the block size, {echoed.get('block_size', '?')}, larger than the total size, "
+                f"{echoed.get('total_size', '?')}, shared by {echoed.get('threads', '?')} thread(s)?")
+    return "was the run stopped at once, by a time or event limit of 0?"
 
 
 def _as_echoed(requested: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
