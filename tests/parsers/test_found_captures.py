@@ -382,3 +382,38 @@ def test_sysbench_reports_of_other_tests_are_named(name: str, tool: str | None, 
     with pytest.raises(ParseFailure) as failure:
         parse(name, tool)
     assert failure.value.reason == reason and words in failure.value.detail
+
+
+@pytest.mark.parametrize("name, metric, value", [
+    ("stress-ng-memrate-mb-sec-misc.log", "read128_mb_sec", 1754.68),              # `read128 MB/sec`
+    ("stress-ng-0.17-riscv-hdd-mb-sec-misc.log", "hdd_mb_sec_write_rate", 163.56),  # `MB/sec write rate`
+    ("stress-ng-0.15-stream-geometic-mean.log", "memory_read_rate_mb_per_sec", 2317.88),  # `(MB per sec)`
+    ("stress-ng-sockpair-calls-sec-1-min.log", "socketpair_calls_sec", 28156.62),  # `calls sec`, no "per"
+])
+def test_stress_ng_misc_rates_in_any_wording_are_higher_is_better(name: str, metric: str, value: float) -> None:
+    found = {m.name: m for m in parse(name, "stress-ng").metrics}
+    assert found[metric].value == value and found[metric].higher_is_better
+    assert found[metric].unit in ("MB/s", "socketpair calls/s")
+
+
+def test_stress_ng_setting_to_a_1_min_run_echoes_60_s() -> None:
+    assert parse("stress-ng-sockpair-calls-sec-1-min.log").echoed["timeout"] == 60
+
+
+def test_stress_ng_unsuccessful_run_without_a_table_is_fatal_not_truncated() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("stress-ng-vm-bit-errors-unsuccessful.log")
+    assert failure.value.reason == "fatal" and "bit errors" in failure.value.detail
+
+
+def test_stress_ng_instances_unaccounted_for_are_flagged() -> None:
+    parsed = parse("stress-ng-ioport-355-of-512-passed.log")
+    assert parsed.echoed["threads"] == 512
+    assert [f for f in parsed.flags if f.startswith("PARTIAL: stress-ng dispatched 512 stressor instance(s) but "
+                                                    "reports 355 passed, 0 failed and 0 skipped")]
+
+
+def test_stress_ng_illegal_time_specifier_is_a_bad_argument() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("stress-ng-illegal-time-specifier.log", "stress-ng")
+    assert failure.value.reason == "bad-argument" and "Illegal time specifier" in failure.value.detail

@@ -8,14 +8,16 @@ collector's prefix (journalctl, the kernel log) as if they had none. Rows are sp
 names wider than their column are fine. `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
 are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
-stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED. A verbose log's `stress-ng 0.19.02` debug line
+stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED; passed, failed and skipped counts that fall short
+of the dispatched instances are flagged PARTIAL. A verbose log's `stress-ng 0.19.02` debug line
 gives the version.
 
 Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
 is the `cpu` row for the stress-ng-cpu test, else the only row. Every other row is prefixed with
 its stressor name (`af_alg_bogo_ops`...). "miscellaneous metrics" lines become metrics named after
 their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way; a rate (`per sec`,
-`per second`) is higher-is-better, anything else lower-is-better (stressng_names.py).
+`per second`, `MB/sec`, `(MB per sec)`) is higher-is-better, anything else lower-is-better
+(stressng_names.misc_unit).
 """
 
 from __future__ import annotations
@@ -29,11 +31,8 @@ from podtax.parsers.base import (
     MetricList,
     Parsed,
     ParseFailure,
-    compare_echoed,
-    int_or_float,
     is_number,
     parse_int,
-    requested_int,
 )
 from podtax.parsers.stressng_checks import (
     missing_rows,
@@ -41,14 +40,19 @@ from podtax.parsers.stressng_checks import (
     no_work_flag,
     refuse_no_work,
     refuse_repeated_rows,
+    run_flags,
+    unaccounted,
 )
 from podtax.parsers.stressng_names import misc_metric, slug
 from podtax.parsers.stressng_yaml import COLUMNS, MIXED, measured, parse_yaml
 
 TOOL = "stress-ng"
-_SETTING = re.compile(r"^(?:setting to|defaulting to) an? (?:(\d+) mins?, )?(\d+) sec")
+# `setting to a 60 second run`, `a 1 min, 30 secs run`, `a 1 min run`, `defaulting to a 86400 second (1 day, ...`
+_SETTING = re.compile(r"^(?:setting to|defaulting to) an? ((?:[0-9]{1,9} (?:day|hour|min|sec|second)s?,? ?)+)")
+_DURATION = re.compile(r"([0-9]+) (day|hour|min|sec)")
+_SECONDS = {"day": 86400, "hour": 3600, "min": 60, "sec": 1}
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
-            "must be one of", "option requires an argument", "invalid value")
+            "must be one of", "option requires an argument", "invalid value", "Illegal time specifier")
 _Row = tuple[str, list[float]]
 _Misc = tuple[str, float, str]  # stressor, value, description as printed (see stressng_names.misc_metric)
 
@@ -298,9 +302,7 @@ def _untrusted(s: _Scan, msg: str) -> None:
 def _setting(s: _Scan, msg: str) -> None:
     t = _SETTING.match(msg)
     if t:
-        mins, secs = parse_int(t.group(1) or "0"), parse_int(t.group(2))
-        if mins is not None and secs is not None:
-            s.timeout = mins * 60 + secs
+        s.timeout = sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(t.group(1)))
 
 
 _VERSION = re.compile(r"stress-ng ([0-9]+\.[0-9]+\.[0-9]+)(?: |$)")
@@ -355,8 +357,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         echoed["threads"] = threads
     if s.timeout is not None:
         echoed["timeout"] = s.timeout
-    flags = _flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
-    flags += [no_work_flag(name) for name in idle]
+    flags = run_flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
+    flags += [no_work_flag(name) for name in idle] + unaccounted(s.hogs, s.passed, s.failed, s.skipped)
     missing = missing_rows(s.hogs, s.rows)
     if missing:
         flags.append(f"MISSING: stress-ng dispatched {', '.join(missing)} but printed no metrics row for "
@@ -377,23 +379,4 @@ def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str |
 
 
 def _flags_yaml(requested: Mapping[str, Any] | None, echoed: Echoed, row: list[float] | None) -> list[str]:
-    return _flags(_Scan(), requested, echoed, row)
-
-
-def _flags(s: _Scan, requested: Mapping[str, Any] | None, echoed: Echoed,
-           row: list[float] | None) -> list[str]:
-    flags = compare_echoed(requested, echoed, ("timeout",))
-    if s.failed:
-        flags.append(f"FAILED: stress-ng reported {s.failed} failed stressor instance(s)")
-    if s.skipped:
-        flags.append(f"SKIPPED: stress-ng skipped {s.skipped} stressor instance(s) (out of resources, or not "
-                     "supported here): the figures come from the instances that ran")
-    if s.untrusted:
-        flags.append(f"UNTRUSTWORTHY: stress-ng marked {s.untrusted} metric(s) untrustworthy")
-    if s.errors:
-        flags.append(f"ERRORS: stress-ng printed {len(s.errors)} error line(s), first: {s.errors[0][:200]}")
-    ops = requested_int(requested, "ops")
-    if row and ops and row[0] < ops:
-        flags.append(f"SHORT: stress-ng ran {int_or_float(row[0])} of the {ops} requested bogo ops "
-                     "before its timeout")
-    return flags
+    return run_flags(_Scan(), requested, echoed, row)

@@ -6,9 +6,10 @@ bogo ops/s usr+sys, (CPU used per instance %, RSS max KB)]) as stressng.py reads
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers.base import ParseFailure, int_or_float
+from podtax.parsers.base import Echoed, ParseFailure, compare_echoed, int_or_float, requested_int
 
 Row = tuple[str, list[float]]
 
@@ -47,6 +48,17 @@ def missing_rows(hogs: str, rows: list[Row]) -> list[str]:
     return [name for name in dispatched if name not in names]
 
 
+def unaccounted(hogs: str, passed: int | None, failed: int, skipped: int) -> list[str]:
+    """A flag when stress-ng's `passed:`/`failed:`/`skipped:` counts (0.15 and later) account for fewer
+    instances than `dispatching hogs: 512 ioport` started: the figures come from the ones that passed."""
+    counts = [part.split()[0] for part in hogs.split(",") if len(part.split()) == 2]
+    dispatched = sum(int(c) for c in counts if c.isdecimal() and len(c) < 10)
+    if passed is None or not dispatched or passed + failed + skipped >= dispatched:
+        return []
+    return [f"PARTIAL: stress-ng dispatched {dispatched} stressor instance(s) but reports {passed} passed, {failed} "
+            f"failed and {skipped} skipped: the figures come from the {passed} that passed"]
+
+
 def no_work_flag(name: str) -> str:
     return f"NO_WORK: stress-ng's {name} stressor completed 0 bogo ops; its rates read 0"
 
@@ -57,7 +69,8 @@ def no_rows_failure(scan: Any) -> ParseFailure:
         return ParseFailure("fatal", f"stress-ng skipped its stressor ({scan.skipped} instance(s) skipped, none "
                                      "passed), so there are no figures: its log says why (out of memory, not "
                                      "supported on this system?)")
-    if scan.errors and (scan.completed or not scan.dispatches):
+    unsuccessful = any(e.startswith("unsuccessful run completed") for e in scan.errors)
+    if scan.errors and (scan.completed or unsuccessful or not scan.dispatches):
         return ParseFailure("fatal", f"stress-ng reported an error and printed no metrics: {scan.errors[0]}")
     if scan.errors:  # started, then stopped with neither a table nor a `run completed` line
         return ParseFailure("truncated", "the stress-ng log stops before its metrics table, with no `run completed` "
@@ -71,3 +84,22 @@ def no_rows_failure(scan: Any) -> ParseFailure:
     if scan.seen:
         return ParseFailure("truncated", "the stress-ng log stops before its metrics table")
     return ParseFailure("unknown-format", "no `stress-ng:` lines found in the log")
+
+
+def run_flags(s: Any, requested: Mapping[str, Any] | None, echoed: Echoed, row: list[float] | None) -> list[str]:
+    """The flags of a run read into `s` (stressng._Scan) whose primary row is `row`."""
+    flags = compare_echoed(requested, echoed, ("timeout",))
+    if s.failed:
+        flags.append(f"FAILED: stress-ng reported {s.failed} failed stressor instance(s)")
+    if s.skipped:
+        flags.append(f"SKIPPED: stress-ng skipped {s.skipped} stressor instance(s) (out of resources, or not "
+                     "supported here): the figures come from the instances that ran")
+    if s.untrusted:
+        flags.append(f"UNTRUSTWORTHY: stress-ng marked {s.untrusted} metric(s) untrustworthy")
+    if s.errors:
+        flags.append(f"ERRORS: stress-ng printed {len(s.errors)} error line(s), first: {s.errors[0][:200]}")
+    ops = requested_int(requested, "ops")
+    if row and ops and row[0] < ops:
+        flags.append(f"SHORT: stress-ng ran {int_or_float(row[0])} of the {ops} requested bogo ops "
+                     "before its timeout")
+    return flags

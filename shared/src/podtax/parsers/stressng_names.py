@@ -16,11 +16,13 @@ def slug(text: str) -> str:
 
 def misc_desc(text: str) -> str:
     """`qsort comparisons per sec (geometric mean of 12 instances)` -> `qsort comparisons per sec`;
-    `nanoseconds per call (average per stressor)` -> `nanoseconds per call`."""
+    `nanoseconds per call (average per stressor)` -> `nanoseconds per call`; 0.15's
+    `memory read rate (MB per sec) (geometic mean)` -> `memory read rate (MB per sec)`."""
     text = text.rstrip()
     if text.endswith(")"):
         at = text.rfind(" (")
-        if at >= 0 and ("mean of" in text[at:] or "average per" in text[at:]):
+        tail = text[at:]
+        if at >= 0 and ("mean of" in tail or "average per" in tail or tail.endswith(" mean)")):
             return text[:at].rstrip()
     return text
 
@@ -34,10 +36,27 @@ def misc_metric(printed: str) -> tuple[str, str, bool]:
     return (slug(desc), *misc_unit(desc))
 
 
+_SECOND = ("sec", "second", "s")
+
+
 def misc_unit(desc: str) -> tuple[str, bool]:
-    """A rate (`cache ops per second`, `Mfp-ops per sec, float64 add`) is per second and higher is better."""
+    """A rate is per second and higher is better: `cache ops per second` (`cache ops/s`), `Mfp-ops per
+    sec, float64 add` (`Mfp-ops/s`), `memory rate (MB per sec)` (`MB/s`), `write128 MB/sec` and
+    `MB/sec write rate` (`MB/s`), `socketpair calls sec` (`socketpair calls/s`: a per left out). Anything
+    else (`nanosecs per call`) is lower-is-better, its description as the unit."""
     words = desc.split()
-    if "per" in words and words.index("per") + 1 < len(words) \
-            and words[words.index("per") + 1].rstrip(",;") in ("sec", "second"):
-        return " ".join(words[:words.index("per")]) + "/s", True
+    for i, word in enumerate(words):
+        bare = word.strip("(),;")
+        if bare == "per" and i + 1 < len(words) and words[i + 1].strip("(),;") in _SECOND:
+            before = words[:i]
+            opened = [j for j, w in enumerate(before) if w.startswith("(")]
+            if opened and ")" in " ".join(before[opened[-1]:]):  # `packets (32 bytes) received per sec`
+                opened = []
+            counted = before[opened[-1]:] if opened else before  # `memory rate (MB per sec)`: what the ( holds
+            return " ".join(counted).lstrip("(") + "/s", True
+        head, slash, tail = bare.rpartition("/")
+        if slash and head and tail in _SECOND:
+            return f"{head}/s", True
+    if len(words) >= 2 and words[-1] in ("sec", "second"):
+        return " ".join(words[:-1]) + "/s", True
     return desc, False
