@@ -203,9 +203,18 @@ def test_sockperf_one_way_report_names_full_rtt() -> None:
 
 
 def test_iperf3_old_udp_layout_is_named_not_called_cut() -> None:
+    """Before 3.11 a UDP report has one end.sum: the sender's rate, the receiver's jitter and loss."""
+    parsed = parse("iperf3-3.1.3-udp.json")
+    assert parsed.values() == {"sent_mbps": pytest.approx(834.711189017), "jitter_ms": 0.092,
+                               "lost_percent": pytest.approx(0.690276)}
+    assert parsed.flags[0].startswith("SENDER_ONLY: ")
+    with pytest.raises(ParseFailure) as failure:  # the template's figure is the receiver's throughput
+        parse("iperf3-3.1.3-udp.json", "iperf3")
+    assert "no throughput_mbps figure" in failure.value.detail and "3.11 or later" in failure.value.detail
+    reverse = (CORPUS / "iperf3-3.1.3-udp.json").read_text(encoding="utf-8").replace('"reverse":\t0', '"reverse":\t1')
     with pytest.raises(ParseFailure) as failure:
-        parse("iperf3-3.1.3-udp.json")
-    assert failure.value.reason == "unsupported-version" and "3.1.3" in failure.value.detail
+        parse_text(reverse)
+    assert failure.value.reason == "unsupported-version" and "3.1.3 reverse UDP" in failure.value.detail
     with pytest.raises(ParseFailure) as text:
         parse("iperf3-3.1.3-udp-text.log")
     assert "rerun iperf3 with -J" in text.value.detail
@@ -417,3 +426,42 @@ def test_stress_ng_illegal_time_specifier_is_a_bad_argument() -> None:
     with pytest.raises(ParseFailure) as failure:
         parse("stress-ng-illegal-time-specifier.log", "stress-ng")
     assert failure.value.reason == "bad-argument" and "Illegal time specifier" in failure.value.detail
+
+
+def test_sockperf_padded_average_of_old_versions_is_read() -> None:
+    values = parse("sockperf-3.1-avg-lat-padded.log").values()
+    assert (values["latency_avg_us"], values["latency_stddev_us"], values["latency_p50_us"]) == (6.839, 2.349, 6.802)
+
+
+def test_sockperf_one_observation_is_refused() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("sockperf-one-observation.log")
+    assert failure.value.reason == "fatal" and "only 1 message(s) in 0.000 s" in failure.value.detail
+
+
+def test_iperf3_udp_before_3_11_gives_the_sender_rate_and_the_receiver_loss() -> None:
+    parsed = parse("iperf3-3.9-udp-sum-only.json")
+    assert parsed.values()["jitter_ms"] == pytest.approx(0.0332, abs=5e-5) and parsed.values()["lost_percent"] == 0
+    assert "throughput_mbps" not in parsed.values() and parsed.flags[0].startswith("SENDER_ONLY: ")
+
+
+@pytest.mark.parametrize("name", ["iperf3-text-summary-only.log", "iperf3-text-server.log"])
+def test_iperf3_text_reports_of_3_7_and_later_are_named(name: str) -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse(name)  # recognized as iperf3 without --tool
+    assert "iperf3's text report" in failure.value.detail and "-J" in failure.value.detail
+
+
+def test_iperf3_json_stream_is_named() -> None:
+    for tool in (None, "iperf3"):
+        with pytest.raises(ParseFailure) as failure:
+            parse("iperf3-3.21-json-stream.jsonl", tool)
+        assert "--json-stream" in failure.value.detail and "-J" in failure.value.detail
+
+
+def test_iperf3_bidir_before_3_11_reads_the_first_pair_as_client_to_server() -> None:
+    parsed = parse("iperf3-3.9-tcp-bidir.json")
+    values = parsed.values()
+    assert values["throughput_mbps"] == pytest.approx(293.66412001449263)  # not the reverse 300.338
+    assert values["reverse_throughput_mbps"] == pytest.approx(300.33830456027657)
+    assert values["retransmits"] == 0 and parsed.echoed["bidir"] == 1 and parsed.flags[0].startswith("BIDIR: ")

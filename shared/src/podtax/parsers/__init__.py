@@ -190,6 +190,9 @@ def _hint(primary: str, parsed: Parsed) -> str:
     groups = next((f for f in parsed.flags if f.startswith("GROUPS: ")), None)
     if groups:  # fio jobs in several groups: no figure stands for the whole run
         return f": {groups.removeprefix('GROUPS: ')}; run one group per log"
+    sender = next((f for f in parsed.flags if f.startswith("SENDER_ONLY: ")), None)
+    if sender:  # iperf3 before 3.11, UDP
+        return f": {sender.removeprefix('SENDER_ONLY: ')}; rerun with iperf3 3.11 or later"
     return ""
 
 

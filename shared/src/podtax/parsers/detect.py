@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from podtax.parsers import iperf3
 from podtax.parsers.base import holds
 from podtax.parsers.stressng import BRIEF_HEADER
 
@@ -17,6 +18,8 @@ _STRESSNG_BRIEF = re.compile(BRIEF_HEADER, re.M)
 _HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT")  # need "Timing "
 _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?[ \t]*$", re.M)
+_IPERF3_WORDS = ('"version":\t"iperf 3', '"version": "iperf 3', '"version":"iperf 3', "iperf Done.",
+                 "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ", *iperf3.TEXT_MARKS)
 _FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-", ";fio-")  # ;fio-: a terse line
 
 
@@ -63,8 +66,7 @@ def tools_in(text: str) -> list[str]:
         found.append("hdparm")
     if head.startswith("fio-") or _any(text, _FIO_WORDS):
         found.append("fio")
-    if holds(text, '"version":\t"iperf 3') or holds(text, '"version": "iperf 3') or holds(text, "iperf Done.") \
-            or holds(text, "iperf3: error - ") or holds(text, "[ ID ] Interval"):
+    if _any(text, _IPERF3_WORDS):
         found.append("iperf3")
     if holds(text, "sockperf: ") and (holds(text, "== version #") or holds(text, "sockperf: ERROR")
                                       or holds(text, "sockperf: ====> avg-")):  # a report without its banner

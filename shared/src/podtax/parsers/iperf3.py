@@ -12,9 +12,14 @@ A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view.
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
 (connection refused), `unreachable` (no route, network unreachable), `timeout` (nothing answered,
 or iperf3 was stopped before the test ran), `server-busy` (the server runs another test),
-`truncated` (the JSON is cut), `unsupported-version` (iperf3 3.1's UDP report, which has only the
-sender's rate), `fatal` (any other error iperf3 reports), `bad-argument` (a
-`parameter error` printed before the test, with the usage text).
+`truncated` (the JSON is cut), `unsupported-version` (a reverse UDP report before 3.11, see below),
+`fatal` (any other error iperf3 reports), `bad-argument` (a `parameter error` printed before the
+test, with the usage text). `--json-stream` output (3.17) is refused with the option to use.
+
+Before 3.11 a UDP report has one `end.sum`: the sender's rate with the receiver's jitter and loss.
+A forward run gives `sent_mbps`, `jitter_ms` and `lost_percent`, no `throughput_mbps`, flagged
+SENDER_ONLY; a reverse one is refused. Before 3.11 `--bidir` printed `sum_sent`/`sum_received` twice
+in `end` (client-to-server first): the second pair is read as the reverse direction.
 """
 
 from __future__ import annotations
@@ -28,8 +33,23 @@ from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compar
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
 TEXT_DONE = "iperf Done."  # the last line of a text report
-TEXT_HEADER = "[ ID ] Interval"  # the text report's table header (iperf 2 writes `[ ID] Interval`)
+# The text report's marks: its header up to 3.6 (`[ ID ] Interval`; iperf 2 and iperf3 3.7+ write
+# `[ ID] Interval`, 3.7+ then `Bitrate`), the client's first line, the server's for each test
+TEXT_MARKS = ("[ ID ] Interval", "[ ID] Interval           Transfer     Bitrate", "Connecting to host ",
+              "Accepted connection from ")
 _DECODER = json.JSONDecoder()
+
+
+def _keep_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's repeated keys kept: the second `sum_sent` becomes `sum_sent_bidir_reverse`, as 3.11
+    names it (`--bidir` before 3.11 printed both directions' sums under the same keys)."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        doc[key if key not in doc else f"{key}_bidir_reverse"] = value
+    return doc
+
+
+_DUPLICATES = json.JSONDecoder(object_pairs_hook=_keep_repeats)
 _ERRORS = (  # (substring of iperf3's error, reason, advice)
     ("Connection refused", "refused", "is the iperf3 server running on that address and port?"),
     ("Network is unreachable", "unreachable", "no route to the server's address from this side"),
@@ -49,12 +69,19 @@ def _load(text: str) -> dict[str, Any]:
         error = text.find(TEXT_ERROR)  # iperf3 without -J reports its error as a line
         if error >= 0:
             raise _fail(text[error + len(TEXT_ERROR):].split("\n", 1)[0].strip(), {"start": {}})
-        if TEXT_DONE in text or TEXT_HEADER in text:
+        interrupted = text.find("iperf3: interrupt - ")
+        if interrupted >= 0 and TEXT_DONE not in text:  # the text report of a run stopped by a signal
+            raise _fail(text[interrupted + 8:].split("\n", 1)[0].strip(), {"start": {}})
+        if TEXT_DONE in text or any(mark in text for mark in TEXT_MARKS):
             raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits): rerun "
                                                  "iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
+    if text.find('"event":', start, start + 200) >= 0:  # `--json-stream`: one event per line, no report
+        raise ParseFailure("unknown-format", "this is iperf3's --json-stream output (one event per line): "
+                                             "rerun iperf3 with -J for the report podtax reads")
+    decoder = _DECODER if text.count('"sum_sent"') < 2 else _DUPLICATES  # --bidir before 3.11
     try:
-        doc, end = _DECODER.raw_decode(text, start)
+        doc, end = decoder.raw_decode(text, start)
     except (ValueError, RecursionError) as exc:
         raise ParseFailure("truncated", f"the iperf3 JSON report is incomplete or damaged ({exc})") from None
     if text.find('"start"', end) >= 0:  # a second report: two runs in one capture, neither is the answer
@@ -67,6 +94,14 @@ def _load(text: str) -> dict[str, Any]:
 def _version(doc: Mapping[str, Any]) -> str | None:
     text = str(doc["start"].get("version", ""))
     return text.removeprefix("iperf ").strip() or None
+
+
+def _before_3_11(doc: Mapping[str, Any]) -> bool:
+    """The report's version is older than 3.11 (the UDP layout with `sum_sent` and `sum_received`)."""
+    parts = (_version(doc) or "").split("+")[0].split(".")[:2]
+    if len(parts) < 2 or not all(p.isdecimal() for p in parts):
+        return False
+    return (int(parts[0]), int(parts[1])) < (3, 11)
 
 
 def _fail(error: str, doc: Mapping[str, Any]) -> ParseFailure:
@@ -104,11 +139,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     udp = str(ts.get("protocol", "")).upper() == "UDP"
     received, sent = end.get("sum_received"), end.get("sum_sent")
     if not isinstance(received, dict) or not isinstance(sent, dict):
-        if isinstance(end.get("sum"), dict) and udp:  # iperf3 3.1's UDP layout: one `sum`, the sender's rate
-            raise ParseFailure("unsupported-version", f"this iperf3 {_version(doc) or ''} UDP report has only "
-                                                      "end.sum, the sender's rate (no sum_received): the "
-                                                      "receiver's throughput is not in it; rerun with a newer "
-                                                      "iperf3")
+        if isinstance(end.get("sum"), dict) and udp and received is None and sent is None and _before_3_11(doc):
+            return _udp_sender_only(doc, end["sum"], ts, requested)
         raise ParseFailure("truncated", "the iperf3 report has no sum_sent/sum_received")
     metrics = MetricList()
     metrics.add("throughput_mbps", _num(received, "bits_per_second", "sum_received") / 1e6, "Mbit/s", True)
@@ -133,17 +165,49 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         metrics.add("cpu_local_percent", _num(cpu, "host_total", "cpu_utilization_percent"), "%", False)
         metrics.add("cpu_remote_percent", _num(cpu, "remote_total", "cpu_utilization_percent"), "%", False)
     if _num(received, "bytes", "sum_received") <= 0:
+        if _num(sent, "bytes", "sum_sent") > 0:  # `-n 10K`: over before the receiver's first report
+            raise ParseFailure("fatal", f"iperf3's receiver reported 0 bytes while the sender sent "
+                                        f"{_num(sent, 'bytes', 'sum_sent'):.0f} in {sent.get('seconds', '?')} s: "
+                                        "the transfer was too short to measure (raise -t, -n or -k)")
         raise ParseFailure("timeout", "iperf3 moved no data: the receiver got 0 bytes")
+    echoed = _echoed(ts, udp)
+    if ts.get("bidir") == 1 or isinstance(back, dict):
+        echoed["bidir"] = 1
+    flags += _compare(requested, echoed)
+    return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _echoed(ts: Mapping[str, Any], udp: bool) -> Echoed:
     echoed: Echoed = {"protocol": "udp" if udp else "tcp"}
     for key, name in (("num_streams", "parallel"), ("duration", "duration"), ("reverse", "reverse"),
                       ("blksize", "length")):
         value = ts.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             echoed[name] = value
-    if ts.get("bidir") == 1:
-        echoed["bidir"] = 1
+    return echoed
+
+
+def _compare(requested: Mapping[str, Any] | None, echoed: Echoed) -> list[str]:
     req = dict(requested or {})
     if req.get("length") == 0:
         req.pop("length")  # 0 = iperf3's default, echoed as the actual block size
-    flags += compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
-    return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
+    return compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
+
+
+def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mapping[str, Any],
+                     requested: Mapping[str, Any] | None) -> Parsed:
+    """A UDP report before 3.11: `end.sum` holds the sender's rate and the receiver's jitter and loss."""
+    if ts.get("reverse") == 1:
+        raise ParseFailure("unsupported-version", f"this iperf3 {_version(doc) or ''} reverse UDP report has "
+                                                  "only end.sum (no sum_received, added in 3.11): whose rate it "
+                                                  "holds is not stated; rerun with iperf3 3.11 or later")
+    if _num(total, "bytes", "sum") <= 0:
+        raise ParseFailure("timeout", "iperf3 moved no data: the sender sent 0 bytes")
+    metrics = MetricList()
+    metrics.add("sent_mbps", _num(total, "bits_per_second", "sum") / 1e6, "Mbit/s", True)
+    metrics.add("jitter_ms", _num(total, "jitter_ms", "sum"), "ms", False)
+    metrics.add("lost_percent", _num(total, "lost_percent", "sum"), "%", False)
+    flags = ["SENDER_ONLY: this iperf3 UDP report (before 3.11) gives the sender's rate with the receiver's "
+             "jitter and loss, not the receiver's throughput (no throughput_mbps)"]
+    echoed = _echoed(ts, True)
+    return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags + _compare(requested, echoed)))

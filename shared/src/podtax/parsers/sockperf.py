@@ -30,7 +30,7 @@ _TARGET = re.compile(r"IP = (\S+)\s+PORT =\s*(\d+) # (TCP|UDP)")
 _ERROR = re.compile(r"ERROR: (.*?)(?:\(errno=(\d+) ([^)]*)\))?\s*$", re.M)
 # `avg-rtt=57.265 (std-dev=20.569)`; 3.8 and later add statistics after the std-dev (`, mean-ad=...`);
 # `avg-lat=` is an older name for the one-way latency
-_AVG = re.compile(r"avg-(rtt|latency|lat)=([\d.]+) \(std-dev=([\d.]+)[,)]")
+_AVG = re.compile(r"avg-(rtt|latency|lat)=\s*([\d.]+) \(std-dev=\s*([\d.]+)[,)]")  # 3.5 and older pad: `= 6.839`
 # sockperf prints every figure with 3 decimals: a last line without its newline is whole when it has all 3
 _WHOLE_LAST = re.compile(r"observation =\s*[0-9]+\.[0-9]{3}[ \t]*\Z")
 # A figure ends its line (or a `;`): a line cut mid-number (`3.932` -> `3.9`, a killed run) must not match.
@@ -40,6 +40,7 @@ _DROPPED = re.compile(r"# dropped messages = (\d+);")
 _PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)(?=[ \t]*\n)")
 _EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)(?=[ \t]*\n)")
 _INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
+_MIN_OBSERVATIONS = 2  # one message gives one figure for every percentile and a 0 std-dev
 _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
 _ADVICE = {"refused": "is the sockperf server running on that address and port?",
            "unreachable": "no route to the server's address from this side",
@@ -88,6 +89,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("unknown-format", "no sockperf ping-pong report found")
     if text.find("[Valid Duration]", valid.end()) >= 0:  # two runs in one capture: neither is the answer
         raise ParseFailure("unknown-format", "this log holds several sockperf reports; split it, one run per log")
+    received = to_number(valid.group(3))
+    if received < _MIN_OBSERVATIONS:  # `Total 1 observations`: every percentile is that one figure
+        raise ParseFailure("fatal", f"sockperf timed only {int(received)} message(s) in {valid.group(1)} s, too few "
+                                    f"for a latency distribution (under {_MIN_OBSERVATIONS}): raise --time or --mps")
     kind = "rtt" if avg.group(1) == "rtt" else "latency"
     metrics = MetricList()
     metrics.add(f"{kind}_avg_us", to_number(avg.group(2)), "µs", False)
@@ -98,7 +103,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("truncated", "the sockperf report has no `percentile 50.000` line (cut or killed?)")
     for em in _EXTREME.finditer(text):
         metrics.add(f"{kind}_{em.group(1).lower()}_us", to_number(em.group(2)), "µs", False)
-    seconds, received = to_number(valid.group(1)), to_number(valid.group(3))
+    seconds = to_number(valid.group(1))
     if seconds > 0:
         metrics.add("messages_per_second", received / seconds, "msg/s", True)
     dropped = _DROPPED.search(text)
