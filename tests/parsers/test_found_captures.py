@@ -465,3 +465,51 @@ def test_iperf3_bidir_before_3_11_reads_the_first_pair_as_client_to_server() -> 
     assert values["throughput_mbps"] == pytest.approx(293.66412001449263)  # not the reverse 300.338
     assert values["reverse_throughput_mbps"] == pytest.approx(300.33830456027657)
     assert values["retransmits"] == 0 and parsed.echoed["bidir"] == 1 and parsed.flags[0].startswith("BIDIR: ")
+
+
+def test_fio_status_interval_text_reports_are_refused_not_summed() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("fio-3.33-status-interval-text.log")  # summed, 4 cumulative reports read 25,137k IOPS
+    assert "reports several times (--status-interval)" in failure.value.detail
+
+
+@pytest.mark.parametrize("name, tool, figure, value", [
+    ("fio-3.33-randtrim.json", "fio", "trim_iops", 2730666.666667),
+    ("fio-3.33-unified-mixed.json", "fio", "mixed_iops", 5461333.333333),
+    ("fio-2.19-unified-mixed-text.log", "fio", "mixed_iops", 1217),
+])
+def test_fio_trim_and_unified_reports_are_read(name: str, tool: str, figure: str, value: float) -> None:
+    for which in (None, tool):
+        assert parse(name, which).values()[figure] == pytest.approx(value)
+
+
+def test_fio_percentiles_of_a_latency_not_measured_are_left_out() -> None:
+    values = parse("fio-2.19-zero-percentiles-text.log", "fio").values()
+    assert values["write_iops"] == 6466 and not [name for name in values if "clat" in name]
+
+
+@pytest.mark.parametrize("name", ["fio-3.39-interrupted-text.log", "fio-3.33-interrupted.json"])
+def test_fio_interrupted_runs_are_flagged(name: str) -> None:
+    flags = parse(name, "fio").flags
+    assert [f for f in flags if f.startswith("INTERRUPTED: fio: terminating on signal 2")]
+
+
+@pytest.mark.parametrize("name, words", [
+    ("fio-3.38-windows-err42-text.log", "err=42/file:io_u.c:2290"),
+    ("fio-3.19-max-jobs-text.log", "maximum number of jobs (8) reached"),
+])
+def test_fio_text_failures_quote_fio(name: str, words: str) -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse(name)
+    assert failure.value.reason == "fatal" and words in failure.value.detail
+
+
+@pytest.mark.parametrize("name", ["fio-3.8-verify-text.log", "fio-3.33-write-verify.json"])
+def test_fio_verify_reads_of_a_write_job_are_left_out(name: str) -> None:
+    parsed = parse(name, "fio")
+    assert "write_iops" in parsed.values() and not [n for n in parsed.values() if n.startswith("read_")]
+    assert [f for f in parsed.flags if f.startswith("VERIFY: ")]
+
+
+def test_fio_decimal_units_of_kb_base_1000() -> None:
+    assert parse("fio-3.33-kb-base-1000-text.log").values()["read_bw"] == pytest.approx(22.4e9 / 1024)

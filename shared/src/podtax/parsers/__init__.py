@@ -50,7 +50,6 @@ TEST_TOOL: dict[str, str] = {t.name: t.tool for t in templates.REGISTRY.values()
 TEST_TOOL.update(dict.fromkeys(timeline.PRIMARY, timeline.TOOL))  # the control-plane templates
 _SPECIFIC = frozenset({"fatal", "bad-argument", "permission-denied", "unsupported-version", "wrong-tool",
                        "refused", "unreachable", "timeout", "server-busy"})
-_WRITE_RW = ("write", "randwrite", "trimwrite")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # colour and cursor codes (`ESC[2;35m`, `ESC[0m`, `ESC[K`)
 
 
@@ -199,7 +198,9 @@ def _hint(primary: str, parsed: Parsed) -> str:
 def _primary_metric(test: str, requested: Mapping[str, Any] | None, parsed: Parsed) -> str:
     if test == "fio":
         rw = str((requested or {}).get("rw") or parsed.echoed.get("rw") or "read")
-        return "write_iops" if rw in _WRITE_RW else "read_iops"
+        primary = f"{fio.primary_direction(rw)}_iops"
+        names = {m.name for m in parsed.metrics}
+        return "mixed_iops" if primary not in names and "mixed_iops" in names else primary  # unified_rw_reporting
     if test == "sysbench-memory":  # the template's rule, with the operation the run used
         operation = str((requested or {}).get("operation") or parsed.echoed.get("operation") or "write")
         return _template_primary(test, ("operation", operation))

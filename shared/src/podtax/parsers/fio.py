@@ -12,6 +12,10 @@ N = 0) is left out rather than read as 0 µs; so are the clat figures of a job d
 clat exceeds its mean lat (lat = slat + clat for every I/O: an engine's bug), flagged
 INCONSISTENT_LATENCY. Echoed options shared by all jobs are given as they are; options that differ
 between jobs are joined in job order (`numjobs=1,5,10`), so no single job stands for the run.
+`unified_rw_reporting` gives `mixed_*` figures (the primary when the run's direction has none); a
+trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
+flagged VERIFY. `fio: terminating on signal` is flagged INTERRUPTED. A job reporting twice in text
+(`--status-interval`, cumulative) is refused, as are several JSON reports.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from podtax.parsers import fio_text
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, parse_int
 
 TOOL = "fio"
-DIRECTIONS = ("read", "write", "trim")
+DIRECTIONS = ("read", "write", "trim", "mixed")  # mixed: unified_rw_reporting=1
+_WRITES = ("write", "randwrite", "trimwrite")
+_TRIMS = ("trim", "randtrim")
 _ECHO = ("rw", "bs", "size", "iodepth", "direct", "ioengine", "runtime", "numjobs")
 _SLUG = re.compile(r"[^A-Za-z0-9]+")
 _DENIED_ERRNO = {1, 13}
@@ -77,10 +83,14 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     groups = sorted({g for g in (j.get("groupid", 0) for j in jobs) if isinstance(g, int)})
     totals: dict[str, list[float]] = {}
     suspect: list[str] = []  # job directions whose clat exceeds their lat (left out)
+    verified: list[str] = []  # write jobs whose reads are their verify pass (left out)
     for job, prefix in zip(jobs, names, strict=True):
         for direction in DIRECTIONS:
             stats = job.get(direction)
             if not isinstance(stats, dict) or not _number(stats.get("total_ios", stats.get("io_bytes"))):
+                continue
+            if direction == "read" and _verifies(doc, job):
+                verified.append(str(job.get("jobname", "?")))
                 continue
             iops, bw = _job_direction(stats, prefix + direction, metrics, suspect)
             # jobs of different groups (stonewall, new_group) ran one after another: summed per group
@@ -100,6 +110,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         flags.append(fio_text.groups_flag(len(groups)))
     if suspect:
         flags.append(fio_text.latency_flag(suspect))
+    if verified:
+        flags.append(fio_text.verify_flag(verified))
+    flags += fio_text.interrupted_flag(text)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same
@@ -210,10 +223,21 @@ def _echoed(doc: Mapping[str, Any], job: Mapping[str, Any]) -> Echoed:
     return echoed
 
 
+def primary_direction(rw: str) -> str:
+    """The direction whose figures stand for a run of `rw`: write for writes, trim for trims, else read."""
+    return "write" if rw in _WRITES else "trim" if rw in _TRIMS else "read"
+
+
+def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
+    """A write-only job with `verify` set: its reads check what it wrote."""
+    options = {**(doc.get("global options") or {}), **(job.get("job options") or {})}
+    return options.get("rw", options.get("readwrite")) in _WRITES and options.get("verify") not in (None, "0", "none")
+
+
 def _require_primary(metrics: MetricList, requested: Mapping[str, Any] | None, echoed: Echoed) -> None:
     rw = str((requested or {}).get("rw") or echoed.get("rw") or "")
     if not rw:
         return
-    direction = "write" if rw in ("write", "randwrite", "trimwrite") else "read"
-    if f"{direction}_iops" not in metrics:
+    direction = primary_direction(rw)
+    if f"{direction}_iops" not in metrics and "mixed_iops" not in metrics:
         raise ParseFailure("unknown-format", f"fio was asked for rw={rw} but reports no {direction} I/O")

@@ -1,7 +1,9 @@
 """fio's default `normal` text output (fio 2.x and 3.x), for logs recorded without JSON.
 
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
-(IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON.
+(IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. fio 3 prints rates
+without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000; fio 2's `KB/s` is KiB/s. A failed
+job's message quotes fio's own error lines.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from podtax.parsers.base import (
 )
 
 _TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
-_JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)")
-_NEW = re.compile(r"^(read|write|trim)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([KMGT]?i?B)/s")
+_JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")
+# fio 3: `BW=25.3GiB/s (27.1GB/s)`, the decimal form first with kb_base=1000 (`BW=22.4GB/s (20.8GiB/s)`)
+_NEW = re.compile(r"^(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTP]?)(i?)B/s")
 # fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`
-_OLD = re.compile(r"^(read|write|trim)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
-_DIRECTION = re.compile(r"^(read|write|trim)\s*:")  # a direction's first line, in any form
+_OLD = re.compile(r"^(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
+_DIRECTION = re.compile(r"^(read|write|trim|mixed)\s*:")  # a direction's first line, in any form
 _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, max=\s*([\d.]+)([kKM]?) ?, "
                    r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
 _LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,")  # total latency
@@ -35,9 +38,11 @@ _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
 _PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
-_GUARD = ("read", "write", "trim", "clat", "lat ")  # how every line _NEW, _OLD, _CLAT, _LAT, _PCT_HEAD match starts
+_GUARD = ("read", "write", "trim", "mixed", "clat", "lat ")  # how _NEW, _OLD, _CLAT, _LAT, _PCT_HEAD lines start
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+_POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+_FATAL = ("fio: pid=", "error: ", "fio: io_u error")  # fio's own words for a failed job
 
 
 def exceeds(clat_mean: float, lat_mean: float) -> bool:
@@ -50,6 +55,36 @@ def latency_flag(suspect: list[str]) -> str:
     return ("INCONSISTENT_LATENCY: fio's mean completion latency exceeds its mean total latency, which "
             f"includes it, for {', '.join(suspect)}: an I/O engine's or fio's bug, so those clat figures "
             "are left out")
+
+
+def _said(text: str) -> str:
+    """fio's own words for a failure (`fio: pid=12812, err=42/...`, `error: maximum number of jobs (8)
+    reached.`), as `: ...` to append to a message, or ""."""
+    said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)]
+    return f": {' / '.join(said)[:500]}" if said else ""
+
+
+def verify_flag(jobs: list[str]) -> str:
+    return (f"VERIFY: the reads of write job(s) {', '.join(dict.fromkeys(jobs))} are fio's verify pass, not the "
+            "workload: left out")
+
+
+def _drop_reads(jobs: list[tuple[str, str, dict[str, float]]]) -> bool:
+    dropped = False
+    for _name, _group, figures in jobs:
+        for key in [k for k in figures if k.startswith("read_")]:
+            del figures[key]
+            dropped = True
+    return dropped
+
+
+def interrupted_flag(text: str) -> list[str]:
+    """`fio: terminating on signal 2`: the jobs stopped before their runtime or size; figures cover the part run."""
+    at = text.find("fio: terminating on signal")
+    if at < 0:
+        return []
+    said = text[at:].split("\n", 1)[0].strip()
+    return [f"INTERRUPTED: {said}: the jobs stopped early, so the figures cover only the part that ran"]
 
 
 def merge_echoed(per_job: list[Echoed]) -> Echoed:
@@ -90,6 +125,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     direction = ""
     pct_scale = 0.0
     runs = 0  # `fio-<version>` lines: fio prints one per invocation
+    reported: set[tuple[str, str]] = set()  # (job name, pid) of each job report
+    repeated = ""  # the first job that reported twice
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     for raw in text.split("\n"):
         line = raw.strip()
@@ -112,7 +149,11 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         m = _JOB.match(line) if "(groupid=" in line else None
         if m:
             if parse_int(m.group(3).removeprefix("-")) != 0:  # None (too long to read) is not 0
-                raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(3)}")
+                raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(3)}{m.group(4) or ''}"
+                                            f"{_said(text)}")
+            if m.group(5) and (m.group(1), m.group(5)) in reported and not repeated:
+                repeated = f"{m.group(1)} (pid {m.group(5)})"  # the same process again: --status-interval
+            reported.add((m.group(1), m.group(5)))
             jobs.append((m.group(1), m.group(2), {}))
             continue
         if not jobs:
@@ -124,7 +165,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if m:
             direction = m.group(1)
             figures[f"{direction}_iops"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)]
-            figures[f"{direction}_bw"] = _kib(m.group(4), m.group(5))
+            figures[f"{direction}_bw"] = to_number(m.group(4)) * (1024 if m.group(6) else 1000) \
+                ** _POWER[m.group(5)] / 1024
             continue
         m = _OLD.match(line)
         if m:
@@ -153,10 +195,24 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
                                              "split it, one run per log")
+    if repeated:
+        raise ParseFailure("unknown-format", f"fio job {repeated} reports several times (--status-interval): its "
+                                             "reports are cumulative, so they must not be added; keep the last "
+                                             "one, or rerun without --status-interval")
     echoed = merge_echoed(heads)
     suspect = _drop_inconsistent(jobs, lats)
+    for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
+        for direction in {key.split("_", 1)[0] for key in figures}:
+            clat = [key for key in figures if key.startswith(f"{direction}_clat_")]
+            if clat and not any(figures[key] for key in clat):
+                for key in clat:
+                    del figures[key]
+    verified = echoed.get("rw") in ("write", "randwrite") and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
+        said = _said(text)
+        if said:
+            raise ParseFailure("fatal", f"fio stopped before any job reported its figures{said}")
         if version or echoed:
             raise ParseFailure("truncated", "the fio log stops before any job reported its figures")
         if _TERSE.search(text):
@@ -183,6 +239,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         flags.append(groups_flag(groups))
     if suspect:
         flags.append(latency_flag(suspect))
+    if verified:
+        flags.append(verify_flag([name for name, _, _ in jobs]))
+    flags += interrupted_flag(text)
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
 
