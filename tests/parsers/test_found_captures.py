@@ -513,3 +513,16 @@ def test_fio_verify_reads_of_a_write_job_are_left_out(name: str) -> None:
 
 def test_fio_decimal_units_of_kb_base_1000() -> None:
     assert parse("fio-3.33-kb-base-1000-text.log").values()["read_bw"] == pytest.approx(22.4e9 / 1024)
+
+
+def test_hdparm_devices_named_by_a_loop_header_are_several_devices() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("hdparm-seven-disks-loop.log")
+    assert "timings of 7 devices (/dev/sda, /dev/sdb" in failure.value.detail
+
+
+def test_hdparm_eof_beside_a_kernel_sense_error_quotes_it() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("hdparm-eof-sg-io.log", "hdparm")
+    assert failure.value.reason == "fatal" and "SG_IO: bad/missing sense data" in failure.value.detail
+    assert "empty or unattached" not in failure.value.detail

@@ -21,6 +21,8 @@ TOOL = "hdparm"
 _TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffer-cache|buffered disk|disk) reads:\s+([\d.]+) MB in\s+([\d.]+) "
                      r"seconds\s*=\s*([\d.]+) (MB|kB|GB)/sec\s*$")
 _DEVICE = re.compile(r"^(/dev/\S+?):\s*(.*)$")
+# a loop's own header for each device: `--- /dev/sdb ---`, `==> /dev/sdb <==`, `### /dev/sdb`
+_SEPARATOR = re.compile(r"^[-=#*>]+\s*(/dev/[\w/.-]+)\s*[-=#*<]*$")
 _DENIED = ("Operation not permitted", "Permission denied")
 _SCALE = {"kB": 1 / 1024, "MB": 1.0, "GB": 1024.0}
 
@@ -58,6 +60,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
             continue
         d = _DEVICE.match(line) if line.startswith("/dev/") else None
+        if d is None and "/dev/" in line:
+            sep = _SEPARATOR.match(line)
+            if sep:
+                under = sep.group(1)
+                continue
         if d:
             device = device or d.group(1)
             under = d.group(1)
@@ -78,8 +85,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if missing:
             raise ParseFailure("bad-argument", f"hdparm was given a device that does not exist: {missing[0]}")
         if "device too small" in text:  # an empty device (an unbound loop device, /dev/null), exit status 0
+            sense = next((line.strip()[:120] for line in text.split("\n") if "SG_IO:" in line), None)
+            why = f"; the kernel said `{sense}`: a driver or disk fault?" if sense else \
+                " (is it an empty or unattached device?)"
             raise ParseFailure("fatal", f"hdparm could not time {device or 'the device'}: read() hit EOF - "
-                                        "device too small (is it an empty or unattached device?)")
+                                        f"device too small{why}")
         if device or seen_timing_word:
             raise ParseFailure("truncated", "hdparm printed its device but no `Timing ... reads` line: "
                                             "the run was cut short")
