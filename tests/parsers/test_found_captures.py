@@ -3,6 +3,7 @@ each gives the figures its log prints, or is refused with a reason that names wh
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -526,3 +527,45 @@ def test_hdparm_eof_beside_a_kernel_sense_error_quotes_it() -> None:
         parse("hdparm-eof-sg-io.log", "hdparm")
     assert failure.value.reason == "fatal" and "SG_IO: bad/missing sense data" in failure.value.detail
     assert "empty or unattached" not in failure.value.detail
+
+
+@pytest.mark.parametrize("prefix", ["2024-05-01T12:00:00.123456789Z ", "sysbench-1  | ", "[pod/sb-x/sysbench] "])
+def test_a_log_collectors_prefix_on_every_line_is_dropped(prefix: str) -> None:
+    """`kubectl logs --timestamps`, docker compose, `kubectl logs --prefix`."""
+    text = (CORPUS / "sysbench-1.1-cpu-ec2.log").read_text(encoding="utf-8")
+    prefixed = "\n".join(prefix + line for line in text.split("\n"))
+    assert parse_text(prefixed, "sysbench-cpu").values() == parse_text(text, "sysbench-cpu").values()
+    report = (CORPUS / "fio-3.40-clat-above-lat.json").read_text(encoding="utf-8")
+    assert parse_text("\n".join(prefix + line for line in report.split("\n"))).values() == parse_text(report).values()
+
+
+def test_fio_json_with_sorted_keys_is_read() -> None:
+    """`jq -S .` puts disk_util before "fio version": the report's brace is not the one before that key."""
+    report = (CORPUS / "fio-3.16-three-groups-numjobs.json").read_text(encoding="utf-8")
+    doc = json.loads(report)
+    assert doc.get("disk_util") and sorted(doc)[0] < "fio version"
+    assert parse_text(json.dumps(doc, sort_keys=True, indent=2)).values() == parse_text(report).values()
+
+
+@pytest.mark.parametrize("name", ["fio-2.2.10-write-only-no-options.json", "fio-3.33-randrw-rwmixread-0.json"])
+def test_fio_primary_is_the_direction_that_ran_when_rw_does_not_say(name: str) -> None:
+    values = parse(name, "fio").values()  # was: no read_iops figure
+    assert values["write_iops"] > 0 and "read_iops" not in values
+
+
+@pytest.mark.parametrize("name, words", [("fio-macos-libaio-not-loadable.log", "engine libaio not loadable"),
+                                         ("fio-windows-job-dropped.log", "job global dropped")])
+def test_fio_that_never_ran_a_job_quotes_fio(name: str, words: str) -> None:
+    for tool in (None, "fio"):
+        with pytest.raises(ParseFailure) as failure:
+            parse(name, tool)
+        assert failure.value.reason == "fatal" and words in failure.value.detail
+
+
+@pytest.mark.parametrize("name, words", [("sysbench-wrapper-summary.log", "a wrapper's summary or help text"),
+                                         ("sysbench-1.1-memory-help.log", "sysbench's help text")])
+def test_sysbench_output_that_holds_no_run_says_so(name: str, words: str) -> None:
+    for tool in (None, "sysbench-memory"):
+        with pytest.raises(ParseFailure) as failure:
+            parse(name, tool)
+        assert words in failure.value.detail

@@ -75,9 +75,30 @@ def _clean(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _LINE_PREFIX.match(text):
+        text = _unprefix(text)
     if _holds(text, PREFIX):
         text = _split_provenance(text)[0]
     return text
+
+
+# What a log collector writes before every line: `kubectl logs --timestamps` (and CI runners)
+# `2024-05-01T12:00:00.123456789Z `, `kubectl logs --prefix` `[pod/name/container] `, docker compose `svc-1  | `
+_LINE_PREFIX = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+                          r"(?:Z|[+-][0-9]{2}:?[0-9]{2}) ?|\[pod/[^\]\n]+\] ?|[\w.-]+ +\| ?)")
+
+
+def _unprefix(text: str) -> str:
+    """The log without its collector's prefix, when at least 90% of its non-empty lines carry one."""
+    lines = text.split("\n")
+    out, hits = [], 0
+    for line in lines:
+        m = _LINE_PREFIX.match(line)
+        if m:
+            hits += 1
+            line = line[m.end():]
+        out.append(line)
+    return "\n".join(out) if hits >= 0.9 * sum(1 for line in lines if line) else text
 
 
 def _holds(text: str, word: str) -> bool:
@@ -197,10 +218,8 @@ def _hint(primary: str, parsed: Parsed) -> str:
 
 def _primary_metric(test: str, requested: Mapping[str, Any] | None, parsed: Parsed) -> str:
     if test == "fio":
-        rw = str((requested or {}).get("rw") or parsed.echoed.get("rw") or "read")
-        primary = f"{fio.primary_direction(rw)}_iops"
-        names = {m.name for m in parsed.metrics}
-        return "mixed_iops" if primary not in names and "mixed_iops" in names else primary  # unified_rw_reporting
+        rw = str((requested or {}).get("rw") or parsed.echoed.get("rw") or "")
+        return fio.primary_metric(rw, {m.name for m in parsed.metrics})
     if test == "sysbench-memory":  # the template's rule, with the operation the run used
         operation = str((requested or {}).get("operation") or parsed.echoed.get("operation") or "write")
         return _template_primary(test, ("operation", operation))

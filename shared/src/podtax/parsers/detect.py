@@ -20,7 +20,8 @@ _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted
                             r"|No such file or directory)?[ \t]*$", re.M)
 _IPERF3_WORDS = ('"version":\t"iperf 3', '"version": "iperf 3', '"version":"iperf 3', "iperf Done.",
                  "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ", *iperf3.TEXT_MARKS)
-_FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-", ";fio-")  # ;fio-: a terse line
+_FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-", ";fio-",  # ;fio-: a terse line
+              "fio: engine ", "fio: failed ", "fio: pid=")  # fio's stderr when no job ran
 
 
 def _any(text: str, words: tuple[str, ...]) -> bool:

@@ -36,6 +36,7 @@ TOOL = "fio"
 DIRECTIONS = ("read", "write", "trim", "mixed")  # mixed: unified_rw_reporting=1
 _WRITES = ("write", "randwrite", "trimwrite")
 _TRIMS = ("trim", "randtrim")
+_MIXED_RW = ("rw", "randrw", "readwrite")
 _ECHO = ("rw", "bs", "size", "iodepth", "direct", "ioengine", "runtime", "numjobs")
 _SLUG = re.compile(r"[^A-Za-z0-9]+")
 _DENIED_ERRNO = {1, 13}
@@ -65,6 +66,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                                              "log, or --status-interval); split it, one report per log")
     try:
         doc = _load(text, start)
+        if isinstance(doc, dict) and "fio version" not in doc:  # a nested object: keys sorted (`jq -S`),
+            line = text.rfind("\n{", 0, version_at)  # `disk_util` before "fio version"; the report's `{`
+            doc = _load(text, line + 1 if line >= 0 else text.find("{"))  # then opens a line, or the text
     except (ValueError, RecursionError) as exc:
         raise ParseFailure("truncated", f"the fio JSON report is incomplete or damaged ({exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
@@ -228,6 +232,20 @@ def primary_direction(rw: str) -> str:
     return "write" if rw in _WRITES else "trim" if rw in _TRIMS else "read"
 
 
+def primary_metric(rw: str, names: set[str] | MetricList) -> str:
+    """The IOPS figure that stands for a run of `rw` among `names`: its direction's; for a mixed or
+    unknown rw (`randrw --rwmixread=0`, a 2.x report that echoes no options) the first direction
+    present; `mixed_iops` under unified_rw_reporting. The direction's name when none is present."""
+    primary = f"{primary_direction(rw)}_iops"
+    if primary in names:
+        return primary
+    if rw in _MIXED_RW or not rw:
+        for direction in DIRECTIONS:
+            if f"{direction}_iops" in names:
+                return f"{direction}_iops"
+    return "mixed_iops" if "mixed_iops" in names else primary
+
+
 def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     """A write-only job with `verify` set: its reads check what it wrote."""
     options = {**(doc.get("global options") or {}), **(job.get("job options") or {})}
@@ -239,5 +257,5 @@ def _require_primary(metrics: MetricList, requested: Mapping[str, Any] | None, e
     if not rw:
         return
     direction = primary_direction(rw)
-    if f"{direction}_iops" not in metrics and "mixed_iops" not in metrics:
+    if primary_metric(rw, metrics) not in metrics:
         raise ParseFailure("unknown-format", f"fio was asked for rw={rw} but reports no {direction} I/O")

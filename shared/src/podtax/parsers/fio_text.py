@@ -42,7 +42,7 @@ _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ")  # how _NEW, _OLD, _
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
-_FATAL = ("fio: pid=", "error: ", "fio: io_u error")  # fio's own words for a failed job
+_FATAL = ("fio: ", "error: ")  # fio's own words for a failure (`fio: pid=.., err=`, `fio: engine libaio not loadable`)
 
 
 def exceeds(clat_mean: float, lat_mean: float) -> bool:
@@ -60,7 +60,8 @@ def latency_flag(suspect: list[str]) -> str:
 def _said(text: str) -> str:
     """fio's own words for a failure (`fio: pid=12812, err=42/...`, `error: maximum number of jobs (8)
     reached.`), as `: ...` to append to a message, or ""."""
-    said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)]
+    said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)
+            and not line.lstrip().startswith("fio: terminating on signal")]  # the cause is before it
     return f": {' / '.join(said)[:500]}" if said else ""
 
 

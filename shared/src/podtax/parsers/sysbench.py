@@ -179,6 +179,10 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
     kinds = [_kind(run) for run, _ in runs]
     picked = [i for i, k in enumerate(kinds) if (k == wanted if wanted else k in ("cpu", "memory"))]
     fatal = [i for i, (run, _) in enumerate(runs) if run.rfind("FATAL:") >= 0]  # "FATAL:" in run, faster
+    if not picked and all(run.find("Threads started!") < 0 for run, _ in runs):
+        raise ParseFailure("unknown-format", f"this log holds {len(runs)} sysbench banners but no report (no "
+                                             "`Threads started!` line): a wrapper's summary or help text? Parse "
+                                             "sysbench's own output")
     if len(picked) != 1:
         what = f"{wanted} runs" if wanted else "cpu or memory runs"
         extra = ""
@@ -217,6 +221,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}")
     if section.bad_arg:
         raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
+    if not section.started and text.find(" options:\n  --") >= 0:  # `sysbench memory help`: its option list
+        raise ParseFailure("unknown-format", "this is sysbench's help text (`sysbench <test> help`, its option "
+                                             "list), not a run: no test ran")
     if section.reports > 1:  # the later report's figures would overwrite the earlier one's, line by line
         raise ParseFailure("unknown-format", f"this sysbench run holds {section.reports} reports (a `sysbench "
                                              "<version>` banner line is missing between runs?); split it")
