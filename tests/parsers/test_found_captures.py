@@ -569,3 +569,21 @@ def test_sysbench_output_that_holds_no_run_says_so(name: str, words: str) -> Non
         with pytest.raises(ParseFailure) as failure:
             parse(name, tool)
         assert words in failure.value.detail
+
+
+def test_stress_ng_timestamp_behind_a_build_logs_prefix_is_read() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("stress-ng-0.19-build-log-timestamp-hash-error.log")  # was: no `stress-ng:` lines found
+    assert failure.value.reason == "fatal" and "hash error in bogo-ops counter" in failure.value.detail
+
+
+def test_stress_ng_several_runs_are_named_before_a_rejected_option() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("stress-ng-0.13-script-log-seven-runs.log", "stress-ng-cpu")  # was: bad-argument, --memmove
+    assert "several stress-ng runs" in failure.value.detail and "split it" in failure.value.detail
+
+
+def test_stress_ng_totals_over_instances_are_work_done() -> None:
+    found = {m.name: m for m in parse("stress-ng-0.18-seq24-total-of-instances.log").metrics}
+    received = found["rawpkt_packets_received"]  # not `..._total_of_2_instances`, lower is better
+    assert (received.value, received.unit, received.higher_is_better) == (10642199.0, "packets received", True)

@@ -227,6 +227,7 @@ _BRIEF_PREFIX = "stress-ng: info:  [0] "
 BRIEF_HEADER = r"^stressor +bogo ops "  # the table header of a `--log-brief` log (detect.py looks for it too)
 _BRIEF_WORDS = re.compile(rf"^dispatching hogs: |{BRIEF_HEADER}", re.M)
 # The fraction can be negative: Cygwin's stress-ng printed `00:00:00.-99` for lines logged by a stressor.
+_LINE_TIME = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}\.-?[0-9]{2} ")
 _TIMESTAMP = re.compile(r"^stress-ng: [0-9]{2}:[0-9]{2}:[0-9]{2}\.-?[0-9]{2} (?=[a-z]+: )", re.M)
 
 
@@ -251,6 +252,9 @@ def _split_line(raw: str) -> tuple[str, str] | None:
     if not raw.startswith("stress-ng:"):
         return None
     rest = raw[10:].lstrip(" ")
+    if rest[:1].isdigit():  # `--timestamp` behind another prefix (a build log's `[00:00:39] `): `09:57:37.17 fail:`
+        stamp = _LINE_TIME.match(rest)
+        rest = rest[stamp.end():] if stamp else rest
     colon = rest.find(":")
     level = rest[:colon]
     if colon <= 0 or not level.isalpha():
@@ -332,15 +336,15 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         plain = _plain(text)
         if plain is not None:
             s = _scan(plain)
+    refuse_repeated_rows(s.rows)
+    runs = max(s.dispatches, s.header)
+    if runs > 1 and s.rows:  # runs appended to one log: one run's rows must not pass for the other's
+        raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
+                                             f"hogs` lines, {s.header} metrics tables); split it, one run per log")
     if s.bad_arg:
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
         raise no_rows_failure(s)
-    refuse_repeated_rows(s.rows)
-    runs = max(s.dispatches, s.header)
-    if runs > 1:  # runs appended to one log: one run's rows must not pass for the other's
-        raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
-                                             f"hogs` lines, {s.header} metrics tables); split it, one run per log")
     primary = _primary(s.rows, test, "," in s.hogs)
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
