@@ -75,7 +75,7 @@ def _clean(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if _LINE_PREFIX.match(text):
+    if (text[0] in "0123456789[" or text.find(" |", 0, 80) >= 0) and _LINE_PREFIX.match(text):
         text = _unprefix(text)
     if _holds(text, PREFIX):
         text = _split_provenance(text)[0]

@@ -248,8 +248,11 @@ def primary_metric(rw: str, names: set[str] | MetricList) -> str:
 
 def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     """A write-only job with `verify` set: its reads check what it wrote."""
-    options = {**(doc.get("global options") or {}), **(job.get("job options") or {})}
-    return options.get("rw", options.get("readwrite")) in _WRITES and options.get("verify") not in (None, "0", "none")
+    own, common = job.get("job options") or {}, doc.get("global options") or {}
+    if "verify" not in own and "verify" not in common:
+        return False
+    options = {**common, **own}
+    return options.get("rw", options.get("readwrite")) in _WRITES and options.get("verify") not in ("0", "none")
 
 
 def _require_primary(metrics: MetricList, requested: Mapping[str, Any] | None, echoed: Echoed) -> None:

@@ -91,6 +91,8 @@ def interrupted_flag(text: str) -> list[str]:
 def merge_echoed(per_job: list[Echoed]) -> Echoed:
     """The options of the run: a value all jobs share as it is, values that differ (jobs of several
     groups, or side by side) joined in job order (`rw=randread,randwrite`), so no job stands for all."""
+    if len(per_job) == 1:
+        return per_job[0]
     merged: Echoed = {}
     for key in dict.fromkeys(k for job in per_job for k in job):
         values = list(dict.fromkeys(job[key] for job in per_job if key in job))
@@ -162,6 +164,11 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         figures = jobs[-1][2]
         if not line.startswith(_GUARD):  # none of the patterns below can match
             continue
+        if line[0] == "l":  # `lat (usec): min=...` (the total latency), or its distribution `lat (usec)   : 250=..`
+            m = _LAT.match(line)
+            if m and direction:  # kept beside the figures, checked against clat below (not a metric)
+                lats[(len(jobs), direction)] = to_number(m.group(2)) * _TIME_SCALE[m.group(1)]
+            continue
         m = _NEW.match(line)
         if m:
             direction = m.group(1)
@@ -185,10 +192,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             figures[f"{direction}_clat_min"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)] * scale
             figures[f"{direction}_clat_mean"] = to_number(m.group(6)) * scale
             figures[f"{direction}_clat_max"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)] * scale
-            continue
-        m = _LAT.match(line)
-        if m and direction:  # kept beside the figures, checked against clat below (not a metric)
-            lats[(len(jobs), direction)] = to_number(m.group(2)) * _TIME_SCALE[m.group(1)]
             continue
         m = _PCT_HEAD.match(line)
         if m and direction:

@@ -40,10 +40,12 @@ _LEGACY = ("Operations performed:", "Test execution summary:", "per-request stat
            "Maximum prime number checked", "approx.  95 percentile", "Doing CPU performance benchmark")
 _BAD_ARG = ("Invalid value for", "invalid option", "Unknown option", "option requires", "Unrecognized",
             "Missing required argument")
-# `Throughput:` is no marker: 1.1 prints that block in every report (`read, MiB/s:` is fileio's line in it)
+# `Throughput:` is no marker: 1.1 prints that block in every report (`read, MiB/s:` is fileio's line in it;
+# memory prints `MiB/sec`)
 _FILEIO_MARKERS = ("File operations:", "Extra file open flags", "Creating files for the test",
-                   "Removing test files", "Doing random", "Doing sequential", "read, MiB/s:")
+                   "Removing test files", "Doing random", "Doing sequential", "MiB/s:")
 _USAGE = "requires a command argument"  # `The 'memory' test requires a command argument. See '...'`
+_USAGE_WORDS = (_USAGE, *_BAD_ARG)
 _BAD_ARG_FIRST = frozenset(p[0] for p in _BAD_ARG)  # a cheap test before startswith(_BAD_ARG)
 _LATENCY_KEYS = frozenset(("min", "avg", "max", "sum"))
 _KIND_TEST = {"sysbench-cpu": "cpu", "sysbench-memory": "memory"}
@@ -154,7 +156,10 @@ def _legacy_failure(version: str | None) -> ParseFailure:
 
 
 def _usage_only(run: str) -> bool:
-    return run.find("Threads started!") < 0 and (run.find(_USAGE) >= 0 or any(m in run for m in _BAD_ARG))
+    if run.find("Threads started!") >= 0:
+        return False
+    find = run[:400].rfind  # sysbench refuses its arguments right after its banner
+    return any(find(word) >= 0 for word in _USAGE_WORDS)
 
 
 def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -> tuple[_Section, list[str]]:
