@@ -69,3 +69,17 @@ def test_a_log_saved_with_a_byte_order_mark_is_read(encoding: str, capsys: pytes
     assert item["tool_version"] == "1.0.20"
     assert {"name": "events_per_second", "value": 183.01, "unit": "events/s", "higher_is_better": True} \
         in item["metrics"]
+
+
+def test_bracketed_log_text_is_printed_as_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    """Rich markup must not eat a tool's `[fd=3]` (a real sockperf error), nor crash on `[/tmp/x]`."""
+    found = Path(__file__).resolve().parents[1] / "corpus-found" / "sockperf-bracketed-error.log"
+    assert main(["parse", str(found)]) == 1
+    assert "[fd=3]" in capsys.readouterr().out.replace("\n", "")
+
+
+def test_closing_tag_like_text_does_not_crash(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("sockperf: ERROR: [/tmp/x] Can't bind socket (errno=98 Address already in use)\n")
+    assert main(["parse", str(log)]) == 1
+    assert "[/tmp/x]" in capsys.readouterr().out.replace("\n", "")

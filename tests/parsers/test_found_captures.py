@@ -587,3 +587,58 @@ def test_stress_ng_totals_over_instances_are_work_done() -> None:
     found = {m.name: m for m in parse("stress-ng-0.18-seq24-total-of-instances.log").metrics}
     received = found["rawpkt_packets_received"]  # not `..._total_of_2_instances`, lower is better
     assert (received.value, received.unit, received.higher_is_better) == (10642199.0, "packets received", True)
+
+
+def test_hdparm_busybox_rates_in_kb_s() -> None:
+    values = parse("hdparm-busybox-kb-s.log", "hdparm").values()  # was: "the run was cut short"
+    assert values["cached_read_mb_per_second"] == pytest.approx(1052111 / 1024)
+    assert values["read_mb_per_second"] == pytest.approx(122132 / 1024)
+
+
+@pytest.mark.parametrize("name, figure, value", [("hdparm-mail-quoted.log", "read_mb_per_second", 46.4),
+                                                 ("fio-2.2.10-mail-quoted-text.log", "write_iops", 5)])
+def test_logs_quoted_in_a_mail_are_read(name: str, figure: str, value: float) -> None:
+    assert parse(name).values()[figure] == value
+
+
+def test_hdparm_line_in_a_form_not_read_says_so() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("hdparm-quoted-printable.log", "hdparm")  # was: "the run was cut short"
+    assert "in a form podtax does not read" in failure.value.detail and "=3D 43.62" in failure.value.detail
+
+
+def test_fio_error_before_a_cut_json_report_is_the_cause() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("fio-3.36-eio-json-cut.log")
+    assert failure.value.reason == "fatal" and failure.value.detail.count("err=5/file:io_u.c:1896") == 1
+
+
+def test_stress_ng_rate_without_cpu_time_is_left_out() -> None:
+    values = parse("stress-ng-clone-no-cpu-time.log").values()
+    assert values["bogo_ops_per_second_real"] == 1698.98 and "bogo_ops_per_second_usr_sys" not in values
+
+
+def test_iperf3_json_recognized_however_version_is_spaced() -> None:
+    parsed = parse("iperf3-3.1.6-spaced-version.json")  # was: no output recognized (without --tool)
+    assert parsed.values()["throughput_mbps"] == pytest.approx(88.565, abs=5e-4)
+
+
+def test_iperf3_sctp_is_echoed_as_sctp() -> None:
+    assert parse("iperf3-3.21-sctp.json").echoed["protocol"] == "sctp"
+
+
+def test_iperf3_udp_before_3_11_under_its_template_is_an_old_version() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("iperf3-3.9-udp-sum-only.json", "iperf3")
+    assert failure.value.reason == "unsupported-version"
+
+
+@pytest.mark.parametrize("name, words", [
+    ("sockperf-3.10-ping-pong-then-throughput.log", "ping-pong report and a throughput (tp) report"),
+    ("sockperf-3.10-server.log", "a sockperf server's log"),
+])
+def test_sockperf_logs_without_one_client_report_are_named(name: str, words: str) -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse(name)
+    assert words in failure.value.detail
+

@@ -11,6 +11,7 @@ import json
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from podtax.cli.common import api_json, api_url, fail, wide_console
@@ -35,14 +36,15 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     for c in cells:
         ci = f" ({_r(c['diff_ci_low'], True)} to {_r(c['diff_ci_high'], True)})" if c["diff_ci_low"] is not None else ""
         p = "—" if c["p_adjusted"] is None else f"{c['p_adjusted']:.3g}"
-        table.add_row(c["node"], f"{c['test']} {c['params']}", c["metric"], _r(c["base_ratio"]), _r(c["new_ratio"]),
-                      _r(c["diff"], True) + ci, p, f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
+        table.add_row(escape(c["node"]), escape(f"{c['test']} {c['params']}"), escape(c["metric"]),
+                      _r(c["base_ratio"]), _r(c["new_ratio"]), _r(c["diff"], True) + ci, p,
+                      f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
     console.print(table)
     for c in cells:
-        console.print(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}", highlight=False)
+        console.print(escape(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), highlight=False)
     for side, names in (("base", data["only_in_base"]), ("new", data["only_in_new"])):
         if names:
-            console.print(f"Only in {data[side]}: {', '.join(names)}", highlight=False)
+            console.print(escape(f"Only in {data[side]}: {', '.join(names)}"), highlight=False)
 
 
 def compare(

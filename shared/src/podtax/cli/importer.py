@@ -34,6 +34,7 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import TypeAdapter, ValidationError
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, parsers, templates
@@ -415,7 +416,7 @@ def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
         check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, rejected)
     _warn_rejected(rejected, len(rows), "imported, they are stored")
-    console.print(f"{manifest}: {len(rows)} row(s) are valid, {len(rows) - len(rejected)} log(s) parse "
+    console.print(f"{escape(str(manifest))}: {len(rows)} row(s) are valid, {len(rows) - len(rejected)} log(s) parse "
                   f"(dry run: nothing published; sizes checked against NATS's default "
                   f"{NATS_DEFAULT_MAX_PAYLOAD:,}-byte max_payload)", highlight=False, soft_wrap=True)
     return 0

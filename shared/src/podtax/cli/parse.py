@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from podtax.parsers import TEST_TOOL, TOOLS, Parsed, ParseFailure, parse_text, tool_of
@@ -58,23 +59,24 @@ def figure(value: float) -> str:
 def _show(console: Console, item: dict[str, Any]) -> None:
     if "error" in item:
         err = item["error"]
-        console.print(f"[bold red]FAILED[/] {item['file']}: [red]{err['reason']}[/] — {err['detail']}",
-                      highlight=False)
+        console.print(f"[bold red]FAILED[/] {escape(item['file'])}: [red]{err['reason']}[/] — "
+                      f"{escape(err['detail'])}", highlight=False)  # a log's words may hold `[pid]`: not markup
         return
     version = " ".join(v for v in (item["tool_version"], f"({item['tool_build']})" if item["tool_build"] else "")
                        if v)
-    table = Table(title=f"{item['file']} — {item['tool']} {version}".rstrip(), title_justify="left")
+    table = Table(title=escape(f"{item['file']} — {item['tool']} {version}".rstrip()), title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("unit")
     table.add_column("better")
     for m in item["metrics"]:
-        table.add_row(m["name"], figure(m["value"]), m["unit"], "higher" if m["higher_is_better"] else "lower")
+        table.add_row(escape(m["name"]), figure(m["value"]), escape(m["unit"]),
+                      "higher" if m["higher_is_better"] else "lower")
     console.print(table)
     if item["echoed"]:
-        console.print("echoed: " + ", ".join(f"{k}={v}" for k, v in item["echoed"].items()), highlight=False)
+        console.print("echoed: " + escape(", ".join(f"{k}={v}" for k, v in item["echoed"].items())), highlight=False)
     for flag in item["flags"]:
-        console.print(f"[yellow]flag[/] {flag}", highlight=False)
+        console.print(f"[yellow]flag[/] {escape(flag)}", highlight=False)
 
 
 NAMES = sorted({*TOOLS, *TEST_TOOL})  # what --tool takes

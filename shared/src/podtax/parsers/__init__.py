@@ -75,7 +75,8 @@ def _clean(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if (text[0] in "0123456789[" or text.find(" |", 0, 80) >= 0) and _LINE_PREFIX.match(text):
+    if ((text[0] in "0123456789[>" or text.find(" |", 0, 80) >= 0) and _LINE_PREFIX.match(text)) \
+            or text.find("\n>", 0, 400) >= 0:  # quoted in a mail after an unquoted `On ... wrote:`
         text = _unprefix(text)
     if _holds(text, PREFIX):
         text = _split_provenance(text)[0]
@@ -83,9 +84,10 @@ def _clean(text: str) -> str:
 
 
 # What a log collector writes before every line: `kubectl logs --timestamps` (and CI runners)
-# `2024-05-01T12:00:00.123456789Z `, `kubectl logs --prefix` `[pod/name/container] `, docker compose `svc-1  | `
+# `2024-05-01T12:00:00.123456789Z `, `kubectl logs --prefix` `[pod/name/container] `, docker compose `svc-1  | `,
+# and a mail's quote markers (`> `, `>> `, `> > `)
 _LINE_PREFIX = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
-                          r"(?:Z|[+-][0-9]{2}:?[0-9]{2}) ?|\[pod/[^\]\n]+\] ?|[\w.-]+ +\| ?)")
+                          r"(?:Z|[+-][0-9]{2}:?[0-9]{2}) ?|\[pod/[^\]\n]+\] ?|[\w.-]+ +\| ?|(?:>[ \t]?)+)")
 
 
 def _unprefix(text: str) -> str:
@@ -198,7 +200,9 @@ def _parse(tool: str, test: str | None, text: str, requested: Mapping[str, Any] 
     if test is not None:
         primary = _primary_metric(test, requested, parsed)
         if not any(m.name == primary for m in parsed.metrics):
-            raise ParseFailure("unknown-format", f"the {test} report has no {primary} figure{_hint(primary, parsed)}")
+            old = any(f.startswith("SENDER_ONLY: ") for f in parsed.flags)  # the layout before iperf3 3.11
+            raise ParseFailure("unsupported-version" if old else "unknown-format",
+                               f"the {test} report has no {primary} figure{_hint(primary, parsed)}")
     return _with_version(parsed, recorded_version)
 
 

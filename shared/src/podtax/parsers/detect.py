@@ -18,8 +18,9 @@ _STRESSNG_BRIEF = re.compile(BRIEF_HEADER, re.M)
 _HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT")  # need "Timing "
 _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?[ \t]*$", re.M)
-_IPERF3_WORDS = ('"version":\t"iperf 3', '"version": "iperf 3', '"version":"iperf 3', "iperf Done.",
-                 "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ", *iperf3.TEXT_MARKS)
+# `"iperf 3.1.6"`: the JSON's version value, however its `"version":` is spaced; `{"event":`: --json-stream
+_IPERF3_WORDS = ('"iperf 3.', "iperf Done.", "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ",
+                 '{"event":"start"', '{"event":"interval"', '{"event":"end"', *iperf3.TEXT_MARKS)
 _FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-", ";fio-",  # ;fio-: a terse line
               "fio: engine ", "fio: failed ", "fio: pid=")  # fio's stderr when no job ran
 

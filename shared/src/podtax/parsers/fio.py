@@ -70,6 +70,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             line = text.rfind("\n{", 0, version_at)  # `disk_util` before "fio version"; the report's `{`
             doc = _load(text, line + 1 if line >= 0 else text.find("{"))  # then opens a line, or the text
     except (ValueError, RecursionError) as exc:
+        words = fio_text.said(text[:start])  # fio's error before a report it did not finish: the cause
+        if words:
+            raise ParseFailure("fatal", f"fio failed and its JSON report is incomplete{words}") from None
         raise ParseFailure("truncated", f"the fio JSON report is incomplete or damaged ({exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         if isinstance(doc, dict) and "client_stats" in doc:  # `fio --client=host`: one report for many hosts

@@ -57,11 +57,12 @@ def latency_flag(suspect: list[str]) -> str:
             "are left out")
 
 
-def _said(text: str) -> str:
+def said(text: str) -> str:
     """fio's own words for a failure (`fio: pid=12812, err=42/...`, `error: maximum number of jobs (8)
     reached.`), as `: ...` to append to a message, or ""."""
     said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)
             and not line.lstrip().startswith("fio: terminating on signal")]  # the cause is before it
+    said = sorted(dict.fromkeys(said), key=lambda line: not line.startswith("fio: pid="))  # `err=` lines first
     return f": {' / '.join(said)[:500]}" if said else ""
 
 
@@ -153,7 +154,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if m:
             if parse_int(m.group(3).removeprefix("-")) != 0:  # None (too long to read) is not 0
                 raise ParseFailure("fatal", f"fio job {m.group(1)} failed with err={m.group(3)}{m.group(4) or ''}"
-                                            f"{_said(text)}")
+                                            f"{said(text)}")
             if m.group(5) and (m.group(1), m.group(5)) in reported and not repeated:
                 repeated = f"{m.group(1)} (pid {m.group(5)})"  # the same process again: --status-interval
             reported.add((m.group(1), m.group(5)))
@@ -214,9 +215,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     verified = echoed.get("rw") in ("write", "randwrite") and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
-        said = _said(text)
-        if said:
-            raise ParseFailure("fatal", f"fio stopped before any job reported its figures{said}")
+        words = said(text)
+        if words:
+            raise ParseFailure("fatal", f"fio stopped before any job reported its figures{words}")
         if version or echoed:
             raise ParseFailure("truncated", "the fio log stops before any job reported its figures")
         if _TERSE.search(text):

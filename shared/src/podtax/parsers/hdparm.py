@@ -2,6 +2,7 @@
 
 hdparm prints `MB/sec` and switches to `kB/sec` below 1 MB/s; both are its binary units
 (MB = 2^20 bytes, kB = 2^10 bytes), so kB/sec is divided by 1024 and every rate is in MB/s.
+busybox's hdparm prints every rate in `kB/s`, the same KiB.
 Metrics: `cached_read_mb_per_second`, `disk_read_mb_per_second` (`direct_` prefix for the
 O_DIRECT variants), the MB read and seconds of each, and the template's primary
 `read_mb_per_second`: the timing of the requested mode, else the disk timing when both were run.
@@ -19,7 +20,7 @@ from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compar
 TOOL = "hdparm"
 # `buffer-cache` is the cached timing's label in hdparm 5.x (Linux 2.4 days)
 _TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffer-cache|buffered disk|disk) reads:\s+([\d.]+) MB in\s+([\d.]+) "
-                     r"seconds\s*=\s*([\d.]+) (MB|kB|GB)/sec\s*$")
+                     r"seconds\s*=\s*([\d.]+) (MB|kB|GB)/s(?:ec)?\s*$")  # busybox: `kB/s`
 _DEVICE = re.compile(r"^(/dev/\S+?):\s*(.*)$")
 # a loop's own header for each device: `--- /dev/sdb ---`, `==> /dev/sdb <==`, `### /dev/sdb`
 _SEPARATOR = re.compile(r"^[-=#*>]+\s*(/dev/[\w/.-]+)\s*[-=#*<]*$")
@@ -90,6 +91,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                 " (is it an empty or unattached device?)"
             raise ParseFailure("fatal", f"hdparm could not time {device or 'the device'}: read() hit EOF - "
                                         f"device too small{why}")
+        unread = [line for line in broken if not line.endswith(":")]  # `... reads:` alone: killed while timing
+        if unread:  # figures there, in a form not read: `=3D 43.62 MB/sec` (a mail's quoted-printable), units
+            raise ParseFailure("unknown-format", f"hdparm's timing line is in a form podtax does not read: "
+                                                 f"`{unread[0][:200]}`")
         if device or seen_timing_word:
             raise ParseFailure("truncated", "hdparm printed its device but no `Timing ... reads` line: "
                                             "the run was cut short")

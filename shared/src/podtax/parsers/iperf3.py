@@ -178,7 +178,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
 
 
 def _echoed(ts: Mapping[str, Any], udp: bool) -> Echoed:
-    echoed: Echoed = {"protocol": "udp" if udp else "tcp"}
+    protocol = str(ts.get("protocol", "")).lower()  # tcp, udp or sctp
+    echoed: Echoed = {"protocol": "udp" if udp else protocol if protocol in ("tcp", "sctp") else "tcp"}
     for key, name in (("num_streams", "parallel"), ("duration", "duration"), ("reverse", "reverse"),
                       ("blksize", "length")):
         value = ts.get(key)

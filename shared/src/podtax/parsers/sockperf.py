@@ -79,7 +79,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         text += "\n"  # the file lost only its final newline (`<MIN> observation =   34.918`)
     avg = _AVG.search(text)
     valid = _VALID.search(text)
+    if avg and "Summary: Message Rate is" in text:  # a ping-pong run and a throughput run in one log
+        raise ParseFailure("unknown-format", "this log holds a sockperf ping-pong report and a throughput (tp) "
+                                             "report; split it, one run per log")
     if not avg or not valid:
+        if "[SERVER] listen on" in text or "Running as daemon" in text:
+            raise ParseFailure("unknown-format", "this is a sockperf server's log (`sockperf server`), which has "
+                                                 "no statistics: parse the client's output")
         if "Summary: Message Rate is" in text:  # `sockperf throughput`: a send rate, no round trips
             raise ParseFailure("unknown-format", "this is a sockperf throughput (tp) report: only ping-pong "
                                                  "(pp) and under-load (ul) reports give latencies; rerun with "

@@ -39,15 +39,22 @@ COLUMNS = (
     ("rss_max", "KB", False),
 )
 _RSS = _KEYS["max-rss"]  # its index in a row
+_USR_SYS = _KEYS["bogo-ops-per-second-usr-sys-time"]
 MIXED = ("MIXED_OUTPUT: the log holds a YAML report and a metrics table (one run with --yaml /dev/stdout, or two "
          "runs appended); figures come from ")
 
 
-def measured(values: list[float]) -> list[float]:
-    """A row's values without an RSS Max of 0: stress-ng prints 0 when it could not measure the
-    stressor's memory (no getrusage ru_maxrss, or versions before 0.14 in some builds), and 0 KB as a
-    figure where lower is better would read as a perfect score."""
-    return values[:_RSS] if len(values) > _RSS and values[_RSS] == 0 else values
+def measured(values: list[float]) -> list[float | None]:
+    """A row's values, None for those stress-ng could not measure (left out by MetricList.add_columns):
+    an RSS Max of 0 (no getrusage ru_maxrss, or versions before 0.14 in some builds), where 0 KB would
+    read as a perfect score, and the usr+sys rate when no CPU time was charged to the stressor (usr and
+    sys 0.00: stress-ng then prints a rate of 0.00, which would read as the slowest run ever)."""
+    row: list[float | None] = list(values)
+    if len(row) > _RSS and row[_RSS] == 0:
+        row[_RSS] = None
+    if len(row) > _USR_SYS and values[_USR_SYS] == 0 and values[2] + values[3] == 0:
+        row[_USR_SYS] = None
+    return row
 
 
 _ROW = "\n    - stressor: "
@@ -120,8 +127,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     metrics = MetricList()
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
-        for (col, unit, better), value in zip(COLUMNS, measured(values), strict=False):
-            metrics.add(prefix + col, value, unit, better)
+        metrics.add_columns(prefix, COLUMNS, measured(values))
     for name, value, desc in misc:
         suffix, unit, better = misc_metric(desc)
         metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix, value, unit, better)
