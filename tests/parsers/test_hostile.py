@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from podtax.parsers import Parsed, ParseFailure, parse_text
+from podtax.parsers import Parsed, ParseFailure, parse_run, parse_text
 
 from tests.parsers.corpus_index import CORPUS, read_text
 
@@ -90,3 +90,12 @@ def test_a_sysbench_log_cut_inside_its_latency_block_is_truncated(log: str) -> N
     with pytest.raises(ParseFailure) as info:
         parse_text(cut, None)
     assert info.value.reason == "truncated" and "sum" in info.value.detail
+
+
+@pytest.mark.parametrize("text", ["\0" * 8, "\ufeff", "\x1b[0m", "\ufeff\x1b[0m\0"])
+def test_a_log_empty_once_cleaned_is_empty_not_a_crash(text: str) -> None:
+    """Only a BOM, NULs (a preallocated file never written) or colour codes: was an IndexError."""
+    for run in (lambda: parse_text(text), lambda: parse_run("stress-ng-cpu", text)):
+        with pytest.raises(ParseFailure) as failure:
+            run()
+        assert failure.value.reason == "empty"

@@ -75,6 +75,8 @@ def _clean(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text:  # only a BOM, NULs (a preallocated file never written) or colour codes
+        return ""
     if ((text[0] in "0123456789[>" or text.find(" |", 0, 80) >= 0) and _LINE_PREFIX.match(text)) \
             or text.find("\n>", 0, 400) >= 0:  # quoted in a mail after an unquoted `On ... wrote:`
         text = _unprefix(text)

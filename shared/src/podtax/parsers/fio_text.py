@@ -35,7 +35,7 @@ _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, ma
                    r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
 _LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,")  # total latency
 _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
-_PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
+_PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ")  # how _NEW, _OLD, _CLAT, _LAT, _PCT_HEAD lines start

@@ -61,7 +61,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
             continue
         d = _DEVICE.match(line) if line.startswith("/dev/") else None
-        if d is None and "/dev/" in line:
+        if d is None and "/dev/" in line and len(line) < 200:  # a header line is short (its pattern can backtrack)
             sep = _SEPARATOR.match(line)
             if sep:
                 under = sep.group(1)

@@ -27,7 +27,8 @@ TOOL = "sockperf"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _VERSION = re.compile(r"== version #([0-9][0-9A-Za-z.+~-]*) ==")
 _TARGET = re.compile(r"IP = (\S+)\s+PORT =\s*(\d+) # (TCP|UDP)")
-_ERROR = re.compile(r"ERROR: (.*?)(?:\(errno=(\d+) ([^)]*)\))?\s*$", re.M)
+_ERROR = re.compile(r"ERROR: ([^\n]*)")  # its errno is found in the line (one lazy pattern was O(n^2) on spaces)
+_ERRNO_OF = re.compile(r"\(errno=(\d+) ([^)]*)\)")
 # `avg-rtt=57.265 (std-dev=20.569)`; 3.8 and later add statistics after the std-dev (`, mean-ad=...`);
 # `avg-lat=` is an older name for the one-way latency
 _AVG = re.compile(r"avg-(rtt|latency|lat)=\s*([\d.]+) \(std-dev=\s*([\d.]+)[,)]")  # 3.5 and older pad: `= 6.839`
@@ -63,7 +64,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     where = f" ({target.group(1)}:{target.group(2)} {target.group(3)})" if target else ""
     err = _ERROR.search(text)
     if err:
-        reason = _ERRNO.get(err.group(2) or "", "fatal")
+        errno = _ERRNO_OF.search(err.group(1))
+        reason = _ERRNO.get(errno.group(1) if errno else "", "fatal")
         detail = f"sockperf: {err.group(0).strip()}{where}"
         raise ParseFailure(reason, f"{detail}: {_ADVICE[reason]}" if reason in _ADVICE else detail)
     bad = _INVALID.search(text)
