@@ -606,3 +606,13 @@ def test_refused_with_a_reason_that_names_what_happened(name: str, tool: str | N
     with pytest.raises(ParseFailure) as failure:
         parse(name, tool)
     assert failure.value.reason == reason and words in failure.value.detail
+
+
+def test_fio_text_cut_before_its_later_jobs_is_truncated_not_a_short_sum() -> None:
+    text = (CORPUS / "fio-3.39-interrupted-text.log").read_text(encoding="utf-8")
+    second = text.index("(groupid=", text.index("(groupid=") + 1)
+    cut = text[:text.rfind("\n", 0, second) + 1]  # job 1 of 4 only: write_iops 2526 of 10124
+    assert parse_text(text, "fio").values()["write_iops"] == pytest.approx(10124, abs=2)
+    with pytest.raises(ParseFailure) as failure:
+        parse_text(cut, "fio")
+    assert failure.value.reason == "truncated" and "started 4 job process(es) but only 1" in failure.value.detail

@@ -36,6 +36,8 @@ _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, ma
 _LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,")  # total latency
 _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
 _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
+_STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
+_JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ")  # how _NEW, _OLD, _CLAT, _LAT, _PCT_HEAD lines start
@@ -200,6 +202,11 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
                                              "split it, one run per log")
+    started = sum(int(n) for n in _STARTING.findall(text))
+    reported = sum(int(n) for n in _JOBS.findall(text))
+    if jobs and reported < started:  # cut (killed) before its later jobs reported: their sum would be short
+        raise ParseFailure("truncated", f"fio started {started} job process(es) but only {reported} reported: the "
+                                        "log was cut before the rest (summing the jobs present would be short)")
     if repeated:
         raise ParseFailure("unknown-format", f"fio job {repeated} reports several times (--status-interval): its "
                                              "reports are cumulative, so they must not be added; keep the last "
