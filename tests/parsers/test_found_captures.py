@@ -92,13 +92,15 @@ def test_a_zero_row_beside_working_rows_is_flagged() -> None:
     text = (CORPUS / "stress-ng-zero-bogo-ops.log").read_text(encoding="utf-8")
     row = "stress-ng: info:  [4148] sctp                  0     60.00      0.03      0.01         0.00           0.00\n"
     cpu = row.replace("sctp                  0", "cpu                 100")
-    cpu = cpu.replace("0.00           0.00", "1.67   2.00")
+    cpu = cpu.replace("0.00           0.00", "1.67   2500.00")  # 100 / 60.00 s, 100 / (0.03 + 0.01) s
     both = text.replace("hogs: 64 sctp", "hogs: 64 sctp, 1 cpu").replace(row, row + cpu)
     parsed = parse_text(both, "stress-ng")
     assert parsed.values()["cpu_bogo_ops"] == 100 and parsed.values()["sctp_bogo_ops"] == 0
     assert "NO_WORK: stress-ng's sctp stressor completed 0 bogo ops; its rates read 0" in parsed.flags
-    with pytest.raises(ParseFailure):  # the cpu test's own row must not be the idle one
-        parse_text(both.replace(" cpu                 100", " cpu                   0"), "stress-ng-cpu")
+    with pytest.raises(ParseFailure) as failure:  # the cpu test's own row must not be the idle one
+        parse_text(both.replace(" cpu                 100", " cpu                   0")
+                   .replace("1.67   2500.00", "0.00   0.00"), "stress-ng-cpu")
+    assert failure.value.reason == "fatal"
 
 
 def test_a_dispatched_stressor_without_a_row_is_flagged() -> None:

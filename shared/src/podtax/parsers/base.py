@@ -6,6 +6,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -64,8 +65,16 @@ def make_metric(name: str, value: float, unit: str, higher_is_better: bool) -> M
     return metric
 
 
+def _not_a_figure(name: str, value: float) -> ParseFailure:
+    if value < 0.0:  # a rate, time, size or count below zero: a damaged log, or a tool's sentinel let through
+        return ParseFailure("unknown-format", f"{name} is negative ({value!r}): no figure a benchmark reports "
+                                              "is below zero, so the log is damaged")
+    return ParseFailure("unknown-format", f"{name} is not a finite number ({value!r})")
+
+
 class MetricList:
-    """Collects metrics in order; refuses NaN/inf and duplicate names (a parser bug, not a log fault)."""
+    """Collects metrics in order; refuses NaN/inf and negative values (a damaged log) and keeps the
+    first of duplicate names."""
 
     __slots__ = ("items", "names")
 
@@ -74,8 +83,8 @@ class MetricList:
         self.names: set[str] = set()
 
     def add(self, name: str, value: float, unit: str, higher_is_better: bool) -> None:
-        if value - value != 0.0:  # NaN or infinite
-            raise ParseFailure("unknown-format", f"{name} is not a finite number ({value!r})")
+        if value - value != 0.0 or value < 0.0:  # NaN, infinite or negative
+            raise _not_a_figure(name, value)
         names = self.names
         if name not in names:
             names.add(name)
@@ -97,8 +106,8 @@ class MetricList:
             if value is None:
                 continue
             name = prefix + col
-            if value - value != 0.0:  # NaN or infinite
-                raise ParseFailure("unknown-format", f"{name} is not a finite number ({value!r})")
+            if value - value != 0.0 or value < 0.0:  # NaN, infinite or negative
+                raise _not_a_figure(name, value)
             if name not in names:
                 names.add(name)
                 metric = _new(Metric)
@@ -114,6 +123,13 @@ class MetricList:
 
     def as_tuple(self) -> tuple[Metric, ...]:
         return tuple(self.items)
+
+
+def errors_flag(tool: str, said: str) -> str:
+    """The flag of a log whose report parsed but which also holds the tool's error lines: another run,
+    appended, that failed (a retry after a failure), or a failure the report does not show."""
+    return (f"ERRORS: the log also holds {tool}'s error line(s) beside the report read (another run that "
+            f"failed?): {said[:300]}")
 
 
 def holds(text: str, word: str) -> bool:
@@ -133,6 +149,19 @@ def to_number(text: str) -> float:
     if value - value != 0.0:  # NaN or infinite
         raise ParseFailure("unknown-format", f"expected a finite number, found {text[:40]!r}")
     return value
+
+
+@lru_cache(maxsize=1024)
+def percentile_label(text: str, places: int = 6) -> str:
+    """`99.900000` -> `p99_9`, `50` -> `p50` (rounded to `places` decimals); ParseFailure for what is
+    no percentile between 0 and 100 (`nan`, `150`, `1.2.3`: a damaged label, not a metric name)."""
+    try:
+        number = float(text)
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number <= 100.0:  # also NaN
+        raise ParseFailure("unknown-format", f"{text[:40]!r} is not a percentile (0 to 100): the log is damaged")
+    return "p" + f"{number:.{places}f}".rstrip("0").rstrip(".").replace(".", "_")
 
 
 def is_number(text: str) -> bool:

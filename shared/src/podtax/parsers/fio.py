@@ -24,31 +24,30 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 import orjson
 
 from podtax.parsers import fio_text
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, parse_int
+from podtax.parsers.base import (
+    Echoed,
+    MetricList,
+    Parsed,
+    ParseFailure,
+    compare_echoed,
+    errors_flag,
+    parse_int,
+    percentile_label,
+)
 
 TOOL = "fio"
 DIRECTIONS = ("read", "write", "trim", "mixed")  # mixed: unified_rw_reporting=1
-_WRITES = ("write", "randwrite", "trimwrite")
 _TRIMS = ("trim", "randtrim")
 _MIXED_RW = ("rw", "randrw", "readwrite")
 _ECHO = ("rw", "bs", "size", "iodepth", "direct", "ioengine", "runtime", "numjobs")
 _SLUG = re.compile(r"[^A-Za-z0-9]+")
 _DENIED_ERRNO = {1, 13}
 _DECODER = json.JSONDecoder()
-
-
-@lru_cache(maxsize=1024)
-def percentile_name(key: str) -> str:
-    """`99.900000` -> `p99_9`, `50.000000` -> `p50`."""
-    number = float(key)
-    text = f"{number:.6f}".rstrip("0").rstrip(".")
-    return "p" + text.replace(".", "_")
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
@@ -120,6 +119,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if verified:
         flags.append(fio_text.verify_flag(verified))
     flags += fio_text.interrupted_flag(text)
+    words = fio_text.said(text)
+    if words:  # every job reported err=0: these lines are another run's
+        flags.append(errors_flag(TOOL, words[2:]))
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same
@@ -185,10 +187,7 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList,
         if isinstance(pct, dict):
             add, prefix = metrics.add, f"{name}_clat_"
             for key, value in pct.items():
-                try:
-                    label = percentile_name(key)
-                except ValueError:
-                    continue
+                label = percentile_label(key)
                 if label == "p0":  # fio 2.x pads its list with `"0.00" : 0` entries
                     continue
                 add(prefix + label, _number(value) / scale, "µs", False)
@@ -232,7 +231,7 @@ def _echoed(doc: Mapping[str, Any], job: Mapping[str, Any]) -> Echoed:
 
 def primary_direction(rw: str) -> str:
     """The direction whose figures stand for a run of `rw`: write for writes, trim for trims, else read."""
-    return "write" if rw in _WRITES else "trim" if rw in _TRIMS else "read"
+    return "write" if rw in fio_text.WRITES else "trim" if rw in _TRIMS else "read"
 
 
 def primary_metric(rw: str, names: set[str] | MetricList) -> str:
@@ -255,13 +254,14 @@ def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     if "verify" not in own and "verify" not in common:
         return False
     options = {**common, **own}
-    return options.get("rw", options.get("readwrite")) in _WRITES and options.get("verify") not in ("0", "none")
+    return options.get("rw", options.get("readwrite")) in fio_text.WRITES and options.get("verify") not in ("0", "none")
 
 
 def _require_primary(metrics: MetricList, requested: Mapping[str, Any] | None, echoed: Echoed) -> None:
     rw = str((requested or {}).get("rw") or echoed.get("rw") or "")
     if not rw:
         return
-    direction = primary_direction(rw)
-    if primary_metric(rw, metrics) not in metrics:
-        raise ParseFailure("unknown-format", f"fio was asked for rw={rw} but reports no {direction} I/O")
+    primary = primary_metric(rw, metrics)  # the direction's `<direction>_iops` when none is present
+    if primary not in metrics:
+        raise ParseFailure("unknown-format", f"fio was asked for rw={rw} but reports no "
+                                             f"{primary.removesuffix('_iops')} I/O")

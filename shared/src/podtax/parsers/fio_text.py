@@ -19,11 +19,14 @@ from podtax.parsers.base import (
     Parsed,
     ParseFailure,
     compare_echoed,
+    errors_flag,
     parse_int,
+    percentile_label,
     size_bytes,
     to_number,
 )
 
+WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
 _TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")
 # fio 3: `BW=25.3GiB/s (27.1GB/s)`, the decimal form first with kb_base=1000 (`BW=22.4GB/s (20.8GiB/s)`)
@@ -38,6 +41,7 @@ _PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
 _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
 _STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
+_STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ")  # how _NEW, _OLD, _CLAT, _LAT, _PCT_HEAD lines start
@@ -62,8 +66,11 @@ def latency_flag(suspect: list[str]) -> str:
 def said(text: str) -> str:
     """fio's own words for a failure (`fio: pid=12812, err=42/...`, `error: maximum number of jobs (8)
     reached.`), as `: ...` to append to a message, or ""."""
+    if text.find("fio: ") < 0 and text.find("error: ") < 0:  # the usual case, without splitting the log
+        return ""
     said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)
-            and not line.lstrip().startswith("fio: terminating on signal")]  # the cause is before it
+            and not line.lstrip().startswith("fio: terminating on signal")  # the cause is before it
+            and "warning" not in line]  # `fio: this platform does not support ... get rid of this warning.`
     said = sorted(dict.fromkeys(said), key=lambda line: not line.startswith("fio: pid="))  # `err=` lines first
     return f": {' / '.join(said)[:500]}" if said else ""
 
@@ -109,11 +116,6 @@ def groups_flag(groups: int) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _label(key: str) -> str:
-    """`99.90` -> `p99_9` (as podtax.parsers.fio.percentile_name)."""
-    return "p" + f"{float(key):.6f}".rstrip("0").rstrip(".").replace(".", "_")
-
-
 def _int(digits: str) -> int | str:
     number = parse_int(digits)
     return digits if number is None else number
@@ -134,13 +136,14 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     reported: set[tuple[str, str]] = set()  # (job name, pid) of each job report
     repeated = ""  # the first job that reported twice
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
+    percentiles: set[tuple[int, str]] = set()  # (job number from 1, direction) of each `clat percentiles` block
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
             continue
         if pct_scale and line.startswith("|"):
             for key, value in _PCT.findall(line):
-                jobs[-1][2][f"{direction}_clat_{_label(key)}"] = to_number(value) * pct_scale
+                jobs[-1][2][f"{direction}_clat_{percentile_label(key)}"] = to_number(value) * pct_scale
             continue
         pct_scale = 0.0
         m = _VERSION.match(line) if line.startswith("fio-") else None
@@ -191,6 +194,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                                                  f"{line[:200]}; rerun with --output-format=json")
         m = _CLAT.match(line)
         if m and direction:
+            if f"{direction}_clat_mean" in figures:  # a lost `write:` line: its latencies would replace read's
+                raise _lost_line(jobs[-1][0], direction)
             scale = _TIME_SCALE[m.group(1)]
             figures[f"{direction}_clat_min"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)] * scale
             figures[f"{direction}_clat_mean"] = to_number(m.group(6)) * scale
@@ -198,6 +203,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         m = _PCT_HEAD.match(line)
         if m and direction:
+            if (len(jobs), direction) in percentiles:  # as above, for a job without clat lines
+                raise _lost_line(jobs[-1][0], direction)
+            percentiles.add((len(jobs), direction))
             pct_scale = _TIME_SCALE[m.group(1)]
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
@@ -211,6 +219,11 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"fio job {repeated} reports several times (--status-interval): its "
                                              "reports are cumulative, so they must not be added; keep the last "
                                              "one, or rerun without --status-interval")
+    statuses = _STATUS.findall(text)  # one `Run status group N (all jobs):` per group and run
+    if len(statuses) > len(set(statuses)):  # two runs, the second's `fio-<version>` line lost
+        raise ParseFailure("unknown-format", f"this log holds several fio runs (`Run status group "
+                                             f"{statuses[0]}` printed {statuses.count(statuses[0])} times); "
+                                             "split it, one run per log")
     echoed = merge_echoed(heads)
     suspect = _drop_inconsistent(jobs, lats)
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
@@ -219,7 +232,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             if clat and not any(figures[key] for key in clat):
                 for key in clat:
                     del figures[key]
-    verified = echoed.get("rw") in ("write", "randwrite") and _drop_reads(jobs)  # a write job's verify pass
+    verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
         words = said(text)
@@ -254,8 +267,17 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if verified:
         flags.append(verify_flag([name for name, _, _ in jobs]))
     flags += interrupted_flag(text)
+    words = said(text)
+    if words:  # the jobs read all reported err=0: these lines are another run's
+        flags.append(errors_flag("fio", words[2:]))
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _lost_line(job: str, direction: str) -> ParseFailure:
+    return ParseFailure("unknown-format", f"fio job {job} prints {direction} latencies twice: the line of the "
+                                          "direction between them (`write: IOPS=...`) is missing, so the log is "
+                                          "damaged")
 
 
 def _drop_inconsistent(jobs: list[tuple[str, str, dict[str, float]]], lats: dict[tuple[int, str], float]) -> list[str]:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, to_number
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, errors_flag, to_number
 
 TOOL = "hdparm"
 # `buffer-cache` is the cached timing's label in hdparm 5.x (Linux 2.4 days)
@@ -121,6 +121,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if primary.startswith("direct_"):
         echoed["direct"] = 1
     flags = compare_echoed(requested, echoed, ("device", "mode"))
+    refused = [p for p in problems if "No such file" in p or any(w in p for w in _DENIED)]
+    if refused:  # a run that could not open its device, beside the one timed
+        flags.append(errors_flag(TOOL, refused[0][:200]))
     return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
 
 

@@ -28,7 +28,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, errors_flag
 
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
@@ -140,7 +140,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     received, sent = end.get("sum_received"), end.get("sum_sent")
     if not isinstance(received, dict) or not isinstance(sent, dict):
         if isinstance(end.get("sum"), dict) and udp and received is None and sent is None and _before_3_11(doc):
-            return _udp_sender_only(doc, end["sum"], ts, requested)
+            return _udp_sender_only(doc, end["sum"], ts, requested, text)
         raise ParseFailure("truncated", "the iperf3 report has no sum_sent/sum_received")
     metrics = MetricList()
     metrics.add("throughput_mbps", _num(received, "bits_per_second", "sum_received") / 1e6, "Mbit/s", True)
@@ -148,7 +148,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if udp:
         metrics.add("jitter_ms", _num(received, "jitter_ms", "sum_received"), "ms", False)
         metrics.add("lost_percent", _num(received, "lost_percent", "sum_received"), "%", False)
-    elif "retransmits" in sent:
+    elif "retransmits" in sent and _num(sent, "retransmits", "sum_sent") >= 0:  # -1: iperf3 could not count them
         metrics.add("retransmits", _num(sent, "retransmits", "sum_sent"), "count", False)
     flags: list[str] = []
     back = end.get("sum_received_bidir_reverse")
@@ -173,8 +173,18 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed = _echoed(ts, udp)
     if ts.get("bidir") == 1 or isinstance(back, dict):
         echoed["bidir"] = 1
-    flags += _compare(requested, echoed)
+    flags += _compare(requested, echoed) + _errors_beside(text)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _errors_beside(text: str) -> list[str]:
+    """The ERRORS flag when the log holds, beside the JSON report read, another run's failure as
+    iperf3 prints it without -J (the JSON's own error is a key, never these words)."""
+    for words in (TEXT_ERROR, "iperf3: interrupt - "):
+        at = text.find(words)
+        if at >= 0:
+            return [errors_flag(TOOL, text[at:].split("\n", 1)[0].strip())]
+    return []
 
 
 def _echoed(ts: Mapping[str, Any], udp: bool) -> Echoed:
@@ -196,7 +206,7 @@ def _compare(requested: Mapping[str, Any] | None, echoed: Echoed) -> list[str]:
 
 
 def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mapping[str, Any],
-                     requested: Mapping[str, Any] | None) -> Parsed:
+                     requested: Mapping[str, Any] | None, text: str) -> Parsed:
     """A UDP report before 3.11: `end.sum` holds the sender's rate and the receiver's jitter and loss."""
     if ts.get("reverse") == 1:
         raise ParseFailure("unsupported-version", f"this iperf3 {_version(doc) or ''} reverse UDP report has "
@@ -211,4 +221,5 @@ def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mappi
     flags = ["SENDER_ONLY: this iperf3 UDP report (before 3.11) gives the sender's rate with the receiver's "
              "jitter and loss, not the receiver's throughput (no throughput_mbps)"]
     echoed = _echoed(ts, True)
-    return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags + _compare(requested, echoed)))
+    return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed,
+                  tuple(flags + _compare(requested, echoed) + _errors_beside(text)))

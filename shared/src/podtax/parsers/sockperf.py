@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, to_number
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, percentile_label, to_number
 
 TOOL = "sockperf"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -46,12 +46,6 @@ _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "
 _ADVICE = {"refused": "is the sockperf server running on that address and port?",
            "unreachable": "no route to the server's address from this side",
            "timeout": "the server did not answer in time"}
-
-
-def pct_name(text: str) -> str:
-    """`99.900` -> `p99_9`, `50.000` -> `p50`."""
-    number = f"{to_number(text):.3f}".rstrip("0").rstrip(".")  # ParseFailure, not ValueError, on 1.2.3
-    return "p" + number.replace(".", "_")
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
@@ -105,12 +99,19 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     metrics = MetricList()
     metrics.add(f"{kind}_avg_us", to_number(avg.group(2)), "µs", False)
     metrics.add(f"{kind}_stddev_us", to_number(avg.group(3)), "µs", False)
+    pm_end = avg.end()
     for pm in _PCT.finditer(text):
-        metrics.add(f"{kind}_{pct_name(pm.group(1))}_us", to_number(pm.group(2)), "µs", False)
+        pm_end = pm.end()
+        metrics.add(f"{kind}_{percentile_label(pm.group(1), 3)}_us", to_number(pm.group(2)), "µs", False)
     if f"{kind}_p50_us" not in metrics:  # sockperf always prints the median: the percentiles were cut
         raise ParseFailure("truncated", "the sockperf report has no `percentile 50.000` line (cut or killed?)")
     for em in _EXTREME.finditer(text):
         metrics.add(f"{kind}_{em.group(1).lower()}_us", to_number(em.group(2)), "µs", False)
+    # `<MIN>` is the block's last line: a log cut before it may have cut a percentile short (`49.557` -> `4`,
+    # a newline added by whatever stored it)
+    if text.find("<MIN> observation", pm_end) < 0:
+        raise ParseFailure("truncated", "the sockperf report stops before its `<MIN> observation` line, the last "
+                                        "of its statistics (cut or killed?)")
     seconds = to_number(valid.group(1))
     if seconds > 0:
         metrics.add("messages_per_second", received / seconds, "msg/s", True)

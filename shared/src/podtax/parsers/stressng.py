@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from podtax.parsers.base import (
@@ -31,20 +32,24 @@ from podtax.parsers.base import (
     MetricList,
     Parsed,
     ParseFailure,
+    errors_flag,
     is_number,
     parse_int,
 )
 from podtax.parsers.stressng_checks import (
+    measured,
     missing_rows,
     no_rows_failure,
     no_work_flag,
+    refuse_damaged_rows,
     refuse_no_work,
+    refuse_repeated_misc,
     refuse_repeated_rows,
     run_flags,
     unaccounted,
 )
 from podtax.parsers.stressng_names import misc_metric, slug
-from podtax.parsers.stressng_yaml import COLUMNS, MIXED, measured, parse_yaml
+from podtax.parsers.stressng_yaml import COLUMNS, MIXED, parse_yaml
 
 TOOL = "stress-ng"
 # `setting to a 60 second run`, `a 1 min, 30 secs run`, `a 1 min run`, `defaulting to a 86400 second (1 day, ...`
@@ -59,7 +64,7 @@ _Misc = tuple[str, float, str]  # stressor, value, description as printed (see s
 
 class _Scan:
     __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
-                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version")
+                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns")
 
     def __init__(self) -> None:
         self.rows: list[_Row] = []
@@ -78,6 +83,7 @@ class _Scan:
         self.skipped = 0  # `skipped: 1: cpu (1)`: instances that never ran (out of resources, unsupported)
         self.passed: int | None = None  # `passed: 3: cpu (3)`, when printed (0.15 and later)
         self.version: str | None = None  # a verbose log's `debug: [357] stress-ng 0.19.02 g35e617844d9b`
+        self.columns = 6  # figures in a row under the table's header (see stressng_checks.refuse_damaged_rows)
 
 
 def _scan(text: str) -> _Scan:
@@ -184,6 +190,7 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         return state  # the units line under the header
     if msg.startswith("stressor") and "bogo ops" in msg:
         s.header, state = s.header + 1, 1
+        s.columns = 6 + ("CPU used per" in msg) + ("RSS Max" in msg)
         return state
     if state == 1:
         parts = msg.split()
@@ -330,13 +337,18 @@ def _count(msg: str) -> int:
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
     if text[:200].lstrip().startswith("---") and "metrics:" in text:
-        return parse_yaml(text, test, requested, _primary, _flags_yaml)
+        parsed = parse_yaml(text, test, requested, _primary, _flags_yaml)
+        after = _scan(text[text.rfind("\n...") + 4:])  # another run's failure appended after the report
+        said = after.bad_arg or after.errors
+        return replace(parsed, flags=(*parsed.flags, errors_flag(TOOL, said[0]))) if said else parsed
     s = _scan(text)
     if not s.seen:
         plain = _plain(text)
         if plain is not None:
             s = _scan(plain)
     refuse_repeated_rows(s.rows)
+    refuse_damaged_rows(s.rows, s.columns)
+    refuse_repeated_misc(s.misc)
     runs = max(s.dispatches, s.header)
     if runs > 1 and s.rows:  # runs appended to one log: one run's rows must not pass for the other's
         raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "

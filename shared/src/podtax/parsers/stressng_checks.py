@@ -10,8 +10,48 @@ from collections.abc import Mapping
 from typing import Any
 
 from podtax.parsers.base import Echoed, ParseFailure, compare_echoed, int_or_float, requested_int
+from podtax.parsers.stressng_names import misc_metric
 
 Row = tuple[str, list[float]]
+_USR_SYS, _RSS = 5, 7  # a row's bogo ops/s (usr+sys time) and RSS max
+
+
+def measured(values: list[float]) -> list[float | None]:
+    """A row's values, None for those stress-ng could not measure (left out by MetricList.add_columns):
+    an RSS Max of 0 (no getrusage ru_maxrss, or versions before 0.14 in some builds), where 0 KB would
+    read as a perfect score, and the usr+sys rate when no CPU time was charged to the stressor (usr and
+    sys 0.00: stress-ng then prints a rate of 0.00, which would read as the slowest run ever)."""
+    row: list[float | None] = list(values)
+    if len(row) > _RSS and row[_RSS] == 0:
+        row[_RSS] = None
+    if len(row) > _USR_SYS and values[_USR_SYS] == 0 and values[2] + values[3] == 0:
+        row[_USR_SYS] = None
+    return row
+
+
+def refuse_damaged_rows(rows: list[Row], columns: int) -> None:
+    """A table row cut inside a figure and then given a newline (`1581.53` -> `15`, by whatever stored
+    the log) reads as a whole row. It is refused when it has fewer figures than its header has columns
+    (`columns`: 6, 7 with `CPU used per`, 8 with `RSS Max`), or, in a brief table, when its last
+    figure, the bogo ops/s (usr+sys time), is not its bogo ops over its usr+sys time. stress-ng
+    computes it so, and every real row seen agrees within the times' 2 decimals. (The real-time rate
+    is not checked: 0.09's differs from bogo ops / real time by 3%, and a cut there leaves too few
+    figures anyway.)"""
+    for name, values in rows:
+        if len(values) < columns:
+            raise ParseFailure("unknown-format", f"the stress-ng {name} row has {len(values)} figures under a "
+                                                 f"header of {columns} columns: the row was cut")
+        if len(values) < 6:
+            continue
+        ops, seconds, rate = values[0], values[2] + values[3], values[5]
+        if seconds <= 0.01:  # 0.00 s: no rate to check against (stress-ng prints 0.00)
+            continue
+        low, high = ops / (seconds + 0.01), ops / (seconds - 0.01)  # usr and sys each off by up to 0.005
+        if not low * 0.99 - 0.01 <= rate <= high * 1.01 + 0.01:
+            raise ParseFailure("unknown-format", f"the stress-ng {name} row's bogo ops/s (usr+sys time), {rate:g}, "
+                                                 f"is not its bogo ops over its usr+sys time ({ops:g} / {seconds:g} "
+                                                 f"s = {ops / seconds:.2f}): the row is damaged (cut inside a "
+                                                 "figure?)")
 
 
 def refuse_repeated_rows(rows: list[Row]) -> None:
@@ -24,6 +64,18 @@ def refuse_repeated_rows(rows: list[Row]) -> None:
             raise ParseFailure("unknown-format", f"this log holds several stress-ng runs (the {name} stressor "
                                                  f"reported {times} times); split it, one run per log")
         seen.add(name)
+
+
+def refuse_repeated_misc(misc: list[tuple[str, float, str]]) -> None:
+    """A stressor prints each miscellaneous metric once per run: a second one (another run's misc lines
+    before this run's, a log of another PID pasted in) would give the first one's figure."""
+    seen: set[tuple[str, str]] = set()
+    for name, _, desc in misc:
+        key = (name, misc_metric(desc)[0])  # the instance count (`of 99 instances`) left out
+        if key in seen:
+            raise ParseFailure("unknown-format", f"this log holds several stress-ng runs (the {name} stressor's "
+                                                 f"`{desc[:80]}` printed twice); split it, one run per log")
+        seen.add(key)
 
 
 def refuse_no_work(rows: list[Row], primary: str | None) -> list[str]:

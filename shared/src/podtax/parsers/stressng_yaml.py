@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, to_number
-from podtax.parsers.stressng_checks import no_work_flag, refuse_no_work
+from podtax.parsers.stressng_checks import measured, no_work_flag, refuse_no_work
 from podtax.parsers.stressng_names import misc_metric
 
 _KEYS = {
@@ -38,23 +38,8 @@ COLUMNS = (
     ("cpu_used_per_instance", "%", True),
     ("rss_max", "KB", False),
 )
-_RSS = _KEYS["max-rss"]  # its index in a row
-_USR_SYS = _KEYS["bogo-ops-per-second-usr-sys-time"]
 MIXED = ("MIXED_OUTPUT: the log holds a YAML report and a metrics table (one run with --yaml /dev/stdout, or two "
          "runs appended); figures come from ")
-
-
-def measured(values: list[float]) -> list[float | None]:
-    """A row's values, None for those stress-ng could not measure (left out by MetricList.add_columns):
-    an RSS Max of 0 (no getrusage ru_maxrss, or versions before 0.14 in some builds), where 0 KB would
-    read as a perfect score, and the usr+sys rate when no CPU time was charged to the stressor (usr and
-    sys 0.00: stress-ng then prints a rate of 0.00, which would read as the slowest run ever)."""
-    row: list[float | None] = list(values)
-    if len(row) > _RSS and row[_RSS] == 0:
-        row[_RSS] = None
-    if len(row) > _USR_SYS and values[_USR_SYS] == 0 and values[2] + values[3] == 0:
-        row[_USR_SYS] = None
-    return row
 
 
 _ROW = "\n    - stressor: "
@@ -98,6 +83,9 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
             if line.startswith("      ") and not line.startswith("       "):
                 key, _, rest = line[6:].partition(":")
                 if key in _KEYS:
+                    if _KEYS[key] in values:  # a lost `- stressor:` line joined two stressors' blocks
+                        raise ParseFailure("unknown-format", f"the stress-ng YAML block of {_value(name)} holds "
+                                                             f"`{key}` twice: a `- stressor:` line is missing")
                     values[_KEYS[key]] = to_number(_value(rest))
                 elif rest.strip() and is_number(_value(rest)):
                     misc.append((_value(name), float(_value(rest)), key.replace("-", " ")))

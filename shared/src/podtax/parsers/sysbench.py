@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import (
@@ -25,7 +24,9 @@ from podtax.parsers.base import (
     Parsed,
     ParseFailure,
     compare_echoed,
+    errors_flag,
     int_or_float,
+    percentile_label,
     requested_int,
     size_bytes,
     to_number,
@@ -49,10 +50,13 @@ _USAGE_WORDS = (_USAGE, *_BAD_ARG)
 _BAD_ARG_FIRST = frozenset(p[0] for p in _BAD_ARG)  # a cheap test before startswith(_BAD_ARG)
 _LATENCY_KEYS = frozenset(("min", "avg", "max", "sum"))
 _KIND_TEST = {"sysbench-cpu": "cpu", "sysbench-memory": "memory"}
+# lines a report prints once: a second one is another report whose banner was lost (or a 0.4 summary)
+_ONCE = frozenset(("total time", "total number of events", "events per second", "time elapsed"))
 
 
 class _Section:
-    __slots__ = ("version", "build", "kind", "fields", "latency", "fatal", "bad_arg", "started", "reports")
+    __slots__ = ("version", "build", "kind", "fields", "latency", "fatal", "bad_arg", "started", "reports",
+                 "repeated")
 
     def __init__(self, version: str | None, build: str | None) -> None:
         self.version = version
@@ -64,6 +68,7 @@ class _Section:
         self.bad_arg: list[str] = []
         self.started = False
         self.reports = 0  # `Latency (ms):` blocks: more than one is two runs, a banner lost between them
+        self.repeated = ""  # the first of the `_ONCE` lines printed twice (two runs, as `reports`)
 
 
 def _fill(text: str, kind: str | None = None) -> _Section:
@@ -96,6 +101,8 @@ def _fill(text: str, kind: str | None = None) -> _Section:
                 in_latency = False
             elif line[0] in _BAD_ARG_FIRST and line.startswith(_BAD_ARG):
                 current.bad_arg.append(line)
+            elif key in _ONCE and key in fields and not current.repeated:
+                current.repeated = key
             fields[key] = rest
         elif line == "Threads started!":
             current.started = True
@@ -162,15 +169,26 @@ def _usage_only(run: str) -> bool:
     return any(find(word) >= 0 for word in _USAGE_WORDS)
 
 
+def _refusal(run: str) -> str:
+    """The line of a usage run that says what sysbench refused."""
+    return next((line.strip() for line in run.split("\n") if any(word in line for word in _USAGE_WORDS)),
+                "a command sysbench refused")
+
+
 def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -> tuple[_Section, list[str]]:
     old = sorted(v for _, v in runs if v and v.startswith("0."))
     if old:
         raise _legacy_failure(old[0])
+    ignored: list[str] = []
     if len(runs) > 1:  # a usage error (`sysbench memory` without `run`) is not a run beside the others
         usage = [run for run in runs if _usage_only(run[0])]
         ran = [run for run in runs if run not in usage]
         # ... unless nothing else ran either (`sysbench memory`, then `sysbench memory help`): it is the answer
-        runs = ran if ran and (not usage or any(run.find("Threads started!") >= 0 for run, _ in ran)) else usage or runs
+        if ran and (not usage or any(run.find("Threads started!") >= 0 for run, _ in ran)):
+            ignored = [errors_flag(TOOL, _refusal(usage[0][0]))] if usage else []
+            runs = ran
+        else:
+            runs = usage or runs
     if len(runs) == 1:
         section = _fill(runs[0][0])
         if section.version is None and section.bad_arg:  # refused before its banner: `--percentile=99.9`
@@ -180,7 +198,7 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
                 raise _legacy_failure(None)
             raise ParseFailure("unknown-format", "no `sysbench <version>` banner found: this is not a "
                                                  "sysbench 1.x report (or it lost its first lines)")
-        return section, []
+        return section, ignored
     kinds = [_kind(run) for run, _ in runs]
     picked = [i for i, k in enumerate(kinds) if (k == wanted if wanted else k in ("cpu", "memory"))]
     fatal = [i for i, (run, _) in enumerate(runs) if run.rfind("FATAL:") >= 0]  # "FATAL:" in run, faster
@@ -206,7 +224,7 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
     fatal_elsewhere = [i for i in fatal if i != chosen]
     if fatal_elsewhere:
         note += f" ({len(fatal_elsewhere)} of which printed FATAL lines)"
-    return _fill(runs[chosen][0], kinds[chosen]), [note]
+    return _fill(runs[chosen][0], kinds[chosen]), [note, *ignored]
 
 
 def _num(section: _Section, key: str, what: str, strip: str = "") -> float:
@@ -229,9 +247,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if not section.started and text.find(" options:\n  --") >= 0:  # `sysbench memory help`: its option list
         raise ParseFailure("unknown-format", "this is sysbench's help text (`sysbench <test> help`, its option "
                                              "list), not a run: no test ran")
-    if section.reports > 1:  # the later report's figures would overwrite the earlier one's, line by line
-        raise ParseFailure("unknown-format", f"this sysbench run holds {section.reports} reports (a `sysbench "
-                                             "<version>` banner line is missing between runs?); split it")
+    if section.reports > 1 or section.repeated:  # the later report's figures would overwrite the earlier one's
+        twice = f"{section.reports} reports" if section.reports > 1 else f"`{section.repeated}` twice"
+        raise ParseFailure("unknown-format", f"this sysbench run holds {twice} (a `sysbench <version>` banner "
+                                             "line is missing between runs?); split it")
     if wanted and section.kind != wanted:
         if section.kind == "other" and not section.started:
             raise ParseFailure("truncated", f"the sysbench log stops before the {wanted} test started")
@@ -253,13 +272,14 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if "CPU speed" not in f and "events per second" not in f and "total number of events" in f \
                 and "total time" in f and section.latency and _no_cpu_speed(section.version):
             # 1.0.0 to 1.0.7 and 1.1 development builds print no `CPU speed:` section: the rate sysbench computes
-            rate = _num(section, "total number of events", "event count") / _num(section, "total time", "s", "s")
-            metrics.add("events_per_second", round(rate, 2), "events/s", True)
+            rate = round(_num(section, "total number of events", "event count")
+                         / _num(section, "total time", "s", "s"), 2)
             flags.append("DERIVED: events_per_second = total number of events / total time (this sysbench build "
                          "prints no `CPU speed:` section)")
         else:
-            metrics.add("events_per_second", _num(section, "events per second", "events/s"), "events/s", True)
-        _refuse_implausible(metrics.items[-1].value, echoed)
+            rate = _num(section, "events per second", "events/s")
+        _refuse_implausible(rate, echoed)
+        metrics.add("events_per_second", rate, "events/s", True)
     else:
         for key, name in (("block size", "block_size"), ("total size", "total_size"),
                           ("operation", "operation"), ("scope", "scope")):
@@ -300,7 +320,11 @@ def _refuse_implausible(rate: float, echoed: Echoed) -> None:
     """A cpu rate no CPU reaches at its prime limit: some builds (macOS with a system LuaJIT) report
     millions of events/s with 0.00 ms latencies, timing their own loop instead of the primes."""
     threads, limit = echoed.get("threads"), echoed.get("max_prime")
-    if not isinstance(threads, int) or not isinstance(limit, int) or threads < 1 or limit < 1000:
+    if not isinstance(threads, int) or not isinstance(limit, int):  # sysbench 1.x prints both before the test
+        lost = "Number of threads" if not isinstance(threads, int) else "Prime numbers limit"
+        raise ParseFailure("truncated", f"the sysbench cpu report lost its `{lost}` line: its rate of {rate:,.2f} "
+                                        "events/s cannot be checked against what a CPU can do")
+    if threads < 1 or limit < 1000:
         return
     per_thread = rate / threads * (limit / 10_000) ** 1.5
     if per_thread > _MAX_EVENTS_PER_THREAD:
@@ -349,10 +373,9 @@ def _latency(section: _Section, metrics: MetricList) -> None:
             add(_percentile_name(key), to_number(raw), "ms", False)
 
 
-@lru_cache(maxsize=256)
 def _percentile_name(key: str) -> str:
     """`95th percentile` -> `latency_p95`, `99.9th percentile` -> `latency_p99_9`."""
-    return f"latency_p{key.split('th', 1)[0].replace('.', '_')}"
+    return "latency_" + percentile_label(key.split("th", 1)[0])
 
 
 def _short(requested: Mapping[str, Any] | None, events: float, section: _Section) -> list[str]:
