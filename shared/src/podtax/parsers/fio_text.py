@@ -164,6 +164,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 repeated = f"{m.group(1)} (pid {m.group(5)})"  # the same process again: --status-interval
             reported.add((m.group(1), m.group(5)))
             jobs.append((m.group(1), m.group(2), {}))
+            direction = ""  # each job's figures start with a direction line of its own
             continue
         if not jobs:
             continue
@@ -172,7 +173,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         if line[0] == "l":  # `lat (usec): min=...` (the total latency), or its distribution `lat (usec)   : 250=..`
             m = _LAT.match(line)
-            if m and direction:  # kept beside the figures, checked against clat below (not a metric)
+            if m:  # kept beside the figures, checked against clat below (not a metric)
+                if not direction:
+                    raise _lost_line(jobs[-1][0], "")
                 lats[(len(jobs), direction)] = to_number(m.group(2)) * _TIME_SCALE[m.group(1)]
             continue
         m = _NEW.match(line)
@@ -193,8 +196,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             raise ParseFailure("unknown-format", f"fio's {m.group(1)} line is in a form podtax does not read: "
                                                  f"{line[:200]}; rerun with --output-format=json")
         m = _CLAT.match(line)
-        if m and direction:
-            if f"{direction}_clat_mean" in figures:  # a lost `write:` line: its latencies would replace read's
+        if m:
+            # no direction yet, or this one's latencies again: a lost `write:` line (its latencies would replace read's)
+            if not direction or f"{direction}_clat_mean" in figures:
                 raise _lost_line(jobs[-1][0], direction)
             scale = _TIME_SCALE[m.group(1)]
             figures[f"{direction}_clat_min"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)] * scale
@@ -202,8 +206,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             figures[f"{direction}_clat_max"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)] * scale
             continue
         m = _PCT_HEAD.match(line)
-        if m and direction:
-            if (len(jobs), direction) in percentiles:  # as above, for a job without clat lines
+        if m:
+            if not direction or (len(jobs), direction) in percentiles:  # as above, for a job without clat lines
                 raise _lost_line(jobs[-1][0], direction)
             percentiles.add((len(jobs), direction))
             pct_scale = _TIME_SCALE[m.group(1)]
@@ -275,6 +279,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
 
 
 def _lost_line(job: str, direction: str) -> ParseFailure:
+    """A job's latency lines twice for one direction, or before any direction line: a line is missing."""
+    if not direction:
+        return ParseFailure("unknown-format", f"fio job {job} prints latencies before any direction line "
+                                              "(`read: IOPS=...`): that line is missing, so the log is damaged")
     return ParseFailure("unknown-format", f"fio job {job} prints {direction} latencies twice: the line of the "
                                           "direction between them (`write: IOPS=...`) is missing, so the log is "
                                           "damaged")

@@ -24,6 +24,8 @@ _TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffer-cache|buffered disk|di
 _DEVICE = re.compile(r"^(/dev/\S+?):\s*(.*)$")
 # a loop's own header for each device: `--- /dev/sdb ---`, `==> /dev/sdb <==`, `### /dev/sdb`
 _SEPARATOR = re.compile(r"^[-=#*>]+\s*(/dev/[\w/.-]+)\s*[-=#*<]*$")
+_LABELS = ("Timing cached reads:", "Timing buffered disk reads:", "Timing O_DIRECT cached reads:",
+           "Timing O_DIRECT disk reads:")
 _DENIED = ("Operation not permitted", "Permission denied")
 _SCALE = {"kB": 1 / 1024, "MB": 1.0, "GB": 1024.0}
 
@@ -59,6 +61,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             if under is not None and under not in devices:
                 devices.append(under)
             timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
+            continue
+        if line[0] == "T" and any(label.startswith(line) for label in _LABELS):
+            broken.append(line)  # cut inside its label (` Tim`): `-tT` cut so would pass for `-T`
             continue
         d = _DEVICE.match(line) if line.startswith("/dev/") else None
         if d is None and "/dev/" in line and len(line) < 200:  # a header line is short (its pattern can backtrack)

@@ -64,7 +64,7 @@ _Misc = tuple[str, float, str]  # stressor, value, description as printed (see s
 
 class _Scan:
     __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
-                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns")
+                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut")
 
     def __init__(self) -> None:
         self.rows: list[_Row] = []
@@ -84,6 +84,7 @@ class _Scan:
         self.passed: int | None = None  # `passed: 3: cpu (3)`, when printed (0.15 and later)
         self.version: str | None = None  # a verbose log's `debug: [357] stress-ng 0.19.02 g35e617844d9b`
         self.columns = 6  # figures in a row under the table's header (see stressng_checks.refuse_damaged_rows)
+        self.cut = ""  # why the first row cut inside a figure is (see _line)
 
 
 def _scan(text: str) -> _Scan:
@@ -138,11 +139,12 @@ _NEXT = re.compile(r"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\](?![^\S\n
                    r"|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics|setting|defaulting)))")
 
 
-# A table row as _line reads it in state 1 (name, then 6 to 8 numbers; float() takes each one):
+# A table row as _line reads it in state 1 (name, then 6 to 8 numbers; float() takes each one), in its
+# printed form (bogo ops, 5 or 6 figures with 2 decimals, RSS Max; _line checks the other forms):
 # `stress-ng: metrc: [7111] cpu    3000   1.69   1.69   0.00   1770.62   1770.72\n`. A name starting
 # with "(" is the units line, skipped by _line; any other line also goes to _line.
 _ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(]\S*+)"
-                  r"((?:[^\S\n]++[0-9]++(?:\.[0-9]++)?+){6,8}+)[^\S\n]*+\n")
+                  r"([^\S\n]++[0-9]++(?:[^\S\n]++[0-9]++\.[0-9]{2}){5,6}+(?:[^\S\n]++[0-9]++)?+)[^\S\n]*+\n")
 
 # A miscellaneous metric as _line reads it in state 2 (name, number, description), except a name
 # starting with "(" or "stressor" (_line looks at those first):
@@ -197,9 +199,13 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         if len(parts) >= 7:
             try:
                 s.rows.append((parts[0], list(map(float, parts[1:9]))))
-                return state
             except ValueError:
                 pass
+            else:  # stress-ng prints times, rates and CPU % with 2 decimals: one without was cut (`167.67` -> `167`)
+                odd = next((x for x in parts[2:8] if len(x) < 4 or x[-3] != "."), None)
+                if odd is not None and not s.cut:
+                    s.cut = f"the stress-ng {parts[0]} row's `{odd}` lacks the 2 decimals stress-ng prints"
+                return state
         if len(parts) >= 3 and is_number(parts[1]) and any(r[0] == parts[0] for r in s.rows):
             # up to 0.13, a stressor's own metric followed its row, with no `miscellaneous metrics:`:
             # `vdso   9.88 nanoseconds per call (average per stressor)`
@@ -347,7 +353,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if plain is not None:
             s = _scan(plain)
     refuse_repeated_rows(s.rows)
-    refuse_damaged_rows(s.rows, s.columns)
+    refuse_damaged_rows(s.rows, s.columns, s.cut)
     refuse_repeated_misc(s.misc)
     runs = max(s.dispatches, s.header)
     if runs > 1 and s.rows:  # runs appended to one log: one run's rows must not pass for the other's

@@ -29,29 +29,18 @@ def measured(values: list[float]) -> list[float | None]:
     return row
 
 
-def refuse_damaged_rows(rows: list[Row], columns: int) -> None:
+def refuse_damaged_rows(rows: list[Row], columns: int, cut: str = "") -> None:
     """A table row cut inside a figure and then given a newline (`1581.53` -> `15`, by whatever stored
-    the log) reads as a whole row. It is refused when it has fewer figures than its header has columns
-    (`columns`: 6, 7 with `CPU used per`, 8 with `RSS Max`), or, in a brief table, when its last
-    figure, the bogo ops/s (usr+sys time), is not its bogo ops over its usr+sys time. stress-ng
-    computes it so, and every real row seen agrees within the times' 2 decimals. (The real-time rate
-    is not checked: 0.09's differs from bogo ops / real time by 3%, and a cut there leaves too few
-    figures anyway.)"""
+    the log) reads as a whole row. It is refused when `cut` says a figure lacks the 2 decimals
+    stress-ng prints its times, rates and CPU % with (see stressng._line; every real row seen has
+    them), or when it has fewer figures than its header has columns (`columns`: 6, 7 with `CPU used
+    per`, 8 with `RSS Max`)."""
+    if cut:
+        raise ParseFailure("unknown-format", f"{cut}: the row was cut inside a figure")
     for name, values in rows:
         if len(values) < columns:
             raise ParseFailure("unknown-format", f"the stress-ng {name} row has {len(values)} figures under a "
                                                  f"header of {columns} columns: the row was cut")
-        if len(values) < 6:
-            continue
-        ops, seconds, rate = values[0], values[2] + values[3], values[5]
-        if seconds <= 0.01:  # 0.00 s: no rate to check against (stress-ng prints 0.00)
-            continue
-        low, high = ops / (seconds + 0.01), ops / (seconds - 0.01)  # usr and sys each off by up to 0.005
-        if not low * 0.99 - 0.01 <= rate <= high * 1.01 + 0.01:
-            raise ParseFailure("unknown-format", f"the stress-ng {name} row's bogo ops/s (usr+sys time), {rate:g}, "
-                                                 f"is not its bogo ops over its usr+sys time ({ops:g} / {seconds:g} "
-                                                 f"s = {ops / seconds:.2f}): the row is damaged (cut inside a "
-                                                 "figure?)")
 
 
 def refuse_repeated_rows(rows: list[Row]) -> None:
