@@ -97,10 +97,25 @@ REFUSED = [
     ("hdparm -tT cut inside its disk timing's label (reads as a -T run)",
      CORPUS / "hdparm" / "tinkerboard" / "hdparm.txt",
      cut_after(" Timing buffered", len(" Tim")), "hdparm", "truncated", "`Tim` without its figures"),
+    ("fio text job that lost its direction line and latencies (its issued I/O says so)",
+     FOUND / "fio-3.39-interrupted-text.log", lambda text: _drop_lines(text, 11, 23), "fio", "unknown-format",
+     "issued write I/O but has no `write:` line"),
+    ("fio text cut inside its last job's report (that job's figures may be short)",
+     FOUND / "fio-3.39-interrupted-text.log", lambda text: "\n".join(text.split("\n")[:84]) + "\n", "fio",
+     "truncated", "stops inside the report of job file1"),
+    ("stress-ng row cut inside its RSS Max (1788 read as 1)", MISC,
+     swap("85.61          1788\n", "85.61          1\n"), "stress-ng", "unknown-format",
+     "RSS Max, 1 KB, is below what any process maps"),
     ("fio text of two runs, the second's version line lost (jobs summed)", FIO_TEXT,
      lambda text: text + text.replace("fio-2.0.15\n", "").replace("pid=21423", "pid=21424"), "fio",
      "unknown-format", "Run status group 0"),
 ]
+
+
+def _drop_lines(text: str, first: int, last: int) -> str:
+    """The log without its lines `first` to `last` (numbered from 1, as an editor shows them)."""
+    lines = text.split("\n")
+    return "\n".join(lines[:first - 1] + lines[last:])
 
 
 def _cut_row_end(text: str) -> str:

@@ -44,7 +44,9 @@ _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", r
 _STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
-_GUARD = ("read", "write", "trim", "mixed", "clat", "lat ")  # how _NEW, _OLD, _CLAT, _LAT, _PCT_HEAD lines start
+# `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...` and `issued    : total=r=54217/w=13770/d=0` (2.x)
+_ISSUED = re.compile(r"^issued\s*(?:rwts?)?\s*: total=(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)[,/](?:d=)?([0-9]+)")
+_GUARD = ("read", "write", "trim", "mixed", "clat", "lat ", "issued")  # how the lines matched below start
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
@@ -137,6 +139,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     repeated = ""  # the first job that reported twice
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     percentiles: set[tuple[int, str]] = set()  # (job number from 1, direction) of each `clat percentiles` block
+    issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -170,6 +173,17 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         figures = jobs[-1][2]
         if not line.startswith(_GUARD):  # none of the patterns below can match
+            continue
+        if line[0] == "i":
+            m = _ISSUED.match(line)
+            if m:
+                issued.add(len(jobs))
+            if m and "mixed_iops" not in figures:  # a direction with I/O issued has its line (unless unified)
+                lost = next((d for d, n in zip(("read", "write", "trim"), m.groups(), strict=True)
+                             if n != "0" and f"{d}_iops" not in figures), None)
+                if lost:
+                    raise ParseFailure("unknown-format", f"fio job {jobs[-1][0]} issued {lost} I/O but has no "
+                                                         f"`{lost}:` line: that line is missing, so the log is damaged")
             continue
         if line[0] == "l":  # `lat (usec): min=...` (the total latency), or its distribution `lat (usec)   : 250=..`
             m = _LAT.match(line)
@@ -216,6 +230,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                                              "split it, one run per log")
     started = sum(int(n) for n in _STARTING.findall(text))
     reported = sum(int(n) for n in _JOBS.findall(text))
+    if issued and len(jobs) not in issued and "Run status group" not in text:  # an excerpt has no `issued` line
+        raise ParseFailure("truncated", f"the fio log stops inside the report of job {jobs[-1][0]} (no `issued` "
+                                        "line, no `Run status group`): its figures may be cut short")
     if jobs and reported < started:  # cut (killed) before its later jobs reported: their sum would be short
         raise ParseFailure("truncated", f"fio started {started} job process(es) but only {reported} reported: the "
                                         "log was cut before the rest (summing the jobs present would be short)")

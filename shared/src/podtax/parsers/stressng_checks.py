@@ -14,6 +14,7 @@ from podtax.parsers.stressng_names import misc_metric
 
 Row = tuple[str, list[float]]
 _USR_SYS, _RSS = 5, 7  # a row's bogo ops/s (usr+sys time) and RSS max
+_MIN_RSS_KB = 256  # no process maps less (stress-ng itself maps over 1 MB)
 
 
 def measured(values: list[float]) -> list[float | None]:
@@ -34,13 +35,17 @@ def refuse_damaged_rows(rows: list[Row], columns: int, cut: str = "") -> None:
     the log) reads as a whole row. It is refused when `cut` says a figure lacks the 2 decimals
     stress-ng prints its times, rates and CPU % with (see stressng._line; every real row seen has
     them), or when it has fewer figures than its header has columns (`columns`: 6, 7 with `CPU used
-    per`, 8 with `RSS Max`)."""
+    per`, 8 with `RSS Max`), or when its RSS Max, the last figure, is below what any process maps
+    (`_MIN_RSS_KB`; the smallest seen is 1,200 KB on a 32-bit ARM board): `2512` cut to `2`."""
     if cut:
         raise ParseFailure("unknown-format", f"{cut}: the row was cut inside a figure")
     for name, values in rows:
         if len(values) < columns:
             raise ParseFailure("unknown-format", f"the stress-ng {name} row has {len(values)} figures under a "
                                                  f"header of {columns} columns: the row was cut")
+        if len(values) > _RSS and 0 < values[_RSS] < _MIN_RSS_KB:
+            raise ParseFailure("unknown-format", f"the stress-ng {name} row's RSS Max, {values[_RSS]:g} KB, is below "
+                                                 "what any process maps: the row was cut inside it")
 
 
 def refuse_repeated_rows(rows: list[Row]) -> None:
