@@ -240,7 +240,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"fio job {repeated} reports several times (--status-interval): its "
                                              "reports are cumulative, so they must not be added; keep the last "
                                              "one, or rerun without --status-interval")
-    statuses = _STATUS.findall(text)  # one `Run status group N (all jobs):` per group and run
+    # one `Run status group N (all jobs):` per group and run (counted first: most logs have one group)
+    statuses = _STATUS.findall(text) if text.count("Run status group ") > 1 else []
     if len(statuses) > len(set(statuses)):  # two runs, the second's `fio-<version>` line lost
         raise ParseFailure("unknown-format", f"this log holds several fio runs (`Run status group "
                                              f"{statuses[0]}` printed {statuses.count(statuses[0])} times); "

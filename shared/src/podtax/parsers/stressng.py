@@ -43,8 +43,8 @@ from podtax.parsers.stressng_checks import (
     no_work_flag,
     refuse_damaged_rows,
     refuse_no_work,
-    refuse_repeated_misc,
     refuse_repeated_rows,
+    repeated_misc,
     run_flags,
     unaccounted,
 )
@@ -354,7 +354,6 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             s = _scan(plain)
     refuse_repeated_rows(s.rows)
     refuse_damaged_rows(s.rows, s.columns, s.cut)
-    refuse_repeated_misc(s.misc)
     runs = max(s.dispatches, s.header)
     if runs > 1 and s.rows:  # runs appended to one log: one run's rows must not pass for the other's
         raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
@@ -371,6 +370,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     for name, value, desc in s.misc:
         prefix = "" if name == primary else slug(name) + "_"
         suffix, unit, better = misc_metric(desc)
+        if prefix + suffix in metrics:  # printed once per run: another run's (or another PID's) misc line
+            raise repeated_misc(name, desc)
         metrics.add(prefix + suffix, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
     hogs = s.hogs.split()

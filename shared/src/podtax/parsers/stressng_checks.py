@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from podtax.parsers.base import Echoed, ParseFailure, compare_echoed, int_or_float, requested_int
-from podtax.parsers.stressng_names import misc_metric
 
 Row = tuple[str, list[float]]
 _USR_SYS, _RSS = 5, 7  # a row's bogo ops/s (usr+sys time) and RSS max
@@ -60,16 +59,11 @@ def refuse_repeated_rows(rows: list[Row]) -> None:
         seen.add(name)
 
 
-def refuse_repeated_misc(misc: list[tuple[str, float, str]]) -> None:
+def repeated_misc(name: str, desc: str) -> ParseFailure:
     """A stressor prints each miscellaneous metric once per run: a second one (another run's misc lines
     before this run's, a log of another PID pasted in) would give the first one's figure."""
-    seen: set[tuple[str, str]] = set()
-    for name, _, desc in misc:
-        key = (name, misc_metric(desc)[0])  # the instance count (`of 99 instances`) left out
-        if key in seen:
-            raise ParseFailure("unknown-format", f"this log holds several stress-ng runs (the {name} stressor's "
-                                                 f"`{desc[:80]}` printed twice); split it, one run per log")
-        seen.add(key)
+    return ParseFailure("unknown-format", f"this log holds several stress-ng runs (the {name} stressor's "
+                                          f"`{desc[:80]}` printed twice); split it, one run per log")
 
 
 def refuse_no_work(rows: list[Row], primary: str | None) -> list[str]:

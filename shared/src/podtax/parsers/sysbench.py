@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import (
@@ -373,6 +374,7 @@ def _latency(section: _Section, metrics: MetricList) -> None:
             add(_percentile_name(key), to_number(raw), "ms", False)
 
 
+@lru_cache(maxsize=256)
 def _percentile_name(key: str) -> str:
     """`95th percentile` -> `latency_p95`, `99.9th percentile` -> `latency_p99_9`."""
     return "latency_" + percentile_label(key.split("th", 1)[0])
