@@ -87,9 +87,10 @@ def _clean(text: str) -> str:
 
 # What a log collector writes before every line: `kubectl logs --timestamps` (and CI runners)
 # `2024-05-01T12:00:00.123456789Z `, `kubectl logs --prefix` `[pod/name/container] `, docker compose `svc-1  | `,
-# and a mail's quote markers (`> `, `>> `, `> > `)
+# a test framework's job log (avocado: `12:06:53 DEBUG| [stdout] `) and a mail's quote markers (`> `, `>> `, `> > `)
 _LINE_PREFIX = re.compile(r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
-                          r"(?:Z|[+-][0-9]{2}:?[0-9]{2}) ?|\[pod/[^\]\n]+\] ?|[\w.-]+ +\| ?|(?:>[ \t]?)+)")
+                          r"(?:Z|[+-][0-9]{2}:?[0-9]{2}) ?|\[pod/[^\]\n]+\] ?|[\w.-]+ +\| ?|(?:>[ \t]?)+"
+                          r"|[0-9]{2}:[0-9]{2}:[0-9]{2} [A-Z]{3,8}\| (?:\[std(?:out|err)\] )?)")
 
 
 def _unprefix(text: str) -> str:
@@ -190,6 +191,10 @@ def _parse(tool: str, test: str | None, text: str, requested: Mapping[str, Any] 
     try:
         parsed: Parsed = _MODULES[tool].parse(text, test, requested, recorded_version)
     except ParseFailure as failure:
+        if failure.reason in ("unknown-format", "truncated") and _escaped(text):
+            raise ParseFailure("unknown-format", f"the log's line breaks are escaped (`\\n`: a log kept as a JSON "
+                                                 "string, a Python bytes literal or Ansible's stdout): unescape it "
+                                                 f"first (e.g. `jq -r .stdout`); as it is: {failure.detail}") from None
         # Only a log the parser rejects is checked for another tool's signature (cheap path first).
         if failure.reason in ("unknown-format", "truncated", "wrong-tool"):
             found = detect.tools_in(text) if found is None else found
@@ -206,6 +211,12 @@ def _parse(tool: str, test: str | None, text: str, requested: Mapping[str, Any] 
             raise ParseFailure("unsupported-version" if old else "unknown-format",
                                f"the {test} report has no {primary} figure{_hint(primary, parsed)}")
     return _with_version(parsed, recorded_version)
+
+
+def _escaped(text: str) -> bool:
+    """The log's line breaks are written `\\n` (more of them than real ones)."""
+    escaped = text.count("\\n")
+    return escaped >= 3 and escaped > text.count("\n")
 
 
 def _hint(primary: str, parsed: Parsed) -> str:

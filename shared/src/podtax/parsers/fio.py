@@ -45,6 +45,7 @@ DIRECTIONS = ("read", "write", "trim", "mixed")  # mixed: unified_rw_reporting=1
 _TRIMS = ("trim", "randtrim")
 _MIXED_RW = ("rw", "randrw", "readwrite")
 _ECHO = ("rw", "bs", "size", "iodepth", "direct", "ioengine", "runtime", "numjobs")
+_RATE_KEYS = frozenset(("rate", "rate_iops", "rate_min", "rate_iops_min"))
 _SLUG = re.compile(r"[^A-Za-z0-9]+")
 _DENIED_ERRNO = {1, 13}
 _DECODER = json.JSONDecoder()
@@ -118,7 +119,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         flags.append(fio_text.latency_flag(suspect))
     if verified:
         flags.append(fio_text.verify_flag(verified))
-    flags += fio_text.interrupted_flag(text)
+    flags += fio_text.interrupted_flag(text) + fio_text.rate_flag(_rate_options(doc, jobs))
     words = fio_text.said(text)
     if words:  # every job reported err=0: these lines are another run's
         flags.append(errors_flag(TOOL, words[2:]))
@@ -246,6 +247,14 @@ def primary_metric(rw: str, names: set[str] | MetricList) -> str:
             if f"{direction}_iops" in names:
                 return f"{direction}_iops"
     return "mixed_iops" if "mixed_iops" in names else primary
+
+
+def _rate_options(doc: Mapping[str, Any], jobs: list[dict[str, Any]]) -> str:
+    """The rate caps the jobs ran under (`rate_iops=350,150`), from the global and the jobs' options."""
+    common = doc.get("global options") or {}
+    found = {f"{key}={value}" for job in jobs for key, value in {**common, **(job.get("job options") or {})}.items()
+             if key in _RATE_KEYS}
+    return ", ".join(sorted(found))
 
 
 def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:

@@ -46,10 +46,22 @@ _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?i
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 # `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...` and `issued    : total=r=54217/w=13770/d=0` (2.x)
 _ISSUED = re.compile(r"^issued\s*(?:rwts?)?\s*: total=(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)[,/](?:d=)?([0-9]+)")
+# A group's summary line, fio 3 (`READ: bw=41.3MiB/s (43.3MB/s), ...`) and 2 (`READ: io=..., aggrb=1023KB/s, ...`)
+_GROUP_BW = re.compile(r"^[ \t]*(READ|WRITE|TRIM|MIXED): (?:bw=([\d.]+)([kKMGTP]?)(i?)B/s|io=[^,\n]*, "
+                       r"aggrb=([\d.]+) ?([KMGT]?i?B)/s)", re.M)
+# a rate cap: a job file's `rate_iops=350,150` (or rate, rate_min...), the command line's `--rate_iops=5`, or the
+# progress line's `, 0-5000 IOPS: [`
+_RATE = re.compile(r"(?:^[ \t]*|--)((?:rate|rate_iops|rate_min|rate_iops_min)[ \t]*=[ \t]*[0-9][^\s#;]*)"
+                   r"|\), 0-([0-9.]+[kMG]?) IOPS: \[", re.M)
+# `fio --client=host`: every line of a host behind `<host> `, its jobs summed under `All clients:`
+_CLIENT = re.compile(r"^(?:<[\w.:-]+> \S|All clients: \(groupid=|hostname=[^,\n]+, be=[0-9]+, )", re.M)
 _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ", "issued")  # how the lines matched below start
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+# fio's lines that are no failure: it goes on (`fio: this platform does not support process shared mutexes,
+# ... get rid of this warning.`, `fio: native_fallocate call failed: Operation not supported`)
+_BENIGN = ("warning", "native_fallocate call failed")
 _FATAL = ("fio: ", "error: ")  # fio's own words for a failure (`fio: pid=.., err=`, `fio: engine libaio not loadable`)
 
 
@@ -72,7 +84,7 @@ def said(text: str) -> str:
         return ""
     said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)
             and not line.lstrip().startswith("fio: terminating on signal")  # the cause is before it
-            and "warning" not in line]  # `fio: this platform does not support ... get rid of this warning.`
+            and not any(word in line for word in _BENIGN)]
     said = sorted(dict.fromkeys(said), key=lambda line: not line.startswith("fio: pid="))  # `err=` lines first
     return f": {' / '.join(said)[:500]}" if said else ""
 
@@ -89,6 +101,18 @@ def _drop_reads(jobs: list[tuple[str, str, dict[str, float]]]) -> bool:
             del figures[key]
             dropped = True
     return dropped
+
+
+def rate_flag(options: str) -> list[str]:
+    """`rate_iops=350,150` (a job file echoed in the log, or JSON's options) or fio's own `0-5000 IOPS:` in
+    its progress line: the figures are the cap the run was held to, not what the device can do."""
+    return [f"RATE_LIMITED: fio was held to a rate ({options}): its figures are bounded by that cap, not by what "
+            "the device can do"] if options else []
+
+
+def _rate_in(text: str) -> str:
+    m = _RATE.search(text) if text.find("rate") >= 0 or text.find(" IOPS: [") >= 0 else None
+    return "" if m is None else m.group(1) or f"{m.group(2)} IOPS at most"
 
 
 def interrupted_flag(text: str) -> list[str]:
@@ -140,6 +164,12 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     percentiles: set[tuple[int, str]] = set()  # (job number from 1, direction) of each `clat percentiles` block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
+    client = _CLIENT.search(text) if text.find("<") >= 0 or text.find("All clients") >= 0 \
+        or text.find("hostname=") >= 0 else None
+    if client:  # the JSON of such a run is refused the same way (`client_stats`)
+        raise ParseFailure("unknown-format", f"this is fio client/server output (--client: "
+                                             f"`{client.group(0)[:40]}`): its jobs ran on other hosts; run fio on the "
+                                             "node itself, one log per node")
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -233,6 +263,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if issued and len(jobs) not in issued and "Run status group" not in text:  # an excerpt has no `issued` line
         raise ParseFailure("truncated", f"the fio log stops inside the report of job {jobs[-1][0]} (no `issued` "
                                         "line, no `Run status group`): its figures may be cut short")
+    if jobs and reported < started and "err=" in said(text):  # a job that failed to start: its error says why
+        raise ParseFailure("fatal", f"fio started {started} job process(es) but only {reported} reported; a job "
+                                    f"failed{said(text)}")
     if jobs and reported < started:  # cut (killed) before its later jobs reported: their sum would be short
         raise ParseFailure("truncated", f"fio started {started} job process(es) but only {reported} reported: the "
                                         "log was cut before the rest (summing the jobs present would be short)")
@@ -257,7 +290,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
-        words = said(text)
+        words = said(text) or _after_start(text)
         if words:
             raise ParseFailure("fatal", f"fio stopped before any job reported its figures{words}")
         if version or echoed:
@@ -284,16 +317,51 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"]
     if groups > 1:
         flags.append(groups_flag(groups))
+    if len(jobs) > 1:
+        flags += _staggered(text, jobs)
     if suspect:
         flags.append(latency_flag(suspect))
     if verified:
         flags.append(verify_flag([name for name, _, _ in jobs]))
-    flags += interrupted_flag(text)
+    flags += interrupted_flag(text) + rate_flag(_rate_in(text))
     words = said(text)
     if words:  # the jobs read all reported err=0: these lines are another run's
         flags.append(errors_flag("fio", words[2:]))
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _after_start(text: str) -> str:
+    """fio's last words after `Starting N processes` when no job reported: an engine's error printed
+    without `fio: ` (`ioengine io_uring_cmd only works with nvme ns generic char devices`), as `: ...`."""
+    at = _STARTING.search(text)
+    if at is None:
+        return ""
+    lines = [line.strip() for line in text[at.end():].split("\n")[1:] if line.strip()
+             and not line.lstrip().startswith(("Jobs:", "fio: terminating"))
+             and "Laying out IO file" not in line]
+    return f": {lines[-1][:300]}" if lines else ""
+
+
+def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]]) -> list[str]:
+    """A flag when fio's own summary of a group (`Run status group N`: its bytes over the span from the
+    first job's start to the last one's end) is over 3% below the sum of its jobs' rates: the jobs did not
+    all run at once (startdelay, different runtimes), so the sum overstates what ran side by side."""
+    flags = []
+    for m in _STATUS.finditer(text):
+        end = text.find("\n\n", m.end())
+        for line in _GROUP_BW.finditer(text, m.end(), end if end >= 0 else len(text)):
+            direction = line.group(1).lower()
+            if line.group(2):
+                fio = to_number(line.group(2)) * (1024 if line.group(4) else 1000) ** _POWER[line.group(3)] / 1024
+            else:
+                fio = _kib(line.group(5), line.group(6))
+            total = sum(f.get(f"{direction}_bw", 0.0) for _, group, f in jobs if group == m.group(1))
+            if fio and total > fio * 1.03:
+                flags.append(f"STAGGERED: fio's summary of group {m.group(1)} gives {direction} bw={fio:.0f} KiB/s, "
+                             f"the sum of its jobs' rates {total:.0f} KiB/s: the jobs did not all run at once "
+                             "(startdelay, different runtimes), so the summed rate overstates them")
+    return flags
 
 
 def _lost_line(job: str, direction: str) -> ParseFailure:

@@ -19,11 +19,15 @@ from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compar
 
 TOOL = "hdparm"
 # `buffer-cache` is the cached timing's label in hdparm 5.x (Linux 2.4 days)
-_TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffer-cache|buffered disk|disk) reads:\s+([\d.]+) MB in\s+([\d.]+) "
-                     r"seconds\s*=\s*([\d.]+) (MB|kB|GB)/s(?:ec)?\s*$")  # busybox: `kB/s`
+# `--offset 37` (hdparm 9.x): `Timing buffered disk reads (offset 37 GB):   6 MB in  3.90 seconds = ...`
+_TIMING = re.compile(r"^Timing (O_DIRECT )?(cached|buffer-cache|buffered disk|disk) reads"
+                     r"(?: \(offset ([0-9]{1,9}) GB\))?:\s+([\d.]+) MB in\s+([\d.]+) seconds\s*=\s*"
+                     r"([\d.]+) (MB|kB|GB)/s(?:ec)?\s*$")  # busybox: `kB/s`
 _DEVICE = re.compile(r"^(/dev/\S+?):\s*(.*)$")
 # a loop's own header for each device: `--- /dev/sdb ---`, `==> /dev/sdb <==`, `### /dev/sdb`
 _SEPARATOR = re.compile(r"^[-=#*>]+\s*(/dev/[\w/.-]+)\s*[-=#*<]*$")
+# what hdparm prints when it sets or reads a setting: `setting standby to 100 (...)`, ` readonly      =  0 (off)`
+_SETTING = re.compile(r"^(?:setting \w|[A-Za-z_/-]+(?: [A-Za-z_/-]+)?\s+=\s+\S)")
 _LABELS = ("Timing cached reads:", "Timing buffered disk reads:", "Timing O_DIRECT cached reads:",
            "Timing O_DIRECT disk reads:")
 _DENIED = ("Operation not permitted", "Permission denied")
@@ -41,6 +45,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     seen_timing_word = False
     broken: list[str] = []  # `Timing ... reads:` lines without their figures
     failed: str | None = None  # the first `read() failed: <error>` line
+    offset: int | None = None  # `--offset N`: the disk timing read N GiB into the device
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -55,12 +60,14 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                 continue
             cached = m.group(2) in ("cached", "buffer-cache")
             kind = ("direct_" if m.group(1) else "") + ("cached" if cached else "disk")
-            rate = to_number(m.group(5)) * _SCALE[m.group(6)]
+            rate = to_number(m.group(6)) * _SCALE[m.group(7)]
+            if m.group(3):
+                offset = int(m.group(3))
             if kind in timings:
                 repeated.append(kind)
             if under is not None and under not in devices:
                 devices.append(under)
-            timings[kind] = (rate, to_number(m.group(3)), to_number(m.group(4)))
+            timings[kind] = (rate, to_number(m.group(4)), to_number(m.group(5)))
             continue
         if line[0] == "T" and any(label.startswith(line) for label in _LABELS):
             broken.append(line)  # cut inside its label (` Tim`): `-tT` cut so would pass for `-T`
@@ -100,6 +107,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if unread:  # figures there, in a form not read: `=3D 43.62 MB/sec` (a mail's quoted-printable), units
             raise ParseFailure("unknown-format", f"hdparm's timing line is in a form podtax does not read: "
                                                  f"`{unread[0][:200]}`")
+        setting = None if seen_timing_word else next(
+            (line.strip() for line in text.split("\n") if _SETTING.match(line.strip())), None)
+        if setting:  # `hdparm -S 100`, `hdparm -I`: another call of hdparm, not one that was cut
+            raise ParseFailure("unknown-format", f"hdparm printed settings of {device or 'the device'} "
+                                                 f"(`{setting[:80]}`) but no timing: it was run without -t or -T")
         if device or seen_timing_word:
             raise ParseFailure("truncated", "hdparm printed its device but no `Timing ... reads` line: "
                                             "the run was cut short")
@@ -123,6 +135,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         metrics.add(f"{kind}_read_mb", size, "MB", True)
         metrics.add(f"{kind}_read_time", seconds, "s", False)
     echoed["mode"] = "disk" if primary.endswith("disk") else "cached"
+    if offset is not None:
+        echoed["offset_gb"] = offset
     if primary.startswith("direct_"):
         echoed["direct"] = 1
     flags = compare_echoed(requested, echoed, ("device", "mode"))

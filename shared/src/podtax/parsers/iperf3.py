@@ -69,6 +69,9 @@ def _load(text: str) -> dict[str, Any]:
         error = text.find(TEXT_ERROR)  # iperf3 without -J reports its error as a line
         if error >= 0:
             raise _fail(text[error + len(TEXT_ERROR):].split("\n", 1)[0].strip(), {"start": {}})
+        if text.find("Server listening on ") >= 0 or text.find("the server has terminated") >= 0:
+            raise ParseFailure("unknown-format", "this is iperf3's text report of a server (a server runs until it "
+                                                 "is stopped): parse the client's output, run with -J")
         interrupted = text.find("iperf3: interrupt - ")
         if interrupted >= 0 and TEXT_DONE not in text:  # the text report of a run stopped by a signal
             raise _fail(text[interrupted + 8:].split("\n", 1)[0].strip(), {"start": {}})
@@ -87,6 +90,15 @@ def _load(text: str) -> dict[str, Any]:
     if text.find('"start"', end) >= 0:  # a second report: two runs in one capture, neither is the answer
         raise ParseFailure("unknown-format", "this log holds several iperf3 JSON reports; split it, one run per log")
     if not isinstance(doc, dict) or not isinstance(doc.get("start"), dict):
+        inner = next((key for key, value in doc.items() if isinstance(value, dict)
+                      and isinstance(value.get("start"), dict) and "end" in value),
+                     None) if isinstance(doc, dict) else None
+        if inner:  # a test harness's record (`{"Results": {...iperf3's report...}}`)
+            raise ParseFailure("unknown-format", f"the JSON holds an iperf3 report under `{inner}`, inside another "
+                                                 f"document: extract it (`jq '.{inner}'`) and parse that")
+        if TEXT_DONE in text[:start] or any(mark in text[:start] for mark in TEXT_MARKS):  # then a wrapper's JSON
+            raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits), followed by "
+                                                 "other JSON: rerun iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "the JSON is not an iperf3 report (no `start` object)")
     return doc
 

@@ -5,8 +5,12 @@ sockperf prints half the round trip as "latency" (`avg-latency`, `avg-lat` in ol
 `latency_*` here (never mixed up). 3.8 and later print more statistics after the std-dev (not read).
 Metrics, µs and lower is better: `<kind>_avg_us`, `<kind>_stddev_us`, `<kind>_min_us`,
 `<kind>_max_us`, `<kind>_p25_us` ... `<kind>_p99_999_us` (percentile 99.900 -> `p99_9`). Also
-`messages_per_second` (higher is better: replies received per second of the valid duration) and
-`dropped_messages` (count, lower). The template's primary metric is `rtt_p50_us`.
+`messages_per_second` (higher is better: replies received per second of the valid duration),
+`sent_messages_per_second` (higher: messages sent per second, the load) and `dropped_messages`
+(count, lower). An under-load run (`sockperf ul`, `--reply-every N`) answers one message in N: its
+`messages_per_second` counts replies, not the load, flagged REPLY_EVERY. A run stopped by a signal
+(`Test end (interrupted by signal 2)`, not by its timer) is flagged INTERRUPTED. The template's
+primary metric is `rtt_p50_us`.
 
 sockperf 3.7 exits 0 even when it failed. Failures: `refused` (errno 111), `unreachable`
 (errno 101 network unreachable, 113 no route), `timeout` ("No messages were received from the
@@ -40,6 +44,7 @@ _VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+
 _DROPPED = re.compile(r"# dropped messages = (\d+);")
 _PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)(?=[ \t]*\n)")
 _EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)(?=[ \t]*\n)")
+_SIGNAL = re.compile(r"Test end \(interrupted by signal [0-9]+\)")  # not `by timer`: stopped early (Ctrl-C)
 _INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
 _MIN_OBSERVATIONS = 2  # one message gives one figure for every percentile and a 0 std-dev
 _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
@@ -112,14 +117,23 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if text.find("<MIN> observation", pm_end) < 0:
         raise ParseFailure("truncated", "the sockperf report stops before its `<MIN> observation` line, the last "
                                         "of its statistics (cut or killed?)")
-    seconds = to_number(valid.group(1))
+    seconds, sent = to_number(valid.group(1)), to_number(valid.group(2))
+    flags: list[str] = []
     if seconds > 0:
         metrics.add("messages_per_second", received / seconds, "msg/s", True)
+        metrics.add("sent_messages_per_second", sent / seconds, "msg/s", True)
+    if sent >= 2 * received:  # ping-pong answers every message (bar losses, counted as dropped)
+        flags.append(f"REPLY_EVERY: {int(received)} of {int(sent)} messages were answered (under-load, --reply-every "
+                     f"{round(sent / received)}?): messages_per_second counts the replies; the load is "
+                     "sent_messages_per_second")
+    stop = _SIGNAL.search(text)
+    if stop:
+        flags.append(f"INTERRUPTED: sockperf: {stop.group(0)}: the run was stopped before its time, so its figures "
+                     "cover only the part that ran")
     dropped = _DROPPED.search(text)
     if dropped:
         metrics.add("dropped_messages", to_number(dropped.group(1)), "count", False)
     echoed: Echoed = {"protocol": target.group(3).lower()} if target else {}
-    flags: list[str] = []
     if requested and target and str(requested.get("protocol", "")).lower() not in ("", echoed["protocol"]):
         flags.append(f"PARAM_MISMATCH: protocol echoed as {echoed['protocol']}, requested {requested['protocol']}")
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))

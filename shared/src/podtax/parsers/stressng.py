@@ -64,7 +64,7 @@ _Misc = tuple[str, float, str]  # stressor, value, description as printed (see s
 
 class _Scan:
     __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
-                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut")
+                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut", "premature")
 
     def __init__(self) -> None:
         self.rows: list[_Row] = []
@@ -85,6 +85,7 @@ class _Scan:
         self.version: str | None = None  # a verbose log's `debug: [357] stress-ng 0.19.02 g35e617844d9b`
         self.columns = 6  # figures in a row under the table's header (see stressng_checks.refuse_damaged_rows)
         self.cut = ""  # why the first row cut inside a figure is (see _line)
+        self.premature: list[str] = []  # `WARNING: finished prematurely after just 2.46 secs` (an instance's)
 
 
 def _scan(text: str) -> _Scan:
@@ -187,6 +188,8 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         word = msg[:space] if space >= 0 else msg
         if word not in _HANDLERS and level != "error" and level != "fail" and not word.startswith("stressor") \
                 and msg != "miscellaneous metrics:":
+            if level == "warn" and msg.find("finished prematurely") >= 0:  # `bigheap: WARNING: finished ...`
+                s.premature.append(msg)
             return state
     elif msg.startswith("("):
         return state  # the units line under the header

@@ -134,6 +134,10 @@ def run_flags(s: Any, requested: Mapping[str, Any] | None, echoed: Echoed, row: 
     if s.skipped:
         flags.append(f"SKIPPED: stress-ng skipped {s.skipped} stressor instance(s) (out of resources, or not "
                      "supported here): the figures come from the instances that ran")
+    if s.premature:  # stress-ng still prints the row, over the time the instances ran
+        flags.append(f"PREMATURE: {len(s.premature)} stress-ng instance(s) stopped before the run's end (first: "
+                     f"`{s.premature[0][:120]}`): the figures cover less than the time asked (out of memory, "
+                     "killed?)")
     if s.untrusted:
         flags.append(f"UNTRUSTWORTHY: stress-ng marked {s.untrusted} metric(s) untrustworthy")
     if s.errors:

@@ -207,8 +207,14 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
         raise ParseFailure("unknown-format", f"this log holds {len(runs)} sysbench banners but no report (no "
                                              "`Threads started!` line): a wrapper's summary or help text? Parse "
                                              "sysbench's own output")
+    if wanted and not picked and all(k in ("cpu", "memory") for k in kinds):
+        raise ParseFailure("wrong-tool", f"expected a sysbench {wanted} report, found {len(runs)} runs "
+                                         f"({', '.join(kinds)})")
     if len(picked) != 1:
         what = f"{wanted} runs" if wanted else "cpu or memory runs"
+        # naming the test picks one only among runs of different tests
+        advice = "" if len({kinds[i] for i in picked}) == 1 else ", or pass the test (sysbench-cpu or " \
+            "sysbench-memory) to pick one"
         extra = ""
         if fatal:
             first = runs[fatal[0]][0]
@@ -216,8 +222,7 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
             extra = f"; {len(fatal)} of them printed FATAL lines, first: {first[at:first.find(chr(10), at)].strip()}"
         raise ParseFailure("unknown-format",
                            f"this log holds {len(runs)} sysbench runs ({', '.join(kinds)}) with "
-                           f"{len(picked)} {what}; split it, or pass the test (sysbench-cpu or "
-                           f"sysbench-memory) to pick one{extra}")
+                           f"{len(picked)} {what}; split it, one run per log{advice}{extra}")
     chosen = picked[0]
     others = [k for i, k in enumerate(kinds) if i != chosen]
     note = f"MULTI_RUN: the log holds {len(runs)} sysbench runs; parsed the {kinds[chosen]} run, " \
@@ -290,8 +295,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         moved = _TRANSFER.match(f.get("transferred", ""))
         moves = f.get("operation") != "none"  # --memory-oper=none prints no `MiB transferred` line
         if not ops or (moves and not moved):
-            _num(section, "Total operations" if not ops else "MiB transferred", "memory throughput")
-            raise ParseFailure("unknown-format", "sysbench memory throughput lines are not in the 1.0 format")
+            line = f.get("Total operations") if not ops else f.get("transferred")
+            if line is None:
+                lost = "Total operations" if not ops else "MiB transferred"
+                raise ParseFailure("truncated", f"sysbench memory report has no `{lost}` line: the run did not "
+                                                "finish or its output was cut")
+            raise ParseFailure("unknown-format", f"sysbench memory throughput line is not in the 1.0 format: "
+                                                 f"`{line[:120]}`")
         if moved:
             metrics.add("mib_per_second", to_number(moved.group(2)), "MiB/s", True)
             metrics.add("mib_transferred", to_number(moved.group(1)), "MiB", True)

@@ -1,0 +1,98 @@
+"""The parsers on the ninth round of real captures (tests/corpus-found/, sources in its README): what
+each must give, figures checked against the log by hand. Each case failed (a wrong or unflagged figure,
+or a refusal naming the wrong cause) before the change it tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax.parsers import ParseFailure, parse_text
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus-found"
+
+
+def parse(name: str, tool: str | None = None):  # noqa: ANN201 - a Parsed
+    return parse_text((CORPUS / name).read_text(encoding="utf-8"), tool)
+
+
+def flag(parsed, name: str) -> str:  # noqa: ANN001 - a Parsed
+    return next((f for f in parsed.flags if f.startswith(name + ":")), "")
+
+
+def test_stress_ng_instances_that_finished_prematurely_are_flagged() -> None:
+    parsed = parse("stress-ng-0.17-bigheap-finished-prematurely.log", "stress-ng")
+    assert parsed.values()["bogo_ops"] == 344 and parsed.values()["real_time"] == 3.78
+    assert "10 stress-ng instance(s) stopped before the run's end" in flag(parsed, "PREMATURE")
+    assert "after just 2.46 secs" in flag(parsed, "PREMATURE")
+
+
+def test_sockperf_under_load_counts_replies_and_says_so() -> None:
+    parsed = parse("sockperf-under-load-reply-every-100.log", "sockperf")
+    values = parsed.values()
+    assert values["messages_per_second"] == pytest.approx(453 / 4.520)
+    assert values["sent_messages_per_second"] == pytest.approx(45201 / 4.520)
+    assert "453 of 45201 messages were answered" in flag(parsed, "REPLY_EVERY")
+    assert "interrupted by signal 2" in flag(parsed, "INTERRUPTED")
+
+
+def test_a_ping_pong_run_answers_every_message_and_is_not_flagged() -> None:
+    parsed = parse("sockperf-3.10-extended-stats.log", "sockperf")
+    assert not flag(parsed, "REPLY_EVERY") and not flag(parsed, "INTERRUPTED")
+    assert parsed.values()["sent_messages_per_second"] == pytest.approx(515358 / 29.550)
+
+
+def test_hdparm_offset_timing_is_read_and_its_offset_echoed() -> None:
+    parsed = parse("hdparm-offset-37gb.log", "hdparm")
+    assert parsed.values()["read_mb_per_second"] == 1.54 and parsed.echoed["offset_gb"] == 37
+
+
+def test_fio_rate_cap_is_flagged() -> None:
+    parsed = parse("fio-3.41-rate-iops-job-file-echoed.log", "fio")
+    assert "rate_iops=350,150" in flag(parsed, "RATE_LIMITED")
+
+
+def test_fio_jobs_started_at_different_times_are_flagged() -> None:
+    parsed = parse("fio-6-jobs-startdelay-staggered.log", "fio")
+    assert parsed.values()["write_bw"] == pytest.approx(29656.8, abs=1)
+    assert "gives write bw=27648 KiB/s" in flag(parsed, "STAGGERED")
+
+
+def test_fio_behind_a_test_frameworks_prefix_is_read() -> None:
+    parsed = parse("fio-avocado-prefixed-excerpt.log", "fio")
+    assert parsed.values()["read_iops"] == 84 and parsed.values()["read_bw"] == pytest.approx(42.4 * 1024)
+
+
+def test_a_fio_fallocate_warning_is_no_failure() -> None:
+    parsed = parse("fio-fallocate-warning.log", "fio")
+    assert not flag(parsed, "ERRORS") and parsed.values()
+
+
+def test_the_sysbench_memory_transfer_line_in_another_form_is_quoted() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("sysbench-1.0.17-memory-commented-transfer-line.log", "sysbench-memory")
+    assert failure.value.reason == "unknown-format"
+    assert "`102399.94 MiB transferred (20900.15 MiB/sec)" in failure.value.detail
+
+
+REFUSED = [  # (capture, tool, reason, words the refusal must say)
+    ("sysbench-1.0.9-three-cpu-runs.log", "sysbench-cpu", "unknown-format", "3 cpu runs; split it, one run per log"),
+    ("sysbench-1.0.9-three-cpu-runs.log", "sysbench-memory", "wrong-tool", "found 3 runs (cpu, cpu, cpu)"),
+    ("sysbench-1.0.17-bytes-literal-escaped.log", None, "unknown-format", "line breaks are escaped"),
+    ("iperf3-text-server-interrupted.log", "iperf3", "unknown-format", "text report of a server"),
+    ("iperf3-3.1.3-nested-under-results.json", "iperf3", "unknown-format", "iperf3 report under `Results`"),
+    ("iperf3-text-report-then-wrapper-json.log", "iperf3", "unknown-format", "text report (rounded to 3 digits)"),
+    ("hdparm-standby-setting-no-timing.log", "hdparm", "unknown-format", "run without -t or -T"),
+    ("fio-job-failed-ftruncate-err38.log", "fio", "fatal", "err=38/file:filesetup.c:184, func=ftruncate"),
+    ("fio-3.25-client-mode-text.log", "fio", "unknown-format", "fio client/server output"),
+    ("fio-3.39-engine-error-no-prefix.log", "fio", "fatal", "io_uring_cmd only works with nvme ns generic char"),
+]
+
+
+@pytest.mark.parametrize(("name", "tool", "reason", "words"), REFUSED, ids=[f"{c[0]}-{c[1]}" for c in REFUSED])
+def test_refusals_name_the_cause(name: str, tool: str | None, reason: str, words: str) -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse(name, tool)
+    assert failure.value.reason == reason, failure.value.detail
+    assert words in failure.value.detail
