@@ -87,6 +87,9 @@ REFUSED = [  # (capture, tool, reason, words the refusal must say)
     ("fio-job-failed-ftruncate-err38.log", "fio", "fatal", "err=38/file:filesetup.c:184, func=ftruncate"),
     ("fio-3.25-client-mode-text.log", "fio", "unknown-format", "fio client/server output"),
     ("fio-3.39-engine-error-no-prefix.log", "fio", "fatal", "io_uring_cmd only works with nvme ns generic char"),
+    ("fio-kubestr-summary.log", "fio", "unknown-format", "kubestr's summary of a fio run"),
+    ("iperf2-client-text.log", "iperf3", "wrong-tool", "this is iperf 2 output"),
+    ("sockperf-tp-summary-only.log", None, "unknown-format", "sockperf throughput (tp) report"),
 ]
 
 

@@ -71,7 +71,8 @@ def tools_in(text: str) -> list[str]:
     if _any(text, _IPERF3_WORDS):
         found.append("iperf3")
     if holds(text, "sockperf: ") and (holds(text, "== version #") or holds(text, "sockperf: ERROR")
-                                      or holds(text, "sockperf: ====> avg-")):  # a report without its banner
+                                      or holds(text, "sockperf: ====> avg-")  # a report without its banner
+                                      or holds(text, "sockperf: Summary: Message Rate is")):  # a tp summary
         found.append("sockperf")
     if head.lstrip().startswith("{"):
         start = text.find("{")

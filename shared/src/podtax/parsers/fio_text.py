@@ -295,6 +295,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             raise ParseFailure("fatal", f"fio stopped before any job reported its figures{words}")
         if version or echoed:
             raise ParseFailure("truncated", "the fio log stops before any job reported its figures")
+        if text.find("FIO test results:") >= 0:  # kubestr's summary (`IOPS=155.228043 BW(KiB/s)=636`)
+            raise ParseFailure("unknown-format", "this is kubestr's summary of a fio run, not fio's output: rerun "
+                                                 "`kubestr fio -o json` and parse the fio report it holds")
         if _TERSE.search(text):
             raise ParseFailure("unknown-format", "fio's terse output (--minimal or --output-format=terse) is not "
                                                  "read: rerun with --output-format=json")

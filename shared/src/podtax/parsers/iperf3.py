@@ -75,6 +75,10 @@ def _load(text: str) -> dict[str, Any]:
         interrupted = text.find("iperf3: interrupt - ")
         if interrupted >= 0 and TEXT_DONE not in text:  # the text report of a run stopped by a signal
             raise _fail(text[interrupted + 8:].split("\n", 1)[0].strip(), {"start": {}})
+        if text.find("Client connecting to ") >= 0 and text.find(", TCP port ") >= 0 or \
+                text.find("Server listening on TCP port ") >= 0:  # iperf 2's banner (iperf3 says `Connecting to host`)
+            raise ParseFailure("wrong-tool", "this is iperf 2 output (`Client connecting to ..., TCP port ...`), not "
+                                             "iperf3: run iperf3 with -J")
         if TEXT_DONE in text or any(mark in text for mark in TEXT_MARKS):
             raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits): rerun "
                                                  "iperf3 with -J for the JSON report podtax reads")
