@@ -8,7 +8,7 @@ import re
 
 from podtax.parsers import iperf3
 from podtax.parsers.base import holds
-from podtax.parsers.stressng import BRIEF_HEADER
+from podtax.parsers.stressng_forms import BRIEF_HEADER
 
 _SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summary:", "Prime numbers limit:",
                    "Number of threads:")

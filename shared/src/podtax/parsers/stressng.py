@@ -48,6 +48,7 @@ from podtax.parsers.stressng_checks import (
     run_flags,
     unaccounted,
 )
+from podtax.parsers.stressng_forms import plain, split_line
 from podtax.parsers.stressng_names import misc_metric, slug
 from podtax.parsers.stressng_yaml import COLUMNS, MIXED, parse_yaml
 
@@ -156,12 +157,12 @@ _MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!st
 
 def _line(s: _Scan, raw: str, state: int) -> int:
     """One line of the log; returns the new state."""
-    # The common prefixes are split inline (same result as _split_line, 3x cheaper per line).
+    # The common prefixes are split inline (same result as split_line, 3x cheaper per line).
     close = raw.find("]", 19, 40) if raw.startswith(_PID_PREFIXES) else -1
     if close > 19 and raw[19:close].isdigit():
         level, msg = _LEVELS[raw[11]], raw[close + 1:].strip()
     else:
-        m = _split_line(raw)
+        m = split_line(raw)
         if m is None:
             at = raw.find("stress-ng: ", 1)
             # behind a log collector's prefix (journalctl `Jul 28 16:19:31 host stress-ng[1310]: `, the kernel
@@ -239,48 +240,9 @@ def _line(s: _Scan, raw: str, state: int) -> int:
 
 
 _HAS_PID = re.compile(r": +\[[0-9]+\] ")
-_BRIEF_PREFIX = "stress-ng: info:  [0] "
-BRIEF_HEADER = r"^stressor +bogo ops "  # the table header of a `--log-brief` log (detect.py looks for it too)
-_BRIEF_WORDS = re.compile(rf"^dispatching hogs: |{BRIEF_HEADER}", re.M)
-# The fraction can be negative: Cygwin's stress-ng printed `00:00:00.-99` for lines logged by a stressor.
-_LINE_TIME = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}\.-?[0-9]{2} ")
-_TIMESTAMP = re.compile(r"^stress-ng: [0-9]{2}:[0-9]{2}:[0-9]{2}\.-?[0-9]{2} (?=[a-z]+: )", re.M)
-
-
-def _plain(text: str) -> str | None:
-    """A log written with `--timestamp` (`stress-ng: 04:14:26.35 info:  [pid] ...`) or `--log-brief` (no
-    `stress-ng: info:  [pid] ` prefix at all, but its dispatch line or table header) in the plain form;
-    None for any other log. Tried only when no line had the plain form."""
-    if _TIMESTAMP.search(text):
-        return _TIMESTAMP.sub("stress-ng: ", text)
-    if _BRIEF_WORDS.search(text):
-        return "\n".join(_BRIEF_PREFIX + line for line in text.split("\n"))
-    return None
-
-
 # `stress-ng: info:  [1234] msg` and `stress-ng: metrc: [1234] msg`: both prefixes are 19 characters.
 _PID_PREFIXES = ("stress-ng: info:  [", "stress-ng: metrc: [")
 _LEVELS = {"i": "info", "m": "metrc"}
-
-
-def _split_line(raw: str) -> tuple[str, str] | None:
-    """`stress-ng: metrc: [7111] cpu  3000 ...` -> ("metrc", "cpu  3000 ..."); None for other lines."""
-    if not raw.startswith("stress-ng:"):
-        return None
-    rest = raw[10:].lstrip(" ")
-    if rest[:1].isdigit():  # `--timestamp` behind another prefix (a build log's `[00:00:39] `): `09:57:37.17 fail:`
-        stamp = _LINE_TIME.match(rest)
-        rest = rest[stamp.end():] if stamp else rest
-    colon = rest.find(":")
-    level = rest[:colon]
-    if colon <= 0 or not level.isalpha():
-        return None
-    msg = rest[colon + 1:].strip()
-    if msg.startswith("["):
-        close = msg.find("]")
-        if close > 0 and msg[1:close].isdigit():
-            msg = msg[close + 1:].lstrip()
-    return level, msg
 
 
 def _hogs(s: _Scan, msg: str) -> None:
@@ -352,9 +314,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         return replace(parsed, flags=(*parsed.flags, errors_flag(TOOL, said[0]))) if said else parsed
     s = _scan(text)
     if not s.seen:
-        plain = _plain(text)
-        if plain is not None:
-            s = _scan(plain)
+        unfolded = plain(text)
+        if unfolded is not None:
+            s = _scan(unfolded)
     refuse_repeated_rows(s.rows)
     refuse_damaged_rows(s.rows, s.columns, s.cut)
     runs = max(s.dispatches, s.header)
