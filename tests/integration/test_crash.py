@@ -3,6 +3,7 @@ and duplicates none: acks come only after the DuckDB commit, and inserts are key
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 import httpx
-from podtax import events, natsserver
+from podtax import events, natsserver, subjects
 from podtax.bus import Bus
 
 from tests.integration.harness import services, wait_for
@@ -58,6 +59,15 @@ async def test_sigkill_analyzer_mid_stream_loses_and_duplicates_nothing(nats_url
         analyzer = start_analyzer(env, tmp_path / "analyzer.log")
         try:
             await wait_for(lambda: runs_stored(port) == N, 120, f"all {N} results after the restart")
+            # Every result can be stored while raw logs of the batch the kill cut short are still unacked: they
+            # come back only after the consumer's ack wait (60 s). Wait until the analyzer acked everything.
+            deadline = time.monotonic() + 150
+            while time.monotonic() < deadline:
+                info = await bus.js.consumer_info(subjects.STREAM, "analyzer")
+                if not info.num_pending and not info.num_ack_pending:
+                    break
+                await asyncio.sleep(0.5)
+            assert not info.num_pending and not info.num_ack_pending, f"the analyzer never acked everything: {info}"
         finally:
             analyzer.terminate()
             analyzer.wait(30)

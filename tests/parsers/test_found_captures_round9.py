@@ -90,7 +90,34 @@ REFUSED = [  # (capture, tool, reason, words the refusal must say)
     ("fio-kubestr-summary.log", "fio", "unknown-format", "kubestr's summary of a fio run"),
     ("iperf2-client-text.log", "iperf3", "wrong-tool", "this is iperf 2 output"),
     ("sockperf-tp-summary-only.log", None, "unknown-format", "sockperf throughput (tp) report"),
+    # round 10
+    ("fio-3.17-wrapped-percentile-rows.log", "fio", "unknown-format", "percentile rows are wrapped"),
+    ("stress-ng-two-runs-one-table.log", "stress-ng", "unknown-format", "2 `successful run completed` lines"),
+    ("sysbench-1.0.20-fileio-only-four-runs.log", None, "unknown-format", "none of cpu or memory"),
+    ("sysbench-1.0.20-fileio-only-four-runs.log", "sysbench-cpu", "wrong-tool", "expected a sysbench cpu report"),
+    ("fio-verify-failed-only.log", None, "fatal", "sha256: verify failed at file"),
+    ("sysbench-1.1-report-checkpoints.log", "sysbench-cpu", "unknown-format", "--report-checkpoints"),
+    ("stress-ng-0.13-no-stress-workers.log", "stress-ng", "bad-argument", "No stress workers invoked"),
 ]
+
+
+def test_fio_1x_issued_line_is_read() -> None:
+    """fio 1.x prints `issued r/w: total=256/0`: a lost `read :` line is seen, as in 2.x and 3.x."""
+    text = (CORPUS / "fio-1.x-randread.log").read_text(encoding="utf-8")
+    assert parse_text(text, "fio").values()["read_iops"] == 1438
+    kept = [x for x in text.split("\n") if not x.lstrip().startswith(("read :", "slat", "clat"))]  # its block lost
+    with pytest.raises(ParseFailure) as failure:
+        parse_text("\n".join(kept), "fio")
+    assert "issued read I/O but has no `read:` line" in failure.value.detail
+
+
+def test_fio_cut_after_its_percentile_header_is_truncated() -> None:
+    text = (CORPUS / "fio-2.1.9-freebsd-zfs-randwrite.log").read_text(encoding="utf-8")
+    assert "write_clat_p50" in parse_text(text, "fio").values()
+    cut = text[:text.index("clat percentiles")] + "clat percentiles (usec):\n"
+    with pytest.raises(ParseFailure) as failure:
+        parse_text(cut, "fio")
+    assert failure.value.reason == "truncated"
 
 
 @pytest.mark.parametrize(("name", "tool", "reason", "words"), REFUSED, ids=[f"{c[0]}-{c[1]}" for c in REFUSED])

@@ -22,7 +22,8 @@ _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted
 _IPERF3_WORDS = ('"iperf 3.', "iperf Done.", "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ",
                  '{"event":"start"', '{"event":"interval"', '{"event":"end"', *iperf3.TEXT_MARKS)
 _FIO_WORDS = ('"fio version"', "(groupid=", "(g=0): rw=", "\nfio-", ";fio-",  # ;fio-: a terse line
-              "fio: engine ", "fio: failed ", "fio: pid=")  # fio's stderr when no job ran
+              "fio: engine ", "fio: failed ", "fio: pid=",  # fio's stderr when no job ran
+              ": verify failed at file ")  # `sha256: verify failed at file ...` (a verify failure's lines)
 
 
 def _any(text: str, words: tuple[str, ...]) -> bool:

@@ -44,8 +44,9 @@ _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", r
 _STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
 _HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
-# `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...` and `issued    : total=r=54217/w=13770/d=0` (2.x)
-_ISSUED = re.compile(r"^issued\s*(?:rwts?)?\s*: total=(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)[,/](?:d=)?([0-9]+)")
+# `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...`, `issued    : total=r=54217/w=13770/d=0` (2.x)
+# and `issued r/w: total=256/0, short=0/0` (1.x)
+_ISSUED = re.compile(r"^issued\s*(?:rwts?|r/w)?\s*: total=(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)(?:[,/](?:d=)?([0-9]+))?")
 # A group's summary line, fio 3 (`READ: bw=41.3MiB/s (43.3MB/s), ...`) and 2 (`READ: io=..., aggrb=1023KB/s, ...`)
 _GROUP_BW = re.compile(r"^[ \t]*(READ|WRITE|TRIM|MIXED): (?:bw=([\d.]+)([kKMGTP]?)(i?)B/s|io=[^,\n]*, "
                        r"aggrb=([\d.]+) ?([KMGT]?i?B)/s)", re.M)
@@ -158,6 +159,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     jobs: list[tuple[str, str, dict[str, float]]] = []  # (job name, group id, figures)
     direction = ""
     pct_scale = 0.0
+    rows_due = False  # a `clat percentiles` header read, its first `|` row not yet
     runs = 0  # `fio-<version>` lines: fio prints one per invocation
     reported: set[tuple[str, str]] = set()  # (job name, pid) of each job report
     repeated = ""  # the first job that reported twice
@@ -175,9 +177,16 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if not line:
             continue
         if pct_scale and line.startswith("|"):
+            if line.count("[") != line.count("]"):  # `20.00th=[` and its figure on the next line: wrapped
+                raise ParseFailure("unknown-format", f"fio's percentile rows are wrapped (`{line[-30:]}` goes on in "
+                                                     "the next line: a mail or a terminal folded them); unwrap the "
+                                                     "log, or rerun with --output-format=json")
             for key, value in _PCT.findall(line):
                 jobs[-1][2][f"{direction}_clat_{percentile_label(key)}"] = to_number(value) * pct_scale
+            rows_due = False
             continue
+        if rows_due:  # `clat percentiles (usec):` and then no `|` row: cut there
+            break
         pct_scale = 0.0
         m = _VERSION.match(line) if line.startswith("fio-") else None
         if m:
@@ -210,7 +219,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 issued.add(len(jobs))
             if m and "mixed_iops" not in figures:  # a direction with I/O issued has its line (unless unified)
                 lost = next((d for d, n in zip(("read", "write", "trim"), m.groups(), strict=True)
-                             if n != "0" and f"{d}_iops" not in figures), None)
+                             if n not in (None, "0") and f"{d}_iops" not in figures), None)
                 if lost:
                     raise ParseFailure("unknown-format", f"fio job {jobs[-1][0]} issued {lost} I/O but has no "
                                                          f"`{lost}:` line: that line is missing, so the log is damaged")
@@ -254,7 +263,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             if not direction or (len(jobs), direction) in percentiles:  # as above, for a job without clat lines
                 raise _lost_line(jobs[-1][0], direction)
             percentiles.add((len(jobs), direction))
-            pct_scale = _TIME_SCALE[m.group(1)]
+            pct_scale, rows_due = _TIME_SCALE[m.group(1)], True
+    if rows_due:
+        raise ParseFailure("truncated", f"fio job {jobs[-1][0]} prints `clat percentiles` and then no percentile: "
+                                        "the log was cut there")
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
                                              "split it, one run per log")
@@ -290,7 +302,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
-        words = said(text) or _after_start(text)
+        words = said(text) or _verify_failed(text) or _after_start(text)
         if words:
             raise ParseFailure("fatal", f"fio stopped before any job reported its figures{words}")
         if version or echoed:
@@ -332,6 +344,15 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         flags.append(errors_flag("fio", words[2:]))
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _verify_failed(text: str) -> str:
+    """fio's verify failures (`sha256: verify failed at file ... offset ...`), the first and how many, as `: ...`."""
+    at = text.find("verify failed at file ")
+    if at < 0:
+        return ""
+    first = text[text.rfind("\n", 0, at) + 1:].split("\n", 1)[0].strip()
+    return f": {first[:300]} ({text.count('verify failed at file ')} verify failure(s))"
 
 
 def _after_start(text: str) -> str:

@@ -58,14 +58,16 @@ _SETTING = re.compile(r"^(?:setting to|defaulting to) an? ((?:[0-9]{1,9} (?:day|
 _DURATION = re.compile(r"([0-9]+) (day|hour|min|sec)")
 _SECONDS = {"day": 86400, "hour": 3600, "min": 60, "sec": 1}
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
-            "must be one of", "option requires an argument", "invalid value", "Illegal time specifier")
+            "must be one of", "option requires an argument", "invalid value", "Illegal time specifier",
+            "No stress workers invoked")
 _Row = tuple[str, list[float]]
 _Misc = tuple[str, float, str]  # stressor, value, description as printed (see stressng_names.misc_metric)
 
 
 class _Scan:
     __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
-                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut", "premature")
+                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut", "premature",
+                 "completions")
 
     def __init__(self) -> None:
         self.rows: list[_Row] = []
@@ -74,6 +76,7 @@ class _Scan:
         self.hogs = ""
         self.dispatches = 0  # `dispatching hogs:` lines: one per run
         self.completed = False
+        self.completions = 0  # `successful run completed` lines: one per run
         self.failed = 0
         self.untrusted = 0
         self.errors: list[str] = []
@@ -254,6 +257,7 @@ def _hogs(s: _Scan, msg: str) -> None:
 def _completed(s: _Scan, msg: str) -> None:
     if msg.startswith("successful run completed"):
         s.completed = True
+        s.completions += 1
     elif msg.startswith("unsuccessful run completed"):
         s.errors.append(msg)
 
@@ -319,10 +323,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             s = _scan(unfolded)
     refuse_repeated_rows(s.rows)
     refuse_damaged_rows(s.rows, s.columns, s.cut)
-    runs = max(s.dispatches, s.header)
+    runs = max(s.dispatches, s.header, s.completions)
     if runs > 1 and s.rows:  # runs appended to one log: one run's rows must not pass for the other's
         raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
-                                             f"hogs` lines, {s.header} metrics tables); split it, one run per log")
+                                             f"hogs` lines, {s.header} metrics tables, {s.completions} `successful "
+                                             "run completed` lines); split it, one run per log")
     if s.bad_arg:
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:

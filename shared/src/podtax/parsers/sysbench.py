@@ -207,9 +207,12 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
         raise ParseFailure("unknown-format", f"this log holds {len(runs)} sysbench banners but no report (no "
                                              "`Threads started!` line): a wrapper's summary or help text? Parse "
                                              "sysbench's own output")
-    if wanted and not picked and all(k in ("cpu", "memory") for k in kinds):
+    if wanted and not picked:
         raise ParseFailure("wrong-tool", f"expected a sysbench {wanted} report, found {len(runs)} runs "
                                          f"({', '.join(kinds)})")
+    if not picked and not fatal:
+        raise ParseFailure("unknown-format", f"this log holds {len(runs)} sysbench runs ({', '.join(kinds)}), none of "
+                                             "cpu or memory: sysbench reports of other tests are not supported")
     if len(picked) != 1:
         what = f"{wanted} runs" if wanted else "cpu or memory runs"
         # naming the test picks one only among runs of different tests
@@ -253,6 +256,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if not section.started and text.find(" options:\n  --") >= 0:  # `sysbench memory help`: its option list
         raise ParseFailure("unknown-format", "this is sysbench's help text (`sysbench <test> help`, its option "
                                              "list), not a run: no test ran")
+    if text.find("Checkpoint report:") >= 0:  # --report-checkpoints: each report covers the time since the last
+        raise ParseFailure("unknown-format", "this sysbench run used --report-checkpoints: sysbench resets its "
+                                             "counters at each checkpoint, so no report covers the whole run; rerun "
+                                             "without --report-checkpoints")
     if section.reports > 1 or section.repeated:  # the later report's figures would overwrite the earlier one's
         twice = f"{section.reports} reports" if section.reports > 1 else f"`{section.repeated}` twice"
         raise ParseFailure("unknown-format", f"this sysbench run holds {twice} (a `sysbench <version>` banner "
