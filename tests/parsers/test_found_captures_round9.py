@@ -98,7 +98,28 @@ REFUSED = [  # (capture, tool, reason, words the refusal must say)
     ("fio-verify-failed-only.log", None, "fatal", "sha256: verify failed at file"),
     ("sysbench-1.1-report-checkpoints.log", "sysbench-cpu", "unknown-format", "--report-checkpoints"),
     ("stress-ng-0.13-no-stress-workers.log", "stress-ng", "bad-argument", "No stress workers invoked"),
+    ("sysbench-1.0.11-banner-behind-prefix.log", None, "unknown-format", "banner is behind other text"),
+    ("iperf3-3.16-name-not-known.json", "iperf3", "unreachable", "name does not resolve"),
 ]
+
+
+@pytest.mark.parametrize(("name", "stressor", "bogo_ops"), [
+    ("stress-ng-0.07-four-stressors-no-final-newline.log", "udp", 2779614),
+    ("stress-ng-0.07-cpu-no-final-newline.log", "cpu", 1875),
+])
+def test_a_whole_last_row_without_a_newline_is_read(name: str, stressor: str, bogo_ops: int) -> None:
+    """A harness that strips the final newline: the last row is whole (its rates have their 2 decimals)."""
+    parsed = parse(name, "stress-ng")
+    values = parsed.values()
+    assert values.get("bogo_ops", values.get(f"{stressor}_bogo_ops")) == bogo_ops
+    assert not flag(parsed, "MISSING")
+    cut = (CORPUS / name).read_text(encoding="utf-8")[:-1]  # the same row cut inside its last rate: not read
+    if stressor == "cpu":
+        with pytest.raises(ParseFailure):
+            parse_text(cut, "stress-ng-cpu")
+    else:
+        shorter = parse_text(cut, "stress-ng")
+        assert f"{stressor}_bogo_ops" not in shorter.values() and flag(shorter, "MISSING")
 
 
 def test_fio_1x_issued_line_is_read() -> None:

@@ -55,6 +55,7 @@ _ERRORS = (  # (substring of iperf3's error, reason, advice)
     ("Network is unreachable", "unreachable", "no route to the server's address from this side"),
     ("No route to host", "unreachable", "no route to the server's address from this side"),
     ("timed out", "timeout", "the server did not answer in time"),
+    ("Name or service not known", "unreachable", "the server's name does not resolve: check it (or use its address)"),
     ("interrupt", "timeout", "iperf3 was stopped before the test finished (the run's time limit?)"),
     ("server is busy", "server-busy", "another client is testing against this server; runs must not overlap"),
 )

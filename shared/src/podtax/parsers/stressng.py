@@ -103,13 +103,13 @@ def _scan(text: str) -> _Scan:
         *lines, last = text.split("\n")
         for raw in lines:
             state = _line(s, raw, state)
-        _line(s, last, 0)  # no newline after it: maybe cut (`1770.62` -> `177`), so never a table row
+        _last(s, last, state)
         return s
     pos = 0
     while True:
         end = text.find("\n", pos)
         if end < 0:
-            _line(s, text[pos:], 0)  # no newline after it: maybe cut, so never a table row (as above)
+            _last(s, text[pos:], state)
             return s
         state = _line(s, text[pos:end], state)
         if state:
@@ -134,6 +134,14 @@ def _scan(text: str) -> _Scan:
         if m.start() > end:  # no-op `stress-ng: info:` lines were passed over
             s.seen = True
         pos = m.start() + 1
+
+
+def _last(s: _Scan, line: str, state: int) -> None:
+    """The log's last line, with no newline after it (a harness stripped it, or the log was cut: `1770.62`
+    -> `177`). It is a table row only when whole beyond doubt: in the printed form (_ROW: its times and
+    rates with their 2 decimals) and ending in one of those, not in an RSS Max that a cut would not show."""
+    whole = state == 1 and s.columns < 8 and _ROW.match(line + "\n") is not None
+    _line(s, line, 1 if whole else 0)
 
 
 # The start of the next line (at its "\n") that can change the scan in state 0: every line except

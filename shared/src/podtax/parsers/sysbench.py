@@ -34,6 +34,7 @@ from podtax.parsers.base import (
 )
 
 TOOL = "sysbench"
+_BEHIND = re.compile(r"^[^\n]*?\S[ \t]+sysbench [0-9]+\.[0-9]+[^\n]*\((?:using|[^)]*LuaJIT)", re.M)
 _BANNER = re.compile(r"sysbench (\d+\.\d+[0-9A-Za-z.+~-]*)(?:\s*\(([^()]*)\)|:)?")
 # sysbench prints the rates with printf widths (`%8.2f`): below 10000 they are padded, `100 ( 3984.36 per second)`
 _TOTAL_OPS = re.compile(r"^(\d+) \(\s*([\d.]+) per second\)$")
@@ -197,6 +198,11 @@ def _select(runs: list[tuple[str, str | None]], text: str, wanted: str | None) -
         if section.version is None:
             if section.kind not in ("cpu", "memory") and any(m in text for m in _LEGACY):
                 raise _legacy_failure(None)
+            behind = _BEHIND.search(text)
+            if behind:  # `CPU 0 sysbench 1.0.11 (using system LuaJIT ...)`: a harness's prefix on every line
+                raise ParseFailure("unknown-format", f"the `sysbench <version>` banner is behind other text on its "
+                                                     f"line (`{behind.group(0)[:60]}`): strip what precedes sysbench's "
+                                                     "own lines")
             raise ParseFailure("unknown-format", "no `sysbench <version>` banner found: this is not a "
                                                  "sysbench 1.x report (or it lost its first lines)")
         return section, ignored
