@@ -5,16 +5,10 @@ or a refusal naming the wrong cause) before the change it tests.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from podtax.parsers import ParseFailure, parse_text
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus-found"
-
-
-def parse(name: str, tool: str | None = None):  # noqa: ANN201 - a Parsed
-    return parse_text((CORPUS / name).read_text(encoding="utf-8"), tool)
+from tests.parsers.test_found_captures import CORPUS, parse
 
 
 def flag(parsed, name: str) -> str:  # noqa: ANN001 - a Parsed

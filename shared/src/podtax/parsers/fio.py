@@ -35,7 +35,6 @@ from podtax.parsers.base import (
     Parsed,
     ParseFailure,
     compare_echoed,
-    errors_flag,
     parse_int,
     percentile_label,
 )
@@ -120,9 +119,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if verified:
         flags.append(fio_text.verify_flag(verified))
     flags += fio_text.interrupted_flag(text) + fio_text.rate_flag(_rate_options(doc, jobs))
-    words = fio_text.said(text)
-    if words:  # every job reported err=0: these lines are another run's
-        flags.append(errors_flag(TOOL, words[2:]))
+    flags += fio_text.errors_beside(text)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same
@@ -251,18 +248,20 @@ def primary_metric(rw: str, names: set[str] | MetricList) -> str:
 
 def _rate_options(doc: Mapping[str, Any], jobs: list[dict[str, Any]]) -> str:
     """The rate caps the jobs ran under (`rate_iops=350,150`), from the global and the jobs' options."""
-    common = doc.get("global options") or {}
-    found = {f"{key}={value}" for job in jobs for key, value in {**common, **(job.get("job options") or {})}.items()
-             if key in _RATE_KEYS}
+    found = {f"{key}={value}" for job in jobs for key, value in _options(doc, job).items() if key in _RATE_KEYS}
     return ", ".join(sorted(found))
+
+
+def _options(doc: Mapping[str, Any], job: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's options: the global ones, with its own over them."""
+    return {**(doc.get("global options") or {}), **(job.get("job options") or {})}
 
 
 def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     """A write-only job with `verify` set: its reads check what it wrote."""
-    own, common = job.get("job options") or {}, doc.get("global options") or {}
-    if "verify" not in own and "verify" not in common:
+    options = _options(doc, job)
+    if "verify" not in options:
         return False
-    options = {**common, **own}
     return options.get("rw", options.get("readwrite")) in fio_text.WRITES and options.get("verify") not in ("0", "none")
 
 

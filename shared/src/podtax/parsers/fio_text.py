@@ -90,6 +90,13 @@ def said(text: str) -> str:
     return f": {' / '.join(said)[:500]}" if said else ""
 
 
+def errors_beside(text: str) -> list[str]:
+    """The ERRORS flag when the log holds fio's failure lines although every job read reported err=0:
+    another run's (see base.errors_flag)."""
+    words = said(text)
+    return [errors_flag("fio", words.removeprefix(": "))] if words else []
+
+
 def verify_flag(jobs: list[str]) -> str:
     return (f"VERIFY: the reads of write job(s) {', '.join(dict.fromkeys(jobs))} are fio's verify pass, not the "
             "workload: left out")
@@ -217,10 +224,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             m = _ISSUED.match(line)
             if m:
                 issued.add(len(jobs))
-            if m and "mixed_iops" not in figures:  # a direction with I/O issued has its line (unless unified)
+                # a direction with I/O issued has its line (unless unified: `mixed`)
                 lost = next((d for d, n in zip(("read", "write", "trim"), m.groups(), strict=True)
                              if n not in (None, "0") and f"{d}_iops" not in figures), None)
-                if lost:
+                if lost and "mixed_iops" not in figures:
                     raise ParseFailure("unknown-format", f"fio job {jobs[-1][0]} issued {lost} I/O but has no "
                                                          f"`{lost}:` line: that line is missing, so the log is damaged")
             continue
@@ -275,9 +282,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if issued and len(jobs) not in issued and "Run status group" not in text:  # an excerpt has no `issued` line
         raise ParseFailure("truncated", f"the fio log stops inside the report of job {jobs[-1][0]} (no `issued` "
                                         "line, no `Run status group`): its figures may be cut short")
-    if jobs and reported < started and "err=" in said(text):  # a job that failed to start: its error says why
+    words = said(text) if jobs and reported < started else ""
+    if "err=" in words:  # a job that failed to start: its error says why
         raise ParseFailure("fatal", f"fio started {started} job process(es) but only {reported} reported; a job "
-                                    f"failed{said(text)}")
+                                    f"failed{words}")
     if jobs and reported < started:  # cut (killed) before its later jobs reported: their sum would be short
         raise ParseFailure("truncated", f"fio started {started} job process(es) but only {reported} reported: the "
                                         "log was cut before the rest (summing the jobs present would be short)")
@@ -338,10 +346,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         flags.append(latency_flag(suspect))
     if verified:
         flags.append(verify_flag([name for name, _, _ in jobs]))
-    flags += interrupted_flag(text) + rate_flag(_rate_in(text))
-    words = said(text)
-    if words:  # the jobs read all reported err=0: these lines are another run's
-        flags.append(errors_flag("fio", words[2:]))
+    flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text)
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
 

@@ -262,11 +262,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if not section.started and text.find(" options:\n  --") >= 0:  # `sysbench memory help`: its option list
         raise ParseFailure("unknown-format", "this is sysbench's help text (`sysbench <test> help`, its option "
                                              "list), not a run: no test ran")
-    if text.find("Checkpoint report:") >= 0:  # --report-checkpoints: each report covers the time since the last
-        raise ParseFailure("unknown-format", "this sysbench run used --report-checkpoints: sysbench resets its "
-                                             "counters at each checkpoint, so no report covers the whole run; rerun "
-                                             "without --report-checkpoints")
     if section.reports > 1 or section.repeated:  # the later report's figures would overwrite the earlier one's
+        if text.find("Checkpoint report:") >= 0:  # --report-checkpoints: each covers the time since the last
+            raise ParseFailure("unknown-format", "this sysbench run used --report-checkpoints: sysbench resets its "
+                                                 "counters at each checkpoint, so no report covers the whole run; "
+                                                 "rerun without --report-checkpoints")
         twice = f"{section.reports} reports" if section.reports > 1 else f"`{section.repeated}` twice"
         raise ParseFailure("unknown-format", f"this sysbench run holds {twice} (a `sysbench <version>` banner "
                                              "line is missing between runs?); split it")
