@@ -90,6 +90,9 @@ def test_drift_is_a_trend_and_withholds_the_verdict(con, shape, total):
     (9, 0.05, None, False),
     (7, 0.01, 3.0, True),     # a value 3x the others is flagged even at n = 7
     (30, 0.01, 1.3, True),    # 30% off at n = 30
+    (10, 0.005, None, False),  # 0.5% noise at n = 10 and 40: a value under 1% from the median is no outlier
+    (40, 0.005, None, False),  # (flagged in 12% and 9% of such sides before the 1% floor)
+    (10, 0.005, 1.08, True),  # but a run 8% off a side this stable is
 ])
 def test_outliers_at_small_n(n, cv, planted, flagged):
     rng = np.random.default_rng(11)

@@ -21,7 +21,7 @@ from podtax_analyzer.stats.drift import detect_drift, pettitt
 from podtax_analyzer.stats.hodges_lehmann import DIRECT_LIMIT, hl_ratio, kth_pairwise_differences
 from podtax_analyzer.stats.modes import BC_THRESHOLD, DIP_ALPHA, bimodality_coefficient, check_unimodality
 from podtax_analyzer.stats.multiple import bh, holm
-from podtax_analyzer.stats.outliers import CUTOFF, SMALL_N_FLOOR, modified_z, outlier_indices
+from podtax_analyzer.stats.outliers import CUTOFF, LARGE_N_FLOOR, SMALL_N_FLOOR, modified_z, outlier_indices
 from podtax_analyzer.stats.ranktest import mann_whitney
 from scipy import stats as sps
 
@@ -95,12 +95,11 @@ def pettitt_reference(x: np.ndarray) -> tuple[int, float]:
 
 def modified_z_reference(x: np.ndarray) -> np.ndarray:
     """Iglewicz-Hoaglin, with the mean absolute deviation standing in when MAD is 0, and the
-    documented small-sample floor of the scale (SMALL_N_FLOOR x |median| below 10 values)."""
+    documented floor of the scale (SMALL_N_FLOOR x |median| below 10 values, LARGE_N_FLOOR x |median| from 10)."""
     med = float(np.median(x))
     mad = float(np.median(np.abs(x - med)))
     scale = mad / 0.6745 if mad > 0 else 1.253314 * float(np.mean(np.abs(x - med)))
-    if len(x) < 10:
-        scale = max(scale, SMALL_N_FLOOR * abs(med))
+    scale = max(scale, (SMALL_N_FLOOR if len(x) < 10 else LARGE_N_FLOOR) * abs(med))
     return (x - med) / scale if scale > 0 else np.zeros(len(x))
 
 
@@ -333,7 +332,37 @@ def test_pettitt_and_drift_match_definition():
         d = detect_drift(x, 0.01)
         shift = float(np.median(x[idx:]) / np.median(x[:idx]) - 1)
         assert d.index == idx and d.shift == pytest.approx(shift)
-        assert d.drift is (p < DRIFT_ALPHA and abs(shift) >= 0.01)
+        trend_p = mann_kendall_reference(x)
+        assert d.trend_p == pytest.approx(trend_p, rel=1e-9, abs=1e-300)
+        total = float(sps.theilslopes(x).slope) / float(np.median(x)) * (n - 1)
+        alpha = DRIFT_ALPHA / 2  # both tests run up to 50 runs
+        assert d.drift is ((p < alpha and abs(shift) >= 0.01) or (trend_p < alpha and abs(total) >= 0.01))
+
+
+def mann_kendall_reference(x: np.ndarray) -> float:
+    """Kendall's tau of x against run order: scipy's exact p without ties; with ties S by its definition
+    and the normal approximation with the tie-corrected variance and a continuity correction."""
+    n = len(x)
+    if len(set(x)) == n:
+        return float(sps.kendalltau(np.arange(n), x, method="exact").pvalue)
+    s = sum(np.sign(x[j] - x[i]) for i in range(n) for j in range(i + 1, n))
+    ties = [c for c in np.unique(x, return_counts=True)[1] if c > 1]
+    var = (n * (n - 1) * (2 * n + 5) - sum(t * (t - 1) * (2 * t + 5) for t in ties)) / 18
+    return float(2 * sps.norm.sf((abs(s) - 1) / math.sqrt(var)))
+
+
+def test_trend_test_flags_a_monotone_drift_pettitt_cannot_see():
+    x = np.linspace(1000.0, 850.0, 10)  # the host fell steadily by 15% over 10 runs
+    d = detect_drift(x, 0.01)
+    assert d.p_value > 0.06 and d.trend_p == pytest.approx(2 / math.factorial(10)) and d.drift
+    assert d.total == pytest.approx(-0.15 * 1000 / 925, rel=1e-9)  # Theil-Sen over the median
+
+
+@pytest.mark.parametrize("n", [10, 13, 20, 40])
+def test_drift_false_positive_rate_stays_at_alpha(n):
+    rng = np.random.default_rng(n)
+    hits = sum(detect_drift(1000 * np.exp(rng.normal(0, 0.01, n)), 0.01).drift for _ in range(3000))
+    assert hits / 3000 <= DRIFT_ALPHA
 
 
 def test_bimodality_coefficient_and_dip_match_their_definitions():
@@ -354,7 +383,21 @@ def test_bimodality_coefficient_and_dip_match_their_definitions():
         dip, p = diptest.diptest(x)
         assert (u.dip, u.dip_p) == (pytest.approx(dip), pytest.approx(p))
         assert 0 < u.dip <= 0.25 and 0 <= u.dip_p <= 1
-        assert u.bimodal is bool(p < DIP_ALPHA and bc > BC_THRESHOLD)
+        steps = np.diff(np.unique(x))
+        rounding = steps.max() <= 1.5 * steps.min()  # no gap wider than 1.5 printed steps
+        assert u.bimodal is bool(p < DIP_ALPHA and (bc > BC_THRESHOLD or p < 0.01) and not rounding)
+
+
+@pytest.mark.parametrize("x,bimodal", [
+    # two modes 10% apart at 10 runs: Sarle's coefficient stays under 5/9, the dip test alone is strong
+    ([100.9, 89.2, 99.1, 90.8, 101.0, 89.5, 98.8, 90.6, 100.3, 91.0], True),  # coefficient 0.51, dip p 0.0001
+    # sysbench latencies at their 0.01 ms resolution: two adjacent printed levels are not two modes
+    ([1.05, 1.06, 1.05, 1.06, 1.05, 1.06, 1.06, 1.05, 1.05, 1.06], False),
+    ([1.05, 1.06, 1.07, 1.05, 1.07, 1.05, 1.07, 1.06, 1.05, 1.07, 1.05, 1.07], False),
+    ([1.00, 1.01, 1.00, 1.01, 1.00, 1.50, 1.51, 1.50, 1.51, 1.50], True),  # at that resolution, a real gap
+])
+def test_bimodal_at_ten_runs_and_at_the_printing_resolution(x, bimodal):
+    assert check_unimodality(np.array(x)).bimodal is bimodal
 
 
 @pytest.mark.parametrize("x", [[], [5.0], [5.0, 6.0], [5.0] * 2, [5.0] * 30])

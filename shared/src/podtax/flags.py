@@ -11,7 +11,7 @@ from __future__ import annotations
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "DRIFT", "THROTTLED", "SHORT",
-         "OUTLIERS")
+         "VERSION_MISMATCH", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
 
@@ -21,9 +21,11 @@ LEGEND = {
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
     "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5; below 10 runs only "
-                "values more than 17.5% away); kept, not dropped",
+                "values more than 17.5% away, from 10 runs more than 3.5%); kept, not dropped",
     "DRIFT": "values changed over the course of the campaign; the verdict is withheld",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
+    "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "
+                        "`<tool> --version`, or an import manifest's tool_version); the log's version is used",
     "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other; no verdict",
 }

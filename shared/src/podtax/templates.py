@@ -9,13 +9,14 @@ template and parameters, and anything that does not validate here is refused wit
 from __future__ import annotations
 
 import ipaddress
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 Threads = int | Literal["all"]
 
@@ -28,7 +29,24 @@ def _check_threads(value: Threads) -> Threads:
 
 THREADS = Annotated[Threads, AfterValidator(_check_threads),
                     Field(description="Worker threads: 1..1024, or `all` hardware threads.")]
-SIZE = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}[KMGT]?$", description="Size like 1K, 1M, 10G.")]
+_SIZE_FORM = re.compile(r"[1-9][0-9]{0,6}[KMGT]?")
+
+
+def _size(value: object) -> object:
+    """A size as written: `4K`; `4k` (fio and sysbench read it the same) as `4K`; a YAML integer as its digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return value  # pydantic names the wrong type
+    text = value[:-1] + value[-1:].upper()
+    if not _SIZE_FORM.fullmatch(text):
+        raise ValueError(f"{value[:40]!r} is not a size: write a whole number from 1 to 9999999, then optionally "
+                         "K, M, G or T (binary multiples), e.g. 4K, 64M, 10G")
+    return text
+
+
+SIZE = Annotated[str, BeforeValidator(_size),
+                 Field(pattern=r"^[1-9][0-9]{0,6}[KMGT]?$", description="Size like 1K, 1M, 10G.")]
 
 
 def size_bytes(size: str) -> int:

@@ -15,7 +15,7 @@ from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import Drift, detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.medians import of_sorted
-from podtax_analyzer.stats.modes import BC_THRESHOLD, check_unimodality, describe_modes, two_means_boundary
+from podtax_analyzer.stats.modes import check_unimodality, describe_modes, two_means_boundary
 from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
@@ -70,23 +70,26 @@ def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[floa
     return None, None, None
 
 
-def _modes(cell: CellData, checks: dict) -> tuple[CellModes | None, dict | None]:
-    bimodal_sides = [cell.host if env == cell.baseline else cell.pod for env, c in checks.items() if c.bimodal]
-    if not bimodal_sides:
-        return None, None
-    boundary = two_means_boundary(np.concatenate([s.values for s in bimodal_sides]))
-    if boundary is None:
-        return None, None
-    modes = {cell.baseline: describe_modes(cell.host.values, boundary),
-             cell.candidate: describe_modes(cell.pod.values, boundary)}
+def _modes(cell: CellData, checks: dict) -> tuple[CellModes | None, dict | None, dict[str, float]]:
+    """The modes of each side and the boundary each side is split at (stats/modes.py: a bimodal side's
+    own; the other side's when only one is bimodal)."""
+    own = {s.env: two_means_boundary(s.values) for s in (cell.host, cell.pod) if s.n and checks[s.env].bimodal}
+    own = {env: b for env, b in own.items() if b is not None}
+    if not own:
+        return None, None, {}
+    shared = next(iter(own.values()))
+    at = {env: own.get(env, shared) for env in (cell.baseline, cell.candidate)}
+    modes = {cell.baseline: describe_modes(cell.host.values, at[cell.baseline]),
+             cell.candidate: describe_modes(cell.pod.values, at[cell.candidate])}
 
     def side(env: str) -> SideModes:
         c = checks.get(env)
         return SideModes(bimodal=bool(c and c.bimodal), dip_p=c.dip_p if c else None,
-                         bimodality_coefficient=c.bc if c else None,
+                         bimodality_coefficient=c.bc if c else None, boundary=at[env],
                          modes=[ModeOut(label=m.label, n=m.n, share=m.share, median=m.median) for m in modes[env]])
 
-    return CellModes(boundary=boundary, host=side(cell.baseline), pod=side(cell.candidate)), modes
+    cell_modes = CellModes(boundary=at[cell.baseline], host=side(cell.baseline), pod=side(cell.candidate))
+    return cell_modes, modes, at
 
 
 def _modes_are_drift(values: np.ndarray, d: Drift) -> bool:
@@ -110,26 +113,22 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     # Each side is sorted once here and shared by every statistic below (ranks, medians, dip test,
     # bootstrap, Hodges-Lehmann, Mann-Whitney).
     asc = {s.env: np.sort(s.values) for s in (h, p)}
-    # The dip test only matters where a side can be bimodal (Sarle's coefficient above 5/9); then both
-    # sides get it, since a cell with two modes shows both sides' dip p-values.
-    checks = {s.env: check_unimodality(s.values, asc[s.env], dip=False) for s in (h, p) if s.n}
-    if any(c.bc is not None and c.bc > BC_THRESHOLD for c in checks.values()):
-        checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in (h, p) if s.n}
+    checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in (h, p) if s.n}
     drifts = {s.env: detect_drift(s.values, threshold, asc[s.env]) for s in (h, p) if s.n}
     for s in (h, p):
         if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env]):
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two groups, before and after a "
                             f"change point: reported as DRIFT rather than BIMODAL")
-    cell_modes, modes = _modes(cell, checks)
-    boundary = cell_modes.boundary if cell_modes else None
-    zs = {s.env: modified_z_within(s.values, boundary) for s in (h, p)}
+    cell_modes, modes, boundaries = _modes(cell, checks)
+    zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) for s in (h, p)}
     found = {env: outliers_of(z) for env, z in zs.items()}
     candidates = {
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "OUTLIERS": fl.outliers(cell, found, zs), "OVERLAP": fl.overlap(cell),
+        "VERSION_MISMATCH": fl.version_mismatch(cell),
     }
     for name in fl.ORDER:
         if candidates[name]:

@@ -59,7 +59,9 @@ class Side:
     cgroup throttled periods rose (nr_throttled > 0). throttled_usec: their summed throttled time
     (microseconds). cpu_limits: distinct CPU limits in cores (None = unlimited). n_short: runs carrying
     a SHORT flag; short_example: one such flag text. n_overlap: runs carrying an OVERLAP flag (their time
-    span overlapped another run on the node, see overlap.py); overlap_example: one such flag text."""
+    span overlapped another run on the node, see overlap.py); overlap_example: one such flag text.
+    n_mismatch: runs carrying a VERSION_MISMATCH flag (the log printed another version than the run
+    recorded); mismatch_example: one such flag text."""
 
     env: str
     values: np.ndarray
@@ -71,6 +73,8 @@ class Side:
     short_example: str | None = None
     n_overlap: int = 0
     overlap_example: str | None = None
+    n_mismatch: int = 0
+    mismatch_example: str | None = None
 
     @property
     def n(self) -> int:
@@ -125,7 +129,10 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        count(s.msg) AS n_short,
        min(s.msg) AS short_example,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS n_overlap,
-       min(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))[1]) AS overlap_example
+       min(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))[1]) AS overlap_example,
+       count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))) > 0)
+           AS n_mismatch,
+       min(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))[1]) AS mismatch_example
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -179,6 +186,8 @@ def load_cells(
             short_example=_plain(res["short_example"][i]),
             n_overlap=int(res["n_overlap"][i]),
             overlap_example=_plain(res["overlap_example"][i]),
+            n_mismatch=int(res["n_mismatch"][i]),
+            mismatch_example=_plain(res["mismatch_example"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -17,6 +17,7 @@ from podtax.flags import BLOCKING, LEGEND, MAX_IMBALANCE, MIN_RUNS, ORDER, WITHH
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
 from podtax_analyzer.stats.modes import Mode, Unimodality
+from podtax_analyzer.stats.outliers import MIN_RUNS as STEADY_RUNS  # below it, one outlier moves a median's CI
 from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
 
 
@@ -105,7 +106,8 @@ def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
             step = "up" if d.shift > 0 else "down"
             parts.append(f"{trend}the biggest step ({step} {fmt_pct(d.shift)}%) came after run {d.index} of {d.n} "
                          f"(median {fmt_value(d.before)} before, {fmt_value(d.after)} after; "
-                         f"Pettitt {p_text_of(d.p_value)})")
+                         f"Pettitt {p_text_of(d.p_value)}"
+                         + (f", Mann-Kendall trend {p_text_of(d.trend_p)})" if d.trend_p is not None else ")"))
     if not parts:
         return None
     return ("Drift over the campaign: " + "; ".join(parts) + ". Something changed while it ran, so the "
@@ -133,6 +135,18 @@ def short(cell: CellData) -> str | None:
             f"their values are not full-length measurements.")
 
 
+def version_mismatch(cell: CellData) -> str | None:
+    """Runs whose log printed another tool version than the run recorded: which binary ran is in doubt."""
+    parts = [plural(s.n_mismatch, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod)
+             if s.n_mismatch]
+    if not parts:
+        return None
+    example = next(s.mismatch_example for s in (cell.host, cell.pod) if s.n_mismatch)
+    return (f"{' and '.join(parts)} printed another tool version than the run recorded (\"{example}\"): the "
+            f"comparison uses the logs' versions; check which binary each side runs (the node's `--version`, or "
+            f"the import manifest's tool_version).")
+
+
 def overlap(cell: CellData) -> str | None:
     """OVERLAP blocks the verdict: runs that shared the node with another run measured each other."""
     parts = [plural(s.n_overlap, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod) if s.n_overlap]
@@ -154,5 +168,9 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarr
     if not parts:
         return None
     verb = "lies" if sum(len(i) for i in found.values()) == 1 else "lie"
+    few = min(cell.host.n, cell.pod.n) if cell.candidate else cell.host.n
+    resist = ("medians and rank tests resist them" if few >= STEADY_RUNS else
+              f"with {few} runs on a side even medians and rank tests feel them: they widen the interval and "
+              "weaken the test, so an inconclusive verdict may be theirs (add runs)")
     return (f"Outliers: {' and '.join(parts)} {verb} far from their side's median (modified z-score above 3.5). "
-            f"They are kept; medians and rank tests resist them.")
+            f"They are kept; {resist}.")

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
-                   "THROTTLED", "SHORT", "OVERLAP"]
+                   "THROTTLED", "SHORT", "OVERLAP", "VERSION_MISMATCH"]
 
 
 is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI
@@ -27,11 +27,14 @@ class SideModes(BaseModel):
     bimodal: bool = Field(description="This side alone passed both bimodality checks.")
     dip_p: float | None = Field(description="Hartigan's dip test p-value (null below 10 runs).")
     bimodality_coefficient: float | None = Field(description="Sarle's coefficient; > 0.555 suggests two modes.")
+    boundary: float | None = Field(None, description="Value (metric unit) this side's modes are split at: its own "
+                                                     "when it is bimodal, else the bimodal side's.")
     modes: list[ModeOut]
 
 
 class CellModes(BaseModel):
-    boundary: float = Field(description="Value (metric unit) separating the low and the high mode.")
+    boundary: float = Field(description="Value (metric unit) separating the low and the high mode on the "
+                                        "baseline side (each side's own: host.boundary, pod.boundary).")
     host: SideModes
     pod: SideModes
 
@@ -107,6 +110,8 @@ class SummaryItem(BaseModel):
     geomean_ratio: float | None = Field(description="Geometric mean of the clean cells' ratios.")
     nodes_included: list[str]
     nodes_excluded: dict[str, list[str]] = Field(description="Node -> reasons (flags) for exclusion.")
+    nodes_disagree: bool = Field(False, description="Two included nodes' intervals do not overlap: the geometric "
+                                                    "mean describes none of them.")
 
 
 class CampaignReport(BaseModel):

@@ -26,8 +26,8 @@ import numpy as np
 from podtax.events import NodeScore
 
 from podtax_analyzer.celldata import VERSION_SQL
-from podtax_analyzer.stats.modes import BC_THRESHOLD, bimodality_coefficient, check_unimodality
 from podtax_analyzer.stats.modes import MIN_RUNS as MIN_RUNS_MODES
+from podtax_analyzer.stats.modes import check_unimodality
 
 log = logging.getLogger("podtax.analyzer.scores")
 ENVS = ("host", "kubernetes")
@@ -158,8 +158,7 @@ def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int
         flags.append("CONFOUNDED")
     if len(vals) >= MIN_RUNS_MODES:
         x = np.asarray(vals, dtype=float)
-        bc = bimodality_coefficient(x)  # cheap; the dip test only runs where it could matter
-        if bc is not None and bc > BC_THRESHOLD and check_unimodality(x, sorted_x=x).bimodal:
+        if check_unimodality(x, sorted_x=x).bimodal:
             flags.append("BIMODAL")
     if overlap:
         flags.append("OVERLAP")

@@ -6,6 +6,11 @@ them; the sentence names the nodes included despite them). The sentence names th
 each node's ratio, and each excluded node with its reasons; it cites every cell it mentions.
 Every number in it is a cell value formatted as in the table, a count of cited cells, or the
 geometric mean of the cited clean cells' ratios (and that mean's percentage).
+
+When two clean nodes' intervals do not overlap, the nodes disagree: a mean of 0.80, 1.00 and 1.00
+reads as a 7% tax that no node has. The sentence then leads with the disagreement, naming the two
+nodes whose intervals lie furthest apart, and says the mean describes none of them
+(``nodes_disagree``).
 """
 
 from __future__ import annotations
@@ -54,14 +59,22 @@ def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
         clean = [c for c in group if is_clean(c)]
         excluded = {where(c): _exclusion_reason(c) for c in group if not is_clean(c)}
         what = f"{test} {params} {metric}".replace("  ", " ")
+        apart = _apart(clean)
         if clean:
             g = geomean([c.ratio for c in clean])
             nodes = ", ".join(where(c) for c in clean)
             per_node = "; ".join(f"{where(c)} {fmt_ratio(c.ratio)}" for c in clean)
-            sentence = (f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) the geometric mean "
-                        f"of the {ratio_name((clean[0].baseline, clean[0].candidate))} ratios is {fmt_ratio(g)} "
-                        f"({change_phrase(g, clean[0].higher_is_better, _names(clean[0]))}); "
-                        f"per node: {per_node}.")
+            mean = (f"the geometric mean of the {ratio_name((clean[0].baseline, clean[0].candidate))} ratios is "
+                    f"{fmt_ratio(g)} ({change_phrase(g, clean[0].higher_is_better, _names(clean[0]))})")
+            if apart:
+                low, high = apart
+                sentence = (f"{what}: the {plural(len(clean), 'clean node')} disagree: {where(high)}'s interval "
+                            f"({fmt_ratio(high.ci_low)} to {fmt_ratio(high.ci_high)}) and {where(low)}'s "
+                            f"({fmt_ratio(low.ci_low)} to {fmt_ratio(low.ci_high)}) do not overlap, so no single "
+                            f"figure stands for them; per node: {per_node}. Across them ({nodes}) {mean}, which "
+                            f"describes none of them: read the nodes one by one.")
+            else:
+                sentence = f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) {mean}; per node: {per_node}."
             tolerated = [where(c) for c in clean if c.flags]
             if tolerated:
                 sentence += f" Included despite reported outliers (the median resists them): {', '.join(tolerated)}."
@@ -73,5 +86,15 @@ def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
             sentence += f" Excluded: {reasons}."
         out.append(SummaryItem(sentence=sentence, cells=[c.id for c in group], test=test, params=params,
                                metric=metric, geomean_ratio=g, nodes_included=[where(c) for c in clean],
-                               nodes_excluded=excluded))
+                               nodes_excluded=excluded, nodes_disagree=apart is not None))
     return out
+
+
+def _apart(clean: list[CellComparison]) -> tuple[CellComparison, CellComparison] | None:
+    """The clean cell whose interval ends lowest and the one whose interval starts highest, when those
+    intervals do not overlap (the nodes disagree); else None."""
+    if len(clean) < 2:
+        return None
+    low = min(clean, key=lambda c: c.ci_high)
+    high = max(clean, key=lambda c: c.ci_low)
+    return (low, high) if high.ci_low > low.ci_high else None

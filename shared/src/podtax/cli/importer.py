@@ -440,7 +440,10 @@ HELP = "\n\n".join((
     "is taken as UTC; `tool_version` optional (the machine's `<tool> --version`, for tools whose output does "
     "not print it). Logs above 1 MB are refused.",
     "Every row is checked first: if any is wrong, each bad line is listed and NOTHING is published (exit 2). "
-    "Imported logs are treated as completed runs (exit code 0, end time = start time); the parser still "
+    "Imported logs are treated as completed runs (exit code 0); a run ends when its log says it ended "
+    "(started_at plus the run time the log reports, such as sysbench's total time or stress-ng's real time, "
+    "else the requested `time`), else at started_at. Runs on one node whose times overlap, in any campaign, "
+    "are flagged OVERLAP (they measured each other). The parser still "
     "rejects logs that show a failure (FATAL lines, errors, truncated output): they are imported as failed "
     "runs and each is named in a warning. --dry-run makes every check without NATS and names them too.",
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node and env. "

@@ -26,12 +26,11 @@ from podtax.cli.report_view import (
     refs,
     shown_summary,
 )
-from podtax.flags import BLOCKING, LEGEND
+from podtax.flags import BLOCKING, LEGEND, ORDER
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow"}
 FLAG_STYLE = "magenta"
-FLAG_ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "DRIFT", "THROTTLED", "SHORT", "OUTLIERS")
 
 
 def report_console() -> Console:
@@ -229,7 +228,7 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
 
 
 def _print_flags(con: Console, view: ReportView) -> None:
-    flags = grouped_flags(view.rows, FLAG_ORDER)
+    flags = grouped_flags(view.rows, ORDER)
     if not flags:
         return
     con.print("\n[bold]Flags[/bold]")

@@ -6,10 +6,19 @@ most likely change point k, and p ~= 2 exp(-6 K^2 / (n^3 + n^2)) (Pettitt 1979; 
 approximation is conservative for small p). It is rank-based, so outliers do not fake a change
 point, and a gradual trend is caught as well as a step.
 
+Pettitt's approximate p cannot fall below 0.01 under 16 runs (a perfectly monotone series of 10
+gives 0.066), so a side of up to ``TREND_MAX_RUNS`` (50) runs also gets the Mann-Kendall trend test:
+Kendall's S of the values against run order, S = sum over i < j of sign(x_j - x_i), with its exact
+null distribution when no value is tied (the Mahonian numbers; a monotone series of 10 gives
+p = 2 / 10! = 5.5e-7), else the normal approximation with the tie-corrected variance
+(n(n-1)(2n+5) - sum t(t-1)(2t+5)) / 18 and a continuity correction. Each test then runs at
+``ALPHA`` / 2, so a stationary side is flagged no more often than before (Bonferroni).
+
 To keep false positives low on stationary data, drift is reported only when p < ``ALPHA``
-(0.01) AND the medians before and after the change point differ by at least the practical
-threshold (a statistically real but negligible shift is not worth a flag), with at least
-``MIN_RUNS`` runs on the side.
+(0.01; ALPHA / 2 for each test where both run) AND the change is at least the practical
+threshold (a statistically real but negligible shift is not worth a flag): the medians before and
+after Pettitt's change point, or the Theil-Sen change from the first run to the last for the
+trend test; with at least ``MIN_RUNS`` runs on the side.
 
 A drift is described as a trend: the Theil-Sen slope over run order (median of pairwise slopes,
 robust to outliers) as a share of the side's median per run, and the total change it implies from
@@ -20,7 +29,9 @@ assumption of the interval, so the DRIFT flag withholds the verdict (podtax_anal
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,6 +39,7 @@ from podtax_analyzer.stats.medians import median, of_sorted
 
 ALPHA = 0.01
 MIN_RUNS = 10
+TREND_MAX_RUNS = 50  # the Mann-Kendall test's O(n^2) sum is cheap up to here; Pettitt has the power beyond
 
 
 @dataclass(frozen=True)
@@ -38,10 +50,11 @@ class Drift:
     the fields after it are None (drift False) below MIN_RUNS, with one value only, or when a value is
     NaN or infinite (refused). p_value: Pettitt's approximate p-value in [0, 1]. before, after: medians
     of the two segments (metric unit). shift: after / before - 1 (dimensionless, e.g. -0.05 = 5% lower).
-    drift: whether the flag applies (p < ALPHA and |shift| >= threshold).
+    drift: whether the flag applies (module doc: a step or a trend at least the threshold).
     slope: Theil-Sen trend per run as a fraction of the side's median (0.0015 = +0.15% per run),
     total: slope x (n - 1), the change from the first run to the last as a fraction; both None
-    unless ``drift``.
+    unless ``drift``. trend_p: the Mann-Kendall test's two-sided p-value in [0, 1], None above
+    TREND_MAX_RUNS runs (and wherever index is None).
     """
 
     n: int
@@ -53,6 +66,7 @@ class Drift:
     drift: bool
     slope: float | None = None
     total: float | None = None
+    trend_p: float | None = None
 
 
 def pettitt(x: np.ndarray, sorted_x: np.ndarray | None = None) -> tuple[int, float]:
@@ -96,12 +110,43 @@ def detect_drift(x: np.ndarray, threshold: float = 0.01, sorted_x: np.ndarray | 
     idx, p = pettitt(x, sorted_x)
     before, after = median(x[:idx]), median(x[idx:])
     shift = after / before - 1.0 if before != 0 else None
-    drift = bool(p < ALPHA and shift is not None and abs(shift) >= threshold)
+    trend_p = mann_kendall(x) if n <= TREND_MAX_RUNS else None
+    alpha = ALPHA if trend_p is None else ALPHA / 2
+    step = bool(p < alpha and shift is not None and abs(shift) >= threshold)
     slope = total = None
     med = median(x) if sorted_x is None else of_sorted(sorted_x)
-    if drift and med != 0:
+    if (step or (trend_p is not None and trend_p < alpha)) and med != 0:
         from scipy.stats import theilslopes  # lazy: ~65 MB an analyzer that only stores never loads
 
         slope = float(theilslopes(x).slope) / abs(med)
         total = slope * (n - 1)
-    return Drift(n, idx, p, before, after, shift, drift, slope, total)
+    trend = trend_p is not None and trend_p < alpha and total is not None and abs(total) >= threshold
+    drift = step or trend
+    if not drift:
+        slope = total = None
+    return Drift(n, idx, p, before, after, shift, drift, slope, total, trend_p)
+
+
+def mann_kendall(x: np.ndarray) -> float:
+    """Two-sided p-value of the Mann-Kendall trend test of x in run order (module doc); needs n >= 2."""
+    n = len(x)
+    s = int(np.triu(np.sign(x[None, :] - x[:, None]), 1).sum())  # [i, j]: sign(x_j - x_i)
+    ties = np.unique(x, return_counts=True)[1]
+    if len(ties) == n:  # no ties: exact, from the distribution of the number of inversions
+        pairs = n * (n - 1) // 2
+        return min(1.0, 2.0 * float(_inversions_cdf(n)[(pairs - abs(s)) // 2]))
+    t = ties[ties > 1].astype(float)
+    var = (n * (n - 1) * (2 * n + 5) - float(np.sum(t * (t - 1) * (2 * t + 5)))) / 18.0
+    if var <= 0:
+        return 1.0
+    return min(1.0, math.erfc(max(abs(s) - 1, 0) / math.sqrt(var) / math.sqrt(2.0)))
+
+
+@lru_cache(maxsize=64)
+def _inversions_cdf(n: int) -> np.ndarray:
+    """P(a random permutation of n values has <= k inversions), k = 0 .. n(n-1)/2 (the Mahonian numbers
+    over n!); S = n(n-1)/2 - 2 x inversions."""
+    p = np.ones(1)
+    for k in range(2, n + 1):
+        p = np.convolve(p, np.full(k, 1.0 / k))
+    return np.cumsum(p)
