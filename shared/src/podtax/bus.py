@@ -34,7 +34,14 @@ from nats.errors import ConnectionReconnectingError, NoRespondersError, NoServer
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, DiscardPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError, ServiceUnavailableError
+from nats.js.errors import (
+    BadRequestError,
+    KeyNotFoundError,
+    NoKeysError,
+    NotFoundError,
+    ServiceUnavailableError,
+    TooManyStalledMsgsError,
+)
 from nats.js.kv import KeyValue
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -49,6 +56,7 @@ log = logging.getLogger("podtax.bus")
 BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
 HOLD_BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)  # retries of a held batch (Unavailable); then every 30 s
 REASON_HEADER = "Podtax-Dead-Reason"
+PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bus.publish_many)
 FETCH_TIMEOUT_S = 0.5  # an idle consumer's fetch returns empty after this long (then `stop` is checked)
 
 
@@ -71,6 +79,11 @@ class Unavailable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class Unacked(Unavailable, BusError):
+    """Published events NATS did not ack in time (Bus.publish_many): a batch handler's batch is held and
+    retried (Unavailable), a command stops with the reason (BusError)."""
 
 
 Handler = Callable[[Event], Awaitable[None]]
@@ -226,12 +239,31 @@ class Bus:
         await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
         metrics.PUBLISHED.labels(event.type).inc()
 
-    async def publish_many(self, events: Sequence[Envelope]) -> None:
-        """Pipelined publish: all in flight at once, returns when every one is acked."""
-        futures = [await self.js.publish_async(e.subject, self._payload(e), headers=self._headers(e))
-                   for e in events]
-        for fut in futures:
-            await fut
+    async def publish_many(self, events: Sequence[Envelope], timeout: float = PUBLISH_ACK_TIMEOUT_S) -> None:
+        """Pipelined publish: all in flight at once, returns when every one is acked. A server that dies
+        with publishes in flight never acks them, and nats-py would wait for those acks forever (and,
+        once 4,000 are outstanding, block every later publish): when the acks are not all in within
+        `timeout` seconds, the rest are cancelled (which frees their slots) and :class:`Unacked` is
+        raised, so a batch handler's batch is held and retried (its events are de-duplicated by their
+        Nats-Msg-Id)."""
+        futures: list[asyncio.Future[Any]] = []
+        try:
+            for e in events:
+                futures.append(await self.js.publish_async(e.subject, self._payload(e), headers=self._headers(e),
+                                                           wait_stall=timeout))
+            if futures:
+                _, late = await asyncio.wait(futures, timeout=timeout)
+                if late:
+                    raise Unacked(f"NATS acked {len(futures) - len(late)} of {len(futures)} published events "
+                                      f"within {timeout:g} s (the server restarted or is overloaded?)")
+                for fut in futures:
+                    fut.result()  # a publish JetStream refused raises here
+        except TooManyStalledMsgsError:
+            raise Unacked(f"NATS left {len(futures)} publishes unacked for {timeout:g} s") from None
+        finally:
+            for fut in futures:
+                if not fut.done():
+                    fut.cancel()
         for event_type, n in collections.Counter(e.type for e in events).items():  # one update per type
             metrics.PUBLISHED.labels(event_type).inc(n)
 

@@ -1,0 +1,58 @@
+"""A server that dies with publishes in flight never acks them: Bus.publish_many must not wait for those
+acks forever (real nats-server, killed with SIGKILL and restarted on its port and store).
+
+Found by an audit (Dec 3): nats-server killed while the parser published a batch; the parser's handler
+waited on the lost acks for good, its consumer kept 512 messages in progress (never redelivered), 440
+of 3,000 runs were never stored, and nothing was logged."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from podtax import natsserver
+from podtax.bus import Bus, BusError, Unacked, Unavailable
+
+from tests.integration.harness import host_facts, stream_messages
+
+
+@pytest.fixture
+def own_server(tmp_path: Path):
+    """A nats-server this test may kill (the shared fixture's would be stopped twice)."""
+    servers = [natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")]
+    yield servers
+    for s in servers:
+        s.stop()
+
+
+async def test_publishes_whose_acks_died_with_the_server_fail_the_batch_instead_of_hanging(own_server) -> None:
+    server = own_server[0]
+    b = await Bus.connect(server.url, "tests/unacked")
+    try:
+        await b.ensure_streams()
+        os.kill(server.proc.pid, signal.SIGSTOP)  # the events reach the socket, the acks never come back
+        started = time.monotonic()
+        task = asyncio.create_task(b.publish_many([host_facts(i) for i in range(50)], timeout=2.0))
+        await asyncio.sleep(0.3)
+        server.proc.kill()
+        server.proc.wait()
+        own_server.append(natsserver.start(server.store_dir, port=server.port))
+        with pytest.raises(Unacked) as caught:
+            await asyncio.wait_for(task, 20)  # before: waited on the lost acks forever
+        assert time.monotonic() - started < 10
+        assert isinstance(caught.value, Unavailable) and isinstance(caught.value, BusError)
+        assert "published events" in str(caught.value)
+        assert not b.js._publish_async_futures  # cancelled: their slots are free for the retry
+        for _ in range(100):  # nats-py reconnects by itself
+            if b.nc.is_connected:
+                break
+            await asyncio.sleep(0.1)
+        await b.ensure_streams()
+        await b.publish_many([host_facts(i, source="retry") for i in range(50)], timeout=10.0)
+        assert await stream_messages(own_server[-1].url) >= 50
+    finally:
+        await b.close()
