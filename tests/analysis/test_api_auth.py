@@ -116,3 +116,15 @@ def test_a_bad_token_setting_is_not_echoed(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(config.ConfigError) as info:
         config.load(config.AnalyzerSettings)
     assert "PODTAX_API_TOKEN" in str(info.value) and "s3cret" not in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs,says", [
+    ({"json": {"campaign": "base"}}, "takes no body"),  # before: 200, every campaign re-parsed
+    ({"content": b"{bad"}, "takes no body"),
+    ({"params": {"campain": "base"}}, "unknown parameter(s) campain"),
+])
+def test_reparse_refuses_what_it_would_ignore(store: Store, kwargs: dict, says: str) -> None:
+    client = TestClient(create_app(store, TOKEN))
+    resp = client.post("/api/reparse", headers=AUTH, **kwargs)
+    assert resp.status_code == 422 and says in resp.json()["detail"]
+    assert not client.app.state.reparse_jobs.jobs  # nothing was started

@@ -49,7 +49,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
 from podtax import kvscan, metrics, natsfetch, subjects, telemetry
-from podtax.events import Envelope, Event, decode, encode
+from podtax.events import Envelope, Event, decode, encode, misplaced
 from podtax.templates import pydantic_msg
 
 log = logging.getLogger("podtax.bus")
@@ -311,16 +311,22 @@ class Bus:
 
     async def _decode(self, msg: Msg) -> Event | None:
         try:
-            return decode(msg.data)
+            event = decode(msg.data)
         except ValidationError as exc:
             await self._dead_invalid(msg, exc)
             return None
+        why = misplaced(event, msg.subject)
+        if why is not None:
+            await self.dead_letter(msg, why)
+            return None
+        return event
 
     async def _dead_invalid(self, msg: Msg, exc: ValidationError) -> None:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"]))
         problem = pydantic_msg(first["msg"])
-        await self.dead_letter(msg, f"schema-invalid: {where}: {problem} ({exc.error_count()} errors)")
+        at = f"{where}: " if where else ""
+        await self.dead_letter(msg, f"schema-invalid: {at}{problem} ({exc.error_count()} errors)")
 
     async def _retry_or_dead(self, msg: Msg, error: str, max_deliver: int) -> None:
         delivered = msg.metadata.num_delivered
@@ -381,9 +387,15 @@ class Bus:
         decoded: list[tuple[Msg, Event]] = []
         for msg in await self._fetch(sub, spec):
             try:  # no await per message: only an invalid one needs the bus (its dead letter)
-                decoded.append((msg, decode(msg.data)))
+                event = decode(msg.data)
             except ValidationError as exc:
                 await self._dead_invalid(msg, exc)
+                continue
+            why = misplaced(event, msg.subject)
+            if why is None:
+                decoded.append((msg, event))
+            else:
+                await self.dead_letter(msg, why)
         return decoded
 
     async def _handle_batch(self, spec: ConsumerSpec, handler: BatchHandler,

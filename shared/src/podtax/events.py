@@ -61,16 +61,30 @@ class Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
+# ---------------------------------------------------------------- names
+# Names that travel on the bus become subjects, KV keys, file names, HTML and workbook cells: printable
+# ASCII without spaces, slashes or control and direction characters, and of bounded length (an audit's
+# 600 KB run id made the root host agent's log exceed NATS's message limit, so it re-ran the benchmark on
+# every redelivery; a campaign named `../../etc/passwd` or holding U+202E was stored).
+RunId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.:]{0,199}$",
+                             description="Unique id of the run; the idempotency key everywhere downstream "
+                                         "(letters, digits, `-_.:`, at most 200).")]
+CampaignName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$",
+                                    description="Campaign name: a DNS label of at most 50 characters.")]
+NodeName = Annotated[str, Field(pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$",
+                                description="Node or cluster name (letters, digits, `-_.`, at most 253).")]
+
+
 # ---------------------------------------------------------------- payloads
 
 
 class RunSpec(Model):
     """One planned benchmark run (campaign x cell x environment x repetition)."""
 
-    run_id: str = Field(description="Unique id of the run; the idempotency key everywhere downstream.")
-    campaign: str = Field(description="Campaign name.")
-    cluster: str = Field(default="local", description="Cluster the node belongs to.")
-    node: str = Field(description="Node name as Kubernetes knows it (may contain dots).")
+    run_id: RunId
+    campaign: CampaignName
+    cluster: NodeName = Field(default="local", description="Cluster the node belongs to.")
+    node: NodeName = Field(description="Node name as Kubernetes knows it (may contain dots).")
     env: Env = Field(description="`host` (the host agent runs it), `kubernetes` (a pod runs it); for "
                      "control-plane tests the backend whose API is timed (`kubernetes`, `nomad`).")
     test: str = Field(description="Registered benchmark template name, e.g. `sysbench-cpu`.")
@@ -81,13 +95,13 @@ class RunSpec(Model):
 
 
 class CampaignSubmitted(Model):
-    campaign: str
+    campaign: CampaignName
     spec: dict[str, Any] = Field(description="The validated campaign document as submitted.")
     runs: list[RunSpec] = Field(default_factory=list, description="Explicit runs (skeleton campaigns).")
 
 
 class CampaignCancelled(Model):
-    campaign: str
+    campaign: CampaignName
     reason: str = Field(default="cancelled by the operator", description="Why, as the operator gave it.")
 
 
@@ -160,8 +174,8 @@ class RunFailed(Model):
 
 
 class HostFacts(Model):
-    node: str
-    cluster: str = "local"
+    node: NodeName
+    cluster: NodeName = "local"
     kernel: str
     os: str
     cpu_model: str
@@ -323,6 +337,29 @@ def decode(raw: bytes | str) -> Event:
 
 def encode(event: Envelope) -> bytes:
     return event.model_dump_json().encode()
+
+
+def misplaced(event: Envelope, subject: str) -> str | None:
+    """Why `event` must not be taken from the subject it arrived on, or None. An event belongs on the
+    subject its type and content give (`podtax.run.result.v1` of a host run on node n1:
+    `podtax.run.result.host.n1`), and NATS permissions say who may publish where: a result published on
+    a raw-log subject (which the CLI may use, to import logs) would be stored without the parser's checks,
+    and a run's event under another node's subject would pass for that node's."""
+    prefix = getattr(event, "type", "").removesuffix(".v1")
+    data = getattr(event, "data", None)
+    run = getattr(data, "run", None)
+    if isinstance(run, RunSpec):
+        home: str | None = _run_subject(prefix, run)
+    elif isinstance(event, HostFactsV1):
+        home = subjects.join(prefix, event.data.node)
+    elif isinstance(event, CampaignSubmittedV1 | CampaignCancelledV1):
+        home = subjects.join(prefix, event.data.campaign)
+    else:  # scores, cell statistics, placements: the type's own subjects
+        home = None
+    if subject == home or (home is None and subject.startswith(prefix + ".")):
+        return None
+    return (f"misplaced: a {getattr(event, 'type', '?')} event belongs on {home or prefix + '.>'}, not on "
+            f"{subject[:200]}")
 
 
 # ---------------------------------------------------------------- constructors

@@ -202,10 +202,13 @@ class Sockperf(Params):
 
     @model_validator(mode="after")
     def _usable(self) -> Sockperf:
-        try:
+        try:  # no IPv6 scope (`fe80::1%eth0`): ip_address admits any text after the `%`, and it reaches argv
             ipaddress.ip_address(self.server)
+            if "%" in self.server:
+                raise ValueError
         except ValueError:  # sockperf: "'-i' Invalid address: localhost"
-            raise ValueError(f"server must be an IP address (sockperf resolves no name), not {self.server!r}") from None
+            raise ValueError(f"server must be an IP address without a scope (sockperf resolves no name), "
+                             f"not {self.server[:80]!r}") from None
         if self.rate and self.rate * self.duration < 10:  # sockperf: "No valid observations found"
             raise ValueError(f"rate x duration must be at least 10 messages (sockperf drops its first and "
                              f"last ones), not {self.rate} x {self.duration}")

@@ -130,9 +130,17 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
 
     @app.post("/api/reparse", response_model=ReparseReport, status_code=200,
               responses={202: {"model": ReparseJob}, 409: {"description": "a reparse is running (its job_id)"}})
-    async def reparse_logs(campaign: str | None = None, wait: bool = True) -> Any:
+    async def reparse_logs(request: Request, campaign: str | None = None, wait: bool = True) -> Any:
         """Re-derive stored results with today's parsers, one job at a time; wait=false answers 202 at once
-        (follow it with GET /api/reparse/{job_id})."""
+        (follow it with GET /api/reparse/{job_id}). It takes no body: a campaign sent as JSON, or a misspelt
+        parameter, would re-parse every campaign instead of the one meant."""
+        unknown = sorted(set(request.query_params) - {"campaign", "wait"})
+        if unknown:
+            raise HTTPException(422, f"unknown parameter(s) {', '.join(unknown)}: POST /api/reparse takes "
+                                     "?campaign=NAME and ?wait=false")
+        if await request.body():
+            raise HTTPException(422, "POST /api/reparse takes no body: pass ?campaign=NAME (and ?wait=false) "
+                                     "in the URL")
         try:
             job = jobs.start(campaign)
         except Busy as exc:

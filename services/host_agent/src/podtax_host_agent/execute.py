@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import signal
+import stat
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -132,6 +133,22 @@ def space_problem(run: events.RunSpec, workdir: Path) -> str | None:
     return (f"fio size {run.params.get('size')} needs {need:,} bytes but the work directory {workdir} has "
             f"{usage.free:,} bytes free, of which {reserve:,} are kept in reserve (at most {room:,} usable); "
             f"lower size or free space there (PODTAX_AGENT_WORKDIR)")
+
+
+def device_problem(run: events.RunSpec) -> str | None:
+    """Why hdparm must not open the run's device, or None: it must be a block device (after following
+    symbolic links such as /dev/disk/by-id/...). The template's pattern admits any path under /dev, and
+    opening a character device as root can do harm (/dev/watchdog starts the hardware watchdog)."""
+    if run.test != "hdparm":
+        return None
+    device = str(run.params.get("device", templates.get("hdparm").params.model_fields["device"].default))
+    try:
+        mode = os.stat(device).st_mode
+    except OSError as exc:
+        return f"device {device} cannot be opened on this node ({exc.strerror}); name a disk such as /dev/sda"
+    if not stat.S_ISBLK(mode):
+        return f"device {device} is not a block device; hdparm times disks: name one such as /dev/sda"
+    return None
 
 
 async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_version: str | None, *,

@@ -18,7 +18,7 @@ from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
 from podtax_host_agent import facts, guard
-from podtax_host_agent.execute import leftover_data_files, run_template, space_problem
+from podtax_host_agent.execute import device_problem, leftover_data_files, run_template, space_problem
 
 log = logging.getLogger("podtax.host_agent")
 DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB)
@@ -81,6 +81,9 @@ class Agent:
             template.build_argv(run.params, str(self.settings.agent_workdir))
         except templates.TemplateError as exc:
             await self.refuse(run, exc.reason, exc.detail)
+            return
+        if problem := device_problem(run):
+            await self.refuse(run, "bad-device", problem)
             return
         version = (self.facts.tool_versions if self.facts else {}).get(template.tool)
         if version is None:
