@@ -129,3 +129,32 @@ def test_settings_check_the_identity(tmp_path: Path) -> None:
 def test_deploy_permissions_are_generated() -> None:
     path = Path(__file__).parents[2] / "deploy" / "k8s" / "nats-auth.conf"
     assert path.read_text() == natsauth.deploy_auth_conf(), "run `make docs` to regenerate it"
+
+
+async def test_an_nkey_identity_connects(tmp_path: Path) -> None:
+    """PODTAX_NATS_NKEY: the seed file signs the server's nonce (nkeys, a locked dependency; an audit found
+    `ModuleNotFoundError: No module named 'nkeys'` in every service given an nkey or a .creds file)."""
+    import os
+
+    import nkeys
+
+    seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+    public = nkeys.from_seed(bytearray(seed)).public_key.decode()
+    (tmp_path / "user.nk").write_bytes(seed)
+    conf = tmp_path / "nkey.conf"
+    conf.write_text(f'authorization {{ users = [ {{ nkey: "{public}" }} ] }}\n')
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
+    try:
+        settings = config.load(Common, nats_url=server.url, nats_nkey=tmp_path / "user.nk")
+        bus = await Bus.connect(server.url, "test/nkey", auth=natsauth.connect_options(settings))
+        try:
+            await bus.ensure_streams()
+            await bus.publish(events.host_facts(events.HostFacts(node="n1", kernel="6.1", os="debian", cpu_model="x",
+                                                                 hw_threads=2, arch="x86_64", tool_versions={}),
+                                                "test"))
+        finally:
+            await bus.close()
+        with pytest.raises(BusError):  # and without the key, nobody gets in
+            await Bus.connect(server.url, "test/anonymous", timeout=2)
+    finally:
+        server.stop()
