@@ -5,6 +5,7 @@ A real nats-server started with the configuration `podtax up` generates."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -158,3 +159,30 @@ async def test_an_nkey_identity_connects(tmp_path: Path) -> None:
             await Bus.connect(server.url, "test/anonymous", timeout=2)
     finally:
         server.stop()
+
+
+async def test_no_role_can_purge_cut_or_unhook_what_others_rely_on(secured) -> None:  # type: ignore[no-untyped-def]
+    """Logged in as the host agent (its password is on every node), an audit purged the dead letters, cut
+    them to one message by a stream update and deleted the parser's consumer (parsing then stopped)."""
+    server, users = secured
+    runner = await connect(server, users, "runner")
+    agent = await connect(server, users, "host_agent")
+    try:
+        await runner.ensure_streams(10 * 2**20, 3600)
+        await runner.js.add_consumer(subjects.STREAM, durable_name="parser")
+        await runner.js.publish(f"{subjects.DLQ_PREFIX}.podtax.x", b"kept")
+        for attempt in (agent.js.purge_stream(subjects.DLQ_STREAM),
+                        agent.js.delete_consumer(subjects.STREAM, "parser"),
+                        agent.js.delete_msg(subjects.DLQ_STREAM, 1),
+                        agent.ensure_streams(2**20, 3600)):  # its settings differ: warned, not applied
+            with contextlib.suppress(NatsTimeout, TimeoutError, NoRespondersError):
+                await asyncio.wait_for(attempt, 2)
+        dlq = await runner.js.stream_info(subjects.DLQ_STREAM)
+        assert dlq.state.messages == 1 and dlq.config.max_bytes == 10 * 2**20
+        assert (await runner.js.consumer_info(subjects.STREAM, "parser")).name == "parser"
+        await runner.ensure_streams(10 * 2**20, 3600)  # the same settings: nothing to update, no request made
+        await runner.ensure_streams(20 * 2**20, 3600)  # a service of the cluster may still change the limits
+        assert (await runner.js.stream_info(subjects.STREAM)).config.max_bytes == 20 * 2**20
+    finally:
+        await agent.close()
+        await runner.close()

@@ -175,8 +175,13 @@ class Bus:
             try:
                 await self.js.add_stream(config)
             except BadRequestError:
-                if update:
-                    await self.js.update_stream(config)
+                if update and _differs((await self.js.stream_info(name)).config, config):
+                    try:
+                        await self.js.update_stream(config)
+                    except (NatsTimeout, TimeoutError, NoRespondersError):  # a role NATS lets create, not change
+                        log.warning("stream %s: its limits differ from this service's settings (max_bytes %s, "
+                                    "max_age %s s), and this service may not change them (NATS permissions): "
+                                    "they stay as the other services set them", name, max_bytes, max_age_s)
 
     async def kv(self, bucket: str, history: int = 1) -> KeyValue:
         try:
@@ -450,6 +455,13 @@ class Bus:
                 await self.nc.drain()
             except Exception:  # noqa: BLE001 - closing anyway
                 await self.nc.close()
+
+
+def _differs(have: StreamConfig, want: StreamConfig) -> bool:
+    """Whether the stream's settings differ from what ensure_streams would set (an update is due)."""
+    fields = ("subjects", "max_bytes", "max_age", "num_replicas", "discard", "duplicate_window", "description")
+    return any((sorted(getattr(have, f)) if f == "subjects" else getattr(have, f))
+               != (sorted(getattr(want, f)) if f == "subjects" else getattr(want, f)) for f in fields)
 
 
 def _consumer(msg: Msg) -> str:

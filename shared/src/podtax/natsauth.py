@@ -39,13 +39,21 @@ OWN: dict[str, list[str]] = {
 }
 ROLES = tuple(OWN)
 COMMON_PUBLISH = ["$JS.API.>", "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>", "_INBOX.>"]
-# The JetStream API is needed to create streams and consumers and to read KV; removing a stream is not.
-DENY_PUBLISH = ["$JS.API.STREAM.DELETE.>"]
+# The JetStream API is needed to create streams and consumers and to read KV. No podtax service removes a
+# stream, a consumer or a message: an audit, logged in as the host agent (whose password is on every node),
+# purged the dead letters, cut them to one message by a stream update and deleted the parser's consumer,
+# which stopped parsing without a word.
+DENY_PUBLISH = ["$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>",
+                "$JS.API.CONSUMER.DELETE.>"]
+# Stream limits are the services' settings (Bus.ensure_streams); the roles whose credentials live outside
+# the cluster (every node's host agent, the operator's CLI) may create the streams but never change them.
+NO_STREAM_UPDATE = frozenset({"host_agent", "cli"})
 SUBSCRIBE = ["_INBOX.>"]
 
 
 def permissions(role: str) -> dict[str, Any]:
-    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH, "deny": DENY_PUBLISH},
+    deny = DENY_PUBLISH + (["$JS.API.STREAM.UPDATE.>"] if role in NO_STREAM_UPDATE else [])
+    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH, "deny": deny},
             "subscribe": {"allow": SUBSCRIBE}}
 
 
