@@ -38,7 +38,7 @@ Prime numbers limit: 10000
 Threads started!
 
 CPU speed:
-    events per second:   15.00
+    events per second:   {events / 10.0004:.2f}
 
 General statistics:
     total time:                          10.0004s
@@ -172,3 +172,19 @@ def test_autodetect_and_tool_names() -> None:
     assert _fail(parse_text, "").reason == "empty"
     assert _fail(parse_text, "just words\n").reason == "unknown-format"
     assert PARSER_VERSION == "1.0.0"
+
+
+@pytest.mark.parametrize("printed, refused", [
+    ("0.00", True),      # an audit's forged log: no work a second beside 10,000 events in 10 s
+    ("1199.95", True),   # 20% more than 10,000 events in 10.0004 s
+    ("1049.96", False),  # 5%: within what a real report's two timers allow
+    ("999.96", False),
+])
+def test_a_rate_that_disagrees_with_its_count_and_time_is_refused(printed: str, refused: bool) -> None:
+    text = sysbench_cpu(events=10000).replace("events per second:   999.96", f"events per second:   {printed}")
+    if refused:
+        assert _fail(parse_text, text, "sysbench-cpu").reason == "unknown-format"
+        with pytest.raises(ParseFailure, match="figures disagree: 10000 events in 10.0004 s is 999.96 a second"):
+            parse_text(text, "sysbench-cpu")
+    else:
+        assert parse_text(text, "sysbench-cpu").values()["events_per_second"] == float(printed)

@@ -125,6 +125,26 @@ class MetricList:
         return tuple(self.items)
 
 
+def refuse_inconsistent_rates(tool: str, metrics: MetricList, seconds_name: str,
+                              pairs: Sequence[tuple[str, str]]) -> None:
+    """Each (rate, count) pair must agree with the run's time: rate ~= count / seconds. A tool computes
+    one from the others (sysbench: within 2% in every real report of a second or more seen), so a rate more
+    than 10% off was edited or damaged (an audit's forged log: `events per second: 0.00` beside 100 events in
+    10 s). Runs under a second are not judged: there the time's printed 4 decimals and the tool's start-up
+    make the two differ by up to 2x (sysbench memory: 2,048 operations in 0.0006 s, reported 1.73 M/s)."""
+    values = {m.name: m.value for m in metrics.items}
+    seconds = values.get(seconds_name, 0.0)
+    for rate_name, count_name in pairs:
+        rate, count = values.get(rate_name), values.get(count_name)
+        if rate is None or not count or seconds < 1.0:
+            continue
+        derived = count / seconds
+        if not 0.9 <= rate / derived <= 1.1:
+            raise ParseFailure("unknown-format", f"{tool}'s figures disagree: {count:g} {count_name} in {seconds:g} s "
+                                                 f"is {derived:,.2f} a second, but it reports {rate_name} {rate:,.2f}: "
+                                                 "the log was edited or damaged")
+
+
 def errors_flag(tool: str, said: str) -> str:
     """The flag of a log whose report parsed but which also holds the tool's error lines: another run,
     appended, that failed (a retry after a failure), or a failure the report does not show."""

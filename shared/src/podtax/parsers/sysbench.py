@@ -28,6 +28,7 @@ from podtax.parsers.base import (
     errors_flag,
     int_or_float,
     percentile_label,
+    refuse_inconsistent_rates,
     requested_int,
     size_bytes,
     to_number,
@@ -328,12 +329,15 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if events == 0:  # `Total operations: 0 (0.00 per second)`: a rate of 0 would read as the slowest machine
         raise ParseFailure("fatal", f"sysbench {section.kind} did no work: 0 events in {f.get(elapsed, '?')} "
                                     f"({_no_work_hint(echoed)}); no figure to report")
+    refuse_inconsistent_rates(TOOL, metrics, "total_time", _RATES)
     _latency(section, metrics)
     flags += compare_echoed(_as_echoed(requested), echoed, ("max_prime", "block_size", "operation"))
     flags += _short(requested, events, section)
     return Parsed(TOOL, section.version, section.build, metrics.as_tuple(), echoed, tuple(flags))
 
 
+_RATES = (("events_per_second", "events"), ("operations_per_second", "operations"),
+          ("mib_per_second", "mib_transferred"))
 # The most events/s one thread could do at a prime limit of 10,000 (the work of an event grows as
 # limit^1.5): about 35x the fastest real runs seen, 5,800 a thread (normalized so) on 2020s x86 and ARM.
 _FASTEST_PER_THREAD = 5_800.0
