@@ -23,6 +23,7 @@ DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$"
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$"  # a campaign's name: a DNS label of at most 50
 MAX_SPACING_S = 7 * 86400  # a longer spacing is a typo (and past ~8,000 years, a date the runner cannot compute)
+STORED = {"stored": True}  # validation context of a spec read back from the runner's KV (see _new_rule)
 
 
 class CampaignError(ValueError):
@@ -38,6 +39,12 @@ class ParamError(ValueError):
         self.field = field
 
 
+def _new_rule(info: ValidationInfo) -> bool:
+    """Whether a check applies: all do at submission, but a spec stored before the check existed (validated
+    with STORED) must still load, so the runner resumes (and the planner heals) a campaign it accepted."""
+    return not (info.context or {}).get("stored")
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -48,20 +55,36 @@ class TestSpec(Strict):
     matrix: dict[str, list[Any]] = Field(default_factory=dict, description="Parameters to vary: {threads: [1, all]}.")
 
     @model_validator(mode="after")
-    def _known(self) -> TestSpec:
+    def _known(self, info: ValidationInfo) -> TestSpec:
         template = templates.get(self.test)  # raises TemplateError (a ValueError) naming the known ones
         for key, values in self.matrix.items():  # an empty list would drop the parameter without a word
             if not values:
                 raise ParamError(f"lists no values: give at least one, or drop {key} from the matrix", "matrix", key)
-        for combo in self.combinations():
-            try:
-                template.validate(combo)
-            except templates.TemplateError as exc:
-                if exc.field is None:
-                    raise
-                message = exc.detail.removeprefix(f"{self.test}: ").removeprefix(f"{exc.field}: ")
-                raise ParamError(message, "matrix" if exc.field in self.matrix else "params", exc.field) from None
+            if key in self.params and _new_rule(info):  # the matrix would override params without a word
+                raise ParamError(f"{key} is also set in this test's params ({key}: {self.params[key]!r}); the matrix "
+                                 f"would silently override it: keep {key} in params or in the matrix, not both",
+                                 "matrix", key)
+        keys = sorted(self.matrix)
+        seen: dict[str, tuple[int, ...]] = {}
+        for index in itertools.product(*(range(len(self.matrix[k])) for k in keys)):
+            combo = {**self.params, **{k: self.matrix[k][i] for k, i in zip(keys, index)}}
+            cell = templates.params_key(self._validated(template, combo))
+            first = seen.setdefault(cell, index)
+            if first != index and _new_rule(info):  # one cell twice: the planner builds the same run ids twice
+                key, i, j = next((k, a, b) for k, a, b in zip(keys, first, index) if a != b)
+                a, b = self.matrix[key][i], self.matrix[key][j]
+                same = f"{a!r} twice" if repr(a) == repr(b) else f"{a!r} and {b!r}, the same value"
+                raise ParamError(f"lists {same} (items {i} and {j}): list each value once", "matrix", key)
         return self
+
+    def _validated(self, template: templates.Template, combo: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return template.validate(combo).model_dump()
+        except templates.TemplateError as exc:
+            if exc.field is None:
+                raise
+            message = exc.detail.removeprefix(f"{self.test}: ").removeprefix(f"{exc.field}: ")
+            raise ParamError(message, "matrix" if exc.field in self.matrix else "params", exc.field) from None
 
     def combinations(self) -> list[dict[str, Any]]:
         keys = sorted(self.matrix)
@@ -168,6 +191,19 @@ class Campaign(Strict):
             raise ValueError(f"{v} is above the cap of {MAX_SPACING_S // 3600}h (7 days) between runs "
                              f"on a node")
         return v
+
+    @model_validator(mode="after")
+    def _cells_once(self, info: ValidationInfo) -> Campaign:
+        """Two tests that plan the same cell would give its runs the same ids (as a value listed twice would)."""
+        first: dict[str, int] = {}
+        tests = [spec.test for spec in self.tests]
+        for i, spec in enumerate(self.tests):
+            for combo in spec.combinations() if tests.count(spec.test) > 1 and _new_rule(info) else []:
+                cell = templates.params_key(templates.get(spec.test).validate(combo).model_dump())
+                if (j := first.setdefault(cell, i)) != i:
+                    raise ParamError(f"{spec.test} with {cell} is already planned by tests.{j}: the same runs "
+                                     f"twice; drop one, or change a parameter", "tests", i)
+        return self
 
     @model_validator(mode="after")
     def _devices_opted_in(self) -> Campaign:

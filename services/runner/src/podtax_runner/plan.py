@@ -1,7 +1,8 @@
 """The planner: a campaign -> per-node queues of runs. Pure functions, seeded randomness.
 
 - tests x parameter combinations x nodes -> cells; `threads: all` resolved to the node's
-  hardware thread count, the same number for host and pod;
+  hardware thread count, the same number for host and pod; combinations that become the same
+  cell on a node (`threads: [2, all]` with 2 hardware threads) are planned once, with a warning;
 - each repetition of a cell is a block with one run per environment, in a random order
   (host-pod or pod-host), and the blocks of all cells of a node are shuffled together, so
   drift over time hits both sides alike and the two sides stay interleaved;
@@ -37,12 +38,30 @@ def run_id(campaign: str, cell: Cell, env: str, rep: int, attempt: int = 1) -> s
 
 
 def cells(campaign: Campaign, node: str, hw_threads: int) -> list[Cell]:
-    out = []
+    """The node's cells, each once (the same cell twice would give its runs the same ids)."""
+    return _cells(campaign, node, hw_threads)[0]
+
+
+def merged(campaign: Campaign, nodes: dict[str, int]) -> list[str]:
+    """A warning for each parameter combination planned as another's cell on a node, once `all` is resolved."""
+    return [w for node in sorted(nodes) for w in _cells(campaign, node, nodes[node])[1]]
+
+
+def _cells(campaign: Campaign, node: str, hw_threads: int) -> tuple[list[Cell], list[str]]:
+    out: dict[str, Cell] = {}
+    first: dict[str, dict[str, Any]] = {}
+    warnings = []
     for spec in campaign.tests:
         for combo in spec.combinations():
             params = templates.resolve_threads(combo, hw_threads)
-            out.append(Cell(node, spec.test, dict(templates.get(spec.test).validate(params).model_dump())))
-    return out
+            cell = Cell(node, spec.test, dict(templates.get(spec.test).validate(params).model_dump()))
+            if cell.key in out:
+                warnings.append(f"{node}: {spec.test} {templates.params_key(combo)} is the same cell as "
+                                f"{templates.params_key(first[cell.key])} there ({hw_threads} hardware threads): "
+                                f"planned once")
+                continue
+            out[cell.key], first[cell.key] = cell, combo
+    return list(out.values()), warnings
 
 
 def block(campaign: Campaign, cell: Cell, rep: int, rng: random.Random, cluster: str,

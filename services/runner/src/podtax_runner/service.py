@@ -183,6 +183,8 @@ class Runner:
         async with self.lock:
             self.campaigns[campaign.name] = state
         log.info("campaign %s planned: %d runs on %d nodes", campaign.name, len(state.runs), len(nodes))
+        for warning in state.header.warnings:
+            log.warning("campaign %s: %s", campaign.name, warning)
 
     async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
         known = await self.known_nodes()

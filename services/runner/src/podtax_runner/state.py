@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from podtax import events, templates
-from podtax.campaign import Campaign
+from podtax.campaign import STORED, Campaign
 from pydantic import BaseModel, Field
 
 from podtax_runner import plan
@@ -74,6 +74,7 @@ class Header(BaseModel):
     cancelled_at: datetime | None = None
     runs: int = 0
     progress: dict[str, NodeProgress] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list, description="What the plan did that the file did not say.")
 
 
 def cell_key(run: events.RunSpec) -> str:
@@ -89,7 +90,7 @@ class CampaignState:
 
     def __init__(self, header: Header, runs: Iterable[RunState], cells: Iterable[CellState] = ()) -> None:
         self.header = header
-        self.campaign = Campaign.model_validate(header.spec)
+        self.campaign = Campaign.model_validate(header.spec, context=STORED)
         self.runs: dict[str, RunState] = {}
         self.queues: dict[str, list[str]] = {n: [] for n in header.nodes}
         self._cursor: dict[str, int] = dict.fromkeys(header.nodes, 0)
@@ -125,7 +126,7 @@ class CampaignState:
     def new(cls, campaign: Campaign, nodes: dict[str, int], cluster: str, seed: int, now: datetime) -> CampaignState:
         queues = plan.expand(campaign, nodes, cluster, seed)
         header = Header(name=campaign.name, spec=campaign.model_dump(mode="json"), cluster=cluster, seed=seed,
-                        nodes=nodes, created_at=now)
+                        nodes=nodes, created_at=now, warnings=plan.merged(campaign, nodes))
         state = cls(header, (RunState(run=r) for q in queues.values() for r in q))
         state._dirty_runs = set(state.runs)
         return state
@@ -154,6 +155,8 @@ class CampaignState:
 
     def _add(self, s: RunState, position: int | None = None) -> None:
         rid, node = s.run.run_id, s.run.node
+        if rid in self.runs:  # counted twice, it would stay "planned" for ever: status and cancel would wait on it
+            return
         self.runs[rid] = s
         queue = self.queues.setdefault(node, [])
         self._cursor.setdefault(node, 0)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 
 from podtax import campaign as campaign_file
@@ -219,6 +220,8 @@ def status(
                 break
             time.sleep(1)
             state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}") or state
+    for warning in state.get("warnings", []):  # cells that became one once `all` was resolved (planned once)
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     done = bool(state.get("finished_at"))
     cancelled = " (cancelled)" if state.get("cancelled_at") else ""
     console.print(f"campaign {name}: " + ("finished" if done else "running") + cancelled)

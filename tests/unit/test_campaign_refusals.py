@@ -1,0 +1,103 @@
+"""Campaign files that used to be accepted and then failed or hung later: refused when read, with the file,
+line, field and what is allowed; cells that coincide only once `all` is resolved are planned once, with
+a warning, and status counts exactly the runs planned."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from podtax import campaign
+from podtax.cli.campaign import _progress_rows
+from podtax.cli.main import main
+from podtax_runner import plan
+from podtax_runner.state import CampaignState, RunState
+
+QUICK = (Path(__file__).parents[2] / "examples" / "campaigns" / "quick.yaml").read_text()
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def edit(old: str, new: str) -> str:
+    assert old in QUICK
+    return QUICK.replace(old, new)
+
+
+TWO_TESTS = edit("timeout: 120", "timeout: 120\n").replace(
+    "    matrix: {threads: [1, all]}\n", "    matrix: {threads: [1, all]}\n  - test: sysbench-cpu\n"
+    "    params: {max_prime: 20000, events: 2000, time: 30, threads: 1}\n")
+FIO = "name: f\nnodes: [n]\ntests:\n  - test: fio\n    matrix: {bs: [4k, 64k, 4K]}\n"
+
+REFUSED = [  # id, campaign text, the one error line (file:line: field: what is allowed)
+    ("matrix value twice", edit("[1, all]", "[1, 1]"),
+     "c.yaml:8: tests.0.matrix.threads: lists 1 twice (items 0 and 1): list each value once"),
+    ("matrix values equal once validated", FIO,
+     "c.yaml:5: tests.0.matrix.bs: lists '4k' and '4K', the same value (items 0 and 2): list each value once"),
+    ("two tests, one cell", TWO_TESTS, "c.yaml:9: tests.1: sysbench-cpu with events=2000 max_prime=20000 threads=1 "
+                                       "time=30 is already planned by tests.0"),
+    ("threads in params and matrix", edit("time: 30}", "time: 30, threads: 2}"),
+     "c.yaml:8: tests.0.matrix.threads: threads is also set in this test's params (threads: 2); the matrix would "
+     "silently override it: keep threads in params or in the matrix, not both"),
+]
+
+
+@pytest.mark.parametrize(("text", "line"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+def test_refused_with_file_line_field_and_what_is_allowed(text: str, line: str) -> None:
+    with pytest.raises(campaign.CampaignError) as info:
+        campaign.parse(text, "c.yaml")
+    assert len(str(info.value).splitlines()) == 1, str(info.value)
+    assert line in str(info.value), str(info.value)
+
+
+ACCEPTED = [  # id, campaign text, check on the result
+    ("1 and all (the same only on a 1-thread node)", QUICK, lambda c: c.tests[0].matrix["threads"] == [1, "all"]),
+]
+
+
+@pytest.mark.parametrize(("text", "check"), [a[1:] for a in ACCEPTED], ids=[a[0] for a in ACCEPTED])
+def test_accepted(text: str, check: object) -> None:
+    assert callable(check) and check(campaign.parse(text, "c.yaml"))
+
+
+def test_submit_dry_run_refuses_with_exit_2_and_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", "nats://127.0.0.1:9")  # never reached: refused before NATS
+    monkeypatch.setenv("PODTAX_CLI_TIMEOUT", "2")
+    path = tmp_path / "c.yaml"
+    path.write_text(edit("[1, all]", "[1, 1]"))
+    assert main(["campaign", "submit", "--dry-run", str(path)]) == 2
+    error, *rest = capsys.readouterr().err.strip().splitlines()
+    assert error == f"error: {path}:8: tests.0.matrix.threads: lists 1 twice (items 0 and 1): list each value once"
+    assert rest == ["nothing was submitted"]
+
+
+@pytest.mark.parametrize(("hw_threads", "cells", "warned"), [(1, 1, True), (2, 2, False)])
+def test_cells_equal_once_all_is_resolved_are_planned_once(hw_threads: int, cells: int, warned: bool) -> None:
+    c = campaign.parse(QUICK)  # threads: [1, all]
+    state = CampaignState.new(c, {"node-1": hw_threads}, "local", 1, T0)
+    assert len(state.runs) == cells * 6 * 2  # cells x repetitions x environments
+    assert bool(state.header.warnings) == warned
+    if warned:
+        assert state.header.warnings == ["node-1: sysbench-cpu events=2000 max_prime=20000 threads=all time=30 is "
+                                         "the same cell as events=2000 max_prime=20000 threads=1 time=30 there "
+                                         "(1 hardware threads): planned once"]
+    assert _progress_rows(state.header_json())["node-1"]["total"] == len(state.runs)  # what status counts
+    for rid in list(state.runs):
+        state.dispatched(rid, T0)
+        state.outcome(rid, True, T0)
+    assert state.finished_at == T0 and state.counts()["planned"] == 0
+
+
+def test_a_stored_campaign_with_a_value_twice_loads_and_finishes() -> None:
+    """Accepted before the check existed: the runner still resumes it, and status waits on no phantom run."""
+    spec = {"name": "dupm", "nodes": ["vm"], "environments": ["host", "kubernetes"],
+            "tests": [{"test": "sysbench-cpu", "matrix": {"threads": [1, 1]}}], "repetitions": {"min": 2, "max": 2}}
+    with pytest.raises(ValueError, match="lists 1 twice"):
+        campaign.Campaign.model_validate(spec)
+    stored = campaign.Campaign.model_validate(spec, context=campaign.STORED)
+    runs = [RunState(run=r) for q in plan.expand(stored, {"vm": 2}, seed=1).values() for r in q]
+    state = CampaignState.new(stored, {"vm": 2}, "local", 1, T0)
+    again = CampaignState(state.header.model_copy(), runs + runs)  # the same run ids twice: counted once
+    for s in (state, again):
+        assert len(s.runs) == 4 and s.counts()["planned"] == 4
+        assert s.cancel(T0) == 4 and s.done and s.finished_at == T0
