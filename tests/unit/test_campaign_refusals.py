@@ -38,6 +38,30 @@ REFUSED = [  # id, campaign text, the one error line (file:line: field: what is 
     ("threads in params and matrix", edit("time: 30}", "time: 30, threads: 2}"),
      "c.yaml:8: tests.0.matrix.threads: threads is also set in this test's params (threads: 2); the matrix would "
      "silently override it: keep threads in params or in the matrix, not both"),
+    ("empty image", edit("pod:\n", "pod:\n  image: ''\n"), "c.yaml:11: pod.image: '' is not an image reference: "
+                                                            "name the benchmark image, e.g. ghcr.io/podtax/bench"),
+    ("cpu not a quantity", edit('requests: {cpu: "1"', 'requests: {cpu: "lots"'),
+     "c.yaml:11: pod.requests.cpu: 'lots' is not a quantity: write cpu as cores (1, 1.5) or millicores (500m)"),
+    ("negative cpu", edit('requests: {cpu: "1"', 'requests: {cpu: "-1"'), "pod.requests.cpu: '-1' is negative"),
+    ("cpu below 1m", edit('limits: {cpu: "1"', 'limits: {cpu: "0.0001"'),
+     "c.yaml:12: pod.limits.cpu: '0.0001' is finer than Kubernetes counts CPU (1m = 0.001 core)"),
+    ("memory in fractions of a byte", edit("memory: 256Mi}\n  limits", "memory: '0.5'}\n  limits"),
+     "c.yaml:11: pod.requests.memory: '0.5' is not a whole number of bytes: write bytes with an optional suffix"),
+    ("unknown resource", edit('limits: {cpu: "1"', 'limits: {gpu: "1", cpu: "1"'),
+     "c.yaml:12: pod.limits.gpu: 'gpu' is not a resource Kubernetes knows: use cpu, memory, ephemeral-storage, "
+     "hugepages-<size> (hugepages-2Mi) or a device plugin's <domain>/<name> (nvidia.com/gpu)"),
+    ("request above limit", edit('requests: {cpu: "1", memory: 256Mi}', 'requests: {cpu: "4", memory: 8Gi}'),
+     "c.yaml:11: pod.requests.cpu: the request '4' must be at most the limit (pod.limits.cpu: '1')"),
+    ("memory request above limit", edit("memory: 256Mi}\n  limits", "memory: 8Gi}\n  limits"),
+     "pod.requests.memory: the request '8Gi' must be at most the limit (pod.limits.memory: '256Mi')"),
+    ("device resource overcommitted", edit('requests: {cpu: "1"', 'requests: {nvidia.com/gpu: 1, cpu: "1"')
+     .replace('limits: {cpu: "1"', 'limits: {nvidia.com/gpu: 2, cpu: "1"'),
+     "pod.requests.nvidia.com/gpu: the request '1' must be equal to the limit"),
+    ("namespace not a DNS label", edit("pod:\n", "pod:\n  namespace: 'Bad NS!'\n"),
+     "c.yaml:11: pod.namespace: 'Bad NS!' is not a namespace name: lowercase letters, digits and '-'"),
+    ("label selector", edit("nodes: [node-1]", "nodes: {selector: '!!!==='}"),
+     "c.yaml:3: nodes.selector: '!!!===' is not a label selector requirement: write key=value, key!=value"),
+    ("empty label selector", edit("nodes: [node-1]", "nodes: {selector: ''}"), "nodes.selector: '' is not a label"),
 ]
 
 
@@ -50,6 +74,13 @@ def test_refused_with_file_line_field_and_what_is_allowed(text: str, line: str) 
 
 
 ACCEPTED = [  # id, campaign text, check on the result
+    ("quantities as YAML numbers", edit('requests: {cpu: "1"', "requests: {cpu: 0.5"),
+     lambda c: c.pod.requests["cpu"] == "0.5"),
+    ("millicores, a device resource, an extended selector",
+     edit('requests: {cpu: "1"', 'requests: {cpu: 500m, nvidia.com/gpu: "1", hugepages-2Mi: 4Mi')
+     .replace('limits: {cpu: "1"', 'limits: {cpu: "1", nvidia.com/gpu: 1, hugepages-2Mi: 4Mi')
+     .replace("nodes: [node-1]", "nodes: {selector: 'kubernetes.io/arch in (amd64, arm64),!gpu,tier=bench'}"),
+     lambda c: c.nodes.selector.startswith("kubernetes.io/arch")),
     ("1 and all (the same only on a 1-thread node)", QUICK, lambda c: c.tests[0].matrix["threads"] == [1, "all"]),
 ]
 

@@ -14,15 +14,26 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from podtax import campaign_limits, templates
+from podtax import campaign_limits, k8s_syntax, templates
 
 Env = Literal["host", "kubernetes", "nomad"]
 DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$"  # a campaign's name: a DNS label of at most 50
 MAX_SPACING_S = 7 * 86400  # a longer spacing is a typo (and past ~8,000 years, a date the runner cannot compute)
+IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$"
 STORED = {"stored": True}  # validation context of a spec read back from the runner's KV (see _new_rule)
 
 
@@ -117,6 +128,35 @@ class PodSpec(Strict):
                     "BlockDevice) and nothing else; the runner refuses it unless the namespace's Pod "
                     "Security level is `privileged` (deploy/k8s/components/hdparm-privileged).")
 
+    @field_validator("requests", "limits", mode="before")
+    @classmethod
+    def _quantities(cls, value: object) -> object:
+        """`cpu: 1` and `cpu: 0.5` as Kubernetes reads them: the YAML number's text."""
+        if isinstance(value, dict):
+            return {k: v if isinstance(v, bool) or not isinstance(v, int | float) else str(v) for k, v in value.items()}
+        return value
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str, info: ValidationInfo) -> str:
+        if not re.match(IMAGE_PATTERN, v) and _new_rule(info):
+            raise ValueError(f"{v[:70]!r} is not an image reference: name the benchmark image, e.g. "
+                             f"ghcr.io/podtax/bench:0.1.0 (letters, digits and ._/:@-, no spaces, at most 255)")
+        return v
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and _new_rule(info) and (problem := k8s_syntax.namespace_problem(v)):
+            raise ValueError(problem)
+        return v
+
+    @model_validator(mode="after")
+    def _resources(self, info: ValidationInfo) -> PodSpec:
+        if _new_rule(info) and (problem := k8s_syntax.resources_problem(self.requests, self.limits)):
+            raise ParamError(*problem)
+        return self
+
 
 DEVICES_NEEDED = {"hdparm": "device"}  # template -> the parameter naming the block device it reads
 
@@ -133,10 +173,19 @@ def devices_needed(campaign: Campaign) -> list[tuple[int, str]]:
 class NodeSelector(Strict):
     selector: str = Field(description="Label selector, e.g. kubernetes.io/arch=arm64.")
 
+    @field_validator("selector")
+    @classmethod
+    def _selector(cls, v: str, info: ValidationInfo) -> str:
+        if _new_rule(info) and (problem := k8s_syntax.selector_problem(v)):
+            raise ValueError(problem)
+        return v
+
 
 class Campaign(Strict):
     name: str = Field(pattern=NAME_PATTERN, description="DNS-label style name.")
-    nodes: list[str] | NodeSelector = Field(description="Node names, or {selector: ...}.")
+    nodes: Annotated[Annotated[list[str], Tag("node-names")] | Annotated[NodeSelector, Tag("node-selector")],
+                     Discriminator(lambda v: "node-selector" if isinstance(v, dict | NodeSelector) else "node-names")
+                     ] = Field(description="Node names, or {selector: ...}.")
     environments: list[Env] = Field(default_factory=lambda: ["host", "kubernetes"], min_length=1)
     tests: list[TestSpec] = Field(min_length=1)
     repetitions: Repetitions = Field(default_factory=Repetitions)
@@ -286,6 +335,9 @@ def _duplicate_key(root: yaml.Node | None) -> str | None:
     return None
 
 
+_NOT_FIELDS = ("list[", "function-", "node-")  # parts of an error's location that name a type or a union's tag
+
+
 def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
     if problem := campaign_limits.size_problem(len(text.encode()), filename):
         raise CampaignError(problem)
@@ -305,7 +357,7 @@ def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("list[", "function-"))))
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(_NOT_FIELDS)))
             cause = (err.get("ctx") or {}).get("error")
             if isinstance(cause, ParamError):  # point at the parameter's own line, not the test's
                 loc = (*loc, cause.where, cause.field)
