@@ -62,6 +62,15 @@ REFUSED = [  # id, campaign text, the one error line (file:line: field: what is 
     ("label selector", edit("nodes: [node-1]", "nodes: {selector: '!!!==='}"),
      "c.yaml:3: nodes.selector: '!!!===' is not a label selector requirement: write key=value, key!=value"),
     ("empty label selector", edit("nodes: [node-1]", "nodes: {selector: ''}"), "nodes.selector: '' is not a label"),
+    ("timeout true", edit("timeout: 120", "timeout: true"),
+     "c.yaml:13: timeout: true is a yes/no value, not a number (YAML reads true, false, yes, no, on and off as "
+     "booleans): write a number"),
+    ("repetitions yes", edit("{min: 6, max: 6}", "{min: yes, max: 6}"), "c.yaml:9: repetitions.min: true is a yes/no"),
+    ("seed false", QUICK + "seed: false\n", "c.yaml:14: seed: false is a yes/no value, not a number"),
+    ("threads true in the matrix", edit("[1, all]", "[true, all]"), "c.yaml:8: tests.0.matrix.threads: true is a "
+                                                                    "yes/no value, not a number"),
+    ("template number true in params", edit("max_prime: 20000", "max_prime: on"),
+     "c.yaml:7: tests.0.params.max_prime: true is a yes/no value, not a number"),
 ]
 
 
@@ -81,6 +90,8 @@ ACCEPTED = [  # id, campaign text, check on the result
      .replace('limits: {cpu: "1"', 'limits: {cpu: "1", nvidia.com/gpu: 1, hugepages-2Mi: 4Mi')
      .replace("nodes: [node-1]", "nodes: {selector: 'kubernetes.io/arch in (amd64, arm64),!gpu,tier=bench'}"),
      lambda c: c.nodes.selector.startswith("kubernetes.io/arch")),
+    ("a boolean parameter stays a boolean", "name: f\nnodes: [n]\ntests:\n  - test: fio\n    params: {direct: no}\n",
+     lambda c: c.tests[0].params["direct"] is False),
     ("1 and all (the same only on a 1-thread node)", QUICK, lambda c: c.tests[0].matrix["threads"] == [1, "all"]),
 ]
 

@@ -59,6 +59,11 @@ def _new_rule(info: ValidationInfo) -> bool:
 class Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: object, info: ValidationInfo) -> object:
+        return templates.no_bool_for_number(cls, value, info)
+
 
 class TestSpec(Strict):
     test: str = Field(description="Template name, e.g. sysbench-cpu.")

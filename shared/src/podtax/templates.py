@@ -14,9 +14,19 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 Threads = int | Literal["all"]
 
@@ -69,8 +79,24 @@ def pydantic_msg(msg: str) -> str:
     return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
 
 
+def no_bool_for_number(model: type[BaseModel], value: object, info: ValidationInfo) -> object:
+    """Refuse true/false for a number: pydantic reads them as 1 and 0 (`threads: true` ran 1 thread)."""
+    if isinstance(value, bool) and info.field_name:
+        annotation = model.model_fields[info.field_name].annotation
+        kinds = get_args(annotation) or (annotation,)
+        if bool not in kinds and (int in kinds or float in kinds):
+            raise ValueError(f"{str(value).lower()} is a yes/no value, not a number (YAML reads true, false, yes, "
+                             f"no, on and off as booleans): write a number")
+    return value
+
+
 class Params(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: object, info: ValidationInfo) -> object:
+        return no_bool_for_number(cls, value, info)
 
     def threads_value(self) -> int | None:
         value = getattr(self, "threads", None)
