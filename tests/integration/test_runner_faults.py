@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import re
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -236,20 +238,34 @@ async def test_cancel_cli(nats_url: str, tmp_path: Path, monkeypatch: pytest.Mon
         await bus.close()
 
 
+def _threads_all(spec: dict) -> dict:
+    return {**spec, "tests": [{"test": "sysbench-cpu", "params": {"threads": "all"}}]}
+
+
+@pytest.mark.parametrize("name,spec,says", [
+    ("toolarge", campaign_spec("toolarge", [f"n{i}" for i in range(30)], 5000), "above the runner's limit"),
+    # an audit: these went through 5 deliveries with tracebacks, and status said "no campaign named ..."
+    ("ghostnode", campaign_spec("ghostnode", ["n1", "nowhere"], 2), "unknown node(s) nowhere"),
+    ("badspec", {**campaign_spec("badspec", ["n1"], 2), "repetitions": {"min": 0, "max": 0}}, "repetitions"),
+    ("bignode", _threads_all(campaign_spec("bignode", ["big"], 2)), "threads"),  # facts claim 100,000 threads
+])
 async def test_status_shows_the_runners_refusal(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture) -> None:
+                                                capsys: pytest.CaptureFixture, name: str, spec: dict,
+                                                says: str) -> None:
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     bus = await Bus.connect(nats_url, "test")
     await bus.ensure_streams()
     await seed_nodes(bus, [f"n{i}" for i in range(30)])
+    await bus.kv_put_many(subjects.RUNNER_BUCKET, [(subjects.node_key("big"), json.dumps(
+        {"node": "big", "hw_threads": 100_000, "host_agent": True, "kubernetes": True}).encode())])
     settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
     runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-    spec = campaign_spec("toolarge", [f"n{i}" for i in range(30)], 5000)
-    with pytest.raises(Permanent, match="above the runner's limit"):
-        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="toolarge", spec=spec)))
+    with pytest.raises(Permanent, match=re.escape(says)):
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign=name, spec=spec)))
     await bus.close()
-    assert await asyncio.to_thread(cli, ["campaign", "status", "toolarge"]) == 1
-    assert "the runner refused campaign 'toolarge'" in capsys.readouterr().err
+    assert await asyncio.to_thread(cli, ["campaign", "status", name]) == 1
+    err = capsys.readouterr().err
+    assert f"the runner refused campaign '{name}'" in err and says in err
 
 
 async def test_node_keys_are_listed_without_reading_every_run_key(nats_url: str) -> None:

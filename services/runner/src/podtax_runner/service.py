@@ -10,6 +10,7 @@ import json
 import logging
 import random
 from datetime import datetime
+from typing import NoReturn
 
 from nats.js.kv import KeyValue
 from opentelemetry import trace
@@ -17,6 +18,7 @@ from podtax import events, kvscan, metrics, subjects, telemetry, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
+from pydantic import ValidationError
 
 from podtax_runner import catchup, simulate
 from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
@@ -163,28 +165,45 @@ class Runner:
     async def on_campaign(self, event: events.Event) -> None:
         if not isinstance(event, events.CampaignSubmittedV1):
             raise Permanent(f"unexpected {event.type}")
-        campaign = Campaign.model_validate(event.data.spec)
+        try:
+            campaign = Campaign.model_validate(event.data.spec)
+        except ValidationError as exc:  # permanent: retrying the same spec cannot help
+            first = exc.errors()[0]
+            where = ".".join(map(str, first["loc"]))
+            await self.refuse(event.data.campaign, f"campaign {event.data.campaign}: {where}: "
+                                                   f"{templates.pydantic_msg(first['msg'])}")
         # each run's trace links to the submission's (kept in memory: after a restart, no link)
         self.submissions[campaign.name] = trace.get_current_span().get_span_context()
         if campaign.name in self.campaigns or campaign.name in self.finished:  # one at a time, in order
             log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
             return
-        nodes = await self.resolve_nodes(campaign)
+        try:
+            nodes = await self.resolve_nodes(campaign)
+        except Permanent as exc:
+            await self.refuse(campaign.name, exc.reason)
         why = refusal(campaign, len(nodes))
-        if why:  # recorded where `podtax campaign status` looks, then dead-lettered with the reason
-            await self.kv.put(f"refused.{campaign.name}", json.dumps({"reason": why}).encode())
-            raise Permanent(why)
+        if why:
+            await self.refuse(campaign.name, why)
         seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
         # planned and saved without the lock (15 s for 100,000 runs on a slow VM): meanwhile the other
         # campaigns go on, their outcomes are recorded, and none of their runs expires behind the lock
-        state = await asyncio.to_thread(CampaignState.new, campaign, nodes, self.settings.cluster, seed,
-                                        events.now())
+        try:
+            state = await asyncio.to_thread(CampaignState.new, campaign, nodes, self.settings.cluster, seed,
+                                            events.now())
+        except templates.TemplateError as exc:  # `threads: all` on a node whose facts claim 100,000 threads
+            await self.refuse(campaign.name, f"campaign {campaign.name}: {exc.detail}")
         await self.save(state)
         async with self.lock:
             self.campaigns[campaign.name] = state
         log.info("campaign %s planned: %d runs on %d nodes", campaign.name, len(state.runs), len(nodes))
         for warning in state.header.warnings:
             log.warning("campaign %s: %s", campaign.name, warning)
+
+    async def refuse(self, name: str, why: str) -> NoReturn:
+        """Record why campaign `name` cannot run where `podtax campaign status` looks, then dead-letter it
+        with the reason: a permanent refusal, not retried (retrying the same campaign cannot help)."""
+        await self.kv.put(f"refused.{name}", json.dumps({"reason": why}).encode())
+        raise Permanent(why)
 
     async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
         known = await self.known_nodes()
