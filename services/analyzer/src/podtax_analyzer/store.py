@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -25,6 +26,8 @@ from podtax.templates import params_key
 
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
+
+log = logging.getLogger("podtax.analyzer.store")
 
 RUN_COLUMNS = ("run_id", "event_id", "campaign", "cluster", "node", "env", "test", "params", "params_key",
                "attempt", "sequence", "status", "tool", "tool_version", "tool_build", "parser_version",
@@ -254,8 +257,14 @@ class Store:
         """Insert the results of runs without one; a result supersedes a recorded failure of its run."""
         if not results:
             return set()
-        existing = dict(con.execute("SELECT run_id, status FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))",
-                                    [list(results)]).fetchall())
+        stored = con.execute("SELECT run_id, status, event_id FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))",
+                             [list(results)]).fetchall()
+        existing = {run_id: status for run_id, status, _ in stored}
+        for run_id, status, event_id in stored:  # a redelivery carries the stored event's id
+            if status == "ok" and results[run_id].id != event_id:
+                log.warning("result %s ignored: run %s already has result %s (the first result of a run wins; "
+                            "another one means two runs share an id, or a forgery)", results[run_id].id[:200],
+                            run_id, event_id)
         fresh = [e for run_id, e in results.items() if existing.get(run_id) != "ok"]
         failed_before = [e.data.run.run_id for e in fresh if existing.get(e.data.run.run_id) == "failed"]
         if failed_before:

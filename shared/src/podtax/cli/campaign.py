@@ -18,7 +18,7 @@ from podtax import campaign as campaign_file
 from podtax import events, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
-from podtax.cli.common import console, err, fail, nats_url
+from podtax.cli.common import console, err, fail, nats_url, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 
@@ -104,13 +104,13 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
             problems.append(why)
         if problems:
             for p in problems:
-                err.print(f"[red]error:[/red] {p}", highlight=False)
+                say(p)
             err.print("nothing was submitted")
             return 2
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
         for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.kv_token(c.pod.image)}")):
-            err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+            warn(w)
         if dry_run:
             console.print(f"campaign {c.name} is valid (dry run: nothing submitted)")
             return 0
@@ -137,7 +137,7 @@ def submit(
     try:
         c = campaign_file.load(file)
     except (campaign_file.CampaignError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        say(str(exc))
         err.print("nothing was submitted")
         return 2
     code = cli_deadline.run(_submit(c, dry_run), f"submitting campaign {c.name}")

@@ -12,6 +12,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from podtax.config import DEFAULT_NATS_URL
 
@@ -83,9 +84,19 @@ def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up
     return fail(f"cannot reach the analyzer at {base} ({exc}); {hint}")
 
 
+def say(message: str, label: str = "error", style: str = "red") -> None:
+    """Print `label: message` on stderr, the label in colour. The message is text, never Rich markup: a file
+    named `[draft]q.yaml` or a pattern such as `^[a-z0-9]` keeps its brackets."""
+    err.print(f"[{style}]{label}:[/{style}] {escape(message)}", highlight=False)
+
+
+def warn(message: str) -> None:
+    say(message, "warning", "yellow")
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print an error in red and return an Exit to raise."""
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    say(message)
     return typer.Exit(code)
 
 

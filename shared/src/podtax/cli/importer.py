@@ -41,7 +41,7 @@ from podtax import events, parsers, templates
 from podtax.bus import Bus, BusError
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
-from podtax.cli.common import console, err, fail, nats_url
+from podtax.cli.common import console, err, fail, nats_url, say, warn
 from podtax.cli.deadline import within
 from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped, resolve_inside_stat
 
@@ -401,7 +401,7 @@ NATS_DEFAULT_MAX_PAYLOAD = 1_048_576  # nats-server's max_payload unless configu
 def _warn_rejected(rejected: list[str], rows: int, fate: str) -> None:
     """One warning per log the parser rejects (the first MAX_SHOWN), then how many."""
     for line in rejected[:MAX_SHOWN]:
-        err.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
+        warn(line)
     if rejected:
         more = f" (the first {MAX_SHOWN} shown)" if len(rejected) > MAX_SHOWN else ""
         err.print(f"{len(rejected)} of {rows} log(s) yield no figures{more}: {fate} as failed runs with the reason "
@@ -424,7 +424,7 @@ def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
 
 def _report(problems: list[str]) -> typer.Exit:
     for problem in problems[:MAX_SHOWN]:
-        err.print(f"[red]error:[/red] {problem}", highlight=False)
+        say(problem)
     more = f" (the first {MAX_SHOWN} shown)" if len(problems) > MAX_SHOWN else ""
     err.print(f"{len(problems)} problem(s){more}; nothing was imported")
     return typer.Exit(2)

@@ -19,7 +19,7 @@ import typer
 import yaml
 
 from podtax import localauth, natsserver
-from podtax.cli.common import DATA_DIR, UP_FILE, console, err
+from podtax.cli.common import DATA_DIR, UP_FILE, console, err, say, warn
 from podtax.supervise import RestartPolicy
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
@@ -88,7 +88,7 @@ def supervise(children: list[Child], now: float) -> str | None:
                 try:
                     child.start()
                 except SystemExit as exc:  # nats-server could not start again: try again after the backoff
-                    err.print(f"[yellow]{child.name} did not start: {exc}[/yellow]")
+                    warn(f"{child.name} did not start: {exc}")
                     child.proc = None
                     delay = child.policy.on_exit(now, child.started)
                     if delay is None:
@@ -101,8 +101,7 @@ def supervise(children: list[Child], now: float) -> str | None:
             if delay is None:
                 return (f"{child.name} exited with {code}: more than {child.policy.describe()}; "
                         f"see {child.log}. Stopping.")
-            err.print(f"[yellow]{child.name} exited with {code}; restarting in {delay:g} s (see {child.log})"
-                      f"[/yellow]", highlight=False)
+            warn(f"{child.name} exited with {code}; restarting in {delay:g} s (see {child.log})")
             child.due = now + delay
     return None
 
@@ -174,8 +173,8 @@ def up(
     try:
         (data / "logs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, a read-only or pseudo file system
-        err.print(f"[red]error:[/red] --data-dir {data_dir}: cannot create {data / 'logs'} ({exc.strerror}); "
-                  f"choose a folder podtax can write (or set PODTAX_DATA_DIR)", highlight=False)
+        say(f"--data-dir {data_dir}: cannot create {data / 'logs'} ({exc.strerror}); "
+            f"choose a folder podtax can write (or set PODTAX_DATA_DIR)")
         return 2
     nats = None
     nats_url = os.environ.get("PODTAX_NATS_URL")
@@ -247,7 +246,7 @@ def up(
                 while not kubeconfig.exists() and time.monotonic() < deadline:  # type: ignore[union-attr]
                     time.sleep(0.1)
         if not _wait_http(f"{api_url}/healthz", 30):
-            err.print(f"[red]the analyzer did not answer on {api_url}; see {data / 'logs' / 'analyzer.log'}[/red]")
+            say(f"the analyzer did not answer on {api_url}; see {data / 'logs' / 'analyzer.log'}")
             return 1
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
                 "kubeconfig": str(kubeconfig) if kubeconfig else None, "api_token_file": str(api_token_file),
@@ -273,7 +272,7 @@ def up(
                 break
             problem = supervise(([nats] if nats else []) + children, time.monotonic())
             if problem:
-                err.print(f"[red]{problem}[/red]", highlight=False)
+                say(problem)
                 return 1
         return 0
     finally:
