@@ -69,7 +69,7 @@ def test_an_address_that_is_not_a_url_is_one_line_and_exit_2(argv: list[str], tm
     monkeypatch.setenv("PODTAX_API_URL", "http://[::1")  # httpx.InvalidURL, which is no httpx.HTTPError
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2
     line = _one_line(capsys)
-    assert "'http://[::1' is not a valid analyzer URL" in line and "PODTAX_API_URL" in line
+    assert "PODTAX_API_URL 'http://[::1' is not an http(s) URL with a valid port" in line
 
 
 @pytest.mark.parametrize("argv", [["report", "demo"], ["compare", "a", "b"], ["results"], ["scores"]],

@@ -7,6 +7,7 @@ Bad configuration fails at start-up with a message naming the variable to fix:
 from __future__ import annotations
 
 import socket
+import urllib.parse
 import uuid
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -20,14 +21,20 @@ DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 
 
 class ConfigError(SystemExit):
-    """Raised (and printed) when a setting is invalid; exits with status 2."""
+    """Raised when a setting is invalid; exits with status 2. `problems`: one line each (`line` joins them)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
         super().__init__(2)
         self.message = message
+        self.problems = problems or [" ".join(message.split())]
 
     def __str__(self) -> str:
         return self.message
+
+    @property
+    def line(self) -> str:
+        """The message on one line, for a command's single line of error."""
+        return "invalid configuration: " + "; ".join(self.problems) if len(self.problems) > 1 else self.problems[0]
 
 
 class Common(BaseSettings):
@@ -77,6 +84,13 @@ class Common(BaseSettings):
         for url in v.split(","):
             if not url.strip().startswith(("nats://", "tls://", "ws://", "wss://")):
                 raise ValueError(f"{url!r} must start with nats://, tls://, ws:// or wss://")
+            try:  # nats-py would fail later with a bare "nats: invalid URL" or a traceback
+                port = urllib.parse.urlsplit(url.strip()).port
+            except ValueError:
+                port = 0
+            if port == 0 or not urllib.parse.urlsplit(url.strip()).hostname:
+                raise ValueError(f"{url!r} needs a host and, if given, a port from 1 to 65535 "
+                                 f"(as in nats://127.0.0.1:4222)")
         return v
 
 
@@ -177,7 +191,7 @@ def load(cls: type[S], **overrides: object) -> S:
             secret = info is not None and "SecretStr" in str(info.annotation)  # never echo a secret
             got = "a hidden value" if secret else repr(err.get("input"))
             lines.append(f"{prefix}{field.upper()}: {pydantic_msg(err['msg'])} (got {got})")
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines), lines) from None
 
 
 SERVICES: dict[str, type[Common]] = {

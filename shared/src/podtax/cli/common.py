@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from podtax.config import DEFAULT_NATS_URL
+from podtax.config import DEFAULT_NATS_URL, Common, ConfigError, load
 
 console = Console()
 err = Console(stderr=True, soft_wrap=True)  # one error, one line: never wrapped mid-message
@@ -39,7 +40,9 @@ def _up_info() -> dict[str, str]:
 
 
 def nats_url() -> str:
-    """PODTAX_NATS_URL, else the server `podtax up` started (its up.json), else the default."""
+    """PODTAX_NATS_URL, else the server `podtax up` started (its up.json), else the default. The PODTAX_*
+    settings a NATS connection reads are checked first: a bad one is one line and exit 2."""
+    check_settings()
     if os.environ.get("PODTAX_NATS_URL"):
         return os.environ["PODTAX_NATS_URL"]
     info = _up_info()
@@ -50,8 +53,33 @@ def nats_url() -> str:
     return DEFAULT_NATS_URL
 
 
-def api_url() -> str:
-    return os.environ.get("PODTAX_API_URL") or _up_info().get("api_url") or "http://127.0.0.1:8700"
+def check_settings() -> None:
+    """The PODTAX_* settings every service reads (Common): a bad one is one line naming it, and exit 2."""
+    try:
+        load(Common)
+    except ConfigError as exc:
+        raise fail(exc.line, 2) from None
+
+
+def api_url(option: str | None = None) -> str:
+    """The analyzer's address: `option` (--api), else PODTAX_API_URL, else the one `podtax up` started, else
+    the default. One line and exit 2 when the one given is not an http(s) URL with a host and a valid port."""
+    for name, value in (("--api", option), ("PODTAX_API_URL", os.environ.get("PODTAX_API_URL"))):
+        if value:
+            return _http_url(name, value)
+    return _up_info().get("api_url") or "http://127.0.0.1:8700"
+
+
+def _http_url(name: str, value: str) -> str:
+    try:
+        parts = urllib.parse.urlsplit(value)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port out of range or not a number, a broken [IPv6] address
+        ok = False
+    if not ok:
+        raise fail(f"{name} {value!r} is not an http(s) URL with a valid port; set it to the analyzer's address, "
+                   f"such as http://127.0.0.1:8700", 2)
+    return value
 
 
 def api_headers() -> dict[str, str]:

@@ -63,7 +63,7 @@ def compare(
     if not 0 <= threshold < 1:
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
     data = api_json(fetch("/api/compare", {"base": base, "new": new, "threshold": threshold,
-                                           "correction": correction}, api=api), api or api_url())
+                                           "correction": correction}, api=api), api_url(api))
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:

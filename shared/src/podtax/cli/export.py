@@ -24,7 +24,7 @@ TIMEOUT = 600.0
 
 def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = None) -> httpx.Response:
     """GET ``path`` from the analyzer's API; errors become one clear line and exit 1."""
-    base = (api or api_url()).rstrip("/")
+    base = api_url(api).rstrip("/")
     try:
         resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(), timeout=TIMEOUT)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:

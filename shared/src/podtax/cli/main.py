@@ -26,6 +26,7 @@ from podtax.cli import (
     scores,
     up,
 )
+from podtax.config import ConfigError
 
 USAGE = 2
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -106,6 +107,9 @@ def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
     except KeyboardInterrupt:
         print(f"{prog_name}: interrupted", file=sys.stderr)
         return 130
+    except ConfigError as exc:  # a SystemExit(2), which would end the command without a word
+        print(f"{prog_name}: {exc.line}", file=sys.stderr)
+        return USAGE
     except SystemExit as exc:
         if exc.code not in (None, 0) and not isinstance(exc.code, int):
             print(f"{prog_name}: {exc.code}", file=sys.stderr)

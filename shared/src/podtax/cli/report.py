@@ -94,12 +94,12 @@ def report(
             raise fail("--html is made by the analyzer's HTTP API; drop --db", code=2)
         return _write_html(html, campaign, api, threshold, correction, compare, simulate, seeds)
     data = (_from_db(db, campaign, threshold, correction) if db is not None
-            else _from_api(api or api_url(), campaign, threshold, correction))
+            else _from_api(api_url(api), campaign, threshold, correction))
     mark_primary(data.get("cells", []))
     phases = None
     if has_control_plane(data):  # volume-churn, pod-startup: the phase table side by side
         phases = (phases_from_db(db, campaign, threshold, correction) if db is not None
-                  else phases_from_api(api or api_url(), campaign, threshold, correction))
+                  else phases_from_api(api_url(api), campaign, threshold, correction))
     if as_json:
         typer.echo(json.dumps({**data, "phase_table": phases} if phases else data, indent=2, ensure_ascii=False))
     else:
