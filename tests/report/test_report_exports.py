@@ -97,6 +97,26 @@ def test_parquet_and_csv_equal_the_tables(served, tmp_path):
     assert got == want
 
 
+def test_a_folder_export_refuses_a_name_that_is_no_regular_file(served, tmp_path, capsys):
+    """--csv DIR: a file of the export's names that is a symbolic link (or FIFO) is refused before anything is
+    written (the rename used to replace the link); a regular file of that name is replaced."""
+    out, elsewhere = tmp_path / "csv", tmp_path / "elsewhere.csv"
+    out.mkdir()
+    elsewhere.write_text("keep")
+    (out / "runs.csv").symlink_to(elsewhere)
+    (out / "metrics.csv").write_text("old")
+    capsys.readouterr()
+    assert cli(served, "export", "synthetic", "--csv", str(out)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {out / 'runs.csv'} exists and is not a regular file (a symbolic link, device, FIFO or " \
+                  f"socket); give another file name", err
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.csv", "runs.csv"] and elsewhere.read_text() == "keep"
+    assert (out / "metrics.csv").read_text() == "old"
+    (out / "runs.csv").unlink()
+    assert cli(served, "export", "synthetic", "--csv", str(out)) == 0
+    assert (out / "metrics.csv").read_text().startswith("run_id")
+
+
 def test_html_file_is_self_contained(served, tmp_path):
     out = tmp_path / "report.html"
     assert cli(served, "report", "synthetic", "--html", str(out)) == 0

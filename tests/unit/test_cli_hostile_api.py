@@ -4,6 +4,7 @@ the analyzer: one line naming the setting to fix, never a traceback (through `ma
 from __future__ import annotations
 
 import http.server
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,15 +91,24 @@ def test_an_error_page_instead_of_json_is_quoted(other_server: str, monkeypatch:
     assert "POST /api/reparse: 500 <html>some other service</html>" in _one_line(capsys)
 
 
+NOT_REGULAR = "exists and is not a regular file (a symbolic link, device, FIFO or socket); give another file name"
 WRITES = [  # argv (the target last), a fragment of the one line
     (["export", "demo", "--xlsx", "{tmp}/afile/x.xlsx"], "afile is a file, not a folder"),
     (["export", "demo", "--xlsx", "/proc/podtax-x.xlsx"], "cannot write /proc/podtax-x.xlsx"),
     (["export", "demo", "--xlsx", "{tmp}"], "is a folder; give a file name"),
-    (["export", "demo", "--csv", "{tmp}/afile"], "is a file; give a folder"),
-    (["export", "demo", "--parquet", "{tmp}/afile/sub"], "afile/sub is a file, not a folder"),
+    (["export", "demo", "--xlsx", "{tmp}/fifo"], "fifo " + NOT_REGULAR),
+    (["export", "demo", "--xlsx", "{tmp}/link"], "link " + NOT_REGULAR),
+    (["export", "demo", "--xlsx", "{tmp}/missing/x.xlsx"], "the folder {tmp}/missing does not exist; create it"),
+    (["export", "demo", "--csv", "{tmp}/afile"], "afile exists and is not a folder; give a folder"),
+    (["export", "demo", "--csv", "{tmp}/fifo"], "fifo exists and is not a folder; give a folder"),
+    (["export", "demo", "--parquet", "{tmp}/afile/sub"], "afile is a file, not a folder"),
+    (["export", "demo", "--parquet", "{tmp}/missing/sub"], "the folder {tmp}/missing does not exist; create it"),
     (["export", "demo", "--csv", "/proc/podtax-out"], "cannot write /proc/podtax-out"),
     (["report", "demo", "--html", "{tmp}/afile/x.html"], "afile is a file, not a folder"),
     (["report", "demo", "--html", "/proc/podtax-x.html"], "cannot write /proc/podtax-x.html"),
+    (["report", "demo", "--html", "{tmp}/fifo"], "fifo " + NOT_REGULAR),
+    (["report", "demo", "--html", "{tmp}/link"], "link " + NOT_REGULAR),
+    (["report", "demo", "--html", "{tmp}/missing/x.html"], "the folder {tmp}/missing does not exist; create it"),
 ]
 
 
@@ -107,11 +117,27 @@ def test_a_target_that_cannot_be_written_is_refused_before_asking_the_analyzer(
         argv: list[str], fragment: str, other_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "afile").write_text("x")
+    os.mkfifo(tmp_path / "fifo")  # not a regular file, safe to name (a device would be written to)
+    (tmp_path / "link").symlink_to(tmp_path / "afile")  # the rename used to replace the link itself
+    before = sorted(p.name for p in tmp_path.iterdir())
     monkeypatch.setenv("PODTAX_API_URL", other_server)  # answers anything: only the target can be wrong
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2
     line = _one_line(capsys)
-    assert fragment in line, line
-    assert not list(tmp_path.rglob(".*.part"))
+    assert fragment.format(tmp=tmp_path) in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing made, nothing replaced
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "afile").read_text() == "x"
+
+
+def test_a_regular_file_is_replaced_as_the_help_says(other_server: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "x.html"
+    target.write_text("old")
+    monkeypatch.setenv("PODTAX_API_URL", other_server)
+    assert main(["report", "demo", "--html", str(target)]) == 0
+    assert target.read_text() == "<html>some other service</html>"
+    assert main(["report", "--help"]) == 0
+    assert "a regular file there is replaced" in " ".join(capsys.readouterr().out.replace("│", " ").split())
 
 
 @pytest.mark.parametrize("data_dir", ["{tmp}/afile", "{tmp}/afile/sub", "/proc/podtax-data"])

@@ -9,6 +9,7 @@ statistics are computed.
 from __future__ import annotations
 
 import io
+import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
@@ -48,21 +49,42 @@ def _part(path: Path) -> Path:
     return path.with_name(f".{path.name}.part")
 
 
+def _folder_exists(folder: Path, target: Path) -> None:
+    """Exit 2 unless `folder` is an existing folder: nothing is created outside it (a typo in a path)."""
+    if folder.is_dir():
+        return
+    blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise fail(f"cannot write {target}: {blocker} is a file, not a folder; choose another path", code=2)
+    raise fail(f"cannot write {target}: the folder {folder} does not exist; create it first or choose another path",
+               code=2)
+
+
 def writable(path: Path, folder: bool = False) -> None:
-    """Refuse a target that cannot be written (exit 2) before the analyzer spends minutes making its content:
-    a folder given for a file or the reverse, a parent that is a file, a read-only or pseudo file system."""
-    if folder and path.exists() and not path.is_dir():
-        raise fail(f"{path} is a file; give a folder", code=2)
-    if not folder and path.is_dir():
-        raise fail(f"{path} is a folder; give a file name", code=2)
-    probe = _part(path / "probe" if folder else path)
+    """Refuse a target that cannot or must not be written (exit 2), before the analyzer spends minutes making
+    its content. A file target is a new name or a regular file (then replaced); a folder, symbolic link,
+    device or FIFO there is refused. A folder target (--csv, --parquet) is a folder, or a new name that is
+    made. Either way its folder must exist: nothing is made elsewhere. A read-only or pseudo file system is
+    found by writing a probe."""
     try:
-        probe.parent.mkdir(parents=True, exist_ok=True)
-        probe.touch()
+        mode = path.lstat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        _folder_exists(path.parent, path)
+        mode = None
+    except OSError as exc:
+        raise fail(f"cannot write {path}: {exc.strerror or exc}; choose another path", code=2) from None
+    if folder and mode is not None and not path.is_dir():
+        raise fail(f"{path} exists and is not a folder; give a folder", code=2)
+    if not folder and mode is not None and stat.S_ISDIR(mode):
+        raise fail(f"{path} is a folder; give a file name", code=2)
+    if not folder and mode is not None and not stat.S_ISREG(mode):
+        raise fail(f"{path} exists and is not a regular file (a symbolic link, device, FIFO or socket); give "
+                   f"another file name", code=2)
+    probe = _part(path / "probe" if folder and mode is not None else path)
+    try:
+        probe.unlink(missing_ok=True)
+        probe.touch(exist_ok=False)
         probe.unlink()
-    except (FileExistsError, NotADirectoryError):
-        raise fail(f"cannot write {path}: part of {probe.parent} is a file, not a folder; choose another path",
-                   code=2) from None
     except OSError as exc:
         raise fail(f"cannot write {path}: {exc.strerror or exc}; choose another path", code=2) from None
 
@@ -80,25 +102,33 @@ def write_file(path: Path, content: bytes) -> None:
 
 
 def unpack(content: bytes, folder: Path) -> list[Path]:
-    """Unpack the analyzer's flat zip into ``folder``; names with a folder part are refused."""
+    """Unpack the analyzer's flat zip into ``folder`` (made if missing, in an existing folder); names with a
+    folder part are refused, and so is any name that is already there as something else than a regular file
+    (before anything is written)."""
     writable(folder, folder=True)
-    out = []
     with zipfile.ZipFile(io.BytesIO(content)) as zf:
-        for name in zf.namelist():
+        names = zf.namelist()
+        for name in names:
             if PurePosixPath(name).name != name or name.startswith("."):
                 raise fail(f"the analyzer's export holds an unexpected name {name!r}; nothing written")
-        for name in zf.namelist():
+        folder.mkdir(exist_ok=True)
+        for name in names:
+            writable(folder / name)
+        for name in names:
             write_file(folder / name, zf.read(name))
-            out.append(folder / name)
-    return out
+    return [folder / name for name in names]
 
 
 def export(
     campaign: Annotated[str, typer.Argument(help="Campaign name.")],
-    xlsx: Annotated[Path | None, typer.Option("--xlsx", help="Write the Excel workbook to this file.")] = None,
+    xlsx: Annotated[Path | None, typer.Option("--xlsx", help="Write the Excel workbook to this file, in an "
+                                                             "existing folder (a regular file there is replaced).")]
+    = None,
     csv: Annotated[Path | None, typer.Option("--csv", help="Write runs, metrics, phases and comparisons as CSV "
-                                                           "files into this folder.")] = None,
-    parquet: Annotated[Path | None, typer.Option("--parquet", help="The same tables as Parquet files.")] = None,
+                                                           "files into this folder (made if missing, in an existing "
+                                                           "folder; files of the same names are replaced).")] = None,
+    parquet: Annotated[Path | None, typer.Option("--parquet", help="The same tables as Parquet files (as --csv).")]
+    = None,
     api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
     threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",

@@ -74,7 +74,8 @@ def report(
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only each test's "
                                                                     "primary one (--json always has all).")] = False,
     html: Annotated[Path | None, typer.Option("--html", help="Write the analyzer's self-contained HTML report "
-                                                             "(plots included) to this file.")] = None,
+                                                             "(plots included) to this file, in an existing folder "
+                                                             "(a regular file there is replaced).")] = None,
     compare: Annotated[str | None, typer.Option("--compare", help="With --html: add a comparison with this "
                                                                   "(base) campaign.")] = None,
     simulate: Annotated[Path | None, typer.Option("--simulate", help="With --html: add the placement policies' "
