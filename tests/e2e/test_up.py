@@ -44,6 +44,13 @@ def test_up_starts_everything_and_sigterm_stops_everything(tmp_path: Path) -> No
         assert info["nats_url"].startswith("nats://127.0.0.1:")
         assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["status"] == "ok"
         assert json.loads((tmp_path / "data" / "up.json").read_text())["api_url"] == info["api_url"]
+        second = subprocess.run([sys.executable, "-m", "podtax.cli.main", "up", "--data-dir", str(tmp_path / "data"),
+                                 "--api-port", str(natsserver.free_port())], env=env, capture_output=True, text=True,
+                                timeout=30)
+        assert second.returncode == 2 and second.stderr.strip().splitlines() == [
+            f"error: the data dir {tmp_path / 'data'} is in use by podtax up (pid {proc.pid}); stop it or pass "
+            f"another --data-dir"], second.stderr
+        assert json.loads((tmp_path / "data" / "up.json").read_text())["api_url"] == info["api_url"]  # still there
         metrics = info["metrics"]  # every service serves /metrics, and podtax up says where
         assert set(metrics) >= {"analyzer", "parser", "runner", "host_agent", "scheduler"}
         for name, url in metrics.items():

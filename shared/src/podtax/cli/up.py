@@ -3,6 +3,8 @@ child process, a DuckDB file under the data directory — until Ctrl-C or SIGTER
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import importlib.util
 import json
 import os
@@ -13,16 +15,17 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 import yaml
 
 from podtax import localauth, natsserver
-from podtax.cli.common import DATA_DIR, UP_FILE, console, err, say, warn
+from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, say, warn
 from podtax.supervise import RestartPolicy
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
+LOCK_FILE = "up.lock"  # locked (flock) by the `podtax up` using the data dir, holding its pid
 # Simulated control plane (volume-churn, pod-startup): a default StorageClass whose provisioner has these
 # latencies in the Kubernetes emulator, and a CSI plugin with these in the Nomad stand-in. SIMULATED.
 SIM_VOLUMES = {
@@ -106,6 +109,38 @@ def supervise(children: list[Child], now: float) -> str | None:
     return None
 
 
+def claim(data: Path) -> IO[str]:
+    """Lock the data dir for this `podtax up`, or exit 2 naming the one that holds it: two would run two
+    nats-servers on one JetStream store and two analyzers on one DuckDB file. The lock lives as long as the
+    returned file stays open, and dies with the process (a killed `up` leaves no lock behind)."""
+    lock = open(data / LOCK_FILE, "a+")  # noqa: SIM115 - held open for the life of `up`
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.seek(0)
+        pid = lock.read().strip() or "unknown"
+        lock.close()
+        raise fail(f"the data dir {data} is in use by podtax up (pid {pid}); stop it or pass another --data-dir",
+                   2) from None
+    lock.truncate(0)
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    return lock
+
+
+def check_port(option: str, port: int, host: str = "127.0.0.1") -> None:
+    """Exit 2 naming `option` when `port` cannot be listened on (in use, or not allowed), before anything
+    starts: the child that needs it would otherwise crash and be restarted for tens of seconds."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no owner
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            why = "is in use (by another program or another podtax up)" if exc.errno == errno.EADDRINUSE \
+                else f"cannot be listened on ({exc.strerror})"
+            raise fail(f"{option} {port}: {host}:{port} {why}; choose another port", 2) from None
+
+
 def _wait_http(url: str, timeout: float) -> bool:
     import httpx
 
@@ -176,8 +211,16 @@ def up(
         say(f"--data-dir {data_dir}: cannot create {data / 'logs'} ({exc.strerror}); "
             f"choose a folder podtax can write (or set PODTAX_DATA_DIR)")
         return 2
+    lock = claim(data)  # noqa: F841 - held until `up` returns
     nats = None
     nats_url = os.environ.get("PODTAX_NATS_URL")
+    if nats_url:
+        check_settings()
+    elif nats_port == api_port:
+        raise fail(f"--nats-port and --api-port are both {api_port}; give them different ports", 2)
+    elif nats_port:
+        check_port("--nats-port", nats_port)
+    check_port("--api-port", api_port, os.environ.get("PODTAX_ANALYZER_HOST") or "127.0.0.1")
     nats_users: dict[str, str] = {}  # role -> password, when we start nats-server (one user per service)
     if not nats_url:
         log = data / "logs" / "nats-server.log"
