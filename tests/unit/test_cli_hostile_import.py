@@ -62,7 +62,10 @@ def test_every_row_wrong_prints_a_bounded_list(folder: Path, capsys: pytest.Capt
 def test_a_log_reporting_a_run_of_centuries_is_a_line_not_a_traceback(folder: Path) -> None:
     log = (folder / "cpu.log").read_text()
     before = log.split("total time:")[1].split("s")[0]
-    (folder / "cpu.log").write_text(log.replace(f"total time:{before}s", "total time:" + " " * 27 + "9e15s"))
+    log = log.replace(f"total time:{before}s", "total time:" + " " * 27 + "9e15s")
+    # as many events as 183.01 a second over that time: the parser refuses a rate its count and time deny
+    (folder / "cpu.log").write_text(log.replace("total number of events:              200",
+                                                f"total number of events:              {round(183.01 * 9e15)}"))
     (folder / "m.csv").write_text(HEADER + ROW)
     rows = importer.read_manifest(folder / "m.csv")
     assert importer.run_seconds("sysbench-cpu", (folder / "cpu.log").read_text(), rows[0].params) == 9e15

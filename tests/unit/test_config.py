@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from podtax.config import AnalyzerSettings, ConfigError, HostAgentSettings, RunnerSettings, load
+from podtax.config import AnalyzerSettings, ConfigError, HostAgentSettings, RunnerSettings, SchedulerSettings, load
 
 
 def test_bad_port_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,3 +50,39 @@ def test_analyzer_memory_limit_has_a_floor(monkeypatch: pytest.MonkeyPatch) -> N
         load(AnalyzerSettings)
     monkeypatch.setenv("PODTAX_ANALYZER_MEMORY_MB", "512")
     assert load(AnalyzerSettings).analyzer_memory_mb == 512
+
+
+NOT_DUCKDB = "a text file, not a database\n"
+
+
+@pytest.mark.parametrize("cls,variable,value,says", [
+    # an audit: each passed validation and then gave a traceback at start-up
+    (AnalyzerSettings, "PODTAX_ANALYZER_DB", "{tmp}", "names a folder"),
+    (AnalyzerSettings, "PODTAX_ANALYZER_DB", "", "names a folder"),
+    (AnalyzerSettings, "PODTAX_ANALYZER_DB", "{tmp}/notes.txt", "is not a DuckDB database file"),
+    (AnalyzerSettings, "PODTAX_ANALYZER_DB", "{tmp}/notes.txt/x.duckdb", "is a file, so"),
+    (HostAgentSettings, "PODTAX_AGENT_WORKDIR", "{tmp}/notes.txt", "is not a folder"),
+    (HostAgentSettings, "PODTAX_AGENT_STATE_DIR", "{tmp}/notes.txt", "is not a folder"),
+    (HostAgentSettings, "PODTAX_AGENT_NODE", "a b/c", "PODTAX_AGENT_NODE"),
+    (RunnerSettings, "PODTAX_RUNNER_KUBECONFIG", "{tmp}/missing.yaml", "is not a readable file"),
+    (SchedulerSettings, "PODTAX_SCHEDULER_KUBECONFIG", "{tmp}/missing.yaml", "is not a readable file"),
+    (SchedulerSettings, "PODTAX_SCHEDULER_LEASE_DURATION_S", "5", "must be above PODTAX_SCHEDULER_RENEW_DEADLINE_S"),
+])
+def test_paths_and_times_that_would_fail_at_start_up_name_their_variable(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cls: type, variable: str, value: str, says: str) -> None:
+    (tmp_path / "notes.txt").write_text(NOT_DUCKDB)
+    monkeypatch.setenv(variable, value.format(tmp=tmp_path))
+    with pytest.raises(ConfigError) as info:
+        load(cls)
+    assert says in str(info.value) and (variable in str(info.value) or variable in says)
+
+
+def test_an_analyzer_database_and_new_folders_are_accepted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "old.duckdb")).close()
+    for db in (tmp_path / "old.duckdb", tmp_path / "new" / "deeper" / "podtax.duckdb"):
+        monkeypatch.setenv("PODTAX_ANALYZER_DB", str(db))
+        assert load(AnalyzerSettings).analyzer_db == db
+    monkeypatch.setenv("PODTAX_AGENT_WORKDIR", str(tmp_path / "work"))
+    assert load(HostAgentSettings).agent_workdir == tmp_path / "work"

@@ -94,9 +94,26 @@ class Common(BaseSettings):
         return v
 
 
+def _folder(v: Path | None) -> Path | None:
+    """A folder the service creates when missing: anything else already there is refused at start-up
+    (an audit's file given as the agent's work directory gave a NotADirectoryError traceback)."""
+    if v is not None and v.exists() and not v.is_dir():
+        raise ValueError(f"{v} exists and is not a folder: name a folder (it is created when missing)")
+    return v
+
+
+def _readable_file(v: Path | None) -> Path | None:
+    """A file the service reads (a kubeconfig): it must be there (an audit's missing one gave a traceback)."""
+    if v is not None and not v.is_file():
+        raise ValueError(f"{v} is not a readable file: point it at an existing file, or unset it")
+    return v
+
+
 class HostAgentSettings(Common):
     agent_node: str = Field(default_factory=socket.gethostname, min_length=1, max_length=253,
-                            description="Node name this agent answers for (defaults to the hostname).")
+                            pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$",
+                            description="Node name this agent answers for (defaults to the hostname): letters, "
+                                        "digits and `-_.`, as Kubernetes names its nodes.")
     agent_workdir: Path = Field(Path("/var/tmp/podtax"), description="Scratch directory (fio files).")
     agent_output_cap_bytes: int = Field(
         512_000, ge=10_000, le=50_000_000,
@@ -106,6 +123,8 @@ class HostAgentSettings(Common):
                                          "of the running benchmark's process group; default <workdir>/.state.")
     agent_ack_wait_s: float = Field(30, ge=1, le=3600, description="Seconds without news before a run request "
                                     "is redelivered (a crashed agent's run is retried after this).")
+
+    _folders = field_validator("agent_workdir", "agent_state_dir")(_folder)
 
 
 class ParserSettings(Common):
@@ -131,9 +150,29 @@ class AnalyzerSettings(Common):
                                     "blocks grows with the history up to it, and larger queries spill to <db>.tmp "
                                     "(DuckDB's own default would be 80% of the RAM).")
 
+    @field_validator("analyzer_db")
+    @classmethod
+    def _database(cls, v: Path) -> Path:
+        """A DuckDB file, or a name for a new one in a folder that can be made: a folder, an empty value
+        (the current folder) or another kind of file gave a DuckDB traceback at start-up (audit)."""
+        if not str(v).strip() or str(v) == "." or v.is_dir():
+            raise ValueError("names a folder: give a file, e.g. .podtax/podtax.duckdb")
+        if v.is_file() and v.stat().st_size > 0:
+            with v.open("rb") as f:
+                head = f.read(12)
+            if head[8:12] != b"DUCK":
+                raise ValueError(f"{v} is not a DuckDB database file: name a new file or an analyzer's database")
+        for parent in v.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise ValueError(f"{parent} is a file, so {v} cannot be made: name a file in a folder")
+                break
+        return v
+
 
 class RunnerSettings(Common):
     runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset.")
+    _kubeconfig = field_validator("runner_kubeconfig")(_readable_file)
     runner_namespace: str = Field("podtax-runs", description="Namespace where benchmark Jobs are created.")
     runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
     runner_nomad_addr: str = Field("http://127.0.0.1:4646", pattern=r"^https?://",
@@ -170,6 +209,17 @@ class SchedulerSettings(Common):
     scheduler_identity: str = Field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}",
                                     min_length=1, max_length=128, description="This replica's identity.")
     scheduler_binders: int = Field(16, ge=1, le=256, description="Threads that bind and record events.")
+
+    _kubeconfig = field_validator("scheduler_kubeconfig")(_readable_file)
+
+    @model_validator(mode="after")
+    def _lease_times(self) -> SchedulerSettings:
+        # client-go's rule: a leader must renew before its lease runs out, and retry within the deadline
+        if self.scheduler_leader_elect and not (self.scheduler_lease_duration_s > self.scheduler_renew_deadline_s
+                                                 > self.scheduler_retry_period_s):
+            raise ValueError("PODTAX_SCHEDULER_LEASE_DURATION_S must be above PODTAX_SCHEDULER_RENEW_DEADLINE_S, "
+                             "and that above PODTAX_SCHEDULER_RETRY_PERIOD_S (defaults 15, 10, 2)")
+        return self
 
 
 S = TypeVar("S", bound=BaseSettings)
