@@ -84,3 +84,16 @@ def test_an_outlier_among_six_runs_is_not_said_to_be_resisted(con):
     c = _only(con)
     assert "OUTLIERS" in c.flags and "widen the interval" in c.flag_details["OUTLIERS"]
     assert "resist them" not in c.flag_details["OUTLIERS"]
+
+
+def test_runs_that_ran_other_parameters_than_their_cell_withhold_the_verdict(con):
+    # an import manifest said threads=1 for a log of 2 threads: the parser flags the run, the cell did not
+    rng = np.random.default_rng(4)
+    said = "THREADS_MISMATCH: the tool ran 2 threads, 1 were requested"
+    host = SideSpec(lognormal(rng, 1000, 0.01, 10), flags=[[]] * 9 + [[said]])
+    insert_cells(con, [CellSpec("node-a", host, SideSpec(lognormal(rng, 900, 0.01, 10)), params=PARAMS,
+                                metric="events_per_second")])
+    c = _only(con)
+    assert "PARAMS_MISMATCH" in c.flags and c.verdict == "inconclusive"
+    assert "1 host run ran with other parameters" in c.flag_details["PARAMS_MISMATCH"] and said in c.sentence + \
+        c.flag_details["PARAMS_MISMATCH"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
-ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "DRIFT", "THROTTLED", "SHORT",
-         "VERSION_MISMATCH", "OUTLIERS")
-BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP"})
+ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
+         "SHORT", "VERSION_MISMATCH", "OUTLIERS")
+BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
 
 LEGEND = {
@@ -28,4 +28,6 @@ LEGEND = {
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "
                         "`<tool> --version`, or an import manifest's tool_version); the log's version is used",
     "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other; no verdict",
+    "PARAMS_MISMATCH": "runs whose log shows other parameters than their cell's (threads, prime limit, block size...): "
+                       "their figures measure another cell; no verdict",
 }

@@ -128,7 +128,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "OUTLIERS": fl.outliers(cell, found, zs), "OVERLAP": fl.overlap(cell),
-        "VERSION_MISMATCH": fl.version_mismatch(cell),
+        "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
     }
     for name in fl.ORDER:
         if candidates[name]:

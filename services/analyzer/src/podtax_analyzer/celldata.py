@@ -61,7 +61,8 @@ class Side:
     a SHORT flag; short_example: one such flag text. n_overlap: runs carrying an OVERLAP flag (their time
     span overlapped another run on the node, see overlap.py); overlap_example: one such flag text.
     n_mismatch: runs carrying a VERSION_MISMATCH flag (the log printed another version than the run
-    recorded); mismatch_example: one such flag text."""
+    recorded); mismatch_example: one such flag text. n_params: runs whose log echoed other parameters than
+    requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text."""
 
     env: str
     values: np.ndarray
@@ -75,6 +76,8 @@ class Side:
     overlap_example: str | None = None
     n_mismatch: int = 0
     mismatch_example: str | None = None
+    n_params: int = 0
+    params_example: str | None = None
 
     @property
     def n(self) -> int:
@@ -111,6 +114,7 @@ class CellData:
         return cell_id(self.campaign, self.cluster, self.node, self.test, self.params_key, self.metric)
 
 
+_PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
 _QUERY = f"""
 WITH short AS (
     SELECT run_id, min(f) AS msg
@@ -132,7 +136,9 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        min(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))[1]) AS overlap_example,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))) > 0)
            AS n_mismatch,
-       min(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))[1]) AS mismatch_example
+       min(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))[1]) AS mismatch_example,
+       count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: {_PARAMS})) > 0) AS n_params,
+       min(list_filter(r.flags, lambda f: {_PARAMS})[1]) AS params_example
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -188,6 +194,8 @@ def load_cells(
             overlap_example=_plain(res["overlap_example"][i]),
             n_mismatch=int(res["n_mismatch"][i]),
             mismatch_example=_plain(res["mismatch_example"][i]),
+            n_params=int(res["n_params"][i]),
+            params_example=_plain(res["params_example"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -147,6 +147,17 @@ def version_mismatch(cell: CellData) -> str | None:
             f"the import manifest's tool_version).")
 
 
+def params_mismatch(cell: CellData) -> str | None:
+    """Runs whose log shows other parameters than their cell's: they measured another cell."""
+    parts = [plural(s.n_params, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod) if s.n_params]
+    if not parts:
+        return None
+    example = next(s.params_example for s in (cell.host, cell.pod) if s.n_params)
+    return (f"{' and '.join(parts)} ran with other parameters than this cell's (\"{example}\"): their figures "
+            f"measure another cell, so no verdict; fix the run's parameters (or an import manifest's params) "
+            f"and run them again.")
+
+
 def overlap(cell: CellData) -> str | None:
     """OVERLAP blocks the verdict: runs that shared the node with another run measured each other."""
     parts = [plural(s.n_overlap, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod) if s.n_overlap]

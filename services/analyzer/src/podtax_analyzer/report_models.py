@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field, model_validator
 
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
-                   "THROTTLED", "SHORT", "OVERLAP", "VERSION_MISMATCH"]
+                   "THROTTLED", "SHORT", "OVERLAP", "VERSION_MISMATCH",
+                   "PARAMS_MISMATCH"]
 
 
 is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI
