@@ -1,0 +1,110 @@
+"""Bus's streams and KV buckets: created or updated idempotently at start, and pipelined KV writes and
+reads (a mixin of :class:`podtax.bus.Bus`, which owns the connection and its JetStream context `js`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js import JetStreamContext
+from nats.js.api import DiscardPolicy, StorageType, StreamConfig
+from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError
+from nats.js.kv import KeyValue
+
+from podtax import kvscan, subjects
+
+log = logging.getLogger("podtax.bus")
+
+
+def replicas() -> int:
+    """PODTAX_NATS_REPLICAS: copies of each stream and KV bucket (3 on a three-server JetStream cluster)."""
+    from podtax.config import Common, load
+
+    return load(Common).nats_replicas
+
+
+class Streams:
+    js: JetStreamContext
+
+    async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None) -> None:
+        """Create podtax's streams, or update them to these limits (PODTAX_NATS_STREAM_MAX_BYTES/_AGE_S; safe
+        from every service at start-up). Without limits (the CLI): create with the defaults, never update.
+        A full events stream refuses new events (the publisher sees why); dead letters drop their oldest."""
+        update = max_bytes is not None or max_age_s is not None
+        if not update:
+            from podtax.config import Common
+
+            max_bytes = Common.model_fields["nats_stream_max_bytes"].default
+            max_age_s = Common.model_fields["nats_stream_max_age_s"].default
+        for name, subj, desc, discard in (
+            (subjects.STREAM, subjects.STREAM_SUBJECTS, "podtax events", DiscardPolicy.NEW),
+            (subjects.DLQ_STREAM, subjects.DLQ_SUBJECTS, "podtax dead letters: messages that can never succeed",
+             DiscardPolicy.OLD),
+        ):
+            config = StreamConfig(name=name, subjects=list(subj), description=desc, num_replicas=replicas(),
+                                  storage=StorageType.FILE, duplicate_window=120.0, discard=discard,
+                                  max_bytes=-1 if max_bytes is None else max_bytes, max_age=max_age_s or 0)
+            try:
+                await self.js.add_stream(config)
+            except BadRequestError:
+                if update and _differs((await self.js.stream_info(name)).config, config):
+                    try:
+                        await self.js.update_stream(config)
+                    except (NatsTimeout, TimeoutError, NoRespondersError):  # a role NATS lets create, not change
+                        log.warning("stream %s: its limits differ from this service's settings (max_bytes %s, "
+                                    "max_age %s s), and this service may not change them (NATS permissions): "
+                                    "they stay as the other services set them", name, max_bytes, max_age_s)
+
+    async def kv(self, bucket: str, history: int = 1) -> KeyValue:
+        try:
+            return await self.js.key_value(bucket)
+        except (NotFoundError, BadRequestError):
+            return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
+
+    async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]]) -> None:
+        """Put many (key, value) pairs in a bucket, pipelined; returns when every one is stored.
+
+        `KeyValue.put` is a JetStream publish on the subject `$KV.<bucket>.<key>`, one round trip at
+        a time; this is the same publish with every put in flight at once."""
+        futures = [await self.js.publish_async(f"$KV.{bucket}.{key}", value) for key, value in items]
+        for fut in futures:
+            await fut
+
+    @staticmethod
+    async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
+        """Keys of a bucket that start with `prefix` (an empty list for none, where nats-py raises).
+
+        A prefix ending in a dot is filtered by the server (nats-py's `keys(filters=)` lists every key
+        first): the runner's bucket holds one key per run of every campaign, and `node.` is a handful."""
+        if prefix.endswith("."):
+            return [key for key, _ in await kvscan.entries(kv, f"{prefix}>", keys_only=True)]
+        try:
+            return [k for k in await kv.keys() if k.startswith(prefix)]
+        except NoKeysError:
+            return []
+
+    @staticmethod
+    async def kv_json(kv: KeyValue, key: str) -> Any | None:
+        """The JSON document stored under `key`, or None when there is none."""
+        try:
+            entry = await kv.get(key)
+        except KeyNotFoundError:
+            return None
+        return json.loads(entry.value) if entry.value else None
+
+    @classmethod
+    async def kv_json_all(cls, kv: KeyValue, prefix: str) -> list[Any]:
+        """Every JSON document whose key starts with `prefix`."""
+        docs = [await cls.kv_json(kv, key) for key in await cls.kv_keys(kv, prefix)]
+        return [d for d in docs if d is not None]
+
+
+def _differs(have: StreamConfig, want: StreamConfig) -> bool:
+    """Whether the stream's settings differ from what ensure_streams would set (an update is due)."""
+    fields = ("subjects", "max_bytes", "max_age", "num_replicas", "discard", "duplicate_window", "description")
+    return any((sorted(getattr(have, f)) if f == "subjects" else getattr(have, f))
+               != (sorted(getattr(want, f)) if f == "subjects" else getattr(want, f)) for f in fields)
