@@ -57,6 +57,8 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
                         "params_key": params_key(run.params)})
     seen: set[tuple[str, str]] = set()
     for obj in timeline.objects:
+        if obj.error is not None:  # its times end in its failure (as in the parser's latencies)
+            continue
         t = obj.t
         for p in timeline.phases:
             if p.start in t and p.end in t and (obj.name, p.name) not in seen:
