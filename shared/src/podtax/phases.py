@@ -32,12 +32,15 @@ _K8S_VOLUMES = (
     Phase("pv_deleted", "delete_requested", "pv_gone",
           "delete requested -> the PV's DELETED event (the provisioner's finalizer is done)"),
 )
+# Nomad's calls are synchronous: its create returns once the volume is provisioned and its delete once the
+# storage is removed. So they pair with Kubernetes' provisioned and pv_deleted (the PV's events), and it has
+# no accepted and no claim-level deleted (an audit: pairing those by name gave "nomad 4.7x slower" for
+# accepted and "4.2x slower" for deleted, each comparing two different moments).
 _NOMAD_VOLUMES = (
-    Phase("accepted", "request_sent", "api_accepted",
-          "create request sent -> PUT .../create returned (Nomad's create is synchronous)"),
     Phase("provisioned", "request_sent", "api_accepted",
           "create request sent -> PUT .../create returned (the volume exists when the call returns)"),
-    Phase("deleted", "delete_requested", "gone", "delete requested -> DELETE .../delete returned"),
+    Phase("pv_deleted", "delete_requested", "gone",
+          "delete requested -> DELETE .../delete returned (the storage is removed when the call returns)"),
 )
 _POD_STARTUP = (
     Phase("scheduled", "request_sent", "scheduled", "create request sent -> PodScheduled condition True seen"),
@@ -56,8 +59,11 @@ PHASES: dict[tuple[str, str], tuple[Phase, ...]] = {
 ABSENT: dict[tuple[str, str, str], str] = {
     ("volume-churn", "nomad", "bound"): "Nomad volumes have no Bound phase: a CSI volume exists, unclaimed, "
                                         "when its create call returns; there is nothing to bind",
-    ("volume-churn", "nomad", "pv_deleted"): "Nomad has no separate PV: the volume is gone when its delete "
-                                             "call returns",
+    ("volume-churn", "nomad", "accepted"): "Nomad's create call returns only once the volume is provisioned: "
+                                           "there is no stored-but-not-provisioned moment to time; compare "
+                                           "provisioned",
+    ("volume-churn", "nomad", "deleted"): "Nomad's delete call returns once the storage is removed: compare "
+                                          "pv_deleted (Kubernetes' claim is DELETED before its storage is gone)",
     ("volume-churn", "nomad", "consumer_running"): "no consumer job was timed on Nomad",
 }
 
