@@ -108,3 +108,28 @@ def test_pod_startup_phases_match_injected_start_delay(kubesim_factory: Any, run
     assert_injected(tl, "request_sent", "scheduled", "started", 0.12, overhead)
     assert tl.requests["create"] == 100 + 1 and tl.requests["get"] == 0
     assert ours(sim, "pods") == []
+
+
+def test_a_create_whose_answer_was_lost_leaves_no_claim(kubesim_factory: Any, run_cp: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit's proxy answered 500 after the API server had stored the 3rd claim (the retry then got 409):
+    the claim stayed Bound, uncounted, left_behind 0. The lost answer is simulated around the real client:
+    the emulator stores the claim, then the runner is told 500."""
+    from kubernetes.client.exceptions import ApiException
+    from podtax_runner.controlplane.kubeapi import Kube
+
+    real, seen = Kube.call, []
+
+    def lossy(self: Any, verb: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, verb, fn, *args, **kwargs)
+        if getattr(fn, "__name__", "") == "create_namespaced_persistent_volume_claim":
+            seen.append(1)
+            if len(seen) == 3:
+                raise ApiException(status=500, reason="Internal Server Error")
+        return out
+
+    monkeypatch.setattr(Kube, "call", lossy)
+    sim = kubesim_factory(cluster(provision=0.01, delete=0.01), kubelet="none")
+    tl = run_cp(spec("volume-churn", count=5, concurrency=1), kube=sim)
+    assert tl.errors() == 1 and tl.left_behind == 0
+    assert ours(sim, "persistentvolumeclaims") == [] and ours(sim, "persistentvolumes") == []

@@ -85,3 +85,26 @@ def test_refusing_after_50_leaves_nothing(nomadsim_factory: Any, run_cp: Any) ->
         run_cp(spec("volume-churn", env="nomad", count=100, concurrency=10, plugin_id="hostpath"), nomad=sim)
     assert info.value.reason == "api-errors"
     assert sim.volumes() == []
+
+
+def test_a_create_whose_answer_was_lost_leaves_no_volume(nomadsim_factory: Any, run_cp: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit's proxy answered 500 after Nomad had created the 3rd volume: the run recorded the create
+    as failed, never deleted the volume, and said left_behind 0. The lost answer is simulated here: the
+    real nomadsim creates the volume, then the client is told 500 (a timeout or a proxy would do so)."""
+    from podtax_runner.controlplane import nomad as client
+
+    real = client.Nomad.request
+
+    def lossy(self: Any, verb: str, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, verb, method, path, *args, **kwargs)
+        if verb == "create" and path.endswith("0003/create"):
+            raise client.NomadError(500, "upstream connect error or disconnect/reset before headers")
+        return out
+
+    monkeypatch.setattr(client.Nomad, "request", lossy)
+    sim = nomadsim_factory({"plugins": [plugin()]})
+    tl = run_cp(spec("volume-churn", env="nomad", count=6, concurrency=1, plugin_id="hostpath"), nomad=sim)
+    assert sim.volumes() == [] and tl.left_behind == 0  # found by the run's prefix and deleted
+    summary = json.loads(tl.jsonl().splitlines()[-1])
+    assert summary["errors"] == 1

@@ -235,5 +235,7 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> No
     timeline.left_behind = sum(1 for r in timeline.objects.values()
                                if "api_accepted" in r.t and ("gone" not in r.t or
                                                              ("pv_created" in r.t and "pv_gone" not in r.t)))
-    if timeline.left_behind:
+    # a create that failed may still have made its claim (a 500 after the API server stored it, then a 409 on
+    # the retry): the run's label is searched for leftovers then too (an audit found such a claim left Bound)
+    if timeline.left_behind or any(r.error for r in timeline.objects.values()):
         timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
