@@ -248,6 +248,8 @@ def _threads_all(spec: dict) -> dict:
     ("ghostnode", campaign_spec("ghostnode", ["n1", "nowhere"], 2), "unknown node(s) nowhere"),
     ("badspec", {**campaign_spec("badspec", ["n1"], 2), "repetitions": {"min": 0, "max": 0}}, "repetitions"),
     ("bignode", _threads_all(campaign_spec("bignode", ["big"], 2)), "threads"),  # facts claim 100,000 threads
+    ("hugechurn", {**campaign_spec("hugechurn", ["n1"], 2), "environments": ["kubernetes", "nomad"],  # each run failed
+                   "tests": [{"test": "volume-churn", "params": {"count": 5000, "plugin_id": "p"}}]}, "lower count to"),
 ])
 async def test_status_shows_the_runners_refusal(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture, name: str, spec: dict,

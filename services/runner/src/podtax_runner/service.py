@@ -21,7 +21,7 @@ from podtax.config import RunnerSettings
 from pydantic import ValidationError
 
 from podtax_runner import catchup, simulate
-from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
+from podtax_runner.controlplane.dispatch import BYTES_PER_OBJECT, ControlPlaneExecutor
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
 
@@ -181,7 +181,7 @@ class Runner:
             nodes = await self.resolve_nodes(campaign)
         except Permanent as exc:
             await self.refuse(campaign.name, exc.reason)
-        why = refusal(campaign, len(nodes))
+        why = refusal(campaign, len(nodes)) or self.too_large(campaign)
         if why:
             await self.refuse(campaign.name, why)
         seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
@@ -204,6 +204,18 @@ class Runner:
         with the reason: a permanent refusal, not retried (retrying the same campaign cannot help)."""
         await self.kv.put(f"refused.{name}", json.dumps({"reason": why}).encode())
         raise Permanent(why)
+
+    def too_large(self, campaign: Campaign) -> str | None:
+        """A control-plane run whose timeline cannot fit one NATS message: refused for the whole campaign
+        at once, not run by run after each was planned (an audit's count 5,000 failed every run)."""
+        fits = self.bus.nc.max_payload // BYTES_PER_OBJECT
+        count = max((int(c.get("count", 0) or 0) for t in campaign.tests
+                     if templates.get(t.test).control_plane for c in t.combinations()), default=0)
+        if count <= fits:
+            return None
+        return (f"campaign {campaign.name}: a run of {count} objects writes a timeline of "
+                f"~{count * BYTES_PER_OBJECT:,} bytes, above NATS max_payload ({self.bus.nc.max_payload:,}): "
+                f"lower count to {fits:,} or raise max_payload in nats-server")
 
     async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
         known = await self.known_nodes()
