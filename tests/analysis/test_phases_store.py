@@ -27,7 +27,7 @@ def test_raw_logs_fill_the_phases_table(store):
     counts = dict(cur.execute("SELECT env || ' ' || phase, count(*) FROM phases GROUP BY ALL").fetchall())
     assert counts == {"kubernetes accepted": 5, "kubernetes provisioned": 5, "kubernetes bound": 5,
                       "kubernetes deleted": 5, "kubernetes pv_deleted": 5,
-                      "nomad accepted": 5, "nomad provisioned": 5, "nomad deleted": 5}
+                      "nomad provisioned": 5, "nomad pv_deleted": 5}  # Nomad's synchronous calls: phases.py
     # one object checked against its own timeline line
     line = json.loads(k_log.data.stdout.splitlines()[3])
     want = line["t"]["bound"] - line["t"]["request_sent"]

@@ -129,3 +129,20 @@ def test_a_second_result_for_a_stored_run_is_ignored_and_said(store, caplog):
     assert "result forged-1 ignored: run dup-0 already has result" in caplog.text
     value = store.cursor().execute("SELECT value FROM metrics WHERE run_id = 'dup-0'").fetchone()
     assert value == (100.0,)
+
+
+def test_failed_runs_and_their_reasons_are_in_the_report(store):
+    """An audit: every kubernetes run timed out (a storage class that did not exist) and the report only
+    said more runs were needed."""
+    from podtax_analyzer.comparisons import compare_campaign
+
+    batch = result_events("fails", [1000.0, 1001.0], [])
+    for i in range(3):
+        run = events.RunSpec(run_id=f"fails-k{i}", campaign="fails", node="node-1", env="kubernetes",
+                             test="sysbench-cpu", params={"threads": 1})
+        batch.append(events.run_failed(events.RunFailed(run=run, stage="runner", reason="timeout",
+                                                        detail="the run did not finish within 8 s"), "test"))
+    store.write_batch(batch)
+    report = compare_campaign(store.cursor(), "fails")
+    assert ("3 failed kubernetes runs of sysbench-cpu threads=1 on node-1: timeout (the run did not finish "
+            "within 8 s)") in report.warnings

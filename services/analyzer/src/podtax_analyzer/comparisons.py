@@ -119,8 +119,25 @@ def compare_campaign(
         raise UnknownCampaign(campaign)
     rows = _compare(con, load_cells(con, campaign), threshold, correction, seed)
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
+    warnings += failed_runs(con, campaign)
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
                           summary=summarize(rows), warnings=warnings)
+
+
+_FAILED = """
+SELECT node, test, params_key, env, coalesce(failure_reason, 'unknown'), count(*), min(failure_detail)
+FROM runs WHERE campaign = $1 AND status = 'failed'
+GROUP BY ALL ORDER BY count(*) DESC, node, test, params_key, env LIMIT 20
+"""
+
+
+def failed_runs(con: duckdb.DuckDBPyConnection, campaign: str) -> list[str]:
+    """One sentence per (node, test, params, side, reason) of the campaign's failed runs, most first: a
+    cell whose runs all failed otherwise reads as "more runs are needed" (audit: every run timed out
+    against a storage class that did not exist, and the report never said so)."""
+    return [f"{n} failed {env} run{'s' if n > 1 else ''} of {test} {params} on {node}: {reason}"
+            + (f" ({str(detail)[:300]})" if detail else "")
+            for node, test, params, env, reason, n, detail in con.execute(_FAILED, [campaign]).fetchall()]
 
 
 def cell_stats_for(
