@@ -24,14 +24,15 @@ def transient(exc: BaseException) -> bool:
 
 
 def call(fn: Callable[[], T], what: str, *, attempts: int = 5, first_s: float = 0.5, factor: float = 2,
-         max_s: float = 8) -> T:
-    """`fn()`, tried up to `attempts` times with waits first_s, first_s*factor, ... (at most max_s)."""
+         max_s: float = 8, retry_on: Callable[[BaseException], bool] = transient) -> T:
+    """`fn()`, tried up to `attempts` times with waits first_s, first_s*factor, ... (at most max_s), while
+    the error is one `retry_on` accepts (Kubernetes' transient ones by default)."""
 
     def say(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         log.warning("%s: %s; retrying in %.2f s", what, exc, state.next_action.sleep if state.next_action else 0)
 
-    retrying = Retrying(retry=retry_if_exception(transient), stop=stop_after_attempt(attempts),
+    retrying = Retrying(retry=retry_if_exception(retry_on), stop=stop_after_attempt(attempts),
                         wait=wait_exponential(multiplier=first_s, exp_base=factor, max=max_s),
                         before_sleep=say, reraise=True)
     return retrying(fn)

@@ -16,9 +16,10 @@ import httpx
 from podtax.config import RunnerSettings
 from podtax.templates import VolumeChurn
 
+from podtax_runner import retry as retries
 from podtax_runner.controlplane.cleanup import Removed
 from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors
-from podtax_runner.controlplane.kubeapi import request_totals
+from podtax_runner.controlplane.kubeapi import ATTEMPTS, request_totals
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -58,6 +59,17 @@ class NomadConfig:
                                                      s.runner_nomad_client_key)))
 
 
+# Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried
+_PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "does not support", "volume in use",
+              "volume exists", "Permission denied")
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, NomadError):
+        return exc.status in (429, 500, 502, 503, 504) and not any(text in exc.text for text in _PERMANENT)
+    return isinstance(exc, httpx.TransportError)
+
+
 class Nomad:
     """A thin httpx client: token, namespace, region and TLS from the config; requests counted by verb."""
 
@@ -73,15 +85,25 @@ class Nomad:
         self.http.close()
 
     def request(self, verb: str, method: str, path: str, namespace: str | None = None, **kwargs: Any) -> Any:
-        if self.timeline is not None:
-            self.timeline.count(verb)
+        """One API call, retried as Kubernetes' are (kubeapi.ATTEMPTS, the same waits) on 429, a 5xx that
+        is not one of Nomad's permanent answers, and connection errors: both sides of a comparison then
+        meet API trouble alike (an audit: one 500 lost a Nomad volume while Kubernetes retried, so Nomad
+        came out with fewer objects). A re-sent create is safe: Nomad updates an identical volume.
+        Every attempt is counted."""
         params = {"namespace": namespace or self.cfg.namespace, **kwargs.pop("params", {})}
         if self.cfg.region:
             params["region"] = self.cfg.region
-        resp = self.http.request(method, path, params=params, **kwargs)
-        if resp.status_code >= 400:
-            raise NomadError(resp.status_code, resp.text)
-        return resp.json() if resp.content and resp.content.strip() not in (b"", b"null") else None
+
+        def attempt() -> Any:
+            if self.timeline is not None:
+                self.timeline.count(verb)
+            resp = self.http.request(method, path, params=params, **kwargs)
+            if resp.status_code >= 400:
+                raise NomadError(resp.status_code, resp.text)
+            return resp.json() if resp.content and resp.content.strip() not in (b"", b"null") else None
+
+        return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
+                            retry_on=_transient)
 
     def check_plugin(self, plugin_id: str) -> dict[str, Any]:
         """The plugin must exist, have a healthy controller and support creating volumes."""
