@@ -76,7 +76,7 @@ def test_sigterm_mid_run_leaves_nothing(kubesim_factory: Any) -> None:
 def test_volumes_cleanup_command(kubesim_factory: Any, nomadsim_factory: Any,
                                  capfd: pytest.CaptureFixture[str]) -> None:
     sim = kubesim_factory(cluster(provision=0.01, delete=0.01), kubelet="none")
-    nomad = nomadsim_factory()
+    nomad = nomadsim_factory({"namespaces": ["default", "batch"]})
     for campaign, name in (("old", "podtax-vc-0123456789-0001"), ("old", "podtax-vc-0123456789-0002"),
                            ("keep", "podtax-vc-abcdef0123-0001")):
         sim.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
@@ -87,11 +87,12 @@ def test_volumes_cleanup_command(kubesim_factory: Any, nomadsim_factory: Any,
                 "metadata": {"name": "someone-elses"},
                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
     sim.wait_for(lambda: len(sim.objects("persistentvolumes")) == 4)
-    for vol in ("podtax-old-0123456789-0001", "podtax-keep-abcdef0123-0001", "not-podtax"):
+    for vol, ns in (("podtax-old-0123456789-0001", "default"), ("podtax-keep-abcdef0123-0001", "default"),
+                    ("not-podtax", "default"), ("podtax-old-0123456789-0002", "batch")):  # a run in another namespace
         body = {"Volumes": [{"ID": vol, "Name": vol, "PluginID": "hostpath",
                              "RequestedCapabilities": [{"AccessMode": "single-node-writer",
                                                         "AttachmentMode": "file-system"}]}]}
-        httpx.put(f"{nomad.url}/v1/volume/csi/{vol}/create", json=body).raise_for_status()
+        httpx.put(f"{nomad.url}/v1/volume/csi/{vol}/create", json=body, params={"namespace": ns}).raise_for_status()
 
     code = cli(["volumes", "cleanup", "--campaign", "old", "--kubeconfig", str(sim.kubeconfig),
                 "--nomad-addr", nomad.url])
@@ -99,7 +100,8 @@ def test_volumes_cleanup_command(kubesim_factory: Any, nomadsim_factory: Any,
     assert code == 0, out
     assert "removed persistentvolumeclaim default/podtax-vc-0123456789-0001" in out
     assert "removed nomad volume default/podtax-old-0123456789-0001" in out
-    assert "kubernetes: removed 2 object(s)" in out and "nomad: removed 1 object(s)" in out
+    assert "removed nomad volume batch/podtax-old-0123456789-0002" in out  # every namespace by default
+    assert "kubernetes: removed 2 object(s)" in out and "nomad: removed 2 object(s)" in out
     claims = sorted(o["metadata"]["name"] for o in sim.objects("persistentvolumeclaims"))
     assert claims == ["podtax-vc-abcdef0123-0001", "someone-elses"]
     deadline = time.monotonic() + 10

@@ -134,9 +134,10 @@ class Nomad:
             return None
         return totals if resp.status_code == 200 and totals else None
 
-    def volume_ids(self, prefix: str, namespace: str | None = None) -> list[str]:
+    def volume_ids(self, prefix: str, namespace: str | None = None) -> list[tuple[str, str]]:
+        """(namespace, ID) of the CSI volumes whose ID starts with `prefix`; namespace `*`: in every one."""
         stubs = self.request("list", "GET", "/v1/volumes", namespace, params={"type": "csi", "prefix": prefix})
-        return [s["ID"] for s in stubs or []]
+        return [(s.get("Namespace") or namespace or self.cfg.namespace, s["ID"]) for s in stubs or []]
 
 
 def volume_prefix(campaign: str, label: str | None = None) -> str:
@@ -227,19 +228,20 @@ def selection(campaign: str | None = None, label: str | None = None) -> tuple[st
 
 def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None, namespace: str | None = None,
             wait_s: float = 30) -> Removed:
-    """Delete the CSI volumes of a run, a campaign, or every podtax run; wait until they are gone."""
+    """Delete the CSI volumes of a run, a campaign, or every podtax run (namespace `*`: in every namespace);
+    wait until they are gone."""
     prefix, pattern = selection(campaign, label)
     out = Removed()
     deadline = time.monotonic() + wait_s
 
-    def ours() -> list[str]:
-        return [v for v in nomad.volume_ids(prefix, namespace) if pattern.fullmatch(v)]
+    def ours() -> list[tuple[str, str]]:
+        return [(ns, v) for ns, v in nomad.volume_ids(prefix, namespace) if pattern.fullmatch(v)]
 
     while True:
-        for vol_id in ours():
+        for ns, vol_id in ours():
             try:
-                nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", namespace)
-                out.names.append(f"nomad volume {namespace or nomad.cfg.namespace}/{vol_id}")
+                nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
+                out.names.append(f"nomad volume {ns}/{vol_id}")
             except NomadError as exc:
                 if "volume not found" not in exc.text:
                     out.names.append(f"nomad volume {vol_id}: not deleted: {exc}")
