@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from podtax import phases as ph
 from podtax_analyzer.api import create_app
 from podtax_analyzer.comparisons import compare_campaign
 from podtax_analyzer.phase_table import ONE_SIDE, phase_table, pooled_objects
@@ -65,7 +66,7 @@ def test_nomad_has_no_bound_phase_in_the_table(report):
     assert bound.note.startswith("Nomad volumes have no Bound phase")
     assert "MODIFIED event with phase Bound" in bound.definition
     provisioned = next(r for r in volume if r.phase == "provisioned" and r.statistic == "makespan")
-    assert provisioned.primary and provisioned.note is None
+    assert provisioned.primary and provisioned.note == ph.CAVEATS[("volume-churn", "provisioned")]  # concurrency
     assert provisioned.definition.startswith("kubernetes: create request sent -> the PV's ADDED event; nomad:")
     assert provisioned.baseline_median == pytest.approx(_cell(report, "provisioned_makespan_s").host_median)
     assert any(n.startswith("Nomad volumes have no Bound phase") for n in table.notes)

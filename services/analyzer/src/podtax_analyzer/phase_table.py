@@ -77,7 +77,7 @@ def phase_order(test: str) -> list[str]:
 def _note(c: CellComparison, baseline: str, candidate: str | None, phase: str) -> str | None:
     if candidate is None:
         return ONE_SIDE
-    notes = []
+    notes = [ph.CAVEATS[(c.test, phase)]] if (c.test, phase) in ph.CAVEATS and c.n_host and c.n_pod else []
     for env, n in ((baseline, c.n_host), (candidate, c.n_pod)):
         if n == 0:
             notes.append(ph.absent_reason(c.test, env, phase) or f"no {env} run has measured {phase} yet")
