@@ -207,3 +207,37 @@ def test_kubelet_none_keeps_bound_pods_running(kubesim_factory) -> None:  # type
     sim.wait_for_phase(NS, "n", ("Running",))
     time.sleep(0.2)
     assert sim.get("pods", "n", NS)["status"]["phase"] == "Running"
+
+
+def _scheduled_at(pod: dict) -> str | None:
+    return next((c.get("lastTransitionTime") for c in pod["status"].get("conditions") or []
+                 if c["type"] == "PodScheduled" and c["status"] == "True"), None)
+
+
+@pytest.mark.parametrize("mode", ["Immediate", "WaitForFirstConsumer"])
+def test_a_pod_is_scheduled_only_once_its_claims_are_bound(kubesim_factory, mode: str) -> None:  # type: ignore[no-untyped-def]
+    """kube-scheduler's VolumeBinding: an audit found pods with an unbound claim scheduled at once, so a pod
+    with a volume was "scheduled" sooner (6.7 ms) than one without (22.4 ms)."""
+    sim = kubesim_factory({"nodes": [{"name": "n1"}, {"name": "n2"}], "storageClasses": [
+        {"metadata": {"name": "slow"}, "provisioner": "kubesim.podtax.io/x", "volumeBindingMode": mode}],
+        "provisioner": {"provisionLatency": 0.4, "deleteLatency": 0.01}}, kubelet="none")
+    core = client.CoreV1Api(sim.api_client())
+    core.create_namespaced_pod(NS, {"metadata": {"name": "lost"}, "spec": {  # its claim does not exist
+        "containers": [{"name": "c", "image": "i"}],
+        "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "nowhere"}}]}})
+    core.create_namespaced_persistent_volume_claim(NS, {"metadata": {"name": "c"}, "spec": {
+        "storageClassName": "slow", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    core.create_namespaced_pod(NS, {"metadata": {"name": "user"}, "spec": {
+        "containers": [{"name": "c", "image": "i"}],
+        "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]}})
+    time.sleep(0.2)  # provisioning takes 0.4 s: not scheduled yet
+    assert not sim.get("pods", "user", NS)["spec"].get("nodeName")
+    pod = sim.wait_for(lambda: (p := sim.get("pods", "user", NS)) and p["spec"].get("nodeName") and p)
+    claim = sim.get("persistentvolumeclaims", "c", NS)
+    assert claim["status"]["phase"] == "Bound"
+    if mode == "WaitForFirstConsumer":  # bound to the node its claim was provisioned for
+        assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == pod["spec"]["nodeName"]
+    lost = sim.get("pods", "lost", NS)
+    assert not lost["spec"].get("nodeName")
+    message = next(c["message"] for c in lost["status"]["conditions"] if c["type"] == "PodScheduled")
+    assert message == '0/2 nodes are available: 2 persistentvolumeclaim "nowhere" not found.'

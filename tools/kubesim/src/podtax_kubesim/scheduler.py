@@ -1,7 +1,14 @@
 """A trivial built-in "default-scheduler": binds pods whose schedulerName is empty or
 default-scheduler to the first feasible node (in cluster-file order). Feasible means: Ready, not
 cordoned, nodeSelector and required node affinity match, NoSchedule/NoExecute taints tolerated.
-It does not account for resources. Pods of any other schedulerName are left alone."""
+It does not account for resources. Pods of any other schedulerName are left alone.
+
+Volumes, as kube-scheduler's VolumeBinding plugin: a pod whose claim is missing, being deleted, or unbound
+with an Immediate storage class is unschedulable until the claim is bound; for an unbound
+WaitForFirstConsumer claim the scheduler picks the node, writes it on the claim
+(volume.kubernetes.io/selected-node: the provisioner's cue) and binds the pod once the claim is Bound, to
+that node. (An audit: pods were scheduled before their claims were bound, so a pod with a volume was
+"scheduled" faster than one without.)"""
 
 from __future__ import annotations
 
@@ -10,10 +17,12 @@ import asyncio
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api, set_condition
 from podtax_kubesim.selectors import node_requirement
+from podtax_kubesim.storageadmission import default_class
 from podtax_kubesim.store import Event
 from podtax_kubesim.util import Obj, deepcopy
 
 NAME = "default-scheduler"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
 
 
 def tolerates(taint: Obj, tolerations: list[Obj]) -> bool:
@@ -67,10 +76,12 @@ class DefaultScheduler:
         self.api, self.store = api, api.store
         self.queue: dict[tuple[str, str], None] = {}
         self.unschedulable: dict[tuple[str, str], str] = {}
+        self.waiting: set[tuple[str, str]] = set()  # pods whose WaitForFirstConsumer claims are being provisioned
         self.retry_seconds = retry_seconds
         self._scheduled = False
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.NODES, self._on_node)
+        self.store.listen(R.PVCS, self._on_claim)
 
     def start(self) -> None:
         asyncio.get_running_loop().call_later(self.retry_seconds, self._retry)
@@ -88,6 +99,17 @@ class DefaultScheduler:
                 self._enqueue(key)
         else:
             self.unschedulable.pop(key, None)
+
+    def _bound(self, pod: Obj) -> list[Obj]:
+        names = [(v.get("persistentVolumeClaim") or {}).get("claimName") for v in pod["spec"].get("volumes") or []]
+        claims = [self.store.get(R.PVCS, pod["metadata"]["namespace"], n) for n in names if n]
+        return [c for c in claims if c is not None]
+
+    def _on_claim(self, ev: Event) -> None:
+        if ev.type != "DELETED" and ev.obj["spec"].get("volumeName") and not (ev.old or {}).get("spec", {}).get(
+                "volumeName"):  # bound now: pods waiting on a claim may go
+            for key in list(self.waiting) + list(self.unschedulable):
+                self._enqueue(key)
 
     def _on_node(self, ev: Event) -> None:
         for key in list(self.unschedulable):
@@ -113,20 +135,59 @@ class DefaultScheduler:
             if pod is not None and self.wants(pod):
                 self.schedule(pod)
 
+    def _claims(self, pod: Obj) -> tuple[str, list[Obj]]:
+        """('', unbound WaitForFirstConsumer claims) when the pod's claims let it be scheduled, else why not."""
+        waiting: list[Obj] = []
+        for vol in pod["spec"].get("volumes") or []:
+            name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+            if not name:
+                continue
+            claim = self.store.get(R.PVCS, pod["metadata"]["namespace"], name)
+            if claim is None:
+                return f'persistentvolumeclaim "{name}" not found', []
+            if claim["metadata"].get("deletionTimestamp"):
+                return f'persistentvolumeclaim "{name}" is being deleted', []
+            if claim["spec"].get("volumeName"):
+                continue
+            sc_name = claim["spec"].get("storageClassName") or default_class(self.store.items(R.STORAGECLASSES))
+            sc = self.store.get(R.STORAGECLASSES, "", sc_name) if sc_name else None
+            if sc is None or sc.get("volumeBindingMode") != "WaitForFirstConsumer":
+                return "pod has unbound immediate PersistentVolumeClaims", []
+            waiting.append(claim)
+        return "", waiting
+
     def schedule(self, pod: Obj) -> None:
         key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
         reasons: dict[str, int] = {}
         nodes = list(self.store.items(R.NODES))
+        total = len(nodes)
+        why, unbound = self._claims(pod)
+        if why:
+            reasons[why] = total
+            nodes = []
+        selected = [c["metadata"].get("annotations", {}).get(SELECTED_NODE) for c in unbound]
+        picked = next((n for n in selected if n), None) or next(
+            ((c["metadata"].get("annotations") or {}).get(SELECTED_NODE) for c in self._bound(pod)), None)
+        nodes.sort(key=lambda n: n["metadata"]["name"] != picked)  # the node its claims were provisioned for
         for node in nodes:
             reason = why_not(pod, node)
             if not reason:
                 self.unschedulable.pop(key, None)
+                if unbound:  # the provisioner's cue; the pod is bound once its claims are
+                    self.waiting.add(key)
+                    for claim in unbound:
+                        if not (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE):
+                            new = deepcopy(claim)
+                            new["metadata"].setdefault("annotations", {})[SELECTED_NODE] = node["metadata"]["name"]
+                            self.store.update(R.PVCS, new)
+                    return
+                self.waiting.discard(key)
                 self.api.assign(pod, node["metadata"]["name"])
                 self.api.record_event(pod, "Scheduled", f"Successfully assigned {key[0]}/{key[1]} to "
                                       f"{node['metadata']['name']}", component=NAME)
                 return
             reasons[reason] = reasons.get(reason, 0) + 1
-        message = f"0/{len(nodes)} nodes are available: " + ", ".join(
+        message = f"0/{total} nodes are available: " + ", ".join(
             f"{n} {r}" for r, n in sorted(reasons.items())) + "."
         if self.unschedulable.get(key) == message:
             return
