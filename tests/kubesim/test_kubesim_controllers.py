@@ -197,6 +197,8 @@ def test_pvc_retain_and_wait_for_first_consumer(kubesim_factory) -> None:  # typ
     core.delete_namespaced_persistent_volume_claim("w", NS)
     sim.wait_for(lambda: (sim.get("persistentvolumes", claim["spec"]["volumeName"]) or {})
                  .get("status", {}).get("phase") == "Released")
+    core.delete_persistent_volume(claim["spec"]["volumeName"])  # deleted by hand: gone, not Terminating for ever
+    sim.wait_for(lambda: sim.get("persistentvolumes", claim["spec"]["volumeName"]) is None)
 
 
 def test_kubelet_none_keeps_bound_pods_running(kubesim_factory) -> None:  # type: ignore[no-untyped-def]

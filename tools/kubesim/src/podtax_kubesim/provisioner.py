@@ -245,6 +245,12 @@ class Provisioner:
         if (ev.type != "DELETED" and pv["metadata"].get("deletionTimestamp") and pv["status"].get("phase") != "Bound"
                 and PV_PROTECTION in (pv["metadata"].get("finalizers") or [])):
             self._drop_finalizer(R.PV, "", pv["metadata"]["name"], PV_PROTECTION)  # pv-protection: unused
+        if (ev.type != "DELETED" and pv["metadata"].get("deletionTimestamp") and pv["status"].get("phase") != "Bound"
+                and pv["spec"].get("persistentVolumeReclaimPolicy") != "Delete"
+                and PROVISIONER_FINALIZER in (pv["metadata"].get("finalizers") or [])):
+            # a Retain volume deleted by hand: the external provisioner keeps the storage and lets the PV go
+            # (an audit's Released PVs stayed Terminating for ever, `kubectl delete pv --all` hung)
+            self._drop_finalizer(R.PV, "", pv["metadata"]["name"], PROVISIONER_FINALIZER)
 
     def _rebind_pending(self) -> None:
         for claim in list(self.store.items(R.PVCS)):
