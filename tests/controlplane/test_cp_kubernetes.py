@@ -133,3 +133,32 @@ def test_a_create_whose_answer_was_lost_leaves_no_claim(kubesim_factory: Any, ru
     tl = run_cp(spec("volume-churn", count=5, concurrency=1), kube=sim)
     assert tl.errors() == 1 and tl.left_behind == 0
     assert ours(sim, "persistentvolumeclaims") == [] and ours(sim, "persistentvolumes") == []
+
+
+@pytest.mark.parametrize("storage_class,says", [
+    ("nowhere", "storage class nowhere does not exist (classes: keep, late, sim-fast)"),
+    ("late", "binds a claim only once a pod uses it (WaitForFirstConsumer): set consumer: true"),
+    ("keep", "keeps its volumes (reclaimPolicy Retain)"),
+])
+def test_a_storage_class_the_run_would_only_time_out_on_is_refused_at_once(kubesim_factory: Any, run_cp: Any,
+                                                                            storage_class: str, says: str) -> None:
+    """An audit: each of these ended in "the run did not finish within ..." after the whole timeout (900 s in
+    examples/campaigns/volumes.yaml), and Retain left every PV Released."""
+    import time
+
+    from podtax_runner.controlplane.common import Aborted
+
+    doc = cluster()
+    doc["storageClasses"] = [*doc["storageClasses"],
+                             {**CLASS_BASE, "metadata": {"name": "late"}, "volumeBindingMode": "WaitForFirstConsumer"},
+                             {**CLASS_BASE, "metadata": {"name": "keep"}, "reclaimPolicy": "Retain"}]
+    sim = kubesim_factory(doc, kubelet="none")
+    started = time.monotonic()
+    with pytest.raises(Aborted) as info:
+        run_cp(spec("volume-churn", count=3, storage_class=storage_class, timeout=30), kube=sim)
+    assert info.value.reason == "bad-storage-class" and says in info.value.detail
+    assert time.monotonic() - started < 10 and ours(sim, "persistentvolumeclaims") == []
+
+
+CLASS_BASE = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "sim.csi.podtax.io",
+              "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}

@@ -5,17 +5,21 @@ delete them and wait for the claims' and PVs' DELETED events."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import Context, ObjectChurn, poll_safely, pool, wait_for
+from podtax_runner.controlplane.common import Aborted, Context, ObjectChurn, poll_safely, pool, wait_for
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.timeline import Timeline
+
+log = logging.getLogger("podtax.runner.controlplane")
 
 PAUSE = "registry.k8s.io/pause:3.9"
 
@@ -193,8 +197,38 @@ class VolumeChurnK8s(ObjectChurn):
         return any("pv_created" in r.t and "pv_gone" not in r.t and "delete_requested" in r.t
                    for r in list(self.tl.objects.values()))
 
+    def check_class(self) -> None:
+        """Refuse at once, naming the fix, a storage class the run would only time out on (an audit: a class
+        that does not exist, WaitForFirstConsumer without a consumer and Retain each ended in "the run did
+        not finish within ...", after the whole timeout; Retain also left every PV Released)."""
+        try:
+            classes = self.kube.call("list", client.StorageV1Api(self.kube.api).list_storage_class).get("items") or []
+        except ApiException as exc:
+            if exc.status not in (401, 403, 404):  # not allowed to read classes: the run goes on unchecked
+                raise
+            log.info("storage classes not checked (%s %s)", exc.status, exc.reason)
+            return
+        default = next((c for c in classes if (c["metadata"].get("annotations") or {}).get(
+            "storageclass.kubernetes.io/is-default-class") == "true"), None)
+        sc = next((c for c in classes if c["metadata"]["name"] == self.p.storage_class), None) \
+            if self.p.storage_class else default
+        name = self.p.storage_class or "(the default)"
+        if sc is None:
+            known = ", ".join(sorted(c["metadata"]["name"] for c in classes)) or "none"
+            raise Aborted("bad-storage-class", f"storage class {name} does not exist (classes: {known}): set "
+                                               "storage_class to one of them")
+        if sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not self.p.consumer:
+            raise Aborted("bad-storage-class", f"storage class {sc['metadata']['name']} binds a claim only once a pod "
+                                               "uses it (WaitForFirstConsumer): set consumer: true, or use a class "
+                                               "with volumeBindingMode Immediate")
+        if sc.get("reclaimPolicy", "Delete") != "Delete":
+            raise Aborted("bad-storage-class", f"storage class {sc['metadata']['name']} keeps its volumes "
+                                               f"(reclaimPolicy {sc.get('reclaimPolicy')}): deletions would never "
+                                               "finish and every PV would stay; use a class with reclaimPolicy Delete")
+
     def execute(self) -> None:
         ctx, p = self.ctx, self.p
+        self.check_class()
         self.kube.ensure_namespace(self.ns)
         watchers: list[Watcher] = []
         poller: threading.Thread | None = None
