@@ -174,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n== podtax report demo")
         code = code or cli(["report", "demo"])
         html, xlsx = data / "report" / "demo.html", data / "report" / "demo.xlsx"
+        html.parent.mkdir(exist_ok=True)  # the commands write into a folder that exists, never make one
         print("\n== the HTML report and the workbook (made by the analyzer, fetched over its HTTP API)")
         code = code or cli(["report", "demo", "--html", str(html)]) or cli(["export", "demo", "--xlsx", str(xlsx)])
         if code == 0:
