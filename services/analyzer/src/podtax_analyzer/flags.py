@@ -125,46 +125,49 @@ def throttled(cell: CellData) -> str | None:
             f"({fmt_value(secs)} s throttled in total{limit}): the pod was capped by its limit.")
 
 
-def short(cell: CellData) -> str | None:
-    parts = [f"{plural(s.n_short, side_name(s.env, cell.pair) + ' run')}" for s in (cell.host, cell.pod)
-             if s.n_short]
-    if not parts:
+def _flagged_runs(cell: CellData, kind: str) -> tuple[str, str] | None:
+    """("2 host runs and 1 pod run", one run's flag text) for the runs a run-level flag marks on each side
+    (Side.n_<kind> and Side.<kind>_example), or None when none is."""
+    sides = [s for s in (cell.host, cell.pod) if getattr(s, f"n_{kind}")]
+    if not sides:
         return None
-    example = next(s.short_example for s in (cell.host, cell.pod) if s.n_short)
-    return (f"{' and '.join(parts)} stopped before doing the requested work (parser said: \"{example}\"); "
+    runs = " and ".join(plural(getattr(s, f"n_{kind}"), side_name(s.env, cell.pair) + " run") for s in sides)
+    return runs, getattr(sides[0], f"{kind}_example")
+
+
+def short(cell: CellData) -> str | None:
+    if (found := _flagged_runs(cell, "short")) is None:
+        return None
+    runs, example = found
+    return (f"{runs} stopped before doing the requested work (parser said: \"{example}\"); "
             f"their values are not full-length measurements.")
 
 
 def version_mismatch(cell: CellData) -> str | None:
     """Runs whose log printed another tool version than the run recorded: which binary ran is in doubt."""
-    parts = [plural(s.n_mismatch, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod)
-             if s.n_mismatch]
-    if not parts:
+    if (found := _flagged_runs(cell, "mismatch")) is None:
         return None
-    example = next(s.mismatch_example for s in (cell.host, cell.pod) if s.n_mismatch)
-    return (f"{' and '.join(parts)} printed another tool version than the run recorded (\"{example}\"): the "
-            f"comparison uses the logs' versions; check which binary each side runs (the node's `--version`, or "
-            f"the import manifest's tool_version).")
+    runs, example = found
+    return (f"{runs} printed another tool version than the run recorded (\"{example}\"): the comparison uses "
+            f"the logs' versions; check which binary each side runs (the node's `--version`, or the import "
+            f"manifest's tool_version).")
 
 
 def params_mismatch(cell: CellData) -> str | None:
     """Runs whose log shows other parameters than their cell's: they measured another cell."""
-    parts = [plural(s.n_params, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod) if s.n_params]
-    if not parts:
+    if (found := _flagged_runs(cell, "params")) is None:
         return None
-    example = next(s.params_example for s in (cell.host, cell.pod) if s.n_params)
-    return (f"{' and '.join(parts)} ran with other parameters than this cell's (\"{example}\"): their figures "
-            f"measure another cell, so no verdict; fix the run's parameters (or an import manifest's params) "
-            f"and run them again.")
+    runs, example = found
+    return (f"{runs} ran with other parameters than this cell's (\"{example}\"): their figures measure another "
+            f"cell, so no verdict; fix the run's parameters (or an import manifest's params) and run them again.")
 
 
 def overlap(cell: CellData) -> str | None:
     """OVERLAP blocks the verdict: runs that shared the node with another run measured each other."""
-    parts = [plural(s.n_overlap, side_name(s.env, cell.pair) + " run") for s in (cell.host, cell.pod) if s.n_overlap]
-    if not parts:
+    if (found := _flagged_runs(cell, "overlap")) is None:
         return None
-    example = next(s.overlap_example for s in (cell.host, cell.pod) if s.n_overlap)
-    return (f"{' and '.join(parts)} overlapped in time with other runs on node {cell.node} (\"{example}\"), "
+    runs, example = found
+    return (f"{runs} overlapped in time with other runs on node {cell.node} (\"{example}\"), "
             f"so they measured each other; no verdict until the cell is re-run on an idle node.")
 
 
