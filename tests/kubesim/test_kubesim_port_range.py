@@ -11,3 +11,21 @@ def test_port_out_of_range(port: str, capfd: pytest.CaptureFixture[str]) -> None
 
     assert main(["--port", port]) == 2
     assert capfd.readouterr().err.strip().splitlines() == [f"podtax-kubesim: --port must be 0-65535, got {port}"]
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--cluster", "{tmp}/syntax.yaml"], "is not valid YAML (line 2)"),  # a YAML traceback before (audit)
+    (["--cluster", "{tmp}/strings.yaml"], "'nodes' must be a list of mappings"),  # an AttributeError before
+    (["--cluster", "{tmp}/none.yaml"], "No such file"),
+    (["--kubeconfig", "{tmp}"], "is not a file"),  # wrote the token to '<tmp>.tmp' before
+    (["--kubeconfig", "{tmp}/no/such/folder.yaml"], "does not exist; create it first"),
+])
+def test_bad_files_are_one_line_and_exit_2(tmp_path, capfd, args: list[str], says: str) -> None:  # type: ignore[no-untyped-def]
+    from podtax.cli.main import main as cli
+
+    (tmp_path / "syntax.yaml").write_text("nodes: [a, b\n")
+    (tmp_path / "strings.yaml").write_text("nodes: [a, b]\n")
+    assert cli(["kubesim", *(a.format(tmp=tmp_path) for a in args)]) == 2
+    err = capfd.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and says in err and "Traceback" not in err
+    assert not (tmp_path.parent / f"{tmp_path.name}.tmp").exists()

@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from podtax_kubesim import cluster
 from podtax_kubesim.core import Emulator, write_emulator_kubeconfig
 
 
@@ -61,6 +62,21 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with --kubeconfig or --cluster, found before anything starts (an audit: a bad cluster
+    file gave a traceback, and `--kubeconfig /tmp` left the token in /tmp.tmp)."""
+    out = args.kubeconfig
+    if out.is_dir() or (out.exists() and not out.is_file()):
+        return f"--kubeconfig {out} is not a file: name the file to write (e.g. kubesim.kubeconfig)"
+    if not out.absolute().parent.is_dir():
+        return f"--kubeconfig {out}: the folder {out.absolute().parent} does not exist; create it first"
+    try:
+        cluster.load(args.cluster)
+    except (OSError, ValueError) as exc:
+        return f"--cluster: {exc}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not 0 <= args.port <= 65535:  # bind() would raise OverflowError deep in asyncio
@@ -68,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.pod_network and args.kubelet != "exec":
         print("podtax-kubesim: --pod-network needs --kubelet exec (pods must be real processes)", file=sys.stderr)
+        return 2
+    problem = _usage_problem(args)
+    if problem:
+        print(f"podtax-kubesim: {problem}", file=sys.stderr)
         return 2
     try:
         return asyncio.run(serve(args))

@@ -29,9 +29,20 @@ def load(cluster: dict | Path | str | None) -> Obj:
         return copy.deepcopy(DEFAULT_CLUSTER)
     if isinstance(cluster, dict):
         return copy.deepcopy(cluster)
-    data = yaml.safe_load(Path(cluster).read_text())
+    try:
+        data = yaml.safe_load(Path(cluster).read_text())
+    except yaml.YAMLError as exc:  # a traceback before (audit)
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        raise ValueError(f"{cluster} is not valid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{cluster} is not a text file: a cluster file is YAML") from None
     if not isinstance(data, dict):
         raise ValueError(f"{cluster}: a cluster file must be a mapping with a 'nodes' list")
+    for key in ("nodes", "storageClasses"):
+        entries = data.get(key) or []
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ValueError(f"{cluster}: '{key}' must be a list of mappings (e.g. '- name: node-1')")
     return data
 
 
