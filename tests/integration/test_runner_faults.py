@@ -281,3 +281,23 @@ async def test_node_keys_are_listed_without_reading_every_run_key(nats_url: str)
         assert len(await Bus.kv_keys(kv, "run.c.")) == 2000
     finally:
         await bus.close()
+
+
+async def test_status_follow_keeps_to_its_timeout_and_says_why_it_stops(nats_url: str, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    """An audit: `status nosuch --follow --timeout 3` took 31 s, and `--follow --timeout 2` on a running
+    campaign exited 1 saying nothing."""
+    import time
+
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    bus = await Bus.connect(nats_url, "test")
+    try:
+        await bus.ensure_streams()
+        await planned_runner(bus, nats_url, "slow", ["n1"])  # planned, never dispatched: it stays running
+        started = time.monotonic()
+        assert await asyncio.to_thread(cli, ["campaign", "status", "nosuch", "--follow", "--timeout", "2"]) == 1
+        assert time.monotonic() - started < 10 and "no campaign named 'nosuch'" in capsys.readouterr().err
+        assert await asyncio.to_thread(cli, ["campaign", "status", "slow", "--follow", "--timeout", "1"]) == 1
+        assert "gave up following after 1 s (--timeout); the campaign goes on" in capsys.readouterr().err
+    finally:
+        await bus.close()

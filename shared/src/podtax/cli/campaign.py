@@ -190,7 +190,7 @@ def status(
 ) -> int:
     """Runs done, failed and remaining per node, with a progress bar and an ETA."""
     state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}")
-    wait_until = time.monotonic() + (30 if follow else 0)
+    wait_until = time.monotonic() + (min(30, timeout) if follow else 0)  # --timeout bounds this wait too
     while state is None and time.monotonic() < wait_until:  # just submitted: the runner is planning it
         time.sleep(0.5)
         state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}")
@@ -225,6 +225,8 @@ def status(
     done = bool(state.get("finished_at"))
     cancelled = " (cancelled)" if state.get("cancelled_at") else ""
     console.print(f"campaign {name}: " + ("finished" if done else "running") + cancelled)
+    if follow and not done:  # an exit status 1 with nothing said before (audit)
+        err.print(f"gave up following after {timeout:g} s (--timeout); the campaign goes on", highlight=False)
     return 0 if done or not follow else 1
 
 
