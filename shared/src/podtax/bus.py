@@ -227,23 +227,10 @@ class Bus(Streams):
         return msgs
 
     async def _decode(self, msg: Msg) -> Event | None:
-        try:
-            event = decode(msg.data)
-        except ValidationError as exc:
-            await self._dead_invalid(msg, exc)
-            return None
-        why = misplaced(event, msg.subject)
+        event, why = _read(msg)
         if why is not None:
             await self.dead_letter(msg, why)
-            return None
         return event
-
-    async def _dead_invalid(self, msg: Msg, exc: ValidationError) -> None:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"]))
-        problem = pydantic_msg(first["msg"])
-        at = f"{where}: " if where else ""
-        await self.dead_letter(msg, f"schema-invalid: {at}{problem} ({exc.error_count()} errors)")
 
     async def _retry_or_dead(self, msg: Msg, error: str, max_deliver: int) -> None:
         delivered = msg.metadata.num_delivered
@@ -303,16 +290,11 @@ class Bus(Streams):
                              spec: ConsumerSpec) -> list[tuple[Msg, Event]]:
         decoded: list[tuple[Msg, Event]] = []
         for msg in await self._fetch(sub, spec):
-            try:  # no await per message: only an invalid one needs the bus (its dead letter)
-                event = decode(msg.data)
-            except ValidationError as exc:
-                await self._dead_invalid(msg, exc)
-                continue
-            why = misplaced(event, msg.subject)
-            if why is None:
+            event, why = _read(msg)  # no await per message: only an invalid one needs the bus (its dead letter)
+            if event is not None:
                 decoded.append((msg, event))
             else:
-                await self.dead_letter(msg, why)
+                await self.dead_letter(msg, why or "")
         return decoded
 
     async def _handle_batch(self, spec: ConsumerSpec, handler: BatchHandler,
@@ -367,6 +349,20 @@ class Bus(Streams):
                 await self.nc.drain()
             except Exception:  # noqa: BLE001 - closing anyway
                 await self.nc.close()
+
+
+def _read(msg: Msg) -> tuple[Event | None, str | None]:
+    """The message's event, or None and why it is dead-lettered: schema-invalid, or misplaced (an event
+    on a subject its type and content do not give)."""
+    try:
+        event = decode(msg.data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        at = f"{where}: " if where else ""
+        return None, f"schema-invalid: {at}{pydantic_msg(first['msg'])} ({exc.error_count()} errors)"
+    why = misplaced(event, msg.subject)
+    return (None, why) if why is not None else (event, None)
 
 
 def _consumer(msg: Msg) -> str:
