@@ -17,7 +17,7 @@ from podtax import events, metrics, subjects, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
-from podtax_host_agent import facts, guard
+from podtax_host_agent import facts, guard, outbox
 from podtax_host_agent.execute import device_problem, leftover_data_files, run_template, space_problem
 
 log = logging.getLogger("podtax.host_agent")
@@ -76,6 +76,10 @@ class Agent:
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
+        if (kept := outbox.load(self.state_dir, run.run_id)) is not None:
+            log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
+            await self.report(kept)
+            return
         try:
             template = templates.get(run.test)
             template.build_argv(run.params, str(self.settings.agent_workdir))
@@ -109,14 +113,36 @@ class Agent:
                             provenance=events.Provenance(kernel=self.facts.kernel if self.facts else None,
                                                          cpu_model=self.facts.cpu_model if self.facts else None,
                                                          hw_threads=self.facts.hw_threads if self.facts else None))
-        await self.bus.publish(events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"}))
-        self.done[run.run_id] = None
-        if len(self.done) > DONE_KEEP:
-            del self.done[next(iter(self.done))]
-        guard.reported(self.state_dir, run.run_id)
+        await self.report(events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"}), keep=True)
         outcome = "timeout" if out.timed_out else ("ok" if out.exit_code == 0 else "failed")
         metrics.AGENT_RUNS.labels(run.test, outcome).inc()
         metrics.AGENT_RUN_SECONDS.labels(run.test).observe((out.ended_at - out.started_at).total_seconds())
+
+    async def report(self, event: events.RawLogV1, keep: bool = False) -> None:
+        """Publish a run's log; with `keep`, it is written to the outbox first, so that when NATS cannot take
+        it the redelivered request publishes it rather than measuring again."""
+        run_id = event.data.run.run_id
+        if keep:
+            await asyncio.to_thread(outbox.save, self.state_dir, event)
+        await self.bus.publish(event)
+        outbox.remove(self.state_dir, run_id)
+        self.done[run_id] = None
+        if len(self.done) > DONE_KEEP:
+            del self.done[next(iter(self.done))]
+        guard.reported(self.state_dir, run_id)
+
+    async def flush_outbox(self) -> None:
+        """Publish the logs an earlier agent measured but could not publish (their requests may never
+        come back: max_deliver). A failure leaves them for the next start or redelivery."""
+        for run_id in outbox.kept(self.state_dir):
+            if (kept := outbox.load(self.state_dir, run_id)) is None:
+                continue
+            try:
+                await self.report(kept)
+            except Exception as exc:  # noqa: BLE001 - kept for the next try; the agent must still start
+                log.error("start-up: the kept log of run %s is still not published (%s); kept", run_id, exc)
+            else:
+                log.warning("start-up: published the kept log of run %s", run_id)
 
     async def facts_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -130,6 +156,7 @@ async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> N
     agent = Agent(settings, bus)
     await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
+    await agent.flush_outbox()
     facts_task = asyncio.create_task(agent.facts_loop(stop))
     try:
         await bus.consume(agent.consumer(), agent.handle, stop)

@@ -1,0 +1,114 @@
+"""A log the host agent measured while NATS was down is kept on disk and published later, not measured
+again. Real nats-server (stopped during the run and restarted on its port and store), real sysbench.
+
+Before (stop 31's audit): the publish failed, the request was redelivered, and the benchmark ran a
+second time; the first measurement was lost, and a long fio run cost its whole duration again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from podtax import config, events, natsserver, subjects
+from podtax.bus import Bus
+from podtax_host_agent import outbox
+from podtax_host_agent.service import Agent
+
+NODE = "n1"
+
+
+@pytest.fixture
+def servers(tmp_path: Path):
+    started = [natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")]
+    yield started
+    for s in started:
+        s.stop()
+
+
+async def _connected(bus: Bus) -> None:
+    for _ in range(200):  # nats-py reconnects by itself
+        if bus.nc.is_connected:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the bus did not reconnect")
+
+
+async def test_a_log_measured_while_nats_was_down_is_published_later_not_measured_again(
+        servers: list[natsserver.NatsServer], tmp_path: Path) -> None:
+    server = servers[0]
+    bus = await Bus.connect(server.url, "test/agent")
+    try:
+        await bus.ensure_streams()
+        settings = config.load(config.HostAgentSettings, nats_url=server.url, agent_node=NODE,
+                               agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
+        run = events.RunSpec(run_id="kept-1", campaign="c", node=NODE, env="host", test="sysbench-cpu",
+                             params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+        request = events.run_requested(run, "test")
+        agent = Agent(settings, bus)
+        await agent.refresh_facts()
+        server.stop()  # NATS goes away; the benchmark itself needs no NATS
+        with pytest.raises(Exception):  # noqa: B017,PT011 - whatever nats-py raises: the request is redelivered
+            await agent.handle(request)
+        kept = outbox.load(tmp_path / "state", "kept-1")
+        assert kept is not None, "the measured log was not kept"
+        assert "events per second" in kept.data.stdout
+
+        servers.append(natsserver.start(server.store_dir, port=server.port))
+        await _connected(bus)
+        nc = await nats.connect(server.url)
+        logs: list[dict[str, Any]] = []
+
+        async def on_log(msg: Any) -> None:
+            logs.append(json.loads(msg.data))
+
+        sub = await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+        try:
+            again = Agent(settings, bus)  # a restarted agent gets the redelivered request
+            await again.refresh_facts()
+            await again.handle(request)
+            await nc.flush()
+        finally:
+            await sub.unsubscribe()
+            await nc.close()
+        assert [e["data"]["run"]["run_id"] for e in logs] == ["kept-1"]
+        published = events.decode(json.dumps(logs[0]))
+        assert published.data.started_at == kept.data.started_at, "the benchmark ran again instead"
+        assert outbox.kept(tmp_path / "state") == [], "the published log is still kept"
+        assert "kept-1" in again.done
+    finally:
+        await bus.close()
+
+
+async def test_a_starting_agent_publishes_what_an_earlier_one_kept(nats_url: str, tmp_path: Path) -> None:
+    bus = await Bus.connect(nats_url, "test/agent")
+    nc = await nats.connect(nats_url)
+    logs: list[str] = []
+
+    async def on_log(msg: Any) -> None:
+        logs.append(json.loads(msg.data)["id"])
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    try:
+        await bus.ensure_streams()
+        state = tmp_path / "state"
+        run = events.RunSpec(run_id="left-1", campaign="c", node=NODE, env="host", test="sysbench-cpu",
+                             params={"events": 10}, timeout_s=30)
+        raw = events.RawLog(run=run, stdout="x", stderr="", exit_code=0, started_at=events.now(),
+                            ended_at=events.now(), tool_version="1.0.20")
+        outbox.save(state, events.raw_log(raw, "test").model_copy(update={"id": "left-1.log"}))
+        (state / outbox.FOLDER / "torn.json").write_text('{"type": "podtax.run.log.v1", "data": {')
+        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
+                               agent_workdir=tmp_path / "work", agent_state_dir=state)
+        agent = Agent(settings, bus)
+        await agent.flush_outbox()
+        await nc.flush()
+        assert logs == ["left-1.log"]
+        assert outbox.kept(state) == []
+        assert (state / outbox.FOLDER / "torn.bad").exists(), "a torn file is set aside, not trusted or lost"
+    finally:
+        await nc.close()
+        await bus.close()
