@@ -1,7 +1,8 @@
 """`podtax import --dry-run`: every check the import makes before publishing, without NATS. Each log is
 read and parsed: logs the parser would reject are listed by line (they import as failed runs, exit 0);
-an event too big for nats-server's default max_payload, or a log gone since, stops it (exit 2). The real
-import warns of the same rejected logs."""
+an event too big for nats-server's default max_payload, or a log gone since, stops it (exit 2). A log
+that prints another version than the row's tool_version is named (VERSION_MISMATCH). The real import
+warns of the same logs."""
 
 from __future__ import annotations
 
@@ -55,6 +56,29 @@ def test_a_clean_dry_run_warns_of_nothing(folder: Path, capsys: pytest.CaptureFi
     assert "warning" not in err
 
 
+@pytest.mark.parametrize(("tool_version", "named"), [
+    ("sysbench 1.0.18", "the log prints sysbench 1.0.20, the manifest's tool_version is 'sysbench 1.0.18'"),
+    ("sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)", None),  # the same version
+    ("", None),  # no tool_version: the log's own version is used, nothing to compare
+], ids=["other-version", "same-version", "none"])
+def test_a_dry_run_names_a_version_mismatch(folder: Path, tool_version: str, named: str | None,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The log prints sysbench 1.0.20; a manifest saying another version gets the run flagged VERSION_MISMATCH
+    by the parser service, so the dry run names the row, both versions and the count."""
+    manifest = folder / "manifest.csv"
+    manifest.write_text(HEADER + f"good.log,node-1,host,sysbench-cpu,{PARAMS},2024-03-01T10:00:00Z,{tool_version}\n"
+                        f"good.log,node-2,host,sysbench-cpu,{PARAMS},2024-03-01T10:00:00Z,\n")
+    assert main(["import", str(manifest), "--campaign", "old", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 row(s) are valid, 2 log(s) parse" in out
+    if named is None:
+        assert "VERSION_MISMATCH" not in err and "warning" not in err
+    else:
+        assert f"line 2: good.log: VERSION_MISMATCH: {named}" in err
+        assert "line 3" not in err  # the row without a tool_version is not named
+        assert "1 of 2 log(s) print another tool version than the manifest's tool_version" in err
+
+
 def test_a_dry_run_refuses_an_event_too_big_for_nats(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # under the 1 MB file cap, but 6 bytes of JSON per control character: over 1 MiB encoded
     (folder / "controls.log").write_bytes(b"\x01" * 200_000)
@@ -85,11 +109,13 @@ async def test_an_import_publishes_a_rejected_log_and_says_so(folder: Path, nats
     records it as a failed run) and the command names it, as the dry run does."""
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     manifest = _manifest(folder, ["good.log", "cut.log"])
+    manifest.write_text(manifest.read_text().replace("Z,\n", "Z,sysbench 1.0.18\n", 1))  # good.log prints 1.0.20
     assert await asyncio.to_thread(main, ["import", str(manifest), "--campaign", "old"]) == 0
     out, err = capsys.readouterr()
     assert "imported 2 log(s)" in out
     assert "line 3: cut.log: truncated:" in err
     assert "1 of 2 log(s) yield no figures" in err
+    assert "line 2: good.log: VERSION_MISMATCH: the log prints sysbench 1.0.20" in err
     assert await stream_messages(nats_url) == 2
 
 

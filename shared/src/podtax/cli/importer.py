@@ -254,26 +254,41 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
 
 
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
+VERSION_MISMATCH = "VERSION_MISMATCH: "  # the parser's flag (parsers._with_version)
 
 
 def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
     """How long the run took: the log's own wall-clock figure, else the requested `time`, else None."""
-    return _parse_log(test, stdout, params)[0]
+    return _parse_log(test, stdout, params).seconds
 
 
-def _parse_log(test: str, stdout: str, params: dict[str, Any]) -> tuple[float | None, parsers.ParseFailure | None]:
-    """run_seconds, and the parser's ParseFailure when it rejects the log (which is still imported: the
-    analyzer stores it as a failed run)."""
+@dataclass(frozen=True, slots=True)
+class LogCheck:
+    """What parsing a log found: the run length, the parser's ParseFailure when it rejects the log (which
+    is still imported: the analyzer stores it as a failed run), and, when the log prints another version
+    than the row's tool_version (the parser flags the run VERSION_MISMATCH), the tool and version it prints."""
+    seconds: float | None
     failure: parsers.ParseFailure | None = None
+    mismatch: str | None = None  # e.g. `sysbench 1.0.20`
+
+
+def _parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str | None = None) -> LogCheck:
+    """The log parsed as the parser service parses the imported event (with the row's tool_version)."""
+    failure: parsers.ParseFailure | None = None
+    mismatch: str | None = None
     try:
-        found = {m.name: m.value for m in parsers.parse_run(test, stdout, requested=params).metrics}
+        parsed = parsers.parse_run(test, stdout, requested=params, recorded_version=tool_version)
+        found = {m.name: m.value for m in parsed.metrics}
+        if any(f.startswith(VERSION_MISMATCH) for f in parsed.flags):
+            mismatch = f"{parsed.tool} {parsed.tool_version}"
     except parsers.ParseFailure as exc:
         found, failure = {}, exc
     for name in DURATION_METRICS:
         if isinstance(found.get(name), int | float) and found[name] >= 0:
-            return float(found[name]), failure
+            return LogCheck(float(found[name]), failure, mismatch)
     requested = params.get("time")
-    return (float(requested) if isinstance(requested, int | float) and requested >= 0 else None), failure
+    return LogCheck(float(requested) if isinstance(requested, int | float) and requested >= 0 else None,
+                    failure, mismatch)
 
 
 def _read_log(row: Row) -> str:
@@ -315,22 +330,28 @@ def _too_big(row: Row, size: int, limit: int) -> str:
             f"server allows {limit:,}); cut it")
 
 
-def check_events(rows: list[Row], campaign: str, limit: int,
-                 rejected: list[str] | None = None) -> list[float | None]:
+def check_events(rows: list[Row], campaign: str, limit: int, rejected: list[str] | None = None,
+                 mismatched: list[str] | None = None) -> list[float | None]:
     """Every row's run length in seconds, each log read and parsed once; raises ManifestError listing
     every row whose log cannot be read now, whose run cannot end when the log says, or whose event
     would not fit `limit` bytes. An event is built and encoded only when size_bound says it might not
     fit: for the others it cannot exceed the limit. `rejected`, when given, receives one line for each
-    log the parser rejects (`line N: FILE: reason: detail`): those are imported as failed runs."""
+    log the parser rejects (`line N: FILE: reason: detail`): those are imported as failed runs.
+    `mismatched` receives one line for each log that prints another tool version than the row's
+    tool_version: those runs are stored flagged VERSION_MISMATCH."""
     seconds: list[float | None] = []
     problems: list[str] = []
     for i, row in enumerate(rows):
         found: float | None = None
         try:
             stdout = _read_log(row)
-            found, failure = _parse_log(row.test, stdout, row.params)
-            if rejected is not None and failure is not None:
-                rejected.append(f"line {row.line}: {row.file}: {failure.reason}: {failure.detail}")
+            check = _parse_log(row.test, stdout, row.params, row.tool_version)
+            found = check.seconds
+            if rejected is not None and check.failure is not None:
+                rejected.append(f"line {row.line}: {row.file}: {check.failure.reason}: {check.failure.detail}")
+            if mismatched is not None and check.mismatch is not None:
+                mismatched.append(f"line {row.line}: {row.file}: VERSION_MISMATCH: the log prints {check.mismatch}, "
+                                  f"the manifest's tool_version is {row.tool_version!r}")
             _ended(row, found)
             if size_bound(len(stdout), row, campaign) > limit and \
                     (size := len(events.encode(_event(row, campaign, i, stdout, found)))) > limit:
@@ -352,9 +373,10 @@ def publishable_event(row: Row, campaign: str, sequence: int, seconds: float | N
     return event
 
 
-async def _publish(rows: list[Row], campaign: str, rejected: list[str]) -> None:
+async def _publish(rows: list[Row], campaign: str, rejected: list[str], mismatched: list[str]) -> None:
     """Check that every log reads, ends and fits one NATS message, then publish them all (in acked chunks).
-    `rejected` receives a line for each log the parser rejects (published all the same: a failed run)."""
+    `rejected` receives a line for each log the parser rejects (published all the same: a failed run),
+    `mismatched` one for each log that prints another version than its tool_version (see check_events)."""
     try:
         bus = await Bus.connect(nats_url(), SOURCE, timeout=min(5.0, deadline.seconds() / 2))
     except BusError as exc:
@@ -362,7 +384,7 @@ async def _publish(rows: list[Row], campaign: str, rejected: list[str]) -> None:
     published = 0
     try:
         limit = bus.nc.max_payload
-        seconds = check_events(rows, campaign, limit, rejected)  # raises before anything is published
+        seconds = check_events(rows, campaign, limit, rejected, mismatched)  # raises before anything is published
         await within(bus.ensure_streams(), "creating the streams")
         with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), console=err,
                       disable=len(rows) < CHUNK, transient=True) as progress:
@@ -398,24 +420,41 @@ MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print 
 NATS_DEFAULT_MAX_PAYLOAD = 1_048_576  # nats-server's max_payload unless configured: what --dry-run checks
 
 
-def _warn_rejected(rejected: list[str], rows: int, fate: str) -> None:
-    """One warning per log the parser rejects (the first MAX_SHOWN), then how many."""
-    for line in rejected[:MAX_SHOWN]:
+def _warn_each(lines: list[str]) -> str:
+    """One warning per line (the first MAX_SHOWN); returns ` (the first N shown)` when some were left out."""
+    for line in lines[:MAX_SHOWN]:
         warn(line)
+    return f" (the first {MAX_SHOWN} shown)" if len(lines) > MAX_SHOWN else ""
+
+
+def _warn_rejected(rejected: list[str], rows: int, fate: str) -> None:
+    """One warning per log the parser rejects, then how many."""
     if rejected:
-        more = f" (the first {MAX_SHOWN} shown)" if len(rejected) > MAX_SHOWN else ""
+        more = _warn_each(rejected)
         err.print(f"{len(rejected)} of {rows} log(s) yield no figures{more}: {fate} as failed runs with the reason "
                   "above", highlight=False, soft_wrap=True)
+
+
+def _warn_mismatched(mismatched: list[str], rows: int) -> None:
+    """One warning per log that prints another tool version than its row's tool_version, then how many."""
+    if mismatched:
+        more = _warn_each(mismatched)
+        err.print(f"{len(mismatched)} of {rows} log(s) print another tool version than the manifest's tool_version"
+                  f"{more}: their runs are stored flagged VERSION_MISMATCH (the log's version is used); correct "
+                  "tool_version, or leave it empty when the log prints the version", highlight=False, soft_wrap=True)
 
 
 def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     """Everything the import checks before publishing, without NATS: every log read and parsed once, each
     event's size held to nats-server's default max_payload. Logs the parser rejects are listed (they
-    would be imported as failed runs, not results): exit 0, as the import itself would succeed."""
+    would be imported as failed runs, not results), and logs whose version differs from the manifest's
+    tool_version (flagged VERSION_MISMATCH): exit 0, as the import itself would succeed."""
     rejected: list[str] = []
+    mismatched: list[str] = []
     with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
-        check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, rejected)
+        check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, rejected, mismatched)
     _warn_rejected(rejected, len(rows), "imported, they are stored")
+    _warn_mismatched(mismatched, len(rows))
     console.print(f"{escape(str(manifest))}: {len(rows)} row(s) are valid, {len(rows) - len(rejected)} log(s) parse "
                   f"(dry run: nothing published; sizes checked against NATS's default "
                   f"{NATS_DEFAULT_MAX_PAYLOAD:,}-byte max_payload)", highlight=False, soft_wrap=True)
@@ -445,7 +484,9 @@ HELP = "\n\n".join((
     "else the requested `time`), else at started_at. Runs on one node whose times overlap, in any campaign, "
     "are flagged OVERLAP (they measured each other). The parser still "
     "rejects logs that show a failure (FATAL lines, errors, truncated output): they are imported as failed "
-    "runs and each is named in a warning. --dry-run makes every check without NATS and names them too.",
+    "runs and each is named in a warning, as is each log that prints another tool version than its row's "
+    "tool_version (its run is flagged VERSION_MISMATCH). --dry-run makes every check without NATS and names "
+    "them too.",
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node and env. "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
@@ -477,11 +518,13 @@ def register(app: typer.Typer) -> None:
         except ManifestError as exc:
             raise _report(exc.problems) from None
         rejected: list[str] = []
+        mismatched: list[str] = []
         try:
-            asyncio.run(_publish(rows, campaign, rejected))
+            asyncio.run(_publish(rows, campaign, rejected, mismatched))
         except ManifestError as exc:
             raise _report(exc.problems) from None
         _warn_rejected(rejected, len(rows), "the analyzer stores them")
+        _warn_mismatched(mismatched, len(rows))
         console.print(f"imported {len(rows)} log(s) into campaign [bold]{campaign}[/bold]; events already "
                       f"imported before are dropped as duplicates. See `podtax report {campaign}`.",
                       highlight=False)
