@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -167,9 +168,10 @@ async def test_no_role_can_purge_cut_or_unhook_what_others_rely_on(secured) -> N
     server, users = secured
     runner = await connect(server, users, "runner")
     agent = await connect(server, users, "host_agent")
+    parser = await connect(server, users, "parser")
     try:
         await runner.ensure_streams(10 * 2**20, 3600)
-        await runner.js.add_consumer(subjects.STREAM, durable_name="parser")
+        await parser.js.add_consumer(subjects.STREAM, durable_name="parser")
         await runner.js.publish(f"{subjects.DLQ_PREFIX}.podtax.x", b"kept")
         for attempt in (agent.js.purge_stream(subjects.DLQ_STREAM),
                         agent.js.delete_consumer(subjects.STREAM, "parser"),
@@ -184,5 +186,50 @@ async def test_no_role_can_purge_cut_or_unhook_what_others_rely_on(secured) -> N
         await runner.ensure_streams(20 * 2**20, 3600)  # a service of the cluster may still change the limits
         assert (await runner.js.stream_info(subjects.STREAM)).config.max_bytes == 20 * 2**20
     finally:
+        await parser.close()
         await agent.close()
         await runner.close()
+
+
+async def test_no_role_can_rehook_or_drain_another_roles_consumer(secured) -> None:  # type: ignore[no-untyped-def]
+    """Logged in as the host agent, an audit re-created the parser's consumer with another filter (parsing
+    stopped without a word); pulling from it and acking would take raw logs from the parser for good."""
+    server, users = secured
+    parser = await connect(server, users, "parser")
+    agent = await connect(server, users, "host_agent")
+    try:
+        await parser.ensure_streams(10 * 2**20, 3600)
+        await parser._subscribe(ConsumerSpec("parser", [f"{subjects.RUN_LOG}.>"], 5))
+        await agent.js.publish(f"{subjects.RUN_LOG}.host.n1", b"{}")
+        elsewhere = "podtax.none"
+        attempts = [agent.js.add_consumer(subjects.STREAM, durable_name="parser", filter_subject=elsewhere),
+                    agent.js.add_consumer(subjects.STREAM, name="parser", filter_subject=elsewhere),
+                    agent.js.add_consumer(subjects.STREAM, durable_name="runner-outcomes", filter_subject=elsewhere)]
+        for attempt in attempts:
+            with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+                await asyncio.wait_for(attempt, 2)
+        stolen = await agent.js.pull_subscribe_bind(durable="parser", stream=subjects.STREAM)
+        with pytest.raises((NatsTimeout, TimeoutError)):
+            await stolen.fetch(1, timeout=1)
+        info = await parser.js.consumer_info(subjects.STREAM, "parser")
+        assert info.config.filter_subject == f"{subjects.RUN_LOG}.>" and info.num_pending == 1
+        assert info.num_ack_pending == 0, "the host agent pulled the parser's message"
+        own = await agent._subscribe(ConsumerSpec("host-agent-n1", [f"{subjects.RUN_REQUESTED}.host.n1"], 5))
+        assert own is not None  # its own consumer is still its to make
+    finally:
+        await agent.close()
+        await parser.close()
+
+
+def test_the_consumer_table_names_every_service_consumer() -> None:
+    """natsauth.CONSUMERS must list each service's durable names, or another role could take them."""
+    from podtax_analyzer import service as analyzer
+    from podtax_parser import service as parser
+    from podtax_runner import service as runner
+
+    source = Path(runner.__file__).read_text()
+    runner_names = {n for n in natsauth.CONSUMERS["runner"] if f'"{n}"' in source}
+    assert runner_names == set(natsauth.CONSUMERS["runner"]) and runner.OUTCOMES in runner_names
+    assert 'ConsumerSpec("analyzer"' in Path(analyzer.__file__).read_text()
+    assert 'ConsumerSpec("parser"' in Path(parser.__file__).read_text()
+    assert set(re.findall(r'ConsumerSpec\("([\w-]+)"', source)) <= runner_names

@@ -44,15 +44,35 @@ COMMON_PUBLISH = ["$JS.API.>", "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>", "_I
 # purged the dead letters, cut them to one message by a stream update and deleted the parser's consumer,
 # which stopped parsing without a word.
 DENY_PUBLISH = ["$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>",
-                "$JS.API.CONSUMER.DELETE.>"]
+                "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>", "$JS.API.CONSUMER.RESET.>"]
+# The durable consumers of the main stream each role owns (bus.ConsumerSpec names; every host agent's
+# is `host-agent-<node>`). No other role may re-create one (a new filter would unhook it: an audit did
+# that to the parser's as the host agent), pull from it or ack its messages (which would take them from
+# their service for good): tests/integration/test_nats_auth.py checks the names against the services.
+CONSUMERS: dict[str, tuple[str, ...]] = {
+    "analyzer": ("analyzer",),
+    "parser": ("parser",),
+    "runner": ("runner-facts", "runner-campaigns", "runner-cancels", "runner-outcomes", "runner-cells"),
+}
 # Stream limits are the services' settings (Bus.ensure_streams); the roles whose credentials live outside
 # the cluster (every node's host agent, the operator's CLI) may create the streams but never change them.
 NO_STREAM_UPDATE = frozenset({"host_agent", "cli"})
 SUBSCRIBE = ["_INBOX.>"]
 
 
+def others_consumers(role: str) -> list[str]:
+    """Subjects that create, pull from or ack the consumers of roles other than `role`."""
+    out = []
+    for owner, names in CONSUMERS.items():
+        for name in names if owner != role else ():
+            api, on = "$JS.API.CONSUMER", f"{S.STREAM}.{name}"
+            out += [f"{api}.DURABLE.CREATE.{on}", f"{api}.CREATE.{on}", f"{api}.CREATE.{on}.>",
+                    f"{api}.MSG.NEXT.{on}", f"$JS.ACK.{on}.>", f"$JS.ACK.*.*.{on}.>"]
+    return out
+
+
 def permissions(role: str) -> dict[str, Any]:
-    deny = DENY_PUBLISH + (["$JS.API.STREAM.UPDATE.>"] if role in NO_STREAM_UPDATE else [])
+    deny = DENY_PUBLISH + (["$JS.API.STREAM.UPDATE.>"] if role in NO_STREAM_UPDATE else []) + others_consumers(role)
     return {"publish": {"allow": OWN[role] + COMMON_PUBLISH, "deny": deny},
             "subscribe": {"allow": SUBSCRIBE}}
 
