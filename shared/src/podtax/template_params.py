@@ -1,0 +1,250 @@
+"""The parameter models of the benchmark templates (podtax.templates registers them): one pydantic model
+per template, frozen and forbidding unknown keys, whose fields are the only parameters a run can have, each
+with its bounds, and the annotated types they share (THREADS, SIZE, ADDRESS, PORT, QUANTITY...).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Literal, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+Threads = int | Literal["all"]
+
+
+def _check_threads(value: Threads) -> Threads:
+    if value != "all" and not 1 <= int(value) <= 1024:
+        raise ValueError("threads must be between 1 and 1024, or 'all'")
+    return value
+
+
+THREADS = Annotated[Threads, AfterValidator(_check_threads),
+                    Field(description="Worker threads: 1..1024, or `all` hardware threads.")]
+_SIZE_FORM = re.compile(r"[1-9][0-9]{0,6}[KMGT]?")
+
+
+def _size(value: object) -> object:
+    """A size as written: `4K`; `4k` (fio and sysbench read it the same) as `4K`; a YAML integer as its digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return value  # pydantic names the wrong type
+    text = value[:-1] + value[-1:].upper()
+    if not _SIZE_FORM.fullmatch(text):
+        raise ValueError(f"{value[:40]!r} is not a size: write a whole number from 1 to 9999999, then optionally "
+                         "K, M, G or T (binary multiples), e.g. 4K, 64M, 10G")
+    return text
+
+
+SIZE = Annotated[str, BeforeValidator(_size),
+                 Field(pattern=r"^[1-9][0-9]{0,6}[KMGT]?$", description="Size like 1K, 1M, 10G.")]
+
+
+def size_bytes(size: str) -> int:
+    """A SIZE in bytes, binary multiples as sysbench and fio read them: `1K` -> 1024."""
+    return int(size.rstrip("KMGT")) * 1024 ** max("_KMGT".find(size[-1]), 0)
+
+
+def no_bool_for_number(model: type[BaseModel], value: object, info: ValidationInfo) -> object:
+    """Refuse true/false for a number: pydantic reads them as 1 and 0 (`threads: true` ran 1 thread)."""
+    if isinstance(value, bool) and info.field_name:
+        annotation = model.model_fields[info.field_name].annotation
+        kinds = get_args(annotation) or (annotation,)
+        if bool not in kinds and (int in kinds or float in kinds):
+            raise ValueError(f"{str(value).lower()} is a yes/no value, not a number (YAML reads true, false, yes, "
+                             f"no, on and off as booleans): write a number")
+    return value
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: object, info: ValidationInfo) -> object:
+        return no_bool_for_number(cls, value, info)
+
+    def threads_value(self) -> int | None:
+        value = getattr(self, "threads", None)
+        return value if isinstance(value, int) else None
+
+
+class SysbenchCpu(Params):
+    threads: THREADS = 1
+    max_prime: int = Field(10000, ge=3, le=10_000_000, description="--cpu-max-prime")
+    events: int = Field(10000, ge=0, le=1_000_000_000, description="--events (0 = unlimited)")
+    time: int = Field(60, ge=0, le=86400, description="--time seconds (0 = unlimited)")
+
+    @model_validator(mode="after")
+    def _bounded(self) -> SysbenchCpu:
+        if self.events == 0 and self.time == 0:  # sysbench: "running an endless test"
+            raise ValueError("events and time cannot both be 0 (unlimited): the run would never end")
+        return self
+
+
+class SysbenchMemory(Params):
+    threads: THREADS = 1
+    operation: Literal["read", "write", "none"] = "write"
+    block_size: SIZE = "1K"
+    total_size: SIZE = "100G"
+    time: int = Field(10, ge=0, le=86400)
+
+    @model_validator(mode="after")
+    def _sizes(self) -> SysbenchMemory:
+        block = size_bytes(self.block_size)
+        if block < 8 or block & (block - 1):  # sysbench: "FATAL: Invalid value for memory-block-size"
+            raise ValueError(f"block_size must be a power of two of at least 8 bytes, not {self.block_size}")
+        if block > size_bytes(self.total_size):  # sysbench would run 0 operations
+            raise ValueError(f"block_size {self.block_size} is larger than total_size {self.total_size}")
+        return self
+
+
+# What `stress-ng --cpu-method which` lists: stress-ng 0.15.06 (Debian 12, the version deploy/host and
+# deploy/bench-image pin) on x86_64, in its order. Builds for other architectures list fewer (float80 is
+# x86-only; float128 and the decimal methods depend on the compiler): such a name on, say, an arm node remains
+# stress-ng's own bad-argument. Methods of a newer stress-ng are added here when the pin moves
+# (tests/parsers/test_real_template_bounds.py compares this list with the installed stress-ng's).
+StressNgCpuMethod = Literal[
+    "all", "ackermann", "apery", "bitops", "callfunc", "cdouble", "cfloat", "clongdouble", "collatz",
+    "correlate", "crc16", "decimal32", "decimal64", "decimal128", "dither", "div8", "div16", "div32",
+    "div64", "div128", "double", "euler", "explog", "factorial", "fibonacci", "fft", "fletcher16", "float",
+    "float32", "float64", "float80", "float128", "floatconversion", "gamma", "gcd", "gray", "hamming",
+    "hanoi", "hyperbolic", "idct", "int128", "int64", "int32", "int16", "int8", "int128float",
+    "int128double", "int128longdouble", "int128decimal32", "int128decimal64", "int128decimal128",
+    "int64float", "int64double", "int64longdouble", "int32float", "int32double", "int32longdouble",
+    "intconversion", "ipv4checksum", "jmp", "lfsr32", "ln2", "logmap", "longdouble", "loop", "matrixprod",
+    "nsqrt", "omega", "parity", "phi", "pi", "prime", "psi", "queens", "rand", "rand48", "rgb", "sieve",
+    "stats", "sqrt", "trig", "union", "zeta"
+]
+
+
+class StressNgCpu(Params):
+    threads: THREADS = 1
+    method: StressNgCpuMethod = Field("all", description="--cpu-method: `all` or one stress-ng method")
+    ops: int = Field(0, ge=0, le=100_000_000, description="--cpu-ops (0 = until timeout; stress-ng's maximum)")
+    timeout: int = Field(10, ge=1, le=86400, description="--timeout seconds")
+
+
+class Hdparm(Params):
+    mode: Literal["cached", "disk"] = "cached"
+    device: str = Field("/dev/sda", pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")
+
+
+class Fio(Params):
+    rw: Literal["read", "write", "randread", "randwrite", "rw", "randrw"] = "randread"
+    bs: SIZE = "4K"
+    size: SIZE = "64M"
+    iodepth: int = Field(16, ge=1, le=1024)
+    direct: bool = True
+    runtime: int = Field(10, ge=1, le=3600)
+
+    @model_validator(mode="after")
+    def _sizes(self) -> Fio:
+        # below a sector O_DIRECT fails (EINVAL) and fio lays its file out in bs writes (1 byte: minutes)
+        if size_bytes(self.bs) < 512:
+            raise ValueError(f"bs must be at least 512 (one sector), not {self.bs}")
+        if size_bytes(self.bs) > size_bytes(self.size):  # fio: "size too small, must not be less than ..."
+            raise ValueError(f"bs {self.bs} is larger than size {self.size}")
+        return self
+
+
+# A server address: IPv4, IPv6 or a DNS name (the runner fills it from the topology).
+_ADDRESS = r"^([0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f:]{2,39}|[A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?)$"
+ADDRESS = Annotated[str, Field(pattern=_ADDRESS,
+                               description="Server address (IP or DNS name); the topology's server side.")]
+PORT = Annotated[int, Field(ge=1024, le=65535, description="Server port (unprivileged).")]
+NetTopology = Literal["pod->pod", "pod->pod-across-nodes", "pod->host"]
+TOPOLOGY = Annotated[NetTopology, Field(description="Path of the pod side (the host side is always host->host): "
+                                                    "where the runner starts the server (podtax.netbench).")]
+
+
+class Iperf3(Params):
+    """iperf3 client (`-J` JSON); the server side is started and stopped by the runner (podtax.netbench)."""
+
+    server: ADDRESS = "127.0.0.1"
+    port: PORT = 5201
+    topology: TOPOLOGY = "pod->pod"
+    protocol: Literal["tcp", "udp"] = "tcp"
+    parallel: int = Field(1, ge=1, le=128, description="-P parallel streams")
+    reverse: bool = Field(False, description="-R: the server sends, the client receives")
+    duration: int = Field(10, ge=1, le=3600, description="-t seconds")
+    length: int = Field(0, ge=0, le=1_048_576, description="-l bytes per write (0 = iperf3's default)")
+    bitrate: str = Field("0", pattern=r"^(0|[1-9][0-9]{0,6}[KMG]?)$",
+                         description="-b target bit/s (0 = unlimited; iperf3's UDP default is 1M)")
+
+    @model_validator(mode="after")
+    def _datagram(self) -> Iperf3:
+        if self.protocol == "udp" and self.length and not 16 <= self.length <= 65507:  # iperf3's own bounds
+            raise ValueError(f"length of a UDP datagram must be 16..65507 bytes (or 0), not {self.length}")
+        return self
+
+
+class Sockperf(Params):
+    """sockperf ping-pong client, round-trip times (`--full-rtt`); the runner starts `sockperf server`."""
+
+    server: str = Field("127.0.0.1", description="Server IP address: sockperf takes no name (IPv6 needs sockperf "
+                                                   ">= 3.8; 3.7 refuses it as an invalid address).")
+    port: PORT = 11111
+    topology: TOPOLOGY = "pod->pod"
+    protocol: Literal["tcp", "udp"] = "tcp"
+    msg_size: int = Field(64, ge=14, le=65000, description="-m message size in bytes")
+    duration: int = Field(10, ge=1, le=3600, description="-t seconds")
+    rate: int = Field(0, ge=0, le=10_000_000, description="--mps messages per second (0 = max)")
+
+    @model_validator(mode="after")
+    def _usable(self) -> Sockperf:
+        try:  # no IPv6 scope (`fe80::1%eth0`): ip_address admits any text after the `%`, and it reaches argv
+            ipaddress.ip_address(self.server)
+            if "%" in self.server:
+                raise ValueError
+        except ValueError:  # sockperf: "'-i' Invalid address: localhost"
+            raise ValueError(f"server must be an IP address without a scope (sockperf resolves no name), "
+                             f"not {self.server[:80]!r}") from None
+        if self.rate and self.rate * self.duration < 10:  # sockperf: "No valid observations found"
+            raise ValueError(f"rate x duration must be at least 10 messages (sockperf drops its first and "
+                             f"last ones), not {self.rate} x {self.duration}")
+        return self
+
+
+QUANTITY = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,6}(Ki|Mi|Gi|Ti|K|M|G|T)?$",
+                                 description="Storage quantity like 1Gi, 500Mi, 10G.")]
+DNS_NAME = r"^$|^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
+DNS_LABEL = r"^$|^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+Observe = Literal["watch", "poll"]
+
+
+class ControlPlane(Params):
+    """Common parameters of the control-plane templates (docs/control-plane.md)."""
+
+    count: int = Field(100, ge=1, le=10000, description="Objects created (and deleted) per run.")
+    concurrency: int = Field(10, ge=1, le=1000, description="Client workers issuing requests.")
+    namespace: str = Field("", pattern=DNS_LABEL, description="Namespace; empty = the runner's setting.")
+    observe: Observe = Field("watch", description="`watch` (default) or `poll` (the seed's method, loads the API).")
+    poll_interval_s: float = Field(1.0, ge=0.01, le=60, description="Interval of `observe: poll`.")
+
+
+class VolumeChurn(ControlPlane):
+    storage_class: str = Field("", pattern=DNS_NAME, description="Kubernetes StorageClass; empty = default.")
+    plugin_id: str = Field("", pattern=r"^[A-Za-z0-9_.-]{0,128}$", description="Nomad CSI plugin id (nomad).")
+    size: QUANTITY = "1Gi"
+    access_mode: Literal["ReadWriteOnce", "ReadWriteOncePod", "ReadOnlyMany", "ReadWriteMany"] = "ReadWriteOnce"
+    consumer: bool = Field(False, description="A pod mounting each claim, timed until Running (kubernetes).")
+
+
+class PodStartup(ControlPlane):
+    count: int = Field(10, ge=1, le=10000, description="Pods created (and deleted) per run.")
+    image: str = Field("registry.k8s.io/pause:3.9", pattern=r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$")
+    with_volume: bool = Field(False, description="Each pod mounts a fresh claim.")
+    storage_class: str = Field("", pattern=DNS_NAME, description="Class of the claims (with_volume).")
+    size: QUANTITY = "1Gi"
