@@ -6,9 +6,11 @@ both services, neither stored nor dead-lettered."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime
 
 import pytest
+from nats.js.errors import NotFoundError
 from podtax import events, subjects
 from podtax.bus import REASON_HEADER, Bus, ConsumerSpec
 
@@ -66,5 +68,34 @@ async def test_misplaced_events_are_dead_lettered_and_placed_ones_handled(nats_u
         assert len(reasons) == len(CASES) and all(r.startswith("misplaced: ") for r in reasons)
         assert "podtax.run.result.v1 event belongs on podtax.run.result.host.vm, not on podtax.run.log.host.vm" \
             in reasons[0]
+    finally:
+        await b.close()
+
+
+async def test_a_message_two_consumers_reject_is_dead_lettered_once(nats_url: str) -> None:
+    """The parser and the analyzer both read raw logs: a schema-invalid one was dead-lettered twice."""
+    b = await Bus.connect(nats_url, "tests/misplaced")
+    try:
+        await b.ensure_streams()
+        await b.js.publish("podtax.run.log.host.vm", b'{"type": "podtax.run.log.v1", "data": {}}')
+        await b.js.publish("podtax.run.log.host.vm", b"not json")
+
+        async def handle(batch: list[events.Event]) -> dict[str, str]:
+            return {}
+
+        for name in ("reader-a", "reader-b"):
+            stop = asyncio.Event()
+            spec = ConsumerSpec(name, ["podtax.run.log.>"], max_deliver=2, ack_wait_s=5.0, batch=10)
+            task = asyncio.create_task(b.consume_batches(spec, handle, stop))
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                with contextlib.suppress(NotFoundError):  # not created yet
+                    info = await b.js.consumer_info(subjects.STREAM, name)
+                    if info.num_ack_pending == 0 and info.num_pending == 0 and info.delivered.stream_seq >= 2:
+                        break
+            stop.set()
+            await asyncio.wait_for(task, 20)
+        reasons = await _dead_reasons(b)
+        assert len(reasons) == 2, reasons  # was 4: each message once per consumer
     finally:
         await b.close()

@@ -188,7 +188,9 @@ class Bus(Streams):
         headers = dict(msg.headers or {})
         headers[REASON_HEADER] = reason[:1000]
         headers["Podtax-Original-Subject"] = msg.subject
-        headers.pop("Nats-Msg-Id", None)
+        # one dead letter per message, however many consumers reject it (the parser and the analyzer both read
+        # raw logs): its id is the message's place in the stream, which JetStream de-duplicates (2 min window)
+        headers["Nats-Msg-Id"] = f"dead-{msg.metadata.stream}-{msg.metadata.sequence.stream}"
         await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
         await msg.term()
         metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
