@@ -247,8 +247,8 @@ class Server:
         raise NomadError(NOT_FOUND, 404)
 
     async def _register(self, request: web.Request) -> web.Response:
-        vols, index = self.state.register(self._namespace(request), decode_volumes(await request.read()))
-        return self._json({"Volumes": vols, "Warnings": "", **self._query_meta(index)}, index)
+        _, index = self.state.register(self._namespace(request), decode_volumes(await request.read()))
+        return self._json(None, index)  # csiVolumeRegister returns nil, nil: 200, an empty body, the index headers
 
     @staticmethod
     def _query_meta(index: int) -> dict[str, Any]:
