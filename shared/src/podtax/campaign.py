@@ -84,7 +84,7 @@ class TestSpec(Strict):
         seen: dict[str, tuple[int, ...]] = {}
         for index in itertools.product(*(range(len(self.matrix[k])) for k in keys)):
             combo = {**self.params, **{k: self.matrix[k][i] for k, i in zip(keys, index)}}
-            cell = templates.params_key(self._validated(template, combo))
+            cell = templates.params_key(self._validated(template, combo, info.context))
             first = seen.setdefault(cell, index)
             if first != index and _new_rule(info):  # one cell twice: the planner builds the same run ids twice
                 key, i, j = next((k, a, b) for k, a, b in zip(keys, first, index) if a != b)
@@ -93,9 +93,10 @@ class TestSpec(Strict):
                 raise ParamError(f"lists {same} (items {i} and {j}): list each value once", "matrix", key)
         return self
 
-    def _validated(self, template: templates.Template, combo: dict[str, Any]) -> dict[str, Any]:
+    def _validated(self, template: templates.Template, combo: dict[str, Any],
+                   context: dict[str, Any] | None) -> dict[str, Any]:
         try:
-            return template.validate(combo).model_dump()
+            return template.validate(combo, context).model_dump()
         except templates.TemplateError as exc:
             if exc.field is None:
                 raise
@@ -358,7 +359,7 @@ def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
     if problem := campaign_limits.plan_problem(data, filename, MAX_RUNS):  # before building any combination
         raise CampaignError(problem)
     try:
-        return Campaign.model_validate(data)
+        return Campaign.model_validate(data, context=templates.NO_QUOTED_NUMBERS)  # a file: 120, not '120'
     except ValidationError as exc:
         lines = []
         for err in exc.errors():

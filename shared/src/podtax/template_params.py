@@ -6,6 +6,7 @@ with its bounds, and the annotated types they share (THREADS, SIZE, ADDRESS, POR
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from typing import Annotated, Literal, get_args
 
@@ -56,15 +57,33 @@ def size_bytes(size: str) -> int:
     return int(size.rstrip("KMGT")) * 1024 ** max("_KMGT".find(size[-1]), 0)
 
 
+# Validation context of a campaign file: a number written as text ('120') is refused. Import manifests hold
+# text, so their params reach the same models as strings and pydantic reads '120' as 120 there.
+NO_QUOTED_NUMBERS = {"no_quoted_numbers": True}
+
+
 def no_bool_for_number(model: type[BaseModel], value: object, info: ValidationInfo) -> object:
-    """Refuse true/false for a number: pydantic reads them as 1 and 0 (`threads: true` ran 1 thread)."""
-    if isinstance(value, bool) and info.field_name:
-        annotation = model.model_fields[info.field_name].annotation
-        kinds = get_args(annotation) or (annotation,)
-        if bool not in kinds and (int in kinds or float in kinds):
-            raise ValueError(f"{str(value).lower()} is a yes/no value, not a number (YAML reads true, false, yes, "
-                             f"no, on and off as booleans): write a number")
+    """Refuse true/false for a number: pydantic reads them as 1 and 0 (`threads: true` ran 1 thread). With
+    the NO_QUOTED_NUMBERS context, refuse a number written as text too (`timeout: '120'`)."""
+    if not isinstance(value, bool | str) or not info.field_name:
+        return value
+    annotation = model.model_fields[info.field_name].annotation
+    kinds = get_args(annotation) or (annotation,)
+    if bool in kinds or not (int in kinds or float in kinds):
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a yes/no value, not a number (YAML reads true, false, yes, "
+                         f"no, on and off as booleans): write a number")
+    if str not in kinds and (info.context or {}).get("no_quoted_numbers") and _number_text(value):
+        raise ValueError(f"{value!r} is quoted, so it is text: write {value.strip()}, not {value!r}")
     return value
+
+
+def _number_text(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 class Params(BaseModel):

@@ -21,6 +21,7 @@ from podtax.template_params import (  # noqa: F401
     ADDRESS,
     DNS_LABEL,
     DNS_NAME,
+    NO_QUOTED_NUMBERS,
     PORT,
     QUANTITY,
     SIZE,
@@ -155,9 +156,10 @@ class Template:
     def host_executable(self) -> bool:
         return self.argv is not None
 
-    def validate(self, raw: Mapping[str, Any]) -> Params:
+    def validate(self, raw: Mapping[str, Any], context: dict[str, Any] | None = None) -> Params:
+        """The parameters checked; `context` NO_QUOTED_NUMBERS (a campaign file) refuses a number written as text."""
         try:
-            return self.params.model_validate(dict(raw))
+            return self.params.model_validate(dict(raw), context=context)
         except ValidationError as exc:
             errs = exc.errors()
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'params'}: {pydantic_msg(e['msg'])}" for e in errs)
