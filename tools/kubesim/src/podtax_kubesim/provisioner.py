@@ -13,7 +13,11 @@ bind annotations -> claim status Bound. Every PV phase change sets status.lastPh
 Deleting a claim: kubernetes.io/pvc-protection holds it while a pod that has not finished uses it;
 once it is gone its PV becomes Released; with reclaimPolicy Delete, after the delete latency, the
 provisioner deletes the PV and drops its finalizer, pv-protection goes, and the PV's DELETED event
-ends the deletion (Retain: the PV stays Released)."""
+ends the deletion (Retain: the PV stays Released).
+
+Per claim, the annotations podtax.io/sim-provision-seconds and podtax.io/sim-delete-seconds replace
+the class's provision latency and its PV's delete latency (`inf`: never provisioned, the claim stays
+Pending; never deleted, the PV stays Released): a straggler among many claims, for tests."""
 
 from __future__ import annotations
 
@@ -31,6 +35,16 @@ from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, no
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 PROVISIONER_FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer"
 STORAGE_PROVISIONER = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
+A_PROVISION, A_DELETE = "podtax.io/sim-provision-seconds", "podtax.io/sim-delete-seconds"
+
+
+def _latency(claim: Obj, annotation: str, draw: Sampler) -> float:
+    """The claim's own latency from `annotation` (seconds, `inf` = never), else (absent or not a number)
+    one drawn from `draw`."""
+    try:
+        return max(float((claim["metadata"].get("annotations") or {})[annotation]), 0.0)
+    except (KeyError, ValueError):
+        return max(draw(), 0.0)
 
 
 class Provisioner:
@@ -98,7 +112,7 @@ class Provisioner:
             self.api.record_event(current, "Provisioning", f'External provisioner is provisioning volume for claim '
                                   f'"{claim["metadata"]["namespace"]}/{claim["metadata"]["name"]}"',
                                   component=sc.get("provisioner", "kubesim"))
-        delay = max(self._latencies(sc)[0](), 0.0)
+        delay = _latency(claim, A_PROVISION, self._latencies(sc)[0])
         asyncio.get_running_loop().call_later(delay, self._provision, claim, sc, node)
 
     def _provision(self, claim: Obj, sc: Obj, node: str | None) -> None:
@@ -176,7 +190,7 @@ class Provisioner:
         pv = self._set_phase(pv, "Released")
         if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
             sc = self.store.get(R.STORAGECLASSES, "", pv["spec"].get("storageClassName", ""))
-            delay = max((self._latencies(sc)[1] if sc else self.delete_latency)(), 0.0)
+            delay = _latency(claim, A_DELETE, self._latencies(sc)[1] if sc else self.delete_latency)
             asyncio.get_running_loop().call_later(delay, self._delete_volume, name, pv["metadata"]["uid"])
 
     def _delete_volume(self, name: str, uid: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from kubernetes.client.rest import ApiException
@@ -46,9 +47,11 @@ def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
     return (ref.get("namespace"), ref.get("name")) in claims and spec.get("persistentVolumeReclaimPolicy") == "Delete"
 
 
-def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float = 30) -> Removed:
+def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float = 30,
+               volumes: Collection[str] = ()) -> Removed:
     """Delete pods and claims matching `selector` (in `namespace`, or everywhere), then wait up to
-    `wait_s` for them and the PVs bound to the claims to be gone."""
+    `wait_s` for them, the PVs bound to the claims and the PVs named in `volumes` (of claims deleted
+    before, whose deletion a run gave up waiting for) to be gone."""
     core = kube.core
     out = Removed()
     deleted: set[tuple[str, str]] = set()  # claims: their PVs (even ones provisioned after this) must go too
@@ -68,9 +71,9 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         left = (len(_items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector))
                 + len(_items(kube, core.list_namespaced_persistent_volume_claim,
                              core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)))
-        if deleted:
+        if deleted or volumes:
             left += sum(1 for pv in kube.call("list", core.list_persistent_volume).get("items") or []
-                        if _bound_to(pv, deleted))
+                        if _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes)
         out.left = left
         if left == 0 or time.monotonic() > deadline:
             return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import Any, TypeVar
 from kubernetes.client.exceptions import ApiException
 from podtax import events
 
-from podtax_runner.controlplane.timeline import run_label
+from podtax_runner.controlplane.timeline import Timeline, run_label
 
 T = TypeVar("T")
 log = logging.getLogger("podtax.runner.controlplane")
@@ -59,6 +60,14 @@ class Context:
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
+    @property
+    def stall_s(self) -> float:
+        """How long a wait goes on without progress before it gives up on its stragglers (wait_for): a
+        tenth of the run's timeout, at least 1 s. The wait after creating and the wait after deleting may
+        each spend it once and the cleanup of what stayed up to 30 s more, so the run keeps most of its
+        time for the work itself and still has time to delete everything, stragglers included."""
+        return max(1.0, self.run.timeout_s / 10)
+
     def check(self) -> None:
         """Raise Aborted when stopped or past the deadline."""
         if self.stop.is_set():
@@ -97,11 +106,46 @@ def pool(ctx: Context, fn: Callable[[T], Any], items: Iterable[T], workers: int)
     ctx.check()
 
 
-def wait_for(ctx: Context, pending: Callable[[], bool]) -> None:
-    """Wait until `pending()` is false; raises Aborted when stopped or past the deadline."""
-    while pending():
-        ctx.check()
+def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[str, str]], count: int) -> None:
+    """Wait until `pending()` (each object still waited for -> what it lacks: "not Bound") is empty.
+
+    One stuck object must not cost the run its other objects' timings (kube-burner's pvcLatency drops
+    the claims that never reach Bound and keeps the rest): once nothing progressed for `ctx.stall_s`,
+    some object got through and the stuck ones with those already failed are within the error
+    allowance (too_many_errors), each stuck one is failed on the timeline with what it lacks, and the
+    run goes on. More stuck than that: the wait goes on until the deadline and raises Aborted("timeout")
+    saying how many were stuck in which phase; Aborted("stopped") when the run is stopped."""
+    started = last_change = time.monotonic()
+    given_up: set[str] = set()
+    last: set[str] = set()
+    while stuck := {n: what for n, what in pending().items() if n not in given_up}:
+        now = time.monotonic()
+        if set(stuck) != last:
+            last, last_change = set(stuck), now
+        if now - last_change >= ctx.stall_s and _may_give_up(tl, stuck, count):
+            for name, what in stuck.items():
+                tl.fail(name, f"{what} after {now - started:.1f} s of the {phase} wait (no object progressed "
+                              f"for {ctx.stall_s:g} s: given up, the run went on)")
+            given_up.update(stuck)
+            log.warning("run %s: gave up on %d object(s) stuck in the %s wait", ctx.run.run_id, len(stuck), phase)
+            continue
+        try:
+            ctx.check()
+        except Aborted as exc:
+            if exc.reason != "timeout":
+                raise
+            whats = Counter(stuck.values())
+            raise Aborted("timeout", f"{exc.detail}: {len(stuck)} of {count} objects stuck in the {phase} wait ("
+                          + ", ".join(f"{n} {what}" for what, n in whats.most_common())
+                          + f"); a run goes on without its stuck objects only when they are at most "
+                          f"{allowance(count)} (max(10, 10 %)) and others got through") from None
         time.sleep(WAIT_STEP_S)
+
+
+def _may_give_up(tl: Timeline, stuck: dict[str, str], count: int) -> bool:
+    """Some object got through, and the stuck ones with those already failed are within the allowance."""
+    failed = tl.errors() + sum(1 for n in stuck if tl.objects[n].error is None)
+    return failed < count and not too_many_errors(failed, count)
 
 
 def poll_safely(round_: Callable[[], None]) -> None:
@@ -112,9 +156,14 @@ def poll_safely(round_: Callable[[], None]) -> None:
         log.warning("poll round failed: %s: %s", type(exc).__name__, exc)
 
 
+def allowance(count: int) -> int:
+    """How many of a run's `count` objects may fail before the run is aborted: max(10, 10 %)."""
+    return max(10, count // 10)
+
+
 def too_many_errors(errors: int, count: int) -> bool:
     """Abort a run once more than max(10, 10 %) of its objects failed: the server is refusing."""
-    return errors > max(10, count // 10)
+    return errors > allowance(count)
 
 
 class ObjectChurn:

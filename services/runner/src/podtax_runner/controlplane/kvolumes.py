@@ -190,12 +190,28 @@ class VolumeChurnK8s(ObjectChurn):
         pool(self.ctx, one, created, self.p.concurrency)
 
     # ------------------------------------------------------------ the run
-    def pending(self, phase: str, since: str = "api_accepted") -> bool:
-        return any(r.error is None and since in r.t and phase not in r.t for r in list(self.tl.objects.values()))
+    def not_ready(self) -> dict[str, str]:
+        """Claims created but not Bound (or their consumer pod not Running yet) -> what they lack."""
+        out = {}
+        for r in list(self.tl.objects.values()):
+            if r.error is None and "api_accepted" in r.t:
+                if "bound" not in r.t:
+                    out[r.name] = "not Bound"
+                elif self.p.consumer and "consumer_running" not in r.t:
+                    out[r.name] = "consumer pod not Running"
+        return out
 
-    def pv_pending(self) -> bool:
-        return any("pv_created" in r.t and "pv_gone" not in r.t and "delete_requested" in r.t
-                   for r in list(self.tl.objects.values()))
+    def not_gone(self) -> dict[str, str]:
+        """Claims whose deletion was asked for and is not finished -> what remains (the claim, or its PV)."""
+        out = {}
+        for r in list(self.tl.objects.values()):
+            if "delete_requested" not in r.t:
+                continue
+            if r.error is None and "gone" not in r.t:
+                out[r.name] = "claim not deleted"
+            elif "pv_created" in r.t and "pv_gone" not in r.t:
+                out[r.name] = "PV not deleted"
+        return out
 
     def check_class(self) -> None:
         """Refuse at once, naming the fix, a storage class the run would only time out on (an audit: a class
@@ -245,11 +261,11 @@ class VolumeChurnK8s(ObjectChurn):
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)
-            wait_for(ctx, lambda: self.pending("bound") or (p.consumer and self.pending("consumer_running")))
+            wait_for(ctx, self.tl, "bind", self.not_ready, p.count)
             if p.consumer:
                 self.delete_consumers()
             pool(ctx, self.delete, self.names, p.concurrency)
-            wait_for(ctx, lambda: self.pending("gone", "delete_requested") or self.pv_pending())
+            wait_for(ctx, self.tl, "delete", self.not_gone, p.count)
         finally:
             polling.set()
             for w in watchers:
@@ -272,4 +288,6 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> No
     # a create that failed may still have made its claim (a 500 after the API server stored it, then a 409 on
     # the retry): the run's label is searched for leftovers then too (an audit found such a claim left Bound)
     if timeline.left_behind or any(r.error for r in timeline.objects.values()):
-        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
+        volumes = {churn.pv_of[n] for n, r in timeline.objects.items()
+                   if n in churn.pv_of and "delete_requested" in r.t and "pv_gone" not in r.t}
+        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30, volumes=volumes).left

@@ -113,8 +113,17 @@ class PodStartupRun(ObjectChurn):
     def delete(self, name: str) -> None:
         self._delete(name, self.kube.core.delete_namespaced_pod)
 
-    def pending(self, phase: str, since: str) -> bool:
-        return any(r.error is None and since in r.t and phase not in r.t for r in list(self.tl.objects.values()))
+    def pending(self, phase: str, since: str, what: str) -> dict[str, str]:
+        """Objects past `since` without an error that have not reached `phase` -> `what` they lack."""
+        return {r.name: what for r in list(self.tl.objects.values())
+                if r.error is None and since in r.t and phase not in r.t}
+
+    def not_ready(self) -> dict[str, str]:
+        """Pods created but not Ready -> the first phase they did not reach."""
+        return {r.name: next(what for phase, what in (("scheduled", "not scheduled"), ("started", "not started"),
+                                                      ("ready", "not Ready")) if phase not in r.t)
+                for r in list(self.tl.objects.values()) if r.error is None and "api_accepted" in r.t
+                and "ready" not in r.t}
 
     def execute(self) -> None:
         ctx, p = self.ctx, self.p
@@ -134,9 +143,9 @@ class PodStartupRun(ObjectChurn):
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)
-            wait_for(ctx, lambda: self.pending("ready", "api_accepted"))
+            wait_for(ctx, self.tl, "start", self.not_ready, p.count)
             pool(ctx, self.delete, self.names, p.concurrency)
-            wait_for(ctx, lambda: self.pending("gone", "delete_requested"))
+            wait_for(ctx, self.tl, "delete", lambda: self.pending("gone", "delete_requested", "not deleted"), p.count)
         finally:
             polling.set()
             if watcher is not None:
