@@ -1,6 +1,8 @@
 """`podtax volumes cleanup`: find and remove what control-plane runs (volume-churn, pod-startup) left
 behind: Kubernetes claims and pods labelled `podtax.io/kind=control-plane` (and the PVs of those
 claims), Nomad CSI volumes named `podtax-<campaign>-<run>-<nnnn>`. Prints each object it removed.
+Where: the options, else the runner's settings, else what a running `podtax up` started (up.json,
+as other commands find its NATS), else the clients' own defaults.
 
 It lives in the runner package (the executor's own clean-up code) and runs as `python -m
 podtax_runner volumes ...`, which `podtax volumes` calls: the podtax library imports no service."""
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import typer
 from podtax import config as podtax_config
+from podtax.cli.common import from_up
 
 BACKENDS = ("kubernetes", "nomad")
 
@@ -24,8 +27,8 @@ def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | 
     from podtax_runner.controlplane.kubeapi import Kube
 
     cfg = client.Configuration()
-    path = kubeconfig or (Path(os.environ["PODTAX_RUNNER_KUBECONFIG"]) if os.environ.get("PODTAX_RUNNER_KUBECONFIG")
-                          else None)
+    found = os.environ.get("PODTAX_RUNNER_KUBECONFIG") or from_up("kubeconfig")
+    path = kubeconfig or (Path(found) if found else None)
     if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         config.load_incluster_config(client_configuration=cfg)
     else:
@@ -39,7 +42,7 @@ def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> 
 
     cfg = nomad.NomadConfig.from_settings(podtax_config.load(podtax_config.RunnerSettings))
     if not address and "PODTAX_RUNNER_NOMAD_ADDR" not in os.environ:
-        address = os.environ.get("NOMAD_ADDR")
+        address = from_up("nomad_addr") or os.environ.get("NOMAD_ADDR")
     cfg = dataclasses.replace(cfg, address=address or cfg.address, token=cfg.token or os.environ.get("NOMAD_TOKEN"))
     client = nomad.Nomad(cfg)
     try:
@@ -73,9 +76,11 @@ def cleanup_cmd(
     campaign: str = typer.Option(None, "--campaign", help="only what this campaign created"),
     namespace: str = typer.Option(None, "--namespace",
                                   help="Kubernetes or Nomad namespace (default: all of them)"),
-    kubeconfig: Path = typer.Option(None, "--kubeconfig", help="default: PODTAX_RUNNER_KUBECONFIG, "
-                                    "in-cluster, or ~/.kube/config"),
-    nomad_addr: str = typer.Option(None, "--nomad-addr", help="default: PODTAX_RUNNER_NOMAD_ADDR or NOMAD_ADDR"),
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", help="default: PODTAX_RUNNER_KUBECONFIG, the "
+                                    "kubesim a running `podtax up` started (its up.json), in-cluster, "
+                                    "or ~/.kube/config"),
+    nomad_addr: str = typer.Option(None, "--nomad-addr", help="default: PODTAX_RUNNER_NOMAD_ADDR, the "
+                                   "nomadsim a running `podtax up` started (its up.json), or NOMAD_ADDR"),
 ) -> int:
     """Remove leftovers of control-plane runs and print what was removed."""
     if backend is not None and backend not in BACKENDS:

@@ -39,6 +39,13 @@ def _up_info() -> dict[str, str]:
         return {}
 
 
+def from_up(key: str) -> str | None:
+    """What the running `podtax up` (of PODTAX_DATA_DIR) recorded in its up.json under `key` (kubeconfig,
+    nomad_addr, ...); None when none runs there or it started no such thing."""
+    value = _up_info().get(key)
+    return str(value) if value else None
+
+
 def nats_url() -> str:
     """PODTAX_NATS_URL, else the server `podtax up` started (its up.json), else the default. The PODTAX_*
     settings a NATS connection reads are checked first: a bad one is one line and exit 2."""
