@@ -154,13 +154,22 @@ def _ci(v: list[float], fmt: str = "{:,.1f}") -> str:
 
 def simulate(
     campaign: Annotated[str, typer.Option(help="Campaign whose measured speeds drive the simulation.")],
-    workload: Annotated[Path, typer.Option(help="Workload YAML (see `podtax simulate --help`).")],
+    workload: Annotated[Path, typer.Option(help="Workload YAML: what arrives (the format is above).")],
     policies: Annotated[str, typer.Option(help=f"Comma-separated: {','.join(POLICIES)}.")] = ",".join(POLICIES),
     seeds: Annotated[int, typer.Option(min=2, max=1000, help="Seeds (independent repetitions).")] = 10,
     db: Annotated[Path | None, typer.Option("--db", help="Read this DuckDB file instead of the API.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> int:
-    """Simulate a cluster on the campaign's measured speeds and compare placement policies."""
+    """Simulate a cluster on the campaign's measured speeds and compare placement policies.
+
+    The workload file (YAML) says what arrives. `nodes`: the allocatable of every simulated node
+    (default {cpu: "8", memory: 16Gi}); `copies`: simulated nodes per measured node (default 1);
+    `duration_s` (required): arrivals stop then, and the simulation runs until every job ends;
+    `contention`: how much each pod already running on a node slows a new one (0.05 = 5%; default 0);
+    `classes` (at least one): each with `test` (a template name), `params` (the campaign's group, a subset
+    of its parameters such as "threads=1"), `rate_per_s` (Poisson arrivals), `runtime_s` (on a node of
+    the fleet's median speed) and `requests` (default {cpu: "1", memory: 256Mi}).
+    """
     chosen = [p.strip() for p in policies.split(",") if p.strip()]
     bad = [p for p in chosen if p not in POLICIES]
     if bad or not chosen:
