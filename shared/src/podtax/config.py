@@ -42,12 +42,13 @@ class Common(BaseSettings):
 
     nats_url: str = Field(DEFAULT_NATS_URL, description="NATS server URL(s), comma-separated.")
     cluster: str = Field("local", pattern=r"^[A-Za-z0-9_-]{1,63}$", description="Name of this cluster.")
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    log_format: Literal["json", "text"] = "json"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="DEBUG, INFO, WARNING, ERROR.")
+    log_format: Literal["json", "text"] = Field("json", description="Log lines as json or text.")
     otel_exporter: Literal["none", "console", "otlp"] = Field(
         "none", description="OpenTelemetry trace exporter; otlp reads OTEL_EXPORTER_OTLP_ENDPOINT.")
     max_deliver: int = Field(5, ge=1, le=100, description="Deliveries before a message is dead-lettered.")
-    health_port: int = Field(0, ge=0, le=65535, description="Serve GET /healthz on this port (0 = off).")
+    health_port: int = Field(0, ge=0, le=65535,
+                             description="Serve GET /healthz, /readyz and /metrics on this port (0 = off).")
     nats_user: str | None = Field(None, min_length=1, description="NATS user (with PODTAX_NATS_PASSWORD).")
     nats_password: SecretStr | None = Field(None, description="Password of PODTAX_NATS_USER.")
     nats_creds: Path | None = Field(None, description="NATS credentials file (.creds: user JWT + nkey seed).")
@@ -191,7 +192,7 @@ class RunnerSettings(Common):
 
 
 class SchedulerSettings(Common):
-    scheduler_kubeconfig: Path | None = None
+    scheduler_kubeconfig: Path | None = Field(None, description="kubeconfig; unset = in-cluster, else ~/.kube/config.")
     scheduler_name: str = Field("benchmark-scheduler", description="schedulerName that pods opt in with.")
     scheduler_namespaces: str = Field("", description="Comma-separated namespaces to watch; empty = all.")
     scheduler_score_env: Literal["host", "kubernetes"] = Field("kubernetes", description="Results that rank nodes.")
