@@ -10,232 +10,41 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-import uuid
-from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from podtax import subjects
 
-Env = Literal["host", "kubernetes", "nomad"]
-Params = dict[str, str | int | float | bool]
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
-EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-MAX_AHEAD = timedelta(days=1)
-
-
-_EARLIEST_S = EARLIEST.timestamp()
-_MAX_AHEAD_S = MAX_AHEAD.total_seconds()
-
-
-def _plausible(value: datetime) -> datetime:
-    """Refuse times no benchmark can have (a broken clock, a forged event): before 2000 or > 1 day ahead.
-
-    Compared as epoch seconds: every event carries three times, and building `now() + MAX_AHEAD` as a
-    datetime for each was 17 µs of every decoded message (the analyzer's hot path)."""
-    seconds = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
-    if seconds < _EARLIEST_S:
-        raise ValueError(f"{value.isoformat()} is before 2000-01-01: not a plausible time (check the clock)")
-    if seconds > time.time() + _MAX_AHEAD_S:
-        raise ValueError(f"{value.isoformat()} is more than a day in the future: not a plausible time "
-                         "(check the clock)")
-    return value
-
-
-Timestamp = Annotated[datetime, AfterValidator(_plausible)]
-
-
-class Model(BaseModel):
-    # Every float of every event is finite: NaN or Infinity is refused where the event is built or decoded.
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-
-# ---------------------------------------------------------------- names
-# Names that travel on the bus become subjects, KV keys, file names, HTML and workbook cells: printable
-# ASCII without spaces, slashes or control and direction characters, and of bounded length (an audit's
-# 600 KB run id made the root host agent's log exceed NATS's message limit, so it re-ran the benchmark on
-# every redelivery; a campaign named `../../etc/passwd` or holding U+202E was stored).
-RunId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.:]{0,199}$",
-                             description="Unique id of the run; the idempotency key everywhere downstream "
-                                         "(letters, digits, `-_.:`, at most 200).")]
-CampaignName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$",
-                                    description="Campaign name: a DNS label of at most 50 characters.")]
-NodeName = Annotated[str, Field(pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$",
-                                description="Node or cluster name (letters, digits, `-_.`, at most 253).")]
-
-
-# ---------------------------------------------------------------- payloads
-
-
-class RunSpec(Model):
-    """One planned benchmark run (campaign x cell x environment x repetition)."""
-
-    run_id: RunId
-    campaign: CampaignName
-    cluster: NodeName = Field(default="local", description="Cluster the node belongs to.")
-    node: NodeName = Field(description="Node name as Kubernetes knows it (may contain dots).")
-    env: Env = Field(description="`host` (the host agent runs it), `kubernetes` (a pod runs it); for "
-                     "control-plane tests the backend whose API is timed (`kubernetes`, `nomad`).")
-    test: str = Field(description="Registered benchmark template name, e.g. `sysbench-cpu`.")
-    params: Params = Field(description="Template parameters, already resolved (`threads: all` -> a number).")
-    attempt: int = Field(default=1, ge=1, le=10, description="1 for the first try, 2 for the retry.")
-    timeout_s: float = Field(default=600, gt=0, le=86400, description="Seconds before the run is killed.")
-    sequence: int = Field(default=0, ge=0, le=2**31 - 1, description="Position of the run in its node's schedule.")
-
-
-class CampaignSubmitted(Model):
-    campaign: CampaignName
-    spec: dict[str, Any] = Field(description="The validated campaign document as submitted.")
-    runs: list[RunSpec] = Field(default_factory=list, description="Explicit runs (skeleton campaigns).")
-
-
-class CampaignCancelled(Model):
-    campaign: CampaignName
-    reason: str = Field(default="cancelled by the operator", description="Why, as the operator gave it.")
-
-
-class RunRequested(Model):
-    run: RunSpec
-
-
-class Provenance(Model):
-    """What the environment looked like around the run (from the wrapper block or the agent)."""
-
-    kernel: str | None = None
-    cpu_model: str | None = None
-    hw_threads: int | None = Field(default=None, ge=1)
-    qos_class: str | None = Field(default=None, description="Pod QoS class; None on the host.")
-    cpu_limit: float | None = Field(default=None, description="CPU limit in cores; None when unlimited.")
-    nr_throttled_before: int | None = Field(default=None, ge=0, description="cgroup cpu.stat nr_throttled.")
-    nr_throttled_after: int | None = Field(default=None, ge=0)
-    throttled_usec_before: int | None = Field(default=None, ge=0, description="cgroup throttled time, µs.")
-    throttled_usec_after: int | None = Field(default=None, ge=0)
-    image: str | None = None
-    image_digest: str | None = None
-    isolation: str | None = Field(default=None, description="How the pod was isolated (emulator).")
-
-
-class RawLog(Model):
-    run: RunSpec
-    stdout: str
-    stderr: str = ""
-    exit_code: int | None = Field(ge=-255, le=255, description="Process exit code; None when it was killed.")
-    started_at: Timestamp
-    ended_at: Timestamp
-    tool_version: str | None = Field(default=None, description="`<tool> --version` as recorded by the runner.")
-    truncated: bool = Field(default=False, description="Output exceeded the size cap and was cut.")
-    timed_out: bool = False
-    provenance: Provenance = Field(default_factory=Provenance)
-    imported_from: str | None = Field(default=None, description="File name when imported by `podtax import`.")
-
-
-class Metric(Model):
-    name: str
-    value: float
-    unit: str
-    higher_is_better: bool
-
-
-class Result(Model):
-    run: RunSpec
-    tool: str
-    tool_version: str | None
-    tool_build: str | None = None
-    parser_version: str
-    metrics: list[Metric] = Field(min_length=1)
-    echoed: Params = Field(default_factory=dict, description="Parameters the tool printed back.")
-    flags: list[str] = Field(default_factory=list, description="e.g. SHORT: stopped before the requested work.")
-    started_at: Timestamp
-    ended_at: Timestamp
-    provenance: Provenance = Field(default_factory=Provenance)
-
-
-FailureStage = Literal["runner", "agent", "kubernetes", "parser"]
-
-
-class RunFailed(Model):
-    run: RunSpec
-    stage: FailureStage
-    reason: str = Field(description="Stable machine-readable reason code, e.g. `unknown-template`.")
-    detail: str = Field(description="A sentence that says what went wrong and what to fix.")
-    started_at: Timestamp | None = None
-    ended_at: Timestamp | None = None
-
-
-class HostFacts(Model):
-    node: NodeName
-    cluster: NodeName = "local"
-    kernel: str
-    os: str
-    cpu_model: str
-    hw_threads: int = Field(ge=1)
-    arch: str
-    tool_versions: dict[str, str] = Field(description="Tool name -> first line of its --version output.")
-
-
-class CellStats(Model):
-    """The analyzer's statistics of one cell, followed by the runner to stop or extend a cell."""
-
-    campaign: str
-    node: str
-    test: str
-    params_key: str
-    metric: str
-    n_host: int
-    n_pod: int
-    ratio: float | None
-    ci_low: float | None
-    ci_high: float | None
-    verdict: str
-    flags: list[str] = Field(default_factory=list)
-
-
-class NodeScore(Model):
-    """Per node, environment, benchmark and parameters: never a sum, always per run."""
-
-    cluster: str
-    node: str
-    env: Env
-    test: str
-    params_key: str
-    metric: str
-    unit: str
-    higher_is_better: bool
-    median: float
-    mean: float
-    n: int = Field(ge=1)
-    ci_low: float | None = None
-    ci_high: float | None = None
-    updated_at: Timestamp
-    flags: list[str] = Field(default_factory=list, description="Why these runs should not drive placement: "
-                             "CONFOUNDED (mixed tool builds), BIMODAL, OVERLAP, THROTTLED.")
-
-
-class Candidate(Model):
-    node: str
-    score: float = Field(ge=0, le=100)
-
-
-class PlacementMade(Model):
-    namespace: str
-    pod: str
-    pod_uid: str
-    node: str | None
-    test: str | None
-    candidates: list[Candidate] = Field(default_factory=list)
-    message: str
-
+# the payloads are in event_payloads.py; every name stays importable from here
+from podtax.event_payloads import (  # noqa: F401
+    EARLIEST,
+    MAX_AHEAD,
+    CampaignCancelled,
+    CampaignName,
+    CampaignSubmitted,
+    Candidate,
+    CellStats,
+    Env,
+    FailureStage,
+    HostFacts,
+    Metric,
+    Model,
+    NodeName,
+    NodeScore,
+    Params,
+    PlacementMade,
+    Provenance,
+    RawLog,
+    Result,
+    RunFailed,
+    RunId,
+    RunRequested,
+    RunSpec,
+    Timestamp,
+    new_id,
+    now,
+)
 
 # ---------------------------------------------------------------- envelopes
 
