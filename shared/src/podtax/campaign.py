@@ -2,6 +2,7 @@
 
 Validated by pydantic; every error names the field and the line in the file:
 ``campaign.yaml:12: tests.0.params.threads: threads must be between 1 and 1024, or 'all'``.
+The YAML itself (its problems, repeated keys, an error's line) is read with podtax.campaign_yaml.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from podtax import campaign_limits, k8s_syntax, templates
+from podtax import campaign_limits, campaign_yaml, k8s_syntax, templates
 
 Env = Literal["host", "kubernetes", "nomad"]
 DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
@@ -280,67 +281,6 @@ def _seconds(duration: str) -> float:
     return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
-    """Walk the composed YAML node tree along a pydantic error location; return a 1-based line."""
-    line = node.start_mark.line + 1 if node else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            nxt = next((v for k, v in node.value if k.value == str(part)), None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            nxt = node.value[part]
-        else:
-            nxt = None
-        if nxt is None:
-            continue  # union tags and the like: stay on the deepest node found
-        node = nxt
-        line = node.start_mark.line + 1
-    return line
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~10x faster
-
-
-def _yaml_problem(exc: yaml.YAMLError, text: str, filename: str) -> str:
-    """One line `file:line: not valid YAML: what`, with the fix of the usual mistakes (tabs, `---`)."""
-    if isinstance(exc, yaml.reader.ReaderError):  # its own str() spans two lines
-        line = text.count("\n", 0, exc.position) + 1
-        return (f"{filename}:{line}: not valid YAML: character U+{exc.character:04X} ({exc.reason}); "
-                f"remove it")
-    mark = getattr(exc, "problem_mark", None)
-    where = f"{filename}:{mark.line + 1}" if mark else filename
-    what = " ".join(str(p) for p in (getattr(exc, "context", None), getattr(exc, "problem", None) or exc) if p)
-    if mark and "\t" in (text.splitlines()[mark.line:mark.line + 1] or [""])[0]:
-        what += " (YAML does not allow tabs for indentation: use spaces)"
-    elif "single document" in what:
-        what += " (a campaign file holds one document: remove the `---` line and what follows it)"
-    return f"{where}: not valid YAML: {what}"
-
-
-def _duplicate_key(root: yaml.Node | None) -> str | None:
-    """`line: key 'x' appears twice ...` for the first mapping that repeats a key (YAML loaders keep the last
-    value without a word). Each node is visited once, so aliases cost nothing ("billion laughs")."""
-    seen: set[int] = set()
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            first: dict[tuple[str, str], int] = {}
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                    line = key.start_mark.line + 1
-                    if (key.tag, key.value) in first:
-                        return (f"{line}: key {key.value!r} appears twice in the same mapping (first on line "
-                                f"{first[key.tag, key.value]}); keep one of them")
-                    first[key.tag, key.value] = line
-                stack += [key, value]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
-    return None
-
-
 _NOT_FIELDS = ("list[", "function-", "node-")  # parts of an error's location that name a type or a union's tag
 
 
@@ -348,11 +288,11 @@ def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
     if problem := campaign_limits.size_problem(len(text.encode()), filename):
         raise CampaignError(problem)
     try:
-        tree = yaml.compose(text, Loader=_LOADER)
-        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+        tree = yaml.compose(text, Loader=campaign_yaml.LOADER)
+        data = yaml.load(text, Loader=campaign_yaml.LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
-        raise CampaignError(_yaml_problem(exc, text, filename)) from None
-    if problem := _duplicate_key(tree):
+        raise CampaignError(campaign_yaml.yaml_problem(exc, text, filename)) from None
+    if problem := campaign_yaml.duplicate_key(tree):
         raise CampaignError(f"{filename}:{problem}")
     if not isinstance(data, dict):
         raise CampaignError(f"{filename}: a campaign is a YAML mapping with name, nodes, tests ...")
@@ -369,7 +309,7 @@ def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
                 loc = (*loc, cause.where, cause.field)
             field = ".".join(map(str, loc)) or "campaign"
             msg = templates.pydantic_msg(err["msg"])
-            lines.append(f"{filename}:{_line_of(tree, loc)}: {field}: {msg}")
+            lines.append(f"{filename}:{campaign_yaml.line_of(tree, loc)}: {field}: {msg}")
         raise CampaignError("\n".join(lines)) from None
 
 

@@ -15,20 +15,18 @@ parsed once (its run length, and whether that end is a valid time), but its even
 only when `size_bound` says it might not fit one NATS message; publishing reads the log again and
 builds the event with the run length found then (no second parse). `--dry-run` makes the same checks
 without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects.
+The manifest itself is read and checked in podtax.cli.manifest.
 """
 
 from __future__ import annotations
 
 import asyncio
-import csv
 import hashlib
 import re
-from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
-from sys import intern
 from types import EllipsisType
 from typing import Annotated, Any
 
@@ -37,20 +35,19 @@ from pydantic import TypeAdapter, ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from podtax import events, parsers, templates
+from podtax import events, parsers
 from podtax.bus import Bus, BusError
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, nats_url, say, warn
 from podtax.cli.deadline import within
-from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped, resolve_inside_stat
+from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
+from podtax.cli.manifest import ManifestError, Row, read_manifest
+from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
 
-HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
-MAX_MANIFEST_BYTES = 50_000_000
 CHUNK = 200  # events published (and acked) per progress-bar step
 SOURCE = "podtax/cli/import"
 _CAMPAIGN = re.compile(NAME_PATTERN)
-_NODE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
 _END = TypeAdapter(events.Timestamp)  # what RawLog checks of ended_at, without building the event
 
 # An event's encoded size is bounded without building it. JSON writes a character of the log as at most
@@ -66,27 +63,6 @@ REST_FIXED = 4096
 REST_PER_CHAR = 12
 
 
-class ManifestError(Exception):
-    """The manifest cannot be imported; `problems` are `line N: what is wrong and how to fix it`."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-
-@dataclass(frozen=True, slots=True)  # slots: a manifest can hold 100,000s of rows
-class Row:
-    line: int
-    file: str
-    path: str  # the real path, checked inside the root (a str: a Path per row held ~300 bytes more)
-    node: str
-    env: str
-    test: str
-    params: dict[str, Any]
-    started_at: datetime
-    tool_version: str | None
-
-
 def size_bound(log_chars: int, row: Row, campaign: str) -> int:
     """At least the encoded size of the row's event when its log decodes to `log_chars` characters (or has
     that many bytes: never fewer characters); see JSON_BYTES_PER_CHAR."""
@@ -99,158 +75,6 @@ def run_id_for(campaign: str, file: str, node: str, env: str) -> str:
     """Deterministic: the same campaign, file, node and env always give the same run id."""
     digest = hashlib.sha256("\x1f".join((campaign, file, node, env)).encode()).hexdigest()
     return f"import-{digest[:24]}"
-
-
-def parse_time(text: str) -> datetime:
-    """ISO 8601; a time without a timezone is taken as UTC."""
-    value = datetime.fromisoformat(text.strip())
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-ParamsCache = dict[tuple[str, str], tuple[dict[str, Any] | None, list[str]]]
-
-
-def _check_row(fields: dict[str, str], base: Path, root: Path, line: int = 0,
-               params_cache: ParamsCache | None = None) -> tuple[Row | None, list[str]]:
-    problems: list[str] = []
-    file = fields["file"].strip()
-    path = ""
-    if not file:
-        problems.append("file is empty: give the log's path, relative to the manifest")
-    else:
-        try:  # inside the manifest's folder (or --root), a regular file; the cap is checked again on reading
-            real, st = resolve_inside_stat(root, file, base)
-            path = str(real)
-            if (size := st.st_size) > MAX_LOG_BYTES:
-                problems.append(f"file {file} is {size:,} bytes, above the {MAX_LOG_BYTES:,}-byte "
-                                "output cap; cut it to the benchmark's own output")
-        except UnsafePath as exc:
-            problems.append(f"file {exc}")
-    node = fields["node"].strip()
-    if not _NODE.match(node):
-        problems.append(f"node {node!r} is not a node name (letters, digits, '-', '_', '.')")
-    env = fields["env"].strip()
-    template = templates.REGISTRY.get(fields["test"].strip())
-    allowed = template.environments if template else ("host", "kubernetes")  # nomad: volume-churn timelines
-    if env not in allowed:
-        problems.append(f"env {env!r} must be {' or '.join(allowed)}"
-                        + (f" for {template.name}" if template and template.control_plane else ""))
-    test = fields["test"].strip()
-    key = (test, fields["params"])
-    if params_cache is None or key not in params_cache:  # rows repeat the same test and params text
-        params_problems: list[str] = []
-        checked = (_check_params(test, fields["params"], params_problems), params_problems)
-        if params_cache is not None:
-            params_cache[key] = checked
-    else:
-        checked = params_cache[key]
-    params = checked[0]  # shared by the rows with the same text: never changed (RunSpec copies it)
-    problems += checked[1]
-    started: datetime | None = None
-    try:
-        started = parse_time(fields["started_at"])
-    except ValueError:
-        problems.append(f"started_at {fields['started_at']!r} is not an ISO 8601 time "
-                        "(e.g. 2024-03-01T14:05:00Z)")
-    else:  # what a raw-log event takes (and a time whose run end still fits a datetime)
-        if not events.EARLIEST <= started <= datetime.now(UTC) + events.MAX_AHEAD:
-            problems.append(f"started_at {fields['started_at']!r} is before 2000 or in the future: not the time "
-                            "of a recorded run")
-            started = None
-    if problems or started is None or params is None:
-        return None, problems
-    version = fields.get("tool_version", "").strip() or None
-    # node, env, test and version repeat from row to row: one string each, not one per row
-    return Row(line, file, path, intern(node), intern(env), intern(test), params, started,
-               intern(version) if version else None), []
-
-
-def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] | None:
-    try:
-        template = templates.get(test)
-    except templates.TemplateError as exc:
-        problems.append(exc.detail)
-        return None
-    if test not in parsers.TEST_TOOL:
-        problems.append(f"test {test} has no log parser, so its logs cannot be imported")
-        return None
-    try:
-        params: dict[str, Any] = dict(templates.parse_params(text))
-        template.validate(params)
-    except ValueError as exc:  # TemplateError is a ValueError too
-        problems.append(f"params: {getattr(exc, 'detail', exc)}")
-        return None
-    if params.get("threads") == "all":
-        problems.append("params: threads=all cannot be imported: give the number of threads the run used")
-        return None
-    return params
-
-
-def _rows(reader: Any) -> Iterator[list[str]]:
-    """The reader's rows; a line the csv module cannot read (a field over its limit, mostly after a quote
-    left open) becomes a ManifestError naming the line."""
-    while True:
-        try:
-            values = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise ManifestError([f"line {reader.line_num}: {exc}: is a quote (\") left open?"]) from None
-        yield values
-
-
-def _lines(text: str) -> Iterator[str]:
-    """The text's lines one at a time, each with its end (csv reads CRLF and LF): a list of them all
-    would hold a 50 MB manifest twice. Old Mac line ends (CR alone) become LF first."""
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    start, size = 0, len(text)
-    while start < size:
-        end = text.find("\n", start) + 1 or size
-        yield text[start:end]
-        start = end
-
-
-def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
-    """Every row of the manifest, checked; raises ManifestError listing every bad row. Files are
-    relative to the manifest's folder and must lie inside `root` (default: that folder)."""
-    try:
-        text = read_capped(manifest.resolve(), MAX_MANIFEST_BYTES, str(manifest)).decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError, UnsafePath) as exc:
-        raise ManifestError([f"cannot read {manifest}: {exc}"]) from None
-    reader = csv.reader(_lines(text))
-    header = tuple(h.strip() for h in next(reader, []))
-    if header not in (HEADER, HEADER[:-1]):
-        raise ManifestError([f"line 1: the header must be `{','.join(HEADER)}` (found `{','.join(header)}`)"])
-    rows: list[Row] = []
-    problems: list[str] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    params_cache: ParamsCache = {}
-    for values in _rows(reader):
-        line = reader.line_num
-        if not any(v.strip() for v in values):
-            continue  # blank line
-        if len(values) not in (len(HEADER), len(HEADER) - 1):
-            problems.append(f"line {line}: {len(values)} columns, expected {len(HEADER)} ({','.join(HEADER)}); "
-                            "quote params that contain commas")
-            continue
-        row, row_problems = _check_row(dict(zip(HEADER, values, strict=False)), manifest.parent,
-                                       root or manifest.parent, line, params_cache)
-        problems += [f"line {line}: {p}" for p in row_problems]
-        if row is None:
-            continue
-        key = (row.path, row.node, row.env)  # row.path is already the real path
-        if key in seen:
-            problems.append(f"line {line}: duplicate of line {seen[key]} (same file, node and env); "
-                            "remove one of them")
-            continue
-        seen[key] = line
-        rows.append(row)
-    if problems:
-        raise ManifestError(problems)
-    if not rows:
-        raise ManifestError([f"{manifest}: no rows below the header, nothing to import"])
-    return rows
 
 
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
