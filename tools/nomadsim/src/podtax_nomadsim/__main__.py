@@ -23,7 +23,7 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="podtax-nomadsim", description="A local, SIMULATED Nomad HTTP API (podtax nomadsim): "
                 "CSI volumes and plugins for tests and demos. Not a real cluster.")
     p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: one plugin 'hostpath', no latency")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument("--acl-token", default=None, help="turn ACLs on: requests need this X-Nomad-Token")
     p.add_argument("--refuse-creates-after", type=int, default=None, metavar="N",
