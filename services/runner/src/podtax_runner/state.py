@@ -9,7 +9,8 @@ comes near the message limit whatever the campaign's size:
 
 Only what changed since the last save is written (:meth:`CampaignState.dirty_documents`), so a save
 is a handful of small puts. A restarted runner rebuilds the state from these documents
-(:meth:`CampaignState.from_documents`) and resumes where it stopped.
+(:meth:`CampaignState.from_documents`) and resumes where it stopped. The documents' models
+are in documents.py.
 """
 
 from __future__ import annotations
@@ -19,62 +20,16 @@ import json
 import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from podtax import events, templates
 from podtax.campaign import STORED, Campaign
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from podtax_runner import plan
+from podtax_runner.documents import STATUSES, TERMINAL, CellState, Header, NodeProgress, RunState, Status
 
-Status = Literal["planned", "dispatched", "done", "failed", "cancelled"]
-STATUSES: tuple[Status, ...] = ("planned", "dispatched", "done", "failed", "cancelled")
-TERMINAL = ("done", "failed", "cancelled")
 REPORT_GRACE_S = 60.0  # beyond the run's own timeout, for scheduling, image pulls and the bus
-FORMAT = 2
-
-
-class RunState(BaseModel):
-    run: events.RunSpec
-    status: Status = "planned"
-    dispatched_at: datetime | None = None
-    finished_at: datetime | None = None
-    reason: str | None = None
-    # when its executor published its log or failure (pod and control-plane runs): a restarted runner
-    # then waits for the outcome instead of running it again
-    reported_at: datetime | None = None
-
-
-class CellState(BaseModel):
-    key: str
-    reps: int
-    settled: bool = False
-    last_stats: events.CellStats | None = None
-
-
-class NodeProgress(BaseModel):
-    planned: int = 0
-    dispatched: int = 0
-    done: int = 0
-    failed: int = 0
-    cancelled: int = 0
-    seconds: float = Field(0.0, description="Sum of dispatch-to-outcome times of timed runs (for the ETA).")
-    timed: int = 0
-
-
-class Header(BaseModel):
-    format: int = FORMAT
-    name: str
-    spec: dict[str, Any] = Field(description="The campaign document as validated.")
-    cluster: str = "local"
-    seed: int
-    nodes: dict[str, int] = Field(description="node -> hardware threads used to resolve `all`.")
-    created_at: datetime
-    finished_at: datetime | None = None
-    cancelled_at: datetime | None = None
-    runs: int = 0
-    progress: dict[str, NodeProgress] = Field(default_factory=dict)
-    warnings: list[str] = Field(default_factory=list, description="What the plan did that the file did not say.")
 
 
 def cell_key(run: events.RunSpec) -> str:

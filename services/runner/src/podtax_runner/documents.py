@@ -1,0 +1,61 @@
+"""The documents a campaign's state is saved as in the runner's KV bucket (see state.py): the header
+``campaign.<name>`` (:class:`Header`, with each node's :class:`NodeProgress`), one ``run.<name>.<run id>``
+per run (:class:`RunState`) and one ``cell.<name>.<hash>`` per cell (:class:`CellState`), and the
+statuses a run goes through.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from podtax import events
+from pydantic import BaseModel, Field
+
+Status = Literal["planned", "dispatched", "done", "failed", "cancelled"]
+STATUSES: tuple[Status, ...] = ("planned", "dispatched", "done", "failed", "cancelled")
+TERMINAL = ("done", "failed", "cancelled")
+FORMAT = 2
+
+
+class RunState(BaseModel):
+    run: events.RunSpec
+    status: Status = "planned"
+    dispatched_at: datetime | None = None
+    finished_at: datetime | None = None
+    reason: str | None = None
+    # when its executor published its log or failure (pod and control-plane runs): a restarted runner
+    # then waits for the outcome instead of running it again
+    reported_at: datetime | None = None
+
+
+class CellState(BaseModel):
+    key: str
+    reps: int
+    settled: bool = False
+    last_stats: events.CellStats | None = None
+
+
+class NodeProgress(BaseModel):
+    planned: int = 0
+    dispatched: int = 0
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    seconds: float = Field(0.0, description="Sum of dispatch-to-outcome times of timed runs (for the ETA).")
+    timed: int = 0
+
+
+class Header(BaseModel):
+    format: int = FORMAT
+    name: str
+    spec: dict[str, Any] = Field(description="The campaign document as validated.")
+    cluster: str = "local"
+    seed: int
+    nodes: dict[str, int] = Field(description="node -> hardware threads used to resolve `all`.")
+    created_at: datetime
+    finished_at: datetime | None = None
+    cancelled_at: datetime | None = None
+    runs: int = 0
+    progress: dict[str, NodeProgress] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list, description="What the plan did that the file did not say.")
