@@ -8,20 +8,17 @@ import asyncio
 import contextlib
 import json
 import logging
-import random
 from datetime import datetime
-from typing import NoReturn
 
 from nats.js.kv import KeyValue
 from opentelemetry import trace
 from podtax import events, kvscan, metrics, subjects, telemetry, templates
-from podtax.bus import Bus, ConsumerSpec, Permanent
-from podtax.campaign import Campaign, refusal
+from podtax.bus import Bus, ConsumerSpec
 from podtax.config import RunnerSettings
-from pydantic import ValidationError
 
 from podtax_runner import catchup, simulate
-from podtax_runner.controlplane.dispatch import BYTES_PER_OBJECT, ControlPlaneExecutor
+from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
+from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
 
@@ -37,7 +34,7 @@ OUTCOMES = "runner-outcomes"  # the durable consumer of run results and failures
 SAVE_TIMEOUT_S = 10.0
 
 
-class Runner:
+class Runner(Handlers):  # the event handlers: handlers.py
     def __init__(self, settings: RunnerSettings, bus: Bus, kv: KeyValue, executor: KubeExecutor | None) -> None:
         self.settings = settings
         self.bus = bus
@@ -143,148 +140,6 @@ class Runner:
 
     async def known_nodes(self) -> dict[str, dict]:
         return {doc["node"]: doc for doc in await Bus.kv_json_all(self.kv, "node.")}
-
-    # ------------------------------------------------------------ handlers
-
-    async def on_facts(self, event: events.Event) -> None:
-        if isinstance(event, events.HostFactsV1):
-            f = event.data
-            await self.merge_node(f.node, {"node": f.node, "cluster": f.cluster, "hw_threads": f.hw_threads,
-                                           "arch": f.arch, "tool_versions": f.tool_versions, "host_agent": True,
-                                           "seen": event.time.isoformat()})
-
-    async def merge_node(self, node: str, doc: dict) -> None:
-        """Node facts in KV, merged from host facts and the Kubernetes node list (CLI reads them)."""
-        old = await Bus.kv_json(self.kv, subjects.node_key(node)) or {}
-        merged = {**old, **doc}
-        if old.get("host_agent") and not doc.get("host_agent"):  # host facts outrank node capacity
-            merged["hw_threads"] = old["hw_threads"]
-        if merged != old:
-            await self.kv.put(subjects.node_key(node), json.dumps(merged).encode())
-
-    async def on_campaign(self, event: events.Event) -> None:
-        if not isinstance(event, events.CampaignSubmittedV1):
-            raise Permanent(f"unexpected {event.type}")
-        try:
-            campaign = Campaign.model_validate(event.data.spec)
-        except ValidationError as exc:  # permanent: retrying the same spec cannot help
-            first = exc.errors()[0]
-            where = ".".join(map(str, first["loc"]))
-            await self.refuse(event.data.campaign, f"campaign {event.data.campaign}: {where}: "
-                                                   f"{templates.pydantic_msg(first['msg'])}")
-        # each run's trace links to the submission's (kept in memory: after a restart, no link)
-        self.submissions[campaign.name] = trace.get_current_span().get_span_context()
-        if campaign.name in self.campaigns or campaign.name in self.finished:  # one at a time, in order
-            log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
-            return
-        try:
-            nodes = await self.resolve_nodes(campaign)
-        except Permanent as exc:
-            await self.refuse(campaign.name, exc.reason)
-        why = refusal(campaign, len(nodes)) or self.too_large(campaign)
-        if why:
-            await self.refuse(campaign.name, why)
-        seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
-        # planned and saved without the lock (15 s for 100,000 runs on a slow VM): meanwhile the other
-        # campaigns go on, their outcomes are recorded, and none of their runs expires behind the lock
-        try:
-            state = await asyncio.to_thread(CampaignState.new, campaign, nodes, self.settings.cluster, seed,
-                                            events.now())
-        except templates.TemplateError as exc:  # `threads: all` on a node whose facts claim 100,000 threads
-            await self.refuse(campaign.name, f"campaign {campaign.name}: {exc.detail}")
-        await self.save(state)
-        async with self.lock:
-            self.campaigns[campaign.name] = state
-        log.info("campaign %s planned: %d runs on %d nodes", campaign.name, len(state.runs), len(nodes))
-        for warning in state.header.warnings:
-            log.warning("campaign %s: %s", campaign.name, warning)
-
-    async def refuse(self, name: str, why: str) -> NoReturn:
-        """Record why campaign `name` cannot run where `podtax campaign status` looks, then dead-letter it
-        with the reason: a permanent refusal, not retried (retrying the same campaign cannot help)."""
-        await self.kv.put(f"refused.{name}", json.dumps({"reason": why}).encode())
-        raise Permanent(why)
-
-    def too_large(self, campaign: Campaign) -> str | None:
-        """A control-plane run whose timeline cannot fit one NATS message: refused for the whole campaign
-        at once, not run by run after each was planned (an audit's count 5,000 failed every run)."""
-        fits = self.bus.nc.max_payload // BYTES_PER_OBJECT
-        count = max((int(c.get("count", 0) or 0) for t in campaign.tests
-                     if templates.get(t.test).control_plane for c in t.combinations()), default=0)
-        if count <= fits:
-            return None
-        return (f"campaign {campaign.name}: a run of {count} objects writes a timeline of "
-                f"~{count * BYTES_PER_OBJECT:,} bytes, above NATS max_payload ({self.bus.nc.max_payload:,}): "
-                f"lower count to {fits:,} or raise max_payload in nats-server")
-
-    async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
-        known = await self.known_nodes()
-        if self.executor:
-            for doc in await asyncio.to_thread(self.executor.nodes):
-                known.setdefault(doc["node"], doc)
-        if isinstance(campaign.nodes, list):
-            missing = [n for n in campaign.nodes if n not in known]
-            if missing:
-                raise Permanent(f"campaign {campaign.name}: unknown node(s) {', '.join(missing)}")
-            names = campaign.nodes
-        else:
-            if not self.executor:
-                raise Permanent("a node selector needs the Kubernetes executor (PODTAX_RUNNER_KUBERNETES)")
-            names = await asyncio.to_thread(self.executor.select_nodes, campaign.nodes.selector)
-        return {n: int(known[n]["hw_threads"]) for n in names}
-
-    async def on_cancel(self, event: events.Event) -> None:
-        """Pending runs are recorded as cancelled; runs in flight finish or time out; nodes are freed."""
-        if not isinstance(event, events.CampaignCancelledV1):
-            raise Permanent(f"unexpected {event.type}")
-        name = event.data.campaign
-        async with self.lock:
-            state = self.campaigns.get(name)
-            if state is None and name in self.finished:
-                log.info("campaign %s already finished; nothing to cancel", name)
-                return
-            if state is None:  # submission and cancellation travel on different consumers: retried
-                raise LookupError(f"campaign {name} is not planned (yet)")
-            n = state.cancel(events.now())
-            await self.save(state)
-        log.info("campaign %s cancelled: %d pending runs cancelled, %d in flight", name, n,
-                 state.counts()["dispatched"])
-
-    async def on_outcomes(self, batch: list[events.Event]) -> dict[str, str]:
-        """Results and failures, a batch at a time: one save per campaign per batch."""
-        touched: dict[str, CampaignState] = {}
-        async with self.lock:
-            for event in batch:
-                if not isinstance(event, events.ResultV1 | events.RunFailedV1):
-                    continue
-                run = event.data.run
-                reason = event.data.reason if isinstance(event, events.RunFailedV1) else None
-                state = self.campaigns.get(run.campaign)
-                if state is None:
-                    continue
-                if state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason):
-                    metrics.RUNS_FINISHED.labels("result" if reason is None else "failed").inc()
-                touched[state.name] = state  # saved even when nothing changed: a failed save is retried
-            for state in touched.values():
-                await self.save(state)
-                for status, n in state.counts().items():  # campaign progress
-                    metrics.CAMPAIGN_RUNS.labels(state.name, status).set(n)
-                if state.finished_at:
-                    log.info("campaign %s finished: %s", state.name, state.counts())
-        self.wake.set()
-        return {}
-
-    async def on_outcome(self, event: events.Event) -> None:
-        await self.on_outcomes([event])
-
-    async def on_cell_stats(self, event: events.Event) -> None:
-        if not isinstance(event, events.CellStatsV1):
-            return
-        async with self.lock:
-            state = self.campaigns.get(event.data.campaign)
-            if state and state.campaign.repetitions.target_ci_width is not None:
-                state.cell_stats(event.data, events.now())
-                await self.save(state)
 
     # ------------------------------------------------------------ dispatch
 
