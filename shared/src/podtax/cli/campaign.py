@@ -18,7 +18,7 @@ from podtax import campaign as campaign_file
 from podtax import events, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
-from podtax.cli.common import console, err, fail, nats_url, say, warn
+from podtax.cli.common import console, err, fail, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 
@@ -115,8 +115,8 @@ def _offline_dry_run(c: campaign_file.Campaign, unreachable: BusError) -> int:
 
 
 async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
-    try:  # connecting gives up within 2x its timeout: before the command's deadline, so the reason is said
-        bus = await Bus.connect(nats_url(), "podtax/cli", timeout=min(5.0, cli_deadline.seconds() / 3))
+    try:
+        bus = await cli_deadline.connect()
     except BusError as exc:
         if dry_run:
             return _offline_dry_run(c, exc)
@@ -192,7 +192,7 @@ def _progress_rows(state: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 async def _status_once(name: str) -> dict[str, Any] | None:
     try:
-        bus = await Bus.connect(nats_url(), "podtax/cli")
+        bus = await cli_deadline.connect()
     except BusError as exc:
         raise fail(str(exc)) from None
     try:
@@ -251,7 +251,7 @@ def status(
 
 
 async def _refused(name: str) -> str | None:
-    bus = await Bus.connect(nats_url(), "podtax/cli")
+    bus = await cli_deadline.connect()
     try:
         doc = await _kv_get(bus, f"refused.{name}")
         return doc.get("reason") if doc else None
@@ -261,7 +261,7 @@ async def _refused(name: str) -> str | None:
 
 async def _cancel(name: str, reason: str, wait_s: float) -> int:
     try:
-        bus = await Bus.connect(nats_url(), "podtax/cli")
+        bus = await cli_deadline.connect()
     except BusError as exc:
         raise fail(str(exc)) from None
     try:

@@ -13,8 +13,8 @@ import os
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from podtax.bus import BusError
-from podtax.cli.common import fail
+from podtax.bus import Bus, BusError
+from podtax.cli.common import fail, nats_url
 
 ENV = "PODTAX_CLI_TIMEOUT"
 DEFAULT_S = 30.0
@@ -43,6 +43,13 @@ async def within(step: Awaitable[T], what: str, timeout_s: float | None = None) 
     except TimeoutError:
         raise BusError(f"NATS did not answer within {limit:g} s while {what} (is the server down? "
                        f"{ENV} sets this deadline)") from None
+
+
+async def connect(source: str = "podtax/cli") -> Bus:
+    """Connect to NATS for a CLI command. The connection gives up within 2x its timeout, which is kept
+    below the command's deadline, so an unreachable server is named as such (BusError), not as a
+    server that "did not answer within N s"."""
+    return await Bus.connect(nats_url(), source, timeout=min(5.0, seconds() / 3))
 
 
 def run(step: Awaitable[T], what: str, extra_s: float = 0.0) -> T:

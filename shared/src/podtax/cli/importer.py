@@ -39,7 +39,7 @@ from podtax import events, parsers
 from podtax.bus import Bus, BusError
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
-from podtax.cli.common import console, err, fail, nats_url, say, warn
+from podtax.cli.common import console, err, fail, say, warn
 from podtax.cli.deadline import within
 from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
 from podtax.cli.manifest import ManifestError, Row, read_manifest
@@ -202,7 +202,7 @@ async def _publish(rows: list[Row], campaign: str, rejected: list[str], mismatch
     `rejected` receives a line for each log the parser rejects (published all the same: a failed run),
     `mismatched` one for each log that prints another version than its tool_version (see check_events)."""
     try:
-        bus = await Bus.connect(nats_url(), SOURCE, timeout=min(5.0, deadline.seconds() / 2))
+        bus = await deadline.connect(SOURCE)
     except BusError as exc:
         raise fail(f"{exc}; nothing was imported", 1) from None
     published = 0
