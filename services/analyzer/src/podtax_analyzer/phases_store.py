@@ -71,8 +71,7 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
 
 
 def insert_phases(con: duckdb.DuckDBPyConnection, runs: Iterable[PhaseColumns | None]) -> None:
-    """Insert every run's rows in one statement: the runs of raw logs stored in the same transaction, so a
-    redelivered raw log adds nothing (the store leaves it out)."""
+    """Insert every run's rows in one statement; a redelivered raw log changes nothing (key run, object, phase)."""
     runs = [r for r in runs if r]
     if not runs:
         return
@@ -86,7 +85,8 @@ def insert_phases(con: duckdb.DuckDBPyConnection, runs: Iterable[PhaseColumns | 
     con.register("batch_phases", columns)
     try:
         casts = ", ".join(f"CAST({c} AS {t})" for c, t in zip(COLUMNS, TYPES, strict=True))
-        con.execute(f"INSERT INTO phases ({', '.join(COLUMNS)}) SELECT {casts} FROM batch_phases")
+        con.execute(f"INSERT INTO phases ({', '.join(COLUMNS)}) SELECT {casts} FROM batch_phases "
+                    "ON CONFLICT DO NOTHING")
     finally:
         with contextlib.suppress(duckdb.Error):  # an aborted transaction refuses it; the INSERT's error counts
             con.unregister("batch_phases")

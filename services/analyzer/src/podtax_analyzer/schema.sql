@@ -1,14 +1,9 @@
--- podtax analyzer DuckDB schema. The analyzer is the only writer; a redelivered event changes nothing
--- (idempotent on run id / event id). The tables that grow with every run (raw_logs, runs, metrics,
--- phases) have no key: DuckDB holds a key's index (ART) in memory whole and cannot evict it, ~95 bytes
--- a run id, so each key grew the analyzer by ~9.5 MB per 100,000 runs and stopped the store ("could not
--- allocate block") once the indexes filled PODTAX_ANALYZER_MEMORY_MB. Their rows are unique because the
--- analyzer looks a batch's run ids up before it inserts (store._unseen), which scans the run_id column
--- either way: DuckDB did not use the key's index for that lookup. Files created before keep their keys.
+-- podtax analyzer DuckDB schema. The analyzer is the only writer. Every table is keyed so a
+-- redelivered event changes nothing (idempotent on run id / event id).
 
 -- Every raw log ever received, kept verbatim so `podtax reparse` can re-derive results.
 CREATE TABLE IF NOT EXISTS raw_logs (
-    run_id        VARCHAR NOT NULL,          -- unique (see above)
+    run_id        VARCHAR PRIMARY KEY,
     event_id      VARCHAR NOT NULL,
     campaign      VARCHAR NOT NULL,
     cluster       VARCHAR NOT NULL,
@@ -34,7 +29,7 @@ CREATE TABLE IF NOT EXISTS raw_logs (
 -- One row per run outcome: status 'ok' (a result) or 'failed' (a recorded failure).
 -- A result for a run id replaces a failure of the same run id (e.g. after `podtax reparse`).
 CREATE TABLE IF NOT EXISTS runs (
-    run_id          VARCHAR NOT NULL,        -- unique (see above)
+    run_id          VARCHAR PRIMARY KEY,
     event_id        VARCHAR NOT NULL,
     campaign        VARCHAR NOT NULL,
     cluster         VARCHAR NOT NULL,
@@ -65,8 +60,8 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 
 -- Metric values of 'ok' runs: one row per run and metric. No index: (run_id, name) is unique because
--- metrics are written only in the transaction that inserts their run's row (once: store._write_results)
--- and a result's names are de-duplicated first (store.metric_rows). An index here held ~1.4 M
+-- metrics are written only in the transaction that inserts their run's row (runs' key refuses a second
+-- one) and a result's names are de-duplicated first (store.metric_rows). An index here held ~1.4 M
 -- keys at 100,000 runs and was the largest part of the analyzer's memory growth. Files created
 -- before keep their key; it changes nothing for them.
 CREATE TABLE IF NOT EXISTS metrics (
@@ -113,5 +108,6 @@ CREATE TABLE IF NOT EXISTS phases (
     object      VARCHAR NOT NULL,            -- claim, volume or pod name
     phase       VARCHAR NOT NULL,            -- accepted, provisioned, bound, deleted, ... (podtax.phases)
     start_s     DOUBLE NOT NULL,             -- the phase's start, seconds after the run's t0
-    latency_s   DOUBLE NOT NULL             -- (run_id, object, phase) unique: written with their run's raw log
+    latency_s   DOUBLE NOT NULL,
+    PRIMARY KEY (run_id, object, phase)
 );
