@@ -166,28 +166,43 @@ def submit(
     return code
 
 
+FINISHED = ("done", "failed", "cancelled")  # a run's end states in the runner's state: counted apart
+
+
 def _progress_rows(state: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per node: runs done, failed (a result never came: run.failed, as the analyzer counts them), cancelled
+    (planned, then cancelled with the campaign: never ran), the total, and the run time of the timed ones."""
     if "progress" in state or "runs" not in state:  # the header of a campaign saved as per-run documents
         rows = {}
         for node, p in state.get("progress", {}).items():
-            finished = {k: int(p.get(k, 0)) for k in ("done", "failed", "cancelled")}
-            rows[node] = {"done": finished["done"], "failed": finished["failed"] + finished["cancelled"],
+            finished = {k: int(p.get(k, 0)) for k in FINISHED}
+            rows[node] = {**finished,
                           "total": sum(int(p.get(k, 0)) for k in ("planned", "dispatched")) + sum(finished.values()),
                           "seconds": float(p.get("seconds", 0.0)), "timed": int(p.get("timed", 0))}
         return rows
     rows: dict[str, dict[str, float]] = {}
     for s in state["runs"].values():
         node = s["run"]["node"]
-        row = rows.setdefault(node, {"done": 0, "failed": 0, "total": 0, "seconds": 0.0, "timed": 0})
+        row = rows.setdefault(node, {"done": 0, "failed": 0, "cancelled": 0, "total": 0, "seconds": 0.0, "timed": 0})
         row["total"] += 1
         st = s.get("status", "planned")
-        if st in ("done", "failed", "cancelled"):
-            row["done" if st == "done" else "failed"] += 1
+        if st in FINISHED:
+            row[st] += 1
             if s.get("dispatched_at") and s.get("finished_at"):
                 row["seconds"] += (events.datetime.fromisoformat(s["finished_at"])
                                    - events.datetime.fromisoformat(s["dispatched_at"])).total_seconds()
                 row["timed"] += 1
     return rows
+
+
+def _progress_info(row: dict[str, float]) -> tuple[float, str]:
+    """(runs finished, the row's text): '2 done, 0 failed, 22 cancelled, 0 left' (cancelled only when some were)."""
+    finished = sum(row[k] for k in FINISHED)
+    left = row["total"] - finished
+    eta = row["seconds"] / row["timed"] * left if row["timed"] else None
+    cancelled = f", {int(row['cancelled'])} cancelled" if row["cancelled"] else ""
+    return finished, (f"{int(row['done'])} done, {int(row['failed'])} failed{cancelled}, {int(left)} left"
+                      + (f", ETA {eta:,.0f} s" if eta is not None and left else ""))
 
 
 async def _status_once(name: str) -> dict[str, Any] | None:
@@ -208,7 +223,7 @@ def status(
     timeout: Annotated[float, typer.Option(help="With --follow: give up after this many seconds.",
                                            callback=_seconds)] = 86400,
 ) -> int:
-    """Runs done, failed and remaining per node, with a progress bar and an ETA."""
+    """Runs done, failed, cancelled and remaining per node, with a progress bar and an ETA."""
     state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}")
     wait_until = time.monotonic() + (min(30, timeout) if follow else 0)  # --timeout bounds this wait too
     while state is None and time.monotonic() < wait_until:  # just submitted: the runner is planning it
@@ -227,11 +242,7 @@ def status(
     with progress:
         while True:
             for node, row in sorted(_progress_rows(state).items()):
-                finished = row["done"] + row["failed"]
-                left = row["total"] - finished
-                eta = row["seconds"] / row["timed"] * left if row["timed"] else None
-                info = (f"{int(row['done'])} done, {int(row['failed'])} failed, {int(left)} left"
-                        + (f", ETA {eta:,.0f} s" if eta is not None and left else ""))
+                finished, info = _progress_info(row)
                 if node not in tasks:
                     tasks[node] = progress.add_task(node, total=row["total"], info=info)
                 progress.update(tasks[node], completed=finished, total=row["total"], info=info)
