@@ -42,7 +42,7 @@ from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, say, warn
 from podtax.cli.deadline import within
 from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
-from podtax.cli.manifest import ManifestError, Row, read_manifest
+from podtax.cli.manifest import ManifestError, Row, accepted, read_manifest
 from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
 
 CHUNK = 200  # events published (and acked) per progress-bar step
@@ -297,8 +297,7 @@ HELP = "\n\n".join((
     "Import benchmark logs recorded before podtax (cron jobs, CronJobs) into the running system.",
     "One row per log: `file` is relative to the manifest's folder (or --root) and must lie inside it: "
     "absolute paths, '..' or symbolic links leading out, devices and /proc files are refused; "
-    "`env` is host or kubernetes (kubernetes or nomad for volume-churn timelines); `test` a template name "
-    "(sysbench-cpu, sysbench-memory, stress-ng-cpu, hdparm, fio); `params` the parameters the run used, as "
+    f"{accepted()}; `params` the parameters the run used, as "
     "space-separated key=value pairs (threads as a number); `started_at` ISO 8601 — a time without a timezone "
     "is taken as UTC; `tool_version` optional (the machine's `<tool> --version`, for tools whose output does "
     "not print it). Logs above 1 MB are refused.",

@@ -23,6 +23,23 @@ from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, read_capped, resolve_ins
 HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
 MAX_MANIFEST_BYTES = 50_000_000
 _NODE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$")
+# What a row's `test` may be: a registered template with a log parser (also what `podtax import --help` lists).
+IMPORTABLE: tuple[str, ...] = tuple(name for name in templates.REGISTRY if name in parsers.TEST_TOOL)
+USUAL_ENVS = ("host", "kubernetes")
+
+
+def environments(test: str) -> tuple[str, ...]:
+    """The `env` values a row of `test` may have: its template's (kubernetes or nomad for volume-churn)."""
+    template = templates.REGISTRY.get(test)
+    return template.environments if template else USUAL_ENVS
+
+
+def accepted() -> str:
+    """The `env` and `test` a row may have, as `podtax import --help` says it."""
+    others = "; ".join(f"{name}: {' or '.join(envs)}" for name in IMPORTABLE
+                       if (envs := environments(name)) != USUAL_ENVS)
+    return (f"`env` is {' or '.join(USUAL_ENVS)}" + (f" ({others})" if others else "")
+            + f"; `test` a template name ({', '.join(IMPORTABLE)})")
 
 
 class ManifestError(Exception):
@@ -76,7 +93,7 @@ def _check_row(fields: dict[str, str], base: Path, root: Path, line: int = 0,
         problems.append(f"node {node!r} is not a node name (letters, digits, '-', '_', '.')")
     env = fields["env"].strip()
     template = templates.REGISTRY.get(fields["test"].strip())
-    allowed = template.environments if template else ("host", "kubernetes")  # nomad: volume-churn timelines
+    allowed = environments(fields["test"].strip())
     if env not in allowed:
         problems.append(f"env {env!r} must be {' or '.join(allowed)}"
                         + (f" for {template.name}" if template and template.control_plane else ""))
@@ -116,7 +133,7 @@ def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] |
     except templates.TemplateError as exc:
         problems.append(exc.detail)
         return None
-    if test not in parsers.TEST_TOOL:
+    if test not in IMPORTABLE:
         problems.append(f"test {test} has no log parser, so its logs cannot be imported")
         return None
     try:
