@@ -16,9 +16,9 @@ S = TypeVar("S", bound=Common)
 log = logging.getLogger("podtax.service")
 
 
-async def _health(port: int, bus: Bus) -> asyncio.base_events.Server:
+async def serve_health(port: int, bus: Bus) -> asyncio.base_events.Server:
     """Minimal HTTP probes: GET /healthz (alive: 200), GET /readyz (200 while connected to NATS), and
-    GET /metrics (Prometheus text format, see podtax.metrics)."""
+    GET /metrics (Prometheus text format, see podtax.metrics). Every service serves it on PODTAX_HEALTH_PORT."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -65,7 +65,7 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
             log.error("%s", exc)
             return 3
         stop = stop_on_signals()
-        health = await _health(settings.health_port, bus) if settings.health_port else None
+        health = await serve_health(settings.health_port, bus) if settings.health_port else None
         try:
             await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s)
             log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))

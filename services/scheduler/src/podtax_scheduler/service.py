@@ -12,6 +12,7 @@ from podtax import subjects
 from podtax.bus import Bus
 from podtax.config import SchedulerSettings
 from podtax.events import PlacementMadeV1
+from podtax.service import serve_health
 
 from podtax_scheduler.kube import Kube, api_client
 from podtax_scheduler.leader import AlwaysLeader, LeaderElector, LeaseConfig
@@ -47,6 +48,7 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
     bus = await Bus.connect(settings.nats_url, f"{SOURCE}/{settings.scheduler_identity}")
     scheduler: Scheduler | None = None
     metrics = Metrics()
+    health: asyncio.base_events.Server | None = None
     try:
         await bus.ensure_streams()
         kv = await bus.kv(subjects.SCORES_BUCKET)
@@ -79,6 +81,8 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
             port = metrics.serve(settings.scheduler_metrics_port)
             log.info("metrics on :%d/metrics", port)
         await asyncio.to_thread(scheduler.start)
+        if settings.health_port:  # /healthz, /readyz (NATS connected) and /metrics, as every podtax service
+            health = await serve_health(settings.health_port, bus)
         log.info("scheduler %s started: schedulerName=%s cluster=%s scores=%s", settings.scheduler_identity,
                  settings.scheduler_name, settings.cluster, settings.scheduler_score_env)
         if on_ready is not None:
@@ -92,6 +96,8 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
     finally:
         if scheduler is not None:
             await asyncio.to_thread(scheduler.stop)
+        if health is not None:
+            health.close()
         metrics.close()
         await bus.close()
 
