@@ -56,3 +56,16 @@ def test_a_result_after_a_failure_and_a_reparse_replace_rows(store: Store) -> No
     store.replace_results([_result(3, ("eps", 4.0))])
     assert _rows(store) == [("m-3", "eps", 4.0)]
     assert store.cursor().execute("SELECT status FROM runs WHERE run_id = 'm-3'").fetchall() == [("ok",)]
+
+
+def test_a_batch_larger_than_one_lookup_is_still_idempotent(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run ids are looked up in chunks (store.LOOKUP_CHUNK, DuckDB's index limit): every chunk counts."""
+    from podtax_analyzer import store as store_module
+
+    monkeypatch.setattr(store_module, "LOOKUP_CHUNK", 7)
+    batch = [_result(i, ("eps", float(i))) for i in range(30)]
+    assert store.write_batch(batch[:12]) == {f"m-{i}" for i in range(12)}
+    assert store.write_batch(batch) == {f"m-{i}" for i in range(12, 30)}  # the first 12 are known
+    assert store.write_batch(batch) == set()
+    assert len(_rows(store)) == 30
+    assert len(store_module.lookup(store.cursor(), "run_id", "runs", [f"m-{i}" for i in range(40)])) == 30

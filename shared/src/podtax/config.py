@@ -147,6 +147,10 @@ class AnalyzerSettings(Common):
                                        "reachable beyond this host).")
     analyzer_workers: int | None = Field(None, ge=0, description="Processes a comparison table's cells are analyzed "
                                          "in (0 or 1 = in the caller); unset = one per idle core, from 64 cells.")
+    analyzer_score_cache_values: int = Field(4_000_000, ge=10_000, description="Metric values the node-score "
+                                             "cache keeps in memory (16 bytes each; 4,000,000 = 64 MB). When the "
+                                             "keys one publication touches hold more, each publication reloads them "
+                                             "from DuckDB (slow, and logged): raise it.")
     analyzer_memory_mb: int = Field(1024, ge=128, description="DuckDB's memory limit, MB: its cache of the file's "
                                     "blocks grows with the history up to it, and larger queries spill to <db>.tmp "
                                     "(DuckDB's own default would be 80% of the RAM).")

@@ -33,6 +33,9 @@ its memory stays flat however long the history.
 from __future__ import annotations
 
 import contextlib
+import logging
+import math
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +54,8 @@ LOAD_CHUNK = 500  # keys per loading query: bounds the memory of a first publica
 LOAD_ROWS = 1_000_000  # rows per flat loading query (one key may exceed it): ~30 MB of numbers
 NEW_CHUNK = 5000  # new runs per query: bounds the memory of a publication after a long pause
 MAX_VALUES = 4_000_000  # values kept across keys (16 bytes each: 64 MB, 500,000 runs of 8 metrics)
+WARN_EVERY_S = 600.0  # at most one warning that keys in use were dropped per this many seconds
+log = logging.getLogger("podtax.analyzer.scores")
 
 # Per key, the rows of the selected runs (ordered by value, so a new key's values come sorted).
 _ROWS = f"""
@@ -108,6 +113,7 @@ class ScoreCache:
         self.held = 0  # values held across keys
         self.max_values = MAX_VALUES if max_values is None else max_values
         self.replaced: int | None = 0  # Store.replaced when the cache was last consistent; None: unknown
+        self.warned = -math.inf  # time.monotonic() of the last warning that keys in use were dropped
 
     def clear(self) -> None:
         self.keys.clear()
@@ -144,7 +150,7 @@ class ScoreCache:
             self.replaced = before if after == before and before % 2 == 0 else None
             if after == before:
                 scores = [s for key in sorted(touched) if (s := self.score(key)) is not None]
-                self._evict()
+                self._evict(touched)
                 return scores
 
     def score(self, key: Key) -> NodeScore | None:
@@ -193,10 +199,23 @@ class ScoreCache:
                 throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
             self.held += b - a
 
-    def _evict(self) -> None:
-        """Drop the keys touched longest ago while the cache holds more than max_values values."""
+    def _evict(self, touched: set[Key]) -> None:
+        """Drop the keys touched longest ago while the cache holds more than max_values values. Dropping a
+        key of this publication means the next one touching the same keys loads them again from DuckDB (a
+        join over the whole history each time: at a million runs, 11.6 s a publication instead of 0.9 s,
+        bench_store_history.py): that is logged, naming the setting to raise."""
+        dropped = 0
         while self.held > self.max_values and self.keys:
-            self.held -= len(self.keys.pop(next(iter(self.keys))).values)
+            key = next(iter(self.keys))
+            self.held -= len(self.keys.pop(key).values)
+            dropped += key in touched
+        now = time.monotonic()
+        if dropped and now - self.warned > WARN_EVERY_S:
+            self.warned = now
+            log.warning("the node-score cache dropped %d of the %d keys this publication touched: their values "
+                        "exceed its %d (PODTAX_ANALYZER_SCORE_CACHE_VALUES), so each publication loads them from "
+                        "DuckDB again, which is slow; raise it (16 bytes a value)", dropped, len(touched),
+                        self.max_values)
 
     def _merge(self, s: KeyState, rows: dict[str, Any]) -> None:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""

@@ -62,7 +62,7 @@ class Analyzer:
         """Coalesce new results and publish the scores and cell statistics they changed."""
         await self.bus.kv(subjects.SCORES_BUCKET)  # create the bucket before the first put
         loop = asyncio.get_running_loop()
-        cache = ScoreCache()  # per-key aggregates, so a publication reads only the new runs' rows
+        cache = ScoreCache(self.settings.analyzer_score_cache_values)  # a publication reads only the new runs' rows
         while not stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), 1.0)

@@ -121,16 +121,29 @@ def metric_rows(results: Iterable[events.ResultV1]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
+LOOKUP_CHUNK = 2000  # run ids a lookup names: DuckDB uses a key's index for at most 2,048 (index_scan_max_count)
+
+
+def lookup(con: duckdb.DuckDBPyConnection, columns: str, table: str, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    """`columns` of the rows of `table` whose run id is one of `run_ids`, through the run_id key's index: the
+    ids are named in the query (`IN (?, ?, ...)`), which DuckDB looks up in the index; `IN (SELECT unnest(...))`
+    scanned the whole column instead, a cost that grew with the history (bench_store_history.py)."""
+    out: list[tuple[Any, ...]] = []
+    for first in range(0, len(run_ids), LOOKUP_CHUNK):
+        ids = run_ids[first:first + LOOKUP_CHUNK]
+        out += con.execute(f"SELECT {columns} FROM {table} WHERE run_id IN ({', '.join('?' * len(ids))})",  # noqa: S608
+                           list(ids)).fetchall()
+    return out
+
+
 def _unseen(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`rows` whose run id is not in `table` yet, the first of each run id (one indexed lookup)."""
+    """`rows` whose run id is not in `table` yet, the first of each run id (an indexed lookup)."""
     if not rows:
         return rows
     first: dict[str, dict[str, Any]] = {}
     for row in rows:
         first.setdefault(row["run_id"], row)
-    have = con.execute(f"SELECT run_id FROM {table} WHERE run_id IN (SELECT unnest($1::varchar[]))",
-                       [list(first)]).fetchall()
-    for (run_id,) in have:
+    for (run_id,) in lookup(con, "run_id", table, list(first)):
         del first[run_id]
     return list(first.values())
 
@@ -257,8 +270,7 @@ class Store:
         """Insert the results of runs without one; a result supersedes a recorded failure of its run."""
         if not results:
             return set()
-        stored = con.execute("SELECT run_id, status, event_id FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))",
-                             [list(results)]).fetchall()
+        stored = lookup(con, "run_id, status, event_id", "runs", list(results))
         existing = {run_id: status for run_id, status, _ in stored}
         for run_id, status, event_id in stored:  # a redelivery carries the stored event's id
             if status == "ok" and results[run_id].id != event_id:
