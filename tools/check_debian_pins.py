@@ -21,7 +21,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILES = (ROOT / "deploy" / "bench-image" / "Dockerfile", ROOT / "services" / "host_agent" / "Dockerfile")
 PACKAGE_OF_ARG = {"SYSBENCH_VERSION": "sysbench", "STRESS_NG_VERSION": "stress-ng", "FIO_VERSION": "fio",
-                  "HDPARM_VERSION": "hdparm", "PYTHON3_VERSION": "python3"}
+                  "HDPARM_VERSION": "hdparm", "IPERF3_VERSION": "iperf3", "SOCKPERF_VERSION": "sockperf",
+                  "PYTHON3_VERSION": "python3"}
 
 
 def pins(dockerfiles: tuple[Path, ...] = DOCKERFILES) -> dict[str, str]:

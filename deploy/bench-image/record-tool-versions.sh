@@ -17,7 +17,7 @@ out=${1:?usage: record-tool-versions.sh OUTPUT}
 tmp="$out.tmp"
 trap 'rm -f "$tmp"' EXIT
 : > "$tmp"
-for tool in sysbench stress-ng fio hdparm; do
+for tool in sysbench stress-ng fio hdparm iperf3 sockperf; do
     flag=--version
     [ "$tool" = hdparm ] && flag=-V
     bin=$(command -v "$tool" || command -v "/usr/sbin/$tool") || { echo "$tool: not installed" >&2; exit 1; }

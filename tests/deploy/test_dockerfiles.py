@@ -15,10 +15,11 @@ from podtax import benchwrap
 from tests.deploy._util import REPO, SERVICES, UID, console_scripts
 
 BENCH = REPO / "deploy" / "bench-image"
-TOOLS = ("sysbench", "stress-ng", "fio", "hdparm")
+TOOLS = ("sysbench", "stress-ng", "fio", "hdparm", "iperf3", "sockperf")
 # Debian 12's builds (issue 5): the pins must stay within these families.
 DEBIAN12_FAMILIES = {"sysbench": r"1\.0\.20\+ds-\d+", "stress-ng": r"0\.15\.06-\d+",
-                     "fio": r"3\.33-\d+", "hdparm": r"9\.65\+ds-\d+"}
+                     "fio": r"3\.33-\d+", "hdparm": r"9\.65\+ds-\d+", "iperf3": r"3\.12-\d+(\+deb12u\d+)?",
+                     "sockperf": r"3\.7-\d+"}
 
 
 def instructions(path: Path) -> list[tuple[str, str]]:
@@ -157,6 +158,7 @@ def test_bench_image_dockerfile():
     for tool in TOOLS:
         assert f'"{tool}=${{{tool.upper().replace("-", "_")}_VERSION}}"' in install, f"{tool} not pinned"
     assert '"python3=${PYTHON3_VERSION}"' in install
+    assert '"libiperf0=${IPERF3_VERSION}"' in install, "iperf3's code (libiperf0) at iperf3's version"
     copies = [rest for word, rest in steps if word == "COPY"]
     assert any("shared/src/podtax/benchwrap.py /usr/local/bin/podtax-bench" in c and "--chmod=0755" in c
                for c in copies)
@@ -164,6 +166,17 @@ def test_bench_image_dockerfile():
     check_runtime_stage(steps, "podtax-bench")
     for source in copied_sources(steps):
         assert (REPO / source).exists() and not dockerignore_excludes(source), source
+
+
+def test_bench_image_has_the_tool_of_every_template_a_pod_runs():
+    """The pod side of every benchmark template (iperf3, sockperf too) has its tool in the image, pinned, with its
+    version recorded: the image covered sysbench, stress-ng, fio and hdparm only."""
+    from podtax import templates
+
+    needed = {t.tool for t in templates.REGISTRY.values() if "kubernetes" in t.environments and not t.control_plane}
+    recorded = re.search(r"^for tool in ([a-z0-9 -]+); do$", (BENCH / "record-tool-versions.sh").read_text(), re.M)
+    assert recorded and set(recorded.group(1).split()) == needed == set(TOOLS), (recorded, needed)
+    assert set(bench_image_pins()) == needed
 
 
 def test_host_agent_image_and_install_notes_use_the_bench_image_builds():
