@@ -82,8 +82,8 @@ CAVEATS: dict[tuple[str, str], str] = {
     ("volume-churn", "provisioned"): (
         "Kubernetes' create returns once the claim is stored, so all its provisions run at once, while Nomad's "
         "create returns once the volume is provisioned, so at most `concurrency` of its volumes provision at "
-        "a time: the makespans compare the backends at that concurrency (with count 100: concurrency 10 made "
-        "Nomad 1.9x slower, 100 made it faster)"),
+        "a time: the makespans compare the backends at that concurrency only; at another one the ratio can "
+        "differ, even in direction, so run the campaign at the concurrency you use"),
 }
 
 
