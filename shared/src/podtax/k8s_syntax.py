@@ -100,3 +100,30 @@ def selector_problem(selector: str) -> str | None:
             return (f"{part.strip()[:60]!r} is not a label selector requirement: write key=value, key!=value, "
                     f"key in (a,b), key notin (a,b), key or !key, joined by commas (e.g. kubernetes.io/arch=arm64)")
     return None
+
+
+_PART = re.compile(r"\s*(!?)\s*([^\s=!<>(),]+)\s*(?:(==?|!=|<|>)\s*([^\s,]*)|\s(in|notin)\s*\(([^)]*)\))?\s*")
+
+
+def selector_matches(selector: str, labels: dict[str, str]) -> bool:
+    """Whether a node with `labels` matches the label selector `selector` (checked by selector_problem)."""
+    for part in re.split(r",(?![^()]*\))", selector):
+        m = _PART.fullmatch(part)
+        if m is None:
+            return False
+        neg, key, op, value, set_op, values = m.groups()
+        have = labels.get(key)
+        if set_op:
+            ok = (have in {v.strip() for v in values.split(",")}) == (set_op == "in")
+        elif op in ("=", "=="):
+            ok = have == value
+        elif op == "!=":
+            ok = have != value
+        elif op in ("<", ">"):
+            ok = have is not None and have.lstrip("-").isdigit() and (int(have) < int(value)) == (op == "<") \
+                and int(have) != int(value)
+        else:
+            ok = (have is None) if neg else (have is not None)
+        if not ok:
+            return False
+    return True

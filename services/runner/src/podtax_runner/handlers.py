@@ -87,6 +87,9 @@ class Handlers:
                                             events.now())
         except templates.TemplateError as exc:  # `threads: all` on a node whose facts claim 100,000 threads
             await self.refuse(campaign.name, f"campaign {campaign.name}: {exc.detail}")
+        if not state.runs:  # nothing would ever finish it: `campaign status --follow` waited 24 h
+            await self.refuse(campaign.name, f"campaign {campaign.name}: the plan has 0 runs on "
+                                             f"{len(nodes)} node(s); name nodes that exist, or tests and repetitions")
         await self.save(state)
         async with self.lock:
             self.campaigns[campaign.name] = state
@@ -115,7 +118,8 @@ class Handlers:
     async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
         known = await self.known_nodes()
         if self.executor:
-            for doc in await asyncio.to_thread(self.executor.nodes):
+            for doc in await asyncio.to_thread(self.executor.nodes):  # fresh labels for `campaign submit`
+                await self.merge_node(doc["node"], doc)
                 known.setdefault(doc["node"], doc)
         if isinstance(campaign.nodes, list):
             missing = [n for n in campaign.nodes if n not in known]
@@ -126,6 +130,9 @@ class Handlers:
             if not self.executor:
                 raise Permanent("a node selector needs the Kubernetes executor (PODTAX_RUNNER_KUBERNETES)")
             names = await asyncio.to_thread(self.executor.select_nodes, campaign.nodes.selector)
+            if not names:
+                raise Permanent(f"campaign {campaign.name}: selector {campaign.nodes.selector} matches no node "
+                                f"(known: {', '.join(sorted(known)) or 'none'})")
         return {n: int(known[n]["hw_threads"]) for n in names}
 
     async def on_cancel(self, event: events.Event) -> None:

@@ -142,8 +142,9 @@ class KubeExecutor:
     def _node_doc(n: client.V1Node) -> dict[str, Any]:
         cpu = (n.status.capacity or {}).get("cpu", "1")
         threads = max(1, int(cpu[:-1]) // 1000 if cpu.endswith("m") else int(float(cpu)))
+        labels = dict(n.metadata.labels or {})  # `campaign submit` matches a node selector against them
         return {"node": n.metadata.name, "hw_threads": threads, "kubernetes": True,
-                "arch": (n.metadata.labels or {}).get("kubernetes.io/arch")}
+                "arch": labels.get("kubernetes.io/arch"), "labels": labels}
 
     # ------------------------------------------------------------ runs
 

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 
 from podtax import campaign as campaign_file
-from podtax import events, subjects, telemetry, templates
+from podtax import events, k8s_syntax, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import console, err, fail, say, warn
@@ -61,7 +61,19 @@ def check_nodes(c: campaign_file.Campaign, known: dict[str, dict[str, Any]]) -> 
             elif "kubernetes" in c.environments and not doc.get("kubernetes"):
                 problems.append(f"node {node!r} is not a Kubernetes node known to the runner, "
                                 f"but the campaign has pod runs")
+    elif not _selected(c.nodes.selector, known):
+        names = ", ".join(sorted(known)) or "none yet"
+        problems.append(f"selector {c.nodes.selector} matches no node (known: {names})")
     return problems
+
+
+def _selected(selector: str, known: dict[str, dict[str, Any]]) -> bool:
+    """Whether `selector` matches a known Kubernetes node; True when a node's labels were not recorded
+    (a runner older than this check): then only the runner can tell."""
+    kube = [doc for doc in known.values() if doc.get("kubernetes")]
+    if any("labels" not in doc for doc in kube):
+        return True
+    return any(k8s_syntax.selector_matches(selector, doc["labels"]) for doc in kube)
 
 
 def build_warnings(c: campaign_file.Campaign, known: dict[str, dict[str, Any]],
