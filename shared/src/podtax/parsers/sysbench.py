@@ -9,7 +9,9 @@ figures are not comparable with 1.0 runs, so a campaign must not mix them. A mem
 0 events is refused (`fatal`), as is a cpu rate no CPU reaches (`implausible`). Releases up to
 1.0.7 and 1.1 development builds print no `CPU speed:` section: events/s is then derived (DERIVED).
 Reports of other tests are refused by name (fileio, oltp; threads and mutex name no test), a
-usage error (`sysbench memory` without `run`) as `bad-argument`.
+usage error (`sysbench memory` without `run`) as `bad-argument`. A run that did more events than the
+requested `events`, or ran longer than the requested `time` allows, is flagged PARAM_MISMATCH: the
+log is another run's.
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         metrics.add("operations", to_number(ops.group(1)), "operations", True)
     # 1.0 prints `total time:` under `General statistics:`, 1.1 `time elapsed:` under `Throughput:`
     elapsed = "total time" if "total time" in f or "time elapsed" not in f else "time elapsed"
-    metrics.add("total_time", _num(section, elapsed, "seconds", "s"), "s", False)
+    total_time = _num(section, elapsed, "seconds", "s")
+    metrics.add("total_time", total_time, "s", False)
     events = _num(section, "total number of events", "event count")
     metrics.add("events", events, "events", True)
     if events == 0:  # `Total operations: 0 (0.00 per second)`: a rate of 0 would read as the slowest machine
@@ -130,6 +133,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     _latency(section, metrics)
     flags += compare_echoed(_as_echoed(requested), echoed, ("max_prime", "block_size", "operation"))
     flags += _short(requested, events, section)
+    flags += _beyond_limits(requested, events, total_time, to_number(section.latency["max"]))
     return Parsed(TOOL, section.version, section.build, metrics.as_tuple(), echoed, tuple(flags))
 
 
@@ -202,6 +206,25 @@ def _latency(section: Section, metrics: MetricList) -> None:
 def _percentile_name(key: str) -> str:
     """`95th percentile` -> `latency_p95`, `99.9th percentile` -> `latency_p99_9`."""
     return "latency_" + percentile_label(key.split("th", 1)[0])
+
+
+STOP_SLACK_S = 0.5  # starting and joining the threads, beyond the last event (see _beyond_limits)
+
+
+def _beyond_limits(requested: Mapping[str, Any] | None, events: float, elapsed: float,
+                   latency_max_ms: float) -> list[str]:
+    """PARAM_MISMATCH when the log did more than its requested limits allow: sysbench stops at `--events`
+    exactly, and each thread checks `--time` before starting an event, so a run overshoots its time by at
+    most its longest event (latency max) plus STOP_SLACK_S. More means the log is another run's."""
+    flags = []
+    wanted = requested_int(requested, "events")
+    if wanted and events > wanted:
+        flags.append(f"PARAM_MISMATCH: events: sysbench ran {int_or_float(events)} events, more than the {wanted} "
+                     "requested")
+    limit = requested_int(requested, "time")
+    if limit and elapsed > limit + latency_max_ms / 1000 + STOP_SLACK_S:
+        flags.append(f"PARAM_MISMATCH: time: sysbench ran {elapsed:g} s, longer than the {limit} s requested")
+    return flags
 
 
 def _short(requested: Mapping[str, Any] | None, events: float, section: Section) -> list[str]:
