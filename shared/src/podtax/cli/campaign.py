@@ -21,6 +21,9 @@ from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import console, err, fail, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
+RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
+FOLLOW_HELP = ("Show progress until the campaign finishes. Exit status: 0 when every run succeeded or was "
+               f"cancelled, {RUNS_FAILED} when any run failed, 1 when --timeout ran out.")
 
 
 def _name(value: str) -> str:
@@ -161,7 +164,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
 @campaign_app.command()
 def submit(
     file: Annotated[Path, typer.Argument(help="Campaign YAML file.")],
-    follow: Annotated[bool, typer.Option(help="Show progress until the campaign finishes.")] = False,
+    follow: Annotated[bool, typer.Option(help=FOLLOW_HELP)] = False,
     dry_run: Annotated[bool, typer.Option(help="Validate only; publish nothing. Without NATS, the nodes are "
                                           "not checked (it says so); the rest is.")] = False,
 ) -> int:
@@ -231,7 +234,7 @@ async def _status_once(name: str) -> dict[str, Any] | None:
 @campaign_app.command()
 def status(
     name: Annotated[str, typer.Argument(help="Campaign name.", callback=_name)],
-    follow: Annotated[bool, typer.Option(help="Keep updating until the campaign finishes.")] = False,
+    follow: Annotated[bool, typer.Option(help=FOLLOW_HELP)] = False,
     timeout: Annotated[float, typer.Option(help="With --follow: give up after this many seconds.",
                                            callback=_seconds)] = 86400,
 ) -> int:
@@ -270,7 +273,12 @@ def status(
     console.print(f"campaign {name}: " + ("finished" if done else "running") + cancelled)
     if follow and not done:  # an exit status 1 with nothing said before (audit)
         err.print(f"gave up following after {timeout:g} s (--timeout); the campaign goes on", highlight=False)
-    return 0 if done or not follow else 1
+        return 1
+    failed = sum(int(row["failed"]) for row in _progress_rows(state).values())
+    if follow and failed:
+        say(f"campaign {name} finished with {failed} failed run(s) (exit status {RUNS_FAILED})")
+        return RUNS_FAILED
+    return 0
 
 
 async def _refused(name: str) -> str | None:
