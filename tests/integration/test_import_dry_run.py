@@ -1,8 +1,9 @@
 """`podtax import --dry-run`: every check the import makes before publishing, without NATS. Each log is
 read and parsed: logs the parser would reject are listed by line (they import as failed runs, exit 0);
 an event too big for nats-server's default max_payload, or a log gone since, stops it (exit 2). A log
-that prints another version than the row's tool_version is named (VERSION_MISMATCH). The real import
-warns of the same logs."""
+that prints another version than the row's tool_version is named (VERSION_MISMATCH), as is one whose
+run the parser flags for other or less work than its row's params (THREADS_MISMATCH, PARAM_MISMATCH,
+SHORT). The real import warns of the same logs."""
 
 from __future__ import annotations
 
@@ -79,6 +80,35 @@ def test_a_dry_run_names_a_version_mismatch(folder: Path, tool_version: str, nam
         assert "1 of 2 log(s) print another tool version than the manifest's tool_version" in err
 
 
+@pytest.mark.parametrize(("params", "named"), [
+    ("threads=2 max_prime=100000 events=200 time=0", "THREADS_MISMATCH: the tool ran 1 threads, 2 were requested"),
+    ("threads=1 max_prime=100000 events=100 time=0",
+     "PARAM_MISMATCH: events: sysbench ran 200 events, more than the 100 requested"),
+    ("threads=1 max_prime=100000 events=400 time=0",
+     "SHORT: sysbench ran 200 of the 400 requested events before it stopped"),
+    ("threads=2 max_prime=20000 events=200 time=0", "THREADS_MISMATCH: the tool ran 1 threads, 2 were requested; "
+                                                    "PARAM_MISMATCH: max_prime echoed as 100000, requested 20000"),
+    (PARAMS, None),  # what the log ran
+], ids=["threads", "more-events", "short", "two-flags", "none"])
+def test_a_dry_run_names_the_flags_a_run_will_get(folder: Path, params: str, named: str | None,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The log ran 1 thread, 200 events at a prime limit of 100000; a row saying otherwise gets its run flagged
+    by the parser service (its cell PARAMS_MISMATCH or SHORT), so the dry run names the row and its flags,
+    and still passes (exit 0)."""
+    manifest = folder / "manifest.csv"
+    manifest.write_text(HEADER + f"good.log,node-1,host,sysbench-cpu,{params},2024-03-01T10:00:00Z,\n"
+                        f"good.log,node-2,host,sysbench-cpu,{PARAMS},2024-03-01T10:00:00Z,\n")
+    assert main(["import", str(manifest), "--campaign", "old", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert "2 row(s) are valid, 2 log(s) parse" in out
+    if named is None:
+        assert "warning" not in err
+    else:
+        assert f"line 2: good.log: {named}\n" in err
+        assert "line 3" not in err  # the row that matches its log is not named
+        assert "1 of 2 log(s) did other or less work than their row's params ask" in err
+
+
 def test_a_dry_run_refuses_an_event_too_big_for_nats(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # under the 1 MB file cap, but 6 bytes of JSON per control character: over 1 MiB encoded
     (folder / "controls.log").write_bytes(b"\x01" * 200_000)
@@ -110,12 +140,14 @@ async def test_an_import_publishes_a_rejected_log_and_says_so(folder: Path, nats
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     manifest = _manifest(folder, ["good.log", "cut.log"])
     manifest.write_text(manifest.read_text().replace("Z,\n", "Z,sysbench 1.0.18\n", 1))  # good.log prints 1.0.20
+    manifest.write_text(manifest.read_text().replace("threads=1", "threads=2", 1))  # good.log ran 1 thread
     assert await asyncio.to_thread(main, ["import", str(manifest), "--campaign", "old"]) == 0
     out, err = capsys.readouterr()
     assert "imported 2 log(s)" in out
     assert "line 3: cut.log: truncated:" in err
     assert "1 of 2 log(s) yield no figures" in err
     assert "line 2: good.log: VERSION_MISMATCH: the log prints sysbench 1.0.20" in err
+    assert "line 2: good.log: THREADS_MISMATCH: the tool ran 1 threads, 2 were requested" in err
     assert await stream_messages(nats_url) == 2
 
 

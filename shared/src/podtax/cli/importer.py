@@ -14,7 +14,8 @@ Cost per row: the manifest check stats each log (no reading); before publishing,
 parsed once (its run length, and whether that end is a valid time), but its event is built and encoded
 only when `size_bound` says it might not fit one NATS message; publishing reads the log again and
 builds the event with the run length found then (no second parse). `--dry-run` makes the same checks
-without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects.
+without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects or
+flags.
 The manifest itself is read and checked in podtax.cli.manifest.
 """
 
@@ -24,7 +25,7 @@ import asyncio
 import hashlib
 import re
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import EllipsisType
@@ -79,6 +80,7 @@ def run_id_for(campaign: str, file: str, node: str, env: str) -> str:
 
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
 VERSION_MISMATCH = "VERSION_MISMATCH: "  # the parser's flag (parsers._with_version)
+RUN_FLAGS = ("SHORT: ", "THREADS_MISMATCH: ", "PARAM_MISMATCH: ")  # the parsers' flags that flag the run's cell
 
 
 def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
@@ -89,30 +91,54 @@ def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
 @dataclass(frozen=True, slots=True)
 class LogCheck:
     """What parsing a log found: the run length, the parser's ParseFailure when it rejects the log (which
-    is still imported: the analyzer stores it as a failed run), and, when the log prints another version
-    than the row's tool_version (the parser flags the run VERSION_MISMATCH), the tool and version it prints."""
+    is still imported: the analyzer stores it as a failed run), when the log prints another version than
+    the row's tool_version (the parser flags the run VERSION_MISMATCH) the tool and version it prints, and
+    the parser's flags (RUN_FLAGS) that the report turns into its cell's SHORT or PARAMS_MISMATCH."""
     seconds: float | None
     failure: parsers.ParseFailure | None = None
     mismatch: str | None = None  # e.g. `sysbench 1.0.20`
+    flags: tuple[str, ...] = ()
 
 
 def _parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str | None = None) -> LogCheck:
     """The log parsed as the parser service parses the imported event (with the row's tool_version)."""
     failure: parsers.ParseFailure | None = None
     mismatch: str | None = None
+    flags: tuple[str, ...] = ()
     try:
         parsed = parsers.parse_run(test, stdout, requested=params, recorded_version=tool_version)
         found = {m.name: m.value for m in parsed.metrics}
         if any(f.startswith(VERSION_MISMATCH) for f in parsed.flags):
             mismatch = f"{parsed.tool} {parsed.tool_version}"
+        flags = tuple(f for f in parsed.flags if f.startswith(RUN_FLAGS))
     except parsers.ParseFailure as exc:
         found, failure = {}, exc
     for name in DURATION_METRICS:
         if isinstance(found.get(name), int | float) and found[name] >= 0:
-            return LogCheck(float(found[name]), failure, mismatch)
+            return LogCheck(float(found[name]), failure, mismatch, flags)
     requested = params.get("time")
     return LogCheck(float(requested) if isinstance(requested, int | float) and requested >= 0 else None,
-                    failure, mismatch)
+                    failure, mismatch, flags)
+
+
+@dataclass(slots=True)
+class Findings:
+    """What check_events found that does not stop the import, one line per log (`line N: FILE: ...`):
+    logs the parser rejects (imported as failed runs), logs that print another tool version than the
+    row's tool_version (VERSION_MISMATCH), and logs whose runs the parser flags (RUN_FLAGS)."""
+    rejected: list[str] = field(default_factory=list)
+    mismatched: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)
+
+    def add(self, row: Row, check: LogCheck) -> None:
+        where = f"line {row.line}: {row.file}"
+        if check.failure is not None:
+            self.rejected.append(f"{where}: {check.failure.reason}: {check.failure.detail}")
+        if check.mismatch is not None:
+            self.mismatched.append(f"{where}: VERSION_MISMATCH: the log prints {check.mismatch}, the manifest's "
+                                   f"tool_version is {row.tool_version!r}")
+        if check.flags:
+            self.flagged.append(f"{where}: {'; '.join(check.flags)}")
 
 
 def _read_log(row: Row) -> str:
@@ -154,35 +180,29 @@ def _too_big(row: Row, size: int, limit: int) -> str:
             f"server allows {limit:,}); cut it")
 
 
-def check_events(rows: list[Row], campaign: str, limit: int, rejected: list[str] | None = None,
-                 mismatched: list[str] | None = None) -> list[float | None]:
+def check_events(rows: list[Row], campaign: str, limit: int, found: Findings | None = None) -> list[float | None]:
     """Every row's run length in seconds, each log read and parsed once; raises ManifestError listing
     every row whose log cannot be read now, whose run cannot end when the log says, or whose event
     would not fit `limit` bytes. An event is built and encoded only when size_bound says it might not
-    fit: for the others it cannot exceed the limit. `rejected`, when given, receives one line for each
-    log the parser rejects (`line N: FILE: reason: detail`): those are imported as failed runs.
-    `mismatched` receives one line for each log that prints another tool version than the row's
-    tool_version: those runs are stored flagged VERSION_MISMATCH."""
+    fit: for the others it cannot exceed the limit. `found`, when given, receives what the parser says of
+    each log (see Findings)."""
     seconds: list[float | None] = []
     problems: list[str] = []
     for i, row in enumerate(rows):
-        found: float | None = None
+        length: float | None = None
         try:
             stdout = _read_log(row)
             check = _parse_log(row.test, stdout, row.params, row.tool_version)
-            found = check.seconds
-            if rejected is not None and check.failure is not None:
-                rejected.append(f"line {row.line}: {row.file}: {check.failure.reason}: {check.failure.detail}")
-            if mismatched is not None and check.mismatch is not None:
-                mismatched.append(f"line {row.line}: {row.file}: VERSION_MISMATCH: the log prints {check.mismatch}, "
-                                  f"the manifest's tool_version is {row.tool_version!r}")
-            _ended(row, found)
+            length = check.seconds
+            if found is not None:
+                found.add(row, check)
+            _ended(row, length)
             if size_bound(len(stdout), row, campaign) > limit and \
-                    (size := len(events.encode(_event(row, campaign, i, stdout, found)))) > limit:
+                    (size := len(events.encode(_event(row, campaign, i, stdout, length)))) > limit:
                 problems.append(_too_big(row, size, limit))
         except ManifestError as exc:
             problems += exc.problems
-        seconds.append(found)
+        seconds.append(length)
     if problems:
         raise ManifestError(problems)
     return seconds
@@ -197,10 +217,9 @@ def publishable_event(row: Row, campaign: str, sequence: int, seconds: float | N
     return event
 
 
-async def _publish(rows: list[Row], campaign: str, rejected: list[str], mismatched: list[str]) -> None:
+async def _publish(rows: list[Row], campaign: str, found: Findings) -> None:
     """Check that every log reads, ends and fits one NATS message, then publish them all (in acked chunks).
-    `rejected` receives a line for each log the parser rejects (published all the same: a failed run),
-    `mismatched` one for each log that prints another version than its tool_version (see check_events)."""
+    `found` receives what the parser says of each log (published all the same, see Findings)."""
     try:
         bus = await deadline.connect(SOURCE)
     except BusError as exc:
@@ -208,7 +227,7 @@ async def _publish(rows: list[Row], campaign: str, rejected: list[str], mismatch
     published = 0
     try:
         limit = bus.nc.max_payload
-        seconds = check_events(rows, campaign, limit, rejected, mismatched)  # raises before anything is published
+        seconds = check_events(rows, campaign, limit, found)  # raises before anything is published
         await within(bus.ensure_streams(), "creating the streams")
         with Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), console=err,
                       disable=len(rows) < CHUNK, transient=True) as progress:
@@ -251,35 +270,35 @@ def _warn_each(lines: list[str]) -> str:
     return f" (the first {MAX_SHOWN} shown)" if len(lines) > MAX_SHOWN else ""
 
 
-def _warn_rejected(rejected: list[str], rows: int, fate: str) -> None:
-    """One warning per log the parser rejects, then how many."""
-    if rejected:
-        more = _warn_each(rejected)
-        err.print(f"{len(rejected)} of {rows} log(s) yield no figures{more}: {fate} as failed runs with the reason "
-                  "above", highlight=False, soft_wrap=True)
-
-
-def _warn_mismatched(mismatched: list[str], rows: int) -> None:
-    """One warning per log that prints another tool version than its row's tool_version, then how many."""
-    if mismatched:
-        more = _warn_each(mismatched)
-        err.print(f"{len(mismatched)} of {rows} log(s) print another tool version than the manifest's tool_version"
-                  f"{more}: their runs are stored flagged VERSION_MISMATCH (the log's version is used); correct "
-                  "tool_version, or leave it empty when the log prints the version", highlight=False, soft_wrap=True)
+def _warn(found: Findings, rows: int, fate: str) -> None:
+    """One warning per log the parser rejects, prints another tool version than its row's tool_version, or
+    flags; after each kind, how many."""
+    for lines, what, then in (
+        (found.rejected, "yield no figures", f"{fate} as failed runs with the reason above"),
+        (found.mismatched, "print another tool version than the manifest's tool_version",
+         "their runs are stored flagged VERSION_MISMATCH (the log's version is used); correct tool_version, or "
+         "leave it empty when the log prints the version"),
+        (found.flagged, "did other or less work than their row's params ask",
+         "their runs are stored with the flags above, their cells flagged PARAMS_MISMATCH (no verdict) or SHORT; "
+         "correct the row's params, or leave such logs out"),
+    ):
+        if lines:
+            more = _warn_each(lines)
+            err.print(f"{len(lines)} of {rows} log(s) {what}{more}: {then}", highlight=False, soft_wrap=True)
 
 
 def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     """Everything the import checks before publishing, without NATS: every log read and parsed once, each
     event's size held to nats-server's default max_payload. Logs the parser rejects are listed (they
-    would be imported as failed runs, not results), and logs whose version differs from the manifest's
-    tool_version (flagged VERSION_MISMATCH): exit 0, as the import itself would succeed."""
-    rejected: list[str] = []
-    mismatched: list[str] = []
+    would be imported as failed runs, not results), logs whose version differs from the manifest's
+    tool_version (flagged VERSION_MISMATCH), and logs whose runs the parser flags (SHORT, THREADS_MISMATCH,
+    PARAM_MISMATCH): exit 0, as the import itself would succeed."""
+    found = Findings()
     with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
-        check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, rejected, mismatched)
-    _warn_rejected(rejected, len(rows), "imported, they are stored")
-    _warn_mismatched(mismatched, len(rows))
-    console.print(f"{escape(str(manifest))}: {len(rows)} row(s) are valid, {len(rows) - len(rejected)} log(s) parse "
+        check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, found)
+    _warn(found, len(rows), "imported, they are stored")
+    parsed = len(rows) - len(found.rejected)
+    console.print(f"{escape(str(manifest))}: {len(rows)} row(s) are valid, {parsed} log(s) parse "
                   f"(dry run: nothing published; sizes checked against NATS's default "
                   f"{NATS_DEFAULT_MAX_PAYLOAD:,}-byte max_payload)", highlight=False, soft_wrap=True)
     return 0
@@ -308,8 +327,9 @@ HELP = "\n\n".join((
     "are flagged OVERLAP (they measured each other). The parser still "
     "rejects logs that show a failure (FATAL lines, errors, truncated output): they are imported as failed "
     "runs and each is named in a warning, as is each log that prints another tool version than its row's "
-    "tool_version (its run is flagged VERSION_MISMATCH). --dry-run makes every check without NATS and names "
-    "them too.",
+    "tool_version (its run is flagged VERSION_MISMATCH) and each log that did other or less work than its row's "
+    "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT). --dry-run makes every check without NATS and "
+    "names them too.",
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node and env. "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
@@ -340,14 +360,12 @@ def register(app: typer.Typer) -> None:
                 return _dry_run(manifest, rows, campaign)
         except ManifestError as exc:
             raise _report(exc.problems) from None
-        rejected: list[str] = []
-        mismatched: list[str] = []
+        found = Findings()
         try:
-            asyncio.run(_publish(rows, campaign, rejected, mismatched))
+            asyncio.run(_publish(rows, campaign, found))
         except ManifestError as exc:
             raise _report(exc.problems) from None
-        _warn_rejected(rejected, len(rows), "the analyzer stores them")
-        _warn_mismatched(mismatched, len(rows))
+        _warn(found, len(rows), "the analyzer stores them")
         console.print(f"imported {len(rows)} log(s) into campaign [bold]{campaign}[/bold]; events already "
                       f"imported before are dropped as duplicates. See `podtax report {campaign}`.",
                       highlight=False)
