@@ -23,14 +23,24 @@ NOW = datetime(2026, 1, 10, tzinfo=UTC)
 DAY = 86400.0
 
 
-@pytest.mark.parametrize("updated,flags,want", [
-    (NOW - timedelta(hours=1), [], "used"),
-    (NOW - timedelta(days=8), [], "ignored: older than the 168 h TTL (8.0 d)"),
-    (NOW - timedelta(hours=1), ["BIMODAL", "THROTTLED"], "ignored: flagged BIMODAL/THROTTLED"),
-    (NOW - timedelta(hours=1), ["OUTLIERS"], "used"),
+MEASURED = {"n": 8, "median": 1000.0, "ci_low": 990.0}
+
+
+@pytest.mark.parametrize("updated,flags,measured,want", [
+    (NOW - timedelta(hours=1), [], MEASURED, "used"),
+    (NOW - timedelta(days=8), [], MEASURED, "ignored: older than the 168 h TTL (8.0 d)"),
+    (NOW - timedelta(hours=1), ["BIMODAL", "THROTTLED"], MEASURED, "ignored: flagged BIMODAL/THROTTLED"),
+    (NOW - timedelta(hours=1), ["OUTLIERS"], MEASURED, "used"),
+    # the scheduler needs no minimum run count, but trusts a node with no interval less (scoring.py)
+    (NOW - timedelta(hours=1), [], {"n": 2, "median": 1000.0, "ci_low": None},
+     "used, with no interval (2 runs): its median counts 2/(2+3), the rest is the group's median"),
+    (NOW - timedelta(hours=1), [], {"n": 1, "median": 1000.0, "ci_low": None},
+     "used, with no interval (1 run): its median counts 1/(1+3), the rest is the group's median"),
+    (NOW - timedelta(hours=1), [], {"n": 8, "median": 0.0, "ci_low": 0.0},
+     "ignored: its median is not a positive number"),
 ])
-def test_status_says_why_the_scheduler_ignores_a_score(updated, flags, want):
-    assert status({"updated_at": updated.isoformat(), "flags": flags}, NOW, 7 * DAY) == want
+def test_status_says_how_the_scheduler_treats_a_score(updated, flags, measured, want):
+    assert status({"updated_at": updated.isoformat(), "flags": flags, **measured}, NOW, 7 * DAY) == want
 
 
 class _Store:
@@ -89,3 +99,14 @@ def test_scores_cli_usage_mistake_is_one_line_exit_2(client, capsys):
     assert main(["scores", "--env", "nomad"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--env" in err[0]
+
+
+def test_scores_tables_of_two_parameter_sets_are_told_apart(con, client, capsys):
+    rng = np.random.default_rng(1)
+    insert_cells(con, [CellSpec("fresh", SideSpec(rng.normal(1900, 5, 8)), SideSpec(rng.normal(1890, 5, 8)),
+                                params={"threads": 2}, metric="events_per_second", campaign="two")])
+    con.execute("UPDATE runs SET ended_at = now() - INTERVAL 1 HOUR WHERE node = 'fresh'")
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
+    titles = [line.strip() for line in capsys.readouterr().out.splitlines() if "is better)" in line]
+    assert len(titles) == len(set(titles)) == 2, titles
+    assert any("[threads=1]" in t for t in titles) and any("[threads=2]" in t for t in titles), titles

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from podtax import templates
@@ -22,6 +23,7 @@ from podtax.cli.results import _get as api_get
 from podtax.config import SchedulerSettings
 
 IGNORED_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")  # the scheduler's default ignore_flags
+SHRINK_RUNS = 3.0  # the scheduler's default shrink_runs (k in n/(n+k))
 
 
 def _age(seconds: float) -> str:
@@ -33,13 +35,23 @@ def _age(seconds: float) -> str:
 
 
 def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
-    """How the scheduler treats one node score: "used", or "ignored: <why>"."""
+    """How the scheduler treats one node score (podtax_scheduler.scoring.BenchmarkScore): "ignored: <why>"
+    when stale, flagged or not positive; else "used". It needs no minimum run count: any run counts, each
+    node's median pulled toward the group's by weight n/(n+k), and a node with no interval (under 6 runs)
+    is trusted down to that shrunk median only; the status says so for those."""
     age = (now - datetime.fromisoformat(score["updated_at"])).total_seconds()
     if age > ttl_s:
         return f"ignored: older than the {ttl_s / 3600:g} h TTL ({_age(age)})"
     flagged = [f for f in score.get("flags") or [] if f in IGNORED_FLAGS]
     if flagged:
         return f"ignored: flagged {'/'.join(flagged)}"
+    median = score.get("median")
+    if median is None or not median > 0:
+        return "ignored: its median is not a positive number"
+    if score.get("ci_low") is None:
+        n = score.get("n", 0)
+        return (f"used, with no interval ({n} {'run' if n == 1 else 'runs'}): its median counts "
+                f"{n}/({n}+{SHRINK_RUNS:g}), the rest is the group's median")
     return "used"
 
 
@@ -84,7 +96,9 @@ def scores(
     for (cl, ts, metric, params), group in sorted(groups.items()):
         unit = group[0]["unit"]
         better = "higher" if group[0]["higher_is_better"] else "lower"
-        table = Table(title=f"{ts} [{params}] {metric} ({unit}, {better} is better) — cluster {cl}")
+        # escaped: rich read "[threads=1]" as markup and dropped it, so groups shared a title
+        table = Table(title=escape(f"{ts} [{params or 'no params'}] {metric} ({unit}, {better} is better) — "
+                                   f"cluster {cl}"))
         for col in ("node", "runs", "median", "95% CI", "newest run", "scheduler"):
             table.add_column(col, justify="right" if col in ("runs", "median") else "left")
         for r in sorted(group, key=lambda r: r["node"]):
