@@ -37,6 +37,9 @@ from podtax.derive import derive
 Topology = Literal["host->host", "pod->host", "pod->pod", "pod->pod-across-nodes"]
 TOPOLOGIES: tuple[str, ...] = ("host->host", "pod->host", "pod->pod", "pod->pod-across-nodes")
 NET_TESTS = ("iperf3", "sockperf")
+# The label that sets a network test's pods apart (`client` or `server`): deploy/k8s's NetworkPolicies let
+# clients reach servers, and no other benchmark pod anything. The runner's client Jobs carry it too.
+ROLE_LABEL = "podtax.io/net-role"
 READY = {"iperf3": "Server listening on", "sockperf": "block on socket"}
 
 
@@ -115,11 +118,11 @@ def run_host(argv: list[str], timeout_s: float, server: str) -> Output:
 
 
 # --- pods -------------------------------------------------------------------------------------
-def _pod(name: str, node: str, argv: list[str], image: str, host_network: bool = False) -> dict[str, Any]:
+def _pod(name: str, node: str, argv: list[str], image: str, role: str, host_network: bool = False) -> dict[str, Any]:
     extra = {"hostNetwork": True} if host_network else {}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "podtax",
-                                                  "app.kubernetes.io/name": "podtax-netbench"}},
+                                                  "app.kubernetes.io/name": "podtax-netbench", ROLE_LABEL: role}},
             "spec": {"restartPolicy": "Never", "nodeName": node, "automountServiceAccountToken": False,
                      "terminationGracePeriodSeconds": 0, **extra,
                      "containers": [{"name": "net", "image": image, "command": argv}]}}
@@ -136,7 +139,7 @@ class Pods:
 
     def create(self, node: str, argv: list[str], role: str, host_network: bool = False) -> str:
         name = f"podtax-net-{role}-{uuid.uuid4().hex[:8]}"
-        self.core.create_namespaced_pod(self.namespace, _pod(name, node, argv, self.image, host_network))
+        self.core.create_namespaced_pod(self.namespace, _pod(name, node, argv, self.image, role, host_network))
         return name
 
     def read(self, name: str) -> Any:

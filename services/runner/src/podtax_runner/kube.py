@@ -62,6 +62,8 @@ def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str,
     name = job_name(run.run_id)
     labels = {"app.kubernetes.io/managed-by": "podtax", "app.kubernetes.io/name": "podtax-bench",
               "podtax.io/campaign": run.campaign[:63], "podtax.io/run": name.removeprefix("podtax-")}
+    if run.test in netbench.NET_TESTS:  # the NetworkPolicies let a network test's client reach its server
+        labels[netbench.ROLE_LABEL] = "client"
     annotations = {"podtax.io/run-id": run.run_id, "podtax.io/test": run.test}
     resources = {k: v for k, v in (("requests", pod.requests), ("limits", pod.limits)) if v}
     volumes: list[dict[str, Any]] = [{"name": "work", "emptyDir": {}}]

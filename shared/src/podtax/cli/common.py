@@ -18,6 +18,8 @@ from rich.markup import escape
 from podtax.config import DEFAULT_NATS_URL, Common, ConfigError, load
 
 console = Console()
+if not console.is_terminal:  # logs and pipes keep whole lines: rich wrapped them at 80 columns mid-phrase
+    console = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)  # one error, one line: never wrapped mid-message
 NON_TTY_WIDTH = 140
 
