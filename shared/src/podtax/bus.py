@@ -19,6 +19,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import os
 import re
 import signal
 import time
@@ -97,6 +98,17 @@ class ConsumerSpec:
     linger_s: float | None = 0.02
 
 
+def _start_hint(url: str) -> str:
+    """What to do about an unreachable NATS. At the default address with no PODTAX_NATS_URL, the CLI found no
+    up.json under PODTAX_DATA_DIR (default .podtax): a `podtax up --data-dir DIR` may be running elsewhere."""
+    from podtax.config import DEFAULT_NATS_URL
+
+    if url == DEFAULT_NATS_URL and not os.environ.get("PODTAX_NATS_URL"):
+        return ("start one with `podtax up`, or set PODTAX_DATA_DIR to the --data-dir of a running one, "
+                "or point PODTAX_NATS_URL at a running server")
+    return "start one with `podtax up` or point PODTAX_NATS_URL at a running server"
+
+
 class Bus(Streams):
     def __init__(self, nc: Client, source: str) -> None:
         self.nc = nc
@@ -136,8 +148,7 @@ class Bus(Streams):
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
-            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); start one with "
-                           f"`podtax up` or point PODTAX_NATS_URL at a running server") from None
+            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {_start_hint(url)}") from None
         nc_ready.set()
         return cls(nc, source)
 

@@ -299,6 +299,8 @@ def up(
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
                       + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"
                       + f"\n  host agent node {node}\n  logs       {data / 'logs'}"
+                      + (f"\n  CLI        export PODTAX_DATA_DIR={data}  (podtax commands find this one with it)"
+                         if data != Path(".podtax").resolve() else "")
                       + "\n  metrics    " + "\n             ".join(f"{u}  ({n})" for n, u in metrics_urls.items())
                       + (f"\n  kubernetes {kubeconfig} [yellow](SIMULATED by tools/kubesim; pods "
                          + ("run as local processes" if exec_kubelet else "simulated, --exec-kubelet runs them")
