@@ -170,20 +170,22 @@ class Bus(Streams):
         await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
         metrics.PUBLISHED.labels(event.type).inc()
 
-    async def publish_many(self, events: Sequence[Envelope], timeout: float = PUBLISH_ACK_TIMEOUT_S) -> None:
-        """Pipelined publish: all in flight at once, returns when every one is acked. A server that dies
+    async def publish_many(self, events: Sequence[Envelope], timeout: float = PUBLISH_ACK_TIMEOUT_S) -> int:
+        """Pipelined publish: all in flight at once, returns when every one is acked, with how many JetStream
+        acked as duplicates (a Nats-Msg-Id it stored within DUPLICATE_WINDOW_S: not stored again). A server that dies
         with publishes in flight never acks them, and nats-py would wait for those acks forever (and,
         once 4,000 are outstanding, block every later publish): when the acks are not all in within
         `timeout` seconds, the rest are cancelled (which frees their slots) and :class:`Unacked` is
         raised, so a batch handler's batch is held and retried (its events are de-duplicated by their
         Nats-Msg-Id)."""
         futures: list[asyncio.Future[Any]] = []
+        duplicates = 0
         try:
             async with asyncio.timeout(timeout):  # one deadline for the batch: a timer per publish doubled its CPU
                 for e in events:
                     futures.append(await self.js.publish_async(e.subject, self._payload(e), headers=self._headers(e)))
                 for fut in futures:
-                    await fut  # a publish JetStream refused raises here
+                    duplicates += bool((await fut).duplicate)  # a publish JetStream refused raises here
         except TimeoutError:
             acked = sum(1 for f in futures if f.done() and not f.cancelled())
             raise Unacked(f"NATS acked {acked} of {len(events)} published events within {timeout:g} s (the server "
@@ -194,6 +196,7 @@ class Bus(Streams):
                     fut.cancel()
         for event_type, n in collections.Counter(e.type for e in events).items():  # one update per type
             metrics.PUBLISHED.labels(event_type).inc(n)
+        return duplicates
 
     async def dead_letter(self, msg: Msg, reason: str) -> None:
         headers = dict(msg.headers or {})

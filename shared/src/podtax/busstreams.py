@@ -18,6 +18,7 @@ from nats.js.kv import KeyValue
 from podtax import kvscan, subjects
 
 log = logging.getLogger("podtax.bus")
+DUPLICATE_WINDOW_S = 120.0  # JetStream drops a message whose Nats-Msg-Id it stored this recently
 
 
 def replicas() -> int:
@@ -46,7 +47,7 @@ class Streams:
              DiscardPolicy.OLD),
         ):
             config = StreamConfig(name=name, subjects=list(subj), description=desc, num_replicas=replicas(),
-                                  storage=StorageType.FILE, duplicate_window=120.0, discard=discard,
+                                  storage=StorageType.FILE, duplicate_window=DUPLICATE_WINDOW_S, discard=discard,
                                   max_bytes=-1 if max_bytes is None else max_bytes, max_age=max_age_s or 0)
             try:
                 await self.js.add_stream(config)

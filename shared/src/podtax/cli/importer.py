@@ -38,6 +38,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from podtax import events, parsers
 from podtax.bus import Bus, BusError
+from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, say, warn
@@ -129,6 +130,7 @@ class Findings:
     rejected: list[str] = field(default_factory=list)
     mismatched: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
+    duplicates: int = 0  # logs JetStream already had (its publish ack's `duplicate`): not imported again
 
     def add(self, row: Row, check: LogCheck) -> None:
         where = f"line {row.line}: {row.file}"
@@ -139,6 +141,16 @@ class Findings:
                                    f"tool_version is {row.tool_version!r}")
         if check.flags:
             self.flagged.append(f"{where}: {'; '.join(check.flags)}")
+
+
+def _imported(rows: int, duplicates: int, campaign: str) -> str:
+    """The last line of an import: how many logs were new and how many NATS already had."""
+    if duplicates:
+        said = f"{rows - duplicates} new log(s) into campaign [bold]{campaign}[/bold], {duplicates} already there"
+    else:  # NATS knows a message id for its duplicate window only; the analyzer stores each run once anyway
+        said = (f"{rows} log(s) into campaign [bold]{campaign}[/bold] (any already imported more than "
+                f"{DUPLICATE_WINDOW_S / 60:g} minutes ago are dropped by the analyzer as duplicates)")
+    return f"imported {said}. See `podtax report {campaign}`."
 
 
 def _read_log(row: Row) -> str:
@@ -235,7 +247,8 @@ async def _publish(rows: list[Row], campaign: str, found: Findings) -> None:
             for start in range(0, len(rows), CHUNK):
                 chunk = [publishable_event(row, campaign, i, seconds[i], limit)
                          for i, row in enumerate(rows[start:start + CHUNK], start)]
-                await within(bus.publish_many(chunk), f"publishing rows {start + 1} to {start + len(chunk)}")
+                found.duplicates += await within(bus.publish_many(chunk),
+                                                 f"publishing rows {start + 1} to {start + len(chunk)}")
                 published += len(chunk)
                 progress.advance(task, len(chunk))
     except ManifestError as exc:
@@ -366,7 +379,5 @@ def register(app: typer.Typer) -> None:
         except ManifestError as exc:
             raise _report(exc.problems) from None
         _warn(found, len(rows), "the analyzer stores them")
-        console.print(f"imported {len(rows)} log(s) into campaign [bold]{campaign}[/bold]; events already "
-                      f"imported before are dropped as duplicates. See `podtax report {campaign}`.",
-                      highlight=False)
+        console.print(_imported(len(rows), found.duplicates, campaign), highlight=False)
         return 0
