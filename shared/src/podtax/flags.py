@@ -2,8 +2,10 @@
 
 A contract between the analyzer (which sets the flags), the scheduler (which ignores flagged
 evidence), and the CLI and report (which explain them): defined once here, in the library every
-service depends on. Blocking flags make the verdict "inconclusive"; CONFOUNDED and BIMODAL also
-withhold the headline ratio; INSUFFICIENT, DRIFT and OVERLAP keep the ratio but not the verdict.
+service depends on. Blocking flags make the verdict "inconclusive". WITHHOLD_RATIO also withholds the
+headline ratio, its interval, effect and p-value, because the figures do not measure the cell's
+comparison (CONFOUNDED, OVERLAP, PARAMS_MISMATCH) or one centre would misdescribe them (BIMODAL);
+INSUFFICIENT and DRIFT keep the ratio, an estimate of this very cell, but not the verdict.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from __future__ import annotations
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "VERSION_MISMATCH", "OUTLIERS")
+         "SHORT", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
-WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL"})
+WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 
 LEGEND = {
     "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters; no ratio is given",
@@ -30,4 +32,5 @@ LEGEND = {
     "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other; no verdict",
     "PARAMS_MISMATCH": "runs whose log shows other parameters than their cell's (threads, prime limit, block size...): "
                        "their figures measure another cell; no verdict",
+    "IMPORTED": "runs imported from logs recorded outside podtax (`podtax import`), with how many on each side",
 }

@@ -129,13 +129,15 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "OUTLIERS": fl.outliers(cell, found, zs), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
+        "IMPORTED": fl.imported(cell),
     }
     for name in fl.ORDER:
         if candidates[name]:
             details[name] = candidates[name]
     ratio = lo = hi = method = p_value = None
     hl = RatioCI(None, None, None, 0.95, "hodges-lehmann", False)
-    if h.n and p.n and "CONFOUNDED" not in details:
+    # one rule for every flag that withholds the ratio (podtax.flags.WITHHOLD_RATIO): nothing is estimated
+    if h.n and p.n and not details.keys() & fl.WITHHOLD_RATIO:
         rng = np.random.default_rng([seed, int(cell.id, 16)])
         hs, ps = asc[h.env], asc[p.env]
         bca = bca_ratio_of_medians(hs, ps, rng=rng, presorted=True)
@@ -151,8 +153,6 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
             warnings.append("the ratio or its interval is not a finite number: the values are too close "
                             "to the limits of floating point")
             ratio = lo = hi = method = None
-    if details.keys() & fl.WITHHOLD_RATIO:
-        ratio = lo = hi = method = None
     outlier_at = [(s.env, int(i)) for s in (h, p) for i in found[s.env]]
     outliers = [OutlierOut(run_id="", env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]))
                 for s in (h, p) for i in found[s.env]]
@@ -183,10 +183,9 @@ def fill_run_ids(con: duckdb.DuckDBPyConnection, analyses: list[Analysis]) -> No
 
 def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
     flags = f["flags"]
-    if "CONFOUNDED" in flags:
-        return f["flag_details"]["CONFOUNDED"]
-    if "BIMODAL" in flags:
-        return f["flag_details"]["BIMODAL"]
+    withheld = [name for name in fl.ORDER if name in flags and name in fl.WITHHOLD_RATIO]
+    if withheld:
+        return f["flag_details"][withheld[0]]
     ratio, lo, hi, unit = f["ratio"], f["ci_low"], f["ci_high"], f["unit"]
     pair = (f["baseline"], f["candidate"])
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)

@@ -1,9 +1,9 @@
 """The flags of a cell, each with a sentence a person understands.
 
 Each function returns the sentence when the flag applies, else None. Blocking flags (the verdict
-becomes "inconclusive"): CONFOUNDED and BIMODAL also withhold the headline ratio; INSUFFICIENT
-and DRIFT keep the ratio for the runner but not the verdict (a drifting side breaks the interval's
-assumption of runs that do not change over time).
+becomes "inconclusive"): those in WITHHOLD_RATIO (CONFOUNDED, BIMODAL, OVERLAP, PARAMS_MISMATCH) also
+withhold the headline ratio, its interval and p-value; INSUFFICIENT and DRIFT keep the ratio but not
+the verdict (a drifting side breaks the interval's assumption of runs that do not change over time).
 """
 
 from __future__ import annotations
@@ -160,6 +160,19 @@ def params_mismatch(cell: CellData) -> str | None:
     runs, example = found
     return (f"{runs} ran with other parameters than this cell's (\"{example}\"): their figures measure another "
             f"cell, so no verdict; fix the run's parameters (or an import manifest's params) and run them again.")
+
+
+def imported(cell: CellData) -> str | None:
+    """Runs imported from old logs (`podtax import`): how many of each side, and whether podtax ran the rest."""
+    sides = [s for s in (cell.host, cell.pod) if s.n_imported]
+    if not sides:
+        return None
+    counts = " and ".join(f"{s.n_imported} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}" for s in sides)
+    head = f"Imported from logs recorded outside podtax (`podtax import`): {counts}."
+    if all(s.n_imported == s.n for s in (cell.host, cell.pod)):
+        return f"{head} podtax ran none of this cell's runs."
+    return (f"{head} podtax made the other runs: the imported ones were not interleaved or spaced with them, so "
+            f"check they measured the same setup.")
 
 
 def overlap(cell: CellData) -> str | None:

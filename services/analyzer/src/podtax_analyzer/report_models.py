@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, model_validator
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
                    "THROTTLED", "SHORT", "OVERLAP", "VERSION_MISMATCH",
-                   "PARAMS_MISMATCH"]
+                   "PARAMS_MISMATCH", "IMPORTED"]
 
 
 is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI
@@ -74,7 +74,7 @@ class CellComparison(BaseModel):
     host_tool_version: str | None = Field(description="Tool, version and build of the baseline runs.")
     pod_tool_version: str | None = Field(description="Tool, version and build of the candidate runs.")
     ratio: float | None = Field(description="median(candidate) / median(baseline): pod/host, nomad/kubernetes; "
-                                            "null when withheld (CONFOUNDED, BIMODAL) or not computable.")
+                                            "null when withheld (podtax.flags.WITHHOLD_RATIO) or not computable.")
     ci_low: float | None = Field(description="Lower bound of the 95% interval of the ratio.")
     ci_high: float | None = Field(description="Upper bound of the 95% interval of the ratio.")
     ci_method: Literal["bca", "hodges-lehmann"] | None = Field(
