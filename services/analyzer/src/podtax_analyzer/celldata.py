@@ -62,7 +62,8 @@ class Side:
     span overlapped another run on the node, see overlap.py); overlap_example: one such flag text.
     n_mismatch: runs carrying a VERSION_MISMATCH flag (the log printed another version than the run
     recorded); mismatch_example: one such flag text. n_params: runs whose log echoed other parameters than
-    requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text."""
+    requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text. n_imported: runs
+    whose raw log came from `podtax import` (raw_logs.imported_from), not from a run podtax made."""
 
     env: str
     values: np.ndarray
@@ -78,6 +79,7 @@ class Side:
     mismatch_example: str | None = None
     n_params: int = 0
     params_example: str | None = None
+    n_imported: int = 0
 
     @property
     def n(self) -> int:
@@ -121,7 +123,8 @@ WITH short AS (
     FROM (SELECT run_id, unnest(flags) AS f FROM runs WHERE campaign = $campaign AND status = 'ok')
     WHERE starts_with(f, 'SHORT')
     GROUP BY run_id
-)
+),
+imported AS (SELECT run_id FROM raw_logs WHERE campaign = $campaign AND imported_from IS NOT NULL)
 SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        any_value(m.unit) AS unit,
        bool_or(m.higher_is_better) AS hib,
@@ -138,10 +141,12 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
            AS n_mismatch,
        min(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))[1]) AS mismatch_example,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: {_PARAMS})) > 0) AS n_params,
-       min(list_filter(r.flags, lambda f: {_PARAMS})[1]) AS params_example
+       min(list_filter(r.flags, lambda f: {_PARAMS})[1]) AS params_example,
+       count(i.run_id) AS n_imported
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
+LEFT JOIN imported i ON i.run_id = r.run_id
 WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}}
 GROUP BY r.cluster, r.node, r.test, r.params_key, m.name, r.env
 ORDER BY r.cluster, r.node, r.test, r.params_key, m.name, r.env
@@ -196,6 +201,7 @@ def load_cells(
             mismatch_example=_plain(res["mismatch_example"][i]),
             n_params=int(res["n_params"][i]),
             params_example=_plain(res["params_example"][i]),
+            n_imported=int(res["n_imported"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

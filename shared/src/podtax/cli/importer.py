@@ -36,7 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from podtax import events, parsers
+from podtax import events, parsers, subjects
 from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
@@ -229,15 +229,31 @@ def publishable_event(row: Row, campaign: str, sequence: int, seconds: float | N
     return event
 
 
-async def _publish(rows: list[Row], campaign: str, found: Findings) -> None:
-    """Check that every log reads, ends and fits one NATS message, then publish them all (in acked chunks).
-    `found` receives what the parser says of each log (published all the same, see Findings)."""
+async def _refuse_runner_campaign(bus: Bus, campaign: str, into_existing: bool) -> None:
+    """A campaign the runner planned (its plan in KV, as `podtax campaign status` reads it) has runs podtax
+    made: imported runs would join its cells silently, so that needs --into-existing."""
+    kv = await within(bus.kv(subjects.RUNNER_BUCKET), "reading the runner's campaigns")
+    if await within(Bus.kv_json(kv, f"campaign.{campaign}"), f"reading campaign {campaign}") is None:
+        return
+    if not into_existing:
+        raise fail(f"campaign {campaign!r} was run by podtax (podtax campaign submit): imported runs would join its "
+                   "cells and move their ratios; import into another --campaign, or pass --into-existing to add "
+                   "them (the report counts them per cell, IMPORTED); nothing was imported", 2)
+    warn(f"adding imported runs to campaign {campaign!r}, which podtax ran (--into-existing): the report flags "
+         "each cell that has some IMPORTED, with how many")
+
+
+async def _publish(rows: list[Row], campaign: str, found: Findings, into_existing: bool = False) -> None:
+    """Check that the campaign is not one the runner ran (unless `into_existing`) and that every log reads,
+    ends and fits one NATS message, then publish them all (in acked chunks). `found` receives what the
+    parser says of each log (published all the same, see Findings)."""
     try:
         bus = await deadline.connect(SOURCE)
     except BusError as exc:
         raise fail(f"{exc}; nothing was imported", 1) from None
     published = 0
     try:
+        await _refuse_runner_campaign(bus, campaign, into_existing)
         limit = bus.nc.max_payload
         seconds = check_events(rows, campaign, limit, found)  # raises before anything is published
         await within(bus.ensure_streams(), "creating the streams")
@@ -343,6 +359,9 @@ HELP = "\n\n".join((
     "tool_version (its run is flagged VERSION_MISMATCH) and each log that did other or less work than its row's "
     "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT). --dry-run makes every check without NATS and "
     "names them too.",
+    "A campaign that podtax ran (`podtax campaign submit`) is refused: imported runs would join its cells "
+    "unseen; --into-existing adds them anyway, and the report then flags each cell that has imported runs "
+    "IMPORTED, with how many. "
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node and env. "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
@@ -358,6 +377,8 @@ def register(app: typer.Typer) -> None:
                                               "parsed, sized) without NATS; publish nothing.")] = False,
         root: Annotated[Path | None, typer.Option("--root", help="Folder every listed file must lie in "
                                                   "(default: the manifest's folder).")] = None,
+        into_existing: Annotated[bool, typer.Option("--into-existing", help="Import into a campaign podtax ran "
+                                                    "(refused without it: its cells would mix both).")] = False,
     ) -> int:
         if not _CAMPAIGN.match(campaign):
             raise fail(f"--campaign {campaign!r}: use lowercase letters, digits and '-' (at most 50)", 2)
@@ -375,7 +396,7 @@ def register(app: typer.Typer) -> None:
             raise _report(exc.problems) from None
         found = Findings()
         try:
-            asyncio.run(_publish(rows, campaign, found))
+            asyncio.run(_publish(rows, campaign, found, into_existing))
         except ManifestError as exc:
             raise _report(exc.problems) from None
         _warn(found, len(rows), "the analyzer stores them")
