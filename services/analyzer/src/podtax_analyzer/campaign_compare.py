@@ -13,6 +13,13 @@ cell's candidate/baseline ratio of medians (pod/host, nomad/kubernetes):
 - a verdict from ``change`` with the report's rules (podtax_analyzer.stats.verdict): "improved" when
   the candidate side fares better in NEW than in BASE beyond the practical threshold, "worsened",
   "no detectable difference" (the interval of ``change`` lies within the threshold), or "inconclusive".
+
+A cell with runs of one environment only (pod-startup on kubernetes, or a campaign that ran one side)
+has no ratio: its median is compared instead, ``change`` = median(NEW) / median(BASE) and ``diff`` their
+difference in the metric's unit, with the same bootstrap, p-value and verdict ("improved" when NEW fares
+better). ``compared`` says in words which figure is compared. A cell whose two campaigns ran different
+environments, or where one has a ratio and the other not for lack of a side, is "not comparable", and
+its sentence says why.
 """
 
 from __future__ import annotations
@@ -30,10 +37,10 @@ from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compar
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.multiple import adjust
 from podtax_analyzer.stats.verdict import FASTER, NO_DIFFERENCE, SLOWER, decide
-from podtax_analyzer.wording import fmt_ratio, p_text_of
+from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of
 
 BOOTSTRAP = 4000
-ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive"]
+ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive", "not comparable"]
 _WORDS = {FASTER: "improved", SLOWER: "worsened", NO_DIFFERENCE: NO_DIFFERENCE}
 
 
@@ -51,12 +58,17 @@ class CellChange(BaseModel):
     new_cell: str = Field(description="Cell id in NEW.")
     n_base: int = Field(ge=0, description="Runs of the cell in BASE (both sides).")
     n_new: int = Field(ge=0)
-    base_ratio: float | None = Field(description="candidate/baseline ratio in BASE (null when withheld).")
+    compared: str = Field(description="What is compared, in words: 'pod/host ratio', 'kubernetes median (ms)'.")
+    base_ratio: float | None = Field(description="candidate/baseline ratio in BASE (null when withheld or when "
+                                                 "the cell has one environment).")
     new_ratio: float | None
-    diff: float | None = Field(description="new_ratio - base_ratio.")
+    base_value: float | None = Field(description="The compared figure in BASE: the ratio, or the median of a "
+                                                 "one-environment cell (metric unit).")
+    new_value: float | None
+    diff: float | None = Field(description="new_value - base_value.")
     diff_ci_low: float | None
     diff_ci_high: float | None
-    change: float | None = Field(description="new_ratio / base_ratio.")
+    change: float | None = Field(description="new_value / base_value.")
     change_ci_low: float | None
     change_ci_high: float | None
     p_value: float | None = Field(description="Two-sided bootstrap p-value of 'no change'.")
@@ -100,9 +112,12 @@ def _values(con: duckdb.DuckDBPyConnection, campaign: str) -> dict[Key, dict[str
     return out
 
 
+def _boot_median(x: np.ndarray, rng: np.random.Generator, b: int) -> np.ndarray:
+    return np.median(x[rng.integers(0, len(x), (b, len(x)))], axis=1)
+
+
 def _boot_ratio(base: np.ndarray, cand: np.ndarray, rng: np.random.Generator, b: int) -> np.ndarray:
-    mb = np.median(base[rng.integers(0, len(base), (b, len(base)))], axis=1)
-    mc = np.median(cand[rng.integers(0, len(cand), (b, len(cand)))], axis=1)
+    mb, mc = _boot_median(base, rng, b), _boot_median(cand, rng, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         return mc / mb
 
@@ -114,7 +129,20 @@ def bootstrap_change(base: tuple[np.ndarray, np.ndarray], new: tuple[np.ndarray,
     rng = np.random.default_rng(seed)
     r_base = float(np.median(base[1]) / np.median(base[0]))
     r_new = float(np.median(new[1]) / np.median(new[0]))
-    rb, rn = _boot_ratio(*base, rng, b), _boot_ratio(*new, rng, b)
+    return _estimates(r_base, r_new, _boot_ratio(*base, rng, b), _boot_ratio(*new, rng, b), b)
+
+
+def bootstrap_median_change(base: np.ndarray, new: np.ndarray, *, seed: int,
+                            b: int = BOOTSTRAP) -> dict[str, float | None]:
+    """As bootstrap_change, for the medians of one environment's values in BASE and NEW. Pure; seeded."""
+    rng = np.random.default_rng(seed)
+    return _estimates(float(np.median(base)), float(np.median(new)), _boot_median(base, rng, b),
+                      _boot_median(new, rng, b), b)
+
+
+def _estimates(r_base: float, r_new: float, rb: np.ndarray, rn: np.ndarray, b: int) -> dict[str, float | None]:
+    """diff = r_new - r_base and change = r_new / r_base with 95% percentile intervals from the bootstrap
+    replicates rb and rn, and the two-sided p-value of "no change"."""
     ok = np.isfinite(rb) & np.isfinite(rn) & (rb > 0)
     d, q = (rn - rb)[ok], (rn / np.where(rb > 0, rb, 1.0))[ok]
     # a base ratio of 0 (the candidate's median is 0, e.g. an error count) has no NEW/BASE change
@@ -146,15 +174,43 @@ def _flags(base: CellComparison, new: CellComparison) -> tuple[list[str], dict[s
     return names, details
 
 
-def _sentence(ch: dict, base: str, new: str, sides_label: str) -> str:
-    what = f"{sides_label} ratio"
-    if ch["base_ratio"] is None or ch["new_ratio"] is None:
-        return (f"Inconclusive: the {what} is withheld in "
-                f"{base if ch['base_ratio'] is None else new} (see its flags), so no change is computed.")
-    head = (f"{what} {fmt_ratio(ch['base_ratio'])} in {base}, {fmt_ratio(ch['new_ratio'])} in {new} "
-            f"(difference {ch['diff']:+.3f}")
+def _envs(values: dict[str, np.ndarray]) -> set[str]:
+    return {env for env, v in values.items() if len(v)}
+
+
+def _no_change(b: CellComparison, n: CellComparison, vb: dict, vn: dict, names: tuple[str, str],
+               what: str) -> tuple[str, str] | None:
+    """(verdict, sentence) when the cell's figure cannot be compared, else None."""
+    eb, en = _envs(vb), _envs(vn)
+    if eb != en and (len(eb) == 1 or len(en) == 1):
+        def ran(envs: set[str]) -> str:
+            return " and ".join(sorted(envs)) or "nothing"
+        return "not comparable", (f"Not comparable: {names[0]} ran {ran(eb)} and {names[1]} ran {ran(en)}, so "
+                                  f"they share no {what}; run both on the same environments.")
+    for name, c in zip(names, (b, n), strict=True):
+        if len(eb) == 2 and c.ratio is None:
+            withheld = [f for f in c.flags if f in fl.WITHHOLD_RATIO]
+            why = (f"its flags {', '.join(withheld)} withhold it" if withheld
+                   else "it could not be computed (see its warnings)")
+            return "inconclusive", f"Inconclusive: {name} has no {what}: {why}, so no change is computed."
+    return None
+
+
+def _fmt(x: float, ratio: bool, signed: bool = False) -> str:
+    if ratio:
+        return f"{x:+.3f}" if signed else fmt_ratio(x)
+    return ("+" if signed and x >= 0 else "") + fmt_value(x)
+
+
+def _sentence(ch: dict, base: str, new: str) -> str:
+    what, ratio = ch["compared"], ch["base_ratio"] is not None
+    unit = "" if ratio else f" {ch['unit']}"
+    head = (f"{what} {_fmt(ch['base_value'], ratio)}{unit} in {base}, {_fmt(ch['new_value'], ratio)}{unit} in "
+            f"{new} (difference {_fmt(ch['diff'], ratio, True)}{unit}")
     if ch["diff_ci_low"] is not None:
-        head += f", 95% CI {ch['diff_ci_low']:+.3f} to {ch['diff_ci_high']:+.3f}"
+        head += f", 95% CI {_fmt(ch['diff_ci_low'], ratio, True)} to {_fmt(ch['diff_ci_high'], ratio, True)}"
+    if not ratio and ch["change"] is not None:
+        head += f"; {new}/{base} {fmt_ratio(ch['change'])}"
     if ch["p_adjusted"] is not None:
         head += f", {p_text_of(ch['p_adjusted'])} adjusted"
     head += ")"
@@ -184,18 +240,26 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         b, n = cells[base][key], cells[new][key]
         vb, vn = values[base].get(key, {}), values[new].get(key, {})
         try:
-            pair = sides.pair(set(vb) | set(vn))
+            pair = sides.pair(_envs(vb) | _envs(vn))
         except ValueError:
-            pair = ("host", "kubernetes")
+            pair = (b.baseline, b.candidate)
+        one = sorted(_envs(vb) & _envs(vn)) if _envs(vb) == _envs(vn) and len(_envs(vb)) == 1 else []
+        what = (f"{one[0]} median ({b.unit})" if one else
+                f"{pair[1]}/{pair[0]} ratio".replace("kubernetes/host", "pod/host"))
         flags, details = _flags(b, n)
         est: dict[str, float | None] = dict(diff=None, diff_ci_low=None, diff_ci_high=None, change=None,
                                             change_ci_low=None, change_ci_high=None, p_value=None)
+        cell_seed = int(np.random.SeedSequence([seed, int(b.id, 16), int(n.id, 16)]).generate_state(1)[0])
         usable = all(len(v.get(e, [])) > 0 for v in (vb, vn) for e in pair)
-        if b.ratio is not None and n.ratio is not None and usable:
-            seed_cell = [seed, int(b.id, 16), int(n.id, 16)]
-            est = bootstrap_change((vb[pair[0]], vb[pair[1]]), (vn[pair[0]], vn[pair[1]]),
-                                   seed=int(np.random.SeedSequence(seed_cell).generate_state(1)[0]))
+        figures: tuple[float | None, float | None] = (b.ratio, n.ratio)
+        if one:
+            figures = (float(np.median(vb[one[0]])), float(np.median(vn[one[0]])))
+            est = bootstrap_median_change(vb[one[0]], vn[one[0]], seed=cell_seed)
+        elif b.ratio is not None and n.ratio is not None and usable:
+            est = bootstrap_change((vb[pair[0]], vb[pair[1]]), (vn[pair[0]], vn[pair[1]]), seed=cell_seed)
         rows.append(dict(
+            compared=what, base_value=figures[0], new_value=figures[1],
+            unchanged=None if one else _no_change(b, n, vb, vn, (base, new), what),
             id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
             metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,
             base_cell=b.id, new_cell=n.id, n_base=b.n_host + b.n_pod, n_new=n.n_host + n.n_pod,
@@ -210,8 +274,11 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         v = decide(r["change"], r["change_ci_low"], r["change_ci_high"], r["p_adjusted"], r["higher_is_better"],
                    threshold=threshold, blocked=blocked)
         r["verdict"] = _WORDS.get(v, "inconclusive")
-        label = f"{r['sides'][1]}/{r['sides'][0]}".replace("kubernetes/host", "pod/host")
-        r["sentence"] = _sentence(r, base, new, label)
+        unchanged = r.pop("unchanged")
+        if unchanged:
+            r["verdict"], r["sentence"] = unchanged
+        else:
+            r["sentence"] = _sentence(r, base, new)
         out.append(CellChange(**r))
     def unmatched(a: str, b: str) -> list[str]:
         return [_label(c) for k, c in cells[a].items() if k not in cells[b]]

@@ -159,7 +159,7 @@ def _table(headers: list[str], rows: list[list[object]], table_id: str = "") -> 
 
 
 def compare_section(change: CampaignChange) -> str:
-    rows = [[c.node, c.test, c.params, c.metric, _num(c.base_ratio), _num(c.new_ratio),
+    rows = [[c.node, c.test, c.params, c.metric, c.compared, _num(c.base_value), _num(c.new_value),
              "—" if c.diff is None else f"{c.diff:+.3f}",
              "—" if c.diff_ci_low is None else f"{c.diff_ci_low:+.3f} to {c.diff_ci_high:+.3f}",
              "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}", c.verdict, " ".join(c.flags), c.sentence]
@@ -168,10 +168,11 @@ def compare_section(change: CampaignChange) -> str:
     if change.only_in_base or change.only_in_new:
         extra = (f'<p class="note">Only in {_e(change.base)}: {_e(", ".join(change.only_in_base) or "none")}. '
                  f'Only in {_e(change.new)}: {_e(", ".join(change.only_in_new) or "none")}.</p>')
-    return (f"<p>Each cell's ratio in {_e(change.base)} (base) and {_e(change.new)} (new), the difference with a "
+    return (f"<p>Each cell's ratio (or, for a cell with one environment, its median) in {_e(change.base)} "
+            f"(base) and {_e(change.new)} (new), the difference with a "
             f"95% bootstrap interval over both campaigns' runs, and a verdict ({_e(change.correction)} "
             f"correction, threshold ±{change.threshold * 100:.1f}%).</p>"
-            + _table(["node", "test", "params", "metric", "base ratio", "new ratio", "difference", "95% CI",
+            + _table(["node", "test", "params", "metric", "compared", "base", "new", "difference", "95% CI",
                       "p adjusted", "verdict", "flags", "sentence"], rows, "compare") + extra)
 
 

@@ -1,7 +1,8 @@
 """`podtax compare BASE NEW`: did each cell's ratio change between two campaigns?
 
 Asks the analyzer's /api/compare (the statistics live there; see podtax_analyzer.campaign_compare)
-and prints one line per matching cell: both ratios, their difference with its 95% interval, the
+and prints one line per matching cell: what is compared (the candidate/baseline ratio, or the median of
+a cell with one environment), its value in each campaign, their difference with its 95% interval, the
 verdict and the flags; ``--json`` prints the API's answer. Exit status 0 whatever the verdicts.
 """
 
@@ -18,11 +19,15 @@ from podtax.cli.common import api_json, api_url, fail, wide_console
 from podtax.cli.export import fetch
 
 STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
-         "inconclusive": "yellow"}
+         "inconclusive": "yellow", "not comparable": "dim"}
 
 
-def _r(v: float | None, signed: bool = False) -> str:
-    return "—" if v is None else (f"{v:+.3f}" if signed else f"{v:.3f}")
+def _r(v: float | None, signed: bool = False, ratio: bool = True) -> str:
+    if v is None:
+        return "—"
+    if ratio:
+        return f"{v:+.3f}" if signed else f"{v:.3f}"
+    return f"{v:+.4g}" if signed else f"{v:.4g}"
 
 
 def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
@@ -30,14 +35,17 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
     table = Table(title=f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
                         f"{data['correction']} correction)")
-    for col in ("node", "test / params", "metric", "base", "new", "difference (95% CI)", "p adj.", "verdict",
-                "flags"):
+    for col in ("node", "test / params", "metric", "compared", "base", "new", "difference (95% CI)", "p adj.",
+                "verdict", "flags"):
         table.add_column(col, overflow="fold")
     for c in cells:
-        ci = f" ({_r(c['diff_ci_low'], True)} to {_r(c['diff_ci_high'], True)})" if c["diff_ci_low"] is not None else ""
+        ratio = c["base_ratio"] is not None or c["new_ratio"] is not None or "ratio" in c["compared"]
+        ci = (f" ({_r(c['diff_ci_low'], True, ratio)} to {_r(c['diff_ci_high'], True, ratio)})"
+              if c["diff_ci_low"] is not None else "")
         p = "—" if c["p_adjusted"] is None else f"{c['p_adjusted']:.3g}"
         table.add_row(escape(c["node"]), escape(f"{c['test']} {c['params']}"), escape(c["metric"]),
-                      _r(c["base_ratio"]), _r(c["new_ratio"]), _r(c["diff"], True) + ci, p,
+                      escape(c["compared"]), _r(c["base_value"], ratio=ratio), _r(c["new_value"], ratio=ratio),
+                      _r(c["diff"], True, ratio) + ci, p,
                       f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
     console.print(table)
     for c in cells:
