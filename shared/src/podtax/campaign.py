@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from podtax import campaign_limits, campaign_yaml, k8s_syntax, templates
+from podtax.flags import MIN_RUNS
 
 Env = Literal["host", "kubernetes", "nomad"]
 DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
@@ -202,6 +203,13 @@ class Campaign(Strict):
     timeout: float = Field(600, gt=0, le=86400, description="Seconds before a run is killed.")
     seed: int | None = Field(None, description="Seed of the randomized run order (random when unset).")
 
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout_in_seconds(cls, v: Any) -> Any:
+        if isinstance(v, str) and _DURATION.match(v.strip()):
+            raise ValueError(f"{v!r}: the timeout is a number of seconds: write {_seconds(v.strip()):g}")
+        return v
+
     @field_validator("nodes")
     @classmethod
     def _nodes(cls, v: list[str] | NodeSelector) -> list[str] | NodeSelector:
@@ -329,6 +337,16 @@ def load(path: Path) -> Campaign:
     except UnicodeDecodeError as exc:
         raise CampaignError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return parse(text, str(path))
+
+
+def warnings(c: Campaign) -> list[str]:
+    """What is allowed but will disappoint: too few runs a side for the report to give any verdict."""
+    reps = c.repetitions
+    most = reps.max if reps.target_ci_width is not None else reps.min  # without a target, min runs a cell
+    if most >= MIN_RUNS:
+        return []
+    return [f"repetitions: at most {most} run(s) a side per cell; a verdict needs {MIN_RUNS} a side, so the "
+            f"report will flag every cell INSUFFICIENT (set repetitions.min to {MIN_RUNS} or more)"]
 
 
 # What the runner can take (the CLI refuses more before submitting; the runner refuses it too).

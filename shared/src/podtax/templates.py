@@ -8,6 +8,7 @@ only name a template and parameters, and anything that does not validate here is
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -210,7 +211,9 @@ def get(name: str) -> Template:
         return REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
-        raise TemplateError("unknown-template", f"unknown test {name!r}; registered templates: {known}") from None
+        close = difflib.get_close_matches(name, REGISTRY, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TemplateError("unknown-template", f"unknown test {name!r}{hint}; registered templates: {known}") from None
 
 
 def resolve_threads(raw: Mapping[str, Any], hw_threads: int) -> dict[str, Any]:
@@ -248,8 +251,8 @@ def parse_params(text: str) -> dict[str, str | int]:
     out: dict[str, str | int] = {}
     for token in text.split():
         key, sep, value = token.partition("=")
-        if not sep or not key:
-            raise ValueError(f"params must be space-separated key=value pairs, got {token!r}")
+        if not sep or not key or "=" in value:  # `threads=1;max_prime=20000`: another separator
+            raise ValueError(f"params are space-separated key=value pairs (threads=1 max_prime=20000), got {token!r}")
         out[key] = int(value) if value.isdigit() else value
     return out
 

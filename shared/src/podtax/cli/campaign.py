@@ -175,6 +175,8 @@ def submit(
         say(str(exc))
         err.print("nothing was submitted")
         return 2
+    for w in campaign_file.warnings(c):
+        warn(w)
     code = cli_deadline.run(_submit(c, dry_run), f"submitting campaign {c.name}")
     if code == 0 and follow and not dry_run:
         return status(c.name, follow=True)

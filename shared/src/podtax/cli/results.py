@@ -40,6 +40,8 @@ def results(
     if as_json:
         print(json.dumps(rows, indent=1))
         return 0
+    if not rows and campaign and campaign not in {c["name"] for c in _get("/api/campaigns")}:  # type: ignore[union-attr]
+        raise fail(f"unknown campaign {campaign!r} (the analyzer at {api_url()} has no run of it)")
     if not rows:
         console.print("no results yet" + (f" for campaign {campaign}" if campaign else ""))
         return 0
