@@ -95,7 +95,9 @@ def test_pod_startup_is_one_sided(report):
     assert ready.baseline_median == pytest.approx(620.0, rel=0.1)  # 20 + 500 + 100 ms injected
     cell = _cell(report, "ready_p50_ms", "pod-startup")
     assert not cell.flags  # six runs of one side are enough
-    assert cell.sentence.startswith("One side only: kubernetes median ") and "podtax compare" in cell.sentence
+    assert cell.verdict == "not comparable"
+    assert cell.sentence.startswith("Not comparable: one side only: kubernetes median ") and "podtax compare" in \
+        cell.sentence
 
 
 def test_http_routes(store):

@@ -24,13 +24,13 @@ LEGEND = {
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
     "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5; below 10 runs only "
                 "values more than 17.5% away, from 10 runs more than 3.5%); kept, not dropped",
-    "DRIFT": "values changed over the course of the campaign; the verdict is withheld",
+    "DRIFT": "values changed over the course of the campaign",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "
                         "`<tool> --version`, or an import manifest's tool_version); the log's version is used",
-    "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other; no verdict",
+    "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other",
     "PARAMS_MISMATCH": "runs whose log shows other parameters than their cell's (threads, prime limit, block size...): "
-                       "their figures measure another cell; no verdict",
+                       "their figures measure another cell",
     "IMPORTED": "runs imported from logs recorded outside podtax (`podtax import`), with how many on each side",
 }

@@ -23,11 +23,12 @@ from podtax_analyzer.stats.verdict import (
     FASTER,
     INCONCLUSIVE,
     NO_DIFFERENCE,
+    NOT_COMPARABLE,
     SLOWER,
     change_phrase,
     decide,
 )
-from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, side_name
+from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
 
 
 @dataclass
@@ -194,8 +195,11 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
         sides = (f"{base} median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs, {cand} median "
                  f"{fmt_value(f['pod_median'])} {unit} over {f['n_pod']} runs")
     if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
-        return (f"One side only: {base} median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs; "
-                f"compare two campaigns with `podtax compare` for a ratio.")
+        return (f"Not comparable: one side only: {base} median {fmt_value(f['host_median'])} {unit} over "
+                f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
+    if verdict == NOT_COMPARABLE:
+        return (f"Not comparable: {base} has {plural(f['n_host'], 'run')} and {cand} {plural(f['n_pod'], 'run')}; "
+                f"a ratio needs runs on both sides.")
     if ratio is None:
         return f"Inconclusive: no ratio could be computed ({sides or 'a side has no runs'})."
     interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
@@ -237,5 +241,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     verdict = decide(f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"],
                      threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING))
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
+    if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
+        f["verdict"] = NOT_COMPARABLE
     f["sentence"] = _sentence(f, f["verdict"], threshold, correction)
     return CellComparison(**f)

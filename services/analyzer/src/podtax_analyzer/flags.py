@@ -119,10 +119,15 @@ def throttled(cell: CellData) -> str | None:
     if p.n_throttled == 0:
         return None
     limits = sorted({x for x in p.cpu_limits if x is not None})
-    limit = f"; CPU limit {' / '.join(f'{x:g}' for x in limits)} cores" if limits else ""
+    limit = f"; CPU limit {cores(limits)}" if limits else ""
     secs = p.throttled_usec / 1e6
     return (f"{p.n_throttled} of {p.n} pod runs were CPU-throttled by their cgroup "
             f"({fmt_value(secs)} s throttled in total{limit}): the pod was capped by its limit.")
+
+
+def cores(limits: list[float]) -> str:
+    """CPU limits in words: "1 core", "0.5 / 2 cores"."""
+    return f"{' / '.join(f'{x:g}' for x in limits)} {'core' if limits == [1] else 'cores'}"
 
 
 def _flagged_runs(cell: CellData, kind: str) -> tuple[str, str] | None:
@@ -195,9 +200,9 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarr
     if not parts:
         return None
     verb = "lies" if sum(len(i) for i in found.values()) == 1 else "lie"
-    few = min(cell.host.n, cell.pod.n) if cell.candidate else cell.host.n
+    few = min(s.n for s in (cell.host, cell.pod) if s.n)  # a side with no runs has no outliers to feel
     resist = ("medians and rank tests resist them" if few >= STEADY_RUNS else
-              f"with {few} runs on a side even medians and rank tests feel them: they widen the interval and "
-              "weaken the test, so an inconclusive verdict may be theirs (add runs)")
+              f"with {plural(few, 'run')} on a side even medians and rank tests feel them: they widen the "
+              "interval and weaken the test, so an inconclusive verdict may be theirs (add runs)")
     return (f"Outliers: {' and '.join(parts)} {verb} far from their side's median (modified z-score above 3.5). "
             f"They are kept; {resist}.")

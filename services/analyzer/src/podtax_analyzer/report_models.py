@@ -8,7 +8,7 @@ from typing import Literal
 from podtax import templates
 from pydantic import BaseModel, Field, model_validator
 
-Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive"]
+Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
                    "THROTTLED", "SHORT", "OVERLAP", "VERSION_MISMATCH",
                    "PARAMS_MISMATCH", "IMPORTED"]

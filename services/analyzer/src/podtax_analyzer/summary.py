@@ -38,6 +38,8 @@ def geomean(ratios: list[float]) -> float:
 
 
 def _exclusion_reason(c: CellComparison) -> list[str]:
+    if c.verdict == "not comparable":  # runs on one side only
+        return ["not comparable", *(f for f in c.flags if f not in TOLERATED)]
     if set(c.flags) - TOLERATED:
         return [f for f in c.flags if f not in TOLERATED]
     return ["no interval"]

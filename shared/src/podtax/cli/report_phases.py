@@ -23,7 +23,7 @@ from podtax.phases import TEMPLATES
 
 STATISTIC = {"p50": "p50 latency (ms)", "makespan": "makespan (s)", "objects": "objects · p50 · p99 ms"}
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
-                 "inconclusive": "yellow"}
+                 "inconclusive": "yellow", "not comparable": "dim"}
 
 
 def has_control_plane(report: dict[str, Any]) -> bool:

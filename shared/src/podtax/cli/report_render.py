@@ -29,7 +29,7 @@ from podtax.cli.report_view import (
 from podtax.flags import BLOCKING, LEGEND, ORDER
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
-                 "inconclusive": "yellow"}
+                 "inconclusive": "yellow", "not comparable": "dim"}
 FLAG_STYLE = "magenta"
 
 
@@ -213,8 +213,9 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
         if note is not None:
             con.print(note)
     pairs = sorted({side_names(r.cell) for r in view.rows if r.cell.get("candidate", "kubernetes")})
-    ratios = ", ".join(f"{cand} median / {base} median" for base, cand in pairs) or "— (one side only)"
-    con.print(Text(f"ratio = {ratios} with its 95% CI; verdict threshold "
+    ratios = ("ratio = " + ", ".join(f"{cand} median / {base} median" for base, cand in pairs) + " with its 95% CI"
+              if pairs else "no ratio (one side only: compare two campaigns with `podtax compare`)")
+    con.print(Text(f"{ratios}; verdict threshold "
                    f"±{report['threshold'] * 100:g}%; p adjusted ({report['correction']})", style="dim"))
     for w in report.get("warnings", []):
         con.print(f"warning: {w}", highlight=False)

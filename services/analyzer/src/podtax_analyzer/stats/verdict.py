@@ -13,6 +13,8 @@ alpha = 0.05):
   disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL,
   DRIFT) withholds the headline, or there
   is no interval at all.
+- ``not comparable``: the cell has no two sides (no runs on one, or a one-sided test such as
+  pod-startup); set by cell_analysis.finalize, as no ratio can exist.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ FASTER = "faster"
 SLOWER = "slower"
 NO_DIFFERENCE = "no detectable difference"
 INCONCLUSIVE = "inconclusive"
-VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, INCONCLUSIVE)
+NOT_COMPARABLE = "not comparable"  # a cell without runs on both sides: no ratio can exist (cell_analysis)
+VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, INCONCLUSIVE, NOT_COMPARABLE)
 ALPHA = 0.05
 
 
