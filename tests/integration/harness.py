@@ -121,6 +121,16 @@ async def services(nats_url: str, tmp: Path) -> AsyncIterator[Services]:
         _LIVE.clear()
 
 
+async def node_known(bus: Bus, node: str, timeout: float = 30.0) -> None:
+    """Wait until the runner has recorded `node`'s host facts (a campaign naming it is then planned)."""
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    deadline = time.monotonic() + timeout
+    while not await Bus.kv_json(kv, subjects.node_key(node)):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for the runner to record node {node}")
+        await asyncio.sleep(0.2)
+
+
 def host_facts(i: int, source: str = "tests") -> events.HostFactsV1:
     """A small valid event (host facts of node n<i>) for tests of the bus itself."""
     return events.host_facts(events.HostFacts(node=f"n{i}", kernel="6.1", os="debian", cpu_model="x",

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from podtax import natsserver, subjects
+from podtax import natsserver
 from podtax.bus import Bus
 from podtax.cli.main import main as cli
 
 from tests.faults.drill import wait_header
-from tests.integration.harness import services
+from tests.integration.harness import node_known, services
 
 NODE = "n1"
 REPS = 12
@@ -45,11 +45,7 @@ async def test_status_api_and_report_agree_on_failed_runs_after_a_cancel(
         await s.runner()
         bus = await Bus.connect(nats_url, "test")
         try:
-            kv = await bus.kv(subjects.RUNNER_BUCKET)
-            for _ in range(150):  # the agent's host facts, as the runner records them
-                if await Bus.kv_json(kv, subjects.node_key(NODE)):
-                    break
-                await asyncio.sleep(0.2)
+            await node_known(bus, NODE)  # the agent's host facts, as the runner records them
             assert await asyncio.to_thread(cli, ["campaign", "submit", str(tmp_path / "c.yaml")]) == 0
             await wait_header(bus, "stopped", lambda h: h["progress"][NODE].get("done", 0) >= 2, 120, "two runs done")
             assert await asyncio.to_thread(cli, ["campaign", "cancel", "stopped", "--wait", "20"]) == 0

@@ -8,11 +8,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from podtax import subjects
 from podtax.bus import Bus
 from podtax.cli.main import main as cli
 
-from tests.integration.harness import services
+from tests.integration.harness import node_known, services
 
 NODE = "n1"
 
@@ -44,11 +43,7 @@ async def test_follow_exits_non_zero_when_runs_failed(
         await s.runner()
         bus = await Bus.connect(nats_url, "test")
         try:
-            kv = await bus.kv(subjects.RUNNER_BUCKET)
-            for _ in range(150):  # the agent's host facts, as the runner records them
-                if await Bus.kv_json(kv, subjects.node_key(NODE)):
-                    break
-                await asyncio.sleep(0.2)
+            await node_known(bus, NODE)  # the agent's host facts, as the runner records them
         finally:
             await bus.close()
         assert await asyncio.to_thread(cli, ["campaign", "submit", str(tmp_path / "c.yaml")]) == 0

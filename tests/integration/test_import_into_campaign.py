@@ -13,12 +13,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from podtax import natsserver, subjects
+from podtax import natsserver
 from podtax.bus import Bus
 from podtax.cli.main import main as cli
 
 from tests.faults.drill import wait_header
-from tests.integration.harness import services, wait_for
+from tests.integration.harness import node_known, services, wait_for
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 NODE = "n1"
@@ -57,11 +57,7 @@ async def test_importing_into_a_campaign_podtax_ran_is_refused_then_flagged(
         await s.runner()
         bus = await Bus.connect(nats_url, "test")
         try:
-            kv = await bus.kv(subjects.RUNNER_BUCKET)
-            for _ in range(150):  # the agent's host facts, as the runner records them
-                if await Bus.kv_json(kv, subjects.node_key(NODE)):
-                    break
-                await asyncio.sleep(0.2)
+            await node_known(bus, NODE)  # the agent's host facts, as the runner records them
             assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 0
             await wait_header(bus, "ran", lambda h: h.get("finished_at"), 120, "the campaign to finish")
         finally:
