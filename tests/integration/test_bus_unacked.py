@@ -56,3 +56,22 @@ async def test_publishes_whose_acks_died_with_the_server_fail_the_batch_instead_
         assert await stream_messages(own_server[-1].url) >= 50
     finally:
         await b.close()
+
+
+async def test_closing_a_bus_whose_server_died_stops_its_reconnect_loop(own_server) -> None:
+    """Bus.close did nothing while nats-py was reconnecting: its reconnect loop ran on until asyncio.run's
+    last cancellation, which that loop can swallow; CI found `podtax import` hung at exit after NATS died."""
+    server = own_server[0]
+    b = await Bus.connect(server.url, "tests/close", timeout=0.5)
+    server.proc.kill()
+    server.proc.wait()
+    for _ in range(100):
+        if b.nc.is_reconnecting:
+            break
+        await asyncio.sleep(0.05)
+    assert b.nc.is_reconnecting
+    started = time.monotonic()
+    await asyncio.wait_for(b.close(), 10)
+    assert b.nc.is_closed, "the client still reconnects after close"
+    assert b.nc._reconnection_task is None or b.nc._reconnection_task.done()
+    assert time.monotonic() - started < 5

@@ -365,6 +365,22 @@ class Bus(Streams):
                 await self.nc.drain()
             except Exception:  # noqa: BLE001 - closing anyway
                 await self.nc.close()
+        elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
+            await self.nc.close()
+        await _stop_reconnecting(self.nc)
+
+
+async def _stop_reconnecting(nc: Client) -> None:
+    """End nats-py's reconnect loop for good. A cancellation it swallows (Python 3.11's asyncio.wait_for
+    returns a result that arrives with the cancel) leaves it retrying for ever, even once closed: CI found
+    `podtax import` hung at exit after NATS died, in asyncio.run's last cancellation of that task."""
+    task = getattr(nc, "_reconnection_task", None)  # nats-py keeps no public handle on it
+    for _ in range(50):
+        if task is None or task.done():
+            return
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.1)
+    log.warning("NATS: the client's reconnect loop did not stop")
 
 
 def _read(msg: Msg) -> tuple[Event | None, str | None]:
