@@ -59,13 +59,19 @@ def test_a_result_after_a_failure_and_a_reparse_replace_rows(store: Store) -> No
 
 
 def test_a_batch_larger_than_one_lookup_is_still_idempotent(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run ids are looked up in chunks (store.LOOKUP_CHUNK, DuckDB's index limit): every chunk counts."""
+    """Run ids of a long history are looked up in chunks (store.LOOKUP_CHUNK, DuckDB's index limit): every
+    chunk counts; a short one scans, and both ways find the same rows."""
     from podtax_analyzer import store as store_module
 
     monkeypatch.setattr(store_module, "LOOKUP_CHUNK", 7)
+    monkeypatch.setattr(store_module, "SCAN_BELOW", 0)  # the index lookup, as for a long history
     batch = [_result(i, ("eps", float(i))) for i in range(30)]
     assert store.write_batch(batch[:12]) == {f"m-{i}" for i in range(12)}
     assert store.write_batch(batch) == {f"m-{i}" for i in range(12, 30)}  # the first 12 are known
     assert store.write_batch(batch) == set()
     assert len(_rows(store)) == 30
-    assert len(store_module.lookup(store.cursor(), "run_id", "runs", [f"m-{i}" for i in range(40)])) == 30
+    ids = [f"m-{i}" for i in range(40)]
+    assert len(store_module.lookup(store.cursor(), "run_id", "runs", ids)) == 30
+    monkeypatch.setattr(store_module, "SCAN_BELOW", 10**9)
+    assert sorted(store_module.lookup(store.cursor(), "run_id", "runs", ids)) == [(f"m-{i}",) for i in sorted(
+        range(30), key=lambda i: f"m-{i}")]

@@ -122,12 +122,18 @@ def metric_rows(results: Iterable[events.ResultV1]) -> list[dict[str, Any]]:
 
 
 LOOKUP_CHUNK = 2000  # run ids a lookup names: DuckDB uses a key's index for at most 2,048 (index_scan_max_count)
+SCAN_BELOW = 300_000  # rows: below this, scanning the run_id column is cheaper than naming the ids (see lookup)
 
 
 def lookup(con: duckdb.DuckDBPyConnection, columns: str, table: str, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
-    """`columns` of the rows of `table` whose run id is one of `run_ids`, through the run_id key's index: the
-    ids are named in the query (`IN (?, ?, ...)`), which DuckDB looks up in the index; `IN (SELECT unnest(...))`
-    scanned the whole column instead, a cost that grew with the history (bench_store_history.py)."""
+    """`columns` of the rows of `table` whose run id is one of `run_ids`. DuckDB answers `IN (SELECT
+    unnest(...))` by scanning the run_id column, a cost that grows with the history (~170 ms for 1,000 ids
+    at 3,000,000 runs: bench_store_history.py); ids named in the query (`IN (?, ?, ...)`) are looked up in
+    the key's index instead, at a fixed ~15 ms for 1,000 (binding them), which a scan beats below ~300,000
+    rows (2-5 ms at 20,000-200,000). So: a scan for a small table, the index for a large one."""
+    if con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] < SCAN_BELOW:  # noqa: S608 - a table name
+        return con.execute(f"SELECT {columns} FROM {table} WHERE run_id IN (SELECT unnest($1::varchar[]))",  # noqa: S608
+                           [list(run_ids)]).fetchall()
     out: list[tuple[Any, ...]] = []
     for first in range(0, len(run_ids), LOOKUP_CHUNK):
         ids = run_ids[first:first + LOOKUP_CHUNK]
