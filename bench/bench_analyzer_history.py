@@ -65,7 +65,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
                 rss.append(proc_rss_mb(os.getpid()))
                 tags = dict(store.cursor().execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()").fetchall())
                 duck.append(sum(tags.values()) / 2**20)  # DuckDB's own accounting (its block cache, mostly)
-                keys.append(tags.get("ART_INDEX", 0) / 2**20)  # the tables' keys, which DuckDB cannot evict
+                keys.append(tags.get("ART_INDEX", 0) / 2**20)  # the keys' index: evictable once checkpointed
                 parts.append(readings())
         store.close()
     return {"rss": rss, "duckdb": duck, "keys": keys, "parts": parts, "cache": cache.held * 16 / 2**20,
