@@ -69,7 +69,7 @@ def test_a_refused_server_is_a_clear_failure(kubesim_factory) -> None:  # type: 
 
 def test_a_tbf_cap_on_a_pod_veth_is_the_reports_ratio(kubesim_factory, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Both sides pace iperf3 at 400 Mbit/s; the pod side's server veth gets tbf 200 Mbit/s: the planted
-    ratio is 0.5 on the wire, 0.478 in TCP goodput (1448 payload bytes of every 1514-byte frame)."""
+    ratio is 0.5 on the wire, at most 0.478 in TCP goodput (1448 payload bytes of every 1514-byte frame)."""
     sim = kubesim_factory(NODES, kubelet="exec", pod_network=True)
     pods = netbench.Pods(client.CoreV1Api(sim.api_client()))
 
@@ -90,8 +90,11 @@ def test_a_tbf_cap_on_a_pod_veth_is_the_reports_ratio(kubesim_factory, tmp_path:
         store.close()
     cell = next(c for c in report.cells if c.metric == "throughput_mbps")
     assert cell.host_median == pytest.approx(400, rel=0.05)
-    assert cell.ratio == pytest.approx(0.478, abs=0.03), cell
+    # The cap is a ceiling: goodput cannot pass 0.478, but TCP loses some of it to drops at the tbf queue,
+    # more on a busy machine (11 quiet runs: 0.462-0.478, CI lows 0.433-0.474; a loaded CI run: 0.424).
+    # So the ratio may fall well under 0.478 and never rise above it; a missing cap would give about 1.
+    assert 0.40 <= cell.ratio <= 0.49, cell
     assert cell.ci_low is not None and cell.ci_high is not None
     assert cell.ci_low <= cell.ratio <= cell.ci_high
-    assert cell.ci_low >= 0.44 and cell.ci_high <= 0.51
+    assert cell.ci_low >= 0.33 and cell.ci_high <= 0.50
     assert cell.verdict == "slower"
