@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import nats
@@ -14,7 +15,7 @@ from kubernetes import client
 from podtax import campaign, config, events, subjects
 from podtax.bus import Bus
 from podtax.campaign import PodSpec
-from podtax_runner.kube import KubeExecutor, job_manifest
+from podtax_runner.kube import FOLLOW_WATCH_S, KubeExecutor, job_manifest
 
 NODE = "node-a"
 CLUSTER = {"nodes": [{"name": NODE, "cpu": "4", "memory": "8Gi"}]}
@@ -115,11 +116,18 @@ async def test_executor_checks_the_namespace_and_the_cluster_admits_only_when_al
             assert [v["hostPath"]["path"] for v in tpl["volumes"] if "hostPath" in v] == ["/dev/sda"]
         else:  # the Job is accepted but the emulator's admission refuses its privileged pod, as a
             # restricted cluster does (the Job then fails at its activeDeadlineSeconds)
-            await _until(lambda: sim.objects("jobs", "bench-runs", group="batch"))
+            job = (await _until(lambda: sim.objects("jobs", "bench-runs", group="batch")))[0]
             await asyncio.sleep(2)
             assert sim.objects("pods", "bench-runs") == []
+            # closing the executor ends the threads that follow such a Job (asyncio.run waits for them at
+            # exit: a stopping runner used to hang for the run's timeout + 60 s)
+            follower = threading.Thread(target=executor._follow, args=("bench-runs", job["metadata"]["name"], 600))
+            follower.start()
+            await asyncio.sleep(0.5)
+            await executor.close()
+            await asyncio.to_thread(follower.join, FOLLOW_WATCH_S + 10)
+            assert not follower.is_alive()
     finally:
-        for task in executor.tasks.values():
-            task.cancel()
+        await executor.close()  # its _follow thread watches a Job that never ends; close() stops it
         await nc.close()
         await bus.close()

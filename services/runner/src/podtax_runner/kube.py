@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -106,6 +107,9 @@ def with_retries(fn: Callable[[], T], what: str) -> T:
     return retry.call(fn, what, attempts=RETRIES, first_s=0.5, factor=2, max_s=8)
 
 
+FOLLOW_WATCH_S = 5  # one watch of a Job lasts at most this long, so close() ends its thread within it
+
+
 class KubeExecutor:
     def __init__(self, settings: RunnerSettings, bus: Bus, api: client.ApiClient) -> None:
         self.settings = settings
@@ -116,6 +120,9 @@ class KubeExecutor:
         self.on_image_versions: Callable[[str, dict[str, str]], Awaitable[None]] | None = None
         self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
         self._namespaces: set[str] = set()
+        # Set by close(): a cancelled task's _follow thread runs on until it sees this, and asyncio.run
+        # waits for that thread at exit, so without it a runner stopping took up to a run's timeout + 60 s.
+        self._closing = threading.Event()
 
     @classmethod
     def create(cls, settings: RunnerSettings, bus: Bus) -> KubeExecutor:
@@ -246,12 +253,14 @@ class KubeExecutor:
         deadline = time.monotonic() + timeout_s
         rv = None
         while time.monotonic() < deadline:
+            if self._closing.is_set():
+                return None  # the task that asked was cancelled; nobody reads this
             job = with_retries(lambda: self.batch.read_namespaced_job(name, ns), "read job")
             if (job.status.succeeded or 0) + (job.status.failed or 0) > 0:
                 break
             rv = job.metadata.resource_version
             w = watch.Watch()
-            wait_s = int(min(30, max(1, deadline - time.monotonic())))
+            wait_s = int(min(FOLLOW_WATCH_S, max(1, deadline - time.monotonic())))
             try:
                 for ev in w.stream(self.batch.list_namespaced_job, ns, field_selector=f"metadata.name={name}",
                                    resource_version=rv, timeout_seconds=wait_s):
@@ -315,6 +324,7 @@ class KubeExecutor:
             await self.on_reported(run)
 
     async def close(self) -> None:
+        self._closing.set()
         for task in self.tasks.values():
             task.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
