@@ -58,6 +58,29 @@ async def test_bad_campaigns_publish_nothing(nats_url: str, tmp_path: Path, monk
     assert await stream_messages(nats_url) == before
 
 
+@pytest.mark.parametrize("kube_nodes", [["n1"], ["n1", "n2"]])
+async def test_across_nodes_needs_a_second_kubernetes_node(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        kube_nodes: list[str]) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    for node in kube_nodes:
+        await know_node(nats_url, node, kubernetes=True, labels={})
+    before = await stream_messages(nats_url)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**GOOD, "environments": ["kubernetes"], "tests": [
+        {"test": "sysbench-cpu"}, {"test": "iperf3", "matrix": {"topology": ["pod->pod", "pod->pod-across-nodes"]}}]}))
+    code = await asyncio.to_thread(cli, ["campaign", "submit", str(path)])
+    err = capsys.readouterr().err
+    if len(kube_nodes) == 1:
+        assert code == 2 and "nothing was submitted" in err, err
+        assert ("tests.1: iperf3 with topology pod->pod-across-nodes needs a second Kubernetes node for its server, "
+                "and the runner knows 1 (n1)") in err
+        assert await stream_messages(nats_url) == before
+    else:
+        assert code == 0, err
+        assert await stream_messages(nats_url) == before + 1
+
+
 async def test_malformed_yaml_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("name: x\nnodes: [a\ntests: []\n")

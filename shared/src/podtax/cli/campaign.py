@@ -67,7 +67,19 @@ def check_nodes(c: campaign_file.Campaign, known: dict[str, dict[str, Any]]) -> 
     elif not _selected(c.nodes.selector, known):
         names = ", ".join(sorted(known)) or "none yet"
         problems.append(f"selector {c.nodes.selector} matches no node (known: {names})")
-    return problems
+    return problems + _across_nodes_problems(c, known)
+
+
+def _across_nodes_problems(c: campaign_file.Campaign, known: dict[str, dict[str, Any]]) -> list[str]:
+    """A pod->pod-across-nodes run puts its server pod on a second Kubernetes node: with fewer than two
+    known, every such run would fail."""
+    kube = sorted(name for name, doc in known.items() if doc.get("kubernetes"))
+    if "kubernetes" not in c.environments or len(kube) >= 2:
+        return []
+    return [f"tests.{i}: {t.test} with topology pod->pod-across-nodes needs a second Kubernetes node for its "
+            f"server, and the runner knows {len(kube)} ({', '.join(kube) or 'none'}): use pod->pod, or add a node"
+            for i, t in enumerate(c.tests)
+            if any(combo.get("topology") == "pod->pod-across-nodes" for combo in t.combinations())]
 
 
 def _selected(selector: str, known: dict[str, dict[str, Any]]) -> bool:
