@@ -30,6 +30,8 @@ _BAD_ARG_FIRST = frozenset(p[0] for p in _BAD_ARG)  # a cheap test before starts
 _LATENCY_KEYS = frozenset(("min", "avg", "max", "sum"))
 # lines a report prints once: a second one is another report whose banner was lost (or a 0.4 summary)
 _ONCE = frozenset(("total time", "total number of events", "events per second", "time elapsed"))
+_ONCE_KEY, _LATENCY, _FATAL, _FAIRNESS = range(4)
+_SPECIAL = {"FATAL": _FATAL, "Latency (ms)": _LATENCY, "Threads fairness": _FAIRNESS, **dict.fromkeys(_ONCE, _ONCE_KEY)}
 
 
 class Section:
@@ -50,7 +52,8 @@ class Section:
 
 
 def _fill(text: str, kind: str | None = None) -> Section:
-    """Read one run (one banner) line by line; `kind` is `_kind(text)` when already known."""
+    """Read one run (one banner) line by line; `kind` is `_kind(text)` when already known. A `key: value`
+    line's key is looked up once in _SPECIAL (the few keys that do more than fill `fields`)."""
     current = Section(None, None)
     fields, latency = current.fields, current.latency
     in_latency = False
@@ -58,7 +61,7 @@ def _fill(text: str, kind: str | None = None) -> Section:
         line = raw.strip()
         if not line:
             continue
-        if line.startswith("sysbench ") and current.version is None:
+        if current.version is None and line.startswith("sysbench "):
             m = _BANNER.match(line)
             if m:
                 current.version, current.build = m.group(1), m.group(2)
@@ -69,18 +72,21 @@ def _fill(text: str, kind: str | None = None) -> Section:
             if in_latency and key in _LATENCY_KEYS or key.endswith("th percentile"):
                 latency[key] = rest
                 continue
-            if key == "FATAL":
-                current.fatal.append(line)
-            elif key == "Latency (ms)":
+            special = _SPECIAL.get(key)
+            if special is None:
+                if line[0] in _BAD_ARG_FIRST and line.startswith(_BAD_ARG):
+                    current.bad_arg.append(line)
+            elif special == _ONCE_KEY:
+                if key in fields and not current.repeated:
+                    current.repeated = key
+            elif special == _LATENCY:
                 in_latency = True
                 current.reports += 1
                 continue
-            elif key == "Threads fairness":
+            elif special == _FATAL:
+                current.fatal.append(line)
+            else:  # `Threads fairness:`, after the latency block
                 in_latency = False
-            elif line[0] in _BAD_ARG_FIRST and line.startswith(_BAD_ARG):
-                current.bad_arg.append(line)
-            elif key in _ONCE and key in fields and not current.repeated:
-                current.repeated = key
             fields[key] = rest
         elif line == "Threads started!":
             current.started = True
