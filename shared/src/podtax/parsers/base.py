@@ -96,16 +96,14 @@ class MetricList:
             _set_private(metric, None)
             self.items.append(metric)
 
-    def add_columns(self, prefix: str, columns: Sequence[tuple[str, str, bool]],
-                    values: Sequence[float | None]) -> None:
-        """`add(prefix + name, value, unit, better)` for each column and value (the shorter one wins; a
-        None value, not measured, is left out); the same checks as :meth:`add`, without a method call
-        per metric."""
+    def add_columns(self, columns: Sequence[tuple[str, str, bool]], values: Sequence[float | None]) -> None:
+        """`add(name, value, unit, better)` for each column (name, unit, better) and value (the shorter one
+        wins; a None value, not measured, is left out); the same checks as :meth:`add`, without a method
+        call per metric."""
         names, append = self.names, self.items.append
-        for (col, unit, better), value in zip(columns, values, strict=False):
+        for (name, unit, better), value in zip(columns, values, strict=False):
             if value is None:
                 continue
-            name = prefix + col
             if value - value != 0.0 or value < 0.0:  # NaN, infinite or negative
                 raise _not_a_figure(name, value)
             if name not in names:

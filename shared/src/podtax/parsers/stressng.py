@@ -50,7 +50,7 @@ from podtax.parsers.stressng_checks import (
 )
 from podtax.parsers.stressng_forms import plain, split_line
 from podtax.parsers.stressng_names import misc_metric, slug
-from podtax.parsers.stressng_yaml import COLUMNS, MIXED, parse_yaml
+from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
 
 TOOL = "stress-ng"
 # `setting to a 60 second run`, `a 1 min, 30 secs run`, `a 1 min run`, `defaulting to a 86400 second (1 day, ...`
@@ -344,7 +344,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
     for name, values in s.rows:
-        metrics.add_columns("" if name == primary else slug(name) + "_", COLUMNS, measured(values))
+        metrics.add_columns(named_columns("" if name == primary else slug(name) + "_"), measured(values))
     for name, value, desc in s.misc:
         prefix = "" if name == primary else slug(name) + "_"
         suffix, unit, better = misc_metric(desc)

@@ -84,16 +84,21 @@ def refuse_no_work(rows: list[Row], primary: str | None) -> list[str]:
 def missing_rows(hogs: str, rows: list[Row]) -> list[str]:
     """The stressors of `dispatching hogs: 4 cpu, 2 vm` that have no row in the metrics table."""
     names = {r[0] for r in rows}
-    dispatched = [part.split()[-1] for part in hogs.split(",") if len(part.split()) == 2]
-    return [name for name in dispatched if name not in names]
+    return [words[1] for words in _hog_counts(hogs) if words[1] not in names]
+
+
+def _hog_counts(hogs: str) -> list[list[str]]:
+    """`4 cpu, 2 vm` -> [["4", "cpu"], ["2", "vm"]]: the parts of two words (each part split once)."""
+    return [words for words in map(str.split, hogs.split(",")) if len(words) == 2]
 
 
 def unaccounted(hogs: str, passed: int | None, failed: int, skipped: int) -> list[str]:
     """A flag when stress-ng's `passed:`/`failed:`/`skipped:` counts (0.15 and later) account for fewer
     instances than `dispatching hogs: 512 ioport` started: the figures come from the ones that passed."""
-    counts = [part.split()[0] for part in hogs.split(",") if len(part.split()) == 2]
-    dispatched = sum(int(c) for c in counts if c.isdecimal() and len(c) < 10)
-    if passed is None or not dispatched or passed + failed + skipped >= dispatched:
+    if passed is None:  # before 0.15, or not printed: nothing to check (and no need to read `hogs`)
+        return []
+    dispatched = sum(int(c) for c, _ in _hog_counts(hogs) if c.isdecimal() and len(c) < 10)
+    if not dispatched or passed + failed + skipped >= dispatched:
         return []
     return [f"PARTIAL: stress-ng dispatched {dispatched} stressor instance(s) but reports {passed} passed, {failed} "
             f"failed and {skipped} skipped: the figures come from the {passed} that passed"]

@@ -11,6 +11,7 @@ spaces as dashes, so the names match, except where the description had punctuati
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, to_number
@@ -38,6 +39,14 @@ COLUMNS = (
     ("cpu_used_per_instance", "%", True),
     ("rss_max", "KB", False),
 )
+
+
+@lru_cache(maxsize=4096)
+def named_columns(prefix: str) -> tuple[tuple[str, str, bool], ...]:
+    """COLUMNS named behind `prefix` (`cpu_` -> `cpu_bogo_ops`...): built once per stressor, not per row."""
+    return tuple((prefix + name, unit, better) for name, unit, better in COLUMNS)
+
+
 MIXED = ("MIXED_OUTPUT: the log holds a YAML report and a metrics table (one run with --yaml /dev/stdout, or two "
          "runs appended); figures come from ")
 
@@ -115,7 +124,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     metrics = MetricList()
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
-        metrics.add_columns(prefix, COLUMNS, measured(values))
+        metrics.add_columns(named_columns(prefix), measured(values))
     for name, value, desc in misc:
         suffix, unit, better = misc_metric(desc)
         metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix, value, unit, better)
