@@ -45,7 +45,7 @@ import numpy as np
 from podtax.events import NodeScore
 
 from podtax_analyzer.celldata import VERSION_SQL
-from podtax_analyzer.scores import score_from_sorted
+from podtax_analyzer.scores import add_exact, mean_from_sum, score_from_sorted
 from podtax_analyzer.store import Store
 
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
@@ -92,13 +92,15 @@ SELECT k.idx, m.value AS val, hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at
 @dataclass
 class KeyState:
     """What one key's score needs: values (sorted, metric unit) and runs (sorted run-id hashes) of its
-    counted runs, the newest end time (epoch microseconds), the distinct tool builds, how many runs
-    were throttled, and which runs carry an OVERLAP flag."""
+    counted runs, their exact running sum (scores.add_exact; None: sum the values), the newest end time
+    (epoch microseconds), the distinct tool builds, how many runs were throttled, and which runs carry
+    an OVERLAP flag."""
 
     unit: str
     hib: bool = False
     values: np.ndarray = field(default_factory=lambda: np.empty(0))
     runs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    total: list[float] | None = field(default_factory=list)
     updated_us: int = 0
     builds: set[str] = field(default_factory=set)
     throttled: int = 0
@@ -158,7 +160,8 @@ class ScoreCache:
         cluster, node, env, test, pkey, metric = key
         return score_from_sorted(cluster=cluster, node=node, env=env, test=test, params_key=pkey, metric=metric,
                                  unit=s.unit, higher_is_better=s.hib, vals=s.values, updated_us=s.updated_us,
-                                 builds=len(s.builds), throttled=s.throttled, overlap=len(s.overlapped))
+                                 builds=len(s.builds), throttled=s.throttled, overlap=len(s.overlapped),
+                                 mean=mean_from_sum(s.total, s.values))
 
     def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
         """Every stored run of `keys` (new to the cache). Per chunk of keys, one grouped query reads what is
@@ -195,6 +198,7 @@ class ScoreCache:
             runs = ids[a:b]
             self.keys[chunk[int(meta["idx"][j])]] = KeyState(
                 unit=str(meta["unit"][j]), hib=bool(meta["hib"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
+                total=add_exact([], vals[a:b].tolist()),
                 updated_us=int(updated[a:b].max()), builds={str(v) for v in meta["versions"][j]},
                 throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
             self.held += b - a
@@ -239,6 +243,7 @@ class ScoreCache:
         # vals come ascending (the query orders them); a stable sort keeps s.values sorted
         s.values = np.sort(np.concatenate((s.values, rows["vals"])), kind="stable")
         self.held += len(rows["vals"])
+        s.total = add_exact(s.total, rows["vals"].tolist())
         s.runs = np.sort(np.concatenate((s.runs, nums)))
         s.updated_us = max(s.updated_us, int(rows["updated_us"].max()))
         s.builds.update(rows["versions"].tolist())

@@ -30,6 +30,7 @@ from podtax_analyzer.stats.modes import MIN_RUNS as MIN_RUNS_MODES
 from podtax_analyzer.stats.modes import check_unimodality
 
 log = logging.getLogger("podtax.analyzer.scores")
+SAFE_SUM = 2.0**1000  # n * max|value| below this: no order of summing the values overflows (max ~2**1024)
 ENVS = ("host", "kubernetes")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_RUNS_CI = 6
@@ -123,12 +124,14 @@ def node_scores(
 
 def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,
                       higher_is_better: bool, vals: np.ndarray, updated_us: int, builds: int, throttled: int,
-                      overlap: int) -> NodeScore | None:
+                      overlap: int, mean: float | None = None) -> NodeScore | None:
     """One key's score from its runs' values (sorted ascending) and facts; shared by node_scores and the
-    service's incremental cache (score_cache.py), so both give the same figures. None when the values are
-    so extreme (near the float maximum, from a forged or misparsed result) that their median or mean is
-    not a finite number: that key has no score, and every other key still gets its own."""
-    median, mean = sorted_median(vals), exact_mean(vals)
+    service's incremental cache (score_cache.py), so both give the same figures. `mean`: exact_mean(vals)
+    when the caller has it (the cache, from its running sum: mean_from_sum), else computed here. None when
+    the values are so extreme (near the float maximum, from a forged or misparsed result) that their median
+    or mean is not a finite number: that key has no score, and every other key still gets its own."""
+    median = sorted_median(vals)
+    mean = exact_mean(vals) if mean is None else mean
     if not (math.isfinite(median) and math.isfinite(mean)):
         log.warning("no score for %s %s %s %s %s %s: the median or mean of its %d values is not finite",
                     cluster, node, env, test, params_key, metric, len(vals))
@@ -149,6 +152,42 @@ def exact_mean(vals: np.ndarray) -> float:
         return math.fsum(vals.tolist()) / len(vals)
     except OverflowError:  # the sum of values near the float maximum is not a float
         return math.inf
+
+
+def add_exact(partials: list[float] | None, values: Iterable[float]) -> list[float] | None:
+    """A running exact sum: floats whose exact sum is that of `partials` and `values`, each the correctly
+    rounded remainder of the ones before (math.fsum), so they do not overlap and math.fsum of them is the
+    correctly rounded sum of every value ever added, in any order: the figure math.fsum gives over all of
+    them. A key's sum is kept this way and updated from its new values only. None (and None from then on)
+    when a sum overflows or a value is not finite: mean_from_sum then sums the values themselves."""
+    if partials is None:
+        return None
+    terms, out = [*partials, *values], []
+    try:
+        while rest := math.fsum(terms):  # at most ~40 rounds (2,100 bits of range over 53 a float), often 1-2
+            if not math.isfinite(rest):
+                return None
+            out.append(rest)
+            terms.append(-rest)
+    except (OverflowError, ValueError):  # an intermediate sum of values near the float maximum; inf - inf
+        return None
+    return out
+
+
+def mean_from_sum(partials: list[float] | None, vals: np.ndarray) -> float:
+    """exact_mean(vals) (vals sorted ascending, at least one) from their running sum (add_exact), without
+    a pass over the values: the same correctly rounded sum. The values are summed as exact_mean does
+    when that sum is unknown, when values this large (n * max|value| from SAFE_SUM) could make one order
+    of summing them overflow where another does not, or when they cancel out (a zero sum: 0.0 by IEEE
+    rounding, but when every value is a zero, math.fsum's sign of zero, from a zero of each sign present)."""
+    if partials is None or len(vals) * max(abs(float(vals[0])), abs(float(vals[-1]))) >= SAFE_SUM:
+        return exact_mean(vals)
+    if partials:
+        return math.fsum(partials) / len(vals)
+    if vals[0] == vals[-1] == 0:  # sorted: every value is a zero (a count of errors, say)
+        negative = np.signbit(vals)
+        return math.fsum([-0.0] * bool(negative.any()) + [0.0] * bool(not negative.all())) / len(vals)
+    return exact_mean(vals)
 
 
 def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int) -> list[str]:
