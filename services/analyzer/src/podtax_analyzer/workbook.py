@@ -1,7 +1,8 @@
 """The campaign as an Excel workbook (openpyxl), served at /api/campaigns/{c}/export.xlsx.
 
-Sheets: "summary" (the test-by-node matrix of ratios with a colour scale, then the full comparison
-table with intervals, verdicts and flags), one sheet per node with every run's values for both
+Sheets: "summary" (the test-by-node matrix of ratios, each cell filled with the HTML matrix's colour,
+svgplot.heat_colour, so it follows the metric's direction; then the full comparison table with intervals,
+verdicts and flags), one sheet per node with every run's values for both
 sides, "provenance", and "phases" when the campaign has per-object control-plane latencies.
 Numbers are stored as numbers; units are in the headers.
 """
@@ -16,12 +17,12 @@ from typing import Any
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-from openpyxl.formatting.rule import ColorScaleRule
-from openpyxl.styles import Alignment, Font
-from openpyxl.utils import get_column_letter
+from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.worksheet.worksheet import Worksheet
 
 from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label
+from podtax_analyzer.report_models import CellComparison
+from podtax_analyzer.svgplot import heat_colour
 
 MATRIX_TITLE = "Ratio of medians (candidate/baseline) per test and node"
 TABLE_TITLE = "Comparison table"
@@ -86,6 +87,15 @@ def _bold(ws: Worksheet, values: list[Any], size: int | None = None) -> list[Wri
     return out
 
 
+def _matrix_cell(ws: Worksheet, c: CellComparison) -> WriteOnlyCell:
+    """A matrix cell: the ratio, filled with the HTML matrix's colour (blue: the candidate is better, vermillion:
+    worse, in the metric's own direction; a fixed scale on the ratio painted a slower latency blue)."""
+    cell = WriteOnlyCell(ws, value=c.ratio)
+    cell.number_format = "0.000"
+    cell.fill = PatternFill("solid", fgColor=heat_colour(c.ratio, c.higher_is_better).lstrip("#").upper())
+    return cell
+
+
 def _summary(ws: Worksheet, data: ReportData) -> None:
     rep = data.report
     primary = headline_cells(rep.cells)
@@ -106,15 +116,8 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
         line: list[Any] = [test, params, f"{metric} ({any_cell.unit})", ratio_label(data.envs(any_cell))]
         for node in nodes:
             c = by_node.get(node)
-            cell = WriteOnlyCell(ws, value=None if c is None else c.ratio)
-            cell.number_format = "0.000"
-            line.append(cell)
+            line.append(None if c is None else _matrix_cell(ws, c))
         _append(ws, line)
-    if nodes and rows:
-        area = f"E5:{get_column_letter(4 + len(nodes))}{4 + len(rows)}"
-        ws.conditional_formatting.add(area, ColorScaleRule(
-            start_type="num", start_value=0.9, start_color="D55E00", mid_type="num", mid_value=1.0,
-            mid_color="FFFFFF", end_type="num", end_value=1.1, end_color="0072B2"))
     ws.append([])
     ws.append(_bold(ws, [TABLE_TITLE], size=13))
     ws.append(_bold(ws, COMPARISON_HEADERS))
