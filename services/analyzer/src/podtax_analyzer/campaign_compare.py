@@ -10,6 +10,10 @@ cell's candidate/baseline ratio of medians (pod/host, nomad/kubernetes):
   families;
 - the flags of both campaigns' cells (each explained, prefixed with the campaign); a blocking flag
   on either side withholds the verdict;
+- no interval and no p-value when a compared side has fewer runs than the report's minimum
+  (podtax.flags.MIN_RUNS, the INSUFFICIENT rule) in either campaign: a bootstrap of the median of 2 or 3
+  values gives a tight interval that means nothing; diff and change are still given, as the report
+  gives the ratio of such a cell, and the verdict is "inconclusive";
 - a verdict from ``change`` with the report's rules (podtax_analyzer.stats.verdict): "improved" when
   the candidate side fares better in NEW than in BASE beyond the practical threshold, "worsened",
   "no detectable difference" (the interval of ``change`` lies within the threshold), or "inconclusive".
@@ -30,6 +34,7 @@ from typing import Literal
 import duckdb
 import numpy as np
 from podtax import sides
+from podtax.flags import MIN_RUNS
 from pydantic import BaseModel, Field
 
 from podtax_analyzer import flags as fl
@@ -37,7 +42,7 @@ from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compar
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.multiple import adjust
 from podtax_analyzer.stats.verdict import FASTER, NO_DIFFERENCE, SLOWER, decide
-from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of
+from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of, side_name
 
 BOOTSTRAP = 4000
 ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive", "not comparable"]
@@ -196,6 +201,18 @@ def _no_change(b: CellComparison, n: CellComparison, vb: dict, vn: dict, names: 
     return None
 
 
+def _too_few(values: dict[str, dict[str, np.ndarray]], envs: list[str], pair: tuple[str, str]) -> str | None:
+    """'cmp-few has 2 host and 2 pod runs' when a compared side of a campaign (``values``: campaign ->
+    env -> values) has fewer than MIN_RUNS runs, else None."""
+    few = []
+    for name, v in values.items():
+        counts = [len(v.get(e, [])) for e in envs]
+        if min(counts) < MIN_RUNS:
+            runs = " and ".join(f"{n} {side_name(e, pair)}" for n, e in zip(counts, envs, strict=True))
+            few.append(f"{name} has {runs} {'run' if counts == [1] else 'runs'}")
+    return "; ".join(few) or None
+
+
 def _fmt(x: float, ratio: bool, signed: bool = False) -> str:
     if ratio:
         return f"{x:+.3f}" if signed else fmt_ratio(x)
@@ -215,6 +232,9 @@ def _sentence(ch: dict, base: str, new: str) -> str:
         head += f", {p_text_of(ch['p_adjusted'])} adjusted"
     head += ")"
     verdict = ch["verdict"]
+    if ch["too_few"]:
+        return (f"Inconclusive (too few runs: {ch['too_few']}; at least {MIN_RUNS} a side are needed for an "
+                f"interval, a p-value and a verdict): {head}.")
     if verdict in ("improved", "worsened"):
         return f"{verdict.capitalize()}: {head}."
     if verdict == NO_DIFFERENCE:
@@ -251,14 +271,17 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
                                             change_ci_low=None, change_ci_high=None, p_value=None)
         cell_seed = int(np.random.SeedSequence([seed, int(b.id, 16), int(n.id, 16)]).generate_state(1)[0])
         usable = all(len(v.get(e, [])) > 0 for v in (vb, vn) for e in pair)
+        too_few = _too_few({base: vb, new: vn}, one or list(pair), pair)
         figures: tuple[float | None, float | None] = (b.ratio, n.ratio)
         if one:
             figures = (float(np.median(vb[one[0]])), float(np.median(vn[one[0]])))
             est = bootstrap_median_change(vb[one[0]], vn[one[0]], seed=cell_seed)
         elif b.ratio is not None and n.ratio is not None and usable:
             est = bootstrap_change((vb[pair[0]], vb[pair[1]]), (vn[pair[0]], vn[pair[1]]), seed=cell_seed)
+        if too_few:  # the report's minimum: point figures only (module doc)
+            est.update(diff_ci_low=None, diff_ci_high=None, change_ci_low=None, change_ci_high=None, p_value=None)
         rows.append(dict(
-            compared=what, base_value=figures[0], new_value=figures[1],
+            compared=what, base_value=figures[0], new_value=figures[1], too_few=too_few,
             unchanged=None if one else _no_change(b, n, vb, vn, (base, new), what),
             id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
             metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,
@@ -279,6 +302,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             r["verdict"], r["sentence"] = unchanged
         else:
             r["sentence"] = _sentence(r, base, new)
+        r.pop("too_few")
         out.append(CellChange(**r))
     def unmatched(a: str, b: str) -> list[str]:
         return [_label(c) for k, c in cells[a].items() if k not in cells[b]]
