@@ -1,9 +1,12 @@
-"""The score cache's running sum (scores.add_exact) gives the mean math.fsum gives over every value.
+"""The score cache's running sum (scores.add_exact) gives the mean math.fsum gives over every value,
+and its merge of new runs keeps a key's values and runs sorted.
 
 The cache adds each publication's new values to a key's exact running sum instead of summing the key's
 whole history again; its mean must stay bit-identical to scores.node_scores, which sums every stored
 value (exact_mean). Values of wildly different magnitudes, sums that cancel, zeros and values near the
 float maximum (where one order of summing overflows and another does not) go through a real store.
+The new values and runs are merged into the held ones in one pass; the median, its interval and the
+recognition of runs already counted (a republished run must not count twice) depend on their order.
 """
 
 from __future__ import annotations
@@ -85,5 +88,22 @@ def test_cache_mean_equals_the_full_recompute(tmp_path, batches):
             assert got == node_scores(store.cursor(), since_runs=runs)
             assert [math.copysign(1, s.mean) for s in got] == [math.copysign(1, s.mean) for s in node_scores(
                 store.cursor())]  # the same sign of a zero mean too (0.0 == -0.0 would pass above)
+    finally:
+        store.close()
+
+
+def test_merged_runs_keep_their_order_and_count_once(tmp_path):
+    """Batches of 40 runs whose values repeat (ties) and come in random order; then every run again."""
+    rng = random.Random(3)
+    store = Store(tmp_path / "merge.duckdb")
+    cache = ScoreCache()
+    every: set[str] = set()
+    try:
+        for first in range(0, 200, 40):
+            runs = store.write_batch(_results("k", first, [float(rng.randint(1, 9)) for _ in range(40)]))
+            every |= runs
+            assert cache.update(store, runs) == node_scores(store.cursor(), since_runs=runs)
+        (score,) = cache.update(store, every)  # every run known: nothing counts twice
+        assert score == node_scores(store.cursor())[0] and score.n == 200
     finally:
         store.close()

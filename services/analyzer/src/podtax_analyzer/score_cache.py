@@ -240,11 +240,13 @@ class ScoreCache:
                 return
             rows = {name: rows[name][fresh] for name in ("vals", "updated_us", "versions", "throttled", "overlap")}
             nums, overlap = nums[fresh], rows["overlap"]
-        # vals come ascending (the query orders them); a stable sort keeps s.values sorted
-        s.values = np.sort(np.concatenate((s.values, rows["vals"])), kind="stable")
+        # merged in one pass (a sort of old + new cost O(n log n) a key): vals come ascending (the query
+        # orders them) and each goes after the values equal to it, as a stable sort would place it
+        s.values = np.insert(s.values, np.searchsorted(s.values, rows["vals"], side="right"), rows["vals"])
         self.held += len(rows["vals"])
         s.total = add_exact(s.total, rows["vals"].tolist())
-        s.runs = np.sort(np.concatenate((s.runs, nums)))
+        fresh_runs = np.sort(nums)
+        s.runs = np.insert(s.runs, np.searchsorted(s.runs, fresh_runs), fresh_runs)
         s.updated_us = max(s.updated_us, int(rows["updated_us"].max()))
         s.builds.update(rows["versions"].tolist())
         s.throttled += int(np.count_nonzero(rows["throttled"]))
