@@ -236,12 +236,19 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
             f"{interval} ({sides}).")
 
 
-def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str) -> CellComparison:
+def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
+             other_params: str | None = None) -> CellComparison:
+    """The cell's verdict and sentence. ``other_params``: flags.other_params' sentence when the two sides ran
+    different params, which replaces the advice of INSUFFICIENT (more runs) and the sentence."""
     f = dict(a.fields, p_adjusted=p_adjusted)
+    if other_params and "INSUFFICIENT" in f["flag_details"]:
+        f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
     verdict = decide(f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"],
                      threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING))
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
         f["verdict"] = NOT_COMPARABLE
     f["sentence"] = _sentence(f, f["verdict"], threshold, correction)
+    if other_params and f["verdict"] == NOT_COMPARABLE:
+        f["sentence"] = f"Not comparable: {other_params[0].lower()}{other_params[1:]}"
     return CellComparison(**f)

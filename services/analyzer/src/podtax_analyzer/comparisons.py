@@ -25,6 +25,7 @@ import math
 import duckdb
 from podtax.events import CellStats
 
+from podtax_analyzer import flags as fl
 from podtax_analyzer.cell_analysis import fill_run_ids, finalize
 from podtax_analyzer.cell_pool import analyze_all
 from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
@@ -94,10 +95,12 @@ def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: f
     pvals = [a.fields["p_value"] for a in analyses]
     adj_prim = adjust([p if f else None for p, f in zip(pvals, prim, strict=True)], correction)
     adj_sec = adjust([None if f else p for p, f in zip(pvals, prim, strict=True)], correction)
+    apart = fl.other_params(cells)  # one-sided cells whose sides ran different params
     rows = []
     for a, f, pp, ps in zip(analyses, prim, adj_prim, adj_sec, strict=True):
         label = correction if f else f"{correction} over the secondary metrics"
-        rows.append(finalize(a, pp if f else ps, threshold=threshold, correction=label))
+        rows.append(finalize(a, pp if f else ps, threshold=threshold, correction=label,
+                             other_params=apart.get(a.cell.id)))
     return _reconcile(rows, prim)
 
 

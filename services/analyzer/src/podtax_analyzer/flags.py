@@ -9,6 +9,7 @@ the verdict (a drifting side breaks the interval's assumption of runs that do no
 from __future__ import annotations
 
 import numpy as np
+from podtax import sideparams
 
 # The flag names, which of them block a verdict, and what each means are a contract shared with
 # the CLI and the report: they live in podtax.flags (the library imports no service).
@@ -62,6 +63,26 @@ def insufficient(cell: CellData) -> str | None:
         return f"Too few runs: {base} has {h.n}; at least {MIN_RUNS} are needed."
     return (f"Too few runs: {base} has {h.n} and {cand} {p.n}; at least {MIN_RUNS} a side are needed, "
             f"so {' and '.join(need)} {'is' if len(need) == 1 and need[0].startswith('1 ') else 'are'} needed.")
+
+
+def other_params(cells: list[CellData]) -> dict[str, str]:
+    """Cell id -> sentence for the cells with runs on one side only when, on the same node, test and
+    metric, the other side ran only other params (podtax.sideparams): the two sides ran different params,
+    which more runs would not fix. This replaces INSUFFICIENT's advice and the cell's sentence."""
+    alone = [c for c in cells if c.candidate and bool(c.host.n) != bool(c.pod.n)]
+    keys: dict[tuple[str, str, str, str], dict[str, set[str]]] = {}
+    for c in alone:
+        env = c.baseline if c.host.n else c.candidate
+        keys.setdefault((c.cluster, c.node, c.test, c.metric), {}).setdefault(env, set()).add(c.params_key)
+    out = {}
+    for c in alone:
+        if (ran := sideparams.one_sided(keys[c.cluster, c.node, c.test, c.metric], *c.pair)) is not None:
+            base, cand = names(c)
+            out[c.id] = (f"{base.capitalize()} and {cand} ran different params: {base} ran {ran[0]} and {cand} "
+                         f"ran {ran[1]}, so each side's runs are in a cell of their own and no cell has a ratio; "
+                         f"more runs will not help: give both sides the same params (the campaign file, or the "
+                         f"import manifest's params column).")
+    return out
 
 
 def imbalanced(cell: CellData) -> str | None:

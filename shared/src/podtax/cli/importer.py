@@ -36,7 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from podtax import events, parsers, subjects
+from podtax import events, parsers, sideparams, subjects
 from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
@@ -46,6 +46,7 @@ from podtax.cli.deadline import within
 from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
 from podtax.cli.manifest import ManifestError, Row, accepted, read_manifest
 from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
+from podtax.templates import params_key
 
 CHUNK = 200  # events published (and acked) per progress-bar step
 SOURCE = "podtax/cli/import"
@@ -357,8 +358,9 @@ HELP = "\n\n".join((
     "rejects logs that show a failure (FATAL lines, errors, truncated output): they are imported as failed "
     "runs and each is named in a warning, as is each log that prints another tool version than its row's "
     "tool_version (its run is flagged VERSION_MISMATCH) and each log that did other or less work than its row's "
-    "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT). --dry-run makes every check without NATS and "
-    "names them too.",
+    "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT). Host and pod rows of a node and test that name "
+    "different params are warned of: their runs fall into different cells and get no ratio. --dry-run makes "
+    "every check without NATS and names them too.",
     "A campaign that podtax ran (`podtax campaign submit`) is refused: imported runs would join its cells "
     "unseen; --into-existing adds them anyway, and the report then flags each cell that has imported runs "
     "IMPORTED, with how many. "
@@ -390,6 +392,7 @@ def register(app: typer.Typer) -> None:
             raise fail(str(exc), 2) from None
         try:
             rows = read_manifest(manifest, root)
+            _warn_each(sideparams.manifest_warnings((r.node, r.test, r.env, params_key(r.params)) for r in rows))
             if dry_run:
                 return _dry_run(manifest, rows, campaign)
         except ManifestError as exc:
