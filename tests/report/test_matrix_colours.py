@@ -1,9 +1,12 @@
-"""The matrix colours of the HTML report and the workbook: each follows the metric's direction, and both agree.
+"""The matrix colours of the HTML report and the workbook: each follows the metric's direction, both agree, and a
+cell with no verdict is neutral and says so.
 
 An audit found the workbook's matrix on a fixed colour scale (0.9 vermillion, 1.1 blue) whatever the metric:
 a pod round-trip time 20% longer (ratio 1.2, lower is better, verdict slower) was painted blue, "candidate
-better", while the HTML cell was vermillion. Each case stores runs in a real DuckDB file; the page and the
-workbook are written by the real CLI from the real analyzer app."""
+better", while the HTML cell was vermillion; and a cell with 2 runs a side (or a drifting side), whose verdict
+is withheld, was painted like a confirmed slowdown in the HTML and shown as a bare ratio in the workbook. Each
+case stores runs in a real DuckDB file; the page and the workbook are written by the real CLI from the real
+analyzer app."""
 
 from __future__ import annotations
 
@@ -17,29 +20,39 @@ import openpyxl
 import pytest
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
+from podtax_analyzer.html_report import WITHHELD
 from podtax_analyzer.store import Store
+from podtax_analyzer.workbook import NO_VERDICT
 
 from tests.report.conftest import serve
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))
 from analysis_synth import CellSpec, SideSpec, insert_cells, lognormal  # noqa: E402
 
-# node: (metric, higher is better, pod/host factor, the verdict, the colour it must have)
+# node: (metric, higher is better, pod/host factor, runs a side, the verdict, its flags, the colour it must have)
 CASES = {
-    "latency-pod-worse": ("rtt_p50_us", False, 1.2, "slower", "vermillion"),
-    "latency-pod-better": ("rtt_p50_us", False, 0.8, "faster", "blue"),
-    "throughput-pod-worse": ("events_per_sec", True, 0.8, "slower", "vermillion"),
-    "throughput-pod-better": ("events_per_sec", True, 1.2, "faster", "blue"),
+    "latency-pod-worse": ("rtt_p50_us", False, 1.2, 12, "slower", "", "vermillion"),
+    "latency-pod-better": ("rtt_p50_us", False, 0.8, 12, "faster", "", "blue"),
+    "throughput-pod-worse": ("events_per_sec", True, 0.8, 12, "slower", "", "vermillion"),
+    "throughput-pod-better": ("events_per_sec", True, 1.2, 12, "faster", "", "blue"),
+    # the verdict is withheld, so no verdict's colour whatever the ratio (audit: painted as a confirmed slowdown)
+    "too-few-runs": ("events_per_sec", True, 0.9, 2, "inconclusive", "INSUFFICIENT", "withheld"),
+    "drifting-host": ("events_per_sec", True, 0.9, 24, "inconclusive", "DRIFT", "withheld"),
 }
 CAMPAIGN = "colours"
 
 
 def _cells() -> list[CellSpec]:
     rng = np.random.default_rng(3)
-    return [CellSpec(node, SideSpec(lognormal(rng, 100.0, 0.005, 12)),
-                     SideSpec(lognormal(rng, 100.0 * factor, 0.005, 12)), test=f"t-{metric}", metric=metric,
-                     unit="us" if "rtt" in metric else "events/s", higher_is_better=hib, campaign=CAMPAIGN)
-            for node, (metric, hib, factor, _, _) in CASES.items()]
+    cells = []
+    for node, (metric, hib, factor, n, _, flags, _) in CASES.items():
+        host = lognormal(rng, 100.0, 0.005, n)
+        if flags == "DRIFT":
+            host[n // 2:] *= 0.94  # the host side stepped down halfway through the campaign
+        cells.append(CellSpec(node, SideSpec(host), SideSpec(lognormal(rng, 100.0 * factor, 0.005, n)),
+                              test=f"t-{metric}", metric=metric, unit="us" if "rtt" in metric else "events/s",
+                              higher_is_better=hib, campaign=CAMPAIGN))
+    return cells
 
 
 @pytest.fixture(scope="module")
@@ -79,16 +92,28 @@ def hue(colour: str) -> str:
     return "blue" if b > r else "vermillion" if r > b else "neutral"
 
 
+def _row(ws, node: str, metric: str) -> tuple:
+    """The comparison table's row of a cell."""
+    return next(r for r in ws.iter_rows(values_only=True) if r[0] == node and r[3] == metric)
+
+
 @pytest.mark.parametrize("node", sorted(CASES))
-def test_matrix_colour_follows_the_metric_direction(written, node):
+def test_matrix_colour_follows_the_metric_direction_or_says_withheld(written, node):
     html, ws = written
-    metric, _, _, verdict, colour = CASES[node]
-    assert f'data-node="{node}"' in html
+    metric, _, _, _, verdict, flags, colour = CASES[node]
+    row = _row(ws, node, metric)
+    assert (row[19], row[20] or "") == (verdict, flags), "the case is what it claims"
     bg = html_backgrounds(html)[node]
-    assert hue(bg) == colour, (node, bg)
     cell = workbook_matrix(ws)[(f"{metric} ({'us' if 'rtt' in metric else 'events/s'})", node)]
-    assert cell.fill.fill_type == "solid"
+    assert cell.value == pytest.approx(row[12], rel=1e-12), "the matrix keeps the ratio as a number"
+    if colour == "withheld":
+        assert bg == WITHHELD, (node, bg)
+        td = re.search(rf'<td class="mcell withheld"[^>]*data-node="{node}".*?</td>', html).group(0)
+        assert "verdict withheld" in td and f"⚑ {flags}" in td and f"{row[12]:.3f}" in td
+        assert cell.fill.fill_type == "lightUp" and cell.fill.fgColor.rgb[-6:] == NO_VERDICT[0]
+        assert cell.number_format == f'0.000" verdict withheld ({flags})"'
+        return
+    assert hue(bg) == colour, (node, bg)
+    assert cell.fill.fill_type == "solid" and cell.number_format == "0.000"
     assert cell.fill.fgColor.rgb[-6:].lower() == bg.lstrip("#").lower(), "the workbook paints as the HTML does"
     assert hue(cell.fill.fgColor.rgb) == colour
-    row = next(r for r in ws.iter_rows(values_only=True) if r[0] == node and r[3] == metric)
-    assert row[19] == verdict  # the comparison table's verdict column

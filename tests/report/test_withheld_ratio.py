@@ -13,8 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 from podtax import events
 from podtax.cli.main import main
-from podtax.flags import WITHHOLD_RATIO
+from podtax.flags import BLOCKING, WITHHOLD_RATIO
 from podtax_analyzer.api import create_app
+from podtax_analyzer.html_report import WITHHELD
 from podtax_analyzer.store import Store
 from podtax_analyzer.workbook import COMPARISON_HEADERS
 
@@ -77,12 +78,15 @@ def test_the_ratio_and_its_effect_are_withheld_everywhere(store, flag, capsys):
 
     html = client.get(f"/report/{name}").text
     assert "% slower" not in html and "0.500" not in html
+    assert f'<td class="mcell withheld" style="background:{WITHHELD}"' in html, "no verdict's colour in the matrix"
 
     ws = openpyxl.load_workbook(io.BytesIO(client.get(f"/api/campaigns/{name}/export.xlsx").content))["summary"]
     rows = [list(r) for r in ws.iter_rows(values_only=True)]
     at = next(i for i, r in enumerate(rows) if list(r[:len(COMPARISON_HEADERS)]) == COMPARISON_HEADERS)
     row = dict(zip(COMPARISON_HEADERS, rows[at + 1], strict=False))
     assert [row[k] for k in ("ratio", "CI low (95%)", "change (%)", "p adjusted")] == [None] * 4
+    assert ws["E5"].value == f"withheld ({' '.join(f for f in cell['flags'] if f in BLOCKING)})", ws["E5"].value
+    assert flag in ws["E5"].value and ws["E5"].fill.fill_type == "lightUp"
 
     with serve(create_app(store)) as url:
         assert main(["report", name, "--api", url]) == 0

@@ -16,7 +16,7 @@ from podtax import phases as phase_defs
 
 from podtax_analyzer.campaign_compare import CampaignChange
 from podtax_analyzer.flags import LEGEND
-from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label
+from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.svgplot import cdf_plot, fmt, heat_colour, strip_plot, time_plot
 
@@ -35,6 +35,8 @@ td.mcell a:hover,td.mcell a:focus{outline:2px solid #000}
 .note{color:#444;font-size:0.9em}svg{max-width:100%;height:auto}
 .grid{display:flex;flex-wrap:wrap;gap:4px 24px}figure{margin:0}
 """
+# a matrix cell with no verdict (a flag withholds it, or there is no ratio): hatched grey, never a verdict's colour
+WITHHELD = "repeating-linear-gradient(135deg,#e0e0e0 0 5px,#f7f7f7 5px 10px)"
 
 
 def _e(v: object) -> str:
@@ -72,12 +74,15 @@ def _matrix(data: ReportData) -> str:
             flags = "".join(f'<div class="flag">⚑ {_e(f)}</div>' for f in c.flags)
             ci = f"[{_num(c.ci_low)}, {_num(c.ci_high)}]" if c.ci_low is not None else "no interval"
             ratio = _num(c.ratio) if c.ratio is not None else "withheld"
+            held = verdict_withheld(c)
+            verdict = f"{c.verdict}: verdict withheld" if held else c.verdict
+            bg = WITHHELD if held or c.ratio is None else heat_colour(c.ratio, c.higher_is_better)
             out.append(
-                f'<td class="mcell" style="background:{heat_colour(c.ratio, c.higher_is_better)}" '
+                f'<td class="mcell{" withheld" if held else ""}" style="background:{bg}" '
                 f'data-cell="{c.id}" data-node="{_e(node)}" data-test="{_e(test)}" data-metric="{_e(metric)}" '
                 f'data-ratio="{"" if c.ratio is None else repr(c.ratio)}" data-flags="{_e(" ".join(c.flags))}">'
                 f'<a href="#cell-{c.id}" title="{_e(c.sentence)}"><div class="ratio">{ratio}</div>'
-                f'<div class="ci">{ci}</div><div class="verdict">{_e(c.verdict)}</div>{flags}</a></td>')
+                f'<div class="ci">{ci}</div><div class="verdict">{_e(verdict)}</div>{flags}</a></td>')
         out.append("</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
@@ -87,9 +92,10 @@ def _legend(threshold: float) -> str:
     return (f'<p class="legend"><span style="background:{heat_colour(1.08, True)}">candidate better</span>'
             f'<span style="background:#ffffff">within noise</span>'
             f'<span style="background:{heat_colour(0.92, True)}">candidate worse</span>'
-            f'<span style="background:{heat_colour(None, True)}">ratio withheld</span> '
-            f'Colour saturates at a 10% change; every cell also states its ratio, 95% interval, verdict and flags '
-            f'(⚑). Practical threshold: ±{threshold * 100:.1f}%.</p>')
+            f'<span style="background:{WITHHELD}">verdict withheld</span> '
+            f'Colour saturates at a 10% change, in each metric\'s direction; a cell whose verdict a flag withholds '
+            f'(too few runs, drift, no ratio...) is hatched grey whatever its ratio. Every cell also states its '
+            f'ratio, 95% interval, verdict and flags (⚑). Practical threshold: ±{threshold * 100:.1f}%.</p>')
 
 
 def _cell_detail(data: ReportData, c: CellComparison) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 from podtax import sides
+from podtax.flags import BLOCKING
 
 from podtax_analyzer.celldata import CELL_ID_SQL, HOST, POD, VERSION_SQL
 from podtax_analyzer.comparisons import compare_campaign
@@ -69,6 +70,13 @@ def headline_cells(cells: list[CellComparison]) -> list[CellComparison]:
     (test, params) that has no primary metric among its cells (so no test disappears)."""
     with_primary = {(c.test, c.params) for c in cells if c.primary}
     return [c for c in cells if c.primary or (c.test, c.params) not in with_primary]
+
+
+def verdict_withheld(cell: CellComparison) -> list[str]:
+    """The cell's flags that withhold its verdict (podtax.flags.BLOCKING: too few runs, drift, and every flag
+    that withholds the ratio too), in the cell's order; empty when the verdict stands. The HTML and workbook
+    matrices paint such a cell neutral and say so, whatever its ratio: a colour there reads as a verdict."""
+    return [f for f in cell.flags if f in BLOCKING]
 
 
 def side_label(env: str, pair: tuple[str, str]) -> str:

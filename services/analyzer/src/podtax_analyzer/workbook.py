@@ -1,9 +1,9 @@
 """The campaign as an Excel workbook (openpyxl), served at /api/campaigns/{c}/export.xlsx.
 
 Sheets: "summary" (the test-by-node matrix of ratios, each cell filled with the HTML matrix's colour,
-svgplot.heat_colour, so it follows the metric's direction; then the full comparison table with intervals,
-verdicts and flags), one sheet per node with every run's values for both
-sides, "provenance", and "phases" when the campaign has per-object control-plane latencies.
+svgplot.heat_colour, so it follows the metric's direction, or hatched grey with the flags that withhold its
+verdict; then the full comparison table with intervals, verdicts and flags), one sheet per node with every
+run's values for both sides, "provenance", and "phases" when the campaign has per-object control-plane latencies.
 Numbers are stored as numbers; units are in the headers.
 """
 
@@ -18,9 +18,10 @@ from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label
+from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.svgplot import heat_colour
 
@@ -32,6 +33,7 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
                       "verdict", "flags", "flag details", "sentence"]
 RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
 BOLD = Font(bold=True)
+NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
 
 
 def sheet_title(name: str, taken: set[str]) -> str:
@@ -87,12 +89,25 @@ def _bold(ws: Worksheet, values: list[Any], size: int | None = None) -> list[Wri
     return out
 
 
+def _no_verdict(c: CellComparison) -> str:
+    """What a matrix cell with no verdict says beside its ratio (or in its place); "" when it has a verdict."""
+    held = " ".join(verdict_withheld(c))
+    if c.ratio is None:
+        return f"withheld ({held})" if held else "no ratio"
+    return f"verdict withheld ({held})" if held else ""
+
+
 def _matrix_cell(ws: Worksheet, c: CellComparison) -> WriteOnlyCell:
     """A matrix cell: the ratio, filled with the HTML matrix's colour (blue: the candidate is better, vermillion:
-    worse, in the metric's own direction; a fixed scale on the ratio painted a slower latency blue)."""
-    cell = WriteOnlyCell(ws, value=c.ratio)
-    cell.number_format = "0.000"
-    cell.fill = PatternFill("solid", fgColor=heat_colour(c.ratio, c.higher_is_better).lstrip("#").upper())
+    worse, in the metric's own direction; a fixed scale on the ratio painted a slower latency blue). A cell with
+    no verdict is hatched grey whatever its ratio, which stays a number whose format says why (0.900 verdict
+    withheld (INSUFFICIENT)): 0.900 in a verdict's colour read as a confirmed slowdown."""
+    note = _no_verdict(c)
+    cell = WriteOnlyCell(ws, value=note if c.ratio is None else c.ratio)
+    if c.ratio is not None:
+        cell.number_format = f'0.000" {note}"' if note else "0.000"
+    cell.fill = (PatternFill("lightUp", fgColor=NO_VERDICT[0], bgColor=NO_VERDICT[1]) if note else
+                 PatternFill("solid", fgColor=heat_colour(c.ratio, c.higher_is_better).lstrip("#").upper()))
     return cell
 
 
@@ -105,10 +120,15 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
         rows.setdefault((c.test, c.params, c.metric), {})[data.where(c)] = c
     for col, width in zip("ABCD", (16, 28, 30, 16), strict=True):
         ws.column_dimensions[col].width = width
+    width = max([14] + [len(_no_verdict(c)) + 8 for c in primary])  # a number too wide for its column shows ###
+    for k in range(len(nodes)):
+        ws.column_dimensions[get_column_letter(5 + k)].width = width
     ws.freeze_panes = "A5"
     ws.append(_bold(ws, [f"podtax campaign {rep.campaign}: {MATRIX_TITLE}"], size=13))
     ws.append([f"95% intervals; {rep.correction} correction; practical threshold {rep.threshold * 100:.1f}%. "
-               f"Empty cell: ratio withheld (see the flags in the table below)."])
+               f"Colours as in the HTML report, in each metric's direction: blue, the candidate is better; "
+               f"vermillion, worse. Hatched grey: no verdict (the flags that withhold it are written in the cell; "
+               f"see the table below). Empty: no runs on that node."])
     ws.append([])
     ws.append(_bold(ws, ["test", "params", "metric", "ratio"] + nodes))
     for (test, params, metric), by_node in rows.items():
