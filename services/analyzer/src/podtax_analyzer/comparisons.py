@@ -120,11 +120,19 @@ def compare_campaign(
     _check(threshold, correction)
     if not campaign_exists(con, campaign):
         raise UnknownCampaign(campaign)
-    rows = _compare(con, load_cells(con, campaign), threshold, correction, seed)
+    cells = load_cells(con, campaign)
+    rows = _compare(con, cells, threshold, correction, seed)
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
     warnings += failed_runs(con, campaign)
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
-                          summary=summarize(rows), warnings=warnings)
+                          summary=summarize(rows, only_imported(cells)), warnings=warnings)
+
+
+def only_imported(cells: list[CellData]) -> frozenset[str]:
+    """Ids of the cells every run of which came from `podtax import` (none made by podtax): the summary takes
+    their IMPORTED flag as information, not as a reason to leave them out."""
+    return frozenset(c.id for c in cells if c.host.n + c.pod.n and
+                     c.host.n_imported + c.pod.n_imported == c.host.n + c.pod.n)
 
 
 _FAILED = """

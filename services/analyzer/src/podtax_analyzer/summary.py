@@ -2,10 +2,15 @@
 
 One summary per (test, params, metric). A cell is clean when it has a ratio with an interval and
 carries no flag other than OUTLIERS (outliers are reported in the table and the median resists
-them; the sentence names the nodes included despite them). The sentence names the nodes included,
-each node's ratio, and each excluded node with its reasons; it cites every cell it mentions.
-Every number in it is a cell value formatted as in the table, a count of cited cells, or the
-geometric mean of the cited clean cells' ratios (and that mean's percentage).
+them; the sentence names the nodes included despite them) and IMPORTED when nothing in the cell was
+mixed: every run of both its sides came from `podtax import`, so its two sides were recorded the same
+way and its ratio compares like with like (the sentence names those nodes too). A mixed cell, where
+podtax made some of its runs and others were imported (on one side or across the two), is left out:
+the imported runs were not interleaved or spaced with podtax's, so the ratio may compare two setups.
+Whether other nodes' cells were imported does not matter: each cell's ratio is within its node.
+The sentence names the nodes included, each node's ratio, and each excluded node with its reasons; it
+cites every cell it mentions. Every number in it is a cell value formatted as in the table, a count of
+cited cells, or the geometric mean of the cited clean cells' ratios (and that mean's percentage).
 
 When two clean nodes' intervals do not overlap, the nodes disagree: a mean of 0.80, 1.00 and 1.00
 reads as a 7% tax that no node has. The sentence then leads with the disagreement, naming the two
@@ -22,10 +27,18 @@ from podtax_analyzer.stats.verdict import change_phrase
 from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
 
 TOLERATED = frozenset({"OUTLIERS"})
+IMPORTED = "IMPORTED"
 
 
-def is_clean(c: CellComparison) -> bool:
-    return not (set(c.flags) - TOLERATED) and c.ratio is not None and c.ci_low is not None and c.ratio > 0
+def tolerated(c: CellComparison, only_imported: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The flags a clean cell may carry: OUTLIERS, and IMPORTED when ``c`` is in ``only_imported`` (the ids
+    of the cells every run of which was imported, comparisons.only_imported)."""
+    return TOLERATED | {IMPORTED} if c.id in only_imported else TOLERATED
+
+
+def is_clean(c: CellComparison, only_imported: frozenset[str] = frozenset()) -> bool:
+    return (not (set(c.flags) - tolerated(c, only_imported)) and c.ratio is not None and c.ci_low is not None
+            and c.ratio > 0)
 
 
 def _names(c: CellComparison) -> tuple[str, str]:
@@ -37,16 +50,17 @@ def geomean(ratios: list[float]) -> float:
     return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
 
-def _exclusion_reason(c: CellComparison) -> list[str]:
+def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[str]:
+    ok = tolerated(c, only_imported)
+    named = [f"{f} mixed with runs podtax made" if f == IMPORTED else f for f in c.flags if f not in ok]
     if c.verdict == "not comparable":  # runs on one side only
-        return ["not comparable", *(f for f in c.flags if f not in TOLERATED)]
-    if set(c.flags) - TOLERATED:
-        return [f for f in c.flags if f not in TOLERATED]
-    return ["no interval"]
+        return ["not comparable", *named]
+    return named or ["no interval"]
 
 
-def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
-    """One item per (test, params, metric). With more than one cluster a node is named cluster/node."""
+def summarize(cells: list[CellComparison], only_imported: frozenset[str] = frozenset()) -> list[SummaryItem]:
+    """One item per (test, params, metric). With more than one cluster a node is named cluster/node.
+    only_imported: ids of the cells made entirely of imported runs (their IMPORTED flag is tolerated)."""
     several = len({c.cluster for c in cells}) > 1
 
     def where(c: CellComparison) -> str:
@@ -58,8 +72,8 @@ def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
     out = []
     for (test, params, metric), group in groups.items():
         group = sorted(group, key=lambda c: (c.node, c.cluster))
-        clean = [c for c in group if is_clean(c)]
-        excluded = {where(c): _exclusion_reason(c) for c in group if not is_clean(c)}
+        clean = [c for c in group if is_clean(c, only_imported)]
+        excluded = {where(c): _exclusion_reason(c, only_imported) for c in group if not is_clean(c, only_imported)}
         what = f"{test} {params} {metric}".replace("  ", " ")
         apart = _apart(clean)
         if clean:
@@ -77,9 +91,13 @@ def summarize(cells: list[CellComparison]) -> list[SummaryItem]:
                             f"describes none of them: read the nodes one by one.")
             else:
                 sentence = f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) {mean}; per node: {per_node}."
-            tolerated = [where(c) for c in clean if c.flags]
-            if tolerated:
-                sentence += f" Included despite reported outliers (the median resists them): {', '.join(tolerated)}."
+            outlying = [where(c) for c in clean if "OUTLIERS" in c.flags]
+            if outlying:
+                sentence += f" Included despite reported outliers (the median resists them): {', '.join(outlying)}."
+            imported = [where(c) for c in clean if IMPORTED in c.flags]
+            if imported:
+                sentence += (f" Every run of {', '.join(imported)} was imported from logs recorded outside podtax "
+                             f"(`podtax import`): check both sides ran the same setup.")
         else:
             g = None
             sentence = f"{what}: no clean cell, so no figure across nodes."
