@@ -67,12 +67,15 @@ def _check(store: Store, cache: ScoreCache, runs: set[str]) -> list:
     return got
 
 
-@pytest.mark.parametrize("max_values", [None, 40], ids=["whole-history", "over-budget"])
-def test_incremental_scores_equal_the_full_recompute(store, monkeypatch, max_values):
+@pytest.mark.parametrize(("max_values", "named"), [(None, False), (40, False), (None, True)],
+                         ids=["whole-history", "over-budget", "named-ids"])
+def test_incremental_scores_equal_the_full_recompute(store, monkeypatch, max_values, named):
     """over-budget: the cache holds 40 values at most, so keys are dropped after most publications
     and loaded again when touched, at most 9 rows a loading query (a key of 10+ runs alone in one):
-    the scores stay the same."""
+    the scores stay the same. named-ids: the new runs' rows read as over a long history (ids named)."""
     monkeypatch.setattr(score_cache, "NEW_CHUNK", 7)  # several queries per update, as after a long pause
+    monkeypatch.setattr(score_cache, "LOOKUP_CHUNK", 7)
+    monkeypatch.setattr(score_cache, "NAME_IDS_FROM", 0 if named else 10**12)
     monkeypatch.setattr(score_cache, "LOAD_CHUNK", 5)
     if max_values is not None:
         monkeypatch.setattr(score_cache, "MAX_VALUES", max_values)
