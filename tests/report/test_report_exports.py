@@ -172,6 +172,26 @@ def test_compare_table_and_report_section(served, capsys):
     assert 'id="compare"' in html and html.count("worsened") >= 6
 
 
+@pytest.mark.parametrize("json_out", [False, True])
+def test_compare_with_no_cell_in_common_says_so_and_exits_3(served, capsys, json_out):
+    """Campaigns on other nodes share no cell: an empty table and exit 0 read as 'nothing changed' (audit)."""
+    from podtax.cli.compare import NO_COMMON_CELL
+
+    capsys.readouterr()
+    assert cli(served, "compare", "synthetic", "base", *(["--json"] if json_out else [])) == NO_COMMON_CELL == 3
+    out, err = capsys.readouterr()
+    assert err == ("error: synthetic and base have no cell in common (no node, test, params and metric in both; "
+                   "10 only in synthetic, 6 only in base): nothing to compare\n"), err
+    if json_out:
+        import json
+
+        assert json.loads(out)["cells"] == []  # the answer stays JSON for scripts
+    else:
+        assert out == "", "no empty table"
+    html = httpx.get(f"{served.url}/report/synthetic", params={"compare": "base"}, timeout=120).text
+    assert "base and synthetic have no cell in common (node, test, params and metric): nothing to compare" in html
+
+
 @pytest.mark.parametrize("args", [["export", "synthetic"], ["export", "synthetic", "--xlsx", "a.xlsx", "--csv", "d"],
                                   ["compare", "base"], ["report", "synthetic", "--html", "x.html", "--db", "y"]])
 def test_usage_mistakes_exit_2(served, capsys, tmp_path, monkeypatch, args):

@@ -170,9 +170,10 @@ def compare_section(change: CampaignChange) -> str:
              "—" if c.diff_ci_low is None else f"{c.diff_ci_low:+.3f} to {c.diff_ci_high:+.3f}",
              "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}", c.verdict, " ".join(c.flags), c.sentence]
             for c in change.cells]
-    extra = ""
+    extra = "" if change.cells else (f"<p><b>{_e(change.base)} and {_e(change.new)} have no cell in common "
+                                     f"(node, test, params and metric): nothing to compare.</b></p>")
     if change.only_in_base or change.only_in_new:
-        extra = (f'<p class="note">Only in {_e(change.base)}: {_e(", ".join(change.only_in_base) or "none")}. '
+        extra += (f'<p class="note">Only in {_e(change.base)}: {_e(", ".join(change.only_in_base) or "none")}. '
                  f'Only in {_e(change.new)}: {_e(", ".join(change.only_in_new) or "none")}.</p>')
     return (f"<p>Each cell's ratio (or, for a cell with one environment, its median) in {_e(change.base)} "
             f"(base) and {_e(change.new)} (new), the difference with a "

@@ -3,7 +3,10 @@
 Asks the analyzer's /api/compare (the statistics live there; see podtax_analyzer.campaign_compare)
 and prints one line per matching cell: what is compared (the candidate/baseline ratio, or the median of
 a cell with one environment), its value in each campaign, their difference with its 95% interval, the
-verdict and the flags; ``--json`` prints the API's answer. Exit status 0 whatever the verdicts.
+verdict and the flags; ``--json`` prints the API's answer. Exit status 0 whatever the verdicts; NO_COMMON_CELL
+(3, as `campaign status` uses 3 for an answer that is not an error) when the two campaigns share no cell, with
+one line saying so instead of an empty table; 1 when the comparison cannot be made (an unknown campaign, the
+analyzer unreachable); 2 for a usage mistake.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from rich.table import Table
 from podtax.cli.common import api_json, api_url, fail, wide_console
 from podtax.cli.export import fetch
 
+NO_COMMON_CELL = 3  # exit status: the campaigns share no (node, test, params, metric), nothing was compared
 STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
          "inconclusive": "yellow", "not comparable": "dim"}
 
@@ -74,10 +78,22 @@ def compare(
                                            "correction": correction}, api=api), api_url(api))
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
+    elif data["cells"]:
         print_change(data, all_metrics=all_metrics)
+    if not data["cells"]:
+        raise fail(f"{base} and {new} have no cell in common (no node, test, params and metric in both; "
+                   f"{len(data['only_in_base'])} only in {base}, {len(data['only_in_new'])} only in {new}): "
+                   f"nothing to compare", code=NO_COMMON_CELL)
     return 0
 
 
+HELP = "\n\n".join((
+    "Compare two campaigns cell by cell: each ratio, their difference with a CI, a verdict.",
+    f"Exit status: 0 when at least one cell (node, test, params, metric) is in both campaigns, whatever the "
+    f"verdicts; {NO_COMMON_CELL} when none is, so nothing was compared (one line says so, with how many cells "
+    f"each campaign has alone); 1 when the comparison cannot be made (an unknown campaign, no analyzer); 2 for "
+    f"a usage mistake."))
+
+
 def register(app: typer.Typer) -> None:
-    app.command()(compare)
+    app.command(help=HELP)(compare)
