@@ -124,11 +124,12 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     cell_modes, modes, boundaries = _modes(cell, checks)
     zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) for s in (h, p)}
     found = {env: outliers_of(z) for env, z in zs.items()}
+    group = fl.second_group(cell, [(s.env, float(s.values[i])) for s in (h, p) for i in found[s.env]])
     candidates = {
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
-        "OUTLIERS": fl.outliers(cell, found, zs), "OVERLAP": fl.overlap(cell),
+        "OUTLIERS": fl.outliers(cell, found, zs, group), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
     }
@@ -182,7 +183,15 @@ def fill_run_ids(con: duckdb.DuckDBPyConnection, analyses: list[Analysis]) -> No
             o.run_id = next(ids)
 
 
-def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
+def _sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None) -> str:
+    """The cell's sentence; ``group``: flags.second_group's phrase, said whatever the verdict (stats/verdict.py)."""
+    text = _verdict_sentence(f, verdict, threshold, correction, group)
+    if group and verdict in (FASTER, SLOWER, INCONCLUSIVE) and f["ratio"] is not None and group not in text:
+        text += f" Besides, {group}: a second group of runs that the median does not show."
+    return text
+
+
+def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
     flags = f["flags"]
     withheld = [name for name in fl.ORDER if name in flags and name in fl.WITHHOLD_RATIO]
     if withheld:
@@ -220,6 +229,7 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
             found = "no difference is detected"
         return (f"Within ±{band}% (equivalent at this threshold): ratio {fmt_ratio(ratio)} with {interval}; "
                 f"{found} ({sides}).")
+    within = lo is not None and 1 - threshold <= lo and hi <= 1 + threshold
     if "INSUFFICIENT" in flags:
         why = "too few runs for a verdict"
     elif "DRIFT" in flags:
@@ -227,6 +237,9 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str) -> str:
                "runs that do not change over time)")
     elif lo is None:
         why = "no interval could be computed"
+    elif group and within:
+        why = (f"{group}: a second group of runs that the median does not show, so the cell is not called "
+               f"equivalent although the interval lies within ±{band}%")
     elif p is None or p >= 0.05:
         why = f"the rank test is not significant ({p_text}) yet the interval is not within ±{band}%"
     else:
@@ -243,12 +256,13 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f = dict(a.fields, p_adjusted=p_adjusted)
     if other_params and "INSUFFICIENT" in f["flag_details"]:
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
+    group = fl.second_group(a.cell, [(o.env, o.value) for o in f["outliers"]])
     verdict = decide(f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"],
-                     threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING))
+                     threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
         f["verdict"] = NOT_COMPARABLE
-    f["sentence"] = _sentence(f, f["verdict"], threshold, correction)
+    f["sentence"] = _sentence(f, f["verdict"], threshold, correction, group)
     if other_params and f["verdict"] == NOT_COMPARABLE:
         f["sentence"] = f"Not comparable: {other_params[0].lower()}{other_params[1:]}"
     return CellComparison(**f)

@@ -15,6 +15,12 @@ still swings so much that, with no floor, a side of 10 runs with 0.5% noise had 
 12% of samples (0.6% from its median), and 40 runs in 9%; with the floor a value must lie more than
 3.5% from the median, and such sides are flagged in none of 3,000 samples (1% noise: under 2%).
 Noisier sides keep the plain rule. Fewer than 3 values: nothing is flagged.
+
+A second group, not noise (``is_second_group``): outliers of one side, at least ``GROUP_MIN`` (2), all on
+the same side of that side's median and agreeing with each other: their range is at most ``GROUP_SPREAD``
+(a quarter) of the distance from their own median to the side's. Two pod runs 30% slower within 1% of each
+other are a second mode that the median hides (1 run in 6 of the work is slower), not two stray values; a
+median-based "no detectable difference" is then not claimed (stats/verdict.py).
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ CUTOFF = 3.5
 MIN_RUNS = 10
 SMALL_N_FLOOR = 0.05
 LARGE_N_FLOOR = 0.01
+GROUP_MIN = 2
+GROUP_SPREAD = 0.25
 
 
 def modified_z(x: np.ndarray) -> np.ndarray:
@@ -76,3 +84,15 @@ def outliers_of(z: np.ndarray, cutoff: float = CUTOFF) -> np.ndarray:
     if len(z) < 3:
         return np.zeros(0, dtype=np.int64)
     return np.flatnonzero(np.abs(z) > cutoff)
+
+
+def is_second_group(outliers: np.ndarray, side_median: float) -> bool:
+    """True when a side's ``outliers`` (values) form a second group rather than noise (module doc): at
+    least GROUP_MIN of them, all above or all below ``side_median``, with a range of at most GROUP_SPREAD
+    times the distance from their median to ``side_median``."""
+    x = np.asarray(outliers, dtype=float)
+    if len(x) < GROUP_MIN or not np.isfinite(x).all() or not np.isfinite(side_median):
+        return False
+    if not ((x > side_median).all() or (x < side_median).all()):
+        return False
+    return float(np.ptp(x)) <= GROUP_SPREAD * abs(median(x) - side_median)

@@ -8,7 +8,12 @@ alpha = 0.05):
   on one side (lo > 1 + t or hi < 1 - t). Whether a higher value is faster comes from the metric
   (``higher_is_better``): for throughput r > 1 is faster, for a duration r < 1 is faster.
 - ``no detectable difference``: the whole interval lies inside the band [1 - t, 1 + t], so any
-  difference is smaller than the threshold (an equivalence statement, not just "not significant").
+  difference is smaller than the threshold (an equivalence statement, not just "not significant"),
+  and the cell's outliers are not a second group: when all of them are runs of one side that lie
+  together on one side of its median (stats.outliers.is_second_group: at least 2, their range at most a
+  quarter of their distance from the median), that share of the runs differs (2 of 12 pod runs 30%
+  slower) and equivalence is not claimed: the verdict is ``inconclusive`` and the sentence says how
+  many runs, how far and which way. A faster/slower verdict stands, and its sentence says the same.
 - ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
   disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL,
   DRIFT) withholds the headline, or there
@@ -53,15 +58,17 @@ def decide(
     *,
     threshold: float = 0.01,
     blocked: bool = False,
+    second_group: bool = False,
     alpha: float = ALPHA,
 ) -> str:
-    """Return one of VERDICTS following the definitions in the module docstring."""
+    """Return one of VERDICTS following the definitions in the module docstring (``second_group``: the
+    cell's outliers are a second group of one side's runs)."""
     if blocked or ratio is None or ci_low is None or ci_high is None:
         return INCONCLUSIVE
     upper, lower = 1.0 + threshold, 1.0 - threshold
     significant = p_adjusted is not None and p_adjusted < alpha
     if significant and (ci_low > upper or ci_high < lower):
         return direction(ci_low if ci_low > upper else ci_high, higher_is_better)
-    if lower <= ci_low and ci_high <= upper:
+    if lower <= ci_low and ci_high <= upper and not second_group:
         return NO_DIFFERENCE
     return INCONCLUSIVE
