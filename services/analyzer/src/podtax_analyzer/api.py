@@ -59,6 +59,7 @@ class ResultRow(BaseModel):
     tool: str | None
     tool_version: str | None
     started_at: datetime | None
+    flags: list[str]  # the run's flags, each 'NAME: what' (PARAM_MISMATCH, SHORT, VERSION_MISMATCH...)
     metrics: list[MetricValue]
 
 
@@ -119,7 +120,7 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
                 limit: int = Query(1000, ge=1, le=100_000)) -> list[ResultRow]:
         cur = request.app.state.store.cursor()
         cur.execute("""SELECT r.run_id, r.campaign, r.node, r.env, r.test, r.params, r.tool, r.tool_version,
-                              r.started_at,
+                              r.started_at, r.flags,
                               list({'name': m.name, 'value': m.value, 'unit': m.unit,
                                     'higher_is_better': m.higher_is_better} ORDER BY m.name) AS metrics
                        FROM runs r JOIN metrics m USING (run_id)

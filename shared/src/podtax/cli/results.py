@@ -7,6 +7,7 @@ from typing import Annotated
 
 import httpx
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from podtax.cli.common import api_headers, api_json, api_url, console, fail, unreachable, wide_console
@@ -28,6 +29,14 @@ def _get(path: str, params: dict[str, str | int] | None = None, method: str = "G
     return api_json(resp, api_url())
 
 
+MAX_TEXTS = 10  # distinct flag texts printed under the table
+
+
+def flag_names(flags: list[str]) -> list[str]:
+    """The names of a run's flags ('PARAM_MISMATCH: bs echoed as 64k, requested 4k' -> 'PARAM_MISMATCH')."""
+    return list(dict.fromkeys(f.split(":", 1)[0].strip() for f in flags))
+
+
 def results(
     campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
     node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
@@ -46,7 +55,7 @@ def results(
         console.print("no results yet" + (f" for campaign {campaign}" if campaign else ""))
         return 0
     table = Table(title=f"{len(rows)} results" + (f" — campaign {campaign}" if campaign else ""))
-    for col in ("campaign", "node", "env", "test", "params", "tool", "metric", "value"):
+    for col in ("campaign", "node", "env", "test", "params", "tool", "metric", "value", "flags"):
         table.add_column(col, justify="right" if col == "value" else "left")
     for r in rows:
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
@@ -56,8 +65,16 @@ def results(
         params = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
         table.add_row(r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
-                      f"{m['value']:,.2f} {m['unit']}")
+                      f"{m['value']:,.2f} {m['unit']}", escape(" ".join(flag_names(r.get("flags") or []))))
     wide_console().print(table)
+    flagged = [r for r in rows if r.get("flags")]
+    if flagged:  # the table has the names; what they say, each distinct text once
+        texts = list(dict.fromkeys(f for r in flagged for f in r["flags"]))
+        for text in texts[:MAX_TEXTS]:
+            console.print(escape(f"- {text}"), highlight=False, soft_wrap=True)
+        more = f" ({len(texts) - MAX_TEXTS} more texts: see --json)" if len(texts) > MAX_TEXTS else ""
+        console.print(f"{len(flagged)} of {len(rows)} runs carry flags{more}; `podtax report` says what they do "
+                      "to their cells", highlight=False, soft_wrap=True)
     return 0
 
 
