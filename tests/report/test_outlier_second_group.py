@@ -114,3 +114,17 @@ def test_the_cli_report_says_how_many_runs_differ(store, capsys):
         assert main(["report", "two-slow-pod-runs", "--api", url]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "2 of 12 pod runs (129.0, 128.2 events/s) were 29." in out and "no detectable difference" not in out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_cross_node_summary_leaves_a_second_group_out(store, name):
+    """The summary's median-based figure would hide the group as the cell's verdict used to: such a cell
+    is excluded and named; a stray or scattered outlier still lets the cell in."""
+    fragment = CASES[name][-1]
+    (item,) = TestClient(create_app(store)).get(f"/api/campaigns/{name}/comparisons").json()["summary"]
+    if fragment is None:
+        assert item["nodes_included"] == ["node-1"] and item["geomean_ratio"] is not None, item["sentence"]
+        return
+    assert item["nodes_included"] == [] and item["geomean_ratio"] is None, item["sentence"]
+    assert "OUTLIERS: a second group of runs" in item["nodes_excluded"]["node-1"]
+    assert "Excluded: node-1 (OUTLIERS: a second group of runs" in item["sentence"]

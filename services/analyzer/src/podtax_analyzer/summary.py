@@ -2,7 +2,10 @@
 
 One summary per (test, params, metric). A cell is clean when it has a ratio with an interval and
 carries no flag other than OUTLIERS (outliers are reported in the table and the median resists
-them; the sentence names the nodes included despite them) and IMPORTED when nothing in the cell was
+them; the sentence names the nodes included despite them), unless its outliers are a second group of
+one side's runs (stats.outliers.is_second_group: 2 of 12 pod runs 30% slower is a recurring slowdown
+the median hides, not noise, so the cell is left out, named "OUTLIERS: a second group of runs"), and
+IMPORTED when nothing in the cell was
 mixed: every run of both its sides came from `podtax import`, so its two sides were recorded the same
 way and its ratio compares like with like (the sentence names those nodes too). A mixed cell, where
 podtax made some of its runs and others were imported (on one side or across the two), is left out:
@@ -22,7 +25,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from podtax_analyzer.report_models import CellComparison, SummaryItem
+from podtax_analyzer.stats.outliers import is_second_group
 from podtax_analyzer.stats.verdict import change_phrase
 from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
 
@@ -38,7 +44,17 @@ def tolerated(c: CellComparison, only_imported: frozenset[str] = frozenset()) ->
 
 def is_clean(c: CellComparison, only_imported: frozenset[str] = frozenset()) -> bool:
     return (not (set(c.flags) - tolerated(c, only_imported)) and c.ratio is not None and c.ci_low is not None
-            and c.ratio > 0)
+            and c.ratio > 0 and not second_group(c))
+
+
+def second_group(c: CellComparison) -> bool:
+    """The cell's outliers are all of one side and form a second group there (a recurring slowdown or
+    speed-up the median does not show), as the cell's own sentence says (flags.second_group)."""
+    envs = {o.env for o in c.outliers}
+    if len(envs) != 1:
+        return False
+    mid = c.host_median if envs == {c.baseline} else c.pod_median
+    return mid is not None and mid > 0 and is_second_group(np.array([o.value for o in c.outliers]), mid)
 
 
 def _names(c: CellComparison) -> tuple[str, str]:
@@ -53,6 +69,8 @@ def geomean(ratios: list[float]) -> float:
 def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[str]:
     ok = tolerated(c, only_imported)
     named = [f"{f} mixed with runs podtax made" if f == IMPORTED else f for f in c.flags if f not in ok]
+    if second_group(c):
+        named.append("OUTLIERS: a second group of runs")
     if c.verdict == "not comparable":  # runs on one side only
         return ["not comparable", *named]
     return named or ["no interval"]
