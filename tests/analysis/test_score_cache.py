@@ -26,7 +26,7 @@ TESTS = {"sysbench-cpu": {"threads": 1}, "stress-ng-cpu": {"workers": 2}}
 
 
 def _result(i: int, node: str, env: str, test: str, *, start: datetime | None = None, value: float | None = None,
-            build: str | None = None, throttled: int = 0) -> events.ResultV1:
+            build: str | None = None, throttled: int = 0, flags: tuple[str, ...] = ()) -> events.ResultV1:
     rng = np.random.default_rng(i)
     start = start or T0 + timedelta(seconds=20 * i)
     base = {"n1": 100.0, "n2": 120.0, "n3": 80.0}[node] * (0.9 if env == "kubernetes" else 1.0)
@@ -40,7 +40,8 @@ def _result(i: int, node: str, env: str, test: str, *, start: datetime | None = 
         else events.Provenance()
     return events.result(events.Result(run=run, tool="sysbench", tool_version="1.0.20", tool_build=build,
                                        parser_version="1", metrics=metrics, started_at=start,
-                                       ended_at=start + timedelta(seconds=10), provenance=prov), "test")
+                                       ended_at=start + timedelta(seconds=10), provenance=prov,
+                                       flags=list(flags)), "test")
 
 
 def _batch(first: int, count: int, **kw) -> list[events.ResultV1]:
@@ -103,6 +104,20 @@ def test_incremental_scores_equal_the_full_recompute(store, monkeypatch, max_val
                               _result(601, "n2", "kubernetes", "sysbench-cpu", build="patched")])
     got = _check(store, cache, runs)
     assert any("CONFOUNDED" in s.flags for s in got)
+
+    # runs whose logs measured another cell or stopped early are not counted (nor is a key only they touch)
+    n_before = {(s.node, s.env, s.metric): s.n for s in node_scores(store.cursor()) if s.test == "sysbench-cpu"}
+    runs = store.write_batch([_result(700, "n1", "kubernetes", "sysbench-cpu", value=300.0,
+                                      flags=("PARAM_MISMATCH: threads echoed as 4, requested 1",)),
+                              _result(701, "n1", "kubernetes", "sysbench-cpu", value=300.0,
+                                      flags=("THREADS_MISMATCH: 4 threads ran, 1 requested",)),
+                              _result(702, "n2", "kubernetes", "sysbench-cpu", value=1.0, flags=("SHORT: 3 of 200",)),
+                              _result(703, "n1", "host", "sysbench-cpu")])
+    got = _check(store, cache, runs)
+    assert [(s.node, s.env) for s in got] == [("n1", "host")] * 2
+    after = {(s.node, s.env, s.metric): s.n for s in node_scores(store.cursor()) if s.test == "sysbench-cpu"}
+    assert {k: after[k] - n for k, n in n_before.items() if after[k] != n} == {
+        ("n1", "host", "events_per_sec"): 1, ("n1", "host", "latency_ms"): 1}
 
     # a reparse replaces stored values (and turns one result into a failure) behind the cache's back
     store.replace_results([_result(7, "n2", "kubernetes", "sysbench-cpu", value=1.0),

@@ -55,7 +55,7 @@ import numpy as np
 from podtax.events import NodeScore
 
 from podtax_analyzer.celldata import VERSION_SQL
-from podtax_analyzer.scores import add_exact, mean_from_sum, score_from_sorted
+from podtax_analyzer.scores import COUNTED, add_exact, mean_from_sum, score_from_sorted
 from podtax_analyzer.store import LOOKUP_CHUNK, Store
 
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
@@ -79,13 +79,13 @@ SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        list(coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false)
             ORDER BY m.value) AS overlap
 FROM runs r JOIN metrics m ON m.run_id = r.run_id {{join}}
-WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes') {{where}}
+WHERE {COUNTED} {{where}}
 GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
 """
 _NEW_ROWS = _ROWS.format(join="", where="AND r.run_id IN (SELECT unnest($1::varchar[]))")
 _KEYS_JOIN = ("FROM runs r JOIN metrics m ON m.run_id = r.run_id JOIN score_keys k ON r.cluster = k.cluster "
               "AND r.node = k.node AND r.env = k.env AND r.test = k.test AND r.params_key = k.params_key "
-              "AND m.name = k.metric WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes')")
+              f"AND m.name = k.metric WHERE {COUNTED}")
 # A key being loaded: what is small, grouped (n: its rows), then its rows flat and numeric, by key then value.
 _KEY_META = f"""
 SELECT k.idx, any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib, list(DISTINCT {VERSION_SQL}) AS versions,

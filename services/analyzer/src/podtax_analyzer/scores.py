@@ -10,6 +10,10 @@ flags say why the runs should not drive placement (the scheduler ignores such ev
 so): CONFOUNDED (more than one tool build among them), BIMODAL (the dip test and Sarle's coefficient,
 as in the comparison), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run was throttled
 by its CPU limit).
+
+A run whose log did other work than its params (PARAM_MISMATCH, THREADS_MISMATCH: bs=64k under a
+bs=4k key) or stopped early (SHORT) is not counted at all (`COUNTED`): it measured another cell, and
+the report withholds that cell's verdict for the same reason.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ from podtax_analyzer.stats.modes import check_unimodality
 log = logging.getLogger("podtax.analyzer.scores")
 SAFE_SUM = 2.0**1000  # n * max|value| below this: no order of summing the values overflows (max ~2**1024)
 ENVS = ("host", "kubernetes")
+# The runs a score counts (runs r): successful, host or pod, and not flagged by the parser as having
+# measured another cell or less work than asked (the module doc).
+COUNTED = ("r.status = 'ok' AND r.env IN ('host', 'kubernetes') AND coalesce(len(list_filter(r.flags, lambda f: "
+           "starts_with(f, 'PARAM_MISMATCH') OR starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'SHORT'))), "
+           "0) = 0")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_RUNS_CI = 6
 
@@ -76,14 +85,14 @@ SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap
 FROM runs r JOIN metrics m ON m.run_id = r.run_id
-WHERE r.status = 'ok' AND r.env IN ('host', 'kubernetes') {where}
+WHERE {counted} {where}
   AND (NOT $narrow OR (r.cluster, r.node, r.env, r.test, r.params_key, m.name) IN (SELECT * FROM touched))
 GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
 ORDER BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
 """
 _TOUCHED = """SELECT DISTINCT r.cluster, r.node, r.env, r.test, r.params_key, m.name
               FROM runs r JOIN metrics m ON m.run_id = r.run_id
-              WHERE r.status = 'ok' AND r.run_id IN (SELECT unnest($ids::varchar[]))"""
+              WHERE {counted} AND r.run_id IN (SELECT unnest($ids::varchar[]))"""
 
 
 def node_scores(
@@ -110,7 +119,8 @@ def node_scores(
             params[col] = val
     # Fetched as numpy (each key's values one float64 array, not a list of Python floats). This reads
     # every stored run of the selected keys; the service's publications use score_cache.py instead.
-    res = con.execute(_QUERY.format(touched=_TOUCHED, where=" ".join(where), version=VERSION_SQL),
+    res = con.execute(_QUERY.format(touched=_TOUCHED.format(counted=COUNTED), where=" ".join(where),
+                                    version=VERSION_SQL, counted=COUNTED),
                       params).fetchnumpy()
     scores = [score_from_sorted(cluster=str(res["cluster"][i]), node=str(res["node"][i]), env=str(res["env"][i]),
                                 test=str(res["test"][i]), params_key=str(res["params_key"][i]),
