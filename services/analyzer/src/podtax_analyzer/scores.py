@@ -43,13 +43,20 @@ COUNTED = ("r.status = 'ok' AND r.env IN ('host', 'kubernetes') AND coalesce(len
            "0) = 0")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_RUNS_CI = 6
+RANK_EXACT_BELOW = 2000  # runs: below, the rank is computed in exact integers; from here in floats
 
 
 @lru_cache(maxsize=4096)
 def _rank(n: int, confidence: float) -> int:
     """1-based rank of the lower bound: binom.ppf((1 - confidence) / 2, n, 1/2) (at least 1), i.e. the
-    smallest k whose binomial(n, 1/2) CDF reaches that level, in exact integers (scipy.stats, ~70 MB
-    of imports, gave the same ranks: tests/analysis/test_score_cache.py). Cached: n repeats a lot."""
+    smallest k whose binomial(n, 1/2) CDF reaches that level, in exact integers below RANK_EXACT_BELOW
+    runs, else in floats (_rank_float) (scipy.stats, ~70 MB of imports, gave the same ranks:
+    tests/analysis/test_score_cache.py). Cached: n repeats a lot."""
+    return _rank_float(n, confidence) if n >= RANK_EXACT_BELOW else _rank_exact(n, confidence)
+
+
+def _rank_exact(n: int, confidence: float) -> int:
+    """_rank in exact integers."""
     target = Fraction((1.0 - confidence) / 2.0) * 2**n  # the level, in units of 2**-n
     total, term = 0, 1  # sum of C(n, i) for i <= k; C(n, k)
     for k in range(n + 1):
@@ -57,6 +64,26 @@ def _rank(n: int, confidence: float) -> int:
         if total >= target:
             return max(1, k)
         term = term * (n - k) // (k + 1)
+    return n
+
+
+def _rank_float(n: int, confidence: float) -> int:
+    """_rank in floats: the exact sum's integers have n bits and it adds about n/2 of them, O(n^2) bit
+    operations (1.2 s at 100,000 runs, paid at each count not seen before, i.e. most publications of a
+    long key). Here the sum starts 12 standard deviations below the mean, where the binomial tail left
+    out is under e**-72 (Hoeffding), with its first term from lgamma, and adds ~12 sd terms by the
+    recurrence: relative error ~1e-10, which moves the rank only if the level falls that close to a
+    CDF step (the same ranks as exact integers for every n tested, test_score_cache.py)."""
+    target = (1.0 - confidence) / 2.0
+    k = max(0, math.floor(n / 2 - 6 * math.sqrt(n)))  # 12 sd below n/2 (sd = sqrt(n) / 2)
+    term = math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2.0))
+    total = 0.0
+    while k < n:
+        total += term
+        if total >= target:
+            return max(1, k)
+        term = term * (n - k) / (k + 1)
+        k += 1
     return n
 
 
