@@ -16,7 +16,9 @@ only when `size_bound` says it might not fit one NATS message; publishing reads 
 builds the event with the run length found then (no second parse). `--dry-run` makes the same checks
 without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects or
 flags.
-The manifest itself is read and checked in podtax.cli.manifest.
+The manifest itself is read and checked in podtax.cli.manifest; what the logs say that does not stop the
+import (rejected logs, versions, flags, host and pod tool builds that differ) is gathered and warned of in
+podtax.cli.importcheck.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import asyncio
 import hashlib
 import re
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import EllipsisType
@@ -36,13 +37,14 @@ from pydantic import TypeAdapter, ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from podtax import events, parsers, sideparams, subjects
+from podtax import events, sideparams, subjects
 from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
 from podtax.cli.common import console, err, fail, say, warn
 from podtax.cli.deadline import within
+from podtax.cli.importcheck import MAX_SHOWN, Findings, parse_log, warn_each, warn_findings
 from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
 from podtax.cli.manifest import ManifestError, Row, accepted, read_manifest
 from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
@@ -80,68 +82,9 @@ def run_id_for(campaign: str, file: str, node: str, env: str) -> str:
     return f"import-{digest[:24]}"
 
 
-DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
-VERSION_MISMATCH = "VERSION_MISMATCH: "  # the parser's flag (parsers._with_version)
-RUN_FLAGS = ("SHORT: ", "THREADS_MISMATCH: ", "PARAM_MISMATCH: ")  # the parsers' flags that flag the run's cell
-
-
 def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
     """How long the run took: the log's own wall-clock figure, else the requested `time`, else None."""
-    return _parse_log(test, stdout, params).seconds
-
-
-@dataclass(frozen=True, slots=True)
-class LogCheck:
-    """What parsing a log found: the run length, the parser's ParseFailure when it rejects the log (which
-    is still imported: the analyzer stores it as a failed run), when the log prints another version than
-    the row's tool_version (the parser flags the run VERSION_MISMATCH) the tool and version it prints, and
-    the parser's flags (RUN_FLAGS) that the report turns into its cell's SHORT or PARAMS_MISMATCH."""
-    seconds: float | None
-    failure: parsers.ParseFailure | None = None
-    mismatch: str | None = None  # e.g. `sysbench 1.0.20`
-    flags: tuple[str, ...] = ()
-
-
-def _parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str | None = None) -> LogCheck:
-    """The log parsed as the parser service parses the imported event (with the row's tool_version)."""
-    failure: parsers.ParseFailure | None = None
-    mismatch: str | None = None
-    flags: tuple[str, ...] = ()
-    try:
-        parsed = parsers.parse_run(test, stdout, requested=params, recorded_version=tool_version)
-        found = {m.name: m.value for m in parsed.metrics}
-        if any(f.startswith(VERSION_MISMATCH) for f in parsed.flags):
-            mismatch = f"{parsed.tool} {parsed.tool_version}"
-        flags = tuple(f for f in parsed.flags if f.startswith(RUN_FLAGS))
-    except parsers.ParseFailure as exc:
-        found, failure = {}, exc
-    for name in DURATION_METRICS:
-        if isinstance(found.get(name), int | float) and found[name] >= 0:
-            return LogCheck(float(found[name]), failure, mismatch, flags)
-    requested = params.get("time")
-    return LogCheck(float(requested) if isinstance(requested, int | float) and requested >= 0 else None,
-                    failure, mismatch, flags)
-
-
-@dataclass(slots=True)
-class Findings:
-    """What check_events found that does not stop the import, one line per log (`line N: FILE: ...`):
-    logs the parser rejects (imported as failed runs), logs that print another tool version than the
-    row's tool_version (VERSION_MISMATCH), and logs whose runs the parser flags (RUN_FLAGS)."""
-    rejected: list[str] = field(default_factory=list)
-    mismatched: list[str] = field(default_factory=list)
-    flagged: list[str] = field(default_factory=list)
-    duplicates: int = 0  # logs JetStream already had (its publish ack's `duplicate`): not imported again
-
-    def add(self, row: Row, check: LogCheck) -> None:
-        where = f"line {row.line}: {row.file}"
-        if check.failure is not None:
-            self.rejected.append(f"{where}: {check.failure.reason}: {check.failure.detail}")
-        if check.mismatch is not None:
-            self.mismatched.append(f"{where}: VERSION_MISMATCH: the log prints {check.mismatch}, the manifest's "
-                                   f"tool_version is {row.tool_version!r}")
-        if check.flags:
-            self.flagged.append(f"{where}: {'; '.join(check.flags)}")
+    return parse_log(test, stdout, params).seconds
 
 
 def _imported(rows: int, duplicates: int, campaign: str) -> str:
@@ -205,7 +148,7 @@ def check_events(rows: list[Row], campaign: str, limit: int, found: Findings | N
         length: float | None = None
         try:
             stdout = _read_log(row)
-            check = _parse_log(row.test, stdout, row.params, row.tool_version)
+            check = parse_log(row.test, stdout, row.params, row.tool_version)
             length = check.seconds
             if found is not None:
                 found.add(row, check)
@@ -289,44 +232,20 @@ async def _close(bus: Bus) -> None:
         await bus.nc.close()
 
 
-MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print one line per row
 NATS_DEFAULT_MAX_PAYLOAD = 1_048_576  # nats-server's max_payload unless configured: what --dry-run checks
-
-
-def _warn_each(lines: list[str]) -> str:
-    """One warning per line (the first MAX_SHOWN); returns ` (the first N shown)` when some were left out."""
-    for line in lines[:MAX_SHOWN]:
-        warn(line)
-    return f" (the first {MAX_SHOWN} shown)" if len(lines) > MAX_SHOWN else ""
-
-
-def _warn(found: Findings, rows: int, fate: str) -> None:
-    """One warning per log the parser rejects, prints another tool version than its row's tool_version, or
-    flags; after each kind, how many."""
-    for lines, what, then in (
-        (found.rejected, "yield no figures", f"{fate} as failed runs with the reason above"),
-        (found.mismatched, "print another tool version than the manifest's tool_version",
-         "their runs are stored flagged VERSION_MISMATCH (the log's version is used); correct tool_version, or "
-         "leave it empty when the log prints the version"),
-        (found.flagged, "did other or less work than their row's params ask",
-         "their runs are stored with the flags above, their cells flagged PARAMS_MISMATCH (no verdict) or SHORT; "
-         "correct the row's params, or leave such logs out"),
-    ):
-        if lines:
-            more = _warn_each(lines)
-            err.print(f"{len(lines)} of {rows} log(s) {what}{more}: {then}", highlight=False, soft_wrap=True)
 
 
 def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     """Everything the import checks before publishing, without NATS: every log read and parsed once, each
     event's size held to nats-server's default max_payload. Logs the parser rejects are listed (they
     would be imported as failed runs, not results), logs whose version differs from the manifest's
-    tool_version (flagged VERSION_MISMATCH), and logs whose runs the parser flags (SHORT, THREADS_MISMATCH,
-    PARAM_MISMATCH): exit 0, as the import itself would succeed."""
+    tool_version (flagged VERSION_MISMATCH), logs whose runs the parser flags (SHORT, THREADS_MISMATCH,
+    PARAM_MISMATCH), and cells whose sides ran different tool builds (CONFOUNDED): exit 0, as the import itself
+    would succeed."""
     found = Findings()
     with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
         check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, found)
-    _warn(found, len(rows), "imported, they are stored")
+    warn_findings(found, len(rows), "imported, they are stored")
     parsed = len(rows) - len(found.rejected)
     console.print(f"{escape(str(manifest))}: {len(rows)} row(s) are valid, {parsed} log(s) parse "
                   f"(dry run: nothing published; sizes checked against NATS's default "
@@ -359,7 +278,9 @@ HELP = "\n\n".join((
     "runs and each is named in a warning, as is each log that prints another tool version than its row's "
     "tool_version (its run is flagged VERSION_MISMATCH) and each log that did other or less work than its row's "
     "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT). Host and pod rows of a node and test that name "
-    "different params are warned of: their runs fall into different cells and get no ratio. --dry-run makes "
+    "different params are warned of: their runs fall into different cells and get no ratio; so are the host and "
+    "pod logs of a node, test and params that ran different tool builds (the report flags the cell CONFOUNDED and "
+    "withholds its ratio). --dry-run makes "
     "every check without NATS and names them too.",
     "A campaign that podtax ran (`podtax campaign submit`) is refused: imported runs would join its cells "
     "unseen; --into-existing adds them anyway, and the report then flags each cell that has imported runs "
@@ -392,7 +313,7 @@ def register(app: typer.Typer) -> None:
             raise fail(str(exc), 2) from None
         try:
             rows = read_manifest(manifest, root)
-            _warn_each(sideparams.manifest_warnings((r.node, r.test, r.env, params_key(r.params)) for r in rows))
+            warn_each(sideparams.manifest_warnings((r.node, r.test, r.env, params_key(r.params)) for r in rows))
             if dry_run:
                 return _dry_run(manifest, rows, campaign)
         except ManifestError as exc:
@@ -402,6 +323,6 @@ def register(app: typer.Typer) -> None:
             asyncio.run(_publish(rows, campaign, found, into_existing))
         except ManifestError as exc:
             raise _report(exc.problems) from None
-        _warn(found, len(rows), "the analyzer stores them")
+        warn_findings(found, len(rows), "the analyzer stores them")
         console.print(_imported(len(rows), found.duplicates, campaign), highlight=False)
         return 0

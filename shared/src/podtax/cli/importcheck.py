@@ -1,0 +1,110 @@
+"""What `podtax import` finds in the logs that does not stop it, and the warnings that say so.
+
+Each log is parsed once, as the parser service will parse its event (parse_log): its run length, whether
+the parser rejects it, whether it prints another version than its row's tool_version, the parser's flags,
+and its tool build. Findings gathers them per log; warn_findings prints one warning per log (the first
+MAX_SHOWN of each kind) and, per node, test and params, each cell whose sides ran different tool builds
+(podtax.sidebuilds: the report flags it CONFOUNDED).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from podtax import parsers, sidebuilds
+from podtax.cli.common import err, warn
+from podtax.cli.manifest import Row
+from podtax.templates import params_key
+
+DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
+VERSION_MISMATCH = "VERSION_MISMATCH: "  # the parser's flag (parsers._with_version)
+RUN_FLAGS = ("SHORT: ", "THREADS_MISMATCH: ", "PARAM_MISMATCH: ")  # the parsers' flags that flag the run's cell
+MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print one line per row
+
+
+@dataclass(frozen=True, slots=True)
+class LogCheck:
+    """What parsing a log found: the run length, the parser's ParseFailure when it rejects the log (which
+    is still imported: the analyzer stores it as a failed run), when the log prints another version than
+    the row's tool_version (the parser flags the run VERSION_MISMATCH) the tool and version it prints, the
+    parser's flags (RUN_FLAGS) that the report turns into its cell's SHORT or PARAMS_MISMATCH, and the
+    run's tool build as the analyzer will compare it (None when rejected)."""
+    seconds: float | None
+    failure: parsers.ParseFailure | None = None
+    mismatch: str | None = None  # e.g. `sysbench 1.0.20`
+    flags: tuple[str, ...] = ()
+    build: sidebuilds.Build | None = None
+
+
+def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str | None = None) -> LogCheck:
+    """The log parsed as the parser service parses the imported event (with the row's tool_version)."""
+    failure: parsers.ParseFailure | None = None
+    mismatch: str | None = None
+    flags: tuple[str, ...] = ()
+    build: sidebuilds.Build | None = None
+    try:
+        parsed = parsers.parse_run(test, stdout, requested=params, recorded_version=tool_version)
+        found = {m.name: m.value for m in parsed.metrics}
+        if any(f.startswith(VERSION_MISMATCH) for f in parsed.flags):
+            mismatch = f"{parsed.tool} {parsed.tool_version}"
+        flags = tuple(f for f in parsed.flags if f.startswith(RUN_FLAGS))
+        build = sidebuilds.Build(parsed.tool, parsed.tool_version, parsed.tool_build)
+    except parsers.ParseFailure as exc:
+        found, failure = {}, exc
+    for name in DURATION_METRICS:
+        if isinstance(found.get(name), int | float) and found[name] >= 0:
+            return LogCheck(float(found[name]), failure, mismatch, flags, build)
+    requested = params.get("time")
+    return LogCheck(float(requested) if isinstance(requested, int | float) and requested >= 0 else None,
+                    failure, mismatch, flags, build)
+
+
+@dataclass(slots=True)
+class Findings:
+    """What check_events found that does not stop the import, one line per log (`line N: FILE: ...`):
+    logs the parser rejects (imported as failed runs), logs that print another tool version than the
+    row's tool_version (VERSION_MISMATCH), and logs whose runs the parser flags (RUN_FLAGS); and each
+    accepted log's tool build by node, test, params and env (`builds`, for sidebuilds)."""
+    rejected: list[str] = field(default_factory=list)
+    mismatched: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)
+    builds: list[tuple[str, str, str, str, sidebuilds.Build]] = field(default_factory=list)
+    duplicates: int = 0  # logs JetStream already had (its publish ack's `duplicate`): not imported again
+
+    def add(self, row: Row, check: LogCheck) -> None:
+        where = f"line {row.line}: {row.file}"
+        if check.failure is not None:
+            self.rejected.append(f"{where}: {check.failure.reason}: {check.failure.detail}")
+        if check.mismatch is not None:
+            self.mismatched.append(f"{where}: VERSION_MISMATCH: the log prints {check.mismatch}, the manifest's "
+                                   f"tool_version is {row.tool_version!r}")
+        if check.flags:
+            self.flagged.append(f"{where}: {'; '.join(check.flags)}")
+        if check.build is not None:
+            self.builds.append((row.node, row.test, params_key(row.params), row.env, check.build))
+
+
+def warn_each(lines: list[str]) -> str:
+    """One warning per line (the first MAX_SHOWN); returns ` (the first N shown)` when some were left out."""
+    for line in lines[:MAX_SHOWN]:
+        warn(line)
+    return f" (the first {MAX_SHOWN} shown)" if len(lines) > MAX_SHOWN else ""
+
+
+def warn_findings(found: Findings, rows: int, fate: str) -> None:
+    """One warning per log the parser rejects, prints another tool version than its row's tool_version, or
+    flags; after each kind, how many. Then one per cell whose sides ran different tool builds."""
+    for lines, what, then in (
+        (found.rejected, "yield no figures", f"{fate} as failed runs with the reason above"),
+        (found.mismatched, "print another tool version than the manifest's tool_version",
+         "their runs are stored flagged VERSION_MISMATCH (the log's version is used); correct tool_version, or "
+         "leave it empty when the log prints the version"),
+        (found.flagged, "did other or less work than their row's params ask",
+         "their runs are stored with the flags above, their cells flagged PARAMS_MISMATCH (no verdict) or SHORT; "
+         "correct the row's params, or leave such logs out"),
+    ):
+        if lines:
+            more = warn_each(lines)
+            err.print(f"{len(lines)} of {rows} log(s) {what}{more}: {then}", highlight=False, soft_wrap=True)
+    warn_each(sidebuilds.manifest_warnings(found.builds))
