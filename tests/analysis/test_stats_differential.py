@@ -295,12 +295,13 @@ def _row(h: np.ndarray, p: np.ndarray, higher_is_better: bool = True, *, seed: i
 def test_no_95_percent_interval_is_shown_where_the_data_cannot_give_one(n):
     """With 2 or 3 runs a side no distribution-free 95% interval exists (the widest one the data allow,
     [min pod / max host, max pod / min host], covers 67% and 90%); the unstable bootstrap interval must
-    not be shown in its place (a runner with target_ci_width would stop the cell on it)."""
+    not be shown in its place (a runner with target_ci_width would stop the cell on it). Such a cell is
+    INSUFFICIENT, which withholds any interval (podtax.flags.WITHHOLD_INFERENCE), and its sentence says why."""
     rng = np.random.default_rng(n)
     row = _row(100 * np.exp(rng.normal(0, 0.02, n)), 90 * np.exp(rng.normal(0, 0.02, n)))
     assert row.ratio is not None and row.ci_low is None and row.ci_high is None
     assert row.verdict == "inconclusive"
-    assert any("interval" in w for w in row.warnings)
+    assert "too few runs for an interval" in row.sentence, row.sentence
 
 
 # ------------------------------------------------------------------ outliers, modes, drift

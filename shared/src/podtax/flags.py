@@ -6,6 +6,10 @@ service depends on. Blocking flags make the verdict "inconclusive". WITHHOLD_RAT
 headline ratio, its interval, effect and p-value, because the figures do not measure the cell's
 comparison (CONFOUNDED, OVERLAP, PARAMS_MISMATCH) or one centre would misdescribe them (BIMODAL);
 INSUFFICIENT and DRIFT keep the ratio, an estimate of this very cell, but not the verdict.
+WITHHOLD_INFERENCE (WITHHOLD_RATIO and INSUFFICIENT) withholds the interval, the Hodges-Lehmann effect and
+the p-value: below MIN_RUNS a side they would look precise and mean nothing, and a p-value would join the
+multiple-testing family and move the other cells' adjusted p-values (`podtax compare` applies the same
+minimum).
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARA
          "SHORT", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
+WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
 
 LEGEND = {
     "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters; no ratio is given",
-    "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side",
+    "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side: the ratio only, no interval or p-value",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
     "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5; below 10 runs only "

@@ -143,13 +143,16 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         rng = np.random.default_rng([seed, int(cell.id, 16)])
         hs, ps = asc[h.env], asc[p.env]
         bca = bca_ratio_of_medians(hs, ps, rng=rng, presorted=True)
-        hl = hl_ratio(hs, ps, presorted=True)
-        rank = mann_whitney(hs, ps, presorted=True)
-        # a metric with no variance at all (e.g. a fixed event count) is not a hypothesis: no p-value
-        p_value = None if rank.method == "degenerate" else rank.p_value
-        warnings.extend(f"rank test: {w}" for w in rank.warnings)
         ratio = bca.estimate
-        lo, hi, method = _pick_interval(bca, hl, warnings)
+        # too few runs (podtax.flags.WITHHOLD_INFERENCE): the ratio of medians only, no interval, effect or
+        # p-value, so the cell is no hypothesis of the correction family and moves no other cell's p_adjusted
+        if not details.keys() & fl.WITHHOLD_INFERENCE:
+            hl = hl_ratio(hs, ps, presorted=True)
+            rank = mann_whitney(hs, ps, presorted=True)
+            # a metric with no variance at all (e.g. a fixed event count) is not a hypothesis: no p-value
+            p_value = None if rank.method == "degenerate" else rank.p_value
+            warnings.extend(f"rank test: {w}" for w in rank.warnings)
+            lo, hi, method = _pick_interval(bca, hl, warnings)
         if not all(x is None or math.isfinite(x) for x in (ratio, lo, hi)):
             # medians near the float limits (a forged or misparsed result): inf/inf, x/0 or an overflow
             warnings.append("the ratio or its interval is not a finite number: the values are too close "
@@ -231,7 +234,7 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
                 f"{found} ({sides}).")
     within = lo is not None and 1 - threshold <= lo and hi <= 1 + threshold
     if "INSUFFICIENT" in flags:
-        why = "too few runs for a verdict"
+        why = f"too few runs for an interval, a p-value or a verdict (at least {fl.MIN_RUNS} a side are needed)"
     elif "DRIFT" in flags:
         why = ("the values drifted while the campaign ran, so the verdict is withheld (its interval assumes "
                "runs that do not change over time)")

@@ -10,7 +10,9 @@ For every cell (campaign, node, test, params, metric):
   primary metric per cell (podtax.templates.is_primary_metric; a test whose template names none
   puts all its metrics there), and the secondary metrics (transforms of the primary, extra
   percentiles) form a second family corrected separately, so they do not drain the primary
-  verdicts' power. Metrics with no variance (every value identical) are not tested. A secondary
+  verdicts' power. Metrics with no variance (every value identical) are not tested, nor cells with fewer
+  than podtax.flags.MIN_RUNS runs on a side (INSUFFICIENT: the ratio only, no interval, Hodges-Lehmann
+  effect or p-value, so they leave the family and move no other cell's adjusted p-value). A secondary
   metric whose verdict differs from its cell's primary verdict says so in its sentence and a
   warning, never silently;
 - flags (podtax_analyzer.flags), each with a sentence;

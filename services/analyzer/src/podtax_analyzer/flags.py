@@ -4,6 +4,8 @@ Each function returns the sentence when the flag applies, else None. Blocking fl
 becomes "inconclusive"): those in WITHHOLD_RATIO (CONFOUNDED, BIMODAL, OVERLAP, PARAMS_MISMATCH) also
 withhold the headline ratio, its interval and p-value; INSUFFICIENT and DRIFT keep the ratio but not
 the verdict (a drifting side breaks the interval's assumption of runs that do not change over time).
+INSUFFICIENT also withholds the interval, the Hodges-Lehmann effect and the p-value (WITHHOLD_INFERENCE),
+so a cell with too few runs leaves the multiple-testing family.
 """
 
 from __future__ import annotations
@@ -13,7 +15,15 @@ from podtax import sideparams
 
 # The flag names, which of them block a verdict, and what each means are a contract shared with
 # the CLI and the report: they live in podtax.flags (the library imports no service).
-from podtax.flags import BLOCKING, LEGEND, MAX_IMBALANCE, MIN_RUNS, ORDER, WITHHOLD_RATIO  # noqa: F401
+from podtax.flags import (  # noqa: F401
+    BLOCKING,
+    LEGEND,
+    MAX_IMBALANCE,
+    MIN_RUNS,
+    ORDER,
+    WITHHOLD_INFERENCE,
+    WITHHOLD_RATIO,
+)
 
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift

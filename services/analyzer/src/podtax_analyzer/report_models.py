@@ -75,15 +75,22 @@ class CellComparison(BaseModel):
     pod_tool_version: str | None = Field(description="Tool, version and build of the candidate runs.")
     ratio: float | None = Field(description="median(candidate) / median(baseline): pod/host, nomad/kubernetes; "
                                             "null when withheld (podtax.flags.WITHHOLD_RATIO) or not computable.")
-    ci_low: float | None = Field(description="Lower bound of the 95% interval of the ratio.")
-    ci_high: float | None = Field(description="Upper bound of the 95% interval of the ratio.")
+    ci_low: float | None = Field(description="Lower bound of the 95% interval of the ratio; null when withheld "
+                                             "(podtax.flags.WITHHOLD_INFERENCE: also INSUFFICIENT, fewer than "
+                                             "podtax.flags.MIN_RUNS runs on a side) or not computable.")
+    ci_high: float | None = Field(description="Upper bound of the 95% interval of the ratio; null with ci_low.")
     ci_method: Literal["bca", "hodges-lehmann"] | None = Field(
         description="bca = BCa bootstrap; hodges-lehmann where the bootstrap was unstable.")
-    hl_ratio: float | None = Field(description="Cross-check: exp(Hodges-Lehmann shift of log values).")
+    hl_ratio: float | None = Field(description="Cross-check (the effect): exp(Hodges-Lehmann shift of log "
+                                               "values); null when withheld (podtax.flags.WITHHOLD_INFERENCE).")
     hl_ci_low: float | None
     hl_ci_high: float | None
-    p_value: float | None = Field(description="Two-sided Mann-Whitney U p-value, candidate vs baseline.")
-    p_adjusted: float | None = Field(description="p_value after the campaign-wide correction.")
+    p_value: float | None = Field(description="Two-sided Mann-Whitney U p-value, candidate vs baseline; null when "
+                                              "withheld (podtax.flags.WITHHOLD_INFERENCE: also INSUFFICIENT) or "
+                                              "the metric has no variance: such a cell is not in the correction "
+                                              "family.")
+    p_adjusted: float | None = Field(description="p_value after the campaign-wide correction (Holm or BH within "
+                                                 "its family); null when p_value is.")
     verdict: Verdict
     change_pct: float | None = Field(description="(ratio - 1) * 100: the candidate's median relative to the "
                                                  "baseline's, in the metric's own direction (positive = higher "

@@ -2,7 +2,8 @@
 
 The family (chosen by podtax_analyzer.comparisons) is one primary metric per cell; secondary
 metrics form a second family, corrected on their own. Metrics with no variance are not tested and
-so are not hypotheses here (their p-value is None).
+so are not hypotheses here (their p-value is None), nor are cells with too few runs (INSUFFICIENT, whose
+p-value cell_analysis withholds).
 
 ``holm``: Holm-Bonferroni step-down; controls the family-wise error rate (chance of any false
 "different" in the family) at alpha. ``bh``: Benjamini-Hochberg step-up; controls the false
