@@ -154,3 +154,20 @@ def fixture_campaign(campaign: str = "synthetic", seed: int = 42) -> list[CellSp
         c.campaign = campaign
     cells[1].failed = 2
     return cells
+
+
+def result_event(run_id: str, campaign: str, node: str, env: str, value: float, start: datetime, *,
+                 test: str = "sysbench-cpu", params: dict | None = None, metric: str = "events_per_second",
+                 unit: str = "events/s", higher_is_better: bool = True, tool: str = "sysbench",
+                 tool_version: str = "1.0.20"):
+    """One stored-result event of one metric, 10 s long from `start`, as the parser publishes it."""
+    from podtax import events
+
+    run = events.RunSpec(run_id=run_id, campaign=campaign, node=node, env=env, test=test,
+                         params={"threads": 1} if params is None else params, cluster="local", attempt=1,
+                         timeout_s=600)
+    res = events.Result(run=run, tool=tool, tool_version=tool_version, parser_version="1",
+                        metrics=[events.Metric(name=metric, value=float(value), unit=unit,
+                                               higher_is_better=higher_is_better)],
+                        started_at=start, ended_at=start + timedelta(seconds=10))
+    return events.result(res, "test")

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from analysis_synth import result_event
 from fastapi.testclient import TestClient
 from podtax import events
 from podtax.cli.main import main
@@ -27,13 +28,10 @@ def _runs(campaign: str, env: str, values: np.ndarray, what: tuple, day: int) ->
     test, params, metric, unit, hib = what
     out = []
     for i, value in enumerate(values):
-        run = events.RunSpec(run_id=f"{campaign}-{env}-{i}", campaign=campaign, node="node-1", env=env, test=test,
-                             params=params, cluster="local", attempt=1, timeout_s=600)
         start = T0 + timedelta(days=day, minutes=4 * i + (2 if env == "kubernetes" else 0))  # never overlapping
-        res = events.Result(run=run, tool="podtax", tool_version="1", parser_version="1",
-                            metrics=[events.Metric(name=metric, value=float(value), unit=unit, higher_is_better=hib)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
+        out.append(result_event(f"{campaign}-{env}-{i}", campaign, "node-1", env, value, start, test=test,
+                                params=params, metric=metric, unit=unit, higher_is_better=hib, tool="podtax",
+                                tool_version="1"))
     return out
 
 

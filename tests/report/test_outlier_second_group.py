@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from analysis_synth import result_event
 from fastapi.testclient import TestClient
 from podtax import events
 from podtax.cli.main import main
@@ -73,13 +74,9 @@ def _runs(campaign: str, env: str, values: np.ndarray, metric: tuple, day: int) 
     name, unit, hib = metric
     out = []
     for i, value in enumerate(values):
-        run = events.RunSpec(run_id=f"{campaign}-{env}-{i}", campaign=campaign, node="node-1", env=env,
-                             test="sysbench-cpu", params={"threads": 1}, cluster="local", attempt=1, timeout_s=600)
         start = T0 + timedelta(days=day, minutes=4 * i + (2 if env == "kubernetes" else 0))  # never overlapping
-        res = events.Result(run=run, tool="sysbench", tool_version="1.0.20", parser_version="1",
-                            metrics=[events.Metric(name=name, value=float(value), unit=unit, higher_is_better=hib)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
+        out.append(result_event(f"{campaign}-{env}-{i}", campaign, "node-1", env, value, start, metric=name,
+                                unit=unit, higher_is_better=hib))
     return out
 
 

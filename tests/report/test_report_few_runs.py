@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import openpyxl
 import pytest
+from analysis_synth import result_event
 from podtax import events
 from podtax.cli.main import main
 from podtax.flags import MIN_RUNS
@@ -47,14 +48,8 @@ def _events(campaign: str, node: str, n_host: int, n_pod: int, seed: int, day: i
     runs = [r for pair in zip(host, pod, strict=False) for r in pair] + host[n_pod:] + pod[n_host:]  # interleaved
     out = []
     for i, (env, value) in enumerate(runs):
-        run = events.RunSpec(run_id=f"{campaign}-{node}-{i}", campaign=campaign, node=node, env=env,
-                             test="sysbench-cpu", params={"threads": 1}, cluster="local", attempt=1, timeout_s=600)
         start = T0 + timedelta(days=day, minutes=2 * i)  # never overlapping
-        res = events.Result(run=run, tool="sysbench", tool_version="1.0.20", parser_version="1",
-                            metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
-                                                   higher_is_better=True)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
+        out.append(result_event(f"{campaign}-{node}-{i}", campaign, node, env, value, start))
     return out
 
 
