@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,7 +16,17 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import Aborted, Context, ObjectChurn, poll_safely, pool, wait_for
+from podtax_runner.controlplane.common import (
+    KIND,
+    LABEL_CAMPAIGN,
+    LABEL_KIND,
+    Aborted,
+    Context,
+    ObjectChurn,
+    poll_safely,
+    pool,
+    wait_for,
+)
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -59,24 +70,52 @@ class VolumeChurnK8s(ObjectChurn):
         self.consumer_of = {ctx.name("vcc", i + 1): n for i, n in enumerate(self.names)}  # pod -> claim
         self.consumer = {n: pod for pod, n in self.consumer_of.items()}  # claim -> pod
         self.pv_of: dict[str, str] = {}  # claim -> PV name
+        self.uid: dict[str, str] = {}  # claim -> the uid its create answered (events of other uids are ignored)
+        self.early: dict[str, list[tuple[str | None, float, Callable[[float | None], None]]]] = {}  # see _mine
+        self.uid_lock = threading.Lock()
         self.errors = 0
         self.lock = threading.Lock()
         for n in self.names:
             timeline.add(n)
 
     # ------------------------------------------------------------ observing
+    def _mine(self, claim: str, uid: str | None, record: Callable[[float | None], None]) -> None:
+        """Record an event of `claim` (record(at)) only when it is of the claim this run created (the uid its
+        create answered): a claim or PV left by an earlier run under the same name is not (an audit: the old
+        claim's PV stamped pv_created before request_sent and the parser rejected the whole run). An event
+        that comes before the create's answer is kept, with its time, until the answer says whose it is."""
+        with self.uid_lock:
+            known = self.uid.get(claim)
+            if known is None:
+                if self.tl.objects[claim].error is None:
+                    self.early.setdefault(claim, []).append((uid, self.tl.now(), record))
+                return
+        if uid == known:
+            record(None)
+
+    def _created(self, claim: str, uid: str) -> None:
+        """The create of `claim` answered with `uid`: record the events of that claim that came before."""
+        with self.uid_lock:
+            self.uid[claim] = uid
+            for seen_uid, at, record in self.early.pop(claim, []):
+                if seen_uid == uid:
+                    record(at)
+
     def on_claim(self, etype: str, obj: Obj) -> None:
-        name = _meta(obj).get("name")
-        if name not in self.claims:
-            return
+        meta = _meta(obj)
+        name = meta.get("name")
+        if name in self.claims:
+            self._mine(name, meta.get("uid"), lambda at: self._claim(name, etype, obj, at))
+
+    def _claim(self, name: str, etype: str, obj: Obj, at: float | None) -> None:
         if etype == "DELETED":
-            self.tl.mark(name, "gone")
+            self.tl.mark(name, "gone", at)
             return
         volume = (obj.get("spec") or {}).get("volumeName")
         if volume:
             self.pv_of.setdefault(name, volume)
         if (obj.get("status") or {}).get("phase") == "Bound":
-            self.tl.mark(name, "bound")
+            self.tl.mark(name, "bound", at)
 
     def on_claims_listed(self, items: list[Obj]) -> None:
         present = {_meta(o).get("name") for o in items}
@@ -89,14 +128,16 @@ class VolumeChurnK8s(ObjectChurn):
     def on_pv(self, etype: str, obj: Obj) -> None:
         ref = (obj.get("spec") or {}).get("claimRef") or {}
         claim = ref.get("name")
-        if ref.get("namespace") != self.ns or claim not in self.claims:
-            return
+        if ref.get("namespace") == self.ns and claim in self.claims:
+            self._mine(claim, ref.get("uid"), lambda at: self._pv(claim, etype, obj, at))
+
+    def _pv(self, claim: str, etype: str, obj: Obj, at: float | None) -> None:
         meta = _meta(obj)
         if etype == "DELETED":
-            self.tl.mark(claim, "pv_gone")
+            self.tl.mark(claim, "pv_gone", at)
             return
         self.pv_of.setdefault(claim, meta.get("name", ""))
-        if self.tl.mark(claim, "pv_created"):
+        if self.tl.mark(claim, "pv_created", at):
             self.tl.server(claim, "pv_created", meta.get("creationTimestamp"))
         self.tl.server(claim, "pv_last_phase_transition", (obj.get("status") or {}).get("lastPhaseTransitionTime"))
 
@@ -141,7 +182,8 @@ class VolumeChurnK8s(ObjectChurn):
             deleting = tl.has(name, "delete_requested")
             if tl.has(name, "api_accepted") and (not tl.has(name, "bound") or (deleting and not tl.has(name, "gone"))):
                 obj = get(core.read_namespaced_persistent_volume_claim, name, self.ns)
-                self.on_claim("DELETED" if obj is None else "MODIFIED", obj or {"metadata": {"name": name}})
+                self.on_claim("DELETED" if obj is None else "MODIFIED",
+                              obj or {"metadata": {"name": name, "uid": self.uid.get(name)}})
             pv = self.pv_of.get(name)
             if pv and (not tl.has(name, "pv_created") or (deleting and not tl.has(name, "pv_gone"))):
                 obj = get(core.read_persistent_volume, pv)
@@ -166,7 +208,10 @@ class VolumeChurnK8s(ObjectChurn):
                                  claim_manifest(self.ctx, name, self.p))
             tl.mark(name, "api_accepted")
             tl.server(name, "created", _meta(obj).get("creationTimestamp"))
+            self._created(name, str(_meta(obj).get("uid")))
         except (ApiException, OSError) as exc:
+            if isinstance(exc, ApiException) and exc.status == 409:
+                tl.fail(name, self._collision(name))  # the error's first words; _error counts it
             self._error(name, "create", exc)
             return
         if self.p.consumer:
@@ -175,6 +220,22 @@ class VolumeChurnK8s(ObjectChurn):
                                consumer_manifest(self.ctx, self.consumer[name], name))
             except (ApiException, OSError) as exc:
                 self._error(name, "create consumer", exc)
+
+    def _collision(self, name: str) -> str:
+        """What a 409 on creating `name` means and how to fix it: the claim is a leftover (of which campaign)."""
+        try:
+            obj = self.kube.call("get", self.kube.core.read_namespaced_persistent_volume_claim, name, self.ns,
+                                 retry=False)
+        except (ApiException, OSError):
+            obj = {}
+        labels = _meta(obj).get("labels") or {}
+        campaign = labels.get(LABEL_CAMPAIGN)
+        where = f"claim {self.ns}/{name} exists already"
+        if labels.get(LABEL_KIND) == KIND and campaign:
+            return (f"create: 409 Conflict: {where}, left by an earlier run of campaign {campaign}: remove "
+                    f"its leftovers with `podtax volumes cleanup --campaign {campaign}`, then run again")
+        return (f"create: 409 Conflict: {where} and is not podtax's (no {LABEL_KIND}={KIND} label): delete it "
+                f"(kubectl delete pvc -n {self.ns} {name}) or run in another namespace")
 
     def delete(self, name: str) -> None:
         self._delete(name, self.kube.core.delete_namespaced_persistent_volume_claim, accepted="delete_accepted")
