@@ -101,11 +101,11 @@ def _legend(threshold: float) -> str:
 def _cell_detail(data: ReportData, c: CellComparison) -> str:
     pair = data.envs(c)
     runs = data.runs.get(c.id, [])
-    series = [(side_label(env, pair), [r.value for r in runs if r.env == env]) for env in pair]
-    medians = (f"{side_label(pair[0], pair)} median {fmt(c.host_median) if c.host_median is not None else '—'}, "
-               f"{side_label(pair[1], pair)} median {fmt(c.pod_median) if c.pod_median is not None else '—'} "
-               f"{_e(c.unit)}; {ratio_label(pair)} {_num(c.ratio)} "
-               f"(95% CI {_num(c.ci_low)} to {_num(c.ci_high)}, {_e(c.ci_method or 'no interval')})")
+    series = [(side_label(env, pair), [r.value for r in runs if r.env == env]) for env in pair if env]
+    medians = ", ".join(f"{side_label(env, pair)} median {'—' if m is None else fmt(m)}"
+                        for env, m in zip(pair, (c.host_median, c.pod_median), strict=True) if env)
+    medians += (f" {_e(c.unit)}; {ratio_label(pair)} {_num(c.ratio)} "
+                f"(95% CI {_num(c.ci_low)} to {_num(c.ci_high)}, {_e(c.ci_method or 'no interval')})")
     flags = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in c.flag_details.items())
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
     return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
@@ -128,7 +128,7 @@ def _timelines(data: ReportData) -> str:
             pair = data.envs(c)
             runs = data.runs.get(c.id, [])
             series = [(side_label(env, pair), [(r.started_at, r.value) for r in runs if r.env == env])
-                      for env in pair]
+                      for env in pair if env]
             out.append(f'<figure><figcaption class="note">{_e(c.test)} {_e(c.params)} · {_e(c.metric)}'
                        f"</figcaption>{time_plot(series, c.unit)}</figure>")
     return "".join(out) + ("</div>" if out else "")

@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-from podtax import sides
 from podtax.flags import BLOCKING
 
 from podtax_analyzer.celldata import CELL_ID_SQL, HOST, POD, VERSION_SQL
@@ -56,13 +55,11 @@ class ReportData:
         clusters = {getattr(c, "cluster", "local") for c in self.report.cells}
         return f"{getattr(cell, 'cluster', 'local')}/{cell.node}" if len(clusters) > 1 else cell.node
 
-    def envs(self, cell: CellComparison) -> tuple[str, str]:
-        """(baseline, candidate) environment names of a cell, from its runs; host/kubernetes by default."""
-        found = {r.env for r in self.runs.get(cell.id, [])}
-        try:
-            return sides.pair(found)
-        except ValueError:
-            return HOST, POD
+    @staticmethod
+    def envs(cell: CellComparison) -> tuple[str, str]:
+        """(baseline, candidate) environment names of a cell as the analysis chose them (celldata.sides_for:
+        the test's environments, not the runs a metric happens to have); candidate "" for a one-sided test."""
+        return cell.baseline, cell.candidate
 
 
 def headline_cells(cells: list[CellComparison]) -> list[CellComparison]:
@@ -85,7 +82,9 @@ def side_label(env: str, pair: tuple[str, str]) -> str:
 
 
 def ratio_label(pair: tuple[str, str]) -> str:
-    """'pod/host', 'nomad/kubernetes': candidate over baseline."""
+    """'pod/host', 'nomad/kubernetes': candidate over baseline; 'kubernetes only' for a one-sided test."""
+    if not pair[1]:
+        return f"{pair[0]} only"
     return f"{side_label(pair[1], pair)}/{side_label(pair[0], pair)}"
 
 

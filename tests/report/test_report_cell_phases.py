@@ -1,0 +1,127 @@
+"""Control-plane campaigns in the HTML report and the workbook, fetched by the real CLI from the real analyzer
+app over a real DuckDB file: sides named by their environments, phase plots and the phases sheet per cell
+(as the phase table), and the caveats of podtax.phases wherever their figures appear."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from html import unescape
+
+import numpy as np
+import openpyxl
+import pytest
+from analysis_synth import CellSpec, SideSpec, insert_cells
+from podtax.cli.main import main
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+from tests.report.conftest import serve
+
+RUNS, OBJECTS = 6, 10
+# pod-startup: two cells whose `ready` latencies lie far apart (a pool of both matches neither)
+READY_S = {False: 1.0, True: 1.5}
+
+
+def _runs(con, campaign: str) -> list[tuple[str, str, str]]:
+    return con.execute("SELECT run_id, env, params_key FROM runs WHERE campaign = $1 ORDER BY run_id",
+                       [campaign]).fetchall()
+
+
+def _insert_phases(con, campaign: str, test: str, latency) -> None:
+    """Per-object phase rows for every run of the campaign: latency(env, params_key, phase, k) in seconds,
+    None for a phase the side does not have."""
+    rows = []
+    for run_id, env, key in _runs(con, campaign):
+        for phase in ("scheduled", "ready", "provisioned", "bound", "pv_deleted"):
+            for k in range(OBJECTS):
+                s = latency(env, key, phase, k)
+                if s is not None:
+                    rows.append((run_id, campaign, "local", "node-1", env, env, test, key, f"obj-{k}", phase,
+                                 0.01 * k, s))
+    con.executemany("INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def insert_pod_startup(con) -> None:
+    """Campaign cpp: pod-startup (Kubernetes only) with with_volume false and true, a cell each."""
+    rng = np.random.default_rng(3)
+    cells = [CellSpec("node-1", SideSpec(rng.normal(READY_S[v] * 1000, 5, RUNS)), SideSpec(np.array([])),
+                      test="pod-startup", params={"count": OBJECTS, "with_volume": v}, metric="ready_p50_ms",
+                      unit="ms", higher_is_better=False, tool="podtax", campaign="cpp") for v in (False, True)]
+    insert_cells(con, cells)
+    con.execute("UPDATE runs SET env = 'kubernetes' WHERE campaign = 'cpp'")
+
+    def latency(env, key, phase, k):
+        ready = READY_S["with_volume=true" in key] + 0.01 * k
+        return {"scheduled": 0.05 + 0.001 * k, "ready": ready}.get(phase)
+
+    _insert_phases(con, "cpp", "pod-startup", latency)
+
+
+def insert_volume_churn(con) -> None:
+    """Campaign cpv: volume-churn, Kubernetes against Nomad at concurrency 10; bound is Kubernetes' only."""
+    rng = np.random.default_rng(4)
+    params = {"backend": "x", "count": OBJECTS, "concurrency": 10}
+    cells = [CellSpec("node-1", SideSpec(rng.normal(k8s, k8s / 50, RUNS)), SideSpec(rng.normal(nomad, nomad / 50, n)),
+                      test="volume-churn", params=params, metric=metric, unit=unit, higher_is_better=False,
+                      tool="podtax", campaign="cpv")
+             for metric, unit, k8s, nomad, n in (("provisioned_makespan_s", "s", 2.0, 1.5, RUNS),
+                                                 ("pv_deleted_p50_ms", "ms", 300.0, 3000.0, RUNS),
+                                                 ("bound_p50_ms", "ms", 500.0, 0.0, 0))]
+    insert_cells(con, cells)
+    con.execute("UPDATE runs SET env = CASE env WHEN 'host' THEN 'kubernetes' ELSE 'nomad' END "
+                "WHERE campaign = 'cpv'")
+
+    def latency(env, key, phase, k):
+        if phase == "bound" and env == "kubernetes":
+            return 0.5 + 0.01 * k
+        return {"provisioned": 0.1 + 0.01 * k, "pv_deleted": (3.0 if env == "nomad" else 0.3) + 0.01 * k}.get(phase)
+
+    _insert_phases(con, "cpv", "volume-churn", latency)
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    store = Store(tmp_path_factory.mktemp("cells") / "podtax.duckdb")
+    con = store.cursor()
+    insert_pod_startup(con)
+    insert_volume_churn(con)
+    with serve(create_app(store)) as base:
+        yield base
+    store.close()
+
+
+def workbook(url: str, campaign: str, tmp_path) -> openpyxl.Workbook:
+    out = tmp_path / f"{campaign}.xlsx"
+    assert main(["export", campaign, "--xlsx", str(out), "--api", url]) == 0
+    return openpyxl.load_workbook(out)
+
+
+def html(url: str, campaign: str, tmp_path) -> str:
+    out = tmp_path / f"{campaign}.html"
+    assert main(["report", campaign, "--html", str(out), "--api", url]) == 0
+    return out.read_text()
+
+
+@pytest.mark.parametrize(("campaign", "want"), [
+    # (test, metric) -> the side labels of its rows: environment names, never "pod" without a host side
+    ("cpp", {("pod-startup", "ready_p50_ms"): {"kubernetes"}}),
+    ("cpv", {("volume-churn", "bound_p50_ms"): {"kubernetes"},
+             ("volume-churn", "pv_deleted_p50_ms"): {"kubernetes", "nomad"},
+             ("volume-churn", "provisioned_makespan_s"): {"kubernetes", "nomad"}}),
+])
+def test_node_sheet_labels_sides_by_environment(url, tmp_path, campaign, want):
+    ws = workbook(url, campaign, tmp_path)["node node-1"]
+    got: dict[tuple[str, str], set[str]] = {}
+    for test, _params, metric, _unit, env, side, *_ in ws.iter_rows(min_row=2, values_only=True):
+        assert side == env, (metric, env, side)
+        got.setdefault((test, metric), set()).add(side)
+    assert got == want
+
+
+def test_one_sided_cell_is_named_by_its_environment(url, tmp_path):
+    page = unescape(html(url, "cpp", tmp_path))
+    assert "kubernetes only" in page and "pod/host" not in page and ">pod (n=" not in page
+    summary = workbook(url, "cpp", tmp_path)["summary"]
+    sides = {row[3] for row in summary.iter_rows(min_row=5, max_row=6, values_only=True)}
+    assert sides == {"kubernetes only"}
+
