@@ -17,7 +17,7 @@ from __future__ import annotations
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
+         "SHORT", "ERRORS", "LEFT_BEHIND", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
@@ -32,6 +32,11 @@ LEGEND = {
     "DRIFT": "values changed over the course of the campaign",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
+    "ERRORS": "control-plane runs in which objects failed (never provisioned, bound or deleted): how many of how "
+              "many, and what the first lacked; such a run has no makespan or wall time, and its per-object "
+              "figures are of the objects that finished",
+    "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
+                   "(`podtax volumes cleanup --campaign <campaign>`)",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "
                         "`<tool> --version`, or an import manifest's tool_version); the log's version is used",
     "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other",

@@ -129,6 +129,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
+        "ERRORS": fl.errors(cell), "LEFT_BEHIND": fl.left_behind(cell),
         "OUTLIERS": fl.outliers(cell, found, zs, group), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
@@ -209,6 +210,9 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
     if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
         return (f"Not comparable: one side only: {base} median {fmt_value(f['host_median'])} {unit} over "
                 f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
+    if verdict == NOT_COMPARABLE and "ERRORS" in flags and "INSUFFICIENT" in flags:  # runs lost to failed objects
+        why = f["flag_details"]["INSUFFICIENT"]
+        return f"Not comparable: {why[0].lower()}{why[1:]} {f['flag_details']['ERRORS']}"
     if verdict == NOT_COMPARABLE:
         return (f"Not comparable: {base} has {plural(f['n_host'], 'run')} and {cand} {plural(f['n_pod'], 'run')}; "
                 f"a ratio needs runs on both sides.")

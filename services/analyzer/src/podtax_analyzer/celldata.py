@@ -53,6 +53,29 @@ def cell_id(campaign: str, cluster: str, node: str, test: str, params_key: str, 
 
 
 @dataclass
+class Failures:
+    """What the control-plane parser's run flags say of a side's runs of its (cluster, node, test, params),
+    whatever the metric: a run with failed objects has no makespan or wall time, so it is missing from those
+    cells (parsers/timeline.py). runs: the side's ok runs; error_runs: those flagged ERRORS, with ``failed``
+    of their ``objects`` failed and one run's first failed object and what it lacked (``first_error``);
+    left_runs: those flagged LEFT_BEHIND, with ``left`` objects not deleted."""
+
+    runs: int = 0
+    error_runs: int = 0
+    failed: int = 0
+    objects: int = 0
+    first_error: str | None = None
+    left_runs: int = 0
+    left: int = 0
+
+    @property
+    def total_objects(self) -> int:
+        """Objects of all the side's runs: a cell's runs share their params, so each asked for as many."""
+        per_run = self.objects / self.error_runs if self.error_runs else 0
+        return self.objects + round((self.runs - self.error_runs) * per_run)
+
+
+@dataclass
 class Side:
     """One side of a cell. values: metric values in run order (metric unit); run_ids_at names the run of
     a position. versions: distinct "tool version (build b)" strings ("" = unknown). n_throttled: runs whose
@@ -63,7 +86,8 @@ class Side:
     n_mismatch: runs carrying a VERSION_MISMATCH flag (the log printed another version than the run
     recorded); mismatch_example: one such flag text. n_params: runs whose log echoed other parameters than
     requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text. n_imported: runs
-    whose raw log came from `podtax import` (raw_logs.imported_from), not from a run podtax made."""
+    whose raw log came from `podtax import` (raw_logs.imported_from), not from a run podtax made.
+    failures: failed and left-behind objects of the side's control-plane runs (Failures)."""
 
     env: str
     values: np.ndarray
@@ -80,6 +104,7 @@ class Side:
     n_params: int = 0
     params_example: str | None = None
     n_imported: int = 0
+    failures: Failures = field(default_factory=Failures)
 
     @property
     def n(self) -> int:
@@ -153,6 +178,27 @@ ORDER BY r.cluster, r.node, r.test, r.params_key, m.name, r.env
 """
 
 
+_OBJECTS_FAILED = r"^ERRORS: (\d+) of (\d+) objects failed"  # parsers/timeline.py (other tools' ERRORS differ)
+_FAILURES_QUERY = f"""
+SELECT cluster, node, test, params_key, env, count(*), count(e),
+       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 1) AS BIGINT)), 0),
+       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 2) AS BIGINT)), 0),
+       min(nullif(regexp_extract(e, '\\(first: (.*)\\); the run', 1), '')),
+       count(l), coalesce(sum(TRY_CAST(regexp_extract(l, '^LEFT_BEHIND: (\\d+)', 1) AS BIGINT)), 0)
+FROM (SELECT cluster, node, test, params_key, env,
+             list_filter(flags, lambda f: regexp_matches(f, '{_OBJECTS_FAILED}'))[1] AS e,
+             list_filter(flags, lambda f: starts_with(f, 'LEFT_BEHIND:'))[1] AS l
+      FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}})
+GROUP BY ALL HAVING count(e) > 0 OR count(l) > 0
+"""
+
+
+def _failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], Failures]:
+    """(cluster, node, test, params_key, env) -> Failures, for the sides with a run flagged ERRORS or LEFT_BEHIND."""
+    rows = con.execute(_FAILURES_QUERY.format(extra=" ".join(extra)), params).fetchall()
+    return {tuple(r[:5]): Failures(r[5], r[6], r[7], r[8], r[9] or None, r[10], r[11]) for r in rows}
+
+
 def _plain(v: Any) -> Any:
     if v is np.ma.masked:
         return None
@@ -176,6 +222,7 @@ def load_cells(
             name = col.split(".")[1]
             extra.append(f"AND {col} = ${name}")
             params[name] = val
+    failures = _failures(con, extra, params)  # per side of a (node, test, params): before the metric's filter
     if cell is not None:
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell
@@ -217,6 +264,8 @@ def load_cells(
                 c.host = side
             elif side.env == c.candidate:
                 c.pod = side
+        for side in (c.host, c.pod):
+            side.failures = failures.get((*key[:4], side.env), side.failures)
     return list(cells.values())
 
 

@@ -69,8 +69,17 @@ def insufficient(cell: CellData) -> str | None:
     if h.n >= MIN_RUNS and (p.n >= MIN_RUNS or not cell.candidate):
         return None
     base, cand = names(cell)
+    short = [s for s in ((h, p) if cell.candidate else (h,)) if s.n < MIN_RUNS]
+    # runs with failed objects have no makespan or wall time: more runs would fail the same way (audit: "6 more
+    # kubernetes runs are needed" after 6 such runs)
+    lost = [s for s in short if s.failures.error_runs and s.n < s.failures.runs]
+    if lost:
+        why = " and ".join(f"{s.failures.runs - s.n} of the {s.failures.runs} {side_name(s.env, cell.pair)} runs"
+                           for s in lost)
+        return (f"Runs with failed objects have no {cell.metric}: {base} has {h.n} runs with it and {cand} {p.n}, "
+                f"as {why} had failed objects (ERRORS). More runs will not help until no object fails.")
     need = [f"{MIN_RUNS - s.n} more {side_name(s.env, cell.pair)} {'run' if MIN_RUNS - s.n == 1 else 'runs'}"
-            for s in ((h, p) if cell.candidate else (h,)) if s.n < MIN_RUNS]
+            for s in short]
     if not cell.candidate:
         return f"Too few runs: {base} has {h.n}; at least {MIN_RUNS} are needed."
     return (f"Too few runs: {base} has {h.n} and {cand} {p.n}; at least {MIN_RUNS} a side are needed, "
@@ -179,6 +188,44 @@ def short(cell: CellData) -> str | None:
     runs, example = found
     return (f"{runs} stopped before doing the requested work (parser said: \"{example}\"); "
             f"their values are not full-length measurements.")
+
+
+_WHOLE_RUN = ("_makespan_s", "wall_s")  # left out of a run with failed objects (parsers/timeline.py)
+
+
+def errors(cell: CellData) -> str | None:
+    """Objects that failed in a side's control-plane runs (the parser's ERRORS run flag): how many of how many,
+    in how many runs, what the first lacked, and what that does to this metric."""
+    parts, never = [], []
+    for s in (cell.host, cell.pod):
+        f, name = s.failures, side_name(s.env, cell.pair)
+        if not f.error_runs:
+            continue
+        total = f.total_objects
+        parts.append(f"{f.failed} of {total} {name} objects failed, in {f.error_runs} of its "
+                     f"{plural(f.runs, 'run')} (first: {f.first_error or 'not named'})")
+        never.append(f"{fmt_pct(f.failed / total)}% of {name} objects never finished: the {name} figures are "
+                     f"of the {total - f.failed} that did")
+    if not parts:
+        return None
+    head = f"Objects failed: {'; '.join(parts)}."
+    if cell.metric.endswith(_WHOLE_RUN):
+        return (f"{head} A run with failed objects has no makespan or wall time (it would time fewer objects than "
+                f"asked), so those runs are not in this cell.")
+    if cell.metric.endswith("_ms"):  # per-object latencies, of the objects that finished
+        return (f"{head} {'; '.join(never)}, so they look better than the backend was (the tail above all).")
+    return head
+
+
+def left_behind(cell: CellData) -> str | None:
+    """Objects a side's control-plane runs did not delete (the parser's LEFT_BEHIND run flag)."""
+    parts = [f"{plural(s.failures.left, 'object')} in {s.failures.left_runs} of the {s.failures.runs} "
+             f"{side_name(s.env, cell.pair)} runs"
+             for s in (cell.host, cell.pod) if s.failures.left_runs]
+    if not parts:
+        return None
+    return (f"Left behind: {' and '.join(parts)} were not deleted when the run ended; they still hold storage and "
+            f"names: run `podtax volumes cleanup --campaign {cell.campaign}`.")
 
 
 def version_mismatch(cell: CellData) -> str | None:

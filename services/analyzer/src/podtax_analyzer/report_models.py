@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
-                   "THROTTLED", "SHORT", "OVERLAP", "VERSION_MISMATCH",
+                   "THROTTLED", "SHORT", "ERRORS", "LEFT_BEHIND", "OVERLAP", "VERSION_MISMATCH",
                    "PARAMS_MISMATCH", "IMPORTED"]
 
 
