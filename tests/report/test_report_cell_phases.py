@@ -4,16 +4,19 @@ app over a real DuckDB file: sides named by their environments, phase plots and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from html import unescape
 
+import httpx
 import numpy as np
 import openpyxl
 import pytest
-from analysis_synth import CellSpec, SideSpec, insert_cells
+from analysis_synth import CellSpec, SideSpec, insert_cells, params_key
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
+from podtax_analyzer.workbook import PHASE_HEADERS
 
 from tests.report.conftest import serve
 
@@ -51,7 +54,7 @@ def insert_pod_startup(con) -> None:
     con.execute("UPDATE runs SET env = 'kubernetes' WHERE campaign = 'cpp'")
 
     def latency(env, key, phase, k):
-        ready = READY_S["with_volume=true" in key] + 0.01 * k
+        ready = READY_S[key == _params(True)] + 0.01 * k
         return {"scheduled": 0.05 + 0.001 * k, "ready": ready}.get(phase)
 
     _insert_phases(con, "cpp", "pod-startup", latency)
@@ -125,3 +128,54 @@ def test_one_sided_cell_is_named_by_its_environment(url, tmp_path):
     sides = {row[3] for row in summary.iter_rows(min_row=5, max_row=6, values_only=True)}
     assert sides == {"kubernetes only"}
 
+
+
+def _phase_table(url: str, campaign: str) -> dict[tuple[str, str, str], tuple[int, float, float]]:
+    """(params, phase, env) -> (objects, p50 ms, p99 ms) of the phase table's pooled rows."""
+    table = httpx.get(f"{url}/api/campaigns/{campaign}/phase-table", timeout=120).json()
+    return {(r["params"], r["phase"], env): (side["objects"], side["p50_ms"], side["p99_ms"])
+            for r in table["rows"] if r["statistic"] == "objects" for env, side in r["pooled"].items()}
+
+
+@pytest.mark.parametrize("campaign", ["cpp", "cpv"])
+def test_phase_plots_are_per_cell_as_the_phase_table(url, tmp_path, campaign):
+    pooled = _phase_table(url, campaign)
+    page = html(url, campaign, tmp_path)
+    section = unescape(page[page.index('id="phases"'):page.index('id="placements"')])
+    plots = re.findall(r'<h3 class="phase-cell">node-1 · (\S+) (.+?) · (\w+)</h3>(.*?)'
+                       r'<p class="note phase-stats">(.*?)\.</p>', section, re.S)
+    got = {}
+    for _test, params, phase, svg, stats in plots:
+        for env, n, p50, p99 in re.findall(r"(\w+): (\d+) objects, p50 ([\d.]+) ms, p99 ([\d.]+) ms", stats):
+            assert f"{env} (n={n})" in svg  # the plot's legend counts the same objects
+            got[(params, phase, env)] = (int(n), float(p50), float(p99))
+    assert len(plots) == len({k[:2] for k in got})  # one plot per cell and phase
+    for key, (n, p50, p99) in pooled.items():
+        assert got[key][0] == n and got[key][1:] == pytest.approx((p50, p99), rel=1e-3), key
+    if campaign == "cpp":  # two cells, never pooled: each has its own ready median
+        assert {k[0] for k in got} == {_params(False), _params(True)}
+        for v, seconds in READY_S.items():
+            assert got[(_params(v), "ready", "kubernetes")][0] == RUNS * OBJECTS
+            assert got[(_params(v), "ready", "kubernetes")][1] == pytest.approx(seconds * 1000 + 45, rel=1e-3)
+
+
+@pytest.mark.parametrize("campaign", ["cpp", "cpv"])
+def test_phases_sheet_is_per_cell_as_the_phase_table(url, tmp_path, campaign):
+    ws = workbook(url, campaign, tmp_path)["phases"]
+    assert [c.value for c in ws[1]] == PHASE_HEADERS
+    by_key: dict[tuple[str, str, str], list[float]] = {}
+    for node, _test, params, env, phase, ms in ws.iter_rows(min_row=2, values_only=True):
+        assert node == "node-1"
+        by_key.setdefault((params, phase, env), []).append(ms)
+    pooled = _phase_table(url, campaign)
+    assert set(pooled) <= set(by_key)
+    for key, (n, p50, p99) in pooled.items():
+        values = by_key[key]
+        assert (len(values), float(np.percentile(values, 50)), float(np.percentile(values, 99))) == \
+            (n, pytest.approx(p50, rel=1e-9), pytest.approx(p99, rel=1e-9)), key
+    if campaign == "cpp":
+        assert {k[0] for k in by_key} == {_params(False), _params(True)}
+
+
+def _params(with_volume: bool) -> str:
+    return params_key({"count": OBJECTS, "with_volume": with_volume})

@@ -32,10 +32,10 @@ def test_phases_sheet_and_export(served, tmp_path):
     ws = openpyxl.load_workbook(io.BytesIO(body))["phases"]
     rows = list(ws.iter_rows(min_row=2, values_only=True))
     con = served.store.cursor()
-    want = con.execute("SELECT test, backend, phase, latency_s * 1000 FROM phases WHERE campaign = 'cp' "
-                       "ORDER BY ALL").fetchall()
-    assert [r[:3] for r in sorted(rows)] == [w[:3] for w in sorted(want)]
-    assert [r[3] for r in sorted(rows)] == pytest.approx([w[3] for w in sorted(want)], rel=1e-13)
+    want = con.execute("SELECT node, test, params_key, backend, phase, latency_s * 1000 FROM phases "
+                       "WHERE campaign = 'cp' ORDER BY ALL").fetchall()
+    assert [r[:5] for r in sorted(rows)] == [w[:5] for w in sorted(want)]
+    assert [r[5] for r in sorted(rows)] == pytest.approx([w[5] for w in sorted(want)], rel=1e-13)
     assert main(["export", "cp", "--parquet", str(tmp_path), "--api", served.url]) == 0
     f = (tmp_path / "phases.parquet").as_posix()
     assert con.execute(f"SELECT count(*) FROM ((SELECT * FROM phases WHERE campaign = 'cp') "

@@ -12,10 +12,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from html import escape
 
+import numpy as np
 from podtax import phases as phase_defs
 
 from podtax_analyzer.campaign_compare import CampaignChange
 from podtax_analyzer.flags import LEGEND
+from podtax_analyzer.phase_table import phase_order
 from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.svgplot import cdf_plot, fmt, heat_colour, strip_plot, time_plot
@@ -134,6 +136,12 @@ def _timelines(data: ReportData) -> str:
     return "".join(out) + ("</div>" if out else "")
 
 
+def _phase_key(where: str, test: str, params: str, phase: str) -> tuple[str, str, str, int]:
+    """Cells in name order, each one's phases in the order of the contract's table."""
+    names = phase_order(test)
+    return where, test, params, names.index(phase) if phase in names else len(names)
+
+
 def _phases(data: ReportData) -> str:
     control = any(c.test in ("volume-churn", "pod-startup") for c in data.report.cells)
     if not data.phases:
@@ -144,12 +152,17 @@ def _phases(data: ReportData) -> str:
                    for t, p in named)
     out = ['<table id="phase-definitions"><thead><tr><th>test</th><th>phase</th><th>definition</th></tr></thead>'
            "<tbody>", defs, "</tbody></table>"]
-    groups: dict[tuple[str, str], dict[str, list[float]]] = {}
+    # per cell (node, test, params) as the phase table: pooling a test's cells gives a median of none of them
+    groups: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}
     for r in data.phases:
-        groups.setdefault((r["test"], r["phase"]), {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
-    for (test, phase), by_env in sorted(groups.items()):
-        out.append(f"<h3>{_e(test)} · {_e(phase)}</h3>")
+        key = (data.place(r["cluster"], r["node"]), r["test"], r["params"], r["phase"])
+        groups.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
+    for (where, test, params, phase), by_env in sorted(groups.items(), key=lambda kv: _phase_key(*kv[0])):
+        out.append(f'<h3 class="phase-cell">{_e(where)} · {_e(test)} {_e(params)} · {_e(phase)}</h3>')
         out.append(cdf_plot(sorted(by_env.items()), "ms"))
+        stats = "; ".join(f"{_e(env)}: {len(v)} objects, p50 {fmt(float(np.percentile(v, 50)))} ms, "
+                          f"p99 {fmt(float(np.percentile(v, 99)))} ms" for env, v in sorted(by_env.items()))
+        out.append(f'<p class="note phase-stats">{stats}.</p>')
         for env in ("kubernetes", "nomad") if test == "volume-churn" else ():
             reason = phase_defs.absent_reason(test, env, phase) if env not in by_env else None
             if reason:

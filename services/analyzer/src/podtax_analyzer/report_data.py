@@ -37,7 +37,7 @@ class ReportData:
     """A campaign's comparison table plus what the report shows around it.
 
     runs: cell id -> its runs in time order. provenance: one dict per (node, env). placements: newest
-    first. phases: per-object control-plane latencies {env, test, phase, seconds} (empty when absent).
+    first. phases: per-object control-plane latencies (load_phases; empty when absent).
     """
 
     report: CampaignReport
@@ -52,8 +52,12 @@ class ReportData:
 
     def where(self, cell: CellComparison) -> str:
         """The cell's node, as "cluster/node" when the campaign spans clusters (a node name may repeat)."""
+        return self.place(getattr(cell, "cluster", "local"), cell.node)
+
+    def place(self, cluster: str, node: str) -> str:
+        """A node's name as `where` writes it."""
         clusters = {getattr(c, "cluster", "local") for c in self.report.cells}
-        return f"{getattr(cell, 'cluster', 'local')}/{cell.node}" if len(clusters) > 1 else cell.node
+        return f"{cluster}/{node}" if len(clusters) > 1 else node
 
     @staticmethod
     def envs(cell: CellComparison) -> tuple[str, str]:
@@ -156,20 +160,20 @@ def load_placements(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[
 
 
 def load_phases(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str, Any]]:
-    """Per-object control-plane phase latencies of the campaign from the ``phases`` table (run_id, phase,
-    latency_s; backend when present, else the run's env); empty when the table is absent."""
+    """Per-object control-plane phase latencies of the campaign's successful runs, keyed by cell as the phase
+    table (phase_table.pooled_objects): {cluster, node, test, params, env (the backend), phase, seconds}, in cell
+    order. A plot or sheet that pooled the cells of a test (pod-startup with and without a volume) showed a
+    median matching neither cell's."""
     if not table_exists(con, "phases"):
         return []
-    cols = {r[0] for r in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'phases'").fetchall()}
-    value = next((c for c in ("seconds", "latency_s", "value") if c in cols), None)
-    if not {"run_id", "phase"} <= cols or value is None:
-        return []
-    side = "p.backend" if "backend" in cols else "r.env"
-    rows = con.execute(f"""
-        SELECT {side}, r.test, p.phase, p.{value} FROM phases p JOIN runs r ON r.run_id = p.run_id
-        WHERE r.campaign = $1 AND p.{value} IS NOT NULL ORDER BY r.env, p.phase""", [campaign]).fetchall()
-    return [{"env": e, "test": t, "phase": ph, "seconds": float(v)} for e, t, ph, v in rows]
+    rows = con.execute("""
+        SELECT p.cluster, p.node, p.test, p.params_key, p.backend, p.phase, p.latency_s
+        FROM phases p JOIN runs r USING (run_id)
+        WHERE p.campaign = $1 AND r.status = 'ok'
+        ORDER BY p.cluster, p.node, p.test, p.params_key, p.backend, p.phase, p.run_id, p.start_s""",
+                       [campaign]).fetchall()
+    keys = ("cluster", "node", "test", "params", "env", "phase", "seconds")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
 def load_report_data(con: duckdb.DuckDBPyConnection, campaign: str, *, threshold: float = 0.01,

@@ -3,7 +3,8 @@
 Sheets: "summary" (the test-by-node matrix of ratios, each cell filled with the HTML matrix's colour,
 svgplot.heat_colour, so it follows the metric's direction, or hatched grey with the flags that withhold its
 verdict; then the full comparison table with intervals, verdicts and flags), one sheet per node with every
-run's values for both sides, "provenance", and "phases" when the campaign has per-object control-plane latencies.
+run's values for both sides, "provenance", and "phases" when the campaign has per-object control-plane latencies
+(one row per object and phase, with its cell's node and params: a test's cells are never pooled).
 Numbers are stored as numbers; units are in the headers.
 """
 
@@ -31,6 +32,7 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
                       "n baseline (runs)", "n candidate (runs)", "baseline median (unit)", "candidate median (unit)",
                       "ratio", "CI low (95%)", "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
                       "verdict", "flags", "flag details", "sentence"]
+PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)"]
 RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
 BOLD = Font(bold=True)
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
@@ -178,9 +180,10 @@ def write_workbook(data: ReportData) -> bytes:
                        "; ".join(p["cpus"]), p["os"], p["arch"], p["hw_threads"]])
     if data.phases:
         ph = wb.create_sheet(sheet_title("phases", taken))
-        ph.append(_bold(ph, ["test", "environment", "phase", "latency (ms)"]))
-        for row in data.phases:
-            _append(ph, [row["test"], row["env"], row["phase"], row["seconds"] * 1000.0])
+        ph.append(_bold(ph, PHASE_HEADERS))
+        for row in data.phases:  # per cell (node, test, params), as the phase table: never a test's cells pooled
+            _append(ph, [data.place(row["cluster"], row["node"]), row["test"], row["params"], row["env"],
+                         row["phase"], row["seconds"] * 1000.0])
     buf = io.BytesIO()
     wb.save(buf)
     return buf.getvalue()
