@@ -59,6 +59,9 @@ class NomadConfig:
                                                      s.runner_nomad_client_key)))
 
 
+TIMEOUT = httpx.Timeout(60, connect=10)  # of one attempt, when no deadline is nearer
+CLEANUP_WAIT_S = 30.0  # what a run spends deleting what it left, past its deadline if need be
+
 # Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried
 _PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "does not support", "volume in use",
               "volume exists", "Permission denied")
@@ -75,10 +78,11 @@ class Nomad:
 
     def __init__(self, cfg: NomadConfig, timeline: Timeline | None = None, pool_size: int = 32) -> None:
         self.cfg, self.timeline = cfg, timeline
+        self.deadline: float | None = None  # time.monotonic() by which every call must have its answer, or fail
         headers = {"X-Nomad-Token": cfg.token} if cfg.token else {}
         cert = (cfg.client_cert, cfg.client_key) if cfg.client_cert else None
         self.http = httpx.Client(base_url=cfg.address.rstrip("/"), headers=headers, verify=cfg.cacert or True,
-                                 cert=cert, timeout=httpx.Timeout(60, connect=10),
+                                 cert=cert, timeout=TIMEOUT,
                                  limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size))
 
     def close(self) -> None:
@@ -89,7 +93,8 @@ class Nomad:
         is not one of Nomad's permanent answers, and connection errors: both sides of a comparison then
         meet API trouble alike (an audit: one 500 lost a Nomad volume while Kubernetes retried, so Nomad
         came out with fewer objects). A re-sent create is safe: Nomad updates an identical volume.
-        Every attempt is counted."""
+        Every attempt is counted. No attempt outlasts `deadline` and none starts after it (an audit: a hung
+        Nomad held a run with a 15 s timeout for 6 minutes, 60 s a read, 3 attempts a call)."""
         params = {"namespace": namespace or self.cfg.namespace, **kwargs.pop("params", {})}
         if self.cfg.region:
             params["region"] = self.cfg.region
@@ -97,13 +102,25 @@ class Nomad:
         def attempt() -> Any:
             if self.timeline is not None:
                 self.timeline.count(verb)
-            resp = self.http.request(method, path, params=params, **kwargs)
+            resp = self.http.request(method, path, params=params, timeout=self._timeout(), **kwargs)
             if resp.status_code >= 400:
                 raise NomadError(resp.status_code, resp.text)
             return resp.json() if resp.content and resp.content.strip() not in (b"", b"null") else None
 
         return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
-                            retry_on=_transient)
+                            retry_on=lambda exc: _transient(exc) and not self._late())
+
+    def _late(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def _timeout(self) -> httpx.Timeout:
+        """One attempt's timeouts: TIMEOUT, cut to what is left before the deadline (none left: it fails)."""
+        if self.deadline is None:
+            return TIMEOUT
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise httpx.TimeoutException("no time left before the deadline")
+        return httpx.Timeout(min(60.0, left), connect=min(10.0, left))
 
     def check_plugin(self, plugin_id: str) -> dict[str, Any]:
         """The plugin must exist, have a healthy controller and support creating volumes."""
@@ -162,8 +179,10 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
         tl.add(vol_id)
     lock = threading.Lock()
     errors = [0]
+    nomad.deadline = ctx.deadline
 
     def failed(vol_id: str, detail: str) -> None:
+        ctx.check()  # past the deadline (a call cut short by it) or stopped: the run ends, not the object
         tl.fail(vol_id, detail)
         with lock:
             errors[0] += 1
@@ -208,19 +227,37 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
                            f"cleanup --backend nomad --campaign {ctx.run.campaign}`, then run again")
         pool(ctx, create, [vol_id for vol_id in ids if vol_id not in existing], p.concurrency)
         pool(ctx, delete, ids, p.concurrency)
-    except BaseException:
-        if any("request_sent" in r.t for r in tl.objects.values()):
-            try:
-                tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ns).left
-            except Exception as exc:  # noqa: BLE001 - the first error is the one to report
-                log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend nomad`",
-                            ctx.run.run_id, exc)
+    except BaseException as exc:
+        said = _clean_run(nomad, ctx, tl) if any("request_sent" in r.t for r in tl.objects.values()) else ""
+        if said and isinstance(exc, Aborted):
+            raise Aborted(exc.reason, f"{exc.detail}; {said}") from None
         raise
     tl.left_behind = sum(1 for r in tl.objects.values() if "api_accepted" in r.t and "gone" not in r.t)
     # a create that failed may still have made its volume (a 500 after Nomad created it, a client timeout):
     # the run's prefix is searched for leftovers then too (an audit found two such volumes left, uncounted)
     if tl.left_behind or any(r.error for r in tl.objects.values()):
-        tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ns).left
+        _clean_run(nomad, ctx, tl)
+
+
+def _clean_run(nomad: Nomad, ctx: Context, tl: Timeline) -> str:
+    """Delete what the run left (within cleanup's wait, a hung Nomad included); tl.left_behind is what stayed.
+    Returns "" when nothing stayed, else what stayed or could not be deleted and how to remove it."""
+    try:
+        tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ctx.namespace, CLEANUP_WAIT_S).left
+        what = f"{tl.left_behind} volume(s) still present after" if tl.left_behind else ""
+    except Exception as exc:  # noqa: BLE001 - said, and never masks the run's own error
+        maybe = [r.name for r in tl.objects.values() if "request_sent" in r.t and "gone" not in r.t]
+        tl.left_behind = len(maybe)
+        why = (f"Nomad at {nomad.cfg.address} did not answer" if isinstance(exc, httpx.TimeoutException)
+               else f"{type(exc).__name__}: {exc}")
+        what = (f"could not delete {len(maybe)} volume(s) ({', '.join(maybe[:3])}{', ...' if len(maybe) > 3 else ''}"
+                f"; {why}) in")
+    if not what:
+        return ""
+    said = (f"{what} the cleanup's {CLEANUP_WAIT_S:g} s: remove them with `podtax volumes cleanup --backend nomad "
+            f"--campaign {ctx.run.campaign}`")
+    log.warning("run %s: %s", ctx.run.run_id, said)
+    return said
 
 
 def selection(campaign: str | None = None, label: str | None = None) -> tuple[str, re.Pattern[str]]:
@@ -235,25 +272,29 @@ def selection(campaign: str | None = None, label: str | None = None) -> tuple[st
 
 
 def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None, namespace: str | None = None,
-            wait_s: float = 30) -> Removed:
+            wait_s: float = CLEANUP_WAIT_S) -> Removed:
     """Delete the CSI volumes of a run, a campaign, or every podtax run (namespace `*`: in every namespace);
-    wait until they are gone."""
+    wait until they are gone, `wait_s` at most, every call included (a Nomad that does not answer fails it
+    with httpx.TimeoutException then)."""
     prefix, pattern = selection(campaign, label)
     out = Removed()
-    deadline = time.monotonic() + wait_s
+    saved, nomad.deadline = nomad.deadline, time.monotonic() + wait_s
 
     def ours() -> list[tuple[str, str]]:
         return [(ns, v) for ns, v in nomad.volume_ids(prefix, namespace) if pattern.fullmatch(v)]
 
-    while True:
-        for ns, vol_id in ours():
-            try:
-                nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
-                out.names.append(f"nomad volume {ns}/{vol_id}")
-            except NomadError as exc:
-                if "volume not found" not in exc.text:
-                    out.names.append(f"nomad volume {vol_id}: not deleted: {exc}")
-        out.left = len(ours())
-        if out.left == 0 or time.monotonic() > deadline:
-            return out
-        time.sleep(0.2)
+    try:
+        while True:
+            for ns, vol_id in ours():
+                try:
+                    nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
+                    out.names.append(f"nomad volume {ns}/{vol_id}")
+                except NomadError as exc:
+                    if "volume not found" not in exc.text:
+                        out.names.append(f"nomad volume {vol_id}: not deleted: {exc}")
+            out.left = len(ours())
+            if out.left == 0 or nomad.deadline - time.monotonic() < 0.2:
+                return out
+            time.sleep(0.2)
+    finally:
+        nomad.deadline = saved
