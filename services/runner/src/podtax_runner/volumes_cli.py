@@ -10,14 +10,37 @@ podtax_runner volumes ...`, which `podtax volumes` calls: the podtax library imp
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from podtax import config as podtax_config
 from podtax.cli.common import from_up
 
+if TYPE_CHECKING:
+    from podtax_runner.controlplane.nomad import NomadConfig
+
 BACKENDS = ("kubernetes", "nomad")
+
+
+FIX = {"kubernetes": "pass --kubeconfig FILE (or set PODTAX_RUNNER_KUBECONFIG)",
+       "nomad": "pass --nomad-addr URL (or set PODTAX_RUNNER_NOMAD_ADDR)"}
+
+
+def _kubeconfig(kubeconfig: Path | None) -> Path | None:
+    """The kubeconfig to use: the option, PODTAX_RUNNER_KUBECONFIG, the running `podtax up`'s, else None
+    (in-cluster, or the client's default)."""
+    found = os.environ.get("PODTAX_RUNNER_KUBECONFIG") or from_up("kubeconfig")
+    return kubeconfig or (Path(found) if found else None)
+
+
+def _kubernetes_where(kubeconfig: Path | None) -> str:
+    path = _kubeconfig(kubeconfig)
+    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return "in-cluster"
+    return str(path or os.environ.get("KUBECONFIG") or "~/.kube/config")
 
 
 def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int]:
@@ -27,24 +50,31 @@ def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | 
     from podtax_runner.controlplane.kubeapi import Kube
 
     cfg = client.Configuration()
-    found = os.environ.get("PODTAX_RUNNER_KUBECONFIG") or from_up("kubeconfig")
-    path = kubeconfig or (Path(found) if found else None)
+    path = _kubeconfig(kubeconfig)
     if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         config.load_incluster_config(client_configuration=cfg)
     else:
         config.load_kube_config(config_file=str(path) if path else None, client_configuration=cfg)
     removed = cleanup.kubernetes(Kube(client.ApiClient(cfg)), namespace, common.selector(campaign), wait_s=60)
+    for line in removed.remaining:  # each PV that stayed, and why
+        typer.echo(f"still present: {line}", err=True)
     return removed.names, removed.left
 
 
-def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int]:
+def _nomad_config(address: str | None) -> NomadConfig:
+    """The option, PODTAX_RUNNER_NOMAD_ADDR, the running `podtax up`'s nomadsim, NOMAD_ADDR, the default."""
     from podtax_runner.controlplane import nomad
 
     cfg = nomad.NomadConfig.from_settings(podtax_config.load(podtax_config.RunnerSettings))
     if not address and "PODTAX_RUNNER_NOMAD_ADDR" not in os.environ:
         address = from_up("nomad_addr") or os.environ.get("NOMAD_ADDR")
-    cfg = dataclasses.replace(cfg, address=address or cfg.address, token=cfg.token or os.environ.get("NOMAD_TOKEN"))
-    client = nomad.Nomad(cfg)
+    return dataclasses.replace(cfg, address=address or cfg.address, token=cfg.token or os.environ.get("NOMAD_TOKEN"))
+
+
+def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int]:
+    from podtax_runner.controlplane import nomad
+
+    client = nomad.Nomad(_nomad_config(address))
     try:
         # every namespace unless one is named, as on Kubernetes (an audit: a killed run's 38 volumes in namespace
         # `batch` were not found by `podtax volumes cleanup --backend nomad`, which said "removed 0")
@@ -52,6 +82,12 @@ def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> 
     finally:
         client.close()
     return removed.names, removed.left
+
+
+def _problem(name: str, where: str, exc: Exception) -> str:
+    """One line: the backend, where it was looked for, what went wrong and the options that point elsewhere."""
+    detail = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else ""
+    return f"could not clean up {name} ({where}): {type(exc).__name__}: {detail}; {FIX[name]}"
 
 
 volumes = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -85,20 +121,22 @@ def cleanup_cmd(
     """Remove leftovers of control-plane runs and print what was removed."""
     if backend is not None and backend not in BACKENDS:
         raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
+    logging.getLogger("podtax.runner.retry").setLevel(logging.ERROR)  # a failure is said once, below
     left, problems = 0, []
     for name in [backend] if backend else list(BACKENDS):
         try:
             names, still = (_kubernetes(kubeconfig, namespace, campaign) if name == "kubernetes"
                             else _nomad(nomad_addr, namespace, campaign))
         except Exception as exc:  # noqa: BLE001 - unreachable backend, bad kubeconfig ...: said, not a traceback
-            problems.append(f"{name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            where = _kubernetes_where(kubeconfig) if name == "kubernetes" else _nomad_config(nomad_addr).address
+            problems.append(_problem(name, where, exc))
             continue
         for line in names:
             typer.echo(f"removed {line}")
         typer.echo(f"{name}: removed {len(names)} object(s)" + (f", {still} still present" if still else ""))
         left += still
     for problem in problems:
-        typer.echo(f"could not clean up {problem}", err=True)
+        typer.echo(problem, err=True)
     if problems and (backend or len(problems) == len(BACKENDS)):
         raise typer.Exit(1)
     if left:

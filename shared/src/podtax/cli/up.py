@@ -184,6 +184,16 @@ def _nomadsim_child(data: Path, env: dict[str, str]) -> tuple[Child, str]:
     return Child("nomadsim", argv, env, data / "logs" / "nomadsim.log"), f"http://127.0.0.1:{port}"
 
 
+def runner_backends(env: dict[str, str]) -> tuple[str | None, str | None]:
+    """The kubeconfig and Nomad address the runner will use (its environment: what up started, or what
+    PODTAX_RUNNER_KUBECONFIG / PODTAX_RUNNER_NOMAD_ADDR named), for up.json and the summary: `podtax volumes
+    cleanup` in another shell finds them there. The kubeconfig made absolute, as that shell may be elsewhere."""
+    kube = env.get("PODTAX_RUNNER_KUBECONFIG")
+    if env.get("PODTAX_RUNNER_KUBERNETES", "").lower() in ("false", "0", "no", "off"):
+        kube = None
+    return (str(Path(kube).resolve()) if kube else None), env.get("PODTAX_RUNNER_NOMAD_ADDR") or None
+
+
 def up(
     data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
     nats_port: Annotated[int, typer.Option(min=0, max=65535,
@@ -255,6 +265,7 @@ def up(
         env["PODTAX_RUNNER_KUBECONFIG"] = str(kubeconfig)
     elif not env.get("PODTAX_RUNNER_KUBECONFIG"):
         env["PODTAX_RUNNER_KUBERNETES"] = "false"
+    runner_kube, runner_nomad = runner_backends(env)
     metrics_urls: dict[str, str] = {}  # every service's /metrics (Prometheus), on its health port
     for svc in SERVICES:
         svc_env = {**env, **(localauth.nats_env(svc, nats_users) if nats_users else {})}  # its own NATS user
@@ -292,8 +303,8 @@ def up(
             say(f"the analyzer did not answer on {api_url}; see {data / 'logs' / 'analyzer.log'}")
             return 1
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
-                "kubeconfig": str(kubeconfig) if kubeconfig else None, "api_token_file": str(api_token_file),
-                "nomad_addr": nomad_addr, "metrics": metrics_urls,
+                "kubeconfig": runner_kube, "api_token_file": str(api_token_file),
+                "nomad_addr": runner_nomad, "metrics": metrics_urls,
                 "nats_users_file": str(data / localauth.NATS_USERS_FILE) if nats_users else None}
         (data / UP_FILE).write_text(json.dumps(info, indent=2))
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
@@ -305,9 +316,11 @@ def up(
                       + (f"\n  kubernetes {kubeconfig} [yellow](SIMULATED by tools/kubesim; pods "
                          + ("run as local processes" if exec_kubelet else "simulated, --exec-kubelet runs them")
                          + ")[/yellow]"
-                         if kubeconfig else "\n  kubernetes off (no pod runs)")
+                         if kubeconfig else f"\n  kubernetes {runner_kube} (PODTAX_RUNNER_KUBECONFIG)"
+                         if runner_kube else "\n  kubernetes off (no pod runs)")
                       + (f"\n  nomad      {nomad_addr} [yellow](SIMULATED by tools/nomadsim)[/yellow]"
-                         if nomad_addr else "")
+                         if nomad_addr else f"\n  nomad      {runner_nomad} (PODTAX_RUNNER_NOMAD_ADDR)"
+                         if runner_nomad else "")
                       + "\nCtrl-C stops everything.", highlight=False)
         if ready_file:
             ready_file.write_text(json.dumps(info))
