@@ -107,6 +107,24 @@ def absent_reason(template: str, backend: str, phase: str) -> str | None:
     return ABSENT.get((template, backend, phase), f"{phase} is not measured on {backend}")
 
 
+# The per-run metrics of a phase (parsers/timeline.py): P_p50_ms ... P_max_ms and P_makespan_s.
+METRIC_SUFFIXES: tuple[str, ...] = ("_p50_ms", "_p95_ms", "_p99_ms", "_max_ms", "_makespan_s")
+
+
+def phase_of_metric(metric: str) -> str | None:
+    """The phase a timeline metric measures (bound_p50_ms -> bound), None for a run-wide one (errors, wall_s)."""
+    return next((metric[:-len(x)] for x in METRIC_SUFFIXES if metric.endswith(x)), None)
+
+
+def absent_metric(template: str, backend: str, metric: str) -> str | None:
+    """Why ``backend`` can have no ``metric`` of ``template`` (Nomad has no bound phase), None when it can or
+    when the metric is not a phase's."""
+    phase = phase_of_metric(metric)
+    if phase is None or (template, backend) not in PHASES:
+        return None
+    return absent_reason(template, backend, phase)
+
+
 def object_phases(phases: tuple[Phase, ...], t: Mapping[str, float]) -> dict[str, float]:
     """Phase -> seconds for one object's end points; phases missing an end point are left out."""
     out: dict[str, float] = {}

@@ -272,4 +272,6 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f["sentence"] = _sentence(f, f["verdict"], threshold, correction, group)
     if other_params and f["verdict"] == NOT_COMPARABLE:
         f["sentence"] = f"Not comparable: {other_params[0].lower()}{other_params[1:]}"
+    if f["verdict"] == NOT_COMPARABLE and (absent := fl.absent_phase(a.cell)):
+        f["sentence"] = absent
     return CellComparison(**f)

@@ -11,7 +11,7 @@ so a cell with too few runs leaves the multiple-testing family.
 from __future__ import annotations
 
 import numpy as np
-from podtax import sideparams
+from podtax import phases, sideparams
 
 # The flag names, which of them block a verdict, and what each means are a contract shared with
 # the CLI and the report: they live in podtax.flags (the library imports no service).
@@ -64,9 +64,18 @@ def confounded(cell: CellData) -> str | None:
             f"{fmt_value(float(np.median(p.values)))} {cell.unit}; no ratio is given).")
 
 
+def absent_phase(cell: CellData) -> str | None:
+    """"Not comparable (Nomad has no such phase): ..." when a side has no runs because its backend has no such
+    phase (podtax.phases.ABSENT: Kubernetes' accepted, bound, deleted), which more runs will never change."""
+    for s in (cell.host, cell.pod):
+        if s.n == 0 and (why := phases.absent_metric(cell.test, s.env, cell.metric)):
+            return f"Not comparable ({s.env.capitalize()} has no such phase): {why}."
+    return None
+
+
 def insufficient(cell: CellData) -> str | None:
     h, p = cell.host, cell.pod
-    if h.n >= MIN_RUNS and (p.n >= MIN_RUNS or not cell.candidate):
+    if (h.n >= MIN_RUNS and (p.n >= MIN_RUNS or not cell.candidate)) or absent_phase(cell):
         return None
     base, cand = names(cell)
     short = [s for s in ((h, p) if cell.candidate else (h,)) if s.n < MIN_RUNS]
