@@ -66,6 +66,7 @@ def url(tmp_path_factory):
     store = Store(tmp_path_factory.mktemp("stuck") / "podtax.duckdb")
     for node, stuck in CASES.items():
         store.write_batch(_events(node, stuck))
+    store.write_batch(_events("all-stuck", 0, "cpok", day=1))  # the same cell without stuck objects
     with serve(create_app(store)) as u:
         yield u
     store.close()
@@ -130,4 +131,18 @@ def test_html_and_workbook_show_the_flags(url, tmp_path, capsys):
     text = " ".join(str(v) for ws in openpyxl.load_workbook(book) for row in ws.iter_rows(values_only=True)
                     for v in row if v is not None)
     assert "18 of 120 kubernetes objects failed" in text and "LEFT_BEHIND" in text
+
+
+def test_compare_says_the_makespan_was_lost_to_failed_objects(url, capsys):
+    """`podtax compare` said "cps ran nomad, so they share no nomad/kubernetes ratio" although cps ran both."""
+    assert main(["compare", "cpok", "cps", "--json", "--api", url]) == 0
+    cells = {c["metric"]: c for c in json.loads(capsys.readouterr().out)["cells"]}
+    c = cells["provisioned_makespan_s"]
+    assert c["verdict"] == "not comparable"
+    assert c["sentence"].startswith("Not comparable: cps ran both sides but has no nomad/kubernetes ratio: cps: "
+                                    "runs with failed objects have no provisioned_makespan_s: kubernetes has 0 "
+                                    "runs with it and nomad 6, as 6 of the 6 kubernetes runs had failed objects"), \
+        c["sentence"]
+    assert "ran nomad" not in c["sentence"]
+    assert cells["provisioned_p50_ms"]["verdict"] != "not comparable"
 

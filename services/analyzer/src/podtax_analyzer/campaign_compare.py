@@ -187,6 +187,14 @@ def _no_change(b: CellComparison, n: CellComparison, vb: dict, vn: dict, names: 
                what: str) -> tuple[str, str] | None:
     """(verdict, sentence) when the cell's figure cannot be compared, else None."""
     eb, en = _envs(vb), _envs(vn)
+    # a side that ran but whose runs lost this metric to failed objects (a makespan): not "ran nomad" (audit)
+    lost = [(name, c) for name, c in zip(names, (b, n), strict=True)
+            if "ERRORS" in c.flags and not (c.n_host and c.n_pod)]
+    if lost and eb != en:
+        texts = [(name, c.flag_details.get("INSUFFICIENT") or c.flag_details["ERRORS"]) for name, c in lost]
+        why = "; ".join(f"{name}: {text[0].lower()}{text[1:]}" for name, text in texts)
+        return "not comparable", (f"Not comparable: {' and '.join(name for name, _ in lost)} ran both sides but "
+                                  f"{'has' if len(lost) == 1 else 'have'} no {what}: {why}")
     if eb != en and (len(eb) == 1 or len(en) == 1):
         def ran(envs: set[str]) -> str:
             return " and ".join(sorted(envs)) or "nothing"

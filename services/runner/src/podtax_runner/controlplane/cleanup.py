@@ -5,23 +5,26 @@ or is stopped, and by `podtax volumes cleanup`."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from kubernetes.client.rest import ApiException
 
-from podtax_runner.controlplane.common import Context
+from podtax_runner.controlplane.common import LABEL_CAMPAIGN, LABEL_RUN, Context
 from podtax_runner.controlplane.kubeapi import Kube, Obj
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
+CLAIM = re.compile(r"podtax-[a-z]+-(?P<run>[0-9a-f]{10})-[0-9]{4}")  # a claim of a control-plane run (Context.name)
 
 
 @dataclass
 class Removed:
     names: list[str] = field(default_factory=list)  # "kind namespace/name" of each object deleted
     left: int = 0  # objects (claims, pods, PVs of deleted claims) still present after waiting
+    remaining: list[str] = field(default_factory=list)  # each PV still present: which, and why
 
 
 def _items(kube: Kube, namespaced: object, everywhere: object, namespace: str | None, selector: str) -> list[Obj]:
@@ -40,6 +43,16 @@ def _delete(kube: Kube, fn: object, name: str, ns: str) -> bool:
         raise
 
 
+def _delete_pv(kube: Kube, name: str) -> bool:
+    try:
+        kube.call("delete", kube.core.delete_persistent_volume, name)
+        return True
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+
+
 def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
     """A PV of one of `claims` that its provisioner will delete (reclaim policy Delete)."""
     spec = pv.get("spec") or {}
@@ -47,11 +60,46 @@ def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
     return (ref.get("namespace"), ref.get("name")) in claims and spec.get("persistentVolumeReclaimPolicy") == "Delete"
 
 
+def _orphans(kube: Kube, namespace: str | None, selector: str, claims: set[tuple[str, str]]) -> tuple[
+        list[Obj], list[Obj]]:
+    """PVs whose claim (a control-plane run's, by its name) is gone although the PV stayed (Released: its
+    deletion stuck, or reclaim policy Retain), in `namespace` or everywhere: (those of `selector`, those that
+    may be: a PV carries no campaign, so under a campaign's selector it is told only by a run's)."""
+    core = kube.core
+    present = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in _items(
+        kube, core.list_namespaced_persistent_volume_claim, core.list_persistent_volume_claim_for_all_namespaces,
+        namespace, "")}
+    run = dict(kv.split("=", 1) for kv in selector.split(",")).get(LABEL_RUN)
+    ours, unsure = [], []
+    for pv in kube.call("list", core.list_persistent_volume).get("items") or []:
+        ref = (pv.get("spec") or {}).get("claimRef") or {}
+        key = (ref.get("namespace"), ref.get("name"))
+        m = CLAIM.fullmatch(ref.get("name") or "")
+        if not m or (namespace and key[0] != namespace) or key in present or key in claims:
+            continue
+        if run and m["run"] != run:
+            continue
+        (ours if run or f"{LABEL_CAMPAIGN}=" not in selector else unsure).append(pv)
+    return ours, unsure
+
+
+def _why(pv: Obj) -> str:
+    spec, meta = pv.get("spec") or {}, pv.get("metadata") or {}
+    ref = spec.get("claimRef") or {}
+    state = (pv.get("status") or {}).get("phase", "?")
+    if meta.get("deletionTimestamp"):
+        state = f"deleting, held by finalizers {', '.join(meta.get('finalizers') or [])}"
+    return (f"persistentvolume {meta.get('name')} ({state}; reclaim policy {spec.get('persistentVolumeReclaimPolicy')})"
+            f" of claim {ref.get('namespace')}/{ref.get('name')}")
+
+
 def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float = 30,
                volumes: Collection[str] = ()) -> Removed:
-    """Delete pods and claims matching `selector` (in `namespace`, or everywhere), then wait up to
-    `wait_s` for them, the PVs bound to the claims and the PVs named in `volumes` (of claims deleted
-    before, whose deletion a run gave up waiting for) to be gone."""
+    """Delete pods and claims matching `selector` (in `namespace`, or everywhere) and the PVs left of such
+    claims that are gone (_orphans), then wait up to `wait_s` for them, the PVs bound to the claims and the
+    PVs named in `volumes` (of claims deleted before, whose deletion a run gave up waiting for) to be gone.
+    What stays is counted in `left`, each PV said in `remaining` (an audit: 7 Released PVs stayed and
+    `podtax volumes cleanup` said "removed 0 object(s)")."""
     core = kube.core
     out = Removed()
     deleted: set[tuple[str, str]] = set()  # claims: their PVs (even ones provisioned after this) must go too
@@ -66,16 +114,27 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         deleted.add((m["namespace"], m["name"]))
         if _delete(kube, core.delete_namespaced_persistent_volume_claim, m["name"], m["namespace"]):
             out.names.append(f"persistentvolumeclaim {m['namespace']}/{m['name']}")
+    orphans, unsure = _orphans(kube, namespace, selector, deleted)
+    volumes = {*volumes, *(pv["metadata"]["name"] for pv in orphans)}
+    for pv in orphans:
+        if _delete_pv(kube, pv["metadata"]["name"]):
+            ref = pv["spec"]["claimRef"]
+            out.names.append(f"persistentvolume {pv['metadata']['name']} (of claim {ref['namespace']}/{ref['name']}, "
+                             "which was gone)")
+    out.remaining = [f"{_why(pv)}, which is gone: its campaign cannot be told (a PV carries no labels); "
+                     "`podtax volumes cleanup` without --campaign removes it" for pv in unsure]
     deadline = time.monotonic() + wait_s
     while True:
         left = (len(_items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector))
                 + len(_items(kube, core.list_namespaced_persistent_volume_claim,
                              core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)))
+        stayed = []
         if deleted or volumes:
-            left += sum(1 for pv in kube.call("list", core.list_persistent_volume).get("items") or []
-                        if _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes)
-        out.left = left
-        if left == 0 or time.monotonic() > deadline:
+            stayed = [pv for pv in kube.call("list", core.list_persistent_volume).get("items") or []
+                      if _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes]
+        out.left = left + len(stayed) + len(unsure)
+        if not left and not stayed or time.monotonic() > deadline:
+            out.remaining = [_why(pv) for pv in stayed] + out.remaining
             return out
         time.sleep(0.2)
 
