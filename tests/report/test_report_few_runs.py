@@ -106,7 +106,7 @@ def test_html_workbook_and_csv_show_no_p_value(url, tmp_path, capsys):
 
     full = page.read_text().split('id="full-table"')[1]
     cols = ["node", "test", "params", "metric", "unit", "n base", "n cand.", "base median", "cand. median",
-            "ratio", "CI low", "CI high", "p adjusted", "verdict", "flags"]
+            "ratio", "CI low", "CI high", "p adjusted", "verdict", "flags", "caveat"]
     rows = [dict(zip(cols, (html.unescape(v) for v in re.findall(r"<td>(.*?)</td>", r)), strict=True))
             for r in re.findall(r"<tr>(<td>.*?)</tr>", full)]
     by_node = {r["node"]: r for r in rows}

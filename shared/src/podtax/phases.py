@@ -84,7 +84,19 @@ CAVEATS: dict[tuple[str, str], str] = {
         "create returns once the volume is provisioned, so at most `concurrency` of its volumes provision at "
         "a time: the makespans compare the backends at that concurrency only; at another one the ratio can "
         "differ, even in direction, so run the campaign at the concurrency you use"),
+    ("volume-churn", "pv_deleted"): (
+        "Nomad serializes a CSI plugin's controller delete calls (serializedControllerRPC: one at a time per "
+        "plugin; creates are not serialized), so at `concurrency` above one each Nomad delete also waits for the "
+        "deletes queued before it on that plugin: its pv_deleted latencies measure that queue (up to "
+        "`concurrency` deletes long), not one delete, and its makespan the plugin's deletes one after another. "
+        "The ratio holds at that concurrency only and can change direction at another: run at concurrency one "
+        "to time a single delete, or at the concurrency you use"),
 }
+
+
+def caveat(template: str, name: str) -> str | None:
+    """The caveat of a phase or of one of its per-run metrics (pv_deleted, pv_deleted_p50_ms); None when none."""
+    return CAVEATS.get((template, phase_of_metric(name) or name))
 
 
 def definition(template: str, phase: str) -> str:

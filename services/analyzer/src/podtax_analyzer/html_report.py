@@ -18,7 +18,7 @@ from podtax import phases as phase_defs
 from podtax_analyzer.campaign_compare import CampaignChange
 from podtax_analyzer.flags import LEGEND
 from podtax_analyzer.phase_table import phase_order
-from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label, verdict_withheld
+from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.svgplot import cdf_plot, fmt, heat_colour, strip_plot, time_plot
 
@@ -110,10 +110,12 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
                 f"(95% CI {_num(c.ci_low)} to {_num(c.ci_high)}, {_e(c.ci_method or 'no interval')})")
     flags = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in c.flag_details.items())
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
+    note = caveat(c)
     return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
             f'<h3>{_e(data.where(c))} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
             f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.verdict)}</b>.</p>"
             f"{strip_plot(series, c.unit, width=820)}"
+            + (f'<p class="caveat"><b>Caveat</b>: {_e(note)}.</p>' if note else "")
             + (f"<p>Flags:</p><ul>{flags}</ul>" if flags else "")
             + (f'<p class="note">Notes:</p><ul class="note">{warnings}</ul>' if warnings else "")
             + '<p class="note"><a href="#matrix">back to the matrix</a></p></div>')
@@ -154,15 +156,19 @@ def _phases(data: ReportData) -> str:
            "<tbody>", defs, "</tbody></table>"]
     # per cell (node, test, params) as the phase table: pooling a test's cells gives a median of none of them
     groups: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}
+    caveats: dict[tuple[str, str, str, str], str | None] = {}
     for r in data.phases:
         key = (data.place(r["cluster"], r["node"]), r["test"], r["params"], r["phase"])
         groups.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
+        caveats[key] = r["caveat"]  # the same for every row of a cell's phase
     for (where, test, params, phase), by_env in sorted(groups.items(), key=lambda kv: _phase_key(*kv[0])):
         out.append(f'<h3 class="phase-cell">{_e(where)} · {_e(test)} {_e(params)} · {_e(phase)}</h3>')
         out.append(cdf_plot(sorted(by_env.items()), "ms"))
         stats = "; ".join(f"{_e(env)}: {len(v)} objects, p50 {fmt(float(np.percentile(v, 50)))} ms, "
                           f"p99 {fmt(float(np.percentile(v, 99)))} ms" for env, v in sorted(by_env.items()))
         out.append(f'<p class="note phase-stats">{stats}.</p>')
+        note = caveats[(where, test, params, phase)]
+        out.append(f'<p class="caveat"><b>Caveat</b>: {_e(note)}.</p>' if note else "")
         for env in ("kubernetes", "nomad") if test == "volume-churn" else ():
             reason = phase_defs.absent_reason(test, env, phase) if env not in by_env else None
             if reason:
@@ -219,7 +225,7 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
     full = [[c.node, c.test, c.params, c.metric, c.unit, c.n_host, c.n_pod,
              "—" if c.host_median is None else fmt(c.host_median), "—" if c.pod_median is None else fmt(c.pod_median),
              _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
-             c.verdict, " ".join(c.flags)] for c in rep.cells]
+             c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
     legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())
     sections = [
         f"<h1>podtax report: {_e(rep.campaign)}</h1>",
@@ -252,7 +258,7 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
         if flag_rows else "<p>No cell carries a flag.</p>",
         '<h2 id="full">Full comparison table</h2>',
         _table(["node", "test", "params", "metric", "unit", "n base", "n cand.", "base median", "cand. median",
-                "ratio", "CI low", "CI high", "p adjusted", "verdict", "flags"], full, "full-table"),
+                "ratio", "CI low", "CI high", "p adjusted", "verdict", "flags", "caveat"], full, "full-table"),
     ]
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

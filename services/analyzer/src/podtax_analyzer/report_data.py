@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+from podtax import phases as phase_defs
 from podtax.flags import BLOCKING
 
 from podtax_analyzer.celldata import CELL_ID_SQL, HOST, POD, VERSION_SQL
@@ -92,6 +93,12 @@ def ratio_label(pair: tuple[str, str]) -> str:
     return f"{side_label(pair[1], pair)}/{side_label(pair[0], pair)}"
 
 
+def caveat(cell: CellComparison) -> str | None:
+    """What to know before reading the cell's figures (podtax.phases.CAVEATS: Nomad's deletes queue per plugin,
+    at the run's concurrency), when both sides have runs, as the phase table says it; None otherwise."""
+    return phase_defs.caveat(cell.test, cell.metric) if cell.n_host and cell.n_pod else None
+
+
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     row = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = $1", [name]).fetchone()
     return bool(row and row[0])
@@ -161,19 +168,22 @@ def load_placements(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[
 
 def load_phases(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str, Any]]:
     """Per-object control-plane phase latencies of the campaign's successful runs, keyed by cell as the phase
-    table (phase_table.pooled_objects): {cluster, node, test, params, env (the backend), phase, seconds}, in cell
-    order. A plot or sheet that pooled the cells of a test (pod-startup with and without a volume) showed a
-    median matching neither cell's."""
+    table (phase_table.pooled_objects): {cluster, node, test, params, env (the backend), phase, seconds,
+    caveat}, in cell order. A plot or sheet that pooled a test's cells (pod-startup with and without a volume)
+    showed a median matching neither cell's. caveat: what to know before comparing the backends there
+    (podtax.phases.CAVEATS), when the cell's phase has both, as the phase table says it; else None."""
     if not table_exists(con, "phases"):
         return []
     rows = con.execute("""
-        SELECT p.cluster, p.node, p.test, p.params_key, p.backend, p.phase, p.latency_s
+        SELECT p.cluster, p.node, p.test, p.params_key, p.backend, p.phase, p.latency_s,
+               count(DISTINCT p.backend) OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase)
         FROM phases p JOIN runs r USING (run_id)
         WHERE p.campaign = $1 AND r.status = 'ok'
         ORDER BY p.cluster, p.node, p.test, p.params_key, p.backend, p.phase, p.run_id, p.start_s""",
                        [campaign]).fetchall()
     keys = ("cluster", "node", "test", "params", "env", "phase", "seconds")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    return [{**dict(zip(keys, row[:7], strict=True)),
+             "caveat": phase_defs.caveat(row[2], row[5]) if row[7] > 1 else None} for row in rows]
 
 
 def load_report_data(con: duckdb.DuckDBPyConnection, campaign: str, *, threshold: float = 0.01,

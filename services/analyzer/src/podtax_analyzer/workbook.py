@@ -22,7 +22,7 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from podtax_analyzer.report_data import ReportData, headline_cells, ratio_label, side_label, verdict_withheld
+from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.svgplot import heat_colour
 
@@ -31,8 +31,8 @@ TABLE_TITLE = "Comparison table"
 COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is better", "primary", "sides",
                       "n baseline (runs)", "n candidate (runs)", "baseline median (unit)", "candidate median (unit)",
                       "ratio", "CI low (95%)", "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
-                      "verdict", "flags", "flag details", "sentence"]
-PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)"]
+                      "verdict", "flags", "flag details", "sentence", "caveat"]
+PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat"]
 RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
 BOLD = Font(bold=True)
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
@@ -147,7 +147,7 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
         _append(ws, [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
                      ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.ratio, c.ci_low,
                      c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct, c.verdict, " ".join(c.flags),
-                     " ".join(c.flag_details.values()), c.sentence])
+                     " ".join(c.flag_details.values()), c.sentence, caveat(c)])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
@@ -183,7 +183,7 @@ def write_workbook(data: ReportData) -> bytes:
         ph.append(_bold(ph, PHASE_HEADERS))
         for row in data.phases:  # per cell (node, test, params), as the phase table: never a test's cells pooled
             _append(ph, [data.place(row["cluster"], row["node"]), row["test"], row["params"], row["env"],
-                         row["phase"], row["seconds"] * 1000.0])
+                         row["phase"], row["seconds"] * 1000.0, row["caveat"]])
     buf = io.BytesIO()
     wb.save(buf)
     return buf.getvalue()
