@@ -42,6 +42,7 @@ def _stuck(text: str) -> str:
             del obj["t"]["pv_gone"]
             obj["error"] = "PV not deleted within 30 s"
     lines[-1].update(errors=3, left_behind=1)
+    lines[-1]["requests"]["list"] = 150  # cleanup polling for the PV left behind (the runner counts it)
     return "\n".join(json.dumps(x) for x in lines) + "\n"
 
 
@@ -146,3 +147,24 @@ def test_compare_says_the_makespan_was_lost_to_failed_objects(url, capsys):
     assert "ran nomad" not in c["sentence"]
     assert cells["provisioned_p50_ms"]["verdict"] != "not comparable"
 
+
+# metric: how nomad differs from kubernetes on node all-stuck (requests: (20 + 20 + 2) / 20 against
+# (20 + 20 + 2 + 150) / 20 per object)
+COUNTS = {"objects_ok": "17.6% more", "errors": "100.0% fewer", "requests_per_object": "78.1% fewer"}
+
+
+@pytest.mark.parametrize("metric", sorted(COUNTS))
+def test_counts_are_more_or_fewer_never_faster(cells, url, metric, capsys):
+    """A count is not a speed: "nomad 100.0% faster" for errors, "91.5% faster" for requests (audit i #10)."""
+    c = cells["all-stuck", metric]
+    assert c["ratio"] != 1.0 and c["unit"] in ("count", "requests")
+    assert c["sentence"].startswith("Nomad ") and f"{COUNTS[metric]} than kubernetes" in c["sentence"], \
+        c["sentence"]
+    assert "% faster" not in c["sentence"] and "% slower" not in c["sentence"], c["sentence"]
+    assert main(["report", "cps", "--all-metrics", "--api", url]) == 0
+    out = capsys.readouterr().out  # the table's effect column (wide or stacked, as the terminal allows)
+    pct = COUNTS[metric].split()[0]
+    assert f"nomad {COUNTS[metric]}" in out, out
+    assert f"nomad {pct} faster" not in out and f"nomad {pct} slower" not in out, out
+    # a duration keeps its words
+    assert "% faster" in cells["all-stuck", "provisioned_p50_ms"]["sentence"]

@@ -12,6 +12,19 @@ from collections.abc import Iterable
 ORDER: tuple[str, ...] = ("host", "kubernetes", "nomad")
 
 
+# Units of counted things (objects_ok, errors, requests_per_object): two sides have more or fewer of them,
+# never "faster" or "slower" (an audit read "nomad 100% faster" for no errors).
+COUNT_UNITS = frozenset({"count", "requests"})
+
+
+def change_word(ratio: float, higher_is_better: bool, unit: str = "") -> str:
+    """How the candidate's value differs from the baseline's (ratio = candidate / baseline, not 1): "faster"
+    or "slower" (better or worse in the metric's direction), or "more" or "fewer" for a count."""
+    if unit in COUNT_UNITS:
+        return "more" if ratio > 1.0 else "fewer"
+    return "faster" if (ratio > 1.0) == higher_is_better else "slower"
+
+
 def rank(env: str) -> int:
     """Position of an environment in the fixed order; unknown names raise ValueError."""
     try:

@@ -223,14 +223,14 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
     p_text = f"{p_text_of(p)} after {correction}" if p is not None else "no p-value"
     band = fmt_pct(threshold)
     if verdict in (FASTER, SLOWER):
-        head = f"{change_phrase(ratio, f['higher_is_better'], (base, cand)).capitalize()} than {base}"
+        head = f"{change_phrase(ratio, f['higher_is_better'], (base, cand), unit).capitalize()} than {base}"
         return f"{head} (ratio {fmt_ratio(ratio)}, {interval}, {p_text}; {sides})."
     if verdict == NO_DIFFERENCE:
         # the interval lies inside the band: an equivalence statement, whether or not the test detects
         # a (smaller) difference
         if p is not None and p < ALPHA:
             found = (f"a difference is detected ({p_text}, "
-                     f"{change_phrase(ratio, f['higher_is_better'], (base, cand))}) "
+                     f"{change_phrase(ratio, f['higher_is_better'], (base, cand), unit)}) "
                      f"but it is smaller than ±{band}%")
         else:
             found = "no difference is detected"
@@ -252,7 +252,7 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
     else:
         why = f"the interval crosses the ±{band}% band"
     return (f"Inconclusive: {why}; ratio {fmt_ratio(ratio)} "
-            f"({change_phrase(ratio, f['higher_is_better'], (base, cand))}), "
+            f"({change_phrase(ratio, f['higher_is_better'], (base, cand), unit)}), "
             f"{interval} ({sides}).")
 
 

@@ -81,7 +81,7 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
             continue
         names = (side_name(head.baseline, (head.baseline, head.candidate)),
                  side_name(head.candidate, (head.baseline, head.candidate)))
-        what = (change_phrase(head.ratio, head.higher_is_better, names) if head.verdict in (FASTER, SLOWER)
+        what = (change_phrase(head.ratio, head.higher_is_better, names, head.unit) if head.verdict in (FASTER, SLOWER)
                 and head.ratio is not None else head.verdict)
         note = (f"Secondary metric: the test's primary metric {head.metric} says {what}, which is the "
                 f"headline; this metric's own verdict ({c.verdict}) is corrected among secondary metrics.")

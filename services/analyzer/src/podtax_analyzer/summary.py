@@ -99,7 +99,7 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
             nodes = ", ".join(where(c) for c in clean)
             per_node = "; ".join(f"{where(c)} {fmt_ratio(c.ratio)}" for c in clean)
             mean = (f"the geometric mean of the {ratio_name((clean[0].baseline, clean[0].candidate))} ratios is "
-                    f"{fmt_ratio(g)} ({change_phrase(g, clean[0].higher_is_better, _names(clean[0]))})")
+                    f"{fmt_ratio(g)} ({change_phrase(g, clean[0].higher_is_better, _names(clean[0]), clean[0].unit)})")
             if apart:
                 low, high = apart
                 sentence = (f"{what}: the {plural(len(clean), 'clean node')} disagree: {where(high)}'s interval "

@@ -27,6 +27,7 @@ from podtax.cli.report_view import (
     shown_summary,
 )
 from podtax.flags import BLOCKING, LEGEND, ORDER
+from podtax.sides import change_word
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow", "not comparable": "dim"}
@@ -64,7 +65,7 @@ def effect(c: dict[str, Any]) -> str:
         return "no ratio"
     if r == 1.0:
         return f"{cand} and {base} equal"
-    return f"{cand} {abs(r - 1.0) * 100:.1f}% {'faster' if (r > 1.0) == c['higher_is_better'] else 'slower'}"
+    return f"{cand} {abs(r - 1.0) * 100:.1f}% {change_word(r, c['higher_is_better'], c.get('unit', ''))}"
 
 
 def _ci(c: dict[str, Any]) -> str:

@@ -24,6 +24,8 @@ alpha = 0.05):
 
 from __future__ import annotations
 
+from podtax.sides import change_word
+
 FASTER = "faster"
 SLOWER = "slower"
 NO_DIFFERENCE = "no detectable difference"
@@ -40,13 +42,14 @@ def direction(ratio: float, higher_is_better: bool) -> str:
     return FASTER if (ratio > 1.0) == higher_is_better else SLOWER
 
 
-def change_phrase(ratio: float, higher_is_better: bool, names: tuple[str, str] = ("host", "pod")) -> str:
+def change_phrase(ratio: float, higher_is_better: bool, names: tuple[str, str] = ("host", "pod"),
+                  unit: str = "") -> str:
     """E.g. "pod 3.0% slower" (the percentage is |ratio - 1|, one decimal); names = (baseline, candidate)
-    as sentences call them: ("host", "pod") for the pod tax, ("kubernetes", "nomad") for volumes."""
-    d = direction(ratio, higher_is_better)
-    if d == "same":
+    as sentences call them: ("host", "pod") for the pod tax, ("kubernetes", "nomad") for volumes. A count
+    (podtax.sides.COUNT_UNITS: objects_ok, errors, requests) is "nomad 91.5% fewer", not faster."""
+    if ratio == 1.0:
         return f"{names[1]} and {names[0]} equal"
-    return f"{names[1]} {abs(ratio - 1.0) * 100:.1f}% {d}"
+    return f"{names[1]} {abs(ratio - 1.0) * 100:.1f}% {change_word(ratio, higher_is_better, unit)}"
 
 
 def decide(
