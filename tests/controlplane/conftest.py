@@ -165,8 +165,9 @@ def leftovers(kubeconfig: Any) -> list[str]:
 
 @pytest.fixture
 def nomadsim_process(tmp_path: Any) -> Any:
-    """nomadsim_process(cluster) -> an object with .url, .token and .volumes(): the simulated Nomad in its own
-    process, for latency measurements (as kubesim_process)."""
+    """nomadsim_process(cluster) -> an object with .url, .token, .volumes() and .proc: the simulated Nomad in
+    its own process, for latency measurements (as kubesim_process) and for pausing it (SIGSTOP)."""
+    import signal
     import subprocess
     import sys
     import time
@@ -195,10 +196,11 @@ def nomadsim_process(tmp_path: Any) -> Any:
                 if time.monotonic() > deadline or procs[-1].poll() is not None:
                     raise RuntimeError("podtax-nomadsim did not start") from None
                 time.sleep(0.05)
-        return types.SimpleNamespace(url=url, token=None, volumes=lambda: httpx.get(
+        return types.SimpleNamespace(url=url, token=None, proc=procs[-1], volumes=lambda: httpx.get(
             f"{url}/v1/volumes", params={"type": "csi", "namespace": "*"}).json())
 
     yield start
     for p in procs:
+        p.send_signal(signal.SIGCONT)  # a paused one must run to handle SIGTERM
         p.terminate()
         p.wait(timeout=10)

@@ -6,17 +6,12 @@ remove it; once Nomad answers again, that command removes it."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
-from podtax import natsserver
 from podtax.cli.main import main as cli
 from podtax_runner.controlplane import nomad
 from podtax_runner.controlplane.common import Aborted
@@ -27,28 +22,11 @@ TIMEOUT_S, CLEANUP_S = 4.0, 3.0
 
 
 @pytest.fixture
-def nomadsim_pid(tmp_path: Path) -> Any:
+def nomadsim_pid(nomadsim_process: Any) -> Any:
     """The simulated Nomad in its own process, which the test can SIGSTOP: (url, process)."""
-    path = tmp_path / "nomad.yaml"
-    path.write_text(yaml.safe_dump({"plugins": [{"id": "hostpath", "provider": "hostpath.csi.podtax.io",
-                                                 "createLatency": 0.05}]}))
-    port = natsserver.free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "podtax_nomadsim", "--cluster", str(path), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"{url}/v1/status/leader", timeout=1)
-            break
-        except httpx.HTTPError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError("podtax-nomadsim did not start") from None
-            time.sleep(0.05)
-    yield url, proc
-    proc.send_signal(signal.SIGCONT)
-    proc.terminate()
-    proc.wait(timeout=10)
+    sim = nomadsim_process({"plugins": [{"id": "hostpath", "provider": "hostpath.csi.podtax.io",
+                                         "createLatency": 0.05}]})
+    return sim.url, sim.proc
 
 
 def test_a_hung_nomad_ends_the_run_at_its_deadline(nomadsim_pid: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch,
