@@ -76,6 +76,8 @@ def test_missing_plugin_is_refused_first(nomadsim_factory: Any, run_cp: Any) -> 
     with pytest.raises(Aborted) as info:
         run_cp(spec("volume-churn", env="nomad", count=5, plugin_id="no-such-plugin"), nomad=sim)
     assert info.value.reason == "plugin-missing" and "plugin_id" in info.value.detail
+    assert "Nomad has no CSI plugin 'no-such-plugin' (plugins: hostpath): set plugin_id to one of them" \
+        in info.value.detail
     assert sim.volumes() == []
 
 

@@ -122,6 +122,15 @@ class Nomad:
             raise httpx.TimeoutException("no time left before the deadline")
         return httpx.Timeout(min(60.0, left), connect=min(10.0, left))
 
+    def _plugin_ids(self) -> str:
+        """'plugins: a, b' (or why they are not known), for the message about a missing one."""
+        try:
+            ids = sorted(str(p.get("ID")) for p in self.request("list", "GET", "/v1/plugins", params={"type": "csi"})
+                         or [])
+        except (httpx.HTTPError, NomadError) as exc:
+            return f"its plugins could not be listed: {exc}"
+        return f"plugins: {', '.join(ids)}" if ids else "it has no CSI plugin at all"
+
     def check_plugin(self, plugin_id: str) -> dict[str, Any]:
         """The plugin must exist, have a healthy controller and support creating volumes."""
         try:
@@ -131,7 +140,8 @@ class Nomad:
                           f"set PODTAX_RUNNER_NOMAD_ADDR") from None
         except NomadError as exc:
             if exc.status == 404:
-                raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r}: check plugin_id") from None
+                raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r} "
+                              f"({self._plugin_ids()}): set plugin_id to one of them") from None
             if exc.status == 403:
                 raise Aborted("nomad-forbidden", f"Nomad refused the request ({exc.text.strip()}): set "
                               f"PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume") from None
