@@ -41,7 +41,7 @@ from podtax_analyzer import flags as fl
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.multiple import adjust
-from podtax_analyzer.stats.verdict import FASTER, NO_DIFFERENCE, SLOWER, decide
+from podtax_analyzer.stats.verdict import ALPHA, FASTER, NO_DIFFERENCE, SLOWER, decide
 from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of, side_name
 
 BOOTSTRAP = 4000
@@ -227,7 +227,19 @@ def _fmt(x: float, ratio: bool, signed: bool = False) -> str:
     return ("+" if signed and x >= 0 else "") + fmt_value(x)
 
 
-def _sentence(ch: dict, base: str, new: str) -> str:
+def _why_inconclusive(ch: dict, threshold: float) -> str:
+    """Why decide() gave no verdict to an unblocked change: its interval straddles the threshold, or it
+    clears it but the adjusted p-value (the correction over the campaign's cells) is not below ALPHA."""
+    lo, hi, p = ch["change_ci_low"], ch["change_ci_high"], ch["p_adjusted"]
+    if lo is None or hi is None or not (lo > 1.0 + threshold or hi < 1.0 - threshold):
+        return "the interval is too wide"
+    if p is None:
+        return "no p-value could be computed"
+    return (f"the interval clears the ±{threshold * 100:g}% threshold, but the adjusted p-value ({p:.3g}) is not "
+            f"below {ALPHA:g} once corrected over the compared cells")
+
+
+def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     what, ratio = ch["compared"], ch["base_ratio"] is not None
     unit = "" if ratio else f" {ch['unit']}"
     head = (f"{what} {_fmt(ch['base_value'], ratio)}{unit} in {base}, {_fmt(ch['new_value'], ratio)}{unit} in "
@@ -248,7 +260,7 @@ def _sentence(ch: dict, base: str, new: str) -> str:
     if verdict == NO_DIFFERENCE:
         return f"No detectable difference: {head}."
     blocking = [f for f in ch["flags"] if f.split(":", 1)[1] in fl.BLOCKING]
-    why = f"flags {', '.join(blocking)} withhold the verdict" if blocking else "the interval is too wide"
+    why = f"flags {', '.join(blocking)} withhold the verdict" if blocking else _why_inconclusive(ch, threshold)
     return f"Inconclusive ({why}): {head}."
 
 
@@ -309,7 +321,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         if unchanged:
             r["verdict"], r["sentence"] = unchanged
         else:
-            r["sentence"] = _sentence(r, base, new)
+            r["sentence"] = _sentence(r, base, new, threshold)
         r.pop("too_few")
         out.append(CellChange(**r))
     def unmatched(a: str, b: str) -> list[str]:
