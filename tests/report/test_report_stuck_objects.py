@@ -168,3 +168,21 @@ def test_counts_are_more_or_fewer_never_faster(cells, url, metric, capsys):
     assert f"nomad {pct} faster" not in out and f"nomad {pct} slower" not in out, out
     # a duration keeps its words
     assert "% faster" in cells["all-stuck", "provisioned_p50_ms"]["sentence"]
+
+
+def test_the_phase_table_says_a_makespan_was_lost_to_failed_objects(tmp_path):
+    """Its note said "no kubernetes run has measured provisioned yet" beside that phase's p50 (audit i, 1)."""
+    from podtax_analyzer.comparisons import compare_campaign
+    from podtax_analyzer.phase_table import phase_table
+
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch(_events("all-stuck", RUNS))
+        table = phase_table(compare_campaign(store.cursor(), "cps"))
+    finally:
+        store.close()
+    row = next(r for r in table.rows if r.phase == "provisioned" and r.statistic == "makespan")
+    assert row.n_baseline == 0 and row.note is not None, row
+    assert "no kubernetes run has a provisioned makespan: runs with failed objects have none (see ERRORS)" \
+        in row.note, row.note
+    assert not any("has measured provisioned yet" in n for n in table.notes), table.notes

@@ -80,8 +80,16 @@ def _note(c: CellComparison, baseline: str, candidate: str | None, phase: str) -
     notes = [ph.CAVEATS[(c.test, phase)]] if (c.test, phase) in ph.CAVEATS and c.n_host and c.n_pod else []
     for env, n in ((baseline, c.n_host), (candidate, c.n_pod)):
         if n == 0:
-            notes.append(ph.absent_reason(c.test, env, phase) or f"no {env} run has measured {phase} yet")
+            notes.append(ph.absent_reason(c.test, env, phase) or _none_yet(c, env, phase))
     return "; ".join(notes) or None
+
+
+def _none_yet(c: CellComparison, env: str, phase: str) -> str:
+    """Why a side has no figure of a phase it can have: a run with failed objects has no makespan (the
+    parser leaves it out; the cell's ERRORS flag names the objects), else no run has measured it yet."""
+    if c.metric.endswith("_makespan_s") and "ERRORS" in c.flags:
+        return f"no {env} run has a {phase} makespan: runs with failed objects have none (see ERRORS)"
+    return f"no {env} run has measured {phase} yet"
 
 
 def _definitions(test: str, phase: str, envs: list[str]) -> dict[str, str]:
