@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from podtax import natsserver
@@ -35,3 +37,12 @@ def nats_server(tmp_path: Path) -> Iterator[natsserver.NatsServer]:
 @pytest.fixture
 def nats_url(nats_server: natsserver.NatsServer) -> str:
     return nats_server.url
+
+
+def wait_until_up(proc: Any, ready: Path, timeout: float = 60) -> None:
+    """Wait for a `podtax up` started with --ready-file `ready`; its output is the message if it exits first."""
+    deadline = time.monotonic() + timeout
+    while not ready.exists():
+        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+        assert time.monotonic() < deadline, "podtax up did not become ready"
+        time.sleep(0.2)

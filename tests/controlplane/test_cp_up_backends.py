@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 from podtax import natsserver
 from podtax.cli.main import main as cli
 
+from tests.conftest import wait_until_up
 from tests.controlplane.conftest import cluster
 from tests.controlplane.test_cp_cleanup_up import CLAIM, VOLUME, leave_behind
 
@@ -46,11 +46,7 @@ def test_up_records_the_backends_its_runner_uses(kubesim_factory: Any, nomadsim_
                              str(ready)], cwd=Path(sim.kubeconfig).parent, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            assert time.monotonic() < deadline, "podtax up did not become ready"
-            time.sleep(0.2)
+        wait_until_up(proc, ready)
         info = json.loads((data / "up.json").read_text())
         assert info["kubeconfig"] == str(Path(sim.kubeconfig).resolve()) and info["nomad_addr"] == nomad.url
         another_shell(monkeypatch, tmp_path, data, f"http://127.0.0.1:{natsserver.free_port()}")

@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 from podtax import natsserver
 
+from tests.conftest import wait_until_up
+
 
 def children_of(pid: int) -> set[int]:
     """Child pids, read from /proc (no dependency on procps)."""
@@ -35,11 +37,7 @@ def test_up_starts_everything_and_sigterm_stops_everything(tmp_path: Path) -> No
                              "--api-port", str(port), "--node", "up-node", "--ready-file", str(ready)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            assert time.monotonic() < deadline, "podtax up did not become ready"
-            time.sleep(0.2)
+        wait_until_up(proc, ready)
         info = json.loads(ready.read_text())
         assert info["nats_url"].startswith("nats://127.0.0.1:")
         assert httpx.get(f"http://127.0.0.1:{port}/healthz").json()["status"] == "ok"

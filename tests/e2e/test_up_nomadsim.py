@@ -15,6 +15,8 @@ import httpx
 import pytest
 from podtax import natsserver
 
+from tests.conftest import wait_until_up
+
 
 def test_up_starts_the_nomad_stand_in(tmp_path: Path) -> None:
     ready = tmp_path / "ready.json"
@@ -24,11 +26,7 @@ def test_up_starts_the_nomad_stand_in(tmp_path: Path) -> None:
                              "--nomadsim", "--ready-file", str(ready)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            assert time.monotonic() < deadline, "podtax up did not become ready"
-            time.sleep(0.2)
+        wait_until_up(proc, ready)
         addr = json.loads((tmp_path / "data" / "up.json").read_text())["nomad_addr"]
         assert addr.startswith("http://127.0.0.1:")
         for _ in range(100):
