@@ -180,11 +180,17 @@ async def test_a_runner_down_longer_than_the_grace_does_not_fail_runs_whose_resu
         nats_url: str, tmp_path: Path) -> None:
     """Runner down for 17 s, more than a run's timeout + grace (5 + 10 s in the drill): the results of the
     runs in flight wait in the stream. A restarted runner gives them a fresh grace before expiring them, so
-    none is failed as no-report, retried, and then met again as a late duplicate."""
+    none is failed as no-report, retried, and then met again as a late duplicate (that bug gave 10 failures,
+    10 duplicates and 410 results of 400 runs).
+
+    A failure without a result is right, though: a SIGKILL between saving a run as in flight and publishing
+    its simulated result leaves a run that never ran (CI once killed all 10 nodes' runs there). It is failed
+    as no-report and run again, so each of the 400 runs still ends in exactly one result."""
     out = await campaign_drill(nats_url, tmp_path, nodes=10, reps=20, kill_runner_at=0.3, restart_after=17,
                                timeout=120)
-    assert out["failures"] == 0 and out["duplicates"] == 0, out
-    assert out["lost"] == 0 and out["in_flight"] == 0 and out["results"] == out["planned"] == 400, out
+    assert out["duplicates"] == 0 and out["results"] == 400, out
+    assert out["failures"] <= 10 and out["planned"] == 400 + out["failures"], out  # one retry per failure
+    assert out["lost"] == 0 and out["in_flight"] == 0 and out["unplanned"] == 0, out
 
 
 def write(tmp: Path, doc: dict) -> Path:
