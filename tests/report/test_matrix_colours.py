@@ -22,7 +22,7 @@ from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.html_report import WITHHELD
 from podtax_analyzer.store import Store
-from podtax_analyzer.workbook import NO_VERDICT
+from podtax_analyzer.workbook import COMPARISON_HEADERS, NO_VERDICT
 
 from tests.report.conftest import serve
 
@@ -92,9 +92,10 @@ def hue(colour: str) -> str:
     return "blue" if b > r else "vermillion" if r > b else "neutral"
 
 
-def _row(ws, node: str, metric: str) -> tuple:
-    """The comparison table's row of a cell."""
-    return next(r for r in ws.iter_rows(values_only=True) if r[0] == node and r[3] == metric)
+def _row(ws, node: str, metric: str) -> dict:
+    """The comparison table's row of a cell, by header."""
+    row = next(r for r in ws.iter_rows(values_only=True) if r[0] == node and r[3] == metric)
+    return dict(zip(COMPARISON_HEADERS, row, strict=False))
 
 
 @pytest.mark.parametrize("node", sorted(CASES))
@@ -102,14 +103,14 @@ def test_matrix_colour_follows_the_metric_direction_or_says_withheld(written, no
     html, ws = written
     metric, _, _, _, verdict, flags, colour = CASES[node]
     row = _row(ws, node, metric)
-    assert (row[19], row[20] or "") == (verdict, flags), "the case is what it claims"
+    assert (row["verdict"], row["flags"] or "") == (verdict, flags), "the case is what it claims"
     bg = html_backgrounds(html)[node]
     cell = workbook_matrix(ws)[(f"{metric} ({'us' if 'rtt' in metric else 'events/s'})", node)]
-    assert cell.value == pytest.approx(row[12], rel=1e-12), "the matrix keeps the ratio as a number"
+    assert cell.value == pytest.approx(row["ratio"], rel=1e-12), "the matrix keeps the ratio as a number"
     if colour == "withheld":
         assert bg == WITHHELD, (node, bg)
         td = re.search(rf'<td class="mcell withheld"[^>]*data-node="{node}".*?</td>', html).group(0)
-        assert "verdict withheld" in td and f"⚑ {flags}" in td and f"{row[12]:.3f}" in td
+        assert "verdict withheld" in td and f"⚑ {flags}" in td and f"{row['ratio']:.3f}" in td
         assert cell.fill.fill_type == "lightUp" and cell.fill.fgColor.rgb[-6:] == NO_VERDICT[0]
         assert cell.number_format == f'0.000" verdict withheld ({flags})"'
         return

@@ -93,6 +93,14 @@ def _modes(cell: CellData, checks: dict) -> tuple[CellModes | None, dict | None,
     return cell_modes, modes, at
 
 
+def modes_text(side: SideModes | None) -> str | None:
+    """A bimodal side's two modes where its median would be shown: "128.3 (n=6) | 182.6 (n=6)", each mode's
+    median and runs, low first (the split of stats/modes.py, as the BIMODAL flag's); None for any other side."""
+    if side is None or not side.bimodal:
+        return None
+    return " | ".join(f"{fmt_value(m.median)} (n={m.n})" for m in side.modes if m.median is not None)
+
+
 def _modes_are_drift(values: np.ndarray, d: Drift) -> bool:
     """True when a two-mode split coincides (>= 90% of runs) with a drift's before/after split."""
     if not d.drift or d.index is None:
@@ -168,6 +176,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         params=cell.params_key,
         metric=cell.metric, unit=cell.unit, higher_is_better=cell.higher_is_better, n_host=h.n, n_pod=p.n,
         host_median=_median(asc[h.env]), pod_median=_median(asc[p.env]),
+        host_modes=modes_text(cell_modes and cell_modes.host), pod_modes=modes_text(cell_modes and cell_modes.pod),
         host_tool_version=fl.version_text(h), pod_tool_version=fl.version_text(p),
         ratio=ratio, ci_low=lo, ci_high=hi, ci_method=method,
         hl_ratio=hl.estimate, hl_ci_low=hl.low, hl_ci_high=hl.high, p_value=p_value,

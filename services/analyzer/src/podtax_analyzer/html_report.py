@@ -100,12 +100,20 @@ def _legend(threshold: float) -> str:
             f'ratio, 95% interval, verdict and flags (⚑). Practical threshold: ±{threshold * 100:.1f}%.</p>')
 
 
+def _centre(median: float | None, modes: str | None) -> str:
+    """"median 130.2", or a BIMODAL side's two modes (CellComparison.host_modes) with the median between them."""
+    if modes:
+        return f"modes {modes} (median {fmt(median)}, between them)" if median is not None else f"modes {modes}"
+    return f"median {'—' if median is None else fmt(median)}"
+
+
 def _cell_detail(data: ReportData, c: CellComparison) -> str:
     pair = data.envs(c)
     runs = data.runs.get(c.id, [])
     series = [(side_label(env, pair), [r.value for r in runs if r.env == env]) for env in pair if env]
-    medians = ", ".join(f"{side_label(env, pair)} median {'—' if m is None else fmt(m)}"
-                        for env, m in zip(pair, (c.host_median, c.pod_median), strict=True) if env)
+    medians = ", ".join(f"{side_label(env, pair)} {_centre(m, modes)}"
+                        for env, m, modes in zip(pair, (c.host_median, c.pod_median), (c.host_modes, c.pod_modes),
+                                                 strict=True) if env)
     medians += (f" {_e(c.unit)}; {ratio_label(pair)} {_num(c.ratio)} "
                 f"(95% CI {_num(c.ci_low)} to {_num(c.ci_high)}, {_e(c.ci_method or 'no interval')})")
     flags = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in c.flag_details.items())
@@ -223,7 +231,8 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
                ", ".join(f"{c.get('node')} {c.get('score', 0):.1f}" for c in p["candidates"]), p["message"]]
               for p in data.placements]
     full = [[c.node, c.test, c.params, c.metric, c.unit, c.n_host, c.n_pod,
-             "—" if c.host_median is None else fmt(c.host_median), "—" if c.pod_median is None else fmt(c.pod_median),
+             c.host_modes or ("—" if c.host_median is None else fmt(c.host_median)),
+             c.pod_modes or ("—" if c.pod_median is None else fmt(c.pod_median)),
              _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
              c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
     legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())

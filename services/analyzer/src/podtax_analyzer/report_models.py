@@ -69,8 +69,16 @@ class CellComparison(BaseModel):
                                                              "test (pod-startup).")
     n_host: int = Field(ge=0, description="Runs of the baseline side (host for the pod tax).")
     n_pod: int = Field(ge=0, description="Runs of the candidate side (pod for the pod tax).")
-    host_median: float | None = Field(description="Median of the baseline side.")
-    pod_median: float | None = Field(description="Median of the candidate side.")
+    host_median: float | None = Field(description="Median of the baseline side; when that side is BIMODAL, a value "
+                                                  "between its two modes that few runs came near (see host_modes).")
+    pod_median: float | None = Field(description="Median of the candidate side; between its modes when BIMODAL (see "
+                                                 "pod_modes).")
+    host_modes: str | None = Field(None, description="When the baseline side is BIMODAL: its two modes as shown in "
+                                                     "place of its median, low first, each mode's median and runs: "
+                                                     "'128.3 (n=6) | 182.6 (n=6)' (modes.host has the figures); "
+                                                     "null for a side with one mode.")
+    pod_modes: str | None = Field(None, description="The candidate side's two modes when it is BIMODAL, as host_modes; "
+                                                    "null otherwise.")
     host_tool_version: str | None = Field(description="Tool, version and build of the baseline runs.")
     pod_tool_version: str | None = Field(description="Tool, version and build of the candidate runs.")
     ratio: float | None = Field(description="median(candidate) / median(baseline): pod/host, nomad/kubernetes; "

@@ -30,7 +30,8 @@ MATRIX_TITLE = "Ratio of medians (candidate/baseline) per test and node"
 TABLE_TITLE = "Comparison table"
 COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is better", "primary", "sides",
                       "n baseline (runs)", "n candidate (runs)", "baseline median (unit)", "candidate median (unit)",
-                      "ratio", "CI low (95%)", "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
+                      "baseline modes (BIMODAL)", "candidate modes (BIMODAL)", "ratio", "CI low (95%)",
+                      "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
                       "verdict", "flags", "flag details", "sentence", "caveat"]
 PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat"]
 RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
@@ -145,9 +146,9 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
     ws.append(_bold(ws, COMPARISON_HEADERS))
     for c in rep.cells:
         _append(ws, [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
-                     ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.ratio, c.ci_low,
-                     c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct, c.verdict, " ".join(c.flags),
-                     " ".join(c.flag_details.values()), c.sentence, caveat(c)])
+                     ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.host_modes,
+                     c.pod_modes, c.ratio, c.ci_low, c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct,
+                     c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence, caveat(c)])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:

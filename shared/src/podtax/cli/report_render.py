@@ -32,6 +32,7 @@ from podtax.sides import change_word
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
                  "inconclusive": "yellow", "not comparable": "dim"}
 FLAG_STYLE = "magenta"
+STACKED_MODES = " |\n"  # a BIMODAL side's two modes, one a line in the narrow layout
 
 
 def report_console() -> Console:
@@ -42,6 +43,13 @@ def _value(v: float | None) -> str:
     if v is None:
         return "—"
     return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _centre(c: dict[str, Any], side: str, sep: str = " | ") -> str:
+    """A side's median, or its two modes when that side is BIMODAL (the analyzer's host_modes/pod_modes:
+    "128.3 (n=6) | 182.6 (n=6)"; ``sep`` between them): its median lies between them, near no run."""
+    modes = c.get(f"{side}_modes")
+    return modes.replace(" | ", sep) if modes else _value(c[f"{side}_median"])
 
 
 def _p(c: dict[str, Any]) -> str:
@@ -119,8 +127,8 @@ def wide_table(view: ReportView, test: TestView, flag_sep: str = ", ") -> Table:
         t.add_column(name, justify=just, no_wrap=no_wrap)
     for r, w in zip(test.rows, who, strict=True):
         c = r.cell
-        t.add_row(f"#{r.number}", *([w] if any(who) else []), f"{c['n_host']} · {_value(c['host_median'])}",
-                  f"{c['n_pod']} · {_value(c['pod_median'])}", f"{_ratio(c)} {_ci(c)}".strip(), _effect(c),
+        t.add_row(f"#{r.number}", *([w] if any(who) else []), f"{c['n_host']} · {_centre(c, 'host')}",
+                  f"{c['n_pod']} · {_centre(c, 'pod')}", f"{_ratio(c)} {_ci(c)}".strip(), _effect(c),
                   _p(c), _verdict(c), _flags(c, flag_sep))
     return t
 
@@ -140,8 +148,8 @@ def stacked_table(view: ReportView, test: TestView) -> Table:
             who.append_text(_flags(c, " "))
         verdict = Text.assemble(_verdict(c), "\n", _effect(c), f"\np adj {_p(c)}")
         base, cand = side_names(c)
-        t.add_row(f"#{r.number}", who, f"{base} {c['n_host']} · {_value(c['host_median'])}\n"
-                                       f"{cand} {c['n_pod']} · {_value(c['pod_median'])}",
+        t.add_row(f"#{r.number}", who, f"{base} {c['n_host']} · {_centre(c, 'host', STACKED_MODES)}\n"
+                                       f"{cand} {c['n_pod']} · {_centre(c, 'pod', STACKED_MODES)}",
                   f"{_ratio(c)}\n{_ci(c)}".rstrip(), verdict)
     return t
 

@@ -59,6 +59,12 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:,.4g}"
 
 
+def _median(score: dict[str, Any]) -> str:
+    """A score's median, marked when its runs are BIMODAL: a value between the two modes, near no run."""
+    shown = _fmt(score["median"])
+    return f"{shown} (between 2 modes)" if "BIMODAL" in (score.get("flags") or []) else shown
+
+
 def scores(
     test: Annotated[str | None, typer.Option(help="Only this benchmark (template name).")] = None,
     node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
@@ -103,7 +109,7 @@ def scores(
             table.add_column(col, justify="right" if col in ("runs", "median") else "left")
         for r in sorted(group, key=lambda r: r["node"]):
             ci = f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)"
-            table.add_row(r["node"], str(r["n"]), _fmt(r["median"]), ci, r["updated_at"][:19].replace("T", " "),
+            table.add_row(r["node"], str(r["n"]), _median(r), ci, r["updated_at"][:19].replace("T", " "),
                           r["status"])
         out.print(table)
     ignored = sum(r["status"] != "used" for r in rows)
