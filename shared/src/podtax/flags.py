@@ -17,7 +17,7 @@ from __future__ import annotations
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "ERRORS", "LEFT_BEHIND", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
+         "SHORT", "ERRORS", "LOWER_BOUND", "LEFT_BEHIND", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
@@ -34,7 +34,10 @@ LEGEND = {
     "SHORT": "the tool stopped before doing the requested work",
     "ERRORS": "control-plane runs in which objects failed (never provisioned, bound or deleted): how many of how "
               "many, and what the first lacked; such a run has no makespan or wall time, and its per-object "
-              "figures are of the objects that finished",
+              "figures are of the objects that finished and of those given up while waiting (LOWER_BOUND)",
+    "LOWER_BOUND": "control-plane runs in which objects were given up while waiting: they count in a phase's "
+                   "percentiles at the time they were given up (they took longer), so a figure resting on them is "
+                   "a lower bound, shown as \"≥ value\": the true value is larger",
     "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
                    "(`podtax volumes cleanup --campaign <campaign>`)",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "

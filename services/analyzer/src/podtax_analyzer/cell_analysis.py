@@ -137,7 +137,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
-        "ERRORS": fl.errors(cell), "LEFT_BEHIND": fl.left_behind(cell),
+        "ERRORS": fl.errors(cell), "LOWER_BOUND": fl.lower_bound(cell), "LEFT_BEHIND": fl.left_behind(cell),
         "OUTLIERS": fl.outliers(cell, found, zs, group), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
@@ -182,6 +182,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         hl_ratio=hl.estimate, hl_ci_low=hl.low, hl_ci_high=hl.high, p_value=p_value,
         change_pct=None if ratio is None else (ratio - 1.0) * 100.0,
         flags=list(details), flag_details=details, modes=cell_modes, outliers=outliers, warnings=warnings,
+        host_lower_bound=bool(h.n_lower_bound), pod_lower_bound=bool(p.n_lower_bound),
     )
     return Analysis(cell, fields, details, outlier_at)
 

@@ -87,7 +87,8 @@ class Side:
     recorded); mismatch_example: one such flag text. n_params: runs whose log echoed other parameters than
     requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text. n_imported: runs
     whose raw log came from `podtax import` (raw_logs.imported_from), not from a run podtax made.
-    failures: failed and left-behind objects of the side's control-plane runs (Failures)."""
+    failures: failed and left-behind objects of the side's control-plane runs (Failures). n_lower_bound: runs
+    whose value of this metric is a lower bound (the timeline parser's LOWER_BOUND run flag names it)."""
 
     env: str
     values: np.ndarray
@@ -105,6 +106,7 @@ class Side:
     params_example: str | None = None
     n_imported: int = 0
     failures: Failures = field(default_factory=Failures)
+    n_lower_bound: int = 0
 
     @property
     def n(self) -> int:
@@ -167,7 +169,10 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        min(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))[1]) AS mismatch_example,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: {_PARAMS})) > 0) AS n_params,
        min(list_filter(r.flags, lambda f: {_PARAMS})[1]) AS params_example,
-       count(i.run_id) AS n_imported
+       count(i.run_id) AS n_imported,
+       count(*) FILTER (WHERE list_contains(string_split(regexp_extract(
+           list_filter(r.flags, lambda f: starts_with(f, 'LOWER_BOUND: '))[1], '^LOWER_BOUND: ([^;]*);', 1), ', '),
+           m.name)) AS n_lower_bound
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -249,6 +254,7 @@ def load_cells(
             n_params=int(res["n_params"][i]),
             params_example=_plain(res["params_example"][i]),
             n_imported=int(res["n_imported"][i]),
+            n_lower_bound=int(res["n_lower_bound"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

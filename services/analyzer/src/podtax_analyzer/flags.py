@@ -221,9 +221,29 @@ def errors(cell: CellData) -> str | None:
     if cell.metric.endswith(_WHOLE_RUN):
         return (f"{head} A run with failed objects has no makespan or wall time (it would time fewer objects than "
                 f"asked), so those runs are not in this cell.")
+    if cell.metric.endswith("_ms") and (cell.host.n_lower_bound or cell.pod.n_lower_bound):
+        return (f"{head} Objects given up while waiting count in this figure at the time they were given up (see "
+                f"LOWER_BOUND); objects that failed before the phase began (a refused create) are not in it.")
     if cell.metric.endswith("_ms"):  # per-object latencies, of the objects that finished
         return (f"{head} {'; '.join(never)}, so they look better than the backend was (the tail above all).")
     return head
+
+
+def lower_bound(cell: CellData) -> str | None:
+    """A side's median is a lower bound when some of its runs' values are (the parser's LOWER_BOUND run flag: the
+    figure counts objects given up while waiting at the time they were given up; they took longer)."""
+    sides = [s for s in (cell.host, cell.pod) if s.n_lower_bound]
+    if not sides:
+        return None
+    runs = " and ".join(f"{s.n_lower_bound} of the {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
+                        for s in sides)
+    least = " and ".join(f"the {side_name(s.env, cell.pair)} median is at least {fmt_value(float(np.median(s.values)))}"
+                         f" {cell.unit}" for s in sides)
+    ratio = ("" if not (cell.host.n and cell.pod.n) else "; the ratio is no bound either way" if len(sides) == 2
+             else "; the true ratio is at most the one shown" if sides[0] is cell.host
+             else "; the true ratio is at least the one shown")
+    return (f"Lower bound: in {runs}, {cell.metric} counts objects given up while waiting at the time they were "
+            f"given up (they took longer), so {least}: the true value is larger{ratio}.")
 
 
 def left_behind(cell: CellData) -> str | None:

@@ -231,8 +231,8 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
                ", ".join(f"{c.get('node')} {c.get('score', 0):.1f}" for c in p["candidates"]), p["message"]]
               for p in data.placements]
     full = [[c.node, c.test, c.params, c.metric, c.unit, c.n_host, c.n_pod,
-             c.host_modes or ("—" if c.host_median is None else fmt(c.host_median)),
-             c.pod_modes or ("—" if c.pod_median is None else fmt(c.pod_median)),
+             c.host_modes or ("—" if c.host_median is None else "≥ " * c.host_lower_bound + fmt(c.host_median)),
+             c.pod_modes or ("—" if c.pod_median is None else "≥ " * c.pod_lower_bound + fmt(c.pod_median)),
              _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
              c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
     legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())

@@ -48,6 +48,9 @@ class PhaseRow(BaseModel):
     n_candidate: int
     baseline_median: float | None = Field(description="Median over the baseline's runs (metric unit).")
     candidate_median: float | None
+    baseline_lower_bound: bool = Field(False, description="baseline_median is a lower bound (flag LOWER_BOUND: "
+                                                          "objects given up while waiting counted at that time).")
+    candidate_lower_bound: bool = Field(False, description="candidate_median is a lower bound, as baseline's.")
     ratio: float | None = Field(description="candidate / baseline (lower is faster for every phase metric).")
     ci_low: float | None
     ci_high: float | None
@@ -111,6 +114,7 @@ def _row(c: CellComparison, phase: str, statistic: str) -> PhaseRow:
         definitions=_definitions(c.test, phase, [e for e in (baseline, candidate) if e]), statistic=statistic,
         metric=c.metric, unit=c.unit, primary=c.primary, baseline=baseline, candidate=candidate,
         n_baseline=c.n_host, n_candidate=c.n_pod, baseline_median=c.host_median, candidate_median=c.pod_median,
+        baseline_lower_bound=c.host_lower_bound, candidate_lower_bound=c.pod_lower_bound,
         ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, verdict=c.verdict if candidate else None, flags=flags,
         note=_note(c, baseline, candidate, phase), cell=c.id)
 
@@ -140,6 +144,7 @@ def _objects_row(p50: PhaseRow, pooled: Pooled) -> PhaseRow | None:
         "n_baseline": base.objects if base else 0, "n_candidate": cand.objects if cand else 0,
         "baseline_median": base.p50_ms if base else None, "candidate_median": cand.p50_ms if cand else None,
         "ratio": None, "ci_low": None, "ci_high": None, "verdict": None, "flags": [], "cell": None,
+        "baseline_lower_bound": False, "candidate_lower_bound": False,
         "pooled": sides})
 
 

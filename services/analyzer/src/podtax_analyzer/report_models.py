@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
-                   "THROTTLED", "SHORT", "ERRORS", "LEFT_BEHIND", "OVERLAP", "VERSION_MISMATCH",
+                   "THROTTLED", "SHORT", "ERRORS", "LOWER_BOUND", "LEFT_BEHIND", "OVERLAP", "VERSION_MISMATCH",
                    "PARAMS_MISMATCH", "IMPORTED"]
 
 
@@ -107,6 +107,10 @@ class CellComparison(BaseModel):
     flags: list[FlagName] = Field(default_factory=list)
     flag_details: dict[str, str] = Field(default_factory=dict, description="Flag name -> explanation.")
     modes: CellModes | None = None
+    host_lower_bound: bool = Field(False, description="host_median is a lower bound (flag LOWER_BOUND): some of the "
+                                                      "side's control-plane runs counted objects given up while "
+                                                      "waiting at the time they were given up; shown as \"≥ value\".")
+    pod_lower_bound: bool = Field(False, description="pod_median is a lower bound, as host_lower_bound.")
     outliers: list[OutlierOut] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 

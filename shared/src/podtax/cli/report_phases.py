@@ -64,8 +64,9 @@ def _ratio(r: dict[str, Any]) -> str:
     return f"{r['ratio']:.3f}{ci}"
 
 
-def _side(n: int, median: float | None) -> str:
-    return f"{n} · {_value(median)}" if n else "—"
+def _side(n: int, median: float | None, lower_bound: bool = False) -> str:
+    """Runs · median; "≥ median" when it is a lower bound (LOWER_BOUND: objects given up counted at that time)."""
+    return f"{n} · {'≥ ' if lower_bound and median is not None else ''}{_value(median)}" if n else "—"
 
 
 def _pooled(r: dict[str, Any], env: str | None) -> str:
@@ -111,12 +112,13 @@ def _table(rows: list[dict[str, Any]]) -> Table:
                 cells += [Text(_pooled(r, cand), style="dim"), "", ""]
             t.add_row(*cells, "")
             continue
-        cells: list[Any] = [Text(phase, style="bold"), stat, _side(r["n_baseline"], r["baseline_median"])]
+        cells: list[Any] = [Text(phase, style="bold"), stat, _side(r["n_baseline"], r["baseline_median"],
+                                                                       r.get("baseline_lower_bound", False))]
         if cand:
             verdict = r["verdict"] or "—"
             if r["ratio"] is None and r["note"]:
                 verdict = "not comparable"
-            cells += [_side(r["n_candidate"], r["candidate_median"]), _ratio(r),
+            cells += [_side(r["n_candidate"], r["candidate_median"], r.get("candidate_lower_bound", False)), _ratio(r),
                       Text(verdict, style=VERDICT_STYLE.get(verdict, "dim"))]
         cells.append(Text(", ".join(r["flags"]), style="magenta"))
         t.add_row(*cells)
@@ -150,7 +152,8 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
         _print_definitions(con, group)
     con.print(Text("median = median over runs of each run's p50 per-object latency or of its makespan; "
                    "ratio = candidate median / baseline median with its 95% CI; bold = primary metric; "
-                   "objects · p50 · p99 = every object of every run pooled (descriptive, no ratio)",
+                   "objects · p50 · p99 = every object of every run pooled (descriptive, no ratio); "
+                   "≥ = a lower bound (LOWER_BOUND)",
                    style="dim"))
     for note in table.get("notes", []):
         con.print(Text(f"• {note}"), highlight=False)

@@ -49,7 +49,9 @@ def _centre(c: dict[str, Any], side: str, sep: str = " | ") -> str:
     """A side's median, or its two modes when that side is BIMODAL (the analyzer's host_modes/pod_modes:
     "128.3 (n=6) | 182.6 (n=6)"; ``sep`` between them): its median lies between them, near no run."""
     modes = c.get(f"{side}_modes")
-    return modes.replace(" | ", sep) if modes else _value(c[f"{side}_median"])
+    shown = modes.replace(" | ", sep) if modes else _value(c[f"{side}_median"])
+    # LOWER_BOUND: the side's runs counted objects given up while waiting at that time; the true value is larger
+    return f"≥ {shown}" if c.get(f"{side}_lower_bound") and c[f"{side}_median"] is not None else shown
 
 
 def _p(c: dict[str, Any]) -> str:

@@ -6,7 +6,13 @@ client's monotonic clock relative to the run's t0), and a closing ``summary`` li
 
 Per phase P with at least one object: ``P_p50_ms``, ``P_p95_ms``, ``P_p99_ms``, ``P_max_ms`` (per-object
 latency; percentiles interpolate linearly between order statistics, numpy's default) and
-``P_makespan_s`` (latest end minus earliest start over the objects that have the phase). Then
+``P_makespan_s`` (latest end minus earliest start over the objects that have the phase). An object the
+executor gave up on while waiting (an error and the end point ``given_up``: controlplane/common.py ``wait_for``)
+took at least ``given_up - start`` in each phase that had started and not ended by then: it counts in that
+phase's percentiles at that time, a lower bound, so a stuck tenth of the claims moves p95/p99/max up instead of
+leaving the survivors' tail. Every percentile whose value rests on such a time (it, or an interpolation with
+it, or an order statistic it could overtake) is named in the run flag ``LOWER_BOUND`` (the true value is
+larger). An object that failed otherwise (a 409 on create) has no time in the phase and stays out. Then
 ``objects_ok`` (objects without an error that reached every non-optional end point), ``errors``
 (the larger of the summary's count and the objects carrying an error), ``requests_per_object``
 (the client's own requests / objects in the log), ``server_requests_per_object`` (the API server's
@@ -34,6 +40,8 @@ TOOL = "timeline"
 FORMAT = 1
 PRIMARY: dict[str, str] = {"volume-churn": "provisioned_makespan_s", "pod-startup": "ready_p50_ms"}
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0))
+LOWER_BOUND = "LOWER_BOUND"
+GIVEN_UP = "given_up"  # the end point the runner records when it gives up waiting on an object (wait_for)
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,31 @@ def phase_latencies(timeline: Timeline) -> dict[str, list[tuple[str, float]]]:
     return {k: v for k, v in out.items() if v}
 
 
+def given_up_latencies(timeline: Timeline) -> dict[str, list[tuple[str, float]]]:
+    """Phase -> [(object name, seconds)] in log order for the objects given up while waiting in it: an error, the
+    end point `given_up`, the phase's start recorded by then and its end not. The seconds (given_up - start) are
+    a lower bound: the phase took longer. metrics_of counts them in the phases some object completed."""
+    out: dict[str, list[tuple[str, float]]] = {}
+    for obj in timeline.objects:
+        t = obj.t
+        if obj.error is None or GIVEN_UP not in t:
+            continue
+        for p in timeline.phases:
+            if p.start in t and t[p.start] <= t[GIVEN_UP] and not (p.end in t and t[p.end] <= t[GIVEN_UP]):
+                out.setdefault(p.name, []).append((obj.name, t[GIVEN_UP] - t[p.start]))
+    return out
+
+
+def rests_on_bound(values: Sequence[float], q: float, least_bound: float) -> bool:
+    """Whether the q-th percentile of sorted `values` may be larger in truth because some of them are lower
+    bounds, the least being `least_bound`: a bound at or below an order statistic the percentile uses can
+    overtake it (the percentile is then itself a lower bound); bounds above it cannot move it."""
+    pos = (len(values) - 1) * q / 100.0
+    lo = math.floor(pos)
+    used = values[min(lo + 1, len(values) - 1)] if pos > lo else values[lo]
+    return least_bound <= used
+
+
 def makespan(phase: ph.Phase, objects: Sequence[TimelineObject]) -> float | None:
     """Latest end minus earliest start over the objects that have both end points of the phase."""
     having = [o.t for o in objects if phase.start in o.t and phase.end in o.t]
@@ -216,13 +249,17 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
         first = f" (first error: {failed[0].name}: {failed[0].error})" if failed else ""
         raise ParseFailure("fatal", f"none of the {len(objects)} objects completed{first}")
     metrics = MetricList()
-    latencies = phase_latencies(timeline)
+    latencies, stuck = phase_latencies(timeline), given_up_latencies(timeline)
+    lower: list[str] = []
     for p in phases:
-        values = sorted(s for _, s in latencies.get(p.name, []))  # sorted once: percentile's sort is then linear
-        if not values:
+        if not latencies.get(p.name):  # a phase no object completed (consumer_running without consumers)
             continue
+        bounds = [s for _, s in stuck.get(p.name, [])]
+        values = sorted([s for _, s in latencies[p.name]] + bounds)  # sorted once: percentile's sort is linear
         for label, q in PERCENTILES:
             metrics.add(f"{p.name}_{label}_ms", percentile(values, q) * 1000.0, "ms", False)
+            if bounds and rests_on_bound(values, q, min(bounds)):
+                lower.append(f"{p.name}_{label}_ms")
         span = None if failed else makespan(p, objects)  # the time N objects took: not N minus the failed
         if span is not None:
             metrics.add(f"{p.name}_makespan_s", span, "s", False)
@@ -244,10 +281,21 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
         flags.append(f"ERRORS: {len(failed)} of {len(objects)} objects failed (first: {failed[0].name}: "
                      f"{failed[0].error}); the run's makespans and wall time are left out (they would time "
                      f"{len(objects) - len(failed)} objects, not {len(objects)})")
+    if lower:
+        flags.append(lower_bound_flag(lower, stuck))
     left = _count(summary, "left_behind")
     if left:
         flags.append(f"LEFT_BEHIND: {left} objects were not deleted; run `podtax volumes cleanup`")
     return metrics, flags
+
+
+def lower_bound_flag(metrics: list[str], stuck: Mapping[str, list[tuple[str, float]]]) -> str:
+    """The run flag naming the metrics that are lower bounds (the analyzer reads the names up to the `;`)."""
+    names = sorted({name for pairs in stuck.values() for name, _ in pairs})
+    phase, (first, seconds) = next((p, pairs[0]) for p, pairs in stuck.items())
+    return (f"{LOWER_BOUND}: {', '.join(metrics)}; these figures count {len(names)} object(s) given up while "
+            f"waiting at the time they were given up (first: {first}, {phase} {seconds:.1f} s), so each is a lower "
+            f"bound: the true value is larger")
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
