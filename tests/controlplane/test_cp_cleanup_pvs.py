@@ -68,8 +68,10 @@ def test_cleanup_deletes_or_names_the_pvs_of_gone_podtax_claims(kubesim_factory:
         policy = "Retain" if claim == RETAINED else "Delete"
         assert f"still present: persistentvolume {pvs[claim]} (Released; reclaim policy {policy}) of claim " \
             f"default/{claim}, which is gone" in err, err
-        assert "its campaign cannot be told (a PV carries no labels); `podtax volumes cleanup` without --campaign " \
-            "removes it" in err
+        assert f"--campaign leaves it, as which campaign it was cannot be told (a PV carries no labels, and its " \
+            f"claim's name holds only a hash of the run id, which is one-way); remove it alone with `kubectl delete " \
+            f"persistentvolume {pvs[claim]}`, or with every podtax leftover in namespace default, of any campaign, " \
+            f"with `podtax volumes cleanup --backend kubernetes --namespace default` (same --kubeconfig; " in err, err
     assert f"kubernetes: removed {len(removed)} object(s)" + (f", {len(stays)} still present" if stays else "") in out
     left = sorted(pv["spec"]["claimRef"]["name"] for pv in sim.objects("persistentvolumes"))
     assert (RETAINED in left) if stays else left == []  # (the slow one's provisioner may be done by now)
@@ -92,3 +94,19 @@ def test_a_cleanup_counts_no_request_of_the_run(kubesim_factory: Any) -> None:
     out = cleanup.kubernetes(Kube(sim.api_client(), timeline), None, common.selector(), wait_s=5)
     assert len(out.names) == 2 and out.left == 0  # it did its work...
     assert sum(timeline.requests.values()) == 0, timeline.requests  # ...and counted none of it
+
+
+def test_the_command_named_for_a_pv_of_unknown_campaign_removes_it(kubesim_factory: Any,
+                                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    """--campaign cannot tell a gone claim's campaign (its name holds sha1(run id)[:10], one-way; the namespace is
+    shared): it leaves the PVs and names the command that removes them; that command, as printed, does."""
+    sim = released(kubesim_factory, "2")
+    kubeconfig = ["--kubeconfig", str(sim.kubeconfig)]
+    assert cli(["volumes", "cleanup", "--backend", "kubernetes", "--campaign", "old", *kubeconfig]) == 1
+    err = capfd.readouterr().err
+    named = {line.split("`podtax ", 1)[1].split("`", 1)[0] for line in err.splitlines() if "`podtax " in line}
+    assert named == {"volumes cleanup --backend kubernetes --namespace default"}, err
+    retained = pv_of(sim, RETAINED)  # (the other one's provisioner may be done by now)
+    assert sim.get("persistentvolumes", retained) is not None  # nothing deleted that is not provably the campaign's
+    assert cli([*named.pop().split(), *kubeconfig]) == 0
+    sim.wait_for(lambda: sim.objects("persistentvolumes") == [])

@@ -93,6 +93,20 @@ def _why(pv: Obj) -> str:
             f" of claim {ref.get('namespace')}/{ref.get('name')}")
 
 
+def _unsure(pv: Obj) -> str:
+    """Why --campaign leaves a PV whose podtax claim is gone, and the commands that remove it. Its campaign
+    cannot be told: a PV carries no labels, its claimRef holds only the claim's name and namespace, the name's
+    token is sha1(run id)[:10] (Context.name, one-way; the run ids live in the runner's plan, not on the
+    cluster) and the namespace is the runner's, shared by every campaign."""
+    ref = (pv.get("spec") or {}).get("claimRef") or {}
+    return (f"{_why(pv)}, which is gone: --campaign leaves it, as which campaign it was cannot be told (a PV carries "
+            f"no labels, and its claim's name holds only a hash of the run id, which is one-way); remove it alone "
+            f"with `kubectl delete persistentvolume {pv['metadata']['name']}`, or with every podtax leftover in "
+            f"namespace {ref.get('namespace')}, of any campaign, with `podtax volumes cleanup --backend kubernetes "
+            f"--namespace {ref.get('namespace')}` (same --kubeconfig; it also deletes the claims and pods of "
+            f"control-plane runs in progress there, so run it when none is)")
+
+
 def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float = 30,
                volumes: Collection[str] = ()) -> Removed:
     """Delete pods and claims matching `selector` (in `namespace`, or everywhere) and the PVs left of such
@@ -124,8 +138,7 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
             ref = pv["spec"]["claimRef"]
             out.names.append(f"persistentvolume {pv['metadata']['name']} (of claim {ref['namespace']}/{ref['name']}, "
                              "which was gone)")
-    out.remaining = [f"{_why(pv)}, which is gone: its campaign cannot be told (a PV carries no labels); "
-                     "`podtax volumes cleanup` without --campaign removes it" for pv in unsure]
+    out.remaining = [_unsure(pv) for pv in unsure]
     deadline = time.monotonic() + wait_s
     while True:
         left = (len(_items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector))
