@@ -12,6 +12,7 @@ from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from podtax import events
 from podtax.cli.main import main
@@ -132,6 +133,7 @@ def test_a_stuck_claim_of_a_real_run_is_a_lower_bound_in_the_stored_result_and_r
             assert main(["report", "lb", "--all-metrics", "--api", url]) == 0
         with redirect_stdout(io.StringIO()):
             assert main(["report", "lb", "--html", str(tmp_path / "lb.html"), "--api", url]) == 0
+        rows = httpx.get(f"{url}/api/campaigns/lb/phase-table").json()["rows"]
     store.close()
     for metric in ("bound_p99_ms", "bound_max_ms", "provisioned_max_ms"):
         assert "LOWER_BOUND" in cells[metric]["flags"], (metric, cells[metric]["flags"])
@@ -140,3 +142,8 @@ def test_a_stuck_claim_of_a_real_run_is_a_lower_bound_in_the_stored_result_and_r
     assert "LOWER_BOUND" not in cells["bound_p50_ms"]["flags"] and not cells["bound_p50_ms"]["host_lower_bound"]
     assert f"≥ {cells['bound_max_ms']['host_median']:,.0f}" in table.getvalue(), table.getvalue()
     assert (tmp_path / "lb.html").read_text().count("≥ ") >= 3  # the full table: bound_p99, bound_max, provisioned_max
+    # the phase table's pooled row (every object of every run) counts the stuck claim too, as a lower bound
+    pooled = next(r["pooled"]["kubernetes"] for r in rows if r["phase"] == "bound" and r["statistic"] == "objects")
+    assert pooled["objects"] == 12 and pooled["p99_lower_bound"] and not pooled["p50_lower_bound"], pooled
+    assert pooled["p99_ms"] > 5_000, pooled  # was the survivors' ~10 ms
+    assert f"12 · {pooled['p50_ms']:,.4g} · ≥ {pooled['p99_ms']:,.0f}" in table.getvalue(), table.getvalue()

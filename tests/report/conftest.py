@@ -69,7 +69,8 @@ def insert_control_plane(con, name: str = "cp", objects: int = 5) -> int:
             for ph in phases:
                 rows.append((run_id, name, "local", "node-1", env, env, "volume-churn", key, f"obj-{k}", ph,
                              0.01 * k, float(rng.lognormal(-3, 0.3))))
-    con.executemany("INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    con.executemany("INSERT INTO phases (run_id, campaign, cluster, node, env, backend, test, params_key, object, "
+                    "phase, start_s, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     return len(rows)
 
 

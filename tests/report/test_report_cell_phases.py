@@ -42,7 +42,8 @@ def _insert_phases(con, campaign: str, test: str, latency) -> None:
                 if s is not None:
                     rows.append((run_id, campaign, "local", "node-1", env, env, test, key, f"obj-{k}", phase,
                                  0.01 * k, s))
-    con.executemany("INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    con.executemany("INSERT INTO phases (run_id, campaign, cluster, node, env, backend, test, params_key, object, "
+                    "phase, start_s, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def insert_pod_startup(con) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.phase_table import PhaseTable, phase_latencies, phase_table, pooled_objects
@@ -25,6 +25,8 @@ class PhaseLatency(BaseModel):
     phase: str
     start_s: float
     latency_s: float
+    lower_bound: bool = Field(False, description="An object given up while waiting: latency_s is the time until "
+                                                 "then, and the phase took longer.")
     status: str | None
 
 

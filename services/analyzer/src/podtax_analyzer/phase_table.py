@@ -10,6 +10,7 @@ phase) gets a row that says so instead of a ratio. Per-object latencies are in t
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import duckdb
@@ -26,6 +27,10 @@ class PooledSide(BaseModel):
     objects: int = Field(description="Objects of the side's successful runs that have the phase.")
     p50_ms: float = Field(description="Median per-object latency over all those objects (ms).")
     p99_ms: float = Field(description="99th percentile over all those objects (ms), linear interpolation.")
+    p50_lower_bound: bool = Field(False, description="p50_ms rests on objects given up while waiting, counted at the "
+                                                     "time they were given up (the phases table's lower_bound rows): "
+                                                     "a lower bound, shown as \"≥ value\".")
+    p99_lower_bound: bool = Field(False, description="p99_ms is a lower bound, as p50_lower_bound.")
 
 
 class PhaseRow(BaseModel):
@@ -122,15 +127,29 @@ def _row(c: CellComparison, phase: str, statistic: str) -> PhaseRow:
 Pooled = dict[tuple[str, str, str, str, str, str], PooledSide]  # (cluster, node, test, params, phase, env)
 
 
+def _rests_on_bound(n: int, below: int | None, q: float) -> bool:
+    """Whether the q-th percentile of n values may be larger in truth: `below` values lie under the least lower
+    bound (None: no bound), which can overtake the order statistic the percentile uses (parsers/timeline.py)."""
+    return below is not None and below <= math.ceil((n - 1) * q / 100.0)
+
+
 def pooled_objects(con: duckdb.DuckDBPyConnection, campaign: str) -> Pooled:
-    """Per side and phase, the distribution of every object of the campaign's successful runs."""
+    """Per side and phase, the distribution of every object of the campaign's successful runs, those given up
+    while waiting included at the time they were given up (lower bounds, as in the parser's percentiles)."""
     rows = con.execute("""
-        SELECT p.cluster, p.node, p.test, p.params_key, p.phase, p.env, count(*),
-               quantile_cont(p.latency_s, 0.5) * 1000, quantile_cont(p.latency_s, 0.99) * 1000
-        FROM phases p JOIN runs r USING (run_id)
-        WHERE p.campaign = $campaign AND r.status = 'ok'
-        GROUP BY ALL""", {"campaign": campaign}).fetchall()
-    return {tuple(r[:6]): PooledSide(objects=r[6], p50_ms=r[7], p99_ms=r[8]) for r in rows}
+        WITH o AS (
+            SELECT p.cluster, p.node, p.test, p.params_key, p.phase, p.env, p.latency_s, p.lower_bound,
+                   min(p.latency_s) FILTER (WHERE p.lower_bound)
+                       OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase, p.env) AS least
+            FROM phases p JOIN runs r USING (run_id)
+            WHERE p.campaign = $campaign AND r.status = 'ok')
+        SELECT cluster, node, test, params_key, phase, env, count(*),
+               quantile_cont(latency_s, 0.5) * 1000, quantile_cont(latency_s, 0.99) * 1000,
+               CASE WHEN bool_or(lower_bound) THEN count(*) FILTER (WHERE latency_s < least) END
+        FROM o GROUP BY ALL""", {"campaign": campaign}).fetchall()
+    return {tuple(r[:6]): PooledSide(objects=r[6], p50_ms=r[7], p99_ms=r[8],
+                                     p50_lower_bound=_rests_on_bound(r[6], r[9], 50.0),
+                                     p99_lower_bound=_rests_on_bound(r[6], r[9], 99.0)) for r in rows}
 
 
 def _objects_row(p50: PhaseRow, pooled: Pooled) -> PhaseRow | None:
@@ -173,7 +192,7 @@ def phase_latencies(con: duckdb.DuckDBPyConnection, campaign: str, *, phase: str
     """Per-object latencies of a campaign's control-plane runs (the phases table), run order."""
     cur = con.execute("""
         SELECT p.run_id, p.cluster, p.node, p.env, p.backend, p.test, p.params_key AS params, p.object,
-               p.phase, p.start_s, p.latency_s, r.status
+               p.phase, p.start_s, p.latency_s, p.lower_bound, r.status
         FROM phases p LEFT JOIN runs r USING (run_id)
         WHERE p.campaign = $campaign AND ($phase::varchar IS NULL OR p.phase = $phase)
           AND ($env::varchar IS NULL OR p.env = $env)

@@ -2,8 +2,10 @@
 
 When the raw log of a control-plane run is stored, its timeline is read with the parser's own
 functions and every (object, phase) latency becomes a row of the ``phases`` table, in the same
-transaction. A timeline the parser refuses adds no row here (the parser service records why the
-run failed); the raw log itself is always kept. Per-run metrics arrive as results, like any test's.
+transaction. As in the parser's percentiles, an object given up while waiting adds a row for each phase it
+was waiting in (that another object of the run completed) with ``lower_bound`` true: its latency is the time
+until it was given up, and it took longer. A timeline the parser refuses adds no row here (the parser service
+records why the run failed); the raw log itself is always kept. Per-run metrics arrive as results, like any test's.
 Rows are built column by column (a 10,000-object run is 60,000 rows).
 """
 
@@ -23,8 +25,8 @@ from podtax.provenance import split as split_provenance
 from podtax.templates import params_key
 
 RUN_COLUMNS = ("run_id", "campaign", "cluster", "node", "env", "backend", "test", "params_key")
-COLUMNS = (*RUN_COLUMNS, "object", "phase", "start_s", "latency_s")
-TYPES = ("varchar",) * 10 + ("double", "double")
+COLUMNS = (*RUN_COLUMNS, "object", "phase", "start_s", "latency_s", "lower_bound")
+TYPES = ("varchar",) * 10 + ("double", "double", "boolean")
 
 
 @dataclass
@@ -36,9 +38,17 @@ class PhaseColumns:
     phase: list[str] = field(default_factory=list)
     start_s: list[float] = field(default_factory=list)
     latency_s: list[float] = field(default_factory=list)
+    lower_bound: list[bool] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.object)
+
+    def add(self, obj: str, phase: str, start_s: float, latency_s: float, lower_bound: bool) -> None:
+        self.object.append(obj)
+        self.phase.append(phase)
+        self.start_s.append(start_s)
+        self.latency_s.append(latency_s)
+        self.lower_bound.append(lower_bound)
 
 
 def phase_rows(log: events.RawLog) -> PhaseColumns | None:
@@ -67,6 +77,14 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
                 out.phase.append(p.name)
                 out.start_s.append(t[p.start])
                 out.latency_s.append(t[p.end] - t[p.start])
+    out.lower_bound = [False] * len(out)
+    done = set(out.phase)
+    starts = {p.name: p.start for p in timeline.phases}
+    times = {o.name: o.t for o in timeline.objects}
+    for phase, pairs in tl.given_up_latencies(timeline).items():
+        if phase in done:  # as the parser: only in a phase some object completed
+            for name, seconds in pairs:
+                out.add(name, phase, times[name][starts[phase]], seconds, True)
     return out
 
 
@@ -82,6 +100,7 @@ def insert_phases(con: duckdb.DuckDBPyConnection, runs: Iterable[PhaseColumns | 
     columns["phase"] = np.array([x for r in runs for x in r.phase], dtype=object)
     columns["start_s"] = np.concatenate([np.asarray(r.start_s, dtype=float) for r in runs])
     columns["latency_s"] = np.concatenate([np.asarray(r.latency_s, dtype=float) for r in runs])
+    columns["lower_bound"] = np.concatenate([np.asarray(r.lower_bound, dtype=bool) for r in runs])
     con.register("batch_phases", columns)
     try:
         casts = ", ".join(f"CAST({c} AS {t})" for c, t in zip(COLUMNS, TYPES, strict=True))

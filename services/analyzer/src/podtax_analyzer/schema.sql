@@ -109,5 +109,7 @@ CREATE TABLE IF NOT EXISTS phases (
     phase       VARCHAR NOT NULL,            -- accepted, provisioned, bound, deleted, ... (podtax.phases)
     start_s     DOUBLE NOT NULL,             -- the phase's start, seconds after the run's t0
     latency_s   DOUBLE NOT NULL,
+    lower_bound BOOLEAN NOT NULL DEFAULT false, -- an object given up while waiting: latency_s is until then
     PRIMARY KEY (run_id, object, phase)
 );
+ALTER TABLE phases ADD COLUMN IF NOT EXISTS lower_bound BOOLEAN DEFAULT false;  -- files made before it

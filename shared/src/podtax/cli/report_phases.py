@@ -71,7 +71,10 @@ def _side(n: int, median: float | None, lower_bound: bool = False) -> str:
 
 def _pooled(r: dict[str, Any], env: str | None) -> str:
     side = (r.get("pooled") or {}).get(env or "")
-    return f"{side['objects']} · {_value(side['p50_ms'])} · {_value(side['p99_ms'])}" if side else "—"
+    if not side:
+        return "—"
+    p50, p99 = ("≥ " * bool(side.get(f"{q}_lower_bound")) + _value(side[f"{q}_ms"]) for q in ("p50", "p99"))
+    return f"{side['objects']} · {p50} · {p99}"
 
 
 def _groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:
