@@ -274,3 +274,33 @@ def is_primary_metric(test: str, params: str, metric: str) -> bool:
         return template.primary_metric(parsed) == metric
     except Exception:  # noqa: BLE001 - a template that cannot name its metric has no primary one here
         return False
+
+
+# Metrics whose value the requested parameters set rather than the run measures: (test, metric) -> (the parameter
+# that sets it when given and not 0, another that must then be 0 or the run may end first). sysbench cpu stops at
+# `--events=N`: a run that did its work counted N events (one that stopped at `--time` first is flagged SHORT),
+# so the count compares nothing; with events=0 the run lasts `--time` and its count is a throughput. sysbench
+# memory stops at `--memory-total-size` unless `--time` ends it first: its counts are set only with time=0.
+SET_BY_PARAMS: dict[tuple[str, str], tuple[str, str | None]] = {
+    ("sysbench-cpu", "events"): ("events", None),
+    ("sysbench-memory", "events"): ("total_size", "time"),
+    ("sysbench-memory", "operations"): ("total_size", "time"),
+    ("sysbench-memory", "mib_transferred"): ("total_size", "time"),
+}
+
+
+def set_by_params(test: str, params: str, metric: str) -> str | None:
+    """The requested parameters that set `metric` in every run ("events=10000"), or None when the run measures
+    it. `params`: the cell's `k=v k=v` as requested (podtax's runs name every parameter; an import manifest's
+    row names those it gives, and one it leaves out sets nothing here)."""
+    rule = SET_BY_PARAMS.get((test, metric))
+    if rule is None:
+        return None
+    try:
+        given = parse_params(params)
+    except ValueError:
+        return None
+    name, unless = rule
+    if given.get(name) in (None, 0, "0") or (unless is not None and given.get(unless) != 0):
+        return None
+    return f"{name}={given[name]}" + (f" {unless}=0" if unless else "")

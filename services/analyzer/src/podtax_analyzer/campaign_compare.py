@@ -41,11 +41,12 @@ from podtax_analyzer import flags as fl
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.multiple import adjust
-from podtax_analyzer.stats.verdict import ALPHA, FASTER, NO_DIFFERENCE, SLOWER, decide
+from podtax_analyzer.stats.verdict import ALPHA, FASTER, NO_DIFFERENCE, SET_BY_PARAMS, SLOWER, decide
 from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of, side_name
 
 BOOTSTRAP = 4000
-ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive", "not comparable"]
+ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive", "not comparable",
+                        "set by the parameters"]
 _WORDS = {FASTER: "improved", SLOWER: "worsened", NO_DIFFERENCE: NO_DIFFERENCE}
 
 
@@ -293,7 +294,9 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         usable = all(len(v.get(e, [])) > 0 for v in (vb, vn) for e in pair)
         too_few = _too_few({base: vb, new: vn}, one or list(pair), pair)
         figures: tuple[float | None, float | None] = (b.ratio, n.ratio)
-        if one:
+        # a metric the parameters fix (the report's verdict): nothing to compare, in no family
+        fixed = next(((SET_BY_PARAMS, c.sentence) for c in (b, n) if c.verdict == SET_BY_PARAMS), None)
+        if one and not fixed:
             figures = (float(np.median(vb[one[0]])), float(np.median(vn[one[0]])))
             est = bootstrap_median_change(vb[one[0]], vn[one[0]], seed=cell_seed)
         elif b.ratio is not None and n.ratio is not None and usable:
@@ -302,7 +305,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             est.update(diff_ci_low=None, diff_ci_high=None, change_ci_low=None, change_ci_high=None, p_value=None)
         rows.append(dict(
             compared=what, base_value=figures[0], new_value=figures[1], too_few=too_few,
-            unchanged=None if one else _no_change(b, n, vb, vn, (base, new), what),
+            unchanged=fixed or (None if one else _no_change(b, n, vb, vn, (base, new), what)),
             id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
             metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,
             base_cell=b.id, new_cell=n.id, n_base=b.n_host + b.n_pod, n_new=n.n_host + n.n_pod,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import duckdb
 import numpy as np
+from podtax import templates
 
 from podtax_analyzer import flags as fl
 from podtax_analyzer.celldata import CellData, run_ids_at
@@ -24,6 +25,7 @@ from podtax_analyzer.stats.verdict import (
     INCONCLUSIVE,
     NO_DIFFERENCE,
     NOT_COMPARABLE,
+    SET_BY_PARAMS,
     SLOWER,
     change_phrase,
     decide,
@@ -42,6 +44,7 @@ class Analysis:
     fields: dict = field(default_factory=dict)
     flag_details: dict[str, str] = field(default_factory=dict)
     outlier_at: list[tuple[str, int]] = field(default_factory=list)
+    set_by: str | None = None  # the parameters that fix the metric (templates.set_by_params): no verdict
 
 
 def _median(x: np.ndarray) -> float | None:
@@ -147,8 +150,10 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
             details[name] = candidates[name]
     ratio = lo = hi = method = p_value = None
     hl = RatioCI(None, None, None, 0.95, "hodges-lehmann", False)
-    # one rule for every flag that withholds the ratio (podtax.flags.WITHHOLD_RATIO): nothing is estimated
-    if h.n and p.n and not details.keys() & fl.WITHHOLD_RATIO:
+    set_by = templates.set_by_params(cell.test, cell.params_key, cell.metric)
+    # one rule for every flag that withholds the ratio (podtax.flags.WITHHOLD_RATIO), and for a metric the
+    # parameters fix: nothing is estimated
+    if h.n and p.n and not details.keys() & fl.WITHHOLD_RATIO and not set_by:
         rng = np.random.default_rng([seed, int(cell.id, 16)])
         hs, ps = asc[h.env], asc[p.env]
         bca = bca_ratio_of_medians(hs, ps, rng=rng, presorted=True)
@@ -184,7 +189,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         flags=list(details), flag_details=details, modes=cell_modes, outliers=outliers, warnings=warnings,
         host_lower_bound=bool(h.n_lower_bound), pod_lower_bound=bool(p.n_lower_bound),
     )
-    return Analysis(cell, fields, details, outlier_at)
+    return Analysis(cell, fields, details, outlier_at, set_by)
 
 
 def fill_run_ids(con: duckdb.DuckDBPyConnection, analyses: list[Analysis]) -> None:
@@ -266,6 +271,16 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
             f"{interval} ({sides}).")
 
 
+def _set_by_sentence(f: dict, set_by: str) -> str:
+    pair = (f["baseline"], f["candidate"])
+    medians = (f["host_median"], f["pod_median"])
+    sides = " and ".join(f"{side_name(env, pair)} {fmt_value(m)}" for env, m in zip(pair, medians, strict=True)
+                         if m is not None)
+    return (f"Set by the parameters: {set_by} fixes {f['metric']} in every run that did its work (median "
+            f"{sides} {f['unit']}), so it measures nothing to compare: no ratio or verdict; the run's speed is in "
+            f"its other metrics.")
+
+
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
              other_params: str | None = None) -> CellComparison:
     """The cell's verdict and sentence. ``other_params``: flags.other_params' sentence when the two sides ran
@@ -284,4 +299,6 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
         f["sentence"] = f"Not comparable: {other_params[0].lower()}{other_params[1:]}"
     if f["verdict"] == NOT_COMPARABLE and (absent := fl.absent_phase(a.cell)):
         f["sentence"] = absent
+    if a.set_by and (f["n_host"] or f["n_pod"]):  # one side or two: nothing to compare, in this or another campaign
+        f["verdict"], f["sentence"] = SET_BY_PARAMS, _set_by_sentence(f, a.set_by)
     return CellComparison(**f)

@@ -8,7 +8,8 @@ from typing import Literal
 from podtax import templates
 from pydantic import BaseModel, Field, model_validator
 
-Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable"]
+Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable",
+                  "set by the parameters"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
                    "THROTTLED", "SHORT", "ERRORS", "LOWER_BOUND", "LEFT_BEHIND", "OVERLAP", "VERSION_MISMATCH",
                    "PARAMS_MISMATCH", "IMPORTED"]
@@ -99,7 +100,9 @@ class CellComparison(BaseModel):
                                               "family.")
     p_adjusted: float | None = Field(description="p_value after the campaign-wide correction (Holm or BH within "
                                                  "its family); null when p_value is.")
-    verdict: Verdict
+    verdict: Verdict = Field(description="'set by the parameters' for a metric the requested parameters fix in "
+                                         "every run (sysbench's events under events=N: "
+                                         "podtax.templates.set_by_params): no ratio, interval or p-value.")
     change_pct: float | None = Field(description="(ratio - 1) * 100: the candidate's median relative to the "
                                                  "baseline's, in the metric's own direction (positive = higher "
                                                  "value).")

@@ -29,7 +29,7 @@ import numpy as np
 
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.stats.outliers import is_second_group
-from podtax_analyzer.stats.verdict import change_phrase
+from podtax_analyzer.stats.verdict import SET_BY_PARAMS, change_phrase
 from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
 
 TOLERATED = frozenset({"OUTLIERS"})
@@ -71,6 +71,8 @@ def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[
     named = [f"{f} mixed with runs podtax made" if f == IMPORTED else f for f in c.flags if f not in ok]
     if second_group(c):
         named.append("OUTLIERS: a second group of runs")
+    if c.verdict == SET_BY_PARAMS:  # the parameters fix the metric: nothing to compare
+        return [SET_BY_PARAMS, *named]
     if c.verdict == "not comparable":  # runs on one side only
         return ["not comparable", *named]
     return named or ["no interval"]

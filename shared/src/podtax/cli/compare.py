@@ -23,7 +23,7 @@ from podtax.cli.export import fetch
 
 NO_COMMON_CELL = 3  # exit status: the campaigns share no (node, test, params, metric), nothing was compared
 STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
-         "inconclusive": "yellow", "not comparable": "dim"}
+         "inconclusive": "yellow", "not comparable": "dim", "set by the parameters": "default"}
 
 
 def _r(v: float | None, signed: bool = False, ratio: bool = True) -> str:

@@ -30,7 +30,7 @@ from podtax.flags import BLOCKING, LEGEND, ORDER
 from podtax.sides import change_word
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
-                 "inconclusive": "yellow", "not comparable": "dim"}
+                 "inconclusive": "yellow", "not comparable": "dim", "set by the parameters": ""}
 FLAG_STYLE = "magenta"
 STACKED_MODES = " |\n"  # a BIMODAL side's two modes, one a line in the narrow layout
 

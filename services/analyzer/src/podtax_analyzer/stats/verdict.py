@@ -20,6 +20,9 @@ alpha = 0.05):
   is no interval at all.
 - ``not comparable``: the cell has no two sides (no runs on one, or a one-sided test such as
   pod-startup); set by cell_analysis.finalize, as no ratio can exist.
+- ``set by the parameters``: the requested parameters fix the metric's value in every run
+  (podtax.templates.set_by_params: sysbench's event count under `--events=N`), so there is nothing to
+  compare: no ratio, interval or p-value (the cell is in no correction family); set by cell_analysis.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ SLOWER = "slower"
 NO_DIFFERENCE = "no detectable difference"
 INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"  # a cell without runs on both sides: no ratio can exist (cell_analysis)
-VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, INCONCLUSIVE, NOT_COMPARABLE)
+SET_BY_PARAMS = "set by the parameters"  # the parameters fix the metric (podtax.templates.set_by_params)
+VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, INCONCLUSIVE, NOT_COMPARABLE, SET_BY_PARAMS)
 ALPHA = 0.05
 
 
