@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+from podtax import events
 
 T0 = datetime(2025, 1, 6, 8, 0, tzinfo=UTC)
 RUN_COLUMNS = {
@@ -171,3 +172,23 @@ def result_event(run_id: str, campaign: str, node: str, env: str, value: float, 
                                                higher_is_better=higher_is_better)],
                         started_at=start, ended_at=start + timedelta(seconds=10))
     return events.result(res, "test")
+
+
+def sysbench_results(campaign: str, host: list[float], pod: list[float], *, node: str = "node-1",
+                     tool_version: str = "1.0.20", run_prefix: str | None = None, t0: datetime = T0,
+                     checked: bool = True) -> list[events.Envelope]:
+    """Result events of a sysbench-cpu cell (events_per_second), host runs then pod runs, 2 minutes apart.
+    ``checked=False`` builds the runs unchecked (model_construct), as a store written before names on the
+    bus were checked may hold them."""
+    out: list[events.Envelope] = []
+    for i, (env, value) in enumerate([("host", v) for v in host] + [("kubernetes", v) for v in pod]):
+        fields = dict(run_id=f"{run_prefix or campaign}-{i}", campaign=campaign, node=node, env=env,
+                      test="sysbench-cpu", params={"threads": 1}, cluster="local", attempt=1, timeout_s=600)
+        run = events.RunSpec(**fields) if checked else events.RunSpec.model_construct(**fields, sequence=0)
+        start = t0 + timedelta(minutes=2 * i)
+        res = events.Result(run=run, tool="sysbench", tool_version=tool_version, parser_version="1",
+                            metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
+                                                   higher_is_better=True)],
+                            started_at=start, ended_at=start + timedelta(seconds=10))
+        out.append(events.result(res, "test"))
+    return out

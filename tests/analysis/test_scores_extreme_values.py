@@ -5,7 +5,7 @@ publication failed and was retried forever, so the scheduler and the runner got 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,21 +16,13 @@ from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
 
+from tests.analysis.analysis_synth import sysbench_results
+
 T0 = datetime(2025, 1, 6, 8, tzinfo=UTC)
 
 
-def result_events(campaign: str, node: str, host: list[float], pod: list[float]) -> list[events.ResultV1]:
-    out = []
-    for i, (env, value) in enumerate([("host", v) for v in host] + [("kubernetes", v) for v in pod]):
-        run = events.RunSpec(run_id=f"{campaign}-{i}", campaign=campaign, node=node, env=env, test="sysbench-cpu",
-                             params={"threads": 1})
-        start = T0 + timedelta(minutes=2 * i)
-        res = events.Result(run=run, tool="sysbench", tool_version="1.0.20", parser_version="1",
-                            metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
-                                                   higher_is_better=True)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
-    return out
+def result_events(campaign: str, node: str, host: list[float], pod: list[float]) -> list[events.Envelope]:
+    return sysbench_results(campaign, host, pod, node=node, t0=T0)
 
 
 @pytest.fixture

