@@ -1,6 +1,8 @@
 """`podtax volumes cleanup` and PVs whose podtax claim is gone (audit i, finding 8: 7 Released PVs of
 podtax-runs/podtax-vc-*-0013 stayed while the command printed "removed 0 object(s)" and exited 0): it
-deletes them, or says which stay and why, and never reports nothing left while they remain."""
+deletes them, or says which stay and why, and never reports nothing left while they remain. With --campaign C it
+deletes those whose claim's name carries C's token (common.object_name) and says those of the old naming, which
+carry none."""
 
 from __future__ import annotations
 
@@ -11,12 +13,15 @@ from kubernetes import client
 from kubernetes import config as kconfig
 from podtax.cli.main import main as cli
 from podtax_runner.controlplane import cleanup, common
+from podtax_runner.controlplane.common import object_name
 from podtax_runner.controlplane.kubeapi import Kube
 from podtax_runner.controlplane.timeline import Timeline
 
 from tests.controlplane.conftest import CLASS, cluster
 
-RETAINED, SLOW = "podtax-vc-0123456789-0001", "podtax-vc-0123456789-0002"
+RETAINED, SLOW = "podtax-vc-0123456789-0001", "podtax-vc-0123456789-0002"  # the old naming: no campaign token
+OF_A, OF_B = object_name("vc", "camp-a", "camp-a/r1", 3), object_name("vc", "camp-b", "camp-b/r1", 3)
+KEEP = {"storageClassName": "keep"}
 
 
 def core_api(kubeconfig: Any) -> client.CoreV1Api:
@@ -25,24 +30,29 @@ def core_api(kubeconfig: Any) -> client.CoreV1Api:
     return client.CoreV1Api(client.ApiClient(cfg))
 
 
-def released(kubesim_factory: Any, delete_seconds: str) -> Any:
-    """Two podtax claims of campaign `old` deleted behind the run's back, their PVs Released: one of a class
-    that keeps its volumes (Retain), one whose provisioner takes `delete_seconds` to delete it."""
+def released(kubesim_factory: Any, delete_seconds: str,
+             claims: dict[str, tuple[str, dict[str, str]]] | None = None) -> Any:
+    """Podtax claims deleted behind the run's back, their PVs Released: name -> (campaign, extra spec). By
+    default two of campaign `old`: one of a class that keeps its volumes (Retain), one whose provisioner takes
+    `delete_seconds` to delete it."""
+    claims = claims or {RETAINED: ("old", KEEP), SLOW: ("old", {})}
     doc = cluster()
     doc["storageClasses"] = [*doc["storageClasses"], {**CLASS, "metadata": {"name": "keep"}, "reclaimPolicy": "Retain"}]
     sim = kubesim_factory(doc, kubelet="none")
-    labels = {common.LABEL_KIND: common.KIND, common.LABEL_CAMPAIGN: "old"}
-    for name, extra in ((RETAINED, {"storageClassName": "keep"}), (SLOW, {})):
+    for name, (campaign, extra) in claims.items():
+        labels = {common.LABEL_KIND: common.KIND, common.LABEL_CAMPAIGN: campaign}
         sim.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                     "metadata": {"name": name, "labels": labels,
                                  "annotations": {"podtax.io/sim-delete-seconds": delete_seconds}},
                     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
                              **extra}})
     core = core_api(sim.kubeconfig)
-    sim.wait_for(lambda: len([pv for pv in sim.objects("persistentvolumes") if pv["status"]["phase"] == "Bound"]) == 2)
-    for name in (RETAINED, SLOW):
+    sim.wait_for(lambda: len([pv for pv in sim.objects("persistentvolumes")
+                              if pv["status"]["phase"] == "Bound"]) == len(claims))
+    for name in claims:
         core.delete_namespaced_persistent_volume_claim(name, "default")
-    sim.wait_for(lambda: [pv["status"]["phase"] for pv in sim.objects("persistentvolumes")] == ["Released"] * 2)
+    sim.wait_for(lambda: [pv["status"]["phase"] for pv in sim.objects("persistentvolumes")]
+                 == ["Released"] * len(claims))
     return sim
 
 
@@ -53,7 +63,7 @@ def pv_of(sim: Any, claim: str) -> str:
 
 @pytest.mark.parametrize("args,code,removed,stays", [
     ([], 0, [RETAINED, SLOW], []),  # every podtax run's: both PVs deleted (the slow one waited for)
-    (["--campaign", "old"], 1, [], [RETAINED, SLOW]),  # a PV carries no campaign: said, and left alone
+    (["--campaign", "old"], 1, [], [RETAINED, SLOW]),  # an old name carries no campaign: said, and left alone
 ])
 def test_cleanup_deletes_or_names_the_pvs_of_gone_podtax_claims(kubesim_factory: Any, capfd: pytest.CaptureFixture[str],
                                                                 args: list[str], code: int, removed: list[str],
@@ -69,8 +79,9 @@ def test_cleanup_deletes_or_names_the_pvs_of_gone_podtax_claims(kubesim_factory:
         assert f"still present: persistentvolume {pvs[claim]} (Released; reclaim policy {policy}) of claim " \
             f"default/{claim}, which is gone" in err, err
         assert f"--campaign leaves it, as which campaign it was cannot be told (a PV carries no labels, and its " \
-            f"claim's name holds only a hash of the run id, which is one-way); remove it alone with `kubectl delete " \
-            f"persistentvolume {pvs[claim]}`, or with every podtax leftover in namespace default, of any campaign, " \
+            f"claim's name, of the naming before campaign tokens, holds only a hash of the run id, which is " \
+            f"one-way); remove it alone with `kubectl delete persistentvolume {pvs[claim]}`, or with every podtax " \
+            f"leftover in namespace default, of any campaign, " \
             f"with `podtax volumes cleanup --backend kubernetes --namespace default` (same --kubeconfig; " in err, err
     assert f"kubernetes: removed {len(removed)} object(s)" + (f", {len(stays)} still present" if stays else "") in out
     left = sorted(pv["spec"]["claimRef"]["name"] for pv in sim.objects("persistentvolumes"))
@@ -110,3 +121,24 @@ def test_the_command_named_for_a_pv_of_unknown_campaign_removes_it(kubesim_facto
     assert sim.get("persistentvolumes", retained) is not None  # nothing deleted that is not provably the campaign's
     assert cli([*named.pop().split(), *kubeconfig]) == 0
     sim.wait_for(lambda: sim.objects("persistentvolumes") == [])
+
+
+@pytest.mark.parametrize("campaign,mine,theirs", [("camp-a", OF_A, OF_B), ("camp-b", OF_B, OF_A)])
+def test_campaign_deletes_its_own_retained_pvs_only(kubesim_factory: Any, capfd: pytest.CaptureFixture[str],
+                                                    campaign: str, mine: str, theirs: str) -> None:
+    """Two campaigns in one namespace each leave a Retain PV, beside one of the old naming: --campaign removes the
+    PV whose claim's name carries its token, leaves the other campaign's untouched and unsaid, and names the
+    commands for the old one, which it does not delete."""
+    sim = released(kubesim_factory, "0", {OF_A: ("camp-a", KEEP), OF_B: ("camp-b", KEEP), RETAINED: ("old", KEEP)})
+    pvs = {claim: pv_of(sim, claim) for claim in (OF_A, OF_B, RETAINED)}
+    args = ["volumes", "cleanup", "--backend", "kubernetes", "--kubeconfig", str(sim.kubeconfig)]
+    assert cli([*args, "--campaign", campaign]) == 1  # the old one stays
+    out, err = capfd.readouterr()
+    assert f"removed persistentvolume {pvs[mine]} (of claim default/{mine}, which was gone)" in out, out
+    assert "kubernetes: removed 1 object(s), 1 still present" in out, out
+    assert pvs[theirs] not in out + err and theirs not in out + err
+    assert f"still present: persistentvolume {pvs[RETAINED]} (Released; reclaim policy Retain) of claim " \
+        f"default/{RETAINED}, which is gone: --campaign leaves it" in err, err
+    assert f"`kubectl delete persistentvolume {pvs[RETAINED]}`" in err, err
+    left = sorted(pv["spec"]["claimRef"]["name"] for pv in sim.objects("persistentvolumes"))
+    assert left == sorted([theirs, RETAINED])

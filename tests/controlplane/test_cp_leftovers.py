@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from podtax.parsers import parse_text
-from podtax_runner.controlplane.common import KIND, LABEL_CAMPAIGN, LABEL_KIND, LABEL_RUN
+from podtax_runner.controlplane.common import KIND, LABEL_CAMPAIGN, LABEL_KIND, LABEL_RUN, object_name
 from podtax_runner.controlplane.timeline import run_label
 
 from tests.controlplane.conftest import cluster, spec
@@ -17,7 +17,7 @@ from tests.controlplane.conftest import cluster, spec
 CAMPAIGN = "cpc"
 NS = "podtax-runs"  # the runner's default namespace
 RUN = spec("volume-churn", campaign=CAMPAIGN, count=10, concurrency=5)
-TAKEN = f"podtax-vc-{run_label(RUN.run_id)}-0003"
+TAKEN = object_name("vc", CAMPAIGN, RUN.run_id, 3)
 
 
 def claim(name: str, labels: dict[str, str]) -> dict[str, Any]:

@@ -5,19 +5,17 @@ or is stopped, and by `podtax volumes cleanup`."""
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from kubernetes.client.rest import ApiException
 
-from podtax_runner.controlplane.common import LABEL_CAMPAIGN, LABEL_RUN, Context
+from podtax_runner.controlplane.common import LABEL_CAMPAIGN, LABEL_RUN, NAME, Context, campaign_token
 from podtax_runner.controlplane.kubeapi import Kube, Obj
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
-CLAIM = re.compile(r"podtax-[a-z]+-(?P<run>[0-9a-f]{10})-[0-9]{4}")  # a claim of a control-plane run (Context.name)
 
 
 @dataclass
@@ -62,24 +60,31 @@ def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
 
 def _orphans(kube: Kube, namespace: str | None, selector: str, claims: set[tuple[str, str]]) -> tuple[
         list[Obj], list[Obj]]:
-    """PVs whose claim (a control-plane run's, by its name) is gone although the PV stayed (Released: its
-    deletion stuck, or reclaim policy Retain), in `namespace` or everywhere: (those of `selector`, those that
-    may be: a PV carries no campaign, so under a campaign's selector it is told only by a run's)."""
+    """PVs whose claim (a control-plane run's, by its name: common.NAME) is gone although the PV stayed (Released:
+    its deletion stuck, or reclaim policy Retain), in `namespace` or everywhere: (those of `selector`, those that
+    may be). A PV carries no labels, so under a run's selector it is told by the run token of its claim's name,
+    under a campaign's by the campaign token; a name of the old naming has none, so it only may be the campaign's."""
     core = kube.core
     present = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in _items(
         kube, core.list_namespaced_persistent_volume_claim, core.list_persistent_volume_claim_for_all_namespaces,
         namespace, "")}
-    run = dict(kv.split("=", 1) for kv in selector.split(",")).get(LABEL_RUN)
+    labels = dict(kv.split("=", 1) for kv in selector.split(","))
+    run, campaign = labels.get(LABEL_RUN), labels.get(LABEL_CAMPAIGN)
+    token = campaign_token(campaign) if campaign else None
     ours, unsure = [], []
     for pv in kube.call("list", core.list_persistent_volume).get("items") or []:
         ref = (pv.get("spec") or {}).get("claimRef") or {}
         key = (ref.get("namespace"), ref.get("name"))
-        m = CLAIM.fullmatch(ref.get("name") or "")
+        m = NAME.fullmatch(ref.get("name") or "")
         if not m or (namespace and key[0] != namespace) or key in present or key in claims:
             continue
-        if run and m["run"] != run:
-            continue
-        (ours if run or f"{LABEL_CAMPAIGN}=" not in selector else unsure).append(pv)
+        if run:
+            if m["run"] == run:
+                ours.append(pv)
+        elif not token or m["campaign"] == token:
+            ours.append(pv)
+        elif m["campaign"] is None:
+            unsure.append(pv)
     return ours, unsure
 
 
@@ -94,17 +99,18 @@ def _why(pv: Obj) -> str:
 
 
 def _unsure(pv: Obj) -> str:
-    """Why --campaign leaves a PV whose podtax claim is gone, and the commands that remove it. Its campaign
-    cannot be told: a PV carries no labels, its claimRef holds only the claim's name and namespace, the name's
-    token is sha1(run id)[:10] (Context.name, one-way; the run ids live in the runner's plan, not on the
-    cluster) and the namespace is the runner's, shared by every campaign."""
+    """Why --campaign leaves a PV whose podtax claim, of the old naming, is gone, and the commands that remove it.
+    Its campaign cannot be told: a PV carries no labels, its claimRef holds only the claim's name and namespace,
+    an old name's only token is sha1(run id)[:10] (one-way; the run ids live in the runner's plan, not on the
+    cluster) and the namespace is the runner's, shared by every campaign. Names since carry the campaign's token
+    (common.object_name)."""
     ref = (pv.get("spec") or {}).get("claimRef") or {}
     return (f"{_why(pv)}, which is gone: --campaign leaves it, as which campaign it was cannot be told (a PV carries "
-            f"no labels, and its claim's name holds only a hash of the run id, which is one-way); remove it alone "
-            f"with `kubectl delete persistentvolume {pv['metadata']['name']}`, or with every podtax leftover in "
-            f"namespace {ref.get('namespace')}, of any campaign, with `podtax volumes cleanup --backend kubernetes "
-            f"--namespace {ref.get('namespace')}` (same --kubeconfig; it also deletes the claims and pods of "
-            f"control-plane runs in progress there, so run it when none is)")
+            f"no labels, and its claim's name, of the naming before campaign tokens, holds only a hash of the run "
+            f"id, which is one-way); remove it alone with `kubectl delete persistentvolume {pv['metadata']['name']}`, "
+            f"or with every podtax leftover in namespace {ref.get('namespace')}, of any campaign, with `podtax volumes "
+            f"cleanup --backend kubernetes --namespace {ref.get('namespace')}` (same --kubeconfig; it also deletes "
+            f"the claims and pods of control-plane runs in progress there, so run it when none is)")
 
 
 def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float = 30,

@@ -3,7 +3,9 @@ stops early, and waiting on the timeline."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import threading
 import time
 from collections import Counter
@@ -25,6 +27,23 @@ LABEL_KIND = "podtax.io/kind"
 KIND = "control-plane"  # sets these objects apart from pod runs' Jobs, which carry the same campaign label
 MANAGED = {"app.kubernetes.io/managed-by": "podtax"}
 WAIT_STEP_S = 0.02
+# a Kubernetes object of a run (object_name): kind, campaign token, run token, number; names of the old naming
+# (before campaign tokens) lack the campaign token, so `campaign` is None for them
+NAME = re.compile(r"podtax-(?P<kind>[a-z]+)-(?:(?P<campaign>[0-9a-f]{8})-)?(?P<run>[0-9a-f]{10})-[0-9]{4,5}")
+
+
+def campaign_token(campaign: str) -> str:
+    """The campaign's token in object names: sha1 of its `podtax.io/campaign` label value (the name cut to 63,
+    which a campaign name never exceeds), so a cleanup that holds only the label selector finds the same token."""
+    return hashlib.sha1(campaign[:63].encode()).hexdigest()[:8]
+
+
+def object_name(kind: str, campaign: str, run_id: str, i: int) -> str:
+    """`podtax-<kind>-<sha1(campaign)[:8]>-<sha1(run id)[:10]>-<nnnn>` (5 digits for the 10,000th, a count's
+    limit), at most 11 + 8 + 1 + 10 + 1 + 5 = 36 characters (a DNS label may have 63). The campaign token lets
+    `podtax volumes cleanup --campaign` tell the campaign of a PV whose claim is gone: the PV's claimRef keeps
+    only the claim's name and namespace."""
+    return f"podtax-{kind}-{campaign_token(campaign)}-{run_label(run_id)}-{i:04d}"
 
 
 class Aborted(Exception):
@@ -55,7 +74,7 @@ class Context:
         return f"{LABEL_RUN}={self.label}"
 
     def name(self, kind: str, i: int) -> str:
-        return f"podtax-{kind}-{self.label}-{i:04d}"
+        return object_name(kind, self.run.campaign, self.run.run_id, i)
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
