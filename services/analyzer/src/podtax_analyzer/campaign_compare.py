@@ -41,7 +41,19 @@ from podtax_analyzer import flags as fl
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.multiple import adjust
-from podtax_analyzer.stats.verdict import ALPHA, FASTER, NO_DIFFERENCE, SET_BY_PARAMS, SLOWER, decide
+from podtax_analyzer.stats.verdict import (
+    ALPHA,
+    AT_LEAST,
+    AT_MOST,
+    EXACT,
+    FASTER,
+    LOWER,
+    NO_DIFFERENCE,
+    SET_BY_PARAMS,
+    SLOWER,
+    decide,
+    quotient_bound,
+)
 from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of, side_name
 
 BOOTSTRAP = 4000
@@ -240,6 +252,29 @@ def _why_inconclusive(ch: dict, threshold: float) -> str:
             f"below {ALPHA:g} once corrected over the compared cells")
 
 
+def _figures(c: CellComparison, one: str | None) -> list[tuple[str, float | None]]:
+    """(environment, median) of each compared figure of ``c`` that is only a lower bound (LOWER_BOUND)."""
+    sides = [(c.baseline, c.host_median, c.host_lower_bound), (c.candidate, c.pod_median, c.pod_lower_bound)]
+    return [(env, median) for env, median, bound in sides if bound and (one is None or env == one)]
+
+
+def _bound(c: CellComparison, one: str | None) -> frozenset[int]:
+    """How the true compared figure of ``c`` may lie from the shown one: its median (``one``) or its ratio."""
+    bound = {env for env, _ in _figures(c, one)}
+    if one is not None:
+        return LOWER if bound else EXACT
+    return quotient_bound(LOWER if c.candidate in bound else EXACT, LOWER if c.baseline in bound else EXACT)
+
+
+def _bound_why(cells: dict[str, CellComparison], one: str | None, bound: frozenset[int], withheld: str) -> str:
+    """Why a change's verdict (``withheld``) is not given: a compared figure is only a lower bound."""
+    figures = [f"{name}'s {env} {c.metric} is only a lower bound (≥ {fmt_value(m)} {c.unit})"
+               for name, c in cells.items() for env, m in _figures(c, one) if m is not None]
+    way = {frozenset({AT_LEAST}): "larger", frozenset({AT_MOST}): "smaller"}.get(bound, "larger or smaller")
+    what = "no verdict either way" if len(bound) == 2 else f"no verdict that it {_WORDS.get(withheld, withheld)}"
+    return f"{'; '.join(figures)}: objects never finished, so the true change may be {way} than shown; {what}"
+
+
 def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     what, ratio = ch["compared"], ch["base_ratio"] is not None
     unit = "" if ratio else f" {ch['unit']}"
@@ -261,7 +296,8 @@ def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     if verdict == NO_DIFFERENCE:
         return f"No detectable difference: {head}."
     blocking = [f for f in ch["flags"] if f.split(":", 1)[1] in fl.BLOCKING]
-    why = f"flags {', '.join(blocking)} withhold the verdict" if blocking else _why_inconclusive(ch, threshold)
+    why = (f"flags {', '.join(blocking)} withhold the verdict" if blocking else ch["bound_why"]
+           or _why_inconclusive(ch, threshold))
     return f"Inconclusive ({why}): {head}."
 
 
@@ -309,7 +345,10 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
             metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,
             base_cell=b.id, new_cell=n.id, n_base=b.n_host + b.n_pod, n_new=n.n_host + n.n_pod,
-            base_ratio=b.ratio, new_ratio=n.ratio, flags=flags, flag_details=details, **est))
+            base_ratio=b.ratio, new_ratio=n.ratio, flags=flags, flag_details=details, **est,
+            # change = NEW's figure / BASE's: a figure that is only a lower bound bounds it (stats/verdict.py)
+            bound=quotient_bound(_bound(n, one[0] if one else None), _bound(b, one[0] if one else None)),
+            bounded={base: b, new: n}, one=one[0] if one else None))
     for family in (True, False):
         idx = [i for i, r in enumerate(rows) if r["primary"] == family]
         for i, p in zip(idx, adjust([rows[i]["p_value"] for i in idx], correction), strict=True):
@@ -317,15 +356,18 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
     out = []
     for r in rows:
         blocked = any(f.split(":", 1)[1] in fl.BLOCKING for f in r["flags"])
-        v = decide(r["change"], r["change_ci_low"], r["change_ci_high"], r["p_adjusted"], r["higher_is_better"],
-                   threshold=threshold, blocked=blocked)
+        args = (r["change"], r["change_ci_low"], r["change_ci_high"], r["p_adjusted"], r["higher_is_better"])
+        bound, bounded, one = r.pop("bound"), r.pop("bounded"), r.pop("one")
+        v, free = (decide(*args, threshold=threshold, blocked=blocked, bound=b) for b in (bound, EXACT))
         r["verdict"] = _WORDS.get(v, "inconclusive")
+        r["bound_why"] = _bound_why(bounded, one, bound, free) if v != free and not blocked else None
         unchanged = r.pop("unchanged")
         if unchanged:
             r["verdict"], r["sentence"] = unchanged
         else:
             r["sentence"] = _sentence(r, base, new, threshold)
         r.pop("too_few")
+        r.pop("bound_why")
         out.append(CellChange(**r))
     def unmatched(a: str, b: str) -> list[str]:
         return [_label(c) for k, c in cells[a].items() if k not in cells[b]]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import duckdb
 import numpy as np
 from podtax import templates
+from podtax.sides import change_word
 
 from podtax_analyzer import flags as fl
 from podtax_analyzer.celldata import CellData, run_ids_at
@@ -21,14 +22,17 @@ from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
     ALPHA,
+    EXACT,
     FASTER,
     INCONCLUSIVE,
+    LOWER,
     NO_DIFFERENCE,
     NOT_COMPARABLE,
     SET_BY_PARAMS,
     SLOWER,
     change_phrase,
     decide,
+    quotient_bound,
 )
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
 
@@ -271,6 +275,26 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
             f"{interval} ({sides}).")
 
 
+def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str) -> str:
+    """Why a verdict (``withheld``) is not given: a side's median is only a lower bound (stats/verdict.py's rule)."""
+    pair, unit = (f["baseline"], f["candidate"]), f["unit"]
+    larger = change_word(2.0, f["higher_is_better"], unit)  # a larger value: "slower" for a duration
+    parts = []
+    for side, key in ((cell.host, "host"), (cell.pod, "pod")):
+        if f[f"{key}_lower_bound"]:
+            fails = side.failures
+            lost = (f"{fails.failed} of its {fails.total_objects} objects never finished" if fails.error_runs
+                    else "some of its objects never finished")
+            parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only a lower bound (≥ "
+                         f"{fmt_value(f[f'{key}_median'])} {unit}): {lost}, so it may be {larger} than shown")
+    cand = side_name(pair[1], pair)
+    no = ("no verdict either way" if len(parts) == 2 else "no verdict of no detectable difference"
+          if withheld == NO_DIFFERENCE else f"no verdict that {cand} is {withheld}")
+    p_text = f"{p_text_of(f['p_adjusted'])} after {correction}" if f["p_adjusted"] is not None else "no p-value"
+    return (f"Inconclusive: {'; '.join(parts)}; {no} (ratio {fmt_ratio(f['ratio'])}, 95% CI "  # decide's verdicts
+            f"{fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}, {p_text}).")             # all have a CI
+
+
 def _set_by_sentence(f: dict, set_by: str) -> str:
     pair = (f["baseline"], f["candidate"])
     medians = (f["host_median"], f["pod_median"])
@@ -289,12 +313,17 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     if other_params and "INSUFFICIENT" in f["flag_details"]:
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
     group = fl.second_group(a.cell, [(o.env, o.value) for o in f["outliers"]])
-    verdict = decide(f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"],
-                     threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
+    args = (f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"])
+    rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
+    # a side whose median is only a lower bound (LOWER_BOUND) bounds the ratio: stats/verdict.py's one rule
+    bound = quotient_bound(LOWER if f["pod_lower_bound"] else EXACT, LOWER if f["host_lower_bound"] else EXACT)
+    verdict, free = decide(*args, **rules, bound=bound), decide(*args, **rules)
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
         f["verdict"] = NOT_COMPARABLE
     f["sentence"] = _sentence(f, f["verdict"], threshold, correction, group)
+    if f["verdict"] == INCONCLUSIVE and verdict != free:  # the bound withheld the verdict the figures give
+        f["sentence"] = _bound_sentence(a.cell, f, free, correction)
     if other_params and f["verdict"] == NOT_COMPARABLE:
         f["sentence"] = f"Not comparable: {other_params[0].lower()}{other_params[1:]}"
     if f["verdict"] == NOT_COMPARABLE and (absent := fl.absent_phase(a.cell)):

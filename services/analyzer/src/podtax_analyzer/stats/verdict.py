@@ -23,6 +23,13 @@ alpha = 0.05):
 - ``set by the parameters``: the requested parameters fix the metric's value in every run
   (podtax.templates.set_by_params: sysbench's event count under `--events=N`), so there is nothing to
   compare: no ratio, interval or p-value (the cell is in no correction family); set by cell_analysis.
+
+A figure that is only a lower bound (LOWER_BOUND: objects given up while waiting counted at the time they
+were given up; the true figure is larger) bounds the ratio (``bound``, see quotient_bound): a bound numerator
+(the candidate) means the true ratio is at least the one shown, so only a verdict on the ratio > 1 side stands
+(for a duration ``slower``); a bound denominator (the baseline) is the mirror; a bound on both sides, or either
+way, leaves no verdict; and ``no detectable difference`` never stands on a bound. A withheld verdict is
+``inconclusive``. `podtax report` (a cell's candidate/baseline) and `podtax compare` (a change NEW/BASE) use it.
 """
 
 from __future__ import annotations
@@ -37,6 +44,23 @@ NOT_COMPARABLE = "not comparable"  # a cell without runs on both sides: no ratio
 SET_BY_PARAMS = "set by the parameters"  # the parameters fix the metric (podtax.templates.set_by_params)
 VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, INCONCLUSIVE, NOT_COMPARABLE, SET_BY_PARAMS)
 ALPHA = 0.05
+AT_LEAST, AT_MOST = 1, -1  # how the true ratio may lie from the shown one when a figure is only a lower bound
+EXACT: frozenset[int] = frozenset()
+LOWER: frozenset[int] = frozenset({AT_LEAST})  # a figure that is a lower bound: the true one is at least it
+
+
+def quotient_bound(numerator: frozenset[int], denominator: frozenset[int]) -> frozenset[int]:
+    """Which ways the true numerator/denominator may lie from the shown one, given each figure's (EXACT, LOWER,
+    or a quotient's own bound): a larger true numerator raises it, a larger true denominator lowers it."""
+    return numerator | frozenset(-b for b in denominator)
+
+
+def _stands(ci_low: float, threshold: float, verdict: str, bound: frozenset[int]) -> bool:
+    """Whether ``verdict`` survives ``bound`` (module docstring): above the band it needs a true ratio that can
+    only be larger, below it one that can only be smaller; equivalence needs exact figures."""
+    if verdict == NO_DIFFERENCE:
+        return not bound
+    return bound <= ({AT_LEAST} if ci_low > 1.0 + threshold else {AT_MOST})
 
 
 def direction(ratio: float, higher_is_better: bool) -> str:
@@ -67,15 +91,17 @@ def decide(
     blocked: bool = False,
     second_group: bool = False,
     alpha: float = ALPHA,
+    bound: frozenset[int] = EXACT,
 ) -> str:
     """Return one of VERDICTS following the definitions in the module docstring (``second_group``: the
-    cell's outliers are a second group of one side's runs)."""
+    cell's outliers are a second group of one side's runs; ``bound``: quotient_bound of the ratio's figures)."""
     if blocked or ratio is None or ci_low is None or ci_high is None:
         return INCONCLUSIVE
     upper, lower = 1.0 + threshold, 1.0 - threshold
     significant = p_adjusted is not None and p_adjusted < alpha
+    verdict = INCONCLUSIVE
     if significant and (ci_low > upper or ci_high < lower):
-        return direction(ci_low if ci_low > upper else ci_high, higher_is_better)
-    if lower <= ci_low and ci_high <= upper and not second_group:
-        return NO_DIFFERENCE
-    return INCONCLUSIVE
+        verdict = direction(ci_low if ci_low > upper else ci_high, higher_is_better)
+    elif lower <= ci_low and ci_high <= upper and not second_group:
+        verdict = NO_DIFFERENCE
+    return verdict if verdict == INCONCLUSIVE or _stands(ci_low, threshold, verdict, bound) else INCONCLUSIVE
