@@ -17,6 +17,8 @@ controller latencies, and fault knobs. A plain mapping (YAML file or dict):
         deleteLatency: 0.05
     faults:
       refuseCreatesAfter: 50              # the 51st and later creates fail with a plugin error
+      hangCreates: ["-0003"]              # the create of a volume whose ID ends so never returns
+      hangDeletes: ["-0005"]              # nor its delete (the other volumes' deletes go on)
 """
 
 from __future__ import annotations
@@ -106,5 +108,9 @@ def validate(data: Obj) -> Obj:
         raise ValueError(f"faults: a mapping, got {faults!r}")
     if faults.get("refuseCreatesAfter") is not None:
         _count(faults["refuseCreatesAfter"], "faults.refuseCreatesAfter")
+    for key in ("hangCreates", "hangDeletes"):
+        suffixes = faults.setdefault(key, [])
+        if not isinstance(suffixes, list) or not all(isinstance(x, str) and x for x in suffixes):
+            raise ValueError(f"faults.{key}: a list of volume ID endings, got {suffixes!r}")
     data["faults"] = faults
     return data

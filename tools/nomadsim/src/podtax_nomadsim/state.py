@@ -237,6 +237,12 @@ class State:
             self.volumes[key] = vol
         return index
 
+    async def hang(self, op: str, vol_id: str) -> None:
+        """Fault hangCreates/hangDeletes: a volume whose ID ends in one of them never gets its answer (the
+        request hangs until the client gives up)."""
+        if vol_id.endswith(tuple((self.cluster.get("faults") or {}).get(f"hang{op.title()}s") or ())):
+            await asyncio.Event().wait()
+
     async def _controller(self, plugin: Plugin, op: str, vol_id: str) -> None:
         latency = max((plugin.create_latency if op == "create" else plugin.delete_latency)(), 0.0)
         start = time.monotonic()
@@ -274,6 +280,7 @@ class State:
                             merged[key] = vol[key]
                     done.append(merged)
                 continue
+            await self.hang("create", vol["ID"])
             await self._controller(plugin, "create", vol["ID"])
             limit = self.refuse_creates_after
             if limit is not None and self.created_total >= limit:
@@ -303,6 +310,7 @@ class State:
             raise NomadError(f"plugin not found: {vol['PluginID']}")
         if self.claims.get((namespace, vol_id)):
             raise NomadError(f"volume in use: {vol_id}")
+        await self.hang("delete", vol_id)  # before the plugin's lock: the other deletes go on
         async with plugin.lock:
             await self._controller(plugin, "delete", vol_id)
         return self.deregister(namespace, vol_id, force=False)

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import httpx
+import urllib3
 from kubernetes.client.exceptions import ApiException
 from podtax import events
 
@@ -44,6 +46,23 @@ def object_name(kind: str, campaign: str, run_id: str, i: int) -> str:
     `podtax volumes cleanup --campaign` tell the campaign of a PV whose claim is gone: the PV's claimRef keeps
     only the claim's name and namespace."""
     return f"podtax-{kind}-{campaign_token(campaign)}-{run_label(run_id)}-{i:04d}"
+
+
+# what a call that got no answer in time raises (socket, urllib3 under the Kubernetes client, httpx for Nomad)
+TIMEOUTS = (TimeoutError, urllib3.exceptions.TimeoutError, httpx.TimeoutException)
+# what a Kubernetes call of an object may raise that fails that object, not the run (urllib3's read timeout is no
+# OSError: a create that timed out ended the run)
+CALL_ERRORS = (ApiException, OSError, urllib3.exceptions.TimeoutError)
+
+
+def fail_object(tl: Timeline, name: str, detail: str, exc: BaseException | None = None) -> None:
+    """Record on the timeline that a call of object `name` failed: a call that timed out was given up
+    (Timeline.give_up: the object counts as a lower bound in the phase it was in, as a straggler wait_for gives
+    up does, on either backend); one that was answered with a refusal is failed, in no phase."""
+    if isinstance(exc, TIMEOUTS):
+        tl.give_up(name, f"{detail}: no answer in time, given up, the run went on")
+    else:
+        tl.fail(name, detail)
 
 
 class Aborted(Exception):
@@ -165,12 +184,11 @@ def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[
             why = f"{wait_s:g} s" if quiet >= wait_s else f"{quiet:.1f} s, the run's end near"
             since = SINCE.get(phase, "")
             for name, what in stuck.items():
-                tl.mark(name, "given_up")
                 t = tl.objects[name].t
-                took = t["given_up"] - t[since] if since in t else now - started
-                tl.fail(name, f"{what} after {took:.1f} s since {since or 'the wait began'} ({now - started:.1f} s "
-                              f"of the {phase} wait; no object progressed for {why}): took longer than "
-                              f"{took:.1f} s, given up, the run went on")
+                took = tl.now() - t[since] if since in t else now - started
+                tl.give_up(name, f"{what} after {took:.1f} s since {since or 'the wait began'} ({now - started:.1f} "
+                                 f"s of the {phase} wait; no object progressed for {why}): took longer than "
+                                 f"{took:.1f} s, given up, the run went on")
             given_up.update(stuck)
             log.warning("run %s: gave up on %d object(s) stuck in the %s wait", ctx.run.run_id, len(stuck), phase)
             continue
@@ -225,7 +243,7 @@ class ObjectChurn:
 
     def _error(self, name: str, what: str, exc: Exception) -> None:
         detail = f"{what}: {exc.status} {exc.reason}" if isinstance(exc, ApiException) else f"{what}: {exc}"
-        self.tl.fail(name, detail)
+        fail_object(self.tl, name, detail, exc)
         with self.lock:
             self.errors += 1
             if too_many_errors(self.errors, self.p.count):
@@ -246,5 +264,5 @@ class ObjectChurn:
                 self.tl.mark(name, "gone")
             else:
                 self._error(name, "delete", exc)
-        except OSError as exc:
+        except CALL_ERRORS as exc:
             self._error(name, "delete", exc)

@@ -17,6 +17,7 @@ from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane import cleanup
 from podtax_runner.controlplane.common import (
+    CALL_ERRORS,
     KIND,
     LABEL_CAMPAIGN,
     LABEL_KIND,
@@ -209,7 +210,7 @@ class VolumeChurnK8s(ObjectChurn):
             tl.mark(name, "api_accepted")
             tl.server(name, "created", _meta(obj).get("creationTimestamp"))
             self._created(name, str(_meta(obj).get("uid")))
-        except (ApiException, OSError) as exc:
+        except CALL_ERRORS as exc:
             if isinstance(exc, ApiException) and exc.status == 409:
                 tl.fail(name, self._collision(name))  # the error's first words; _error counts it
             self._error(name, "create", exc)
@@ -218,7 +219,7 @@ class VolumeChurnK8s(ObjectChurn):
             try:
                 self.kube.call("create", self.kube.core.create_namespaced_pod, self.ns,
                                consumer_manifest(self.ctx, self.consumer[name], name))
-            except (ApiException, OSError) as exc:
+            except CALL_ERRORS as exc:
                 self._error(name, "create consumer", exc)
 
     def _collision(self, name: str) -> str:

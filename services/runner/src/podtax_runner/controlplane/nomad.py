@@ -18,7 +18,7 @@ from podtax.templates import VolumeChurn
 
 from podtax_runner import retry as retries
 from podtax_runner.controlplane.cleanup import Removed
-from podtax_runner.controlplane.common import Aborted, Context, pool, too_many_errors
+from podtax_runner.controlplane.common import Aborted, Context, fail_object, pool, too_many_errors
 from podtax_runner.controlplane.kubeapi import ATTEMPTS, request_totals
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -120,7 +120,7 @@ class Nomad:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise httpx.TimeoutException("no time left before the deadline")
-        return httpx.Timeout(min(60.0, left), connect=min(10.0, left))
+        return httpx.Timeout(min(TIMEOUT.read or left, left), connect=min(TIMEOUT.connect or left, left))
 
     def _plugin_ids(self) -> str:
         """'plugins: a, b' (or why they are not known), for the message about a missing one."""
@@ -191,9 +191,10 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
     errors = [0]
     nomad.deadline = ctx.deadline
 
-    def failed(vol_id: str, detail: str) -> None:
+    def failed(vol_id: str, detail: str, exc: BaseException | None = None) -> None:
+        """A refused call fails its volume; one that timed out gives it up (a lower bound in its phase)."""
         ctx.check()  # past the deadline (a call cut short by it) or stopped: the run ends, not the object
-        tl.fail(vol_id, detail)
+        fail_object(tl, vol_id, detail, exc)
         with lock:
             errors[0] += 1
             if too_many_errors(errors[0], p.count):
@@ -206,7 +207,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
             body = nomad.request("create", "PUT", f"/v1/volume/csi/{vol_id}/create", ns,
                                  json=volume_body(vol_id, ns, p))
         except (NomadError, httpx.HTTPError) as exc:
-            failed(vol_id, f"create: {exc}")
+            failed(vol_id, f"create: {exc}", exc)
             return
         tl.mark(vol_id, "api_accepted")
         vol = ((body or {}).get("Volumes") or [{}])[0]
@@ -221,7 +222,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
             nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
         except (NomadError, httpx.HTTPError) as exc:
             if not (isinstance(exc, NomadError) and "volume not found" in exc.text):
-                failed(vol_id, f"delete: {exc}")
+                failed(vol_id, f"delete: {exc}", exc)
                 return
         tl.mark(vol_id, "gone")
 

@@ -11,7 +11,7 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import Context, ObjectChurn, poll_safely, pool, wait_for
+from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool, wait_for
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.kvolumes import claim_manifest
 from podtax_runner.controlplane.timeline import Timeline
@@ -107,7 +107,7 @@ class PodStartupRun(ObjectChurn):
                                  pod_manifest(self.ctx, name, self.p, claim))
             self.tl.mark(name, "api_accepted")
             self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
-        except (ApiException, OSError) as exc:
+        except CALL_ERRORS as exc:
             self._error(name, "create", exc)
 
     def delete(self, name: str) -> None:

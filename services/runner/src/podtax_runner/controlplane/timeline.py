@@ -80,6 +80,12 @@ class Timeline:
         if rec is not None and rec.error is None:
             rec.error = reason[:300]
 
+    def give_up(self, name: str, reason: str) -> None:
+        """Fail `name` as given up now: its end point `given_up` tells the parser that each of its phases that
+        had started and not ended took longer than that (a lower bound it counts), not that it never began."""
+        self.mark(name, "given_up")
+        self.fail(name, reason)
+
     def count(self, verb: str, n: int = 1) -> None:
         with self._lock:
             self.requests[verb] += n
