@@ -191,7 +191,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         hl_ratio=hl.estimate, hl_ci_low=hl.low, hl_ci_high=hl.high, p_value=p_value,
         change_pct=None if ratio is None else (ratio - 1.0) * 100.0,
         flags=list(details), flag_details=details, modes=cell_modes, outliers=outliers, warnings=warnings,
-        host_lower_bound=bool(h.n_lower_bound), pod_lower_bound=bool(p.n_lower_bound),
+        host_lower_bound=h.median_is_bound, pod_lower_bound=p.median_is_bound,
     )
     return Analysis(cell, fields, details, outlier_at, set_by)
 

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import numpy as np
 from podtax import sides, templates
+from podtax.parsers.timeline import rests_on_bound
 
 HOST = "host"
 POD = "kubernetes"
@@ -88,7 +89,8 @@ class Side:
     requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text. n_imported: runs
     whose raw log came from `podtax import` (raw_logs.imported_from), not from a run podtax made.
     failures: failed and left-behind objects of the side's control-plane runs (Failures). n_lower_bound: runs
-    whose value of this metric is a lower bound (the timeline parser's LOWER_BOUND run flag names it)."""
+    whose value of this metric is a lower bound (the timeline parser's LOWER_BOUND run flag names it);
+    least_bound: the least such value (None: none is)."""
 
     env: str
     values: np.ndarray
@@ -107,10 +109,17 @@ class Side:
     n_imported: int = 0
     failures: Failures = field(default_factory=Failures)
     n_lower_bound: int = 0
+    least_bound: float | None = None
 
     @property
     def n(self) -> int:
         return len(self.values)
+
+    @property
+    def median_is_bound(self) -> bool:
+        """Whether the median over runs is a lower bound: a run's bounded value can only be larger in truth, so
+        it moves the median only from at or below the median's rank(s) (the parser's order-statistic rule)."""
+        return self.least_bound is not None and rests_on_bound(np.sort(self.values), 50.0, self.least_bound)
 
 
 def empty_side(env: str) -> Side:
@@ -144,6 +153,9 @@ class CellData:
 
 
 _PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
+# the run's LOWER_BOUND flag (parsers/timeline.py) names this metric: the run's value is a lower bound
+_BOUND = """list_contains(string_split(regexp_extract(
+    list_filter(r.flags, lambda f: starts_with(f, 'LOWER_BOUND: '))[1], '^LOWER_BOUND: ([^;]*);', 1), ', '), m.name)"""
 _QUERY = f"""
 WITH short AS (
     SELECT run_id, min(f) AS msg
@@ -170,9 +182,8 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: {_PARAMS})) > 0) AS n_params,
        min(list_filter(r.flags, lambda f: {_PARAMS})[1]) AS params_example,
        count(i.run_id) AS n_imported,
-       count(*) FILTER (WHERE list_contains(string_split(regexp_extract(
-           list_filter(r.flags, lambda f: starts_with(f, 'LOWER_BOUND: '))[1], '^LOWER_BOUND: ([^;]*);', 1), ', '),
-           m.name)) AS n_lower_bound
+       count(*) FILTER (WHERE {_BOUND}) AS n_lower_bound,
+       min(m.value) FILTER (WHERE {_BOUND}) AS least_bound
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -255,6 +266,7 @@ def load_cells(
             params_example=_plain(res["params_example"][i]),
             n_imported=int(res["n_imported"][i]),
             n_lower_bound=int(res["n_lower_bound"][i]),
+            least_bound=_plain(res["least_bound"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -231,8 +231,9 @@ def errors(cell: CellData) -> str | None:
 
 def lower_bound(cell: CellData) -> str | None:
     """A side's median is a lower bound when some of its runs' values are (the parser's LOWER_BOUND run flag: the
-    figure counts objects given up while waiting at the time they were given up; they took longer)."""
-    sides = [s for s in (cell.host, cell.pod) if s.n_lower_bound]
+    figure counts objects given up while waiting at the time they were given up; they took longer) and one of
+    them sits at or below the median's rank (Side.median_is_bound): a bounded run above the median cannot move it."""
+    sides = [s for s in (cell.host, cell.pod) if s.median_is_bound]
     if not sides:
         return None
     runs = " and ".join(f"{s.n_lower_bound} of the {plural(s.n, side_name(s.env, cell.pair) + ' run')}"

@@ -10,11 +10,11 @@ phase) gets a row that says so instead of a ratio. Per-object latencies are in t
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 import duckdb
 from podtax import phases as ph
+from podtax.parsers.timeline import rank_rests_on_bound
 from pydantic import BaseModel, Field
 
 from podtax_analyzer.report_models import CampaignReport, CellComparison
@@ -130,7 +130,7 @@ Pooled = dict[tuple[str, str, str, str, str, str], PooledSide]  # (cluster, node
 def _rests_on_bound(n: int, below: int | None, q: float) -> bool:
     """Whether the q-th percentile of n values may be larger in truth: `below` values lie under the least lower
     bound (None: no bound), which can overtake the order statistic the percentile uses (parsers/timeline.py)."""
-    return below is not None and below <= math.ceil((n - 1) * q / 100.0)
+    return below is not None and rank_rests_on_bound(n, below, q)
 
 
 def pooled_objects(con: duckdb.DuckDBPyConnection, campaign: str) -> Pooled:

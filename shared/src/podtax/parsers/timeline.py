@@ -27,6 +27,7 @@ short), a run in which no object completed.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -198,10 +199,14 @@ def rests_on_bound(values: Sequence[float], q: float, least_bound: float) -> boo
     """Whether the q-th percentile of sorted `values` may be larger in truth because some of them are lower
     bounds, the least being `least_bound`: a bound at or below an order statistic the percentile uses can
     overtake it (the percentile is then itself a lower bound); bounds above it cannot move it."""
-    pos = (len(values) - 1) * q / 100.0
-    lo = math.floor(pos)
-    used = values[min(lo + 1, len(values) - 1)] if pos > lo else values[lo]
-    return least_bound <= used
+    return rank_rests_on_bound(len(values), bisect.bisect_left(values, least_bound), q)
+
+
+def rank_rests_on_bound(n: int, below: int, q: float) -> bool:
+    """rests_on_bound told by how many of the n values lie below the least bound: it overtakes the highest order
+    statistic the q-th percentile uses (the upper one of an interpolation) when at most that many lie below it.
+    The analyzer uses it too: the pooled phase rows, and a cell's median over runs whose values are bounds."""
+    return below <= math.ceil((n - 1) * q / 100.0)
 
 
 def makespan(phase: ph.Phase, objects: Sequence[TimelineObject]) -> float | None:
