@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -276,31 +276,73 @@ def is_primary_metric(test: str, params: str, metric: str) -> bool:
         return False
 
 
-# Metrics whose value the requested parameters set rather than the run measures: (test, metric) -> (the parameter
-# that sets it when given and not 0, another that must then be 0 or the run may end first). sysbench cpu stops at
-# `--events=N`: a run that did its work counted N events (one that stopped at `--time` first is flagged SHORT),
-# so the count compares nothing; with events=0 the run lasts `--time` and its count is a throughput. sysbench
-# memory stops at `--memory-total-size` unless `--time` ends it first: its counts are set only with time=0.
-SET_BY_PARAMS: dict[tuple[str, str], tuple[str, str | None]] = {
-    ("sysbench-cpu", "events"): ("events", None),
-    ("sysbench-memory", "events"): ("total_size", "time"),
-    ("sysbench-memory", "operations"): ("total_size", "time"),
-    ("sysbench-memory", "mib_transferred"): ("total_size", "time"),
+# Metrics whose value is set rather than measured: (test, metric) -> SetBy. A run stops at the first limit it
+# reaches: a count (sysbench --events, sysbench memory --memory-total-size, stress-ng --cpu-ops) or a time
+# (--time, --timeout; 0 is no limit). The count sets its count metric when no run stopped at the time first (the
+# parsers flag such a run SHORT; with every run SHORT the count is a throughput); sysbench memory flags no run
+# SHORT, so its counts are set only with time=0. The time sets the elapsed-time metric when every run lasted it
+# (a run a count stopped ends before it), or when the count is 0. hdparm times its reads over a window of its own
+# (2 s cached, 3 s disk; 0.5 s cached in 5.x) and reports the MB read in it: its seconds are the window's.
+@dataclass(frozen=True)
+class SetBy:
+    param: str | None  # the parameter that sets the metric; None: the tool itself (`tool`)
+    kind: str  # "count", "time" or "tool"
+    other: str | None = None  # count: a time limit that must be given as 0; time: the count whose 0 lets it run
+    tool: str = ""  # kind "tool": what sets the metric, as the sentence names it
+
+
+SET_BY_PARAMS: dict[tuple[str, str], SetBy] = {
+    ("sysbench-cpu", "events"): SetBy("events", "count"),
+    ("sysbench-cpu", "total_time"): SetBy("time", "time", "events"),
+    ("sysbench-memory", "events"): SetBy("total_size", "count", "time"),
+    ("sysbench-memory", "operations"): SetBy("total_size", "count", "time"),
+    ("sysbench-memory", "mib_transferred"): SetBy("total_size", "count", "time"),
+    ("sysbench-memory", "total_time"): SetBy("time", "time"),
+    ("stress-ng-cpu", "bogo_ops"): SetBy("ops", "count"),
+    ("stress-ng-cpu", "real_time"): SetBy("timeout", "time", "ops"),
+    **{("hdparm", f"{kind}_read_time"): SetBy(None, "tool", tool="hdparm's timing window")
+       for kind in ("cached", "disk", "direct_cached", "direct_disk")},
 }
 
 
-def set_by_params(test: str, params: str, metric: str) -> str | None:
-    """The requested parameters that set `metric` in every run ("events=10000"), or None when the run measures
-    it. `params`: the cell's `k=v k=v` as requested (podtax's runs name every parameter; an import manifest's
-    row names those it gives, and one it leaves out sets nothing here)."""
+@dataclass(frozen=True)
+class Fixed:
+    """What sets a metric (`by`: "the parameters" or the tool's own rule) and how, as a clause."""
+
+    by: str
+    how: str
+
+
+def set_by_params(test: str, params: str, metric: str, values: Sequence[float] = (), n_short: int = 0) -> Fixed | None:
+    """What sets `metric` in every run of a cell rather than the runs measuring it, or None. `params`: the cell's
+    `k=v k=v` as requested (an import manifest's row names only those it gives); `values`: every run's value,
+    both sides; `n_short`: the runs flagged SHORT (stopped at their time limit before their count)."""
     rule = SET_BY_PARAMS.get((test, metric))
     if rule is None:
         return None
+    if rule.kind == "tool":
+        return Fixed(rule.tool, f"{test} reads for a fixed time and reports what it read in it, so {metric} is "
+                                f"that window's length, not a measurement")
     try:
         given = parse_params(params)
     except ValueError:
         return None
-    name, unless = rule
-    if given.get(name) in (None, 0, "0") or (unless is not None and given.get(unless) != 0):
+    value, other = given.get(rule.param or ""), given.get(rule.other or "")
+    if rule.kind == "time":
+        if not isinstance(value, int) or value <= 0 or not values:
+            return None
+        if other == 0:
+            return Fixed("the parameters", f"{rule.other}=0 {rule.param}={value}: every run lasts its time limit, "
+                                           f"which fixes {metric}")
+        if all(v >= value for v in values):
+            return Fixed("the parameters", f"{rule.param}={value} fixes {metric}: every run lasted its time limit")
         return None
-    return f"{name}={given[name]}" + (f" {unless}=0" if unless else "")
+    if n_short:  # a run stopped at its time limit first: the count is (partly) a throughput
+        return None
+    if value not in (None, 0, "0") and (rule.other is None or other == 0):
+        both = f" {rule.other}=0" if rule.other else ""
+        return Fixed("the parameters", f"{rule.param}={value}{both} fixes {metric} in every run that did its work")
+    if len(values) > 1 and len(set(values)) == 1:  # the manifest does not say, yet every run counted the same
+        return Fixed("the parameters", f"every run counted the same {metric}, {values[0]:g}: a count limit "
+                                       f"({rule.param}) stopped them, though the params do not say so")
+    return None

@@ -48,7 +48,7 @@ class Analysis:
     fields: dict = field(default_factory=dict)
     flag_details: dict[str, str] = field(default_factory=dict)
     outlier_at: list[tuple[str, int]] = field(default_factory=list)
-    set_by: str | None = None  # the parameters that fix the metric (templates.set_by_params): no verdict
+    set_by: templates.Fixed | None = None  # what fixes the metric (templates.set_by_params): no verdict
 
 
 def _median(x: np.ndarray) -> float | None:
@@ -154,7 +154,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
             details[name] = candidates[name]
     ratio = lo = hi = method = p_value = None
     hl = RatioCI(None, None, None, 0.95, "hodges-lehmann", False)
-    set_by = templates.set_by_params(cell.test, cell.params_key, cell.metric)
+    set_by = templates.set_by_params(cell.test, cell.params_key, cell.metric, [*h.values, *p.values],
+                                     h.n_short + p.n_short)
     # one rule for every flag that withholds the ratio (podtax.flags.WITHHOLD_RATIO), and for a metric the
     # parameters fix: nothing is estimated
     if h.n and p.n and not details.keys() & fl.WITHHOLD_RATIO and not set_by:
@@ -295,14 +296,13 @@ def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str) -> 
             f"{fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}, {p_text}).")             # all have a CI
 
 
-def _set_by_sentence(f: dict, set_by: str) -> str:
+def _set_by_sentence(f: dict, set_by: templates.Fixed) -> str:
     pair = (f["baseline"], f["candidate"])
     medians = (f["host_median"], f["pod_median"])
     sides = " and ".join(f"{side_name(env, pair)} {fmt_value(m)}" for env, m in zip(pair, medians, strict=True)
                          if m is not None)
-    return (f"Set by the parameters: {set_by} fixes {f['metric']} in every run that did its work (median "
-            f"{sides} {f['unit']}), so it measures nothing to compare: no ratio or verdict; the run's speed is in "
-            f"its other metrics.")
+    return (f"Set by {set_by.by}: {set_by.how} (median {sides} {f['unit']}), so it measures nothing to compare: "
+            f"no ratio or verdict; the run's speed is in its other metrics.")
 
 
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,

@@ -33,7 +33,7 @@ from podtax_analyzer.cell_pool import analyze_all
 from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
 from podtax_analyzer.report_models import CampaignReport, CellComparison, CellRun, CellValues, is_primary_metric
 from podtax_analyzer.stats.multiple import METHODS, adjust
-from podtax_analyzer.stats.verdict import FASTER, SLOWER, change_phrase
+from podtax_analyzer.stats.verdict import FASTER, SET_BY_PARAMS, SLOWER, change_phrase
 from podtax_analyzer.summary import summarize
 from podtax_analyzer.wording import side_name
 
@@ -76,7 +76,9 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
     out = []
     for c, p in zip(rows, prim, strict=True):
         head = heads.get((c.cluster, c.node, c.test, c.params))
-        if p or head is None or head.verdict == c.verdict or not {head.verdict, c.verdict} & {FASTER, SLOWER}:
+        # a metric the parameters set has no verdict of its own to correct (no p-value, in no family)
+        if p or head is None or head.verdict == c.verdict or not {head.verdict, c.verdict} & {FASTER, SLOWER} \
+                or c.verdict == SET_BY_PARAMS:
             out.append(c)
             continue
         names = (side_name(head.baseline, (head.baseline, head.candidate)),

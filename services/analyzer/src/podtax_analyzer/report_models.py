@@ -100,9 +100,10 @@ class CellComparison(BaseModel):
                                               "family.")
     p_adjusted: float | None = Field(description="p_value after the campaign-wide correction (Holm or BH within "
                                                  "its family); null when p_value is.")
-    verdict: Verdict = Field(description="'set by the parameters' for a metric the requested parameters fix in "
-                                         "every run (sysbench's events under events=N: "
-                                         "podtax.templates.set_by_params): no ratio, interval or p-value.")
+    verdict: Verdict = Field(description="'set by the parameters' for a metric set in every run rather than "
+                                         "measured (sysbench's events under events=N, total_time under time=T, "
+                                         "hdparm's read seconds: podtax.templates.set_by_params): no ratio, "
+                                         "interval or p-value.")
     change_pct: float | None = Field(description="(ratio - 1) * 100: the candidate's median relative to the "
                                                  "baseline's, in the metric's own direction (positive = higher "
                                                  "value).")
