@@ -59,7 +59,9 @@ class Failures:
     whatever the metric: a run with failed objects has no makespan or wall time, so it is missing from those
     cells (parsers/timeline.py). runs: the side's ok runs; error_runs: those flagged ERRORS, with ``failed``
     of their ``objects`` failed and one run's first failed object and what it lacked (``first_error``);
-    left_runs: those flagged LEFT_BEHIND, with ``left`` objects not deleted."""
+    left_runs: those flagged LEFT_BEHIND, with ``left`` objects not deleted. given_up: phase -> objects given up
+    while waiting in it, counted in its percentiles at the time they were given up (the phases table's
+    lower_bound rows)."""
 
     runs: int = 0
     error_runs: int = 0
@@ -68,6 +70,7 @@ class Failures:
     first_error: str | None = None
     left_runs: int = 0
     left: int = 0
+    given_up: dict[str, int] = field(default_factory=dict)
 
     @property
     def total_objects(self) -> int:
@@ -90,7 +93,8 @@ class Side:
     whose raw log came from `podtax import` (raw_logs.imported_from), not from a run podtax made.
     failures: failed and left-behind objects of the side's control-plane runs (Failures). n_lower_bound: runs
     whose value of this metric is a lower bound (the timeline parser's LOWER_BOUND run flag names it);
-    least_bound: the least such value (None: none is)."""
+    least_bound: the least such value (None: none is). n_counted_given_up: runs whose percentiles of this metric's
+    phase counted objects given up while waiting (their flag names the phase's max, which any such object bounds)."""
 
     env: str
     values: np.ndarray
@@ -110,6 +114,7 @@ class Side:
     failures: Failures = field(default_factory=Failures)
     n_lower_bound: int = 0
     least_bound: float | None = None
+    n_counted_given_up: int = 0
 
     @property
     def n(self) -> int:
@@ -153,9 +158,11 @@ class CellData:
 
 
 _PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
+_PHASE_MAX = "regexp_replace(m.name, '_(p50|p95|p99|max)_ms$', '_max_ms')"  # P_p50_ms -> P_max_ms
 # the run's LOWER_BOUND flag (parsers/timeline.py) names this metric: the run's value is a lower bound
-_BOUND = """list_contains(string_split(regexp_extract(
-    list_filter(r.flags, lambda f: starts_with(f, 'LOWER_BOUND: '))[1], '^LOWER_BOUND: ([^;]*);', 1), ', '), m.name)"""
+_NAMED = """list_contains(string_split(regexp_extract(
+    list_filter(r.flags, lambda f: starts_with(f, 'LOWER_BOUND: '))[1], '^LOWER_BOUND: ([^;]*);', 1), ', '), {})"""
+_BOUND = _NAMED.format("m.name")
 _QUERY = f"""
 WITH short AS (
     SELECT run_id, min(f) AS msg
@@ -183,7 +190,8 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        min(list_filter(r.flags, lambda f: {_PARAMS})[1]) AS params_example,
        count(i.run_id) AS n_imported,
        count(*) FILTER (WHERE {_BOUND}) AS n_lower_bound,
-       min(m.value) FILTER (WHERE {_BOUND}) AS least_bound
+       min(m.value) FILTER (WHERE {_BOUND}) AS least_bound,
+       count(*) FILTER (WHERE {_NAMED.format(_PHASE_MAX)}) AS n_counted_given_up
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -209,10 +217,22 @@ GROUP BY ALL HAVING count(e) > 0 OR count(l) > 0
 """
 
 
+_GIVEN_UP_QUERY = """
+SELECT r.cluster, r.node, r.test, r.params_key, r.env, p.phase, count(*)
+FROM phases p JOIN runs r ON r.run_id = p.run_id
+WHERE p.lower_bound AND r.campaign = $campaign AND r.status = 'ok' {extra}
+GROUP BY ALL
+"""
+
+
 def _failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], Failures]:
     """(cluster, node, test, params_key, env) -> Failures, for the sides with a run flagged ERRORS or LEFT_BEHIND."""
     rows = con.execute(_FAILURES_QUERY.format(extra=" ".join(extra)), params).fetchall()
-    return {tuple(r[:5]): Failures(r[5], r[6], r[7], r[8], r[9] or None, r[10], r[11]) for r in rows}
+    out = {tuple(r[:5]): Failures(r[5], r[6], r[7], r[8], r[9] or None, r[10], r[11]) for r in rows}
+    for *key, phase, n in con.execute(_GIVEN_UP_QUERY.format(extra=" ".join(extra)), params).fetchall():
+        if tuple(key) in out:
+            out[tuple(key)].given_up[phase] = n
+    return out
 
 
 def _plain(v: Any) -> Any:
@@ -267,6 +287,7 @@ def load_cells(
             n_imported=int(res["n_imported"][i]),
             n_lower_bound=int(res["n_lower_bound"][i]),
             least_bound=_plain(res["least_bound"][i]),
+            n_counted_given_up=int(res["n_counted_given_up"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -10,6 +10,8 @@ so a cell with too few runs leaves the multiple-testing family.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from podtax import phases, sideparams
 
@@ -205,7 +207,7 @@ _WHOLE_RUN = ("_makespan_s", "wall_s")  # left out of a run with failed objects 
 def errors(cell: CellData) -> str | None:
     """Objects that failed in a side's control-plane runs (the parser's ERRORS run flag): how many of how many,
     in how many runs, what the first lacked, and what that does to this metric."""
-    parts, never = [], []
+    parts, counts, survivors = [], [], False
     for s in (cell.host, cell.pod):
         f, name = s.failures, side_name(s.env, cell.pair)
         if not f.error_runs:
@@ -213,20 +215,39 @@ def errors(cell: CellData) -> str | None:
         total = f.total_objects
         parts.append(f"{f.failed} of {total} {name} objects failed, in {f.error_runs} of its "
                      f"{plural(f.runs, 'run')} (first: {f.first_error or 'not named'})")
-        never.append(f"{fmt_pct(f.failed / total)}% of {name} objects never finished: the {name} figures are "
-                     f"of the {total - f.failed} that did")
+        counts.append(_counted(s, name, cell.metric))
+        survivors = survivors or not s.n_counted_given_up
     if not parts:
         return None
     head = f"Objects failed: {'; '.join(parts)}."
     if cell.metric.endswith(_WHOLE_RUN):
         return (f"{head} A run with failed objects has no makespan or wall time (it would time fewer objects than "
                 f"asked), so those runs are not in this cell.")
-    if cell.metric.endswith("_ms") and (cell.host.n_lower_bound or cell.pod.n_lower_bound):
-        return (f"{head} Objects given up while waiting count in this figure at the time they were given up (see "
-                f"LOWER_BOUND); objects that failed before the phase began (a refused create) are not in it.")
-    if cell.metric.endswith("_ms"):  # per-object latencies, of the objects that finished
-        return (f"{head} {'; '.join(never)}, so they look better than the backend was (the tail above all).")
+    if cell.metric.endswith("_ms"):  # per-object latencies: of the objects that finished, and those given up
+        tail = ", so they look better than the backend was (the tail above all)" if survivors else ""
+        said = "; ".join(counts)
+        return f"{head} {said[0].upper()}{said[1:]}{tail}."
     return head
+
+
+def _counted(s: Side, name: str, metric: str) -> str:
+    """Which of a side's objects its per-object latency figures count: those that finished, and when its runs'
+    LOWER_BOUND flag says so (Side.n_counted_given_up), those given up while waiting in the metric's phase, at the
+    time they were given up (the phases table's count); failed objects otherwise are not in them."""
+    f = s.failures
+    total, done = f.total_objects, f.total_objects - f.failed
+    if not s.n_counted_given_up:
+        return (f"{fmt_pct(f.failed / total)}% of {name} objects never finished: the {name} figures are of the "
+                f"{done} that did")
+    given_up = f.given_up.get(re.sub(r"_(p50|p95|p99|max)_ms$", "", metric), 0)
+    if not given_up:  # no phases rows (a store older than them): the flag alone says they are counted
+        return (f"the {name} figures count the {done} objects that finished and those given up while waiting, at "
+                f"the time they were given up (lower bounds: they took longer)")
+    rest = f.failed - given_up
+    counted = f"all {total} objects" if not rest else f"{done + given_up} of the {total} objects"
+    return (f"the {name} figures count {counted}: the {done} that finished and the {given_up} given up while "
+            f"waiting, at the time they were given up (lower bounds: they took longer)"
+            + (f"; the other {rest} failed objects are not in them" if rest else ""))
 
 
 def lower_bound(cell: CellData) -> str | None:
