@@ -86,7 +86,7 @@ CASES = {
              lambda f: memory(7050.0 * f), {"total_time": "Set by the parameters: time=3 fixes total_time",
                                             "operations": None}),
     "hdp": ("hdparm", "mode=disk device=/dev/sda1", "hdparm v9.65", lambda f: hdparm(12.48 * f, 766.0 * f),
-            {"disk_read_time": "Set by hdparm's timing window: hdparm reads for a fixed time",
+            {"disk_read_time": "Set by hdparm's timing window: hdparm times its reads over a fixed window",
              "cached_read_time": "Set by hdparm's timing window", "disk_read_mb_per_second": None}),
     "evshort": ("sysbench-cpu", f"{CPU} events=100000 time=10", "", lambda f: cpu(183.0 * f, round(1830 * f), 10),
                 {"events": None, "total_time": "Set by the parameters: time=10 fixes total_time"}),

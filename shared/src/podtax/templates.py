@@ -321,8 +321,8 @@ def set_by_params(test: str, params: str, metric: str, values: Sequence[float] =
     if rule is None:
         return None
     if rule.kind == "tool":
-        return Fixed(rule.tool, f"{test} reads for a fixed time and reports what it read in it, so {metric} is "
-                                f"that window's length, not a measurement")
+        return Fixed(rule.tool, f"{test} times its reads over a fixed window and reports what it read in it: "
+                                f"{metric} is the window's length")
     try:
         given = parse_params(params)
     except ValueError:
