@@ -13,7 +13,9 @@ RSS samples of the second half: transients, such as a dropped score-cache key re
 growth); both alternate three times and the medians and bounded/unbounded are printed with the load
 average, and where the RSS goes: DuckDB's own accounting (duckdb_memory(), its keys apart) at each tenth,
 the growth of each part, the score cache's values at the end, and the RSS by allocator (allocators.py:
-glibc malloc held and kept free, DuckDB's jemalloc held and resident, Python's small-object arenas).
+glibc malloc held and kept free, DuckDB's jemalloc held and resident, Python's small-object arenas),
+and, at the end of each run, the RSS once DuckDB's limit is lowered to 16 MB: how much of it was DuckDB's
+block cache (evictable, bounded by its limit) and the freed pages its allocator kept (a new limit returns them).
 """
 
 from __future__ import annotations
@@ -25,17 +27,22 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from allocators import readings
 from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
 from scipy.stats import theilslopes
 
+if TYPE_CHECKING:
+    from podtax_analyzer.store import Store
+
 BATCH = 1000
 SAMPLES = 50  # RSS samples a run (each fiftieth); the slope is fitted through the second half
 TENTH = SAMPLES // 10
 DUCKDB_MB = 128  # the service's floor (PODTAX_ANALYZER_MEMORY_MB >= 128): at 64 MB a key's reload runs out
 CACHE_VALUES = 400_000
+EVICT_MB = 16  # DuckDB's limit at the end of a run, to show how much of the RSS was its evictable block cache
 
 
 def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
@@ -67,9 +74,18 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
                 duck.append(sum(tags.values()) / 2**20)  # DuckDB's own accounting (its block cache, mostly)
                 keys.append(tags.get("ART_INDEX", 0) / 2**20)  # the keys' index: evictable once checkpointed
                 parts.append(readings())
+        peak = proc_peak_rss_mb(os.getpid())
+        # DuckDB's block cache is evictable, and a new limit also makes its allocator return the pages it
+        # kept: the limit lowered to EVICT_MB at the end shows how much of the RSS both were.
+        store.cursor().execute(f"SET memory_limit = '{EVICT_MB}MB'")
+        evicted = [proc_rss_mb(os.getpid()), _duckdb_mb(store), readings()["duckdb_resident"]]
         store.close()
     return {"rss": rss, "duckdb": duck, "keys": keys, "parts": parts, "cache": cache.held * 16 / 2**20,
-            "peak": proc_peak_rss_mb(os.getpid())}
+            "peak": peak, "evicted": evicted}
+
+
+def _duckdb_mb(store: Store) -> float:
+    return store.cursor().execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchone()[0] / 2**20
 
 
 def measure(count: int, bounded: bool, out: list[dict]) -> float:
@@ -141,6 +157,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: of which the tables' keys (ART_INDEX) {' '.join(f'{v:.0f}' for v in key_tenths)}"
               f"; growth per 100,000 results: DuckDB's accounting {_slope(count, duck):+.1f} MB (keys"
               f" {_slope(count, keys):+.1f}), the rest of the RSS {outside:+.1f} MB")
+        rss_end, duck_end = median([f["rss"][-1] for f in figures]), median([f["duckdb"][-1] for f in figures])
+        rss_ev, duck_ev = (median([f["evicted"][i] for f in figures]) for i in (0, 1))
+        resident = [(f["parts"][-1]["duckdb_resident"], f["evicted"][2]) for f in figures]
+        jemalloc = ("n/a" if any(None in r for r in resident) else
+                    f"{median([r[0] for r in resident]):.0f} -> {median([r[1] for r in resident]):.0f} MB")
+        print(f"  {name}: at the end, DuckDB's limit lowered to {EVICT_MB} MB: its accounting {duck_end:.0f} -> "
+              f"{duck_ev:.0f} MB, its allocator's resident pages {jemalloc}, the RSS {rss_end:.0f} -> {rss_ev:.0f} MB")
         print(f"  {name}: by allocator (MB at the end, growth per 100,000 results): {_by_allocator(count, figures)}")
     return 0
 
