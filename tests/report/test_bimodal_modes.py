@@ -51,7 +51,7 @@ def test_a_bimodal_side_shows_its_modes_in_every_output(store, tmp_path: Path, c
     assert cell["pod_modes"] is None and cell["pod_median"] == pytest.approx(180.45)
 
     html = client.get("/report/bimodal").text
-    assert f"host modes {MODES} (median 155.4, between them)" in html and "pod median 180.4" in html
+    assert f"host modes {MODES} (median 155.4, between the modes)" in html and "pod median 180.4" in html
     assert f"<td>{MODES}</td>" in html, "the full table shows the modes in the median's column"
 
     ws = openpyxl.load_workbook(io.BytesIO(client.get("/api/campaigns/bimodal/export.xlsx").content))["summary"]
@@ -76,4 +76,4 @@ def test_a_bimodal_side_shows_its_modes_in_every_output(store, tmp_path: Path, c
     assert exported["host_modes"] == MODES and exported["pod_modes"] == ""
 
     line = next(x for x in scores.splitlines() if "node-a" in x)
-    assert "155.4 (between 2 modes)" in line and "ignored: flagged BIMODAL" in line, scores
+    assert "155.4 (runs in 2 modes)" in line and "ignored: flagged BIMODAL" in line, scores

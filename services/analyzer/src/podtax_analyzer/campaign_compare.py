@@ -213,13 +213,24 @@ def _no_change(b: CellComparison, n: CellComparison, vb: dict, vn: dict, names: 
             return " and ".join(sorted(envs)) or "nothing"
         return "not comparable", (f"Not comparable: {names[0]} ran {ran(eb)} and {names[1]} ran {ran(en)}, so "
                                   f"they share no {what}; run both on the same environments.")
-    for name, c in zip(names, (b, n), strict=True):
-        if len(eb) == 2 and c.ratio is None:
-            withheld = [f for f in c.flags if f in fl.WITHHOLD_RATIO]
-            why = (f"its flags {', '.join(withheld)} withhold it" if withheld
-                   else "it could not be computed (see its warnings)")
-            return "inconclusive", f"Inconclusive: {name} has no {what}: {why}, so no change is computed."
+    missing = [(name, c) for name, c in zip(names, (b, n), strict=True) if len(eb) == 2 and c.ratio is None]
+    if missing:  # each campaign without its figure, each with why (a BIMODAL side's modes)
+        whys = "; ".join(f"{name}: {_why_no_ratio(c)}" for name, c in missing)
+        have = "has" if len(missing) == 1 else "have"
+        return "inconclusive", (f"Inconclusive: {' and '.join(name for name, _ in missing)} {have} no {what} "
+                                f"({whys}), so no change is computed.")
     return None
+
+
+def _why_no_ratio(c: CellComparison) -> str:
+    """Why a cell has no ratio: the flags that withhold it, and a BIMODAL side's two modes."""
+    withheld = [f for f in c.flags if f in fl.WITHHOLD_RATIO]
+    if not withheld:
+        return "it could not be computed (see its warnings)"
+    pair = (c.baseline, c.candidate)
+    modes = [f"{side_name(env, pair)} modes {m}" for env, m in ((c.baseline, c.host_modes), (c.candidate, c.pod_modes))
+             if m]
+    return f"its flags {', '.join(withheld)} withhold it" + (f": {', '.join(modes)}" if modes else "")
 
 
 def _too_few(values: dict[str, dict[str, np.ndarray]], envs: list[str], pair: tuple[str, str]) -> str | None:

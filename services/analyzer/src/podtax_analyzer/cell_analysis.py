@@ -108,6 +108,27 @@ def modes_text(side: SideModes | None) -> str | None:
     return " | ".join(f"{fmt_value(m.median)} (n={m.n})" for m in side.modes if m.median is not None)
 
 
+def median_place(side: SideModes) -> str | None:
+    """Where a bimodal side's median lies: "between the modes" (as many runs in each: the two middle runs are the
+    low mode's top and the high mode's bottom) or "inside the 159.9 mode" (the larger mode holds the middle run)."""
+    low, high = side.modes if len(side.modes) == 2 else (None, None)
+    if low is None or high is None or not side.bimodal:
+        return None
+    if low.n == high.n:
+        return "between the modes"
+    inside = low if low.n > high.n else high
+    return f"inside the {fmt_value(inside.median)} mode" if inside.median is not None else None
+
+
+def _modes_gap(values: np.ndarray) -> float | None:
+    """How far apart a side's two modes are (their medians, as a fraction of the lower one)."""
+    boundary = two_means_boundary(values)
+    if boundary is None:
+        return None
+    low, high = (m.median for m in describe_modes(values, boundary))
+    return None if low is None or high is None else high / low - 1.0
+
+
 def _modes_are_drift(values: np.ndarray, d: Drift) -> bool:
     """True when a two-mode split coincides (>= 90% of runs) with a drift's before/after split."""
     if not d.drift or d.index is None:
@@ -136,6 +157,11 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two groups, before and after a "
                             f"change point: reported as DRIFT rather than BIMODAL")
+        if s.n and checks[s.env].bimodal and (gap := _modes_gap(s.values)) is not None and gap < threshold:
+            checks[s.env] = replace(checks[s.env], bimodal=False)
+            warnings.append(f"the {side_name(s.env, cell.pair)} values form two modes {fmt_pct(gap)}% apart, closer "
+                            f"than the ±{fmt_pct(threshold)}% threshold: they cannot change a verdict at it, so "
+                            f"they do not withhold the ratio (not BIMODAL)")
     cell_modes, modes, boundaries = _modes(cell, checks)
     zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) for s in (h, p)}
     found = {env: outliers_of(z) for env, z in zs.items()}

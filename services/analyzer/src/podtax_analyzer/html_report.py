@@ -16,10 +16,11 @@ import numpy as np
 from podtax import phases as phase_defs
 
 from podtax_analyzer.campaign_compare import CampaignChange
+from podtax_analyzer.cell_analysis import median_place
 from podtax_analyzer.flags import LEGEND
 from podtax_analyzer.phase_table import phase_order
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
-from podtax_analyzer.report_models import CellComparison
+from podtax_analyzer.report_models import CellComparison, SideModes
 from podtax_analyzer.svgplot import cdf_plot, fmt, heat_colour, strip_plot, time_plot
 
 CSS = """
@@ -100,18 +101,33 @@ def _legend(threshold: float) -> str:
             f'ratio, 95% interval, verdict and flags (⚑). Practical threshold: ±{threshold * 100:.1f}%.</p>')
 
 
-def _centre(median: float | None, modes: str | None) -> str:
-    """"median 130.2", or a BIMODAL side's two modes (CellComparison.host_modes) with the median between them."""
+def _centre(median: float | None, modes: str | None, side: SideModes | None) -> str:
+    """"median 130.2", or a BIMODAL side's two modes (CellComparison.host_modes) and where its median lies."""
     if modes:
-        return f"modes {modes} (median {fmt(median)}, between them)" if median is not None else f"modes {modes}"
+        place = median_place(side) if side else None
+        return f"modes {modes} (median {fmt(median)}, {place})" if median is not None and place else f"modes {modes}"
     return f"median {'—' if median is None else fmt(median)}"
+
+
+def _side_modes(c: CellComparison, env: str) -> SideModes | None:
+    if c.modes is None:
+        return None
+    return c.modes.host if env == c.baseline else c.modes.pod
+
+
+def _mode_medians(c: CellComparison, env: str) -> list[float]:
+    """A BIMODAL side's mode medians (its plot draws a bar at each), else none."""
+    side = _side_modes(c, env)
+    if side is None or not side.bimodal:
+        return []
+    return [m.median for m in side.modes if m.median is not None]
 
 
 def _cell_detail(data: ReportData, c: CellComparison) -> str:
     pair = data.envs(c)
     runs = data.runs.get(c.id, [])
     series = [(side_label(env, pair), [r.value for r in runs if r.env == env]) for env in pair if env]
-    medians = ", ".join(f"{side_label(env, pair)} {_centre(m, modes)}"
+    medians = ", ".join(f"{side_label(env, pair)} {_centre(m, modes, _side_modes(c, env))}"
                         for env, m, modes in zip(pair, (c.host_median, c.pod_median), (c.host_modes, c.pod_modes),
                                                  strict=True) if env)
     medians += (f" {_e(c.unit)}; {ratio_label(pair)} {_num(c.ratio)} "
@@ -122,7 +138,7 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
     return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
             f'<h3>{_e(data.where(c))} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
             f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.verdict)}</b>.</p>"
-            f"{strip_plot(series, c.unit, width=820)}"
+            f"{strip_plot(series, c.unit, width=820, modes=[_mode_medians(c, env) for env in pair if env])}"
             + (f'<p class="caveat"><b>Caveat</b>: {_e(note)}.</p>' if note else "")
             + (f"<p>Flags:</p><ul>{flags}</ul>" if flags else "")
             + (f'<p class="note">Notes:</p><ul class="note">{warnings}</ul>' if warnings else "")

@@ -70,10 +70,11 @@ class CellComparison(BaseModel):
                                                              "test (pod-startup).")
     n_host: int = Field(ge=0, description="Runs of the baseline side (host for the pod tax).")
     n_pod: int = Field(ge=0, description="Runs of the candidate side (pod for the pod tax).")
-    host_median: float | None = Field(description="Median of the baseline side; when that side is BIMODAL, a value "
-                                                  "between its two modes that few runs came near (see host_modes).")
-    pod_median: float | None = Field(description="Median of the candidate side; between its modes when BIMODAL (see "
-                                                 "pod_modes).")
+    host_median: float | None = Field(description="Median of the baseline side; when that side is BIMODAL, between "
+                                                  "its two modes if they hold as many runs, else inside the larger "
+                                                  "(see host_modes).")
+    pod_median: float | None = Field(description="Median of the candidate side; when BIMODAL, between its modes or "
+                                                 "inside the larger (see pod_modes).")
     host_modes: str | None = Field(None, description="When the baseline side is BIMODAL: its two modes as shown in "
                                                      "place of its median, low first, each mode's median and runs: "
                                                      "'128.3 (n=6) | 182.6 (n=6)' (modes.host has the figures); "

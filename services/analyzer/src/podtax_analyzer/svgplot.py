@@ -79,8 +79,10 @@ def _jitter(i: int) -> float:
     return ((i * 0.6180339887) % 1.0) * 2 - 1
 
 
-def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width: int = 560) -> str:
-    """One row per side: every run as a marker, the side's median as a bar with its value written."""
+def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width: int = 560,
+               modes: Sequence[Sequence[float]] = ()) -> str:
+    """One row per side: every run as a marker, the side's median as a bar with its value written, or for a side
+    with modes (``modes[k]``: a BIMODAL side's mode medians) a bar at each mode's median."""
     row_h, left, right, top = 46, 110, 20, 10
     height = top + row_h * len(series) + 34
     values = [v for _, vals in series for v in vals]
@@ -101,10 +103,12 @@ def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, widt
         if vals:
             med = sorted(vals)[len(vals) // 2] if len(vals) % 2 else \
                 (sorted(vals)[len(vals) // 2 - 1] + sorted(vals)[len(vals) // 2]) / 2
-            mx = x(med)
-            parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{cy - 18:.1f}" y2="{cy + 18:.1f}" '
-                         f'stroke="#000" stroke-width="2.5"/>')
-            parts.append(f'<text x="{mx + 4:.1f}" y="{cy - 14:.1f}" font-size="11">median {fmt(med)}</text>')
+            bars = [("mode", m) for m in modes[k]] if k < len(modes) and modes[k] else [("median", med)]
+            for name, at in bars:
+                mx = x(at)
+                parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{cy - 18:.1f}" y2="{cy + 18:.1f}" '
+                             f'stroke="#000" stroke-width="2.5"/>')
+                parts.append(f'<text x="{mx + 4:.1f}" y="{cy - 14:.1f}" font-size="11">{name} {fmt(at)}</text>')
     axis_y = top + row_h * len(series) + 6
     parts.append(f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" stroke="#444"/>')
     for v in (lo, (lo + hi) / 2, hi):

@@ -47,7 +47,7 @@ def _value(v: float | None) -> str:
 
 def _centre(c: dict[str, Any], side: str, sep: str = " | ") -> str:
     """A side's median, or its two modes when that side is BIMODAL (the analyzer's host_modes/pod_modes:
-    "128.3 (n=6) | 182.6 (n=6)"; ``sep`` between them): its median lies between them, near no run."""
+    "128.3 (n=6) | 182.6 (n=6)"; ``sep`` between them): one median would hide them."""
     modes = c.get(f"{side}_modes")
     shown = modes.replace(" | ", sep) if modes else _value(c[f"{side}_median"])
     # LOWER_BOUND: the side's runs counted objects given up while waiting at that time; the true value is larger

@@ -60,9 +60,10 @@ def _fmt(v: float | None) -> str:
 
 
 def _median(score: dict[str, Any]) -> str:
-    """A score's median, marked when its runs are BIMODAL: a value between the two modes, near no run."""
+    """A score's median, marked when its runs are BIMODAL: one median of runs in two modes (it lies between them
+    with as many runs in each, else inside the larger one; a score does not say which)."""
     shown = _fmt(score["median"])
-    return f"{shown} (between 2 modes)" if "BIMODAL" in (score.get("flags") or []) else shown
+    return f"{shown} (runs in 2 modes)" if "BIMODAL" in (score.get("flags") or []) else shown
 
 
 def scores(
