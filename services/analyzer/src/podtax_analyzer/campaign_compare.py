@@ -60,6 +60,15 @@ BOOTSTRAP = 4000
 ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive", "not comparable",
                         "set by the parameters"]
 _WORDS = {FASTER: "improved", SLOWER: "worsened", NO_DIFFERENCE: NO_DIFFERENCE}
+BoundWay = Literal["at least", "at most", "either way"]
+MARK = {"at least": "≥ ", "at most": "≤ ", "either way": "≶ "}  # before a compared figure that is a bound
+
+
+def _way(bound: frozenset[int]) -> BoundWay | None:
+    """How a true compared figure may lie from the shown one (_bound), in words; None when it is exact."""
+    if len(bound) == 2:
+        return "either way"
+    return "at least" if AT_LEAST in bound else "at most" if AT_MOST in bound else None
 
 
 class CellChange(BaseModel):
@@ -83,6 +92,11 @@ class CellChange(BaseModel):
     base_value: float | None = Field(description="The compared figure in BASE: the ratio, or the median of a "
                                                  "one-environment cell (metric unit).")
     new_value: float | None
+    base_bound: BoundWay | None = Field(None, description="base_value rests on objects given up while waiting "
+                                        "(LOWER_BOUND): the true figure is 'at least' it (a bounded median or "
+                                        "candidate), 'at most' it (a bounded baseline) or 'either way'; null: "
+                                        "exact.")
+    new_bound: BoundWay | None = Field(None, description="new_value's bound, as base_bound.")
     diff: float | None = Field(description="new_value - base_value.")
     diff_ci_low: float | None
     diff_ci_high: float | None
@@ -289,7 +303,9 @@ def _bound_why(cells: dict[str, CellComparison], one: str | None, bound: frozens
 def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     what, ratio = ch["compared"], ch["base_ratio"] is not None
     unit = "" if ratio else f" {ch['unit']}"
-    head = (f"{what} {_fmt(ch['base_value'], ratio)}{unit} in {base}, {_fmt(ch['new_value'], ratio)}{unit} in "
+    marks = (MARK.get(ch["base_bound"] or "", ""), MARK.get(ch["new_bound"] or "", ""))
+    head = (f"{what} {marks[0]}{_fmt(ch['base_value'], ratio)}{unit} in {base}, {marks[1]}"
+            f"{_fmt(ch['new_value'], ratio)}{unit} in "
             f"{new} (difference {_fmt(ch['diff'], ratio, True)}{unit}")
     if ch["diff_ci_low"] is not None:
         head += f", 95% CI {_fmt(ch['diff_ci_low'], ratio, True)} to {_fmt(ch['diff_ci_high'], ratio, True)}"
@@ -352,6 +368,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             est.update(diff_ci_low=None, diff_ci_high=None, change_ci_low=None, change_ci_high=None, p_value=None)
         rows.append(dict(
             compared=what, base_value=figures[0], new_value=figures[1], too_few=too_few,
+            base_bound=_way(_bound(b, one[0] if one else None)), new_bound=_way(_bound(n, one[0] if one else None)),
             unchanged=fixed or (None if one else _no_change(b, n, vb, vn, (base, new), what)),
             id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
             metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,

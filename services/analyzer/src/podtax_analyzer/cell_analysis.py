@@ -241,6 +241,11 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str, group: s
     return text
 
 
+def _median_text(f: dict, side: str) -> str:
+    """A side's median as the sentence says it: "at least 10000" when it is a lower bound (LOWER_BOUND)."""
+    return "at least " * bool(f[f"{side}_lower_bound"]) + fmt_value(f[f"{side}_median"])
+
+
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
     flags = f["flags"]
     withheld = [name for name in fl.ORDER if name in flags and name in fl.WITHHOLD_RATIO]
@@ -251,10 +256,10 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
     sides = ""
     if f["host_median"] is not None and f["pod_median"] is not None:
-        sides = (f"{base} median {fmt_value(f['host_median'])} {unit} over {f['n_host']} runs, {cand} median "
-                 f"{fmt_value(f['pod_median'])} {unit} over {f['n_pod']} runs")
+        sides = (f"{base} median {_median_text(f, 'host')} {unit} over {f['n_host']} runs, {cand} median "
+                 f"{_median_text(f, 'pod')} {unit} over {f['n_pod']} runs")
     if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
-        return (f"Not comparable: one side only: {base} median {fmt_value(f['host_median'])} {unit} over "
+        return (f"Not comparable: one side only: {base} median {_median_text(f, 'host')} {unit} over "
                 f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
     if verdict == NOT_COMPARABLE and "ERRORS" in flags and "INSUFFICIENT" in flags:  # runs lost to failed objects
         why = f["flag_details"]["INSUFFICIENT"]

@@ -14,6 +14,7 @@ from html import escape
 
 import numpy as np
 from podtax import phases as phase_defs
+from podtax.parsers.timeline import rests_on_bound
 
 from podtax_analyzer.campaign_compare import CampaignChange
 from podtax_analyzer.cell_analysis import median_place
@@ -168,6 +169,17 @@ def _phase_key(where: str, test: str, params: str, phase: str) -> tuple[str, str
     return where, test, params, names.index(phase) if phase in names else len(names)
 
 
+def _phase_stats(env: str, values: list[float], bounds: list[float]) -> str:
+    """"nomad: 120 objects, p50 310 ms, p99 ≥ 9,800 ms; 6 given up: drawn at their given-up time (open
+    circles)": a percentile that rests on a given-up object's time (the parser's rule) is a lower bound."""
+    s = sorted(values)
+    figures = ", ".join(f"{label} {'≥ ' * bool(bounds and rests_on_bound(s, q, min(bounds)))}"
+                        f"{fmt(float(np.percentile(s, q)))} ms" for label, q in (("p50", 50.0), ("p99", 99.0)))
+    given = (f"; {len(bounds)} given up while waiting: drawn at their given-up time (open circles), they took "
+             f"longer" if bounds else "")
+    return f"{_e(env)}: {len(s)} objects, {figures}{given}"
+
+
 def _phases(data: ReportData) -> str:
     control = any(c.test in ("volume-churn", "pod-startup") for c in data.report.cells)
     if not data.phases:
@@ -180,16 +192,19 @@ def _phases(data: ReportData) -> str:
            "<tbody>", defs, "</tbody></table>"]
     # per cell (node, test, params) as the phase table: pooling a test's cells gives a median of none of them
     groups: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}
+    given_up: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}  # lower bounds: took longer
     caveats: dict[tuple[str, str, str, str], str | None] = {}
     for r in data.phases:
         key = (data.place(r["cluster"], r["node"]), r["test"], r["params"], r["phase"])
         groups.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
+        if r["lower_bound"]:
+            given_up.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
         caveats[key] = r["caveat"]  # the same for every row of a cell's phase
     for (where, test, params, phase), by_env in sorted(groups.items(), key=lambda kv: _phase_key(*kv[0])):
         out.append(f'<h3 class="phase-cell">{_e(where)} · {_e(test)} {_e(params)} · {_e(phase)}</h3>')
-        out.append(cdf_plot(sorted(by_env.items()), "ms"))
-        stats = "; ".join(f"{_e(env)}: {len(v)} objects, p50 {fmt(float(np.percentile(v, 50)))} ms, "
-                          f"p99 {fmt(float(np.percentile(v, 99)))} ms" for env, v in sorted(by_env.items()))
+        bounds = given_up.get((where, test, params, phase), {})
+        out.append(cdf_plot(sorted(by_env.items()), "ms", bounds=bounds))
+        stats = "; ".join(_phase_stats(env, v, bounds.get(env, [])) for env, v in sorted(by_env.items()))
         out.append(f'<p class="note phase-stats">{stats}.</p>')
         note = caveats[(where, test, params, phase)]
         out.append(f'<p class="caveat"><b>Caveat</b>: {_e(note)}.</p>' if note else "")

@@ -154,8 +154,10 @@ def time_plot(series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], un
 
 
 def cdf_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width: int = 560,
-             height: int = 200) -> str:
-    """Empirical CDFs as step lines, one dash pattern, colour and label per series; x = value."""
+             height: int = 200, bounds: dict[str, Sequence[float]] | None = None) -> str:
+    """Empirical CDFs as step lines, one dash pattern, colour and label per series; x = value. ``bounds``: the
+    values of a series that are only lower bounds (objects given up, at their given-up time), each drawn as an
+    open circle on its step (class "given-up"): the true point lies further right."""
     values = [v for _, vals in series for v in vals]
     if not values:
         return ""
@@ -185,6 +187,10 @@ def cdf_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width:
         dash = f' stroke-dasharray="{dashes[k % len(dashes)]}"' if dashes[k % len(dashes)] else ""
         parts.append(f'<polyline class="cdf-line" fill="none" stroke="{colour}" stroke-width="2"{dash} '
                      f'points="{" ".join(pts)}"><title>{escape(label)}</title></polyline>')
+        for v in (bounds or {}).get(label, ()):
+            parts.append(f'<circle class="given-up" cx="{x(v):.1f}" cy="{y((s.index(v) + 1) / len(s)):.1f}" r="4" '
+                         f'fill="white" stroke="{colour}" stroke-width="2"><title>{escape(label)}: given up at '
+                         f'{fmt(v)} {escape(unit)} (a lower bound)</title></circle>')
         ly = height - 6
         lx = left + 150 * k
         parts.append(f'<line x1="{lx}" x2="{lx + 24}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" '

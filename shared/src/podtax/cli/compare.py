@@ -34,6 +34,12 @@ def _r(v: float | None, signed: bool = False, ratio: bool = True) -> str:
     return f"{v:+.4g}" if signed else f"{v:.4g}"
 
 
+def _bounded(c: dict[str, Any], which: str, ratio: bool) -> str:
+    """BASE's or NEW's compared figure, marked "≥ 1.234" when the true one is at least it (its bound field)."""
+    mark = {"at least": "≥ ", "at most": "≤ ", "either way": "≶ "}.get(c.get(f"{which}_bound") or "", "")
+    return mark + _r(c[f"{which}_value"], ratio=ratio)
+
+
 def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     console = wide_console()
     cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
@@ -48,10 +54,13 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
               if c["diff_ci_low"] is not None else "")
         p = "—" if c["p_adjusted"] is None else f"{c['p_adjusted']:.3g}"
         table.add_row(escape(c["node"]), escape(f"{c['test']} {c['params']}"), escape(c["metric"]),
-                      escape(c["compared"]), _r(c["base_value"], ratio=ratio), _r(c["new_value"], ratio=ratio),
+                      escape(c["compared"]), _bounded(c, "base", ratio), _bounded(c, "new", ratio),
                       _r(c["diff"], True, ratio) + ci, p,
                       f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
     console.print(table)
+    if any(c.get("base_bound") or c.get("new_bound") for c in cells):
+        console.print("≥ / ≤ / ≶: the figure rests on objects given up while waiting (LOWER_BOUND): the true one is "
+                      "at least / at most it / either", highlight=False)
     for c in cells:
         console.print(escape(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), highlight=False)
     for side, names in (("base", data["only_in_base"]), ("new", data["only_in_new"])):

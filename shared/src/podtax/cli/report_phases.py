@@ -64,17 +64,18 @@ def _ratio(r: dict[str, Any]) -> str:
     return f"{r['ratio']:.3f}{ci}"
 
 
-def _side(n: int, median: float | None, lower_bound: bool = False) -> str:
-    """Runs · median; "≥ median" when it is a lower bound (LOWER_BOUND: objects given up counted at that time)."""
-    return f"{n} · {'≥ ' if lower_bound and median is not None else ''}{_value(median)}" if n else "—"
+def _side(n: int, median: float | None, lower_bound: bool = False, sep: str = " ") -> str:
+    """Runs · median; "≥ median" when it is a lower bound (LOWER_BOUND: objects given up counted at that time).
+    ``sep`` after each "·": a line break in the narrow layout, so the cell wraps there, never inside "≥ value"."""
+    return f"{n} ·{sep}{'≥ ' if lower_bound and median is not None else ''}{_value(median)}" if n else "—"
 
 
-def _pooled(r: dict[str, Any], env: str | None) -> str:
+def _pooled(r: dict[str, Any], env: str | None, sep: str = " ") -> str:
     side = (r.get("pooled") or {}).get(env or "")
     if not side:
         return "—"
     p50, p99 = ("≥ " * bool(side.get(f"{q}_lower_bound")) + _value(side[f"{q}_ms"]) for q in ("p50", "p99"))
-    return f"{side['objects']} · {p50} · {p99}"
+    return f"{side['objects']} ·{sep}{p50} ·{sep}{p99}"
 
 
 def _groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:
@@ -91,18 +92,21 @@ def _definition(r: dict[str, Any]) -> str:
     return r["definition"]
 
 
-def _table(rows: list[dict[str, Any]]) -> Table:
+def _table(rows: list[dict[str, Any]], narrow: bool = False) -> Table:
+    """One line per row; ``narrow``: every cell wraps (at "·" first) rather than being cut with "…", which cut
+    "120 · 112 · ≥ 9,800" to "120 · 112 · …" (the bound lost) at 80 columns."""
     first = rows[0]
     base, cand = first["baseline"], first["candidate"]
+    sep = "\n" if narrow else " "
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False)
-    t.add_column("phase", no_wrap=True)
-    t.add_column("statistic", no_wrap=True)
-    t.add_column(f"{base}\nruns · median", justify="right", no_wrap=True)
+    t.add_column("phase", no_wrap=not narrow, overflow="fold", min_width=max(len(r["phase"]) for r in rows))
+    t.add_column("statistic", no_wrap=not narrow, overflow="fold")
+    t.add_column(f"{base}\nruns · median", justify="right", no_wrap=not narrow, overflow="fold")
     if cand:
-        t.add_column(f"{cand}\nruns · median", justify="right", no_wrap=True)
-        t.add_column(f"{cand}/{base}\nratio [95% CI]", justify="right", no_wrap=True)
-        t.add_column("verdict", no_wrap=True)
-    t.add_column("flags")
+        t.add_column(f"{cand}\nruns · median", justify="right", no_wrap=not narrow, overflow="fold")
+        t.add_column(f"{cand}/{base}\nratio [95% CI]", justify="right", no_wrap=not narrow, overflow="fold")
+        t.add_column("verdict", no_wrap=not narrow, overflow="fold", min_width=len("comparable"))
+    t.add_column("flags", overflow="fold")
     previous = None
     for r in rows:
         phase = r["phase"] if r["phase"] != previous else ""
@@ -110,18 +114,19 @@ def _table(rows: list[dict[str, Any]]) -> Table:
         stat = Text(STATISTIC[r["statistic"]], style="bold" if r["primary"] else "dim" if r["statistic"] == "objects"
                     else "")
         if r["statistic"] == "objects":  # descriptive: every object pooled, no ratio
-            cells = [Text(phase, style="bold"), stat, Text(_pooled(r, base), style="dim")]
+            cells = [Text(phase, style="bold"), stat, Text(_pooled(r, base, sep), style="dim")]
             if cand:
-                cells += [Text(_pooled(r, cand), style="dim"), "", ""]
+                cells += [Text(_pooled(r, cand, sep), style="dim"), "", ""]
             t.add_row(*cells, "")
             continue
         cells: list[Any] = [Text(phase, style="bold"), stat, _side(r["n_baseline"], r["baseline_median"],
-                                                                       r.get("baseline_lower_bound", False))]
+                                                                       r.get("baseline_lower_bound", False), sep)]
         if cand:
             verdict = r["verdict"] or "—"
             if r["ratio"] is None and r["note"]:
                 verdict = "not comparable"
-            cells += [_side(r["n_candidate"], r["candidate_median"], r.get("candidate_lower_bound", False)), _ratio(r),
+            cells += [_side(r["n_candidate"], r["candidate_median"], r.get("candidate_lower_bound", False), sep),
+                      _ratio(r).replace(" [", f"{sep}["),
                       Text(verdict, style=VERDICT_STYLE.get(verdict, "dim"))]
         cells.append(Text(", ".join(r["flags"]), style="magenta"))
         t.add_row(*cells)
@@ -150,7 +155,10 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
     for (cluster, node, test, params), group in _groups(rows).items():
         where = f"{node}" + (f" ({cluster})" if cluster != "local" else "")
         con.print(Text.assemble((test, "bold"), f": {params} · {where} · lower is better for every phase"))
-        con.print(_table(group))
+        shown = _table(group)
+        if con.measure(shown, options=con.options.update_width(100_000)).maximum > con.width:
+            shown = _table(group, narrow=True)
+        con.print(shown)
         con.print(Text("  definitions (from -> to):", style="dim"))
         _print_definitions(con, group)
     con.print(Text("median = median over runs of each run's p50 per-object latency or of its makespan; "

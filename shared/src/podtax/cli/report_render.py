@@ -7,6 +7,7 @@ a terminal (make, a pipe) the console is ``NON_TTY_WIDTH`` columns wide unless C
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich import box
@@ -98,13 +99,29 @@ def _flags(c: dict[str, Any], sep: str) -> Text:
     return Text(sep.join(c["flags"]), style=FLAG_STYLE)
 
 
-def _who(view: ReportView, test: TestView, row: Row) -> list[str]:
+def _who(view: ReportView, test: TestView, row: Row, wrap: bool = False) -> list[str]:
+    """Node, varying params and metric of a row; ``wrap``: the metric in lines of at most NAME_LINE characters."""
     parts = [] if view.single_node else [row.cell["node"]]
     if row.varying:
         parts.append(row.varying)
     if len(test.metrics) > 1:
-        parts.append(row.cell["metric"])
+        parts.append(wrap_name(row.cell["metric"]) if wrap else row.cell["metric"])
     return parts
+
+
+NAME_LINE = 12
+
+
+def wrap_name(name: str, width: int = NAME_LINE) -> str:
+    """A metric name broken after its underscores into lines of at most ``width`` where it can be: the narrow
+    layout cut "provisioned_max_ms" and "provisioned_p99_ms" alike to "provisioned_m…" / "provisioned_p…"; now
+    "provisioned_\nmax_ms", whose last line tells them apart."""
+    lines = [""]
+    for word in re.findall(r"[^_]+_?|_", name):
+        if lines[-1] and len(lines[-1]) + len(word) > width:
+            lines.append("")
+        lines[-1] += word
+    return "\n".join(lines)
 
 
 def _new_table() -> Table:
@@ -141,10 +158,10 @@ def stacked_table(view: ReportView, test: TestView) -> Table:
     for name, just, no_wrap in (("#", "right", True), ("cell · flags", "left", False),
                                 ("n · median", "right", True), ("ratio [95% CI]", "right", True),
                                 ("verdict · effect", "left", False)):
-        t.add_column(name, justify=just, no_wrap=no_wrap)
+        t.add_column(name, justify=just, no_wrap=no_wrap, overflow="fold")  # fold, never cut a name with "…"
     for r in test.rows:
         c = r.cell
-        who = Text("\n".join(_who(view, test, r)) or "—")
+        who = Text("\n".join(_who(view, test, r, wrap=True)) or "—")
         if c["flags"]:
             who.append("\n")
             who.append_text(_flags(c, " "))

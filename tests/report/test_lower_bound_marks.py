@@ -1,0 +1,137 @@
+"""A figure that is only a lower bound (LOWER_BOUND) is marked wherever it is shown (audit a4, item 3): the cell
+sentence said "nomad median 10000 ms", the HTML phase caption "p99 10000 ms" with the given-up objects drawn as
+any other, the workbook's phases sheet and comparison table and comparisons.csv had no lower-bound column,
+`podtax compare` showed a bounded ratio bare, and at 80 columns the phase table cut "120 · 112 · ≥ …" and the
+metric column "provisioned_m…" (max and p99 alike). Synthetic volume-churn timelines through the real
+derive/parser into a real DuckDB file, served by the real analyzer app, read by the real CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from contextlib import redirect_stdout
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import openpyxl
+import pytest
+from podtax import events
+from podtax.cli.main import main
+from podtax.derive import derive
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+from tests.report.conftest import serve
+from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
+
+# campaign: backend -> (seconds, given up at (or None)); every nomad run of "slow" and "fast" has one given up
+CAMPAIGNS = {
+    "slow": {"kubernetes": (15.0, None), "nomad": (20.0, 25.0)},  # bounded and slower: the verdict stands
+    "fast": {"kubernetes": (15.0, None), "nomad": (0.1, 10.0)},  # bounded and faster: withheld
+    "exact": {"kubernetes": (15.0, None), "nomad": (0.1, None)},
+}
+
+
+def _events(campaign: str, month: int) -> list[events.Envelope]:
+    out: list[events.Envelope] = []
+    for seq in range(2 * RUNS):
+        backend, k = ("kubernetes", "nomad")[seq % 2], seq // 2
+        seconds, given_up = CAMPAIGNS[campaign][backend]
+        run = events.RunSpec(run_id=f"{campaign}-{backend}-{k}", campaign=campaign, node="node-1", env=backend,
+                             test="volume-churn", params=PARAMS, sequence=seq)
+        started = datetime(2026, month, 1, 2, tzinfo=UTC) + timedelta(minutes=2 * seq)
+        log = events.RawLog(run=run, stdout=_timeline(backend, seconds * (1 + 0.01 * k), given_up, None, False),
+                            exit_code=0, started_at=started, ended_at=started + timedelta(seconds=40))
+        out += [events.raw_log(log, "podtax/runner"), derive(log)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    store = Store(tmp_path_factory.mktemp("marks") / "podtax.duckdb")
+    for month, campaign in enumerate(CAMPAIGNS, start=1):
+        store.write_batch(_events(campaign, month))
+    with serve(create_app(store)) as u:
+        yield u
+    store.close()
+
+
+def _cli(*argv: str) -> str:
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(list(argv)) == 0
+    return buf.getvalue()
+
+
+def _cells(url: str, campaign: str) -> dict[str, dict]:
+    return {c["metric"]: c for c in json.loads(_cli("report", campaign, "--json", "--all-metrics", "--api",
+                                                    url))["cells"]}
+
+
+def test_the_sentence_says_at_least_for_a_bound_median(url: str) -> None:
+    c = _cells(url, "slow")["provisioned_max_ms"]
+    assert c["pod_lower_bound"] and c["verdict"] == "slower", c
+    assert "nomad median at least 25000 ms" in c["sentence"], c["sentence"]  # was "nomad median 25000 ms"
+    assert "kubernetes median at least" not in c["sentence"]
+
+
+def test_csv_and_workbook_carry_the_bounds(url: str, tmp_path: Any) -> None:
+    _cli("export", "slow", "--csv", str(tmp_path / "csv"), "--api", url)
+    with open(tmp_path / "csv" / "comparisons.csv", newline="") as f:
+        rows = {r["metric"]: r for r in csv.DictReader(f)}
+    assert (rows["provisioned_max_ms"]["pod_lower_bound"], rows["provisioned_max_ms"]["host_lower_bound"]) == \
+        ("true", "false"), rows["provisioned_max_ms"]
+    assert rows["provisioned_p50_ms"]["pod_lower_bound"] == "false"
+    assert "at least" in rows["provisioned_max_ms"]["sentence"]
+
+    _cli("export", "slow", "--xlsx", str(tmp_path / "slow.xlsx"), "--api", url)
+    wb = openpyxl.load_workbook(tmp_path / "slow.xlsx")
+    summary = list(wb["summary"].iter_rows(values_only=True))
+    head = next(i for i, r in enumerate(summary) if r and r[0] == "node" and "metric" in r)
+    cols = summary[head]
+    table = {r[cols.index("metric")]: r for r in summary[head + 1:] if r and r[0]}
+    bound = table["provisioned_max_ms"]
+    assert bound[cols.index("candidate median is a lower bound (LOWER_BOUND)")] is True, bound
+    assert bound[cols.index("baseline median is a lower bound (LOWER_BOUND)")] is False, bound
+    phases = list(wb["phases"].iter_rows(values_only=True))
+    col = phases[0].index("lower bound (given up while waiting: took longer)")
+    given_up = [r for r in phases[1:] if r[col]]
+    assert len(given_up) == RUNS and {(r[3], r[4]) for r in given_up} == {("nomad", "provisioned")}, given_up
+    assert all(r[5] == pytest.approx(25_000, rel=0.01) for r in given_up)
+
+
+def test_the_html_phase_plot_and_caption_mark_the_given_up_objects(url: str, tmp_path: Any) -> None:
+    _cli("report", "fast", "--html", str(tmp_path / "fast.html"), "--api", url)
+    html = (tmp_path / "fast.html").read_text()
+    section = html[html.index('id="phases"'):]
+    prov = section[section.index("· provisioned</h3>"):]
+    prov = prov[:prov.index("<h3")] if "<h3" in prov else prov
+    assert prov.count('class="given-up"') == RUNS, prov  # one open circle per given-up volume
+    caption = re.search(r'<p class="note phase-stats">(.*?)</p>', prov).group(1)
+    assert re.search(r"nomad: 120 objects, p50 [0-9.,]+ ms, p99 ≥ [0-9.,]+ ms; 6 given up while waiting: drawn "
+                     r"at their given-up time", caption), caption
+    assert "kubernetes: 120 objects" in caption and "kubernetes: 120 objects, p50 ≥" not in caption
+
+
+def test_compare_marks_a_bound_ratio(url: str) -> None:
+    cells = {c["metric"]: c for c in json.loads(_cli("compare", "exact", "fast", "--json", "--api",
+                                                     url))["cells"]}
+    c = cells["provisioned_max_ms"]
+    assert (c["base_bound"], c["new_bound"]) == (None, "at least"), c  # NEW's candidate is bounded
+    assert f"≥ {c['new_value']:.3f} in fast" in c["sentence"], c["sentence"]
+    assert cells["provisioned_p50_ms"]["new_bound"] is None
+    text = _cli("compare", "exact", "fast", "--all-metrics", "--api", url)
+    assert f"≥ {c['new_value']:.3f}" in text, text
+
+
+def test_the_narrow_layout_keeps_bounds_and_metric_names(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    text = _cli("report", "fast", "--all-metrics", "--api", url)
+    assert "…" not in text, text
+    for suffix in ("max_ms", "p50_ms", "p95_ms", "p99_ms"):  # one line each, under "provisioned_"
+        assert re.search(rf"^\s+{suffix}\b", text, re.M), (suffix, text)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    pooled = text[text.index("Control-plane phases"):]
+    assert re.search(r"≥ 10,\d{3}", pooled), pooled  # the pooled p99 of nomad's provisioned, whole
