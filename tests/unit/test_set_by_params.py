@@ -11,6 +11,7 @@ from podtax.templates import set_by_params
 CPU = "max_prime=10000 threads=1"
 MEMORY = "block_size=1K operation=write threads=1 total_size=1G"
 RUNS = [183.0, 170.0, 171.5]  # a measured count or time: differs run to run
+WINDOW = "hdparm times its reads over a fixed window"
 
 
 @pytest.mark.parametrize("test,params,metric,values,short,want", [
@@ -38,8 +39,8 @@ RUNS = [183.0, 170.0, 171.5]  # a measured count or time: differs run to run
     ("stress-ng-cpu", "ops=0 threads=1 timeout=10", "real_time", [10.0, 9.99], 0, "ops=0 timeout=10"),
     ("stress-ng-cpu", "ops=3000 threads=1 timeout=10", "real_time", [1.69, 1.8], 0, None),
     ("stress-ng-cpu", "ops=3000 threads=1", "bogo_ops_per_second_real", RUNS, 0, None),
-    ("hdparm", "device=/dev/sda1 mode=disk", "disk_read_time", [3.02, 3.04], 0, "hdparm times its reads over a fixed window"),
-    ("hdparm", "device=/dev/sda1 mode=cached", "cached_read_time", [2.0, 2.0], 0, "hdparm times its reads over a fixed window"),
+    ("hdparm", "device=/dev/sda1 mode=disk", "disk_read_time", [3.02, 3.04], 0, WINDOW),
+    ("hdparm", "device=/dev/sda1 mode=cached", "cached_read_time", [2.0, 2.0], 0, WINDOW),
     ("hdparm", "device=/dev/sda1 mode=disk", "disk_read_mb", [38, 36], 0, None),  # what it read in the window
     ("fio", "bs=4k rw=randread", "events", [5, 5], 0, None),
     ("sysbench-cpu", "events=200;time=0", "events", [200, 200], 0, None),  # not k=v k=v: no rule applies
