@@ -8,7 +8,6 @@ CLI's report, workbook and CSV."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
@@ -17,13 +16,11 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from podtax import natsserver
-from podtax.cli.main import main
 
-from tests.integration.harness import services, wait_for
+from tests.integration.importing import cli as _cli
+from tests.integration.importing import imported, paired_manifest
 
 LOG = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
-HEADER = "file,node,env,test,params,started_at,tool_version\n"
 RUNS = 10  # a side
 # campaign: (its params, the events each run counted as a function of its rate, the events cell's verdict)
 CASES = {
@@ -46,35 +43,21 @@ def manifest(folder: Path, name: str) -> Path:
     """RUNS host logs near 183 events/s and RUNS pod logs near 170 (7% slower), interleaved an hour apart, each
     campaign in a month of its own."""
     params, events, _ = CASES[name]
-    rows = []
-    for i in range(RUNS):
-        for k, (env, rate) in enumerate((("host", 183.0 + 0.3 * (i % 4)), ("kubernetes", 170.0 + 0.3 * (i % 3)))):
-            log = f"{name}-{env}-{i}.log"
-            (folder / log).write_text(planted(rate, events(rate)))
-            month = 3 + list(CASES).index(name)  # the campaigns never overlap on the node
-            rows.append(f"{log},node-1,{env},sysbench-cpu,{params},2024-{month:02d}-{1 + i:02d}T{10 + k}:00:00Z,\n")
-    path = folder / f"{name}.csv"
-    path.write_text(HEADER + "".join(rows))
-    return path
 
+    def log(env: str, i: int) -> str:
+        rate = 183.0 + 0.3 * (i % 4) if env == "host" else 170.0 + 0.3 * (i % 3)
+        return planted(rate, events(rate))
 
-async def _cli(*args: str) -> int:
-    return await asyncio.to_thread(main, list(args))
+    # the campaigns never overlap on the node
+    return paired_manifest(folder, name, test="sysbench-cpu", params=params, month=3 + list(CASES).index(name),
+                           runs=RUNS, log=log)
 
 
 async def test_an_event_count_the_parameters_fix_gets_no_verdict(nats_url: str, tmp_path: Path, capsys,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     monkeypatch.setenv("COLUMNS", "200")
-    port = natsserver.free_port()
-    url = f"http://127.0.0.1:{port}"
-    async with services(nats_url, tmp_path) as s:
-        await s.analyzer(port=port)
-        await s.parser()
-        for name in CASES:
-            assert await _cli("import", str(manifest(tmp_path, name)), "--campaign", name) == 0
-        await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE status = 'ok'")[0][0] == 4 * RUNS, 60,
-                       "every planted log parsed")
+    async with imported(nats_url, tmp_path, {name: manifest(tmp_path, name) for name in CASES}) as url:
         for name, (_, _, verdict) in CASES.items():
             capsys.readouterr()
             assert await _cli("report", name, "--api", url, "--json") == 0

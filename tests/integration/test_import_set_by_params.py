@@ -9,19 +9,16 @@ real `podtax import`, a real nats-server, the parser and analyzer, and the real 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
 
 import pytest
-from podtax import natsserver
-from podtax.cli.main import main
 
-from tests.integration.harness import services, wait_for
+from tests.integration.importing import cli as _cli
+from tests.integration.importing import imported, paired_manifest
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
-HEADER = "file,node,env,test,params,started_at,tool_version\n"
 RUNS = 10  # a side
 SET = "set by the parameters"
 
@@ -98,34 +95,19 @@ CASES = {
 def manifest(folder: Path, name: str) -> Path:
     """RUNS host logs and RUNS pod logs 7% slower, interleaved an hour apart, each campaign in a month of its own."""
     test, params, tool, log, _ = CASES[name]
-    rows = []
-    for i in range(RUNS):
-        for k, (env, factor) in enumerate((("host", 1.0), ("kubernetes", 0.93))):
-            path = f"{name}-{env}-{i}.log"
-            (folder / path).write_text(log(factor * _jitter(i + k)))
-            month = 1 + list(CASES).index(name)  # the campaigns never overlap on the node
-            rows.append(f"{path},node-1,{env},{test},{params},2024-{month:02d}-{1 + i:02d}T{10 + k}:00:00Z,{tool}\n")
-    path = folder / f"{name}.csv"
-    path.write_text(HEADER + "".join(rows))
-    return path
 
+    def planted(env: str, i: int) -> str:
+        return log(1.0 * _jitter(i) if env == "host" else 0.93 * _jitter(i + 1))
 
-async def _cli(*args: str) -> int:
-    return await asyncio.to_thread(main, list(args))
+    # the campaigns never overlap on the node
+    return paired_manifest(folder, name, test=test, params=params, month=1 + list(CASES).index(name), runs=RUNS,
+                           log=planted, tool=tool)
 
 
 async def test_metrics_the_limits_or_the_tool_set_get_no_verdict(nats_url: str, tmp_path: Path, capsys,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
-    port = natsserver.free_port()
-    url = f"http://127.0.0.1:{port}"
-    async with services(nats_url, tmp_path) as s:
-        await s.analyzer(port=port)
-        await s.parser()
-        for name in CASES:
-            assert await _cli("import", str(manifest(tmp_path, name)), "--campaign", name) == 0
-        await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE status = 'ok'")[0][0] == 2 * RUNS * len(CASES),
-                       60, "every planted log parsed")
+    async with imported(nats_url, tmp_path, {name: manifest(tmp_path, name) for name in CASES}) as url:
         for name, (*_, want) in CASES.items():
             capsys.readouterr()
             assert await _cli("report", name, "--api", url, "--json") == 0
