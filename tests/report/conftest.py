@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,8 @@ from fastapi import FastAPI
 sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))
 
 from analysis_synth import CellSpec, SideSpec, fixture_campaign, insert_cells, lognormal  # noqa: E402
-from podtax import natsserver  # noqa: E402
+from podtax import events, natsserver  # noqa: E402
+from podtax.derive import derive  # noqa: E402
 from podtax_analyzer.api import create_app  # noqa: E402
 from podtax_analyzer.store import Store  # noqa: E402
 
@@ -118,3 +120,25 @@ def serve(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def timeline_run(run: events.RunSpec, text: str, started: datetime, seconds: float) -> list[events.Envelope]:
+    """A control-plane run whose timeline ``text`` took ``seconds`` from ``started``: its raw log as the runner
+    publishes it and the derived result, as the parser would."""
+    log = events.RawLog(run=run, stdout=text, exit_code=0, started_at=started,
+                        ended_at=started + timedelta(seconds=seconds))
+    return [events.raw_log(log, "podtax/runner"), derive(log)]
+
+
+@contextmanager
+def serve_batches(folder: Path, batches: Iterable[list[events.Envelope]]) -> Iterator[str]:
+    """A real DuckDB file in ``folder`` holding each batch written as the parser writes it, served by the
+    analyzer app; yields its URL."""
+    store = Store(folder / "podtax.duckdb")
+    try:
+        for batch in batches:
+            store.write_batch(batch)
+        with serve(create_app(store)) as url:
+            yield url
+    finally:
+        store.close()

@@ -19,11 +19,8 @@ import openpyxl
 import pytest
 from podtax import events
 from podtax.cli.main import main
-from podtax.derive import derive
-from podtax_analyzer.api import create_app
-from podtax_analyzer.store import Store
 
-from tests.report.conftest import serve
+from tests.report.conftest import serve_batches, timeline_run
 from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
 
 # campaign: backend -> (seconds, given up at (or None)); every nomad run of "slow" and "fast" has one given up
@@ -42,20 +39,15 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
         run = events.RunSpec(run_id=f"{campaign}-{backend}-{k}", campaign=campaign, node="node-1", env=backend,
                              test="volume-churn", params=PARAMS, sequence=seq)
         started = datetime(2026, month, 1, 2, tzinfo=UTC) + timedelta(minutes=2 * seq)
-        log = events.RawLog(run=run, stdout=_timeline(backend, seconds * (1 + 0.01 * k), given_up, None, False),
-                            exit_code=0, started_at=started, ended_at=started + timedelta(seconds=40))
-        out += [events.raw_log(log, "podtax/runner"), derive(log)]
+        out += timeline_run(run, _timeline(backend, seconds * (1 + 0.01 * k), given_up, None, False), started, 40)
     return out
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    store = Store(tmp_path_factory.mktemp("marks") / "podtax.duckdb")
-    for month, campaign in enumerate(CAMPAIGNS, start=1):
-        store.write_batch(_events(campaign, month))
-    with serve(create_app(store)) as u:
+    batches = (_events(campaign, month) for month, campaign in enumerate(CAMPAIGNS, start=1))
+    with serve_batches(tmp_path_factory.mktemp("marks"), batches) as u:
         yield u
-    store.close()
 
 
 def _cli(*argv: str) -> str:

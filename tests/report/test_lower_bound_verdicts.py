@@ -16,12 +16,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from podtax import events, templates
 from podtax.cli.main import main
-from podtax.derive import derive
-from podtax_analyzer.api import create_app
 from podtax_analyzer.stats.verdict import EXACT, LOWER, decide, quotient_bound
-from podtax_analyzer.store import Store
 
-from tests.report.conftest import serve
+from tests.report.conftest import serve_batches, timeline_run
 
 PARAMS = templates.get("volume-churn").validate({"count": 20, "concurrency": 5}).model_dump()
 RUNS = 6
@@ -79,20 +76,15 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
         started = datetime(2026, month, 1, 2, tzinfo=UTC) + timedelta(minutes=2 * seq)
         text = _timeline(backend, seconds * (1 + 0.01 * k), given_up if k < stuck_runs else None, last,
                          campaign in REFUSED and backend == "nomad")
-        log = events.RawLog(run=run, stdout=text, exit_code=0, started_at=started,
-                            ended_at=started + timedelta(seconds=40))
-        out += [events.raw_log(log, "podtax/runner"), derive(log)]
+        out += timeline_run(run, text, started, 40)
     return out
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("bounds") / "podtax.duckdb")
-    for month, campaign in enumerate(CAMPAIGNS, start=1):
-        store.write_batch(_events(campaign, month))
-    with serve(create_app(store)) as u:
+    batches = (_events(campaign, month) for month, campaign in enumerate(CAMPAIGNS, start=1))
+    with serve_batches(tmp_path_factory.mktemp("bounds"), batches) as u:
         yield u
-    store.close()
 
 
 def _cells(url: str, campaign: str) -> dict[str, dict]:

@@ -17,12 +17,10 @@ import openpyxl
 import pytest
 from podtax import events
 from podtax.cli.main import main
-from podtax.derive import derive
-from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 from timeline_synth import timeline_text
 
-from tests.report.conftest import serve
+from tests.report.conftest import serve_batches, timeline_run
 
 RUNS, COUNT = 6, 20
 NOT_BOUND = "not Bound after 2.5 s of the bind wait (no object progressed for 2 s: given up, the run went on)"
@@ -56,21 +54,16 @@ def _events(node: str, stuck_runs: int, campaign: str = "cps", day: int = 0) -> 
         if env == "kubernetes" and seq // 2 < stuck_runs:
             text = _stuck(text)
         started = datetime(2026, 12, 1 + day, 2, tzinfo=UTC) + timedelta(seconds=10 * seq)
-        log = events.RawLog(run=run, stdout=text, exit_code=0, started_at=started,
-                            ended_at=started + timedelta(seconds=2))
-        out += [events.raw_log(log, "podtax/runner"), derive(log)]
+        out += timeline_run(run, text, started, 2)
     return out
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("stuck") / "podtax.duckdb")
-    for node, stuck in CASES.items():
-        store.write_batch(_events(node, stuck))
-    store.write_batch(_events("all-stuck", 0, "cpok", day=1))  # the same cell without stuck objects
-    with serve(create_app(store)) as u:
+    batches = [*(_events(node, stuck) for node, stuck in CASES.items()),
+               _events("all-stuck", 0, "cpok", day=1)]  # the same cell without stuck objects
+    with serve_batches(tmp_path_factory.mktemp("stuck"), batches) as u:
         yield u
-    store.close()
 
 
 @pytest.fixture(scope="module")
