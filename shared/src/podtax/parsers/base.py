@@ -231,10 +231,17 @@ def size_bytes(text: str) -> float | None:
     return float(m.group(1)) * 1024 ** _POW[m.group(2).upper()]
 
 
+_BOOL_WORDS = {"1": True, "on": True, "t": True, "true": True, "y": True, "yes": True,  # as pydantic reads a bool
+               "0": False, "off": False, "f": False, "false": False, "n": False, "no": False}
+
+
 def same_value(requested: Any, echoed: Any) -> bool:
-    if isinstance(requested, bool) or isinstance(echoed, bool):
-        truthy = ("1", "true")
-        return (str(requested).lower() in truthy) == (str(echoed).lower() in truthy)
+    """A requested param (a manifest's text such as `reverse=true`, or a campaign's value) equals what
+    the log echoed (`"reverse": 1`): booleans by their words, numbers by value, sizes in bytes."""
+    words = [str(v).strip().lower() for v in (requested, echoed)]
+    if isinstance(requested, bool) or isinstance(echoed, bool) or \
+            any(w in _BOOL_WORDS and w not in ("0", "1") for w in words):
+        return _BOOL_WORDS.get(words[0], requested) == _BOOL_WORDS.get(words[1], echoed)
     try:
         return float(requested) == float(echoed)
     except (TypeError, ValueError):
