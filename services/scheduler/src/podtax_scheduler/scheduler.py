@@ -5,7 +5,8 @@ next decision already sees the resources taken; the bind, the PodScheduled condi
 PlacementMade message happen in the binder pool, the Events in the event recorder (recorder.py).
 The Scheduled Event and PlacementMade say what the benchmark evidence did (scoring.describe): the
 group ranked by, evidence ignored as flagged or older than the TTL; a pod whose podtax.io/params
-match no stored results also gets a Warning Event (reason BenchmarkParamsUnmatched).
+match no stored results also gets a Warning Event (reason BenchmarkParamsUnmatched), a pod whose test has
+no stored results, or is no podtax test, one with reason BenchmarkUnmeasured.
 """
 
 from __future__ import annotations
@@ -221,9 +222,10 @@ class Scheduler:
                                action=ev.action)
 
     def _warn_unmatched(self, pod: PodInfo, decision: Decision) -> None:
-        warning = (decision.details.get("benchmark") or {}).get("warning")
-        if warning:
-            self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "BenchmarkParamsUnmatched", warning,
+        bench = decision.details.get("benchmark") or {}
+        if bench.get("warning"):
+            reason = bench.get("warning_reason", "BenchmarkParamsUnmatched")
+            self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, reason, bench["warning"],
                                           type_="Warning", action="Scheduling"))
 
     def _report_failure(self, pod: PodInfo, decision: Decision) -> None:

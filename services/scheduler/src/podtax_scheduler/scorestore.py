@@ -94,6 +94,11 @@ class ScoreStore:
         with self.lock:
             return {g: self.version.get(g, 0) for g in self.groups if g[0] == test}
 
+    def tests(self) -> list[str]:
+        """The tests that have scores, sorted."""
+        with self.lock:
+            return sorted({g[0] for g in self.groups})
+
     def snapshot(self, group: Group) -> tuple[int, dict[str, Score]]:
         with self.lock:
             return self.version.get(group, 0), dict(self.groups.get(group, {}))

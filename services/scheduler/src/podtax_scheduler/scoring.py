@@ -187,9 +187,21 @@ class BenchmarkScore:
                 out[g] = v
         return out
 
+    def _unmeasured(self, test: str) -> str:
+        """Why a pod's benchmark ranks nothing: its label names no podtax test, or no results of it are stored."""
+        if test not in templates.REGISTRY:
+            return (f"{test!r} is not a podtax test (the pod's label test or podtax.io/benchmark; tests: "
+                    f"{', '.join(sorted(templates.REGISTRY))}); placed by resources alone")
+        stored = self.store.tests()
+        return (f"no benchmark results of {test} in this cluster's {self.store.env} scores (results of: "
+                f"{', '.join(stored[:8]) or 'none yet'}); placed by resources alone")
+
     def _choose(self, pod: PodInfo, test: str, state: ClusterState, idx: np.ndarray, now: float,
                 cycle: Cycle) -> tuple[Group, _Columns] | None:
         groups = self._metric_groups(test)
+        if not groups:
+            cycle["warning"], cycle["warning_reason"] = self._unmeasured(test), "BenchmarkUnmeasured"
+            return None
         named = pod.annotations.get(PARAMS_ANNOTATION)
         wanted: dict[str, str] | None = None
         if named:
