@@ -134,11 +134,19 @@ def _modes_text(side: str, modes: list[Mode], unit: str) -> str:
     return f"{side}: " + " and ".join(parts)
 
 
+def _bimodal_evidence(side: str, c: Unimodality) -> str:
+    """What found a side's two modes: the dip test, or a gap between tight modes (stats/modes.py)."""
+    if c.separated is None:
+        return f"{side} dip test {p_text_of(c.dip_p)}"
+    return (f"{side}: a gap of {c.separated:.0f} within-mode standard deviations between them; the dip test "
+            f"({p_text_of(c.dip_p)}) misses a mode this small")
+
+
 def bimodal(cell: CellData, checks: dict[str, Unimodality], modes: dict[str, list[Mode]] | None) -> str | None:
     if modes is None:
         return None
     which = [side_name(env, cell.pair) for env, c in checks.items() if c.bimodal]
-    tests = "; ".join(f"{side_name(env, cell.pair)} dip test {p_text_of(c.dip_p)}" for env, c in checks.items()
+    tests = "; ".join(_bimodal_evidence(side_name(env, cell.pair), c) for env, c in checks.items()
                       if c.bimodal and c.dip_p is not None)
     base, cand = names(cell)
     return (f"Two modes in the {' and '.join(which)} values ({tests}): "
