@@ -32,6 +32,7 @@ from podtax_analyzer.stats.verdict import (
     SLOWER,
     change_phrase,
     decide,
+    direction,
     quotient_bound,
 )
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
@@ -336,6 +337,30 @@ def _set_by_sentence(f: dict, set_by: templates.Fixed) -> str:
             f"no ratio or verdict; the run's speed is in its other metrics.")
 
 
+def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | None:
+    """The verdict and sentence of a cell with no ratio because its baseline median is 0 (a host UDP run
+    that lost no packet: lost_percent 0), or None: both sides all 0 are equal; otherwise a significant rank
+    test (p_adjusted < alpha) and the medians' order say which side is worse, without a ratio or effect size."""
+    host, pod = f["host_median"], f["pod_median"]
+    if f["ratio"] is not None or host != 0.0 or pod is None or set(f["flags"]) & fl.BLOCKING \
+            or f["host_lower_bound"] or f["pod_lower_bound"] or not f["candidate"]:
+        return None
+    pair = (f["baseline"], f["candidate"])
+    base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
+    if not np.any(cell.host.values) and not np.any(cell.pod.values):
+        return NO_DIFFERENCE, (f"{cand.capitalize()} and {base} equal: every run of both sides measured 0 "
+                               f"{f['unit']} (no ratio of zeros).")
+    p = f["p_adjusted"]
+    if p is None or p >= ALPHA or pod == host:
+        return None
+    grew = 2.0  # any ratio above 1: the candidate's median is above the baseline's 0
+    sides = (f"{base} median {_median_text(f, 'host')} {f['unit']} over {f['n_host']} runs, {cand} median "
+             f"{_median_text(f, 'pod')} {f['unit']} over {f['n_pod']} runs")
+    return direction(grew, f["higher_is_better"]), (
+        f"{cand.capitalize()} {change_word(grew, f['higher_is_better'], f['unit'])} than {base} (no ratio: the "
+        f"{base} median is 0; {p_text_of(p)} after {correction}; {sides}).")
+
+
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
              other_params: str | None = None) -> CellComparison:
     """The cell's verdict and sentence. ``other_params``: flags.other_params' sentence when the two sides ran
@@ -355,6 +380,8 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f["sentence"] = _sentence(f, f["verdict"], threshold, correction, group)
     if f["verdict"] == INCONCLUSIVE and verdict != free:  # the bound withheld the verdict the figures give
         f["sentence"] = _bound_sentence(a.cell, f, free, correction)
+    if f["verdict"] == INCONCLUSIVE and (zero := _zero_median(a.cell, f, correction)):
+        f["verdict"], f["sentence"] = zero
     if other_params and f["verdict"] == NOT_COMPARABLE:
         f["sentence"] = f"Not comparable: {other_params[0].lower()}{other_params[1:]}"
     if f["verdict"] == NOT_COMPARABLE and (absent := fl.absent_phase(a.cell)):

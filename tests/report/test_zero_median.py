@@ -1,0 +1,83 @@
+"""A side whose median is 0 (audit hE, network): host UDP runs that lost no packet (lost_percent 0) against
+pod runs that lost 2.5-3.0% in every run, p adj 0.011, were "Inconclusive: no ratio could be computed"; so
+were 0 TCP retransmits on the host against 40-45 in the pod. The ratio is undefined, but the rank test and
+the medians say which side is worse. Now the verdict is slower (or faster) when the test is significant,
+the sentence says why there is no ratio, and both sides all 0 are equal. Real Result events in a real DuckDB
+file, the real analyzer app and the real CLI."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from podtax import events
+from podtax.cli.main import main
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+from tests.report.conftest import serve
+
+T0 = datetime(2026, 11, 2, 8, tzinfo=UTC)
+PARAMS = {"protocol": "udp", "duration": 2, "topology": "pod->pod"}
+CASES = {  # campaign: (metric, unit, host values, pod values, verdict, the sentence's start)
+    "loss": ("lost_percent", "%", [0.0] * 6, [2.5, 2.6, 2.7, 2.8, 2.9, 3.0], "slower",
+             "Pod slower than host (no ratio: the host median is 0; p = 0.0"),
+    "retrans": ("retransmits", "count", [0.0] * 6, [40.0, 41, 42, 43, 44, 45], "slower",
+                "Pod more than host (no ratio: the host median is 0; p = 0.0"),
+    "none": ("lost_percent", "%", [0.0] * 6, [0.0] * 6, "no detectable difference",
+             "Pod and host equal: every run of both sides measured 0 % (no ratio of zeros)"),
+    "noise": ("lost_percent", "%", [0.0, 0, 0, 0.1, 0, 0], [0.0, 0.1, 0, 0, 0, 0], "inconclusive",
+              "Inconclusive: no ratio could be computed"),
+}
+
+
+def _runs(campaign: str, metric: str, unit: str, env: str, values: list[float], slot: int,
+          day: int) -> list[events.Envelope]:
+    out = []
+    for i, value in enumerate(values):
+        run = events.RunSpec(run_id=f"{campaign}-{env}-{i}", campaign=campaign, node="node-1", env=env,
+                             test="iperf3", params=PARAMS, cluster="local", attempt=1, timeout_s=600)
+        start = T0 + timedelta(days=day, minutes=10 * i + 5 * slot)
+        res = events.Result(run=run, tool="iperf3", tool_version="3.12", parser_version="1",
+                            metrics=[events.Metric(name="throughput_mbps", value=900.0 + i + slot, unit="Mbit/s",
+                                                   higher_is_better=True),
+                                     events.Metric(name=metric, value=value, unit=unit, higher_is_better=False)],
+                            started_at=start, ended_at=start + timedelta(seconds=2))
+        out.append(events.result(res, "test"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    s = Store(tmp_path_factory.mktemp("zero") / "podtax.duckdb")
+    for day, (name, (metric, unit, host, pod, _, _)) in enumerate(CASES.items()):
+        s.write_batch(_runs(name, metric, unit, "host", host, 0, day)
+                      + _runs(name, metric, unit, "kubernetes", pod, 1, day))
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_zero_median_still_gets_its_verdict(store, name):
+    metric, _, _, _, verdict, start = CASES[name]
+    cells = TestClient(create_app(store)).get(f"/api/campaigns/{name}/comparisons").json()["cells"]
+    cell = next(c for c in cells if c["metric"] == metric)
+    assert cell["ratio"] is None
+    assert cell["verdict"] == verdict, cell["sentence"]
+    assert cell["sentence"].startswith(start), cell["sentence"]
+
+
+def test_the_cli_table_html_and_csv_show_the_verdict(store, capsys, tmp_path):
+    with serve(create_app(store)) as url:
+        assert main(["report", "loss", "--api", url, "--all-metrics"]) == 0
+        out = capsys.readouterr().out
+        assert main(["report", "loss", "--api", url, "--html", str(tmp_path / "r.html")]) == 0
+        assert main(["export", "loss", "--api", url, "--csv", str(tmp_path / "csv")]) == 0
+    row = out[out.index("lost_percent") - 200:]
+    assert "slower" in row[:600] and "no ratio" in row[:600], out
+    html = (tmp_path / "r.html").read_text()  # secondary metrics: a table row each, no sentence
+    at = html.index(">lost_percent<")
+    assert ">slower<" in html[at:html.index(">throughput_mbps<", at)]
+    rows = [r for r in (tmp_path / "csv" / "comparisons.csv").read_text().splitlines() if ",lost_percent," in r]
+    assert ",slower," in rows[0] and "no ratio: the host median is 0" in rows[0], rows
