@@ -19,6 +19,7 @@ import openpyxl
 import pytest
 from podtax import events
 from podtax.cli.main import main
+from podtax.cli.report_phases import STATISTIC, from_api
 
 from tests.report.conftest import serve_batches, timeline_run
 from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
@@ -127,3 +128,37 @@ def test_the_narrow_layout_keeps_bounds_and_metric_names(url: str, monkeypatch: 
     assert max(len(line) for line in text.splitlines()) <= 80
     pooled = text[text.index("Control-plane phases"):]
     assert re.search(r"≥ 10,\d{3}", pooled), pooled  # the pooled p99 of nomad's provisioned, whole
+
+
+def _pieces(word: str) -> set[str]:
+    """A word and each run of its parts broken after '_' or '/' ('pv_deleted': 'pv_', 'deleted', 'pv_deleted')."""
+    parts = re.findall(r"[^_/]+[_/]?|[_/]", word)
+    return {"".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1)}
+
+
+NUMBER = re.compile(r"\[?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?[],]?")
+
+
+@pytest.mark.parametrize("campaign", ["fast", "slow"])
+def test_the_narrow_phase_table_breaks_cells_only_between_words(url: str, campaign: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 80 columns the phase table folded its headers and flags mid-word ('kubernete' / 's', 'statisti' / 'c',
+    'INSUFFI' / 'NT, ERR'): every cell now breaks only at a space or after '_', '/' or '·', '≥ value' whole."""
+    monkeypatch.setenv("COLUMNS", "80")
+    text = _cli("report", campaign, "--api", url)
+    start = text.index("lower is better for every phase\n") + len("lower is better for every phase\n")
+    lines = text[start:text.index("  definitions (from -> to)")].splitlines()
+    rows = from_api(url, campaign, 0.01, "holm")["rows"]
+    labels = [*STATISTIC.values(), "no detectable difference", "not comparable", "inconclusive", "faster", "slower",
+              "phase statistic runs median ratio [95% CI] verdict flags kubernetes nomad nomad/kubernetes · ≥ —"]
+    flags = [f for r in rows for f in r["flags"]]
+    words = {*" ".join(labels).split(), *(r["phase"] for r in rows), *flags, *(f"{f}," for f in flags)}
+    allowed = set().union(*map(_pieces, words))
+    assert flags and len(lines) > 10, text
+    assert max(len(line) for line in lines) <= 80, text
+    for line in lines:
+        if set(line.strip()) <= {"─"}:
+            continue
+        assert not line.rstrip().endswith("≥"), line  # '≥ value' on one line
+        for token in line.split():
+            assert token in allowed or NUMBER.fullmatch(token), (token, line, text)

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from podtax.cli.cellwrap import fit_widths, wrap
 from podtax.cli.common import api_headers, api_json, fail, offline_report, unreachable
 from podtax.phases import TEMPLATES
 
@@ -64,18 +65,17 @@ def _ratio(r: dict[str, Any]) -> str:
     return f"{r['ratio']:.3f}{ci}"
 
 
-def _side(n: int, median: float | None, lower_bound: bool = False, sep: str = " ") -> str:
-    """Runs · median; "≥ median" when it is a lower bound (LOWER_BOUND: objects given up counted at that time).
-    ``sep`` after each "·": a line break in the narrow layout, so the cell wraps there, never inside "≥ value"."""
-    return f"{n} ·{sep}{'≥ ' if lower_bound and median is not None else ''}{_value(median)}" if n else "—"
+def _side(n: int, median: float | None, lower_bound: bool = False) -> str:
+    """Runs · median; "≥ median" when it is a lower bound (LOWER_BOUND: objects given up counted at that time)."""
+    return f"{n} · {'≥ ' if lower_bound and median is not None else ''}{_value(median)}" if n else "—"
 
 
-def _pooled(r: dict[str, Any], env: str | None, sep: str = " ") -> str:
+def _pooled(r: dict[str, Any], env: str | None) -> str:
     side = (r.get("pooled") or {}).get(env or "")
     if not side:
         return "—"
     p50, p99 = ("≥ " * bool(side.get(f"{q}_lower_bound")) + _value(side[f"{q}_ms"]) for q in ("p50", "p99"))
-    return f"{side['objects']} ·{sep}{p50} ·{sep}{p99}"
+    return f"{side['objects']} · {p50} · {p99}"
 
 
 def _groups(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[dict[str, Any]]]:
@@ -92,44 +92,72 @@ def _definition(r: dict[str, Any]) -> str:
     return r["definition"]
 
 
-def _table(rows: list[dict[str, Any]], narrow: bool = False) -> Table:
-    """One line per row; ``narrow``: every cell wraps (at "·" first) rather than being cut with "…", which cut
-    "120 · 112 · ≥ 9,800" to "120 · 112 · …" (the bound lost) at 80 columns."""
-    first = rows[0]
-    base, cand = first["baseline"], first["candidate"]
-    sep = "\n" if narrow else " "
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False)
-    t.add_column("phase", no_wrap=not narrow, overflow="fold", min_width=max(len(r["phase"]) for r in rows))
-    t.add_column("statistic", no_wrap=not narrow, overflow="fold")
-    t.add_column(f"{base}\nruns · median", justify="right", no_wrap=not narrow, overflow="fold")
+def _columns(base: str, cand: str | None) -> list[tuple[str, str]]:
+    """(header, justify) of each column; a baseline-only table has no candidate, ratio or verdict."""
+    cols = [("phase", "left"), ("statistic", "left"), (f"{base}\nruns · median", "right")]
     if cand:
-        t.add_column(f"{cand}\nruns · median", justify="right", no_wrap=not narrow, overflow="fold")
-        t.add_column(f"{cand}/{base}\nratio [95% CI]", justify="right", no_wrap=not narrow, overflow="fold")
-        t.add_column("verdict", no_wrap=not narrow, overflow="fold", min_width=len("comparable"))
-    t.add_column("flags", overflow="fold")
+        cols += [(f"{cand}\nruns · median", "right"), (f"{cand}/{base}\nratio [95% CI]", "right"), ("verdict", "left")]
+    return [*cols, ("flags", "left")]
+
+
+def _cells(rows: list[dict[str, Any]], base: str, cand: str | None) -> list[list[Text]]:
+    """Each row's cells, the phase first (blank where it repeats the row above's)."""
+    out: list[list[Text]] = []
     previous = None
     for r in rows:
-        phase = r["phase"] if r["phase"] != previous else ""
+        phase = Text(r["phase"] if r["phase"] != previous else "", style="bold")
         previous = r["phase"]
         stat = Text(STATISTIC[r["statistic"]], style="bold" if r["primary"] else "dim" if r["statistic"] == "objects"
                     else "")
         if r["statistic"] == "objects":  # descriptive: every object pooled, no ratio
-            cells = [Text(phase, style="bold"), stat, Text(_pooled(r, base, sep), style="dim")]
-            if cand:
-                cells += [Text(_pooled(r, cand, sep), style="dim"), "", ""]
-            t.add_row(*cells, "")
+            sides = [Text(_pooled(r, env), style="dim") for env in (base, cand) if env]
+            out.append([phase, stat, *sides, *([Text(""), Text("")] if cand else []), Text("")])
             continue
-        cells: list[Any] = [Text(phase, style="bold"), stat, _side(r["n_baseline"], r["baseline_median"],
-                                                                       r.get("baseline_lower_bound", False), sep)]
+        cells = [phase, stat, Text(_side(r["n_baseline"], r["baseline_median"], r.get("baseline_lower_bound", False)))]
         if cand:
             verdict = r["verdict"] or "—"
             if r["ratio"] is None and r["note"]:
                 verdict = "not comparable"
-            cells += [_side(r["n_candidate"], r["candidate_median"], r.get("candidate_lower_bound", False), sep),
-                      _ratio(r).replace(" [", f"{sep}["),
-                      Text(verdict, style=VERDICT_STYLE.get(verdict, "dim"))]
-        cells.append(Text(", ".join(r["flags"]), style="magenta"))
-        t.add_row(*cells)
+            cells += [Text(_side(r["n_candidate"], r["candidate_median"], r.get("candidate_lower_bound", False))),
+                      Text(_ratio(r)), Text(verdict, style=VERDICT_STYLE.get(verdict, "dim"))]
+        out.append([*cells, Text(", ".join(r["flags"]), style="magenta")])
+    return out
+
+
+def _new_table() -> Table:
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), show_edge=False)
+
+
+GAP = 3  # cells between two columns: a padding each side and the box's divider
+
+
+def _table(rows: list[dict[str, Any]], width: int | None = None) -> Table:
+    """One line per row; ``width``: the console's, for a table that does not fit it on one line a row. Then the
+    phase heads its rows instead of taking a column, and every cell breaks into lines only at a space or after
+    '_', '/' or '·' (cellwrap), never inside a word or '≥ value': rich folded 'kubernetes' to 'kubernete' / 's'
+    and cut flags mid-word at 80 columns."""
+    base, cand = rows[0]["baseline"], rows[0]["candidate"]
+    columns, body = _columns(base, cand), _cells(rows, base, cand)
+    t = _new_table()
+    if width is None:
+        for i, (header, justify) in enumerate(columns):
+            last = i == len(columns) - 1
+            t.add_column(header, justify=justify, no_wrap=not last, overflow="fold",
+                         min_width=max(len(r["phase"]) for r in rows) if i == 0 else None)
+        for cells in body:
+            t.add_row(*cells)
+        return t
+    columns, narrow = columns[1:], []
+    for phase, *cells in body:
+        if phase.plain:
+            narrow.append([phase, *(Text("") for _ in cells[1:])])
+        narrow.append(cells)
+    widths = fit_widths([[header] + [cells[i].plain for cells in narrow] for i, (header, _) in enumerate(columns)],
+                        width - GAP * (len(columns) - 1))
+    for (header, justify), w in zip(columns, widths, strict=True):
+        t.add_column(wrap(header, w), justify=justify, width=w, overflow="fold")
+    for cells in narrow:
+        t.add_row(*(Text(wrap(c.plain, w), style=c.style) for c, w in zip(cells, widths, strict=True)))
     return t
 
 
@@ -157,7 +185,7 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
         con.print(Text.assemble((test, "bold"), f": {params} · {where} · lower is better for every phase"))
         shown = _table(group)
         if con.measure(shown, options=con.options.update_width(100_000)).maximum > con.width:
-            shown = _table(group, narrow=True)
+            shown = _table(group, width=con.width)
         con.print(shown)
         con.print(Text("  definitions (from -> to):", style="dim"))
         _print_definitions(con, group)

@@ -7,7 +7,6 @@ a terminal (make, a pipe) the console is ``NON_TTY_WIDTH`` columns wide unless C
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich import box
@@ -15,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from podtax.cli import cellwrap
 from podtax.cli.common import wide_console
 from podtax.cli.report_view import (
     ReportView,
@@ -116,12 +116,7 @@ def wrap_name(name: str, width: int = NAME_LINE) -> str:
     """A metric name broken after its underscores into lines of at most ``width`` where it can be: the narrow
     layout cut "provisioned_max_ms" and "provisioned_p99_ms" alike to "provisioned_m…" / "provisioned_p…"; now
     "provisioned_\nmax_ms", whose last line tells them apart."""
-    lines = [""]
-    for word in re.findall(r"[^_]+_?|_", name):
-        if lines[-1] and len(lines[-1]) + len(word) > width:
-            lines.append("")
-        lines[-1] += word
-    return "\n".join(lines)
+    return cellwrap.wrap(name, width)
 
 
 def _new_table() -> Table:
