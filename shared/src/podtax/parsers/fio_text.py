@@ -25,6 +25,7 @@ from podtax.parsers.base import (
     size_bytes,
     to_number,
 )
+from podtax.parsers.stressng_names import slug
 
 WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
 _TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
@@ -277,8 +278,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
                                              "split it, one run per log")
-    started = sum(int(n) for n in _STARTING.findall(text))
-    reported = sum(int(n) for n in _JOBS.findall(text))
+    started = sum(int(n) for n in _on_lines(_STARTING, text, "Starting "))
+    reported = sum(int(n) for n in _on_lines(_JOBS, text, ": (groupid="))
     if issued and len(jobs) not in issued and "Run status group" not in text:  # an excerpt has no `issued` line
         raise ParseFailure("truncated", f"the fio log stops inside the report of job {jobs[-1][0]} (no `issued` "
                                         "line, no `Run status group`): its figures may be cut short")
@@ -325,7 +326,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     metrics = MetricList()
     totals: dict[str, float] = {}
     groups = len({group for _, group, _ in jobs})
-    slugs = [re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "job" for name, _, _ in jobs]
+    slugs = [slug(name) or "job" for name, _, _ in jobs]
     for i, (_name, group, figures) in enumerate(jobs):
         prefix = "" if len(jobs) == 1 else f"{slugs[i]}_{i}_" if slugs.count(slugs[i]) > 1 else f"{slugs[i]}_"
         for key, value in figures.items():
@@ -349,6 +350,23 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text)
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _on_lines(pattern: re.Pattern[str], text: str, word: str) -> list[str]:
+    """`pattern.findall(text)` for a pattern of one group that starts at a line start (`^`, MULTILINE),
+    stays on its line and holds `word`: matched only at the start of each line holding `word`, found by
+    str.find. The regex engine tries every position of the log instead (5-8 µs for a 1.4 KiB report)."""
+    found = []
+    at = text.find(word)
+    while at >= 0:
+        m = pattern.match(text, text.rfind("\n", 0, at) + 1)
+        if m:
+            found.append(m.group(1))
+        end = text.find("\n", at)
+        if end < 0:
+            break
+        at = text.find(word, end)
+    return found
 
 
 def _verify_failed(text: str) -> str:
