@@ -77,3 +77,19 @@ def test_a_bimodal_side_shows_its_modes_in_every_output(store, tmp_path: Path, c
 
     line = next(x for x in scores.splitlines() if "node-a" in x)
     assert "155.4 (runs in 2 modes)" in line and "ignored: flagged BIMODAL" in line, scores
+
+
+def test_the_workbook_gives_a_bimodal_sides_modes_as_numbers(store, tmp_path: Path) -> None:
+    """The workbook held the modes only as text ("128.3 (n=6) | 182.6 (n=6)"), nothing a spreadsheet can compute
+    with; each side's modes are now also numbers: each mode's median and runs, low first (empty for one mode)."""
+    book = tmp_path / "bimodal.xlsx"
+    with serve(create_app(store)) as url:
+        assert main(["export", "bimodal", "--api", url, "--xlsx", str(book)]) == 0
+    rows = [list(r) for r in openpyxl.load_workbook(book)["summary"].iter_rows(values_only=True)]
+    head = next(r for r in rows if r and r[0] == "node" and "verdict" in r)
+    row = dict(zip(head, rows[rows.index(head) + 1], strict=True))
+    assert row["baseline modes (BIMODAL)"] == MODES  # the readable column stays
+    numbers = [row[f"baseline mode {k} {what}"] for k in (1, 2) for what in ("median (unit)", "runs")]
+    assert numbers == [pytest.approx(128.3), 6, pytest.approx(182.6), 6], row
+    assert all(isinstance(v, int | float) for v in numbers), numbers
+    assert [row[f"candidate mode {k} {what}"] for k in (1, 2) for what in ("median (unit)", "runs")] == [None] * 4

@@ -2,9 +2,10 @@
 
 Sheets: "summary" (the test-by-node matrix of ratios, each cell filled with the HTML matrix's colour,
 svgplot.heat_colour, so it follows the metric's direction, or hatched grey with the flags that withhold its
-verdict; then the full comparison table with intervals, verdicts and flags), one sheet per node with every
-run's values for both sides, "provenance", and "phases" when the campaign has per-object control-plane latencies
-(one row per object and phase, with its cell's node and params: a test's cells are never pooled).
+verdict; then the full comparison table with intervals, verdicts and flags, a BIMODAL side's modes as text and
+as numbers: each mode's median and runs), one sheet per node with every run's values for both sides, "provenance",
+and "phases" when the campaign has per-object control-plane latencies (one row per object and phase, with its
+cell's node and params: a test's cells are never pooled).
 Numbers are stored as numbers; units are in the headers.
 """
 
@@ -23,7 +24,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
-from podtax_analyzer.report_models import CellComparison
+from podtax_analyzer.report_models import CellComparison, SideModes
 from podtax_analyzer.svgplot import heat_colour
 
 MATRIX_TITLE = "Ratio of medians (candidate/baseline) per test and node"
@@ -31,6 +32,8 @@ TABLE_TITLE = "Comparison table"
 COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is better", "primary", "sides",
                       "n baseline (runs)", "n candidate (runs)", "baseline median (unit)", "candidate median (unit)",
                       "baseline modes (BIMODAL)", "candidate modes (BIMODAL)",
+                      *(f"{side} mode {k} {what}" for side in ("baseline", "candidate") for k in (1, 2)
+                        for what in ("median (unit)", "runs")),
                       "baseline median is a lower bound (LOWER_BOUND)",
                       "candidate median is a lower bound (LOWER_BOUND)",
                       "ratio", "CI low (95%)",
@@ -118,6 +121,14 @@ def _matrix_cell(ws: Worksheet, c: CellComparison) -> WriteOnlyCell:
     return cell
 
 
+def _mode_figures(side: SideModes | None) -> list[float | int | None]:
+    """A BIMODAL side's modes as numbers a spreadsheet can compute with, beside their text (modes_text): each
+    mode's median and runs, low mode first; empty cells for a side with one mode."""
+    if side is None or not side.bimodal or len(side.modes) != 2:
+        return [None] * 4
+    return [x for m in side.modes for x in (m.median, m.n)]
+
+
 def _summary(ws: Worksheet, data: ReportData) -> None:
     rep = data.report
     primary = headline_cells(rep.cells)
@@ -151,7 +162,8 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
     for c in rep.cells:
         _append(ws, [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
                      ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.host_modes,
-                     c.pod_modes, c.host_lower_bound, c.pod_lower_bound, c.ratio, c.ci_low, c.ci_high, c.ci_method,
+                     c.pod_modes, *_mode_figures(c.modes and c.modes.host), *_mode_figures(c.modes and c.modes.pod),
+                     c.host_lower_bound, c.pod_lower_bound, c.ratio, c.ci_low, c.ci_high, c.ci_method,
                      c.p_value, c.p_adjusted, c.change_pct,
                      c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence, caveat(c)])
 
