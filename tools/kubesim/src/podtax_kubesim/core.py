@@ -15,8 +15,8 @@ from typing import Any
 from aiohttp import web
 
 from podtax_kubesim import cluster as clusterfile
+from podtax_kubesim import faults, tlscert
 from podtax_kubesim import resources as R
-from podtax_kubesim import tlscert
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import sampler
 from podtax_kubesim.jobs import JobController
@@ -63,7 +63,8 @@ class Emulator:
         self.store = Store(history=history)
         self.api = Api(self.store, allow_privileged)
         self.logs = Logs()
-        self.server = Server(self.store, self.api, self.logs, bookmark_interval, self.token)
+        self.server = Server(self.store, self.api, self.logs, bookmark_interval, self.token,
+                             faults.parse(self.cluster))
         duration = sampler(sim_duration if sim_duration is not None else sim.get("defaultDurationSeconds", 1.0),
                            self.rng, 1.0)
         delay = start_delay if start_delay is not None else float(sim.get("startDelaySeconds", 0.0))

@@ -14,6 +14,7 @@ from aiohttp import web
 from podtax_kubesim import openapi, tables
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
+from podtax_kubesim.faults import Faults
 from podtax_kubesim.logs import Logs
 from podtax_kubesim.metrics import CONTENT_TYPE, ApiMetrics, request_info
 from podtax_kubesim.resources import Resource
@@ -49,8 +50,10 @@ def error(exc: ApiError) -> web.Response:
 
 
 class Server:
-    def __init__(self, store: Store, api: Api, logs: Logs, bookmark_interval: float = 5.0, token: str = "") -> None:
+    def __init__(self, store: Store, api: Api, logs: Logs, bookmark_interval: float = 5.0, token: str = "",
+                 faults: Faults | None = None) -> None:
         self.store, self.api, self.logs = store, api, logs
+        self.faults = faults or Faults()
         self.token = token  # when set, every request but PUBLIC needs "Authorization: Bearer <token>"
         self.bookmark_interval = bookmark_interval
         self.metrics = ApiMetrics()
@@ -161,6 +164,7 @@ class Server:
             if name:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                "resource")
+            await self._hang("create", res, (body.get("metadata") or {}).get("name") or "")
             warning = openapi.check_fields(res, body, request.query.get("fieldValidation", ""))
             return warned(reply(self.api.out(res, self.api.create(res, ns or "", body)), 201), warning)
         if method == "PUT":
@@ -181,9 +185,17 @@ class Server:
             if "propagationPolicy" in request.query:
                 options["propagationPolicy"] = request.query["propagationPolicy"]
             if name:
+                await self._hang("delete", res, name)
                 return reply(self.api.delete(res, ns or "", name, options))
             return self._delete_collection(request, res, ns, options)
         raise ApiError(405, "MethodNotAllowed", f"method {method} is not allowed")
+
+    async def _hang(self, op: str, res: Resource, name: str) -> None:
+        """Fault hangCreates / hangDeletes (faults.py): hold the request unanswered until the emulator stops."""
+        if self.faults.hangs(op, res.plural, name):
+            await self.stopping.wait()
+            raise ApiError(503, "ServiceUnavailable", f"the emulator stopped while holding the {op} of {name} "
+                           "(podtax kubesim fault)")
 
     @staticmethod
     async def _body(request: web.Request, optional: bool = False) -> Any:

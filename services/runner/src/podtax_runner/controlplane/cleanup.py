@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 
 from kubernetes.client.rest import ApiException
 
-from podtax_runner.controlplane.common import LABEL_CAMPAIGN, LABEL_RUN, NAME, Context, campaign_token
+from podtax_runner.controlplane.common import (
+    CALL_ERRORS,
+    LABEL_CAMPAIGN,
+    LABEL_RUN,
+    NAME,
+    Context,
+    campaign_token,
+    timed_out,
+)
 from podtax_runner.controlplane.kubeapi import Kube, Obj
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -32,23 +40,28 @@ def _items(kube: Kube, namespaced: object, everywhere: object, namespace: str | 
 
 
 def _delete(kube: Kube, fn: object, name: str, ns: str) -> bool:
-    try:
-        kube.call("delete", fn, name, ns, grace_period_seconds=0)
-        return True
-    except ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
+    return _deleted(kube, fn, name, ns, grace_period_seconds=0)
 
 
 def _delete_pv(kube: Kube, name: str) -> bool:
+    return _deleted(kube, kube.core.delete_persistent_volume, name)
+
+
+def _deleted(kube: Kube, fn: object, name: str, *args: object, **kwargs: object) -> bool:
+    """Delete `name`; False when it was gone (404) or its delete got no answer in time (it stays: the wait
+    below counts it left, where a timeout ended the cleanup, and with it the run it cleaned up after)."""
     try:
-        kube.call("delete", kube.core.delete_persistent_volume, name)
+        kube.call("delete", fn, name, *args, **kwargs)
         return True
     except ApiException as exc:
         if exc.status == 404:
             return False
         raise
+    except CALL_ERRORS as exc:
+        if not timed_out(exc):
+            raise
+        log.warning("cleanup: the delete of %s got no answer in time (%s); it may stay", name, exc)
+        return False
 
 
 def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:

@@ -51,15 +51,23 @@ def object_name(kind: str, campaign: str, run_id: str, i: int) -> str:
 # what a call that got no answer in time raises (socket, urllib3 under the Kubernetes client, httpx for Nomad)
 TIMEOUTS = (TimeoutError, urllib3.exceptions.TimeoutError, httpx.TimeoutException)
 # what a Kubernetes call of an object may raise that fails that object, not the run (urllib3's read timeout is no
-# OSError: a create that timed out ended the run)
-CALL_ERRORS = (ApiException, OSError, urllib3.exceptions.TimeoutError)
+# OSError: a create that timed out ended the run; a DELETE, which urllib3 itself retries as idempotent, raises
+# MaxRetryError once its retries timed out too: a delete that timed out ended the run)
+CALL_ERRORS = (ApiException, OSError, urllib3.exceptions.TimeoutError, urllib3.exceptions.MaxRetryError)
+
+
+def timed_out(exc: BaseException | None) -> bool:
+    """A call got no answer in time: a timeout, or urllib3's MaxRetryError after retries that each timed out."""
+    if isinstance(exc, urllib3.exceptions.MaxRetryError):
+        return isinstance(exc.reason, TIMEOUTS)
+    return isinstance(exc, TIMEOUTS)
 
 
 def fail_object(tl: Timeline, name: str, detail: str, exc: BaseException | None = None) -> None:
     """Record on the timeline that a call of object `name` failed: a call that timed out was given up
     (Timeline.give_up: the object counts as a lower bound in the phase it was in, as a straggler wait_for gives
     up does, on either backend); one that was answered with a refusal is failed, in no phase."""
-    if isinstance(exc, TIMEOUTS):
+    if timed_out(exc):
         tl.give_up(name, f"{detail}: no answer in time, given up, the run went on")
     else:
         tl.fail(name, detail)
@@ -242,7 +250,12 @@ class ObjectChurn:
     errors: int
 
     def _error(self, name: str, what: str, exc: Exception) -> None:
-        detail = f"{what}: {exc.status} {exc.reason}" if isinstance(exc, ApiException) else f"{what}: {exc}"
+        if isinstance(exc, ApiException):
+            detail = f"{what}: {exc.status} {exc.reason}"
+        elif isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
+            detail = f"{what}: {exc.reason}"  # its last error: the URL and 'Max retries' cut the rest at 300 characters
+        else:
+            detail = f"{what}: {exc}"
         fail_object(self.tl, name, detail, exc)
         with self.lock:
             self.errors += 1

@@ -22,6 +22,7 @@ from podtax_runner.controlplane.timeline import Timeline
 log = logging.getLogger("podtax.runner.controlplane")
 Obj = dict[str, Any]
 ATTEMPTS = 3
+TIMEOUT = (10, 60)  # (connect, read) seconds of one request; a call with no answer by then is given up
 
 
 class Kube:
@@ -42,7 +43,7 @@ class Kube:
 
         def attempt() -> Obj:
             self._count(verb)
-            resp = fn(*args, _preload_content=False, _request_timeout=(10, 60), **kwargs)
+            resp = fn(*args, _preload_content=False, _request_timeout=TIMEOUT, **kwargs)
             data = resp.data
             return json.loads(data) if data else {}
 

@@ -34,6 +34,7 @@ from podtax_runner.controlplane.timeline import Timeline
 log = logging.getLogger("podtax.runner.controlplane")
 
 PAUSE = "registry.k8s.io/pause:3.9"
+CLEANUP_WAIT_S = 30.0  # how long the end of a run waits for what it left behind to go (cleanup.kubernetes)
 
 
 def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
@@ -352,4 +353,5 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> No
     if timeline.left_behind or any(r.error for r in timeline.objects.values()):
         volumes = {churn.pv_of[n] for n, r in timeline.objects.items()
                    if n in churn.pv_of and "delete_requested" in r.t and "pv_gone" not in r.t}
-        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30, volumes=volumes).left
+        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S,
+                                                      volumes=volumes).left
