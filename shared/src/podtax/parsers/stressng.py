@@ -198,10 +198,14 @@ def _line(s: _Scan, raw: str, state: int) -> int:
         # _HANDLERS key, so the rest of this function would do nothing with it either.
         space = msg.find(" ")
         word = msg[:space] if space >= 0 else msg
-        if word not in _HANDLERS and level != "error" and level != "fail" and not word.startswith("stressor") \
+        handler = _HANDLERS.get(word)
+        if handler is None and level != "error" and level != "fail" and not word.startswith("stressor") \
                 and msg != "miscellaneous metrics:":
             if level == "warn" and msg.find("finished prematurely") >= 0:  # `bigheap: WARNING: finished ...`
                 s.premature.append(msg)
+            return state
+        if handler is not None and level != "error" and level != "fail":  # a `dispatching`, `passed:`... line
+            handler(s, msg)  # what the end of this function does with it (no header or misc: see _HANDLERS)
             return state
     elif msg.startswith("("):
         return state  # the units line under the header
@@ -217,9 +221,11 @@ def _line(s: _Scan, raw: str, state: int) -> int:
             except ValueError:
                 pass
             else:  # stress-ng prints times, rates and CPU % with 2 decimals: one without was cut (`167.67` -> `167`)
-                odd = next((x for x in parts[2:8] if len(x) < 4 or x[-3] != "."), None)
-                if odd is not None and not s.cut:
-                    s.cut = f"the stress-ng {parts[0]} row's `{odd}` lacks the 2 decimals stress-ng prints"
+                if not s.cut:
+                    for odd in parts[2:8]:
+                        if len(odd) < 4 or odd[-3] != ".":
+                            s.cut = f"the stress-ng {parts[0]} row's `{odd}` lacks the 2 decimals stress-ng prints"
+                            break
                 return state
         if len(parts) >= 3 and is_number(parts[1]) and any(r[0] == parts[0] for r in s.rows):
             # up to 0.13, a stressor's own metric followed its row, with no `miscellaneous metrics:`:
@@ -345,12 +351,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     metrics = MetricList()
     for name, values in s.rows:
         metrics.add_columns(named_columns("" if name == primary else slug(name) + "_"), measured(values))
+    names = metrics.names
     for name, value, desc in s.misc:
-        prefix = "" if name == primary else slug(name) + "_"
         suffix, unit, better = misc_metric(desc)
-        if prefix + suffix in metrics:  # printed once per run: another run's (or another PID's) misc line
+        key = suffix if name == primary else slug(name) + "_" + suffix
+        if key in names:  # printed once per run: another run's (or another PID's) misc line
             raise repeated_misc(name, desc)
-        metrics.add(prefix + suffix, value, unit, better)
+        metrics.add(key, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
     hogs = s.hogs.split()
     threads = parse_int(hogs[0]) if primary and len(hogs) == 2 else None
