@@ -61,7 +61,7 @@ from podtax_analyzer.store import LOOKUP_CHUNK, Store
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
 KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
 LOAD_CHUNK = 500  # keys per loading query: bounds the memory of a first publication over a long history
-LOAD_ROWS = 1_000_000  # rows per flat loading query (one key may exceed it): ~30 MB of numbers
+LOAD_ROWS = 100_000  # rows per flat loading query (one key may exceed it): 1,000,000 made the RSS peak 25 MB higher
 NEW_CHUNK = 5000  # new runs per query: bounds the memory of a publication after a long pause
 NAME_IDS_FROM = 4_000_000  # metric rows: from here the new runs' ids are named in the query (see _new_rows)
 MAX_VALUES = 4_000_000  # values kept across keys (16 bytes each: 64 MB, 500,000 runs of 8 metrics)
@@ -83,20 +83,35 @@ WHERE {COUNTED} {{where}}
 GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
 """
 _NEW_ROWS = _ROWS.format(join="", where="AND r.run_id IN (SELECT unnest($1::varchar[]))")
-_KEYS_JOIN = ("FROM runs r JOIN metrics m ON m.run_id = r.run_id JOIN score_keys k ON r.cluster = k.cluster "
-              "AND r.node = k.node AND r.env = k.env AND r.test = k.test AND r.params_key = k.params_key "
-              f"AND m.name = k.metric WHERE {COUNTED}")
 # A key being loaded: what is small, grouped (n: its rows), then its rows flat and numeric, by key then value.
-_KEY_META = f"""
-SELECT k.idx, any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib, list(DISTINCT {VERSION_SQL}) AS versions,
-       count(*) AS n
-{_KEYS_JOIN} GROUP BY k.idx ORDER BY k.idx
+# The keys' counted runs are picked by their (cluster, node, env, test, params_key) before the join to
+# metrics, and score_keys joined last: joined to runs first, DuckDB built its hash table from that join (a
+# row per run and key, every column): +86 MB of RSS for 500 keys at 100,000 runs, the analyzer's peak.
+_KEY_RUNS = f"""
+SELECT r.run_id, r.cluster, r.node, r.env, r.test, r.params_key, {{columns}}
+FROM runs r SEMI JOIN (SELECT DISTINCT cluster, node, env, test, params_key FROM score_keys WHERE {{keys}}) s
+     USING (cluster, node, env, test, params_key)
+WHERE {COUNTED}
 """
+_KEY_META = f"""
+SELECT k.idx, g.unit, g.hib, g.versions, g.n FROM score_keys k JOIN (
+    SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, any_value(m.unit) AS unit,
+           bool_or(m.higher_is_better) AS hib, list(DISTINCT r.version) AS versions, count(*) AS n
+    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r
+    JOIN metrics m ON m.run_id = r.run_id GROUP BY ALL
+) g USING (cluster, node, env, test, params_key, metric)
+ORDER BY k.idx
+"""
+_FLAT_COLUMNS = ("hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
+                 "coalesce(r.nr_throttled > 0, false) AS throttled, "
+                 "coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap")
+# Unordered: sorted by key and value in numpy (_sorted_flat), which took less memory than DuckDB's ORDER BY.
 _KEY_FLAT = f"""
-SELECT k.idx, m.value AS val, hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us,
-       coalesce(r.nr_throttled > 0, false) AS throttled,
-       coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap
-{_KEYS_JOIN} AND k.idx BETWEEN $1 AND $2 ORDER BY k.idx, m.value
+SELECT k.idx, m.value AS val, r.id, r.updated_us, r.throttled, r.overlap
+FROM ({_KEY_RUNS.format(columns=_FLAT_COLUMNS, keys="idx BETWEEN $1 AND $2")}) r JOIN metrics m ON m.run_id = r.run_id
+JOIN score_keys k ON r.cluster = k.cluster AND r.node = k.node AND r.env = k.env AND r.test = k.test
+     AND r.params_key = k.params_key AND m.name = k.metric
+WHERE k.idx BETWEEN $1 AND $2
 """
 
 
@@ -178,8 +193,8 @@ class ScoreCache:
 
     def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
         """Every stored run of `keys` (new to the cache). Per chunk of keys, one grouped query reads what is
-        small (unit, builds, row count); the rows themselves come flat, numbers only, sorted by DuckDB (which
-        spills a large sort to disk), at most LOAD_ROWS rows a query. A key's whole history gathered
+        small (unit, builds, row count); the rows themselves come flat, numbers only, at most LOAD_ROWS rows a
+        query, sorted in numpy. A key's whole history gathered
         into DuckDB lists instead ran out of DuckDB's memory limit at about 100,000 runs a key."""
         for first in range(0, len(keys), LOAD_CHUNK):
             chunk = keys[first:first + LOAD_CHUNK]
@@ -190,7 +205,7 @@ class ScoreCache:
                 lo = 0
                 while lo < len(meta["idx"]):  # keys in idx order, each spanning meta["n"] rows
                     hi = lo + max(1, int(np.searchsorted(np.cumsum(meta["n"][lo:]), LOAD_ROWS, side="right")))
-                    flat = con.execute(_KEY_FLAT, [int(meta["idx"][lo]), int(meta["idx"][hi - 1])]).fetchnumpy()
+                    flat = _sorted_flat(con.execute(_KEY_FLAT, [int(meta["idx"][lo]), int(meta["idx"][hi - 1])]))
                     self._load_flat(chunk, {c: meta[c][lo:hi] for c in meta}, flat)
                     lo = hi
             except BaseException:
@@ -282,6 +297,13 @@ def _new_rows(ids: list[str], named: bool) -> tuple[str, list[Any]]:
         return _NEW_ROWS, [ids]
     marks = ", ".join("?" * len(ids))
     return _ROWS.format(join="", where=f"AND r.run_id IN ({marks}) AND m.run_id IN ({marks})"), ids + ids
+
+
+def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
+    """The columns of a `_KEY_FLAT` result as numpy arrays, its rows ordered by key, then value."""
+    flat = {c: np.asarray(v) for c, v in res.fetchnumpy().items()}
+    order = np.lexsort((flat["val"], flat["idx"]))
+    return {c: v[order] for c, v in flat.items()}
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
