@@ -35,6 +35,7 @@ from podtax.parsers.base import (
     Parsed,
     ParseFailure,
     compare_echoed,
+    holds,
     parse_int,
     percentile_label,
 )
@@ -122,7 +123,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     flags += fio_text.errors_beside(text)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
-    if "(groupid=" in text:  # --output-format=json,normal prints both; two runs appended look the same
+    if holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same
         flags.append("MIXED_OUTPUT: the log holds fio's JSON report and a normal text report (one run with "
                      "--output-format=json,normal, or two runs appended); figures come from the JSON report")
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))

@@ -20,6 +20,7 @@ from podtax.parsers.base import (
     ParseFailure,
     compare_echoed,
     errors_flag,
+    holds,
     parse_int,
     percentile_label,
     size_bytes,
@@ -82,7 +83,7 @@ def latency_flag(suspect: list[str]) -> str:
 def said(text: str) -> str:
     """fio's own words for a failure (`fio: pid=12812, err=42/...`, `error: maximum number of jobs (8)
     reached.`), as `: ...` to append to a message, or ""."""
-    if text.find("fio: ") < 0 and text.find("error: ") < 0:  # the usual case, without splitting the log
+    if not holds(text, "fio: ") and not holds(text, "error: "):  # the usual case, without splitting the log
         return ""
     said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)
             and not line.lstrip().startswith("fio: terminating on signal")  # the cause is before it
@@ -120,15 +121,15 @@ def rate_flag(options: str) -> list[str]:
 
 
 def _rate_in(text: str) -> str:
-    m = _RATE.search(text) if text.find("rate") >= 0 or text.find(" IOPS: [") >= 0 else None
+    m = _RATE.search(text) if holds(text, "rate") or holds(text, " IOPS: [") else None
     return "" if m is None else m.group(1) or f"{m.group(2)} IOPS at most"
 
 
 def interrupted_flag(text: str) -> list[str]:
     """`fio: terminating on signal 2`: the jobs stopped before their runtime or size; figures cover the part run."""
-    at = text.find("fio: terminating on signal")
-    if at < 0:
+    if not holds(text, "fio: terminating on signal"):  # the usual case: rfind rules it out fastest
         return []
+    at = text.find("fio: terminating on signal")
     said = text[at:].split("\n", 1)[0].strip()
     return [f"INTERRUPTED: {said}: the jobs stopped early, so the figures cover only the part that ran"]
 
@@ -174,8 +175,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     percentiles: set[tuple[int, str]] = set()  # (job number from 1, direction) of each `clat percentiles` block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
-    client = _CLIENT.search(text) if text.find("<") >= 0 or text.find("All clients") >= 0 \
-        or text.find("hostname=") >= 0 else None
+    client = _CLIENT.search(text) if text.find("<") >= 0 or holds(text, "All clients") \
+        or holds(text, "hostname=") else None
     if client:  # the JSON of such a run is refused the same way (`client_stats`)
         raise ParseFailure("unknown-format", f"this is fio client/server output (--client: "
                                              f"`{client.group(0)[:40]}`): its jobs ran on other hosts; run fio on the "
