@@ -15,10 +15,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 
 from podtax import campaign as campaign_file
-from podtax import events, k8s_syntax, subjects, telemetry, templates
+from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
-from podtax.cli.common import console, err, fail, say, warn
+from podtax.cli.common import console, err, fail, from_up, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
@@ -80,6 +80,19 @@ def _across_nodes_problems(c: campaign_file.Campaign, known: dict[str, dict[str,
             f"server, and the runner knows {len(kube)} ({', '.join(kube) or 'none'}): use pod->pod, or add a node"
             for i, t in enumerate(c.tests)
             if any(combo.get("topology") == "pod->pod-across-nodes" for combo in t.combinations())]
+
+
+def _pod_network_problems(c: campaign_file.Campaign) -> list[str]:
+    """The local `podtax up` this CLI talks to runs pods in the host's network (exec kubelet without
+    --pod-network, its up.json says): a network test's client pod cannot reach its server pod's made-up
+    address and hangs until the run's timeout (pod->host would measure the host's own network)."""
+    if from_up("pod_network") != "host" or "kubernetes" not in c.environments or \
+            os.environ.get("PODTAX_NATS_URL", from_up("nats_url")) != from_up("nats_url"):
+        return []
+    return [f"tests.{i}: {t.test}'s pod runs need pods with a network of their own, and the local `podtax up` runs "
+            f"its pods in this host's network (started without --pod-network): each would hang until its timeout; "
+            f"restart it with `podtax up --exec-kubelet --pod-network` (as root), or run {t.test} on host only"
+            for i, t in enumerate(c.tests) if t.test in netbench.NET_TESTS]
 
 
 def _selected(selector: str, known: dict[str, dict[str, Any]]) -> bool:
@@ -151,7 +164,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
     try:
         await bus.ensure_streams()
         known = await _known_nodes(bus)
-        if problems := check_nodes(c, known) + _plan_problems(c):
+        if problems := check_nodes(c, known) + _plan_problems(c) + _pod_network_problems(c):
             return _not_submitted(problems)
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)

@@ -194,6 +194,15 @@ def runner_backends(env: dict[str, str]) -> tuple[str | None, str | None]:
     return (str(Path(kube).resolve()) if kube else None), env.get("PODTAX_RUNNER_NOMAD_ADDR") or None
 
 
+def pod_network_mode(kubeconfig: Path | None, *, exec_kubelet: bool, pod_network: bool) -> str | None:
+    """How the pods of the emulator `up` started are networked, for up.json (`campaign submit` reads it):
+    "own" (a network namespace each), "host" (exec kubelet: this host's network, a made-up pod address),
+    "simulated" (no process runs); None without the emulator (the runner's cluster decides)."""
+    if kubeconfig is None:
+        return None
+    return ("own" if pod_network else "host") if exec_kubelet else "simulated"
+
+
 def up(
     data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
     nats_port: Annotated[int, typer.Option(min=0, max=65535,
@@ -305,6 +314,7 @@ def up(
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
                 "kubeconfig": runner_kube, "api_token_file": str(api_token_file),
                 "nomad_addr": runner_nomad, "metrics": metrics_urls,
+                "pod_network": pod_network_mode(kubeconfig, exec_kubelet=exec_kubelet, pod_network=pod_network),
                 "nats_users_file": str(data / localauth.NATS_USERS_FILE) if nats_users else None}
         (data / UP_FILE).write_text(json.dumps(info, indent=2))
         console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
