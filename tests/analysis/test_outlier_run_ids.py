@@ -12,7 +12,8 @@ from podtax_analyzer.comparisons import compare_campaign
 def _cells() -> list[CellSpec]:
     rng = np.random.default_rng(3)
     host = lognormal(rng, 1000, 0.01, 30)
-    host[[4, 9, 21]] = 1400.0  # three outliers with the same value: each must get its own run
+    host[[4, 9]] = 1400.0  # two outliers with the same value: each must get its own run
+    host[21] = 600.0  # (three alike, 40% away, would be a mode of their own: BIMODAL, stats/modes.separated_modes)
     pod = np.round(lognormal(rng, 1000, 0.01, 30))  # integer values: ties everywhere
     pod[17] = 400.0
     return [CellSpec("node-a", SideSpec(host), SideSpec(pod)),
@@ -25,7 +26,7 @@ def test_outliers_carry_the_run_ids_of_their_positions(con):
     a = next(c for c in report.cells if c.node == "node-a")
     got = sorted((o.env, o.run_id, o.value) for o in a.outliers)
     # analysis_synth names a run "<campaign>-<cell>-<side letter>-<position in the side's values>"
-    assert got == [("host", "synthetic-0-h-21", 1400.0), ("host", "synthetic-0-h-4", 1400.0),
+    assert got == [("host", "synthetic-0-h-21", 600.0), ("host", "synthetic-0-h-4", 1400.0),
                    ("host", "synthetic-0-h-9", 1400.0), ("kubernetes", "synthetic-0-k-17", 400.0)]
 
 
@@ -44,4 +45,4 @@ def test_a_run_gone_meanwhile_is_named_unknown(con):
     cells = load_cells(con, "synthetic")
     con.execute("DELETE FROM metrics WHERE run_id = 'synthetic-0-h-9'")
     c = cells[0]
-    assert run_ids_at(con, [(c, c.host, 4), (c, c.host, 21)]) == ["synthetic-0-h-4", UNKNOWN_RUN]
+    assert run_ids_at(con, [(c, c.host, 4), (c, c.host, 9)]) == ["synthetic-0-h-4", UNKNOWN_RUN]
