@@ -25,6 +25,16 @@ def change_word(ratio: float, higher_is_better: bool, unit: str = "") -> str:
     return "faster" if (ratio > 1.0) == higher_is_better else "slower"
 
 
+def verdict_word(verdict: str, higher_is_better: bool, unit: str = "") -> str | None:
+    """The word a "faster" / "slower" verdict (better / worse in the metric's direction) is said with: the
+    verdict itself, or for a count "more" / "fewer" (fewer errors is "faster"); None for any other verdict."""
+    if verdict not in ("faster", "slower"):
+        return None
+    if unit in COUNT_UNITS:
+        return "more" if (verdict == "faster") == higher_is_better else "fewer"
+    return verdict
+
+
 def rank(env: str) -> int:
     """Position of an environment in the fixed order; unknown names raise ValueError."""
     try:

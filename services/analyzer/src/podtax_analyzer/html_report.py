@@ -79,7 +79,8 @@ def _matrix(data: ReportData) -> str:
             ci = f"[{_num(c.ci_low)}, {_num(c.ci_high)}]" if c.ci_low is not None else "no interval"
             ratio = _num(c.ratio) if c.ratio is not None else "withheld"
             held = verdict_withheld(c)
-            verdict = f"{c.verdict}: verdict withheld" if held else c.verdict
+            word = c.direction or c.verdict  # "fewer" errors, not "faster"
+            verdict = f"{word}: verdict withheld" if held else word
             bg = WITHHELD if held or c.ratio is None else heat_colour(c.ratio, c.higher_is_better)
             out.append(
                 f'<td class="mcell{" withheld" if held else ""}" style="background:{bg}" '
@@ -138,7 +139,7 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
     note = caveat(c)
     return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
             f'<h3>{_e(data.where(c))} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
-            f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.verdict)}</b>.</p>"
+            f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.direction or c.verdict)}</b>.</p>"
             f"{strip_plot(series, c.unit, width=820, modes=[_mode_medians(c, env) for env in pair if env])}"
             + (f'<p class="caveat"><b>Caveat</b>: {_e(note)}.</p>' if note else "")
             + (f"<p>Flags:</p><ul>{flags}</ul>" if flags else "")
@@ -265,7 +266,7 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
              c.host_modes or ("—" if c.host_median is None else "≥ " * c.host_lower_bound + fmt(c.host_median)),
              c.pod_modes or ("—" if c.pod_median is None else "≥ " * c.pod_lower_bound + fmt(c.pod_median)),
              _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
-             c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
+             c.direction or c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
     legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())
     sections = [
         f"<h1>podtax report: {_e(rep.campaign)}</h1>",

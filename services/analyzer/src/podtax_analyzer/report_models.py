@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Literal
 
 from podtax import templates
+from podtax.sides import verdict_word
 from pydantic import BaseModel, Field, model_validator
 
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable",
@@ -104,7 +105,14 @@ class CellComparison(BaseModel):
     verdict: Verdict = Field(description="'set by the parameters' for a metric set in every run rather than "
                                          "measured (sysbench's events under events=N, total_time under time=T, "
                                          "hdparm's read seconds: podtax.templates.set_by_params): no ratio, "
-                                         "interval or p-value.")
+                                         "interval or p-value. 'faster'/'slower' mean better/worse in the "
+                                         "metric's direction (higher_is_better), also for a count (fewer errors "
+                                         "is 'faster'): the word to say is `direction`.")
+    direction: Literal["faster", "slower", "more", "fewer"] | None = Field(
+        None, description="The word of a faster/slower verdict as the sentence says it: 'faster' or 'slower', or "
+                          "for a count (unit 'count' or 'requests': objects_ok, errors, requests_per_object) "
+                          "'more' or 'fewer' (the candidate's median above or below the baseline's); null for "
+                          "any other verdict.")
     change_pct: float | None = Field(description="(ratio - 1) * 100: the candidate's median relative to the "
                                                  "baseline's, in the metric's own direction (positive = higher "
                                                  "value).")
@@ -123,6 +131,8 @@ class CellComparison(BaseModel):
     def _primary(self) -> CellComparison:
         if "primary" not in self.model_fields_set:
             self.primary = is_primary_metric(self.test, self.params, self.metric)
+        if "direction" not in self.model_fields_set:
+            self.direction = verdict_word(self.verdict, self.higher_is_better, self.unit)  # type: ignore[assignment]
         return self
 
 

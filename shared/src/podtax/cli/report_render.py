@@ -88,7 +88,8 @@ def _ratio(c: dict[str, Any]) -> str:
 
 
 def _verdict(c: dict[str, Any]) -> Text:
-    return Text(c["verdict"], style=VERDICT_STYLE.get(c["verdict"], ""))
+    """The verdict as the sentence words it ("fewer" errors: `direction`), coloured by the verdict."""
+    return Text(c.get("direction") or c["verdict"], style=VERDICT_STYLE.get(c["verdict"], ""))
 
 
 def _effect(c: dict[str, Any]) -> Text:
