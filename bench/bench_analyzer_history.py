@@ -3,7 +3,8 @@
 Run as `python bench/bench_analyzer_history.py [--count 200000] [--quick]`. Prints figures only.
 Each run is a fresh process that stores N recorded sysbench raw logs and their results through
 `Store.write_batch` (1,000 events of each kind a commit) and folds every third batch's new runs into
-a `ScoreCache`, as the service publishes, with the batch services' process settings. It reports the
+a `ScoreCache`, as the service publishes, with the batch services' process settings and the modules the
+service imports (not the bench's scipy.stats: ~45 MB more RSS, which passed for the analyzer's). It reports the
 RSS at each fiftieth of the run. "Bounded" is the service's design with small bounds, so they are reached
 within the run: DuckDB's memory limit (PODTAX_ANALYZER_MEMORY_MB; here its floor, 128 MB) and the score cache's
 value budget (score_cache.MAX_VALUES; here 400,000 values, 50,000 runs). The anchor is the same run
@@ -32,7 +33,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from allocators import readings
 from anchor import interleave, line, loadavg, median, proc_peak_rss_mb, proc_rss_mb, runs
-from scipy.stats import theilslopes
 
 if TYPE_CHECKING:
     from podtax_analyzer.store import Store
@@ -49,6 +49,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
     from bench_pipeline import raw_logs
     from podtax.batchtuning import tune_for_batches
     from podtax.derive import derive
+    from podtax_analyzer import comparisons  # noqa: F401 - the service imports it at its first publication
     from podtax_analyzer.score_cache import ScoreCache
     from podtax_analyzer.store import Store
 
@@ -103,6 +104,8 @@ def _slope(count: int, samples: list[float], part: int = 2) -> float:
     """MB per 100,000 results over the last 1/`part` of the run (the second half by default): the
     Theil-Sen slope (the median of the pairwise slopes), so a transient (a dropped score-cache key read
     back, ~80 MB for a moment) does not pass for growth as it would in a least-squares fit."""
+    from scipy.stats import theilslopes  # here, not in the children: its import alone is ~60 MB of their RSS
+
     tail = samples[len(samples) - len(samples) // part - 1:]
     return float(theilslopes(tail, np.arange(len(tail)) * count / len(samples))[0]) * 100_000
 
