@@ -5,7 +5,8 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
 
 1. The group. A pod names its benchmark by label and may name parameters with the
    ``podtax.io/params`` annotation (e.g. ``threads=4``). That selects every stored group of the
-   test whose parameters include all the named ones (a subset match, values compared as text).
+   test whose parameters include all the named ones (a subset match, values compared by value:
+   ``reverse=True`` matches ``reverse=true``, ``bs=4K`` ``bs=4k``).
    Among the selected groups (all groups of the test when the pod names no parameters), the rule
    is: a group whose parameters are exactly the named ones first, then the one with usable
    results for the most feasible nodes, then the most runs on them, then the first by parameter
@@ -37,6 +38,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from podtax import templates
+from podtax.parsers.base import same_value
 
 from podtax_scheduler.model import PARAMS_ANNOTATION, PodInfo
 from podtax_scheduler.quantity import CPU, MEMORY
@@ -90,9 +92,11 @@ def params_of(key: str) -> dict[str, str]:
 
 
 def params_match(wanted: dict[str, str], key: str) -> bool:
-    """Whether the group with parameter text ``key`` has every wanted parameter (a subset match)."""
+    """Whether the group with parameter text ``key`` has every wanted parameter (a subset match), each
+    value compared as the parsers compare a log's echo with its request (``reverse=True`` is the stored
+    ``reverse=true``, ``bs=4K`` is ``bs=4k``: parsers.base.same_value)."""
     have = params_of(key)
-    return all(have.get(k) == v for k, v in wanted.items())
+    return all(k in have and same_value(v, have[k]) for k, v in wanted.items())
 
 
 def shortfall_score(speed: np.ndarray, reference: float, sensitivity: float) -> np.ndarray:
@@ -222,7 +226,7 @@ class BenchmarkScore:
         for group, version in sorted(groups.items()):  # strict ">" below: ties go to the first by text
             cols = self._columns(group, version, state)
             usable = ~np.isnan(cols.speed[idx]) & (now - cols.ts[idx] <= self.ttl_s) & ~cols.blocked[idx]
-            exact = wanted is not None and params_of(group[2]) == wanted
+            exact = wanted is not None and params_of(group[2]).keys() == wanted.keys()  # matched: same values
             rank = (exact, int(usable.sum()), float(cols.n[idx][usable].sum()))
             if best is None or rank > best:
                 best, chosen = rank, (group, cols)

@@ -141,7 +141,8 @@ def build_workload(spec: WorkloadSpec, measured: list[Any]) -> Any:
             have = sorted({f"{m.test} [{m.params_key}]" for m in measured}) or ["nothing"]
             raise fail(f"classes.{i}: the campaign has no pod results of {c.test} [{c.params}]; it has: "
                        f"{', '.join(have)}", 2)
-        group = max(found, key=lambda m: (params_of(m.params_key) == wanted, len(m.values), -len(m.params_key)))
+        group = max(found, key=lambda m: (params_of(m.params_key).keys() == wanted.keys(), len(m.values),
+                                          -len(m.params_key)))
         classes.append(JobClass(f"{c.test} [{group.params_key}]", group, c.rate_per_s, c.runtime_s, c.requests))
     measured_nodes = sorted({n for c in classes for n in c.group.values})
     names = {f"{n}-{k}" if spec.copies > 1 else n: n for n in measured_nodes for k in range(spec.copies)}
