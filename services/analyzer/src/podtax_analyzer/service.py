@@ -120,7 +120,7 @@ def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
 
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
-    tune_for_batches()
+    tune_for_batches(settings.analyzer_batch)
     store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None

@@ -50,6 +50,6 @@ async def handle_batch(bus: Bus, batch: list[events.Event]) -> dict[str, str]:
 
 
 async def serve(settings: ParserSettings, bus: Bus, stop: asyncio.Event) -> None:
-    tune_for_batches()
+    tune_for_batches(settings.parser_batch)
     await bus.consume_batches(consumer(settings), lambda batch: handle_batch(bus, batch), stop)
 
