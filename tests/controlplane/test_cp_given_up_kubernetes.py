@@ -14,6 +14,7 @@ from podtax.parsers import timeline as parser
 from podtax_runner.controlplane import common, kubeapi, kvolumes
 
 from tests.controlplane.conftest import cluster, spec
+from tests.controlplane.test_cp_given_up_nomad import _flagged
 
 COUNT = 12
 READ_S = 1.0  # a Kubernetes request's read timeout (60 s in a run; the same rule, shorter)
@@ -24,11 +25,6 @@ def short_kube_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kubeapi, "TIMEOUT", (READ_S, READ_S))
     monkeypatch.setattr(common, "GIVE_UP_FLOOR_S", 1.0)  # the hung claim's PV is waited for, then given up
     monkeypatch.setattr(kvolumes, "CLEANUP_WAIT_S", 1.0)  # the claim left behind is tried again in cleanup
-
-
-def _flagged(flags: tuple[str, ...] | list[str]) -> set[str]:
-    found = [f for f in flags if f.startswith("LOWER_BOUND: ")]
-    return set(found[0].removeprefix("LOWER_BOUND: ").split(";")[0].split(", ")) if found else set()
 
 
 # fault -> the claim it hangs, the phase it is given up in (and that phase's start), what its error starts with
