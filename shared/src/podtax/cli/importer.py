@@ -266,7 +266,8 @@ HELP = "\n\n".join((
     "One row per log: `file` is relative to the manifest's folder (or --root) and must lie inside it: "
     "absolute paths, '..' or symbolic links leading out, devices and /proc files are refused; "
     f"{accepted()}; `params` the parameters the run used, as "
-    "space-separated key=value pairs (threads as a number); `started_at` ISO 8601 — a time without a timezone "
+    "space-separated key=value pairs (threads as a number; a yes/no as true or false, or yes, 1, on...: stored "
+    "as true or false); `started_at` ISO 8601 — a time without a timezone "
     "is taken as UTC; `tool_version` optional (the machine's `<tool> --version`, for tools whose output does "
     "not print it). Logs above 1 MB are refused.",
     "Every row is checked first: if any is wrong, each bad line is listed and NOTHING is published (exit 2). "

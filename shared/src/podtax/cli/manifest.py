@@ -138,10 +138,13 @@ def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] |
         return None
     try:
         params: dict[str, Any] = dict(templates.parse_params(text))
-        template.validate(params)
+        checked = template.validate(params)
     except ValueError as exc:  # TemplateError is a ValueError too
         problems.append(f"params: {getattr(exc, 'detail', exc)}")
         return None
+    for key in params:  # a boolean as the template reads it (`reverse=yes` -> true): one cell per setting
+        if isinstance(value := getattr(checked, key, None), bool):
+            params[key] = value
     if params.get("threads") == "all":
         problems.append("params: threads=all cannot be imported: give the number of threads the run used")
         return None
