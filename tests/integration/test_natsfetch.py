@@ -8,6 +8,8 @@ import asyncio
 import time
 
 import nats
+import pytest
+from nats.errors import MsgAlreadyAckdError
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from podtax import natsfetch
 
@@ -140,5 +142,30 @@ async def test_linger_returns_a_short_batch_soon_after_its_first_message(nats_ur
             await m.ack()
         assert got == [0, 1, 2, 3, 4]  # nothing lost or doubled by the request left open
         assert await natsfetch.fetch(sub, 500, 0.3, linger=0.05) == []
+    finally:
+        await nc.close()
+
+
+async def test_ack_all_acks_every_message_of_a_batch_and_refuses_a_second_ack(nats_url: str) -> None:
+    nc, js, sub = await _setup(nats_url, ack_wait=1.0)
+    try:
+        await _publish(js, 0, 6)
+        first = await natsfetch.fetch(sub, 10, 1.0)
+        assert [int(m.data) for m in first] == [0, 1, 2, 3, 4, 5]
+        await natsfetch.ack_all(first[:4])  # 4 and 5 are not acked: only they come back after ack_wait
+        with pytest.raises(MsgAlreadyAckdError):
+            await natsfetch.ack_all([first[4], first[0]])  # refused before anything is sent: 4 stays unacked
+        await natsfetch.ack_all([])
+        await nc.flush()  # the acks are on their way once the server answered a PING sent after them
+        assert (await js.consumer_info("F", "c")).num_ack_pending == 2
+        again: list[int] = []
+        deadline = time.monotonic() + 10
+        while sorted(again) != [4, 5] and time.monotonic() < deadline:
+            msgs = await natsfetch.fetch(sub, 10, 0.5)
+            again += [int(m.data) for m in msgs]
+            await natsfetch.ack_all(msgs)
+        assert sorted(again) == [4, 5]
+        await nc.flush()
+        assert (await js.consumer_info("F", "c")).num_ack_pending == 0
     finally:
         await nc.close()

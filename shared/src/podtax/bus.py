@@ -344,13 +344,15 @@ class Bus(Streams):
                 for span in spans:
                     span.end()
                 return
+            committed: list[Msg] = []
             for span, (msg, event) in zip(spans, decoded):
                 if event.id in rejected:
                     span.set_status(trace.Status(trace.StatusCode.ERROR, rejected[event.id]))
                     await self.dead_letter(msg, rejected[event.id])
                 else:
-                    await msg.ack()
+                    committed.append(msg)
                 span.end()
+            await natsfetch.ack_all(committed)
             metrics.MESSAGES.labels(spec.durable, "ack").inc(len(decoded) - len(rejected))
             metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
