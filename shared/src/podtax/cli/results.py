@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from podtax import templates
 from podtax.cli.common import api_headers, api_json, api_url, console, fail, unreachable, wide_console
 
 
@@ -59,10 +60,9 @@ def results(
         table.add_column(col, justify="right" if col == "value" else "left")
     for r in rows:
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
-        preferred = [m for m in r["metrics"] if m["name"] in ("events_per_second", "mib_per_second",
-                     "bogo_ops_per_second_real", "read_mb_per_second", "read_iops", "write_iops")]
-        m = preferred[0] if preferred else first
-        params = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+        params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
+        primary = [m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])]
+        m = primary[0] if primary else first
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
         table.add_row(r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
                       f"{m['value']:,.2f} {m['unit']}", escape(" ".join(flag_names(r.get("flags") or []))))
