@@ -165,8 +165,8 @@ def test_real_sockperf_address_and_rate(server: str, rate: int, reason: str | No
     params = {"server": server, "port": _free_port(), "protocol": "udp", "duration": 1, "rate": rate}
     accepted, proc = _run("sockperf", params, tmp_path)
     assert accepted == (reason is None)
-    if accepted:
-        _parsed_ok("sockperf", params, proc)
+    if accepted:  # 10 messages leave fewer than 10 timed: the tail percentiles are beyond them
+        _parsed_ok("sockperf", params, proc, "FEW_OBSERVATIONS: ")
         return
     with pytest.raises(ParseFailure) as failure:
         parse_run("sockperf", proc.stdout, proc.stderr, proc.returncode, params)

@@ -4,7 +4,9 @@ With `--full-rtt` (the template's choice) figures are round-trip times, named `r
 sockperf prints half the round trip as "latency" (`avg-latency`, `avg-lat` in older versions), named
 `latency_*` here (never mixed up). 3.8 and later print more statistics after the std-dev (not read).
 Metrics, µs and lower is better: `<kind>_avg_us`, `<kind>_stddev_us`, `<kind>_min_us`,
-`<kind>_max_us`, `<kind>_p25_us` ... `<kind>_p99_999_us` (percentile 99.900 -> `p99_9`). Also
+`<kind>_max_us`, `<kind>_p25_us` ... `<kind>_p99_999_us` (percentile 99.900 -> `p99_9`); a percentile with
+less than one observation beyond it (n x (1 - p) < 1: p99.999 below 100,000 messages), which sockperf prints
+as its max, is not reported and the run is flagged FEW_OBSERVATIONS, naming it. Also
 `messages_per_second` (higher is better: replies received per second of the valid duration),
 `sent_messages_per_second` (higher: messages sent per second, the load) and `dropped_messages`
 (count, lower). An under-load run (`sockperf ul`, `--reply-every N`) answers one message in N: its
@@ -105,9 +107,14 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     metrics.add(f"{kind}_avg_us", to_number(avg.group(2)), "µs", False)
     metrics.add(f"{kind}_stddev_us", to_number(avg.group(3)), "µs", False)
     pm_end = avg.end()
+    beyond: list[str] = []  # percentiles with less than one observation above them: sockperf prints the max
     for pm in _PCT.finditer(text):
         pm_end = pm.end()
-        metrics.add(f"{kind}_{percentile_label(pm.group(1), 3)}_us", to_number(pm.group(2)), "µs", False)
+        name = f"{kind}_{percentile_label(pm.group(1), 3)}_us"
+        if received * (1.0 - to_number(pm.group(1)) / 100.0) < 1.0:
+            beyond.append(name)
+            continue
+        metrics.add(name, to_number(pm.group(2)), "µs", False)
     if f"{kind}_p50_us" not in metrics:  # sockperf always prints the median: the percentiles were cut
         raise ParseFailure("truncated", "the sockperf report has no `percentile 50.000` line (cut or killed?)")
     for em in _EXTREME.finditer(text):
@@ -119,6 +126,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                                         "of its statistics (cut or killed?)")
     seconds, sent = to_number(valid.group(1)), to_number(valid.group(2))
     flags: list[str] = []
+    if beyond:
+        flags.append(f"FEW_OBSERVATIONS: sockperf timed {int(received)} messages, too few for {', '.join(beyond)} "
+                     f"(a percentile p needs at least 1/(1 - p) of them, p99.9 1,000; sockperf prints its max "
+                     f"instead): not reported ({kind}_max_us is); raise --time or --mps")
     if seconds > 0:
         metrics.add("messages_per_second", received / seconds, "msg/s", True)
         metrics.add("sent_messages_per_second", sent / seconds, "msg/s", True)
