@@ -14,7 +14,7 @@ from podtax import events, templates
 from podtax.config import RunnerSettings
 from podtax.templates import PodStartup, VolumeChurn
 
-from podtax_runner.controlplane import cleanup, kvolumes, nomad, podstartup
+from podtax_runner.controlplane import cleanup, kubeapi, kvolumes, nomad, podstartup
 from podtax_runner.controlplane.common import Aborted, Context
 from podtax_runner.controlplane.kubeapi import Kube
 from podtax_runner.controlplane.timeline import Timeline
@@ -34,6 +34,7 @@ def kube_client(settings: RunnerSettings, pool: int = 64) -> client.ApiClient:
         raise Aborted("no-kubernetes", f"no Kubernetes access ({exc}): set PODTAX_RUNNER_KUBECONFIG "
                       f"or run the runner in the cluster") from None
     cfg.connection_pool_maxsize = pool
+    cfg.retries = kubeapi.URLLIB3_RETRIES
     return client.ApiClient(cfg)
 
 

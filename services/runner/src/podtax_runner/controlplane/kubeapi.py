@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import urllib3
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from kubernetes.watch.watch import iter_resp_lines
@@ -23,6 +24,11 @@ log = logging.getLogger("podtax.runner.controlplane")
 Obj = dict[str, Any]
 ATTEMPTS = 3
 TIMEOUT = (10, 60)  # (connect, read) seconds of one request; a call with no answer by then is given up
+# urllib3's own retries, under Kube.call's counted ones: a connection that fails is tried again (3 times, as its
+# default), a request sent and not answered in TIMEOUT is not. Its default also re-sends an idempotent request
+# (DELETE, GET) whose answer timed out, unseen and uncounted: a hung DELETE took 4 read timeouts (4 minutes) to give
+# up, against one for a create, and a slow one's time hid a second request (client-go does not re-send either).
+URLLIB3_RETRIES = urllib3.util.Retry(total=3, read=0)
 
 
 class Kube:
