@@ -103,7 +103,7 @@ def measure(count: int, bounded: bool, out: list[dict]) -> float:
 def _slope(count: int, samples: list[float], part: int = 2) -> float:
     """MB per 100,000 results over the last 1/`part` of the run (the second half by default): the
     Theil-Sen slope (the median of the pairwise slopes), so a transient (a dropped score-cache key read
-    back, ~80 MB for a moment) does not pass for growth as it would in a least-squares fit."""
+    back, +20 to +35 MB for a moment at 100,000 results) does not pass for growth as a least-squares fit would."""
     from scipy.stats import theilslopes  # here, not in the children: its import alone is ~60 MB of their RSS
 
     tail = samples[len(samples) - len(samples) // part - 1:]
