@@ -14,10 +14,8 @@ import pytest
 from podtax import events
 from podtax.cli.main import main
 from podtax.parsers import parse_run
-from podtax_analyzer.api import create_app
-from podtax_analyzer.store import Store
 
-from tests.report.conftest import serve
+from tests.report.conftest import serve_batches
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus-net"
 T0 = datetime(2026, 12, 1, 8, tzinfo=UTC)
@@ -29,9 +27,8 @@ RUNS = {  # test: (log, params, the figure the row must show)
 }
 
 
-@pytest.fixture(scope="module")
-def url(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("primary") / "podtax.duckdb")
+def _results() -> list[events.Envelope]:
+    """One host run of each network test, its corpus capture parsed by the real parser."""
     batch = []
     for i, (test, (log, params, _)) in enumerate(RUNS.items()):
         parsed = parse_run(test, (CORPUS / log).read_text())
@@ -43,10 +40,13 @@ def url(tmp_path_factory):
                                                    higher_is_better=m.higher_is_better) for m in parsed.metrics],
                             started_at=start, ended_at=start + timedelta(seconds=2))
         batch.append(events.result(res, "test"))
-    store.write_batch(batch)
-    with serve(create_app(store)) as served:
+    return batch
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory):
+    with serve_batches(tmp_path_factory.mktemp("primary"), [_results()]) as served:
         yield served
-    store.close()
 
 
 def test_each_row_shows_its_primary_figure(url, monkeypatch, capsys):
