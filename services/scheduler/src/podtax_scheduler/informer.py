@@ -17,7 +17,7 @@ from typing import Any
 from kubernetes.client.rest import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from podtax_scheduler.kube import Kube
+from podtax_scheduler.kube import Kube, api_problem
 
 log = logging.getLogger("podtax.scheduler.informer")
 Obj = dict[str, Any]
@@ -73,7 +73,7 @@ class Informer:
                     continue
                 if self._stop.is_set():
                     return
-                log.warning("%s informer: HTTP %s %s; retrying in %.1fs", self.kind, exc.status, exc.reason, delay)
+                log.warning("%s informer: %s; retrying in %.1fs", self.kind, api_problem(exc), delay)
                 self._stop.wait(delay)
                 delay = min(delay * 2, 5.0)
             except Exception as exc:  # noqa: BLE001 - connection trouble: retry from the last version

@@ -24,6 +24,24 @@ log = logging.getLogger("podtax.scheduler.kube")
 COMPONENT = "benchmark-scheduler"
 
 
+_FIX = {401: "the API server refused the scheduler's credentials: check PODTAX_SCHEDULER_KUBECONFIG, or the pod's "
+            "service account token",
+        403: "the scheduler's service account lacks that permission: apply the ClusterRole in "
+             "deploy/k8s/scheduler.yaml"}
+
+
+def api_problem(exc: ApiException) -> str:
+    """An API error in one line that says what to fix: the status, the API's own message (its Status body),
+    and for 401 and 403 what to check; not the client's dump of the response headers."""
+    body = exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else exc.body or ""
+    try:
+        message = str(json.loads(body).get("message") or "")
+    except (ValueError, AttributeError):
+        message = ""
+    text = f"HTTP {exc.status} {exc.reason}" + (f": {message}" if message and message != exc.reason else "")
+    return f"{text} ({_FIX[exc.status]})" if exc.status in _FIX else text
+
+
 def api_client(kubeconfig: Path | None, pool: int = 16) -> client.ApiClient:
     """A client from a kubeconfig file, else in-cluster config, else ~/.kube/config."""
     cfg = client.Configuration()

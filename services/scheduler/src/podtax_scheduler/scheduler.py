@@ -19,13 +19,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from kubernetes.client.rest import ApiException
 from podtax import subjects
 from podtax.config import SchedulerSettings
 from podtax.events import Candidate, PlacementMade, PlacementMadeV1
 
 from podtax_scheduler.algorithm import Decision, decide
 from podtax_scheduler.informer import Informer
-from podtax_scheduler.kube import Kube
+from podtax_scheduler.kube import Kube, api_problem
 from podtax_scheduler.metrics import Metrics
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
@@ -190,7 +191,8 @@ class Scheduler:
         try:
             bound = self.kube.bind(pod.namespace, pod.name, pod.uid, node)
         except Exception as exc:  # noqa: BLE001 - any API failure: back off and retry
-            log.warning("binding %s to %s failed: %s", pod.key, node, exc)
+            log.warning("binding %s to %s failed: %s", pod.key, node,
+                        api_problem(exc) if isinstance(exc, ApiException) else exc)
             self.state.forget(pod.uid)
             self.queue.error(pod.uid)
             self.metrics.attempts.labels("error").inc()

@@ -1,0 +1,46 @@
+"""The scheduler's log when the API refuses it (audit hE, scheduler): with a kubeconfig whose token the API
+server rejects, the informers logged "pods informer: HTTP 401 Unauthorized; retrying" forever, and a refused
+bind dumped the client's four-line exception with its response headers; neither said what to fix. Now one
+line: the status, the API's own message and what to check (the kubeconfig's credentials; for 403 the RBAC
+in deploy/k8s/scheduler.yaml). The scheduler against the Kubernetes emulator and a real nats-server."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from podtax_scheduler.informer import Informer
+from podtax_scheduler.kube import Kube, api_client, api_problem
+
+
+def test_a_refused_token_says_to_check_the_credentials(sim_factory: Any, tmp_path: Any, caplog: Any) -> None:
+    sim = sim_factory({"nodes": [{"name": "a", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}]})
+    bad = tmp_path / "kubeconfig.yaml"
+    bad.write_text(re.sub(r'token: "[^"]+"', 'token: "not-the-token"', sim.kubeconfig.read_text()))
+    caplog.set_level(logging.WARNING, logger="podtax")
+    informer = Informer(Kube(api_client(bad), "test"), "nodes", lambda items: None, lambda kind, obj: None)
+    informer.start()
+    try:
+        found = sim.wait_for(lambda: [r.getMessage() for r in caplog.records if "informer" in r.getMessage()])
+    finally:
+        informer.stop()
+    assert not informer.synced.is_set()
+    assert found[0].startswith("nodes informer: HTTP 401 Unauthorized (the API server refused the scheduler's "
+                               "credentials: check PODTAX_SCHEDULER_KUBECONFIG, or the pod's service account "
+                               "token); retrying in "), found
+
+
+def test_a_forbidden_call_names_the_permission_and_the_rbac() -> None:
+    from kubernetes.client.rest import ApiException
+
+    class Response:
+        status, reason, headers = 403, "Forbidden", {"Audit-Id": "x"}
+        data = (b'{"kind":"Status","message":"pods \\"p\\" is forbidden: User \\"system:serviceaccount:podtax:'
+                b'scheduler\\" cannot create resource \\"pods/binding\\""}')
+
+    text = api_problem(ApiException(http_resp=Response()))
+    assert text == ('HTTP 403 Forbidden: pods "p" is forbidden: User "system:serviceaccount:podtax:scheduler" cannot '
+                    'create resource "pods/binding" (the scheduler\'s service account lacks that permission: apply '
+                    "the ClusterRole in deploy/k8s/scheduler.yaml)")
+    assert "\n" not in text and "Audit-Id" not in text
