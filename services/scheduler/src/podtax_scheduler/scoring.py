@@ -129,6 +129,9 @@ def describe(bench: dict[str, Any]) -> str:
         more = f" and {stale - NAMES_SHOWN} more" if stale > NAMES_SHOWN else ""
         parts.append(f"{stale} node(s) have results older than the {hours:g} h score TTL, ignored: "
                      f"{', '.join(bench['stale_names'])}{more}")
+    if bench.get("passed_over"):
+        shown = ", ".join(f"{node} ({why})" for node, why in bench["passed_over"].items())
+        parts.append(f"better measured but not feasible: {shown}")
     if bench.get("warning"):
         parts.append(bench["warning"])
     return "; ".join(parts)
@@ -232,6 +235,24 @@ class BenchmarkScore:
                 best, chosen = rank, (group, cols)
         return chosen
 
+    def _passed_over(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cols: _Columns, now: float,
+                     candidates: np.ndarray) -> dict[str, str]:
+        """The nodes not feasible for the pod whose usable evidence beats every candidate's, best first (at most
+        NAMES_SHOWN), each with its first failing filter's reason: why the best-measured node was not chosen."""
+        usable = ~np.isnan(cols.speed) & (now - cols.ts <= self.ttl_s) & ~cols.blocked
+        usable[idx] = False
+        if candidates.size:
+            usable &= cols.speed > float(candidates.max())
+        slots = np.flatnonzero(usable)
+        out = {}
+        for i in slots[np.argsort(-cols.speed[slots])][:NAMES_SHOWN]:
+            name = str(state.names[i])
+            node = state.nodes.get(name)
+            reason = node and next((r for f in state.filters if (r := f.filter(pod, node)) is not None), None)
+            if reason:  # none: a slot without a node, or excluded by no filter's word
+                out[name] = reason if isinstance(reason, str) else ", ".join(reason)
+        return out
+
     def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: Cycle) -> np.ndarray:
         out = np.full(len(idx), self.missing_score, dtype=float)
         test = pod.benchmark
@@ -252,7 +273,8 @@ class BenchmarkScore:
         stale, flagged = idx[has & ~fresh], idx[fresh & cols.blocked[idx]]
         bench.update(metric=group[1], params_key=group[2], covered=int(usable.sum()), stale=len(stale),
                      stale_names=_names(state, stale[:NAMES_SHOWN]), flagged=len(flagged),
-                     flagged_names={str(state.names[i]): cols.flags[int(i)] for i in flagged[:NAMES_SHOWN]})
+                     flagged_names={str(state.names[i]): cols.flags[int(i)] for i in flagged[:NAMES_SHOWN]},
+                     passed_over=self._passed_over(pod, state, idx, cols, now, speed[usable]))
         if not usable.any():
             return out
         v, n, low = speed[usable], cols.n[idx][usable], cols.low[idx][usable]
