@@ -86,7 +86,8 @@ _NEW_ROWS = _ROWS.format(join="", where="AND r.run_id IN (SELECT unnest($1::varc
 # A key being loaded: what is small, grouped (n: its rows), then its rows flat and numeric, by key then value.
 # The keys' counted runs are picked by their (cluster, node, env, test, params_key) before the join to
 # metrics, and score_keys joined last: joined to runs first, DuckDB built its hash table from that join (a
-# row per run and key, every column): +86 MB of RSS for 500 keys at 100,000 runs, the analyzer's peak.
+# row per run and key, every column): +86 MB of RSS for 500 keys at 100,000 runs, the peak of a publication
+# that reads dropped keys back.
 _KEY_RUNS = f"""
 SELECT r.run_id, r.cluster, r.node, r.env, r.test, r.params_key, {{columns}}
 FROM runs r SEMI JOIN (SELECT DISTINCT cluster, node, env, test, params_key FROM score_keys WHERE {{keys}}) s
