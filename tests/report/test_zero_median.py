@@ -22,11 +22,13 @@ T0 = datetime(2026, 11, 2, 8, tzinfo=UTC)
 PARAMS = {"protocol": "udp", "duration": 2, "topology": "pod->pod"}
 CASES = {  # campaign: (metric, unit, host values, pod values, verdict, the sentence's start)
     "loss": ("lost_percent", "%", [0.0] * 6, [2.5, 2.6, 2.7, 2.8, 2.9, 3.0], "slower",
-             "Pod slower than host (no ratio: the host median is 0; p = 0.0"),
+             "Pod's lost_percent higher than host's (no ratio: the host median is 0; p = 0.0"),
     "retrans": ("retransmits", "count", [0.0] * 6, [40.0, 41, 42, 43, 44, 45], "slower",
-                "Pod more than host (no ratio: the host median is 0; p = 0.0"),
+                "Pod's retransmits more than host's (no ratio: the host median is 0; p = 0.0"),
     "none": ("lost_percent", "%", [0.0] * 6, [0.0] * 6, "no detectable difference",
              "Pod and host equal: every run of both sides measured 0 % (no ratio of zeros)"),
+    # a level's ratio is "higher", not "slower" (an audit read "pod 2400.0% slower" for 2.5% loss against 0.1%)
+    "small": ("lost_percent", "%", [0.1] * 6, [2.5, 2.5, 2.5, 2.6, 2.7, 2.8], "slower", "Pod 2450.0% higher"),
     "noise": ("lost_percent", "%", [0.0, 0, 0, 0.1, 0, 0], [0.0, 0.1, 0, 0, 0, 0], "inconclusive",
               "Inconclusive: no ratio could be computed"),
 }
@@ -60,12 +62,13 @@ def store(tmp_path_factory):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_zero_median_still_gets_its_verdict(store, name):
-    metric, _, _, _, verdict, start = CASES[name]
+    metric, unit, _, _, verdict, start = CASES[name]
     cells = TestClient(create_app(store)).get(f"/api/campaigns/{name}/comparisons").json()["cells"]
     cell = next(c for c in cells if c["metric"] == metric)
-    assert cell["ratio"] is None
+    assert (cell["ratio"] is None) is (name != "small"), cell
     assert cell["verdict"] == verdict, cell["sentence"]
     assert cell["sentence"].startswith(start), cell["sentence"]
+    assert cell["direction"] == {"slower": "higher" if unit == "%" else "more"}.get(verdict), cell
 
 
 def test_the_cli_table_html_and_csv_show_the_verdict(store, capsys, tmp_path):
@@ -75,9 +78,9 @@ def test_the_cli_table_html_and_csv_show_the_verdict(store, capsys, tmp_path):
         assert main(["report", "loss", "--api", url, "--html", str(tmp_path / "r.html")]) == 0
         assert main(["export", "loss", "--api", url, "--csv", str(tmp_path / "csv")]) == 0
     row = out[out.index("lost_percent") - 200:]
-    assert "slower" in row[:600] and "no ratio" in row[:600], out
+    assert "higher" in row[:600] and "slower" not in row[:600] and "no ratio" in row[:600], out
     html = (tmp_path / "r.html").read_text()  # secondary metrics: a table row each, no sentence
     at = html.index(">lost_percent<")
-    assert ">slower<" in html[at:html.index(">throughput_mbps<", at)]
+    assert ">higher<" in html[at:html.index(">throughput_mbps<", at)]
     rows = [r for r in (tmp_path / "csv" / "comparisons.csv").read_text().splitlines() if ",lost_percent," in r]
     assert ",slower," in rows[0] and "no ratio: the host median is 0" in rows[0], rows

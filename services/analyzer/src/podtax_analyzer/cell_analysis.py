@@ -356,9 +356,11 @@ def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | 
     grew = 2.0  # any ratio above 1: the candidate's median is above the baseline's 0
     sides = (f"{base} median {_median_text(f, 'host')} {f['unit']} over {f['n_host']} runs, {cand} median "
              f"{_median_text(f, 'pod')} {f['unit']} over {f['n_pod']} runs")
+    word = change_word(grew, f["higher_is_better"], f["unit"])
+    said = (f"{cand.capitalize()} {word} than {base}" if word in (FASTER, SLOWER)  # else: a count or a level
+            else f"{cand.capitalize()}'s {f['metric']} {word} than {base}'s")
     return direction(grew, f["higher_is_better"]), (
-        f"{cand.capitalize()} {change_word(grew, f['higher_is_better'], f['unit'])} than {base} (no ratio: the "
-        f"{base} median is 0; {p_text_of(p)} after {correction}; {sides}).")
+        f"{said} (no ratio: the {base} median is 0; {p_text_of(p)} after {correction}; {sides}).")
 
 
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,

@@ -108,11 +108,12 @@ class CellComparison(BaseModel):
                                          "interval or p-value. 'faster'/'slower' mean better/worse in the "
                                          "metric's direction (higher_is_better), also for a count (fewer errors "
                                          "is 'faster'): the word to say is `direction`.")
-    direction: Literal["faster", "slower", "more", "fewer"] | None = Field(
-        None, description="The word of a faster/slower verdict as the sentence says it: 'faster' or 'slower', or "
-                          "for a count (unit 'count' or 'requests': objects_ok, errors, requests_per_object) "
-                          "'more' or 'fewer' (the candidate's median above or below the baseline's); null for "
-                          "any other verdict.")
+    direction: Literal["faster", "slower", "more", "fewer", "higher", "lower"] | None = Field(
+        None, description="The word of a faster/slower verdict as the sentence says it: 'faster' or 'slower', "
+                          "for a count (unit 'count' or 'requests': objects_ok, errors, requests_per_object, "
+                          "retransmits) 'more' or 'fewer', for a level (unit '%': lost_percent, "
+                          "cpu_local_percent) 'higher' or 'lower' (the candidate's median above or below the "
+                          "baseline's); null for any other verdict.")
     change_pct: float | None = Field(description="(ratio - 1) * 100: the candidate's median relative to the "
                                                  "baseline's, in the metric's own direction (positive = higher "
                                                  "value).")
