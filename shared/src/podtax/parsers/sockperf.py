@@ -11,8 +11,9 @@ as its max, is not reported and the run is flagged FEW_OBSERVATIONS, naming it. 
 `sent_messages_per_second` (higher: messages sent per second, the load) and `dropped_messages`
 (count, lower). An under-load run (`sockperf ul`, `--reply-every N`) answers one message in N: its
 `messages_per_second` counts replies, not the load, flagged REPLY_EVERY. A run stopped by a signal
-(`Test end (interrupted by signal 2)`, not by its timer) is flagged INTERRUPTED. The template's
-primary metric is `rtt_p50_us`.
+(`Test end (interrupted by signal 2)`, not by its timer) is flagged INTERRUPTED. A run with `--burst N`
+(`Summary: Round trip of burst of N messages`) is flagged PARAM_MISMATCH: the template sends one message at
+a time. The template's primary metric is `rtt_p50_us`.
 
 sockperf 3.7 exits 0 even when it failed. Failures: `refused` (errno 111), `unreachable`
 (errno 101 network unreachable, 113 no route), `timeout` ("No messages were received from the
@@ -47,6 +48,7 @@ _DROPPED = re.compile(r"# dropped messages = (\d+);")
 _PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)(?=[ \t]*\n)")
 _EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)(?=[ \t]*\n)")
 _SIGNAL = re.compile(r"Test end \(interrupted by signal [0-9]+\)")  # not `by timer`: stopped early (Ctrl-C)
+_BURST = re.compile(r"Summary: (?:Round trip|Latency) of burst of ([0-9]+) messages")  # `--burst N`, N > 1
 _INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
 _MIN_OBSERVATIONS = 2  # one message gives one figure for every percentile and a 0 std-dev
 _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
@@ -141,6 +143,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if stop:
         flags.append(f"INTERRUPTED: sockperf: {stop.group(0)}: the run was stopped before its time, so its figures "
                      "cover only the part that ran")
+    burst = _BURST.search(text)
+    if burst:  # the template sends one message at a time: a burst's figures measure another cell
+        flags.append(f"PARAM_MISMATCH: burst: sockperf sent bursts of {burst.group(1)} messages (--burst "
+                     f"{burst.group(1)}); podtax's sockperf sends one at a time, and a message queued in a burst "
+                     "waits for the others, so these round trips measure another cell")
     dropped = _DROPPED.search(text)
     if dropped:
         metrics.add("dropped_messages", to_number(dropped.group(1)), "count", False)
