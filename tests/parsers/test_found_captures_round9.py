@@ -28,7 +28,7 @@ def test_sockperf_under_load_counts_replies_and_says_so() -> None:
     assert values["messages_per_second"] == pytest.approx(453 / 4.520)
     assert values["sent_messages_per_second"] == pytest.approx(45201 / 4.520)
     assert "453 of 45201 messages were answered" in flag(parsed, "REPLY_EVERY")
-    assert "interrupted by signal 2" in flag(parsed, "INTERRUPTED")
+    assert not flag(parsed, "INTERRUPTED")  # `by signal 2` comes after `interrupted by timer`: it stopped nothing
 
 
 def test_a_ping_pong_run_answers_every_message_and_is_not_flagged() -> None:

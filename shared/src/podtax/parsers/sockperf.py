@@ -10,10 +10,11 @@ as its max, is not reported and the run is flagged FEW_OBSERVATIONS, naming it. 
 `messages_per_second` (higher is better: replies received per second of the valid duration),
 `sent_messages_per_second` (higher: messages sent per second, the load) and `dropped_messages`
 (count, lower). An under-load run (`sockperf ul`, `--reply-every N`) answers one message in N: its
-`messages_per_second` counts replies, not the load, flagged REPLY_EVERY. A run stopped by a signal
-(`Test end (interrupted by signal 2)`, not by its timer) is flagged INTERRUPTED. A run with `--burst N`
-(`Summary: Round trip of burst of N messages`) is flagged PARAM_MISMATCH: the template sends one message at
-a time. The template's primary metric is `rtt_p50_us`.
+`messages_per_second` counts replies, not the load, flagged REPLY_EVERY. A run stopped before its timer
+(its first `Test end` line says `interrupted by user`, Ctrl-C, or `by signal 15`; a signal line after
+`interrupted by timer` stopped nothing) is flagged INTERRUPTED. A run with `--burst N` (`Summary: Round
+trip of burst of N messages`) is flagged PARAM_MISMATCH: the template sends one message at a time. The
+template's primary metric is `rtt_p50_us`.
 
 sockperf 3.7 exits 0 even when it failed. Failures: `refused` (errno 111), `unreachable`
 (errno 101 network unreachable, 113 no route), `timeout` ("No messages were received from the
@@ -47,7 +48,9 @@ _VALID = re.compile(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=(\d+
 _DROPPED = re.compile(r"# dropped messages = (\d+);")
 _PCT = re.compile(r"---> percentile ([\d.]+) =\s*([\d.]+)(?=[ \t]*\n)")
 _EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)(?=[ \t]*\n)")
-_SIGNAL = re.compile(r"Test end \(interrupted by signal [0-9]+\)")  # not `by timer`: stopped early (Ctrl-C)
+# The first `Test end` line says what ended the run: its timer, Ctrl-C (`by user`) or another signal (SIGTERM);
+# sockperf prints `by signal N` for any signal that comes after the end too (an under-load run's own SIGINT)
+_END = re.compile(r"Test end \(interrupted by (timer|user|signal [0-9]+)\)")
 _BURST = re.compile(r"Summary: (?:Round trip|Latency) of burst of ([0-9]+) messages")  # `--burst N`, N > 1
 _INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
 _MIN_OBSERVATIONS = 2  # one message gives one figure for every percentile and a 0 std-dev
@@ -139,8 +142,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         flags.append(f"REPLY_EVERY: {int(received)} of {int(sent)} messages were answered (under-load, --reply-every "
                      f"{round(sent / received)}?): messages_per_second counts the replies; the load is "
                      "sent_messages_per_second")
-    stop = _SIGNAL.search(text)
-    if stop:
+    stop = _END.search(text)
+    if stop and stop.group(1) != "timer":
         flags.append(f"INTERRUPTED: sockperf: {stop.group(0)}: the run was stopped before its time, so its figures "
                      "cover only the part that ran")
     burst = _BURST.search(text)
