@@ -173,13 +173,33 @@ def control_plane(data: Path, node: str) -> int:
         stop_up(up)
 
 
+USAGE = ("usage: python -m podtax.demo [--control-plane-only]\n\n"
+         "Runs the demo (`make demo`) in $PODTAX_DEMO_DIR (default .podtax/demo; emptied first).\n"
+         "--control-plane-only: only the volume-churn and pod-startup campaigns (SIMULATED APIs).")
+
+
+def parse_args(argv: list[str]) -> bool | int:
+    """Whether only the control plane runs; or an exit status: 0 after --help, 2 after a usage mistake
+    (one line on stderr). Checked before anything starts or the demo's folder is emptied."""
+    if "-h" in argv or "--help" in argv:
+        print(USAGE + "\n\n" + (__doc__ or "").strip())
+        return 0
+    if unknown := [a for a in argv if a != "--control-plane-only"]:
+        print(f"podtax.demo: unknown argument {unknown[0]!r}; see `python -m podtax.demo --help`", file=sys.stderr)
+        return 2
+    return "--control-plane-only" in argv
+
+
 def main(argv: list[str] | None = None) -> int:
+    only_control_plane = parse_args(sys.argv[1:] if argv is None else argv)
+    if not isinstance(only_control_plane, bool):
+        return only_control_plane
     data = Path(os.environ.get("PODTAX_DEMO_DIR", ".podtax/demo")).resolve()
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     os.environ["PODTAX_DATA_DIR"] = str(data)
     node = socket.gethostname()
-    if "--control-plane-only" in (argv or sys.argv[1:]):
+    if only_control_plane:
         return control_plane(data, node)
     network = not netdemo.unavailable()  # the network cell needs root, iproute2, iperf3 and sockperf
     up = start_up(data, node, "--exec-kubelet", *(["--pod-network"] if network else []))

@@ -1,0 +1,39 @@
+"""`python -m podtax.demo --help` ran the whole demo (it emptied $PODTAX_DEMO_DIR, then started `podtax up` and
+a campaign), and any other argument did the same. Now --help prints the usage and a mistake is one line, exit 2,
+both before anything starts or the demo's folder is touched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax import demo
+
+
+@pytest.fixture
+def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A demo folder holding a file the demo would delete, and a demo that must not start."""
+    (tmp_path / "keep").write_text("x")
+    monkeypatch.setenv("PODTAX_DEMO_DIR", str(tmp_path))
+
+    def must_not_start(*_args: object) -> None:
+        raise AssertionError("the demo started")
+
+    monkeypatch.setattr(demo, "start_up", must_not_start)
+    monkeypatch.setattr(demo, "control_plane", must_not_start)
+    return tmp_path
+
+
+def test_help_prints_usage(demo_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m podtax.demo [--control-plane-only]")
+    assert "PODTAX_DEMO_DIR" in out
+    assert (demo_dir / "keep").exists()
+
+
+def test_unknown_argument_is_one_line_exit_2(demo_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main(["--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown argument '--quick'" in err
+    assert (demo_dir / "keep").exists()
