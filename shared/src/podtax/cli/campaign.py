@@ -24,6 +24,8 @@ campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and foll
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
 FOLLOW_HELP = ("Show progress until the campaign finishes. Exit status: 0 when every run succeeded or was "
                f"cancelled, {RUNS_FAILED} when any run failed, 1 when --timeout ran out.")
+SUBMIT_FOLLOW_HELP = FOLLOW_HELP.replace("when --timeout ran out.", "when it has not finished after 24 hours "
+                                         "(`podtax campaign status NAME --follow --timeout S` waits another time).")
 
 
 def _name(value: str) -> str:
@@ -189,7 +191,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
 @campaign_app.command()
 def submit(
     file: Annotated[Path, typer.Argument(help="Campaign YAML file.")],
-    follow: Annotated[bool, typer.Option(help=FOLLOW_HELP)] = False,
+    follow: Annotated[bool, typer.Option(help=SUBMIT_FOLLOW_HELP)] = False,
     dry_run: Annotated[bool, typer.Option(help="Validate only; publish nothing. Without NATS, the nodes are "
                                           "not checked (it says so); the rest is.")] = False,
 ) -> int:
