@@ -14,8 +14,9 @@ INCONSISTENT_LATENCY. Echoed options shared by all jobs are given as they are; o
 between jobs are joined in job order (`numjobs=1,5,10`), so no single job stands for the run.
 `unified_rw_reporting` gives `mixed_*` figures (the primary when the run's direction has none); a
 trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
-flagged VERIFY. `fio: terminating on signal` is flagged INTERRUPTED. A job reporting twice in text
-(`--status-interval`, cumulative) is refused, as are several JSON reports.
+flagged VERIFY. `fio: terminating on signal` is flagged INTERRUPTED. Syncs timed between the writes
+(`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none.
+A job reporting twice in text (`--status-interval`, cumulative) is refused, as are several JSON reports.
 """
 
 from __future__ import annotations
@@ -49,13 +50,17 @@ _RATE_KEYS = frozenset(("rate", "rate_iops", "rate_min", "rate_iops_min"))
 _SLUG = re.compile(r"[^A-Za-z0-9]+")
 _DENIED_ERRNO = {1, 13}
 _DECODER = json.JSONDecoder()
+_SYNC_LAT = re.compile(r"^[ \t]*sync \((?:nsec|usec|msec)\): min=", re.M)  # `fsync=N`'s timed syncs (text)
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
     version_at = text.find('"fio version"')
     if version_at < 0 or text.find("{") < 0:
-        return fio_text.parse(text, requested)
+        parsed = fio_text.parse(text, requested)
+        if not _SYNC_LAT.search(text):
+            return parsed
+        return Parsed(TOOL, parsed.tool_version, None, parsed.metrics, parsed.echoed, (*parsed.flags, *sync_flag("")))
     # the report's `{` is the one right before its first key, "fio version": other output before the
     # report (a wrapper's `METADATA START {...}` line, fio's stderr) may hold braces of its own
     start = text.rfind("{", 0, version_at)
@@ -120,7 +125,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if verified:
         flags.append(fio_text.verify_flag(verified))
     flags += fio_text.interrupted_flag(text) + fio_text.rate_flag(_rate_options(doc, jobs))
-    flags += fio_text.errors_beside(text)
+    flags += fio_text.errors_beside(text) + _timed_syncs(jobs)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same
@@ -191,6 +196,25 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList,
                     continue
                 add(prefix + label, _number(value) / scale, "µs", False)
     return iops, bw
+
+
+def sync_flag(count: str) -> list[str]:
+    """`fsync=N` / `fdatasync=N`: syncs timed between the writes (not `end_fsync`'s one at the end, which fio
+    does not time). The template's fio issues none, and a write waiting on a sync is another measurement.
+    `count`: how many ("5942 "), or "" (the text report's counts of fdatasync are not its syncs)."""
+    return [f"PARAM_MISMATCH: fsync: fio timed {count}syncs (fsync, fdatasync or sync_file_range) between its "
+            "writes; podtax's fio issues none, so these figures measure another cell"]
+
+
+def _timed_syncs(jobs: list[dict[str, Any]]) -> list[str]:
+    """The flag for the syncs the JSON jobs timed (`"sync": {"total_ios": 5942, "lat_ns": {"N": 5942, ...}}`)."""
+    count = 0
+    for job in jobs:
+        sync = job.get("sync")
+        lat = sync.get("lat_ns") if isinstance(sync, dict) else None
+        n = lat.get("N") if isinstance(lat, dict) else None
+        count += n if isinstance(n, int) and n > 0 else 0
+    return sync_flag(f"{count} ") if count else []
 
 
 def _job_prefixes(jobs: list[dict[str, Any]]) -> list[str]:
