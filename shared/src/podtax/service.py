@@ -51,6 +51,10 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
         for field, info in settings_cls.model_fields.items():
             print(f"  PODTAX_{field.upper():32} {info.description or ''} (default {info.default!r})")
         return 0
+    if argv:  # a service takes no arguments: a mistyped one must not start it with the defaults
+        print(f"podtax-{name}: unexpected argument {argv[0]!r}: it is configured by PODTAX_* environment "
+              f"variables (podtax-{name} --help lists them)", file=sys.stderr)
+        return 2
     try:
         settings = load(settings_cls)
     except ConfigError as exc:

@@ -1,0 +1,27 @@
+"""A service given an argument it does not take (`podtax-parser --nats nats://...`, a mistyped `--hlep`) started
+anyway with the default settings (NATS at 127.0.0.1:4222) and said nothing of it. Now it is one line naming
+the argument and `--help`, exit 2, before any setting is read or NATS is dialled."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.parametrize("module", ["podtax_parser", "podtax_analyzer", "podtax_runner", "podtax_host_agent"])
+def test_unknown_argument_is_one_line_exit_2(module: str) -> None:
+    # NATS on a port nothing listens on: a service that started anyway would fail with 3, not 2
+    env = {"PODTAX_NATS_URL": "nats://127.0.0.1:1", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", module, "--nats-url", "nats://x"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "unexpected argument '--nats-url'" in done.stderr
+    assert "--help" in done.stderr
+
+
+def test_help_still_lists_the_variables() -> None:
+    done = subprocess.run([sys.executable, "-m", "podtax_parser", "--help"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "PODTAX_PARSER_BATCH" in done.stdout
