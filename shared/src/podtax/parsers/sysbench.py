@@ -11,7 +11,8 @@ figures are not comparable with 1.0 runs, so a campaign must not mix them. A mem
 Reports of other tests are refused by name (fileio, oltp; threads and mutex name no test), a
 usage error (`sysbench memory` without `run`) as `bad-argument`. A run that did more events than the
 requested `events`, or ran longer than the requested `time` allows, is flagged PARAM_MISMATCH: the
-log is another run's.
+log is another run's. So is a run held to a rate (`--rate=N`, `Target transaction rate: N/sec`): its
+rates are the cap.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     refuse_inconsistent_rates(TOOL, metrics, "total_time", _RATES)
     _latency(section, metrics)
     flags += compare_echoed(_as_echoed(requested), echoed, ("max_prime", "block_size", "operation"))
-    flags += _short(requested, events, section)
+    flags += _short(requested, events, section) + _rate_capped(f.get("Target transaction rate", ""))
     flags += _beyond_limits(requested, events, total_time, to_number(section.latency["max"]))
     return Parsed(TOOL, section.version, section.build, metrics.as_tuple(), echoed, tuple(flags))
 
@@ -209,6 +210,15 @@ def _percentile_name(key: str) -> str:
 
 
 STOP_SLACK_S = 0.5  # starting and joining the threads, beyond the last event (see _beyond_limits)
+
+
+def _rate_capped(target: str) -> list[str]:
+    """`--rate=N` (`Target transaction rate: 100/sec`): sysbench paced its events to N a second, so its rates are
+    that cap (97 events/s where the CPU did 38,000), not the machine's; podtax's templates never set a rate."""
+    if not target:
+        return []
+    return [f"PARAM_MISMATCH: rate: sysbench was held to {target} (--rate, `Target transaction rate`): its rates "
+            "are that cap, not what the machine can do"]
 
 
 def _beyond_limits(requested: Mapping[str, Any] | None, events: float, elapsed: float,
