@@ -3,6 +3,7 @@ child process, a DuckDB file under the data directory — until Ctrl-C or SIGTER
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import importlib.util
@@ -344,13 +345,20 @@ def up(
                 return 1
         return 0
     finally:
-        console.print("stopping ...")
+        _tell("stopping ...")  # a closed stdout (`podtax up | head`) must not leave the children running
         for child in reversed(children):
             child.stop()
         if nats and nats.server:
             nats.server.stop()
         (data / UP_FILE).unlink(missing_ok=True)
-        console.print("stopped")
+        _tell("stopped")
+
+
+def _tell(text: str) -> None:
+    """Print a line of the shutdown; a reader that went away (a closed pipe) is no reason to stop less.
+    rich answers a broken pipe with SystemExit(1), after pointing stdout at /dev/null."""
+    with contextlib.suppress(OSError, SystemExit):
+        console.print(text)
 
 
 def register(app: typer.Typer) -> None:
