@@ -90,6 +90,9 @@ def report(
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
     if simulate is not None and html is None:
         raise fail("--simulate adds a section to the HTML report: give --html FILE too", code=2)
+    if compare is not None and html is None:  # else the plain report, with no comparison and no word of it
+        raise fail(f"--compare adds a section to the HTML report: give --html FILE too (or run `podtax compare "
+                   f"{compare} {campaign}`)", code=2)
     if html is not None:
         if db is not None:
             raise fail("--html is made by the analyzer's HTTP API; drop --db", code=2)
