@@ -86,7 +86,7 @@ def test_iperf3_figures_units_and_directions() -> None:
     assert m["retransmits"].value == 18 and not m["retransmits"].higher_is_better
     assert tcp.tool_version == "3.12" and tcp.flags == ()
     udp = parse_run("iperf3", (CORPUS / "iperf3-udp-2G-l1400-2s.json").read_text(),
-                    requested={"protocol": "udp", "length": 1400, "parallel": 2})
+                    requested={"protocol": "udp", "length": 1400, "parallel": 2, "bitrate": "2G"})  # run with -b 2G
     u = udp.values()
     assert u["lost_percent"] == pytest.approx(56.3594, rel=1e-4) and u["throughput_mbps"] < u["sent_mbps"]
     assert udp.flags == ("PARAM_MISMATCH: parallel echoed as 1, requested 2",)

@@ -7,6 +7,8 @@ Metrics (all from the end-of-test sums, the receiver's view where it matters):
 - TCP: `retransmits` (count, lower). UDP: `jitter_ms` (ms, lower), `lost_percent` (%, lower).
 - `cpu_local_percent`, `cpu_remote_percent` (% of one host's CPUs, lower).
 - `--bidir`: `reverse_throughput_mbps` (and for UDP `reverse_jitter_ms`, `reverse_lost_percent`), flagged BIDIR.
+A run whose cap (`target_bitrate`: `-b`, or UDP's 1 Mbit/s without it) is not the requested `bitrate` (absent:
+the template's 0, unlimited) is flagged PARAM_MISMATCH: its throughput is bounded by another cap.
 A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view.
 
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
@@ -25,10 +27,14 @@ in `end` (client-to-server first): the second pair is read as the reverse direct
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, errors_flag
+
+_RATE = re.compile(r"^([0-9]{1,12})([KMGkmg]?)$")  # the template's `bitrate`: iperf3's -b, in units of 1000
+_RATE_SCALE = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}
 
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
@@ -190,7 +196,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed = _echoed(ts, udp)
     if ts.get("bidir") == 1 or isinstance(back, dict):
         echoed["bidir"] = 1
-    flags += _compare(requested, echoed) + _errors_beside(text)
+    flags += _compare(requested, echoed) + _bitrate_flag(requested, ts) + _errors_beside(text)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
 
 
@@ -222,6 +228,20 @@ def _compare(requested: Mapping[str, Any] | None, echoed: Echoed) -> list[str]:
     return compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
 
 
+def _bitrate_flag(requested: Mapping[str, Any] | None, ts: Mapping[str, Any]) -> list[str]:
+    """PARAM_MISMATCH when the run's cap (`target_bitrate`: `-b`, or UDP's 1 Mbit/s when `-b` is not given) is not
+    the requested `bitrate` (absent: the template's 0, unlimited, which it always passes as `-b`)."""
+    target = ts.get("target_bitrate")
+    if requested is None or not isinstance(target, int) or isinstance(target, bool):
+        return []
+    wanted = _RATE.match(str(requested.get("bitrate", "0")).strip())
+    if wanted is None or int(wanted.group(1)) * _RATE_SCALE[wanted.group(2).upper()] == target:
+        return []
+    cap = f"a cap of {target:,} bit/s" if target else "no cap"
+    return [f"PARAM_MISMATCH: bitrate: iperf3 ran with {cap} (-b; UDP sends 1 Mbit/s without it), "
+            f"requested {requested.get('bitrate', '0 (unlimited)')}: its throughput is bounded by another cap"]
+
+
 def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mapping[str, Any],
                      requested: Mapping[str, Any] | None, text: str) -> Parsed:
     """A UDP report before 3.11: `end.sum` holds the sender's rate and the receiver's jitter and loss."""
@@ -239,4 +259,4 @@ def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mappi
              "jitter and loss, not the receiver's throughput (no throughput_mbps)"]
     echoed = _echoed(ts, True)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed,
-                  tuple(flags + _compare(requested, echoed) + _errors_beside(text)))
+                  tuple(flags + _compare(requested, echoed) + _bitrate_flag(requested, ts) + _errors_beside(text)))
