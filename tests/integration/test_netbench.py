@@ -19,12 +19,16 @@ from podtax_kubesim import podnet
 pytestmark = pytest.mark.skipif(bool(podnet.unavailable()) or not (shutil.which("iperf3") and shutil.which("sockperf")),
                                 reason="needs root, iproute2, iperf3 and sockperf (apt-get install iperf3 sockperf)")
 NODES = {"nodes": [{"name": "n0"}, {"name": "n1"}]}
+PORTS = ("15201", "15211")  # the iperf3 and sockperf ports of the measurements below
 
 
 def leftovers(tag: str) -> list[str]:
     names = [n for n in podnet.namespaces() if n.startswith(podnet.NETNS_PREFIX + tag)]
     names += [link for link in podnet.links() if link[3:].startswith(tag) and link[:3] in ("ksb", "ksv")]
-    procs = subprocess.run(["pgrep", "-f", "^(iperf3|sockperf) "], capture_output=True, text=True).stdout.split()
+    # this test's benchmark processes, by their ports: not a server someone else runs on the same machine (a
+    # shared CI host's sockperf on 11779 failed the test)
+    procs = subprocess.run(["pgrep", "-f", f"^(iperf3|sockperf) .*({'|'.join(PORTS)})( |$)"], capture_output=True,
+                           text=True).stdout.split()
     return names + [f"pid {p}" for p in procs]
 
 
@@ -34,8 +38,8 @@ def test_iperf3_and_sockperf_host_and_pod_paths_parsed_stored_and_torn_down(kube
     pods = netbench.Pods(client.CoreV1Api(sim.api_client()))
     outcomes = []
     for test, params, topologies in (
-            ("iperf3", {"duration": 1, "port": 15201}, ("pod->pod", "pod->pod-across-nodes", "pod->host")),
-            ("sockperf", {"duration": 1, "port": 15211, "protocol": "tcp"}, ("pod->pod",))):
+            ("iperf3", {"duration": 1, "port": int(PORTS[0])}, ("pod->pod", "pod->pod-across-nodes", "pod->host")),
+            ("sockperf", {"duration": 1, "port": int(PORTS[1]), "protocol": "tcp"}, ("pod->pod",))):
         for topology in topologies:
             outcomes += netbench.measure(f"net-{topology.replace('>', '')}", test, params, topology, 1,
                                          node="n0", other_node="n1", pods=pods)
