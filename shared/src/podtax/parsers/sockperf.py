@@ -20,7 +20,8 @@ sockperf 3.7 exits 0 even when it failed. Failures: `refused` (errno 111), `unre
 (errno 101 network unreachable, 113 no route), `timeout` ("No messages were received from the
 server": UDP has no refusal, so a missing server shows up this way), `truncated` (no statistics),
 `fatal` (any other `ERROR:` line, or "No valid observations found": too few messages), `bad-argument`
-(an option sockperf refused, printed with its usage text, e.g. "'-i' Invalid address").
+(an option sockperf refused, printed with its usage text, e.g. "'-i' Invalid address", or the usage text
+alone: an option it does not know).
 """
 
 from __future__ import annotations
@@ -98,6 +99,13 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             raise ParseFailure("unknown-format", "this is a sockperf throughput (tp) report: only ping-pong "
                                                  "(pp) and under-load (ul) reports give latencies; rerun with "
                                                  "`sockperf ping-pong`")
+        usage = text.find("\nUsage: sockperf ")
+        if usage >= 0:  # an option it does not know (3.7: `-n`, `--percentile`) or one given twice; exit status 0
+            said = text[:usage].strip().split("\n")[0]
+            why = f": {said}" if said and "Run sockperf" not in said else ""
+            raise ParseFailure("bad-argument", f"sockperf printed its usage text instead of a report: it rejected its "
+                                               f"command line{why} (an option this version does not know, or one "
+                                               "given twice)")
         if m or "sockperf:" in text:
             raise ParseFailure("truncated", "the sockperf report has no statistics (cut or killed?)")
         raise ParseFailure("unknown-format", "no sockperf ping-pong report found")
