@@ -15,7 +15,9 @@ between jobs are joined in job order (`numjobs=1,5,10`), so no single job stands
 `unified_rw_reporting` gives `mixed_*` figures (the primary when the run's direction has none); a
 trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
 flagged VERIFY. `fio: terminating on signal` is flagged INTERRUPTED. Syncs timed between the writes
-(`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none.
+(`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none. So,
+with params given (a run, an import), are JSON reports of several jobs (`numjobs`, job sections: the template
+runs one) and of another `direct` than requested (fio's default, echoed as nothing, is 0).
 A job reporting twice in text (`--status-interval`, cumulative) is refused, as are several JSON reports.
 """
 
@@ -39,6 +41,7 @@ from podtax.parsers.base import (
     holds,
     parse_int,
     percentile_label,
+    same_value,
 )
 
 TOOL = "fio"
@@ -117,7 +120,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if not totals:
         raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
     echoed = fio_text.merge_echoed([_echoed(doc, job) for job in jobs])
-    flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
+    flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth")) + _template_shape(requested, echoed, len(jobs))
     if len(groups) > 1:
         flags.append(fio_text.groups_flag(len(groups)))
     if suspect:
@@ -196,6 +199,24 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList,
                     continue
                 add(prefix + label, _number(value) / scale, "µs", False)
     return iops, bw
+
+
+def _template_shape(requested: Mapping[str, Any] | None, echoed: Echoed, jobs: int) -> list[str]:
+    """PARAM_MISMATCH for a run (of the template, or imported with its params) that ran several jobs at once
+    (`numjobs`, job sections: the template runs one, and the IOPS are their sum) or another `direct` than requested
+    (fio's default, when the report echoes none, is 0: buffered, page-cache I/O)."""
+    if requested is None:
+        return []
+    flags = []
+    numjobs = echoed.get("numjobs", 1)
+    if jobs > 1 or not isinstance(numjobs, int) or numjobs > 1:
+        count = jobs if jobs > 1 else numjobs
+        flags.append(f"PARAM_MISMATCH: jobs: fio ran {count} jobs (numjobs or several job sections); podtax's fio "
+                     "runs one, so the IOPS and bandwidth are several jobs' sum")
+    if "direct" in requested and not same_value(requested["direct"], echoed.get("direct", 0)):
+        flags.append(f"PARAM_MISMATCH: direct echoed as {echoed.get('direct', '0 (not set: buffered I/O)')}, "
+                     f"requested {requested['direct']}")
+    return flags
 
 
 def sync_flag(count: str) -> list[str]:
