@@ -1,0 +1,26 @@
+"""hdparm `--direct` (audit hG): a real `hdparm -tT --direct` run times O_DIRECT reads (`Timing O_DIRECT cached
+reads: ... = 9571.20 MB/sec`, where `hdparm -T` on the same device gave 30,124), and podtax stored it as
+read_mb_per_second unflagged for mode=cached or disk, though the template never passes --direct. Now, with
+params given, an O_DIRECT primary timing is flagged PARAM_MISMATCH. Real capture tests/corpus-found (README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax.parsers import parse_run
+
+FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
+LOG = "hdparm-9.65-loop-direct-tT.log"
+
+
+@pytest.mark.parametrize(("mode", "value"), [("cached", 9571.2), ("disk", 9298.27)])
+def test_an_o_direct_timing_is_a_param_mismatch(mode: str, value: float) -> None:
+    parsed = parse_run("hdparm", (FOUND / LOG).read_text(), requested={"mode": mode, "device": "/dev/loop0"})
+    assert parsed.metric("read_mb_per_second").value == value
+    assert [f for f in parsed.flags if f.startswith("PARAM_MISMATCH: direct: ")], parsed.flags
+
+
+def test_a_buffered_timing_is_not_flagged() -> None:
+    parsed = parse_run("hdparm", (FOUND / "hdparm-offset-37gb.log").read_text(), requested={"mode": "disk"})
+    assert not [f for f in parsed.flags if "direct" in f], parsed.flags
