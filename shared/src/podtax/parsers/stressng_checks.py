@@ -151,4 +151,24 @@ def run_flags(s: Any, requested: Mapping[str, Any] | None, echoed: Echoed, row: 
     if row and ops and row[0] < ops:
         flags.append(f"SHORT: stress-ng ran {int_or_float(row[0])} of the {ops} requested bogo ops "
                      "before its timeout")
+    elif row and not ops and not s.premature and (stopped := _stopped_early(s, requested, row)):
+        flags.append(stopped)
     return flags
+
+
+# a primary row whose real time is under this share of the run's timeout, and a second or more under it, stopped
+# early (a loaded machine starts an instance late by a fraction of a second, never by a tenth of a long run)
+SHORT_SHARE, SHORT_MIN_S = 0.9, 1.0
+DEFAULT_TIMEOUT_S = 86400  # stress-ng's own timeout when none is given (a run of --*-ops): nothing asked of it
+
+
+def _stopped_early(s: Any, requested: Mapping[str, Any] | None, row: list[float]) -> str | None:
+    """SHORT when the primary stressor ran well under the run's timeout (the requested one, else the log's own
+    unless it is stress-ng's default): stopped by a signal, which stress-ng still calls a `successful run
+    completed` with exit 0 (a real run interrupted at 2.5 of its 10 s)."""
+    timeout = requested_int(requested, "timeout") or (s.timeout if s.timeout != DEFAULT_TIMEOUT_S else None)
+    real = row[1] if len(row) > 1 else None
+    if not timeout or real is None or real >= SHORT_SHARE * timeout or timeout - real < SHORT_MIN_S:
+        return None
+    return (f"SHORT: stress-ng's stressor ran {int_or_float(real)} s of the {timeout} s asked (stopped by a "
+            "signal or Ctrl-C? stress-ng still reports a successful run): its bogo ops count a shorter run")
