@@ -22,6 +22,7 @@ from podtax.cli.common import console, err, fail, from_up, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
+FOLLOW_S = 86400.0  # how long `--follow` waits unless --timeout says otherwise
 FOLLOW_HELP = ("Show progress until the campaign finishes. Exit status: 0 when every run succeeded or was "
                f"cancelled, {RUNS_FAILED} when any run failed, 1 when --timeout ran out.")
 SUBMIT_FOLLOW_HELP = FOLLOW_HELP.replace("when --timeout ran out.", "when it has not finished after 24 hours "
@@ -36,8 +37,8 @@ def _name(value: str) -> str:
     return value
 
 
-def _seconds(value: float) -> float:
-    if not (math.isfinite(value) and 0 <= value <= 86400):
+def _seconds(value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and 0 <= value <= 86400):
         raise typer.BadParameter(f"{value} is not a number of seconds between 0 and 86400")
     return value
 
@@ -192,10 +193,12 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
 def submit(
     file: Annotated[Path, typer.Argument(help="Campaign YAML file.")],
     follow: Annotated[bool, typer.Option(help=SUBMIT_FOLLOW_HELP)] = False,
-    dry_run: Annotated[bool, typer.Option(help="Validate only; publish nothing. Without NATS, the nodes are "
-                                          "not checked (it says so); the rest is.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Validate only; publish nothing (so not with --follow). Without "
+                                          "NATS, the nodes are not checked (it says so); the rest is.")] = False,
 ) -> int:
     """Validate a campaign file and publish it to the runner."""
+    if dry_run and follow:
+        raise fail("--dry-run publishes nothing, so there is nothing to --follow: drop one of them", 2)
     try:
         c = campaign_file.load(file)
     except (campaign_file.CampaignError, ValueError) as exc:
@@ -264,10 +267,13 @@ async def _status_once(name: str) -> dict[str, Any] | None:
 def status(
     name: Annotated[str, typer.Argument(help="Campaign name.", callback=_name)],
     follow: Annotated[bool, typer.Option(help=FOLLOW_HELP)] = False,
-    timeout: Annotated[float, typer.Option(help="With --follow: give up after this many seconds.",
-                                           callback=_seconds)] = 86400,
+    timeout: Annotated[float | None, typer.Option(help="With --follow: give up after this many seconds "
+                                                  "(default 86400).", callback=_seconds)] = None,
 ) -> int:
     """Runs done, failed, cancelled and remaining per node, with a progress bar and an ETA."""
+    if timeout is not None and not follow:
+        raise fail("--timeout bounds --follow: add --follow (or drop --timeout)", 2)
+    timeout = FOLLOW_S if timeout is None else timeout
     state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}")
     wait_until = time.monotonic() + (min(30, timeout) if follow else 0)  # --timeout bounds this wait too
     while state is None and time.monotonic() < wait_until:  # just submitted: the runner is planning it

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from podtax.cli.common import fail
 from podtax.cli.delegate import run_module
 
 INSTALL_HINT = "podtax kubesim needs the podtax-kubesim package: pip install -e tools/kubesim"
@@ -21,7 +22,8 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (the exec kubelet: loopback only)"),
         kubelet: str = typer.Option("simulated", "--kubelet",
                                     help="simulated | exec (run container commands locally) | none"),
-        workdir: Path = typer.Option(None, "--workdir", help="working directories of exec-mode containers"),
+        workdir: Path = typer.Option(None, "--workdir", help="with --kubelet exec: working directories of its "
+                                     "containers"),
         allow_privileged: bool = typer.Option(False, "--allow-privileged",
                                               help="admit hostPath, privileged and host-namespace pods"),
         pod_network: bool = typer.Option(False, "--pod-network",
@@ -31,6 +33,9 @@ def register(app: typer.Typer) -> None:
         """Run a local, SIMULATED Kubernetes API server (not a real cluster) until interrupted."""
         if kubelet not in ("simulated", "exec", "none"):
             raise typer.BadParameter(f"{kubelet!r} is not one of simulated, exec, none", param_hint="--kubelet")
+        if workdir is not None and kubelet != "exec":
+            raise fail("--workdir is where the exec kubelet runs containers: add --kubelet exec (or drop --workdir)",
+                       2)
         argv = ["--kubeconfig", str(kubeconfig), "--port", str(port), "--host", host, "--kubelet", kubelet]
         if cluster is not None:
             argv += ["--cluster", str(cluster)]

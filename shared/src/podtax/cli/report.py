@@ -72,15 +72,19 @@ def report(
     threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only each test's "
-                                                                    "primary one (--json always has all).")] = False,
+                                                                    "primary one (--json always has all; not with "
+                                                                    "--html, whose page has its full table).")]
+    = False,
     html: Annotated[Path | None, typer.Option("--html", help="Write the analyzer's self-contained HTML report "
                                                              "(plots included) to this file, in an existing folder "
-                                                             "(a regular file there is replaced).")] = None,
+                                                             "(a regular file there is replaced); not with --json "
+                                                             "or --db.")] = None,
     compare: Annotated[str | None, typer.Option("--compare", help="With --html: add a comparison with this "
                                                                   "(base) campaign.")] = None,
     simulate: Annotated[Path | None, typer.Option("--simulate", help="With --html: add the placement policies' "
                                                   "evaluation on this workload file (see podtax simulate).")] = None,
-    seeds: Annotated[int, typer.Option(min=2, max=1000, help="With --simulate: seeds of the simulation.")] = 10,
+    seeds: Annotated[int | None, typer.Option(min=2, max=1000, help="With --simulate: seeds of the simulation "
+                                              "(default 10).")] = None,
 ) -> int:
     """Compare a campaign's two sides (pod against host, nomad against kubernetes): ratios with confidence
     intervals, verdicts and flags; control-plane campaigns also get their phase table side by side."""
@@ -88,15 +92,26 @@ def report(
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
     if not 0 <= threshold < 1:
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
+    if seeds is not None and simulate is None:
+        raise fail("--seeds is the simulation's: give --simulate WORKLOAD (and --html FILE) too, or drop --seeds",
+                   code=2)
     if simulate is not None and html is None:
         raise fail("--simulate adds a section to the HTML report: give --html FILE too", code=2)
     if compare is not None and html is None:  # else the plain report, with no comparison and no word of it
         raise fail(f"--compare adds a section to the HTML report: give --html FILE too (or run `podtax compare "
                    f"{compare} {campaign}`)", code=2)
+    if db is not None and api is not None:
+        raise fail("--db reads the file and asks no analyzer: drop --api or --db", code=2)
     if html is not None:
         if db is not None:
             raise fail("--html is made by the analyzer's HTTP API; drop --db", code=2)
-        return _write_html(html, campaign, api, threshold, correction, compare, simulate, seeds)
+        if as_json:
+            raise fail("--json prints the report and --html writes its HTML page: give one of them (run twice "
+                       "for both)", code=2)
+        if all_metrics:
+            raise fail("--all-metrics is for the terminal report: the HTML page shows every metric in its full "
+                       "table; drop --all-metrics", code=2)
+        return _write_html(html, campaign, api, threshold, correction, compare, simulate, seeds or 10)
     data = (_from_db(db, campaign, threshold, correction) if db is not None
             else _from_api(api_url(api), campaign, threshold, correction))
     mark_primary(data.get("cells", []))

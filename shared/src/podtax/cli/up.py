@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Annotated
@@ -204,26 +205,51 @@ def pod_network_mode(kubeconfig: Path | None, *, exec_kubelet: bool, pod_network
     return ("own" if pod_network else "host") if exec_kubelet else "simulated"
 
 
+def ignored_option(env: Mapping[str, str], *, nats_port: int, kubesim: bool, exec_kubelet: bool,
+                   pod_network: bool, nomadsim: bool) -> str | None:
+    """What to do instead when an option would change nothing (what it is for is not started), else None."""
+    if pod_network and not exec_kubelet:
+        return "--pod-network needs --exec-kubelet (only pods run as local processes have a network): add it"
+    if exec_kubelet and not kubesim:
+        return "--exec-kubelet runs the emulator's pods and --no-kubesim starts no emulator: drop one of them"
+    if exec_kubelet and env.get("PODTAX_RUNNER_KUBECONFIG"):
+        return ("--exec-kubelet runs the emulator's pods and PODTAX_RUNNER_KUBECONFIG names another cluster (no "
+                "emulator is started): drop --exec-kubelet or unset PODTAX_RUNNER_KUBECONFIG")
+    if nomadsim and env.get("PODTAX_RUNNER_NOMAD_ADDR"):
+        return ("--nomadsim starts a simulated Nomad and PODTAX_RUNNER_NOMAD_ADDR names another (none is "
+                "started): drop --nomadsim or unset PODTAX_RUNNER_NOMAD_ADDR")
+    if nats_port and env.get("PODTAX_NATS_URL"):
+        return ("--nats-port is the embedded nats-server's and PODTAX_NATS_URL names another server (none is "
+                "started): drop --nats-port or unset PODTAX_NATS_URL")
+    return None
+
+
 def up(
     data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
     nats_port: Annotated[int, typer.Option(min=0, max=65535,
-                                           help="Port of the embedded nats-server (0 = a free one).")] = 0,
+                                           help="Port of the embedded nats-server (0 = a free one); none is "
+                                           "started when PODTAX_NATS_URL names a server.")] = 0,
     api_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the analyzer's HTTP API.")] = 8700,
     node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).")] = socket.gethostname(),
     kubesim: Annotated[bool, typer.Option(help="Run pods on a local SIMULATED Kubernetes API (tools/kubesim).")]
     = True,
     exec_kubelet: Annotated[bool, typer.Option(
         "--exec-kubelet", help="Run pods as local processes on this host (the emulator's exec kubelet; loopback "
-        "and a bearer token only). Without it the emulator's kubelet only simulates pods.")] = False,
+        "and a bearer token only). Without it the emulator's kubelet only simulates pods. Not with --no-kubesim or "
+        "PODTAX_RUNNER_KUBECONFIG (no emulator is started).")] = False,
     pod_network: Annotated[bool, typer.Option(
         "--pod-network", help="With --exec-kubelet: each pod gets its own network namespace, a veth pair into a "
         "bridge and an address from 198.18.0.0/15 (root only), for the network tests (iperf3, sockperf).")] = False,
     ready_file: Annotated[Path | None, typer.Option(help="Touch this file once everything is up.")] = None,
     nomadsim: Annotated[bool, typer.Option(
         "--nomadsim", help="Also start a SIMULATED Nomad API (tools/nomadsim, CSI plugin 'hostpath') for "
-        "volume-churn on nomad; the runner talks to it unless PODTAX_RUNNER_NOMAD_ADDR is set.")] = False,
+        "volume-churn on nomad; the runner talks to it. Not with PODTAX_RUNNER_NOMAD_ADDR, which names another.")]
+    = False,
 ) -> int:
     """Start NATS and every service locally; stop them all on Ctrl-C or SIGTERM."""
+    if problem := ignored_option(os.environ, nats_port=nats_port, kubesim=kubesim, exec_kubelet=exec_kubelet,
+                                 pod_network=pod_network, nomadsim=nomadsim):
+        raise fail(problem, 2)
     data = data_dir.resolve()
     try:
         (data / "logs").mkdir(parents=True, exist_ok=True)
