@@ -262,8 +262,10 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
     if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
         return (f"Not comparable: one side only: {base} median {_median_text(f, 'host')} {unit} over "
                 f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
-    if verdict == NOT_COMPARABLE and "ERRORS" in flags and "INSUFFICIENT" in flags:  # runs lost to failed objects
-        why = f["flag_details"]["INSUFFICIENT"]
+    why = f["flag_details"].get("INSUFFICIENT", "")
+    if verdict == NOT_COMPARABLE and why.startswith(fl.FEW_HEAD):  # runs too short for this percentile
+        return f"Not comparable: {why[0].lower()}{why[1:]}"
+    if verdict == NOT_COMPARABLE and "ERRORS" in flags and why:  # runs lost to failed objects
         return f"Not comparable: {why[0].lower()}{why[1:]} {f['flag_details']['ERRORS']}"
     if verdict == NOT_COMPARABLE:
         return (f"Not comparable: {base} has {plural(f['n_host'], 'run')} and {cand} {plural(f['n_pod'], 'run')}; "

@@ -94,7 +94,9 @@ class Side:
     failures: failed and left-behind objects of the side's control-plane runs (Failures). n_lower_bound: runs
     whose value of this metric is a lower bound (the timeline parser's LOWER_BOUND run flag names it);
     least_bound: the least such value (None: none is). n_counted_given_up: runs whose percentiles of this metric's
-    phase counted objects given up while waiting (their flag names the phase's max, which any such object bounds)."""
+    phase counted objects given up while waiting (their flag names the phase's max, which any such object bounds).
+    n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
+    percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text."""
 
     env: str
     values: np.ndarray
@@ -115,6 +117,8 @@ class Side:
     n_lower_bound: int = 0
     least_bound: float | None = None
     n_counted_given_up: int = 0
+    n_few: int = 0
+    few_example: str | None = None
 
     @property
     def n(self) -> int:
@@ -225,6 +229,26 @@ GROUP BY ALL
 """
 
 
+# the metrics a run's FEW_OBSERVATIONS flag names (`... too few for rtt_p99_us, rtt_p99_9_us (a percentile ...`)
+_FEW_QUERY = r"""
+SELECT cluster, node, test, params_key, env, name, count(*), min(f)
+FROM (SELECT *, unnest(string_split(regexp_extract(f, '^FEW_OBSERVATIONS: .*?too few for ([\w, ]+?) \(', 1),
+                                    ', ')) AS name
+      FROM (SELECT cluster, node, test, params_key, env,
+                   list_filter(flags, lambda f: starts_with(f, 'FEW_OBSERVATIONS: '))[1] AS f
+            FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {extra})
+      WHERE f IS NOT NULL)
+GROUP BY ALL
+"""
+
+
+def _few(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], tuple[int, str]]:
+    """(cluster, node, test, params_key, env, metric) -> (runs whose FEW_OBSERVATIONS flag names the metric, one
+    such flag)."""
+    rows = con.execute(_FEW_QUERY.format(extra=" ".join(extra)), params).fetchall()
+    return {tuple(r[:6]): (r[6], r[7]) for r in rows}
+
+
 def _failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], Failures]:
     """(cluster, node, test, params_key, env) -> Failures, for the sides with a run flagged ERRORS or LEFT_BEHIND."""
     rows = con.execute(_FAILURES_QUERY.format(extra=" ".join(extra)), params).fetchall()
@@ -259,6 +283,7 @@ def load_cells(
             extra.append(f"AND {col} = ${name}")
             params[name] = val
     failures = _failures(con, extra, params)  # per side of a (node, test, params): before the metric's filter
+    few = _few(con, extra, params)  # a side without the metric has no row in the cells' query
     if cell is not None:
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell
@@ -305,6 +330,7 @@ def load_cells(
                 c.pod = side
         for side in (c.host, c.pod):
             side.failures = failures.get((*key[:4], side.env), side.failures)
+            side.n_few, side.few_example = few.get((*key[:4], side.env, key[4]), (0, None))
     return list(cells.values())
 
 

@@ -89,12 +89,28 @@ def insufficient(cell: CellData) -> str | None:
                            for s in lost)
         return (f"Runs with failed objects have no {cell.metric}: {base} has {h.n} runs with it and {cand} {p.n}, "
                 f"as {why} had failed objects (ERRORS). More runs will not help until no object fails.")
+    if few := [s for s in short if s.n_few]:
+        return few_observations(cell, few)
     need = [f"{MIN_RUNS - s.n} more {side_name(s.env, cell.pair)} {'run' if MIN_RUNS - s.n == 1 else 'runs'}"
             for s in short]
     if not cell.candidate:
         return f"Too few runs: {base} has {h.n}; at least {MIN_RUNS} are needed."
     return (f"Too few runs: {base} has {h.n} and {cand} {p.n}; at least {MIN_RUNS} a side are needed, "
             f"so {' and '.join(need)} {'is' if len(need) == 1 and need[0].startswith('1 ') else 'are'} needed.")
+
+
+FEW_HEAD = "Too few observations for"  # INSUFFICIENT's text when runs left this percentile out (FEW_OBSERVATIONS)
+
+
+def few_observations(cell: CellData, few: list[Side]) -> str:
+    """INSUFFICIENT's text when the short sides' runs left the metric out as a percentile they had too few
+    observations for (the parser's FEW_OBSERVATIONS run flag): more runs like them will not add it."""
+    base, cand = names(cell)
+    runs = " and ".join(f"{s.n_few} {side_name(s.env, cell.pair)} {'run' if s.n_few == 1 else 'runs'}" for s in few)
+    has = f"{base} has {cell.host.n} runs with it and {cand} {cell.pod.n}" if cell.candidate else \
+        f"{base} has {cell.host.n} runs with it"
+    return (f"{FEW_HEAD} {cell.metric}: {runs} timed too few to report it (parser said: \"{few[0].few_example}\"); "
+            f"{has}. More runs like these will not help: run longer or at a higher rate.")
 
 
 def other_params(cells: list[CellData]) -> dict[str, str]:

@@ -1,8 +1,9 @@
 """What `podtax import` finds in the logs that does not stop it, and the warnings that say so.
 
 Each log is parsed once, as the parser service will parse its event (parse_log): its run length, whether
-the parser rejects it, whether it prints another version than its row's tool_version, the parser's flags,
-and its tool build. Findings gathers them per log; warn_findings prints one warning per log (the first
+the parser rejects it, whether it prints another version than its row's tool_version, the parser's flags
+(those of other or less work, and FEW_OBSERVATIONS: percentiles the run had too few observations for, not
+stored), and its tool build. Findings gathers them per log; warn_findings prints one warning per log (the first
 MAX_SHOWN of each kind) and, per node, test and params, each cell whose sides ran different tool builds
 (podtax.sidebuilds: the report flags it CONFOUNDED).
 """
@@ -20,6 +21,7 @@ from podtax.templates import params_key
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
 VERSION_MISMATCH = "VERSION_MISMATCH: "  # the parser's flag (parsers._with_version)
 RUN_FLAGS = ("SHORT: ", "THREADS_MISMATCH: ", "PARAM_MISMATCH: ")  # the parsers' flags that flag the run's cell
+FEW_OBSERVATIONS = "FEW_OBSERVATIONS: "  # percentiles left out: too few observations (parsers/sockperf.py)
 MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print one line per row
 
 
@@ -29,12 +31,14 @@ class LogCheck:
     is still imported: the analyzer stores it as a failed run), when the log prints another version than
     the row's tool_version (the parser flags the run VERSION_MISMATCH) the tool and version it prints, the
     parser's flags (RUN_FLAGS) that the report turns into its cell's SHORT or PARAMS_MISMATCH, and the
-    run's tool build as the analyzer will compare it (None when rejected)."""
+    run's tool build as the analyzer will compare it (None when rejected); `few`: the parser's FEW_OBSERVATIONS
+    flag (percentiles it left out), if any."""
     seconds: float | None
     failure: parsers.ParseFailure | None = None
     mismatch: str | None = None  # e.g. `sysbench 1.0.20`
     flags: tuple[str, ...] = ()
     build: sidebuilds.Build | None = None
+    few: str | None = None
 
 
 def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str | None = None) -> LogCheck:
@@ -43,6 +47,7 @@ def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str 
     mismatch: str | None = None
     flags: tuple[str, ...] = ()
     build: sidebuilds.Build | None = None
+    few: str | None = None
     try:
         parsed = parsers.parse_run(test, stdout, requested=params, recorded_version=tool_version)
         found = {m.name: m.value for m in parsed.metrics}
@@ -50,25 +55,28 @@ def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str 
             mismatch = f"{parsed.tool} {parsed.tool_version}"
         flags = tuple(f for f in parsed.flags if f.startswith(RUN_FLAGS))
         build = sidebuilds.Build(parsed.tool, parsed.tool_version, parsed.tool_build)
+        few = next((f for f in parsed.flags if f.startswith(FEW_OBSERVATIONS)), None)
     except parsers.ParseFailure as exc:
         found, failure = {}, exc
     for name in DURATION_METRICS:
         if isinstance(found.get(name), int | float) and found[name] >= 0:
-            return LogCheck(float(found[name]), failure, mismatch, flags, build)
+            return LogCheck(float(found[name]), failure, mismatch, flags, build, few)
     requested = params.get("time")
     return LogCheck(float(requested) if isinstance(requested, int | float) and requested >= 0 else None,
-                    failure, mismatch, flags, build)
+                    failure, mismatch, flags, build, few)
 
 
 @dataclass(slots=True)
 class Findings:
     """What check_events found that does not stop the import, one line per log (`line N: FILE: ...`):
     logs the parser rejects (imported as failed runs), logs that print another tool version than the
-    row's tool_version (VERSION_MISMATCH), and logs whose runs the parser flags (RUN_FLAGS); and each
+    row's tool_version (VERSION_MISMATCH), logs whose runs the parser flags (RUN_FLAGS), and logs whose runs
+    had too few observations for some percentiles (FEW_OBSERVATIONS); and each
     accepted log's tool build by node, test, params and env (`builds`, for sidebuilds)."""
     rejected: list[str] = field(default_factory=list)
     mismatched: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
+    few: list[str] = field(default_factory=list)
     builds: list[tuple[str, str, str, str, sidebuilds.Build]] = field(default_factory=list)
     duplicates: int = 0  # logs JetStream already had (its publish ack's `duplicate`): not imported again
 
@@ -81,6 +89,8 @@ class Findings:
                                    f"tool_version is {row.tool_version!r}")
         if check.flags:
             self.flagged.append(f"{where}: {'; '.join(check.flags)}")
+        if check.few is not None:
+            self.few.append(f"{where}: {check.few}")
         if check.build is not None:
             self.builds.append((row.node, row.test, params_key(row.params), row.env, check.build))
 
@@ -94,7 +104,8 @@ def warn_each(lines: list[str]) -> str:
 
 def warn_findings(found: Findings, rows: int, fate: str) -> None:
     """One warning per log the parser rejects, prints another tool version than its row's tool_version, or
-    flags; after each kind, how many. Then one per cell whose sides ran different tool builds."""
+    flags (other or less work; FEW_OBSERVATIONS); after each kind, how many. Then one per cell whose sides ran
+    different tool builds."""
     for lines, what, then in (
         (found.rejected, "yield no figures", f"{fate} as failed runs with the reason above"),
         (found.mismatched, "print another tool version than the manifest's tool_version",
@@ -103,6 +114,9 @@ def warn_findings(found: Findings, rows: int, fate: str) -> None:
         (found.flagged, "did other or less work than their row's params ask",
          "their runs are stored with the flags above, their cells flagged PARAMS_MISMATCH (no verdict) or SHORT; "
          "correct the row's params, or leave such logs out"),
+        (found.few, "timed too few observations for some percentiles (FEW_OBSERVATIONS)",
+         "those percentiles are not stored for their runs, so a cell of one has runs on one side only or none; "
+         "rerun longer or at a higher rate"),
     ):
         if lines:
             more = warn_each(lines)

@@ -240,8 +240,8 @@ def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     event's size held to nats-server's default max_payload. Logs the parser rejects are listed (they
     would be imported as failed runs, not results), logs whose version differs from the manifest's
     tool_version (flagged VERSION_MISMATCH), logs whose runs the parser flags (SHORT, THREADS_MISMATCH,
-    PARAM_MISMATCH), and cells whose sides ran different tool builds (CONFOUNDED): exit 0, as the import itself
-    would succeed."""
+    PARAM_MISMATCH, FEW_OBSERVATIONS), and cells whose sides ran different tool builds (CONFOUNDED): exit 0,
+    as the import itself would succeed."""
     found = Findings()
     with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
         check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, found)
@@ -278,7 +278,8 @@ HELP = "\n\n".join((
     "rejects logs that show a failure (FATAL lines, errors, truncated output): they are imported as failed "
     "runs and each is named in a warning, as is each log that prints another tool version than its row's "
     "tool_version (its run is flagged VERSION_MISMATCH) and each log that did other or less work than its row's "
-    "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT). Host and pod rows of a node and test that name "
+    "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT), and each log that timed too few observations "
+    "for some percentiles (FEW_OBSERVATIONS: they are not stored). Host and pod rows of a node and test that name "
     "different params are warned of: their runs fall into different cells and get no ratio; so are the host and "
     "pod logs of a node, test and params that ran different tool builds (the report flags the cell CONFOUNDED and "
     "withholds its ratio). --dry-run makes "

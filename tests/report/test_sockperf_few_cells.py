@@ -1,0 +1,81 @@
+"""sockperf runs with too few messages for a tail percentile (FEW_OBSERVATIONS, parsers/sockperf.py) leave it
+out. The import said nothing of them, and a cell of such a percentile with runs on one side only asked for "6
+more pod runs", which would never add it. Now the import (and its dry run) warns, naming the log and the flag,
+and the cell says its runs timed too few messages for it. Real captures parsed by the real parser, a real
+DuckDB file, the real analyzer app and the real CLI entry point."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from podtax import events, parsers
+from podtax.cli.main import main
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+T0 = datetime(2025, 3, 3, 8, tzinfo=UTC)
+NET = Path(__file__).resolve().parents[1] / "corpus-net"
+MANY, FEW = "sockperf-pp-tcp-64-fullrtt.log", "sockperf-pp-tcp-mps10-few.log"  # the few: 14 messages timed
+PARAMS = {"protocol": "tcp", "duration": 2, "msg_size": 64}
+
+
+def _runs(env: str, log: str, n: int, slot: int) -> list[events.Envelope]:
+    parsed = parsers.parse_run("sockperf", (NET / log).read_text(), requested=PARAMS)
+    out = []
+    for i in range(n):
+        run = events.RunSpec(run_id=f"few-{env}-{i}", campaign="few", node="node-1", env=env, test="sockperf",
+                             params=PARAMS, cluster="local", attempt=1, timeout_s=600)
+        start = T0 + timedelta(minutes=12 * i + 3 * slot)  # never overlapping
+        metrics = [events.Metric(name=m.name, value=m.value * (1 + 0.001 * i), unit=m.unit,
+                                 higher_is_better=m.higher_is_better) for m in parsed.metrics]
+        res = events.Result(run=run, tool="sockperf", tool_version=parsed.tool_version, parser_version="1",
+                            metrics=metrics, flags=list(parsed.flags), started_at=start,
+                            ended_at=start + timedelta(seconds=2))
+        out.append(events.result(res, "test"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory):
+    s = Store(tmp_path_factory.mktemp("few") / "podtax.duckdb")
+    s.write_batch(_runs("host", MANY, 8, 0) + _runs("kubernetes", FEW, 8, 1))
+    yield {c["metric"]: c for c in TestClient(create_app(s)).get("/api/campaigns/few/comparisons").json()["cells"]}
+    s.close()
+
+
+def test_a_percentile_the_pod_runs_had_too_few_messages_for_says_why(cells):
+    c = cells["rtt_p99_us"]  # the host's 2-s runs have it, the pod's 14-message runs do not
+    assert c["verdict"] == "not comparable" and c["n_host"] == 8 and c["n_pod"] == 0
+    why = c["flag_details"]["INSUFFICIENT"]
+    assert why.startswith("Too few observations for rtt_p99_us: 8 pod runs timed too few to report it "
+                          "(parser said: \"FEW_OBSERVATIONS: sockperf timed 14 messages"), why
+    assert "More runs like these will not help" in why and "more pod runs" not in why
+    assert c["sentence"].startswith(f"Not comparable: t{why[1:]}"), c["sentence"]
+
+
+def test_a_percentile_both_sides_report_is_compared_as_before(cells):
+    c = cells["rtt_p50_us"]
+    assert c["n_host"] == c["n_pod"] == 8 and c["ratio"] is not None
+    assert "INSUFFICIENT" not in c["flags"] and "observations" not in c["sentence"]
+
+
+HEADER = "file,node,env,test,params,started_at,tool_version\n"
+
+
+@pytest.mark.parametrize("log", [MANY, FEW])
+def test_the_import_dry_run_warns_of_few_observations(log, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PODTAX_NATS_URL", "nats://127.0.0.1:1")  # no server: a dry run needs none
+    shutil.copy(NET / log, tmp_path / "run.log")
+    (tmp_path / "m.csv").write_text(HEADER + "run.log,node-1,host,sockperf,protocol=tcp duration=2 msg_size=64,"
+                                             "2024-03-01T10:00:00Z,\n")
+    assert main(["import", str(tmp_path / "m.csv"), "--campaign", "old", "--dry-run"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    if log == MANY:
+        assert "FEW_OBSERVATIONS" not in err and "warning" not in err, err
+    else:
+        assert "line 2: run.log: FEW_OBSERVATIONS: sockperf timed 14 messages, too few for rtt_p99_999_us" in err, err
+        assert "1 of 1 log(s) timed too few observations for some percentiles (FEW_OBSERVATIONS)" in err, err
