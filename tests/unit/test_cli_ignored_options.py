@@ -30,13 +30,17 @@ CASES = [  # (argv, extra environment, what the one line must say)
     (["up", "--data-dir", "{tmp}/file", "--nats-port", "4999"], {"PODTAX_NATS_URL": "nats://127.0.0.1:1"},
      "--nats-port is the embedded nats-server's and PODTAX_NATS_URL names another server"),
     (["kubesim", "--workdir", "{tmp}/w", "--kubeconfig", "{tmp}"], {}, "--workdir is where the exec kubelet"),
+    (["volumes", "cleanup", "--backend", "nomad", "--kubeconfig", "{tmp}/kc", "--nomad-addr", "http://127.0.0.1:1"],
+     {}, "--kubeconfig is for the kubernetes backend, and --backend nomad cleans only nomad"),
+    (["volumes", "cleanup", "--backend", "kubernetes", "--nomad-addr", "http://127.0.0.1:1", "--kubeconfig",
+      "{tmp}/kc"], {}, "--nomad-addr is for the nomad backend, and --backend kubernetes cleans only kubernetes"),
 ]
 
 
 @pytest.mark.parametrize(("argv", "env", "said"), CASES, ids=[f"{a[0]} {said.split()[0]}" for a, _, said in CASES])
 def test_an_option_that_would_be_ignored_is_a_usage_error(argv: list[str], env: dict[str, str], said: str,
                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                                          capfd: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "file").write_text("a file where `up` wants its data dir\n")
     for name in [n for n in os.environ if n.startswith("PODTAX_")]:
         monkeypatch.delenv(name)
@@ -44,7 +48,7 @@ def test_an_option_that_would_be_ignored_is_a_usage_error(argv: list[str], env: 
                         "PODTAX_NATS_URL": "nats://127.0.0.1:1", "PODTAX_CLI_TIMEOUT": "3", **env}.items():
         monkeypatch.setenv(name, value.replace("{tmp}", str(tmp_path)))
     code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
-    out = capsys.readouterr()
+    out = capfd.readouterr()
     lines = out.err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and said in lines[0], (code, out.err, out.out)
     assert "Traceback" not in out.err and not (tmp_path / "r.html").exists()

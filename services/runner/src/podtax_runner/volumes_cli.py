@@ -112,15 +112,20 @@ def cleanup_cmd(
     campaign: str = typer.Option(None, "--campaign", help="only what this campaign created"),
     namespace: str = typer.Option(None, "--namespace",
                                   help="Kubernetes or Nomad namespace (default: all of them)"),
-    kubeconfig: Path = typer.Option(None, "--kubeconfig", help="default: PODTAX_RUNNER_KUBECONFIG, the "
-                                    "kubesim a running `podtax up` started (its up.json), in-cluster, "
-                                    "or ~/.kube/config"),
-    nomad_addr: str = typer.Option(None, "--nomad-addr", help="default: PODTAX_RUNNER_NOMAD_ADDR, the "
-                                   "nomadsim a running `podtax up` started (its up.json), or NOMAD_ADDR"),
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", help="kubernetes backend; default: "
+                                    "PODTAX_RUNNER_KUBECONFIG, the kubesim a running `podtax up` started (its "
+                                    "up.json), in-cluster, or ~/.kube/config"),
+    nomad_addr: str = typer.Option(None, "--nomad-addr", help="nomad backend; default: PODTAX_RUNNER_NOMAD_ADDR, "
+                                   "the nomadsim a running `podtax up` started (its up.json), or NOMAD_ADDR"),
 ) -> int:
     """Remove leftovers of control-plane runs and print what was removed."""
     if backend is not None and backend not in BACKENDS:
         raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
+    for option, value, its in (("--kubeconfig", kubeconfig, "kubernetes"), ("--nomad-addr", nomad_addr, "nomad")):
+        if value is not None and backend not in (None, its):
+            typer.echo(f"podtax volumes cleanup: {option} is for the {its} backend, and --backend {backend} "
+                       f"cleans only {backend}: drop {option} or --backend", err=True)
+            raise typer.Exit(2)
     logging.getLogger("podtax.runner.retry").setLevel(logging.ERROR)  # a failure is said once, below
     left, problems = 0, []
     for name in [backend] if backend else list(BACKENDS):
