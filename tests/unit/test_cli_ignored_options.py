@@ -52,3 +52,15 @@ def test_an_option_that_would_be_ignored_is_a_usage_error(argv: list[str], env: 
     lines = out.err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and said in lines[0], (code, out.err, out.out)
     assert "Traceback" not in out.err and not (tmp_path / "r.html").exists()
+
+
+def test_a_dry_run_says_it_does_not_try_into_existing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capfd: pytest.CaptureFixture[str]) -> None:
+    """--dry-run --into-existing previews the real import, so it is no mistake; but the dry run reads no NATS,
+    so it says that the campaign --into-existing is about was not looked at (before: not a word)."""
+    monkeypatch.setenv("PODTAX_NATS_URL", "nats://127.0.0.1:1")
+    manifest = Path(__file__).resolve().parents[2] / "examples" / "import" / "manifest.csv"
+    code = main(["import", str(manifest), "--campaign", "old", "--root", str(manifest.parents[2]), "--dry-run",
+                 "--into-existing"])
+    err = " ".join(capfd.readouterr().err.split())
+    assert code == 0 and "--into-existing is not tried by --dry-run: whether podtax ran campaign 'old'" in err, err

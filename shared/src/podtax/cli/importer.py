@@ -303,7 +303,8 @@ def register(app: typer.Typer) -> None:
         root: Annotated[Path | None, typer.Option("--root", help="Folder every listed file must lie in "
                                                   "(default: the manifest's folder).")] = None,
         into_existing: Annotated[bool, typer.Option("--into-existing", help="Import into a campaign podtax ran "
-                                                    "(refused without it: its cells would mix both).")] = False,
+                                                    "(refused without it: its cells would mix both; --dry-run "
+                                                    "reads no NATS, so it cannot tell).")] = False,
     ) -> int:
         if not _CAMPAIGN.match(campaign):
             raise fail(f"--campaign {campaign!r}: use lowercase letters, digits and '-' (at most 50)", 2)
@@ -317,6 +318,9 @@ def register(app: typer.Typer) -> None:
             rows = read_manifest(manifest, root)
             warn_each(sideparams.manifest_warnings((r.node, r.test, r.env, params_key(r.params)) for r in rows))
             if dry_run:
+                if into_existing:  # what it allows is checked on NATS, which a dry run never asks
+                    warn(f"--into-existing is not tried by --dry-run: whether podtax ran campaign {campaign!r} is "
+                         "checked on NATS, when importing")
                 return _dry_run(manifest, rows, campaign)
         except ManifestError as exc:
             raise _report(exc.problems) from None
