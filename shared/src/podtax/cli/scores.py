@@ -69,7 +69,8 @@ def _median(score: dict[str, Any]) -> str:
 def scores(
     test: Annotated[str | None, typer.Option(help="Only this benchmark (template name).")] = None,
     node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
-    cluster: Annotated[str | None, typer.Option(help="Only this cluster.")] = None,
+    cluster: Annotated[str | None, typer.Option(help="Only this cluster's scores (a placement records no "
+                                                "cluster: the placements of every cluster are shown).")] = None,
     env: Annotated[str, typer.Option(help="Side whose results rank nodes (the scheduler's score env).")]
     = "kubernetes",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Every metric, not only the ranked one.")]
