@@ -2,7 +2,9 @@
 output, `--minimal`, is refused with the option to use instead).
 
 Per job and direction (read, write, trim) that did I/O: `<dir>_iops` (IOPS), `<dir>_bw` (KiB/s),
-`<dir>_clat_min|mean|max` and `<dir>_clat_p<percentile>` (µs; `p99_9` is the 99.9th). With ONE job
+`<dir>_clat_min|mean|max` and `<dir>_clat_p<percentile>` (µs; `p99_9` is the 99.9th); with
+`--lat_percentiles=1` fio also (or, with `--clat_percentiles=0`, only) gives percentiles of the total latency
+(submission and completion), `<dir>_lat_p<percentile>`, never stored under a clat name. With ONE job
 the names are exactly these. With SEVERAL jobs (no group_reporting) each job's metrics are
 prefixed with its name (`<jobname>_read_iops`, `_<index>` added when names repeat) and the
 unprefixed `<dir>_iops` / `<dir>_bw` are the SUMS over the jobs (percentiles are not aggregated);
@@ -190,15 +192,21 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList,
         for key, label in (("min", "min"), ("mean", "mean"), ("max", "max")):
             if key in clat:
                 metrics.add(f"{name}_clat_{label}", _field(clat, key, name) / scale, "µs", False)
-        pct = clat.get("percentile")
-        if isinstance(pct, dict):
-            add, prefix = metrics.add, f"{name}_clat_"
-            for key, value in pct.items():
-                label = percentile_label(key)
-                if label == "p0":  # fio 2.x pads its list with `"0.00" : 0` entries
-                    continue
-                add(prefix + label, _number(value) / scale, "µs", False)
+        _percentiles(clat, f"{name}_clat_", scale, metrics)
+    if isinstance(lat, dict) and lat.get("N") != 0:  # `--lat_percentiles=1`: the total latency's
+        _percentiles(lat, f"{name}_lat_", scale, metrics)
     return iops, bw
+
+
+def _percentiles(block: Mapping[str, Any], prefix: str, scale: float, metrics: MetricList) -> None:
+    """A latency block's percentiles (`"percentile": {"99.000000": 5472, ...}`) as `<prefix>p99` (µs)."""
+    pct = block.get("percentile")
+    if isinstance(pct, dict):
+        for key, value in pct.items():
+            label = percentile_label(key)
+            if label == "p0":  # fio 2.x pads its list with `"0.00" : 0` entries
+                continue
+            metrics.add(prefix + label, _number(value) / scale, "µs", False)
 
 
 def _template_shape(requested: Mapping[str, Any] | None, echoed: Echoed, jobs: int) -> list[str]:

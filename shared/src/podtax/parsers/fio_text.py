@@ -39,7 +39,7 @@ _DIRECTION = re.compile(r"^(read|write|trim|mixed)\s*:")  # a direction's first 
 _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, max=\s*([\d.]+)([kKM]?) ?, "
                    r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
 _LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,")  # total latency
-_PCT_HEAD = re.compile(r"^clat percentiles \((nsec|usec|msec)\):")
+_PCT_HEAD = re.compile(r"^(c?lat) percentiles \((nsec|usec|msec)\):")  # lat: `--lat_percentiles=1`, total latency
 _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
 _STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
@@ -168,12 +168,13 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     jobs: list[tuple[str, str, dict[str, float]]] = []  # (job name, group id, figures)
     direction = ""
     pct_scale = 0.0
+    pct_kind = "clat"  # whose percentiles the `|` rows are: `clat`, or `lat` (the total latency)
     rows_due = False  # a `clat percentiles` header read, its first `|` row not yet
     runs = 0  # `fio-<version>` lines: fio prints one per invocation
     reported: set[tuple[str, str]] = set()  # (job name, pid) of each job report
     repeated = ""  # the first job that reported twice
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
-    percentiles: set[tuple[int, str]] = set()  # (job number from 1, direction) of each `clat percentiles` block
+    percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
     client = _CLIENT.search(text) if text.find("<") >= 0 or holds(text, "All clients") \
         or holds(text, "hostname=") else None
@@ -191,10 +192,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                                                      "the next line: a mail or a terminal folded them); unwrap the "
                                                      "log, or rerun with --output-format=json")
             for key, value in _PCT.findall(line):
-                jobs[-1][2][f"{direction}_clat_{percentile_label(key)}"] = to_number(value) * pct_scale
+                jobs[-1][2][f"{direction}_{pct_kind}_{percentile_label(key)}"] = to_number(value) * pct_scale
             rows_due = False
             continue
-        if rows_due:  # `clat percentiles (usec):` and then no `|` row: cut there
+        if rows_due:  # `clat percentiles (usec):` (or `lat`) and then no `|` row: cut there
             break
         pct_scale = 0.0
         m = _VERSION.match(line) if line.startswith("fio-") else None
@@ -239,7 +240,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 if not direction:
                     raise _lost_line(jobs[-1][0], "")
                 lats[(len(jobs), direction)] = to_number(m.group(2)) * _TIME_SCALE[m.group(1)]
-            continue
+            if m or not line.startswith("lat percentiles"):
+                continue
         m = _NEW.match(line)
         if m:
             direction = m.group(1)
@@ -269,13 +271,13 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         m = _PCT_HEAD.match(line)
         if m:
-            if not direction or (len(jobs), direction) in percentiles:  # as above, for a job without clat lines
+            if not direction or (len(jobs), direction, m.group(1)) in percentiles:  # as above, without clat lines
                 raise _lost_line(jobs[-1][0], direction)
-            percentiles.add((len(jobs), direction))
-            pct_scale, rows_due = _TIME_SCALE[m.group(1)], True
+            percentiles.add((len(jobs), direction, m.group(1)))
+            pct_kind, pct_scale, rows_due = m.group(1), _TIME_SCALE[m.group(2)], True
     if rows_due:
-        raise ParseFailure("truncated", f"fio job {jobs[-1][0]} prints `clat percentiles` and then no percentile: "
-                                        "the log was cut there")
+        raise ParseFailure("truncated", f"fio job {jobs[-1][0]} prints `{pct_kind} percentiles` and then no "
+                                        "percentile: the log was cut there")
     if runs > 1:  # appended runs: their jobs would be summed as if they had run side by side
         raise ParseFailure("unknown-format", f"this log holds {runs} fio runs ({runs} `fio-{version}` lines); "
                                              "split it, one run per log")
@@ -305,10 +307,11 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     suspect = _drop_inconsistent(jobs, lats)
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
         for direction in {key.split("_", 1)[0] for key in figures}:
-            clat = [key for key in figures if key.startswith(f"{direction}_clat_")]
-            if clat and not any(figures[key] for key in clat):
-                for key in clat:
-                    del figures[key]
+            for kind in ("clat", "lat"):
+                unmeasured = [key for key in figures if key.startswith(f"{direction}_{kind}_")]
+                if unmeasured and not any(figures[key] for key in unmeasured):
+                    for key in unmeasured:
+                        del figures[key]
     verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
