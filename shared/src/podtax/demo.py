@@ -91,7 +91,9 @@ def start_up(data: Path, node: str, *options: str) -> subprocess.Popen[bytes] | 
 
     ready = data / "ready.json"
     ready.unlink(missing_ok=True)
-    os.environ.pop("PODTAX_NATS_URL", None)
+    # the demo runs on its embedded parts: a caller's NATS, cluster or Nomad would make `podtax up` refuse them
+    for name in ("PODTAX_NATS_URL", "PODTAX_RUNNER_KUBECONFIG", "PODTAX_RUNNER_NOMAD_ADDR"):
+        os.environ.pop(name, None)
     up = subprocess.Popen([sys.executable, "-m", "podtax.cli.main", "up", "--data-dir", str(data), "--node", node,
                            "--api-port", str(natsserver.free_port()), "--ready-file", str(ready), *options])
     deadline = time.monotonic() + 90
