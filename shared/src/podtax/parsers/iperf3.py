@@ -8,7 +8,10 @@ Metrics (all from the end-of-test sums, the receiver's view where it matters):
 - `cpu_local_percent`, `cpu_remote_percent` (% of one host's CPUs, lower).
 - `--bidir`: `reverse_throughput_mbps` (and for UDP `reverse_jitter_ms`, `reverse_lost_percent`), flagged BIDIR.
 A run whose cap (`target_bitrate`: `-b`, or UDP's 1 Mbit/s without it) is not the requested `bitrate` (absent:
-the template's 0, unlimited) is flagged PARAM_MISMATCH: its throughput is bounded by another cap.
+the template's 0, unlimited) is flagged PARAM_MISMATCH: its throughput is bounded by another cap. So, with params
+given (a run, an import, whatever they say), is a run bound by an amount (`-n` bytes or `-k` blocks, echoed as
+`test_start.bytes` / `blocks` with `duration` 0) instead of a time: the template always passes `-t`, and a
+`-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. Without params nothing is compared.
 A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view.
 
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
@@ -196,7 +199,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed = _echoed(ts, udp)
     if ts.get("bidir") == 1 or isinstance(back, dict):
         echoed["bidir"] = 1
-    flags += _compare(requested, echoed) + _bitrate_flag(requested, ts) + _errors_beside(text)
+    flags += _compare(requested, echoed, ts) + _bitrate_flag(requested, ts) + _amount_flag(requested, ts, sent) \
+        + _errors_beside(text)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
 
 
@@ -221,10 +225,33 @@ def _echoed(ts: Mapping[str, Any], udp: bool) -> Echoed:
     return echoed
 
 
-def _compare(requested: Mapping[str, Any] | None, echoed: Echoed) -> list[str]:
+def _amount(ts: Mapping[str, Any]) -> str | None:
+    """`52,428,800 bytes (-n)` or `10,000 blocks (-k)` when the run was bound by an amount instead of a time."""
+    for key, option in (("bytes", "-n"), ("blocks", "-k")):
+        value = ts.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return f"{value:,} {key} ({option})"
+    return None
+
+
+def _amount_flag(requested: Mapping[str, Any] | None, ts: Mapping[str, Any], total: Mapping[str, Any]) -> list[str]:
+    """PARAM_MISMATCH, with params given, for a run bound by an amount (`-n`, `-k`): the template runs for a time."""
+    amount = _amount(ts)
+    if requested is None or amount is None:
+        return []
+    took = total.get("seconds")
+    over = f" in {took:.3g} s" if isinstance(took, int | float) and not isinstance(took, bool) else ""
+    return [f"PARAM_MISMATCH: {amount.split()[1]}: iperf3 moved a set amount, {amount}{over}, instead of running for "
+            f"a time (-t {requested.get('duration', 10)}, podtax's iperf3): its throughput is that of another, "
+            "shorter kind of run (TCP's start weighs on it)"]
+
+
+def _compare(requested: Mapping[str, Any] | None, echoed: Echoed, ts: Mapping[str, Any]) -> list[str]:
     req = dict(requested or {})
     if req.get("length") == 0:
         req.pop("length")  # 0 = iperf3's default, echoed as the actual block size
+    if _amount(ts):
+        req.pop("duration", None)  # echoed as 0: no time bound (_amount_flag says what bound it)
     return compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
 
 
@@ -259,4 +286,5 @@ def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mappi
              "jitter and loss, not the receiver's throughput (no throughput_mbps)"]
     echoed = _echoed(ts, True)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed,
-                  tuple(flags + _compare(requested, echoed) + _bitrate_flag(requested, ts) + _errors_beside(text)))
+                  tuple(flags + _compare(requested, echoed, ts) + _bitrate_flag(requested, ts)
+                        + _amount_flag(requested, ts, total) + _errors_beside(text)))
