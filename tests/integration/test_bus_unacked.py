@@ -37,7 +37,12 @@ async def test_publishes_whose_acks_died_with_the_server_fail_the_batch_instead_
         os.kill(server.proc.pid, signal.SIGSTOP)  # the events reach the socket, the acks never come back
         started = time.monotonic()
         task = asyncio.create_task(b.publish_many([host_facts(i) for i in range(50)], timeout=2.0))
-        await asyncio.sleep(0.3)
+        # the publishes written to the (stopped) server's socket before it dies: on a loaded CI host 0.3 s was not
+        # always enough, the client still held them, re-sent them to the restarted server and got their acks
+        deadline = time.monotonic() + 10
+        while (len(b.js._publish_async_futures) < 50 or b.nc.pending_data_size) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)
         server.proc.kill()
         server.proc.wait()
         own_server.append(natsserver.start(server.store_dir, port=server.port))
