@@ -47,7 +47,7 @@ def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | 
     from kubernetes import client, config
 
     from podtax_runner.controlplane import cleanup, common
-    from podtax_runner.controlplane.kubeapi import Kube
+    from podtax_runner.controlplane.kubeapi import Kube, api_client
 
     cfg = client.Configuration()
     path = _kubeconfig(kubeconfig)
@@ -55,7 +55,7 @@ def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | 
         config.load_incluster_config(client_configuration=cfg)
     else:
         config.load_kube_config(config_file=str(path) if path else None, client_configuration=cfg)
-    removed = cleanup.kubernetes(Kube(client.ApiClient(cfg)), namespace, common.selector(campaign), wait_s=60)
+    removed = cleanup.kubernetes(Kube(api_client(cfg)), namespace, common.selector(campaign), wait_s=60)
     for line in removed.remaining:  # each PV that stayed, and why
         typer.echo(f"still present: {line}", err=True)
     return removed.names, removed.left

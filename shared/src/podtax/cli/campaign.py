@@ -38,8 +38,8 @@ def _name(value: str) -> str:
 
 
 def _seconds(value: float | None) -> float | None:
-    if value is not None and not (math.isfinite(value) and 0 <= value <= 86400):
-        raise typer.BadParameter(f"{value} is not a number of seconds between 0 and 86400")
+    if value is not None and not (math.isfinite(value) and 0 <= value <= FOLLOW_S):
+        raise typer.BadParameter(f"{value} is not a number of seconds between 0 and {FOLLOW_S:.0f}")
     return value
 
 
@@ -89,13 +89,16 @@ def _pod_network_problems(c: campaign_file.Campaign) -> list[str]:
     """The local `podtax up` this CLI talks to runs pods in the host's network (exec kubelet without
     --pod-network, its up.json says): a network test's client pod cannot reach its server pod's made-up
     address and hangs until the run's timeout (pod->host would measure the host's own network)."""
-    if from_up("pod_network") != "host" or "kubernetes" not in c.environments or \
-            os.environ.get("PODTAX_NATS_URL", from_up("nats_url")) != from_up("nats_url"):
+    net = [(i, t) for i, t in enumerate(c.tests) if t.test in netbench.NET_TESTS]
+    if not net or "kubernetes" not in c.environments or from_up("pod_network") != "host":
+        return []
+    up_nats = from_up("nats_url")
+    if os.environ.get("PODTAX_NATS_URL", up_nats) != up_nats:  # another NATS: not that podtax up's runner
         return []
     return [f"tests.{i}: {t.test}'s pod runs need pods with a network of their own, and the local `podtax up` runs "
             f"its pods in this host's network (started without --pod-network): each would hang until its timeout; "
             f"restart it with `podtax up --exec-kubelet --pod-network` (as root), or run {t.test} on host only"
-            for i, t in enumerate(c.tests) if t.test in netbench.NET_TESTS]
+            for i, t in net]
 
 
 def _selected(selector: str, known: dict[str, dict[str, Any]]) -> bool:
@@ -208,7 +211,7 @@ def submit(
     for w in campaign_file.warnings(c):
         warn(w)
     code = cli_deadline.run(_submit(c, dry_run), f"submitting campaign {c.name}")
-    if code == 0 and follow and not dry_run:
+    if code == 0 and follow:  # --dry-run --follow is refused above
         return status(c.name, follow=True)
     return code
 

@@ -61,8 +61,7 @@ def results(
     for r in rows:
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
-        primary = [m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])]
-        m = primary[0] if primary else first
+        m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
         table.add_row(r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
                       f"{m['value']:,.2f} {m['unit']}", escape(" ".join(flag_names(r.get("flags") or []))))

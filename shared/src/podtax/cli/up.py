@@ -289,7 +289,7 @@ def up(
             child, kubeconfig = _kubesim_child(data, node, env, exec_kubelet, pod_network)
             children.append(child)
     nomad_addr = None
-    if nomadsim and not env.get("PODTAX_RUNNER_NOMAD_ADDR"):
+    if nomadsim:  # with PODTAX_RUNNER_NOMAD_ADDR set, --nomadsim is refused above
         if importlib.util.find_spec("podtax_nomadsim") is None:
             err.print("[yellow]tools/nomadsim is not installed: no simulated Nomad (pip install -e tools/nomadsim)"
                       "[/yellow]")

@@ -34,8 +34,7 @@ def kube_client(settings: RunnerSettings, pool: int = 64) -> client.ApiClient:
         raise Aborted("no-kubernetes", f"no Kubernetes access ({exc}): set PODTAX_RUNNER_KUBECONFIG "
                       f"or run the runner in the cluster") from None
     cfg.connection_pool_maxsize = pool
-    cfg.retries = kubeapi.URLLIB3_RETRIES
-    return client.ApiClient(cfg)
+    return kubeapi.api_client(cfg)
 
 
 def kube_simulated(api: client.ApiClient) -> bool:

@@ -31,6 +31,12 @@ TIMEOUT = (10, 60)  # (connect, read) seconds of one request; a call with no ans
 URLLIB3_RETRIES = urllib3.util.Retry(total=3, read=0)
 
 
+def api_client(cfg: client.Configuration) -> client.ApiClient:
+    """The ApiClient of a control-plane run or cleanup: `cfg` with URLLIB3_RETRIES (no unseen re-sends)."""
+    cfg.retries = URLLIB3_RETRIES
+    return client.ApiClient(cfg)
+
+
 class Kube:
     """CoreV1 calls returning dicts; each HTTP request counts in the timeline (create, delete, get, list, watch)."""
 
