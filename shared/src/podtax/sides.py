@@ -37,9 +37,8 @@ def verdict_word(verdict: str, higher_is_better: bool, unit: str = "") -> str | 
     (a lower loss is "faster"); None for any other verdict."""
     if verdict not in ("faster", "slower"):
         return None
-    if unit in COUNT_UNITS | LEVEL_UNITS:
-        return change_word(2.0 if (verdict == "faster") == higher_is_better else 0.5, higher_is_better, unit)
-    return verdict
+    # the ratio of such a verdict: above 1 when better means higher; change_word gives the verdict back for a speed
+    return change_word(2.0 if (verdict == "faster") == higher_is_better else 0.5, higher_is_better, unit)
 
 
 def rank(env: str) -> int:

@@ -233,14 +233,19 @@ def size_bytes(text: str) -> float | None:
 
 _BOOL_WORDS = {"1": True, "on": True, "t": True, "true": True, "y": True, "yes": True,  # as pydantic reads a bool
                "0": False, "off": False, "f": False, "false": False, "n": False, "no": False}
+_WORDS_ONLY = frozenset(_BOOL_WORDS) - {"0", "1"}  # words that can only be a boolean ("1" may be a count)
+
+
+def _bool_word(value: Any) -> bool:
+    """A text that can only mean a boolean (only a str can be one: no other value prints as such a word)."""
+    return isinstance(value, str) and value.strip().lower() in _WORDS_ONLY
 
 
 def same_value(requested: Any, echoed: Any) -> bool:
     """A requested param (a manifest's text such as `reverse=true`, or a campaign's value) equals what
     the log echoed (`"reverse": 1`): booleans by their words, numbers by value, sizes in bytes."""
-    words = [str(v).strip().lower() for v in (requested, echoed)]
-    if isinstance(requested, bool) or isinstance(echoed, bool) or \
-            any(w in _BOOL_WORDS and w not in ("0", "1") for w in words):
+    if isinstance(requested, bool) or isinstance(echoed, bool) or _bool_word(requested) or _bool_word(echoed):
+        words = [str(v).strip().lower() for v in (requested, echoed)]
         return _BOOL_WORDS.get(words[0], requested) == _BOOL_WORDS.get(words[1], echoed)
     try:
         return float(requested) == float(echoed)

@@ -63,7 +63,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     version_at = text.find('"fio version"')
     if version_at < 0 or text.find("{") < 0:
         parsed = fio_text.parse(text, requested)
-        if not _SYNC_LAT.search(text):
+        if not (holds(text, "sync (") and _SYNC_LAT.search(text)):  # the regex alone tries every position
             return parsed
         return Parsed(TOOL, parsed.tool_version, None, parsed.metrics, parsed.echoed, (*parsed.flags, *sync_flag("")))
     # the report's `{` is the one right before its first key, "fio version": other output before the
