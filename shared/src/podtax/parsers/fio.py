@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from podtax.parsers import fio_text
+from podtax.parsers import fio_flags, fio_text
 from podtax.parsers.base import (
     Echoed,
     MetricList,
@@ -80,7 +80,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             line = text.rfind("\n{", 0, version_at)  # `disk_util` before "fio version"; the report's `{`
             doc = _load(text, line + 1 if line >= 0 else text.find("{"))  # then opens a line, or the text
     except (ValueError, RecursionError) as exc:
-        words = fio_text.said(text[:start])  # fio's error before a report it did not finish: the cause
+        words = fio_flags.said(text[:start])  # fio's error before a report it did not finish: the cause
         if words:
             raise ParseFailure("fatal", f"fio failed and its JSON report is incomplete{words}") from None
         raise ParseFailure("truncated", f"the fio JSON report is incomplete or damaged ({exc})") from None
@@ -121,16 +121,16 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             metrics.add(f"{direction}_bw", bw, "KiB/s", True)
     if not totals:
         raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
-    echoed = fio_text.merge_echoed([_echoed(doc, job) for job in jobs])
+    echoed = fio_flags.merge_echoed([_echoed(doc, job) for job in jobs])
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth")) + _template_shape(requested, echoed, len(jobs))
     if len(groups) > 1:
-        flags.append(fio_text.groups_flag(len(groups)))
+        flags.append(fio_flags.groups_flag(len(groups)))
     if suspect:
-        flags.append(fio_text.latency_flag(suspect))
+        flags.append(fio_flags.latency_flag(suspect))
     if verified:
-        flags.append(fio_text.verify_flag(verified))
-    flags += fio_text.interrupted_flag(text) + fio_text.rate_flag(_rate_options(doc, jobs))
-    flags += fio_text.errors_beside(text) + _timed_syncs(jobs)
+        flags.append(fio_flags.verify_flag(verified))
+    flags += fio_flags.interrupted_flag(text) + fio_flags.rate_flag(_rate_options(doc, jobs))
+    flags += fio_flags.errors_beside(text) + _timed_syncs(jobs)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same
@@ -183,7 +183,7 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList,
         clat, lat, scale = stats.get("clat"), stats.get("lat"), 1.0  # fio 2.x reported clat in µs
     if isinstance(clat, dict) and (clat.get("N") == 0 or not any(_number(clat.get(k)) for k in ("min", "mean", "max"))):
         clat = None  # not measured (gtod_reduce=1, disable_clat): zeros that must not read as 0 µs
-    if isinstance(clat, dict) and isinstance(lat, dict) and fio_text.exceeds(
+    if isinstance(clat, dict) and isinstance(lat, dict) and fio_flags.exceeds(
             _number(clat.get("mean")) / scale, _number(lat.get("mean")) / scale):
         suspect.append(f"{name} (clat {_number(clat.get('mean')) / scale:.6g} µs, lat "
                        f"{_number(lat.get('mean')) / scale:.6g} µs)")
@@ -283,7 +283,7 @@ def _echoed(doc: Mapping[str, Any], job: Mapping[str, Any]) -> Echoed:
 
 def primary_direction(rw: str) -> str:
     """The direction whose figures stand for a run of `rw`: write for writes, trim for trims, else read."""
-    return "write" if rw in fio_text.WRITES else "trim" if rw in _TRIMS else "read"
+    return "write" if rw in fio_flags.WRITES else "trim" if rw in _TRIMS else "read"
 
 
 def primary_metric(rw: str, names: set[str] | MetricList) -> str:
@@ -316,7 +316,8 @@ def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
     options = _options(doc, job)
     if "verify" not in options:
         return False
-    return options.get("rw", options.get("readwrite")) in fio_text.WRITES and options.get("verify") not in ("0", "none")
+    return (options.get("rw", options.get("readwrite")) in fio_flags.WRITES
+            and options.get("verify") not in ("0", "none"))
 
 
 def _require_primary(metrics: MetricList, requested: Mapping[str, Any] | None, echoed: Echoed) -> None:

@@ -1,0 +1,83 @@
+"""fio's flags and run-wide helpers shared by its two readers, the JSON report (podtax.parsers.fio) and
+the normal text output (podtax.parsers.fio_text): fio's own failure words, the flags both raise with the
+same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, ERRORS) and the merge of the
+jobs' echoed options."""
+
+from __future__ import annotations
+
+from podtax.parsers.base import Echoed, errors_flag, holds
+
+WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
+# fio's lines that are no failure: it goes on (`fio: this platform does not support process shared mutexes,
+# ... get rid of this warning.`, `fio: native_fallocate call failed: Operation not supported`)
+_BENIGN = ("warning", "native_fallocate call failed")
+_FATAL = ("fio: ", "error: ")  # fio's own words for a failure (`fio: pid=.., err=`, `fio: engine libaio not loadable`)
+
+
+def exceeds(clat_mean: float, lat_mean: float) -> bool:
+    """fio's mean completion latency above its mean total latency (lat = slat + clat for every I/O):
+    impossible, so one of them is wrong (an I/O engine's bug). 1% + 1 µs of slack for rounding."""
+    return lat_mean > 0 and clat_mean > lat_mean * 1.01 + 1.0
+
+
+def latency_flag(suspect: list[str]) -> str:
+    return ("INCONSISTENT_LATENCY: fio's mean completion latency exceeds its mean total latency, which "
+            f"includes it, for {', '.join(suspect)}: an I/O engine's or fio's bug, so those clat figures "
+            "are left out")
+
+
+def said(text: str) -> str:
+    """fio's own words for a failure (`fio: pid=12812, err=42/...`, `error: maximum number of jobs (8)
+    reached.`), as `: ...` to append to a message, or ""."""
+    if not holds(text, "fio: ") and not holds(text, "error: "):  # the usual case, without splitting the log
+        return ""
+    said = [line.strip() for line in text.split("\n") if line.lstrip().startswith(_FATAL)
+            and not line.lstrip().startswith("fio: terminating on signal")  # the cause is before it
+            and not any(word in line for word in _BENIGN)]
+    said = sorted(dict.fromkeys(said), key=lambda line: not line.startswith("fio: pid="))  # `err=` lines first
+    return f": {' / '.join(said)[:500]}" if said else ""
+
+
+def errors_beside(text: str) -> list[str]:
+    """The ERRORS flag when the log holds fio's failure lines although every job read reported err=0:
+    another run's (see base.errors_flag)."""
+    words = said(text)
+    return [errors_flag("fio", words.removeprefix(": "))] if words else []
+
+
+def verify_flag(jobs: list[str]) -> str:
+    return (f"VERIFY: the reads of write job(s) {', '.join(dict.fromkeys(jobs))} are fio's verify pass, not the "
+            "workload: left out")
+
+
+def rate_flag(options: str) -> list[str]:
+    """`rate_iops=350,150` (a job file echoed in the log, or JSON's options) or fio's own `0-5000 IOPS:` in
+    its progress line: the figures are the cap the run was held to, not what the device can do."""
+    return [f"RATE_LIMITED: fio was held to a rate ({options}): its figures are bounded by that cap, not by what "
+            "the device can do"] if options else []
+
+
+def interrupted_flag(text: str) -> list[str]:
+    """`fio: terminating on signal 2`: the jobs stopped before their runtime or size; figures cover the part run."""
+    if not holds(text, "fio: terminating on signal"):  # the usual case: rfind rules it out fastest
+        return []
+    at = text.find("fio: terminating on signal")
+    said = text[at:].split("\n", 1)[0].strip()
+    return [f"INTERRUPTED: {said}: the jobs stopped early, so the figures cover only the part that ran"]
+
+
+def merge_echoed(per_job: list[Echoed]) -> Echoed:
+    """The options of the run: a value all jobs share as it is, values that differ (jobs of several
+    groups, or side by side) joined in job order (`rw=randread,randwrite`), so no job stands for all."""
+    if len(per_job) == 1:
+        return per_job[0]
+    merged: Echoed = {}
+    for key in dict.fromkeys(k for job in per_job for k in job):
+        values = list(dict.fromkeys(job[key] for job in per_job if key in job))
+        merged[key] = values[0] if len(values) == 1 else ",".join(map(str, values))
+    return merged
+
+
+def groups_flag(groups: int) -> str:
+    return (f"GROUPS: the jobs ran in {groups} groups one after another (stonewall or new_group): totals are "
+            "per group (group<id>_<dir>_iops), none over the whole run")
