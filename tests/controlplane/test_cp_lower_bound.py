@@ -126,7 +126,7 @@ def test_a_stuck_claim_of_a_real_run_is_a_lower_bound_in_the_stored_result_and_r
     with serve(create_app(store)) as url:
         out = io.StringIO()
         with redirect_stdout(out):
-            assert main(["report", "lb", "--json", "--all-metrics", "--api", url]) == 0
+            assert main(["report", "lb", "--json", "--api", url]) == 0
         cells = {c["metric"]: c for c in json.loads(out.getvalue())["cells"]}
         table = io.StringIO()
         with redirect_stdout(table):

@@ -27,7 +27,7 @@ async def test_bool_words_make_one_cell(nats_url, tmp_path, monkeypatch, capsys)
     (tmp_path / "m.csv").write_text(HEADER + "".join(rows))
     async with imported(nats_url, tmp_path, {"rev": tmp_path / "m.csv"}) as url:
         capsys.readouterr()
-        assert await cli("report", "rev", "--api", url, "--json", "--all-metrics") == 0
+        assert await cli("report", "rev", "--api", url, "--json") == 0
         cells = json.loads(capsys.readouterr().out)["cells"]
     assert {c["params"] for c in cells} == {"duration=2 parallel=2 protocol=tcp reverse=true"}
     head = next(c for c in cells if c["metric"] == "throughput_mbps")

@@ -59,7 +59,7 @@ def _cli(*argv: str) -> str:
 
 
 def _cells(url: str, campaign: str) -> dict[str, dict]:
-    return {c["metric"]: c for c in json.loads(_cli("report", campaign, "--json", "--all-metrics", "--api",
+    return {c["metric"]: c for c in json.loads(_cli("report", campaign, "--json", "--api",
                                                     url))["cells"]}
 
 

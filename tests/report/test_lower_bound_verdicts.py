@@ -90,7 +90,7 @@ def url(tmp_path_factory):
 def _cells(url: str, campaign: str) -> dict[str, dict]:
     buf = io.StringIO()
     with redirect_stdout(buf):
-        assert main(["report", campaign, "--json", "--all-metrics", "--api", url]) == 0
+        assert main(["report", campaign, "--json", "--api", url]) == 0
     return {c["metric"]: c for c in json.loads(buf.getvalue())["cells"]}
 
 

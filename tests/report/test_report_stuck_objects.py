@@ -70,7 +70,7 @@ def url(tmp_path_factory):
 def cells(url):
     buf = io.StringIO()
     with redirect_stdout(buf):
-        assert main(["report", "cps", "--json", "--all-metrics", "--api", url]) == 0
+        assert main(["report", "cps", "--json", "--api", url]) == 0
     return {(c["node"], c["metric"]): c for c in json.loads(buf.getvalue())["cells"]}
 
 

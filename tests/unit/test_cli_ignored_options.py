@@ -17,6 +17,7 @@ CASES = [  # (argv, extra environment, what the one line must say)
     (["report", "c", "--seeds", "5"], {}, "--seeds is the simulation's: give --simulate WORKLOAD"),
     (["report", "c", "--json", "--html", "{tmp}/r.html"], {}, "--json prints the report and --html writes"),
     (["report", "c", "--all-metrics", "--html", "{tmp}/r.html"], {}, "--all-metrics is for the terminal"),
+    (["report", "c", "--json", "--all-metrics"], {}, "--all-metrics is for the terminal report: --json always"),
     (["report", "c", "--db", "{tmp}/x.duckdb", "--api", "http://127.0.0.1:1"], {}, "--db reads the file"),
     (["campaign", "submit", QUICK, "--dry-run", "--follow"], {}, "--dry-run publishes nothing"),
     (["campaign", "status", "quick", "--timeout", "5"], {}, "--timeout bounds --follow: add --follow"),

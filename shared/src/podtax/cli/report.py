@@ -72,8 +72,9 @@ def report(
     threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only each test's "
-                                                                    "primary one (--json always has all; not with "
-                                                                    "--html, whose page has its full table).")]
+                                                                    "primary one (not with --json, which always has "
+                                                                    "all, nor --html, whose page has its full "
+                                                                    "table).")]
     = False,
     html: Annotated[Path | None, typer.Option("--html", help="Write the analyzer's self-contained HTML report "
                                                              "(plots included) to this file, in an existing folder "
@@ -102,6 +103,9 @@ def report(
                    f"{compare} {campaign}`)", code=2)
     if db is not None and api is not None:
         raise fail("--db reads the file and asks no analyzer: drop --api or --db", code=2)
+    if as_json and all_metrics:
+        raise fail("--all-metrics is for the terminal report: --json always has every metric (each cell's "
+                   "`primary` says which is the headline); drop --all-metrics", code=2)
     if html is not None:
         if db is not None:
             raise fail("--html is made by the analyzer's HTTP API; drop --db", code=2)
