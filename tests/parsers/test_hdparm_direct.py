@@ -24,3 +24,18 @@ def test_an_o_direct_timing_is_a_param_mismatch(mode: str, value: float) -> None
 def test_a_buffered_timing_is_not_flagged() -> None:
     parsed = parse_run("hdparm", (FOUND / "hdparm-offset-37gb.log").read_text(), requested={"mode": "disk"})
     assert not [f for f in parsed.flags if "direct" in f], parsed.flags
+
+
+@pytest.mark.parametrize("direct", ["false", "0", "no", "off", False, 0, ""])
+def test_a_param_direct_that_says_no_is_still_a_mismatch(direct: object) -> None:
+    """An import's text param `direct=false` was read by emptiness (a non-empty text is true): O_DIRECT went
+    unflagged. Booleans are now read by their words (base.same_value), as fio's `direct` is."""
+    parsed = parse_run("hdparm", (FOUND / LOG).read_text(), requested={"mode": "disk", "direct": direct})
+    assert [f for f in parsed.flags if f.startswith("PARAM_MISMATCH: direct: ")], parsed.flags
+
+
+@pytest.mark.parametrize("direct", ["true", "1", "yes", "on", True, 1])
+def test_a_param_direct_that_says_yes_matches_an_o_direct_timing(direct: object) -> None:
+    parsed = parse_run("hdparm", (FOUND / LOG).read_text(), requested={"mode": "disk", "direct": direct})
+    assert parsed.metric("read_mb_per_second").value == 9298.27
+    assert not [f for f in parsed.flags if "direct" in f], parsed.flags
