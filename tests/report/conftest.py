@@ -50,6 +50,35 @@ def headline(cells: list[dict]) -> list[dict]:
     return [c for c in cells if c["primary"] or (c["test"], c["params"]) not in with_primary]
 
 
+def exported_verdicts(app: FastAPI, campaign: str, tmp: Path) -> dict[str, tuple[str, str, str, str]]:
+    """Metric -> (the workbook table's verdict column, comparisons.csv's verdict and direction, comparisons.parquet's
+    direction), each fetched from the app's export routes (one node, so one row per metric)."""
+    import csv
+    import io
+    import zipfile
+
+    import duckdb
+    import openpyxl
+    from fastapi.testclient import TestClient
+    from podtax_analyzer.workbook import TABLE_TITLE
+
+    client = TestClient(app)
+    ws = openpyxl.load_workbook(io.BytesIO(client.get(f"/api/campaigns/{campaign}/export.xlsx").content))["summary"]
+    rows = list(ws.iter_rows(values_only=True))
+    at = next(i for i, r in enumerate(rows) if r[0] == TABLE_TITLE) + 1
+    head = list(rows[at])
+    book = {r[head.index("metric")]: r[head.index("verdict")] for r in rows[at + 1:]}
+    files = {}
+    for fmt in ("csv", "parquet"):
+        zipped = client.get(f"/api/campaigns/{campaign}/export.zip", params={"format": fmt}).content
+        files[fmt] = zipfile.ZipFile(io.BytesIO(zipped)).read(f"comparisons.{fmt}")
+    table = {r["metric"]: r for r in csv.DictReader(io.StringIO(files["csv"].decode()))}
+    (tmp / "c.parquet").write_bytes(files["parquet"])
+    parquet = dict(duckdb.connect().execute(f"SELECT metric, direction FROM '{(tmp / 'c.parquet').as_posix()}'"
+                                            ).fetchall())
+    return {m: (book[m], table[m]["verdict"], table[m]["direction"], parquet[m]) for m in book}
+
+
 def insert_control_plane(con, name: str = "cp", objects: int = 5) -> int:
     """A volume-churn campaign, kubernetes against nomad, with per-object phase latencies in the
     analyzer's phases table (Nomad has no bound phase). Returns the number of phase rows."""

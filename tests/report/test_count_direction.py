@@ -2,8 +2,9 @@
 requests) says "nomad 80.0% fewer", but the JSON `verdict` said only "faster" (fewer errors is better), and the CLI
 table and the HTML matrix showed "faster" for errors. `verdict` keeps its values for scripts; the new `direction`
 says the sentence's word ("more" / "fewer" for a count, "faster" / "slower" otherwise, null for other verdicts),
-and the CLI table and the HTML show it. Real result events in a real DuckDB file, the real analyzer app and the
-real CLI (report --json and the table)."""
+and the CLI table, the HTML and the workbook's verdict column show it (the workbook said "faster" for fewer
+errors); the CSV and Parquet exports have the `direction` column beside `verdict`. Real result events in a real
+DuckDB file, the real analyzer app and the real CLI (report --json and the table)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
-from tests.report.conftest import serve
+from tests.report.conftest import exported_verdicts, serve
 
 T0 = datetime(2025, 5, 5, 8, tzinfo=UTC)
 PARAMS = {"count": 12, "concurrency": 4}
@@ -80,3 +81,10 @@ def test_the_cli_table_and_the_html_say_fewer_errors(store, capsys, monkeypatch)
     matrix = html.split(f'data-cell="{cell["id"]}"')[1].split("</td>")[0]
     assert '<div class="verdict">fewer</div>' in matrix, matrix
     assert "verdict: <b>fewer</b>" in html.split(f'id="cell-{cell["id"]}"')[1].split("</div>")[0]
+
+
+def test_the_workbook_and_the_exports_say_fewer_errors(store, tmp_path):
+    got = exported_verdicts(create_app(store), "counts", tmp_path)
+    # the workbook's verdict as said ("fewer" errors); the raw exports keep the API's verdict beside its direction
+    assert got == {metric: (direction, verdict, direction, direction)
+                   for metric, (*_, verdict, direction) in CASES.items()}, got

@@ -65,7 +65,8 @@ def test_workbook_equals_api(served, tmp_path):
     assert len(rows) == len(rep["cells"])
     col = {h: i for i, h in enumerate(COMPARISON_HEADERS)}
     for row, c in zip(rows, rep["cells"], strict=True):
-        assert (row[col["node"]], row[col["metric"]], row[col["verdict"]]) == (c["node"], c["metric"], c["verdict"])
+        said = c["direction"] or c["verdict"]  # the verdict as the sentence words it
+        assert (row[col["node"]], row[col["metric"]], row[col["verdict"]]) == (c["node"], c["metric"], said)
         for h, k in (("ratio", "ratio"), ("CI low (95%)", "ci_low"), ("CI high (95%)", "ci_high"),
                      ("p adjusted", "p_adjusted")):
             assert close(row[col[h]], c[k]), (h, c)

@@ -16,7 +16,7 @@ from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
-from tests.report.conftest import serve
+from tests.report.conftest import exported_verdicts, serve
 
 T0 = datetime(2026, 11, 2, 8, tzinfo=UTC)
 PARAMS = {"protocol": "udp", "duration": 2, "topology": "pod->pod"}
@@ -84,3 +84,11 @@ def test_the_cli_table_html_and_csv_show_the_verdict(store, capsys, tmp_path):
     assert ">higher<" in html[at:html.index(">throughput_mbps<", at)]
     rows = [r for r in (tmp_path / "csv" / "comparisons.csv").read_text().splitlines() if ",lost_percent," in r]
     assert ",slower," in rows[0] and "no ratio: the host median is 0" in rows[0], rows
+
+
+@pytest.mark.parametrize(("name", "word"), [("loss", "higher"), ("small", "higher"), ("retrans", "more")])
+def test_the_workbook_says_higher_and_more(store, tmp_path, name, word):
+    """A level's and a count's verdict in the workbook is the sentence's word (it said "slower" for a higher
+    lost_percent); comparisons.csv and .parquet have it in `direction`, beside the API's verdict."""
+    metric = CASES[name][0]
+    assert exported_verdicts(create_app(store), name, tmp_path)[metric] == (word, "slower", word, word)

@@ -28,7 +28,7 @@ COMPARISON_COLUMNS = {
     "host_tool_version": "VARCHAR", "pod_tool_version": "VARCHAR", "ratio": "DOUBLE", "ci_low": "DOUBLE",
     "ci_high": "DOUBLE", "ci_method": "VARCHAR", "hl_ratio": "DOUBLE", "hl_ci_low": "DOUBLE",
     "hl_ci_high": "DOUBLE", "p_value": "DOUBLE", "p_adjusted": "DOUBLE", "verdict": "VARCHAR",
-    "change_pct": "DOUBLE", "flags": "VARCHAR[]", "sentence": "VARCHAR",
+    "direction": "VARCHAR", "change_pct": "DOUBLE", "flags": "VARCHAR[]", "sentence": "VARCHAR",
 }
 _OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 

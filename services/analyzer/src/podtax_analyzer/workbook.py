@@ -3,9 +3,11 @@
 Sheets: "summary" (the test-by-node matrix of ratios, each cell filled with the HTML matrix's colour,
 svgplot.heat_colour, so it follows the metric's direction, or hatched grey with the flags that withhold its
 verdict; then the full comparison table with intervals, verdicts and flags, a BIMODAL side's modes as text and
-as numbers: each mode's median and runs), one sheet per node with every run's values for both sides, "provenance",
-and "phases" when the campaign has per-object control-plane latencies (one row per object and phase, with its
-cell's node and params: a test's cells are never pooled).
+as numbers: each mode's median and runs; the verdict worded as in the sentence, the HTML and the CLI table, the
+API's `direction`: "fewer" errors, a "higher" lost_percent, never "faster" for a count or a level), one sheet per
+node with every run's values for both sides, "provenance", and "phases" when the campaign has per-object
+control-plane latencies (one row per object and phase, with its cell's node and params: a test's cells are never
+pooled).
 Numbers are stored as numbers; units are in the headers.
 """
 
@@ -165,7 +167,8 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
                      c.pod_modes, *_mode_figures(c.modes and c.modes.host), *_mode_figures(c.modes and c.modes.pod),
                      c.host_lower_bound, c.pod_lower_bound, c.ratio, c.ci_low, c.ci_high, c.ci_method,
                      c.p_value, c.p_adjusted, c.change_pct,
-                     c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence, caveat(c)])
+                     c.direction or c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence,
+                     caveat(c)])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
