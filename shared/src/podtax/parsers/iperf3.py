@@ -8,10 +8,10 @@ Metrics (all from the end-of-test sums, the receiver's view where it matters):
 - `cpu_local_percent`, `cpu_remote_percent` (% of one host's CPUs, lower).
 - `--bidir`: `reverse_throughput_mbps` (and for UDP `reverse_jitter_ms`, `reverse_lost_percent`), flagged BIDIR.
 A run whose cap (`target_bitrate`: `-b`, or UDP's 1 Mbit/s without it) is not the requested `bitrate` (absent:
-the template's 0, unlimited) is flagged PARAM_MISMATCH: its throughput is bounded by another cap. So, with params
-given (a run, an import, whatever they say), is a run bound by an amount (`-n` bytes or `-k` blocks, echoed as
-`test_start.bytes` / `blocks` with `duration` 0) instead of a time: the template always passes `-t`, and a
-`-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. Without params nothing is compared.
+the template's 0, unlimited) is flagged PARAM_MISMATCH: its throughput is bounded by another cap. So, whatever
+the params (a run, an import, or none: `podtax parse`), is a run bound by an amount (`-n` bytes or `-k` blocks,
+echoed as `test_start.bytes` / `blocks` with `duration` 0) instead of a time: the template always passes `-t`, and
+a `-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. Without params no param is compared.
 A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view.
 
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
@@ -235,14 +235,15 @@ def _amount(ts: Mapping[str, Any]) -> str | None:
 
 
 def _amount_flag(requested: Mapping[str, Any] | None, ts: Mapping[str, Any], total: Mapping[str, Any]) -> list[str]:
-    """PARAM_MISMATCH, with params given, for a run bound by an amount (`-n`, `-k`): the template runs for a time."""
+    """PARAM_MISMATCH for a run bound by an amount (`-n`, `-k`), whatever the params (none: `podtax parse`): the
+    template always runs for a time, so such a run measures another cell (as sysbench's `--rate`)."""
     amount = _amount(ts)
-    if requested is None or amount is None:
+    if amount is None:
         return []
     took = total.get("seconds")
     over = f" in {took:.3g} s" if isinstance(took, int | float) and not isinstance(took, bool) else ""
     return [f"PARAM_MISMATCH: {amount.split()[1]}: iperf3 moved a set amount, {amount}{over}, instead of running for "
-            f"a time (-t {requested.get('duration', 10)}, podtax's iperf3): its throughput is that of another, "
+            f"a time (-t {(requested or {}).get('duration', 10)}, podtax's iperf3): its throughput is that of another, "
             "shorter kind of run (TCP's start weighs on it)"]
 
 
