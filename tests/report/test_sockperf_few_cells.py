@@ -79,3 +79,18 @@ def test_the_import_dry_run_warns_of_few_observations(log, tmp_path, capsys, mon
     else:
         assert "line 2: run.log: FEW_OBSERVATIONS: sockperf timed 14 messages, too few for rtt_p99_999_us" in err, err
         assert "1 of 1 log(s) timed too few observations for some percentiles (FEW_OBSERVATIONS)" in err, err
+
+
+def test_the_parsers_flag_names_what_the_analyzer_reads_back():
+    """One contract (podtax.flags): the parser builds its FEW_OBSERVATIONS run flag with few_observations_flag,
+    and the import and the analyzer find it by FEW_RUN_FLAG and read the metrics it names with FEW_NAMED: exactly
+    the percentiles the run left out (the prefix was spelled in four places)."""
+    import re
+
+    from podtax.flags import FEW_NAMED, FEW_RUN_FLAG
+
+    parsed = parsers.parse_run("sockperf", (NET / FEW).read_text(), requested=PARAMS)
+    many = {m.name for m in parsers.parse_run("sockperf", (NET / MANY).read_text(), requested=PARAMS).metrics}
+    flag = next(f for f in parsed.flags if f.startswith(FEW_RUN_FLAG))
+    named = (m := re.match(FEW_NAMED, flag)) and m.group(1).split(", ")
+    assert named and set(named) == many - {m.name for m in parsed.metrics}, (named, flag)

@@ -14,6 +14,8 @@ minimum).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
@@ -47,3 +49,15 @@ LEGEND = {
                        "their figures measure another cell",
     "IMPORTED": "runs imported from logs recorded outside podtax (`podtax import`), with how many on each side",
 }
+
+
+# A parser's run flag (not a cell's): the run timed too few observations for some percentiles, left out
+# (parsers/sockperf.py). The import warns of it (cli/importcheck.py); the analyzer reads the metrics it names
+# with FEW_NAMED (celldata.py) and says so in the cell (FEW_OBSERVATIONS, or INSUFFICIENT when a side is short).
+FEW_RUN_FLAG = "FEW_OBSERVATIONS: "
+FEW_NAMED = rf"^{FEW_RUN_FLAG}.*?too few for ([\w, ]+?) \("  # group 1: the metrics, ", "-separated
+
+
+def few_observations_flag(timed: str, metrics: Iterable[str], why: str, then: str) -> str:
+    """The run flag: "FEW_OBSERVATIONS: <timed>, too few for <metric>, <metric> (<why>)<then>" (FEW_NAMED)."""
+    return f"{FEW_RUN_FLAG}{timed}, too few for {', '.join(metrics)} ({why}){then}"

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import numpy as np
 from podtax import sides, templates
+from podtax.flags import FEW_NAMED, FEW_RUN_FLAG
 from podtax.parsers.timeline import rests_on_bound
 
 HOST = "host"
@@ -230,13 +231,12 @@ GROUP BY ALL
 
 
 # the metrics a run's FEW_OBSERVATIONS flag names (`... too few for rtt_p99_us, rtt_p99_9_us (a percentile ...`)
-_FEW_QUERY = r"""
+_FEW_QUERY = f"""
 SELECT cluster, node, test, params_key, env, name, count(*), min(f)
-FROM (SELECT *, unnest(string_split(regexp_extract(f, '^FEW_OBSERVATIONS: .*?too few for ([\w, ]+?) \(', 1),
-                                    ', ')) AS name
+FROM (SELECT *, unnest(string_split(regexp_extract(f, '{FEW_NAMED}', 1), ', ')) AS name
       FROM (SELECT cluster, node, test, params_key, env,
-                   list_filter(flags, lambda f: starts_with(f, 'FEW_OBSERVATIONS: '))[1] AS f
-            FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {extra})
+                   list_filter(flags, lambda f: starts_with(f, '{FEW_RUN_FLAG}'))[1] AS f
+            FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}})
       WHERE f IS NOT NULL)
 GROUP BY ALL
 """

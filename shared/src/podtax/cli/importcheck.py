@@ -16,12 +16,12 @@ from typing import Any
 from podtax import parsers, sidebuilds
 from podtax.cli.common import err, warn
 from podtax.cli.manifest import Row
+from podtax.flags import FEW_RUN_FLAG  # percentiles left out: too few observations (parsers/sockperf.py)
 from podtax.templates import params_key
 
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
 VERSION_MISMATCH = "VERSION_MISMATCH: "  # the parser's flag (parsers._with_version)
 RUN_FLAGS = ("SHORT: ", "THREADS_MISMATCH: ", "PARAM_MISMATCH: ")  # the parsers' flags that flag the run's cell
-FEW_OBSERVATIONS = "FEW_OBSERVATIONS: "  # percentiles left out: too few observations (parsers/sockperf.py)
 MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print one line per row
 
 
@@ -55,7 +55,7 @@ def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str 
             mismatch = f"{parsed.tool} {parsed.tool_version}"
         flags = tuple(f for f in parsed.flags if f.startswith(RUN_FLAGS))
         build = sidebuilds.Build(parsed.tool, parsed.tool_version, parsed.tool_build)
-        few = next((f for f in parsed.flags if f.startswith(FEW_OBSERVATIONS)), None)
+        few = next((f for f in parsed.flags if f.startswith(FEW_RUN_FLAG)), None)
     except parsers.ParseFailure as exc:
         found, failure = {}, exc
     for name in DURATION_METRICS:

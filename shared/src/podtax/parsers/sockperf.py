@@ -30,6 +30,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from podtax.flags import few_observations_flag
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, percentile_label, to_number
 
 TOOL = "sockperf"
@@ -140,9 +141,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     seconds, sent = to_number(valid.group(1)), to_number(valid.group(2))
     flags: list[str] = []
     if beyond:
-        flags.append(f"FEW_OBSERVATIONS: sockperf timed {int(received)} messages, too few for {', '.join(beyond)} "
-                     f"(a percentile p needs at least 1/(1 - p) of them, p99.9 1,000; sockperf prints its max "
-                     f"instead): not reported ({kind}_max_us is); raise --time or --mps")
+        flags.append(few_observations_flag(f"sockperf timed {int(received)} messages", beyond,
+                                           "a percentile p needs at least 1/(1 - p) of them, p99.9 1,000; "
+                                           "sockperf prints its max instead",
+                                           f": not reported ({kind}_max_us is); raise --time or --mps"))
     if seconds > 0:
         metrics.add("messages_per_second", received / seconds, "msg/s", True)
         metrics.add("sent_messages_per_second", sent / seconds, "msg/s", True)
