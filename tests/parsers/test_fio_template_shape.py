@@ -31,3 +31,27 @@ def test_another_shape_is_a_param_mismatch(name: str, direct: str) -> None:
 def test_without_params_nothing_is_compared() -> None:
     parsed = parse_run("fio", (FOUND / "fio-3.33-randread-numjobs2-grouped.json").read_text())
     assert parsed.metric("read_iops").value == pytest.approx(61415.584416) and not parsed.flags
+
+
+TEXT_CASES = {  # normal text captures (no --output-format): the PARAM_MISMATCH keys expected, the read_iops stored
+    "fio-3.33-randread-numjobs2-grouped-text.log": (["jobs"], 48700.0),  # `Starting 2 processes`, one `jobs=2`
+    "fio-3.33-randread-numjobs2-text.log": (["jobs"], 45900.0),  # two `jobs=1` reports, summed
+    "fio-3.33-randread-lat-percentiles-only-text.log": ([], None),  # one job
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_CASES))
+def test_a_text_report_of_several_jobs_is_a_param_mismatch(name: str) -> None:
+    """The text reader never looked at the job count: a `--numjobs=2` run's summed IOPS passed for one job's with
+    params given, where its JSON is flagged. Now it is, in the JSON's words (fio_flags.jobs_flag)."""
+    expected, iops = TEXT_CASES[name]
+    parsed = parse_run("fio", (FOUND / name).read_text(), requested={**PARAMS, "direct": "false"})
+    keys = [f.split(":")[1].split()[0] for f in parsed.flags if f.startswith("PARAM_MISMATCH: ")]
+    assert keys == expected, parsed.flags
+    if iops is not None:
+        assert parsed.metric("read_iops").value == iops
+        json_run = parse_run("fio", (FOUND / "fio-3.33-randread-numjobs2-grouped.json").read_text(),
+                             requested={**PARAMS, "direct": "false"})
+        assert [f for f in parsed.flags if f.startswith("PARAM_MISMATCH: jobs: ")] == \
+            [f for f in json_run.flags if f.startswith("PARAM_MISMATCH: jobs: ")]
+    assert not [f for f in parse_run("fio", (FOUND / name).read_text()).flags if f.startswith("PARAM_MISMATCH")]

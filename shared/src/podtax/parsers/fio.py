@@ -18,8 +18,9 @@ between jobs are joined in job order (`numjobs=1,5,10`), so no single job stands
 trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
 flagged VERIFY. `fio: terminating on signal` is flagged INTERRUPTED. Syncs timed between the writes
 (`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none. So,
-with params given (a run, an import), are JSON reports of several jobs (`numjobs`, job sections: the template
-runs one) and of another `direct` than requested (fio's default, echoed as nothing, is 0).
+with params given (a run, an import), are reports of several jobs (`numjobs`, job sections: the template runs one;
+in text, `jobs=N` or several job reports) and JSON reports of another `direct` than requested (fio's default,
+echoed as nothing, is 0; the text does not echo it).
 A job reporting twice in text (`--status-interval`, cumulative) is refused, as are several JSON reports.
 """
 
@@ -218,9 +219,7 @@ def _template_shape(requested: Mapping[str, Any] | None, echoed: Echoed, jobs: i
     flags = []
     numjobs = echoed.get("numjobs", 1)
     if jobs > 1 or not isinstance(numjobs, int) or numjobs > 1:
-        count = jobs if jobs > 1 else numjobs
-        flags.append(f"PARAM_MISMATCH: jobs: fio ran {count} jobs (numjobs or several job sections); podtax's fio "
-                     "runs one, so the IOPS and bandwidth are several jobs' sum")
+        flags.append(fio_flags.jobs_flag(jobs if jobs > 1 else numjobs))
     if "direct" in requested and not same_value(requested["direct"], echoed.get("direct", 0)):
         flags.append(f"PARAM_MISMATCH: direct echoed as {echoed.get('direct', '0 (not set: buffered I/O)')}, "
                      f"requested {requested['direct']}")

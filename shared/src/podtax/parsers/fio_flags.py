@@ -78,6 +78,12 @@ def merge_echoed(per_job: list[Echoed]) -> Echoed:
     return merged
 
 
+def jobs_flag(count: int | str) -> str:
+    """PARAM_MISMATCH (with params given) for a run of several jobs at once: the template runs one."""
+    return (f"PARAM_MISMATCH: jobs: fio ran {count} jobs (numjobs or several job sections); podtax's fio "
+            "runs one, so the IOPS and bandwidth are several jobs' sum")
+
+
 def groups_flag(groups: int) -> str:
     return (f"GROUPS: the jobs ran in {groups} groups one after another (stonewall or new_group): totals are "
             "per group (group<id>_<dir>_iops), none over the whole run")

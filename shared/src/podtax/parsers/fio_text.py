@@ -31,6 +31,7 @@ from podtax.parsers.fio_flags import (
     exceeds,
     groups_flag,
     interrupted_flag,
+    jobs_flag,
     latency_flag,
     merge_echoed,
     rate_flag,
@@ -290,6 +291,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         flags.append(verify_flag([name for name, _, _ in jobs]))
     flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text)
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
+    if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
+        flags.append(jobs_flag(max(reported, len(jobs))))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
 
 
