@@ -199,9 +199,16 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed = _echoed(ts, udp)
     if ts.get("bidir") == 1 or isinstance(back, dict):
         echoed["bidir"] = 1
-    flags += _compare(requested, echoed, ts) + _bitrate_flag(requested, ts) + _amount_flag(requested, ts, sent) \
-        + _errors_beside(text)
+    flags += _run_flags(requested, echoed, ts, sent, text)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _run_flags(requested: Mapping[str, Any] | None, echoed: Echoed, ts: Mapping[str, Any], total: Mapping[str, Any],
+               text: str) -> list[str]:
+    """The flags of what the run did against its params (`total`: the sender's sums), and another run's error."""
+    amount = _amount(ts)
+    return _compare(requested, echoed, amount) + _bitrate_flag(requested, ts) \
+        + _amount_flag(requested, amount, total) + _errors_beside(text)
 
 
 def _errors_beside(text: str) -> list[str]:
@@ -234,10 +241,9 @@ def _amount(ts: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _amount_flag(requested: Mapping[str, Any] | None, ts: Mapping[str, Any], total: Mapping[str, Any]) -> list[str]:
+def _amount_flag(requested: Mapping[str, Any] | None, amount: str | None, total: Mapping[str, Any]) -> list[str]:
     """PARAM_MISMATCH for a run bound by an amount (`-n`, `-k`), whatever the params (none: `podtax parse`): the
     template always runs for a time, so such a run measures another cell (as sysbench's `--rate`)."""
-    amount = _amount(ts)
     if amount is None:
         return []
     took = total.get("seconds")
@@ -247,11 +253,11 @@ def _amount_flag(requested: Mapping[str, Any] | None, ts: Mapping[str, Any], tot
             "shorter kind of run (TCP's start weighs on it)"]
 
 
-def _compare(requested: Mapping[str, Any] | None, echoed: Echoed, ts: Mapping[str, Any]) -> list[str]:
+def _compare(requested: Mapping[str, Any] | None, echoed: Echoed, amount: str | None) -> list[str]:
     req = dict(requested or {})
     if req.get("length") == 0:
         req.pop("length")  # 0 = iperf3's default, echoed as the actual block size
-    if _amount(ts):
+    if amount:
         req.pop("duration", None)  # echoed as 0: no time bound (_amount_flag says what bound it)
     return compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
 
@@ -287,5 +293,4 @@ def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mappi
              "jitter and loss, not the receiver's throughput (no throughput_mbps)"]
     echoed = _echoed(ts, True)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed,
-                  tuple(flags + _compare(requested, echoed, ts) + _bitrate_flag(requested, ts)
-                        + _amount_flag(requested, ts, total) + _errors_beside(text)))
+                  tuple(flags + _run_flags(requested, echoed, ts, total, text)))
