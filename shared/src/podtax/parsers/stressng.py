@@ -195,17 +195,14 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     if not state:
         # Outside a table, a line whose first word starts nothing (`stream: memory rate: ...`,
         # `4.00s available CPU time`) is skipped at once: it is no header, no misc start and no
-        # _HANDLERS key, so the rest of this function would do nothing with it either.
+        # _HANDLERS key, so the rest of this function would do nothing with it either. A _HANDLERS
+        # line (`dispatching`, `passed:`...) goes on to the one dispatch at the end.
         space = msg.find(" ")
         word = msg[:space] if space >= 0 else msg
-        handler = _HANDLERS.get(word)
-        if handler is None and level != "error" and level != "fail" and not word.startswith("stressor") \
+        if word not in _HANDLERS and level != "error" and level != "fail" and not word.startswith("stressor") \
                 and msg != "miscellaneous metrics:":
             if level == "warn" and msg.find("finished prematurely") >= 0:  # `bigheap: WARNING: finished ...`
                 s.premature.append(msg)
-            return state
-        if handler is not None and level != "error" and level != "fail":  # a `dispatching`, `passed:`... line
-            handler(s, msg)  # what the end of this function does with it (no header or misc: see _HANDLERS)
             return state
     elif msg.startswith("("):
         return state  # the units line under the header
