@@ -6,6 +6,7 @@ DuckDB file, the real analyzer app and the real CLI entry point."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,19 +18,22 @@ from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
+from tests.report.conftest import serve
+
 T0 = datetime(2025, 3, 3, 8, tzinfo=UTC)
 NET = Path(__file__).resolve().parents[1] / "corpus-net"
 MANY, FEW = "sockperf-pp-tcp-64-fullrtt.log", "sockperf-pp-tcp-mps10-few.log"  # the few: 14 messages timed
 PARAMS = {"protocol": "tcp", "duration": 2, "msg_size": 64}
 
 
-def _runs(env: str, log: str, n: int, slot: int) -> list[events.Envelope]:
+def _runs(env: str, log: str, n: int, slot: int, campaign: str = "few") -> list[events.Envelope]:
     parsed = parsers.parse_run("sockperf", (NET / log).read_text(), requested=PARAMS)
     out = []
     for i in range(n):
-        run = events.RunSpec(run_id=f"few-{env}-{i}", campaign="few", node="node-1", env=env, test="sockperf",
+        run = events.RunSpec(run_id=f"{campaign}-{env}-{slot}-{i}", campaign=campaign, node="node-1", env=env,
+                             test="sockperf",
                              params=PARAMS, cluster="local", attempt=1, timeout_s=600)
-        start = T0 + timedelta(minutes=12 * i + 3 * slot)  # never overlapping
+        start = T0 + timedelta(days=campaign != "few", minutes=12 * i + 3 * slot)  # never overlapping
         metrics = [events.Metric(name=m.name, value=m.value * (1 + 0.001 * i), unit=m.unit,
                                  higher_is_better=m.higher_is_better) for m in parsed.metrics]
         res = events.Result(run=run, tool="sockperf", tool_version=parsed.tool_version, parser_version="1",
@@ -40,11 +44,19 @@ def _runs(env: str, log: str, n: int, slot: int) -> list[events.Envelope]:
 
 
 @pytest.fixture(scope="module")
-def cells(tmp_path_factory):
+def store(tmp_path_factory):
     s = Store(tmp_path_factory.mktemp("few") / "podtax.duckdb")
     s.write_batch(_runs("host", MANY, 8, 0) + _runs("kubernetes", FEW, 8, 1))
-    yield {c["metric"]: c for c in TestClient(create_app(s)).get("/api/campaigns/few/comparisons").json()["cells"]}
+    # "some": 3 of the 11 pod runs timed too few for the tail percentiles, 8 did
+    s.write_batch(_runs("host", MANY, 8, 0, "some") + _runs("kubernetes", MANY, 8, 1, "some")
+                  + _runs("kubernetes", FEW, 3, 2, "some"))
+    yield s
     s.close()
+
+
+@pytest.fixture(scope="module")
+def cells(store):
+    return {c["metric"]: c for c in TestClient(create_app(store)).get("/api/campaigns/few/comparisons").json()["cells"]}
 
 
 def test_a_percentile_the_pod_runs_had_too_few_messages_for_says_why(cells):
@@ -94,3 +106,25 @@ def test_the_parsers_flag_names_what_the_analyzer_reads_back():
     flag = next(f for f in parsed.flags if f.startswith(FEW_RUN_FLAG))
     named = (m := re.match(FEW_NAMED, flag)) and m.group(1).split(", ")
     assert named and set(named) == many - {m.name for m in parsed.metrics}, (named, flag)
+
+
+def test_a_side_where_some_runs_timed_too_few_is_flagged(store, capsys, tmp_path, monkeypatch):
+    """8 of the 11 pod runs have rtt_p99_us, 3 timed too few messages for it: enough runs for a verdict, but the
+    pod median is of the 8 that timed the most (it said nothing of the 3). Now the cell is flagged FEW_OBSERVATIONS,
+    saying how many of how many, in the JSON, the terminal report and the HTML."""
+    monkeypatch.setenv("COLUMNS", "200")
+    with serve(create_app(store)) as url:
+        assert main(["report", "some", "--api", url, "--json"]) == 0
+        cells = {c["metric"]: c for c in json.loads(capsys.readouterr().out)["cells"]}
+        assert main(["report", "some", "--api", url, "--all-metrics"]) == 0
+        table = " ".join(capsys.readouterr().out.split())
+        assert main(["report", "some", "--api", url, "--html", str(tmp_path / "r.html")]) == 0
+    c = cells["rtt_p99_us"]
+    assert (c["n_host"], c["n_pod"]) == (8, 8) and c["ratio"] is not None and "INSUFFICIENT" not in c["flags"], c
+    why = c["flag_details"].get("FEW_OBSERVATIONS", "")
+    assert why.startswith("Too few observations for rtt_p99_us in some runs: 3 of the 11 pod runs timed too few to "
+                          "report it, so the pod median is of the other 8 (parser said: \"FEW_OBSERVATIONS: sockperf "
+                          "timed 14 messages"), why
+    assert "FEW_OBSERVATIONS" not in cells["rtt_p50_us"]["flags"]  # every run has its median
+    assert "FEW_OBSERVATIONS" in table and "3 of the 11 pod runs timed too few" in table, table
+    assert "3 of the 11 pod runs timed too few to report it" in (tmp_path / "r.html").read_text()

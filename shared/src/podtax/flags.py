@@ -19,7 +19,8 @@ from collections.abc import Iterable
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "ERRORS", "LOWER_BOUND", "LEFT_BEHIND", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
+         "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "LEFT_BEHIND", "VERSION_MISMATCH", "IMPORTED",
+         "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
@@ -34,6 +35,8 @@ LEGEND = {
     "DRIFT": "values changed over the course of the campaign",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
+    "FEW_OBSERVATIONS": "runs that timed too few observations for a tail percentile (sockperf messages) left it out: "
+                        "the side's median of it is of its other runs, those that timed the most",
     "ERRORS": "control-plane runs in which objects failed (never provisioned, bound or deleted): how many of how "
               "many, and what the first lacked; such a run has no makespan or wall time, and its per-object "
               "figures are of the objects that finished and of those given up while waiting (LOWER_BOUND)",

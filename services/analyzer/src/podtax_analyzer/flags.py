@@ -113,6 +113,19 @@ def few_observations(cell: CellData, few: list[Side]) -> str:
             f"{has}. More runs like these will not help: run longer or at a higher rate.")
 
 
+def few_left_out(cell: CellData) -> str | None:
+    """FEW_OBSERVATIONS: a side with enough runs of the metric (a short one is INSUFFICIENT's, few_observations)
+    whose other runs left it out, having timed too few observations for it: its median is of the rest only."""
+    some = [s for s in (cell.host, cell.pod) if s.n_few and s.n >= MIN_RUNS]
+    if not some:
+        return None
+    sides = "; ".join(f"{s.n_few} of the {s.n + s.n_few} {side_name(s.env, cell.pair)} runs timed too few to "
+                      f"report it, so the {side_name(s.env, cell.pair)} median is of the other {s.n}" for s in some)
+    return (f"{FEW_HEAD} {cell.metric} in some runs: {sides} (parser said: \"{some[0].few_example}\"). The runs "
+            f"left out timed the fewest observations (the shortest, or in ping-pong the slowest), so the median "
+            f"may be lower than all runs' would be: run longer or at a higher rate.")
+
+
 def other_params(cells: list[CellData]) -> dict[str, str]:
     """Cell id -> sentence for the cells with runs on one side only when, on the same node, test and
     metric, the other side ran only other params (podtax.sideparams): the two sides ran different params,
