@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -156,6 +156,27 @@ def holds(text: str, word: str) -> bool:
     and end with a common one (a letter, `:`, a space), rfind skips ahead 2-3x faster when the word
     is absent, the usual case when a log is tested for another tool's or test's words."""
     return text.rfind(word) >= 0
+
+
+def at_line_starts(pattern: re.Pattern[str], text: str, word: str, limit: int = -1) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for a pattern that starts at a line start (`^`, MULTILINE), stays on its line and
+    holds `word`: tried only at the start of each line holding `word`, found by str.find, once per line (the
+    regex engine tries every position of the log instead: 5-8 µs for a 1.4 KiB fio report). After `limit` such
+    lines (-1: no limit), the plain finditer from the next one: a log of many such lines is scanned in C."""
+    at = text.find(word)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        if limit == 0:
+            yield from pattern.finditer(text, start)
+            return
+        limit -= 1
+        m = pattern.match(text, start)
+        if m:
+            yield m
+        end = text.find("\n", at)
+        if end < 0:
+            return
+        at = text.find(word, end)
 
 
 def to_number(text: str) -> float:
