@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from podtax.parsers import parse_run
+from podtax.parsers import parse_run, parse_text
 
 FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
 LOG = "hdparm-9.65-loop-direct-tT.log"
@@ -19,6 +19,15 @@ def test_an_o_direct_timing_is_a_param_mismatch(mode: str, value: float) -> None
     parsed = parse_run("hdparm", (FOUND / LOG).read_text(), requested={"mode": mode, "device": "/dev/loop0"})
     assert parsed.metric("read_mb_per_second").value == value
     assert [f for f in parsed.flags if f.startswith("PARAM_MISMATCH: direct: ")], parsed.flags
+
+
+def test_an_o_direct_timing_is_flagged_without_params() -> None:
+    """`podtax parse` (no params) showed the O_DIRECT figure unflagged, though no template can run it (as
+    sysbench's --rate and iperf3's -n are flagged whatever the params)."""
+    parsed = parse_text((FOUND / LOG).read_text())
+    assert parsed.metric("read_mb_per_second").value == 9298.27
+    assert [f for f in parsed.flags if f.startswith("PARAM_MISMATCH: direct: ")], parsed.flags
+    assert not [f for f in parse_text((FOUND / "hdparm-offset-37gb.log").read_text()).flags if "direct" in f]
 
 
 def test_a_buffered_timing_is_not_flagged() -> None:

@@ -5,9 +5,9 @@ hdparm prints `MB/sec` and switches to `kB/sec` below 1 MB/s; both are its binar
 busybox's hdparm prints every rate in `kB/s`, the same KiB.
 Metrics: `cached_read_mb_per_second`, `disk_read_mb_per_second` (`direct_` prefix for the
 O_DIRECT variants), the MB read and seconds of each, and the template's primary
-`read_mb_per_second`: the timing of the requested mode, else the disk timing when both were run. With params
-given (a run, an import), an O_DIRECT timing (`--direct`) is flagged PARAM_MISMATCH: the template never sets it
-(unless the params say `direct`, booleans read by their words: `direct=false` is not direct).
+`read_mb_per_second`: the timing of the requested mode, else the disk timing when both were run. Whatever the
+params (a run, an import, or none: `podtax parse`), an O_DIRECT timing (`--direct`) is flagged PARAM_MISMATCH: the
+template never sets it (unless the params say `direct`, booleans read by their words: `direct=false` is not direct).
 `HDIO_DRIVE_CMD(identify) failed` and similar ioctl noise lines are ignored.
 """
 
@@ -152,7 +152,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         echoed["direct"] = 1
     flags = compare_echoed(requested, echoed, ("device", "mode"))
     # a param `direct=false` (an import's text) is a word, not an empty value: read as fio's `direct` is
-    if requested is not None and primary.startswith("direct_") and not same_value(requested.get("direct") or 0, 1):
+    if primary.startswith("direct_") and not same_value((requested or {}).get("direct") or 0, 1):
         flags.append(f"PARAM_MISMATCH: direct: hdparm timed O_DIRECT reads (--direct, {timings[primary][0]:g} MB/s); "
                      "podtax's hdparm times the kernel's buffered reads, so this figure measures another cell")
     refused = [p for p in problems if "No such file" in p or any(w in p for w in _DENIED)]
