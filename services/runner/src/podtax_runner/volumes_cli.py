@@ -86,6 +86,10 @@ def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> 
 
 def _problem(name: str, where: str, exc: Exception) -> str:
     """One line: the backend, where it was looked for, what went wrong and the options that point elsewhere."""
+    from podtax_runner.controlplane.common import Unreachable
+
+    if isinstance(exc, Unreachable):  # its connection's error: the line names the address already
+        return f"could not clean up {name} ({where}): {exc.cause}; {FIX[name]}"
     detail = str(exc).strip().splitlines()[0].rstrip(".") if str(exc).strip() else ""
     return f"could not clean up {name} ({where}): {type(exc).__name__}: {detail}; {FIX[name]}"
 

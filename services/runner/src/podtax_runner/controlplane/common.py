@@ -50,17 +50,35 @@ def object_name(kind: str, campaign: str, run_id: str, i: int) -> str:
 
 # what a call that got no answer in time raises (socket, urllib3 under the Kubernetes client, httpx for Nomad)
 TIMEOUTS = (TimeoutError, urllib3.exceptions.TimeoutError, httpx.TimeoutException)
+# what a call whose connection could not be made raises: refused, or not set up in time. urllib3's
+# NewConnectionError (refused) is a ConnectTimeoutError, so a TimeoutError too: a refused connection was taken for a
+# call that got no answer, its object given up as a lower bound (with urllib3's retries both end as MaxRetryError)
+UNREACHABLE = (ConnectionRefusedError, urllib3.exceptions.ConnectTimeoutError, httpx.ConnectError,
+               httpx.ConnectTimeout)
 # what a Kubernetes call of an object may raise that fails that object, not the run (urllib3's read timeout is no
 # OSError: a create that timed out ended the run; a DELETE, which urllib3 itself retries as idempotent, raises
-# MaxRetryError once its retries timed out too: a delete that timed out ended the run)
-CALL_ERRORS = (ApiException, OSError, urllib3.exceptions.TimeoutError, urllib3.exceptions.MaxRetryError)
+# MaxRetryError once its retries timed out too: a delete that timed out ended the run; a create whose connection
+# broke before its answer raises ProtocolError)
+CALL_ERRORS = (ApiException, OSError, urllib3.exceptions.TimeoutError, urllib3.exceptions.MaxRetryError,
+               urllib3.exceptions.ProtocolError)
+
+
+def last_error(exc: BaseException) -> BaseException:
+    """`exc`, or for urllib3's MaxRetryError the error of its last attempt."""
+    if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
+        return exc.reason
+    return exc
+
+
+def unreachable(exc: BaseException | None) -> bool:
+    """A call could not reach the API: its connection was refused or not set up in time (after urllib3's retries)."""
+    return exc is not None and isinstance(last_error(exc), UNREACHABLE)
 
 
 def timed_out(exc: BaseException | None) -> bool:
-    """A call got no answer in time: a timeout, or urllib3's MaxRetryError after retries that each timed out."""
-    if isinstance(exc, urllib3.exceptions.MaxRetryError):
-        return isinstance(exc.reason, TIMEOUTS)
-    return isinstance(exc, TIMEOUTS)
+    """A call was sent and got no answer in time: a timeout, or urllib3's MaxRetryError after retries that each
+    timed out; not a call that could not reach the API (unreachable)."""
+    return exc is not None and isinstance(last_error(exc), TIMEOUTS) and not unreachable(exc)
 
 
 def fail_object(tl: Timeline, name: str, detail: str, exc: BaseException | None = None) -> None:
@@ -81,6 +99,18 @@ class Aborted(Exception):
         self.reason, self.detail = reason, detail
 
 
+class Unreachable(Aborted):
+    """A call could not reach the API after its retries (unreachable): the run ends at once, naming the address
+    (an audit: with kubesim stopped mid-run, each refused delete was given up as a lower bound, "no answer in
+    time", and a watch refused until the run's timeout ended it as "20 of 20 objects stuck in the bind wait")."""
+
+    def __init__(self, reason: str, api: str, address: str, exc: BaseException, fix: str) -> None:
+        cause = last_error(exc)
+        cause = cause.__cause__ if isinstance(cause.__cause__, OSError) else cause  # urllib3's wraps the socket's
+        self.cause = f"{type(cause).__name__}: {cause}"
+        super().__init__(reason, f"cannot reach {api} at {address} ({self.cause}): {fix}")
+
+
 @dataclass
 class Context:
     run: events.RunSpec
@@ -88,6 +118,8 @@ class Context:
     deadline: float  # time.monotonic() when the run must be over (delete phase included)
     stop: threading.Event = field(default_factory=threading.Event)
     simulated: bool = False
+    # the API has not been reached for a stall window (Kube.down: a watch or poll that keeps being refused): why
+    api_down: Callable[[float], Unreachable | None] = lambda _grace_s: None
 
     @property
     def label(self) -> str:
@@ -114,9 +146,11 @@ class Context:
         return max(1.0, self.run.timeout_s / 10)
 
     def check(self) -> None:
-        """Raise Aborted when stopped or past the deadline."""
+        """Raise Aborted when stopped, the API unreachable for the stall window, or past the deadline."""
         if self.stop.is_set():
             raise Aborted("stopped", "the run was stopped (SIGTERM or shutdown)")
+        if (down := self.api_down(self.stall_s)) is not None:
+            raise down
         if self.remaining() <= 0:
             raise Aborted("timeout", f"the run did not finish within {self.run.timeout_s:g} s")
 

@@ -88,7 +88,7 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
     api = kube_api or kube_client(settings, pool=getattr(params, "concurrency", 10) + 8)
     tl = Timeline(run.test, "kubernetes", params.model_dump(), observe, kube_simulated(api))
     kube = Kube(api, tl)
-    ctx = Context(run, params.namespace or settings.runner_namespace, deadline, stop, tl.simulated)
+    ctx = Context(run, params.namespace or settings.runner_namespace, deadline, stop, tl.simulated, kube.down)
     if resume:
         cleanup.kubernetes(Kube(api), ctx.namespace, ctx.selector)
     before = kube.scrape()

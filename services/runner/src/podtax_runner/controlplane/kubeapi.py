@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from kubernetes.watch.watch import iter_resp_lines
 from prometheus_client.parser import text_string_to_metric_families
 
 from podtax_runner import retry as retries
+from podtax_runner.controlplane.common import Unreachable, unreachable
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -44,6 +46,7 @@ class Kube:
         self.api = api
         self.core = client.CoreV1Api(api)
         self.timeline = timeline
+        self._down: tuple[float, Unreachable] | None = None  # since when no request reached the API, and why
 
     def _count(self, verb: str) -> None:
         if self.timeline is not None:
@@ -51,17 +54,47 @@ class Kube:
 
     def call(self, verb: str, fn: Callable[..., Any], *args: Any, retry: bool = True, **kwargs: Any) -> Obj:
         """One API call (retried on 429/5xx/connection errors when `retry`); the response body as a dict.
-        Every attempt is counted: the harness's own load on the API server is part of the result."""
+        Every attempt is counted: the harness's own load on the API server is part of the result.
+        A call that could not reach the API (its connection refused after the retries) raises Unreachable."""
 
         def attempt() -> Obj:
             self._count(verb)
             resp = fn(*args, _preload_content=False, _request_timeout=TIMEOUT, **kwargs)
+            self.reached()
             data = resp.data
             return json.loads(data) if data else {}
 
-        if not retry:
-            return attempt()
-        return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1)
+        try:
+            if not retry:
+                return attempt()
+            return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
+                                retry_on=lambda exc: retries.transient(exc) or unreachable(exc))
+        except ApiException:
+            self.reached()  # answered
+            raise
+        except Exception as exc:
+            if (error := self.missed(exc)) is not None:
+                raise error from None
+            raise
+
+    def reached(self) -> None:
+        """A request got an answer: the API is up."""
+        self._down = None
+
+    def missed(self, exc: BaseException) -> Unreachable | None:
+        """A request failed with `exc`: when it could not reach the API, note since when, and say why."""
+        if not unreachable(exc):
+            return None
+        error = Unreachable("kubernetes-unreachable", "the Kubernetes API", self.api.configuration.host, exc,
+                            "is it running, and is that the server of the kubeconfig (PODTAX_RUNNER_KUBECONFIG)?")
+        self._down = self._down or (time.monotonic(), error)
+        return error
+
+    def down(self, grace_s: float) -> Unreachable | None:
+        """Why no request has reached the API for `grace_s` or longer (a watch or a poll that keeps being
+        refused, each retried on its own), else None."""
+        down = self._down
+        return down[1] if down is not None and time.monotonic() - down[0] >= grace_s else None
 
     def ensure_namespace(self, ns: str) -> None:
         try:
@@ -151,6 +184,7 @@ class Watcher:
             except Exception as exc:  # noqa: BLE001 - retried; a first list that fails is reported by start()
                 if self._stop.is_set():
                     return
+                self.kube.missed(exc)  # a run waiting on this watch ends once the API stays unreachable (Kube.down)
                 if isinstance(exc, ApiException) and exc.status == 410:
                     rv = None
                     continue
@@ -168,6 +202,7 @@ class Watcher:
         resp = self.lister(*self.args, watch=True, resource_version=rv, allow_watch_bookmarks=True,
                            timeout_seconds=300, _preload_content=False, _request_timeout=(10, 330), **kwargs)
         self._resp = resp
+        self.kube.reached()
         try:
             for line in iter_resp_lines(resp):
                 if self._stop.is_set():

@@ -18,7 +18,15 @@ from podtax.templates import VolumeChurn
 
 from podtax_runner import retry as retries
 from podtax_runner.controlplane.cleanup import Removed
-from podtax_runner.controlplane.common import Aborted, Context, fail_object, pool, too_many_errors
+from podtax_runner.controlplane.common import (
+    Aborted,
+    Context,
+    Unreachable,
+    fail_object,
+    pool,
+    too_many_errors,
+    unreachable,
+)
 from podtax_runner.controlplane.kubeapi import ATTEMPTS, request_totals
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -107,8 +115,14 @@ class Nomad:
                 raise NomadError(resp.status_code, resp.text)
             return resp.json() if resp.content and resp.content.strip() not in (b"", b"null") else None
 
-        return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
-                            retry_on=lambda exc: _transient(exc) and not self._late())
+        try:
+            return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
+                                retry_on=lambda exc: _transient(exc) and not self._late())
+        except httpx.TransportError as exc:  # refused after the retries: the run ends (each volume failed before)
+            if unreachable(exc):
+                raise Unreachable("nomad-unreachable", "Nomad", self.cfg.address, exc,
+                                  "is it running? set PODTAX_RUNNER_NOMAD_ADDR to its address") from None
+            raise
 
     def _late(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -135,8 +149,8 @@ class Nomad:
         """The plugin must exist, have a healthy controller and support creating volumes."""
         try:
             plugin = self.request("get", "GET", f"/v1/plugin/csi/{plugin_id}")
-        except httpx.HTTPError as exc:
-            raise Aborted("nomad-unreachable", f"cannot reach Nomad at {self.cfg.address} ({exc}): "
+        except httpx.HTTPError as exc:  # no answer in time (a refused connection raised Unreachable)
+            raise Aborted("nomad-unreachable", f"Nomad at {self.cfg.address} did not answer ({exc}): "
                           f"set PODTAX_RUNNER_NOMAD_ADDR") from None
         except NomadError as exc:
             if exc.status == 404:
@@ -260,7 +274,7 @@ def _clean_run(nomad: Nomad, ctx: Context, tl: Timeline) -> str:
         maybe = [r.name for r in tl.objects.values() if "request_sent" in r.t and "gone" not in r.t]
         tl.left_behind = len(maybe)
         why = (f"Nomad at {nomad.cfg.address} did not answer" if isinstance(exc, httpx.TimeoutException)
-               else f"{type(exc).__name__}: {exc}")
+               else "it could not be reached" if isinstance(exc, Unreachable) else f"{type(exc).__name__}: {exc}")
         what = (f"could not delete {len(maybe)} volume(s) ({', '.join(maybe[:3])}{', ...' if len(maybe) > 3 else ''}"
                 f"; {why}) in")
     if not what:
