@@ -10,6 +10,7 @@ import logging
 import re
 from typing import Any
 
+import pytest
 from podtax_scheduler.informer import Informer
 from podtax_scheduler.kube import Kube, api_client, api_problem
 
@@ -44,3 +45,59 @@ def test_a_forbidden_call_names_the_permission_and_the_rbac() -> None:
                     'create resource "pods/binding" (the scheduler\'s service account lacks that permission: apply '
                     "the ClusterRole in deploy/k8s/scheduler.yaml)")
     assert "\n" not in text and "Audit-Id" not in text
+
+
+def forbid(sim: Any, monkeypatch: Any, plural: str) -> str:
+    """FAULT INJECTION: the emulator answers every create of `plural` 403 Forbidden with the API server's
+    message (kubesim has no RBAC); returns that message."""
+    from podtax_kubesim.util import ApiError
+
+    message = (f'{plural} is forbidden: User "system:serviceaccount:podtax:scheduler" cannot create resource '
+               f'"{plural}" in the namespace "default"')
+    real = sim.emulator.api.create
+
+    def create(res: Any, ns: str, body: Any) -> Any:
+        if res.plural == plural:
+            raise ApiError(403, "Forbidden", message)
+        return real(res, ns, body)
+
+    monkeypatch.setattr(sim.emulator.api, "create", create)
+    return message
+
+
+def _recorder(kube: Kube) -> Any:
+    from podtax_scheduler.recorder import EventRecorder, PodEvent
+
+    recorder = EventRecorder(lambda ev: kube.event(ev.namespace, ev.pod, ev.uid, ev.reason, ev.message),
+                             lambda namespace, name, count: None)
+    recorder.start()
+    recorder.record(PodEvent("default", "p", "uid-1", "Scheduled", "Successfully assigned default/p to a"))
+    return recorder
+
+
+def _elector(kube: Kube) -> Any:
+    from podtax_scheduler.leader import LeaderElector, LeaseConfig
+
+    elector = LeaderElector(kube.api, "replica-1", LeaseConfig(namespace="default", lease_duration_s=3.0,
+                                                               renew_deadline_s=2.0, retry_period_s=1.0))
+    elector.start()
+    return elector
+
+
+@pytest.mark.parametrize(("plural", "start", "logger", "says"), [
+    ("events", _recorder, "podtax.scheduler.events", "event Scheduled for default/p: "),
+    ("leases", _elector, "podtax.scheduler.leader", "lease default/benchmark-scheduler: "),
+])
+def test_a_forbidden_event_or_lease_logs_one_line_naming_the_rbac(plural: str, start: Any, logger: str, says: str,
+                                                                  sim_factory: Any, caplog: Any,
+                                                                  monkeypatch: Any) -> None:
+    sim = sim_factory({"nodes": [{"name": "a", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}]})
+    message = forbid(sim, monkeypatch, plural)
+    caplog.set_level(logging.WARNING, logger=logger)
+    worker = start(Kube(api_client(sim.kubeconfig), "test"))
+    try:
+        found = sim.wait_for(lambda: [r.getMessage() for r in caplog.records if r.name == logger])
+    finally:
+        worker.stop()
+    assert found[0] == (f"{says}HTTP 403 Forbidden: {message} (the scheduler's service account lacks that "
+                        "permission: apply the ClusterRole in deploy/k8s/scheduler.yaml)"), found[0]

@@ -66,20 +66,14 @@ class Informer:
                     rv = self._list()
                 rv = self._watch(rv)
                 delay = 0.2
-            except ApiException as exc:
-                if exc.status == 410:
+            except Exception as exc:  # noqa: BLE001 - API or connection trouble: retry from the last version
+                if isinstance(exc, ApiException) and exc.status == 410:
                     log.info("%s watch: resourceVersion %s is gone; listing again", self.kind, rv)
                     rv = None
                     continue
                 if self._stop.is_set():
                     return
                 log.warning("%s informer: %s; retrying in %.1fs", self.kind, api_problem(exc), delay)
-                self._stop.wait(delay)
-                delay = min(delay * 2, 5.0)
-            except Exception as exc:  # noqa: BLE001 - connection trouble: retry from the last version
-                if self._stop.is_set():
-                    return
-                log.warning("%s informer: %s: %s; retrying in %.1fs", self.kind, type(exc).__name__, exc, delay)
                 self._stop.wait(delay)
                 delay = min(delay * 2, 5.0)
 

@@ -30,9 +30,12 @@ _FIX = {401: "the API server refused the scheduler's credentials: check PODTAX_S
              "deploy/k8s/scheduler.yaml"}
 
 
-def api_problem(exc: ApiException) -> str:
+def api_problem(exc: BaseException) -> str:
     """An API error in one line that says what to fix: the status, the API's own message (its Status body),
-    and for 401 and 403 what to check; not the client's dump of the response headers."""
+    and for 401 and 403 what to check; not the client's dump of the response headers. Any other error (the
+    API not reached): its type and text."""
+    if not isinstance(exc, ApiException):
+        return f"{type(exc).__name__}: {exc}"
     body = exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else exc.body or ""
     try:
         message = str(json.loads(body).get("message") or "")

@@ -23,7 +23,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from podtax_scheduler.kube import drain, now_micro
+from podtax_scheduler.kube import api_problem, drain, now_micro
 
 log = logging.getLogger("podtax.scheduler.leader")
 
@@ -149,7 +149,7 @@ class LeaderElector:
             drain(self.coord.replace_namespaced_lease(self.cfg.name, self.cfg.namespace, lease,
                                                       _preload_content=False, _request_timeout=5))
         except Exception as exc:  # noqa: BLE001 - best effort on the way out
-            log.warning("could not release lease %s/%s: %s", self.cfg.namespace, self.cfg.name, exc)
+            log.warning("could not release lease %s/%s: %s", self.cfg.namespace, self.cfg.name, api_problem(exc))
 
     # ------------------------------------------------------------ loop
 
@@ -158,7 +158,7 @@ class LeaderElector:
             try:
                 ok = self.try_acquire_or_renew()
             except Exception as exc:  # noqa: BLE001 - API trouble counts as a failed renewal
-                log.warning("lease %s/%s: %s", self.cfg.namespace, self.cfg.name, exc)
+                log.warning("lease %s/%s: %s", self.cfg.namespace, self.cfg.name, api_problem(exc))
                 ok = False
             self._set_leader(ok or self.is_leader())
             self._stop.wait(self.cfg.retry_period_s if self._leader else self.cfg.retry_period_s / 2)

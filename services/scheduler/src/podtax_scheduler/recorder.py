@@ -22,6 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from podtax_scheduler.kube import api_problem
+
 log = logging.getLogger("podtax.scheduler.events")
 SERIES_KEYS = 4096  # isomorphic events remembered (least recently seen forgotten first)
 
@@ -99,7 +101,7 @@ class EventRecorder:
             try:
                 self.write(ev)
             except Exception as exc:  # noqa: BLE001 - events are best effort
-                log.warning("event %s for %s/%s: %s", ev.reason, ev.namespace, ev.pod, exc)
+                log.warning("event %s for %s/%s: %s", ev.reason, ev.namespace, ev.pod, api_problem(exc))
                 if self.on_error is not None:
                     self.on_error(exc)
 

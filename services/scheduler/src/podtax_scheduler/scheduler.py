@@ -19,7 +19,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from kubernetes.client.rest import ApiException
 from podtax import subjects
 from podtax.config import SchedulerSettings
 from podtax.events import Candidate, PlacementMade, PlacementMadeV1
@@ -191,8 +190,7 @@ class Scheduler:
         try:
             bound = self.kube.bind(pod.namespace, pod.name, pod.uid, node)
         except Exception as exc:  # noqa: BLE001 - any API failure: back off and retry
-            log.warning("binding %s to %s failed: %s", pod.key, node,
-                        api_problem(exc) if isinstance(exc, ApiException) else exc)
+            log.warning("binding %s to %s failed: %s", pod.key, node, api_problem(exc))
             self.state.forget(pod.uid)
             self.queue.error(pod.uid)
             self.metrics.attempts.labels("error").inc()
@@ -237,7 +235,7 @@ class Scheduler:
         try:
             self.kube.mark_unschedulable(pod.namespace, pod.name, decision.message)
         except Exception as exc:  # noqa: BLE001 - the pod is retried anyway
-            log.warning("FailedScheduling report for %s: %s", pod.key, exc)
+            log.warning("FailedScheduling report for %s: %s", pod.key, api_problem(exc))
             self.metrics.errors.labels("event").inc()
         self._placement(pod, decision)
 

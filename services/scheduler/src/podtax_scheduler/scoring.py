@@ -244,14 +244,9 @@ class BenchmarkScore:
         if candidates.size:
             usable &= cols.speed > float(candidates.max())
         slots = np.flatnonzero(usable)
-        out = {}
-        for i in slots[np.argsort(-cols.speed[slots])][:NAMES_SHOWN]:
-            name = str(state.names[i])
-            node = state.nodes.get(name)
-            reason = node and next((r for f in state.filters if (r := f.filter(pod, node)) is not None), None)
-            if reason:  # none: a slot without a node, or excluded by no filter's word
-                out[name] = reason if isinstance(reason, str) else ", ".join(reason)
-        return out
+        best = [str(state.names[i]) for i in slots[np.argsort(-cols.speed[slots])][:NAMES_SHOWN]]
+        return {name: reason if isinstance(reason, str) else ", ".join(reason)
+                for name, reason in state.explain(pod, best).items() if reason}  # none: excluded by no filter's word
 
     def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: Cycle) -> np.ndarray:
         out = np.full(len(idx), self.missing_score, dtype=float)

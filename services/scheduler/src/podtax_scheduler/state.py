@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -241,10 +241,13 @@ class ClusterState:
         n = self.size
         return np.flatnonzero(self.static_mask(pod)[:n] & self.fit_mask(pod))
 
-    def explain(self, pod: PodInfo) -> dict[str, Status]:
-        """Slow path for failures: each node's first failing filter (caller holds the lock)."""
+    def explain(self, pod: PodInfo, names: Iterable[str] | None = None) -> dict[str, Status]:
+        """Slow path for failures: each node's (of `names`, in that order, when given) first failing filter
+        (caller holds the lock); a name that is no node is left out."""
         out: dict[str, Status] = {}
-        for name, node in self.nodes.items():
+        for name in self.nodes if names is None else names:
+            if (node := self.nodes.get(name)) is None:
+                continue
             for f in self.filters:
                 status = f.filter(pod, node)
                 if status is not None:
