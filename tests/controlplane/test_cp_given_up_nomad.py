@@ -58,7 +58,12 @@ def test_a_nomad_call_that_never_answers_counts_its_volume_as_a_lower_bound(
     stuck = next(iter(failed.values()))
     assert stuck.error.startswith(says) and "given up" in stuck.error, stuck.error
     took = stuck.t["given_up"] - stuck.t[start]
-    assert took >= 2 * ATTEMPT_S, stuck.t  # its attempts each waited their timeout out
+    assert took >= ATTEMPT_S, stuck.t  # its attempt waited its timeout out
+    # sent once, as a Kubernetes request is (kubeapi.URLLIB3_RETRIES): a call whose answer timed out is not sent
+    # again (an audit: a hung create was sent 3 times, 60 s each, so the run ran into its timeout and every
+    # volume's time was lost); a hung delete is tried once more by the run's cleanup
+    verb = says.rstrip(": ")
+    assert tl.requests[verb] == COUNT + (verb == "delete"), tl.requests
     parsed = parser.parse(tl.jsonl(), "volume-churn")
     assert parsed.values()[f"{phase}_max_ms"] == pytest.approx(took * 1000), parsed.values()
     assert {f"{phase}_p99_ms", f"{phase}_max_ms"} <= _flagged(parsed.flags), parsed.flags
@@ -90,4 +95,5 @@ def test_one_stuck_object_a_side_gives_both_sides_the_same_object_count(
     store.close()
     pooled = next(r["pooled"] for r in rows if r["phase"] == "provisioned" and r["statistic"] == "objects")
     assert pooled["kubernetes"]["objects"] == pooled["nomad"]["objects"] == COUNT, pooled  # nomad was 11
-    assert pooled["nomad"]["p99_lower_bound"] and pooled["nomad"]["p99_ms"] >= 2000 * ATTEMPT_S, pooled
+    # p99 of 12 lies 0.89 of the way from the 11th time to the 12th, the hung volume's (at least ATTEMPT_S)
+    assert pooled["nomad"]["p99_lower_bound"] and pooled["nomad"]["p99_ms"] >= 850 * ATTEMPT_S, pooled

@@ -78,7 +78,9 @@ _PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "doe
 def _transient(exc: BaseException) -> bool:
     if isinstance(exc, NomadError):
         return exc.status in (429, 500, 502, 503, 504) and not any(text in exc.text for text in _PERMANENT)
-    return isinstance(exc, httpx.TransportError)
+    # a request sent and not answered in time is not sent again, as on Kubernetes (kubeapi.URLLIB3_RETRIES): an
+    # audit's hung create was sent 3 times, 60 s each, so the run ran into its timeout and lost every volume's time
+    return isinstance(exc, httpx.TransportError) and not isinstance(exc, (httpx.ReadTimeout, httpx.WriteTimeout))
 
 
 class Nomad:
