@@ -204,6 +204,8 @@ def test_metrics_count_requests(nomadsim: Sim) -> None:
     ({"plugins": [{"provider": "x"}]}, "plugins[0].id"),
     ({"plugins": [{"id": "a", "controllers": {"healthy": -1}}]}, "plugins[0].controllers.healthy"),
     ({"faults": {"refuseCreatesAfter": "many"}}, "faults.refuseCreatesAfter"),
+    ({"faults": {"hangCreates": "-0003"}}, "faults.hangCreates"),  # the hang knobs are kubesim's (faults.py)
+    ({"faults": {"hangCreate": ["-0003"]}}, "faults: unknown keys ['hangCreate']"),  # a typo hung nothing before
 ])
 def test_bad_cluster_file_names_the_field(nomadsim_factory: Callable[..., Sim], cluster: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field.replace("[", r"\[").replace("]", r"\]")):

@@ -1,4 +1,4 @@
-"""Fault knobs of the cluster file (``faults:``), as nomadsim's: a create or delete that never answers.
+"""Fault knobs of the cluster file (``faults:``), nomadsim's too: a create or delete that never answers.
 
     faults:
       hangCreates: ["persistentvolumeclaims/-0003"]   # POST of a claim whose name ends so: no answer
@@ -8,10 +8,13 @@ An entry is a name ending, or ``<resource plural>/<name ending>`` to hang only t
 request is read and then held, unanswered and without effect (the object is not created, or not deleted),
 until the client gives up (its read timeout) or the emulator stops (503); other requests go on. A real API
 server behind an overloaded etcd or a stuck admission webhook times such calls out after 60 s or more.
+nomadsim reads the same knobs (its volume IDs are the names, its resource ``volumes``) beside its own
+``refuseCreatesAfter`` (``parse``'s `extra`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,19 +36,21 @@ class Faults:
         return False
 
 
-def parse(cluster: dict[str, Any]) -> Faults:
-    """The cluster file's ``faults`` mapping; ValueError naming the key when it is malformed."""
+def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
+    """The cluster file's ``faults`` mapping (`extra`: other keys the caller knows and checks itself); ValueError
+    naming the key when it is malformed."""
     faults = cluster.get("faults") or {}
+    known = sorted([*KEYS.values(), *extra])
     if not isinstance(faults, dict):
-        raise ValueError(f"faults: a mapping (hangCreates, hangDeletes), got {faults!r}")
-    unknown = set(faults) - set(KEYS.values())
+        raise ValueError(f"faults: a mapping ({', '.join(known)}), got {faults!r}")
+    unknown = set(faults) - set(known)
     if unknown:
-        raise ValueError(f"faults: unknown keys {sorted(unknown)} (known: {sorted(KEYS.values())})")
+        raise ValueError(f"faults: unknown keys {sorted(unknown)} (known: {known})")
     lists = {}
     for key in KEYS.values():
         entries = faults.get(key) or []
         if not isinstance(entries, list) or not all(isinstance(e, str) and e.rpartition("/")[2] for e in entries):
-            raise ValueError(f"faults.{key}: a list of object name endings ('-0003' or "
-                             f"'persistentvolumeclaims/-0003'), got {entries!r}")
+            raise ValueError(f"faults.{key}: a list of object name endings ('-0003', or "
+                             f"'<resource>/-0003' for that resource's only), got {entries!r}")
         lists[key] = tuple(entries)
     return Faults(lists["hangCreates"], lists["hangDeletes"])

@@ -19,6 +19,8 @@ controller latencies, and fault knobs. A plain mapping (YAML file or dict):
       refuseCreatesAfter: 50              # the 51st and later creates fail with a plugin error
       hangCreates: ["-0003"]              # the create of a volume whose ID ends so never returns
       hangDeletes: ["-0005"]              # nor its delete (the other volumes' deletes go on)
+
+The hang knobs are read by podtax_kubesim.faults, as kubesim's (an unknown key under faults is refused).
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from podtax_kubesim import faults
 
 Obj = dict[str, Any]
+REFUSE = "refuseCreatesAfter"  # a fault of nomadsim's own; the hang knobs are kubesim's (podtax_kubesim.faults)
 
 DEFAULT_CLUSTER: Obj = {
     "region": "global",
@@ -103,14 +107,8 @@ def validate(data: Obj) -> Obj:
     if not isinstance(acl, dict) or (acl.get("token") is not None and not isinstance(acl["token"], str)):
         raise ValueError(f"acl: a mapping {{token: <secret>}}, got {acl!r}")
     data["acl"] = acl
-    faults = data.get("faults") or {}
-    if not isinstance(faults, dict):
-        raise ValueError(f"faults: a mapping, got {faults!r}")
-    if faults.get("refuseCreatesAfter") is not None:
-        _count(faults["refuseCreatesAfter"], "faults.refuseCreatesAfter")
-    for key in ("hangCreates", "hangDeletes"):
-        suffixes = faults.setdefault(key, [])
-        if not isinstance(suffixes, list) or not all(isinstance(x, str) and x for x in suffixes):
-            raise ValueError(f"faults.{key}: a list of volume ID endings, got {suffixes!r}")
-    data["faults"] = faults
+    faults.parse(data, extra=(REFUSE,))  # hangCreates / hangDeletes, as kubesim's
+    knobs = data["faults"] = data.get("faults") or {}
+    if knobs.get(REFUSE) is not None:
+        _count(knobs[REFUSE], f"faults.{REFUSE}")
     return data

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from podtax_kubesim import faults
 from podtax_kubesim.dist import Sampler, sampler
 
-from podtax_nomadsim.cluster import Obj
+from podtax_nomadsim.cluster import REFUSE, Obj
 
 FIRST_INDEX = 10
 CAPABILITY_KEYS = ("AccessMode", "AttachmentMode")
@@ -77,9 +78,9 @@ class State:
         for p in cluster["plugins"]:
             self.plugins[p["id"]] = Plugin(p, sampler(p.get("createLatency"), self.rng, 0.0),
                                            sampler(p.get("deleteLatency"), self.rng, 0.0))
-        faults = cluster.get("faults") or {}
+        self.faults = faults.parse(cluster, extra=(REFUSE,))
         self.refuse_creates_after = (refuse_creates_after if refuse_creates_after is not None
-                                     else faults.get("refuseCreatesAfter"))
+                                     else (cluster.get("faults") or {}).get(REFUSE))
         self.index = FIRST_INDEX
         self.tables = {"csi_volumes": FIRST_INDEX, "csi_plugins": FIRST_INDEX}
         self.volumes: dict[tuple[str, str], Obj] = {}
@@ -240,7 +241,7 @@ class State:
     async def hang(self, op: str, vol_id: str) -> None:
         """Fault hangCreates/hangDeletes: a volume whose ID ends in one of them never gets its answer (the
         request hangs until the client gives up)."""
-        if vol_id.endswith(tuple((self.cluster.get("faults") or {}).get(f"hang{op.title()}s") or ())):
+        if self.faults.hangs(op, "volumes", vol_id):
             await asyncio.Event().wait()
 
     async def _controller(self, plugin: Plugin, op: str, vol_id: str) -> None:
