@@ -81,6 +81,8 @@ def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> 
         removed = nomad.cleanup(client, campaign, None, namespace or "*", wait_s=60)
     finally:
         client.close()
+    for line in removed.remaining:  # each volume that stayed, and why
+        typer.echo(f"still present: {line}", err=True)
     return removed.names, removed.left
 
 
