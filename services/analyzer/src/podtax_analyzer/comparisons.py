@@ -86,7 +86,8 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
         what = (change_phrase(head.ratio, head.higher_is_better, names, head.unit) if head.verdict in (FASTER, SLOWER)
                 and head.ratio is not None else head.verdict)
         note = (f"Secondary metric: the test's primary metric {head.metric} says {what}, which is the "
-                f"headline; this metric's own verdict ({c.verdict}) is corrected among secondary metrics.")
+                f"headline; this metric's own verdict ({c.direction or c.verdict}) is corrected among secondary "
+                f"metrics.")
         out.append(c.model_copy(update={"sentence": f"{c.sentence} {note}", "warnings": [*c.warnings, note]}))
     return out
 

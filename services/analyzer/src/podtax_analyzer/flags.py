@@ -26,13 +26,13 @@ from podtax.flags import (  # noqa: F401
     WITHHOLD_INFERENCE,
     WITHHOLD_RATIO,
 )
+from podtax.sides import change_word
 
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
 from podtax_analyzer.stats.modes import Mode, Unimodality
 from podtax_analyzer.stats.outliers import MIN_RUNS as STEADY_RUNS  # below it, one outlier moves a median's CI
 from podtax_analyzer.stats.outliers import is_second_group
-from podtax_analyzer.stats.verdict import direction
 from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
 
 
@@ -372,8 +372,9 @@ def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | Non
     shift = float(np.median(values)) / mid
     name = side_name(side.env, cell.pair)
     shown = ", ".join(fmt_value(float(v)) for v in values[:5]) + (", ..." if len(values) > 5 else "")
+    word = change_word(shift, cell.higher_is_better, cell.unit)  # "lower" for a level, "fewer" for a count
     return (f"{len(values)} of {side.n} {name} runs ({shown} {cell.unit}) were {fmt_pct(shift - 1)}% "
-            f"{direction(shift, cell.higher_is_better)} than the {name} median of {fmt_value(mid)} {cell.unit}")
+            f"{word} than the {name} median of {fmt_value(mid)} {cell.unit}")
 
 
 def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarray],

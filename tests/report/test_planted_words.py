@@ -1,0 +1,77 @@
+"""Planted campaigns (audit of Dec 4) whose words contradicted the cell's own direction: a level's (lost_percent)
+second group of host runs was said to be "47.6% faster than the host median" (lower loss), and a count's
+(retransmits) secondary-metric note said its own verdict was "(slower)" while its table, JSON direction and
+sentence said "more". Real result events in a real DuckDB file, the real analyzer app and the real CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from podtax import events
+from podtax.cli.main import main
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+from tests.report.conftest import serve
+
+T0 = datetime(2025, 7, 7, 8, tzinfo=UTC)
+UDP = {"protocol": "udp", "duration": 2, "bitrate": "1G"}
+TCP = {"protocol": "tcp", "duration": 2}
+# host lost_percent: 10 runs near 0.25 %, 2 at 0.13 % (a second group, lower); pod near 1.1 %
+LOSS_HOST = [0.25, 0.24, 0.26, 0.25, 0.245, 0.255, 0.25, 0.248, 0.13, 0.131]
+LOSS_POD = [1.10, 1.12, 1.08, 1.11, 1.09, 1.10, 1.13, 1.07, 1.10, 1.11]
+RETRANSMITS = ([4, 5, 6, 5, 4, 6, 5, 5, 4, 6], [20, 22, 19, 21, 23, 20, 22, 21, 20, 22])
+
+
+def _cell(campaign: str, day: int, params: dict, host: list[float], pod: list[float], metrics) -> list:
+    """Result events, host and pod alternating 3 minutes apart from ``day`` (campaigns never overlap);
+    ``metrics`` (name, unit, higher is better, f) give each run's metrics from its planted value."""
+    out = []
+    for i, (env, v) in enumerate(x for pair in zip(host, pod, strict=True)
+                                 for x in (("host", pair[0]), ("kubernetes", pair[1]))):
+        start = T0 + timedelta(days=day, minutes=3 * i)
+        run = events.RunSpec(run_id=f"{campaign}-{i}", campaign=campaign, node="node-1", env=env, test="iperf3",
+                             params=params, cluster="local", attempt=1, timeout_s=600)
+        res = events.Result(run=run, tool="iperf3", tool_version="3.12", parser_version="1",
+                            metrics=[events.Metric(name=name, value=float(f(v)), unit=unit, higher_is_better=hib)
+                                     for name, unit, hib, f in metrics],
+                            started_at=start, ended_at=start + timedelta(seconds=2))
+        out.append(events.result(res, "test"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("words") / "podtax.duckdb")
+    store.write_batch(_cell("loss", 0, UDP, LOSS_HOST, LOSS_POD, [("lost_percent", "%", False, float)]))
+    # retransmits vary, throughput the same on both sides within 0.1%: the primary says no detectable difference
+    store.write_batch(_cell("retr", 1, TCP, *RETRANSMITS, [("retransmits", "count", False, float),
+                                                       ("throughput_mbps", "Mbit/s", True,
+                                                        lambda v: 10_000 + (v % 3))]))
+    with serve(create_app(store)) as u:
+        yield u
+    store.close()
+
+
+def _cells(url: str, campaign: str, capsys) -> dict[str, dict]:
+    assert main(["report", campaign, "--api", url, "--json"]) == 0
+    return {c["metric"]: c for c in json.loads(capsys.readouterr().out)["cells"]}
+
+
+def test_a_second_group_of_a_level_is_lower_not_faster(url, capsys):
+    c = _cells(url, "loss", capsys)["lost_percent"]
+    assert c["direction"] == "higher" and "OUTLIERS" in c["flags"]
+    said = "2 of 10 host runs (0.1300, 0.1310 %) were 47.6% lower than the host median of 0.2490 %"
+    assert said in c["flag_details"]["OUTLIERS"] and said in c["sentence"], c["sentence"]
+    assert "faster" not in c["sentence"] + c["flag_details"]["OUTLIERS"]
+
+
+def test_a_secondary_count_says_its_own_direction(url, capsys):
+    cells = _cells(url, "retr", capsys)
+    assert cells["throughput_mbps"]["verdict"] == "no detectable difference"
+    c = cells["retransmits"]
+    assert (c["verdict"], c["direction"]) == ("slower", "more")
+    assert "this metric's own verdict (more) is corrected among secondary metrics" in c["sentence"], c["sentence"]
+    assert "slower" not in c["sentence"]
