@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from podtax import bus as busmod
-from podtax import events, metrics, subjects
+from podtax import busconsume, events, metrics, subjects
 from podtax.bus import Bus, ConsumerSpec, Unavailable
 
 from tests.integration.harness import host_facts
@@ -30,7 +29,7 @@ async def dead_letters(b: Bus) -> int:
 @pytest.mark.parametrize("unavailable_calls", [1, 6])
 async def test_a_batch_is_held_while_its_dependency_is_down_and_none_is_dead_lettered(
         nats_url: str, monkeypatch: pytest.MonkeyPatch, unavailable_calls: int) -> None:
-    monkeypatch.setattr(busmod, "HOLD_BACKOFF_S", (0.3, 0.6))
+    monkeypatch.setattr(busconsume, "HOLD_BACKOFF_S", (0.3, 0.6))
     b = await Bus.connect(nats_url, "tests/hold")
     try:
         await b.ensure_streams()
@@ -68,7 +67,7 @@ async def test_a_batch_is_held_while_its_dependency_is_down_and_none_is_dead_let
 
 async def test_a_held_batch_is_released_on_stop_for_the_next_consumer(nats_url: str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(busmod, "HOLD_BACKOFF_S", (30.0,))
+    monkeypatch.setattr(busconsume, "HOLD_BACKOFF_S", (30.0,))
     b = await Bus.connect(nats_url, "tests/hold")
     try:
         await b.ensure_streams()

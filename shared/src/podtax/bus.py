@@ -1,7 +1,7 @@
 """A small layer over nats-py JetStream: streams, publishing, durable pull consumers, dead letters.
 
 Rules it enforces for every service:
-- streams are created or updated idempotently at start (:meth:`Bus.ensure_streams`);
+- streams are created or updated idempotently at start (:meth:`Bus.ensure_streams`; podtax.busstreams);
 - every publish carries `Nats-Msg-Id` = event id (JetStream drops duplicates) and, unless the
   consumer can derive it from the run id, `traceparent`;
 - consumers are durable pull consumers with explicit ack; a handler's side effect is committed
@@ -11,6 +11,8 @@ Rules it enforces for every service:
 - a batch whose handler finds a dependency down (:class:`Unavailable`: a full disk, a database out of
   memory) is held and retried in place, kept in progress, however long that takes: no delivery is
   counted, so a long outage dead-letters nothing.
+This module holds the connection and publishing; the consuming side is podtax.busconsume (whose public
+names are importable from here too).
 """
 
 from __future__ import annotations
@@ -22,80 +24,39 @@ import logging
 import os
 import re
 import signal
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import nats
 from nats.aio.client import Client
-from nats.aio.msg import Msg
-from nats.errors import ConnectionReconnectingError, NoRespondersError, NoServersError
+from nats.errors import NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import (
-    ServiceUnavailableError,
-)
-from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from pydantic import ValidationError
 
-from podtax import metrics, natsfetch, subjects, telemetry
+from podtax import metrics, telemetry
+from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where services import them from
+    REASON_HEADER,
+    BatchHandler,
+    Consumers,
+    ConsumerSpec,
+    Handler,
+    Permanent,
+    Unavailable,
+)
 from podtax.busstreams import Streams
-from podtax.events import Envelope, Event, decode, encode, misplaced
-from podtax.templates import pydantic_msg
+from podtax.events import Envelope, encode
 
 log = logging.getLogger("podtax.bus")
-BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
-HOLD_BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)  # retries of a held batch (Unavailable); then every 30 s
-REASON_HEADER = "Podtax-Dead-Reason"
 PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bus.publish_many)
-FETCH_TIMEOUT_S = 0.5  # an idle consumer's fetch returns empty after this long (then `stop` is checked)
 
 
 class BusError(RuntimeError):
     """NATS is unreachable or refused an operation; the message says what to do."""
 
 
-class Permanent(Exception):
-    """Raised by a handler for a message that can never succeed; it is dead-lettered with `reason`."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class Unavailable(Exception):
-    """Raised by a batch handler when a dependency is down, not the messages (its disk is full, its
-    database out of memory): the batch is held and retried until it succeeds; `reason` says what to fix."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
 class Unacked(Unavailable, BusError):
     """Published events NATS did not ack in time (Bus.publish_many): a batch handler's batch is held and
     retried (Unavailable), a command stops with the reason (BusError)."""
-
-
-Handler = Callable[[Event], Awaitable[None]]
-# A batch handler commits a whole batch at once and returns the events it rejects permanently.
-BatchHandler = Callable[[list[Event]], Awaitable[dict[str, str]]]
-
-
-@dataclass(frozen=True)
-class ConsumerSpec:
-    durable: str
-    subjects: Sequence[str]
-    max_deliver: int = 5
-    ack_wait_s: float = 60.0
-    batch: int = 100
-    # once a waiting fetch got its first message, how long it waits for the batch to fill (seconds);
-    # None: until full or FETCH_TIMEOUT_S, as a throughput-only consumer may prefer
-    linger_s: float | None = 0.02
 
 
 def _start_hint(url: str) -> str:
@@ -109,7 +70,7 @@ def _start_hint(url: str) -> str:
     return "start one with `podtax up` or point PODTAX_NATS_URL at a running server"
 
 
-class Bus(Streams):
+class Bus(Streams, Consumers):
     def __init__(self, nc: Client, source: str) -> None:
         self.nc = nc
         self.js: JetStreamContext = nc.jetstream(publish_async_max_pending=20_000)
@@ -198,164 +159,6 @@ class Bus(Streams):
             metrics.PUBLISHED.labels(event_type).inc(n)
         return duplicates
 
-    async def dead_letter(self, msg: Msg, reason: str) -> None:
-        headers = dict(msg.headers or {})
-        headers[REASON_HEADER] = reason[:1000]
-        headers["Podtax-Original-Subject"] = msg.subject
-        # one dead letter per message, however many consumers reject it (the parser and the analyzer both read
-        # raw logs): its id is the message's place in the stream, which JetStream de-duplicates (2 min window)
-        headers["Nats-Msg-Id"] = f"dead-{msg.metadata.stream}-{msg.metadata.sequence.stream}"
-        await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
-        await msg.term()
-        metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
-        log.warning("dead-lettered %s: %s", msg.subject, reason)
-
-    # ------------------------------------------------------------ consume
-
-    async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
-        config = ConsumerConfig(
-            durable_name=spec.durable, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
-            max_deliver=spec.max_deliver, ack_wait=spec.ack_wait_s, max_ack_pending=50_000,
-            filter_subjects=list(spec.subjects) if len(spec.subjects) > 1 else None,
-            filter_subject=spec.subjects[0] if len(spec.subjects) == 1 else None,
-        )
-        await self.js.add_consumer(subjects.STREAM, config)
-        sub = await self.js.pull_subscribe_bind(durable=spec.durable, stream=subjects.STREAM)
-        self._subs.append(sub)
-        return sub
-
-    async def _fetch(self, sub: JetStreamContext.PullSubscription, spec: ConsumerSpec) -> list[Msg]:
-        try:
-            msgs = await natsfetch.fetch(sub, spec.batch, timeout=FETCH_TIMEOUT_S, linger=spec.linger_s)
-        except (NatsTimeout, TimeoutError):
-            return []
-        except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
-            # a server of a cluster went away, or the consumer's leader is moving: keep consuming once it has
-            log.warning("fetch failed (%s); retrying", type(exc).__name__)
-            await asyncio.sleep(1.0)
-            return []
-        if msgs:
-            last = msgs[-1].metadata
-            metrics.PENDING.labels(last.consumer).set(last.num_pending)
-            again = sum(natsfetch.num_delivered(m) > 1 for m in msgs)
-            if again:
-                metrics.REDELIVERIES.labels(last.consumer).inc(again)
-        return msgs
-
-    async def _decode(self, msg: Msg) -> Event | None:
-        event, why = _read(msg)
-        if why is not None:
-            await self.dead_letter(msg, why)
-        return event
-
-    async def _retry_or_dead(self, msg: Msg, error: str, max_deliver: int) -> None:
-        delivered = msg.metadata.num_delivered
-        if delivered >= max_deliver:
-            await self.dead_letter(msg, f"gave up after {delivered} deliveries: {error}")
-        else:
-            await msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1])
-            metrics.MESSAGES.labels(_consumer(msg), "retry").inc()
-
-    async def consume(self, spec: ConsumerSpec, handler: Handler, stop: asyncio.Event) -> None:
-        """Handle messages one by one until `stop` is set."""
-        sub = await self._subscribe(spec)
-        tracer = telemetry.tracer("podtax.bus")
-        while not stop.is_set():
-            for msg in await self._fetch(sub, spec):
-                event = await self._decode(msg)
-                if event is None:
-                    continue
-                ctx = _message_context(msg, event)
-                started = time.perf_counter()
-                try:
-                    with tracer.start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
-                        await _with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
-                except Permanent as exc:
-                    await self.dead_letter(msg, exc.reason)
-                except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
-                    log.exception("handler failed for %s", msg.subject)
-                    await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
-                else:
-                    await msg.ack()
-                    metrics.MESSAGES.labels(spec.durable, "ack").inc()
-                metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
-
-    async def consume_batches(self, spec: ConsumerSpec, handler: BatchHandler, stop: asyncio.Event) -> None:
-        """Handle messages in batches: one commit per batch, then ack every message of it.
-
-        Batches are handled one at a time and in order, but the next batch is fetched and decoded
-        while the previous one is being handled: a handler that waits on I/O or on a thread (a
-        DuckDB commit, publish acks) then overlaps with the decoding, which needs the event loop."""
-        sub = await self._subscribe(spec)
-        handling: asyncio.Task[None] | None = None
-        try:
-            while not stop.is_set():
-                decoded = await self._fetch_decoded(sub, spec)
-                if handling is not None:  # a held batch may take long: keep the fetched one in progress
-                    await _with_heartbeat([m for m, _ in decoded], handling, spec.ack_wait_s / 3)
-                    handling = None
-                if decoded:
-                    handling = asyncio.create_task(self._handle_batch(spec, handler, decoded, stop))
-            if handling is not None:
-                await handling
-        finally:
-            if handling is not None and not handling.done():
-                handling.cancel()
-
-    async def _fetch_decoded(self, sub: JetStreamContext.PullSubscription,
-                             spec: ConsumerSpec) -> list[tuple[Msg, Event]]:
-        decoded: list[tuple[Msg, Event]] = []
-        for msg in await self._fetch(sub, spec):
-            event, why = _read(msg)  # no await per message: only an invalid one needs the bus (its dead letter)
-            if event is not None:
-                decoded.append((msg, event))
-            else:
-                await self.dead_letter(msg, why or "")
-        return decoded
-
-    async def _handle_batch(self, spec: ConsumerSpec, handler: BatchHandler,
-                            decoded: list[tuple[Msg, Event]], stop: asyncio.Event) -> None:
-        # One span per message, a child of the message's own context (so parse and store sit in
-        # the run's trace), linked to the batch span; follow-ups are published in that span.
-        tracer = telemetry.tracer("podtax.bus")
-        with tracer.start_as_current_span(f"{spec.durable} batch", attributes={"messaging.batch.message_count":
-                                                                                  len(decoded)}) as batch:
-            if isinstance(trace.get_tracer_provider(), TracerProvider):
-                link = [trace.Link(batch.get_span_context())]
-                spans = [tracer.start_span(f"{spec.durable} {e.type}", context=_message_context(m, e), links=link)
-                         for m, e in decoded]
-                scope = {run_id: trace.set_span_in_context(span) for span, (_, e) in zip(spans, decoded)
-                         if (run_id := telemetry.event_run_id(e))}
-            else:  # tracing off: no per-message context or span (a follow-up is published in its run's trace)
-                spans, scope = [trace.INVALID_SPAN] * len(decoded), {}
-            started = time.perf_counter()
-            try:
-                with telemetry.run_scope(scope):
-                    rejected = await _held(spec, handler, decoded, stop)
-            except Exception as exc:  # noqa: BLE001
-                log.exception("batch handler failed (%d messages)", len(decoded))
-                for span in spans:
-                    span.set_status(trace.Status(trace.StatusCode.ERROR, str(exc)))
-                    span.end()
-                for msg, _ in decoded:
-                    await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
-                return
-            if rejected is None:  # stopped while held: redelivered to the next consumer after ack_wait
-                for span in spans:
-                    span.end()
-                return
-            committed: list[Msg] = []
-            for span, (msg, event) in zip(spans, decoded):
-                if event.id in rejected:
-                    span.set_status(trace.Status(trace.StatusCode.ERROR, rejected[event.id]))
-                    await self.dead_letter(msg, rejected[event.id])
-                else:
-                    committed.append(msg)
-                span.end()
-            await natsfetch.ack_all(committed)
-            metrics.MESSAGES.labels(spec.durable, "ack").inc(len(decoded) - len(rejected))
-            metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
-
     async def close(self) -> None:
         """Stop consuming, flush what is in flight (drain), close."""
         for sub in self._subs:  # a pull subscription never finishes draining by itself (nats-py)
@@ -385,75 +188,9 @@ async def _stop_reconnecting(nc: Client) -> None:
     log.warning("NATS: the client's reconnect loop did not stop")
 
 
-def _read(msg: Msg) -> tuple[Event | None, str | None]:
-    """The message's event, or None and why it is dead-lettered: schema-invalid, or misplaced (an event
-    on a subject its type and content do not give)."""
-    try:
-        event = decode(msg.data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"]))
-        at = f"{where}: " if where else ""
-        return None, f"schema-invalid: {at}{pydantic_msg(first['msg'])} ({exc.error_count()} errors)"
-    why = misplaced(event, msg.subject)
-    return (None, why) if why is not None else (event, None)
-
-
-def _consumer(msg: Msg) -> str:
-    try:
-        return msg.metadata.consumer or "?"
-    except Exception:  # noqa: BLE001 - not a JetStream message
-        return "?"
-
-
-def _message_context(msg: Msg, event: Event) -> otel_context.Context:
-    """The context a message was published in; a run's own trace when none travelled with it."""
-    ctx = telemetry.extract(msg.headers)
-    if not trace.get_current_span(ctx).get_span_context().is_valid:
-        run_id = telemetry.event_run_id(event)
-        if run_id:
-            return telemetry.run_context(run_id)
-    return ctx
-
-
 def redact(url: str) -> str:
     """A NATS URL list without passwords (nats://user:secret@host -> nats://user:***@host)."""
     return ",".join(re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", u) for u in url.split(","))
-
-
-async def _with_heartbeat(msgs: Sequence[Msg], work: Awaitable[None], every_s: float) -> None:
-    """Await `work`, telling JetStream the messages are in progress so a long run is not redelivered."""
-    task = asyncio.ensure_future(work)
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=every_s)
-        if done:
-            return task.result()
-        for msg in msgs:
-            await msg.in_progress()
-
-
-async def _held(spec: ConsumerSpec, handler: BatchHandler, decoded: list[tuple[Msg, Event]],
-                stop: asyncio.Event) -> dict[str, str] | None:
-    """`handler(batch)`; while it raises :class:`Unavailable`, the batch is kept in progress and retried
-    after HOLD_BACKOFF_S (no redelivery, so no delivery is counted); None when `stop` is set meanwhile."""
-    msgs = [m for m, _ in decoded]
-    attempt = 0
-    try:
-        while True:
-            try:
-                return await handler([e for _, e in decoded])
-            except Unavailable as exc:
-                attempt += 1
-                delay = HOLD_BACKOFF_S[min(attempt, len(HOLD_BACKOFF_S)) - 1]
-                log.error("%s: %s; %d messages held, retry %d in %.0f s (none is dead-lettered)", spec.durable,
-                          exc.reason, len(msgs), attempt, delay)
-                metrics.HELD.labels(spec.durable).set(len(msgs))
-                with contextlib.suppress(TimeoutError):
-                    await _with_heartbeat(msgs, asyncio.wait_for(stop.wait(), delay), spec.ack_wait_s / 3)
-                if stop.is_set():
-                    return None
-    finally:
-        metrics.HELD.labels(spec.durable).set(0)
 
 
 def stop_on_signals() -> asyncio.Event:
