@@ -62,6 +62,18 @@ def test_kubesim_stopped_mid_run_fails_the_run_naming_its_address(kubesim_factor
     assert "Connection refused" in info.value.detail and "PODTAX_RUNNER_KUBECONFIG" in info.value.detail
 
 
+def test_kubesim_stopped_in_a_pod_startup_fails_the_run_naming_its_address(kubesim_factory: Any,
+                                                                           run_cp: Any) -> None:
+    sim = kubesim_factory(cluster(), kubelet="none")  # no kubelet: the pods stay Pending, the run waits on its watch
+    address = sim.api_client().configuration.host
+    stopper = stop_when(sim, lambda: len(sim.objects("pods", "podtax-runs")), 5)
+    with pytest.raises(Aborted) as info:  # a bare MaxRetryError before
+        run_cp(spec("pod-startup", count=5, concurrency=5, timeout=TIMEOUT_S), kube=sim)
+    stopper.join()
+    assert info.value.reason == "kubernetes-unreachable", info.value.detail
+    assert info.value.detail.startswith(f"cannot reach the Kubernetes API at {address} ("), info.value.detail
+
+
 def test_a_wrong_kubernetes_port_fails_the_run_naming_its_address(kubesim_factory: Any, run_cp: Any,
                                                                   tmp_path: Path) -> None:
     sim = kubesim_factory(cluster())

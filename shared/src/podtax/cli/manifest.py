@@ -142,8 +142,10 @@ def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] |
     except ValueError as exc:  # TemplateError is a ValueError too
         problems.append(f"params: {getattr(exc, 'detail', exc)}")
         return None
-    for key in params:  # a boolean as the template reads it (`reverse=yes` -> true): one cell per setting
-        if isinstance(value := getattr(checked, key, None), bool):
+    # each value as the template reads it, as a campaign's runs store it: `reverse=yes` -> true, `bs=4k` -> 4K
+    # (fio reads both alike), so two spellings of one setting make one cell
+    for key in params:
+        if isinstance(value := getattr(checked, key, None), bool | str):
             params[key] = value
     if params.get("threads") == "all":
         problems.append("params: threads=all cannot be imported: give the number of threads the run used")
