@@ -337,14 +337,17 @@ class VolumeChurnK8s(ObjectChurn):
                 poller.join(timeout=10)
 
 
-def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> None:
-    """Execute one run into `timeline`; on any failure delete what this run created, then re-raise."""
+def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
+        measured: Callable[[], None] = lambda: None) -> None:
+    """Execute one run into `timeline`, then call `measured` (the work is done; what follows is cleanup); on any
+    failure delete what this run created, then re-raise."""
     churn = VolumeChurnK8s(kube, ctx, params, timeline)
     try:
         churn.execute()
     except BaseException:
         cleanup.after_failure(kube, ctx, timeline)
         raise
+    measured()
     timeline.left_behind = sum(1 for r in timeline.objects.values()
                                if "api_accepted" in r.t and ("gone" not in r.t or
                                                              ("pv_created" in r.t and "pv_gone" not in r.t)))

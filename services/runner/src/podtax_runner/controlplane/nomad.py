@@ -9,6 +9,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -197,8 +198,9 @@ def volume_body(vol_id: str, namespace: str, p: VolumeChurn) -> dict[str, Any]:
                          "Parameters": {}, "Secrets": {}}]}
 
 
-def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
-    """Execute one run into `tl`; on any failure delete what this run created, then re-raise."""
+def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Callable[[], None] = lambda: None) -> None:
+    """Execute one run into `tl`, then call `measured` (the work is done; what follows is cleanup, whose requests
+    are not counted, as on Kubernetes); on any failure delete what this run created, then re-raise."""
     ns = ctx.namespace
     prefix = volume_prefix(ctx.run.campaign, ctx.label)
     ids = [f"{prefix}{i + 1:04d}" for i in range(p.count)]
@@ -260,6 +262,8 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline) -> None:
         if said and isinstance(exc, Aborted):
             raise Aborted(exc.reason, f"{exc.detail}; {said}") from None
         raise
+    measured()
+    nomad.timeline = None
     tl.left_behind = sum(1 for r in tl.objects.values() if "api_accepted" in r.t and "gone" not in r.t)
     # a create that failed may still have made its volume (a 500 after Nomad created it, a client timeout):
     # the run's prefix is searched for leftovers then too (an audit found two such volumes left, uncounted)

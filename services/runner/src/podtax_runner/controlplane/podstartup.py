@@ -5,6 +5,7 @@ timestamps (kube-burner's podLatency), then delete them and time deleted -> gone
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from kubernetes.client.rest import ApiException
@@ -154,12 +155,15 @@ class PodStartupRun(ObjectChurn):
                 poller.join(timeout=10)
 
 
-def run(kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline) -> None:
-    """Execute one run into `timeline`; on any failure delete what this run created, then re-raise."""
+def run(kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline,
+        measured: Callable[[], None] = lambda: None) -> None:
+    """Execute one run into `timeline`, then call `measured` (the work is done; what follows is cleanup); on any
+    failure delete what this run created, then re-raise."""
     try:
         PodStartupRun(kube, ctx, params, timeline).execute()
     except BaseException:
         cleanup.after_failure(kube, ctx, timeline)
         raise
+    measured()
     if params.with_volume or any("gone" not in r.t for r in timeline.objects.values() if "api_accepted" in r.t):
         timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
