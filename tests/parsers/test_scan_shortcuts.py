@@ -1,7 +1,7 @@
 """The parsers' shortcuts past whole-log regex scans and repeated substring searches give the same
 answer as the plain search they replace (issue 15): base.at_line_starts is `pattern.finditer(text)` (fio's
-job counts; with a limit, detect's hdparm device line), and a detect.py signature group is looked for only when
-the part all its words share is there."""
+job counts; with a limit, detect's hdparm device line), a detect.py signature group is looked for only when
+the part all its words share is there, and a stress-ng log in the common form is read in one regex pass."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import random
 import re
 
 import pytest
-from podtax.parsers import detect, fio_text, iperf3
+from podtax.parsers import detect, fio_text, iperf3, stressng, stressng_forms
 from podtax.parsers.base import at_line_starts
 
 from tests.parsers.corpus_index import CORPUS, read_text
@@ -58,3 +58,52 @@ def test_a_signature_group_shares_its_part(group: tuple[str, ...], shared: str) 
 def test_each_signature_alone_is_recognized(word: str) -> None:
     tool = "iperf3" if word in (*detect._IPERF3_NAMED, *detect._IPERF3_EVENTS, *iperf3.TEXT_MARKS) else "fio"
     assert tool in detect.tools_in(f"some output\n{word} 1\n")
+
+
+_PREFIXES = ("stress-ng: info:  [12] ", "stress-ng: metrc: [7] ", "stress-ng: info:  [1]  ")
+_BODIES = ("cpu 3000 1.69 1.69 0.00 1770.62 1770.72", "cpu   3000   1.69 1.69 0.00 1770.62 1770.72 99.80 6512",
+           "cpu 3000 1.69 1.69 0.00 1770.62 1770.72 99.80", "cpu 3000 1.69 1.69 0.00 1770.62",
+           "vm 0 1.00 0.00 0.00 0.00 0.00",
+           "cpu 3000 1.69 1.69 0.00 1770.62 1770.72 99.80 6512 5", "cpu 3000 1.6 1.69 0.00 1770.62 1770.72",
+           "qsort 107.4 comparisons per sec", "qsort 1 nan", "cpu 9.88 nanoseconds per call", "cpu nan x",
+           "cpu inf x y z a b c", "foo bar", "foo 1", "foo", "(secs) (secs)", "stressor bogo ops real time usr time",
+           "stressor  bogo ops x CPU used per RSS Max", "miscellaneous metrics:", "miscellaneous metrics: ",
+           "dispatching hogs: 2 cpu, 1 vm", "dispatching hogs:", "dispatchinghogs", "successful run completed in 2s",
+           "unsuccessful run completed in 2s", "failed: 0", "failed: 1: cpu (1)", "failed: 2 x", "skipped: 3",
+           "passed: 2: cpu (2)", "passed: x", "metrics untrustworthy: 1", "metrics untrustworthy: a",
+           "setting to a 10 second run per stressor",
+           "defaulting to a 86400 second (1 day, 0.00 secs) run per stressor",
+           "stress-ng 0.19.02 gabc", "for a 2.00s run time:", "e5 1 2 3", "x e5", "x Infinity 1 2 3 4 5 6",
+           "x -1 2.00 2.00 2.00 2.00 2.00", "a\tb", "a b\t", "cpu 1 2.00 2.00 2.00 2.00 2.00 ", "vm 9 x", "x \u0663 y",
+           "stressorx 1 2.00 2.00 2.00 2.00 2.00")
+
+
+def _line_by_line(text: str) -> stressng._Scan:
+    s, state = stressng._Scan(), 0
+    *lines, last = text.split("\n")
+    for raw in lines:
+        state = stressng._line(s, raw, state)
+    stressng._last(s, last, state)
+    return s
+
+
+def _slots(s: stressng._Scan) -> dict[str, object]:
+    return {name: getattr(s, name) for name in stressng._Scan.__slots__}
+
+
+def test_the_common_form_pass_is_the_line_loop() -> None:
+    """stressng._scan reads a short log in the common form in one regex pass (stressng_forms.plain_lines):
+    the same scan as _line over each line, on every stress-ng capture and 5,000 mixes of lines in and near
+    that form (the pass is taken for over 500 of them)."""
+    logs = [read_text(p) for folder in (CORPUS, CORPUS.parent / "corpus-found") for p in sorted(folder.rglob("*"))
+            if p.is_file() and "stress" in p.name + p.parent.name]
+    rng = random.Random(15)
+    pieces = [p + b for p in _PREFIXES for b in _BODIES] + ["", " ", "stress-ng: warn:  [1] x"]
+    mixes = [_PREFIXES[0] + "setting to a 2 second run per stressor\n"
+             + "\n".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14))) + rng.choice(["\n", "", "\n\n"])
+             for _ in range(5000)]
+    texts = [t for t in logs + mixes if len(t) < 8192]
+    taken = [t for t in texts if stressng_forms.plain_lines(stressng._Scan(), t, t.rfind("\n"), stressng._HANDLERS)
+             is not None]
+    assert len(taken) > 500
+    assert [t for t in texts if _slots(stressng._scan(t)) != _slots(_line_by_line(t))] == []

@@ -1,10 +1,13 @@
 """The forms a stress-ng log line comes in, read into the plain one (`stress-ng: <level>: [pid] msg`):
 `--timestamp` (`stress-ng: 04:14:26.35 info:  [pid] ...`), `--log-brief` (no prefix at all), and a
-timestamp behind another prefix. Pure functions, used by stressng.py (detect.py uses BRIEF_HEADER)."""
+timestamp behind another prefix; and the common form read in one regex pass (plain_lines). Pure functions,
+used by stressng.py (detect.py uses BRIEF_HEADER)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
 _BRIEF_PREFIX = "stress-ng: info:  [0] "
 BRIEF_HEADER = r"^stressor +bogo ops "  # the table header of a `--log-brief` log (detect.py looks for it too)
@@ -43,3 +46,65 @@ def split_line(raw: str) -> tuple[str, str] | None:
         if close > 0 and msg[1:close].isdigit():
             msg = msg[close + 1:].lstrip()
     return level, msg
+
+
+# The common form, read in one regex pass (see plain_lines): each whole line of the log is one of these,
+# behind `stress-ng: info:  [pid] ` or `stress-ng: metrc: [pid] ` (single spaces between the words of a
+# figure line, nothing after its last character).
+_P = r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}+\] ++(?=\S)"
+# the first words stressng._line acts on (or that _scan's long-log skip does not pass over)
+_RESERVED = r"(?:stressor|miscellaneous|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics|setting" \
+            r"|defaulting|stress-ng)"
+_NAME = r"[^\s(]\S*+"
+# a line no part of _line acts on: its second word (if any) is none float() reads (no row, no misc metric)
+_OTHER = rf"{_NAME}(?: ++[a-hj-mo-zA-HJ-MO-Z:(\[/'\"][^\n]*+)?+(?<=\S)$"
+_TOKENS = re.compile(
+    rf"^(?:{_P}(?:(?!{_RESERVED})(?:"
+    # 1, 2: a table row as stress-ng prints it: bogo ops, 5 or 6 figures with 2 decimals, (RSS Max)
+    rf"({_NAME}) ++([0-9]++(?: ++[0-9]++\.[0-9]{{2}}){{5}}+(?: ++[0-9]++\.[0-9]{{2}}(?: ++[0-9]++)?+)?+)$"
+    rf"|({_OTHER}(?:\n{_P}(?!{_RESERVED}){_OTHER})*+)"  # 3: one or more such lines
+    rf"|({_NAME}) ++([0-9]++(?:\.[0-9]++)?+) ++(\S[^\n]*+(?<=\S))$"  # 4, 5, 6: a miscellaneous metric
+    # 7: a _HANDLERS line, in the forms whose second word no float() reads either
+    rf")|((?:dispatching hogs:|(?:un)?successful run completed|(?:setting|defaulting) to )[^\n]*+(?<=\S)$"
+    r"|(?:failed|skipped|passed): [0-9]{1,18}+(?:: [^\n]*+(?<=\S))?+$|metrics untrustworthy: [0-9]{1,18}+$)"
+    r"|(stressor[^\n]*?bogo ops[^\n]*+(?<=\S))$"  # 8: the table's header
+    r"|(\()[^\n]*+(?<=\S)$"  # 9: its units line
+    r"|(miscellaneous metrics:)$"  # 10
+    r"))|^([^\n]+)",  # 11: any other line
+    re.M)
+
+
+def plain_lines(s: Any, text: str, end: int, handlers: Mapping[str, Callable[[Any, str], None]]) -> int | None:
+    """stressng._line over each line of text[:end] (`end` at a newline), for a log whose every line is in
+    the common form (_TOKENS); fills `s` (a stressng._Scan) and returns the state after the last line, as
+    _line does. None when a line is in another form, or where _line would do more (a row in a misc block,
+    a misc metric inside a table): `s` is then partly filled, and the log is to be read by _line."""
+    state = 0
+    rows, misc = s.rows, s.misc
+    tokens = _TOKENS.findall(text, 0, end)
+    for name, figures, other, misc_name, value, desc, said, header, units, misc_header, _other_form in tokens:
+        if name:
+            if state == 1:
+                rows.append((name, list(map(float, figures.split()))))
+            elif state == 2:
+                return None
+        elif other:
+            state = 0
+        elif said:
+            state = 0
+            handlers[said[:said.find(" ")]](s, said)
+        elif header:
+            s.header, state = s.header + 1, 1
+            s.columns = 6 + ("CPU used per" in header) + ("RSS Max" in header)
+        elif units:
+            pass
+        elif misc_header:
+            state = 2
+        elif misc_name and state != 1:
+            if state == 2:
+                misc.append((misc_name, float(value), desc))
+        else:
+            return None
+    if tokens:  # blank lines give no token (and _line leaves them alone)
+        s.seen = True
+    return state
