@@ -111,8 +111,9 @@ def ours(sim: Sim, plural: str, namespace: str | None = None) -> list[dict[str, 
 
 @pytest.fixture
 def kubesim_process(tmp_path: Any) -> Any:
-    """kubesim_process(cluster) -> an object with .kubeconfig: the emulator in its own process (podtax-kubesim),
-    so its event loop never waits for the harness's threads (the GIL): for latency measurements."""
+    """kubesim_process(cluster) -> an object with .kubeconfig and .proc: the emulator in its own process
+    (podtax-kubesim), so its event loop never waits for the harness's threads (the GIL): for latency measurements,
+    and for killing it mid-run."""
     import subprocess
     import sys
     import time
@@ -138,7 +139,7 @@ def kubesim_process(tmp_path: Any) -> Any:
             if time.monotonic() > deadline or procs[-1].poll() is not None:
                 raise RuntimeError("podtax-kubesim did not start")
             time.sleep(0.05)
-        return types.SimpleNamespace(kubeconfig=kubeconfig)
+        return types.SimpleNamespace(kubeconfig=kubeconfig, proc=procs[-1])
 
     yield start
     for p in procs:

@@ -3,8 +3,8 @@ answer gives its object up as a lower bound. urllib3's NewConnectionError (conne
 ConnectTimeoutError, so with kubesim stopped mid-run each refused create or delete was given up as "no answer in
 time" (then the run ended as "the API refused 11 of 100 requests"), a watch refused until the run's timeout ended it
 as "N of N objects stuck in the bind wait", and a wrong port ended in a bare MaxRetryError; Nomad's refused calls
-failed their volumes one by one (8 of 8 failed, and the run was reported). Against the real kubesim and nomadsim,
-stopped mid-run, through the real kubernetes client and httpx."""
+failed their volumes one by one (8 of 8 failed, and the run was reported). Against the real kubesim and nomadsim
+processes killed mid-run, through the real kubernetes client and httpx, and a campaign through the real services."""
 
 from __future__ import annotations
 
@@ -17,61 +17,69 @@ from typing import Any
 
 import pytest
 import urllib3
+from kubernetes import client
+from kubernetes import config as kconfig
 from podtax import natsserver
 from podtax_runner.controlplane.common import Aborted, timed_out, unreachable
 
 from tests.controlplane.conftest import cluster, spec
 
-NEVER_S = 600.0  # a provisioning latency no run here waits out: claims stay Pending
+NEVER_S = 600.0  # a latency (provisioning, pod start) no run here waits out: claims Pending, pods not started
 TIMEOUT_S = 20.0  # stall window 2 s: a watch or poll refused that long ends the run
+NS = "podtax-runs"
 
 
-def stop_when(sim: Any, count: Callable[[], int], at: int) -> threading.Thread:
-    """Stop `sim` once `count()` (objects the run created) reaches `at`: the API dies mid-run."""
+def kill_when(proc: Any, count: Callable[[], int], at: int) -> threading.Thread:
+    """Kill the emulator's process once `count()` (objects the run created) reaches `at`: the API dies mid-run."""
     def watch() -> None:
         deadline = time.monotonic() + TIMEOUT_S
         while count() < at and time.monotonic() < deadline:
-            time.sleep(0.01)
-        sim.stop()
+            time.sleep(0.02)
+        proc.kill()
+        proc.wait(timeout=10)
 
-    thread = threading.Thread(target=watch, name="stop-the-api", daemon=True)
+    thread = threading.Thread(target=watch, name="kill-the-api", daemon=True)
     thread.start()
     return thread
 
 
-def claims(sim: Any) -> int:
-    return len(sim.objects("persistentvolumeclaims", "podtax-runs"))
+def core(kubeconfig: Path) -> client.CoreV1Api:
+    cfg = client.Configuration()
+    kconfig.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
+    return client.CoreV1Api(client.ApiClient(cfg))
 
 
-@pytest.mark.parametrize(("count", "observe"), [
-    (300, "watch"),  # stopped among the creates: refused creates
-    (5, "watch"),  # stopped in the bind wait: refused watches
-    (5, "poll"),  # stopped in the bind wait: refused polls
+def counter(api: client.CoreV1Api, lister: str) -> Callable[[], int]:
+    """How many objects `lister` lists in the runs' namespace (0 before it exists)."""
+    def count() -> int:
+        try:
+            return len(getattr(api, lister)(NS, _request_timeout=5).items)
+        except Exception:  # noqa: BLE001 - the namespace is not there yet, or the API just died
+            return 0
+    return count
+
+
+@pytest.mark.parametrize(("test", "params", "lister"), [
+    ("volume-churn", {"count": 300, "concurrency": 1},  # killed among the creates: refused creates
+     "list_namespaced_persistent_volume_claim"),
+    ("volume-churn", {"count": 5}, "list_namespaced_persistent_volume_claim"),  # in the bind wait: refused watches
+    ("volume-churn", {"count": 5, "observe": "poll", "poll_interval_s": 0.2},  # and refused polls
+     "list_namespaced_persistent_volume_claim"),
+    ("pod-startup", {"count": 5}, "list_namespaced_pod"),  # pods not started: in the start wait
 ])
-def test_kubesim_stopped_mid_run_fails_the_run_naming_its_address(kubesim_factory: Any, run_cp: Any, count: int,
-                                                                   observe: str) -> None:
-    sim = kubesim_factory(cluster(provision=NEVER_S), kubelet="simulated")
-    address = sim.api_client().configuration.host
-    stopper = stop_when(sim, lambda: claims(sim), 5)
+def test_kubesim_killed_mid_run_fails_the_run_naming_its_address(kubesim_process: Any, run_cp: Any, test: str,
+                                                                  params: dict[str, Any], lister: str) -> None:
+    sim = kubesim_process({**cluster(provision=NEVER_S), "simulation": {"startDelaySeconds": NEVER_S}},
+                          kubelet="simulated")
+    api = core(sim.kubeconfig)
+    address = api.api_client.configuration.host
+    killer = kill_when(sim.proc, counter(api, lister), 5)
     with pytest.raises(Aborted) as info:
-        run_cp(spec("volume-churn", count=count, concurrency=1, timeout=TIMEOUT_S, observe=observe,
-                    poll_interval_s=0.2), kube=sim)
-    stopper.join()
+        run_cp(spec(test, timeout=TIMEOUT_S, **params), kube=sim)
+    killer.join()
     assert info.value.reason == "kubernetes-unreachable", info.value.detail
     assert info.value.detail.startswith(f"cannot reach the Kubernetes API at {address} ("), info.value.detail
     assert "Connection refused" in info.value.detail and "PODTAX_RUNNER_KUBECONFIG" in info.value.detail
-
-
-def test_kubesim_stopped_in_a_pod_startup_fails_the_run_naming_its_address(kubesim_factory: Any,
-                                                                           run_cp: Any) -> None:
-    sim = kubesim_factory(cluster(), kubelet="none")  # no kubelet: the pods stay Pending, the run waits on its watch
-    address = sim.api_client().configuration.host
-    stopper = stop_when(sim, lambda: len(sim.objects("pods", "podtax-runs")), 5)
-    with pytest.raises(Aborted) as info:  # a bare MaxRetryError before
-        run_cp(spec("pod-startup", count=5, concurrency=5, timeout=TIMEOUT_S), kube=sim)
-    stopper.join()
-    assert info.value.reason == "kubernetes-unreachable", info.value.detail
-    assert info.value.detail.startswith(f"cannot reach the Kubernetes API at {address} ("), info.value.detail
 
 
 def test_a_wrong_kubernetes_port_fails_the_run_naming_its_address(kubesim_factory: Any, run_cp: Any,
@@ -87,13 +95,13 @@ def test_a_wrong_kubernetes_port_fails_the_run_naming_its_address(kubesim_factor
     assert info.value.detail.startswith(f"cannot reach the Kubernetes API at {wrong} (ConnectionRefusedError: ")
 
 
-def test_nomadsim_stopped_mid_run_fails_the_run_naming_its_address(nomadsim_factory: Any, run_cp: Any) -> None:
-    sim = nomadsim_factory({"plugins": [{"id": "hostpath", "createLatency": 0.05, "deleteLatency": 0.01}]})
-    stopper = stop_when(sim, lambda: len(sim.volumes()), 5)
+def test_nomadsim_killed_mid_run_fails_the_run_naming_its_address(nomadsim_process: Any, run_cp: Any) -> None:
+    sim = nomadsim_process({"plugins": [{"id": "hostpath", "createLatency": 0.05, "deleteLatency": 0.01}]})
+    killer = kill_when(sim.proc, lambda: len(sim.volumes()), 5)
     with pytest.raises(Aborted) as info:
         run_cp(spec("volume-churn", env="nomad", count=40, concurrency=2, timeout=TIMEOUT_S, plugin_id="hostpath"),
                nomad=sim)
-    stopper.join()
+    killer.join()
     assert info.value.reason == "nomad-unreachable", info.value.detail  # "api-errors: Nomad refused 11 of 40" before
     assert info.value.detail.startswith(f"cannot reach Nomad at {sim.url} (ConnectError: "), info.value.detail
     assert "podtax volumes cleanup --backend nomad" in info.value.detail  # what it created stays, and how to remove it
@@ -115,3 +123,51 @@ def _max_retries(reason: Exception) -> urllib3.exceptions.MaxRetryError:
 def test_a_refused_connection_is_unreachable_not_timed_out(exc: Exception, is_timeout: bool,
                                                             is_unreachable: bool) -> None:
     assert (timed_out(exc), unreachable(exc)) == (is_timeout, is_unreachable)
+
+
+CAMPAIGN = {"name": "cp-dies", "nodes": ["node-1"], "environments": ["kubernetes"],
+            "tests": [{"test": "volume-churn", "params": {"count": 5, "concurrency": 5}}],
+            "repetitions": {"min": 3, "max": 3}, "timeout": 30, "seed": 3}
+
+
+async def test_a_campaign_keeps_the_runs_measured_before_the_api_died(nats_url: str, tmp_path: Path,
+                                                                       kubesim_process: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the real runner, parser and analyzer (real nats-server, DuckDB): kubesim killed once the first run
+    is stored; that run stays stored with its metrics, the runs after it are stored failed, kubernetes-unreachable,
+    naming the address."""
+    import asyncio
+
+    import yaml
+    from podtax import config
+    from podtax.cli.main import main as cli
+
+    from tests.integration.harness import services, wait_for
+
+    sim = kubesim_process(cluster(provision=1.0, delete=0.01), kubelet="simulated")  # a run takes over 1 s
+    address = core(sim.kubeconfig).api_client.configuration.host
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    async with services(nats_url, tmp_path) as s:
+        await s.analyzer()
+        await s.parser()
+        from podtax_runner.service import serve
+
+        await s.start("runner", serve, s.settings(config.RunnerSettings, runner_kubeconfig=sim.kubeconfig))
+        path = tmp_path / "campaign.yaml"
+        path.write_text(yaml.safe_dump(CAMPAIGN))
+        for _ in range(50):  # the runner learns the emulator's nodes at start-up
+            if await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0:
+                break
+            await asyncio.sleep(0.2)
+        runs = "SELECT run_id, status, failure_reason, failure_detail FROM runs WHERE campaign = 'cp-dies'"
+        await wait_for(lambda: any(r[1] == "ok" for r in s.query(runs)), 60, "the first run stored")
+        sim.proc.kill()
+        await wait_for(lambda: len(s.query(runs)) == 3, 60, "3 runs stored")
+        rows = s.query(runs)
+        ok = [r for r in rows if r[1] == "ok"]
+        failed = [r for r in rows if r[1] != "ok"]
+        assert ok and failed, rows
+        assert {r[2] for r in failed} == {"kubernetes-unreachable"}, failed
+        assert all(r[3].startswith(f"cannot reach the Kubernetes API at {address} (") for r in failed), failed
+        metrics = "SELECT count(*) FROM metrics WHERE run_id = ? AND name = 'provisioned_p50_ms'"
+        assert all(s.query(metrics, [r[0]])[0][0] == 1 for r in ok), ok  # measured before: kept
