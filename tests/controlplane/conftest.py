@@ -100,6 +100,27 @@ def run_cp(tmp_path: Any) -> Callable[..., Timeline]:
     return go
 
 
+async def start_and_submit(s: Any, tmp_path: Any, docs: list[dict[str, Any]], **runner: Any) -> None:
+    """Start the analyzer, the parser and the runner (RunnerSettings `runner`) in `s` (tests.integration.harness
+    services), then submit each campaign of `docs`, again while the runner is still learning the emulator's nodes."""
+    import asyncio
+
+    import yaml
+    from podtax.cli.main import main as cli
+    from podtax_runner.service import serve
+
+    await s.analyzer()
+    await s.parser()
+    await s.start("runner", serve, s.settings(config.RunnerSettings, **runner))
+    for doc in docs:
+        path = tmp_path / f"{doc['name']}.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        for _ in range(50):
+            if await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0:
+                break
+            await asyncio.sleep(0.2)
+
+
 def ours(sim: Sim, plural: str, namespace: str | None = None) -> list[dict[str, Any]]:
     """Objects carrying podtax's control-plane label (PVs: those bound to such claims)."""
     if plural == "persistentvolumes":

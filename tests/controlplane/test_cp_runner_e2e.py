@@ -16,7 +16,7 @@ import yaml
 from podtax import config, subjects
 from podtax.cli.main import main as cli
 
-from tests.controlplane.conftest import NODE, cluster, ours
+from tests.controlplane.conftest import NODE, cluster, ours, start_and_submit
 from tests.integration.harness import services, wait_for
 
 VOLUMES = {"name": "cp-volumes", "nodes": [NODE], "environments": ["kubernetes", "nomad"],
@@ -43,19 +43,8 @@ async def test_control_plane_campaigns_end_to_end(nats_url: str, tmp_path: Path,
 
     await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
     async with services(nats_url, tmp_path) as s:
-        await s.analyzer()
-        await s.parser()
-        from podtax_runner.service import serve
-
-        await s.start("runner", serve, s.settings(config.RunnerSettings, runner_kubeconfig=sim.kubeconfig,
-                                                  runner_nomad_addr=nomad.url))
-        for doc in (VOLUMES, PODS, TOO_BIG):
-            path = tmp_path / f"{doc['name']}.yaml"
-            path.write_text(yaml.safe_dump(doc))
-            for _ in range(50):  # the runner learns the emulator's nodes at start-up
-                if await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0:
-                    break
-                await asyncio.sleep(0.2)
+        await start_and_submit(s, tmp_path, [VOLUMES, PODS, TOO_BIG], runner_kubeconfig=sim.kubeconfig,
+                               runner_nomad_addr=nomad.url)
         done = "SELECT count(*) FROM runs WHERE campaign IN ('cp-volumes', 'cp-pods')"
         await wait_for(lambda: s.query(done)[0][0] >= 6, 90, "6 control-plane runs stored")
         # refused as a campaign, before any run: its reason is where `podtax campaign status` looks

@@ -22,7 +22,7 @@ from kubernetes import config as kconfig
 from podtax import natsserver
 from podtax_runner.controlplane.common import Aborted, timed_out, unreachable
 
-from tests.controlplane.conftest import cluster, spec
+from tests.controlplane.conftest import cluster, spec, start_and_submit
 
 NEVER_S = 600.0  # a latency (provisioning, pod start) no run here waits out: claims Pending, pods not started
 TIMEOUT_S = 20.0  # stall window 2 s: a watch or poll refused that long ends the run
@@ -136,29 +136,13 @@ async def test_a_campaign_keeps_the_runs_measured_before_the_api_died(nats_url: 
     """Through the real runner, parser and analyzer (real nats-server, DuckDB): kubesim killed once the first run
     is stored; that run stays stored with its metrics, the runs after it are stored failed, kubernetes-unreachable,
     naming the address."""
-    import asyncio
-
-    import yaml
-    from podtax import config
-    from podtax.cli.main import main as cli
-
     from tests.integration.harness import services, wait_for
 
     sim = kubesim_process(cluster(provision=1.0, delete=0.01), kubelet="simulated")  # a run takes over 1 s
     address = core(sim.kubeconfig).api_client.configuration.host
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     async with services(nats_url, tmp_path) as s:
-        await s.analyzer()
-        await s.parser()
-        from podtax_runner.service import serve
-
-        await s.start("runner", serve, s.settings(config.RunnerSettings, runner_kubeconfig=sim.kubeconfig))
-        path = tmp_path / "campaign.yaml"
-        path.write_text(yaml.safe_dump(CAMPAIGN))
-        for _ in range(50):  # the runner learns the emulator's nodes at start-up
-            if await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0:
-                break
-            await asyncio.sleep(0.2)
+        await start_and_submit(s, tmp_path, [CAMPAIGN], runner_kubeconfig=sim.kubeconfig)
         runs = "SELECT run_id, status, failure_reason, failure_detail FROM runs WHERE campaign = 'cp-dies'"
         await wait_for(lambda: any(r[1] == "ok" for r in s.query(runs)), 60, "the first run stored")
         sim.proc.kill()
