@@ -28,6 +28,7 @@ import duckdb
 from podtax.events import CellStats
 
 from podtax_analyzer import flags as fl
+from podtax_analyzer import sequence
 from podtax_analyzer.cell_analysis import fill_run_ids, finalize
 from podtax_analyzer.cell_pool import analyze_all
 from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
@@ -126,7 +127,7 @@ def compare_campaign(
     if not campaign_exists(con, campaign):
         raise UnknownCampaign(campaign)
     cells = load_cells(con, campaign)
-    rows = _compare(con, cells, threshold, correction, seed)
+    rows = sequence.mark(con, campaign, _compare(con, cells, threshold, correction, seed))
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
     warnings += failed_runs(con, campaign)
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
