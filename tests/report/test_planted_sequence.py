@@ -1,9 +1,12 @@
-"""A planted campaign whose sides ran one after the other (audit hB2): 10 host runs on one day, then 10 pod runs a
-week later, 5% lower, each side steady (no DRIFT within it). Nothing told the reader that the pod's 5% could be
-the week's: the report said "Pod 5.0% slower than host" with p < 0.001 and no warning. Now the cell keeps its
-figures and its sentence, its warnings (the CLI's Notes, the HTML's notes) say the sides were not interleaved,
-with both time spans; an interleaved cell says nothing. Real result events in a real DuckDB file, the real
-analyzer app and the real CLI."""
+"""Planted campaigns whose runs' context the values cannot show (audit hB2). Sides run one after the other: 10
+host runs on one day, then 10 pod runs a week later, 5% lower, each side steady (no DRIFT within it). Nothing
+told the reader that the pod's 5% could be the week's: the report said "Pod 5.0% slower than host" with
+p < 0.001 and no warning. Now the cell keeps its figures and its sentence, its warnings (the CLI's Notes, the
+HTML's notes) say the sides were not interleaved, with both time spans; an interleaved cell says nothing. A
+kernel upgrade half-way (the runs' provenance names two kernels) was shown only in the provenance table, under
+no cell: the cell now says "Mixed kernels", with each kernel's runs per side, and a cell whose sides ran
+different kernels says the ratio compares kernels. Real result and raw-log events in a real DuckDB file, the
+real analyzer app and the real CLI."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from analysis_synth import result_event
 from fastapi.testclient import TestClient
+from podtax import events
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
@@ -24,6 +28,7 @@ HOST = [1000.0, 1003.0, 998.0, 1001.0, 999.0, 1002.0, 1000.5, 997.5, 1001.5, 999
 POD = [v * 0.95 for v in HOST]
 SAID = ("Not interleaved: every host run (10 runs, 2025-08-04 08:00 to 2025-08-04 08:27 UTC) started before the "
         "first pod run (10 runs, 2025-08-11 08:00 to 2025-08-11 08:27 UTC)")
+OLD, NEW = "6.1.0-18-amd64", "6.1.0-28-amd64"
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +42,19 @@ def store(tmp_path_factory):
         start = T0 + timedelta(days=1, minutes=6 * i)
         out.append(result_event(f"m-h{i}", "mixed", "node-1", "host", h, start))
         out.append(result_event(f"m-p{i}", "mixed", "node-1", "kubernetes", p, start + timedelta(minutes=3)))
+    for day, campaign, kernel_of in ((20, "upgrade", lambda env, i: OLD if i < 5 else NEW),  # both sides, half-way
+                                     (30, "split", lambda env, i: OLD if env == "host" else NEW)):  # one a side
+        for i, (h, p) in enumerate(zip(HOST, POD, strict=True)):
+            start = T0 + timedelta(days=day, minutes=6 * i)
+            for env, value, at in (("host", h, start), ("kubernetes", p, start + timedelta(minutes=3))):
+                run_id = f"{campaign}-{env}-{i}"
+                out.append(result_event(run_id, campaign, "node-1", env, value, at))
+                run = events.RunSpec(run_id=run_id, campaign=campaign, node="node-1", env=env, test="sysbench-cpu",
+                                     params={"threads": 1}, cluster="local", attempt=1, timeout_s=600)
+                log = events.RawLog(run=run, stdout="(the log)", exit_code=0, started_at=at,
+                                    ended_at=at + timedelta(seconds=10),
+                                    provenance=events.Provenance(kernel=kernel_of(env, i)))
+                out.append(events.raw_log(log, "test"))
     s.write_batch(out)
     yield s
     s.close()
@@ -62,3 +80,24 @@ def test_interleaved_sides_say_nothing_of_it(store, capsys):
         assert main(["report", "mixed", "--api", url, "--json"]) == 0
     c = json.loads(capsys.readouterr().out)["cells"][0]
     assert c["verdict"] == "slower" and "interleaved" not in c["sentence"] + " ".join(c["warnings"])
+
+
+def _cell(store, campaign: str, capsys) -> dict:
+    with serve(create_app(store)) as url:
+        assert main(["report", campaign, "--api", url, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["cells"][0]
+
+
+def test_a_kernel_upgrade_half_way_is_said_to(store, capsys):
+    c = _cell(store, "upgrade", capsys)
+    said = (f"Mixed kernels: this cell's runs ran 2 kernels ({OLD}: 5 host runs and 5 pod runs; {NEW}: 5 host runs "
+            f"and 5 pod runs): the machine changed during the campaign")
+    assert c["verdict"] == "slower" and any(w.startswith(said) for w in c["warnings"]), c["warnings"]
+    assert said in c["sentence"] and "interleaved" not in c["sentence"]
+
+
+def test_sides_on_different_kernels_compare_kernels(store, capsys):
+    c = _cell(store, "split", capsys)
+    said = (f"Mixed kernels: this cell's runs ran 2 kernels ({OLD}: 10 host runs; {NEW}: 10 pod runs): no kernel "
+            f"ran both sides, so the ratio compares kernels as much as host and pod")
+    assert said in c["sentence"], c["sentence"]

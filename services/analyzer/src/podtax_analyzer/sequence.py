@@ -1,12 +1,13 @@
-"""Sides that ran one after the other: every run of one side started before the first run of the other.
+"""What a cell's values cannot show of its runs: the sides ran one after the other, or on several kernels.
 
 The runner interleaves a cell's two sides so that whatever changes over a campaign (an update, another
 tenant's load, the room's temperature) falls on both alike. Runs imported from old logs, or a side re-run
-on another day, can instead form two blocks in time: a step between the blocks then reads as the pod's
-effect, and nothing in the values tells them apart (DRIFT sees only a change within a side). Such a cell
-keeps its figures, and its sentence and warnings say the sides were not interleaved, with both time spans
-(a cell whose flags withhold its ratio and verdict has no figure to say it of).
-"""
+on another day, can instead form two blocks in time: every run of one side started before the first run of
+the other. A step between the blocks then reads as the pod's effect, and nothing in the values tells them
+apart (DRIFT sees only a change within a side). Likewise a kernel upgrade during a campaign: the runs'
+provenance names more than one kernel (a side mixing tool builds is CONFOUNDED; a kernel is the machine's).
+Such a cell keeps its figures, and its sentence and warnings say so, with both time spans or each kernel's
+runs per side (a cell whose flags withhold its ratio and verdict has no figure to say it of)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ SELECT cluster, node, test, params_key, env, min(started_at), max(started_at), c
 FROM runs
 WHERE campaign = $1 AND status = 'ok' AND started_at IS NOT NULL
 GROUP BY ALL
+"""
+
+
+_KERNELS_SQL = """
+SELECT r.cluster, r.node, r.test, r.params_key, r.env, l.provenance->>'kernel' AS kernel, count(*)
+FROM runs r JOIN raw_logs l ON l.run_id = r.run_id
+WHERE r.campaign = $1 AND r.status = 'ok' AND l.provenance->>'kernel' IS NOT NULL
+GROUP BY ALL ORDER BY kernel, r.env
 """
 
 
@@ -48,14 +57,34 @@ def note(c: CellComparison, spans: dict[str, tuple[datetime, datetime, int]]) ->
             f"run both sides interleaved to tell them apart.")
 
 
+def kernel_note(c: CellComparison, kernels: dict[str, dict[str, int]]) -> str | None:
+    """The sentence for cell ``c`` when its runs' provenance names more than one kernel (``kernels``: kernel ->
+    env -> runs), else None."""
+    if len(kernels) < 2 or (c.ratio is None and c.direction is None):
+        return None
+    pair = (c.baseline, c.candidate)
+    each = "; ".join(f"{k}: " + " and ".join(plural(n, side_name(env, pair) + " run") for env, n in by_env.items())
+                     for k, by_env in kernels.items())
+    split = all(len(by_env) == 1 for by_env in kernels.values())  # no kernel ran both sides
+    why = (f"no kernel ran both sides, so the ratio compares kernels as much as {side_name(c.baseline, pair)} and "
+           f"{side_name(c.candidate, pair)}" if split else "the machine changed during the campaign")
+    return (f"Mixed kernels: this cell's runs ran {len(kernels)} kernels ({each}): {why}; compare the runs of one "
+            f"kernel (a campaign per kernel) to know the {side_name(c.candidate, pair)}'s own effect.")
+
+
 def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison]) -> list[CellComparison]:
-    """``rows`` with the sentence and warnings of each cell whose sides ran one after the other extended."""
+    """``rows`` with the sentence and warnings of each cell whose sides ran one after the other, or whose runs
+    ran several kernels, extended."""
     spans: dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int]]] = {}
     for cluster, node, test, key, env, first, last, n in con.execute(_SPANS_SQL, [campaign]).fetchall():
         spans.setdefault((cluster, node, test, key), {})[env] = (first, last, n)
+    kernels: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
+    for cluster, node, test, key, env, kernel, n in con.execute(_KERNELS_SQL, [campaign]).fetchall():
+        kernels.setdefault((cluster, node, test, key), {}).setdefault(kernel, {})[env] = n
     out = []
     for c in rows:
-        said = note(c, spans.get((c.cluster, c.node, c.test, c.params), {}))
-        out.append(c if said is None else
-                   c.model_copy(update={"sentence": f"{c.sentence} {said}", "warnings": [*c.warnings, said]}))
+        key = (c.cluster, c.node, c.test, c.params)
+        said = [s for s in (note(c, spans.get(key, {})), kernel_note(c, kernels.get(key, {}))) if s]
+        out.append(c.model_copy(update={"sentence": " ".join([c.sentence, *said]), "warnings": [*c.warnings, *said]})
+                   if said else c)
     return out

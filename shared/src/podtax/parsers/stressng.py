@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import (
@@ -96,8 +97,8 @@ def _scan(text: str) -> _Scan:
     """Read the log line by line (see _line). In a long log, the lines that cannot change anything
     outside a table (per-instance chatter such as `stream: memory rate: ...`) are passed over by
     _NEXT, and table rows in the common form are read by _ROW and _MISC, in C; a short log is
-    cheapest read plainly (same result). A log of under 8 KiB in the common form is read in one regex
-    pass (stressng_forms.plain_lines: same result; a longer one is mostly chatter, passed over by _NEXT)."""
+    cheapest read plainly (same result), and one under 8 KiB in the common form in one regex pass
+    (stressng_forms.plain_lines: same result; a longer one is mostly chatter, passed over by _NEXT)."""
     cut = text.rfind("\n")
     if 0 < cut < 8192 and text.startswith(_PID_PREFIXES):
         s = _Scan()
@@ -305,9 +306,16 @@ def _untrusted(s: _Scan, msg: str) -> None:
 
 
 def _setting(s: _Scan, msg: str) -> None:
+    seconds = _run_seconds(msg)
+    if seconds is not None:
+        s.timeout = seconds
+
+
+@lru_cache(maxsize=256)  # the few timeouts of a campaign print the same line in every log
+def _run_seconds(msg: str) -> int | None:
+    """`setting to a 1 min, 30 secs run per stressor` -> 90 (None for no such line)."""
     t = _SETTING.match(msg)
-    if t:
-        s.timeout = sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(t.group(1)))
+    return sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(t.group(1))) if t else None
 
 
 _VERSION = re.compile(r"stress-ng ([0-9]+\.[0-9]+\.[0-9]+)(?: |$)")
