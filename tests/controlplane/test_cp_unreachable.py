@@ -95,6 +95,27 @@ def test_a_wrong_kubernetes_port_fails_the_run_naming_its_address(kubesim_factor
     assert info.value.detail.startswith(f"cannot reach the Kubernetes API at {wrong} (ConnectionRefusedError: ")
 
 
+def test_a_kubernetes_api_that_never_answers_fails_the_run_naming_its_address(
+        kubesim_process: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connected but never answered (the process stopped): the run's own first calls time out, before any object
+    (a bare MaxRetryError of a read timeout before)."""
+    import signal
+
+    from podtax_runner.controlplane import kubeapi
+
+    monkeypatch.setattr(kubeapi, "TIMEOUT", (1.0, 1.0))  # 60 s a read in a run; the same rule, shorter
+    sim = kubesim_process(cluster())
+    address = core(sim.kubeconfig).api_client.configuration.host
+    sim.proc.send_signal(signal.SIGSTOP)
+    try:
+        with pytest.raises(Aborted) as info:
+            run_cp(spec("volume-churn", count=5, timeout=TIMEOUT_S), kube=sim)
+    finally:
+        sim.proc.send_signal(signal.SIGCONT)
+    assert info.value.reason == "kubernetes-no-answer", info.value.detail
+    assert info.value.detail.startswith(f"the Kubernetes API at {address} did not answer in time (ReadTimeoutError: ")
+
+
 def test_nomadsim_killed_mid_run_fails_the_run_naming_its_address(nomadsim_process: Any, run_cp: Any) -> None:
     sim = nomadsim_process({"plugins": [{"id": "hostpath", "createLatency": 0.05, "deleteLatency": 0.01}]})
     killer = kill_when(sim.proc, lambda: len(sim.volumes()), 5)

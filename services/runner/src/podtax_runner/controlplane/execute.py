@@ -16,7 +16,7 @@ from podtax.config import RunnerSettings
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup, kubeapi, kvolumes, nomad, podstartup
-from podtax_runner.controlplane.common import Aborted, Context
+from podtax_runner.controlplane.common import Aborted, Context, last_error, timed_out
 from podtax_runner.controlplane.kubeapi import Kube
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -90,10 +90,17 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
     if resume:
         cleanup.kubernetes(Kube(api), ctx.namespace, ctx.selector)
     measured = server_count(kube.scrape, tl)
-    if isinstance(params, PodStartup):
-        podstartup.run(kube, ctx, params, tl, measured)
-    else:
-        kvolumes.run(kube, ctx, params, tl, measured)
+    try:
+        if isinstance(params, PodStartup):
+            podstartup.run(kube, ctx, params, tl, measured)
+        else:
+            kvolumes.run(kube, ctx, params, tl, measured)
+    except Exception as exc:
+        if not timed_out(exc):  # an object's call that timed out gave that object up; this one was the run's own
+            raise
+        cause = last_error(exc)
+        raise Aborted("kubernetes-no-answer", f"the Kubernetes API at {api.configuration.host} did not answer in time "
+                      f"({type(cause).__name__}: {cause}): is it overloaded, or stopped?") from None
     return tl
 
 
