@@ -24,7 +24,8 @@ class Phase:
 
 _K8S_VOLUMES = (
     Phase("accepted", "request_sent", "api_accepted", "create request sent -> the create call returned"),
-    Phase("provisioned", "request_sent", "pv_created", "create request sent -> the PV's ADDED event"),
+    Phase("provisioned", "request_sent", "pv_created",
+          "create request sent -> the PV's ADDED event (or the claim's Bound, if its watch delivers that first)"),
     Phase("bound", "request_sent", "bound", "create request sent -> the claim's MODIFIED event with phase Bound"),
     Phase("consumer_running", "request_sent", "consumer_running",
           "create request sent -> the consumer pod is Running (consumer: true only)", optional=True),
