@@ -6,9 +6,10 @@ Each run is a fresh process that stores N recorded sysbench raw logs and their r
 a `ScoreCache`, as the service publishes, with the batch services' process settings and the modules the
 service imports (not the bench's scipy.stats: ~45 MB more RSS, which passed for the analyzer's). It reports the
 RSS at each fiftieth of the run. "Bounded" is the service's design with small bounds, so they are reached
-within the run: DuckDB's memory limit (PODTAX_ANALYZER_MEMORY_MB; here its floor, 128 MB) and the score cache's
-value budget (score_cache.MAX_VALUES; here 400,000 values, 50,000 runs). The anchor is the same run
-unbounded: DuckDB's default limit (80% of the RAM) and a cache that keeps every value. The figure is
+within the run: DuckDB's memory limit (PODTAX_ANALYZER_MEMORY_MB; here its floor, 128 MB), the file's blocks
+it keeps (store.CACHE_MB; here 8 MB, the file's size at ~35,000 results) and the score cache's value budget
+(score_cache.MAX_VALUES; here 400,000 values, 50,000 runs). The anchor is the same run unbounded: DuckDB's
+default limit (80% of the RAM), which keeps every block of the file, and a cache that keeps every value. The figure is
 the growth over the second half of the run in MB per 100,000 results (the Theil-Sen slope through the
 RSS samples of the second half: transients, such as a dropped score-cache key read back, do not pass for
 growth); both alternate three times and the medians and bounded/unbounded are printed with the load
@@ -41,6 +42,7 @@ BATCH = 1000
 SAMPLES = 50  # RSS samples a run (each fiftieth); the slope is fitted through the second half
 TENTH = SAMPLES // 10
 DUCKDB_MB = 128  # the service's floor (PODTAX_ANALYZER_MEMORY_MB >= 128): at 64 MB a key's reload runs out
+CACHE_MB = 8  # the file's blocks DuckDB keeps (store.CACHE_MB is 32): reached within a --quick run
 CACHE_VALUES = 400_000
 EVICT_MB = 16  # DuckDB's limit at the end of a run, to show how much of the RSS was its evictable block cache
 
@@ -57,9 +59,10 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
     rss: list[float] = []
     duck: list[float] = []
     keys: list[float] = []
+    dead: list[float] = []
     parts: list[dict[str, float | None]] = []
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
-        store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None)
+        store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None, cache_mb=CACHE_MB)
         cache = ScoreCache(max_values=CACHE_VALUES if bounded else 2**62)
         pending: set[str] = set()
         step = max(BATCH, count // SAMPLES)
@@ -74,6 +77,8 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
                 tags = dict(store.cursor().execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()").fetchall())
                 duck.append(sum(tags.values()) / 2**20)  # DuckDB's own accounting (its block cache, mostly)
                 keys.append(tags.get("ART_INDEX", 0) / 2**20)  # the keys' index: evictable once checkpointed
+                dead.append(store.cursor().execute("SELECT sum(dead_nodes) FROM duckdb_eviction_queues()"
+                                                   ).fetchone()[0])  # ~0.8 KB of C++ heap each (store.CACHE_MB)
                 parts.append(readings())
         peak = proc_peak_rss_mb(os.getpid())
         # DuckDB's block cache is evictable, and a new limit also makes its allocator return the pages it
@@ -81,7 +86,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
         store.cursor().execute(f"SET memory_limit = '{EVICT_MB}MB'")
         evicted = [proc_rss_mb(os.getpid()), _duckdb_mb(store), readings()["duckdb_resident"]]
         store.close()
-    return {"rss": rss, "duckdb": duck, "keys": keys, "parts": parts, "cache": cache.held * 16 / 2**20,
+    return {"rss": rss, "duckdb": duck, "keys": keys, "dead": dead, "parts": parts, "cache": cache.held * 16 / 2**20,
             "peak": peak, "evicted": evicted}
 
 
@@ -160,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: of which the tables' keys (ART_INDEX) {' '.join(f'{v:.0f}' for v in key_tenths)}"
               f"; growth per 100,000 results: DuckDB's accounting {_slope(count, duck):+.1f} MB (keys"
               f" {_slope(count, keys):+.1f}), the rest of the RSS {outside:+.1f} MB")
+        dead = [median([f["dead"][i] for f in figures]) for i in range(TENTH - 1, len(figures[0]["dead"]), TENTH)]
+        print(f"  {name}: dead nodes in DuckDB's eviction queues at each tenth {' '.join(f'{v:,.0f}' for v in dead)}"
+              " (~0.8 KB of its C++ heap each, in glibc malloc's 'in use')")
         rss_end, duck_end = median([f["rss"][-1] for f in figures]), median([f["duckdb"][-1] for f in figures])
         rss_ev, duck_ev = (median([f["evicted"][i] for f in figures]) for i in (0, 1))
         resident = [(f["parts"][-1]["duckdb_resident"], f["evicted"][2]) for f in figures]

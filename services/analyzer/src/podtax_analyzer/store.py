@@ -61,6 +61,17 @@ VACUUM_TASKS = 100  # DuckDB's default max_vacuum_tasks
 # batches, the RSS at 100,000 results fell from 274-290 MB (9 runs) to 252-254 (6 runs), the allocator's
 # resident pages to 40 MB (bench_analyzer_history.py, bounded). What still grows is in the README.
 FLUSH_BATCHES = 10
+# DuckDB keeps every block of the file it wrote at a checkpoint or read for a query (tag BASE_TABLE) until its
+# memory limit forces it out: the analyzer's RSS grew with the file itself (+20-23 MB per 100,000 results of
+# recorded sysbench logs, the file's own growth) up to PODTAX_ANALYZER_MEMORY_MB (1024 by default). And its
+# eviction queues keep a node for every buffer a query unpinned, ~0.8 KB each (the node's weak pointer keeps
+# the freed buffer's handle allocated), purged only once a queue holds 32,768 of them: +7-12 MB of C++ heap
+# per 100,000 results, up to ~25 MB a queue. When either passes its bound (CACHE_MB, DEAD_NODES) at a flush,
+# the store checkpoints (the rows still in memory go to the file, so nothing is spilled) and asks for a limit
+# of 0, which DuckDB cannot meet: it walks every queue, frees the dead nodes, evicts every unpinned block
+# (a file's block is dropped without a write, a later read takes it from the file again) and keeps its limit.
+CACHE_MB = 32
+DEAD_NODES = 8192
 
 
 def _delta(before: int | None, after: int | None) -> int | None:
@@ -164,13 +175,15 @@ def _unseen(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any
 class Store:
     """Owns the DuckDB connection. `write_batch` is the only writer; `cursor()` serves readers."""
 
-    def __init__(self, path: Path | str, memory_mb: int | None = None) -> None:
-        """`memory_mb` bounds DuckDB's memory (its block cache grows with the history up to the limit,
-        80% of the RAM by default); queries that need more spill to a directory beside the file."""
+    def __init__(self, path: Path | str, memory_mb: int | None = None, cache_mb: int = CACHE_MB) -> None:
+        """`memory_mb` bounds DuckDB's memory (80% of the RAM by default); queries that need more spill to a
+        directory beside the file. With it set, the file's blocks DuckDB keeps are brought back to `cache_mb`
+        every FLUSH_BATCHES batches (without it, they grow with the history up to the limit)."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.memory_mb = memory_mb
+        self.cache_mb = cache_mb
         self.batches = 0  # write_batch calls: every FLUSH_BATCHES, DuckDB's allocator returns its free pages
         self.con = duckdb.connect(str(path))
         if memory_mb is not None:
@@ -280,9 +293,21 @@ class Store:
             flagged = mark_overlaps(con, new_runs | {f["run_id"] for f in failures})
         self.batches += 1
         if self.memory_mb is not None and self.batches % FLUSH_BATCHES == 0:
-            with self.cursor() as con:  # the same limit again: DuckDB evicts to it and flushes its allocator
-                con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+            self._flush()
         return new_runs | flagged
+
+    def _flush(self) -> None:
+        """Set the memory limit again, which flushes DuckDB's allocator (FLUSH_BATCHES); first, if DuckDB holds
+        more than `cache_mb` of the file's blocks or DEAD_NODES dead eviction-queue nodes, evict them (CACHE_MB)."""
+        with self.cursor() as con:
+            cached = con.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'"
+                                 ).fetchone()[0]
+            dead = con.execute("SELECT sum(dead_nodes) FROM duckdb_eviction_queues()").fetchone()[0]
+            if (cached or 0) > self.cache_mb * 2**20 or (dead or 0) > DEAD_NODES:
+                con.execute("CHECKPOINT")
+                with contextlib.suppress(duckdb.OutOfMemoryException):  # expected: a limit of 0 cannot be met
+                    con.execute("SET memory_limit = '0KiB'")
+            con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
 
     def _write_results(self, con: duckdb.DuckDBPyConnection, results: dict[str, events.ResultV1],
                        now: datetime) -> set[str]:
