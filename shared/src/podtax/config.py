@@ -151,9 +151,9 @@ class AnalyzerSettings(Common):
                                              "cache keeps in memory (16 bytes each; 4,000,000 = 64 MB). When the "
                                              "keys one publication touches hold more, each publication reloads them "
                                              "from DuckDB (slow, and logged): raise it.")
-    analyzer_memory_mb: int = Field(1024, ge=128, description="DuckDB's memory limit, MB: its cache of the file's "
-                                    "blocks grows with the history up to it, and larger queries spill to <db>.tmp "
-                                    "(DuckDB's own default would be 80% of the RAM).")
+    analyzer_memory_mb: int = Field(1024, ge=128, description="DuckDB's memory limit, MB: larger queries spill to "
+                                    "<db>.tmp (DuckDB's own default would be 80% of the RAM). Its cache of the file's "
+                                    "blocks is emptied when it passes 32 MB (checked every 10 batches).")
 
     @field_validator("analyzer_db")
     @classmethod
