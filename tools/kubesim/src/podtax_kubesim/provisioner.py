@@ -17,7 +17,8 @@ ends the deletion (Retain: the PV stays Released).
 
 Per claim, the annotations podtax.io/sim-provision-seconds and podtax.io/sim-delete-seconds replace
 the class's provision latency and its PV's delete latency (`inf`: never provisioned, the claim stays
-Pending; never deleted, the PV stays Released): a straggler among many claims, for tests."""
+Pending; never deleted, the PV stays Released until a test ends it: testing.Sim.finish_volume_deletion): a
+straggler among many claims, for tests."""
 
 from __future__ import annotations
 
@@ -191,9 +192,9 @@ class Provisioner:
         if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
             sc = self.store.get(R.STORAGECLASSES, "", pv["spec"].get("storageClassName", ""))
             delay = _latency(claim, A_DELETE, self._latencies(sc)[1] if sc else self.delete_latency)
-            asyncio.get_running_loop().call_later(delay, self._delete_volume, name, pv["metadata"]["uid"])
+            asyncio.get_running_loop().call_later(delay, self.delete_volume, name, pv["metadata"]["uid"])
 
-    def _delete_volume(self, name: str, uid: str) -> None:
+    def delete_volume(self, name: str, uid: str) -> None:
         """The external provisioner after CSI DeleteVolume: delete the PV object, drop its finalizer."""
         pv = self.store.get(R.PVS, "", name)
         if pv is None or pv["metadata"]["uid"] != uid:

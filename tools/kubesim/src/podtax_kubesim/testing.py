@@ -129,6 +129,13 @@ class Sim:
     def set_node_taints(self, name: str, taints: list[Obj]) -> Obj:
         return self._node_change(name, lambda n: n["spec"].__setitem__("taints", copy.deepcopy(taints)))
 
+    def finish_volume_deletion(self, name: str) -> None:
+        """The provisioner's DeleteVolume of PV `name` is done now: the PV (deleted by someone, or not yet) and its
+        finalizer go. With podtax.io/sim-delete-seconds `inf` it is never done otherwise: a test decides when."""
+        pv = self.get("persistentvolumes", name)
+        if pv is not None:
+            self.call(self.emulator.provisioner.delete_volume, name, pv["metadata"]["uid"])
+
     def compact(self) -> None:
         """Drop the watch history: watches from any earlier resourceVersion now get 410 Gone."""
         self.call(self.emulator.store.compact)
