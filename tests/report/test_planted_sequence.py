@@ -5,8 +5,9 @@ p < 0.001 and no warning. Now the cell keeps its figures and its sentence, its w
 HTML's notes) say the sides were not interleaved, with both time spans; an interleaved cell says nothing. A
 kernel upgrade half-way (the runs' provenance names two kernels) was shown only in the provenance table, under
 no cell: the cell now says "Mixed kernels", with each kernel's runs per side, and a cell whose sides ran
-different kernels says the ratio compares kernels. Real result and raw-log events in a real DuckDB file, the
-real analyzer app and the real CLI."""
+different kernels says the ratio compares kernels. Runs that failed (4 pod timeouts beside 10 that finished) were
+counted only in the campaign's warnings: the cell now says its pod median is of the runs that finished. Real
+result, failure and raw-log events in a real DuckDB file, the real analyzer app and the real CLI."""
 
 from __future__ import annotations
 
@@ -55,6 +56,17 @@ def store(tmp_path_factory):
                                     ended_at=at + timedelta(seconds=10),
                                     provenance=events.Provenance(kernel=kernel_of(env, i)))
                 out.append(events.raw_log(log, "test"))
+    for i, (h, p) in enumerate(zip(HOST, POD, strict=True)):  # "timeouts": 10 runs a side, and 4 pod runs timed out
+        start = T0 + timedelta(days=40, minutes=6 * i)
+        out.append(result_event(f"t-h{i}", "timeouts", "node-1", "host", h, start))
+        out.append(result_event(f"t-p{i}", "timeouts", "node-1", "kubernetes", p, start + timedelta(minutes=3)))
+    for i in range(4):
+        run = events.RunSpec(run_id=f"t-x{i}", campaign="timeouts", node="node-1", env="kubernetes",
+                             test="sysbench-cpu", params={"threads": 1}, cluster="local", attempt=1, timeout_s=60)
+        at = T0 + timedelta(days=40, hours=2, minutes=2 * i)
+        out.append(events.run_failed(events.RunFailed(run=run, stage="kubernetes", reason="timeout",
+                                                      detail="no log within 60 s", started_at=at,
+                                                      ended_at=at + timedelta(seconds=60)), "test"))
     s.write_batch(out)
     yield s
     s.close()
@@ -101,3 +113,11 @@ def test_sides_on_different_kernels_compare_kernels(store, capsys):
     said = (f"Mixed kernels: this cell's runs ran 2 kernels ({OLD}: 10 host runs; {NEW}: 10 pod runs): no kernel "
             f"ran both sides, so the ratio compares kernels as much as host and pod")
     assert said in c["sentence"], c["sentence"]
+
+
+def test_failed_runs_are_said_in_their_cell(store, capsys):
+    c = _cell(store, "timeouts", capsys)
+    said = ("Failed runs: 4 of 14 pod runs failed (timeout: 4), so the pod median is of the 10 that finished. If they "
+            "failed for being slow (a timeout), the slowest runs are missing and that side's median looks better than "
+            "its runs were.")
+    assert c["verdict"] == "slower" and said in c["warnings"] and said in c["sentence"], c["sentence"]

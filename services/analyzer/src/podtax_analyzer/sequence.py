@@ -1,4 +1,5 @@
-"""What a cell's values cannot show of its runs: the sides ran one after the other, or on several kernels.
+"""What a cell's values cannot show of its runs: the sides ran one after the other, on several kernels, or
+some runs failed.
 
 The runner interleaves a cell's two sides so that whatever changes over a campaign (an update, another
 tenant's load, the room's temperature) falls on both alike. Runs imported from old logs, or a side re-run
@@ -6,8 +7,11 @@ on another day, can instead form two blocks in time: every run of one side start
 the other. A step between the blocks then reads as the pod's effect, and nothing in the values tells them
 apart (DRIFT sees only a change within a side). Likewise a kernel upgrade during a campaign: the runs'
 provenance names more than one kernel (a side mixing tool builds is CONFOUNDED; a kernel is the machine's).
-Such a cell keeps its figures, and its sentence and warnings say so, with both time spans or each kernel's
-runs per side (a cell whose flags withhold its ratio and verdict has no figure to say it of)."""
+And runs that failed (a timeout, a parse failure) leave no value: a side's median is of the runs that finished,
+which leaves the slowest out when they failed for being slow; the campaign's warnings counted them, the cell
+did not. Such a cell keeps its figures, and its sentence and warnings say so, with both time spans, each
+kernel's runs per side or each side's failed runs by reason (a cell whose flags withhold its ratio and verdict
+has no figure to say it of)."""
 
 from __future__ import annotations
 
@@ -33,6 +37,13 @@ SELECT r.cluster, r.node, r.test, r.params_key, r.env, l.provenance->>'kernel' A
 FROM runs r JOIN raw_logs l ON l.run_id = r.run_id
 WHERE r.campaign = $1 AND r.status = 'ok' AND l.provenance->>'kernel' IS NOT NULL
 GROUP BY ALL ORDER BY kernel, r.env
+"""
+
+_FAILED_SQL = """
+SELECT cluster, node, test, params_key, env, coalesce(failure_reason, 'unknown') AS reason, count(*) AS n
+FROM runs
+WHERE campaign = $1 AND status = 'failed'
+GROUP BY ALL ORDER BY n DESC, reason
 """
 
 
@@ -72,19 +83,42 @@ def kernel_note(c: CellComparison, kernels: dict[str, dict[str, int]]) -> str | 
             f"kernel (a campaign per kernel) to know the {side_name(c.candidate, pair)}'s own effect.")
 
 
+def failed_note(c: CellComparison, failed: dict[str, dict[str, int]]) -> str | None:
+    """The sentence for cell ``c`` when runs of its sides failed (``failed``: env -> reason -> runs), else None:
+    each side's median is of the runs that finished."""
+    if c.ratio is None and c.direction is None:
+        return None
+    pair = (c.baseline, c.candidate)
+    parts = []
+    for env, done in ((c.baseline, c.n_host), (c.candidate, c.n_pod)):
+        if reasons := failed.get(env):
+            k, name = sum(reasons.values()), side_name(env, pair)
+            why = ", ".join(f"{reason}: {n}" for reason, n in reasons.items())
+            parts.append(f"{k} of {plural(k + done, name + ' run')} failed ({why}), so the {name} median is of the "
+                         f"{done} that finished")
+    if not parts:
+        return None
+    return (f"Failed runs: {'; '.join(parts)}. If they failed for being slow (a timeout), the slowest runs are "
+            f"missing and that side's median looks better than its runs were.")
+
+
 def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison]) -> list[CellComparison]:
-    """``rows`` with the sentence and warnings of each cell whose sides ran one after the other, or whose runs
-    ran several kernels, extended."""
+    """``rows`` with the sentence and warnings of each cell whose sides ran one after the other, whose runs ran
+    several kernels, or some of whose runs failed, extended."""
     spans: dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int]]] = {}
     for cluster, node, test, key, env, first, last, n in con.execute(_SPANS_SQL, [campaign]).fetchall():
         spans.setdefault((cluster, node, test, key), {})[env] = (first, last, n)
     kernels: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
     for cluster, node, test, key, env, kernel, n in con.execute(_KERNELS_SQL, [campaign]).fetchall():
         kernels.setdefault((cluster, node, test, key), {}).setdefault(kernel, {})[env] = n
+    failed: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
+    for cluster, node, test, key, env, reason, n in con.execute(_FAILED_SQL, [campaign]).fetchall():
+        failed.setdefault((cluster, node, test, key), {}).setdefault(env, {})[reason] = n
     out = []
     for c in rows:
         key = (c.cluster, c.node, c.test, c.params)
-        said = [s for s in (note(c, spans.get(key, {})), kernel_note(c, kernels.get(key, {}))) if s]
+        said = [s for s in (note(c, spans.get(key, {})), kernel_note(c, kernels.get(key, {})),
+                            failed_note(c, failed.get(key, {}))) if s]
         out.append(c.model_copy(update={"sentence": " ".join([c.sentence, *said]), "warnings": [*c.warnings, *said]})
                    if said else c)
     return out
