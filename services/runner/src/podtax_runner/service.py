@@ -153,7 +153,10 @@ class Runner(Handlers):  # the event handlers: handlers.py
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
             await self.report()  # no-report failures a tick could not publish (NATS away)
             for state in active:
-                expired = state.expired(now, self.settings.runner_report_grace_s) if self.caught_up else []
+                # a control-plane run still executing here is not lost: its cleanup may outlast timeout + grace (a
+                # hung DELETE sent again, then 30 s of waiting); expired, it ran twice, both stored (an audit)
+                expired = state.expired(now, self.settings.runner_report_grace_s,
+                                        self.controlplane.executing()) if self.caught_up else []
                 for run, again in expired:
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))

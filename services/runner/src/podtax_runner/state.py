@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -283,14 +283,15 @@ class CampaignState:
         self._finish_check(now)
         return n
 
-    def expired(self, now: datetime,
-                grace_s: float = REPORT_GRACE_S) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
+    def expired(self, now: datetime, grace_s: float = REPORT_GRACE_S,
+                executing: Collection[str] = ()) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
         """Runs that never reported back: mark failed, and plan one retry right after (first attempt only).
-        A run is given its timeout + `grace_s` from its dispatch, and at least `grace_s` from `resumed_at`."""
+        A run is given its timeout + `grace_s` from its dispatch, and at least `grace_s` from `resumed_at`; a run
+        in `executing` (the runner's own control-plane executor still runs it: its report is coming) is not."""
         out = []
         for node in list(self._inflight):
             s = self.in_flight(node)
-            if not s or not s.dispatched_at:
+            if not s or not s.dispatched_at or s.run.run_id in executing:
                 continue
             deadline = s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s)
             if self.resumed_at is not None:

@@ -38,6 +38,11 @@ class ControlPlaneExecutor:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    def executing(self) -> set[str]:
+        """The run ids launched here that have not reported yet (their report is coming: every call and wait of
+        the executor is bounded, its end-of-run cleanup too)."""
+        return set(self.running)
+
     async def _run(self, run: events.RunSpec, resume: bool = False) -> None:
         started = events.now()
         count = int(run.params.get("count", 0) or 0)
