@@ -1,7 +1,9 @@
 """Planted campaigns (audit of Dec 4) whose words contradicted the cell's own direction: a level's (lost_percent)
 second group of host runs was said to be "47.6% faster than the host median" (lower loss), and a count's
 (retransmits) secondary-metric note said its own verdict was "(slower)" while its table, JSON direction and
-sentence said "more". Real result events in a real DuckDB file, the real analyzer app and the real CLI."""
+sentence said "more". A lost_percent of 0 on every pod run (ratio 0.000, its interval 0.000 to 0.000) or on every
+host run (no ratio) was left out of the summary as having "no interval". Real result events in a real DuckDB file,
+the real analyzer app and the real CLI."""
 
 from __future__ import annotations
 
@@ -50,6 +52,9 @@ def url(tmp_path_factory):
     store.write_batch(_cell("retr", 1, TCP, *RETRANSMITS, [("retransmits", "count", False, float),
                                                        ("throughput_mbps", "Mbit/s", True,
                                                         lambda v: 10_000 + (v % 3))]))
+    # lost_percent 0 on every pod run (a ratio of 0), and on every host run (no ratio)
+    store.write_batch(_cell("zpod", 2, UDP, LOSS_POD, [0.0] * 10, [("lost_percent", "%", False, float)]))
+    store.write_batch(_cell("zhost", 3, UDP, [0.0] * 10, LOSS_POD, [("lost_percent", "%", False, float)]))
     with serve(create_app(store)) as u:
         yield u
     store.close()
@@ -75,3 +80,13 @@ def test_a_secondary_count_says_its_own_direction(url, capsys):
     assert (c["verdict"], c["direction"]) == ("slower", "more")
     assert "this metric's own verdict (more) is corrected among secondary metrics" in c["sentence"], c["sentence"]
     assert "slower" not in c["sentence"]
+
+
+@pytest.mark.parametrize(("campaign", "ratio", "why"), [("zpod", 0.0, "a ratio of 0, which no geometric mean can take"),
+                                                        ("zhost", None, "no ratio")])
+def test_a_zero_median_is_left_out_of_the_summary_for_what_it_is(url, capsys, campaign, ratio, why):
+    assert main(["report", campaign, "--api", url, "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    (c,), (s,) = body["cells"], body["summary"]
+    assert c["ratio"] == ratio and c["direction"] == ("lower" if ratio == 0.0 else "higher"), c["sentence"]
+    assert s["nodes_excluded"] == {"node-1": [why]} and f"Excluded: node-1 ({why})." in s["sentence"]
