@@ -174,10 +174,11 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         time.sleep(0.2)
 
 
-def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
-    """Delete what a failed or stopped run created; a cleanup error is logged, never masks the run's."""
+def after_failure(kube: Kube, ctx: Context, timeline: Timeline, wait_s: float = 30) -> None:
+    """Delete what a failed or stopped run created (waiting up to `wait_s` for it to go); a cleanup error is
+    logged, never masks the run's."""
     try:
-        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
+        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=wait_s).left
     except Exception as exc:  # noqa: BLE001 - the first error is the one to report
         log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",
                     ctx.run.run_id, exc)

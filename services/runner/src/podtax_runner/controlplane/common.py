@@ -267,21 +267,39 @@ def allowance(count: int) -> int:
 
 
 def too_many_errors(errors: int, count: int) -> bool:
-    """Abort a run once more than max(10, 10 %) of its objects failed: the server is refusing."""
+    """Abort a run once more than max(10, 10 %) of its objects failed: the server is refusing, or not answering."""
     return errors > allowance(count)
+
+
+def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> Aborted | None:
+    """The end of a run once more than max(10, 10 %) of its `count` objects failed a call (too_many_errors), worded
+    by what `api` did: `failures["refused"]` calls were answered with a refusal (4xx, 5xx) or broke, reason
+    api-errors; `failures["unanswered"]` got no answer in time and gave their objects up as lower bounds (an API that
+    hung mid-run ended as "the API refused 11 of 20 requests", which it had not), reason api-no-answer when no call
+    was refused. None while within the allowance."""
+    refused, unanswered = failures["refused"], failures["unanswered"]
+    if not too_many_errors(refused + unanswered, count):
+        return None
+    if not unanswered:
+        return Aborted("api-errors", f"{api} refused {refused} of {count} requests (last: {last}); stopped and "
+                       "removed what was created")
+    did = f"refused {refused} and did not answer {unanswered}" if refused else f"did not answer {unanswered}"
+    return Aborted("api-errors" if refused else "api-no-answer",
+                   f"{api} {did} of {count} requests in time (the {unanswered} unanswered were given up as lower "
+                   f"bounds; last: {last}): is it overloaded, or stopped? Stopped and removed what was created")
 
 
 class ObjectChurn:
     """What the Kubernetes executors (volume-churn, pod-startup) share: an API error is recorded on
     its object and counted against the abort limit, and a delete is timed on the timeline.
-    Subclasses set tl, kube, ns, p (with .count), lock and errors."""
+    Subclasses set tl, kube, ns, p (with .count), lock and failures (too_many_failed)."""
 
     tl: Any
     kube: Any
     ns: str
     p: Any
     lock: threading.Lock
-    errors: int
+    failures: Counter[str]
 
     def _error(self, name: str, what: str, exc: Exception) -> None:
         if isinstance(exc, ApiException):
@@ -292,10 +310,9 @@ class ObjectChurn:
             detail = f"{what}: {exc}"
         fail_object(self.tl, name, detail, exc)
         with self.lock:
-            self.errors += 1
-            if too_many_errors(self.errors, self.p.count):
-                raise Aborted("api-errors", f"the API refused {self.errors} of {self.p.count} requests "
-                              f"(last: {detail}); stopped and removed what was created")
+            self.failures["unanswered" if timed_out(exc) else "refused"] += 1
+            if aborted := too_many_failed("the API", self.failures, self.p.count, detail):
+                raise aborted
 
     def _delete(self, name: str, fn: Callable[..., Any], accepted: str | None = None) -> None:
         """Delete object `name` with `fn` once it exists; a 404 means it is already gone."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -75,7 +76,7 @@ class VolumeChurnK8s(ObjectChurn):
         self.uid: dict[str, str] = {}  # claim -> the uid its create answered (events of other uids are ignored)
         self.early: dict[str, list[tuple[str | None, float, Callable[[float | None], None]]]] = {}  # see _mine
         self.uid_lock = threading.Lock()
-        self.errors = 0
+        self.failures: Counter[str] = Counter()
         self.lock = threading.Lock()
         for n in self.names:
             timeline.add(n)
@@ -349,7 +350,7 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
     try:
         churn.execute()
     except BaseException:
-        cleanup.after_failure(kube, ctx, timeline)
+        cleanup.after_failure(kube, ctx, timeline, CLEANUP_WAIT_S)
         raise
     measured()
     timeline.left_behind = sum(1 for r in timeline.objects.values()

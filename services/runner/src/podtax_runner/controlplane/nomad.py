@@ -9,6 +9,7 @@ import logging
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ from podtax_runner.controlplane.common import (
     Unreachable,
     fail_object,
     pool,
-    too_many_errors,
+    timed_out,
+    too_many_failed,
     unreachable,
 )
 from podtax_runner.controlplane.kubeapi import ATTEMPTS, request_totals
@@ -207,7 +209,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
     for vol_id in ids:
         tl.add(vol_id)
     lock = threading.Lock()
-    errors = [0]
+    failures: Counter[str] = Counter()
     nomad.deadline = ctx.deadline
 
     def failed(vol_id: str, detail: str, exc: BaseException | None = None) -> None:
@@ -215,10 +217,9 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         ctx.check()  # past the deadline (a call cut short by it) or stopped: the run ends, not the object
         fail_object(tl, vol_id, detail, exc)
         with lock:
-            errors[0] += 1
-            if too_many_errors(errors[0], p.count):
-                raise Aborted("api-errors", f"Nomad refused {errors[0]} of {p.count} requests (last: {detail}); "
-                              "stopped and removed what was created")
+            failures["unanswered" if timed_out(exc) else "refused"] += 1
+            if aborted := too_many_failed("Nomad", failures, p.count, detail):
+                raise aborted
 
     def create(vol_id: str) -> None:
         tl.mark(vol_id, "request_sent")

@@ -5,6 +5,7 @@ timestamps (kube-burner's podLatency), then delete them and time deleted -> gone
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,7 +43,7 @@ class PodStartupRun(ObjectChurn):
         self.ns = ctx.namespace
         self.names = [ctx.name("ps", i + 1) for i in range(params.count)]
         self.pods = set(self.names)
-        self.errors = 0
+        self.failures: Counter[str] = Counter()
         self.lock = threading.Lock()
         for n in self.names:
             timeline.add(n)
