@@ -2,7 +2,8 @@
 second group of host runs was said to be "47.6% faster than the host median" (lower loss), and a count's
 (retransmits) secondary-metric note said its own verdict was "(slower)" while its table, JSON direction and
 sentence said "more". A lost_percent of 0 on every pod run (ratio 0.000, its interval 0.000 to 0.000) or on every
-host run (no ratio) was left out of the summary as having "no interval". Real result events in a real DuckDB file,
+host run (no ratio) was left out of the summary as having "no interval". Both sides mixing the same two builds
+were flagged CONFOUNDED without naming them ("host runs mixed 2 tool builds"). Real result events in a real DuckDB file,
 the real analyzer app and the real CLI."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from analysis_synth import result_event
 from podtax import events
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
@@ -90,3 +92,18 @@ def test_a_zero_median_is_left_out_of_the_summary_for_what_it_is(url, capsys, ca
     (c,), (s,) = body["cells"], body["summary"]
     assert c["ratio"] == ratio and c["direction"] == ("lower" if ratio == 0.0 else "higher"), c["sentence"]
     assert s["nodes_excluded"] == {"node-1": [why]} and f"Excluded: node-1 ({why})." in s["sentence"]
+
+
+def test_builds_both_sides_mix_are_named(tmp_path, capsys):
+    store = Store(tmp_path / "podtax.duckdb")
+    t0 = T0 + timedelta(days=9)
+    store.write_batch([result_event(f"mix-{env}-{i}", "mix", "node-1", env, 1000.0 + i,
+                                    t0 + timedelta(minutes=3 * k + 6 * i), tool_version=("1.0.18", "1.0.20")[i % 2])
+                       for i in range(8) for k, env in enumerate(("host", "kubernetes"))])
+    with serve(create_app(store)) as u:
+        (c,) = _cells(u, "mix", capsys).values()
+    store.close()
+    assert "CONFOUNDED" in c["flags"] and c["ratio"] is None
+    said = ("host runs mixed 2 tool builds (sysbench 1.0.18 + sysbench 1.0.20); pod runs mixed 2 tool builds "
+            "(sysbench 1.0.18 + sysbench 1.0.20)")
+    assert said in c["flag_details"]["CONFOUNDED"], c["flag_details"]

@@ -57,8 +57,9 @@ def confounded(cell: CellData) -> str | None:
     if h.versions != p.versions:
         problems.append(f"{base} runs used {version_text(h)} and {cand} runs used {version_text(p)}")
     for s in (h, p):
-        if len(s.versions) > 1:
-            problems.append(f"{side_name(s.env, cell.pair)} runs mixed {len(s.versions)} tool builds")
+        if len(s.versions) > 1:  # named here when the sides' sets are the same (else named above)
+            which = f" ({version_text(s)})" if h.versions == p.versions else ""
+            problems.append(f"{side_name(s.env, cell.pair)} runs mixed {len(s.versions)} tool builds{which}")
     if not problems:
         return None
     return (f"Not comparable: {'; '.join(dict.fromkeys(problems))}, so a difference may come from the tool, "
