@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
-from podtax_analyzer.stats.modes import check_unimodality, separated_modes
+from podtax_analyzer.stats.modes import check_unimodality, separated_modes, two_means_boundary
 from podtax_analyzer.store import Store
 
 from tests.analysis.analysis_synth import sysbench_results
@@ -49,6 +49,8 @@ def test_the_separated_modes_rule(values, bimodal):
     assert u.bimodal is bimodal, u
     assert (u.separated is not None) is bimodal  # found by the gap, not by the dip test
     assert (separated_modes(np.sort(values)) is not None) is bimodal
+    # the check keeps its split's boundary, so the report does not compute the 2-means split again
+    assert u.boundary == (two_means_boundary(values) if bimodal else None), u
 
 
 HOST = list(100 * np.exp(RNG.normal(0, 0.01, 13)))

@@ -79,11 +79,11 @@ def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[floa
     return None, None, None
 
 
-def _modes(cell: CellData, checks: dict) -> tuple[CellModes | None, dict | None, dict[str, float]]:
+def _modes(cell: CellData, checks: dict, splits: dict[str, float | None]) -> tuple[CellModes | None, dict | None,
+                                                                                  dict[str, float]]:
     """The modes of each side and the boundary each side is split at (stats/modes.py: a bimodal side's
-    own; the other side's when only one is bimodal)."""
-    own = {s.env: two_means_boundary(s.values) for s in (cell.host, cell.pod) if s.n and checks[s.env].bimodal}
-    own = {env: b for env, b in own.items() if b is not None}
+    own, from ``splits``; the other side's when only one is bimodal)."""
+    own = {env: b for env, b in splits.items() if checks[env].bimodal and b is not None}
     if not own:
         return None, None, {}
     shared = next(iter(own.values()))
@@ -121,21 +121,19 @@ def median_place(side: SideModes) -> str | None:
     return f"inside the {fmt_value(inside.median)} mode" if inside.median is not None else None
 
 
-def _modes_gap(values: np.ndarray) -> float | None:
-    """How far apart a side's two modes are (their medians, as a fraction of the lower one)."""
-    boundary = two_means_boundary(values)
+def _modes_gap(values: np.ndarray, boundary: float | None) -> float | None:
+    """How far apart a side's two modes are (their medians, as a fraction of the lower one), split at its
+    two_means_boundary."""
     if boundary is None:
         return None
     low, high = (m.median for m in describe_modes(values, boundary))
     return None if low is None or high is None else high / low - 1.0
 
 
-def _modes_are_drift(values: np.ndarray, d: Drift) -> bool:
-    """True when a two-mode split coincides (>= 90% of runs) with a drift's before/after split."""
-    if not d.drift or d.index is None:
-        return False
-    boundary = two_means_boundary(values)
-    if boundary is None:
+def _modes_are_drift(values: np.ndarray, d: Drift, boundary: float | None) -> bool:
+    """True when a two-mode split (at the side's two_means_boundary) coincides (>= 90% of runs) with a drift's
+    before/after split."""
+    if not d.drift or d.index is None or boundary is None:
         return False
     by_value = values >= boundary
     by_time = np.arange(len(values)) >= d.index
@@ -153,17 +151,21 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     asc = {s.env: np.sort(s.values) for s in (h, p)}
     checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in (h, p) if s.n}
     drifts = {s.env: detect_drift(s.values, threshold, asc[s.env]) for s in (h, p) if s.n}
+    # each bimodal side's 2-means split, once (the separated-modes check has it already, stats/modes.py)
+    splits = {s.env: checks[s.env].boundary if checks[s.env].separated is not None else two_means_boundary(s.values)
+              for s in (h, p) if s.n and checks[s.env].bimodal}
     for s in (h, p):
-        if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env]):
+        if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env], splits[s.env]):
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two groups, before and after a "
                             f"change point: reported as DRIFT rather than BIMODAL")
-        if s.n and checks[s.env].bimodal and (gap := _modes_gap(s.values)) is not None and gap < threshold:
+        if s.n and checks[s.env].bimodal and (gap := _modes_gap(s.values, splits[s.env])) is not None \
+                and gap < threshold:
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two modes {fmt_pct(gap)}% apart, closer "
                             f"than the ±{fmt_pct(threshold)}% threshold: they cannot change a verdict at it, so "
                             f"they do not withhold the ratio (not BIMODAL)")
-    cell_modes, modes, boundaries = _modes(cell, checks)
+    cell_modes, modes, boundaries = _modes(cell, checks, splits)
     zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) for s in (h, p)}
     found = {env: outliers_of(z) for env, z in zs.items()}
     group = fl.second_group(cell, [(s.env, float(s.values[i])) for s in (h, p) for i in found[s.env]])

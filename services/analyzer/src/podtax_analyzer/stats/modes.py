@@ -63,7 +63,8 @@ class Unimodality:
     coefficient (0 .. 1; > 5/9 suggests two modes; None below 4 runs, with zero variance or a NaN/inf
     value). bimodal: the verdict described in the module doc. separated: the gap between the modes in
     within-mode standard deviations when ``separated_modes`` found them (a small mode the dip test
-    does not see), else None.
+    does not see), else None. boundary: two_means_boundary of the side when ``separated_modes`` found
+    the modes (its split, computed once), else None (a dip-test bimodal side's is not computed here).
     """
 
     n: int
@@ -72,6 +73,7 @@ class Unimodality:
     bc: float | None
     bimodal: bool
     separated: float | None = None
+    boundary: float | None = None
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,8 @@ def check_unimodality(x: np.ndarray, sorted_x: np.ndarray | None = None) -> Unim
         return Unimodality(n, float(dip), float(p), bc, False)
     if p < DIP_ALPHA and ((bc is not None and bc > BC_THRESHOLD) or p < DIP_STRONG):
         return Unimodality(n, float(dip), float(p), bc, True)
-    gap = separated_modes(asc)
-    return Unimodality(n, float(dip), float(p), bc, gap is not None, gap)
+    gap, boundary = _separation(asc) or (None, None)
+    return Unimodality(n, float(dip), float(p), bc, gap is not None, gap, boundary)
 
 
 def separated_modes(asc: np.ndarray) -> float | None:
@@ -128,6 +130,12 @@ def separated_modes(asc: np.ndarray) -> float | None:
     holds (module doc): the gap between the 2-means modes of the log values in pooled within-mode
     standard deviations when it exceeds SEPARATION and the smaller mode has MODE_MIN runs and MODE_SHARE
     of them; else None."""
+    found = _separation(asc)
+    return None if found is None else found[0]
+
+
+def _separation(asc: np.ndarray) -> tuple[float, float] | None:
+    """separated_modes' gap and the boundary of its split (two_means_boundary's), or None."""
     if not asc[0] > 0:
         return None  # the modes are split on log values
     lx = np.log(asc)
@@ -140,7 +148,7 @@ def separated_modes(asc: np.ndarray) -> float | None:
         return None  # two points (printed levels), no spread within the modes to compare the gap with
     sd = float(np.sqrt((np.sum((low - low.mean()) ** 2) + np.sum((high - high.mean()) ** 2)) / (n - 2)))
     gap = float(high[0] - low[-1])
-    return gap / sd if gap > SEPARATION * sd else None
+    return (gap / sd, _boundary(lx, cut)) if gap > SEPARATION * sd else None
 
 
 def _rounding(asc: np.ndarray) -> bool:
@@ -155,7 +163,12 @@ def two_means_boundary(x: np.ndarray) -> float | None:
     """Boundary (metric unit) of the best 2-means split of log(x); None with < 2 distinct values."""
     lx = np.sort(np.log(np.asarray(x, dtype=float)))
     best = _best_split(lx)
-    return None if best is None else float(np.exp(0.5 * (lx[best - 1] + lx[best])))
+    return None if best is None else _boundary(lx, best)
+
+
+def _boundary(lx: np.ndarray, cut: int) -> float:
+    """The geometric midpoint of the gap before ``lx[cut]`` (log values, ascending), in the metric unit."""
+    return float(np.exp(0.5 * (lx[cut - 1] + lx[cut])))
 
 
 def _best_split(lx: np.ndarray) -> int | None:
