@@ -162,15 +162,23 @@ def result_event(run_id: str, campaign: str, node: str, env: str, value: float, 
                  unit: str = "events/s", higher_is_better: bool = True, tool: str = "sysbench",
                  tool_version: str = "1.0.20"):
     """One stored-result event of one metric, 10 s long from `start`, as the parser publishes it."""
-    from podtax import events
+    return metrics_event(run_id, campaign, node, env, start, [(metric, value, unit, higher_is_better)], test=test,
+                         params=params, tool=tool, tool_version=tool_version)
 
+
+def metrics_event(run_id: str, campaign: str, node: str, env: str, start: datetime,
+                  metrics: list[tuple[str, float, str, bool]], *, test: str = "sysbench-cpu",
+                  params: dict | None = None, tool: str = "sysbench", tool_version: str = "1.0.20",
+                  seconds: float = 10.0):
+    """One stored-result event of several metrics (name, value, unit, higher is better), ``seconds`` long from
+    `start`, as the parser publishes it."""
     run = events.RunSpec(run_id=run_id, campaign=campaign, node=node, env=env, test=test,
                          params={"threads": 1} if params is None else params, cluster="local", attempt=1,
                          timeout_s=600)
     res = events.Result(run=run, tool=tool, tool_version=tool_version, parser_version="1",
-                        metrics=[events.Metric(name=metric, value=float(value), unit=unit,
-                                               higher_is_better=higher_is_better)],
-                        started_at=start, ended_at=start + timedelta(seconds=10))
+                        metrics=[events.Metric(name=name, value=float(value), unit=unit, higher_is_better=hib)
+                                 for name, value, unit, hib in metrics],
+                        started_at=start, ended_at=start + timedelta(seconds=seconds))
     return events.result(res, "test")
 
 

@@ -12,8 +12,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from analysis_synth import result_event
-from podtax import events
+from analysis_synth import metrics_event, result_event
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
@@ -35,14 +34,9 @@ def _cell(campaign: str, day: int, params: dict, host: list[float], pod: list[fl
     out = []
     for i, (env, v) in enumerate(x for pair in zip(host, pod, strict=True)
                                  for x in (("host", pair[0]), ("kubernetes", pair[1]))):
-        start = T0 + timedelta(days=day, minutes=3 * i)
-        run = events.RunSpec(run_id=f"{campaign}-{i}", campaign=campaign, node="node-1", env=env, test="iperf3",
-                             params=params, cluster="local", attempt=1, timeout_s=600)
-        res = events.Result(run=run, tool="iperf3", tool_version="3.12", parser_version="1",
-                            metrics=[events.Metric(name=name, value=float(f(v)), unit=unit, higher_is_better=hib)
-                                     for name, unit, hib, f in metrics],
-                            started_at=start, ended_at=start + timedelta(seconds=2))
-        out.append(events.result(res, "test"))
+        out.append(metrics_event(f"{campaign}-{i}", campaign, "node-1", env, T0 + timedelta(days=day, minutes=3 * i),
+                                 [(name, f(v), unit, hib) for name, unit, hib, f in metrics], test="iperf3",
+                                 params=params, tool="iperf3", tool_version="3.12", seconds=2))
     return out
 
 
