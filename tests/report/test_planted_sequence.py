@@ -1,13 +1,14 @@
-"""Planted campaigns whose runs' context the values cannot show (audit hB2). Sides run one after the other: 10
-host runs on one day, then 10 pod runs a week later, 5% lower, each side steady (no DRIFT within it). Nothing
-told the reader that the pod's 5% could be the week's: the report said "Pod 5.0% slower than host" with
-p < 0.001 and no warning. Now the cell keeps its figures and its sentence, its warnings (the CLI's Notes, the
-HTML's notes) say the sides were not interleaved, with both time spans; an interleaved cell says nothing. A
-kernel upgrade half-way (the runs' provenance names two kernels) was shown only in the provenance table, under
-no cell: the cell now says "Mixed kernels", with each kernel's runs per side, and a cell whose sides ran
-different kernels says the ratio compares kernels. Runs that failed (4 pod timeouts beside 10 that finished) were
-counted only in the campaign's warnings: the cell now says its pod median is of the runs that finished. Real
-result, failure and raw-log events in a real DuckDB file, the real analyzer app and the real CLI."""
+"""Planted campaigns whose runs' context the values cannot show (audit hB2). Sides run one after the other: 10 host
+runs on one day, then 10 pod runs a week later, 5% lower, each side steady (no DRIFT within it). Nothing told the
+reader that the pod's 5% could be the week's: the report said "Pod 5.0% slower than host" with p < 0.001 and no
+warning. Now the cell keeps its figures and its sentence, its warnings (the CLI's Notes, the HTML's notes) say the
+sides were not interleaved, with both time spans (and when they overlap a little, "Mostly not interleaved", with
+the share of run pairs in one order); an interleaved cell says nothing. A kernel upgrade half-way (the runs'
+provenance names two kernels) was shown only in the provenance table, under no cell: the cell now says "Mixed
+kernels", with each kernel's runs per side, and a cell whose sides ran different kernels says the ratio compares
+kernels. Runs that failed (4 pod timeouts beside 10 that finished) were counted only in the campaign's warnings:
+the cell now says its pod median is of the runs that finished. Real result, failure and raw-log events in a real
+DuckDB file, the real analyzer app and the real CLI."""
 
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ def store(tmp_path_factory):
         start = T0 + timedelta(days=40, minutes=6 * i)
         out.append(result_event(f"t-h{i}", "timeouts", "node-1", "host", h, start))
         out.append(result_event(f"t-p{i}", "timeouts", "node-1", "kubernetes", p, start + timedelta(minutes=3)))
+    for i, (h, p) in enumerate(zip(HOST, POD, strict=True)):  # "nearly": host at 0..27 min, pod from 25 min on
+        out.append(result_event(f"n-h{i}", "nearly", "node-1", "host", h, T0 + timedelta(days=50, minutes=3 * i)))
+        out.append(result_event(f"n-p{i}", "nearly", "node-1", "kubernetes", p,
+                                T0 + timedelta(days=50, minutes=25 + 3 * i)))
     for i in range(4):
         run = events.RunSpec(run_id=f"t-x{i}", campaign="timeouts", node="node-1", env="kubernetes",
                              test="sysbench-cpu", params={"threads": 1}, cluster="local", attempt=1, timeout_s=60)
@@ -121,3 +126,11 @@ def test_failed_runs_are_said_in_their_cell(store, capsys):
             "failed for being slow (a timeout), the slowest runs are missing and that side's median looks better than "
             "its runs were.")
     assert c["verdict"] == "slower" and said in c["warnings"] and said in c["sentence"], c["sentence"]
+
+
+def test_sides_run_mostly_one_after_the_other_are_said_to(store, capsys):
+    c = _cell(store, "nearly", capsys)  # 1 of the 100 (host, pod) pairs ran pod first: the pod run at 25 min
+    said = ("Mostly not interleaved: in 99% of the (host, pod) run pairs the host run started first (host runs "
+            "2025-09-23 08:00 to 2025-09-23 08:27 UTC, pod runs 2025-09-23 08:25 to 2025-09-23 08:52 UTC), so a change "
+            "of the machine over the campaign would read mostly as the pod's effect")
+    assert c["verdict"] == "slower" and said in c["sentence"], c["sentence"]

@@ -4,8 +4,9 @@ some runs failed.
 The runner interleaves a cell's two sides so that whatever changes over a campaign (an update, another
 tenant's load, the room's temperature) falls on both alike. Runs imported from old logs, or a side re-run
 on another day, can instead form two blocks in time: every run of one side started before the first run of
-the other. A step between the blocks then reads as the pod's effect, and nothing in the values tells them
-apart (DRIFT sees only a change within a side). Likewise a kernel upgrade during a campaign: the runs'
+the other (or, overlapping a little, at least MOSTLY = 90% of the run pairs ran in one order). A step
+between the blocks then reads as the pod's effect, and nothing in the values tells them apart (DRIFT sees
+only a change within a side). Likewise a kernel upgrade during a campaign: the runs'
 provenance names more than one kernel (a side mixing tool builds is CONFOUNDED; a kernel is the machine's).
 And runs that failed (a timeout, a parse failure) leave no value: a side's median is of the runs that finished,
 which leaves the slowest out when they failed for being slow; the campaign's warnings counted them, the cell
@@ -23,11 +24,15 @@ from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.wording import plural, side_name
 
 MIN_RUNS = 2  # one run a side is always "before" the other: nothing to say
+MOSTLY = 0.9  # this share of (baseline, candidate) run pairs in one order: mostly one side after the other
 
+# per cell and side: first and last start, runs, and the sum of the runs' ranks in time among the cell's runs
+# (ties at their average rank), whose Mann-Whitney U gives the share of run pairs in each order
 _SPANS_SQL = """
-SELECT cluster, node, test, params_key, env, min(started_at), max(started_at), count(*)
-FROM runs
-WHERE campaign = $1 AND status = 'ok' AND started_at IS NOT NULL
+SELECT cluster, node, test, params_key, env, min(started_at), max(started_at), count(*), sum(rk)
+FROM (SELECT *, (rank() OVER w + count(*) OVER w) / 2 AS rk FROM runs
+      WHERE campaign = $1 AND status = 'ok' AND started_at IS NOT NULL
+      WINDOW w AS (PARTITION BY cluster, node, test, params_key ORDER BY started_at))
 GROUP BY ALL
 """
 
@@ -51,21 +56,28 @@ def _when(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def note(c: CellComparison, spans: dict[str, tuple[datetime, datetime, int]]) -> str | None:
-    """The sentence for cell ``c`` when its sides ran one after the other (``spans``: env -> first start, last
-    start, runs), else None. A cell with neither a ratio nor a direction has no figure the order could bias."""
+def note(c: CellComparison, spans: dict[str, tuple[datetime, datetime, int, float]]) -> str | None:
+    """The sentence for cell ``c`` when its sides ran one after the other, or mostly (``spans``: env -> first
+    start, last start, runs, rank sum), else None. A cell with neither a ratio nor a direction has no figure
+    the order could bias."""
     base, cand = spans.get(c.baseline), spans.get(c.candidate)
     if base is None or cand is None or min(base[2], cand[2]) < MIN_RUNS or (c.ratio is None and c.direction is None):
         return None
     pair = (c.baseline, c.candidate)
     (first, a), (then, b) = sorted(((c.baseline, base), (c.candidate, cand)), key=lambda e: e[1][0])
-    if a[1] >= b[0]:
-        return None
     name_a, name_b = side_name(first, pair), side_name(then, pair)
-    return (f"Not interleaved: every {name_a} run ({plural(a[2], 'run')}, {_when(a[0])} to {_when(a[1])} UTC) "
-            f"started before the first {name_b} run ({plural(b[2], 'run')}, {_when(b[0])} to {_when(b[1])} UTC), "
-            f"so a change of the machine between them would read as the {side_name(c.candidate, pair)}'s effect; "
-            f"run both sides interleaved to tell them apart.")
+    effect = (f"as the {side_name(c.candidate, pair)}'s effect; run both sides interleaved to tell "
+              f"them apart.")
+    if a[1] < b[0]:
+        return (f"Not interleaved: every {name_a} run ({plural(a[2], 'run')}, {_when(a[0])} to {_when(a[1])} UTC) "
+                f"started before the first {name_b} run ({plural(b[2], 'run')}, {_when(b[0])} to {_when(b[1])} "
+                f"UTC), so a change of the machine between them would read {effect}")
+    later = (float(b[3]) - b[2] * (b[2] + 1) / 2) / (a[2] * b[2])  # share of pairs whose `then` run started later
+    if later < MOSTLY:
+        return None
+    return (f"Mostly not interleaved: in {later:.0%} of the ({name_a}, {name_b}) run pairs the {name_a} run started "
+            f"first ({name_a} runs {_when(a[0])} to {_when(a[1])} UTC, {name_b} runs {_when(b[0])} to {_when(b[1])} "
+            f"UTC), so a change of the machine over the campaign would read mostly {effect}")
 
 
 def kernel_note(c: CellComparison, kernels: dict[str, dict[str, int]]) -> str | None:
@@ -105,9 +117,9 @@ def failed_note(c: CellComparison, failed: dict[str, dict[str, int]]) -> str | N
 def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison]) -> list[CellComparison]:
     """``rows`` with the sentence and warnings of each cell whose sides ran one after the other, whose runs ran
     several kernels, or some of whose runs failed, extended."""
-    spans: dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int]]] = {}
-    for cluster, node, test, key, env, first, last, n in con.execute(_SPANS_SQL, [campaign]).fetchall():
-        spans.setdefault((cluster, node, test, key), {})[env] = (first, last, n)
+    spans: dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int, float]]] = {}
+    for cluster, node, test, key, env, first, last, n, ranks in con.execute(_SPANS_SQL, [campaign]).fetchall():
+        spans.setdefault((cluster, node, test, key), {})[env] = (first, last, n, ranks)
     kernels: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
     for cluster, node, test, key, env, kernel, n in con.execute(_KERNELS_SQL, [campaign]).fetchall():
         kernels.setdefault((cluster, node, test, key), {}).setdefault(kernel, {})[env] = n
