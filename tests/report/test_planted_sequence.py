@@ -134,3 +134,14 @@ def test_sides_run_mostly_one_after_the_other_are_said_to(store, capsys):
             "2025-09-23 08:00 to 2025-09-23 08:27 UTC, pod runs 2025-09-23 08:25 to 2025-09-23 08:52 UTC), so a change "
             "of the machine over the campaign would read mostly as the pod's effect")
     assert c["verdict"] == "slower" and said in c["sentence"], c["sentence"]
+
+
+def test_the_summary_names_the_nodes_it_includes_with_a_note(store, capsys):
+    head = "Included with a note of what their values cannot show (see each cell): node-1"
+    with serve(create_app(store)) as url:
+        for campaign, notes in (("blocks", "Not interleaved"), ("timeouts", "Failed runs"),
+                                ("upgrade", "Mixed kernels"), ("mixed", None)):
+            assert main(["report", campaign, "--api", url, "--json"]) == 0
+            (s,) = json.loads(capsys.readouterr().out)["summary"]
+            assert s["nodes_included"] == ["node-1"], s
+            assert (f"{head} ({notes})." in s["sentence"]) if notes else ("with a note" not in s["sentence"]), s

@@ -24,6 +24,8 @@ from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.wording import plural, side_name
 
 MIN_RUNS = 2  # one run a side is always "before" the other: nothing to say
+# how each note starts: the cross-node summary names the nodes it includes with such a note (summary.py)
+NOTES = ("Not interleaved", "Mostly not interleaved", "Mixed kernels", "Failed runs")
 MOSTLY = 0.9  # this share of (baseline, candidate) run pairs in one order: mostly one side after the other
 
 # per cell and side: first and last start, runs, and the sum of the runs' ranks in time among the cell's runs

@@ -24,6 +24,9 @@ A noisy node's ratio moves the unweighted mean as much as a steady node's: with 
 1% and one at 0.85 with an interval of 0.58 to 1.19, the mean read 0.925 (pod 7.5% slower). A clean cell whose
 interval (in log terms) is more than ``WIDE`` times as wide as the median of the others' is named, with its
 interval, and the sentence gives the geometric mean without it too (``wide_nodes``).
+
+A clean cell whose sentence carries a note of what its values cannot show (sequence.py: its sides not
+interleaved, its runs on several kernels, some of them failed) is counted, and named with its notes' names.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import math
 import numpy as np
 
 from podtax_analyzer.report_models import CellComparison, SummaryItem
+from podtax_analyzer.sequence import NOTES
 from podtax_analyzer.stats.outliers import is_second_group
 from podtax_analyzer.stats.verdict import SET_BY_PARAMS, change_phrase
 from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
@@ -135,6 +139,10 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
             outlying = [where(c) for c in clean if "OUTLIERS" in c.flags]
             if outlying:
                 sentence += f" Included despite reported outliers (the median resists them): {', '.join(outlying)}."
+            noted = {where(c): [n for n in NOTES if any(w.startswith(f"{n}:") for w in c.warnings)] for c in clean}
+            if noted := {node: names for node, names in noted.items() if names}:
+                sentence += (" Included with a note of what their values cannot show (see each cell): "
+                             + "; ".join(f"{node} ({', '.join(names)})" for node, names in noted.items()) + ".")
             imported = [where(c) for c in clean if IMPORTED in c.flags]
             if imported:
                 sentence += (f" Every run of {', '.join(imported)} was imported from logs recorded outside podtax "
