@@ -233,3 +233,44 @@ def test_the_consumer_table_names_every_service_consumer() -> None:
     assert 'ConsumerSpec("analyzer"' in Path(analyzer.__file__).read_text()
     assert 'ConsumerSpec("parser"' in Path(parser.__file__).read_text()
     assert set(re.findall(r'ConsumerSpec\("([\w-]+)"', source)) <= runner_names
+
+
+async def test_no_role_can_make_a_stream_that_publishes_for_it(secured) -> None:  # type: ignore[no-untyped-def]
+    """Logged in as the host agent, an audit created a stream of its own on an inbox subject that republished
+    each message to `podtax.run.result...`, and one that sourced the events stream: the server itself then
+    published a forged result (or score, run request, campaign) past every subject permission. No role may
+    create a stream other than podtax's own, nor restore one from a snapshot."""
+    from nats.js.api import RePublish, StreamConfig, StreamSource
+
+    server, users = secured
+    runner = await connect(server, users, "runner")
+    agent = await connect(server, users, "host_agent")
+    cli = await connect(server, users, "cli")
+    try:
+        await runner.ensure_streams(10 * 2**20, 3600)
+        forged = subjects.join(subjects.RUN_RESULT, "host", "victim")
+        for bus in (agent, cli):
+            for config_ in (StreamConfig(name="EVIL", subjects=["_INBOX.evil.x"],
+                                         republish=RePublish(src="_INBOX.evil.x", dest=forged)),
+                            StreamConfig(name="EVIL2", sources=[StreamSource(name=subjects.STREAM)],
+                                         republish=RePublish(src=">", dest=f"$KV.{subjects.SCORES_BUCKET}.x"))):
+                with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+                    await asyncio.wait_for(bus.js.add_stream(config_), 2)
+            await bus.nc.publish("_INBOX.evil.x", b'{"forged": true}')
+            await bus.nc.flush()
+            with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+                await bus.nc.request("$JS.API.STREAM.RESTORE.EVIL3", b"{}", timeout=1)
+        assert (await runner.js.stream_info(subjects.STREAM)).state.messages == 0
+        assert {s.config.name for s in await runner.js.streams_info()} == {subjects.STREAM, subjects.DLQ_STREAM}
+        # ... while what the services do still works: their streams, KV buckets, consumers and reads
+        await agent.ensure_streams()
+        await cli.ensure_streams()
+        kv = await cli.kv(subjects.RUNNER_BUCKET)
+        await kv.put("campaign.c", b"{}")
+        assert (await kv.get("campaign.c")).value == b"{}"
+        assert await Bus.kv_keys(kv) == ["campaign.c"]
+        await agent._subscribe(ConsumerSpec("host-agent-n1", [f"{subjects.RUN_REQUESTED}.host.n1"], 5))
+    finally:
+        await cli.close()
+        await agent.close()
+        await runner.close()

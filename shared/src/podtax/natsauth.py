@@ -38,11 +38,17 @@ OWN: dict[str, list[str]] = {
     "cli": _family(S.CAMPAIGN_SUBMITTED, S.CAMPAIGN_CANCELLED, S.RUN_LOG) + _kv(S.RUNNER_BUCKET),
 }
 ROLES = tuple(OWN)
-COMMON_PUBLISH = ["$JS.API.>", "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>", "_INBOX.>"]
-# The JetStream API is needed to create streams and consumers and to read KV. No podtax service removes a
-# stream, a consumer or a message: an audit, logged in as the host agent (whose password is on every node),
-# purged the dead letters, cut them to one message by a stream update and deleted the parser's consumer,
-# which stopped parsing without a word.
+# The JetStream API a service uses, and no more: creating (or restoring) a stream of one's own is refused, since
+# the server publishes what such a stream republishes or sources on its behalf, past every subject permission
+# (an audit, as the host agent, made a stream on an inbox subject republish into `podtax.run.result...`).
+STREAMS = (S.STREAM, S.DLQ_STREAM, *(f"KV_{b}" for b in (S.SCORES_BUCKET, S.RUNNER_BUCKET)))
+JS_API = ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*",
+          "$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>", "$JS.API.CONSUMER.>",
+          *(f"$JS.API.STREAM.{op}.{name}" for op in ("CREATE", "UPDATE") for name in STREAMS)]
+COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>", "_INBOX.>"]
+# No podtax service removes a stream, a consumer or a message: an audit, logged in as the host agent (whose
+# password is on every node), purged the dead letters, cut them to one message by a stream update and deleted
+# the parser's consumer, which stopped parsing without a word.
 DENY_PUBLISH = ["$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>",
                 "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>", "$JS.API.CONSUMER.RESET.>"]
 # The durable consumers of the main stream each role owns (bus.ConsumerSpec names; every host agent's
