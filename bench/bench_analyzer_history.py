@@ -53,13 +53,14 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
     from podtax.derive import derive
     from podtax_analyzer import comparisons  # noqa: F401 - the service imports it at its first publication
     from podtax_analyzer.score_cache import ScoreCache
-    from podtax_analyzer.store import Store
+    from podtax_analyzer.store import FLUSH_BATCHES, Store
 
     tune_for_batches()
     rss: list[float] = []
     duck: list[float] = []
     keys: list[float] = []
     dead: list[float] = []
+    settled: list[float] = []  # RSS right after each flush, before a publication reads anything
     parts: list[dict[str, float | None]] = []
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
         store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None, cache_mb=CACHE_MB)
@@ -69,6 +70,8 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
         for first in range(0, count, BATCH):
             logs = raw_logs(min(BATCH, count - first), start=first, chunk=BATCH)[0]
             pending |= store.write_batch([e for log in logs for e in (log, derive(log.data))])
+            if store.batches % FLUSH_BATCHES == 0:
+                settled.append(proc_rss_mb(os.getpid()))
             if (first // BATCH) % 3 == 2:
                 cache.update(store, pending)
                 pending = set()
@@ -86,8 +89,8 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
         store.cursor().execute(f"SET memory_limit = '{EVICT_MB}MB'")
         evicted = [proc_rss_mb(os.getpid()), _duckdb_mb(store), readings()["duckdb_resident"]]
         store.close()
-    return {"rss": rss, "duckdb": duck, "keys": keys, "dead": dead, "parts": parts, "cache": cache.held * 16 / 2**20,
-            "peak": peak, "evicted": evicted}
+    return {"rss": rss, "duckdb": duck, "keys": keys, "dead": dead, "settled": settled, "parts": parts,
+            "cache": cache.held * 16 / 2**20, "peak": peak, "evicted": evicted}
 
 
 def _duckdb_mb(store: Store) -> float:
@@ -168,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         dead = [median([f["dead"][i] for f in figures]) for i in range(TENTH - 1, len(figures[0]["dead"]), TENTH)]
         print(f"  {name}: dead nodes in DuckDB's eviction queues at each tenth {' '.join(f'{v:,.0f}' for v in dead)}"
               " (~0.8 KB of its C++ heap each, in glibc malloc's 'in use')")
+        settled = [median([f["settled"][i] for f in figures]) for i in range(len(figures[0]["settled"]))]
+        print(f"  {name}: RSS right after each flush (store.FLUSH_BATCHES) {' '.join(f'{v:.0f}' for v in settled)}"
+              f"; growth over the second half {median([_slope(count, f['settled']) for f in figures]):+.1f} MB per"
+              " 100,000 results (the steady state: between flushes DuckDB's caches and a publication's freed pages"
+              " come and go)")
         rss_end, duck_end = median([f["rss"][-1] for f in figures]), median([f["duckdb"][-1] for f in figures])
         rss_ev, duck_ev = (median([f["evicted"][i] for f in figures]) for i in (0, 1))
         resident = [(f["parts"][-1]["duckdb_resident"], f["evicted"][2]) for f in figures]
