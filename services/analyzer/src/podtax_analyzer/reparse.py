@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from podtax import events
+from podtax import events, templates
 from podtax.derive import derive
 
 from podtax_analyzer.store import Store
@@ -60,12 +60,16 @@ def _reparse(store: Store, campaign: str | None, progress: Callable[[dict[str, i
                        WHERE l.run_id >= $1 AND l.run_id <= $2 AND ($3::varchar IS NULL OR l.campaign = $3)
                        ORDER BY l.run_id""", [ids[0], ids[-1], campaign])
         cols = [d[0] for d in cur.description]
-        outcomes = [derive(_raw(dict(zip(cols, row))), "podtax/reparse") for row in cur.fetchall()]
+        raws = [_raw(dict(zip(cols, row))) for row in cur.fetchall()]
+        outcomes = [derive(raw, "podtax/reparse") for raw in raws]
         cur.close()
         after = ids[-1]
         ids = [o.data.run.run_id for o in outcomes]
         before = _fingerprint(store.cursor(), ids)
-        store.replace_results(outcomes)
+        # the per-object phases too: a run stored without them (an older analyzer, a timeline its parser then
+        # refused) got metrics and no objects in the phase table (an audit)
+        timelines = [raw for raw in raws if getattr(templates.REGISTRY.get(raw.run.test), "control_plane", False)]
+        store.replace_results(outcomes, timelines)
         after_fp = _fingerprint(store.cursor(), ids)
         counts["logs"] += len(outcomes)
         counts["results"] += sum(isinstance(o, events.ResultV1) for o in outcomes)

@@ -329,13 +329,19 @@ class Store:
         self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(fresh), conflict=None)
         return {e.data.run.run_id for e in fresh}
 
-    def replace_results(self, results: Sequence[events.ResultV1 | events.RunFailedV1]) -> None:
-        """Reparse: replace the outcome of each run with a re-derived one (one transaction)."""
+    def replace_results(self, results: Sequence[events.ResultV1 | events.RunFailedV1],
+                        raws: Sequence[events.RawLog] = ()) -> None:
+        """Reparse: replace the outcome of each run with a re-derived one, and the per-object phases of the
+        control-plane runs among `raws` (their logs) with today's parser's (one transaction)."""
         now = datetime.now(UTC)
         with self._replacing(), self.transaction() as con:
             ids = [e.data.run.run_id for e in results]
             con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
             con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
+            if raws:
+                con.execute("DELETE FROM phases WHERE run_id IN (SELECT unnest($1::varchar[]))",
+                            [[r.run.run_id for r in raws]])
+                insert_phases(con, [phase_rows(r) for r in raws])
             ok = [e for e in results if isinstance(e, events.ResultV1)]
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES,
                          [result_row(e, now) for e in ok] +
