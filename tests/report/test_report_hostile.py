@@ -56,6 +56,34 @@ def test_workbook_writes_formula_like_strings_as_text(store):
     assert any(isinstance(v, str) and v.startswith("sysbench =1+1") for v in texts)
 
 
+def test_csv_export_writes_formula_like_strings_as_text(store):
+    """The raw tables' CSV: a spreadsheet runs a cell that starts with = + - or @ (a build an import manifest
+    named `hdparm 9.65 (=cmd|' /C calc'!A0)` reached runs.csv as `=cmd|' /C calc'!A0`). Such text cells
+    start with an apostrophe, which a spreadsheet shows as text; numbers stay numbers."""
+    import csv
+    import zipfile
+
+    host = [1000.0 + i for i in range(6)]
+    store.write_batch(result_events("evil", host, [v * 0.97 for v in host], node=FORMULA,
+                                    tool_version="=cmd|' /C calc'!A0"))
+    resp = TestClient(create_app(store)).get("/api/campaigns/evil/export.zip", params={"format": "csv"})
+    assert resp.status_code == 200
+    cells: list[str] = []
+    with zipfile.ZipFile(io.BytesIO(resp.content)) as zf:
+        for name in zf.namelist():
+            cells += [c for row in csv.reader(io.StringIO(zf.read(name).decode())) for c in row]
+    def number(cell: str) -> bool:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+        return True
+
+    assert [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r") and not number(c)] == []
+    assert "'" + FORMULA in cells and "'=cmd|' /C calc'!A0" in cells  # kept, as text (node, runs' tool_version)
+    assert "1000.0" in cells or "1000" in cells  # numbers untouched
+
+
 def test_sheet_titles_never_start_or_end_with_an_apostrophe():
     from podtax_analyzer.workbook import sheet_title
 

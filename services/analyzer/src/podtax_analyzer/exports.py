@@ -33,7 +33,23 @@ COMPARISON_COLUMNS = {
 _OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 
 
+# A spreadsheet opening a CSV file runs a cell that starts with = + - @ (or a tab or carriage return before
+# one) as a formula: a tool build an import manifest named `hdparm 9.65 (=cmd|' /C calc'!A0)` reached runs.csv
+# as `=cmd|' /C calc'!A0`. Such text cells get a leading apostrophe, which spreadsheets show as text.
+FORMULA_START = r"^[=+\-@\t\r]"
+
+
+def _as_text(con: duckdb.DuckDBPyConnection, query: str, params: list) -> str:
+    """`query` with the formula-like values of its VARCHAR columns prefixed with an apostrophe."""
+    described = con.execute(f"SELECT * FROM ({query}) LIMIT 0", params).description
+    guarded = [f"""CASE WHEN regexp_matches("{name}", '{FORMULA_START}') THEN '''' || "{name}" ELSE "{name}" END """
+               f'AS "{name}"' for name, kind, *_ in described if str(kind) == "VARCHAR"]
+    return f"SELECT * REPLACE ({', '.join(guarded)}) FROM ({query})" if guarded else query
+
+
 def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Path, fmt: Format) -> None:
+    if fmt == "csv":  # Parquet keeps its types, and the text as it is
+        query = _as_text(con, query, params)
     con.execute(f"COPY ({query}) TO '{path.as_posix()}' {_OPTIONS[fmt]}", params)
 
 
