@@ -29,7 +29,8 @@ _K8S_VOLUMES = (
     Phase("bound", "request_sent", "bound", "create request sent -> the claim's MODIFIED event with phase Bound"),
     Phase("consumer_running", "request_sent", "consumer_running",
           "create request sent -> the consumer pod is Running (consumer: true only)", optional=True),
-    Phase("deleted", "delete_requested", "gone", "delete requested -> the claim's DELETED event"),
+    Phase("deleted", "delete_requested", "gone",
+          "delete requested -> the claim's DELETED event (or its PV's, if that watch delivers first)"),
     Phase("pv_deleted", "delete_requested", "pv_gone",
           "delete requested -> the PV's DELETED event (the provisioner's finalizer is done)"),
 )

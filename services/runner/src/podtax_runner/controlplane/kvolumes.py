@@ -141,6 +141,8 @@ class VolumeChurnK8s(ObjectChurn):
     def _pv(self, claim: str, etype: str, obj: Obj, at: float | None) -> None:
         meta = _meta(obj)
         if etype == "DELETED":
+            if self.tl.has(claim, "delete_requested"):  # reclaim Delete: the PV goes only once its claim is gone
+                self.tl.mark(claim, "gone", at)
             self.tl.mark(claim, "pv_gone", at)
             return
         self.pv_of.setdefault(claim, meta.get("name", ""))
