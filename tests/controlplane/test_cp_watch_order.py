@@ -18,21 +18,29 @@ from podtax_runner.controlplane import kvolumes
 
 from tests.controlplane.conftest import cluster, spec
 
-LAG_S = 0.2  # how late the PV watch delivers each event
+LAG_S = 0.2  # how late the slowed watch delivers each event
 
 
-def test_provisioned_is_never_after_bound(kubesim_factory: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    on_pv = kvolumes.VolumeChurnK8s.on_pv
+def run_with_slow_watch(handler: str, kubesim_factory: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch,
+                        count: int) -> Any:
+    """A volume-churn run against the real kubesim whose watch handler `handler` (on_pv, on_claim) gets each event
+    LAG_S late; its timeline."""
+    original = getattr(kvolumes.VolumeChurnK8s, handler)
 
     def late(self: Any, etype: str, obj: Any) -> None:
         time.sleep(LAG_S)
-        on_pv(self, etype, obj)
+        original(self, etype, obj)
 
-    monkeypatch.setattr(kvolumes.VolumeChurnK8s, "on_pv", late)
+    monkeypatch.setattr(kvolumes.VolumeChurnK8s, handler, late)
     sim = kubesim_factory(cluster(provision=0.01, delete=0.01), kubelet="simulated")
-    tl = run_cp(spec("volume-churn", count=6, concurrency=3, timeout=30), kube=sim)
+    tl = run_cp(spec("volume-churn", count=count, concurrency=count // 2, timeout=60), kube=sim)
+    assert not [(name, rec.error) for name, rec in tl.objects.items() if rec.error]
+    return tl
+
+
+def test_provisioned_is_never_after_bound(kubesim_factory: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    tl = run_with_slow_watch("on_pv", kubesim_factory, run_cp, monkeypatch, count=6)
     for name, rec in tl.objects.items():
-        assert rec.error is None, (name, rec.error)
         assert rec.t["request_sent"] <= rec.t["pv_created"] <= rec.t["bound"], (name, rec.t)
         assert "pv_gone" in rec.t and rec.server.get("pv_created"), (name, rec.t, rec.server)
 
@@ -40,15 +48,6 @@ def test_provisioned_is_never_after_bound(kubesim_factory: Any, run_cp: Any, mon
 def test_deleted_is_never_after_pv_deleted(kubesim_factory: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The mirror: a PV of reclaim policy Delete goes only once its claim is gone, so the PV's DELETED is proof the
     claim was gone by then, whichever watch delivers first (here the claim watch is the slow one)."""
-    on_claim = kvolumes.VolumeChurnK8s.on_claim
-
-    def late(self: Any, etype: str, obj: Any) -> None:
-        time.sleep(LAG_S)
-        on_claim(self, etype, obj)
-
-    monkeypatch.setattr(kvolumes.VolumeChurnK8s, "on_claim", late)
-    sim = kubesim_factory(cluster(provision=0.01, delete=0.01), kubelet="simulated")
-    tl = run_cp(spec("volume-churn", count=4, concurrency=2, timeout=60), kube=sim)
+    tl = run_with_slow_watch("on_claim", kubesim_factory, run_cp, monkeypatch, count=4)
     for name, rec in tl.objects.items():
-        assert rec.error is None, (name, rec.error)
         assert rec.t["delete_requested"] <= rec.t["gone"] <= rec.t["pv_gone"], (name, rec.t)
