@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from podtax.cli import cellwrap
-from podtax.cli.common import wide_console
+from podtax.cli.common import printable, wide_console
 from podtax.cli.report_view import (
     ReportView,
     Row,
@@ -222,7 +222,7 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
     if not cells:
         con.print(f"campaign {report['campaign']}: no comparable results yet")
         for w in report.get("warnings", []):
-            con.print(f"  {w}", highlight=False)
+            con.print(Text(f"  {printable(w)}"))  # text from the bus (a failure's words), never markup
         return
     view = build_view(report, all_metrics)
     scope = "every metric" if all_metrics else "primary metrics"
@@ -242,7 +242,7 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
     con.print(Text(f"{ratios}; verdict threshold "
                    f"±{report['threshold'] * 100:g}%; p adjusted ({report['correction']})", style="dim"))
     for w in report.get("warnings", []):
-        con.print(f"warning: {w}", highlight=False)
+        con.print(Text(f"warning: {printable(w)}"))
     _print_flags(con, view)
     _print_notes(con, view)
     summary = shown_summary(report, view)

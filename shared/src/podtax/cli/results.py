@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from podtax import templates
-from podtax.cli.common import api_headers, api_json, api_url, console, fail, unreachable, wide_console
+from podtax.cli.common import api_headers, api_json, api_url, console, fail, printable, unreachable, wide_console
 
 
 def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET") -> object:
@@ -63,14 +63,14 @@ def results(
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
         m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
-        table.add_row(r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
+        table.add_row(r["campaign"], r["node"], r["env"], r["test"], escape(params), escape(printable(tool)), m["name"],
                       f"{m['value']:,.2f} {m['unit']}", escape(" ".join(flag_names(r.get("flags") or []))))
     wide_console().print(table)
     flagged = [r for r in rows if r.get("flags")]
     if flagged:  # the table has the names; what they say, each distinct text once
         texts = list(dict.fromkeys(f for r in flagged for f in r["flags"]))
         for text in texts[:MAX_TEXTS]:
-            console.print(escape(f"- {text}"), highlight=False, soft_wrap=True)
+            console.print(escape(printable(f"- {text}")), highlight=False, soft_wrap=True)
         more = f" ({len(texts) - MAX_TEXTS} more texts: see --json)" if len(texts) > MAX_TEXTS else ""
         console.print(f"{len(flagged)} of {len(rows)} runs carry flags{more}; `podtax report` says what they do "
                       "to their cells", highlight=False, soft_wrap=True)
