@@ -151,6 +151,10 @@ class Runner(Handlers):  # the event handlers: handlers.py
             now = now or events.now()
             active = sorted((c for c in self.campaigns.values() if not c.finished_at), key=lambda c: c.created_at)
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
+            # a control-plane run times the cluster's API, not its node: one at a time, runner-wide (an audit: a
+            # campaign on two nodes ran two at once, each timing the other's load)
+            api_busy = any(templates.get(flight.run.test).control_plane
+                           for c in active for node in c.queues if (flight := c.in_flight(node)))
             await self.report()  # no-report failures a tick could not publish (NATS away)
             for state in active:
                 # a control-plane run still executing here is not lost: its cleanup may outlast timeout + grace (a
@@ -172,8 +176,9 @@ class Runner(Handlers):  # the event handlers: handlers.py
                     if node in busy:
                         continue
                     run = state.next_for(node, now)
-                    if run is None:
+                    if run is None or (api_busy and templates.get(run.test).control_plane):
                         continue
+                    api_busy = api_busy or templates.get(run.test).control_plane
                     state.dispatched(run.run_id, now)
                     batch.append(run)
                     busy.add(node)
