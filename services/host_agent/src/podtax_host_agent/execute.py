@@ -135,6 +135,27 @@ def space_problem(run: events.RunSpec, workdir: Path) -> str | None:
             f"lower size or free space there (PODTAX_AGENT_WORKDIR)")
 
 
+def workdir_problem(run: events.RunSpec, workdir: Path) -> str | None:
+    """Why the run's tool must not write its data file in `workdir`, or None. fio writes at a fixed name there,
+    through any symbolic link it finds (into a file at least its size, or a disk): the directory must be this
+    user's and writable by no one else, or another user could put such a link there (/var/tmp is
+    world-writable, and anyone may create /var/tmp/podtax first). A missing one is made by run_template."""
+    if run.test != "fio":
+        return None
+    try:
+        st = os.stat(workdir)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022:
+        return None
+    what = (f"is owned by uid {st.st_uid}" if st.st_uid != os.geteuid() else
+            f"is writable by others (mode {stat.S_IMODE(st.st_mode):o})" if stat.S_ISDIR(st.st_mode) else
+            "is not a directory")
+    return (f"the work directory {workdir} {what}: another user could put a link where fio writes its data file "
+            f"and have this agent overwrite any file or disk; use a directory of the agent's user that no one "
+            f"else may write to (chown, chmod 0700) or set PODTAX_AGENT_WORKDIR to one")
+
+
 def device_problem(run: events.RunSpec) -> str | None:
     """Why hdparm must not open the run's device, or None: it must be a block device (after following
     symbolic links such as /dev/disk/by-id/...). The template's pattern admits any path under /dev, and
@@ -156,7 +177,7 @@ async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_
     """Validate (raises templates.TemplateError) and execute one run, wrapped in the provenance block.
     The tool's data files are deleted afterwards, whatever the outcome."""
     argv = templates.get(run.test).build_argv(run.params, str(workdir))
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir.mkdir(mode=0o700, parents=True, exist_ok=True)  # for this user alone (workdir_problem)
     before = benchwrap.block("before", tool_version)
     try:
         outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir, pass_fds=pass_fds, on_start=on_start)

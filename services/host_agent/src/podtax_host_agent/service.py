@@ -18,7 +18,13 @@ from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
 from podtax_host_agent import facts, guard, outbox
-from podtax_host_agent.execute import device_problem, leftover_data_files, run_template, space_problem
+from podtax_host_agent.execute import (
+    device_problem,
+    leftover_data_files,
+    run_template,
+    space_problem,
+    workdir_problem,
+)
 
 log = logging.getLogger("podtax.host_agent")
 DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB)
@@ -96,6 +102,9 @@ class Agent:
             return
         lock_fd = await self.lock.acquire()  # waits while processes of an earlier run still hold the node
         try:
+            if problem := workdir_problem(run, self.workdir):
+                await self.refuse(run, "unsafe-workdir", problem)
+                return
             if problem := space_problem(run, self.workdir):
                 await self.refuse(run, "insufficient-space", problem)
                 return

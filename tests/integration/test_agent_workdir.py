@@ -1,0 +1,70 @@
+"""fio, run as root by the host agent, writes its data file at a fixed name in the work directory. A work
+directory another user owns or may write to (the default /var/tmp/podtax, created first by anyone: /var/tmp
+is world-writable) let that user put a symbolic link there, and fio overwrote the file it pointed to when it was
+at least the run's size (audit hG: a database file, or /dev/sda). The agent now refuses such a run, naming the
+directory and the fix, and makes its own work directory for itself alone. Real nats-server, real fio, the real
+Agent."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import nats
+from podtax import config, events, subjects
+from podtax.bus import Bus
+from podtax_host_agent.service import Agent
+
+NODE = "n1"
+FIO = {"rw": "write", "bs": "4K", "size": "1M", "iodepth": 1, "direct": False, "runtime": 1}
+
+
+async def _run(nats_url: str, tmp_path: Path, workdir: Path, run_id: str) -> tuple[list[str], list[dict]]:
+    bus = await Bus.connect(nats_url, "test/agent")
+    nc = await nats.connect(nats_url)
+    logs: list[str] = []
+    failures: list[dict] = []
+
+    async def on_msg(msg: Any) -> None:
+        data = json.loads(msg.data)["data"]
+        (logs.append(data["run"]["run_id"]) if msg.subject.startswith(subjects.RUN_LOG) else failures.append(data))
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_msg)
+    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_msg)
+    try:
+        await bus.ensure_streams()
+        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE, agent_workdir=workdir,
+                               agent_state_dir=tmp_path / f"state-{run_id}")
+        agent = Agent(settings, bus)
+        await agent.refresh_facts()
+        run = events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test="fio", params=FIO, timeout_s=60)
+        await agent.handle(events.run_requested(run, "test"))
+        await nc.flush()
+    finally:
+        await nc.close()
+        await bus.close()
+    return logs, failures
+
+
+async def test_fio_never_writes_through_a_link_in_a_work_directory_others_control(nats_url: str,
+                                                                                  tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious" * 2**18)  # 2 MiB: fio writes into a file at least its size
+    shared = tmp_path / "var-tmp-podtax"  # made by another user, as /var/tmp/podtax can be
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    (shared / "podtax-fio.dat").symlink_to(victim)
+    os.chown(shared, 65534, 65534)
+    logs, failures = await _run(nats_url, tmp_path, shared, "linked-1")
+    assert victim.read_bytes() == b"precious" * 2**18, "fio wrote through the link"
+    assert logs == [] and [f["reason"] for f in failures] == ["unsafe-workdir"]
+    assert str(shared) in failures[0]["detail"] and "PODTAX_AGENT_WORKDIR" in failures[0]["detail"]
+
+
+async def test_fio_runs_in_a_work_directory_of_its_own(nats_url: str, tmp_path: Path) -> None:
+    own = tmp_path / "work"  # not there yet: the agent makes it, for itself alone
+    logs, failures = await _run(nats_url, tmp_path, own, "own-1")
+    assert failures == [] and logs == ["own-1"]
+    assert own.stat().st_mode & 0o077 == 0 and not (own / "podtax-fio.dat").exists()
