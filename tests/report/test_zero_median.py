@@ -7,6 +7,7 @@ file, the real analyzer app and the real CLI."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -29,6 +30,12 @@ CASES = {  # campaign: (metric, unit, host values, pod values, verdict, the sent
              "Pod and host equal: every run of both sides measured 0 % (no ratio of zeros)"),
     # a level's ratio is "higher", not "slower" (an audit read "pod 2400.0% slower" for 2.5% loss against 0.1%)
     "small": ("lost_percent", "%", [0.1] * 6, [2.5, 2.5, 2.5, 2.6, 2.7, 2.8], "slower", "Pod 2450.0% higher"),
+    # the pod's median 0 (audit hB2): "ratio 0.000, 95% CI 0.000 to 0.000", an interval of no width, and a
+    # ratio no geometric mean can take; now the same treatment as the host's 0
+    "zpod": ("lost_percent", "%", [0.9, 1.0, 1.1, 1.2, 1.3, 1.4], [0.0] * 6, "faster",
+             "Pod's lost_percent lower than host's (no ratio: the pod median is 0; p = 0.0"),
+    "rzpod": ("retransmits", "count", [3.0, 4, 5, 6, 7, 8], [0.0] * 6, "faster",
+              "Pod's retransmits fewer than host's (no ratio: the pod median is 0; p = 0.0"),
     "noise": ("lost_percent", "%", [0.0, 0, 0, 0.1, 0, 0], [0.0, 0.1, 0, 0, 0, 0], "inconclusive",
               "Inconclusive: no ratio could be computed"),
 }
@@ -68,7 +75,9 @@ def test_a_zero_median_still_gets_its_verdict(store, name):
     assert (cell["ratio"] is None) is (name != "small"), cell
     assert cell["verdict"] == verdict, cell["sentence"]
     assert cell["sentence"].startswith(start), cell["sentence"]
-    assert cell["direction"] == {"slower": "higher" if unit == "%" else "more"}.get(verdict), cell
+    assert (cell["ci_low"] is None) is (name != "small"), cell
+    words = {"slower": ("higher", "more"), "faster": ("lower", "fewer")}.get(verdict)
+    assert cell["direction"] == (words and words[unit != "%"]), cell
 
 
 def test_the_cli_table_html_and_csv_show_the_verdict(store, capsys, tmp_path):
@@ -86,9 +95,29 @@ def test_the_cli_table_html_and_csv_show_the_verdict(store, capsys, tmp_path):
     assert ",slower," in rows[0] and "no ratio: the host median is 0" in rows[0], rows
 
 
-@pytest.mark.parametrize(("name", "word"), [("loss", "higher"), ("small", "higher"), ("retrans", "more")])
+@pytest.mark.parametrize(("name", "word"), [("loss", "higher"), ("small", "higher"), ("retrans", "more"),
+                                           ("zpod", "lower"), ("rzpod", "fewer")])
 def test_the_workbook_says_higher_and_more(store, tmp_path, name, word):
     """A level's and a count's verdict in the workbook is the sentence's word (it said "slower" for a higher
     lost_percent); comparisons.csv and .parquet have it in `direction`, beside the API's verdict."""
     metric = CASES[name][0]
-    assert exported_verdicts(create_app(store), name, tmp_path)[metric] == (word, "slower", word, word)
+    assert exported_verdicts(create_app(store), name, tmp_path)[metric] == (word, CASES[name][4], word, word)
+
+
+def test_a_zero_pod_median_reads_the_same_in_the_table_html_json_and_summary(store, capsys, tmp_path):
+    """The pod's 0 against the host's 1.15: no ratio or interval in the table and the HTML (they showed
+    0.000 [0.000, 0.000]), the word "lower", and no geometric mean across nodes in the JSON summary."""
+    with serve(create_app(store)) as url:
+        assert main(["report", "zpod", "--api", url, "--all-metrics"]) == 0
+        out = capsys.readouterr().out
+        assert main(["report", "zpod", "--api", url, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert main(["report", "zpod", "--api", url, "--html", str(tmp_path / "r.html")]) == 0
+    row = next(line for line in out.splitlines() if line.startswith("#") and " 1.15" in line)
+    assert "no ratio" in row and "lower" in row and "0.000" not in row, out
+    html = (tmp_path / "r.html").read_text()
+    at = html.index(">lost_percent<")
+    part = html[at:html.index(">throughput_mbps<", at)]
+    assert ">lower<" in part and "0.000" not in part, part
+    summary = next(s for s in data["summary"] if s["metric"] == "lost_percent")
+    assert summary["geomean_ratio"] is None and summary["nodes_excluded"] == {"node-1": ["no ratio"]}, summary

@@ -343,11 +343,12 @@ def _set_by_sentence(f: dict, set_by: templates.Fixed) -> str:
 
 
 def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | None:
-    """The verdict and sentence of a cell with no ratio because its baseline median is 0 (a host UDP run
-    that lost no packet: lost_percent 0), or None: both sides all 0 are equal; otherwise a significant rank
-    test (p_adjusted < alpha) and the medians' order say which side is worse, without a ratio or effect size."""
+    """The verdict and sentence of a cell with no ratio because a side's median is 0 (UDP runs that lost no
+    packet: lost_percent 0; the baseline's makes x/0, the candidate's a ratio of 0 with an interval of no
+    width), or None: both sides all 0 are equal; otherwise a significant rank test (p_adjusted < alpha) and
+    the medians' order say which side is worse, without a ratio or effect size."""
     host, pod = f["host_median"], f["pod_median"]
-    if f["ratio"] is not None or host != 0.0 or pod is None or set(f["flags"]) & fl.BLOCKING \
+    if f["ratio"] is not None or 0.0 not in (host, pod) or None in (host, pod) or set(f["flags"]) & fl.BLOCKING \
             or f["host_lower_bound"] or f["pod_lower_bound"] or not f["candidate"]:
         return None
     pair = (f["baseline"], f["candidate"])
@@ -358,14 +359,15 @@ def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | 
     p = f["p_adjusted"]
     if p is None or p >= ALPHA or pod == host:
         return None
-    grew = 2.0  # any ratio above 1: the candidate's median is above the baseline's 0
+    grew = 2.0 if pod > host else 0.5  # any ratio on the side of 1 the medians' order gives
+    zero = base if host == 0.0 else cand
     sides = (f"{base} median {_median_text(f, 'host')} {f['unit']} over {f['n_host']} runs, {cand} median "
              f"{_median_text(f, 'pod')} {f['unit']} over {f['n_pod']} runs")
     word = change_word(grew, f["higher_is_better"], f["unit"])
     said = (f"{cand.capitalize()} {word} than {base}" if word in (FASTER, SLOWER)  # else: a count or a level
             else f"{cand.capitalize()}'s {f['metric']} {word} than {base}'s")
     return direction(grew, f["higher_is_better"]), (
-        f"{said} (no ratio: the {base} median is 0; {p_text_of(p)} after {correction}; {sides}).")
+        f"{said} (no ratio: the {zero} median is 0; {p_text_of(p)} after {correction}; {sides}).")
 
 
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,

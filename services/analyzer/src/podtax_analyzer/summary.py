@@ -85,9 +85,9 @@ def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[
         return [SET_BY_PARAMS, *named]
     if c.verdict == "not comparable":  # runs on one side only
         return ["not comparable", *named]
-    if c.ratio is None:  # a baseline median of 0 (cell_analysis._zero_median): a verdict, no ratio
+    if c.ratio is None:  # a side's median of 0 (cell_analysis._zero_median): a verdict, no ratio
         return named or ["no ratio"]
-    if c.ratio <= 0:  # a candidate median of 0: an interval, but no logarithm for the geometric mean
+    if c.ratio <= 0:  # a negative candidate median: an interval, but no logarithm for the geometric mean
         return named or ["a ratio of 0, which no geometric mean can take"]
     return named or ["no interval"]
 

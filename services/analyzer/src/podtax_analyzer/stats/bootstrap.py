@@ -124,8 +124,8 @@ def bca_ratio_of_medians(
     min_runs: below this many runs on a side the interval is computed but marked unstable
         (the bootstrap distribution of a median of few values is too coarse).
     Returns a :class:`RatioCI` with ``method="bca"``; estimate/low/high are None when a side
-    has no runs, a value is NaN or infinite, or the host median is not positive. presorted: both sides
-    are already ascending.
+    has no runs, a value is NaN or infinite, the host median is not positive or the pod median is 0.
+    presorted: both sides are already ascending.
     """
     warnings: list[str] = []
     hs, ps = np.asarray(host, dtype=float), np.asarray(pod, dtype=float)
@@ -139,6 +139,9 @@ def bca_ratio_of_medians(
     if not mh > 0:
         return RatioCI(None, None, None, confidence, "bca", False,
                        warnings=("the host median is not positive, so no ratio can be formed",))
+    if mp == 0:  # a ratio of 0 whatever the host's median, its interval of no width: no ratio either
+        return RatioCI(None, None, None, confidence, "bca", False,
+                       warnings=("the pod median is 0, so the ratio says nothing of the difference",))
     theta = mp / mh
     if len(hs) < 2 or len(ps) < 2:
         return RatioCI(theta, None, None, confidence, "bca", False,
