@@ -109,7 +109,7 @@ def test_the_clients_credential_refresh_runs_once_a_second_not_before_every_requ
     on the configuration again (the host's setter reading the proxy environment), ~0.09 ms of CPU a request, two
     requests a pod (issue 15's scheduler CPU per pod). Now at most once every REFRESH_S (here an hour)."""
     from kubernetes.config.kube_config import KubeConfigLoader
-    from podtax_scheduler import kube as kube_module
+    from podtax import kubeclient
 
     sets = [0]
     real = KubeConfigLoader._set_config
@@ -119,7 +119,7 @@ def test_the_clients_credential_refresh_runs_once_a_second_not_before_every_requ
         real(self, cfg)
 
     monkeypatch.setattr(KubeConfigLoader, "_set_config", counted)
-    monkeypatch.setattr(kube_module, "REFRESH_S", 3600.0)
+    monkeypatch.setattr(kubeclient, "REFRESH_S", 3600.0)
     sim = sim_factory(_cluster())
     k = Kube(api_client(sim.kubeconfig, pool=4))
     for i in range(10):

@@ -5,30 +5,28 @@ client's model deserialisation for large lists, and it sidesteps the client's Bi
 raises ``ValueError: Invalid value for `target`, must not be `None``` after a successful bind).
 Every raw response is read to its end and released (:func:`drain`): urllib3 returns a connection to
 the pool only then, and an unread response makes the next request open a new TCP connection. The
-writes skip the client's validation of their bodies (:func:`unvalidated`), and its credential refresh runs
-once a second, not on every request (:func:`api_client`): together ~0.2 ms of CPU a request, of a bind's and
+writes skip the client's validation of their bodies (``podtax.kubeclient.unvalidated``), and its credential
+refresh runs once a second, not on every request (:func:`api_client`, ``podtax.kubeclient``; the runner's
+control-plane client does the same): together ~0.2 ms of CPU a request, of a bind's and
 its Event's ~0.6 ms each.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
-import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
+from podtax.kubeclient import refresh_at_most_every, unvalidated
 
 log = logging.getLogger("podtax.scheduler.kube")
 COMPONENT = "benchmark-scheduler"
-REFRESH_S = 1.0  # how often a request may run the client's credential refresh (refresh_api_key_hook)
 
 
 _FIX = {401: "the API server refused the scheduler's credentials: check PODTAX_SCHEDULER_KUBECONFIG, or the pod's "
@@ -62,35 +60,8 @@ def api_client(kubeconfig: Path | None, pool: int = 16) -> client.ApiClient:
     else:
         config.load_kube_config(client_configuration=cfg)
     cfg.connection_pool_maxsize = pool
-    if cfg.refresh_api_key_hook is not None:
-        cfg.refresh_api_key_hook = at_most_every(REFRESH_S, cfg.refresh_api_key_hook)
+    refresh_at_most_every(cfg)
     return client.ApiClient(cfg)
-
-
-def at_most_every(seconds: float, hook: Callable[[Any], None]) -> Callable[[Any], None]:
-    """`hook` run at most once every `seconds`. The client's credential refresh ran on every request: it sets
-    the kubeconfig's token, host and proxy on the configuration again (the host's setter reads the proxy
-    environment, ~0.09 ms of CPU), for a token it renews only 5 minutes before its expiry (an in-cluster token
-    file: read again once a minute). The refresh sets the hook again, its own: it is put back."""
-    last = [float("-inf")]
-
-    def run(cfg: Any) -> None:
-        now = time.monotonic()
-        if now - last[0] >= seconds:
-            last[0] = now
-            hook(cfg)
-            cfg.refresh_api_key_hook = run
-
-    return run
-
-
-def unvalidated(method: Any) -> Callable[..., Any]:
-    """A bound API method of the client without pydantic's validate_call, which wraps each of them: our bodies
-    are plain dicts of the API's JSON, which it turned into the client's models, every field checked, for the
-    client to serialise straight back to the same dict (~0.13 ms of CPU a request). The API server validates.
-    A client before 34 has no such wrapper: `method` itself."""
-    raw = getattr(method, "raw_function", None)
-    return method if raw is None else functools.partial(raw, method.__self__)
 
 
 def drain(resp: Any) -> bytes:
