@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 from podtax import config, events, subjects
 from podtax.bus import Bus
+from podtax_host_agent.__main__ import main as agent_main
 from podtax_host_agent.service import Agent
 
 NODE = "n1"
 FIO = {"rw": "write", "bs": "4K", "size": "1M", "iodepth": 1, "direct": False, "runtime": 1}
 
 
-async def _run(nats_url: str, tmp_path: Path, workdir: Path, run_id: str) -> tuple[list[str], list[dict]]:
+async def _run(nats_url: str, tmp_path: Path, workdir: Path, run_id: str,
+               after_start: Callable[[], None] = lambda: None) -> tuple[list[str], list[dict]]:
     bus = await Bus.connect(nats_url, "test/agent")
     nc = await nats.connect(nats_url)
     logs: list[str] = []
@@ -37,6 +41,7 @@ async def _run(nats_url: str, tmp_path: Path, workdir: Path, run_id: str) -> tup
         await bus.ensure_streams()
         settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE, agent_workdir=workdir,
                                agent_state_dir=tmp_path / f"state-{run_id}")
+        after_start()
         agent = Agent(settings, bus)
         await agent.refresh_facts()
         run = events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test="fio", params=FIO, timeout_s=60)
@@ -48,16 +53,41 @@ async def _run(nats_url: str, tmp_path: Path, workdir: Path, run_id: str) -> tup
     return logs, failures
 
 
+def _plant(shared: Path, victim: Path) -> None:
+    """What another user can do to a folder of theirs, or one anyone may write to: link fio's data file."""
+    shared.mkdir(exist_ok=True)
+    shared.chmod(0o777)
+    (shared / "podtax-fio.dat").symlink_to(victim)
+    os.chown(shared, 65534, 65534)
+
+
+def test_an_agent_does_not_start_on_a_work_directory_others_control(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    shared = tmp_path / "var-tmp-podtax"  # made first by another user, as /var/tmp/podtax can be
+    _plant(shared, tmp_path / "victim")
+    monkeypatch.setenv("PODTAX_AGENT_WORKDIR", str(shared))
+    assert agent_main([]) == 2
+    err = capsys.readouterr().err
+    assert "PODTAX_AGENT_WORKDIR" in err and "belongs to uid 65534" in err, err
+    shared.chmod(0o700)
+    os.chown(shared, os.geteuid(), os.getegid())
+    state = tmp_path / "state"
+    state.mkdir(mode=0o777)
+    state.chmod(0o777)
+    monkeypatch.setenv("PODTAX_AGENT_STATE_DIR", str(state))
+    assert agent_main([]) == 2
+    err = capsys.readouterr().err
+    assert "PODTAX_AGENT_STATE_DIR" in err and "writable by others (mode 777)" in err, err
+
+
 async def test_fio_never_writes_through_a_link_in_a_work_directory_others_control(nats_url: str,
                                                                                   tmp_path: Path) -> None:
     victim = tmp_path / "victim"
     victim.write_bytes(b"precious" * 2**18)  # 2 MiB: fio writes into a file at least its size
-    shared = tmp_path / "var-tmp-podtax"  # made by another user, as /var/tmp/podtax can be
-    shared.mkdir(mode=0o777)
-    shared.chmod(0o777)
-    (shared / "podtax-fio.dat").symlink_to(victim)
-    os.chown(shared, 65534, 65534)
-    logs, failures = await _run(nats_url, tmp_path, shared, "linked-1")
+    shared = tmp_path / "var-tmp-podtax"
+    shared.mkdir(mode=0o700)  # the agent's at start, handed to another user since
+    logs, failures = await _run(nats_url, tmp_path, shared, "linked-1", lambda: _plant(shared, victim))
     assert victim.read_bytes() == b"precious" * 2**18, "fio wrote through the link"
     assert logs == [] and [f["reason"] for f in failures] == ["unsafe-workdir"]
     assert str(shared) in failures[0]["detail"] and "PODTAX_AGENT_WORKDIR" in failures[0]["detail"]
