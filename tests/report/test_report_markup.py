@@ -58,3 +58,27 @@ def test_results_print_tool_versions_as_text(tmp_path: Path, monkeypatch) -> Non
     out = buf.getvalue()
     assert "sysbench 3.33[/]\\x1b[2J" in out, out
     assert "\x1b" not in out
+
+
+def test_control_characters_from_the_bus_never_reach_a_terminal(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Free text of events (a failure's detail, a tool version and build, flags, host facts) is decoded with its
+    control characters written out as \\xNN: an ESC sequence in a fio log's version line (`fio-3.33<ESC>]0;x`)
+    or a runner's pod message reached `podtax report`'s flags and sentences, the workbook and the CSV."""
+    import json
+
+    esc = "\x1b]0;pwned\x07\x1b[2J"
+    host = [1000.0 + i for i in range(6)]
+    batch = [events.decode(json.dumps(e.model_dump(mode="json")))
+             for e in result_events("ctl", host, host[:3], tool_version=f"1.0.20{esc}")
+             + result_events("ctl", [], host[3:], tool_version="1.0.20", run_prefix="ctl-b")
+             + _failed("ctl", 1)]
+    raw = json.loads(json.dumps(_failed("ctl2", 1)[0].model_dump(mode="json")))
+    raw["data"]["detail"] = f"pod said {esc}"
+    batch.append(events.decode(json.dumps(raw)))
+    assert batch[0].data.tool_version == "1.0.20\\x1b]0;pwned\\x07\\x1b[2J"
+    assert batch[-1].data.detail == "pod said \\x1b]0;pwned\\x07\\x1b[2J"
+    with serve_batches(tmp_path, [batch]) as url:
+        monkeypatch.setenv("COLUMNS", "300")
+        out = _report(url, "ctl") + _report(url, "ctl2")
+    assert "\x1b" not in out and "\x07" not in out
+    assert "1.0.20\\x1b]0;pwned" in out.replace("\n", "")

@@ -5,6 +5,7 @@ bounded names that travel on the bus (RunId, CampaignName, NodeName).
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -47,6 +48,18 @@ def _plausible(value: datetime) -> datetime:
 
 
 Timestamp = Annotated[datetime, AfterValidator(_plausible)]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters but newline and tab written as `\\xNN`. Free text from the bus reaches
+    terminals, pages and spreadsheets, and an ESC starts a terminal's own sequences (its title, hyperlinks,
+    clearing the screen): an audit's fio log version line and a failure's words carried them to `podtax report`."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
+
+
+Text = Annotated[str, AfterValidator(printable)]
 
 
 class Model(BaseModel):
@@ -105,8 +118,8 @@ class RunRequested(Model):
 class Provenance(Model):
     """What the environment looked like around the run (from the wrapper block or the agent)."""
 
-    kernel: str | None = None
-    cpu_model: str | None = None
+    kernel: Text | None = None
+    cpu_model: Text | None = None
     hw_threads: int | None = Field(default=None, ge=1)
     qos_class: str | None = Field(default=None, description="Pod QoS class; None on the host.")
     cpu_limit: float | None = Field(default=None, description="CPU limit in cores; None when unlimited.")
@@ -126,7 +139,7 @@ class RawLog(Model):
     exit_code: int | None = Field(ge=-255, le=255, description="Process exit code; None when it was killed.")
     started_at: Timestamp
     ended_at: Timestamp
-    tool_version: str | None = Field(default=None, description="`<tool> --version` as recorded by the runner.")
+    tool_version: Text | None = Field(default=None, description="`<tool> --version` as recorded by the runner.")
     truncated: bool = Field(default=False, description="Output exceeded the size cap and was cut.")
     timed_out: bool = False
     provenance: Provenance = Field(default_factory=Provenance)
@@ -143,12 +156,12 @@ class Metric(Model):
 class Result(Model):
     run: RunSpec
     tool: str
-    tool_version: str | None
-    tool_build: str | None = None
+    tool_version: Text | None
+    tool_build: Text | None = None
     parser_version: str
     metrics: list[Metric] = Field(min_length=1)
     echoed: Params = Field(default_factory=dict, description="Parameters the tool printed back.")
-    flags: list[str] = Field(default_factory=list, description="e.g. SHORT: stopped before the requested work.")
+    flags: list[Text] = Field(default_factory=list, description="e.g. SHORT: stopped before the requested work.")
     started_at: Timestamp
     ended_at: Timestamp
     provenance: Provenance = Field(default_factory=Provenance)
@@ -160,8 +173,8 @@ FailureStage = Literal["runner", "agent", "kubernetes", "parser"]
 class RunFailed(Model):
     run: RunSpec
     stage: FailureStage
-    reason: str = Field(description="Stable machine-readable reason code, e.g. `unknown-template`.")
-    detail: str = Field(description="A sentence that says what went wrong and what to fix.")
+    reason: Text = Field(description="Stable machine-readable reason code, e.g. `unknown-template`.")
+    detail: Text = Field(description="A sentence that says what went wrong and what to fix.")
     started_at: Timestamp | None = None
     ended_at: Timestamp | None = None
 
@@ -169,12 +182,12 @@ class RunFailed(Model):
 class HostFacts(Model):
     node: NodeName
     cluster: NodeName = "local"
-    kernel: str
-    os: str
-    cpu_model: str
+    kernel: Text
+    os: Text
+    cpu_model: Text
     hw_threads: int = Field(ge=1)
-    arch: str
-    tool_versions: dict[str, str] = Field(description="Tool name -> first line of its --version output.")
+    arch: Text
+    tool_versions: dict[str, Text] = Field(description="Tool name -> first line of its --version output.")
 
 
 class CellStats(Model):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 import urllib.parse
@@ -120,15 +119,6 @@ def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up
         return fail(f"{base!r} is not a valid analyzer URL ({exc}); set PODTAX_API_URL or --api to one such as "
                     f"http://127.0.0.1:8700", 2)
     return fail(f"cannot reach the analyzer at {base} ({exc}); {hint}")
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Text from the bus as a terminal may show it: a control character (ESC starts the terminal's own escape
-    sequences: title, hyperlinks, clearing the screen) written as `\\xNN`; newlines and tabs kept."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def say(message: str, label: str = "error", style: str = "red") -> None:

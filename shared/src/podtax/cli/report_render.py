@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from podtax.cli import cellwrap
-from podtax.cli.common import printable, wide_console
+from podtax.cli.common import wide_console
 from podtax.cli.report_view import (
     ReportView,
     Row,
@@ -27,6 +27,7 @@ from podtax.cli.report_view import (
     refs,
     shown_summary,
 )
+from podtax.event_payloads import printable
 from podtax.flags import BLOCKING, LEGEND, ORDER
 from podtax.sides import change_word
 

@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from podtax import templates
-from podtax.cli.common import api_headers, api_json, api_url, console, fail, printable, unreachable, wide_console
+from podtax.cli.common import api_headers, api_json, api_url, console, fail, unreachable, wide_console
+from podtax.event_payloads import printable
 
 
 def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET") -> object:
