@@ -239,7 +239,8 @@ async def test_no_role_can_make_a_stream_that_publishes_for_it(secured) -> None:
     """Logged in as the host agent, an audit created a stream of its own on an inbox subject that republished
     each message to `podtax.run.result...`, and one that sourced the events stream: the server itself then
     published a forged result (or score, run request, campaign) past every subject permission. No role may
-    create a stream other than podtax's own, nor restore one from a snapshot."""
+    create a stream other than podtax's own, nor restore one from a snapshot, and only the runner may change
+    podtax's streams (a republish added to one does the same)."""
     from nats.js.api import RePublish, StreamConfig, StreamSource
 
     server, users = secured
@@ -260,7 +261,22 @@ async def test_no_role_can_make_a_stream_that_publishes_for_it(secured) -> None:
             await bus.nc.flush()
             with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
                 await bus.nc.request("$JS.API.STREAM.RESTORE.EVIL3", b"{}", timeout=1)
+        # ... nor give podtax's streams a republish of their own: as the parser, the dead letters' stream
+        # republished into the scores bucket (only the analyzer may write it) and into run requests
+        parser = await connect(server, users, "parser")
+        try:
+            for name, dest in ((subjects.DLQ_STREAM, f"$KV.{subjects.SCORES_BUCKET}.local.host.victim.t.m.x"),
+                               (subjects.DLQ_STREAM, subjects.join(subjects.RUN_REQUESTED, "host", "victim"))):
+                config_ = (await parser.js.stream_info(name)).config
+                config_.republish = RePublish(src=f"{subjects.DLQ_PREFIX}.forged", dest=dest)
+                with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+                    await asyncio.wait_for(parser.js.update_stream(config_), 2)
+            await parser.js.publish(f"{subjects.DLQ_PREFIX}.forged", b'{"forged": true}')
+            await parser.ensure_streams(20 * 2**20, 3600)  # its settings differ: warned, not applied
+        finally:
+            await parser.close()
         assert (await runner.js.stream_info(subjects.STREAM)).state.messages == 0
+        assert (await runner.js.stream_info(subjects.DLQ_STREAM)).config.max_bytes == 10 * 2**20
         assert {s.config.name for s in await runner.js.streams_info()} == {subjects.STREAM, subjects.DLQ_STREAM}
         # ... while what the services do still works: their streams, KV buckets, consumers and reads
         await agent.ensure_streams()

@@ -63,7 +63,9 @@ class Common(BaseSettings):
                                "JetStream cluster (3 on a three-server cluster; 1 on a single server).")
     nats_stream_max_bytes: int = Field(4 * 2**30, ge=-1, description="Size limit of each podtax JetStream stream "
                                        "(events; dead letters), bytes, -1 = none. A full events stream refuses "
-                                       "new events (publishers see the error); dead letters drop the oldest.")
+                                       "new events (publishers see the error); dead letters drop the oldest. "
+                                       "The runner applies it (with NATS users, only the runner may change a "
+                                       "stream); the others warn when theirs differs.")
     nats_stream_max_age_s: float = Field(30 * 86400, ge=0, description="Events older than this leave the streams "
                                          "(seconds, 0 = kept forever); the analyzer has stored them by then.")
 

@@ -60,9 +60,11 @@ CONSUMERS: dict[str, tuple[str, ...]] = {
     "parser": ("parser",),
     "runner": ("runner-facts", "runner-campaigns", "runner-cancels", "runner-outcomes", "runner-cells"),
 }
-# Stream limits are the services' settings (Bus.ensure_streams); the roles whose credentials live outside
-# the cluster (every node's host agent, the operator's CLI) may create the streams but never change them.
-NO_STREAM_UPDATE = frozenset({"host_agent", "cli"})
+# Stream limits are the services' settings (Bus.ensure_streams), applied by the runner alone: every role may
+# create the streams but only the runner may change them, since a change can add a republish, which the server
+# publishes past every permission (an audit, as the parser, made the dead letters' stream republish into the
+# scores bucket). The others warn when their settings differ.
+STREAM_UPDATERS = frozenset({"runner"})
 SUBSCRIBE = ["_INBOX.>"]
 
 
@@ -78,7 +80,7 @@ def others_consumers(role: str) -> list[str]:
 
 
 def permissions(role: str) -> dict[str, Any]:
-    deny = DENY_PUBLISH + (["$JS.API.STREAM.UPDATE.>"] if role in NO_STREAM_UPDATE else []) + others_consumers(role)
+    deny = DENY_PUBLISH + ([] if role in STREAM_UPDATERS else ["$JS.API.STREAM.UPDATE.>"]) + others_consumers(role)
     return {"publish": {"allow": OWN[role] + COMMON_PUBLISH, "deny": deny},
             "subscribe": {"allow": SUBSCRIBE}}
 
