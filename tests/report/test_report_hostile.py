@@ -94,7 +94,7 @@ def test_sheet_titles_never_start_or_end_with_an_apostrophe():
 
 
 def test_compare_when_a_base_ratio_is_zero_is_inconclusive_not_a_500(store):
-    # a metric whose candidate median is 0 (most pod runs 0): the ratio is 0, NEW/BASE has no value
+    # a metric whose candidate median is 0 (most pod runs 0): no ratio (as for a baseline median of 0), so no change
     host = [1.0, 1.1, 0.9, 1.0, 1.2, 1.05]
     pod = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
     # a day apart: runs of both at the same time on one node would overlap (OVERLAP withholds the ratio)
@@ -103,8 +103,9 @@ def test_compare_when_a_base_ratio_is_zero_is_inconclusive_not_a_500(store):
     resp = client.get("/api/compare", params={"base": "base", "new": "new"})
     assert resp.status_code == 200, resp.text
     (cell,) = resp.json()["cells"]
-    assert cell["base_ratio"] == 0.0 and cell["change"] is None
+    assert cell["base_ratio"] is None and cell["change"] is None
     assert cell["verdict"] == "inconclusive"
+    assert "base: the pod median is 0; new: the pod median is 0" in cell["sentence"], cell["sentence"]
     assert client.get("/report/new", params={"compare": "base"}).status_code == 200
 
 

@@ -189,11 +189,14 @@ def _no_change(b: CellComparison, n: CellComparison, vb: dict, vn: dict, names: 
 
 
 def _why_no_ratio(c: CellComparison) -> str:
-    """Why a cell has no ratio: the flags that withhold it, and a BIMODAL side's two modes."""
+    """Why a cell has no ratio: the flags that withhold it, and a BIMODAL side's two modes; a side's median of 0."""
     withheld = [f for f in c.flags if f in fl.WITHHOLD_RATIO]
+    pair = (c.baseline, c.candidate)
+    zero = [side_name(env, pair) for env, m in ((c.baseline, c.host_median), (c.candidate, c.pod_median)) if m == 0]
+    if not withheld and zero:  # cell_analysis._zero_median
+        return f"the {' and '.join(zero)} {'median is' if len(zero) == 1 else 'medians are'} 0"
     if not withheld:
         return "it could not be computed (see its warnings)"
-    pair = (c.baseline, c.candidate)
     modes = [f"{side_name(env, pair)} modes {m}" for env, m in ((c.baseline, c.host_modes), (c.candidate, c.pod_modes))
              if m]
     return f"its flags {', '.join(withheld)} withhold it" + (f": {', '.join(modes)}" if modes else "")
@@ -245,7 +248,7 @@ def _bound(c: CellComparison, one: str | None) -> frozenset[int]:
 
 def _bound_why(cells: dict[str, CellComparison], one: str | None, bound: frozenset[int], withheld: str) -> str:
     """Why a change's verdict (``withheld``) is not given: a compared figure is only a lower bound."""
-    figures = [f"{name}'s {env} {c.metric} is only a lower bound (≥ {fmt_value(m)} {c.unit})"
+    figures = [f"{name}'s {env} {c.metric} is only a lower bound (≥ {fmt_value(m, c.unit)} {c.unit})"
                for name, c in cells.items() for env, m in _figures(c, one) if m is not None]
     way = {frozenset({AT_LEAST}): "larger", frozenset({AT_MOST}): "smaller"}.get(bound, "larger or smaller")
     what = "no verdict either way" if len(bound) == 2 else f"no verdict that it {_WORDS.get(withheld, withheld)}"
