@@ -101,15 +101,15 @@ def _modes(cell: CellData, checks: dict, splits: dict[str, float | None]) -> tup
     return cell_modes, modes, at
 
 
-def modes_text(side: SideModes | None) -> str | None:
+def modes_text(side: SideModes | None, unit: str = "") -> str | None:
     """A bimodal side's two modes where its median would be shown: "128.3 (n=6) | 182.6 (n=6)", each mode's
     median and runs, low first (the split of stats/modes.py, as the BIMODAL flag's); None for any other side."""
     if side is None or not side.bimodal:
         return None
-    return " | ".join(f"{fmt_value(m.median)} (n={m.n})" for m in side.modes if m.median is not None)
+    return " | ".join(f"{fmt_value(m.median, unit)} (n={m.n})" for m in side.modes if m.median is not None)
 
 
-def median_place(side: SideModes) -> str | None:
+def median_place(side: SideModes, unit: str = "") -> str | None:
     """Where a bimodal side's median lies: "between the modes" (as many runs in each: the two middle runs are the
     low mode's top and the high mode's bottom) or "inside the 159.9 mode" (the larger mode holds the middle run)."""
     low, high = side.modes if len(side.modes) == 2 else (None, None)
@@ -118,7 +118,7 @@ def median_place(side: SideModes) -> str | None:
     if low.n == high.n:
         return "between the modes"
     inside = low if low.n > high.n else high
-    return f"inside the {fmt_value(inside.median)} mode" if inside.median is not None else None
+    return f"inside the {fmt_value(inside.median, unit)} mode" if inside.median is not None else None
 
 
 def _modes_gap(values: np.ndarray, boundary: float | None) -> float | None:
@@ -216,7 +216,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         params=cell.params_key,
         metric=cell.metric, unit=cell.unit, higher_is_better=cell.higher_is_better, n_host=h.n, n_pod=p.n,
         host_median=_median(asc[h.env]), pod_median=_median(asc[p.env]),
-        host_modes=modes_text(cell_modes and cell_modes.host), pod_modes=modes_text(cell_modes and cell_modes.pod),
+        host_modes=modes_text(cell_modes and cell_modes.host, cell.unit),
+        pod_modes=modes_text(cell_modes and cell_modes.pod, cell.unit),
         host_tool_version=fl.version_text(h), pod_tool_version=fl.version_text(p),
         ratio=ratio, ci_low=lo, ci_high=hi, ci_method=method,
         hl_ratio=hl.estimate, hl_ci_low=hl.low, hl_ci_high=hl.high, p_value=p_value,
@@ -247,7 +248,7 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str, group: s
 
 def _median_text(f: dict, side: str) -> str:
     """A side's median as the sentence says it: "at least 10000" when it is a lower bound (LOWER_BOUND)."""
-    return "at least " * bool(f[f"{side}_lower_bound"]) + fmt_value(f[f"{side}_median"])
+    return "at least " * bool(f[f"{side}_lower_bound"]) + fmt_value(f[f"{side}_median"], f["unit"])
 
 
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
@@ -324,7 +325,7 @@ def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str) -> 
             lost = (f"{fails.failed} of its {fails.total_objects} objects never finished" if fails.error_runs
                     else "some of its objects never finished")
             parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only a lower bound (≥ "
-                         f"{fmt_value(f[f'{key}_median'])} {unit}): {lost}, so it may be {larger} than shown")
+                         f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {lost}, so it may be {larger} than shown")
     cand = side_name(pair[1], pair)
     no = ("no verdict either way" if len(parts) == 2 else "no verdict of no detectable difference"
           if withheld == NO_DIFFERENCE else f"no verdict that {cand} is {withheld}")
@@ -336,8 +337,8 @@ def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str) -> 
 def _set_by_sentence(f: dict, set_by: templates.Fixed) -> str:
     pair = (f["baseline"], f["candidate"])
     medians = (f["host_median"], f["pod_median"])
-    sides = " and ".join(f"{side_name(env, pair)} {fmt_value(m)}" for env, m in zip(pair, medians, strict=True)
-                         if m is not None)
+    sides = " and ".join(f"{side_name(env, pair)} {fmt_value(m, f['unit'])}"
+                         for env, m in zip(pair, medians, strict=True) if m is not None)
     return (f"Set by {set_by.by}: {set_by.how} (median {sides} {f['unit']}), so it measures nothing to compare: "
             f"no ratio or verdict; the run's speed is in its other metrics.")
 

@@ -63,8 +63,8 @@ def confounded(cell: CellData) -> str | None:
     if not problems:
         return None
     return (f"Not comparable: {'; '.join(dict.fromkeys(problems))}, so a difference may come from the tool, "
-            f"not the {cand} ({base} median {fmt_value(float(np.median(h.values)))} {cell.unit}, {cand} median "
-            f"{fmt_value(float(np.median(p.values)))} {cell.unit}; no ratio is given).")
+            f"not the {cand} ({base} median {fmt_value(float(np.median(h.values)), cell.unit)} {cell.unit}, {cand} "
+            f"median {fmt_value(float(np.median(p.values)), cell.unit)} {cell.unit}; no ratio is given).")
 
 
 def absent_phase(cell: CellData) -> str | None:
@@ -159,7 +159,7 @@ def imbalanced(cell: CellData) -> str | None:
 
 
 def _modes_text(side: str, modes: list[Mode], unit: str) -> str:
-    parts = [f"{m.n} runs ({fmt_share(m.share)}%) near {fmt_value(m.median)} {unit}"
+    parts = [f"{m.n} runs ({fmt_share(m.share)}%) near {fmt_value(m.median, unit)} {unit}"
              for m in modes if m.median is not None]
     return f"{side}: " + " and ".join(parts)
 
@@ -196,7 +196,7 @@ def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
                          f"(Theil-Sen trend {d.slope * 100:+.2f}% per run); ")
             step = "up" if d.shift > 0 else "down"
             parts.append(f"{trend}the biggest step ({step} {fmt_pct(d.shift)}%) came after run {d.index} of {d.n} "
-                         f"(median {fmt_value(d.before)} before, {fmt_value(d.after)} after; "
+                         f"(median {fmt_value(d.before, cell.unit)} before, {fmt_value(d.after, cell.unit)} after; "
                          f"Pettitt {p_text_of(d.p_value)}"
                          + (f", Mann-Kendall trend {p_text_of(d.trend_p)})" if d.trend_p is not None else ")"))
     if not parts:
@@ -297,7 +297,8 @@ def lower_bound(cell: CellData) -> str | None:
         return None
     runs = " and ".join(f"{s.n_lower_bound} of the {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
                         for s in sides)
-    least = " and ".join(f"the {side_name(s.env, cell.pair)} median is at least {fmt_value(float(np.median(s.values)))}"
+    least = " and ".join(f"the {side_name(s.env, cell.pair)} median is at least "
+                         f"{fmt_value(float(np.median(s.values)), cell.unit)}"
                          f" {cell.unit}" for s in sides)
     ratio = ("" if not (cell.host.n and cell.pod.n) else "; the ratio is no bound either way" if len(sides) == 2
              else "; the true ratio is at most the one shown" if sides[0] is cell.host
@@ -372,10 +373,10 @@ def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | Non
         return None
     shift = float(np.median(values)) / mid
     name = side_name(side.env, cell.pair)
-    shown = ", ".join(fmt_value(float(v)) for v in values[:5]) + (", ..." if len(values) > 5 else "")
+    shown = ", ".join(fmt_value(float(v), cell.unit) for v in values[:5]) + (", ..." if len(values) > 5 else "")
     word = change_word(shift, cell.higher_is_better, cell.unit)  # "lower" for a level, "fewer" for a count
     return (f"{len(values)} of {side.n} {name} runs ({shown} {cell.unit}) were {fmt_pct(shift - 1)}% "
-            f"{word} than the {name} median of {fmt_value(mid)} {cell.unit}")
+            f"{word} than the {name} median of {fmt_value(mid, cell.unit)} {cell.unit}")
 
 
 def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarray],
@@ -390,7 +391,8 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarr
         if len(idx) == 0:
             continue
         side = cell.host if env == cell.baseline else cell.pod
-        shown = ", ".join(fmt_value(float(side.values[i])) for i in idx[:5]) + (", ..." if len(idx) > 5 else "")
+        shown = (", ".join(fmt_value(float(side.values[i]), cell.unit) for i in idx[:5])
+                 + (", ..." if len(idx) > 5 else ""))
         parts.append(f"{plural(len(idx), side_name(env, cell.pair) + ' run')} ({shown} {cell.unit})")
     if not parts:
         return None

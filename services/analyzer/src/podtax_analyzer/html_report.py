@@ -103,12 +103,14 @@ def _legend(threshold: float) -> str:
             f'ratio, 95% interval, verdict and flags (⚑). Practical threshold: ±{threshold * 100:.1f}%.</p>')
 
 
-def _centre(median: float | None, modes: str | None, side: SideModes | None) -> str:
-    """"median 130.2", or a BIMODAL side's two modes (CellComparison.host_modes) and where its median lies."""
+def _centre(median: float | None, modes: str | None, side: SideModes | None, unit: str) -> str:
+    """"median 130.2" (a count as a count: 5.5), or a BIMODAL side's two modes (CellComparison.host_modes) and
+    where its median lies."""
+    shown = "—" if median is None else fmt(median, unit)
     if modes:
-        place = median_place(side) if side else None
-        return f"modes {modes} (median {fmt(median)}, {place})" if median is not None and place else f"modes {modes}"
-    return f"median {'—' if median is None else fmt(median)}"
+        place = median_place(side, unit) if side else None
+        return f"modes {modes} (median {shown}, {place})" if median is not None and place else f"modes {modes}"
+    return f"median {shown}"
 
 
 def _side_modes(c: CellComparison, env: str) -> SideModes | None:
@@ -129,7 +131,7 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
     pair = data.envs(c)
     runs = data.runs.get(c.id, [])
     series = [(side_label(env, pair), [r.value for r in runs if r.env == env]) for env in pair if env]
-    medians = ", ".join(f"{side_label(env, pair)} {_centre(m, modes, _side_modes(c, env))}"
+    medians = ", ".join(f"{side_label(env, pair)} {_centre(m, modes, _side_modes(c, env), c.unit)}"
                         for env, m, modes in zip(pair, (c.host_median, c.pod_median), (c.host_modes, c.pod_modes),
                                                  strict=True) if env)
     medians += (f" {_e(c.unit)}; {ratio_label(pair)} {_num(c.ratio)} "
@@ -263,8 +265,8 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
                ", ".join(f"{c.get('node')} {c.get('score', 0):.1f}" for c in p["candidates"]), p["message"]]
               for p in data.placements]
     full = [[c.node, c.test, c.params, c.metric, c.unit, c.n_host, c.n_pod,
-             c.host_modes or ("—" if c.host_median is None else "≥ " * c.host_lower_bound + fmt(c.host_median)),
-             c.pod_modes or ("—" if c.pod_median is None else "≥ " * c.pod_lower_bound + fmt(c.pod_median)),
+             c.host_modes or ("—" if c.host_median is None else "≥ " * c.host_lower_bound + fmt(c.host_median, c.unit)),
+             c.pod_modes or ("—" if c.pod_median is None else "≥ " * c.pod_lower_bound + fmt(c.pod_median, c.unit)),
              _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
              c.direction or c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
     legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())

@@ -12,14 +12,20 @@ from collections.abc import Sequence
 from datetime import datetime
 from html import escape
 
+from podtax.sides import COUNT_UNITS
+
+from podtax_analyzer.wording import fmt_value
+
 # Okabe-Ito: blue, orange, bluish green, vermillion, reddish purple, sky blue
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9")
 SHAPES = ("circle", "triangle", "square", "diamond")
 GOOD, BAD = (0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00)
 
 
-def fmt(v: float) -> str:
-    """Four significant digits, no exponent for ordinary magnitudes."""
+def fmt(v: float, unit: str = "") -> str:
+    """Four significant digits, no exponent for ordinary magnitudes; a count as wording.fmt_value says it (5.5)."""
+    if unit in COUNT_UNITS:
+        return fmt_value(v, unit)
     if v == 0 or not math.isfinite(v):
         return f"{v:g}"
     digits = max(0, 3 - math.floor(math.log10(abs(v))))
@@ -108,7 +114,7 @@ def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, widt
                 mx = x(at)
                 parts.append(f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{cy - 18:.1f}" y2="{cy + 18:.1f}" '
                              f'stroke="#000" stroke-width="2.5"/>')
-                parts.append(f'<text x="{mx + 4:.1f}" y="{cy - 14:.1f}" font-size="11">{name} {fmt(at)}</text>')
+                parts.append(f'<text x="{mx + 4:.1f}" y="{cy - 14:.1f}" font-size="11">{name} {fmt(at, unit)}</text>')
     axis_y = top + row_h * len(series) + 6
     parts.append(f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" stroke="#444"/>')
     for v in (lo, (lo + hi) / 2, hi):

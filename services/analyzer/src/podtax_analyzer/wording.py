@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from podtax.sides import COUNT_UNITS
+
 
 def fmt_ratio(r: float) -> str:
     """A candidate/baseline ratio (pod/host, nomad/kubernetes), three decimals: 0.971."""
@@ -16,8 +18,11 @@ def fmt_pct(x: float) -> str:
     return f"{abs(x) * 100:.1f}"
 
 
-def fmt_value(v: float) -> str:
-    """A metric value with four significant digits and no exponent: 130.2, 12346, 0.01234."""
+def fmt_value(v: float, unit: str = "") -> str:
+    """A metric value with four significant digits and no exponent: 130.2, 12346, 0.01234; a count (``unit`` in
+    podtax.sides.COUNT_UNITS) as a count when it is whole or a half (the median of an even number of runs): 11, 5.5."""
+    if unit in COUNT_UNITS and math.isfinite(v) and float(2 * v).is_integer():
+        return f"{v:.0f}" if float(v).is_integer() else f"{v:.1f}"
     if v == 0 or not math.isfinite(v):
         return f"{v:g}"
     digits = max(0, 3 - math.floor(math.log10(abs(v))))
