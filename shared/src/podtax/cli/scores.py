@@ -36,15 +36,18 @@ def _age(seconds: float) -> str:
 
 def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
     """How the scheduler treats one node score (podtax_scheduler.scoring.BenchmarkScore): "ignored: <why>"
-    when stale, flagged or not positive; else "used". It needs no minimum run count: any run counts, each
-    node's median pulled toward the group's by weight n/(n+k), and a node with no interval (under 6 runs)
-    is trusted down to that shrunk median only; the status says so for those."""
+    when stale, flagged (both said for a stale flagged score) or not positive; else "used". It needs no minimum
+    run count: any run counts, each node's median pulled toward the group's by weight n/(n+k), and a node with
+    no interval (under 6 runs) is trusted down to that shrunk median only; the status says so for those."""
     age = (now - datetime.fromisoformat(score["updated_at"])).total_seconds()
-    if age > ttl_s:
-        return f"ignored: older than the {ttl_s / 3600:g} h TTL ({_age(age)})"
     flagged = [f for f in score.get("flags") or [] if f in IGNORED_FLAGS]
+    why = []
+    if age > ttl_s:
+        why.append(f"older than the {ttl_s / 3600:g} h TTL ({_age(age)})")
     if flagged:
-        return f"ignored: flagged {'/'.join(flagged)}"
+        why.append(f"flagged {'/'.join(flagged)}")
+    if why:
+        return "ignored: " + "; ".join(why)
     median = score.get("median")
     if median is None or not median > 0:
         return "ignored: its median is not a positive number"
