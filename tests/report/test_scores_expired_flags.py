@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from podtax import events
+from analysis_synth import sysbench_results
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
@@ -17,21 +17,6 @@ from podtax_analyzer.store import Store
 from tests.report.conftest import serve
 
 T0 = datetime(2025, 3, 3, 8, tzinfo=UTC)  # long past any TTL
-PARAMS = {"threads": 1, "time": 10}
-
-
-def _runs(node: str, build: str, values: list[float], first: int) -> list[events.Envelope]:
-    out = []
-    for i, value in enumerate(values, first):
-        run = events.RunSpec(run_id=f"{node}-{i}", campaign="old", node=node, env="kubernetes", test="sysbench-cpu",
-                             params=PARAMS, cluster="local", attempt=1, timeout_s=600)
-        start = T0 + timedelta(minutes=15 * i)
-        res = events.Result(run=run, tool="sysbench", tool_version=build, parser_version="1",
-                            metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
-                                                   higher_is_better=True)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +24,12 @@ def url(tmp_path_factory):
     rng = np.random.default_rng(3)
     store = Store(tmp_path_factory.mktemp("scores") / "podtax.duckdb")
     # node-m: 8 runs of sysbench 1.0.18 near 1000 and 8 of 1.0.20 near 700 (two builds, two modes); node-s steady
-    store.write_batch(_runs("node-m", "1.0.18", list(1000 + rng.normal(0, 3, 8)), 0)
-                      + _runs("node-m", "1.0.20", list(700 + rng.normal(0, 3, 8)), 8)
-                      + _runs("node-s", "1.0.20", list(1000 + rng.normal(0, 3, 12)), 0))
+    store.write_batch(sysbench_results("old", [], list(1000 + rng.normal(0, 3, 8)), node="node-m",
+                                       tool_version="1.0.18", run_prefix="m18", t0=T0)
+                      + sysbench_results("old", [], list(700 + rng.normal(0, 3, 8)), node="node-m",
+                                         tool_version="1.0.20", run_prefix="m20", t0=T0 + timedelta(hours=1))
+                      + sysbench_results("old", [], list(1000 + rng.normal(0, 3, 12)), node="node-s", run_prefix="s",
+                                         t0=T0))
     with serve(create_app(store)) as u:
         yield u
     store.close()
