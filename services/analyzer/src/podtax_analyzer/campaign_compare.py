@@ -214,10 +214,12 @@ def _too_few(values: dict[str, dict[str, np.ndarray]], envs: list[str], pair: tu
     return "; ".join(few) or None
 
 
-def _fmt(x: float, ratio: bool, signed: bool = False) -> str:
+def _fmt(x: float, ratio: bool, signed: bool = False, unit: str = "") -> str:
+    """A compared figure or difference: a ratio to three decimals, else as the report prints the metric's
+    values (wording.fmt_value: a count as a count)."""
     if ratio:
         return f"{x:+.3f}" if signed else fmt_ratio(x)
-    return ("+" if signed and x >= 0 else "") + fmt_value(x)
+    return ("+" if signed and x >= 0 else "") + fmt_value(x, unit)
 
 
 def _why_inconclusive(ch: dict, threshold: float) -> str:
@@ -259,11 +261,13 @@ def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     what, ratio = ch["compared"], ch["base_ratio"] is not None
     unit = "" if ratio else f" {ch['unit']}"
     marks = (MARK.get(ch["base_bound"] or "", ""), MARK.get(ch["new_bound"] or "", ""))
-    head = (f"{what} {marks[0]}{_fmt(ch['base_value'], ratio)}{unit} in {base}, {marks[1]}"
-            f"{_fmt(ch['new_value'], ratio)}{unit} in "
-            f"{new} (difference {_fmt(ch['diff'], ratio, True)}{unit}")
+    u = ch["unit"]
+    head = (f"{what} {marks[0]}{_fmt(ch['base_value'], ratio, unit=u)}{unit} in {base}, {marks[1]}"
+            f"{_fmt(ch['new_value'], ratio, unit=u)}{unit} in "
+            f"{new} (difference {_fmt(ch['diff'], ratio, True, u)}{unit}")
     if ch["diff_ci_low"] is not None:
-        head += f", 95% CI {_fmt(ch['diff_ci_low'], ratio, True)} to {_fmt(ch['diff_ci_high'], ratio, True)}"
+        head += (f", 95% CI {_fmt(ch['diff_ci_low'], ratio, True, u)} to "
+                 f"{_fmt(ch['diff_ci_high'], ratio, True, u)}")
     if not ratio and ch["change"] is not None:
         head += f"; {new}/{base} {fmt_ratio(ch['change'])}"
     if ch["p_adjusted"] is not None:
