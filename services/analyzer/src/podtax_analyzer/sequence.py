@@ -46,10 +46,15 @@ WHERE r.campaign = $1 AND r.status = 'ok' AND l.provenance->>'kernel' IS NOT NUL
 GROUP BY ALL ORDER BY kernel, r.env
 """
 
+# a failed run and whether its retry (the runner's plan.retry: attempt + 1, run id '<base>-a<attempt>') finished
 _FAILED_SQL = """
-SELECT cluster, node, test, params_key, env, coalesce(failure_reason, 'unknown') AS reason, count(*) AS n
-FROM runs
-WHERE campaign = $1 AND status = 'failed'
+SELECT f.cluster, f.node, f.test, f.params_key, f.env, coalesce(f.failure_reason, 'unknown') AS reason,
+       count(*) AS n, count(o.run_id) AS retried
+FROM runs f
+LEFT JOIN runs o ON o.campaign = f.campaign AND o.status = 'ok' AND o.attempt = f.attempt + 1
+     AND o.run_id = (CASE WHEN f.attempt > 1 THEN regexp_replace(f.run_id, '-a[0-9]+$', '') ELSE f.run_id END)
+                    || '-a' || o.attempt
+WHERE f.campaign = $1 AND f.status = 'failed'
 GROUP BY ALL ORDER BY n DESC, reason
 """
 
@@ -97,19 +102,22 @@ def kernel_note(c: CellComparison, kernels: dict[str, dict[str, int]]) -> str | 
             f"kernel (a campaign per kernel) to know the {side_name(c.candidate, pair)}'s own effect.")
 
 
-def failed_note(c: CellComparison, failed: dict[str, dict[str, int]]) -> str | None:
-    """The sentence for cell ``c`` when runs of its sides failed (``failed``: env -> reason -> runs), else None:
-    each side's median is of the runs that finished."""
+def failed_note(c: CellComparison, failed: dict[str, dict[str, tuple[int, int]]]) -> str | None:
+    """The sentence for cell ``c`` when runs of its sides failed (``failed``: env -> reason -> (runs, of them
+    retried successfully)), else None: each side's median is of the runs that finished, retries included. A
+    failed attempt counts as a run, as `podtax campaign status` counts it ("12 done, 1 failed")."""
     if c.ratio is None and c.direction is None:
         return None
     pair = (c.baseline, c.candidate)
     parts = []
     for env, done in ((c.baseline, c.n_host), (c.candidate, c.n_pod)):
         if reasons := failed.get(env):
-            k, name = sum(reasons.values()), side_name(env, pair)
-            why = ", ".join(f"{reason}: {n}" for reason, n in reasons.items())
-            parts.append(f"{k} of {plural(k + done, name + ' run')} failed ({why}), so the {name} median is of the "
-                         f"{done} that finished")
+            k, name = sum(n for n, _ in reasons.values()), side_name(env, pair)
+            why = ", ".join(f"{reason}: {n}" for reason, (n, _) in reasons.items())
+            retried = sum(r for _, r in reasons.values())
+            again = f", {retried} of them then retried successfully" if retried else ""
+            parts.append(f"{k} of {plural(k + done, name + ' run')} failed ({why}){again}, so the {name} median is "
+                         f"of the {done} that finished")
     if not parts:
         return None
     return (f"Failed runs: {'; '.join(parts)}. If they failed for being slow (a timeout), the slowest runs are "
@@ -125,9 +133,9 @@ def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellCompariso
     kernels: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
     for cluster, node, test, key, env, kernel, n in con.execute(_KERNELS_SQL, [campaign]).fetchall():
         kernels.setdefault((cluster, node, test, key), {}).setdefault(kernel, {})[env] = n
-    failed: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
-    for cluster, node, test, key, env, reason, n in con.execute(_FAILED_SQL, [campaign]).fetchall():
-        failed.setdefault((cluster, node, test, key), {}).setdefault(env, {})[reason] = n
+    failed: dict[tuple[str, str, str, str], dict[str, dict[str, tuple[int, int]]]] = {}
+    for cluster, node, test, key, env, reason, n, retried in con.execute(_FAILED_SQL, [campaign]).fetchall():
+        failed.setdefault((cluster, node, test, key), {}).setdefault(env, {})[reason] = (n, retried)
     out = []
     for c in rows:
         key = (c.cluster, c.node, c.test, c.params)

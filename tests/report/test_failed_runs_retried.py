@@ -1,0 +1,71 @@
+"""A cell's "Failed runs" note counted a failed first attempt whose retry succeeded as any failed run (audit hB2,
+left): "3 of 13 pod runs failed (no-report: 2, timeout: 1), so the pod median is of the 10 that finished", while
+two of those 10 are the failed attempts' retries (the runner retries a run that never reported once, as
+'<run id>-a2', attempt 2). The note now also says how many were retried successfully; a failed attempt still
+counts as a run, as `podtax campaign status` counts it ("10 done, 3 failed"). Real result and failure events in a
+real DuckDB file, the analyzer app and the CLI's main()."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from analysis_synth import result_event
+from podtax import events
+from podtax.cli.main import main
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+from tests.report.conftest import serve
+
+T0 = datetime(2025, 10, 6, 8, tzinfo=UTC)
+HOST = [1000.0, 1003.0, 998.0, 1001.0, 999.0, 1002.0, 1000.5, 997.5, 1001.5, 999.5]
+
+
+def _spec(run_id: str, attempt: int) -> events.RunSpec:
+    return events.RunSpec(run_id=run_id, campaign="retried", node="node-1", env="kubernetes", test="sysbench-cpu",
+                          params={"threads": 1}, cluster="local", attempt=attempt, timeout_s=60)
+
+
+def _failed(run_id: str, reason: str, at: datetime) -> events.Envelope:
+    return events.run_failed(events.RunFailed(run=_spec(run_id, 1), stage="runner", reason=reason,
+                                              detail="no result within 60 s + grace", started_at=at,
+                                              ended_at=at + timedelta(seconds=60)), "test")
+
+
+def _retry(run_id: str, value: float, at: datetime) -> events.Envelope:
+    res = events.Result(run=_spec(f"{run_id}-a2", 2), tool="sysbench", tool_version="1.0.20", parser_version="1",
+                        metrics=[events.Metric(name="events_per_second", value=value, unit="events/s",
+                                               higher_is_better=True)],
+                        started_at=at, ended_at=at + timedelta(seconds=10))
+    return events.result(res, "test")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    s = Store(tmp_path_factory.mktemp("retried") / "podtax.duckdb")
+    out = []
+    for i, h in enumerate(HOST):  # 10 runs a side; pod runs 8 and 9 failed first (no report), then their retry ran
+        start = T0 + timedelta(minutes=6 * i)
+        out.append(result_event(f"retried-h{i}", "retried", "node-1", "host", h, start))
+        at = start + timedelta(minutes=3)
+        if i < 8:
+            out.append(result_event(f"retried-p{i}", "retried", "node-1", "kubernetes", h * 0.95, at))
+        else:
+            out += [_failed(f"retried-p{i}", "no-report", at),
+                    _retry(f"retried-p{i}", h * 0.95, at + timedelta(hours=1))]
+    out.append(_failed("retried-x", "timeout", T0 + timedelta(hours=3)))  # and one that failed with no retry
+    s.write_batch(out)
+    yield s
+    s.close()
+
+
+def test_failed_runs_say_how_many_were_retried_successfully(store, capsys):
+    with serve(create_app(store)) as url:
+        assert main(["report", "retried", "--api", url, "--json"]) == 0
+    (c,) = json.loads(capsys.readouterr().out)["cells"]
+    assert (c["n_host"], c["n_pod"], c["verdict"]) == (10, 10, "slower")  # the retries are among the pod runs
+    said = ("Failed runs: 3 of 13 pod runs failed (no-report: 2, timeout: 1), 2 of them then retried successfully, "
+            "so the pod median is of the 10 that finished.")
+    assert said in c["sentence"] and any(w.startswith(said) for w in c["warnings"]), c["sentence"]
