@@ -11,10 +11,16 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 Env = Literal["host", "kubernetes", "nomad"]
 Params = dict[str, str | int | float | bool]
+# A run's parameters and test on the bus are bounded like names (below): an audit's 600 KB test name or parameter
+# passed, and the host agent's refusal, which quotes them, exceeded NATS's max_payload on every delivery.
+RunParams = Annotated[dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")],
+                           Annotated[str, StringConstraints(max_length=1000)] | int | float | bool],
+                      Field(max_length=64)]
+TestName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][-A-Za-z0-9_.]{0,99}$")]
 
 
 def now() -> datetime:
@@ -93,8 +99,9 @@ class RunSpec(Model):
     node: NodeName = Field(description="Node name as Kubernetes knows it (may contain dots).")
     env: Env = Field(description="`host` (the host agent runs it), `kubernetes` (a pod runs it); for "
                      "control-plane tests the backend whose API is timed (`kubernetes`, `nomad`).")
-    test: str = Field(description="Registered benchmark template name, e.g. `sysbench-cpu`.")
-    params: Params = Field(description="Template parameters, already resolved (`threads: all` -> a number).")
+    test: TestName = Field(description="Registered benchmark template name, e.g. `sysbench-cpu`.")
+    params: RunParams = Field(description="Template parameters, already resolved (`threads: all` -> a number); "
+                              "at most 64, keys `[A-Za-z0-9_.-]{1,64}`, text values at most 1,000 characters.")
     attempt: int = Field(default=1, ge=1, le=10, description="1 for the first try, 2 for the retry.")
     timeout_s: float = Field(default=600, gt=0, le=86400, description="Seconds before the run is killed.")
     sequence: int = Field(default=0, ge=0, le=2**31 - 1, description="Position of the run in its node's schedule.")
