@@ -11,13 +11,15 @@ from podtax import templates
 from podtax.sides import change_word
 
 from podtax_analyzer import flags as fl
+from podtax_analyzer import object_flags as ofl
+from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
 from podtax_analyzer.celldata import CellData, run_ids_at
-from podtax_analyzer.report_models import CellComparison, CellModes, ModeOut, OutlierOut, SideModes
+from podtax_analyzer.report_models import CellComparison, OutlierOut
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
-from podtax_analyzer.stats.drift import Drift, detect_drift
+from podtax_analyzer.stats.drift import detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.medians import of_sorted
-from podtax_analyzer.stats.modes import check_unimodality, describe_modes, two_means_boundary
+from podtax_analyzer.stats.modes import check_unimodality, two_means_boundary
 from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
@@ -79,68 +81,6 @@ def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[floa
     return None, None, None
 
 
-def _modes(cell: CellData, checks: dict, splits: dict[str, float | None]) -> tuple[CellModes | None, dict | None,
-                                                                                  dict[str, float]]:
-    """The modes of each side and the boundary each side is split at (stats/modes.py: a bimodal side's
-    own, from ``splits``; the other side's when only one is bimodal)."""
-    own = {env: b for env, b in splits.items() if checks[env].bimodal and b is not None}
-    if not own:
-        return None, None, {}
-    shared = next(iter(own.values()))
-    at = {env: own.get(env, shared) for env in (cell.baseline, cell.candidate)}
-    modes = {cell.baseline: describe_modes(cell.host.values, at[cell.baseline]),
-             cell.candidate: describe_modes(cell.pod.values, at[cell.candidate])}
-
-    def side(env: str) -> SideModes:
-        c = checks.get(env)
-        return SideModes(bimodal=bool(c and c.bimodal), dip_p=c.dip_p if c else None,
-                         bimodality_coefficient=c.bc if c else None, boundary=at[env],
-                         modes=[ModeOut(label=m.label, n=m.n, share=m.share, median=m.median) for m in modes[env]])
-
-    cell_modes = CellModes(boundary=at[cell.baseline], host=side(cell.baseline), pod=side(cell.candidate))
-    return cell_modes, modes, at
-
-
-def modes_text(side: SideModes | None, unit: str = "") -> str | None:
-    """A bimodal side's two modes where its median would be shown: "128.3 (n=6) | 182.6 (n=6)", each mode's
-    median and runs, low first (the split of stats/modes.py, as the BIMODAL flag's); None for any other side."""
-    if side is None or not side.bimodal:
-        return None
-    return " | ".join(f"{fmt_value(m.median, unit)} (n={m.n})" for m in side.modes if m.median is not None)
-
-
-def median_place(side: SideModes, unit: str = "") -> str | None:
-    """Where a bimodal side's median lies: "between the modes" (as many runs in each: the two middle runs are the
-    low mode's top and the high mode's bottom) or "inside the 159.9 mode" (the larger mode holds the middle run)."""
-    low, high = side.modes if len(side.modes) == 2 else (None, None)
-    if low is None or high is None or not side.bimodal:
-        return None
-    if low.n == high.n:
-        return "between the modes"
-    inside = low if low.n > high.n else high
-    return f"inside the {fmt_value(inside.median, unit)} mode" if inside.median is not None else None
-
-
-def _modes_gap(values: np.ndarray, boundary: float | None) -> float | None:
-    """How far apart a side's two modes are (their medians, as a fraction of the lower one), split at its
-    two_means_boundary."""
-    if boundary is None:
-        return None
-    low, high = (m.median for m in describe_modes(values, boundary))
-    return None if low is None or high is None else high / low - 1.0
-
-
-def _modes_are_drift(values: np.ndarray, d: Drift, boundary: float | None) -> bool:
-    """True when a two-mode split (at the side's two_means_boundary) coincides (>= 90% of runs) with a drift's
-    before/after split."""
-    if not d.drift or d.index is None or boundary is None:
-        return False
-    by_value = values >= boundary
-    by_time = np.arange(len(values)) >= d.index
-    agree = float(np.mean(by_value == by_time))
-    return max(agree, 1.0 - agree) >= 0.9
-
-
 def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     """Flags, estimates and the rank test of one cell (see comparisons.py for the contract)."""
     h, p = cell.host, cell.pod
@@ -155,17 +95,17 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     splits = {s.env: checks[s.env].boundary if checks[s.env].separated is not None else two_means_boundary(s.values)
               for s in (h, p) if s.n and checks[s.env].bimodal}
     for s in (h, p):
-        if s.n and checks[s.env].bimodal and _modes_are_drift(s.values, drifts[s.env], splits[s.env]):
+        if s.n and checks[s.env].bimodal and modes_are_drift(s.values, drifts[s.env], splits[s.env]):
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two groups, before and after a "
                             f"change point: reported as DRIFT rather than BIMODAL")
-        if s.n and checks[s.env].bimodal and (gap := _modes_gap(s.values, splits[s.env])) is not None \
+        if s.n and checks[s.env].bimodal and (gap := modes_gap(s.values, splits[s.env])) is not None \
                 and gap < threshold:
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two modes {fmt_pct(gap)}% apart, closer "
                             f"than the ±{fmt_pct(threshold)}% threshold: they cannot change a verdict at it, so "
                             f"they do not withhold the ratio (not BIMODAL)")
-    cell_modes, modes, boundaries = _modes(cell, checks, splits)
+    cell_modes, modes, boundaries = modes_of(cell, checks, splits)
     zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) for s in (h, p)}
     found = {env: outliers_of(z) for env, z in zs.items()}
     group = fl.second_group(cell, [(s.env, float(s.values[i])) for s in (h, p) for i in found[s.env]])
@@ -173,8 +113,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
-        "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": fl.errors(cell), "LOWER_BOUND": fl.lower_bound(cell),
-        "LEFT_BEHIND": fl.left_behind(cell),
+        "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
+        "LEFT_BEHIND": ofl.left_behind(cell),
         "OUTLIERS": fl.outliers(cell, found, zs, group), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),

@@ -5,12 +5,11 @@ becomes "inconclusive"): those in WITHHOLD_RATIO (CONFOUNDED, BIMODAL, OVERLAP, 
 withhold the headline ratio, its interval and p-value; INSUFFICIENT and DRIFT keep the ratio but not
 the verdict (a drifting side breaks the interval's assumption of runs that do not change over time).
 INSUFFICIENT also withholds the interval, the Hodges-Lehmann effect and the p-value (WITHHOLD_INFERENCE),
-so a cell with too few runs leaves the multiple-testing family.
+so a cell with too few runs leaves the multiple-testing family. The flags of control-plane objects (ERRORS,
+LOWER_BOUND, LEFT_BEHIND) are in object_flags.py.
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 from podtax import phases, sideparams
@@ -237,85 +236,6 @@ def short(cell: CellData) -> str | None:
     runs, example = found
     return (f"{runs} stopped before doing the requested work (parser said: \"{example}\"); "
             f"their values are not full-length measurements.")
-
-
-_WHOLE_RUN = ("_makespan_s", "wall_s")  # left out of a run with failed objects (parsers/timeline.py)
-
-
-def errors(cell: CellData) -> str | None:
-    """Objects that failed in a side's control-plane runs (the parser's ERRORS run flag): how many of how many,
-    in how many runs, what the first lacked, and what that does to this metric."""
-    parts, counts, survivors = [], [], False
-    for s in (cell.host, cell.pod):
-        f, name = s.failures, side_name(s.env, cell.pair)
-        if not f.error_runs:
-            continue
-        total = f.total_objects
-        parts.append(f"{f.failed} of {total} {name} objects failed, in {f.error_runs} of its "
-                     f"{plural(f.runs, 'run')} (first: {f.first_error or 'not named'})")
-        counts.append(_counted(s, name, cell.metric))
-        survivors = survivors or not s.n_counted_given_up
-    if not parts:
-        return None
-    head = f"Objects failed: {'; '.join(parts)}."
-    if cell.metric.endswith(_WHOLE_RUN):
-        return (f"{head} A run with failed objects has no makespan or wall time (it would time fewer objects than "
-                f"asked), so those runs are not in this cell.")
-    if cell.metric.endswith("_ms"):  # per-object latencies: of the objects that finished, and those given up
-        tail = ", so they look better than the backend was (the tail above all)" if survivors else ""
-        said = "; ".join(counts)
-        return f"{head} {said[0].upper()}{said[1:]}{tail}."
-    return head
-
-
-def _counted(s: Side, name: str, metric: str) -> str:
-    """Which of a side's objects its per-object latency figures count: those that finished, and when its runs'
-    LOWER_BOUND flag says so (Side.n_counted_given_up), those given up while waiting in the metric's phase, at the
-    time they were given up (the phases table's count); failed objects otherwise are not in them."""
-    f = s.failures
-    total, done = f.total_objects, f.total_objects - f.failed
-    if not s.n_counted_given_up:
-        return (f"{fmt_pct(f.failed / total)}% of {name} objects never finished: the {name} figures are of the "
-                f"{done} that did")
-    given_up = f.given_up.get(re.sub(r"_(p50|p95|p99|max)_ms$", "", metric), 0)
-    if not given_up:  # no phases rows (a store older than them): the flag alone says they are counted
-        return (f"the {name} figures count the {done} objects that finished and those given up while waiting, at "
-                f"the time they were given up (lower bounds: they took longer)")
-    rest = f.failed - given_up
-    counted = f"all {total} objects" if not rest else f"{done + given_up} of the {total} objects"
-    return (f"the {name} figures count {counted}: the {done} that finished and the {given_up} given up while "
-            f"waiting, at the time they were given up (lower bounds: they took longer)"
-            + (f"; the other {rest} failed objects are not in them" if rest else ""))
-
-
-def lower_bound(cell: CellData) -> str | None:
-    """A side's median is a lower bound when some of its runs' values are (the parser's LOWER_BOUND run flag: the
-    figure counts objects given up while waiting at the time they were given up; they took longer) and one of
-    them sits at or below the median's rank (Side.median_is_bound): a bounded run above the median cannot move it."""
-    sides = [s for s in (cell.host, cell.pod) if s.median_is_bound]
-    if not sides:
-        return None
-    runs = " and ".join(f"{s.n_lower_bound} of the {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
-                        for s in sides)
-    least = " and ".join(f"the {side_name(s.env, cell.pair)} median is at least "
-                         f"{fmt_value(float(np.median(s.values)), cell.unit)}"
-                         f" {cell.unit}" for s in sides)
-    ratio = ("" if not (cell.host.n and cell.pod.n) else "; the ratio is no bound either way" if len(sides) == 2
-             else "; the true ratio is at most the one shown" if sides[0] is cell.host
-             else "; the true ratio is at least the one shown")
-    return (f"Lower bound: in {runs}, {cell.metric} counts objects given up while waiting at the time they were "
-            f"given up (they took longer), so {least}: the true value is larger{ratio}.")
-
-
-def left_behind(cell: CellData) -> str | None:
-    """Objects a side's control-plane runs did not delete (the parser's LEFT_BEHIND run flag)."""
-    parts = [f"{plural(s.failures.left, 'object')} in {s.failures.left_runs} of the {s.failures.runs} "
-             f"{side_name(s.env, cell.pair)} runs"
-             for s in (cell.host, cell.pod) if s.failures.left_runs]
-    if not parts:
-        return None
-    return (f"Left behind: {' and '.join(parts)} were not deleted when the run ended; they still hold storage and "
-            f"names: run `podtax volumes cleanup --campaign {cell.campaign}`.")
 
 
 def version_mismatch(cell: CellData) -> str | None:

@@ -17,7 +17,7 @@ from podtax import phases as phase_defs
 from podtax.parsers.timeline import rests_on_bound
 
 from podtax_analyzer.campaign_compare import CampaignChange
-from podtax_analyzer.cell_analysis import median_place
+from podtax_analyzer.cell_modes import median_place
 from podtax_analyzer.flags import LEGEND
 from podtax_analyzer.phase_table import phase_order
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
