@@ -37,7 +37,7 @@ async def connect(server: natsserver.NatsServer, users: dict[str, str], role: st
 @pytest.fixture
 async def buses(secured) -> AsyncIterator[dict[str, Bus]]:  # type: ignore[no-untyped-def]
     server, users = secured
-    out = {role: await connect(server, users, role) for role in ("parser", "analyzer", "runner")}
+    out = {role: await connect(server, users, role) for role in ("parser", "analyzer", "runner", "host_agent", "cli")}
     await out["runner"].ensure_streams(10 * 2**20, 3600)
     yield out
     for bus in out.values():
@@ -235,7 +235,7 @@ def test_the_consumer_table_names_every_service_consumer() -> None:
     assert set(re.findall(r'ConsumerSpec\("([\w-]+)"', source)) <= runner_names
 
 
-async def test_no_role_can_make_a_stream_that_publishes_for_it(secured) -> None:  # type: ignore[no-untyped-def]
+async def test_no_role_can_make_a_stream_that_publishes_for_it(buses: dict[str, Bus]) -> None:
     """Logged in as the host agent, an audit created a stream of its own on an inbox subject that republished
     each message to `podtax.run.result...`, and one that sourced the events stream: the server itself then
     published a forged result (or score, run request, campaign) past every subject permission. No role may
@@ -243,50 +243,37 @@ async def test_no_role_can_make_a_stream_that_publishes_for_it(secured) -> None:
     podtax's streams (a republish added to one does the same)."""
     from nats.js.api import RePublish, StreamConfig, StreamSource
 
-    server, users = secured
-    runner = await connect(server, users, "runner")
-    agent = await connect(server, users, "host_agent")
-    cli = await connect(server, users, "cli")
-    try:
-        await runner.ensure_streams(10 * 2**20, 3600)
-        forged = subjects.join(subjects.RUN_RESULT, "host", "victim")
-        for bus in (agent, cli):
-            for config_ in (StreamConfig(name="EVIL", subjects=["_INBOX.evil.x"],
-                                         republish=RePublish(src="_INBOX.evil.x", dest=forged)),
-                            StreamConfig(name="EVIL2", sources=[StreamSource(name=subjects.STREAM)],
-                                         republish=RePublish(src=">", dest=f"$KV.{subjects.SCORES_BUCKET}.x"))):
-                with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
-                    await asyncio.wait_for(bus.js.add_stream(config_), 2)
-            await bus.nc.publish("_INBOX.evil.x", b'{"forged": true}')
-            await bus.nc.flush()
+    runner, agent, cli, parser = buses["runner"], buses["host_agent"], buses["cli"], buses["parser"]
+    forged = subjects.join(subjects.RUN_RESULT, "host", "victim")
+    for bus in (agent, cli):
+        for config_ in (StreamConfig(name="EVIL", subjects=["_INBOX.evil.x"],
+                                     republish=RePublish(src="_INBOX.evil.x", dest=forged)),
+                        StreamConfig(name="EVIL2", sources=[StreamSource(name=subjects.STREAM)],
+                                     republish=RePublish(src=">", dest=f"$KV.{subjects.SCORES_BUCKET}.x"))):
             with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
-                await bus.nc.request("$JS.API.STREAM.RESTORE.EVIL3", b"{}", timeout=1)
-        # ... nor give podtax's streams a republish of their own: as the parser, the dead letters' stream
-        # republished into the scores bucket (only the analyzer may write it) and into run requests
-        parser = await connect(server, users, "parser")
-        try:
-            for name, dest in ((subjects.DLQ_STREAM, f"$KV.{subjects.SCORES_BUCKET}.local.host.victim.t.m.x"),
-                               (subjects.DLQ_STREAM, subjects.join(subjects.RUN_REQUESTED, "host", "victim"))):
-                config_ = (await parser.js.stream_info(name)).config
-                config_.republish = RePublish(src=f"{subjects.DLQ_PREFIX}.forged", dest=dest)
-                with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
-                    await asyncio.wait_for(parser.js.update_stream(config_), 2)
-            await parser.js.publish(f"{subjects.DLQ_PREFIX}.forged", b'{"forged": true}')
-            await parser.ensure_streams(20 * 2**20, 3600)  # its settings differ: warned, not applied
-        finally:
-            await parser.close()
-        assert (await runner.js.stream_info(subjects.STREAM)).state.messages == 0
-        assert (await runner.js.stream_info(subjects.DLQ_STREAM)).config.max_bytes == 10 * 2**20
-        assert {s.config.name for s in await runner.js.streams_info()} == {subjects.STREAM, subjects.DLQ_STREAM}
-        # ... while what the services do still works: their streams, KV buckets, consumers and reads
-        await agent.ensure_streams()
-        await cli.ensure_streams()
-        kv = await cli.kv(subjects.RUNNER_BUCKET)
-        await kv.put("campaign.c", b"{}")
-        assert (await kv.get("campaign.c")).value == b"{}"
-        assert await Bus.kv_keys(kv) == ["campaign.c"]
-        await agent._subscribe(ConsumerSpec("host-agent-n1", [f"{subjects.RUN_REQUESTED}.host.n1"], 5))
-    finally:
-        await cli.close()
-        await agent.close()
-        await runner.close()
+                await asyncio.wait_for(bus.js.add_stream(config_), 2)
+        await bus.nc.publish("_INBOX.evil.x", b'{"forged": true}')
+        await bus.nc.flush()
+        with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+            await bus.nc.request("$JS.API.STREAM.RESTORE.EVIL3", b"{}", timeout=1)
+    # ... nor give podtax's streams a republish of their own: as the parser, the dead letters' stream
+    # republished into the scores bucket (only the analyzer may write it) and into run requests
+    for dest in (f"$KV.{subjects.SCORES_BUCKET}.local.host.victim.t.m.x",
+                 subjects.join(subjects.RUN_REQUESTED, "host", "victim")):
+        config_ = (await parser.js.stream_info(subjects.DLQ_STREAM)).config
+        config_.republish = RePublish(src=f"{subjects.DLQ_PREFIX}.forged", dest=dest)
+        with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+            await asyncio.wait_for(parser.js.update_stream(config_), 2)
+    await parser.js.publish(f"{subjects.DLQ_PREFIX}.forged", b'{"forged": true}')
+    await parser.ensure_streams(20 * 2**20, 3600)  # its settings differ: warned, not applied
+    assert (await runner.js.stream_info(subjects.STREAM)).state.messages == 0
+    assert (await runner.js.stream_info(subjects.DLQ_STREAM)).config.max_bytes == 10 * 2**20
+    assert {s.config.name for s in await runner.js.streams_info()} == {subjects.STREAM, subjects.DLQ_STREAM}
+    # ... while what the services do still works: their streams, KV buckets, consumers and reads
+    await agent.ensure_streams()
+    await cli.ensure_streams()
+    kv = await cli.kv(subjects.RUNNER_BUCKET)
+    await kv.put("campaign.c", b"{}")
+    assert (await kv.get("campaign.c")).value == b"{}"
+    assert await Bus.kv_keys(kv) == ["campaign.c"]
+    await agent._subscribe(ConsumerSpec("host-agent-n1", [f"{subjects.RUN_REQUESTED}.host.n1"], 5))
