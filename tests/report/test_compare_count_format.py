@@ -9,6 +9,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from analysis_synth import result_event
 from podtax import events
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
@@ -22,17 +23,11 @@ NEW = [14.0, 15, 13, 14, 14, 16, 13, 14, 15]  # median 14
 
 
 def _events(campaign: str, values: list[float], day: int) -> list[events.Envelope]:
-    out = []
-    for i, value in enumerate(values):
-        run = events.RunSpec(run_id=f"{campaign}-{i}", campaign=campaign, node="node-1", env="kubernetes",
-                             test="pod-startup", params={"count": 20, "concurrency": 5}, cluster="local",
-                             attempt=1, timeout_s=600)
-        start = T0 + timedelta(days=day, minutes=2 * i)
-        res = events.Result(run=run, tool="podtax", tool_version="1", parser_version="1",
-                            metrics=[events.Metric(name="errors", value=value, unit="count", higher_is_better=False)],
-                            started_at=start, ended_at=start + timedelta(seconds=10))
-        out.append(events.result(res, "test"))
-    return out
+    return [result_event(f"{campaign}-{i}", campaign, "node-1", "kubernetes", value,
+                         T0 + timedelta(days=day, minutes=2 * i), test="pod-startup",
+                         params={"count": 20, "concurrency": 5}, metric="errors", unit="count",
+                         higher_is_better=False, tool="podtax", tool_version="1")
+            for i, value in enumerate(values)]
 
 
 @pytest.fixture(scope="module")
