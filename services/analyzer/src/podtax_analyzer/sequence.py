@@ -109,19 +109,21 @@ def failed_note(c: CellComparison, failed: dict[str, dict[str, tuple[int, int]]]
     if c.ratio is None and c.direction is None:
         return None
     pair = (c.baseline, c.candidate)
-    parts = []
+    parts, missing = [], False
     for env, done in ((c.baseline, c.n_host), (c.candidate, c.n_pod)):
         if reasons := failed.get(env):
             k, name = sum(n for n, _ in reasons.values()), side_name(env, pair)
             why = ", ".join(f"{reason}: {n}" for reason, (n, _) in reasons.items())
             retried = sum(r for _, r in reasons.values())
+            missing = missing or retried < k
             again = f", {retried} of them then retried successfully" if retried else ""
             parts.append(f"{k} of {plural(k + done, name + ' run')} failed ({why}){again}, so the {name} median is "
                          f"of the {done} that finished")
     if not parts:
         return None
-    return (f"Failed runs: {'; '.join(parts)}. If they failed for being slow (a timeout), the slowest runs are "
-            f"missing and that side's median looks better than its runs were.")
+    slow = (" If they failed for being slow (a timeout), the slowest runs are missing and that side's median looks "
+            "better than its runs were.") if missing else ""  # every failed run retried: none is missing
+    return f"Failed runs: {'; '.join(parts)}.{slow}"
 
 
 def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison]) -> list[CellComparison]:
