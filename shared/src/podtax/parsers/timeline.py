@@ -12,7 +12,9 @@ took at least ``given_up - start`` in each phase that had started and not ended 
 phase's percentiles at that time, a lower bound, so a stuck tenth of the claims moves p95/p99/max up instead of
 leaving the survivors' tail. Every percentile whose value rests on such a time (it, or an interpolation with
 it, or an order statistic it could overtake) is named in the run flag ``LOWER_BOUND`` (the true value is
-larger). An object that failed otherwise (a 409 on create) has no time in the phase and stays out. Then
+larger). End points seen only by a re-list after a dropped watch (the summary's ``watch_gaps``) are timed late, by
+up to the gap: the figures that rest on one are named in the run flag ``WATCH_GAP`` (upper bounds). An object that
+failed otherwise (a 409 on create) has no time in the phase and stays out. Then
 ``objects_ok`` (objects without an error that reached every non-optional end point), ``errors``
 (the larger of the summary's count and the objects carrying an error), ``requests_per_object``
 (the client's own requests / objects in the log), ``server_requests_per_object`` (the API server's
@@ -288,6 +290,9 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
                      f"{len(objects) - len(failed)} objects, not {len(objects)})")
     if lower:  # its example from a phase it counts (not consumer_running of a run without consumers)
         flags.append(lower_bound_flag(lower, {p: pairs for p, pairs in stuck.items() if latencies.get(p)}))
+    gap = watch_gap_flag(timeline, latencies)
+    if gap:
+        flags.append(gap)
     left = _count(summary, "left_behind")
     if left:
         flags.append(f"LEFT_BEHIND: {left} objects were not deleted; run `podtax volumes cleanup`")
@@ -301,6 +306,52 @@ def lower_bound_flag(metrics: list[str], stuck: Mapping[str, list[tuple[str, flo
     return (f"{LOWER_BOUND}: {', '.join(metrics)}; these figures count {len(names)} object(s) given up while "
             f"waiting at the time they were given up (first: {first}, {phase} {seconds:.1f} s), so each is a lower "
             f"bound: the true value is larger")
+
+
+def _gaps(summary: Mapping[str, Any]) -> list[tuple[str, float, float | None, dict[str, list[str]]]]:
+    """The summary's `watch_gaps` as (watch, start, end or None: never open again, {object: late end points})."""
+    gaps = summary.get("watch_gaps") or []
+    if not isinstance(gaps, list) or not all(isinstance(g, dict) and isinstance(g.get("late", {}), dict)
+                                             for g in gaps):
+        raise ParseFailure("unknown-format", "summary: watch_gaps must be a list of {watch, start, end, late}")
+    return [(str(g.get("watch")), _seconds(g.get("start"), "summary: watch_gaps.start"),
+             None if g.get("end") is None else _seconds(g["end"], "summary: watch_gaps.end"),
+             {str(k): [str(e) for e in v] for k, v in (g.get("late") or {}).items() if isinstance(v, list)})
+            for g in gaps]
+
+
+def watch_gap_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, float]]]) -> str | None:
+    """The run flag WATCH_GAP when a watch dropped and its re-list saw end points that happened while it was down
+    (the runner's Watcher): each such phase time ends when the re-list saw it, so it is an upper bound (the true
+    one is smaller, by up to the gap). It names the percentiles that may rest on one (a late value at or above
+    an order statistic they use could drop below it) and the makespans whose latest end is late."""
+    gaps = _gaps(timeline.summary or {})
+    late = {(name, point) for _, _, _, objs in gaps for name, points in objs.items() for point in points}
+    if not late:
+        return None
+    by_name = {o.name: o for o in timeline.objects}
+    metrics: list[str] = []
+    for p in timeline.phases:
+        pairs = latencies.get(p.name) or []
+        high = [s for name, s in pairs if (name, p.end) in late]
+        if not high:
+            continue
+        values = sorted(s for _, s in pairs)
+        top = bisect.bisect_right(values, max(high)) - 1
+        n = len(values)
+        metrics += [f"{p.name}_{label}_ms" for label, q in PERCENTILES if top >= math.floor((n - 1) * q / 100)]
+        ends = [(by_name[name].t[p.end], name) for name, _ in pairs]
+        if (max(ends)[1], p.end) in late:
+            metrics.append(f"{p.name}_makespan_s")
+    watch, start, end, _ = max(gaps, key=lambda g: len(g[3]))  # the gap that made the most late
+    down = "was not open again by the end" if end is None else f"was down {end - start:.1f} s"
+    points = sorted({point for _, point in late})
+    names = sorted({name for name, _ in late})
+    return (f"WATCH_GAP: {', '.join(metrics) or 'no figure'}; the {watch} watch {down} (from {start:.1f} s), and "
+            f"{len(names)} object(s)' {', '.join(points)} were seen only by the re-list after "
+            f"{'it' if len(gaps) == 1 else f'it or one of {len(gaps) - 1} other gap(s)'} (first: {names[0]}): they "
+            f"happened in the gap and are timed when seen, so these figures are upper bounds: the true value is "
+            f"smaller, by up to the gap")
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,

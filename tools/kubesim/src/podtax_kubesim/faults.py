@@ -1,8 +1,10 @@
-"""Fault knobs of the cluster file (``faults:``), nomadsim's too: a create or delete that never answers.
+"""Fault knobs of the cluster file (``faults:``), nomadsim's too: a create or delete that never answers; kubesim's
+own: a watch that drops.
 
     faults:
       hangCreates: ["persistentvolumeclaims/-0003"]   # POST of a claim whose name ends so: no answer
       hangDeletes: ["-0005"]                           # DELETE of any object whose name ends so: no answer
+      dropWatches: [{resource: persistentvolumes, afterEvents: 3, downSeconds: 2}]
 
 An entry is a name ending, or ``<resource plural>/<name ending>`` to hang only that resource's calls. The
 request is read and then held, unanswered and without effect (the object is not created, or not deleted),
@@ -10,6 +12,11 @@ until the client gives up (its read timeout) or the emulator stops (503); other 
 server behind an overloaded etcd or a stuck admission webhook times such calls out after 60 s or more.
 nomadsim reads the same knobs (its volume IDs are the names, its resource ``volumes``) beside its own
 ``refuseCreatesAfter`` (``parse``'s `extra`).
+
+A ``dropWatches`` entry (kubesim's: it passes ``DROP`` in `extra`; nomadsim has no watches) drops one watch
+stream of a resource, once: the first of its streams to deliver ``afterEvents`` events (bookmarks not counted) is
+closed after them, and for ``downSeconds`` after that the resource's watch requests are refused (503), as while an
+API server restarts; its lists still answer.
 """
 
 from __future__ import annotations
@@ -19,12 +26,21 @@ from dataclasses import dataclass
 from typing import Any
 
 KEYS = {"create": "hangCreates", "delete": "hangDeletes"}
+DROP = "dropWatches"
+
+
+@dataclass(frozen=True)
+class DropWatch:
+    resource: str  # the plural: persistentvolumes
+    after_events: int
+    down_s: float
 
 
 @dataclass(frozen=True)
 class Faults:
     hang_creates: tuple[str, ...] = ()
     hang_deletes: tuple[str, ...] = ()
+    drop_watches: tuple[DropWatch, ...] = ()
 
     def hangs(self, op: str, plural: str, name: str) -> bool:
         """True when `op` ("create" or "delete") of object `name` of resource `plural` is to hang."""
@@ -53,4 +69,19 @@ def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
             raise ValueError(f"faults.{key}: a list of object name endings ('-0003', or "
                              f"'<resource>/-0003' for that resource's only), got {entries!r}")
         lists[key] = tuple(entries)
-    return Faults(lists["hangCreates"], lists["hangDeletes"])
+    return Faults(lists["hangCreates"], lists["hangDeletes"], _drops(faults.get(DROP) or []))
+
+
+def _drops(entries: Any) -> tuple[DropWatch, ...]:
+    out = []
+    for e in entries if isinstance(entries, list) else [entries]:
+        ok = isinstance(e, dict) and set(e) <= {"resource", "afterEvents", "downSeconds"} \
+            and isinstance(e.get("resource"), str) and e["resource"] \
+            and isinstance(e.get("afterEvents", 0), int) and not isinstance(e.get("afterEvents", 0), bool) \
+            and e.get("afterEvents", 0) >= 0 and isinstance(e.get("downSeconds", 0), int | float) \
+            and not isinstance(e.get("downSeconds", 0), bool) and e.get("downSeconds", 0) >= 0
+        if not ok:
+            raise ValueError(f"faults.{DROP}: a list of {{resource: <plural>, afterEvents: <n>, downSeconds: <s>}}, "
+                             f"got {entries!r}")
+        out.append(DropWatch(e["resource"], e.get("afterEvents", 0), float(e.get("downSeconds", 0))))
+    return tuple(out)

@@ -14,7 +14,7 @@ from aiohttp import web
 from podtax_kubesim import openapi, tables
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
-from podtax_kubesim.faults import Faults
+from podtax_kubesim.faults import DropWatch, Faults
 from podtax_kubesim.logs import Logs
 from podtax_kubesim.metrics import CONTENT_TYPE, ApiMetrics, request_info
 from podtax_kubesim.resources import Resource
@@ -54,6 +54,9 @@ class Server:
                  faults: Faults | None = None) -> None:
         self.store, self.api, self.logs = store, api, logs
         self.faults = faults or Faults()
+        self._drops = list(self.faults.drop_watches)  # fault dropWatches entries not yet used (each drops once)
+        self._watch_down: dict[str, float] = {}  # plural -> until when (monotonic) its watches are refused
+        self._sent: dict[int, int] = {}  # id(store watcher) -> events sent, while a dropWatches entry waits
         self.token = token  # when set, every request but PUBLIC needs "Authorization: Bearer <token>"
         self.bookmark_interval = bookmark_interval
         self.metrics = ApiMetrics()
@@ -267,6 +270,10 @@ class Server:
             fields = f"metadata.name={name}" + (f",{fields}" if fields else "")
         match = matcher(q.get("labelSelector"), fields)
         rv_text = q.get("resourceVersion") or ""
+        if time.monotonic() < self._watch_down.get(res.plural, 0.0):
+            raise ApiError(503, "ServiceUnavailable", f"watches of {res.plural} are down (podtax kubesim fault "
+                           "dropWatches)")
+        drop = next((d for d in self._drops if d.resource == res.plural), None)
         initial = q.get("sendInitialEvents") == "true"
         since = None if initial or rv_text in ("", "0") else int(rv_text)
         bookmarks = q.get("allowWatchBookmarks") == "true"
@@ -304,15 +311,36 @@ class Server:
                         await asyncio.wait_for(watcher.wake.wait(), timeout=max(wait, 0.001))
                     except TimeoutError:
                         continue
-                data = watcher.drain()
+                data, dropped = self._drain(watcher, drop)
                 if data:
                     await resp.write(data)
+                if dropped:
+                    break
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
             watcher.close()
             self.metrics.watch_streaming(info, -1)
         return resp
+
+    def _drain(self, watcher: Any, drop: DropWatch | None) -> tuple[bytes, bool]:
+        """The stream's next bytes, and whether fault dropWatches (`drop`) closes it after them: once its stream
+        has delivered `after_events` events, the rest is not sent and the resource's watches are refused for
+        `down_s` (the client sees a dropped watch, then an API server that is back)."""
+        if drop is None or drop not in self._drops:
+            return watcher.drain(), False
+        lines, out = list(watcher.buf), []
+        watcher.drain()
+        for line in lines:
+            out.append(line)
+            if b'"BOOKMARK"' not in line[:32]:
+                self._sent[id(watcher)] = self._sent.get(id(watcher), 0) + 1
+            if self._sent.get(id(watcher), 0) >= drop.after_events:
+                self._drops.remove(drop)
+                self._sent.pop(id(watcher), None)
+                self._watch_down[drop.resource] = time.monotonic() + drop.down_s
+                return b"".join(out), True
+        return b"".join(out), False
 
     async def _log(self, request: web.Request, ns: str, name: str) -> web.StreamResponse:
         pod = self.store.get(R.PODS, ns, name)

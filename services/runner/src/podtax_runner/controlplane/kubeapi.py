@@ -144,20 +144,26 @@ def request_totals(text: str, name: str = "apiserver_request_total",
 
 
 class Watcher:
-    """List, then watch from the list's resourceVersion, in a thread; 410 Gone lists again.
+    """List, then watch from the list's resourceVersion, in a thread; a watch that ends or drops lists again.
 
     `on_sync(items)` gets each list, `on_event(type, obj)` each watch event (not bookmarks).
-    `synced` is set once the first list is done and the watch is being opened.
+    `synced` is set once the first list is done and the watch is being opened. A watch resumed from its last
+    resourceVersion would deliver what happened while it was down late, as if it had just happened; the re-list
+    after a drop tells those changes apart instead: the timeline records the gap (`name`, from the drop until a
+    watch is open again) and the end points its re-lists mark (the parser's WATCH_GAP run flag).
     """
 
     def __init__(self, kube: Kube, lister: Callable[..., Any], args: tuple[Any, ...], selector: str | None,
-                 on_sync: Callable[[list[Obj]], None], on_event: Callable[[str, Obj], None]) -> None:
+                 on_sync: Callable[[list[Obj]], None], on_event: Callable[[str, Obj], None],
+                 name: str = "") -> None:
         self.kube, self.lister, self.args, self.selector = kube, lister, args, selector
+        self.name = name or lister.__name__.removeprefix("list_")
         self.on_sync, self.on_event = on_sync, on_event
         self.synced = threading.Event()
         self.failed: BaseException | None = None
         self._stop = threading.Event()
         self._resp: Any = None
+        self._gap: dict[str, Any] | None = None  # the timeline's open gap (Timeline.open_gap) while the watch is down
         self._thread = threading.Thread(target=self._run, name="podtax-cp-watch", daemon=True)
 
     def start(self, timeout: float = 30) -> None:
@@ -176,10 +182,19 @@ class Watcher:
         self._thread.join(timeout=5)
 
     def _list(self) -> str:
+        """List and hand the items to on_sync; during a gap, inside it (what the list shows changed in the gap)."""
         kwargs = {"label_selector": self.selector} if self.selector else {}
         body = self.kube.call("list", self.lister, *self.args, **kwargs)
-        self.on_sync(body.get("items") or [])
+        tl, gap = self.kube.timeline, self._gap
+        with tl.in_gap(gap) if tl is not None and gap is not None else contextlib.nullcontext():
+            self.on_sync(body.get("items") or [])
         return str((body.get("metadata") or {}).get("resourceVersion", ""))
+
+    def _dropped(self) -> None:
+        """The watch ended or failed: a gap opens (once, after the first list) until a watch is open again."""
+        tl = self.kube.timeline
+        if self._gap is None and tl is not None and self.synced.is_set() and not self._stop.is_set():
+            self._gap = tl.open_gap(self.name)
 
     def _run(self) -> None:
         rv: str | None = None
@@ -189,20 +204,23 @@ class Watcher:
                 if rv is None:
                     rv = self._list()
                     self.synced.set()
-                rv = self._watch(rv)
+                self._watch(rv)
+                rv = None  # it ended: list again (what changed meanwhile is late, and the list says which)
+                self._dropped()
                 delay = 0.1
             except Exception as exc:  # noqa: BLE001 - retried; a first list that fails is reported by start()
                 if self._stop.is_set():
                     return
                 self.kube.missed(exc)  # a run waiting on this watch ends once the API stays unreachable (Kube.down)
+                rv = None
+                self._dropped()
                 if isinstance(exc, ApiException) and exc.status == 410:
-                    rv = None
                     continue
                 if not self.synced.is_set():
                     self.failed = exc
                     self.synced.set()
                     return
-                log.warning("watch: %s: %s; retrying in %.1f s", type(exc).__name__, exc, delay)
+                log.warning("watch %s: %s: %s; retrying in %.1f s", self.name, type(exc).__name__, exc, delay)
                 self._stop.wait(delay)
                 delay = min(delay * 2, 2.0)
 
@@ -214,6 +232,9 @@ class Watcher:
                                         **kwargs)
         self._resp = resp
         self.kube.reached()
+        if self._gap is not None and self.kube.timeline is not None:
+            self.kube.timeline.close_gap(self._gap)
+            self._gap = None
         try:
             for line in iter_resp_lines(resp):
                 if self._stop.is_set():

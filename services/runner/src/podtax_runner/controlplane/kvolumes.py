@@ -167,11 +167,11 @@ class VolumeChurnK8s(ObjectChurn):
     def watchers(self) -> list[Watcher]:
         core = self.kube.core
         out = [Watcher(self.kube, core.list_namespaced_persistent_volume_claim, (self.ns,), self.ctx.selector,
-                       self.on_claims_listed, self.on_claim),
-               Watcher(self.kube, core.list_persistent_volume, (), None, self.on_pvs_listed, self.on_pv)]
+                       self.on_claims_listed, self.on_claim, "claim"),
+               Watcher(self.kube, core.list_persistent_volume, (), None, self.on_pvs_listed, self.on_pv, "PV")]
         if self.p.consumer:
             out.append(Watcher(self.kube, core.list_namespaced_pod, (self.ns,), self.ctx.selector,
-                               lambda items: [self.on_pod("MODIFIED", o) for o in items], self.on_pod))
+                               lambda items: [self.on_pod("MODIFIED", o) for o in items], self.on_pod, "pod"))
         return out
 
     def poll_round(self) -> None:

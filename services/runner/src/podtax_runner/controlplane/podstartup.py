@@ -136,7 +136,7 @@ class PodStartupRun(ObjectChurn):
         try:
             if p.observe == "watch":
                 watcher = Watcher(self.kube, self.kube.core.list_namespaced_pod, (self.ns,), ctx.selector,
-                                  self.on_listed, self.on_pod)
+                                  self.on_listed, self.on_pod, "pod")
                 watcher.start(timeout=max(1.0, min(30.0, ctx.remaining())))
             else:
                 def loop() -> None:

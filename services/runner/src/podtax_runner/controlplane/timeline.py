@@ -7,11 +7,13 @@ threads record into one Timeline.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +48,9 @@ class Timeline:
         self.requests: Counter[str] = Counter({v: 0 for v in VERBS})
         self.apiserver: dict[str, dict[str, float]] | None = None
         self.left_behind = 0
+        self.watch_gaps: list[dict[str, Any]] = []  # a watch's drops: {watch, start, end, late: {name: [end points]}}
         self._lock = threading.Lock()
+        self._local = threading.local()  # .gap: the gap whose re-list this thread is recording (watch_gap)
 
     def now(self) -> float:
         return round(time.monotonic() - self.t0, 6)
@@ -64,7 +68,30 @@ class Timeline:
             if phase in rec.t:
                 return False
             rec.t[phase] = self.now() if at is None else at
+            gap = getattr(self._local, "gap", None)
+            if gap is not None:  # seen only by the re-list after a dropped watch: it happened in the gap
+                gap["late"].setdefault(name, []).append(phase)
             return True
+
+    def open_gap(self, watch: str) -> dict[str, Any]:
+        """A gap of watch `watch` from now (it dropped) until close_gap (it is open again): summary `watch_gaps`."""
+        gap: dict[str, Any] = {"watch": watch, "start": self.now(), "end": None, "late": {}}
+        with self._lock:
+            self.watch_gaps.append(gap)
+        return gap
+
+    def close_gap(self, gap: dict[str, Any]) -> None:
+        gap["end"] = self.now()
+
+    @contextlib.contextmanager
+    def in_gap(self, gap: dict[str, Any]) -> Iterator[None]:
+        """The end points this thread marks inside are the gap's `late` ones (seen by a re-list during the gap:
+        they happened in it, and are timed when seen)."""
+        self._local.gap = gap
+        try:
+            yield
+        finally:
+            self._local.gap = None
 
     def has(self, name: str, phase: str) -> bool:
         rec = self.objects.get(name)
@@ -104,7 +131,8 @@ class Timeline:
 
     def summary(self) -> dict[str, Any]:
         return {"kind": "summary", "requests": dict(self.requests), "apiserver": self.apiserver,
-                "errors": self.errors(), "left_behind": self.left_behind, "wall_s": self.now()}
+                "errors": self.errors(), "left_behind": self.left_behind, "watch_gaps": self.watch_gaps,
+                "wall_s": self.now()}
 
     def jsonl(self) -> str:
         lines = [self.header(), *(r.line() for r in self.objects.values()), self.summary()]
