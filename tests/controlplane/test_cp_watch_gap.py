@@ -41,6 +41,22 @@ def test_a_dropped_claim_watch_flags_the_bound_times_seen_after_it(kubesim_facto
     assert not any(m.startswith("provisioned_") for m in named), flag  # the PV watch saw pv_created live
 
 
+def test_a_dropped_pv_watch_flags_the_pv_deletes_seen_after_it(kubesim_factory: Any, run_cp: Any) -> None:
+    # the PV watch drops after its first event (a PV's ADDED) and is refused for DOWN_S: the claims are Bound (the
+    # claim watch marks pv_created too) and deleted, their PVs gone 0.2 s after, all while it is down
+    drop = {"resource": "persistentvolumes", "afterEvents": 1, "downSeconds": DOWN_S}
+    sim = kubesim_factory({**cluster(provision=0.05, delete=0.2), "faults": {"dropWatches": [drop]}})
+    tl = run_cp(spec("volume-churn", count=COUNT, concurrency=COUNT, timeout=30), kube=sim)
+    assert all(r.error is None and "pv_gone" in r.t for r in tl.objects.values()), tl.jsonl()
+    gaps = [g for g in tl.watch_gaps if g["late"]]
+    assert {g["watch"] for g in gaps} == {"PV"}, tl.watch_gaps
+    late = {n for g in gaps for n, points in g["late"].items() if "pv_gone" in points}
+    assert len(late) >= COUNT // 2, gaps  # the PVs went while the watch was down (0.25 s after, of 1 s down)
+    flag = next((f for f in parser.parse(tl.jsonl(), "volume-churn").flags if f.startswith("WATCH_GAP: ")), "")
+    assert {"pv_deleted_p50_ms", "pv_deleted_max_ms"} <= set(flag[11:].split(";", 1)[0].split(", ")), flag
+    assert "the PV watch" in flag and "pv_gone" in flag, flag
+
+
 def test_no_drop_no_gap(kubesim_factory: Any, run_cp: Any) -> None:
     sim = kubesim_factory(cluster(provision=0.05, delete=0.01))
     tl = run_cp(spec("volume-churn", count=3, concurrency=3, timeout=30), kube=sim)
