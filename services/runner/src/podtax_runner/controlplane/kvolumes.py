@@ -365,5 +365,4 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
     if timeline.left_behind or any(r.error for r in timeline.objects.values()):
         volumes = {churn.pv_of[n] for n, r in timeline.objects.items()
                    if n in churn.pv_of and "delete_requested" in r.t and "pv_gone" not in r.t}
-        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S,
-                                                      volumes=volumes).left
+        cleanup.end_of_run(kube, ctx, timeline, timeline.left_behind, CLEANUP_WAIT_S, volumes)

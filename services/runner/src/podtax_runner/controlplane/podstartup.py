@@ -166,5 +166,8 @@ def run(kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline,
         cleanup.after_failure(kube, ctx, timeline)
         raise
     measured()
-    if params.with_volume or any("gone" not in r.t for r in timeline.objects.values() if "api_accepted" in r.t):
-        timeline.left_behind = cleanup.kubernetes(kube, ctx.namespace, ctx.selector, wait_s=30).left
+    # what stays if the cleanup fails: pods not gone, and each pod's claim (the run deletes only the pods)
+    left = sum(("api_accepted" in r.t and "gone" not in r.t) + (params.with_volume and "request_sent" in r.t)
+               for r in timeline.objects.values())
+    if params.with_volume or left:
+        cleanup.end_of_run(kube, ctx, timeline, left, 30)

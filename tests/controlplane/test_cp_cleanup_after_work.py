@@ -1,0 +1,62 @@
+"""A Kubernetes run whose work is done (measured) keeps its timeline when its end-of-run cleanup fails: the API
+stopped (refused: Unreachable) or paused (no answer: a timed-out call, which execute turned into
+kubernetes-no-answer) after the work. The reviewer of this stop: the run was failed and its complete timeline lost,
+where Nomad's run (nomad._clean_run) logs the failure and records what stayed as left_behind. Against the real
+kubesim in its own process (killed or paused with SIGSTOP), through the real runner and kubernetes client."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import pytest
+from podtax_runner.controlplane import common, execute, kubeapi, kvolumes
+
+from tests.controlplane.conftest import cluster, spec
+
+READ_S = 1.0  # a Kubernetes request's read timeout (60 s in a run; the same rule, shorter)
+
+
+def _after_measured(monkeypatch: pytest.MonkeyPatch, then: Any) -> None:
+    """Call `then` once the run has scraped its end-of-work counter, before its cleanup."""
+    real = execute.server_count
+
+    def server_count(scrape: Any, tl: Any) -> Any:
+        measured = real(scrape, tl)
+
+        def done() -> None:
+            measured()
+            then()
+
+        return done
+
+    monkeypatch.setattr(execute, "server_count", server_count)
+
+
+CASES = {  # test, its params, the signal that takes the API away, the objects that stay
+    "volume-churn, API paused": ("volume-churn", {"count": 6, "concurrency": 3}, signal.SIGSTOP, 1),
+    "pod-startup with volumes, API stopped": ("pod-startup", {"count": 4, "concurrency": 2, "with_volume": True},
+                                              signal.SIGKILL, 4),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_cleanup_that_fails_after_the_work_keeps_the_run(case: str, kubesim_process: Any, run_cp: Any,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    test, params, sig, stays = CASES[case]
+    monkeypatch.setattr(kubeapi, "TIMEOUT", (READ_S, READ_S))
+    monkeypatch.setattr(common, "GIVE_UP_FLOOR_S", 1.0)
+    monkeypatch.setattr(kvolumes, "CLEANUP_WAIT_S", 1.0)
+    # volume-churn cleans up only after a failed object: one claim's DELETE hangs (given up, the run goes on)
+    faults = {"hangDeletes": ["persistentvolumeclaims/-0002"]} if test == "volume-churn" else {}
+    sim = kubesim_process({**cluster(provision=0.01, delete=0.01), "faults": faults}, kubelet="simulated")
+    _after_measured(monkeypatch, lambda: sim.proc.send_signal(sig))
+    try:
+        tl = run_cp(spec(test, timeout=30, **params), kube=sim)  # before: Aborted (no-answer, unreachable)
+    finally:
+        sim.proc.send_signal(signal.SIGCONT)  # a paused one must run to handle the fixture's SIGTERM
+    assert "its cleanup failed" in caplog.text, caplog.text
+    assert tl.left_behind == stays, tl.left_behind
+    done = [r for r in tl.objects.values() if "gone" in r.t]
+    assert len(done) == params["count"] - (test == "volume-churn"), {n: r.t for n, r in tl.objects.items()}
