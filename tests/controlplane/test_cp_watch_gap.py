@@ -17,43 +17,43 @@ COUNT = 6
 DOWN_S = 1.0
 
 
-def test_a_dropped_claim_watch_flags_the_bound_times_seen_after_it(kubesim_factory: Any, run_cp: Any) -> None:
-    # the claim watch drops after its first event (a claim's ADDED) and is refused for DOWN_S: the claims turn
-    # Bound (0.3 s after their create) while it is down, and only a re-list sees it; the deletes (2 s) outlast it
-    drop = {"resource": "persistentvolumeclaims", "afterEvents": 1, "downSeconds": DOWN_S}
-    sim = kubesim_factory({**cluster(provision=0.3, delete=2.0), "faults": {"dropWatches": [drop]}})
+def _dropped(kubesim_factory: Any, run_cp: Any, resource: str, provision: float, delete: float,
+             point: str) -> tuple[Any, list[dict[str, Any]], set[str], list[str], str]:
+    """A volume-churn run whose `resource` watch drops after its first event and is refused for DOWN_S: its
+    timeline, its gaps with late end points, the objects whose `point` is late, the metrics WATCH_GAP names, the
+    flag."""
+    drop = {"resource": resource, "afterEvents": 1, "downSeconds": DOWN_S}
+    sim = kubesim_factory({**cluster(provision=provision, delete=delete), "faults": {"dropWatches": [drop]}})
     tl = run_cp(spec("volume-churn", count=COUNT, concurrency=COUNT, timeout=30), kube=sim)
-    assert all(r.error is None and "bound" in r.t for r in tl.objects.values()), tl.jsonl()
+    assert all(r.error is None and point in r.t for r in tl.objects.values()), tl.jsonl()
     gaps = [g for g in tl.watch_gaps if g["late"]]
+    late = {n for g in gaps for n, points in g["late"].items() if point in points}
+    flag = next((f for f in parser.parse(tl.jsonl(), "volume-churn").flags if f.startswith("WATCH_GAP: ")), "")
+    return tl, gaps, late, flag.removeprefix("WATCH_GAP: ").split(";", 1)[0].split(", "), flag
+
+
+def test_a_dropped_claim_watch_flags_the_bound_times_seen_after_it(kubesim_factory: Any, run_cp: Any) -> None:
+    # the claims turn Bound (0.3 s after their create) while the claim watch is down, and only a re-list sees it;
+    # the deletes (2 s) outlast it
+    tl, gaps, late, named, flag = _dropped(kubesim_factory, run_cp, "persistentvolumeclaims", 0.3, 2.0, "bound")
     assert [g["watch"] for g in gaps] == ["claim"], tl.watch_gaps
     gap = gaps[0]
     assert gap["end"] - gap["start"] > DOWN_S / 2, gap  # refused DOWN_S after the server dropped it
-    late = {n for n, points in gap["late"].items() if "bound" in points}
     assert len(late) >= COUNT - 1, gap  # all but perhaps the first claim turned Bound in the gap
     for name in late:  # timed when the re-list saw it: after the gap's start, at or after its end's list
         assert gap["start"] <= tl.objects[name].t["bound"] <= gap["end"], (name, tl.objects[name].t, gap)
-    parsed = parser.parse(tl.jsonl(), "volume-churn")
-    flag = next((f for f in parsed.flags if f.startswith("WATCH_GAP: ")), None)
-    assert flag is not None, parsed.flags
-    named = flag.removeprefix("WATCH_GAP: ").split(";", 1)[0].split(", ")
     assert {"bound_p50_ms", "bound_max_ms"} <= set(named), flag
     assert "the claim watch was down" in flag and "object(s)' bound" in flag, flag
     assert not any(m.startswith("provisioned_") for m in named), flag  # the PV watch saw pv_created live
 
 
 def test_a_dropped_pv_watch_flags_the_pv_deletes_seen_after_it(kubesim_factory: Any, run_cp: Any) -> None:
-    # the PV watch drops after its first event (a PV's ADDED) and is refused for DOWN_S: the claims are Bound (the
-    # claim watch marks pv_created too) and deleted, their PVs gone 0.2 s after, all while it is down
-    drop = {"resource": "persistentvolumes", "afterEvents": 1, "downSeconds": DOWN_S}
-    sim = kubesim_factory({**cluster(provision=0.05, delete=0.2), "faults": {"dropWatches": [drop]}})
-    tl = run_cp(spec("volume-churn", count=COUNT, concurrency=COUNT, timeout=30), kube=sim)
-    assert all(r.error is None and "pv_gone" in r.t for r in tl.objects.values()), tl.jsonl()
-    gaps = [g for g in tl.watch_gaps if g["late"]]
+    # the claims are Bound (the claim watch marks pv_created too) and deleted, their PVs gone 0.2 s after, all while
+    # the PV watch is down
+    tl, gaps, late, named, flag = _dropped(kubesim_factory, run_cp, "persistentvolumes", 0.05, 0.2, "pv_gone")
     assert {g["watch"] for g in gaps} == {"PV"}, tl.watch_gaps
-    late = {n for g in gaps for n, points in g["late"].items() if "pv_gone" in points}
     assert len(late) >= COUNT // 2, gaps  # the PVs went while the watch was down (0.25 s after, of 1 s down)
-    flag = next((f for f in parser.parse(tl.jsonl(), "volume-churn").flags if f.startswith("WATCH_GAP: ")), "")
-    assert {"pv_deleted_p50_ms", "pv_deleted_max_ms"} <= set(flag[11:].split(";", 1)[0].split(", ")), flag
+    assert {"pv_deleted_p50_ms", "pv_deleted_max_ms"} <= set(named), flag
     assert "the PV watch" in flag and "pv_gone" in flag, flag
 
 
