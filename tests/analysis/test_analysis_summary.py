@@ -81,3 +81,20 @@ def test_no_clean_cell_gives_no_figure(con):
     insert_cells(con, [CellSpec("n1", SideSpec(lognormal(rng, 10, 0.01, 3)), SideSpec(lognormal(rng, 10, 0.01, 3)))])
     s = compare_campaign(con, "synthetic").summary[0]
     assert s.geomean_ratio is None and "no clean cell" in s.sentence and s.nodes_excluded == {"n1": ["INSUFFICIENT"]}
+
+
+def test_no_node_is_wide_beside_intervals_of_width_0(con):
+    """Three nodes whose runs all gave one value (interval 1.000 to 1.000, width 0) and one steady node
+    (interval within ±1%): 4 times a median width of 0 is 0, so the steady node was called "over 4 times as
+    wide" as the others. The others' width now counts as at least the no-difference band's."""
+    flat = np.full(10, 1000.0)
+    steady = np.linspace(1000.0, 1010.0, 10)
+    cells = [CellSpec(f"n{i}", SideSpec(flat.copy()), SideSpec(flat.copy())) for i in (1, 2, 3)]
+    cells.append(CellSpec("n4", SideSpec(steady), SideSpec(steady * 0.998)))
+    insert_cells(con, cells)
+    report = compare_campaign(con, "synthetic")
+    _check(report)
+    (s,) = report.summary
+    n4 = next(c for c in report.cells if c.node == "n4")
+    assert s.nodes_included == ["n1", "n2", "n3", "n4"] and n4.ci_high - n4.ci_low < 0.02
+    assert "times as wide" not in s.sentence, s.sentence

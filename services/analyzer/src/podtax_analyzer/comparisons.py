@@ -131,7 +131,7 @@ def compare_campaign(
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
     warnings += failed_runs(con, campaign)
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
-                          summary=summarize(rows, only_imported(cells)), warnings=warnings)
+                          summary=summarize(rows, only_imported(cells), threshold), warnings=warnings)
 
 
 def only_imported(cells: list[CellData]) -> frozenset[str]:

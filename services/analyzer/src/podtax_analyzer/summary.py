@@ -23,7 +23,9 @@ nodes whose intervals lie furthest apart, and says the mean describes none of th
 A noisy node's ratio moves the unweighted mean as much as a steady node's: with three nodes at 0.95 within
 1% and one at 0.85 with an interval of 0.58 to 1.19, the mean read 0.925 (pod 7.5% slower). A clean cell whose
 interval (in log terms) is more than ``WIDE`` times as wide as the median of the others' is named, with its
-interval, and the sentence gives the geometric mean without it too (``wide_nodes``).
+interval, and the sentence gives the geometric mean without it too (``wide_nodes``). The others' width counts as
+at least the no-difference band's (1 - t to 1 + t): an interval that narrow is as steady as a verdict can tell,
+and beside intervals of width 0 (identical medians, 1.000 to 1.000) any interval would be "wide".
 
 A clean cell whose sentence carries a note of what its values cannot show (sequence.py: its sides not
 interleaved, its runs on several kernels, some of them failed) is counted, and named with its notes' names.
@@ -92,9 +94,11 @@ def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[
     return named or ["no interval"]
 
 
-def summarize(cells: list[CellComparison], only_imported: frozenset[str] = frozenset()) -> list[SummaryItem]:
+def summarize(cells: list[CellComparison], only_imported: frozenset[str] = frozenset(),
+              threshold: float = 0.01) -> list[SummaryItem]:
     """One item per (test, params, metric). With more than one cluster a node is named cluster/node.
-    only_imported: ids of the cells made entirely of imported runs (their IMPORTED flag is tolerated)."""
+    only_imported: ids of the cells made entirely of imported runs (their IMPORTED flag is tolerated);
+    threshold: the campaign's practical threshold (the no-difference band, see wide_nodes)."""
     several = len({c.cluster for c in cells}) > 1
 
     def where(c: CellComparison) -> str:
@@ -125,7 +129,7 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
                             f"describes none of them: read the nodes one by one.")
             else:
                 sentence = f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) {mean}; per node: {per_node}."
-            if wide := wide_nodes(clean):
+            if wide := wide_nodes(clean, threshold):
                 rest = [c for c in clean if c not in wide]
                 g_rest = geomean([c.ratio for c in rest])
                 them = " and ".join(f"{where(c)}'s ({fmt_ratio(c.ci_low)} to {fmt_ratio(c.ci_high)})" for c in wide)
@@ -159,13 +163,16 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
     return out
 
 
-def wide_nodes(clean: list[CellComparison]) -> list[CellComparison]:
+def wide_nodes(clean: list[CellComparison], threshold: float = 0.01) -> list[CellComparison]:
     """The clean cells whose interval, in log terms, is more than WIDE times the median width of the other clean
-    cells' (a noisy node); none with fewer than 2 clean cells."""
+    cells' (a noisy node), that width taken as at least the no-difference band's (1 - threshold to
+    1 + threshold); none with fewer than 2 clean cells."""
     if len(clean) < 2:
         return []
+    band = math.log((1 + threshold) / (1 - threshold))
     width = {c.id: math.log(c.ci_high / c.ci_low) if c.ci_low > 0 else math.inf for c in clean}
-    return [c for c in clean if width[c.id] > WIDE * float(np.median([width[o.id] for o in clean if o is not c]))]
+    return [c for c in clean
+            if width[c.id] > WIDE * max(band, float(np.median([width[o.id] for o in clean if o is not c])))]
 
 
 def _apart(clean: list[CellComparison]) -> tuple[CellComparison, CellComparison] | None:
