@@ -89,8 +89,8 @@ def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[
         return ["not comparable", *named]
     if c.ratio is None:  # a side's median of 0 (cell_analysis._zero_median): a verdict, no ratio
         return named or ["no ratio"]
-    if c.ratio <= 0:  # a negative candidate median: an interval, but no logarithm for the geometric mean
-        return named or ["a ratio of 0, which no geometric mean can take"]
+    if c.ratio <= 0:  # a negative median on one side (a median of 0 gives no ratio): no logarithm for the mean
+        return named or ["a negative ratio, which no geometric mean can take"]
     return named or ["no interval"]
 
 
