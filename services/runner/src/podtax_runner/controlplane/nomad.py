@@ -310,14 +310,17 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
     wait until they are gone, `wait_s` at most, every call included (a Nomad that does not answer a listing fails
     it with httpx.TimeoutException then). The deletes run side by side, and one that gets no answer in time leaves
     its volume, said in `remaining`, not the others (an audit: a hung delete ended the cleanup, the volumes after it
-    stayed and `podtax volumes cleanup` blamed the address); it is not sent again."""
+    stayed and `podtax volumes cleanup` blamed the address); it is not sent again. A delete whose turn came once the
+    wait had run out (8 hung deletes hold the 8 workers until then) is not sent, and said so."""
     prefix, pattern = selection(campaign, label)
     out = Removed()
     end = time.monotonic() + wait_s
     reserve = min(5.0, wait_s / 4)  # kept from the deletes for the last listing
     saved = nomad.deadline
     hung: set[tuple[str, str]] = set()
+    unsent: set[tuple[str, str]] = set()  # not sent: the wait had run out
     refused: dict[tuple[str, str], str] = {}
+    went: set[tuple[str, str]] = set()  # deleted (or found gone) in this round
 
     def ours() -> list[tuple[str, str]]:
         nomad.deadline = end
@@ -325,31 +328,48 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
 
     def delete(volume: tuple[str, str]) -> None:
         ns, vol_id = volume
+        if nomad._late():  # sent now, it would fail unsent as if it had got no answer
+            unsent.add(volume)
+            return
+        unsent.discard(volume)
         try:
             nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
             out.names.append(f"nomad volume {ns}/{vol_id}")
+            went.add(volume)
         except httpx.TimeoutException:
             hung.add(volume)
         except NomadError as exc:
             if "volume not found" not in exc.text:
                 refused[volume] = str(exc)
+            else:
+                went.add(volume)
 
     try:
         while todo := [v for v in ours() if v not in hung]:
             nomad.deadline = end - reserve
+            went.clear()
             with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="podtax-cp-clean") as ex:
                 list(ex.map(delete, todo))
             if time.monotonic() >= end - reserve:
                 break
-            if set(todo) - hung - set(refused):  # some went: look again at once; else wait before sending again
+            if went:  # some went: look again at once; else wait before sending again
                 continue
             time.sleep(0.2)
         left = ours()
         out.left = len(left)
-        out.remaining = [f"nomad volume {ns}/{vol_id}: " + ("its delete got no answer in time; it may stay"
-                                                           if (ns, vol_id) in hung else
-                                                           f"not deleted: {refused.get((ns, vol_id), 'still listed')}")
+        out.remaining = [f"nomad volume {ns}/{vol_id}: " + _why_left((ns, vol_id), hung, unsent, refused)
                          for ns, vol_id in left]
         return out
     finally:
         nomad.deadline = saved
+
+
+def _why_left(volume: tuple[str, str], hung: set[tuple[str, str]], unsent: set[tuple[str, str]],
+              refused: dict[tuple[str, str], str]) -> str:
+    if volume in hung:
+        return "its delete got no answer in time; it may stay"
+    if volume in refused:
+        return f"not deleted: {refused[volume]}"
+    if volume in unsent:
+        return "not tried: the wait ran out (deletes that got no answer held it)"
+    return "not deleted: still listed"
