@@ -7,8 +7,12 @@ Agent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,8 @@ from podtax_host_agent.service import Agent
 
 NODE = "n1"
 FIO = {"rw": "write", "bs": "4K", "size": "1M", "iodepth": 1, "direct": False, "runtime": 1}
+NO_NATS = "nats://127.0.0.1:1"  # an agent that gets past its start-up checks exits 3 here
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="handing a directory to another user (chown) needs root")
 
 
 async def _run(nats_url: str, tmp_path: Path, workdir: Path, run_id: str,
@@ -61,6 +67,7 @@ def _plant(shared: Path, victim: Path) -> None:
     os.chown(shared, 65534, 65534)
 
 
+@needs_root
 def test_an_agent_does_not_start_on_a_work_directory_others_control(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -81,6 +88,7 @@ def test_an_agent_does_not_start_on_a_work_directory_others_control(tmp_path: Pa
     assert "PODTAX_AGENT_STATE_DIR" in err and "writable by others (mode 777)" in err, err
 
 
+@needs_root
 async def test_fio_never_writes_through_a_link_in_a_work_directory_others_control(nats_url: str,
                                                                                   tmp_path: Path) -> None:
     victim = tmp_path / "victim"
@@ -98,3 +106,59 @@ async def test_fio_runs_in_a_work_directory_of_its_own(nats_url: str, tmp_path: 
     logs, failures = await _run(nats_url, tmp_path, own, "own-1")
     assert failures == [] and logs == ["own-1"]
     assert own.stat().st_mode & 0o077 == 0 and not (own / "podtax-fio.dat").exists()
+
+
+@needs_root
+def test_an_agent_does_not_start_on_a_link_to_a_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    real = tmp_path / "root-0700"
+    real.mkdir(mode=0o700)  # this user's alone, but reached through another user's link, which may change
+    link = tmp_path / "var-tmp-podtax"
+    link.symlink_to(real)
+    os.lchown(link, 65534, 65534)
+    monkeypatch.setenv("PODTAX_NATS_URL", NO_NATS)
+    monkeypatch.setenv("PODTAX_AGENT_WORKDIR", str(link))
+    assert agent_main([]) == 2
+    err = capsys.readouterr().err
+    assert "PODTAX_AGENT_WORKDIR" in err and f"{link} is a symbolic link" in err, err
+
+
+async def test_an_agent_started_under_umask_002_makes_its_directories_for_itself_alone(nats_url: str,
+                                                                                       tmp_path: Path) -> None:
+    work = tmp_path / "var-tmp" / "podtax"  # not there yet, nor its state directory (<work>/.state)
+    env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_AGENT_NODE": NODE, "PODTAX_AGENT_WORKDIR": str(work),
+           "PODTAX_LOG_FORMAT": "text"}
+    env.pop("PODTAX_AGENT_STATE_DIR", None)
+    bus = await Bus.connect(nats_url, "test/runner")
+    nc = await nats.connect(nats_url)
+    seen: list[str] = []  # "log", or the reason of a refusal
+
+    async def on_msg(msg: Any) -> None:
+        seen.append("log" if msg.subject.startswith(subjects.RUN_LOG) else json.loads(msg.data)["data"]["reason"])
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_msg)
+    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_msg)
+    await bus.ensure_streams()
+    old = os.umask(0o002)  # a group-writable default, as on many distributions' user accounts
+    try:
+        with (tmp_path / "agent.log").open("wb") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "podtax_host_agent"], env=env, stdout=out,
+                                    stderr=subprocess.STDOUT)
+    finally:
+        os.umask(old)
+    try:
+        run = events.RunSpec(run_id="umask-1", campaign="c", node=NODE, env="host", test="fio", params=FIO,
+                             timeout_s=60)
+        await bus.publish(events.run_requested(run, "test"))
+        for _ in range(600):
+            if seen or proc.poll() is not None:
+                break
+            await asyncio.sleep(0.1)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        await nc.close()
+        await bus.close()
+    log = (tmp_path / "agent.log").read_text()
+    assert seen == ["log"], (seen, log)
+    assert stat.S_IMODE(work.stat().st_mode) == 0o700 and stat.S_IMODE((work / ".state").stat().st_mode) == 0o700

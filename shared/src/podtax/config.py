@@ -6,9 +6,7 @@ Bad configuration fails at start-up with a message naming the variable to fix:
 
 from __future__ import annotations
 
-import os
 import socket
-import stat
 import urllib.parse
 import uuid
 from pathlib import Path
@@ -107,22 +105,6 @@ def _folder(v: Path | None) -> Path | None:
     return v
 
 
-def _own_folder(v: Path | None) -> Path | None:
-    """A folder the host agent (root on real nodes) writes in: fio's data file, its state. When it exists it must
-    be this user's and writable by no one else, or another user could put links there that the agent writes
-    through (an audit's fio overwrote a file linked from a /var/tmp/podtax another user had made first)."""
-    if v is None or not _folder(v) or not v.exists():
-        return v
-    st, me = v.stat(), os.geteuid()
-    if st.st_uid != me:
-        raise ValueError(f"{v} belongs to uid {st.st_uid}, not to this agent's user (uid {me}): another user could "
-                         f"put links there that the agent writes through; chown it to uid {me}, or name another")
-    if st.st_mode & 0o022:
-        raise ValueError(f"{v} is writable by others (mode {stat.S_IMODE(st.st_mode):o}): another user could put "
-                         f"links there that the agent writes through; chmod 0700 it, or name another folder")
-    return v
-
-
 def _readable_file(v: Path | None) -> Path | None:
     """A file the service reads (a kubeconfig): it must be there (an audit's missing one gave a traceback)."""
     if v is not None and not v.is_file():
@@ -145,7 +127,8 @@ class HostAgentSettings(Common):
     agent_ack_wait_s: float = Field(30, ge=1, le=3600, description="Seconds without news before a run request "
                                     "is redelivered (a crashed agent's run is retried after this).")
 
-    _folders = field_validator("agent_workdir", "agent_state_dir")(_own_folder)
+    # the agent makes them at start and checks they are its user's alone (podtax_host_agent.owndir.prepare)
+    _folders = field_validator("agent_workdir", "agent_state_dir")(_folder)
 
 
 class ParserSettings(Common):

@@ -44,8 +44,9 @@ async def serve_health(port: int, bus: Bus) -> asyncio.base_events.Server:
 
 
 def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asyncio.Event], Awaitable[None]],
-                argv: list[str] | None = None) -> int:
-    """Load settings (exit 2 naming the bad variable), connect, run `body` until SIGTERM, drain."""
+                argv: list[str] | None = None, prepare: Callable[[S], None] | None = None) -> int:
+    """Load settings (exit 2 naming the bad variable), `prepare` with them (it may raise ConfigError: exit 2),
+    connect, run `body` until SIGTERM, drain."""
     if argv and argv[0] in ("-h", "--help"):
         print(f"podtax-{name}: configured by environment variables:")
         for field, info in settings_cls.model_fields.items():
@@ -57,6 +58,8 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
         return 2
     try:
         settings = load(settings_cls)
+        if prepare is not None:
+            prepare(settings)
     except ConfigError as exc:
         print(f"podtax-{name}: {exc}", file=sys.stderr)
         return 2

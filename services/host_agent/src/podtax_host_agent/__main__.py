@@ -7,11 +7,12 @@ import sys
 from podtax.config import HostAgentSettings
 from podtax.service import run_service
 
+from podtax_host_agent.owndir import prepare
 from podtax_host_agent.service import serve
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_service("host-agent", HostAgentSettings, serve, argv)
+    return run_service("host-agent", HostAgentSettings, serve, argv, prepare)
 
 
 def run() -> None:

@@ -25,6 +25,7 @@ from podtax import benchwrap, events, templates
 from podtax.templates import size_bytes
 
 from podtax_host_agent.guard import MARKER, die_with_parent, kill_marked
+from podtax_host_agent.owndir import make, problem
 
 # Kept free in the work directory beyond a run's data: 5% of the filesystem, at least this much.
 RESERVE_BYTES = 256 * 1024**2
@@ -139,21 +140,16 @@ def workdir_problem(run: events.RunSpec, workdir: Path) -> str | None:
     """Why the run's tool must not write its data file in `workdir`, or None. fio writes at a fixed name there,
     through any symbolic link it finds (into a file at least its size, or a disk): the directory must be this
     user's and writable by no one else, or another user could put such a link there (/var/tmp is
-    world-writable, and anyone may create /var/tmp/podtax first). A missing one is made by run_template."""
+    world-writable, and anyone may create /var/tmp/podtax first). The agent made it at start (owndir.prepare);
+    one removed since (tmpfiles ages /var/tmp) is made again, for this user alone."""
     if run.test != "fio":
         return None
-    try:
-        st = os.stat(workdir)
-    except FileNotFoundError:
+    with contextlib.suppress(OSError):  # one that cannot be made is refused below
+        make(workdir)
+    if (why := problem(workdir)) is None:
         return None
-    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022:
-        return None
-    what = (f"is owned by uid {st.st_uid}" if st.st_uid != os.geteuid() else
-            f"is writable by others (mode {stat.S_IMODE(st.st_mode):o})" if stat.S_ISDIR(st.st_mode) else
-            "is not a directory")
-    return (f"the work directory {workdir} {what}: another user could put a link where fio writes its data file "
-            f"and have this agent overwrite any file or disk; use a directory of the agent's user that no one "
-            f"else may write to (chown, chmod 0700) or set PODTAX_AGENT_WORKDIR to one")
+    return (f"the work directory {why}, or set PODTAX_AGENT_WORKDIR to another: another user could put a link "
+            f"where fio writes its data file and have this agent overwrite any file or disk")
 
 
 def device_problem(run: events.RunSpec) -> str | None:
@@ -177,7 +173,7 @@ async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_
     """Validate (raises templates.TemplateError) and execute one run, wrapped in the provenance block.
     The tool's data files are deleted afterwards, whatever the outcome."""
     argv = templates.get(run.test).build_argv(run.params, str(workdir))
-    workdir.mkdir(mode=0o700, parents=True, exist_ok=True)  # for this user alone (workdir_problem)
+    make(workdir)  # for this user alone (workdir_problem)
     before = benchwrap.block("before", tool_version)
     try:
         outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir, pass_fds=pass_fds, on_start=on_start)

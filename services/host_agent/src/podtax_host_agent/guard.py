@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from podtax_host_agent import owndir
+
 log = logging.getLogger("podtax.host_agent")
 PR_SET_PDEATHSIG = 1
 RECORD = "running.json"
@@ -111,7 +113,7 @@ def kill_marked(marker: str, wait_s: float = 10.0) -> int:
 
 def record(state_dir: Path, pid: int, run_id: str, marker: str = "") -> None:
     """Note the running benchmark's process group (its leader's pid, started by setsid) and marker."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    owndir.make(state_dir)
     doc = {"pgid": pid, "run_id": run_id, "marker": marker, "boot_id": _boot_id(), "start_ticks": start_ticks(pid)}
     tmp = state_dir / f".{RECORD}.tmp"
     tmp.write_text(json.dumps(doc))
@@ -125,7 +127,7 @@ def clear(state_dir: Path) -> None:
 def reported(state_dir: Path, run_id: str) -> None:
     """Note that `run_id`'s log is on the bus. An agent killed before it acked the request gets the request
     again when it restarts: it is the last run it reported, and must not run twice."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    owndir.make(state_dir)
     tmp = state_dir / f".{REPORTED}.tmp"
     tmp.write_text(run_id)
     tmp.replace(state_dir / REPORTED)
@@ -176,7 +178,7 @@ class NodeLock:
         self.path = state_dir / LOCK
 
     def try_acquire(self) -> int | None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        owndir.make(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

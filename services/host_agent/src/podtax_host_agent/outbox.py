@@ -15,6 +15,8 @@ from pathlib import Path
 
 from podtax import events
 
+from podtax_host_agent import owndir
+
 log = logging.getLogger("podtax.host_agent")
 FOLDER = "outbox"
 
@@ -26,7 +28,7 @@ def _path(state_dir: Path, run_id: str) -> Path:
 def save(state_dir: Path, event: events.RawLogV1) -> None:
     """Keep `event` until :func:`remove`; the file is complete or absent, never half-written."""
     path = _path(state_dir, event.data.run.run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    owndir.make(path.parent)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(events.encode(event))
     os.replace(tmp, path)

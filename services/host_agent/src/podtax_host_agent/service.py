@@ -17,7 +17,7 @@ from podtax import events, metrics, subjects, templates
 from podtax.bus import Bus, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
-from podtax_host_agent import facts, guard, outbox
+from podtax_host_agent import facts, guard, outbox, owndir
 from podtax_host_agent.execute import (
     device_problem,
     leftover_data_files,
@@ -38,7 +38,7 @@ class Agent:
         self.source = f"podtax/host-agent/{self.node}"
         self.facts: events.HostFacts | None = None
         self.workdir = Path(settings.agent_workdir)
-        self.state_dir = settings.agent_state_dir or self.workdir / ".state"
+        self.state_dir = owndir.state_dir(settings)
         # run ids whose log is published, newest last (redelivery guard; the last one survives a restart).
         # Bounded: a request comes back only while unacked, one at a time, so the recent ones are enough.
         self.done: dict[str, None] = dict.fromkeys(r for r in [guard.last_reported(self.state_dir)] if r)
