@@ -49,7 +49,7 @@ from podtax.parsers.stressng_checks import (
     run_flags,
     unaccounted,
 )
-from podtax.parsers.stressng_forms import plain, plain_lines, split_line
+from podtax.parsers.stressng_forms import RESERVED_WORDS, plain, plain_lines, split_line
 from podtax.parsers.stressng_names import misc_metric, slug
 from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
 
@@ -157,8 +157,7 @@ def _last(s: _Scan, line: str, state: int) -> None:
 # `stress-ng: info:  [1234] <msg>` (or metrc:) whose msg starts with none of the words _line acts on
 # (header, misc metrics, _HANDLERS keys); such a line only sets `seen`. The [0-9] run and the
 # prefix make it a subset of the lines _line splits inline (so those lines are no-ops there too).
-_NEXT = re.compile(r"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\](?![^\S\n]*+(?:stressor|miscellaneous"
-                   r"|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics|setting|defaulting)))")
+_NEXT = re.compile(rf"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{{1,20}}\](?![^\S\n]*+(?:{RESERVED_WORDS})))")
 
 
 # A table row as _line reads it in state 1 (name, then 6 to 8 numbers; float() takes each one), in its

@@ -52,9 +52,11 @@ def split_line(raw: str) -> tuple[str, str] | None:
 # behind `stress-ng: info:  [pid] ` or `stress-ng: metrc: [pid] ` (single spaces between the words of a
 # figure line, nothing after its last character).
 _P = r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}+\] ++(?=\S)"
-# the first words stressng._line acts on (or that _scan's long-log skip does not pass over)
-_RESERVED = r"(?:stressor|miscellaneous|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics|setting" \
-            r"|defaulting|stress-ng)"
+# the first words of a message stressng._line acts on (the table's header, misc metrics, _HANDLERS keys):
+# stressng._NEXT does not pass over a line starting with one
+RESERVED_WORDS = (r"stressor|miscellaneous|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics"
+                  r"|setting|defaulting")
+_RESERVED = rf"(?:{RESERVED_WORDS}|stress-ng)"
 _NAME = r"[^\s(]\S*+"
 # a line no part of _line acts on: its second word (if any) is none float() reads (no row, no misc metric)
 _OTHER = rf"{_NAME}(?: ++[a-hj-mo-zA-HJ-MO-Z:(\[/'\"][^\n]*+)?+(?<=\S)$"
@@ -70,7 +72,7 @@ _TOKENS = re.compile(
     r"|(stressor[^\n]*?bogo ops[^\n]*+(?<=\S))$"  # 8: the table's header
     r"|(\()[^\n]*+(?<=\S)$"  # 9: its units line
     r"|(miscellaneous metrics:)$"  # 10
-    r"))|^([^\n]+)",  # 11: any other line
+    r"))|^([^\n]+)(?s:.*)",  # 11: any other line, and the rest of the log (plain_lines stops at it)
     re.M)
 
 
@@ -78,7 +80,8 @@ def plain_lines(s: Any, text: str, end: int, handlers: Mapping[str, Callable[[An
     """stressng._line over each line of text[:end] (`end` at a newline), for a log whose every line is in
     the common form (_TOKENS); fills `s` (a stressng._Scan) and returns the state after the last line, as
     _line does. None when a line is in another form, or where _line would do more (a row in a misc block,
-    a misc metric inside a table): `s` is then partly filled, and the log is to be read by _line."""
+    a misc metric inside a table): `s` is then partly filled, and the log is to be read by _line. The first line
+    in another form ends the regex pass too (its token takes the rest of the log)."""
     state = 0
     rows, misc = s.rows, s.misc
     tokens = _TOKENS.findall(text, 0, end)
