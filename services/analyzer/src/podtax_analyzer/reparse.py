@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from podtax import events, templates
+from podtax import events, phases
 from podtax.derive import derive
 
 from podtax_analyzer.store import Store
@@ -68,7 +68,7 @@ def _reparse(store: Store, campaign: str | None, progress: Callable[[dict[str, i
         before = _fingerprint(store.cursor(), ids)
         # the per-object phases too: a run stored without them (an older analyzer, a timeline its parser then
         # refused) got metrics and no objects in the phase table (an audit)
-        timelines = [raw for raw in raws if getattr(templates.REGISTRY.get(raw.run.test), "control_plane", False)]
+        timelines = [raw for raw in raws if raw.run.test in phases.TEMPLATES]  # as phases_store.phase_rows picks
         store.replace_results(outcomes, timelines)
         after_fp = _fingerprint(store.cursor(), ids)
         counts["logs"] += len(outcomes)
