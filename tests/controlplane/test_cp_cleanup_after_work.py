@@ -10,7 +10,7 @@ import signal
 from typing import Any
 
 import pytest
-from podtax_runner.controlplane import common, execute, kubeapi, kvolumes
+from podtax_runner.controlplane import cleanup, common, execute, kubeapi
 
 from tests.controlplane.conftest import cluster, spec
 
@@ -47,7 +47,7 @@ def test_a_cleanup_that_fails_after_the_work_keeps_the_run(case: str, kubesim_pr
     test, params, sig, stays = CASES[case]
     monkeypatch.setattr(kubeapi, "TIMEOUT", (READ_S, READ_S))
     monkeypatch.setattr(common, "GIVE_UP_FLOOR_S", 1.0)
-    monkeypatch.setattr(kvolumes, "CLEANUP_WAIT_S", 1.0)
+    monkeypatch.setattr(cleanup, "CLEANUP_WAIT_S", 1.0)
     # volume-churn cleans up only after a failed object: one claim's DELETE hangs (given up, the run goes on)
     faults = {"hangDeletes": ["persistentvolumeclaims/-0002"]} if test == "volume-churn" else {}
     sim = kubesim_process({**cluster(provision=0.01, delete=0.01), "faults": faults}, kubelet="simulated")
@@ -60,3 +60,25 @@ def test_a_cleanup_that_fails_after_the_work_keeps_the_run(case: str, kubesim_pr
     assert tl.left_behind == stays, tl.left_behind
     done = [r for r in tl.objects.values() if "gone" in r.t]
     assert len(done) == params["count"] - (test == "volume-churn"), {n: r.t for n, r in tl.objects.items()}
+
+
+@pytest.mark.parametrize("test", ["volume-churn", "pod-startup"])
+def test_both_kubernetes_runs_wait_cleanups_constant(test: str, kubesim_factory: Any, run_cp: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One constant bounds a Kubernetes run's end-of-run cleanup (pod-startup waited a literal 30 s)."""
+    monkeypatch.setattr(kubeapi, "TIMEOUT", (READ_S, READ_S))
+    monkeypatch.setattr(common, "GIVE_UP_FLOOR_S", 1.0)
+    monkeypatch.setattr(cleanup, "CLEANUP_WAIT_S", 1.5)
+    waits: list[float] = []
+    real = cleanup.kubernetes
+
+    def kubernetes(*args: Any, wait_s: float = 30, **kwargs: Any) -> Any:
+        waits.append(wait_s)
+        return real(*args, wait_s=wait_s, **kwargs)
+
+    monkeypatch.setattr(cleanup, "kubernetes", kubernetes)
+    params = {"count": 4, "concurrency": 2, **({"with_volume": True} if test == "pod-startup" else {})}
+    faults = {"hangDeletes": ["persistentvolumeclaims/-0002"]} if test == "volume-churn" else {}
+    sim = kubesim_factory({**cluster(provision=0.01, delete=0.01), "faults": faults}, kubelet="simulated")
+    run_cp(spec(test, timeout=30, **params), kube=sim)
+    assert waits == [1.5], waits

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from podtax.parsers import timeline as parser
-from podtax_runner.controlplane import common, kubeapi, kvolumes
+from podtax_runner.controlplane import cleanup, common, kubeapi
 
 from tests.controlplane.conftest import cluster, spec
 from tests.controlplane.test_cp_given_up_nomad import _flagged
@@ -24,7 +24,7 @@ READ_S = 1.0  # a Kubernetes request's read timeout (60 s in a run; the same rul
 def short_kube_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kubeapi, "TIMEOUT", (READ_S, READ_S))
     monkeypatch.setattr(common, "GIVE_UP_FLOOR_S", 1.0)
-    monkeypatch.setattr(kvolumes, "CLEANUP_WAIT_S", 1.0)  # the claim left behind is tried again in cleanup
+    monkeypatch.setattr(cleanup, "CLEANUP_WAIT_S", 1.0)  # the claim left behind is tried again in cleanup
 
 
 # fault -> the claim it hangs, the phase it is given up in (and that phase's start), what its error starts with

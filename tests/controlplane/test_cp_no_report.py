@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from podtax.cli.main import main as cli
-from podtax_runner.controlplane import common, kubeapi, kvolumes
+from podtax_runner.controlplane import cleanup, common, kubeapi
 
 from tests.controlplane.conftest import NODE, cluster, start_and_submit
 from tests.integration.harness import services, wait_for
@@ -29,7 +29,7 @@ async def test_a_run_past_its_timeout_in_cleanup_is_not_run_twice(nats_url: str,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(kubeapi, "TIMEOUT", (1.0, 1.0))  # the hung DELETE's read timeout (60 s in use)
     monkeypatch.setattr(common, "GIVE_UP_FLOOR_S", 1.0)
-    monkeypatch.setattr(kvolumes, "CLEANUP_WAIT_S", 12.0)  # the end-of-run cleanup waits for the claim that stays
+    monkeypatch.setattr(cleanup, "CLEANUP_WAIT_S", 12.0)  # the end-of-run cleanup waits for the claim that stays
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     sim = kubesim_factory({**cluster(provision=0.05, delete=0.05),
                            "faults": {"hangDeletes": ["persistentvolumeclaims/-0002"]}}, kubelet="simulated")

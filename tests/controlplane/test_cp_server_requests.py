@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from podtax.parsers import timeline as parser
-from podtax_runner.controlplane import common, kubeapi, kvolumes
+from podtax_runner.controlplane import cleanup, common, kubeapi
 
 from tests.controlplane.conftest import cluster, spec
 
@@ -21,7 +21,7 @@ def test_the_server_count_stops_before_the_cleanup(kubesim_factory: Any, run_cp:
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kubeapi, "TIMEOUT", (1.0, 1.0))  # the hung DELETE's read timeout (60 s in a run)
     monkeypatch.setattr(common, "GIVE_UP_FLOOR_S", 1.0)
-    monkeypatch.setattr(kvolumes, "CLEANUP_WAIT_S", 3.0)  # the cleanup waits for the claim left, LISTing
+    monkeypatch.setattr(cleanup, "CLEANUP_WAIT_S", 3.0)  # the cleanup waits for the claim left, LISTing
     sim = kubesim_factory({**cluster(provision=0.01, delete=0.01),
                            "faults": {"hangDeletes": ["persistentvolumeclaims/-0005"]}}, kubelet="simulated")
     tl = run_cp(spec("volume-churn", count=COUNT, concurrency=4, timeout=20), kube=sim)

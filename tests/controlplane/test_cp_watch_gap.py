@@ -6,10 +6,12 @@ the real kubernetes client and the timeline parser."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 from podtax.parsers import timeline as parser
+from podtax_runner.controlplane import kvolumes
 
 from tests.controlplane.conftest import cluster, spec
 
@@ -55,6 +57,26 @@ def test_a_dropped_pv_watch_flags_the_pv_deletes_seen_after_it(kubesim_factory: 
     assert len(late) >= COUNT // 2, gaps  # the PVs went while the watch was down (0.25 s after, of 1 s down)
     assert {"pv_deleted_p50_ms", "pv_deleted_max_ms"} <= set(named), flag
     assert "the PV watch" in flag and "pv_gone" in flag, flag
+
+
+def test_a_stale_pv_relist_does_not_end_pvs_it_had_not_seen(kubesim_factory: Any, run_cp: Any,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The PV re-list after a drop handled late (slowed 0.6 s, as by a busy client): the PVs the claim watch saw
+    Bound meanwhile are absent from its older snapshot, which is no proof they went (their pv_gone came before
+    their delete could have removed them)."""
+    original = kvolumes.VolumeChurnK8s.on_pvs_listed
+
+    def late(self: Any, items: Any) -> None:
+        time.sleep(0.6)
+        original(self, items)
+
+    monkeypatch.setattr(kvolumes.VolumeChurnK8s, "on_pvs_listed", late)
+    drop = {"resource": "persistentvolumes", "afterEvents": 1, "downSeconds": DOWN_S}
+    provision, delete_s = {"distribution": "uniform", "min": 0.05, "max": 0.5}, 1.0
+    sim = kubesim_factory({**cluster(provision=provision, delete=delete_s), "faults": {"dropWatches": [drop]}})
+    tl = run_cp(spec("volume-churn", count=COUNT, concurrency=COUNT, timeout=30), kube=sim)
+    for name, rec in tl.objects.items():  # kubesim removes a PV delete_s after its claim's delete, not before
+        assert rec.error is None and rec.t["pv_gone"] - rec.t["delete_requested"] >= delete_s * 0.95, (name, rec.t)
 
 
 def test_no_drop_no_gap(kubesim_factory: Any, run_cp: Any) -> None:

@@ -24,6 +24,7 @@ from podtax_runner.controlplane.kubeapi import Kube, Obj
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
+CLEANUP_WAIT_S = 30.0  # how long a Kubernetes run's cleanup waits for what it left behind to go (kubernetes)
 
 
 @dataclass
@@ -174,25 +175,25 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         time.sleep(0.2)
 
 
-def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, wait_s: float,
-               volumes: Collection[str] = ()) -> None:
+def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, volumes: Collection[str] = ()) -> None:
     """Delete what a run left once its work is done (measured; `volumes` as for kubernetes), waiting up to
-    `wait_s`; timeline.left_behind is what stayed. A cleanup that fails (the API gone, or not answering, after
+    CLEANUP_WAIT_S; timeline.left_behind is what stayed. A cleanup that fails (the API gone, or not answering, after
     the work) is logged and `left`, what the run knows it left, recorded instead, as Nomad's run does (nomad.
     _clean_run): it never fails a run whose timeline is complete (an audit: it ended as kubernetes-no-answer)."""
     try:
-        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=wait_s, volumes=volumes).left
+        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S,
+                                           volumes=volumes).left
     except Exception as exc:  # noqa: BLE001 - said; the run's measurements stand
         timeline.left_behind = left
         log.warning("run %s: its cleanup failed (%s: %s), %d object(s) may stay: remove them with `podtax volumes "
                     "cleanup --backend kubernetes`", ctx.run.run_id, type(exc).__name__, exc, left)
 
 
-def after_failure(kube: Kube, ctx: Context, timeline: Timeline, wait_s: float = 30) -> None:
-    """Delete what a failed or stopped run created (waiting up to `wait_s` for it to go); a cleanup error is
+def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
+    """Delete what a failed or stopped run created (waiting up to CLEANUP_WAIT_S for it to go); a cleanup error is
     logged, never masks the run's."""
     try:
-        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=wait_s).left
+        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S).left
     except Exception as exc:  # noqa: BLE001 - the first error is the one to report
         log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",
                     ctx.run.run_id, exc)

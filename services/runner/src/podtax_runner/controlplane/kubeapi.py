@@ -163,6 +163,7 @@ class Watcher:
         self.failed: BaseException | None = None
         self._stop = threading.Event()
         self._resp: Any = None
+        self.listed_at: float | None = None  # when the list on_sync is handling was asked for (timeline seconds)
         self._gap: dict[str, Any] | None = None  # the timeline's open gap (Timeline.open_gap) while the watch is down
         self._thread = threading.Thread(target=self._run, name="podtax-cp-watch", daemon=True)
 
@@ -184,8 +185,9 @@ class Watcher:
     def _list(self) -> str:
         """List and hand the items to on_sync; during a gap, inside it (what the list shows changed in the gap)."""
         kwargs = {"label_selector": self.selector} if self.selector else {}
-        body = self.kube.call("list", self.lister, *self.args, **kwargs)
         tl, gap = self.kube.timeline, self._gap
+        self.listed_at = tl.now() if tl is not None else None
+        body = self.kube.call("list", self.lister, *self.args, **kwargs)
         with tl.in_gap(gap) if tl is not None and gap is not None else contextlib.nullcontext():
             self.on_sync(body.get("items") or [])
         return str((body.get("metadata") or {}).get("resourceVersion", ""))

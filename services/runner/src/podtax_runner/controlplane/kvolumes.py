@@ -35,7 +35,6 @@ from podtax_runner.controlplane.timeline import Timeline
 log = logging.getLogger("podtax.runner.controlplane")
 
 PAUSE = "registry.k8s.io/pause:3.9"
-CLEANUP_WAIT_S = 30.0  # how long the end of a run waits for what it left behind to go (cleanup.kubernetes)
 
 
 def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
@@ -77,6 +76,7 @@ class VolumeChurnK8s(ObjectChurn):
         self.early: dict[str, list[tuple[str | None, float, Callable[[float | None], None]]]] = {}  # see _mine
         self.uid_lock = threading.Lock()
         self.failures: Counter[str] = Counter()
+        self.pv_watcher: Watcher | None = None  # its listed_at: when its last list was asked for (on_pvs_listed)
         self.lock = threading.Lock()
         for n in self.names:
             timeline.add(n)
@@ -155,8 +155,12 @@ class VolumeChurnK8s(ObjectChurn):
         for o in items:
             self.on_pv("MODIFIED", o)
             present.add(_meta(o).get("name"))
+        listed = self.pv_watcher.listed_at if self.pv_watcher is not None else None
         for claim, pv in list(self.pv_of.items()):
-            if pv not in present and self.tl.has(claim, "pv_created"):
+            # gone only if seen before the list was asked for: a re-list after a dropped watch is older than the PVs
+            # the claim watch saw Bound meanwhile (test_cp_watch_gap: their pv_gone came before the PVs went)
+            created = self.tl.objects[claim].t.get("pv_created")
+            if pv not in present and created is not None and (listed is None or created < listed):
                 self.tl.mark(claim, "pv_gone")
 
     def on_pod(self, etype: str, obj: Obj) -> None:
@@ -166,9 +170,11 @@ class VolumeChurnK8s(ObjectChurn):
 
     def watchers(self) -> list[Watcher]:
         core = self.kube.core
+        self.pv_watcher = Watcher(self.kube, core.list_persistent_volume, (), None, self.on_pvs_listed, self.on_pv,
+                                  "PV")
         out = [Watcher(self.kube, core.list_namespaced_persistent_volume_claim, (self.ns,), self.ctx.selector,
                        self.on_claims_listed, self.on_claim, "claim"),
-               Watcher(self.kube, core.list_persistent_volume, (), None, self.on_pvs_listed, self.on_pv, "PV")]
+               self.pv_watcher]
         if self.p.consumer:
             out.append(Watcher(self.kube, core.list_namespaced_pod, (self.ns,), self.ctx.selector,
                                lambda items: [self.on_pod("MODIFIED", o) for o in items], self.on_pod, "pod"))
@@ -354,7 +360,7 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
     try:
         churn.execute()
     except BaseException:
-        cleanup.after_failure(kube, ctx, timeline, CLEANUP_WAIT_S)
+        cleanup.after_failure(kube, ctx, timeline)
         raise
     measured()
     timeline.left_behind = sum(1 for r in timeline.objects.values()
@@ -365,4 +371,4 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
     if timeline.left_behind or any(r.error for r in timeline.objects.values()):
         volumes = {churn.pv_of[n] for n, r in timeline.objects.items()
                    if n in churn.pv_of and "delete_requested" in r.t and "pv_gone" not in r.t}
-        cleanup.end_of_run(kube, ctx, timeline, timeline.left_behind, CLEANUP_WAIT_S, volumes)
+        cleanup.end_of_run(kube, ctx, timeline, timeline.left_behind, volumes)

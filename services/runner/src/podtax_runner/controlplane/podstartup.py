@@ -170,4 +170,4 @@ def run(kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline,
     left = sum(("api_accepted" in r.t and "gone" not in r.t) + (params.with_volume and "request_sent" in r.t)
                for r in timeline.objects.values())
     if params.with_volume or left:
-        cleanup.end_of_run(kube, ctx, timeline, left, 30)
+        cleanup.end_of_run(kube, ctx, timeline, left)
