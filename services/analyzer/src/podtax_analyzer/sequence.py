@@ -24,8 +24,10 @@ from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.wording import plural, side_name
 
 MIN_RUNS = 2  # one run a side is always "before" the other: nothing to say
-# how each note starts: the cross-node summary names the nodes it includes with such a note (summary.py)
+# how each note starts (each sentence below begins with its name): the cross-node summary names the nodes it
+# includes with such a note (summary.py)
 NOTES = ("Not interleaved", "Mostly not interleaved", "Mixed kernels", "Failed runs")
+NOT_INTERLEAVED, MOSTLY_NOT_INTERLEAVED, MIXED_KERNELS, FAILED_RUNS = NOTES
 MOSTLY = 0.9  # this share of (baseline, candidate) run pairs in one order: mostly one side after the other
 
 # per cell and side: first and last start, runs, and the sum of the runs' ranks in time among the cell's runs
@@ -76,13 +78,13 @@ def note(c: CellComparison, spans: dict[str, tuple[datetime, datetime, int, floa
     effect = (f"as the {side_name(c.candidate, pair)}'s effect; run both sides interleaved to tell "
               f"them apart.")
     if a[1] < b[0]:
-        return (f"Not interleaved: every {name_a} run ({plural(a[2], 'run')}, {_when(a[0])} to {_when(a[1])} UTC) "
+        return (f"{NOT_INTERLEAVED}: every {name_a} run ({plural(a[2], 'run')}, {_when(a[0])} to {_when(a[1])} UTC) "
                 f"started before the first {name_b} run ({plural(b[2], 'run')}, {_when(b[0])} to {_when(b[1])} "
                 f"UTC), so a change of the machine between them would read {effect}")
     later = (float(b[3]) - b[2] * (b[2] + 1) / 2) / (a[2] * b[2])  # share of pairs whose `then` run started later
     if later < MOSTLY:
         return None
-    return (f"Mostly not interleaved: in {later:.0%} of the ({name_a}, {name_b}) run pairs the {name_a} run started "
+    return (f"{MOSTLY_NOT_INTERLEAVED}: in {later:.0%} of the ({name_a}, {name_b}) run pairs the {name_a} run started "
             f"first ({name_a} runs {_when(a[0])} to {_when(a[1])} UTC, {name_b} runs {_when(b[0])} to {_when(b[1])} "
             f"UTC), so a change of the machine over the campaign would read mostly {effect}")
 
@@ -98,7 +100,7 @@ def kernel_note(c: CellComparison, kernels: dict[str, dict[str, int]]) -> str | 
     split = all(len(by_env) == 1 for by_env in kernels.values())  # no kernel ran both sides
     why = (f"no kernel ran both sides, so the ratio compares kernels as much as {side_name(c.baseline, pair)} and "
            f"{side_name(c.candidate, pair)}" if split else "the machine changed during the campaign")
-    return (f"Mixed kernels: this cell's runs ran {len(kernels)} kernels ({each}): {why}; compare the runs of one "
+    return (f"{MIXED_KERNELS}: this cell's runs ran {len(kernels)} kernels ({each}): {why}; compare the runs of one "
             f"kernel (a campaign per kernel) to know the {side_name(c.candidate, pair)}'s own effect.")
 
 
@@ -123,7 +125,7 @@ def failed_note(c: CellComparison, failed: dict[str, dict[str, tuple[int, int]]]
         return None
     slow = (" If they failed for being slow (a timeout), the slowest runs are missing and that side's median looks "
             "better than its runs were.") if missing else ""  # every failed run retried: none is missing
-    return f"Failed runs: {'; '.join(parts)}.{slow}"
+    return f"{FAILED_RUNS}: {'; '.join(parts)}.{slow}"
 
 
 def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison]) -> list[CellComparison]:
