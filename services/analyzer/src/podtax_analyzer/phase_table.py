@@ -15,6 +15,7 @@ from typing import Literal
 import duckdb
 from podtax import phases as ph
 from podtax.parsers.timeline import rank_rests_on_bound
+from podtax.templates import parse_params
 from pydantic import BaseModel, Field
 
 from podtax_analyzer.report_models import CampaignReport, CellComparison
@@ -98,7 +99,10 @@ def _polled(params: str) -> str | None:
     """Why a cell observed by polling (`observe=poll` in its params) compares unlike times, else None: a polled
     Kubernetes time ends at the first poll after the event, Nomad's calls are timed when they return (an audit:
     claims provisioned in 50 ms were timed at 504 ms polling every 0.5 s, and "nomad faster" ~10x said nothing)."""
-    words = dict(w.split("=", 1) for w in params.split() if "=" in w)
+    try:
+        words = parse_params(params)
+    except ValueError:  # not `k=v k=v`: no observe=poll to read
+        return None
     if words.get("observe") != "poll":
         return None
     return (f"observe=poll: each Kubernetes time ends at the first poll after the event (up to poll_interval_s = "
