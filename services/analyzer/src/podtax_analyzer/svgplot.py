@@ -23,13 +23,11 @@ GOOD, BAD = (0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00)
 
 
 def fmt(v: float, unit: str = "") -> str:
-    """Four significant digits, no exponent for ordinary magnitudes; a count as wording.fmt_value says it (5.5)."""
-    if unit in COUNT_UNITS:
-        return fmt_value(v, unit)
-    if v == 0 or not math.isfinite(v):
-        return f"{v:g}"
-    digits = max(0, 3 - math.floor(math.log10(abs(v))))
-    return f"{v:.{digits}f}" if abs(v) < 1e9 else f"{v:.3g}"
+    """As wording.fmt_value says it (four significant digits, no exponent; a count as a count: 5.5), except a
+    value of 1e9 or more that is not a count: three significant digits with an exponent, to fit a label."""
+    if unit not in COUNT_UNITS and math.isfinite(v) and abs(v) >= 1e9:
+        return f"{v:.3g}"
+    return fmt_value(v, unit)
 
 
 def heat_colour(ratio: float | None, higher_is_better: bool, span: float = 0.10) -> str:
