@@ -113,6 +113,19 @@ def test_no_report_is_retried_once_then_failed() -> None:
     assert failed2.run_id == again.run_id and again2 is None
 
 
+def test_a_run_still_executing_is_expired_only_past_its_extra_bound() -> None:
+    """A run the runner's control-plane executor still runs gets `executing_s` past timeout + grace, not for ever
+    (reviewer: a stuck executor was never expired, and held every control-plane run behind it)."""
+    s = state()
+    r = s.next_for("n1", T0)
+    assert r is not None
+    s.dispatched(r.run_id, T0)
+    due = T0 + timedelta(seconds=r.timeout_s + REPORT_GRACE_S)
+    assert s.expired(due + timedelta(seconds=99), executing={r.run_id}, executing_s=100) == []
+    [(failed, _)] = s.expired(due + timedelta(seconds=101), executing={r.run_id}, executing_s=100)
+    assert failed.run_id == r.run_id and s.runs[r.run_id].reason == "no-report"
+
+
 def test_a_resumed_state_gives_runs_in_flight_a_fresh_grace() -> None:
     s = state()
     r = s.next_for("n1", T0)

@@ -17,7 +17,7 @@ from podtax.bus import Bus, ConsumerSpec
 from podtax.config import RunnerSettings
 
 from podtax_runner import catchup, simulate
-from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
+from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
@@ -158,9 +158,10 @@ class Runner(Handlers):  # the event handlers: handlers.py
             await self.report()  # no-report failures a tick could not publish (NATS away)
             for state in active:
                 # a control-plane run still executing here is not lost: its cleanup may outlast timeout + grace (a
-                # hung DELETE sent again, then 30 s of waiting); expired, it ran twice, both stored (an audit)
-                expired = state.expired(now, self.settings.runner_report_grace_s,
-                                        self.controlplane.executing()) if self.caught_up else []
+                # hung DELETE sent again, then 30 s of waiting); expired, it ran twice, both stored (an audit). It is
+                # given EXECUTING_S more, not for ever: a stuck executor would hold every control-plane run
+                expired = state.expired(now, self.settings.runner_report_grace_s, self.controlplane.executing(),
+                                        EXECUTING_S) if self.caught_up else []
                 for run, again in expired:
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))

@@ -283,17 +283,20 @@ class CampaignState:
         self._finish_check(now)
         return n
 
-    def expired(self, now: datetime, grace_s: float = REPORT_GRACE_S,
-                executing: Collection[str] = ()) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
+    def expired(self, now: datetime, grace_s: float = REPORT_GRACE_S, executing: Collection[str] = (),
+                executing_s: float = 0.0) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
         """Runs that never reported back: mark failed, and plan one retry right after (first attempt only).
         A run is given its timeout + `grace_s` from its dispatch, and at least `grace_s` from `resumed_at`; a run
-        in `executing` (the runner's own control-plane executor still runs it: its report is coming) is not."""
+        in `executing` (the runner's own control-plane executor still runs it: its report is coming, its cleanup
+        may outlast the grace) `executing_s` more, not for ever (a stuck executor held the runner-wide
+        control-plane slot, every control-plane run after it waiting)."""
         out = []
         for node in list(self._inflight):
             s = self.in_flight(node)
-            if not s or not s.dispatched_at or s.run.run_id in executing:
+            if not s or not s.dispatched_at:
                 continue
-            deadline = s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s)
+            extra = executing_s if s.run.run_id in executing else 0.0
+            deadline = s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s + extra)
             if self.resumed_at is not None:
                 deadline = max(deadline, self.resumed_at + timedelta(seconds=grace_s))
             if now < deadline:

@@ -13,12 +13,16 @@ from podtax import events
 from podtax.bus import Bus
 from podtax.config import RunnerSettings
 
+from podtax_runner.controlplane import cleanup, kubeapi
 from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import execute
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
 BYTES_PER_OBJECT = 400  # an object line of the timeline is ~330 bytes with server timestamps
+# how long past timeout + grace a run still executing here is waited for before it is expired as no-report: its
+# cleanup's wait, a call in flight past the run's deadline and one past the cleanup's (a timed-out one is not retried)
+EXECUTING_S = cleanup.CLEANUP_WAIT_S + 2 * sum(kubeapi.TIMEOUT)
 
 
 class ControlPlaneExecutor:
@@ -40,7 +44,7 @@ class ControlPlaneExecutor:
 
     def executing(self) -> set[str]:
         """The run ids launched here that have not reported yet (their report is coming: every call and wait of
-        the executor is bounded, its end-of-run cleanup too)."""
+        the executor is bounded, its end-of-run cleanup too, together by EXECUTING_S past timeout + grace)."""
         return set(self.running)
 
     async def _run(self, run: events.RunSpec, resume: bool = False) -> None:
