@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
     duck: list[float] = []
     keys: list[float] = []
     dead: list[float] = []
-    settled: list[float] = []  # RSS right after each flush, before a publication reads anything
+    settled: list[float] = []  # RSS right after each flush, before a publication reads anything (bounded only)
     parts: list[dict[str, float | None]] = []
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
         store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None, cache_mb=CACHE_MB)
@@ -70,7 +71,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
         for first in range(0, count, BATCH):
             logs = raw_logs(min(BATCH, count - first), start=first, chunk=BATCH)[0]
             pending |= store.write_batch([e for log in logs for e in (log, derive(log.data))])
-            if store.batches % FLUSH_BATCHES == 0:
+            if bounded and store.batches % FLUSH_BATCHES == 0:  # the unbounded store never flushes
                 settled.append(proc_rss_mb(os.getpid()))
             if (first // BATCH) % 3 == 2:
                 cache.update(store, pending)
@@ -115,6 +116,8 @@ def _slope(count: int, samples: list[float], part: int = 2) -> float:
     from scipy.stats import theilslopes  # here, not in the children: its import alone is ~60 MB of their RSS
 
     tail = samples[len(samples) - len(samples) // part - 1:]
+    if len(tail) < 2:  # too few samples (a short --count): no slope
+        return math.nan
     return float(theilslopes(tail, np.arange(len(tail)) * count / len(samples))[0]) * 100_000
 
 
@@ -172,10 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: dead nodes in DuckDB's eviction queues at each tenth {' '.join(f'{v:,.0f}' for v in dead)}"
               " (~0.8 KB of its C++ heap each, in glibc malloc's 'in use')")
         settled = [median([f["settled"][i] for f in figures]) for i in range(len(figures[0]["settled"]))]
-        print(f"  {name}: RSS right after each flush (store.FLUSH_BATCHES) {' '.join(f'{v:.0f}' for v in settled)}"
-              f"; growth over the second half {median([_slope(count, f['settled']) for f in figures]):+.1f} MB per"
-              " 100,000 results (the steady state: between flushes DuckDB's caches and a publication's freed pages"
-              " come and go)")
+        if settled:  # bounded runs of FLUSH_BATCHES batches or more
+            print(f"  {name}: RSS right after each flush (store.FLUSH_BATCHES) {' '.join(f'{v:.0f}' for v in settled)}"
+                  f"; growth over the second half {median([_slope(count, f['settled']) for f in figures]):+.1f} MB "
+                  "per 100,000 results (the steady state: between flushes DuckDB's caches and a publication's freed "
+                  "pages come and go)")
         rss_end, duck_end = median([f["rss"][-1] for f in figures]), median([f["duckdb"][-1] for f in figures])
         rss_ev, duck_ev = (median([f["evicted"][i] for f in figures]) for i in (0, 1))
         resident = [(f["parts"][-1]["duckdb_resident"], f["evicted"][2]) for f in figures]
