@@ -82,3 +82,28 @@ def test_both_kubernetes_runs_wait_cleanups_constant(test: str, kubesim_factory:
     sim = kubesim_factory({**cluster(provision=0.01, delete=0.01), "faults": faults}, kubelet="simulated")
     run_cp(spec(test, timeout=30, **params), kube=sim)
     assert waits == [1.5], waits
+
+
+def test_the_cleanups_deletes_are_bounded_by_its_wait(kubesim_factory: Any, monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """cleanup.kubernetes sends its DELETEs side by side, none past its wait: one after another, 10 hung claim
+    DELETEs held it 10 read timeouts (60 s each in use), whatever its wait (reviewer of this stop)."""
+    from podtax import config
+    from podtax_runner.controlplane.common import LABEL_RUN
+
+    monkeypatch.setattr(kubeapi, "TIMEOUT", (2.0, 2.0))
+    names = [f"podtax-vc-0123abcd-0123456789-{i:04d}" for i in range(1, 11)]
+    sim = kubesim_factory({**cluster(provision=0.01, delete=0.01),
+                           "faults": {"hangDeletes": [f"persistentvolumeclaims/{n[-5:]}" for n in names]}})
+    api = execute.kube_client(config.load(config.RunnerSettings, runner_kubeconfig=sim.kubeconfig))
+    kube = kubeapi.Kube(api)
+    kube.ensure_namespace("podtax-runs")
+    for name in names:
+        kube.call("create", kube.core.create_namespaced_persistent_volume_claim, "podtax-runs", {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "labels": {LABEL_RUN: "0123456789"}},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    out = cleanup.kubernetes(kube, "podtax-runs", f"{LABEL_RUN}=0123456789", wait_s=1.0)
+    sent = caplog.text.count("got no answer in time")
+    assert 1 <= sent <= 8, caplog.text  # before: all 10, one after another (20 s)
+    assert out.left >= 10, out  # the 10 claims, and their PVs
