@@ -146,6 +146,32 @@ def test_a_refused_connection_is_unreachable_not_timed_out(exc: Exception, is_ti
     assert (timed_out(exc), unreachable(exc)) == (is_timeout, is_unreachable)
 
 
+@pytest.mark.parametrize(("verb", "raises", "sent"), [
+    ("list", Aborted, 3),  # a read is sent again: the next attempts are refused, so the API is unreachable
+    ("get", Aborted, 3),
+    ("create", urllib3.exceptions.MaxRetryError, 1),  # a create or delete is not: its object's error says so
+    ("delete", urllib3.exceptions.MaxRetryError, 1),
+])
+def test_a_read_whose_connection_broke_as_the_api_died_is_sent_again(verb: str, raises: type, sent: int) -> None:
+    """kubesim killed while a watch's first list was in flight: the list's connection broke (ProtocolError, not a
+    refusal), it was not retried and the run failed as executor-error with a bare MaxRetryError (a mid-stop CI, and
+    2 of 3 runs of the campaign test below at load 2); now a read is sent again and the refusals that follow make it
+    kubernetes-unreachable. The real Kube.call with a request function that fails as urllib3 does."""
+    from podtax_runner.controlplane.kubeapi import Kube
+    failures = [_max_retries(urllib3.exceptions.ProtocolError("Connection aborted.")),
+                *[_max_retries(urllib3.exceptions.NewConnectionError(None, "refused")) for _ in range(2)]]  # type: ignore
+
+    def request(**_kwargs: Any) -> None:
+        raise failures.pop(0)
+
+    kube = Kube(client.ApiClient(client.Configuration(host="https://127.0.0.1:1")))
+    with pytest.raises(raises) as info:
+        kube.call(verb, request)
+    assert 3 - len(failures) == sent
+    if raises is Aborted:
+        assert info.value.reason == "kubernetes-unreachable", info.value.detail
+
+
 CAMPAIGN = {"name": "cp-dies", "nodes": ["node-1"], "environments": ["kubernetes"],
             "tests": [{"test": "volume-churn", "params": {"count": 5, "concurrency": 5}}],
             "repetitions": {"min": 3, "max": 3}, "timeout": 30, "seed": 3}

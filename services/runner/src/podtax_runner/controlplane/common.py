@@ -75,6 +75,12 @@ def unreachable(exc: BaseException | None) -> bool:
     return exc is not None and isinstance(last_error(exc), UNREACHABLE)
 
 
+def broken(exc: BaseException | None) -> bool:
+    """A call's connection broke before its answer (the server closed it: dying or restarting); safe to send
+    again only for a read (list, get)."""
+    return exc is not None and isinstance(last_error(exc), urllib3.exceptions.ProtocolError)
+
+
 def timed_out(exc: BaseException | None) -> bool:
     """A call was sent and got no answer in time: a timeout, or urllib3's MaxRetryError after retries that each
     timed out; not a call that could not reach the API (unreachable)."""

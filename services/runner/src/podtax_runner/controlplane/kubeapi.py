@@ -25,12 +25,15 @@ from podtax.kubeclient import refresh_at_most_every, unvalidated
 from prometheus_client.parser import text_string_to_metric_families
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.common import Unreachable, unreachable
+from podtax_runner.controlplane.common import Unreachable, broken, unreachable
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
 Obj = dict[str, Any]
 ATTEMPTS = 3
+# verbs sent again when their connection broke before the answer (the server died or restarted mid-request):
+# a read changes nothing; a create or delete sent twice could (its object's error says what happened instead)
+READS = frozenset({"list", "get"})
 TIMEOUT = (10, 60)  # (connect, read) seconds of one request; a call with no answer by then is given up
 # urllib3's own retries, under Kube.call's counted ones: a connection that fails is tried again (3 times, as its
 # default), a request sent and not answered in TIMEOUT is not. Its default also re-sends an idempotent request
@@ -78,7 +81,8 @@ class Kube:
             if not retry:
                 return attempt()
             return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
-                                retry_on=lambda exc: retries.transient(exc) or unreachable(exc))
+                                retry_on=lambda exc: retries.transient(exc) or unreachable(exc)
+                                or (verb in READS and broken(exc)))
         except ApiException:
             self.reached()  # answered
             raise
