@@ -206,7 +206,17 @@ def test_metrics_count_requests(nomadsim: Sim) -> None:
     ({"faults": {"refuseCreatesAfter": "many"}}, "faults.refuseCreatesAfter"),
     ({"faults": {"hangCreates": "-0003"}}, "faults.hangCreates"),  # the hang knobs are kubesim's (faults.py)
     ({"faults": {"hangCreate": ["-0003"]}}, "faults: unknown keys ['hangCreate']"),  # a typo hung nothing before
+    # another resource's entry never matched a volume, and kubesim's watch drops are not nomadsim's (reviewer)
+    ({"faults": {"hangDeletes": ["persistentvolumeclaims/-0003"]}}, "faults.hangDeletes: nomadsim's only resource"),
+    ({"faults": {"dropWatches": [{"resource": "volumes"}]}}, "faults: unknown keys ['dropWatches']"),
 ])
 def test_bad_cluster_file_names_the_field(nomadsim_factory: Callable[..., Sim], cluster: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field.replace("[", r"\[").replace("]", r"\]")):
         nomadsim_factory(cluster)
+
+
+def test_a_hang_entry_may_name_volumes() -> None:
+    from podtax_nomadsim.cluster import load
+
+    hangs = load({"faults": {"hangDeletes": ["volumes/-0003"]}})["hangs"]
+    assert hangs.hangs("delete", "volumes", "podtax-x-0003") and not hangs.hangs("delete", "volumes", "podtax-x-0004")

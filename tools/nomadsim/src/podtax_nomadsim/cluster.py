@@ -20,7 +20,9 @@ controller latencies, and fault knobs. A plain mapping (YAML file or dict):
       hangCreates: ["-0003"]              # the create of a volume whose ID ends so never returns
       hangDeletes: ["-0005"]              # nor its delete (the other volumes' deletes go on)
 
-The hang knobs are read by podtax_kubesim.faults, as kubesim's (an unknown key under faults is refused).
+The hang knobs are read by podtax_kubesim.faults, as kubesim's (an unknown key under faults is refused, kubesim's
+dropWatches too: nomadsim has no watches); an entry naming a resource names ``volumes`` (``volumes/-0003``), the only
+one here. `validate` leaves them parsed in ``hangs`` (a podtax_kubesim.faults.Faults).
 """
 
 from __future__ import annotations
@@ -107,7 +109,11 @@ def validate(data: Obj) -> Obj:
     if not isinstance(acl, dict) or (acl.get("token") is not None and not isinstance(acl["token"], str)):
         raise ValueError(f"acl: a mapping {{token: <secret>}}, got {acl!r}")
     data["acl"] = acl
-    faults.parse(data, extra=(REFUSE,))  # hangCreates / hangDeletes, as kubesim's
+    hangs = data["hangs"] = faults.parse(data, extra=(REFUSE,))  # hangCreates / hangDeletes, as kubesim's
+    for key, entries in (("hangCreates", hangs.hang_creates), ("hangDeletes", hangs.hang_deletes)):
+        if other := [e for e in entries if e.rpartition("/")[0] not in ("", "volumes")]:
+            raise ValueError(f"faults.{key}: nomadsim's only resource is volumes ('-0003' or 'volumes/-0003'), "
+                             f"got {other!r}: it would never match")
     knobs = data["faults"] = data.get("faults") or {}
     if knobs.get(REFUSE) is not None:
         _count(knobs[REFUSE], f"faults.{REFUSE}")

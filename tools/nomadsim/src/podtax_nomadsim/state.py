@@ -78,7 +78,7 @@ class State:
         for p in cluster["plugins"]:
             self.plugins[p["id"]] = Plugin(p, sampler(p.get("createLatency"), self.rng, 0.0),
                                            sampler(p.get("deleteLatency"), self.rng, 0.0))
-        self.faults = faults.parse(cluster, extra=(REFUSE,))
+        self.faults: faults.Faults = cluster["hangs"]  # parsed by cluster.validate
         self.refuse_creates_after = (refuse_creates_after if refuse_creates_after is not None
                                      else (cluster.get("faults") or {}).get(REFUSE))
         self.index = FIRST_INDEX
