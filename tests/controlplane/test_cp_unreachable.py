@@ -202,3 +202,36 @@ async def test_a_campaign_keeps_the_runs_measured_before_the_api_died(nats_url: 
         assert all(r[3].startswith(f"cannot reach the Kubernetes API at {address} (") for r in failed), failed
         metrics = "SELECT count(*) FROM metrics WHERE run_id = ? AND name = 'provisioned_p50_ms'"
         assert all(s.query(metrics, [r[0]])[0][0] == 1 for r in ok), ok  # measured before: kept
+
+
+def test_a_nomad_address_that_answers_garbage_is_not_said_not_to_answer() -> None:
+    """check_plugin said 'did not answer' for any httpx.HTTPError, a protocol error too (reviewer of this stop): a
+    real socket at the address answers each request with a line that is not HTTP."""
+    import socket
+    import threading
+
+    from podtax_runner.controlplane import nomad
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    n = nomad.Nomad(nomad.NomadConfig(address=f"http://127.0.0.1:{port}"))
+    try:
+        with pytest.raises(Aborted) as info:
+            n.check_plugin("hostpath")
+    finally:
+        n.close()
+        server.close()
+    assert info.value.reason == "nomad-error", info.value.detail  # before: nomad-unreachable, "did not answer"
+    assert "did not answer" not in info.value.detail and "RemoteProtocolError" in info.value.detail, info.value.detail

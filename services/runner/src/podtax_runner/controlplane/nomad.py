@@ -155,9 +155,12 @@ class Nomad:
         """The plugin must exist, have a healthy controller and support creating volumes."""
         try:
             plugin = self.request("get", "GET", f"/v1/plugin/csi/{plugin_id}")
-        except httpx.HTTPError as exc:  # no answer in time (a refused connection raised Unreachable)
+        except httpx.TimeoutException as exc:  # no answer in time (a refused connection raised Unreachable)
             raise Aborted("nomad-unreachable", f"Nomad at {self.cfg.address} did not answer ({exc}): "
                           f"set PODTAX_RUNNER_NOMAD_ADDR") from None
+        except httpx.HTTPError as exc:  # it answered, not in HTTP (a protocol error), or broke the connection
+            raise Aborted("nomad-error", f"Nomad at {self.cfg.address} gave no valid answer ({type(exc).__name__}: "
+                          f"{exc}): is PODTAX_RUNNER_NOMAD_ADDR the address of Nomad's HTTP API?") from None
         except NomadError as exc:
             if exc.status == 404:
                 raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r} "
