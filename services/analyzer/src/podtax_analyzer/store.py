@@ -305,7 +305,11 @@ class Store:
             dead = con.execute("SELECT sum(dead_nodes) FROM duckdb_eviction_queues()").fetchone()[0]
             if (cached or 0) > self.cache_mb * 2**20 or (dead or 0) > DEAD_NODES:
                 con.execute("CHECKPOINT")
-                with contextlib.suppress(duckdb.OutOfMemoryException):  # expected: a limit of 0 cannot be met
+                # DuckDB first evicts every unpinned block and walks its queues, then refuses a limit of 0 while
+                # anything is pinned. When nothing is, it takes the 0 until the next statement sets the limit
+                # back (1 of 3 flushes of a small store): a read starting in those microseconds fails with
+                # OutOfMemory (an error, never a wrong figure); a nonzero limit does not walk the queues.
+                with contextlib.suppress(duckdb.OutOfMemoryException):
                     con.execute("SET memory_limit = '0KiB'")
             con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
 
