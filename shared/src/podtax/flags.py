@@ -19,8 +19,8 @@ from collections.abc import Iterable
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "LEFT_BEHIND", "VERSION_MISMATCH", "IMPORTED",
-         "OUTLIERS")
+         "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "LEFT_BEHIND", "VERSION_MISMATCH",
+         "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
@@ -43,6 +43,9 @@ LEGEND = {
     "LOWER_BOUND": "control-plane runs in which objects were given up while waiting: they count in a phase's "
                    "percentiles at the time they were given up (they took longer), so a figure resting on them is "
                    "a lower bound, shown as \"≥ value\": the true value is larger",
+    "WATCH_GAP": "control-plane runs that timed a figure after a dropped Kubernetes watch: end points seen only by "
+                 "the re-list after the gap count at the time it saw them, so the figure is an upper bound (the true "
+                 "time was shorter); the verdict does not allow for it",
     "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
                    "(`podtax volumes cleanup --campaign <campaign>`)",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "

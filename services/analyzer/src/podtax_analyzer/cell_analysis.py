@@ -114,7 +114,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
-        "LEFT_BEHIND": ofl.left_behind(cell),
+        "WATCH_GAP": ofl.watch_gap(cell), "LEFT_BEHIND": ofl.left_behind(cell),
         "OUTLIERS": fl.outliers(cell, found, zs, group), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),

@@ -96,6 +96,8 @@ class Side:
     whose value of this metric is a lower bound (the timeline parser's LOWER_BOUND run flag names it);
     least_bound: the least such value (None: none is). n_counted_given_up: runs whose percentiles of this metric's
     phase counted objects given up while waiting (their flag names the phase's max, which any such object bounds).
+    n_watch_gap: runs whose value of this metric is an upper bound (the timeline parser's WATCH_GAP run flag names
+    it: timed by end points a re-list saw after a dropped watch; the true time was shorter).
     n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
     percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text."""
 
@@ -118,6 +120,7 @@ class Side:
     n_lower_bound: int = 0
     least_bound: float | None = None
     n_counted_given_up: int = 0
+    n_watch_gap: int = 0
     n_few: int = 0
     few_example: str | None = None
 
@@ -164,10 +167,12 @@ class CellData:
 
 _PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
 _PHASE_MAX = "regexp_replace(m.name, '_(p50|p95|p99|max)_ms$', '_max_ms')"  # P_p50_ms -> P_max_ms
-# the run's LOWER_BOUND flag (parsers/timeline.py) names this metric: the run's value is a lower bound
+# the run's flag (parsers/timeline.py) names this metric: LOWER_BOUND, the run's value is a lower bound;
+# WATCH_GAP, an upper bound (timed by end points a re-list saw after a dropped watch)
 _NAMED = """list_contains(string_split(regexp_extract(
-    list_filter(r.flags, lambda f: starts_with(f, 'LOWER_BOUND: '))[1], '^LOWER_BOUND: ([^;]*);', 1), ', '), {})"""
-_BOUND = _NAMED.format("m.name")
+    list_filter(r.flags, lambda f: starts_with(f, '{flag}: '))[1], '^{flag}: ([^;]*);', 1), ', '), {metric})"""
+_BOUND = _NAMED.format(flag="LOWER_BOUND", metric="m.name")
+_GAP = _NAMED.format(flag="WATCH_GAP", metric="m.name")
 _QUERY = f"""
 WITH short AS (
     SELECT run_id, min(f) AS msg
@@ -196,7 +201,8 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        count(i.run_id) AS n_imported,
        count(*) FILTER (WHERE {_BOUND}) AS n_lower_bound,
        min(m.value) FILTER (WHERE {_BOUND}) AS least_bound,
-       count(*) FILTER (WHERE {_NAMED.format(_PHASE_MAX)}) AS n_counted_given_up
+       count(*) FILTER (WHERE {_NAMED.format(flag="LOWER_BOUND", metric=_PHASE_MAX)}) AS n_counted_given_up,
+       count(*) FILTER (WHERE {_GAP}) AS n_watch_gap
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -313,6 +319,7 @@ def load_cells(
             n_lower_bound=int(res["n_lower_bound"][i]),
             least_bound=_plain(res["least_bound"][i]),
             n_counted_given_up=int(res["n_counted_given_up"][i]),
+            n_watch_gap=int(res["n_watch_gap"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -1,5 +1,6 @@
-"""The flags of a cell's control-plane objects (the parser's run flags ERRORS, LOWER_BOUND and LEFT_BEHIND), each
-with a sentence a person understands, as flags.py's: the sentence when the flag applies, else None."""
+"""The flags of a cell's control-plane objects (the parser's run flags ERRORS, LOWER_BOUND, WATCH_GAP and
+LEFT_BEHIND), each with a sentence a person understands, as flags.py's: the sentence when the flag applies, else
+None."""
 
 from __future__ import annotations
 
@@ -76,6 +77,19 @@ def lower_bound(cell: CellData) -> str | None:
              else "; the true ratio is at least the one shown")
     return (f"Lower bound: in {runs}, {cell.metric} counts objects given up while waiting at the time they were "
             f"given up (they took longer), so {least}: the true value is larger{ratio}.")
+
+
+def watch_gap(cell: CellData) -> str | None:
+    """A side's runs whose value of this metric is an upper bound (the parser's WATCH_GAP run flag names it: end
+    points a re-list saw after a dropped watch count at the time the re-list saw them; the true time was shorter).
+    The verdict does not weigh it (stats/verdict.py's rule is for lower bounds); the flag says it."""
+    parts = [f"{s.n_watch_gap} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
+             for s in (cell.host, cell.pod) if s.n_watch_gap]
+    if not parts:
+        return None
+    return (f"Watch gap: {' and '.join(parts)} timed {cell.metric} after a dropped watch: upper bounds (end points "
+            f"seen only by the re-list after the gap count at the time it saw them; the true times were shorter). "
+            f"The verdict does not allow for it: a side these runs make look slower may be faster in truth.")
 
 
 def left_behind(cell: CellData) -> str | None:

@@ -30,6 +30,8 @@ were given up; the true figure is larger) bounds the ratio (``bound``, see quoti
 (for a duration ``slower``); a bound denominator (the baseline) is the mirror; a bound on both sides, or either
 way, leaves no verdict; and ``no detectable difference`` never stands on a bound. A withheld verdict is
 ``inconclusive``. `podtax report` (a cell's candidate/baseline) and `podtax compare` (a change NEW/BASE) use it.
+A figure that is only an upper bound (WATCH_GAP: timed after a dropped Kubernetes watch, the true time shorter) is
+not in this rule yet: the cell's WATCH_GAP flag says so, and the verdict stands.
 """
 
 from __future__ import annotations
