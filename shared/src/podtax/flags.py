@@ -45,7 +45,8 @@ LEGEND = {
                    "a lower bound, shown as \"≥ value\": the true value is larger",
     "WATCH_GAP": "control-plane runs that timed a figure after a dropped Kubernetes watch: end points seen only by "
                  "the re-list after the gap count at the time it saw them, so the figure is an upper bound (the true "
-                 "time was shorter); the verdict does not allow for it",
+                 "time was shorter); a median resting on it makes no verdict that needs it (the mirror of "
+                 "LOWER_BOUND)",
     "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
                    "(`podtax volumes cleanup --campaign <campaign>`)",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "

@@ -13,7 +13,7 @@ from podtax.sides import change_word
 from podtax_analyzer import flags as fl
 from podtax_analyzer import object_flags as ofl
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
-from podtax_analyzer.celldata import CellData, run_ids_at
+from podtax_analyzer.celldata import CellData, Side, run_ids_at
 from podtax_analyzer.report_models import CellComparison, OutlierOut
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import detect_drift
@@ -32,6 +32,7 @@ from podtax_analyzer.stats.verdict import (
     NOT_COMPARABLE,
     SET_BY_PARAMS,
     SLOWER,
+    UPPER,
     change_phrase,
     decide,
     direction,
@@ -254,10 +255,17 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
             f"{interval} ({sides}).")
 
 
-def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str) -> str:
-    """Why a verdict (``withheld``) is not given: a side's median is only a lower bound (stats/verdict.py's rule)."""
+def _side_bound(f: dict, key: str, side: Side) -> frozenset[int]:
+    """How a side's true median may lie from the shown one: larger (LOWER_BOUND), smaller (WATCH_GAP), both."""
+    return (LOWER if f[f"{key}_lower_bound"] else EXACT) | (UPPER if side.median_is_upper_bound else EXACT)
+
+
+def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str, bound: frozenset[int]) -> str:
+    """Why a verdict (``withheld``) is not given: a side's median is only a lower or an upper bound
+    (stats/verdict.py's rule)."""
     pair, unit = (f["baseline"], f["candidate"]), f["unit"]
     larger = change_word(2.0, f["higher_is_better"], unit)  # a larger value: "slower" for a duration
+    smaller = change_word(0.5, f["higher_is_better"], unit)
     parts = []
     for side, key in ((cell.host, "host"), (cell.pod, "pod")):
         if f[f"{key}_lower_bound"]:
@@ -266,8 +274,12 @@ def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str) -> 
                     else "some of its objects never finished")
             parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only a lower bound (≥ "
                          f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {lost}, so it may be {larger} than shown")
+        if side.median_is_upper_bound:
+            parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only an upper bound (≤ "
+                         f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {side.n_watch_gap} of its runs timed it "
+                         f"after a dropped watch, so it may be {smaller} than shown")
     cand = side_name(pair[1], pair)
-    no = ("no verdict either way" if len(parts) == 2 else "no verdict of no detectable difference"
+    no = ("no verdict either way" if len(bound) == 2 else "no verdict of no detectable difference"
           if withheld == NO_DIFFERENCE else f"no verdict that {cand} is {withheld}")
     p_text = f"{p_text_of(f['p_adjusted'])} after {correction}" if f["p_adjusted"] is not None else "no p-value"
     return (f"Inconclusive: {'; '.join(parts)}; {no} (ratio {fmt_ratio(f['ratio'])}, 95% CI "  # decide's verdicts
@@ -321,15 +333,16 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     group = fl.second_group(a.cell, [(o.env, o.value) for o in f["outliers"]])
     args = (f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"])
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
-    # a side whose median is only a lower bound (LOWER_BOUND) bounds the ratio: stats/verdict.py's one rule
-    bound = quotient_bound(LOWER if f["pod_lower_bound"] else EXACT, LOWER if f["host_lower_bound"] else EXACT)
+    # a side whose median is only a lower bound (LOWER_BOUND) or an upper one (WATCH_GAP) bounds the ratio:
+    # stats/verdict.py's one rule
+    bound = quotient_bound(_side_bound(f, "pod", a.cell.pod), _side_bound(f, "host", a.cell.host))
     verdict, free = decide(*args, **rules, bound=bound), decide(*args, **rules)
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
         f["verdict"] = NOT_COMPARABLE
     f["sentence"] = _sentence(f, f["verdict"], threshold, correction, group)
     if f["verdict"] == INCONCLUSIVE and verdict != free:  # the bound withheld the verdict the figures give
-        f["sentence"] = _bound_sentence(a.cell, f, free, correction)
+        f["sentence"] = _bound_sentence(a.cell, f, free, correction, bound)
     if f["verdict"] == INCONCLUSIVE and (zero := _zero_median(a.cell, f, correction)):
         f["verdict"], f["sentence"] = zero
     if other_params and f["verdict"] == NOT_COMPARABLE:

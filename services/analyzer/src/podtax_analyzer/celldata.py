@@ -97,7 +97,8 @@ class Side:
     least_bound: the least such value (None: none is). n_counted_given_up: runs whose percentiles of this metric's
     phase counted objects given up while waiting (their flag names the phase's max, which any such object bounds).
     n_watch_gap: runs whose value of this metric is an upper bound (the timeline parser's WATCH_GAP run flag names
-    it: timed by end points a re-list saw after a dropped watch; the true time was shorter).
+    it: timed by end points a re-list saw after a dropped watch; the true time was shorter); greatest_gap: the
+    greatest such value (None: none is).
     n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
     percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text."""
 
@@ -121,6 +122,7 @@ class Side:
     least_bound: float | None = None
     n_counted_given_up: int = 0
     n_watch_gap: int = 0
+    greatest_gap: float | None = None
     n_few: int = 0
     few_example: str | None = None
 
@@ -133,6 +135,12 @@ class Side:
         """Whether the median over runs is a lower bound: a run's bounded value can only be larger in truth, so
         it moves the median only from at or below the median's rank(s) (the parser's order-statistic rule)."""
         return self.least_bound is not None and rests_on_bound(np.sort(self.values), 50.0, self.least_bound)
+
+    @property
+    def median_is_upper_bound(self) -> bool:
+        """Whether the median over runs is an upper bound (WATCH_GAP): the mirror of median_is_bound, a run's
+        bounded value can only be smaller in truth, so it moves the median only from at or above its rank(s)."""
+        return self.greatest_gap is not None and rests_on_bound(np.sort(-self.values), 50.0, -self.greatest_gap)
 
 
 def empty_side(env: str) -> Side:
@@ -202,7 +210,8 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        count(*) FILTER (WHERE {_BOUND}) AS n_lower_bound,
        min(m.value) FILTER (WHERE {_BOUND}) AS least_bound,
        count(*) FILTER (WHERE {_NAMED.format(flag="LOWER_BOUND", metric=_PHASE_MAX)}) AS n_counted_given_up,
-       count(*) FILTER (WHERE {_GAP}) AS n_watch_gap
+       count(*) FILTER (WHERE {_GAP}) AS n_watch_gap,
+       max(m.value) FILTER (WHERE {_GAP}) AS greatest_gap
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -320,6 +329,7 @@ def load_cells(
             least_bound=_plain(res["least_bound"][i]),
             n_counted_given_up=int(res["n_counted_given_up"][i]),
             n_watch_gap=int(res["n_watch_gap"][i]),
+            greatest_gap=_plain(res["greatest_gap"][i]),
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

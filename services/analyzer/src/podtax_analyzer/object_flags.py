@@ -82,14 +82,17 @@ def lower_bound(cell: CellData) -> str | None:
 def watch_gap(cell: CellData) -> str | None:
     """A side's runs whose value of this metric is an upper bound (the parser's WATCH_GAP run flag names it: end
     points a re-list saw after a dropped watch count at the time the re-list saw them; the true time was shorter).
-    The verdict does not weigh it (stats/verdict.py's rule is for lower bounds); the flag says it."""
+    When the side's median rests on one (Side.median_is_upper_bound) the verdict allows for it (stats/verdict.py)."""
     parts = [f"{s.n_watch_gap} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
              for s in (cell.host, cell.pod) if s.n_watch_gap]
     if not parts:
         return None
+    rests = any(s.median_is_upper_bound for s in (cell.host, cell.pod))
+    tail = ("the median rests on them, so only a verdict they cannot have made stands" if rests
+            else "they lie below the median, which they cannot move")
     return (f"Watch gap: {' and '.join(parts)} timed {cell.metric} after a dropped watch: upper bounds (end points "
-            f"seen only by the re-list after the gap count at the time it saw them; the true times were shorter). "
-            f"The verdict does not allow for it: a side these runs make look slower may be faster in truth.")
+            f"seen only by the re-list after the gap count at the time it saw them; the true times were shorter); "
+            f"{tail}.")
 
 
 def left_behind(cell: CellData) -> str | None:

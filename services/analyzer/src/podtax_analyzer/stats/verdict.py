@@ -31,7 +31,8 @@ were given up; the true figure is larger) bounds the ratio (``bound``, see quoti
 way, leaves no verdict; and ``no detectable difference`` never stands on a bound. A withheld verdict is
 ``inconclusive``. `podtax report` (a cell's candidate/baseline) and `podtax compare` (a change NEW/BASE) use it.
 A figure that is only an upper bound (WATCH_GAP: timed after a dropped Kubernetes watch, the true time shorter) is
-not in this rule yet: the cell's WATCH_GAP flag says so, and the verdict stands.
+the mirror (``UPPER``): a side's upper bound can only make it look larger (for a duration slower), so a verdict
+that needs it larger does not stand on it alone.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ ALPHA = 0.05
 AT_LEAST, AT_MOST = 1, -1  # how the true ratio may lie from the shown one when a figure is only a lower bound
 EXACT: frozenset[int] = frozenset()
 LOWER: frozenset[int] = frozenset({AT_LEAST})  # a figure that is a lower bound: the true one is at least it
+UPPER: frozenset[int] = frozenset({AT_MOST})  # a figure that is an upper bound: the true one is at most it
 
 
 def quotient_bound(numerator: frozenset[int], denominator: frozenset[int]) -> frozenset[int]:
