@@ -126,6 +126,22 @@ def test_a_run_still_executing_is_expired_only_past_its_extra_bound() -> None:
     assert failed.run_id == r.run_id and s.runs[r.run_id].reason == "no-report"
 
 
+def test_a_run_whose_log_is_published_is_not_expired_while_its_outcome_comes_back() -> None:
+    """The runner's executor published the run's log (reported) and left `executing`; the outcome comes back
+    through the parser and the analyzer. Expired in that window (past timeout + grace), the run was retried and
+    stored twice (test_cp_no_report failed in a CI at 18 s of cleanup); it now has grace + executing_s from its
+    report, and is expired after that."""
+    s = state()
+    r = s.next_for("n1", T0)
+    assert r is not None
+    s.dispatched(r.run_id, T0)
+    due = T0 + timedelta(seconds=r.timeout_s + REPORT_GRACE_S)
+    assert s.reported(r.run_id, due + timedelta(seconds=50))  # published late: its cleanup outlasted the grace
+    assert s.expired(due + timedelta(seconds=60), executing=set(), executing_s=100) == []
+    [(failed, _)] = s.expired(due + timedelta(seconds=50 + REPORT_GRACE_S + 101), executing=set(), executing_s=100)
+    assert failed.run_id == r.run_id
+
+
 def test_a_resumed_state_gives_runs_in_flight_a_fresh_grace() -> None:
     s = state()
     r = s.next_for("n1", T0)

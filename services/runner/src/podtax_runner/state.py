@@ -289,7 +289,9 @@ class CampaignState:
         A run is given its timeout + `grace_s` from its dispatch, and at least `grace_s` from `resumed_at`; a run
         in `executing` (the runner's own control-plane executor still runs it: its report is coming, its cleanup
         may outlast the grace) `executing_s` more, not for ever (a stuck executor held the runner-wide
-        control-plane slot, every control-plane run after it waiting)."""
+        control-plane slot, every control-plane run after it waiting). A run whose executor here published its log or
+        failure (`reported_at`) left `executing` then, its outcome still to come back through the parser and the
+        analyzer: it is given `grace_s` + `executing_s` from then (a CI: expired in that window, it ran twice)."""
         out = []
         for node in list(self._inflight):
             s = self.in_flight(node)
@@ -299,6 +301,8 @@ class CampaignState:
             deadline = s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s + extra)
             if self.resumed_at is not None:
                 deadline = max(deadline, self.resumed_at + timedelta(seconds=grace_s))
+            if s.reported_at is not None:  # its executor is done and its log or failure is on the bus: the outcome
+                deadline = max(deadline, s.reported_at + timedelta(seconds=grace_s + executing_s))  # is coming
             if now < deadline:
                 continue
             self._set(s, "failed", finished_at=now, reason="no-report")
