@@ -84,3 +84,15 @@ def test_no_run_is_missing_when_every_failed_run_was_retried(store, capsys):
             "median is of the 10 that finished.")
     assert said in c["sentence"], c["sentence"]
     assert "slowest runs are missing" not in c["sentence"] and not any("slowest" in w for w in c["warnings"])
+
+
+def test_the_campaign_warning_says_the_retries_as_the_cell_does(store, capsys):
+    """The campaign-wide warning of failed runs said '2 failed kubernetes runs ...: no-report' while the cell's note
+    said both were then retried successfully: both now say it, from one query of the failed runs."""
+    with serve(create_app(store)) as url:
+        assert main(["report", "retried", "--api", url, "--json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert warnings == [
+        "2 failed kubernetes runs of sysbench-cpu threads=1 on node-1: no-report (no result within 60 s + grace), "
+        "2 of them then retried successfully",
+        "1 failed kubernetes run of sysbench-cpu threads=1 on node-1: timeout (no result within 60 s + grace)"]

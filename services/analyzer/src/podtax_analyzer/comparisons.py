@@ -127,9 +127,10 @@ def compare_campaign(
     if not campaign_exists(con, campaign):
         raise UnknownCampaign(campaign)
     cells = load_cells(con, campaign)
-    rows = sequence.mark(con, campaign, _compare(con, cells, threshold, correction, seed))
+    failed = sequence.failed_runs(con, campaign)
+    rows = sequence.mark(con, campaign, _compare(con, cells, threshold, correction, seed), failed)
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
-    warnings += failed_runs(con, campaign)
+    warnings += sequence.failed_warnings(failed)
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
                           summary=summarize(rows, only_imported(cells), threshold), warnings=warnings)
 
@@ -139,22 +140,6 @@ def only_imported(cells: list[CellData]) -> frozenset[str]:
     their IMPORTED flag as information, not as a reason to leave them out."""
     return frozenset(c.id for c in cells if c.host.n + c.pod.n and
                      c.host.n_imported + c.pod.n_imported == c.host.n + c.pod.n)
-
-
-_FAILED = """
-SELECT node, test, params_key, env, coalesce(failure_reason, 'unknown'), count(*), min(failure_detail)
-FROM runs WHERE campaign = $1 AND status = 'failed'
-GROUP BY ALL ORDER BY count(*) DESC, node, test, params_key, env LIMIT 20
-"""
-
-
-def failed_runs(con: duckdb.DuckDBPyConnection, campaign: str) -> list[str]:
-    """One sentence per (node, test, params, side, reason) of the campaign's failed runs, most first: a
-    cell whose runs all failed otherwise reads as "more runs are needed" (audit: every run timed out
-    against a storage class that did not exist, and the report never said so)."""
-    return [f"{n} failed {env} run{'s' if n > 1 else ''} of {test} {params} on {node}: {reason}"
-            + (f" ({str(detail)[:300]})" if detail else "")
-            for node, test, params, env, reason, n, detail in con.execute(_FAILED, [campaign]).fetchall()]
 
 
 def cell_stats_for(

@@ -12,11 +12,12 @@ And runs that failed (a timeout, a parse failure) leave no value: a side's media
 which leaves the slowest out when they failed for being slow; the campaign's warnings counted them, the cell
 did not. Such a cell keeps its figures, and its sentence and warnings say so, with both time spans, each
 kernel's runs per side or each side's failed runs by reason (a cell whose flags withhold its ratio and verdict
-has no figure to say it of)."""
+has no figure to say it of). The campaign's warnings of failed runs come from the same query (failed_warnings)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import duckdb
 
@@ -51,7 +52,7 @@ GROUP BY ALL ORDER BY kernel, r.env
 # a failed run and whether its retry (the runner's plan.retry: attempt + 1, run id '<base>-a<attempt>') finished
 _FAILED_SQL = """
 SELECT f.cluster, f.node, f.test, f.params_key, f.env, coalesce(f.failure_reason, 'unknown') AS reason,
-       count(*) AS n, count(o.run_id) AS retried
+       count(*) AS n, count(o.run_id) AS retried, min(f.failure_detail)
 FROM runs f
 LEFT JOIN runs o ON o.campaign = f.campaign AND o.status = 'ok' AND o.attempt = f.attempt + 1
      AND o.run_id = (CASE WHEN f.attempt > 1 THEN regexp_replace(f.run_id, '-a[0-9]+$', '') ELSE f.run_id END)
@@ -59,6 +60,47 @@ LEFT JOIN runs o ON o.campaign = f.campaign AND o.status = 'ok' AND o.attempt = 
 WHERE f.campaign = $1 AND f.status = 'failed'
 GROUP BY ALL ORDER BY n DESC, reason
 """
+MOST_WARNED = 20  # campaign warnings of failed runs, most first
+
+
+class FailedRuns(NamedTuple):
+    """The failed runs of one side of a (cluster, node, test, params) that failed for one reason: how many, how
+    many of them the runner then retried successfully, and one failure's detail."""
+
+    cluster: str
+    node: str
+    test: str
+    params_key: str
+    env: str
+    reason: str
+    n: int
+    retried: int
+    detail: str | None
+
+
+def failed_runs(con: duckdb.DuckDBPyConnection, campaign: str) -> list[FailedRuns]:
+    """The failed runs of ``campaign`` by cell side and reason, most first (one query for the cells' notes and
+    the campaign's warnings)."""
+    return [FailedRuns(*row) for row in con.execute(_FAILED_SQL, [campaign]).fetchall()]
+
+
+def _retried(n: int) -> str:
+    return f", {n} of them then retried successfully" if n else ""
+
+
+def failed_warnings(failed: list[FailedRuns]) -> list[str]:
+    """One sentence per (node, test, params, side, reason) of the failed runs (clusters together), most first,
+    with how many were retried successfully as the cell's note says: a cell whose runs all failed otherwise
+    reads as "more runs are needed" (audit: every run timed out against a storage class that did not exist,
+    and the report never said so)."""
+    merged: dict[tuple[str, str, str, str, str], tuple[int, int, str | None]] = {}
+    for f in failed:
+        n, retried, detail = merged.get(key := (f.node, f.test, f.params_key, f.env, f.reason), (0, 0, None))
+        merged[key] = (n + f.n, retried + f.retried, min(filter(None, (detail, f.detail)), default=None))
+    most = sorted(merged.items(), key=lambda kv: (-kv[1][0], kv[0]))[:MOST_WARNED]
+    return [f"{n} failed {env} run{'s' if n > 1 else ''} of {test} {params} on {node}: {reason}"
+            + (f" ({detail[:300]})" if detail else "") + _retried(retried)
+            for (node, test, params, env, reason), (n, retried, detail) in most]
 
 
 def _when(t: datetime) -> str:
@@ -118,9 +160,8 @@ def failed_note(c: CellComparison, failed: dict[str, dict[str, tuple[int, int]]]
             why = ", ".join(f"{reason}: {n}" for reason, (n, _) in reasons.items())
             retried = sum(r for _, r in reasons.values())
             missing = missing or retried < k
-            again = f", {retried} of them then retried successfully" if retried else ""
-            parts.append(f"{k} of {plural(k + done, name + ' run')} failed ({why}){again}, so the {name} median is "
-                         f"of the {done} that finished")
+            parts.append(f"{k} of {plural(k + done, name + ' run')} failed ({why}){_retried(retried)}, so the {name} "
+                         f"median is of the {done} that finished")
     if not parts:
         return None
     slow = (" If they failed for being slow (a timeout), the slowest runs are missing and that side's median looks "
@@ -128,9 +169,10 @@ def failed_note(c: CellComparison, failed: dict[str, dict[str, tuple[int, int]]]
     return f"{FAILED_RUNS}: {'; '.join(parts)}.{slow}"
 
 
-def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison]) -> list[CellComparison]:
+def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison],
+         failed_list: list[FailedRuns]) -> list[CellComparison]:
     """``rows`` with the sentence and warnings of each cell whose sides ran one after the other, whose runs ran
-    several kernels, or some of whose runs failed, extended."""
+    several kernels, or some of whose runs failed (``failed_list``: failed_runs), extended."""
     spans: dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int, float]]] = {}
     for cluster, node, test, key, env, first, last, n, ranks in con.execute(_SPANS_SQL, [campaign]).fetchall():
         spans.setdefault((cluster, node, test, key), {})[env] = (first, last, n, ranks)
@@ -138,8 +180,9 @@ def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellCompariso
     for cluster, node, test, key, env, kernel, n in con.execute(_KERNELS_SQL, [campaign]).fetchall():
         kernels.setdefault((cluster, node, test, key), {}).setdefault(kernel, {})[env] = n
     failed: dict[tuple[str, str, str, str], dict[str, dict[str, tuple[int, int]]]] = {}
-    for cluster, node, test, key, env, reason, n, retried in con.execute(_FAILED_SQL, [campaign]).fetchall():
-        failed.setdefault((cluster, node, test, key), {}).setdefault(env, {})[reason] = (n, retried)
+    for f in failed_list:
+        failed.setdefault((f.cluster, f.node, f.test, f.params_key), {}).setdefault(f.env, {})[f.reason] = \
+            (f.n, f.retried)
     out = []
     for c in rows:
         key = (c.cluster, c.node, c.test, c.params)
