@@ -26,6 +26,7 @@ from podtax.templates import params_key
 
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
+from podtax_analyzer.reads import Cursor, ReadWriteLock
 
 log = logging.getLogger("podtax.analyzer.store")
 
@@ -68,8 +69,9 @@ FLUSH_BATCHES = 10
 # the freed buffer's handle allocated), purged only once a queue holds 32,768 of them: +7-12 MB of C++ heap
 # per 100,000 results, up to ~25 MB a queue. When either passes its bound (CACHE_MB, DEAD_NODES) at a flush,
 # the store checkpoints (the rows still in memory go to the file, so nothing is spilled) and asks for a limit
-# of 0, which DuckDB cannot meet: it walks every queue, frees the dead nodes, evicts every unpinned block
-# (a file's block is dropped without a write, a later read takes it from the file again) and keeps its limit.
+# of 0: DuckDB walks every queue, frees the dead nodes, evicts every unpinned block (a file's block is dropped
+# without a write, a later read takes it from the file again) and refuses the 0 while anything is pinned. When
+# nothing is, it takes the 0 until the flush sets the limit back: statements wait meanwhile (reads.py).
 CACHE_MB = 32
 DEAD_NODES = 8192
 
@@ -191,14 +193,19 @@ class Store:
         self.con.execute(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())
         self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
         self._lock = threading.Lock()
+        self._reads = ReadWriteLock()  # statements on the store's cursors, against the flush's eviction
         self.replaced = 0  # moves before and after each replace_results (_replacing): score caches start afresh
 
-    def cursor(self) -> duckdb.DuckDBPyConnection:
+    def cursor(self) -> Cursor:
+        """A cursor (a duckdb.DuckDBPyConnection's methods) whose statements never meet the flush's eviction."""
+        return Cursor(self._raw_cursor(), self._reads)
+
+    def _raw_cursor(self) -> duckdb.DuckDBPyConnection:
         with self._lock:
             return self.con.cursor()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(self) -> Iterator[Cursor]:
         """A cursor inside BEGIN ... COMMIT, rolled back if anything raises."""
         con = self.cursor()
         try:
@@ -305,13 +312,20 @@ class Store:
             dead = con.execute("SELECT sum(dead_nodes) FROM duckdb_eviction_queues()").fetchone()[0]
             if (cached or 0) > self.cache_mb * 2**20 or (dead or 0) > DEAD_NODES:
                 con.execute("CHECKPOINT")
-                # DuckDB first evicts every unpinned block and walks its queues, then refuses a limit of 0 while
-                # anything is pinned. When nothing is, it takes the 0 until the next statement sets the limit
-                # back (1 of 3 flushes of a small store): a read starting in those microseconds fails with
-                # OutOfMemory (an error, never a wrong figure); a nonzero limit does not walk the queues.
-                with contextlib.suppress(duckdb.OutOfMemoryException):
-                    con.execute("SET memory_limit = '0KiB'")
-            con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+                # No statement runs from the 0 to the limit set back (a nonzero limit does not walk the queues).
+                with self._reads.writing(), self._raw_cursor() as raw:
+                    self._evict(raw)
+                    raw.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+            else:
+                con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+
+    @staticmethod
+    def _evict(con: duckdb.DuckDBPyConnection) -> None:
+        """DuckDB first evicts every unpinned block and walks its queues, then refuses a limit of 0 while
+        anything is pinned. When nothing is, it takes the 0 (1 of 3 flushes of a small store): a statement
+        meeting it fails with OutOfMemory, so the caller holds them back until it sets the limit again."""
+        with contextlib.suppress(duckdb.OutOfMemoryException):
+            con.execute("SET memory_limit = '0KiB'")
 
     def _write_results(self, con: duckdb.DuckDBPyConnection, results: dict[str, events.ResultV1],
                        now: datetime) -> set[str]:
