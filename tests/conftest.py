@@ -39,6 +39,25 @@ def nats_url(nats_server: natsserver.NatsServer) -> str:
     return nats_server.url
 
 
+@pytest.fixture
+def kubeconfig_sets(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times the kubernetes client set its configuration from the kubeconfig (loading it, then each
+    credential refresh: KubeConfigLoader._set_config), counted in [0], with podtax.kubeclient.REFRESH_S an hour:
+    a client that loads its kubeconfig and runs the refresh at most once every REFRESH_S counts 2."""
+    from kubernetes.config.kube_config import KubeConfigLoader
+    from podtax import kubeclient
+
+    sets, real = [0], KubeConfigLoader._set_config
+
+    def counted(self: Any, cfg: Any) -> None:
+        sets[0] += 1
+        real(self, cfg)
+
+    monkeypatch.setattr(KubeConfigLoader, "_set_config", counted)
+    monkeypatch.setattr(kubeclient, "REFRESH_S", 3600.0)
+    return sets
+
+
 def wait_until_up(proc: Any, ready: Path, timeout: float = 60) -> None:
     """Wait for a `podtax up` started with --ready-file `ready`; its output is the message if it exits first."""
     deadline = time.monotonic() + timeout

@@ -15,34 +15,26 @@ COUNT = 10
 
 
 def test_a_run_refreshes_credentials_once_and_builds_no_model_of_its_bodies(
-        kubesim_factory: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        kubesim_factory: Any, run_cp: Any, kubeconfig_sets: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
     """Before, every request of the run (10 creates, 10 deletes, the lists, watches and checks) ran the client's
     credential refresh, which set the kubeconfig's token, host and proxy again (the host's setter reading the
     proxy environment), and pydantic's validation turned each plain-dict claim into a V1PersistentVolumeClaim
     for the client to serialise back: ~0.2 ms of CPU a request, inside the timed latencies."""
     from kubernetes.client import ApiClient
-    from kubernetes.config.kube_config import KubeConfigLoader
-    from podtax import kubeclient
     from pydantic import BaseModel
 
-    sets, models = [0], set()
-    real_set, real_sanitize = KubeConfigLoader._set_config, ApiClient.sanitize_for_serialization
-
-    def counted(self: Any, cfg: Any) -> None:
-        sets[0] += 1
-        real_set(self, cfg)
+    models, real_sanitize = set(), ApiClient.sanitize_for_serialization
 
     def sanitize(self: Any, obj: Any) -> Any:
         if isinstance(obj, BaseModel):
             models.add(type(obj).__name__)
         return real_sanitize(self, obj)
 
-    monkeypatch.setattr(KubeConfigLoader, "_set_config", counted)
     monkeypatch.setattr(ApiClient, "sanitize_for_serialization", sanitize)
-    monkeypatch.setattr(kubeclient, "REFRESH_S", 3600.0)
     sim = kubesim_factory(cluster(), kubelet="none")
     tl = run_cp(spec("volume-churn", count=COUNT, concurrency=2, timeout=30), kube=sim)
     assert [r.name for r in tl.objects.values() if "pv_gone" in r.t and r.error is None] == list(tl.objects)
     assert (tl.requests["create"], tl.requests["delete"]) == (COUNT + 1, COUNT)  # the claims' and the namespace's
-    assert sets[0] == 2, sets  # loading the kubeconfig, then the first request's refresh (before: 30, one a request)
+    # loading the kubeconfig, then the first request's refresh (before: 30, one a request)
+    assert kubeconfig_sets[0] == 2, kubeconfig_sets
     assert models == set()  # before: {'V1Namespace', 'V1PersistentVolumeClaim'} (the creates' bodies)
