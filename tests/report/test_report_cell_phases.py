@@ -166,7 +166,7 @@ def test_phases_sheet_is_per_cell_as_the_phase_table(url, tmp_path, campaign):
     ws = workbook(url, campaign, tmp_path)["phases"]
     assert [c.value for c in ws[1]] == PHASE_HEADERS
     by_key: dict[tuple[str, str, str], list[float]] = {}
-    for node, _test, params, env, phase, ms, _caveat, _bound in ws.iter_rows(min_row=2, values_only=True):
+    for node, _test, params, env, phase, ms, _caveat, _lower, _upper in ws.iter_rows(min_row=2, values_only=True):
         assert node == "node-1"
         by_key.setdefault((params, phase, env), []).append(ms)
     pooled = _phase_table(url, campaign)

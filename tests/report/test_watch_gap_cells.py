@@ -7,12 +7,17 @@ derive/parser into a real DuckDB file, served by the real analyzer app, read by 
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import duckdb
+import openpyxl
 import pytest
 from podtax import events
+from podtax.cli.report_phases import from_api
 
 from tests.report.conftest import serve_batches, timeline_run
 from tests.report.test_lower_bound_marks import _cli
@@ -82,3 +87,82 @@ def test_a_median_resting_on_upper_bounds_makes_no_verdict_that_needs_them(url: 
     assert "kubernetes's provisioned_p50_ms is only an upper bound" in c["sentence"], c["sentence"]
     assert "no verdict that nomad is faster" in c["sentence"], c["sentence"]
     assert cells["accepted_p50_ms"]["verdict"] != "inconclusive", cells["accepted_p50_ms"]  # not named: unbounded
+
+
+# The marks (this stop): the WATCH_GAP bound reached the cell's flag and verdict only; `podtax compare`, the exports,
+# the phase table and the CDF said nothing of it. Each now marks it as it marks LOWER_BOUND, mirrored ("≤ value").
+
+def test_compare_marks_a_ratio_resting_on_an_upper_bound(url: str) -> None:
+    """gap -> gaptop: gaptop's kubernetes median (the ratio's baseline) is only an upper bound, so its
+    nomad/kubernetes ratio is only a lower bound (before: both bare, base_bound and new_bound null)."""
+    cells = {c["metric"]: c for c in json.loads(_cli("compare", "gap", "gaptop", "--json", "--api", url))["cells"]}
+    c = cells["provisioned_p50_ms"]
+    assert (c["base_bound"], c["new_bound"]) == (None, "at least"), c
+    assert f"≥ {c['new_value']:.3f} in gaptop" in c["sentence"], c["sentence"]
+    assert cells["accepted_p50_ms"]["new_bound"] is None, cells["accepted_p50_ms"]  # not named by the flag
+    text = _cli("compare", "gap", "gaptop", "--all-metrics", "--api", url)
+    assert f"≥ {c['new_value']:.3f}" in text and "(WATCH_GAP)" in text and "dropped watch" in text, text
+
+
+def test_the_report_and_phase_table_mark_the_upper_bound(url: str) -> None:
+    cells = {c["metric"]: c for c in json.loads(_cli("report", "gaptop", "--json", "--api", url))["cells"]}
+    c = cells["provisioned_p50_ms"]
+    assert (c["host_upper_bound"], c["pod_upper_bound"]) == (True, False), c
+    assert "kubernetes median at most" in c["sentence"] or "only an upper bound (≤" in c["sentence"], c["sentence"]
+    gap = {c["metric"]: c for c in json.loads(_cli("report", "gap", "--json", "--api", url))["cells"]}
+    assert not gap["provisioned_p50_ms"]["host_upper_bound"]  # the gapped runs lie below the median: exact
+    rows = from_api(url, "gaptop", 0.01, "holm")["rows"]
+    p50 = next(r for r in rows if r["metric"] == "provisioned_p50_ms")
+    assert p50["baseline_upper_bound"] and not p50["candidate_upper_bound"], p50
+    pooled = next(r for r in rows if r["statistic"] == "objects" and r["phase"] == "provisioned")["pooled"]
+    # the 3 slowest runs of 6 were late: every value at and above the pooled median is an upper bound
+    assert pooled["kubernetes"]["p50_upper_bound"] and pooled["kubernetes"]["p99_upper_bound"], pooled
+    assert not pooled["nomad"]["p50_upper_bound"], pooled
+    text = _cli("report", "gaptop", "--all-metrics", "--api", url)
+    table = text[text.index("Control-plane phases"):]
+    assert re.search(r"6 · ≤ 15,\d{3}", table) and "≤ = an upper bound (WATCH_GAP)" in table, table
+
+
+def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
+    _cli("export", "gaptop", "--csv", str(tmp_path / "csv"), "--api", url)
+    with open(tmp_path / "csv" / "comparisons.csv", newline="") as f:
+        rows = {r["metric"]: r for r in csv.DictReader(f)}
+    assert (rows["provisioned_p50_ms"]["host_upper_bound"], rows["provisioned_p50_ms"]["pod_upper_bound"]) == \
+        ("true", "false"), rows["provisioned_p50_ms"]
+    assert rows["accepted_p50_ms"]["host_upper_bound"] == "false"
+    with open(tmp_path / "csv" / "phases.csv", newline="") as f:
+        late = [r for r in csv.DictReader(f) if r["upper_bound"] == "true"]
+    assert len(late) == 3 * 20 and {r["phase"] for r in late} == {"provisioned"}, late[:3]  # 3 runs' 20 claims
+
+    _cli("export", "gaptop", "--parquet", str(tmp_path / "pq"), "--api", url)
+    with duckdb.connect() as con:
+        assert con.execute(f"SELECT count(*) FROM '{tmp_path / 'pq' / 'phases.parquet'}' WHERE upper_bound") \
+            .fetchone() == (60,)
+
+    _cli("export", "gaptop", "--xlsx", str(tmp_path / "g.xlsx"), "--api", url)
+    wb = openpyxl.load_workbook(tmp_path / "g.xlsx")
+    summary = list(wb["summary"].iter_rows(values_only=True))
+    head = next(i for i, r in enumerate(summary) if r and r[0] == "node" and "metric" in r)
+    cols = summary[head]
+    bound = {r[cols.index("metric")]: r for r in summary[head + 1:] if r and r[0]}["provisioned_p50_ms"]
+    assert bound[cols.index("baseline median is an upper bound (WATCH_GAP)")] is True, bound
+    assert bound[cols.index("candidate median is an upper bound (WATCH_GAP)")] is False, bound
+    phases = list(wb["phases"].iter_rows(values_only=True))
+    col = phases[0].index("upper bound (seen after a dropped watch: took less)")
+    assert len([r for r in phases[1:] if r[col]]) == 60
+
+
+def test_the_html_cdf_marks_the_late_end_points(url: str, tmp_path: Any) -> None:
+    _cli("report", "gaptop", "--html", str(tmp_path / "g.html"), "--api", url)
+    html = (tmp_path / "g.html").read_text()
+    section = html[html.index('id="phases"'):]
+    prov = section[section.index("· provisioned</h3>"):]
+    prov = prov[:prov.index("<h3")] if "<h3" in prov else prov
+    assert prov.count('class="late"') == 60, prov.count('class="late"')  # one open square per late claim
+    caption = re.search(r'<p class="note phase-stats">(.*?)</p>', prov).group(1)
+    assert re.search(r"kubernetes: 120 objects, p50 ≤ [0-9.,]+ ms, p99 ≤ [0-9.,]+ ms; 60 seen only by a re-list "
+                     r"after a dropped watch", caption), caption
+    assert "nomad: 120 objects, p50 ≤" not in caption, caption
+    full = html[html.index('id="full"'):]
+    row = re.search(r"<td>provisioned_p50_ms</td>.*?</tr>", full).group(0)
+    assert re.search(r"<td>6</td><td>6</td><td>≤ [0-9.,]+</td><td>[0-9.,]+</td>", row), row

@@ -24,6 +24,15 @@ ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARA
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
+BOUND_MARKS = {"at least": "≥ ", "at most": "≤ ", "either way": "≶ "}  # before a figure that is only a bound
+
+
+def bound_mark(lower: bool, upper: bool = False) -> str:
+    """What goes before a figure: "≥ " when it is only a lower bound (LOWER_BOUND: the true one is larger), "≤ "
+    an upper bound (WATCH_GAP: the true one is smaller), "≶ " both; "" when it is exact."""
+    if not (lower or upper):
+        return ""
+    return BOUND_MARKS["either way" if lower and upper else "at least" if lower else "at most"]
 
 LEGEND = {
     "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters; no ratio is given",

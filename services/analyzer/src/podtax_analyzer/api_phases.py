@@ -27,6 +27,8 @@ class PhaseLatency(BaseModel):
     latency_s: float
     lower_bound: bool = Field(False, description="An object given up while waiting: latency_s is the time until "
                                                  "then, and the phase took longer.")
+    upper_bound: bool = Field(False, description="The phase's end was seen only by a re-list after a dropped watch "
+                                                 "(WATCH_GAP): latency_s is until then, the phase took less.")
     status: str | None
 
 

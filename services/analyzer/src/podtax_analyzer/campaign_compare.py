@@ -35,7 +35,7 @@ from typing import Literal
 import duckdb
 import numpy as np
 from podtax import sides
-from podtax.flags import MIN_RUNS
+from podtax.flags import BOUND_MARKS, MIN_RUNS, bound_mark
 from pydantic import BaseModel, Field
 
 from podtax_analyzer import flags as fl
@@ -49,12 +49,12 @@ from podtax_analyzer.stats.verdict import (
     AT_MOST,
     EXACT,
     FASTER,
-    LOWER,
     NO_DIFFERENCE,
     SET_BY_PARAMS,
     SLOWER,
     decide,
     quotient_bound,
+    side_bound,
 )
 from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of, side_name
 
@@ -62,7 +62,6 @@ ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inc
                         "set by the parameters"]
 _WORDS = {FASTER: "improved", SLOWER: "worsened", NO_DIFFERENCE: NO_DIFFERENCE}
 BoundWay = Literal["at least", "at most", "either way"]
-MARK = {"at least": "≥ ", "at most": "≤ ", "either way": "≶ "}  # before a compared figure that is a bound
 
 
 def _way(bound: frozenset[int]) -> BoundWay | None:
@@ -93,10 +92,11 @@ class CellChange(BaseModel):
     base_value: float | None = Field(description="The compared figure in BASE: the ratio, or the median of a "
                                                  "one-environment cell (metric unit).")
     new_value: float | None
-    base_bound: BoundWay | None = Field(None, description="base_value rests on objects given up while waiting "
-                                        "(LOWER_BOUND): the true figure is 'at least' it (a bounded median or "
-                                        "candidate), 'at most' it (a bounded baseline) or 'either way'; null: "
-                                        "exact.")
+    base_bound: BoundWay | None = Field(None, description="base_value is only a bound: a median resting on objects "
+                                        "given up while waiting (LOWER_BOUND) is a lower one, on figures timed "
+                                        "after a dropped watch (WATCH_GAP) an upper one, and a ratio's bound is its "
+                                        "candidate's, its baseline's reversed: the true figure is 'at least' it, "
+                                        "'at most' it or 'either way'; null: exact.")
     new_bound: BoundWay | None = Field(None, description="new_value's bound, as base_bound.")
     diff: float | None = Field(description="new_value - base_value.")
     diff_ci_low: float | None
@@ -234,33 +234,41 @@ def _why_inconclusive(ch: dict, threshold: float) -> str:
             f"below {ALPHA:g} once corrected over the compared cells")
 
 
-def _figures(c: CellComparison, one: str | None) -> list[tuple[str, float | None]]:
-    """(environment, median) of each compared figure of ``c`` that is only a lower bound (LOWER_BOUND)."""
-    sides = [(c.baseline, c.host_median, c.host_lower_bound), (c.candidate, c.pod_median, c.pod_lower_bound)]
-    return [(env, median) for env, median, bound in sides if bound and (one is None or env == one)]
+def _figures(c: CellComparison, one: str | None) -> list[tuple[str, float | None, frozenset[int]]]:
+    """(environment, median, bound) of each compared figure of ``c`` that is only a bound: a lower one
+    (LOWER_BOUND), an upper one (WATCH_GAP) or both (stats/verdict.py's side_bound)."""
+    sides = [(c.baseline, c.host_median, side_bound(c.host_lower_bound, c.host_upper_bound)),
+             (c.candidate, c.pod_median, side_bound(c.pod_lower_bound, c.pod_upper_bound))]
+    return [(env, median, bound) for env, median, bound in sides if bound and (one is None or env == one)]
 
 
 def _bound(c: CellComparison, one: str | None) -> frozenset[int]:
     """How the true compared figure of ``c`` may lie from the shown one: its median (``one``) or its ratio."""
-    bound = {env for env, _ in _figures(c, one)}
+    bounds = {env: bound for env, _, bound in _figures(c, one)}
     if one is not None:
-        return LOWER if bound else EXACT
-    return quotient_bound(LOWER if c.candidate in bound else EXACT, LOWER if c.baseline in bound else EXACT)
+        return bounds.get(one, EXACT)
+    return quotient_bound(bounds.get(c.candidate, EXACT), bounds.get(c.baseline, EXACT))
+
+
+# why a figure is only a bound: LOWER_BOUND, WATCH_GAP
+_CAUSES = {AT_LEAST: ("a lower", "objects never finished"), AT_MOST: ("an upper", "timed after a dropped watch")}
 
 
 def _bound_why(cells: dict[str, CellComparison], one: str | None, bound: frozenset[int], withheld: str) -> str:
-    """Why a change's verdict (``withheld``) is not given: a compared figure is only a lower bound."""
-    figures = [f"{name}'s {env} {c.metric} is only a lower bound (≥ {fmt_value(m, c.unit)} {c.unit})"
-               for name, c in cells.items() for env, m in _figures(c, one) if m is not None]
+    """Why a change's verdict (``withheld``) is not given: a compared figure is only a lower or an upper bound."""
+    figures = [f"{name}'s {env} {c.metric} is only {' and '.join(_CAUSES[b][0] for b in sorted(ways, reverse=True))} "
+               f"bound ({bound_mark(AT_LEAST in ways, AT_MOST in ways)}{fmt_value(m, c.unit)} {c.unit}: "
+               f"{', '.join(_CAUSES[b][1] for b in sorted(ways, reverse=True))})"
+               for name, c in cells.items() for env, m, ways in _figures(c, one) if m is not None]
     way = {frozenset({AT_LEAST}): "larger", frozenset({AT_MOST}): "smaller"}.get(bound, "larger or smaller")
     what = "no verdict either way" if len(bound) == 2 else f"no verdict that it {_WORDS.get(withheld, withheld)}"
-    return f"{'; '.join(figures)}: objects never finished, so the true change may be {way} than shown; {what}"
+    return f"{'; '.join(figures)}, so the true change may be {way} than shown; {what}"
 
 
 def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     what, ratio = ch["compared"], ch["base_ratio"] is not None
     unit = "" if ratio else f" {ch['unit']}"
-    marks = (MARK.get(ch["base_bound"] or "", ""), MARK.get(ch["new_bound"] or "", ""))
+    marks = (BOUND_MARKS.get(ch["base_bound"] or "", ""), BOUND_MARKS.get(ch["new_bound"] or "", ""))
     u = ch["unit"]
     head = (f"{what} {marks[0]}{_fmt(ch['base_value'], ratio, unit=u)}{unit} in {base}, {marks[1]}"
             f"{_fmt(ch['new_value'], ratio, unit=u)}{unit} in "
@@ -333,7 +341,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,
             base_cell=b.id, new_cell=n.id, n_base=b.n_host + b.n_pod, n_new=n.n_host + n.n_pod,
             base_ratio=b.ratio, new_ratio=n.ratio, flags=flags, flag_details=details, **est,
-            # change = NEW's figure / BASE's: a figure that is only a lower bound bounds it (stats/verdict.py)
+            # change = NEW's figure / BASE's: a figure that is only a lower or upper bound bounds it (stats/verdict.py)
             bound=quotient_bound(_bound(n, one[0] if one else None), _bound(b, one[0] if one else None)),
             bounded={base: b, new: n}, one=one[0] if one else None))
     for family in (True, False):

@@ -13,7 +13,7 @@ from podtax.sides import change_word
 from podtax_analyzer import flags as fl
 from podtax_analyzer import object_flags as ofl
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
-from podtax_analyzer.celldata import CellData, Side, run_ids_at
+from podtax_analyzer.celldata import CellData, run_ids_at
 from podtax_analyzer.report_models import CellComparison, OutlierOut
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import detect_drift
@@ -24,19 +24,17 @@ from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
     ALPHA,
-    EXACT,
     FASTER,
     INCONCLUSIVE,
-    LOWER,
     NO_DIFFERENCE,
     NOT_COMPARABLE,
     SET_BY_PARAMS,
     SLOWER,
-    UPPER,
     change_phrase,
     decide,
     direction,
     quotient_bound,
+    side_bound,
 )
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
 
@@ -165,6 +163,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         change_pct=None if ratio is None else (ratio - 1.0) * 100.0,
         flags=list(details), flag_details=details, modes=cell_modes, outliers=outliers, warnings=warnings,
         host_lower_bound=h.median_is_bound, pod_lower_bound=p.median_is_bound,
+        host_upper_bound=h.median_is_upper_bound, pod_upper_bound=p.median_is_upper_bound,
     )
     return Analysis(cell, fields, details, outlier_at, set_by)
 
@@ -188,8 +187,10 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str, group: s
 
 
 def _median_text(f: dict, side: str) -> str:
-    """A side's median as the sentence says it: "at least 10000" when it is a lower bound (LOWER_BOUND)."""
-    return "at least " * bool(f[f"{side}_lower_bound"]) + fmt_value(f[f"{side}_median"], f["unit"])
+    """A side's median as the sentence says it: "at least 10000" when it is a lower bound (LOWER_BOUND), "at most
+    10000" an upper one (WATCH_GAP), "at least or at most" both."""
+    way = " or ".join(w for w, bound in (("at least", "lower"), ("at most", "upper")) if f[f"{side}_{bound}_bound"])
+    return f"{way} " * bool(way) + fmt_value(f[f"{side}_median"], f["unit"])
 
 
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
@@ -255,9 +256,9 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
             f"{interval} ({sides}).")
 
 
-def _side_bound(f: dict, key: str, side: Side) -> frozenset[int]:
+def _side_bound(f: dict, key: str) -> frozenset[int]:
     """How a side's true median may lie from the shown one: larger (LOWER_BOUND), smaller (WATCH_GAP), both."""
-    return (LOWER if f[f"{key}_lower_bound"] else EXACT) | (UPPER if side.median_is_upper_bound else EXACT)
+    return side_bound(f[f"{key}_lower_bound"], f[f"{key}_upper_bound"])
 
 
 def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str, bound: frozenset[int]) -> str:
@@ -274,7 +275,7 @@ def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str, bou
                     else "some of its objects never finished")
             parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only a lower bound (≥ "
                          f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {lost}, so it may be {larger} than shown")
-        if side.median_is_upper_bound:
+        if f[f"{key}_upper_bound"]:
             parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only an upper bound (≤ "
                          f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {side.n_watch_gap} of its runs timed it "
                          f"after a dropped watch, so it may be {smaller} than shown")
@@ -302,7 +303,7 @@ def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | 
     the medians' order say which side is worse, without a ratio or effect size."""
     host, pod = f["host_median"], f["pod_median"]
     if f["ratio"] is not None or 0.0 not in (host, pod) or None in (host, pod) or set(f["flags"]) & fl.BLOCKING \
-            or f["host_lower_bound"] or f["pod_lower_bound"] or not f["candidate"]:
+            or any(f[f"{s}_{b}_bound"] for s in ("host", "pod") for b in ("lower", "upper")) or not f["candidate"]:
         return None
     pair = (f["baseline"], f["candidate"])
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
@@ -335,7 +336,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
     # a side whose median is only a lower bound (LOWER_BOUND) or an upper one (WATCH_GAP) bounds the ratio:
     # stats/verdict.py's one rule
-    bound = quotient_bound(_side_bound(f, "pod", a.cell.pod), _side_bound(f, "host", a.cell.host))
+    bound = quotient_bound(_side_bound(f, "pod"), _side_bound(f, "host"))
     verdict, free = decide(*args, **rules, bound=bound), decide(*args, **rules)
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist

@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 from podtax import sides, templates
 from podtax.flags import FEW_NAMED, FEW_RUN_FLAG
-from podtax.parsers.timeline import rests_on_bound
+from podtax.parsers.timeline import rests_on_bound, rests_on_upper_bound
 
 HOST = "host"
 POD = "kubernetes"
@@ -140,7 +140,7 @@ class Side:
     def median_is_upper_bound(self) -> bool:
         """Whether the median over runs is an upper bound (WATCH_GAP): the mirror of median_is_bound, a run's
         bounded value can only be smaller in truth, so it moves the median only from at or above its rank(s)."""
-        return self.greatest_gap is not None and rests_on_bound(np.sort(-self.values), 50.0, -self.greatest_gap)
+        return self.greatest_gap is not None and rests_on_upper_bound(np.sort(self.values), 50.0, self.greatest_gap)
 
 
 def empty_side(env: str) -> Side:

@@ -14,7 +14,8 @@ from html import escape
 
 import numpy as np
 from podtax import phases as phase_defs
-from podtax.parsers.timeline import rests_on_bound
+from podtax.flags import bound_mark
+from podtax.parsers.timeline import rests_on_bound, rests_on_upper_bound
 
 from podtax_analyzer.campaign_compare import CampaignChange
 from podtax_analyzer.cell_modes import median_place
@@ -172,14 +173,20 @@ def _phase_key(where: str, test: str, params: str, phase: str) -> tuple[str, str
     return where, test, params, names.index(phase) if phase in names else len(names)
 
 
-def _phase_stats(env: str, values: list[float], bounds: list[float]) -> str:
+def _phase_stats(env: str, values: list[float], bounds: list[float], late: list[float]) -> str:
     """"nomad: 120 objects, p50 310 ms, p99 ≥ 9,800 ms; 6 given up: drawn at their given-up time (open
-    circles)": a percentile that rests on a given-up object's time (the parser's rule) is a lower bound."""
+    circles)": a percentile that rests on a given-up object's time (the parser's rule) is a lower bound, one that
+    rests on a time seen after a dropped watch (``late``) an upper bound (the mirror)."""
     s = sorted(values)
-    figures = ", ".join(f"{label} {'≥ ' * bool(bounds and rests_on_bound(s, q, min(bounds)))}"
-                        f"{fmt(float(np.percentile(s, q)))} ms" for label, q in (("p50", 50.0), ("p99", 99.0)))
+    def mark(q: float) -> str:
+        return bound_mark(bool(bounds) and rests_on_bound(s, q, min(bounds)),
+                          bool(late) and rests_on_upper_bound(s, q, max(late)))
+    figures = ", ".join(f"{label} {mark(q)}{fmt(float(np.percentile(s, q)))} ms"
+                        for label, q in (("p50", 50.0), ("p99", 99.0)))
     given = (f"; {len(bounds)} given up while waiting: drawn at their given-up time (open circles), they took "
              f"longer" if bounds else "")
+    given += (f"; {len(late)} seen only by a re-list after a dropped watch: drawn when seen (open squares), they "
+              f"took less" if late else "")
     return f"{_e(env)}: {len(s)} objects, {figures}{given}"
 
 
@@ -196,18 +203,22 @@ def _phases(data: ReportData) -> str:
     # per cell (node, test, params) as the phase table: pooling a test's cells gives a median of none of them
     groups: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}
     given_up: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}  # lower bounds: took longer
+    late: dict[tuple[str, str, str, str], dict[str, list[float]]] = {}  # upper bounds (WATCH_GAP): took less
     caveats: dict[tuple[str, str, str, str], str | None] = {}
     for r in data.phases:
         key = (data.place(r["cluster"], r["node"]), r["test"], r["params"], r["phase"])
         groups.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
         if r["lower_bound"]:
             given_up.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
+        if r["upper_bound"]:
+            late.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
         caveats[key] = r["caveat"]  # the same for every row of a cell's phase
     for (where, test, params, phase), by_env in sorted(groups.items(), key=lambda kv: _phase_key(*kv[0])):
         out.append(f'<h3 class="phase-cell">{_e(where)} · {_e(test)} {_e(params)} · {_e(phase)}</h3>')
-        bounds = given_up.get((where, test, params, phase), {})
-        out.append(cdf_plot(sorted(by_env.items()), "ms", bounds=bounds))
-        stats = "; ".join(_phase_stats(env, v, bounds.get(env, [])) for env, v in sorted(by_env.items()))
+        bounds, seen = given_up.get((where, test, params, phase), {}), late.get((where, test, params, phase), {})
+        out.append(cdf_plot(sorted(by_env.items()), "ms", bounds=bounds, late=seen))
+        stats = "; ".join(_phase_stats(env, v, bounds.get(env, []), seen.get(env, []))
+                          for env, v in sorted(by_env.items()))
         out.append(f'<p class="note phase-stats">{stats}.</p>')
         note = caveats[(where, test, params, phase)]
         out.append(f'<p class="caveat"><b>Caveat</b>: {_e(note)}.</p>' if note else "")
@@ -265,8 +276,10 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
                ", ".join(f"{c.get('node')} {c.get('score', 0):.1f}" for c in p["candidates"]), p["message"]]
               for p in data.placements]
     full = [[c.node, c.test, c.params, c.metric, c.unit, c.n_host, c.n_pod,
-             c.host_modes or ("—" if c.host_median is None else "≥ " * c.host_lower_bound + fmt(c.host_median, c.unit)),
-             c.pod_modes or ("—" if c.pod_median is None else "≥ " * c.pod_lower_bound + fmt(c.pod_median, c.unit)),
+             c.host_modes or ("—" if c.host_median is None
+                              else bound_mark(c.host_lower_bound, c.host_upper_bound) + fmt(c.host_median, c.unit)),
+             c.pod_modes or ("—" if c.pod_median is None
+                             else bound_mark(c.pod_lower_bound, c.pod_upper_bound) + fmt(c.pod_median, c.unit)),
              _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
              c.direction or c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
     legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())

@@ -32,6 +32,10 @@ class PooledSide(BaseModel):
                                                      "time they were given up (the phases table's lower_bound rows): "
                                                      "a lower bound, shown as \"≥ value\".")
     p99_lower_bound: bool = Field(False, description="p99_ms is a lower bound, as p50_lower_bound.")
+    p50_upper_bound: bool = Field(False, description="p50_ms rests on objects whose end was seen only by a re-list "
+                                                     "after a dropped watch (the phases table's upper_bound rows): "
+                                                     "an upper bound, shown as \"≤ value\".")
+    p99_upper_bound: bool = Field(False, description="p99_ms is an upper bound, as p50_upper_bound.")
 
 
 class PhaseRow(BaseModel):
@@ -57,6 +61,9 @@ class PhaseRow(BaseModel):
     baseline_lower_bound: bool = Field(False, description="baseline_median is a lower bound (flag LOWER_BOUND: "
                                                           "objects given up while waiting counted at that time).")
     candidate_lower_bound: bool = Field(False, description="candidate_median is a lower bound, as baseline's.")
+    baseline_upper_bound: bool = Field(False, description="baseline_median is an upper bound (flag WATCH_GAP: "
+                                                          "times seen only by a re-list after a dropped watch).")
+    candidate_upper_bound: bool = Field(False, description="candidate_median is an upper bound, as baseline's.")
     ratio: float | None = Field(description="candidate / baseline (lower is faster for every phase metric).")
     ci_low: float | None
     ci_high: float | None
@@ -138,6 +145,7 @@ def _row(c: CellComparison, phase: str, statistic: str) -> PhaseRow:
         metric=c.metric, unit=c.unit, primary=c.primary, baseline=baseline, candidate=candidate,
         n_baseline=c.n_host, n_candidate=c.n_pod, baseline_median=c.host_median, candidate_median=c.pod_median,
         baseline_lower_bound=c.host_lower_bound, candidate_lower_bound=c.pod_lower_bound,
+        baseline_upper_bound=c.host_upper_bound, candidate_upper_bound=c.pod_upper_bound,
         ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, verdict=c.verdict if candidate else None, flags=flags,
         note=_note(c, baseline, candidate, phase), cell=c.id)
 
@@ -153,21 +161,28 @@ def _rests_on_bound(n: int, below: int | None, q: float) -> bool:
 
 def pooled_objects(con: duckdb.DuckDBPyConnection, campaign: str) -> Pooled:
     """Per side and phase, the distribution of every object of the campaign's successful runs, those given up
-    while waiting included at the time they were given up (lower bounds, as in the parser's percentiles)."""
+    while waiting included at the time they were given up (lower bounds, as in the parser's percentiles); a
+    percentile resting on a time seen after a dropped watch (upper_bound rows) is an upper bound (the mirror)."""
     rows = con.execute("""
         WITH o AS (
             SELECT p.cluster, p.node, p.test, p.params_key, p.phase, p.env, p.latency_s, p.lower_bound,
                    min(p.latency_s) FILTER (WHERE p.lower_bound)
-                       OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase, p.env) AS least
+                       OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase, p.env) AS least,
+                   p.upper_bound, max(p.latency_s) FILTER (WHERE p.upper_bound)
+                       OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase, p.env) AS greatest
             FROM phases p JOIN runs r USING (run_id)
             WHERE p.campaign = $campaign AND r.status = 'ok')
         SELECT cluster, node, test, params_key, phase, env, count(*),
                quantile_cont(latency_s, 0.5) * 1000, quantile_cont(latency_s, 0.99) * 1000,
-               CASE WHEN bool_or(lower_bound) THEN count(*) FILTER (WHERE latency_s < least) END
+               CASE WHEN bool_or(lower_bound) THEN count(*) FILTER (WHERE latency_s < least) END,
+               CASE WHEN bool_or(upper_bound) THEN count(*) FILTER (WHERE latency_s > greatest) END
         FROM o GROUP BY ALL""", {"campaign": campaign}).fetchall()
+    # an upper bound is the mirror: the values above the greatest one, at the mirrored percentile
     return {tuple(r[:6]): PooledSide(objects=r[6], p50_ms=r[7], p99_ms=r[8],
                                      p50_lower_bound=_rests_on_bound(r[6], r[9], 50.0),
-                                     p99_lower_bound=_rests_on_bound(r[6], r[9], 99.0)) for r in rows}
+                                     p99_lower_bound=_rests_on_bound(r[6], r[9], 99.0),
+                                     p50_upper_bound=_rests_on_bound(r[6], r[10], 50.0),
+                                     p99_upper_bound=_rests_on_bound(r[6], r[10], 1.0)) for r in rows}
 
 
 def _objects_row(p50: PhaseRow, pooled: Pooled) -> PhaseRow | None:
@@ -182,6 +197,7 @@ def _objects_row(p50: PhaseRow, pooled: Pooled) -> PhaseRow | None:
         "baseline_median": base.p50_ms if base else None, "candidate_median": cand.p50_ms if cand else None,
         "ratio": None, "ci_low": None, "ci_high": None, "verdict": None, "flags": [], "cell": None,
         "baseline_lower_bound": False, "candidate_lower_bound": False,
+        "baseline_upper_bound": False, "candidate_upper_bound": False,
         "pooled": sides})
 
 
@@ -210,7 +226,7 @@ def phase_latencies(con: duckdb.DuckDBPyConnection, campaign: str, *, phase: str
     """Per-object latencies of a campaign's control-plane runs (the phases table), run order."""
     cur = con.execute("""
         SELECT p.run_id, p.cluster, p.node, p.env, p.backend, p.test, p.params_key AS params, p.object,
-               p.phase, p.start_s, p.latency_s, p.lower_bound, r.status
+               p.phase, p.start_s, p.latency_s, p.lower_bound, p.upper_bound, r.status
         FROM phases p LEFT JOIN runs r USING (run_id)
         WHERE p.campaign = $campaign AND ($phase::varchar IS NULL OR p.phase = $phase)
           AND ($env::varchar IS NULL OR p.env = $env)

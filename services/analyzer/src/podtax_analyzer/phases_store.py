@@ -4,8 +4,10 @@ When the raw log of a control-plane run is stored, its timeline is read with the
 functions and every (object, phase) latency becomes a row of the ``phases`` table, in the same
 transaction. As in the parser's percentiles, an object given up while waiting adds a row for each phase it
 was waiting in (that another object of the run completed) with ``lower_bound`` true: its latency is the time
-until it was given up, and it took longer. A timeline the parser refuses adds no row here (the parser service
-records why the run failed); the raw log itself is always kept. Per-run metrics arrive as results, like any test's.
+until it was given up, and it took longer. A phase whose end a re-list saw after a dropped watch (the summary's
+``watch_gaps``) has ``upper_bound`` true: it was timed when seen, the true time is shorter. A timeline the parser
+refuses adds no row here (the parser service records why the run failed); the raw log itself is always kept.
+Per-run metrics arrive as results, like any test's.
 Rows are built column by column (a 10,000-object run is 60,000 rows).
 """
 
@@ -25,8 +27,8 @@ from podtax.provenance import split as split_provenance
 from podtax.templates import params_key
 
 RUN_COLUMNS = ("run_id", "campaign", "cluster", "node", "env", "backend", "test", "params_key")
-COLUMNS = (*RUN_COLUMNS, "object", "phase", "start_s", "latency_s", "lower_bound")
-TYPES = ("varchar",) * 10 + ("double", "double", "boolean")
+COLUMNS = (*RUN_COLUMNS, "object", "phase", "start_s", "latency_s", "lower_bound", "upper_bound")
+TYPES = ("varchar",) * 10 + ("double", "double", "boolean", "boolean")
 
 
 @dataclass
@@ -39,6 +41,7 @@ class PhaseColumns:
     start_s: list[float] = field(default_factory=list)
     latency_s: list[float] = field(default_factory=list)
     lower_bound: list[bool] = field(default_factory=list)
+    upper_bound: list[bool] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.object)
@@ -49,6 +52,7 @@ class PhaseColumns:
         self.start_s.append(start_s)
         self.latency_s.append(latency_s)
         self.lower_bound.append(lower_bound)
+        self.upper_bound.append(False)
 
 
 def phase_rows(log: events.RawLog) -> PhaseColumns | None:
@@ -66,6 +70,7 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
                         "env": run.env, "backend": timeline.backend, "test": run.test,
                         "params_key": params_key(run.params)})
     seen: set[tuple[str, str]] = set()
+    late = tl.late_points(timeline)
     for obj in timeline.objects:
         if obj.error is not None:  # its times end in its failure (as in the parser's latencies)
             continue
@@ -77,6 +82,7 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
                 out.phase.append(p.name)
                 out.start_s.append(t[p.start])
                 out.latency_s.append(t[p.end] - t[p.start])
+                out.upper_bound.append((obj.name, p.end) in late)
     out.lower_bound = [False] * len(out)
     done = set(out.phase)
     starts = {p.name: p.start for p in timeline.phases}
@@ -101,6 +107,7 @@ def insert_phases(con: duckdb.DuckDBPyConnection, runs: Iterable[PhaseColumns | 
     columns["start_s"] = np.concatenate([np.asarray(r.start_s, dtype=float) for r in runs])
     columns["latency_s"] = np.concatenate([np.asarray(r.latency_s, dtype=float) for r in runs])
     columns["lower_bound"] = np.concatenate([np.asarray(r.lower_bound, dtype=bool) for r in runs])
+    columns["upper_bound"] = np.concatenate([np.asarray(r.upper_bound, dtype=bool) for r in runs])
     con.register("batch_phases", columns)
     try:
         casts = ", ".join(f"CAST({c} AS {t})" for c, t in zip(COLUMNS, TYPES, strict=True))

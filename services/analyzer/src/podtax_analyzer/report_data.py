@@ -169,7 +169,8 @@ def load_placements(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[
 def load_phases(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str, Any]]:
     """Per-object control-plane phase latencies of the campaign's successful runs, keyed by cell as the phase
     table (phase_table.pooled_objects): {cluster, node, test, params, env (the backend), phase, seconds,
-    lower_bound, caveat}, in cell order (lower_bound: an object given up while waiting, timed until then). A
+    lower_bound, upper_bound, caveat}, in cell order (lower_bound: an object given up while waiting, timed until then;
+    upper_bound: its end seen only by a re-list after a dropped watch, timed when seen). A
     plot or sheet that pooled a test's cells (pod-startup with and without a volume)
     showed a median matching neither cell's. caveat: what to know before comparing the backends there
     (podtax.phases.CAVEATS), when the cell's phase has both, as the phase table says it; else None."""
@@ -177,14 +178,15 @@ def load_phases(con: duckdb.DuckDBPyConnection, campaign: str) -> list[dict[str,
         return []
     rows = con.execute("""
         SELECT p.cluster, p.node, p.test, p.params_key, p.backend, p.phase, p.latency_s, p.lower_bound,
+               p.upper_bound,
                count(DISTINCT p.backend) OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase)
         FROM phases p JOIN runs r USING (run_id)
         WHERE p.campaign = $1 AND r.status = 'ok'
         ORDER BY p.cluster, p.node, p.test, p.params_key, p.backend, p.phase, p.run_id, p.start_s""",
                        [campaign]).fetchall()
-    keys = ("cluster", "node", "test", "params", "env", "phase", "seconds", "lower_bound")
-    return [{**dict(zip(keys, row[:8], strict=True)),
-             "caveat": phase_defs.caveat(row[2], row[5]) if row[8] > 1 else None} for row in rows]
+    keys = ("cluster", "node", "test", "params", "env", "phase", "seconds", "lower_bound", "upper_bound")
+    return [{**dict(zip(keys, row[:9], strict=True)),
+             "caveat": phase_defs.caveat(row[2], row[5]) if row[9] > 1 else None} for row in rows]
 
 
 def load_report_data(con: duckdb.DuckDBPyConnection, campaign: str, *, threshold: float = 0.01,

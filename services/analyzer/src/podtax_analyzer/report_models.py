@@ -125,6 +125,11 @@ class CellComparison(BaseModel):
                                                       "side's control-plane runs counted objects given up while "
                                                       "waiting at the time they were given up; shown as \"≥ value\".")
     pod_lower_bound: bool = Field(False, description="pod_median is a lower bound, as host_lower_bound.")
+    host_upper_bound: bool = Field(False, description="host_median is an upper bound (flag WATCH_GAP): it rests on "
+                                                      "runs of the side that timed it after a dropped Kubernetes "
+                                                      "watch (the true time was shorter); shown as \"≤ value\" "
+                                                      "(\"≶ value\" when it is also a lower bound).")
+    pod_upper_bound: bool = Field(False, description="pod_median is an upper bound, as host_upper_bound.")
     outliers: list[OutlierOut] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 

@@ -110,6 +110,8 @@ CREATE TABLE IF NOT EXISTS phases (
     start_s     DOUBLE NOT NULL,             -- the phase's start, seconds after the run's t0
     latency_s   DOUBLE NOT NULL,
     lower_bound BOOLEAN NOT NULL DEFAULT false, -- an object given up while waiting: latency_s is until then
+    upper_bound BOOLEAN NOT NULL DEFAULT false, -- its end seen only by a re-list after a dropped watch (WATCH_GAP)
     PRIMARY KEY (run_id, object, phase)
 );
 ALTER TABLE phases ADD COLUMN IF NOT EXISTS lower_bound BOOLEAN DEFAULT false;  -- files made before it
+ALTER TABLE phases ADD COLUMN IF NOT EXISTS upper_bound BOOLEAN DEFAULT false;  -- files made before it

@@ -7,6 +7,7 @@ has its own marker shape and a text label, so nothing depends on colour alone.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from datetime import datetime
@@ -158,10 +159,13 @@ def time_plot(series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], un
 
 
 def cdf_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width: int = 560,
-             height: int = 200, bounds: dict[str, Sequence[float]] | None = None) -> str:
+             height: int = 200, bounds: dict[str, Sequence[float]] | None = None,
+             late: dict[str, Sequence[float]] | None = None) -> str:
     """Empirical CDFs as step lines, one dash pattern, colour and label per series; x = value. ``bounds``: the
     values of a series that are only lower bounds (objects given up, at their given-up time), each drawn as an
-    open circle on its step (class "given-up"): the true point lies further right."""
+    open circle on its step (class "given-up"): the true point lies further right. ``late``: those that are only
+    upper bounds (ends seen only by a re-list after a dropped watch, at the time seen), each an open square
+    (class "late"): the true point lies further left."""
     values = [v for _, vals in series for v in vals]
     if not values:
         return ""
@@ -195,6 +199,11 @@ def cdf_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width:
             parts.append(f'<circle class="given-up" cx="{x(v):.1f}" cy="{y((s.index(v) + 1) / len(s)):.1f}" r="4" '
                          f'fill="white" stroke="{colour}" stroke-width="2"><title>{escape(label)}: given up at '
                          f'{fmt(v)} {escape(unit)} (a lower bound)</title></circle>')
+        for v in (late or {}).get(label, ()):
+            top = y(bisect.bisect_right(s, v) / len(s))
+            parts.append(f'<rect class="late" x="{x(v) - 3.5:.1f}" y="{top - 3.5:.1f}" width="7" height="7" '
+                         f'fill="white" stroke="{colour}" stroke-width="2"><title>{escape(label)}: seen at {fmt(v)} '
+                         f'{escape(unit)} after a dropped watch (an upper bound)</title></rect>')
         ly = height - 6
         lx = left + 150 * k
         parts.append(f'<line x1="{lx}" x2="{lx + 24}" y1="{ly - 4}" y2="{ly - 4}" stroke="{colour}" '

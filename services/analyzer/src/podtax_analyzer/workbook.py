@@ -38,11 +38,14 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
                         for what in ("median (unit)", "runs")),
                       "baseline median is a lower bound (LOWER_BOUND)",
                       "candidate median is a lower bound (LOWER_BOUND)",
+                      "baseline median is an upper bound (WATCH_GAP)",
+                      "candidate median is an upper bound (WATCH_GAP)",
                       "ratio", "CI low (95%)",
                       "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
                       "verdict", "flags", "flag details", "sentence", "caveat"]
 PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat",
-                 "lower bound (given up while waiting: took longer)"]
+                 "lower bound (given up while waiting: took longer)",
+                 "upper bound (seen after a dropped watch: took less)"]
 RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
 BOLD = Font(bold=True)
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
@@ -165,8 +168,8 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
         _append(ws, [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
                      ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.host_modes,
                      c.pod_modes, *_mode_figures(c.modes and c.modes.host), *_mode_figures(c.modes and c.modes.pod),
-                     c.host_lower_bound, c.pod_lower_bound, c.ratio, c.ci_low, c.ci_high, c.ci_method,
-                     c.p_value, c.p_adjusted, c.change_pct,
+                     c.host_lower_bound, c.pod_lower_bound, c.host_upper_bound, c.pod_upper_bound,
+                     c.ratio, c.ci_low, c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct,
                      c.direction or c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence,
                      caveat(c)])
 
@@ -204,7 +207,8 @@ def write_workbook(data: ReportData) -> bytes:
         ph.append(_bold(ph, PHASE_HEADERS))
         for row in data.phases:  # per cell (node, test, params), as the phase table: never a test's cells pooled
             _append(ph, [data.place(row["cluster"], row["node"]), row["test"], row["params"], row["env"],
-                         row["phase"], row["seconds"] * 1000.0, row["caveat"], row["lower_bound"]])
+                         row["phase"], row["seconds"] * 1000.0, row["caveat"], row["lower_bound"],
+                         row["upper_bound"]])
     buf = io.BytesIO()
     wb.save(buf)
     return buf.getvalue()

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from podtax.cli.common import api_json, api_url, fail, wide_console
 from podtax.cli.export import fetch
+from podtax.flags import BOUND_MARKS
 
 NO_COMMON_CELL = 3  # exit status: the campaigns share no (node, test, params, metric), nothing was compared
 STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
@@ -36,7 +37,7 @@ def _r(v: float | None, signed: bool = False, ratio: bool = True) -> str:
 
 def _bounded(c: dict[str, Any], which: str, ratio: bool) -> str:
     """BASE's or NEW's compared figure, marked "≥ 1.234" when the true one is at least it (its bound field)."""
-    mark = {"at least": "≥ ", "at most": "≤ ", "either way": "≶ "}.get(c.get(f"{which}_bound") or "", "")
+    mark = BOUND_MARKS.get(c.get(f"{which}_bound") or "", "")
     return mark + _r(c[f"{which}_value"], ratio=ratio)
 
 
@@ -59,8 +60,9 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
                       f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
     console.print(table)
     if any(c.get("base_bound") or c.get("new_bound") for c in cells):
-        console.print("≥ / ≤ / ≶: the figure rests on objects given up while waiting (LOWER_BOUND): the true one is "
-                      "at least / at most it / either", highlight=False)
+        console.print("≥ / ≤ / ≶: the figure is only a bound: it rests on objects given up while waiting "
+                      "(LOWER_BOUND) or on times seen after a dropped watch (WATCH_GAP); the true one is at least / "
+                      "at most it / either", highlight=False)
     for c in cells:
         console.print(escape(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), highlight=False)
     for side, names in (("base", data["only_in_base"]), ("new", data["only_in_new"])):

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from podtax.cli.cellwrap import fit_widths, wrap
 from podtax.cli.common import api_headers, api_json, fail, offline_report, unreachable
+from podtax.flags import bound_mark
 from podtax.phases import TEMPLATES
 
 STATISTIC = {"p50": "p50 latency (ms)", "makespan": "makespan (s)", "objects": "objects · p50 · p99 ms"}
@@ -65,16 +66,20 @@ def _ratio(r: dict[str, Any]) -> str:
     return f"{r['ratio']:.3f}{ci}"
 
 
-def _side(n: int, median: float | None, lower_bound: bool = False) -> str:
-    """Runs · median; "≥ median" when it is a lower bound (LOWER_BOUND: objects given up counted at that time)."""
-    return f"{n} · {'≥ ' if lower_bound and median is not None else ''}{_value(median)}" if n else "—"
+def _side(r: dict[str, Any], side: str) -> str:
+    """Runs · median of the row's ``side`` (baseline, candidate); "≥ median" when it is a lower bound (LOWER_BOUND:
+    objects given up counted at that time), "≤ median" an upper one (WATCH_GAP: times seen after a dropped watch)."""
+    n, median = r[f"n_{side}"], r[f"{side}_median"]
+    mark = bound_mark(r.get(f"{side}_lower_bound", False), r.get(f"{side}_upper_bound", False)) * (median is not None)
+    return f"{n} · {mark}{_value(median)}" if n else "—"
 
 
 def _pooled(r: dict[str, Any], env: str | None) -> str:
     side = (r.get("pooled") or {}).get(env or "")
     if not side:
         return "—"
-    p50, p99 = ("≥ " * bool(side.get(f"{q}_lower_bound")) + _value(side[f"{q}_ms"]) for q in ("p50", "p99"))
+    p50, p99 = (bound_mark(bool(side.get(f"{q}_lower_bound")), bool(side.get(f"{q}_upper_bound")))
+                + _value(side[f"{q}_ms"]) for q in ("p50", "p99"))
     return f"{side['objects']} · {p50} · {p99}"
 
 
@@ -113,12 +118,12 @@ def _cells(rows: list[dict[str, Any]], base: str, cand: str | None) -> list[list
             sides = [Text(_pooled(r, env), style="dim") for env in (base, cand) if env]
             out.append([phase, stat, *sides, *([Text(""), Text("")] if cand else []), Text("")])
             continue
-        cells = [phase, stat, Text(_side(r["n_baseline"], r["baseline_median"], r.get("baseline_lower_bound", False)))]
+        cells = [phase, stat, Text(_side(r, "baseline"))]
         if cand:
             verdict = r["verdict"] or "—"
             if r["ratio"] is None and r["note"]:
                 verdict = "not comparable"
-            cells += [Text(_side(r["n_candidate"], r["candidate_median"], r.get("candidate_lower_bound", False))),
+            cells += [Text(_side(r, "candidate")),
                       Text(_ratio(r)), Text(verdict, style=VERDICT_STYLE.get(verdict, "dim"))]
         out.append([*cells, Text(", ".join(r["flags"]), style="magenta")])
     return out
@@ -192,7 +197,7 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
     con.print(Text("median = median over runs of each run's p50 per-object latency or of its makespan; "
                    "ratio = candidate median / baseline median with its 95% CI; bold = primary metric; "
                    "objects · p50 · p99 = every object of every run pooled (descriptive, no ratio); "
-                   "≥ = a lower bound (LOWER_BOUND)",
+                   "≥ = a lower bound (LOWER_BOUND), ≤ = an upper bound (WATCH_GAP), ≶ = either",
                    style="dim"))
     for note in table.get("notes", []):
         con.print(Text(f"• {note}"), highlight=False)

@@ -28,7 +28,7 @@ from podtax.cli.report_view import (
     shown_summary,
 )
 from podtax.event_payloads import printable
-from podtax.flags import BLOCKING, LEGEND, ORDER
+from podtax.flags import BLOCKING, LEGEND, ORDER, bound_mark
 from podtax.sides import change_word
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
@@ -52,8 +52,10 @@ def _centre(c: dict[str, Any], side: str, sep: str = " | ") -> str:
     "128.3 (n=6) | 182.6 (n=6)"; ``sep`` between them): one median would hide them."""
     modes = c.get(f"{side}_modes")
     shown = modes.replace(" | ", sep) if modes else _value(c[f"{side}_median"])
-    # LOWER_BOUND: the side's runs counted objects given up while waiting at that time; the true value is larger
-    return f"≥ {shown}" if c.get(f"{side}_lower_bound") and c[f"{side}_median"] is not None else shown
+    # LOWER_BOUND: the side's runs counted objects given up while waiting at that time, the true value is larger;
+    # WATCH_GAP: they timed it after a dropped watch, the true value is smaller
+    mark = bound_mark(bool(c.get(f"{side}_lower_bound")), bool(c.get(f"{side}_upper_bound")))
+    return mark + shown if c[f"{side}_median"] is not None else shown
 
 
 def _p(c: dict[str, Any]) -> str:

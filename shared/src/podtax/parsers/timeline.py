@@ -204,6 +204,12 @@ def rests_on_bound(values: Sequence[float], q: float, least_bound: float) -> boo
     return rank_rests_on_bound(len(values), bisect.bisect_left(values, least_bound), q)
 
 
+def rests_on_upper_bound(values: Sequence[float], q: float, greatest_bound: float) -> bool:
+    """The mirror of rests_on_bound for upper bounds (WATCH_GAP: the true value is smaller): a bound at or above an
+    order statistic the q-th percentile of sorted `values` uses can drop below it; bounds under it cannot move it."""
+    return rank_rests_on_bound(len(values), len(values) - bisect.bisect_right(values, greatest_bound), 100.0 - q)
+
+
 def rank_rests_on_bound(n: int, below: int, q: float) -> bool:
     """rests_on_bound told by how many of the n values lie below the least bound: it overtakes the highest order
     statistic the q-th percentile uses (the upper one of an interpolation) when at most that many lie below it.
@@ -320,13 +326,24 @@ def _gaps(summary: Mapping[str, Any]) -> list[tuple[str, float, float | None, di
             for g in gaps]
 
 
+def _late(gaps: list[tuple[str, float, float | None, dict[str, list[str]]]]) -> set[tuple[str, str]]:
+    return {(name, point) for _, _, _, objs in gaps for name, points in objs.items() for point in points}
+
+
+def late_points(timeline: Timeline) -> set[tuple[str, str]]:
+    """(object, end point) of each end point a re-list saw after a dropped watch (the summary's `watch_gaps`):
+    timed when seen, late by up to the gap, so each phase ending there is an upper bound (the analyzer's phases
+    rows mark it)."""
+    return _late(_gaps(timeline.summary or {}))
+
+
 def watch_gap_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, float]]]) -> str | None:
     """The run flag WATCH_GAP when a watch dropped and its re-list saw end points that happened while it was down
     (the runner's Watcher): each such phase time ends when the re-list saw it, so it is an upper bound (the true
     one is smaller, by up to the gap). It names the percentiles that may rest on one (a late value at or above
     an order statistic they use could drop below it) and the makespans whose latest end is late."""
     gaps = _gaps(timeline.summary or {})
-    late = {(name, point) for _, _, _, objs in gaps for name, points in objs.items() for point in points}
+    late = _late(gaps)
     if not late:
         return None
     by_name = {o.name: o for o in timeline.objects}

@@ -59,6 +59,12 @@ def quotient_bound(numerator: frozenset[int], denominator: frozenset[int]) -> fr
     return numerator | frozenset(-b for b in denominator)
 
 
+def side_bound(lower: bool, upper: bool) -> frozenset[int]:
+    """How a figure's true value may lie from the shown one: at least it (``lower``: LOWER_BOUND), at most it
+    (``upper``: WATCH_GAP), either way (both), or EXACT."""
+    return (LOWER if lower else EXACT) | (UPPER if upper else EXACT)
+
+
 def _stands(ci_low: float, threshold: float, verdict: str, bound: frozenset[int]) -> bool:
     """Whether ``verdict`` survives ``bound`` (module docstring): above the band it needs a true ratio that can
     only be larger, below it one that can only be smaller; equivalence needs exact figures."""
