@@ -183,8 +183,8 @@ async def test_no_role_can_purge_cut_or_unhook_what_others_rely_on(secured) -> N
         assert dlq.state.messages == 1 and dlq.config.max_bytes == 10 * 2**20
         assert (await runner.js.consumer_info(subjects.STREAM, "parser")).name == "parser"
         await runner.ensure_streams(10 * 2**20, 3600)  # the same settings: nothing to update, no request made
-        await runner.ensure_streams(20 * 2**20, 3600)  # a service of the cluster may still change the limits
-        assert (await runner.js.stream_info(subjects.STREAM)).config.max_bytes == 20 * 2**20
+        await runner.ensure_streams(20 * 2**20, 3600)  # other limits: warned (`nats stream edit`), not applied
+        assert (await runner.js.stream_info(subjects.STREAM)).config.max_bytes == 10 * 2**20
     finally:
         await parser.close()
         await agent.close()
@@ -197,8 +197,9 @@ async def test_no_role_can_rehook_or_drain_another_roles_consumer(secured) -> No
     server, users = secured
     parser = await connect(server, users, "parser")
     agent = await connect(server, users, "host_agent")
+    runner = await connect(server, users, "runner")
     try:
-        await parser.ensure_streams(10 * 2**20, 3600)
+        await runner.ensure_streams(10 * 2**20, 3600)
         await parser._subscribe(ConsumerSpec("parser", [f"{subjects.RUN_LOG}.>"], 5))
         await agent.js.publish(f"{subjects.RUN_LOG}.host.n1", b"{}")
         elsewhere = "podtax.none"
@@ -217,6 +218,7 @@ async def test_no_role_can_rehook_or_drain_another_roles_consumer(secured) -> No
         own = await agent._subscribe(ConsumerSpec("host-agent-n1", [f"{subjects.RUN_REQUESTED}.host.n1"], 5))
         assert own is not None  # its own consumer is still its to make
     finally:
+        await runner.close()
         await agent.close()
         await parser.close()
 
@@ -239,8 +241,8 @@ async def test_no_role_can_make_a_stream_that_publishes_for_it(buses: dict[str, 
     """Logged in as the host agent, an audit created a stream of its own on an inbox subject that republished
     each message to `podtax.run.result...`, and one that sourced the events stream: the server itself then
     published a forged result (or score, run request, campaign) past every subject permission. No role may
-    create a stream other than podtax's own, nor restore one from a snapshot, and only the runner may change
-    podtax's streams (a republish added to one does the same)."""
+    create a stream other than podtax's own, nor restore one from a snapshot, nor change podtax's streams
+    (a republish added to one does the same)."""
     from nats.js.api import RePublish, StreamConfig, StreamSource
 
     runner, agent, cli, parser = buses["runner"], buses["host_agent"], buses["cli"], buses["parser"]
@@ -272,8 +274,74 @@ async def test_no_role_can_make_a_stream_that_publishes_for_it(buses: dict[str, 
     # ... while what the services do still works: their streams, KV buckets, consumers and reads
     await agent.ensure_streams()
     await cli.ensure_streams()
+    await runner.kv(subjects.RUNNER_BUCKET)  # the runner's to create (natsauth.CREATORS), the CLI's to use
     kv = await cli.kv(subjects.RUNNER_BUCKET)
     await kv.put("campaign.c", b"{}")
     assert (await kv.get("campaign.c")).value == b"{}"
     assert await Bus.kv_keys(kv) == ["campaign.c"]
     await agent._subscribe(ConsumerSpec("host-agent-n1", [f"{subjects.RUN_REQUESTED}.host.n1"], 5))
+
+
+async def test_only_a_streams_owner_creates_it(secured) -> None:  # type: ignore[no-untyped-def]
+    """On a fresh NATS every role could create podtax's streams until the services had: a host agent could make
+    the events stream first, with its own subjects, limits or republish. Now only each stream's owner
+    (natsauth.CREATORS) may; a service started before it waits, a command says whom to start."""
+    from nats.js.api import StreamConfig
+
+    server, users = secured
+    bus = {role: await connect(server, users, role) for role in natsauth.ROLES}
+    try:
+        for role in ("host_agent", "parser", "cli", "scheduler", "analyzer"):
+            with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+                await asyncio.wait_for(bus[role].js.add_stream(
+                    StreamConfig(name=subjects.STREAM, subjects=[f"{subjects.RUN_LOG}.>"], max_msgs=1)), 2)
+        with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+            await asyncio.wait_for(bus["runner"].js.create_key_value(bucket=subjects.SCORES_BUCKET), 2)
+        assert [s.config.name for s in await bus["runner"].js.streams_info()] == []
+        with pytest.raises(BusError, match="stream PODTAX does not exist yet.*start podtax-runner first"):
+            await bus["cli"].ensure_streams()
+        parser = asyncio.create_task(bus["parser"].ensure_streams(10 * 2**20, 3600, wait=True))
+        scores = asyncio.create_task(bus["scheduler"].kv(subjects.SCORES_BUCKET, wait=True))
+        await asyncio.sleep(6)  # past the refused create (no answer within the JetStream timeout, 5 s)
+        assert not parser.done() and not scores.done(), "they wait for the owners"
+        await bus["runner"].ensure_streams(10 * 2**20, 3600)
+        await bus["analyzer"].kv(subjects.SCORES_BUCKET)
+        await asyncio.wait_for(parser, 10)
+        kv = await asyncio.wait_for(scores, 10)
+        assert (await kv.status()).bucket == subjects.SCORES_BUCKET
+        info = await bus["parser"].js.stream_info(subjects.STREAM)
+        assert info.config.subjects == list(subjects.STREAM_SUBJECTS) and info.config.max_bytes == 10 * 2**20
+    finally:
+        for b in bus.values():
+            await b.close()
+
+
+async def test_the_runner_cannot_make_a_stream_copy_results_elsewhere(buses: dict[str, Bus]) -> None:
+    """The runner applied stream limits by updating the streams, so its login could add a republish: every
+    result copied to a subject of its choosing. No role may update a stream now."""
+    from nats.js.api import RePublish
+
+    runner = buses["runner"]
+    for name in natsauth.STREAMS[:2]:
+        config_ = (await runner.js.stream_info(name)).config
+        config_.republish = RePublish(src=">", dest="_INBOX.copy.>")
+        with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+            await asyncio.wait_for(runner.js.update_stream(config_), 2)
+        assert (await runner.js.stream_info(name)).config.republish is None
+
+
+async def test_a_service_refuses_a_stream_that_republishes(tmp_path: Path) -> None:
+    """A stream made before the permissions (or by a NATS admin) with a republish, source or mirror would go on
+    publishing past them: the services refuse to start on it, naming it and the fix."""
+    from nats.js.api import RePublish, StreamConfig
+
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+    bus = await Bus.connect(server.url, "test/open", auth={})
+    try:
+        await bus.js.add_stream(StreamConfig(name=subjects.STREAM, subjects=list(subjects.STREAM_SUBJECTS),
+                                             republish=RePublish(src=f"{subjects.RUN_RESULT}.>", dest="copy.>")))
+        with pytest.raises(BusError, match=r"PODTAX republishes podtax.run.result.> to copy.>.*nats stream edit"):
+            await bus.ensure_streams(10 * 2**20, 3600)
+    finally:
+        await bus.close()
+        server.stop()

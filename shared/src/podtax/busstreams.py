@@ -3,6 +3,7 @@ reads (a mixin of :class:`podtax.bus.Bus`, which owns the connection and its Jet
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Sequence
@@ -19,6 +20,9 @@ from podtax import kvscan, subjects
 
 log = logging.getLogger("podtax.bus")
 DUPLICATE_WINDOW_S = 120.0  # JetStream drops a message whose Nats-Msg-Id it stored this recently
+OWNER_POLL_S = 0.5  # how often a service waiting for a stream's owner looks again
+# What a request the server refuses (a permission) ends in: no answer
+DENIED = (NatsTimeout, TimeoutError, NoRespondersError)
 
 
 def replicas() -> int:
@@ -31,14 +35,16 @@ def replicas() -> int:
 class Streams:
     js: JetStreamContext
 
-    async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None) -> None:
-        """Create podtax's streams, or update them to these limits (PODTAX_NATS_STREAM_MAX_BYTES/_AGE_S; safe
-        from every service at start-up). Without limits (the CLI): create with the defaults, never update.
+    async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None,
+                             wait: bool = False) -> None:
+        """Create podtax's streams with these limits (PODTAX_NATS_STREAM_MAX_BYTES/_AGE_S; the defaults without),
+        or check the ones there. With NATS users only their owner may create them (natsauth.CREATORS), and
+        nobody may change them: a service (`wait`) waits for the owner's, a command raises BusError naming it.
         A full events stream refuses new events (the publisher sees why); dead letters drop their oldest."""
-        update = max_bytes is not None or max_age_s is not None
-        if not update:
-            from podtax.config import Common
+        from podtax.config import Common
 
+        given = max_bytes is not None or max_age_s is not None
+        if not given:
             max_bytes = Common.model_fields["nats_stream_max_bytes"].default
             max_age_s = Common.model_fields["nats_stream_max_age_s"].default
         for name, subj, desc, discard in (
@@ -49,22 +55,60 @@ class Streams:
             config = StreamConfig(name=name, subjects=list(subj), description=desc, num_replicas=replicas(),
                                   storage=StorageType.FILE, duplicate_window=DUPLICATE_WINDOW_S, discard=discard,
                                   max_bytes=-1 if max_bytes is None else max_bytes, max_age=max_age_s or 0)
-            try:
-                await self.js.add_stream(config)
-            except BadRequestError:
-                if update and _differs((await self.js.stream_info(name)).config, config):
-                    try:
-                        await self.js.update_stream(config)
-                    except (NatsTimeout, TimeoutError, NoRespondersError):  # a role NATS lets create, not change
-                        log.warning("stream %s: its limits differ from this service's settings (max_bytes %s, "
-                                    "max_age %s s), and this service may not change them (NATS permissions): "
-                                    "they stay as the other services set them", name, max_bytes, max_age_s)
+            have = await self._stream_config(name)
+            if have is None:
+                try:
+                    await self.js.add_stream(config)
+                    continue
+                except BadRequestError:  # created meanwhile by another service
+                    pass
+                except DENIED:
+                    await self._owners(name, wait)
+                have = await self._stream_config(name)
+            if have is not None and (foreign := _foreign(have)):
+                from podtax.bus import BusError
 
-    async def kv(self, bucket: str, history: int = 1) -> KeyValue:
+                raise BusError(f"stream {name} {foreign}: podtax never sets that, and the server would publish it "
+                               f"past every permission; remove it (`nats stream edit {name}`, as a NATS admin)")
+            if given and have is not None and _differs(have, config):
+                log.warning("stream %s: its limits differ from this service's settings (max_bytes %s, max_age %s s); "
+                            "podtax changes no stream (NATS permissions): change them with `nats stream edit %s "
+                            "--max-bytes %s --max-age %ss` as a NATS admin", name, max_bytes, max_age_s, name,
+                            max_bytes, int(max_age_s or 0))
+
+    async def _stream_config(self, name: str) -> StreamConfig | None:
+        try:
+            return (await self.js.stream_info(name)).config
+        except NotFoundError:
+            return None
+
+    async def _owners(self, stream: str, wait: bool) -> None:
+        """Return once the stream's owner (natsauth.CREATORS) has created it: this NATS user may not."""
+        from podtax.bus import BusError
+        from podtax.natsauth import CREATORS
+
+        owner = CREATORS.get(stream, "runner")
+        what = f"KV bucket {stream[3:]}" if stream.startswith("KV_") else f"stream {stream}"
+        why = f"{what} does not exist yet, and this NATS user may not create it (podtax-{owner} does)"
+        if not wait:
+            raise BusError(f"{why}: start podtax-{owner} first")
+        log.warning("%s: waiting until it does", why)
+        while await self._stream_config(stream) is None:
+            await asyncio.sleep(OWNER_POLL_S)
+
+    async def kv(self, bucket: str, history: int = 1, wait: bool = False) -> KeyValue:
+        """The KV bucket, created when missing; one this NATS user may not create: see ensure_streams."""
         try:
             return await self.js.key_value(bucket)
         except (NotFoundError, BadRequestError):
+            pass
+        try:
             return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
+        except BadRequestError:  # created meanwhile by another service
+            pass
+        except DENIED:
+            await self._owners(f"KV_{bucket}", wait)
+        return await self.js.key_value(bucket)
 
     async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]]) -> None:
         """Put many (key, value) pairs in a bucket, pipelined; returns when every one is stored.
@@ -109,3 +153,12 @@ def _differs(have: StreamConfig, want: StreamConfig) -> bool:
     fields = ("subjects", "max_bytes", "max_age", "num_replicas", "discard", "duplicate_window", "description")
     return any((sorted(getattr(have, f)) if f == "subjects" else getattr(have, f))
                != (sorted(getattr(want, f)) if f == "subjects" else getattr(want, f)) for f in fields)
+
+
+def _foreign(have: StreamConfig) -> str:
+    """What a stream has that podtax never sets and the server acts on for it (a republish, a source, a
+    mirror): it would publish past every subject permission. Empty when nothing."""
+    parts = [f"republishes {have.republish.src} to {have.republish.dest}" if have.republish else "",
+             f"sources {', '.join(s.name for s in have.sources)}" if have.sources else "",
+             f"mirrors {have.mirror.name}" if have.mirror else ""]
+    return "; ".join(p for p in parts if p)

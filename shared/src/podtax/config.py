@@ -62,8 +62,9 @@ class Common(BaseSettings):
     nats_stream_max_bytes: int = Field(4 * 2**30, ge=-1, description="Size limit of each podtax JetStream stream "
                                        "(events; dead letters), bytes, -1 = none. A full events stream refuses "
                                        "new events (publishers see the error); dead letters drop the oldest. "
-                                       "The runner applies it (with NATS users, only the runner may change a "
-                                       "stream); the others warn when theirs differs.")
+                                       "The runner applies it when it creates the streams; nobody changes them "
+                                       "after (`nats stream edit`, as a NATS admin): a service warns when "
+                                       "its setting differs.")
     nats_stream_max_age_s: float = Field(30 * 86400, ge=0, description="Events older than this leave the streams "
                                          "(seconds, 0 = kept forever); the analyzer has stored them by then.")
 

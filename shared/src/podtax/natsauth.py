@@ -38,19 +38,26 @@ OWN: dict[str, list[str]] = {
     "cli": _family(S.CAMPAIGN_SUBMITTED, S.CAMPAIGN_CANCELLED, S.RUN_LOG) + _kv(S.RUNNER_BUCKET),
 }
 ROLES = tuple(OWN)
-# The JetStream API a service uses, and no more: creating (or restoring) a stream of one's own is refused, since
-# the server publishes what such a stream republishes or sources on its behalf, past every subject permission
-# (an audit, as the host agent, made a stream on an inbox subject republish into `podtax.run.result...`).
-STREAMS = (S.STREAM, S.DLQ_STREAM, *(f"KV_{b}" for b in (S.SCORES_BUCKET, S.RUNNER_BUCKET)))
+# Who creates each of podtax's streams: its owner alone. On a fresh NATS any role that may create a stream
+# could make it first, with subjects, limits or a republish of its choosing (the server publishes what a
+# stream republishes or sources, past every subject permission: an audit, as the host agent, made a stream
+# on an inbox subject republish into `podtax.run.result...`). The others wait for it (Bus.ensure_streams).
+CREATORS: dict[str, str] = {S.STREAM: "runner", S.DLQ_STREAM: "runner", f"KV_{S.RUNNER_BUCKET}": "runner",
+                            f"KV_{S.SCORES_BUCKET}": "analyzer"}
+STREAMS = tuple(CREATORS)
+# The JetStream API a service uses, and no more (creating a stream: CREATORS; restoring one: nobody).
 JS_API = ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*",
-          "$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>", "$JS.API.CONSUMER.>",
-          *(f"$JS.API.STREAM.{op}.{name}" for op in ("CREATE", "UPDATE") for name in STREAMS)]
+          "$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>", "$JS.API.CONSUMER.>"]
 COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>", "_INBOX.>"]
 # No podtax service removes a stream, a consumer or a message: an audit, logged in as the host agent (whose
 # password is on every node), purged the dead letters, cut them to one message by a stream update and deleted
-# the parser's consumer, which stopped parsing without a word.
+# the parser's consumer, which stopped parsing without a word. Nor does one change a stream: a change can add a
+# republish (an audit, as the parser, made the dead letters' stream republish into the scores bucket; the
+# runner, which applied the limits, could have made every result copy to a subject of its choosing). A stream
+# gets its limits when its owner creates it; changing them later is an operator's `nats stream edit`.
 DENY_PUBLISH = ["$JS.API.STREAM.DELETE.>", "$JS.API.STREAM.PURGE.>", "$JS.API.STREAM.MSG.DELETE.>",
-                "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>", "$JS.API.CONSUMER.RESET.>"]
+                "$JS.API.STREAM.UPDATE.>", "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>",
+                "$JS.API.CONSUMER.RESET.>"]
 # The durable consumers of the main stream each role owns (bus.ConsumerSpec names; every host agent's
 # is `host-agent-<node>`). No other role may re-create one (a new filter would unhook it: an audit did
 # that to the parser's as the host agent), pull from it or ack its messages (which would take them from
@@ -60,11 +67,6 @@ CONSUMERS: dict[str, tuple[str, ...]] = {
     "parser": ("parser",),
     "runner": ("runner-facts", "runner-campaigns", "runner-cancels", "runner-outcomes", "runner-cells"),
 }
-# Stream limits are the services' settings (Bus.ensure_streams), applied by the runner alone: every role may
-# create the streams but only the runner may change them, since a change can add a republish, which the server
-# publishes past every permission (an audit, as the parser, made the dead letters' stream republish into the
-# scores bucket). The others warn when their settings differ.
-STREAM_UPDATERS = frozenset({"runner"})
 SUBSCRIBE = ["_INBOX.>"]
 
 
@@ -80,8 +82,8 @@ def others_consumers(role: str) -> list[str]:
 
 
 def permissions(role: str) -> dict[str, Any]:
-    deny = DENY_PUBLISH + ([] if role in STREAM_UPDATERS else ["$JS.API.STREAM.UPDATE.>"]) + others_consumers(role)
-    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH, "deny": deny},
+    create = [f"$JS.API.STREAM.CREATE.{name}" for name, owner in CREATORS.items() if owner == role]
+    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH + create, "deny": DENY_PUBLISH + others_consumers(role)},
             "subscribe": {"allow": SUBSCRIBE}}
 
 

@@ -74,7 +74,7 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
         stop = stop_on_signals()
         health = await serve_health(settings.health_port, bus) if settings.health_port else None
         try:
-            await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s)
+            await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True)
             log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))
             await body(settings, bus, stop)
         finally:

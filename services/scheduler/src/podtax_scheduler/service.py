@@ -50,8 +50,8 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
     metrics = Metrics()
     health: asyncio.base_events.Server | None = None
     try:
-        await bus.ensure_streams()
-        kv = await bus.kv(subjects.SCORES_BUCKET)
+        await bus.ensure_streams(wait=True)  # the runner's and the analyzer's (natsauth.CREATORS)
+        kv = await bus.kv(subjects.SCORES_BUCKET, wait=True)
         store = ScoreStore(settings.cluster, settings.scheduler_score_env)
         watcher = await kv.watch(store.key_filter)
         initial = asyncio.Event()
