@@ -51,9 +51,95 @@ class Section:
         self.repeated = ""  # the first of the `_ONCE` lines printed twice (two runs, as `reports`)
 
 
+# A whole run in the layout sysbench 1.0 prints for cpu and memory (lines before the banner and after the report:
+# WARNING lines, blank or upper-case titles, dashes), read in one regex match by _fill_common. _v(name) is a figure
+# as _fill keeps it: the rest of its line after the key's colon, stripped (no space inside, none after it).
+_S = r"[^\S\n]"
+
+
+def _v(name: str) -> str:
+    return rf"{_S}*+(?P<{name}>\S++)\n"
+
+
+_TITLES = r"(?:WARNING: [^\n]*+\n|[A-Z -]*+\n)*+"
+_COMMON = re.compile(
+    rf"(?P<head>{_TITLES})(?P<banner>sysbench [^\n]*+)\n\nRunning the test with following options:\n"
+    rf"Number of threads:{_v('threads')}"
+    r"Initializing random number generator from (?:current time|seed \([0-9]++\))\n\n\n"
+    rf"(?:Prime numbers limit:{_v('prime')}|Running memory speed test with the following options:\n"
+    rf"{_S}*+block size:{_v('size')}{_S}*+total size:{_v('total')}{_S}*+operation:{_v('operation')}"
+    rf"{_S}*+scope:{_v('scope')})"
+    r"\nInitializing worker threads\.\.\.\n\nThreads started!\n\n++"
+    rf"(?:CPU speed:\n{_S}*+events per second:{_v('speed')}"
+    rf"|Total operations:{_S}*+(?P<ops>\S[^\n]*+(?<=\S))\n\n"
+    r"(?:(?P<moved>[0-9.]++ MiB transferred \([^\n:)]*+\))\n\n)?+)"
+    rf"\n*+General statistics:\n{_S}*+total time:{_v('seconds')}{_S}*+total number of events:{_v('events')}"
+    rf"\nLatency \(ms\):\n{_S}*+min:{_v('min')}{_S}*+avg:{_v('avg')}{_S}*+max:{_v('max')}"
+    rf"(?:{_S}*+(?P<percentile>[0-9]++(?:\.[0-9]++)?+th percentile):{_v('pvalue')})?+{_S}*+sum:{_v('sum')}"
+    rf"\nThreads fairness:\n{_S}*+events \(avg/stddev\):{_v('fair_events')}"
+    rf"{_S}*+execution time \(avg/stddev\):{_v('fair_time')}(?P<tail>{_TITLES})")
+
+
+def _fill_common(text: str, kind: str | None) -> Section | None:
+    """_fill for a run in the common layout (_COMMON, matched whole), None for any other run. Each line of
+    the layout is one _fill reads the same way: what it stores is stored here, in the same order."""
+    m = _COMMON.fullmatch(text)
+    banner = _BANNER.match(m["banner"]) if m else None
+    if m is None or banner is None:
+        return None
+    (head, _, threads, prime, size, total, operation, scope, speed, ops, moved, seconds, events, low, mean, high,
+     percentile, at_percentile, total_latency, fair_events, fair_time, tail) = m.groups()
+    current = Section(banner.group(1), banner.group(2))
+    fields = current.fields
+    if head:
+        _warnings(head, fields)
+    fields["Running the test with following options"] = ""
+    fields["Number of threads"] = threads
+    if prime is not None:
+        fields["Prime numbers limit"] = prime
+    else:
+        fields.update({"Running memory speed test with the following options": "", "block size": size,
+                       "total size": total, "operation": operation, "scope": scope})
+    if speed is not None:
+        fields["CPU speed"] = ""
+        fields["events per second"] = speed
+    else:
+        fields["Total operations"] = ops
+        if moved is not None:
+            fields["transferred"] = moved
+    fields.update({"General statistics": "", "total time": seconds, "total number of events": events,
+                   "Threads fairness": "", "events (avg/stddev)": fair_events,
+                   "execution time (avg/stddev)": fair_time})
+    if tail:
+        _warnings(tail, fields)
+    if percentile is None:
+        current.latency = {"min": low, "avg": mean, "max": high, "sum": total_latency}
+    else:
+        current.latency = {"min": low, "avg": mean, "max": high, percentile: at_percentile, "sum": total_latency}
+    current.started, current.reports = True, 1
+    current.kind = _kind(text) if kind is None else kind
+    return current
+
+
+def _warnings(lines: str, fields: dict[str, str]) -> None:
+    """The `WARNING: ...` lines of _TITLES as _fill reads them (its other lines are no-ops to _fill)."""
+    for line in lines.split("\n"):
+        if line.startswith("WARNING:"):
+            fields["WARNING"] = line[8:].strip()
+
+
 def _fill(text: str, kind: str | None = None) -> Section:
     """Read one run (one banner) line by line; `kind` is `_kind(text)` when already known. A `key: value`
-    line's key is looked up once in _SPECIAL (the few keys that do more than fill `fields`)."""
+    line's key is looked up once in _SPECIAL (the few keys that do more than fill `fields`). A run in the
+    common layout is read in one regex match (_fill_common: the same Section)."""
+    common = _fill_common(text, kind)
+    if common is not None:
+        return common
+    return _fill_lines(text, kind)
+
+
+def _fill_lines(text: str, kind: str | None = None) -> Section:
+    """_fill, line by line."""
     current = Section(None, None)
     fields, latency = current.fields, current.latency
     in_latency = False
