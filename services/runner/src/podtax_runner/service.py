@@ -152,7 +152,9 @@ class Runner(Handlers):  # the event handlers: handlers.py
             active = sorted((c for c in self.campaigns.values() if not c.finished_at), key=lambda c: c.created_at)
             busy = {node for c in active for node in c.queues if c.in_flight(node)}
             # a control-plane run times the cluster's API, not its node: one at a time, runner-wide (an audit: a
-            # campaign on two nodes ran two at once, each timing the other's load)
+            # campaign on two nodes ran two at once, each timing the other's load). Told by the campaigns' in-flight
+            # runs, not the executor's executing(): a run in flight from before a restart, not resumed yet, holds the
+            # API too; so does a reported run until its outcome is stored (the next one waits that long)
             api_busy = any(templates.get(flight.run.test).control_plane
                            for c in active for node in c.queues if (flight := c.in_flight(node)))
             await self.report()  # no-report failures a tick could not publish (NATS away)

@@ -21,7 +21,9 @@ log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
 BYTES_PER_OBJECT = 400  # an object line of the timeline is ~330 bytes with server timestamps
 # how long past timeout + grace a run still executing here is waited for before it is expired as no-report: its
-# cleanup's wait, a call in flight past the run's deadline and one past the cleanup's (a timed-out one is not retried)
+# cleanup's wait, a call in flight past the run's deadline and one past the cleanup's (a timed-out one is not retried).
+# Taken at import from the values in use (170 s; Nomad's cleanup wait and timeouts are the same): a test that
+# shortens cleanup.CLEANUP_WAIT_S or kubeapi.TIMEOUT keeps this margin, so its run is not expired for being slower
 EXECUTING_S = cleanup.CLEANUP_WAIT_S + 2 * sum(kubeapi.TIMEOUT)
 
 
