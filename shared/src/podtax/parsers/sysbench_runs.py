@@ -1,7 +1,8 @@
 """Reading a sysbench log into its runs (for podtax.parsers.sysbench, which turns the chosen run into figures).
 
 A log is split at each `sysbench <version>` banner; each run is read line by line into a
-:class:`Section` (its banner, `key: value` lines, latency block, FATAL and refused-argument lines),
+:class:`Section` (its banner, `key: value` lines, latency block, FATAL and refused-argument lines), or
+in one regex match when it is in the layout sysbench 1.0 prints for cpu and memory (the same Section),
 and :func:`select_run` picks the run to parse: the one matching the test, or the only cpu or memory
 run. Legacy 0.4.x logs, logs without a banner, several matching runs and logs holding no report are
 refused with a ParseFailure that says why.
