@@ -84,4 +84,8 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
             log.info("podtax-%s stopped", name)
         return 0
 
-    return asyncio.run(_main())
+    try:
+        return asyncio.run(_main())
+    except ConfigError as exc:  # found once running: the analyzer's DuckDB file cannot be opened
+        print(f"podtax-{name}: {exc}", file=sys.stderr)
+        return 2

@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
+from pathlib import Path
 
+import duckdb
 import uvicorn
 from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
 from podtax.bus import Bus, ConsumerSpec, Unavailable
-from podtax.config import AnalyzerSettings
+from podtax.config import AnalyzerSettings, ConfigError
 
 from podtax_analyzer.api import create_app
 from podtax_analyzer.isolate import storage_fault, write_isolating
@@ -119,9 +122,27 @@ def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
     return f"{what}: free space on its disk (or fix its permissions); storing resumes by itself"
 
 
+def open_problem(exc: BaseException, path: Path) -> str:
+    """Why the DuckDB file cannot be opened at start and what to fix, in one line (exit 2): a file another
+    process holds, a full disk or a refused permission gave a DuckDB traceback (audit)."""
+    text = (str(exc).splitlines() or [type(exc).__name__])[0]
+    if held := re.search(r"Conflicting lock is held in (.*) \(PID (\d+)\)", text):
+        why = f"another process holds it (PID {held[2]}, {held[1]}): only one analyzer may use a file; stop it"
+    elif "No space left on device" in text:
+        why = "its disk is full: free space on it"
+    elif "Permission denied" in text:
+        why = "permission denied: let the analyzer's user read and write it and its folder"
+    else:
+        why = f"{text[:300]}: fix it"
+    return f"PODTAX_ANALYZER_DB: cannot open {path}: {why}, or name another file (podtax up: another --data-dir)"
+
+
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
     tune_for_batches(settings.analyzer_batch)
-    store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
+    try:
+        store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
+    except (duckdb.Error, OSError) as exc:
+        raise ConfigError(open_problem(exc, settings.analyzer_db)) from None
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None
     app = create_app(store, token, settings.api_reads_need_token)

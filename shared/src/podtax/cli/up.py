@@ -124,9 +124,15 @@ def claim(data: Path) -> IO[str]:
         lock.close()
         raise fail(f"the data dir {data} is in use by podtax up (pid {pid}); stop it or pass another --data-dir",
                    2) from None
-    lock.truncate(0)
-    lock.write(f"{os.getpid()}\n")
-    lock.flush()
+    try:
+        lock.truncate(0)
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+    except OSError as exc:  # a full disk gave a traceback here (audit): the first write `up` makes
+        with contextlib.suppress(OSError):  # closing flushes the unwritten pid again
+            lock.close()
+        raise fail(f"--data-dir {data}: cannot write {data / LOCK_FILE} ({exc.strerror}); free space on its disk "
+                   f"or choose another --data-dir", 2) from None
     return lock
 
 
@@ -143,18 +149,36 @@ def check_port(option: str, port: int, host: str = "127.0.0.1") -> None:
             raise fail(f"{option} {port}: {host}:{port} {why}; choose another port", 2) from None
 
 
-def _wait_http(url: str, timeout: float) -> bool:
+def last_line(log: Path) -> str:
+    """The last non-empty line of a child's log (a service that refuses to start says why there, last)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+
+
+def _wait_started(api_url: str, children: list[Child], timeout: float) -> tuple[str, int] | None:
+    """Wait for the analyzer's API to answer; else what went wrong and the exit status. A child that exits with status 2
+    (its settings or its files are wrong) is named with the reason it gave at once: restarting it cannot help, and
+    `up` said only that the analyzer did not answer, 30 s later (audit)."""
     import httpx
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        for child in children:
+            if child.proc and child.proc.poll() == 2:
+                return f"{child.name} did not start: {last_line(child.log)} (see {child.log})", 2
         try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return True
+            if httpx.get(f"{api_url}/healthz", timeout=1).status_code == 200:
+                return None
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    return False
+    logs = [c.log for c in children if c.name == "analyzer"]
+    return f"the analyzer did not answer on {api_url}; see {logs[0] if logs else 'its log'}", 1
 
 
 def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: bool = False,
@@ -335,9 +359,9 @@ def up(
                 deadline = time.monotonic() + 15
                 while not kubeconfig.exists() and time.monotonic() < deadline:  # type: ignore[union-attr]
                     time.sleep(0.1)
-        if not _wait_http(f"{api_url}/healthz", 30):
-            say(f"the analyzer did not answer on {api_url}; see {data / 'logs' / 'analyzer.log'}")
-            return 1
+        if failed := _wait_started(api_url, children, 30):
+            say(failed[0])
+            return failed[1]
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
                 "kubeconfig": runner_kube, "api_token_file": str(api_token_file),
                 "nomad_addr": runner_nomad, "metrics": metrics_urls,

@@ -1,0 +1,76 @@
+"""A DuckDB file or a data dir that cannot be used at start (audit): the analyzer gave a DuckDB traceback when
+another process held its file (or its disk was full), and `podtax up` said only "the analyzer did not answer",
+30 s later; `podtax up` on a full disk gave a traceback at its first write (its lock file). Now the analyzer exits 2
+with one line naming PODTAX_ANALYZER_DB, why and what to do; `podtax up` names a child that exits 2 while starting
+with the reason it gave, at once (exit 2); and a data dir it cannot write is one line, exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from podtax import natsserver
+
+CLI = [sys.executable, "-m", "podtax.cli.main"]
+HOLD = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(300)"
+
+
+@pytest.fixture
+def held_db(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+    """A DuckDB file another process holds open (DuckDB locks it: one writer process per file)."""
+    path = tmp_path / "data" / "podtax.duckdb"
+    path.parent.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        yield path, holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}
+
+
+def test_the_analyzer_names_a_held_file_in_one_line(held_db: tuple[Path, int], nats_url: str) -> None:
+    path, holder = held_db
+    env = {**clean_env(), "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(path),
+           "PODTAX_ANALYZER_PORT": str(natsserver.free_port())}
+    done = subprocess.run([sys.executable, "-m", "podtax_analyzer"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {path}: another process holds it "
+                           f"(PID {holder},"), last
+    assert "or name another file" in last
+
+
+def test_up_names_the_reason_a_service_did_not_start(held_db: tuple[Path, int]) -> None:
+    path, holder = held_db
+    done = subprocess.run([*CLI, "up", "--data-dir", str(path.parent), "--api-port", str(natsserver.free_port()),
+                           "--no-kubesim", "--node", "held-node"], env=clean_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert line.startswith("error: analyzer did not start: podtax-analyzer: PODTAX_ANALYZER_DB: cannot open "
+                           f"{path}: another process holds it (PID {holder},"), line
+    assert line.endswith(f"(see {path.parent / 'logs' / 'analyzer.log'})"), line
+
+
+def test_up_on_a_data_dir_it_cannot_write_is_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "up.lock").symlink_to("/dev/full")  # every write fails, as on a full disk
+    done = subprocess.run([*CLI, "up", "--data-dir", str(data), "--api-port", str(natsserver.free_port()),
+                           "--no-kubesim"], env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: --data-dir {data}: cannot write {data / 'up.lock'} (Invalid argument); free space on its disk or "
+        "choose another --data-dir"], done.stderr
