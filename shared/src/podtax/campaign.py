@@ -86,7 +86,13 @@ class TestSpec(Strict):
         seen: dict[str, tuple[int, ...]] = {}
         for index in itertools.product(*(range(len(self.matrix[k])) for k in keys)):
             combo = {**self.params, **{k: self.matrix[k][i] for k, i in zip(keys, index)}}
-            cell = templates.params_key(self._validated(template, combo, info.context))
+            valid = self._validated(template, combo, info.context)
+            if (server := template.remote_server(valid)) is not None and _new_rule(info):
+                raise ParamError(f"{server!r} is not loopback: podtax chooses where a network test's client connects "
+                                 "(the host side to its own server on loopback, the pod side to the server pod the "
+                                 "runner starts where `topology` says); drop server, or give 127.0.0.1 or ::1",
+                                 "matrix" if "server" in self.matrix else "params", "server")
+            cell = templates.params_key(valid)
             first = seen.setdefault(cell, index)
             if first != index and _new_rule(info):  # one cell twice: the planner builds the same run ids twice
                 key, i, j = next((k, a, b) for k, a, b in zip(keys, first, index) if a != b)

@@ -167,6 +167,15 @@ class Template:
             field = str(errs[0]["loc"][0]) if errs and errs[0]["loc"] else None
             raise TemplateError("invalid-params", f"{self.name}: {problems}", field) from None
 
+    def remote_server(self, params: Mapping[str, Any]) -> str | None:
+        """Where this network test's client would connect when that is not this machine's loopback (None for
+        loopback, or a test without a server). Only the runner aims a client elsewhere: a pod side's, at the
+        server pod it started; the host side runs host->host on loopback (podtax.netpair)."""
+        if "server" not in self.params.model_fields or params.get("server") is None:
+            return None
+        server = str(params["server"])
+        return None if server in LOOPBACK else server
+
     def build_argv(self, raw: Mapping[str, Any], workdir: str = "/tmp") -> list[str]:
         params = self.validate(raw)
         if self.argv is None:

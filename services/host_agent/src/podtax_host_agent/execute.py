@@ -168,6 +168,17 @@ def device_problem(run: events.RunSpec) -> str | None:
     return None
 
 
+def target_problem(run: events.RunSpec) -> str | None:
+    """Why the run's network client must not start, or None: a host run's client connects only to the server
+    it starts on loopback (host->host); aimed at any other address it would send traffic, as long and as fast
+    as the parameters say, to a host the run request chose."""
+    if (server := templates.get(run.test).remote_server(run.params)) is None:
+        return None
+    return (f"{run.test} server {server[:80]!r} is not this node's loopback: the host side of a network test runs "
+            f"host->host (its own server on 127.0.0.1 or ::1), and only pod runs connect to a server the runner "
+            f"starts (`topology`); drop `server` from the campaign's {run.test} parameters")
+
+
 async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_version: str | None, *,
                        pass_fds: Sequence[int] = (), on_start: Callable[[int, str], None] | None = None) -> Outcome:
     """Validate (raises templates.TemplateError) and execute one run, wrapped in the provenance block.

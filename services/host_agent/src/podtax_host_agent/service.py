@@ -23,6 +23,7 @@ from podtax_host_agent.execute import (
     leftover_data_files,
     run_template,
     space_problem,
+    target_problem,
     workdir_problem,
 )
 
@@ -94,6 +95,9 @@ class Agent:
             return
         if problem := device_problem(run):
             await self.refuse(run, "bad-device", problem)
+            return
+        if problem := target_problem(run):
+            await self.refuse(run, "bad-target", problem)
             return
         version = (self.facts.tool_versions if self.facts else {}).get(template.tool)
         if version is None:
