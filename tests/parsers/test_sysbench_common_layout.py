@@ -27,7 +27,8 @@ def _runs() -> list[str]:
 
 def _variants(run: str, rng: random.Random) -> list[str]:
     lines = run.split("\n")
-    out = [run, run.rstrip("\n"), run + "\n", run.replace("  ", " "), run.replace(":", ": ", 3)]
+    out = [run, run.rstrip("\n"), run + "\n", run.replace("  ", " "), run.replace(":", ": ", 3),
+           run.replace(":  ", ":\t ", 2), run.replace("  ", "\u00a0 ", 1), run.replace("\n    ", "\n\t", 1)]
     out += [text for _, text in damage.line_edits(run, 12, rng)]
     out += [text for _, text in damage.truncations(run, rng, 4)][-8:]
     for _ in range(40):
