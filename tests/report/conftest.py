@@ -3,11 +3,13 @@ analyzer app (uvicorn on a free port in a thread), so the CLI and a browser fetc
 
 from __future__ import annotations
 
+import io
+import json
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, redirect_stdout
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -20,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "analysis"))
 
 from analysis_synth import CellSpec, SideSpec, fixture_campaign, insert_cells, lognormal  # noqa: E402
 from podtax import events, natsserver  # noqa: E402
+from podtax.cli.main import main  # noqa: E402
 from podtax.derive import derive  # noqa: E402
 from podtax_analyzer.api import create_app  # noqa: E402
 from podtax_analyzer.store import Store  # noqa: E402
@@ -171,3 +174,30 @@ def serve_batches(folder: Path, batches: Iterable[list[events.Envelope]]) -> Ite
             yield url
     finally:
         store.close()
+
+
+def served_campaigns(name: str, campaigns: Iterable[str],
+                     events_of: Callable[[str, int], list[events.Envelope]]) -> Callable[..., Iterator[str]]:
+    """A module fixture yielding the URL of the analyzer app serving ``campaigns``, each one's events
+    ``events_of(campaign, month)`` a month apart from month 1 (serve_batches in a folder named ``name``)."""
+
+    @pytest.fixture(scope="module")
+    def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+        batches = (events_of(campaign, month) for month, campaign in enumerate(campaigns, start=1))
+        with serve_batches(tmp_path_factory.mktemp(name), batches) as u:
+            yield u
+
+    return url
+
+
+def cli_output(*argv: str) -> str:
+    """What `podtax <argv>` printed; it must exit 0."""
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(list(argv)) == 0
+    return buf.getvalue()
+
+
+def json_cells(*argv: str) -> dict[str, dict]:
+    """The cells of `podtax <argv> --json` (report or compare) by metric."""
+    return {c["metric"]: c for c in json.loads(cli_output(*argv, "--json"))["cells"]}

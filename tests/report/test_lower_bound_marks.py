@@ -8,20 +8,16 @@ derive/parser into a real DuckDB file, served by the real analyzer app, read by 
 from __future__ import annotations
 
 import csv
-import io
-import json
 import re
-from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import openpyxl
 import pytest
 from podtax import events
-from podtax.cli.main import main
 from podtax.cli.report_phases import STATISTIC, from_api
 
-from tests.report.conftest import serve_batches, timeline_run
+from tests.report.conftest import cli_output, json_cells, served_campaigns, timeline_run
 from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
 
 # campaign: backend -> (seconds, given up at (or None)); every nomad run of "slow" and "fast" has one given up
@@ -44,34 +40,18 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
     return out
 
 
-@pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    batches = (_events(campaign, month) for month, campaign in enumerate(CAMPAIGNS, start=1))
-    with serve_batches(tmp_path_factory.mktemp("marks"), batches) as u:
-        yield u
-
-
-def _cli(*argv: str) -> str:
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        assert main(list(argv)) == 0
-    return buf.getvalue()
-
-
-def _cells(url: str, campaign: str) -> dict[str, dict]:
-    return {c["metric"]: c for c in json.loads(_cli("report", campaign, "--json", "--api",
-                                                    url))["cells"]}
+url = served_campaigns("marks", CAMPAIGNS, _events)
 
 
 def test_the_sentence_says_at_least_for_a_bound_median(url: str) -> None:
-    c = _cells(url, "slow")["provisioned_max_ms"]
+    c = json_cells("report", "slow", "--api", url)["provisioned_max_ms"]
     assert c["pod_lower_bound"] and c["verdict"] == "slower", c
     assert "nomad median at least 25000 ms" in c["sentence"], c["sentence"]  # was "nomad median 25000 ms"
     assert "kubernetes median at least" not in c["sentence"]
 
 
 def test_csv_and_workbook_carry_the_bounds(url: str, tmp_path: Any) -> None:
-    _cli("export", "slow", "--csv", str(tmp_path / "csv"), "--api", url)
+    cli_output("export", "slow", "--csv", str(tmp_path / "csv"), "--api", url)
     with open(tmp_path / "csv" / "comparisons.csv", newline="") as f:
         rows = {r["metric"]: r for r in csv.DictReader(f)}
     assert (rows["provisioned_max_ms"]["pod_lower_bound"], rows["provisioned_max_ms"]["host_lower_bound"]) == \
@@ -79,7 +59,7 @@ def test_csv_and_workbook_carry_the_bounds(url: str, tmp_path: Any) -> None:
     assert rows["provisioned_p50_ms"]["pod_lower_bound"] == "false"
     assert "at least" in rows["provisioned_max_ms"]["sentence"]
 
-    _cli("export", "slow", "--xlsx", str(tmp_path / "slow.xlsx"), "--api", url)
+    cli_output("export", "slow", "--xlsx", str(tmp_path / "slow.xlsx"), "--api", url)
     wb = openpyxl.load_workbook(tmp_path / "slow.xlsx")
     summary = list(wb["summary"].iter_rows(values_only=True))
     head = next(i for i, r in enumerate(summary) if r and r[0] == "node" and "metric" in r)
@@ -96,7 +76,7 @@ def test_csv_and_workbook_carry_the_bounds(url: str, tmp_path: Any) -> None:
 
 
 def test_the_html_phase_plot_and_caption_mark_the_given_up_objects(url: str, tmp_path: Any) -> None:
-    _cli("report", "fast", "--html", str(tmp_path / "fast.html"), "--api", url)
+    cli_output("report", "fast", "--html", str(tmp_path / "fast.html"), "--api", url)
     html = (tmp_path / "fast.html").read_text()
     section = html[html.index('id="phases"'):]
     prov = section[section.index("· provisioned</h3>"):]
@@ -109,19 +89,18 @@ def test_the_html_phase_plot_and_caption_mark_the_given_up_objects(url: str, tmp
 
 
 def test_compare_marks_a_bound_ratio(url: str) -> None:
-    cells = {c["metric"]: c for c in json.loads(_cli("compare", "exact", "fast", "--json", "--api",
-                                                     url))["cells"]}
+    cells = json_cells("compare", "exact", "fast", "--api", url)
     c = cells["provisioned_max_ms"]
     assert (c["base_bound"], c["new_bound"]) == (None, "at least"), c  # NEW's candidate is bounded
     assert f"≥ {c['new_value']:.3f} in fast" in c["sentence"], c["sentence"]
     assert cells["provisioned_p50_ms"]["new_bound"] is None
-    text = _cli("compare", "exact", "fast", "--all-metrics", "--api", url)
+    text = cli_output("compare", "exact", "fast", "--all-metrics", "--api", url)
     assert f"≥ {c['new_value']:.3f}" in text, text
 
 
 def test_the_narrow_layout_keeps_bounds_and_metric_names(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "80")
-    text = _cli("report", "fast", "--all-metrics", "--api", url)
+    text = cli_output("report", "fast", "--all-metrics", "--api", url)
     assert "…" not in text, text
     for suffix in ("max_ms", "p50_ms", "p95_ms", "p99_ms"):  # one line each, under "provisioned_"
         assert re.search(rf"^\s+{suffix}\b", text, re.M), (suffix, text)
@@ -145,7 +124,7 @@ def test_the_narrow_phase_table_breaks_cells_only_between_words(url: str, campai
     """At 80 columns the phase table folded its headers and flags mid-word ('kubernete' / 's', 'statisti' / 'c',
     'INSUFFI' / 'NT, ERR'): every cell now breaks only at a space or after '_', '/' or '·', '≥ value' whole."""
     monkeypatch.setenv("COLUMNS", "80")
-    text = _cli("report", campaign, "--api", url)
+    text = cli_output("report", campaign, "--api", url)
     start = text.index("lower is better for every phase\n") + len("lower is better for every phase\n")
     lines = text[start:text.index("  definitions (from -> to)")].splitlines()
     rows = from_api(url, campaign, 0.01, "holm")["rows"]

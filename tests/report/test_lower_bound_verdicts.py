@@ -8,17 +8,14 @@ through the real derive/parser into a real DuckDB file, served by the real analy
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from podtax import events, templates
-from podtax.cli.main import main
 from podtax_analyzer.stats.verdict import EXACT, LOWER, decide, quotient_bound
 
-from tests.report.conftest import serve_batches, timeline_run
+from tests.report.conftest import json_cells, served_campaigns, timeline_run
 
 PARAMS = templates.get("volume-churn").validate({"count": 20, "concurrency": 5}).model_dump()
 RUNS = 6
@@ -80,18 +77,7 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
     return out
 
 
-@pytest.fixture(scope="module")
-def url(tmp_path_factory):
-    batches = (_events(campaign, month) for month, campaign in enumerate(CAMPAIGNS, start=1))
-    with serve_batches(tmp_path_factory.mktemp("bounds"), batches) as u:
-        yield u
-
-
-def _cells(url: str, campaign: str) -> dict[str, dict]:
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        assert main(["report", campaign, "--json", "--api", url]) == 0
-    return {c["metric"]: c for c in json.loads(buf.getvalue())["cells"]}
+url = served_campaigns("bounds", CAMPAIGNS, _events)
 
 
 # ratio 0.5 or 2.0 with a tight interval, or 1.0 within the band; bound: which side's figure is a lower bound
@@ -129,17 +115,16 @@ REPORT = {
 
 @pytest.mark.parametrize(("campaign", "metric"), sorted(REPORT))
 def test_report_gives_no_verdict_a_bound_cannot_support(url, campaign, metric):
-    c = _cells(url, campaign)[metric]
+    c = json_cells("report", campaign, "--api", url)[metric]
     verdict, phrase = REPORT[campaign, metric]
     assert c["verdict"] == verdict, c["sentence"]
     assert phrase in c["sentence"], c["sentence"]
 
 
-def test_compare_gives_no_improvement_when_the_new_ratio_is_a_bound(url, capsys):
+def test_compare_gives_no_improvement_when_the_new_ratio_is_a_bound(url):
     """cpf -> cpa: nomad's slow volume finished at 12 s in cpf and was given up at 10 s in cpa, so cpa's ratio
     is only a lower bound and the change may be larger than shown: not "improved" (before: improved)."""
-    assert main(["compare", "cpf", "cpa", "--json", "--api", url]) == 0
-    cells = {c["metric"]: c for c in json.loads(capsys.readouterr().out)["cells"]}
+    cells = json_cells("compare", "cpf", "cpa", "--api", url)
     for metric in ("provisioned_max_ms", "provisioned_p99_ms"):
         c = cells[metric]
         assert c["change"] < 0.9 and c["verdict"] == "inconclusive", c["sentence"]
@@ -147,8 +132,7 @@ def test_compare_gives_no_improvement_when_the_new_ratio_is_a_bound(url, capsys)
                 and "the true change may be larger than shown; no verdict that it improved" in c["sentence"]), \
             c["sentence"]
     # the mirror: cpa -> cpf, BASE's ratio a lower bound, the true change at most the one shown: not "worsened"
-    assert main(["compare", "cpa", "cpf", "--json", "--api", url]) == 0
-    back = {c["metric"]: c for c in json.loads(capsys.readouterr().out)["cells"]}["provisioned_max_ms"]
+    back = json_cells("compare", "cpa", "cpf", "--api", url)["provisioned_max_ms"]
     assert back["change"] > 1.1 and back["verdict"] == "inconclusive", back["sentence"]
     assert "the true change may be smaller than shown; no verdict that it worsened" in back["sentence"]
 
@@ -163,7 +147,7 @@ def test_a_median_over_runs_is_a_bound_only_if_a_bound_run_can_move_it(url, camp
     """The median of 6 runs uses the 3rd and 4th: a bounded run above them cannot move it (before: cpc and cpc2
     showed "≥ 122.5", flagged LOWER_BOUND, "the true value is larger")."""
     for metric in ("provisioned_max_ms", "provisioned_p99_ms"):
-        c = _cells(url, campaign)[metric]
+        c = json_cells("report", campaign, "--api", url)[metric]
         assert c["pod_lower_bound"] is MEDIAN_BOUND[campaign] and not c["host_lower_bound"], (metric, c)
         assert ("LOWER_BOUND" in c["flags"]) is MEDIAN_BOUND[campaign], (metric, c["flags"])
         assert "ERRORS" in c["flags"], c["flags"]
@@ -185,7 +169,7 @@ COUNTED = {
 
 @pytest.mark.parametrize(("campaign", "metric"), sorted(COUNTED))
 def test_errors_says_which_objects_the_figure_counts(url, campaign, metric):
-    errors = _cells(url, campaign)[metric]["flag_details"]["ERRORS"]
+    errors = json_cells("report", campaign, "--api", url)[metric]["flag_details"]["ERRORS"]
     assert COUNTED[campaign, metric] in errors, errors
     if metric.startswith("provisioned"):
         assert "that did" not in errors and "look better than the backend was" not in errors, errors

@@ -12,7 +12,7 @@ from pathlib import Path
 from podtax import events
 from podtax.cli.main import main
 
-from tests.report.conftest import serve_batches
+from tests.report.conftest import cli_output, serve_batches
 from tests.report.test_report_hostile import result_events
 
 DETAIL = "expected a number, found '[/][link=http://evil.example]x[bold]' \x1b]0;pwned\x07\x1b[2J"
@@ -28,20 +28,13 @@ def _failed(campaign: str, n: int) -> list[events.Envelope]:
     return out
 
 
-def _report(url: str, campaign: str) -> str:
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        assert main(["report", campaign, "--api", url]) == 0
-    return buf.getvalue()
-
-
 def test_failure_details_are_printed_as_text(tmp_path: Path) -> None:
     host = [1000.0 + i for i in range(6)]
     batches = [result_events("cells", host, [v * 0.97 for v in host]) + _failed("cells", 2),  # a table, then warnings
                _failed("nocells", 3)]  # no comparable result: the warnings alone
     with serve_batches(tmp_path, batches) as url:
         for campaign in ("cells", "nocells"):
-            out = " ".join(_report(url, campaign).split())
+            out = " ".join(cli_output("report", campaign, "--api", url).split())
             assert "[/][link=http://evil.example]x[bold]" in out, out
             assert "\x1b" not in out and "\\x1b]0;pwned\\x07\\x1b[2J" in out, out  # no terminal escape
 
@@ -79,6 +72,6 @@ def test_control_characters_from_the_bus_never_reach_a_terminal(tmp_path: Path, 
     assert batch[-1].data.detail == "pod said \\x1b]0;pwned\\x07\\x1b[2J"
     with serve_batches(tmp_path, [batch]) as url:
         monkeypatch.setenv("COLUMNS", "300")
-        out = _report(url, "ctl") + _report(url, "ctl2")
+        out = cli_output("report", "ctl", "--api", url) + cli_output("report", "ctl2", "--api", url)
     assert "\x1b" not in out and "\x07" not in out
     assert "1.0.20\\x1b]0;pwned" in out.replace("\n", "")

@@ -8,9 +8,7 @@ DuckDB file, served by the real analyzer app, read by the real CLI: --json, the 
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 
 import openpyxl
@@ -20,7 +18,7 @@ from podtax.cli.main import main
 from podtax_analyzer.store import Store
 from timeline_synth import timeline_text
 
-from tests.report.conftest import serve_batches, timeline_run
+from tests.report.conftest import cli_output, serve_batches, timeline_run
 
 RUNS, COUNT = 6, 20
 NOT_BOUND = "not Bound after 2.5 s of the bind wait (no object progressed for 2 s: given up, the run went on)"
@@ -68,10 +66,8 @@ def url(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cells(url):
-    buf = io.StringIO()
-    with redirect_stdout(buf):
-        assert main(["report", "cps", "--json", "--api", url]) == 0
-    return {(c["node"], c["metric"]): c for c in json.loads(buf.getvalue())["cells"]}
+    report = json.loads(cli_output("report", "cps", "--json", "--api", url))
+    return {(c["node"], c["metric"]): c for c in report["cells"]}
 
 
 @pytest.mark.parametrize("node", CASES)

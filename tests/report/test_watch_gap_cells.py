@@ -15,12 +15,10 @@ from typing import Any
 
 import duckdb
 import openpyxl
-import pytest
 from podtax import events
 from podtax.cli.report_phases import from_api
 
-from tests.report.conftest import serve_batches, timeline_run
-from tests.report.test_lower_bound_marks import _cli
+from tests.report.conftest import cli_output, json_cells, served_campaigns, timeline_run
 from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
 
 # campaign -> the kubernetes runs (of 6, k-th slowest from 0) that had the gap: below the median, or at and above it
@@ -51,15 +49,11 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
     return out
 
 
-@pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    batches = (_events(campaign, month) for month, campaign in enumerate(CAMPAIGNS, start=1))
-    with serve_batches(tmp_path_factory.mktemp("gap"), batches) as u:
-        yield u
+url = served_campaigns("gap", CAMPAIGNS, _events)
 
 
 def test_a_cell_named_by_watch_gap_is_flagged(url: str, tmp_path: Any) -> None:
-    cells = {c["metric"]: c for c in json.loads(_cli("report", "gap", "--json", "--api", url))["cells"]}
+    cells = json_cells("report", "gap", "--api", url)
     c = cells["provisioned_p50_ms"]
     assert "WATCH_GAP" in c["flags"], c
     reason = c["flag_details"]["WATCH_GAP"]
@@ -69,10 +63,10 @@ def test_a_cell_named_by_watch_gap_is_flagged(url: str, tmp_path: Any) -> None:
     # the gapped runs are the two fastest: a smaller true time cannot move the median, the verdict stands
     assert "they lie below the median" in reason and c["verdict"] == "faster", c
 
-    text = _cli("report", "gap", "--all-metrics", "--api", url)
+    text = cli_output("report", "gap", "--all-metrics", "--api", url)
     assert "WATCH_GAP" in text and "after a dropped Kubernetes watch" in text, text  # the flag and its legend
 
-    _cli("report", "gap", "--html", str(tmp_path / "gap.html"), "--api", url)
+    cli_output("report", "gap", "--html", str(tmp_path / "gap.html"), "--api", url)
     html = (tmp_path / "gap.html").read_text()
     assert "WATCH_GAP" in html and "timed provisioned_p50_ms after a dropped watch" in html
 
@@ -80,7 +74,7 @@ def test_a_cell_named_by_watch_gap_is_flagged(url: str, tmp_path: Any) -> None:
 def test_a_median_resting_on_upper_bounds_makes_no_verdict_that_needs_them(url: str) -> None:
     """Kubernetes' median rests on runs timed after a dropped watch (3 of its 6 slowest): it may be faster than
     shown, so "nomad faster" (kubernetes slower) does not stand on it (stats/verdict.py's mirror of LOWER_BOUND)."""
-    cells = {c["metric"]: c for c in json.loads(_cli("report", "gaptop", "--json", "--api", url))["cells"]}
+    cells = json_cells("report", "gaptop", "--api", url)
     c = cells["provisioned_p50_ms"]
     assert c["verdict"] == "inconclusive", c  # was "faster" (nomad 99% faster)
     assert "the median rests on them" in c["flag_details"]["WATCH_GAP"], c
@@ -95,21 +89,21 @@ def test_a_median_resting_on_upper_bounds_makes_no_verdict_that_needs_them(url: 
 def test_compare_marks_a_ratio_resting_on_an_upper_bound(url: str) -> None:
     """gap -> gaptop: gaptop's kubernetes median (the ratio's baseline) is only an upper bound, so its
     nomad/kubernetes ratio is only a lower bound (before: both bare, base_bound and new_bound null)."""
-    cells = {c["metric"]: c for c in json.loads(_cli("compare", "gap", "gaptop", "--json", "--api", url))["cells"]}
+    cells = json_cells("compare", "gap", "gaptop", "--api", url)
     c = cells["provisioned_p50_ms"]
     assert (c["base_bound"], c["new_bound"]) == (None, "at least"), c
     assert f"≥ {c['new_value']:.3f} in gaptop" in c["sentence"], c["sentence"]
     assert cells["accepted_p50_ms"]["new_bound"] is None, cells["accepted_p50_ms"]  # not named by the flag
-    text = _cli("compare", "gap", "gaptop", "--all-metrics", "--api", url)
+    text = cli_output("compare", "gap", "gaptop", "--all-metrics", "--api", url)
     assert f"≥ {c['new_value']:.3f}" in text and "(WATCH_GAP)" in text and "dropped watch" in text, text
 
 
 def test_the_report_and_phase_table_mark_the_upper_bound(url: str) -> None:
-    cells = {c["metric"]: c for c in json.loads(_cli("report", "gaptop", "--json", "--api", url))["cells"]}
+    cells = json_cells("report", "gaptop", "--api", url)
     c = cells["provisioned_p50_ms"]
     assert (c["host_upper_bound"], c["pod_upper_bound"]) == (True, False), c
     assert "kubernetes median at most" in c["sentence"] or "only an upper bound (≤" in c["sentence"], c["sentence"]
-    gap = {c["metric"]: c for c in json.loads(_cli("report", "gap", "--json", "--api", url))["cells"]}
+    gap = json_cells("report", "gap", "--api", url)
     assert not gap["provisioned_p50_ms"]["host_upper_bound"]  # the gapped runs lie below the median: exact
     rows = from_api(url, "gaptop", 0.01, "holm")["rows"]
     p50 = next(r for r in rows if r["metric"] == "provisioned_p50_ms")
@@ -118,13 +112,13 @@ def test_the_report_and_phase_table_mark_the_upper_bound(url: str) -> None:
     # the 3 slowest runs of 6 were late: every value at and above the pooled median is an upper bound
     assert pooled["kubernetes"]["p50_upper_bound"] and pooled["kubernetes"]["p99_upper_bound"], pooled
     assert not pooled["nomad"]["p50_upper_bound"], pooled
-    text = _cli("report", "gaptop", "--all-metrics", "--api", url)
+    text = cli_output("report", "gaptop", "--all-metrics", "--api", url)
     table = text[text.index("Control-plane phases"):]
     assert re.search(r"6 · ≤ 15,\d{3}", table) and "≤ = an upper bound (WATCH_GAP)" in table, table
 
 
 def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
-    _cli("export", "gaptop", "--csv", str(tmp_path / "csv"), "--api", url)
+    cli_output("export", "gaptop", "--csv", str(tmp_path / "csv"), "--api", url)
     with open(tmp_path / "csv" / "comparisons.csv", newline="") as f:
         rows = {r["metric"]: r for r in csv.DictReader(f)}
     assert (rows["provisioned_p50_ms"]["host_upper_bound"], rows["provisioned_p50_ms"]["pod_upper_bound"]) == \
@@ -134,12 +128,12 @@ def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
         late = [r for r in csv.DictReader(f) if r["upper_bound"] == "true"]
     assert len(late) == 3 * 20 and {r["phase"] for r in late} == {"provisioned"}, late[:3]  # 3 runs' 20 claims
 
-    _cli("export", "gaptop", "--parquet", str(tmp_path / "pq"), "--api", url)
+    cli_output("export", "gaptop", "--parquet", str(tmp_path / "pq"), "--api", url)
     with duckdb.connect() as con:
         assert con.execute(f"SELECT count(*) FROM '{tmp_path / 'pq' / 'phases.parquet'}' WHERE upper_bound") \
             .fetchone() == (60,)
 
-    _cli("export", "gaptop", "--xlsx", str(tmp_path / "g.xlsx"), "--api", url)
+    cli_output("export", "gaptop", "--xlsx", str(tmp_path / "g.xlsx"), "--api", url)
     wb = openpyxl.load_workbook(tmp_path / "g.xlsx")
     summary = list(wb["summary"].iter_rows(values_only=True))
     head = next(i for i, r in enumerate(summary) if r and r[0] == "node" and "metric" in r)
@@ -153,7 +147,7 @@ def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
 
 
 def test_the_html_cdf_marks_the_late_end_points(url: str, tmp_path: Any) -> None:
-    _cli("report", "gaptop", "--html", str(tmp_path / "g.html"), "--api", url)
+    cli_output("report", "gaptop", "--html", str(tmp_path / "g.html"), "--api", url)
     html = (tmp_path / "g.html").read_text()
     section = html[html.index('id="phases"'):]
     prov = section[section.index("· provisioned</h3>"):]
