@@ -13,7 +13,7 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
-from nats.js.errors import BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError
 from nats.js.kv import KeyValue
 
 from podtax import kvscan, subjects
@@ -23,6 +23,7 @@ DUPLICATE_WINDOW_S = 120.0  # JetStream drops a message whose Nats-Msg-Id it sto
 OWNER_POLL_S = 0.5  # how often a service waiting for a stream's owner looks again
 # What a request the server refuses (a permission) ends in: no answer
 DENIED = (NatsTimeout, TimeoutError, NoRespondersError)
+NO_ROOM = 10047  # JetStream's "insufficient storage resources": a file stream's max bytes do not fit its disk
 
 
 def replicas() -> int:
@@ -64,6 +65,14 @@ class Streams:
                     pass
                 except DENIED:
                     await self._owners(name, wait)
+                except APIError as exc:  # a traceback, and every service waiting for the stream (audit)
+                    if exc.err_code != NO_ROOM:
+                        raise
+                    from podtax.bus import BusError
+
+                    raise BusError(f"stream {name}: the NATS server has no room for its size limit of {max_bytes:,} "
+                                   "bytes (JetStream reserves a stream's limit on its disk): free space where "
+                                   "nats-server keeps JetStream, or lower PODTAX_NATS_STREAM_MAX_BYTES") from None
                 have = await self._stream_config(name)
             if have is not None and (foreign := _foreign(have)):
                 from podtax.bus import BusError

@@ -74,7 +74,10 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
         stop = stop_on_signals()
         health = await serve_health(settings.health_port, bus) if settings.health_port else None
         try:
-            await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True)
+            try:
+                await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True)
+            except BusError as exc:  # the streams cannot be as set (no room on the server's disk): no traceback
+                raise ConfigError(str(exc)) from None
             log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))
             await body(settings, bus, stop)
         finally:
@@ -86,6 +89,6 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
 
     try:
         return asyncio.run(_main())
-    except ConfigError as exc:  # found once running: the analyzer's DuckDB file cannot be opened
+    except ConfigError as exc:  # found once running (the analyzer's DuckDB file cannot be opened): said last
         print(f"podtax-{name}: {exc}", file=sys.stderr)
         return 2
