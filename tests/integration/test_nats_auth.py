@@ -345,3 +345,31 @@ async def test_a_service_refuses_a_stream_that_republishes(tmp_path: Path) -> No
     finally:
         await bus.close()
         server.stop()
+
+
+async def test_no_role_reads_or_writes_another_roles_inbox(buses: dict[str, Bus]) -> None:
+    """Every role could subscribe to `_INBOX.>` and publish there: as the host agent, an audit received every
+    event the other services pulled (JetStream delivers them to the puller's inbox) and could publish into their
+    inboxes. Each role now has inboxes of its own (natsauth.inbox_prefix), the only ones it may subscribe to."""
+    agent, parser, runner = buses["host_agent"], buses["parser"], buses["runner"]
+    seen: list[bytes] = []
+
+    async def spy(msg) -> None:  # type: ignore[no-untyped-def]
+        seen.append(msg.data)
+
+    for wildcard in ("_INBOX.>", "_INBOX_parser.>", ">"):
+        await agent.nc.subscribe(wildcard, cb=spy)
+    await agent.nc.flush()
+    sub = await parser.js.pull_subscribe(f"{subjects.RUN_LOG}.>", durable="parser-spied", stream=subjects.STREAM)
+    await runner.js.publish(f"{subjects.RUN_LOG}.host.n1", b'{"secret": 1}')
+    (msg,) = await sub.fetch(1, timeout=5)
+    assert msg.data == b'{"secret": 1}'
+    await agent.nc.flush()
+    assert seen == [], "the host agent read the parser's deliveries"
+    waiting = asyncio.create_task(sub.fetch(1, timeout=2))
+    await asyncio.sleep(0.5)
+    await agent.nc.publish(sub._sub.subject, b'{"forged": 1}')
+    await agent.nc.flush()
+    with pytest.raises((NatsTimeout, TimeoutError)):
+        await waiting
+    assert sub._sub.subject.startswith("_INBOX_parser.")

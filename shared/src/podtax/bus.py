@@ -26,6 +26,7 @@ import re
 import signal
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import nats
 from nats.aio.client import Client
@@ -81,8 +82,9 @@ class Bus(Streams, Consumers):
     async def connect(cls, url: str, source: str, *, timeout: float = 5.0, auth: dict[str, Any] | None = None) -> Bus:
         """auth: nats.connect() identity and TLS options (natsauth.connect_options); by default those of the
         PODTAX_NATS_* environment variables (user/password, nkey, creds file, TLS files)."""
+        from podtax import natsauth
+
         if auth is None:
-            from podtax import natsauth
             from podtax.config import Common, load
 
             auth = natsauth.connect_options(load(Common))
@@ -105,7 +107,7 @@ class Bus(Streams, Consumers):
             nc = await asyncio.wait_for(nats.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
-                drain_timeout=5, **auth,
+                drain_timeout=5, inbox_prefix=natsauth.inbox_prefix(auth.get("user") or _url_user(url)), **auth,
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
@@ -186,6 +188,11 @@ async def _stop_reconnecting(nc: Client) -> None:
         task.cancel()
         await asyncio.wait({task}, timeout=0.1)
     log.warning("NATS: the client's reconnect loop did not stop")
+
+
+def _url_user(url: str) -> str | None:
+    """The user name in the first server URL (`nats://cli:password@host:4222`, as `podtax up` writes it)."""
+    return urlsplit(url.split(",")[0].strip()).username
 
 
 def redact(url: str) -> str:

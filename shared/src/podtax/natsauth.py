@@ -3,7 +3,7 @@
 Every service reads its NATS identity from its settings (user/password, an nkey seed file or a
 .creds file, and TLS files: see config.Common). Each podtax role may publish only its own event
 families, dead letters, its own KV buckets and the JetStream API; everything a service receives
-comes through its inbox (pull consumers, request replies). `podtax up` writes a nats-server
+comes through its own inboxes (pull consumers, request replies: inbox_prefix). `podtax up` writes a nats-server
 configuration with one user per role and random passwords; deploy/ ships the same permissions.
 """
 
@@ -48,7 +48,7 @@ STREAMS = tuple(CREATORS)
 # The JetStream API a service uses, and no more (creating a stream: CREATORS; restoring one: nobody).
 JS_API = ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*",
           "$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>", "$JS.API.CONSUMER.>"]
-COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>", "_INBOX.>"]
+COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>"]
 # No podtax service removes a stream, a consumer or a message: an audit, logged in as the host agent (whose
 # password is on every node), purged the dead letters, cut them to one message by a stream update and deleted
 # the parser's consumer, which stopped parsing without a word. Nor does one change a stream: a change can add a
@@ -67,7 +67,13 @@ CONSUMERS: dict[str, tuple[str, ...]] = {
     "parser": ("parser",),
     "runner": ("runner-facts", "runner-campaigns", "runner-cancels", "runner-outcomes", "runner-cells"),
 }
-SUBSCRIBE = ["_INBOX.>"]
+
+
+def inbox_prefix(user: str | None) -> str:
+    """The inbox prefix of a connection as `user`: each role's own (`_INBOX_<role>`), the only subjects it may
+    subscribe to. With one `_INBOX.>` for all, an audit, as the host agent, received every event the other
+    services pulled (JetStream delivers to the puller's inbox) and could publish into their inboxes."""
+    return f"_INBOX_{user}" if user in OWN else "_INBOX"
 
 
 def others_consumers(role: str) -> list[str]:
@@ -84,7 +90,7 @@ def others_consumers(role: str) -> list[str]:
 def permissions(role: str) -> dict[str, Any]:
     create = [f"$JS.API.STREAM.CREATE.{name}" for name, owner in CREATORS.items() if owner == role]
     return {"publish": {"allow": OWN[role] + COMMON_PUBLISH + create, "deny": DENY_PUBLISH + others_consumers(role)},
-            "subscribe": {"allow": SUBSCRIBE}}
+            "subscribe": {"allow": [f"{inbox_prefix(role)}.>"]}}
 
 
 def _conf_value(value: Any) -> str:
