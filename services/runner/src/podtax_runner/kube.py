@@ -32,6 +32,8 @@ def job_name(run_id: str) -> str:
     return "podtax-" + hashlib.sha1(run_id.encode()).hexdigest()[:20]
 
 
+SUBMITTED = "podtax.io/submitted"  # when the run's campaign was submitted: tells this submission's Job from another's
+GONE_S = 60.0  # how long a Job left by another submission may take to go once deleted
 PRIVILEGED_LEVEL = "privileged"  # the Pod Security level a namespace needs for device runs
 POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
 
@@ -56,7 +58,7 @@ def device_access(device: str) -> tuple[dict[str, Any], dict[str, Any], dict[str
     return volume, mount, security
 
 
-def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str, Any]:
+def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str, submitted: str | None = None) -> dict[str, Any]:
     """The Job of one pod run: backoffLimit 0, TTL after finish, pinned to the node, no shell; a
     privileged container with exactly one device only for a run that reads an opted-in device."""
     argv = templates.get(run.test).build_argv(run.params, WORKDIR)
@@ -66,6 +68,8 @@ def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str,
     if run.test in netbench.NET_TESTS:  # the NetworkPolicies let a network test's client reach its server
         labels[netbench.ROLE_LABEL] = "client"
     annotations = {"podtax.io/run-id": run.run_id, "podtax.io/test": run.test}
+    if submitted:
+        annotations[SUBMITTED] = submitted
     resources = {k: v for k, v in (("requests", pod.requests), ("limits", pod.limits)) if v}
     volumes: list[dict[str, Any]] = [{"name": "work", "emptyDir": {}}]
     mounts: list[dict[str, Any]] = [{"name": "work", "mountPath": WORKDIR}]
@@ -100,6 +104,15 @@ def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str) -> dict[str,
             },
         },
     }
+
+
+def same_run(have: dict[str, str] | None, manifest: dict[str, Any]) -> bool:
+    """An existing Job of the run's name (`have`: its annotations) is this run's, made before a runner restart:
+    the same run id and campaign submission (a Job of a runner that did not record the submission: the run id)."""
+    want = manifest["metadata"]["annotations"]
+    have = have or {}
+    return have.get("podtax.io/run-id") == want["podtax.io/run-id"] and have.get(SUBMITTED, want.get(SUBMITTED)) \
+        == want.get(SUBMITTED)
 
 
 def with_retries(fn: Callable[[], T], what: str) -> T:
@@ -157,10 +170,12 @@ class KubeExecutor:
 
     # ------------------------------------------------------------ runs
 
-    def launch(self, run: events.RunSpec, pod: PodSpec) -> None:
-        """Start (or, after a runner restart, re-attach to) the Job of a pod run."""
+    def launch(self, run: events.RunSpec, pod: PodSpec, submitted: datetime | None = None) -> None:
+        """Start (or, after a runner restart, re-attach to) the Job of a pod run; `submitted`: when its campaign
+        was submitted, recorded on the Job so that a Job left by another submission is not taken for it."""
         if run.run_id not in self.tasks or self.tasks[run.run_id].done():
-            task = asyncio.create_task(self._run(run, pod), name=f"job {run.run_id}")
+            when = submitted.isoformat() if submitted else None
+            task = asyncio.create_task(self._run(run, pod, when), name=f"job {run.run_id}")
             self.tasks[run.run_id] = task
             task.add_done_callback(lambda t: self.tasks.pop(run.run_id, None) if self.tasks.get(run.run_id) is t
                                    else None)  # only runs in flight are kept
@@ -175,13 +190,13 @@ class KubeExecutor:
                 raise
         self._namespaces.add(ns)
 
-    async def _run(self, run: events.RunSpec, pod: PodSpec) -> None:
+    async def _run(self, run: events.RunSpec, pod: PodSpec, submitted: str | None = None) -> None:
         ns = pod.namespace or self.settings.runner_namespace
         name = job_name(run.run_id)
         server: netserver.Server | None = None
         keep = False  # a runner stopping leaves a Job running: the next runner re-attaches to it
         try:
-            manifest = job_manifest(run, pod, ns)
+            manifest = job_manifest(run, pod, ns, submitted)
             if netserver.needs_server(run):  # the network test's server side, where the topology says
                 try:
                     await asyncio.to_thread(self._ensure_namespace, ns)
@@ -189,7 +204,7 @@ class KubeExecutor:
                 except netbench.NetbenchError as exc:
                     await self._fail(run, "server-not-ready", str(exc))
                     return
-                manifest = job_manifest(netserver.pointed(run, server.address), pod, ns)
+                manifest = job_manifest(netserver.pointed(run, server.address), pod, ns, submitted)
             device = run_device(run, pod)
             if device and (why := await asyncio.to_thread(self._privileged_refusal, ns, device)):
                 await self._fail(run, "privileged-not-allowed", why)
@@ -240,13 +255,45 @@ class KubeExecutor:
         return None
 
     def _create(self, ns: str, manifest: dict[str, Any]) -> None:
+        """Create the run's Job. One of its name already there is followed when it is this run's (a restarted
+        runner); one left by another submission of a campaign of that name (the same run ids) is deleted first:
+        following it stored that old run's log as this run's (audit)."""
         self._ensure_namespace(ns)
-        try:
-            with_retries(lambda: self.batch.create_namespaced_job(ns, manifest), "create job")
-        except ApiException as exc:
-            if exc.status != 409:
+        name = manifest["metadata"]["name"]
+        for _ in range(2):
+            try:
+                with_retries(lambda: self.batch.create_namespaced_job(ns, manifest), "create job")
+                return
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+            try:
+                have = with_retries(lambda: self.batch.read_namespaced_job(name, ns), "read job")
+            except ApiException as exc:
+                if exc.status == 404:  # gone meanwhile
+                    continue
                 raise
-            log.info("job %s already exists: following it (runner restart)", manifest["metadata"]["name"])
+            if same_run(have.metadata.annotations, manifest):
+                log.info("job %s already exists: following it (runner restart)", name)
+                return
+            log.warning("job %s/%s was left by another submission (%s): deleting it, then starting this run's", ns,
+                        name, (have.metadata.annotations or {}).get(SUBMITTED, "not recorded"))
+            self._delete(ns, name)
+            self._gone(ns, name, have.metadata.uid)
+        raise RuntimeError(f"Job {ns}/{name} of another submission was deleted but came back; delete it by hand")
+
+    def _gone(self, ns: str, name: str, uid: str) -> None:
+        """Wait until the Job `uid` of that name is deleted (GONE_S at most)."""
+        deadline = time.monotonic() + GONE_S
+        while time.monotonic() < deadline:
+            try:
+                if self.batch.read_namespaced_job(name, ns).metadata.uid != uid:
+                    return
+            except ApiException as exc:
+                if exc.status == 404:
+                    return
+                raise
+            time.sleep(0.2)
 
     def _follow(self, ns: str, name: str, timeout_s: float) -> tuple[client.V1Pod, int | None, Any, Any] | None:
         """Watch the Job until it succeeds or fails; return its pod and container outcome."""
@@ -275,6 +322,7 @@ class KubeExecutor:
             return None
         pods = with_retries(lambda: self.core.list_namespaced_pod(ns, label_selector=f"job-name={name}").items,
                             "list pods")
+        pods = [p for p in pods if any(o.uid == job.metadata.uid for o in p.metadata.owner_references or [])]
         if not pods:
             raise RuntimeError(f"Job {ns}/{name} finished without a pod")
         p = pods[-1]

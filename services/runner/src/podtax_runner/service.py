@@ -90,7 +90,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 if templates.get(s.run.test).control_plane:
                     self.controlplane.launch(s.run, resume=True)  # removes what it left, runs it again
                 elif s.run.env == "kubernetes" and self.executor:
-                    self.executor.launch(s.run, state.campaign.pod)  # re-attaches to its Job
+                    self.executor.launch(s.run, state.campaign.pod, state.created_at)  # re-attaches to its Job
 
     async def catch_up(self, stop: asyncio.Event) -> None:
         """Let runs expire once the outcome consumer has handled its backlog; runs in flight then get
@@ -237,7 +237,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             event = events.run_requested(run, SOURCE).model_copy(update={"id": f"{run.run_id}.request"})
             await self.bus.publish(event)
         elif self.executor:
-            self.executor.launch(run, state.campaign.pod)
+            self.executor.launch(run, state.campaign.pod, state.created_at)
         else:
             await self.bus.publish(events.run_failed(events.RunFailed(
                 run=run, stage="runner", reason="no-kubernetes",
