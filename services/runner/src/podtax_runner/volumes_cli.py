@@ -43,7 +43,7 @@ def _kubernetes_where(kubeconfig: Path | None) -> str:
     return str(path or os.environ.get("KUBECONFIG") or "~/.kube/config")
 
 
-def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int]:
+def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int, int]:
     from kubernetes import client, config
 
     from podtax_runner.controlplane import cleanup, common
@@ -58,7 +58,9 @@ def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | 
     removed = cleanup.kubernetes(Kube(api_client(cfg)), namespace, common.selector(campaign), wait_s=60)
     for line in removed.remaining:  # each PV that stayed, and why
         typer.echo(f"still present: {line}", err=True)
-    return removed.names, removed.left
+    for line in removed.unlisted:  # each list that got no answer, and what it left
+        typer.echo(f"not cleaned: {line}", err=True)
+    return removed.names, removed.left, len(removed.unlisted)
 
 
 def _nomad_config(address: str | None) -> NomadConfig:
@@ -71,7 +73,7 @@ def _nomad_config(address: str | None) -> NomadConfig:
     return dataclasses.replace(cfg, address=address or cfg.address, token=cfg.token or os.environ.get("NOMAD_TOKEN"))
 
 
-def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int]:
+def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> tuple[list[str], int, int]:
     from podtax_runner.controlplane import nomad
 
     client = nomad.Nomad(_nomad_config(address))
@@ -83,7 +85,7 @@ def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> 
         client.close()
     for line in removed.remaining:  # each volume that stayed, and why
         typer.echo(f"still present: {line}", err=True)
-    return removed.names, removed.left
+    return removed.names, removed.left, 0
 
 
 def _problem(name: str, where: str, exc: Exception) -> str:
@@ -136,7 +138,7 @@ def cleanup_cmd(
     left, problems = 0, []
     for name in [backend] if backend else list(BACKENDS):
         try:
-            names, still = (_kubernetes(kubeconfig, namespace, campaign) if name == "kubernetes"
+            names, still, unlisted = (_kubernetes(kubeconfig, namespace, campaign) if name == "kubernetes"
                             else _nomad(nomad_addr, namespace, campaign))
         except Exception as exc:  # noqa: BLE001 - unreachable backend, bad kubeconfig ...: said, not a traceback
             where = _kubernetes_where(kubeconfig) if name == "kubernetes" else _nomad_config(nomad_addr).address
@@ -144,8 +146,9 @@ def cleanup_cmd(
             continue
         for line in names:
             typer.echo(f"removed {line}")
-        typer.echo(f"{name}: removed {len(names)} object(s)" + (f", {still} still present" if still else ""))
-        left += still
+        typer.echo(f"{name}: removed {len(names)} object(s)" + (f", {still} still present" if still else "")
+                   + (f", {unlisted} list(s) not answered in time: not everything was cleaned" if unlisted else ""))
+        left += still + unlisted
     for problem in problems:
         typer.echo(problem, err=True)
     if problems and (backend or len(problems) == len(BACKENDS)):

@@ -1,10 +1,11 @@
 """Fault knobs of the cluster file (``faults:``), nomadsim's too: a create or delete that never answers; kubesim's
-own: a watch that drops.
+own: a watch that drops, a list that never answers.
 
     faults:
       hangCreates: ["persistentvolumeclaims/-0003"]   # POST of a claim whose name ends so: no answer
       hangDeletes: ["-0005"]                           # DELETE of any object whose name ends so: no answer
       dropWatches: [{resource: persistentvolumes, afterEvents: 3, downSeconds: 2}]
+      hangLists: ["persistentvolumes"]                 # a list (not a watch) of that resource: no answer
 
 An entry is a name ending, or ``<resource plural>/<name ending>`` to hang only that resource's calls. The
 request is read and then held, unanswered and without effect (the object is not created, or not deleted),
@@ -16,7 +17,9 @@ nomadsim reads the same knobs (its volume IDs are the names, its resource ``volu
 A ``dropWatches`` entry (kubesim's: it passes ``DROP`` in `extra`; nomadsim has no watches) drops one watch
 stream of a resource, once: the first of its streams to deliver ``afterEvents`` events (bookmarks not counted) is
 closed after them, and for ``downSeconds`` after that the resource's watch requests are refused (503), as while an
-API server restarts; its lists still answer.
+API server restarts; its lists still answer. A ``hangLists`` entry (kubesim's: ``HANG_LISTS`` in `extra`) is a
+resource plural whose lists (GET of the collection, not a watch, in a namespace or all) are held unanswered as a hung
+create is.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 KEYS = {"create": "hangCreates", "delete": "hangDeletes"}
 DROP = "dropWatches"
+HANG_LISTS = "hangLists"
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class Faults:
     hang_creates: tuple[str, ...] = ()
     hang_deletes: tuple[str, ...] = ()
     drop_watches: tuple[DropWatch, ...] = ()
+    hang_lists: tuple[str, ...] = ()  # resource plurals
 
     def hangs(self, op: str, plural: str, name: str) -> bool:
         """True when `op` ("create" or "delete") of object `name` of resource `plural` is to hang."""
@@ -69,7 +74,10 @@ def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
             raise ValueError(f"faults.{key}: a list of object name endings ('-0003', or "
                              f"'<resource>/-0003' for that resource's only), got {entries!r}")
         lists[key] = tuple(entries)
-    return Faults(lists["hangCreates"], lists["hangDeletes"], _drops(faults.get(DROP) or []))
+    hang_lists = faults.get(HANG_LISTS) or []
+    if not isinstance(hang_lists, list) or not all(isinstance(e, str) and e for e in hang_lists):
+        raise ValueError(f"faults.{HANG_LISTS}: a list of resource plurals ('persistentvolumes'), got {hang_lists!r}")
+    return Faults(lists["hangCreates"], lists["hangDeletes"], _drops(faults.get(DROP) or []), tuple(hang_lists))
 
 
 def _drops(entries: Any) -> tuple[DropWatch, ...]:

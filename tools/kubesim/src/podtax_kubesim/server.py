@@ -155,6 +155,10 @@ class Server:
                 return await self._watch(request, res, ns, name)
             if name:
                 return self._get(request, res, ns or "", name)
+            if res.plural in self.faults.hang_lists:  # fault hangLists (faults.py)
+                await self.stopping.wait()
+                raise ApiError(503, "ServiceUnavailable", f"the emulator stopped while holding a list of "
+                               f"{res.plural} (podtax kubesim fault)")
             return self._list(request, res, ns)
         if method == "POST":
             body = await self._body(request)

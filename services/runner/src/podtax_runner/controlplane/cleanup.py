@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kubernetes.client.rest import ApiException
 
@@ -19,6 +20,7 @@ from podtax_runner.controlplane.common import (
     NAME,
     Context,
     campaign_token,
+    last_error,
     timed_out,
 )
 from podtax_runner.controlplane.kubeapi import Kube, Obj
@@ -26,6 +28,7 @@ from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
 CLEANUP_WAIT_S = 30.0  # how long a Kubernetes run's cleanup waits for what it left behind to go (kubernetes)
+T = TypeVar("T")
 
 
 @dataclass
@@ -33,12 +36,27 @@ class Removed:
     names: list[str] = field(default_factory=list)  # "kind namespace/name" of each object deleted
     left: int = 0  # objects (claims, pods, PVs of deleted claims) still present after waiting
     remaining: list[str] = field(default_factory=list)  # each PV still present: which, and why
+    unlisted: list[str] = field(default_factory=list)  # each list that got no answer in time: what it left, and why
 
 
 def _items(kube: Kube, namespaced: object, everywhere: object, namespace: str | None, selector: str) -> list[Obj]:
     if namespace:
         return kube.call("list", namespaced, namespace, label_selector=selector).get("items") or []
     return kube.call("list", everywhere, label_selector=selector).get("items") or []
+
+
+def _listed(out: Removed, what: str, then: str, list_: Callable[[], T]) -> T | None:
+    """`list_()`, or None when it got no answer in time (by the cleanup's wait, at least kubeapi.READ_MIN_S): said in
+    `out.unlisted` (`what` was not listed, so `then`). Before, a hung list held the cleanup 60 s a call, past its
+    wait, and then ended it: what came after it was neither deleted nor said."""
+    try:
+        return list_()
+    except CALL_ERRORS as exc:
+        if not timed_out(exc):
+            raise
+        out.unlisted.append(f"{what}: not listed, the list got no answer in time ({type(last_error(exc)).__name__}: "
+                            f"{last_error(exc)}), so {then}")
+        return None
 
 
 def _delete(kube: Kube, fn: object, name: str, ns: str) -> bool:
@@ -145,20 +163,25 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
     What stays is counted in `left`, each PV said in `remaining` (an audit: 7 Released PVs stayed and
     `podtax volumes cleanup` said "removed 0 object(s)"). Its requests are not counted in `kube`'s timeline:
     they are not the run's work (an audit: a run's LISTs while waiting 30 s for a PV left behind made its
-    requests_per_object 24.2 against 2.3). All within `wait_s` but for the calls in flight then (each at most
-    kubeapi.TIMEOUT): a delete whose turn comes later is not sent."""
+    requests_per_object 24.2 against 2.3). All within `wait_s` but for the calls in flight then (a delete at most
+    kubeapi.TIMEOUT, a list kubeapi.READ_MIN_S: Kube.reads_by): a delete whose turn comes later is not sent. A list
+    that gets no answer in time is said in `unlisted` with what it left undeleted or unchecked, and the cleanup goes
+    on without it (before, a hung list held it 60 s, then ended it: what came after was neither deleted nor said)."""
     kube = Kube(kube.api)  # the same cluster, no timeline: nothing counted
     core = kube.core
     out = Removed()
-    deadline = time.monotonic() + wait_s
-    pods = [p["metadata"] for p in _items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces,
-                                          namespace, selector)]
+    deadline = kube.reads_by = time.monotonic() + wait_s
+    where = f"{selector} in namespace {namespace}" if namespace else f"{selector} in every namespace"
+    not_deleted = "none of them was deleted: they may stay"
+    pods = [p["metadata"] for p in _listed(out, f"pods of {where}", not_deleted, lambda: _items(
+        kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector)) or []]
     for m, ok in zip(pods, _side_by_side(deadline, [
             lambda m=m: _delete(kube, core.delete_namespaced_pod, m["name"], m["namespace"]) for m in pods])):
         if ok:
             out.names.append(f"pod {m['namespace']}/{m['name']}")
-    claims = [c["metadata"] for c in _items(kube, core.list_namespaced_persistent_volume_claim,
-                                            core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)]
+    claims = [c["metadata"] for c in _listed(out, f"claims of {where}", not_deleted, lambda: _items(
+        kube, core.list_namespaced_persistent_volume_claim, core.list_persistent_volume_claim_for_all_namespaces,
+        namespace, selector)) or []]
     # claims: their PVs (even ones provisioned after this) must go too
     deleted: set[tuple[str, str]] = {(m["namespace"], m["name"]) for m in claims}
     for m, ok in zip(claims, _side_by_side(deadline, [
@@ -166,7 +189,8 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
             for m in claims])):
         if ok:
             out.names.append(f"persistentvolumeclaim {m['namespace']}/{m['name']}")
-    orphans, unsure = _orphans(kube, namespace, selector, deleted)
+    orphans, unsure = _listed(out, f"persistent volumes whose claim of {where} is gone", not_deleted,
+                              lambda: _orphans(kube, namespace, selector, deleted)) or ([], [])
     volumes = {*volumes, *(pv["metadata"]["name"] for pv in orphans)}
     for pv, ok in zip(orphans, _side_by_side(deadline, [
             lambda pv=pv: _delete_pv(kube, pv["metadata"]["name"]) for pv in orphans])):
@@ -175,17 +199,22 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
             out.names.append(f"persistentvolume {pv['metadata']['name']} (of claim {ref['namespace']}/{ref['name']}, "
                              "which was gone)")
     out.remaining = [_unsure(pv) for pv in unsure]
+    unknown = "whether they are gone is not known: they may stay"
     while True:
-        left = (len(_items(kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector))
-                + len(_items(kube, core.list_namespaced_persistent_volume_claim,
-                             core.list_persistent_volume_claim_for_all_namespaces, namespace, selector)))
+        found = [_listed(out, f"pods of {where}", unknown, lambda: _items(
+                     kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector)),
+                 _listed(out, f"claims of {where}", unknown, lambda: _items(
+                     kube, core.list_namespaced_persistent_volume_claim,
+                     core.list_persistent_volume_claim_for_all_namespaces, namespace, selector))]
         stayed = []
         if deleted or volumes:
-            stayed = [pv for pv in kube.call("list", core.list_persistent_volume).get("items") or []
-                      if _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes]
-        out.left = left + len(stayed) + len(unsure)
-        if not left and not stayed or time.monotonic() > deadline:
-            out.remaining = [_why(pv) for pv in stayed] + out.remaining
+            stayed = _listed(out, "the persistent volumes of the deleted claims", unknown, lambda: [
+                pv for pv in kube.call("list", core.list_persistent_volume).get("items") or []
+                if _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes])
+        left = sum(len(items) for items in found if items is not None)
+        out.left = left + len(stayed or []) + len(unsure)
+        if stayed is None or None in found or not left and not stayed or time.monotonic() > deadline:
+            out.remaining = [_why(pv) for pv in stayed or []] + out.remaining
             return out
         time.sleep(0.2)
 
@@ -194,21 +223,31 @@ def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, volumes:
     """Delete what a run left once its work is done (measured; `volumes` as for kubernetes), waiting up to
     CLEANUP_WAIT_S; timeline.left_behind is what stayed. A cleanup that fails (the API gone, or not answering, after
     the work) is logged and `left`, what the run knows it left, recorded instead, as Nomad's run does (nomad.
-    _clean_run): it never fails a run whose timeline is complete (an audit: it ended as kubernetes-no-answer)."""
+    _clean_run): it never fails a run whose timeline is complete (an audit: it ended as kubernetes-no-answer). A list
+    that got no answer in time leaves what it did not list: said, and `left` counted if more than what was seen."""
     try:
-        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S,
-                                           volumes=volumes).left
+        removed = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S, volumes=volumes)
+        timeline.left_behind = max(removed.left, left) if removed.unlisted else removed.left
+        _say_unlisted(ctx, removed)
     except Exception as exc:  # noqa: BLE001 - said; the run's measurements stand
         timeline.left_behind = left
         log.warning("run %s: its cleanup failed (%s: %s), %d object(s) may stay: remove them with `podtax volumes "
                     "cleanup --backend kubernetes`", ctx.run.run_id, type(exc).__name__, exc, left)
 
 
+def _say_unlisted(ctx: Context, removed: Removed) -> None:
+    for line in removed.unlisted:
+        log.warning("run %s: its cleanup did not clean everything: %s; remove what stays with `podtax volumes cleanup "
+                    "--backend kubernetes --campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
+
+
 def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
     """Delete what a failed or stopped run created (waiting up to CLEANUP_WAIT_S for it to go); a cleanup error is
     logged, never masks the run's."""
     try:
-        timeline.left_behind = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S).left
+        removed = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S)
+        timeline.left_behind = removed.left
+        _say_unlisted(ctx, removed)
     except Exception as exc:  # noqa: BLE001 - the first error is the one to report
         log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",
                     ctx.run.run_id, exc)

@@ -35,6 +35,7 @@ ATTEMPTS = 3
 # a read changes nothing; a create or delete sent twice could (its object's error says what happened instead)
 READS = frozenset({"list", "get"})
 TIMEOUT = (10, 60)  # (connect, read) seconds of one request; a call with no answer by then is given up
+READ_MIN_S = 5.0  # the least a list or get is given under Kube.reads_by, however little of it is left
 # urllib3's own retries, under Kube.call's counted ones: a connection that fails is tried again (3 times, as its
 # default), a request sent and not answered in TIMEOUT is not. Its default also re-sends an idempotent request
 # (DELETE, GET) whose answer timed out, unseen and uncounted: a hung DELETE took 4 read timeouts (4 minutes) to give
@@ -58,6 +59,7 @@ class Kube:
         self.core = client.CoreV1Api(api)
         self.timeline = timeline
         self._down: tuple[float, Unreachable] | None = None  # since when no request reached the API, and why
+        self.reads_by: float | None = None  # time.monotonic() by which a list or get should have its answer
 
     def _count(self, verb: str) -> None:
         if self.timeline is not None:
@@ -72,7 +74,7 @@ class Kube:
 
         def attempt() -> Obj:
             self._count(verb)
-            resp = fn(*args, _preload_content=False, _request_timeout=TIMEOUT, **kwargs)
+            resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(verb), **kwargs)
             self.reached()
             data = resp.data
             return json.loads(data) if data else {}
@@ -90,6 +92,14 @@ class Kube:
             if (error := self.missed(exc)) is not None:
                 raise error from None
             raise
+
+    def _timeout(self, verb: str) -> tuple[float, float]:
+        """One attempt's (connect, read) timeouts: TIMEOUT; a read's cut to what is left before `reads_by`, but
+        never below READ_MIN_S (a cleanup's lists: one that hung held it TIMEOUT past its wait)."""
+        if self.reads_by is None or verb not in READS:
+            return TIMEOUT
+        left = max(READ_MIN_S, self.reads_by - time.monotonic())
+        return min(TIMEOUT[0], left), min(TIMEOUT[1], left)
 
     def reached(self) -> None:
         """A request got an answer: the API is up."""
