@@ -373,3 +373,24 @@ async def test_no_role_reads_or_writes_another_roles_inbox(buses: dict[str, Bus]
     with pytest.raises((NatsTimeout, TimeoutError)):
         await waiting
     assert sub._sub.subject.startswith("_INBOX_parser.")
+
+
+async def test_the_host_agent_makes_no_consumer_but_its_own(buses: dict[str, Bus]) -> None:
+    """The host agent's password is on every node, and with a consumer of its own on any subject it read every
+    campaign, log and result. It may make only consumers of run requests for hosts, and pull only from those."""
+    from nats.js.api import ConsumerConfig
+
+    agent, cli = buses["host_agent"], buses["cli"]
+    await cli.js.publish(subjects.join(subjects.CAMPAIGN_SUBMITTED, "c"), b'{"secret": 1}')
+    campaigns = f"{subjects.CAMPAIGN_SUBMITTED}.>"
+    for attempt in (agent.js.add_consumer(subjects.STREAM, ConsumerConfig(name="spy", filter_subject=campaigns)),
+                    agent.js.add_consumer(subjects.STREAM, durable_name="spy", filter_subject=campaigns),
+                    agent.js.add_consumer(subjects.STREAM, ConsumerConfig(filter_subject=campaigns)),
+                    agent.js.add_consumer(subjects.STREAM, ConsumerConfig(name="spy")),
+                    agent.js.pull_subscribe(campaigns, stream=subjects.STREAM)):
+        with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
+            await asyncio.wait_for(attempt, 2)
+    assert [c.name for c in await cli.js.consumers_info(subjects.STREAM)] == []
+    sub = await agent._subscribe(ConsumerSpec("host-agent-n1", [subjects.join(subjects.RUN_REQUESTED, "host", "n1")]))
+    await buses["runner"].js.publish(subjects.join(subjects.RUN_REQUESTED, "host", "n1"), b"{}")
+    assert [m.data for m in await sub.fetch(1, timeout=5)] == [b"{}"]

@@ -87,8 +87,9 @@ class Consumers:
         log.warning("dead-lettered %s: %s", msg.subject, reason)
 
     async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
-        config = ConsumerConfig(
-            durable_name=spec.durable, ack_policy=AckPolicy.EXPLICIT, deliver_policy=DeliverPolicy.ALL,
+        config = ConsumerConfig(  # `name` too: the API subject then carries the filter (natsauth.CONSUMER_API)
+            name=spec.durable, durable_name=spec.durable, ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
             max_deliver=spec.max_deliver, ack_wait=spec.ack_wait_s, max_ack_pending=50_000,
             filter_subjects=list(spec.subjects) if len(spec.subjects) > 1 else None,
             filter_subject=spec.subjects[0] if len(spec.subjects) == 1 else None,
