@@ -3,6 +3,7 @@ analyzer app (uvicorn on a free port in a thread), so the CLI and a browser fetc
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import sys
@@ -12,8 +13,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, redirect_stdout
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import openpyxl
 import pytest
 import uvicorn
 from fastapi import FastAPI
@@ -56,21 +59,14 @@ def headline(cells: list[dict]) -> list[dict]:
 def exported_verdicts(app: FastAPI, campaign: str, tmp: Path) -> dict[str, tuple[str, str, str, str]]:
     """Metric -> (the workbook table's verdict column, comparisons.csv's verdict and direction, comparisons.parquet's
     direction), each fetched from the app's export routes (one node, so one row per metric)."""
-    import csv
-    import io
     import zipfile
 
     import duckdb
-    import openpyxl
     from fastapi.testclient import TestClient
-    from podtax_analyzer.workbook import TABLE_TITLE
 
     client = TestClient(app)
-    ws = openpyxl.load_workbook(io.BytesIO(client.get(f"/api/campaigns/{campaign}/export.xlsx").content))["summary"]
-    rows = list(ws.iter_rows(values_only=True))
-    at = next(i for i, r in enumerate(rows) if r[0] == TABLE_TITLE) + 1
-    head = list(rows[at])
-    book = {r[head.index("metric")]: r[head.index("verdict")] for r in rows[at + 1:]}
+    cells = workbook_cells(io.BytesIO(client.get(f"/api/campaigns/{campaign}/export.xlsx").content))
+    book = {m: c["verdict"] for m, c in cells.items()}
     files = {}
     for fmt in ("csv", "parquet"):
         zipped = client.get(f"/api/campaigns/{campaign}/export.zip", params={"format": fmt}).content
@@ -201,3 +197,24 @@ def cli_output(*argv: str) -> str:
 def json_cells(*argv: str) -> dict[str, dict]:
     """The cells of `podtax <argv> --json` (report or compare) by metric."""
     return {c["metric"]: c for c in json.loads(cli_output(*argv, "--json"))["cells"]}
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of an exported CSV file, by column."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def workbook_cells(book: Path | io.BytesIO) -> dict[str, dict[str, Any]]:
+    """The comparison table of an exported workbook's summary sheet: metric -> {column: value} (one node)."""
+    from podtax_analyzer.workbook import TABLE_TITLE
+
+    rows = list(openpyxl.load_workbook(book)["summary"].iter_rows(values_only=True))
+    at = next(i for i, r in enumerate(rows) if r[0] == TABLE_TITLE) + 1
+    return {r[rows[at].index("metric")]: dict(zip(rows[at], r, strict=True)) for r in rows[at + 1:] if r[0]}
+
+
+def sheet_rows(book: Path, sheet: str) -> list[dict[str, Any]]:
+    """The rows of a workbook's sheet under its header row, by column."""
+    rows = list(openpyxl.load_workbook(book)[sheet].iter_rows(values_only=True))
+    return [dict(zip(rows[0], r, strict=True)) for r in rows[1:]]

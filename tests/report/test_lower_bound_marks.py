@@ -7,17 +7,23 @@ derive/parser into a real DuckDB file, served by the real analyzer app, read by 
 
 from __future__ import annotations
 
-import csv
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import openpyxl
 import pytest
 from podtax import events
 from podtax.cli.report_phases import STATISTIC, from_api
 
-from tests.report.conftest import cli_output, json_cells, served_campaigns, timeline_run
+from tests.report.conftest import (
+    cli_output,
+    csv_rows,
+    json_cells,
+    served_campaigns,
+    sheet_rows,
+    timeline_run,
+    workbook_cells,
+)
 from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
 
 # campaign: backend -> (seconds, given up at (or None)); every nomad run of "slow" and "fast" has one given up
@@ -52,27 +58,21 @@ def test_the_sentence_says_at_least_for_a_bound_median(url: str) -> None:
 
 def test_csv_and_workbook_carry_the_bounds(url: str, tmp_path: Any) -> None:
     cli_output("export", "slow", "--csv", str(tmp_path / "csv"), "--api", url)
-    with open(tmp_path / "csv" / "comparisons.csv", newline="") as f:
-        rows = {r["metric"]: r for r in csv.DictReader(f)}
+    rows = {r["metric"]: r for r in csv_rows(tmp_path / "csv" / "comparisons.csv")}
     assert (rows["provisioned_max_ms"]["pod_lower_bound"], rows["provisioned_max_ms"]["host_lower_bound"]) == \
         ("true", "false"), rows["provisioned_max_ms"]
     assert rows["provisioned_p50_ms"]["pod_lower_bound"] == "false"
     assert "at least" in rows["provisioned_max_ms"]["sentence"]
 
     cli_output("export", "slow", "--xlsx", str(tmp_path / "slow.xlsx"), "--api", url)
-    wb = openpyxl.load_workbook(tmp_path / "slow.xlsx")
-    summary = list(wb["summary"].iter_rows(values_only=True))
-    head = next(i for i, r in enumerate(summary) if r and r[0] == "node" and "metric" in r)
-    cols = summary[head]
-    table = {r[cols.index("metric")]: r for r in summary[head + 1:] if r and r[0]}
-    bound = table["provisioned_max_ms"]
-    assert bound[cols.index("candidate median is a lower bound (LOWER_BOUND)")] is True, bound
-    assert bound[cols.index("baseline median is a lower bound (LOWER_BOUND)")] is False, bound
-    phases = list(wb["phases"].iter_rows(values_only=True))
-    col = phases[0].index("lower bound (given up while waiting: took longer)")
-    given_up = [r for r in phases[1:] if r[col]]
-    assert len(given_up) == RUNS and {(r[3], r[4]) for r in given_up} == {("nomad", "provisioned")}, given_up
-    assert all(r[5] == pytest.approx(25_000, rel=0.01) for r in given_up)
+    bound = workbook_cells(tmp_path / "slow.xlsx")["provisioned_max_ms"]
+    assert bound["candidate median is a lower bound (LOWER_BOUND)"] is True, bound
+    assert bound["baseline median is a lower bound (LOWER_BOUND)"] is False, bound
+    given_up = [r for r in sheet_rows(tmp_path / "slow.xlsx", "phases")
+                if r["lower bound (given up while waiting: took longer)"]]
+    assert len(given_up) == RUNS and {(r["environment"], r["phase"]) for r in given_up} == {("nomad", "provisioned")}, \
+        given_up
+    assert all(r["latency (ms)"] == pytest.approx(25_000, rel=0.01) for r in given_up)
 
 
 def test_the_html_phase_plot_and_caption_mark_the_given_up_objects(url: str, tmp_path: Any) -> None:

@@ -7,18 +7,24 @@ derive/parser into a real DuckDB file, served by the real analyzer app, read by 
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
-import openpyxl
 from podtax import events
 from podtax.cli.report_phases import from_api
 
-from tests.report.conftest import cli_output, json_cells, served_campaigns, timeline_run
+from tests.report.conftest import (
+    cli_output,
+    csv_rows,
+    json_cells,
+    served_campaigns,
+    sheet_rows,
+    timeline_run,
+    workbook_cells,
+)
 from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
 
 # campaign -> the kubernetes runs (of 6, k-th slowest from 0) that had the gap: below the median, or at and above it
@@ -119,13 +125,11 @@ def test_the_report_and_phase_table_mark_the_upper_bound(url: str) -> None:
 
 def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
     cli_output("export", "gaptop", "--csv", str(tmp_path / "csv"), "--api", url)
-    with open(tmp_path / "csv" / "comparisons.csv", newline="") as f:
-        rows = {r["metric"]: r for r in csv.DictReader(f)}
+    rows = {r["metric"]: r for r in csv_rows(tmp_path / "csv" / "comparisons.csv")}
     assert (rows["provisioned_p50_ms"]["host_upper_bound"], rows["provisioned_p50_ms"]["pod_upper_bound"]) == \
         ("true", "false"), rows["provisioned_p50_ms"]
     assert rows["accepted_p50_ms"]["host_upper_bound"] == "false"
-    with open(tmp_path / "csv" / "phases.csv", newline="") as f:
-        late = [r for r in csv.DictReader(f) if r["upper_bound"] == "true"]
+    late = [r for r in csv_rows(tmp_path / "csv" / "phases.csv") if r["upper_bound"] == "true"]
     assert len(late) == 3 * 20 and {r["phase"] for r in late} == {"provisioned"}, late[:3]  # 3 runs' 20 claims
 
     cli_output("export", "gaptop", "--parquet", str(tmp_path / "pq"), "--api", url)
@@ -134,16 +138,11 @@ def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
             .fetchone() == (60,)
 
     cli_output("export", "gaptop", "--xlsx", str(tmp_path / "g.xlsx"), "--api", url)
-    wb = openpyxl.load_workbook(tmp_path / "g.xlsx")
-    summary = list(wb["summary"].iter_rows(values_only=True))
-    head = next(i for i, r in enumerate(summary) if r and r[0] == "node" and "metric" in r)
-    cols = summary[head]
-    bound = {r[cols.index("metric")]: r for r in summary[head + 1:] if r and r[0]}["provisioned_p50_ms"]
-    assert bound[cols.index("baseline median is an upper bound (WATCH_GAP)")] is True, bound
-    assert bound[cols.index("candidate median is an upper bound (WATCH_GAP)")] is False, bound
-    phases = list(wb["phases"].iter_rows(values_only=True))
-    col = phases[0].index("upper bound (seen after a dropped watch: took less)")
-    assert len([r for r in phases[1:] if r[col]]) == 60
+    bound = workbook_cells(tmp_path / "g.xlsx")["provisioned_p50_ms"]
+    assert bound["baseline median is an upper bound (WATCH_GAP)"] is True, bound
+    assert bound["candidate median is an upper bound (WATCH_GAP)"] is False, bound
+    phases = sheet_rows(tmp_path / "g.xlsx", "phases")
+    assert len([r for r in phases if r["upper bound (seen after a dropped watch: took less)"]]) == 60
 
 
 def test_the_html_cdf_marks_the_late_end_points(url: str, tmp_path: Any) -> None:
