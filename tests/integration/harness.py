@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -135,6 +136,17 @@ def host_facts(i: int, source: str = "tests") -> events.HostFactsV1:
     """A small valid event (host facts of node n<i>) for tests of the bus itself."""
     return events.host_facts(events.HostFacts(node=f"n{i}", kernel="6.1", os="debian", cpu_model="x",
                                               hw_threads=2, arch="x86_64", tool_versions={}), source)
+
+
+async def event_data(nc: nats.aio.client.Client, subject: str) -> asyncio.Queue:
+    """A queue of the `data` of each event published on `subject` (a wildcard too) from now on."""
+    queue: asyncio.Queue = asyncio.Queue()
+
+    async def got(msg: nats.aio.msg.Msg) -> None:
+        await queue.put(json.loads(msg.data)["data"])
+
+    await nc.subscribe(subject, cb=got)
+    return queue
 
 
 async def stream_messages(url: str) -> int:

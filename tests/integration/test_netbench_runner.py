@@ -7,7 +7,6 @@ emulator's exec kubelet with its real pod network."""
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,6 +19,8 @@ from podtax.campaign import PodSpec
 from podtax.derive import derive
 from podtax_kubesim import podnet
 from podtax_runner.kube import KubeExecutor
+
+from tests.integration.harness import event_data
 
 pytestmark = pytest.mark.skipif(bool(podnet.unavailable()) or not shutil.which("iperf3"),
                                 reason="needs root, iproute2 and iperf3")
@@ -39,17 +40,8 @@ async def test_runner_starts_and_removes_the_server_of_each_topology(nats_url: s
     bus = await Bus.connect(nats_url, "test")
     await bus.ensure_streams()
     nc = await nats.connect(nats_url)
-    logs: asyncio.Queue = asyncio.Queue()
-    failures: asyncio.Queue = asyncio.Queue()
-
-    async def on_log(msg: nats.aio.msg.Msg) -> None:
-        await logs.put(json.loads(msg.data)["data"])
-
-    async def on_failure(msg: nats.aio.msg.Msg) -> None:
-        await failures.put(json.loads(msg.data)["data"])
-
-    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
-    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_failure)
+    logs = await event_data(nc, f"{subjects.RUN_LOG}.>")
+    failures = await event_data(nc, f"{subjects.RUN_FAILED}.>")
     settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubeconfig=sim.kubeconfig,
                            runner_namespace="net-runs")
     executor = KubeExecutor.create(settings, bus)
@@ -97,12 +89,7 @@ async def test_a_refused_server_pod_fails_the_run_and_leaves_nothing(nats_url: s
     bus = await Bus.connect(nats_url, "test")
     await bus.ensure_streams()
     nc = await nats.connect(nats_url)
-    failures: asyncio.Queue = asyncio.Queue()
-
-    async def on_failure(msg: nats.aio.msg.Msg) -> None:
-        await failures.put(json.loads(msg.data)["data"])
-
-    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_failure)
+    failures = await event_data(nc, f"{subjects.RUN_FAILED}.>")
     settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubeconfig=sim.kubeconfig,
                            runner_namespace="net-runs")
     executor = KubeExecutor.create(settings, bus)

@@ -5,7 +5,6 @@ a pod only when started with allow_privileged, as a real cluster's admission wou
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from pathlib import Path
 
@@ -16,6 +15,8 @@ from podtax import campaign, config, events, subjects
 from podtax.bus import Bus
 from podtax.campaign import PodSpec
 from podtax_runner.kube import FOLLOW_WATCH_S, KubeExecutor, job_manifest
+
+from tests.integration.harness import event_data
 
 NODE = "node-a"
 CLUSTER = {"nodes": [{"name": NODE, "cpu": "4", "memory": "8Gi"}]}
@@ -71,13 +72,7 @@ def test_campaign_refuses_a_pod_device_run_without_the_opt_in() -> None:
 
 async def _failures(nats_url: str) -> tuple[nats.aio.client.Client, asyncio.Queue]:
     nc = await nats.connect(nats_url)
-    queue: asyncio.Queue = asyncio.Queue()
-
-    async def got(msg: nats.aio.msg.Msg) -> None:
-        await queue.put(json.loads(msg.data)["data"])
-
-    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=got)
-    return nc, queue
+    return nc, await event_data(nc, f"{subjects.RUN_FAILED}.>")
 
 
 async def _until(predicate, timeout: float = 20.0):  # polls without blocking the executor's event loop

@@ -8,7 +8,6 @@ created; this submission's (a restarted runner) is still followed."""
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import UTC, datetime
 
 import nats
@@ -17,6 +16,8 @@ from podtax import config, events, subjects
 from podtax.bus import Bus
 from podtax.campaign import PodSpec
 from podtax_runner.kube import SUBMITTED, KubeExecutor, job_manifest, job_name
+
+from tests.integration.harness import event_data
 
 NODE = "node-a"
 NS = "podtax-runs"
@@ -43,12 +44,7 @@ async def published_log(nats_url: str, kubesim_factory, left: dict) -> tuple[str
     bus = await Bus.connect(nats_url, "test")
     await bus.ensure_streams()
     nc = await nats.connect(nats_url)
-    logs: asyncio.Queue = asyncio.Queue()
-
-    async def got(msg: nats.aio.msg.Msg) -> None:
-        await logs.put(json.loads(msg.data)["data"])
-
-    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=got)
+    logs = await event_data(nc, f"{subjects.RUN_LOG}.>")
     executor = KubeExecutor.create(config.load(config.RunnerSettings, nats_url=nats_url,
                                                runner_kubeconfig=sim.kubeconfig, runner_namespace=NS), bus)
     try:
