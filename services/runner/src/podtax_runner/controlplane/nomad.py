@@ -73,6 +73,8 @@ class NomadConfig:
 
 TIMEOUT = httpx.Timeout(60, connect=10)  # of one attempt, when no deadline is nearer
 CLEANUP_WAIT_S = 30.0  # what a run spends deleting what it left, past its deadline if need be
+CLEANUP_WORKERS = 8  # the cleanup's deletes in flight at once
+DELETE_MIN_S = 1.0  # the least a cleanup's delete is given before it is left, however many wait their turn
 
 # Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried
 _PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "does not support", "volume in use",
@@ -102,13 +104,16 @@ class Nomad:
     def close(self) -> None:
         self.http.close()
 
-    def request(self, verb: str, method: str, path: str, namespace: str | None = None, **kwargs: Any) -> Any:
+    def request(self, verb: str, method: str, path: str, namespace: str | None = None, *, until: float | None = None,
+                **kwargs: Any) -> Any:
         """One API call, retried as Kubernetes' are (kubeapi.ATTEMPTS, the same waits) on 429, a 5xx that
         is not one of Nomad's permanent answers, and connection errors: both sides of a comparison then
         meet API trouble alike (an audit: one 500 lost a Nomad volume while Kubernetes retried, so Nomad
         came out with fewer objects). A re-sent create is safe: Nomad updates an identical volume.
         Every attempt is counted. No attempt outlasts `deadline` and none starts after it (an audit: a hung
-        Nomad held a run with a 15 s timeout for 6 minutes, 60 s a read, 3 attempts a call)."""
+        Nomad held a run with a 15 s timeout for 6 minutes, 60 s a read, 3 attempts a call), nor `until`, this
+        call's own."""
+        by = self.deadline if until is None else min(until, self.deadline or until)
         params = {"namespace": namespace or self.cfg.namespace, **kwargs.pop("params", {})}
         if self.cfg.region:
             params["region"] = self.cfg.region
@@ -116,28 +121,29 @@ class Nomad:
         def attempt() -> Any:
             if self.timeline is not None:
                 self.timeline.count(verb)
-            resp = self.http.request(method, path, params=params, timeout=self._timeout(), **kwargs)
+            resp = self.http.request(method, path, params=params, timeout=self._timeout(by), **kwargs)
             if resp.status_code >= 400:
                 raise NomadError(resp.status_code, resp.text)
             return resp.json() if resp.content and resp.content.strip() not in (b"", b"null") else None
 
         try:
             return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
-                                retry_on=lambda exc: _transient(exc) and not self._late())
+                                retry_on=lambda exc: _transient(exc) and not self._late(by))
         except httpx.TransportError as exc:  # refused after the retries: the run ends (each volume failed before)
             if unreachable(exc):
                 raise Unreachable("nomad-unreachable", "Nomad", self.cfg.address, exc,
                                   "is it running? set PODTAX_RUNNER_NOMAD_ADDR to its address") from None
             raise
 
-    def _late(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline
+    def _late(self, by: float | None = None) -> bool:
+        by = self.deadline if by is None else by
+        return by is not None and time.monotonic() >= by
 
-    def _timeout(self) -> httpx.Timeout:
-        """One attempt's timeouts: TIMEOUT, cut to what is left before the deadline (none left: it fails)."""
-        if self.deadline is None:
+    def _timeout(self, by: float | None) -> httpx.Timeout:
+        """One attempt's timeouts: TIMEOUT, cut to what is left before `by` (a deadline; none left: it fails)."""
+        if by is None:
             return TIMEOUT
-        left = self.deadline - time.monotonic()
+        left = by - time.monotonic()
         if left <= 0:
             raise httpx.TimeoutException("no time left before the deadline")
         return httpx.Timeout(min(TIMEOUT.read or left, left), connect=min(TIMEOUT.connect or left, left))
@@ -277,9 +283,13 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
 
 def _clean_run(nomad: Nomad, ctx: Context, tl: Timeline) -> str:
     """Delete what the run left (within cleanup's wait, a hung Nomad included); tl.left_behind is what stayed.
-    Returns "" when nothing stayed, else what stayed or could not be deleted and how to remove it."""
+    Returns "" when nothing stayed, else what stayed or could not be deleted and how to remove it; each volume that
+    stayed is logged with why (it was a count only)."""
     try:
-        tl.left_behind = cleanup(nomad, ctx.run.campaign, ctx.label, ctx.namespace, CLEANUP_WAIT_S).left
+        removed = cleanup(nomad, ctx.run.campaign, ctx.label, ctx.namespace, CLEANUP_WAIT_S)
+        tl.left_behind = removed.left
+        for line in removed.remaining:
+            log.warning("run %s: still present: %s", ctx.run.run_id, line)
         what = f"{tl.left_behind} volume(s) still present after" if tl.left_behind else ""
     except Exception as exc:  # noqa: BLE001 - said, and never masks the run's own error
         maybe = [r.name for r in tl.objects.values() if "request_sent" in r.t and "gone" not in r.t]
@@ -313,8 +323,10 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
     wait until they are gone, `wait_s` at most, every call included (a Nomad that does not answer a listing fails
     it with httpx.TimeoutException then). The deletes run side by side, and one that gets no answer in time leaves
     its volume, said in `remaining`, not the others (an audit: a hung delete ended the cleanup, the volumes after it
-    stayed and `podtax volumes cleanup` blamed the address); it is not sent again. A delete whose turn came once the
-    wait had run out (8 hung deletes hold the 8 workers until then) is not sent, and said so."""
+    stayed and `podtax volumes cleanup` blamed the address); it is not sent again. With more volumes than workers,
+    each delete gets its share of the wait (at least DELETE_MIN_S): 8 hung deletes held the 8 workers until the wait
+    ran out, and every other volume was 'not tried', again at each new cleanup, as the listing came in the same
+    order (the hung ones first). A delete whose turn came once the wait had run out is not sent, and said so."""
     prefix, pattern = selection(campaign, label)
     out = Removed()
     end = time.monotonic() + wait_s
@@ -324,6 +336,7 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
     unsent: set[tuple[str, str]] = set()  # not sent: the wait had run out
     refused: dict[tuple[str, str], str] = {}
     went: set[tuple[str, str]] = set()  # deleted (or found gone) in this round
+    share = wait_s  # a delete's time in this round: its share of what is left of the wait
 
     def ours() -> list[tuple[str, str]]:
         nomad.deadline = end
@@ -336,7 +349,7 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
             return
         unsent.discard(volume)
         try:
-            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
+            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns, until=time.monotonic() + share)
             out.names.append(f"nomad volume {ns}/{vol_id}")
             went.add(volume)
         except httpx.TimeoutException:
@@ -351,7 +364,10 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
         while todo := [v for v in ours() if v not in hung]:
             nomad.deadline = end - reserve
             went.clear()
-            with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="podtax-cp-clean") as ex:
+            turns = -(-len(todo) // CLEANUP_WORKERS)  # deletes one worker sends, one after another
+            share = max(DELETE_MIN_S, (end - reserve - time.monotonic()) / turns)
+            with ThreadPoolExecutor(max_workers=min(CLEANUP_WORKERS, len(todo)),
+                                    thread_name_prefix="podtax-cp-clean") as ex:
                 list(ex.map(delete, todo))
             if time.monotonic() >= end - reserve:
                 break
