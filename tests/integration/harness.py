@@ -64,6 +64,20 @@ class Services:
         await self.start("runner", serve, settings)
         return self.tasks[-1]
 
+    async def campaign_stack(self, node: str, analyzer_port: int | None = None) -> None:
+        """What a campaign on `node` runs through: the analyzer (on `analyzer_port`, when given), the parser, the host
+        agent of `node` and the runner; returns once the runner has recorded the node (the agent's host facts)."""
+        if analyzer_port is not None:
+            await self.analyzer(port=analyzer_port)
+        await self.parser()
+        await self.agent(node=node)
+        await self.runner()
+        bus = await Bus.connect(self.nats_url, "test/stack")
+        try:
+            await node_known(bus, node)
+        finally:
+            await bus.close()
+
     async def crash(self, task: asyncio.Task[None]) -> None:
         """Kill a service abruptly: cancel its task and drop its connection without draining."""
         i = self.tasks.index(task)

@@ -17,7 +17,7 @@ from podtax.bus import Bus
 from podtax.cli.main import main as cli
 
 from tests.faults.drill import wait_header
-from tests.integration.harness import node_known, services
+from tests.integration.harness import services
 
 NODE = "n1"
 REPS = 12
@@ -39,13 +39,9 @@ async def test_status_api_and_report_agree_on_failed_runs_after_a_cancel(
     monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
     (tmp_path / "c.yaml").write_text(SPEC)
     async with services(nats_url, tmp_path) as s:
-        await s.analyzer(port=port)
-        await s.parser()
-        await s.agent(node=NODE)
-        await s.runner()
+        await s.campaign_stack(NODE, analyzer_port=port)
         bus = await Bus.connect(nats_url, "test")
         try:
-            await node_known(bus, NODE)  # the agent's host facts, as the runner records them
             assert await asyncio.to_thread(cli, ["campaign", "submit", str(tmp_path / "c.yaml")]) == 0
             await wait_header(bus, "stopped", lambda h: h["progress"][NODE].get("done", 0) >= 2, 120, "two runs done")
             assert await asyncio.to_thread(cli, ["campaign", "cancel", "stopped", "--wait", "20"]) == 0

@@ -8,10 +8,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from podtax.bus import Bus
 from podtax.cli.main import main as cli
 
-from tests.integration.harness import node_known, services
+from tests.integration.harness import services
 
 NODE = "n1"
 
@@ -38,14 +37,7 @@ async def test_follow_exits_non_zero_when_runs_failed(
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     (tmp_path / "c.yaml").write_text(spec(name, run_s, timeout_s))
     async with services(nats_url, tmp_path) as s:
-        await s.parser()
-        await s.agent(node=NODE)
-        await s.runner()
-        bus = await Bus.connect(nats_url, "test")
-        try:
-            await node_known(bus, NODE)  # the agent's host facts, as the runner records them
-        finally:
-            await bus.close()
+        await s.campaign_stack(NODE)
         assert await asyncio.to_thread(cli, ["campaign", "submit", str(tmp_path / "c.yaml")]) == 0
         assert await asyncio.to_thread(cli, ["campaign", "status", name, "--follow", "--timeout", "120"]) == code
     out = capsys.readouterr()

@@ -18,7 +18,7 @@ from podtax.bus import Bus
 from podtax.cli.main import main as cli
 
 from tests.faults.drill import wait_header
-from tests.integration.harness import node_known, services, wait_for
+from tests.integration.harness import services, wait_for
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 NODE = "n1"
@@ -51,13 +51,9 @@ async def test_importing_into_a_campaign_podtax_ran_is_refused_then_flagged(
     manifest = tmp_path / "m.csv"
     manifest.write_text(ROW)
     async with services(nats_url, tmp_path) as s:
-        await s.analyzer(port=port)
-        await s.parser()
-        await s.agent(node=NODE)
-        await s.runner()
+        await s.campaign_stack(NODE, analyzer_port=port)
         bus = await Bus.connect(nats_url, "test")
         try:
-            await node_known(bus, NODE)  # the agent's host facts, as the runner records them
             assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 0
             await wait_header(bus, "ran", lambda h: h.get("finished_at"), 120, "the campaign to finish")
         finally:
