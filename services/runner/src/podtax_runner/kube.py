@@ -260,12 +260,12 @@ class KubeExecutor:
         following it stored that old run's log as this run's (audit)."""
         self._ensure_namespace(ns)
         name = manifest["metadata"]["name"]
-        for _ in range(2):
+        for attempt in range(2):
             try:
                 with_retries(lambda: self.batch.create_namespaced_job(ns, manifest), "create job")
                 return
             except ApiException as exc:
-                if exc.status != 409:
+                if exc.status != 409 or attempt:  # a second conflict: no Job of that name could be replaced
                     raise
             try:
                 have = with_retries(lambda: self.batch.read_namespaced_job(name, ns), "read job")
@@ -280,7 +280,6 @@ class KubeExecutor:
                         name, (have.metadata.annotations or {}).get(SUBMITTED, "not recorded"))
             self._delete(ns, name)
             self._gone(ns, name, have.metadata.uid)
-        raise RuntimeError(f"Job {ns}/{name} of another submission was deleted but came back; delete it by hand")
 
     def _gone(self, ns: str, name: str, uid: str) -> None:
         """Wait until the Job `uid` of that name is deleted (GONE_S at most)."""

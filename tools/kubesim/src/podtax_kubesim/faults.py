@@ -6,6 +6,7 @@ own: a watch that drops, a list that never answers.
       hangDeletes: ["-0005"]                           # DELETE of any object whose name ends so: no answer
       dropWatches: [{resource: persistentvolumes, afterEvents: 3, downSeconds: 2}]
       hangLists: ["persistentvolumes"]                 # a list (not a watch) of that resource: no answer
+      failCreates: [{match: "jobs/", status: 500, times: 2}]   # the first 2 POSTs of a Job: a 500 Status
 
 An entry is a name ending, or ``<resource plural>/<name ending>`` to hang only that resource's calls. The
 request is read and then held, unanswered and without effect (the object is not created, or not deleted),
@@ -19,7 +20,9 @@ stream of a resource, once: the first of its streams to deliver ``afterEvents`` 
 closed after them, and for ``downSeconds`` after that the resource's watch requests are refused (503), as while an
 API server restarts; its lists still answer. A ``hangLists`` entry (kubesim's: ``HANG_LISTS`` in `extra`) is a
 resource plural whose lists (GET of the collection, not a watch, in a namespace or all) are held unanswered as a hung
-create is.
+create is. A ``failCreates`` entry (kubesim's: ``FAIL`` in `extra`) answers the first ``times`` creates matching
+``match`` (a name ending, or ``<plural>/<ending>``; an empty ending matches every name) with ``status`` (4xx or 5xx, a
+Kubernetes Status) and creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down.
 """
 
 from __future__ import annotations
@@ -31,6 +34,14 @@ from typing import Any
 KEYS = {"create": "hangCreates", "delete": "hangDeletes"}
 DROP = "dropWatches"
 HANG_LISTS = "hangLists"
+FAIL = "failCreates"
+
+
+@dataclass(frozen=True)
+class FailCreate:
+    match: str  # a name ending, or <plural>/<ending>
+    status: int
+    times: int  # 0: every matching create
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class Faults:
     hang_deletes: tuple[str, ...] = ()
     drop_watches: tuple[DropWatch, ...] = ()
     hang_lists: tuple[str, ...] = ()  # resource plurals
+    fail_creates: tuple[FailCreate, ...] = ()
 
     def hangs(self, op: str, plural: str, name: str) -> bool:
         """True when `op` ("create" or "delete") of object `name` of resource `plural` is to hang."""
@@ -55,6 +67,14 @@ class Faults:
             if name and name.endswith(ending) and only in ("", plural):
                 return True
         return False
+
+    def failing(self, plural: str, name: str) -> FailCreate | None:
+        """The failCreates entry that matches a create of object `name` of resource `plural` (the caller counts)."""
+        for entry in self.fail_creates:
+            only, _, ending = entry.match.rpartition("/")
+            if name.endswith(ending) and only in ("", plural):
+                return entry
+        return None
 
 
 def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
@@ -77,7 +97,21 @@ def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
     hang_lists = faults.get(HANG_LISTS) or []
     if not isinstance(hang_lists, list) or not all(isinstance(e, str) and e for e in hang_lists):
         raise ValueError(f"faults.{HANG_LISTS}: a list of resource plurals ('persistentvolumes'), got {hang_lists!r}")
-    return Faults(lists["hangCreates"], lists["hangDeletes"], _drops(faults.get(DROP) or []), tuple(hang_lists))
+    return Faults(lists["hangCreates"], lists["hangDeletes"], _drops(faults.get(DROP) or []), tuple(hang_lists),
+                  _fails(faults.get(FAIL) or []))
+
+
+def _fails(entries: Any) -> tuple[FailCreate, ...]:
+    out = []
+    for e in entries if isinstance(entries, list) else [entries]:
+        times = e.get("times", 0) if isinstance(e, dict) else None
+        ok = isinstance(e, dict) and set(e) <= {"match", "status", "times"} and isinstance(e.get("match"), str) \
+            and type(e.get("status")) is int and 400 <= e["status"] <= 599 and type(times) is int and times >= 0
+        if not ok:
+            raise ValueError(f"faults.{FAIL}: a list of {{match: <name ending or plural/ending>, status: <400-599>, "
+                             f"times: <n, 0 = always>}}, got {entries!r}")
+        out.append(FailCreate(e["match"], e["status"], times))
+    return tuple(out)
 
 
 def _drops(entries: Any) -> tuple[DropWatch, ...]:

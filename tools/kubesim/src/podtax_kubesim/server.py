@@ -57,6 +57,7 @@ class Server:
         self._drops = list(self.faults.drop_watches)  # fault dropWatches entries not yet used (each drops once)
         self._watch_down: dict[str, float] = {}  # plural -> until when (monotonic) its watches are refused
         self._sent: dict[int, int] = {}  # id(store watcher) -> events sent, while a dropWatches entry waits
+        self._failed: dict[int, int] = {}  # id(failCreates entry) -> creates it failed
         self.token = token  # when set, every request but PUBLIC needs "Authorization: Bearer <token>"
         self.bookmark_interval = bookmark_interval
         self.metrics = ApiMetrics()
@@ -172,6 +173,7 @@ class Server:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                "resource")
             await self._hang("create", res, (body.get("metadata") or {}).get("name") or "")
+            self._fail(res, (body.get("metadata") or {}).get("name") or "")
             warning = openapi.check_fields(res, body, request.query.get("fieldValidation", ""))
             return warned(reply(self.api.out(res, self.api.create(res, ns or "", body)), 201), warning)
         if method == "PUT":
@@ -203,6 +205,15 @@ class Server:
             await self.stopping.wait()
             raise ApiError(503, "ServiceUnavailable", f"the emulator stopped while holding the {op} of {name} "
                            "(podtax kubesim fault)")
+
+    def _fail(self, res: Resource, name: str) -> None:
+        """Fault failCreates (faults.py): answer a matching create with the entry's status, creating nothing."""
+        entry = self.faults.failing(res.plural, name)
+        if entry is None or (entry.times and self._failed.get(id(entry), 0) >= entry.times):
+            return
+        self._failed[id(entry)] = self._failed.get(id(entry), 0) + 1
+        reason = "InternalError" if entry.status >= 500 else "BadRequest"
+        raise ApiError(entry.status, reason, f"create of {res.plural} {name} failed (podtax kubesim fault failCreates)")
 
     @staticmethod
     async def _body(request: web.Request, optional: bool = False) -> Any:
