@@ -377,7 +377,8 @@ async def test_no_role_reads_or_writes_another_roles_inbox(buses: dict[str, Bus]
 
 async def test_the_host_agent_makes_no_consumer_but_its_own(buses: dict[str, Bus]) -> None:
     """The host agent's password is on every node, and with a consumer of its own on any subject it read every
-    campaign, log and result. It may make only consumers of run requests for hosts, and pull only from those."""
+    campaign, log and result (or get each message by its sequence). It may make only consumers of run requests
+    for hosts, pull only from those, and get no message."""
     from nats.js.api import ConsumerConfig
 
     agent, cli = buses["host_agent"], buses["cli"]
@@ -387,7 +388,8 @@ async def test_the_host_agent_makes_no_consumer_but_its_own(buses: dict[str, Bus
                     agent.js.add_consumer(subjects.STREAM, durable_name="spy", filter_subject=campaigns),
                     agent.js.add_consumer(subjects.STREAM, ConsumerConfig(filter_subject=campaigns)),
                     agent.js.add_consumer(subjects.STREAM, ConsumerConfig(name="spy")),
-                    agent.js.pull_subscribe(campaigns, stream=subjects.STREAM)):
+                    agent.js.pull_subscribe(campaigns, stream=subjects.STREAM),
+                    agent.js.get_msg(subjects.STREAM, 1), agent.js.get_last_msg(subjects.STREAM, campaigns)):
         with pytest.raises((NatsTimeout, TimeoutError, NoRespondersError)):
             await asyncio.wait_for(attempt, 2)
     assert [c.name for c in await cli.js.consumers_info(subjects.STREAM)] == []

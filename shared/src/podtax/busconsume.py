@@ -87,7 +87,7 @@ class Consumers:
         log.warning("dead-lettered %s: %s", msg.subject, reason)
 
     async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
-        config = ConsumerConfig(  # `name` too: the API subject then carries the filter (natsauth.CONSUMER_API)
+        config = ConsumerConfig(  # `name` too: the API subject then carries the filter (natsauth.ROLE_READ_API)
             name=spec.durable, durable_name=spec.durable, ack_policy=AckPolicy.EXPLICIT,
             deliver_policy=DeliverPolicy.ALL,
             max_deliver=spec.max_deliver, ack_wait=spec.ack_wait_s, max_ack_pending=50_000,

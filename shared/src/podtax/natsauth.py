@@ -46,14 +46,15 @@ CREATORS: dict[str, str] = {S.STREAM: "runner", S.DLQ_STREAM: "runner", f"KV_{S.
                             f"KV_{S.SCORES_BUCKET}": "analyzer"}
 STREAMS = tuple(CREATORS)
 # The JetStream API a service uses, and no more (creating a stream: CREATORS; restoring one: nobody).
-JS_API = ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*",
-          "$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>"]
+JS_API = ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*"]
 COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>"]
-# The consumers a role may make and use: any, but the host agent's password is on every node, and a consumer of
-# its own on any subject read every campaign, log and result. It makes only consumers of run requests for hosts
-# (bus.ConsumerSpec sends the filter in the API subject), and pulls only from those.
-CONSUMER_API = {"host_agent": [f"$JS.API.CONSUMER.CREATE.{S.STREAM}.*.{S.RUN_REQUESTED}.host.*",
-                               f"$JS.API.CONSUMER.INFO.{S.STREAM}.*", f"$JS.API.CONSUMER.MSG.NEXT.{S.STREAM}.*"]}
+# How a role may read streams: any consumer, and any message by its sequence or key (KV reads). But the host
+# agent's password is on every node, and with a consumer of its own on any subject, or a get by sequence, it
+# read every campaign, log and result. It makes only consumers of run requests for hosts (bus.ConsumerSpec
+# sends the filter in the API subject), pulls only from consumers of the events stream, and gets no message.
+READ_API = ["$JS.API.CONSUMER.>", "$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>"]
+ROLE_READ_API = {"host_agent": [f"$JS.API.CONSUMER.CREATE.{S.STREAM}.*.{S.RUN_REQUESTED}.host.*",
+                                f"$JS.API.CONSUMER.INFO.{S.STREAM}.*", f"$JS.API.CONSUMER.MSG.NEXT.{S.STREAM}.*"]}
 # No podtax service removes a stream, a consumer or a message: an audit, logged in as the host agent (whose
 # password is on every node), purged the dead letters, cut them to one message by a stream update and deleted
 # the parser's consumer, which stopped parsing without a word. Nor does one change a stream: a change can add a
@@ -94,8 +95,7 @@ def others_consumers(role: str) -> list[str]:
 
 def permissions(role: str) -> dict[str, Any]:
     create = [f"$JS.API.STREAM.CREATE.{name}" for name, owner in CREATORS.items() if owner == role]
-    consumers = CONSUMER_API.get(role, ["$JS.API.CONSUMER.>"])
-    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH + consumers + create,
+    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH + ROLE_READ_API.get(role, READ_API) + create,
                         "deny": DENY_PUBLISH + others_consumers(role)},
             "subscribe": {"allow": [f"{inbox_prefix(role)}.>"]}}
 
