@@ -44,8 +44,8 @@ def unvalidated(method: Any) -> Callable[..., Any]:
     """A bound API method of the client without pydantic's validate_call, which wraps each of them: our bodies
     are plain dicts of the API's JSON, which it turned into the client's models, every field checked, for the
     client to serialise straight back to the same dict (~0.13 ms of CPU a request). The API server validates.
-    A client before 34 has no such wrapper, nor has anything else: `method` itself. Built per request (~0.15 us, a
-    cache of them ~0.07: not worth keeping one per bound method against the ~130 us it saves)."""
+    A client before 34 has no such wrapper, nor has anything else: `method` itself. Built per request: a cache of them
+    per bound method saved ~0.1 us a request (0.22 against 0.10 us), beside the ~130 us the validation cost."""
     raw = getattr(method, "raw_function", None)
     self = getattr(method, "__self__", None)
     return method if raw is None or self is None else functools.partial(raw, self)
