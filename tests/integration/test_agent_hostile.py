@@ -11,38 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from podtax import campaign, config, events, localauth, natsauth, natsserver, subjects
+from podtax import campaign, config, events, subjects
 from podtax.bus import Bus
 from podtax.busconsume import REASON_HEADER
-from podtax.config import Common
 from podtax_host_agent.service import Agent
+
+from tests.integration.secured import connect, secured_fixture  # noqa: F401 - the fixture `secured`
 
 NODE = "n1"
 FAR = "203.0.113.7"  # TEST-NET-3: nobody's host
 
 
 @pytest.fixture
-def secured(tmp_path: Path) -> Iterator[tuple[natsserver.NatsServer, dict[str, str]]]:
-    users, conf = localauth.nats_users(tmp_path)
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
-    yield server, users
-    server.stop()
-
-
-async def _connect(server: natsserver.NatsServer, users: dict[str, str], role: str) -> Bus:
-    settings = config.load(Common, nats_url=server.url, nats_user=role, nats_password=users[role])
-    return await Bus.connect(server.url, f"test/{role}", auth=natsauth.connect_options(settings))
-
-
-@pytest.fixture
 async def agent_and_runner(secured, tmp_path: Path) -> AsyncIterator[tuple[Agent, Bus]]:  # type: ignore[no-untyped-def]
     server, users = secured
-    runner, bus = await _connect(server, users, "runner"), await _connect(server, users, "host_agent")
+    runner, bus = await connect(server, users, "runner"), await connect(server, users, "host_agent")
     await runner.ensure_streams(10 * 2**20, 3600)
     settings = config.load(config.HostAgentSettings, nats_url=server.url, agent_node=NODE,
                            agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,21 +17,10 @@ from podtax import config, events, localauth, natsauth, natsserver, subjects
 from podtax.bus import Bus, BusError, ConsumerSpec, redact
 from podtax.config import Common
 
+from tests.integration.secured import connect, secured_fixture  # noqa: F401 - the fixture `secured`
+
 NOW = events.now()
 RUN = events.RunSpec(run_id="r1", campaign="c", node="n", env="host", test="sysbench-cpu", params={"threads": 1})
-
-
-@pytest.fixture
-def secured(tmp_path: Path) -> Iterator[tuple[natsserver.NatsServer, dict[str, str]]]:
-    users, conf = localauth.nats_users(tmp_path)
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
-    yield server, users
-    server.stop()
-
-
-async def connect(server: natsserver.NatsServer, users: dict[str, str], role: str) -> Bus:
-    settings = config.load(Common, nats_url=server.url, nats_user=role, nats_password=users[role])
-    return await Bus.connect(server.url, f"test/{role}", auth=natsauth.connect_options(settings))
 
 
 @pytest.fixture
