@@ -17,7 +17,8 @@ up to the gap: the figures that rest on one are named in the run flag ``WATCH_GA
 failed otherwise (a 409 on create) has no time in the phase and stays out. Then
 ``objects_ok`` (objects without an error that reached every non-optional end point), ``errors``
 (the larger of the summary's count and the objects carrying an error), ``requests_per_object``
-(the client's own requests / objects in the log), ``server_requests_per_object`` (the API server's
+(the client's own requests of the run's work, the summary's ``requests``, not its set-up checks, ``setup_requests``
+/ objects in the log), ``server_requests_per_object`` (the API server's
 request counter delta / objects, when it was scraped) and ``wall_s``. Everything is lower-is-better
 except ``objects_ok``.
 

@@ -105,14 +105,20 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
 
 
 def server_count(scrape: Callable[[], dict[str, float] | None], tl: Timeline) -> Callable[[], None]:
-    """Scrape the server's request counter now; the callable returned scrapes it again into `tl.apiserver`. A run
-    calls it once its work is done, before its own cleanup, whose requests the harness does not count either (an
-    audit: a run waiting 30 s for a claim left behind LISTed every 0.2 s, and server_requests_per_object read 24.3
-    against requests_per_object 2.3)."""
-    before = scrape()
+    """Scrape the server's request counter now, and again once the run's set-up is done (tl.setup_done: its
+    checks are not per object, as in requests_per_object); the callable returned scrapes it again into
+    `tl.apiserver`. A run calls it once its work is done, before its own cleanup, whose requests the harness does
+    not count either (an audit: a run waiting 30 s for a claim left behind LISTed every 0.2 s, and
+    server_requests_per_object read 24.3 against requests_per_object 2.3)."""
+    before = {"counts": scrape()}
+
+    def set_up() -> None:
+        before["counts"] = scrape()
+
+    tl.setup_done = set_up
 
     def measured() -> None:
-        after = scrape() if before is not None else None
-        tl.apiserver = {"before": before, "after": after} if after is not None else None
+        after = scrape() if before["counts"] is not None else None
+        tl.apiserver = {"before": before["counts"], "after": after} if after is not None else None
 
     return measured

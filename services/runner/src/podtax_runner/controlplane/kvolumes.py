@@ -322,8 +322,9 @@ class VolumeChurnK8s(ObjectChurn):
 
     def execute(self) -> None:
         ctx, p = self.ctx, self.p
-        self.check_class()
-        self.kube.ensure_namespace(self.ns)
+        with self.tl.setting_up():
+            self.check_class()
+            self.kube.ensure_namespace(self.ns)
         watchers: list[Watcher] = []
         poller: threading.Thread | None = None
         polling = threading.Event()

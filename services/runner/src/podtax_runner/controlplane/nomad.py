@@ -256,11 +256,12 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         tl.mark(vol_id, "gone")
 
     try:
-        nomad.check_plugin(p.plugin_id)
-        # a volume of one of the run's IDs that exists already (left by an earlier run): Nomad would answer its
-        # create 200 without calling the plugin (it updates an identical volume), a provision of a few ms;
-        # failed as Kubernetes' 409 is
-        existing = {vol_id for _, vol_id in nomad.volume_ids(prefix, ns)}
+        with tl.setting_up():
+            nomad.check_plugin(p.plugin_id)
+            # a volume of one of the run's IDs that exists already (left by an earlier run): Nomad would answer its
+            # create 200 without calling the plugin (it updates an identical volume), a provision of a few ms;
+            # failed as Kubernetes' 409 is
+            existing = {vol_id for _, vol_id in nomad.volume_ids(prefix, ns)}
         for vol_id in sorted(existing.intersection(ids)):
             failed(vol_id, f"create: volume {ns}/{vol_id} exists already, left by an earlier run (Nomad answers "
                            f"an identical create without creating it): remove its leftovers with `podtax volumes "

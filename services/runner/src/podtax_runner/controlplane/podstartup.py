@@ -129,7 +129,8 @@ class PodStartupRun(ObjectChurn):
 
     def execute(self) -> None:
         ctx, p = self.ctx, self.p
-        self.kube.ensure_namespace(self.ns)
+        with self.tl.setting_up():
+            self.kube.ensure_namespace(self.ns)
         watcher: Watcher | None = None
         poller: threading.Thread | None = None
         polling = threading.Event()
