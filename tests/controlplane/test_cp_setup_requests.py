@@ -1,10 +1,10 @@
-"""requests_per_object counted the run's set-up checks too (the storage class list, the namespace's get and create on
+"""requests_per_object counted the run's set-up checks too (the storage class list and the namespace's create on
 Kubernetes; the plugin check and the list of existing volumes on Nomad): a few requests a run whatever its count, so
-the figure fell with the count (+0.3 at count 10, +0.03 at 100) and differed between the backends by their checks,
-not by their per-object work. The timeline now counts them apart (summary setup_requests), and requests_per_object
-is the run's work over its objects: the creates, the deletes and the watches, lists or polls that time them. The
-server's counter is scraped once the set-up is done, so server_requests_per_object leaves it out too. Real kubesim
-and nomadsim, the real runner and the timeline parser."""
+the figure fell with the count (2 of them: +0.2 at count 10, +0.02 at 100) and differed between the backends by their
+checks, not by their per-object work. The timeline now counts them apart (summary setup_requests), and
+requests_per_object is the run's work over its objects: the creates, the deletes and the watches, lists or polls that
+time them. The server's counter is scraped once the set-up is done, so server_requests_per_object leaves it out too.
+Real kubesim and nomadsim, the real runner and the timeline parser."""
 
 from __future__ import annotations
 
