@@ -385,3 +385,18 @@ async def test_the_host_agent_makes_no_consumer_but_its_own(buses: dict[str, Bus
     sub = await agent._subscribe(ConsumerSpec("host-agent-n1", [subjects.join(subjects.RUN_REQUESTED, "host", "n1")]))
     await buses["runner"].js.publish(subjects.join(subjects.RUN_REQUESTED, "host", "n1"), b"{}")
     assert [m.data for m in await sub.fetch(1, timeout=5)] == [b"{}"]
+
+
+async def test_the_host_agent_publishes_for_host_runs_only(buses: dict[str, Bus]) -> None:
+    """The host agent could publish raw logs and failures of pod runs (env kubernetes) of any node: one node's
+    compromised agent could set the pod side of every cell. It publishes those of host runs only now."""
+    agent, runner = buses["host_agent"], buses["runner"]
+    pod_run = RUN.model_copy(update={"env": "kubernetes"})
+    forged = [events.raw_log(events.RawLog(run=pod_run, stdout="x", exit_code=0, started_at=NOW, ended_at=NOW), "x"),
+              events.run_failed(events.RunFailed(run=pod_run, stage="agent", reason="r", detail="d"), "x")]
+    for event in forged:
+        assert await refused(agent, event.subject)
+    await agent.publish(events.raw_log(events.RawLog(run=RUN, stdout="x", exit_code=0, started_at=NOW,
+                                                     ended_at=NOW), "test/agent"))
+    info = await runner.js.stream_info(subjects.STREAM, subjects_filter="podtax.>")
+    assert info.state.subjects == {subjects.join(subjects.RUN_LOG, "host", "n"): 1}

@@ -32,7 +32,8 @@ OWN: dict[str, list[str]] = {
     "analyzer": _family(S.SCORE_UPDATED, S.CELL_STATS) + _kv(S.SCORES_BUCKET),
     "parser": _family(S.RUN_RESULT, S.RUN_FAILED),
     "runner": _family(S.RUN_REQUESTED, S.RUN_LOG, S.RUN_RESULT, S.RUN_FAILED) + _kv(S.RUNNER_BUCKET),
-    "host_agent": _family(S.RUN_LOG, S.RUN_FAILED, S.HOST_FACTS),
+    # host runs only: with the pod side's subjects too, one node's agent could forge every node's pod runs
+    "host_agent": [f"{S.RUN_LOG}.host.*", f"{S.RUN_FAILED}.host.*", *_family(S.HOST_FACTS)],
     "scheduler": _family(S.PLACEMENT_MADE),
     # the operator's CLI: campaigns, `podtax import` (raw logs), campaign state (cancel)
     "cli": _family(S.CAMPAIGN_SUBMITTED, S.CAMPAIGN_CANCELLED, S.RUN_LOG) + _kv(S.RUNNER_BUCKET),
