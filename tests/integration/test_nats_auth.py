@@ -291,7 +291,7 @@ async def test_only_a_streams_owner_creates_it(secured) -> None:  # type: ignore
             await bus["cli"].ensure_streams()
         parser = asyncio.create_task(bus["parser"].ensure_streams(10 * 2**20, 3600, wait=True))
         scores = asyncio.create_task(bus["scheduler"].kv(subjects.SCORES_BUCKET, wait=True))
-        await asyncio.sleep(6)  # past the refused create (no answer within the JetStream timeout, 5 s)
+        await asyncio.sleep(2)
         assert not parser.done() and not scores.done(), "they wait for the owners"
         await bus["runner"].ensure_streams(10 * 2**20, 3600)
         await bus["analyzer"].kv(subjects.SCORES_BUCKET)

@@ -77,6 +77,7 @@ class Bus(Streams, Consumers):
         self.js: JetStreamContext = nc.jetstream(publish_async_max_pending=20_000)
         self.source = source
         self._subs: list[JetStreamContext.PullSubscription] = []
+        self.role: str | None = None  # the podtax role of its NATS user (natsauth.ROLES), None for another
 
     @classmethod
     async def connect(cls, url: str, source: str, *, timeout: float = 5.0, auth: dict[str, Any] | None = None) -> Bus:
@@ -101,19 +102,22 @@ class Bus(Streams, Consumers):
             del errors[:-1]
 
         nc_ready = asyncio.Event()
+        user = auth.get("user") or _url_user(url)
 
         try:
             # nats-py retries the first connection forever when reconnects are unlimited: bound it.
             nc = await asyncio.wait_for(nats.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
-                drain_timeout=5, inbox_prefix=natsauth.inbox_prefix(auth.get("user") or _url_user(url)), **auth,
+                drain_timeout=5, inbox_prefix=natsauth.inbox_prefix(user), **auth,
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
             raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {_start_hint(url)}") from None
         nc_ready.set()
-        return cls(nc, source)
+        bus = cls(nc, source)
+        bus.role = user if user in natsauth.ROLES else None
+        return bus
 
     # ------------------------------------------------------------ publish
 

@@ -35,6 +35,7 @@ def replicas() -> int:
 
 class Streams:
     js: JetStreamContext
+    role: str | None
 
     async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None,
                              wait: bool = False) -> None:
@@ -59,12 +60,13 @@ class Streams:
             have = await self._stream_config(name)
             if have is None:
                 try:
-                    await self.js.add_stream(config)
-                    continue
+                    if self._may_create(name):
+                        await self.js.add_stream(config)
+                        continue
                 except BadRequestError:  # created meanwhile by another service
                     pass
                 except DENIED:
-                    await self._owners(name, wait)
+                    pass
                 except APIError as exc:  # a traceback, and every service waiting for the stream (audit)
                     if exc.err_code != NO_ROOM:
                         raise
@@ -73,6 +75,7 @@ class Streams:
                     raise BusError(f"stream {name}: the NATS server has no room for its size limit of {max_bytes:,} "
                                    "bytes (JetStream reserves a stream's limit on its disk): free space where "
                                    "nats-server keeps JetStream, or lower PODTAX_NATS_STREAM_MAX_BYTES") from None
+                await self._owners(name, wait)
                 have = await self._stream_config(name)
             if have is not None and (foreign := _foreign(have)):
                 from podtax.bus import BusError
@@ -91,11 +94,20 @@ class Streams:
         except NotFoundError:
             return None
 
+    def _may_create(self, stream: str) -> bool:
+        """Whether this connection's NATS user may create the stream: its owner's (natsauth.CREATORS), or one
+        that is no podtax role (no permissions, or the operator's own: it tries)."""
+        from podtax.natsauth import CREATORS
+
+        return self.role is None or CREATORS.get(stream) == self.role
+
     async def _owners(self, stream: str, wait: bool) -> None:
-        """Return once the stream's owner (natsauth.CREATORS) has created it: this NATS user may not."""
+        """Return once the stream exists, made by its owner (natsauth.CREATORS): this NATS user may not."""
         from podtax.bus import BusError
         from podtax.natsauth import CREATORS
 
+        if await self._stream_config(stream) is not None:
+            return
         owner = CREATORS.get(stream, "runner")
         what = f"KV bucket {stream[3:]}" if stream.startswith("KV_") else f"stream {stream}"
         why = f"{what} does not exist yet, and this NATS user may not create it (podtax-{owner} does)"
@@ -112,11 +124,13 @@ class Streams:
         except (NotFoundError, BadRequestError):
             pass
         try:
-            return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
+            if self._may_create(f"KV_{bucket}"):
+                return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
         except BadRequestError:  # created meanwhile by another service
             pass
         except DENIED:
-            await self._owners(f"KV_{bucket}", wait)
+            pass
+        await self._owners(f"KV_{bucket}", wait)
         return await self.js.key_value(bucket)
 
     async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]]) -> None:
