@@ -181,7 +181,9 @@ class Fio(Params):
 # A server address: IPv4, IPv6 or a DNS name (the runner fills it from the topology).
 _ADDRESS = r"^([0-9]{1,3}(\.[0-9]{1,3}){3}|[0-9A-Fa-f:]{2,39}|[A-Za-z0-9]([-A-Za-z0-9.]{0,251}[A-Za-z0-9])?)$"
 ADDRESS = Annotated[str, Field(pattern=_ADDRESS,
-                               description="Server address (IP or DNS name); the topology's server side.")]
+                               description="Server address (IP or DNS name): podtax sets it (the server pod the "
+                                           "runner starts; loopback on the host side). A campaign may give only "
+                                           "127.0.0.1 or ::1.")]
 PORT = Annotated[int, Field(ge=1024, le=65535, description="Server port (unprivileged).")]
 NetTopology = Literal["pod->pod", "pod->pod-across-nodes", "pod->host"]
 TOPOLOGY = Annotated[NetTopology, Field(description="Path of the pod side (the host side is always host->host): "
@@ -212,8 +214,9 @@ class Iperf3(Params):
 class Sockperf(Params):
     """sockperf ping-pong client, round-trip times (`--full-rtt`); the runner starts `sockperf server`."""
 
-    server: str = Field("127.0.0.1", description="Server IP address: sockperf takes no name (IPv6 needs sockperf "
-                                                   ">= 3.8; 3.7 refuses it as an invalid address).")
+    server: str = Field("127.0.0.1", description="Server IP address, set by podtax as iperf3's (a campaign may "
+                                                   "give only 127.0.0.1 or ::1): sockperf takes no name (IPv6 needs "
+                                                   "sockperf >= 3.8; 3.7 refuses it as an invalid address).")
     port: PORT = 11111
     topology: TOPOLOGY = "pod->pod"
     protocol: Literal["tcp", "udp"] = "tcp"
