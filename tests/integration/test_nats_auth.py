@@ -389,13 +389,16 @@ async def test_the_host_agent_makes_no_consumer_but_its_own(buses: dict[str, Bus
 
 async def test_the_host_agent_publishes_for_host_runs_only(buses: dict[str, Bus]) -> None:
     """The host agent could publish raw logs and failures of pod runs (env kubernetes) of any node: one node's
-    compromised agent could set the pod side of every cell. It publishes those of host runs only now."""
+    compromised agent could set the pod side of every cell; and dead letters of any subject, pushing the real
+    ones out. It publishes those of host runs only now, and dead letters of host run requests."""
     agent, runner = buses["host_agent"], buses["runner"]
     pod_run = RUN.model_copy(update={"env": "kubernetes"})
     forged = [events.raw_log(events.RawLog(run=pod_run, stdout="x", exit_code=0, started_at=NOW, ended_at=NOW), "x"),
               events.run_failed(events.RunFailed(run=pod_run, stage="agent", reason="r", detail="d"), "x")]
-    for event in forged:
-        assert await refused(agent, event.subject)
+    dead_result = subjects.dead_letter(subjects.join(subjects.RUN_RESULT, "host", "n"))
+    for subject in [e.subject for e in forged] + [dead_result]:
+        assert await refused(agent, subject)
+    assert not await refused(agent, subjects.dead_letter(subjects.join(subjects.RUN_REQUESTED, "host", "n")))
     await agent.publish(events.raw_log(events.RawLog(run=RUN, stdout="x", exit_code=0, started_at=NOW,
                                                      ended_at=NOW), "test/agent"))
     info = await runner.js.stream_info(subjects.STREAM, subjects_filter="podtax.>")

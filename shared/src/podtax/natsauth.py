@@ -48,7 +48,10 @@ CREATORS: dict[str, str] = {S.STREAM: "runner", S.DLQ_STREAM: "runner", f"KV_{S.
 STREAMS = tuple(CREATORS)
 # The JetStream API a service uses, and no more (creating a stream: CREATORS; restoring one: nobody).
 JS_API = ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*"]
-COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>", f"{S.DLQ_PREFIX}.>"]
+COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>"]
+# Dead letters: of any subject, but the host agent's of the run requests it consumes (it could otherwise fill
+# the dead letters' stream with forged ones of any service, which push the real ones out: oldest go first).
+DEAD_LETTERS = {"host_agent": [S.dead_letter(f"{S.RUN_REQUESTED}.host.*")]}
 # How a role may read streams: any consumer, and any message by its sequence or key (KV reads). But the host
 # agent's password is on every node, and with a consumer of its own on any subject, or a get by sequence, it
 # read every campaign, log and result. It makes only consumers of run requests for hosts (bus.ConsumerSpec
@@ -96,7 +99,8 @@ def others_consumers(role: str) -> list[str]:
 
 def permissions(role: str) -> dict[str, Any]:
     create = [f"$JS.API.STREAM.CREATE.{name}" for name, owner in CREATORS.items() if owner == role]
-    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH + ROLE_READ_API.get(role, READ_API) + create,
+    dead = DEAD_LETTERS.get(role, [f"{S.DLQ_PREFIX}.>"])
+    return {"publish": {"allow": OWN[role] + COMMON_PUBLISH + dead + ROLE_READ_API.get(role, READ_API) + create,
                         "deny": DENY_PUBLISH + others_consumers(role)},
             "subscribe": {"allow": [f"{inbox_prefix(role)}.>"]}}
 
