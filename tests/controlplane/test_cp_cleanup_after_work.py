@@ -109,3 +109,31 @@ def test_the_cleanups_deletes_are_bounded_by_its_wait(kubesim_factory: Any, monk
     sent = caplog.text.count("got no answer in time")
     assert 1 <= sent <= 8, caplog.text  # before: all 10, one after another (20 s)
     assert out.left >= 10, out  # the 10 claims, and their PVs
+
+
+def test_hung_deletes_do_not_keep_the_others_from_being_sent(kubesim_factory: Any, monkeypatch: pytest.MonkeyPatch,
+                                                             capfd: pytest.CaptureFixture[str]) -> None:
+    """8 hung claim DELETEs (as many as the cleanup's workers) held every worker until its wait ran out: the other
+    claims' deletes were never sent, at each new cleanup again (the listing comes in the same order), and `podtax
+    volumes cleanup` said '10 still present', naming none of the claims. Each delete now gets its share of the wait,
+    then its worker takes the next; each claim that stays is named with why."""
+    from podtax_runner.volumes_cli import main as volumes
+
+    monkeypatch.setattr(kubeapi, "TIMEOUT", (20.0, 20.0))  # more than the wait: the share is what ends a hung one
+    names = [common.object_name("vc", "hung", "hung/r1", i) for i in range(1, 11)]
+    sim = kubesim_factory({**cluster(provision=0.01, delete=0.01),
+                           "faults": {"hangDeletes": [f"persistentvolumeclaims/{n[-5:]}" for n in names[:8]]}})
+    labels = {common.LABEL_KIND: common.KIND, common.LABEL_CAMPAIGN: "hung"}
+    for name in names:
+        sim.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "labels": labels},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    monkeypatch.setattr(cleanup, "kubernetes", lambda *a, wait_s=60, real=cleanup.kubernetes, **k: real(
+        *a, wait_s=4.0, **k))  # the command waits 60 s; the same rule, shorter
+    code = volumes(["cleanup", "--backend", "kubernetes", "--campaign", "hung", "--kubeconfig", str(sim.kubeconfig)])
+    out, err = capfd.readouterr()
+    assert sorted(c["metadata"]["name"] for c in sim.objects("persistentvolumeclaims")) == names[:8], (out, err)
+    for name in names[8:]:  # before: not sent
+        assert f"removed persistentvolumeclaim default/{name}" in out, out
+    for name in names[:8]:
+        assert f"still present: persistentvolumeclaim default/{name}: its delete got no answer in time" in err, err
+    assert code == 1

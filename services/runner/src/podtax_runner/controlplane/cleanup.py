@@ -28,6 +28,12 @@ from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
 CLEANUP_WAIT_S = 30.0  # how long a Kubernetes run's cleanup waits for what it left behind to go (kubernetes)
+WORKERS = 8  # the cleanup's deletes in flight at once
+DELETE_MIN_S = 1.0  # the least a delete is given before its worker takes the next, however many wait their turn
+DELETED, GONE, HUNG, UNSENT = "deleted", "gone", "hung", "unsent"  # what became of a delete
+# why an object stayed, by what became of its delete (else its state: deleting, or still listed)
+WHY = {HUNG: "its delete got no answer in time; it may stay",
+       UNSENT: "not tried: the wait ran out (deletes that got no answer held it)"}
 T = TypeVar("T")
 
 
@@ -35,7 +41,7 @@ T = TypeVar("T")
 class Removed:
     names: list[str] = field(default_factory=list)  # "kind namespace/name" of each object deleted
     left: int = 0  # objects (claims, pods, PVs of deleted claims) still present after waiting
-    remaining: list[str] = field(default_factory=list)  # each PV still present: which, and why
+    remaining: list[str] = field(default_factory=list)  # each object still present: which, and why
     unlisted: list[str] = field(default_factory=list)  # each list that got no answer in time: what it left, and why
 
 
@@ -59,38 +65,56 @@ def _listed(out: Removed, what: str, then: str, list_: Callable[[], T]) -> T | N
         return None
 
 
-def _delete(kube: Kube, fn: object, name: str, ns: str) -> bool:
-    return _deleted(kube, fn, name, ns, grace_period_seconds=0)
+def _delete(kube: Kube, fn: object, name: str, ns: str, until: float) -> str:
+    return _deleted(kube, fn, name, until, ns, grace_period_seconds=0)
 
 
-def _delete_pv(kube: Kube, name: str) -> bool:
-    return _deleted(kube, kube.core.delete_persistent_volume, name)
+def _delete_pv(kube: Kube, name: str, until: float) -> str:
+    return _deleted(kube, kube.core.delete_persistent_volume, name, until)
 
 
-def _deleted(kube: Kube, fn: object, name: str, *args: object, **kwargs: object) -> bool:
-    """Delete `name`; False when it was gone (404) or its delete got no answer in time (it stays: the wait
-    below counts it left, where a timeout ended the cleanup, and with it the run it cleaned up after)."""
+def _deleted(kube: Kube, fn: object, name: str, until: float, *args: object, **kwargs: object) -> str:
+    """Delete `name` (its answer awaited until `until`): DELETED, GONE (404), or HUNG when it got no answer in time
+    (it stays: the wait below counts it left, where a timeout ended the cleanup, and with it the run it cleaned up
+    after)."""
     try:
-        kube.call("delete", fn, name, *args, **kwargs)
-        return True
+        kube.call("delete", fn, name, *args, until=until, **kwargs)
+        return DELETED
     except ApiException as exc:
         if exc.status == 404:
-            return False
+            return GONE
         raise
     except CALL_ERRORS as exc:
         if not timed_out(exc):
             raise
         log.warning("cleanup: the delete of %s got no answer in time (%s); it may stay", name, exc)
-        return False
+        return HUNG
 
 
-def _side_by_side(deadline: float, deletes: list[Callable[[], bool]]) -> list[bool]:
-    """Call `deletes` 8 at a time; one whose turn comes past `deadline` is not sent (False: the wait counts its object
-    left). One after another, each hung DELETE held the cleanup its 60 s read timeout, unbounded by its wait."""
+def _side_by_side(deadline: float, deletes: list[Callable[[float], str]]) -> list[str]:
+    """Call `deletes` WORKERS at a time, each given its share of what is left before `deadline` (at least
+    DELETE_MIN_S) before its worker takes the next; one whose turn comes past `deadline` is not sent (UNSENT: the
+    wait counts its object left). One after another, each hung DELETE held the cleanup its 60 s read timeout,
+    unbounded by its wait; side by side without a share, 8 hung ones held every worker until the wait ran out, and
+    the deletes after them were never sent, at each new cleanup again."""
     if not deletes:
         return []
-    with ThreadPoolExecutor(max_workers=min(8, len(deletes)), thread_name_prefix="podtax-cp-clean") as ex:
-        return list(ex.map(lambda delete: time.monotonic() < deadline and delete(), deletes))
+    share = max(DELETE_MIN_S, (deadline - time.monotonic()) / -(-len(deletes) // WORKERS))
+
+    def send(delete: Callable[[float], str]) -> str:
+        now = time.monotonic()
+        return delete(min(deadline, now + share)) if now < deadline else UNSENT
+
+    with ThreadPoolExecutor(max_workers=min(WORKERS, len(deletes)), thread_name_prefix="podtax-cp-clean") as ex:
+        return list(ex.map(send, deletes))
+
+
+def _state(obj: Obj) -> str:
+    """Why a pod or claim whose delete was answered is still listed."""
+    meta = obj.get("metadata") or {}
+    if meta.get("deletionTimestamp"):
+        return f"deleting, held by finalizers {', '.join(meta.get('finalizers') or []) or '(none)'}"
+    return "not deleted: still listed"
 
 
 def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
@@ -130,14 +154,16 @@ def _orphans(kube: Kube, namespace: str | None, selector: str, claims: set[tuple
     return ours, unsure
 
 
-def _why(pv: Obj) -> str:
+def _why(pv: Obj, became: dict[str, str] | None = None) -> str:
+    """A PV still present, in which state, of which claim; and what became of its delete when it was sent."""
     spec, meta = pv.get("spec") or {}, pv.get("metadata") or {}
     ref = spec.get("claimRef") or {}
     state = (pv.get("status") or {}).get("phase", "?")
     if meta.get("deletionTimestamp"):
         state = f"deleting, held by finalizers {', '.join(meta.get('finalizers') or [])}"
+    done = (became or {}).get(f"persistentvolume {meta.get('name')}", "")
     return (f"persistentvolume {meta.get('name')} ({state}; reclaim policy {spec.get('persistentVolumeReclaimPolicy')})"
-            f" of claim {ref.get('namespace')}/{ref.get('name')}")
+            f" of claim {ref.get('namespace')}/{ref.get('name')}" + (f": {WHY[done]}" if done in WHY else ""))
 
 
 def _unsure(pv: Obj) -> str:
@@ -175,26 +201,32 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
     not_deleted = "none of them was deleted: they may stay"
     pods = [p["metadata"] for p in _listed(out, f"pods of {where}", not_deleted, lambda: _items(
         kube, core.list_namespaced_pod, core.list_pod_for_all_namespaces, namespace, selector)) or []]
-    for m, ok in zip(pods, _side_by_side(deadline, [
-            lambda m=m: _delete(kube, core.delete_namespaced_pod, m["name"], m["namespace"]) for m in pods])):
-        if ok:
+    became: dict[str, str] = {}  # "kind namespace/name" -> what became of its delete
+    for m, done in zip(pods, _side_by_side(deadline, [
+            lambda until, m=m: _delete(kube, core.delete_namespaced_pod, m["name"], m["namespace"], until)
+            for m in pods])):
+        became[f"pod {m['namespace']}/{m['name']}"] = done
+        if done == DELETED:
             out.names.append(f"pod {m['namespace']}/{m['name']}")
     claims = [c["metadata"] for c in _listed(out, f"claims of {where}", not_deleted, lambda: _items(
         kube, core.list_namespaced_persistent_volume_claim, core.list_persistent_volume_claim_for_all_namespaces,
         namespace, selector)) or []]
     # claims: their PVs (even ones provisioned after this) must go too
     deleted: set[tuple[str, str]] = {(m["namespace"], m["name"]) for m in claims}
-    for m, ok in zip(claims, _side_by_side(deadline, [
-            lambda m=m: _delete(kube, core.delete_namespaced_persistent_volume_claim, m["name"], m["namespace"])
+    for m, done in zip(claims, _side_by_side(deadline, [
+            lambda until, m=m: _delete(kube, core.delete_namespaced_persistent_volume_claim, m["name"],
+                                       m["namespace"], until)
             for m in claims])):
-        if ok:
+        became[f"persistentvolumeclaim {m['namespace']}/{m['name']}"] = done
+        if done == DELETED:
             out.names.append(f"persistentvolumeclaim {m['namespace']}/{m['name']}")
     orphans, unsure = _listed(out, f"persistent volumes whose claim of {where} is gone", not_deleted,
                               lambda: _orphans(kube, namespace, selector, deleted)) or ([], [])
     volumes = {*volumes, *(pv["metadata"]["name"] for pv in orphans)}
-    for pv, ok in zip(orphans, _side_by_side(deadline, [
-            lambda pv=pv: _delete_pv(kube, pv["metadata"]["name"]) for pv in orphans])):
-        if ok:
+    for pv, done in zip(orphans, _side_by_side(deadline, [
+            lambda until, pv=pv: _delete_pv(kube, pv["metadata"]["name"], until) for pv in orphans])):
+        became[f"persistentvolume {pv['metadata']['name']}"] = done
+        if done == DELETED:
             ref = pv["spec"]["claimRef"]
             out.names.append(f"persistentvolume {pv['metadata']['name']} (of claim {ref['namespace']}/{ref['name']}, "
                              "which was gone)")
@@ -214,9 +246,19 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         left = sum(len(items) for items in found if items is not None)
         out.left = left + len(stayed or []) + len(unsure)
         if stayed is None or None in found or not left and not stayed or time.monotonic() > deadline:
-            out.remaining = [_why(pv) for pv in stayed or []] + out.remaining
+            out.remaining = [*_stayed(found, became), *(_why(pv, became) for pv in stayed or []), *out.remaining]
             return out
         time.sleep(0.2)
+
+
+def _stayed(found: list[list[Obj] | None], became: dict[str, str]) -> list[str]:
+    """Each pod and claim still listed (found: the wait's last lists), with why."""
+    out = []
+    for kind, items in zip(("pod", "persistentvolumeclaim"), found, strict=True):
+        for obj in items or []:
+            key = f"{kind} {obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
+            out.append(f"{key}: {WHY.get(became.get(key, ''), '') or _state(obj)}")
+    return out
 
 
 def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, volumes: Collection[str] = ()) -> None:

@@ -65,8 +65,10 @@ class Kube:
         if self.timeline is not None:
             self.timeline.count(verb)
 
-    def call(self, verb: str, fn: Callable[..., Any], *args: Any, retry: bool = True, **kwargs: Any) -> Obj:
-        """One API call (retried on 429/5xx/connection errors when `retry`); the response body as a dict.
+    def call(self, verb: str, fn: Callable[..., Any], *args: Any, retry: bool = True, until: float | None = None,
+             **kwargs: Any) -> Obj:
+        """One API call (retried on 429/5xx/connection errors when `retry`); the response body as a dict; `until`:
+        a time.monotonic() by which each attempt times out (a cleanup's delete: its share of the wait).
         Every attempt is counted: the harness's own load on the API server is part of the result.
         A call that could not reach the API (its connection refused after the retries) raises Unreachable.
         `fn` is called without the client's body validation (unvalidated)."""
@@ -74,7 +76,7 @@ class Kube:
 
         def attempt() -> Obj:
             self._count(verb)
-            resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(verb), **kwargs)
+            resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(verb, until), **kwargs)
             self.reached()
             data = resp.data
             return json.loads(data) if data else {}
@@ -93,12 +95,16 @@ class Kube:
                 raise error from None
             raise
 
-    def _timeout(self, verb: str) -> tuple[float, float]:
-        """One attempt's (connect, read) timeouts: TIMEOUT; a read's cut to what is left before `reads_by`, but
-        never below READ_MIN_S (a cleanup's lists: one that hung held it TIMEOUT past its wait)."""
-        if self.reads_by is None or verb not in READS:
+    def _timeout(self, verb: str, until: float | None = None) -> tuple[float, float]:
+        """One attempt's (connect, read) timeouts: TIMEOUT, cut to what is left before `until`; a read's to what is
+        left before `reads_by`, but never below READ_MIN_S (a cleanup's lists: one that hung held it TIMEOUT past
+        its wait)."""
+        if until is not None:
+            left = max(0.1, until - time.monotonic())
+        elif self.reads_by is None or verb not in READS:
             return TIMEOUT
-        left = max(READ_MIN_S, self.reads_by - time.monotonic())
+        else:
+            left = max(READ_MIN_S, self.reads_by - time.monotonic())
         return min(TIMEOUT[0], left), min(TIMEOUT[1], left)
 
     def reached(self) -> None:
