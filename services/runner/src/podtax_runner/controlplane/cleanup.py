@@ -189,8 +189,9 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
     What stays is counted in `left`, each PV said in `remaining` (an audit: 7 Released PVs stayed and
     `podtax volumes cleanup` said "removed 0 object(s)"). Its requests are not counted in `kube`'s timeline:
     they are not the run's work (an audit: a run's LISTs while waiting 30 s for a PV left behind made its
-    requests_per_object 24.2 against 2.3). All within `wait_s` but for the calls in flight then (a delete at most
-    kubeapi.TIMEOUT, a list kubeapi.READ_MIN_S: Kube.reads_by): a delete whose turn comes later is not sent. A list
+    requests_per_object 24.2 against 2.3). All within `wait_s` (a delete within its share of it, _side_by_side) but
+    for the lists in flight then (each at most kubeapi.READ_MIN_S: Kube.reads_by): a delete whose turn comes later
+    is not sent. Each pod, claim and PV still present is said in `remaining` with why. A list
     that gets no answer in time is said in `unlisted` with what it left undeleted or unchecked, and the cleanup goes
     on without it (before, a hung list held it 60 s, then ended it: what came after was neither deleted nor said)."""
     kube = Kube(kube.api)  # the same cluster, no timeline: nothing counted
