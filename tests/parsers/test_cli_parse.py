@@ -83,3 +83,12 @@ def test_closing_tag_like_text_does_not_crash(capsys: pytest.CaptureFixture[str]
     log.write_text("sockperf: ERROR: [/tmp/x] Can't bind socket (errno=98 Address already in use)\n")
     assert main(["parse", str(log)]) == 1
     assert "[/tmp/x]" in capsys.readouterr().out.replace("\n", "")
+
+
+def test_a_failed_log_is_one_whole_line_off_a_terminal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Off a terminal (here capsys; a pipe, make) the FAILED line keeps its reason and detail on one line: the
+    command built its own 80-column console, which broke it mid-phrase."""
+    missing = tmp_path / "a-log-name-long-enough-to-take-this-line-past-eighty-columns.log"
+    assert main(["parse", str(missing)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"FAILED {missing}: unreadable — {missing}: cannot open it (No such file or directory)"]

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from podtax.cli.common import wide_console
 from podtax.parsers import TEST_TOOL, TOOLS, Parsed, ParseFailure, parse_text, tool_of
 from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
 
@@ -60,7 +61,7 @@ def _show(console: Console, item: dict[str, Any]) -> None:
     if "error" in item:
         err = item["error"]
         console.print(f"[bold red]FAILED[/] {escape(item['file'])}: [red]{err['reason']}[/] — "
-                      f"{escape(err['detail'])}", highlight=False)  # a log's words may hold `[pid]`: not markup
+                      f"{escape(err['detail'])}", highlight=False, soft_wrap=True)  # `[pid]` in a log: not markup
         return
     version = " ".join(v for v in (item["tool_version"], f"({item['tool_build']})" if item["tool_build"] else "")
                        if v)
@@ -74,9 +75,10 @@ def _show(console: Console, item: dict[str, Any]) -> None:
                       "higher" if m["higher_is_better"] else "lower")
     console.print(table)
     if item["echoed"]:
-        console.print("echoed: " + escape(", ".join(f"{k}={v}" for k, v in item["echoed"].items())), highlight=False)
+        console.print("echoed: " + escape(", ".join(f"{k}={v}" for k, v in item["echoed"].items())), highlight=False,
+                      soft_wrap=True)
     for flag in item["flags"]:
-        console.print(f"[yellow]flag[/] {escape(flag)}", highlight=False)
+        console.print(f"[yellow]flag[/] {escape(flag)}", highlight=False, soft_wrap=True)
 
 
 NAMES = sorted({*TOOLS, *TEST_TOOL})  # what --tool takes
@@ -105,7 +107,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(results, indent=2, ensure_ascii=False))
         else:
-            console = Console()
+            console = wide_console()  # off a terminal: whole lines, tables 140 columns wide
             for item in results:
                 _show(console, item)
         failed = sum("error" in item for item in results)
