@@ -25,6 +25,10 @@ from podtax_analyzer.store import Store
     (duckdb.IOException("IO Error: Could not write file: No space left on device"), "free space on its disk"),
     (OSError(28, "No space left on device"), "free space on its disk"),
     (duckdb.FatalException("FATAL Error: database has been invalidated"), "restart the analyzer"),
+    (duckdb.IOException('IO Error: Could not read enough bytes from file "a.duckdb": attempted to read 262144 bytes '
+                        'from location 1060864'), "the file is damaged"),  # a file cut short: was "free space"
+    (duckdb.IOException("IO Error: Corrupt database file: computed checksum 1 does not match stored checksum 2 in "
+                        "block at location 1060864"), "restore the file from a backup"),
 ])
 def test_storage_advice_names_the_fix(exc: BaseException, says: str, tmp_path: Path) -> None:
     settings = AnalyzerSettings(analyzer_db=tmp_path / "a.duckdb", analyzer_memory_mb=256)

@@ -111,6 +111,9 @@ class Analyzer:
                            [sorted(runs)]).fetchall()
 
 
+DAMAGED = ("Could not read enough bytes from file", "Corrupt database file")  # DuckDB: a file cut short, a bad block
+
+
 def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
     """What failed in the storage and what to fix, for the operator (the batch waits meanwhile)."""
     what = f"storing to {settings.analyzer_db} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:300]})"
@@ -119,6 +122,9 @@ def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
                 "PODTAX_ANALYZER_MEMORY_MB and restart the analyzer")
     if type(exc).__name__ == "FatalException" or "invalidated" in str(exc):
         return f"{what}: DuckDB gave up on the file until it is reopened; fix the cause, then restart the analyzer"
+    if any(sign in str(exc) for sign in DAMAGED):  # was told to free space and wait, which never helps (audit)
+        return (f"{what}: the file is damaged (cut short or overwritten); stop the analyzer and restore the file from "
+                "a backup, or move it away for a new one")
     return f"{what}: free space on its disk (or fix its permissions); storing resumes by itself"
 
 
