@@ -91,6 +91,12 @@ def _deleted(kube: Kube, fn: object, name: str, until: float, *args: object, **k
         return HUNG
 
 
+def delete_share(deadline: float, n: int) -> float:
+    """The time each of `n` deletes sent WORKERS at a time gets before its worker takes the next: its share of what
+    is left before `deadline`, at least DELETE_MIN_S (Nomad's cleanup too)."""
+    return max(DELETE_MIN_S, (deadline - time.monotonic()) / -(-n // WORKERS))
+
+
 def _side_by_side(deadline: float, deletes: list[Callable[[float], str]]) -> list[str]:
     """Call `deletes` WORKERS at a time, each given its share of what is left before `deadline` (at least
     DELETE_MIN_S) before its worker takes the next; one whose turn comes past `deadline` is not sent (UNSENT: the
@@ -99,7 +105,7 @@ def _side_by_side(deadline: float, deletes: list[Callable[[float], str]]) -> lis
     the deletes after them were never sent, at each new cleanup again."""
     if not deletes:
         return []
-    share = max(DELETE_MIN_S, (deadline - time.monotonic()) / -(-len(deletes) // WORKERS))
+    share = delete_share(deadline, len(deletes))
 
     def send(delete: Callable[[float], str]) -> str:
         now = time.monotonic()

@@ -20,7 +20,7 @@ from podtax.config import RunnerSettings
 from podtax.templates import VolumeChurn
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.cleanup import Removed
+from podtax_runner.controlplane.cleanup import WORKERS, Removed, delete_share
 from podtax_runner.controlplane.common import (
     Aborted,
     Context,
@@ -73,8 +73,6 @@ class NomadConfig:
 
 TIMEOUT = httpx.Timeout(60, connect=10)  # of one attempt, when no deadline is nearer
 CLEANUP_WAIT_S = 30.0  # what a run spends deleting what it left, past its deadline if need be
-CLEANUP_WORKERS = 8  # the cleanup's deletes in flight at once
-DELETE_MIN_S = 1.0  # the least a cleanup's delete is given before it is left, however many wait their turn
 
 # Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried
 _PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "does not support", "volume in use",
@@ -325,7 +323,7 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
     it with httpx.TimeoutException then). The deletes run side by side, and one that gets no answer in time leaves
     its volume, said in `remaining`, not the others (an audit: a hung delete ended the cleanup, the volumes after it
     stayed and `podtax volumes cleanup` blamed the address); it is not sent again. With more volumes than workers,
-    each delete gets its share of the wait (at least DELETE_MIN_S): 8 hung deletes held the 8 workers until the wait
+    each delete gets its share of the wait (cleanup.delete_share): 8 hung deletes held the 8 workers until the wait
     ran out, and every other volume was 'not tried', again at each new cleanup, as the listing came in the same
     order (the hung ones first). A delete whose turn came once the wait had run out is not sent, and said so."""
     prefix, pattern = selection(campaign, label)
@@ -365,10 +363,8 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
         while todo := [v for v in ours() if v not in hung]:
             nomad.deadline = end - reserve
             went.clear()
-            turns = -(-len(todo) // CLEANUP_WORKERS)  # deletes one worker sends, one after another
-            share = max(DELETE_MIN_S, (end - reserve - time.monotonic()) / turns)
-            with ThreadPoolExecutor(max_workers=min(CLEANUP_WORKERS, len(todo)),
-                                    thread_name_prefix="podtax-cp-clean") as ex:
+            share = delete_share(end - reserve, len(todo))
+            with ThreadPoolExecutor(max_workers=min(WORKERS, len(todo)), thread_name_prefix="podtax-cp-clean") as ex:
                 list(ex.map(delete, todo))
             if time.monotonic() >= end - reserve:
                 break
