@@ -82,7 +82,9 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
                 out.phase.append(p.name)
                 out.start_s.append(t[p.start])
                 out.latency_s.append(t[p.end] - t[p.start])
-                out.upper_bound.append((obj.name, p.end) in late)
+                if late:
+                    out.upper_bound.append((obj.name, p.end) in late)
+    out.upper_bound = out.upper_bound or [False] * len(out)
     out.lower_bound = [False] * len(out)
     done = set(out.phase)
     starts = {p.name: p.start for p in timeline.phases}
