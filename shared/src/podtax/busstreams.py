@@ -63,9 +63,7 @@ class Streams:
                     if self._may_create(name):
                         await self.js.add_stream(config)
                         continue
-                except BadRequestError:  # created meanwhile by another service
-                    pass
-                except DENIED:
+                except (BadRequestError, *DENIED):  # made meanwhile by another service, or not this user's to make
                     pass
                 except APIError as exc:  # a traceback, and every service waiting for the stream (audit)
                     if exc.err_code != NO_ROOM:
@@ -126,9 +124,7 @@ class Streams:
         try:
             if self._may_create(f"KV_{bucket}"):
                 return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
-        except BadRequestError:  # created meanwhile by another service
-            pass
-        except DENIED:
+        except (BadRequestError, *DENIED):  # made meanwhile by another service, or not this user's to make
             pass
         await self._owners(f"KV_{bucket}", wait)
         return await self.js.key_value(bucket)
