@@ -33,6 +33,7 @@ from nats.aio.client import Client
 from nats.errors import NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
+from nats.js.errors import APIError
 
 from podtax import metrics, telemetry
 from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where services import them from
@@ -49,6 +50,7 @@ from podtax.events import Envelope, encode
 
 log = logging.getLogger("podtax.bus")
 PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bus.publish_many)
+FULL = 10077  # JetStream's "maximum bytes exceeded": a stream at its size limit refuses new messages (discard new)
 
 
 class BusError(RuntimeError):
@@ -78,6 +80,10 @@ class Bus(Streams, Consumers):
         self.source = source
         self._subs: list[JetStreamContext.PullSubscription] = []
         self.role: str | None = None  # the podtax role of its NATS user (natsauth.ROLES), None for another
+        # nats-py drops JetStream's refusal of a pipelined publish (its reply handler raises instead of failing the
+        # ack's future, which then never completes): the connection's error callback keeps the last one here
+        self.refused = asyncio.Event()
+        self.refusal: APIError | None = None
 
     @classmethod
     async def connect(cls, url: str, source: str, *, timeout: float = 5.0, auth: dict[str, Any] | None = None) -> Bus:
@@ -93,8 +99,12 @@ class Bus(Streams, Consumers):
             log.info("NATS connection closed")
 
         errors: list[str] = []  # what went wrong while connecting; reported once, not once per retry
+        bus: Bus | None = None
 
         async def _error(exc: Exception) -> None:
+            if isinstance(exc, APIError) and bus is not None:  # a refused pipelined publish (see Bus.refused)
+                bus.refusal = exc
+                bus.refused.set()
             text = str(exc) or type(exc).__name__
             if nc_ready.is_set() and (not errors or errors[-1] != text):
                 log.warning("NATS: %s", text)
@@ -147,18 +157,27 @@ class Bus(Streams, Consumers):
         Nats-Msg-Id)."""
         futures: list[asyncio.Future[Any]] = []
         duplicates = 0
+        self.refused.clear()
+        refused: asyncio.Future[Any] | None = None
         try:
             async with asyncio.timeout(timeout):  # one deadline for the batch: a timer per publish doubled its CPU
                 for e in events:
                     futures.append(await self.js.publish_async(e.subject, self._payload(e), headers=self._headers(e)))
-                for fut in futures:
-                    duplicates += bool((await fut).duplicate)  # a publish JetStream refused raises here
+                acks = asyncio.gather(*futures, return_exceptions=True)  # a refused publish fails its ack here,
+                refused = asyncio.ensure_future(self.refused.wait())  # or nats-py drops it (see Bus.refused)
+                await asyncio.wait([acks, refused], return_when=asyncio.FIRST_COMPLETED)
+                if not acks.done():
+                    raise Unacked(refusal_text(self.refusal))
+                for ack in acks.result():
+                    if isinstance(ack, BaseException):
+                        raise ack
+                    duplicates += bool(ack.duplicate)
         except TimeoutError:
             acked = sum(1 for f in futures if f.done() and not f.cancelled())
             raise Unacked(f"NATS acked {acked} of {len(events)} published events within {timeout:g} s (the server "
                           "restarted or is overloaded?)") from None
         finally:
-            for fut in futures:
+            for fut in [*futures, *([refused] if refused else [])]:
                 if not fut.done():
                     fut.cancel()
         for event_type, n in collections.Counter(e.type for e in events).items():  # one update per type
@@ -179,6 +198,18 @@ class Bus(Streams, Consumers):
         elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
             await self.nc.close()
         await _stop_reconnecting(self.nc)
+
+
+def refusal_text(exc: APIError | None) -> str:
+    """What JetStream's refusal of published events means, and what to do (a full stream: its size limit)."""
+    if exc is not None and exc.err_code == FULL:
+        from podtax.config import Common
+
+        return (f"JetStream refused the events: its stream is full ({exc.description}); raise its size limit "
+                f"(PODTAX_NATS_STREAM_MAX_BYTES, {Common.model_fields['nats_stream_max_bytes'].default:,} bytes by "
+                "default: `nats stream edit PODTAX --max-bytes`, as a NATS admin) or wait until old events age out "
+                "(PODTAX_NATS_STREAM_MAX_AGE_S)")
+    return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
 
 
 async def _stop_reconnecting(nc: Client) -> None:
