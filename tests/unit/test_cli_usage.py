@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from podtax.cli.main import main
 
 PODTAX = str(Path(sys.executable).with_name("podtax"))
 
@@ -28,6 +29,11 @@ USAGE_ERRORS = [
     (["parse", ""], "a file name is empty"),
     (["import"], "missing argument"),
     (["kubesim", "--port", "notaport"], "invalid value for '--port'"),
+    # a name no campaign can have is a usage mistake, not an unknown campaign asked of the analyzer
+    (["report", ""], "'' is not a campaign name"),
+    (["report", "demo", "--html", "x.html", "--compare", "Base"], "'Base' is not a campaign name"),
+    (["export", "My_Campaign", "--xlsx", "x.xlsx"], "'My_Campaign' is not a campaign name"),
+    (["compare", "a", "b c"], "'b c' is not a campaign name"),
 ]
 
 
@@ -85,3 +91,19 @@ def test_matrix_error_points_at_the_matrix_line_without_pydantic_noise(tmp_path:
     assert proc.returncode == 2, proc.stderr
     assert f"{bad}:7: tests.0.matrix.threads: threads must be between 1 and 1024" in proc.stderr
     assert "Value error" not in proc.stderr
+
+
+@pytest.mark.parametrize("what", ["missing", "folder", "empty"])
+def test_report_db_that_is_no_database_file_is_a_usage_error(what: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`report --db` naming no file, a folder or an empty file: exit 2 and one line, as `podtax simulate --db`
+    (before, each went on with exit 1; an empty file reached DuckDB)."""
+    db = tmp_path / "podtax.duckdb"
+    if what == "folder":
+        db.mkdir()
+    elif what == "empty":
+        db.touch()
+    assert main(["report", "demo", "--db", str(db)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(db) in lines[0]
+    assert {"missing": "no database file", "folder": "is a folder", "empty": "is empty"}[what] in lines[0]

@@ -18,7 +18,7 @@ from podtax import campaign as campaign_file
 from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
-from podtax.cli.common import console, err, fail, from_up, say, warn
+from podtax.cli.common import campaign_name, console, err, fail, from_up, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
@@ -27,14 +27,6 @@ FOLLOW_HELP = ("Show progress until the campaign finishes. Exit status: 0 when e
                f"cancelled, {RUNS_FAILED} when any run failed, 1 when --timeout ran out.")
 SUBMIT_FOLLOW_HELP = FOLLOW_HELP.replace("when --timeout ran out.", "when it has not finished after 24 hours "
                                          "(`podtax campaign status NAME --follow --timeout S` waits another time).")
-
-
-def _name(value: str) -> str:
-    """A campaign name as campaign files allow it (also what NATS takes in a key), else a usage error."""
-    if not re.match(campaign_file.NAME_PATTERN, value):
-        raise typer.BadParameter(f"{value!r} is not a campaign name (lowercase letters, digits and '-', "
-                                 f"at most 50, as in the campaign file's `name`)")
-    return value
 
 
 def _seconds(value: float | None) -> float | None:
@@ -268,7 +260,7 @@ async def _status_once(name: str) -> dict[str, Any] | None:
 
 @campaign_app.command()
 def status(
-    name: Annotated[str, typer.Argument(help="Campaign name.", callback=_name)],
+    name: Annotated[str, typer.Argument(help="Campaign name.", callback=campaign_name)],
     follow: Annotated[bool, typer.Option(help=FOLLOW_HELP)] = False,
     timeout: Annotated[float | None, typer.Option(help="With --follow: give up after this many seconds "
                                                   "(default 86400).", callback=_seconds)] = None,
@@ -360,7 +352,7 @@ async def _cancel(name: str, reason: str, wait_s: float) -> int:
 
 @campaign_app.command()
 def cancel(
-    name: Annotated[str, typer.Argument(help="Campaign name.", callback=_name)],
+    name: Annotated[str, typer.Argument(help="Campaign name.", callback=campaign_name)],
     reason: Annotated[str, typer.Option(help="Why (recorded with the cancellation).")] = "cancelled by the operator",
     wait: Annotated[float, typer.Option(help="Seconds to wait for the runner to confirm.", callback=_seconds)] = 10,
 ) -> int:

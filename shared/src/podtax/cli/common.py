@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.parse
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from podtax.campaign import NAME_PATTERN
 from podtax.config import DEFAULT_NATS_URL, Common, ConfigError, load
 
 console = Console()
@@ -60,6 +62,15 @@ def nats_url() -> str:
 
         return cli_nats_url(info["nats_url"], info.get("nats_users_file"))
     return DEFAULT_NATS_URL
+
+
+def campaign_name(value: str | None) -> str | None:
+    """A campaign name as campaign files allow it (also what NATS takes in a key), else a usage error (exit 2):
+    an empty or mistyped name is not sent to NATS or the analyzer. None (an option not given) passes."""
+    if value is not None and not re.match(NAME_PATTERN, value):
+        raise typer.BadParameter(f"{value!r} is not a campaign name (lowercase letters, digits and '-', "
+                                 f"at most 50, as in the campaign file's `name`)")
+    return value
 
 
 def check_settings() -> None:
@@ -144,8 +155,10 @@ def offline_report(db: Path, campaign: str, threshold: float, correction: str, p
     if importlib.util.find_spec("podtax_analyzer") is None:
         raise fail("--db needs the analyzer package: pip install -e services/analyzer "
                    "(or drop --db to ask the analyzer's HTTP API)")
-    if not db.is_file():
-        raise fail(f"no database file at {db}")
+    if not db.is_file():  # a usage mistake, as a missing file anywhere else: exit 2
+        raise fail(f"{db} is a folder, not a database file" if db.is_dir() else f"no database file at {db}", 2)
+    if db.stat().st_size == 0:
+        raise fail(f"{db} is empty, not a DuckDB database file", 2)
     proc = subprocess.run([sys.executable, "-m", "podtax_analyzer", "report", "--db", str(db), campaign,
                            "--threshold", str(threshold), "--correction", correction,
                            *(["--phases"] if phases else [])], capture_output=True, text=True)

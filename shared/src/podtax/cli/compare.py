@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from podtax.cli.common import api_json, api_url, fail, wide_console
+from podtax.cli.common import api_json, api_url, campaign_name, fail, wide_console
 from podtax.cli.export import fetch
 from podtax.flags import BOUND_MARKS
 
@@ -71,8 +71,9 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
 
 
 def compare(
-    base: Annotated[str, typer.Argument(help="The campaign to compare against (e.g. before an upgrade).")],
-    new: Annotated[str, typer.Argument(help="The campaign to compare (e.g. after it).")],
+    base: Annotated[str, typer.Argument(help="The campaign to compare against (e.g. before an upgrade).",
+                                         callback=campaign_name)],
+    new: Annotated[str, typer.Argument(help="The campaign to compare (e.g. after it).", callback=campaign_name)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
     threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,

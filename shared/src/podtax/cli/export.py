@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_url, fail, unreachable
+from podtax.cli.common import api_headers, api_url, campaign_name, fail, unreachable
 
 TIMEOUT = 600.0
 
@@ -120,7 +120,7 @@ def unpack(content: bytes, folder: Path) -> list[Path]:
 
 
 def export(
-    campaign: Annotated[str, typer.Argument(help="Campaign name.")],
+    campaign: Annotated[str, typer.Argument(help="Campaign name.", callback=campaign_name)],
     xlsx: Annotated[Path | None, typer.Option("--xlsx", help="Write the Excel workbook to this file, in an "
                                                              "existing folder (a regular file there is replaced).")]
     = None,

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_json, api_url, fail, offline_report, unreachable
+from podtax.cli.common import api_headers, api_json, api_url, campaign_name, fail, offline_report, unreachable
 from podtax.cli.report_phases import from_api as phases_from_api
 from podtax.cli.report_phases import from_db as phases_from_db
 from podtax.cli.report_phases import has_control_plane, print_phase_table
@@ -65,7 +65,7 @@ def _write_html(path: Path, campaign: str, api: str | None, threshold: float, co
 
 
 def report(
-    campaign: Annotated[str, typer.Argument(help="Campaign name.")],
+    campaign: Annotated[str, typer.Argument(help="Campaign name.", callback=campaign_name)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="Read this DuckDB file directly instead of the API.")] = None,
@@ -81,7 +81,7 @@ def report(
                                                              "(a regular file there is replaced); not with --json "
                                                              "or --db.")] = None,
     compare: Annotated[str | None, typer.Option("--compare", help="With --html: add a comparison with this "
-                                                                  "(base) campaign.")] = None,
+                                                                  "(base) campaign.", callback=campaign_name)] = None,
     simulate: Annotated[Path | None, typer.Option("--simulate", help="With --html: add the placement policies' "
                                                   "evaluation on this workload file (see podtax simulate).")] = None,
     seeds: Annotated[int | None, typer.Option(min=2, max=1000, help="With --simulate: seeds of the simulation "
