@@ -2,7 +2,8 @@
 never named: nats-py drops JetStream's refusal of a pipelined publish (its reply handler raises instead of failing
 the ack), so Bus.publish_many waited out its 30 s and said 'the server restarted or is overloaded?', and `podtax
 import` said 'NATS did not answer within 30 s ... (is the server down?)' (audit). Now the refusal ends the wait
-with what it is and what to do; the analyzer and parser hold their batch with that reason."""
+with what it is and what to do; the analyzer and parser hold their batch with that reason. A single publish
+(`podtax campaign submit`, `cancel`) into a full stream gave nats-py's traceback; it raises Unacked, saying so."""
 
 from __future__ import annotations
 
@@ -12,10 +13,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-from podtax.bus import Bus
+import pytest
+from podtax import events
+from podtax.bus import Bus, Unacked
 
 LOG = Path(__file__).parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
 PARAMS = "threads=1 max_prime=100000 events=200 time=0"
+
+
+async def test_a_publish_into_a_full_stream_says_it_is_full(nats_url: str) -> None:
+    bus = await Bus.connect(nats_url, "test")
+    try:
+        await bus.ensure_streams(max_bytes=2_000)
+        cancel = events.campaign_cancelled(events.CampaignCancelled(campaign="full", reason="x" * 3_000), "test")
+        with pytest.raises(Unacked, match=r"^JetStream refused the events: its stream is full \(maximum bytes "):
+            await bus.publish(cancel)
+    finally:
+        await bus.close()
 
 
 def test_import_into_a_full_stream_says_it_is_full(nats_url: str, tmp_path: Path) -> None:

@@ -143,8 +143,14 @@ class Bus(Streams, Consumers):
         return payload
 
     async def publish(self, event: Envelope) -> None:
-        """Publish and wait for JetStream's ack (the event is stored when this returns)."""
-        await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
+        """Publish and wait for JetStream's ack (the event is stored when this returns). A full stream raises
+        Unacked saying so (`podtax campaign submit` and `cancel` gave nats-py's traceback)."""
+        try:
+            await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
+        except APIError as exc:
+            if exc.err_code != FULL:
+                raise
+            raise Unacked(refusal_text(exc)) from None
         metrics.PUBLISHED.labels(event.type).inc()
 
     async def publish_many(self, events: Sequence[Envelope], timeout: float = PUBLISH_ACK_TIMEOUT_S) -> int:
