@@ -3,7 +3,8 @@ restart. A campaign submitted again under the same name (a new deployment or dat
 the Jobs' TTL) has the same run ids, so the Jobs left by the earlier submission were followed and their old logs
 published as the new runs' (audit: a Job made before the submission, with another program's output, was stored as
 the pod run). Now the Job records its campaign's submission: another submission's Job is deleted and this run's
-created; this submission's (a restarted runner) is still followed."""
+created; this submission's (a restarted runner) is still followed. And a pod run whose outcome cannot be published
+(a full stream) ends with a warning, not an unretrieved task exception."""
 
 from __future__ import annotations
 
@@ -67,3 +68,26 @@ async def test_this_submissions_job_is_still_followed(nats_url: str, kubesim_fac
     stdout, jobs = await published_log(nats_url, kubesim_factory, left_job(NOW, "LOG OF THIS RUN"))
     assert stdout.strip() == "LOG OF THIS RUN"  # a restarted runner re-attaches to its Job
     assert [j["metadata"]["name"] for j in jobs] in ([job_name(RUN.run_id)], [])
+
+
+async def test_a_pod_run_whose_outcome_cannot_be_published_ends_quietly(nats_url: str, kubesim_factory,
+                                                                         caplog) -> None:
+    """A full events stream refuses the run's log, and then its failure: the task ends with a warning (the runner
+    runs the run again once its report is overdue), not with 'Task exception was never retrieved'."""
+    sim = kubesim_factory(CLUSTER)
+    bus = await Bus.connect(nats_url, "test")
+    await bus.ensure_streams(max_bytes=1_000)  # no room for a run's log
+    executor = KubeExecutor.create(config.load(config.RunnerSettings, nats_url=nats_url,
+                                               runner_kubeconfig=sim.kubeconfig, runner_namespace=NS), bus)
+    try:
+        executor.launch(RUN, PodSpec(), NOW)
+        task = executor.tasks[RUN.run_id]
+        await asyncio.wait_for(asyncio.shield(task), 60)
+        assert task.exception() is None
+        [warning] = [r.getMessage() for r in caplog.records if r.name == "podtax.runner.kube"
+                     and r.levelname == "WARNING"]
+        assert warning.startswith(f"pod run {RUN.run_id}: its outcome could not be published (JetStream refused the "
+                                  "events: its stream is full"), warning
+    finally:
+        await executor.close()
+        await bus.close()

@@ -14,8 +14,9 @@ from typing import Any, TypeVar
 
 from kubernetes import client, config, watch
 from kubernetes.client.exceptions import ApiException
+from nats.errors import Error as NatsError
 from podtax import events, netbench, provenance, telemetry, templates
-from podtax.bus import Bus
+from podtax.bus import Bus, BusError
 from podtax.campaign import DEVICES_NEEDED, PodSpec
 from podtax.config import RunnerSettings
 
@@ -33,6 +34,8 @@ def job_name(run_id: str) -> str:
 
 
 SUBMITTED = "podtax.io/submitted"  # when the run's campaign was submitted: tells this submission's Job from another's
+UNPUBLISHED = ("pod run %s: its outcome could not be published (%s); the runner runs it again once its report is "
+               "overdue")
 GONE_S = 60.0  # how long a Job left by another submission may take to go once deleted
 PRIVILEGED_LEVEL = "privileged"  # the Pod Security level a namespace needs for device runs
 POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
@@ -229,6 +232,8 @@ class KubeExecutor:
         except asyncio.CancelledError:
             keep = server is None  # a network run's client cannot outlive its server
             raise
+        except (BusError, NatsError) as exc:  # its log could not be published, nor could a failure be (audit: a
+            log.warning(UNPUBLISHED, run.run_id, exc)  # traceback, then 'Task exception was never retrieved')
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("pod run %s failed", run.run_id)
             await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}")
@@ -362,7 +367,11 @@ class KubeExecutor:
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str) -> None:
         failure = events.RunFailed(run=run, stage="kubernetes", reason=reason, detail=detail)
-        await self.bus.publish(events.run_failed(failure, SOURCE))
+        try:
+            await self.bus.publish(events.run_failed(failure, SOURCE))
+        except (BusError, NatsError) as exc:
+            log.warning(UNPUBLISHED, run.run_id, exc)
+            return
         await self._reported(run)
         log.warning("pod run %s failed: %s", run.run_id, detail)
 
