@@ -19,6 +19,7 @@ def test_port_out_of_range(port: str, capfd: pytest.CaptureFixture[str]) -> None
     (["--cluster", "{tmp}/none.yaml"], "No such file"),
     (["--kubeconfig", "{tmp}"], "is not a file"),  # wrote the token to '<tmp>.tmp' before
     (["--kubeconfig", "{tmp}/no/such/folder.yaml"], "does not exist; create it first"),
+    (["--kubelet", "exec", "--host", "0.0.0.0", "--kubeconfig", "{tmp}/k.yaml"], "loopback only"),  # exit 1 before
 ])
 def test_bad_files_are_one_line_and_exit_2(tmp_path, capfd, args: list[str], says: str) -> None:  # type: ignore[no-untyped-def]
     from podtax.cli.main import main as cli

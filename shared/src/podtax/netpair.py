@@ -6,24 +6,18 @@ server (the host agent also kills everything the run started when it ends)."""
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 
 from podtax import netbench, templates
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"podtax.netpair: {message}", file=sys.stderr)
-        raise SystemExit(2)
+from podtax.oneline_args import OneLineParser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     cut = args.index("--") if "--" in args else len(args)
     head, sep, client = args[:cut], "--" if cut < len(args) else "", args[cut + 1:]
-    p = _Parser(prog="podtax.netpair", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="podtax.netpair", description=__doc__.splitlines()[0])
     p.add_argument("--test", choices=netbench.NET_TESTS, required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--protocol", choices=["tcp", "udp"], default="tcp")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 
 from podtax import telemetry
 from podtax.bus import BusError, stop_on_signals
 from podtax.config import ConfigError, load
+from podtax.oneline_args import OneLineParser
 
 from podtax_scheduler.service import SchedulerConfig, serve
 
@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
         from podtax_scheduler.simulate_cli import main as simulate
 
         return simulate(argv[1:])
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="podtax-scheduler",
         description="Benchmark-aware secondary Kubernetes scheduler. Configured by PODTAX_* environment "
                     "variables (see services/scheduler/README.md).")

@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 
 from podtax_kubesim import cluster
-from podtax_kubesim.core import Emulator, write_emulator_kubeconfig
+from podtax_kubesim.core import Emulator, is_loopback, write_emulator_kubeconfig
+from podtax_kubesim.oneline_args import OneLineParser
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="podtax-kubesim", description="A local, SIMULATED Kubernetes API server "
+    p = OneLineParser(prog="podtax-kubesim", description="A local, SIMULATED Kubernetes API server "
                                 "(podtax kubesim) for tests, demos and scale runs. Not a real cluster.")
     p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: a small mixed cluster")
     p.add_argument("--kubeconfig", type=Path, default=Path("kubesim.kubeconfig"),
@@ -65,6 +66,9 @@ async def serve(args: argparse.Namespace) -> int:
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with --kubeconfig or --cluster, found before anything starts (an audit: a bad cluster
     file gave a traceback, and `--kubeconfig /tmp` left the token in /tmp.tmp)."""
+    if args.kubelet == "exec" and not is_loopback(args.host):
+        return (f"--kubelet exec runs pods as processes on this machine: it listens on loopback only (127.0.0.1 "
+                f"or ::1), not --host {args.host}")
     out = args.kubeconfig
     if out.is_dir() or (out.exists() and not out.is_file()):
         return f"--kubeconfig {out} is not a file: name the file to write (e.g. kubesim.kubeconfig)"

@@ -10,18 +10,14 @@ import signal
 import sys
 from pathlib import Path
 
+from podtax_kubesim.oneline_args import OneLineParser
+
 from podtax_nomadsim.core import NomadSim
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line on stderr, exit 2
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="podtax-nomadsim", description="A local, SIMULATED Nomad HTTP API (podtax nomadsim): "
-                "CSI volumes and plugins for tests and demos. Not a real cluster.")
+    p = OneLineParser(prog="podtax-nomadsim", description="A local, SIMULATED Nomad HTTP API (podtax nomadsim): "
+                      "CSI volumes and plugins for tests and demos. Not a real cluster.")
     p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: one plugin 'hostpath', no latency")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")

@@ -10,27 +10,21 @@ Exit status: 0 done, 1 the run failed (reason on stderr), 2 usage mistake.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import signal
 import sys
 import threading
 
 from podtax import config, events, templates
+from podtax.oneline_args import OneLineParser
 
 from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import execute
 from podtax_runner.controlplane.nomad import NomadConfig
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line on stderr, exit 2
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = _Parser(prog="python -m podtax_runner.controlplane", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="python -m podtax_runner.controlplane", description=__doc__.splitlines()[0])
     ap.add_argument("--test", required=True, choices=[n for n, t in templates.REGISTRY.items() if t.control_plane])
     ap.add_argument("--env", default="kubernetes", choices=["kubernetes", "nomad"])
     ap.add_argument("--node", default="local", help="node the pods are pinned to (pod-startup, consumer)")
