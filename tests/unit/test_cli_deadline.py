@@ -29,11 +29,15 @@ def test_run_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pyte
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "abc", "1e9"])
-def test_a_bad_setting_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+def test_a_bad_setting_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                        bad: str) -> None:
     monkeypatch.setenv(deadline.ENV, bad)
     with pytest.raises(typer.Exit) as exit_info:
         deadline.run(asyncio.sleep(0), "anything")
     assert exit_info.value.exit_code == 2
+    said = capsys.readouterr().err
+    # 0 is refused, so the line may not say "between 0 and 86400" (it did)
+    assert ("is not a number" if bad == "abc" else "must be more than 0 and at most 86400 seconds") in said
 
 
 def test_default_and_value(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,7 @@ def seconds() -> float:
     except ValueError:
         raise ValueError(f"{ENV}={text!r} is not a number of seconds") from None
     if not 0 < value <= 86400:
-        raise ValueError(f"{ENV}={text!r} must be between 0 and 86400 seconds")
+        raise ValueError(f"{ENV}={text!r} must be more than 0 and at most 86400 seconds")
     return value
 
 
