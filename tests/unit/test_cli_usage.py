@@ -106,4 +106,23 @@ def test_report_db_that_is_no_database_file_is_a_usage_error(what: str, tmp_path
     assert main(["report", "demo", "--db", str(db)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and str(db) in lines[0]
-    assert {"missing": "no database file", "folder": "is a folder", "empty": "is empty"}[what] in lines[0]
+    assert {"missing": "no such file", "folder": "is a folder", "empty": "is empty"}[what] in lines[0]
+    assert "no database file" in lines[0]
+
+
+@pytest.mark.parametrize("what", ["missing", "folder", "empty"])
+def test_report_simulate_workload_that_is_no_file_is_a_usage_error(what: str, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`report --html --simulate W`: a workload that is no file is said at once, exit 2, before the analyzer renders
+    the page (it was read only after, and its error was exit 1; here the analyzer is not even reachable)."""
+    workload = tmp_path / "wl.yaml"
+    if what == "folder":
+        workload.mkdir()
+    elif what == "empty":
+        workload.touch()
+    argv = ["report", "demo", "--html", str(tmp_path / "r.html"), "--simulate", str(workload),
+            "--api", "http://127.0.0.1:9"]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"--simulate {workload}" in lines[0]
+    assert {"missing": "no such file", "folder": "is a folder", "empty": "is empty"}[what] in lines[0]

@@ -148,6 +148,15 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why `path`, given to be read, is no file to read ("no such file", "is a folder", "is empty"), else None."""
+    if path.is_dir():
+        return "is a folder"
+    if not path.is_file():
+        return "no such file"
+    return "is empty" if path.stat().st_size == 0 else None
+
+
 def offline_report(db: Path, campaign: str, threshold: float, correction: str, phases: bool = False) -> dict:
     """A campaign's comparison (or phase table) from a DuckDB file, computed by the analyzer's own
     command in a separate process: the statistics live in the analyzer, and the library imports no
@@ -155,10 +164,8 @@ def offline_report(db: Path, campaign: str, threshold: float, correction: str, p
     if importlib.util.find_spec("podtax_analyzer") is None:
         raise fail("--db needs the analyzer package: pip install -e services/analyzer "
                    "(or drop --db to ask the analyzer's HTTP API)")
-    if not db.is_file():  # a usage mistake, as a missing file anywhere else: exit 2
-        raise fail(f"{db} is a folder, not a database file" if db.is_dir() else f"no database file at {db}", 2)
-    if db.stat().st_size == 0:
-        raise fail(f"{db} is empty, not a DuckDB database file", 2)
+    if problem := not_a_file(db):  # a usage mistake, as a missing file anywhere else: exit 2
+        raise fail(f"--db {db}: {problem} (no database file)", 2)
     proc = subprocess.run([sys.executable, "-m", "podtax_analyzer", "report", "--db", str(db), campaign,
                            "--threshold", str(threshold), "--correction", correction,
                            *(["--phases"] if phases else [])], capture_output=True, text=True)

@@ -18,7 +18,16 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_json, api_url, campaign_name, fail, offline_report, unreachable
+from podtax.cli.common import (
+    api_headers,
+    api_json,
+    api_url,
+    campaign_name,
+    fail,
+    not_a_file,
+    offline_report,
+    unreachable,
+)
 from podtax.cli.report_phases import from_api as phases_from_api
 from podtax.cli.report_phases import from_db as phases_from_db
 from podtax.cli.report_phases import has_control_plane, print_phase_table
@@ -115,6 +124,8 @@ def report(
         if all_metrics:
             raise fail("--all-metrics is for the terminal report: the HTML page shows every metric in its full "
                        "table; drop --all-metrics", code=2)
+        if simulate is not None and (problem := not_a_file(simulate)):  # before the analyzer renders the page
+            raise fail(f"--simulate {simulate}: {problem}; give the workload file (see podtax simulate --help)", 2)
         return _write_html(html, campaign, api, threshold, correction, compare, simulate, seeds or 10)
     data = (_from_db(db, campaign, threshold, correction) if db is not None
             else _from_api(api_url(api), campaign, threshold, correction))
