@@ -137,3 +137,26 @@ def test_podtax_report_prints_the_phase_table(tmp_path, capsys, monkeypatch):
     assert {c["baseline"] for c in data["cells"]} == {"kubernetes"}
     assert data["phase_table"]["rows"][0]["phase"] == "accepted"
     assert data["phase_table"]["rows"][1]["statistic"] == "objects"
+
+
+def test_podtax_report_reads_a_file_written_before_upper_bound(tmp_path, capsys):
+    """`podtax report --db` opens the file read-only, so a file whose phases table predates its upper_bound column
+    (an older analyzer's) is not migrated: the phase table failed with 'Table "p" does not have a column named
+    "upper_bound"'. Its objects are none of them late."""
+    import duckdb
+    from podtax.cli.main import main
+
+    db = tmp_path / "old.duckdb"
+    s = Store(db)
+    for seq in range(RUNS):
+        s.write_batch([e for env in ("kubernetes", "nomad")
+                       for e in run_events("cp", env, "volume-churn", seq * 2 + (env == "nomad"))])
+    s.close()
+    with duckdb.connect(str(db)) as con:  # as an older analyzer left it
+        con.execute("CREATE TABLE old_phases AS SELECT * EXCLUDE (upper_bound) FROM phases")
+        con.execute("DROP TABLE phases")
+        con.execute("ALTER TABLE old_phases RENAME TO phases")
+    assert main(["report", "cp", "--db", str(db), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["phase_table"]["rows"]
+    pooled = [r["pooled"] for r in rows if r["statistic"] == "objects"]
+    assert pooled and not any(side["p50_upper_bound"] for sides in pooled for side in sides.values()), pooled

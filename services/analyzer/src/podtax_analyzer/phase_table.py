@@ -162,13 +162,17 @@ def _rests_on_bound(n: int, below: int | None, q: float) -> bool:
 def pooled_objects(con: duckdb.DuckDBPyConnection, campaign: str) -> Pooled:
     """Per side and phase, the distribution of every object of the campaign's successful runs, those given up
     while waiting included at the time they were given up (lower bounds, as in the parser's percentiles); a
-    percentile resting on a time seen after a dropped watch (upper_bound rows) is an upper bound (the mirror)."""
-    rows = con.execute("""
+    percentile resting on a time seen after a dropped watch (upper_bound rows) is an upper bound (the mirror). A file
+    written before the upper_bound column, read without migrating it (`podtax report --db`, read-only), has none."""
+    late = "p.upper_bound" if con.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_name = 'phases' AND column_name = 'upper_bound'"
+    ).fetchone()[0] else "false"
+    rows = con.execute(f"""
         WITH o AS (
             SELECT p.cluster, p.node, p.test, p.params_key, p.phase, p.env, p.latency_s, p.lower_bound,
                    min(p.latency_s) FILTER (WHERE p.lower_bound)
                        OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase, p.env) AS least,
-                   p.upper_bound, max(p.latency_s) FILTER (WHERE p.upper_bound)
+                   {late} AS upper_bound, max(p.latency_s) FILTER (WHERE {late})
                        OVER (PARTITION BY p.cluster, p.node, p.test, p.params_key, p.phase, p.env) AS greatest
             FROM phases p JOIN runs r USING (run_id)
             WHERE p.campaign = $campaign AND r.status = 'ok')
