@@ -112,3 +112,23 @@ def test_simulate_over_the_http_api_matches_db(stored, monkeypatch, capfd):
     finally:
         con.close()
     assert json.loads(capfd.readouterr().out) == want
+
+
+@pytest.mark.parametrize("content,code,needle", [
+    (b"", 2, "is empty (no database file)"),  # a traceback before: DuckDB refused to open it
+    (b"not a database\n", 1, "cannot open"),  # a traceback before
+])
+def test_db_that_is_no_duckdb_file_is_one_line(stored, tmp_path, capfd, content, code, needle):
+    _, wl = stored
+    db = tmp_path / "other.duckdb"
+    db.write_bytes(content)
+    assert main(["simulate", "--campaign", "synthetic", "--workload", str(wl), "--db", str(db)]) == code
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_a_name_no_campaign_has_is_a_usage_mistake(stored, capfd):
+    db, wl = stored
+    assert main(["simulate", "--campaign", "", "--workload", str(wl), "--db", str(db)]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'' is not a campaign name" in err[0]

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 from podtax import templates
-from podtax.cli.common import fail, wide_console
+from podtax.cli.common import campaign_name, fail, not_a_file, wide_console
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
@@ -92,9 +92,13 @@ def _from_db(db: Path, campaign: str) -> list[Any]:
         from podtax_analyzer.celldata import load_cells
     except ImportError:
         raise fail("--db needs the analyzer package: pip install -e services/analyzer", 2) from None
-    if not db.is_file():
-        raise fail(f"no database file at {db}", 2)
-    con = duckdb.connect(str(db), read_only=True)
+    if problem := not_a_file(db):
+        raise fail(f"--db {db}: {problem} (no database file)", 2)
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as exc:  # not a DuckDB file, or one the running analyzer holds
+        raise fail(f"cannot open {db} ({exc}); if the analyzer is running it holds the file: drop --db to ask "
+                   f"its HTTP API") from None
     try:
         cells = load_cells(con, campaign)
     finally:
@@ -154,7 +158,8 @@ def _ci(v: list[float], fmt: str = "{:,.1f}") -> str:
 
 
 def simulate(
-    campaign: Annotated[str, typer.Option(help="Campaign whose measured speeds drive the simulation.")],
+    campaign: Annotated[str, typer.Option(help="Campaign whose measured speeds drive the simulation.",
+                                          callback=campaign_name)],
     workload: Annotated[Path, typer.Option(help="Workload YAML: what arrives (the format is above).")],
     policies: Annotated[str, typer.Option(help=f"Comma-separated: {','.join(POLICIES)}.")] = ",".join(POLICIES),
     seeds: Annotated[int, typer.Option(min=2, max=1000, help="Seeds (independent repetitions).")] = 10,
