@@ -94,3 +94,16 @@ def test_a_bad_setting_that_podtax_up_passes_on_is_refused_before_starting(tmp_p
     assert proc.stderr.strip().splitlines() == ["error: PODTAX_NATS_URL: 'nats://127.0.0.1:70000' needs a host and, "
                                                 "if given, a port from 1 to 65535 (as in nats://127.0.0.1:4222) "
                                                 "(got 'nats://127.0.0.1:70000')"]
+
+
+@pytest.mark.parametrize("where", ["folder", "no-such-folder/ready.json"])
+def test_a_ready_file_that_cannot_be_written_is_refused_before_starting(where: str, tmp_path: Path) -> None:
+    """--ready-file is written once everything is up: a folder there (IsADirectoryError) or a missing folder
+    failed only then, after nats-server and every service had started."""
+    (tmp_path / "folder").mkdir()
+    code, line, _ = _up(tmp_path, "--ready-file", str(tmp_path / where), "--no-kubesim")
+    assert code == 2
+    assert line == (f"error: {tmp_path / 'folder'} is a folder; give a file name" if where == "folder" else
+                    f"error: cannot write {tmp_path / where}: the folder {tmp_path / 'no-such-folder'} does not "
+                    f"exist; create it first or choose another path")
+    assert not (tmp_path / "data" / "jetstream").exists()  # nothing started

@@ -264,7 +264,8 @@ def up(
     pod_network: Annotated[bool, typer.Option(
         "--pod-network", help="With --exec-kubelet: each pod gets its own network namespace, a veth pair into a "
         "bridge and an address from 198.18.0.0/15 (root only), for the network tests (iperf3, sockperf).")] = False,
-    ready_file: Annotated[Path | None, typer.Option(help="Touch this file once everything is up.")] = None,
+    ready_file: Annotated[Path | None, typer.Option(help="Write this file once everything is up (what up.json "
+                                                   "holds: the addresses), in an existing folder.")] = None,
     nomadsim: Annotated[bool, typer.Option(
         "--nomadsim", help="Also start a SIMULATED Nomad API (tools/nomadsim, CSI plugin 'hostpath') for "
         "volume-churn on nomad; the runner talks to it. Not with PODTAX_RUNNER_NOMAD_ADDR, which names another.")]
@@ -274,6 +275,10 @@ def up(
     if problem := ignored_option(os.environ, nats_port=nats_port, kubesim=kubesim, exec_kubelet=exec_kubelet,
                                  pod_network=pod_network, nomadsim=nomadsim):
         raise fail(problem, 2)
+    if ready_file is not None:  # a folder, or a folder that does not exist: said now, not once all is up
+        from podtax.cli.export import writable
+
+        writable(ready_file)
     data = data_dir.resolve()
     try:
         (data / "logs").mkdir(parents=True, exist_ok=True)
