@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from podtax_nomadsim.__main__ import main
 
 
@@ -22,11 +23,23 @@ def test_usage_error_is_one_line_exit_2(capsys) -> None:
     assert main(["--refuse-creates-after", "-1"]) == 2
 
 
-def test_bad_cluster_file_exit_1(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize(("text", "says"), [
+    ("plugins:\n  - provider: x\n", "plugins[0].id"),
+    ("plugins: [a, b\n", "is not valid YAML (line 2)"),  # a traceback before
+    ("", "must be a mapping"),
+    (None, "No such file"),
+    ("/", "Is a directory"),
+])
+def test_bad_cluster_file_is_a_usage_mistake(tmp_path: Path, capsys, text: str | None, says: str) -> None:
+    """Exit 2 and one line before anything starts, as podtax-kubesim's --cluster (it was exit 1 from the server)."""
     cluster = tmp_path / "bad.yaml"
-    cluster.write_text("plugins:\n  - provider: x\n")
-    assert main(["--cluster", str(cluster)]) == 1
-    assert "plugins[0].id" in capsys.readouterr().err
+    if text == "/":
+        cluster.mkdir()
+    elif text is not None:
+        cluster.write_text(text)
+    assert main(["--cluster", str(cluster)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and says in err and "Traceback" not in err
 
 
 def test_serves_until_sigterm(tmp_path: Path) -> None:

@@ -24,19 +24,25 @@ DEFAULT_CLUSTER: Obj = {
 SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
 
 
+def read_yaml(path: Path | str) -> Any:
+    """A cluster file's YAML; OSError when it cannot be read, ValueError (with the line) when it is not YAML
+    text. The Nomad emulator's cluster files are read with it too."""
+    try:
+        return yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as exc:  # a traceback before (audit)
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 1})" if where is not None else ""
+        raise ValueError(f"{path} is not valid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text file: a cluster file is YAML") from None
+
+
 def load(cluster: dict | Path | str | None) -> Obj:
     if cluster is None:
         return copy.deepcopy(DEFAULT_CLUSTER)
     if isinstance(cluster, dict):
         return copy.deepcopy(cluster)
-    try:
-        data = yaml.safe_load(Path(cluster).read_text())
-    except yaml.YAMLError as exc:  # a traceback before (audit)
-        where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        raise ValueError(f"{cluster} is not valid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{cluster} is not a text file: a cluster file is YAML") from None
+    data = read_yaml(cluster)
     if not isinstance(data, dict):
         raise ValueError(f"{cluster}: a cluster file must be a mapping with a 'nodes' list")
     for key in ("nodes", "storageClasses"):

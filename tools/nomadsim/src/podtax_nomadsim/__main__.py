@@ -12,6 +12,7 @@ from pathlib import Path
 
 from podtax_kubesim.oneline_args import OneLineParser
 
+from podtax_nomadsim import cluster
 from podtax_nomadsim.core import NomadSim
 
 
@@ -53,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.refuse_creates_after is not None and args.refuse_creates_after < 0:
         print("podtax-nomadsim: --refuse-creates-after must be >= 0", file=sys.stderr)
+        return 2
+    try:  # a usage mistake, found before anything starts (it was exit 1 from inside the server)
+        cluster.load(args.cluster)
+    except (OSError, ValueError) as exc:
+        print(f"podtax-nomadsim: --cluster: {exc}", file=sys.stderr)
         return 2
     try:
         return asyncio.run(serve(args))

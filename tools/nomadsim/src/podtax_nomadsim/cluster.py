@@ -31,8 +31,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
 from podtax_kubesim import faults
+from podtax_kubesim.cluster import read_yaml
 
 Obj = dict[str, Any]
 REFUSE = "refuseCreatesAfter"  # a fault of nomadsim's own; the hang knobs are kubesim's (podtax_kubesim.faults)
@@ -55,7 +55,7 @@ def load(cluster: Obj | Path | str | None) -> Obj:
     elif isinstance(cluster, dict):
         data = copy.deepcopy(cluster)
     else:
-        data = yaml.safe_load(Path(cluster).read_text())
+        data = read_yaml(cluster)  # a YAML error was a traceback
     if not isinstance(data, dict):
         raise ValueError(f"{cluster}: a nomadsim cluster file must be a mapping with a 'plugins' list")
     return validate(data)
