@@ -27,6 +27,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 from podtax import templates
+from podtax.campaign_yaml import yaml_problem
 from podtax.cli.common import campaign_name, fail, not_a_file, wide_console
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
@@ -55,15 +56,17 @@ class WorkloadSpec(_Strict):
 
 
 def read_workload(path: Path) -> WorkloadSpec:
+    text = ""
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        text = path.read_text()
+        raw = yaml.safe_load(text) or {}
         return WorkloadSpec.model_validate(raw)
     except OSError as exc:
         raise fail(f"cannot read the workload {path} ({exc.strerror})", 2) from None
     except UnicodeDecodeError as exc:
         raise fail(f"the workload {path} is not UTF-8 text (byte {exc.start})", 2) from None
-    except yaml.YAMLError as exc:
-        raise fail(f"the workload {path} is not valid YAML ({exc})", 2) from None
+    except yaml.YAMLError as exc:  # one line, as a campaign file's (PyYAML's own message takes 5, with a caret)
+        raise fail(f"the workload {yaml_problem(exc, text, str(path))}", 2) from None
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise fail(f"the workload {path} is invalid: {problems} (see `podtax simulate --help`)", 2) from None
