@@ -34,6 +34,8 @@ USAGE_ERRORS = [
     (["report", "demo", "--html", "x.html", "--compare", "Base"], "'Base' is not a campaign name"),
     (["export", "My_Campaign", "--xlsx", "x.xlsx"], "'My_Campaign' is not a campaign name"),
     (["compare", "a", "b c"], "'b c' is not a campaign name"),
+    (["reparse", "--campaign", ""], "'' is not a campaign name"),  # an unset $C: "reparsed 0 logs" before
+    (["results", "--campaign", "Quick"], "'Quick' is not a campaign name"),
 ]
 
 

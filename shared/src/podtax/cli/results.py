@@ -11,7 +11,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from podtax import templates
-from podtax.cli.common import api_headers, api_json, api_url, console, fail, unreachable, wide_console
+from podtax.cli.common import (
+    api_headers,
+    api_json,
+    api_url,
+    campaign_name,
+    console,
+    fail,
+    unreachable,
+    wide_console,
+)
 from podtax.event_payloads import printable
 
 
@@ -40,7 +49,7 @@ def flag_names(flags: list[str]) -> list[str]:
 
 
 def results(
-    campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
+    campaign: Annotated[str | None, typer.Option(help="Only this campaign.", callback=campaign_name)] = None,
     node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 200,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON (every metric).")] = False,
@@ -78,7 +87,8 @@ def results(
     return 0
 
 
-def reparse(campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None) -> int:
+def reparse(campaign: Annotated[str | None, typer.Option(help="Only this campaign.", callback=campaign_name)]
+            = None) -> int:
     """Re-derive results from the stored raw logs with today's parsers (no duplicates)."""
     counts = _get("/api/reparse", {"campaign": campaign}, method="POST")
     assert isinstance(counts, dict)
