@@ -18,6 +18,7 @@ CASES = [  # (argv, extra environment, what the one line must say)
     (["report", "c", "--json", "--html", "{tmp}/r.html"], {}, "--json prints the report and --html writes"),
     (["report", "c", "--all-metrics", "--html", "{tmp}/r.html"], {}, "--all-metrics is for the terminal"),
     (["report", "c", "--json", "--all-metrics"], {}, "--all-metrics is for the terminal report: --json always"),
+    (["compare", "a", "b", "--json", "--all-metrics"], {}, "--all-metrics is for the terminal comparison: --json"),
     (["report", "c", "--db", "{tmp}/x.duckdb", "--api", "http://127.0.0.1:1"], {}, "--db reads the file"),
     (["campaign", "submit", QUICK, "--dry-run", "--follow"], {}, "--dry-run publishes nothing"),
     (["campaign", "status", "quick", "--timeout", "5"], {}, "--timeout bounds --follow: add --follow"),

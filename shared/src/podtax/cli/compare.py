@@ -79,13 +79,17 @@ def compare(
     threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only the primary "
-                                                                    "ones (--json always has all).")] = False,
+                                                                    "ones (not with --json, which always has all).")]
+    = False,
 ) -> int:
     """Compare two campaigns cell by cell: each ratio, their difference with a CI, a verdict."""
     if correction not in ("holm", "bh"):
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
     if not 0 <= threshold < 1:
         raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
+    if as_json and all_metrics:  # else dropped without a word (as report refuses it)
+        raise fail("--all-metrics is for the terminal comparison: --json always has every metric (each cell's "
+                   "`primary` says which is the headline); drop --all-metrics", code=2)
     data = api_json(fetch("/api/compare", {"base": base, "new": new, "threshold": threshold,
                                            "correction": correction}, api=api), api_url(api))
     if as_json:
