@@ -66,8 +66,6 @@ def test_up_records_the_backends_its_runner_uses(kubesim_factory: Any, nomadsim_
     ([], ["could not clean up kubernetes (~/.kube/config): ConfigException: ",
           "could not clean up nomad ({dead}): ConnectError: "]),
     (["--backend", "nomad", "--nomad-addr", "{dead}"], ["could not clean up nomad ({dead}): ConnectError: "]),
-    (["--backend", "kubernetes", "--kubeconfig", "{missing}"],
-     ["could not clean up kubernetes ({missing}): ConfigException: "]),
 ])
 def test_cleanup_that_reaches_no_backend_names_the_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capfd: pytest.CaptureFixture[str], options: list[str],
@@ -85,3 +83,20 @@ def test_cleanup_that_reaches_no_backend_names_the_options(tmp_path: Path, monke
     for line, start in zip(said, lines, strict=True):
         assert line.startswith(start.format(dead=dead, missing=missing)), line
         assert line.endswith(fix["nomad" if "nomad" in start else "kubernetes"]), line
+
+
+@pytest.mark.parametrize("options,said", [
+    (["--backend", "kubernetes", "--kubeconfig", "{tmp}/gone.kubeconfig"],
+     "--kubeconfig {tmp}/gone.kubeconfig: no such file"),
+    (["--backend", "kubernetes", "--kubeconfig", "{tmp}"], "--kubeconfig {tmp}: is a folder"),
+    (["--backend", "nomad", "--nomad-addr", "127.0.0.1:4646"], "--nomad-addr '127.0.0.1:4646' is not an http(s) URL"),
+    (["--campaign", ""], "'' is not a campaign name"),
+])
+def test_cleanup_told_something_unusable_is_a_usage_mistake(tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                                                            options: list[str], said: str) -> None:
+    """A kubeconfig that is no file, an address that is no URL, a name no campaign has: one line and exit 2 before
+    any backend is tried (the first two were exit 1, 'could not clean up ...: ConfigException' / UnsupportedProtocol;
+    --campaign '' went on to clean up with an empty selector)."""
+    assert cli(["volumes", "cleanup", *[o.format(tmp=tmp_path) for o in options]]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said.format(tmp=tmp_path) in err[0], err

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import typer
 from podtax import config as podtax_config
-from podtax.cli.common import from_up
+from podtax.cli.common import campaign_name, from_up, not_a_file
 
 if TYPE_CHECKING:
     from podtax_runner.controlplane.nomad import NomadConfig
@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
 @volumes.command("cleanup")
 def cleanup_cmd(
     backend: str = typer.Option(None, "--backend", help="kubernetes or nomad (default: both)"),
-    campaign: str = typer.Option(None, "--campaign", help="only what this campaign created"),
+    campaign: str = typer.Option(None, "--campaign", help="only what this campaign created", callback=campaign_name),
     namespace: str = typer.Option(None, "--namespace",
                                   help="Kubernetes or Nomad namespace (default: all of them)"),
     kubeconfig: Path = typer.Option(None, "--kubeconfig", help="kubernetes backend; default: "
@@ -134,6 +134,13 @@ def cleanup_cmd(
             typer.echo(f"podtax volumes cleanup: {option} is for the {its} backend, and --backend {backend} "
                        f"cleans only {backend}: drop {option} or --backend", err=True)
             raise typer.Exit(2)
+    if kubeconfig is not None and (problem := not_a_file(kubeconfig)):  # a usage mistake: exit 2, not 1
+        typer.echo(f"podtax volumes cleanup: --kubeconfig {kubeconfig}: {problem}; give a kubeconfig file", err=True)
+        raise typer.Exit(2)
+    if nomad_addr is not None and not nomad_addr.startswith(("http://", "https://")):
+        typer.echo(f"podtax volumes cleanup: --nomad-addr {nomad_addr!r} is not an http(s) URL, such as "
+                   f"http://127.0.0.1:4646", err=True)
+        raise typer.Exit(2)
     logging.getLogger("podtax.runner.retry").setLevel(logging.ERROR)  # a failure is said once, below
     left, problems = 0, []
     for name in [backend] if backend else list(BACKENDS):
