@@ -16,7 +16,8 @@ growth); both alternate three times and the medians and bounded/unbounded are pr
 average, and where the RSS goes: DuckDB's own accounting (duckdb_memory(), its keys apart) at each tenth,
 the growth of each part, the score cache's values at the end, and the RSS by allocator (allocators.py:
 glibc malloc held and kept free, DuckDB's jemalloc held and resident, Python's small-object arenas),
-and, at the end of each run, the RSS once DuckDB's limit is lowered to 16 MB: how much of it was DuckDB's
+the highest RSS between two flushes (after each batch and each publication) and its growth, and, at the
+end of each run, the RSS once DuckDB's limit is lowered to 16 MB: how much of it was DuckDB's
 block cache (evictable, bounded by its limit) and the freed pages its allocator kept (a new limit returns them).
 """
 
@@ -62,6 +63,8 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
     keys: list[float] = []
     dead: list[float] = []
     settled: list[float] = []  # RSS right after each flush, before a publication reads anything (bounded only)
+    peaks: list[float] = []  # the highest RSS after a batch or a publication, per FLUSH_BATCHES batches
+    peak_now = 0.0
     parts: list[dict[str, float | None]] = []
     with tempfile.TemporaryDirectory(prefix="podtax-bench-") as tmp:
         store = Store(Path(tmp) / "bench.duckdb", memory_mb=DUCKDB_MB if bounded else None, cache_mb=CACHE_MB)
@@ -71,11 +74,16 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
         for first in range(0, count, BATCH):
             logs = raw_logs(min(BATCH, count - first), start=first, chunk=BATCH)[0]
             pending |= store.write_batch([e for log in logs for e in (log, derive(log.data))])
-            if bounded and store.batches % FLUSH_BATCHES == 0:  # the unbounded store never flushes
-                settled.append(proc_rss_mb(os.getpid()))
+            if store.batches % FLUSH_BATCHES == 0:
+                peaks.append(peak_now)
+                peak_now = 0.0
+                if bounded:  # the unbounded store never flushes
+                    settled.append(proc_rss_mb(os.getpid()))
+            peak_now = max(peak_now, proc_rss_mb(os.getpid()))
             if (first // BATCH) % 3 == 2:
                 cache.update(store, pending)
                 pending = set()
+                peak_now = max(peak_now, proc_rss_mb(os.getpid()))
             if (first + BATCH) % step == 0:
                 rss.append(proc_rss_mb(os.getpid()))
                 tags = dict(store.cursor().execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()").fetchall())
@@ -90,7 +98,7 @@ def child(count: int, bounded: bool) -> dict[str, list[float] | float]:
         store.cursor().execute(f"SET memory_limit = '{EVICT_MB}MB'")
         evicted = [proc_rss_mb(os.getpid()), _duckdb_mb(store), readings()["duckdb_resident"]]
         store.close()
-    return {"rss": rss, "duckdb": duck, "keys": keys, "dead": dead, "settled": settled, "parts": parts,
+    return {"rss": rss, "duckdb": duck, "keys": keys, "dead": dead, "settled": settled, "peaks": peaks, "parts": parts,
             "cache": cache.held * 16 / 2**20, "peak": peak, "evicted": evicted}
 
 
@@ -180,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"; growth over the second half {median([_slope(count, f['settled']) for f in figures]):+.1f} MB "
                   "per 100,000 results (the steady state: between flushes DuckDB's caches and a publication's freed "
                   "pages come and go)")
+        peaks = [median([f["peaks"][i] for f in figures]) for i in range(len(figures[0]["peaks"]))]
+        if peaks:
+            print(f"  {name}: highest RSS between flushes (after a batch or a publication, per FLUSH_BATCHES batches) "
+                  f"{' '.join(f'{v:.0f}' for v in peaks)}; growth over the second half "
+                  f"{median([_slope(count, f['peaks']) for f in figures]):+.1f} MB per 100,000 results")
         rss_end, duck_end = median([f["rss"][-1] for f in figures]), median([f["duckdb"][-1] for f in figures])
         rss_ev, duck_ev = (median([f["evicted"][i] for f in figures]) for i in (0, 1))
         resident = [(f["parts"][-1]["duckdb_resident"], f["evicted"][2]) for f in figures]

@@ -280,7 +280,8 @@ class Store:
             elif isinstance(e, events.CampaignSubmittedV1):
                 campaigns.append(e)
         with self.transaction() as con:
-            new_runs = self._write_results(con, results, now)
+            stored = self._write_results(con, results, now)
+            new_runs = {r["run_id"] for r in stored}
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
             self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, _unseen(con, "raw_logs", raws), conflict=None)
             insert_phases(con, phases.values())
@@ -297,7 +298,7 @@ class Store:
             for c in campaigns:
                 con.execute("INSERT INTO campaigns VALUES (?,?,?) ON CONFLICT DO NOTHING",
                             [c.data.campaign, c.time, json.dumps(c.data.spec)])
-            flagged = mark_overlaps(con, new_runs | {f["run_id"] for f in failures})
+            flagged = mark_overlaps(con, stored + failures)
         self.batches += 1
         if self.memory_mb is not None and self.batches % FLUSH_BATCHES == 0:
             self._flush()
@@ -328,10 +329,10 @@ class Store:
             con.execute("SET memory_limit = '0KiB'")
 
     def _write_results(self, con: duckdb.DuckDBPyConnection, results: dict[str, events.ResultV1],
-                       now: datetime) -> set[str]:
-        """Insert the results of runs without one; a result supersedes a recorded failure of its run."""
+                       now: datetime) -> list[dict[str, Any]]:
+        """Insert the results of runs without one (returns their rows); a result supersedes a recorded failure."""
         if not results:
-            return set()
+            return []
         stored = lookup(con, "run_id, status, event_id", "runs", list(results))
         existing = {run_id: status for run_id, status, _ in stored}
         for run_id, status, event_id in stored:  # a redelivery carries the stored event's id
@@ -343,9 +344,10 @@ class Store:
         failed_before = [e.data.run.run_id for e in fresh if existing.get(e.data.run.run_id) == "failed"]
         if failed_before:
             con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [failed_before])
-        self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, [result_row(e, now) for e in fresh], conflict=None)
+        rows = [result_row(e, now) for e in fresh]
+        self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, rows, conflict=None)
         self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(fresh), conflict=None)
-        return {e.data.run.run_id for e in fresh}
+        return rows
 
     def replace_results(self, results: Sequence[events.ResultV1 | events.RunFailedV1],
                         raws: Sequence[events.RawLog] = ()) -> None:
@@ -361,11 +363,11 @@ class Store:
                             [[r.run.run_id for r in raws]])
                 insert_phases(con, [phase_rows(r) for r in raws])
             ok = [e for e in results if isinstance(e, events.ResultV1)]
-            self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES,
-                         [result_row(e, now) for e in ok] +
-                         [failure_row(e, now) for e in results if isinstance(e, events.RunFailedV1)])
+            rows = [result_row(e, now) for e in ok] + [failure_row(e, now) for e in results
+                                                       if isinstance(e, events.RunFailedV1)]
+            self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, rows)
             self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(ok), conflict=None)
-            mark_overlaps(con, ids)
+            mark_overlaps(con, rows)
 
     @contextlib.contextmanager
     def _replacing(self) -> Iterator[None]:
