@@ -36,6 +36,10 @@ USAGE_ERRORS = [
     (["compare", "a", "b c"], "'b c' is not a campaign name"),
     (["reparse", "--campaign", ""], "'' is not a campaign name"),  # an unset $C: "reparsed 0 logs" before
     (["results", "--campaign", "Quick"], "'Quick' is not a campaign name"),
+    # the host agent's PODTAX_AGENT_NODE: it crash-looped under `podtax up` (a data dir that is a file stops a run
+    # that got past the check)
+    (["up", "--node", "", "--data-dir", "/dev/null"], "'' is not a node name"),
+    (["up", "--node", "my node", "--data-dir", "/dev/null"], "'my node' is not a node name"),
 ]
 
 

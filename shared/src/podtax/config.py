@@ -113,9 +113,11 @@ def _readable_file(v: Path | None) -> Path | None:
     return v
 
 
+NODE_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$"  # a node name, as Kubernetes names nodes
+
+
 class HostAgentSettings(Common):
-    agent_node: str = Field(default_factory=socket.gethostname, min_length=1, max_length=253,
-                            pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$",
+    agent_node: str = Field(default_factory=socket.gethostname, min_length=1, max_length=253, pattern=NODE_PATTERN,
                             description="Node name this agent answers for (defaults to the hostname): letters, "
                                         "digits and `-_.`, as Kubernetes names its nodes.")
     agent_workdir: Path = Field(Path("/var/tmp/podtax"), description="Scratch directory (fio files).")

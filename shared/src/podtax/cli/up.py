@@ -9,6 +9,7 @@ import fcntl
 import importlib.util
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,6 +25,7 @@ import yaml
 
 from podtax import localauth, natsserver
 from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, say, warn
+from podtax.config import NODE_PATTERN
 from podtax.supervise import RestartPolicy
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
@@ -248,13 +250,22 @@ def ignored_option(env: Mapping[str, str], *, nats_port: int, kubesim: bool, exe
     return None
 
 
+def _node_name(value: str) -> str:
+    """--node as the host agent takes it (PODTAX_AGENT_NODE): said now, not as a host agent's crash loop."""
+    if not re.match(NODE_PATTERN, value):
+        raise typer.BadParameter(f"{value!r} is not a node name (letters, digits and '-_.', starting and ending "
+                                 f"with a letter or digit, as Kubernetes names its nodes)")
+    return value
+
+
 def up(
     data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
     nats_port: Annotated[int, typer.Option(min=0, max=65535,
                                            help="Port of the embedded nats-server (0 = a free one); none is "
                                            "started when PODTAX_NATS_URL names a server.")] = 0,
     api_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the analyzer's HTTP API.")] = 8700,
-    node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).")] = socket.gethostname(),
+    node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).", callback=_node_name)]
+    = socket.gethostname(),
     kubesim: Annotated[bool, typer.Option(help="Run pods on a local SIMULATED Kubernetes API (tools/kubesim).")]
     = True,
     exec_kubelet: Annotated[bool, typer.Option(
