@@ -24,11 +24,11 @@ def test_reads_never_meet_the_flushs_zero_memory_limit(tmp_path: Path, monkeypat
     monkeypatch.setattr("podtax_analyzer.store.FLUSH_BATCHES", 1)  # a flush, with its eviction, after every batch
     evict = Store._evict
 
-    def evict_and_pause(con: duckdb.DuckDBPyConnection) -> None:
-        evict(con)
-        time.sleep(0.02)  # DuckDB's limit may be 0 now, until the flush sets it back
+    def evict_and_pause(self: Store, con: duckdb.DuckDBPyConnection) -> None:
+        evict(self, con)
+        time.sleep(0.02)  # were DuckDB's limit 0 now, it would stay so until the flush sets it back
 
-    monkeypatch.setattr(Store, "_evict", staticmethod(evict_and_pause))
+    monkeypatch.setattr(Store, "_evict", evict_and_pause)
     store = Store(tmp_path / "podtax.duckdb", 128, cache_mb=0)
     done = threading.Event()
     failures: list[BaseException] = []

@@ -1,11 +1,12 @@
 """The store's statements and its eviction exclude each other; statements do not exclude one another.
 
-To evict, the store's flush asks DuckDB for a memory limit of 0 (store.CACHE_MB), which DuckDB takes when
-nothing is pinned, until the flush sets the limit back: a statement starting in between, on any cursor,
-failed with OutOfMemory. Every statement of a store's cursor (`Cursor`) runs under `ReadWriteLock.reading`
-and the flush evicts under `writing`, which waits for the statements under way (milliseconds for the
-analyzer's; a long report query delays that flush by its length) and holds back new ones until the limit
-is back (the eviction's 5-17 ms).
+To evict, the store's flush asks DuckDB for a memory limit of 0 (store.CACHE_MB). DuckDB took it when nothing
+was pinned, until the flush set the limit back, and a statement starting in between, on any cursor, failed
+with OutOfMemory; the flush now holds memory DuckDB cannot evict meanwhile (Store._evict), so DuckDB refuses
+the 0, and statements are held back from the eviction all the same. Every statement of a store's cursor
+(`Cursor`) runs under `ReadWriteLock.reading` and the flush evicts under `writing`, which waits for the
+statements under way (milliseconds for the analyzer's; a long report query delays that flush by its length)
+and holds back new ones until the limit is back (the eviction's 5-17 ms).
 """
 
 from __future__ import annotations

@@ -69,9 +69,9 @@ FLUSH_BATCHES = 10
 # the freed buffer's handle allocated), purged only once a queue holds 32,768 of them: +7-12 MB of C++ heap
 # per 100,000 results, up to ~25 MB a queue. When either passes its bound (CACHE_MB, DEAD_NODES) at a flush,
 # the store checkpoints (the rows still in memory go to the file, so nothing is spilled) and asks for a limit
-# of 0: DuckDB walks every queue, frees the dead nodes, evicts every unpinned block (a file's block is dropped
-# without a write, a later read takes it from the file again) and refuses the 0 while anything is pinned. When
-# nothing is, it takes the 0 until the flush sets the limit back: statements wait meanwhile (reads.py).
+# of 0 while it holds a result open: DuckDB walks every queue, frees the dead nodes, evicts every unpinned block
+# (a file's block is dropped without a write, a later read takes it from the file again) and refuses the 0
+# (Store._evict); statements wait meanwhile all the same (reads.py).
 CACHE_MB = 32
 DEAD_NODES = 8192
 
@@ -320,13 +320,16 @@ class Store:
             else:
                 con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
 
-    @staticmethod
-    def _evict(con: duckdb.DuckDBPyConnection) -> None:
-        """DuckDB first evicts every unpinned block and walks its queues, then refuses a limit of 0 while
-        anything is pinned. When nothing is, it takes the 0 (1 of 3 flushes of a small store): a statement
-        meeting it fails with OutOfMemory, so the caller holds them back until it sets the limit again."""
-        with contextlib.suppress(duckdb.OutOfMemoryException):
-            con.execute("SET memory_limit = '0KiB'")
+    def _evict(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Ask DuckDB for a limit of 0 while a result it cannot evict (16 KB) is held open: it evicts every
+        unpinned block, walks every queue (freeing their dead nodes) and refuses the 0. With nothing held,
+        it took the 0 once the last block was evicted (8 of 12 flushes of a small store), without walking the
+        rest of its queues (all 1,589 dead nodes kept), and a statement meeting the 0 failed with OutOfMemory
+        (the caller holds statements back as well)."""
+        with self._raw_cursor() as holder:
+            holder.execute("SELECT 1")  # its result, not fetched, keeps memory DuckDB cannot evict
+            with contextlib.suppress(duckdb.OutOfMemoryException):
+                con.execute("SET memory_limit = '0KiB'")
 
     def _write_results(self, con: duckdb.DuckDBPyConnection, results: dict[str, events.ResultV1],
                        now: datetime) -> list[dict[str, Any]]:
