@@ -21,10 +21,11 @@ def test_unknown_argument_is_one_line_exit_2(module: str) -> None:
     assert "--help" in done.stderr
 
 
-@pytest.mark.parametrize("module", ["podtax_scheduler", "podtax_kubesim", "podtax_nomadsim"])
-def test_an_argparse_entry_point_says_a_mistake_in_one_line(module: str) -> None:
+@pytest.mark.parametrize("argv", [["podtax_scheduler"], ["podtax_kubesim"], ["podtax_nomadsim"],
+                                  ["podtax_analyzer", "report", "c", "--db", "x"]])
+def test_an_argparse_entry_point_says_a_mistake_in_one_line(argv: list[str]) -> None:
     """The entry points that take arguments: argparse printed its usage block first (podtax-kubesim: 7 lines)."""
-    done = subprocess.run([sys.executable, "-m", module, "--bogus"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", *argv, "--bogus"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "unrecognized arguments: --bogus" in done.stderr
     assert "--help" in done.stderr

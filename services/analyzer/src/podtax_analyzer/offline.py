@@ -5,18 +5,18 @@ stderr saying what to fix (2 for a usage mistake)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 import duckdb
+from podtax.oneline_args import OneLineParser
 
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
 from podtax_analyzer.phase_table import phase_table, pooled_objects
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="podtax-analyzer report", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="podtax-analyzer report", description=__doc__.splitlines()[0])
     ap.add_argument("campaign")
     ap.add_argument("--db", required=True, help="the analyzer's DuckDB file")
     ap.add_argument("--threshold", type=float, default=0.01)
