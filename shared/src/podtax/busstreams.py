@@ -4,6 +4,7 @@ reads (a mixin of :class:`podtax.bus.Bus`, which owns the connection and its Jet
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Sequence
@@ -26,6 +27,10 @@ DENIED = (NatsTimeout, TimeoutError, NoRespondersError)
 NO_ROOM = 10047  # JetStream's "insufficient storage resources": a file stream's max bytes do not fit its disk
 
 
+class Stopped(Exception):
+    """The service was told to stop (SIGTERM, Ctrl-C) while it waited for another role's stream or bucket."""
+
+
 def replicas() -> int:
     """PODTAX_NATS_REPLICAS: copies of each stream and KV bucket (3 on a three-server JetStream cluster)."""
     from podtax.config import Common, load
@@ -38,10 +43,11 @@ class Streams:
     role: str | None
 
     async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None,
-                             wait: bool = False) -> None:
+                             wait: bool = False, stop: asyncio.Event | None = None) -> None:
         """Create podtax's streams with these limits (PODTAX_NATS_STREAM_MAX_BYTES/_AGE_S; the defaults without),
         or check the ones there. With NATS users only their owner may create them (natsauth.CREATORS), and
-        nobody may change them: a service (`wait`) waits for the owner's, a command raises BusError naming it.
+        nobody may change them: a service (`wait`) waits for the owner's (raising Stopped once `stop` is set), a
+        command raises BusError naming it.
         A full events stream refuses new events (the publisher sees why); dead letters drop their oldest."""
         from podtax.config import Common
 
@@ -73,7 +79,7 @@ class Streams:
                     raise BusError(f"stream {name}: the NATS server has no room for its size limit of {max_bytes:,} "
                                    "bytes (JetStream reserves a stream's limit on its disk): free space where "
                                    "nats-server keeps JetStream, or lower PODTAX_NATS_STREAM_MAX_BYTES") from None
-                await self._owners(name, wait)
+                await self._owners(name, wait, stop)
                 have = await self._stream_config(name)
             if have is not None and (foreign := _foreign(have)):
                 from podtax.bus import BusError
@@ -99,8 +105,9 @@ class Streams:
 
         return self.role is None or CREATORS.get(stream) == self.role
 
-    async def _owners(self, stream: str, wait: bool) -> None:
-        """Return once the stream exists, made by its owner (natsauth.CREATORS): this NATS user may not."""
+    async def _owners(self, stream: str, wait: bool, stop: asyncio.Event | None = None) -> None:
+        """Return once the stream exists, made by its owner (natsauth.CREATORS): this NATS user may not.
+        Raises Stopped when `stop` is set meanwhile (a SIGTERM must not need a SIGKILL)."""
         from podtax.bus import BusError
         from podtax.natsauth import CREATORS
 
@@ -112,10 +119,15 @@ class Streams:
         if not wait:
             raise BusError(f"{why}: start podtax-{owner} first")
         log.warning("%s: waiting until it does", why)
+        stop = stop or asyncio.Event()
         while await self._stream_config(stream) is None:
-            await asyncio.sleep(OWNER_POLL_S)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), OWNER_POLL_S)
+            if stop.is_set():
+                raise Stopped(f"stopped while waiting for {what}")
 
-    async def kv(self, bucket: str, history: int = 1, wait: bool = False) -> KeyValue:
+    async def kv(self, bucket: str, history: int = 1, wait: bool = False,
+                 stop: asyncio.Event | None = None) -> KeyValue:
         """The KV bucket, created when missing; one this NATS user may not create: see ensure_streams."""
         try:
             return await self.js.key_value(bucket)
@@ -126,7 +138,7 @@ class Streams:
                 return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
         except (BadRequestError, *DENIED):  # made meanwhile by another service, or not this user's to make
             pass
-        await self._owners(f"KV_{bucket}", wait)
+        await self._owners(f"KV_{bucket}", wait, stop)
         return await self.js.key_value(bucket)
 
     async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]]) -> None:

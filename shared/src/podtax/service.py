@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from podtax import metrics, natsauth, telemetry
 from podtax.bus import Bus, BusError, redact, stop_on_signals
+from podtax.busstreams import Stopped
 from podtax.config import Common, ConfigError, load
 
 S = TypeVar("S", bound=Common)
@@ -75,7 +76,11 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
         health = await serve_health(settings.health_port, bus) if settings.health_port else None
         try:
             try:
-                await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True)
+                await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True,
+                                         stop=stop)
+            except Stopped as exc:  # SIGTERM before another role made the streams: a clean stop
+                log.info("podtax-%s %s", name, exc)
+                return 0
             except BusError as exc:  # the streams cannot be as set (no room on the server's disk): no traceback
                 raise ConfigError(str(exc)) from None
             log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))

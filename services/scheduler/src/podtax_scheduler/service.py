@@ -10,6 +10,7 @@ from concurrent.futures import Future
 
 from podtax import subjects
 from podtax.bus import Bus
+from podtax.busstreams import Stopped
 from podtax.config import SchedulerSettings
 from podtax.events import PlacementMadeV1
 from podtax.service import serve_health
@@ -50,8 +51,12 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
     metrics = Metrics()
     health: asyncio.base_events.Server | None = None
     try:
-        await bus.ensure_streams(wait=True)  # the runner's and the analyzer's (natsauth.CREATORS)
-        kv = await bus.kv(subjects.SCORES_BUCKET, wait=True)
+        try:  # the runner's and the analyzer's (natsauth.CREATORS)
+            await bus.ensure_streams(wait=True, stop=stop)
+            kv = await bus.kv(subjects.SCORES_BUCKET, wait=True, stop=stop)
+        except Stopped as exc:  # SIGTERM before they were made: a clean stop
+            log.info("%s", exc)
+            return
         store = ScoreStore(settings.cluster, settings.scheduler_score_env)
         watcher = await kv.watch(store.key_filter)
         initial = asyncio.Event()
