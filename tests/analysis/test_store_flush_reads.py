@@ -7,6 +7,7 @@ pause after each eviction) so a read meets it every run when nothing holds reads
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
@@ -54,3 +55,49 @@ def test_reads_never_meet_the_flushs_zero_memory_limit(tmp_path: Path, monkeypat
         store.close()
     assert reads[0] > BATCHES, f"only {reads[0]} reads: the window was hardly tried"
     assert not failures, f"{len(failures)} of {reads[0] + len(failures)} reads failed, e.g. {failures[0]!r}"
+
+
+def test_a_long_read_makes_the_flush_skip_its_eviction_not_hold_every_statement(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A statement still running when a flush must evict: the flush skips the eviction and returns, and another
+    cursor's statement runs while the first still does (before, both waited for the long one); once it ends, a
+    flush evicts again."""
+    evictions = [0]
+    evict = Store._evict
+
+    def counted(self: Store, con: duckdb.DuckDBPyConnection) -> None:
+        evictions[0] += 1
+        evict(self, con)
+
+    monkeypatch.setattr(Store, "_evict", counted)
+    caplog.set_level(logging.INFO, "podtax.analyzer.store")
+    store = Store(tmp_path / "podtax.duckdb", 128, cache_mb=0)  # any block of the file cached: the flush evicts
+    release, started = threading.Event(), threading.Event()
+
+    def hold(x: int) -> int:
+        started.set()
+        release.wait()
+        return x
+
+    slow = store.cursor()
+    slow.create_function("hold", hold, [int], int)  # type: ignore[list-item]
+    long_read = threading.Thread(target=lambda: slow.execute("SELECT hold(count(*)::INTEGER) FROM metrics"))
+    try:
+        store.write_batch(_batch(0, 20))
+        store.cursor().execute("CHECKPOINT")  # the file's blocks, now cached, are over cache_mb
+        long_read.start()
+        assert started.wait(30), "the long read never started"
+        flush = threading.Thread(target=store._flush)
+        flush.start()
+        flush.join(30)
+        assert not flush.is_alive(), "the flush waited for the long read"
+        assert store.cursor().execute("SELECT 1").fetchone() == (1,)
+        assert long_read.is_alive(), "the long read ended before the flush was tried"
+        assert evictions[0] == 0
+        assert "eviction skipped" in caplog.text
+    finally:
+        release.set()
+        long_read.join()
+    store._flush()
+    store.close()
+    assert evictions[0] == 1, "the flush after the long read did not evict"

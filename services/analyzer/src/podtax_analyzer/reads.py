@@ -5,14 +5,17 @@ was pinned, until the flush set the limit back, and a statement starting in betw
 with OutOfMemory; the flush now holds memory DuckDB cannot evict meanwhile (Store._evict), so DuckDB refuses
 the 0, and statements are held back from the eviction all the same. Every statement of a store's cursor
 (`Cursor`) runs under `ReadWriteLock.reading` and the flush evicts under `writing`, which waits for the
-statements under way (milliseconds for the analyzer's; a long report query delays that flush by its length)
-and holds back new ones until the limit is back (the eviction's 5-17 ms).
+statements under way and holds back new ones until the limit is back (the eviction's 5-17 ms). The eviction
+is an optimisation, so the flush waits at most store.EVICT_WAIT_S: if a statement is still running then (a long
+report, export or reparse), the flush skips the eviction and lets the held-back statements go at once, so a long
+read delays neither the analyzer's writes nor the other reads (a later flush evicts).
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,13 +44,27 @@ class ReadWriteLock:
                     self._cond.notify_all()
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[None]:
+    def writing(self, timeout: float | None = None) -> Iterator[bool]:
+        """Yields True holding the lock, or False (not holding it, new readers let through again at once) if the
+        readers under way, or another writer, have not finished within `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
         with self._cond:
-            self._cond.wait_for(lambda: not self._writer)
-            self._writer = True
-            self._cond.wait_for(lambda: not self._readers)
+            got = self._cond.wait_for(lambda: not self._writer, left())
+            if got:
+                self._writer = True
+                got = self._cond.wait_for(lambda: not self._readers, left())
+                if not got:
+                    self._writer = False
+                    self._cond.notify_all()
+        if not got:
+            yield False
+            return
         try:
-            yield
+            yield True
         finally:
             with self._cond:
                 self._writer = False

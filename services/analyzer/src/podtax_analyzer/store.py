@@ -71,9 +71,12 @@ FLUSH_BATCHES = 10
 # the store checkpoints (the rows still in memory go to the file, so nothing is spilled) and asks for a limit
 # of 0 while it holds a result open: DuckDB walks every queue, frees the dead nodes, evicts every unpinned block
 # (a file's block is dropped without a write, a later read takes it from the file again) and refuses the 0
-# (Store._evict); statements wait meanwhile all the same (reads.py).
+# (Store._evict); statements wait meanwhile all the same (reads.py). A statement still running after
+# EVICT_WAIT_S (a long report, export or reparse) makes the flush skip the eviction rather than hold every
+# other statement and the analyzer's writes back behind it.
 CACHE_MB = 32
 DEAD_NODES = 8192
+EVICT_WAIT_S = 0.05
 
 
 def _delta(before: int | None, after: int | None) -> int | None:
@@ -314,11 +317,14 @@ class Store:
             if (cached or 0) > self.cache_mb * 2**20 or (dead or 0) > DEAD_NODES:
                 con.execute("CHECKPOINT")
                 # No statement runs from the 0 to the limit set back (a nonzero limit does not walk the queues).
-                with self._reads.writing(), self._raw_cursor() as raw:
-                    self._evict(raw)
-                    raw.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
-            else:
-                con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+                with self._reads.writing(timeout=EVICT_WAIT_S) as free:
+                    if free:
+                        with self._raw_cursor() as raw:
+                            self._evict(raw)
+                            raw.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+                        return
+                log.info("eviction skipped: a statement still ran after %s s (a later flush evicts)", EVICT_WAIT_S)
+            con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
 
     def _evict(self, con: duckdb.DuckDBPyConnection) -> None:
         """Ask DuckDB for a limit of 0 while a result it cannot evict (16 KB) is held open: it evicts every
