@@ -71,7 +71,7 @@ def test_exec_kubelet_listens_on_loopback_only(tmp_path: Path) -> None:
         Emulator(ONE_NODE, "exec", tmp_path, token="")
     proc = subprocess.run([sys.executable, "-m", "podtax_kubesim", "--kubelet", "exec", "--host", "0.0.0.0",
                            "--kubeconfig", str(tmp_path / "kc.yaml")], capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 1 and "loopback only" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "loopback only" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "kc.yaml").exists()
 
 
