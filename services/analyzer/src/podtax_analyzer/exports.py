@@ -25,11 +25,12 @@ COMPARISON_COLUMNS = {
     "metric": "VARCHAR", "unit": "VARCHAR", "higher_is_better": "BOOLEAN", "primary": "BOOLEAN",
     "n_host": "INTEGER", "n_pod": "INTEGER", "host_median": "DOUBLE", "pod_median": "DOUBLE",
     "host_modes": "VARCHAR", "pod_modes": "VARCHAR", "host_lower_bound": "BOOLEAN", "pod_lower_bound": "BOOLEAN",
-    "host_upper_bound": "BOOLEAN", "pod_upper_bound": "BOOLEAN",
     "host_tool_version": "VARCHAR", "pod_tool_version": "VARCHAR", "ratio": "DOUBLE", "ci_low": "DOUBLE",
     "ci_high": "DOUBLE", "ci_method": "VARCHAR", "hl_ratio": "DOUBLE", "hl_ci_low": "DOUBLE",
     "hl_ci_high": "DOUBLE", "p_value": "DOUBLE", "p_adjusted": "DOUBLE", "verdict": "VARCHAR",
     "direction": "VARCHAR", "change_pct": "DOUBLE", "flags": "VARCHAR[]", "sentence": "VARCHAR",
+    # columns added later go last, so a sheet or script reading the file by position keeps reading the same ones
+    "host_upper_bound": "BOOLEAN", "pod_upper_bound": "BOOLEAN",
 }
 _OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 

@@ -38,11 +38,12 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
                         for what in ("median (unit)", "runs")),
                       "baseline median is a lower bound (LOWER_BOUND)",
                       "candidate median is a lower bound (LOWER_BOUND)",
-                      "baseline median is an upper bound (WATCH_GAP)",
-                      "candidate median is an upper bound (WATCH_GAP)",
                       "ratio", "CI low (95%)",
                       "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
-                      "verdict", "flags", "flag details", "sentence", "caveat"]
+                      "verdict", "flags", "flag details", "sentence", "caveat",
+                      # columns added later go last, so a sheet reading the table by position reads the same ones
+                      "baseline median is an upper bound (WATCH_GAP)",
+                      "candidate median is an upper bound (WATCH_GAP)"]
 PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat",
                  "lower bound (given up while waiting: took longer)",
                  "upper bound (seen after a dropped watch: took less)"]
@@ -168,10 +169,10 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
         _append(ws, [c.node, c.test, c.params, c.metric, c.unit, c.higher_is_better, c.primary,
                      ratio_label(data.envs(c)), c.n_host, c.n_pod, c.host_median, c.pod_median, c.host_modes,
                      c.pod_modes, *_mode_figures(c.modes and c.modes.host), *_mode_figures(c.modes and c.modes.pod),
-                     c.host_lower_bound, c.pod_lower_bound, c.host_upper_bound, c.pod_upper_bound,
+                     c.host_lower_bound, c.pod_lower_bound,
                      c.ratio, c.ci_low, c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct,
                      c.direction or c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence,
-                     caveat(c)])
+                     caveat(c), c.host_upper_bound, c.pod_upper_bound])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
