@@ -51,6 +51,8 @@ def test_import_into_a_full_stream_says_it_is_full(nats_url: str, tmp_path: Path
     assert done.returncode == 1, done.stderr
     [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
     assert line.startswith("error: JetStream refused the events: its stream is full (maximum bytes exceeded); raise "
-                           "its size limit (PODTAX_NATS_STREAM_MAX_BYTES"), line
+                           "its size limit as a NATS admin (`nats stream edit PODTAX --max-bytes`; "
+                           "PODTAX_NATS_STREAM_MAX_BYTES"), line
+    assert "under `podtax up`, see the README" in line, line
     assert "stopped part-way: 0 of 60 published" in line and "did not answer" not in line
     assert "Traceback" not in done.stderr and "never retrieved" not in done.stderr, done.stderr

@@ -208,10 +208,11 @@ def refusal_text(exc: APIError | None) -> str:
     if exc is not None and exc.err_code == FULL:
         from podtax.config import Common
 
-        return (f"JetStream refused the events: its stream is full ({exc.description}); raise its size limit "
-                f"(PODTAX_NATS_STREAM_MAX_BYTES, {Common.model_fields['nats_stream_max_bytes'].default:,} bytes by "
-                "default: `nats stream edit PODTAX --max-bytes`, as a NATS admin) or wait until old events age out "
-                "(PODTAX_NATS_STREAM_MAX_AGE_S)")
+        return (f"JetStream refused the events: its stream is full ({exc.description}); raise its size limit as a "
+                "NATS admin (`nats stream edit PODTAX --max-bytes`; PODTAX_NATS_STREAM_MAX_BYTES, "
+                f"{Common.model_fields['nats_stream_max_bytes'].default:,} bytes by default, applies only when the "
+                "stream is created; under `podtax up`, see the README's NATS section) or wait until old events age "
+                "out (PODTAX_NATS_STREAM_MAX_AGE_S)")
     return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
 
 

@@ -86,11 +86,10 @@ class Streams:
 
                 raise BusError(f"stream {name} {foreign}: podtax never sets that, and the server would publish it "
                                f"past every permission; remove it (`nats stream edit {name}`, as a NATS admin)")
-            if given and have is not None and _differs(have, config):
-                log.warning("stream %s: its limits differ from this service's settings (max_bytes %s, max_age %s s); "
-                            "podtax changes no stream (NATS permissions): change them with `nats stream edit %s "
-                            "--max-bytes %s --max-age %ss` as a NATS admin", name, max_bytes, max_age_s, name,
-                            max_bytes, int(max_age_s or 0))
+            if given and have is not None and (differ := _differences(have, config)):
+                log.warning("stream %s differs from what this podtax version sets: %s; podtax changes no stream "
+                            "(NATS permissions): change it as a NATS admin (`nats stream edit %s`; under `podtax "
+                            "up`, see the README's NATS section)", name, "; ".join(differ), name)
 
     async def _stream_config(self, name: str) -> StreamConfig | None:
         try:
@@ -179,11 +178,18 @@ class Streams:
         return [d for d in docs if d is not None]
 
 
-def _differs(have: StreamConfig, want: StreamConfig) -> bool:
-    """Whether the stream's settings differ from what ensure_streams would set (an update is due)."""
+def _differences(have: StreamConfig, want: StreamConfig) -> list[str]:
+    """How the stream's settings differ from what ensure_streams would set, one 'field X (this service: Y)' each
+    (subjects too: an event family no stream takes is refused)."""
     fields = ("subjects", "max_bytes", "max_age", "num_replicas", "discard", "duplicate_window", "description")
-    return any((sorted(getattr(have, f)) if f == "subjects" else getattr(have, f))
-               != (sorted(getattr(want, f)) if f == "subjects" else getattr(want, f)) for f in fields)
+    out = []
+    for f in fields:
+        had, wanted = getattr(have, f), getattr(want, f)
+        if f == "subjects":
+            had, wanted = sorted(had or []), sorted(wanted or [])
+        if had != wanted:
+            out.append(f"{f} {had} (this service: {wanted})")
+    return out
 
 
 def _foreign(have: StreamConfig) -> str:
