@@ -4,7 +4,6 @@ child process, a DuckDB file under the data directory — until Ctrl-C or SIGTER
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import importlib.util
 import json
@@ -12,11 +11,9 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Annotated
 
@@ -24,9 +21,9 @@ import typer
 import yaml
 
 from podtax import localauth, natsserver
-from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, say, warn
+from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, say
+from podtax.cli.up_children import Child, NatsChild, check_port, supervise, wait_started
 from podtax.config import NODE_PATTERN
-from podtax.supervise import RestartPolicy
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
 LOCK_FILE = "up.lock"  # locked (flock) by the `podtax up` using the data dir, holding its pid
@@ -43,74 +40,6 @@ SIM_NOMAD = {"seed": 1, "plugins": [{
     "id": "hostpath", "provider": "hostpath.csi.podtax.io", "controllers": {"healthy": 1, "expected": 1},
     "nodes": {"healthy": 1, "expected": 1}, "createLatency": {"distribution": "lognormal", "median": 0.04,
                                                               "sigma": 0.3}, "deleteLatency": 0.01}]}
-
-
-@dataclass
-class Child:
-    name: str
-    argv: list[str]
-    env: dict[str, str]
-    log: Path
-    proc: subprocess.Popen[bytes] | None = None
-    started: float = field(default=0.0)
-    policy: RestartPolicy = field(default_factory=RestartPolicy)
-    due: float | None = None  # when a crashed child is started again (after its backoff)
-
-    def start(self) -> None:
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
-        self.started = time.monotonic()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-@dataclass
-class NatsChild(Child):
-    """The embedded nats-server, supervised like the services: restarted on the same port and store."""
-
-    server: natsserver.NatsServer | None = None
-
-    def start(self) -> None:
-        assert self.server is not None
-        self.server = natsserver.start(self.server.store_dir, self.server.port, log_file=self.log,
-                                       config=self.server.config)
-        self.proc = self.server.proc
-        self.started = time.monotonic()
-
-
-def supervise(children: list[Child], now: float) -> str | None:
-    """Restart crashed children after their backoff; a message when one crashed too often (stop everything)."""
-    for child in children:
-        if child.due is not None:
-            if now >= child.due:
-                child.due = None
-                try:
-                    child.start()
-                except SystemExit as exc:  # nats-server could not start again: try again after the backoff
-                    warn(f"{child.name} did not start: {exc}")
-                    child.proc = None
-                    delay = child.policy.on_exit(now, child.started)
-                    if delay is None:
-                        return f"{child.name} failed {child.policy.describe()}; see {child.log}. Stopping."
-                    child.due = now + delay
-            continue
-        if child.proc and child.proc.poll() is not None:
-            code = child.proc.returncode
-            delay = child.policy.on_exit(now, child.started)
-            if delay is None:
-                return (f"{child.name} exited with {code}: more than {child.policy.describe()}; "
-                        f"see {child.log}. Stopping.")
-            warn(f"{child.name} exited with {code}; restarting in {delay:g} s (see {child.log})")
-            child.due = now + delay
-    return None
 
 
 def claim(data: Path) -> IO[str]:
@@ -136,51 +65,6 @@ def claim(data: Path) -> IO[str]:
         raise fail(f"--data-dir {data}: cannot write {data / LOCK_FILE} ({exc.strerror}); free space on its disk "
                    f"or choose another --data-dir", 2) from None
     return lock
-
-
-def check_port(option: str, port: int, host: str = "127.0.0.1") -> None:
-    """Exit 2 naming `option` when `port` cannot be listened on (in use, or not allowed), before anything
-    starts: the child that needs it would otherwise crash and be restarted for tens of seconds."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no owner
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            why = "is in use (by another program or another podtax up)" if exc.errno == errno.EADDRINUSE \
-                else f"cannot be listened on ({exc.strerror})"
-            raise fail(f"{option} {port}: {host}:{port} {why}; choose another port", 2) from None
-
-
-def last_line(log: Path) -> str:
-    """The last non-empty line of a child's log (a service that refuses to start says why there, last)."""
-    try:
-        with open(log, "rb") as f:
-            f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
-            lines = f.read().decode(errors="replace").splitlines()
-    except OSError:
-        return ""
-    return next((line.strip() for line in reversed(lines) if line.strip()), "")
-
-
-def _wait_started(api_url: str, children: list[Child], timeout: float) -> tuple[str, int] | None:
-    """Wait for the analyzer's API to answer; else what went wrong and the exit status. A child that exits with status 2
-    (its settings or its files are wrong) is named with the reason it gave at once: restarting it cannot help, and
-    `up` said only that the analyzer did not answer, 30 s later (audit)."""
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for child in children:
-            if child.proc and child.proc.poll() == 2:
-                return f"{child.name} did not start: {last_line(child.log)} (see {child.log})", 2
-        try:
-            if httpx.get(f"{api_url}/healthz", timeout=1).status_code == 200:
-                return None
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    logs = [c.log for c in children if c.name == "analyzer"]
-    return f"the analyzer did not answer on {api_url}; see {logs[0] if logs else 'its log'}", 1
 
 
 def _kubesim_child(data: Path, node: str, env: dict[str, str], exec_kubelet: bool = False,
@@ -375,7 +259,7 @@ def up(
                 deadline = time.monotonic() + 15
                 while not kubeconfig.exists() and time.monotonic() < deadline:  # type: ignore[union-attr]
                     time.sleep(0.1)
-        if failed := _wait_started(api_url, children, 30):
+        if failed := wait_started(api_url, children, 30):
             say(failed[0])
             return failed[1]
         info = {"nats_url": nats_url, "api_url": api_url, "data_dir": str(data), "node": node,
