@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from podtax.parsers import timeline as parser
-from podtax_runner.controlplane import cleanup, common, kubeapi
+from podtax_runner.controlplane import cleanup, common, execute, kubeapi
+from podtax_runner.controlplane.timeline import Timeline
 
 from tests.controlplane.conftest import cluster, spec
 
@@ -31,3 +32,14 @@ def test_the_server_count_stops_before_the_cleanup(kubesim_factory: Any, run_cp:
     assert server.get("LIST persistentvolumeclaims 200", 0) <= tl.requests["list"], server
     # the server saw what the harness sent (a watch counted once by both; the hung DELETE maybe not at all)
     assert parsed["server_requests_per_object"] <= parsed["requests_per_object"], parsed
+
+
+def test_a_failed_scrape_after_the_set_up_keeps_the_first_one() -> None:
+    """The counter is scraped at the start, after the set-up and at the end; when the middle scrape fails (None),
+    the run's figure is still there, from the first scrape, rather than lost."""
+    scrapes = iter([{"GET pods 200": 2.0}, None, {"GET pods 200": 9.0}])
+    tl = Timeline("volume-churn", "kubernetes", {}, "watch")
+    measured = execute.server_count(lambda: next(scrapes), tl)
+    tl.setup_done()
+    measured()
+    assert tl.apiserver == {"before": {"GET pods 200": 2.0}, "after": {"GET pods 200": 9.0}}

@@ -109,11 +109,13 @@ def server_count(scrape: Callable[[], dict[str, float] | None], tl: Timeline) ->
     checks are not per object, as in requests_per_object); the callable returned scrapes it again into
     `tl.apiserver`. A run calls it once its work is done, before its own cleanup, whose requests the harness does
     not count either (an audit: a run waiting 30 s for a claim left behind LISTed every 0.2 s, and
-    server_requests_per_object read 24.3 against requests_per_object 2.3)."""
+    server_requests_per_object read 24.3 against requests_per_object 2.3). If the scrape after the set-up fails,
+    the first one stands (the figure then counts the set-up's few requests too, rather than being lost)."""
     before = {"counts": scrape()}
 
     def set_up() -> None:
-        before["counts"] = scrape()
+        if (counts := scrape()) is not None:
+            before["counts"] = counts
 
     tl.setup_done = set_up
 
