@@ -84,6 +84,7 @@ class Bus(Streams, Consumers):
         # ack's future, which then never completes): the connection's error callback keeps the last one here
         self.refused = asyncio.Event()
         self.refusal: APIError | None = None
+        self.inbox_refused = ""  # the server's refusal of this connection's reply inbox (Streams.inbox_problem)
 
     @classmethod
     async def connect(cls, url: str, source: str, *, timeout: float = 5.0, auth: dict[str, Any] | None = None) -> Bus:
@@ -106,6 +107,9 @@ class Bus(Streams, Consumers):
                 bus.refusal = exc
                 bus.refused.set()
             text = str(exc) or type(exc).__name__
+            if bus is not None and "permissions violation for subscription to" in text.lower() \
+                    and "_inbox" in text.lower():  # every request as this user will time out: say why once
+                bus.inbox_refused = text
             if nc_ready.is_set() and (not errors or errors[-1] != text):
                 log.warning("NATS: %s", text)
             errors.append(text)

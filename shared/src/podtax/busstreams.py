@@ -38,9 +38,19 @@ def replicas() -> int:
     return load(Common).nats_replicas
 
 
+def inbox_problem(refusal: str) -> str:
+    """What the server's refusal of a connection's reply inbox means: its NATS permissions and this service are
+    of different podtax versions (each role has an inbox prefix of its own, `_INBOX_<role>`; before, all `_INBOX`)."""
+    return (f"NATS refused this connection's reply inbox ({refusal}): the NATS permissions (nats-auth.conf) and this "
+            "service are of different podtax versions, so no JetStream request can be answered; move them "
+            "together: apply the nats-auth.conf of this version (deploy/k8s: regenerate it; `podtax up`: restart it) "
+            "and upgrade every service, each node's host agent included (deploy/k8s/README.md, Upgrading)")
+
+
 class Streams:
     js: JetStreamContext
     role: str | None
+    inbox_refused: str
 
     async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None,
                              wait: bool = False, stop: asyncio.Event | None = None) -> None:
@@ -96,6 +106,12 @@ class Streams:
             return (await self.js.stream_info(name)).config
         except NotFoundError:
             return None
+        except DENIED:
+            if not self.inbox_refused:
+                raise
+            from podtax.bus import BusError
+
+            raise BusError(inbox_problem(self.inbox_refused)) from None
 
     def _may_create(self, stream: str) -> bool:
         """Whether this connection's NATS user may create the stream: its owner's (natsauth.CREATORS), or one
