@@ -114,15 +114,22 @@ def test_http_routes(store):
     assert client.get("/api/campaigns/nope/phase-table").status_code == 404
 
 
-def test_podtax_report_prints_the_phase_table(tmp_path, capsys, monkeypatch):
-    from podtax.cli.main import main
-
+@pytest.fixture
+def cp_file(tmp_path):
+    """A DuckDB file of a volume-churn campaign "cp", closed: for `podtax report --db`."""
     db = tmp_path / "cp.duckdb"
     s = Store(db)
     for seq in range(RUNS):
         s.write_batch([e for env in ("kubernetes", "nomad")
                        for e in run_events("cp", env, "volume-churn", seq * 2 + (env == "nomad"))])
     s.close()
+    return db
+
+
+def test_podtax_report_prints_the_phase_table(cp_file, capsys, monkeypatch):
+    from podtax.cli.main import main
+
+    db = cp_file
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["report", "cp", "--db", str(db)]) == 0
     out = capsys.readouterr().out
@@ -139,19 +146,14 @@ def test_podtax_report_prints_the_phase_table(tmp_path, capsys, monkeypatch):
     assert data["phase_table"]["rows"][1]["statistic"] == "objects"
 
 
-def test_podtax_report_reads_a_file_written_before_upper_bound(tmp_path, capsys):
+def test_podtax_report_reads_a_file_written_before_upper_bound(cp_file, capsys):
     """`podtax report --db` opens the file read-only, so a file whose phases table predates its upper_bound column
     (an older analyzer's) is not migrated: the phase table failed with 'Table "p" does not have a column named
     "upper_bound"'. Its objects are none of them late."""
     import duckdb
     from podtax.cli.main import main
 
-    db = tmp_path / "old.duckdb"
-    s = Store(db)
-    for seq in range(RUNS):
-        s.write_batch([e for env in ("kubernetes", "nomad")
-                       for e in run_events("cp", env, "volume-churn", seq * 2 + (env == "nomad"))])
-    s.close()
+    db = cp_file
     with duckdb.connect(str(db)) as con:  # as an older analyzer left it
         con.execute("CREATE TABLE old_phases AS SELECT * EXCLUDE (upper_bound) FROM phases")
         con.execute("DROP TABLE phases")

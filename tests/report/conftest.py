@@ -205,6 +205,19 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def exported_comparisons(campaign: str, url: str, folder: Path) -> dict[str, dict[str, str]]:
+    """`podtax export --csv` of ``campaign`` into ``folder``: the rows of its comparisons.csv by metric."""
+    cli_output("export", campaign, "--csv", str(folder), "--api", url)
+    return {r["metric"]: r for r in csv_rows(folder / "comparisons.csv")}
+
+
+def phase_plot(html: str, phase: str) -> str:
+    """The part of an HTML report's phase section about ``phase`` (its plot and caption)."""
+    section = html[html.index('id="phases"'):]
+    part = section[section.index(f"· {phase}</h3>"):]
+    return part[:part.index("<h3")] if "<h3" in part else part
+
+
 def workbook_cells(book: Path | io.BytesIO) -> dict[str, dict[str, Any]]:
     """The comparison table of an exported workbook's summary sheet: metric -> {column: value} (one node)."""
     from podtax_analyzer.workbook import TABLE_TITLE

@@ -17,8 +17,9 @@ from podtax.cli.report_phases import STATISTIC, from_api
 
 from tests.report.conftest import (
     cli_output,
-    csv_rows,
+    exported_comparisons,
     json_cells,
+    phase_plot,
     served_campaigns,
     sheet_rows,
     timeline_run,
@@ -57,8 +58,7 @@ def test_the_sentence_says_at_least_for_a_bound_median(url: str) -> None:
 
 
 def test_csv_and_workbook_carry_the_bounds(url: str, tmp_path: Any) -> None:
-    cli_output("export", "slow", "--csv", str(tmp_path / "csv"), "--api", url)
-    rows = {r["metric"]: r for r in csv_rows(tmp_path / "csv" / "comparisons.csv")}
+    rows = exported_comparisons("slow", url, tmp_path / "csv")
     assert (rows["provisioned_max_ms"]["pod_lower_bound"], rows["provisioned_max_ms"]["host_lower_bound"]) == \
         ("true", "false"), rows["provisioned_max_ms"]
     assert rows["provisioned_p50_ms"]["pod_lower_bound"] == "false"
@@ -78,9 +78,7 @@ def test_csv_and_workbook_carry_the_bounds(url: str, tmp_path: Any) -> None:
 def test_the_html_phase_plot_and_caption_mark_the_given_up_objects(url: str, tmp_path: Any) -> None:
     cli_output("report", "fast", "--html", str(tmp_path / "fast.html"), "--api", url)
     html = (tmp_path / "fast.html").read_text()
-    section = html[html.index('id="phases"'):]
-    prov = section[section.index("· provisioned</h3>"):]
-    prov = prov[:prov.index("<h3")] if "<h3" in prov else prov
+    prov = phase_plot(html, "provisioned")
     assert prov.count('class="given-up"') == RUNS, prov  # one open circle per given-up volume
     caption = re.search(r'<p class="note phase-stats">(.*?)</p>', prov).group(1)
     assert re.search(r"nomad: 120 objects, p50 [0-9.,]+ ms, p99 ≥ [0-9.,]+ ms; 6 given up while waiting: drawn "

@@ -19,7 +19,9 @@ from podtax.cli.report_phases import from_api
 from tests.report.conftest import (
     cli_output,
     csv_rows,
+    exported_comparisons,
     json_cells,
+    phase_plot,
     served_campaigns,
     sheet_rows,
     timeline_run,
@@ -135,8 +137,7 @@ def test_the_report_and_phase_table_mark_the_upper_bound(url: str) -> None:
 
 
 def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
-    cli_output("export", "gaptop", "--csv", str(tmp_path / "csv"), "--api", url)
-    rows = {r["metric"]: r for r in csv_rows(tmp_path / "csv" / "comparisons.csv")}
+    rows = exported_comparisons("gaptop", url, tmp_path / "csv")
     assert list(next(iter(rows.values())))[-2:] == ["host_upper_bound", "pod_upper_bound"]  # added last: by position
     assert (rows["provisioned_p50_ms"]["host_upper_bound"], rows["provisioned_p50_ms"]["pod_upper_bound"]) == \
         ("true", "false"), rows["provisioned_p50_ms"]
@@ -162,9 +163,7 @@ def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
 def test_the_html_cdf_marks_the_late_end_points(url: str, tmp_path: Any) -> None:
     cli_output("report", "gaptop", "--html", str(tmp_path / "g.html"), "--api", url)
     html = (tmp_path / "g.html").read_text()
-    section = html[html.index('id="phases"'):]
-    prov = section[section.index("· provisioned</h3>"):]
-    prov = prov[:prov.index("<h3")] if "<h3" in prov else prov
+    prov = phase_plot(html, "provisioned")
     assert prov.count('class="late"') == 60, prov.count('class="late"')  # one open square per late claim
     caption = re.search(r'<p class="note phase-stats">(.*?)</p>', prov).group(1)
     assert re.search(r"kubernetes: 120 objects, p50 ≤ [0-9.,]+ ms, p99 ≤ [0-9.,]+ ms; 60 seen only by a re-list "
