@@ -71,6 +71,9 @@ REFUSED = [  # id, campaign text, the one error line (file:line: field: what is 
                                                                     "yes/no value, not a number"),
     ("template number true in params", edit("max_prime: 20000", "max_prime: on"),
      "c.yaml:7: tests.0.params.max_prime: true is a yes/no value, not a number"),
+    ("localhost as a network server (iperf3 may try ::1 while podtax.netpair binds 127.0.0.1)",
+     "name: n\nnodes: [n1]\ntests:\n  - test: iperf3\n    params: {server: localhost}\n",
+     "c.yaml:5: tests.0.params.server: 'localhost' is not 127.0.0.1 or ::1: podtax chooses"),
 ]
 
 

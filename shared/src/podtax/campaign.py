@@ -88,9 +88,9 @@ class TestSpec(Strict):
             combo = {**self.params, **{k: self.matrix[k][i] for k, i in zip(keys, index)}}
             valid = self._validated(template, combo, info.context)
             if (server := template.remote_server(valid)) is not None and _new_rule(info):
-                raise ParamError(f"{server!r} is not loopback: podtax chooses where a network test's client connects "
-                                 "(the host side to its own server on loopback, the pod side to the server pod the "
-                                 "runner starts where `topology` says); drop server, or give 127.0.0.1 or ::1",
+                raise ParamError(f"{server!r} is not 127.0.0.1 or ::1: podtax chooses where a network test's client "
+                                 "connects (the host side to its own server on loopback, the pod side to the server "
+                                 "pod the runner starts where `topology` says); drop server, or give 127.0.0.1 or ::1",
                                  "matrix" if "server" in self.matrix else "params", "server")
             cell = templates.params_key(valid)
             first = seen.setdefault(cell, index)
