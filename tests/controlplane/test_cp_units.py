@@ -90,6 +90,8 @@ apiserver_request_duration_seconds_count{resource="pods",verb="GET"} 3
 """
     assert request_totals(text) == {"POST persistentvolumeclaims 201": 100.0, "GET persistentvolumeclaims 200": 7.0}
     assert request_totals("not prometheus {{{") == {}
+    # only the counter's lines are parsed: another family's line the parser refuses does not lose it
+    assert request_totals(text + "etcd_bad{le=} x\n") == request_totals(text)
 
 
 def test_nomad_sizes_bodies_and_cleanup_patterns() -> None:
