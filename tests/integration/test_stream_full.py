@@ -32,6 +32,28 @@ async def test_a_publish_into_a_full_stream_says_it_is_full(nats_url: str) -> No
         await bus.close()
 
 
+async def test_a_calls_start_keeps_the_refusal_another_call_has_yet_to_see(nats_url: str) -> None:
+    """publish_many kept one refusal flag per connection and cleared it at each call's start: a call starting
+    (the runner's unreported and simulated results are separate tasks) right after a refusal reached the connection,
+    before the call it was for looked, erased it. Each call has its own now."""
+    from nats.js.errors import APIError
+    from podtax.bus import FULL
+
+    bus = await Bus.connect(nats_url, "test")
+    try:
+        await bus.ensure_streams(max_bytes=1_000_000)
+        cancel = events.campaign_cancelled(events.CampaignCancelled(campaign="c", reason="x"), "test")
+        first = asyncio.create_task(bus.publish_many([cancel]))
+        await asyncio.sleep(0)  # it publishes and waits for its ack
+        # the refusal as nats-py hands it over (the error callback: it drops the ack), then another call at once
+        await bus.nc._error_cb(APIError(code=400, err_code=FULL, description="maximum bytes exceeded"))
+        assert await bus.publish_many([]) == 0
+        with pytest.raises(Unacked, match=r"^JetStream refused the events: its stream is full"):
+            await first
+    finally:
+        await bus.close()
+
+
 def test_import_into_a_full_stream_says_it_is_full(nats_url: str, tmp_path: Path) -> None:
     async def small_streams() -> None:
         bus = await Bus.connect(nats_url, "test")

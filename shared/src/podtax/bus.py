@@ -81,9 +81,9 @@ class Bus(Streams, Consumers):
         self._subs: list[JetStreamContext.PullSubscription] = []
         self.role: str | None = None  # the podtax role of its NATS user (natsauth.ROLES), None for another
         # nats-py drops JetStream's refusal of a pipelined publish (its reply handler raises instead of failing the
-        # ack's future, which then never completes): the connection's error callback keeps the last one here
-        self.refused = asyncio.Event()
-        self.refusal: APIError | None = None
+        # ack's future, which then never completes): the connection's error callback hands it to each publish_many
+        # call in flight (its own future, so no call's start clears a refusal another has yet to see)
+        self._refusal_waiters: set[asyncio.Future[APIError]] = set()
         self.inbox_refused = ""  # the server's refusal of this connection's reply inbox (Streams.inbox_problem)
 
     @classmethod
@@ -103,9 +103,10 @@ class Bus(Streams, Consumers):
         bus: Bus | None = None
 
         async def _error(exc: Exception) -> None:
-            if isinstance(exc, APIError) and bus is not None:  # a refused pipelined publish (see Bus.refused)
-                bus.refusal = exc
-                bus.refused.set()
+            if isinstance(exc, APIError) and bus is not None:  # a refused pipelined publish (see Bus.__init__)
+                for waiter in bus._refusal_waiters:
+                    if not waiter.done():
+                        waiter.set_result(exc)
             text = str(exc) or type(exc).__name__
             if bus is not None and "permissions violation for subscription to" in text.lower() \
                     and "_inbox" in text.lower():  # every request as this user will time out: say why once
@@ -164,11 +165,12 @@ class Bus(Streams, Consumers):
         once 4,000 are outstanding, block every later publish): when the acks are not all in within
         `timeout` seconds, the rest are cancelled (which frees their slots) and :class:`Unacked` is
         raised, so a batch handler's batch is held and retried (its events are de-duplicated by their
-        Nats-Msg-Id)."""
+        Nats-Msg-Id). A refusal names no publish (nats-py drops it: see Bus.__init__), so every call in flight
+        when one arrives ends with it (a call whose acks were still coming publishes its events again: deduplicated)."""
         futures: list[asyncio.Future[Any]] = []
         duplicates = 0
-        self.refused.clear()
-        refused = asyncio.ensure_future(self.refused.wait())  # nats-py may drop a refusal instead (see Bus.refused)
+        refused: asyncio.Future[APIError] = asyncio.get_running_loop().create_future()
+        self._refusal_waiters.add(refused)  # only refusals from now on end this call's wait
         try:
             async with asyncio.timeout(timeout):  # one deadline for the batch: a timer per publish doubled its CPU
                 for e in events:
@@ -177,13 +179,14 @@ class Bus(Streams, Consumers):
                     if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them
                         await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)  # all: +12% CPU)
                         if not fut.done():
-                            raise Unacked(refusal_text(self.refusal))
+                            raise Unacked(refusal_text(refused.result()))
                     duplicates += bool(fut.result().duplicate)  # a publish JetStream refused raises here
         except TimeoutError:
             acked = sum(1 for f in futures if f.done() and not f.cancelled())
             raise Unacked(f"NATS acked {acked} of {len(events)} published events within {timeout:g} s (the server "
                           "restarted or is overloaded?)") from None
         finally:
+            self._refusal_waiters.discard(refused)
             for fut in [*futures, refused]:
                 if not fut.done():
                     fut.cancel()
