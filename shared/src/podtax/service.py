@@ -44,10 +44,25 @@ async def serve_health(port: int, bus: Bus) -> asyncio.base_events.Server:
     return await asyncio.start_server(handle, "0.0.0.0", port)
 
 
+async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.Event) -> bool:
+    """The streams as set (waiting for their owner's: Streams.ensure_streams); False when `stop` was set meanwhile.
+    Streams that cannot be as set (no room on the server's disk) raise ConfigError: one line, no traceback."""
+    try:
+        await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True, stop=stop)
+    except Stopped as exc:  # SIGTERM before another role made the streams: a clean stop
+        log.info("podtax-%s %s", name, exc)
+        return False
+    except BusError as exc:
+        raise ConfigError(str(exc)) from None
+    return True
+
+
 def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asyncio.Event], Awaitable[None]],
-                argv: list[str] | None = None, prepare: Callable[[S], None] | None = None) -> int:
+                argv: list[str] | None = None, prepare: Callable[[S], None] | None = None,
+                streams_first: bool = True) -> int:
     """Load settings (exit 2 naming the bad variable), `prepare` with them (it may raise ConfigError: exit 2),
-    connect, run `body` until SIGTERM, drain."""
+    connect, make or wait for the streams (service_streams; `streams_first=False`: `body` does, when it may
+    serve something before), run `body` until SIGTERM, drain."""
     if argv and argv[0] in ("-h", "--help"):
         print(f"podtax-{name}: configured by environment variables:")
         for field, info in settings_cls.model_fields.items():
@@ -75,14 +90,8 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
         stop = stop_on_signals()
         health = await serve_health(settings.health_port, bus) if settings.health_port else None
         try:
-            try:
-                await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True,
-                                         stop=stop)
-            except Stopped as exc:  # SIGTERM before another role made the streams: a clean stop
-                log.info("podtax-%s %s", name, exc)
+            if streams_first and not await service_streams(name, settings, bus, stop):
                 return 0
-            except BusError as exc:  # the streams cannot be as set (no room on the server's disk): no traceback
-                raise ConfigError(str(exc)) from None
             log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))
             await body(settings, bus, stop)
         finally:

@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
         from podtax_analyzer.offline import main as offline
 
         return offline(argv[1:])
-    return run_service("analyzer", AnalyzerSettings, serve, argv)
+    return run_service("analyzer", AnalyzerSettings, serve, argv, streams_first=False)  # the API first
 
 
 def run() -> None:

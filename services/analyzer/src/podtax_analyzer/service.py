@@ -15,6 +15,7 @@ from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
 from podtax.bus import Bus, ConsumerSpec, Unavailable
 from podtax.config import AnalyzerSettings, ConfigError
+from podtax.service import service_streams
 
 from podtax_analyzer.api import create_app
 from podtax_analyzer.isolate import storage_fault, write_isolating
@@ -158,14 +159,18 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
                                            log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals
     http = asyncio.create_task(server.serve())
-    updates = asyncio.create_task(analyzer.publish_updates(stop))
     log.info("analyzer API on http://%s:%d (DuckDB %s)", settings.analyzer_host, settings.analyzer_port,
              settings.analyzer_db)
-    spec = ConsumerSpec("analyzer", STORED, max_deliver=settings.max_deliver, batch=settings.analyzer_batch)
-    try:
+    updates: asyncio.Task[None] | None = None
+    try:  # the API serves what is stored while the runner's streams are awaited
+        if not await service_streams("analyzer", settings, bus, stop):
+            return
+        updates = asyncio.create_task(analyzer.publish_updates(stop))
+        spec = ConsumerSpec("analyzer", STORED, max_deliver=settings.max_deliver, batch=settings.analyzer_batch)
         await bus.consume_batches(spec, analyzer.handle_batch, stop)
     finally:
         server.should_exit = True
-        updates.cancel()
-        await asyncio.gather(http, updates, return_exceptions=True)
+        if updates is not None:
+            updates.cancel()
+        await asyncio.gather(http, *([updates] if updates else []), return_exceptions=True)
         store.close()
