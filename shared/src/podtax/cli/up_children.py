@@ -11,10 +11,14 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from podtax import natsserver
 from podtax.cli.common import fail, warn
 from podtax.supervise import RestartPolicy
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass
@@ -112,19 +116,41 @@ def last_line(log: Path) -> str:
 def wait_started(api_url: str, children: list[Child], timeout: float) -> tuple[str, int] | None:
     """Wait for the analyzer's API to answer; else what went wrong and the exit status. A child that exits with status 2
     (its settings or its files are wrong) is named with the reason it gave at once: restarting it cannot help, and
-    `up` said only that the analyzer did not answer, 30 s later (audit)."""
+    `up` said only that the analyzer did not answer, 30 s later (audit). So is an analyzer whose /healthz says its
+    storage is unavailable (a damaged DuckDB file), with that reason; another 503 (NATS disconnected) is waited
+    out, and said at the end if it lasts."""
     import httpx
 
+    logs = [c.log for c in children if c.name == "analyzer"]
+    see = f"see {logs[0] if logs else 'its log'}"
+    unhealthy = None  # what the analyzer's last 503 said (it answers, but is not healthy)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for child in children:
             if child.proc and child.proc.poll() == 2:
                 return f"{child.name} did not start: {last_line(child.log)} (see {child.log})", 2
         try:
-            if httpx.get(f"{api_url}/healthz", timeout=1).status_code == 200:
+            resp = httpx.get(f"{api_url}/healthz", timeout=1)
+            if resp.status_code == 200:
                 return None
+            unhealthy = health_problem(resp)
         except httpx.HTTPError:
             pass
+        if unhealthy and unhealthy.startswith("storage unavailable"):  # said at once: was 'did not answer', 30 s
+            break  # later (audit: a damaged DuckDB file, which waiting cannot mend)
         time.sleep(0.2)
-    logs = [c.log for c in children if c.name == "analyzer"]
-    return f"the analyzer did not answer on {api_url}; see {logs[0] if logs else 'its log'}", 1
+    if unhealthy:
+        return f"the analyzer answers on {api_url}, but its /healthz says {unhealthy}; {see}", 1
+    return f"the analyzer did not answer on {api_url}; {see}", 1
+
+
+def health_problem(resp: httpx.Response) -> str | None:
+    """What an answer of the analyzer's /healthz other than 200 says: its status and reason ('storage
+    unavailable: storing to ... failed ...: the file is damaged ...'), else None (no /healthz body)."""
+    try:
+        body = resp.json()
+        status = str(body["status"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    reason = body.get("storage") if status == "storage unavailable" else None
+    return f"{status}: {reason}" if reason else status
