@@ -124,11 +124,20 @@ def api_json(resp: Any, base: str) -> Any:
                    f"(set PODTAX_API_URL or --api to the analyzer's address)") from None
 
 
-def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up` or set PODTAX_API_URL") -> typer.Exit:
-    """The one line for an analyzer that cannot be asked: not answering, or an address that is not a URL."""
+DROPPED = ("RemoteProtocolError", "ReadError", "WriteError")  # httpx: the connection closed before the answer
+AGAIN = "run the command again once it answers"
+
+
+def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up` or set PODTAX_API_URL",
+                again: str = AGAIN) -> typer.Exit:
+    """The one line for an analyzer that cannot be asked: not answering, an address that is not a URL, or one that
+    stopped answering mid-request (`again`: what to do then; it was told to start the analyzer, which ran: audit)."""
     if type(exc).__name__ == "InvalidURL":  # httpx.InvalidURL is not an httpx.HTTPError
         return fail(f"{base!r} is not a valid analyzer URL ({exc}); set PODTAX_API_URL or --api to one such as "
                     f"http://127.0.0.1:8700", 2)
+    if type(exc).__name__ in DROPPED:
+        return fail(f"the analyzer at {base} stopped answering mid-request ({exc}): it may have stopped or restarted "
+                    f"(see its log); {again}")
     return fail(f"cannot reach the analyzer at {base} ({exc}); {hint}")
 
 

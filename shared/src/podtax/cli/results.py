@@ -12,6 +12,7 @@ from rich.table import Table
 
 from podtax import templates
 from podtax.cli.common import (
+    AGAIN,
     api_headers,
     api_json,
     api_url,
@@ -23,14 +24,18 @@ from podtax.cli.common import (
 )
 from podtax.event_payloads import printable
 
+REPARSE_AGAIN = ("the reparse may not have finished: run podtax reparse again once it answers (it derives the same "
+                 "results from the stored logs again: nothing is lost or doubled)")
 
-def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET") -> object:
+
+def _get(path: str, params: dict[str, str | int] | None = None, method: str = "GET",
+         again: str = AGAIN) -> object:
     url = api_url().rstrip("/") + path
     try:
         resp = httpx.request(method, url, params={k: v for k, v in (params or {}).items() if v is not None},
                              headers=api_headers(), timeout=300)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise unreachable(api_url(), exc) from None
+        raise unreachable(api_url(), exc, again=again) from None
     if resp.status_code >= 400:
         try:
             detail = resp.json().get("detail")
@@ -90,7 +95,7 @@ def results(
 def reparse(campaign: Annotated[str | None, typer.Option(help="Only this campaign.", callback=campaign_name)]
             = None) -> int:
     """Re-derive results from the stored raw logs with today's parsers (no duplicates)."""
-    counts = _get("/api/reparse", {"campaign": campaign}, method="POST")
+    counts = _get("/api/reparse", {"campaign": campaign}, method="POST", again=REPARSE_AGAIN)
     assert isinstance(counts, dict)
     console.print(f"reparsed {counts['logs']} logs: {counts['results']} results, {counts['failures']} failures, "
                   f"{counts['changed']} changed")
