@@ -36,6 +36,7 @@ class NatsServer:
     store_dir: Path
     proc: subprocess.Popen[bytes]
     config: Path | None = None  # a configuration file (e.g. users and permissions), kept for restarts
+    own_session: bool = False  # started in a session of its own (kept for restarts)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -48,16 +49,17 @@ class NatsServer:
 
 
 def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout: float = 10.0,
-          config: Path | None = None) -> NatsServer:
+          config: Path | None = None, own_session: bool = False) -> NatsServer:
     """Start nats-server -js on 127.0.0.1:`port` (0 = a free port) and wait until it accepts clients.
-    config: a nats-server configuration file read first (the flags here override it)."""
+    config: a nats-server configuration file read first (the flags here override it). own_session: out of the
+    caller's process group, so a Ctrl-C in its terminal does not stop it before the services using it."""
     port = port or free_port()
     store_dir.mkdir(parents=True, exist_ok=True)
     out = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115 - owned by the process
     proc = subprocess.Popen(
         [binary(), *(["-c", str(config)] if config else []), "-js", "-a", "127.0.0.1", "-p", str(port),
          "-sd", str(store_dir)],
-        stdout=out, stderr=subprocess.STDOUT,
+        stdout=out, stderr=subprocess.STDOUT, start_new_session=own_session,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -66,7 +68,7 @@ def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout:
                              + (f"; see {log_file}" if log_file else ""))
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return NatsServer(f"nats://127.0.0.1:{port}", port, store_dir, proc, config)
+                return NatsServer(f"nats://127.0.0.1:{port}", port, store_dir, proc, config, own_session)
         except OSError:
             time.sleep(0.05)
     proc.kill()

@@ -195,7 +195,9 @@ def up(
     if not nats_url:
         log = data / "logs" / "nats-server.log"
         nats_users, nats_conf = localauth.nats_users(data)
-        server = natsserver.start(data / "jetstream", nats_port, log_file=log, config=nats_conf)
+        # a session of its own, as every child's: a Ctrl-C in the terminal reaches the whole foreground process
+        # group, and nats-server stopped at once, before the services it serves (their logs: tracebacks)
+        server = natsserver.start(data / "jetstream", nats_port, log_file=log, config=nats_conf, own_session=True)
         nats = NatsChild("nats-server", [], {}, log, proc=server.proc, started=time.monotonic(), server=server)
         nats_url = server.url
     env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),

@@ -57,7 +57,7 @@ class NatsChild(Child):
     def start(self) -> None:
         assert self.server is not None
         self.server = natsserver.start(self.server.store_dir, self.server.port, log_file=self.log,
-                                       config=self.server.config)
+                                       config=self.server.config, own_session=self.server.own_session)
         self.proc = self.server.proc
         self.started = time.monotonic()
 
