@@ -10,6 +10,7 @@ import pytest
 from podtax import events
 from podtax.derive import derive
 from podtax_analyzer.reparse import reparse
+from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.store import VACUUM_TASKS, Store
 
 LOG = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
@@ -22,12 +23,12 @@ def store(tmp_path: Path):
     s.close()
 
 
-def _batch(first: int, count: int) -> list[events.Envelope]:
+def _batch(first: int, count: int, campaign: str = "c") -> list[events.Envelope]:
     """Raw logs and their results, as the analyzer receives them."""
     text, batch = LOG.read_text(), []
     for i in range(first, first + count):
         now = events.now()
-        run = events.RunSpec(run_id=f"v-{i:05d}", campaign="c", node="n1", env="host", test="sysbench-cpu",
+        run = events.RunSpec(run_id=f"v-{i:05d}", campaign=campaign, node="n1", env="host", test="sysbench-cpu",
                              params={"threads": 1, "max_prime": 100000})
         raw = events.raw_log(events.RawLog(run=run, stdout=text, exit_code=0, started_at=now, ended_at=now), "test")
         batch += [raw, derive(raw.data)]
@@ -97,3 +98,21 @@ def test_memory_limit_bounds_duckdb_and_the_store_still_works(tmp_path: Path) ->
         assert limited.cursor().execute("SELECT count(*) FROM runs WHERE status = 'ok'").fetchone()[0] == 200
     finally:
         limited.close()
+
+
+def test_a_score_cache_updated_during_a_reparse_counts_the_runs_stored_after_it(store: Store) -> None:
+    """A reparse's last checkpoint merges row groups, which renumbers rowids; a score cache updated after the
+    last replacement but before that checkpoint kept rowid marks past the tables' new ends, and the runs stored
+    next were read from past those marks: none found, their node scores never published (reviewer's case:
+    0 scores where a fresh cache gives 7). The whole reparse now counts as a replacement for the caches."""
+    n, kept = 20_000, 10_000
+    store.write_batch(_batch(0, kept, "keep") + _batch(kept, n - kept))
+    store.cursor().execute("CHECKPOINT")
+    cache, ids = ScoreCache(), [f"v-{i:05d}" for i in range(n)]
+    cache.update(store, ids)
+    reparse(store, "c", lambda counts: cache.update(store, ids[:1]), batch=10 * n)  # updated in the gap
+    store.write_batch(_batch(n, 3))
+    new = [f"v-{i:05d}" for i in range(n, n + 3)]
+    got, fresh = cache.update(store, new), ScoreCache().update(store, new)
+    assert [s.n for s in fresh] == [n + 3] * 7
+    assert got == fresh

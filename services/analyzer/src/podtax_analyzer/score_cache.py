@@ -187,9 +187,11 @@ class ScoreCache:
                 self.clear()  # a half-applied update must not survive; keys are loaded again next time
                 raise
             self.marks = marks
+            under_way = store.replacing  # read before `replaced` (see Store._replacing)
             after = store.replaced
-            # an odd count: a reparse is under way; what this snapshot saw is right, but not for later
-            self.replaced = before if after == before and before % 2 == 0 else None
+            # a reparse under way (its rows, or the rowids of the marks, may still change): what this snapshot saw
+            # is right, but not for later
+            self.replaced = before if after == before and not under_way else None
             if after == before:
                 scores = [s for key in sorted(touched) if (s := self.score(key)) is not None]
                 self._evict(touched)

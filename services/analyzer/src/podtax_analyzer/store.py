@@ -198,6 +198,7 @@ class Store:
         self._lock = threading.Lock()
         self._reads = ReadWriteLock()  # statements on the store's cursors, against the flush's eviction
         self.replaced = 0  # moves before and after each replace_results (_replacing): score caches start afresh
+        self.replacing = 0  # replacements under way (_replacing, nested in a reparse's vacuuming)
 
     def cursor(self) -> Cursor:
         """A cursor (a duckdb.DuckDBPyConnection's methods) whose statements never meet the flush's eviction."""
@@ -229,13 +230,16 @@ class Store:
         """Checkpoints merge row groups (DuckDB's default) inside the block, and once at its end: for work
         that deletes rows (a reparse), so the file does not keep their space. Off again afterwards."""
         con = self.cursor()
-        try:
-            con.execute(f"SET GLOBAL max_vacuum_tasks = {VACUUM_TASKS}")
-            yield
-            con.execute("CHECKPOINT")  # DuckDB (2.0) accepts it while another writer is active, without error
-        finally:
-            con.execute("SET GLOBAL max_vacuum_tasks = 0")
-            con.close()
+        # a replacement for the score caches from start to end: a checkpoint that merges row groups renumbers
+        # rowids (DuckDB 2.0), and the caches' marks are rowids
+        with self._replacing():
+            try:
+                con.execute(f"SET GLOBAL max_vacuum_tasks = {VACUUM_TASKS}")
+                yield
+                con.execute("CHECKPOINT")  # DuckDB (2.0) accepts it while another writer is active, without error
+            finally:
+                con.execute("SET GLOBAL max_vacuum_tasks = 0")
+                con.close()
 
     def _insert(self, con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], types: Sequence[str],
                 rows: Sequence[dict[str, Any]], conflict: str | None = "DO NOTHING") -> None:
@@ -380,9 +384,13 @@ class Store:
 
     @contextlib.contextmanager
     def _replacing(self) -> Iterator[None]:
-        """`replaced` moves before and after (even if it fails): an odd count means a reparse is under way."""
+        """`replaced` moves before and after (even if it fails), and `replacing` counts those under way (they
+        nest: a reparse's vacuuming holds its replace_results); `replaced` moves before `replacing` drops, so a
+        reader that sees none under way and then reads `replaced` sees every move."""
         self.replaced += 1
+        self.replacing += 1
         try:
             yield
         finally:
             self.replaced += 1
+            self.replacing -= 1
