@@ -65,15 +65,21 @@ def pods_campaign(node: str) -> dict:
 def wait_for_node(node: str, timeout: float = 60) -> None:
     import asyncio
 
-    from podtax.bus import Bus
+    from podtax.bus import Bus, BusError
     from podtax.cli.common import nats_url
     from podtax.subjects import RUNNER_BUCKET, node_key
 
+    waiting = ""  # why the last look found nothing (the runner's bucket not made yet: podtax up is ready first)
+
     async def known() -> bool:
+        nonlocal waiting
         bus = await Bus.connect(nats_url(), "podtax/demo")
         try:
             doc = await Bus.kv_json(await bus.kv(RUNNER_BUCKET), node_key(node)) or {}
             return bool(doc.get("host_agent") and doc.get("kubernetes"))
+        except BusError as e:
+            waiting = f" ({e})"
+            return False
         finally:
             await bus.close()
 
@@ -82,7 +88,8 @@ def wait_for_node(node: str, timeout: float = 60) -> None:
         if asyncio.run(known()):
             return
         time.sleep(0.5)
-    raise SystemExit(f"node {node} was not reported by the host agent and the emulator within {timeout:.0f} s")
+    raise SystemExit(f"node {node} was not reported by the host agent and the emulator within {timeout:.0f} s"
+                     f"{waiting}")
 
 
 def start_up(data: Path, node: str, *options: str) -> subprocess.Popen[bytes] | None:
