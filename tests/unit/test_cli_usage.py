@@ -40,6 +40,7 @@ USAGE_ERRORS = [
     # that got past the check)
     (["up", "--node", "", "--data-dir", "/dev/null"], "'' is not a node name"),
     (["up", "--node", "my node", "--data-dir", "/dev/null"], "'my node' is not a node name"),
+    (["up", "--node", "vm\n", "--data-dir", "/dev/null"], "'vm\\n' is not a node name"),
 ]
 
 

@@ -136,7 +136,7 @@ def ignored_option(env: Mapping[str, str], *, nats_port: int, kubesim: bool, exe
 
 def _node_name(value: str) -> str:
     """--node as the host agent takes it (PODTAX_AGENT_NODE): said now, not as a host agent's crash loop."""
-    if not re.match(NODE_PATTERN, value):
+    if not re.fullmatch(NODE_PATTERN, value):
         raise typer.BadParameter(f"{value!r} is not a node name (letters, digits and '-_.', starting and ending "
                                  f"with a letter or digit, as Kubernetes names its nodes)")
     return value
