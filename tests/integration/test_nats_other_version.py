@@ -27,3 +27,20 @@ async def test_an_inbox_of_another_version_says_what_to_do(
     finally:
         await agent.close()
         await runner.close()
+
+
+async def test_a_command_whose_first_request_is_a_bucket_says_it_too(
+        secured: tuple[natsserver.NatsServer, dict[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`podtax campaign status`, `import` and the demo ask for the runner's bucket first (reviewer hR2)."""
+    server, users = secured
+    runner = await connect(server, users, "runner")
+    await runner.kv("podtax_runner")
+    monkeypatch.setattr(natsauth, "inbox_prefix", lambda user: "_INBOX")  # the version before
+    settings = config.load(config.Common, nats_url=server.url, nats_user="cli", nats_password=users["cli"])
+    cli = await Bus.connect(server.url, "test/old-cli", auth=natsauth.connect_options(settings))
+    try:
+        with pytest.raises(BusError, match=r"reply inbox .*permissions violation.*different podtax versions"):
+            await cli.kv("podtax_runner")
+    finally:
+        await cli.close()
+        await runner.close()

@@ -107,8 +107,12 @@ class Streams:
         except NotFoundError:
             return None
         except DENIED:
-            if not self.inbox_refused:
-                raise
+            self._inbox_refused()
+            raise
+
+    def _inbox_refused(self) -> None:
+        """Raise BusError naming why requests get no answer when the server refused this connection's inbox."""
+        if self.inbox_refused:
             from podtax.bus import BusError
 
             raise BusError(inbox_problem(self.inbox_refused)) from None
@@ -148,6 +152,9 @@ class Streams:
             return await self.js.key_value(bucket)
         except (NotFoundError, BadRequestError):
             pass
+        except DENIED:  # a command's first request may be this one
+            self._inbox_refused()
+            raise
         try:
             if self._may_create(f"KV_{bucket}"):
                 return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
