@@ -18,7 +18,7 @@ from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
-from tests.report.conftest import exported_verdicts, serve
+from tests.report.conftest import exported_verdicts, json_cells, serve
 
 T0 = datetime(2025, 5, 5, 8, tzinfo=UTC)
 PARAMS = {"count": 12, "concurrency": 4}
@@ -49,10 +49,9 @@ def store(tmp_path_factory):
     s.close()
 
 
-def test_the_json_keeps_the_verdict_and_says_the_direction(store, capsys):
+def test_the_json_keeps_the_verdict_and_says_the_direction(store):
     with serve(create_app(store)) as url:
-        assert main(["report", "counts", "--api", url, "--json"]) == 0
-    cells = {c["metric"]: c for c in json.loads(capsys.readouterr().out)["cells"]}
+        cells = json_cells("report", "counts", "--api", url)
     assert set(cells) == set(CASES)
     for metric, (*_, verdict, direction) in CASES.items():
         c = cells[metric]

@@ -17,7 +17,7 @@ from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
-from tests.report.conftest import serve
+from tests.report.conftest import json_cells, serve
 
 T0 = datetime(2025, 10, 6, 8, tzinfo=UTC)
 HOST = [1000.0, 1003.0, 998.0, 1001.0, 999.0, 1002.0, 1000.5, 997.5, 1001.5, 999.5]
@@ -63,10 +63,9 @@ def store(tmp_path_factory):
     s.close()
 
 
-def test_failed_runs_say_how_many_were_retried_successfully(store, capsys):
+def test_failed_runs_say_how_many_were_retried_successfully(store):
     with serve(create_app(store)) as url:
-        assert main(["report", "retried", "--api", url, "--json"]) == 0
-    (c,) = json.loads(capsys.readouterr().out)["cells"]
+        (c,) = json_cells("report", "retried", "--api", url).values()
     assert (c["n_host"], c["n_pod"], c["verdict"]) == (10, 10, "slower")  # the retries are among the pod runs
     said = ("Failed runs: 3 of 13 pod runs failed (no-report: 2, timeout: 1), 2 of them then retried successfully, "
             "so the pod median is of the 10 that finished.")
@@ -74,12 +73,11 @@ def test_failed_runs_say_how_many_were_retried_successfully(store, capsys):
     assert "the slowest runs are missing" in c["sentence"]  # the timeout was not retried
 
 
-def test_no_run_is_missing_when_every_failed_run_was_retried(store, capsys):
+def test_no_run_is_missing_when_every_failed_run_was_retried(store):
     """Every failed run's retry finished: nothing slow is missing from the median, so the note does not say it
     may be (it did before)."""
     with serve(create_app(store)) as url:
-        assert main(["report", "all-retried", "--api", url, "--json"]) == 0
-    (c,) = json.loads(capsys.readouterr().out)["cells"]
+        (c,) = json_cells("report", "all-retried", "--api", url).values()
     said = ("Failed runs: 2 of 12 pod runs failed (no-report: 2), 2 of them then retried successfully, so the pod "
             "median is of the 10 that finished.")
     assert said in c["sentence"], c["sentence"]

@@ -6,20 +6,18 @@ then cells go through a real DuckDB file, the real analyzer app and the real CLI
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.stats import modes
 from podtax_analyzer.stats.modes import check_unimodality, separated_modes, two_means_boundary
 from podtax_analyzer.store import Store
 
 from tests.analysis.analysis_synth import sysbench_results
-from tests.report.conftest import serve
+from tests.report.conftest import json_cells, serve
 
 T0 = datetime(2025, 3, 3, 8, tzinfo=UTC)
 RNG = np.random.default_rng(35)
@@ -67,10 +65,9 @@ def store(tmp_path_factory):
     s.close()
 
 
-def test_a_ten_three_split_is_bimodal_in_the_report(store, capsys):
+def test_a_ten_three_split_is_bimodal_in_the_report(store):
     with serve(create_app(store)) as url:
-        assert main(["report", "ten-three", "--api", url, "--json"]) == 0
-    (cell,) = json.loads(capsys.readouterr().out)["cells"]
+        (cell,) = json_cells("report", "ten-three", "--api", url).values()
     assert "BIMODAL" in cell["flags"] and cell["ratio"] is None, cell["sentence"]
     assert "second group" not in cell["sentence"] + cell["flag_details"].get("OUTLIERS", "")
     low, high = cell["modes"]["pod"]["modes"]
