@@ -149,8 +149,8 @@ def test_a_refused_connection_is_unreachable_not_timed_out(exc: Exception, is_ti
 @pytest.mark.parametrize(("verb", "raises", "sent"), [
     ("list", Aborted, 3),  # a read is sent again: the next attempts are refused, so the API is unreachable
     ("get", Aborted, 3),
-    ("create", urllib3.exceptions.MaxRetryError, 1),  # a create or delete is not: its object's error says so
-    ("delete", urllib3.exceptions.MaxRetryError, 1),
+    ("create", Aborted, 1),  # a create or delete is not sent again; the API now refuses a connection: unreachable
+    ("delete", Aborted, 1),
 ])
 def test_a_read_whose_connection_broke_as_the_api_died_is_sent_again(verb: str, raises: type, sent: int) -> None:
     """kubesim killed while a watch's first list was in flight: the list's connection broke (ProtocolError, not a
@@ -170,6 +170,27 @@ def test_a_read_whose_connection_broke_as_the_api_died_is_sent_again(verb: str, 
     assert 3 - len(failures) == sent
     if raises is Aborted:
         assert info.value.reason == "kubernetes-unreachable", info.value.detail
+
+
+def test_a_write_whose_connection_broke_is_not_said_unreachable_while_the_api_answers() -> None:
+    """A create whose connection broke while the API still takes connections keeps its own error (its object fails):
+    only a refusal now makes it kubernetes-unreachable (the campaign test below failed 1 in 3 as executor-error:
+    the next run's namespace create met the dead API's kept-alive connection)."""
+    import socket
+
+    from podtax_runner.controlplane.kubeapi import Kube
+    server = socket.create_server(("127.0.0.1", 0))  # listens: a connection to it is not refused
+    port = server.getsockname()[1]
+
+    def request(**_kwargs: Any) -> None:
+        raise _max_retries(urllib3.exceptions.ProtocolError("Connection aborted."))
+
+    kube = Kube(client.ApiClient(client.Configuration(host=f"https://127.0.0.1:{port}")))
+    try:
+        with pytest.raises(urllib3.exceptions.MaxRetryError):
+            kube.call("create", request)
+    finally:
+        server.close()
 
 
 CAMPAIGN = {"name": "cp-dies", "nodes": ["node-1"], "environments": ["kubernetes"],

@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import urllib3
 from kubernetes import client
@@ -112,13 +114,28 @@ class Kube:
         self._down = None
 
     def missed(self, exc: BaseException) -> Unreachable | None:
-        """A request failed with `exc`: when it could not reach the API, note since when, and say why."""
+        """A request failed with `exc`: when it could not reach the API, note since when, and say why. A request
+        whose connection broke (the server closed it) and that is not sent again (a create, a delete) could not
+        reach it either when a new connection to the API is now refused: it died under the request."""
+        if broken(exc) and (refused := self._refused()) is not None:
+            exc = refused
         if not unreachable(exc):
             return None
         error = Unreachable("kubernetes-unreachable", "the Kubernetes API", self.api.configuration.host, exc,
                             "is it running, and is that the server of the kubeconfig (PODTAX_RUNNER_KUBECONFIG)?")
         self._down = self._down or (time.monotonic(), error)
         return error
+
+    def _refused(self) -> ConnectionRefusedError | None:
+        """The refusal of a TCP connection to the API's address now, else None (no HTTP request: not counted)."""
+        url = urlsplit(self.api.configuration.host)
+        try:
+            socket.create_connection((url.hostname, url.port or 443), timeout=1).close()
+        except ConnectionRefusedError as exc:
+            return exc
+        except OSError:
+            return None
+        return None
 
     def down(self, grace_s: float) -> Unreachable | None:
         """Why no request has reached the API for `grace_s` or longer (a watch or a poll that keeps being
