@@ -22,7 +22,6 @@ import collections
 import contextlib
 import logging
 import os
-import re
 import signal
 from collections.abc import Sequence
 from typing import Any
@@ -46,6 +45,7 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
     Unavailable,
 )
 from podtax.busstreams import Streams
+from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 
 log = logging.getLogger("podtax.bus")
@@ -239,11 +239,6 @@ async def _stop_reconnecting(nc: Client) -> None:
 def _url_user(url: str) -> str | None:
     """The user name in the first server URL (`nats://cli:password@host:4222`, as `podtax up` writes it)."""
     return urlsplit(url.split(",")[0].strip()).username
-
-
-def redact(url: str) -> str:
-    """A NATS URL list without passwords (nats://user:secret@host -> nats://user:***@host)."""
-    return ",".join(re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", u) for u in url.split(","))
 
 
 def stop_on_signals() -> asyncio.Event:

@@ -20,6 +20,21 @@ from podtax.templates import pydantic_msg
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 
 
+def redact(url: str) -> str:
+    """A URL list without its secrets: nats://user:secret@host -> nats://user:***@host, and a token given as the
+    user (nats://token@host) -> nats://***@host. The user part ends at the last `@` before the path."""
+    def one(u: str) -> str:
+        scheme, sep, rest = u.partition("://")
+        netloc, slash, path = rest.partition("/")
+        userinfo, at, host = netloc.rpartition("@")
+        if not (sep and at):
+            return u
+        user, colon, _ = userinfo.partition(":")
+        return f"{scheme}://{user + ':' if colon else ''}***@{host}{slash}{path}"
+
+    return ",".join(one(u) for u in url.split(","))
+
+
 class ConfigError(SystemExit):
     """Raised when a setting is invalid; exits with status 2. `problems`: one line each (`line` joins them)."""
 
@@ -87,13 +102,13 @@ class Common(BaseSettings):
     def _nats_scheme(cls, v: str) -> str:
         for url in v.split(","):
             if not url.strip().startswith(("nats://", "tls://", "ws://", "wss://")):
-                raise ValueError(f"{url!r} must start with nats://, tls://, ws:// or wss://")
+                raise ValueError(f"{redact(url)!r} must start with nats://, tls://, ws:// or wss://")
             try:  # nats-py would fail later with a bare "nats: invalid URL" or a traceback
                 port = urllib.parse.urlsplit(url.strip()).port
             except ValueError:
                 port = 0
             if port == 0 or not urllib.parse.urlsplit(url.strip()).hostname:
-                raise ValueError(f"{url!r} needs a host and, if given, a port from 1 to 65535 "
+                raise ValueError(f"{redact(url)!r} needs a host and, if given, a port from 1 to 65535 "
                                  f"(as in nats://127.0.0.1:4222)")
         return v
 
@@ -250,7 +265,8 @@ def load(cls: type[S], **overrides: object) -> S:
             field = str(err["loc"][0])
             info = cls.model_fields.get(field)
             secret = info is not None and "SecretStr" in str(info.annotation)  # never echo a secret
-            got = "a hidden value" if secret else repr(err.get("input"))
+            given = err.get("input")  # a URL's password or token: never echoed either
+            got = "a hidden value" if secret else repr(redact(given) if isinstance(given, str) else given)
             lines.append(f"{prefix}{field.upper()}: {pydantic_msg(err['msg'])} (got {got})")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines), lines) from None
 

@@ -22,15 +22,25 @@ def write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def keep_private(path: Path, text: str) -> None:
+    """A secret file already there (copied, restored, made by hand) readable by others is written again
+    as its owner's alone: it kept its mode, and a 0644 token was every local user's."""
+    if path.stat().st_mode & 0o077:
+        write_private(path, text)
+
+
 def read_or_create(path: Path) -> str:
     """The secret stored in path, or a new random one written there."""
     try:
-        value = path.read_text().strip()
+        text = path.read_text()
     except FileNotFoundError:
-        value = ""
+        text = ""
+    value = text.strip()
     if not value:
         value = secrets.token_urlsafe(32)
         write_private(path, value + "\n")
+    else:
+        keep_private(path, text)
     return value
 
 
@@ -55,12 +65,15 @@ def nats_users(data: Path) -> tuple[dict[str, str], Path]:
 
     path = data / NATS_USERS_FILE
     try:
-        users = json.loads(path.read_text())
+        text = path.read_text()
+        users = json.loads(text)
     except (OSError, ValueError):
         users = {}
     if not isinstance(users, dict) or set(users) != set(natsauth.ROLES):
         users = {role: secrets.token_urlsafe(24) for role in natsauth.ROLES}
         write_private(path, json.dumps(users, indent=1) + "\n")
+    else:
+        keep_private(path, text)
     conf = data / NATS_AUTH_CONF
     write_private(conf, natsauth.authorization_block(users))
     return users, conf
