@@ -74,3 +74,49 @@ def test_up_on_a_data_dir_it_cannot_write_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"error: --data-dir {data}: cannot write {data / 'up.lock'} (Invalid argument); free space on its disk or "
         "choose another --data-dir"], done.stderr
+
+
+@pytest.fixture
+def cut_db(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A real analyzer file (800 KB) cut short: after 300 KB DuckDB opens it (its catalog is whole) and fails only
+    at the first write, so the analyzer served and `podtax up` said it was up (audit); after 20 KB DuckDB refuses
+    to open it, said as any other error ('IO Error: Could not read enough bytes ...: fix it')."""
+    from podtax_analyzer.store import Store
+
+    from tests.e2e.test_up_unhealthy_analyzer import _failure
+
+    path = tmp_path / "data" / "podtax.duckdb"
+    store = Store(path)
+    store.write_batch([_failure(i) for i in range(2000)])
+    store.close()
+    assert path.stat().st_size > 600_000
+    os.truncate(path, getattr(request, "param", 300_000))
+    return path
+
+
+@pytest.mark.parametrize(("cut_db", "why"), [(300_000, "(cut short: 300,000 bytes, fewer than the "),
+                                             (20_000, "(cut short or overwritten): ")], indirect=["cut_db"])
+def test_the_analyzer_names_a_file_cut_short_in_one_line(cut_db: Path, why: str, nats_url: str) -> None:
+    env = {**clean_env(), "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(cut_db),
+           "PODTAX_ANALYZER_PORT": str(natsserver.free_port())}
+    done = subprocess.run([sys.executable, "-m", "podtax_analyzer"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {cut_db}: the file is damaged {why}"), \
+        last
+    assert last.endswith("restore it from a backup, or move it away for a new one, or name another file (podtax up: "
+                         "another --data-dir)"), last
+
+
+def test_up_names_a_file_cut_short(cut_db: Path) -> None:
+    done = subprocess.run([*CLI, "up", "--data-dir", str(cut_db.parent), "--api-port", str(natsserver.free_port()),
+                           "--no-kubesim", "--node", "cut-node"], env=clean_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert line.startswith("error: analyzer did not start: podtax-analyzer: PODTAX_ANALYZER_DB: cannot open "
+                           f"{cut_db}: the file is damaged (cut short: 300,000 bytes"), line
+    assert "podtax is up" not in done.stdout + done.stderr

@@ -113,6 +113,8 @@ class Analyzer:
 
 
 DAMAGED = ("Could not read enough bytes from file", "Corrupt database file")  # DuckDB: a file cut short, a bad block
+RESTORE = "restore it from a backup, or move it away for a new one"  # at start; storage_advice says so too
+HEADERS_BYTES = 3 * 4096  # a DuckDB file's main header and its two database headers, before its first block
 
 
 def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
@@ -137,11 +139,33 @@ def open_problem(exc: BaseException, path: Path) -> str:
         why = f"another process holds it (PID {held[2]}, {held[1]}): only one analyzer may use a file; stop it"
     elif "No space left on device" in text:
         why = "its disk is full: free space on it"
+    elif any(sign in text for sign in DAMAGED):
+        why = f"the file is damaged (cut short or overwritten): {RESTORE}"
     elif "Permission denied" in text:
         why = "permission denied: let the analyzer's user read and write it and its folder"
     else:
         why = f"{text[:300]}: fix it"
+    return cannot_open(path, why)
+
+
+def cannot_open(path: Path, why: str) -> str:
     return f"PODTAX_ANALYZER_DB: cannot open {path}: {why}, or name another file (podtax up: another --data-dir)"
+
+
+def cut_short(store: Store, path: Path) -> str | None:
+    """Why the file is damaged and what to do, if it is shorter than its blocks in use need. DuckDB opens
+    a file cut short whose catalog is whole and fails only at the first write that reads a missing block (audit:
+    a real file cut to 300 KB: `podtax up` said it was up, /healthz answered 503 later). Each block in use has a
+    place of its own in the file; free blocks at its end DuckDB may cut off itself, so only those in use count.
+    It reads the header's counts, not the file: free at any size. A bad block inside is met at its first read."""
+    if str(path) == ":memory:":
+        return None
+    _, _, block_size, _, used, *_ = store.con.execute("PRAGMA database_size").fetchone()
+    need, size = HEADERS_BYTES + used * block_size, path.stat().st_size
+    if size >= need:
+        return None
+    return (f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its {used:,} blocks in use "
+            f"need): {RESTORE}")
 
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
@@ -150,6 +174,9 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
         store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
     except (duckdb.Error, OSError) as exc:
         raise ConfigError(open_problem(exc, settings.analyzer_db)) from None
+    if damaged := cut_short(store, settings.analyzer_db):
+        store.close()
+        raise ConfigError(cannot_open(settings.analyzer_db, damaged))
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None
     app = create_app(store, token, settings.api_reads_need_token)
