@@ -23,7 +23,7 @@ import yaml
 from podtax import localauth, natsserver
 from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, say
 from podtax.cli.up_children import Child, NatsChild, check_port, supervise, wait_started
-from podtax.config import NODE_PATTERN
+from podtax.config import NODE_PATTERN, redact
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
 LOCK_FILE = "up.lock"  # locked (flock) by the `podtax up` using the data dir, holding its pid
@@ -269,8 +269,9 @@ def up(
                 "nomad_addr": runner_nomad, "metrics": metrics_urls,
                 "pod_network": pod_network_mode(kubeconfig, exec_kubelet=exec_kubelet, pod_network=pod_network),
                 "nats_users_file": str(data / localauth.NATS_USERS_FILE) if nats_users else None}
-        (data / UP_FILE).write_text(json.dumps(info, indent=2))
-        console.print(f"[bold]podtax is up[/bold]\n  NATS       {nats_url}" + (" (embedded)" if nats else "")
+        # the NATS URL may hold a password (PODTAX_NATS_URL): the files are the owner's alone, the banner hides it
+        localauth.write_private(data / UP_FILE, json.dumps(info, indent=2))
+        console.print(f"[bold]podtax is up[/bold]\n  NATS       {redact(nats_url)}" + (" (embedded)" if nats else "")
                       + f"\n  API        {api_url}  (docs: {api_url}/docs)\n  DuckDB     {env['PODTAX_ANALYZER_DB']}"
                       + f"\n  host agent node {node}\n  logs       {data / 'logs'}"
                       + (f"\n  CLI        export PODTAX_DATA_DIR={data}  (podtax commands find this one with it)"
@@ -286,7 +287,7 @@ def up(
                          if runner_nomad else "")
                       + "\nCtrl-C stops everything.", highlight=False)
         if ready_file:
-            ready_file.write_text(json.dumps(info))
+            localauth.write_private(ready_file, json.dumps(info))
         while not stopping:
             time.sleep(0.2)
             if stopping:
