@@ -25,6 +25,7 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
+from podtax_analyzer.exports import FORMULA_START
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison, SideModes
 from podtax_analyzer.svgplot import heat_colour
@@ -49,6 +50,7 @@ PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)
                  "upper bound (seen after a dropped watch: took less)"]
 RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
 BOLD = Font(bold=True)
+FORMULA_LIKE = re.compile(FORMULA_START)  # as the CSV export guards its text cells
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
 
 
@@ -78,15 +80,17 @@ def _clean(v: Any) -> Any:
 
 
 def _text(ws: Worksheet, v: Any) -> Any:
-    """`v` cleaned, and a string starting with "=" as a text cell: openpyxl would write it as a formula, and
-    names, tool versions and kernels come from events (a forged node name "=HYPERLINK(...)" must not run)."""
+    """`v` cleaned, and a string starting as a formula (= + - @, a tab or carriage return first) as a text cell
+    with the quote prefix: openpyxl would write "=..." as a formula, Excel turns "+..." into one when the cell is
+    edited, and names, tool versions and kernels come from events (a forged node "=HYPERLINK(...)" must not run)."""
     v = _clean(v)
-    return _no_formula(WriteOnlyCell(ws, value=v)) if isinstance(v, str) and v.startswith("=") else v
+    return _no_formula(WriteOnlyCell(ws, value=v)) if isinstance(v, str) and FORMULA_LIKE.match(v) else v
 
 
 def _no_formula(cell: Any) -> Any:
     if cell.data_type == "f":
         cell.data_type = "s"
+    if isinstance(cell.value, str) and FORMULA_LIKE.match(cell.value):
         cell.quotePrefix = True  # stays text when edited in Excel
     return cell
 
