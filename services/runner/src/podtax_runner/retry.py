@@ -13,6 +13,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 T = TypeVar("T")
 RETRYABLE = frozenset({0, 429, 500, 502, 503, 504})
+RETRY_AFTER_MAX_S = 10.0  # the longest a server's Retry-After is followed (a real API server's 429 says 1 s)
 log = logging.getLogger("podtax.runner.retry")
 
 
@@ -23,16 +24,44 @@ def transient(exc: BaseException) -> bool:
     return isinstance(exc, OSError)
 
 
+def retry_after(exc: BaseException | None) -> float:
+    """The seconds an answer's `Retry-After` header asks to wait (a Kubernetes 429 or 5xx; at most
+    RETRY_AFTER_MAX_S), 0 when it has none or not in seconds."""
+    headers = getattr(exc, "headers", None)
+    try:
+        return min(RETRY_AFTER_MAX_S, max(0.0, float((headers or {}).get("Retry-After") or 0)))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def call(fn: Callable[[], T], what: str, *, attempts: int = 5, first_s: float = 0.5, factor: float = 2,
-         max_s: float = 8, retry_on: Callable[[BaseException], bool] = transient) -> T:
-    """`fn()`, tried up to `attempts` times with waits first_s, first_s*factor, ... (at most max_s), while
-    the error is one `retry_on` accepts (Kubernetes' transient ones by default)."""
+         max_s: float = 8, retry_on: Callable[[BaseException], bool] = transient,
+         again: Callable[[BaseException], None] | None = None) -> T:
+    """`fn()`, tried up to `attempts` times with waits first_s, first_s*factor, ... (at most max_s), or the
+    answer's Retry-After when longer (an API server that throttles says when to come back: sooner, every attempt
+    met the same 429), while the error is one `retry_on` accepts (Kubernetes' transient ones by default).
+    `again(error)` is called just before each attempt after the first (a timed call re-times itself)."""
 
     def say(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         log.warning("%s: %s; retrying in %.2f s", what, exc, state.next_action.sleep if state.next_action else 0)
 
-    retrying = Retrying(retry=retry_if_exception(retry_on), stop=stop_after_attempt(attempts),
-                        wait=wait_exponential(multiplier=first_s, exp_base=factor, max=max_s),
+    backoff = wait_exponential(multiplier=first_s, exp_base=factor, max=max_s)
+
+    def wait(state: RetryCallState) -> float:
+        return max(backoff(state), retry_after(state.outcome.exception() if state.outcome else None))
+
+    failed: list[BaseException] = []
+
+    def attempt() -> T:
+        if again is not None and failed:
+            again(failed[-1])
+        try:
+            return fn()
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+
+    retrying = Retrying(retry=retry_if_exception(retry_on), stop=stop_after_attempt(attempts), wait=wait,
                         before_sleep=say, reraise=True)
-    return retrying(fn)
+    return retrying(attempt)

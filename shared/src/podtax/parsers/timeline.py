@@ -300,6 +300,9 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
     gap = watch_gap_flag(timeline, latencies)
     if gap:
         flags.append(gap)
+    retried = retried_flag(timeline)
+    if retried:
+        flags.append(retried)
     left = _count(summary, "left_behind")
     if left:
         flags.append(f"LEFT_BEHIND: {left} objects were not deleted; run `podtax volumes cleanup`")
@@ -313,6 +316,22 @@ def lower_bound_flag(metrics: list[str], stuck: Mapping[str, list[tuple[str, flo
     return (f"{LOWER_BOUND}: {', '.join(metrics)}; these figures count {len(names)} object(s) given up while "
             f"waiting at the time they were given up (first: {first}, {phase} {seconds:.1f} s), so each is a lower "
             f"bound: the true value is larger")
+
+
+def retried_flag(timeline: Timeline) -> str | None:
+    """The run flag RETRIED when calls that start a phase were refused (429, 5xx) and sent again (the summary's
+    `retried`): the executor times each such object from the attempt that succeeded (`first_<point>` keeps the
+    first), so its latency holds neither the refused attempts nor the wait the server asked for; said, not hidden."""
+    retried = (timeline.summary or {}).get("retried") or {}
+    if not isinstance(retried, dict) or not retried:
+        return None
+    by_name = {o.name: o for o in timeline.objects}
+    name, why = next(iter(retried.items()))
+    t = by_name[name].t if name in by_name else {}
+    waited = next((t[p] - t[f"first_{p}"] for p in ("request_sent", "delete_requested") if f"first_{p}" in t), None)
+    after = f", sent again {waited:.2f} s after the first attempt" if waited is not None else ""
+    return (f"RETRIED: {len(retried)} object(s)' calls were refused and sent again (first: {name}: {why}{after}); "
+            f"each is timed from the attempt that succeeded: the refused attempts and the wait are not in its latency")
 
 
 def _gaps(summary: Mapping[str, Any]) -> list[tuple[str, float, float | None, dict[str, list[str]]]]:

@@ -22,7 +22,10 @@ API server restarts; its lists still answer. A ``hangLists`` entry (kubesim's: `
 resource plural whose lists (GET of the collection, not a watch, in a namespace or all) are held unanswered as a hung
 create is. A ``failCreates`` entry (kubesim's: ``FAIL`` in `extra`) answers the first ``times`` creates matching
 ``match`` (a name ending, or ``<plural>/<ending>``; an empty ending matches every name) with ``status`` (4xx or 5xx, a
-Kubernetes Status) and creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down.
+Kubernetes Status with the real API server's reason: 403 Forbidden, 429 TooManyRequests, 500 InternalError ...) and
+creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down. ``retryAfter`` (seconds; 1 for a
+429 unless given, as the API server's max-in-flight and priority-and-fairness filters say, else none) goes in the
+Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as apimachinery's ErrorNegotiated writes it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class FailCreate:
     match: str  # a name ending, or <plural>/<ending>
     status: int
     times: int  # 0: every matching create
+    retry_after: int = 0  # seconds, the Status's details.retryAfterSeconds and the Retry-After header (0: none)
 
 
 @dataclass(frozen=True)
@@ -105,12 +109,14 @@ def _fails(entries: Any) -> tuple[FailCreate, ...]:
     out = []
     for e in entries if isinstance(entries, list) else [entries]:
         times = e.get("times", 0) if isinstance(e, dict) else None
-        ok = isinstance(e, dict) and set(e) <= {"match", "status", "times"} and isinstance(e.get("match"), str) \
-            and type(e.get("status")) is int and 400 <= e["status"] <= 599 and type(times) is int and times >= 0
+        after = e.get("retryAfter", 1 if e.get("status") == 429 else 0) if isinstance(e, dict) else None
+        ok = isinstance(e, dict) and set(e) <= {"match", "status", "times", "retryAfter"} \
+            and isinstance(e.get("match"), str) and type(e.get("status")) is int and 400 <= e["status"] <= 599 \
+            and type(times) is int and times >= 0 and type(after) is int and after >= 0
         if not ok:
             raise ValueError(f"faults.{FAIL}: a list of {{match: <name ending or plural/ending>, status: <400-599>, "
-                             f"times: <n, 0 = always>}}, got {entries!r}")
-        out.append(FailCreate(e["match"], e["status"], times))
+                             f"times: <n, 0 = always>, retryAfter: <s>}}, got {entries!r}")
+        out.append(FailCreate(e["match"], e["status"], times, after))
     return tuple(out)
 
 

@@ -14,7 +14,7 @@ from aiohttp import web
 from podtax_kubesim import openapi, tables
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
-from podtax_kubesim.faults import DropWatch, Faults
+from podtax_kubesim.faults import DropWatch, FailCreate, Faults
 from podtax_kubesim.logs import Logs
 from podtax_kubesim.metrics import CONTENT_TYPE, ApiMetrics, request_info
 from podtax_kubesim.resources import Resource
@@ -46,7 +46,32 @@ def warned(response: web.Response, warning: str | None) -> web.Response:
 
 
 def error(exc: ApiError) -> web.Response:
-    return reply(exc.to_status(), exc.code)
+    response = reply(exc.to_status(), exc.code)
+    after = (exc.details or {}).get("retryAfterSeconds")
+    if after:  # as apimachinery's ErrorNegotiated: a Status that says when to retry says it in the header too
+        response.headers["Retry-After"] = str(after)
+    return response
+
+
+# a Status's reason by its code, as apimachinery's StatusError constructors give it (NewForbidden, NewTooManyRequests,
+# NewInternalError, NewServiceUnavailable, NewTimeoutError ...); a code not here: BadRequest or InternalError
+REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+           409: "AlreadyExists", 410: "Expired", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
+           422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
+
+
+def failed_create(entry: FailCreate, plural: str, namespace: str | None, name: str) -> ApiError:
+    """The answer of fault failCreates: a Status as a real API server words that code (403: RBAC's sentence)."""
+    reason = REASONS.get(entry.status, "InternalError" if entry.status >= 500 else "BadRequest")
+    details: Obj = {"name": name, "kind": plural}
+    if entry.retry_after:
+        details["retryAfterSeconds"] = entry.retry_after
+    where = f' in the namespace "{namespace}"' if namespace else ""
+    message = {403: f'{plural} is forbidden: User "podtax-kubesim" cannot create resource "{plural}" in API group '
+                    f'""{where} (podtax kubesim fault failCreates)',
+               429: "Too many requests, please try again later. (podtax kubesim fault failCreates)"}.get(
+        entry.status, f"create of {plural} {name} failed (podtax kubesim fault failCreates)")
+    return ApiError(entry.status, reason, message, details)
 
 
 class Server:
@@ -173,7 +198,7 @@ class Server:
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                "resource")
             await self._hang("create", res, (body.get("metadata") or {}).get("name") or "")
-            self._fail(res, (body.get("metadata") or {}).get("name") or "")
+            self._fail(res, ns, (body.get("metadata") or {}).get("name") or "")
             warning = openapi.check_fields(res, body, request.query.get("fieldValidation", ""))
             return warned(reply(self.api.out(res, self.api.create(res, ns or "", body)), 201), warning)
         if method == "PUT":
@@ -206,14 +231,13 @@ class Server:
             raise ApiError(503, "ServiceUnavailable", f"the emulator stopped while holding the {op} of {name} "
                            "(podtax kubesim fault)")
 
-    def _fail(self, res: Resource, name: str) -> None:
+    def _fail(self, res: Resource, namespace: str | None, name: str) -> None:
         """Fault failCreates (faults.py): answer a matching create with the entry's status, creating nothing."""
         entry = self.faults.failing(res.plural, name)
         if entry is None or (entry.times and self._failed.get(id(entry), 0) >= entry.times):
             return
         self._failed[id(entry)] = self._failed.get(id(entry), 0) + 1
-        reason = "InternalError" if entry.status >= 500 else "BadRequest"
-        raise ApiError(entry.status, reason, f"create of {res.plural} {name} failed (podtax kubesim fault failCreates)")
+        raise failed_create(entry, res.plural, namespace, name)
 
     @staticmethod
     async def _body(request: web.Request, optional: bool = False) -> Any:

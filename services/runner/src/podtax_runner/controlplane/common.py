@@ -326,7 +326,7 @@ class ObjectChurn:
             return
         self.tl.mark(name, "delete_requested")
         try:
-            self.kube.call("delete", fn, name, self.ns)
+            self.kube.call("delete", fn, name, self.ns, again=self.tl.resender(name, "delete_requested", "delete"))
             if accepted:
                 self.tl.mark(name, accepted)
         except ApiException as exc:

@@ -68,9 +68,11 @@ class Kube:
             self.timeline.count(verb)
 
     def call(self, verb: str, fn: Callable[..., Any], *args: Any, retry: bool = True, until: float | None = None,
-             **kwargs: Any) -> Obj:
-        """One API call (retried on 429/5xx/connection errors when `retry`); the response body as a dict; `until`:
-        a time.monotonic() by which each attempt times out (a cleanup's delete: its share of the wait).
+             again: Callable[[BaseException], None] | None = None, **kwargs: Any) -> Obj:
+        """One API call (retried on 429/5xx/connection errors when `retry`, after the answer's Retry-After if longer
+        than the backoff); the response body as a dict; `until`: a time.monotonic() by which each attempt times out
+        (a cleanup's delete: its share of the wait); `again(error)`: called before each attempt after the first (a
+        timed call re-times itself, Timeline.resender)."
         Every attempt is counted: the harness's own load on the API server is part of the result.
         A call that could not reach the API (its connection refused after the retries) raises Unreachable.
         `fn` is called without the client's body validation (unvalidated)."""
@@ -88,7 +90,7 @@ class Kube:
                 return attempt()
             return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
                                 retry_on=lambda exc: retries.transient(exc) or unreachable(exc)
-                                or (verb in READS and broken(exc)))
+                                or (verb in READS and broken(exc)), again=again)
         except ApiException:
             self.reached()  # answered
             raise

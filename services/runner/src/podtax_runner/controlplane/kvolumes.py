@@ -220,7 +220,8 @@ class VolumeChurnK8s(ObjectChurn):
         tl.mark(name, "request_sent")
         try:
             obj = self.kube.call("create", self.kube.core.create_namespaced_persistent_volume_claim, self.ns,
-                                 claim_manifest(self.ctx, name, self.p))
+                                 claim_manifest(self.ctx, name, self.p),
+                                 again=tl.resender(name, "request_sent", "create"))
             tl.mark(name, "api_accepted")
             tl.server(name, "created", _meta(obj).get("creationTimestamp"))
             self._created(name, str(_meta(obj).get("uid")))

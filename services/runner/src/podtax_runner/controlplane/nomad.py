@@ -103,14 +103,14 @@ class Nomad:
         self.http.close()
 
     def request(self, verb: str, method: str, path: str, namespace: str | None = None, *, until: float | None = None,
-                **kwargs: Any) -> Any:
+                again: Callable[[BaseException], None] | None = None, **kwargs: Any) -> Any:
         """One API call, retried as Kubernetes' are (kubeapi.ATTEMPTS, the same waits) on 429, a 5xx that
         is not one of Nomad's permanent answers, and connection errors: both sides of a comparison then
         meet API trouble alike (an audit: one 500 lost a Nomad volume while Kubernetes retried, so Nomad
         came out with fewer objects). A re-sent create is safe: Nomad updates an identical volume.
         Every attempt is counted. No attempt outlasts `deadline` and none starts after it (an audit: a hung
         Nomad held a run with a 15 s timeout for 6 minutes, 60 s a read, 3 attempts a call), nor `until`, this
-        call's own."""
+        call's own. `again(error)`: called before each attempt after the first (Timeline.resender)."""
         by = self.deadline if until is None else min(until, self.deadline or until)
         params = {"namespace": namespace or self.cfg.namespace, **kwargs.pop("params", {})}
         if self.cfg.region:
@@ -126,7 +126,7 @@ class Nomad:
 
         try:
             return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
-                                retry_on=lambda exc: _transient(exc) and not self._late(by))
+                                retry_on=lambda exc: _transient(exc) and not self._late(by), again=again)
         except httpx.TransportError as exc:  # refused after the retries: the run ends (each volume failed before)
             if unreachable(exc):
                 raise Unreachable("nomad-unreachable", "Nomad", self.cfg.address, exc,
@@ -232,7 +232,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         tl.mark(vol_id, "request_sent")
         try:
             body = nomad.request("create", "PUT", f"/v1/volume/csi/{vol_id}/create", ns,
-                                 json=volume_body(vol_id, ns, p))
+                                 json=volume_body(vol_id, ns, p), again=tl.resender(vol_id, "request_sent", "create"))
         except (NomadError, httpx.HTTPError) as exc:
             failed(vol_id, f"create: {exc}", exc)
             return
@@ -246,7 +246,8 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
             return
         tl.mark(vol_id, "delete_requested")
         try:
-            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns)
+            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns,
+                          again=tl.resender(vol_id, "delete_requested", "delete"))
         except (NomadError, httpx.HTTPError) as exc:
             if not (isinstance(exc, NomadError) and "volume not found" in exc.text):
                 failed(vol_id, f"delete: {exc}", exc)

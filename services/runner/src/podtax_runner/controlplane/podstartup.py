@@ -106,7 +106,8 @@ class PodStartupRun(ObjectChurn):
                                claim_manifest(self.ctx, claim, vc))
             self.tl.mark(name, "request_sent")
             obj = self.kube.call("create", self.kube.core.create_namespaced_pod, self.ns,
-                                 pod_manifest(self.ctx, name, self.p, claim))
+                                 pod_manifest(self.ctx, name, self.p, claim),
+                                 again=self.tl.resender(name, "request_sent", "create"))
             self.tl.mark(name, "api_accepted")
             self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
         except CALL_ERRORS as exc:
