@@ -9,10 +9,12 @@ statistics are computed.
 from __future__ import annotations
 
 import io
+import shutil
 import stat
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 from urllib.parse import quote
 
 import httpx
@@ -89,16 +91,22 @@ def writable(path: Path, folder: bool = False) -> None:
         raise fail(f"cannot write {path}: {exc.strerror or exc}; choose another path", code=2) from None
 
 
-def write_file(path: Path, content: bytes) -> None:
-    """Write next to the target, then rename, so a failure never leaves half a file."""
+def write_file(path: Path, content: bytes | IO[bytes]) -> None:
+    """Write next to the target, then rename, so a failure never leaves half a file. `content`: bytes, or a
+    stream copied in chunks (a zip member: never decompressed whole into memory)."""
     writable(path)
     tmp = _part(path)
     try:
-        tmp.write_bytes(content)
+        if isinstance(content, bytes):
+            tmp.write_bytes(content)
+        else:
+            with tmp.open("wb") as out:
+                shutil.copyfileobj(content, out)
         tmp.replace(path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def unpack(content: bytes, folder: Path) -> list[Path]:
@@ -106,7 +114,11 @@ def unpack(content: bytes, folder: Path) -> list[Path]:
     folder part are refused, and so is any name that is already there as something else than a regular file
     (before anything is written)."""
     writable(folder, folder=True)
-    with zipfile.ZipFile(io.BytesIO(content)) as zf:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(content))
+    except zipfile.BadZipFile:  # a web server there that is not the analyzer
+        raise fail("the analyzer's answer is not a zip file; is PODTAX_API_URL (or --api) the analyzer?") from None
+    with zf:
         names = zf.namelist()
         for name in names:
             if PurePosixPath(name).name != name or name.startswith("."):
@@ -114,8 +126,12 @@ def unpack(content: bytes, folder: Path) -> list[Path]:
         folder.mkdir(exist_ok=True)
         for name in names:
             writable(folder / name)
-        for name in names:
-            write_file(folder / name, zf.read(name))
+        try:
+            for name in names:
+                with zf.open(name) as member:
+                    write_file(folder / name, member)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise fail(f"the analyzer's export is damaged ({exc}); its files written before are kept") from None
     return [folder / name for name in names]
 
 
