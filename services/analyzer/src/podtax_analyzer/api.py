@@ -139,9 +139,10 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
         if unknown:
             raise HTTPException(422, f"unknown parameter(s) {', '.join(unknown)}: POST /api/reparse takes "
                                      "?campaign=NAME and ?wait=false")
-        if await request.body():
-            raise HTTPException(422, "POST /api/reparse takes no body: pass ?campaign=NAME (and ?wait=false) "
-                                     "in the URL")
+        async for chunk in request.stream():  # refused at its first chunk: a large body is never held
+            if chunk:
+                raise HTTPException(422, "POST /api/reparse takes no body: pass ?campaign=NAME (and ?wait=false) "
+                                         "in the URL")
         try:
             job = jobs.start(campaign)
         except Busy as exc:
