@@ -77,6 +77,14 @@ def test_reads_can_need_the_token(store: Store) -> None:
     assert client.get("/healthz").status_code == 200
 
 
+def test_reads_that_need_a_token_none_has_say_so(store: Store) -> None:
+    """PODTAX_API_READS_NEED_TOKEN without PODTAX_API_TOKEN: every read is refused, and the answer said "this
+    analyzer accepts no changes" to a GET (audit hS); it names the setting that closes the reads."""
+    resp = TestClient(create_app(store, None, reads_need_token=True)).get("/api/runs")
+    assert resp.status_code == 403
+    assert "reads need a token (PODTAX_API_READS_NEED_TOKEN)" in resp.json()["detail"], resp.json()
+
+
 def test_second_reparse_gets_409_with_the_running_jobs_id(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     gate = threading.Event()
 

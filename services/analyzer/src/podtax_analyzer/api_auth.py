@@ -25,6 +25,9 @@ def verdict(method: str, path: str, header: str | None, token: str | None, reads
     mutating = method.upper() not in READ_METHODS
     if path in OPEN_PATHS or not (mutating or reads_need_token):
         return 0, ""
+    if not token and not mutating:  # PODTAX_API_READS_NEED_TOKEN with no token: no read is served
+        return 403, ("this analyzer's reads need a token (PODTAX_API_READS_NEED_TOKEN) and it has none: set "
+                     "PODTAX_API_TOKEN on the analyzer and the same value where the CLI runs")
     if not token:
         return 403, ("this analyzer accepts no changes: set PODTAX_API_TOKEN on the analyzer and the same "
                      "value where the CLI runs")
