@@ -31,7 +31,7 @@ async def test_metrics_endpoint_counts_a_run_through_every_service(nats_url: str
         await s.agent(node=NODE)
         bus = await Bus.connect(nats_url, "test")
         port = natsserver.free_port()
-        server = await serve_health(port, bus)
+        server = await serve_health(port, bus, "127.0.0.1")
         async with httpx.AsyncClient() as http:
             before = samples((await http.get(f"http://127.0.0.1:{port}/metrics")).text)
             await bus.publish(events.run_requested(spec("metrics-1"), "test"))

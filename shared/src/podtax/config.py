@@ -64,6 +64,8 @@ class Common(BaseSettings):
     max_deliver: int = Field(5, ge=1, le=100, description="Deliveries before a message is dead-lettered.")
     health_port: int = Field(0, ge=0, le=65535,
                              description="Serve GET /healthz, /readyz and /metrics on this port (0 = off).")
+    health_host: str = Field("127.0.0.1", min_length=1, description="Address the health port (and the scheduler's "
+                             "metrics port) listens on: loopback unless set; the images set 0.0.0.0 (probes).")
     nats_user: str | None = Field(None, min_length=1, description="NATS user (with PODTAX_NATS_PASSWORD).")
     nats_password: SecretStr | None = Field(None, description="Password of PODTAX_NATS_USER.")
     nats_creds: Path | None = Field(None, description="NATS credentials file (.creds: user JWT + nkey seed).")

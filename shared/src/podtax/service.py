@@ -17,9 +17,10 @@ S = TypeVar("S", bound=Common)
 log = logging.getLogger("podtax.service")
 
 
-async def serve_health(port: int, bus: Bus) -> asyncio.base_events.Server:
+async def serve_health(port: int, bus: Bus, host: str) -> asyncio.base_events.Server:
     """Minimal HTTP probes: GET /healthz (alive: 200), GET /readyz (200 while connected to NATS), and
-    GET /metrics (Prometheus text format, see podtax.metrics). Every service serves it on PODTAX_HEALTH_PORT."""
+    GET /metrics (Prometheus text format, see podtax.metrics). Every service serves it on PODTAX_HEALTH_PORT,
+    at PODTAX_HEALTH_HOST (loopback unless set: the images set 0.0.0.0 for the kubelet's probes)."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -41,7 +42,7 @@ async def serve_health(port: int, bus: Bus) -> asyncio.base_events.Server:
         finally:
             writer.close()
 
-    return await asyncio.start_server(handle, "0.0.0.0", port)
+    return await asyncio.start_server(handle, host, port)
 
 
 async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.Event) -> bool:
@@ -88,7 +89,7 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
             log.error("%s", exc)
             return 3
         stop = stop_on_signals()
-        health = await serve_health(settings.health_port, bus) if settings.health_port else None
+        health = await serve_health(settings.health_port, bus, settings.health_host) if settings.health_port else None
         try:
             if streams_first and not await service_streams(name, settings, bus, stop):
                 return 0

@@ -83,11 +83,11 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
         scheduler = Scheduler(settings, kube, Kube(watch_api, settings.scheduler_identity), profile, store,
                               elector, metrics, publish, binders=settings.scheduler_binders)
         if settings.scheduler_metrics_port or settings.scheduler_metrics_port == 0:
-            port = metrics.serve(settings.scheduler_metrics_port)
+            port = metrics.serve(settings.scheduler_metrics_port, settings.health_host)
             log.info("metrics on :%d/metrics", port)
         await asyncio.to_thread(scheduler.start)
         if settings.health_port:  # /healthz, /readyz (NATS connected) and /metrics, as every podtax service
-            health = await serve_health(settings.health_port, bus)
+            health = await serve_health(settings.health_port, bus, settings.health_host)
         log.info("scheduler %s started: schedulerName=%s cluster=%s scores=%s", settings.scheduler_identity,
                  settings.scheduler_name, settings.cluster, settings.scheduler_score_env)
         if on_ready is not None:
