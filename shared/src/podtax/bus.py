@@ -200,13 +200,17 @@ class Bus(Streams, Consumers):
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
         self._subs.clear()
-        if self.nc.is_connected:
-            try:
-                await self.nc.drain()
-            except Exception:  # noqa: BLE001 - closing anyway
+        try:
+            if self.nc.is_connected:
+                try:
+                    await self.nc.drain()
+                except Exception:  # noqa: BLE001 - closing anyway
+                    await self.nc.close()
+            elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
                 await self.nc.close()
-        elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
-            await self.nc.close()
+        except ConnectionError as exc:  # nats-py writes what it held while reconnecting (pulls, acks) to the lost
+            # connection first: a service stopped right after NATS died ended with this traceback
+            log.warning("NATS: the connection was lost as it closed (%s): what was not acked comes back", exc)
         await _stop_reconnecting(self.nc)
 
 

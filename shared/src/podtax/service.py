@@ -47,15 +47,26 @@ async def serve_health(port: int, bus: Bus, host: str) -> asyncio.base_events.Se
 
 async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.Event) -> bool:
     """The streams as set (waiting for their owner's: Streams.ensure_streams); False when `stop` was set meanwhile.
-    Streams that cannot be as set (no room on the server's disk) raise ConfigError: one line, no traceback."""
-    try:
-        await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True, stop=stop)
-    except Stopped as exc:  # SIGTERM before another role made the streams: a clean stop
-        log.info("podtax-%s %s", name, exc)
-        return False
-    except BusError as exc:
-        raise ConfigError(str(exc)) from None
-    return True
+    Streams that cannot be as set (no room on the server's disk) raise ConfigError: one line, no traceback. NATS
+    gone meanwhile (a request timed out, disconnected) is waited out; a SIGTERM then stops it cleanly (it ended in
+    a traceback: nats-py's request timeout)."""
+    while True:
+        try:
+            await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True,
+                                     stop=stop)
+            return True
+        except Stopped as exc:  # SIGTERM before another role made the streams: a clean stop
+            log.info("podtax-%s %s", name, exc)
+            return False
+        except BusError as exc:
+            raise ConfigError(str(exc)) from None
+        except TimeoutError:  # nats-py's request timeout is one
+            if bus.nc.is_connected:  # no answer on a live connection: not NATS gone
+                raise
+            if stop.is_set():
+                log.info("podtax-%s stopped while NATS was unreachable, before its streams were checked", name)
+                return False
+            log.warning("NATS went away while podtax-%s checked its streams: checking again", name)
 
 
 def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asyncio.Event], Awaitable[None]],
