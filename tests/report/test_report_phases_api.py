@@ -49,10 +49,11 @@ def test_report_sends_the_token_for_the_phase_table(locked: str, no_token: Path,
     out = capsys.readouterr().out
     assert "Control-plane phases, side by side" in out and "the PV's ADDED event" in out
 
-    # the token `podtax up` wrote, read from its up.json as every other command reads it
+    # the token `podtax up` wrote, read from its up.json as every other command reads it (for its own analyzer)
     monkeypatch.delenv("PODTAX_API_TOKEN")
     (no_token / "api-token").write_text(TOKEN + "\n")
-    (no_token / common.UP_FILE).write_text(json.dumps({"api_token_file": str(no_token / "api-token")}))
+    up = {"api_url": locked, "api_token_file": str(no_token / "api-token")}
+    (no_token / common.UP_FILE).write_text(json.dumps(up))
     assert main(["report", "cp", "--api", locked, "--json"]) == 0
     assert _phases(capsys.readouterr().out) == {"provisioned"}
 

@@ -102,11 +102,13 @@ def _http_url(name: str, value: str) -> str:
     return value
 
 
-def api_headers() -> dict[str, str]:
-    """The analyzer's bearer token: PODTAX_API_TOKEN, else the one `podtax up` generated (its token file)."""
+def api_headers(base: str) -> dict[str, str]:
+    """The bearer token for the analyzer at `base`: PODTAX_API_TOKEN, else the one `podtax up` generated (its
+    token file) when `base` is that podtax up's analyzer: never another server's (`--api http://another-host`)."""
     token = os.environ.get("PODTAX_API_TOKEN", "")
-    path = _up_info().get("api_token_file")
-    if not token and path:
+    info = _up_info()
+    path = info.get("api_token_file")
+    if not token and path and base.rstrip("/") == str(info.get("api_url", "")).rstrip("/"):
         try:
             token = Path(path).read_text().strip()
         except OSError:

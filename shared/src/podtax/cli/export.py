@@ -29,7 +29,7 @@ def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = 
     """GET ``path`` from the analyzer's API; errors become one clear line and exit 1."""
     base = api_url(api).rstrip("/")
     try:
-        resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(), timeout=TIMEOUT)
+        resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(base), timeout=TIMEOUT)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(base, exc) from None
     if resp.status_code == 404:

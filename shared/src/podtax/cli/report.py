@@ -38,7 +38,7 @@ from podtax.cli.report_view import mark_primary
 def _from_api(base: str, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
     url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/comparisons"
     try:
-        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(),
+        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(base),
                          timeout=300)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(base, exc, "start it with `podtax up`, set PODTAX_API_URL, or read a database file "

@@ -38,7 +38,7 @@ def from_api(base: str, campaign: str, threshold: float, correction: str) -> dic
     serve the table (404). Unreachable, refused or not JSON: one line and exit 1, as `podtax report`."""
     url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/phase-table"
     try:
-        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(),
+        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(base),
                          timeout=300)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(base, exc) from None

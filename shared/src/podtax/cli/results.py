@@ -33,7 +33,7 @@ def _get(path: str, params: dict[str, str | int] | None = None, method: str = "G
     url = api_url().rstrip("/") + path
     try:
         resp = httpx.request(method, url, params={k: v for k, v in (params or {}).items() if v is not None},
-                             headers=api_headers(), timeout=300)
+                             headers=api_headers(api_url()), timeout=300)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(api_url(), exc, again=again) from None
     if resp.status_code >= 400:
