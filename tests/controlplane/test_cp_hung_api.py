@@ -26,7 +26,8 @@ HUNG = "the API did not answer 11 of 20 requests in time (the 11 unanswered were
 KUBERNETES = {
     "creates hang": ({"hangCreates": CLAIMS}, None, "api-no-answer", HUNG + "create: "),
     "deletes hang": ({"hangDeletes": CLAIMS}, None, "api-no-answer", HUNG + "delete: "),
-    "creates refused": ({}, 9, "api-errors", "the API refused 11 of 20 requests (last: create: 403 Forbidden); "),
+    "creates refused": ({}, 9, "api-errors", "the API refused 11 of 20 requests (last: create: 403 Forbidden: "
+                        "exceeded quota: podtax-test); "),
     "both": ({"hangDeletes": CLAIMS[:6]}, 15, "api-errors", "the API refused 5 and did not answer 6 of 20 requests "
              "in time (the 6 unanswered were given up as lower bounds; last: delete: "),
 }

@@ -26,6 +26,10 @@ Kubernetes Status with the real API server's reason: 403 Forbidden, 429 TooManyR
 creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down. ``retryAfter`` (seconds; 1 for a
 429 unless given, as the API server's max-in-flight and priority-and-fairness filters say, else none) goes in the
 Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as apimachinery's ErrorNegotiated writes it.
+A ``forbid`` entry (kubesim's: ``FORBID`` in `extra`), '<verb> <resource plural>' with an RBAC verb (get, list,
+watch, create, update, patch, delete, deletecollection), is refused as RBAC refuses a request its user has no role
+for (faultanswers.py): 403 Forbidden, ``persistentvolumes is forbidden: User "..." cannot
+list resource "persistentvolumes" in API group "" at the cluster scope``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ KEYS = {"create": "hangCreates", "delete": "hangDeletes"}
 DROP = "dropWatches"
 HANG_LISTS = "hangLists"
 FAIL = "failCreates"
+FORBID = "forbid"
+RBAC_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,11 @@ class Faults:
     drop_watches: tuple[DropWatch, ...] = ()
     hang_lists: tuple[str, ...] = ()  # resource plurals
     fail_creates: tuple[FailCreate, ...] = ()
+    forbid: frozenset[tuple[str, str]] = frozenset()  # (RBAC verb, resource plural) the user may not do
+
+    def forbids(self, verb: str, plural: str) -> bool:
+        """True when the RBAC `verb` (list, create ...) on resource `plural` is to be refused (403)."""
+        return (verb, plural) in self.forbid
 
     def hangs(self, op: str, plural: str, name: str) -> bool:
         """True when `op` ("create" or "delete") of object `name` of resource `plural` is to hang."""
@@ -101,8 +112,14 @@ def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
     hang_lists = faults.get(HANG_LISTS) or []
     if not isinstance(hang_lists, list) or not all(isinstance(e, str) and e for e in hang_lists):
         raise ValueError(f"faults.{HANG_LISTS}: a list of resource plurals ('persistentvolumes'), got {hang_lists!r}")
+    forbid = faults.get(FORBID) or []
+    pairs = [tuple(e.split()) for e in forbid] if isinstance(forbid, list) and all(isinstance(e, str) for e in forbid) \
+        else None
+    if pairs is None or not all(len(p) == 2 and p[0] in RBAC_VERBS for p in pairs):
+        raise ValueError(f"faults.{FORBID}: a list of '<verb> <resource plural>' ('list persistentvolumes'; verbs: "
+                         f"{', '.join(RBAC_VERBS)}), got {forbid!r}")
     return Faults(lists["hangCreates"], lists["hangDeletes"], _drops(faults.get(DROP) or []), tuple(hang_lists),
-                  _fails(faults.get(FAIL) or []))
+                  _fails(faults.get(FAIL) or []), frozenset((v, r) for v, r in pairs))
 
 
 def _fails(entries: Any) -> tuple[FailCreate, ...]:

@@ -14,9 +14,10 @@ from aiohttp import web
 from podtax_kubesim import openapi, tables
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
-from podtax_kubesim.faults import DropWatch, FailCreate, Faults
+from podtax_kubesim.faultanswers import failed_create, forbidden, namespace_of
+from podtax_kubesim.faults import DropWatch, Faults
 from podtax_kubesim.logs import Logs
-from podtax_kubesim.metrics import CONTENT_TYPE, ApiMetrics, request_info
+from podtax_kubesim.metrics import CONTENT_TYPE, ApiMetrics, RequestInfo, request_info
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.selectors import matcher
 from podtax_kubesim.store import Store
@@ -53,27 +54,6 @@ def error(exc: ApiError) -> web.Response:
     return response
 
 
-# a Status's reason by its code, as apimachinery's StatusError constructors give it (NewForbidden, NewTooManyRequests,
-# NewInternalError, NewServiceUnavailable, NewTimeoutError ...); a code not here: BadRequest or InternalError
-REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
-           409: "AlreadyExists", 410: "Expired", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType",
-           422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
-
-
-def failed_create(entry: FailCreate, plural: str, namespace: str | None, name: str) -> ApiError:
-    """The answer of fault failCreates: a Status as a real API server words that code (403: RBAC's sentence)."""
-    reason = REASONS.get(entry.status, "InternalError" if entry.status >= 500 else "BadRequest")
-    details: Obj = {"name": name, "kind": plural}
-    if entry.retry_after:
-        details["retryAfterSeconds"] = entry.retry_after
-    where = f' in the namespace "{namespace}"' if namespace else ""
-    message = {403: f'{plural} is forbidden: User "podtax-kubesim" cannot create resource "{plural}" in API group '
-                    f'""{where} (podtax kubesim fault failCreates)',
-               429: "Too many requests, please try again later. (podtax kubesim fault failCreates)"}.get(
-        entry.status, f"create of {plural} {name} failed (podtax kubesim fault failCreates)")
-    return ApiError(entry.status, reason, message, details)
-
-
 class Server:
     def __init__(self, store: Store, api: Api, logs: Logs, bookmark_interval: float = 5.0, token: str = "",
                  faults: Faults | None = None) -> None:
@@ -106,6 +86,7 @@ class Server:
         started = time.monotonic()
         info = request_info(request.method, request.path, request.query, request.headers.get("Content-Type", ""))
         try:
+            self._forbid(info, request.path)
             response = await self._route(request)
         except ApiError as exc:
             response = error(exc)
@@ -230,6 +211,14 @@ class Server:
             await self.stopping.wait()
             raise ApiError(503, "ServiceUnavailable", f"the emulator stopped while holding the {op} of {name} "
                            "(podtax kubesim fault)")
+
+    def _forbid(self, info: RequestInfo | None, path: str) -> None:
+        """Fault forbid (faults.py): refuse the request as RBAC does when its user has no role for the verb."""
+        if info is None or not self.faults.forbid:
+            return
+        ns = namespace_of(path) if info.resource != "namespaces" else ""
+        if (refusal := forbidden(self.faults, info, ns)) is not None:
+            raise refusal
 
     def _fail(self, res: Resource, namespace: str | None, name: str) -> None:
         """Fault failCreates (faults.py): answer a matching create with the entry's status, creating nothing."""

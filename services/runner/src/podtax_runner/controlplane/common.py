@@ -4,6 +4,7 @@ stops early, and waiting on the timeline."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -117,6 +118,43 @@ class Unreachable(Aborted):
         super().__init__(reason, f"cannot reach {api} at {address} ({self.cause}): {fix}")
 
 
+# what a control-plane run asks of Kubernetes (docs/control-plane.md), for the fix of a 401/403
+GRANTS = ("persistentvolumeclaims and pods in namespace {ns}: create, delete, get, list, watch; persistentvolumes and "
+          "storageclasses: get, list, watch")
+
+
+def said(exc: ApiException) -> str:
+    """The server's words of a refusal: its Status's message (else the body), at most 300 characters."""
+    try:
+        message = str(json.loads(exc.body or "{}").get("message") or "").strip()
+    except (ValueError, AttributeError):
+        message = ""
+    return (message or str(exc.body or "").strip())[:300]
+
+
+def not_allowed(exc: BaseException) -> bool:
+    """The API refused the runner's account, the same for every object: 401 (its credentials), or RBAC's 403
+    ("... cannot create resource ..."; a quota's or an admission webhook's 403 is about one object)."""
+    return isinstance(exc, ApiException) and (exc.status == 401 or (
+        exc.status == 403 and re.search(r"cannot [a-z]+ resource", said(exc)) is not None))
+
+
+def refusal(exc: ApiException, host: str, namespace: str) -> Aborted:
+    """The end of a run whose own call (or, not_allowed, an object's) the API refused with `exc`, in one line with
+    the server's message: `kubernetes-forbidden` naming what to grant (a create RBAC refused failed its object
+    until 11 of them had: "the API refused 11 of 20 requests (last: create: 403 Forbidden)", and a refused list of
+    PVs escaped as executor-error with the client's multi-line dump), else `kubernetes-error`."""
+    what = f"{exc.status} {exc.reason}" + (f": {said(exc)}" if said(exc) else "")
+    if exc.status == 401:
+        return Aborted("kubernetes-forbidden", f"the Kubernetes API at {host} does not accept the runner's "
+                       f"credentials ({what}): renew them in its kubeconfig (PODTAX_RUNNER_KUBECONFIG)")
+    if not_allowed(exc):
+        return Aborted("kubernetes-forbidden", f"the Kubernetes API at {host} refused the run ({what}): grant the "
+                       f"account of the runner's kubeconfig (PODTAX_RUNNER_KUBECONFIG, or its service account in the "
+                       f"cluster) {GRANTS.format(ns=namespace)}")
+    return Aborted("kubernetes-error", f"the Kubernetes API at {host} refused the run's request ({what})")
+
+
 @dataclass
 class Context:
     run: events.RunSpec
@@ -125,7 +163,7 @@ class Context:
     stop: threading.Event = field(default_factory=threading.Event)
     simulated: bool = False
     # the API has not been reached for a stall window (Kube.down: a watch or poll that keeps being refused): why
-    api_down: Callable[[float], Unreachable | None] = lambda _grace_s: None
+    api_down: Callable[[float], Aborted | None] = lambda _grace_s: None
 
     @property
     def label(self) -> str:
@@ -308,8 +346,10 @@ class ObjectChurn:
     failures: Counter[str]
 
     def _error(self, name: str, what: str, exc: Exception) -> None:
+        if not_allowed(exc):  # the same for every object: the run ends
+            raise refusal(exc, self.kube.api.configuration.host, self.ns)
         if isinstance(exc, ApiException):
-            detail = f"{what}: {exc.status} {exc.reason}"
+            detail = f"{what}: {exc.status} {exc.reason}" + (f": {said(exc)[:200]}" if exc.status == 403 else "")
         elif isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
             detail = f"{what}: {exc.reason}"  # its last error: the URL and 'Max retries' cut the rest at 300 characters
         else:

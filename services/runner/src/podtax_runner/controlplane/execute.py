@@ -11,12 +11,13 @@ import time
 from collections.abc import Callable
 
 from kubernetes import client, config
+from kubernetes.client.rest import ApiException
 from podtax import events, templates
 from podtax.config import RunnerSettings
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup, kubeapi, kvolumes, nomad, podstartup
-from podtax_runner.controlplane.common import Aborted, Context, last_error, timed_out
+from podtax_runner.controlplane.common import Aborted, Context, last_error, refusal, timed_out
 from podtax_runner.controlplane.kubeapi import Kube
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -95,6 +96,8 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
             podstartup.run(kube, ctx, params, tl, measured)
         else:
             kvolumes.run(kube, ctx, params, tl, measured)
+    except ApiException as exc:  # a refusal of the run's own call (its object's fail that object only)
+        raise refusal(exc, api.configuration.host, ctx.namespace) from None
     except Exception as exc:
         if not timed_out(exc):  # an object's call that timed out gave that object up; this one was the run's own
             raise

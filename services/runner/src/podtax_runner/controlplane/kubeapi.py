@@ -27,7 +27,7 @@ from podtax.kubeclient import refresh_at_most_every, unvalidated
 from prometheus_client.parser import text_string_to_metric_families
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.common import Unreachable, broken, unreachable
+from podtax_runner.controlplane.common import Aborted, Unreachable, broken, not_allowed, refusal, unreachable
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -61,6 +61,7 @@ class Kube:
         self.core = client.CoreV1Api(api)
         self.timeline = timeline
         self._down: tuple[float, Unreachable] | None = None  # since when no request reached the API, and why
+        self.forbidden: Aborted | None = None  # a watch the API refuses (401/403): the run ends (down)
         self.reads_by: float | None = None  # time.monotonic() by which a list or get should have its answer
 
     def _count(self, verb: str) -> None:
@@ -139,9 +140,11 @@ class Kube:
             return None
         return None
 
-    def down(self, grace_s: float) -> Unreachable | None:
+    def down(self, grace_s: float) -> Aborted | None:
         """Why no request has reached the API for `grace_s` or longer (a watch or a poll that keeps being
-        refused, each retried on its own), else None."""
+        refused, each retried on its own), or why a watch may not be opened (forbidden), else None."""
+        if self.forbidden is not None:
+            return self.forbidden
         down = self._down
         return down[1] if down is not None and time.monotonic() - down[0] >= grace_s else None
 
@@ -261,6 +264,12 @@ class Watcher:
                 self._dropped()
                 if isinstance(exc, ApiException) and exc.status == 410:
                     continue
+                if not_allowed(exc):  # never allowed: the run ends (down)
+                    self.kube.forbidden = refusal(exc, self.kube.api.configuration.host, self.args[0] if self.args
+                                                  else "")
+                    self.failed = self.failed or exc
+                    self.synced.set()
+                    return
                 if not self.synced.is_set():
                     self.failed = exc
                     self.synced.set()
