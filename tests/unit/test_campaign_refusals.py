@@ -111,9 +111,9 @@ def test_submit_dry_run_refuses_with_exit_2_and_one_line(tmp_path: Path, monkeyp
     path = tmp_path / "c.yaml"
     path.write_text(edit("[1, all]", "[1, 1]"))
     assert main(["campaign", "submit", "--dry-run", str(path)]) == 2
-    error, *rest = capsys.readouterr().err.strip().splitlines()
-    assert error == f"error: {path}:8: tests.0.matrix.threads: lists 1 twice (items 0 and 1): list each value once"
-    assert rest == ["nothing was submitted"]
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {path}:8: tests.0.matrix.threads: lists 1 twice (items 0 and 1): list each value once; nothing was "
+        "submitted"]
 
 
 @pytest.mark.parametrize(("hw_threads", "cells", "warned"), [(1, 1, True), (2, 2, False)])

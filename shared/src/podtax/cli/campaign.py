@@ -18,7 +18,7 @@ from podtax import campaign as campaign_file
 from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
-from podtax.cli.common import campaign_name, console, err, fail, from_up, say, warn
+from podtax.cli.common import campaign_name, console, err, fail, from_up, refused, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
@@ -137,9 +137,7 @@ def _plan_problems(c: campaign_file.Campaign) -> list[str]:
 
 
 def _not_submitted(problems: list[str]) -> int:
-    for p in problems:
-        say(p)
-    err.print("nothing was submitted")
+    refused(problems, "nothing was submitted", len(problems))
     return 2
 
 
@@ -197,9 +195,7 @@ def submit(
     try:
         c = campaign_file.load(file)
     except (campaign_file.CampaignError, ValueError) as exc:
-        say(str(exc))
-        err.print("nothing was submitted")
-        return 2
+        return _not_submitted([str(exc)])
     for w in campaign_file.warnings(c):
         warn(w)
     code = cli_deadline.run(_submit(c, dry_run), f"submitting campaign {c.name}")

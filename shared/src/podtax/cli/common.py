@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,18 @@ def say(message: str, label: str = "error", style: str = "red") -> None:
 
 def warn(message: str) -> None:
     say(message, "warning", "yellow")
+
+
+def refused(problems: Sequence[str], nothing: str, shown: int) -> None:
+    """Why nothing was done (`nothing`: 'nothing was submitted'): one problem is ONE line ending with it, as every
+    usage mistake (it was a second line); several are a line each (the first `shown`), then their count and it."""
+    if len(problems) == 1:
+        say(f"{problems[0]}; {nothing}")
+        return
+    for problem in problems[:shown]:
+        say(problem)
+    more = f" (the first {shown} shown)" if len(problems) > shown else ""
+    err.print(f"{len(problems)} problem(s){more}; {nothing}", highlight=False)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

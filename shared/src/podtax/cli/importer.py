@@ -42,7 +42,7 @@ from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
-from podtax.cli.common import console, err, fail, say, warn
+from podtax.cli.common import console, err, fail, refused, warn
 from podtax.cli.deadline import within
 from podtax.cli.importcheck import MAX_SHOWN, Findings, parse_log, warn_each, warn_findings
 from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
@@ -254,10 +254,7 @@ def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
 
 
 def _report(problems: list[str]) -> typer.Exit:
-    for problem in problems[:MAX_SHOWN]:
-        say(problem)
-    more = f" (the first {MAX_SHOWN} shown)" if len(problems) > MAX_SHOWN else ""
-    err.print(f"{len(problems)} problem(s){more}; nothing was imported")
+    refused(problems, "nothing was imported", MAX_SHOWN)
     return typer.Exit(2)
 
 
