@@ -14,6 +14,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from podtax.parsers import timeline as parser
+from podtax_runner.controlplane.timeline import Timeline
 
 from tests.controlplane.conftest import cluster, spec
 
@@ -48,3 +49,18 @@ def test_a_failed_create_is_answered_as_the_api_server_words_it(kubesim_factory:
         core.create_namespaced_config_map("default", {"metadata": {"name": "c"}})
     assert err.value.status == status and err.value.headers.get("Retry-After") == after
     assert f'"reason":"{reason}"' in err.value.body.replace(" ", ""), err.value.body
+
+
+def test_a_retried_call_whose_refused_attempt_took_effect_keeps_its_first_time() -> None:
+    """A delete answered 500 by a proxy after the API server deleted the claim: its DELETED event came before the
+    retry (answered 404). Re-timed from the retry, `deleted` would be negative and the parser refuse the run."""
+    tl = Timeline("volume-churn", "kubernetes", {"count": 1}, "watch")
+    tl.add("c")
+    for at, point in enumerate(("request_sent", "api_accepted", "pv_created", "bound", "delete_requested", "gone",
+                                "pv_gone")):
+        tl.mark("c", point, at / 100)
+    tl.resender("c", "delete_requested", "delete")(ApiException(status=500, reason="Internal Server Error"))
+    assert "first_delete_requested" not in tl.objects["c"].t
+    assert "it had taken effect" in tl.retried["c"]
+    parsed = parser.parse(tl.jsonl(), "volume-churn")  # not refused as a negative phase
+    assert any(f.startswith("RETRIED: 1 object(s)") for f in parsed.flags), parsed.flags

@@ -117,6 +117,11 @@ class Timeline:
         if rec is None or point not in rec.t:
             return
         with self._lock:
+            if any(v > rec.t[point] for k, v in rec.t.items() if k != point and not k.startswith("first_")):
+                # an end came before the retry (a refused attempt did its work: the claim's DELETED event came, then
+                # the retry's 404): re-timed, that phase would be negative and the parser refuse the whole run
+                self.retried[name] = f"{why[:160]} (it had taken effect: timed from the first attempt)"
+                return
             rec.t.setdefault(f"first_{point}", rec.t[point])
             rec.t[point] = self.now()
             self.retried[name] = why[:200]
