@@ -2,11 +2,15 @@
 
 Mutating calls (anything but GET/HEAD/OPTIONS) need `Authorization: Bearer $PODTAX_API_TOKEN`; with no
 token configured they are refused (403), so an analyzer is never writable by anyone who reaches it.
-Reads stay open unless reads_need_token (PODTAX_API_READS_NEED_TOKEN); /healthz is always open (probes)."""
+Reads stay open unless reads_need_token (PODTAX_API_READS_NEED_TOKEN); /healthz is always open (probes).
+An analyzer listening on loopback answers only to a loopback Host header: a web page that points its own name at
+127.0.0.1 (DNS rebinding) must not read the results through the user's browser."""
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
+import urllib.parse
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -39,9 +43,33 @@ def verdict(method: str, path: str, header: str | None, token: str | None, reads
     return 0, ""
 
 
-def install(app: FastAPI, token: str | None, reads_need_token: bool = False) -> None:
+def loopback(host: str | None) -> bool:
+    """Whether `host` (a name, or an address; IPv6 without brackets) is this machine's loopback."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host or "").is_loopback
+    except ValueError:
+        return False
+
+
+def host_refusal(header: str | None, loopback_only: bool) -> str | None:
+    """Why a request whose Host header is `header` is not this analyzer's (None when it is)."""
+    try:
+        name = urllib.parse.urlsplit(f"//{header or ''}").hostname
+    except ValueError:  # a port that is no number, a broken [IPv6]
+        name = None
+    if not loopback_only or loopback(name):
+        return None
+    return (f"Host {(header or '')[:100]!r} is not this analyzer's: it listens on loopback and answers only to "
+            f"127.0.0.1, localhost or ::1 (set PODTAX_ANALYZER_HOST to serve other names)")
+
+
+def install(app: FastAPI, token: str | None, reads_need_token: bool = False, loopback_only: bool = False) -> None:
     @app.middleware("http")
     async def authenticate(request: Request, call_next):  # type: ignore[no-untyped-def]
+        if reason := host_refusal(request.headers.get("host"), loopback_only):
+            return JSONResponse({"detail": reason}, status_code=400)
         code, reason = verdict(request.method, request.url.path, request.headers.get("authorization"), token,
                                reads_need_token)
         if code:

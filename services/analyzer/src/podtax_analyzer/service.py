@@ -17,6 +17,7 @@ from podtax.bus import Bus, ConsumerSpec, Unavailable
 from podtax.config import AnalyzerSettings, ConfigError
 from podtax.service import service_streams
 
+from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.score_cache import ScoreCache
@@ -179,7 +180,7 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
         raise ConfigError(cannot_open(settings.analyzer_db, damaged))
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    app = create_app(store, token, settings.api_reads_need_token)
+    app = create_app(store, token, settings.api_reads_need_token, api_auth.loopback(settings.analyzer_host))
     app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
     app.state.storage_problem = lambda: analyzer.storage_problem  # ... and while writes fail (disk full...)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
