@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from podtax import natsserver
 
@@ -65,3 +66,17 @@ def wait_until_up(proc: Any, ready: Path, timeout: float = 60) -> None:
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         assert time.monotonic() < deadline, "podtax up did not become ready"
         time.sleep(0.2)
+
+
+def wait_answering(url: str, proc: Any, log: Path, timeout: float = 60) -> None:
+    """Wait until `url` answers HTTP (any status), served by the child `proc` that writes `log`: its log is the
+    message if it exits first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.HTTPError:
+            assert proc.poll() is None, log.read_text(errors="replace")
+            assert time.monotonic() < deadline, f"nothing answered at {url}"
+            time.sleep(0.1)

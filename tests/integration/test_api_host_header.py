@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from podtax import natsserver
+
+from tests.conftest import wait_answering
 
 
 def _answers(port: int, host: str) -> int:
@@ -31,15 +32,7 @@ def test_a_loopback_analyzer_answers_only_to_loopback_names(bind: str, evil: int
     with open(tmp_path / "analyzer.log", "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stderr=log)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
-                break
-            except httpx.HTTPError:
-                assert proc.poll() is None, (tmp_path / "analyzer.log").read_text()
-                assert time.monotonic() < deadline, "the analyzer did not answer"
-                time.sleep(0.2)
+        wait_answering(f"http://127.0.0.1:{port}/healthz", proc, tmp_path / "analyzer.log")
         for name in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
             assert _answers(port, name) == 200, name
         assert _answers(port, f"evil.example:{port}") == evil

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from podtax import natsserver
+
+from tests.conftest import wait_answering
 
 
 def listening(port: int) -> set[str]:
@@ -40,16 +40,7 @@ def test_the_health_port_listens_on_loopback_unless_asked(given: str | None, bou
     with open(tmp_path / "parser.log", "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "podtax_parser"], env=env, stderr=log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as resp:
-                    assert resp.status == 200
-                break
-            except OSError:
-                assert proc.poll() is None, (tmp_path / "parser.log").read_text()
-                assert time.monotonic() < deadline, "the health port did not answer"
-                time.sleep(0.1)
+        wait_answering(f"http://127.0.0.1:{port}/healthz", proc, tmp_path / "parser.log")
         assert listening(port) == {bound}
     finally:
         proc.terminate()

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import http.server
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from podtax.cli.main import main
+
+from tests.unit.fake_http import serving
 
 
 class _NotTheAnalyzer(http.server.BaseHTTPRequestHandler):
@@ -36,12 +37,8 @@ class _NotTheAnalyzer(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def other_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotTheAnalyzer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    with serving(_NotTheAnalyzer) as url:
+        yield url
 
 
 COMMANDS = [

@@ -1,50 +1,21 @@
 """The analyzer's token that `podtax up` generated (its token file, named in up.json) is sent only to that
 analyzer: the CLI sent it to whatever `--api` or PODTAX_API_URL named, so `podtax report --api http://another-host`
-(PODTAX_API_URL=http://another-host: the same) gave the local analyzer's token to another server (audit hS). PODTAX_API_TOKEN, set by the user, still goes to
-the analyzer they name. A real HTTP server recording the header; the installed `podtax` entry point."""
+(PODTAX_API_URL=http://another-host: the same) gave the local analyzer's token to another server (audit hS).
+PODTAX_API_TOKEN, set by the user, still goes to the analyzer they name. A real HTTP server recording the header;
+the installed `podtax` entry point."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from tests.unit.fake_http import Answer, answering
 
 PODTAX = str(Path(sys.executable).with_name("podtax"))
 TOKEN = "local-analyzer-token-0123456789"
-
-
-class _Analyzer(http.server.BaseHTTPRequestHandler):
-    seen: list[str | None] = []
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        self.seen.append(self.headers.get("Authorization"))
-        body = b"[]"
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_: object) -> None:
-        pass
-
-
-@pytest.fixture
-def server() -> Iterator[str]:
-    _Analyzer.seen = []
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Analyzer)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}"
-    finally:
-        srv.shutdown()
 
 
 def _results(tmp_path: Path, up_api: str, api: str, **env: str) -> None:
@@ -58,12 +29,14 @@ def _results(tmp_path: Path, up_api: str, api: str, **env: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_up_s_token_goes_to_up_s_analyzer_only(server: str, tmp_path: Path) -> None:
-    _results(tmp_path, "http://127.0.0.1:1", server)  # another analyzer than podtax up's
-    _results(tmp_path, server, server + "/")  # podtax up's (a trailing slash is the same address)
-    assert _Analyzer.seen == [None, f"Bearer {TOKEN}"]
+def test_up_s_token_goes_to_up_s_analyzer_only(tmp_path: Path) -> None:
+    with answering(b"[]") as url:
+        _results(tmp_path, "http://127.0.0.1:1", url)  # another analyzer than podtax up's
+        _results(tmp_path, url, url + "/")  # podtax up's (a trailing slash is the same address)
+    assert Answer.seen == [None, f"Bearer {TOKEN}"]
 
 
-def test_a_token_the_user_sets_goes_where_they_say(server: str, tmp_path: Path) -> None:
-    _results(tmp_path, "http://127.0.0.1:1", server, PODTAX_API_TOKEN="users-own-token-0123456789")
-    assert _Analyzer.seen == ["Bearer users-own-token-0123456789"]
+def test_a_token_the_user_sets_goes_where_they_say(tmp_path: Path) -> None:
+    with answering(b"[]") as url:
+        _results(tmp_path, "http://127.0.0.1:1", url, PODTAX_API_TOKEN="users-own-token-0123456789")
+    assert Answer.seen == ["Bearer users-own-token-0123456789"]
