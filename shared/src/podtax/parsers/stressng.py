@@ -149,6 +149,8 @@ def _last(s: _Scan, line: str, state: int) -> None:
     """The log's last line, with no newline after it (a harness stripped it, or the log was cut: `1770.62`
     -> `177`). It is a table row only when whole beyond doubt: in the printed form (_ROW: its times and
     rates with their 2 decimals) and ending in one of those, not in an RSS Max that a cut would not show."""
+    if not line:  # the log ends with a newline: _line does nothing with an empty line
+        return
     whole = state == 1 and s.columns < 8 and _ROW.match(line + "\n") is not None
     _line(s, line, 1 if whole else 0)
 
@@ -361,8 +363,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     primary = _primary(s.rows, test, "," in s.hogs)
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
-    for name, values in s.rows:
-        metrics.add_columns(named_columns("" if name == primary else slug(name) + "_"), measured(values))
+    metrics.add_rows((named_columns("") if name == primary else _columns(name), measured(values))
+                     for name, values in s.rows)
     names = metrics.names
     for name, value, desc in s.misc:
         suffix, unit, better = misc_metric(desc)
@@ -386,6 +388,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if s.yaml:  # a YAML report too (see above)
         flags.append(MIXED + "the metrics table")
     return Parsed(TOOL, s.version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+@lru_cache(maxsize=4096)
+def _columns(stressor: str) -> tuple[tuple[str, str, bool], ...]:
+    """The metric columns of a stressor's row other than the primary one (`af-alg` -> `af_alg_bogo_ops`...)."""
+    return named_columns(slug(stressor) + "_")
 
 
 def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str | None:

@@ -6,7 +6,7 @@ bogo ops/s usr+sys, (CPU used per instance %, RSS max KB)]) as stressng.py reads
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from podtax.parsers.base import Echoed, ParseFailure, compare_echoed, int_or_float, requested_int
@@ -16,15 +16,19 @@ _USR_SYS, _RSS = 5, 7  # a row's bogo ops/s (usr+sys time) and RSS max
 _MIN_RSS_KB = 256  # no process maps less (stress-ng itself maps over 1 MB)
 
 
-def measured(values: list[float]) -> list[float | None]:
-    """A row's values, None for those stress-ng could not measure (left out by MetricList.add_columns):
+def measured(values: list[float]) -> Sequence[float | None]:
+    """A row's values, None for those stress-ng could not measure (left out by MetricList.add_rows):
     an RSS Max of 0 (no getrusage ru_maxrss, or versions before 0.14 in some builds), where 0 KB would
     read as a perfect score, and the usr+sys rate when no CPU time was charged to the stressor (usr and
     sys 0.00: stress-ng then prints a rate of 0.00, which would read as the slowest run ever)."""
+    rss = len(values) > _RSS and values[_RSS] == 0
+    idle = len(values) > _USR_SYS and values[_USR_SYS] == 0 and values[2] + values[3] == 0
+    if not rss and not idle:  # the common row: every value measured
+        return values
     row: list[float | None] = list(values)
-    if len(row) > _RSS and row[_RSS] == 0:
+    if rss:
         row[_RSS] = None
-    if len(row) > _USR_SYS and values[_USR_SYS] == 0 and values[2] + values[3] == 0:
+    if idle:
         row[_USR_SYS] = None
     return row
 
