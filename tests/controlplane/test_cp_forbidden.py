@@ -10,7 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from podtax import config
 from podtax_runner.controlplane.common import Aborted
+from podtax_runner.controlplane.execute import execute
+from podtax_runner.controlplane.nomad import NomadConfig
 
 from tests.controlplane.conftest import cluster, ours, spec
 
@@ -28,3 +31,16 @@ def test_a_forbidden_call_ends_the_run_in_one_line_naming_what_to_grant(forbid: 
     assert "\n" not in detail and f'cannot {verb} resource "{resource}"' in detail, detail
     assert "grant the account of the runner's kubeconfig" in detail, detail
     assert ours(sim, "persistentvolumeclaims") == [] and ours(sim, "persistentvolumes") == []  # all deleted
+
+
+def test_a_nomad_token_that_may_only_read_ends_the_run_at_once(nomadsim_factory: Any) -> None:
+    """Before: each create answered 403 Permission denied failed its volume until 11 had ("Nomad refused 11 of 20
+    requests (last: create: 403 Permission denied)"), no fix named."""
+    nomad = nomadsim_factory({"acl": {"token": "s3cret", "readToken": "r3ad"}})
+    settings = config.load(config.RunnerSettings)
+    with pytest.raises(Aborted) as err:
+        execute(spec("volume-churn", env="nomad", count=20, concurrency=4, timeout=30, plugin_id="hostpath"), settings,
+                nomad_cfg=NomadConfig(address=nomad.url, token="r3ad"))
+    assert err.value.reason == "nomad-forbidden", (err.value.reason, err.value.detail)
+    assert "Permission denied" in err.value.detail and "PODTAX_RUNNER_NOMAD_TOKEN" in err.value.detail
+    assert "\n" not in err.value.detail

@@ -5,6 +5,7 @@ controller latencies, and fault knobs. A plain mapping (YAML file or dict):
     datacenter: dc1
     namespaces: [default, batch]          # "default" always exists
     acl: {token: s3cret}                  # ACLs on: this is the only (management) token
+    # acl: {token: s3cret, readToken: r3ad}   # also a token whose policy reads only (no csi-write-volume)
     seed: 1
     plugins:
       - id: hostpath
@@ -106,8 +107,9 @@ def validate(data: Obj) -> Obj:
         plugin.setdefault("supportsCreateDelete", True)
     data["plugins"] = plugins
     acl = data.get("acl") or {}
-    if not isinstance(acl, dict) or (acl.get("token") is not None and not isinstance(acl["token"], str)):
-        raise ValueError(f"acl: a mapping {{token: <secret>}}, got {acl!r}")
+    if not isinstance(acl, dict) or set(acl) - {"token", "readToken"} \
+            or not all(acl.get(k) is None or isinstance(acl[k], str) for k in ("token", "readToken")):
+        raise ValueError(f"acl: a mapping {{token: <secret>, readToken: <secret, reads only>}}, got {acl!r}")
     data["acl"] = acl
     hangs = data["hangs"] = faults.parse(data, extra=(REFUSE,))  # hangCreates / hangDeletes, as kubesim's
     for key, entries in (("hangCreates", hangs.hang_creates), ("hangDeletes", hangs.hang_deletes)):

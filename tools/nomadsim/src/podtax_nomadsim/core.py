@@ -28,7 +28,7 @@ class NomadSim:
         self.host, self.port = host, port
         self.state = State(self.cluster, seed, refuse_creates_after)
         self.acl_token = acl_token if acl_token is not None else self.cluster["acl"].get("token")
-        self.server = Server(self.state, self.acl_token)
+        self.server = Server(self.state, self.acl_token, self.cluster["acl"].get("readToken"))
         self.tls: TlsFiles | None = tls.generate(Path(tls_dir), host) if tls_dir is not None else None
         self.verify_client = verify_client
         self._runner: web.AppRunner | None = None

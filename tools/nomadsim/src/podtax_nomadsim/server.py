@@ -91,9 +91,10 @@ def decode_volumes(raw: bytes) -> list[dict]:
 
 
 class Server:
-    def __init__(self, state: State, acl_token: str | None = None) -> None:
+    def __init__(self, state: State, acl_token: str | None = None, read_token: str | None = None) -> None:
         self.state = state
         self.acl_token = acl_token
+        self.read_token = read_token  # a token whose policy reads only: a write answers 403 Permission denied
         self.region = state.cluster["region"]
         self.registry = CollectorRegistry()
         self.requests = Counter("nomad_http_requests", "HTTP requests served by the SIMULATED Nomad API "
@@ -163,7 +164,9 @@ class Server:
                 token = value.strip()
         if not token:
             raise NomadError("Permission denied", 403)  # the anonymous token has no policy here
-        if token != self.acl_token:
+        if token == self.read_token and request.method != "GET":
+            raise NomadError("Permission denied", 403)  # no csi-write-volume in its policy
+        if token not in (self.acl_token, self.read_token):
             raise NomadError("ACL token not found", 403)
 
     def _check_region(self, request: web.Request) -> None:

@@ -222,6 +222,10 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
     def failed(vol_id: str, detail: str, exc: BaseException | None = None) -> None:
         """A refused call fails its volume; one that timed out gives it up (a lower bound in its phase)."""
         ctx.check()  # past the deadline (a call cut short by it) or stopped: the run ends, not the object
+        if isinstance(exc, NomadError) and exc.status == 403:  # the token's policy, the same for every volume
+            raise Aborted("nomad-forbidden", f"Nomad at {nomad.cfg.address} refused the run's {detail} (its token "
+                          f"may read, not write): set PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume "
+                          f"in namespace {ns}")
         fail_object(tl, vol_id, detail, exc)
         with lock:
             failures["unanswered" if timed_out(exc) else "refused"] += 1
