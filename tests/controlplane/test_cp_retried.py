@@ -20,7 +20,7 @@ from tests.controlplane.conftest import cluster, spec
 
 
 def test_a_throttled_create_waits_its_retry_after_and_is_timed_from_the_attempt_that_succeeded(
-        kubesim_factory: Any, run_cp: Any) -> None:
+        kubesim_factory: Any, run_cp: Any, caplog: pytest.LogCaptureFixture) -> None:
     faults = {"failCreates": [{"match": "persistentvolumeclaims/-0002", "status": 429, "times": 2}]}
     sim = kubesim_factory({**cluster(), "faults": faults}, kubelet="none")
     tl = run_cp(spec("volume-churn", count=5, concurrency=2, timeout=30), kube=sim)
@@ -34,6 +34,10 @@ def test_a_throttled_create_waits_its_retry_after_and_is_timed_from_the_attempt_
     flags = parser.parse(tl.jsonl(), "volume-churn").flags
     retried = [f for f in flags if f.startswith("RETRIED: 1 object(s)")]
     assert retried and throttled.name in retried[0] and "429 Too Many Requests" in retried[0], flags
+    # each retry is logged in one line with the server's words (it was the client's dump: status, reason, every
+    # header and the body, over four lines)
+    said = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert len(said) == 2 and all("\n" not in m and "429 Too Many Requests: Too many requests" in m for m in said), said
     untouched = [r for r in tl.objects.values() if r is not throttled]
     assert all("first_request_sent" not in r.t for r in untouched)
 

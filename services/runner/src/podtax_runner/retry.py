@@ -4,6 +4,7 @@ error re-raised as it was. Every other error (400, 403, 404, 409 ...) surfaces a
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import TypeVar
@@ -22,6 +23,24 @@ def transient(exc: BaseException) -> bool:
     if isinstance(exc, ApiException):
         return exc.status is None or exc.status in RETRYABLE
     return isinstance(exc, OSError)
+
+
+def message(exc: ApiException) -> str:
+    """The server's words of a refusal: its Status's message (else the body), at most 300 characters."""
+    try:
+        said = str(json.loads(exc.body or "{}").get("message") or "").strip()
+    except (ValueError, AttributeError):
+        said = ""
+    return (said or str(exc.body or "").strip())[:300]
+
+
+def brief(exc: BaseException | None) -> str:
+    """An error in one line: a Kubernetes refusal as '429 Too Many Requests: <its message>' (the client's own text
+    is several lines: status, reason, every header and the body), another error's first line."""
+    if isinstance(exc, ApiException):
+        said = message(exc)
+        return f"{exc.status} {exc.reason}" + (f": {said}" if said else "")
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def retry_after(exc: BaseException | None) -> float:
@@ -44,7 +63,7 @@ def call(fn: Callable[[], T], what: str, *, attempts: int = 5, first_s: float = 
 
     def say(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        log.warning("%s: %s; retrying in %.2f s", what, exc, state.next_action.sleep if state.next_action else 0)
+        log.warning("%s: %s; retrying in %.2f s", what, brief(exc), state.next_action.sleep if state.next_action else 0)
 
     backoff = wait_exponential(multiplier=first_s, exp_base=factor, max=max_s)
 

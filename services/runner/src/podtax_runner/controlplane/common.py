@@ -4,7 +4,6 @@ stops early, and waiting on the timeline."""
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 import threading
@@ -21,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from podtax import events
 
 from podtax_runner.controlplane.timeline import Timeline, run_label
+from podtax_runner.retry import message as said
 
 T = TypeVar("T")
 log = logging.getLogger("podtax.runner.controlplane")
@@ -121,15 +121,6 @@ class Unreachable(Aborted):
 # what a control-plane run asks of Kubernetes (docs/control-plane.md), for the fix of a 401/403
 GRANTS = ("persistentvolumeclaims and pods in namespace {ns}: create, delete, get, list, watch; persistentvolumes and "
           "storageclasses: get, list, watch")
-
-
-def said(exc: ApiException) -> str:
-    """The server's words of a refusal: its Status's message (else the body), at most 300 characters."""
-    try:
-        message = str(json.loads(exc.body or "{}").get("message") or "").strip()
-    except (ValueError, AttributeError):
-        message = ""
-    return (message or str(exc.body or "").strip())[:300]
 
 
 def not_allowed(exc: BaseException) -> bool:
