@@ -37,15 +37,31 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}
 
 
-def test_the_analyzer_names_a_held_file_in_one_line(held_db: tuple[Path, int], nats_url: str) -> None:
-    path, holder = held_db
-    env = {**clean_env(), "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(path),
+def analyzer_refusal(db: Path, nats_url: str) -> str:
+    """The last line of podtax-analyzer on `db`, once it has exited 2 without a traceback."""
+    env = {**clean_env(), "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(db),
            "PODTAX_ANALYZER_PORT": str(natsserver.free_port())}
     done = subprocess.run([sys.executable, "-m", "podtax_analyzer"], env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    return done.stderr.strip().splitlines()[-1]
+
+
+def up_refusal(data: Path, node: str) -> str:
+    """The one error line of podtax up on the data dir `data`, once it has exited 2 without a traceback."""
+    done = subprocess.run([*CLI, "up", "--data-dir", str(data), "--api-port", str(natsserver.free_port()),
+                           "--no-kubesim", "--node", node], env=clean_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    return line
+
+
+def test_the_analyzer_names_a_held_file_in_one_line(held_db: tuple[Path, int], nats_url: str) -> None:
+    path, holder = held_db
+    last = analyzer_refusal(path, nats_url)
     assert last.startswith(f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {path}: another process holds it "
                            f"(PID {holder},"), last
     assert "or name another file" in last
@@ -53,12 +69,7 @@ def test_the_analyzer_names_a_held_file_in_one_line(held_db: tuple[Path, int], n
 
 def test_up_names_the_reason_a_service_did_not_start(held_db: tuple[Path, int]) -> None:
     path, holder = held_db
-    done = subprocess.run([*CLI, "up", "--data-dir", str(path.parent), "--api-port", str(natsserver.free_port()),
-                           "--no-kubesim", "--node", "held-node"], env=clean_env(), capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "Traceback" not in done.stdout + done.stderr
-    [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    line = up_refusal(path.parent, "held-node")
     assert line.startswith("error: analyzer did not start: podtax-analyzer: PODTAX_ANALYZER_DB: cannot open "
                            f"{path}: another process holds it (PID {holder},"), line
     assert line.endswith(f"(see {path.parent / 'logs' / 'analyzer.log'})"), line
@@ -97,13 +108,7 @@ def cut_db(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
 @pytest.mark.parametrize(("cut_db", "why"), [(300_000, "(cut short: 300,000 bytes, fewer than the "),
                                              (20_000, "(cut short or overwritten): ")], indirect=["cut_db"])
 def test_the_analyzer_names_a_file_cut_short_in_one_line(cut_db: Path, why: str, nats_url: str) -> None:
-    env = {**clean_env(), "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(cut_db),
-           "PODTAX_ANALYZER_PORT": str(natsserver.free_port())}
-    done = subprocess.run([sys.executable, "-m", "podtax_analyzer"], env=env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    last = analyzer_refusal(cut_db, nats_url)
     assert last.startswith(f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {cut_db}: the file is damaged {why}"), \
         last
     assert last.endswith("restore it from a backup, or move it away for a new one, or name another file (podtax up: "
@@ -111,12 +116,6 @@ def test_the_analyzer_names_a_file_cut_short_in_one_line(cut_db: Path, why: str,
 
 
 def test_up_names_a_file_cut_short(cut_db: Path) -> None:
-    done = subprocess.run([*CLI, "up", "--data-dir", str(cut_db.parent), "--api-port", str(natsserver.free_port()),
-                           "--no-kubesim", "--node", "cut-node"], env=clean_env(), capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "Traceback" not in done.stdout + done.stderr
-    [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    line = up_refusal(cut_db.parent, "cut-node")  # it said 'podtax is up' (exit 0), the analyzer serving
     assert line.startswith("error: analyzer did not start: podtax-analyzer: PODTAX_ANALYZER_DB: cannot open "
                            f"{cut_db}: the file is damaged (cut short: 300,000 bytes"), line
-    assert "podtax is up" not in done.stdout + done.stderr
