@@ -67,11 +67,16 @@ def test_a_service_stopped_after_nats_died_stops_in_one_line(role: str, nats_ser
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", f"podtax_{role}"], env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
-    _wait_for_line(log, proc, f"podtax-{role} started")
-    for _ in range(100):
-        if proc.poll() is not None or _consuming(nats_server.url, role):
-            break
-        time.sleep(0.1)
+    try:
+        _wait_for_line(log, proc, f"podtax-{role} started")
+        for _ in range(100):
+            if proc.poll() is not None or _consuming(nats_server.url, role):
+                break
+            time.sleep(0.1)
+    except BaseException:  # not left running
+        proc.kill()
+        proc.wait()
+        raise
     text = _stop_after_nats_died(nats_server, proc, log)
     assert "NATS: the connection was lost as it closed (Connection lost): what was not acked comes back" in text
     assert text.rstrip().endswith(f'"msg": "podtax-{role} stopped"}}'), text
