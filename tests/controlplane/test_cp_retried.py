@@ -42,6 +42,18 @@ def test_a_throttled_create_waits_its_retry_after_and_is_timed_from_the_attempt_
     assert all("first_request_sent" not in r.t for r in untouched)
 
 
+def test_a_create_refused_at_every_attempt_fails_and_is_not_said_timed(kubesim_factory: Any, run_cp: Any) -> None:
+    """Its three attempts all 429: the object failed (ERRORS), and RETRIED, "timed from the attempt that succeeded",
+    does not name it (it did, through podtax up: `podtax results` showed ERRORS RETRIED for it)."""
+    faults = {"failCreates": [{"match": "persistentvolumeclaims/-0002", "status": 429, "times": 3, "retryAfter": 0}]}
+    sim = kubesim_factory({**cluster(), "faults": faults}, kubelet="none")
+    tl = run_cp(spec("volume-churn", count=5, concurrency=2, timeout=30), kube=sim)
+    assert [n[-5:] for n, r in tl.objects.items() if r.error] == ["-0002"]
+    flags = parser.parse(tl.jsonl(), "volume-churn").flags
+    assert any(f.startswith("ERRORS: 1 of 5") for f in flags) and not any(f.startswith("RETRIED") for f in flags), \
+        flags
+
+
 @pytest.mark.parametrize(("status", "reason", "after"), [(429, "TooManyRequests", "1"), (403, "Forbidden", None),
                                                          (500, "InternalError", None)])
 def test_a_failed_create_is_answered_as_the_api_server_words_it(kubesim_factory: Any, status: int, reason: str,

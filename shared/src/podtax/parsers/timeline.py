@@ -323,11 +323,14 @@ def retried_flag(timeline: Timeline) -> str | None:
     `retried`): the executor times each such object from the attempt that succeeded (`first_<point>` keeps the
     first), so its latency holds neither the refused attempts nor the wait the server asked for; said, not hidden."""
     retried = (timeline.summary or {}).get("retried") or {}
-    if not isinstance(retried, dict) or not retried:
-        return None
     by_name = {o.name: o for o in timeline.objects}
+    # an object whose every attempt was refused failed (ERRORS says so): no attempt of it succeeded to time
+    retried = {n: why for n, why in retried.items() if n in by_name and by_name[n].error is None} \
+        if isinstance(retried, dict) else {}
+    if not retried:
+        return None
     name, why = next(iter(retried.items()))
-    t = by_name[name].t if name in by_name else {}
+    t = by_name[name].t
     waited = next((t[p] - t[f"first_{p}"] for p in ("request_sent", "delete_requested") if f"first_{p}" in t), None)
     after = f", sent again {waited:.2f} s after the first attempt" if waited is not None else ""
     return (f"RETRIED: {len(retried)} object(s)' calls were refused and sent again (first: {name}: {why}{after}); "
