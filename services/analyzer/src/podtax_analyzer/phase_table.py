@@ -10,6 +10,7 @@ phase) gets a row that says so instead of a ratio. Per-object latencies are in t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Literal
 
 import duckdb
@@ -226,8 +227,9 @@ def phase_table(report: CampaignReport, pooled: Pooled | None = None) -> PhaseTa
 
 
 def phase_latencies(con: duckdb.DuckDBPyConnection, campaign: str, *, phase: str | None = None,
-                    env: str | None = None, limit: int = 100_000) -> list[dict]:
-    """Per-object latencies of a campaign's control-plane runs (the phases table), run order."""
+                    env: str | None = None, limit: int = 100_000, batch: int = 5_000) -> Iterator[list[dict]]:
+    """Per-object latencies of a campaign's control-plane runs (the phases table), run order, `batch` rows at a
+    time: a million rows built at once took more memory than the analyzer has."""
     cur = con.execute("""
         SELECT p.run_id, p.cluster, p.node, p.env, p.backend, p.test, p.params_key AS params, p.object,
                p.phase, p.start_s, p.latency_s, p.lower_bound, p.upper_bound, r.status
@@ -237,4 +239,5 @@ def phase_latencies(con: duckdb.DuckDBPyConnection, campaign: str, *, phase: str
         ORDER BY r.started_at NULLS LAST, p.run_id, p.start_s, p.object, p.phase
         LIMIT $limit""", {"campaign": campaign, "phase": phase, "env": env, "limit": limit})
     cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    while rows := cur.fetchmany(batch):
+        yield [dict(zip(cols, row, strict=True)) for row in rows]
