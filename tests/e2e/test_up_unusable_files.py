@@ -88,10 +88,11 @@ def test_up_on_a_data_dir_it_cannot_write_is_one_line(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def cut_db(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+def damaged_db(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     """A real analyzer file (800 KB) cut short: after 300 KB DuckDB opens it (its catalog is whole) and fails only
     at the first write, so the analyzer served and `podtax up` said it was up (audit); after 20 KB DuckDB refuses
-    to open it, said as any other error ('IO Error: Could not read enough bytes ...: fix it')."""
+    to open it, said as any other error ('IO Error: Could not read enough bytes ...: fix it'); so it did with a bad
+    block in its catalog ('Corrupt database file: computed checksum ...'), param 0."""
     from podtax_analyzer.store import Store
 
     from tests.e2e.test_up_unhealthy_analyzer import _failure
@@ -101,21 +102,28 @@ def cut_db(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     store.write_batch([_failure(i) for i in range(2000)])
     store.close()
     assert path.stat().st_size > 600_000
-    os.truncate(path, getattr(request, "param", 300_000))
+    if (cut := getattr(request, "param", 300_000)) == 0:
+        with path.open("r+b") as f:
+            f.seek(3 * 4096 + 1000)  # inside the first block, after the file's headers
+            f.write(b"\xff" * 64)
+    else:
+        os.truncate(path, cut)
     return path
 
 
-@pytest.mark.parametrize(("cut_db", "why"), [(300_000, "(cut short: 300,000 bytes, fewer than the "),
-                                             (20_000, "(cut short or overwritten): ")], indirect=["cut_db"])
-def test_the_analyzer_names_a_file_cut_short_in_one_line(cut_db: Path, why: str, nats_url: str) -> None:
-    last = analyzer_refusal(cut_db, nats_url)
-    assert last.startswith(f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {cut_db}: the file is damaged {why}"), \
-        last
+@pytest.mark.parametrize(("damaged_db", "why"), [(300_000, "(cut short: 300,000 bytes, fewer than the "),
+                                                 (20_000, "(cut short or overwritten): "),
+                                                 (0, "(cut short or overwritten): ")], indirect=["damaged_db"],
+                         ids=["cut to 300 KB", "cut to 20 KB", "a bad block"])
+def test_the_analyzer_names_a_damaged_file_in_one_line(damaged_db: Path, why: str, nats_url: str) -> None:
+    last = analyzer_refusal(damaged_db, nats_url)
+    said = f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {damaged_db}: the file is damaged {why}"
+    assert last.startswith(said), last
     assert last.endswith("restore it from a backup, or move it away for a new one, or name another file (podtax up: "
                          "another --data-dir)"), last
 
 
-def test_up_names_a_file_cut_short(cut_db: Path) -> None:
-    line = up_refusal(cut_db.parent, "cut-node")  # it said 'podtax is up' (exit 0), the analyzer serving
+def test_up_names_a_file_cut_short(damaged_db: Path) -> None:
+    line = up_refusal(damaged_db.parent, "cut-node")  # it said 'podtax is up' (exit 0), the analyzer serving
     assert line.startswith("error: analyzer did not start: podtax-analyzer: PODTAX_ANALYZER_DB: cannot open "
-                           f"{cut_db}: the file is damaged (cut short: 300,000 bytes"), line
+                           f"{damaged_db}: the file is damaged (cut short: 300,000 bytes"), line
