@@ -333,8 +333,10 @@ def retried_flag(timeline: Timeline) -> str | None:
     t = by_name[name].t
     waited = next((t[p] - t[f"first_{p}"] for p in ("request_sent", "delete_requested") if f"first_{p}" in t), None)
     after = f", sent again {waited:.2f} s after the first attempt" if waited is not None else ""
+    held = sum("timed from the first attempt" in str(w) for w in retried.values())  # the runner's timeline.HELD
     return (f"RETRIED: {len(retried)} object(s)' calls were refused and sent again (first: {name}: {why}{after}); "
-            f"each is timed from the attempt that succeeded: the refused attempts and the wait are not in its latency")
+            f"{len(retried) - held} timed from the attempt that succeeded (the refused attempts and the wait are not "
+            f"in their latency), {held} from the first attempt (their phases hold the wait: upper bounds)")
 
 
 def _gaps(summary: Mapping[str, Any]) -> list[tuple[str, float, float | None, dict[str, list[str]]]]:

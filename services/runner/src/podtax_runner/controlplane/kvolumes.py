@@ -233,7 +233,8 @@ class VolumeChurnK8s(ObjectChurn):
         if self.p.consumer:
             try:
                 self.kube.call("create", self.kube.core.create_namespaced_pod, self.ns,
-                               consumer_manifest(self.ctx, self.consumer[name], name))
+                               consumer_manifest(self.ctx, self.consumer[name], name),
+                               again=tl.resender(name, None, "create consumer"))
             except CALL_ERRORS as exc:
                 self._error(name, "create consumer", exc)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 FORMAT = 1
 VERBS = ("create", "delete", "get", "list", "watch")
+HELD = "timed from the first attempt: its phases hold the wait"  # a retry not re-timed (resend); the parser reads it
 
 
 def run_label(run_id: str) -> str:
@@ -108,26 +109,29 @@ class Timeline:
         finally:
             self._local.gap = None
 
-    def resend(self, name: str, point: str, why: str) -> None:
+    def resend(self, name: str, point: str | None, why: str) -> None:
         """The call that started `point` of `name` was refused (`why`: a 429 or 5xx) and is sent again now: `point`
         is re-timed from this attempt, the first kept as `first_<point>`, and the summary's `retried` names it (the
         parser's RETRIED run flag). The refused attempts and the wait the server asked for are not the object's
         latency (an audit: a claim created after two 429s was timed bound in 260 ms among claims of 2 ms)."""
         rec = self.objects.get(name)
-        if rec is None or point not in rec.t:
+        if rec is None:
             return
         with self._lock:
-            if any(v > rec.t[point] for k, v in rec.t.items() if k != point and not k.startswith("first_")):
-                # an end came before the retry (a refused attempt did its work: the claim's DELETED event came, then
-                # the retry's 404): re-timed, that phase would be negative and the parser refuse the whole run
-                self.retried[name] = f"{why[:160]} (it had taken effect: timed from the first attempt)"
+            # not re-timed: a call that starts no phase (a consumer pod's create: consumer_running is timed from the
+            # claim's), or one whose refused attempt did its work (an end came before the retry: the claim's
+            # DELETED event, then the retry's 404; re-timed, that phase would be negative and the run refused)
+            if point is None or point not in rec.t or any(
+                    v > rec.t[point] for k, v in rec.t.items() if k != point and not k.startswith("first_")):
+                self.retried[name] = f"{why[:160]} ({HELD})"
                 return
             rec.t.setdefault(f"first_{point}", rec.t[point])
             rec.t[point] = self.now()
             self.retried[name] = why[:200]
 
-    def resender(self, name: str, point: str, what: str) -> Callable[[BaseException], None]:
-        """The `again` hook of a call that started `point` of `name` (retry.call): resend with its error."""
+    def resender(self, name: str, point: str | None, what: str) -> Callable[[BaseException], None]:
+        """The `again` hook of a call that started `point` of `name` (None: a call that starts no phase of it;
+        retry.call): resend with its error."""
         return lambda exc: self.resend(name, point, f"{what}: {retry_reason(exc)}")
 
     def has(self, name: str, phase: str) -> bool:
