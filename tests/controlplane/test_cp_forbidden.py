@@ -44,3 +44,14 @@ def test_a_nomad_token_that_may_only_read_ends_the_run_at_once(nomadsim_factory:
     assert err.value.reason == "nomad-forbidden", (err.value.reason, err.value.detail)
     assert "Permission denied" in err.value.detail and "PODTAX_RUNNER_NOMAD_TOKEN" in err.value.detail
     assert "\n" not in err.value.detail
+
+
+def test_a_nomad_region_it_does_not_know_ends_the_run_in_one_line_naming_the_setting(nomadsim_factory: Any) -> None:
+    """Nomad answers a request for another region 500 'No path to region': it was sent 3 times and escaped as
+    executor-error 'NomadError: 500 No path to region', the setting to fix unnamed."""
+    nomad = nomadsim_factory({})
+    with pytest.raises(Aborted) as err:
+        execute(spec("volume-churn", env="nomad", count=5, timeout=30, plugin_id="hostpath"),
+                config.load(config.RunnerSettings), nomad_cfg=NomadConfig(address=nomad.url, region="mars"))
+    assert err.value.reason == "nomad-error", (err.value.reason, err.value.detail)
+    assert "No path to region" in err.value.detail and "PODTAX_RUNNER_NOMAD_REGION" in err.value.detail

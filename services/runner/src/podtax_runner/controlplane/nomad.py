@@ -76,7 +76,7 @@ CLEANUP_WAIT_S = 30.0  # what a run spends deleting what it left, past its deadl
 
 # Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried
 _PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "does not support", "volume in use",
-              "volume exists", "Permission denied")
+              "volume exists", "Permission denied", "No path to region")
 
 
 def _transient(exc: BaseException) -> bool:
@@ -172,7 +172,9 @@ class Nomad:
             if exc.status == 403:
                 raise Aborted("nomad-forbidden", f"Nomad refused the request ({exc.text.strip()}): set "
                               f"PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume") from None
-            raise
+            fix = (f": set PODTAX_RUNNER_NOMAD_REGION to its region, or leave it empty (it is {self.cfg.region!r})"
+                   if "No path to region" in exc.text else "")
+            raise Aborted("nomad-error", f"Nomad at {self.cfg.address} refused the plugin check ({exc}){fix}") from None
         if not plugin.get("ControllersHealthy"):
             raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
                           f"({plugin.get('ControllersHealthy', 0)}/{plugin.get('ControllersExpected', 0)})")
