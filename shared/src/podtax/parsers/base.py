@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -96,26 +96,25 @@ class MetricList:
             _set_private(metric, None)
             self.items.append(metric)
 
-    def add_rows(self, rows: Iterable[tuple[Sequence[tuple[str, str, bool]], Sequence[float | None]]]) -> None:
-        """For each row (columns, values), `add(name, value, unit, better)` for each column (name, unit, better)
-        and value (the shorter one wins; a None value, not measured, is left out); the same checks as
-        :meth:`add`, without a method call per metric or per row."""
+    def add_columns(self, columns: Sequence[tuple[str, str, bool]], values: Sequence[float | None]) -> None:
+        """`add(name, value, unit, better)` for each column (name, unit, better) and value (the shorter one
+        wins; a None value, not measured, is left out); the same checks as :meth:`add`, without a method
+        call per metric."""
         names, append = self.names, self.items.append
-        for columns, values in rows:
-            for (name, unit, better), value in zip(columns, values, strict=False):
-                if value is None:
-                    continue
-                if value - value != 0.0 or value < 0.0:  # NaN, infinite or negative
-                    raise _not_a_figure(name, value)
-                if name not in names:
-                    names.add(name)
-                    metric = _new(Metric)
-                    _set_dict(metric, {"name": name, "value": float(value), "unit": unit,
-                                              "higher_is_better": better})
-                    _set_fields(metric, _FIELDS)
-                    _set_extra(metric, None)
-                    _set_private(metric, None)
-                    append(metric)
+        for (name, unit, better), value in zip(columns, values, strict=False):
+            if value is None:
+                continue
+            if value - value != 0.0 or value < 0.0:  # NaN, infinite or negative
+                raise _not_a_figure(name, value)
+            if name not in names:
+                names.add(name)
+                metric = _new(Metric)
+                _set_dict(metric, {"name": name, "value": float(value), "unit": unit,
+                                          "higher_is_better": better})
+                _set_fields(metric, _FIELDS)
+                _set_extra(metric, None)
+                _set_private(metric, None)
+                append(metric)
 
     def __contains__(self, name: object) -> bool:
         return name in self.names

@@ -363,8 +363,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     primary = _primary(s.rows, test, "," in s.hogs)
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
-    metrics.add_rows((named_columns("") if name == primary else _columns(name), measured(values))
-                     for name, values in s.rows)
+    for name, values in s.rows:
+        metrics.add_columns(named_columns("") if name == primary else _columns(name), measured(values))
     names = metrics.names
     for name, value, desc in s.misc:
         suffix, unit, better = misc_metric(desc)

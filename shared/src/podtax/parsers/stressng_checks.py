@@ -17,7 +17,7 @@ _MIN_RSS_KB = 256  # no process maps less (stress-ng itself maps over 1 MB)
 
 
 def measured(values: list[float]) -> Sequence[float | None]:
-    """A row's values, None for those stress-ng could not measure (left out by MetricList.add_rows):
+    """A row's values, None for those stress-ng could not measure (left out by MetricList.add_columns):
     an RSS Max of 0 (no getrusage ru_maxrss, or versions before 0.14 in some builds), where 0 KB would
     read as a perfect score, and the usr+sys rate when no CPU time was charged to the stressor (usr and
     sys 0.00: stress-ng then prints a rate of 0.00, which would read as the slowest run ever)."""

@@ -122,8 +122,9 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     primary = primary_of(complete, test)
     idle = refuse_no_work(complete, primary)
     metrics = MetricList()
-    metrics.add_rows((named_columns("" if name == primary else name.replace("-", "_") + "_"), measured(values))
-                     for name, values in complete)
+    for name, values in complete:
+        prefix = "" if name == primary else name.replace("-", "_") + "_"
+        metrics.add_columns(named_columns(prefix), measured(values))
     for name, value, desc in misc:
         suffix, unit, better = misc_metric(desc)
         metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix, value, unit, better)
