@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from podtax_analyzer import api_auth
 from podtax_analyzer.reparse import reparse
 from podtax_analyzer.reparse_jobs import Busy, ReparseJobs
+from podtax_analyzer.rowstream import batches, json_array
 from podtax_analyzer.store import Store
 
 
@@ -79,11 +80,6 @@ class ReparseJob(ReparseReport):
     error: str | None
 
 
-def _rows(cur: Any) -> list[dict[str, Any]]:
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
-
-
 def create_app(store: Store, token: str | None = None, reads_need_token: bool = False,
                loopback_only: bool = False) -> FastAPI:
     """token: the bearer token mutating calls need (PODTAX_API_TOKEN; None refuses them all). loopback_only: answer
@@ -115,7 +111,8 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
                               ended_at, flags, failure_reason, failure_detail FROM runs
                        WHERE ($1::varchar IS NULL OR campaign = $1) AND ($2::varchar IS NULL OR status = $2)
                        ORDER BY started_at NULLS LAST, run_id LIMIT $3""", [campaign, status, limit])
-        return [Run(**{**r, "params": json.loads(r["params"])}) for r in _rows(cur)]
+        return json_array([Run(**{**r, "params": json.loads(r["params"])}) for r in rows]  # type: ignore[return-value]
+                          for rows in batches(cur))
 
     @app.get("/api/results", response_model=list[ResultRow])
     def results(request: Request, campaign: str | None = None, node: str | None = None,
@@ -129,7 +126,8 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
                        WHERE r.status = 'ok' AND ($1::varchar IS NULL OR r.campaign = $1)
                          AND ($2::varchar IS NULL OR r.node = $2)
                        GROUP BY ALL ORDER BY r.started_at, r.run_id LIMIT $3""", [campaign, node, limit])
-        return [ResultRow(**{**r, "params": json.loads(r["params"])}) for r in _rows(cur)]
+        return json_array([ResultRow(**{**r, "params": json.loads(r["params"])}) for r in rows]  # type: ignore[return-value]
+                          for rows in batches(cur))
 
     @app.post("/api/reparse", response_model=ReparseReport, status_code=200,
               responses={202: {"model": ReparseJob}, 409: {"description": "a reparse is running (its job_id)"}})

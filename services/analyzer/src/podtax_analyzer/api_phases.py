@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.phase_table import PhaseTable, phase_latencies, phase_table, pooled_objects
+from podtax_analyzer.rowstream import json_array
 
 router = APIRouter(tags=["control plane"])
 
@@ -46,15 +45,8 @@ def get_phases(
     con = request.app.state.store.cursor()
     if not campaign_exists(con, campaign):
         raise HTTPException(status_code=404, detail=f"unknown campaign {campaign!r}")
-
-    def body() -> Iterator[bytes]:  # streamed a batch at a time: never every row in memory
-        sep = b"["
-        for rows in phase_latencies(con, campaign, phase=phase, env=env, limit=limit):
-            yield sep + b",".join(PhaseLatency(**row).model_dump_json().encode() for row in rows)
-            sep = b","
-        yield b"]" if sep == b"," else b"[]"
-
-    return StreamingResponse(body(), media_type="application/json")  # type: ignore[return-value]
+    rows = phase_latencies(con, campaign, phase=phase, env=env, limit=limit)
+    return json_array([PhaseLatency(**row) for row in batch] for batch in rows)  # type: ignore[return-value]
 
 
 @router.get("/api/campaigns/{campaign}/phase-table", response_model=PhaseTable,

@@ -20,6 +20,7 @@ from podtax.templates import parse_params
 from pydantic import BaseModel, Field
 
 from podtax_analyzer.report_models import CampaignReport, CellComparison
+from podtax_analyzer.rowstream import BATCH, batches
 
 STATISTICS: tuple[tuple[str, str], ...] = (("p50", "_p50_ms"), ("makespan", "_makespan_s"))
 ONE_SIDE = "one side only: compare two campaigns with `podtax compare`"
@@ -227,7 +228,7 @@ def phase_table(report: CampaignReport, pooled: Pooled | None = None) -> PhaseTa
 
 
 def phase_latencies(con: duckdb.DuckDBPyConnection, campaign: str, *, phase: str | None = None,
-                    env: str | None = None, limit: int = 100_000, batch: int = 5_000) -> Iterator[list[dict]]:
+                    env: str | None = None, limit: int = 100_000, batch: int = BATCH) -> Iterator[list[dict]]:
     """Per-object latencies of a campaign's control-plane runs (the phases table), run order, `batch` rows at a
     time: a million rows built at once took more memory than the analyzer has."""
     cur = con.execute("""
@@ -238,6 +239,4 @@ def phase_latencies(con: duckdb.DuckDBPyConnection, campaign: str, *, phase: str
           AND ($env::varchar IS NULL OR p.env = $env)
         ORDER BY r.started_at NULLS LAST, p.run_id, p.start_s, p.object, p.phase
         LIMIT $limit""", {"campaign": campaign, "phase": phase, "env": env, "limit": limit})
-    cols = [d[0] for d in cur.description]
-    while rows := cur.fetchmany(batch):
-        yield [dict(zip(cols, row, strict=True)) for row in rows]
+    return batches(cur, batch)
