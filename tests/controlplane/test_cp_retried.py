@@ -8,6 +8,7 @@ the timeline parser."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ def test_a_throttled_create_waits_its_retry_after_and_is_timed_from_the_attempt_
         kubesim_factory: Any, run_cp: Any, caplog: pytest.LogCaptureFixture) -> None:
     faults = {"failCreates": [{"match": "persistentvolumeclaims/-0002", "status": 429, "times": 2}]}
     sim = kubesim_factory({**cluster(), "faults": faults}, kubelet="none")
+    caplog.set_level(logging.WARNING, logger="podtax.runner.retry")  # `podtax volumes cleanup` quiets it, process-wide
     tl = run_cp(spec("volume-churn", count=5, concurrency=2, timeout=30), kube=sim)
     assert tl.errors() == 0
     throttled = next(r for n, r in tl.objects.items() if n.endswith("-0002"))
