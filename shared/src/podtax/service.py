@@ -89,7 +89,7 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
         if prepare is not None:
             prepare(settings)
     except ConfigError as exc:
-        print(f"podtax-{name}: {exc}", file=sys.stderr)
+        print(f"podtax-{name}: {exc.line}", file=sys.stderr)
         return 2
     telemetry.setup(name, settings.log_level, settings.log_format, settings.otel_exporter)
 
@@ -116,5 +116,5 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
     try:
         return asyncio.run(_main())
     except ConfigError as exc:  # found once running (the analyzer's DuckDB file cannot be opened): said last
-        print(f"podtax-{name}: {exc}", file=sys.stderr)
+        print(f"podtax-{name}: {exc.line}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from podtax import events, netbench, provenance, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.campaign import DEVICES_NEEDED, PodSpec
 from podtax.config import RunnerSettings
+from podtax.kubeclient import load_config
 
 from podtax_runner import netserver, retry
 
@@ -144,7 +145,7 @@ class KubeExecutor:
     def create(cls, settings: RunnerSettings, bus: Bus) -> KubeExecutor:
         cfg = client.Configuration()
         if settings.runner_kubeconfig:
-            config.load_kube_config(config_file=str(settings.runner_kubeconfig), client_configuration=cfg)
+            load_config(cfg, settings.runner_kubeconfig, "PODTAX_RUNNER_KUBECONFIG")
         else:
             try:
                 config.load_incluster_config(client_configuration=cfg)

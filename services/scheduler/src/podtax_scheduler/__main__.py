@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
         asyncio.run(run_until_signal())
     except ConfigError as exc:
-        print(f"podtax-scheduler: {exc.message}", file=sys.stderr)
+        print(f"podtax-scheduler: {exc.line}", file=sys.stderr)
         return 2
     except BusError as exc:
         print(f"podtax-scheduler: {exc}", file=sys.stderr)

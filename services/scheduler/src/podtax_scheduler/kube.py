@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.rest import ApiException
-from podtax.kubeclient import refresh_at_most_every, unvalidated
+from podtax.kubeclient import load_config, refresh_at_most_every, unvalidated
 
 log = logging.getLogger("podtax.scheduler.kube")
 COMPONENT = "benchmark-scheduler"
@@ -53,12 +52,7 @@ def api_problem(exc: BaseException) -> str:
 def api_client(kubeconfig: Path | None, pool: int = 16) -> client.ApiClient:
     """A client from a kubeconfig file, else in-cluster config, else ~/.kube/config."""
     cfg = client.Configuration()
-    if kubeconfig is not None:
-        config.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
-    elif os.environ.get("KUBERNETES_SERVICE_HOST"):
-        config.load_incluster_config(client_configuration=cfg)
-    else:
-        config.load_kube_config(client_configuration=cfg)
+    load_config(cfg, kubeconfig, "PODTAX_SCHEDULER_KUBECONFIG (or --kubeconfig)")
     cfg.connection_pool_maxsize = pool
     refresh_at_most_every(cfg)
     return client.ApiClient(cfg)
