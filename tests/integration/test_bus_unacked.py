@@ -35,7 +35,6 @@ async def test_publishes_whose_acks_died_with_the_server_fail_the_batch_instead_
     try:
         await b.ensure_streams()
         os.kill(server.proc.pid, signal.SIGSTOP)  # the events reach the socket, the acks never come back
-        started = time.monotonic()
         task = asyncio.create_task(b.publish_many([host_facts(i) for i in range(50)], timeout=2.0))
         # the publishes written to the (stopped) server's socket before it dies: on a loaded CI host 0.3 s was not
         # always enough, the client still held them, re-sent them to the restarted server and got their acks
@@ -47,8 +46,7 @@ async def test_publishes_whose_acks_died_with_the_server_fail_the_batch_instead_
         server.proc.wait()
         own_server.append(natsserver.start(server.store_dir, port=server.port))
         with pytest.raises(Unacked) as caught:
-            await asyncio.wait_for(task, 20)  # before: waited on the lost acks forever
-        assert time.monotonic() - started < 10
+            await asyncio.wait_for(task, 20)  # before: waited on the lost acks forever (the bound, not a timing)
         assert isinstance(caught.value, Unavailable) and isinstance(caught.value, BusError)
         assert "published events" in str(caught.value)
         assert not b.js._publish_async_futures  # cancelled: their slots are free for the retry
@@ -75,8 +73,6 @@ async def test_closing_a_bus_whose_server_died_stops_its_reconnect_loop(own_serv
             break
         await asyncio.sleep(0.05)
     assert b.nc.is_reconnecting
-    started = time.monotonic()
-    await asyncio.wait_for(b.close(), 10)
+    await asyncio.wait_for(b.close(), 10)  # before: close never ended the reconnect loop
     assert b.nc.is_closed, "the client still reconnects after close"
     assert b.nc._reconnection_task is None or b.nc._reconnection_task.done()
-    assert time.monotonic() - started < 5
