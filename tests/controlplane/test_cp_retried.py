@@ -15,6 +15,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from podtax.parsers import timeline as parser
+from podtax.phases import phases_of as tl_phases
 from podtax_runner.controlplane.timeline import HELD, Timeline
 
 from tests.controlplane.conftest import cluster, spec
@@ -97,3 +98,20 @@ def test_a_retried_call_whose_refused_attempt_took_effect_keeps_its_first_time()
     assert tl.retried["c"] == f"delete: 500 Internal Server Error ({HELD})"
     parsed = parser.parse(tl.jsonl(), "volume-churn")  # not refused as a negative phase
     assert any(f.startswith("RETRIED: 1 object(s)") for f in parsed.flags), parsed.flags
+
+
+def test_a_throttled_first_create_stays_in_the_makespans(kubesim_factory: Any, run_cp: Any) -> None:
+    """The first claim's create meets two 429s (Retry-After 1 s each): the run's 3 claims took over 2 s from its first
+    attempt, and provisioned_makespan_s (volume-churn's primary metric) says so. Before, the makespan started at the
+    retry that succeeded (the re-timed request_sent): 5 ms, as if nothing had been throttled."""
+    faults = {"failCreates": [{"match": "persistentvolumeclaims/-0001", "status": 429, "times": 2}]}
+    sim = kubesim_factory({**cluster(), "faults": faults}, kubelet="none")
+    tl = run_cp(spec("volume-churn", count=3, concurrency=1, timeout=30), kube=sim)
+    assert tl.errors() == 0 and len(tl.retried) == 1, tl.retried
+    first = min(r.t.get("first_request_sent", r.t["request_sent"]) for r in tl.objects.values())
+    metrics = {m.name: m.value for m in parser.parse(tl.jsonl(), "volume-churn").metrics}
+    for phase in tl_phases("volume-churn", "kubernetes"):
+        if phase.start == "request_sent" and not phase.optional:  # accepted, provisioned, bound
+            last = max(r.t[phase.end] for r in tl.objects.values())
+            assert metrics[f"{phase.name}_makespan_s"] == pytest.approx(last - first), phase.name
+            assert metrics[f"{phase.name}_makespan_s"] >= 2.0, metrics

@@ -219,11 +219,14 @@ def rank_rests_on_bound(n: int, below: int, q: float) -> bool:
 
 
 def makespan(phase: ph.Phase, objects: Sequence[TimelineObject]) -> float | None:
-    """Latest end minus earliest start over the objects that have both end points of the phase."""
+    """Latest end minus earliest start over the objects that have both end points of the phase. A start sent again
+    (RETRIED: re-timed from the attempt that succeeded) counts from its first attempt, `first_<start>`: the run's
+    work began then, and the time N objects took holds the throttled seconds."""
     having = [o.t for o in objects if phase.start in o.t and phase.end in o.t]
     if not having:
         return None
-    return max(t[phase.end] for t in having) - min(t[phase.start] for t in having)
+    first = f"first_{phase.start}"
+    return max(t[phase.end] for t in having) - min(t.get(first, t[phase.start]) for t in having)
 
 
 def _ok(obj: TimelineObject, phases: tuple[ph.Phase, ...]) -> bool:
