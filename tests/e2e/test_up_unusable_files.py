@@ -6,6 +6,7 @@ with the reason it gave, at once (exit 2); and a data dir it cannot write is one
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from podtax import natsserver
+from podtax_analyzer.service import HEADERS_BYTES, cut_short
+from podtax_analyzer.store import Store
 
 CLI = [sys.executable, "-m", "podtax.cli.main"]
 HOLD = "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(300)"
@@ -93,8 +96,6 @@ def damaged_db(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     at the first write, so the analyzer served and `podtax up` said it was up (audit); after 20 KB DuckDB refuses
     to open it, said as any other error ('IO Error: Could not read enough bytes ...: fix it'); so it did with a bad
     block in its catalog ('Corrupt database file: computed checksum ...'), param 0."""
-    from podtax_analyzer.store import Store
-
     from tests.e2e.test_up_unhealthy_analyzer import _failure
 
     path = tmp_path / "data" / "podtax.duckdb"
@@ -127,3 +128,51 @@ def test_up_names_a_file_cut_short(damaged_db: Path) -> None:
     line = up_refusal(damaged_db.parent, "cut-node")  # it said 'podtax is up' (exit 0), the analyzer serving
     assert line.startswith("error: analyzer did not start: podtax-analyzer: PODTAX_ANALYZER_DB: cannot open "
                            f"{damaged_db}: the file is damaged (cut short: 300,000 bytes"), line
+
+
+
+PAD = "CREATE TABLE {} AS SELECT range AS i, md5(range::VARCHAR) AS s FROM range(20000); CHECKPOINT"
+KILLED = "a WAL left by a killed writer"
+KILLED_WRITER = ("import duckdb, os, signal, sys; c = duckdb.connect(sys.argv[1]); c.execute(sys.argv[2]); "
+                 "c.execute('INSERT INTO a SELECT range, md5(range::VARCHAR) FROM range(20000, 30000)'); "
+                 "os.kill(os.getpid(), signal.SIGKILL)")
+HEALTHY = {"fresh": [],
+           "a table dropped before the last": [PAD.format("a"), PAD.format("b"), "DROP TABLE a; CHECKPOINT"],
+           "the last table dropped": [PAD.format("a"), PAD.format("b"), "DROP TABLE b; CHECKPOINT"],
+           "most rows deleted": [PAD.format("a"), "DELETE FROM a WHERE i > 100; CHECKPOINT"],
+           KILLED: []}
+
+
+def healthy_db(path: Path, state: str) -> Path:
+    """A real analyzer file in a state DuckDB leaves a healthy file in (2.0.1 cuts free blocks off the end itself
+    and lowers its total; free blocks before the last one in use stay; a WAL is replayed at the next open)."""
+    if state == KILLED:
+        subprocess.run([sys.executable, "-c", KILLED_WRITER, str(path), PAD.format("a")], check=False, timeout=60)
+        assert Path(f"{path}.wal").stat().st_size > 0
+    with contextlib.closing(Store(path)) as store:
+        for step in HEALTHY[state]:
+            store.con.execute(step)
+    return path
+
+
+@pytest.mark.parametrize("state", HEALTHY)
+def test_the_check_passes_every_healthy_file(tmp_path: Path, state: str) -> None:
+    path = healthy_db(tmp_path / "podtax.duckdb", state)
+    with contextlib.closing(Store(path)) as store:
+        assert cut_short(store, path) is None
+        for (table,) in store.con.execute("SELECT table_name FROM duckdb_tables()").fetchall():
+            store.con.execute(f'SELECT * FROM "{table}"').fetchall()  # every block in use reads
+
+
+def test_the_analyzer_names_a_file_cut_short_after_free_blocks(tmp_path: Path, nats_url: str) -> None:
+    """Cut after as many blocks as are in use but before its last block: the check on blocks in use let it through,
+    the analyzer served, and the first read failed ('Could not read enough bytes ... from location ...')."""
+    path = healthy_db(tmp_path / "podtax.duckdb", "a table dropped before the last")
+    with contextlib.closing(Store(path)) as store:
+        _, _, block_size, total, used, *_ = store.con.execute("PRAGMA database_size").fetchone()
+    assert used < total  # free blocks before the last one in use
+    os.truncate(path, cut := HEADERS_BYTES + used * block_size)
+    last = analyzer_refusal(path, nats_url)
+    assert last.startswith(f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {path}: the file is damaged (cut short: "
+                           f"{cut:,} bytes, fewer than the {HEADERS_BYTES + total * block_size:,} its blocks in use "
+                           "need): "), last

@@ -153,20 +153,39 @@ def cannot_open(path: Path, why: str) -> str:
     return f"PODTAX_ANALYZER_DB: cannot open {path}: {why}, or name another file (podtax up: another --data-dir)"
 
 
+TABLES = "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
+LAST_DATA = "SELECT max(greatest(block_id, list_max(additional_block_ids))) FROM pragma_storage_info(?)"
+
+
+def last_block(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest block number the file's metadata and tables' data use (-1: none). An index's blocks are not
+    listed, so it may be below the last block in use, never above it (every block listed is in use)."""
+    found = [con.execute("SELECT max(block_id) FROM pragma_metadata_info()").fetchone()[0]]
+    for schema, table in con.execute(TABLES).fetchall():
+        found.append(con.execute(LAST_DATA, [f'"{schema}"."{table}"']).fetchone()[0])
+    return max((n for n in found if n is not None), default=-1)
+
+
 def cut_short(store: Store, path: Path) -> str | None:
-    """Why the file is damaged and what to do, if it is shorter than its blocks in use need. DuckDB opens
-    a file cut short whose catalog is whole and fails only at the first write that reads a missing block (audit:
-    a real file cut to 300 KB: `podtax up` said it was up, /healthz answered 503 later). Each block in use has a
-    place of its own in the file; free blocks at its end DuckDB may cut off itself, so only those in use count.
-    It reads the header's counts, not the file: free at any size. A bad block inside is met at its first read."""
+    """Why the file is damaged and what to do, if it is shorter than its blocks in use need. DuckDB opens a file
+    cut short whose catalog is whole and fails only at the first read or write of a missing block (audit: a real
+    file cut to 300 KB: `podtax up` said it was up, /healthz answered 503 later). Each block in use has its place
+    in the file, and blocks in use may lie after free ones (a table dropped): the need is the larger of the header's
+    count in use and the last block the catalog lists. Not the header's total: free blocks at the end DuckDB cuts
+    off itself, and after a reopen the total counts them again (DuckDB 2.0.1). It reads the catalog, not the data
+    (some ms); a bad block inside is met at its first read."""
     if str(path) == ":memory:":
         return None
-    _, _, block_size, _, used, *_ = store.con.execute("PRAGMA database_size").fetchone()
-    need, size = HEADERS_BYTES + used * block_size, path.stat().st_size
-    if size >= need:
+    try:
+        _, _, block_size, _, used, *_ = store.con.execute("PRAGMA database_size").fetchone()
+        need = HEADERS_BYTES + max(used, last_block(store.con) + 1) * block_size
+    except duckdb.Error as exc:  # metadata beyond the end
+        if not any(sign in str(exc) for sign in DAMAGED):
+            raise
+        return f"the file is damaged (cut short or overwritten): {RESTORE}"
+    if (size := path.stat().st_size) >= need:
         return None
-    return (f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its {used:,} blocks in use "
-            f"need): {RESTORE}")
+    return f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its blocks in use need): {RESTORE}"
 
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
