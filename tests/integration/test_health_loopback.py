@@ -8,6 +8,7 @@ real `podtax-parser` entry point (a child process) and a real nats-server; the l
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -45,3 +46,31 @@ def test_the_health_port_listens_on_loopback_unless_asked(given: str | None, bou
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+HOST_FIX = "set an address of this host (127.0.0.1, or 0.0.0.0 for all)"
+PORT_FIX = "choose a free port, or stop what holds it"
+
+
+@pytest.mark.parametrize(("host", "busy", "setting", "why", "fix"), [
+    ("192.0.2.1", False, "PODTAX_HEALTH_HOST", "Cannot assign requested address", HOST_FIX),
+    ("nosuch.invalid", False, "PODTAX_HEALTH_HOST", "", HOST_FIX),  # the resolver's words vary
+    ("127.0.0.1", True, "PODTAX_HEALTH_PORT", "Address already in use", PORT_FIX)],
+    ids=["not this host's address", "a name that does not resolve", "a port in use"])
+def test_a_health_port_it_cannot_listen_on_is_one_line(host: str, busy: bool, setting: str, why: str, fix: str,
+                                                        nats_url: str) -> None:
+    """It was a traceback (OSError, socket.gaierror), exit 1."""
+    port = natsserver.free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}
+    env.update(PODTAX_NATS_URL=nats_url, PODTAX_HEALTH_PORT=str(port), PODTAX_HEALTH_HOST=host)
+    with socket.socket() as holder:
+        if busy:
+            holder.bind(("127.0.0.1", port))
+            holder.listen()
+        done = subprocess.run([sys.executable, "-m", "podtax_parser"], env=env, capture_output=True, text=True,
+                              timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"podtax-parser: {setting}: cannot listen on {host}:{port} ({why}"), last
+    assert last.endswith(f"): {fix}"), last

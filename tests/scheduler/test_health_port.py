@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from podtax import natsserver
 
 NODE = {"name": "a", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
@@ -60,3 +62,28 @@ def test_the_scheduler_serves_its_health_port(sim_factory: Any, nats_server: nat
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.mark.parametrize(("host", "busy", "said"), [
+    ("127.0.0.1", True, "PODTAX_SCHEDULER_METRICS_PORT: cannot listen on 127.0.0.1:{port} (Address already in use): "
+                        "choose a free port, or stop what holds it"),
+    ("192.0.2.1", False, "PODTAX_HEALTH_HOST: cannot listen on 192.0.2.1:{port} (Cannot assign requested address): "
+                         "set an address of this host (127.0.0.1, or 0.0.0.0 for all)")],
+    ids=["a metrics port in use", "not this host's address"])
+def test_a_metrics_port_it_cannot_listen_on_is_one_line(host: str, busy: bool, said: str, sim_factory: Any,
+                                                        nats_server: natsserver.NatsServer) -> None:
+    """It was prometheus_client's traceback (OSError), exit 1."""
+    sim = sim_factory({"nodes": [NODE]})
+    port = natsserver.free_port()
+    env = dict(os.environ, PODTAX_NATS_URL=nats_server.url, PODTAX_SCHEDULER_KUBECONFIG=str(sim.kubeconfig),
+               PODTAX_SCHEDULER_METRICS_PORT=str(port), PODTAX_SCHEDULER_LEADER_ELECT="false",
+               PODTAX_HEALTH_HOST=host)
+    with socket.socket() as holder:
+        if busy:
+            holder.bind(("127.0.0.1", port))
+            holder.listen()
+        done = subprocess.run([sys.executable, "-m", "podtax_scheduler"], env=env, capture_output=True, text=True,
+                              timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "podtax-scheduler: " + said.format(port=port), done.stderr

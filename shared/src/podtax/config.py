@@ -65,7 +65,8 @@ class Common(BaseSettings):
     health_port: int = Field(0, ge=0, le=65535,
                              description="Serve GET /healthz, /readyz and /metrics on this port (0 = off).")
     health_host: str = Field("127.0.0.1", min_length=1, description="Address the health port (and the scheduler's "
-                             "metrics port) listens on: loopback unless set; the images set 0.0.0.0 (probes).")
+                             "metrics port) listens on: loopback unless set; the images set 0.0.0.0 (probes). One "
+                             "it cannot listen on stops the service at start (exit 2).")
     nats_user: str | None = Field(None, min_length=1, description="NATS user (with PODTAX_NATS_PASSWORD).")
     nats_password: SecretStr | None = Field(None, description="Password of PODTAX_NATS_USER.")
     nats_creds: Path | None = Field(None, description="NATS credentials file (.creds: user JWT + nkey seed).")

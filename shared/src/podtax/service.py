@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -42,7 +44,20 @@ async def serve_health(port: int, bus: Bus, host: str) -> asyncio.base_events.Se
         finally:
             writer.close()
 
-    return await asyncio.start_server(handle, host, port)
+    try:
+        return await asyncio.start_server(handle, host, port)
+    except OSError as exc:  # an address not of this host, a name that does not resolve, a port in use
+        raise cannot_listen(exc, host, port) from None
+
+
+def cannot_listen(exc: OSError, host: str, port: int, port_setting: str = "PODTAX_HEALTH_PORT") -> ConfigError:
+    """A port that cannot be listened on, in one line naming the setting to change (a traceback before)."""
+    why = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
+    if exc.errno == errno.EADDRINUSE:
+        return ConfigError(f"{port_setting}: cannot listen on {host}:{port} ({why}): choose a free port, or stop "
+                           "what holds it")
+    return ConfigError(f"PODTAX_HEALTH_HOST: cannot listen on {host}:{port} ({why}): set an address of this host "
+                       "(127.0.0.1, or 0.0.0.0 for all)")
 
 
 async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.Event) -> bool:
@@ -100,8 +115,10 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
             log.error("%s", exc)
             return 3
         stop = stop_on_signals()
-        health = await serve_health(settings.health_port, bus, settings.health_host) if settings.health_port else None
+        health = None
         try:
+            if settings.health_port:
+                health = await serve_health(settings.health_port, bus, settings.health_host)
             if streams_first and not await service_streams(name, settings, bus, stop):
                 return 0
             log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))

@@ -13,7 +13,7 @@ from podtax.bus import Bus
 from podtax.busstreams import Stopped
 from podtax.config import SchedulerSettings
 from podtax.events import PlacementMadeV1
-from podtax.service import serve_health
+from podtax.service import cannot_listen, serve_health
 
 from podtax_scheduler.kube import Kube, api_client
 from podtax_scheduler.leader import AlwaysLeader, LeaderElector, LeaseConfig
@@ -83,7 +83,11 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
         scheduler = Scheduler(settings, kube, Kube(watch_api, settings.scheduler_identity), profile, store,
                               elector, metrics, publish, binders=settings.scheduler_binders)
         if settings.scheduler_metrics_port or settings.scheduler_metrics_port == 0:
-            port = metrics.serve(settings.scheduler_metrics_port, settings.health_host)
+            try:
+                port = metrics.serve(settings.scheduler_metrics_port, settings.health_host)
+            except OSError as exc:
+                raise cannot_listen(exc, settings.health_host, settings.scheduler_metrics_port,
+                                    "PODTAX_SCHEDULER_METRICS_PORT") from None
             log.info("metrics on :%d/metrics", port)
         await asyncio.to_thread(scheduler.start)
         if settings.health_port:  # /healthz, /readyz (NATS connected) and /metrics, as every podtax service
