@@ -26,6 +26,9 @@ SECRET = "s3cret-Pw-9f7e"
     (f"http://cli:{SECRET}@127.0.0.1:4222", "http://cli:***@127.0.0.1:4222"),  # not a NATS scheme
     (f"nats://127.0.0.1:4222,nats://cli:{SECRET}@h2:99999", "nats://cli:***@h2:99999"),  # the second of a list
     (f"nats://cli:p@{SECRET}@127.0.0.1:0", "nats://cli:***@127.0.0.1:0"),  # an @ in the password
+    (f"cli:{SECRET}@127.0.0.1:4222", "'cli:***@127.0.0.1:4222'"),  # no scheme: was echoed whole, twice
+    (f"nats//cli:{SECRET}@127.0.0.1:4222", "'nats//cli:***@127.0.0.1:4222'"),  # a scheme mistyped
+    (f"{SECRET}@127.0.0.1:4222", "'***@127.0.0.1:4222'"),  # a token, no scheme
 ])
 def test_a_bad_nats_url_is_said_without_its_secret(url: str, shown: str, tmp_path: Path) -> None:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}

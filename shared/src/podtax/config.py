@@ -22,15 +22,16 @@ DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 
 def redact(url: str) -> str:
     """A URL list without its secrets: nats://user:secret@host -> nats://user:***@host, and a token given as the
-    user (nats://token@host) -> nats://***@host. The user part ends at the last `@` before the path."""
+    user (nats://token@host) -> nats://***@host. The user part ends at the last `@` before the path; without a
+    scheme (user:secret@host, nats//user:secret@host: the commonest mistake) at the last `@`."""
     def one(u: str) -> str:
         scheme, sep, rest = u.partition("://")
-        netloc, slash, path = rest.partition("/")
+        netloc, slash, path = rest.partition("/") if sep else (u, "", "")
         userinfo, at, host = netloc.rpartition("@")
-        if not (sep and at):
+        if not at:
             return u
         user, colon, _ = userinfo.partition(":")
-        return f"{scheme}://{user + ':' if colon else ''}***@{host}{slash}{path}"
+        return f"{scheme + sep if sep else ''}{user + ':' if colon else ''}***@{host}{slash}{path}"
 
     return ",".join(one(u) for u in url.split(","))
 
