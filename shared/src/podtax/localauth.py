@@ -3,12 +3,23 @@ the analyzer API's bearer token, and NATS users with random passwords (see natsa
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
 from pathlib import Path
 
 API_TOKEN_FILE = "api-token"
+
+
+def loopback(host: str | None) -> bool:
+    """Whether `host` (a name, or an address; IPv6 without brackets) is this machine's loopback."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host or "").is_loopback
+    except ValueError:
+        return False
 
 
 def write_private(path: Path, text: str) -> None:

@@ -9,11 +9,11 @@ An analyzer listening on loopback answers only to a loopback Host header: a web 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import urllib.parse
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from podtax.localauth import loopback
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 OPEN_PATHS = ("/healthz",)
@@ -41,16 +41,6 @@ def verdict(method: str, path: str, header: str | None, token: str | None, reads
     if not hmac.compare_digest(given.encode(), token.encode()):
         return 401, "wrong bearer token: PODTAX_API_TOKEN differs from the analyzer's"
     return 0, ""
-
-
-def loopback(host: str | None) -> bool:
-    """Whether `host` (a name, or an address; IPv6 without brackets) is this machine's loopback."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host or "").is_loopback
-    except ValueError:
-        return False
 
 
 def host_refusal(header: str | None, loopback_only: bool) -> str | None:

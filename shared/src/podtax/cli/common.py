@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from podtax.campaign import NAME_PATTERN
 from podtax.config import DEFAULT_NATS_URL, Common, ConfigError, load
+from podtax.localauth import loopback
 
 console = Console()
 if not console.is_terminal:  # logs and pipes keep whole lines: rich wrapped them at 80 columns mid-phrase
@@ -109,12 +110,24 @@ def api_headers(base: str) -> dict[str, str]:
     token = os.environ.get("PODTAX_API_TOKEN", "")
     info = _up_info()
     path = info.get("api_token_file")
-    if not token and path and base.rstrip("/") == str(info.get("api_url", "")).rstrip("/"):
+    if not token and path and same_analyzer(base, str(info.get("api_url", ""))):
         try:
             token = Path(path).read_text().strip()
         except OSError:
             token = ""
     return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def same_analyzer(base: str, up_api: str) -> bool:
+    """Whether `base` names the analyzer at `up_api`: the same URL (a trailing slash aside), or both on this
+    machine's loopback (localhost, 127.0.0.1, [::1]) with the same scheme and port."""
+    if base.rstrip("/") == up_api.rstrip("/"):
+        return True
+    try:
+        a, b = urllib.parse.urlsplit(base), urllib.parse.urlsplit(up_api)
+        return (a.scheme, a.port) == (b.scheme, b.port) and loopback(a.hostname) and loopback(b.hostname)
+    except ValueError:  # a port out of range, a broken [IPv6]
+        return False
 
 
 def api_json(resp: Any, base: str) -> Any:
