@@ -52,6 +52,19 @@ HOST_FIX = "set an address of this host (127.0.0.1, or 0.0.0.0 for all)"
 PORT_FIX = "choose a free port, or stop what holds it"
 
 
+def refusal(module: str, env: dict[str, str], held: int | None) -> str:
+    """The last line of `python -m module` once it has exited 2 without a traceback; a socket listens on
+    127.0.0.1:`held` meanwhile (a port in use), if given."""
+    with socket.socket() as holder:
+        if held:
+            holder.bind(("127.0.0.1", held))
+            holder.listen()
+        done = subprocess.run([sys.executable, "-m", module], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stderr.strip().splitlines()[-1]
+
+
 @pytest.mark.parametrize(("host", "busy", "setting", "why", "fix"), [
     ("192.0.2.1", False, "PODTAX_HEALTH_HOST", "Cannot assign requested address", HOST_FIX),
     ("nosuch.invalid", False, "PODTAX_HEALTH_HOST", "", HOST_FIX),  # the resolver's words vary
@@ -63,14 +76,6 @@ def test_a_health_port_it_cannot_listen_on_is_one_line(host: str, busy: bool, se
     port = natsserver.free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}
     env.update(PODTAX_NATS_URL=nats_url, PODTAX_HEALTH_PORT=str(port), PODTAX_HEALTH_HOST=host)
-    with socket.socket() as holder:
-        if busy:
-            holder.bind(("127.0.0.1", port))
-            holder.listen()
-        done = subprocess.run([sys.executable, "-m", "podtax_parser"], env=env, capture_output=True, text=True,
-                              timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    last = refusal("podtax_parser", env, port if busy else None)
     assert last.startswith(f"podtax-parser: {setting}: cannot listen on {host}:{port} ({why}"), last
     assert last.endswith(f"): {fix}"), last

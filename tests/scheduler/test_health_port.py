@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ from typing import Any
 
 import pytest
 from podtax import natsserver
+
+from tests.integration.test_health_loopback import refusal
 
 NODE = {"name": "a", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
 
@@ -78,12 +79,5 @@ def test_a_metrics_port_it_cannot_listen_on_is_one_line(host: str, busy: bool, s
     env = dict(os.environ, PODTAX_NATS_URL=nats_server.url, PODTAX_SCHEDULER_KUBECONFIG=str(sim.kubeconfig),
                PODTAX_SCHEDULER_METRICS_PORT=str(port), PODTAX_SCHEDULER_LEADER_ELECT="false",
                PODTAX_HEALTH_HOST=host)
-    with socket.socket() as holder:
-        if busy:
-            holder.bind(("127.0.0.1", port))
-            holder.listen()
-        done = subprocess.run([sys.executable, "-m", "podtax_scheduler"], env=env, capture_output=True, text=True,
-                              timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "podtax-scheduler: " + said.format(port=port), done.stderr
+    last = refusal("podtax_scheduler", env, port if busy else None)
+    assert last == "podtax-scheduler: " + said.format(port=port)
