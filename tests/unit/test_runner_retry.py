@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kubernetes.client.exceptions import ApiException
 from podtax_runner import retry
@@ -51,3 +53,28 @@ def test_the_last_transient_error_is_reraised_after_the_attempts() -> None:
     with pytest.raises(ApiException) as info:
         retry.call(fn, "test", attempts=3, first_s=0.001, max_s=0.002)
     assert info.value.status == 500 and len(calls) == 3
+
+
+def throttled(status: int = 429, after: str | None = "10") -> ApiException:
+    exc = ApiException(status=status, reason="Too Many Requests")
+    exc.headers = {"Retry-After": after} if after is not None else {}
+    return exc
+
+
+def test_a_wait_past_the_deadline_is_cut_to_it_and_the_call_is_not_sent_again() -> None:
+    """hR F5: the wait a Retry-After asks (10 s) went past the caller's deadline (a run's, a cleanup delete's share);
+    it ends at the deadline, and the call fails then as one that got no answer in time (Late, a TimeoutError)."""
+    fn, calls = flaky([throttled(), throttled()])
+    resent: list[BaseException] = []
+    with pytest.raises(retry.Late) as info:
+        retry.call(fn, "create", attempts=3, first_s=0.001, again=resent.append, by=time.monotonic() + 0.2)
+    assert len(calls) == 1 and resent == [], calls  # before: 3 calls, the third 20 s later, "ok"
+    assert isinstance(info.value, TimeoutError) and isinstance(info.value.__cause__, ApiException)
+    assert "create: no time left before its deadline to send it again (last: 429 Too Many Requests)" in str(info.value)
+
+
+def test_a_deadline_leaves_a_wait_that_fits_alone() -> None:
+    fn, calls = flaky([throttled(after="0"), throttled(after=None)])
+    assert retry.call(fn, "create", attempts=3, first_s=0.001, by=time.monotonic() + 60) == "ok"
+    assert len(calls) == 3
+

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from kubernetes.client.exceptions import ApiException
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
 T = TypeVar("T")
 RETRYABLE = frozenset({0, 429, 500, 502, 503, 504})
@@ -53,26 +55,47 @@ def retry_after(exc: BaseException | None) -> float:
         return 0.0
 
 
+class Late(TimeoutError):
+    """A call sent again would start past its deadline (`call`'s `by`): it fails as a call that got no answer by
+    then, the last refusal its cause."""
+
+
 def call(fn: Callable[[], T], what: str, *, attempts: int = 5, first_s: float = 0.5, factor: float = 2,
          max_s: float = 8, retry_on: Callable[[BaseException], bool] = transient,
-         again: Callable[[BaseException], None] | None = None) -> T:
+         again: Callable[[BaseException], None] | None = None, by: float | None = None) -> T:
     """`fn()`, tried up to `attempts` times with waits first_s, first_s*factor, ... (at most max_s), or the
     answer's Retry-After when longer (an API server that throttles says when to come back: sooner, every attempt
     met the same 429), while the error is one `retry_on` accepts (Kubernetes' transient ones by default).
-    `again(error)` is called just before each attempt after the first (a timed call re-times itself)."""
+    `again(error)` is called just before each attempt after the first (a timed call re-times itself).
+    `by`: a time.monotonic() deadline (a run's, a cleanup delete's share): no wait goes past it, and no attempt is
+    sent again once it is reached: Late is raised then (a Retry-After of 10 s held a run with a 3 s timeout 22 s)."""
+    cut = [False]  # the wait was cut to the deadline: no attempt after it
 
     def say(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        log.warning("%s: %s; retrying in %.2f s", what, brief(exc), state.next_action.sleep if state.next_action else 0)
+        sleep = state.next_action.sleep if state.next_action else 0
+        if cut[0]:
+            log.warning("%s: %s; its deadline comes first (in %.2f s): not sent again", what, brief(exc), sleep)
+        else:
+            log.warning("%s: %s; retrying in %.2f s", what, brief(exc), sleep)
 
     backoff = wait_exponential(multiplier=first_s, exp_base=factor, max=max_s)
 
     def wait(state: RetryCallState) -> float:
-        return max(backoff(state), retry_after(state.outcome.exception() if state.outcome else None))
+        asked = max(backoff(state), retry_after(state.outcome.exception() if state.outcome else None))
+        left = math.inf if by is None else max(0.0, by - time.monotonic())
+        cut[0] = asked >= left
+        return min(asked, left)
+
+    def stop(state: RetryCallState) -> bool:
+        return state.attempt_number >= attempts or (by is not None and time.monotonic() >= by)
 
     failed: list[BaseException] = []
 
     def attempt() -> T:
+        if failed and (cut[0] or (by is not None and time.monotonic() >= by)):
+            raise Late(f"{what}: no time left before its deadline to send it again (last: {brief(failed[-1])})") \
+                from failed[-1]
         if again is not None and failed:
             again(failed[-1])
         try:
@@ -81,6 +104,6 @@ def call(fn: Callable[[], T], what: str, *, attempts: int = 5, first_s: float = 
             failed.append(exc)
             raise
 
-    retrying = Retrying(retry=retry_if_exception(retry_on), stop=stop_after_attempt(attempts), wait=wait,
+    retrying = Retrying(retry=retry_if_exception(retry_on), stop=stop, wait=wait,
                         before_sleep=say, reraise=True)
     return retrying(attempt)

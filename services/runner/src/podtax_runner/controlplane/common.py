@@ -20,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from podtax import events
 
 from podtax_runner.controlplane.timeline import Timeline, run_label
+from podtax_runner.retry import Late
 from podtax_runner.retry import message as said
 
 T = TypeVar("T")
@@ -327,8 +328,9 @@ def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> 
 class ObjectChurn:
     """What the Kubernetes executors (volume-churn, pod-startup) share: an API error is recorded on
     its object and counted against the abort limit, and a delete is timed on the timeline.
-    Subclasses set tl, kube, ns, p (with .count), lock and failures (too_many_failed)."""
+    Subclasses set ctx, tl, kube, ns, p (with .count), lock and failures (too_many_failed)."""
 
+    ctx: Context
     tl: Any
     kube: Any
     ns: str
@@ -337,6 +339,8 @@ class ObjectChurn:
     failures: Counter[str]
 
     def _error(self, name: str, what: str, exc: Exception) -> None:
+        if isinstance(exc, Late):  # the run's deadline came while the call waited to be sent again: the run ends
+            self.ctx.check()
         if not_allowed(exc):  # the same for every object: the run ends
             raise refusal(exc, self.kube.api.configuration.host, self.ns)
         if isinstance(exc, ApiException):

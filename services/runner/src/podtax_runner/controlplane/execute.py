@@ -87,6 +87,7 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
     api = kube_api or kube_client(settings, pool=getattr(params, "concurrency", 10) + 8)
     tl = Timeline(run.test, "kubernetes", params.model_dump(), observe, kube_simulated(api))
     kube = Kube(api, tl)
+    kube.deadline = deadline  # no call of the run is sent again past it (its cleanup's Kube has none)
     ctx = Context(run, params.namespace or settings.runner_namespace, deadline, stop, tl.simulated, kube.down)
     if resume:
         cleanup.kubernetes(Kube(api), ctx.namespace, ctx.selector)

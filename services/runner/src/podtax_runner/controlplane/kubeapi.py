@@ -63,6 +63,7 @@ class Kube:
         self._down: tuple[float, Unreachable] | None = None  # since when no request reached the API, and why
         self.forbidden: Aborted | None = None  # a watch the API refuses (401/403): the run ends (down)
         self.reads_by: float | None = None  # time.monotonic() by which a list or get should have its answer
+        self.deadline: float | None = None  # time.monotonic() after which no call is sent again (the run's end)
 
     def _count(self, verb: str) -> None:
         if self.timeline is not None:
@@ -73,11 +74,15 @@ class Kube:
         """One API call (retried on 429/5xx/connection errors when `retry`, after the answer's Retry-After if longer
         than the backoff); the response body as a dict; `until`: a time.monotonic() by which each attempt times out
         (a cleanup's delete: its share of the wait); `again(error)`: called before each attempt after the first (a
-        timed call re-times itself, Timeline.resender)."
+        timed call re-times itself, Timeline.resender). No wait between attempts goes past `until`, `deadline` or
+        (a list or get) `reads_by`, nor is the call sent again after it: it raises retry.Late (a Retry-After of 10 s
+        held a run with a 3 s timeout 22 s)."
         Every attempt is counted: the harness's own load on the API server is part of the result.
         A call that could not reach the API (its connection refused after the retries) raises Unreachable.
         `fn` is called without the client's body validation (unvalidated)."""
         fn = unvalidated(fn)
+        reads_by = max(self.reads_by, time.monotonic() + READ_MIN_S) if self.reads_by and verb in READS else None
+        by = min((t for t in (until, self.deadline, reads_by) if t is not None), default=None)
 
         def attempt() -> Obj:
             self._count(verb)
@@ -91,7 +96,7 @@ class Kube:
                 return attempt()
             return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
                                 retry_on=lambda exc: retries.transient(exc) or unreachable(exc)
-                                or (verb in READS and broken(exc)), again=again)
+                                or (verb in READS and broken(exc)), again=again, by=by)
         except ApiException:
             self.reached()  # answered
             raise

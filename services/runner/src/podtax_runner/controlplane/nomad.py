@@ -108,9 +108,10 @@ class Nomad:
         is not one of Nomad's permanent answers, and connection errors: both sides of a comparison then
         meet API trouble alike (an audit: one 500 lost a Nomad volume while Kubernetes retried, so Nomad
         came out with fewer objects). A re-sent create is safe: Nomad updates an identical volume.
-        Every attempt is counted. No attempt outlasts `deadline` and none starts after it (an audit: a hung
-        Nomad held a run with a 15 s timeout for 6 minutes, 60 s a read, 3 attempts a call), nor `until`, this
-        call's own. `again(error)`: called before each attempt after the first (Timeline.resender)."""
+        Every attempt is counted. No attempt outlasts `deadline`, no wait before one goes past it and none starts
+        after it (an audit: a hung Nomad held a run with a 15 s timeout for 6 minutes, 60 s a read, 3 attempts a
+        call), nor `until`, this call's own. `again(error)`: called before each attempt after the first
+        (Timeline.resender)."""
         by = self.deadline if until is None else min(until, self.deadline or until)
         params = {"namespace": namespace or self.cfg.namespace, **kwargs.pop("params", {})}
         if self.cfg.region:
@@ -126,7 +127,9 @@ class Nomad:
 
         try:
             return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
-                                retry_on=lambda exc: _transient(exc) and not self._late(by), again=again)
+                                retry_on=_transient, again=again, by=by)
+        except retries.Late as exc:  # its deadline came while it waited to be sent again: as if unanswered by then
+            raise httpx.TimeoutException(str(exc)) from exc
         except httpx.TransportError as exc:  # refused after the retries: the run ends (each volume failed before)
             if unreachable(exc):
                 raise Unreachable("nomad-unreachable", "Nomad", self.cfg.address, exc,
