@@ -104,7 +104,7 @@ def test_compare_marks_a_ratio_resting_on_an_upper_bound(url: str) -> None:
     assert f"≥ {c['new_value']:.3f} in gaptop" in c["sentence"], c["sentence"]
     assert cells["accepted_p50_ms"]["new_bound"] is None, cells["accepted_p50_ms"]  # not named by the flag
     text = cli_output("compare", "gap", "gaptop", "--all-metrics", "--api", url)
-    assert f"≥ {c['new_value']:.3f}" in text and "(WATCH_GAP)" in text and "dropped watch" in text, text
+    assert f"≥ {c['new_value']:.3f}" in text and "(WATCH_GAP," in text and "dropped watch" in text, text
 
 
 def test_compare_gives_no_improvement_a_bound_ratio_cannot_support(url: str) -> None:
@@ -113,7 +113,8 @@ def test_compare_gives_no_improvement_a_bound_ratio_cannot_support(url: str) -> 
     c = json_cells("compare", "gap", "gapfast", "--api", url)["provisioned_p50_ms"]
     assert c["change"] < 0.6 and c["verdict"] == "inconclusive", c["sentence"]
     assert ("gapfast's kubernetes provisioned_p50_ms is only an upper bound (≤ " in c["sentence"]
-            and "timed after a dropped watch), so the true change may be larger than shown; no verdict that it "
+            and "timed after a dropped watch or holding a retry's wait), so the true change may be larger than "
+                "shown; no verdict that it "
                 "improved" in c["sentence"]), c["sentence"]
 
 
@@ -133,7 +134,7 @@ def test_the_report_and_phase_table_mark_the_upper_bound(url: str) -> None:
     assert not pooled["nomad"]["p50_upper_bound"], pooled
     text = cli_output("report", "gaptop", "--all-metrics", "--api", url)
     table = text[text.index("Control-plane phases"):]
-    assert re.search(r"6 · ≤ 15,\d{3}", table) and "≤ = an upper bound (WATCH_GAP)" in table, table
+    assert re.search(r"6 · ≤ 15,\d{3}", table) and "≤ = an upper bound (WATCH_GAP, RETRIED)" in table, table
 
 
 def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
@@ -152,12 +153,13 @@ def test_exports_carry_the_upper_bounds(url: str, tmp_path: Any) -> None:
 
     cli_output("export", "gaptop", "--xlsx", str(tmp_path / "g.xlsx"), "--api", url)
     bound = workbook_cells(tmp_path / "g.xlsx")["provisioned_p50_ms"]
-    assert list(bound)[-2:] == ["baseline median is an upper bound (WATCH_GAP)",
-                                "candidate median is an upper bound (WATCH_GAP)"], list(bound)
-    assert bound["baseline median is an upper bound (WATCH_GAP)"] is True, bound
-    assert bound["candidate median is an upper bound (WATCH_GAP)"] is False, bound
+    assert list(bound)[-2:] == ["baseline median is an upper bound (WATCH_GAP, RETRIED)",
+                                "candidate median is an upper bound (WATCH_GAP, RETRIED)"], list(bound)
+    assert bound["baseline median is an upper bound (WATCH_GAP, RETRIED)"] is True, bound
+    assert bound["candidate median is an upper bound (WATCH_GAP, RETRIED)"] is False, bound
     phases = sheet_rows(tmp_path / "g.xlsx", "phases")
-    assert len([r for r in phases if r["upper bound (seen after a dropped watch: took less)"]]) == 60
+    late = "upper bound (seen after a dropped watch or holding a retry's wait: took less)"
+    assert len([r for r in phases if r[late]]) == 60
 
 
 def test_the_html_cdf_marks_the_late_end_points(url: str, tmp_path: Any) -> None:

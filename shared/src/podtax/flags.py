@@ -19,8 +19,8 @@ from collections.abc import Iterable
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "LEFT_BEHIND", "VERSION_MISMATCH",
-         "IMPORTED", "OUTLIERS")
+         "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED", "LEFT_BEHIND",
+         "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
@@ -56,6 +56,10 @@ LEGEND = {
                  "the re-list after the gap count at the time it saw them, so the figure is an upper bound (the true "
                  "time was shorter); a median resting on it makes no verdict that needs it (the mirror of "
                  "LOWER_BOUND)",
+    "RETRIED": "control-plane runs in which calls refused (429 Too Many Requests, a 5xx) were sent again: those "
+               "objects are timed from the attempt that succeeded (the throttled time is not in their latency; a "
+               "makespan counts from the first attempt); a call not re-timed (a consumer pod's create) leaves the "
+               "wait in its phase, an upper bound as WATCH_GAP's",
     "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
                    "(`podtax volumes cleanup --campaign <campaign>`)",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "

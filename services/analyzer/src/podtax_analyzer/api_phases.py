@@ -29,7 +29,8 @@ class PhaseLatency(BaseModel):
     lower_bound: bool = Field(False, description="An object given up while waiting: latency_s is the time until "
                                                  "then, and the phase took longer.")
     upper_bound: bool = Field(False, description="The phase's end was seen only by a re-list after a dropped watch "
-                                                 "(WATCH_GAP): latency_s is until then, the phase took less.")
+                                                 "(WATCH_GAP), or it holds a retry's wait (RETRIED: a call sent "
+                                                 "again, timed from its first attempt): the phase took less.")
     status: str | None
 
 

@@ -94,8 +94,9 @@ class CellChange(BaseModel):
     new_value: float | None
     base_bound: BoundWay | None = Field(None, description="base_value is only a bound: a median resting on objects "
                                         "given up while waiting (LOWER_BOUND) is a lower one, on figures timed "
-                                        "after a dropped watch (WATCH_GAP) an upper one, and a ratio's bound is its "
-                                        "candidate's, its baseline's reversed: the true figure is 'at least' it, "
+                                        "after a dropped watch (WATCH_GAP) or holding a retry's wait (RETRIED) an "
+                                        "upper one, and a ratio's bound is its candidate's, its baseline's reversed: "
+                                        "the true figure is 'at least' it, "
                                         "'at most' it or 'either way'; null: exact.")
     new_bound: BoundWay | None = Field(None, description="new_value's bound, as base_bound.")
     diff: float | None = Field(description="new_value - base_value.")
@@ -250,8 +251,9 @@ def _bound(c: CellComparison, one: str | None) -> frozenset[int]:
     return quotient_bound(bounds.get(c.candidate, EXACT), bounds.get(c.baseline, EXACT))
 
 
-# why a figure is only a bound: LOWER_BOUND, WATCH_GAP
-_CAUSES = {AT_LEAST: ("a lower", "objects never finished"), AT_MOST: ("an upper", "timed after a dropped watch")}
+# why a figure is only a bound: LOWER_BOUND, WATCH_GAP or RETRIED's held
+_CAUSES = {AT_LEAST: ("a lower", "objects never finished"),
+           AT_MOST: ("an upper", "timed after a dropped watch or holding a retry's wait")}
 
 
 def _bound_why(cells: dict[str, CellComparison], one: str | None, bound: frozenset[int], withheld: str) -> str:

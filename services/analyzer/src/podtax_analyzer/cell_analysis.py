@@ -113,7 +113,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
-        "WATCH_GAP": ofl.watch_gap(cell), "LEFT_BEHIND": ofl.left_behind(cell),
+        "WATCH_GAP": ofl.watch_gap(cell), "RETRIED": ofl.retried(cell), "LEFT_BEHIND": ofl.left_behind(cell),
         "OUTLIERS": fl.outliers(cell, found, zs, group), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
@@ -188,7 +188,7 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str, group: s
 
 def _median_text(f: dict, side: str) -> str:
     """A side's median as the sentence says it: "at least 10000" when it is a lower bound (LOWER_BOUND), "at most
-    10000" an upper one (WATCH_GAP), "at least or at most" both."""
+    10000" an upper one (WATCH_GAP, RETRIED's held), "at least or at most" both."""
     way = " or ".join(w for w, bound in (("at least", "lower"), ("at most", "upper")) if f[f"{side}_{bound}_bound"])
     return f"{way} " * bool(way) + fmt_value(f[f"{side}_median"], f["unit"])
 
@@ -276,9 +276,12 @@ def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str, bou
             parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only a lower bound (≥ "
                          f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {lost}, so it may be {larger} than shown")
         if f[f"{key}_upper_bound"]:
+            why = " and ".join(w for n, w in ((side.n_watch_gap, "timed it after a dropped watch"),
+                                              (side.n_held, "held a retry's wait in it")) if n)
+            runs = side.n_watch_gap + side.n_held
             parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only an upper bound (≤ "
-                         f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {side.n_watch_gap} of its runs timed it "
-                         f"after a dropped watch, so it may be {smaller} than shown")
+                         f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {runs} of its runs {why}, so it may be "
+                         f"{smaller} than shown")
     cand = side_name(pair[1], pair)
     no = ("no verdict either way" if len(bound) == 2 else "no verdict of no detectable difference"
           if withheld == NO_DIFFERENCE else f"no verdict that {cand} is {withheld}")

@@ -97,8 +97,9 @@ class Side:
     least_bound: the least such value (None: none is). n_counted_given_up: runs whose percentiles of this metric's
     phase counted objects given up while waiting (their flag names the phase's max, which any such object bounds).
     n_watch_gap: runs whose value of this metric is an upper bound (the timeline parser's WATCH_GAP run flag names
-    it: timed by end points a re-list saw after a dropped watch; the true time was shorter); greatest_gap: the
-    greatest such value (None: none is).
+    it: timed by end points a re-list saw after a dropped watch; the true time was shorter); n_held: the same told
+    by the RETRIED run flag (a call sent again and not re-timed: its phases hold the wait); greatest_gap: the
+    greatest value of either (None: none is). n_retried: runs flagged RETRIED at all (objects timed from a retry).
     n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
     percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text."""
 
@@ -122,6 +123,8 @@ class Side:
     least_bound: float | None = None
     n_counted_given_up: int = 0
     n_watch_gap: int = 0
+    n_held: int = 0
+    n_retried: int = 0
     greatest_gap: float | None = None
     n_few: int = 0
     few_example: str | None = None
@@ -138,8 +141,8 @@ class Side:
 
     @property
     def median_is_upper_bound(self) -> bool:
-        """Whether the median over runs is an upper bound (WATCH_GAP): the mirror of median_is_bound, a run's
-        bounded value can only be smaller in truth, so it moves the median only from at or above its rank(s)."""
+        """Whether the median over runs is an upper bound (WATCH_GAP, RETRIED's held): the mirror of median_is_bound,
+        a run's bounded value can only be smaller in truth, so it moves the median only from at or above its rank."""
         return self.greatest_gap is not None and rests_on_upper_bound(np.sort(self.values), 50.0, self.greatest_gap)
 
 
@@ -176,11 +179,12 @@ class CellData:
 _PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
 _PHASE_MAX = "regexp_replace(m.name, '_(p50|p95|p99|max)_ms$', '_max_ms')"  # P_p50_ms -> P_max_ms
 # the run's flag (parsers/timeline.py) names this metric: LOWER_BOUND, the run's value is a lower bound;
-# WATCH_GAP, an upper bound (timed by end points a re-list saw after a dropped watch)
+# WATCH_GAP or RETRIED, an upper bound (end points a re-list saw after a dropped watch; a retry's wait held)
 _NAMED = """list_contains(string_split(regexp_extract(
     list_filter(r.flags, lambda f: starts_with(f, '{flag}: '))[1], '^{flag}: ([^;]*);', 1), ', '), {metric})"""
 _BOUND = _NAMED.format(flag="LOWER_BOUND", metric="m.name")
 _GAP = _NAMED.format(flag="WATCH_GAP", metric="m.name")
+_HELD = _NAMED.format(flag="RETRIED", metric="m.name")
 # `short` scans runs a second time; read from r.flags as OVERLAP is (one scan), DuckDB 2.0.1 summed throttled_usec
 # to 0 for node-e of test_analysis_golden (raw_logs empty; right again without the ORDER BY): kept until understood
 _QUERY = f"""
@@ -213,7 +217,9 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        min(m.value) FILTER (WHERE {_BOUND}) AS least_bound,
        count(*) FILTER (WHERE {_NAMED.format(flag="LOWER_BOUND", metric=_PHASE_MAX)}) AS n_counted_given_up,
        count(*) FILTER (WHERE {_GAP}) AS n_watch_gap,
-       max(m.value) FILTER (WHERE {_GAP}) AS greatest_gap
+       count(*) FILTER (WHERE {_HELD}) AS n_held,
+       count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'RETRIED: '))) > 0) AS n_retried,
+       max(m.value) FILTER (WHERE {_GAP} OR {_HELD}) AS greatest_gap
 FROM runs r
 JOIN metrics m ON m.run_id = r.run_id
 LEFT JOIN short s ON s.run_id = r.run_id
@@ -331,6 +337,8 @@ def load_cells(
             least_bound=_plain(res["least_bound"][i]),
             n_counted_given_up=int(res["n_counted_given_up"][i]),
             n_watch_gap=int(res["n_watch_gap"][i]),
+            n_held=int(res["n_held"][i]),
+            n_retried=int(res["n_retried"][i]),
             greatest_gap=_plain(res["greatest_gap"][i]),
         )
         if key not in cells:

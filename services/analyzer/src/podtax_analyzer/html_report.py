@@ -188,8 +188,8 @@ def _phase_stats(env: str, values: list[float], bounds: list[float], late: list[
                         for label, q in (("p50", 50.0), ("p99", 99.0)))
     given = (f"; {len(bounds)} given up while waiting: drawn at their given-up time (open circles), they took "
              f"longer" if bounds else "")
-    given += (f"; {len(late)} seen only by a re-list after a dropped watch: drawn when seen (open squares), they "
-              f"took less" if late else "")
+    given += (f"; {len(late)} seen only by a re-list after a dropped watch or holding a retry's wait: drawn when "
+              f"seen (open squares), they took less" if late else "")
     return f"{_e(env)}: {len(s)} objects, {figures}{given}"
 
 

@@ -1,4 +1,4 @@
-"""The flags of a cell's control-plane objects (the parser's run flags ERRORS, LOWER_BOUND, WATCH_GAP and
+"""The flags of a cell's control-plane objects (the parser's run flags ERRORS, LOWER_BOUND, WATCH_GAP, RETRIED and
 LEFT_BEHIND), each with a sentence a person understands, as flags.py's: the sentence when the flag applies, else
 None."""
 
@@ -87,12 +87,34 @@ def watch_gap(cell: CellData) -> str | None:
              for s in (cell.host, cell.pod) if s.n_watch_gap]
     if not parts:
         return None
-    rests = any(s.median_is_upper_bound for s in (cell.host, cell.pod))
-    tail = ("the median rests on them, so only a verdict they cannot have made stands" if rests
-            else "they lie below the median, which they cannot move")
     return (f"Watch gap: {' and '.join(parts)} timed {cell.metric} after a dropped watch: upper bounds (end points "
             f"seen only by the re-list after the gap count at the time it saw them; the true times were shorter); "
-            f"{tail}.")
+            f"{_upper_tail(cell)}.")
+
+
+def _upper_tail(cell: CellData) -> str:
+    """What a side's upper-bound runs (WATCH_GAP, RETRIED's held) do to its median (Side.median_is_upper_bound)."""
+    if any(s.median_is_upper_bound for s in (cell.host, cell.pod)):
+        return "the median rests on them, so only a verdict they cannot have made stands"
+    return "they lie below the median, which they cannot move"
+
+
+def retried(cell: CellData) -> str | None:
+    """A side's runs in which calls were refused (429, 5xx) and sent again (the parser's RETRIED run flag): their
+    objects are timed from the attempt that succeeded; a call not re-timed (a consumer pod's create) leaves the wait
+    in its phase, and the runs whose flag names this metric are upper bounds (as WATCH_GAP's, Side.n_held)."""
+    sides = [s for s in (cell.host, cell.pod) if s.n_retried]
+    if not sides:
+        return None
+    runs = " and ".join(f"{s.n_retried} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}" for s in sides)
+    head = (f"Retried: in {runs}, calls refused (429 or 5xx) were sent again; an object whose call starts its phase "
+            f"is timed from the attempt that succeeded (the refused attempts and the wait the server asked for are "
+            f"not in its latency; a makespan counts from the first attempt)")
+    held = [f"{s.n_held} of the {side_name(s.env, cell.pair)} runs" for s in sides if s.n_held]
+    if not held:
+        return f"{head}."
+    return (f"{head}; in {' and '.join(held)}, {cell.metric} rests on a call sent again but timed from its first "
+            f"attempt (a consumer pod's create: its phase holds the wait): upper bounds; {_upper_tail(cell)}.")
 
 
 def left_behind(cell: CellData) -> str | None:

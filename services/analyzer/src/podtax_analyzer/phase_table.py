@@ -35,7 +35,8 @@ class PooledSide(BaseModel):
                                                      "a lower bound, shown as \"≥ value\".")
     p99_lower_bound: bool = Field(False, description="p99_ms is a lower bound, as p50_lower_bound.")
     p50_upper_bound: bool = Field(False, description="p50_ms rests on objects whose end was seen only by a re-list "
-                                                     "after a dropped watch (the phases table's upper_bound rows): "
+                                                     "after a dropped watch, or held a retry's wait (the phases "
+                                                     "table's upper_bound rows): "
                                                      "an upper bound, shown as \"≤ value\".")
     p99_upper_bound: bool = Field(False, description="p99_ms is an upper bound, as p50_upper_bound.")
 
@@ -64,7 +65,8 @@ class PhaseRow(BaseModel):
                                                           "objects given up while waiting counted at that time).")
     candidate_lower_bound: bool = Field(False, description="candidate_median is a lower bound, as baseline's.")
     baseline_upper_bound: bool = Field(False, description="baseline_median is an upper bound (flag WATCH_GAP: "
-                                                          "times seen only by a re-list after a dropped watch).")
+                                                          "times seen only by a re-list after a dropped watch; "
+                                                          "or RETRIED: times holding a retry's wait).")
     candidate_upper_bound: bool = Field(False, description="candidate_median is an upper bound, as baseline's.")
     ratio: float | None = Field(description="candidate / baseline (lower is faster for every phase metric).")
     ci_low: float | None

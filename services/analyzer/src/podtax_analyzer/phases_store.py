@@ -70,7 +70,7 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
                         "env": run.env, "backend": timeline.backend, "test": run.test,
                         "params_key": params_key(run.params)})
     seen: set[tuple[str, str]] = set()
-    late = tl.late_points(timeline)
+    late = tl.upper_points(timeline)  # seen after a dropped watch, or held by a retry
     for obj in timeline.objects:
         if obj.error is not None:  # its times end in its failure (as in the parser's latencies)
             continue

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field, model_validator
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable",
                   "set by the parameters"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
-                   "THROTTLED", "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "LEFT_BEHIND",
-                   "OVERLAP", "VERSION_MISMATCH", "PARAMS_MISMATCH", "IMPORTED"]
+                   "THROTTLED", "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED",
+                   "LEFT_BEHIND", "OVERLAP", "VERSION_MISMATCH", "PARAMS_MISMATCH", "IMPORTED"]
 
 
 is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI
@@ -125,9 +125,10 @@ class CellComparison(BaseModel):
                                                       "side's control-plane runs counted objects given up while "
                                                       "waiting at the time they were given up; shown as \"≥ value\".")
     pod_lower_bound: bool = Field(False, description="pod_median is a lower bound, as host_lower_bound.")
-    host_upper_bound: bool = Field(False, description="host_median is an upper bound (flag WATCH_GAP): it rests on "
-                                                      "runs of the side that timed it after a dropped Kubernetes "
-                                                      "watch (the true time was shorter); shown as \"≤ value\" "
+    host_upper_bound: bool = Field(False, description="host_median is an upper bound (flag WATCH_GAP or RETRIED): "
+                                                      "it rests on runs of the side that timed it after a dropped "
+                                                      "Kubernetes watch or with a retry's wait in it (the true time "
+                                                      "was shorter); shown as \"≤ value\" "
                                                       "(\"≶ value\" when it is also a lower bound).")
     pod_upper_bound: bool = Field(False, description="pod_median is an upper bound, as host_upper_bound.")
     outliers: list[OutlierOut] = Field(default_factory=list)

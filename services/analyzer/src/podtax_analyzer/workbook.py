@@ -43,11 +43,11 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
                       "CI high (95%)", "CI method", "p-value", "p adjusted", "change (%)",
                       "verdict", "flags", "flag details", "sentence", "caveat",
                       # columns added later go last, so a sheet reading the table by position reads the same ones
-                      "baseline median is an upper bound (WATCH_GAP)",
-                      "candidate median is an upper bound (WATCH_GAP)"]
+                      "baseline median is an upper bound (WATCH_GAP, RETRIED)",
+                      "candidate median is an upper bound (WATCH_GAP, RETRIED)"]
 PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat",
                  "lower bound (given up while waiting: took longer)",
-                 "upper bound (seen after a dropped watch: took less)"]
+                 "upper bound (seen after a dropped watch or holding a retry's wait: took less)"]
 RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run id", "started at (UTC)", "value"]
 BOLD = Font(bold=True)
 FORMULA_LIKE = re.compile(FORMULA_START)  # as the CSV export guards its text cells

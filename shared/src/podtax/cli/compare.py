@@ -61,7 +61,8 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     console.print(table)
     if any(c.get("base_bound") or c.get("new_bound") for c in cells):
         console.print("≥ / ≤ / ≶: the figure is only a bound: it rests on objects given up while waiting "
-                      "(LOWER_BOUND) or on times seen after a dropped watch (WATCH_GAP); the true one is at least / "
+                      "(LOWER_BOUND) or on times seen after a dropped watch or holding a retry's wait (WATCH_GAP, "
+                      "RETRIED); the true one is at least / "
                       "at most it / either", highlight=False)
     for c in cells:
         console.print(escape(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), highlight=False)

@@ -68,7 +68,8 @@ def _ratio(r: dict[str, Any]) -> str:
 
 def _side(r: dict[str, Any], side: str) -> str:
     """Runs · median of the row's ``side`` (baseline, candidate); "≥ median" when it is a lower bound (LOWER_BOUND:
-    objects given up counted at that time), "≤ median" an upper one (WATCH_GAP: times seen after a dropped watch)."""
+    objects given up counted at that time), "≤ median" an upper one (WATCH_GAP, RETRIED: times seen late or holding
+    a retry's wait)."""
     n, median = r[f"n_{side}"], r[f"{side}_median"]
     mark = bound_mark(r.get(f"{side}_lower_bound", False), r.get(f"{side}_upper_bound", False)) * (median is not None)
     return f"{n} · {mark}{_value(median)}" if n else "—"
@@ -197,7 +198,7 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
     con.print(Text("median = median over runs of each run's p50 per-object latency or of its makespan; "
                    "ratio = candidate median / baseline median with its 95% CI; bold = primary metric; "
                    "objects · p50 · p99 = every object of every run pooled (descriptive, no ratio); "
-                   "≥ = a lower bound (LOWER_BOUND), ≤ = an upper bound (WATCH_GAP), ≶ = either",
+                   "≥ = a lower bound (LOWER_BOUND), ≤ = an upper bound (WATCH_GAP, RETRIED), ≶ = either",
                    style="dim"))
     for note in table.get("notes", []):
         con.print(Text(f"• {note}"), highlight=False)

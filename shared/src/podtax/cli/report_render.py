@@ -53,7 +53,7 @@ def _centre(c: dict[str, Any], side: str, sep: str = " | ") -> str:
     modes = c.get(f"{side}_modes")
     shown = modes.replace(" | ", sep) if modes else _value(c[f"{side}_median"])
     # LOWER_BOUND: the side's runs counted objects given up while waiting at that time, the true value is larger;
-    # WATCH_GAP: they timed it after a dropped watch, the true value is smaller
+    # WATCH_GAP / RETRIED: they timed it after a dropped watch or with a retry's wait in it, the true value is smaller
     mark = bound_mark(bool(c.get(f"{side}_lower_bound")), bool(c.get(f"{side}_upper_bound")))
     return mark + shown if c[f"{side}_median"] is not None else shown
 

@@ -46,6 +46,7 @@ PRIMARY: dict[str, str] = {"volume-churn": "provisioned_makespan_s", "pod-startu
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0))
 LOWER_BOUND = "LOWER_BOUND"
 GIVEN_UP = "given_up"  # the end point the runner records when it gives up waiting on an object (wait_for)
+HELD_WORDS = "timed from the first attempt"  # in the summary's `retried` for a call not re-timed (the runner's HELD)
 
 
 @dataclass(frozen=True)
@@ -303,7 +304,7 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
     gap = watch_gap_flag(timeline, latencies)
     if gap:
         flags.append(gap)
-    retried = retried_flag(timeline)
+    retried = retried_flag(timeline, latencies)
     if retried:
         flags.append(retried)
     left = _count(summary, "left_behind")
@@ -321,14 +322,43 @@ def lower_bound_flag(metrics: list[str], stuck: Mapping[str, list[tuple[str, flo
             f"bound: the true value is larger")
 
 
-def retried_flag(timeline: Timeline) -> str | None:
+def held_points(timeline: Timeline) -> set[tuple[str, str]]:
+    """(object, end point) of each phase a retried call may have held (the summary's `retried` says the runner's
+    HELD: not re-timed, timed from the first attempt): the phases started by that call (`create`: request_sent,
+    `delete`: delete_requested), or for a call that starts no phase (`create consumer`) the optional phases it
+    leads to (consumer_running, timed from the claim's create). Each such time may hold the refused attempts and
+    the wait: an upper bound, as an end point a re-list saw after a dropped watch (late_points)."""
+    retried = (timeline.summary or {}).get("retried") or {}
+    if not isinstance(retried, dict):
+        return set()
+    starts = {"create": "request_sent", "delete": "delete_requested"}
+    out: set[tuple[str, str]] = set()
+    for name, why in retried.items():
+        if HELD_WORDS not in str(why):
+            continue
+        start = starts.get(str(why).split(":")[0])
+        out |= {(str(name), p.end) for p in timeline.phases if (p.start == start if start else p.optional)}
+    return out
+
+
+def upper_points(timeline: Timeline) -> set[tuple[str, str]]:
+    """(object, end point) of each time that is an upper bound: seen late after a dropped watch, or held by a retry
+    (the analyzer's phases rows mark them upper_bound)."""
+    return late_points(timeline) | held_points(timeline)
+
+
+def retried_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, float]]]) -> str | None:
     """The run flag RETRIED when calls that start a phase were refused (429, 5xx) and sent again (the summary's
     `retried`): the executor times each such object from the attempt that succeeded (`first_<point>` keeps the
-    first), so its latency holds neither the refused attempts nor the wait the server asked for; said, not hidden."""
+    first; the makespans count from it), so its latency holds neither the refused attempts nor the wait the server
+    asked for; said, not hidden. A call not re-timed (held_points) holds the wait: the figures that may rest on one
+    are named before the `;` as WATCH_GAP's are (upper bounds; `no figure` when none). An object whose every
+    attempt was refused failed (ERRORS names it, not this); one given up while waiting after its call got through
+    is named, its time until then counted from the retry (LOWER_BOUND's lower bound still)."""
     retried = (timeline.summary or {}).get("retried") or {}
     by_name = {o.name: o for o in timeline.objects}
-    # an object whose every attempt was refused failed (ERRORS says so): no attempt of it succeeded to time
-    retried = {n: why for n, why in retried.items() if n in by_name and by_name[n].error is None} \
+    retried = {n: why for n, why in retried.items() if n in by_name and (by_name[n].error is None
+                                                                          or GIVEN_UP in by_name[n].t)} \
         if isinstance(retried, dict) else {}
     if not retried:
         return None
@@ -336,10 +366,14 @@ def retried_flag(timeline: Timeline) -> str | None:
     t = by_name[name].t
     waited = next((t[p] - t[f"first_{p}"] for p in ("request_sent", "delete_requested") if f"first_{p}" in t), None)
     after = f", sent again {waited:.2f} s after the first attempt" if waited is not None else ""
-    held = sum("timed from the first attempt" in str(w) for w in retried.values())  # the runner's timeline.HELD
-    return (f"RETRIED: {len(retried)} object(s)' calls were refused and sent again (first: {name}: {why}{after}); "
-            f"{len(retried) - held} timed from the attempt that succeeded (the refused attempts and the wait are not "
-            f"in their latency), {held} from the first attempt (their phases hold the wait: upper bounds)")
+    held = sum(HELD_WORDS in str(w) for w in retried.values())
+    given_up = sum(by_name[n].error is not None for n in retried)
+    later = f", {given_up} of them given up later (timed from the retry until then: lower bounds)" if given_up else ""
+    metrics = upper_bound_metrics(timeline, latencies, held_points(timeline))
+    return (f"RETRIED: {', '.join(metrics) or 'no figure'}; {len(retried)} object(s)' calls were refused and sent "
+            f"again (first: {name}: {why}{after}); {len(retried) - held} timed from the attempt that succeeded (the "
+            f"refused attempts and the wait are not in their latency), {held} from the first attempt (their phases "
+            f"hold the wait: upper bounds){later}")
 
 
 def _gaps(summary: Mapping[str, Any]) -> list[tuple[str, float, float | None, dict[str, list[str]]]]:
@@ -365,6 +399,27 @@ def late_points(timeline: Timeline) -> set[tuple[str, str]]:
     return _late(_gaps(timeline.summary or {}))
 
 
+def upper_bound_metrics(timeline: Timeline, latencies: Mapping[str, list[tuple[str, float]]],
+                        points: set[tuple[str, str]]) -> list[str]:
+    """The percentiles that may rest on an upper-bound time (an (object, end point) of `points`: a value at or
+    above an order statistic they use could drop below it) and the makespans whose latest end is one."""
+    by_name = {o.name: o for o in timeline.objects}
+    metrics: list[str] = []
+    for p in timeline.phases:
+        pairs = latencies.get(p.name) or []
+        high = [s for name, s in pairs if (name, p.end) in points]
+        if not high:
+            continue
+        values = sorted(s for _, s in pairs)
+        top = bisect.bisect_right(values, max(high)) - 1
+        n = len(values)
+        metrics += [f"{p.name}_{label}_ms" for label, q in PERCENTILES if top >= math.floor((n - 1) * q / 100)]
+        ends = [(by_name[name].t[p.end], name) for name, _ in pairs]
+        if (max(ends)[1], p.end) in points:
+            metrics.append(f"{p.name}_makespan_s")
+    return metrics
+
+
 def watch_gap_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, float]]]) -> str | None:
     """The run flag WATCH_GAP when a watch dropped and its re-list saw end points that happened while it was down
     (the runner's Watcher): each such phase time ends when the re-list saw it, so it is an upper bound (the true
@@ -374,20 +429,7 @@ def watch_gap_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, f
     late = _late(gaps)
     if not late:
         return None
-    by_name = {o.name: o for o in timeline.objects}
-    metrics: list[str] = []
-    for p in timeline.phases:
-        pairs = latencies.get(p.name) or []
-        high = [s for name, s in pairs if (name, p.end) in late]
-        if not high:
-            continue
-        values = sorted(s for _, s in pairs)
-        top = bisect.bisect_right(values, max(high)) - 1
-        n = len(values)
-        metrics += [f"{p.name}_{label}_ms" for label, q in PERCENTILES if top >= math.floor((n - 1) * q / 100)]
-        ends = [(by_name[name].t[p.end], name) for name, _ in pairs]
-        if (max(ends)[1], p.end) in late:
-            metrics.append(f"{p.name}_makespan_s")
+    metrics = upper_bound_metrics(timeline, latencies, late)
     watch, start, end, _ = max(gaps, key=lambda g: len(g[3]))  # the gap that made the most late
     down = "was not open again by the end" if end is None else f"was down {end - start:.1f} s"
     points = sorted({point for _, point in late})
