@@ -78,3 +78,17 @@ def test_a_deadline_leaves_a_wait_that_fits_alone() -> None:
     assert retry.call(fn, "create", attempts=3, first_s=0.001, by=time.monotonic() + 60) == "ok"
     assert len(calls) == 3
 
+
+@pytest.mark.parametrize(("exc", "nothing"), [
+    (throttled(429), True),
+    (throttled(429, after=None), True),
+    (throttled(503, after="1"), True),
+    (throttled(503, after=None), False),  # a 503 without Retry-After: a proxy's, maybe after the call was acted on
+    (ApiException(status=500), False),
+    (ApiException(status=502), False),
+    (ApiException(status=504), False),
+    (ConnectionResetError(), False),
+])
+def test_did_nothing(exc: BaseException, nothing: bool) -> None:
+    """Only an answer that says the request was refused before it was acted on lets a retry be re-timed (hR F2)."""
+    assert retry.did_nothing(exc) is nothing

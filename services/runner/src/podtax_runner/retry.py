@@ -55,6 +55,15 @@ def retry_after(exc: BaseException | None) -> float:
         return 0.0
 
 
+def did_nothing(exc: BaseException) -> bool:
+    """An answer that says the request was refused before anything was done: 429 (a rate limiter, the API server's
+    max-in-flight or priority-and-fairness filters), or 503 with Retry-After (a server that asks to come back). A
+    500, 502, 504 or a broken connection may come after the request took effect (a proxy's 504 after the delete went
+    through): it does not say."""
+    status = getattr(exc, "status", None)
+    return status == 429 or (status == 503 and retry_after(exc) > 0)
+
+
 class Late(TimeoutError):
     """A call sent again would start past its deadline (`call`'s `by`): it fails as a call that got no answer by
     then, the last refusal its cause."""

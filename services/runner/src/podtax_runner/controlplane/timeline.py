@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from podtax_runner.retry import did_nothing
+
 FORMAT = 1
 VERBS = ("create", "delete", "get", "list", "watch")
 HELD = "timed from the first attempt: its phases hold the wait"  # a retry not re-timed (resend); the parser reads it
@@ -110,10 +112,11 @@ class Timeline:
             self._local.gap = None
 
     def resend(self, name: str, point: str | None, why: str) -> None:
-        """The call that started `point` of `name` was refused (`why`: a 429 or 5xx) and is sent again now: `point`
-        is re-timed from this attempt, the first kept as `first_<point>`, and the summary's `retried` names it (the
-        parser's RETRIED run flag). The refused attempts and the wait the server asked for are not the object's
-        latency (an audit: a claim created after two 429s was timed bound in 260 ms among claims of 2 ms)."""
+        """The call that started `point` of `name` was refused (`why`: a 429 or 503 with Retry-After, answers that
+        say nothing was done: retry.did_nothing) and is sent again now: `point` is re-timed from this attempt, the
+        first kept as `first_<point>`, and the summary's `retried` names it (the parser's RETRIED run flag). The
+        refused attempts and the wait the server asked for are not the object's latency (an audit: a claim created
+        after two 429s was timed bound in 260 ms among claims of 2 ms). `point` None: not re-timed (HELD)."""
         rec = self.objects.get(name)
         if rec is None:
             return
@@ -131,8 +134,19 @@ class Timeline:
 
     def resender(self, name: str, point: str | None, what: str) -> Callable[[BaseException], None]:
         """The `again` hook of a call that started `point` of `name` (None: a call that starts no phase of it;
-        retry.call): resend with its error."""
-        return lambda exc: self.resend(name, point, f"{what}: {retry_reason(exc)}")
+        retry.call): resend with its error. Once an attempt of the call got an answer that does not say nothing was
+        done (a 500, 502, 504 or a broken connection: a proxy's 504 may come after the delete went through, and Nomad
+        then answers the retry 'volume not found'), the call keeps its first time, HELD (an upper bound: it holds
+        the wait), as a consumer pod's create does: re-timed from the retry, `deleted` lost the time the deletion
+        was already under way and was said exact."""
+        held = point is None
+
+        def again(exc: BaseException) -> None:
+            nonlocal held
+            held = held or not did_nothing(exc)
+            self.resend(name, None if held else point, f"{what}: {retry_reason(exc)}")
+
+        return again
 
     def has(self, name: str, phase: str) -> bool:
         rec = self.objects.get(name)
