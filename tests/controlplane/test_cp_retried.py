@@ -119,3 +119,26 @@ def test_a_throttled_first_create_stays_in_the_makespans(kubesim_factory: Any, r
             last = max(r.t[phase.end] for r in tl.objects.values())
             assert metrics[f"{phase.name}_makespan_s"] == pytest.approx(last - first), phase.name
             assert metrics[f"{phase.name}_makespan_s"] >= 2.0, metrics
+
+
+def test_an_object_sent_again_then_given_up_is_named_with_its_lower_bound() -> None:
+    """Its create went through at the second attempt (a 429 first), then it never bound and was given up: its given-up
+    time counts from the retry (LOWER_BOUND's lower bound still), and RETRIED names it as given up later. Before
+    (ecf01ec's filter: objects without an error only), RETRIED left it out and nothing said its time began at the
+    retry."""
+    tl = Timeline("volume-churn", "kubernetes", {"count": 2}, "watch")
+    for name in ("a", "b"):
+        tl.add(name)
+        tl.mark(name, "request_sent", 0.0)
+    tl.now = lambda: 1.0  # type: ignore[method-assign]
+    tl.resender("a", "request_sent", "create")(ApiException(status=429, reason="Too Many Requests"))
+    for at, point in enumerate(("api_accepted", "pv_created", "bound", "delete_requested", "gone", "pv_gone"), 1):
+        tl.mark("b", point, at / 100)
+    tl.mark("a", "api_accepted", 1.01)
+    tl.mark("a", "given_up", 11.0)
+    tl.fail("a", "not Bound after 10.0 s since request_sent: given up, the run went on")
+    flags = parser.parse(tl.jsonl(), "volume-churn").flags
+    retried = [f for f in flags if f.startswith("RETRIED: no figure; 1 object(s)")]
+    assert retried and "first: a: create: 429 Too Many Requests, sent again 1.00 s after" in retried[0], flags
+    assert "1 of them given up later (timed from the retry until then: lower bounds)" in retried[0], retried
+    assert any(f.startswith("LOWER_BOUND: ") for f in flags), flags
