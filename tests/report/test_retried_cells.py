@@ -24,8 +24,9 @@ CAMPAIGNS = {"held": (3, 4, 5), "retimed": (0, 1)}
 
 
 def _retried(text: str, campaign: str) -> str:
-    """``text`` with a consumer pod per claim (no retry for another ``campaign``); "held": every consumer pod's create was sent again after a 429 (1 s in
-    consumer_running); "retimed": the first claim's create was sent again 2 s after its first attempt."""
+    """``text`` with a consumer pod per claim (no retry for another ``campaign``); "held": every consumer pod's
+    create was sent again after a 429 (1 s in consumer_running); "retimed": the first claim's create was sent again
+    2 s after its first attempt."""
     lines = [json.loads(line) for line in text.splitlines()]
     objs = [x for x in lines if x["kind"] == "object"]
     for x in objs:
