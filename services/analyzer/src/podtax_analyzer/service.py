@@ -176,13 +176,16 @@ def cut_short(store: Store, path: Path) -> str | None:
     (some ms); a bad block inside is met at its first read."""
     if str(path) == ":memory:":
         return None
+    con = store.con.cursor()
     try:
-        _, _, block_size, _, used, *_ = store.con.execute("PRAGMA database_size").fetchone()
-        need = HEADERS_BYTES + max(used, last_block(store.con) + 1) * block_size
+        _, _, block_size, _, used, *_ = con.execute("PRAGMA database_size").fetchone()
+        need = HEADERS_BYTES + max(used, last_block(con) + 1) * block_size
     except duckdb.Error as exc:  # metadata beyond the end
         if not any(sign in str(exc) for sign in DAMAGED):
             raise
         return f"the file is damaged (cut short or overwritten): {RESTORE}"
+    finally:
+        con.close()
     if (size := path.stat().st_size) >= need:
         return None
     return f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its blocks in use need): {RESTORE}"
