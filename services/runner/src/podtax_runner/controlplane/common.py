@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from podtax import events
 
 from podtax_runner.controlplane.timeline import Timeline, run_label
-from podtax_runner.retry import Late
+from podtax_runner.retry import Late, brief
 from podtax_runner.retry import message as said
 
 T = TypeVar("T")
@@ -136,7 +136,7 @@ def refusal(exc: ApiException, host: str, namespace: str) -> Aborted:
     the server's message: `kubernetes-forbidden` naming what to grant (a create RBAC refused failed its object
     until 11 of them had: "the API refused 11 of 20 requests (last: create: 403 Forbidden)", and a refused list of
     PVs escaped as executor-error with the client's multi-line dump), else `kubernetes-error`."""
-    what = f"{exc.status} {exc.reason}" + (f": {said(exc)}" if said(exc) else "")
+    what = brief(exc)
     if exc.status == 401:
         return Aborted("kubernetes-forbidden", f"the Kubernetes API at {host} does not accept the runner's "
                        f"credentials ({what}): renew them in its kubeconfig (PODTAX_RUNNER_KUBECONFIG)")
