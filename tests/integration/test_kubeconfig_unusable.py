@@ -53,6 +53,30 @@ def test_the_scheduler_without_any_kubeconfig_says_where_it_looked(tmp_path: Pat
     assert "cannot load Kubernetes access from ~/.kube/config (the default)" in done.stderr.strip().splitlines()[-1]
 
 
+def test_the_scheduler_names_the_files_kubeconfig_points_to(tmp_path: Path, nats_url: str) -> None:
+    """With KUBECONFIG set (and no PODTAX_SCHEDULER_KUBECONFIG), the client read KUBECONFIG's files, but the
+    error named ~/.kube/config."""
+    bad, other = tmp_path / "bad", tmp_path / "other"
+    bad.write_text(BAD["not-yaml"])
+    done = _run(["podtax_scheduler"], {"PODTAX_NATS_URL": nats_url, "HOME": str(tmp_path),
+                                       "KUBECONFIG": f"{bad}{os.pathsep}{other}"})
+    last = _one_line(done, "PODTAX_SCHEDULER_KUBECONFIG (or --kubeconfig)", Path(f"{bad}, {other} (KUBECONFIG)"))
+    assert "~/.kube/config" not in last and "fix or unset KUBECONFIG" in last, last
+
+
+def test_the_runner_says_it_does_not_read_kubeconfig(tmp_path: Path, nats_url: str) -> None:
+    """The runner reads PODTAX_RUNNER_KUBECONFIG, else in-cluster access, never KUBECONFIG: with KUBECONFIG set
+    to a file and neither of those, it ended in 'no Kubernetes access (Service host/port is not set.)', exit 1,
+    not naming the file the user had set."""
+    bad = tmp_path / "bad"
+    bad.write_text(BAD["not-yaml"])
+    done = _run(["podtax_runner"], {"PODTAX_NATS_URL": nats_url, "HOME": str(tmp_path), "KUBECONFIG": str(bad)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("podtax-runner: PODTAX_RUNNER_KUBECONFIG is unset"), last
+    assert f"KUBECONFIG ({bad}) is not read by the runner" in last, last
+
+
 @pytest.mark.parametrize("kind", sorted(BAD))
 def test_the_runner_names_an_unusable_kubeconfig_in_one_line(kind: str, tmp_path: Path, nats_url: str) -> None:
     path = tmp_path / "kubeconfig"

@@ -202,7 +202,8 @@ class AnalyzerSettings(Common):
 
 
 class RunnerSettings(Common):
-    runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset.")
+    runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset "
+                                                             "(KUBECONFIG is not read).")
     _kubeconfig = field_validator("runner_kubeconfig")(_readable_file)
     runner_namespace: str = Field("podtax-runs", description="Namespace where benchmark Jobs are created.")
     runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
@@ -222,7 +223,8 @@ class RunnerSettings(Common):
 
 
 class SchedulerSettings(Common):
-    scheduler_kubeconfig: Path | None = Field(None, description="kubeconfig; unset = in-cluster, else ~/.kube/config.")
+    scheduler_kubeconfig: Path | None = Field(None, description="kubeconfig; unset = in-cluster, else KUBECONFIG's "
+                                                                "files, else ~/.kube/config.")
     scheduler_name: str = Field("benchmark-scheduler", description="schedulerName that pods opt in with.")
     scheduler_namespaces: str = Field("", description="Comma-separated namespaces to watch; empty = all.")
     scheduler_score_env: Literal["host", "kubernetes"] = Field("kubernetes", description="Results that rank nodes.")

@@ -22,23 +22,28 @@ REFRESH_S = 1.0  # how often a request may run the client's credential refresh (
 
 def load_config(cfg: Any, kubeconfig: Path | str | None, setting: str) -> None:
     """Fill `cfg` (a kubernetes.client.Configuration) from the file `kubeconfig`, else the pod's service account
-    (in a cluster), else ~/.kube/config. A file the client cannot use (no such context, not YAML, a list, no
-    cluster) raises ConfigError in one line naming `setting` (the variable or option that names the file), where
-    the client looked and why; the client itself raised a ConfigException, a YAML or a TypeError traceback."""
+    (in a cluster), else the file(s) KUBECONFIG names, else ~/.kube/config. A file the client cannot use (no such
+    context, not YAML, a list, no cluster) raises ConfigError in one line naming `setting` (the variable or option
+    that names the file), where the client looked and why; the client itself raised a ConfigException, a YAML or a
+    TypeError traceback."""
     import yaml
     from kubernetes import config
 
     in_cluster = kubeconfig is None and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+    env = "" if kubeconfig else os.environ.get("KUBECONFIG", "")  # the client's default: read here, not at import
     try:
         if in_cluster:
             config.load_incluster_config(client_configuration=cfg)
         else:
-            config.load_kube_config(config_file=str(kubeconfig) if kubeconfig else None, client_configuration=cfg)
+            config.load_kube_config(config_file=str(kubeconfig or env or "~/.kube/config"), client_configuration=cfg)
     except (config.ConfigException, yaml.YAMLError, OSError, TypeError, AttributeError, KeyError, ValueError) as exc:
-        where = "the pod's service account" if in_cluster else str(kubeconfig or "~/.kube/config (the default)")
+        files = ", ".join(p for p in env.split(os.pathsep) if p)  # KUBECONFIG may list several
+        where = ("the pod's service account" if in_cluster else str(kubeconfig) if kubeconfig
+                 else f"{files} (KUBECONFIG)" if files else "~/.kube/config (the default)")
         why = " ".join(f"{type(exc).__name__}: {exc}".split())
-        raise ConfigError(f"{setting}: cannot load Kubernetes access from {where} ({why}); point {setting} at a "
-                          "working kubeconfig, or run in a cluster with a service account") from None
+        fix = "fix or unset KUBECONFIG, " if files and not in_cluster else ""
+        raise ConfigError(f"{setting}: cannot load Kubernetes access from {where} ({why}); {fix}point {setting} at "
+                          "a working kubeconfig, or run in a cluster with a service account") from None
 
 
 def refresh_at_most_every(cfg: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -18,7 +19,7 @@ from nats.errors import Error as NatsError
 from podtax import events, netbench, provenance, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.campaign import DEVICES_NEEDED, PodSpec
-from podtax.config import RunnerSettings
+from podtax.config import ConfigError, RunnerSettings
 from podtax.kubeclient import load_config
 
 from podtax_runner import netserver, retry
@@ -127,6 +128,14 @@ def with_retries(fn: Callable[[], T], what: str) -> T:
 FOLLOW_WATCH_S = 5  # one watch of a Job lasts at most this long, so close() ends its thread within it
 
 
+def no_access(why: str, kubeconfig_env: str) -> str:
+    """Why the runner has no Kubernetes access (PODTAX_RUNNER_KUBECONFIG unset, no cluster), in one line; it does
+    not read KUBECONFIG (a shell's own cluster is not taken for pod runs), and says so when KUBECONFIG is set."""
+    env = f"; KUBECONFIG ({kubeconfig_env}) is not read by the runner" if kubeconfig_env else ""
+    return (f"PODTAX_RUNNER_KUBECONFIG is unset and there is no in-cluster access ({why}){env}: set "
+            "PODTAX_RUNNER_KUBECONFIG, run in a cluster, or disable pod runs with PODTAX_RUNNER_KUBERNETES=false")
+
+
 class KubeExecutor:
     def __init__(self, settings: RunnerSettings, bus: Bus, api: client.ApiClient) -> None:
         self.settings = settings
@@ -150,8 +159,7 @@ class KubeExecutor:
             try:
                 config.load_incluster_config(client_configuration=cfg)
             except config.ConfigException as exc:
-                raise SystemExit(f"no Kubernetes access ({exc}): set PODTAX_RUNNER_KUBECONFIG, run in a cluster, "
-                                 f"or disable pod runs with PODTAX_RUNNER_KUBERNETES=false") from None
+                raise ConfigError(no_access(str(exc), os.environ.get("KUBECONFIG", ""))) from None
         return cls(settings, bus, client.ApiClient(cfg))
 
     # ------------------------------------------------------------ nodes
