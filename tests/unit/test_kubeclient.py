@@ -53,3 +53,13 @@ def test_a_configuration_without_a_refresh_is_left_as_it_is() -> None:
     cfg = SimpleNamespace(refresh_api_key_hook=None)
     kubeclient.refresh_at_most_every(cfg)
     assert cfg.refresh_api_key_hook is None
+
+
+@pytest.mark.parametrize("body, said", [
+    ('{"kind": "Status", "message": " pods \\"p\\" is forbidden "}', 'pods "p" is forbidden'),
+    (b'{"kind": "Status", "message": "quota \xff exceeded"}', "quota \ufffd exceeded"),  # bytes, not UTF-8
+    ("upstream connect error", ""), ('["a list"]', ""), ('{"kind": "Status"}', ""), (None, ""), (b"", ""),
+])
+def test_status_message_is_the_status_bodys_message_or_nothing(body: str | bytes | None, said: str) -> None:
+    """The one reading of a Status body that the runner's retry.message and the scheduler's api_problem share."""
+    assert kubeclient.status_message(body) == said

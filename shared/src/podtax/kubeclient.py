@@ -9,6 +9,7 @@ services do).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 from collections.abc import Callable
@@ -44,6 +45,16 @@ def load_config(cfg: Any, kubeconfig: Path | str | None, setting: str) -> None:
         fix = "fix or unset KUBECONFIG, " if files and not in_cluster else ""
         raise ConfigError(f"{setting}: cannot load Kubernetes access from {where} ({why}); {fix}point {setting} at "
                           "a working kubeconfig, or run in a cluster with a service account") from None
+
+
+def status_message(body: str | bytes | None) -> str:
+    """The `message` of a Kubernetes Status body (an API error's answer), stripped; '' when the body is none, not
+    JSON or has no message."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        return str(json.loads(text or "{}").get("message") or "").strip()
+    except (ValueError, AttributeError):
+        return ""
 
 
 def refresh_at_most_every(cfg: Any) -> None:

@@ -4,7 +4,6 @@ error re-raised as it was. Every other error (400, 403, 404, 409 ...) surfaces a
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -12,6 +11,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from kubernetes.client.exceptions import ApiException
+from podtax.kubeclient import status_message
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
 T = TypeVar("T")
@@ -29,11 +29,7 @@ def transient(exc: BaseException) -> bool:
 
 def message(exc: ApiException) -> str:
     """The server's words of a refusal: its Status's message (else the body), at most 300 characters."""
-    try:
-        said = str(json.loads(exc.body or "{}").get("message") or "").strip()
-    except (ValueError, AttributeError):
-        said = ""
-    return (said or str(exc.body or "").strip())[:300]
+    return (status_message(exc.body) or str(exc.body or "").strip())[:300]
 
 
 def brief(exc: BaseException | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from podtax.kubeclient import load_config, refresh_at_most_every, unvalidated
+from podtax.kubeclient import load_config, refresh_at_most_every, status_message, unvalidated
 
 log = logging.getLogger("podtax.scheduler.kube")
 COMPONENT = "benchmark-scheduler"
@@ -40,11 +40,7 @@ def api_problem(exc: BaseException) -> str:
     API not reached): its type and text."""
     if not isinstance(exc, ApiException):
         return f"{type(exc).__name__}: {exc}"
-    body = exc.body.decode("utf-8", "replace") if isinstance(exc.body, bytes) else exc.body or ""
-    try:
-        message = str(json.loads(body).get("message") or "")
-    except (ValueError, AttributeError):
-        message = ""
+    message = status_message(exc.body)
     text = f"HTTP {exc.status} {exc.reason}" + (f": {message}" if message and message != exc.reason else "")
     return f"{text} ({_FIX[exc.status]})" if exc.status in _FIX else text
 
