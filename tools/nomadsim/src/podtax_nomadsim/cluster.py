@@ -20,10 +20,16 @@ controller latencies, and fault knobs. A plain mapping (YAML file or dict):
       refuseCreatesAfter: 50              # the 51st and later creates fail with a plugin error
       hangCreates: ["-0003"]              # the create of a volume whose ID ends so never returns
       hangDeletes: ["-0005"]              # nor its delete (the other volumes' deletes go on)
+      failRequests: [{request: "GET /v1/volumes", status: 500, times: 3}]   # answered with Nomad's words
 
 The hang knobs are read by podtax_kubesim.faults, as kubesim's (an unknown key under faults is refused, kubesim's
 dropWatches too: nomadsim has no watches); an entry naming a resource names ``volumes`` (``volumes/-0003``), the only
 one here. `validate` leaves them parsed in ``hangs`` (a podtax_kubesim.faults.Faults).
+
+A ``failRequests`` entry (nomadsim's own) answers the first ``times`` requests of ``request`` ('<METHOD> <route>',
+the route as in the metrics' path_template: ``/v1/volumes``, ``/v1/volume/csi/:id/delete`` ...; ``times: 0``: every
+one) with ``status`` and the plain-text body real Nomad sends for it (FAIL_TEXT: a 500 ``No cluster leader`` while its
+servers elect none, a 429 from its per-client connection limit), doing nothing else.
 """
 
 from __future__ import annotations
@@ -37,6 +43,11 @@ from podtax_kubesim.cluster import read_yaml
 
 Obj = dict[str, Any]
 REFUSE = "refuseCreatesAfter"  # a fault of nomadsim's own; the hang knobs are kubesim's (podtax_kubesim.faults)
+FAIL = "failRequests"  # nomadsim's own too
+# the plain-text body Nomad answers with, by status (nomad/structs/errors.go ErrNoLeader; command/agent/http.go's
+# connLimiter, which also closes the connection; errCodeFromHandler's Permission denied)
+FAIL_TEXT = {500: "No cluster leader", 429: "Your IP is issuing too many concurrent connections, please rate limit "
+             "your calls\n", 403: "Permission denied"}
 
 DEFAULT_CLUSTER: Obj = {
     "region": "global",
@@ -111,7 +122,7 @@ def validate(data: Obj) -> Obj:
             or not all(acl.get(k) is None or isinstance(acl[k], str) for k in ("token", "readToken")):
         raise ValueError(f"acl: a mapping {{token: <secret>, readToken: <secret, reads only>}}, got {acl!r}")
     data["acl"] = acl
-    hangs = data["hangs"] = faults.parse(data, extra=(REFUSE,))  # hangCreates / hangDeletes, as kubesim's
+    hangs = data["hangs"] = faults.parse(data, extra=(REFUSE, FAIL))  # hangCreates / hangDeletes, as kubesim's
     for key, entries in (("hangCreates", hangs.hang_creates), ("hangDeletes", hangs.hang_deletes)):
         if other := [e for e in entries if e.rpartition("/")[0] not in ("", "volumes")]:
             raise ValueError(f"faults.{key}: nomadsim's only resource is volumes ('-0003' or 'volumes/-0003'), "
@@ -119,4 +130,18 @@ def validate(data: Obj) -> Obj:
     knobs = data["faults"] = data.get("faults") or {}
     if knobs.get(REFUSE) is not None:
         _count(knobs[REFUSE], f"faults.{REFUSE}")
+    data["fails"] = _fails(knobs.get(FAIL) or [])
     return data
+
+
+def _fails(entries: Any) -> list[Obj]:
+    """faults.failRequests, checked: [{request: 'METHOD /route', status: 400-599, times: n}]."""
+    ok = isinstance(entries, list) and all(
+        isinstance(e, dict) and set(e) <= {"request", "status", "times"} and isinstance(e.get("request"), str)
+        and len(e["request"].split()) == 2 and e["request"].split()[1].startswith("/")
+        and type(e.get("status")) is int and 400 <= e["status"] <= 599
+        and type(e.get("times", 0)) is int and e.get("times", 0) >= 0 for e in entries)
+    if not ok:
+        raise ValueError(f"faults.{FAIL}: a list of {{request: '<METHOD> <route>' ('GET /v1/volumes'), status: "
+                         f"<400-599>, times: <n, 0 = always>}}, got {entries!r}")
+    return [{"request": e["request"], "status": e["status"], "times": e.get("times", 0)} for e in entries]

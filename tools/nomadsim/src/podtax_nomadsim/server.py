@@ -14,6 +14,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from podtax_nomadsim import SIMULATED_HEADER
+from podtax_nomadsim.cluster import FAIL_TEXT
 from podtax_nomadsim.state import NomadError, State
 
 SIM_VERSION = "1.9.0"
@@ -96,6 +97,8 @@ class Server:
         self.acl_token = acl_token
         self.read_token = read_token  # a token whose policy reads only: a write answers 403 Permission denied
         self.region = state.cluster["region"]
+        self.fails: list[dict] = state.cluster.get("fails") or []  # fault failRequests (cluster.py)
+        self.failed: dict[int, int] = {}  # entry index -> requests it answered
         self.registry = CollectorRegistry()
         self.requests = Counter("nomad_http_requests", "HTTP requests served by the SIMULATED Nomad API "
                                 "(podtax nomadsim), by method, route template and status code",
@@ -132,6 +135,7 @@ class Server:
             if template not in ("/v1/status/leader", "/v1/status/peers"):
                 self._authorize(request)
             self._check_region(request)
+            self._fail(f"{request.method} {template}")
             response = await handler(request)
         except NomadError as exc:
             response = self._text(exc.message, exc.code)
@@ -168,6 +172,14 @@ class Server:
             raise NomadError("Permission denied", 403)  # no csi-write-volume in its policy
         if token not in (self.acl_token, self.read_token):
             raise NomadError("ACL token not found", 403)
+
+    def _fail(self, request: str) -> None:
+        """Fault failRequests: answer the first `times` requests of an entry with its status, in Nomad's words."""
+        for i, entry in enumerate(self.fails):
+            if entry["request"] == request and (not entry["times"] or self.failed.get(i, 0) < entry["times"]):
+                self.failed[i] = self.failed.get(i, 0) + 1
+                raise NomadError(FAIL_TEXT.get(entry["status"], "podtax nomadsim fault failRequests"),
+                                 entry["status"])
 
     def _check_region(self, request: web.Request) -> None:
         region = request.query.get("region")

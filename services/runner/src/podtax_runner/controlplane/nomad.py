@@ -158,26 +158,38 @@ class Nomad:
             return f"its plugins could not be listed: {exc}"
         return f"plugins: {', '.join(ids)}" if ids else "it has no CSI plugin at all"
 
-    def check_plugin(self, plugin_id: str) -> dict[str, Any]:
-        """The plugin must exist, have a healthy controller and support creating volumes."""
+    def setup(self, what: str, call: Callable[[], Any]) -> Any:
+        """`call()`, a set-up call of the run (`what`: 'the plugin check'), its failure ended in one line: Aborted
+        naming Nomad, the call, its answer, how often it was sent and what to do (a refused list of the run's volumes
+        escaped as executor-error, 'NomadError: 500 No cluster leader'); a 404 is re-raised for the caller to say."""
         try:
-            plugin = self.request("get", "GET", f"/v1/plugin/csi/{plugin_id}")
+            return call()
         except httpx.TimeoutException as exc:  # no answer in time (a refused connection raised Unreachable)
-            raise Aborted("nomad-unreachable", f"Nomad at {self.cfg.address} did not answer ({exc}): "
+            raise Aborted("nomad-unreachable", f"Nomad at {self.cfg.address} did not answer {what} ({exc}): "
                           f"set PODTAX_RUNNER_NOMAD_ADDR") from None
         except httpx.HTTPError as exc:  # it answered, not in HTTP (a protocol error), or broke the connection
             raise Aborted("nomad-error", f"Nomad at {self.cfg.address} gave no valid answer ({type(exc).__name__}: "
                           f"{exc}): is PODTAX_RUNNER_NOMAD_ADDR the address of Nomad's HTTP API?") from None
         except NomadError as exc:
             if exc.status == 404:
-                raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r} "
-                              f"({self._plugin_ids()}): set plugin_id to one of them") from None
+                raise
             if exc.status == 403:
                 raise Aborted("nomad-forbidden", f"Nomad refused the request ({exc.text.strip()}): set "
                               f"PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume") from None
-            fix = (f": set PODTAX_RUNNER_NOMAD_REGION to its region, or leave it empty (it is {self.cfg.region!r})"
-                   if "No path to region" in exc.text else "")
-            raise Aborted("nomad-error", f"Nomad at {self.cfg.address} refused the plugin check ({exc}){fix}") from None
+            fix = (f"set PODTAX_RUNNER_NOMAD_REGION to its region, or leave it empty (it is {self.cfg.region!r})"
+                   if "No path to region" in exc.text else "check that Nomad's servers answer and have a leader "
+                   "(`nomad server members`), then run again")
+            sent = f"sent {ATTEMPTS} times" if _transient(exc) else "not sent again: it would not help"
+            raise Aborted("nomad-error", f"Nomad at {self.cfg.address} refused {what} ({exc}; {sent}): nothing "
+                          f"was created; {fix}") from None
+
+    def check_plugin(self, plugin_id: str) -> dict[str, Any]:
+        """The plugin must exist, have a healthy controller and support creating volumes."""
+        try:
+            plugin = self.setup("the plugin check", lambda: self.request("get", "GET", f"/v1/plugin/csi/{plugin_id}"))
+        except NomadError:  # 404: setup says the others
+            raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r} "
+                          f"({self._plugin_ids()}): set plugin_id to one of them") from None
         if not plugin.get("ControllersHealthy"):
             raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
                           f"({plugin.get('ControllersHealthy', 0)}/{plugin.get('ControllersExpected', 0)})")
@@ -269,7 +281,8 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
             # a volume of one of the run's IDs that exists already (left by an earlier run): Nomad would answer its
             # create 200 without calling the plugin (it updates an identical volume), a provision of a few ms;
             # failed as Kubernetes' 409 is
-            existing = {vol_id for _, vol_id in nomad.volume_ids(prefix, ns)}
+            existing = {vol_id for _, vol_id in nomad.setup("the list of the run's volumes (GET /v1/volumes)",
+                                                            lambda: nomad.volume_ids(prefix, ns))}
         for vol_id in sorted(existing.intersection(ids)):
             failed(vol_id, f"create: volume {ns}/{vol_id} exists already, left by an earlier run (Nomad answers "
                            f"an identical create without creating it): remove its leftovers with `podtax volumes "
