@@ -40,3 +40,44 @@ def test_a_loopback_analyzer_answers_only_to_loopback_names(bind: str, evil: int
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def _start(tmp_path: Path, nats_url: str, port: int, **settings: str) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}
+    env.update(PODTAX_NATS_URL=nats_url, PODTAX_ANALYZER_DB=str(tmp_path / "podtax.duckdb"), PODTAX_LOG_FORMAT="text",
+               PODTAX_ANALYZER_PORT=str(port), **settings)
+    with open(tmp_path / "analyzer.log", "wb") as log:
+        return subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stderr=log)
+
+
+def test_an_analyzer_bound_wider_answers_only_to_its_allowed_hosts(nats_url: str, tmp_path: Path) -> None:
+    """Bound to 0.0.0.0 (the compose file, the manifests) it answered any Host; PODTAX_ANALYZER_ALLOWED_HOSTS now
+    lists the names it serves (loopback ones always), others get 400 saying which setting to change; /healthz
+    answers any name (a cluster's probes name the pod's address)."""
+    port = natsserver.free_port()
+    proc = _start(tmp_path, nats_url, port, PODTAX_ANALYZER_HOST="0.0.0.0",
+                  PODTAX_ANALYZER_ALLOWED_HOSTS="podtax.example.org, 10.0.0.5,[fd00::1]")
+    try:
+        wait_answering(f"http://127.0.0.1:{port}/healthz", proc, tmp_path / "analyzer.log")
+        for name in (f"podtax.example.org:{port}", "PODTAX.example.org.", "10.0.0.5", f"[fd00::1]:{port}",
+                     f"127.0.0.1:{port}", "localhost"):
+            assert _answers(port, name) == 200, name
+        for name in (f"evil.example:{port}", "podtax.example.org.evil.example", "10.0.0.6"):
+            refused = httpx.get(f"http://127.0.0.1:{port}/api/campaigns", headers={"Host": name}, timeout=10)
+            assert refused.status_code == 400, name
+            assert "PODTAX_ANALYZER_ALLOWED_HOSTS" in refused.json()["detail"], refused.text
+        probe = httpx.get(f"http://127.0.0.1:{port}/healthz", headers={"Host": f"10.1.2.3:{port}"}, timeout=10)
+        assert probe.status_code == 200, probe.text
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+@pytest.mark.parametrize("value", ["http://podtax.example.org", "podtax.example.org:8700", "a b", "x/api"])
+def test_a_bad_allowed_host_stops_the_analyzer_at_start(value: str, nats_url: str, tmp_path: Path) -> None:
+    proc = _start(tmp_path, nats_url, natsserver.free_port(), PODTAX_ANALYZER_ALLOWED_HOSTS=f"ok.example,{value}")
+    assert proc.wait(60) == 2
+    said = (tmp_path / "analyzer.log").read_text().strip().splitlines()
+    assert len(said) == 1 and "Traceback" not in said[0], said
+    assert said[0].startswith("podtax-analyzer: PODTAX_ANALYZER_ALLOWED_HOSTS: ") and repr(value) in said[0], said
+    assert "without scheme, port or path" in said[0], said

@@ -6,6 +6,8 @@ Bad configuration fails at start-up with a message naming the variable to fix:
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import socket
 import urllib.parse
 import uuid
@@ -132,6 +134,30 @@ def _readable_file(v: Path | None) -> Path | None:
     return v
 
 
+_HOST_LABEL = r"[a-z0-9_]([-a-z0-9_]{0,61}[a-z0-9])?"
+_HOST_NAME = re.compile(rf"^{_HOST_LABEL}(\.{_HOST_LABEL})*$")
+
+
+def host_names(value: str) -> frozenset[str]:
+    """The comma-separated names or addresses of PODTAX_ANALYZER_ALLOWED_HOSTS, lowercased, without a final dot or
+    an IPv6 address's brackets (as the Host header's name is compared); ValueError names the first that is not one
+    (a URL, a port, a path, a space inside)."""
+    names = set()
+    for given in value.split(","):
+        name = given.strip().lower().rstrip(".").removeprefix("[").removesuffix("]")
+        if not name:
+            continue
+        try:
+            names.add(str(ipaddress.ip_address(name)))
+        except ValueError:
+            if len(name) > 253 or not _HOST_NAME.match(name):
+                raise ValueError(f"{given.strip()!r} is not a host name or address: list names as clients put them "
+                                 "in the Host header, comma-separated, without scheme, port or path (e.g. "
+                                 "podtax.example.org,10.0.0.5)") from None
+            names.add(name)
+    return frozenset(names)
+
+
 NODE_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$"  # a node name, as Kubernetes names nodes
 
 
@@ -163,6 +189,10 @@ class AnalyzerSettings(Common):
     analyzer_host: str = Field("127.0.0.1", description="HTTP API bind address (on loopback the API answers only "
                                "to a loopback Host header: no DNS rebinding).")
     analyzer_port: int = Field(8700, ge=0, le=65535, description="HTTP API port (0 = pick a free one).")
+    analyzer_allowed_hosts: str = Field("", description="Comma-separated names (or addresses) the HTTP API answers "
+                                        "to in the Host header, besides loopback ones; another gets 400 (/healthz "
+                                        "excepted: probes). Empty = any name, or on loopback loopback names only.")
+    _allowed_hosts = field_validator("analyzer_allowed_hosts")(lambda v: ",".join(sorted(host_names(v))))
     # 2,000 events a batch stored a result for 113 µs of CPU against 132 µs (a commit's cost is mostly
     # fixed) but raised the analyzer's peak memory by ~40 MB at 100,000 results: 1,000 keeps it < 300 MB.
     analyzer_batch: int = Field(1000, ge=1, le=10000,

@@ -81,13 +81,14 @@ class ReparseJob(ReparseReport):
 
 
 def create_app(store: Store, token: str | None = None, reads_need_token: bool = False,
-               loopback_only: bool = False) -> FastAPI:
+               loopback_only: bool = False, allowed_hosts: frozenset[str] = frozenset()) -> FastAPI:
     """token: the bearer token mutating calls need (PODTAX_API_TOKEN; None refuses them all). loopback_only: answer
-    only to a loopback Host header (an analyzer listening on loopback: api_auth.host_refusal)."""
+    only to a loopback Host header (an analyzer listening on loopback: api_auth.host_refusal); allowed_hosts: the
+    other names it answers to (PODTAX_ANALYZER_ALLOWED_HOSTS)."""
     app = FastAPI(title="podtax analyzer", version="0.1.0",
                   description="Pod-vs-host benchmark results, comparisons and node scores.")
     app.state.store = store
-    api_auth.install(app, token, reads_need_token, loopback_only)
+    api_auth.install(app, token, reads_need_token, loopback_only, allowed_hosts)
     jobs = app.state.reparse_jobs = ReparseJobs(lambda campaign, progress: reparse(store, campaign, progress))
 
     @app.get("/healthz", response_model=Health, responses={503: {"model": Health}})

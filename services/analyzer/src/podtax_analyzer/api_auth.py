@@ -4,7 +4,8 @@ Mutating calls (anything but GET/HEAD/OPTIONS) need `Authorization: Bearer $PODT
 token configured they are refused (403), so an analyzer is never writable by anyone who reaches it.
 Reads stay open unless reads_need_token (PODTAX_API_READS_NEED_TOKEN); /healthz is always open (probes).
 An analyzer listening on loopback answers only to a loopback Host header: a web page that points its own name at
-127.0.0.1 (DNS rebinding) must not read the results through the user's browser."""
+127.0.0.1 (DNS rebinding) must not read the results through the user's browser. Bound wider, it answers to any
+name unless PODTAX_ANALYZER_ALLOWED_HOSTS lists the ones it serves (loopback names always)."""
 
 from __future__ import annotations
 
@@ -43,22 +44,31 @@ def verdict(method: str, path: str, header: str | None, token: str | None, reads
     return 0, ""
 
 
-def host_refusal(header: str | None, loopback_only: bool) -> str | None:
-    """Why a request whose Host header is `header` is not this analyzer's (None when it is)."""
+def host_refusal(header: str | None, loopback_only: bool, allowed: frozenset[str] = frozenset(),
+                 path: str = "") -> str | None:
+    """Why a request whose Host header is `header` is not this analyzer's (None when it is). `allowed`
+    (PODTAX_ANALYZER_ALLOWED_HOSTS, config.host_names): the names it answers to besides loopback ones, /healthz
+    excepted (a cluster's probes name the pod's address); unset, one listening on loopback answers only to those."""
     try:
         name = urllib.parse.urlsplit(f"//{header or ''}").hostname
     except ValueError:  # a port that is no number, a broken [IPv6]
         name = None
-    if not loopback_only or loopback(name):
+    if loopback(name) or not (allowed or loopback_only):
         return None
+    if allowed:
+        if path in OPEN_PATHS or (name or "").rstrip(".") in allowed:
+            return None
+        return (f"Host {(header or '')[:100]!r} is not one this analyzer answers to: add its name to "
+                f"PODTAX_ANALYZER_ALLOWED_HOSTS to serve it")
     return (f"Host {(header or '')[:100]!r} is not this analyzer's: it listens on loopback and answers only to "
             f"127.0.0.1, localhost or ::1 (set PODTAX_ANALYZER_HOST to serve other names)")
 
 
-def install(app: FastAPI, token: str | None, reads_need_token: bool = False, loopback_only: bool = False) -> None:
+def install(app: FastAPI, token: str | None, reads_need_token: bool = False, loopback_only: bool = False,
+            allowed_hosts: frozenset[str] = frozenset()) -> None:
     @app.middleware("http")
     async def authenticate(request: Request, call_next):  # type: ignore[no-untyped-def]
-        if reason := host_refusal(request.headers.get("host"), loopback_only):
+        if reason := host_refusal(request.headers.get("host"), loopback_only, allowed_hosts, request.url.path):
             return JSONResponse({"detail": reason}, status_code=400)
         code, reason = verdict(request.method, request.url.path, request.headers.get("authorization"), token,
                                reads_need_token)

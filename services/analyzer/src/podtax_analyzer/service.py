@@ -14,7 +14,7 @@ import uvicorn
 from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
 from podtax.bus import Bus, ConsumerSpec, Unavailable
-from podtax.config import AnalyzerSettings, ConfigError
+from podtax.config import AnalyzerSettings, ConfigError, host_names
 from podtax.service import service_streams
 
 from podtax_analyzer import api_auth
@@ -202,7 +202,8 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
         raise ConfigError(cannot_open(settings.analyzer_db, damaged))
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None
-    app = create_app(store, token, settings.api_reads_need_token, api_auth.loopback(settings.analyzer_host))
+    app = create_app(store, token, settings.api_reads_need_token, api_auth.loopback(settings.analyzer_host),
+                     host_names(settings.analyzer_allowed_hosts))
     app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
     app.state.storage_problem = lambda: analyzer.storage_problem  # ... and while writes fail (disk full...)
     server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
