@@ -12,9 +12,11 @@ from __future__ import annotations
 import hmac
 import urllib.parse
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from podtax.localauth import loopback
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 READ_METHODS = ("GET", "HEAD", "OPTIONS")
 OPEN_PATHS = ("/healthz",)
@@ -64,16 +66,34 @@ def host_refusal(header: str | None, loopback_only: bool, allowed: frozenset[str
             f"127.0.0.1, localhost or ::1 (set PODTAX_ANALYZER_HOST to serve other names)")
 
 
+class Guard:
+    """The checks above before every HTTP request, as plain ASGI: Starlette's BaseHTTPMiddleware (app.middleware)
+    ended a streamed answer whose rows failed mid-way (rowstream) as if whole, so a client got 200 and a cut-short
+    JSON array with the chunked body's proper end; uvicorn now sees the error and drops the connection instead."""
+
+    def __init__(self, app: ASGIApp, token: str | None, reads_need_token: bool, loopback_only: bool,
+                 allowed_hosts: frozenset[str]) -> None:
+        self.app, self.token, self.reads_need_token = app, token, reads_need_token
+        self.loopback_only, self.allowed_hosts = loopback_only, allowed_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers, path = Headers(scope=scope), scope["path"]
+        if reason := host_refusal(headers.get("host"), self.loopback_only, self.allowed_hosts, path):
+            await JSONResponse({"detail": reason}, status_code=400)(scope, receive, send)
+            return
+        code, reason = verdict(scope["method"], path, headers.get("authorization"), self.token,
+                               self.reads_need_token)
+        if code:
+            extra = {"WWW-Authenticate": 'Bearer realm="podtax"'} if code == 401 else {}
+            await JSONResponse({"detail": reason}, status_code=code, headers=extra)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def install(app: FastAPI, token: str | None, reads_need_token: bool = False, loopback_only: bool = False,
             allowed_hosts: frozenset[str] = frozenset()) -> None:
-    @app.middleware("http")
-    async def authenticate(request: Request, call_next):  # type: ignore[no-untyped-def]
-        if reason := host_refusal(request.headers.get("host"), loopback_only, allowed_hosts, request.url.path):
-            return JSONResponse({"detail": reason}, status_code=400)
-        code, reason = verdict(request.method, request.url.path, request.headers.get("authorization"), token,
-                               reads_need_token)
-        if code:
-            headers = {"WWW-Authenticate": 'Bearer realm="podtax"'} if code == 401 else {}
-            return JSONResponse({"detail": reason}, status_code=code, headers=headers)
-        response: Response = await call_next(request)
-        return response
+    app.add_middleware(Guard, token=token, reads_need_token=reads_need_token, loopback_only=loopback_only,
+                       allowed_hosts=allowed_hosts)

@@ -132,10 +132,16 @@ def same_analyzer(base: str, up_api: str) -> bool:
 
 def api_json(resp: Any, base: str) -> Any:
     """The JSON of an answer from the analyzer at `base`; one line and exit 1 when the server there sent
-    something else (PODTAX_API_URL or --api naming another web server, a proxy's error page)."""
+    something else (PODTAX_API_URL or --api naming another web server, a proxy's error page), or JSON that does
+    not end: a streamed answer (/api/runs, /api/results, phases) says 200 before its rows, so an error while they
+    are read leaves the array cut short; none of it is used."""
     try:
         return resp.json()
     except ValueError:
+        if resp.content.lstrip()[:1] in (b"[", b"{"):  # JSON that began and did not end (a page would not)
+            raise fail(f"the analyzer at {base} cut its answer short ({len(resp.content):,} bytes of JSON that is "
+                       f"not whole): it failed while sending it (its log says why); nothing of it is shown: "
+                       f"run the command again") from None
         raise fail(f"the server at {base} answered HTTP {resp.status_code} without JSON; is it the analyzer? "
                    f"(set PODTAX_API_URL or --api to the analyzer's address)") from None
 
