@@ -9,8 +9,9 @@ names wider than their column are fine. `--metrics` adds two columns (CPU used p
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
 are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
 stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED; passed, failed and skipped counts that fall short
-of the dispatched instances are flagged PARTIAL. A verbose log's `stress-ng 0.19.02` debug line
-gives the version.
+of the dispatched instances are flagged PARTIAL. A run whose counters stress-ng's own metrics-check found
+corrupted (an instance killed mid-run: `data is compromised`) is refused (`fatal`). A verbose log's
+`stress-ng 0.19.02` debug line gives the version.
 
 Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
 is the `cpu` row for the stress-ng-cpu test, else the only row. Every other row is prefixed with
@@ -42,6 +43,7 @@ from podtax.parsers.stressng_checks import (
     missing_rows,
     no_rows_failure,
     no_work_flag,
+    refuse_corrupted,
     refuse_damaged_rows,
     refuse_no_work,
     refuse_repeated_rows,
@@ -360,6 +362,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
         raise no_rows_failure(s)
+    if s.errors:
+        refuse_corrupted(s.errors)
     primary = _primary(s.rows, test, "," in s.hogs)
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()

@@ -85,6 +85,23 @@ def refuse_no_work(rows: list[Row], primary: str | None) -> list[str]:
     return idle
 
 
+# stress-ng's check of its own counters (`metrics-check`, 0.15 and later): an instance died mid-run
+_CORRUPT = ("corrupted bogo-ops counter", "hash error in bogo-ops counter", "stressor metrics corrupted")
+
+
+def refuse_corrupted(errors: list[str]) -> None:
+    """stress-ng found its own metrics corrupted (`metrics-check: stressor metrics corrupted, data is compromised`,
+    after `cpu instance 0 corrupted bogo-ops counter, 1338 vs 0`): an instance was killed mid-run (SIGKILL, the
+    OOM killer), and the row still printed sums its counters with a real time averaged over it (a rate twice the
+    survivor's, or 0.00 s and a rate of 0). Refused: stress-ng itself says the figures are not the run's."""
+    bad = [e for e in errors if any(word in e for word in _CORRUPT)]
+    if bad:
+        raise ParseFailure("fatal", f"stress-ng found its own metrics corrupted (`{bad[0][:200]}`"
+                                    f"{f' and {len(bad) - 1} more such line(s)' if len(bad) > 1 else ''}): an "
+                                    "instance died mid-run (killed: SIGKILL, the OOM killer?), so its row is not "
+                                    "the run's figure")
+
+
 def missing_rows(hogs: str, rows: list[Row]) -> list[str]:
     """The stressors of `dispatching hogs: 4 cpu, 2 vm` that have no row in the metrics table."""
     names = {r[0] for r in rows}
