@@ -72,3 +72,28 @@ def test_a_failing_disk_makes_the_batch_unavailable_and_it_is_stored_once_space_
     stored = store.cursor().execute("SELECT count(*) FROM runs").fetchone()
     assert stored == (2,)
     store.close()
+
+
+def test_healthz_names_the_file_not_its_folder(tmp_path: Path) -> None:
+    """/healthz answers anyone who reaches the API, with no token even when reads need one (probes): it named the
+    DuckDB file's full path, and its storage problem the folder again (DuckDB's own message too), saying where the
+    analyzer's data lives on the machine (a home folder, a user's name). Now the file's name only; the log keeps
+    the whole text (storage_advice, logged where the batch is held)."""
+    settings = AnalyzerSettings(analyzer_db=tmp_path / "a.duckdb")
+    store = Store(settings.analyzer_db)
+    analyzer = Analyzer(settings, bus=None, store=store)  # type: ignore[arg-type] - handle_batch needs no bus
+
+    def disk_full(part: list[events.Envelope]) -> set[str]:
+        raise duckdb.IOException(f'IO Error: Could not write file "{tmp_path}/a.duckdb.wal": No space left on device')
+
+    store.write_batch = disk_full  # type: ignore[method-assign] - the disk, not the events, fails
+    app = create_app(store, "a-token-of-16-chars", reads_need_token=True)
+    app.state.storage_problem = lambda: analyzer.storage_problem
+    with pytest.raises(Unavailable, match=str(tmp_path)):  # the log's text names the folder
+        asyncio.run(analyzer.handle_batch([_failure("r1")]))
+    health = TestClient(app).get("/healthz")
+    assert health.status_code == 503 and health.json()["db"] == "a.duckdb", health.text
+    assert health.json()["storage"].startswith("storing to a.duckdb failed (IOException: IO Error: Could not write "
+                                               'file "a.duckdb.wal": No space left on device)'), health.text
+    assert str(tmp_path) not in health.text and tmp_path.name not in health.text, health.text
+    store.close()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Query, Request, Response
@@ -80,6 +82,16 @@ class ReparseJob(ReparseReport):
     error: str | None
 
 
+def without_folder(text: str, path: Path) -> str:
+    """`text` with `path`'s folder left out wherever it names it (as given and resolved): /healthz is open to
+    anyone who reaches the API (probes), and a full path says more of the machine (a home folder, a user's name)
+    than the file's name; the analyzer's log keeps the whole text."""
+    for folder in sorted({str(path.parent.resolve()), str(path.parent)}, key=len, reverse=True):
+        if folder.rstrip(os.sep) not in ("", "."):  # not the root's or the current folder's
+            text = text.replace(folder.rstrip(os.sep) + os.sep, "")
+    return text
+
+
 def create_app(store: Store, token: str | None = None, reads_need_token: bool = False,
                loopback_only: bool = False, allowed_hosts: frozenset[str] = frozenset()) -> FastAPI:
     """token: the bearer token mutating calls need (PODTAX_API_TOKEN; None refuses them all). loopback_only: answer
@@ -101,8 +113,8 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
         if not connected or fault:
             response.status_code = 503
         status = "nats disconnected" if not connected else "storage unavailable" if fault else "ok"
-        return Health(status=status, db=str(store.path), runs=n, nats="connected" if connected else "disconnected",
-                      storage=fault or "ok")
+        return Health(status=status, db=store.path.name, runs=n, nats="connected" if connected else "disconnected",
+                      storage=without_folder(fault, store.path) if fault else "ok")
 
     @app.get("/api/runs", response_model=list[Run])
     def runs(request: Request, campaign: str | None = None, status: str | None = Query(None, pattern="^(ok|failed)$"),
