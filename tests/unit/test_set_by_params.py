@@ -18,6 +18,8 @@ WINDOW = "hdparm times its reads over a fixed window"
     ("sysbench-cpu", f"events=10000 {CPU} time=60", "events", [10000] * 3, 0, "events=10000 fixes"),
     ("sysbench-cpu", f"events=200 {CPU} time=0", "events", [200] * 3, 0, "events=200 fixes"),
     ("sysbench-cpu", f"events=0 {CPU} time=10", "events", RUNS, 0, None),  # runs for --time: a throughput
+    ("sysbench-cpu", f"events=0 {CPU} time=10", "events", [1000] * 4, 0, None),  # events=0: no count limit
+    ("stress-ng-cpu", "ops=0 threads=1 timeout=10", "bogo_ops", [3000] * 3, 0, None),  # ops=0: none either
     ("sysbench-cpu", f"events=100000 {CPU} time=10", "events", RUNS, 3, None),  # every run SHORT: a throughput
     ("sysbench-cpu", f"events=100000 {CPU} time=10", "events", [*RUNS, 100000], 3, None),  # some SHORT
     ("sysbench-cpu", CPU, "events", [200] * 4, 0, "every run counted the same events, 200"),  # the manifest omits it

@@ -353,6 +353,8 @@ def set_by_params(test: str, params: str, metric: str, values: Sequence[float] =
     if value not in (None, 0, "0") and (rule.other is None or other == 0):
         both = f" {rule.other}=0" if rule.other else ""
         return Fixed("the parameters", f"{rule.param}={value}{both} fixes {metric} in every run that did its work")
+    if value in (0, "0"):  # the params name no count limit: the runs' count is a throughput, however alike
+        return None
     if len(values) > 1 and len(set(values)) == 1:  # the manifest does not say, yet every run counted the same
         return Fixed("the parameters", f"every run counted the same {metric}, {values[0]:g}: a count limit "
                                        f"({rule.param}) stopped them, though the params do not say so")
