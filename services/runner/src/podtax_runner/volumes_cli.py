@@ -60,7 +60,19 @@ def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | 
         typer.echo(f"still present: {line}", err=True)
     for line in removed.unlisted:  # each list that got no answer, and what it left
         typer.echo(f"not cleaned: {line}", err=True)
+    _again("kubernetes", [*removed.remaining, *removed.unlisted], namespace, campaign)
     return removed.names, removed.left, len(removed.unlisted)
+
+
+def _again(name: str, said: list[str], namespace: str | None, campaign: str | None) -> None:
+    """After what stayed was said (each with why), the command that removes it once that is mended: this one again,
+    unless the lines name their own (a PV of an unknown campaign names one without --campaign)."""
+    if not said or any("`podtax volumes cleanup" in line for line in said):
+        return
+    again = f"podtax volumes cleanup --backend {name}" + (f" --campaign {campaign}" if campaign else "") \
+        + (f" --namespace {namespace}" if namespace else "")
+    typer.echo(f"{name}: not everything was removed (said above, with why): once that is mended, run `{again}` "
+               "again", err=True)
 
 
 def _nomad_config(address: str | None) -> NomadConfig:
@@ -85,6 +97,7 @@ def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> 
         client.close()
     for line in removed.remaining:  # each volume that stayed, and why
         typer.echo(f"still present: {line}", err=True)
+    _again("nomad", removed.remaining, namespace, campaign)
     return removed.names, removed.left, 0
 
 

@@ -65,7 +65,8 @@ class Emulator:
         self.logs = Logs()
         self.server = Server(self.store, self.api, self.logs, bookmark_interval, self.token,
                              faults.parse(self.cluster,
-                                          extra=(faults.DROP, faults.HANG_LISTS, faults.FAIL, faults.FORBID)))
+                                          extra=(faults.DROP, faults.HANG_LISTS, faults.FAIL, faults.FORBID,
+                                                 faults.FAIL_DELETES)))
         duration = sampler(sim_duration if sim_duration is not None else sim.get("defaultDurationSeconds", 1.0),
                            self.rng, 1.0)
         delay = start_delay if start_delay is not None else float(sim.get("startDelaySeconds", 0.0))

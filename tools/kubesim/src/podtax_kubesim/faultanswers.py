@@ -20,17 +20,21 @@ REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFo
            422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout"}
 
 
-def failed_create(entry: FailCreate, plural: str, namespace: str | None, name: str) -> ApiError:
-    """The answer of fault failCreates: a Status as a real API server words that code (403: RBAC's sentence)."""
+def failed_create(entry: FailCreate, plural: str, namespace: str | None, name: str, op: str = "create") -> ApiError:
+    """The answer of fault failCreates (failDeletes: `op` "delete"): a Status as a real API server words that code
+    (403: RBAC's sentence)."""
     reason = REASONS.get(entry.status, "InternalError" if entry.status >= 500 else "BadRequest")
     details: Obj = {"name": name, "kind": plural}
     if entry.retry_after:
         details["retryAfterSeconds"] = entry.retry_after
     where = f' in the namespace "{namespace}"' if namespace else ""
-    message = {403: f'{plural} is forbidden: User "podtax-kubesim" cannot create resource "{plural}" in API group '
+    fault = "failCreates" if op == "create" else "failDeletes"
+    message = {403: f'{plural} "{name}" is forbidden: User "podtax-kubesim" cannot {op} resource "{plural}" in API '
+                    f'group ""{where} (podtax kubesim fault {fault})' if op != "create" else
+                    f'{plural} is forbidden: User "podtax-kubesim" cannot create resource "{plural}" in API group '
                     f'""{where} (podtax kubesim fault failCreates)',
-               429: "Too many requests, please try again later. (podtax kubesim fault failCreates)"}.get(
-        entry.status, f"create of {plural} {name} failed (podtax kubesim fault failCreates)")
+               429: f"Too many requests, please try again later. (podtax kubesim fault {fault})"}.get(
+        entry.status, f"{op} of {plural} {name} failed (podtax kubesim fault {fault})")
     return ApiError(entry.status, reason, message, details)
 
 

@@ -7,6 +7,7 @@ own: a watch that drops, a list that never answers.
       dropWatches: [{resource: persistentvolumes, afterEvents: 3, downSeconds: 2}]
       hangLists: ["persistentvolumes"]                 # a list (not a watch) of that resource: no answer
       failCreates: [{match: "jobs/", status: 500, times: 2}]   # the first 2 POSTs of a Job: a 500 Status
+      failDeletes: [{match: "persistentvolumeclaims/", status: 429, times: 0}]   # every claim's DELETE: throttled
 
 An entry is a name ending, or ``<resource plural>/<name ending>`` to hang only that resource's calls. The
 request is read and then held, unanswered and without effect (the object is not created, or not deleted),
@@ -26,9 +27,10 @@ Kubernetes Status with the real API server's reason: 403 Forbidden, 429 TooManyR
 creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down. ``retryAfter`` (seconds; 1 for a
 429 unless given, as the API server's max-in-flight and priority-and-fairness filters say, else none) goes in the
 Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as apimachinery's ErrorNegotiated writes it.
-A ``forbid`` entry (kubesim's: ``FORBID`` in `extra`), '<verb> <resource plural>' with an RBAC verb (get, list,
-watch, create, update, patch, delete, deletecollection), is refused as RBAC refuses a request its user has no role
-for (faultanswers.py): 403 Forbidden, ``persistentvolumes is forbidden: User "..." cannot
+A ``failDeletes`` entry (kubesim's: ``FAIL_DELETES`` in `extra`) does the same to DELETEs of one object, which then
+deletes nothing. A ``forbid`` entry (kubesim's: ``FORBID`` in `extra`), '<verb> <resource plural>' with an RBAC verb
+(get, list, watch, create, update, patch, delete, deletecollection), is refused as RBAC refuses a request its user
+has no role for (faultanswers.py): 403 Forbidden, ``persistentvolumes is forbidden: User "..." cannot
 list resource "persistentvolumes" in API group "" at the cluster scope``.
 """
 
@@ -42,6 +44,7 @@ KEYS = {"create": "hangCreates", "delete": "hangDeletes"}
 DROP = "dropWatches"
 HANG_LISTS = "hangLists"
 FAIL = "failCreates"
+FAIL_DELETES = "failDeletes"
 FORBID = "forbid"
 RBAC_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 
@@ -69,6 +72,7 @@ class Faults:
     hang_lists: tuple[str, ...] = ()  # resource plurals
     fail_creates: tuple[FailCreate, ...] = ()
     forbid: frozenset[tuple[str, str]] = frozenset()  # (RBAC verb, resource plural) the user may not do
+    fail_deletes: tuple[FailCreate, ...] = ()  # failDeletes: FailCreate entries matching DELETEs
 
     def forbids(self, verb: str, plural: str) -> bool:
         """True when the RBAC `verb` (list, create ...) on resource `plural` is to be refused (403)."""
@@ -83,9 +87,10 @@ class Faults:
                 return True
         return False
 
-    def failing(self, plural: str, name: str) -> FailCreate | None:
-        """The failCreates entry that matches a create of object `name` of resource `plural` (the caller counts)."""
-        for entry in self.fail_creates:
+    def failing(self, plural: str, name: str, op: str = "create") -> FailCreate | None:
+        """The failCreates (op "delete": failDeletes) entry that matches a create of object `name` of resource
+        `plural` (the caller counts)."""
+        for entry in self.fail_creates if op == "create" else self.fail_deletes:
             only, _, ending = entry.match.rpartition("/")
             if name.endswith(ending) and only in ("", plural):
                 return entry
@@ -119,10 +124,11 @@ def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
         raise ValueError(f"faults.{FORBID}: a list of '<verb> <resource plural>' ('list persistentvolumes'; verbs: "
                          f"{', '.join(RBAC_VERBS)}), got {forbid!r}")
     return Faults(lists["hangCreates"], lists["hangDeletes"], _drops(faults.get(DROP) or []), tuple(hang_lists),
-                  _fails(faults.get(FAIL) or []), frozenset((v, r) for v, r in pairs))
+                  _fails(faults.get(FAIL) or []), frozenset((v, r) for v, r in pairs),
+                  _fails(faults.get(FAIL_DELETES) or [], FAIL_DELETES))
 
 
-def _fails(entries: Any) -> tuple[FailCreate, ...]:
+def _fails(entries: Any, key: str = FAIL) -> tuple[FailCreate, ...]:
     out = []
     for e in entries if isinstance(entries, list) else [entries]:
         times = e.get("times", 0) if isinstance(e, dict) else None
@@ -131,7 +137,7 @@ def _fails(entries: Any) -> tuple[FailCreate, ...]:
             and isinstance(e.get("match"), str) and type(e.get("status")) is int and 400 <= e["status"] <= 599 \
             and type(times) is int and times >= 0 and type(after) is int and after >= 0
         if not ok:
-            raise ValueError(f"faults.{FAIL}: a list of {{match: <name ending or plural/ending>, status: <400-599>, "
+            raise ValueError(f"faults.{key}: a list of {{match: <name ending or plural/ending>, status: <400-599>, "
                              f"times: <n, 0 = always>, retryAfter: <s>}}, got {entries!r}")
         out.append(FailCreate(e["match"], e["status"], times, after))
     return tuple(out)

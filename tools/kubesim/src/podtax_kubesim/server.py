@@ -201,6 +201,7 @@ class Server:
                 options["propagationPolicy"] = request.query["propagationPolicy"]
             if name:
                 await self._hang("delete", res, name)
+                self._fail(res, ns, name, "delete")
                 return reply(self.api.delete(res, ns or "", name, options))
             return self._delete_collection(request, res, ns, options)
         raise ApiError(405, "MethodNotAllowed", f"method {method} is not allowed")
@@ -220,13 +221,14 @@ class Server:
         if (refusal := forbidden(self.faults, info, ns)) is not None:
             raise refusal
 
-    def _fail(self, res: Resource, namespace: str | None, name: str) -> None:
-        """Fault failCreates (faults.py): answer a matching create with the entry's status, creating nothing."""
-        entry = self.faults.failing(res.plural, name)
+    def _fail(self, res: Resource, namespace: str | None, name: str, op: str = "create") -> None:
+        """Fault failCreates / failDeletes (faults.py): answer a matching create or delete with the entry's status,
+        doing nothing."""
+        entry = self.faults.failing(res.plural, name, op)
         if entry is None or (entry.times and self._failed.get(id(entry), 0) >= entry.times):
             return
         self._failed[id(entry)] = self._failed.get(id(entry), 0) + 1
-        raise failed_create(entry, res.plural, namespace, name)
+        raise failed_create(entry, res.plural, namespace, name, op)
 
     @staticmethod
     async def _body(request: web.Request, optional: bool = False) -> Any:

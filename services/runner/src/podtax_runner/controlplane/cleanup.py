@@ -23,14 +23,16 @@ from podtax_runner.controlplane.common import (
     last_error,
     timed_out,
 )
-from podtax_runner.controlplane.kubeapi import Kube, Obj
+from podtax_runner.controlplane.kubeapi import ATTEMPTS, Kube, Obj
 from podtax_runner.controlplane.timeline import Timeline
+from podtax_runner.retry import brief, transient
 
 log = logging.getLogger("podtax.runner.controlplane")
 CLEANUP_WAIT_S = 30.0  # how long a Kubernetes run's cleanup waits for what it left behind to go (kubernetes)
 WORKERS = 8  # the cleanup's deletes in flight at once
 DELETE_MIN_S = 1.0  # the least a delete is given before its worker takes the next, however many wait their turn
 DELETED, GONE, HUNG, UNSENT = "deleted", "gone", "hung", "unsent"  # what became of a delete
+REFUSED = "not deleted: its delete was refused:"  # then the answer (`refused`)
 # why an object stayed, by what became of its delete (else its state: deleting, or still listed)
 WHY = {HUNG: "its delete got no answer in time; it may stay",
        UNSENT: "not tried: the wait ran out (deletes that got no answer held it)"}
@@ -73,17 +75,25 @@ def _delete_pv(kube: Kube, name: str, until: float) -> str:
     return _deleted(kube, kube.core.delete_persistent_volume, name, until)
 
 
+def refused(answer: str, retried: bool) -> str:
+    """What became of a delete the API refused (REFUSED), for `remaining`: its answer and how often it was sent
+    (`retried`: the answer is one calls are sent again after, ATTEMPTS times in all)."""
+    return f"{REFUSED} {answer} ({f'sent {ATTEMPTS} times' if retried else 'not sent again'})"
+
+
 def _deleted(kube: Kube, fn: object, name: str, until: float, *args: object, **kwargs: object) -> str:
-    """Delete `name` (its answer awaited until `until`): DELETED, GONE (404), or HUNG when it got no answer in time
+    """Delete `name` (its answer awaited until `until`): DELETED, GONE (404), HUNG when it got no answer in time
     (it stays: the wait below counts it left, where a timeout ended the cleanup, and with it the run it cleaned up
-    after)."""
+    after), or `refused` when the API refused it after its attempts (a 429 at each: the ApiException ended the whole
+    cleanup, the objects deleted meanwhile unsaid and the one left unnamed)."""
     try:
         kube.call("delete", fn, name, *args, until=until, **kwargs)
         return DELETED
     except ApiException as exc:
         if exc.status == 404:
             return GONE
-        raise
+        log.warning("cleanup: the delete of %s was refused: %s", name, brief(exc))
+        return refused(brief(exc), transient(exc))
     except CALL_ERRORS as exc:
         if not timed_out(exc):
             raise
@@ -113,6 +123,11 @@ def _side_by_side(deadline: float, deletes: list[Callable[[float], str]]) -> lis
 
     with ThreadPoolExecutor(max_workers=min(WORKERS, len(deletes)), thread_name_prefix="podtax-cp-clean") as ex:
         return list(ex.map(send, deletes))
+
+
+def _what_became(done: str) -> str:
+    """Why an object whose delete was sent is still present, from what became of it ('' when it was answered)."""
+    return WHY.get(done, "") or (done if done.startswith(REFUSED) else "")
 
 
 def _state(obj: Obj) -> str:
@@ -169,7 +184,8 @@ def _why(pv: Obj, became: dict[str, str] | None = None) -> str:
         state = f"deleting, held by finalizers {', '.join(meta.get('finalizers') or [])}"
     done = (became or {}).get(f"persistentvolume {meta.get('name')}", "")
     return (f"persistentvolume {meta.get('name')} ({state}; reclaim policy {spec.get('persistentVolumeReclaimPolicy')})"
-            f" of claim {ref.get('namespace')}/{ref.get('name')}" + (f": {WHY[done]}" if done in WHY else ""))
+            f" of claim {ref.get('namespace')}/{ref.get('name')}" + (f": {_what_became(done)}" if _what_became(done)
+                                                                     else ""))
 
 
 def _unsure(pv: Obj) -> str:
@@ -225,6 +241,8 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
                                        m["namespace"], until)
             for m in claims])):
         became[f"persistentvolumeclaim {m['namespace']}/{m['name']}"] = done
+        if done.startswith(REFUSED):  # it stays, and its PV with it: neither is waited for
+            deleted.discard((m["namespace"], m["name"]))
         if done == DELETED:
             out.names.append(f"persistentvolumeclaim {m['namespace']}/{m['name']}")
     orphans, unsure = _listed(out, f"persistent volumes whose claim of {where} is gone", not_deleted,
@@ -252,7 +270,9 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
                 if _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes])
         left = sum(len(items) for items in found if items is not None)
         out.left = left + len(stayed or []) + len(unsure)
-        if stayed is None or None in found or not left and not stayed or time.monotonic() > deadline:
+        # a refused delete's object stays: no use waiting for it
+        waited = sum(not became.get(key, "").startswith(REFUSED) for key, _ in _keyed(found))
+        if stayed is None or None in found or not waited and not stayed or time.monotonic() > deadline:
             out.remaining = [*_stayed(found, became), *(_why(pv, became) for pv in stayed or []), *out.remaining]
             return out
         time.sleep(0.2)
@@ -260,12 +280,13 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
 
 def _stayed(found: list[list[Obj] | None], became: dict[str, str]) -> list[str]:
     """Each pod and claim still listed (found: the wait's last lists), with why."""
-    out = []
-    for kind, items in zip(("pod", "persistentvolumeclaim"), found, strict=True):
-        for obj in items or []:
-            key = f"{kind} {obj['metadata'].get('namespace')}/{obj['metadata']['name']}"
-            out.append(f"{key}: {WHY.get(became.get(key, ''), '') or _state(obj)}")
-    return out
+    return [f"{key}: {_what_became(became.get(key, '')) or _state(obj)}" for key, obj in _keyed(found)]
+
+
+def _keyed(found: list[list[Obj] | None]) -> list[tuple[str, Obj]]:
+    """("kind namespace/name", object) of each pod and claim listed (found: pods, claims)."""
+    return [(f"{kind} {obj['metadata'].get('namespace')}/{obj['metadata']['name']}", obj)
+            for kind, items in zip(("pod", "persistentvolumeclaim"), found, strict=True) for obj in items or []]
 
 
 def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, volumes: Collection[str] = ()) -> None:

@@ -20,7 +20,7 @@ from podtax.config import RunnerSettings
 from podtax.templates import VolumeChurn
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.cleanup import WORKERS, Removed, delete_share
+from podtax_runner.controlplane.cleanup import WORKERS, Removed, delete_share, refused
 from podtax_runner.controlplane.common import (
     Aborted,
     Context,
@@ -356,7 +356,7 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
     saved = nomad.deadline
     hung: set[tuple[str, str]] = set()
     unsent: set[tuple[str, str]] = set()  # not sent: the wait had run out
-    refused: dict[tuple[str, str], str] = {}
+    said: dict[tuple[str, str], str] = {}  # refused: what became of its delete (cleanup.refused)
     went: set[tuple[str, str]] = set()  # deleted (or found gone) in this round
     share = wait_s  # a delete's time in this round: its share of what is left of the wait
 
@@ -378,12 +378,14 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
             hung.add(volume)
         except NomadError as exc:
             if "volume not found" not in exc.text:
-                refused[volume] = str(exc)
+                said[volume] = refused(str(exc).splitlines()[0], _transient(exc))
             else:
                 went.add(volume)
 
     try:
-        while todo := [v for v in ours() if v not in hung]:
+        # a delete refused after its attempts is not sent again (every 0.2 s until the wait ran out, 60 s to
+        # `podtax volumes cleanup`, a throttled Nomad was sent 3 requests a round)
+        while todo := [v for v in ours() if v not in hung and v not in said]:
             nomad.deadline = end - reserve
             went.clear()
             share = delete_share(end - reserve, len(todo))
@@ -396,7 +398,7 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
             time.sleep(0.2)
         left = ours()
         out.left = len(left)
-        out.remaining = [f"nomad volume {ns}/{vol_id}: " + _why_left((ns, vol_id), hung, unsent, refused)
+        out.remaining = [f"nomad volume {ns}/{vol_id}: " + _why_left((ns, vol_id), hung, unsent, said)
                          for ns, vol_id in left]
         return out
     finally:
@@ -408,7 +410,7 @@ def _why_left(volume: tuple[str, str], hung: set[tuple[str, str]], unsent: set[t
     if volume in hung:
         return "its delete got no answer in time; it may stay"
     if volume in refused:
-        return f"not deleted: {refused[volume]}"
+        return refused[volume]
     if volume in unsent:
         return "not tried: the wait ran out (deletes that got no answer held it)"
     return "not deleted: still listed"
