@@ -8,7 +8,8 @@ O_DIRECT variants), the MB read and seconds of each, and the template's primary
 `read_mb_per_second`: the timing of the requested mode, else the disk timing when both were run. Whatever the
 params (a run, an import, or none: `podtax parse`), an O_DIRECT timing (`--direct`) is flagged PARAM_MISMATCH: the
 template never sets it (unless the params say `direct`, booleans read by their words: `direct=false` is not direct).
-`HDIO_DRIVE_CMD(identify) failed` and similar ioctl noise lines are ignored.
+`HDIO_DRIVE_CMD(identify) failed` and similar ioctl noise lines are ignored, but not `BLKFLSBUF failed`: hdparm
+could not drop the device's buffer cache, so a buffered disk timing is refused (see _not_flushed).
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed: Echoed = {"device": device} if device else {}
     if failed and "device too small" not in failed:  # an I/O error on the device: the timing is lost
         raise ParseFailure("fatal", f"hdparm could not read {device or 'the device'}: {failed[:200]}")
+    flush = _flush_failed(text)
+    if flush and ("disk" in timings or any("BLKFLSBUF failed" in line for line in broken)):
+        raise _not_flushed(flush, device, bool(timings))
     if not timings:
         denied = [p for p in problems if any(w in p for w in _DENIED)]
         if denied:
@@ -159,6 +163,26 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if refused:  # a run that could not open its device, beside the one timed
         flags.append(errors_flag(TOOL, refused[0][:200]))
     return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _flush_failed(text: str) -> str | None:
+    """hdparm's `BLKFLSBUF failed: <error>` line (stderr: anywhere in the log, even inside a timing line)."""
+    at = text.find("BLKFLSBUF failed")
+    return None if at < 0 else text[at:].split("\n", 1)[0].strip()
+
+
+def _not_flushed(flush: str, device: str | None, timed: bool) -> ParseFailure:
+    """hdparm drops the device's buffer cache (BLKFLSBUF) before it times reads and goes on when it cannot: a
+    buffered disk timing may then read the cache (a regular file, not a block device: `Inappropriate ioctl for
+    device`; no CAP_SYS_ADMIN in a container: `Permission denied`). Refused: the figure would not be the disk's."""
+    denied = any(w in flush for w in _DENIED)
+    why = ("no CAP_SYS_ADMIN here: run it as root on the host" if denied else
+           "is it a regular file, not a block device?" if "Inappropriate ioctl" in flush else "")
+    what = ("its buffered disk reads may have come from the cache, so the disk timing is not the disk's" if timed
+            else "its message broke the timing line")
+    return ParseFailure("permission-denied" if denied else "fatal",
+                        f"hdparm could not flush the buffer cache of {device or 'the device'} (`{flush[:200]}`"
+                        f"{'; ' + why if why else ''}): {what}")
 
 
 def _primary(timings: dict[str, tuple[float, float, float]], mode: str) -> str:
