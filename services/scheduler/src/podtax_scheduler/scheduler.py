@@ -146,7 +146,16 @@ class Scheduler:
             if current is None or not self.wants(current) or pod.uid in self.state.assumed:
                 self.queue.done(pod.uid)
                 return None
-            decision = decide(current, self.state, self.plugins, self.weights, self.rng)
+            try:
+                decision = decide(current, self.state, self.plugins, self.weights, self.rng)
+            except Exception as exc:  # noqa: BLE001 - a bug or a hostile score: say so, retry, never forget the pod
+                log.exception("scheduling %s failed; retrying it", pod.key)
+                self.queue.error(pod.uid)
+                self.metrics.errors.labels("algorithm").inc()
+                self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling",
+                                              f"the scheduler failed: {type(exc).__name__}: {exc}; retrying",
+                                              type_="Warning", action="Scheduling"))
+                return None
             if decision.node is not None:
                 self.state.assume(current, decision.node)
         self.metrics.algorithm_latency.observe(time.perf_counter() - t0)

@@ -175,6 +175,9 @@ class BenchmarkScore:
                 speed[i], low[i] = v, lo if lo is not None and lo > 0 else np.nan
             else:  # a duration: speed is its inverse, the lower speed bound comes from the upper bound
                 speed[i], low[i] = 1.0 / v, 1.0 / hi if hi is not None and hi > 0 else np.nan
+            if not np.isfinite(speed[i]):  # 1/5e-324: no evidence, as a value that is not positive
+                speed[i], low[i] = np.nan, np.nan
+                continue
             n[i], ts[i] = s.n, s.updated_ts
             bad = tuple(f for f in s.flags if f in self.ignore_flags)
             if bad:
@@ -272,7 +275,8 @@ class BenchmarkScore:
                      passed_over=self._passed_over(pod, state, idx, cols, now, speed[usable]))
         if not usable.any():
             return out
-        v, n, low = speed[usable], cols.n[idx][usable], cols.low[idx][usable]
+        scale = float(speed[usable].max())  # only ratios count: as shares of the fastest, 1e308s cannot overflow
+        v, n, low = speed[usable] / scale, cols.n[idx][usable], cols.low[idx][usable] / scale
         k = self.shrink_runs
         shrunk = (n * v + k * float(np.median(v))) / (n + k)
         reference = float(np.max(np.fmin(low, shrunk)))  # fmin: a NaN bound gives the shrunk value
