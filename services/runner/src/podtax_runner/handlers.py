@@ -20,7 +20,7 @@ from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
 from pydantic import ValidationError
 
-from podtax_runner.controlplane.dispatch import BYTES_PER_OBJECT
+from podtax_runner.controlplane import dispatch
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
 
@@ -106,14 +106,10 @@ class Handlers:
     def too_large(self, campaign: Campaign) -> str | None:
         """A control-plane run whose timeline cannot fit one NATS message: refused for the whole campaign
         at once, not run by run after each was planned (an audit's count 5,000 failed every run)."""
-        fits = self.bus.nc.max_payload // BYTES_PER_OBJECT
         count = max((int(c.get("count", 0) or 0) for t in campaign.tests
                      if templates.get(t.test).control_plane for c in t.combinations()), default=0)
-        if count <= fits:
-            return None
-        return (f"campaign {campaign.name}: a run of {count} objects writes a timeline of "
-                f"~{count * BYTES_PER_OBJECT:,} bytes, above NATS max_payload ({self.bus.nc.max_payload:,}): "
-                f"lower count to {fits:,} or raise max_payload in nats-server")
+        why = dispatch.too_large(count, self.bus.nc.max_payload)
+        return f"campaign {campaign.name}: {why}" if why else None
 
     async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:
         known = await self.known_nodes()

@@ -14,12 +14,47 @@ from podtax.bus import Bus
 from podtax.config import RunnerSettings
 
 from podtax_runner.controlplane import cleanup, kubeapi
-from podtax_runner.controlplane.common import Aborted
+from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
-BYTES_PER_OBJECT = 400  # an object line of the timeline is ~330 bytes with server timestamps
+# What a run's timeline takes in its raw-log event (JSON inside JSON: its quotes escaped), at most, so that a run is
+# refused before anything is made rather than lost once done (log-too-large). The estimate was 400 bytes an object:
+# a run of the 2,621 objects it allowed at NATS's default 1 MiB wrote ~1.18 MB without one retry, ~1.46 MB with a
+# retry of each (measured, count 100: 450-481 bytes an object on Kubernetes, 310 on Nomad; ~125 more for a retry)
+OBJECT_BYTES = 500  # an object's line: its times and server times (Kubernetes claims with consumers the largest)
+# what sent-again calls add to an object, bounded by Timeline.resend: first_request_sent, first_delete_requested and
+# its `retried` entry in the summary (its name, at most 160 characters of why and HELD); every object of a throttled
+# run may have one
+RETRY_BYTES = 350
+ERROR_BYTES = 360  # an object's error (Timeline.fail: at most 300 characters), for the allowance a run may fail
+FIXED_BYTES = 8192  # the header and the summary's counts (the API server's request counters the largest)
+
+
+def log_bytes(count: int) -> int:
+    """The most a run of `count` objects writes in its raw-log event: every object sent again, the most that may fail
+    without ending the run failed."""
+    return FIXED_BYTES + count * (OBJECT_BYTES + RETRY_BYTES) + min(count, allowance(count)) * ERROR_BYTES
+
+
+def max_count(max_payload: int) -> int:
+    """The largest count whose raw log always fits `max_payload` (log_bytes is increasing)."""
+    n = max(0, (max_payload - FIXED_BYTES) // (OBJECT_BYTES + RETRY_BYTES + ERROR_BYTES))
+    while log_bytes(n + 1) <= max_payload:
+        n += 1
+    return n
+
+
+def too_large(count: int, max_payload: int) -> str | None:
+    """Why a run of `count` objects is refused before anything is made (its log might not fit), else None."""
+    if log_bytes(count) <= max_payload:
+        return None
+    each = OBJECT_BYTES + RETRY_BYTES
+    return (f"a run of {count} objects writes a timeline of up to {log_bytes(count):,} bytes ({each} an object sent "
+            f"again, the errors of the {allowance(count)} that may fail), above NATS max_payload ({max_payload:,}): "
+            f"lower count to {max_count(max_payload):,} or raise max_payload in nats-server")
+
 # how long past timeout + grace a run still executing here is waited for before it is expired as no-report: its
 # cleanup's wait, a call in flight past the run's deadline and one past the cleanup's (a timed-out one is not retried).
 # Taken at import from the values in use (170 s; Nomad's cleanup wait and timeouts are the same): a test that
@@ -52,11 +87,8 @@ class ControlPlaneExecutor:
     async def _run(self, run: events.RunSpec, resume: bool = False) -> None:
         started = events.now()
         count = int(run.params.get("count", 0) or 0)
-        if count * BYTES_PER_OBJECT > self.bus.nc.max_payload:  # refused before anything is created
-            await self._fail(run, "log-too-large", f"the timeline of {count} objects (~{count * BYTES_PER_OBJECT} "
-                             f"bytes) would not fit NATS max_payload ({self.bus.nc.max_payload} bytes): lower count "
-                             f"to {self.bus.nc.max_payload // BYTES_PER_OBJECT} or raise max_payload in nats-server",
-                             started)
+        if why := too_large(count, self.bus.nc.max_payload):  # refused before anything is created
+            await self._fail(run, "log-too-large", why, started)
             return
         future = self.pool.submit(execute, run, self.settings, self.stop, resume=resume)
         self.running[run.run_id] = future

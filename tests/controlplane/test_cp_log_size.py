@@ -1,0 +1,46 @@
+"""A run's timeline must fit its raw-log event in one NATS message, or the run is lost once done (log-too-large,
+after every object was made and timed). The runner refuses, before anything is made, a count whose log may not fit
+(dispatch.too_large, at submission and at dispatch); its estimate was 400 bytes an object, below what a run writes
+with no retry at all (450-481 encoded on Kubernetes) and far below one whose every call was sent again (HELD: the
+first attempt's time kept, the summary's `retried` naming each). Here a throttled run through real kubesim
+(failCreates: every claim's first create answered 500, some consumer pods refused 422 within the allowance) writes
+no more than the estimate, which the old one did not hold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podtax import events
+from podtax_runner.controlplane import dispatch
+
+from tests.controlplane.conftest import cluster, spec
+
+COUNT = 40
+
+
+def encoded(run: events.RunSpec, stdout: str) -> int:
+    """The bytes of the run's raw-log event as the runner publishes it (dispatch._run)."""
+    raw = events.RawLog(run=run, stdout=stdout, exit_code=0, started_at=events.now(), ended_at=events.now())
+    return len(events.encode(events.raw_log(raw, dispatch.SOURCE).model_copy(update={"id": f"{run.run_id}.log"})))
+
+
+def test_a_run_whose_every_create_was_sent_again_fits_the_estimate(kubesim_factory: Any, run_cp: Any) -> None:
+    faults = {"failCreates": [{"match": "persistentvolumeclaims/", "status": 500, "times": COUNT},
+                              {"match": "pods/1", "status": 422, "times": 0}]}  # 4 consumers: -0001, -0011 ...
+    sim = kubesim_factory({**cluster(), "faults": faults}, kubelet="simulated")
+    # every claim's first create goes at once (concurrency = count): each meets one 500 and is sent again (one whose
+    # thread came late may meet none, another two)
+    run = spec("volume-churn", count=COUNT, concurrency=COUNT, timeout=120, consumer=True, campaign="a" * 40)
+    tl = run_cp(run, kube=sim)
+    assert len(tl.retried) >= COUNT * 3 // 4 and tl.errors() == 4, (len(tl.retried), tl.errors())
+    size = encoded(run, tl.jsonl())
+    assert size <= dispatch.log_bytes(COUNT), (size, dispatch.log_bytes(COUNT))
+    assert size > COUNT * 400 + dispatch.FIXED_BYTES // 4, size  # the old estimate's 400 an object did not hold
+
+
+def test_the_refusal_names_the_count_that_fits() -> None:
+    limit = dispatch.max_count(1_048_576)
+    assert dispatch.log_bytes(limit) <= 1_048_576 < dispatch.log_bytes(limit + 1)
+    assert dispatch.too_large(limit, 1_048_576) is None
+    why = dispatch.too_large(limit + 1, 1_048_576)
+    assert why and f"lower count to {limit:,} or raise max_payload in nats-server" in why, why
