@@ -35,7 +35,8 @@ def bound_mark(lower: bool, upper: bool = False) -> str:
     return BOUND_MARKS["either way" if lower and upper else "at least" if lower else "at most"]
 
 LEGEND = {
-    "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters; no ratio is given",
+    "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters, or gave the metric in "
+                  "different units; no ratio is given",
     "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side: the ratio only, no interval or p-value",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",

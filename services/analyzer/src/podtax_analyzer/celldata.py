@@ -101,7 +101,8 @@ class Side:
     by the RETRIED run flag (a call sent again and not re-timed: its phases hold the wait); greatest_gap: the
     greatest value of either (None: none is). n_retried: runs flagged RETRIED at all (objects timed from a retry).
     n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
-    percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text."""
+    percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text.
+    units: the distinct units the side's runs gave the metric in (one, unless a producer changed it)."""
 
     env: str
     values: np.ndarray
@@ -128,6 +129,7 @@ class Side:
     greatest_gap: float | None = None
     n_few: int = 0
     few_example: str | None = None
+    units: list[str] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -197,6 +199,7 @@ WITH short AS (
 imported AS (SELECT run_id FROM raw_logs WHERE campaign = $campaign AND imported_from IS NOT NULL)
 SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        any_value(m.unit) AS unit,
+       list_sort(list(DISTINCT m.unit)) AS units,
        bool_or(m.higher_is_better) AS hib,
        list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
        list(DISTINCT {VERSION_SQL}) AS versions,
@@ -340,6 +343,7 @@ def load_cells(
             n_held=int(res["n_held"][i]),
             n_retried=int(res["n_retried"][i]),
             greatest_gap=_plain(res["greatest_gap"][i]),
+            units=[str(u) for u in res["units"][i]],
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -52,6 +52,9 @@ def confounded(cell: CellData) -> str | None:
     if h.n == 0 or p.n == 0:
         return None
     base, cand = names(cell)
+    if len({*h.units, *p.units}) > 1:  # values in two units cannot be divided (a producer changed its unit)
+        return (f"Not comparable: {base} runs reported {cell.metric} in {' + '.join(h.units)} and {cand} runs in "
+                f"{' + '.join(p.units)}, so their values are not in one unit; no ratio is given.")
     problems = []
     if h.versions != p.versions:
         problems.append(f"{base} runs used {version_text(h)} and {cand} runs used {version_text(p)}")

@@ -1,0 +1,85 @@
+"""A metric whose runs came with different units (audit hF, item 8): host runs of fio's read_lat_mean in us (~104)
+and pod runs in ms (~0.11), as a parser that changed its unit between versions would publish them, read "Pod 99.9%
+faster than host (ratio 0.001 ...; pod median 0.1085 us)": the values were divided as if in one unit, and the pod's
+median was labelled with the host's. Such a cell is now CONFOUNDED: no ratio, the sentence names each side's unit.
+Real Result events in a real DuckDB file, the real analyzer app and the real CLI (report --json, export --csv)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from podtax import events
+from podtax.cli.main import main
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
+
+from tests.report.conftest import serve
+
+T0 = datetime(2026, 11, 3, 8, tzinfo=UTC)
+# campaign: (host values and unit, pod values and unit)
+CASES = {
+    "units": (([104.0 + i for i in range(8)], "us"), ([0.109 + i / 1000 for i in range(8)], "ms")),
+    "mixed": (([104.0 + i for i in range(8)], "us"), ([0.115, 0.116, 0.117, 0.118, 115, 116, 117, 118], "ms")),
+    "same": (([104.0 + i for i in range(8)], "us"), ([115.0 + i for i in range(8)], "us")),
+}
+
+
+def _runs(campaign: str, env: str, values: list[float], units: list[str], day: int, slot: int) -> list[events.Envelope]:
+    out = []
+    for i, (value, unit) in enumerate(zip(values, units, strict=True)):
+        run = events.RunSpec(run_id=f"{campaign}-{env}-{i}", campaign=campaign, node="node-1", env=env, test="fio",
+                             params={"rw": "randread", "bs": "4k"}, cluster="local", attempt=1, timeout_s=600)
+        start = T0 + timedelta(days=day, minutes=10 * i + 5 * slot)
+        res = events.Result(run=run, tool="fio", tool_version="fio-3.33", parser_version="1",
+                            metrics=[events.Metric(name="read_lat_mean", value=value, unit=unit,
+                                                   higher_is_better=False)],
+                            started_at=start, ended_at=start + timedelta(seconds=2))
+        out.append(events.result(res, "test"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    s = Store(tmp_path_factory.mktemp("units") / "podtax.duckdb")
+    for day, (name, ((host, hunit), (pod, punit))) in enumerate(CASES.items()):
+        # "mixed": the pod side's first four runs in ms, the last four in us
+        pod_units = [punit] * 4 + ["us"] * 4 if name == "mixed" else [punit] * len(pod)
+        s.write_batch(_runs(name, "host", host, [hunit] * len(host), day, 0)
+                      + _runs(name, "kubernetes", pod, pod_units, day, 1))
+    yield s
+    s.close()
+
+
+def _cell(url: str, name: str, capsys) -> dict:
+    capsys.readouterr()
+    assert main(["report", name, "--api", url, "--json"]) == 0
+    return next(c for c in json.loads(capsys.readouterr().out)["cells"] if c["metric"] == "read_lat_mean")
+
+
+def test_sides_in_different_units_are_not_divided(store, capsys, tmp_path):
+    with serve(create_app(store)) as url:
+        cell = _cell(url, "units", capsys)
+        assert main(["export", "units", "--api", url, "--csv", str(tmp_path / "csv")]) == 0
+    assert "CONFOUNDED" in cell["flags"] and cell["ratio"] is None and cell["verdict"] == "inconclusive", cell
+    said = cell["flag_details"]["CONFOUNDED"]
+    assert "host runs reported read_lat_mean in us and pod runs in ms" in said, said
+    assert "0.1085 us" not in said and "99.9%" not in cell["sentence"], cell
+    row = next(csv.DictReader((tmp_path / "csv" / "comparisons.csv").open()))
+    assert row["ratio"] == "" and "CONFOUNDED" in row["flags"], row
+
+
+def test_a_side_mixing_units_is_named(store, capsys):
+    with serve(create_app(store)) as url:
+        cell = _cell(url, "mixed", capsys)
+    assert "CONFOUNDED" in cell["flags"] and cell["ratio"] is None, cell
+    assert "and pod runs in ms + us" in cell["flag_details"]["CONFOUNDED"], cell
+
+
+def test_one_unit_keeps_its_ratio(store, capsys):
+    with serve(create_app(store)) as url:
+        cell = _cell(url, "same", capsys)
+    assert "CONFOUNDED" not in cell["flags"] and cell["verdict"] == "slower", cell
+    assert cell["ratio"] == pytest.approx(118.5 / 107.5), cell
