@@ -39,3 +39,15 @@ def test_the_total_latency_is_kept_as_percentiles_only() -> None:
         lat = sorted(m.name for m in parsed.metrics if "_lat_" in m.name and "_clat_" not in m.name)
         assert "read_lat_p99" in lat and "write_lat_p50" in lat
         assert all("_lat_p" in n for n in lat), lat
+
+
+def test_json_and_text_of_one_run_flag_staggered_jobs_alike() -> None:
+    """Two size-bound jobs of one group ran 10 and 8 ms (audit hT, a real capture of fio 3.33 here): the text's
+    group summary (16 MiB over 10 ms, 1638400 KiB/s) is below the sum of the jobs' rates (1843200), flagged
+    STAGGERED; the JSON of the same run gave the same sum unflagged. Both flag it now, with the same figure."""
+    text = (FOUND / "fio-3.33-two-jobs-one-group-json-normal.log").read_text(encoding="utf-8")
+    report, normal = _split(text)
+    for parsed in (fio.parse(report), fio_text.parse(normal)):
+        assert parsed.values()["read_bw"] == 1843200
+        staggered = [f for f in parsed.flags if f.startswith("STAGGERED: ")]
+        assert len(staggered) == 1 and "bw=1638400 KiB/s" in staggered[0], parsed.flags

@@ -9,7 +9,9 @@ the names are exactly these. With SEVERAL jobs (no group_reporting) each job's m
 prefixed with its name (`<jobname>_read_iops`, `_<index>` added when names repeat) and the
 unprefixed `<dir>_iops` / `<dir>_bw` are the SUMS over the jobs (percentiles are not aggregated);
 jobs in several groups (stonewall, new_group) ran one after another, so they are summed per group
-(`group<id>_<dir>_iops`) and flagged GROUPS. A latency fio did not measure (gtod_reduce=1: all zeros,
+(`group<id>_<dir>_iops`) and flagged GROUPS. A group whose jobs' summed rate is over 3% above its KiB over
+its longest job's runtime (fio's own group figure, what the text's `Run status group` prints) is flagged
+STAGGERED, as in text: the jobs did not all run side by side. A latency fio did not measure (gtod_reduce=1: all zeros,
 N = 0) is left out rather than read as 0 µs; so are the clat figures of a job direction whose mean
 clat exceeds its mean lat (lat = slat + clat for every I/O: an engine's bug), flagged
 INCONSISTENT_LATENCY. Echoed options shared by all jobs are given as they are; options that differ
@@ -100,6 +102,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     names = _job_prefixes(jobs) if len(jobs) > 1 else [""]
     groups = sorted({g for g in (j.get("groupid", 0) for j in jobs) if isinstance(g, int)})
     totals: dict[str, list[float]] = {}
+    spans: dict[tuple[Any, str], list[float]] = {}  # (group, direction): KiB, longest runtime ms, summed bw
     suspect: list[str] = []  # job directions whose clat exceeds their lat (left out)
     verified: list[str] = []  # write jobs whose reads are their verify pass (left out)
     for job, prefix in zip(jobs, names, strict=True):
@@ -116,6 +119,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             agg = totals.setdefault(group + direction, [0.0, 0.0])
             agg[0] += iops
             agg[1] += bw
+            _span(spans, job.get("groupid", 0), direction, stats, bw)
     if len(jobs) > 1:
         for direction, (iops, bw) in totals.items():
             metrics.add(f"{direction}_iops", iops, "IOPS", True)
@@ -126,6 +130,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth")) + _template_shape(requested, echoed, len(jobs))
     if len(groups) > 1:
         flags.append(fio_flags.groups_flag(len(groups)))
+    if len(jobs) > 1:
+        flags += _staggered(spans)
     if suspect:
         flags.append(fio_flags.latency_flag(suspect))
     if verified:
@@ -197,6 +203,28 @@ def _job_direction(stats: Mapping[str, Any], name: str, metrics: MetricList,
     if isinstance(lat, dict) and lat.get("N") != 0:  # `--lat_percentiles=1`: the total latency's
         _percentiles(lat, f"{name}_lat_", scale, metrics)
     return iops, bw
+
+
+def _span(spans: dict[tuple[Any, str], list[float]], group: Any, direction: str, stats: Mapping[str, Any],
+          bw: float) -> None:
+    """Add a job direction's KiB (`io_kbytes`, fio 3: 2.x's `io_bytes` was in KiB) and runtime (ms) to its group's."""
+    span = spans.setdefault((group, direction), [0.0, 0.0, 0.0])
+    span[0] += _number(stats.get("io_kbytes"))
+    span[1] = max(span[1], _number(stats.get("runtime")))
+    span[2] += bw
+
+
+def _staggered(spans: dict[tuple[Any, str], list[float]]) -> list[str]:
+    """STAGGERED, as the text report's (fio_text._staggered): fio's group figure is its bytes over its longest
+    job's runtime (what `Run status group N` prints; startdelay makes the span longer still, never shorter); a
+    sum of the jobs' rates over 3% above it means the jobs did not all run side by side."""
+    flags = []
+    for (group, direction), (kib, runtime_ms, total) in spans.items():
+        fio = kib / (runtime_ms / 1000) if runtime_ms > 0 else 0.0
+        if fio and total > fio * 1.03:
+            flags.append(fio_flags.staggered_flag(f"fio's JSON gives group {group} {direction} bw={fio:.0f} KiB/s "
+                                                  "(its KiB over its longest job's runtime)", total))
+    return flags
 
 
 def _percentiles(block: Mapping[str, Any], prefix: str, scale: float, metrics: MetricList) -> None:

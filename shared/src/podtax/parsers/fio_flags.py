@@ -1,6 +1,6 @@
 """fio's flags and run-wide helpers shared by its two readers, the JSON report (podtax.parsers.fio) and
 the normal text output (podtax.parsers.fio_text): fio's own failure words, the flags both raise with the
-same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, ERRORS) and the merge of the
+same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS) and the merge of the
 jobs' echoed options."""
 
 from __future__ import annotations
@@ -82,6 +82,12 @@ def jobs_flag(count: int | str) -> str:
     """PARAM_MISMATCH (with params given) for a run of several jobs at once: the template runs one."""
     return (f"PARAM_MISMATCH: jobs: fio ran {count} jobs (numjobs or several job sections); podtax's fio "
             "runs one, so the IOPS and bandwidth are several jobs' sum")
+
+
+def staggered_flag(said: str, total: float) -> str:
+    """STAGGERED: `said` (what fio's group figure is) is over 3% below `total`, the sum of its jobs' rates."""
+    return (f"STAGGERED: {said}, the sum of its jobs' rates {total:.0f} KiB/s: the jobs did not all run at once "
+            "(startdelay, different runtimes), so the summed rate overstates them")
 
 
 def groups_flag(groups: int) -> str:

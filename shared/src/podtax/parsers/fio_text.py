@@ -37,6 +37,7 @@ from podtax.parsers.fio_flags import (
     merge_echoed,
     rate_flag,
     said,
+    staggered_flag,
     verify_flag,
 )
 from podtax.parsers.stressng_names import slug
@@ -333,9 +334,8 @@ def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]]) -> list
                 fio = _kib(line.group(5), line.group(6))
             total = sum(f.get(f"{direction}_bw", 0.0) for _, group, f in jobs if group == m.group(1))
             if fio and total > fio * 1.03:
-                flags.append(f"STAGGERED: fio's summary of group {m.group(1)} gives {direction} bw={fio:.0f} KiB/s, "
-                             f"the sum of its jobs' rates {total:.0f} KiB/s: the jobs did not all run at once "
-                             "(startdelay, different runtimes), so the summed rate overstates them")
+                flags.append(staggered_flag(f"fio's summary of group {m.group(1)} gives {direction} bw={fio:.0f} "
+                                            "KiB/s", total))
     return flags
 
 
