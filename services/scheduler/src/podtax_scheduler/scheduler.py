@@ -199,11 +199,16 @@ class Scheduler:
         try:
             bound = self.kube.bind(pod.namespace, pod.name, pod.uid, node)
         except Exception as exc:  # noqa: BLE001 - any API failure: back off and retry
-            log.warning("binding %s to %s failed: %s", pod.key, node, api_problem(exc))
+            problem = api_problem(exc)
+            log.warning("binding %s to %s failed: %s; retrying", pod.key, node, problem)
             self.state.forget(pod.uid)
             self.queue.error(pod.uid)
             self.metrics.attempts.labels("error").inc()
             self.metrics.errors.labels("binding").inc()
+            if getattr(exc, "status", None) != 404:  # 404: the pod is gone, its deletion drops it from the queue
+                self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling",
+                                              f"binding to {node} failed: {problem}; retrying", type_="Warning",
+                                              action="Binding"))
             return
         if not bound:
             log.info("%s was bound by someone else (409); dropping it", pod.key)

@@ -24,7 +24,8 @@ resource plural whose lists (GET of the collection, not a watch, in a namespace 
 create is. A ``failCreates`` entry (kubesim's: ``FAIL`` in `extra`) answers the first ``times`` creates matching
 ``match`` (a name ending, or ``<plural>/<ending>``; an empty ending matches every name) with ``status`` (4xx or 5xx, a
 Kubernetes Status with the real API server's reason: 403 Forbidden, 429 TooManyRequests, 500 InternalError ...) and
-creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down. ``retryAfter`` (seconds; 1 for a
+creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down (``bindings/<pod name ending>``
+matches a pod's binding, which then binds nothing). ``retryAfter`` (seconds; 1 for a
 429 unless given, as the API server's max-in-flight and priority-and-fairness filters say, else none) goes in the
 Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as apimachinery's ErrorNegotiated writes it.
 A ``failDeletes`` entry (kubesim's: ``FAIL_DELETES`` in `extra`) does the same to DELETEs of one object, which then

@@ -144,6 +144,7 @@ class Server:
         plural, name, sub = rest[0], (rest[1] if len(rest) > 1 else ""), (rest[2] if len(rest) > 2 else "")
         if plural == "bindings" and not group and ns is not None and request.method == "POST":
             body = await self._body(request)
+            self._fail(BINDINGS, ns, (body.get("metadata") or {}).get("name", ""))
             return reply(self.api.bind(ns, (body.get("metadata") or {}).get("name", ""), body), 201)
         res = R.find(group, version, plural)
         if res is None or len(rest) > 3:
@@ -169,7 +170,8 @@ class Server:
             return self._list(request, res, ns)
         if method == "POST":
             body = await self._body(request)
-            if sub == "binding":
+            if sub == "binding":  # failCreates 'bindings/<pod name ending>' (faults.py)
+                self._fail(BINDINGS, ns, name)
                 return reply(self.api.bind(ns or "", name, body), 201)
             if sub == "eviction":
                 self.api.delete(res, ns or "", name, body.get("deleteOptions") or {})

@@ -1,0 +1,89 @@
+"""Binding refused by the API (kubesim's failCreates on bindings, a real 409 and 404): no pod bound twice, none
+forgotten, each failure one log line and, unless the pod is gone, a FailedScheduling Event saying why."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from conftest import events_for, put_scores
+from kubernetes import client
+from sched_objects import pod, score
+
+NODE = {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+
+
+def cluster(**faults: Any) -> dict[str, Any]:
+    return {"nodes": [{**NODE, "name": n} for n in ("fast", "mid", "slow")], "faults": faults}
+
+
+def node_of(sim: Any, name: str) -> str | None:
+    return ((sim.get("pods", name, "default") or {}).get("spec") or {}).get("nodeName")
+
+
+def warnings(caplog: Any) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "podtax.scheduler" and r.levelno >= logging.INFO]
+
+
+@pytest.mark.parametrize(("status", "says"), [(500, "HTTP 500 Internal Server Error: create of bindings p failed"),
+                                               (429, "HTTP 429 Too Many Requests: Too many requests")])
+def test_a_refused_bind_is_told_and_retried(status: int, says: str, sim_factory: Any, scheduler_factory: Any,
+                                            nats_url: str, caplog: Any) -> None:
+    sim = sim_factory(cluster(failCreates=[{"match": "bindings/", "status": status, "times": 2}]))
+    put_scores(nats_url, [score("fast", 300, 20), score("mid", 200, 20), score("slow", 100, 20)])
+    with caplog.at_level(logging.INFO, logger="podtax.scheduler"):
+        bg = scheduler_factory(sim.kubeconfig)
+        sim.create(pod("p", cpu="100m"))
+        assert sim.wait_for(lambda: node_of(sim, "p"), timeout=15) == "fast"
+        failed = sim.wait_for(lambda: [e for e in events_for(sim, "p") if e["reason"] == "FailedScheduling"])
+    assert failed[0]["type"] == "Warning" and failed[0]["message"].startswith(f"binding to fast failed: {says}")
+    assert failed[0]["message"].endswith("; retrying") and failed[0]["count"] == 2  # one Event, told twice
+    said = [m for m in warnings(caplog) if m.startswith("binding default/p to fast failed")]
+    assert len(said) == 2 and says in said[0]
+    assert bg.scheduler.metrics.bindings._value.get() == 1
+
+
+def test_a_pod_bound_meanwhile_by_another_scheduler_is_dropped(sim_factory: Any, scheduler_factory: Any,
+                                                                nats_url: str, caplog: Any) -> None:
+    sim = sim_factory(cluster())
+    put_scores(nats_url, [score("fast", 300, 20), score("mid", 200, 20)])
+    bg = scheduler_factory(sim.kubeconfig)
+    kube = bg.scheduler.kube
+    real = kube.bind
+
+    def raced(namespace: str, name: str, uid: str, node: str) -> bool:
+        sim.call(sim.emulator.api.bind, namespace, name, {"target": {"name": "slow"}})  # the other one wins
+        return real(namespace, name, uid, node)  # a real 409 from the API
+
+    kube.bind = raced
+    with caplog.at_level(logging.INFO, logger="podtax.scheduler"):
+        sim.create(pod("p", cpu="100m"))
+        sim.wait_for(lambda: bg.scheduler.metrics.conflicts._value.get() == 1)
+    assert node_of(sim, "p") == "slow"
+    assert [m for m in warnings(caplog) if "default/p" in m] == ["default/p was bound by someone else (409); "
+                                                                 "dropping it"]
+    assert [e for e in events_for(sim, "p") if e["reason"] == "Scheduled"] == []
+    assert bg.scheduler.metrics.bindings._value.get() == 0
+
+
+def test_a_pod_deleted_before_its_bind_is_forgotten_quietly(sim_factory: Any, scheduler_factory: Any,
+                                                             nats_url: str, caplog: Any) -> None:
+    sim = sim_factory(cluster())
+    bg = scheduler_factory(sim.kubeconfig)
+    kube = bg.scheduler.kube
+    real = kube.bind
+    core = client.CoreV1Api(sim.api_client())
+
+    def deleted(namespace: str, name: str, uid: str, node: str) -> bool:
+        core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+        return real(namespace, name, uid, node)  # a real 404
+
+    kube.bind = deleted
+    with caplog.at_level(logging.INFO, logger="podtax.scheduler"):
+        sim.create(pod("p", cpu="100m"))
+        sim.wait_for(lambda: bg.scheduler.metrics.errors.labels("binding")._value.get() == 1)
+        sim.wait_for(lambda: sum(bg.scheduler.queue.counts().values()) == 0)  # not retried for ever
+    said = [m for m in warnings(caplog) if "default/p" in m]
+    assert len(said) == 1 and 'HTTP 404 Not Found: pods "p" not found' in said[0], said
+    assert events_for(sim, "p") == []
