@@ -30,6 +30,7 @@ HINTS: dict[str, tuple[str, ...]] = {
     "stress-ng/perfkit/stress_ng_output.txt": ("stress-ng-cpu",),
     "debian12-x86_64/sysbench-cpu-default-time.log": ("sysbench-memory",),
     "debian12-x86_64/fio-seqread-1M-direct.json": ("sysbench-cpu",),
+    "debian12-x86_64/stress-ng-hdd-bad-temp-path.log": ("stress-ng-cpu",),  # one line without `stress-ng:`
 }
 for _name in ("apptainer", "devbox", "docker", "native", "podman", "proot"):
     HINTS[f"sysbench/container-benchmarks-fedora/{_name}.txt"] = ("sysbench-cpu", "sysbench-memory")

@@ -62,7 +62,8 @@ _DURATION = re.compile(r"([0-9]+) (day|hour|min|sec)")
 _SECONDS = {"day": 86400, "hour": 3600, "min": 60, "sec": 1}
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
             "must be one of", "option requires an argument", "invalid value", "Illegal time specifier",
-            "No stress workers invoked")
+            "No stress workers invoked", "Unknown stressor: ", "Unknown class: ", "Invalid number",
+            "Invalid percentage", "aborting: temp-path ")  # the last five: without a `stress-ng:` prefix
 _Row = tuple[str, list[float]]
 _Misc = tuple[str, float, str]  # stressor, value, description as printed (see stressng_names.misc_metric)
 
