@@ -24,6 +24,7 @@ from podtax_analyzer.phase_table import phase_order
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison, SideModes
 from podtax_analyzer.svgplot import cdf_plot, fmt, heat_colour, strip_plot, time_plot
+from podtax_analyzer.wording import fmt_p
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1240px;
@@ -243,7 +244,7 @@ def compare_section(change: CampaignChange) -> str:
     rows = [[c.node, c.test, c.params, c.metric, c.compared, _num(c.base_value), _num(c.new_value),
              "—" if c.diff is None else f"{c.diff:+.3f}",
              "—" if c.diff_ci_low is None else f"{c.diff_ci_low:+.3f} to {c.diff_ci_high:+.3f}",
-             "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}", c.verdict, " ".join(c.flags), c.sentence]
+             "—" if c.p_adjusted is None else fmt_p(c.p_adjusted), c.verdict, " ".join(c.flags), c.sentence]
             for c in change.cells]
     extra = "" if change.cells else (f"<p><b>{_e(change.base)} and {_e(change.new)} have no cell in common "
                                      f"(node, test, params and metric): nothing to compare.</b></p>")
@@ -283,7 +284,7 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
                               else bound_mark(c.host_lower_bound, c.host_upper_bound) + fmt(c.host_median, c.unit)),
              c.pod_modes or ("—" if c.pod_median is None
                              else bound_mark(c.pod_lower_bound, c.pod_upper_bound) + fmt(c.pod_median, c.unit)),
-             _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else f"{c.p_adjusted:.4f}",
+             _num(c.ratio), _num(c.ci_low), _num(c.ci_high), "—" if c.p_adjusted is None else fmt_p(c.p_adjusted),
              c.direction or c.verdict, " ".join(c.flags), caveat(c) or ""] for c in rep.cells]
     legend = "".join(f"<li><b>{_e(k)}</b>: {_e(v)}</li>" for k, v in LEGEND.items())
     sections = [

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from podtax.cli.common import api_json, api_url, campaign_name, fail, wide_console
 from podtax.cli.export import fetch
+from podtax.cli.report_render import p_shown
 from podtax.flags import BOUND_MARKS
 
 NO_COMMON_CELL = 3  # exit status: the campaigns share no (node, test, params, metric), nothing was compared
@@ -53,10 +54,9 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
         ratio = c["base_ratio"] is not None or c["new_ratio"] is not None or "ratio" in c["compared"]
         ci = (f" ({_r(c['diff_ci_low'], True, ratio)} to {_r(c['diff_ci_high'], True, ratio)})"
               if c["diff_ci_low"] is not None else "")
-        p = "—" if c["p_adjusted"] is None else f"{c['p_adjusted']:.3g}"
         table.add_row(escape(c["node"]), escape(f"{c['test']} {c['params']}"), escape(c["metric"]),
                       escape(c["compared"]), _bounded(c, "base", ratio), _bounded(c, "new", ratio),
-                      _r(c["diff"], True, ratio) + ci, p,
+                      _r(c["diff"], True, ratio) + ci, p_shown(c),
                       f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
     console.print(table)
     if any(c.get("base_bound") or c.get("new_bound") for c in cells):

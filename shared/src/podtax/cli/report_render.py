@@ -58,7 +58,8 @@ def _centre(c: dict[str, Any], side: str, sep: str = " | ") -> str:
     return mark + shown if c[f"{side}_median"] is not None else shown
 
 
-def _p(c: dict[str, Any]) -> str:
+def p_shown(c: dict[str, Any]) -> str:
+    """A cell's adjusted p-value as the CLI tables write it."""
     p = c["p_adjusted"]
     return "—" if p is None else "<0.001" if p < 0.001 else f"{p:.2g}"
 
@@ -147,7 +148,7 @@ def wide_table(view: ReportView, test: TestView, flag_sep: str = ", ") -> Table:
         c = r.cell
         t.add_row(f"#{r.number}", *([w] if any(who) else []), f"{c['n_host']} · {_centre(c, 'host')}",
                   f"{c['n_pod']} · {_centre(c, 'pod')}", f"{_ratio(c)} {_ci(c)}".strip(), _effect(c),
-                  _p(c), _verdict(c), _flags(c, flag_sep))
+                  p_shown(c), _verdict(c), _flags(c, flag_sep))
     return t
 
 
@@ -164,7 +165,7 @@ def stacked_table(view: ReportView, test: TestView) -> Table:
         if c["flags"]:
             who.append("\n")
             who.append_text(_flags(c, " "))
-        verdict = Text.assemble(_verdict(c), "\n", _effect(c), f"\np adj {_p(c)}")
+        verdict = Text.assemble(_verdict(c), "\n", _effect(c), f"\np adj {p_shown(c)}")
         base, cand = side_names(c)
         t.add_row(f"#{r.number}", who, f"{base} {c['n_host']} · {_centre(c, 'host', STACKED_MODES)}\n"
                                        f"{cand} {c['n_pod']} · {_centre(c, 'pod', STACKED_MODES)}",
