@@ -43,7 +43,7 @@ async def test_cells_equal_once_all_is_resolved_plan_once_and_cancel_to_the_end(
         assert "warning: vm: sysbench-cpu events=100 threads=all is the same cell as events=100 threads=1 there " \
                "(1 hardware threads): planned once" in err
         assert await asyncio.to_thread(cli, ["campaign", "cancel", "one-cpu", "--wait", "20"]) == 0
-        assert "2 pending run(s) recorded as cancelled; 0 in flight" in capsys.readouterr().out
+        assert "2 run(s) recorded as cancelled; 0 still in flight" in capsys.readouterr().out
         assert await asyncio.to_thread(cli, ["campaign", "status", "one-cpu"]) == 0
         out = capsys.readouterr().out
         assert "0 left" in out and "campaign one-cpu: finished (cancelled)" in out

@@ -233,7 +233,7 @@ async def test_cancel_cli(nats_url: str, tmp_path: Path, monkeypatch: pytest.Mon
     try:
         assert await asyncio.to_thread(cli, ["campaign", "cancel", "stop", "--wait", "20"]) == 0
         out = capsys.readouterr().out
-        assert "campaign stop cancelled: 5 pending run(s) recorded as cancelled" in out
+        assert "campaign stop cancelled: 5 run(s) recorded as cancelled" in out
         h = await header(bus, "stop")
         assert h["cancelled_at"] and h["finished_at"] and h["progress"]["n1"]["cancelled"] == 5
         assert await asyncio.to_thread(cli, ["campaign", "status", "stop"]) == 0

@@ -33,6 +33,7 @@ class Handlers:
     bus: Bus
     kv: KeyValue
     executor: KubeExecutor | None
+    controlplane: dispatch.ControlPlaneExecutor
     campaigns: dict[str, CampaignState]
     finished: set[str]
     submissions: dict[str, trace.SpanContext]
@@ -132,7 +133,9 @@ class Handlers:
         return {n: int(known[n]["hw_threads"]) for n in names}
 
     async def on_cancel(self, event: events.Event) -> None:
-        """Pending runs are recorded as cancelled; runs in flight finish or time out; nodes are freed."""
+        """Pending runs are recorded as cancelled; control-plane runs in flight here stop before their next object,
+        delete what they created and are recorded as cancelled (ControlPlaneExecutor.cancel); other runs in flight
+        finish or time out; nodes are freed."""
         if not isinstance(event, events.CampaignCancelledV1):
             raise Permanent(f"unexpected {event.type}")
         name = event.data.campaign
@@ -145,8 +148,9 @@ class Handlers:
                 raise LookupError(f"campaign {name} is not planned (yet)")
             n = state.cancel(events.now())
             await self.save(state)
-        log.info("campaign %s cancelled: %d pending runs cancelled, %d in flight", name, n,
-                 state.counts()["dispatched"])
+        stopping = self.controlplane.cancel(name)
+        log.info("campaign %s cancelled: %d pending runs cancelled, %d in flight (%d control-plane run(s) stopping: "
+                 "%s)", name, n, state.counts()["dispatched"], len(stopping), ", ".join(stopping) or "none")
 
     async def on_outcomes(self, batch: list[events.Event]) -> dict[str, str]:
         """Results and failures, a batch at a time: one save per campaign per batch."""

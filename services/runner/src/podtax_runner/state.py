@@ -264,7 +264,9 @@ class CampaignState:
         s = self.runs.get(run_id)
         if s is None or s.status in TERMINAL:
             return False
-        self._set(s, "done" if ok else "failed", finished_at=now, reason=reason)
+        # a run stopped by its campaign's cancellation (the control-plane executor's reason) is counted cancelled
+        self._set(s, "done" if ok else "cancelled" if reason == "cancelled" else "failed", finished_at=now,
+                  reason=reason)
         self._evaluate(cell_key(s.run), now)  # statistics may have arrived before this outcome
         self._finish_check(now)
         return True

@@ -339,8 +339,9 @@ async def _cancel(name: str, reason: str, wait_s: float) -> int:
             return 0
         p = state.get("progress", {}).values()
         cancelled, in_flight = sum(n.get("cancelled", 0) for n in p), sum(n.get("dispatched", 0) for n in p)
-        console.print(f"campaign {name} cancelled: {cancelled} pending run(s) recorded as cancelled; "
-                      f"{in_flight} in flight will finish or time out", highlight=False)
+        console.print(f"campaign {name} cancelled: {cancelled} run(s) recorded as cancelled; {in_flight} still in "
+                      f"flight: a control-plane run (volume-churn, pod-startup) stops before its next object, deletes "
+                      f"what it created and is recorded as cancelled; another finishes or times out", highlight=False)
         return 0
     finally:
         await bus.close()
@@ -352,7 +353,8 @@ def cancel(
     reason: Annotated[str, typer.Option(help="Why (recorded with the cancellation).")] = "cancelled by the operator",
     wait: Annotated[float, typer.Option(help="Seconds to wait for the runner to confirm.", callback=_seconds)] = 10,
 ) -> int:
-    """Cancel a campaign: pending runs are recorded as cancelled, runs in flight finish or time out."""
+    """Cancel a campaign: pending runs are recorded as cancelled; a control-plane run in flight stops before its next
+    object, deletes what it created and is recorded as cancelled; other runs in flight finish or time out."""
     return cli_deadline.run(_cancel(name, reason, wait), f"cancelling campaign {name}", extra_s=wait)
 
 

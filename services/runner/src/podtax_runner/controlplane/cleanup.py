@@ -317,6 +317,9 @@ def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
     try:
         removed = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S)
         timeline.left_behind = removed.left
+        for line in removed.remaining:  # each object that stayed, named with why (a count only before)
+            log.warning("run %s: still present: %s; remove it with `podtax volumes cleanup --backend kubernetes "
+                        "--campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
         _say_unlisted(ctx, removed)
     except Exception as exc:  # noqa: BLE001 - the first error is the one to report
         log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",

@@ -184,7 +184,8 @@ class Context:
     def check(self) -> None:
         """Raise Aborted when stopped, the API unreachable for the stall window, or past the deadline."""
         if self.stop.is_set():
-            raise Aborted("stopped", "the run was stopped (SIGTERM or shutdown)")
+            raise Aborted("stopped", "the run was stopped before its next object (its campaign cancelled, SIGTERM or "
+                          "shutdown) and what it created deleted")
         if (down := self.api_down(self.stall_s)) is not None:
             raise down
         if self.remaining() <= 0:

@@ -65,7 +65,9 @@ EXECUTING_S = cleanup.CLEANUP_WAIT_S + 2 * sum(kubeapi.TIMEOUT)
 class ControlPlaneExecutor:
     def __init__(self, settings: RunnerSettings, bus: Bus) -> None:
         self.settings, self.bus = settings, bus
-        self.stop = threading.Event()
+        self.stop = threading.Event()  # the runner shuts down: every run stops, to be resumed by the next runner
+        self.stops: dict[str, tuple[str, threading.Event]] = {}  # each run's campaign and stop: close(), cancel()
+        self.cancelled: set[str] = set()  # runs stopped because their campaign was cancelled
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="podtax-cp-run")
         self.running: dict[str, concurrent.futures.Future] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -90,7 +92,11 @@ class ControlPlaneExecutor:
         if why := too_large(count, self.bus.nc.max_payload):  # refused before anything is created
             await self._fail(run, "log-too-large", why, started)
             return
-        future = self.pool.submit(execute, run, self.settings, self.stop, resume=resume)
+        stop = threading.Event()
+        self.stops[run.run_id] = (run.campaign, stop)
+        if self.stop.is_set():
+            stop.set()
+        future = self.pool.submit(execute, run, self.settings, stop, resume=resume)
         self.running[run.run_id] = future
         try:
             timeline = await asyncio.wrap_future(future)
@@ -109,12 +115,18 @@ class ControlPlaneExecutor:
             if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
                 log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
                 return
+            if run.run_id in self.cancelled and exc.reason == "stopped":  # recorded as cancelled, not as a result
+                await self._fail(run, "cancelled", f"campaign {run.campaign} was cancelled while this run was in "
+                                 f"flight: {exc.detail}", started)
+                return
             await self._fail(run, exc.reason, exc.detail, started)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
             await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}", started)
         finally:
             self.running.pop(run.run_id, None)
+            self.stops.pop(run.run_id, None)
+            self.cancelled.discard(run.run_id)
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> None:
         failure = events.RunFailed(run=run, stage="runner", reason=reason, detail=detail, started_at=started,
@@ -127,9 +139,21 @@ class ControlPlaneExecutor:
         if self.on_reported:
             await self.on_reported(run)
 
+    def cancel(self, campaign: str) -> list[str]:
+        """Stop the runs of `campaign` executing here before their next object: each deletes what it created and is
+        reported failed with reason `cancelled` (a run whose work is done by then reports its result). Before, a
+        cancelled campaign's run went on to its end (minutes at count 100), and its result was stored. The run ids."""
+        ids = [rid for rid, (of, _) in self.stops.items() if of == campaign]
+        for rid in ids:
+            self.cancelled.add(rid)
+            self.stops[rid][1].set()
+        return ids
+
     async def close(self, wait_s: float = 60) -> None:
         """Stop every run; each deletes what it created before its thread ends."""
         self.stop.set()
+        for _, stop in list(self.stops.values()):
+            stop.set()
         futures = list(self.running.values())
         if futures:
             await asyncio.to_thread(concurrent.futures.wait, futures, wait_s)
