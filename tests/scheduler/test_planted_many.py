@@ -1,0 +1,29 @@
+"""Planted speeds, many pods at once: 200 pods on three measured nodes all placed, each once, fastest first."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from conftest import put_scores
+from sched_objects import pod, score
+
+
+def test_two_hundred_pods_fill_the_fastest_then_the_next(sim_factory: Any, scheduler_factory: Any,
+                                                          nats_url: str) -> None:
+    sim = sim_factory({"nodes": [{"name": n, "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"}}
+                                 for n in ("fast", "mid", "slow")]})
+    put_scores(nats_url, [score("fast", 300, 20), score("mid", 200, 20), score("slow", 100, 20)])
+    bg = scheduler_factory(sim.kubeconfig)
+    for i in range(200):
+        sim.create(pod(f"p{i:03d}", cpu="10m"))
+
+    def placed() -> dict[str, str]:
+        nodes = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in sim.objects("pods", "default")}
+        return nodes if all(nodes.values()) and len(nodes) == 200 else {}
+
+    nodes = sim.wait_for(placed, timeout=60)
+    assert Counter(nodes.values()) == {"fast": 110, "mid": 90}  # the pods limit of the fastest, then the next
+    assert bg.scheduler.metrics.bindings._value.get() == 200
+    assert bg.scheduler.metrics.conflicts._value.get() == 0
+    assert sum(bg.scheduler.queue.counts().values()) == 0
