@@ -67,7 +67,8 @@ def tools_in(text: str) -> list[str]:
         found.append("iperf3")
     if holds(text, "sockperf: ") and (holds(text, "== version #") or holds(text, "sockperf: ERROR")
                                       or holds(text, "sockperf: ====> avg-")  # a report without its banner
-                                      or holds(text, "sockperf: Summary: Message Rate is")):  # a tp summary
+                                      or holds(text, "sockperf: Summary: Message Rate is")) \
+            or holds(text, "\nUsage: sockperf "):  # a tp summary; the usage text it answers a bad option with
         found.append("sockperf")
     if head.lstrip().startswith("{"):
         start = text.find("{")
