@@ -265,6 +265,10 @@ def select_run(runs: list[tuple[str, str | None]], text: str, wanted: str | None
         section = _fill(runs[0][0])
         if section.version is None and section.bad_arg:  # refused before its banner: `--percentile=99.9`
             raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
+        if section.version is None and section.fatal:  # `FATAL: Invalid value for --threads: 0.`, no banner
+            if "Invalid value for" in section.fatal[0]:
+                raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.fatal[0]}")
+            raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}")
         if section.version is None:
             if section.kind not in ("cpu", "memory") and any(m in text for m in _LEGACY):
                 raise _legacy_failure(None)
