@@ -121,6 +121,23 @@ async def start_and_submit(s: Any, tmp_path: Any, docs: list[dict[str, Any]], **
             await asyncio.sleep(0.2)
 
 
+async def logged_runs(nats_url: str) -> tuple[Any, list[str]]:
+    """A NATS connection (close it after) recording the run id of each raw log published, and that list."""
+    import json
+
+    import nats
+    from podtax import subjects
+
+    nc = await nats.connect(nats_url)
+    logs: list[str] = []
+
+    async def on_log(msg: Any) -> None:
+        logs.append(json.loads(msg.data)["data"]["run"]["run_id"])
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    return nc, logs
+
+
 def ours(sim: Sim, plural: str, namespace: str | None = None) -> list[dict[str, Any]]:
     """Objects carrying podtax's control-plane label (PVs: those bound to such claims)."""
     if plural == "persistentvolumes":

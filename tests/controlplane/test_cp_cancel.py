@@ -8,17 +8,14 @@ kubesim."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
-from podtax import subjects
 from podtax.cli.main import main as cli
 from podtax_runner.controlplane.kubeapi import Kube
 
-from tests.controlplane.conftest import NODE, cluster, ours, start_and_submit
+from tests.controlplane.conftest import NODE, cluster, logged_runs, ours, start_and_submit
 from tests.integration.harness import services, wait_for
 
 COUNT = 100
@@ -39,13 +36,7 @@ async def test_cancel_stops_a_control_plane_run_and_records_it_cancelled(
         return len(ours(sim, "persistentvolumeclaims") if env == "kubernetes" else nomad.volumes()) >= 4
 
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
-    nc = await nats.connect(nats_url)
-    logs: list[str] = []
-
-    async def on_log(msg: Any) -> None:
-        logs.append(json.loads(msg.data)["data"]["run"]["run_id"])
-
-    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    nc, logs = await logged_runs(nats_url)
     async with services(nats_url, tmp_path) as s:
         await start_and_submit(s, tmp_path, [campaign], runner_kubeconfig=sim.kubeconfig, runner_nomad_addr=nomad.url)
         await wait_for(under_way, 60, "the run under way")

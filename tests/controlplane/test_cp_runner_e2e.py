@@ -16,7 +16,7 @@ import yaml
 from podtax import config, subjects
 from podtax.cli.main import main as cli
 
-from tests.controlplane.conftest import NODE, cluster, ours, start_and_submit
+from tests.controlplane.conftest import NODE, cluster, logged_runs, ours, start_and_submit
 from tests.integration.harness import services, wait_for
 
 VOLUMES = {"name": "cp-volumes", "nodes": [NODE], "environments": ["kubernetes", "nomad"],
@@ -74,13 +74,7 @@ async def test_runner_restart_mid_run_cleans_up_and_resumes(nats_url: str, tmp_p
     failure; the next runner removes anything left by that attempt and runs it again, once."""
     sim = kubesim_factory(cluster(provision=0.3, delete=0.01), kubelet="none")
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
-    nc = await nats.connect(nats_url)
-    logs: list[str] = []
-
-    async def on_log(msg: Any) -> None:
-        logs.append(json.loads(msg.data)["data"]["run"]["run_id"])
-
-    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    nc, logs = await logged_runs(nats_url)
     doc = {"name": "cp-restart", "nodes": [NODE], "environments": ["kubernetes"],
            "tests": [{"test": "volume-churn", "params": {"count": 60, "concurrency": 2}}],
            "repetitions": {"min": 1, "max": 1}, "timeout": 120}
