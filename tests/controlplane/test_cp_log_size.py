@@ -8,12 +8,17 @@ no more than the estimate, which the old one did not hold."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from podtax import events
+import pytest
+from podtax import config, events, subjects
+from podtax.bus import Bus, Permanent
 from podtax_runner.controlplane import dispatch
+from podtax_runner.service import Runner
 
 from tests.controlplane.conftest import cluster, spec
+from tests.faults.drill import seed_nodes
 
 COUNT = 40
 
@@ -44,3 +49,23 @@ def test_the_refusal_names_the_count_that_fits() -> None:
     assert dispatch.too_large(limit, 1_048_576) is None
     why = dispatch.too_large(limit + 1, 1_048_576)
     assert why and f"lower count to {limit:,} or raise max_payload in nats-server" in why, why
+
+
+async def test_a_campaign_whose_run_may_not_fit_is_refused_at_submission(nats_url: str) -> None:
+    """Through a real nats-server (its default max_payload, 1 MiB) and the runner's submission handler: count 1,500
+    passed the old check (600,000 bytes at 400 an object) and could be lost once run; it is refused before anything
+    is planned, naming the count that fits."""
+    bus = await Bus.connect(nats_url, "test")
+    try:
+        await bus.ensure_streams()
+        await seed_nodes(bus, ["n1"])
+        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_kubernetes=False)
+        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+        spec_ = {"name": "near", "nodes": ["n1"], "environments": ["kubernetes"], "repetitions": {"min": 1, "max": 1},
+                 "tests": [{"test": "volume-churn", "params": {"count": 1500}}]}
+        fits = dispatch.max_count(bus.nc.max_payload)
+        with pytest.raises(Permanent, match=re.escape(f"lower count to {fits:,} or raise max_payload")):
+            await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="near", spec=spec_)))
+        assert bus.nc.max_payload == 1_048_576 and bus.nc.max_payload > 1500 * 400 and fits < 1500
+    finally:
+        await bus.close()
