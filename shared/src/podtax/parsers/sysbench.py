@@ -6,7 +6,8 @@ parsed; several matching runs are refused as ambiguous. The legacy 0.4.x format 
 and REJECTED with `unsupported-version` naming the version: its reports lack events/s and its
 figures are not comparable with 1.0 runs, so a campaign must not mix them. A memory run with
 `--memory-oper=none` moves no memory: it has operations per second and no MiB figures. A run of
-0 events is refused (`fatal`), as is a cpu rate no CPU reaches (`implausible`). Releases up to
+0 events is refused (`fatal`), as is a cpu rate no CPU reaches (`implausible`) and a memory run that moved
+`0.00 MiB` (a total size of bytes: its MiB/s times thread start-up, `implausible`). Releases up to
 1.0.7 and 1.1 development builds print no `CPU speed:` section: events/s is then derived (DERIVED).
 Reports of other tests are refused by name (fileio, oltp; threads and mutex name no test), a
 usage error (`sysbench memory` without `run`) as `bad-argument`. A run that did more events than the
@@ -116,6 +117,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                                                 "finish or its output was cut")
             raise ParseFailure("unknown-format", f"sysbench memory throughput line is not in the 1.0 format: "
                                                  f"`{line[:120]}`")
+        if moved and to_number(moved.group(1)) == 0 and to_number(ops.group(1)) > 0:
+            raise ParseFailure("implausible", f"sysbench memory moved `{moved.group(1)} MiB` ({ops.group(1)} "
+                                              f"operation(s) of {f.get('block size', '?')} blocks, a total size of "
+                                              f"{f.get('total size', '?')}): its {moved.group(2)} MiB/sec times "
+                                              "sysbench's thread start-up, not memory (none is that slow); raise "
+                                              "the total size")
         if moved:
             metrics.add("mib_per_second", to_number(moved.group(2)), "MiB/s", True)
             metrics.add("mib_transferred", to_number(moved.group(1)), "MiB", True)
