@@ -29,7 +29,7 @@ def test_a_refused_token_says_to_check_the_credentials(sim_factory: Any, tmp_pat
     assert not informer.synced.is_set()
     assert found[0].startswith("nodes informer: HTTP 401 Unauthorized (the API server refused the scheduler's "
                                "credentials: check PODTAX_SCHEDULER_KUBECONFIG, or the pod's service account "
-                               "token); retrying in "), found
+                               "token); retrying until it answers"), found
 
 
 def test_a_forbidden_call_names_the_permission_and_the_rbac() -> None:
@@ -100,4 +100,5 @@ def test_a_forbidden_event_or_lease_logs_one_line_naming_the_rbac(plural: str, s
     finally:
         worker.stop()
     assert found[0] == (f"{says}HTTP 403 Forbidden: {message} (the scheduler's service account lacks that "
-                        "permission: apply the ClusterRole in deploy/k8s/scheduler.yaml)"), found[0]
+                        "permission: apply the ClusterRole in deploy/k8s/scheduler.yaml)"
+                        + ("; retrying" if plural == "leases" else "")), found[0]

@@ -2,7 +2,8 @@
 
 Lists, hands the full set to `on_sync`, then watches from the list's resourceVersion, passing each
 event to `on_event`. A `410 Gone` (as an ERROR event or an HTTP status) means the resourceVersion is
-too old: it lists again. Any other failure is retried with a short backoff.
+too old: it lists again. Any other failure is retried with a short backoff, logged once while it lasts (a
+warning, again only when the problem changes) and its end once (the API answers again).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Informer:
         self.relists = 0
         self._stop = threading.Event()
         self._resp: Any = None
+        self._failing: str | None = None  # the problem last logged, until the API answers again (one line each)
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -50,8 +52,15 @@ class Informer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def _answered(self) -> None:
+        """The API answered again after failures that were logged: say so once."""
+        if self._failing is not None:
+            log.info("%s informer: the API server answers again", self.kind)
+            self._failing = None
+
     def _list(self) -> str:
         items, rv = self.kube.list(self.kind)
+        self._answered()
         self.on_sync(items)
         self.relists += 1
         self.synced.set()
@@ -73,7 +82,9 @@ class Informer:
                     continue
                 if self._stop.is_set():
                     return
-                log.warning("%s informer: %s; retrying in %.1fs", self.kind, api_problem(exc), delay)
+                problem = api_problem(exc)
+                said, self._failing = problem == self._failing, problem
+                (log.debug if said else log.warning)("%s informer: %s; retrying until it answers", self.kind, problem)
                 self._stop.wait(delay)
                 delay = min(delay * 2, 5.0)
 
@@ -84,6 +95,7 @@ class Informer:
                       timeout_seconds=self.watch_timeout_s, _preload_content=False,
                       _request_timeout=(10, self.watch_timeout_s + 30))
         self._resp = resp
+        self._answered()
         try:
             for line in iter_resp_lines(resp):
                 if self._stop.is_set():

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import urllib3
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from podtax.kubeclient import load_config, refresh_at_most_every, status_message, unvalidated
@@ -34,10 +35,26 @@ _FIX = {401: "the API server refused the scheduler's credentials: check PODTAX_S
              "deploy/k8s/scheduler.yaml"}
 
 
+def unreached(exc: BaseException) -> str:
+    """A call that got no answer, in one line: for urllib3's MaxRetryError the API server's address and the error of
+    its last attempt (not the URL and 'Max retries exceeded'), without the connection object's repr."""
+    where = ""
+    if isinstance(exc, urllib3.exceptions.MaxRetryError):
+        pool = exc.pool
+        where = f" at {pool.scheme}://{pool.host}:{pool.port}" if pool is not None else ""
+        exc = exc.reason or exc
+    text = str(exc)
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        text = text.split(": ", 1)[-1]  # '<HTTPSConnection object at 0x..>: Failed to establish ...'
+    return f"the API server{where} did not answer: {type(exc).__name__}: {text}"
+
+
 def api_problem(exc: BaseException) -> str:
     """An API error in one line that says what to fix: the status, the API's own message (its Status body),
-    and for 401 and 403 what to check; not the client's dump of the response headers. Any other error (the
-    API not reached): its type and text."""
+    and for 401 and 403 what to check; not the client's dump of the response headers. The API not reached:
+    :func:`unreached`; any other error: its type and text."""
+    if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
+        return unreached(exc)
     if not isinstance(exc, ApiException):
         return f"{type(exc).__name__}: {exc}"
     message = status_message(exc.body)

@@ -63,6 +63,7 @@ class LeaderElector:
         self._observed: tuple[Any, ...] | None = None
         self._observed_at = 0.0
         self._leader = False
+        self._failing: str | None = None  # the problem last logged, until a round succeeds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -158,8 +159,15 @@ class LeaderElector:
             try:
                 ok = self.try_acquire_or_renew()
             except Exception as exc:  # noqa: BLE001 - API trouble counts as a failed renewal
-                log.warning("lease %s/%s: %s", self.cfg.namespace, self.cfg.name, api_problem(exc))
+                problem = api_problem(exc)  # logged once while it lasts (again when it changes)
+                said, self._failing = problem == self._failing, problem
+                (log.debug if said else log.warning)("lease %s/%s: %s; retrying", self.cfg.namespace, self.cfg.name,
+                                                      problem)
                 ok = False
+            else:
+                if self._failing is not None:
+                    log.info("lease %s/%s: the API server answers again", self.cfg.namespace, self.cfg.name)
+                self._failing = None
             self._set_leader(ok or self.is_leader())
             self._stop.wait(self.cfg.retry_period_s if self._leader else self.cfg.retry_period_s / 2)
 

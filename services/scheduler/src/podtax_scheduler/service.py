@@ -45,6 +45,9 @@ async def _follow_scores(watcher: object, store: ScoreStore, initial: asyncio.Ev
 async def serve(settings: SchedulerConfig, stop: asyncio.Event,
                 on_ready: Callable[[Scheduler], None] | None = None) -> None:
     """Run until `stop` is set."""
+    # urllib3 warns 'Retrying (Retry(total=2 ...' three times a call that cannot reach the API server, each naming
+    # the connection object; the informers and the lease say the outage once, with the address (kube.unreached)
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     profile = load_profile(settings.scheduler_profile)
     bus = await Bus.connect(settings.nats_url, f"{SOURCE}/{settings.scheduler_identity}")
     scheduler: Scheduler | None = None

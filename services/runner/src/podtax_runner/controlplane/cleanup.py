@@ -92,7 +92,7 @@ def _deleted(kube: Kube, fn: object, name: str, until: float, *args: object, **k
     except ApiException as exc:
         if exc.status == 404:
             return GONE
-        log.warning("cleanup: the delete of %s was refused: %s", name, brief(exc))
+        log.info("cleanup: the delete of %s was refused: %s", name, brief(exc))  # said in `remaining`
         return refused(brief(exc), transient(exc))
     except CALL_ERRORS as exc:
         if not timed_out(exc):
@@ -306,9 +306,13 @@ def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, volumes:
 
 
 def _say_unlisted(ctx: Context, removed: Removed) -> None:
+    """Log each list that got no answer and each object that stayed (a count only before), with the command."""
     for line in removed.unlisted:
         log.warning("run %s: its cleanup did not clean everything: %s; remove what stays with `podtax volumes cleanup "
                     "--backend kubernetes --campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
+    for line in removed.remaining:
+        log.warning("run %s: still present: %s; remove it with `podtax volumes cleanup --backend kubernetes "
+                    "--campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
 
 
 def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
@@ -317,9 +321,6 @@ def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
     try:
         removed = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S)
         timeline.left_behind = removed.left
-        for line in removed.remaining:  # each object that stayed, named with why (a count only before)
-            log.warning("run %s: still present: %s; remove it with `podtax volumes cleanup --backend kubernetes "
-                        "--campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
         _say_unlisted(ctx, removed)
     except Exception as exc:  # noqa: BLE001 - the first error is the one to report
         log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",
