@@ -29,6 +29,7 @@ from tests.report.conftest import serve
 T0 = datetime(2025, 3, 3, 8, tzinfo=UTC)
 # node: (host runs, pod runs); the pod side is 10% slower everywhere
 CASES = {
+    "z-one-a-side": (1, 1),  # "over 1 runs" (audit hF); sorts last, so the other cases keep their seeds
     "two-a-side": (2, 2),   # the audit's p7-few: p = 0.33 was printed
     "five-a-side": (5, 5),  # an interval, an effect and p = 0.0079 were printed
     "pod-three": (8, 3),
@@ -80,6 +81,7 @@ def test_json_gives_the_ratio_only_and_the_family_ignores_the_cell(url, correcti
         assert {k: c[k] for k in WITHHELD} == dict.fromkeys(WITHHELD), node
         assert "too few runs for an interval, a p-value or a verdict" in c["sentence"], c["sentence"]
         assert not re.search(r"p [=<]|95% CI", c["sentence"]), c["sentence"]
+        assert re.search(r"over \d+ runs?,", c["sentence"]) and " 1 runs" not in c["sentence"], c["sentence"]
     control = _json(url, "control", correction, capsys)
     for node in ENOUGH:  # the same p-values, adjusted as if the cells with too few runs were not there
         c = cells[node]

@@ -193,6 +193,12 @@ def _median_text(f: dict, side: str) -> str:
     return f"{way} " * bool(way) + fmt_value(f[f"{side}_median"], f["unit"])
 
 
+def _sides_text(f: dict, base: str, cand: str) -> str:
+    """"host median 1003 events/s over 10 runs, pod median 904.8 events/s over 1 run"."""
+    return (f"{base} median {_median_text(f, 'host')} {f['unit']} over {plural(f['n_host'], 'run')}, {cand} median "
+            f"{_median_text(f, 'pod')} {f['unit']} over {plural(f['n_pod'], 'run')}")
+
+
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
     flags = f["flags"]
     withheld = [name for name in fl.ORDER if name in flags and name in fl.WITHHOLD_RATIO]
@@ -203,8 +209,7 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
     sides = ""
     if f["host_median"] is not None and f["pod_median"] is not None:
-        sides = (f"{base} median {_median_text(f, 'host')} {unit} over {f['n_host']} runs, {cand} median "
-                 f"{_median_text(f, 'pod')} {unit} over {f['n_pod']} runs")
+        sides = _sides_text(f, base, cand)
     if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
         return (f"Not comparable: one side only: {base} median {_median_text(f, 'host')} {unit} over "
                 f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
@@ -318,8 +323,7 @@ def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | 
         return None
     grew = 2.0 if pod > host else 0.5  # any ratio on the side of 1 the medians' order gives
     zero = base if host == 0.0 else cand
-    sides = (f"{base} median {_median_text(f, 'host')} {f['unit']} over {f['n_host']} runs, {cand} median "
-             f"{_median_text(f, 'pod')} {f['unit']} over {f['n_pod']} runs")
+    sides = _sides_text(f, base, cand)
     word = change_word(grew, f["higher_is_better"], f["unit"])
     said = (f"{cand.capitalize()} {word} than {base}" if word in (FASTER, SLOWER)  # else: a count or a level
             else f"{cand.capitalize()}'s {f['metric']} {word} than {base}'s")
