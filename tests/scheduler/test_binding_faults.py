@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from conftest import events_for, put_scores
 from kubernetes import client
+from podtax_scheduler.kube import Kube
 from sched_objects import pod, score
 
 NODE = {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
@@ -87,3 +88,17 @@ def test_a_pod_deleted_before_its_bind_is_forgotten_quietly(sim_factory: Any, sc
     said = [m for m in warnings(caplog) if "default/p" in m]
     assert len(said) == 1 and 'HTTP 404 Not Found: pods "p" not found' in said[0], said
     assert events_for(sim, "p") == []
+
+
+
+def test_a_bind_whose_answer_was_lost_is_not_taken_for_someone_elses(sim_factory: Any) -> None:
+    # the bind went through but its connection broke before the answer; the retry's 409 says 'already assigned to
+    # node "fast"', our own node: bound (before: False, 'bound by someone else', no Scheduled Event, not counted)
+    sim = sim_factory(cluster())
+    created = sim.create(pod("p", cpu="100m"))
+    kube = Kube(sim.api_client())
+    uid = created["metadata"]["uid"]
+    assert kube.bind("default", "p", uid, "fast") is True
+    assert kube.bind("default", "p", uid, "fast") is True  # the retry of a bind whose answer was lost
+    assert kube.bind("default", "p", uid, "mid") is False  # someone else's
+    assert node_of(sim, "p") == "fast"

@@ -116,7 +116,8 @@ class Kube:
     # ------------------------------------------------------------ writes
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> bool:
-        """Bind with the pod UID as precondition; False on 409 (someone else bound it). Raises otherwise."""
+        """Bind with the pod UID as precondition; False on 409 (someone else bound it), True on a 409 that says it
+        is already on `node` (an earlier bind of ours went through and its answer was lost). Raises otherwise."""
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": name, "namespace": namespace, "uid": uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
@@ -124,8 +125,8 @@ class Kube:
             drain(unvalidated(self.core.create_namespaced_binding)(namespace, body, _preload_content=False,
                                                                     _request_timeout=30))
         except ApiException as exc:
-            if exc.status == 409:
-                return False
+            if exc.status == 409:  # the API server's words: pod <name> is already assigned to node "<node>"
+                return f'is already assigned to node "{node}"' in (status_message(exc.body) or "")
             raise
         return True
 
