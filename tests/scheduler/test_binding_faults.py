@@ -102,3 +102,16 @@ def test_a_bind_whose_answer_was_lost_is_not_taken_for_someone_elses(sim_factory
     assert kube.bind("default", "p", uid, "fast") is True  # the retry of a bind whose answer was lost
     assert kube.bind("default", "p", uid, "mid") is False  # someone else's
     assert node_of(sim, "p") == "fast"
+
+
+def test_an_event_the_api_refused_once_is_written_again(sim_factory: Any, scheduler_factory: Any,
+                                                         caplog: Any) -> None:
+    # a Scheduled Event answered 500 twice (an API server restarting): before, dropped at once with a log line,
+    # and the pod never said where it went
+    sim = sim_factory(cluster(failCreates=[{"match": "events/", "status": 500, "times": 2}]))
+    with caplog.at_level(logging.WARNING, logger="podtax.scheduler.events"):
+        scheduler_factory(sim.kubeconfig)
+        sim.create(pod("p", cpu="100m"))
+        scheduled = sim.wait_for(lambda: [e for e in events_for(sim, "p") if e["reason"] == "Scheduled"])
+    assert len(scheduled) == 1 and scheduled[0]["message"].startswith("Successfully assigned default/p to ")
+    assert not [r for r in caplog.records if r.name == "podtax.scheduler.events"]

@@ -10,6 +10,8 @@
   is not written (counted in ``dropped``), so a burst of binds costs at most ``qps`` extra
   requests per second instead of doubling the request count. Warning events are never
   rate-limited. Every decision is still published as a PlacementMade message (GET /api/placements).
+- A write the API did not answer, or answered 429 or 5xx, is sent again twice (0.5 s, then 1 s later), as
+  client-go retries an event's write; then it is logged and dropped.
 """
 
 from __future__ import annotations
@@ -21,11 +23,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from podtax_scheduler.kube import api_problem
 
 log = logging.getLogger("podtax.scheduler.events")
 SERIES_KEYS = 4096  # isomorphic events remembered (least recently seen forgotten first)
+ATTEMPTS, RETRY_S = 3, 0.5  # a write the API did not take: sent again after 0.5 s, then 1 s
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +87,29 @@ class EventRecorder:
             name, count = seen[0], seen[1] + 1
             self.series[key] = (name, count)
             self.series.move_to_end(key)
-            self.bump(ev.namespace, name, count)
+            self._sent(self.bump, ev.namespace, name, count)
             self.aggregated += 1
             return
         if ev.type_ == "Normal" and not self.bucket.take():
             self.dropped += 1
             return
-        self.series[key] = (self.create(ev), 1)
+        self.series[key] = (self._sent(self.create, ev), 1)
         if len(self.series) > SERIES_KEYS:
             self.series.popitem(last=False)
         self.written += 1
+
+    def _sent(self, call: Callable[..., T], *args: object) -> T:
+        """`call(*args)`, sent again (ATTEMPTS in all, RETRY_S apart, doubling) while the API did not answer or
+        answered 429 or 5xx, as client-go's broadcaster retries a write (a 4xx other than 429 is final)."""
+        for attempt in range(ATTEMPTS):
+            try:
+                return call(*args)
+            except Exception as exc:
+                status = getattr(exc, "status", None)
+                if attempt + 1 == ATTEMPTS or not (status is None or status == 429 or status >= 500):
+                    raise
+                time.sleep(RETRY_S * 2 ** attempt)
+        raise AssertionError("unreachable")
 
     def _run(self) -> None:
         while True:
