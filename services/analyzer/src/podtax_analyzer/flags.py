@@ -170,8 +170,9 @@ def _bimodal_evidence(side: str, c: Unimodality) -> str:
     """What found a side's two modes: the dip test, or a gap between tight modes (stats/modes.py)."""
     if c.separated is None:
         return f"{side} dip test {p_text_of(c.dip_p)}"
-    return (f"{side}: a gap of {c.separated:.0f} within-mode standard deviations between them; the dip test "
-            f"({p_text_of(c.dip_p)}) misses a mode this small")
+    why = ("too few runs for the dip test" if c.dip_p is None
+           else f"the dip test ({p_text_of(c.dip_p)}) misses a mode this small")
+    return f"{side}: a gap of {c.separated:.0f} within-mode standard deviations between them; {why}"
 
 
 def bimodal(cell: CellData, checks: dict[str, Unimodality], modes: dict[str, list[Mode]] | None) -> str | None:
@@ -179,7 +180,7 @@ def bimodal(cell: CellData, checks: dict[str, Unimodality], modes: dict[str, lis
         return None
     which = [side_name(env, cell.pair) for env, c in checks.items() if c.bimodal]
     tests = "; ".join(_bimodal_evidence(side_name(env, cell.pair), c) for env, c in checks.items()
-                      if c.bimodal and c.dip_p is not None)
+                      if c.bimodal)
     base, cand = names(cell)
     return (f"Two modes in the {' and '.join(which)} values ({tests}): "
             f"{_modes_text(base, modes[cell.baseline], cell.unit)}; "
