@@ -72,6 +72,23 @@ def test_nan_and_garbage_on_the_bus_are_ignored_and_said(sim_factory: Any, sched
     assert len(said) == 2
 
 
+def test_a_run_count_beyond_a_float_is_refused(sim_factory: Any, scheduler_factory: Any, nats_url: str,
+                                               caplog: Any) -> None:
+    # n is any JSON integer: 10**400 runs failed float conversion in every decision of the test, for every pod
+    sim = three(sim_factory)
+    put_scores(nats_url, [score("fast", 100, 20)])
+    raw = score("slow", 200, 20).model_dump_json().replace('"n":20', '"n":' + "9" * 400).encode()
+    put_raw(nats_url, subjects.score_key("local", "kubernetes", "slow", "sysbench-cpu", "events_per_second",
+                                         "threads=1"), raw)
+    with caplog.at_level(logging.WARNING, logger="podtax.scheduler.scores"):
+        scheduler_factory(sim.kubeconfig)
+        sim.create(pod("p", cpu="100m"))
+        assert bound_node(sim, "p") == "fast"
+    said = [r.getMessage() for r in caplog.records if r.name == "podtax.scheduler.scores"]
+    assert len(said) == 1 and said[0].startswith("ignoring invalid score at local.kubernetes.slow.sysbench-cpu.")
+    assert said[0].endswith(": its run count is above 1000000000"), said
+
+
 def test_a_failing_decision_is_told_and_retried(sim_factory: Any, scheduler_factory: Any, nats_url: str,
                                                 monkeypatch: Any) -> None:
     # before: the exception left the pod popped for ever, with no Event: pending without a word

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 log = logging.getLogger("podtax.scheduler.scores")
 Group = tuple[str, str, str]  # (test, metric, params_key)
+MAX_RUNS = 10**9  # a run count above it measures nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,9 @@ class ScoreStore:
 
     def put_score(self, s: NodeScore, key: str | None = None) -> bool:
         if s.cluster != self.cluster or s.env != self.env:
+            return False
+        if s.n > MAX_RUNS:  # a hostile or broken message: 10**400 runs did not fit a float and failed every pod
+            log.warning("ignoring invalid score at %s: its run count is above %d", key, MAX_RUNS)
             return False
         group: Group = (s.test, s.metric, s.params_key)
         key = key or subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key)
