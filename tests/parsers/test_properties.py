@@ -12,7 +12,7 @@ from podtax.parsers import Parsed, ParseFailure, parse_run, parse_text
 from tests.parsers.corpus_index import log_files, read_text
 
 REASONS = {"nonzero-exit", "fatal", "empty", "truncated", "permission-denied", "unknown-format",
-           "unsupported-version", "bad-argument", "wrong-tool"}
+           "unsupported-version", "bad-argument", "wrong-tool", "implausible"}
 TOOLS = [None, "sysbench", "sysbench-cpu", "sysbench-memory", "stress-ng", "stress-ng-cpu", "hdparm", "fio"]
 TESTS = ["sysbench-cpu", "sysbench-memory", "stress-ng-cpu", "hdparm", "fio"]
 LOGS = [read_text(p) for p in log_files() if p.stat().st_size < 40_000]
