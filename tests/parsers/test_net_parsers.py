@@ -132,3 +132,15 @@ def test_templates_build_argv_without_a_shell_and_refuse_bad_params() -> None:
             templates.get("iperf3").build_argv(bad)
     with pytest.raises(templates.TemplateError):
         templates.get("sockperf").build_argv({"msg_size": 5})
+
+
+def test_iperf3_option_refused_by_getopt_is_a_bad_argument() -> None:
+    """iperf3 3.12 answers an option it does not know (`--json-stream`, added in 3.17) with getopt's line and its
+    usage text, exit 1 (audit hT): was `unknown-format: no iperf3 JSON report (was iperf3 run with -J?)` with
+    --tool, and `no ... output recognized` without."""
+    text = (CORPUS / "iperf3-3.12-json-stream-unknown-option.log").read_text(encoding="utf-8")
+    for parse in (lambda: parse_text(text), lambda: parse_run("iperf3", text, exit_code=1)):
+        with pytest.raises(ParseFailure) as failure:
+            parse()
+        assert failure.value.reason == "bad-argument", failure.value
+        assert "unrecognized option '--json-stream'" in failure.value.detail

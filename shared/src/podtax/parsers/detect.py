@@ -20,7 +20,8 @@ _HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted
                             r"|No such file or directory)?[ \t]*$", re.M)
 # `"iperf 3.1.6"`: the JSON's version value, however its `"version":` is spaced; `{"event":`: --json-stream.
 # Words that share a part are looked for only when it is there (one scan rules out the group, see tools_in).
-_IPERF3_NAMED = ('"iperf 3.', "iperf Done.", "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ")
+_IPERF3_NAMED = ('"iperf 3.', "iperf Done.", "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ",
+                 iperf3.USAGE)
 _IPERF3_EVENTS = ('{"event":"start"', '{"event":"interval"', '{"event":"end"')
 _FIO_NAMED = ('"fio version"', "\nfio-", ";fio-",  # ;fio-: a terse line
               "fio: engine ", "fio: failed ", "fio: pid=")  # fio's stderr when no job ran

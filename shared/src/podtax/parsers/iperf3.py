@@ -19,7 +19,8 @@ iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `
 or iperf3 was stopped before the test ran), `server-busy` (the server runs another test),
 `truncated` (the JSON is cut), `unsupported-version` (a reverse UDP report before 3.11, see below),
 `fatal` (any other error iperf3 reports), `bad-argument` (a `parameter error` printed before the
-test, with the usage text). `--json-stream` output (3.17) is refused with the option to use.
+test, with the usage text, or an option getopt refused: `unrecognized option '--json-stream'` before 3.17).
+`--json-stream` output (3.17) is refused with the option to use.
 
 Before 3.11 a UDP report has one `end.sum`: the sender's rate with the receiver's jitter and loss.
 A forward run gives `sent_mbps`, `jitter_ms` and `lost_percent`, no `throughput_mbps`, flagged
@@ -44,6 +45,7 @@ TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
 TEXT_DONE = "iperf Done."  # the last line of a text report
 # The text report's marks: its header up to 3.6 (`[ ID ] Interval`; iperf 2 and iperf3 3.7+ write
 # `[ ID] Interval`, 3.7+ then `Bitrate`), the client's first line, the server's for each test
+USAGE = "Usage: iperf3 ["  # the usage text iperf3 prints after getopt's refusal of an option
 TEXT_MARKS = ("[ ID ] Interval", "[ ID] Interval           Transfer     Bitrate", "Connecting to host ",
               "Accepted connection from ")
 _DECODER = json.JSONDecoder()
@@ -75,6 +77,11 @@ def _load(text: str) -> dict[str, Any]:
     if bad >= 0:
         raise ParseFailure("bad-argument", f"iperf3 rejected its arguments: {text[bad:].splitlines()[0][8:]}")
     start = text.find("{")
+    usage = text.find(USAGE)
+    if start < 0 and usage >= 0:  # getopt refused an option (`iperf3: unrecognized option '--json-stream'`)
+        said = text[:usage].strip().splitlines()
+        raise ParseFailure("bad-argument", f"iperf3 rejected its command line{': ' + said[-1][:200] if said else ''} "
+                                           "(it printed its usage text instead of a report)")
     if start < 0:
         error = text.find(TEXT_ERROR)  # iperf3 without -J reports its error as a line
         if error >= 0:
