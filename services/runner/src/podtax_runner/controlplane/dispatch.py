@@ -77,6 +77,8 @@ class ControlPlaneExecutor:
         """Run it; `resume` (a run in flight when the runner stopped): remove what it left, then run it again."""
         if run.run_id in self.running and not self.running[run.run_id].done():
             return
+        # its stop, from now: a cancellation that comes before the task starts stops it too
+        self.stops.setdefault(run.run_id, (run.campaign, threading.Event()))
         task = asyncio.create_task(self._run(run, resume), name=f"control-plane {run.run_id}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -90,10 +92,10 @@ class ControlPlaneExecutor:
         started = events.now()
         count = int(run.params.get("count", 0) or 0)
         if why := too_large(count, self.bus.nc.max_payload):  # refused before anything is created
+            self.stops.pop(run.run_id, None)
             await self._fail(run, "log-too-large", why, started)
             return
-        stop = threading.Event()
-        self.stops[run.run_id] = (run.campaign, stop)
+        stop = self.stops.setdefault(run.run_id, (run.campaign, threading.Event()))[1]
         if self.stop.is_set():
             stop.set()
         future = self.pool.submit(execute, run, self.settings, stop, resume=resume)
