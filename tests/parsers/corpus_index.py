@@ -32,6 +32,7 @@ HINTS: dict[str, tuple[str, ...]] = {
     "debian12-x86_64/fio-seqread-1M-direct.json": ("sysbench-cpu",),
     "debian12-x86_64/stress-ng-hdd-bad-temp-path.log": ("stress-ng-cpu",),  # one line without `stress-ng:`
     "debian12-x86_64/sysbench-threads-0.log": ("sysbench-cpu",),  # one FATAL line, no banner
+    "debian12-x86_64/hdparm-unknown-flag.log": ("hdparm",),  # `bogus: unknown flag`, nothing else
 }
 for _name in ("apptainer", "devbox", "docker", "native", "podman", "proot"):
     HINTS[f"sysbench/container-benchmarks-fedora/{_name}.txt"] = ("sysbench-cpu", "sysbench-memory")

@@ -77,6 +77,9 @@ def test_golden_outcomes_summary() -> None:
     assert hinted["cases"]["stress-ng-cpu"]["error"]["reason"] == "bad-argument"  # was: unknown-format
     hinted = json.loads((GOLDEN / "debian12-x86_64/sysbench-threads-0.log.json").read_text())
     assert hinted["cases"]["sysbench-cpu"]["error"]["reason"] == "bad-argument"  # was: unknown-format (no banner)
+    assert failures.get("debian12-x86_64/hdparm-usage.log") == "bad-argument"  # was: unknown-format
+    hinted = json.loads((GOLDEN / "debian12-x86_64/hdparm-unknown-flag.log.json").read_text())
+    assert hinted["cases"]["hdparm"]["error"]["reason"] == "bad-argument"  # was: unknown-format (no Timing line)
     for killed in ("stress-ng-cpu-1-instance-killed.log", "stress-ng-cpu-2-instance-killed.log"):
         # stress-ng's own metrics-check says `data is compromised`: no figure (was: read, flagged ERRORS)
         assert failures.get(f"debian12-x86_64/{killed}") == "fatal"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from podtax.parsers import iperf3
+from podtax.parsers import hdparm, iperf3
 from podtax.parsers.base import at_line_starts, holds
 from podtax.parsers.stressng_forms import BRIEF_HEADER
 
@@ -58,7 +58,7 @@ def tools_in(text: str) -> list[str]:
     if (holds(text, "stress-ng") and _any(text, _STRESSNG_WORDS)) or holds(text, "cpu-method must be one of") \
             or (holds(text, " bogo ops") and _STRESSNG_BRIEF.search(text)):
         found.append("stress-ng")
-    if (holds(text, "Timing ") and _any(text, _HDPARM_TIMING)) or holds(text, "HDIO_") \
+    if (holds(text, "Timing ") and _any(text, _HDPARM_TIMING)) or holds(text, "HDIO_") or holds(text, hdparm.USAGE) \
             or _device_line(text):
         found.append("hdparm")
     if head.startswith("fio-") or (holds(text, "fio") and _any(text, _FIO_NAMED)) or _any(text, _FIO_WORDS):

@@ -43,6 +43,7 @@ _SETTING = re.compile(r"^(?:setting \w|[A-Za-z_/-]+(?: [A-Za-z_/-]+)?\s+=\s+\S)"
 _LABELS = ("Timing cached reads:", "Timing buffered disk reads:", "Timing O_DIRECT cached reads:",
            "Timing O_DIRECT disk reads:")
 _DENIED = ("Operation not permitted", "Permission denied")
+USAGE = "hdparm - get/set hard disk parameters"  # the first line of its usage text
 _SCALE = {"kB": 1 / 1024, "MB": 1.0, "GB": 1024.0}
 
 
@@ -112,6 +113,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         missing = [p for p in problems if "No such file" in p]
         if missing:
             raise ParseFailure("bad-argument", f"hdparm was given a device that does not exist: {missing[0]}")
+        flag = next((line.strip() for line in text.split("\n") if line.rstrip().endswith(": unknown flag")), None)
+        if flag or USAGE in text:  # `hdparm --bogus`: `bogus: unknown flag`; `hdparm -Z9`: its usage text
+            raise ParseFailure("bad-argument", f"hdparm rejected its command line{': ' + flag[:120] if flag else ''}"
+                                               f"{' (it printed its usage text)' if USAGE in text else ''}")
         if "device too small" in text:  # an empty device (an unbound loop device, /dev/null), exit status 0
             sense = next((line.strip()[:120] for line in text.split("\n") if "SG_IO:" in line), None)
             why = f"; the kernel said `{sense}`: a driver or disk fault?" if sense else \
