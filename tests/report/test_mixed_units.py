@@ -11,6 +11,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from analysis_synth import metrics_event
 from podtax import events
 from podtax.cli.main import main
 from podtax_analyzer.api import create_app
@@ -28,17 +29,11 @@ CASES = {
 
 
 def _runs(campaign: str, env: str, values: list[float], units: list[str], day: int, slot: int) -> list[events.Envelope]:
-    out = []
-    for i, (value, unit) in enumerate(zip(values, units, strict=True)):
-        run = events.RunSpec(run_id=f"{campaign}-{env}-{i}", campaign=campaign, node="node-1", env=env, test="fio",
-                             params={"rw": "randread", "bs": "4k"}, cluster="local", attempt=1, timeout_s=600)
-        start = T0 + timedelta(days=day, minutes=10 * i + 5 * slot)
-        res = events.Result(run=run, tool="fio", tool_version="fio-3.33", parser_version="1",
-                            metrics=[events.Metric(name="read_lat_mean", value=value, unit=unit,
-                                                   higher_is_better=False)],
-                            started_at=start, ended_at=start + timedelta(seconds=2))
-        out.append(events.result(res, "test"))
-    return out
+    return [metrics_event(f"{campaign}-{env}-{i}", campaign, "node-1", env,
+                          T0 + timedelta(days=day, minutes=10 * i + 5 * slot), [("read_lat_mean", value, unit, False)],
+                          test="fio", params={"rw": "randread", "bs": "4k"}, tool="fio", tool_version="fio-3.33",
+                          seconds=2)
+            for i, (value, unit) in enumerate(zip(values, units, strict=True))]
 
 
 @pytest.fixture(scope="module")
