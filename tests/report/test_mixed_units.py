@@ -20,11 +20,12 @@ from podtax_analyzer.store import Store
 from tests.report.conftest import serve
 
 T0 = datetime(2026, 11, 3, 8, tzinfo=UTC)
+ORDER = (0, 5, 2, 7, 1, 6, 3, 4)  # the runs' order: no trend (a monotone side is flagged DRIFT)
 # campaign: (host values and unit, pod values and unit)
 CASES = {
-    "units": (([104.0 + i for i in range(8)], "us"), ([0.109 + i / 1000 for i in range(8)], "ms")),
-    "mixed": (([104.0 + i for i in range(8)], "us"), ([0.115, 0.116, 0.117, 0.118, 115, 116, 117, 118], "ms")),
-    "same": (([104.0 + i for i in range(8)], "us"), ([115.0 + i for i in range(8)], "us")),
+    "units": (([104.0 + i for i in ORDER], "us"), ([0.109 + i / 1000 for i in ORDER], "ms")),
+    "mixed": (([104.0 + i for i in ORDER], "us"), ([0.115, 0.116, 0.117, 0.118, 115, 116, 117, 118], "ms")),
+    "same": (([104.0 + i for i in ORDER], "us"), ([115.0 + i for i in ORDER], "us")),
 }
 
 
