@@ -67,7 +67,7 @@ class _Sink:
 @pytest.mark.parametrize(("events", "qps_burst", "created", "bumped", "dropped"), [
     # the same FailedScheduling of one pod five times: one Event, count raised four times
     ([("p", "u1", "FailedScheduling", "0/3 nodes", "Warning")] * 5, (0.0, 1), 1, 4, 0),
-    # a burst of 10 Scheduled Events with a budget of 3: 3 written, 7 dropped (never doubling requests)
+    # a burst of 10 Scheduled Events with a budget of 3 that never refills (qps 0): 3 written, 7 dropped
     ([(f"p{i}", f"u{i}", "Scheduled", "ok", "Normal") for i in range(10)], (0.0, 3), 3, 0, 7),
     # Warning events are never rate-limited
     ([(f"p{i}", f"u{i}", "FailedScheduling", "no", "Warning") for i in range(10)], (0.0, 1), 10, 0, 0),
@@ -93,6 +93,31 @@ def test_recorder_thread_writes_everything_queued_before_stop() -> None:
         rec.record(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
     rec.stop()
     assert len(sink.created) == 200
+
+
+def test_a_burst_of_scheduled_events_waits_for_tokens_and_loses_none() -> None:
+    """200 pods bound at once with the default budget (50/s, burst 100): before, 100 Events were written and the
+    other 100 dropped (a pod with no Scheduled Event); now each waits for its token, as client-go's rate limiter
+    makes a request wait: all 200 written, the last ~2 s (of the fake clock) after the first, never more than the
+    budget allows in any second."""
+    now = [0.0]
+    sink = _Sink()
+    stamps: list[float] = []
+
+    def create(ev: PodEvent) -> str:
+        stamps.append(now[0])
+        return sink.create(ev)
+
+    def sleep(seconds: float) -> None:
+        assert seconds > 0
+        now[0] += seconds
+
+    rec = EventRecorder(create, sink.bump, clock=lambda: now[0], sleep=sleep)
+    for i in range(200):
+        rec.write(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
+    assert (len(sink.created), rec.dropped) == (200, 0)
+    assert stamps[99] == 0.0 and 1.9 < stamps[-1] < 2.1
+    assert all(sum(1 for t in stamps if start <= t < start + 1.0) <= 100 + 50 for start in stamps)
 
 
 def test_token_bucket_refills() -> None:

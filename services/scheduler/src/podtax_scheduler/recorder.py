@@ -7,9 +7,11 @@
   EventCorrelator's aggregation, the ``series`` of events.k8s.io/v1). Repeated FailedScheduling
   of one pod is therefore one Event, as with kube-scheduler.
 - Normal events share a token bucket (``qps``, ``burst``): a burst of Scheduled events beyond it
-  is not written (counted in ``dropped``), so a burst of binds costs at most ``qps`` extra
-  requests per second instead of doubling the request count. Warning events are never
-  rate-limited. Every decision is still published as a PlacementMade message (GET /api/placements).
+  waits for its token in the writer thread (as client-go's rate limiter makes a request wait), so a
+  burst of binds costs at most ``qps`` extra requests per second instead of doubling the request
+  count, and every pod still gets its Event, later. Only a full queue drops (counted in ``dropped``),
+  or a bucket that never refills (``qps`` 0). Warning events are never rate-limited. Every decision
+  is also published as a PlacementMade message (GET /api/placements).
 - A write the API did not answer, or answered 429 or 5xx, is sent again twice (0.5 s, then 1 s later), as
   client-go retries an event's write; then it is logged and dropped.
 """
@@ -59,15 +61,24 @@ class TokenBucket:
             return True
         return False
 
+    def wait(self, sleep: Callable[[float], None] = time.sleep) -> bool:
+        """Take a token, sleeping until one has refilled; False (nothing taken) when the bucket never refills."""
+        while not self.take():
+            if self.qps <= 0.0:
+                return False
+            sleep(max((1.0 - self.tokens) / self.qps, 0.001))  # at least 1 ms: a rounding shortfall still ends
+        return True
+
 
 class EventRecorder:
     """``create(event) -> name`` writes a new Event; ``bump(namespace, name, count)`` patches a repeat."""
 
     def __init__(self, create: Callable[[PodEvent], str], bump: Callable[[str, str, int], None], *,
                  qps: float = 50.0, burst: int = 100, capacity: int = 10_000,
-                 on_error: Callable[[Exception], None] | None = None) -> None:
-        self.create, self.bump, self.on_error = create, bump, on_error
-        self.bucket = TokenBucket(qps, burst)
+                 on_error: Callable[[Exception], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.create, self.bump, self.on_error, self.sleep = create, bump, on_error, sleep
+        self.bucket = TokenBucket(qps, burst, clock)
         self.queue: queue.Queue[PodEvent | None] = queue.Queue(maxsize=capacity)
         self.series: OrderedDict[tuple[str, str, str, str], tuple[str, int]] = OrderedDict()
         self.written = self.aggregated = self.dropped = 0
@@ -90,7 +101,7 @@ class EventRecorder:
             self._sent(self.bump, ev.namespace, name, count)
             self.aggregated += 1
             return
-        if ev.type_ == "Normal" and not self.bucket.take():
+        if ev.type_ == "Normal" and not self.bucket.wait(self.sleep):
             self.dropped += 1
             return
         self.series[key] = (self._sent(self.create, ev), 1)
