@@ -120,6 +120,38 @@ def test_a_burst_of_scheduled_events_waits_for_tokens_and_loses_none() -> None:
     assert all(sum(1 for t in stamps if start <= t < start + 1.0) <= 100 + 50 for start in stamps)
 
 
+def test_a_warning_is_written_at_once_while_scheduled_events_wait_for_their_tokens() -> None:
+    """The writer thread's step (take_in, release) with a fake clock: a FailedScheduling after a burst of Scheduled
+    Events is written at once, not after every waiting Normal one (the reviewer's repro: 20 s late after 1,100
+    binds when one thread waited in line); the waiting ones follow as tokens come, oldest first, none dropped."""
+    now = [0.0]
+    sink = _Sink()
+    rec = EventRecorder(sink.create, sink.bump, qps=1.0, burst=2, clock=lambda: now[0])
+    for i in range(5):
+        rec.take_in(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
+    rec.take_in(PodEvent("default", "q", "uq", "FailedScheduling", "0/3 nodes", type_="Warning"))
+    rec.take_in(PodEvent("default", "p0", "u0", "Scheduled", "ok"))  # a repeat only raises a count: at once
+    assert [e.pod for e in sink.created] == ["p0", "p1", "q"] and sink.bumped == [("default", "p0.1", 2)]
+    assert [e.pod for e in rec.waiting] == ["p2", "p3", "p4"]
+    now[0] = 1.0
+    rec.release()
+    assert [e.pod for e in sink.created] == ["p0", "p1", "q", "p2"]
+    now[0] = 3.0
+    rec.release()
+    assert [e.pod for e in sink.created][4:] == ["p3", "p4"] and not rec.waiting and rec.dropped == 0
+
+
+def test_the_writer_thread_writes_the_waiting_events_before_it_stops() -> None:
+    sink = _Sink()
+    rec = EventRecorder(sink.create, sink.bump, qps=20.0, burst=2)
+    rec.start()
+    for i in range(6):
+        rec.record(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
+    rec.record(PodEvent("default", "q", "uq", "FailedScheduling", "no", type_="Warning"))
+    rec.stop()
+    assert sorted(e.pod for e in sink.created) == ["p0", "p1", "p2", "p3", "p4", "p5", "q"] and rec.dropped == 0
+
+
 def test_token_bucket_refills() -> None:
     now = [0.0]
     bucket = TokenBucket(qps=2.0, burst=2, clock=lambda: now[0])

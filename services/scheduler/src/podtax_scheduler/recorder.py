@@ -9,9 +9,10 @@
 - Normal events share a token bucket (``qps``, ``burst``): a burst of Scheduled events beyond it
   waits for its token in the writer thread (as client-go's rate limiter makes a request wait), so a
   burst of binds costs at most ``qps`` extra requests per second instead of doubling the request
-  count, and every pod still gets its Event, later. Only a full queue drops (counted in ``dropped``),
-  or a bucket that never refills (``qps`` 0). Warning events are never rate-limited. Every decision
-  is also published as a PlacementMade message (GET /api/placements).
+  count, and every pod still gets its Event, later. Only a full queue or backlog drops (counted in
+  ``dropped``), or a bucket that never refills (``qps`` 0). Warning events are never rate-limited and
+  never wait behind the Normal ones (a FailedScheduling after a burst of binds is written at once).
+  Every decision is also published as a PlacementMade message (GET /api/placements).
 - A write the API did not answer, or answered 429 or 5xx, is sent again twice (0.5 s, then 1 s later), as
   client-go retries an event's write; then it is logged and dropped.
 """
@@ -22,7 +23,7 @@ import logging
 import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -52,21 +53,32 @@ class TokenBucket:
         self.tokens = float(burst)
         self.at = clock()
 
-    def take(self) -> bool:
+    def _refill(self) -> None:
         now = self.clock()
         self.tokens = min(float(self.burst), self.tokens + (now - self.at) * self.qps)
         self.at = now
+
+    def take(self) -> bool:
+        self._refill()
         if self.tokens >= 1.0:
             self.tokens -= 1.0
             return True
         return False
+
+    def due(self) -> float:
+        """Seconds until a token is there (0 when one is; at least 1 ms otherwise, so a rounding shortfall still
+        ends; infinite when the bucket never refills)."""
+        self._refill()
+        if self.tokens >= 1.0:
+            return 0.0
+        return max((1.0 - self.tokens) / self.qps, 0.001) if self.qps > 0.0 else float("inf")
 
     def wait(self, sleep: Callable[[float], None] = time.sleep) -> bool:
         """Take a token, sleeping until one has refilled; False (nothing taken) when the bucket never refills."""
         while not self.take():
             if self.qps <= 0.0:
                 return False
-            sleep(max((1.0 - self.tokens) / self.qps, 0.001))  # at least 1 ms: a rounding shortfall still ends
+            sleep(self.due())
         return True
 
 
@@ -80,6 +92,8 @@ class EventRecorder:
         self.create, self.bump, self.on_error, self.sleep = create, bump, on_error, sleep
         self.bucket = TokenBucket(qps, burst, clock)
         self.queue: queue.Queue[PodEvent | None] = queue.Queue(maxsize=capacity)
+        self.capacity = capacity
+        self.waiting: deque[PodEvent] = deque()  # new Normal events waiting for a token (the writer thread's)
         self.series: OrderedDict[tuple[str, str, str, str], tuple[str, int]] = OrderedDict()
         self.written = self.aggregated = self.dropped = 0
         self._thread: threading.Thread | None = None
@@ -90,8 +104,9 @@ class EventRecorder:
         except queue.Full:
             self.dropped += 1
 
-    def write(self, ev: PodEvent) -> None:
-        """Write one event now (the writer thread calls this; tests may call it directly)."""
+    def write(self, ev: PodEvent, budget: bool = True) -> None:
+        """Write one event (a new Normal one after waiting for its token unless ``budget`` is False: the writer
+        thread has taken it already); the writer thread calls this, tests may call it directly."""
         key = (ev.namespace, ev.uid, ev.reason, ev.message)
         seen = self.series.get(key)
         if seen is not None:
@@ -101,7 +116,7 @@ class EventRecorder:
             self._sent(self.bump, ev.namespace, name, count)
             self.aggregated += 1
             return
-        if ev.type_ == "Normal" and not self.bucket.wait(self.sleep):
+        if budget and ev.type_ == "Normal" and not self.bucket.wait(self.sleep):
             self.dropped += 1
             return
         self.series[key] = (self._sent(self.create, ev), 1)
@@ -122,17 +137,44 @@ class EventRecorder:
                 time.sleep(RETRY_S * 2 ** attempt)
         raise AssertionError("unreachable")
 
+    def take_in(self, ev: PodEvent) -> None:
+        """The writer thread's step for one event taken off the queue: a new Normal event is written when a token
+        is there and none waits before it, else it waits its turn (``waiting``); anything else (a Warning, a repeat
+        that only raises a count) is written at once. Then the waiting ones whose tokens have come are written."""
+        new_normal = ev.type_ == "Normal" and (ev.namespace, ev.uid, ev.reason, ev.message) not in self.series
+        if not new_normal or (not self.waiting and self.bucket.take()):
+            self._write_logged(ev, budget=False)
+        elif self.bucket.qps <= 0.0 or len(self.waiting) >= self.capacity:
+            self.dropped += 1
+        else:
+            self.waiting.append(ev)
+        self.release()
+
+    def release(self) -> None:
+        """Write the waiting Normal events for which a token has come, oldest first."""
+        while self.waiting and self.bucket.take():
+            self._write_logged(self.waiting.popleft(), budget=False)
+
+    def _write_logged(self, ev: PodEvent, budget: bool) -> None:
+        try:
+            self.write(ev, budget)
+        except Exception as exc:  # noqa: BLE001 - events are best effort
+            log.warning("event %s for %s/%s: %s", ev.reason, ev.namespace, ev.pod, api_problem(exc))
+            if self.on_error is not None:
+                self.on_error(exc)
+
     def _run(self) -> None:
         while True:
-            ev = self.queue.get()
-            if ev is None:
-                return
             try:
-                self.write(ev)
-            except Exception as exc:  # noqa: BLE001 - events are best effort
-                log.warning("event %s for %s/%s: %s", ev.reason, ev.namespace, ev.pod, api_problem(exc))
-                if self.on_error is not None:
-                    self.on_error(exc)
+                ev = self.queue.get(timeout=self.bucket.due() if self.waiting else None)
+            except queue.Empty:
+                self.release()
+                continue
+            if ev is None:  # stop: the waiting ones are written too, each after its token
+                while self.waiting:
+                    self._write_logged(self.waiting.popleft(), budget=True)
+                return
+            self.take_in(ev)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="event-writer", daemon=True)
