@@ -22,7 +22,10 @@ cell's candidate/baseline ratio of medians (pod/host, nomad/kubernetes):
 A cell with runs of one environment only (pod-startup on kubernetes, or a campaign that ran one side)
 has no ratio: its median is compared instead, ``change`` = median(NEW) / median(BASE) and ``diff`` their
 difference in the metric's unit, with the same bootstrap, p-value and verdict ("improved" when NEW fares
-better). ``compared`` says in words which figure is compared. A cell whose two campaigns ran different
+better). Such a median has a unit: when the two campaigns' runs gave it in different units (a parser that
+changed it between versions) or one campaign's in several, the cell is "not comparable" and flagged CONFOUNDED
+(on the campaign mixing units, else on NEW), with no figures, difference, interval or p-value; a ratio has no
+unit. ``compared`` says in words which figure is compared. A cell whose two campaigns ran different
 environments, or where one has a ratio and the other not for lack of a side, is "not comparable", and
 its sentence says why.
 """
@@ -108,7 +111,8 @@ class CellChange(BaseModel):
     p_value: float | None = Field(description="Two-sided bootstrap p-value of 'no change'.")
     p_adjusted: float | None
     verdict: ChangeVerdict
-    flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG'.")
+    flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG' (NEW:CONFOUNDED: "
+                                                               "a median given in another unit than in BASE).")
     flag_details: dict[str, str] = Field(default_factory=dict)
     sentence: str
 
@@ -134,16 +138,30 @@ def _key(c: CellComparison) -> Key:
     return (getattr(c, "cluster", "local"), c.node, c.test, c.params, c.metric)
 
 
-def _values(con: duckdb.DuckDBPyConnection, campaign: str) -> dict[Key, dict[str, np.ndarray]]:
+Units = dict[Key, dict[str, list[str]]]  # key -> env -> the distinct units its runs gave the metric in
+
+
+def _values(con: duckdb.DuckDBPyConnection, campaign: str) -> tuple[dict[Key, dict[str, np.ndarray]], Units]:
     rows = con.execute("""
         SELECT r.cluster, r.node, r.test, r.params_key, m.name, r.env,
-               list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id)
+               list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id), list_sort(list(DISTINCT m.unit))
         FROM runs r JOIN metrics m ON m.run_id = r.run_id
         WHERE r.campaign = $1 AND r.status = 'ok' GROUP BY ALL""", [campaign]).fetchall()
     out: dict[Key, dict[str, np.ndarray]] = {}
-    for cluster, node, test, params, metric, env, vals in rows:
+    units: Units = {}
+    for cluster, node, test, params, metric, env, vals, unit_list in rows:
         out.setdefault((cluster, node, test, params, metric), {})[env] = np.asarray(vals, dtype=float)
-    return out
+        units.setdefault((cluster, node, test, params, metric), {})[env] = list(unit_list)
+    return out, units
+
+
+def _units_differ(metric: str, named: dict[str, list[str]]) -> str | None:
+    """CONFOUNDED's sentence when the compared median's runs (campaign -> its distinct units) gave ``metric`` in
+    more than one unit (a parser that changed it between versions): a difference across units means nothing."""
+    (a, ua), (b, ub) = named.items()
+    if ua == ub and len(ua) == 1:
+        return None
+    return fl.units_differ(metric, (a, ua), (b, ub), "change")
 
 
 def _label(c: CellComparison) -> str:
@@ -306,7 +324,8 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
     reports = {name: compare_campaign(con, name, threshold=threshold, correction=correction, seed=seed)
                for name in (base, new)}
     cells = {name: {_key(c): c for c in rep.cells} for name, rep in reports.items()}
-    values = {name: _values(con, name) for name in (base, new)}
+    loaded = {name: _values(con, name) for name in (base, new)}
+    values = {name: v for name, (v, _) in loaded.items()}
     keys = [k for k in cells[base] if k in cells[new]]
     rows = []
     for key in keys:
@@ -320,6 +339,15 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         what = (f"{one[0]} median ({b.unit})" if one else
                 f"{pair[1]}/{pair[0]} ratio".replace("kubernetes/host", "pod/host"))
         flags, details = _flags(b, n)
+        in_units = {name: loaded[name][1].get(key, {}).get(one[0], []) for name in (base, new)} if one else {}
+        mixed = _units_differ(key[4], in_units) if one else None
+        if mixed:  # no difference across units: CONFOUNDED on the campaign mixing them, else on NEW (which changed)
+            what = f"{one[0]} median ({' in '.join((' + '.join(in_units[base]), base))}, " \
+                   f"{' in '.join((' + '.join(in_units[new]), new))})"
+            for tag, name in [(t, c) for t, c in (("BASE", base), ("NEW", new)) if len(in_units[c]) > 1] or \
+                    [("NEW", new)]:
+                flags.append(f"{tag}:CONFOUNDED")
+                details[f"{tag}:CONFOUNDED"] = f"{tag} ({name}): {mixed}"
         est: dict[str, float | None] = dict(diff=None, diff_ci_low=None, diff_ci_high=None, change=None,
                                             change_ci_low=None, change_ci_high=None, p_value=None)
         cell_seed = int(np.random.SeedSequence([seed, int(b.id, 16), int(n.id, 16)]).generate_state(1)[0])
@@ -328,7 +356,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         figures: tuple[float | None, float | None] = (b.ratio, n.ratio)
         # a metric the parameters fix (the report's verdict): nothing to compare, in no family
         fixed = next(((SET_BY_PARAMS, c.sentence) for c in (b, n) if c.verdict == SET_BY_PARAMS), None)
-        if one and not fixed:
+        if one and not fixed and not mixed:
             figures = (float(np.median(vb[one[0]])), float(np.median(vn[one[0]])))
             est = bootstrap_median_change(vb[one[0]], vn[one[0]], seed=cell_seed)
         elif b.ratio is not None and n.ratio is not None and usable:
@@ -338,7 +366,8 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         rows.append(dict(
             compared=what, base_value=figures[0], new_value=figures[1], too_few=too_few,
             base_bound=_way(_bound(b, one[0] if one else None)), new_bound=_way(_bound(n, one[0] if one else None)),
-            unchanged=fixed or (None if one else _no_change(b, n, vb, vn, (base, new), what)),
+            unchanged=fixed or (("not comparable", mixed) if mixed else None if one else
+                                _no_change(b, n, vb, vn, (base, new), what)),
             id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
             metric=key[4], unit=b.unit, higher_is_better=b.higher_is_better, primary=b.primary, sides=pair,
             base_cell=b.id, new_cell=n.id, n_base=b.n_host + b.n_pod, n_new=n.n_host + n.n_pod,

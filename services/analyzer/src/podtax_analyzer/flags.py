@@ -47,14 +47,20 @@ def names(cell: CellData) -> tuple[str, str]:
     return side_name(cell.baseline, cell.pair), side_name(cell.candidate, cell.pair)
 
 
+def units_differ(metric: str, a: tuple[str, list[str]], b: tuple[str, list[str]], withheld: str) -> str:
+    """CONFOUNDED's sentence when the runs of ``a`` and ``b`` (name, their distinct units) gave ``metric`` in
+    more than one unit (a producer changed it): their values cannot be divided or subtracted."""
+    return (f"Not comparable: {a[0]} runs reported {metric} in {' + '.join(a[1])} and {b[0]} runs in "
+            f"{' + '.join(b[1])}, so their values are not in one unit; no {withheld} is given.")
+
+
 def confounded(cell: CellData) -> str | None:
     h, p = cell.host, cell.pod
     if h.n == 0 or p.n == 0:
         return None
     base, cand = names(cell)
     if len({*h.units, *p.units}) > 1:  # values in two units cannot be divided (a producer changed its unit)
-        return (f"Not comparable: {base} runs reported {cell.metric} in {' + '.join(h.units)} and {cand} runs in "
-                f"{' + '.join(p.units)}, so their values are not in one unit; no ratio is given.")
+        return units_differ(cell.metric, (base, h.units), (cand, p.units), "ratio")
     problems = []
     if h.versions != p.versions:
         problems.append(f"{base} runs used {version_text(h)} and {cand} runs used {version_text(p)}")
