@@ -91,6 +91,8 @@ class Runner(Handlers):  # the event handlers: handlers.py
                     self.controlplane.launch(s.run, resume=True)  # removes what it left, runs it again
                 elif s.run.env == "kubernetes" and self.executor:
                     self.executor.launch(s.run, state.campaign.pod, state.created_at)  # re-attaches to its Job
+            if state.cancelled_at:  # cancelled before the restart: a resumed control-plane run only removes what
+                self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
 
     async def catch_up(self, stop: asyncio.Event) -> None:
         """Let runs expire once the outcome consumer has handled its backlog; runs in flight then get

@@ -114,12 +114,12 @@ class ControlPlaneExecutor:
             await self._reported(run)
             log.info("control-plane run %s done: %s", run.run_id, timeline.summary())
         except Aborted as exc:
-            if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
-                log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
-                return
             if run.run_id in self.cancelled and exc.reason == "stopped":  # recorded as cancelled, not as a result
                 await self._fail(run, "cancelled", f"campaign {run.campaign} was cancelled while this run was in "
-                                 f"flight: {exc.detail}", started)
+                                 f"flight: {exc.detail}", started)  # (at a shutdown too: nothing to resume)
+                return
+            if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
+                log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
                 return
             await self._fail(run, exc.reason, exc.detail, started)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
