@@ -232,7 +232,7 @@ class NodeScore(Model):
     ci_high: float | None = None
     updated_at: Timestamp
     flags: list[str] = Field(default_factory=list, description="Why these runs should not drive placement: "
-                             "CONFOUNDED (mixed tool builds), BIMODAL, OVERLAP, THROTTLED.")
+                             "CONFOUNDED (mixed tool builds or units), BIMODAL, OVERLAP, THROTTLED.")
 
 
 class Candidate(Model):

@@ -3,7 +3,7 @@
 `scores.node_scores` recomputes a key from every stored run; publishing after every batch that way
 pulls the whole history of the touched keys each time (1.4 million metric rows at 100,000 runs), so
 the analyzer's memory and CPU grew with history. `ScoreCache` keeps per key what a score needs (the
-sorted values, their exact running sum, the runs counted, the newest time, the tool builds, the
+sorted values, their exact running sum, the runs counted, the newest time, the tool builds and units, the
 throttled and overlapping runs) and updates it from the rows of the new runs only; a key it has not
 seen yet is loaded from DuckDB once. The scores it returns are the same as `node_scores(con,
 since_runs=...)` computes from the database, to the last bit (tests/analysis/test_score_cache*.py
@@ -75,7 +75,7 @@ log = logging.getLogger("podtax.analyzer.scores")
 # Per key, the rows of the selected runs (ordered by value, so a new key's values come sorted).
 _ROWS = f"""
 SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
-       any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
+       any_value(m.unit) AS unit, list(DISTINCT m.unit) AS units, bool_or(m.higher_is_better) AS hib,
        list(m.value ORDER BY m.value) AS vals, list(hash(r.run_id) ORDER BY m.value) AS ids,
        list(epoch_us(coalesce(r.ended_at, r.stored_at)) ORDER BY m.value) AS updated_us,
        list({VERSION_SQL} ORDER BY m.value) AS versions,
@@ -104,8 +104,9 @@ FROM runs r SEMI JOIN (SELECT DISTINCT cluster, node, env, test, params_key FROM
 WHERE {COUNTED}
 """
 _KEY_META = f"""
-SELECT k.idx, g.unit, g.hib, g.versions, g.n FROM score_keys k JOIN (
+SELECT k.idx, g.unit, g.units, g.hib, g.versions, g.n FROM score_keys k JOIN (
     SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, any_value(m.unit) AS unit,
+           list(DISTINCT m.unit) AS units,
            bool_or(m.higher_is_better) AS hib, list(DISTINCT r.version) AS versions, count(*) AS n
     FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r
     JOIN metrics m ON m.run_id = r.run_id GROUP BY ALL
@@ -129,7 +130,7 @@ WHERE k.idx BETWEEN $1 AND $2
 class KeyState:
     """What one key's score needs: values (sorted, metric unit) and runs (sorted run-id hashes) of its
     counted runs, their exact running sum (scores.add_exact; None: sum the values), the newest end time
-    (epoch microseconds), the distinct tool builds, how many runs were throttled, and which runs carry
+    (epoch microseconds), the distinct tool builds and units, how many runs were throttled, and which runs carry
     an OVERLAP flag."""
 
     unit: str
@@ -139,6 +140,7 @@ class KeyState:
     total: list[float] | None = field(default_factory=list)
     updated_us: int = 0
     builds: set[str] = field(default_factory=set)
+    units: set[str] = field(default_factory=set)
     throttled: int = 0
     overlapped: set[int] = field(default_factory=set)
 
@@ -202,7 +204,8 @@ class ScoreCache:
         cluster, node, env, test, pkey, metric = key
         return score_from_sorted(cluster=cluster, node=node, env=env, test=test, params_key=pkey, metric=metric,
                                  unit=s.unit, higher_is_better=s.hib, vals=s.values, updated_us=s.updated_us,
-                                 builds=len(s.builds), throttled=s.throttled, overlap=len(s.overlapped),
+                                 builds=len(s.builds), units=len(s.units), throttled=s.throttled,
+                                 overlap=len(s.overlapped),
                                  mean=mean_from_sum(s.total, s.values))
 
     def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
@@ -242,6 +245,7 @@ class ScoreCache:
                 unit=str(meta["unit"][j]), hib=bool(meta["hib"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
                 total=add_exact([], vals[a:b].tolist()),
                 updated_us=int(updated[a:b].max()), builds={str(v) for v in meta["versions"][j]},
+                units={str(u) for u in meta["units"][j]},
                 throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
             self.held += b - a
 
@@ -268,6 +272,7 @@ class ScoreCache:
         nums = rows["ids"]  # the runs' numbers: hash(run_id), see the module doc
         overlap = rows["overlap"]
         s.hib = s.hib or bool(rows["hib"])
+        s.units.update(rows["units"])
         at = np.searchsorted(s.runs, nums)
         known = at < len(s.runs)
         known[known] = s.runs[at[known]] == nums[known]
@@ -340,9 +345,10 @@ def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
-    """(key, {"unit", "hib", and the per-row lists}) for each key the query returns."""
+    """(key, {"unit", "units", "hib", and the per-row lists}) for each key the query returns."""
     res = con.execute(sql, params).fetchnumpy()
     for i in range(len(res["unit"])):
         key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
         rows = {c: np.asarray(res[c][i], dtype=t) for c, t in _LISTS.items()}
-        yield key, {"unit": str(res["unit"][i]), "hib": bool(res["hib"][i]), **rows}
+        yield key, {"unit": str(res["unit"][i]), "units": [str(u) for u in res["units"][i]],
+                    "hib": bool(res["hib"][i]), **rows}

@@ -1,0 +1,45 @@
+"""Node scores over runs that gave a metric in two units (review hR #8): a parser that changed a metric's unit
+(the tool build unchanged) gave one score whose median mixed us and ms, unflagged, so the scheduler ranked nodes by
+it. Such a score is now CONFOUNDED (scoring.IGNORE_FLAGS drops it), from the full recompute (scores.node_scores)
+and from the service's incremental cache, whether it meets the second unit when loading a key or merging new runs.
+Real result events in a real DuckDB file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from analysis_synth import result_event
+from podtax_analyzer.score_cache import ScoreCache
+from podtax_analyzer.scores import node_scores
+from podtax_analyzer.store import Store
+
+T0 = datetime(2026, 1, 5, 8, tzinfo=UTC)
+
+
+def _runs(first: int, unit: str, scale: float, count: int = 8) -> list:
+    return [result_event(f"r{i}", "c", "n1", "host", (104.0 + i % 3) * scale, T0 + timedelta(minutes=i),
+                         test="fio", params={"rw": "randread"}, metric="read_lat_mean", unit=unit,
+                         higher_is_better=False, tool="fio", tool_version="fio-3.33")
+            for i in range(first, first + count)]
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "scores.duckdb")
+    yield s
+    s.close()
+
+
+def test_a_score_over_two_units_is_confounded(store):
+    cache = ScoreCache()
+    store.write_batch(_runs(0, "us", 1.0))
+    (first,) = cache.update(store, {f"r{i}" for i in range(8)})
+    assert first.flags == []  # one unit: a score the scheduler uses
+    store.write_batch(_runs(8, "ms", 0.001, count=2))
+    new = {"r8", "r9"}
+    (merged,) = cache.update(store, new)  # the second unit met while merging new runs
+    (loaded,) = ScoreCache().update(store, new)  # ... and while loading the key
+    (full,) = node_scores(store.cursor())
+    assert merged == loaded == full
+    assert "CONFOUNDED" in full.flags and full.n == 10  # (BIMODAL too: 0.1 among 104s)
