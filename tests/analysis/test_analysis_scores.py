@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from analysis_synth import CellSpec, SideSpec, insert_cells
+from podtax_analyzer.comparisons import compare_campaign
 from podtax_analyzer.scores import median_interval, node_scores
 
 
@@ -68,3 +69,14 @@ def test_score_flags_name_evidence_that_must_not_drive_placement(con, kind):
     insert_cells(con, list(_flag_case(kind)))
     pod = next(s for s in node_scores(con) if s.env == "kubernetes")
     assert pod.flags == ([kind] if kind else [])
+
+
+def test_a_node_score_is_bimodal_from_the_runs_the_report_checks(con):
+    """6 runs in two tight modes 30% apart: the report flags the cell BIMODAL from 6 runs (stats/modes.py); its
+    node score was unflagged below 10 runs and steered placement on a median between the modes (review hR #2)."""
+    host = np.array([100.0, 130.5, 100.5, 131.0, 101.0, 130.0])
+    insert_cells(con, [CellSpec("n", SideSpec(host), SideSpec(np.array([90.0, 91.0, 90.5, 91.5, 90.2, 91.2])))])
+    (cell,) = compare_campaign(con, "synthetic").cells
+    assert "BIMODAL" in cell.flags
+    scores = {s.env: s for s in node_scores(con)}
+    assert scores["host"].flags == ["BIMODAL"] and scores["kubernetes"].flags == []

@@ -8,9 +8,8 @@ what it has shown so far, whichever campaign measured it.
 
 flags say why the runs should not drive placement (the scheduler ignores such evidence and says
 so): CONFOUNDED (more than one tool build among them, or the metric in more than one unit: a parser that
-changed it), BIMODAL (the dip test and Sarle's coefficient,
-as in the comparison), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run was throttled
-by its CPU limit).
+changed it), BIMODAL (stats.modes.check_unimodality, as in the comparison: from 6 runs, the gap rule alone
+below 10), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run was throttled by its CPU limit).
 
 A run whose log did other work than its params (PARAM_MISMATCH, THREADS_MISMATCH: bs=64k under a
 bs=4k key) or stopped early (SHORT) is not counted at all (`COUNTED`): it measured another cell, and
@@ -31,7 +30,6 @@ import numpy as np
 from podtax.events import NodeScore
 
 from podtax_analyzer.celldata import VERSION_SQL
-from podtax_analyzer.stats.modes import MIN_RUNS as MIN_RUNS_MODES
 from podtax_analyzer.stats.modes import check_unimodality
 
 log = logging.getLogger("podtax.analyzer.scores")
@@ -235,10 +233,9 @@ def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int
     flags = []
     if builds > 1 or units > 1:
         flags.append("CONFOUNDED")
-    if len(vals) >= MIN_RUNS_MODES:
-        x = np.asarray(vals, dtype=float)
-        if check_unimodality(x, sorted_x=x).bimodal:
-            flags.append("BIMODAL")
+    x = np.asarray(vals, dtype=float)
+    if check_unimodality(x, sorted_x=x).bimodal:  # from the floor cell_analysis uses (it refuses fewer runs)
+        flags.append("BIMODAL")
     if overlap:
         flags.append("OVERLAP")
     if throttled:
