@@ -100,7 +100,8 @@ def combinations() -> Iterator[tuple[str, dict[str, Any]]]:
     yield "sysbench-cpu", {**cpu, "events": 100, "time": 0}
     yield "sysbench-cpu", {**cpu, "events": 100, "time": 86400}
     yield "sysbench-cpu", {**cpu, "events": 0, "time": 0}  # neither limit: endless
-    mem = {"threads": 1, "operation": "write", "block_size": "1K", "total_size": "100M", "time": 1}
+    # 4G: a memory run under 0.1 s is refused (thread start-up)
+    mem = {"threads": 1, "operation": "write", "block_size": "1K", "total_size": "4G", "time": 1}
     for p in _vary(mem, {"threads": [2, 64, 1024], "block_size": ["1", "4", "8", "24", "3K", "1M", "64M", "1G"],
                          "total_size": ["1", "1K", "100G", "9999999T"], "time": [0]}):
         yield "sysbench-memory", p

@@ -85,5 +85,7 @@ def test_golden_outcomes_summary() -> None:
         assert failures.get(f"debian12-x86_64/{killed}") == "fatal"
     # 64 bytes moved: `0.00 MiB transferred (0.06 MiB/sec)` times thread start-up (was: 0.06 MiB/s read)
     assert failures.get("debian12-x86_64/sysbench-memory-64-bytes.log") == "implausible"
+    for size in ("64K", "1M", "100M"):  # 0.0001-0.025 s: 61.66-3885.65 MiB/s, thread start-up (was: read, unflagged)
+        assert failures.get(f"debian12-x86_64/sysbench-memory-1K-{size}.log") == "implausible"
     allowed = {"empty", "bad-argument", "permission-denied", "unknown-format", "fatal", "implausible"}
     assert set(failures.values()) <= allowed, failures

@@ -14,9 +14,10 @@ from podtax.parsers import parse_run
 
 CASES = [
     ("sysbench-cpu", {"threads": 1, "max_prime": 2000, "events": 50, "time": 10}),
-    ("sysbench-memory", {"threads": 1, "operation": "write", "block_size": "1K", "total_size": "10M", "time": 2}),
-    # --memory-oper=none moves no memory: no `MiB transferred` line, operations per second is its figure
-    ("sysbench-memory", {"threads": 1, "operation": "none", "block_size": "1K", "total_size": "10M", "time": 1}),
+    ("sysbench-memory", {"threads": 1, "operation": "write", "block_size": "1K", "total_size": "4G", "time": 2}),
+    # 4G: a run under 0.1 s is refused (thread start-up). --memory-oper=none moves no memory: no `MiB transferred`
+    # line, operations per second is its figure
+    ("sysbench-memory", {"threads": 1, "operation": "none", "block_size": "1K", "total_size": "4G", "time": 1}),
     ("stress-ng-cpu", {"threads": 1, "method": "all", "timeout": 1}),
     ("fio", {"rw": "randread", "bs": "4K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
     ("fio", {"rw": "write", "bs": "64K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
