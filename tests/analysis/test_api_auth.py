@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from podtax import config, events
 from podtax_analyzer import api as api_module
 from podtax_analyzer.api import create_app
-from podtax_analyzer.api_auth import verdict
+from podtax_analyzer.api_auth import host_refusal, verdict
 from podtax_analyzer.reparse import reparse
 from podtax_analyzer.reparse_jobs import ReparseJobs
 from podtax_analyzer.store import Store
@@ -136,3 +136,20 @@ def test_reparse_refuses_what_it_would_ignore(store: Store, kwargs: dict, says: 
     resp = client.post("/api/reparse", headers=AUTH, **kwargs)
     assert resp.status_code == 422 and says in resp.json()["detail"]
     assert not client.app.state.reparse_jobs.jobs  # nothing was started
+
+
+
+@pytest.mark.parametrize(("header", "loopback"), [("[fe80::0001]:8700", False), ("[FE80::1]", False),
+                                                 ("podtax.example.org.:8700", False), ("localhost.:8700", True),
+                                                 ("LOCALHOST.", True), ("[::0001]:8700", True), ("127.0.0.1.", True)])
+def test_a_host_spelt_otherwise_is_the_allowed_or_loopback_name(header: str, loopback: bool) -> None:
+    """The allowed names are normalized (config.host_names: final dot, canonical address); the Host header's name was
+    compared as sent, so `[fe80::0001]` and `localhost.` were refused (review hR #3)."""
+    assert host_refusal(header, loopback_only=True, allowed=config.host_names("podtax.example.org,FE80::0001")) is None
+    assert (host_refusal(header, loopback_only=True) is None) == loopback
+
+
+@pytest.mark.parametrize("header", ["[fe80::2]:8700", "evil.example.:8700", "127.0.0.1.evil.example", "[fe80::1",
+                                    ".", "", None])
+def test_other_hosts_are_still_refused(header: str | None) -> None:
+    assert host_refusal(header, loopback_only=True, allowed=config.host_names("podtax.example.org,fe80::1"))

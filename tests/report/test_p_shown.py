@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from podtax.cli.main import main
+from podtax.cli.report_render import p_shown
+from podtax.pvalue import ALPHA
+from podtax_analyzer.campaign_compare import _why_inconclusive
+from podtax_analyzer.wording import fmt_p, p_text_of
 
 from tests.report.conftest import json_cells
 
@@ -40,3 +45,23 @@ def test_the_compare_table_writes_p_as_the_report_table(served, capsys, monkeypa
     rows = [line for line in out.splitlines() if line.startswith("│ node-")]
     assert rows and all(" <0.001 " in r or re.search(r" 0\.\d{1,4} ", r) for r in rows), out
     assert not re.search(r"0\.000\d\d", out), out  # "0.00075" beside "p = 0.0008"
+
+
+# review hR #4: a p written as ALPHA reads as on the line whichever side it is on
+NEAR_ALPHA = [  # p, the CLI tables (two significant digits), the sentences and the HTML (four decimals)
+    (0.0496, "0.0496", "0.0496"),  # significant: was "0.05" in the tables
+    (0.0504, "0.0504", "0.0504"),  # not significant: was "0.05" too
+    (0.04996, "0.04996", "0.04996"),  # significant: was "0.0500" in the sentence
+    (0.05004, "0.05004", "0.05004"),
+    (0.05, "0.05", "0.0500"),  # ALPHA itself (not significant) is written as it is
+    (0.0123, "0.012", "0.0123"),  # elsewhere unchanged
+]
+
+
+@pytest.mark.parametrize(("p", "table", "sentence"), NEAR_ALPHA)
+def test_a_p_value_never_rounds_onto_alpha(p, table, sentence):
+    assert p_shown({"p_adjusted": p}) == table
+    assert fmt_p(p) == sentence and p_text_of(p) == f"p = {sentence}"
+    if p >= ALPHA:  # podtax compare's reason for withholding a verdict whose interval clears the threshold
+        reason = _why_inconclusive({"change_ci_low": 1.2, "change_ci_high": 1.3, "p_adjusted": p}, 0.01)
+        assert f"adjusted p-value ({'0.05' if p == ALPHA else sentence}) is not below 0.05" in reason, reason

@@ -10,6 +10,7 @@ name unless PODTAX_ANALYZER_ALLOWED_HOSTS lists the ones it serves (loopback nam
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import urllib.parse
 
 from fastapi import FastAPI
@@ -46,19 +47,29 @@ def verdict(method: str, path: str, header: str | None, token: str | None, reads
     return 0, ""
 
 
+def host_name(header: str | None) -> str | None:
+    """The Host header's name as config.host_names spells the allowed ones: lowercased, without port, brackets or
+    final dot, an address in its canonical form (`[FE80::0001]:8700` -> `fe80::1`, `localhost.` -> `localhost`)."""
+    try:
+        name = (urllib.parse.urlsplit(f"//{header or ''}").hostname or "").rstrip(".")
+    except ValueError:  # a port that is no number, a broken [IPv6]
+        return None
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name or None
+
+
 def host_refusal(header: str | None, loopback_only: bool, allowed: frozenset[str] = frozenset(),
                  path: str = "") -> str | None:
     """Why a request whose Host header is `header` is not this analyzer's (None when it is). `allowed`
     (PODTAX_ANALYZER_ALLOWED_HOSTS, config.host_names): the names it answers to besides loopback ones, /healthz
     excepted (a cluster's probes name the pod's address); unset, one listening on loopback answers only to those."""
-    try:
-        name = urllib.parse.urlsplit(f"//{header or ''}").hostname
-    except ValueError:  # a port that is no number, a broken [IPv6]
-        name = None
+    name = host_name(header)
     if loopback(name) or not (allowed or loopback_only):
         return None
     if allowed:
-        if path in OPEN_PATHS or (name or "").rstrip(".") in allowed:
+        if path in OPEN_PATHS or name in allowed:
             return None
         return (f"Host {(header or '')[:100]!r} is not one this analyzer answers to: add its name to "
                 f"PODTAX_ANALYZER_ALLOWED_HOSTS to serve it")

@@ -39,6 +39,7 @@ import duckdb
 import numpy as np
 from podtax import sides
 from podtax.flags import BOUND_MARKS, MIN_RUNS, bound_mark
+from podtax.pvalue import p_digits
 from pydantic import BaseModel, Field
 
 from podtax_analyzer import flags as fl
@@ -249,8 +250,8 @@ def _why_inconclusive(ch: dict, threshold: float) -> str:
         return "the interval is too wide"
     if p is None:
         return "no p-value could be computed"
-    return (f"the interval clears the ±{threshold * 100:g}% threshold, but the adjusted p-value ({p:.3g}) is not "
-            f"below {ALPHA:g} once corrected over the compared cells")
+    return (f"the interval clears the ±{threshold * 100:g}% threshold, but the adjusted p-value "
+            f"({p_digits(p, '.3g')}) is not below {ALPHA:g} once corrected over the compared cells")
 
 
 def _figures(c: CellComparison, one: str | None) -> list[tuple[str, float | None, frozenset[int]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from podtax.pvalue import p_digits
 from podtax.sides import COUNT_UNITS
 
 
@@ -30,13 +31,13 @@ def fmt_value(v: float, unit: str = "") -> str:
 
 
 def fmt_p(p: float) -> str:
-    """A p-value: "< 0.0001" or four decimals."""
-    return "< 0.0001" if p < 0.0001 else f"{p:.4f}"
+    """A p-value: "< 0.0001" or four decimals (more when it would read as ALPHA: podtax.pvalue)."""
+    return "< 0.0001" if p < 0.0001 else p_digits(p, ".4f")
 
 
 def p_text_of(p: float) -> str:
-    """"p < 0.0001" or "p = 0.0123"."""
-    return "p < 0.0001" if p < 0.0001 else f"p = {p:.4f}"
+    """"p < 0.0001" or "p = 0.0123" (fmt_p)."""
+    return "p < 0.0001" if p < 0.0001 else f"p = {fmt_p(p)}"
 
 
 def fmt_share(s: float) -> str:

@@ -29,6 +29,7 @@ from podtax.cli.report_view import (
 )
 from podtax.event_payloads import printable
 from podtax.flags import BLOCKING, LEGEND, ORDER, bound_mark
+from podtax.pvalue import p_digits
 from podtax.sides import change_word
 
 VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no detectable difference": "cyan",
@@ -59,9 +60,10 @@ def _centre(c: dict[str, Any], side: str, sep: str = " | ") -> str:
 
 
 def p_shown(c: dict[str, Any]) -> str:
-    """A cell's adjusted p-value as the CLI tables write it."""
+    """A cell's adjusted p-value as the CLI tables write it: two significant digits, more when it would read as
+    ALPHA (podtax.pvalue)."""
     p = c["p_adjusted"]
-    return "—" if p is None else "<0.001" if p < 0.001 else f"{p:.2g}"
+    return "—" if p is None else "<0.001" if p < 0.001 else p_digits(p, ".2g")
 
 
 def side_names(c: dict[str, Any]) -> tuple[str, str]:

@@ -37,6 +37,7 @@ that needs it larger does not stand on it alone.
 
 from __future__ import annotations
 
+from podtax import pvalue
 from podtax.sides import change_word
 
 FASTER = "faster"
@@ -46,7 +47,7 @@ INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"  # a cell without runs on both sides: no ratio can exist (cell_analysis)
 SET_BY_PARAMS = "set by the parameters"  # the parameters fix the metric (podtax.templates.set_by_params)
 VERDICTS = (FASTER, SLOWER, NO_DIFFERENCE, INCONCLUSIVE, NOT_COMPARABLE, SET_BY_PARAMS)
-ALPHA = 0.05
+ALPHA = pvalue.ALPHA
 AT_LEAST, AT_MOST = 1, -1  # how the true ratio may lie from the shown one when a figure is only a lower bound
 EXACT: frozenset[int] = frozenset()
 LOWER: frozenset[int] = frozenset({AT_LEAST})  # a figure that is a lower bound: the true one is at least it
