@@ -50,6 +50,8 @@ def store(tmp_path_factory):
     # "some": 3 of the 11 pod runs timed too few for the tail percentiles, 8 did
     s.write_batch(_runs("host", MANY, 8, 0, "some") + _runs("kubernetes", MANY, 8, 1, "some")
                   + _runs("kubernetes", FEW, 3, 2, "some"))
+    # "one": 1 host run has the tail percentiles, the 8 pod runs none (slots 3 and 7: never overlapping the others)
+    s.write_batch(_runs("host", MANY, 1, 3, "one") + _runs("kubernetes", FEW, 8, 7, "one"))
     yield s
     s.close()
 
@@ -128,3 +130,11 @@ def test_a_side_where_some_runs_timed_too_few_is_flagged(store, capsys, tmp_path
     assert "FEW_OBSERVATIONS" not in cells["rtt_p50_us"]["flags"]  # every run has its median
     assert "FEW_OBSERVATIONS" in table and "3 of the 11 pod runs timed too few" in table, table
     assert "3 of the 11 pod runs timed too few to report it" in (tmp_path / "r.html").read_text()
+
+
+def test_a_side_of_one_run_is_one_run(store):
+    """'host has 1 runs with it' (review hR #9): the side's count now takes its plural (wording.plural)."""
+    cells = {c["metric"]: c for c in
+             TestClient(create_app(store)).get("/api/campaigns/one/comparisons").json()["cells"]}
+    why = cells["rtt_p99_us"]["flag_details"]["INSUFFICIENT"]
+    assert "; host has 1 run with it and pod 0. More runs like these" in why, why

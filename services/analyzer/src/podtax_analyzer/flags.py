@@ -96,8 +96,8 @@ def insufficient(cell: CellData) -> str | None:
     if lost:
         why = " and ".join(f"{s.failures.runs - s.n} of the {s.failures.runs} {side_name(s.env, cell.pair)} runs"
                            for s in lost)
-        return (f"Runs with failed objects have no {cell.metric}: {base} has {h.n} runs with it and {cand} {p.n}, "
-                f"as {why} had failed objects (ERRORS). More runs will not help until no object fails.")
+        return (f"Runs with failed objects have no {cell.metric}: {base} has {plural(h.n, 'run')} with it and "
+                f"{cand} {p.n}, as {why} had failed objects (ERRORS). More runs will not help until no object fails.")
     if few := [s for s in short if s.n_few]:
         return few_observations(cell, few)
     need = [f"{MIN_RUNS - s.n} more {side_name(s.env, cell.pair)} {'run' if MIN_RUNS - s.n == 1 else 'runs'}"
@@ -116,8 +116,7 @@ def few_observations(cell: CellData, few: list[Side]) -> str:
     observations for (the parser's FEW_OBSERVATIONS run flag): more runs like them will not add it."""
     base, cand = names(cell)
     runs = " and ".join(f"{s.n_few} {side_name(s.env, cell.pair)} {'run' if s.n_few == 1 else 'runs'}" for s in few)
-    has = f"{base} has {cell.host.n} runs with it and {cand} {cell.pod.n}" if cell.candidate else \
-        f"{base} has {cell.host.n} runs with it"
+    has = f"{base} has {plural(cell.host.n, 'run')} with it" + (f" and {cand} {cell.pod.n}" if cell.candidate else "")
     return (f"{FEW_HEAD} {cell.metric}: {runs} timed too few to report it (parser said: \"{few[0].few_example}\"); "
             f"{has}. More runs like these will not help: run longer or at a higher rate.")
 
