@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from sched_objects import pod
+from tests.scheduler.sched_objects import pod
 
 
 class Proxy:

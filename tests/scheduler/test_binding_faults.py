@@ -7,10 +7,11 @@ import logging
 from typing import Any
 
 import pytest
-from conftest import events_for, put_scores
 from kubernetes import client
 from podtax_scheduler.kube import Kube
-from sched_objects import pod, score
+
+from tests.scheduler.conftest import events_for, put_scores
+from tests.scheduler.sched_objects import pod, score
 
 NODE = {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
 

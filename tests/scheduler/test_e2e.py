@@ -6,8 +6,8 @@ import time
 import urllib.request
 from typing import Any
 
-from conftest import events_for, put_scores
-from sched_objects import pod, score
+from tests.scheduler.conftest import events_for, put_scores
+from tests.scheduler.sched_objects import pod, score
 
 NODE = {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from podtax_scheduler import filters as F
 from podtax_scheduler.model import NodeInfo, PodInfo
-from sched_objects import affinity, node, pod, with_uid
+
+from tests.scheduler.sched_objects import affinity, node, pod, with_uid
 
 
 def P(**kw: Any) -> PodInfo:  # noqa: N802

@@ -6,10 +6,11 @@ import asyncio
 import logging
 from typing import Any
 
-from conftest import events_for, put_scores
 from podtax import subjects
 from podtax.bus import Bus
-from sched_objects import pod, score
+
+from tests.scheduler.conftest import events_for, put_scores
+from tests.scheduler.sched_objects import pod, score
 
 NODE = {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
 

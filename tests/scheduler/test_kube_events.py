@@ -9,7 +9,8 @@ import pytest
 from podtax_scheduler.kube import Kube, api_client
 from podtax_scheduler.leader import LeaderElector, LeaseConfig
 from podtax_scheduler.recorder import EventRecorder, PodEvent, TokenBucket
-from sched_objects import pod
+
+from tests.scheduler.sched_objects import pod
 
 
 def _cluster() -> dict[str, Any]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import put_scores
 from podtax import natsserver
-from sched_objects import pod, score
+
+from tests.scheduler.conftest import put_scores
+from tests.scheduler.sched_objects import pod, score
 
 
 def node_of(sim: Any, name: str) -> str | None:

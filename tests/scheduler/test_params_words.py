@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import events_for, put_scores
-from sched_objects import pod, score
-from test_e2e import bound_node, nodes
+
+from tests.scheduler.conftest import events_for, put_scores
+from tests.scheduler.sched_objects import pod, score
+from tests.scheduler.test_e2e import bound_node, nodes
 
 IPERF = {"test": "iperf3", "metric": "throughput_mbps"}
 FIO = {"test": "fio", "metric": "read_iops"}

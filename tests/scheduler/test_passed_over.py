@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import events_for, put_scores
-from sched_objects import pod, score
-from test_e2e import bound_node
+
+from tests.scheduler.conftest import events_for, put_scores
+from tests.scheduler.sched_objects import pod, score
+from tests.scheduler.test_e2e import bound_node
 
 SMALL = {"capacity": {"cpu": "1", "memory": "8Gi", "pods": "110"}}
 BIG = {"capacity": {"cpu": "8", "memory": "8Gi", "pods": "110"}}

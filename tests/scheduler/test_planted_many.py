@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from conftest import put_scores
-from sched_objects import pod, score
+from tests.scheduler.conftest import put_scores
+from tests.scheduler.sched_objects import pod, score
 
 
 def test_two_hundred_pods_fill_the_fastest_then_the_next(sim_factory: Any, scheduler_factory: Any,

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import events_for
-from sched_objects import pod
+
+from tests.scheduler.conftest import events_for
+from tests.scheduler.sched_objects import pod
 
 MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "scheduler.yaml"
 RBAC = {"LIST": "list", "WATCH": "watch", "GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch",

@@ -16,7 +16,8 @@ from podtax_scheduler.profile import Profile, load_profile
 from podtax_scheduler.scorestore import ScoreStore
 from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated, describe
 from podtax_scheduler.state import ClusterState
-from sched_objects import node, pod, score, with_uid
+
+from tests.scheduler.sched_objects import node, pod, score, with_uid
 
 TTL = 3600.0
 

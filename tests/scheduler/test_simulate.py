@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import put_scores
 from podtax_scheduler.simulate import (
     JobClass,
     Measured,
@@ -17,6 +16,8 @@ from podtax_scheduler.simulate import (
     place_sequence,
     run_once,
 )
+
+from tests.scheduler.conftest import put_scores
 
 
 def planted(speeds: dict[str, float], runs: dict[str, int] | None = None, cv: float = 0.01) -> Measured:

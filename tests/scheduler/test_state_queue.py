@@ -13,7 +13,8 @@ from podtax_scheduler.filters import DEFAULT_FILTERS, NodeResourcesFit
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.queue import SchedulingQueue
 from podtax_scheduler.state import ClusterState
-from sched_objects import node, pod, with_uid
+
+from tests.scheduler.sched_objects import node, pod, with_uid
 
 
 @pytest.mark.parametrize(("res", "text", "want"), [

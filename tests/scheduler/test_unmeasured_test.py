@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import events_for, put_scores
-from sched_objects import pod, score
-from test_e2e import bound_node, nodes
+
+from tests.scheduler.conftest import events_for, put_scores
+from tests.scheduler.sched_objects import pod, score
+from tests.scheduler.test_e2e import bound_node, nodes
 
 CASES = {  # pod's test label: (the Scheduled message's end, the Warning's start)
     "fio": ("; no benchmark results of fio in this cluster's kubernetes scores (results of: iperf3, sysbench-cpu); "
