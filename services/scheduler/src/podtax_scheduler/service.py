@@ -42,12 +42,23 @@ async def _follow_scores(watcher: object, store: ScoreStore, initial: asyncio.Ev
             initial.set()
 
 
+def _not_retrying(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Retrying (")
+
+
+def quiet_retries() -> None:
+    """Drop urllib3's 'Retrying (Retry(total=2 ...' warnings, three a call that cannot reach the API server, each
+    naming the connection object: the informers and the lease say the outage once, with the address
+    (kube.unreached). Its other warnings stay ('Connection pool is full': the pool is smaller than the binds)."""
+    pool_log = logging.getLogger("urllib3.connectionpool")
+    if _not_retrying not in pool_log.filters:
+        pool_log.addFilter(_not_retrying)
+
+
 async def serve(settings: SchedulerConfig, stop: asyncio.Event,
                 on_ready: Callable[[Scheduler], None] | None = None) -> None:
     """Run until `stop` is set."""
-    # urllib3 warns 'Retrying (Retry(total=2 ...' three times a call that cannot reach the API server, each naming
-    # the connection object; the informers and the lease say the outage once, with the address (kube.unreached)
-    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
+    quiet_retries()
     profile = load_profile(settings.scheduler_profile)
     bus = await Bus.connect(settings.nats_url, f"{SOURCE}/{settings.scheduler_identity}")
     scheduler: Scheduler | None = None
