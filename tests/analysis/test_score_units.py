@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from analysis_synth import result_event
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
-from podtax_analyzer.store import Store
 
 T0 = datetime(2026, 1, 5, 8, tzinfo=UTC)
 
@@ -22,13 +20,6 @@ def _runs(first: int, unit: str, scale: float, count: int = 8) -> list:
                          test="fio", params={"rw": "randread"}, metric="read_lat_mean", unit=unit,
                          higher_is_better=False, tool="fio", tool_version="fio-3.33")
             for i in range(first, first + count)]
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "scores.duckdb")
-    yield s
-    s.close()
 
 
 def test_a_score_over_two_units_is_confounded(store):
