@@ -91,8 +91,19 @@ class Runner(Handlers):  # the event handlers: handlers.py
                     self.controlplane.launch(s.run, resume=True)  # removes what it left, runs it again
                 elif s.run.env == "kubernetes" and self.executor:
                     self.executor.launch(s.run, state.campaign.pod, state.created_at)  # re-attaches to its Job
+                elif s.run.env == "host" and not self.settings.runner_simulate:
+                    await self.request_again(s.run)
             if state.cancelled_at:  # cancelled before the restart: a resumed control-plane run only removes what
                 self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
+
+    async def request_again(self, run: events.RunSpec) -> None:
+        """Send a host run's request again: a runner killed between saving the run in flight and sending it
+        left it unsent, and it failed no-report after timeout + grace (a CI). Under the same event id, one sent
+        already is dropped by JetStream's de-duplication, and an agent that ran it does not run it again."""
+        try:
+            await asyncio.wait_for(self.bus.publish(request(run)), SAVE_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - it then expires (no-report) and is retried, as before
+            log.warning("could not send run %s's request again: %s", run.run_id, exc)
 
     async def catch_up(self, stop: asyncio.Event) -> None:
         """Let runs expire once the outcome consumer has handled its backlog; runs in flight then get
@@ -236,8 +247,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             self.controlplane.launch(run)
             return
         if run.env == "host":
-            event = events.run_requested(run, SOURCE).model_copy(update={"id": f"{run.run_id}.request"})
-            await self.bus.publish(event)
+            await self.bus.publish(request(run))
         elif self.executor:
             self.executor.launch(run, state.campaign.pod, state.created_at)
         else:
@@ -263,6 +273,11 @@ class Runner(Handlers):  # the event handlers: handlers.py
         finally:
             for w in waits:
                 w.cancel()
+
+
+def request(run: events.RunSpec) -> events.RunRequestedV1:
+    """A host run's request, under one event id however often it is sent."""
+    return events.run_requested(run, SOURCE).model_copy(update={"id": f"{run.run_id}.request"})
 
 
 async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None:
