@@ -86,14 +86,20 @@ def test_recorder_aggregates_like_the_event_broadcaster(events: list[tuple[str, 
         assert [c for _, _, c in sink.bumped] == list(range(2, 2 + bumped))
 
 
-def test_recorder_thread_writes_everything_queued_before_stop() -> None:
+@pytest.mark.parametrize(("qps", "burst", "normal"), [
+    (0.0, 1000, 200),  # all within the burst
+    (20.0, 2, 6),  # 4 wait for their tokens in the writer's backlog when stop comes: written too
+])
+def test_recorder_thread_writes_everything_queued_before_stop(qps: float, burst: int, normal: int) -> None:
     sink = _Sink()
-    rec = EventRecorder(sink.create, sink.bump, qps=0.0, burst=1000)
+    rec = EventRecorder(sink.create, sink.bump, qps=qps, burst=burst)
     rec.start()
-    for i in range(200):
+    for i in range(normal):
         rec.record(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
+    rec.record(PodEvent("default", "q", "uq", "FailedScheduling", "no", type_="Warning"))
     rec.stop()
-    assert len(sink.created) == 200
+    assert sorted(e.pod for e in sink.created) == sorted([f"p{i}" for i in range(normal)] + ["q"])
+    assert rec.dropped == 0 and not rec.waiting
 
 
 def test_a_burst_of_scheduled_events_waits_for_tokens_and_loses_none() -> None:
@@ -140,17 +146,6 @@ def test_a_warning_is_written_at_once_while_scheduled_events_wait_for_their_toke
     now[0] = 3.0
     rec.release()
     assert [e.pod for e in sink.created][4:] == ["p3", "p4"] and not rec.waiting and rec.dropped == 0
-
-
-def test_the_writer_thread_writes_the_waiting_events_before_it_stops() -> None:
-    sink = _Sink()
-    rec = EventRecorder(sink.create, sink.bump, qps=20.0, burst=2)
-    rec.start()
-    for i in range(6):
-        rec.record(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
-    rec.record(PodEvent("default", "q", "uq", "FailedScheduling", "no", type_="Warning"))
-    rec.stop()
-    assert sorted(e.pod for e in sink.created) == ["p0", "p1", "p2", "p3", "p4", "p5", "q"] and rec.dropped == 0
 
 
 def test_token_bucket_refills() -> None:
