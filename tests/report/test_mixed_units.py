@@ -26,6 +26,7 @@ CASES = {
     "units": (([104.0 + i for i in ORDER], "us"), ([0.109 + i / 1000 for i in ORDER], "ms")),
     "mixed": (([104.0 + i for i in ORDER], "us"), ([0.115, 0.116, 0.117, 0.118, 115, 116, 117, 118], "ms")),
     "same": (([104.0 + i for i in ORDER], "us"), ([115.0 + i for i in ORDER], "us")),
+    "onesided": (([0.104, 0.105, 0.106, 0.107, 104, 105, 106, 107], "ms"), ([], "us")),
 }
 
 
@@ -43,7 +44,8 @@ def store(tmp_path_factory):
     for day, (name, ((host, hunit), (pod, punit))) in enumerate(CASES.items()):
         # "mixed": the pod side's first four runs in ms, the last four in us
         pod_units = [punit] * 4 + ["us"] * 4 if name == "mixed" else [punit] * len(pod)
-        s.write_batch(_runs(name, "host", host, [hunit] * len(host), day, 0)
+        host_units = [hunit] * 4 + ["us"] * 4 if name == "onesided" else [hunit] * len(host)
+        s.write_batch(_runs(name, "host", host, host_units, day, 0)
                       + _runs(name, "kubernetes", pod, pod_units, day, 1))
     yield s
     s.close()
@@ -79,3 +81,12 @@ def test_one_unit_keeps_its_ratio(store, capsys):
         cell = _cell(url, "same", capsys)
     assert "CONFOUNDED" not in cell["flags"] and cell["verdict"] == "slower", cell
     assert cell["ratio"] == pytest.approx(118.5 / 107.5), cell
+
+
+def test_one_side_mixing_units_is_named_when_the_other_has_no_runs(store, capsys):
+    """A cell with runs on one side only (one environment, or the other's runs lost): its median over values in ms
+    and us was shown unflagged (hF's left-out: confounded returned at once when a side was empty)."""
+    with serve(create_app(store)) as url:
+        cell = _cell(url, "onesided", capsys)
+    assert "CONFOUNDED" in cell["flags"] and cell["ratio"] is None, cell
+    assert "host runs reported read_lat_mean in ms + us" in cell["flag_details"]["CONFOUNDED"], cell

@@ -56,8 +56,12 @@ def units_differ(metric: str, a: tuple[str, list[str]], b: tuple[str, list[str]]
 
 def confounded(cell: CellData) -> str | None:
     h, p = cell.host, cell.pod
-    if h.n == 0 or p.n == 0:
-        return None
+    if h.n == 0 or p.n == 0:  # one side (a one-environment cell, or the other side's runs missing)
+        s = h if h.n else p
+        if len(s.units) < 2:
+            return None
+        return (f"Not comparable: {side_name(s.env, cell.pair)} runs reported {cell.metric} in "
+                f"{' + '.join(s.units)}, so their values are not in one unit and their median means nothing.")
     base, cand = names(cell)
     if len({*h.units, *p.units}) > 1:  # values in two units cannot be divided (a producer changed its unit)
         return units_differ(cell.metric, (base, h.units), (cand, p.units), "ratio")
