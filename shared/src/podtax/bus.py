@@ -23,6 +23,7 @@ import contextlib
 import logging
 import os
 import signal
+import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -99,6 +100,19 @@ class Bus(Streams, Consumers):
         async def _closed() -> None:
             log.info("NATS connection closed")
 
+        lost_at: list[float] = []  # when the connection was lost (monotonic), until it is back
+
+        async def _disconnected() -> None:
+            if nc_ready.is_set() and not lost_at and not nc.is_closed:
+                lost_at.append(time.monotonic())
+                log.warning("NATS connection to %s lost; reconnecting (work waits until it is back)", redact(url))
+
+        async def _reconnected() -> None:
+            if lost_at:
+                log.warning("NATS connection back at %s after %.1f s", redact(nc.connected_url.geturl()
+                                                                               if nc.connected_url else url),
+                            time.monotonic() - lost_at.pop())
+
         errors: list[str] = []  # what went wrong while connecting; reported once, not once per retry
         bus: Bus | None = None
 
@@ -124,6 +138,7 @@ class Bus(Streams, Consumers):
             nc = await asyncio.wait_for(nats.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
+                disconnected_cb=_disconnected, reconnected_cb=_reconnected,
                 drain_timeout=5, inbox_prefix=natsauth.inbox_prefix(user), **auth,
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:

@@ -1,0 +1,41 @@
+"""NATS lost and back (its server stopped and started again on the same port and store): every service's Bus
+reconnected silently, so a log showed work stopping with no word of why, nor when it went on (hK's left-out). Now
+one warning when the connection is lost and one when it is back, with how long it was gone; a Bus closed on
+purpose says neither. Real nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+from podtax import natsserver
+from podtax.bus import Bus
+
+
+async def test_a_lost_and_regained_connection_is_said_once_each(tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus = await Bus.connect(server.url, "test")
+    try:
+        server.stop()
+        for _ in range(100):
+            if any("lost" in r.getMessage() for r in caplog.records):
+                break
+            await asyncio.sleep(0.1)
+        server = natsserver.start(tmp_path / "js", server.port, log_file=tmp_path / "nats.log")
+        for _ in range(200):
+            if any("back at" in r.getMessage() for r in caplog.records):
+                break
+            await asyncio.sleep(0.1)
+        said = [r.getMessage() for r in caplog.records if "NATS connection" in r.getMessage()]
+        assert len(said) == 2, said
+        assert said[0].startswith(f"NATS connection to nats://127.0.0.1:{server.port} lost; reconnecting"), said
+        assert said[1].startswith(f"NATS connection back at nats://127.0.0.1:{server.port} after "), said
+        caplog.clear()
+    finally:
+        await bus.close()
+        server.stop()
+    assert not [r.getMessage() for r in caplog.records if "lost" in r.getMessage()]
