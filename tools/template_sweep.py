@@ -100,7 +100,7 @@ def combinations() -> Iterator[tuple[str, dict[str, Any]]]:
     yield "sysbench-cpu", {**cpu, "events": 100, "time": 0}
     yield "sysbench-cpu", {**cpu, "events": 100, "time": 86400}
     yield "sysbench-cpu", {**cpu, "events": 0, "time": 0}  # neither limit: endless
-    # 4G: a memory run under 0.1 s is refused (thread start-up)
+    # 4G: a memory run under 0.01 s is refused (thread start-up); 0.1 s or more is advised
     mem = {"threads": 1, "operation": "write", "block_size": "1K", "total_size": "4G", "time": 1}
     for p in _vary(mem, {"threads": [2, 64, 1024], "block_size": ["1", "4", "8", "24", "3K", "1M", "64M", "1G"],
                          "total_size": ["1", "1K", "100G", "9999999T"], "time": [0]}):
