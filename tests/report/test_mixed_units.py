@@ -90,3 +90,17 @@ def test_one_side_mixing_units_is_named_when_the_other_has_no_runs(store, capsys
         cell = _cell(url, "onesided", capsys)
     assert "CONFOUNDED" in cell["flags"] and cell["ratio"] is None, cell
     assert "host runs reported read_lat_mean in ms + us" in cell["flag_details"]["CONFOUNDED"], cell
+    assert cell["host_median"] is None, cell  # was 52.05 'ms', a median over ms and us values (review hR2)
+
+
+def test_a_side_mixing_units_has_no_median_in_any_exit(store, capsys, tmp_path):
+    with serve(create_app(store)) as url:
+        for name in ("onesided", "mixed", "units"):
+            assert main(["report", name, "--api", url]) == 0
+            assert main(["report", name, "--api", url, "--html", str(tmp_path / f"{name}.html")]) == 0
+            assert main(["export", name, "--api", url, "--xlsx", str(tmp_path / f"{name}.xlsx")]) == 0
+            assert main(["export", name, "--api", url, "--csv", str(tmp_path / name)]) == 0
+            row = next(r for r in csv.DictReader((tmp_path / name / "comparisons.csv").open())
+                       if r["metric"] == "read_lat_mean")
+            # "units": host in us, pod in ms; the pod's 0.1125 (ms) stood under the cell's unit (us) (review hR2)
+            assert row["host_median"] == "" and row["pod_median"] == "", row
