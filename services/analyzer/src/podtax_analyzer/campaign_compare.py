@@ -347,7 +347,8 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
                    f"{' in '.join((' + '.join(in_units[new]), new))})"
             for tag, name in [(t, c) for t, c in (("BASE", base), ("NEW", new)) if len(in_units[c]) > 1] or \
                     [("NEW", new)]:
-                flags.append(f"{tag}:CONFOUNDED")
+                if f"{tag}:CONFOUNDED" not in flags:  # the cell's own CONFOUNDED (4cda361) may be there already
+                    flags.append(f"{tag}:CONFOUNDED")
                 details[f"{tag}:CONFOUNDED"] = f"{tag} ({name}): {mixed}"
         est: dict[str, float | None] = dict(diff=None, diff_ci_low=None, diff_ci_high=None, change=None,
                                             change_ci_low=None, change_ci_high=None, p_value=None)
