@@ -57,3 +57,28 @@ async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats
     finally:
         await nc.close()
         await bus.close()
+
+
+async def test_an_agent_killed_after_publishing_has_already_noted_the_run(nats_url: str, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed between publishing a run's log and removing its outbox copy (review hR2): the run was not yet noted
+    as reported, so a restart past JetStream's duplicate window could run it again. It is noted first now."""
+    bus = await Bus.connect(nats_url, "test/agent")
+    try:
+        await bus.ensure_streams()
+        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
+                               agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
+        run = events.RunSpec(run_id="killed-1", campaign="c", node=NODE, env="host", test="sysbench-cpu",
+                             params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+        agent = Agent(settings, bus)
+        await agent.refresh_facts()
+
+        def killed(*_: object) -> None:
+            raise SystemExit("killed")
+
+        monkeypatch.setattr(service.outbox, "remove", killed)
+        with pytest.raises(SystemExit):
+            await agent.handle(events.run_requested(run, "test"))
+        assert guard.last_reported(tmp_path / "state") == "killed-1"
+    finally:
+        await bus.close()

@@ -138,11 +138,13 @@ class Agent:
         if keep:
             await asyncio.to_thread(outbox.save, self.state_dir, event)
         await self.bus.publish(event)
+        # noted before the outbox copy goes: an agent killed between the two then publishes the kept log again
+        # (the analyzer stores a run once), where the other order left nothing saying the run was done
+        guard.reported(self.state_dir, run_id)
         outbox.remove(self.state_dir, run_id)
         self.done[run_id] = None
         if len(self.done) > DONE_KEEP:
             del self.done[next(iter(self.done))]
-        guard.reported(self.state_dir, run_id)
 
     async def flush_outbox(self) -> None:
         """Publish the logs an earlier agent measured but could not publish (their requests may never
