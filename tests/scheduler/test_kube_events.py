@@ -148,6 +148,18 @@ def test_a_warning_is_written_at_once_while_scheduled_events_wait_for_their_toke
     assert [e.pod for e in sink.created][4:] == ["p3", "p4"] and not rec.waiting and rec.dropped == 0
 
 
+def test_events_left_unwritten_at_stop_are_counted_as_dropped() -> None:
+    """stop() gave up after its timeout with Scheduled Events still waiting for tokens, and counted none as dropped
+    (review hR2: 174 left, dropped 0)."""
+    sink = _Sink()
+    rec = EventRecorder(sink.create, sink.bump, qps=1.0, burst=1)
+    rec.start()
+    for i in range(5):
+        rec.record(PodEvent("default", f"p{i}", f"u{i}", "Scheduled", "ok"))
+    rec.stop(timeout=0.2)
+    assert rec.dropped >= 1, (rec.dropped, len(sink.created))
+
+
 def test_token_bucket_refills() -> None:
     now = [0.0]
     bucket = TokenBucket(qps=2.0, burst=2, clock=lambda: now[0])

@@ -181,9 +181,14 @@ class EventRecorder:
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Write what is queued, then stop."""
+        """Write what is queued, then stop; what is still unwritten after `timeout` s is counted as dropped and
+        said in one line (the writer thread, a daemon, may still write some of it until the process ends)."""
         if self._thread is None:
             return
         self.queue.put(None)
         self._thread.join(timeout=timeout)
+        if self._thread.is_alive() and (left := len(self.waiting) + max(self.queue.qsize() - 1, 0)):
+            self.dropped += left
+            log.warning("%d event(s) not written within %g s of stopping (waiting for the events' rate limit "
+                        "or the API): dropped", left, timeout)
         self._thread = None
