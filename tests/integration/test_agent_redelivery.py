@@ -18,6 +18,13 @@ from podtax_host_agent.service import Agent
 NODE = "n1"
 
 
+def _setup(nats_url: str, tmp_path: Path, run_id: str) -> tuple[config.HostAgentSettings, events.RunSpec]:
+    settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
+                           agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
+    return settings, events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test="sysbench-cpu",
+                                    params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+
+
 async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats_url: str, tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     bus = await Bus.connect(nats_url, "test/agent")
@@ -30,10 +37,7 @@ async def test_a_restarted_agent_does_not_run_the_request_it_reported_again(nats
     await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
     try:
         await bus.ensure_streams()
-        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
-                               agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
-        run = events.RunSpec(run_id="redelivered-1", campaign="c", node=NODE, env="host", test="sysbench-cpu",
-                             params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+        settings, run = _setup(nats_url, tmp_path, "redelivered-1")
         request = events.run_requested(run, "test")
         first = Agent(settings, bus)
         await first.refresh_facts()
@@ -66,10 +70,7 @@ async def test_an_agent_killed_after_publishing_has_already_noted_the_run(nats_u
     bus = await Bus.connect(nats_url, "test/agent")
     try:
         await bus.ensure_streams()
-        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
-                               agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
-        run = events.RunSpec(run_id="killed-1", campaign="c", node=NODE, env="host", test="sysbench-cpu",
-                             params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+        settings, run = _setup(nats_url, tmp_path, "killed-1")
         agent = Agent(settings, bus)
         await agent.refresh_facts()
 
