@@ -149,15 +149,16 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     outlier_at = [(s.env, int(i)) for s in (h, p) for i in found[s.env]]
     outliers = [OutlierOut(run_id="", env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]))
                 for s in (h, p) for i in found[s.env]]
+    # runs that gave the metric in two units (on a side, or one a side) have no median in the cell's unit
+    # (CONFOUNDED names each side's units)
+    one_unit = len({*h.units, *p.units}) < 2
     fields = dict(
         id=cell.id, campaign=cell.campaign, cluster=cell.cluster, node=cell.node, test=cell.test,
         baseline=cell.baseline, candidate=cell.candidate,
         params=cell.params_key,
         metric=cell.metric, unit=cell.unit, higher_is_better=cell.higher_is_better, n_host=h.n, n_pod=p.n,
-        # runs that gave the metric in two units (on a side, or one a side) have no median in the cell's unit
-        # (CONFOUNDED names each side's units)
-        host_median=_median(asc[h.env]) if len({*h.units, *p.units}) < 2 else None,
-        pod_median=_median(asc[p.env]) if len({*h.units, *p.units}) < 2 else None,
+        host_median=_median(asc[h.env]) if one_unit else None,
+        pod_median=_median(asc[p.env]) if one_unit else None,
         host_modes=modes_text(cell_modes and cell_modes.host, cell.unit),
         pod_modes=modes_text(cell_modes and cell_modes.pod, cell.unit),
         host_tool_version=fl.version_text(h), pod_tool_version=fl.version_text(p),
