@@ -25,7 +25,11 @@ difference in the metric's unit, with the same bootstrap, p-value and verdict ("
 better). Such a median has a unit: when the two campaigns' runs gave it in different units (a parser that
 changed it between versions) or one campaign's in several, the cell is "not comparable" and flagged CONFOUNDED
 (on the campaign mixing units, else on NEW), with no figures, difference, interval or p-value; a ratio has no
-unit. ``compared`` says in words which figure is compared. A cell whose two campaigns ran different
+unit. A compared environment whose runs used another tool build in NEW than in BASE flags the row NEW:TOOL_CHANGED,
+named in its details and its sentence, and withholds nothing: a ratio's two sides changed builds alike (the change
+cancels to first order), and a one-environment cell is a control-plane one, whose version is its backend's (the
+change may be what is compared); the sentence says which. ``compared`` says in words which figure is compared.
+A cell whose two campaigns ran different
 environments, or where one has a ratio and the other not for lack of a side, is "not comparable", and
 its sentence says why.
 """
@@ -37,7 +41,7 @@ from typing import Literal
 
 import duckdb
 import numpy as np
-from podtax import sides
+from podtax import sides, templates
 from podtax.flags import BOUND_MARKS, MIN_RUNS, bound_mark
 from podtax.pvalue import p_digits
 from pydantic import BaseModel, Field
@@ -113,7 +117,8 @@ class CellChange(BaseModel):
     p_adjusted: float | None
     verdict: ChangeVerdict
     flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG' (NEW:CONFOUNDED: "
-                                                               "a median given in another unit than in BASE).")
+                                                               "a median given in another unit than in BASE; "
+                                                               "NEW:TOOL_CHANGED: another tool build than in BASE).")
     flag_details: dict[str, str] = Field(default_factory=dict)
     sentence: str
 
@@ -176,6 +181,24 @@ def _flags(base: CellComparison, new: CellComparison) -> tuple[list[str], dict[s
             names.append(f"{tag}:{f}")
             details[f"{tag}:{f}"] = f"{tag} ({c.campaign}): {c.flag_details.get(f, f)}"
     return names, details
+
+
+def _tool_changed(b: CellComparison, n: CellComparison, envs: list[str], names: tuple[str, str]) -> str | None:
+    """TOOL_CHANGED's sentence when a compared environment's runs used another tool build in NEW than in BASE
+    (``envs``: the environments whose figure is compared), else None. A control-plane run's version is its
+    backend's, whose change may be the very point of the comparison: said as such."""
+    def used(c: CellComparison, env: str) -> str | None:
+        return c.host_tool_version if env == c.baseline else c.pod_tool_version if env == c.candidate else None
+    changed = [(env, used(b, env), used(n, env)) for env in envs]
+    changed = [(env, x, y) for env, x, y in changed if x and y and x != y]
+    if not changed:
+        return None
+    runs = "; ".join(f"{env} runs used {x} in {names[0]} and {y} in {names[1]}" for env, x, y in changed)
+    template = templates.REGISTRY.get(b.test)
+    if template and template.control_plane:
+        return f"The backend's build changed between the campaigns: {runs}; the difference includes that change."
+    return (f"The tool build changed between the campaigns: {runs}, so a difference may be the tool's, not the "
+            f"platform's.")
 
 
 def _envs(values: dict[str, np.ndarray]) -> set[str]:
@@ -303,17 +326,18 @@ def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
         head += f", {p_text_of(ch['p_adjusted'])} adjusted"
     head += ")"
     verdict = ch["verdict"]
+    tool = f" {ch['tool']}" if ch["tool"] else ""
     if ch["too_few"]:
         return (f"Inconclusive (too few runs: {ch['too_few']}; at least {MIN_RUNS} a side are needed for an "
-                f"interval, a p-value and a verdict): {head}.")
+                f"interval, a p-value and a verdict): {head}." + tool)
     if verdict in ("improved", "worsened"):
-        return f"{verdict.capitalize()}: {head}."
+        return f"{verdict.capitalize()}: {head}." + tool
     if verdict == NO_DIFFERENCE:
-        return f"No detectable difference: {head}."
+        return f"No detectable difference: {head}." + tool
     blocking = [f for f in ch["flags"] if f.split(":", 1)[1] in fl.BLOCKING]
     why = (f"flags {', '.join(blocking)} withhold the verdict" if blocking else ch["bound_why"]
            or _why_inconclusive(ch, threshold))
-    return f"Inconclusive ({why}): {head}."
+    return f"Inconclusive ({why}): {head}." + tool
 
 
 def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, threshold: float = 0.01,
@@ -350,6 +374,10 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
                 if f"{tag}:CONFOUNDED" not in flags:  # the cell's own CONFOUNDED (4cda361) may be there already
                     flags.append(f"{tag}:CONFOUNDED")
                 details[f"{tag}:CONFOUNDED"] = f"{tag} ({name}): {mixed}"
+        tool = _tool_changed(b, n, one or list(pair), (base, new))
+        if tool:  # said in every form (flags, details, sentence), withholding nothing (module doc)
+            flags.append("NEW:TOOL_CHANGED")
+            details["NEW:TOOL_CHANGED"] = f"NEW ({new}): {tool}"
         est: dict[str, float | None] = dict(diff=None, diff_ci_low=None, diff_ci_high=None, change=None,
                                             change_ci_low=None, change_ci_high=None, p_value=None)
         cell_seed = int(np.random.SeedSequence([seed, int(b.id, 16), int(n.id, 16)]).generate_state(1)[0])
@@ -376,7 +404,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             base_ratio=b.ratio, new_ratio=n.ratio, flags=flags, flag_details=details, **est,
             # change = NEW's figure / BASE's: a figure that is only a lower or upper bound bounds it (stats/verdict.py)
             bound=quotient_bound(_bound(n, one[0] if one else None), _bound(b, one[0] if one else None)),
-            bounded={base: b, new: n}, one=one[0] if one else None))
+            bounded={base: b, new: n}, one=one[0] if one else None, tool=tool))
     for family in (True, False):
         idx = [i for i, r in enumerate(rows) if r["primary"] == family]
         for i, p in zip(idx, adjust([rows[i]["p_value"] for i in idx], correction), strict=True):
@@ -394,8 +422,8 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             r["verdict"], r["sentence"] = unchanged
         else:
             r["sentence"] = _sentence(r, base, new, threshold)
-        r.pop("too_few")
-        r.pop("bound_why")
+        for k in ("too_few", "bound_why", "tool"):
+            r.pop(k)
         out.append(CellChange(**r))
     def unmatched(a: str, b: str) -> list[str]:
         return [_label(c) for k, c in cells[a].items() if k not in cells[b]]
