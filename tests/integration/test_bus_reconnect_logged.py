@@ -39,3 +39,22 @@ async def test_a_lost_and_regained_connection_is_said_once_each(tmp_path: Path,
         await bus.close()
         server.stop()
     assert not [r.getMessage() for r in caplog.records if "lost" in r.getMessage()]
+
+
+async def test_the_lost_line_names_the_server_in_use_not_the_list(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    # PODTAX_NATS_URL may list several servers: the line named the whole list, not the one that went away
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+    other = f"nats://127.0.0.1:{natsserver.free_port()}"  # nothing listens there
+    caplog.set_level(logging.INFO, logger="podtax")
+    bus = await Bus.connect(f"{other},{server.url}", "test")
+    try:
+        server.stop()
+        for _ in range(100):
+            if any("lost" in r.getMessage() for r in caplog.records):
+                break
+            await asyncio.sleep(0.1)
+        said = [r.getMessage() for r in caplog.records if "lost" in r.getMessage()]
+        assert said and said[0].startswith(f"NATS connection to {server.url} lost; reconnecting"), said
+    finally:
+        await bus.close()

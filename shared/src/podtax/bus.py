@@ -101,16 +101,18 @@ class Bus(Streams, Consumers):
             log.info("NATS connection closed")
 
         lost_at: list[float] = []  # when the connection was lost (monotonic), until it is back
+        in_use = [url]  # the server of the list this connection uses (nats-py's connected_url is None once lost)
 
         async def _disconnected() -> None:
             if nc_ready.is_set() and not lost_at and not nc.is_closed:
                 lost_at.append(time.monotonic())
-                log.warning("NATS connection to %s lost; reconnecting (work waits until it is back)", redact(url))
+                log.warning("NATS connection to %s lost; reconnecting (work waits until it is back)",
+                            redact(in_use[0]))
 
         async def _reconnected() -> None:
+            in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
             if lost_at:
-                log.warning("NATS connection back at %s after %.1f s", redact(nc.connected_url.geturl()
-                                                                               if nc.connected_url else url),
+                log.warning("NATS connection back at %s after %.1f s", redact(in_use[0]),
                             time.monotonic() - lost_at.pop())
 
         errors: list[str] = []  # what went wrong while connecting; reported once, not once per retry
@@ -144,6 +146,7 @@ class Bus(Streams, Consumers):
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
             raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {_start_hint(url)}") from None
+        in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
         nc_ready.set()
         bus = cls(nc, source)
         bus.role = user if user in natsauth.ROLES else None
