@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from podtax import events
 
 from podtax_runner.controlplane.timeline import Timeline, run_label
-from podtax_runner.retry import Late, brief
+from podtax_runner.retry import Late, brief, transient
 from podtax_runner.retry import message as said
 
 T = TypeVar("T")
@@ -131,11 +131,21 @@ def not_allowed(exc: BaseException) -> bool:
         exc.status == 403 and re.search(r"cannot [a-z]+ resource", said(exc)) is not None))
 
 
-def refusal(exc: ApiException, host: str, namespace: str) -> Aborted:
+# a run's own calls (kubeapi.Kube.call notes the client function on a refusal), as its refusal names them
+OWN_CALLS = {"list_storage_class": "the list of storage classes (GET /apis/storage.k8s.io/v1/storageclasses)",
+             "create_namespace": "the creation of namespace {ns} (POST /api/v1/namespaces)",
+             "list_persistent_volume": "the list of persistent volumes (GET /api/v1/persistentvolumes)",
+             "list_namespaced_persistent_volume_claim": "the list of the run's claims (GET "
+             "/api/v1/namespaces/{ns}/persistentvolumeclaims)",
+             "list_namespaced_pod": "the list of the run's pods (GET /api/v1/namespaces/{ns}/pods)"}
+
+
+def refusal(exc: ApiException, host: str, namespace: str, created: bool = False) -> Aborted:
     """The end of a run whose own call (or, not_allowed, an object's) the API refused with `exc`, in one line with
     the server's message: `kubernetes-forbidden` naming what to grant (a create RBAC refused failed its object
     until 11 of them had: "the API refused 11 of 20 requests (last: create: 403 Forbidden)", and a refused list of
-    PVs escaped as executor-error with the client's multi-line dump), else `kubernetes-error`."""
+    PVs escaped as executor-error with the client's multi-line dump), else `kubernetes-error` naming the call, how
+    often it was sent, whether the run had `created` anything and what to do (it said the server's words only)."""
     what = brief(exc)
     if exc.status == 401:
         return Aborted("kubernetes-forbidden", f"the Kubernetes API at {host} does not accept the runner's "
@@ -144,7 +154,18 @@ def refusal(exc: ApiException, host: str, namespace: str) -> Aborted:
         return Aborted("kubernetes-forbidden", f"the Kubernetes API at {host} refused the run ({what}): grant the "
                        f"account of the runner's kubeconfig (PODTAX_RUNNER_KUBECONFIG, or its service account in the "
                        f"cluster) {GRANTS.format(ns=namespace)}")
-    return Aborted("kubernetes-error", f"the Kubernetes API at {host} refused the run's request ({what})")
+    call = OWN_CALLS.get(getattr(exc, "podtax_call", ""), "the run's request").format(ns=namespace)
+    sent = getattr(exc, "podtax_sent", 1)
+    if transient(exc):
+        how = f"sent {sent} times" if sent > 1 else "sent once"
+        fix = "check that the API server is healthy (`kubectl get --raw='/readyz?verbose'`), then run again"
+    else:
+        how = "not sent again: it would not help"
+        fix = "the API will refuse it again as it is: check that the runner's kubeconfig (PODTAX_RUNNER_KUBECONFIG) " \
+              "names the cluster meant"
+    done = "it had created objects, deleted since (what stayed is in the runner's log)" if created \
+        else "nothing was created"
+    return Aborted("kubernetes-error", f"the Kubernetes API at {host} refused {call} ({what}; {how}): {done}; {fix}")
 
 
 @dataclass

@@ -98,7 +98,8 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
         else:
             kvolumes.run(kube, ctx, params, tl, measured)
     except ApiException as exc:  # a refusal of the run's own call (its object's fail that object only)
-        raise refusal(exc, api.configuration.host, ctx.namespace) from None
+        raise refusal(exc, api.configuration.host, ctx.namespace,
+                      any("request_sent" in r.t for r in tl.objects.values())) from None
     except Exception as exc:
         if not timed_out(exc):  # an object's call that timed out gave that object up; this one was the run's own
             raise

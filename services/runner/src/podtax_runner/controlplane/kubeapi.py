@@ -80,12 +80,14 @@ class Kube:
         Every attempt is counted: the harness's own load on the API server is part of the result.
         A call that could not reach the API (its connection refused after the retries) raises Unreachable.
         `fn` is called without the client's body validation (unvalidated)."""
-        fn = unvalidated(fn)
+        name, fn = getattr(fn, "__name__", ""), unvalidated(fn)
         reads_by = max(self.reads_by, time.monotonic() + READ_MIN_S) if self.reads_by and verb in READS else None
         by = min((t for t in (until, self.deadline, reads_by) if t is not None), default=None)
+        sent = [0]
 
         def attempt() -> Obj:
             self._count(verb)
+            sent[0] += 1
             resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(verb, until), **kwargs)
             self.reached()
             data = resp.data
@@ -97,8 +99,9 @@ class Kube:
             return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
                                 retry_on=lambda exc: retries.transient(exc) or unreachable(exc)
                                 or (verb in READS and broken(exc)), again=again, by=by)
-        except ApiException:
+        except ApiException as exc:
             self.reached()  # answered
+            exc.podtax_call, exc.podtax_sent = name, sent[0]  # type: ignore[attr-defined]  # for common.refusal
             raise
         except Exception as exc:
             if (error := self.missed(exc)) is not None:
@@ -156,7 +159,7 @@ class Kube:
     def ensure_namespace(self, ns: str) -> None:
         try:
             self.call("create", self.core.create_namespace,
-                      {"metadata": {"name": ns, "labels": {"app.kubernetes.io/part-of": "podtax"}}}, retry=False)
+                      {"metadata": {"name": ns, "labels": {"app.kubernetes.io/part-of": "podtax"}}})
         except ApiException as exc:
             if exc.status not in (403, 409):  # exists, or we may not create namespaces (fine if it exists)
                 raise
