@@ -104,3 +104,13 @@ def test_a_side_mixing_units_has_no_median_in_any_exit(store, capsys, tmp_path):
                        if r["metric"] == "read_lat_mean")
             # "units": host in us, pod in ms; the pod's 0.1125 (ms) stood under the cell's unit (us) (review hR2)
             assert row["host_median"] == "" and row["pod_median"] == "", row
+
+
+def test_a_side_mixing_units_gets_no_flag_computed_over_them(store, capsys):
+    """Only CONFOUNDED speaks for a side whose runs mix units: its DRIFT, BIMODAL or OUTLIERS would be computed over
+    0.115 (ms) and 115 (us) as one scale (hF's audit: "mixed" read DRIFT and BIMODAL as well)."""
+    with serve(create_app(store)) as url:
+        for name in ("mixed", "onesided"):
+            cell = _cell(url, name, capsys)
+            assert not {"DRIFT", "BIMODAL", "OUTLIERS"} & set(cell["flags"]), (name, cell["flags"])
+            assert cell["outliers"] == [] and cell["pod_modes"] is None and cell["host_modes"] is None, cell

@@ -88,24 +88,27 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     # Each side is sorted once here and shared by every statistic below (ranks, medians, dip test,
     # bootstrap, Hodges-Lehmann, Mann-Whitney).
     asc = {s.env: np.sort(s.values) for s in (h, p)}
-    checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in (h, p) if s.n}
-    drifts = {s.env: detect_drift(s.values, threshold, asc[s.env]) for s in (h, p) if s.n}
+    # a side whose runs mix units (CONFOUNDED names them) has no shape, trend or outlier on one scale: not checked
+    shaped = [s for s in (h, p) if s.n and len(s.units) < 2]
+    checks = {s.env: check_unimodality(s.values, asc[s.env]) for s in shaped}
+    drifts = {s.env: detect_drift(s.values, threshold, asc[s.env]) for s in shaped}
     # each bimodal side's 2-means split, once (the separated-modes check has it already, stats/modes.py)
     splits = {s.env: checks[s.env].boundary if checks[s.env].separated is not None else two_means_boundary(s.values)
-              for s in (h, p) if s.n and checks[s.env].bimodal}
-    for s in (h, p):
-        if s.n and checks[s.env].bimodal and modes_are_drift(s.values, drifts[s.env], splits[s.env]):
+              for s in shaped if checks[s.env].bimodal}
+    for s in shaped:
+        if checks[s.env].bimodal and modes_are_drift(s.values, drifts[s.env], splits[s.env]):
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two groups, before and after a "
                             f"change point: reported as DRIFT rather than BIMODAL")
-        if s.n and checks[s.env].bimodal and (gap := modes_gap(s.values, splits[s.env])) is not None \
+        if checks[s.env].bimodal and (gap := modes_gap(s.values, splits[s.env])) is not None \
                 and gap < threshold:
             checks[s.env] = replace(checks[s.env], bimodal=False)
             warnings.append(f"the {side_name(s.env, cell.pair)} values form two modes {fmt_pct(gap)}% apart, closer "
                             f"than the ±{fmt_pct(threshold)}% threshold: they cannot change a verdict at it, so "
                             f"they do not withhold the ratio (not BIMODAL)")
     cell_modes, modes, boundaries = modes_of(cell, checks, splits)
-    zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) for s in (h, p)}
+    zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) if s.env in checks else np.zeros(s.n)
+          for s in (h, p)}
     found = {env: outliers_of(z) for env, z in zs.items()}
     group = fl.second_group(cell, [(s.env, float(s.values[i])) for s in (h, p) for i in found[s.env]])
     candidates = {
