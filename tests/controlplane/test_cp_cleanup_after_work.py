@@ -1,7 +1,7 @@
 """A Kubernetes run whose work is done (measured) keeps its timeline when its end-of-run cleanup fails: the API
 stopped (refused: Unreachable) or paused (no answer: a timed-out call, which execute turned into
 kubernetes-no-answer) after the work. The reviewer of this stop: the run was failed and its complete timeline lost,
-where Nomad's run (nomad._clean_run) logs the failure and records what stayed as left_behind. Against the real
+where Nomad's run (nvolumes._clean_run) logs the failure and records what stayed as left_behind. Against the real
 kubesim in its own process (killed or paused with SIGSTOP), through the real runner and kubernetes client."""
 
 from __future__ import annotations

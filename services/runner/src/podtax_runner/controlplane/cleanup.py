@@ -292,7 +292,7 @@ def _keyed(found: list[list[Obj] | None]) -> list[tuple[str, Obj]]:
 def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, volumes: Collection[str] = ()) -> None:
     """Delete what a run left once its work is done (measured; `volumes` as for kubernetes), waiting up to
     CLEANUP_WAIT_S; timeline.left_behind is what stayed. A cleanup that fails (the API gone, or not answering, after
-    the work) is logged and `left`, what the run knows it left, recorded instead, as Nomad's run does (nomad.
+    the work) is logged and `left`, what the run knows it left, recorded instead, as Nomad's run does (nvolumes.
     _clean_run): it never fails a run whose timeline is complete (an audit: it ended as kubernetes-no-answer). A list
     that got no answer in time leaves what it did not list: said, and `left` counted if more than what was seen."""
     try:

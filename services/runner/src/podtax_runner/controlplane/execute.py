@@ -16,7 +16,7 @@ from podtax import events, templates
 from podtax.config import RunnerSettings
 from podtax.templates import PodStartup, VolumeChurn
 
-from podtax_runner.controlplane import cleanup, kubeapi, kvolumes, nomad, podstartup
+from podtax_runner.controlplane import cleanup, kubeapi, kvolumes, nomad, nvolumes, podstartup
 from podtax_runner.controlplane.common import Aborted, Context, last_error, refusal, timed_out
 from podtax_runner.controlplane.kubeapi import Kube
 from podtax_runner.controlplane.timeline import Timeline
@@ -80,7 +80,7 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
             if resume:
                 nomad.cleanup(n, run.campaign, ctx.label, ctx.namespace)
             n.timeline = tl
-            nomad.run(n, ctx, params, tl, server_count(n.scrape, tl))
+            nvolumes.run(n, ctx, params, tl, server_count(n.scrape, tl))
         finally:
             n.close()
         return tl

@@ -1,15 +1,12 @@
-"""volume-churn on Nomad: plugin health check, then `PUT /v1/volume/csi/:id/create` and
-`DELETE /v1/volume/csi/:id/delete` with `concurrency` workers (both calls are synchronous in Nomad:
-they return once the plugin answered). Volume IDs are `podtax-<campaign>-<run>-<nnnn>`, so leftovers
-are found by prefix. Nomad volumes have no Bound phase."""
+"""Nomad for volume-churn: its HTTP client (token, namespace, region, TLS; retries; set-up refusals in one line),
+the plugin check, the volumes' names and bodies, and the cleanup of what runs left. Volume IDs are
+`podtax-<campaign>-<run>-<nnnn>`, so leftovers are found by prefix. The run itself is in nvolumes.py."""
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,12 +20,7 @@ from podtax_runner import retry as retries
 from podtax_runner.controlplane.cleanup import WORKERS, Removed, delete_share, refused
 from podtax_runner.controlplane.common import (
     Aborted,
-    Context,
     Unreachable,
-    fail_object,
-    pool,
-    timed_out,
-    too_many_failed,
     unreachable,
 )
 from podtax_runner.controlplane.kubeapi import ATTEMPTS, request_totals
@@ -222,110 +214,6 @@ def volume_body(vol_id: str, namespace: str, p: VolumeChurn) -> dict[str, Any]:
                          "RequestedCapabilities": [{"AccessMode": ACCESS_MODES[p.access_mode],
                                                     "AttachmentMode": "file-system"}],
                          "Parameters": {}, "Secrets": {}}]}
-
-
-def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Callable[[], None] = lambda: None) -> None:
-    """Execute one run into `tl`, then call `measured` (the work is done; what follows is cleanup, whose requests
-    are not counted, as on Kubernetes); on any failure delete what this run created, then re-raise."""
-    ns = ctx.namespace
-    prefix = volume_prefix(ctx.run.campaign, ctx.label)
-    ids = [f"{prefix}{i + 1:04d}" for i in range(p.count)]
-    for vol_id in ids:
-        tl.add(vol_id)
-    lock = threading.Lock()
-    failures: Counter[str] = Counter()
-    nomad.deadline = ctx.deadline
-
-    def failed(vol_id: str, detail: str, exc: BaseException | None = None) -> None:
-        """A refused call fails its volume; one that timed out gives it up (a lower bound in its phase)."""
-        ctx.check()  # past the deadline (a call cut short by it) or stopped: the run ends, not the object
-        if isinstance(exc, NomadError) and exc.status == 403:  # the token's policy, the same for every volume
-            raise Aborted("nomad-forbidden", f"Nomad at {nomad.cfg.address} refused the run's {detail} (its token "
-                          f"may read, not write): set PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume "
-                          f"in namespace {ns}")
-        fail_object(tl, vol_id, detail, exc)
-        with lock:
-            failures["unanswered" if timed_out(exc) else "refused"] += 1
-            if aborted := too_many_failed("Nomad", failures, p.count, detail):
-                raise aborted
-
-    def create(vol_id: str) -> None:
-        tl.mark(vol_id, "request_sent")
-        try:
-            body = nomad.request("create", "PUT", f"/v1/volume/csi/{vol_id}/create", ns,
-                                 json=volume_body(vol_id, ns, p), again=tl.resender(vol_id, "request_sent", "create"))
-        except (NomadError, httpx.HTTPError) as exc:
-            failed(vol_id, f"create: {exc}", exc)
-            return
-        tl.mark(vol_id, "api_accepted")
-        vol = ((body or {}).get("Volumes") or [{}])[0]
-        tl.server(vol_id, "create_index", str(vol.get("CreateIndex", "")))
-        tl.server(vol_id, "external_id", vol.get("ExternalID"))
-
-    def delete(vol_id: str) -> None:
-        if not tl.has(vol_id, "api_accepted"):
-            return
-        tl.mark(vol_id, "delete_requested")
-        try:
-            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns,
-                          again=tl.resender(vol_id, "delete_requested", "delete"))
-        except (NomadError, httpx.HTTPError) as exc:
-            if not (isinstance(exc, NomadError) and "volume not found" in exc.text):
-                failed(vol_id, f"delete: {exc}", exc)
-                return
-        tl.mark(vol_id, "gone")
-
-    try:
-        with tl.setting_up():
-            nomad.check_plugin(p.plugin_id)
-            # a volume of one of the run's IDs that exists already (left by an earlier run): Nomad would answer its
-            # create 200 without calling the plugin (it updates an identical volume), a provision of a few ms;
-            # failed as Kubernetes' 409 is
-            existing = {vol_id for _, vol_id in nomad.setup("the list of the run's volumes (GET /v1/volumes)",
-                                                            lambda: nomad.volume_ids(prefix, ns))}
-        for vol_id in sorted(existing.intersection(ids)):
-            failed(vol_id, f"create: volume {ns}/{vol_id} exists already, left by an earlier run (Nomad answers "
-                           f"an identical create without creating it): remove its leftovers with `podtax volumes "
-                           f"cleanup --backend nomad --campaign {ctx.run.campaign}`, then run again")
-        pool(ctx, create, [vol_id for vol_id in ids if vol_id not in existing], p.concurrency)
-        pool(ctx, delete, ids, p.concurrency)
-    except BaseException as exc:
-        said = _clean_run(nomad, ctx, tl) if any("request_sent" in r.t for r in tl.objects.values()) else ""
-        if said and isinstance(exc, Aborted):
-            raise Aborted(exc.reason, f"{exc.detail}; {said}") from None
-        raise
-    measured()
-    nomad.timeline = None
-    tl.left_behind = sum(1 for r in tl.objects.values() if "api_accepted" in r.t and "gone" not in r.t)
-    # a create that failed may still have made its volume (a 500 after Nomad created it, a client timeout):
-    # the run's prefix is searched for leftovers then too (an audit found two such volumes left, uncounted)
-    if tl.left_behind or any(r.error for r in tl.objects.values()):
-        _clean_run(nomad, ctx, tl)
-
-
-def _clean_run(nomad: Nomad, ctx: Context, tl: Timeline) -> str:
-    """Delete what the run left (within cleanup's wait, a hung Nomad included); tl.left_behind is what stayed.
-    Returns "" when nothing stayed, else what stayed or could not be deleted and how to remove it; each volume that
-    stayed is logged with why (it was a count only)."""
-    try:
-        removed = cleanup(nomad, ctx.run.campaign, ctx.label, ctx.namespace, CLEANUP_WAIT_S)
-        tl.left_behind = removed.left
-        for line in removed.remaining:
-            log.warning("run %s: still present: %s", ctx.run.run_id, line)
-        what = f"{tl.left_behind} volume(s) still present after" if tl.left_behind else ""
-    except Exception as exc:  # noqa: BLE001 - said, and never masks the run's own error
-        maybe = [r.name for r in tl.objects.values() if "request_sent" in r.t and "gone" not in r.t]
-        tl.left_behind = len(maybe)
-        why = (f"Nomad at {nomad.cfg.address} did not answer" if isinstance(exc, httpx.TimeoutException)
-               else "it could not be reached" if isinstance(exc, Unreachable) else f"{type(exc).__name__}: {exc}")
-        what = (f"could not delete {len(maybe)} volume(s) ({', '.join(maybe[:3])}{', ...' if len(maybe) > 3 else ''}"
-                f"; {why}) in")
-    if not what:
-        return ""
-    said = (f"{what} the cleanup's {CLEANUP_WAIT_S:g} s: remove them with `podtax volumes cleanup --backend nomad "
-            f"--campaign {ctx.run.campaign}`")
-    log.warning("run %s: %s", ctx.run.run_id, said)
-    return said
 
 
 def selection(campaign: str | None = None, label: str | None = None) -> tuple[str, re.Pattern[str]]:
