@@ -25,7 +25,9 @@ difference in the metric's unit, with the same bootstrap, p-value and verdict ("
 better). Such a median has a unit: when the two campaigns' runs gave it in different units (a parser that
 changed it between versions) or one campaign's in several, the cell is "not comparable" and flagged CONFOUNDED
 (on the campaign mixing units, else on NEW), with no figures, difference, interval or p-value; a ratio has no
-unit. A compared environment whose runs used another tool build in NEW than in BASE flags the row NEW:TOOL_CHANGED,
+unit. A cell whose campaigns' runs disagree on whether higher is better (a producer changed it) is "not comparable"
+and NEW:CONFOUNDED too: whether a change improved or worsened it is unknown. A compared environment whose runs
+used another tool build in NEW than in BASE flags the row NEW:TOOL_CHANGED,
 named in its details and its sentence, and withholds nothing: a ratio's two sides changed builds alike (the change
 cancels to first order), and a one-environment cell is a control-plane one, whose version is its backend's (the
 change may be what is compared); the sentence says which. ``compared`` says in words which figure is compared.
@@ -168,6 +170,17 @@ def _units_differ(metric: str, named: dict[str, list[str]]) -> str | None:
     if ua == ub and len(ua) == 1:
         return None
     return fl.units_differ(metric, (a, ua), (b, ub), "change")
+
+
+def _directions_differ(b: CellComparison, n: CellComparison, names: tuple[str, str]) -> str | None:
+    """CONFOUNDED's sentence when BASE's and NEW's runs disagree on whether a higher metric is better (a producer
+    changed it): whether a change improved or worsened it is unknown."""
+    if b.higher_is_better == n.higher_is_better:
+        return None
+    said = " and ".join(f"{'higher' if c.higher_is_better else 'lower'} is better in {name}"
+                        for name, c in zip(names, (b, n), strict=True))
+    return (f"Not comparable: {b.metric}'s runs disagree on its direction ({said}), so whether a change improved "
+            f"or worsened it is unknown; no change is given.")
 
 
 def _label(c: CellComparison) -> str:
@@ -366,7 +379,11 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         flags, details = _flags(b, n)
         in_units = {name: loaded[name][1].get(key, {}).get(one[0], []) for name in (base, new)} if one else {}
         mixed = _units_differ(key[4], in_units) if one else None
-        if mixed:  # no difference across units: CONFOUNDED on the campaign mixing them, else on NEW (which changed)
+        way = _directions_differ(b, n, (base, new))
+        if way and not mixed:  # a change's direction (improved, worsened) would be a guess: CONFOUNDED on NEW
+            mixed = way
+            flags, details = [*flags, "NEW:CONFOUNDED"], {**details, "NEW:CONFOUNDED": f"NEW ({new}): {way}"}
+        elif mixed:  # no difference across units: CONFOUNDED on the campaign mixing them, else on NEW (which changed)
             what = f"{one[0]} median ({' in '.join((' + '.join(in_units[base]), base))}, " \
                    f"{' in '.join((' + '.join(in_units[new]), new))})"
             for tag, name in [(t, c) for t, c in (("BASE", base), ("NEW", new)) if len(in_units[c]) > 1] or \
@@ -389,7 +406,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         if one and not fixed and not mixed:
             figures = (float(np.median(vb[one[0]])), float(np.median(vn[one[0]])))
             est = bootstrap_median_change(vb[one[0]], vn[one[0]], seed=cell_seed)
-        elif b.ratio is not None and n.ratio is not None and usable:
+        elif b.ratio is not None and n.ratio is not None and usable and not mixed:
             est = bootstrap_change((vb[pair[0]], vb[pair[1]]), (vn[pair[0]], vn[pair[1]]), seed=cell_seed)
         if too_few:  # the report's minimum: point figures only (module doc)
             est.update(diff_ci_low=None, diff_ci_high=None, change_ci_low=None, change_ci_high=None, p_value=None)

@@ -102,7 +102,8 @@ class Side:
     greatest value of either (None: none is). n_retried: runs flagged RETRIED at all (objects timed from a retry).
     n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
     percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text.
-    units: the distinct units the side's runs gave the metric in (one, unless a producer changed it)."""
+    units: the distinct units the side's runs gave the metric in (one, unless a producer changed it).
+    directions: the distinct higher-is-better the side's runs gave the metric (one, unless a producer changed it)."""
 
     env: str
     values: np.ndarray
@@ -130,6 +131,7 @@ class Side:
     n_few: int = 0
     few_example: str | None = None
     units: list[str] = field(default_factory=list)
+    directions: list[bool] = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -201,6 +203,7 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        any_value(m.unit) AS unit,
        list_sort(list(DISTINCT m.unit)) AS units,
        bool_or(m.higher_is_better) AS hib,
+       list_sort(list(DISTINCT m.higher_is_better)) AS hibs,
        list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
        list(DISTINCT {VERSION_SQL}) AS versions,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS n_throttled,
@@ -344,6 +347,7 @@ def load_cells(
             n_retried=int(res["n_retried"][i]),
             greatest_gap=_plain(res["greatest_gap"][i]),
             units=[str(u) for u in res["units"][i]],
+            directions=[bool(d) for d in res["hibs"][i]],
         )
         if key not in cells:
             cells[key] = CellData(campaign, *key, unit=str(res["unit"][i]),

@@ -54,8 +54,22 @@ def units_differ(metric: str, a: tuple[str, list[str]], b: tuple[str, list[str]]
             f"{' + '.join(b[1])}, so their values are not in one unit; no {withheld} is given.")
 
 
+def directions_differ(cell: CellData) -> str | None:
+    """CONFOUNDED's sentence when the runs disagree on whether a higher ``metric`` is better (a producer changed it):
+    a verdict's direction, faster or slower, would be a guess."""
+    said = [(side_name(s.env, cell.pair), s.directions) for s in (cell.host, cell.pod) if s.n]
+    if len({d for _, ds in said for d in ds}) < 2:
+        return None
+    words = {True: "higher", False: "lower"}
+    runs = " and ".join(f"{name} runs said {' or '.join(words[d] for d in ds)}" for name, ds in said)
+    return (f"Not comparable: the runs disagree on whether a higher or a lower {cell.metric} is better ({runs} is "
+            f"better), so whether a difference is faster or slower is unknown; no ratio is given.")
+
+
 def confounded(cell: CellData) -> str | None:
     h, p = cell.host, cell.pod
+    if way := directions_differ(cell):
+        return way
     if h.n == 0 or p.n == 0:  # one side (a one-environment cell, or the other side's runs missing)
         s = h if h.n else p
         if len(s.units) < 2:
