@@ -36,7 +36,7 @@ def test_binds_events_and_patches_reuse_one_connection(kube: tuple[Any, Kube]) -
         assert k.bind("default", f"p{i}", uid, "a")
         name = k.event("default", f"p{i}", uid, "Scheduled", "ok")
         k.bump_event("default", name, 2)
-        k.mark_unschedulable("default", f"p{i}", "test")
+        k.mark_not_scheduled("default", f"p{i}", "Unschedulable", "test")
     assert _connections(k) == 1  # 80 requests, one TCP connection: every response was read and released
     assert sim.get("events", name, "default")["count"] == 2
 

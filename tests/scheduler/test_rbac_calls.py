@@ -41,6 +41,8 @@ def test_the_manifest_grants_exactly_what_the_scheduler_calls(sim_factory: Any, 
     sim.create(pod("fits", cpu="100m"))
     sim.create(pod("big", cpu="64"))
     sim.wait_for(lambda: (sim.get("pods", "fits", "default") or {})["spec"].get("nodeName"))
+    sim.wait_for(lambda: events_for(sim, "big"))
+    sim.set_node_taints("a", [{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}])  # tried again
     sim.wait_for(lambda: [e for e in events_for(sim, "big") if e.get("count", 1) >= 2], timeout=20)  # patched
     bg.stop()  # releases the Lease (an update)
     assert called(sim) == granted(), (sorted(called(sim) - granted()), sorted(granted() - called(sim)))

@@ -79,6 +79,11 @@ def drain(resp: Any) -> bytes:
         resp.release_conn()
 
 
+def condition_message(message: str) -> str:
+    """A condition's message as this scheduler writes it (its first 1,024 characters)."""
+    return message[:1024]
+
+
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -153,10 +158,12 @@ class Kube:
         drain(unvalidated(self.core.patch_namespaced_event)(name, namespace, patch, _preload_content=False,
                                                              _request_timeout=30))
 
-    def mark_unschedulable(self, namespace: str, pod: str, message: str) -> None:
-        """Set the PodScheduled condition to False/Unschedulable (pods/status, strategic merge)."""
+    def mark_not_scheduled(self, namespace: str, pod: str, reason: str, message: str) -> None:
+        """Set the PodScheduled condition to False (pods/status, strategic merge), as kube-scheduler does after a
+        failed attempt: reason Unschedulable when no node fits, SchedulerError when the attempt failed (a bind the
+        API refused, an error in the scheduler)."""
         patch = {"status": {"conditions": [{
-            "type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message[:1024],
+            "type": "PodScheduled", "status": "False", "reason": reason, "message": condition_message(message),
             "lastProbeTime": None, "lastTransitionTime": now_iso()}]}}
         drain(unvalidated(self.core.patch_namespaced_pod_status)(pod, namespace, patch, _preload_content=False,
                                                                   _request_timeout=30))

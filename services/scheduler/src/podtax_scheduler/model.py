@@ -121,6 +121,7 @@ class PodInfo:
     node_selector: dict[str, str] = field(default_factory=dict)
     required_terms: tuple[Term, ...] | None = None
     signature: str = ""
+    scheduled: tuple[str, str, str] | None = None  # its PodScheduled condition: (status, reason, message)
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> PodInfo:
@@ -143,6 +144,8 @@ class PodInfo:
                                          str(t.get("value") or ""), str(t.get("effect") or ""))
                               for t in tolerations_raw),
             node_selector=node_selector, required_terms=_terms(affinity),
+            scheduled=next(((str(c.get("status") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
+                            for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None),
         )
         # Pods with the same signature get the same answers from every static filter.
         info.signature = json.dumps([node_selector, (affinity or {}).get("nodeAffinity"), tolerations_raw,
@@ -152,6 +155,13 @@ class PodInfo:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    def same_to_schedule(self, other: PodInfo) -> bool:
+        """Whether every field a scheduling decision reads is the same: an update of only its status (such as the
+        PodScheduled condition this scheduler sets) gives an unschedulable pod no new chance."""
+        return (self.signature, self.requests, self.labels, self.annotations, self.priority, self.node_name,
+                self.phase, self.deleting) == (other.signature, other.requests, other.labels, other.annotations,
+                                               other.priority, other.node_name, other.phase, other.deleting)
 
     @property
     def terminal(self) -> bool:

@@ -78,8 +78,9 @@ class SchedulingQueue:
         heapq.heappush(self._backoff, (e.backoff_until, next(self._seq), e.pod.uid))
         self._cond.notify()
 
-    def add(self, pod: PodInfo) -> None:
-        """A new or updated pending pod. An update of an unschedulable pod makes it active again."""
+    def add(self, pod: PodInfo, changed: bool = True) -> None:
+        """A new or updated pending pod. An update of an unschedulable pod makes it active again when it `changed`
+        what a decision reads (not when only its status did)."""
         with self._cond:
             e = self._entries.get(pod.uid)
             if e is None:
@@ -87,7 +88,7 @@ class SchedulingQueue:
                 self._push_active(e)
                 return
             e.pod = pod
-            if e.where == "unschedulable":
+            if e.where == "unschedulable" and changed:
                 self._requeue(e)
 
     def remove(self, uid: str) -> None:

@@ -25,7 +25,7 @@ from podtax.events import Candidate, PlacementMade, PlacementMadeV1
 
 from podtax_scheduler.algorithm import Decision, decide
 from podtax_scheduler.informer import Informer
-from podtax_scheduler.kube import Kube, api_problem
+from podtax_scheduler.kube import Kube, api_problem, condition_message
 from podtax_scheduler.metrics import Metrics
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
@@ -127,7 +127,7 @@ class Scheduler:
         pod, old = self.state.upsert_pod(obj)
         if self.wants(pod):
             if pod.uid not in self.state.assumed:
-                self.queue.add(pod)
+                self.queue.add(pod, changed=old is None or not pod.same_to_schedule(old))
         else:
             self.queue.remove(pod.uid)
             if pod.terminal and old is not None and not old.terminal and pod.node_name:
@@ -152,9 +152,10 @@ class Scheduler:
                 log.exception("scheduling %s failed; retrying it", pod.key)
                 self.queue.error(pod.uid)
                 self.metrics.errors.labels("algorithm").inc()
-                self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling",
-                                              f"the scheduler failed: {type(exc).__name__}: {exc}; retrying",
+                message = f"the scheduler failed: {type(exc).__name__}: {exc}; retrying"
+                self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling", message,
                                               type_="Warning", action="Scheduling"))
+                self.pool.submit(self._not_scheduled, current, "SchedulerError", message)
                 return None
             if decision.node is not None:
                 self.state.assume(current, decision.node)
@@ -206,9 +207,10 @@ class Scheduler:
             self.metrics.attempts.labels("error").inc()
             self.metrics.errors.labels("binding").inc()
             if getattr(exc, "status", None) != 404:  # 404: the pod is gone, its deletion drops it from the queue
-                self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling",
-                                              f"binding to {node} failed: {problem}; retrying", type_="Warning",
-                                              action="Binding"))
+                message = f"binding to {node} failed: {problem}; retrying"
+                self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling", message,
+                                              type_="Warning", action="Binding"))
+                self._not_scheduled(pod, "SchedulerError", message)
             return
         if not bound:
             log.info("%s was bound by someone else (409); dropping it", pod.key)
@@ -246,12 +248,19 @@ class Scheduler:
         log.info("cannot schedule %s: %s", pod.key, decision.message)
         self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling", decision.message,
                                       type_="Warning", action="Scheduling"))
+        self._not_scheduled(pod, "Unschedulable", decision.message)
+        self._placement(pod, decision)
+
+    def _not_scheduled(self, pod: PodInfo, reason: str, message: str) -> None:
+        """The pod's PodScheduled condition False with this reason and message, unless it says that already (as
+        kube-scheduler's updatePod, no write for no change: a pod retried for the same reason costs no patch)."""
+        if pod.scheduled == ("False", reason, condition_message(message)):
+            return
         try:
-            self.kube.mark_unschedulable(pod.namespace, pod.name, decision.message)
+            self.kube.mark_not_scheduled(pod.namespace, pod.name, reason, message)
         except Exception as exc:  # noqa: BLE001 - the pod is retried anyway
             log.warning("FailedScheduling report for %s: %s", pod.key, api_problem(exc))
             self.metrics.errors.labels("event").inc()
-        self._placement(pod, decision)
 
     def _placement(self, pod: PodInfo, decision: Decision) -> None:
         if self.publish is None:
