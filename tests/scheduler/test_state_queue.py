@@ -83,6 +83,23 @@ def test_queue_backoff_doubles_to_ten_seconds() -> None:
     assert waits == [1, 2, 4, 8, 10, 10]
 
 
+def test_queue_waits_what_the_api_server_said() -> None:
+    # a bind answered 429 with Retry-After: N is tried again N s later, not after the 1, 2, 4 ... s backoff
+    clock = Clock()
+    q = SchedulingQueue(clock=clock)
+    p = P("a")
+    q.add(p)
+    assert q.pop(0) is not None
+    waits = []
+    for wait_s in (3.0, 0.5, 30.0):
+        q.error(p.uid, wait_s)
+        start = clock.t
+        while q.pop(0) is None:
+            clock.t += 0.25
+        waits.append(clock.t - start)
+    assert waits == [3.0, 0.5, 30.0]
+
+
 def test_unschedulable_waits_for_a_change_or_five_minutes() -> None:
     clock = Clock()
     q = SchedulingQueue(clock=clock)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +36,20 @@ def test_help_still_lists_the_variables() -> None:
     done = subprocess.run([sys.executable, "-m", "podtax_parser", "--help"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and "PODTAX_PARSER_BATCH" in done.stdout
+
+
+@pytest.mark.parametrize(("variables", "named"), [
+    ({"PODTAX_NATS_TLS_CA": "ca.pem"}, "PODTAX_NATS_TLS_CA"),
+    ({"PODTAX_NATS_TLS_CERT": "ca.pem", "PODTAX_NATS_TLS_KEY": "ca.pem"}, "PODTAX_NATS_TLS_CERT"),
+])
+def test_a_tls_file_that_is_no_certificate_is_named_at_start(tmp_path: Path, variables: dict[str, str],
+                                                              named: str) -> None:
+    """A TLS file that exists but holds no PEM certificate ended podtax-parser in a 34-line ssl.SSLError
+    traceback at its first connect; now one line naming the setting, exit 2, before NATS is dialled."""
+    (tmp_path / "ca.pem").write_text("not a certificate\n")
+    env = {"PODTAX_NATS_URL": "nats://127.0.0.1:1", "PATH": "/usr/bin:/bin",
+           **{k: str(tmp_path / v) for k, v in variables.items()}}
+    done = subprocess.run([sys.executable, "-m", "podtax_parser"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"podtax-parser: {named}"), done.stderr

@@ -101,6 +101,10 @@ class Common(BaseSettings):
             path = getattr(self, name)
             if path is not None and not path.is_file():
                 raise ValueError(f"PODTAX_{name.upper()}: {path} is not a readable file")
+        if self.nats_tls_ca or self.nats_tls_cert:  # files ssl cannot read: said now, not at the first connect
+            from podtax.natsauth import tls_context
+
+            tls_context(*(str(p) if p else None for p in (self.nats_tls_ca, self.nats_tls_cert, self.nats_tls_key)))
         return self
 
     @field_validator("nats_url")

@@ -132,9 +132,19 @@ def deploy_auth_conf() -> str:
 
 
 def tls_context(ca: str | None, cert: str | None, key: str | None) -> ssl.SSLContext:
-    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
+    """The client's TLS context; ValueError naming the setting whose file ssl cannot use (not PEM, a key that is
+    not the certificate's): the settings check it at start-up, where it was a traceback at the first connect."""
+    try:
+        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
+    except ssl.SSLError as exc:
+        raise ValueError(f"PODTAX_NATS_TLS_CA: {ca} holds no certificate ssl can read ({exc.reason or exc}); "
+                         f"point it at the PEM certificate of the CA that signed the NATS server's") from None
     if cert:
-        ctx.load_cert_chain(cert, key)
+        try:
+            ctx.load_cert_chain(cert, key)
+        except ssl.SSLError as exc:
+            raise ValueError(f"PODTAX_NATS_TLS_CERT / PODTAX_NATS_TLS_KEY: {cert} and {key} are not a PEM "
+                             f"certificate and its key ({exc.reason or exc}); point them at the client's") from None
     return ctx
 
 

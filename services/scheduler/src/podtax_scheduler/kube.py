@@ -27,6 +27,7 @@ from podtax.kubeclient import load_config, refresh_at_most_every, status_message
 
 log = logging.getLogger("podtax.scheduler.kube")
 COMPONENT = "benchmark-scheduler"
+RETRY_AFTER_S = (0.1, 60.0)  # a Retry-After is honoured within these bounds (a hostile 0 or a day is not)
 
 
 _FIX = {401: "the API server refused the scheduler's credentials: check PODTAX_SCHEDULER_KUBECONFIG, or the pod's "
@@ -60,6 +61,26 @@ def api_problem(exc: BaseException) -> str:
     message = status_message(exc.body)
     text = f"HTTP {exc.status} {exc.reason}" + (f": {message}" if message and message != exc.reason else "")
     return f"{text} ({_FIX[exc.status]})" if exc.status in _FIX else text
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The seconds an API answer of 429 or 5xx asks to wait before trying again (its Retry-After header, else its
+    Status's details.retryAfterSeconds, as client-go reads them), within RETRY_AFTER_S; None when it names none."""
+    if not isinstance(exc, ApiException) or not (exc.status == 429 or (exc.status or 0) >= 500):
+        return None
+    raw = (exc.headers or {}).get("Retry-After")
+    if raw is None:
+        try:
+            raw = ((json.loads(exc.body or "{}") or {}).get("details") or {}).get("retryAfterSeconds")
+        except (ValueError, AttributeError):
+            raw = None
+    try:
+        seconds = float(raw) if raw is not None else None
+    except ValueError:  # an HTTP date: the API server sends seconds
+        return None
+    if seconds is None or seconds != seconds:
+        return None
+    return min(max(seconds, RETRY_AFTER_S[0]), RETRY_AFTER_S[1])
 
 
 def api_client(kubeconfig: Path | None, pool: int = 16) -> client.ApiClient:

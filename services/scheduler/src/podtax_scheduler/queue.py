@@ -1,6 +1,7 @@
 """The scheduling queue: active (priority, then FIFO), backoff and unschedulable pods.
 
-- a failed attempt because of an error goes to backoff: 1 s, doubling per attempt, at most 10 s;
+- a failed attempt because of an error goes to backoff: 1 s, doubling per attempt, at most 10 s, or what the
+  API server's Retry-After said;
 - an unschedulable pod waits until a node or pod changes (:meth:`move_all_to_active`) or
   5 minutes pass, and still honours its backoff;
 - a pod is queued once (keyed by UID); an update replaces the stored pod; binding or deletion
@@ -127,12 +128,13 @@ class SchedulingQueue:
             e.where = "unschedulable"
             e.since = self.clock()
 
-    def error(self, uid: str) -> None:
+    def error(self, uid: str, wait_s: float | None = None) -> None:
+        """A failed attempt: retried after its backoff, or after `wait_s` when the API server said how long."""
         with self._cond:
             e = self._entries.get(uid)
             if e is None:
                 return
-            e.backoff_until = self.clock() + self._backoff_for(e.attempts)
+            e.backoff_until = self.clock() + (self._backoff_for(e.attempts) if wait_s is None else wait_s)
             self._push_backoff(e)
 
     # ------------------------------------------------------------ consumer

@@ -25,7 +25,7 @@ from podtax.events import Candidate, PlacementMade, PlacementMadeV1
 
 from podtax_scheduler.algorithm import Decision, decide
 from podtax_scheduler.informer import Informer
-from podtax_scheduler.kube import Kube, api_problem, condition_message
+from podtax_scheduler.kube import Kube, api_problem, condition_message, retry_after
 from podtax_scheduler.metrics import Metrics
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
@@ -200,10 +200,11 @@ class Scheduler:
         try:
             bound = self.kube.bind(pod.namespace, pod.name, pod.uid, node)
         except Exception as exc:  # noqa: BLE001 - any API failure: back off and retry
-            problem = api_problem(exc)
-            log.warning("binding %s to %s failed: %s; retrying", pod.key, node, problem)
+            problem, wait_s = api_problem(exc), retry_after(exc)
+            log.warning("binding %s to %s failed: %s; retrying%s", pod.key, node, problem,
+                        "" if wait_s is None else f" in {wait_s:g} s (its Retry-After)")
             self.state.forget(pod.uid)
-            self.queue.error(pod.uid)
+            self.queue.error(pod.uid, wait_s)
             self.metrics.attempts.labels("error").inc()
             self.metrics.errors.labels("binding").inc()
             if getattr(exc, "status", None) != 404:  # 404: the pod is gone, its deletion drops it from the queue
