@@ -134,8 +134,9 @@ class Handlers:
 
     async def on_cancel(self, event: events.Event) -> None:
         """Pending runs are recorded as cancelled; control-plane runs in flight here stop before their next object,
-        delete what they created and are recorded as cancelled (ControlPlaneExecutor.cancel); other runs in flight
-        finish or time out; nodes are freed."""
+        delete what they created and are recorded as cancelled (ControlPlaneExecutor.cancel); pod runs in flight
+        here have their Job deleted and are recorded as cancelled (KubeExecutor.cancel); host runs in flight finish
+        or time out; nodes are freed."""
         if not isinstance(event, events.CampaignCancelledV1):
             raise Permanent(f"unexpected {event.type}")
         name = event.data.campaign
@@ -148,9 +149,9 @@ class Handlers:
                 raise LookupError(f"campaign {name} is not planned (yet)")
             n = state.cancel(events.now())
             await self.save(state)
-        stopping = self.controlplane.cancel(name)
-        log.info("campaign %s cancelled: %d pending runs cancelled, %d in flight (%d control-plane run(s) stopping: "
-                 "%s)", name, n, state.counts()["dispatched"], len(stopping), ", ".join(stopping) or "none")
+        stopping = self.controlplane.cancel(name) + (self.executor.cancel(name) if self.executor else [])
+        log.info("campaign %s cancelled: %d pending runs cancelled, %d in flight (%d control-plane or pod run(s) "
+                 "stopping: %s)", name, n, state.counts()["dispatched"], len(stopping), ", ".join(stopping) or "none")
 
     async def on_outcomes(self, batch: list[events.Event]) -> dict[str, str]:
         """Results and failures, a batch at a time: one save per campaign per batch."""

@@ -4,7 +4,6 @@ event. Works against any API server reachable by kubeconfig or in-cluster config
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
 import threading
@@ -18,24 +17,19 @@ from kubernetes.client.exceptions import ApiException
 from nats.errors import Error as NatsError
 from podtax import events, netbench, provenance, telemetry, templates
 from podtax.bus import Bus, BusError
-from podtax.campaign import DEVICES_NEEDED, PodSpec
+from podtax.campaign import PodSpec
 from podtax.config import ConfigError, RunnerSettings
 from podtax.kubeclient import load_config
 
 from podtax_runner import netserver, retry
+from podtax_runner.jobspec import SUBMITTED, job_manifest, job_name, run_device, same_run
 
 log = logging.getLogger("podtax.runner.kube")
 SOURCE = "podtax/runner"
-WORKDIR = "/work"
 RETRIES = 5
 T = TypeVar("T")
 
 
-def job_name(run_id: str) -> str:
-    return "podtax-" + hashlib.sha1(run_id.encode()).hexdigest()[:20]
-
-
-SUBMITTED = "podtax.io/submitted"  # when the run's campaign was submitted: tells this submission's Job from another's
 UNPUBLISHED = ("pod run %s: its outcome could not be published (%s); the runner runs it again once its report is "
                "overdue")
 GONE_S = 60.0  # how long a Job left by another submission may take to go once deleted
@@ -43,81 +37,8 @@ PRIVILEGED_LEVEL = "privileged"  # the Pod Security level a namespace needs for 
 POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
 
 
-def run_device(run: events.RunSpec, pod: PodSpec) -> str | None:
-    """The host block device this run reads, when the campaign opted it in (pod.privileged_devices)."""
-    param = DEVICES_NEEDED.get(run.test)
-    device = str(run.params.get(param, "")) if param else ""
-    return device if device and device in pod.privileged_devices else None
-
-
-def device_access(device: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(volume, volumeMount, securityContext) that give a container exactly one host block device.
-
-    A container cannot open a host device through a hostPath alone: the runtime's device cgroup
-    denies it unless the container is privileged (or a device plugin grants it), and hdparm's
-    ioctls need CAP_SYS_RAWIO as root. So: privileged, as root, with only that device mounted."""
-    volume = {"name": "device", "hostPath": {"path": device, "type": "BlockDevice"}}
-    mount = {"name": "device", "mountPath": device, "readOnly": True}
-    security = {"privileged": True, "runAsUser": 0, "runAsGroup": 0, "runAsNonRoot": False,
-                "capabilities": {"add": ["SYS_RAWIO"]}}
-    return volume, mount, security
-
-
-def job_manifest(run: events.RunSpec, pod: PodSpec, namespace: str, submitted: str | None = None) -> dict[str, Any]:
-    """The Job of one pod run: backoffLimit 0, TTL after finish, pinned to the node, no shell; a
-    privileged container with exactly one device only for a run that reads an opted-in device."""
-    argv = templates.get(run.test).build_argv(run.params, WORKDIR)
-    name = job_name(run.run_id)
-    labels = {"app.kubernetes.io/managed-by": "podtax", "app.kubernetes.io/name": "podtax-bench",
-              "podtax.io/campaign": run.campaign[:63], "podtax.io/run": name.removeprefix("podtax-")}
-    if run.test in netbench.NET_TESTS:  # the NetworkPolicies let a network test's client reach its server
-        labels[netbench.ROLE_LABEL] = "client"
-    annotations = {"podtax.io/run-id": run.run_id, "podtax.io/test": run.test}
-    if submitted:
-        annotations[SUBMITTED] = submitted
-    resources = {k: v for k, v in (("requests", pod.requests), ("limits", pod.limits)) if v}
-    volumes: list[dict[str, Any]] = [{"name": "work", "emptyDir": {}}]
-    mounts: list[dict[str, Any]] = [{"name": "work", "mountPath": WORKDIR}]
-    container_extra: dict[str, Any] = {}
-    device = run_device(run, pod)
-    if device:
-        volume, mount, security = device_access(device)
-        volumes.append(volume)
-        mounts.append(mount)
-        container_extra["securityContext"] = security
-        annotations["podtax.io/privileged-device"] = device
-    return {
-        "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
-        "spec": {
-            "backoffLimit": 0, "ttlSecondsAfterFinished": 600, "activeDeadlineSeconds": int(run.timeout_s),
-            "template": {
-                "metadata": {"labels": labels, "annotations": annotations},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "nodeSelector": {"kubernetes.io/hostname": run.node},
-                    "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
-                    "automountServiceAccountToken": False,
-                    "containers": [{
-                        "name": "bench", "image": pod.image, "command": ["podtax-bench", *argv],
-                        "workingDir": WORKDIR, "resources": resources,
-                        "env": [{"name": "PODTAX_RUN_ID", "value": run.run_id}],
-                        "volumeMounts": mounts, **container_extra,
-                    }],
-                    "volumes": volumes,
-                },
-            },
-        },
-    }
-
-
-def same_run(have: dict[str, str] | None, manifest: dict[str, Any]) -> bool:
-    """An existing Job of the run's name (`have`: its annotations) is this run's, made before a runner restart:
-    the same run id and campaign submission (a Job of a runner that did not record the submission: the run id)."""
-    want = manifest["metadata"]["annotations"]
-    have = have or {}
-    return have.get("podtax.io/run-id") == want["podtax.io/run-id"] and have.get(SUBMITTED, want.get(SUBMITTED)) \
-        == want.get(SUBMITTED)
+class Cancelled(Exception):
+    """The run's campaign was cancelled while its Job had not finished (KubeExecutor.cancel)."""
 
 
 def with_retries(fn: Callable[[], T], what: str) -> T:
@@ -143,6 +64,8 @@ class KubeExecutor:
         self.core = client.CoreV1Api(api)
         self.batch = client.BatchV1Api(api)
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.campaign_of: dict[str, str] = {}  # run id -> its campaign, of the runs in self.tasks
+        self.cancelled: set[str] = set()  # run ids whose campaign was cancelled (cancel): their Jobs are deleted
         self.on_image_versions: Callable[[str, dict[str, str]], Awaitable[None]] | None = None
         self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
         self._namespaces: set[str] = set()
@@ -189,8 +112,23 @@ class KubeExecutor:
             when = submitted.isoformat() if submitted else None
             task = asyncio.create_task(self._run(run, pod, when), name=f"job {run.run_id}")
             self.tasks[run.run_id] = task
-            task.add_done_callback(lambda t: self.tasks.pop(run.run_id, None) if self.tasks.get(run.run_id) is t
-                                   else None)  # only runs in flight are kept
+            self.campaign_of[run.run_id] = run.campaign
+            task.add_done_callback(lambda t: self._done(run.run_id, t))
+
+    def _done(self, run_id: str, task: asyncio.Task[None]) -> None:
+        if self.tasks.get(run_id) is task:  # only runs in flight are kept
+            self.tasks.pop(run_id, None)
+            self.campaign_of.pop(run_id, None)
+            self.cancelled.discard(run_id)
+
+    def cancel(self, campaign: str) -> list[str]:
+        """Stop the pod runs of `campaign` in flight here: each one's Job (and so its pod) is deleted before it
+        finishes and the run reports a failure with reason `cancelled` (counted cancelled); a Job found finished
+        reports its result. Its follow notices within FOLLOW_WATCH_S; a run not yet started creates no Job. Before,
+        a cancelled campaign's pod run went on to its end or timeout, and its result was stored. The run ids."""
+        ids = [rid for rid, of in self.campaign_of.items() if of == campaign]
+        self.cancelled.update(ids)
+        return ids
 
     def _ensure_namespace(self, ns: str) -> None:
         if ns in self._namespaces:
@@ -222,8 +160,10 @@ class KubeExecutor:
                 await self._fail(run, "privileged-not-allowed", why)
                 return
             created = events.now()
+            if run.run_id in self.cancelled:  # cancelled before its Job was made (a restart resumed it)
+                raise Cancelled
             await asyncio.to_thread(self._create, ns, manifest)
-            outcome = await asyncio.to_thread(self._follow, ns, name, run.timeout_s + 60)
+            outcome = await asyncio.to_thread(self._follow, ns, name, run.timeout_s + 60, run.run_id)
             if outcome is None:
                 await self._fail(run, "timeout", f"Job {ns}/{name} did not finish within {run.timeout_s:g} s + 60 s")
                 return
@@ -236,6 +176,10 @@ class KubeExecutor:
                 finished = max(finished, started) if finished is not None else None
             text = await asyncio.to_thread(self._logs, ns, pod_obj.metadata.name)
             await self._publish_log(run, pod_obj, text, exit_code, started, finished)
+        except Cancelled:
+            await asyncio.to_thread(self._delete, ns, name)  # before the report: a restart then makes no Job
+            await self._fail(run, "cancelled", f"campaign {run.campaign} was cancelled while this run was in flight: "
+                             f"its Job {ns}/{name} and its pod were deleted before it finished")
         except ApiException as exc:
             await self._fail(run, "kubernetes-api", f"{exc.status} {exc.reason}: {(exc.body or '')[:300]}")
         except asyncio.CancelledError:
@@ -308,8 +252,10 @@ class KubeExecutor:
                 raise
             time.sleep(0.2)
 
-    def _follow(self, ns: str, name: str, timeout_s: float) -> tuple[client.V1Pod, int | None, Any, Any] | None:
-        """Watch the Job until it succeeds or fails; return its pod and container outcome."""
+    def _follow(self, ns: str, name: str, timeout_s: float,
+                run_id: str = "") -> tuple[client.V1Pod, int | None, Any, Any] | None:
+        """Watch the Job until it succeeds or fails; return its pod and container outcome. Raises Cancelled once
+        `run_id` is cancelled, unless the Job has finished by then (its result is kept)."""
         deadline = time.monotonic() + timeout_s
         rv = None
         while time.monotonic() < deadline:
@@ -318,6 +264,8 @@ class KubeExecutor:
             job = with_retries(lambda: self.batch.read_namespaced_job(name, ns), "read job")
             if (job.status.succeeded or 0) + (job.status.failed or 0) > 0:
                 break
+            if run_id in self.cancelled:
+                raise Cancelled
             rv = job.metadata.resource_version
             w = watch.Watch()
             wait_s = int(min(FOLLOW_WATCH_S, max(1, deadline - time.monotonic())))

@@ -95,6 +95,8 @@ class Runner(Handlers):  # the event handlers: handlers.py
                     await self.request_again(s.run)
             if state.cancelled_at:  # cancelled before the restart: a resumed control-plane run only removes what
                 self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
+                if self.executor:  # a resumed pod run deletes its Job (or makes none): recorded as cancelled
+                    self.executor.cancel(state.name)
 
     async def request_again(self, run: events.RunSpec) -> None:
         """Send a host run's request again: a runner killed between saving the run in flight and sending it

@@ -341,7 +341,8 @@ async def _cancel(name: str, reason: str, wait_s: float) -> int:
         cancelled, in_flight = sum(n.get("cancelled", 0) for n in p), sum(n.get("dispatched", 0) for n in p)
         console.print(f"campaign {name} cancelled: {cancelled} run(s) recorded as cancelled; {in_flight} still in "
                       f"flight: a control-plane run (volume-churn, pod-startup) stops before its next object, deletes "
-                      f"what it created and is recorded as cancelled; another finishes or times out", highlight=False)
+                      f"what it created and is recorded as cancelled; a pod run's Job is deleted and it is recorded "
+                      f"as cancelled; a host run finishes or times out", highlight=False)
         return 0
     finally:
         await bus.close()
@@ -354,7 +355,8 @@ def cancel(
     wait: Annotated[float, typer.Option(help="Seconds to wait for the runner to confirm.", callback=_seconds)] = 10,
 ) -> int:
     """Cancel a campaign: pending runs are recorded as cancelled; a control-plane run in flight stops before its next
-    object, deletes what it created and is recorded as cancelled; other runs in flight finish or time out."""
+    object, deletes what it created and is recorded as cancelled; a pod run in flight has its Job deleted and is
+    recorded as cancelled; a host run in flight finishes or times out."""
     return cli_deadline.run(_cancel(name, reason, wait), f"cancelling campaign {name}", extra_s=wait)
 
 
