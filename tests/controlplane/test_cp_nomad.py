@@ -61,6 +61,15 @@ def test_nomad_deletes_are_serialized_per_plugin(nomadsim_factory: Any, run_cp: 
     assert sim.volumes() == []
 
 
+def test_each_volume_records_the_index_nomad_created_it_at(nomadsim_factory: Any, run_cp: Any) -> None:
+    """Nomad's create answers the volume as sent through Raft, its CreateIndex 0 (nomadsim does so since the audit
+    of 2026-12); the index is the answer's Index. Before, the timeline recorded create_index "0" for every volume."""
+    sim = nomadsim_factory({"plugins": [plugin()]})
+    tl = run_cp(spec("volume-churn", env="nomad", count=5, plugin_id="hostpath"), nomad=sim)
+    indexes = [int(r.server["create_index"]) for r in tl.objects.values()]
+    assert tl.errors() == 0 and min(indexes) > 0 and len(set(indexes)) == 5, indexes  # one Raft write each
+
+
 def test_nomad_acl_token_and_namespace(nomadsim_factory: Any, run_cp: Any) -> None:
     sim = nomadsim_factory({"namespaces": ["batch"], "acl": {"token": "s3cret"}, "plugins": [plugin()]})
     tl = run_cp(spec("volume-churn", env="nomad", count=5, plugin_id="hostpath", namespace="batch"), nomad=sim)

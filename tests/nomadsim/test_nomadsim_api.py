@@ -57,6 +57,8 @@ def test_create_get_list_delete(nomadsim: Sim) -> None:
     create(nomadsim, "vol-b")
     got = httpx.get(f"{nomadsim.url}/v1/volume/csi/vol-a")
     assert got.status_code == 200 and got.json()["Secrets"] is None and got.json()["ModifyIndex"] == body["Index"]
+    # the answer's volume is the one sent through Raft, as Nomad's: its indexes are 0, the stored one's are not
+    assert (vol["CreateIndex"], vol["ModifyIndex"]) == (0, 0) and got.json()["CreateIndex"] == body["Index"]
     stubs = httpx.get(f"{nomadsim.url}/v1/volumes?type=csi").json()
     assert [s["ID"] for s in stubs] == ["vol-a", "vol-b"]
     assert [s["ID"] for s in httpx.get(f"{nomadsim.url}/v1/volumes?type=csi&prefix=vol-b").json()] == ["vol-b"]

@@ -38,18 +38,25 @@ def test_help_still_lists_the_variables() -> None:
     assert done.returncode == 0 and "PODTAX_PARSER_BATCH" in done.stdout
 
 
-@pytest.mark.parametrize(("variables", "named"), [
-    ({"PODTAX_NATS_TLS_CA": "ca.pem"}, "PODTAX_NATS_TLS_CA"),
-    ({"PODTAX_NATS_TLS_CERT": "ca.pem", "PODTAX_NATS_TLS_KEY": "ca.pem"}, "PODTAX_NATS_TLS_CERT"),
+@pytest.mark.parametrize(("module", "variables", "named"), [
+    ("podtax_parser", {"PODTAX_NATS_TLS_CA": "ca.pem"}, "PODTAX_NATS_TLS_CA"),
+    ("podtax_parser", {"PODTAX_NATS_TLS_CERT": "ca.pem", "PODTAX_NATS_TLS_KEY": "ca.pem"}, "PODTAX_NATS_TLS_CERT"),
+    ("podtax_runner", {"PODTAX_RUNNER_NOMAD_CACERT": "ca.pem"}, "PODTAX_RUNNER_NOMAD_CACERT"),
+    ("podtax_runner", {"PODTAX_RUNNER_NOMAD_CACERT": "missing.pem"}, "PODTAX_RUNNER_NOMAD_CACERT"),
+    ("podtax_runner", {"PODTAX_RUNNER_NOMAD_CLIENT_CERT": "ca.pem", "PODTAX_RUNNER_NOMAD_CLIENT_KEY": "ca.pem"},
+     "PODTAX_RUNNER_NOMAD_CLIENT_CERT"),
+    ("podtax_runner", {"PODTAX_RUNNER_NAMESPACE": "Bad_NS"}, "PODTAX_RUNNER_NAMESPACE"),
 ])
-def test_a_tls_file_that_is_no_certificate_is_named_at_start(tmp_path: Path, variables: dict[str, str],
-                                                              named: str) -> None:
-    """A TLS file that exists but holds no PEM certificate ended podtax-parser in a 34-line ssl.SSLError
-    traceback at its first connect; now one line naming the setting, exit 2, before NATS is dialled."""
+def test_a_file_or_name_that_fails_later_is_named_at_start(tmp_path: Path, module: str, variables: dict[str, str],
+                                                            named: str) -> None:
+    """A TLS file that exists but holds no PEM certificate ended podtax-parser in a 34-line ssl.SSLError traceback
+    at its first connect; the runner's Nomad TLS files (even missing ones) and a namespace Kubernetes refuses
+    started it, to fail each volume-churn run or pod run. Now one line naming the setting, exit 2, before NATS
+    is dialled (nothing listens there: a service that started would fail with 3)."""
     (tmp_path / "ca.pem").write_text("not a certificate\n")
     env = {"PODTAX_NATS_URL": "nats://127.0.0.1:1", "PATH": "/usr/bin:/bin",
-           **{k: str(tmp_path / v) for k, v in variables.items()}}
-    done = subprocess.run([sys.executable, "-m", "podtax_parser"], env=env, capture_output=True, text=True,
-                          timeout=60)
+           **{k: v if k.endswith("NAMESPACE") else str(tmp_path / v) for k, v in variables.items()}}
+    done = subprocess.run([sys.executable, "-m", module], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"podtax-parser: {named}"), done.stderr
+    prog = module.replace("_", "-")
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"{prog}: {named}"), done.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import ssl
 import urllib.parse
 import uuid
 from pathlib import Path
@@ -102,9 +103,7 @@ class Common(BaseSettings):
             if path is not None and not path.is_file():
                 raise ValueError(f"PODTAX_{name.upper()}: {path} is not a readable file")
         if self.nats_tls_ca or self.nats_tls_cert:  # files ssl cannot read: said now, not at the first connect
-            from podtax.natsauth import tls_context
-
-            tls_context(*(str(p) if p else None for p in (self.nats_tls_ca, self.nats_tls_cert, self.nats_tls_key)))
+            tls_context(*_names(self.nats_tls_ca, self.nats_tls_cert, self.nats_tls_key), NATS_TLS_SETTINGS)
         return self
 
     @field_validator("nats_url")
@@ -121,6 +120,33 @@ class Common(BaseSettings):
                 raise ValueError(f"{redact(url)!r} needs a host and, if given, a port from 1 to 65535 "
                                  f"(as in nats://127.0.0.1:4222)")
         return v
+
+
+NATS_TLS_SETTINGS = ("PODTAX_NATS_TLS_CA", "PODTAX_NATS_TLS_CERT", "PODTAX_NATS_TLS_KEY")
+NOMAD_TLS_SETTINGS = ("PODTAX_RUNNER_NOMAD_CACERT", "PODTAX_RUNNER_NOMAD_CLIENT_CERT", "PODTAX_RUNNER_NOMAD_CLIENT_KEY")
+
+
+def _names(*paths: Path | None) -> tuple[str | None, ...]:
+    return tuple(str(p) if p else None for p in paths)
+
+
+def tls_context(ca: str | None, cert: str | None, key: str | None,
+                settings: tuple[str, str, str] = NATS_TLS_SETTINGS) -> ssl.SSLContext:
+    """A client's TLS context from a CA, a certificate and its key; ValueError naming the setting (of `settings`:
+    CA, certificate, key) whose file ssl cannot use (not PEM, a key not the certificate's). The settings check
+    it at start-up: it was a traceback at the first connect."""
+    try:
+        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
+    except ssl.SSLError as exc:
+        raise ValueError(f"{settings[0]}: {ca} holds no certificate ssl can read ({exc.reason or exc}); point it "
+                         f"at the PEM certificate of the CA that signed the server's") from None
+    if cert:
+        try:
+            ctx.load_cert_chain(cert, key)
+        except ssl.SSLError as exc:
+            raise ValueError(f"{settings[1]} / {settings[2]}: {cert} and {key} are not a PEM certificate and its "
+                             f"key ({exc.reason or exc}); point them at the client's") from None
+    return ctx
 
 
 def _folder(v: Path | None) -> Path | None:
@@ -241,7 +267,8 @@ class RunnerSettings(Common):
     runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset "
                                                              "(KUBECONFIG is not read).")
     _kubeconfig = field_validator("runner_kubeconfig")(_readable_file)
-    runner_namespace: str = Field("podtax-runs", description="Namespace where benchmark Jobs are created.")
+    runner_namespace: str = Field("podtax-runs", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+                                  description="Namespace where benchmark Jobs are created.")
     runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
     runner_nomad_addr: str = Field("http://127.0.0.1:4646", pattern=r"^https?://",
                                    description="Nomad HTTP API for volume-churn on nomad (like NOMAD_ADDR).")
@@ -252,10 +279,21 @@ class RunnerSettings(Common):
     runner_nomad_cacert: Path | None = Field(None, description="CA certificate that signed the Nomad server's.")
     runner_nomad_client_cert: Path | None = Field(None, description="Client certificate for Nomad mTLS.")
     runner_nomad_client_key: Path | None = Field(None, description="Key of the Nomad client certificate.")
+    _nomad_files = field_validator("runner_nomad_cacert", "runner_nomad_client_cert",
+                                   "runner_nomad_client_key")(_readable_file)
     runner_simulate: bool = Field(False, description="SIMULATED runs, for tests and fault drills: no benchmark "
                                   "runs; each dispatched run gets a synthetic result flagged SIMULATED at once.")
     runner_report_grace_s: float = Field(60.0, ge=0, description="Seconds beyond a run's timeout before a run "
                                          "that never reported back is recorded failed (no-report).")
+
+    @model_validator(mode="after")
+    def _nomad_tls(self) -> RunnerSettings:
+        if self.runner_nomad_client_key and not self.runner_nomad_client_cert:
+            raise ValueError("PODTAX_RUNNER_NOMAD_CLIENT_KEY is the key of PODTAX_RUNNER_NOMAD_CLIENT_CERT: set both")
+        if self.runner_nomad_cacert or self.runner_nomad_client_cert:  # said at start, not at a volume-churn run
+            tls_context(*_names(self.runner_nomad_cacert, self.runner_nomad_client_cert, self.runner_nomad_client_key),
+                        NOMAD_TLS_SETTINGS)
+        return self
 
 
 class SchedulerSettings(Common):

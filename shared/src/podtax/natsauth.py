@@ -10,10 +10,10 @@ configuration with one user per role and random passwords; deploy/ ships the sam
 from __future__ import annotations
 
 import json
-import ssl
 from typing import TYPE_CHECKING, Any
 
 from podtax import subjects as S
+from podtax.config import tls_context
 
 if TYPE_CHECKING:
     from podtax.config import Common
@@ -129,23 +129,6 @@ def deploy_auth_conf() -> str:
               "# `make docs`; do not edit). Each password is read from an environment variable of the NATS\n"
               "# container, filled from the Secret podtax-nats-users (see deploy/k8s/README.md).\n")
     return header + authorization_block({role: f"$PODTAX_NATS_PASSWORD_{role.upper()}" for role in ROLES})
-
-
-def tls_context(ca: str | None, cert: str | None, key: str | None) -> ssl.SSLContext:
-    """The client's TLS context; ValueError naming the setting whose file ssl cannot use (not PEM, a key that is
-    not the certificate's): the settings check it at start-up, where it was a traceback at the first connect."""
-    try:
-        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
-    except ssl.SSLError as exc:
-        raise ValueError(f"PODTAX_NATS_TLS_CA: {ca} holds no certificate ssl can read ({exc.reason or exc}); "
-                         f"point it at the PEM certificate of the CA that signed the NATS server's") from None
-    if cert:
-        try:
-            ctx.load_cert_chain(cert, key)
-        except ssl.SSLError as exc:
-            raise ValueError(f"PODTAX_NATS_TLS_CERT / PODTAX_NATS_TLS_KEY: {cert} and {key} are not a PEM "
-                             f"certificate and its key ({exc.reason or exc}); point them at the client's") from None
-    return ctx
 
 
 def connect_options(s: Common) -> dict[str, Any]:

@@ -296,10 +296,15 @@ class State:
             new["ExternalID"] = f"sim://{plugin.id}/{new['Namespace']}/{new['ID']}"
             new["Context"] = {**(new.get("Context") or {}), "simulated": "true"}
             done.append(new)
+        # the answer holds the request's volumes, not the stored ones: Nomad's Create replies with the objects it sent
+        # through Raft, whose indexes the state store sets on its own decoded copies (a new volume's CreateIndex and
+        # ModifyIndex are 0 in the answer; the index is the answer's Index and X-Nomad-Index)
+        reply = [{**v, **{k: v.get(k, 0) for k in ("CreateIndex", "ModifyIndex", "CreateTime", "ModifyTime")}}
+                 for v in done]
         index = self._upsert(done) if done else self.tables["csi_volumes"]
         if errors:
             raise NomadError(multierror(errors))
-        return done, index
+        return reply, index
 
     async def delete(self, namespace: str, vol_id: str) -> int:
         """CSIVolume.Delete: controller DeleteVolume (one RPC per plugin at a time), then deregister."""

@@ -64,7 +64,8 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
             return
         tl.mark(vol_id, "api_accepted")
         vol = ((body or {}).get("Volumes") or [{}])[0]
-        tl.server(vol_id, "create_index", str(vol.get("CreateIndex", "")))
+        # the answer's Index: its volume's CreateIndex is 0 from a real Nomad (the object before Raft stored it)
+        tl.server(vol_id, "create_index", str((body or {}).get("Index") or vol.get("CreateIndex", "")))
         tl.server(vol_id, "external_id", vol.get("ExternalID"))
 
     def delete(vol_id: str) -> None:
