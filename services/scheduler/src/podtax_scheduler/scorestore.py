@@ -43,6 +43,7 @@ class ScoreStore:
         self.version: dict[Group, int] = {}
         self._keys: dict[str, tuple[Group, str]] = {}
         self.updates = 0
+        self.unavailable: str | None = None  # why there are no scores at all (the bucket does not exist yet)
 
     @property
     def key_filter(self) -> str:

@@ -202,6 +202,8 @@ class BenchmarkScore:
         if test not in templates.REGISTRY:
             return (f"{test!r} is not a podtax test (the pod's label test or podtax.io/benchmark; tests: "
                     f"{', '.join(sorted(templates.REGISTRY))}); placed by resources alone")
+        if self.store.unavailable:
+            return f"no benchmark scores to rank by: {self.store.unavailable}; placed by resources alone"
         stored = self.store.tests()
         return (f"no benchmark results of {test} in this cluster's {self.store.env} scores (results of: "
                 f"{', '.join(stored[:8]) or 'none yet'}); placed by resources alone")

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from podtax import subjects
-from podtax.bus import Bus
-from podtax.busstreams import Stopped
+from nats.js.kv import KeyValue
+from podtax import natsauth, subjects
+from podtax.bus import Bus, BusError
+from podtax.busstreams import OWNER_POLL_S, Stopped
 from podtax.config import SchedulerSettings
 from podtax.events import PlacementMadeV1
 from podtax.service import cannot_listen, serve_health
@@ -42,6 +44,71 @@ async def _follow_scores(watcher: object, store: ScoreStore, initial: asyncio.Ev
             initial.set()
 
 
+class NatsSide:
+    """What the scheduler needs from NATS, each part as soon as it is there, while pods are placed meanwhile: the
+    streams (the runner's: PlacementMade is published once they exist) and the scores bucket (the analyzer's: until
+    it exists, pods are placed by resources alone and each benchmark pod's BenchmarkUnmeasured Event names the missing
+    bucket and who makes it). Only a NATS user of a podtax role waits for them (natsauth.CREATORS); others make them."""
+
+    def __init__(self, bus: Bus, store: ScoreStore, stop: asyncio.Event) -> None:
+        self.bus, self.store, self.stop = bus, store, stop
+        self.publishing = asyncio.Event()  # the streams exist
+        self.settled = asyncio.Event()  # the first scores are loaded, or the bucket is known to be missing
+        self.failed: BaseException | None = None  # a stream podtax cannot use (busstreams: foreign, no room)
+        self.watcher: object | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._streams()), asyncio.create_task(self._scores())]
+
+    async def _streams(self) -> None:
+        try:  # the runner's and the analyzer's (natsauth.CREATORS)
+            await self.bus.ensure_streams(wait=True, stop=self.stop)
+        except Stopped:
+            return
+        except BusError as exc:
+            self.failed = exc
+            self.stop.set()
+            return
+        self.publishing.set()
+
+    async def _bucket(self) -> KeyValue | None:
+        """The scores bucket, waiting for its owner's when this NATS user may not make it; None once stopped."""
+        missing = False
+        while not self.stop.is_set():
+            try:
+                kv = await self.bus.kv(subjects.SCORES_BUCKET)
+            except BusError as exc:  # this user may not make it: the analyzer does
+                if not missing:
+                    missing, self.store.unavailable = True, str(exc)
+                    log.warning("%s; until then pods are placed by resources alone (a benchmark pod's Event "
+                                "BenchmarkUnmeasured says so)", exc)
+                    self.settled.set()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stop.wait(), OWNER_POLL_S)
+                continue
+            if missing:
+                log.warning("KV bucket %s is there now: pods are placed by their benchmark scores as they arrive",
+                            subjects.SCORES_BUCKET)
+            self.store.unavailable = None
+            return kv
+        return None
+
+    async def _scores(self) -> None:
+        kv = await self._bucket()
+        if kv is None:
+            return
+        self.watcher = await kv.watch(self.store.key_filter)
+        await _follow_scores(self.watcher, self.store, self.settled)
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.watcher is not None:
+            await self.watcher.stop()  # type: ignore[attr-defined]
+
+
 def _not_retrying(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Retrying (")
 
@@ -60,28 +127,26 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
     """Run until `stop` is set."""
     quiet_retries()
     profile = load_profile(settings.scheduler_profile)
-    bus = await Bus.connect(settings.nats_url, f"{SOURCE}/{settings.scheduler_identity}")
+    bus = await Bus.connect(settings.nats_url, f"{SOURCE}/{settings.scheduler_identity}",
+                            auth=natsauth.connect_options(settings))
     scheduler: Scheduler | None = None
     metrics = Metrics()
     health: asyncio.base_events.Server | None = None
+    store = ScoreStore(settings.cluster, settings.scheduler_score_env)
+    nats_side = NatsSide(bus, store, stop)
     try:
-        try:  # the runner's and the analyzer's (natsauth.CREATORS)
-            await bus.ensure_streams(wait=True, stop=stop)
-            kv = await bus.kv(subjects.SCORES_BUCKET, wait=True, stop=stop)
-        except Stopped as exc:  # SIGTERM before they were made: a clean stop
-            log.info("%s", exc)
-            return
-        store = ScoreStore(settings.cluster, settings.scheduler_score_env)
-        watcher = await kv.watch(store.key_filter)
-        initial = asyncio.Event()
-        follow = asyncio.create_task(_follow_scores(watcher, store, initial))
+        nats_side.start()
         try:
-            await asyncio.wait_for(initial.wait(), timeout=10)
+            await asyncio.wait_for(nats_side.settled.wait(), timeout=10)
         except TimeoutError:
             log.warning("initial scores not loaded within 10 s; continuing, they arrive as they come")
+        if nats_side.failed is not None:
+            raise nats_side.failed
         loop = asyncio.get_running_loop()
 
         def publish(event: PlacementMadeV1) -> None:
+            if not nats_side.publishing.is_set():  # no stream yet (its owner's warning says so): not sent
+                return
             fut: Future[None] = asyncio.run_coroutine_threadsafe(bus.publish(event), loop)
             fut.add_done_callback(lambda f: f.exception() and log.warning("PlacementMade: %s", f.exception()))
 
@@ -114,9 +179,10 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
         log.info("stopping")
         await asyncio.to_thread(scheduler.stop)
         scheduler = None
-        await watcher.stop()
-        follow.cancel()
+        if nats_side.failed is not None:
+            raise nats_side.failed
     finally:
+        await nats_side.close()
         if scheduler is not None:
             await asyncio.to_thread(scheduler.stop)
         if health is not None:
