@@ -25,7 +25,7 @@ from tests.report.conftest import (
     timeline_run,
     workbook_cells,
 )
-from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
+from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, SPREAD, _timeline
 
 # campaign: backend -> (seconds, given up at (or None)); every nomad run of "slow" and "fast" has one given up
 CAMPAIGNS = {
@@ -43,7 +43,7 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
         run = events.RunSpec(run_id=f"{campaign}-{backend}-{k}", campaign=campaign, node="node-1", env=backend,
                              test="volume-churn", params=PARAMS, sequence=seq)
         started = datetime(2026, month, 1, 2, tzinfo=UTC) + timedelta(minutes=2 * seq)
-        out += timeline_run(run, _timeline(backend, seconds * (1 + 0.01 * k), given_up, None, False), started, 40)
+        out += timeline_run(run, _timeline(backend, seconds * (1 + 0.01 * SPREAD[k]), given_up, None, False), started, 40)
     return out
 
 

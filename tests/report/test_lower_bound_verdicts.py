@@ -19,6 +19,8 @@ from tests.report.conftest import json_cells, served_campaigns, timeline_run
 
 PARAMS = templates.get("volume-churn").validate({"count": 20, "concurrency": 5}).model_dump()
 RUNS = 6
+# each run's scale in run order, a shuffle of 0..5: runs 1% apart (not each slower than the last, which DRIFT flags)
+SPREAD = (2, 0, 4, 1, 5, 3)
 
 
 def _object(backend: str, i: int, seconds: float, given_up: float | None) -> dict:
@@ -71,7 +73,7 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
         run = events.RunSpec(run_id=f"{campaign}-{backend}-{k}", campaign=campaign, node="node-1", env=backend,
                              test="volume-churn", params=PARAMS, sequence=seq)
         started = datetime(2026, month, 1, 2, tzinfo=UTC) + timedelta(minutes=2 * seq)
-        text = _timeline(backend, seconds * (1 + 0.01 * k), given_up if k < stuck_runs else None, last,
+        text = _timeline(backend, seconds * (1 + 0.01 * SPREAD[k]), given_up if k < stuck_runs else None, last,
                          campaign in REFUSED and backend == "nomad")
         out += timeline_run(run, text, started, 40)
     return out

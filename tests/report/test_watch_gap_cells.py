@@ -27,7 +27,7 @@ from tests.report.conftest import (
     timeline_run,
     workbook_cells,
 )
-from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, _timeline
+from tests.report.test_lower_bound_verdicts import PARAMS, RUNS, SPREAD, _timeline
 
 # campaign -> the kubernetes runs (of 6, k-th slowest from 0) that had the gap: below the median, or at and above it
 CAMPAIGNS = {"gap": (0, 1), "gaptop": (3, 4, 5), "gapfast": (3, 4, 5)}
@@ -50,8 +50,8 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
         seconds = 15.0 if backend == "kubernetes" else NOMAD_S.get(campaign, 0.1)
         run = events.RunSpec(run_id=f"{campaign}-{backend}-{k}", campaign=campaign, node="node-1", env=backend,
                              test="volume-churn", params=PARAMS, sequence=seq)
-        text = _timeline(backend, seconds * (1 + 0.01 * k), None, None, False)
-        if backend == "kubernetes" and k in CAMPAIGNS[campaign]:
+        text = _timeline(backend, seconds * (1 + 0.01 * SPREAD[k]), None, None, False)
+        if backend == "kubernetes" and SPREAD[k] in CAMPAIGNS[campaign]:  # the run SPREAD[k]-th slowest from 0
             text = _gapped(text)
         started = datetime(2026, month, 1, 2, tzinfo=UTC) + timedelta(minutes=2 * seq)
         out += timeline_run(run, text, started, 40)

@@ -21,10 +21,12 @@ from tests.report.conftest import exported_verdicts, serve
 
 T0 = datetime(2026, 11, 2, 8, tzinfo=UTC)
 PARAMS = {"protocol": "udp", "duration": 2, "topology": "pod->pod"}
-CASES = {  # campaign: (metric, unit, host values, pod values, verdict, the sentence's start)
-    "loss": ("lost_percent", "%", [0.0] * 6, [2.5, 2.6, 2.7, 2.8, 2.9, 3.0], "slower",
+# campaign: (metric, unit, host values, pod values, verdict, the sentence's start); values in run order, shuffled (a
+# side each run higher than the last is DRIFT)
+CASES = {
+    "loss": ("lost_percent", "%", [0.0] * 6, [2.7, 2.5, 2.9, 2.6, 3.0, 2.8], "slower",
              "Pod's lost_percent higher than host's (no ratio: the host median is 0; p = 0.0"),
-    "retrans": ("retransmits", "count", [0.0] * 6, [40.0, 41, 42, 43, 44, 45], "slower",
+    "retrans": ("retransmits", "count", [0.0] * 6, [42.0, 40, 44, 41, 45, 43], "slower",
                 "Pod's retransmits more than host's (no ratio: the host median is 0; p = 0.0"),
     "none": ("lost_percent", "%", [0.0] * 6, [0.0] * 6, "no detectable difference",
              "Pod and host equal: every run of both sides measured 0 % (no ratio of zeros)"),
@@ -32,9 +34,9 @@ CASES = {  # campaign: (metric, unit, host values, pod values, verdict, the sent
     "small": ("lost_percent", "%", [0.1] * 6, [2.5, 2.5, 2.5, 2.6, 2.7, 2.8], "slower", "Pod 2450.0% higher"),
     # the pod's median 0 (audit hB2): "ratio 0.000, 95% CI 0.000 to 0.000", an interval of no width, and a
     # ratio no geometric mean can take; now the same treatment as the host's 0
-    "zpod": ("lost_percent", "%", [0.9, 1.0, 1.1, 1.2, 1.3, 1.4], [0.0] * 6, "faster",
+    "zpod": ("lost_percent", "%", [1.1, 0.9, 1.3, 1.0, 1.4, 1.2], [0.0] * 6, "faster",
              "Pod's lost_percent lower than host's (no ratio: the pod median is 0; p = 0.0"),
-    "rzpod": ("retransmits", "count", [3.0, 4, 5, 6, 7, 8], [0.0] * 6, "faster",
+    "rzpod": ("retransmits", "count", [5.0, 3, 7, 4, 8, 6], [0.0] * 6, "faster",
               "Pod's retransmits fewer than host's (no ratio: the pod median is 0; p = 0.0"),
     "noise": ("lost_percent", "%", [0.0, 0, 0, 0.1, 0, 0], [0.0, 0.1, 0, 0, 0, 0], "inconclusive",
               "Inconclusive: no ratio could be computed"),
@@ -49,7 +51,7 @@ def _runs(campaign: str, metric: str, unit: str, env: str, values: list[float], 
                              test="iperf3", params=PARAMS, cluster="local", attempt=1, timeout_s=600)
         start = T0 + timedelta(days=day, minutes=10 * i + 5 * slot)
         res = events.Result(run=run, tool="iperf3", tool_version="3.12", parser_version="1",
-                            metrics=[events.Metric(name="throughput_mbps", value=900.0 + i + slot, unit="Mbit/s",
+                            metrics=[events.Metric(name="throughput_mbps", value=900.0 + (2, 0, 4, 1, 5, 3)[i % 6] + slot, unit="Mbit/s",
                                                    higher_is_better=True),
                                      events.Metric(name=metric, value=value, unit=unit, higher_is_better=False)],
                             started_at=start, ended_at=start + timedelta(seconds=2))
