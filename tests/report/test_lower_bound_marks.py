@@ -43,7 +43,8 @@ def _events(campaign: str, month: int) -> list[events.Envelope]:
         run = events.RunSpec(run_id=f"{campaign}-{backend}-{k}", campaign=campaign, node="node-1", env=backend,
                              test="volume-churn", params=PARAMS, sequence=seq)
         started = datetime(2026, month, 1, 2, tzinfo=UTC) + timedelta(minutes=2 * seq)
-        out += timeline_run(run, _timeline(backend, seconds * (1 + 0.01 * SPREAD[k]), given_up, None, False), started, 40)
+        text = _timeline(backend, seconds * (1 + 0.01 * SPREAD[k]), given_up, None, False)
+        out += timeline_run(run, text, started, 40)
     return out
 
 

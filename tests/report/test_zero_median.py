@@ -20,6 +20,7 @@ from podtax_analyzer.store import Store
 from tests.report.conftest import exported_verdicts, serve
 
 T0 = datetime(2026, 11, 2, 8, tzinfo=UTC)
+SHUFFLE = (2, 0, 4, 1, 5, 3)  # the throughput's run order: no trend (DRIFT)
 PARAMS = {"protocol": "udp", "duration": 2, "topology": "pod->pod"}
 # campaign: (metric, unit, host values, pod values, verdict, the sentence's start); values in run order, shuffled (a
 # side each run higher than the last is DRIFT)
@@ -51,8 +52,8 @@ def _runs(campaign: str, metric: str, unit: str, env: str, values: list[float], 
                              test="iperf3", params=PARAMS, cluster="local", attempt=1, timeout_s=600)
         start = T0 + timedelta(days=day, minutes=10 * i + 5 * slot)
         res = events.Result(run=run, tool="iperf3", tool_version="3.12", parser_version="1",
-                            metrics=[events.Metric(name="throughput_mbps", value=900.0 + (2, 0, 4, 1, 5, 3)[i % 6] + slot, unit="Mbit/s",
-                                                   higher_is_better=True),
+                            metrics=[events.Metric(name="throughput_mbps", value=900.0 + SHUFFLE[i % 6] + slot,
+                                                   unit="Mbit/s", higher_is_better=True),
                                      events.Metric(name=metric, value=value, unit=unit, higher_is_better=False)],
                             started_at=start, ended_at=start + timedelta(seconds=2))
         out.append(events.result(res, "test"))
