@@ -1,6 +1,7 @@
 """pod-startup on Kubernetes: create `count` pods (optionally each with a fresh claim) pinned to the
-run's node, time created -> scheduled -> started -> ready from watch events and the pod's condition
-timestamps (kube-burner's podLatency), then delete them and time deleted -> gone."""
+run's node, time created -> scheduled -> started -> ready when the watch shows each (the conditions kube-burner's
+podLatency reads; its times are the conditions' 1-second lastTransitionTime, kept here as server fields only), then
+delete them and time deleted -> gone."""
 
 from __future__ import annotations
 
