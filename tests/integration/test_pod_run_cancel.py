@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import nats
-from podtax import config, events, subjects
+from podtax import events, subjects
 from podtax.bus import Bus
 from podtax_kubesim.testing import start as start_kubesim
-from podtax_runner.kube import KubeExecutor, job_name
+from podtax_runner.kube import job_name
 from podtax_runner.service import Runner
 
 from tests.integration.harness import wait_for
+from tests.integration.test_runner_resume import new_runner
 
 NODE = "n1"
 SPEC = {"name": "podcancel", "nodes": [NODE], "environments": ["kubernetes"],
@@ -25,14 +26,6 @@ SPEC = {"name": "podcancel", "nodes": [NODE], "environments": ["kubernetes"],
         "repetitions": {"min": 1, "max": 1}, "timeout": 120, "seed": 1,
         "pod": {"image": "ghcr.io/podtax/bench:0.1.0"}}
 CANCEL = events.campaign_cancelled(events.CampaignCancelled(campaign="podcancel"))
-
-
-async def new_runner(bus: Bus, sim: Any) -> Runner:
-    settings = config.load(config.RunnerSettings, nats_url=bus.nc.connected_url.geturl(),
-                           runner_kubeconfig=sim.kubeconfig, runner_kubernetes=True)
-    runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), KubeExecutor.create(settings, bus))
-    await runner.load()
-    return runner
 
 
 def ours(sim: Any, plural: str, name: str) -> list[str]:
