@@ -37,7 +37,10 @@ def test_plugin_health_and_lists(nomadsim: Sim) -> None:
         assert header in r.headers
     missing = httpx.get(f"{nomadsim.url}/v1/plugin/csi/nope")
     assert (missing.status_code, missing.text) == (404, "plugin not found")
-    assert missing.headers["X-Nomad-Index"]
+    assert missing.headers["X-Nomad-Index"]  # as Nomad's: the read answered (setMeta), then found nothing
+    refused = httpx.delete(f"{nomadsim.url}/v1/volume/csi/nope/delete")  # an RPC error: Nomad sets no meta headers
+    assert (refused.status_code, refused.text) == (500, "volume not found: nope"), refused.text
+    assert "X-Nomad-Index" not in refused.headers and refused.headers["X-Podtax-Simulated"] == "true"
     assert httpx.get(f"{nomadsim.url}/v1/plugins?type=csi").json()[0]["ID"] == "hostpath"
     assert httpx.get(f"{nomadsim.url}/v1/plugins").json() == []
     assert httpx.get(f"{nomadsim.url}/v1/status/leader").json().endswith(":4647")

@@ -122,8 +122,11 @@ class Server:
         body = b"" if obj is None else json.dumps(obj).encode()
         return web.Response(body=body, status=200, content_type="application/json", headers=self._headers(index))
 
-    def _text(self, message: str, code: int) -> web.Response:
-        return web.Response(text=message, status=code, content_type="text/plain", headers=self._headers())
+    def _text(self, message: str, code: int, index: int | None = None) -> web.Response:
+        """An error in Nomad's words. Its X-Nomad-* headers only with `index`: Nomad sets them (setMeta) after the RPC
+        answered, so a read that found nothing (404) has them, a refused or failed request (403, 500 ...) not."""
+        headers = self._headers(index) if index is not None else {SIMULATED_HEADER: "true"}
+        return web.Response(text=message, status=code, content_type="text/plain", headers=headers)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         started = time.monotonic()
@@ -236,7 +239,7 @@ class Server:
             if method == "GET":
                 vol, index = await self._read(request, lambda: self.state.volume(ns, vol_id))
                 if vol is None:
-                    raise NomadError("volume not found", 404)
+                    return self._text("volume not found", 404, index)
                 return self._json(vol, index)
             if method == "PUT":
                 return await self._register(request)
@@ -288,7 +291,7 @@ class Server:
             raise NomadError(NOT_FOUND, 404)
         plugin, index = await self._read(request, lambda: self.state.plugin(tokens[0]))
         if plugin is None:
-            raise NomadError("plugin not found", 404)
+            return self._text("plugin not found", 404, index)
         return self._json(plugin, index)
 
     async def leader(self, request: web.Request) -> web.Response:
