@@ -192,6 +192,26 @@ def test_double_bind_and_uid_mismatch_conflict(core: client.CoreV1Api) -> None:
     assert err.value.status == 409
 
 
+def test_a_gated_pod_is_not_bound_until_its_gates_are_removed(core: client.CoreV1Api) -> None:
+    # as the API server's binding REST: 409 'pod g has non-empty .spec.schedulingGates'; gates may only be removed
+    core.create_namespaced_pod(NS, pod("g", schedulingGates=[{"name": "example.com/wait"}]))
+    body = client.V1Binding(metadata=client.V1ObjectMeta(name="g"),
+                            target=client.V1ObjectReference(kind="Node", name="x86-0"))
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_pod_binding("g", NS, body, _preload_content=False)
+    assert err.value.status == 409
+    assert json.loads(err.value.body)["message"] == ('Operation cannot be fulfilled on pods/binding "g": pod g has '
+                                                     'non-empty .spec.schedulingGates')
+    with pytest.raises(ApiException) as err:
+        core.patch_namespaced_pod("g", NS, {"spec": {"schedulingGates": [{"name": "example.com/wait"},
+                                                                         {"name": "other"}]}})
+    assert err.value.status == 422 and "only deletion is allowed, but found new scheduling gate 'other'" in \
+        err.value.body
+    core.patch_namespaced_pod("g", NS, {"spec": {"schedulingGates": None}})
+    core.create_namespaced_pod_binding("g", NS, body, _preload_content=False).release_conn()
+    assert core.read_namespaced_pod("g", NS).spec.node_name == "x86-0"
+
+
 def test_stale_resource_version_conflicts(core: client.CoreV1Api) -> None:
     core.create_namespaced_pod(NS, pod("s"))
     first = core.read_namespaced_pod("s", NS)

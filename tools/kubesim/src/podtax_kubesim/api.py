@@ -119,8 +119,14 @@ class Api:
 
     @staticmethod
     def _check_pod_spec(old: Obj, new: Obj) -> None:
+        gates = [g.get("name") for g in (new.get("spec") or {}).get("schedulingGates") or ()]
+        had = [g.get("name") for g in old.get("spec", {}).get("schedulingGates") or ()]
+        if added := [g for g in gates if g not in had]:  # gates may only be removed
+            raise invalid("Pod", old["metadata"]["name"], f"spec.schedulingGates: Forbidden: only deletion is "
+                          f"allowed, but found new scheduling gate '{added[0]}'")
+
         def strip(spec: Obj) -> Obj:
-            out = {k: v for k, v in spec.items() if k not in POD_MUTABLE_SPEC}
+            out = {k: v for k, v in spec.items() if k not in (*POD_MUTABLE_SPEC, "schedulingGates")}
             out["containers"] = [{k: v for k, v in c.items() if k != "image"} for c in spec.get("containers", [])]
             return out
 
@@ -227,6 +233,8 @@ class Api:
         if pod["spec"].get("nodeName"):
             raise conflict("pods/binding", name,
                            f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"')
+        if pod["spec"].get("schedulingGates"):  # not ready for scheduling (the gates' owner removes them)
+            raise conflict("pods/binding", name, f"pod {name} has non-empty .spec.schedulingGates")
         self.assign(pod, body["target"]["name"], (body.get("metadata") or {}).get("annotations"))
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 

@@ -90,7 +90,7 @@ class DefaultScheduler:
     def wants(pod: Obj) -> bool:
         spec = pod["spec"]
         return (not spec.get("nodeName") and spec.get("schedulerName", NAME) in ("", NAME)
-                and not pod["metadata"].get("deletionTimestamp"))
+                and not pod["metadata"].get("deletionTimestamp") and not spec.get("schedulingGates"))
 
     def _on_pod(self, ev: Event) -> None:
         key = (ev.obj["metadata"]["namespace"], ev.obj["metadata"]["name"])
