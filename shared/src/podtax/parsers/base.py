@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -87,10 +88,13 @@ class MetricList:
             raise _not_a_figure(name, value)
         names = self.names
         if name not in names:
+            try:
+                value = float(value)
+            except OverflowError:  # an integer (a JSON count) of hundreds of digits: no float holds it
+                raise _not_a_figure(name, math.inf) from None
             names.add(name)
             metric = _new(Metric)
-            _set_dict(metric, {"name": name, "value": float(value), "unit": unit,
-                                      "higher_is_better": higher_is_better})
+            _set_dict(metric, {"name": name, "value": value, "unit": unit, "higher_is_better": higher_is_better})
             _set_fields(metric, _FIELDS)
             _set_extra(metric, None)
             _set_private(metric, None)
@@ -270,7 +274,7 @@ def same_value(requested: Any, echoed: Any) -> bool:
         return _BOOL_WORDS.get(words[0], requested) == _BOOL_WORDS.get(words[1], echoed)
     try:
         return float(requested) == float(echoed)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an integer of hundreds of digits
         pass
     a, b = size_bytes(str(requested)), size_bytes(str(echoed))
     if a is not None and b is not None:

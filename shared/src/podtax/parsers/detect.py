@@ -16,8 +16,11 @@ _SYSBENCH_STATS = ("General statistics:", "per-request statistics:")  # both nee
 _STRESSNG_WORDS = ("stress-ng: ", "stress-ng-version", "stress-ng, version", "Try 'stress-ng --help'")
 _STRESSNG_BRIEF = re.compile(BRIEF_HEADER, re.M)
 _HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O_DIRECT")  # need "Timing "
-_HDPARM_DEVICE = re.compile(r"^\s*/dev/[\w/.-]+:[ \t]*(?:Operation not permitted|Permission denied"
-                            r"|No such file or directory)?[ \t]*$", re.M)
+# Blanks before `/dev/` stay on its line and every repeat is possessive: `^\s*` crossed blank lines (a run of them
+# was scanned again from each of its lines: quadratic), and `[ \t]*` on both sides of the message gave back blanks
+# one by one (quadratic in a line's trailing blanks).
+_HDPARM_DEVICE = re.compile(r"^[^\S\n]*+/dev/[\w/.-]++:[ \t]*+(?:Operation not permitted|Permission denied"
+                            r"|No such file or directory)?+[ \t]*+$", re.M)
 # `"iperf 3.1.6"`: the JSON's version value, however its `"version":` is spaced; `{"event":`: --json-stream.
 # Words that share a part are looked for only when it is there (one scan rules out the group, see tools_in).
 _IPERF3_NAMED = ('"iperf 3.', "iperf Done.", "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ",

@@ -150,7 +150,11 @@ def _num(section: Mapping[str, Any], key: str, what: str) -> float:
     value = section.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ParseFailure("truncated", f"the iperf3 report has no numeric {what}.{key}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        raise ParseFailure("unknown-format", f"iperf3's {what}.{key} is not a finite number (an integer beyond any "
+                                             "float): the report is damaged") from None
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,

@@ -51,7 +51,7 @@ from podtax.parsers.stressng_checks import (
     run_flags,
     unaccounted,
 )
-from podtax.parsers.stressng_forms import RESERVED_WORDS, plain, plain_lines, split_line
+from podtax.parsers.stressng_forms import RESERVED_WORDS, behind, plain, plain_lines, split_line
 from podtax.parsers.stressng_names import misc_metric, slug
 from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
 
@@ -188,10 +188,10 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     else:
         m = split_line(raw)
         if m is None:
-            at = raw.find("stress-ng: ", 1)
             # behind a log collector's prefix (journalctl `Jul 28 16:19:31 host stress-ng[1310]: `, the kernel
             # log `user  :notice: [  109.92] `), a shell prompt or another line's text: read from `stress-ng: `
-            if at > 0 and raw[at - 1] in " \t:]#$>":
+            at = behind(raw)
+            if at:
                 return _line(s, raw[at:], state)
             line = raw.strip()
             if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line:

@@ -48,6 +48,26 @@ def split_line(raw: str) -> tuple[str, str] | None:
     return level, msg
 
 
+# Where split_line reads a line from (see behind): `stress-ng:`, spaces, a `--timestamp` time, a level and its colon
+_SPLITS_AT = re.compile(r"stress-ng: *+(?:[0-9]{2}:[0-9]{2}:[0-9]{2}\.-?[0-9]{2} )?+([^\W\d_]++):")
+
+
+def behind(raw: str) -> int:
+    """Where the stress-ng line behind other text on `raw` starts (0: none), for a line split_line does not read:
+    the first `stress-ng: ` after one of ` \t:]#$>` (a log collector's prefix, a prompt), then each next one after
+    such a character while split_line would not read from there either, the last one tried if none reads. The same
+    place as trying split_line at each in turn (one slice of the line, not one per `stress-ng: `: a line of
+    thousands of them was read in quadratic time and ended in RecursionError)."""
+    at, last = raw.find("stress-ng: ", 1), 0
+    while at > 0 and raw[at - 1] in " \t:]#$>":
+        last = at
+        m = _SPLITS_AT.match(raw, at)
+        if m is not None and m.group(1).isalpha():
+            return at
+        at = raw.find("stress-ng: ", at + 1)
+    return last
+
+
 # The common form, read in one regex pass (see plain_lines): each whole line of the log is one of these,
 # behind `stress-ng: info:  [pid] ` or `stress-ng: metrc: [pid] ` (single spaces between the words of a
 # figure line, nothing after its last character).

@@ -153,6 +153,7 @@ _RATES = (("events_per_second", "events"), ("operations_per_second", "operations
 # limit^1.5): about 35x the fastest real runs seen, 5,800 a thread (normalized so) on 2020s x86 and ARM.
 _FASTEST_PER_THREAD = 5_800.0
 _MAX_EVENTS_PER_THREAD = 200_000.0
+_MAX_PRIME_LIMIT = 2**32 - 1
 
 
 def _refuse_implausible(rate: float, echoed: Echoed) -> None:
@@ -165,6 +166,9 @@ def _refuse_implausible(rate: float, echoed: Echoed) -> None:
                                         "events/s cannot be checked against what a CPU can do")
     if threads < 1 or limit < 1000:
         return
+    if limit > _MAX_PRIME_LIMIT:  # (limit / 10,000) ** 1.5 would overflow a float from ~1e208
+        raise ParseFailure("unknown-format", f"the sysbench cpu report's prime limit, {limit:.4g}, is beyond what "
+                                             "sysbench takes (--cpu-max-prime is a 32-bit integer): the log is damaged")
     per_thread = rate / threads * (limit / 10_000) ** 1.5
     if per_thread > _MAX_EVENTS_PER_THREAD:
         raise ParseFailure("implausible", f"sysbench cpu reports {rate:,.2f} events/s on {threads} thread(s) "

@@ -15,7 +15,8 @@ import re
 from podtax.parsers.base import ParseFailure, errors_flag
 
 TOOL = "sysbench"
-_BEHIND = re.compile(r"^[^\n]*?\S[ \t]+sysbench [0-9]+\.[0-9]+[^\n]*\((?:using|[^)]*LuaJIT)", re.M)
+# `CPU 0 sysbench 1.0.11 (using system LuaJIT 2.1.0-beta3)`: the banner behind other text (see banner_behind)
+_BEHIND = re.compile(r"\S[ \t]+sysbench [0-9]+\.[0-9]+")
 _BANNER = re.compile(r"sysbench (\d+\.\d+[0-9A-Za-z.+~-]*)(?:\s*\(([^()]*)\)|:)?")
 _LEGACY = ("Operations performed:", "Test execution summary:", "per-request statistics:",
            "Maximum prime number checked", "approx.  95 percentile", "Doing CPU performance benchmark")
@@ -234,6 +235,43 @@ def _legacy_failure(version: str | None) -> ParseFailure:
                         "comparable with sysbench 1.0; rerun with sysbench 1.0 or later")
 
 
+def banner_behind(text: str) -> str | None:
+    """The first line whose `sysbench <version>` banner is behind other text (`CPU 0 sysbench 1.0.11 (using system
+    LuaJIT ...)`: some text, blanks, the banner, then `(using` or a `(` reaching `LuaJIT` before a `)`), from the
+    line's start to the end of that `using` or `LuaJIT` (the last such `(` on the line); None when no line has one.
+    The regex `^[^\\n]*?\\S[ \\t]+sysbench [0-9]+\\.[0-9]+[^\\n]*\\((?:using|[^)]*LuaJIT)` finds the same, but
+    in cubic time on a line of many banners and `(` (10 KiB took 0.3 s): here each line is looked at once."""
+    m = _BEHIND.search(text)
+    while m is not None:
+        stop = text.find("\n", m.end())
+        stop = len(text) if stop < 0 else stop
+        end = _note_end(text, m.end(), stop)
+        if end >= 0:
+            return text[text.rfind("\n", 0, m.start()) + 1:end]
+        m = _BEHIND.search(text, stop)  # a later banner on this line has no other `(` after it
+    return None
+
+
+def _note_end(text: str, lo: int, hi: int) -> int:
+    """The end of the last `(using` or `(...LuaJIT` (no `)` in between) in text[lo:hi], -1 when there is none: each
+    stretch between two `)` is looked at once, from the last."""
+    close = hi
+    while close >= lo:
+        cut = text.rfind(")", lo, close)
+        start = lo if cut < 0 else cut + 1
+        using = text.rfind("(using", start, close)
+        luajit = text.rfind("LuaJIT", start, close)
+        opened = text.rfind("(", start, luajit) if luajit >= 0 else -1
+        if using >= 0 and using >= opened:
+            return using + 6
+        if opened >= 0:
+            return luajit + 6
+        if cut < 0:
+            return -1
+        close = cut
+    return -1
+
+
 def _usage_only(run: str) -> bool:
     if run.find("Threads started!") >= 0:
         return False
@@ -253,8 +291,9 @@ def select_run(runs: list[tuple[str, str | None]], text: str, wanted: str | None
         raise _legacy_failure(old[0])
     ignored: list[str] = []
     if len(runs) > 1:  # a usage error (`sysbench memory` without `run`) is not a run beside the others
-        usage = [run for run in runs if _usage_only(run[0])]
-        ran = [run for run in runs if run not in usage]
+        only = [_usage_only(run) for run, _ in runs]  # (one pass: `run not in usage` was quadratic in the runs)
+        usage = [run for run, refused in zip(runs, only, strict=True) if refused]
+        ran = [run for run, refused in zip(runs, only, strict=True) if not refused]
         # ... unless nothing else ran either (`sysbench memory`, then `sysbench memory help`): it is the answer
         if ran and (not usage or any(run.find("Threads started!") >= 0 for run, _ in ran)):
             ignored = [errors_flag(TOOL, _refusal(usage[0][0]))] if usage else []
@@ -272,10 +311,10 @@ def select_run(runs: list[tuple[str, str | None]], text: str, wanted: str | None
         if section.version is None:
             if section.kind not in ("cpu", "memory") and any(m in text for m in _LEGACY):
                 raise _legacy_failure(None)
-            behind = _BEHIND.search(text)
-            if behind:  # `CPU 0 sysbench 1.0.11 (using system LuaJIT ...)`: a harness's prefix on every line
+            behind = banner_behind(text)
+            if behind is not None:  # `CPU 0 sysbench 1.0.11 (using system LuaJIT ...)`: a harness prefix on each line
                 raise ParseFailure("unknown-format", f"the `sysbench <version>` banner is behind other text on its "
-                                                     f"line (`{behind.group(0)[:60]}`): strip what precedes sysbench's "
+                                                     f"line (`{behind[:60]}`): strip what precedes sysbench's "
                                                      "own lines")
             raise ParseFailure("unknown-format", "no `sysbench <version>` banner found: this is not a "
                                                  "sysbench 1.x report (or it lost its first lines)")

@@ -48,9 +48,9 @@ _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)  # one decoder: jso
 def _line(raw: str, number: int) -> dict[str, Any]:
     try:
         record = _DECODER.decode(raw)
-    except ValueError as exc:
-        raise ParseFailure("unknown-format", f"line {number} is not valid JSON ({exc}); a timeline has one "
-                                             "JSON object per line") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: `[[[[...` nested deeper than json reads
+        raise ParseFailure("unknown-format", f"line {number} is not valid JSON ({str(exc)[:200]}); a timeline has "
+                                             "one JSON object per line") from None
     if not isinstance(record, dict) or record.get("kind") not in ("header", "object", "summary"):
         raise ParseFailure("unknown-format", f"line {number} is not a timeline record (a JSON object whose "
                                              "`kind` is header, object or summary)")
@@ -59,8 +59,12 @@ def _line(raw: str, number: int) -> dict[str, Any]:
 
 def seconds(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ParseFailure("unknown-format", f"{where} must be a number of seconds, found {value!r}")
-    value = float(value)
+        raise ParseFailure("unknown-format", f"{where} must be a number of seconds, found {repr(value)[:80]}")
+    try:
+        value = float(value)
+    except OverflowError:  # an integer of hundreds of digits, beyond any float
+        raise ParseFailure("unknown-format", f"{where} is not a finite number (an integer beyond any float: "
+                                             f"{value.bit_length()} bits)") from None
     if not math.isfinite(value):  # 1e999 reads as infinity
         raise ParseFailure("unknown-format", f"{where} is not a finite number ({value!r})")
     return value

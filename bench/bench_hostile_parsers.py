@@ -1,0 +1,77 @@
+"""Hostile input shapes against a typical log of the same size: microseconds of CPU per KiB at 10 KiB, 100 KiB and
+the largest log the parser service takes (safefiles.MAX_LOG_BYTES), median of 3, interleaved with the anchor.
+
+Run as `python bench/bench_hostile_parsers.py [--quick]` (--quick: 10 KiB and 100 KiB only). Prints figures only.
+The anchor is a typical log of the tool grown to the same size with its own chatter (stress-ng's per-instance info
+lines, sysbench's WARNING lines before its report): what a parser must read in linear time. A shape read in linear
+time keeps its µs/KiB as the size grows; the ratio is shape/anchor (lower-is-better, so >= 1 reads 'as fast').
+Shapes: those tests/parsers/test_hostile_shapes.py asserts the outcome of (a quadratic or worse read before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from anchor import interleave, line, loadavg, median, runs
+from podtax.parsers import ParseFailure, parse_text
+from podtax.safefiles import MAX_LOG_BYTES
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "debian12-x86_64"
+STRESS = (CORPUS / "stress-ng-cpu-1-times.log").read_text()
+SYSBENCH = (CORPUS / "sysbench-cpu-prime100000-1t.log").read_text()
+
+
+def fill(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def grown(report: str, chatter: str, size: int) -> str:
+    """`report` after chatter lines, `size` characters in all."""
+    return fill(chatter, size - len(report)).rsplit("\n", 1)[0] + "\n" + report
+
+
+ANCHORS: dict[str, Callable[[int], str]] = {
+    "stress-ng": lambda n: grown(STRESS, "stress-ng: info:  [7119] stream: memory rate: 1234.56 MB read/sec\n", n),
+    "sysbench": lambda n: grown(SYSBENCH, "WARNING: the --test option is deprecated. You can pass a script name\n", n),
+}
+# name -> (tool passed to parse_text, None: detected; anchor; the shape at a size)
+SHAPES: dict[str, tuple[str | None, str, Callable[[int], str]]] = {
+    "hdparm device lines then blank lines (detected)": (None, "sysbench", lambda n: "/dev/x y\n" * 17 + "\n" * n),
+    "hdparm device line of trailing blanks (detected)": (None, "sysbench",
+                                                         lambda n: "/dev/x y\n" * 17 + "/dev/x:" + " " * n + "y"),
+    "sysbench banners behind text on one line": ("sysbench", "sysbench", lambda n: fill("a\tsysbench 1.0 (x", n)),
+    "sysbench refused runs among runs": ("sysbench", "sysbench", lambda n: fill(
+        "sysbench 1.0.20 (x)\nInvalid value for x\nsysbench 1.0.20 (x)\nThreads started!\n", n)),
+    "stress-ng prefixes on one line": ("stress-ng", "stress-ng", lambda n: fill("stress-ng: ", n)),
+}
+
+
+def us_per_kib(text: str, tool: str | None) -> Callable[[], float]:
+    def measure() -> float:
+        start = time.process_time()
+        with contextlib.suppress(ParseFailure):
+            parse_text(text, tool)
+        return (time.process_time() - start) * 1e6 / (len(text) / 1024)
+    return measure
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10 KiB and 100 KiB only")
+    args = parser.parse_args()
+    sizes = [10_240, 102_400] + ([] if args.quick else [MAX_LOG_BYTES])
+    for name, (tool, anchor, make) in SHAPES.items():
+        for size in sizes:
+            typical = ANCHORS[anchor](size)
+            figures = interleave({"shape": us_per_kib(make(size), tool), "anchor": us_per_kib(typical, anchor)})
+            print(line(f"{name}, {size // 1024:,} KiB", median(figures["shape"]), "µs/KiB",
+                       f"typical {anchor} log", median(figures["anchor"]), loadavg(), higher_is_better=False))
+            print(f"  shape {runs(figures['shape'])}, anchor {runs(figures['anchor'])}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

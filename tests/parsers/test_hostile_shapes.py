@@ -1,0 +1,149 @@
+"""Hostile shapes of input, at up to the largest log the parser service takes (safefiles.MAX_LOG_BYTES, what a raw
+log on the bus and `podtax parse` carry): each gives a Parsed or a ParseFailure with a reason, never another
+exception, and none is read in more than linear time. The times are measured in bench/bench_hostile_parsers.py; here
+only the outcome is asserted (before the fixes, the first tests raised RecursionError or OverflowError, and the
+megabyte ones did not end: a line of banners took 0.3 s at 10 KiB and grew with its cube)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from podtax.cli.main import main
+from podtax.parsers import Parsed, ParseFailure, parse_run, parse_text
+from podtax.safefiles import MAX_LOG_BYTES
+
+from tests.parsers.corpus_index import CORPUS, read_text
+
+SYSBENCH = read_text(CORPUS / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log")
+HEADER = {"kind": "header", "template": "volume-churn", "backend": "kubernetes", "format": 1}
+TIMES = {"request_sent": 0.0, "api_accepted": 0.01, "pv_created": 0.1, "bound": 0.2, "delete_requested": 1.0,
+         "gone": 1.05, "pv_gone": 1.1}
+IPERF3 = {"start": {"version": "iperf 3.12", "connected": [{}], "test_start": {"protocol": "TCP", "num_streams": 1,
+                                                                                "duration": 2}},
+          "end": {"sum_sent": {"bytes": 10, "bits_per_second": 80.0, "retransmits": 0},
+                  "sum_received": {"bytes": 10, "bits_per_second": 80.0}}}
+HUGE = 10**400  # an integer json reads (fewer than 4,300 digits) that no float holds
+
+
+def fill(unit: str, size: int = MAX_LOG_BYTES) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def failure_of(run) -> ParseFailure:  # noqa: ANN001 - a callable
+    with pytest.raises(ParseFailure) as info:
+        run()
+    return info.value
+
+
+def timeline(times: dict[str, object] | None = None, **summary: object) -> str:
+    obj = {"kind": "object", "name": "v1", "t": times or TIMES, "error": None}
+    end = {"kind": "summary", "requests": {"create": 1}, "errors": 0, "wall_s": 2.0, **summary}
+    return "\n".join(json.dumps(r) for r in (HEADER, obj, end)) + "\n"
+
+
+@pytest.mark.parametrize("nested", ["[" * 100_000, '{"a":' * 20_000])
+def test_a_timeline_line_nested_deeper_than_json_reads_is_refused(nested: str) -> None:
+    text = json.dumps(HEADER) + '\n{"kind": "object", "name": "a", "t": ' + nested + "\n"
+    for run in (lambda: parse_text(text, "volume-churn"), lambda: parse_text(text, None),
+                lambda: parse_run("volume-churn", text)):
+        failure = failure_of(run)
+        assert failure.reason == "unknown-format" and "line 2 is not valid JSON" in failure.detail
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    (timeline({**TIMES, "api_accepted": HUGE}), "t.api_accepted"),
+    (timeline(requests={"create": HUGE}), "requests.create"),
+    (timeline(wall_s=HUGE), "wall_s"),
+    (timeline(errors=HUGE), "errors"),
+])
+def test_a_timeline_integer_beyond_any_float_is_refused(text: str, where: str) -> None:
+    failure = failure_of(lambda: parse_run("volume-churn", text))
+    assert failure.reason == "unknown-format" and "not a finite number" in failure.detail
+    assert where in failure.detail
+
+
+def test_an_iperf3_figure_beyond_any_float_is_refused() -> None:
+    doc = json.loads(json.dumps(IPERF3))
+    doc["end"]["sum_received"]["bits_per_second"] = HUGE
+    failure = failure_of(lambda: parse_run("iperf3", json.dumps(doc), requested={"parallel": 1}))
+    assert failure.reason == "unknown-format" and "sum_received.bits_per_second" in failure.detail
+
+
+def test_an_echoed_integer_beyond_any_float_is_compared_as_text() -> None:
+    doc = json.loads(json.dumps(IPERF3))
+    doc["start"]["test_start"]["num_streams"] = HUGE
+    parsed = parse_run("iperf3", json.dumps(doc), requested={"parallel": 1})
+    assert parsed.metric("throughput_mbps").value == 80e-6
+    assert any(f.startswith("PARAM_MISMATCH: parallel echoed as 1000") for f in parsed.flags)
+
+
+@pytest.mark.parametrize("limit", ["1e300", "9" * 300])
+def test_a_sysbench_prime_limit_beyond_sysbench_is_refused(limit: str) -> None:
+    text = SYSBENCH.replace("Prime numbers limit: 100000", f"Prime numbers limit: {limit}")
+    failure = failure_of(lambda: parse_text(text, "sysbench-cpu"))
+    assert failure.reason == "unknown-format" and "beyond what sysbench takes" in failure.detail
+
+
+@pytest.mark.parametrize("tool", ["stress-ng", None])
+def test_a_line_of_many_stress_ng_prefixes_is_refused(tool: str | None) -> None:
+    """Read from each `stress-ng: ` in turn, by recursion: RecursionError from ~1,000 of them."""
+    failure = failure_of(lambda: parse_text(fill("stress-ng: "), tool))
+    assert failure.reason == "unknown-format"
+
+
+def test_a_stress_ng_line_behind_prefixes_is_still_read() -> None:
+    text = read_text(CORPUS / "debian12-x86_64" / "stress-ng-cpu-1-times.log")
+    prefixed = "\n".join(f"$ x: stress-ng: stress-ng: {line}" if line.startswith("stress-ng:") else line
+                         for line in text.split("\n"))
+    assert parse_text(prefixed, "stress-ng").values() == parse_text(text, "stress-ng").values()
+
+
+@pytest.mark.parametrize(("text", "tool", "reason"), [
+    # detect's hdparm device line: `^\s*` crossed blank lines, each line's scan redone from every earlier one
+    ("/dev/x y\n" * 17 + "\n" * MAX_LOG_BYTES, None, "unknown-format"),
+    ("/dev/x y\n" * 17 + "/dev/x:" + " " * MAX_LOG_BYTES + "y", None, "unknown-format"),
+    ("/dev/x y\n" * 17 + "\n" * MAX_LOG_BYTES, "fio", "unknown-format"),  # wrong-tool's check goes through detect
+    # sysbench: a banner behind other text, looked for with a backtracking regex; runs sorted by `in` on a list
+    (fill("a\tsysbench 1.0 (x"), "sysbench", "unknown-format"),
+    (fill("sysbench 1.0.20 (x)\nInvalid value for x\nsysbench 1.0.20 (x)\nThreads started!\n"), "sysbench",
+     "unknown-format"),
+])
+def test_megabyte_shapes_that_were_read_in_quadratic_time_end_with_a_reason(text: str, tool: str | None,
+                                                                              reason: str) -> None:
+    assert failure_of(lambda: parse_text(text, tool)).reason == reason
+
+
+def test_a_sysbench_banner_behind_other_text_is_named_as_before() -> None:
+    text = "CPU 0 sysbench 1.0.11 (using system LuaJIT 2.1.0-beta3)\nx (LuaJIT)\n"
+    failure = failure_of(lambda: parse_text(text, "sysbench"))
+    assert "(`CPU 0 sysbench 1.0.11 (using`)" in failure.detail
+
+
+def test_every_outcome_is_a_parsed_or_a_parse_failure() -> None:
+    """The shapes above through every parser, named and detected: nothing but Parsed or ParseFailure."""
+    shapes = ["[" * 50_000, "9" * 50_000, "\0a\0\n" * 10_000, "\udcff" * 1000, fill("stress-ng: ", 50_000),
+              timeline({**TIMES, "bound": HUGE})]
+    for text in shapes:
+        for tool in ("sysbench", "stress-ng", "hdparm", "fio", "iperf3", "sockperf", "timeline", None):
+            try:
+                assert isinstance(parse_text(text, tool), Parsed)
+            except ParseFailure as failure:
+                assert failure.reason
+
+
+def test_podtax_parse_says_one_line_per_hostile_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Through the real command: garbage bytes, a timeline nested past json's depth (a RecursionError's traceback
+    before) and one with an integer no float holds (OverflowError) each give one FAILED line with its reason, and
+    exit status 1."""
+    files = {"garbage.bin": bytes(range(256)) * 400 + b"\xff\xfe\x00",
+             "deep.jsonl": (json.dumps(HEADER) + '\n{"kind": "object", "t": ' + "[" * 100_000 + "\n").encode(),
+             "huge.jsonl": timeline({**TIMES, "bound": HUGE}).encode()}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        assert main(["parse", str(tmp_path / name)]) == 1
+        out = capsys.readouterr()
+        [said] = out.out.splitlines()
+        assert said.startswith(f"FAILED {tmp_path / name}: unknown-format — "), said
+        assert out.err == "1 of 1 file(s) failed to parse\n"
