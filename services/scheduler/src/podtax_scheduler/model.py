@@ -122,6 +122,7 @@ class PodInfo:
     required_terms: tuple[Term, ...] | None = None
     signature: str = ""
     scheduled: tuple[str, str, str] | None = None  # its PodScheduled condition: (status, reason, message)
+    gated: bool = False  # spec.schedulingGates not empty: not ready to be scheduled (the API refuses its binding)
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> PodInfo:
@@ -144,6 +145,7 @@ class PodInfo:
                                          str(t.get("value") or ""), str(t.get("effect") or ""))
                               for t in tolerations_raw),
             node_selector=node_selector, required_terms=_terms(affinity),
+            gated=bool(spec.get("schedulingGates")),
             scheduled=next(((str(c.get("status") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
                             for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None),
         )

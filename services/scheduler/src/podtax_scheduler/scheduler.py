@@ -88,7 +88,8 @@ class Scheduler:
 
     def wants(self, pod: PodInfo) -> bool:
         return (pod.scheduler_name == self.settings.scheduler_name and not pod.node_name and not pod.terminal
-                and not pod.deleting and (self.namespaces is None or pod.namespace in self.namespaces))
+                and not pod.deleting and not pod.gated
+                and (self.namespaces is None or pod.namespace in self.namespaces))
 
     # ------------------------------------------------------------ informer handlers
 
