@@ -116,7 +116,8 @@ def test_simulate_over_the_http_api_matches_db(stored, monkeypatch, capfd):
 
 @pytest.mark.parametrize("content,code,needle", [
     (b"", 2, "is empty (no database file)"),  # a traceback before: DuckDB refused to open it
-    (b"not a database\n", 1, "cannot open"),  # a traceback before
+    (b"not a database\n", 2, "is not a DuckDB database file"),  # a traceback, then exit 1 'cannot open ... if
+    # the analyzer is running it holds the file' (audit hD): a usage mistake, named as such
 ])
 def test_db_that_is_no_duckdb_file_is_one_line(stored, tmp_path, capfd, content, code, needle):
     _, wl = stored

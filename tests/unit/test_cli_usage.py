@@ -100,21 +100,25 @@ def test_matrix_error_points_at_the_matrix_line_without_pydantic_noise(tmp_path:
     assert "Value error" not in proc.stderr
 
 
-@pytest.mark.parametrize("what", ["missing", "folder", "empty"])
+@pytest.mark.parametrize("what", ["missing", "folder", "empty", "other"])
 def test_report_db_that_is_no_database_file_is_a_usage_error(what: str, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    """`report --db` naming no file, a folder or an empty file: exit 2 and one line, as `podtax simulate --db`
-    (before, each went on with exit 1; an empty file reached DuckDB)."""
+    """`report --db` naming no file, a folder, an empty file or another kind of file: exit 2 and one line, as
+    `podtax simulate --db` (before, each went on with exit 1; an empty file reached DuckDB; another file got
+    DuckDB's error and advice about a running analyzer holding it, exit 1: audit hD)."""
     db = tmp_path / "podtax.duckdb"
     if what == "folder":
         db.mkdir()
     elif what == "empty":
         db.touch()
+    elif what == "other":
+        db.write_bytes(b"file,node\n" * 10)
     assert main(["report", "demo", "--db", str(db)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and str(db) in lines[0]
-    assert {"missing": "no such file", "folder": "is a folder", "empty": "is empty"}[what] in lines[0]
-    assert "no database file" in lines[0]
+    assert {"missing": "no such file", "folder": "is a folder", "empty": "is empty",
+            "other": "is not a DuckDB database file"}[what] in lines[0]
+    assert what == "other" or "no database file" in lines[0]
 
 
 @pytest.mark.parametrize("what", ["missing", "folder", "empty"])

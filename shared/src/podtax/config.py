@@ -149,6 +149,12 @@ def tls_context(ca: str | None, cert: str | None, key: str | None,
     return ctx
 
 
+def is_duckdb_file(path: Path) -> bool:
+    """Whether a file starts as DuckDB's do (the magic `DUCK` after an 8-byte checksum)."""
+    with path.open("rb") as f:
+        return f.read(12)[8:12] == b"DUCK"
+
+
 def _folder(v: Path | None) -> Path | None:
     """A folder the service creates when missing: anything else already there is refused at start-up
     (an audit's file given as the agent's work directory gave a NotADirectoryError traceback)."""
@@ -250,11 +256,8 @@ class AnalyzerSettings(Common):
         (the current folder) or another kind of file gave a DuckDB traceback at start-up (audit)."""
         if not str(v).strip() or str(v) == "." or v.is_dir():
             raise ValueError("names a folder: give a file, e.g. .podtax/podtax.duckdb")
-        if v.is_file() and v.stat().st_size > 0:
-            with v.open("rb") as f:
-                head = f.read(12)
-            if head[8:12] != b"DUCK":
-                raise ValueError(f"{v} is not a DuckDB database file: name a new file or an analyzer's database")
+        if v.is_file() and v.stat().st_size > 0 and not is_duckdb_file(v):
+            raise ValueError(f"{v} is not a DuckDB database file: name a new file or an analyzer's database")
         for parent in v.parents:
             if parent.exists():
                 if not parent.is_dir():

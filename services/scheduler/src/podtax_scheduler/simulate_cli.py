@@ -28,7 +28,7 @@ import typer
 import yaml
 from podtax import templates
 from podtax.campaign_yaml import yaml_problem
-from podtax.cli.common import campaign_name, fail, not_a_file, wide_console
+from podtax.cli.common import campaign_name, fail, not_a_database, wide_console
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
@@ -95,11 +95,11 @@ def _from_db(db: Path, campaign: str) -> list[Any]:
         from podtax_analyzer.celldata import load_cells
     except ImportError:
         raise fail("--db needs the analyzer package: pip install -e services/analyzer", 2) from None
-    if problem := not_a_file(db):
-        raise fail(f"--db {db}: {problem} (no database file)", 2)
+    if problem := not_a_database(db):
+        raise fail(f"--db {db}: {problem}", 2)
     try:
         con = duckdb.connect(str(db), read_only=True)
-    except duckdb.Error as exc:  # not a DuckDB file, or one the running analyzer holds
+    except duckdb.Error as exc:  # one the running analyzer holds
         raise fail(f"cannot open {db} ({exc}); if the analyzer is running it holds the file: drop --db to ask "
                    f"its HTTP API") from None
     try:

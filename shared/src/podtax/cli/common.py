@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from podtax.campaign import NAME_PATTERN
-from podtax.config import DEFAULT_NATS_URL, Common, ConfigError, load
+from podtax.config import DEFAULT_NATS_URL, Common, ConfigError, is_duckdb_file, load
 from podtax.localauth import loopback
 
 console = Console()
@@ -200,6 +200,14 @@ def not_a_file(path: Path) -> str | None:
     return "is empty" if path.stat().st_size == 0 else None
 
 
+def not_a_database(path: Path) -> str | None:
+    """Why `path`, given as --db, is no DuckDB file to read (not_a_file's reasons, or another kind of file), else None:
+    another file made DuckDB's error, with advice about a running analyzer holding it, and exit 1."""
+    if problem := not_a_file(path):
+        return f"{problem} (no database file)"
+    return None if is_duckdb_file(path) else "is not a DuckDB database file: give the analyzer's (PODTAX_ANALYZER_DB)"
+
+
 def offline_report(db: Path, campaign: str, threshold: float, correction: str, phases: bool = False) -> dict:
     """A campaign's comparison (or phase table) from a DuckDB file, computed by the analyzer's own
     command in a separate process: the statistics live in the analyzer, and the library imports no
@@ -207,8 +215,8 @@ def offline_report(db: Path, campaign: str, threshold: float, correction: str, p
     if importlib.util.find_spec("podtax_analyzer") is None:
         raise fail("--db needs the analyzer package: pip install -e services/analyzer "
                    "(or drop --db to ask the analyzer's HTTP API)")
-    if problem := not_a_file(db):  # a usage mistake, as a missing file anywhere else: exit 2
-        raise fail(f"--db {db}: {problem} (no database file)", 2)
+    if problem := not_a_database(db):  # a usage mistake, as a missing file anywhere else: exit 2
+        raise fail(f"--db {db}: {problem}", 2)
     proc = subprocess.run([sys.executable, "-m", "podtax_analyzer", "report", "--db", str(db), campaign,
                            "--threshold", str(threshold), "--correction", correction,
                            *(["--phases"] if phases else [])], capture_output=True, text=True)
