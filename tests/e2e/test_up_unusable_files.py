@@ -176,3 +176,18 @@ def test_the_analyzer_names_a_file_cut_short_after_free_blocks(tmp_path: Path, n
     assert last.startswith(f"podtax-analyzer: PODTAX_ANALYZER_DB: cannot open {path}: the file is damaged (cut short: "
                            f"{cut:,} bytes, fewer than the {HEADERS_BYTES + total * block_size:,} its blocks in use "
                            "need): "), last
+
+
+def test_an_unreachable_nats_url_is_said_at_once(tmp_path: Path) -> None:
+    """PODTAX_NATS_URL naming a server that is not running: every service exits 3 ('cannot reach NATS'), and
+    `podtax up` said only 'the analyzer did not answer on ...; see analyzer.log', 30 s later (audit hD). Now it
+    says what the analyzer said (the message of its JSON log line), exit 1."""
+    url = f"nats://127.0.0.1:{natsserver.free_port()}"  # nothing listens there
+    done = subprocess.run([*CLI, "up", "--data-dir", str(tmp_path / "data"), "--api-port",
+                           str(natsserver.free_port()), "--no-kubesim", "--node", "n1"],
+                          env={**clean_env(), "PODTAX_NATS_URL": url}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "analyzer exited with 3" in errors[0] and f"cannot reach NATS at {url}" in errors[0], errors
+    assert '"msg"' not in errors[0]

@@ -3,7 +3,9 @@ them, and waiting until the system answers."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
 import signal
 import socket
@@ -110,7 +112,11 @@ def last_line(log: Path) -> str:
             lines = f.read().decode(errors="replace").splitlines()
     except OSError:
         return ""
-    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+    line = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    if line.startswith("{"):  # a JSON log record (PODTAX_LOG_FORMAT=json): its message
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            return str(json.loads(line)["msg"])
+    return line
 
 
 def wait_started(api_url: str, children: list[Child], timeout: float) -> tuple[str, int] | None:
@@ -129,6 +135,9 @@ def wait_started(api_url: str, children: list[Child], timeout: float) -> tuple[s
         for child in children:
             if child.proc and child.proc.poll() == 2:
                 return f"{child.name} did not start: {last_line(child.log)} (see {child.log})", 2
+            if child.name == "analyzer" and child.proc and (code := child.proc.poll()) is not None:
+                # nothing restarts it here (an unreachable PODTAX_NATS_URL: exit 3), so its API will not answer
+                return f"the analyzer exited with {code} while starting: {last_line(child.log)} ({see})", 1
         try:
             resp = httpx.get(f"{api_url}/healthz", timeout=1)
             if resp.status_code == 200:
