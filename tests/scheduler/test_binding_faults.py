@@ -129,6 +129,38 @@ def test_a_pod_deleted_before_its_bind_is_forgotten_quietly(sim_factory: Any, sc
 
 
 
+@pytest.mark.parametrize("how", ["terminating", "recreated"])
+def test_a_pod_deleted_meanwhile_is_not_taken_for_one_bound_by_someone_else(how: str, sim_factory: Any,
+                                                                            scheduler_factory: Any,
+                                                                            caplog: Any) -> None:
+    # the API's 409 'pod p is being deleted, cannot be assigned to a host' (a finalizer holds it), or a UID
+    # precondition failure (deleted and made again under that name) was logged 'bound by someone else (409)' and
+    # counted as a binding conflict
+    sim = sim_factory(cluster())
+    bg = scheduler_factory(sim.kubeconfig)
+    kube, real = bg.scheduler.kube, bg.scheduler.kube.bind
+    core = client.CoreV1Api(sim.api_client())
+
+    def deleted(namespace: str, name: str, uid: str, node: str) -> bool:
+        core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+        if how == "recreated":
+            sim.create(pod(name, cpu="100m", scheduler="someone-else"))
+        return real(namespace, name, uid, node)  # a real 409
+
+    kube.bind = deleted
+    with caplog.at_level(logging.INFO, logger="podtax.scheduler"):
+        held = pod("p", cpu="100m")
+        held["metadata"]["finalizers"] = ["example.com/hold"] if how == "terminating" else []
+        sim.create(held)
+        sim.wait_for(lambda: [m for m in warnings(caplog) if "default/p" in m])
+        sim.wait_for(lambda: sum(bg.scheduler.queue.counts().values()) == 0)
+    said = [m for m in warnings(caplog) if "default/p" in m]
+    assert len(said) == 1 and said[0].startswith("default/p was deleted before its bind ("), said
+    assert ("is being deleted" if how == "terminating" else "UID in precondition") in said[0]
+    assert bg.scheduler.metrics.conflicts._value.get() == 0
+    assert events_for(sim, "p") == []
+
+
 def test_a_bind_whose_answer_was_lost_is_not_taken_for_someone_elses(sim_factory: Any) -> None:
     # the bind went through but its connection broke before the answer; the retry's 409 says 'already assigned to
     # node "fast"', our own node: bound (before: False, 'bound by someone else', no Scheduled Event, not counted)

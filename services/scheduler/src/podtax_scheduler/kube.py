@@ -36,6 +36,10 @@ _FIX = {401: "the API server refused the scheduler's credentials: check PODTAX_S
              "deploy/k8s/scheduler.yaml"}
 
 
+class PodGone(Exception):
+    """The API refused a bind because the pod is being deleted, or the pod of that name is no longer ours."""
+
+
 def unreached(exc: BaseException) -> str:
     """A call that got no answer, in one line: for urllib3's MaxRetryError the API server's address and the error of
     its last attempt (not the URL and 'Max retries exceeded'), without the connection object's repr."""
@@ -143,7 +147,8 @@ class Kube:
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> bool:
         """Bind with the pod UID as precondition; False on 409 (someone else bound it), True on a 409 that says it
-        is already on `node` (an earlier bind of ours went through and its answer was lost). Raises otherwise."""
+        is already on `node` (an earlier bind of ours went through and its answer was lost), PodGone on a 409 that
+        says the pod is being deleted or is another of that name (ours deleted). Raises otherwise."""
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": name, "namespace": namespace, "uid": uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
@@ -152,7 +157,10 @@ class Kube:
                                                                     _request_timeout=30))
         except ApiException as exc:
             if exc.status == 409:  # the API server's words: pod <name> is already assigned to node "<node>"
-                return f'is already assigned to node "{node}"' in (status_message(exc.body) or "")
+                message = status_message(exc.body) or ""
+                if "is being deleted" in message or "UID in precondition" in message:
+                    raise PodGone(message) from None
+                return f'is already assigned to node "{node}"' in message
             raise
         return True
 

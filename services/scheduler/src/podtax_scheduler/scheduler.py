@@ -25,7 +25,7 @@ from podtax.events import Candidate, PlacementMade, PlacementMadeV1
 
 from podtax_scheduler.algorithm import Decision, decide
 from podtax_scheduler.informer import Informer
-from podtax_scheduler.kube import Kube, api_problem, condition_message, retry_after
+from podtax_scheduler.kube import Kube, PodGone, api_problem, condition_message, retry_after
 from podtax_scheduler.metrics import Metrics
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
@@ -200,6 +200,11 @@ class Scheduler:
             return
         try:
             bound = self.kube.bind(pod.namespace, pod.name, pod.uid, node)
+        except PodGone as exc:  # deleted meanwhile: its deletion drops it from the queue
+            log.info("%s was deleted before its bind (%s); dropping it", pod.key, exc)
+            self.state.forget(pod.uid)
+            self.queue.done(pod.uid)
+            return
         except Exception as exc:  # noqa: BLE001 - any API failure: back off and retry
             problem, wait_s = api_problem(exc), retry_after(exc)
             log.warning("binding %s to %s failed: %s; retrying%s", pod.key, node, problem,
