@@ -81,6 +81,22 @@ def _terms(affinity: dict[str, Any] | None) -> tuple[Term, ...] | None:
     return tuple(terms)
 
 
+def unchecked_constraints(spec: dict[str, Any]) -> str | None:
+    """Why this scheduler cannot place the pod without breaking a hard constraint it does not check (required pod
+    affinity or anti-affinity, topology spread that may not be unsatisfied), or None. Soft ones are only ignored."""
+    affinity = spec.get("affinity") or {}
+    fields = [f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
+              for kind in ("podAffinity", "podAntiAffinity")
+              if ((affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution"))]
+    if any((c or {}).get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
+           for c in spec.get("topologySpreadConstraints") or ()):
+        fields.append("spec.topologySpreadConstraints with whenUnsatisfiable: DoNotSchedule")
+    if not fields:
+        return None
+    return (f"benchmark-scheduler does not check {' nor '.join(fields)}, so it leaves the pod Pending rather than "
+            "break them: remove them, make them preferred (ScheduleAnyway), or use another schedulerName")
+
+
 def container_requests(spec: dict[str, Any]) -> dict[str, int]:
     """Effective pod requests: max(sum of containers + sidecars, each init container) + overhead."""
     total: dict[str, int] = {}
@@ -123,6 +139,7 @@ class PodInfo:
     signature: str = ""
     scheduled: tuple[str, str, str] | None = None  # its PodScheduled condition: (status, reason, message)
     gated: bool = False  # spec.schedulingGates not empty: not ready to be scheduled (the API refuses its binding)
+    unchecked: str | None = None  # a hard constraint no filter here checks (unchecked_constraints)
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> PodInfo:
@@ -145,7 +162,7 @@ class PodInfo:
                                          str(t.get("value") or ""), str(t.get("effect") or ""))
                               for t in tolerations_raw),
             node_selector=node_selector, required_terms=_terms(affinity),
-            gated=bool(spec.get("schedulingGates")),
+            gated=bool(spec.get("schedulingGates")), unchecked=unchecked_constraints(spec),
             scheduled=next(((str(c.get("status") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
                             for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None),
         )

@@ -148,7 +148,8 @@ class Scheduler:
                 self.queue.done(pod.uid)
                 return None
             try:
-                decision = decide(current, self.state, self.plugins, self.weights, self.rng)
+                decision = Decision(None, message=current.unchecked) if current.unchecked else \
+                    decide(current, self.state, self.plugins, self.weights, self.rng)
             except Exception as exc:  # noqa: BLE001 - a bug or a hostile score: say so, retry, never forget the pod
                 log.exception("scheduling %s failed; retrying it", pod.key)
                 self.queue.error(pod.uid)
