@@ -69,6 +69,7 @@ def test_usage_mistakes_are_one_line_exit_2(stored, capfd, extra, needle):
     ("duration_s: 10\nbogus: 1\nclasses:\n  - {test: sysbench-cpu, rate_per_s: 1, runtime_s: 5}\n", "bogus"),
     ("duration_s: 10\nclasses:\n  - {test: sysbench-cpu, rate_per_s: 1, runtime_s: 5, requests: {cpu: '64'}}\n",
      "would never run"),
+    ("- duration_s: 10\n", "is not a YAML mapping: give duration_s and classes"),  # was ': Input should be ...'
 ])
 def test_bad_workload_says_what_to_fix(stored, tmp_path, capfd, text, needle):
     db, _ = stored

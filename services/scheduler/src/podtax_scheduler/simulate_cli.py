@@ -60,6 +60,9 @@ def read_workload(path: Path) -> WorkloadSpec:
     try:
         text = path.read_text()
         raw = yaml.safe_load(text) or {}
+        if not isinstance(raw, dict):  # pydantic's words named no field: ": Input should be a valid dictionary"
+            raise fail(f"the workload {path} is not a YAML mapping: give duration_s and classes (see `podtax "
+                       f"simulate --help`)", 2)
         return WorkloadSpec.model_validate(raw)
     except OSError as exc:
         raise fail(f"cannot read the workload {path} ({exc.strerror})", 2) from None
