@@ -14,6 +14,14 @@ from podtax import natsserver
 from podtax.bus import Bus
 
 
+async def said_within(caplog: pytest.LogCaptureFixture, text: str, seconds: float) -> None:
+    """Return once a log line has `text`, or after `seconds` (the assertions after say what was logged)."""
+    for _ in range(int(seconds * 10)):
+        if any(text in r.getMessage() for r in caplog.records):
+            return
+        await asyncio.sleep(0.1)
+
+
 async def test_a_lost_and_regained_connection_is_said_once_each(tmp_path: Path,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
@@ -21,15 +29,9 @@ async def test_a_lost_and_regained_connection_is_said_once_each(tmp_path: Path,
     bus = await Bus.connect(server.url, "test")
     try:
         server.stop()
-        for _ in range(100):
-            if any("lost" in r.getMessage() for r in caplog.records):
-                break
-            await asyncio.sleep(0.1)
+        await said_within(caplog, "lost", 10)
         server = natsserver.start(tmp_path / "js", server.port, log_file=tmp_path / "nats.log")
-        for _ in range(200):
-            if any("back at" in r.getMessage() for r in caplog.records):
-                break
-            await asyncio.sleep(0.1)
+        await said_within(caplog, "back at", 20)
         said = [r.getMessage() for r in caplog.records if "NATS connection" in r.getMessage()]
         assert len(said) == 2, said
         assert said[0].startswith(f"NATS connection to nats://127.0.0.1:{server.port} lost; reconnecting"), said
@@ -50,10 +52,7 @@ async def test_the_lost_line_names_the_server_in_use_not_the_list(tmp_path: Path
     bus = await Bus.connect(f"{other},{server.url}", "test")
     try:
         server.stop()
-        for _ in range(100):
-            if any("lost" in r.getMessage() for r in caplog.records):
-                break
-            await asyncio.sleep(0.1)
+        await said_within(caplog, "lost", 10)
         said = [r.getMessage() for r in caplog.records if "lost" in r.getMessage()]
         assert said and said[0].startswith(f"NATS connection to {server.url} lost; reconnecting"), said
     finally:

@@ -66,38 +66,31 @@ def test_queue_priority_then_fifo() -> None:
     assert q.pop(0) is None
 
 
-def test_queue_backoff_doubles_to_ten_seconds() -> None:
+def waits_after_errors(wait_s: list[float | None]) -> list[float]:
+    """How long a pod waits after each failed attempt (queue.error with each `wait_s`), on a fake clock."""
     clock = Clock()
     q = SchedulingQueue(clock=clock)
     p = P("a")
     q.add(p)
     assert q.pop(0) is not None
     waits = []
-    for _ in range(6):
-        q.error(p.uid)
+    for wait in wait_s:
+        q.error(p.uid, wait)
         q.add(p)  # an informer update during backoff does not skip it
         start = clock.t
         while q.pop(0) is None:
             clock.t += 0.25
         waits.append(clock.t - start)
-    assert waits == [1, 2, 4, 8, 10, 10]
+    return waits
+
+
+def test_queue_backoff_doubles_to_ten_seconds() -> None:
+    assert waits_after_errors([None] * 6) == [1, 2, 4, 8, 10, 10]
 
 
 def test_queue_waits_what_the_api_server_said() -> None:
     # a bind answered 429 with Retry-After: N is tried again N s later, not after the 1, 2, 4 ... s backoff
-    clock = Clock()
-    q = SchedulingQueue(clock=clock)
-    p = P("a")
-    q.add(p)
-    assert q.pop(0) is not None
-    waits = []
-    for wait_s in (3.0, 0.5, 30.0):
-        q.error(p.uid, wait_s)
-        start = clock.t
-        while q.pop(0) is None:
-            clock.t += 0.25
-        waits.append(clock.t - start)
-    assert waits == [3.0, 0.5, 30.0]
+    assert waits_after_errors([3.0, 0.5, 30.0]) == [3.0, 0.5, 30.0]
 
 
 def test_unschedulable_waits_for_a_change_or_five_minutes() -> None:
