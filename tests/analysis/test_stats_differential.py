@@ -21,7 +21,7 @@ from podtax_analyzer.stats.drift import detect_drift, pettitt
 from podtax_analyzer.stats.hodges_lehmann import DIRECT_LIMIT, hl_ratio, kth_pairwise_differences
 from podtax_analyzer.stats.modes import BC_THRESHOLD, DIP_ALPHA, bimodality_coefficient, check_unimodality
 from podtax_analyzer.stats.multiple import bh, holm
-from podtax_analyzer.stats.outliers import CUTOFF, LARGE_N_FLOOR, SMALL_N_FLOOR, modified_z, outlier_indices
+from podtax_analyzer.stats.outliers import LARGE_N_FLOOR, SMALL_N_FLOOR, cutoff_for, modified_z, outlier_indices
 from podtax_analyzer.stats.ranktest import mann_whitney
 from scipy import stats as sps
 
@@ -314,7 +314,7 @@ def test_modified_z_matches_reference():
     for x in cases:
         want = modified_z_reference(x)
         assert modified_z(x) == pytest.approx(want, rel=1e-12, abs=1e-12)
-        assert list(outlier_indices(x)) == list(np.flatnonzero(np.abs(want) > CUTOFF))
+        assert list(outlier_indices(x)) == list(np.flatnonzero(np.abs(want) > cutoff_for(len(x))))  # 3.5, 6 from 10
 
 
 def test_pettitt_and_drift_match_definition():

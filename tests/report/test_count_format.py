@@ -1,6 +1,6 @@
 """A count's medians and values are printed as counts (audit hB2): retransmits read "host median 5.500 count",
 "pod median 22.00 count" and an outlier "(11.00 count)" in the sentence, the flag, the terminal report and the
-HTML, as if measured to four digits. Now 5.5, 22 and 17 here; the JSON's numbers are unchanged. Real result events
+HTML, as if measured to four digits. Now 5.5, 22 and 25 here; the JSON's numbers are unchanged. Real result events
 in a real DuckDB file, the real analyzer and the CLI's main()."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from podtax_analyzer.store import Store
 from tests.report.conftest import serve
 
 T0 = datetime(2026, 11, 9, 8, tzinfo=UTC)
-HOST = [5.0, 7, 3, 6, 17, 4, 5, 8, 6, 4, 7, 5]  # median 5.5 (an even number of runs), 17 an outlier
+HOST = [5.0, 7, 3, 6, 25, 4, 5, 8, 6, 4, 7, 5]  # median 5.5 (an even number of runs), 25 an outlier (17: z 5.2 < 6)
 POD = [22.0, 20, 23, 21, 22, 24, 21, 22, 23, 22, 21, 22]  # median 22
 
 
@@ -46,10 +46,10 @@ def test_a_count_reads_as_a_count_in_the_sentence_table_and_html(db, capsys, tmp
     (cell,) = json.loads(capsys.readouterr().out)["cells"]
     assert (cell["host_median"], cell["pod_median"]) == (5.5, 22.0)  # the numbers themselves unchanged
     assert "host median 5.5 count over 12 runs, pod median 22 count over 12 runs" in cell["sentence"], cell
-    assert "(17 count)" in cell["flag_details"]["OUTLIERS"], cell["flag_details"]
+    assert "(25 count)" in cell["flag_details"]["OUTLIERS"], cell["flag_details"]
     assert main(["report", "cnt", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "(17 count)" in out and "17.00" not in out and "5.500" not in out, out
+    assert "(25 count)" in out and "25.00" not in out and "5.500" not in out, out
     store = Store(db)
     try:
         with serve(create_app(store)) as url:
@@ -58,7 +58,7 @@ def test_a_count_reads_as_a_count_in_the_sentence_table_and_html(db, capsys, tmp
         store.close()
     html = (tmp_path / "r.html").read_text()
     assert "host median 5.5, pod median 22 count" in html, html[html.index("cell-"):][:3000]
-    assert "5.500" not in html and "22.00 " not in html and "17.00" not in html
+    assert "5.500" not in html and "22.00 " not in html and "25.00" not in html
 
 
 def test_a_measurement_keeps_its_four_digits():

@@ -41,8 +41,8 @@ LEGEND = {
     "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side: the ratio only, no interval or p-value",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
-    "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5; below 10 runs only "
-                "values more than 17.5% away, from 10 runs more than 3.5%); kept, not dropped",
+    "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5 and more than 17.5% away below "
+                "10 runs; from 10 runs > 6 and more than 6% away); kept, not dropped",
     "DRIFT": "values changed over the course of the campaign",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",

@@ -31,7 +31,7 @@ from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
 from podtax_analyzer.stats.modes import Mode, Unimodality
 from podtax_analyzer.stats.outliers import MIN_RUNS as STEADY_RUNS  # below it, one outlier moves a median's CI
-from podtax_analyzer.stats.outliers import is_second_group
+from podtax_analyzer.stats.outliers import cutoff_for, is_second_group
 from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
 
 
@@ -329,9 +329,11 @@ def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | Non
 def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarray],
              group: str | None = None) -> str | None:
     """``group``: second_group's phrase when the outliers are a second group of one side's runs."""
+    above = " or ".join(f"{cutoff_for(n):g}" for n in sorted({s.n for s in (cell.host, cell.pod)
+                                                                 if len(found.get(s.env, ()))}))
     if group:
         return (f"Outliers: {group}: together and on one side of the median, a second group of runs rather than "
-                f"noise (modified z-score above 3.5). They are kept; the median and the ratio do not show them, so "
+                f"noise (modified z-score above {above}). They are kept; the median and the ratio do not show them, so "
                 f"the cell is never called equivalent.")
     parts = []
     for env, idx in found.items():
@@ -348,5 +350,5 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarr
     resist = ("medians and rank tests resist them" if few >= STEADY_RUNS else
               f"with {plural(few, 'run')} on a side even medians and rank tests feel them: they widen the "
               "interval and weaken the test, so an inconclusive verdict may be theirs (add runs)")
-    return (f"Outliers: {' and '.join(parts)} {verb} far from their side's median (modified z-score above 3.5). "
+    return (f"Outliers: {' and '.join(parts)} {verb} far from their side's median (modified z-score above {above}). "
             f"They are kept; {resist}.")

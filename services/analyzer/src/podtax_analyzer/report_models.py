@@ -46,7 +46,7 @@ class OutlierOut(BaseModel):
     run_id: str
     env: str
     value: float = Field(description="Metric value of the run (kept in every statistic).")
-    z: float = Field(description="Modified z-score within its side (|z| > 3.5).")
+    z: float = Field(description="Modified z-score within its side (|z| > 3.5 below 10 runs, > 6 from 10).")
 
 
 class CellComparison(BaseModel):

@@ -117,7 +117,8 @@ def strip_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, widt
     axis_y = top + row_h * len(series) + 6
     parts.append(f'<line x1="{left}" x2="{width - right}" y1="{axis_y}" y2="{axis_y}" stroke="#444"/>')
     for v in (lo, (lo + hi) / 2, hi):
-        parts.append(f'<text x="{x(v):.1f}" y="{axis_y + 16}" font-size="11" text-anchor="middle">{fmt(v)}</text>')
+        parts.append(f'<text x="{x(v):.1f}" y="{axis_y + 16}" font-size="11" text-anchor="middle">'
+                     f'{fmt(v, unit)}</text>')
     parts.append(f'<text x="{width - right}" y="{axis_y + 28}" font-size="11" text-anchor="end">'
                  f'{escape(unit)}</text></svg>')
     return "".join(parts)
@@ -139,7 +140,7 @@ def time_plot(series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]], un
              f'<line x1="{left}" x2="{left}" y1="{top}" y2="{height - bottom}" stroke="#444"/>',
              f'<line x1="{left}" x2="{width - right}" y1="{height - bottom}" y2="{height - bottom}" stroke="#444"/>']
     for v in (lo, hi):
-        parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{fmt(v)}</text>')
+        parts.append(f'<text x="{left - 4}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{fmt(v, unit)}</text>')
     parts.append(f'<text x="{left}" y="{height - bottom + 14}" font-size="11">{t0:%Y-%m-%d %H:%M:%S} UTC</text>')
     parts.append(f'<text x="{width - right}" y="{height - bottom + 14}" font-size="11" text-anchor="end">'
                  f'+{fmt(t_hi)} s</text>')
@@ -181,7 +182,7 @@ def cdf_plot(series: Sequence[tuple[str, Sequence[float]]], unit: str, *, width:
              f'<text x="{left - 4}" y="{y(0.5) + 4:.1f}" font-size="11" text-anchor="end">0.5</text>']
     for v in (lo, hi):
         parts.append(f'<text x="{x(v):.1f}" y="{height - bottom + 14}" font-size="11" '
-                     f'text-anchor="middle">{fmt(v)}</text>')
+                     f'text-anchor="middle">{fmt(v, unit)}</text>')
     for k, (label, vals) in enumerate(series):
         s = sorted(vals)
         if not s:
