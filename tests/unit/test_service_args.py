@@ -60,3 +60,23 @@ def test_a_file_or_name_that_fails_later_is_named_at_start(tmp_path: Path, modul
     assert done.returncode == 2, done.stderr
     prog = module.replace("_", "-")
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"{prog}: {named}"), done.stderr
+
+
+@pytest.mark.parametrize(("variable", "value", "named"), [
+    ("PODTAX_SCHEDULER_PROFILE", "profile.bin", "PODTAX_SCHEDULER_PROFILE"),  # a traceback before
+    ("PODTAX_SCHEDULER_NAMESPACES", "podtax,Bad NS", "PODTAX_SCHEDULER_NAMESPACES"),
+    ("PODTAX_SCHEDULER_LEASE_NAMESPACE", "Bad_NS", "PODTAX_SCHEDULER_LEASE_NAMESPACE"),
+    ("PODTAX_SCHEDULER_NAME", "", "PODTAX_SCHEDULER_NAME"),
+])
+def test_a_scheduler_setting_it_cannot_use_is_named_at_start(tmp_path: Path, variable: str, value: str,
+                                                              named: str) -> None:
+    """A binary profile ended podtax-scheduler in a UnicodeDecodeError traceback; namespaces Kubernetes refuses
+    and an empty schedulerName were accepted, and failed later (every watch or lease call) or matched no pod
+    (audit hD). Each is one line naming the setting, exit 2, before any kubeconfig is read."""
+    (tmp_path / "profile.bin").write_bytes(bytes(range(128, 256)))
+    env = {"PODTAX_NATS_URL": "nats://127.0.0.1:1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           variable: str(tmp_path / value) if value.endswith(".bin") else value}
+    done = subprocess.run([sys.executable, "-m", "podtax_scheduler"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and named in done.stderr and "kubeconfig" not in done.stderr, done.stderr

@@ -122,6 +122,7 @@ class Common(BaseSettings):
         return v
 
 
+NAMESPACE = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # a Kubernetes namespace's name (a DNS-1123 label)
 NATS_TLS_SETTINGS = ("PODTAX_NATS_TLS_CA", "PODTAX_NATS_TLS_CERT", "PODTAX_NATS_TLS_KEY")
 NOMAD_TLS_SETTINGS = ("PODTAX_RUNNER_NOMAD_CACERT", "PODTAX_RUNNER_NOMAD_CLIENT_CERT", "PODTAX_RUNNER_NOMAD_CLIENT_KEY")
 
@@ -270,7 +271,7 @@ class RunnerSettings(Common):
     runner_kubeconfig: Path | None = Field(None, description="kubeconfig for pod runs; in-cluster when unset "
                                                              "(KUBECONFIG is not read).")
     _kubeconfig = field_validator("runner_kubeconfig")(_readable_file)
-    runner_namespace: str = Field("podtax-runs", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+    runner_namespace: str = Field("podtax-runs", pattern=NAMESPACE,
                                   description="Namespace where benchmark Jobs are created.")
     runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
     runner_nomad_addr: str = Field("http://127.0.0.1:4646", pattern=r"^https?://",
@@ -302,7 +303,8 @@ class RunnerSettings(Common):
 class SchedulerSettings(Common):
     scheduler_kubeconfig: Path | None = Field(None, description="kubeconfig; unset = in-cluster, else KUBECONFIG's "
                                                                 "files, else ~/.kube/config.")
-    scheduler_name: str = Field("benchmark-scheduler", description="schedulerName that pods opt in with.")
+    scheduler_name: str = Field("benchmark-scheduler", min_length=1,
+                                description="schedulerName that pods opt in with.")
     scheduler_namespaces: str = Field("", description="Comma-separated namespaces to watch; empty = all.")
     scheduler_score_env: Literal["host", "kubernetes"] = Field("kubernetes", description="Results that rank nodes.")
     scheduler_score_ttl_s: float = Field(7 * 86400, gt=0, description="Older scores count as missing.")
@@ -311,7 +313,7 @@ class SchedulerSettings(Common):
     scheduler_leader_elect: bool = Field(True, description="Use a Lease so only one replica binds.")
     scheduler_lease_name: str = Field("benchmark-scheduler", min_length=1, max_length=253,
                                       description="Name of the leader-election Lease.")
-    scheduler_lease_namespace: str = Field("kube-system", min_length=1, max_length=63,
+    scheduler_lease_namespace: str = Field("kube-system", pattern=NAMESPACE,
                                            description="Namespace of the Lease.")
     scheduler_lease_duration_s: float = Field(15.0, gt=0, description="Lease duration, seconds.")
     scheduler_renew_deadline_s: float = Field(10.0, gt=0, description="Leader gives up if not renewed by then.")
@@ -321,6 +323,14 @@ class SchedulerSettings(Common):
     scheduler_binders: int = Field(16, ge=1, le=256, description="Threads that bind and record events.")
 
     _kubeconfig = field_validator("scheduler_kubeconfig")(_readable_file)
+
+    @field_validator("scheduler_namespaces")
+    @classmethod
+    def _namespaces(cls, v: str) -> str:
+        for name in filter(None, (n.strip() for n in v.split(","))):
+            if not re.fullmatch(NAMESPACE, name):
+                raise ValueError(f"{name!r} is not a namespace name (lowercase letters, digits and '-', at most 63)")
+        return v
 
     @model_validator(mode="after")
     def _lease_times(self) -> SchedulerSettings:

@@ -71,6 +71,9 @@ def load_profile(path: Path | None) -> Profile:
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read the profile ({exc.strerror}); fix the path or unset it "
                           f"to use the default weights") from None
+    except UnicodeDecodeError as exc:  # a binary file: it was a UnicodeDecodeError traceback (audit hD)
+        raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start}): the profile is a YAML file; fix the path "
+                          f"or unset it to use the default weights") from None
     try:
         raw = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
