@@ -80,3 +80,13 @@ def test_a_scheduler_setting_it_cannot_use_is_named_at_start(tmp_path: Path, var
                           timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and named in done.stderr and "kubeconfig" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("module", ["podtax_kubesim", "podtax_nomadsim"])
+def test_an_emulator_port_out_of_range_is_one_line(module: str, tmp_path: Path) -> None:
+    """podtax-nomadsim --port -1 ended in an OverflowError traceback from its server's bind (audit hD);
+    podtax-kubesim already said it in one line. Both: one line, exit 2."""
+    done = subprocess.run([sys.executable, "-m", module, "--port", "-1"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "--port must be 0-65535, got -1" in done.stderr, done.stderr

@@ -52,6 +52,9 @@ async def serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:  # as podtax-kubesim: it was an OverflowError traceback from the server's bind
+        print(f"podtax-nomadsim: --port must be 0-65535, got {args.port}", file=sys.stderr)
+        return 2
     if args.refuse_creates_after is not None and args.refuse_creates_after < 0:
         print("podtax-nomadsim: --refuse-creates-after must be >= 0", file=sys.stderr)
         return 2
