@@ -90,3 +90,12 @@ def test_an_emulator_port_out_of_range_is_one_line(module: str, tmp_path: Path) 
                           text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "--port must be 0-65535, got -1" in done.stderr, done.stderr
+
+
+def test_a_kubesim_workdir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    """podtax-kubesim --kubelet exec --workdir FILE started, and every pod it ran then failed (audit hD)."""
+    (tmp_path / "afile").write_text("x")
+    done = subprocess.run([sys.executable, "-m", "podtax_kubesim", "--kubelet", "exec", "--workdir", "afile",
+                           "--kubeconfig", "k.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "--workdir afile exists and is not a folder" in done.stderr, done.stderr

@@ -69,6 +69,8 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     if args.kubelet == "exec" and not is_loopback(args.host):
         return (f"--kubelet exec runs pods as processes on this machine: it listens on loopback only (127.0.0.1 "
                 f"or ::1), not --host {args.host}")
+    if args.workdir is not None and args.workdir.exists() and not args.workdir.is_dir():  # pods failed later
+        return f"--workdir {args.workdir} exists and is not a folder: name a folder (it is made when missing)"
     out = args.kubeconfig
     if out.is_dir() or (out.exists() and not out.is_file()):
         return f"--kubeconfig {out} is not a file: name the file to write (e.g. kubesim.kubeconfig)"
