@@ -6,7 +6,9 @@ it once restarted (it re-attaches to the Job, then sees the campaign cancelled).
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +38,23 @@ def ours(sim: Any, plural: str, name: str) -> list[str]:
             if (p["metadata"].get("labels") or {}).get("job-name") == name]
 
 
-async def started(nats_url: str, tmp_path: Path) -> tuple[Any, Bus, Any, dict[str, list[Any]], Runner, Any]:
-    """kubesim, the bus, a core subscription's record of logs and failures, a runner with the run's pod running."""
+@contextlib.asynccontextmanager
+async def started(nats_url: str, tmp_path: Path) -> AsyncIterator[tuple[Any, Bus, dict[str, list[Any]], Runner, Any]]:
+    """kubesim, the bus, a core subscription's record of logs and failures, a runner with the run's pod running;
+    all closed at the end."""
     sim = start_kubesim({"nodes": [{"name": NODE, "capacity": {"cpu": "2", "memory": "4Gi"}}]},
                         kubelet="simulated", workdir=tmp_path / "kubesim", sim_duration=60.0)
-    bus = await Bus.connect(nats_url, "test/runner")
-    nc = await nats.connect(nats_url)
+    async with contextlib.AsyncExitStack() as stack:
+        stack.callback(sim.stop)
+        bus = await Bus.connect(nats_url, "test/runner")
+        stack.push_async_callback(bus.close)
+        nc = await nats.connect(nats_url)
+        stack.push_async_callback(nc.close)
+        yield sim, bus, *await submitted(nc, bus, sim)
+
+
+async def submitted(nc: Any, bus: Bus, sim: Any) -> tuple[dict[str, list[Any]], Runner, Any]:
+    """The logs and failures seen on the bus, a runner, and its pod run once its pod exists."""
     seen: dict[str, list[Any]] = {"logs": [], "failed": []}
 
     async def on_log(msg: Any) -> None:
@@ -58,13 +71,12 @@ async def started(nats_url: str, tmp_path: Path) -> tuple[Any, Bus, Any, dict[st
     await runner.tick()
     [run] = [s.run for s in runner.campaigns["podcancel"].runs.values() if s.status == "dispatched"]
     await wait_for(lambda: ours(sim, "pods", job_name(run.run_id)), 20, "the run's pod")
-    return sim, bus, nc, seen, runner, run
+    return seen, runner, run
 
 
 async def test_cancel_deletes_a_running_pod_runs_job_and_records_it_cancelled(nats_url: str, tmp_path: Path) -> None:
-    sim, bus, nc, seen, runner, run = await started(nats_url, tmp_path)
-    name = job_name(run.run_id)
-    try:
+    async with started(nats_url, tmp_path) as (sim, bus, seen, runner, run):
+        name = job_name(run.run_id)
         await runner.on_cancel(CANCEL)
         await wait_for(lambda: seen["failed"], 20, "the cancelled run's failure")
         [failed] = seen["failed"]
@@ -80,17 +92,12 @@ async def test_cancel_deletes_a_running_pod_runs_job_and_records_it_cancelled(na
         assert seen["logs"] == [], "no log: not a result"
         assert runner.executor is not None
         await runner.executor.close()
-    finally:
-        await nc.close()
-        await bus.close()
-        sim.stop()
 
 
 async def test_a_runner_stopped_before_it_deleted_the_job_deletes_it_once_restarted(nats_url: str,
                                                                                   tmp_path: Path) -> None:
-    sim, bus, nc, seen, first, run = await started(nats_url, tmp_path)
-    name = job_name(run.run_id)
-    try:
+    async with started(nats_url, tmp_path) as (sim, bus, seen, first, run):
+        name = job_name(run.run_id)
         async with first.lock:  # the cancellation is recorded, then the runner stops before its executor hears of it
             state = first.campaigns["podcancel"]
             state.cancel(events.now())
@@ -106,7 +113,3 @@ async def test_a_runner_stopped_before_it_deleted_the_job_deletes_it_once_restar
         assert "podcancel" in second.finished and seen["logs"] == []
         assert second.executor is not None
         await second.executor.close()
-    finally:
-        await nc.close()
-        await bus.close()
-        sim.stop()
