@@ -1,12 +1,13 @@
-"""Outliers name their runs although the values are loaded without run ids (celldata.run_ids_at reads the
+"""Outliers name their runs although the values are loaded without run ids (run_ids.run_ids_at reads the
 few named ones afterwards, matching a position by its value and its rank among equal values)."""
 
 from __future__ import annotations
 
 import numpy as np
 from analysis_synth import CellSpec, SideSpec, insert_cells, lognormal
-from podtax_analyzer.celldata import UNKNOWN_RUN, load_cells, run_ids_at
+from podtax_analyzer.celldata import load_cells
 from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.run_ids import UNKNOWN_RUN, run_ids_at
 
 
 def _cells() -> list[CellSpec]:

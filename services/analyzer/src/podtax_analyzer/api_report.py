@@ -10,7 +10,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from podtax_analyzer.campaign_compare import CampaignChange, compare_campaigns
+from podtax_analyzer.campaign_compare import compare_campaigns
+from podtax_analyzer.compare_models import CampaignChange
 from podtax_analyzer.comparisons import UnknownCampaign
 from podtax_analyzer.exports import export_zip
 from podtax_analyzer.html_report import render_html

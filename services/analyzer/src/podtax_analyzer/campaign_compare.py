@@ -39,16 +39,15 @@ its sentence says why.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
 
 import duckdb
 import numpy as np
 from podtax import sides, templates
 from podtax.flags import BOUND_MARKS, MIN_RUNS, bound_mark
 from podtax.pvalue import p_digits
-from pydantic import BaseModel, Field
 
 from podtax_analyzer import flags as fl
+from podtax_analyzer.compare_models import BoundWay, CampaignChange, CellChange
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.change import bootstrap_change, bootstrap_median_change
@@ -68,10 +67,7 @@ from podtax_analyzer.stats.verdict import (
 )
 from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of, side_name
 
-ChangeVerdict = Literal["improved", "worsened", "no detectable difference", "inconclusive", "not comparable",
-                        "set by the parameters"]
 _WORDS = {FASTER: "improved", SLOWER: "worsened", NO_DIFFERENCE: NO_DIFFERENCE}
-BoundWay = Literal["at least", "at most", "either way"]
 
 
 def _way(bound: frozenset[int]) -> BoundWay | None:
@@ -79,60 +75,6 @@ def _way(bound: frozenset[int]) -> BoundWay | None:
     if len(bound) == 2:
         return "either way"
     return "at least" if AT_LEAST in bound else "at most" if AT_MOST in bound else None
-
-
-class CellChange(BaseModel):
-    id: str = Field(description="Stable id of the pair (base cell id + new cell id).")
-    node: str
-    test: str
-    params: str
-    metric: str
-    unit: str
-    higher_is_better: bool
-    primary: bool
-    sides: tuple[str, str] = Field(description="(baseline, candidate) environments of the ratio.")
-    base_cell: str = Field(description="Cell id in BASE.")
-    new_cell: str = Field(description="Cell id in NEW.")
-    n_base: int = Field(ge=0, description="Runs of the cell in BASE (both sides).")
-    n_new: int = Field(ge=0)
-    compared: str = Field(description="What is compared, in words: 'pod/host ratio', 'kubernetes median (ms)'.")
-    base_ratio: float | None = Field(description="candidate/baseline ratio in BASE (null when withheld or when "
-                                                 "the cell has one environment).")
-    new_ratio: float | None
-    base_value: float | None = Field(description="The compared figure in BASE: the ratio, or the median of a "
-                                                 "one-environment cell (metric unit).")
-    new_value: float | None
-    base_bound: BoundWay | None = Field(None, description="base_value is only a bound: a median resting on objects "
-                                        "given up while waiting (LOWER_BOUND) is a lower one, on figures timed "
-                                        "after a dropped watch (WATCH_GAP) or holding a retry's wait (RETRIED) an "
-                                        "upper one, and a ratio's bound is its candidate's, its baseline's reversed: "
-                                        "the true figure is 'at least' it, "
-                                        "'at most' it or 'either way'; null: exact.")
-    new_bound: BoundWay | None = Field(None, description="new_value's bound, as base_bound.")
-    diff: float | None = Field(description="new_value - base_value.")
-    diff_ci_low: float | None
-    diff_ci_high: float | None
-    change: float | None = Field(description="new_value / base_value.")
-    change_ci_low: float | None
-    change_ci_high: float | None
-    p_value: float | None = Field(description="Two-sided bootstrap p-value of 'no change'.")
-    p_adjusted: float | None
-    verdict: ChangeVerdict
-    flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG' (NEW:CONFOUNDED: "
-                                                               "a median given in another unit than in BASE; "
-                                                               "NEW:TOOL_CHANGED: another tool build than in BASE).")
-    flag_details: dict[str, str] = Field(default_factory=dict)
-    sentence: str
-
-
-class CampaignChange(BaseModel):
-    base: str
-    new: str
-    threshold: float
-    correction: Literal["holm", "bh"]
-    cells: list[CellChange]
-    only_in_base: list[str] = Field(default_factory=list, description="'node test params metric' of unmatched cells.")
-    only_in_new: list[str] = Field(default_factory=list)
 
 
 Key = tuple[str, str, str, str, str]  # cluster, node, test, params, metric

@@ -13,8 +13,9 @@ from podtax.sides import change_word
 from podtax_analyzer import flags as fl
 from podtax_analyzer import object_flags as ofl
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
-from podtax_analyzer.celldata import CellData, run_ids_at
+from podtax_analyzer.celldata import CellData
 from podtax_analyzer.report_models import CellComparison, OutlierOut
+from podtax_analyzer.run_ids import run_ids_at
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
@@ -44,7 +45,7 @@ class Analysis:
     """A cell's statistics before correction. ``fields`` are CellComparison fields except the
     verdict, p_adjusted and sentence, which need the campaign-wide correction. The outliers' run ids
     are left empty: ``outlier_at`` gives each one's (side env, position in its values) for
-    celldata.run_ids_at (see fill_run_ids)."""
+    run_ids.run_ids_at (see fill_run_ids)."""
 
     cell: CellData
     fields: dict = field(default_factory=dict)

@@ -17,8 +17,8 @@ from podtax import phases as phase_defs
 from podtax.flags import bound_mark
 from podtax.parsers.timeline import rests_on_bound, rests_on_upper_bound
 
-from podtax_analyzer.campaign_compare import CampaignChange
 from podtax_analyzer.cell_modes import median_place
+from podtax_analyzer.compare_models import CampaignChange
 from podtax_analyzer.flags import LEGEND
 from podtax_analyzer.phase_table import phase_order
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
