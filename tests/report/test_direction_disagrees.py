@@ -7,17 +7,15 @@ app and the real CLI (report --json)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from analysis_synth import metrics_event
-from podtax.cli.main import main
 from podtax_analyzer.api import create_app
 from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.store import Store
 
-from tests.report.conftest import serve
+from tests.report.conftest import json_cells, serve
 
 T0 = datetime(2026, 11, 4, 8, tzinfo=UTC)
 ORDER = (0, 5, 2, 7, 1, 6, 3, 4, 9, 8)  # no trend
@@ -46,26 +44,24 @@ def store(tmp_path_factory):
     s.close()
 
 
-def _cell(url: str, name: str, capsys) -> dict:
-    capsys.readouterr()
-    assert main(["report", name, "--api", url, "--json"]) == 0
-    return next(c for c in json.loads(capsys.readouterr().out)["cells"] if c["metric"] == "events_per_second")
+def _cell(url: str, name: str) -> dict:
+    return json_cells("report", name, "--api", url)["events_per_second"]
 
 
-def test_sides_disagreeing_on_the_direction_get_no_verdict(store, capsys):
+def test_sides_disagreeing_on_the_direction_get_no_verdict(store):
     with serve(create_app(store)) as url:
         for name, said in (("disagree", "host runs said higher and pod runs said lower"),
                            ("split", "host runs said higher and pod runs said lower or higher")):
-            cell = _cell(url, name, capsys)
+            cell = _cell(url, name)
             assert cell["flags"] == ["CONFOUNDED"] and cell["ratio"] is None, (name, cell)
             assert cell["verdict"] == "inconclusive" and "% slower" not in cell["sentence"], cell
             assert said in cell["flag_details"]["CONFOUNDED"], cell["flag_details"]
 
 
-def test_runs_that_agree_keep_their_verdict(store, capsys):
+def test_runs_that_agree_keep_their_verdict(store):
     with serve(create_app(store)) as url:
-        assert _cell(url, "agree", capsys)["verdict"] == "slower"
-        assert _cell(url, "lower", capsys)["verdict"] == "faster"  # 10% lower, lower is better
+        assert _cell(url, "agree")["verdict"] == "slower"
+        assert _cell(url, "lower")["verdict"] == "faster"  # 10% lower, lower is better
 
 
 def test_compare_across_campaigns_that_disagree_is_not_made(store):
