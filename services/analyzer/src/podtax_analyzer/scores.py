@@ -9,7 +9,8 @@ what it has shown so far, whichever campaign measured it.
 flags say why the runs should not drive placement (the scheduler ignores such evidence and says
 so): CONFOUNDED (more than one tool build among them, or the metric in more than one unit: a parser that
 changed it), BIMODAL (stats.modes.check_unimodality, as in the comparison: from 6 runs, the gap rule alone
-below 10), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run was throttled by its CPU limit).
+below 10; not over two units, which CONFOUNDED says), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run
+was throttled by its CPU limit).
 
 A run whose log did other work than its params (PARAM_MISMATCH, THREADS_MISMATCH: bs=64k under a
 bs=4k key) or stopped early (SHORT) is not counted at all (`COUNTED`): it measured another cell, and
@@ -234,7 +235,8 @@ def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int
     if builds > 1 or units > 1:
         flags.append("CONFOUNDED")
     x = np.asarray(vals, dtype=float)
-    if check_unimodality(x, sorted_x=x).bimodal:  # from the floor cell_analysis uses (it refuses fewer runs)
+    # from the floor cell_analysis uses (it refuses fewer runs); values in two units have no shape on one scale
+    if units < 2 and check_unimodality(x, sorted_x=x).bimodal:
         flags.append("BIMODAL")
     if overlap:
         flags.append("OVERLAP")
