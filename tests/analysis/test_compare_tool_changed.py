@@ -6,12 +6,18 @@ control-plane cell's version is its backend's, whose change may be the point (sa
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from analysis_synth import CellSpec, SideSpec, insert_cells
+from podtax.cli.main import main
+from podtax_analyzer.api import create_app
 from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.html_report import compare_section
 from podtax_analyzer.store import Store
+
+from tests.report.conftest import serve
 
 RNG = np.random.default_rng(7)
 
@@ -35,12 +41,12 @@ def con(tmp_path_factory):
     insert_cells(c, _cells("a", 1.0, "1.0.20"))
     insert_cells(c, _cells("b", 0.7, "1.0.18"))
     insert_cells(c, _cells("c", 0.7, "1.0.20"))
-    yield c
+    yield store
     store.close()
 
 
-def _rows(con, base: str, new: str) -> dict:
-    return {r.node: r for r in compare_campaigns(con, base, new).cells}
+def _rows(store, base: str, new: str) -> dict:
+    return {r.node: r for r in compare_campaigns(store.cursor(), base, new).cells}
 
 
 def test_a_tool_build_change_is_said_on_every_compared_row(con):
@@ -50,7 +56,7 @@ def test_a_tool_build_change_is_said_on_every_compared_row(con):
         assert "NEW:TOOL_CHANGED" in row.flags, (node, row.flags)
         assert "1.0.20 in a and" in row.flag_details["NEW:TOOL_CHANGED"] and "1.0.18 in b" in row.sentence
         assert words in row.sentence, row.sentence
-    html = compare_section(compare_campaigns(con, "a", "b"))
+    html = compare_section(compare_campaigns(con.cursor(), "a", "b"))
     assert html.count("NEW:TOOL_CHANGED") >= 2 and "1.0.18 in b" in html
 
 
@@ -64,3 +70,15 @@ def test_the_same_build_says_nothing(con):
     rows = _rows(con, "a", "c")
     assert all("NEW:TOOL_CHANGED" not in r.flags and "build" not in r.sentence for r in rows.values())
     assert rows["n3"].verdict == "improved"
+
+
+def test_the_cli_says_it_in_its_table_and_json(con, capsys):
+    with serve(create_app(con)) as url:
+        assert main(["compare", "a", "b", "--api", url, "--all-metrics"]) == 0
+        table = capsys.readouterr().out
+        assert main(["compare", "a", "b", "--api", url, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+    said = " ".join(table.split())  # the terminal folds long cells and lines
+    assert "NEW:TOOL_CHANGE" in said and "The tool build changed between the campaigns" in said, table
+    assert "The backend's build changed between the campaigns" in said, table
+    assert all("NEW:TOOL_CHANGED" in c["flags"] and "1.0.18 in b" in c["sentence"] for c in data["cells"]), data
