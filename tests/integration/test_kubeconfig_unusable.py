@@ -95,3 +95,16 @@ def test_a_bad_setting_of_a_service_is_one_line(args: list[str], env: dict[str, 
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert ("no-such-file" in done.stderr) == ("podtax_scheduler" in args), done.stderr
+
+
+@pytest.mark.parametrize("kind", sorted(BAD))
+def test_volumes_cleanup_names_an_unusable_kubeconfig_in_one_line(kind: str, tmp_path: Path) -> None:
+    """`podtax volumes cleanup --kubeconfig FILE` with a file that is no kubeconfig said 'could not clean up
+    kubernetes (FILE): TypeError: ...' and exit 1, as for a cluster that is down; it is the user's mistake, named
+    as the runner names it (load_config): exit 2 (audit hD). Nomad is never tried: the line is the only one."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(BAD[kind])
+    done = _run(["podtax.cli.main", "volumes", "cleanup", "--kubeconfig", str(path)],
+                {"HOME": str(tmp_path), "PODTAX_DATA_DIR": str(tmp_path / "none")})
+    last = _one_line(done, "--kubeconfig", path)
+    assert len(done.stderr.strip().splitlines()) == 1 and "point --kubeconfig at a working kubeconfig" in last

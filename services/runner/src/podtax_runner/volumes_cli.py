@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import typer
 from podtax import config as podtax_config
 from podtax.cli.common import campaign_name, from_up, not_a_file
+from podtax.kubeclient import load_config
 
 if TYPE_CHECKING:
     from podtax_runner.controlplane.nomad import NomadConfig
@@ -51,7 +52,11 @@ def _kubernetes(kubeconfig: Path | None, namespace: str | None, campaign: str | 
 
     cfg = client.Configuration()
     path = _kubeconfig(kubeconfig)
-    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+    named = "--kubeconfig" if kubeconfig else "PODTAX_RUNNER_KUBECONFIG" if os.environ.get(
+        "PODTAX_RUNNER_KUBECONFIG") else None
+    if named:  # a file the user named that is no kubeconfig: one line naming it, exit 2 (it was exit 1, 'TypeError')
+        load_config(cfg, path, named)
+    elif path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         config.load_incluster_config(client_configuration=cfg)
     else:
         config.load_kube_config(config_file=str(path) if path else None, client_configuration=cfg)
