@@ -21,4 +21,5 @@ def test_a_long_line_is_not_wrapped_in_a_pipe(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "podtax.cli.main", "campaign", "submit", str(path), "--dry-run"],
                           env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [f"campaign {NAME} is valid, its nodes unchecked (dry run: nothing submitted)"]
+    assert proc.stdout.splitlines() == [f"campaign {NAME} is valid, its nodes unchecked: 6 run(s) on 1 node(s) "
+                                        "(dry run: nothing submitted)"]

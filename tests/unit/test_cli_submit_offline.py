@@ -25,7 +25,8 @@ def _dead_nats(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 CASES = [  # id, campaign, --dry-run, exit status, fragment of stdout, fragments of the one line on stderr
-    ("dry run, good file", GOOD, True, 0, "campaign off is valid, its nodes unchecked (dry run: nothing submitted)",
+    ("dry run, good file", GOOD, True, 0,  # the plan's size, as the README promises (it said nothing of it)
+     "campaign off is valid, its nodes unchecked: 6 run(s) on 1 node(s) (dry run: nothing submitted)",
      ["warning: the nodes were not checked", f"cannot reach NATS at {DEAD}"]),
     ("dry run, plan too big", HUGE_HEADER, True, 2, "",
      ["error: campaign off's document would take about", "use fewer nodes"]),

@@ -136,6 +136,14 @@ def _plan_problems(c: campaign_file.Campaign) -> list[str]:
     return []
 
 
+def plan_size(c: campaign_file.Campaign) -> str:
+    """The plan a dry run names: '24 runs on 1 node' ('up to' when cells may be extended to their maximum)."""
+    upto = "up to " if c.repetitions.target_ci_width is not None else ""
+    if not isinstance(c.nodes, list):  # a label selector: the nodes are the runner's to find
+        return f"{upto}{campaign_file.planned_runs(c, 1):,} run(s) on each node its selector matches"
+    return f"{upto}{campaign_file.planned_runs(c, len(c.nodes)):,} run(s) on {len(c.nodes)} node(s)"
+
+
 def _not_submitted(problems: list[str]) -> int:
     refused(problems, "nothing was submitted", len(problems))
     return 2
@@ -146,7 +154,8 @@ def _offline_dry_run(c: campaign_file.Campaign, unreachable: BusError) -> int:
     if problems := _plan_problems(c):
         return _not_submitted(problems)
     warn(f"the nodes were not checked against the registered nodes: {unreachable}")
-    console.print(f"campaign {c.name} is valid, its nodes unchecked (dry run: nothing submitted)", highlight=False)
+    console.print(f"campaign {c.name} is valid, its nodes unchecked: {plan_size(c)} (dry run: nothing submitted)",
+                  highlight=False)
     return 0
 
 
@@ -167,7 +176,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
         for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.kv_token(c.pod.image)}")):
             warn(w)
         if dry_run:
-            console.print(f"campaign {c.name} is valid (dry run: nothing submitted)")
+            console.print(f"campaign {c.name} is valid: {plan_size(c)} (dry run: nothing submitted)", highlight=False)
             return 0
         submitted = events.CampaignSubmitted(campaign=c.name, spec=c.model_dump(mode="json"))
         telemetry.setup_tracing("cli", os.environ.get("PODTAX_OTEL_EXPORTER", "none"))
