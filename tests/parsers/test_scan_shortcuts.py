@@ -9,7 +9,7 @@ import random
 import re
 
 import pytest
-from podtax.parsers import detect, fio_text, iperf3, stressng, stressng_forms
+from podtax.parsers import detect, fio_text, iperf3, stressng, stressng_forms, stressng_state
 from podtax.parsers.base import at_line_starts
 
 from tests.parsers.corpus_index import CORPUS, read_text
@@ -78,8 +78,8 @@ _BODIES = ("cpu 3000 1.69 1.69 0.00 1770.62 1770.72", "cpu   3000   1.69 1.69 0.
            "stressorx 1 2.00 2.00 2.00 2.00 2.00")
 
 
-def _line_by_line(text: str) -> stressng._Scan:
-    s, state = stressng._Scan(), 0
+def _line_by_line(text: str) -> stressng_state.Scan:
+    s, state = stressng_state.Scan(), 0
     *lines, last = text.split("\n")
     for raw in lines:
         state = stressng._line(s, raw, state)
@@ -87,8 +87,8 @@ def _line_by_line(text: str) -> stressng._Scan:
     return s
 
 
-def _slots(s: stressng._Scan) -> dict[str, object]:
-    return {name: getattr(s, name) for name in stressng._Scan.__slots__}
+def _slots(s: stressng_state.Scan) -> dict[str, object]:
+    return {name: getattr(s, name) for name in stressng_state.Scan.__slots__}
 
 
 def test_the_common_form_pass_is_the_line_loop() -> None:
@@ -103,7 +103,8 @@ def test_the_common_form_pass_is_the_line_loop() -> None:
              + "\n".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14))) + rng.choice(["\n", "", "\n\n"])
              for _ in range(5000)]
     texts = [t for t in logs + mixes if len(t) < 8192]
-    taken = [t for t in texts if stressng_forms.plain_lines(stressng._Scan(), t, t.rfind("\n"), stressng._HANDLERS)
+    handlers = stressng_state.HANDLERS
+    taken = [t for t in texts if stressng_forms.plain_lines(stressng_state.Scan(), t, t.rfind("\n"), handlers)
              is not None]
     assert len(taken) > 500
     assert [t for t in texts if _slots(stressng._scan(t)) != _slots(_line_by_line(t))] == []

@@ -39,6 +39,7 @@ from podtax.parsers.base import (
     parse_int,
 )
 from podtax.parsers.stressng_checks import (
+    Row,
     measured,
     missing_rows,
     no_rows_failure,
@@ -53,50 +54,17 @@ from podtax.parsers.stressng_checks import (
 )
 from podtax.parsers.stressng_forms import RESERVED_WORDS, behind, plain, plain_lines, split_line
 from podtax.parsers.stressng_names import misc_metric, slug
+from podtax.parsers.stressng_state import HANDLERS, Scan
 from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
 
 TOOL = "stress-ng"
-# `setting to a 60 second run`, `a 1 min, 30 secs run`, `a 1 min run`, `defaulting to a 86400 second (1 day, ...`
-_SETTING = re.compile(r"^(?:setting to|defaulting to) an? ((?:[0-9]{1,9} (?:day|hour|min|sec|second)s?,? ?)+)")
-_DURATION = re.compile(r"([0-9]+) (day|hour|min|sec)")
-_SECONDS = {"day": 86400, "hour": 3600, "min": 60, "sec": 1}
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
             "must be one of", "option requires an argument", "invalid value", "Illegal time specifier",
             "No stress workers invoked", "Unknown stressor: ", "Unknown class: ", "Invalid number",
             "Invalid percentage", "aborting: temp-path ")  # the last five: without a `stress-ng:` prefix
-_Row = tuple[str, list[float]]
-_Misc = tuple[str, float, str]  # stressor, value, description as printed (see stressng_names.misc_metric)
 
 
-class _Scan:
-    __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
-                 "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut", "premature",
-                 "completions")
-
-    def __init__(self) -> None:
-        self.rows: list[_Row] = []
-        self.misc: list[_Misc] = []
-        self.header = 0  # table headers: one per run
-        self.hogs = ""
-        self.dispatches = 0  # `dispatching hogs:` lines: one per run
-        self.completed = False
-        self.completions = 0  # `successful run completed` lines: one per run
-        self.failed = 0
-        self.untrusted = 0
-        self.errors: list[str] = []
-        self.bad_arg: list[str] = []
-        self.timeout: int | None = None
-        self.seen = False
-        self.yaml = False  # a `--yaml` report's `metrics:` line
-        self.skipped = 0  # `skipped: 1: cpu (1)`: instances that never ran (out of resources, unsupported)
-        self.passed: int | None = None  # `passed: 3: cpu (3)`, when printed (0.15 and later)
-        self.version: str | None = None  # a verbose log's `debug: [357] stress-ng 0.19.02 g35e617844d9b`
-        self.columns = 6  # figures in a row under the table's header (see stressng_checks.refuse_damaged_rows)
-        self.cut = ""  # why the first row cut inside a figure is (see _line)
-        self.premature: list[str] = []  # `WARNING: finished prematurely after just 2.46 secs` (an instance's)
-
-
-def _scan(text: str) -> _Scan:
+def _scan(text: str) -> Scan:
     """Read the log line by line (see _line). In a long log, the lines that cannot change anything
     outside a table (per-instance chatter such as `stream: memory rate: ...`) are passed over by
     _NEXT, and table rows in the common form are read by _ROW and _MISC, in C; a short log is
@@ -104,12 +72,12 @@ def _scan(text: str) -> _Scan:
     (stressng_forms.plain_lines: same result; a longer one is mostly chatter, passed over by _NEXT)."""
     cut = text.rfind("\n")
     if 0 < cut < 8192 and text.startswith(_PID_PREFIXES):
-        s = _Scan()
-        state = plain_lines(s, text, cut, _HANDLERS)
+        s = Scan()
+        state = plain_lines(s, text, cut, HANDLERS)
         if state is not None:
             _last(s, text[cut + 1:], state)
             return s
-    s = _Scan()
+    s = Scan()
     state = 0  # 0 outside, 1 in table, 2 in misc metrics
     if len(text) < 2048:
         *lines, last = text.split("\n")
@@ -148,7 +116,7 @@ def _scan(text: str) -> _Scan:
         pos = m.start() + 1
 
 
-def _last(s: _Scan, line: str, state: int) -> None:
+def _last(s: Scan, line: str, state: int) -> None:
     """The log's last line, with no newline after it (a harness stripped it, or the log was cut: `1770.62`
     -> `177`). It is a table row only when whole beyond doubt: in the printed form (_ROW: its times and
     rates with their 2 decimals) and ending in one of those, not in an RSS Max that a cut would not show."""
@@ -160,7 +128,7 @@ def _last(s: _Scan, line: str, state: int) -> None:
 
 # The start of the next line (at its "\n") that can change the scan in state 0: every line except
 # `stress-ng: info:  [1234] <msg>` (or metrc:) whose msg starts with none of the words _line acts on
-# (header, misc metrics, _HANDLERS keys); such a line only sets `seen`. The [0-9] run and the
+# (header, misc metrics, HANDLERS keys); such a line only sets `seen`. The [0-9] run and the
 # prefix make it a subset of the lines _line splits inline (so those lines are no-ops there too).
 _NEXT = re.compile(rf"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{{1,20}}\](?![^\S\n]*+(?:{RESERVED_WORDS})))")
 
@@ -179,7 +147,7 @@ _MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!st
                    r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(\S[^\n]*+)\n")
 
 
-def _line(s: _Scan, raw: str, state: int) -> int:
+def _line(s: Scan, raw: str, state: int) -> int:
     """One line of the log; returns the new state."""
     # The common prefixes are split inline (same result as split_line, 3x cheaper per line).
     close = raw.find("]", 19, 40) if raw.startswith(_PID_PREFIXES) else -1
@@ -208,11 +176,11 @@ def _line(s: _Scan, raw: str, state: int) -> int:
     if not state:
         # Outside a table, a line whose first word starts nothing (`stream: memory rate: ...`,
         # `4.00s available CPU time`) is skipped at once: it is no header, no misc start and no
-        # _HANDLERS key, so the rest of this function would do nothing with it either. A _HANDLERS
+        # HANDLERS key, so the rest of this function would do nothing with it either. A HANDLERS
         # line (`dispatching`, `passed:`...) goes on to the one dispatch at the end.
         space = msg.find(" ")
         word = msg[:space] if space >= 0 else msg
-        if word not in _HANDLERS and level != "error" and level != "fail" and not word.startswith("stressor") \
+        if word not in HANDLERS and level != "error" and level != "fail" and not word.startswith("stressor") \
                 and msg != "miscellaneous metrics:":
             if level == "warn" and msg.find("finished prematurely") >= 0:  # `bigheap: WARNING: finished ...`
                 s.premature.append(msg)
@@ -260,7 +228,7 @@ def _line(s: _Scan, raw: str, state: int) -> int:
             s.bad_arg.append(msg)
         return state
     space = msg.find(" ")
-    handler = _HANDLERS.get(msg[:space] if space >= 0 else msg)
+    handler = HANDLERS.get(msg[:space] if space >= 0 else msg)
     if handler is not None:
         handler(s, msg)
     return state
@@ -272,72 +240,11 @@ _PID_PREFIXES = ("stress-ng: info:  [", "stress-ng: metrc: [")
 _LEVELS = {"i": "info", "m": "metrc"}
 
 
-def _hogs(s: _Scan, msg: str) -> None:
-    if msg.startswith("dispatching hogs:"):
-        s.hogs = msg[len("dispatching hogs:"):].strip()
-        s.dispatches += 1
-
-
-def _completed(s: _Scan, msg: str) -> None:
-    if msg.startswith("successful run completed"):
-        s.completed = True
-        s.completions += 1
-    elif msg.startswith("unsuccessful run completed"):
-        s.errors.append(msg)
-
-
-def _failed(s: _Scan, msg: str) -> None:
-    s.failed = _count(msg)
-
-
-def _skipped(s: _Scan, msg: str) -> None:
-    s.skipped = _count(msg)
-
-
-def _passed(s: _Scan, msg: str) -> None:
-    s.passed = _count(msg)
-
-
-def _version(s: _Scan, msg: str) -> None:
-    m = _VERSION.match(msg)
-    if m and s.version is None:
-        s.version = m.group(1)
-
-
-def _untrusted(s: _Scan, msg: str) -> None:
-    if msg.startswith("metrics untrustworthy:"):
-        s.untrusted = _count(msg)
-
-
-def _setting(s: _Scan, msg: str) -> None:
-    seconds = _run_seconds(msg)
-    if seconds is not None:
-        s.timeout = seconds
-
-
-@lru_cache(maxsize=256)  # the few timeouts of a campaign print the same line in every log
-def _run_seconds(msg: str) -> int | None:
-    """`setting to a 1 min, 30 secs run per stressor` -> 90 (None for no such line)."""
-    t = _SETTING.match(msg)
-    return sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(t.group(1))) if t else None
-
-
-_VERSION = re.compile(r"stress-ng ([0-9]+\.[0-9]+\.[0-9]+)(?: |$)")
-_HANDLERS = {"dispatching": _hogs, "successful": _completed, "unsuccessful": _completed, "failed:": _failed,
-             "skipped:": _skipped, "passed:": _passed, "stress-ng": _version,
-             "metrics": _untrusted, "setting": _setting, "defaulting": _setting}
-
-
 def _float(text: str) -> float | None:
     try:
         return float(text)
     except ValueError:
         return None
-
-
-def _count(msg: str) -> int:
-    value = msg.split(":", 1)[1].strip().split(" ", 1)[0].rstrip(":")
-    return parse_int(value) or 0
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
@@ -401,7 +308,7 @@ def _columns(stressor: str) -> tuple[tuple[str, str, bool], ...]:
     return named_columns(slug(stressor) + "_")
 
 
-def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str | None:
+def _primary(rows: list[Row], test: str | None, several: bool = False) -> str | None:
     """`several`: the run dispatched several stressors, so a lone row is what is left of a cut table."""
     names = [r[0] for r in rows]
     if test == "stress-ng-cpu":
@@ -412,4 +319,4 @@ def _primary(rows: list[_Row], test: str | None, several: bool = False) -> str |
 
 
 def _flags_yaml(requested: Mapping[str, Any] | None, echoed: Echoed, row: list[float] | None) -> list[str]:
-    return run_flags(_Scan(), requested, echoed, row)
+    return run_flags(Scan(), requested, echoed, row)

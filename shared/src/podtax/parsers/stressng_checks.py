@@ -130,7 +130,7 @@ def no_work_flag(name: str) -> str:
 
 
 def no_rows_failure(scan: Any) -> ParseFailure:
-    """Why a log has no metrics table (`scan` is stressng._Scan), most specific first."""
+    """Why a log has no metrics table (`scan` is stressng_state.Scan), most specific first."""
     if scan.skipped and scan.completed and not scan.passed:
         return ParseFailure("fatal", f"stress-ng skipped its stressor ({scan.skipped} instance(s) skipped, none "
                                      "passed), so there are no figures: its log says why (out of memory, not "
@@ -153,7 +153,7 @@ def no_rows_failure(scan: Any) -> ParseFailure:
 
 
 def run_flags(s: Any, requested: Mapping[str, Any] | None, echoed: Echoed, row: list[float] | None) -> list[str]:
-    """The flags of a run read into `s` (stressng._Scan) whose primary row is `row`."""
+    """The flags of a run read into `s` (stressng_state.Scan) whose primary row is `row`."""
     flags = compare_echoed(requested, echoed, ("timeout",))
     if s.failed:
         flags.append(f"FAILED: stress-ng reported {s.failed} failed stressor instance(s)")

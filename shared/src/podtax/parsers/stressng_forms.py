@@ -72,7 +72,7 @@ def behind(raw: str) -> int:
 # behind `stress-ng: info:  [pid] ` or `stress-ng: metrc: [pid] ` (single spaces between the words of a
 # figure line, nothing after its last character).
 _P = r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}+\] ++(?=\S)"
-# the first words of a message stressng._line acts on (the table's header, misc metrics, _HANDLERS keys):
+# the first words of a message stressng._line acts on (the table's header, misc metrics, stressng_state.HANDLERS keys):
 # stressng._NEXT does not pass over a line starting with one
 RESERVED_WORDS = (r"stressor|miscellaneous|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics"
                   r"|setting|defaulting")
@@ -86,7 +86,7 @@ _TOKENS = re.compile(
     rf"({_NAME}) ++([0-9]++(?: ++[0-9]++\.[0-9]{{2}}){{5}}+(?: ++[0-9]++\.[0-9]{{2}}(?: ++[0-9]++)?+)?+)$"
     rf"|({_OTHER}(?:\n{_P}(?!{_RESERVED}){_OTHER})*+)"  # 3: one or more such lines
     rf"|({_NAME}) ++([0-9]++(?:\.[0-9]++)?+) ++(\S[^\n]*+(?<=\S))$"  # 4, 5, 6: a miscellaneous metric
-    # 7: a _HANDLERS line, in the forms whose second word no float() reads either
+    # 7: a HANDLERS line, in the forms whose second word no float() reads either
     rf")|((?:dispatching hogs:|(?:un)?successful run completed|(?:setting|defaulting) to )[^\n]*+(?<=\S)$"
     r"|(?:failed|skipped|passed): [0-9]{1,18}+(?:: [^\n]*+(?<=\S))?+$|metrics untrustworthy: [0-9]{1,18}+$)"
     r"|(stressor[^\n]*?bogo ops[^\n]*+(?<=\S))$"  # 8: the table's header
@@ -98,7 +98,7 @@ _TOKENS = re.compile(
 
 def plain_lines(s: Any, text: str, end: int, handlers: Mapping[str, Callable[[Any, str], None]]) -> int | None:
     """stressng._line over each line of text[:end] (`end` at a newline), for a log whose every line is in
-    the common form (_TOKENS); fills `s` (a stressng._Scan) and returns the state after the last line, as
+    the common form (_TOKENS); fills `s` (a stressng_state.Scan) and returns the state after the last line, as
     _line does. None when a line is in another form, or where _line would do more (a row in a misc block,
     a misc metric inside a table): `s` is then partly filled, and the log is to be read by _line. The first line
     in another form ends the regex pass too (its token takes the rest of the log)."""
