@@ -47,6 +47,8 @@ SHAPES: dict[str, tuple[str | None, str, Callable[[int], str]]] = {
     "sysbench refused runs among runs": ("sysbench", "sysbench", lambda n: fill(
         "sysbench 1.0.20 (x)\nInvalid value for x\nsysbench 1.0.20 (x)\nThreads started!\n", n)),
     "stress-ng prefixes on one line": ("stress-ng", "stress-ng", lambda n: fill("stress-ng: ", n)),
+    "fio job head line of `a-a-a-...`": ("fio", "sysbench",
+                                         lambda n: "fio-3.33\nj: (g=0): rw=read, bs=" + fill("a-", n)),
 }
 
 

@@ -2,7 +2,7 @@
 log on the bus and `podtax parse` carry): each gives a Parsed or a ParseFailure with a reason, never another
 exception, and none is read in more than linear time. The times are measured in bench/bench_hostile_parsers.py; here
 only the outcome is asserted (before the fixes, the first tests raised RecursionError or OverflowError, and the
-megabyte ones did not end: a line of banners took 0.3 s at 10 KiB and grew with its cube)."""
+megabyte ones did not end: a line of banners took 0.3 s at 10 KiB, a fio job line 30 s at 8 KiB, both cubic)."""
 
 from __future__ import annotations
 
@@ -109,6 +109,8 @@ def test_a_stress_ng_line_behind_prefixes_is_still_read() -> None:
     (fill("a\tsysbench 1.0 (x"), "sysbench", "unknown-format"),
     (fill("sysbench 1.0.20 (x)\nInvalid value for x\nsysbench 1.0.20 (x)\nThreads started!\n"), "sysbench",
      "unknown-format"),
+    # fio text: a job's head line whose block size splits in many ways (`bs=a-a-a-...`): cubic, 30 s at 8 KiB
+    ("fio-3.33\n" + fill("j: (g=0): rw=read, bs=" + "a-" * 50_000), "fio", "truncated"),
 ])
 def test_megabyte_shapes_that_were_read_in_quadratic_time_end_with_a_reason(text: str, tool: str | None,
                                                                               reason: str) -> None:

@@ -57,7 +57,9 @@ _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a 
 _STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
 _STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
-_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+.*?ioengine=(\w+), iodepth=(\d+)")
+# The block size is its token up to its first `-` (`4096B-4096B`: a `\S+?` up to any `-`, then `\S+.*?`, tried every
+# split of `a-a-a-...`, cubic: 30 s for an 8 KiB line), then anything up to the ioengine
+_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S[^\s-]*+)-\S.*?ioengine=(\w+), iodepth=(\d+)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 # `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...`, `issued    : total=r=54217/w=13770/d=0` (2.x)
 # and `issued r/w: total=256/0, short=0/0` (1.x)
