@@ -56,6 +56,8 @@ def test_a_tool_build_change_is_said_on_every_compared_row(con):
         assert "NEW:TOOL_CHANGED" in row.flags, (node, row.flags)
         assert "1.0.20 in a and" in row.flag_details["NEW:TOOL_CHANGED"] and "1.0.18 in b" in row.sentence
         assert words in row.sentence, row.sentence
+    # both sides changed alike: said once
+    assert "host and kubernetes runs used sysbench 1.0.20 in a and sysbench 1.0.18 in b" in rows["n1"].sentence
     html = compare_section(compare_campaigns(con.cursor(), "a", "b"))
     assert html.count("NEW:TOOL_CHANGED") >= 2 and "1.0.18 in b" in html
 

@@ -148,7 +148,11 @@ def _tool_changed(b: CellComparison, n: CellComparison, envs: list[str], names: 
     changed = [(env, x, y) for env, x, y in changed if x and y and x != y]
     if not changed:
         return None
-    runs = "; ".join(f"{env} runs used {x} in {names[0]} and {y} in {names[1]}" for env, x, y in changed)
+    alike: dict[tuple[str, str], list[str]] = {}  # both sides changed alike: said once
+    for env, x, y in changed:
+        alike.setdefault((x, y), []).append(env)
+    runs = "; ".join(f"{' and '.join(envs)} runs used {x} in {names[0]} and {y} in {names[1]}"
+                     for (x, y), envs in alike.items())
     template = templates.REGISTRY.get(b.test)
     if template and template.control_plane:
         return f"The backend's build changed between the campaigns: {runs}; the difference includes that change."
