@@ -99,3 +99,13 @@ def test_a_kubesim_workdir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
                            "--kubeconfig", "k.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "--workdir afile exists and is not a folder" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("module", ["podtax_kubesim", "podtax_nomadsim"])
+def test_an_emulator_cluster_file_that_is_missing_names_the_fix(module: str, tmp_path: Path) -> None:
+    """--cluster naming no file said "--cluster: [Errno 2] No such file or directory: 'gone.yaml'" (audit hD)."""
+    done = subprocess.run([sys.executable, "-m", module, "--cluster", "gone.yaml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Errno" not in done.stderr, done.stderr
+    assert "--cluster gone.yaml: No such file or directory; give a cluster file" in done.stderr, done.stderr

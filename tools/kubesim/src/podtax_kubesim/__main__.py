@@ -78,7 +78,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
         return f"--kubeconfig {out}: the folder {out.absolute().parent} does not exist; create it first"
     try:
         cluster.load(args.cluster)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:  # it said "[Errno 2] No such file or directory: 'x.yaml'"
+        return f"--cluster {args.cluster}: {exc.strerror}; give a cluster file (YAML, as in examples/clusters/)"
+    except ValueError as exc:
         return f"--cluster: {exc}"
     return None
 

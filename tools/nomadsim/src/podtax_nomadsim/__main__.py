@@ -60,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:  # a usage mistake, found before anything starts (it was exit 1 from inside the server)
         cluster.load(args.cluster)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:  # it said "[Errno 2] No such file or directory: 'x.yaml'"
+        print(f"podtax-nomadsim: --cluster {args.cluster}: {exc.strerror}; give a cluster file (YAML, as in "
+              f"examples/clusters/nomad.yaml)", file=sys.stderr)
+        return 2
+    except ValueError as exc:
         print(f"podtax-nomadsim: --cluster: {exc}", file=sys.stderr)
         return 2
     try:
