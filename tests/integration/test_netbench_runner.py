@@ -81,7 +81,7 @@ def test_pod_side_topologies_are_validated_parameters(tmp_path: Path) -> None:
     argv = templates.get("iperf3").build_argv({"server": "198.18.0.9"})
     assert argv[0] == "iperf3"  # a remote server: the client alone
     local = templates.get("iperf3").build_argv({})
-    assert local[1:5] == ["-m", "podtax.netpair", "--test", "iperf3"] and local[local.index("--") + 1] == "iperf3"
+    assert local[1:6] == ["-I", "-m", "podtax.netpair", "--test", "iperf3"] and local[local.index("--") + 1] == "iperf3"
 
 
 async def test_a_refused_server_pod_fails_the_run_and_leaves_nothing(nats_url: str, kubesim_factory) -> None:  # type: ignore[no-untyped-def]

@@ -107,7 +107,8 @@ def _with_local_server(test: str, p: Iperf3 | Sockperf, client: list[str]) -> li
     (the runner started the server where the topology says)."""
     if p.server not in LOOPBACK:
         return client
-    return [sys.executable, "-m", "podtax.netpair", "--test", test, "--port", str(p.port), "--protocol",
+    # -I: run from the work directory, `-m` would import a module found there first, and read PYTHON* variables
+    return [sys.executable, "-I", "-m", "podtax.netpair", "--test", test, "--port", str(p.port), "--protocol",
             p.protocol, "--bind", "::1" if p.server == "::1" else "127.0.0.1", "--", *client]
 
 

@@ -136,20 +136,20 @@ def space_problem(run: events.RunSpec, workdir: Path) -> str | None:
             f"lower size or free space there (PODTAX_AGENT_WORKDIR)")
 
 
-def workdir_problem(run: events.RunSpec, workdir: Path) -> str | None:
-    """Why the run's tool must not write its data file in `workdir`, or None. fio writes at a fixed name there,
-    through any symbolic link it finds (into a file at least its size, or a disk): the directory must be this
-    user's and writable by no one else, or another user could put such a link there (/var/tmp is
+def workdir_problem(workdir: Path) -> str | None:
+    """Why no tool may run in `workdir`, or None. Every tool runs there (its working directory): fio writes its data
+    file at a fixed name, through any symbolic link it finds (into a file at least its size, or a disk), and
+    `python -m podtax.netpair` (network runs) would import a module found there. The directory must be this
+    user's and writable by no one else, or another user could put such a link or module there (/var/tmp is
     world-writable, and anyone may create /var/tmp/podtax first). The agent made it at start (owndir.prepare);
     one removed since (tmpfiles ages /var/tmp) is made again, for this user alone."""
-    if run.test != "fio":
-        return None
     with contextlib.suppress(OSError):  # one that cannot be made is refused below
         make(workdir)
     if (why := problem(workdir)) is None:
         return None
     return (f"the work directory {why}, or set PODTAX_AGENT_WORKDIR to another: another user could put a link "
-            f"where fio writes its data file and have this agent overwrite any file or disk")
+            f"where fio writes its data file, or code where a tool looks for it, and have this agent overwrite "
+            f"any file or disk, or run that code")
 
 
 def device_problem(run: events.RunSpec) -> str | None:

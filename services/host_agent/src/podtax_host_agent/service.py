@@ -106,7 +106,7 @@ class Agent:
             return
         lock_fd = await self.lock.acquire()  # waits while processes of an earlier run still hold the node
         try:
-            if problem := workdir_problem(run, self.workdir):
+            if problem := workdir_problem(self.workdir):
                 await self.refuse(run, "unsafe-workdir", problem)
                 return
             if problem := space_problem(run, self.workdir):

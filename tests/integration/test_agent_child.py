@@ -1,0 +1,88 @@
+"""How the host agent (root on real hosts) starts a benchmark, from the point of view of someone who can publish run
+requests or write in the work directory (audit hS). Real nats-server, the real Agent, the real tools (small
+parameters).
+
+- A host network run starts `python -m podtax.netpair` in the work directory, and `python -m` puts its working
+  directory first on the import path: a `podtax/netpair.py` planted there ran as root. The work directory was
+  checked (owner, mode, link) only before fio runs. Now every run is refused when the work directory is unsafe,
+  and the interpreter runs isolated (`-I`: no working directory on the path, no PYTHON* variables).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import nats
+from podtax import config, events, subjects, templates
+from podtax.bus import Bus
+from podtax_host_agent.execute import run_argv
+from podtax_host_agent.service import Agent
+
+NODE = "n1"
+IPERF3 = {"server": "127.0.0.1", "port": 15201, "duration": 1}
+
+
+async def _handle(nats_url: str, tmp_path: Path, workdir: Path, test: str, params: dict[str, Any],
+                  run_id: str, after_start: Any = None) -> tuple[list[dict], list[dict]]:
+    """The logs and refusals the real Agent publishes for one run request."""
+    bus = await Bus.connect(nats_url, "test/agent")
+    nc = await nats.connect(nats_url)
+    logs: list[dict] = []
+    failures: list[dict] = []
+
+    async def on_msg(msg: Any) -> None:
+        data = json.loads(msg.data)["data"]
+        (logs if msg.subject.startswith(subjects.RUN_LOG) else failures).append(data)
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_msg)
+    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_msg)
+    try:
+        await bus.ensure_streams()
+        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE, agent_workdir=workdir,
+                               agent_state_dir=tmp_path / f"state-{run_id}")
+        agent = Agent(settings, bus)
+        await agent.refresh_facts()
+        if after_start:
+            after_start()
+        run = events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test=test, params=params,
+                             timeout_s=60)
+        await agent.handle(events.run_requested(run, "test"))
+        await nc.flush()
+    finally:
+        await nc.close()
+        await bus.close()
+    return logs, failures
+
+
+def _plant(folder: Path, canary: Path) -> None:
+    """What anyone who may write in the folder can do: a `podtax` package that `python -m` in it imports."""
+    (folder / "podtax").mkdir(parents=True, exist_ok=True)
+    (folder / "podtax" / "__init__.py").write_text("")
+    (folder / "podtax" / "netpair.py").write_text(f"open({str(canary)!r}, 'w').write('ran')\n")
+
+
+async def test_a_network_run_is_refused_in_a_work_directory_others_may_write(nats_url: str, tmp_path: Path) -> None:
+    work, canary = tmp_path / "work", tmp_path / "canary"
+
+    def hand_over() -> None:  # the agent made it for itself at start; since then, it became anyone's
+        work.mkdir(mode=0o700, exist_ok=True)
+        work.chmod(0o777)
+        _plant(work, canary)
+
+    logs, failures = await _handle(nats_url, tmp_path, work, "iperf3", IPERF3, "net-1", hand_over)
+    assert not canary.exists(), "code planted in the work directory ran"
+    assert logs == [] and [f["reason"] for f in failures] == ["unsafe-workdir"], (logs, failures)
+    assert "writable by others" in failures[0]["detail"]
+
+
+async def test_the_network_pair_imports_nothing_from_its_working_directory(tmp_path: Path) -> None:
+    canary = tmp_path / "canary"
+    _plant(tmp_path, canary)
+    argv = templates.get("iperf3").build_argv(IPERF3, str(tmp_path))
+    out = await run_argv(argv, 60, 100_000, tmp_path)
+    assert not canary.exists(), "podtax/netpair.py of the working directory ran"
+    assert out.exit_code == 0 and '"end"' in out.stdout, (out.exit_code, out.stderr[-2000:])
+    assert sorted(os.listdir(tmp_path)) == ["podtax"], "the run left files behind"
