@@ -35,3 +35,26 @@ def test_a_score_over_two_units_is_confounded(store):
     assert merged == loaded == full
     # only CONFOUNDED: BIMODAL was also said of 0.1 (ms) among 104s (us), two "modes" of one unit change
     assert full.flags == ["CONFOUNDED"] and full.n == 10, full.flags
+
+
+def _said(first: int, hib: bool, count: int = 8) -> list:
+    return [result_event(f"d{i}", "c", "n2", "host", 900.0 + i % 3, T0 + timedelta(minutes=i), test="fio",
+                         params={"rw": "randread"}, metric="read_iops", unit="IOPS", higher_is_better=hib,
+                         tool="fio", tool_version="fio-3.33")
+            for i in range(first, first + count)]
+
+
+def test_a_score_whose_runs_disagree_on_the_direction_is_confounded(store):
+    """Runs that said higher is better and runs that said lower (a producer that changed it): the score's
+    higher_is_better was their bool_or, so the scheduler ranked nodes by a direction half the runs deny."""
+    cache = ScoreCache()
+    store.write_batch(_said(0, True))
+    (first,) = cache.update(store, {f"d{i}" for i in range(8)})
+    assert first.flags == []
+    store.write_batch(_said(8, False, count=2))
+    new = {"d8", "d9"}
+    (merged,) = cache.update(store, new)  # met while merging new runs
+    (loaded,) = ScoreCache().update(store, new)  # ... and while loading the key
+    (full,) = [s for s in node_scores(store.cursor()) if s.node == "n2"]
+    assert merged == loaded == full
+    assert full.flags == ["CONFOUNDED"] and full.n == 10, full.flags

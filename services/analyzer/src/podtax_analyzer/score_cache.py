@@ -76,7 +76,8 @@ log = logging.getLogger("podtax.analyzer.scores")
 _ROWS = f"""
 SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        any_value(m.unit) AS unit, list(DISTINCT m.unit) AS units, bool_or(m.higher_is_better) AS hib,
-       list(m.value ORDER BY m.value) AS vals, list(hash(r.run_id) ORDER BY m.value) AS ids,
+       list(DISTINCT m.higher_is_better) AS hibs, list(m.value ORDER BY m.value) AS vals,
+       list(hash(r.run_id) ORDER BY m.value) AS ids,
        list(epoch_us(coalesce(r.ended_at, r.stored_at)) ORDER BY m.value) AS updated_us,
        list({VERSION_SQL} ORDER BY m.value) AS versions,
        list(coalesce(r.nr_throttled > 0, false) ORDER BY m.value) AS throttled,
@@ -104,10 +105,11 @@ FROM runs r SEMI JOIN (SELECT DISTINCT cluster, node, env, test, params_key FROM
 WHERE {COUNTED}
 """
 _KEY_META = f"""
-SELECT k.idx, g.unit, g.units, g.hib, g.versions, g.n FROM score_keys k JOIN (
+SELECT k.idx, g.unit, g.units, g.hib, g.hibs, g.versions, g.n FROM score_keys k JOIN (
     SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, any_value(m.unit) AS unit,
            list(DISTINCT m.unit) AS units,
-           bool_or(m.higher_is_better) AS hib, list(DISTINCT r.version) AS versions, count(*) AS n
+           bool_or(m.higher_is_better) AS hib, list(DISTINCT m.higher_is_better) AS hibs,
+           list(DISTINCT r.version) AS versions, count(*) AS n
     FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r
     JOIN metrics m ON m.run_id = r.run_id GROUP BY ALL
 ) g USING (cluster, node, env, test, params_key, metric)
@@ -141,6 +143,7 @@ class KeyState:
     updated_us: int = 0
     builds: set[str] = field(default_factory=set)
     units: set[str] = field(default_factory=set)
+    directions: set[bool] = field(default_factory=set)  # the higher-is-better its runs said
     throttled: int = 0
     overlapped: set[int] = field(default_factory=set)
 
@@ -205,7 +208,7 @@ class ScoreCache:
         return score_from_sorted(cluster=cluster, node=node, env=env, test=test, params_key=pkey, metric=metric,
                                  unit=s.unit, higher_is_better=s.hib, vals=s.values, updated_us=s.updated_us,
                                  builds=len(s.builds), units=len(s.units), throttled=s.throttled,
-                                 overlap=len(s.overlapped),
+                                 overlap=len(s.overlapped), directions=len(s.directions),
                                  mean=mean_from_sum(s.total, s.values))
 
     def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
@@ -245,7 +248,7 @@ class ScoreCache:
                 unit=str(meta["unit"][j]), hib=bool(meta["hib"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
                 total=add_exact([], vals[a:b].tolist()),
                 updated_us=int(updated[a:b].max()), builds={str(v) for v in meta["versions"][j]},
-                units={str(u) for u in meta["units"][j]},
+                units={str(u) for u in meta["units"][j]}, directions={bool(d) for d in meta["hibs"][j]},
                 throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
             self.held += b - a
 
@@ -273,6 +276,7 @@ class ScoreCache:
         overlap = rows["overlap"]
         s.hib = s.hib or bool(rows["hib"])
         s.units.update(rows["units"])
+        s.directions.update(rows["hibs"])
         at = np.searchsorted(s.runs, nums)
         known = at < len(s.runs)
         known[known] = s.runs[at[known]] == nums[known]
@@ -345,10 +349,10 @@ def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
-    """(key, {"unit", "units", "hib", and the per-row lists}) for each key the query returns."""
+    """(key, {"unit", "units", "hib", "hibs", and the per-row lists}) for each key the query returns."""
     res = con.execute(sql, params).fetchnumpy()
     for i in range(len(res["unit"])):
         key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
         rows = {c: np.asarray(res[c][i], dtype=t) for c, t in _LISTS.items()}
         yield key, {"unit": str(res["unit"][i]), "units": [str(u) for u in res["units"][i]],
-                    "hib": bool(res["hib"][i]), **rows}
+                    "hib": bool(res["hib"][i]), "hibs": [bool(d) for d in res["hibs"][i]], **rows}

@@ -7,8 +7,8 @@ end time (its stored time when the end is unknown). Scores span every campaign: 
 what it has shown so far, whichever campaign measured it.
 
 flags say why the runs should not drive placement (the scheduler ignores such evidence and says
-so): CONFOUNDED (more than one tool build among them, or the metric in more than one unit: a parser that
-changed it), BIMODAL (stats.modes.check_unimodality, as in the comparison: from 6 runs, the gap rule alone
+so): CONFOUNDED (more than one tool build among them, or the metric in more than one unit or direction: a parser
+that changed it), BIMODAL (stats.modes.check_unimodality, as in the comparison: from 6 runs, the gap rule alone
 below 10; not over two units, which CONFOUNDED says), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run
 was throttled by its CPU limit).
 
@@ -109,6 +109,7 @@ SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        list(m.value ORDER BY m.value) AS vals, count(*) AS n,
        epoch_us(max(coalesce(r.ended_at, r.stored_at))) AS updated_us,
        count(DISTINCT {version}) AS builds, count(DISTINCT m.unit) AS units,
+       count(DISTINCT m.higher_is_better) AS directions,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap
 FROM runs r JOIN metrics m ON m.run_id = r.run_id
@@ -154,7 +155,7 @@ def node_scores(
                                 metric=str(res["metric"][i]), unit=str(res["unit"][i]),
                                 higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
                                 updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
-                                units=int(res["units"][i]),
+                                units=int(res["units"][i]), directions=int(res["directions"][i]),
                                 throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]))
               for i in range(len(res["n"]))]
     return [s for s in scores if s is not None]
@@ -162,7 +163,8 @@ def node_scores(
 
 def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,
                       higher_is_better: bool, vals: np.ndarray, updated_us: int, builds: int, units: int,
-                      throttled: int, overlap: int, mean: float | None = None) -> NodeScore | None:
+                      throttled: int, overlap: int, mean: float | None = None,
+                      directions: int = 1) -> NodeScore | None:
     """One key's score from its runs' values (sorted ascending) and facts; shared by node_scores and the
     service's incremental cache (score_cache.py), so both give the same figures. `mean`: exact_mean(vals)
     when the caller has it (the cache, from its running sum: mean_from_sum), else computed here. None when
@@ -179,7 +181,7 @@ def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_ke
                      higher_is_better=higher_is_better, median=median, mean=mean,
                      n=len(vals), ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
                      updated_at=EPOCH + timedelta(microseconds=updated_us),
-                     flags=score_flags(vals, builds, throttled, overlap, units))
+                     flags=score_flags(vals, builds, throttled, overlap, units, directions))
 
 
 def exact_mean(vals: np.ndarray) -> float:
@@ -228,11 +230,12 @@ def mean_from_sum(partials: list[float] | None, vals: np.ndarray) -> float:
     return exact_mean(vals)
 
 
-def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int, units: int = 1) -> list[str]:
+def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int, units: int = 1,
+                directions: int = 1) -> list[str]:
     """The flags of one node score (see the module doc), in a fixed order; vals sorted ascending; units: how
-    many distinct units its runs gave the metric in."""
+    many distinct units its runs gave the metric in; directions: how many higher-is-better they said."""
     flags = []
-    if builds > 1 or units > 1:
+    if builds > 1 or units > 1 or directions > 1:
         flags.append("CONFOUNDED")
     x = np.asarray(vals, dtype=float)
     # from the floor cell_analysis uses (it refuses fewer runs); values in two units have no shape on one scale
