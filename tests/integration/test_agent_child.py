@@ -6,6 +6,10 @@ parameters).
   directory first on the import path: a `podtax/netpair.py` planted there ran as root. The work directory was
   checked (owner, mode, link) only before fio runs. Now every run is refused when the work directory is unsafe,
   and the interpreter runs isolated (`-I`: no working directory on the path, no PYTHON* variables).
+- sysbench memory allocates its block and writes it through: a request for a block of the host's memory or more
+  ran on the host, where no cgroup limit stops it. Now refused beyond the available memory (insufficient-memory).
+- fio's free-space check read the request's `size` as written and raised on `1m` (valid: fio reads it as 1M), so
+  the request was retried until dead-lettered.
 """
 
 from __future__ import annotations
@@ -86,3 +90,29 @@ async def test_the_network_pair_imports_nothing_from_its_working_directory(tmp_p
     assert not canary.exists(), "podtax/netpair.py of the working directory ran"
     assert out.exit_code == 0 and '"end"' in out.stdout, (out.exit_code, out.stderr[-2000:])
     assert sorted(os.listdir(tmp_path)) == ["podtax"], "the run left files behind"
+
+
+def _mem_kib(field: str) -> int:
+    return next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith(f"{field}:"))
+
+
+async def test_a_sysbench_memory_block_larger_than_the_free_memory_is_refused(nats_url: str, tmp_path: Path) -> None:
+    # sysbench memory allocates its block and writes it through before it starts: a block of the host's memory or
+    # more drove the host (not a pod with a limit) into swap and the OOM killer
+    block = 1 << (2 * _mem_kib("MemTotal") * 1024).bit_length()  # a power of two above twice the memory
+    size = f"{block >> 30}G"
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-memory",
+                                   {"block_size": size, "total_size": size, "time": 1}, "mem-1")
+    assert logs == [] and [f["reason"] for f in failures] == ["insufficient-memory"], (logs, failures)
+    assert f"block_size {size}" in failures[0]["detail"] and "MemAvailable" in failures[0]["detail"]
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-memory",
+                                   {"block_size": "1m", "total_size": "1M", "time": 1}, "mem-2")
+    assert failures == [] and [lg["exit_code"] for lg in logs] == [0], (logs, failures)
+
+
+async def test_a_size_in_lower_case_runs_fio(nats_url: str, tmp_path: Path) -> None:
+    # the template reads 1m as 1M; the agent's free-space check read the request's text and raised on it
+    fio = {"rw": "write", "bs": "4k", "size": "1m", "iodepth": 1, "direct": False, "runtime": 1}
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "fio", fio, "fio-1")
+    assert failures == [] and [lg["exit_code"] for lg in logs] == [0], (logs, failures)

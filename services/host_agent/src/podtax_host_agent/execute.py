@@ -124,16 +124,47 @@ def space_problem(run: events.RunSpec, workdir: Path) -> str | None:
     """Why the run's data cannot fit in the work directory's free space, or None when it fits."""
     if run.test != "fio":
         return None
-    need = size_bytes(str(run.params.get("size", templates.get("fio").params.model_fields["size"].default)))
+    params = templates.get("fio").validate(run.params)  # the size as fio reads it: 1m is 1M
+    assert isinstance(params, templates.Fio)
+    size = params.size
+    need = size_bytes(size)
     probe = workdir if workdir.exists() else next((p for p in workdir.parents if p.exists()), Path("/"))
     usage = shutil.disk_usage(probe)
     reserve = max(RESERVE_BYTES, usage.total // 20)
     room = max(0, usage.free - reserve)
     if need <= room:
         return None
-    return (f"fio size {run.params.get('size')} needs {need:,} bytes but the work directory {workdir} has "
+    return (f"fio size {size} needs {need:,} bytes but the work directory {workdir} has "
             f"{usage.free:,} bytes free, of which {reserve:,} are kept in reserve (at most {room:,} usable); "
             f"lower size or free space there (PODTAX_AGENT_WORKDIR)")
+
+
+def _meminfo_bytes() -> dict[str, int]:
+    out = {}
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if value.strip().endswith(" kB"):
+            out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def memory_problem(run: events.RunSpec) -> str | None:
+    """Why the run's memory cannot fit in the host's available memory, or None when it fits. sysbench memory
+    allocates its block (one, shared by its threads) and writes it through before it starts: on the host, where no
+    cgroup limit stops it, a block of the host's memory drives it into swap and the OOM killer."""
+    if run.test != "sysbench-memory":
+        return None
+    params = templates.get("sysbench-memory").validate(run.params)
+    assert isinstance(params, templates.SysbenchMemory)
+    block = params.block_size
+    mem = _meminfo_bytes()
+    free, reserve = mem.get("MemAvailable", 0), max(RESERVE_BYTES, mem.get("MemTotal", 0) // 10)
+    room = max(0, free - reserve)
+    if size_bytes(block) <= room:
+        return None
+    return (f"sysbench-memory block_size {block} needs {size_bytes(block):,} bytes of memory but this node has "
+            f"{free:,} available (MemAvailable), of which {reserve:,} are kept in reserve (at most {room:,} usable); "
+            f"lower block_size")
 
 
 def workdir_problem(workdir: Path) -> str | None:

@@ -21,6 +21,7 @@ from podtax_host_agent import facts, guard, outbox, owndir
 from podtax_host_agent.execute import (
     device_problem,
     leftover_data_files,
+    memory_problem,
     run_template,
     space_problem,
     target_problem,
@@ -111,6 +112,9 @@ class Agent:
                 return
             if problem := space_problem(run, self.workdir):
                 await self.refuse(run, "insufficient-space", problem)
+                return
+            if problem := memory_problem(run):
+                await self.refuse(run, "insufficient-memory", problem)
                 return
             log.info("running %s %s (run %s)", run.test, templates.params_key(run.params), run.run_id)
             out = await run_template(run, self.settings.agent_output_cap_bytes, self.workdir, version,
