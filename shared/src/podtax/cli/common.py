@@ -39,10 +39,21 @@ UP_FILE = "up.json"
 
 
 def _up_info() -> dict[str, str]:
+    """The running `podtax up`'s record, {} when none runs there. One that is not the JSON object up writes (atomically)
+    is refused in one line: a list ended every command in an AttributeError traceback, broken JSON was ignored for
+    the defaults, so the CLI looked for NATS at 127.0.0.1:4222 and advised setting PODTAX_DATA_DIR (audit hD)."""
+    path = DATA_DIR / UP_FILE
     try:
-        return json.loads((DATA_DIR / UP_FILE).read_text())
-    except (OSError, ValueError):
+        info = json.loads(path.read_text())
+    except OSError:
         return {}
+    except ValueError as exc:  # not JSON, not UTF-8
+        info, why = None, " ".join(str(exc).split())
+    else:
+        why = f"a JSON {type(info).__name__}, not an object"
+    if not isinstance(info, dict):
+        raise fail(f"{path} is not the record podtax up writes ({why}): remove it, or start podtax up again", 2)
+    return info
 
 
 def from_up(key: str) -> str | None:
