@@ -8,6 +8,9 @@ parameters).
   and the interpreter runs isolated (`-I`: no working directory on the path, no PYTHON* variables).
 - sysbench memory allocates its block and writes it through: a request for a block of the host's memory or more
   ran on the host, where no cgroup limit stops it. Now refused beyond the available memory (insufficient-memory).
+- The node lock was opened (O_CREAT, as root) through any link in the state directory, checked only at start:
+  a state directory become anyone's let them create a file anywhere. It is checked before every run now
+  (unsafe-state-dir), and the lock is never opened through a link.
 - fio's free-space check read the request's `size` as written and raised on `1m` (valid: fio reads it as 1M), so
   the request was retried until dead-lettered.
 """
@@ -116,3 +119,21 @@ async def test_a_size_in_lower_case_runs_fio(nats_url: str, tmp_path: Path) -> N
     fio = {"rw": "write", "bs": "4k", "size": "1m", "iodepth": 1, "direct": False, "runtime": 1}
     logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "fio", fio, "fio-1")
     assert failures == [] and [lg["exit_code"] for lg in logs] == [0], (logs, failures)
+
+
+async def test_no_run_writes_through_a_link_in_a_state_directory_others_may_write(nats_url: str,
+                                                                                   tmp_path: Path) -> None:
+    # the node lock was opened (O_CREAT, as root) through any link found in the state directory, before anything
+    # checked it: a state directory become anyone's let them create a file anywhere (/etc/nologin stops logins)
+    state, victim = tmp_path / "state-lock-1", tmp_path / "nologin"
+
+    def hand_over() -> None:
+        state.mkdir(mode=0o700)
+        state.chmod(0o777)
+        (state / "node.lock").symlink_to(victim)
+
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-cpu",
+                                   {"threads": 1, "events": 10, "time": 1}, "lock-1", hand_over)
+    assert not victim.exists(), "the agent created a file through a link in its state directory"
+    assert logs == [] and [f["reason"] for f in failures] == ["unsafe-state-dir"], (logs, failures)
+    assert "writable by others" in failures[0]["detail"] and "PODTAX_AGENT_STATE_DIR" in failures[0]["detail"]

@@ -25,7 +25,7 @@ from podtax import benchwrap, events, templates
 from podtax.templates import size_bytes
 
 from podtax_host_agent.guard import MARKER, die_with_parent, kill_marked
-from podtax_host_agent.owndir import make, problem
+from podtax_host_agent.owndir import make, recheck
 
 # Kept free in the work directory beyond a run's data: 5% of the filesystem, at least this much.
 RESERVE_BYTES = 256 * 1024**2
@@ -174,9 +174,7 @@ def workdir_problem(workdir: Path) -> str | None:
     user's and writable by no one else, or another user could put such a link or module there (/var/tmp is
     world-writable, and anyone may create /var/tmp/podtax first). The agent made it at start (owndir.prepare);
     one removed since (tmpfiles ages /var/tmp) is made again, for this user alone."""
-    with contextlib.suppress(OSError):  # one that cannot be made is refused below
-        make(workdir)
-    if (why := problem(workdir)) is None:
+    if (why := recheck(workdir)) is None:
         return None
     return (f"the work directory {why}, or set PODTAX_AGENT_WORKDIR to another: another user could put a link "
             f"where fio writes its data file, or code where a tool looks for it, and have this agent overwrite "

@@ -9,6 +9,7 @@ then checks them (:func:`problem`), and the work directory again before every fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -47,6 +48,14 @@ def problem(path: Path) -> str | None:
     if st.st_mode & 0o022:
         return f"{path} is writable by others (mode {stat.S_IMODE(st.st_mode):o}); chmod 0700 it"
     return None
+
+
+def recheck(path: Path) -> str | None:
+    """`problem` again, before the agent writes there once more: a directory removed since (tmpfiles ages /var/tmp)
+    is made again, for this user alone; one that became another user's, or anyone's, is named."""
+    with contextlib.suppress(OSError):  # one that cannot be made: problem() says so
+        make(path)
+    return problem(path)
 
 
 def state_dir(settings: HostAgentSettings) -> Path:

@@ -84,6 +84,11 @@ class Agent:
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
+        if why := owndir.recheck(self.state_dir):  # before anything is read or written there (lock, outbox)
+            await self.refuse(run, "unsafe-state-dir", f"the state directory {why}, or set PODTAX_AGENT_STATE_DIR to "
+                                                       f"another: another user could put links there that this "
+                                                       f"agent writes through, or logs it would publish as its own")
+            return
         if (kept := outbox.load(self.state_dir, run.run_id)) is not None:
             log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
             await self.report(kept)
