@@ -57,6 +57,23 @@ def status_message(body: str | bytes | None) -> str:
         return ""
 
 
+def retry_after_s(exc: BaseException | None) -> float | None:
+    """The seconds an API answer asks to wait before trying again: its Retry-After header, else its Status's
+    details.retryAfterSeconds (the API server writes both); None when it names none or not in seconds."""
+    raw = (getattr(exc, "headers", None) or {}).get("Retry-After")
+    if raw is None:
+        body = getattr(exc, "body", None)
+        try:
+            raw = ((json.loads(body or "{}") or {}).get("details") or {}).get("retryAfterSeconds")
+        except (ValueError, AttributeError, TypeError):
+            raw = None
+    try:
+        seconds = float(raw) if raw is not None else None
+    except (TypeError, ValueError):  # an HTTP date: the API server sends seconds
+        return None
+    return seconds if seconds is not None and seconds == seconds else None
+
+
 def refresh_at_most_every(cfg: Any) -> None:
     """Make the credential refresh of `cfg` (a kubernetes.client.Configuration) run at most once every
     REFRESH_S, not before every request; a configuration without one (a static token) is left as it is."""

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from kubernetes.client.exceptions import ApiException
-from podtax.kubeclient import status_message
+from podtax.kubeclient import retry_after_s, status_message
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
 T = TypeVar("T")
@@ -42,13 +42,9 @@ def brief(exc: BaseException | None) -> str:
 
 
 def retry_after(exc: BaseException | None) -> float:
-    """The seconds an answer's `Retry-After` header asks to wait (a Kubernetes 429 or 5xx; at most
-    RETRY_AFTER_MAX_S), 0 when it has none or not in seconds."""
-    headers = getattr(exc, "headers", None)
-    try:
-        return min(RETRY_AFTER_MAX_S, max(0.0, float((headers or {}).get("Retry-After") or 0)))
-    except (TypeError, ValueError):
-        return 0.0
+    """The seconds an answer asks to wait (a Kubernetes 429 or 5xx: podtax.kubeclient.retry_after_s; at most
+    RETRY_AFTER_MAX_S), 0 when it names none or not in seconds."""
+    return min(RETRY_AFTER_MAX_S, max(0.0, retry_after_s(exc) or 0.0))
 
 
 def did_nothing(exc: BaseException) -> bool:

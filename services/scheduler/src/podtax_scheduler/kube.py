@@ -23,7 +23,7 @@ from typing import Any
 import urllib3
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from podtax.kubeclient import load_config, refresh_at_most_every, status_message, unvalidated
+from podtax.kubeclient import load_config, refresh_at_most_every, retry_after_s, status_message, unvalidated
 
 log = logging.getLogger("podtax.scheduler.kube")
 COMPONENT = "benchmark-scheduler"
@@ -68,23 +68,12 @@ def api_problem(exc: BaseException) -> str:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """The seconds an API answer of 429 or 5xx asks to wait before trying again (its Retry-After header, else its
-    Status's details.retryAfterSeconds, as client-go reads them), within RETRY_AFTER_S; None when it names none."""
+    """The seconds an API answer of 429 or 5xx asks to wait before trying again (podtax.kubeclient.retry_after_s, as
+    client-go reads them), within RETRY_AFTER_S; None when it names none."""
     if not isinstance(exc, ApiException) or not (exc.status == 429 or (exc.status or 0) >= 500):
         return None
-    raw = (exc.headers or {}).get("Retry-After")
-    if raw is None:
-        try:
-            raw = ((json.loads(exc.body or "{}") or {}).get("details") or {}).get("retryAfterSeconds")
-        except (ValueError, AttributeError):
-            raw = None
-    try:
-        seconds = float(raw) if raw is not None else None
-    except ValueError:  # an HTTP date: the API server sends seconds
-        return None
-    if seconds is None or seconds != seconds:
-        return None
-    return min(max(seconds, RETRY_AFTER_S[0]), RETRY_AFTER_S[1])
+    seconds = retry_after_s(exc)
+    return None if seconds is None else min(max(seconds, RETRY_AFTER_S[0]), RETRY_AFTER_S[1])
 
 
 def api_client(kubeconfig: Path | None, pool: int = 16) -> client.ApiClient:
