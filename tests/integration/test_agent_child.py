@@ -11,6 +11,8 @@ parameters).
 - The node lock was opened (O_CREAT, as root) through any link in the state directory, checked only at start:
   a state directory become anyone's let them create a file anywhere. It is checked before every run now
   (unsafe-state-dir), and the lock is never opened through a link.
+- A relative entry in the agent's PATH made a tool be looked up in the work directory (and a tool's version and
+  its run could come from different paths). Tools are looked up on the absolute entries, then /usr/sbin, /sbin.
 - fio's free-space check read the request's `size` as written and raised on `1m` (valid: fio reads it as 1M), so
   the request was retried until dead-lettered.
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 from podtax import config, events, subjects, templates
 from podtax.bus import Bus
 from podtax_host_agent.execute import run_argv
@@ -137,3 +140,20 @@ async def test_no_run_writes_through_a_link_in_a_state_directory_others_may_writ
     assert not victim.exists(), "the agent created a file through a link in its state directory"
     assert logs == [] and [f["reason"] for f in failures] == ["unsafe-state-dir"], (logs, failures)
     assert "writable by others" in failures[0]["detail"] and "PODTAX_AGENT_STATE_DIR" in failures[0]["detail"]
+
+
+async def test_a_tool_is_never_looked_up_in_the_work_directory(nats_url: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # an empty or relative entry in the agent's PATH (`PATH=:/usr/bin`, `.`) made the child look for its tool in
+    # its working directory first, and tools and their versions were found on different paths (hdparm's
+    # version in /usr/sbin when PATH lacks it, its run nowhere)
+    work, canary = tmp_path / "work", tmp_path / "canary"
+    work.mkdir(mode=0o700)
+    fake = work / "sysbench"
+    fake.write_text(f"#!/bin/sh\ntouch {canary}\n")
+    fake.chmod(0o700)
+    monkeypatch.setenv("PATH", f":.:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    logs, failures = await _handle(nats_url, tmp_path, work, "sysbench-cpu", {"threads": 1, "events": 10, "time": 1},
+                                   "path-1")
+    assert not canary.exists(), "the work directory's sysbench ran"
+    assert failures == [] and [lg["exit_code"] for lg in logs] == [0] and "events per second" in logs[0]["stdout"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from podtax import benchwrap, events, templates
 from podtax.templates import size_bytes
 
+from podtax_host_agent.facts import tool_path
 from podtax_host_agent.guard import MARKER, die_with_parent, kill_marked
 from podtax_host_agent.owndir import make, recheck
 
@@ -72,7 +73,7 @@ async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path,
     or is cancelled, every process carrying the marker is killed, wherever it went."""
     started = events.now()
     marker = uuid.uuid4().hex
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C", MARKER: marker}
+    env = {"PATH": tool_path(), "LC_ALL": "C", MARKER: marker}  # nothing of the agent's or the request's
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=cwd, start_new_session=True, env=env, preexec_fn=die_with_parent(os.getpid()), pass_fds=tuple(pass_fds),

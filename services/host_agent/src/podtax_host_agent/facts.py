@@ -33,15 +33,25 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def tool_path() -> str:
+    """Where tools are looked up, for their version and their runs alike: the agent's PATH without its relative
+    entries (empty, `.`: a tool is never taken from a working directory), then /usr/sbin and /sbin (hdparm's
+    home, missing from many users' PATH)."""
+    dirs = [d for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if os.path.isabs(d)]
+    return os.pathsep.join(dict.fromkeys([*dirs, "/usr/sbin", "/sbin"]))
+
+
 def tool_version(version_argv: tuple[str, ...]) -> str | None:
     """First line of `<tool> --version`, or None when the tool is not installed."""
     if not version_argv:
         return None
-    exe = shutil.which(version_argv[0]) or shutil.which(version_argv[0], path="/usr/sbin:/sbin")
+    path = tool_path()
+    exe = shutil.which(version_argv[0], path=path)
     if not exe:
         return None
-    try:
-        proc = subprocess.run([exe, *version_argv[1:]], capture_output=True, text=True, timeout=10, check=False)
+    try:  # the agent's environment (NATS credentials) is not the tool's
+        proc = subprocess.run([exe, *version_argv[1:]], capture_output=True, text=True, timeout=10, check=False,
+                              env={"PATH": path, "LC_ALL": "C"}, cwd="/", stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = (proc.stdout or proc.stderr).strip()
