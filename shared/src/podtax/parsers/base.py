@@ -228,7 +228,9 @@ def int_or_float(value: float) -> int | float:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-_VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*[0-9A-Za-z.+~-]*)")
+# From the start of a run of digits only (the leftmost match starts there anyway): tried at each digit of a long run,
+# `\d+\.` scanned the rest of it each time (a recorded version of 30,000 digits took 1.7 s)
+_VERSION = re.compile(r"(?<!\d)(\d++\.\d+(?:\.\d+)*[0-9A-Za-z.+~-]*)")
 _BUILD = re.compile(r"\(([^()]*)\)")
 
 
