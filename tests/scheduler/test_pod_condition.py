@@ -5,8 +5,11 @@ updatePod and its queue skip both). Real scheduler, kubesim, real nats-server.""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
+
+from kubernetes import client
 
 from tests.scheduler.conftest import events_for
 from tests.scheduler.sched_objects import pod
@@ -62,3 +65,26 @@ def test_an_unschedulable_pod_is_not_retried_for_its_own_condition(sim_factory: 
     sim.wait_for(lambda: bg.scheduler.metrics.attempts.labels("unschedulable")._value.get() == 2)
     sim.wait_for(lambda: [e for e in events_for(sim, "big") if e.get("count", 1) >= 2])  # said again
     assert status_patches(sim) == 1  # with the same words: no patch
+
+
+def test_a_pod_deleted_before_its_condition_is_set_is_not_a_warning(sim_factory: Any, scheduler_factory: Any,
+                                                                    caplog: Any) -> None:
+    # before: 'FailedScheduling report for default/big: HTTP 404 Not Found: pods "big" not found' and an error
+    # counted, for a pod its owner deleted while it was Pending (a Job's pod, a scaled-down Deployment's)
+    sim = sim_factory({"nodes": [{**NODE, "name": "a"}]})
+    bg = scheduler_factory(sim.kubeconfig)
+    kube, real = bg.scheduler.kube, bg.scheduler.kube.mark_not_scheduled
+    core = client.CoreV1Api(sim.api_client())
+
+    def deleted(namespace: str, name: str, reason: str, message: str) -> None:
+        core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+        real(namespace, name, reason, message)  # a real 404
+
+    kube.mark_not_scheduled = deleted
+    with caplog.at_level(logging.INFO, logger="podtax.scheduler"):
+        sim.create(pod("big", cpu="64"))
+        sim.wait_for(lambda: bg.scheduler.metrics.attempts.labels("unschedulable")._value.get() == 1)
+        sim.wait_for(lambda: sim.get("pods", "big", "default") is None)
+        sim.wait_for(lambda: sum(bg.scheduler.queue.counts().values()) == 0)
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert bg.scheduler.metrics.errors.labels("event")._value.get() == 0

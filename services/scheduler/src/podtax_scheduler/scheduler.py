@@ -267,6 +267,9 @@ class Scheduler:
         try:
             self.kube.mark_not_scheduled(pod.namespace, pod.name, reason, message)
         except Exception as exc:  # noqa: BLE001 - the pod is retried anyway
+            if getattr(exc, "status", None) == 404:  # deleted meanwhile: nothing to explain, its deletion drops it
+                log.debug("PodScheduled of %s: the pod is gone", pod.key)
+                return
             log.warning("FailedScheduling report for %s: %s", pod.key, api_problem(exc))
             self.metrics.errors.labels("event").inc()
 
