@@ -13,6 +13,8 @@ parameters).
   (unsafe-state-dir), and the lock is never opened through a link.
 - A relative entry in the agent's PATH made a tool be looked up in the work directory (and a tool's version and
   its run could come from different paths). Tools are looked up on the absolute entries, then /usr/sbin, /sbin.
+- fio reads a ':' in its --filename as a list of files: a work directory `/x/a:b` had fio write `/x/a`. Such a
+  work directory stops the agent at start (exit 2).
 - fio's free-space check read the request's `size` as written and raised on `1m` (valid: fio reads it as 1M), so
   the request was retried until dead-lettered.
 """
@@ -28,6 +30,7 @@ import nats
 import pytest
 from podtax import config, events, subjects, templates
 from podtax.bus import Bus
+from podtax_host_agent.__main__ import main as agent_main
 from podtax_host_agent.execute import run_argv
 from podtax_host_agent.service import Agent
 
@@ -157,3 +160,15 @@ async def test_a_tool_is_never_looked_up_in_the_work_directory(nats_url: str, tm
                                    "path-1")
     assert not canary.exists(), "the work directory's sysbench ran"
     assert failures == [] and [lg["exit_code"] for lg in logs] == [0] and "events per second" in logs[0]["stdout"]
+
+
+def test_a_work_directory_whose_name_fio_splits_stops_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # fio reads `--filename=/var/lib/a:b/podtax-fio.dat` as two files: it wrote /var/lib/a, outside the checked
+    # directory, and the agent deleted nothing
+    monkeypatch.setenv("PODTAX_NATS_URL", "nats://127.0.0.1:1")  # an agent past its start-up checks exits 3 here
+    monkeypatch.setenv("PODTAX_AGENT_WORKDIR", str(tmp_path / "a:b"))
+    monkeypatch.setenv("PODTAX_AGENT_STATE_DIR", str(tmp_path / "state"))
+    assert agent_main([]) == 2
+    err = capsys.readouterr().err
+    assert "PODTAX_AGENT_WORKDIR" in err and "':'" in err, err

@@ -66,6 +66,9 @@ def prepare(settings: HostAgentSettings) -> None:
     """At start, before NATS: make the work and state directories and check them; raises ConfigError (exit 2)
     naming the variable when one is unsafe or cannot be made."""
     lines = []
+    if ":" in str(settings.agent_workdir):  # --filename=/a:b/podtax-fio.dat: fio writes /a and b/podtax-fio.dat
+        lines.append(f"PODTAX_AGENT_WORKDIR: {settings.agent_workdir} holds a ':', which fio reads as a list of "
+                     f"files (it would write beside the folder); name another folder")
     for variable, path in (("PODTAX_AGENT_WORKDIR", settings.agent_workdir),
                            ("PODTAX_AGENT_STATE_DIR", state_dir(settings))):
         try:
