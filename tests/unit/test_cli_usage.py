@@ -41,6 +41,12 @@ USAGE_ERRORS = [
     (["up", "--node", "", "--data-dir", "/dev/null"], "'' is not a node name"),
     (["up", "--node", "my node", "--data-dir", "/dev/null"], "'my node' is not a node name"),
     (["up", "--node", "vm\n", "--data-dir", "/dev/null"], "'vm\\n' is not a node name"),
+    # the same names as filters: they were sent to the analyzer, and an empty one (an unset $N) got "no results yet"
+    # or "no node scores yet" beside stored ones (audit hD)
+    (["results", "--node", ""], "'' is not a node name"),
+    (["scores", "--node", "my node"], "'my node' is not a node name"),
+    (["scores", "--test", ""], "unknown test ''; registered templates: fio,"),
+    (["scores", "--test", "sysbench-cpuu"], "(did you mean 'sysbench-cpu'?)"),
 ]
 
 

@@ -17,8 +17,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from podtax import templates
 from podtax.campaign import NAME_PATTERN
-from podtax.config import DEFAULT_NATS_URL, Common, ConfigError, is_duckdb_file, load
+from podtax.config import DEFAULT_NATS_URL, NODE_PATTERN, Common, ConfigError, is_duckdb_file, load
 from podtax.localauth import loopback
 
 console = Console()
@@ -83,6 +84,25 @@ def campaign_name(value: str | None) -> str | None:
     if value is not None and not re.match(NAME_PATTERN, value):
         raise typer.BadParameter(f"{value!r} is not a campaign name (lowercase letters, digits and '-', "
                                  f"at most 50, as in the campaign file's `name`)")
+    return value
+
+
+def node_name(value: str | None) -> str | None:
+    """A node name as the host agent and Kubernetes take it (PODTAX_AGENT_NODE), else a usage error (exit 2): an
+    empty or mistyped name asked the analyzer and got "no results yet". None (an option not given) passes."""
+    if value is not None and not re.fullmatch(NODE_PATTERN, value):
+        raise typer.BadParameter(f"{value!r} is not a node name (letters, digits and '-_.', starting and ending "
+                                 f"with a letter or digit, as Kubernetes names its nodes)")
+    return value
+
+
+def test_name(value: str | None) -> str | None:
+    """A registered benchmark template's name, else a usage error naming them (exit 2). None passes."""
+    if value is not None:
+        try:
+            templates.get(value)
+        except templates.TemplateError as exc:
+            raise typer.BadParameter(str(exc)) from None
     return value
 
 

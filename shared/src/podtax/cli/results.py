@@ -19,6 +19,7 @@ from podtax.cli.common import (
     campaign_name,
     console,
     fail,
+    node_name,
     unreachable,
     wide_console,
 )
@@ -55,7 +56,7 @@ def flag_names(flags: list[str]) -> list[str]:
 
 def results(
     campaign: Annotated[str | None, typer.Option(help="Only this campaign.", callback=campaign_name)] = None,
-    node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
+    node: Annotated[str | None, typer.Option(help="Only this node.", callback=node_name)] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 200,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON (every metric).")] = False,
 ) -> int:
@@ -68,7 +69,8 @@ def results(
     if not rows and campaign and campaign not in {c["name"] for c in _get("/api/campaigns")}:  # type: ignore[union-attr]
         raise fail(f"unknown campaign {campaign!r} (the analyzer at {api_url()} has no run of it)")
     if not rows:
-        console.print("no results yet" + (f" for campaign {campaign}" if campaign else ""))
+        console.print("no results yet" + (f" for campaign {campaign}" if campaign else "")
+                      + (f" on node {node}" if node else ""))
         return 0
     table = Table(title=f"{len(rows)} results" + (f" — campaign {campaign}" if campaign else ""))
     for col in ("campaign", "node", "env", "test", "params", "tool", "metric", "value", "flags"):

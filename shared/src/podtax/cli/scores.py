@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from podtax import templates
-from podtax.cli.common import console, wide_console
+from podtax.cli.common import console, node_name, test_name, wide_console
 from podtax.cli.results import _get as api_get
 from podtax.config import SchedulerSettings
 
@@ -70,8 +70,9 @@ def _median(score: dict[str, Any]) -> str:
 
 
 def scores(
-    test: Annotated[str | None, typer.Option(help="Only this benchmark (template name).")] = None,
-    node: Annotated[str | None, typer.Option(help="Only this node.")] = None,
+    test: Annotated[str | None, typer.Option(help="Only this benchmark (template name).", callback=test_name)]
+    = None,
+    node: Annotated[str | None, typer.Option(help="Only this node.", callback=node_name)] = None,
     cluster: Annotated[str | None, typer.Option(help="Only this cluster's scores (a placement records no "
                                                 "cluster: the placements of every cluster are shown).")] = None,
     env: Annotated[str, typer.Option(help="Side whose results rank nodes (the scheduler's score env).")]

@@ -8,7 +8,6 @@ import fcntl
 import importlib.util
 import json
 import os
-import re
 import signal
 import socket
 import sys
@@ -21,9 +20,9 @@ import typer
 import yaml
 
 from podtax import localauth, natsserver
-from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, say
+from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, node_name, say
 from podtax.cli.up_children import Child, NatsChild, check_port, supervise, wait_started
-from podtax.config import NODE_PATTERN, redact
+from podtax.config import redact
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
 LOCK_FILE = "up.lock"  # locked (flock) by the `podtax up` using the data dir, holding its pid
@@ -134,21 +133,13 @@ def ignored_option(env: Mapping[str, str], *, nats_port: int, kubesim: bool, exe
     return None
 
 
-def _node_name(value: str) -> str:
-    """--node as the host agent takes it (PODTAX_AGENT_NODE): said now, not as a host agent's crash loop."""
-    if not re.fullmatch(NODE_PATTERN, value):
-        raise typer.BadParameter(f"{value!r} is not a node name (letters, digits and '-_.', starting and ending "
-                                 f"with a letter or digit, as Kubernetes names its nodes)")
-    return value
-
-
 def up(
     data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
     nats_port: Annotated[int, typer.Option(min=0, max=65535,
                                            help="Port of the embedded nats-server (0 = a free one); none is "
                                            "started when PODTAX_NATS_URL names a server.")] = 0,
     api_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the analyzer's HTTP API.")] = 8700,
-    node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).", callback=_node_name)]
+    node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).", callback=node_name)]
     = socket.gethostname(),
     kubesim: Annotated[bool, typer.Option(help="Run pods on a local SIMULATED Kubernetes API (tools/kubesim).")]
     = True,
