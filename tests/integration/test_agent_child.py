@@ -15,6 +15,8 @@ parameters).
   its run could come from different paths). Tools are looked up on the absolute entries, then /usr/sbin, /sbin.
 - fio reads a ':' in its --filename as a list of files: a work directory `/x/a:b` had fio write `/x/a`. Such a
   work directory stops the agent at start (exit 2).
+- A tool uninstalled after the agent read its version raised FileNotFoundError on every delivery; refused now
+  (tool-missing).
 - fio's free-space check read the request's `size` as written and raised on `1m` (valid: fio reads it as 1M), so
   the request was retried until dead-lettered.
 """
@@ -172,3 +174,14 @@ def test_a_work_directory_whose_name_fio_splits_stops_the_agent(tmp_path: Path, 
     assert agent_main([]) == 2
     err = capsys.readouterr().err
     assert "PODTAX_AGENT_WORKDIR" in err and "':'" in err, err
+
+
+async def test_a_tool_gone_since_the_facts_is_refused(nats_url: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # uninstalled after the agent noted its version (facts are re-read every 5 minutes): the run raised
+    # FileNotFoundError on every delivery until dead-lettered, and the runner never heard why
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-cpu",
+                                   {"threads": 1, "events": 10, "time": 1}, "gone-1",
+                                   lambda: monkeypatch.setenv("PATH", str(tmp_path / "empty")))
+    assert logs == [] and [f["reason"] for f in failures] == ["tool-missing"], (logs, failures)
+    assert "sysbench" in failures[0]["detail"]

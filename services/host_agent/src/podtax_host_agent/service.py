@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
 from pathlib import Path
 
 from podtax import events, metrics, subjects, templates
@@ -95,7 +96,7 @@ class Agent:
             return
         try:
             template = templates.get(run.test)
-            template.build_argv(run.params, str(self.settings.agent_workdir))
+            argv = template.build_argv(run.params, str(self.settings.agent_workdir))
         except templates.TemplateError as exc:
             await self.refuse(run, exc.reason, exc.detail)
             return
@@ -106,7 +107,7 @@ class Agent:
             await self.refuse(run, "bad-target", problem)
             return
         version = (self.facts.tool_versions if self.facts else {}).get(template.tool)
-        if version is None:
+        if version is None or not shutil.which(argv[0], path=facts.tool_path()):  # uninstalled since the facts
             await self.refuse(run, "tool-missing", f"{template.tool} is not installed on node {self.node}; "
                                                    f"install it (e.g. apt-get install {template.tool})")
             return
