@@ -23,53 +23,17 @@ parameters).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
-import nats
 import pytest
-from podtax import config, events, subjects, templates
-from podtax.bus import Bus
+from podtax import templates
 from podtax_host_agent.__main__ import main as agent_main
 from podtax_host_agent.execute import run_argv
-from podtax_host_agent.service import Agent
 
-NODE = "n1"
+from tests.integration.agent_once import handle_once as _handle
+
 IPERF3 = {"server": "127.0.0.1", "port": 15201, "duration": 1}
-
-
-async def _handle(nats_url: str, tmp_path: Path, workdir: Path, test: str, params: dict[str, Any],
-                  run_id: str, after_start: Any = None) -> tuple[list[dict], list[dict]]:
-    """The logs and refusals the real Agent publishes for one run request."""
-    bus = await Bus.connect(nats_url, "test/agent")
-    nc = await nats.connect(nats_url)
-    logs: list[dict] = []
-    failures: list[dict] = []
-
-    async def on_msg(msg: Any) -> None:
-        data = json.loads(msg.data)["data"]
-        (logs if msg.subject.startswith(subjects.RUN_LOG) else failures).append(data)
-
-    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_msg)
-    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_msg)
-    try:
-        await bus.ensure_streams()
-        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE, agent_workdir=workdir,
-                               agent_state_dir=tmp_path / f"state-{run_id}")
-        agent = Agent(settings, bus)
-        await agent.refresh_facts()
-        if after_start:
-            after_start()
-        run = events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test=test, params=params,
-                             timeout_s=60)
-        await agent.handle(events.run_requested(run, "test"))
-        await nc.flush()
-    finally:
-        await nc.close()
-        await bus.close()
-    return logs, failures
 
 
 def _plant(folder: Path, canary: Path) -> None:

@@ -19,12 +19,12 @@ from typing import Any
 
 import nats
 import pytest
-from podtax import config, events, subjects
+from podtax import events, subjects
 from podtax.bus import Bus
 from podtax_host_agent.__main__ import main as agent_main
-from podtax_host_agent.service import Agent
 
-NODE = "n1"
+from tests.integration.agent_once import NODE, handle_once
+
 FIO = {"rw": "write", "bs": "4K", "size": "1M", "iodepth": 1, "direct": False, "runtime": 1}
 NO_NATS = "nats://127.0.0.1:1"  # an agent that gets past its start-up checks exits 3 here
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="handing a directory to another user (chown) needs root")
@@ -32,31 +32,8 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="handing a directory t
 
 async def _run(nats_url: str, tmp_path: Path, workdir: Path, run_id: str,
                after_start: Callable[[], None] = lambda: None) -> tuple[list[str], list[dict]]:
-    bus = await Bus.connect(nats_url, "test/agent")
-    nc = await nats.connect(nats_url)
-    logs: list[str] = []
-    failures: list[dict] = []
-
-    async def on_msg(msg: Any) -> None:
-        data = json.loads(msg.data)["data"]
-        (logs.append(data["run"]["run_id"]) if msg.subject.startswith(subjects.RUN_LOG) else failures.append(data))
-
-    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_msg)
-    await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_msg)
-    try:
-        await bus.ensure_streams()
-        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE, agent_workdir=workdir,
-                               agent_state_dir=tmp_path / f"state-{run_id}")
-        after_start()
-        agent = Agent(settings, bus)
-        await agent.refresh_facts()
-        run = events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test="fio", params=FIO, timeout_s=60)
-        await agent.handle(events.run_requested(run, "test"))
-        await nc.flush()
-    finally:
-        await nc.close()
-        await bus.close()
-    return logs, failures
+    logs, failures = await handle_once(nats_url, tmp_path, workdir, "fio", FIO, run_id, after_start)
+    return [lg["run"]["run_id"] for lg in logs], failures
 
 
 def _plant(shared: Path, victim: Path) -> None:
