@@ -37,3 +37,20 @@ def test_unknown_argument_is_one_line_exit_2(demo_dir: Path, capsys: pytest.Capt
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown argument '--quick'" in err
     assert (demo_dir / "keep").exists()
+
+
+def test_a_folder_holding_other_files_is_not_emptied(demo_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """PODTAX_DEMO_DIR naming a folder with files the demo did not make ($HOME, a project): the demo removed it
+    whole before starting (shutil.rmtree). Now one line naming it, exit 2, the files kept (audit hD)."""
+    assert demo.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds files the demo did not make" in err and str(demo_dir) in err
+    assert (demo_dir / "keep").exists()
+
+
+def test_an_earlier_demo_folder_is_emptied(demo_dir: Path) -> None:
+    """The demo's own folder (its marker) is emptied and used again, as before."""
+    (demo_dir / demo.MARKER).touch()
+    with pytest.raises(AssertionError, match="the demo started"):
+        demo.main(["--control-plane-only"])
+    assert not (demo_dir / "keep").exists() and (demo_dir / demo.MARKER).exists()

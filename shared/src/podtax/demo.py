@@ -183,7 +183,8 @@ def control_plane(data: Path, node: str) -> int:
 
 
 USAGE = ("usage: python -m podtax.demo [--control-plane-only]\n\n"
-         "Runs the demo (`make demo`) in $PODTAX_DEMO_DIR (default .podtax/demo; emptied first).\n"
+         "Runs the demo (`make demo`) in $PODTAX_DEMO_DIR (default .podtax/demo; emptied first: a new, empty\n"
+         "or earlier demo's folder, never one holding other files).\n"
          "--control-plane-only: only the volume-churn and pod-startup campaigns (SIMULATED APIs).")
 
 
@@ -199,13 +200,35 @@ def parse_args(argv: list[str]) -> bool | int:
     return "--control-plane-only" in argv
 
 
+DEFAULT_DIR = ".podtax/demo"
+MARKER = ".podtax-demo"  # in every folder the demo made: the only non-empty folder it empties (and the default)
+
+
+def not_the_demos(data: Path) -> str | None:
+    """Why the demo must not empty `data` (a file, or a folder holding files it did not make: PODTAX_DEMO_DIR=$HOME
+    would have been removed whole), else None."""
+    if not data.exists():
+        return None
+    if not data.is_dir():
+        return f"PODTAX_DEMO_DIR={data} is not a folder: name a new folder (the demo empties it first)"
+    if (data / MARKER).exists() or any(data.glob("demo*-campaign.yaml")) or not any(data.iterdir()) \
+            or data == Path(DEFAULT_DIR).resolve():
+        return None  # an earlier demo's (its campaign files: one made before the marker), an empty one, the default
+    return (f"PODTAX_DEMO_DIR={data} holds files the demo did not make, and the demo empties its folder first: "
+            f"name a new or empty folder")
+
+
 def main(argv: list[str] | None = None) -> int:
     only_control_plane = parse_args(sys.argv[1:] if argv is None else argv)
     if not isinstance(only_control_plane, bool):
         return only_control_plane
-    data = Path(os.environ.get("PODTAX_DEMO_DIR", ".podtax/demo")).resolve()
+    data = Path(os.environ.get("PODTAX_DEMO_DIR", DEFAULT_DIR)).resolve()
+    if problem := not_the_demos(data):
+        print(f"podtax.demo: {problem}", file=sys.stderr)
+        return 2
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
+    (data / MARKER).touch()
     os.environ["PODTAX_DATA_DIR"] = str(data)
     node = socket.gethostname()
     if only_control_plane:
