@@ -77,6 +77,14 @@ def test_help_is_not_an_error() -> None:
     assert proc.returncode == 0 and "campaign" in proc.stdout and not proc.stderr
 
 
+def test_parse_says_its_exit_statuses(tmp_path: Path) -> None:
+    """`podtax parse` exits 1 when a log is rejected; its --help did not say so (compare's and status's do)."""
+    proc = run(["parse", "--help"], COLUMNS="200")
+    assert proc.returncode == 0 and "Exit status: 0 when every log parsed; 1 when any was rejected" in proc.stdout
+    (tmp_path / "empty.log").write_text("")
+    assert run(["parse", str(tmp_path / "empty.log")]).returncode == 1
+
+
 def test_unreachable_api_is_one_clear_line_and_exit_1() -> None:
     proc = run(["results", "--json"])
     assert proc.returncode == 1

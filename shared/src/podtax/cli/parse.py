@@ -92,7 +92,10 @@ def register(app: typer.Typer) -> None:
                                         "autodetected when omitted."),
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per file."),
     ) -> int:
-        """Parse benchmark logs offline and show the figures, or why a log was rejected."""
+        """Parse benchmark logs offline and show the figures, or why a log was rejected.
+
+        Exit status: 0 when every log parsed; 1 when any was rejected (each named with its reason, the count on
+        stderr); 2 for a usage mistake (an unknown --tool, an empty file name)."""
         if not all(files):
             typer.echo("podtax parse: a file name is empty (an unset shell variable?): give the path of a log "
                        "(see 'podtax parse --help')", err=True)
