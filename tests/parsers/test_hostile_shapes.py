@@ -159,3 +159,20 @@ def test_a_recorded_version_of_a_megabyte_of_digits_is_read_in_linear_time() -> 
     assert not any(f.startswith("VERSION_MISMATCH") for f in parsed.flags)
     mismatch = parse_run("sysbench-cpu", SYSBENCH, recorded_version="9" * 50_000 + " sysbench 1.0.18 (x)")
     assert any(f.endswith("the run recorded 1.0.18") for f in mismatch.flags)
+
+
+def laughs(levels: int = 9) -> str:
+    """A billion-laughs document: each alias level nine times the one below (a YAML loader would build 9**9)."""
+    out = ['lol0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    out += [f"lol{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, levels + 1)]
+    return "\n".join(out) + "\n"
+
+
+def test_yaml_aliases_in_a_stress_ng_report_are_text() -> None:
+    """The --yaml reader finds its keys with str.find and loads no YAML, so aliases are never expanded: a report with
+    a billion-laughs block among its sections reads as without it, and one that starts with the block is no report."""
+    report = read_text(CORPUS / "debian12-x86_64" / "stress-ng-cpu-2-matrixprod.yaml")
+    inside = report.replace("system-info:", laughs() + "system-info:", 1)
+    assert parse_text(inside, None).values() == parse_text(report, None).values()
+    assert parse_text(inside, None).metric("bogo_ops").value == 4647
+    assert failure_of(lambda: parse_run("stress-ng-cpu", laughs() + report)).reason == "unknown-format"
