@@ -191,3 +191,23 @@ def test_an_unreachable_nats_url_is_said_at_once(tmp_path: Path) -> None:
     assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "analyzer exited with 3" in errors[0] and f"cannot reach NATS at {url}" in errors[0], errors
     assert '"msg"' not in errors[0]
+
+
+@pytest.mark.parametrize(("setting", "value", "says"), [
+    ("PODTAX_ANALYZER_PORT", "{nats_port}", "PODTAX_ANALYZER_PORT: cannot listen on 127.0.0.1:{nats_port} ("),
+    ("PODTAX_ANALYZER_HOST", "192.0.2.1", "PODTAX_ANALYZER_HOST: cannot listen on 192.0.2.1:"),  # not this host's
+])
+def test_the_analyzer_names_an_api_address_it_cannot_listen_on(tmp_path: Path, nats_url: str, setting: str,
+                                                              value: str, says: str) -> None:
+    """The analyzer run alone (its README's way) with its API port in use or an address not of this host: uvicorn
+    logged 'ERROR: [Errno 98] ...' after the service had said 'analyzer API on ...', and it exited 3, NATS's status,
+    naming no setting (audit hD). Now one line naming the setting, exit 2."""
+    nats_port = nats_url.rsplit(":", 1)[1]
+    env = {**clean_env(), "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(tmp_path / "podtax.duckdb"),
+           "PODTAX_ANALYZER_PORT": str(natsserver.free_port()), setting: value.format(nats_port=nats_port)}
+    done = subprocess.run([sys.executable, "-m", "podtax_analyzer"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert says.format(nats_port=nats_port) in last and "Traceback" not in done.stderr, done.stderr
+    assert "analyzer API on" not in done.stderr, done.stderr

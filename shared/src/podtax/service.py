@@ -6,6 +6,7 @@ import asyncio
 import errno
 import logging
 import os
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -50,14 +51,28 @@ async def serve_health(port: int, bus: Bus, host: str) -> asyncio.base_events.Se
         raise cannot_listen(exc, host, port) from None
 
 
-def cannot_listen(exc: OSError, host: str, port: int, port_setting: str = "PODTAX_HEALTH_PORT") -> ConfigError:
+def cannot_listen(exc: OSError, host: str, port: int, port_setting: str = "PODTAX_HEALTH_PORT",
+                  host_setting: str = "PODTAX_HEALTH_HOST") -> ConfigError:
     """A port that cannot be listened on, in one line naming the setting to change (a traceback before)."""
     why = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
     if exc.errno == errno.EADDRINUSE:
         return ConfigError(f"{port_setting}: cannot listen on {host}:{port} ({why}): choose a free port, or stop "
                            "what holds it")
-    return ConfigError(f"PODTAX_HEALTH_HOST: cannot listen on {host}:{port} ({why}): set an address of this host "
+    return ConfigError(f"{host_setting}: cannot listen on {host}:{port} ({why}): set an address of this host "
                        "(127.0.0.1, or 0.0.0.0 for all)")
+
+
+def listening_socket(host: str, port: int, port_setting: str, host_setting: str) -> socket.socket:
+    """A TCP socket bound to host:port for a server to serve on (uvicorn's `sockets`), or ConfigError naming the
+    setting: uvicorn logged 'ERROR: [Errno 98] ...' and the service went on to exit 3, NATS's status (audit hD)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)  # uvicorn's choice for `host`
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is no owner
+        sock.bind((host, port))
+    except OSError as exc:  # an address not of this host, a name that does not resolve, a port in use
+        sock.close()
+        raise cannot_listen(exc, host, port, port_setting, host_setting) from None
+    return sock
 
 
 async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.Event) -> bool:

@@ -15,7 +15,7 @@ from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
 from podtax.bus import Bus, ConsumerSpec, Unavailable
 from podtax.config import AnalyzerSettings, ConfigError, host_names
-from podtax.service import service_streams
+from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
@@ -193,6 +193,8 @@ def cut_short(store: Store, path: Path) -> str | None:
 
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
     tune_for_batches(settings.analyzer_batch)
+    sock = listening_socket(settings.analyzer_host, settings.analyzer_port, "PODTAX_ANALYZER_PORT",
+                            "PODTAX_ANALYZER_HOST")  # said at start, before the API is said to listen
     try:
         store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
     except (duckdb.Error, OSError) as exc:
@@ -209,8 +211,8 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
                                            log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals
-    http = asyncio.create_task(server.serve())
-    log.info("analyzer API on http://%s:%d (DuckDB %s)", settings.analyzer_host, settings.analyzer_port,
+    http = asyncio.create_task(server.serve(sockets=[sock]))
+    log.info("analyzer API on http://%s:%d (DuckDB %s)", settings.analyzer_host, sock.getsockname()[1],
              settings.analyzer_db)
     updates: asyncio.Task[None] | None = None
     try:  # the API serves what is stored while the runner's streams are awaited
