@@ -109,3 +109,19 @@ def test_an_emulator_cluster_file_that_is_missing_names_the_fix(module: str, tmp
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "Errno" not in done.stderr, done.stderr
     assert "--cluster gone.yaml: No such file or directory; give a cluster file" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("module", ["podtax_kubesim", "podtax_nomadsim"])
+def test_an_emulator_port_in_use_names_the_option(module: str, tmp_path: Path) -> None:
+    """A --port another program holds said '[Errno 98] Address already in use', exit 1 (audit hD): now one line
+    naming --port, exit 2."""
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", module, "--port", str(port)], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and f"--port {port}: 127.0.0.1:{port} is in use" in done.stderr, done.stderr

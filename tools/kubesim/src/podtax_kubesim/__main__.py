@@ -12,7 +12,7 @@ from pathlib import Path
 
 from podtax_kubesim import cluster
 from podtax_kubesim.core import Emulator, is_loopback, write_emulator_kubeconfig
-from podtax_kubesim.oneline_args import OneLineParser
+from podtax_kubesim.oneline_args import OneLineParser, listen_mistake
 
 
 def parser() -> argparse.ArgumentParser:
@@ -99,7 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return asyncio.run(serve(args))
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        mistake = listen_mistake(exc, args.host, args.port)  # a usage mistake: exit 2, naming the option
+        print(f"podtax-kubesim: {mistake or exc}", file=sys.stderr)
+        return 2 if mistake else 1
+    except ValueError as exc:
         print(f"podtax-kubesim: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -5,6 +5,7 @@ package does not depend on podtax)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from typing import NoReturn
 
@@ -13,3 +14,13 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message}. Try '{self.prog} --help'.", file=sys.stderr)
         raise SystemExit(2)
+
+
+def listen_mistake(exc: OSError, host: str, port: int) -> str | None:
+    """A server that cannot listen because of its options (--port in use, --host not of this machine), as one line
+    naming the option; else None (another error). It was "[Errno 98] Address already in use", exit 1."""
+    if exc.errno == errno.EADDRINUSE:
+        return f"--port {port}: {host}:{port} is in use; choose another port (0 picks a free one)"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"--host {host} is not an address of this machine; give one of its addresses (127.0.0.1: loopback)"
+    return None

@@ -10,7 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
-from podtax_kubesim.oneline_args import OneLineParser
+from podtax_kubesim.oneline_args import OneLineParser, listen_mistake
 
 from podtax_nomadsim import cluster
 from podtax_nomadsim.core import NomadSim
@@ -69,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return asyncio.run(serve(args))
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        mistake = listen_mistake(exc, args.host, args.port)  # a usage mistake: exit 2, naming the option
+        print(f"podtax-nomadsim: {mistake or exc}", file=sys.stderr)
+        return 2 if mistake else 1
+    except ValueError as exc:
         print(f"podtax-nomadsim: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
