@@ -47,6 +47,7 @@ USAGE_ERRORS = [
     (["scores", "--node", "my node"], "'my node' is not a node name"),
     (["scores", "--test", ""], "unknown test ''; registered templates: fio,"),
     (["scores", "--test", "sysbench-cpuu"], "(did you mean 'sysbench-cpu'?)"),
+    (["scores", "--cluster", "a b"], "'a b' is not a cluster name"),
 ]
 
 

@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from podtax.templates import pydantic_msg
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+CLUSTER_PATTERN = r"^[A-Za-z0-9_-]{1,63}$"  # PODTAX_CLUSTER, as `podtax scores --cluster` checks it too
 
 
 def redact(url: str) -> str:
@@ -60,7 +61,7 @@ class Common(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PODTAX_", extra="ignore", frozen=True)
 
     nats_url: str = Field(DEFAULT_NATS_URL, description="NATS server URL(s), comma-separated.")
-    cluster: str = Field("local", pattern=r"^[A-Za-z0-9_-]{1,63}$", description="Name of this cluster.")
+    cluster: str = Field("local", pattern=CLUSTER_PATTERN, description="Name of this cluster.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="DEBUG, INFO, WARNING, ERROR.")
     log_format: Literal["json", "text"] = Field("json", description="Log lines as json or text.")
     otel_exporter: Literal["none", "console", "otlp"] = Field(

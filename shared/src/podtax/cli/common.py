@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from podtax import templates
 from podtax.campaign import NAME_PATTERN
-from podtax.config import DEFAULT_NATS_URL, NODE_PATTERN, Common, ConfigError, is_duckdb_file, load
+from podtax.config import CLUSTER_PATTERN, DEFAULT_NATS_URL, NODE_PATTERN, Common, ConfigError, is_duckdb_file, load
 from podtax.localauth import loopback
 
 console = Console()
@@ -93,6 +93,14 @@ def node_name(value: str | None) -> str | None:
     if value is not None and not re.fullmatch(NODE_PATTERN, value):
         raise typer.BadParameter(f"{value!r} is not a node name (letters, digits and '-_.', starting and ending "
                                  f"with a letter or digit, as Kubernetes names its nodes)")
+    return value
+
+
+def cluster_name(value: str | None) -> str | None:
+    """A cluster name as PODTAX_CLUSTER takes it, else a usage error (exit 2). None passes."""
+    if value is not None and not re.fullmatch(CLUSTER_PATTERN, value):
+        raise typer.BadParameter(f"{value!r} is not a cluster name (letters, digits, '-' and '_', at most 63, as "
+                                 f"PODTAX_CLUSTER)")
     return value
 
 

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from podtax import templates
-from podtax.cli.common import console, node_name, test_name, wide_console
+from podtax.cli.common import cluster_name, console, node_name, test_name, wide_console
 from podtax.cli.results import _get as api_get
 from podtax.config import SchedulerSettings
 
@@ -74,7 +74,8 @@ def scores(
     = None,
     node: Annotated[str | None, typer.Option(help="Only this node.", callback=node_name)] = None,
     cluster: Annotated[str | None, typer.Option(help="Only this cluster's scores (a placement records no "
-                                                "cluster: the placements of every cluster are shown).")] = None,
+                                                "cluster: the placements of every cluster are shown).",
+                                                callback=cluster_name)] = None,
     env: Annotated[str, typer.Option(help="Side whose results rank nodes (the scheduler's score env).")]
     = "kubernetes",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Every metric, not only the ranked one.")]
