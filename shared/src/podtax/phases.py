@@ -19,7 +19,9 @@ class Phase:
     start: str  # end point key in the timeline's "t"
     end: str
     definition: str
-    optional: bool = False  # only recorded when asked for (consumer pods)
+    optional: bool = False  # not required of every completed object: recorded only when asked for (consumer pods),
+    # or not in every timeline (pod-startup's initialized and containers_ready, which timelines written before them
+    # lack): an object without it has no figure in the phase, never a zero
 
 
 _K8S_VOLUMES = (
@@ -46,7 +48,11 @@ _NOMAD_VOLUMES = (
 )
 _POD_STARTUP = (
     Phase("scheduled", "request_sent", "scheduled", "create request sent -> PodScheduled condition True seen"),
+    Phase("initialized", "request_sent", "initialized", "create request sent -> Initialized condition True seen "
+          "(init containers done; at once without them)", optional=True),
     Phase("started", "request_sent", "started", "create request sent -> all containers started (phase Running)"),
+    Phase("containers_ready", "request_sent", "containers_ready",
+          "create request sent -> ContainersReady condition True seen", optional=True),
     Phase("ready", "request_sent", "ready", "create request sent -> Ready condition True"),
     Phase("deleted", "delete_requested", "gone", "delete requested -> the pod's DELETED event"),
 )

@@ -212,7 +212,8 @@ REGISTRY: dict[str, Template] = {
                  "control plane: create, bind and delete volumes (Kubernetes PVCs or Nomad CSI)",
                  ("kubernetes", "nomad")),
         Template("pod-startup", "pod-startup", PodStartup, None, (), _const("ready_p50_ms"),
-                 "control plane: pod start-up latency, created -> scheduled -> started -> ready -> gone",
+                 "control plane: pod start-up latency, created -> scheduled -> initialized -> started -> "
+                 "containers ready -> ready -> gone",
                  ("kubernetes",)),
     )
 }

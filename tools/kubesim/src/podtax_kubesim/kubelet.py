@@ -88,6 +88,9 @@ class Kubelet:
             return
         self.waiting.pop(uid, None)
         loop = asyncio.get_running_loop()
+        # as a kubelet's first sync (no init containers): Initialized, then ContainersReady and Ready once running;
+        # soon, not now: an update from this listener would reach the other listeners before the event they are on
+        loop.call_soon(self._initialize, pod)
         if self.mode == "exec":
             from podtax_kubesim.execrun import run_pod  # local: keeps simulated runs light
 
@@ -202,12 +205,25 @@ class Kubelet:
             elif not st.get("podIP"):
                 st["podIP"] = self.pod_ip(p["spec"]["nodeName"])
                 st["podIPs"] = [{"ip": st["podIP"]}]
-            for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"):
+            for ctype in ("PodScheduled", "PodReadyToStartContainers", "Initialized", "ContainersReady"):
                 set_condition(st, ctype, "True")
             st["containerStatuses"] = [container_status(c, running=c["name"] in names, ts=ts,
                                                         previous=_previous(st, c["name"]))
                                        for c in p["spec"]["containers"]]
-        self.update(pod, change)
+        # Ready in an update of its own, after ContainersReady (a kubelet's order; a watch sees the two apart)
+        running = self.update(pod, change)
+        if running is not None and not _true(running["status"], "Ready"):
+            self.update(pod, lambda p: set_condition(p["status"], "Ready", "True"))
+
+    def _initialize(self, pod: Obj) -> None:
+        """Initialized True (no init containers), ContainersReady and Ready False: a kubelet's first status of a
+        pod it admitted, before its containers start."""
+        meta = pod["metadata"]
+        current = self.store.get(R.PODS, meta["namespace"], meta["name"])
+        if current is None or current["metadata"]["uid"] != meta["uid"] or _true(current["status"], "Initialized") \
+                or current["status"].get("phase") in TERMINAL or current["metadata"].get("deletionTimestamp"):
+            return
+        self.update(pod, _initialized)
 
     def mark_terminated(self, pod: Obj, codes: dict[str, int], messages: dict[str, str] | None = None) -> None:
         def change(p: Obj) -> None:
@@ -232,6 +248,18 @@ class Kubelet:
                 set_condition(st, ctype, "False", "PodCompleted" if not failed else "PodFailed")
             set_condition(st, "PodReadyToStartContainers", "False")
         self.update(pod, change)
+
+
+def _true(st: Obj, ctype: str) -> bool:
+    return any(c["type"] == ctype and c["status"] == "True" for c in st.get("conditions") or [])
+
+
+def _initialized(p: Obj) -> None:
+    st = p["status"]
+    set_condition(st, "Initialized", "True")
+    for ctype in ("ContainersReady", "Ready"):
+        if not any(c["type"] == ctype for c in st.get("conditions") or []):
+            set_condition(st, ctype, "False", "ContainersNotReady", "containers with unready status")
 
 
 def _previous(st: Obj, name: str) -> Obj | None:

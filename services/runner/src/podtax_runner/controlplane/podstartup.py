@@ -1,7 +1,8 @@
 """pod-startup on Kubernetes: create `count` pods (optionally each with a fresh claim) pinned to the
-run's node, time created -> scheduled -> started -> ready when the watch shows each (the conditions kube-burner's
-podLatency reads; its times are the conditions' 1-second lastTransitionTime, kept here as server fields only), then
-delete them and time deleted -> gone."""
+run's node, time created -> scheduled -> initialized -> started -> containers_ready -> ready when the watch shows
+each (PodScheduled, Initialized, ContainersReady and Ready are the conditions kube-burner's podLatency reads; its
+times are the conditions' 1-second lastTransitionTime, kept here as server fields only), then delete them and time
+deleted -> gone."""
 
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ def pod_manifest(ctx: Context, name: str, p: PodStartup, claim: str | None) -> O
                          "annotations": {"podtax.io/sim-duration-seconds": "inf"}}}
 
 
+# the pod's end points in the order a kubelet reaches them, and what a pod given up lacked
+_NOT_REACHED = (("scheduled", "not scheduled"), ("initialized", "not Initialized"), ("started", "not started"),
+                ("containers_ready", "containers not Ready"), ("ready", "not Ready"))
+
+
 def _condition(status: Obj, kind: str) -> Obj | None:
     return next((c for c in status.get("conditions") or [] if c.get("type") == kind and c.get("status") == "True"),
                 None)
@@ -62,13 +68,16 @@ class PodStartupRun(ObjectChurn):
         if (cond := _condition(status, "PodScheduled")) and tl.mark(name, "scheduled"):
             tl.server(name, "scheduled", cond.get("lastTransitionTime"))
             tl.server(name, "node", (obj.get("spec") or {}).get("nodeName"))
+        if (cond := _condition(status, "Initialized")) and tl.mark(name, "initialized"):
+            tl.server(name, "initialized", cond.get("lastTransitionTime"))
         statuses = status.get("containerStatuses") or []
         started = status.get("phase") == "Running" or bool(statuses and all(s.get("started") for s in statuses))
         if started and tl.mark(name, "started"):
             running = [((s.get("state") or {}).get("running") or {}).get("startedAt") for s in statuses]
             tl.server(name, "started", max((r for r in running if r), default=status.get("startTime")))
-        if (cond := _condition(status, "Ready")) and tl.mark(name, "ready"):
-            tl.server(name, "ready", cond.get("lastTransitionTime"))
+        for kind, point in (("ContainersReady", "containers_ready"), ("Ready", "ready")):
+            if (cond := _condition(status, kind)) and tl.mark(name, point):
+                tl.server(name, point, cond.get("lastTransitionTime"))
 
     def on_listed(self, items: list[Obj]) -> None:
         present = set()
@@ -124,8 +133,7 @@ class PodStartupRun(ObjectChurn):
 
     def not_ready(self) -> dict[str, str]:
         """Pods created but not Ready -> the first phase they did not reach."""
-        return {r.name: next(what for phase, what in (("scheduled", "not scheduled"), ("started", "not started"),
-                                                      ("ready", "not Ready")) if phase not in r.t)
+        return {r.name: next(what for phase, what in _NOT_REACHED if phase not in r.t)
                 for r in list(self.tl.objects.values()) if r.error is None and "api_accepted" in r.t
                 and "ready" not in r.t}
 

@@ -1,0 +1,45 @@
+"""pod-startup times each of the conditions kube-burner's podLatency reports (PodScheduled, Initialized,
+ContainersReady, Ready) when the watch shows it: the real runner against kubesim, whose kubelet sets them in a
+kubelet's order, each in an update of its own (Initialized when it admits the pod, before the start delay)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podtax.parsers import timeline as parser
+from podtax_kubesim import resources as R
+
+from tests.controlplane.conftest import cluster, spec
+
+ORDER = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+
+
+def test_every_condition_is_timed_in_a_kubelets_order(kubesim_factory: Any, run_cp: Any) -> None:
+    sim = kubesim_factory(cluster(), kubelet="simulated")
+    sim.emulator.kubelet.start_delay = 0.12
+    seen: dict[str, list[tuple[str, ...]]] = {}  # pod -> the True conditions of each of its events, in order
+
+    def record(ev: Any) -> None:
+        name = ev.obj["metadata"]["name"]
+        if name.startswith("podtax-ps-") and ev.type != "DELETED":
+            seen.setdefault(name, []).append(tuple(c["type"] for c in ev.obj["status"].get("conditions") or []
+                                                   if c["status"] == "True" and c["type"] in ORDER))
+
+    sim.emulator.store.listen(R.PODS, record)
+    tl = run_cp(spec("pod-startup", count=30, concurrency=5), kube=sim)
+    assert tl.errors() == 0 and len(seen) == 30
+    for events in seen.values():  # each condition first appears in an event of its own, after those before it
+        firsts = [next(i for i, conds in enumerate(events) if c in conds) for c in ORDER]
+        assert firsts == sorted(set(firsts)), events
+    for r in tl.objects.values():
+        t = r.t
+        assert t["request_sent"] <= t["scheduled"] <= t["initialized"] <= t["started"] <= t["containers_ready"] \
+            <= t["ready"] <= t["delete_requested"], t
+        assert r.server["initialized"].endswith("Z") and r.server["containers_ready"].endswith("Z")
+        # ContainersReady comes after the kubelet's start delay (its timer starts once the create came in)
+        assert t["containers_ready"] - t["request_sent"] >= 0.12, t
+    metrics = parser.parse(tl.jsonl(), "pod-startup").values()
+    for phase in ("scheduled", "initialized", "started", "containers_ready", "ready"):
+        for suffix in ("p50_ms", "p95_ms", "p99_ms", "max_ms"):
+            assert metrics[f"{phase}_{suffix}"] > 0
+    assert metrics["initialized_p50_ms"] < metrics["containers_ready_p50_ms"] <= metrics["ready_p50_ms"]
