@@ -34,6 +34,7 @@ def test_a_gated_pod_waits_for_its_gates_then_is_placed(sim_factory: Any, schedu
         client.CoreV1Api(sim.api_client()).patch_namespaced_pod("g", "default", {"spec": {"schedulingGates": None}})
         node = sim.wait_for(lambda: (sim.get("pods", "g", "default") or {})["spec"].get("nodeName"))
     assert node == "fast"
-    assert [e["reason"] for e in events_for(sim, "g")] == ["Scheduled"]
+    said = sim.wait_for(lambda: events_for(sim, "g"))  # written by the event recorder, after the bind
+    assert [e["reason"] for e in said] == ["Scheduled"]
     assert bg.scheduler.metrics.conflicts._value.get() == 0
     assert not [r for r in caplog.records if "default/g" in r.getMessage()], caplog.text

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
+import subprocess
 from typing import Any
 
+import pytest
 from podtax import natsserver, subjects
+from podtax_scheduler.service import Background, SchedulerConfig
 
 from tests.integration.secured import connect, secured_fixture  # noqa: F401 - fixture
 from tests.scheduler.conftest import events_for
@@ -63,4 +67,35 @@ def test_pods_are_placed_and_told_while_the_scores_bucket_does_not_exist(
     sim.wait_for(lambda: bg.scheduler.store.updates >= 2, timeout=15)
     sim.create(pod("late", cpu="100m"))
     assert _bound(sim, "late") == "b"
-    assert [e["reason"] for e in events_for(sim, "late")] == ["Scheduled"]
+    said = sim.wait_for(lambda: events_for(sim, "late"))  # written by the event recorder, after the bind
+    assert [e["reason"] for e in said] == ["Scheduled"]
+
+
+def test_nats_without_jetstream_stops_the_scheduler_with_its_error(sim_factory: Any, tmp_path: Any) -> None:
+    # the streams and the bucket are now waited for beside the scheduling: what they raise must still stop the
+    # scheduler with its error (as when it came before the scheduler started), not leave it running without scores
+    port = natsserver.free_port()
+    proc = subprocess.Popen([natsserver.binary(), "-a", "127.0.0.1", "-p", str(port)],  # no -js
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        sim = sim_factory({"nodes": [{**NODE, "name": "a"}]})
+        url = f"nats://127.0.0.1:{port}"
+        sim.wait_for(lambda: proc.poll() is not None or _listens(port))
+        bg = Background(SchedulerConfig(nats_url=url, scheduler_kubeconfig=sim.kubeconfig, scheduler_metrics_port=0,
+                                        scheduler_leader_elect=False, log_format="text"))
+        with pytest.raises(Exception) as raised:  # noqa: PT011 - nats-py's own error for JetStream missing
+            bg.start()
+        bg.stop()
+        assert "scheduler did not start" not in str(raised.value)
+        assert bg.scheduler is None  # it never scheduled without its scores
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _listens(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
