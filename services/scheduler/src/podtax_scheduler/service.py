@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
+from typing import Any
 
 from nats.js.kv import KeyValue
 from podtax import natsauth, subjects
@@ -15,7 +16,7 @@ from podtax.bus import Bus, BusError
 from podtax.busstreams import OWNER_POLL_S, Stopped
 from podtax.config import SchedulerSettings
 from podtax.events import PlacementMadeV1
-from podtax.service import cannot_listen, serve_health
+from podtax.service import cannot_listen, serve_health, service_streams
 
 from podtax_scheduler.kube import Kube, api_client
 from podtax_scheduler.leader import AlwaysLeader, LeaderElector, LeaseConfig
@@ -50,8 +51,8 @@ class NatsSide:
     it exists, pods are placed by resources alone and each benchmark pod's BenchmarkUnmeasured Event names the missing
     bucket and who makes it). Only a NATS user of a podtax role waits for them (natsauth.CREATORS); others make them."""
 
-    def __init__(self, bus: Bus, store: ScoreStore, stop: asyncio.Event) -> None:
-        self.bus, self.store, self.stop = bus, store, stop
+    def __init__(self, settings: SchedulerConfig, bus: Bus, store: ScoreStore, stop: asyncio.Event) -> None:
+        self.settings, self.bus, self.store, self.stop = settings, bus, store, stop
         self.publishing = asyncio.Event()  # the streams exist
         self.settled = asyncio.Event()  # the first scores are loaded, or the bucket is known to be missing
         self.failed: BaseException | None = None  # a stream podtax cannot use (busstreams: foreign, no room)
@@ -59,18 +60,23 @@ class NatsSide:
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._streams()), asyncio.create_task(self._scores())]
+        self._tasks = [asyncio.create_task(self._fatal(self._streams())),
+                       asyncio.create_task(self._fatal(self._scores()))]
 
-    async def _streams(self) -> None:
-        try:  # the runner's and the analyzer's (natsauth.CREATORS)
-            await self.bus.ensure_streams(wait=True, stop=self.stop)
+    async def _fatal(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work`; what it raises (a stream podtax cannot use, NATS without JetStream) stops the scheduler and
+        is raised by serve(), as when it came before the scheduler started."""
+        try:
+            await work
         except Stopped:
-            return
-        except BusError as exc:
+            pass
+        except Exception as exc:  # noqa: BLE001 - re-raised by serve()
             self.failed = exc
             self.stop.set()
-            return
-        self.publishing.set()
+
+    async def _streams(self) -> None:
+        if await service_streams("scheduler", self.settings, self.bus, self.stop):  # the runner's (CREATORS)
+            self.publishing.set()
 
     async def _bucket(self) -> KeyValue | None:
         """The scores bucket, waiting for its owner's when this NATS user may not make it; None once stopped."""
@@ -78,6 +84,11 @@ class NatsSide:
         while not self.stop.is_set():
             try:
                 kv = await self.bus.kv(subjects.SCORES_BUCKET)
+            except TimeoutError:  # nats-py's request timeout: NATS gone meanwhile is waited out
+                if self.bus.nc.is_connected:
+                    raise
+                await asyncio.sleep(OWNER_POLL_S)
+                continue
             except BusError as exc:  # this user may not make it: the analyzer does
                 if not missing:
                     missing, self.store.unavailable = True, str(exc)
@@ -133,15 +144,19 @@ async def serve(settings: SchedulerConfig, stop: asyncio.Event,
     metrics = Metrics()
     health: asyncio.base_events.Server | None = None
     store = ScoreStore(settings.cluster, settings.scheduler_score_env)
-    nats_side = NatsSide(bus, store, stop)
+    nats_side = NatsSide(settings, bus, store, stop)
     try:
         nats_side.start()
-        try:
-            await asyncio.wait_for(nats_side.settled.wait(), timeout=10)
-        except TimeoutError:
+        waits = {asyncio.create_task(nats_side.settled.wait()), asyncio.create_task(stop.wait())}
+        done, pending = await asyncio.wait(waits, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        for task in pending:
+            task.cancel()
+        if not done:
             log.warning("initial scores not loaded within 10 s; continuing, they arrive as they come")
         if nats_side.failed is not None:
             raise nats_side.failed
+        if stop.is_set():
+            return
         loop = asyncio.get_running_loop()
 
         def publish(event: PlacementMadeV1) -> None:
