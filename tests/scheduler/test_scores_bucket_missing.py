@@ -67,7 +67,8 @@ def test_pods_are_placed_and_told_while_the_scores_bucket_does_not_exist(
     sim.wait_for(lambda: bg.scheduler.store.updates >= 2, timeout=15)
     sim.create(pod("late", cpu="100m"))
     assert _bound(sim, "late") == "b"
-    assert [e["reason"] for e in events_for(sim, "late")] == ["Scheduled"]
+    said = sim.wait_for(lambda: events_for(sim, "late"))  # written by the event recorder, after the bind
+    assert [e["reason"] for e in said] == ["Scheduled"]
 
 
 def test_nats_without_jetstream_stops_the_scheduler_with_its_error(sim_factory: Any, tmp_path: Any) -> None:
