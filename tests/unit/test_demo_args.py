@@ -4,17 +4,21 @@ both before anything starts or the demo's folder is touched."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from podtax import demo
 
 
-@pytest.fixture
-def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A demo folder holding a file the demo would delete, and a demo that must not start."""
+def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A demo folder holding a file the demo would delete, and a demo that must not start. The environment the
+    demo sets (PODTAX_DATA_DIR for its commands) is put back afterwards: it leaked into every later test."""
     (tmp_path / "keep").write_text("x")
     monkeypatch.setenv("PODTAX_DEMO_DIR", str(tmp_path))
+    for name in ("PODTAX_DATA_DIR", "PODTAX_NATS_URL", "PODTAX_API_URL", "PODTAX_RUNNER_KUBECONFIG",
+                 "PODTAX_RUNNER_NOMAD_ADDR"):  # each one demo.main or its start_up sets or removes
+        monkeypatch.delenv(name, raising=False)
 
     def must_not_start(*_args: object) -> None:
         raise AssertionError("the demo started")
@@ -22,6 +26,11 @@ def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(demo, "start_up", must_not_start)
     monkeypatch.setattr(demo, "control_plane", must_not_start)
     return tmp_path
+
+
+@pytest.fixture
+def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return demo_folder(tmp_path, monkeypatch)
 
 
 def test_help_prints_usage(demo_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,3 +63,26 @@ def test_an_earlier_demo_folder_is_emptied(demo_dir: Path) -> None:
     with pytest.raises(AssertionError, match="the demo started"):
         demo.main(["--control-plane-only"])
     assert not (demo_dir / "keep").exists() and (demo_dir / demo.MARKER).exists()
+
+
+def test_a_folder_holding_a_copy_of_the_demos_campaign_is_not_emptied(demo_dir: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder holding a demo*-campaign.yaml was taken for an earlier demo's and removed whole: a user who copied
+    the demo's campaign file into a project folder to edit it lost the folder. Only the marker counts now."""
+    (demo_dir / "demo-campaign.yaml").write_text("name: demo\n")
+    assert demo.main([]) == 2
+    assert "holds files the demo did not make" in capsys.readouterr().err
+    assert (demo_dir / "keep").exists() and (demo_dir / "demo-campaign.yaml").exists()
+
+
+def test_the_demo_tests_leave_the_environment_as_they_found_it(tmp_path: Path) -> None:
+    """demo.main sets PODTAX_DATA_DIR before it starts anything; the fixture did not put it back, so every later
+    test (and each subprocess it started) ran with the removed tmp folder as its data folder."""
+    before = dict(os.environ)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        folder = demo_folder(tmp_path, monkeypatch)
+        (folder / demo.MARKER).touch()
+        with pytest.raises(AssertionError, match="the demo started"):
+            demo.main(["--control-plane-only"])
+        assert os.environ.get("PODTAX_DATA_DIR") == str(folder)  # what the demo's commands read
+    assert dict(os.environ) == before

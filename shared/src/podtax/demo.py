@@ -211,9 +211,8 @@ def not_the_demos(data: Path) -> str | None:
         return None
     if not data.is_dir():
         return f"PODTAX_DEMO_DIR={data} is not a folder: name a new folder (the demo empties it first)"
-    if (data / MARKER).exists() or any(data.glob("demo*-campaign.yaml")) or not any(data.iterdir()) \
-            or data == Path(DEFAULT_DIR).resolve():
-        return None  # an earlier demo's (its campaign files: one made before the marker), an empty one, the default
+    if (data / MARKER).exists() or not any(data.iterdir()) or data == Path(DEFAULT_DIR).resolve():
+        return None  # an earlier demo's (its marker; a campaign file alone may be a copy a user keeps), empty, default
     return (f"PODTAX_DEMO_DIR={data} holds files the demo did not make, and the demo empties its folder first: "
             f"name a new or empty folder")
 
