@@ -96,7 +96,7 @@ class Agent:
             return
         try:
             template = templates.get(run.test)
-            argv = template.build_argv(run.params, str(self.settings.agent_workdir))
+            template.build_argv(run.params, str(self.settings.agent_workdir))
         except templates.TemplateError as exc:
             await self.refuse(run, exc.reason, exc.detail)
             return
@@ -107,7 +107,9 @@ class Agent:
             await self.refuse(run, "bad-target", problem)
             return
         version = (self.facts.tool_versions if self.facts else {}).get(template.tool)
-        if version is None or not shutil.which(argv[0], path=facts.tool_path()):  # uninstalled since the facts
+        # uninstalled since the facts: the tool, as the facts looked it up (a loopback network run's argv starts
+        # with the agent's own python)
+        if version is None or not shutil.which(template.version_argv[0], path=facts.tool_path()):
             await self.refuse(run, "tool-missing", f"{template.tool} is not installed on node {self.node}; "
                                                    f"install it (e.g. apt-get install {template.tool})")
             return
