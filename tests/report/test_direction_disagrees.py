@@ -68,3 +68,9 @@ def test_compare_across_campaigns_that_disagree_is_not_made(store):
     (row,) = [c for c in compare_campaigns(store.cursor(), "agree", "lower").cells if c.metric == "events_per_second"]
     assert row.verdict == "not comparable" and row.diff is None and row.p_value is None, row
     assert "NEW:CONFOUNDED" in row.flags and "higher is better in agree" in row.sentence, row.sentence
+
+
+def test_the_api_schema_says_what_new_confounded_means(store):
+    """The schema of /api/compare's flags (its docs) named only the unit case of NEW:CONFOUNDED (review hR 7)."""
+    schema = create_app(store).openapi()["components"]["schemas"]["CellChange"]["properties"]["flags"]
+    assert "NEW:CONFOUNDED" in schema["description"] and "whether higher is better" in schema["description"]

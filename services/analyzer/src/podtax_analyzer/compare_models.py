@@ -50,7 +50,8 @@ class CellChange(BaseModel):
     p_adjusted: float | None
     verdict: ChangeVerdict
     flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG' (NEW:CONFOUNDED: "
-                                                               "a median given in another unit than in BASE; "
+                                                               "a median given in another unit than in BASE, "
+                                                               "or runs that disagree on whether higher is better; "
                                                                "NEW:TOOL_CHANGED: another tool build than in BASE).")
     flag_details: dict[str, str] = Field(default_factory=dict)
     sentence: str
