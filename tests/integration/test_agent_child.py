@@ -13,6 +13,9 @@ parameters).
   (unsafe-state-dir), and the lock is never opened through a link.
 - A relative entry in the agent's PATH made a tool be looked up in the work directory (and a tool's version and
   its run could come from different paths). Tools are looked up on the absolute entries, then /usr/sbin, /sbin.
+- The state directory was checked again before a run only: the log kept in the outbox and the run noted as
+  reported after it (a run may last an hour) were written through any link found there by then. Checked again
+  before those writes; when unsafe, the log is published without a word written there.
 - fio reads a ':' in its --filename as a list of files: a work directory `/x/a:b` had fio write `/x/a`. Such a
   work directory stops the agent at start (exit 2).
 - A tool uninstalled after the agent read its version raised FileNotFoundError on every delivery; refused now
@@ -28,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from podtax import templates
+from podtax_host_agent import guard
 from podtax_host_agent.__main__ import main as agent_main
 from podtax_host_agent.execute import run_argv
 
@@ -154,3 +158,22 @@ async def test_a_tool_gone_since_the_facts_is_refused(nats_url: str, tmp_path: P
                                    lambda: monkeypatch.setenv("PATH", str(tmp_path / "empty")))
     assert logs == [] and [f["reason"] for f in failures] == ["tool-missing"], (logs, failures)
     assert tool in failures[0]["detail"]
+
+
+async def test_no_log_is_written_through_a_link_in_a_state_directory_others_took_during_the_run(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state, victims = tmp_path / "state-during-1", (tmp_path / "outbox-victim", tmp_path / "reported-victim")
+    note = guard.record
+
+    def hand_over_during_the_run(state_dir: Path, pid: int, run_id: str, marker: str = "") -> None:
+        note(state_dir, pid, run_id, marker)  # the benchmark runs: the directory is handed over meanwhile
+        state.chmod(0o777)
+        (state / "outbox").mkdir(exist_ok=True)
+        (state / "outbox" / "during-1.tmp").symlink_to(victims[0])
+        (state / ".reported.tmp").symlink_to(victims[1])
+
+    monkeypatch.setattr(guard, "record", hand_over_during_the_run)
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-cpu",
+                                   {"threads": 1, "events": 10, "time": 1}, "during-1")
+    assert [v.name for v in victims if v.exists()] == [], "the agent wrote through a link in its state directory"
+    assert failures == [] and [lg["exit_code"] for lg in logs] == [0], (logs, failures)  # the measurement is kept

@@ -76,6 +76,13 @@ class Agent:
         metrics.AGENT_RUNS.labels(run.test, "refused").inc()
         log.warning("refused run %s: %s", run.run_id, detail)
 
+    def state_dir_problem(self) -> str | None:
+        """Why the agent must not write in its state directory now (owndir.recheck), or None."""
+        if why := owndir.recheck(self.state_dir):
+            return (f"the state directory {why}, or set PODTAX_AGENT_STATE_DIR to another: another user could put "
+                    f"links there that this agent writes through, or logs it would publish as its own")
+        return None
+
     async def handle(self, event: events.Event) -> None:
         if not isinstance(event, events.RunRequestedV1):
             raise Permanent(f"host agent expects run requests, got {event.type}")
@@ -85,10 +92,8 @@ class Agent:
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
-        if why := owndir.recheck(self.state_dir):  # before anything is read or written there (lock, outbox)
-            await self.refuse(run, "unsafe-state-dir", f"the state directory {why}, or set PODTAX_AGENT_STATE_DIR to "
-                                                       f"another: another user could put links there that this "
-                                                       f"agent writes through, or logs it would publish as its own")
+        if why := self.state_dir_problem():  # before anything is read or written there (lock, outbox)
+            await self.refuse(run, "unsafe-state-dir", why)
             return
         if (kept := outbox.load(self.state_dir, run.run_id)) is not None:
             log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
@@ -145,15 +150,20 @@ class Agent:
 
     async def report(self, event: events.RawLogV1, keep: bool = False) -> None:
         """Publish a run's log; with `keep`, it is written to the outbox first, so that when NATS cannot take
-        it the redelivered request publishes it rather than measuring again."""
+        it the redelivered request publishes it rather than measuring again. The state directory is checked again
+        first (a run may last an hour, time for it to be removed and made again by another user): when it became
+        unsafe, the log is published without a word written there."""
         run_id = event.data.run.run_id
-        if keep:
+        if unsafe := self.state_dir_problem():
+            log.error("run %s: publishing its log without keeping or noting it: %s", run_id, unsafe)
+        elif keep:
             await asyncio.to_thread(outbox.save, self.state_dir, event)
         await self.bus.publish(event)
         # noted before the outbox copy goes: an agent killed between the two then publishes the kept log again
         # (the analyzer stores a run once), where the other order left nothing saying the run was done
-        guard.reported(self.state_dir, run_id)
-        outbox.remove(self.state_dir, run_id)
+        if not unsafe:
+            guard.reported(self.state_dir, run_id)
+            outbox.remove(self.state_dir, run_id)
         self.done[run_id] = None
         if len(self.done) > DONE_KEEP:
             del self.done[next(iter(self.done))]
