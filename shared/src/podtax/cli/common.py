@@ -39,21 +39,32 @@ DATA_DIR = Path(os.environ.get("PODTAX_DATA_DIR", ".podtax"))
 UP_FILE = "up.json"
 
 
+JSON_KINDS = {list: "a JSON array", str: "a JSON string", bool: "a JSON boolean", int: "a JSON number",
+              float: "a JSON number", type(None): "JSON null"}  # what json.loads gives, in JSON's words
+
+
+def _read_up() -> tuple[dict[str, str], str | None]:
+    """The running `podtax up`'s record ({} when none runs there), and why it is not the JSON object up writes
+    (atomically), or None."""
+    try:
+        info = json.loads((DATA_DIR / UP_FILE).read_text())
+    except OSError:
+        return {}, None
+    except ValueError as exc:  # not JSON, not UTF-8
+        return {}, " ".join(str(exc).split())
+    if not isinstance(info, dict):
+        return {}, f"{JSON_KINDS.get(type(info), 'not JSON')}, not an object"
+    return info, None
+
+
 def _up_info() -> dict[str, str]:
-    """The running `podtax up`'s record, {} when none runs there. One that is not the JSON object up writes (atomically)
+    """The running `podtax up`'s record, {} when none runs there. One that is not the JSON object up writes
     is refused in one line: a list ended every command in an AttributeError traceback, broken JSON was ignored for
     the defaults, so the CLI looked for NATS at 127.0.0.1:4222 and advised setting PODTAX_DATA_DIR (audit hD)."""
-    path = DATA_DIR / UP_FILE
-    try:
-        info = json.loads(path.read_text())
-    except OSError:
-        return {}
-    except ValueError as exc:  # not JSON, not UTF-8
-        info, why = None, " ".join(str(exc).split())
-    else:
-        why = f"a JSON {type(info).__name__}, not an object"
-    if not isinstance(info, dict):
-        raise fail(f"{path} is not the record podtax up writes ({why}): remove it, or start podtax up again", 2)
+    info, why = _read_up()
+    if why:
+        raise fail(f"{DATA_DIR / UP_FILE} is not the record podtax up writes ({why}): remove it, or start podtax up "
+                   f"again", 2)
     return info
 
 
@@ -147,9 +158,11 @@ def api_headers(base: str) -> dict[str, str]:
     """The bearer token for the analyzer at `base`: PODTAX_API_TOKEN, else the one `podtax up` generated (its
     token file) when `base` is that podtax up's analyzer: never another server's (`--api http://another-host`)."""
     token = os.environ.get("PODTAX_API_TOKEN", "")
-    info = _up_info()
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    info, _damaged = _read_up()  # a damaged record: api_url() refused it when `base` came from it, else it is moot
     path = info.get("api_token_file")
-    if not token and path and same_analyzer(base, str(info.get("api_url", ""))):
+    if path and same_analyzer(base, str(info.get("api_url", ""))):
         try:
             token = Path(path).read_text().strip()
         except OSError:
