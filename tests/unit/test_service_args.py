@@ -125,3 +125,18 @@ def test_an_emulator_port_in_use_names_the_option(module: str, tmp_path: Path) -
                               capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and f"--port {port}: 127.0.0.1:{port} is in use" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("module", ["podtax_kubesim", "podtax_nomadsim"])
+@pytest.mark.parametrize(("host", "says"), [
+    ("no-such-host.invalid", "--host no-such-host.invalid: "),  # then the resolver's words, and the fix
+    ("192.0.2.1", "--host 192.0.2.1 is not an address of this machine"),  # TEST-NET-1: never this machine's
+])
+def test_an_emulator_host_not_of_this_machine_names_the_option(module: str, host: str, says: str,
+                                                                tmp_path: Path) -> None:
+    """A --host that does not resolve said '[Errno -2] Name or service not known', exit 1 (review hR): now one line
+    naming --host, exit 2, as an address not of this machine."""
+    done = subprocess.run([sys.executable, "-m", module, "--host", host, "--port", "0"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and says in done.stderr and "Errno" not in done.stderr, done.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import socket
 import sys
 from typing import NoReturn
 
@@ -18,9 +19,12 @@ class OneLineParser(argparse.ArgumentParser):
 
 def listen_mistake(exc: OSError, host: str, port: int) -> str | None:
     """A server that cannot listen because of its options (--port in use, --host not of this machine), as one line
-    naming the option; else None (another error). It was "[Errno 98] Address already in use", exit 1."""
+    naming the option; else None (another error). It was "[Errno 98] Address already in use", exit 1, and a --host
+    that does not resolve "[Errno -2] Name or service not known"."""
     if exc.errno == errno.EADDRINUSE:
         return f"--port {port}: {host}:{port} is in use; choose another port (0 picks a free one)"
+    if isinstance(exc, socket.gaierror):
+        return f"--host {host}: {exc.strerror}; give one of this machine's addresses (127.0.0.1: loopback)"
     if exc.errno == errno.EADDRNOTAVAIL:
         return f"--host {host} is not an address of this machine; give one of its addresses (127.0.0.1: loopback)"
     return None
