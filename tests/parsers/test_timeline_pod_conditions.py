@@ -5,7 +5,7 @@ before the two were recorded still parses, without them."""
 from __future__ import annotations
 
 import pytest
-from podtax.parsers import ParseFailure
+from podtax.parsers import ParseFailure, parse_run
 
 from tests.parsers.test_timeline import header, lines, obj, summary, values
 
@@ -55,3 +55,17 @@ def test_an_initialized_before_the_create_is_refused() -> None:
     ts = [(0.0, 0.01, -0.02, 0.5, 0.55, 0.6, 2.0, 2.5)]
     with pytest.raises(ParseFailure, match="initialized is negative"):
         values(lines(header("pod-startup"), *pods(ts), summary()), "pod-startup")
+
+
+def test_a_pod_given_up_before_containers_ready_is_a_lower_bound_there_not_a_zero() -> None:
+    # pods 0-4 ready; pod 5 Initialized at 30 ms, given up at 10 s without ContainersReady (the runner's wait_for)
+    ts = [(0.0, 0.01, 0.02 + i / 1000, 0.5, 0.55 + i / 100, 0.6 + i / 100, 20.0, 20.5) for i in range(5)]
+    stuck = obj("p5", {"request_sent": 0.0, "scheduled": 0.01, "initialized": 0.03, "given_up": 10.0},
+                error="containers not Ready after 10.0 s since request_sent (...): given up, the run went on")
+    parsed = parse_run("pod-startup", lines(header("pod-startup"), *pods(ts), stuck, summary(errors=1)))
+    v = parsed.values()
+    assert v["initialized_max_ms"] == pytest.approx(24.0)  # a phase it got through: not a bound (nor in it)
+    assert v["containers_ready_max_ms"] == pytest.approx(10_000.0)  # at least the time it was given up
+    assert v["containers_ready_p50_ms"] == pytest.approx(575.0)  # the five that got there: 550 ... 590, and 10 s
+    lower = next(f for f in parsed.flags if f.startswith("LOWER_BOUND: ")).split(";")[0]
+    assert "containers_ready_max_ms" in lower and "ready_max_ms" in lower and "initialized_" not in lower
