@@ -198,9 +198,11 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     try:
         store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
     except (duckdb.Error, OSError) as exc:
+        sock.close()  # the port is free again at once (a caller serving again in-process needs it)
         raise ConfigError(open_problem(exc, settings.analyzer_db)) from None
     if damaged := cut_short(store, settings.analyzer_db):
         store.close()
+        sock.close()
         raise ConfigError(cannot_open(settings.analyzer_db, damaged))
     analyzer = Analyzer(settings, bus, store)
     token = settings.api_token.get_secret_value() if settings.api_token else None
