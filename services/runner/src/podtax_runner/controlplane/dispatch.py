@@ -23,7 +23,12 @@ SOURCE = "podtax/runner"
 # refused before anything is made rather than lost once done (log-too-large). The estimate was 400 bytes an object:
 # a run of the 2,621 objects it allowed at NATS's default 1 MiB wrote ~1.18 MB without one retry, ~1.46 MB with a
 # retry of each (measured, count 100: 450-481 bytes an object on Kubernetes, 310 on Nomad; ~125 more for a retry)
-OBJECT_BYTES = 500  # an object's line: its times and server times (Kubernetes claims with consumers the largest)
+# A pod-startup pod's line holds its node's name (server `node`), which Kubernetes allows up to 253 characters (a DNS
+# subdomain; the pods are pinned by the node's hostname label, at most 63): 500 took a name of ~15, and a pod's line
+# on a node named 253 characters was 738 bytes (tests/controlplane/test_cp_log_size_node.py)
+NODE_NAME_BYTES = 253
+# an object's line: its times and server times (Kubernetes claims with consumers the largest without a node's name)
+OBJECT_BYTES = 500 + NODE_NAME_BYTES
 # what sent-again calls add to an object, bounded by Timeline.resend: first_request_sent, first_delete_requested and
 # its `retried` entry in the summary (its name, at most 160 characters of why and HELD); every object of a throttled
 # run may have one
