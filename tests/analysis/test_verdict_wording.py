@@ -60,7 +60,8 @@ def test_a_cell_with_two_sides_keeps_its_verdict():
 ])
 def test_outliers_count_the_runs_of_the_sides_that_have_any(host, pod, want):
     cell = _cell(host, pod)
-    text = fl.outliers(cell, {"host": np.array([len(host) - 1]), "kubernetes": np.array([], int)}, {})
+    text = fl.outliers(cell, {"host": np.array([len(host) - 1]), "kubernetes": np.array([], int)},
+                       {"host": np.full(len(host), 3.5)})
     assert want in text and "0 runs" not in text
 
 

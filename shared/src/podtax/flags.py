@@ -42,7 +42,9 @@ LEGEND = {
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
     "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
     "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5 and more than 17.5% away below "
-                "10 runs; from 10 runs > 6 and more than 6% away); kept, not dropped",
+                "10 runs; from 10 runs > 6 and more than 6% away; on a side with two modes, each mode's median and "
+                "run count; runs of one side close together on one side of its median, a second group, from > 3.5 "
+                "at any count); kept, not dropped",
     "DRIFT": "values changed over the course of the campaign",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",

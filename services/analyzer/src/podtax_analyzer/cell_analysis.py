@@ -21,7 +21,7 @@ from podtax_analyzer.stats.drift import detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.medians import of_sorted
 from podtax_analyzer.stats.modes import check_unimodality, two_means_boundary
-from podtax_analyzer.stats.outliers import modified_z_within, outliers_of
+from podtax_analyzer.stats.outliers import GROUP_CUTOFF, cutoffs_within, modified_z_within, outliers_of
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
     ALPHA,
@@ -110,15 +110,15 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     cell_modes, modes, boundaries = modes_of(cell, checks, splits)
     zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) if s.env in checks else np.zeros(s.n)
           for s in (h, p)}
-    found = {env: outliers_of(z) for env, z in zs.items()}
-    group = fl.second_group(cell, [(s.env, float(s.values[i])) for s in (h, p) for i in found[s.env]])
+    found, limits, group = _outliers(cell, zs, {s.env: cutoffs_within(s.values, boundaries.get(s.env))
+                                                for s in (h, p)})
     candidates = {
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
         "WATCH_GAP": ofl.watch_gap(cell), "RETRIED": ofl.retried(cell), "LEFT_BEHIND": ofl.left_behind(cell),
-        "OUTLIERS": fl.outliers(cell, found, zs, group), "OVERLAP": fl.overlap(cell),
+        "OUTLIERS": fl.outliers(cell, found, limits, group), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
     }
@@ -174,6 +174,19 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         host_upper_bound=h.median_is_upper_bound, pod_upper_bound=p.median_is_upper_bound,
     )
     return Analysis(cell, fields, details, outlier_at, set_by)
+
+
+def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.ndarray]
+              ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str | None]:
+    """Each side's outliers (indices), the cutoffs they were found beyond and flags.second_group's phrase. A second
+    group is looked for beyond GROUP_CUTOFF (3.5) first, then beyond the sides' cutoffs (``limits``, stats/outliers.py);
+    when one is found, its runs are the cell's outliers."""
+    side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
+    for cuts in ({env: np.full(len(z), GROUP_CUTOFF) for env, z in zs.items()}, limits):
+        found = {env: outliers_of(z, cuts[env]) for env, z in zs.items()}
+        if group := fl.second_group(cell, [(env, float(side[env][i])) for env, idx in found.items() for i in idx]):
+            return found, cuts, group
+    return found, limits, None
 
 
 def fill_run_ids(con: duckdb.DuckDBPyConnection, analyses: list[Analysis]) -> None:

@@ -31,7 +31,7 @@ from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
 from podtax_analyzer.stats.modes import Mode, Unimodality
 from podtax_analyzer.stats.outliers import MIN_RUNS as STEADY_RUNS  # below it, one outlier moves a median's CI
-from podtax_analyzer.stats.outliers import cutoff_for, is_second_group
+from podtax_analyzer.stats.outliers import is_second_group
 from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
 
 
@@ -326,11 +326,11 @@ def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | Non
             f"{word} than the {name} median of {fmt_value(mid, cell.unit)} {cell.unit}")
 
 
-def outliers(cell: CellData, found: dict[str, np.ndarray], z: dict[str, np.ndarray],
+def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray],
              group: str | None = None) -> str | None:
-    """``group``: second_group's phrase when the outliers are a second group of one side's runs."""
-    above = " or ".join(f"{cutoff_for(n):g}" for n in sorted({s.n for s in (cell.host, cell.pod)
-                                                                 if len(found.get(s.env, ()))}))
+    """``found``: each side's outliers (indices), beyond ``cutoffs`` (each value's, stats.outliers.cutoffs_within);
+    ``group``: second_group's phrase when the outliers are a second group of one side's runs."""
+    above = " or ".join(f"{c:g}" for c in sorted({float(cutoffs[env][i]) for env, idx in found.items() for i in idx}))
     if group:
         return (f"Outliers: {group}: together and on one side of the median, a second group of runs rather than "
                 f"noise (modified z-score above {above}). They are kept; the median and the ratio do not show them, so "
