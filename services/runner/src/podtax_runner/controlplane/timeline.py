@@ -126,11 +126,11 @@ class Timeline:
             # DELETED event, then the retry's 404; re-timed, that phase would be negative and the run refused)
             if point is None or point not in rec.t or any(
                     v > rec.t[point] for k, v in rec.t.items() if k != point and not k.startswith("first_")):
-                self.retried[name] = f"{why[:160]} ({HELD})"
+                self.retried[name] = f"{bounded(why, 160)} ({HELD})"
                 return
             rec.t.setdefault(f"first_{point}", rec.t[point])
             rec.t[point] = self.now()
-            self.retried[name] = why[:200]
+            self.retried[name] = bounded(why, 200)
 
     def resender(self, name: str, point: str | None, what: str) -> Callable[[BaseException], None]:
         """The `again` hook of a call that started `point` of `name` (None: a call that starts no phase of it;
@@ -160,7 +160,7 @@ class Timeline:
     def fail(self, name: str, reason: str) -> None:
         rec = self.objects.get(name)
         if rec is not None and rec.error is None:
-            rec.error = reason[:300]
+            rec.error = bounded(reason)
 
     def give_up(self, name: str, reason: str) -> None:
         """Fail `name` as given up now: its end point `given_up` tells the parser that each of its phases that
@@ -204,3 +204,23 @@ class Timeline:
     def jsonl(self) -> str:
         lines = [self.header(), *(r.line() for r in self.objects.values()), self.summary()]
         return "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+
+
+ERROR_CHARS = 300  # an object's error, at most (bounded: dispatch.ERROR_BYTES bounds it in the raw-log event)
+
+
+def encoded_size(text: str) -> int:
+    """Bytes `text` takes in the raw-log event: a JSON string in its timeline line (non-ASCII as \\uXXXX), that line a
+    JSON string in the event (each backslash and quote escaped again)."""
+    return len(json.dumps(json.dumps(text)))
+
+
+def bounded(reason: str, chars: int = ERROR_CHARS) -> str:
+    """`reason` cut to `chars` characters and to `chars` + 20 bytes in the event: a server's message of quotes,
+    non-ASCII or control characters takes up to 14 bytes a character there (a character beyond the BMP: 2 x \\uXXXX,
+    escaped again), and 300 of them would break dispatch.ERROR_BYTES (RETRY_BYTES for a `retried` why), on which the
+    run's size bound rests."""
+    text = reason[:chars]
+    while (excess := encoded_size(text) - chars - 20) > 0:
+        text = text[:len(text) - max(1, excess // 14)]
+    return text
