@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from nats.errors import NoRespondersError
@@ -25,6 +27,10 @@ OWNER_POLL_S = 0.5  # how often a service waiting for a stream's owner looks aga
 # What a request the server refuses (a permission) ends in: no answer
 DENIED = (NatsTimeout, TimeoutError, NoRespondersError)
 NO_ROOM = 10047  # JetStream's "insufficient storage resources": a file stream's max bytes do not fit its disk
+# JetStream's "no suitable peers for placement": fewer servers ready than the replicas asked (a cluster still forming, a
+# server down or restarting); tried again for up to PLACEMENT_WAIT_S
+NO_PEERS = 10005
+PLACEMENT_WAIT_S = 30.0
 
 
 class Stopped(Exception):
@@ -77,9 +83,11 @@ class Streams:
             if have is None:
                 try:
                     if self._may_create(name):
-                        await self.js.add_stream(config)
+                        await self._create(functools.partial(self.js.add_stream, config), f"stream {name}", stop)
                         continue
-                except (BadRequestError, *DENIED):  # made meanwhile by another service, or not this user's to make
+                except BadRequestError as exc:  # made meanwhile by another service (then read), or refused
+                    await self._made_meanwhile(name, exc)
+                except DENIED:  # not this user's to make
                     pass
                 except APIError as exc:  # a traceback, and every service waiting for the stream (audit)
                     if exc.err_code != NO_ROOM:
@@ -109,6 +117,49 @@ class Streams:
         except DENIED:
             self._inbox_refused()
             raise
+
+    async def _create(self, make: Callable[[], Awaitable[Any]], what: str, stop: asyncio.Event | None) -> Any:
+        """`make()`, a stream's or bucket's create. While the NATS cluster has fewer JetStream servers ready than its
+        replicas (NO_PEERS: a cluster still forming, a server restarting) it is tried again, for up to
+        PLACEMENT_WAIT_S, then a BusError names PODTAX_NATS_REPLICAS. Before, that refusal was taken for 'made
+        meanwhile by another service', then said 'this NATS user may not create it', and a creator waiting for its own
+        stream waited forever (a fault drill under load: a three-server cluster whose third was not yet counted)."""
+        deadline = time.monotonic() + PLACEMENT_WAIT_S
+        warned = False
+        while True:
+            try:
+                return await make()
+            except BadRequestError as exc:
+                if exc.err_code != NO_PEERS:
+                    raise
+                if time.monotonic() >= deadline:
+                    from podtax.bus import BusError
+
+                    raise BusError(f"{what}: the NATS cluster has fewer JetStream servers ready than its "
+                                   f"{replicas()} replicas (PODTAX_NATS_REPLICAS) after {PLACEMENT_WAIT_S:.0f} s "
+                                   f"(NATS: {exc.description}): start the missing nats-servers, or lower "
+                                   "PODTAX_NATS_REPLICAS") from None
+                if not warned:
+                    log.warning("%s: the NATS cluster has fewer JetStream servers ready than its %d replicas (NATS: "
+                                "%s); trying again for up to %.0f s", what, replicas(), exc.description,
+                                PLACEMENT_WAIT_S)
+                    warned = True
+            if stop is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), OWNER_POLL_S)
+                if stop.is_set():
+                    raise Stopped(f"stopped while creating {what}")
+            else:
+                await asyncio.sleep(OWNER_POLL_S)
+
+    async def _made_meanwhile(self, stream: str, exc: BadRequestError) -> None:
+        """A create refused as a bad request: another service made it meanwhile (it exists now: fine), else the
+        server's words in a BusError (they were taken for 'this NATS user may not create it')."""
+        if await self._stream_config(stream) is None:
+            from podtax.bus import BusError
+
+            what = f"KV bucket {stream[3:]}" if stream.startswith("KV_") else f"stream {stream}"
+            raise BusError(f"{what}: NATS refused to create it: {exc.description} (JetStream error {exc.err_code})")
 
     def _inbox_refused(self) -> None:
         """Raise BusError naming why requests get no answer when the server refused this connection's inbox."""
@@ -157,8 +208,11 @@ class Streams:
             raise
         try:
             if self._may_create(f"KV_{bucket}"):
-                return await self.js.create_key_value(bucket=bucket, history=history, replicas=replicas())
-        except (BadRequestError, *DENIED):  # made meanwhile by another service, or not this user's to make
+                make = functools.partial(self.js.create_key_value, bucket=bucket, history=history, replicas=replicas())
+                return await self._create(make, f"KV bucket {bucket}", stop)
+        except BadRequestError as exc:  # made meanwhile by another service (then read), or refused
+            await self._made_meanwhile(f"KV_{bucket}", exc)
+        except DENIED:  # not this user's to make
             pass
         await self._owners(f"KV_{bucket}", wait, stop)
         return await self.js.key_value(bucket)
