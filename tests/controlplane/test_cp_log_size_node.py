@@ -42,14 +42,15 @@ def test_the_largest_count_allowed_fits_with_the_longest_node_name(kubesim_facto
     lines = {r.name: escaped(r.line()) for r in tl.objects.values()}
     retried = {name: escaped({name: why}) for name, why in tl.retried.items()}
     ok = [lines[r.name] for r in tl.objects.values() if r.error is None]
-    assert max(ok) <= dispatch.OBJECT_BYTES, (max(ok), dispatch.OBJECT_BYTES)  # 500 before: ~740
+    bound = dispatch.object_bytes("pod-startup")
+    assert max(ok) <= bound, (max(ok), bound)  # 500 before: ~740
     assert max(retried.values()) <= dispatch.RETRY_BYTES
     size = encoded(run, tl.jsonl())
-    assert size <= dispatch.log_bytes(COUNT), (size, dispatch.log_bytes(COUNT))
+    assert size <= dispatch.log_bytes(COUNT, "pod-startup"), (size, dispatch.log_bytes(COUNT, "pod-startup"))
     # the largest count allowed at 1 MiB, each of its objects as large as the largest here, the most that may fail
     # failed as those here: its log fits
     rest = size - sum(lines.values()) - sum(retried.values())
-    n = dispatch.max_count(MIB)
+    n = dispatch.max_count(MIB, "pod-startup")
     failed = max(lines[r.name] for r in tl.objects.values() if r.error is not None)
     worst = rest + (n - allowance(n)) * max(ok) + allowance(n) * failed + n * max(retried.values())
     assert worst <= MIB, (n, worst)

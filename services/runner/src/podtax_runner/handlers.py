@@ -106,10 +106,15 @@ class Handlers:
 
     def too_large(self, campaign: Campaign) -> str | None:
         """A control-plane run whose timeline cannot fit one NATS message: refused for the whole campaign
-        at once, not run by run after each was planned (an audit's count 5,000 failed every run)."""
-        count = max((int(c.get("count", 0) or 0) for t in campaign.tests
-                     if templates.get(t.test).control_plane for c in t.combinations()), default=0)
-        why = dispatch.too_large(count, self.bus.nc.max_payload)
+        at once, not run by run after each was planned (an audit's count 5,000 failed every run). Each template's
+        largest count against its own bound (a pod-startup pod's line holds its node's name, a volume's does not)."""
+        counts: dict[str, int] = {}
+        for t in campaign.tests:
+            if templates.get(t.test).control_plane:
+                for c in t.combinations():
+                    counts[t.test] = max(counts.get(t.test, 0), int(c.get("count", 0) or 0))
+        why = next(filter(None, (dispatch.too_large(n, self.bus.nc.max_payload, test) for test, n in counts.items())),
+                   None)
         return f"campaign {campaign.name}: {why}" if why else None
 
     async def resolve_nodes(self, campaign: Campaign) -> dict[str, int]:

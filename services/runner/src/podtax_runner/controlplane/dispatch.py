@@ -23,12 +23,15 @@ SOURCE = "podtax/runner"
 # refused before anything is made rather than lost once done (log-too-large). The estimate was 400 bytes an object:
 # a run of the 2,621 objects it allowed at NATS's default 1 MiB wrote ~1.18 MB without one retry, ~1.46 MB with a
 # retry of each (measured, count 100: 450-481 bytes an object on Kubernetes, 310 on Nomad; ~125 more for a retry)
-# A pod-startup pod's line holds its node's name (server `node`), which Kubernetes allows up to 253 characters (a DNS
-# subdomain; the pods are pinned by the node's hostname label, at most 63): 500 took a name of ~15, and a pod's line
-# on a node named 253 characters was 738 bytes (tests/controlplane/test_cp_log_size_node.py)
+# A pod-startup pod's line also holds its node's name (server `node`), which Kubernetes allows up to 253 characters (a
+# DNS subdomain; the pods are pinned by the node's hostname label, at most 63): 500 took a name of ~15, and a pod's
+# line on a node named 253 characters was 738 bytes (tests/controlplane/test_cp_log_size_node.py). A volume-churn
+# object's line holds none, so the allowance is charged to pod-startup only (charged to every template, it lowered
+# volume-churn's largest count at 1 MiB from 1,174 to 913 for nothing)
 NODE_NAME_BYTES = 253
-# an object's line: its times and server times (Kubernetes claims with consumers the largest without a node's name)
-OBJECT_BYTES = 500 + NODE_NAME_BYTES
+NODE_IN_LINE = frozenset({"pod-startup"})  # the templates whose object's line holds its node's name
+# an object's line without a node's name: its times and server times (Kubernetes claims with consumers the largest)
+OBJECT_BYTES = 500
 # what sent-again calls add to an object, bounded by Timeline.resend: first_request_sent, first_delete_requested and
 # its `retried` entry in the summary (its name, at most 160 characters of why and HELD); every object of a throttled
 # run may have one
@@ -37,28 +40,34 @@ ERROR_BYTES = 360  # an object's error (Timeline.fail: at most 300 characters), 
 FIXED_BYTES = 8192  # the header and the summary's counts (the API server's request counters the largest)
 
 
-def log_bytes(count: int) -> int:
-    """The most a run of `count` objects writes in its raw-log event: every object sent again, the most that may fail
-    without ending the run failed."""
-    return FIXED_BYTES + count * (OBJECT_BYTES + RETRY_BYTES) + min(count, allowance(count)) * ERROR_BYTES
+def object_bytes(test: str) -> int:
+    """The most an object's line of template `test` takes in the raw-log event."""
+    return OBJECT_BYTES + (NODE_NAME_BYTES if test in NODE_IN_LINE else 0)
 
 
-def max_count(max_payload: int) -> int:
-    """The largest count whose raw log always fits `max_payload` (log_bytes is increasing)."""
-    n = max(0, (max_payload - FIXED_BYTES) // (OBJECT_BYTES + RETRY_BYTES + ERROR_BYTES))
-    while log_bytes(n + 1) <= max_payload:
+def log_bytes(count: int, test: str) -> int:
+    """The most a run of `count` objects of template `test` writes in its raw-log event: every object sent again, the
+    most that may fail without ending the run failed."""
+    return FIXED_BYTES + count * (object_bytes(test) + RETRY_BYTES) + min(count, allowance(count)) * ERROR_BYTES
+
+
+def max_count(max_payload: int, test: str) -> int:
+    """The largest count of template `test` whose raw log always fits `max_payload` (log_bytes is increasing)."""
+    n = max(0, (max_payload - FIXED_BYTES) // (object_bytes(test) + RETRY_BYTES + ERROR_BYTES))
+    while log_bytes(n + 1, test) <= max_payload:
         n += 1
     return n
 
 
-def too_large(count: int, max_payload: int) -> str | None:
-    """Why a run of `count` objects is refused before anything is made (its log might not fit), else None."""
-    if log_bytes(count) <= max_payload:
+def too_large(count: int, max_payload: int, test: str) -> str | None:
+    """Why a run of `count` objects of template `test` is refused before anything is made (its log might not fit),
+    else None."""
+    if log_bytes(count, test) <= max_payload:
         return None
-    each = OBJECT_BYTES + RETRY_BYTES
-    return (f"a run of {count} objects writes a timeline of up to {log_bytes(count):,} bytes ({each} an object sent "
-            f"again, the errors of the {allowance(count)} that may fail), above NATS max_payload ({max_payload:,}): "
-            f"lower count to {max_count(max_payload):,} or raise max_payload in nats-server")
+    each = object_bytes(test) + RETRY_BYTES
+    return (f"a {test} run of {count} objects writes a timeline of up to {log_bytes(count, test):,} bytes ({each} an "
+            f"object sent again, the errors of the {allowance(count)} that may fail), above NATS max_payload "
+            f"({max_payload:,}): lower count to {max_count(max_payload, test):,} or raise max_payload in nats-server")
 
 # how long past timeout + grace a run still executing here is waited for before it is expired as no-report: its
 # cleanup's wait, a call in flight past the run's deadline and one past the cleanup's (a timed-out one is not retried).
@@ -96,7 +105,7 @@ class ControlPlaneExecutor:
     async def _run(self, run: events.RunSpec, resume: bool = False) -> None:
         started = events.now()
         count = int(run.params.get("count", 0) or 0)
-        if why := too_large(count, self.bus.nc.max_payload):  # refused before anything is created
+        if why := too_large(count, self.bus.nc.max_payload, run.test):  # refused before anything is created
             self.stops.pop(run.run_id, None)
             await self._fail(run, "log-too-large", why, started)
             return
