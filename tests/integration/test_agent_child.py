@@ -26,7 +26,10 @@ parameters).
 
 from __future__ import annotations
 
+import fcntl
+import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -177,3 +180,50 @@ async def test_no_log_is_written_through_a_link_in_a_state_directory_others_took
                                    {"threads": 1, "events": 10, "time": 1}, "during-1")
     assert [v.name for v in victims if v.exists()] == [], "the agent wrote through a link in its state directory"
     assert failures == [] and [lg["exit_code"] for lg in logs] == [0], (logs, failures)  # the measurement is kept
+
+
+def _world_writable(state: Path, victim: Path) -> None:
+    state.chmod(0o777)
+    (state / f".{guard.RECORD}.tmp").symlink_to(victim)  # the run record's temporary file
+
+
+def _a_link_elsewhere(state: Path, victim: Path) -> None:
+    victim.mkdir()
+    (victim / guard.RECORD).write_text("someone's file")  # what clearing the run record would delete
+    state.rename(state.with_name(f"{state.name}-old"))
+    state.symlink_to(victim)
+
+
+def _files(victim: Path) -> dict[str, str]:
+    found = [victim] if victim.is_file() else sorted(victim.iterdir()) if victim.is_dir() else []
+    return {p.name: p.read_text() for p in found}
+
+
+@pytest.mark.parametrize("hand_over", [_world_writable, _a_link_elsewhere])
+async def test_no_run_writes_in_a_state_directory_others_took_while_it_waited_for_the_node(
+        nats_url: str, tmp_path: Path, hand_over: Callable[[Path, Path], None]) -> None:
+    # the state directory was checked before the node lock, whose wait has no bound (an earlier run's orphans hold
+    # it): the run record was then written, and cleared after the run, through whatever was found there by then
+    state, victim = tmp_path / "state-wait-1", tmp_path / "victim"
+    state.mkdir(mode=0o700)
+    holder = os.open(state / guard.LOCK, os.O_RDWR | os.O_CREAT, 0o600)  # the earlier run's processes
+    fcntl.flock(holder, fcntl.LOCK_EX)
+
+    made: dict[str, str] = {}
+
+    class HandOverWhileWaiting(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("node busy"):
+                hand_over(state, victim)
+                made.update(_files(victim))
+                os.close(holder)  # they exit: the node is idle
+
+    handler = HandOverWhileWaiting()
+    logging.getLogger("podtax.host_agent").addHandler(handler)
+    try:
+        logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-cpu",
+                                       {"threads": 1, "events": 10, "time": 1}, "wait-1")
+    finally:
+        logging.getLogger("podtax.host_agent").removeHandler(handler)
+    assert logs == [] and [f["reason"] for f in failures] == ["unsafe-state-dir"], (logs, failures)
+    assert _files(victim) == made, "the agent wrote or deleted through what it found in its state directory"

@@ -177,27 +177,47 @@ class NodeLock:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / LOCK
 
-    def try_acquire(self) -> int | None:
+    def _open(self) -> int:
         owndir.make(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)  # never through a link
+        return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)  # never through a link
+
+    @staticmethod
+    def _lock(fd: int) -> bool:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                return None
+                return False
             raise
-        return fd
+        return True
+
+    def try_acquire(self) -> int | None:
+        fd = self._open()
+        try:
+            if self._lock(fd):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        return None
 
     async def acquire(self, poll_s: float = 0.2) -> int:
-        """Wait until the node is idle; returns the locked descriptor (close it to release)."""
-        waited = False
-        while (fd := self.try_acquire()) is None:
-            if not waited:
-                log.warning("node busy: processes of an earlier run still hold %s; waiting until they exit",
-                            self.path)
-                waited = True
-            await asyncio.sleep(poll_s)
+        """Wait until the node is idle; returns the locked descriptor (close it to release). The file is opened
+        once: while waiting, the state directory may be removed or handed to another user, and a file opened again
+        there would be another lock than the one the earlier run's processes hold (or one made through a link)."""
+        fd = self._open()
+        try:
+            waited = False
+            while not self._lock(fd):
+                if not waited:
+                    log.warning("node busy: processes of an earlier run still hold %s; waiting until they exit",
+                                self.path)
+                    waited = True
+                await asyncio.sleep(poll_s)
+        except BaseException:
+            os.close(fd)
+            raise
         if waited:
             log.info("node idle again; starting the run")
         return fd

@@ -119,7 +119,11 @@ class Agent:
                                                    f"install it (e.g. apt-get install {template.tool})")
             return
         lock_fd = await self.lock.acquire()  # waits while processes of an earlier run still hold the node
+        unsafe = None
         try:
+            if unsafe := self.state_dir_problem():  # again: the wait has no bound, time for it to change hands
+                await self.refuse(run, "unsafe-state-dir", unsafe)
+                return
             if problem := workdir_problem(self.workdir):
                 await self.refuse(run, "unsafe-workdir", problem)
                 return
@@ -135,7 +139,10 @@ class Agent:
                                      on_start=lambda pid, marker: guard.record(self.state_dir, pid, run.run_id,
                                                                                marker))
         finally:
-            guard.clear(self.state_dir)
+            if unsafe or (unsafe := self.state_dir_problem()):
+                log.error("run %s: nothing removed from the state directory after it: %s", run.run_id, unsafe)
+            else:
+                guard.clear(self.state_dir)
             os.close(lock_fd)
         raw = events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
                             started_at=out.started_at, ended_at=out.ended_at, tool_version=version,
