@@ -195,25 +195,30 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     tune_for_batches(settings.analyzer_batch)
     sock = listening_socket(settings.analyzer_host, settings.analyzer_port, "PODTAX_ANALYZER_PORT",
                             "PODTAX_ANALYZER_HOST")  # said at start, before the API is said to listen
-    try:
-        store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
-    except (duckdb.Error, OSError) as exc:
-        sock.close()  # the port is free again at once (a caller serving again in-process needs it)
-        raise ConfigError(open_problem(exc, settings.analyzer_db)) from None
-    if damaged := cut_short(store, settings.analyzer_db):
-        store.close()
+    store: Store | None = None
+    try:  # until uvicorn has the socket, a failure closes it: the port is free again at once (a caller serving
+        # again in-process needs it), and the store with it
+        try:
+            store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
+        except (duckdb.Error, OSError) as exc:
+            raise ConfigError(open_problem(exc, settings.analyzer_db)) from None
+        if damaged := cut_short(store, settings.analyzer_db):
+            raise ConfigError(cannot_open(settings.analyzer_db, damaged))
+        analyzer = Analyzer(settings, bus, store)
+        token = settings.api_token.get_secret_value() if settings.api_token else None
+        app = create_app(store, token, settings.api_reads_need_token, api_auth.loopback(settings.analyzer_host),
+                         host_names(settings.analyzer_allowed_hosts))
+        app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
+        app.state.storage_problem = lambda: analyzer.storage_problem  # ... and while writes fail (disk full...)
+        server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
+                                               log_level="warning", lifespan="off"))
+        server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals
+        http = asyncio.create_task(server.serve(sockets=[sock]))
+    except BaseException:
+        if store is not None:
+            store.close()
         sock.close()
-        raise ConfigError(cannot_open(settings.analyzer_db, damaged))
-    analyzer = Analyzer(settings, bus, store)
-    token = settings.api_token.get_secret_value() if settings.api_token else None
-    app = create_app(store, token, settings.api_reads_need_token, api_auth.loopback(settings.analyzer_host),
-                     host_names(settings.analyzer_allowed_hosts))
-    app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
-    app.state.storage_problem = lambda: analyzer.storage_problem  # ... and while writes fail (disk full...)
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
-                                           log_level="warning", lifespan="off"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals
-    http = asyncio.create_task(server.serve(sockets=[sock]))
+        raise
     log.info("analyzer API on http://%s:%d (DuckDB %s)", settings.analyzer_host, sock.getsockname()[1],
              settings.analyzer_db)
     updates: asyncio.Task[None] | None = None
