@@ -620,3 +620,15 @@ def test_fio_text_cut_before_its_later_jobs_is_truncated_not_a_short_sum() -> No
     with pytest.raises(ParseFailure) as failure:
         parse_text(cut, "fio")
     assert failure.value.reason == "truncated" and "started 4 job process(es) but only 1" in failure.value.detail
+
+
+@pytest.mark.parametrize("threads", ["1e308", "2.5", "4194305", "8x"])
+def test_a_thread_count_sysbench_never_prints_is_refused(threads: str) -> None:
+    """`Number of threads: 1e308` was read as 10^308 threads: 22.9 M events/s over them passed the plausibility bound
+    a thread (hT's audit); `2.5` read as 2."""
+    text = (CORPUS / "sysbench-1.0.20-macos-bogus-rate.log").read_text(encoding="utf-8")
+    text = text.replace("Number of threads: 8", f"Number of threads: {threads}")
+    for tool in (None, "sysbench-cpu"):
+        with pytest.raises(ParseFailure, match="no thread count sysbench prints") as err:
+            parse_text(text, tool)
+        assert err.value.reason == "unknown-format"

@@ -30,6 +30,7 @@ from podtax.parsers.base import (
     ParseFailure,
     compare_echoed,
     int_or_float,
+    parse_int,
     percentile_label,
     refuse_inconsistent_rates,
     requested_int,
@@ -85,7 +86,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed: Echoed = {"test": section.kind}
     f = section.fields
     if "Number of threads" in f:
-        echoed["threads"] = int(to_number(f["Number of threads"]))
+        echoed["threads"] = _threads(f["Number of threads"])
     metrics = MetricList()
     if section.kind == "cpu":
         if "Prime numbers limit" in f:
@@ -154,6 +155,21 @@ _RATES = (("events_per_second", "events"), ("operations_per_second", "operations
 _FASTEST_PER_THREAD = 5_800.0
 _MAX_EVENTS_PER_THREAD = 200_000.0
 _MAX_PRIME_LIMIT = 2**32 - 1
+
+
+# Linux runs at most 4,194,304 tasks at once (PID_MAX_LIMIT): no sysbench run had more threads
+_MAX_THREADS = 4_194_304
+
+
+def _threads(text: str) -> int:
+    """`Number of threads: 8` -> 8. sysbench prints a whole number: `1e308` or `2.5` (taken as 10^308 and 2, they
+    made the cpu rate's plausibility bound per thread vanish) is a damaged or edited log, refused."""
+    threads = parse_int(text.strip())
+    if threads is None or threads > _MAX_THREADS:
+        raise ParseFailure("unknown-format", f"the sysbench report's `Number of threads: {text.strip()[:40]}` is no "
+                                             f"thread count sysbench prints (a whole number, at most Linux's "
+                                             f"{_MAX_THREADS:,} tasks): the log is damaged or edited")
+    return threads
 
 
 def _refuse_implausible(rate: float, echoed: Echoed) -> None:
