@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -55,12 +56,15 @@ def start(store_dir: Path, port: int = 0, log_file: Path | None = None, timeout:
     caller's process group, so a Ctrl-C in its terminal does not stop it before the services using it."""
     port = port or free_port()
     store_dir.mkdir(parents=True, exist_ok=True)
-    out = open(log_file, "ab") if log_file else subprocess.DEVNULL  # noqa: SIM115 - owned by the process
-    proc = subprocess.Popen(
-        [binary(), *(["-c", str(config)] if config else []), "-js", "-a", "127.0.0.1", "-p", str(port),
-         "-sd", str(store_dir)],
-        stdout=out, stderr=subprocess.STDOUT, start_new_session=own_session,
-    )
+    # the server writes through its own copy of the log's descriptor: ours is closed once it has it (it was left
+    # open until collected, a ResourceWarning 'unclosed file' in every test of a nats_server)
+    log = open(log_file, "ab") if log_file else contextlib.nullcontext(subprocess.DEVNULL)  # noqa: SIM115
+    with log as out:
+        proc = subprocess.Popen(
+            [binary(), *(["-c", str(config)] if config else []), "-js", "-a", "127.0.0.1", "-p", str(port),
+             "-sd", str(store_dir)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=own_session,
+        )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
