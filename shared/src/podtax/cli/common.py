@@ -252,6 +252,14 @@ def not_a_file(path: Path) -> str | None:
     return "is empty" if path.stat().st_size == 0 else None
 
 
+def a_path(value: str) -> Path:
+    """A path option's value as typed (typer's `parser=`): typer made an empty one Path("."), the current folder,
+    which `podtax export --csv ""` (an unset shell variable) filled; it is a usage mistake (exit 2)."""
+    if not value:
+        raise typer.BadParameter("the path is empty (an unset shell variable?): give a path")
+    return Path(value)
+
+
 def not_a_database(path: Path) -> str | None:
     """Why `path`, given as --db, is no DuckDB file to read (not_a_file's reasons, or another kind of file), else None:
     another file made DuckDB's error, with advice about a running analyzer holding it, and exit 1."""

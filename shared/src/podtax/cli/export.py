@@ -20,7 +20,7 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import api_headers, api_url, campaign_name, fail, unreachable
+from podtax.cli.common import a_path, api_headers, api_url, campaign_name, fail, unreachable
 
 TIMEOUT = 600.0
 
@@ -137,14 +137,16 @@ def unpack(content: bytes, folder: Path) -> list[Path]:
 
 def export(
     campaign: Annotated[str, typer.Argument(help="Campaign name.", callback=campaign_name)],
-    xlsx: Annotated[Path | None, typer.Option("--xlsx", help="Write the Excel workbook to this file, in an "
-                                                             "existing folder (a regular file there is replaced).")]
-    = None,
-    csv: Annotated[Path | None, typer.Option("--csv", help="Write runs, metrics, phases and comparisons as CSV "
-                                                           "files into this folder (made if missing, in an existing "
-                                                           "folder; files of the same names are replaced).")] = None,
-    parquet: Annotated[Path | None, typer.Option("--parquet", help="The same tables as Parquet files (as --csv).")]
-    = None,
+    # parser=a_path: an empty path is refused, where typer made it ".", the current folder
+    xlsx: Annotated[Path | None, typer.Option("--xlsx", parser=a_path, metavar="<path>",
+                                              help="Write the Excel workbook to this file, in an existing folder (a "
+                                                   "regular file there is replaced).")] = None,
+    csv: Annotated[Path | None, typer.Option("--csv", parser=a_path, metavar="<path>",
+                                             help="Write runs, metrics, phases and comparisons as CSV files into this "
+                                                  "folder (made if missing, in an existing folder; files of the same "
+                                                  "names are replaced).")] = None,
+    parquet: Annotated[Path | None, typer.Option("--parquet", parser=a_path, metavar="<path>",
+                                                 help="The same tables as Parquet files (as --csv).")] = None,
     api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
     threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
