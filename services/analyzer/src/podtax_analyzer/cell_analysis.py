@@ -179,13 +179,19 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
 def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.ndarray]
               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str | None]:
     """Each side's outliers (indices), the cutoffs they were found beyond and flags.second_group's phrase. A second
-    group is looked for beyond GROUP_CUTOFF (3.5) first, then beyond the sides' cutoffs (``limits``, stats/outliers.py);
-    when one is found, its runs are the cell's outliers."""
+    group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then beyond its cutoffs (``limits``,
+    stats/outliers.py), when the other side has no outlier beyond its own: a stray value of the other side beyond 3.5
+    but within its cutoff is no outlier and does not hide the group. When one is found, its runs are the cell's
+    outliers."""
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
-    for cuts in ({env: np.full(len(z), GROUP_CUTOFF) for env, z in zs.items()}, limits):
-        found = {env: outliers_of(z, cuts[env]) for env, z in zs.items()}
-        if group := fl.second_group(cell, [(env, float(side[env][i])) for env, idx in found.items() for i in idx]):
-            return found, cuts, group
+    found = {env: outliers_of(z, limits[env]) for env, z in zs.items()}
+    for env, z in zs.items():
+        if any(len(idx) for other, idx in found.items() if other != env):
+            continue
+        for cuts in (np.full(len(z), GROUP_CUTOFF), limits[env]):
+            idx = outliers_of(z, cuts)
+            if group := fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):
+                return {**{other: idx[:0] for other in zs}, env: idx}, {**limits, env: cuts}, group
     return found, limits, None
 
 
