@@ -106,6 +106,17 @@ def _nomad(address: str | None, namespace: str | None, campaign: str | None) -> 
     return removed.names, removed.left, 0
 
 
+def _configured(name: str, kubeconfig: Path | None, nomad_addr: str | None) -> bool:
+    """Whether anything names this backend: an option, the runner's variable, a running `podtax up`, or the client's
+    own (Kubernetes: in-cluster, KUBECONFIG, ~/.kube/config; Nomad: NOMAD_ADDR). One nothing names is tried at the
+    client's default all the same, but failing there is no failure of the cleanup (a Kubernetes-only site)."""
+    if name == "kubernetes":
+        return bool(_kubeconfig(kubeconfig) or os.environ.get("KUBERNETES_SERVICE_HOST")
+                    or os.environ.get("KUBECONFIG") or Path("~/.kube/config").expanduser().exists())
+    return bool(nomad_addr or os.environ.get("PODTAX_RUNNER_NOMAD_ADDR") or from_up("nomad_addr")
+                or os.environ.get("NOMAD_ADDR"))
+
+
 def _problem(name: str, where: str, exc: Exception) -> str:
     """One line: the backend, where it was looked for, what went wrong and the options that point elsewhere."""
     from podtax_runner.controlplane.common import Unreachable
@@ -144,7 +155,11 @@ def cleanup_cmd(
     nomad_addr: str = typer.Option(None, "--nomad-addr", help="nomad backend; default: PODTAX_RUNNER_NOMAD_ADDR, "
                                    "the nomadsim a running `podtax up` started (its up.json), or NOMAD_ADDR"),
 ) -> int:
-    """Remove leftovers of control-plane runs and print what was removed."""
+    """Remove leftovers of control-plane runs and print what was removed.
+
+    Exit status: 0 when every backend reached was clean; 1 when anything stays, or a backend it was pointed at could
+    not be reached or cleaned (one line each; without --backend, a backend nothing configures is said but not counted,
+    unless neither could be cleaned); 2 for a usage mistake."""
     if backend is not None and backend not in BACKENDS:
         raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
     for option, value, its in (("--kubeconfig", kubeconfig, "kubernetes"), ("--nomad-addr", nomad_addr, "nomad")):
@@ -160,24 +175,26 @@ def cleanup_cmd(
                    f"http://127.0.0.1:4646", err=True)
         raise typer.Exit(2)
     logging.getLogger("podtax.runner.retry").setLevel(logging.ERROR)  # a failure is said once, below
-    left, problems = 0, []
+    left, problems = 0, []  # problems: (its line, whether it counts in the exit status)
     for name in [backend] if backend else list(BACKENDS):
         try:
             names, still, unlisted = (_kubernetes(kubeconfig, namespace, campaign) if name == "kubernetes"
                             else _nomad(nomad_addr, namespace, campaign))
         except Exception as exc:  # noqa: BLE001 - unreachable backend, bad kubeconfig ...: said, not a traceback
             where = _kubernetes_where(kubeconfig) if name == "kubernetes" else _nomad_config(nomad_addr).address
-            problems.append(_problem(name, where, exc))
+            counted = backend is not None or _configured(name, kubeconfig, nomad_addr)
+            problems.append((_problem(name, where if counted else f"{where}: the default, none configured", exc),
+                             counted))
             continue
         for line in names:
             typer.echo(f"removed {line}")
         typer.echo(f"{name}: removed {len(names)} object(s)" + (f", {still} still present" if still else "")
                    + (f", {unlisted} list(s) not answered in time: not everything was cleaned" if unlisted else ""))
         left += still + unlisted
-    for problem in problems:
+    for problem, _ in problems:
         typer.echo(problem, err=True)
-    if problems and (backend or len(problems) == len(BACKENDS)):
-        raise typer.Exit(1)
-    if left:
+    # a backend that was named and could not be cleaned may keep objects (it was exit 0 beside a clean one); one
+    # nothing names is not counted, unless no backend could be cleaned at all
+    if any(counted for _, counted in problems) or len(problems) == len(BACKENDS) or left:
         raise typer.Exit(1)
     return 0
