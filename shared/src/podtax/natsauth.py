@@ -54,10 +54,13 @@ COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>"]
 DEAD_LETTERS = {"host_agent": [S.dead_letter(f"{S.RUN_REQUESTED}.host.*")]}
 # How a role may read streams: any consumer, and any message by its sequence or key (KV reads). But the host
 # agent's password is on every node, and with a consumer of its own on any subject, or a get by sequence, it
-# read every campaign, log and result. It makes only consumers of run requests for hosts (bus.ConsumerSpec
-# sends the filter in the API subject), pulls only from consumers of the events stream, and gets no message.
+# read every campaign, log and result. It makes only consumers of run requests for hosts and of campaign
+# cancellations (to stop a cancelled campaign's run: they hold a campaign's name and the operator's reason; the
+# filter travels in the API subject: bus.ConsumerSpec), pulls only from consumers of the events stream, and gets
+# no message.
 READ_API = ["$JS.API.CONSUMER.>", "$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>"]
 ROLE_READ_API = {"host_agent": [f"$JS.API.CONSUMER.CREATE.{S.STREAM}.*.{S.RUN_REQUESTED}.host.*",
+                                f"$JS.API.CONSUMER.CREATE.{S.STREAM}.*.{S.CAMPAIGN_CANCELLED}.*",
                                 f"$JS.API.CONSUMER.INFO.{S.STREAM}.*", f"$JS.API.CONSUMER.MSG.NEXT.{S.STREAM}.*"]}
 # No podtax service removes a stream, a consumer or a message: an audit, logged in as the host agent (whose
 # password is on every node), purged the dead letters, cut them to one message by a stream update and deleted

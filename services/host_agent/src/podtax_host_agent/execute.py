@@ -41,6 +41,7 @@ class Outcome:
     ended_at: datetime
     truncated: bool
     timed_out: bool
+    cancelled: bool = False  # stopped by its campaign's cancellation (`stop` set)
 
 
 async def _read_capped(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, bool]:
@@ -66,11 +67,26 @@ EXIT_AFTER_KILL_S = 60.0  # how long to wait for a killed tool to exit before re
 log = logging.getLogger("podtax.host_agent")
 
 
+async def _ends(proc: asyncio.subprocess.Process, timeout_s: float, stop: asyncio.Event | None) -> str:
+    """Wait for the process to exit ('exited'), `stop` to be set ('cancelled') or the timeout ('timed-out')."""
+    waits = {asyncio.ensure_future(proc.wait()): "exited"}
+    if stop is not None:
+        waits[asyncio.ensure_future(stop.wait())] = "cancelled"
+    try:
+        done, _ = await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in waits:
+            task.cancel()
+    exited = [waits[t] for t in done]
+    return "exited" if "exited" in exited else exited[0] if exited else "timed-out"
+
+
 async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path, *, pass_fds: Sequence[int] = (),
-                   on_start: Callable[[int, str], None] | None = None) -> Outcome:
+                   on_start: Callable[[int, str], None] | None = None, stop: asyncio.Event | None = None) -> Outcome:
     """Run argv in its own session (process group = its pid), every process of it marked in its
-    environment (guard.MARKER); `on_start(pid, marker)` is called once it runs. When it ends, times out
-    or is cancelled, every process carrying the marker is killed, wherever it went."""
+    environment (guard.MARKER); `on_start(pid, marker)` is called once it runs. When it ends, times out,
+    is cancelled or `stop` is set (its campaign was cancelled), every process carrying the marker is killed,
+    wherever it went."""
     started = events.now()
     marker = uuid.uuid4().hex
     env = {"PATH": tool_path(), "LC_ALL": "C", MARKER: marker}  # nothing of the agent's or the request's
@@ -82,11 +98,9 @@ async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path,
         on_start(proc.pid, marker)
     assert proc.stdout and proc.stderr
     readers = asyncio.gather(_read_capped(proc.stdout, cap_bytes // 2), _read_capped(proc.stderr, cap_bytes // 2))
-    timed_out = False
+    ended = "timed-out"
     try:
-        await asyncio.wait_for(proc.wait(), timeout_s)
-    except TimeoutError:
-        timed_out = True
+        ended = await _ends(proc, timeout_s, stop)
     finally:
         # The tool's group, then whatever left the group (fio's job processes call setsid), at once: a
         # tool killed first may take seconds to exit (I/O in flight) while its escaped children run on.
@@ -101,8 +115,10 @@ async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path,
         (out, out_cut), (err, err_cut) = await asyncio.wait_for(readers, READ_AFTER_KILL_S)
     except TimeoutError:  # a process still holds the pipes: stop reading rather than wait for ever
         (out, out_cut), (err, err_cut) = (b"", True), (b"podtax: output unreadable after the run ended", True)
+    cut_short = ended != "exited"
     return Outcome(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
-                   None if timed_out else proc.returncode, started, events.now(), out_cut or err_cut, timed_out)
+                   None if cut_short else proc.returncode, started, events.now(), out_cut or err_cut,
+                   ended == "timed-out", ended == "cancelled")
 
 
 def data_files(argv: Sequence[str]) -> list[Path]:
@@ -210,17 +226,19 @@ def target_problem(run: events.RunSpec) -> str | None:
 
 
 async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_version: str | None, *,
-                       pass_fds: Sequence[int] = (), on_start: Callable[[int, str], None] | None = None) -> Outcome:
+                       pass_fds: Sequence[int] = (), on_start: Callable[[int, str], None] | None = None,
+                       stop: asyncio.Event | None = None) -> Outcome:
     """Validate (raises templates.TemplateError) and execute one run, wrapped in the provenance block.
     The tool's data files are deleted afterwards, whatever the outcome."""
     argv = templates.get(run.test).build_argv(run.params, str(workdir))
     make(workdir)  # for this user alone (workdir_problem)
     before = benchwrap.block("before", tool_version)
     try:
-        outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir, pass_fds=pass_fds, on_start=on_start)
+        outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir, pass_fds=pass_fds, on_start=on_start,
+                                 stop=stop)
     finally:
         for path in data_files(argv):
             remove_data_file(path)
     after = benchwrap.block("after")
     return Outcome(outcome.stdout, f"{before}\n{outcome.stderr}{after}\n", outcome.exit_code,
-                   outcome.started_at, outcome.ended_at, outcome.truncated, outcome.timed_out)
+                   outcome.started_at, outcome.ended_at, outcome.truncated, outcome.timed_out, outcome.cancelled)

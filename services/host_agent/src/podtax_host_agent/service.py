@@ -3,12 +3,15 @@
 It executes registered templates only (podtax.templates): an event names a template and its
 parameters; anything that does not validate is refused with a `run failed` event saying why.
 A run holds the node lock while it lasts, and a starting agent first reaps what a crashed one left
-running (see guard.py), so two runs never overlap on the node.
+running (see guard.py), so two runs never overlap on the node. It also follows `campaign cancelled`:
+a run of a cancelled campaign is stopped (its processes killed) or not started, and reported failed with
+reason `cancelled`, its log unpublished.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shutil
@@ -30,7 +33,8 @@ from podtax_host_agent.execute import (
 )
 
 log = logging.getLogger("podtax.host_agent")
-DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB)
+DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB), and as many cancelled campaigns
+CANCEL_WAIT_S = 90.0  # how long a cancellation waits for the run it stops to be reported before it is acked
 
 
 class Agent:
@@ -46,6 +50,9 @@ class Agent:
         # Bounded: a request comes back only while unacked, one at a time, so the recent ones are enough.
         self.done: dict[str, None] = dict.fromkeys(r for r in [guard.last_reported(self.state_dir)] if r)
         self.lock = guard.NodeLock(self.state_dir)
+        self.cancelled: dict[str, None] = {}  # campaigns cancelled since this agent started, newest last
+        # the run being handled: its campaign, the event that stops it, the event set once it is reported
+        self.current: tuple[str, asyncio.Event, asyncio.Event] | None = None
 
     def consumer(self) -> ConsumerSpec:
         subject = subjects.join(subjects.RUN_REQUESTED, "host", self.node)
@@ -53,6 +60,28 @@ class Agent:
         return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}", [subject],
                             max_deliver=self.settings.max_deliver, batch=1,
                             ack_wait_s=self.settings.agent_ack_wait_s)
+
+    def cancels_consumer(self) -> ConsumerSpec:
+        """Every campaign's cancellation (the operator's CLI alone may publish one: natsauth)."""
+        return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.*"],
+                            max_deliver=self.settings.max_deliver, batch=1,
+                            ack_wait_s=self.settings.agent_ack_wait_s)
+
+    async def on_cancel(self, event: events.Event) -> None:
+        """Note the campaign as cancelled (its requests are refused from now on) and stop its run in flight: its
+        processes are killed, it is reported failed with reason `cancelled`. Acked once that is published (or
+        after CANCEL_WAIT_S), so an agent killed meanwhile gets the cancellation again."""
+        if not isinstance(event, events.CampaignCancelledV1):
+            raise Permanent(f"host agent expects run requests or cancellations, got {event.type}")
+        name = event.data.campaign
+        self.cancelled[name] = None
+        if len(self.cancelled) > DONE_KEEP:
+            del self.cancelled[next(iter(self.cancelled))]
+        if self.current is not None and self.current[0] == name:
+            log.warning("campaign %s cancelled: stopping its run in flight", name)
+            self.current[1].set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.current[2].wait(), CANCEL_WAIT_S)
 
     def clean_up_after_crash(self) -> None:
         """Reap a crashed agent's leftover benchmark processes and data files (call before consuming)."""
@@ -69,11 +98,11 @@ class Agent:
             await self.bus.publish(events.host_facts(current, self.source))
             log.info("host facts published: %s", current.tool_versions)
 
-    async def refuse(self, run: events.RunSpec, reason: str, detail: str) -> None:
+    async def refuse(self, run: events.RunSpec, reason: str, detail: str, outcome: str = "refused") -> None:
         failure = events.RunFailed(run=run, stage="agent", reason=reason, detail=detail)
         event = events.run_failed(failure, self.source).model_copy(update={"id": f"{run.run_id}.agent-failed"})
         await self.bus.publish(event)
-        metrics.AGENT_RUNS.labels(run.test, "refused").inc()
+        metrics.AGENT_RUNS.labels(run.test, outcome).inc()
         log.warning("refused run %s: %s", run.run_id, detail)
 
     def state_dir_problem(self) -> str | None:
@@ -82,6 +111,9 @@ class Agent:
             return (f"the state directory {why}, or set PODTAX_AGENT_STATE_DIR to another: another user could put "
                     f"links there that this agent writes through, or logs it would publish as its own")
         return None
+
+    async def refuse_cancelled(self, run: events.RunSpec) -> None:
+        await self.refuse(run, "cancelled", f"campaign {run.campaign} was cancelled; run not started", "cancelled")
 
     async def handle(self, event: events.Event) -> None:
         if not isinstance(event, events.RunRequestedV1):
@@ -92,6 +124,17 @@ class Agent:
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
+        if run.campaign in self.cancelled:
+            await self.refuse_cancelled(run)
+            return
+        self.current = (run.campaign, asyncio.Event(), asyncio.Event())
+        try:
+            await self.execute(run)
+        finally:
+            self.current[2].set()
+            self.current = None
+
+    async def execute(self, run: events.RunSpec) -> None:
         if why := self.state_dir_problem():  # before anything is read or written there (lock, outbox)
             await self.refuse(run, "unsafe-state-dir", why)
             return
@@ -121,6 +164,9 @@ class Agent:
         lock_fd = await self.lock.acquire()  # waits while processes of an earlier run still hold the node
         unsafe = None
         try:
+            if run.campaign in self.cancelled:  # cancelled while it waited for the node
+                await self.refuse_cancelled(run)
+                return
             if unsafe := self.state_dir_problem():  # again: the wait has no bound, time for it to change hands
                 await self.refuse(run, "unsafe-state-dir", unsafe)
                 return
@@ -137,13 +183,21 @@ class Agent:
             out = await run_template(run, self.settings.agent_output_cap_bytes, self.workdir, version,
                                      pass_fds=(lock_fd,),
                                      on_start=lambda pid, marker: guard.record(self.state_dir, pid, run.run_id,
-                                                                               marker))
+                                                                               marker),
+                                     stop=self.current[1] if self.current else None)
         finally:
             if unsafe or (unsafe := self.state_dir_problem()):
                 log.error("run %s: nothing removed from the state directory after it: %s", run.run_id, unsafe)
             else:
                 guard.clear(self.state_dir)
             os.close(lock_fd)
+        if out.cancelled:  # killed mid-way: its partial output is no measurement; nothing kept in the outbox
+            await self.refuse(run, "cancelled", f"campaign {run.campaign} was cancelled; the run was stopped after "
+                                                f"{(out.ended_at - out.started_at).total_seconds():.1f} s", "cancelled")
+            if not self.state_dir_problem():
+                guard.reported(self.state_dir, run.run_id)  # its redelivery is skipped, as a reported run's
+            self.remember(run.run_id)
+            return
         raw = events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
                             started_at=out.started_at, ended_at=out.ended_at, tool_version=version,
                             truncated=out.truncated, timed_out=out.timed_out,
@@ -171,6 +225,10 @@ class Agent:
         if not unsafe:
             guard.reported(self.state_dir, run_id)
             outbox.remove(self.state_dir, run_id)
+        self.remember(run_id)
+
+    def remember(self, run_id: str) -> None:
+        """Note a run as done in memory (bounded: DONE_KEEP)."""
         self.done[run_id] = None
         if len(self.done) > DONE_KEEP:
             del self.done[next(iter(self.done))]
@@ -201,8 +259,11 @@ async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> N
     await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
     await agent.flush_outbox()
-    facts_task = asyncio.create_task(agent.facts_loop(stop))
+    tasks = [asyncio.create_task(agent.facts_loop(stop)),
+             asyncio.create_task(bus.consume(agent.cancels_consumer(), agent.on_cancel, stop)),
+             asyncio.create_task(bus.consume(agent.consumer(), agent.handle, stop))]
     try:
-        await bus.consume(agent.consumer(), agent.handle, stop)
+        await asyncio.gather(*tasks)  # either consumer failing stops the agent
     finally:
-        facts_task.cancel()
+        for task in tasks:
+            task.cancel()
