@@ -140,8 +140,9 @@ class Handlers:
     async def on_cancel(self, event: events.Event) -> None:
         """Pending runs are recorded as cancelled; control-plane runs in flight here stop before their next object,
         delete what they created and are recorded as cancelled (ControlPlaneExecutor.cancel); pod runs in flight
-        here have their Job deleted and are recorded as cancelled (KubeExecutor.cancel); host runs in flight finish
-        or time out; nodes are freed."""
+        here have their Job deleted and are recorded as cancelled (KubeExecutor.cancel); host runs in flight are stopped
+        by their host agent, which follows cancellations itself and reports them failed with reason cancelled (counted
+        cancelled here); nodes are freed."""
         if not isinstance(event, events.CampaignCancelledV1):
             raise Permanent(f"unexpected {event.type}")
         name = event.data.campaign

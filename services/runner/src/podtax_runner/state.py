@@ -272,7 +272,7 @@ class CampaignState:
         return True
 
     def cancel(self, now: datetime) -> int:
-        """Cancel every planned run (recorded as cancelled); in-flight runs finish or time out."""
+        """Cancel every planned run (recorded as cancelled); in-flight runs are counted when their outcome comes."""
         if self.header.cancelled_at is None:
             self.header.cancelled_at = now
         n = 0
