@@ -88,3 +88,26 @@ async def test_a_cancelled_campaigns_host_run_is_stopped_and_none_starts_after(b
             os.killpg(pgid, 9)
         stop.set()
         await asyncio.wait_for(agent, 30)
+
+
+async def test_an_agent_restarted_after_a_cancellation_still_starts_none_of_its_runs(nats_url: str,
+                                                                                      tmp_path: Path) -> None:
+    """The cancellation is acked once handled, so a restarted agent does not get it again: a request of that
+    campaign it gets then (one not yet delivered, or the runner's resend) must still not start."""
+    bus = await Bus.connect(nats_url, "test/agent")
+    try:
+        await bus.ensure_streams()
+        watch = await bus._subscribe(ConsumerSpec("watch", [f"{subjects.RUN_LOG}.>", f"{subjects.RUN_FAILED}.>"]))
+        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
+                               agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
+        first = service.Agent(settings, bus)
+        await first.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="c")))
+        second = service.Agent(settings, bus)  # the restart
+        await second.refresh_facts()
+        short = _run("late-1").model_copy(update={"params": {"threads": 1, "method": "matrixprod", "ops": 50}})
+        await second.handle(events.run_requested(short, "podtax/runner"))
+        [refused] = await _outcomes(watch, 1, 10)
+        assert (refused["type"], refused["data"]["reason"]) == ("podtax.run.failed.v1", "cancelled"), refused
+        assert "not started" in refused["data"]["detail"]
+    finally:
+        await bus.close()

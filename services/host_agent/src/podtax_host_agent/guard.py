@@ -33,6 +33,8 @@ log = logging.getLogger("podtax.host_agent")
 PR_SET_PDEATHSIG = 1
 RECORD = "running.json"
 REPORTED = "reported"  # the run id whose log was published last
+CANCELLED = "cancelled"  # names of the campaigns cancelled last, one a line, newest last
+CANCELLED_KEEP = 1000
 LOCK = "node.lock"
 MARKER = "PODTAX_RUN_MARKER"
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -138,6 +140,23 @@ def last_reported(state_dir: Path) -> str | None:
         return (state_dir / REPORTED).read_text().strip() or None
     except FileNotFoundError:
         return None
+
+
+def note_cancelled(state_dir: Path, campaign: str) -> None:
+    """Note a campaign as cancelled (the last CANCELLED_KEEP are kept): an agent restarted after it acked the
+    cancellation still refuses the campaign's requests."""
+    names = [n for n in cancelled_campaigns(state_dir) if n != campaign][-(CANCELLED_KEEP - 1):] + [campaign]
+    owndir.make(state_dir)
+    tmp = state_dir / f".{CANCELLED}.tmp"
+    tmp.write_text("".join(f"{n}\n" for n in names))
+    tmp.replace(state_dir / CANCELLED)
+
+
+def cancelled_campaigns(state_dir: Path) -> list[str]:
+    try:
+        return (state_dir / CANCELLED).read_text().split()
+    except FileNotFoundError:
+        return []
 
 
 def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:

@@ -50,7 +50,8 @@ class Agent:
         # Bounded: a request comes back only while unacked, one at a time, so the recent ones are enough.
         self.done: dict[str, None] = dict.fromkeys(r for r in [guard.last_reported(self.state_dir)] if r)
         self.lock = guard.NodeLock(self.state_dir)
-        self.cancelled: dict[str, None] = {}  # campaigns cancelled since this agent started, newest last
+        # campaigns cancelled, newest last (the last ones noted in the state directory survive a restart)
+        self.cancelled: dict[str, None] = dict.fromkeys(guard.cancelled_campaigns(self.state_dir))
         # the run being handled: its campaign, the event that stops it, the event set once it is reported
         self.current: tuple[str, asyncio.Event, asyncio.Event] | None = None
 
@@ -75,6 +76,11 @@ class Agent:
             raise Permanent(f"host agent expects run requests or cancellations, got {event.type}")
         name = event.data.campaign
         self.cancelled[name] = None
+        if unsafe := self.state_dir_problem():
+            log.error("campaign %s cancelled: not noted in the state directory (a restarted agent would run its "
+                      "requests): %s", name, unsafe)
+        else:
+            await asyncio.to_thread(guard.note_cancelled, self.state_dir, name)
         if len(self.cancelled) > DONE_KEEP:
             del self.cancelled[next(iter(self.cancelled))]
         if self.current is not None and self.current[0] == name:
