@@ -112,13 +112,15 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
           for s in (h, p)}
     found, limits, group = _outliers(cell, zs, {s.env: cutoffs_within(s.values, boundaries.get(s.env))
                                                 for s in (h, p)})
+    # the sides whose values lie on both sides of their boundary: scored within each mode, from its median
+    split = frozenset(s.env for s in (h, p) if s.env in boundaries and 0 < (s.values < boundaries[s.env]).sum() < s.n)
     candidates = {
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
         "WATCH_GAP": ofl.watch_gap(cell), "RETRIED": ofl.retried(cell), "LEFT_BEHIND": ofl.left_behind(cell),
-        "OUTLIERS": fl.outliers(cell, found, limits, group), "OVERLAP": fl.overlap(cell),
+        "OUTLIERS": fl.outliers(cell, found, limits, group, split), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
     }

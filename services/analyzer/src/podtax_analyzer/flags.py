@@ -327,9 +327,10 @@ def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | Non
 
 
 def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray],
-             group: str | None = None) -> str | None:
+             group: str | None = None, split: frozenset[str] = frozenset()) -> str | None:
     """``found``: each side's outliers (indices), beyond ``cutoffs`` (each value's, stats.outliers.cutoffs_within);
-    ``group``: second_group's phrase when the outliers are a second group of one side's runs."""
+    ``group``: second_group's phrase when the outliers are a second group of one side's runs; ``split``: the sides
+    scored within two modes (stats.outliers.modified_z_within), whose outliers lie far from their mode's median."""
     above = " or ".join(f"{c:g}" for c in sorted({float(cutoffs[env][i]) for env, idx in found.items() for i in idx}))
     if group:
         return (f"Outliers: {group}: together and on one side of the median, a second group of runs rather than "
@@ -350,5 +351,7 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
     resist = ("medians and rank tests resist them" if few >= STEADY_RUNS else
               f"with {plural(few, 'run')} on a side even medians and rank tests feel them: they widen the "
               "interval and weaken the test, so an inconclusive verdict may be theirs (add runs)")
-    return (f"Outliers: {' and '.join(parts)} {verb} far from their side's median (modified z-score above {above}). "
+    envs = {env for env, idx in found.items() if len(idx)}
+    centre = "mode's" if envs <= split else "side's" if not envs & split else "side's or mode's"
+    return (f"Outliers: {' and '.join(parts)} {verb} far from their {centre} median (modified z-score above {above}). "
             f"They are kept; {resist}.")
