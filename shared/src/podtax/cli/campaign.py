@@ -18,7 +18,7 @@ from podtax import campaign as campaign_file
 from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
-from podtax.cli.common import campaign_name, console, err, fail, from_up, refused, say, warn
+from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
@@ -193,7 +193,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
 
 @campaign_app.command()
 def submit(
-    file: Annotated[Path, typer.Argument(help="Campaign YAML file.")],
+    file: Annotated[Path, typer.Argument(help="Campaign YAML file.", parser=a_path)],
     follow: Annotated[bool, typer.Option(help=SUBMIT_FOLLOW_HELP)] = False,
     dry_run: Annotated[bool, typer.Option(help="Validate only; publish nothing (so not with --follow). Without "
                                           "NATS, the nodes are not checked (it says so); the rest is.")] = False,

@@ -253,8 +253,8 @@ def not_a_file(path: Path) -> str | None:
 
 
 def a_path(value: str) -> Path:
-    """A path option's value as typed (typer's `parser=`): typer made an empty one Path("."), the current folder,
-    which `podtax export --csv ""` (an unset shell variable) filled; it is a usage mistake (exit 2)."""
+    """A path option's or argument's value as typed (typer's `parser=`): typer made an empty one Path("."), the
+    current folder, which `podtax export --csv ""` (an unset shell variable) filled; it is a usage mistake (exit 2)."""
     if not value:
         raise typer.BadParameter("the path is empty (an unset shell variable?): give a path")
     return Path(value)

@@ -42,7 +42,7 @@ from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
-from podtax.cli.common import console, err, fail, refused, warn
+from podtax.cli.common import a_path, console, err, fail, refused, warn
 from podtax.cli.deadline import within
 from podtax.cli.importcheck import MAX_SHOWN, Findings, parse_log, warn_each, warn_findings
 from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
@@ -292,13 +292,14 @@ HELP = "\n\n".join((
 def register(app: typer.Typer) -> None:
     @app.command("import", help=HELP)
     def import_command(
-        manifest: Annotated[Path, typer.Argument(help="CSV manifest with the header "
+        manifest: Annotated[Path, typer.Argument(parser=a_path, help="CSV manifest with the header "
                                                  "file,node,env,test,params,started_at,tool_version.")],
         campaign: Annotated[str, typer.Option("--campaign", help="Campaign the imported runs belong to.")],
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the manifest and every log (read, "
                                               "parsed, sized) without NATS; publish nothing.")] = False,
-        root: Annotated[Path | None, typer.Option("--root", help="Folder every listed file must lie in "
-                                                  "(default: the manifest's folder).")] = None,
+        root: Annotated[Path | None, typer.Option("--root", parser=a_path, metavar="<path>",
+                                                  help="Folder every listed file must lie in (default: the "
+                                                       "manifest's folder).")] = None,
         into_existing: Annotated[bool, typer.Option("--into-existing", help="Import into a campaign podtax ran "
                                                     "(refused without it: its cells would mix both; --dry-run "
                                                     "reads no NATS, so it cannot tell).")] = False,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from podtax.cli.common import fail
+from podtax.cli.common import a_path, fail
 from podtax.cli.delegate import run_module
 
 INSTALL_HINT = "podtax kubesim needs the podtax-kubesim package: pip install -e tools/kubesim"
@@ -15,15 +15,16 @@ INSTALL_HINT = "podtax kubesim needs the podtax-kubesim package: pip install -e 
 def register(app: typer.Typer) -> None:
     @app.command("kubesim")
     def kubesim(
-        cluster: Path = typer.Option(None, "--cluster", help="cluster file (YAML): nodes, storage classes"),
-        kubeconfig: Path = typer.Option(Path("kubesim.kubeconfig"), "--kubeconfig",
+        cluster: Path = typer.Option(None, "--cluster", parser=a_path, metavar="<path>",
+                                     help="cluster file (YAML): nodes, storage classes"),
+        kubeconfig: Path = typer.Option(Path("kubesim.kubeconfig"), "--kubeconfig", parser=a_path, metavar="<path>",
                                         help="where to write a kubeconfig for the emulator"),
         port: int = typer.Option(0, "--port", min=0, max=65535, help="port (0: a free one)"),
         host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (the exec kubelet: loopback only)"),
         kubelet: str = typer.Option("simulated", "--kubelet",
                                     help="simulated | exec (run container commands locally) | none"),
-        workdir: Path = typer.Option(None, "--workdir", help="with --kubelet exec: working directories of its "
-                                     "containers"),
+        workdir: Path = typer.Option(None, "--workdir", parser=a_path, metavar="<path>",
+                                     help="with --kubelet exec: working directories of its containers"),
         allow_privileged: bool = typer.Option(False, "--allow-privileged",
                                               help="admit hostPath, privileged and host-namespace pods"),
         pod_network: bool = typer.Option(False, "--pod-network",

@@ -19,6 +19,7 @@ import httpx
 import typer
 
 from podtax.cli.common import (
+    a_path,
     api_headers,
     api_json,
     api_url,
@@ -77,7 +78,9 @@ def report(
     campaign: Annotated[str, typer.Argument(help="Campaign name.", callback=campaign_name)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="Read this DuckDB file directly instead of the API.")] = None,
+    # parser=a_path: an empty path is refused, where typer made it ".", the current folder
+    db: Annotated[Path | None, typer.Option("--db", parser=a_path, metavar="<path>",
+                                            help="Read this DuckDB file directly instead of the API.")] = None,
     threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only each test's "
@@ -85,14 +88,15 @@ def report(
                                                                     "all, nor --html, whose page has its full "
                                                                     "table).")]
     = False,
-    html: Annotated[Path | None, typer.Option("--html", help="Write the analyzer's self-contained HTML report "
-                                                             "(plots included) to this file, in an existing folder "
-                                                             "(a regular file there is replaced); not with --json "
-                                                             "or --db.")] = None,
+    html: Annotated[Path | None, typer.Option("--html", parser=a_path, metavar="<path>",
+                                              help="Write the analyzer's self-contained HTML report (plots "
+                                                   "included) to this file, in an existing folder (a regular file "
+                                                   "there is replaced); not with --json or --db.")] = None,
     compare: Annotated[str | None, typer.Option("--compare", help="With --html: add a comparison with this "
                                                                   "(base) campaign.", callback=campaign_name)] = None,
-    simulate: Annotated[Path | None, typer.Option("--simulate", help="With --html: add the placement policies' "
-                                                  "evaluation on this workload file (see podtax simulate).")] = None,
+    simulate: Annotated[Path | None, typer.Option("--simulate", parser=a_path, metavar="<path>",
+                                                  help="With --html: add the placement policies' evaluation on this "
+                                                       "workload file (see podtax simulate).")] = None,
     seeds: Annotated[int | None, typer.Option(min=2, max=1000, help="With --simulate: seeds of the simulation "
                                               "(default 10).")] = None,
 ) -> int:

@@ -20,7 +20,7 @@ import typer
 import yaml
 
 from podtax import localauth, natsserver
-from podtax.cli.common import DATA_DIR, UP_FILE, check_settings, console, err, fail, node_name, say
+from podtax.cli.common import DATA_DIR, UP_FILE, a_path, check_settings, console, err, fail, node_name, say
 from podtax.cli.up_children import Child, NatsChild, check_port, supervise, wait_started
 from podtax.config import redact
 
@@ -134,7 +134,9 @@ def ignored_option(env: Mapping[str, str], *, nats_port: int, kubesim: bool, exe
 
 
 def up(
-    data_dir: Annotated[Path, typer.Option(help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
+    # parser=a_path: an empty path is refused, where typer made it ".", the current folder
+    data_dir: Annotated[Path, typer.Option(parser=a_path, metavar="<path>",
+                                           help="Where JetStream, DuckDB and logs live.")] = DATA_DIR,
     nats_port: Annotated[int, typer.Option(min=0, max=65535,
                                            help="Port of the embedded nats-server (0 = a free one); none is "
                                            "started when PODTAX_NATS_URL names a server.")] = 0,
@@ -150,8 +152,9 @@ def up(
     pod_network: Annotated[bool, typer.Option(
         "--pod-network", help="With --exec-kubelet: each pod gets its own network namespace, a veth pair into a "
         "bridge and an address from 198.18.0.0/15 (root only), for the network tests (iperf3, sockperf).")] = False,
-    ready_file: Annotated[Path | None, typer.Option(help="Write this file once everything is up (what up.json "
-                                                   "holds: the addresses), in an existing folder.")] = None,
+    ready_file: Annotated[Path | None, typer.Option(parser=a_path, metavar="<path>",
+                                                    help="Write this file once everything is up (what up.json "
+                                                         "holds: the addresses), in an existing folder.")] = None,
     nomadsim: Annotated[bool, typer.Option(
         "--nomadsim", help="Also start a SIMULATED Nomad API (tools/nomadsim, CSI plugin 'hostpath') for "
         "volume-churn on nomad; the runner talks to it. Not with PODTAX_RUNNER_NOMAD_ADDR, which names another.")]
