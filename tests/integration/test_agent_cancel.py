@@ -5,15 +5,20 @@ reason cancelled (no log), and starts no run of that campaign afterwards. Real n
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
-from podtax import config, events, subjects
+import pytest
+from podtax import config, events, localauth, natsauth, natsserver, subjects
 from podtax.bus import Bus, ConsumerSpec
 from podtax_host_agent import guard, service
 
-from tests.integration.secured import buses_fixture, secured_fixture  # noqa: F401 - fixtures
+from tests.integration.secured import buses_fixture, connect, secured_fixture  # noqa: F401 - fixtures
 
 NODE = "n1"
 HOUR = 3600
@@ -47,14 +52,19 @@ async def _started(state: Path) -> dict:
     raise AssertionError("the run never started")
 
 
-async def test_a_cancelled_campaigns_host_run_is_stopped_and_none_starts_after(buses: dict[str, Bus],
-                                                                               tmp_path: Path) -> None:
-    runner, cli, agent_bus = buses["runner"], buses["cli"], buses["host_agent"]
+async def _serving(runner: Bus, agent_bus: Bus, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A consumer of the runs' logs and failures; the event that stops the real agent, serving as host_agent."""
     settings = config.load(config.HostAgentSettings, nats_url="nats://127.0.0.1:1", agent_node=NODE,
                            agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
     watch = await runner._subscribe(ConsumerSpec("watch", [f"{subjects.RUN_LOG}.>", f"{subjects.RUN_FAILED}.>"]))
     stop = asyncio.Event()
-    agent = asyncio.create_task(service.serve(settings, agent_bus, stop))
+    return watch, stop, asyncio.create_task(service.serve(settings, agent_bus, stop))
+
+
+async def test_a_cancelled_campaigns_host_run_is_stopped_and_none_starts_after(buses: dict[str, Bus],
+                                                                               tmp_path: Path) -> None:
+    runner, cli, agent_bus = buses["runner"], buses["cli"], buses["host_agent"]
+    watch, stop, agent = await _serving(runner, agent_bus, tmp_path)
     pgid = 0
     try:
         await runner.publish(events.run_requested(_run("long-1"), "podtax/runner"))
@@ -111,3 +121,144 @@ async def test_an_agent_restarted_after_a_cancellation_still_starts_none_of_its_
         assert "not started" in refused["data"]["detail"]
     finally:
         await bus.close()
+
+
+async def test_a_malformed_cancellation_is_dead_lettered_and_the_agent_goes_on(buses: dict[str, Bus],
+                                                                                tmp_path: Path) -> None:
+    """A schema-invalid event on a cancellation's subject (a CLI of another version): host_agent may dead-letter it
+    (natsauth.DEAD_LETTERS); before, the refused dead letter raised out of serve() and the agent died."""
+    runner, cli, agent_bus = buses["runner"], buses["cli"], buses["host_agent"]
+    await cli.js.publish(f"{subjects.CAMPAIGN_CANCELLED}.x", b'{"not": "an event"}')
+    letters = await runner.js.pull_subscribe(subjects.dead_letter(f"{subjects.CAMPAIGN_CANCELLED}.x"), "letters",
+                                             stream=subjects.DLQ_STREAM)
+    _, stop, agent = await _serving(runner, agent_bus, tmp_path)
+    try:
+        got = []
+        for _ in range(20):
+            with contextlib.suppress(TimeoutError):
+                got = await letters.fetch(1, timeout=1)
+            if got or agent.done():
+                break
+        assert got, "not dead-lettered"
+        assert not agent.done(), f"the agent stopped: {agent.exception() if agent.done() else ''}"
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(agent, return_exceptions=True), 30)
+
+
+async def test_a_cancellation_that_cannot_be_noted_still_stops_the_run(buses: dict[str, Bus], tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Noting the campaign in <state>/cancelled fails (ENOSPC: the state directory may sit on the filesystem fio
+    fills): the run in flight is stopped anyway (before, the write came first and raised: the run went on)."""
+    runner, cli, agent_bus = buses["runner"], buses["cli"], buses["host_agent"]
+
+    def no_space(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(guard, "note_cancelled", no_space)
+    watch, stop, agent = await _serving(runner, agent_bus, tmp_path)
+    pgid = 0
+    try:
+        await runner.publish(events.run_requested(_run("long-1"), "podtax/runner"))
+        pgid = (await _started(tmp_path / "state"))["pgid"]
+        await cli.publish(events.campaign_cancelled(events.CampaignCancelled(campaign="c")))
+        outcomes = await _outcomes(watch, 1, 30)
+        assert outcomes, "nothing reported 30 s after the cancellation: the run went on"
+        assert (outcomes[0]["data"]["run"]["run_id"], outcomes[0]["data"].get("reason")) == ("long-1", "cancelled")
+        assert guard.group_members(pgid) == []
+        assert not agent.done()
+    finally:
+        if pgid and guard.group_members(pgid):
+            os.killpg(pgid, 9)
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(agent, return_exceptions=True), 30)
+
+
+def test_nats_permissions_older_than_the_agent_stop_it_at_start_in_one_line(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """NATS run with the permissions of before the cancellations consumer (an unregenerated nats-auth.conf): the
+    real agent exits 3 with one line naming the fix, and starts no run (before: it started the queued run, killed
+    it 5 s later in a traceback, exit 1)."""
+    monkeypatch.setitem(natsauth.ROLE_READ_API, "host_agent", [
+        a for a in natsauth.ROLE_READ_API["host_agent"] if subjects.CAMPAIGN_CANCELLED not in a])
+    users, conf = localauth.nats_users(tmp_path)
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
+    try:
+        async def queue_a_run() -> None:
+            common = config.load(config.Common, nats_url=server.url, nats_user="runner", nats_password=users["runner"])
+            bus = await Bus.connect(server.url, "test/runner", auth=natsauth.connect_options(common))
+            await bus.ensure_streams(10 * 2**20, 3600)
+            await bus.publish(events.run_requested(_run("old-1"), "podtax/runner"))
+            await bus.close()
+
+        asyncio.run(queue_a_run())
+        env = dict(os.environ, PODTAX_NATS_URL=server.url, PODTAX_NATS_USER="host_agent",
+                   PODTAX_NATS_PASSWORD=users["host_agent"], PODTAX_AGENT_NODE=NODE, PODTAX_HEALTH_PORT="0",
+                   PODTAX_AGENT_WORKDIR=str(tmp_path / "work"), PODTAX_AGENT_STATE_DIR=str(tmp_path / "state"))
+        done = subprocess.run([sys.executable, "-m", "podtax_host_agent"], env=env, capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        server.stop()
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and "running stress-ng" not in done.stderr, done.stderr
+    [line] = [x for x in done.stderr.splitlines() if "older than this agent" in x]
+    assert "host-agent-n1-cancels" in line and "nats-auth.conf" in line and "podtax up" in line
+    assert not (tmp_path / "state" / guard.RECORD).exists()
+
+
+async def test_a_facts_publish_nats_refuses_is_logged_and_tried_again(nats_url: str, tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """serve() gathers the facts loop with the consumers, so a facts publish that fails (here: no stream takes it, as
+    in a NATS outage or with its stream full) ended the agent and killed the run in flight; it is now logged and
+    tried again at the next interval."""
+    bus = await Bus.connect(nats_url, "test/agent")  # no streams: every publish fails
+    settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE, agent_facts_interval_s=1,
+                           agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
+    stop = asyncio.Event()
+    loop = asyncio.create_task(service.Agent(settings, bus).facts_loop(stop))
+    try:
+        for _ in range(100):
+            if sum("host facts not published" in r.message for r in caplog.records) >= 2 or loop.done():
+                break
+            await asyncio.sleep(0.1)
+        assert not loop.done(), f"the facts loop ended: {loop.exception() if loop.done() else ''}"
+        assert sum("host facts not published" in r.message for r in caplog.records) >= 2, "tried again"
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(loop, return_exceptions=True), 30)
+        await bus.close()
+
+
+async def test_a_dead_letter_nats_refuses_is_one_line_and_the_message_dropped(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch,
+                                                                              caplog: pytest.LogCaptureFixture) -> None:
+    """NATS refuses a dead letter (permissions without the agent's dead letters of cancellations): one error line,
+    the message is terminated and the agent goes on (before, the publish's timeout raised out of serve())."""
+    monkeypatch.setitem(natsauth.DEAD_LETTERS, "host_agent", [subjects.dead_letter(f"{subjects.RUN_REQUESTED}.host.*")])
+    users, conf = localauth.nats_users(tmp_path)
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
+    buses = {role: await connect(server, users, role) for role in ("runner", "cli", "host_agent")}
+    stop = asyncio.Event()
+    try:
+        await buses["runner"].ensure_streams(10 * 2**20, 3600)
+        await buses["cli"].js.publish(f"{subjects.CAMPAIGN_CANCELLED}.x", b'{"not": "an event"}')
+        _, stop, agent = await _serving(buses["runner"], buses["host_agent"], tmp_path)
+        pending = -1
+        for _ in range(300):
+            if agent.done():
+                break
+            if any("could not dead-letter" in r.message for r in caplog.records):
+                info = await buses["host_agent"].js.consumer_info(subjects.STREAM, f"host-agent-{NODE}-cancels")
+                if (pending := info.num_ack_pending) == 0:
+                    break
+            await asyncio.sleep(0.1)
+        assert not agent.done(), f"the agent stopped: {agent.exception() if agent.done() else ''}"
+        [line] = [r.message for r in caplog.records if "could not dead-letter" in r.message]
+        assert "schema-invalid" in line and pending == 0, "terminated, not redelivered"
+        stop.set()
+        await asyncio.wait_for(agent, 30)
+    finally:
+        stop.set()
+        for bus in buses.values():
+            await bus.close()
+        server.stop()

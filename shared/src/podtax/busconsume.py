@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import ConnectionReconnectingError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
@@ -71,6 +72,7 @@ class ConsumerSpec:
 
 
 class Consumers:
+    nc: Client
     js: JetStreamContext
     _subs: list[JetStreamContext.PullSubscription]
 
@@ -81,10 +83,17 @@ class Consumers:
         # one dead letter per message, however many consumers reject it (the parser and the analyzer both read
         # raw logs): its id is the message's place in the stream, which JetStream de-duplicates (2 min window)
         headers["Nats-Msg-Id"] = f"dead-{msg.metadata.stream}-{msg.metadata.sequence.stream}"
-        await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
+        try:
+            await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
+        except Exception as exc:  # noqa: BLE001 - refused (no answer on a live connection: permissions)
+            if not self.nc.is_connected:
+                raise  # NATS away: not acked, so delivered again
+            log.error("could not dead-letter %s (%s: %s); dropped it: %s", msg.subject, type(exc).__name__, exc,
+                      reason)
+        else:
+            log.warning("dead-lettered %s: %s", msg.subject, reason)
         await msg.term()
         metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
-        log.warning("dead-lettered %s: %s", msg.subject, reason)
 
     async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
         config = ConsumerConfig(  # `name` too: the API subject then carries the filter (natsauth.ROLE_READ_API)
@@ -131,9 +140,10 @@ class Consumers:
             await msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1])
             metrics.MESSAGES.labels(_consumer(msg), "retry").inc()
 
-    async def consume(self, spec: ConsumerSpec, handler: Handler, stop: asyncio.Event) -> None:
-        """Handle messages one by one until `stop` is set."""
-        sub = await self._subscribe(spec)
+    async def consume(self, spec: ConsumerSpec, handler: Handler, stop: asyncio.Event,
+                      sub: JetStreamContext.PullSubscription | None = None) -> None:
+        """Handle messages one by one until `stop` is set (from `sub`, when its consumer is made already)."""
+        sub = sub or await self._subscribe(spec)
         tracer = telemetry.tracer("podtax.bus")
         while not stop.is_set():
             for msg in await self._fetch(sub, spec):

@@ -49,9 +49,11 @@ STREAMS = tuple(CREATORS)
 # The JetStream API a service uses, and no more (creating a stream: CREATORS; restoring one: nobody).
 JS_API = ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*"]
 COMMON_PUBLISH = [*JS_API, "$JS.ACK.>", "$JS.FC.>"]
-# Dead letters: of any subject, but the host agent's of the run requests it consumes (it could otherwise fill
-# the dead letters' stream with forged ones of any service, which push the real ones out: oldest go first).
-DEAD_LETTERS = {"host_agent": [S.dead_letter(f"{S.RUN_REQUESTED}.host.*")]}
+# Dead letters: of any subject, but the host agent's of the run requests and cancellations it consumes (it could
+# otherwise fill the dead letters' stream with forged ones of any service, which push the real ones out: oldest go
+# first).
+DEAD_LETTERS = {"host_agent": [S.dead_letter(f"{S.RUN_REQUESTED}.host.*"),
+                               S.dead_letter(f"{S.CAMPAIGN_CANCELLED}.*")]}
 # How a role may read streams: any consumer, and any message by its sequence or key (KV reads). But the host
 # agent's password is on every node, and with a consumer of its own on any subject, or a get by sequence, it
 # read every campaign, log and result. It makes only consumers of run requests for hosts and of campaign

@@ -137,7 +137,11 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
             if streams_first and not await service_streams(name, settings, bus, stop):
                 return 0
             log.info("podtax-%s started (NATS %s)", name, redact(settings.nats_url))
-            await body(settings, bus, stop)
+            try:
+                await body(settings, bus, stop)
+            except BusError as exc:  # NATS refuses what the service needs (its permissions): one line
+                log.error("%s", exc)
+                return 3
         finally:
             if health:
                 health.close()

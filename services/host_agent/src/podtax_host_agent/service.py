@@ -17,8 +17,9 @@ import os
 import shutil
 from pathlib import Path
 
+from nats.js import JetStreamContext
 from podtax import events, metrics, subjects, templates
-from podtax.bus import Bus, ConsumerSpec, Permanent
+from podtax.bus import Bus, BusError, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
 from podtax_host_agent import facts, guard, outbox, owndir
@@ -44,6 +45,7 @@ class Agent:
         self.node = settings.agent_node
         self.source = f"podtax/host-agent/{self.node}"
         self.facts: events.HostFacts | None = None
+        self.published_facts: events.HostFacts | None = None  # the last facts NATS took (a failed publish: again)
         self.workdir = Path(settings.agent_workdir)
         self.state_dir = owndir.state_dir(settings)
         # run ids whose log is published, newest last (redelivery guard; the last one survives a restart).
@@ -76,18 +78,22 @@ class Agent:
             raise Permanent(f"host agent expects run requests or cancellations, got {event.type}")
         name = event.data.campaign
         self.cancelled[name] = None
-        if unsafe := self.state_dir_problem():
-            log.error("campaign %s cancelled: not noted in the state directory (a restarted agent would run its "
-                      "requests): %s", name, unsafe)
-        else:
-            await asyncio.to_thread(guard.note_cancelled, self.state_dir, name)
         if len(self.cancelled) > DONE_KEEP:
             del self.cancelled[next(iter(self.cancelled))]
-        if self.current is not None and self.current[0] == name:
+        if self.current is not None and self.current[0] == name:  # stopped first: noting it may fail (disk full)
             log.warning("campaign %s cancelled: stopping its run in flight", name)
             self.current[1].set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.current[2].wait(), CANCEL_WAIT_S)
+        unsafe = self.state_dir_problem()
+        if not unsafe:
+            try:
+                await asyncio.to_thread(guard.note_cancelled, self.state_dir, name)
+            except OSError as exc:
+                unsafe = f"writing it failed ({exc})"
+        if unsafe:
+            log.error("campaign %s cancelled: not noted in the state directory (a restarted agent would run its "
+                      "requests): %s", name, unsafe)
 
     def clean_up_after_crash(self) -> None:
         """Reap a crashed agent's leftover benchmark processes and data files (call before consuming)."""
@@ -99,9 +105,10 @@ class Agent:
 
     async def refresh_facts(self) -> None:
         current = await asyncio.to_thread(facts.collect, self.node, self.settings.cluster)
-        if current != self.facts:
+        if current != self.published_facts:
             self.facts = current
             await self.bus.publish(events.host_facts(current, self.source))
+            self.published_facts = current
             log.info("host facts published: %s", current.tool_versions)
 
     async def refuse(self, run: events.RunSpec, reason: str, detail: str, outcome: str = "refused") -> None:
@@ -257,19 +264,39 @@ class Agent:
             try:
                 await asyncio.wait_for(stop.wait(), self.settings.agent_facts_interval_s)
             except TimeoutError:
-                await self.refresh_facts()
+                try:
+                    await self.refresh_facts()
+                except Exception as exc:  # noqa: BLE001 - NATS away or its stream full: the run in flight goes on
+                    log.error("host facts not published (%s: %s); trying again in %.0f s", type(exc).__name__, exc,
+                              self.settings.agent_facts_interval_s)
 
 
 async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> None:
     agent = Agent(settings, bus)
+    cancels = await cancels_subscription(agent)  # before any run request: a run must be stoppable
     await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
     await agent.flush_outbox()
     tasks = [asyncio.create_task(agent.facts_loop(stop)),
-             asyncio.create_task(bus.consume(agent.cancels_consumer(), agent.on_cancel, stop)),
+             asyncio.create_task(bus.consume(agent.cancels_consumer(), agent.on_cancel, stop, sub=cancels)),
              asyncio.create_task(bus.consume(agent.consumer(), agent.handle, stop))]
     try:
         await asyncio.gather(*tasks)  # either consumer failing stops the agent
     finally:
         for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def cancels_subscription(agent: Agent) -> JetStreamContext.PullSubscription:
+    """The consumer of campaign cancellations; NATS permissions older than this agent refuse it (no answer):
+    BusError saying so (one line, exit 3), before any run starts."""
+    spec = agent.cancels_consumer()
+    try:
+        return await agent.bus._subscribe(spec)
+    except TimeoutError:
+        if not agent.bus.nc.is_connected:
+            raise
+        raise BusError(f"NATS refuses this agent's consumer of campaign cancellations ({spec.durable}): its "
+                       "permissions are older than this agent; regenerate and apply deploy/k8s/nats-auth.conf (`make "
+                       "docs`, `kubectl apply -k deploy/k8s`), or restart `podtax up`") from None
