@@ -192,3 +192,26 @@ def _cmdline(proc_dir: Path) -> bytes:
         return (proc_dir / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_the_cancelled_list_skips_what_is_no_campaign_name_and_is_not_read_through_a_link(tmp_path: Path) -> None:
+    """<state>/cancelled torn or put there by hand: a non-UTF-8 byte raised in Agent.__init__ (a crash loop), names
+    were not checked, a link was followed and the whole file kept; now bad names are skipped, a link or a FIFO reads
+    as none, at most CANCELLED_KEEP names are kept, and a note is written whole (temp file, fsync, replace)."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / guard.CANCELLED).write_bytes(b"a\n\xff\xfe\nBad_Name\n../x\n" + b"b" * 51 + b"\nc\n")
+    assert guard.cancelled_campaigns(state) == ["a", "c"]
+    guard.note_cancelled(state, "d")
+    assert (state / guard.CANCELLED).read_text() == "a\nc\nd\n"
+    (state / guard.CANCELLED).write_text("".join(f"n{i}\n" for i in range(guard.CANCELLED_KEEP + 5)))
+    assert guard.cancelled_campaigns(state)[-1] == f"n{guard.CANCELLED_KEEP + 4}"
+    assert len(guard.cancelled_campaigns(state)) == guard.CANCELLED_KEEP
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("e\n")
+    (state / guard.CANCELLED).unlink()
+    (state / guard.CANCELLED).symlink_to(elsewhere)
+    assert guard.cancelled_campaigns(state) == []
+    (state / guard.CANCELLED).unlink()
+    os.mkfifo(state / guard.CANCELLED)
+    assert guard.cancelled_campaigns(state) == []

@@ -22,7 +22,9 @@ import fcntl
 import json
 import logging
 import os
+import re
 import signal
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +37,8 @@ RECORD = "running.json"
 REPORTED = "reported"  # the run id whose log was published last
 CANCELLED = "cancelled"  # names of the campaigns cancelled last, one a line, newest last
 CANCELLED_KEEP = 1000
+CANCELLED_BYTES = CANCELLED_KEEP * 51  # as many names of 50 characters and a newline
+_CAMPAIGN = re.compile(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?")  # event_payloads.CampaignName
 LOCK = "node.lock"
 MARKER = "PODTAX_RUN_MARKER"
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -148,15 +152,29 @@ def note_cancelled(state_dir: Path, campaign: str) -> None:
     names = [n for n in cancelled_campaigns(state_dir) if n != campaign][-(CANCELLED_KEEP - 1):] + [campaign]
     owndir.make(state_dir)
     tmp = state_dir / f".{CANCELLED}.tmp"
-    tmp.write_text("".join(f"{n}\n" for n in names))
+    with tmp.open("w") as out:  # on disk before it replaces the old list (a power loss leaves one or the other)
+        out.write("".join(f"{n}\n" for n in names))
+        out.flush()
+        os.fsync(out.fileno())
     tmp.replace(state_dir / CANCELLED)
 
 
 def cancelled_campaigns(state_dir: Path) -> list[str]:
+    """The campaigns noted cancelled, newest last: a link, a FIFO or anything not a regular file reads as none,
+    at most CANCELLED_KEEP names of at most CANCELLED_BYTES are read, and what is no campaign name is skipped."""
     try:
-        return (state_dir / CANCELLED).read_text().split()
+        fd = os.open(state_dir / CANCELLED, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return []
+    except OSError as exc:  # a link (ELOOP) or unreadable
+        log.error("%s not read (%s): no cancelled campaign remembered", state_dir / CANCELLED, exc)
+        return []
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            log.error("%s is not a regular file: no cancelled campaign remembered", state_dir / CANCELLED)
+            return []
+        text = f.read(CANCELLED_BYTES).decode(errors="replace")  # an undecodable name fails the check below
+    return [n for n in text.split() if _CAMPAIGN.fullmatch(n)][-CANCELLED_KEEP:]
 
 
 def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:
