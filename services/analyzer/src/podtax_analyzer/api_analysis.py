@@ -25,7 +25,8 @@ router = APIRouter(tags=["analysis"])
 class CampaignInfo(BaseModel):
     name: str
     runs_ok: int = Field(ge=0, description="Runs with a result.")
-    runs_failed: int = Field(ge=0, description="Runs recorded as failed.")
+    runs_failed: int = Field(ge=0, description="Runs recorded as failed (a run stopped by its campaign's cancel is no "
+                                              "failure: the runner counts it cancelled).")
     cells: int = Field(ge=0, description="Cells (node, test, params, metric) with at least one result.")
     first_run_at: datetime | None
     last_run_at: datetime | None
@@ -41,7 +42,8 @@ def list_campaigns(request: Request) -> list[CampaignInfo]:
         WITH names AS (SELECT campaign FROM runs UNION SELECT campaign FROM campaigns),
         counts AS (
             SELECT campaign, count(*) FILTER (WHERE status = 'ok') AS ok,
-                   count(*) FILTER (WHERE status = 'failed') AS failed,
+                   count(*) FILTER (WHERE status = 'failed' AND failure_reason IS DISTINCT FROM 'cancelled')
+                       AS failed,  -- a run stopped by its campaign's cancel is cancelled, as the runner counts it
                    min(started_at) AS first_at, max(started_at) AS last_at
             FROM runs GROUP BY campaign),
         cells AS (

@@ -49,7 +49,9 @@ WHERE r.campaign = $1 AND r.status = 'ok' AND l.provenance->>'kernel' IS NOT NUL
 GROUP BY ALL ORDER BY kernel, r.env
 """
 
-# a failed run and whether its retry (the runner's plan.retry: attempt + 1, run id '<base>-a<attempt>') finished
+# a failed run and whether its retry (the runner's plan.retry: attempt + 1, run id '<base>-a<attempt>') finished; a run
+# stopped by its campaign's cancel (reason cancelled: a host, pod or control-plane run in flight) is no failure, as the
+# runner counts it
 _FAILED_SQL = """
 SELECT f.cluster, f.node, f.test, f.params_key, f.env, coalesce(f.failure_reason, 'unknown') AS reason,
        count(*) AS n, count(o.run_id) AS retried, min(f.failure_detail)
@@ -57,7 +59,7 @@ FROM runs f
 LEFT JOIN runs o ON o.campaign = f.campaign AND o.status = 'ok' AND o.attempt = f.attempt + 1
      AND o.run_id = (CASE WHEN f.attempt > 1 THEN regexp_replace(f.run_id, '-a[0-9]+$', '') ELSE f.run_id END)
                     || '-a' || o.attempt
-WHERE f.campaign = $1 AND f.status = 'failed'
+WHERE f.campaign = $1 AND f.status = 'failed' AND f.failure_reason IS DISTINCT FROM 'cancelled'
 GROUP BY ALL ORDER BY n DESC, reason
 """
 MOST_WARNED = 20  # campaign warnings of failed runs, most first
