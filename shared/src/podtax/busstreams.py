@@ -144,13 +144,7 @@ class Streams:
                                 "%s); trying again for up to %.0f s", what, replicas(), exc.description,
                                 PLACEMENT_WAIT_S)
                     warned = True
-            if stop is not None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), OWNER_POLL_S)
-                if stop.is_set():
-                    raise Stopped(f"stopped while creating {what}")
-            else:
-                await asyncio.sleep(OWNER_POLL_S)
+            await _pause(stop or asyncio.Event(), f"creating {what}")
 
     async def _made_meanwhile(self, stream: str, exc: BadRequestError) -> None:
         """A create refused as a bad request: another service made it meanwhile (it exists now: fine), else the
@@ -191,10 +185,7 @@ class Streams:
         log.warning("%s: waiting until it does", why)
         stop = stop or asyncio.Event()
         while await self._stream_config(stream) is None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), OWNER_POLL_S)
-            if stop.is_set():
-                raise Stopped(f"stopped while waiting for {what}")
+            await _pause(stop, f"waiting for {what}")
 
     async def kv(self, bucket: str, history: int = 1, wait: bool = False,
                  stop: asyncio.Event | None = None) -> KeyValue:
@@ -253,6 +244,15 @@ class Streams:
         """Every JSON document whose key starts with `prefix`."""
         docs = [await cls.kv_json(kv, key) for key in await cls.kv_keys(kv, prefix)]
         return [d for d in docs if d is not None]
+
+
+async def _pause(stop: asyncio.Event, doing: str) -> None:
+    """Wait OWNER_POLL_S before trying again; raise Stopped at once when `stop` is set meanwhile (a SIGTERM must not
+    need a SIGKILL)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), OWNER_POLL_S)
+    if stop.is_set():
+        raise Stopped(f"stopped while {doing}")
 
 
 def _differences(have: StreamConfig, want: StreamConfig) -> list[str]:
