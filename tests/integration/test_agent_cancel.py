@@ -262,3 +262,66 @@ async def test_a_dead_letter_nats_refuses_is_one_line_and_the_message_dropped(tm
         for bus in buses.values():
             await bus.close()
         server.stop()
+
+
+async def test_a_cancellation_waiting_at_start_is_taken_before_the_run_request_it_cancels(buses: dict[str, Bus],
+                                                                                          tmp_path: Path) -> None:
+    """A run request and its campaign's cancellation both wait when the agent starts, behind the cancellations of
+    100 other campaigns (a new node's agent reads every cancellation the stream holds): the run is refused, never
+    started (before, the two consumers raced: the run started and was killed when the cancellation came)."""
+    runner, cli, agent_bus = buses["runner"], buses["cli"], buses["host_agent"]
+    for i in range(100):
+        await cli.publish(events.campaign_cancelled(events.CampaignCancelled(campaign=f"old-{i}")))
+    await runner.publish(events.run_requested(_run("queued-1"), "podtax/runner"))
+    await cli.publish(events.campaign_cancelled(events.CampaignCancelled(campaign="c")))
+    watch, stop, agent = await _serving(runner, agent_bus, tmp_path)
+    started: list[dict] = []
+
+    async def note_a_start() -> None:  # the run record is written when its process starts, cleared when it ends
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                started.append(json.loads((tmp_path / "state" / guard.RECORD).read_text()))
+            await asyncio.sleep(0.01)
+
+    spy = asyncio.create_task(note_a_start())
+    try:
+        [outcome] = await _outcomes(watch, 1, 60)
+        assert (outcome["data"]["run"]["run_id"], outcome["data"]["reason"]) == ("queued-1", "cancelled"), outcome
+        assert "not started" in outcome["data"]["detail"], outcome["data"]["detail"]
+        assert started == [], "the run was started"
+        assert "old-99" in guard.cancelled_campaigns(tmp_path / "state")
+    finally:
+        spy.cancel()
+        for record in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(record["pgid"], 9)
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(agent, return_exceptions=True), 30)
+
+
+async def test_cancellations_nats_will_not_count_at_start_leave_the_agent_taking_requests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """NATS refuses the cancellations consumer's info (permissions without it): the agent cannot tell what waits, says
+    so in one line and takes run requests anyway (a cancellation still stops its run when it comes)."""
+    monkeypatch.setitem(natsauth.ROLE_READ_API, "host_agent", [
+        a for a in natsauth.ROLE_READ_API["host_agent"] if ".INFO." not in a])
+    users, conf = localauth.nats_users(tmp_path)
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
+    buses = {role: await connect(server, users, role) for role in ("runner", "host_agent")}
+    stop = asyncio.Event()
+    try:
+        await buses["runner"].ensure_streams(10 * 2**20, 3600)
+        short = _run("short-1", "d").model_copy(update={"params": {"threads": 1, "method": "matrixprod", "ops": 50}})
+        await buses["runner"].publish(events.run_requested(short, "podtax/runner"))
+        watch, stop, agent = await _serving(buses["runner"], buses["host_agent"], tmp_path)
+        [outcome] = await _outcomes(watch, 1, 60)
+        assert (outcome["type"], outcome["data"]["run"]["run_id"]) == ("podtax.run.log.v1", "short-1"), outcome
+        [line] = [r.message for r in caplog.records if "cancellations waiting were not all taken" in r.message]
+        assert "0 taken" in line
+        stop.set()
+        await asyncio.wait_for(agent, 30)
+    finally:
+        stop.set()
+        for bus in buses.values():
+            await bus.close()
+        server.stop()

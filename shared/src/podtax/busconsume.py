@@ -144,26 +144,29 @@ class Consumers:
                       sub: JetStreamContext.PullSubscription | None = None) -> None:
         """Handle messages one by one until `stop` is set (from `sub`, when its consumer is made already)."""
         sub = sub or await self._subscribe(spec)
-        tracer = telemetry.tracer("podtax.bus")
         while not stop.is_set():
             for msg in await self._fetch(sub, spec):
-                event = await self._decode(msg)
-                if event is None:
-                    continue
-                ctx = _message_context(msg, event)
-                started = time.perf_counter()
-                try:
-                    with tracer.start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
-                        await _with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
-                except Permanent as exc:
-                    await self.dead_letter(msg, exc.reason)
-                except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
-                    log.exception("handler failed for %s", msg.subject)
-                    await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
-                else:
-                    await msg.ack()
-                    metrics.MESSAGES.labels(spec.durable, "ack").inc()
-                metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
+                await self.handle_message(spec, handler, msg)
+
+    async def handle_message(self, spec: ConsumerSpec, handler: Handler, msg: Msg) -> None:
+        """One message of `spec`'s consumer: decoded, handled, then acked, retried or dead-lettered."""
+        event = await self._decode(msg)
+        if event is None:
+            return
+        ctx = _message_context(msg, event)
+        started = time.perf_counter()
+        try:
+            with telemetry.tracer("podtax.bus").start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
+                await _with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
+        except Permanent as exc:
+            await self.dead_letter(msg, exc.reason)
+        except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
+            log.exception("handler failed for %s", msg.subject)
+            await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
+        else:
+            await msg.ack()
+            metrics.MESSAGES.labels(spec.durable, "ack").inc()
+        metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
     async def consume_batches(self, spec: ConsumerSpec, handler: BatchHandler, stop: asyncio.Event) -> None:
         """Handle messages in batches: one commit per batch, then ack every message of it.

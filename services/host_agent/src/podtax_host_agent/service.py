@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import shutil
+import time
 from pathlib import Path
 
 from nats.js import JetStreamContext
@@ -36,6 +38,7 @@ from podtax_host_agent.execute import (
 log = logging.getLogger("podtax.host_agent")
 DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB), and as many cancelled campaigns
 CANCEL_WAIT_S = 90.0  # how long a cancellation waits for the run it stops to be reported before it is acked
+WAITING_CANCELS_S = 30.0  # at start, how long the cancellations waiting may take before run requests are taken
 
 
 class Agent:
@@ -69,6 +72,30 @@ class Agent:
         return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.*"],
                             max_deliver=self.settings.max_deliver, batch=1,
                             ack_wait_s=self.settings.agent_ack_wait_s)
+
+    async def take_waiting_cancellations(self, sub: JetStreamContext.PullSubscription) -> None:
+        """Handle the cancellations waiting in NATS before any run request is taken: a request of a campaign
+        cancelled while the agent was away is then refused before it starts, not started and killed moments later.
+        Bounded by WAITING_CANCELS_S: past it, or when NATS does not answer, run requests are taken anyway and the
+        cancellations left come through their consumer (a run they cancel is stopped then)."""
+        spec = dataclasses.replace(self.cancels_consumer(), batch=100)
+        deadline = time.monotonic() + WAITING_CANCELS_S
+        taken = 0
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if not (await asyncio.wait_for(sub.consumer_info(), left)).num_pending:
+                    if taken:
+                        log.info("start-up: took the %d cancellation(s) waiting before any run request", taken)
+                    return
+                for msg in await self.bus._fetch(sub, spec):
+                    await self.bus.handle_message(spec, self.on_cancel, msg)
+                    taken += 1
+            why = f"more than {WAITING_CANCELS_S:.0f} s"
+        except Exception as exc:  # noqa: BLE001 - NATS slow or refusing: the consumer takes them later
+            why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        log.warning("start-up: the cancellations waiting were not all taken before run requests (%d taken; %s): a run "
+                    "of a campaign cancelled meanwhile may start, and is stopped when its cancellation comes", taken,
+                    why)
 
     async def on_cancel(self, event: events.Event) -> None:
         """Note the campaign as cancelled (its requests are refused from now on) and stop its run in flight: its
@@ -277,6 +304,7 @@ async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> N
     await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
     await agent.flush_outbox()
+    await agent.take_waiting_cancellations(cancels)  # before any run request: none of them starts to be killed
     tasks = [asyncio.create_task(agent.facts_loop(stop)),
              asyncio.create_task(bus.consume(agent.cancels_consumer(), agent.on_cancel, stop, sub=cancels)),
              asyncio.create_task(bus.consume(agent.consumer(), agent.handle, stop))]
