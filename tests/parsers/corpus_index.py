@@ -26,6 +26,7 @@ SKIP_NAMES = {
 HINTS: dict[str, tuple[str, ...]] = {
     "mixed/raspberry-pi-zero-w/AikonCWD-rpi-benchmark": ("hdparm", "sysbench-cpu", "sysbench-memory"),
     "debian12-x86_64/stress-ng-cpu-2-matrixprod.yaml": ("stress-ng-cpu",),
+    "debian12-x86_64/stress-ng-cpu-1-perf.yaml": ("stress-ng-cpu",),  # `perfstats:` rows after `metrics:`
     "debian12-x86_64/stress-ng-cpu-1-ops3000-brief.log": ("stress-ng-cpu",),
     "stress-ng/perfkit/stress_ng_output.txt": ("stress-ng-cpu",),
     "debian12-x86_64/sysbench-cpu-default-time.log": ("sysbench-memory",),

@@ -142,6 +142,11 @@ def no_rows_failure(scan: Any) -> ParseFailure:
         return ParseFailure("truncated", "the stress-ng log stops before its metrics table, with no `run completed` "
                                          "line (killed: by the OOM killer, a time limit?); it printed "
                                          f"{len(scan.errors)} error line(s), first: {scan.errors[0][:200]}")
+    if scan.header and scan.closed:  # --metrics-brief leaves out the row of a stressor that did nothing
+        return ParseFailure("fatal", f"stress-ng finished, but its metrics table has no rows: --metrics-brief leaves "
+                                     f"out a stressor that completed 0 bogo ops ({scan.hogs or 'its stressors'}): it "
+                                     "could not work here (see stress-ng's warnings; rerun with --metrics to see "
+                                     "its row) or the run was too short for one bogo op (raise --timeout)")
     if scan.header:
         return ParseFailure("truncated", "the stress-ng metrics table has a header but no rows")
     if scan.completed:

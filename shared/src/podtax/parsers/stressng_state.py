@@ -21,7 +21,7 @@ Misc = tuple[str, float, str]  # stressor, value, description as printed (see st
 class Scan:
     __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
                  "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut", "premature",
-                 "completions")
+                 "completions", "closed")
 
     def __init__(self) -> None:
         self.rows: list[Row] = []
@@ -31,6 +31,7 @@ class Scan:
         self.dispatches = 0  # `dispatching hogs:` lines: one per run
         self.completed = False
         self.completions = 0  # `successful run completed` lines: one per run
+        self.closed = False  # that line came after a table's header (0.15+): the table above it is whole
         self.failed = 0
         self.untrusted = 0
         self.errors: list[str] = []
@@ -56,6 +57,7 @@ def _completed(s: Scan, msg: str) -> None:
     if msg.startswith("successful run completed"):
         s.completed = True
         s.completions += 1
+        s.closed = s.header > 0
     elif msg.startswith("unsuccessful run completed"):
         s.errors.append(msg)
 

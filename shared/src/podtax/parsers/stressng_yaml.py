@@ -10,6 +10,7 @@ spaces as dashes, so the names match, except where the description had punctuati
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -52,6 +53,8 @@ MIXED = ("MIXED_OUTPUT: the log holds a YAML report and a metrics table (one run
 
 
 _ROW = "\n    - stressor: "
+_SEVERAL = "this log holds several stress-ng YAML reports (a stressor has several rows); split it, one run per log"
+_TOP_LINE = re.compile(r"\n[^\s]")  # a line that starts a top-level key (or the `...` end line)
 
 
 def _top_value(text: str, key: str) -> str | None:
@@ -68,6 +71,12 @@ def _value(text: str) -> str:
     return text
 
 
+def _section_end(text: str, at: int) -> int:
+    """Where the top-level section starting at `at` (`\nmetrics:`) ends: its first unindented line after it."""
+    found = _TOP_LINE.search(text, at + 1)
+    return found.start() if found else len(text)
+
+
 def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                primary_of: Callable[[list[tuple[str, list[float]]], str | None], str | None],
                flags_of: Callable[[Mapping[str, Any] | None, Echoed, list[float] | None], list[str]]) -> Parsed:
@@ -77,15 +86,18 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     compiler = _top_value(text, "compiler:")
     rows: list[tuple[str, dict[int, float]]] = []
     misc: list[tuple[str, float, str]] = []  # stressor, value, description (the key, dashes as spaces)
-    last = text.rfind(_ROW)  # no forward search past the last row (rfind is 2x faster here)
     at = text.find("\nmetrics:")
+    section = _section_end(text, at) if at >= 0 else len(text)  # `perfstats:` and `thermal-zones:` rows follow
+    if text.find("\nmetrics:", section) >= 0:  # reports appended to one log: neither run's figures are the answer
+        raise ParseFailure("unknown-format", _SEVERAL)
+    last = text.rfind(_ROW, 0, section)  # no forward search past the last row (rfind is 2x faster here)
     while at >= 0:
-        at = text.find(_ROW, at)
+        at = text.find(_ROW, at, section)
         if at < 0:
             break
-        end = text.find(_ROW, at + 1) if at < last else -1
-        stop = text.find("\n      instances:", at, end if end >= 0 else len(text))
-        block = text[at + len(_ROW):stop if stop >= 0 else end if end >= 0 else len(text)]
+        end = text.find(_ROW, at + 1, section) if at < last else -1
+        stop = text.find("\n      instances:", at, end if end >= 0 else section)
+        block = text[at + len(_ROW):stop if stop >= 0 else end if end >= 0 else section]
         name, _, body = block.partition("\n")
         values: dict[int, float] = {}
         for line in body.split("\n"):
@@ -116,9 +128,8 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
             row.append(values[i])
         complete.append((name, row))
     names = [name for name, _ in complete]
-    if len(set(names)) < len(names):  # reports appended to one log: neither run's figures are the answer
-        raise ParseFailure("unknown-format", "this log holds several stress-ng YAML reports (a stressor has "
-                                             "several rows); split it, one run per log")
+    if len(set(names)) < len(names):  # reports appended to one log (a lost `metrics:` line)
+        raise ParseFailure("unknown-format", _SEVERAL)
     primary = primary_of(complete, test)
     idle = refuse_no_work(complete, primary)
     metrics = MetricList()

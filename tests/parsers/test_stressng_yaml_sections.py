@@ -1,0 +1,52 @@
+"""Real stress-ng 0.15.06 captures (tests/corpus/debian12-x86_64, commands in COMMANDS.tsv): a `--yaml`
+report with sections after `metrics:` whose rows look like metrics rows, and a `--metrics-brief` table
+left empty by a stressor that did nothing."""
+
+from __future__ import annotations
+
+import pytest
+from podtax.parsers import ParseFailure, parse_text
+
+from tests.parsers.corpus_index import CORPUS, read_text
+
+DEBIAN = CORPUS / "debian12-x86_64"
+
+
+def test_a_perf_yaml_report_gives_the_figures_of_its_text_log() -> None:
+    """--perf adds `perfstats:` with a `- stressor: cpu` row after `metrics:`; it was read as a second cpu
+    row lacking bogo-ops and the good report refused as truncated."""
+    text = parse_text(read_text(DEBIAN / "stress-ng-cpu-1-perf.log")).values()
+    for tool in (None, "stress-ng", "stress-ng-cpu"):
+        got = parse_text(read_text(DEBIAN / "stress-ng-cpu-1-perf.yaml"), tool)
+        assert got.flags == () and got.tool_version == "0.15.06"
+        yaml = got.values()
+        assert set(text) <= set(yaml) and yaml["bogo_ops"] == 300
+        for name, value in text.items():  # the table rounds to 2 decimals
+            assert abs(value - yaml[name]) <= 0.0051, (name, value, yaml[name])
+
+
+def test_rows_of_any_later_section_are_not_metrics() -> None:
+    """`thermal-zones:` (--tz on a machine with thermal zones) has the same `- stressor:` rows as `perfstats:`."""
+    report = read_text(DEBIAN / "stress-ng-cpu-1-perf.yaml")
+    expected = parse_text(report).values()
+    tz = report.replace("\nperfstats:\n", "\nthermal-zones:\n")
+    assert tz != report and parse_text(tz).values() == expected
+    twice = report.replace("\n...", "\n" + report[report.index("\nmetrics:"):report.index("\nperfstats:")] + "\n...")
+    with pytest.raises(ParseFailure, match="several stress-ng YAML reports") as failure:  # two `metrics:` sections
+        parse_text(twice)
+    assert failure.value.reason == "unknown-format"
+
+
+def test_a_whole_brief_run_without_rows_is_the_stressor_doing_nothing_not_a_cut_log() -> None:
+    """--metrics-brief leaves out the row of a stressor that completed 0 bogo ops (af-alg here): the table is a
+    header, then `successful run completed`. It was refused as `truncated` (a cut log); with --metrics the same
+    run prints a row of 0 bogo ops, refused as `fatal`: both forms now say the same."""
+    log = read_text(DEBIAN / "stress-ng-af-alg-brief-no-row.log")
+    for tool in (None, "stress-ng"):
+        with pytest.raises(ParseFailure, match="0 bogo ops") as failure:
+            parse_text(log, tool)
+        assert failure.value.reason == "fatal" and "--metrics" in failure.value.detail
+    cut = log[:log.index("successful run completed")]  # killed after the header: still a cut log
+    with pytest.raises(ParseFailure) as failure:
+        parse_text(cut[:cut.rfind("\n") + 1])
+    assert failure.value.reason == "truncated"
