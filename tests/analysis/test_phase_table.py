@@ -84,6 +84,8 @@ def test_pooled_objects_describe_each_distribution(store, report):
     latencies = [r[0] for r in store.cursor().execute(
         "SELECT latency_s FROM phases WHERE env = 'nomad' AND phase = 'provisioned'").fetchall()]
     assert nomad.p99_ms == pytest.approx(float(np.percentile(latencies, 99)) * 1000)
+    assert (nomad.min_ms, nomad.avg_ms) == pytest.approx((min(latencies) * 1000, float(np.mean(latencies)) * 1000))
+    assert not (nomad.min_lower_bound or nomad.avg_lower_bound or nomad.min_upper_bound or nomad.avg_upper_bound)
     bound = next(r for r in table.rows if r.phase == "bound" and r.statistic == "objects")
     assert set(bound.pooled) == {"kubernetes"}
 
@@ -144,7 +146,7 @@ def test_podtax_report_prints_the_phase_table(cp_file, capsys, monkeypatch):
     assert "nomad/kubernetes" in out and "kubernetes median" not in out.split("Control-plane")[0].split("\n")[0]
     assert "Nomad volumes have no Bound phase" in out and "not comparable" in out
     assert "the PV's ADDED event" in out  # the definition beside the numbers
-    provisioned = next(line for line in out.splitlines() if line.lstrip().startswith("provisioned"))
+    provisioned = next(line for line in out.splitlines() if line.lstrip().startswith("provisioned "))  # its row
     assert re.search(r"6 · [\d.]+ +6 · [\d.]+ +0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]", provisioned)
     assert main(["report", "cp", "--db", str(db), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

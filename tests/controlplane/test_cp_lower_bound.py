@@ -74,7 +74,7 @@ def _lower_bound_metrics(flags: tuple[str, ...]) -> set[str]:
 CASES = {
     "no stuck object": (_object(COUNT - 1), _survivors(COUNT), set()),
     "one stuck of 20": (_stuck(COUNT - 1), [*_survivors(COUNT - 1), GIVEN_UP_S * 1000],
-                        {f"{p}_{s}_ms" for p in ("provisioned", "bound") for s in ("p95", "p99", "max")}),
+                        {f"{p}_{s}_ms" for p in ("provisioned", "bound") for s in ("p95", "p99", "max", "avg")}),
     "a 409 on create": (_conflict(COUNT - 1), _survivors(COUNT - 1), set()),
 }
 

@@ -127,8 +127,8 @@ def absent_reason(template: str, backend: str, phase: str) -> str | None:
     return ABSENT.get((template, backend, phase), f"{phase} is not measured on {backend}")
 
 
-# The per-run metrics of a phase (parsers/timeline.py): P_p50_ms ... P_max_ms and P_makespan_s.
-METRIC_SUFFIXES: tuple[str, ...] = ("_p50_ms", "_p95_ms", "_p99_ms", "_max_ms", "_makespan_s")
+# The per-run metrics of a phase (parsers/timeline.py): P_p50_ms ... P_max_ms, P_min_ms, P_avg_ms and P_makespan_s.
+METRIC_SUFFIXES: tuple[str, ...] = ("_p50_ms", "_p95_ms", "_p99_ms", "_max_ms", "_min_ms", "_avg_ms", "_makespan_s")
 
 
 def phase_of_metric(metric: str) -> str | None:

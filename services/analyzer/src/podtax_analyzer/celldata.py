@@ -181,7 +181,7 @@ class CellData:
 
 
 _PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
-_PHASE_MAX = "regexp_replace(m.name, '_(p50|p95|p99|max)_ms$', '_max_ms')"  # P_p50_ms -> P_max_ms
+_PHASE_MAX = "regexp_replace(m.name, '_(p50|p95|p99|max|min|avg)_ms$', '_max_ms')"  # P_p50_ms -> P_max_ms
 # the run's flag (parsers/timeline.py) names this metric: LOWER_BOUND, the run's value is a lower bound;
 # WATCH_GAP or RETRIED, an upper bound (end points a re-list saw after a dropped watch; a retry's wait held)
 _NAMED = """list_contains(string_split(regexp_extract(

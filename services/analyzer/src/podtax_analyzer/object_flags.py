@@ -49,7 +49,7 @@ def _counted(s: Side, name: str, metric: str) -> str:
     if not s.n_counted_given_up:
         return (f"{fmt_pct(f.failed / total)}% of {name} objects never finished: the {name} figures are of the "
                 f"{done} that did")
-    given_up = f.given_up.get(re.sub(r"_(p50|p95|p99|max)_ms$", "", metric), 0)
+    given_up = f.given_up.get(re.sub(r"_(p50|p95|p99|max|min|avg)_ms$", "", metric), 0)
     if not given_up:  # no phases rows (a store older than them): the flag alone says they are counted
         return (f"the {name} figures count the {done} objects that finished and those given up while waiting, at "
                 f"the time they were given up (lower bounds: they took longer)")

@@ -39,6 +39,15 @@ class PooledSide(BaseModel):
                                                      "table's upper_bound rows): "
                                                      "an upper bound, shown as \"≤ value\".")
     p99_upper_bound: bool = Field(False, description="p99_ms is an upper bound, as p50_upper_bound.")
+    min_ms: float = Field(description="The least latency over all those objects (ms).")
+    avg_ms: float = Field(description="The mean latency over all those objects (ms), those given up counted at the "
+                                      "time they were given up.")
+    min_lower_bound: bool = Field(False, description="min_ms is a lower bound: no completed object's time lies "
+                                                     "below the least given up.")
+    avg_lower_bound: bool = Field(False, description="avg_ms is a lower bound: it counts an object given up.")
+    min_upper_bound: bool = Field(False, description="min_ms is an upper bound, as p50_upper_bound.")
+    avg_upper_bound: bool = Field(False, description="avg_ms is an upper bound: it counts a time seen late or "
+                                                     "holding a retry's wait.")
 
 
 class PhaseRow(BaseModel):
@@ -183,14 +192,20 @@ def pooled_objects(con: duckdb.DuckDBPyConnection, campaign: str) -> Pooled:
         SELECT cluster, node, test, params_key, phase, env, count(*),
                quantile_cont(latency_s, 0.5) * 1000, quantile_cont(latency_s, 0.99) * 1000,
                CASE WHEN bool_or(lower_bound) THEN count(*) FILTER (WHERE latency_s < least) END,
-               CASE WHEN bool_or(upper_bound) THEN count(*) FILTER (WHERE latency_s > greatest) END
+               CASE WHEN bool_or(upper_bound) THEN count(*) FILTER (WHERE latency_s > greatest) END,
+               min(latency_s) * 1000, avg(latency_s) * 1000
         FROM o GROUP BY ALL""", {"campaign": campaign}).fetchall()
-    # an upper bound is the mirror: the values above the greatest one, at the mirrored percentile
+    # an upper bound is the mirror: the values above the greatest one, at the mirrored percentile; min is the 0th
+    # percentile, the mean a bound whenever it holds one
     return {tuple(r[:6]): PooledSide(objects=r[6], p50_ms=r[7], p99_ms=r[8],
                                      p50_lower_bound=_rests_on_bound(r[6], r[9], 50.0),
                                      p99_lower_bound=_rests_on_bound(r[6], r[9], 99.0),
                                      p50_upper_bound=_rests_on_bound(r[6], r[10], 50.0),
-                                     p99_upper_bound=_rests_on_bound(r[6], r[10], 1.0)) for r in rows}
+                                     p99_upper_bound=_rests_on_bound(r[6], r[10], 1.0),
+                                     min_ms=r[11], avg_ms=r[12],
+                                     min_lower_bound=_rests_on_bound(r[6], r[9], 0.0), avg_lower_bound=r[9] is not None,
+                                     min_upper_bound=_rests_on_bound(r[6], r[10], 100.0),
+                                     avg_upper_bound=r[10] is not None) for r in rows}
 
 
 def _objects_row(p50: PhaseRow, pooled: Pooled) -> PhaseRow | None:

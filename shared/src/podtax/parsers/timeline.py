@@ -4,16 +4,18 @@ The format, the phases and the metric names are the contract in docs/control-pla
 ``header`` line first, one ``object`` line per volume or pod with its end points (seconds on the
 client's monotonic clock relative to the run's t0), and a closing ``summary`` line.
 
-Per phase P with at least one object: ``P_p50_ms``, ``P_p95_ms``, ``P_p99_ms``, ``P_max_ms`` (per-object
-latency; percentiles interpolate linearly between order statistics, numpy's default) and
-``P_makespan_s`` (latest end minus earliest start over the objects that have the phase). An object the
+Per phase P with at least one object: ``P_p50_ms``, ``P_p95_ms``, ``P_p99_ms``, ``P_max_ms``, ``P_min_ms``
+(per-object latency; percentiles interpolate linearly between order statistics, numpy's default), ``P_avg_ms``
+(their mean) and ``P_makespan_s`` (latest end minus earliest start over the objects that have the phase). An object the
 executor gave up on while waiting (an error and the end point ``given_up``: controlplane/common.py ``wait_for``)
 took at least ``given_up - start`` in each phase that had started and not ended by then: it counts in that
-phase's percentiles at that time, a lower bound, so a stuck tenth of the claims moves p95/p99/max up instead of
-leaving the survivors' tail. Every percentile whose value rests on such a time (it, or an interpolation with
-it, or an order statistic it could overtake) is named in the run flag ``LOWER_BOUND`` (the true value is
-larger). End points seen only by a re-list after a dropped watch (the summary's ``watch_gaps``) are timed late, by
-up to the gap: the figures that rest on one are named in the run flag ``WATCH_GAP`` (upper bounds). An object that
+phase's percentiles and mean at that time, a lower bound, so a stuck tenth of the claims moves p95/p99/max/avg up
+instead of leaving the survivors' figures. Every percentile whose value rests on such a time (it, or an
+interpolation with it, or an order statistic it could overtake; min when no completed time lies below it) and the
+mean of a phase holding one are named in the run flag ``LOWER_BOUND`` (the true value is larger). End points seen
+only by a re-list after a dropped watch (the summary's ``watch_gaps``) are timed late, by up to the gap: the figures
+that rest on one (min and the mean whenever the phase holds one) are named in the run flag ``WATCH_GAP`` (upper
+bounds). An object that
 failed otherwise (a 409 on create) has no time in the phase and stays out. Then
 ``objects_ok`` (objects without an error that reached every non-optional end point), ``errors``
 (the larger of the summary's count and the objects carrying an error), ``requests_per_object``
@@ -44,7 +46,9 @@ from podtax.parsers.timeline_records import seconds as _seconds
 TOOL = "timeline"
 FORMAT = 1
 PRIMARY: dict[str, str] = {"volume-churn": "provisioned_makespan_s", "pod-startup": "ready_p50_ms"}
-PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0))
+# min is the 0th percentile: a bound is it (LOWER_BOUND) unless a completed time lies below the least bound
+PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0),
+                                              ("min", 0.0))
 LOWER_BOUND = "LOWER_BOUND"
 
 
@@ -163,6 +167,9 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
             metrics.add(f"{p.name}_{label}_ms", percentile(values, q) * 1000.0, "ms", False)
             if bounds and rests_on_bound(values, q, min(bounds)):
                 lower.append(f"{p.name}_{label}_ms")
+        metrics.add(f"{p.name}_avg_ms", math.fsum(values) / len(values) * 1000.0, "ms", False)
+        if bounds:  # the mean sums every value: one bound makes it a bound
+            lower.append(f"{p.name}_avg_ms")
         span = None if failed else makespan(p, objects)  # the time N objects took: not N minus the failed
         if span is not None:
             metrics.add(f"{p.name}_makespan_s", span, "s", False)
@@ -299,6 +306,7 @@ def upper_bound_metrics(timeline: Timeline, latencies: Mapping[str, list[tuple[s
         top = bisect.bisect_right(values, max(high)) - 1
         n = len(values)
         metrics += [f"{p.name}_{label}_ms" for label, q in PERCENTILES if top >= math.floor((n - 1) * q / 100)]
+        metrics.append(f"{p.name}_avg_ms")  # the mean sums every time: one upper bound makes it one
         ends = [(by_name[name].t[p.end], name) for name, _ in pairs]
         if (max(ends)[1], p.end) in points:
             metrics.append(f"{p.name}_makespan_s")
