@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from podtax.parsers import timeline as parser
 from podtax_kubesim import resources as R
 from podtax_runner.controlplane import dispatch
@@ -48,6 +49,9 @@ def test_every_condition_is_timed_in_a_kubelets_order(kubesim_factory: Any, run_
     assert max(len(json.dumps(line)) - 2 for line in lines) <= without_node
     metrics = parser.parse(tl.jsonl(), "pod-startup").values()
     for phase in ("scheduled", "initialized", "started", "containers_ready", "ready"):
-        for suffix in ("p50_ms", "p95_ms", "p99_ms", "max_ms"):
+        for suffix in ("p50_ms", "p95_ms", "p99_ms", "max_ms", "min_ms", "avg_ms"):
             assert metrics[f"{phase}_{suffix}"] > 0
+        latencies = [r.t[phase] - r.t["request_sent"] for r in tl.objects.values()]  # no pod given up
+        assert metrics[f"{phase}_min_ms"] == min(latencies) * 1000, phase
+        assert metrics[f"{phase}_avg_ms"] == pytest.approx(sum(latencies) / len(latencies) * 1000, rel=1e-12), phase
     assert metrics["initialized_p50_ms"] < metrics["containers_ready_p50_ms"] <= metrics["ready_p50_ms"]

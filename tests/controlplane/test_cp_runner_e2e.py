@@ -59,6 +59,13 @@ async def test_control_plane_campaigns_end_to_end(nats_url: str, tmp_path: Path,
         metric = "SELECT r.env, m.value FROM metrics m JOIN runs r USING (run_id) WHERE m.name = ?"
         assert {env for env, _ in s.query(metric, ["provisioned_makespan_s"])} == {"kubernetes", "nomad"}
         assert len(s.query(metric, ["ready_p50_ms"])) == 2
+        # min and avg beside the percentiles (kube-burner's figures), each run's of the objects in its phases rows
+        pooled = """SELECT m.value, p.value FROM metrics m JOIN (SELECT run_id, {f}(latency_s) * 1000 AS value
+                    FROM phases WHERE phase = ? GROUP BY run_id) p USING (run_id) WHERE m.name = ?"""
+        for phase, runs in (("provisioned", 4), ("pv_deleted", 4), ("ready", 2), ("containers_ready", 2)):
+            for stat, f in (("min", "min"), ("avg", "avg")):
+                pairs = s.query(pooled.format(f=f), [phase, f"{phase}_{stat}_ms"])
+                assert len(pairs) == runs and all(v == pytest.approx(p, rel=1e-9) for v, p in pairs), pairs
         assert all(v <= 3.0 for _, v in s.query(metric, ["requests_per_object"]))  # it watched
     await nc.close()
     assert len(logs) == 6
