@@ -325,3 +325,83 @@ async def test_cancellations_nats_will_not_count_at_start_leave_the_agent_taking
         for bus in buses.values():
             await bus.close()
         server.stop()
+
+
+async def test_a_campaign_name_cancelled_in_an_earlier_nats_runs_again_in_a_new_one(tmp_path: Path) -> None:
+    """<state>/cancelled kept names alone, so a campaign named as one cancelled before a NATS reset (its KV gone, the
+    name free again: the CLI and the runner refuse a name only while their NATS knows it) had every run refused as
+    cancelled, forever. In the NATS it was cancelled in, a later request is still refused, by a restarted agent too;
+    in a new NATS the same request (same run id: ids are made from the name and the cell) runs."""
+    users, conf = localauth.nats_users(tmp_path)
+    short = _run("c-1").model_copy(update={"params": {"threads": 1, "method": "matrixprod", "ops": 50}})
+
+    async def serve_once(server: natsserver.NatsServer, cancel: bool, request: events.RunSpec) -> dict:
+        """The real agent against `server` (the streams made first), maybe a cancellation of c, then `request`."""
+        buses = {role: await connect(server, users, role) for role in ("runner", "cli", "host_agent")}
+        stop = asyncio.Event()
+        try:
+            await buses["runner"].ensure_streams(10 * 2**20, 3600)
+            watch, stop, agent = await _serving(buses["runner"], buses["host_agent"], tmp_path)
+            if cancel:
+                await buses["cli"].publish(events.campaign_cancelled(events.CampaignCancelled(campaign="c")))
+                for _ in range(300):  # noted
+                    if "c" in guard.cancelled_campaigns(tmp_path / "state"):
+                        break
+                    await asyncio.sleep(0.1)
+            await buses["runner"].publish(events.run_requested(request, "podtax/runner"))
+            [outcome] = await _outcomes(watch, 1, 60)
+            stop.set()
+            await asyncio.wait_for(agent, 30)
+            return outcome
+        finally:
+            stop.set()
+            for bus in buses.values():
+                await bus.close()
+
+    first = natsserver.start(tmp_path / "js1", log_file=tmp_path / "nats1.log", config=conf)
+    try:
+        refused = await serve_once(first, True, short)
+        again = await serve_once(first, False, short.model_copy(update={"run_id": "c-2"}))  # the agent restarted
+    finally:
+        first.stop()
+    for outcome in (refused, again):
+        assert (outcome["type"], outcome["data"]["reason"]) == ("podtax.run.failed.v1", "cancelled"), outcome
+        assert "not started" in outcome["data"]["detail"]
+    second = natsserver.start(tmp_path / "js2", log_file=tmp_path / "nats2.log", config=conf)  # the reset
+    try:
+        reused = await serve_once(second, False, short)
+    finally:
+        second.stop()
+    assert (reused["type"], reused["data"]["run"]["run_id"]) == ("podtax.run.log.v1", "c-1"), reused
+    assert reused["data"]["exit_code"] == 0
+
+
+async def test_an_older_agents_cancelled_names_are_dropped_in_a_nats_made_after_them(nats_url: str,
+                                                                                    tmp_path: Path) -> None:
+    """<state>/cancelled written by an agent of before this change (names alone), then NATS reset: its names were
+    cancelled in the earlier NATS, and a campaign named so runs (before: refused as cancelled). So does the run
+    reported last in the earlier NATS, whose id comes back with its campaign's name (before: skipped as run already,
+    nothing reported)."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / guard.CANCELLED).write_text("c\n")
+    (state / guard.REPORTED).write_text("d-1")
+    for note in (guard.CANCELLED, guard.REPORTED):
+        os.utime(state / note, (1e9, 1e9))  # written in 2001, long before this NATS
+    bus = await Bus.connect(nats_url, "test/agent")
+    stop = asyncio.Event()
+    try:
+        await bus.ensure_streams()
+        watch, stop, agent = await _serving(bus, bus, tmp_path)
+        short = _run("c-1").model_copy(update={"params": {"threads": 1, "method": "matrixprod", "ops": 50}})
+        await bus.publish(events.run_requested(short, "podtax/runner"))
+        await bus.publish(events.run_requested(short.model_copy(update={"run_id": "d-1", "campaign": "d"}),
+                                               "podtax/runner"))
+        outcomes = await _outcomes(watch, 2, 60)
+        assert [(o["type"], o["data"]["run"]["run_id"]) for o in outcomes] == [
+            ("podtax.run.log.v1", "c-1"), ("podtax.run.log.v1", "d-1")], outcomes
+        stop.set()
+        await asyncio.wait_for(agent, 30)
+    finally:
+        stop.set()
+        await bus.close()

@@ -201,17 +201,35 @@ def test_the_cancelled_list_skips_what_is_no_campaign_name_and_is_not_read_throu
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     (state / guard.CANCELLED).write_bytes(b"a\n\xff\xfe\nBad_Name\n../x\n" + b"b" * 51 + b"\nc\n")
-    assert guard.cancelled_campaigns(state) == ["a", "c"]
-    guard.note_cancelled(state, "d")
+    assert guard.cancelled_campaigns(state) == {"a": "", "c": ""}
+    guard.note_cancelled(state, {**guard.cancelled_campaigns(state), "d": ""})
     assert (state / guard.CANCELLED).read_text() == "a\nc\nd\n"
     (state / guard.CANCELLED).write_text("".join(f"n{i}\n" for i in range(guard.CANCELLED_KEEP + 5)))
-    assert guard.cancelled_campaigns(state)[-1] == f"n{guard.CANCELLED_KEEP + 4}"
+    assert list(guard.cancelled_campaigns(state))[-1] == f"n{guard.CANCELLED_KEEP + 4}"
     assert len(guard.cancelled_campaigns(state)) == guard.CANCELLED_KEEP
     elsewhere = tmp_path / "elsewhere"
     elsewhere.write_text("e\n")
     (state / guard.CANCELLED).unlink()
     (state / guard.CANCELLED).symlink_to(elsewhere)
-    assert guard.cancelled_campaigns(state) == []
+    assert guard.cancelled_campaigns(state) == {}
     (state / guard.CANCELLED).unlink()
     os.mkfifo(state / guard.CANCELLED)
-    assert guard.cancelled_campaigns(state) == []
+    assert guard.cancelled_campaigns(state) == {}
+
+
+def test_the_cancelled_list_keeps_each_campaigns_stream_and_reads_an_older_agents_names(tmp_path: Path) -> None:
+    """A name is unique in one NATS only: each note says which events stream (its creation time) the campaign was
+    cancelled in. A list of an older agent (names alone) is read: its names are given the stream connected to when the
+    list was written since that stream was made, and dropped when written before (cancelled in an earlier NATS)."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    s1, s2 = "2026-12-01T10:00:00.123456+00:00", "2026-12-05T09:00:00+00:00"
+    (state / guard.CANCELLED).write_text(f"old\nnew {s1}\nbad 2026 12\nx not-a-time\n")
+    notes = guard.cancelled_campaigns(state)
+    assert notes == {"old": "", "new": s1}
+    assert guard.stamped(notes, 100.0, s2, 200.0) == {"new": s1}, "written before the stream: an earlier NATS's"
+    assert guard.stamped(notes, 300.0, s2, 200.0) == {"old": s2, "new": s1}
+    guard.note_cancelled(state, {"new": s1, "old": s2})
+    assert guard.cancelled_campaigns(state) == {"new": s1, "old": s2}
+    assert guard.written_at(state / guard.CANCELLED) == (state / guard.CANCELLED).stat().st_mtime
+    assert guard.written_at(state / guard.REPORTED) is None

@@ -35,10 +35,13 @@ log = logging.getLogger("podtax.host_agent")
 PR_SET_PDEATHSIG = 1
 RECORD = "running.json"
 REPORTED = "reported"  # the run id whose log was published last
-CANCELLED = "cancelled"  # names of the campaigns cancelled last, one a line, newest last
+# the campaigns cancelled last, newest last, a line each: its name and the creation time of the events stream it was
+# cancelled in (its NATS: a name is unique there, and may come back in another); a name alone (an older agent's)
+CANCELLED = "cancelled"
 CANCELLED_KEEP = 1000
-CANCELLED_BYTES = CANCELLED_KEEP * 51  # as many names of 50 characters and a newline
+CANCELLED_BYTES = CANCELLED_KEEP * 84  # as many names of 50 characters, a space, a time of 32 and a newline
 _CAMPAIGN = re.compile(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?")  # event_payloads.CampaignName
+_STREAM = re.compile(r"[0-9][-0-9T:.+Z]{0,39}")  # datetime.isoformat()
 LOCK = "node.lock"
 MARKER = "PODTAX_RUN_MARKER"
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -146,35 +149,59 @@ def last_reported(state_dir: Path) -> str | None:
         return None
 
 
-def note_cancelled(state_dir: Path, campaign: str) -> None:
-    """Note a campaign as cancelled (the last CANCELLED_KEEP are kept): an agent restarted after it acked the
-    cancellation still refuses the campaign's requests."""
-    names = [n for n in cancelled_campaigns(state_dir) if n != campaign][-(CANCELLED_KEEP - 1):] + [campaign]
+def note_cancelled(state_dir: Path, notes: dict[str, str]) -> None:
+    """Write the campaigns cancelled, each with its events stream ('' unknown), newest last (the last CANCELLED_KEEP):
+    an agent restarted after it acked a cancellation still refuses the campaign's requests."""
     owndir.make(state_dir)
     tmp = state_dir / f".{CANCELLED}.tmp"
     with tmp.open("w") as out:  # on disk before it replaces the old list (a power loss leaves one or the other)
-        out.write("".join(f"{n}\n" for n in names))
+        out.write("".join(f"{n} {s}\n" if s else f"{n}\n" for n, s in list(notes.items())[-CANCELLED_KEEP:]))
         out.flush()
         os.fsync(out.fileno())
     tmp.replace(state_dir / CANCELLED)
 
 
-def cancelled_campaigns(state_dir: Path) -> list[str]:
-    """The campaigns noted cancelled, newest last: a link, a FIFO or anything not a regular file reads as none,
-    at most CANCELLED_KEEP names of at most CANCELLED_BYTES are read, and what is no campaign name is skipped."""
+def written_at(path: Path) -> float | None:
+    """When a note (the list of cancelled campaigns, the run reported last) was written: its modification time,
+    None without one."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_mtime
+    except OSError:
+        return None
+
+
+def stamped(notes: dict[str, str], noted_at: float | None, stream: str, created_at: float) -> dict[str, str]:
+    """The notes, those of an older agent (a name alone) given the events stream `stream` created at `created_at`
+    (epoch seconds) when the list was written since, dropped when it was written before: they were cancelled in an
+    earlier NATS (the host's clock against the server's: a skew blurs only a list written around a NATS reset)."""
+    if noted_at is not None and noted_at < created_at:
+        return {n: s for n, s in notes.items() if s}
+    return {n: s or stream for n, s in notes.items()}
+
+
+def cancelled_campaigns(state_dir: Path) -> dict[str, str]:
+    """The campaigns noted cancelled, each with its events stream ('' for a name alone), newest last: a link, a FIFO or
+    anything not a regular file reads as none, at most CANCELLED_KEEP of at most CANCELLED_BYTES are read, and a line
+    that is no campaign name (and stream) is skipped."""
     try:
         fd = os.open(state_dir / CANCELLED, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
-        return []
+        return {}
     except OSError as exc:  # a link (ELOOP) or unreadable
         log.error("%s not read (%s): no cancelled campaign remembered", state_dir / CANCELLED, exc)
-        return []
+        return {}
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             log.error("%s is not a regular file: no cancelled campaign remembered", state_dir / CANCELLED)
-            return []
+            return {}
         text = f.read(CANCELLED_BYTES).decode(errors="replace")  # an undecodable name fails the check below
-    return [n for n in text.split() if _CAMPAIGN.fullmatch(n)][-CANCELLED_KEEP:]
+    notes: dict[str, str] = {}
+    for line in text.splitlines():
+        name, *stream = line.split()[:3] or [""]
+        if _CAMPAIGN.fullmatch(name) and len(stream) <= 1 and all(_STREAM.fullmatch(s) for s in stream):
+            notes.pop(name, None)
+            notes[name] = stream[0] if stream else ""
+    return dict(list(notes.items())[-CANCELLED_KEEP:])
 
 
 def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:

@@ -55,8 +55,10 @@ class Agent:
         # Bounded: a request comes back only while unacked, one at a time, so the recent ones are enough.
         self.done: dict[str, None] = dict.fromkeys(r for r in [guard.last_reported(self.state_dir)] if r)
         self.lock = guard.NodeLock(self.state_dir)
-        # campaigns cancelled, newest last (the last ones noted in the state directory survive a restart)
-        self.cancelled: dict[str, None] = dict.fromkeys(guard.cancelled_campaigns(self.state_dir))
+        # campaigns cancelled, newest last (the last ones noted in the state directory survive a restart), each with
+        # the events stream it was cancelled in: self.stream, the one of the NATS connected to ('' while unknown)
+        self.cancelled: dict[str, str] = guard.cancelled_campaigns(self.state_dir)
+        self.stream = ""
         # the run being handled: its campaign, the event that stops it, the event set once it is reported
         self.current: tuple[str, asyncio.Event, asyncio.Event] | None = None
 
@@ -72,6 +74,30 @@ class Agent:
         return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.*"],
                             max_deliver=self.settings.max_deliver, batch=1,
                             ack_wait_s=self.settings.agent_ack_wait_s)
+
+    async def learn_stream(self) -> None:
+        """Learn the creation time of the events stream, which tells this NATS from another: a campaign name is unique
+        in one (the CLI and the runner refuse it again), one cancelled in an earlier NATS may come back as a new
+        campaign and runs. Notes of an older agent (a name alone) are given it, or dropped when written before it
+        (guard.stamped); so is the run reported last, forgotten when reported before it (its id comes back with its
+        campaign's name). Unknown (NATS does not answer): every campaign noted cancelled is refused, as before."""
+        try:
+            created = (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), 10)).created
+        except Exception as exc:  # noqa: BLE001 - refusing a name too many is the safe side
+            log.warning("start-up: the events stream's creation time is unknown (%s): a campaign noted cancelled is "
+                        "refused whichever NATS it was cancelled in", f"{type(exc).__name__}: {exc}")
+            return
+        if created is not None:
+            self.stream = created.isoformat()
+            noted_at = guard.written_at(self.state_dir / guard.CANCELLED)
+            self.cancelled = guard.stamped(self.cancelled, noted_at, self.stream, created.timestamp())
+            if (reported_at := guard.written_at(self.state_dir / guard.REPORTED)) and reported_at < created.timestamp():
+                self.done.pop(guard.last_reported(self.state_dir) or "", None)
+
+    def is_cancelled(self, campaign: str) -> bool:
+        """Cancelled in this NATS's events stream (or in one unknown)."""
+        stream = self.cancelled.get(campaign)
+        return stream is not None and (stream == self.stream or not stream or not self.stream)
 
     async def take_waiting_cancellations(self, sub: JetStreamContext.PullSubscription) -> None:
         """Handle the cancellations waiting in NATS before any run request is taken: a request of a campaign
@@ -104,7 +130,8 @@ class Agent:
         if not isinstance(event, events.CampaignCancelledV1):
             raise Permanent(f"host agent expects run requests or cancellations, got {event.type}")
         name = event.data.campaign
-        self.cancelled[name] = None
+        self.cancelled.pop(name, None)  # noted newest last
+        self.cancelled[name] = self.stream
         if len(self.cancelled) > DONE_KEEP:
             del self.cancelled[next(iter(self.cancelled))]
         if self.current is not None and self.current[0] == name:  # stopped first: noting it may fail (disk full)
@@ -115,7 +142,7 @@ class Agent:
         unsafe = self.state_dir_problem()
         if not unsafe:
             try:
-                await asyncio.to_thread(guard.note_cancelled, self.state_dir, name)
+                await asyncio.to_thread(guard.note_cancelled, self.state_dir, dict(self.cancelled))
             except OSError as exc:
                 unsafe = f"writing it failed ({exc})"
         if unsafe:
@@ -164,7 +191,7 @@ class Agent:
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
-        if run.campaign in self.cancelled:
+        if self.is_cancelled(run.campaign):
             await self.refuse_cancelled(run)
             return
         self.current = (run.campaign, asyncio.Event(), asyncio.Event())
@@ -204,7 +231,7 @@ class Agent:
         lock_fd = await self.lock.acquire()  # waits while processes of an earlier run still hold the node
         unsafe = None
         try:
-            if run.campaign in self.cancelled:  # cancelled while it waited for the node
+            if self.is_cancelled(run.campaign):  # cancelled while it waited for the node
                 await self.refuse_cancelled(run)
                 return
             if unsafe := self.state_dir_problem():  # again: the wait has no bound, time for it to change hands
@@ -301,6 +328,7 @@ class Agent:
 async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> None:
     agent = Agent(settings, bus)
     cancels = await cancels_subscription(agent)  # before any run request: a run must be stoppable
+    await agent.learn_stream()
     await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
     await agent.flush_outbox()
