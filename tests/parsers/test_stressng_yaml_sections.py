@@ -50,3 +50,45 @@ def test_a_whole_brief_run_without_rows_is_the_stressor_doing_nothing_not_a_cut_
     with pytest.raises(ParseFailure) as failure:
         parse_text(cut[:cut.rfind("\n") + 1])
     assert failure.value.reason == "truncated"
+
+
+def test_the_yaml_of_a_whole_brief_run_without_rows_is_refused_as_its_table_is() -> None:
+    with pytest.raises(ParseFailure, match="0 bogo ops") as failure:  # `metrics:` then `...`: was `truncated`
+        parse_text(read_text(DEBIAN / "stress-ng-af-alg-brief-no-row.yaml"))
+    assert failure.value.reason == "fatal"
+
+
+def test_misc_metrics_of_several_instances_are_not_named_as_the_tables() -> None:
+    """Two matrix instances: the table prints each miscellaneous metric's geometric mean over them, the YAML
+    the arithmetic mean (25281.16 against 66825.51 frobenius ops/s); one name for both compared unlike figures."""
+    table = parse_text(read_text(DEBIAN / "stress-ng-cpu-2-matrix-2.log")).values()
+    yaml = parse_text(read_text(DEBIAN / "stress-ng-cpu-2-matrix-2.yaml")).values()
+    assert table["matrix_frobenius_matrix_ops_per_sec"] == 25281.16
+    assert yaml["matrix_frobenius_matrix_ops_per_sec_mean_over_instances"] == 66825.505014
+    shared = table.keys() & yaml.keys()
+    assert {"matrix_bogo_ops", "cpu_bogo_ops_per_second_real"} <= shared and len(shared) == 12
+    assert all(abs(table[name] - yaml[name]) <= 0.0051 for name in shared)
+    one = parse_text(read_text(DEBIAN / "stress-ng-cpu-2-matrixprod.yaml"))  # one instance: names as the table's
+    assert not any(m.name.endswith("_mean_over_instances") for m in one.metrics)
+
+
+def test_a_yaml_row_whose_stressor_line_or_cpu_usage_is_lost_is_refused() -> None:
+    report = read_text(DEBIAN / "stress-ng-cpu-2-matrix-2.yaml")
+    swapped = report.replace("metrics:\n    - stressor: cpu\n", "    - stressor: cpu\nmetrics:\n")
+    no_usage = "\n".join(line for line in report.split("\n") if line != "      cpu-usage-per-instance: 15.108104")
+    for damaged in (swapped, no_usage):  # the first gave the matrix figures as the run's, the second other names
+        assert damaged != report
+        with pytest.raises(ParseFailure, match="missing") as failure:
+            parse_text(damaged)
+        assert failure.value.reason == "unknown-format"
+
+
+def test_a_table_row_among_the_misc_metrics_is_read_as_a_row() -> None:
+    """Lines out of order put `matrix  2642  1.01 ...` after `miscellaneous metrics:`: it was read as a misc
+    metric named `matrix_1_01_0_30_...`, the matrix row lost."""
+    log = read_text(DEBIAN / "stress-ng-cpu-2-matrix-2.log")
+    lines = log.split("\n")
+    row = next(i for i, line in enumerate(lines) if "] matrix  " in line and "2642" in line)
+    assert lines[row + 1].endswith("miscellaneous metrics:")
+    lines[row], lines[row + 1] = lines[row + 1], lines[row]
+    assert parse_text("\n".join(lines)).values() == parse_text(log).values()

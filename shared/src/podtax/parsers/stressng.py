@@ -144,7 +144,14 @@ _ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(
 # starting with "(" or "stressor" (_line looks at those first):
 # `stress-ng: metrc: [61993] memrate   701.77 write64 MB per sec (geometric mean of 128 instances)\n`
 _MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!stressor)([^\s(]\S*+)"
-                   r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(\S[^\n]*+)\n")
+                   r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(?![0-9]++\.[0-9]{2}[^\S\n]++[0-9]++\.[0-9]{2}[^\S\n])"
+                   r"(\S[^\n]*+)\n")  # not a table row's figures (_line reads a row there as a row)
+
+
+def _row_shaped(msg: str) -> bool:
+    """`matrix  2642  1.01 ...`: a name and 6 to 8 figures, a table row (no misc metric's description is figures)."""
+    parts = msg.split()
+    return 7 <= len(parts) <= 9 and all(is_number(p) for p in parts[1:])
 
 
 def _line(s: Scan, raw: str, state: int) -> int:
@@ -191,7 +198,7 @@ def _line(s: Scan, raw: str, state: int) -> int:
         s.header, state = s.header + 1, 1
         s.columns = 6 + ("CPU used per" in msg) + ("RSS Max" in msg)
         return state
-    if state == 1:
+    if state == 1 or (state == 2 and _row_shaped(msg)):  # a row among misc metrics: lines out of order
         parts = msg.split()
         if len(parts) >= 7:
             try:

@@ -6,6 +6,11 @@ row's other numeric keys are its miscellaneous metrics (`add-matrix-ops-per-sec:
 the table names them (`matrix_add_matrix_ops_per_sec`): stress-ng's YAML key is the description with
 spaces as dashes, so the names match, except where the description had punctuation inside a word
 (`Mfp-ops per sec, float64 add` is `mfp_ops_per_sec_float64_add` from a table, `mfpops_...` from YAML).
+A stressor of several instances is another matter: its YAML gives each miscellaneous metric as the arithmetic
+mean over the instances, its table as their geometric mean (0.15; later ones per metric: geometric or harmonic
+mean, total, maximum), 25281 against 66825 ops/s for two matrix instances of one run. Those YAML figures are
+named `..._mean_over_instances`, never compared with the table's, unless the row shows one instance
+(`cpu-usage-per-instance` is its usr+sys time over its wall-clock time, per instance).
 """
 
 from __future__ import annotations
@@ -77,6 +82,21 @@ def _section_end(text: str, at: int) -> int:
     return found.start() if found else len(text)
 
 
+def _single_instance(rows: list[tuple[str, list[float]]], with_misc: set[str]) -> set[str]:
+    """The stressors (of `with_misc`) whose row shows one instance: `cpu-usage-per-instance` is 100 x (usr + sys)
+    / wall-clock / instances. A row that cannot tell (no CPU time) is taken for several."""
+    single = set()
+    for name, row in rows:
+        if name not in with_misc:
+            continue
+        if len(row) < 7:  # printed since 0.12, misc metrics since 0.15
+            raise ParseFailure("unknown-format", f"the stress-ng YAML row for {name} has miscellaneous metrics but no "
+                                                 "cpu-usage-per-instance: a line is missing, so the log is damaged")
+        if row[1] > 0 and row[6] > 0 and 0.5 < 100 * (row[2] + row[3]) / (row[1] * row[6]) < 1.5:
+            single.add(name)
+    return single
+
+
 def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                primary_of: Callable[[list[tuple[str, list[float]]], str | None], str | None],
                flags_of: Callable[[Mapping[str, Any] | None, Echoed, list[float] | None], list[str]]) -> Parsed:
@@ -90,6 +110,12 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     section = _section_end(text, at) if at >= 0 else len(text)  # `perfstats:` and `thermal-zones:` rows follow
     if text.find("\nmetrics:", section) >= 0:  # reports appended to one log: neither run's figures are the answer
         raise ParseFailure("unknown-format", _SEVERAL)
+    listed = at >= 0
+    first = text.find(_ROW, at, section) if listed else -1
+    head = text[at + len("\nmetrics:"):first if first >= 0 else section] if listed else ""
+    if head and not head.isspace():
+        raise ParseFailure("unknown-format", "the stress-ng YAML report has lines under `metrics:` before any "
+                                             "`- stressor:` line: that line is missing, so the log is damaged")
     last = text.rfind(_ROW, 0, section)  # no forward search past the last row (rfind is 2x faster here)
     while at >= 0:
         at = text.find(_ROW, at, section)
@@ -114,6 +140,11 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                 break  # the next top-level section
         rows.append((_value(name), values))
         at = end
+    if not rows and listed:  # an empty `metrics:` in a whole report (its `...` end line): --metrics-brief
+        raise ParseFailure("fatal", "the stress-ng YAML report has no `metrics:` rows: --metrics-brief leaves out a "
+                                    "stressor that completed 0 bogo ops: it could not work here (see stress-ng's "
+                                    "warnings; rerun with --metrics to see its row) or the run was too short for "
+                                    "one bogo op (raise --timeout)")
     if not rows:
         raise ParseFailure("truncated", "the stress-ng YAML report has no `metrics:` rows")
     complete: list[tuple[str, list[float]]] = []
@@ -136,9 +167,11 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
         metrics.add_columns(named_columns(prefix), measured(values))
+    single = _single_instance(complete, {name for name, _, _ in misc})
     for name, value, desc in misc:
         suffix, unit, better = misc_metric(desc)
-        metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix, value, unit, better)
+        metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix
+                    + ("" if name in single else "_mean_over_instances"), value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
     flags = flags_of(requested, echoed, row) + [no_work_flag(name) for name in idle]
