@@ -61,6 +61,23 @@ async def _serving(runner: Bus, agent_bus: Bus, tmp_path: Path):  # type: ignore
     return watch, stop, asyncio.create_task(service.serve(settings, agent_bus, stop))
 
 
+@contextlib.asynccontextmanager
+async def _own_nats(tmp_path: Path, store: str = "js", auth: tuple[dict[str, str], Path] | None = None):  # type: ignore[no-untyped-def]
+    """A real nats-server with the permissions natsauth gives now (a test may have changed them; `auth`: the users of
+    an earlier one), JetStream in tmp_path/`store`, a connection as runner, cli and host_agent, the streams made."""
+    users, conf = auth or localauth.nats_users(tmp_path)
+    server = natsserver.start(tmp_path / store, log_file=tmp_path / f"{store}.log", config=conf)
+    buses: dict[str, Bus] = {}
+    try:
+        buses = {role: await connect(server, users, role) for role in ("runner", "cli", "host_agent")}
+        await buses["runner"].ensure_streams(10 * 2**20, 3600)
+        yield buses
+    finally:
+        for bus in buses.values():
+            await bus.close()
+        server.stop()
+
+
 async def test_a_cancelled_campaigns_host_run_is_stopped_and_none_starts_after(buses: dict[str, Bus],
                                                                                tmp_path: Path) -> None:
     runner, cli, agent_bus = buses["runner"], buses["cli"], buses["host_agent"]
@@ -235,33 +252,25 @@ async def test_a_dead_letter_nats_refuses_is_one_line_and_the_message_dropped(tm
     """NATS refuses a dead letter (permissions without the agent's dead letters of cancellations): one error line,
     the message is terminated and the agent goes on (before, the publish's timeout raised out of serve())."""
     monkeypatch.setitem(natsauth.DEAD_LETTERS, "host_agent", [subjects.dead_letter(f"{subjects.RUN_REQUESTED}.host.*")])
-    users, conf = localauth.nats_users(tmp_path)
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
-    buses = {role: await connect(server, users, role) for role in ("runner", "cli", "host_agent")}
-    stop = asyncio.Event()
-    try:
-        await buses["runner"].ensure_streams(10 * 2**20, 3600)
+    async with _own_nats(tmp_path) as buses:
         await buses["cli"].js.publish(f"{subjects.CAMPAIGN_CANCELLED}.x", b'{"not": "an event"}')
         _, stop, agent = await _serving(buses["runner"], buses["host_agent"], tmp_path)
         pending = -1
-        for _ in range(300):
-            if agent.done():
-                break
-            if any("could not dead-letter" in r.message for r in caplog.records):
-                info = await buses["host_agent"].js.consumer_info(subjects.STREAM, f"host-agent-{NODE}-cancels")
-                if (pending := info.num_ack_pending) == 0:
+        try:
+            for _ in range(300):
+                if agent.done():
                     break
-            await asyncio.sleep(0.1)
-        assert not agent.done(), f"the agent stopped: {agent.exception() if agent.done() else ''}"
-        [line] = [r.message for r in caplog.records if "could not dead-letter" in r.message]
-        assert "schema-invalid" in line and pending == 0, "terminated, not redelivered"
-        stop.set()
-        await asyncio.wait_for(agent, 30)
-    finally:
-        stop.set()
-        for bus in buses.values():
-            await bus.close()
-        server.stop()
+                if any("could not dead-letter" in r.message for r in caplog.records):
+                    info = await buses["host_agent"].js.consumer_info(subjects.STREAM, f"host-agent-{NODE}-cancels")
+                    if (pending := info.num_ack_pending) == 0:
+                        break
+                await asyncio.sleep(0.1)
+            assert not agent.done(), f"the agent stopped: {agent.exception() if agent.done() else ''}"
+            [line] = [r.message for r in caplog.records if "could not dead-letter" in r.message]
+            assert "schema-invalid" in line and pending == 0, "terminated, not redelivered"
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(agent, return_exceptions=True), 30)
 
 
 async def test_a_cancellation_waiting_at_start_is_taken_before_the_run_request_it_cancels(buses: dict[str, Bus],
@@ -305,26 +314,18 @@ async def test_cancellations_nats_will_not_count_at_start_leave_the_agent_taking
     so in one line and takes run requests anyway (a cancellation still stops its run when it comes)."""
     monkeypatch.setitem(natsauth.ROLE_READ_API, "host_agent", [
         a for a in natsauth.ROLE_READ_API["host_agent"] if ".INFO." not in a])
-    users, conf = localauth.nats_users(tmp_path)
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
-    buses = {role: await connect(server, users, role) for role in ("runner", "host_agent")}
-    stop = asyncio.Event()
-    try:
-        await buses["runner"].ensure_streams(10 * 2**20, 3600)
+    async with _own_nats(tmp_path) as buses:
         short = _run("short-1", "d").model_copy(update={"params": {"threads": 1, "method": "matrixprod", "ops": 50}})
         await buses["runner"].publish(events.run_requested(short, "podtax/runner"))
         watch, stop, agent = await _serving(buses["runner"], buses["host_agent"], tmp_path)
-        [outcome] = await _outcomes(watch, 1, 60)
-        assert (outcome["type"], outcome["data"]["run"]["run_id"]) == ("podtax.run.log.v1", "short-1"), outcome
-        [line] = [r.message for r in caplog.records if "cancellations waiting were not all taken" in r.message]
-        assert "0 taken" in line
-        stop.set()
-        await asyncio.wait_for(agent, 30)
-    finally:
-        stop.set()
-        for bus in buses.values():
-            await bus.close()
-        server.stop()
+        try:
+            [outcome] = await _outcomes(watch, 1, 60)
+            assert (outcome["type"], outcome["data"]["run"]["run_id"]) == ("podtax.run.log.v1", "short-1"), outcome
+            [line] = [r.message for r in caplog.records if "cancellations waiting were not all taken" in r.message]
+            assert "0 taken" in line
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(agent, return_exceptions=True), 30)
 
 
 async def test_a_campaign_name_cancelled_in_an_earlier_nats_runs_again_in_a_new_one(tmp_path: Path) -> None:
@@ -332,15 +333,12 @@ async def test_a_campaign_name_cancelled_in_an_earlier_nats_runs_again_in_a_new_
     name free again: the CLI and the runner refuse a name only while their NATS knows it) had every run refused as
     cancelled, forever. In the NATS it was cancelled in, a later request is still refused, by a restarted agent too;
     in a new NATS the same request (same run id: ids are made from the name and the cell) runs."""
-    users, conf = localauth.nats_users(tmp_path)
+    auth = localauth.nats_users(tmp_path)
     short = _run("c-1").model_copy(update={"params": {"threads": 1, "method": "matrixprod", "ops": 50}})
 
-    async def serve_once(server: natsserver.NatsServer, cancel: bool, request: events.RunSpec) -> dict:
-        """The real agent against `server` (the streams made first), maybe a cancellation of c, then `request`."""
-        buses = {role: await connect(server, users, role) for role in ("runner", "cli", "host_agent")}
-        stop = asyncio.Event()
-        try:
-            await buses["runner"].ensure_streams(10 * 2**20, 3600)
+    async def serve_once(store: str, cancel: bool, request: events.RunSpec) -> dict:
+        """The real agent against a NATS keeping JetStream in `store`, maybe a cancellation of c, then `request`."""
+        async with _own_nats(tmp_path, store, auth) as buses:
             watch, stop, agent = await _serving(buses["runner"], buses["host_agent"], tmp_path)
             if cancel:
                 await buses["cli"].publish(events.campaign_cancelled(events.CampaignCancelled(campaign="c")))
@@ -349,29 +347,19 @@ async def test_a_campaign_name_cancelled_in_an_earlier_nats_runs_again_in_a_new_
                         break
                     await asyncio.sleep(0.1)
             await buses["runner"].publish(events.run_requested(request, "podtax/runner"))
-            [outcome] = await _outcomes(watch, 1, 60)
-            stop.set()
-            await asyncio.wait_for(agent, 30)
+            try:
+                [outcome] = await _outcomes(watch, 1, 60)
+            finally:
+                stop.set()
+                await asyncio.wait_for(asyncio.gather(agent, return_exceptions=True), 30)
             return outcome
-        finally:
-            stop.set()
-            for bus in buses.values():
-                await bus.close()
 
-    first = natsserver.start(tmp_path / "js1", log_file=tmp_path / "nats1.log", config=conf)
-    try:
-        refused = await serve_once(first, True, short)
-        again = await serve_once(first, False, short.model_copy(update={"run_id": "c-2"}))  # the agent restarted
-    finally:
-        first.stop()
+    refused = await serve_once("js1", True, short)
+    again = await serve_once("js1", False, short.model_copy(update={"run_id": "c-2"}))  # the agent restarted
     for outcome in (refused, again):
         assert (outcome["type"], outcome["data"]["reason"]) == ("podtax.run.failed.v1", "cancelled"), outcome
         assert "not started" in outcome["data"]["detail"]
-    second = natsserver.start(tmp_path / "js2", log_file=tmp_path / "nats2.log", config=conf)  # the reset
-    try:
-        reused = await serve_once(second, False, short)
-    finally:
-        second.stop()
+    reused = await serve_once("js2", False, short)  # a new NATS: the reset
     assert (reused["type"], reused["data"]["run"]["run_id"]) == ("podtax.run.log.v1", "c-1"), reused
     assert reused["data"]["exit_code"] == 0
 
