@@ -92,3 +92,18 @@ def test_a_table_row_among_the_misc_metrics_is_read_as_a_row() -> None:
     assert lines[row + 1].endswith("miscellaneous metrics:")
     lines[row], lines[row + 1] = lines[row + 1], lines[row]
     assert parse_text("\n".join(lines)).values() == parse_text(log).values()
+
+
+def test_a_scientific_notation_table_is_read_and_agrees_with_its_yaml() -> None:
+    """--sn prints the row as `200 3.217e-01 2.400e-02 ...` and misc metrics as `4.66e+05`: the row was refused
+    as cut inside a figure (its figures lack 2 decimals); a figure cut inside its exponent still is."""
+    log = read_text(DEBIAN / "stress-ng-matrix-1-sn.log")
+    table = parse_text(log).values()
+    yaml = parse_text(read_text(DEBIAN / "stress-ng-matrix-1-sn.yaml")).values()
+    assert table["bogo_ops"] == yaml["bogo_ops"] == 200 and len(table) == len(yaml) > 20
+    for name, value in table.items():  # 3 to 6 significant digits in the table
+        assert value == pytest.approx(yaml[name], rel=0.005, abs=1e-9), name
+    row = next(line for line in log.split("\n") if "] matrix  " in line and " 200 " in line)
+    figure = row.split()[-3]  # the usr+sys rate, `%14.5e`
+    with pytest.raises(ParseFailure, match="cut inside a figure"):
+        parse_text(log.replace(row, row.replace(figure, figure[:-1])))

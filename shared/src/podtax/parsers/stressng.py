@@ -5,7 +5,7 @@ The table is found by its header (`stressor  bogo ops real time ...`) whatever t
 or its place relative to "successful run completed"; a `--log-brief` log (no prefix at all) is read
 as if each line had one, a `--timestamp` log as if it had none, and a log whose lines carry a log
 collector's prefix (journalctl, the kernel log) as if they had none. Rows are split on whitespace, so stressor
-names wider than their column are fine. `--metrics` adds two columns (CPU used per instance,
+names wider than their column are fine, and so are `--sn` rows (figures in scientific notation, `3.217e-01`). `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
 are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
 stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED; passed, failed and skipped counts that fall short
@@ -148,6 +148,9 @@ _MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!st
                    r"(\S[^\n]*+)\n")  # not a table row's figures (_line reads a row there as a row)
 
 
+_SN = re.compile(r"[0-9]\.[0-9]{3,5}e[+-][0-9]{2,3}")  # a --sn figure as a row prints it (`%9.3e`, `%12.5e`, `%15.4e`)
+
+
 def _row_shaped(msg: str) -> bool:
     """`matrix  2642  1.01 ...`: a name and 6 to 8 figures, a table row (no misc metric's description is figures)."""
     parts = msg.split()
@@ -206,9 +209,9 @@ def _line(s: Scan, raw: str, state: int) -> int:
             except ValueError:
                 pass
             else:  # stress-ng prints times, rates and CPU % with 2 decimals: one without was cut (`167.67` -> `167`)
-                if not s.cut:
+                if not s.cut:  # or, with --sn, in scientific notation (`3.336e-01`)
                     for odd in parts[2:8]:
-                        if len(odd) < 4 or odd[-3] != ".":
+                        if (len(odd) < 4 or odd[-3] != ".") and _SN.fullmatch(odd) is None:
                             s.cut = f"the stress-ng {parts[0]} row's `{odd}` lacks the 2 decimals stress-ng prints"
                             break
                 return state
