@@ -5,7 +5,8 @@ The table is found by its header (`stressor  bogo ops real time ...`) whatever t
 or its place relative to "successful run completed"; a `--log-brief` log (no prefix at all) is read
 as if each line had one, a `--timestamp` log as if it had none, and a log whose lines carry a log
 collector's prefix (journalctl, the kernel log) as if they had none. Rows are split on whitespace, so stressor
-names wider than their column are fine, and so are `--sn` rows (figures in scientific notation, `3.217e-01`). `--metrics` adds two columns (CPU used per instance,
+names wider than their column are fine, and so are `--sn` rows (figures in scientific notation, `3.217e-01`).
+`--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
 are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
 stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED; passed, failed and skipped counts that fall short
