@@ -21,7 +21,13 @@ from podtax_analyzer.stats.drift import detect_drift
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.medians import of_sorted
 from podtax_analyzer.stats.modes import check_unimodality, two_means_boundary
-from podtax_analyzer.stats.outliers import GROUP_CUTOFF, cutoffs_within, modified_z_within, outliers_of
+from podtax_analyzer.stats.outliers import (
+    GROUP_CUTOFF,
+    cutoffs_within,
+    modified_z_within,
+    outliers_of,
+    second_group_of,
+)
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.verdict import (
     ALPHA,
@@ -110,8 +116,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     cell_modes, modes, boundaries = modes_of(cell, checks, splits)
     zs = {s.env: modified_z_within(s.values, boundaries.get(s.env)) if s.env in checks else np.zeros(s.n)
           for s in (h, p)}
-    found, limits, group = _outliers(cell, zs, {s.env: cutoffs_within(s.values, boundaries.get(s.env))
-                                                for s in (h, p)})
+    found, limits, grouped, group = _outliers(cell, zs, {s.env: cutoffs_within(s.values, boundaries.get(s.env))
+                                                         for s in (h, p)})
     # the sides whose values lie on both sides of their boundary: scored within each mode, from its median
     split = frozenset(s.env for s in (h, p) if s.env in boundaries and 0 < (s.values < boundaries[s.env]).sum() < s.n)
     candidates = {
@@ -120,7 +126,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
         "WATCH_GAP": ofl.watch_gap(cell), "RETRIED": ofl.retried(cell), "LEFT_BEHIND": ofl.left_behind(cell),
-        "OUTLIERS": fl.outliers(cell, found, limits, group, split), "OVERLAP": fl.overlap(cell),
+        "OUTLIERS": fl.outliers(cell, found, limits, (group, grouped), split), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
     }
@@ -153,8 +159,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
                             "to the limits of floating point")
             ratio = lo = hi = method = None
     outlier_at = [(s.env, int(i)) for s in (h, p) for i in found[s.env]]
-    outliers = [OutlierOut(run_id="", env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]))
-                for s in (h, p) for i in found[s.env]]
+    outliers = [OutlierOut(run_id="", env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]),
+                           group=i in grouped.get(s.env, ())) for s in (h, p) for i in found[s.env]]
     # runs that gave the metric in two units (on a side, or one a side) have no median in the cell's unit
     # (CONFOUNDED names each side's units)
     one_unit = len({*h.units, *p.units}) < 2
@@ -179,22 +185,22 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
 
 
 def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.ndarray]
-              ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str | None]:
-    """Each side's outliers (indices), the cutoffs they were found beyond and flags.second_group's phrase. A second
-    group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then beyond its cutoffs (``limits``,
-    stats/outliers.py), when the other side has no outlier beyond its own: a stray value of the other side beyond 3.5
-    but within its cutoff is no outlier and does not hide the group. When one is found, its runs are the cell's
-    outliers."""
+              ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], str | None]:
+    """Each side's outliers (indices), the cutoffs they were found beyond, the second group's runs (indices, of one
+    side at most) and flags.second_group's phrase. Outliers lie beyond their side's cutoffs (``limits``,
+    stats/outliers.py). A second group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then
+    beyond its cutoffs (stats.outliers.second_group_of): a stray value of the other side is not looked at, and an
+    outlier of either side is still one but does not hide the group. When one is found, its runs are outliers too."""
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
     found = {env: outliers_of(z, limits[env]) for env, z in zs.items()}
     for env, z in zs.items():
-        if any(len(idx) for other, idx in found.items() if other != env):
-            continue
+        apart = np.isin(np.arange(len(z)), found[env])
         for cuts in (np.full(len(z), GROUP_CUTOFF), limits[env]):
-            idx = outliers_of(z, cuts)
+            idx = second_group_of(side[env], z, cuts, apart)
             if group := fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):
-                return {**{other: idx[:0] for other in zs}, env: idx}, {**limits, env: cuts}, group
-    return found, limits, None
+                cuts = np.where(np.isin(np.arange(len(z)), idx), cuts, limits[env])
+                return {**found, env: np.union1d(found[env], idx)}, {**limits, env: cuts}, {env: idx}, group
+    return found, limits, {}, None
 
 
 def fill_run_ids(con: duckdb.DuckDBPyConnection, analyses: list[Analysis]) -> None:
@@ -367,7 +373,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f = dict(a.fields, p_adjusted=p_adjusted)
     if other_params and "INSUFFICIENT" in f["flag_details"]:
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
-    group = fl.second_group(a.cell, [(o.env, o.value) for o in f["outliers"]])
+    group = fl.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group])
     args = (f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"])
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
     # a side whose median is only a lower bound (LOWER_BOUND) or an upper one (WATCH_GAP) bounds the ratio:

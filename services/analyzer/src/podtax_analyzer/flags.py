@@ -327,15 +327,36 @@ def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | Non
 
 
 def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray],
-             group: str | None = None, split: frozenset[str] = frozenset()) -> str | None:
+             group: tuple[str | None, dict[str, np.ndarray]] = (None, {}), split: frozenset[str] = frozenset()
+             ) -> str | None:
     """``found``: each side's outliers (indices), beyond ``cutoffs`` (each value's, stats.outliers.cutoffs_within);
-    ``group``: second_group's phrase when the outliers are a second group of one side's runs; ``split``: the sides
-    scored within two modes (stats.outliers.modified_z_within), whose outliers lie far from their mode's median."""
-    above = " or ".join(f"{c:g}" for c in sorted({float(cutoffs[env][i]) for env, idx in found.items() for i in idx}))
-    if group:
-        return (f"Outliers: {group}: together and on one side of the median, a second group of runs rather than "
-                f"noise (modified z-score above {above}). They are kept; the median and the ratio do not show them, so "
-                f"the cell is never called equivalent.")
+    ``group``: second_group's phrase and its runs (indices, of one side) when some of the outliers are a second group;
+    ``split``: the sides scored within two modes (stats.outliers.modified_z_within), whose outliers lie far from their
+    mode's median."""
+    phrase, grouped = group
+    if phrase:
+        rest = {env: np.setdiff1d(idx, grouped.get(env, idx[:0])) for env, idx in found.items()}
+        others = f"Besides, {far}. " if (far := _far_off(cell, rest, cutoffs, split)) else ""
+        return (f"Outliers: {phrase}: together and on one side of the median, a second group of runs rather than "
+                f"noise (modified z-score above {_above(grouped, cutoffs)}). {others}"
+                "They are kept; the median and the ratio do not show them, so the cell is never called equivalent.")
+    if not (far := _far_off(cell, found, cutoffs, split)):
+        return None
+    few = min(s.n for s in (cell.host, cell.pod) if s.n)  # a side with no runs has no outliers to feel
+    resist = ("medians and rank tests resist them" if few >= STEADY_RUNS else
+              f"with {plural(few, 'run')} on a side even medians and rank tests feel them: they widen the "
+              "interval and weaken the test, so an inconclusive verdict may be theirs (add runs)")
+    return f"Outliers: {far}. They are kept; {resist}."
+
+
+def _above(found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray]) -> str:
+    """"3.5 or 6": the cutoffs the runs ``found`` (each side's indices) lie beyond."""
+    return " or ".join(f"{c:g}" for c in sorted({float(cutoffs[env][i]) for env, idx in found.items() for i in idx}))
+
+
+def _far_off(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray], split: frozenset[str]
+             ) -> str | None:
+    """"1 host run (700.0 events/s) lies far from their side's median (modified z-score above 6)", or None."""
     parts = []
     for env, idx in found.items():
         if len(idx) == 0:
@@ -347,11 +368,7 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
     if not parts:
         return None
     verb = "lies" if sum(len(i) for i in found.values()) == 1 else "lie"
-    few = min(s.n for s in (cell.host, cell.pod) if s.n)  # a side with no runs has no outliers to feel
-    resist = ("medians and rank tests resist them" if few >= STEADY_RUNS else
-              f"with {plural(few, 'run')} on a side even medians and rank tests feel them: they widen the "
-              "interval and weaken the test, so an inconclusive verdict may be theirs (add runs)")
     envs = {env for env, idx in found.items() if len(idx)}
     centre = "mode's" if envs <= split else "side's" if not envs & split else "side's or mode's"
-    return (f"Outliers: {' and '.join(parts)} {verb} far from their {centre} median (modified z-score above {above}). "
-            f"They are kept; {resist}.")
+    return (f"{' and '.join(parts)} {verb} far from their {centre} median "
+            f"(modified z-score above {_above(found, cutoffs)})")

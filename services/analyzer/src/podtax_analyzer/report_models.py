@@ -48,6 +48,8 @@ class OutlierOut(BaseModel):
     value: float = Field(description="Metric value of the run (kept in every statistic).")
     z: float = Field(description="Modified z-score within its side, or its mode on a side with two (|z| > 3.5 "
                                  "below 10 runs, > 6 from 10; > 3.5 for a second group).")
+    group: bool = Field(default=False, description="One of the runs of the cell's second group (together on one side "
+                                                   "of their side's median): the cell is never called equivalent.")
 
 
 class CellComparison(BaseModel):

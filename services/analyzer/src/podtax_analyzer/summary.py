@@ -2,7 +2,7 @@
 
 One summary per (test, params, metric). A cell is clean when it has a ratio with an interval and
 carries no flag other than OUTLIERS (outliers are reported in the table and the median resists
-them; the sentence names the nodes included despite them), unless its outliers are a second group of
+them; the sentence names the nodes included despite them), unless some of its outliers are a second group of
 one side's runs (stats.outliers.is_second_group: 2 of 12 pod runs 30% slower is a recurring slowdown
 the median hides, not noise, so the cell is left out, named "OUTLIERS: a second group of runs"), and
 IMPORTED when nothing in the cell was
@@ -60,13 +60,14 @@ def is_clean(c: CellComparison, only_imported: frozenset[str] = frozenset()) -> 
 
 
 def second_group(c: CellComparison) -> bool:
-    """The cell's outliers are all of one side and form a second group there (a recurring slowdown or
-    speed-up the median does not show), as the cell's own sentence says (flags.second_group)."""
-    envs = {o.env for o in c.outliers}
+    """The cell's outliers marked a second group (OutlierOut.group) are all of one side and form one there (a
+    recurring slowdown or speed-up the median does not show), as the cell's own sentence says (flags.second_group)."""
+    grouped = [o for o in c.outliers if o.group]
+    envs = {o.env for o in grouped}
     if len(envs) != 1:
         return False
     mid = c.host_median if envs == {c.baseline} else c.pod_median
-    return mid is not None and mid > 0 and is_second_group(np.array([o.value for o in c.outliers]), mid)
+    return mid is not None and mid > 0 and is_second_group(np.array([o.value for o in grouped]), mid)
 
 
 def _names(c: CellComparison) -> tuple[str, str]:

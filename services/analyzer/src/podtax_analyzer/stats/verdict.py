@@ -9,9 +9,10 @@ alpha = 0.05):
   (``higher_is_better``): for throughput r > 1 is faster, for a duration r < 1 is faster.
 - ``no detectable difference``: the whole interval lies inside the band [1 - t, 1 + t], so any
   difference is smaller than the threshold (an equivalence statement, not just "not significant"),
-  and the cell's outliers are not a second group: when all of them are runs of one side that lie
+  and the cell's outliers hold no second group: when some of them are runs of one side that lie
   together on one side of its median (stats.outliers.is_second_group: at least 2, their range at most a
-  quarter of their distance from the median), that share of the runs differs (2 of 12 pod runs 30%
+  quarter of their distance from the median; another outlier beside them, on either side, does not hide
+  them: stats.outliers.second_group_of), that share of the runs differs (2 of 12 pod runs 30%
   slower) and equivalence is not claimed: the verdict is ``inconclusive`` and the sentence says how
   many runs, how far and which way. A faster/slower verdict stands, and its sentence says the same.
 - ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
@@ -105,7 +106,7 @@ def decide(
     bound: frozenset[int] = EXACT,
 ) -> str:
     """Return one of VERDICTS following the definitions in the module docstring (``second_group``: the
-    cell's outliers are a second group of one side's runs; ``bound``: quotient_bound of the ratio's figures)."""
+    cell's outliers hold a second group of one side's runs; ``bound``: quotient_bound of the ratio's figures)."""
     if blocked or ratio is None or ci_low is None or ci_high is None:
         return INCONCLUSIVE
     upper, lower = 1.0 + threshold, 1.0 - threshold
