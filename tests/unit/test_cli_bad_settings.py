@@ -36,7 +36,7 @@ NATS_COMMANDS = [
 ]
 NATS_URLS = [  # value, what the line says
     ("garbage", "must start with nats://"),
-    ("", "must start with nats://"),
+    ("", "is empty: unset it for the default nats://127.0.0.1:4222, or set a value (got '')"),
     ("nats://127.0.0.1:99999", "a port from 1 to 65535"),
     ("nats://127.0.0.1:0", "a port from 1 to 65535"),
     ("nats://:4222", "needs a host"),
@@ -55,7 +55,8 @@ def test_a_bad_nats_url_is_one_line_and_exit_2(argv: list[str], url: str, fragme
     examples = Path(__file__).parents[2] / "examples" / "campaigns"
     code, line = _podtax([a.format(tmp=tmp_path, examples=examples) for a in argv], tmp_path, PODTAX_NATS_URL=url)
     assert code == 2
-    assert line.startswith(f"error: PODTAX_NATS_URL: {url!r}") and fragment in line, line
+    assert line.startswith(f"error: PODTAX_NATS_URL: {url!r}" if url else "error: PODTAX_NATS_URL: is empty"), line
+    assert fragment in line, line
 
 
 def test_a_service_names_a_nats_port_out_of_range(tmp_path: Path) -> None:

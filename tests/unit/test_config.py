@@ -58,7 +58,7 @@ NOT_DUCKDB = "a text file, not a database\n"
 @pytest.mark.parametrize("cls,variable,value,says", [
     # an audit: each passed validation and then gave a traceback at start-up
     (AnalyzerSettings, "PODTAX_ANALYZER_DB", "{tmp}", "names a folder"),
-    (AnalyzerSettings, "PODTAX_ANALYZER_DB", "", "names a folder"),
+    (AnalyzerSettings, "PODTAX_ANALYZER_DB", "", "is empty: unset it for the default"),
     (AnalyzerSettings, "PODTAX_ANALYZER_DB", "{tmp}/notes.txt", "is not a DuckDB database file"),
     (AnalyzerSettings, "PODTAX_ANALYZER_DB", "{tmp}/notes.txt/x.duckdb", "is a file, so"),
     (HostAgentSettings, "PODTAX_AGENT_WORKDIR", "{tmp}/notes.txt", "is not a folder"),

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from podtax.templates import pydantic_msg
@@ -57,8 +57,14 @@ class ConfigError(SystemExit):
         return "invalid configuration: " + "; ".join(self.problems) if len(self.problems) > 1 else self.problems[0]
 
 
+# settings whose empty value has a documented meaning; any other set to "" or blanks is refused at start-up
+# (a PODTAX_AGENT_WORKDIR="" ran benchmarks in the current folder, PODTAX_ANALYZER_HOST="" served on every address)
+EMPTY_MEANS = frozenset({"analyzer_allowed_hosts", "scheduler_namespaces", "runner_nomad_region"})
+
+
 class Common(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="PODTAX_", extra="ignore", frozen=True)
+    # allow_inf_nan=False: PODTAX_NATS_STREAM_MAX_AGE_S=inf and the like passed `ge=0` and failed once running
+    model_config = SettingsConfigDict(env_prefix="PODTAX_", extra="ignore", frozen=True, allow_inf_nan=False)
 
     nats_url: str = Field(DEFAULT_NATS_URL, description="NATS server URL(s), comma-separated.")
     cluster: str = Field("local", pattern=CLUSTER_PATTERN, description="Name of this cluster.")
@@ -82,7 +88,8 @@ class Common(BaseSettings):
     nats_tls_key: Path | None = Field(None, description="Key of PODTAX_NATS_TLS_CERT.")
     nats_replicas: int = Field(1, ge=1, le=5, description="Copies of each podtax stream and KV bucket on a NATS "
                                "JetStream cluster (3 on a three-server cluster; 1 on a single server).")
-    nats_stream_max_bytes: int = Field(4 * 2**30, ge=-1, description="Size limit of each podtax JetStream stream "
+    nats_stream_max_bytes: int = Field(4 * 2**30, ge=-1, le=2**63 - 1,
+                                       description="Size limit of each podtax JetStream stream "
                                        "(events; dead letters), bytes, -1 = none. A full events stream refuses "
                                        "new events (publishers see the error); dead letters drop the oldest. "
                                        "The runner applies it when it creates the streams; nobody changes them "
@@ -90,6 +97,18 @@ class Common(BaseSettings):
                                        "its setting differs.")
     nats_stream_max_age_s: float = Field(30 * 86400, ge=0, description="Events older than this leave the streams "
                                          "(seconds, 0 = kept forever); the analyzer has stored them by then.")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_empty(cls, v: object, info: ValidationInfo) -> object:
+        """An empty or blank value is a mistake (an unset shell variable), not the current folder or every address."""
+        name = info.field_name or ""
+        if isinstance(v, str) and not v.strip() and name not in EMPTY_MEANS:
+            field = cls.model_fields[name]
+            default = "" if field.default is None else " for the default" + (
+                " (computed at start-up)" if field.default_factory else f" {field.default}")
+            raise ValueError(f"is empty: unset it{default}, or set a value")
+        return v
 
     @model_validator(mode="after")
     def _nats_identity(self) -> Common:
@@ -241,15 +260,17 @@ class AnalyzerSettings(Common):
                                         "(POST /api/reparse) need; unset = they are refused. The CLI sends it.")
     api_reads_need_token: bool = Field(False, description="Reads need the token too (set it when the API is "
                                        "reachable beyond this host).")
-    analyzer_workers: int | None = Field(None, ge=0, description="Processes a comparison table's cells are analyzed "
-                                         "in (0 or 1 = in the caller); unset = one per idle core, from 64 cells.")
+    analyzer_workers: int | None = Field(None, ge=0, le=1024, description="Processes a comparison table's cells are "
+                                         "analyzed in (0 or 1 = in the caller, at most 1024); unset = one per idle "
+                                         "core, from 64 cells.")
     analyzer_score_cache_values: int = Field(4_000_000, ge=10_000, description="Metric values the node-score "
                                              "cache keeps in memory (16 bytes each; 4,000,000 = 64 MB). When the "
                                              "keys one publication touches hold more, each publication reloads them "
                                              "from DuckDB (slow, and logged): raise it.")
-    analyzer_memory_mb: int = Field(1024, ge=128, description="DuckDB's memory limit, MB: larger queries spill to "
-                                    "<db>.tmp (DuckDB's own default would be 80% of the RAM). Its cache of the file's "
-                                    "blocks is emptied when it passes 32 MB (checked every 10 batches).")
+    analyzer_memory_mb: int = Field(1024, ge=128, le=2**24, description="DuckDB's memory limit, MB (128 to "
+                                    "16777216): larger queries spill to <db>.tmp (DuckDB's own default would be "
+                                    "80% of the RAM). Its cache of the file's blocks is emptied when it passes 32 MB "
+                                    "(checked every 10 batches).")
 
     @field_validator("analyzer_db")
     @classmethod
@@ -376,7 +397,9 @@ def reference_markdown() -> str:
     """The configuration reference (docs/configuration.md), generated from the settings classes."""
     out = ["# podtax configuration (generated by `make docs`; do not edit)", "",
            "Every service reads `PODTAX_*` environment variables at start-up and exits with status 2, "
-           "naming the variable, when one is invalid.", ""]
+           "naming the variable, when one is invalid. A variable set to an empty or blank value is invalid "
+           "(unset it for its default), except where the table says what empty means; numbers must be finite "
+           "(`inf` and `nan` are refused).", ""]
     seen: set[str] = set()
     for title, cls in [("all services", Common), *SERVICES.items()]:
         rows = [(f"PODTAX_{name.upper()}", info) for name, info in cls.model_fields.items()

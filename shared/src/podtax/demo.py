@@ -221,7 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     only_control_plane = parse_args(sys.argv[1:] if argv is None else argv)
     if not isinstance(only_control_plane, bool):
         return only_control_plane
-    data = Path(os.environ.get("PODTAX_DEMO_DIR", DEFAULT_DIR)).resolve()
+    given = os.environ.get("PODTAX_DEMO_DIR", DEFAULT_DIR)
+    if not given.strip():  # Path("") is the current folder, which the demo empties first
+        print(f"podtax.demo: PODTAX_DEMO_DIR is empty: name a new folder, or unset it (default {DEFAULT_DIR})",
+              file=sys.stderr)
+        return 2
+    data = Path(given).resolve()
     if problem := not_the_demos(data):
         print(f"podtax.demo: {problem}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 
@@ -12,3 +13,11 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message}. Try '{self.prog} --help'.", file=sys.stderr)
         raise SystemExit(2)
+
+
+def a_path(value: str) -> Path:
+    """A path option's value (argparse's `type=`): Path("") is the current folder, which an unset shell variable
+    (`--kubeconfig "$KUBECONFIG"`) gave silently; it is a usage mistake, one line and exit 2."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the path is empty (an unset shell variable?): give a path")
+    return Path(value)

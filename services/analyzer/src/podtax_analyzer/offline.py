@@ -9,7 +9,7 @@ import json
 import sys
 
 import duckdb
-from podtax.oneline_args import OneLineParser
+from podtax.oneline_args import OneLineParser, a_path
 
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
 from podtax_analyzer.phase_table import phase_table, pooled_objects
@@ -18,13 +18,16 @@ from podtax_analyzer.phase_table import phase_table, pooled_objects
 def main(argv: list[str]) -> int:
     ap = OneLineParser(prog="podtax-analyzer report", description=__doc__.splitlines()[0])
     ap.add_argument("campaign")
-    ap.add_argument("--db", required=True, help="the analyzer's DuckDB file")
+    ap.add_argument("--db", required=True, type=a_path, help="the analyzer's DuckDB file")
     ap.add_argument("--threshold", type=float, default=0.01)
     ap.add_argument("--correction", choices=("holm", "bh"), default="holm")
     ap.add_argument("--phases", action="store_true", help="the control-plane phase table instead")
     args = ap.parse_args(argv)
+    if not 0 < args.threshold < 1:  # nan, 0 or 5 gave a table of meaningless verdicts
+        ap.error(f"argument --threshold: {args.threshold:g} is no significance level: give one between 0 and 1, "
+                 "such as 0.01")
     try:
-        con = duckdb.connect(args.db, read_only=True)
+        con = duckdb.connect(str(args.db), read_only=True)
     except duckdb.Error as exc:
         print(f"cannot open {args.db} ({exc}); if the analyzer is running it holds the file: ask its HTTP API",
               file=sys.stderr)

@@ -8,7 +8,7 @@ import sys
 from podtax import telemetry
 from podtax.bus import BusError, stop_on_signals
 from podtax.config import ConfigError, load
-from podtax.oneline_args import OneLineParser
+from podtax.oneline_args import OneLineParser, a_path
 
 from podtax_scheduler.service import SchedulerConfig, serve
 
@@ -23,14 +23,14 @@ def main(argv: list[str] | None = None) -> int:
         prog="podtax-scheduler",
         description="Benchmark-aware secondary Kubernetes scheduler. Configured by PODTAX_* environment "
                     "variables (see services/scheduler/README.md).")
-    parser.add_argument("--kubeconfig", help="kubeconfig file (overrides PODTAX_SCHEDULER_KUBECONFIG)")
-    parser.add_argument("--profile", help="profile YAML (overrides PODTAX_SCHEDULER_PROFILE)")
+    parser.add_argument("--kubeconfig", type=a_path, help="kubeconfig file (overrides PODTAX_SCHEDULER_KUBECONFIG)")
+    parser.add_argument("--profile", type=a_path, help="profile YAML (overrides PODTAX_SCHEDULER_PROFILE)")
     args = parser.parse_args(argv)
     overrides: dict[str, object] = {}
-    if args.kubeconfig:
-        overrides["scheduler_kubeconfig"] = args.kubeconfig
-    if args.profile:
-        overrides["scheduler_profile"] = args.profile
+    if args.kubeconfig is not None:
+        overrides["scheduler_kubeconfig"] = str(args.kubeconfig)
+    if args.profile is not None:
+        overrides["scheduler_profile"] = str(args.profile)
     try:
         settings = load(SchedulerConfig, **overrides)
         telemetry.setup("podtax-scheduler", settings.log_level, settings.log_format, settings.otel_exporter)

@@ -125,6 +125,15 @@ def test_name(value: str | None) -> str | None:
     return value
 
 
+def check_data_dir() -> None:
+    """PODTAX_DATA_DIR set but empty (an unset shell variable) was Path(""), the current folder: podtax commands
+    read a podtax up's record there and `podtax up` put JetStream, DuckDB and logs in it. One line, exit 2."""
+    given = os.environ.get("PODTAX_DATA_DIR")
+    if given is not None and not given.strip():
+        raise fail("PODTAX_DATA_DIR is empty: set it to the --data-dir of a podtax up, or unset it (default .podtax)",
+                   2)
+
+
 def check_settings() -> None:
     """The PODTAX_* settings every service reads (Common): a bad one is one line naming it, and exit 2."""
     try:

@@ -26,6 +26,7 @@ from podtax.cli import (
     scores,
     up,
 )
+from podtax.cli.common import check_data_dir
 from podtax.config import ConfigError
 
 USAGE = 2
@@ -46,6 +47,7 @@ def _version(value: bool) -> None:
 def _root(show_version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
                                             help="Print podtax's version and exit.")) -> None:
     """podtax: what a workload pays for running in a Kubernetes pod instead of on the host."""
+    check_data_dir()
 
 
 for module in (up, campaign, results, scores, parse, importer, report, export, compare, kubesim):

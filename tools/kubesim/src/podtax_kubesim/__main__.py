@@ -12,14 +12,14 @@ from pathlib import Path
 
 from podtax_kubesim import cluster
 from podtax_kubesim.core import Emulator, is_loopback, write_emulator_kubeconfig
-from podtax_kubesim.oneline_args import OneLineParser, listen_mistake
+from podtax_kubesim.oneline_args import OneLineParser, a_path, listen_mistake
 
 
 def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="podtax-kubesim", description="A local, SIMULATED Kubernetes API server "
                                 "(podtax kubesim) for tests, demos and scale runs. Not a real cluster.")
-    p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: a small mixed cluster")
-    p.add_argument("--kubeconfig", type=Path, default=Path("kubesim.kubeconfig"),
+    p.add_argument("--cluster", type=a_path, help="cluster file (YAML); default: a small mixed cluster")
+    p.add_argument("--kubeconfig", type=a_path, default=Path("kubesim.kubeconfig"),
                    help="where to write a kubeconfig for this emulator (default: %(default)s)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default: %(default)s; the exec kubelet allows loopback only)")
@@ -27,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kubelet", choices=["simulated", "exec", "none"], default="simulated",
                    help="simulated: containers complete after a simulated duration; exec: run container "
                         "commands as local processes; none: bound pods stay Running")
-    p.add_argument("--workdir", type=Path, default=None, help="working directories of exec-mode containers")
+    p.add_argument("--workdir", type=a_path, default=None, help="working directories of exec-mode containers")
     p.add_argument("--history", type=int, default=100_000, help="watch events kept for resumption")
     p.add_argument("--no-isolation", action="store_true", help="exec mode: no cgroups or namespaces")
     p.add_argument("--allow-privileged", action="store_true",
@@ -37,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
                    help="exec mode: give each pod its own network namespace, a veth pair into a per-node "
                         "bridge and an address from 198.18.0.0/15 (root only; removed when pods or the "
                         "emulator end, and leftovers of a killed emulator at the next start)")
-    p.add_argument("--token-file", type=Path, default=None,
+    p.add_argument("--token-file", type=a_path, default=None,
                    help="read the API bearer token from this file (default: a random token, written into "
                         "the kubeconfig, which is created with mode 0600)")
     return p
@@ -69,6 +69,12 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     if args.kubelet == "exec" and not is_loopback(args.host):
         return (f"--kubelet exec runs pods as processes on this machine: it listens on loopback only (127.0.0.1 "
                 f"or ::1), not --host {args.host}")
+    if not args.host.strip():  # "" listened on every address
+        return "--host is empty: give an address to listen on (127.0.0.1: loopback)"
+    if args.history < 1:  # a traceback at the first event
+        return f"--history must be at least 1, got {args.history}"
+    if args.token_file is not None and not args.token_file.is_file():  # "[Errno 2] No such file ...", exit 1
+        return f"--token-file {args.token_file} is not a readable file: give the file holding the API token"
     if args.workdir is not None and args.workdir.exists() and not args.workdir.is_dir():  # pods failed later
         return f"--workdir {args.workdir} exists and is not a folder: name a folder (it is made when missing)"
     out = args.kubeconfig

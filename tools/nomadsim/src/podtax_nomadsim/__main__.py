@@ -8,9 +8,8 @@ import asyncio
 import contextlib
 import signal
 import sys
-from pathlib import Path
 
-from podtax_kubesim.oneline_args import OneLineParser, listen_mistake
+from podtax_kubesim.oneline_args import OneLineParser, a_path, listen_mistake
 
 from podtax_nomadsim import cluster
 from podtax_nomadsim.core import NomadSim
@@ -19,14 +18,14 @@ from podtax_nomadsim.core import NomadSim
 def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="podtax-nomadsim", description="A local, SIMULATED Nomad HTTP API (podtax nomadsim): "
                       "CSI volumes and plugins for tests and demos. Not a real cluster.")
-    p.add_argument("--cluster", type=Path, help="cluster file (YAML); default: one plugin 'hostpath', no latency")
+    p.add_argument("--cluster", type=a_path, help="cluster file (YAML); default: one plugin 'hostpath', no latency")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument("--acl-token", default=None, help="turn ACLs on: requests need this X-Nomad-Token")
     p.add_argument("--refuse-creates-after", type=int, default=None, metavar="N",
                    help="fault: volume creates fail (500) once N volumes were created")
     p.add_argument("--seed", type=int, default=None, help="random seed of the latency distributions")
-    p.add_argument("--tls-dir", type=Path, default=None, metavar="DIR",
+    p.add_argument("--tls-dir", type=a_path, default=None, metavar="DIR",
                    help="serve HTTPS with mutual TLS; a fresh CA (nomad-ca.pem), server and client certificates "
                         "(client.pem, client-key.pem) are written to DIR")
     return p
@@ -50,6 +49,18 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """An option given empty (an unset shell variable) or naming the wrong kind of file, before anything starts:
+    --host "" listened on every address, --acl-token "" turned ACLs off, --tls-dir FILE was "[Errno 17]", exit 1."""
+    if not args.host.strip():
+        return "--host is empty: give an address to listen on (127.0.0.1: loopback)"
+    if args.acl_token is not None and not args.acl_token.strip():
+        return "--acl-token is empty: give the token requests must carry, or leave the option out (ACLs off)"
+    if args.tls_dir is not None and args.tls_dir.exists() and not args.tls_dir.is_dir():
+        return f"--tls-dir {args.tls_dir} exists and is not a folder: name a folder (it is made when missing)"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not 0 <= args.port <= 65535:  # as podtax-kubesim: it was an OverflowError traceback from the server's bind
@@ -57,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.refuse_creates_after is not None and args.refuse_creates_after < 0:
         print("podtax-nomadsim: --refuse-creates-after must be >= 0", file=sys.stderr)
+        return 2
+    if problem := _usage_problem(args):
+        print(f"podtax-nomadsim: {problem}", file=sys.stderr)
         return 2
     try:  # a usage mistake, found before anything starts (it was exit 1 from inside the server)
         cluster.load(args.cluster)

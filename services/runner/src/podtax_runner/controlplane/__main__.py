@@ -16,7 +16,7 @@ import sys
 import threading
 
 from podtax import config, events, templates
-from podtax.oneline_args import OneLineParser
+from podtax.oneline_args import OneLineParser, a_path
 
 from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import execute
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-id", default=None, help="default: <campaign>-<random>")
     ap.add_argument("--param", action="append", default=[], metavar="K=V", help="template parameter (repeat)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds before the run is stopped")
-    ap.add_argument("--kubeconfig", default=None)
+    ap.add_argument("--kubeconfig", type=a_path, default=None)
     ap.add_argument("--nomad-addr", default=None)
     args = ap.parse_args(argv)
     try:
@@ -42,8 +42,12 @@ def main(argv: list[str] | None = None) -> int:
                              node=args.node, env=args.env, test=args.test, params=params, timeout_s=args.timeout)
     except (ValueError, templates.TemplateError) as exc:
         ap.error(str(exc).splitlines()[0])
-    overrides = {"runner_kubeconfig": args.kubeconfig} if args.kubeconfig else {}
-    settings = config.load(config.RunnerSettings, **overrides)
+    overrides = {"runner_kubeconfig": str(args.kubeconfig)} if args.kubeconfig is not None else {}
+    try:
+        settings = config.load(config.RunnerSettings, **overrides)
+    except config.ConfigError as exc:  # it exited 2 saying nothing
+        print(f"{ap.prog}: {exc.line}", file=sys.stderr)
+        return 2
     nomad_cfg = NomadConfig.from_settings(settings)
     if args.nomad_addr:
         nomad_cfg = dataclasses.replace(nomad_cfg, address=args.nomad_addr)
