@@ -94,7 +94,7 @@ def test_a_time_seen_after_a_dropped_watch_makes_min_and_avg_upper_bounds() -> N
     assert {"bound_min_ms", "bound_avg_ms"} <= named and not {"provisioned_min_ms", "provisioned_avg_ms"} & named, flag
 
 
-def test_pod_startup_has_min_and_avg_of_every_condition() -> None:
+def test_pod_startup_has_min_and_avg_of_every_condition_a_pod_given_up_a_lower_bound() -> None:
     keys = ("request_sent", "scheduled", "initialized", "started", "containers_ready", "ready", "delete_requested",
             "gone")
     ts = [(0.0, 0.01, 0.02, 0.5, 0.55, 0.6, 2.0, 2.5), (0.1, 0.13, 0.15, 0.7, 0.8, 0.9, 2.0, 2.2)]
@@ -106,3 +106,12 @@ def test_pod_startup_has_min_and_avg_of_every_condition() -> None:
                                  "initialized_avg_ms": 35.0, "containers_ready_min_ms": 550.0,
                                  "containers_ready_avg_ms": 625.0, "ready_min_ms": 600.0, "ready_avg_ms": 700.0},
                                 abs=1e-9), got
+    # p2 scheduled, then given up at 10 s: in each phase it was waiting in, its 10 s counts (the mean a lower bound)
+    stuck = _given_up("p2", {"request_sent": 0.0, "scheduled": 0.01, "given_up": 10.0}, "Initialized")
+    parsed = parse_run("pod-startup", lines(header("pod-startup"), *pods, stuck, summary(errors=1)))
+    values = parsed.values()
+    got = {m: values[m] for m in ("scheduled_min_ms", "scheduled_avg_ms", "ready_min_ms", "ready_avg_ms")}
+    assert got == pytest.approx({"scheduled_min_ms": 10.0, "scheduled_avg_ms": 20.0,  # p2 got through: not in it
+                                 "ready_min_ms": 600.0, "ready_avg_ms": (600 + 800 + 10_000) / 3}, abs=1e-9), got
+    bounded = {m for m in _lower_bound(parsed.flags) if m.endswith(("_min_ms", "_avg_ms"))}
+    assert bounded == {f"{p}_avg_ms" for p in ("initialized", "started", "containers_ready", "ready")}, parsed.flags
