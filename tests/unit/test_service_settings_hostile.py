@@ -57,14 +57,20 @@ def test_a_hostile_setting_stops_the_service_at_start_in_one_line(tmp_path: Path
     (["podtax_analyzer", "report", "c", "--db", ""], "podtax-analyzer report: argument --db: {empty}. Try "
                                                      "'podtax-analyzer report --help'."),  # exit 1, DuckDB's words
     (["podtax_analyzer", "report", "c", "--db", "gone.duckdb", "--threshold", "nan"],
-     "podtax-analyzer report: argument --threshold: nan is no significance level: give one between 0 and 1, such "
-     "as 0.01. Try 'podtax-analyzer report --help'."),
+     "podtax-analyzer report: argument --threshold: nan is no practical threshold: give a fraction from 0 to below 1 "
+     "(0.01 = 1%). Try 'podtax-analyzer report --help'."),
     (["podtax_runner.controlplane", "--test", "pod-startup", "--kubeconfig", ""],
      "python -m podtax_runner.controlplane: argument --kubeconfig: {empty}. Try 'python -m "
      "podtax_runner.controlplane --help'."),
     (["podtax_runner.controlplane", "--test", "pod-startup", "--kubeconfig", "gone.yaml"],  # exit 2, saying nothing
-     "python -m podtax_runner.controlplane: PODTAX_RUNNER_KUBECONFIG: gone.yaml is not a readable file: point it at "
-     "an existing file, or unset it (got 'gone.yaml')"),
+     "python -m podtax_runner.controlplane: argument --kubeconfig: gone.yaml is not a readable file: give an existing "
+     "file. Try 'python -m podtax_runner.controlplane --help'."),
+    (["podtax_scheduler", "--kubeconfig", "gone.yaml"], "podtax-scheduler: argument --kubeconfig: gone.yaml is not a "
+                                                        "readable file: give an existing file. Try 'podtax-scheduler "
+                                                        "--help'."),  # it named PODTAX_SCHEDULER_KUBECONFIG
+    (["podtax_scheduler", "--profile", "gone.yaml"], "podtax-scheduler: argument --profile: gone.yaml is not a "
+                                                     "readable file: give an existing file. Try 'podtax-scheduler "
+                                                     "--help'."),  # it named PODTAX_SCHEDULER_PROFILE
     (["podtax_kubesim", "--cluster", ""], "podtax-kubesim: argument --cluster: {empty}. Try 'podtax-kubesim --help'."),
     (["podtax_kubesim", "--kubeconfig", ""], "podtax-kubesim: argument --kubeconfig: {empty}. Try "
                                              "'podtax-kubesim --help'."),

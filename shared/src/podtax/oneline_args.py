@@ -21,3 +21,12 @@ def a_path(value: str) -> Path:
     if not value.strip():
         raise argparse.ArgumentTypeError("the path is empty (an unset shell variable?): give a path")
     return Path(value)
+
+
+def a_file(value: str) -> Path:
+    """A file option's value that must be there (a kubeconfig, a profile): said for the option, not for the
+    PODTAX_* setting it overrides."""
+    path = a_path(value)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{value} is not a readable file: give an existing file")
+    return path

@@ -19,13 +19,13 @@ def main(argv: list[str]) -> int:
     ap = OneLineParser(prog="podtax-analyzer report", description=__doc__.splitlines()[0])
     ap.add_argument("campaign")
     ap.add_argument("--db", required=True, type=a_path, help="the analyzer's DuckDB file")
-    ap.add_argument("--threshold", type=float, default=0.01)
+    ap.add_argument("--threshold", type=float, default=0.01, help="practical threshold as a fraction (0.01 = 1%%)")
     ap.add_argument("--correction", choices=("holm", "bh"), default="holm")
     ap.add_argument("--phases", action="store_true", help="the control-plane phase table instead")
     args = ap.parse_args(argv)
-    if not 0 < args.threshold < 1:  # nan, 0 or 5 gave a table of meaningless verdicts
-        ap.error(f"argument --threshold: {args.threshold:g} is no significance level: give one between 0 and 1, "
-                 "such as 0.01")
+    if not 0 <= args.threshold < 1:  # as the API's: nan or 5 gave a table of meaningless verdicts
+        ap.error(f"argument --threshold: {args.threshold:g} is no practical threshold: give a fraction from 0 to "
+                 "below 1 (0.01 = 1%)")
     try:
         con = duckdb.connect(str(args.db), read_only=True)
     except duckdb.Error as exc:

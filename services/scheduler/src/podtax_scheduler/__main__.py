@@ -8,7 +8,7 @@ import sys
 from podtax import telemetry
 from podtax.bus import BusError, stop_on_signals
 from podtax.config import ConfigError, load
-from podtax.oneline_args import OneLineParser, a_path
+from podtax.oneline_args import OneLineParser, a_file
 
 from podtax_scheduler.service import SchedulerConfig, serve
 
@@ -23,8 +23,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="podtax-scheduler",
         description="Benchmark-aware secondary Kubernetes scheduler. Configured by PODTAX_* environment "
                     "variables (see services/scheduler/README.md).")
-    parser.add_argument("--kubeconfig", type=a_path, help="kubeconfig file (overrides PODTAX_SCHEDULER_KUBECONFIG)")
-    parser.add_argument("--profile", type=a_path, help="profile YAML (overrides PODTAX_SCHEDULER_PROFILE)")
+    parser.add_argument("--kubeconfig", type=a_file, help="kubeconfig file (overrides PODTAX_SCHEDULER_KUBECONFIG)")
+    parser.add_argument("--profile", type=a_file, help="profile YAML (overrides PODTAX_SCHEDULER_PROFILE)")
     args = parser.parse_args(argv)
     overrides: dict[str, object] = {}
     if args.kubeconfig is not None:

@@ -16,7 +16,7 @@ import sys
 import threading
 
 from podtax import config, events, templates
-from podtax.oneline_args import OneLineParser, a_path
+from podtax.oneline_args import OneLineParser, a_file
 
 from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import execute
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-id", default=None, help="default: <campaign>-<random>")
     ap.add_argument("--param", action="append", default=[], metavar="K=V", help="template parameter (repeat)")
     ap.add_argument("--timeout", type=float, default=600, help="seconds before the run is stopped")
-    ap.add_argument("--kubeconfig", type=a_path, default=None)
+    ap.add_argument("--kubeconfig", type=a_file, default=None)
     ap.add_argument("--nomad-addr", default=None)
     args = ap.parse_args(argv)
     try:
