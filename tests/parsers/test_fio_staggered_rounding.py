@@ -1,0 +1,23 @@
+"""One fio 3.33 run (numjobs=2, no group_reporting) in its two forms, from tests/corpus/debian12-x86_64 (see
+COMMANDS.tsv): the text and the JSON report must say the same about it, flags included."""
+
+from __future__ import annotations
+
+import pytest
+from podtax.parsers import parse_text
+
+from tests.parsers.corpus_index import CORPUS, read_text
+
+DEBIAN = CORPUS / "debian12-x86_64"
+
+
+def test_the_staggered_check_of_text_and_json_agree_on_one_run() -> None:
+    """The jobs' summed rate is 2.94% over the group's KiB over its longest runtime: no STAGGERED in JSON. The
+    text compared the rates' 3 printed digits (118 + 111 MiB/s against 222 MiB/s: 3.15%) and flagged it; it now
+    compares the KiB and runtimes it prints (`(4096KiB/34msec)`, `io=8192KiB ..., run=34-36msec`), as JSON does."""
+    text = parse_text(read_text(DEBIAN / "fio-randread-4k-numjobs2-normal.txt"), "fio")
+    report = parse_text(read_text(DEBIAN / "fio-randread-4k-numjobs2.json"), "fio")
+    assert report.flags == ()
+    assert [f for f in text.flags if not f.startswith("TEXT_OUTPUT: ")] == []
+    assert text.values()["read_iops"] == pytest.approx(report.values()["read_iops"], rel=0.006)
+    assert text.values()["read_bw"] == pytest.approx(report.values()["read_bw"], rel=0.006)
