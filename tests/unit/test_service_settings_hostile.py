@@ -42,6 +42,10 @@ ANY_SETTING = "is empty: unset it, or set a value"
                                                       "set a value (got ' ')"),
     ("podtax_scheduler", "PODTAX_SCHEDULER_LEASE_DURATION_S", "inf", "Input should be a finite number (got 'inf')"),
     ("podtax_scheduler", "PODTAX_SCHEDULER_PROFILE", "", f"{ANY_SETTING} (got '')"),
+    # Kubernetes answered 422 at every lease call: the scheduler ran and never led, so never bound a pod
+    ("podtax_scheduler", "PODTAX_SCHEDULER_LEASE_NAME", "Bad Lease", "String should match pattern "
+                                                                     "'^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$' "
+                                                                     "(got 'Bad Lease')"),
 ])
 def test_a_hostile_setting_stops_the_service_at_start_in_one_line(tmp_path: Path, module: str, variable: str,
                                                                   value: str, says: str) -> None:

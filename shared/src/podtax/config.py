@@ -143,6 +143,7 @@ class Common(BaseSettings):
 
 
 NAMESPACE = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # a Kubernetes namespace's name (a DNS-1123 label)
+OBJECT_NAME = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"  # most objects' names, a Lease's too (a DNS-1123 subdomain)
 NATS_TLS_SETTINGS = ("PODTAX_NATS_TLS_CA", "PODTAX_NATS_TLS_CERT", "PODTAX_NATS_TLS_KEY")
 NOMAD_TLS_SETTINGS = ("PODTAX_RUNNER_NOMAD_CACERT", "PODTAX_RUNNER_NOMAD_CLIENT_CERT", "PODTAX_RUNNER_NOMAD_CLIENT_KEY")
 
@@ -333,8 +334,8 @@ class SchedulerSettings(Common):
     scheduler_profile: Path | None = Field(None, description="YAML scheduling profile (plugin weights).")
     scheduler_metrics_port: int = Field(9464, ge=0, le=65535, description="Prometheus metrics port.")
     scheduler_leader_elect: bool = Field(True, description="Use a Lease so only one replica binds.")
-    scheduler_lease_name: str = Field("benchmark-scheduler", min_length=1, max_length=253,
-                                      description="Name of the leader-election Lease.")
+    scheduler_lease_name: str = Field("benchmark-scheduler", pattern=OBJECT_NAME, description="Name of the "
+                                      "leader-election Lease (an object name: lowercase letters, digits, '-', '.').")
     scheduler_lease_namespace: str = Field("kube-system", pattern=NAMESPACE,
                                            description="Namespace of the Lease.")
     scheduler_lease_duration_s: float = Field(15.0, gt=0, description="Lease duration, seconds.")
