@@ -4,7 +4,7 @@ COMMANDS.tsv): the text and the JSON report must say the same about it, flags in
 from __future__ import annotations
 
 import pytest
-from podtax.parsers import parse_text
+from podtax.parsers import ParseFailure, parse_text
 
 from tests.parsers.corpus_index import CORPUS, read_text
 
@@ -21,3 +21,20 @@ def test_the_staggered_check_of_text_and_json_agree_on_one_run() -> None:
     assert [f for f in text.flags if not f.startswith("TEXT_OUTPUT: ")] == []
     assert text.values()["read_iops"] == pytest.approx(report.values()["read_iops"], rel=0.006)
     assert text.values()["read_bw"] == pytest.approx(report.values()["read_bw"], rel=0.006)
+
+
+def test_a_job_whose_name_or_place_is_lost_is_refused_not_renamed() -> None:
+    """Found by the damage harness on these captures: a JSON job without its `jobname` line put its figures
+    under `job_read_iops`; a text whose first job's report stands after `Run status group` (streams joined in
+    the other order) gave the second job's figures the first one's name."""
+    report = read_text(DEBIAN / "fio-randread-4k-numjobs2.json")
+    nameless = report.replace('"jobname" : "n",', "", 1)
+    text = read_text(DEBIAN / "fio-randread-4k-numjobs2-normal.txt")
+    first = text.index("n: (groupid=0")
+    second = text.index("n: (groupid=0", first + 1)
+    moved = text[:first] + text[second:] + text[first:second]
+    for damaged, words in ((nameless, "no `jobname`"), (moved, "after the run's `Run status group`")):
+        assert damaged not in (report, text)
+        with pytest.raises(ParseFailure, match=words) as failure:
+            parse_text(damaged, "fio")
+        assert failure.value.reason == "unknown-format"

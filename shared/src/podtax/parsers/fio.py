@@ -274,6 +274,11 @@ def _timed_syncs(jobs: list[dict[str, Any]]) -> list[str]:
 
 
 def _job_prefixes(jobs: list[dict[str, Any]]) -> list[str]:
+    """Each job's metric prefix, from its name: a job of several with no `jobname` (fio prints it in every job) lost
+    its line, and its figures would go under another name."""
+    if len(jobs) > 1 and any("jobname" not in j for j in jobs):
+        raise ParseFailure("unknown-format", "a fio JSON job has no `jobname`: that line is missing, so the "
+                                             "report is damaged")
     raw = [_SLUG.sub("_", str(j.get("jobname", "job"))).strip("_").lower() or "job" for j in jobs]
     return [f"{n}_{i}_" if raw.count(n) > 1 else f"{n}_" for i, n in enumerate(raw)]
 

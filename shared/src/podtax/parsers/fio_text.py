@@ -122,6 +122,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     spans: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its KiB over its runtime, KiB/s
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
+    status = False  # a `Run status group` line read
+    late = ""  # the first job reporting after a `Run status group` summary (fio prints those after all jobs)
     client = _CLIENT.search(text) if text.find("<") >= 0 or holds(text, "All clients") \
         or holds(text, "hostname=") else None
     if client:  # the JSON of such a run is refused the same way (`client_stats`)
@@ -144,6 +146,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if rows_due:  # `clat percentiles (usec):` (or `lat`) and then no `|` row: cut there
             break
         pct_scale = 0.0
+        if line.startswith("Run status group "):
+            status = True
+            continue
         m = _VERSION.match(line) if line.startswith("fio-") else None
         if m:
             runs += 1
@@ -161,6 +166,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             if m.group(5) and (m.group(1), m.group(5)) in reported and not repeated:
                 repeated = f"{m.group(1)} (pid {m.group(5)})"  # the same process again: --status-interval
             reported.add((m.group(1), m.group(5)))
+            late = late or (m.group(1) if status else "")
             jobs.append((m.group(1), m.group(2), {}))
             direction = ""  # each job's figures start with a direction line of its own
             continue
@@ -252,6 +258,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"this log holds several fio runs (`Run status group "
                                              f"{statuses[0]}` printed {statuses.count(statuses[0])} times); "
                                              "split it, one run per log")
+    if late:
+        raise ParseFailure("unknown-format", f"fio job {late} reports after the run's `Run status group` summary, "
+                                             "which fio prints after every job's report: the log's lines are out "
+                                             "of order")
     echoed = merge_echoed(heads)
     suspect = _drop_inconsistent(jobs, lats)
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
