@@ -89,7 +89,7 @@ def naive_pass(mix: Mix) -> int:
         found = NAIVE[label].findall(text)  # the whole log, last match: `grep ... | tail -1`
         if found:
             last = found[-1]
-            float(next((g for g in last if g), "0") if isinstance(last, tuple) else last.rstrip("k") or 0)
+            float((next((g for g in last if g), "0") if isinstance(last, tuple) else last).rstrip("k") or 0)
     return len(mix)
 
 
