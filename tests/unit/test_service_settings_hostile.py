@@ -33,6 +33,7 @@ ANY_SETTING = "is empty: unset it, or set a value"
     ("podtax_parser", "PODTAX_NATS_STREAM_MAX_BYTES", "9" * 20, f"Input should be less than or equal to "
                                                                 f"9223372036854775807 (got '{'9' * 20}')"),
     ("podtax_parser", "PODTAX_NATS_CREDS", "", f"{ANY_SETTING} (got '')"),  # it said ". is not a readable file"
+    ("podtax_parser", "PODTAX_NATS_CREDS", "/", "/ is not a readable file: point it at an existing file, or unset it"),
     ("podtax_parser", "PODTAX_HEALTH_HOST", " ", "is empty: unset it for the default 127.0.0.1, or set a value "
                                                  "(got ' ')"),
     ("podtax_runner", "PODTAX_RUNNER_KUBECONFIG", "", f"{ANY_SETTING} (got '')"),

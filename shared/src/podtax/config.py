@@ -121,7 +121,8 @@ class Common(BaseSettings):
         for name in ("nats_creds", "nats_nkey", "nats_tls_ca", "nats_tls_cert", "nats_tls_key"):
             path = getattr(self, name)
             if path is not None and not path.is_file():
-                raise ValueError(f"PODTAX_{name.upper()}: {path} is not a readable file")
+                raise ValueError(f"PODTAX_{name.upper()}: {path} is not a readable file: point it at an existing "
+                                 "file, or unset it")
         if self.nats_tls_ca or self.nats_tls_cert:  # files ssl cannot read: said now, not at the first connect
             tls_context(*_names(self.nats_tls_ca, self.nats_tls_cert, self.nats_tls_key), NATS_TLS_SETTINGS)
         return self
