@@ -202,7 +202,7 @@ def _line(s: Scan, raw: str, state: int) -> int:
         s.header, state = s.header + 1, 1
         s.columns = 6 + ("CPU used per" in msg) + ("RSS Max" in msg)
         return state
-    if state == 1 or (state == 2 and _row_shaped(msg)):  # a row among misc metrics: lines out of order
+    if state == 1 or (state == 2 and msg.count(".") >= 5 and _row_shaped(msg)):  # a row among misc metrics
         parts = msg.split()
         if len(parts) >= 7:
             try:

@@ -76,10 +76,18 @@ def _value(text: str) -> str:
     return text
 
 
-def _section_end(text: str, at: int) -> int:
-    """Where the top-level section starting at `at` (`\nmetrics:`) ends: its first unindented line after it."""
-    found = _TOP_LINE.search(text, at + 1)
-    return found.start() if found else len(text)
+def _section_end(text: str, at: int, last: int) -> int:
+    """Where the `metrics:` section (`\nmetrics:` at `at`) ends: before the first `- stressor:` row whose line before
+    is a top-level key (`perfstats:`, `thermal-zones:`... hold such rows too), else at the text's end (the rows' own
+    reading stops at a top-level line). The lines between rows (per-instance lists, thousands long) are not read;
+    `last` is where the text's last `- stressor:` row starts."""
+    row = text.find(_ROW, at + 1, last + len(_ROW))
+    while row >= 0:
+        before = text.rfind("\n", 0, row) + 1
+        if before > at + 1 and before < row and not text[before].isspace():
+            return before - 1
+        row = text.find(_ROW, row + 1, last + len(_ROW)) if row < last else -1
+    return len(text)
 
 
 def _single_instance(rows: list[tuple[str, list[float]]], with_misc: set[str]) -> set[str]:
@@ -107,16 +115,19 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     rows: list[tuple[str, dict[int, float]]] = []
     misc: list[tuple[str, float, str]] = []  # stressor, value, description (the key, dashes as spaces)
     at = text.find("\nmetrics:")
-    section = _section_end(text, at) if at >= 0 else len(text)  # `perfstats:` and `thermal-zones:` rows follow
+    last = text.rfind(_ROW)  # no forward search past the last row (rfind is 2x faster here)
+    section = _section_end(text, at, last) if at >= 0 else len(text)  # `perfstats:`, `thermal-zones:` rows follow
     if text.find("\nmetrics:", section) >= 0:  # reports appended to one log: neither run's figures are the answer
         raise ParseFailure("unknown-format", _SEVERAL)
     listed = at >= 0
     first = text.find(_ROW, at, section) if listed else -1
-    head = text[at + len("\nmetrics:"):first if first >= 0 else section] if listed else ""
+    top = _TOP_LINE.search(text, at + 1, first if first >= 0 else section) if listed else None
+    head = text[at + len("\nmetrics:"):top.start() if top else first if first >= 0 else section] if listed else ""
     if head and not head.isspace():
         raise ParseFailure("unknown-format", "the stress-ng YAML report has lines under `metrics:` before any "
                                              "`- stressor:` line: that line is missing, so the log is damaged")
-    last = text.rfind(_ROW, 0, section)  # no forward search past the last row (rfind is 2x faster here)
+    if section < len(text):
+        last = text.rfind(_ROW, 0, section)
     while at >= 0:
         at = text.find(_ROW, at, section)
         if at < 0:
