@@ -72,6 +72,7 @@ FIO = [
               "--bs=4k", "--size=1M", "--ioengine=psync", "--filename=b.dat"]),
     ("json", ["--name=l", "--rw=randread", "--bs=4k", "--size=2M", "--ioengine=libaio", "--iodepth=4",
               "--lat_percentiles=1"]),
+    ("json", ["--name=u", "--rw=read", "--bs=64k", "--size=4M", "--ioengine=psync", "--unit_base=1"]),  # bit/s
 ]
 
 

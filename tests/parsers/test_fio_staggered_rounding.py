@@ -38,3 +38,12 @@ def test_a_job_whose_name_or_place_is_lost_is_refused_not_renamed() -> None:
         with pytest.raises(ParseFailure, match=words) as failure:
             parse_text(damaged, "fio")
         assert failure.value.reason == "unknown-format"
+
+
+def test_rates_in_bits_are_read_as_the_json_gives_them() -> None:
+    """unit_base=1 prints `BW=12.5Gibit/s (13.4Gbit/s)` and `READ: bw=12.5Gibit/s`: the text was refused (a line
+    in a form podtax does not read); its JSON gives bw in KiB/s as always."""
+    text = parse_text(read_text(DEBIAN / "fio-read-64k-unit-base-bits-normal.txt"), "fio").values()
+    report = parse_text(read_text(DEBIAN / "fio-read-64k-unit-base-bits.json"), "fio").values()
+    assert text["read_bw"] == report["read_bw"] == 12.5 * 1024 * 1024 / 8
+    assert text["read_iops"] == pytest.approx(report["read_iops"], rel=0.006)

@@ -2,8 +2,8 @@
 
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
 (IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. fio 3 prints rates
-without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000; fio 2's `KB/s` is KiB/s. A failed
-job's message quotes fio's own error lines.
+without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
+(`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s. A failed job's message quotes fio's own error lines.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from podtax.parsers.stressng_names import slug
 _TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")
 # fio 3: `BW=25.3GiB/s (27.1GB/s)`, the decimal form first with kb_base=1000 (`BW=22.4GB/s (20.8GiB/s)`)
-_NEW = re.compile(r"^(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTP]?)(i?)B/s")
+_NEW = re.compile(r"^(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s")
 # fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`
 _OLD = re.compile(r"^(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
 _DIRECTION = re.compile(r"^(read|write|trim|mixed)\s*:")  # a direction's first line, in any form
@@ -65,7 +65,7 @@ _VERSION = re.compile(r"^fio-(\d\S*)$")
 # and `issued r/w: total=256/0, short=0/0` (1.x)
 _ISSUED = re.compile(r"^issued\s*(?:rwts?|r/w)?\s*: total=(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)(?:[,/](?:d=)?([0-9]+))?")
 # A group's summary line, fio 3 (`READ: bw=41.3MiB/s (43.3MB/s), ...`) and 2 (`READ: io=..., aggrb=1023KB/s, ...`)
-_GROUP_BW = re.compile(r"^[ \t]*(READ|WRITE|TRIM|MIXED): (?:bw=([\d.]+)([kKMGTP]?)(i?)B/s|io=[^,\n]*, "
+_GROUP_BW = re.compile(r"^[ \t]*(READ|WRITE|TRIM|MIXED): (?:bw=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s|io=[^,\n]*, "
                        r"aggrb=([\d.]+) ?([KMGT]?i?B)/s)", re.M)
 # a rate cap: a job file's `rate_iops=350,150` (or rate, rate_min...), the command line's `--rate_iops=5`, or the
 # progress line's `, 0-5000 IOPS: [`
@@ -199,7 +199,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             direction = m.group(1)
             figures[f"{direction}_iops"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)]
             figures[f"{direction}_bw"] = to_number(m.group(4)) * (1024 if m.group(6) else 1000) \
-                ** _POWER[m.group(5)] / 1024
+                ** _POWER[m.group(5)] / (8192 if m.group(0)[-5] == "b" else 1024)  # unit_base=1: `12.5Gibit/s`
             span = _SPAN.search(line, m.end())
             if span and span.group(4) != "0":  # `(4096KiB/34msec)`: finer than the rate's 3 digits
                 spans[(len(jobs), direction)] = _io_kib(span) * 1000 / int(span.group(4))
@@ -358,7 +358,8 @@ def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]],
         for line in _GROUP_BW.finditer(text, m.end(), end if end >= 0 else len(text)):
             direction = line.group(1).lower()
             if line.group(2):
-                fio = to_number(line.group(2)) * (1024 if line.group(4) else 1000) ** _POWER[line.group(3)] / 1024
+                fio = to_number(line.group(2)) * (1024 if line.group(4) else 1000) ** _POWER[line.group(3)] \
+                    / (8192 if line.group(0)[-5] == "b" else 1024)
             else:
                 fio = _kib(line.group(5), line.group(6))
             total = sum(f.get(f"{direction}_bw", 0.0) for _, group, f in jobs if group == m.group(1))
