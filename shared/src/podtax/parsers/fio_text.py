@@ -146,9 +146,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if rows_due:  # `clat percentiles (usec):` (or `lat`) and then no `|` row: cut there
             break
         pct_scale = 0.0
-        if line.startswith("Run status group "):
-            status = True
-            continue
         m = _VERSION.match(line) if line.startswith("fio-") else None
         if m:
             runs += 1
@@ -174,6 +171,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         figures = jobs[-1][2]
         if not line.startswith(_GUARD):  # none of the patterns below can match
+            status = status or (line[0] == "R" and line.startswith("Run status group "))
             continue
         if line[0] == "i":
             m = _ISSUED.match(line)
