@@ -393,3 +393,100 @@ async def test_an_older_agents_cancelled_names_are_dropped_in_a_nats_made_after_
     finally:
         stop.set()
         await bus.close()
+
+
+def _settings(url: str, tmp_path: Path) -> config.HostAgentSettings:
+    return config.load(config.HostAgentSettings, nats_url=url, agent_node=NODE, agent_workdir=tmp_path / "work",
+                       agent_state_dir=tmp_path / "state")
+
+
+async def _blind_agent(nats_url: str, bus: Bus, tmp_path: Path) -> service.Agent:
+    """An agent whose start could not read the events stream (NATS too slow to answer)."""
+    agent = service.Agent(_settings(nats_url, tmp_path), bus)
+    real = bus.js.stream_info
+
+    async def no_answer(*_: object, **__: object) -> None:
+        raise TimeoutError
+
+    bus.js.stream_info = no_answer  # type: ignore[method-assign]
+    try:
+        await agent.learn_stream()
+    finally:
+        bus.js.stream_info = real  # type: ignore[method-assign]
+    return agent
+
+
+async def test_the_reported_note_names_its_stream_so_a_hosts_clock_behind_the_servers_does_not_forget_it(
+        nats_url: str, tmp_path: Path) -> None:
+    """<state>/reported was judged by its mtime (the host's clock) against the stream's creation (the server's): a
+    host 2 s behind that reported d-1 one second after the stream was made forgot it at restart, and its redelivered
+    request ran the benchmark a second time. The note now names the stream it was reported in."""
+    bus = await Bus.connect(nats_url, "test/agent")
+    try:
+        await bus.ensure_streams()
+        created = (await bus.js.stream_info(subjects.STREAM)).created
+        assert created is not None
+        first = service.Agent(_settings(nats_url, tmp_path), bus)
+        await first.learn_stream()
+        at = events.now()
+        log = events.RawLog(run=_run("d-1", "d"), stdout="x", exit_code=0, started_at=at, ended_at=at)
+        await first.report(events.raw_log(log, first.source).model_copy(update={"id": "d-1.log"}))
+        host_time = created.timestamp() + 1 - 2  # 1 s after the stream was made, on a clock 2 s behind
+        os.utime(tmp_path / "state" / guard.REPORTED, (host_time, host_time))
+        again = service.Agent(_settings(nats_url, tmp_path), bus)
+        await again.learn_stream()
+        assert "d-1" in again.done, "reported in this very NATS, forgotten: its redelivery runs again"
+    finally:
+        await bus.close()
+
+
+async def test_names_of_an_earlier_nats_stay_dropped_after_a_start_that_could_not_read_the_stream(
+        nats_url: str, tmp_path: Path) -> None:
+    """An older agent's list (names alone, 2001); one start cannot read the stream (NATS slow), a cancellation of
+    another campaign rewrites the list. Before, it was rewritten names alone with a fresh mtime, and the next start gave
+    the 2001 names the current NATS: campaign c refused forever again. Each note now keeps its own time."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / guard.CANCELLED).write_text("c\n")
+    os.utime(state / guard.CANCELLED, (1e9, 1e9))
+    bus = await Bus.connect(nats_url, "test/agent")
+    try:
+        await bus.ensure_streams()
+        first = await _blind_agent(nats_url, bus, tmp_path)  # every note refused (as designed)
+        await first.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="x")))
+        second = service.Agent(_settings(nats_url, tmp_path), bus)
+        await second.learn_stream()
+        assert not second.is_cancelled("c"), f"2001's c counts in this NATS: {guard.cancelled_campaigns(state)}"
+        assert second.is_cancelled("x")
+    finally:
+        await bus.close()
+
+
+async def test_a_cancellation_asks_for_the_stream_again_when_it_was_unknown(nats_url: str, tmp_path: Path) -> None:
+    """The stream unknown at start, a cancellation asks again (at most every STREAM_ASK_S), so its note names the
+    stream rather than the host's time."""
+    bus = await Bus.connect(nats_url, "test/agent")
+    try:
+        await bus.ensure_streams()
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        agent.stream_asked -= service.STREAM_ASK_S  # that was long ago
+        await agent.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="x")))
+        created = (await bus.js.stream_info(subjects.STREAM)).created
+        assert created is not None and agent.stream == created.isoformat()
+        assert guard.cancelled_campaigns(tmp_path / "state") == {"x": agent.stream}
+    finally:
+        await bus.close()
+
+
+async def test_with_the_stream_unknown_at_start_every_noted_name_is_refused(nats_url: str, tmp_path: Path) -> None:
+    """The stream cannot be read at start: a campaign noted cancelled in any NATS is refused (the safe side). No test
+    held it before (is_cancelled without it passed every agent test)."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    guard.note_cancelled(state, {"c": "2026-12-01T10:00:00.123456+00:00"})
+    bus = await Bus.connect(nats_url, "test/agent")
+    try:
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        assert agent.stream == "" and agent.is_cancelled("c")
+    finally:
+        await bus.close()

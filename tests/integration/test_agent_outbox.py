@@ -7,7 +7,9 @@ second time; the first measurement was lost, and a long fio run cost its whole d
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -104,11 +106,61 @@ async def test_a_starting_agent_publishes_what_an_earlier_one_kept(nats_url: str
         settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
                                agent_workdir=tmp_path / "work", agent_state_dir=state)
         agent = Agent(settings, bus)
+        await agent.learn_stream()  # kept since this NATS's stream was made: its own
         await agent.flush_outbox()
         await nc.flush()
         assert logs == ["left-1.log"]
         assert outbox.kept(state) == []
         assert (state / outbox.FOLDER / "torn.bad").exists(), "a torn file is set aside, not trusted or lost"
+    finally:
+        await nc.close()
+        await bus.close()
+
+
+async def test_a_log_kept_under_an_earlier_nats_is_set_aside_not_published_as_the_new_runs(
+        nats_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Logs kept while NATS was down (the usual prelude to a reset), then a new NATS: a new campaign of the same name
+    has the same run ids. Before, the starting agent published the earlier NATS's log as the new campaign's run, noted
+    it reported, and the new request was skipped ('run and reported already'): never measured. Now a log kept under
+    another events stream (named in the file, or, an older agent's, kept before this stream was made) is set aside
+    (renamed, one warning line naming it), and the new request is measured."""
+    state = tmp_path / "state"
+    old_run = events.RunSpec(run_id="d-1", campaign="d", node=NODE, env="host", test="sysbench-cpu",
+                             params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+    at = dt.datetime(2001, 9, 9, tzinfo=dt.UTC)
+    for run_id, stream in (("d-1", ""), ("e-1", at.isoformat())):  # an older agent's file; one naming its stream
+        raw = events.RawLog(run=old_run.model_copy(update={"run_id": run_id}), stdout="OLD-NATS", exit_code=0,
+                            started_at=at, ended_at=at)
+        outbox.save(state, events.raw_log(raw, "test").model_copy(update={"id": f"{run_id}.log"}), stream)
+    os.utime(state / outbox.FOLDER / "d-1.json", (1e9, 1e9))  # kept in 2001, long before this NATS
+    bus = await Bus.connect(nats_url, "test/agent")
+    nc = await nats.connect(nats_url)
+    logs: list[dict[str, Any]] = []
+
+    async def on_log(msg: Any) -> None:
+        logs.append(json.loads(msg.data))
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    try:
+        await bus.ensure_streams()
+        settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
+                               agent_workdir=tmp_path / "work", agent_state_dir=state)
+        agent = Agent(settings, bus)
+        await agent.learn_stream()
+        await agent.refresh_facts()
+        await agent.flush_outbox()
+        await agent.handle(events.run_requested(old_run, "podtax/runner"))  # the new campaign d's request
+        await nc.flush()
+        assert [(e["data"]["run"]["run_id"], e["data"]["stdout"] == "OLD-NATS") for e in logs] == [("d-1", False)]
+        assert "events per second" in logs[0]["data"]["stdout"], "measured"
+        assert outbox.kept(state) == []
+        aside = sorted(p.name for p in (state / outbox.FOLDER).iterdir())
+        assert aside == ["d-1.json.earlier-nats", "e-1.json.earlier-nats"], "set aside, not lost"
+        warned = [r.message for r in caplog.records if "under another NATS" in r.message]
+        assert len(warned) == 2 and all("earlier-nats" in w for w in warned), warned
+        again = Agent(settings, bus)  # a restart leaves them aside
+        await again.learn_stream()
+        assert sorted(p.name for p in (state / outbox.FOLDER).iterdir()) == aside
     finally:
         await nc.close()
         await bus.close()

@@ -201,9 +201,11 @@ def test_the_cancelled_list_skips_what_is_no_campaign_name_and_is_not_read_throu
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     (state / guard.CANCELLED).write_bytes(b"a\n\xff\xfe\nBad_Name\n../x\n" + b"b" * 51 + b"\nc\n")
-    assert guard.cancelled_campaigns(state) == {"a": "", "c": ""}
-    guard.note_cancelled(state, {**guard.cancelled_campaigns(state), "d": ""})
-    assert (state / guard.CANCELLED).read_text() == "a\nc\nd\n"
+    os.utime(state / guard.CANCELLED, (1e9, 1e9))
+    written = "@1000000000.000000"  # a name alone is noted at the list's time
+    assert guard.cancelled_campaigns(state) == {"a": written, "c": written}
+    guard.note_cancelled(state, {**guard.cancelled_campaigns(state), "d": "@2000000000.5"})
+    assert (state / guard.CANCELLED).read_text() == f"a {written}\nc {written}\nd @2000000000.5\n"
     (state / guard.CANCELLED).write_text("".join(f"n{i}\n" for i in range(guard.CANCELLED_KEEP + 5)))
     assert list(guard.cancelled_campaigns(state))[-1] == f"n{guard.CANCELLED_KEEP + 4}"
     assert len(guard.cancelled_campaigns(state)) == guard.CANCELLED_KEEP
@@ -219,17 +221,36 @@ def test_the_cancelled_list_skips_what_is_no_campaign_name_and_is_not_read_throu
 
 def test_the_cancelled_list_keeps_each_campaigns_stream_and_reads_an_older_agents_names(tmp_path: Path) -> None:
     """A name is unique in one NATS only: each note says which events stream (its creation time) the campaign was
-    cancelled in. A list of an older agent (names alone) is read: its names are given the stream connected to when the
-    list was written since that stream was made, and dropped when written before (cancelled in an earlier NATS)."""
+    cancelled in, or, noted while that was unknown, when it was noted. A list of an older agent (names alone) is read,
+    each name noted at the list's time: given the stream connected to when noted since that stream was made, dropped
+    when noted before (cancelled in an earlier NATS)."""
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     s1, s2 = "2026-12-01T10:00:00.123456+00:00", "2026-12-05T09:00:00+00:00"
-    (state / guard.CANCELLED).write_text(f"old\nnew {s1}\nbad 2026 12\nx not-a-time\n")
+    (state / guard.CANCELLED).write_text(f"old\nnew {s1}\nlate @300.25\nbad 2026 12\nx not-a-time\ny @1e9\n")
+    os.utime(state / guard.CANCELLED, (100, 100))
     notes = guard.cancelled_campaigns(state)
-    assert notes == {"old": "", "new": s1}
-    assert guard.stamped(notes, 100.0, s2, 200.0) == {"new": s1}, "written before the stream: an earlier NATS's"
-    assert guard.stamped(notes, 300.0, s2, 200.0) == {"old": s2, "new": s1}
+    assert notes == {"old": "@100.000000", "new": s1, "late": "@300.25"}
+    assert guard.stamped(notes, s2, 200.0) == {"new": s1, "late": s2}, "noted before the stream: an earlier NATS's"
+    assert guard.stamped(notes, s2, 50.0) == {"old": s2, "new": s1, "late": s2}
     guard.note_cancelled(state, {"new": s1, "old": s2})
     assert guard.cancelled_campaigns(state) == {"new": s1, "old": s2}
-    assert guard.written_at(state / guard.CANCELLED) == (state / guard.CANCELLED).stat().st_mtime
-    assert guard.written_at(state / guard.REPORTED) is None
+
+
+def test_the_reported_note_names_its_nats_and_an_older_agents_is_judged_by_its_time(tmp_path: Path) -> None:
+    """<state>/reported names the events stream the run was reported in, so a restart tells this NATS's run from an
+    earlier one's by identity, not by the host's clock against the server's (guard.same_nats); an older agent's note
+    (the run id alone) is judged by its mtime, as is one written while the stream was unknown."""
+    s1, s2 = "2026-12-01T10:00:00.123456+00:00", "2026-12-05T09:00:00+00:00"
+    assert guard.last_reported_note(tmp_path) is None and guard.last_reported(tmp_path) is None
+    guard.reported(tmp_path, "d-1", s1)
+    assert guard.last_reported_note(tmp_path) == ("d-1", s1) and guard.last_reported(tmp_path) == "d-1"
+    assert guard.same_nats(s1, s1, 1e12) and not guard.same_nats(s1, s2, 0.0)
+    (tmp_path / guard.REPORTED).write_text("d-2")
+    os.utime(tmp_path / guard.REPORTED, (100, 100))
+    assert guard.last_reported_note(tmp_path) == ("d-2", "@100.000000")
+    assert guard.same_nats("@100.000000", s2, 99.5) and not guard.same_nats("@100.000000", s2, 100.5)
+    assert not guard.same_nats("@x", s2, 0.0) and not guard.same_nats("", "", 0.0), "a note put there by hand"
+    guard.reported(tmp_path, "d-3")
+    run_id, nats = guard.last_reported_note(tmp_path) or ("", "")
+    assert run_id == "d-3" and guard.same_nats(nats, s2, time.time() - 60), "stream unknown: noted now"

@@ -34,14 +34,16 @@ from podtax_host_agent import owndir
 log = logging.getLogger("podtax.host_agent")
 PR_SET_PDEATHSIG = 1
 RECORD = "running.json"
-REPORTED = "reported"  # the run id whose log was published last
-# the campaigns cancelled last, newest last, a line each: its name and the creation time of the events stream it was
-# cancelled in (its NATS: a name is unique there, and may come back in another); a name alone (an older agent's)
+# A note's NATS (a campaign name is unique in one NATS only, and a run id is made from it): the identity of its events
+# stream (the creation time NATS gives it, datetime.isoformat(): Agent.learn_stream), or, when that was unknown, '@'
+# and when the note was written (epoch seconds, the host's clock; an older agent's note without one: its file's mtime)
+_NATS = re.compile(r"[0-9][-0-9T:.+Z]{0,39}|@[0-9]{1,12}(\.[0-9]{1,6})?")
+REPORTED = "reported"  # the run id whose log was published last, a space, its NATS
+# the campaigns cancelled last, newest last, a line each: its name, a space, the NATS it was cancelled in
 CANCELLED = "cancelled"
 CANCELLED_KEEP = 1000
-CANCELLED_BYTES = CANCELLED_KEEP * 84  # as many names of 50 characters, a space, a time of 32 and a newline
+CANCELLED_BYTES = CANCELLED_KEEP * 84  # as many names of 50 characters, a space, a NATS of 32 and a newline
 _CAMPAIGN = re.compile(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?")  # event_payloads.CampaignName
-_STREAM = re.compile(r"[0-9][-0-9T:.+Z]{0,39}")  # datetime.isoformat()
 LOCK = "node.lock"
 MARKER = "PODTAX_RUN_MARKER"
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -133,56 +135,67 @@ def clear(state_dir: Path) -> None:
     (state_dir / RECORD).unlink(missing_ok=True)
 
 
-def reported(state_dir: Path, run_id: str) -> None:
-    """Note that `run_id`'s log is on the bus. An agent killed before it acked the request gets the request
-    again when it restarts: it is the last run it reported, and must not run twice."""
+def reported(state_dir: Path, run_id: str, nats: str = "") -> None:
+    """Note that `run_id`'s log is on the bus of `nats` (its events stream; '' unknown: the note's time). An agent
+    killed before it acked the request gets the request again when it restarts: it is the last run it reported, and
+    must not run twice."""
     owndir.make(state_dir)
     tmp = state_dir / f".{REPORTED}.tmp"
-    tmp.write_text(run_id)
+    tmp.write_text(f"{run_id} {nats or noted_now()}")
     tmp.replace(state_dir / REPORTED)
 
 
-def last_reported(state_dir: Path) -> str | None:
+def last_reported_note(state_dir: Path) -> tuple[str, str] | None:
+    """The run reported last and its NATS (an older agent's note, the run id alone: '@' and the note's mtime)."""
     try:
-        return (state_dir / REPORTED).read_text().strip() or None
+        text, at = (state_dir / REPORTED).read_text(), os.stat(state_dir / REPORTED).st_mtime
     except FileNotFoundError:
         return None
+    run_id, *nats = text.split()[:2] or [""]
+    return (run_id, nats[0] if nats else f"@{at:.6f}") if run_id else None
+
+
+def last_reported(state_dir: Path) -> str | None:
+    return note[0] if (note := last_reported_note(state_dir)) else None
+
+
+def noted_now() -> str:
+    """The NATS of a note written while its events stream is unknown: '@' and the time."""
+    return f"@{time.time():.6f}"
+
+
+def same_nats(noted: str, stream: str, created_at: float) -> bool:
+    """Whether a note of `noted` belongs to the NATS whose events stream is `stream`, created at `created_at` (epoch
+    seconds): its stream named, or, noted while that was unknown ('@' and a time), written since that stream was made
+    (the host's clock against the server's: a skew blurs only a note written around a NATS reset)."""
+    if not _NATS.fullmatch(noted):  # a note put there by hand: another's
+        return False
+    return float(noted[1:]) >= created_at if noted.startswith("@") else noted == stream
 
 
 def note_cancelled(state_dir: Path, notes: dict[str, str]) -> None:
-    """Write the campaigns cancelled, each with its events stream ('' unknown), newest last (the last CANCELLED_KEEP):
-    an agent restarted after it acked a cancellation still refuses the campaign's requests."""
+    """Write the campaigns cancelled, each with its NATS, newest last (the last CANCELLED_KEEP): an agent restarted
+    after it acked a cancellation still refuses the campaign's requests."""
     owndir.make(state_dir)
     tmp = state_dir / f".{CANCELLED}.tmp"
     with tmp.open("w") as out:  # on disk before it replaces the old list (a power loss leaves one or the other)
-        out.write("".join(f"{n} {s}\n" if s else f"{n}\n" for n, s in list(notes.items())[-CANCELLED_KEEP:]))
+        out.write("".join(f"{n} {s}\n" for n, s in list(notes.items())[-CANCELLED_KEEP:]))
         out.flush()
         os.fsync(out.fileno())
     tmp.replace(state_dir / CANCELLED)
 
 
-def written_at(path: Path) -> float | None:
-    """When a note (the list of cancelled campaigns, the run reported last) was written: its modification time,
-    None without one."""
-    try:
-        return os.stat(path, follow_symlinks=False).st_mtime
-    except OSError:
-        return None
-
-
-def stamped(notes: dict[str, str], noted_at: float | None, stream: str, created_at: float) -> dict[str, str]:
-    """The notes, those of an older agent (a name alone) given the events stream `stream` created at `created_at`
-    (epoch seconds) when the list was written since, dropped when it was written before: they were cancelled in an
-    earlier NATS (the host's clock against the server's: a skew blurs only a list written around a NATS reset)."""
-    if noted_at is not None and noted_at < created_at:
-        return {n: s for n, s in notes.items() if s}
-    return {n: s or stream for n, s in notes.items()}
+def stamped(notes: dict[str, str], stream: str, created_at: float) -> dict[str, str]:
+    """The notes, those written while the stream was unknown ('@' and a time) given the events stream `stream`
+    created at `created_at` when written since, dropped when written before (same_nats): an earlier NATS's."""
+    return {n: stream if s.startswith("@") else s for n, s in notes.items()
+            if not s.startswith("@") or same_nats(s, stream, created_at)}
 
 
 def cancelled_campaigns(state_dir: Path) -> dict[str, str]:
-    """The campaigns noted cancelled, each with its events stream ('' for a name alone), newest last: a link, a FIFO or
-    anything not a regular file reads as none, at most CANCELLED_KEEP of at most CANCELLED_BYTES are read, and a line
-    that is no campaign name (and stream) is skipped."""
+    """The campaigns noted cancelled, each with its NATS (a name alone, an older agent's: '@' and the list's mtime),
+    newest last: a link, a FIFO or anything not a regular file reads as none, at most CANCELLED_KEEP of at most
+    CANCELLED_BYTES are read, and a line that is no campaign name (and NATS) is skipped."""
     try:
         fd = os.open(state_dir / CANCELLED, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -195,12 +208,13 @@ def cancelled_campaigns(state_dir: Path) -> dict[str, str]:
             log.error("%s is not a regular file: no cancelled campaign remembered", state_dir / CANCELLED)
             return {}
         text = f.read(CANCELLED_BYTES).decode(errors="replace")  # an undecodable name fails the check below
+        written = f"@{os.fstat(fd).st_mtime:.6f}"
     notes: dict[str, str] = {}
     for line in text.splitlines():
-        name, *stream = line.split()[:3] or [""]
-        if _CAMPAIGN.fullmatch(name) and len(stream) <= 1 and all(_STREAM.fullmatch(s) for s in stream):
+        name, *nats = line.split()[:3] or [""]
+        if _CAMPAIGN.fullmatch(name) and len(nats) <= 1 and all(_NATS.fullmatch(s) for s in nats):
             notes.pop(name, None)
-            notes[name] = stream[0] if stream else ""
+            notes[name] = nats[0] if nats else written
     return dict(list(notes.items())[-CANCELLED_KEEP:])
 
 

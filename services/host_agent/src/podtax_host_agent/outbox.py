@@ -5,6 +5,11 @@ request is redelivered later and, without this, the benchmark ran again and the 
 was lost. The log is written here (atomically, one file per run) before it is published and removed
 once JetStream acked it; a redelivered request whose log is here publishes it instead of running,
 and an agent that starts publishes what an earlier one left.
+
+A file names the NATS it was measured under (guard: the events stream's identity, on a first line before the event;
+a file without it, an older agent's, is judged by its mtime): after a NATS reset a new campaign may take an old one's
+name, and with it the same run ids, so a log kept under an earlier NATS is set aside (renamed, never published as the
+new campaign's run, nor lost).
 """
 
 from __future__ import annotations
@@ -15,23 +20,33 @@ from pathlib import Path
 
 from podtax import events
 
-from podtax_host_agent import owndir
+from podtax_host_agent import guard, owndir
 
 log = logging.getLogger("podtax.host_agent")
 FOLDER = "outbox"
+ASIDE = ".earlier-nats"  # the suffix of a log set aside, kept under another NATS
 
 
 def _path(state_dir: Path, run_id: str) -> Path:
     return state_dir / FOLDER / f"{run_id}.json"  # run ids are plain names (events.RunId): no separators
 
 
-def save(state_dir: Path, event: events.RawLogV1) -> None:
-    """Keep `event` until :func:`remove`; the file is complete or absent, never half-written."""
+def save(state_dir: Path, event: events.RawLogV1, stream: str = "") -> None:
+    """Keep `event`, measured under the NATS whose events stream is `stream` ('' unknown: the file's time), until
+    :func:`remove`; the file is complete or absent, never half-written."""
     path = _path(state_dir, event.data.run.run_id)
     owndir.make(path.parent)
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(events.encode(event))
+    tmp.write_bytes((f"{stream}\n".encode() if stream else b"") + events.encode(event))
     os.replace(tmp, path)
+
+
+def _nats_and_event(raw: bytes, mtime: float) -> tuple[str, bytes]:
+    """A kept file's NATS (guard: its first line, else '@' and its mtime) and its event's bytes."""
+    if raw.startswith(b"{"):
+        return f"@{mtime:.6f}", raw
+    head, _, body = raw.partition(b"\n")
+    return head.decode(errors="replace").strip(), body
 
 
 def load(state_dir: Path, run_id: str) -> events.RawLogV1 | None:
@@ -42,7 +57,7 @@ def load(state_dir: Path, run_id: str) -> events.RawLogV1 | None:
     except FileNotFoundError:
         return None
     try:
-        event = events.decode(raw)
+        event = events.decode(_nats_and_event(raw, 0.0)[1])
     except ValueError as exc:
         path.rename(path.with_suffix(".bad"))
         log.error("outbox: %s does not decode (%s); set aside as .bad, the run is measured again", path, exc)
@@ -61,3 +76,23 @@ def kept(state_dir: Path) -> list[str]:
         return []
     files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
     return [p.stem for p in files]
+
+
+def set_aside(state_dir: Path, stream: str, created_at: float) -> list[tuple[str, str, Path]]:
+    """Rename the logs kept under another NATS than the one whose events stream is `stream`, created at `created_at`
+    (guard.same_nats), to `<run id>.json.earlier-nats` (not published, not lost); returns each one's run id, NATS and
+    new path."""
+    moved = []
+    for run_id in kept(state_dir):
+        path = _path(state_dir, run_id)
+        try:
+            nats, _ = _nats_and_event(path.read_bytes(), path.stat().st_mtime)
+        except FileNotFoundError:
+            continue
+        if not guard.same_nats(nats, stream, created_at):
+            where, n = path.with_name(path.name + ASIDE), 1
+            while where.exists():  # one set aside before: both kept
+                where, n = path.with_name(f"{path.name}{ASIDE}-{n}"), n + 1
+            path.rename(where)
+            moved.append((run_id, nats, where))
+    return moved

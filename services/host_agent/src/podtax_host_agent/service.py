@@ -39,6 +39,7 @@ log = logging.getLogger("podtax.host_agent")
 DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB), and as many cancelled campaigns
 CANCEL_WAIT_S = 90.0  # how long a cancellation waits for the run it stops to be reported before it is acked
 WAITING_CANCELS_S = 30.0  # at start, how long the cancellations waiting may take before run requests are taken
+STREAM_ASK_S = 60.0  # the events stream unknown: how often it is asked again (a NATS refusing answers nothing: 10 s)
 
 
 class Agent:
@@ -56,9 +57,10 @@ class Agent:
         self.done: dict[str, None] = dict.fromkeys(r for r in [guard.last_reported(self.state_dir)] if r)
         self.lock = guard.NodeLock(self.state_dir)
         # campaigns cancelled, newest last (the last ones noted in the state directory survive a restart), each with
-        # the events stream it was cancelled in: self.stream, the one of the NATS connected to ('' while unknown)
+        # the NATS it was cancelled in (guard): self.stream, the events stream of the NATS connected to ('' unknown)
         self.cancelled: dict[str, str] = guard.cancelled_campaigns(self.state_dir)
         self.stream = ""
+        self.stream_asked = -STREAM_ASK_S  # when it was asked last (time.monotonic())
         # the run being handled: its campaign, the event that stops it, the event set once it is reported
         self.current: tuple[str, asyncio.Event, asyncio.Event] | None = None
 
@@ -76,28 +78,39 @@ class Agent:
                             ack_wait_s=self.settings.agent_ack_wait_s)
 
     async def learn_stream(self) -> None:
-        """Learn the creation time of the events stream, which tells this NATS from another: a campaign name is unique
-        in one (the CLI and the runner refuse it again), one cancelled in an earlier NATS may come back as a new
-        campaign and runs. Notes of an older agent (a name alone) are given it, or dropped when written before it
-        (guard.stamped); so is the run reported last, forgotten when reported before it (its id comes back with its
-        campaign's name). Unknown (NATS does not answer): every campaign noted cancelled is refused, as before."""
+        """Learn the events stream's identity (its creation time), which tells this NATS from another: a campaign name
+        is unique in one (the CLI and the runner refuse it again), one cancelled in an earlier NATS may come back as a
+        new campaign and runs, and its run ids (made from the name and the cell) come back too. Each note names the
+        stream it was written in and counts there only; one written while that was unknown (or by an older agent) is
+        given it, or dropped when written before it (guard.stamped). So the run reported last is forgotten when of
+        another NATS, and a log kept in the outbox under another NATS is set aside (outbox.set_aside), not published
+        as this NATS's run. Unknown (NATS does not answer): every campaign noted cancelled is refused, as before."""
+        self.stream_asked = time.monotonic()
         try:
             created = (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), 10)).created
         except Exception as exc:  # noqa: BLE001 - refusing a name too many is the safe side
-            log.warning("start-up: the events stream's creation time is unknown (%s): a campaign noted cancelled is "
-                        "refused whichever NATS it was cancelled in", f"{type(exc).__name__}: {exc}")
+            log.warning("the events stream's creation time is unknown (%s): a campaign noted cancelled is refused "
+                        "whichever NATS it was cancelled in", f"{type(exc).__name__}: {exc}")
             return
-        if created is not None:
-            self.stream = created.isoformat()
-            noted_at = guard.written_at(self.state_dir / guard.CANCELLED)
-            self.cancelled = guard.stamped(self.cancelled, noted_at, self.stream, created.timestamp())
-            if (reported_at := guard.written_at(self.state_dir / guard.REPORTED)) and reported_at < created.timestamp():
-                self.done.pop(guard.last_reported(self.state_dir) or "", None)
+        if created is None:
+            return
+        self.stream, at = created.isoformat(), created.timestamp()
+        self.cancelled = guard.stamped(self.cancelled, self.stream, at)
+        if (note := guard.last_reported_note(self.state_dir)) and not guard.same_nats(note[1], self.stream, at):
+            self.done.pop(note[0], None)
+        for run_id, noted, where in await asyncio.to_thread(outbox.set_aside, self.state_dir, self.stream, at):
+            log.warning("the kept log of run %s was measured under another NATS (%s; this one's events stream: %s): "
+                        "set aside as %s, not published as this NATS's run", run_id, noted, self.stream, where)
+
+    async def learn_stream_again(self) -> None:
+        """learn_stream when the stream is still unknown, at most every STREAM_ASK_S."""
+        if not self.stream and time.monotonic() - self.stream_asked >= STREAM_ASK_S:
+            await self.learn_stream()
 
     def is_cancelled(self, campaign: str) -> bool:
         """Cancelled in this NATS's events stream (or in one unknown)."""
-        stream = self.cancelled.get(campaign)
-        return stream is not None and (stream == self.stream or not stream or not self.stream)
+        noted = self.cancelled.get(campaign)
+        return noted is not None and (noted == self.stream or noted.startswith("@") or not self.stream)
 
     async def take_waiting_cancellations(self, sub: JetStreamContext.PullSubscription) -> None:
         """Handle the cancellations waiting in NATS before any run request is taken: a request of a campaign
@@ -130,15 +143,15 @@ class Agent:
         if not isinstance(event, events.CampaignCancelledV1):
             raise Permanent(f"host agent expects run requests or cancellations, got {event.type}")
         name = event.data.campaign
-        self.cancelled.pop(name, None)  # noted newest last
-        self.cancelled[name] = self.stream
-        if len(self.cancelled) > DONE_KEEP:
-            del self.cancelled[next(iter(self.cancelled))]
+        self.note_cancelled(name, self.stream or guard.noted_now())
         if self.current is not None and self.current[0] == name:  # stopped first: noting it may fail (disk full)
             log.warning("campaign %s cancelled: stopping its run in flight", name)
             self.current[1].set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.current[2].wait(), CANCEL_WAIT_S)
+        if not self.stream:  # unknown at start: asked again, so that few notes are judged by the host's clock
+            await self.learn_stream_again()
+            self.note_cancelled(name, self.stream or self.cancelled.get(name) or guard.noted_now())
         unsafe = self.state_dir_problem()
         if not unsafe:
             try:
@@ -148,6 +161,13 @@ class Agent:
         if unsafe:
             log.error("campaign %s cancelled: not noted in the state directory (a restarted agent would run its "
                       "requests): %s", name, unsafe)
+
+    def note_cancelled(self, campaign: str, nats: str) -> None:
+        """In memory, newest last (bounded: DONE_KEEP)."""
+        self.cancelled.pop(campaign, None)
+        self.cancelled[campaign] = nats
+        if len(self.cancelled) > DONE_KEEP:
+            del self.cancelled[next(iter(self.cancelled))]
 
     def clean_up_after_crash(self) -> None:
         """Reap a crashed agent's leftover benchmark processes and data files (call before consuming)."""
@@ -205,6 +225,8 @@ class Agent:
         if why := self.state_dir_problem():  # before anything is read or written there (lock, outbox)
             await self.refuse(run, "unsafe-state-dir", why)
             return
+        if run.run_id in outbox.kept(self.state_dir):
+            await self.learn_stream_again()  # a log kept under another NATS is set aside, not published as this run
         if (kept := outbox.load(self.state_dir, run.run_id)) is not None:
             log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
             await self.report(kept)
@@ -262,7 +284,7 @@ class Agent:
             await self.refuse(run, "cancelled", f"campaign {run.campaign} was cancelled; the run was stopped after "
                                                 f"{(out.ended_at - out.started_at).total_seconds():.1f} s", "cancelled")
             if not self.state_dir_problem():
-                guard.reported(self.state_dir, run.run_id)  # its redelivery is skipped, as a reported run's
+                guard.reported(self.state_dir, run.run_id, self.stream)  # its redelivery is skipped
             self.remember(run.run_id)
             return
         raw = events.RawLog(run=run, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code,
@@ -285,12 +307,12 @@ class Agent:
         if unsafe := self.state_dir_problem():
             log.error("run %s: publishing its log without keeping or noting it: %s", run_id, unsafe)
         elif keep:
-            await asyncio.to_thread(outbox.save, self.state_dir, event)
+            await asyncio.to_thread(outbox.save, self.state_dir, event, self.stream)
         await self.bus.publish(event)
         # noted before the outbox copy goes: an agent killed between the two then publishes the kept log again
         # (the analyzer stores a run once), where the other order left nothing saying the run was done
         if not unsafe:
-            guard.reported(self.state_dir, run_id)
+            guard.reported(self.state_dir, run_id, self.stream)
             outbox.remove(self.state_dir, run_id)
         self.remember(run_id)
 
@@ -302,7 +324,13 @@ class Agent:
 
     async def flush_outbox(self) -> None:
         """Publish the logs an earlier agent measured but could not publish (their requests may never
-        come back: max_deliver). A failure leaves them for the next start or redelivery."""
+        come back: max_deliver). A failure leaves them for the next start or redelivery; so does the events stream
+        unknown (a log kept under another NATS is not told from this one's: learn_stream)."""
+        if not self.stream and (left := outbox.kept(self.state_dir)):
+            log.warning("start-up: %d kept log(s) not published: the events stream is unknown, they may have been "
+                        "measured under another NATS; published when their request comes back or at the next start",
+                        len(left))
+            return
         for run_id in outbox.kept(self.state_dir):
             if (kept := outbox.load(self.state_dir, run_id)) is None:
                 continue
