@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from podtax import config, events, localauth, natsauth, natsserver, subjects
+from podtax import busconsume, config, events, localauth, natsauth, natsfetch, natsserver, subjects
 from podtax.bus import Bus, ConsumerSpec
 from podtax_host_agent import guard, service
 
@@ -490,3 +490,33 @@ async def test_with_the_stream_unknown_at_start_every_noted_name_is_refused(nats
         assert agent.stream == "" and agent.is_cancelled("c")
     finally:
         await bus.close()
+
+
+async def test_cancellations_delivered_but_still_queued_locally_are_taken_before_requests(
+        buses: dict[str, Bus], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fetch that returns before its whole batch came (a slow link; here FETCH_TIMEOUT_S cut short) leaves
+    cancellations in the subscription's queue: delivered, so consumer info's num_pending is 0. Before, the start-up
+    drain returned without them and left them to the cancels consumer, racing the run requests' consumer."""
+    cli, agent_bus = buses["cli"], buses["host_agent"]
+    for i in range(100):
+        await cli.publish(events.campaign_cancelled(events.CampaignCancelled(campaign=f"old-{i}")))
+    await cli.publish(events.campaign_cancelled(events.CampaignCancelled(campaign="c")))
+    agent = service.Agent(_settings("nats://127.0.0.1:1", tmp_path), agent_bus)
+    cancels = await service.cancels_subscription(agent)
+    monkeypatch.setattr(busconsume, "FETCH_TIMEOUT_S", 0.0001)
+    await agent.take_waiting_cancellations(cancels, asyncio.Event())
+    assert "c" in agent.cancelled and natsfetch.queued(cancels) == 0, "the drain returned, some still queued"
+
+
+async def test_the_start_up_drain_of_cancellations_ends_when_the_agent_is_stopped(buses: dict[str, Bus],
+                                                                                  tmp_path: Path) -> None:
+    """SIGTERM while the agent takes the cancellations waiting at start: it stops taking them (before, it went on
+    until all were taken or WAITING_CANCELS_S, 30 s, passed)."""
+    for i in range(150):
+        await buses["cli"].publish(events.campaign_cancelled(events.CampaignCancelled(campaign=f"old-{i}")))
+    agent = service.Agent(_settings("nats://127.0.0.1:1", tmp_path), buses["host_agent"])
+    cancels = await service.cancels_subscription(agent)
+    stop = asyncio.Event()
+    stop.set()
+    await agent.take_waiting_cancellations(cancels, stop)
+    assert len(agent.cancelled) < 150, "every cancellation taken after the stop"

@@ -112,6 +112,12 @@ async def fetch(sub: JetStreamContext.PullSubscription, batch: int, timeout: flo
     return msgs
 
 
+def queued(sub: JetStreamContext.PullSubscription) -> int:
+    """Messages NATS delivered to the subscription that no fetch has returned yet (a fetch that returned before its
+    whole batch came leaves the rest there: consumer info no longer counts them as pending); status messages aside."""
+    return sum(_status(msg) is None for msg in sub._sub._pending_queue._queue)  # type: ignore[attr-defined]
+
+
 def num_delivered(msg: Msg) -> int:
     """How many times JetStream delivered `msg` (1 the first time), read from its reply subject only:
     ``msg.metadata`` also builds a datetime and three dataclasses, ~8 µs a message, for this one number."""

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from nats.js import JetStreamContext
-from podtax import events, metrics, subjects, templates
+from podtax import events, metrics, natsfetch, subjects, templates
 from podtax.bus import Bus, BusError, ConsumerSpec, Permanent
 from podtax.config import HostAgentSettings
 
@@ -112,17 +112,21 @@ class Agent:
         noted = self.cancelled.get(campaign)
         return noted is not None and (noted == self.stream or noted.startswith("@") or not self.stream)
 
-    async def take_waiting_cancellations(self, sub: JetStreamContext.PullSubscription) -> None:
+    async def take_waiting_cancellations(self, sub: JetStreamContext.PullSubscription, stop: asyncio.Event) -> None:
         """Handle the cancellations waiting in NATS before any run request is taken: a request of a campaign
         cancelled while the agent was away is then refused before it starts, not started and killed moments later.
-        Bounded by WAITING_CANCELS_S: past it, or when NATS does not answer, run requests are taken anyway and the
-        cancellations left come through their consumer (a run they cancel is stopped then)."""
+        Those NATS has delivered count too (a fetch may return before its whole batch came: the rest waits in the
+        subscription). Bounded by WAITING_CANCELS_S: past it, or when NATS does not answer, run requests are taken
+        anyway and the cancellations left come through their consumer (a run they cancel is stopped then); ends at
+        once when `stop` is set."""
         spec = dataclasses.replace(self.cancels_consumer(), batch=100)
         deadline = time.monotonic() + WAITING_CANCELS_S
         taken = 0
         try:
             while (left := deadline - time.monotonic()) > 0:
-                if not (await asyncio.wait_for(sub.consumer_info(), left)).num_pending:
+                if stop.is_set():
+                    return
+                if not (await asyncio.wait_for(sub.consumer_info(), left)).num_pending and not natsfetch.queued(sub):
                     if taken:
                         log.info("start-up: took the %d cancellation(s) waiting before any run request", taken)
                     return
@@ -360,7 +364,7 @@ async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> N
     await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
     await agent.flush_outbox()
-    await agent.take_waiting_cancellations(cancels)  # before any run request: none of them starts to be killed
+    await agent.take_waiting_cancellations(cancels, stop)  # before any run request: none of them starts to be killed
     tasks = [asyncio.create_task(agent.facts_loop(stop)),
              asyncio.create_task(bus.consume(agent.cancels_consumer(), agent.on_cancel, stop, sub=cancels)),
              asyncio.create_task(bus.consume(agent.consumer(), agent.handle, stop))]
