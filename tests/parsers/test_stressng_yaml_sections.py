@@ -107,3 +107,13 @@ def test_a_scientific_notation_table_is_read_and_agrees_with_its_yaml() -> None:
     figure = row.split()[-3]  # the usr+sys rate, `%14.5e`
     with pytest.raises(ParseFailure, match="cut inside a figure"):
         parse_text(log.replace(row, row.replace(figure, figure[:-1])))
+
+
+def test_a_yaml_report_without_metrics_says_to_add_metrics_brief() -> None:
+    """Without --metrics-brief (or with --quiet) the report holds system-info only: it was refused as `no
+    stress-ng: lines found`, as if it were no stress-ng output; now as its table's log is, naming the option."""
+    for name in ("stress-ng-cpu-1-yaml-no-metrics.yaml", "stress-ng-cpu-1-yaml-no-metrics.log"):
+        for tool in (None, "stress-ng"):
+            with pytest.raises(ParseFailure, match="--metrics-brief") as failure:
+                parse_text(read_text(DEBIAN / name), tool)
+            assert failure.value.reason == "unknown-format"

@@ -260,7 +260,12 @@ def _float(text: str) -> float | None:
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
           recorded_version: str | None = None) -> Parsed:
-    if text[:200].lstrip().startswith("---") and "metrics:" in text:
+    yaml = text[:200].lstrip().startswith("---")
+    if yaml and "metrics:" not in text and "stress-ng-version:" in text[:2000] and text.rfind("\n...") >= 0:
+        raise ParseFailure("unknown-format", "this stress-ng --yaml report has no `metrics:` section: stress-ng writes "
+                                             "one only with --metrics-brief (or --metrics) and without --quiet; rerun "
+                                             "with --metrics-brief")
+    if yaml and "metrics:" in text:
         parsed = parse_yaml(text, test, requested, _primary, _flags_yaml)
         after = _scan(text[text.rfind("\n...") + 4:])  # another run's failure appended after the report
         said = after.bad_arg or after.errors
