@@ -269,6 +269,19 @@ def a_path(value: str) -> Path:
     return Path(value)
 
 
+THRESHOLD_HELP = "Practical threshold as a fraction from 0 to below 1 (0.01 = 1%), as the analyzer's API takes it."
+
+
+def practical_threshold(value: float) -> float:
+    """--threshold as the analyzer's API (and `podtax-analyzer report`) takes it, 0 <= t < 1, else a usage mistake
+    naming the option (exit 2): nan, inf, -0.1 or 1.5 were refused by each command after parsing, in a line that
+    named no option."""
+    if not 0 <= value < 1:
+        raise typer.BadParameter(f"{value:g} is no practical threshold: give a fraction from 0 to below 1 "
+                                 "(0.01 = 1%)")
+    return value
+
+
 def not_a_database(path: Path) -> str | None:
     """Why `path`, given as --db, is no DuckDB file to read (not_a_file's reasons, or another kind of file), else None:
     another file made DuckDB's error, with advice about a running analyzer holding it, and exit 1."""

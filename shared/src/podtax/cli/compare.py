@@ -18,7 +18,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from podtax.cli.common import api_json, api_url, campaign_name, fail, wide_console
+from podtax.cli.common import (
+    THRESHOLD_HELP,
+    api_json,
+    api_url,
+    campaign_name,
+    fail,
+    practical_threshold,
+    wide_console,
+)
 from podtax.cli.export import fetch
 from podtax.cli.report_render import p_shown
 from podtax.flags import BOUND_MARKS
@@ -77,7 +85,7 @@ def compare(
     new: Annotated[str, typer.Argument(help="The campaign to compare (e.g. after it).", callback=campaign_name)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
-    threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
+    threshold: Annotated[float, typer.Option(help=THRESHOLD_HELP, callback=practical_threshold)] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only the primary "
                                                                     "ones (not with --json, which always has all).")]
@@ -86,8 +94,6 @@ def compare(
     """Compare two campaigns cell by cell: each ratio, their difference with a CI, a verdict."""
     if correction not in ("holm", "bh"):
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
-    if not 0 <= threshold < 1:
-        raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
     if as_json and all_metrics:  # else dropped without a word (as report refuses it)
         raise fail("--all-metrics is for the terminal comparison: --json always has every metric (each cell's "
                    "`primary` says which is the headline); drop --all-metrics", code=2)

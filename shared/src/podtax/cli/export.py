@@ -20,7 +20,16 @@ from urllib.parse import quote
 import httpx
 import typer
 
-from podtax.cli.common import a_path, api_headers, api_url, campaign_name, fail, unreachable
+from podtax.cli.common import (
+    THRESHOLD_HELP,
+    a_path,
+    api_headers,
+    api_url,
+    campaign_name,
+    fail,
+    practical_threshold,
+    unreachable,
+)
 
 TIMEOUT = 600.0
 
@@ -148,7 +157,7 @@ def export(
     parquet: Annotated[Path | None, typer.Option("--parquet", parser=a_path, metavar="<path>",
                                                  help="The same tables as Parquet files (as --csv).")] = None,
     api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
-    threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
+    threshold: Annotated[float, typer.Option(help=THRESHOLD_HELP, callback=practical_threshold)] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
 ) -> int:
     """Export a campaign: a workbook (--xlsx FILE) or raw tables (--csv DIR / --parquet DIR)."""
@@ -157,8 +166,6 @@ def export(
         raise fail("give exactly one of --xlsx FILE, --csv DIR or --parquet DIR", code=2)
     if correction not in ("holm", "bh"):
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
-    if not 0 <= threshold < 1:
-        raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
     params = {"threshold": threshold, "correction": correction}
     writable(chosen[0], folder=xlsx is None)  # before the analyzer makes the export
     if xlsx is not None:

@@ -19,6 +19,7 @@ import httpx
 import typer
 
 from podtax.cli.common import (
+    THRESHOLD_HELP,
     a_path,
     api_headers,
     api_json,
@@ -27,6 +28,7 @@ from podtax.cli.common import (
     fail,
     not_a_file,
     offline_report,
+    practical_threshold,
     unreachable,
 )
 from podtax.cli.report_phases import from_api as phases_from_api
@@ -81,7 +83,7 @@ def report(
     # parser=a_path: an empty path is refused, where typer made it ".", the current folder
     db: Annotated[Path | None, typer.Option("--db", parser=a_path, metavar="<path>",
                                             help="Read this DuckDB file directly instead of the API.")] = None,
-    threshold: Annotated[float, typer.Option(help="Practical threshold as a fraction (0.01 = 1%).")] = 0.01,
+    threshold: Annotated[float, typer.Option(help=THRESHOLD_HELP, callback=practical_threshold)] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only each test's "
                                                                     "primary one (not with --json, which always has "
@@ -104,8 +106,6 @@ def report(
     intervals, verdicts and flags; control-plane campaigns also get their phase table side by side."""
     if correction not in ("holm", "bh"):
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
-    if not 0 <= threshold < 1:
-        raise fail(f"threshold must be a fraction in [0, 1), got {threshold}", code=2)
     if seeds is not None and simulate is None:
         raise fail("--seeds is the simulation's: give --simulate WORKLOAD (and --html FILE) too, or drop --seeds",
                    code=2)

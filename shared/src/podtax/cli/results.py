@@ -57,7 +57,8 @@ def flag_names(flags: list[str]) -> list[str]:
 def results(
     campaign: Annotated[str | None, typer.Option(help="Only this campaign.", callback=campaign_name)] = None,
     node: Annotated[str | None, typer.Option(help="Only this node.", callback=node_name)] = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many runs.")] = 200,
+    limit: Annotated[int, typer.Option(min=1, max=100_000, help="At most this many runs (the analyzer's API serves "
+                                                                 "up to 100000).")] = 200,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON (every metric).")] = False,
 ) -> int:
     """Show stored results: one row per run with its primary figures."""

@@ -80,7 +80,8 @@ def scores(
     = "kubernetes",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Every metric, not only the ranked one.")]
     = False,
-    placements: Annotated[int, typer.Option(min=0, help="Show this many newest placements.")] = 10,
+    placements: Annotated[int, typer.Option(min=0, max=10_000, help="Show this many newest placements (0: none; the "
+                                                                   "analyzer's API serves up to 10000).")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print scores (with status) and placements as JSON.")]
     = False,
 ) -> int:
