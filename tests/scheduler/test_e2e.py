@@ -104,6 +104,19 @@ def test_pods_of_other_schedulers_are_never_touched(sim_factory: Any, scheduler_
         assert not [c for c in obj["status"].get("conditions") or [] if c.get("reason") == "Unschedulable"]
 
 
+def test_a_scheduler_name_that_is_no_dns_name_is_taken_as_kubernetes_takes_it(sim_factory: Any,
+                                                                               scheduler_factory: Any) -> None:
+    """Kubernetes checks no pod's schedulerName (ValidatePodSpec) and kube-scheduler only that its own is not empty,
+    so a pod can carry 'Team A': PODTAX_SCHEDULER_NAME takes it too (refusing it would leave such pods unbound), and
+    the emulator creates the pod as the API server does."""
+    sim = sim_factory(nodes({"name": "a"}))
+    scheduler_factory(sim.kubeconfig, scheduler_name="Team A")
+    sim.create(pod("other"))  # benchmark-scheduler's, no longer ours
+    sim.create(pod("mine", scheduler="Team A"))
+    assert bound_node(sim, "mine") == "a"
+    assert not sim.get("pods", "other", "default")["spec"].get("nodeName")
+
+
 def test_failed_scheduling_is_explained_then_retried(sim_factory: Any, scheduler_factory: Any,
                                                      nats_url: str) -> None:
     sim = sim_factory(nodes({"name": "c1"}, {"name": "c2"}, {"name": "s1"}, {"name": "s2"}, {"name": "s3"}))

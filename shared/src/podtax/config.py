@@ -327,8 +327,10 @@ class RunnerSettings(Common):
 class SchedulerSettings(Common):
     scheduler_kubeconfig: Path | None = Field(None, description="kubeconfig; unset = in-cluster, else KUBECONFIG's "
                                                                 "files, else ~/.kube/config.")
-    scheduler_name: str = Field("benchmark-scheduler", min_length=1,
-                                description="schedulerName that pods opt in with.")
+    # any non-blank text: Kubernetes checks no pod's schedulerName (ValidatePodSpec), kube-scheduler only that its
+    # profiles' are not empty; a DNS-name check here would refuse a name pods can carry
+    scheduler_name: str = Field("benchmark-scheduler", min_length=1, description="schedulerName that pods opt in "
+                                "with (any text but blank: Kubernetes does not check a pod's schedulerName).")
     scheduler_namespaces: str = Field("", description="Comma-separated namespaces to watch; empty = all.")
     scheduler_score_env: Literal["host", "kubernetes"] = Field("kubernetes", description="Results that rank nodes.")
     scheduler_score_ttl_s: float = Field(7 * 86400, gt=0, description="Older scores count as missing.")
