@@ -47,6 +47,10 @@ def test_a_threshold_out_of_0_to_below_1_names_the_option(tmp_path: Path, comman
     (["results", "--limit", "0"], "invalid value for '--limit': Input should be greater than or equal to 1"),
     (["report", "c", "--html", "r.html", "--simulate", "w.yaml", "--seeds", "1001"],
      "invalid value for '--seeds': Input should be less than or equal to 1000"),
+    (["simulate", "c", "w.yaml", "--seeds", "1"], "invalid value for '--seeds': Input should be greater than or "
+                                                  "equal to 2"),
+    (["campaign", "status", "c", "--follow", "--timeout", "1e309"], "invalid value for '--timeout': inf is not a "
+                                                                    "number of seconds between 0 and 86400"),
     (["campaign", "status", "c", "--follow", "--timeout", "nan"], "invalid value for '--timeout': nan is not a "
                                                                   "number of seconds between 0 and 86400"),
     (["campaign", "cancel", "c", "--wait", "-1"], "invalid value for '--wait': -1.0 is not a number of seconds "
