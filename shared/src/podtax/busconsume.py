@@ -20,7 +20,7 @@ from nats.errors import ConnectionReconnectingError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import ServiceUnavailableError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -115,6 +115,7 @@ class Consumers:
             return []
         except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
             # a server of a cluster went away, or the consumer's leader is moving: keep consuming once it has
+            await _consumer_there(sub, spec)
             log.warning("fetch failed (%s); retrying", type(exc).__name__)
             await asyncio.sleep(1.0)
             return []
@@ -243,6 +244,23 @@ class Consumers:
             await natsfetch.ack_all(committed)
             metrics.MESSAGES.labels(spec.durable, "ack").inc(len(decoded) - len(rejected))
             metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
+
+async def _consumer_there(sub: JetStreamContext.PullSubscription, spec: ConsumerSpec) -> None:
+    """Raise ConsumerGone when NATS says the consumer or its stream does not exist: a NATS restarted with an empty
+    store, or another server at PODTAX_NATS_URL. Pulling from it went on for ever, silently (NATS answers no pull),
+    and what the service keeps of NATS (its streams, buckets, consumers) is gone with it: the service stops, and
+    started again it makes them (the runner, the analyzer) or waits for their owner's."""
+    try:
+        await sub.consumer_info()
+    except NotFoundError as exc:
+        from podtax.bus import BusError
+
+        raise BusError(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
+                       "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started again "
+                       "this service makes or waits for the streams and consumers (what NATS lost is lost)") from None
+    except Exception:  # noqa: BLE001 - no answer (a cluster's leader moving, NATS away): fetched again
+        pass
+
 
 def _read(msg: Msg) -> tuple[Event | None, str | None]:
     """The message's event, or None and why it is dead-lettered: schema-invalid, or misplaced (an event

@@ -214,8 +214,15 @@ class Streams:
         `KeyValue.put` is a JetStream publish on the subject `$KV.<bucket>.<key>`, one round trip at
         a time; this is the same publish with every put in flight at once."""
         futures = [await self.js.publish_async(f"$KV.{bucket}.{key}", value) for key, value in items]
-        for fut in futures:
-            await fut
+        try:
+            for fut in futures:
+                await fut
+        finally:  # one failure raised, not one 'Future exception was never retrieved' logged per put (a lost bucket)
+            for fut in futures:
+                if not fut.done():
+                    fut.cancel()
+                elif not fut.cancelled():
+                    fut.exception()
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:

@@ -16,8 +16,10 @@ Without ``linger`` a lone message waits for the whole ``timeout``: a runner with
 and batches of 500 took 0.5 s per round trip (bench/bench_simulated_campaign.py).
 
 Status messages (404 no messages, 408 request expired, 409 conflicts) end a request and are never
-returned; 100 (idle heartbeat) is skipped. The subscription's pending-bytes accounting is kept, as
-nats-py keeps it, so its slow-consumer protection still works. This reads nats-py's
+returned; 100 (idle heartbeat) is skipped; 503 (no responders: no such consumer, its stream gone, or a
+cluster's leader moving) raises NoRespondersError, as nats-py's fetch does (it ended the fetch empty: a service
+whose NATS lost its JetStream storage pulled nothing for ever, silently). The subscription's pending-bytes
+accounting is kept, as nats-py keeps it, so its slow-consumer protection still works. This reads nats-py's
 ``PullSubscription`` internals (``_sub``, ``_nms``, ``_deliver``, ``_nc``) and, to ack, the client's
 command queue (``_send_command``, ``_flush_pending``) and ``Msg._ackd``, stable across the 2.x
 line and pinned by the lock; tests/integration/test_natsfetch.py runs it against a real nats-server.
@@ -30,12 +32,13 @@ import json
 from collections.abc import Sequence
 
 from nats.aio.msg import Msg
-from nats.errors import ConnectionClosedError
+from nats.errors import ConnectionClosedError, NoRespondersError
 from nats.js import JetStreamContext
 
 STATUS = "Status"
 _V1_TOKENS, _V1_NUM_DELIVERED = 9, 4  # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
 HEARTBEAT = "100"
+NO_RESPONDERS = "503"
 
 
 def _status(msg: Msg) -> str | None:
@@ -57,7 +60,7 @@ def _drain(sub: JetStreamContext.PullSubscription, batch: int, into: list[Msg]) 
 async def _collect(sub: JetStreamContext.PullSubscription, batch: int, into: list[Msg],
                    linger: float | None = None) -> None:
     """Take messages of the current request until it ends (a status), `batch` are in `into`, or
-    `linger` seconds have passed since the first message came."""
+    `linger` seconds have passed since the first message came. NoRespondersError when nothing answers it."""
     inner = sub._sub
     queue = inner._pending_queue
     loop = asyncio.get_running_loop()
@@ -78,6 +81,8 @@ async def _collect(sub: JetStreamContext.PullSubscription, batch: int, into: lis
             into.append(msg)
             if linger is not None and until is None:
                 until = loop.time() + linger
+        elif status == NO_RESPONDERS:
+            raise NoRespondersError
         elif status != HEARTBEAT:
             return
 

@@ -10,10 +10,11 @@ import re
 from pathlib import Path
 
 import duckdb
+import nats.errors
 import uvicorn
 from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
-from podtax.bus import Bus, ConsumerSpec, Unavailable
+from podtax.bus import Bus, BusError, ConsumerSpec, Unavailable
 from podtax.config import AnalyzerSettings, ConfigError, host_names
 from podtax.service import listening_socket, service_streams
 
@@ -78,6 +79,9 @@ class Analyzer:
             started = loop.time()
             try:
                 await self._publish(runs, cache)
+            except (nats.errors.Error, BusError) as exc:  # NATS refused or lost them (its bucket gone): one line
+                log.error("publishing scores failed (%s: %s); will retry", type(exc).__name__, exc)
+                self.pending |= runs
             except Exception:  # noqa: BLE001 - retried with the next change; results are already stored
                 log.exception("publishing scores failed; will retry")
                 self.pending |= runs

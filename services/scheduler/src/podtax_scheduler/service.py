@@ -8,8 +8,10 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
+from datetime import datetime
 from typing import Any
 
+from nats.js.errors import NotFoundError
 from nats.js.kv import KeyValue
 from podtax import natsauth, subjects
 from podtax.bus import Bus, BusError
@@ -26,6 +28,8 @@ from podtax_scheduler.scheduler import SOURCE, Elector, Scheduler
 from podtax_scheduler.scorestore import ScoreStore
 
 log = logging.getLogger("podtax.scheduler.service")
+BUCKET_STREAM = f"KV_{subjects.SCORES_BUCKET}"
+BUCKET_CHECK_S = 2.0  # how often the scores bucket is checked to be the one watched (NatsSide._bucket_kept)
 
 
 # All settings live in podtax.config (one reference for every service).
@@ -110,7 +114,34 @@ class NatsSide:
         if kv is None:
             return
         self.watcher = await kv.watch(self.store.key_filter)
-        await _follow_scores(self.watcher, self.store, self.settled)
+        tasks = [asyncio.ensure_future(_follow_scores(self.watcher, self.store, self.settled)),
+                 asyncio.ensure_future(self._bucket_kept())]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _bucket_kept(self) -> None:
+        """Raise BusError once the scores bucket watched is gone, or is another one of its name (its creation time): a
+        NATS that lost its JetStream storage. The watch followed it no more, silently (nats-py's ordered consumer,
+        made again, starts past the new bucket's first scores): pods were placed by the scores of before, for ever."""
+        created: datetime | None = None
+        while True:
+            try:
+                now = (await self.bus.js.stream_info(BUCKET_STREAM)).created
+            except NotFoundError:
+                now = None
+            except Exception:  # noqa: BLE001 - NATS away or slow: checked again
+                now = created
+            if created is None:  # the bucket just watched (made by _bucket)
+                created = now
+            elif now != created:
+                what = "gone" if now is None else "made again"
+                raise BusError(f"NATS lost KV bucket {subjects.SCORES_BUCKET} ({what}): the NATS server restarted "
+                               "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started "
+                               "again the scheduler follows the bucket there")
+            await asyncio.sleep(BUCKET_CHECK_S)
 
     async def close(self) -> None:
         for task in self._tasks:
