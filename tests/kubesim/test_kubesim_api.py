@@ -263,6 +263,30 @@ def test_leases_conflict_for_leader_election(kubesim: Sim) -> None:
     assert coord.read_namespaced_lease("benchmark-scheduler", "kube-system").spec.holder_identity == "a"
 
 
+SUBDOMAIN_RULE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                  "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+                  r"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+@pytest.mark.parametrize("name", ["a..b", "a.-b", "a-.b", "-a", "a.", "Bad", "a" * 254])
+def test_an_object_name_the_api_server_refuses_is_422_in_its_words(kubesim: Sim, name: str) -> None:
+    """A DNS-1123 subdomain: each dot-separated part starts and ends with a letter or digit (a..b, a.-b and a-.b
+    were taken), at most 253 characters."""
+    coord = client.CoordinationV1Api(kubesim.api_client())
+    with pytest.raises(ApiException) as err:
+        coord.create_namespaced_lease("kube-system", client.V1Lease(metadata=client.V1ObjectMeta(name=name)))
+    rule = "must be no more than 253 characters" if len(name) > 253 else SUBDOMAIN_RULE
+    said = json.loads(err.value.body)["message"].partition(" is invalid: ")[2]
+    assert (err.value.status, said) == (422, f'metadata.name: Invalid value: "{name}": {rule}')
+
+
+def test_object_names_the_api_server_takes_are_taken(kubesim: Sim) -> None:
+    coord = client.CoordinationV1Api(kubesim.api_client())
+    for name in ("a.b-c.d", "a--b", "9", "a" * 253):
+        lease = client.V1Lease(metadata=client.V1ObjectMeta(name=name))
+        assert coord.create_namespaced_lease("kube-system", lease).metadata.name == name
+
+
 def test_pod_spec_is_immutable_and_node_name_needs_binding(core: client.CoreV1Api) -> None:
     core.create_namespaced_pod(NS, pod("i"))
     with pytest.raises(ApiException) as err:

@@ -6,7 +6,8 @@ import re
 
 from podtax_kubesim.util import Obj, invalid, now, quantity
 
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+# a DNS-1123 subdomain: dot-separated parts each starting and ending with a letter or digit (a..b, a.-b refused)
+_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"  # the API server's
 DEFAULT_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
@@ -17,9 +18,13 @@ DEFAULT_TOLERATIONS = [
 def validate_name(kind: str, name: str) -> None:
     if not name:
         raise invalid(kind, name, "metadata.name: Required value: name or generateName is required")
-    if not _DNS_SUBDOMAIN.match(name):
-        raise invalid(kind, name, f"metadata.name: Invalid value: {name!r}: a lowercase RFC 1123 subdomain "
-                      "must consist of lower case alphanumeric characters, '-' or '.'")
+    if len(name) > 253:
+        raise invalid(kind, name, f'metadata.name: Invalid value: "{name}": must be no more than 253 characters')
+    if not re.fullmatch(_DNS_SUBDOMAIN, name):
+        raise invalid(kind, name, f'metadata.name: Invalid value: "{name}": a lowercase RFC 1123 subdomain '
+                      "must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+                      f"with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+                      f"'{_DNS_SUBDOMAIN}')")
 
 
 def qos_class(spec: Obj) -> str:
