@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,17 @@ from podtax import natsserver
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "tests" / "corpus"
+
+
+def absolute_pythonpath(value: str) -> str:
+    """PYTHONPATH with each folder made absolute (from the current folder), empty entries dropped."""
+    return os.pathsep.join(str(Path(p).resolve()) for p in value.split(os.pathsep) if p)
+
+
+# a child started in another folder (cwd=tmp_path) read a relative PYTHONPATH from there: another copy of the sources,
+# or none. Made absolute once here, for every test that hands os.environ (or its PYTHONPATH) to a child.
+if os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = absolute_pythonpath(os.environ["PYTHONPATH"])
 
 
 @pytest.fixture(autouse=True)

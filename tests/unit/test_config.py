@@ -86,3 +86,19 @@ def test_an_analyzer_database_and_new_folders_are_accepted(monkeypatch: pytest.M
         assert load(AnalyzerSettings).analyzer_db == db
     monkeypatch.setenv("PODTAX_AGENT_WORKDIR", str(tmp_path / "work"))
     assert load(HostAgentSettings).agent_workdir == tmp_path / "work"
+
+
+def test_the_documented_empty_values_still_take(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Empty means something for these (docs/configuration.md): any name, every namespace, the agent's region, no
+    Nomad token. An empty PODTAX_RUNNER_NOMAD_TOKEN stopped the runner at start (it was no token before, as Nomad's
+    CLI reads an empty NOMAD_TOKEN)."""
+    from podtax_runner.controlplane.nomad import NomadConfig
+
+    for variable in ("PODTAX_ANALYZER_ALLOWED_HOSTS", "PODTAX_SCHEDULER_NAMESPACES", "PODTAX_RUNNER_NOMAD_REGION",
+                     "PODTAX_RUNNER_NOMAD_TOKEN"):
+        monkeypatch.setenv(variable, "")
+    assert load(AnalyzerSettings).analyzer_allowed_hosts == ""
+    assert load(SchedulerSettings).scheduler_namespaces == ""
+    runner = load(RunnerSettings)
+    assert (runner.runner_nomad_region, runner.runner_nomad_token) == ("", None)
+    assert NomadConfig.from_settings(runner).token is None

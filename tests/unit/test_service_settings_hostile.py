@@ -16,6 +16,7 @@ import pytest
 
 NATS_GONE = "nats://127.0.0.1:1"
 ANY_SETTING = "is empty: unset it, or set a value"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"  # as the API server checks names
 
 
 @pytest.mark.parametrize(("module", "variable", "value", "says"), [
@@ -38,15 +39,19 @@ ANY_SETTING = "is empty: unset it, or set a value"
                                                  "(got ' ')"),
     ("podtax_runner", "PODTAX_RUNNER_KUBECONFIG", "", f"{ANY_SETTING} (got '')"),
     ("podtax_runner", "PODTAX_RUNNER_REPORT_GRACE_S", "inf", "Input should be a finite number (got 'inf')"),
-    ("podtax_runner", "PODTAX_RUNNER_NOMAD_TOKEN", "", f"{ANY_SETTING} (got a hidden value)"),
+    # empty is no token (as Nomad's CLI reads an empty NOMAD_TOKEN: test_config), blanks are no token either
+    ("podtax_runner", "PODTAX_RUNNER_NOMAD_TOKEN", " ", "is blank: unset it or leave it empty for no token, or set the "
+                                                       "token (got a hidden value)"),
     ("podtax_scheduler", "PODTAX_SCHEDULER_NAME", " ", "is empty: unset it for the default benchmark-scheduler, or "
                                                       "set a value (got ' ')"),
     ("podtax_scheduler", "PODTAX_SCHEDULER_LEASE_DURATION_S", "inf", "Input should be a finite number (got 'inf')"),
     ("podtax_scheduler", "PODTAX_SCHEDULER_PROFILE", "", f"{ANY_SETTING} (got '')"),
     # Kubernetes answered 422 at every lease call: the scheduler ran and never led, so never bound a pod
-    ("podtax_scheduler", "PODTAX_SCHEDULER_LEASE_NAME", "Bad Lease", "String should match pattern "
-                                                                     "'^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$' "
-                                                                     "(got 'Bad Lease')"),
+    *(("podtax_scheduler", "PODTAX_SCHEDULER_LEASE_NAME", name, f"String should match pattern '{DNS_SUBDOMAIN}' "
+                                                                f"(got '{name}')") for name in ("Bad Lease", "a..b",
+                                                                                                "a.-b", "a-.b")),
+    ("podtax_scheduler", "PODTAX_SCHEDULER_LEASE_NAME", "a" * 254, f"String should have at most 253 characters "
+                                                                   f"(got '{'a' * 254}')"),
 ])
 def test_a_hostile_setting_stops_the_service_at_start_in_one_line(tmp_path: Path, module: str, variable: str,
                                                                   value: str, says: str) -> None:
@@ -88,6 +93,8 @@ def test_a_hostile_setting_stops_the_service_at_start_in_one_line(tmp_path: Path
     (["podtax_kubesim", "--history", "0"], "podtax-kubesim: --history must be at least 1, got 0"),  # a traceback
     (["podtax_kubesim", "--host", ""], "podtax-kubesim: --host is empty: give an address to listen on (127.0.0.1: "
                                        "loopback)"),  # it listened on every address
+    (["podtax_kubesim", "--kubelet", "exec", "--host", ""], "podtax-kubesim: --host is empty: give an address to "
+                                                            "listen on (127.0.0.1: loopback)"),  # "not --host "
     (["podtax_nomadsim", "--cluster", ""], "podtax-nomadsim: argument --cluster: {empty}. Try "
                                            "'podtax-nomadsim --help'."),
     (["podtax_nomadsim", "--tls-dir", ""], "podtax-nomadsim: argument --tls-dir: {empty}. Try "
@@ -120,10 +127,23 @@ def test_an_empty_folder_variable_is_not_the_current_folder(tmp_path: Path, argv
     assert (done.returncode, done.stderr) == (2, says + "\n")
 
 
+def test_the_child_in_another_folder_imports_this_copy_of_podtax(tmp_path: Path) -> None:
+    """A relative PYTHONPATH (a copy of the sources under test) was read from tmp_path by the children: they
+    imported the installed podtax, not the copy under test (tests/conftest.py makes it absolute)."""
+    import podtax
+
+    done = subprocess.run([sys.executable, "-c", "import podtax; print(podtax.__file__)"], cwd=tmp_path,
+                          env=_env(tmp_path, {}), capture_output=True, text=True, timeout=60)
+    assert done.stdout == f"{podtax.__file__}\n"
+
+
+def _env(tmp_path: Path, variables: dict[str, str]) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PODTAX_NATS_URL": NATS_GONE, "COLUMNS": "200",
+            "PODTAX_AGENT_WORKDIR": str(tmp_path / "work"), **variables,
+            **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}  # absolute: tests/conftest.py
+
+
 def _run(tmp_path: Path, argv: list[str], variables: dict[str, str]) -> subprocess.CompletedProcess[str]:
     (tmp_path / "afile").write_text("x\n")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PODTAX_NATS_URL": NATS_GONE, "COLUMNS": "200",
-           "PODTAX_AGENT_WORKDIR": str(tmp_path / "work"), **variables,
-           **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}
-    return subprocess.run([sys.executable, "-m", *argv], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run([sys.executable, "-m", *argv], cwd=tmp_path, env=_env(tmp_path, variables),
+                          capture_output=True, text=True, timeout=60)

@@ -59,7 +59,7 @@ class ConfigError(SystemExit):
 
 # settings whose empty value has a documented meaning; any other set to "" or blanks is refused at start-up
 # (a PODTAX_AGENT_WORKDIR="" ran benchmarks in the current folder, PODTAX_ANALYZER_HOST="" served on every address)
-EMPTY_MEANS = frozenset({"analyzer_allowed_hosts", "scheduler_namespaces", "runner_nomad_region"})
+EMPTY_MEANS = frozenset({"analyzer_allowed_hosts", "scheduler_namespaces", "runner_nomad_region", "runner_nomad_token"})
 
 
 class Common(BaseSettings):
@@ -144,7 +144,9 @@ class Common(BaseSettings):
 
 
 NAMESPACE = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"  # a Kubernetes namespace's name (a DNS-1123 label)
-OBJECT_NAME = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"  # most objects' names, a Lease's too (a DNS-1123 subdomain)
+# most objects' names, a Lease's too: a DNS-1123 subdomain, at most 253 characters (max_length), dot-separated
+# parts each starting and ending with a letter or digit (the API server refuses a..b, a.-b, a-.b)
+OBJECT_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 NATS_TLS_SETTINGS = ("PODTAX_NATS_TLS_CA", "PODTAX_NATS_TLS_CERT", "PODTAX_NATS_TLS_KEY")
 NOMAD_TLS_SETTINGS = ("PODTAX_RUNNER_NOMAD_CACERT", "PODTAX_RUNNER_NOMAD_CLIENT_CERT", "PODTAX_RUNNER_NOMAD_CLIENT_KEY")
 
@@ -300,7 +302,17 @@ class RunnerSettings(Common):
     runner_kubernetes: bool = Field(True, description="Enable the Kubernetes executor (pod runs).")
     runner_nomad_addr: str = Field("http://127.0.0.1:4646", pattern=r"^https?://",
                                    description="Nomad HTTP API for volume-churn on nomad (like NOMAD_ADDR).")
-    runner_nomad_token: SecretStr | None = Field(None, description="Nomad ACL token (X-Nomad-Token).")
+    runner_nomad_token: SecretStr | None = Field(None, description="Nomad ACL token (X-Nomad-Token); empty = none "
+                                                 "(as Nomad's CLI reads an empty NOMAD_TOKEN).")
+
+    @field_validator("runner_nomad_token", mode="before")
+    @classmethod
+    def _no_token(cls, v: object) -> object:
+        """Empty is no token (no header sent); blanks are a mistake, not a token."""
+        if isinstance(v, str) and v and not v.strip():
+            raise ValueError("is blank: unset it or leave it empty for no token, or set the token")
+        return v or None
+
     runner_nomad_namespace: str = Field("default", pattern=r"^[A-Za-z0-9_-]{1,128}$", description="Nomad namespace.")
     runner_nomad_region: str = Field("", pattern=r"^[A-Za-z0-9_-]{0,128}$",
                                      description="Nomad region; empty = the agent's.")
@@ -337,8 +349,10 @@ class SchedulerSettings(Common):
     scheduler_profile: Path | None = Field(None, description="YAML scheduling profile (plugin weights).")
     scheduler_metrics_port: int = Field(9464, ge=0, le=65535, description="Prometheus metrics port.")
     scheduler_leader_elect: bool = Field(True, description="Use a Lease so only one replica binds.")
-    scheduler_lease_name: str = Field("benchmark-scheduler", pattern=OBJECT_NAME, description="Name of the "
-                                      "leader-election Lease (an object name: lowercase letters, digits, '-', '.').")
+    scheduler_lease_name: str = Field("benchmark-scheduler", max_length=253, pattern=OBJECT_NAME, description="Name "
+                                      "of the leader-election Lease (an object name: lowercase letters, digits, '-' "
+                                      "and '.', each dot-separated part starting and ending with a letter or "
+                                      "digit; at most 253).")
     scheduler_lease_namespace: str = Field("kube-system", pattern=NAMESPACE,
                                            description="Namespace of the Lease.")
     scheduler_lease_duration_s: float = Field(15.0, gt=0, description="Lease duration, seconds.")

@@ -66,11 +66,11 @@ async def serve(args: argparse.Namespace) -> int:
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with --kubeconfig or --cluster, found before anything starts (an audit: a bad cluster
     file gave a traceback, and `--kubeconfig /tmp` left the token in /tmp.tmp)."""
+    if not args.host.strip():  # "" listened on every address
+        return "--host is empty: give an address to listen on (127.0.0.1: loopback)"
     if args.kubelet == "exec" and not is_loopback(args.host):
         return (f"--kubelet exec runs pods as processes on this machine: it listens on loopback only (127.0.0.1 "
                 f"or ::1), not --host {args.host}")
-    if not args.host.strip():  # "" listened on every address
-        return "--host is empty: give an address to listen on (127.0.0.1: loopback)"
     if args.history < 1:  # a traceback at the first event
         return f"--history must be at least 1, got {args.history}"
     if args.token_file is not None and not args.token_file.is_file():  # "[Errno 2] No such file ...", exit 1
