@@ -68,8 +68,8 @@ def test_misc_metrics_of_several_instances_are_not_named_as_the_tables() -> None
     shared = table.keys() & yaml.keys()
     assert {"matrix_bogo_ops", "cpu_bogo_ops_per_second_real"} <= shared and len(shared) == 12
     assert all(abs(table[name] - yaml[name]) <= 0.0051 for name in shared)
-    one = parse_text(read_text(DEBIAN / "stress-ng-cpu-2-matrixprod.yaml"))  # one instance: names as the table's
-    assert not any(m.name.endswith("_mean_over_instances") for m in one.metrics)
+    one = parse_text(read_text(DEBIAN / "stress-ng-matrix-1-sn.yaml")).values()  # one instance: the table's names
+    assert one["frobenius_matrix_ops_per_sec"] == 123120.5 and not any(n.endswith("_instances") for n in one)
 
 
 def test_a_yaml_row_whose_stressor_line_or_cpu_usage_is_lost_is_refused() -> None:
@@ -96,7 +96,8 @@ def test_a_table_row_among_the_misc_metrics_is_read_as_a_row() -> None:
 
 def test_a_scientific_notation_table_is_read_and_agrees_with_its_yaml() -> None:
     """--sn prints the row as `200 3.217e-01 2.400e-02 ...` and misc metrics as `4.66e+05`: the row was refused
-    as cut inside a figure (its figures lack 2 decimals); a figure cut inside its exponent still is."""
+    as cut inside a figure (its figures lack 2 decimals); a figure cut inside its exponent still is, and one cut
+    after its mantissa's 2 decimals (`8.43526e+03` to `8.43`, read as 8.43): the row's first figure says its form."""
     log = read_text(DEBIAN / "stress-ng-matrix-1-sn.log")
     table = parse_text(log).values()
     yaml = parse_text(read_text(DEBIAN / "stress-ng-matrix-1-sn.yaml")).values()
@@ -105,8 +106,12 @@ def test_a_scientific_notation_table_is_read_and_agrees_with_its_yaml() -> None:
         assert value == pytest.approx(yaml[name], rel=0.005, abs=1e-9), name
     row = next(line for line in log.split("\n") if "] matrix  " in line and " 200 " in line)
     figure = row.split()[-3]  # the usr+sys rate, `%14.5e`
-    with pytest.raises(ParseFailure, match="cut inside a figure"):
-        parse_text(log.replace(row, row.replace(figure, figure[:-1])))
+    for cut in (figure[:-1], figure[:4]):
+        with pytest.raises(ParseFailure, match="cut inside a figure"):
+            parse_text(log.replace(row, row.replace(figure, cut)))
+        brief = log[:log.index(row)] + row[:row.index(figure)] + cut + "\n"  # --metrics-brief: the row's last figure
+        with pytest.raises(ParseFailure, match="cut inside a figure"):
+            parse_text(brief)
 
 
 def test_a_yaml_report_without_metrics_says_to_add_metrics_brief() -> None:

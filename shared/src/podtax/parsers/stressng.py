@@ -210,9 +210,10 @@ def _line(s: Scan, raw: str, state: int) -> int:
             except ValueError:
                 pass
             else:  # stress-ng prints times, rates and CPU % with 2 decimals: one without was cut (`167.67` -> `167`)
-                if not s.cut:  # or, with --sn, in scientific notation (`3.336e-01`)
+                if not s.cut:  # or, with --sn, every figure in scientific notation (`3.336e-01`): the row's
+                    sn = _SN.fullmatch(parts[2]) is not None  # first says which, and a cut `8.43526e+03` is `8.43`
                     for odd in parts[2:8]:
-                        if (len(odd) < 4 or odd[-3] != ".") and _SN.fullmatch(odd) is None:
+                        if _SN.fullmatch(odd) is None if sn else len(odd) < 4 or odd[-3] != ".":
                             s.cut = f"the stress-ng {parts[0]} row's `{odd}` lacks the 2 decimals stress-ng prints"
                             break
                 return state
