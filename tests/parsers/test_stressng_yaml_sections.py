@@ -83,6 +83,20 @@ def test_a_yaml_row_whose_stressor_line_or_cpu_usage_is_lost_is_refused() -> Non
         assert failure.value.reason == "unknown-format"
 
 
+def test_a_top_level_line_before_a_metrics_row_is_refused_not_the_row_dropped() -> None:
+    """A `times:` line out of place before the matrix row of a cpu+matrix run ended the metrics section there: the
+    matrix row was dropped and the run read as a lone cpu run (the stress-ng-cpu template's primary metric)."""
+    report = read_text(DEBIAN / "stress-ng-cpu-2-matrix-2.yaml")
+    moved = report.replace("\n\n    - stressor: matrix", "\n\ntimes:\n    - stressor: matrix")
+    assert moved != report
+    for tool in (None, "stress-ng-cpu"):
+        with pytest.raises(ParseFailure, match="metrics row after `times:`: a line is out of place") as failure:
+            parse_text(moved, tool)
+        assert failure.value.reason == "unknown-format"
+    later = report.replace("\n...", "\ntimes:\n    - stressor: matrix\n      run-time: 1.02\n...")  # no bogo-ops
+    assert parse_text(later).values() == parse_text(report).values()
+
+
 def test_a_table_row_among_the_misc_metrics_is_read_as_a_row() -> None:
     """Lines out of order put `matrix  2642  1.01 ...` after `miscellaneous metrics:`: it was read as a misc
     metric named `matrix_1_01_0_30_...`, the matrix row lost."""

@@ -78,13 +78,19 @@ def _value(text: str) -> str:
 
 def _section_end(text: str, at: int, last: int) -> int:
     """Where the `metrics:` section (`\nmetrics:` at `at`) ends: before the first `- stressor:` row whose line before
-    is a top-level key (`perfstats:`, `thermal-zones:`... hold such rows too), else at the text's end (the rows' own
-    reading stops at a top-level line). The lines between rows (per-instance lists, thousands long) are not read;
-    `last` is where the text's last `- stressor:` row starts."""
+    is a top-level key (`perfstats:`, `thermal-zones:`... hold such rows too, without bogo-ops: one with it there is
+    refused, a line out of place would drop it), else at the text's end (the rows' own reading stops at a top-level
+    line). The lines between rows (per-instance lists, thousands long) are not read; `last` is where the text's last
+    `- stressor:` row starts."""
     row = text.find(_ROW, at + 1, last + len(_ROW))
     while row >= 0:
         before = text.rfind("\n", 0, row) + 1
         if before > at + 1 and before < row and not text[before].isspace():
+            after = text.find(_ROW, row + 1)  # a metrics row (its bogo-ops) after the top-level line: out of place
+            if text.find("\n      bogo-ops:", row, after if after >= 0 else len(text)) >= 0:
+                raise ParseFailure("unknown-format", f"the stress-ng YAML report has a metrics row after "
+                                                     f"`{text[before:row][:40]}`: a line is out of place, so the log "
+                                                     "is damaged")
             return before - 1
         row = text.find(_ROW, row + 1, last + len(_ROW)) if row < last else -1
     return len(text)
