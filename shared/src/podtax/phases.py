@@ -131,6 +131,19 @@ def absent_reason(template: str, backend: str, phase: str) -> str | None:
 METRIC_SUFFIXES: tuple[str, ...] = ("_p50_ms", "_p95_ms", "_p99_ms", "_max_ms", "_min_ms", "_avg_ms", "_makespan_s")
 
 
+# kube-burner's min and avg of a phase (P_min_ms, P_avg_ms): descriptive figures, shown (ratio, interval, raw p-value)
+# to line podtax up with kube-burner, and no hypothesis of either correction family of the report or of `podtax compare`
+# (the phase's percentiles are the tested figures), so they move no other cell's adjusted p-value.
+DESCRIPTIVE_SUFFIXES: tuple[str, ...] = ("_min_ms", "_avg_ms")
+DESCRIPTIVE_WHY = "kube-burner's min/avg"
+
+
+def is_descriptive(test: str, metric: str) -> bool:
+    """Whether ``metric`` of ``test`` is a descriptive figure (DESCRIPTIVE_SUFFIXES of a control-plane template's
+    phase): another tool's mean is an ordinary metric."""
+    return test in TEMPLATES and metric.endswith(DESCRIPTIVE_SUFFIXES)
+
+
 def phase_of_metric(metric: str) -> str | None:
     """The phase a timeline metric measures (bound_p50_ms -> bound), None for a run-wide one (errors, wall_s)."""
     return next((metric[:-len(x)] for x in METRIC_SUFFIXES if metric.endswith(x)), None)

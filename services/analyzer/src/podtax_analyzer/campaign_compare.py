@@ -8,7 +8,9 @@ cell's candidate/baseline ratio of medians (pod/host, nomad/kubernetes):
   (podtax_analyzer.stats.change);
 - a two-sided bootstrap p-value for "no change" (twice the smaller tail share of diff around 0),
   corrected across cells as in the report (Holm or BH), primary metrics and the others as separate
-  families;
+  families; a descriptive figure (podtax.phases.is_descriptive: kube-burner's min and avg of a control-plane
+  phase) is in neither: its change, interval and raw p-value are given, no adjusted p-value and no verdict
+  ("inconclusive", its sentence says why);
 - the flags of both campaigns' cells (each explained, prefixed with the campaign); a blocking flag
   on either side withholds the verdict;
 - no interval and no p-value when a compared side has fewer runs than the report's minimum
@@ -44,6 +46,7 @@ import duckdb
 import numpy as np
 from podtax import sides, templates
 from podtax.flags import BOUND_MARKS, MIN_RUNS, bound_mark
+from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 from podtax.pvalue import p_digits
 
 from podtax_analyzer import flags as fl
@@ -58,6 +61,7 @@ from podtax_analyzer.stats.verdict import (
     AT_MOST,
     EXACT,
     FASTER,
+    INCONCLUSIVE,
     NO_DIFFERENCE,
     SET_BY_PARAMS,
     SLOWER,
@@ -283,6 +287,8 @@ def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
         head += f"; {new}/{base} {fmt_ratio(ch['change'])}"
     if ch["p_adjusted"] is not None:
         head += f", {p_text_of(ch['p_adjusted'])} adjusted"
+    elif ch["descriptive"] and ch["p_value"] is not None:
+        head += f", unadjusted {p_text_of(ch['p_value'])}"
     head += ")"
     verdict = ch["verdict"]
     tool = f" {ch['tool']}" if ch["tool"] else ""
@@ -294,6 +300,9 @@ def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     if verdict == NO_DIFFERENCE:
         return f"No detectable difference: {head}." + tool
     blocking = [f for f in ch["flags"] if f.split(":", 1)[1] in fl.BLOCKING]
+    if ch["descriptive"] and not blocking:
+        return (f"Descriptive, not tested ({DESCRIPTIVE_WHY}): {head}; it is in no correction family and has no "
+                f"verdict of its own." + tool)
     why = (f"flags {', '.join(blocking)} withhold the verdict" if blocking else ch["bound_why"]
            or _why_inconclusive(ch, threshold))
     return f"Inconclusive ({why}): {head}." + tool
@@ -367,9 +376,10 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             base_ratio=b.ratio, new_ratio=n.ratio, flags=flags, flag_details=details, **est,
             # change = NEW's figure / BASE's: a figure that is only a lower or upper bound bounds it (stats/verdict.py)
             bound=quotient_bound(_bound(n, one[0] if one else None), _bound(b, one[0] if one else None)),
-            bounded={base: b, new: n}, one=one[0] if one else None, tool=tool))
+            bounded={base: b, new: n}, one=one[0] if one else None, tool=tool,
+            descriptive=is_descriptive(key[2], key[4]), p_adjusted=None))  # descriptive: in neither family
     for family in (True, False):
-        idx = [i for i, r in enumerate(rows) if r["primary"] == family]
+        idx = [i for i, r in enumerate(rows) if r["primary"] == family and not r["descriptive"]]
         for i, p in zip(idx, adjust([rows[i]["p_value"] for i in idx], correction), strict=True):
             rows[i]["p_adjusted"] = p
     out = []
@@ -378,6 +388,8 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         args = (r["change"], r["change_ci_low"], r["change_ci_high"], r["p_adjusted"], r["higher_is_better"])
         bound, bounded, one = r.pop("bound"), r.pop("bounded"), r.pop("one")
         v, free = (decide(*args, threshold=threshold, blocked=blocked, bound=b) for b in (bound, EXACT))
+        if r["descriptive"]:  # no verdict of its own
+            v = free = INCONCLUSIVE
         r["verdict"] = _WORDS.get(v, "inconclusive")
         r["bound_why"] = _bound_why(bounded, one, bound, free) if v != free and not blocked else None
         unchanged = r.pop("unchanged")
@@ -385,7 +397,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             r["verdict"], r["sentence"] = unchanged
         else:
             r["sentence"] = _sentence(r, base, new, threshold)
-        for k in ("too_few", "bound_why", "tool"):
+        for k in ("too_few", "bound_why", "tool", "descriptive"):
             r.pop(k)
         out.append(CellChange(**r))
     def unmatched(a: str, b: str) -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import duckdb
 import numpy as np
 from podtax import templates
+from podtax.phases import DESCRIPTIVE_WHY
 from podtax.sides import change_word
 
 from podtax_analyzer import flags as fl
@@ -368,10 +369,25 @@ def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | 
         f"{said} (no ratio: the {zero} median is 0; {p_text_of(p)} after {correction}; {sides}).")
 
 
+def _descriptive_sentence(f: dict, group: str | None) -> str:
+    """A descriptive figure's sentence (podtax.phases.is_descriptive): ratio, interval and raw p-value, no verdict."""
+    pair = (f["baseline"], f["candidate"])
+    base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
+    ratio, lo, hi = f["ratio"], f["ci_low"], f["ci_high"]
+    interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
+    p = f"unadjusted {p_text_of(f['p_value'])}" if f["p_value"] is not None else "no p-value"
+    text = (f"Descriptive, not tested ({DESCRIPTIVE_WHY}): "
+            f"{change_phrase(ratio, f['higher_is_better'], (base, cand), f['unit'])} than {base} (ratio "
+            f"{fmt_ratio(ratio)}, {interval}, {p}; {_sides_text(f, base, cand)}); it is in no correction family and "
+            f"has no verdict of its own: the phase's percentiles are the tested figures.")
+    return text + (f" Besides, {group}: a second group of runs that the median does not show." if group else "")
+
+
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
-             other_params: str | None = None) -> CellComparison:
+             other_params: str | None = None, descriptive: bool = False) -> CellComparison:
     """The cell's verdict and sentence. ``other_params``: flags.other_params' sentence when the two sides ran
-    different params, which replaces the advice of INSUFFICIENT (more runs) and the sentence."""
+    different params, which replaces the advice of INSUFFICIENT (more runs) and the sentence. ``descriptive``: a
+    figure in no family (podtax.phases.is_descriptive): "inconclusive", its ratio said, unless a flag says why not."""
     f = dict(a.fields, p_adjusted=p_adjusted)
     if other_params and "INSUFFICIENT" in f["flag_details"]:
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
@@ -396,4 +412,6 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
         f["sentence"] = absent
     if a.set_by and (f["n_host"] or f["n_pod"]):  # one side or two: nothing to compare, in this or another campaign
         f["verdict"], f["sentence"] = SET_BY_PARAMS, _set_by_sentence(f, a.set_by)
+    elif descriptive and f["verdict"] != NOT_COMPARABLE and f["ratio"] is not None and not rules["blocked"]:
+        f["verdict"], f["sentence"] = INCONCLUSIVE, _descriptive_sentence(f, group)
     return CellComparison(**f)

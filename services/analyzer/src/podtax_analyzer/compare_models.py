@@ -47,7 +47,10 @@ class CellChange(BaseModel):
     change_ci_low: float | None
     change_ci_high: float | None
     p_value: float | None = Field(description="Two-sided bootstrap p-value of 'no change'.")
-    p_adjusted: float | None
+    p_adjusted: float | None = Field(description="p_value corrected within its family (primary or secondary); null "
+                                                 "when p_value is, and for a descriptive figure (kube-burner's "
+                                                 "min/avg of a phase, "
+                                                 "podtax.phases.is_descriptive: in no family, verdict 'inconclusive').")
     verdict: ChangeVerdict
     flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG' (NEW:CONFOUNDED: "
                                                                "a median given in another unit than in BASE, "

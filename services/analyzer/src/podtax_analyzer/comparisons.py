@@ -10,7 +10,10 @@ For every cell (campaign, node, test, params, metric):
   primary metric per cell (podtax.templates.is_primary_metric; a test whose template names none
   puts all its metrics there), and the secondary metrics (transforms of the primary, extra
   percentiles) form a second family corrected separately, so they do not drain the primary
-  verdicts' power. Metrics with no variance (every value identical) are not tested, nor cells with fewer
+  verdicts' power. The descriptive figures (podtax.phases.is_descriptive: kube-burner's min and avg of a
+  control-plane phase) are in neither family: their ratio, interval and raw p-value are given, with no
+  adjusted p-value and no verdict of their own, and they move no other cell's adjusted p-value. Metrics with
+  no variance (every value identical) are not tested, nor cells with fewer
   than podtax.flags.MIN_RUNS runs on a side (INSUFFICIENT: the ratio only, no interval, Hodges-Lehmann
   effect or p-value, so they leave the family and move no other cell's adjusted p-value). A secondary
   metric whose verdict differs from its cell's primary verdict says so in its sentence and a
@@ -26,6 +29,7 @@ import math
 
 import duckdb
 from podtax.events import CellStats
+from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 
 from podtax_analyzer import flags as fl
 from podtax_analyzer import sequence
@@ -77,9 +81,9 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
     out = []
     for c, p in zip(rows, prim, strict=True):
         head = heads.get((c.cluster, c.node, c.test, c.params))
-        # a metric the parameters set has no verdict of its own to correct (no p-value, in no family)
+        # a metric the parameters set, or a descriptive one, has no verdict of its own to correct (in no family)
         if p or head is None or head.verdict == c.verdict or not {head.verdict, c.verdict} & {FASTER, SLOWER} \
-                or c.verdict == SET_BY_PARAMS:
+                or c.verdict == SET_BY_PARAMS or is_descriptive(c.test, c.metric):
             out.append(c)
             continue
         names = (side_name(head.baseline, (head.baseline, head.candidate)),
@@ -98,15 +102,17 @@ def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: f
     analyses = analyze_all(cells, threshold=threshold, seed=seed)
     fill_run_ids(con, analyses)
     prim = primary_flags(cells)
-    pvals = [a.fields["p_value"] for a in analyses]
+    shown = [is_descriptive(c.test, c.metric) for c in cells]  # in neither family
+    pvals = [None if d else a.fields["p_value"] for a, d in zip(analyses, shown, strict=True)]
     adj_prim = adjust([p if f else None for p, f in zip(pvals, prim, strict=True)], correction)
     adj_sec = adjust([None if f else p for p, f in zip(pvals, prim, strict=True)], correction)
     apart = fl.other_params(cells)  # one-sided cells whose sides ran different params
     rows = []
-    for a, f, pp, ps in zip(analyses, prim, adj_prim, adj_sec, strict=True):
-        label = correction if f else f"{correction} over the secondary metrics"
+    for a, f, d, pp, ps in zip(analyses, prim, shown, adj_prim, adj_sec, strict=True):
+        label = (f"not tested (descriptive: {DESCRIPTIVE_WHY})" if d else correction if f
+                 else f"{correction} over the secondary metrics")
         rows.append(finalize(a, pp if f else ps, threshold=threshold, correction=label,
-                             other_params=apart.get(a.cell.id)))
+                             other_params=apart.get(a.cell.id), descriptive=d))
     return _reconcile(rows, prim)
 
 

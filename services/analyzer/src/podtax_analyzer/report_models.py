@@ -104,7 +104,9 @@ class CellComparison(BaseModel):
                                               "the metric has no variance: such a cell is not in the correction "
                                               "family.")
     p_adjusted: float | None = Field(description="p_value after the campaign-wide correction (Holm or BH within "
-                                                 "its family); null when p_value is.")
+                                                 "its family); null when p_value is, and for a descriptive figure "
+                                                 "(kube-burner's min/avg of a phase, podtax.phases.is_descriptive: "
+                                                 "in no family, verdict 'inconclusive').")
     verdict: Verdict = Field(description="'set by the parameters' for a metric set in every run rather than "
                                          "measured (sysbench's events under events=N, total_time under time=T, "
                                          "hdparm's read seconds: podtax.templates.set_by_params): no ratio, "
