@@ -254,3 +254,23 @@ def test_the_reported_note_names_its_nats_and_an_older_agents_is_judged_by_its_t
     guard.reported(tmp_path, "d-3")
     run_id, nats = guard.last_reported_note(tmp_path) or ("", "")
     assert run_id == "d-3" and guard.same_nats(nats, s2, time.time() - 60), "stream unknown: noted now"
+
+
+def test_the_reported_note_is_read_as_the_cancelled_list_not_through_a_link(tmp_path: Path) -> None:
+    """<state>/reported was read with read_text(): a link was followed, a non-UTF-8 byte raised (in Agent.__init__: a
+    crash loop), a FIFO blocked the start for ever and a huge file was read whole. It is now read as
+    <state>/cancelled is: a link or a FIFO reads as none, a bad byte is replaced, at most REPORTED_BYTES are read."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / guard.REPORTED).write_bytes(b"d-\xff1 @100\n")
+    assert guard.last_reported_note(state) == ("d-\ufffd1", "@100")
+    (state / guard.REPORTED).write_bytes(b"d-1 " + b"9" * (guard.REPORTED_BYTES * 4))
+    assert guard.last_reported_note(state) == ("d-1", "9" * (guard.REPORTED_BYTES - 4)), "read whole"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("e-1 @100\n")
+    (state / guard.REPORTED).unlink()
+    (state / guard.REPORTED).symlink_to(elsewhere)
+    assert guard.last_reported_note(state) is None, "read through a link"
+    (state / guard.REPORTED).unlink()
+    os.mkfifo(state / guard.REPORTED)
+    assert guard.last_reported_note(state) is None and guard.last_reported(state) is None

@@ -39,6 +39,7 @@ RECORD = "running.json"
 # and when the note was written (epoch seconds, the host's clock; an older agent's note without one: its file's mtime)
 _NATS = re.compile(r"[0-9][-0-9T:.+Z]{0,39}|@[0-9]{1,12}(\.[0-9]{1,6})?")
 REPORTED = "reported"  # the run id whose log was published last, a space, its NATS
+REPORTED_BYTES = 256  # a run id of 200 characters (events.RunId), a space, a NATS of 40 and a newline
 # the campaigns cancelled last, newest last, a line each: its name, a space, the NATS it was cancelled in
 CANCELLED = "cancelled"
 CANCELLED_KEEP = 1000
@@ -146,13 +147,13 @@ def reported(state_dir: Path, run_id: str, nats: str = "") -> None:
 
 
 def last_reported_note(state_dir: Path) -> tuple[str, str] | None:
-    """The run reported last and its NATS (an older agent's note, the run id alone: '@' and the note's mtime)."""
-    try:
-        text, at = (state_dir / REPORTED).read_text(), os.stat(state_dir / REPORTED).st_mtime
-    except FileNotFoundError:
+    """The run reported last and its NATS (an older agent's note, the run id alone: '@' and the note's mtime), read
+    as the cancelled campaigns are (_read_note)."""
+    if (note := _read_note(state_dir / REPORTED, REPORTED_BYTES, "no run remembered as reported")) is None:
         return None
+    text, written = note
     run_id, *nats = text.split()[:2] or [""]
-    return (run_id, nats[0] if nats else f"@{at:.6f}") if run_id else None
+    return (run_id, nats[0] if nats else written) if run_id else None
 
 
 def last_reported(state_dir: Path) -> str | None:
@@ -196,19 +197,9 @@ def cancelled_campaigns(state_dir: Path) -> dict[str, str]:
     """The campaigns noted cancelled, each with its NATS (a name alone, an older agent's: '@' and the list's mtime),
     newest last: a link, a FIFO or anything not a regular file reads as none, at most CANCELLED_KEEP of at most
     CANCELLED_BYTES are read, and a line that is no campaign name (and NATS) is skipped."""
-    try:
-        fd = os.open(state_dir / CANCELLED, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
+    if (note := _read_note(state_dir / CANCELLED, CANCELLED_BYTES, "no cancelled campaign remembered")) is None:
         return {}
-    except OSError as exc:  # a link (ELOOP) or unreadable
-        log.error("%s not read (%s): no cancelled campaign remembered", state_dir / CANCELLED, exc)
-        return {}
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            log.error("%s is not a regular file: no cancelled campaign remembered", state_dir / CANCELLED)
-            return {}
-        text = f.read(CANCELLED_BYTES).decode(errors="replace")  # an undecodable name fails the check below
-        written = f"@{os.fstat(fd).st_mtime:.6f}"
+    text, written = note
     notes: dict[str, str] = {}
     for line in text.splitlines():
         name, *nats = line.split()[:3] or [""]
@@ -216,6 +207,29 @@ def cancelled_campaigns(state_dir: Path) -> dict[str, str]:
             notes.pop(name, None)
             notes[name] = nats[0] if nats else written
     return dict(list(notes.items())[-CANCELLED_KEEP:])
+
+
+def _read_note(path: Path, limit: int, lost: str) -> tuple[str, str] | None:
+    """A note's text (its first `limit` bytes, an undecodable byte replaced) and its mtime as a NATS ('@' and the time:
+    an older agent's note names none), or None when absent; a link, a FIFO (never waited on) or anything not a regular
+    file, or a file that cannot be read, is one error line saying what is `lost`, and None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a link (ELOOP) or unreadable
+        log.error("%s not read (%s): %s", path, exc, lost)
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            log.error("%s is not a regular file: %s", path, lost)
+            return None
+        try:
+            text = f.read(limit).decode(errors="replace")
+        except OSError as exc:  # EIO
+            log.error("%s not read (%s): %s", path, exc, lost)
+            return None
+        return text, f"@{os.fstat(fd).st_mtime:.6f}"
 
 
 def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:
