@@ -23,10 +23,21 @@ from podtax.safefiles import MAX_LOG_BYTES
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "debian12-x86_64"
 STRESS = (CORPUS / "stress-ng-cpu-1-times.log").read_text()
 SYSBENCH = (CORPUS / "sysbench-cpu-prime100000-1t.log").read_text()
+FIO = (CORPUS / "fio-randread-4k-numjobs2-normal.txt").read_text()
+FIO_HEAD = FIO[:FIO.index("Run status group 0")]  # the two jobs' reports
 
 
 def fill(unit: str, size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
+
+
+def counted(head: str, unit: str, size: int) -> str:
+    """`head`, then `unit` formatted with 0, 1, 2... (distinct lines) up to `size` characters, then a blank line."""
+    out, k, total = [head], 0, len(head)
+    while total < size:
+        out.append(unit.format(k))
+        total, k = total + len(out[-1]), k + 1
+    return "".join(out) + "\n"
 
 
 def grown(report: str, chatter: str, size: int) -> str:
@@ -49,6 +60,13 @@ SHAPES: dict[str, tuple[str | None, str, Callable[[int], str]]] = {
     "stress-ng prefixes on one line": ("stress-ng", "stress-ng", lambda n: fill("stress-ng: ", n)),
     "fio job head line of `a-a-a-...`": ("fio", "sysbench",
                                          lambda n: "fio-3.33\nj: (g=0): rw=read, bs=" + fill("a-", n)),
+    # fio text: each status group's block was read to the next blank line (none: the end), jobs summed per line
+    "fio status groups without blank lines": ("fio", "sysbench", lambda n: counted(
+        FIO_HEAD, "Run status group {0} (all jobs):\n   READ: bw=1MiB/s (1MB/s), io=1KiB (1kB), run=1-1msec\n", n)),
+    # fio text: each job's name counted among all the jobs' names
+    "fio jobs of one name": ("fio", "sysbench", lambda n: counted(
+        "fio-3.33\n", "n: (groupid=0, jobs=1): err= 0: pid={0}: x\n  read: IOPS=1, BW=1KiB/s (1kB/s)(1KiB/1msec)\n",
+        n)),
 }
 
 

@@ -117,6 +117,27 @@ def test_megabyte_shapes_that_were_read_in_quadratic_time_end_with_a_reason(text
     assert failure_of(lambda: parse_text(text, tool)).reason == reason
 
 
+def test_a_megabyte_of_fio_status_groups_without_blank_lines_reads_as_the_log() -> None:
+    """Each `Run status group` block was read to the next blank line (none here: the text's end) and its jobs summed
+    per group line: quadratic, 5 s for 100 KiB of distinct groups, 493 s for a megabyte. Group 0's block (the jobs')
+    now ends at the next group's line, whose rate is not its own: the log reads as without the other groups."""
+    log = read_text(CORPUS / "debian12-x86_64" / "fio-randread-4k-numjobs2-normal.txt")
+    unit = "Run status group {0} (all jobs):\n   READ: bw=1MiB/s (1MB/s), io=1KiB (1kB), run=1-1msec\n"
+    groups = "".join(unit.format(k) for k in range(1, MAX_LOG_BYTES // len(unit)))
+    parsed = parse_text(log[:log.index("\n\nDisk stats")] + "\n" + groups + "\n", "fio")
+    alone = parse_text(log, "fio")
+    assert parsed.values() == alone.values() and parsed.flags == alone.flags
+    assert not any(f.startswith("STAGGERED") for f in parsed.flags)
+
+
+def test_a_megabyte_of_fio_jobs_of_one_name_names_each_by_its_number() -> None:
+    """Each job's name was counted among all the jobs' names (quadratic in jobs; now counted once)."""
+    unit = "n: (groupid=0, jobs=1): err= 0: pid={0}: x\n  read: IOPS=1, BW=1KiB/s (1kB/s)(1KiB/1msec)\n"
+    jobs = MAX_LOG_BYTES // len(unit)
+    values = parse_text("fio-3.33\n" + "".join(unit.format(k) for k in range(jobs)) + "\n", "fio").values()
+    assert values["n_0_read_iops"] == values[f"n_{jobs - 1}_read_iops"] == 1 and values["read_iops"] == jobs
+
+
 def test_a_sysbench_banner_behind_other_text_is_named_as_before() -> None:
     text = "CPU 0 sysbench 1.0.11 (using system LuaJIT 2.1.0-beta3)\nx (LuaJIT)\n"
     failure = failure_of(lambda: parse_text(text, "sysbench"))

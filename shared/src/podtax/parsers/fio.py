@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -280,7 +281,8 @@ def _job_prefixes(jobs: list[dict[str, Any]]) -> list[str]:
         raise ParseFailure("unknown-format", "a fio JSON job has no `jobname`: that line is missing, so the "
                                              "report is damaged")
     raw = [_SLUG.sub("_", str(j.get("jobname", "job"))).strip("_").lower() or "job" for j in jobs]
-    return [f"{n}_{i}_" if raw.count(n) > 1 else f"{n}_" for i, n in enumerate(raw)]
+    named = Counter(raw)
+    return [f"{n}_{i}_" if named[n] > 1 else f"{n}_" for i, n in enumerate(raw)]
 
 
 def _check_errors(jobs: list[dict[str, Any]], text: str = "") -> None:

@@ -9,6 +9,7 @@ without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits wit
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -288,8 +289,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     totals: dict[str, float] = {}
     groups = len({group for _, group, _ in jobs})
     slugs = [slug(name) or "job" for name, _, _ in jobs]
+    named = Counter(slugs)
     for i, (_name, group, figures) in enumerate(jobs):
-        prefix = "" if len(jobs) == 1 else f"{slugs[i]}_{i}_" if slugs.count(slugs[i]) > 1 else f"{slugs[i]}_"
+        prefix = "" if len(jobs) == 1 else f"{slugs[i]}_{i}_" if named[slugs[i]] > 1 else f"{slugs[i]}_"
         for key, value in figures.items():
             unit = "IOPS" if key.endswith("_iops") else "KiB/s" if key.endswith("_bw") else "µs"
             metrics.add(prefix + key, value, unit, unit != "µs")
@@ -351,23 +353,34 @@ def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]],
     parser's do (the rates' 3 digits tipped a run 2.9% apart in JSON over 3% in text); fio's group rate is
     kept when it is lower beyond its rounding (startdelay: a span longer than any job's runtime)."""
     flags = []
-    for m in _STATUS.finditer(text):
-        end = text.find("\n\n", m.end())
-        for line in _GROUP_BW.finditer(text, m.end(), end if end >= 0 else len(text)):
+    sums: dict[tuple[str, str], float] = {}  # (group, direction) -> the jobs' summed rate
+    members: dict[tuple[str, str], list[int]] = {}  # (group, direction) -> its jobs' numbers from 1
+    for i, (_, group, f) in enumerate(jobs, 1):
+        for key, value in f.items():
+            if key.endswith("_bw"):
+                d = key[:-3]
+                sums[(group, d)] = sums.get((group, d), 0.0) + value
+                members.setdefault((group, d), []).append(i)
+    exact_sums = {key: sum(spans[(i, key[1])] for i in ids) for key, ids in members.items()
+                  if all((i, key[1]) in spans for i in ids)}  # every job's KiB over its runtime printed
+    starts = list(_STATUS.finditer(text))
+    for k, m in enumerate(starts):  # a group's block: to its blank line, or the next group's line (none: damaged)
+        after = starts[k + 1].start() if k + 1 < len(starts) else len(text)
+        end = text.find("\n\n", m.end(), after)
+        for line in _GROUP_BW.finditer(text, m.end(), end if end >= 0 else after):
             direction = line.group(1).lower()
             if line.group(2):
                 fio = to_number(line.group(2)) * (1024 if line.group(4) else 1000) ** _POWER[line.group(3)] \
                     / (8192 if line.group(0)[-5] == "b" else 1024)
             else:
                 fio = _kib(line.group(5), line.group(6))
-            total = sum(f.get(f"{direction}_bw", 0.0) for _, group, f in jobs if group == m.group(1))
-            members = [i for i, (_, group, f) in enumerate(jobs, 1) if group == m.group(1) and f"{direction}_bw" in f]
+            total = sums.get((m.group(1), direction), 0.0)
             eol = text.find("\n", line.end())
             io = _GROUP_IO.search(text, line.end(), eol if eol >= 0 else len(text))
-            if io and io.group(4) != "0" and all((i, direction) in spans for i in members):
+            if io and io.group(4) != "0" and (m.group(1), direction) in exact_sums:
                 exact = _io_kib(io) * 1000 / int(io.group(4))  # over the longest runtime, as the JSON parser's
                 fio = fio if fio and fio < 0.99 * exact else exact  # below beyond rounding: a longer span (startdelay)
-                total = sum(spans[(i, direction)] for i in members)
+                total = exact_sums[(m.group(1), direction)]
             if fio and total > fio * 1.03:
                 flags.append(staggered_flag(f"fio's summary of group {m.group(1)} gives {direction} bw={fio:.0f} "
                                             "KiB/s", total))
