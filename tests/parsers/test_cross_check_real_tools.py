@@ -73,7 +73,14 @@ FIO = [
     ("json", ["--name=l", "--rw=randread", "--bs=4k", "--size=2M", "--ioengine=libaio", "--iodepth=4",
               "--lat_percentiles=1"]),
     ("json", ["--name=u", "--rw=read", "--bs=64k", "--size=4M", "--ioengine=psync", "--unit_base=1"]),  # bit/s
+    ("json", ["--name=n", "--rw=randread", "--bs=4k", "--size=2M", "--ioengine=psync", "--numjobs=2"]),  # per job
 ]
+_STAGGERED = re.compile(r"STAGGERED: fio's (?:summary of|JSON gives) group (\d+) (?:gives )?(\w+) bw=.*", re.S)
+
+
+def _said(flags: tuple[str, ...]) -> list[str]:
+    """The flags, a STAGGERED one as its group and direction (the text's figures are rounded, the JSON's not)."""
+    return [_STAGGERED.sub(r"STAGGERED group \1 \2", flag) for flag in flags]
 
 
 @pytest.mark.parametrize(("form", "options"), FIO, ids=lambda o: o if isinstance(o, str) else " ".join(o))
@@ -83,7 +90,8 @@ def test_fio_text_and_json_of_one_run_agree(form: str, options: list[str], tmp_p
     from_text = parse_text(text + proc.stderr, "fio")
     from_json = parse_text(report + proc.stderr, "fio")
     assert parse_text(text + proc.stderr).values() == from_text.values()  # recognized without --tool
-    assert from_json.flags == () and from_text.flags[0].startswith("TEXT_OUTPUT: "), from_text.flags
+    assert from_text.flags[0].startswith("TEXT_OUTPUT: "), from_text.flags
+    assert _said(from_text.flags[1:]) == _said(from_json.flags), (from_text.flags, from_json.flags)
     got, expected = from_text.values(), from_json.values()
     assert set(got) == set(expected) and any(n.endswith("_iops") for n in got), set(got) ^ set(expected)
     for name, value in got.items():
