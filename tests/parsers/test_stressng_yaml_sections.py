@@ -72,6 +72,24 @@ def test_misc_metrics_of_several_instances_are_not_named_as_the_tables() -> None
     assert one["frobenius_matrix_ops_per_sec"] == 123120.5 and not any(n.endswith("_instances") for n in one)
 
 
+def test_a_rows_instances_list_says_how_many_instances_its_misc_metrics_are_over() -> None:
+    """A one-instance row that used no CPU time (cpu-usage-per-instance 0) could not show its one instance and got
+    `_mean_over_instances` names; its `instances:` list (0.21 on, as hwbench's capture) now says one, or two."""
+    report = read_text(DEBIAN / "stress-ng-matrix-1-sn.yaml")
+    idle = report.replace("      user-time: 2.371000e-02\n", "      user-time: 0.000000e+00\n").replace(
+        "      cpu-usage-per-instance: 2.524419e+01\n", "      cpu-usage-per-instance: 0.000000e+00\n")
+    assert idle.count("e+00\n") == report.count("e+00\n") + 2
+    listed = "      zero-matrix-ops-per-sec: 1.067641e+06\n"
+    entry = "          - instance: {0}\n            bogo-ops: {1}\n"
+    one = idle.replace(listed, listed + "      instances:\n" + entry.format(0, 200))
+    two = report.replace(listed, listed + "      instances:\n" + entry.format(0, 100) + entry.format(1, 100))
+    assert parse_text(one).values()["frobenius_matrix_ops_per_sec"] == 123120.5
+    for several in (idle, two):  # no list and no CPU time: taken for several, as before
+        values = parse_text(several).values()
+        assert values["frobenius_matrix_ops_per_sec_mean_over_instances"] == 123120.5
+        assert "frobenius_matrix_ops_per_sec" not in values
+
+
 def test_a_yaml_row_whose_stressor_line_or_cpu_usage_is_lost_is_refused() -> None:
     report = read_text(DEBIAN / "stress-ng-cpu-2-matrix-2.yaml")
     swapped = report.replace("metrics:\n    - stressor: cpu\n", "    - stressor: cpu\nmetrics:\n")

@@ -9,8 +9,9 @@ spaces as dashes, so the names match, except where the description had punctuati
 A stressor of several instances is another matter: its YAML gives each miscellaneous metric as the arithmetic
 mean over the instances, its table as their geometric mean (0.15; later ones per metric: geometric or harmonic
 mean, total, maximum), 25281 against 66825 ops/s for two matrix instances of one run. Those YAML figures are
-named `..._mean_over_instances`, never compared with the table's, unless the row shows one instance
-(`cpu-usage-per-instance` is its usr+sys time over its wall-clock time, per instance).
+named `..._mean_over_instances`, never compared with the table's, unless the row shows one instance: its
+`instances:` list (0.21 on, with --metrics) has one entry, or, without a list, its `cpu-usage-per-instance` is its
+usr+sys time over its wall-clock time. Before 0.15.00 the table printed the arithmetic mean too.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ MIXED = ("MIXED_OUTPUT: the log holds a YAML report and a metrics table (one run
 _ROW = "\n    - stressor: "
 _SEVERAL = "this log holds several stress-ng YAML reports (a stressor has several rows); split it, one run per log"
 _TOP_LINE = re.compile(r"\n[^\s]")  # a line that starts a top-level key (or the `...` end line)
+_INSTANCE = "\n          - instance: "  # an entry of a row's `instances:` list
 
 
 def _top_value(text: str, key: str) -> str | None:
@@ -96,12 +98,27 @@ def _section_end(text: str, at: int, last: int) -> int:
     return len(text)
 
 
-def _single_instance(rows: list[tuple[str, list[float]]], with_misc: set[str]) -> set[str]:
-    """The stressors (of `with_misc`) whose row shows one instance: `cpu-usage-per-instance` is 100 x (usr + sys)
-    / wall-clock / instances. A row that cannot tell (no CPU time) is taken for several."""
+def _instances(text: str, start: int, end: int) -> int | None:
+    """The entries of the `instances:` list in text[start:end] when they are numbered 0 to N-1 in turn, else None."""
+    last = text.rfind(_INSTANCE, start, end)
+    eol = text.find("\n", last + 1, end)
+    number = text[last + len(_INSTANCE):eol if eol >= 0 else end].strip() if last >= 0 else ""
+    if not number.isdigit() or text.count(_INSTANCE, start, end) != int(number) + 1:
+        return None
+    return int(number) + 1
+
+
+def _single_instance(rows: list[tuple[str, list[float]]], with_misc: set[str], counts: Mapping[str, int]) -> set[str]:
+    """The stressors (of `with_misc`) whose row shows one instance: its `instances:` list has one entry (`counts`),
+    or without one, `cpu-usage-per-instance` is 100 x (usr + sys) / wall-clock / instances. A row that cannot tell
+    (no CPU time) is taken for several."""
     single = set()
     for name, row in rows:
         if name not in with_misc:
+            continue
+        if name in counts:
+            if counts[name] == 1:
+                single.add(name)
             continue
         if len(row) < 7:  # printed since 0.12, misc metrics since 0.15
             raise ParseFailure("unknown-format", f"the stress-ng YAML row for {name} has miscellaneous metrics but no "
@@ -120,6 +137,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     compiler = _top_value(text, "compiler:")
     rows: list[tuple[str, dict[int, float]]] = []
     misc: list[tuple[str, float, str]] = []  # stressor, value, description (the key, dashes as spaces)
+    lists: dict[str, tuple[int, int]] = {}  # stressor -> where its `instances:` list is
     at = text.find("\nmetrics:")
     last = text.rfind(_ROW)  # no forward search past the last row (rfind is 2x faster here)
     section = _section_end(text, at, last) if at >= 0 else len(text)  # `perfstats:`, `thermal-zones:` rows follow
@@ -142,6 +160,8 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         stop = text.find("\n      instances:", at, end if end >= 0 else section)
         block = text[at + len(_ROW):stop if stop >= 0 else end if end >= 0 else section]
         name, _, body = block.partition("\n")
+        if stop >= 0:
+            lists[_value(name)] = (stop, end if end >= 0 else section)
         values: dict[int, float] = {}
         for line in body.split("\n"):
             if line.startswith("      ") and not line.startswith("       "):
@@ -184,7 +204,10 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
         metrics.add_columns(named_columns(prefix), measured(values))
-    single = _single_instance(complete, {name for name, _, _ in misc})
+    with_misc = {name for name, _, _ in misc}
+    counts = {name: n for name, (start, end) in lists.items()
+              if name in with_misc and (n := _instances(text, start, end)) is not None}
+    single = _single_instance(complete, with_misc, counts)
     for name, value, desc in misc:
         suffix, unit, better = misc_metric(desc)
         metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix
