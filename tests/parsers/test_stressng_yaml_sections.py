@@ -74,7 +74,7 @@ def test_misc_metrics_of_several_instances_are_not_named_as_the_tables() -> None
 
 def test_a_rows_instances_list_says_how_many_instances_its_misc_metrics_are_over() -> None:
     """A one-instance row that used no CPU time (cpu-usage-per-instance 0) could not show its one instance and got
-    `_mean_over_instances` names; its `instances:` list (0.21 on, as hwbench's capture) now says one, or two."""
+    `_mean_over_instances` names; its `instances:` list (as in hwbench's 0.21.03 capture) now says one, or two."""
     report = read_text(DEBIAN / "stress-ng-matrix-1-sn.yaml")
     idle = report.replace("      user-time: 2.371000e-02\n", "      user-time: 0.000000e+00\n").replace(
         "      cpu-usage-per-instance: 2.524419e+01\n", "      cpu-usage-per-instance: 0.000000e+00\n")

@@ -10,8 +10,9 @@ A stressor of several instances is another matter: its YAML gives each miscellan
 mean over the instances, its table as their geometric mean (0.15; later ones per metric: geometric or harmonic
 mean, total, maximum), 25281 against 66825 ops/s for two matrix instances of one run. Those YAML figures are
 named `..._mean_over_instances`, never compared with the table's, unless the row shows one instance: its
-`instances:` list (0.21 on, with --metrics) has one entry, or, without a list, its `cpu-usage-per-instance` is its
-usr+sys time over its wall-clock time. Before 0.15.00 the table printed the arithmetic mean too.
+`instances:` list (hwbench's 0.21.03 report has one, 0.15.06's none) has one entry, or, without a list, its
+`cpu-usage-per-instance` is its usr+sys time over its wall-clock time. Before 0.15.00 the table printed the
+arithmetic mean too.
 """
 
 from __future__ import annotations
