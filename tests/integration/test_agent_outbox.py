@@ -7,9 +7,11 @@ second time; the first measurement was lost, and a long fio run cost its whole d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,10 @@ import nats
 import pytest
 from podtax import config, events, natsserver, subjects
 from podtax.bus import Bus
-from podtax_host_agent import outbox
+from podtax_host_agent import guard, outbox, service
 from podtax_host_agent.service import Agent
+
+from tests.integration.test_agent_cancel import _blind_agent
 
 NODE = "n1"
 
@@ -37,6 +41,25 @@ async def _connected(bus: Bus) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError("the bus did not reconnect")
+
+
+@contextlib.asynccontextmanager
+async def _watched(nats_url: str) -> AsyncIterator[tuple[Bus, nats.NATS, list[dict[str, Any]]]]:
+    """A bus with its streams, a second connection and the run logs it sees published (flush it before reading)."""
+    bus = await Bus.connect(nats_url, "test/agent")
+    nc = await nats.connect(nats_url)
+    logs: list[dict[str, Any]] = []
+
+    async def on_log(msg: Any) -> None:
+        logs.append(json.loads(msg.data))
+
+    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
+    try:
+        await bus.ensure_streams()
+        yield bus, nc, logs
+    finally:
+        await nc.close()
+        await bus.close()
 
 
 async def test_a_log_measured_while_nats_was_down_is_published_later_not_measured_again(
@@ -133,16 +156,7 @@ async def test_a_log_kept_under_an_earlier_nats_is_set_aside_not_published_as_th
                             started_at=at, ended_at=at)
         outbox.save(state, events.raw_log(raw, "test").model_copy(update={"id": f"{run_id}.log"}), stream)
     os.utime(state / outbox.FOLDER / "d-1.json", (1e9, 1e9))  # kept in 2001, long before this NATS
-    bus = await Bus.connect(nats_url, "test/agent")
-    nc = await nats.connect(nats_url)
-    logs: list[dict[str, Any]] = []
-
-    async def on_log(msg: Any) -> None:
-        logs.append(json.loads(msg.data))
-
-    await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_log)
-    try:
-        await bus.ensure_streams()
+    async with _watched(nats_url) as (bus, nc, logs):
         settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE,
                                agent_workdir=tmp_path / "work", agent_state_dir=state)
         agent = Agent(settings, bus)
@@ -161,6 +175,81 @@ async def test_a_log_kept_under_an_earlier_nats_is_set_aside_not_published_as_th
         again = Agent(settings, bus)  # a restart leaves them aside
         await again.learn_stream()
         assert sorted(p.name for p in (state / outbox.FOLDER).iterdir()) == aside
-    finally:
-        await nc.close()
-        await bus.close()
+
+def _run(run_id: str) -> events.RunSpec:
+    return events.RunSpec(run_id=run_id, campaign="d", node=NODE, env="host", test="sysbench-cpu",
+                          params={"max_prime": 2000, "events": 50, "threads": 1}, timeout_s=30)
+
+
+def _old_log(state: Path, run_id: str, stream: str) -> events.RunSpec:
+    """Keep a log of `run_id` (campaign d, stdout OLD-NATS) measured under `stream`; returns its run."""
+    run = _run(run_id)
+    at = dt.datetime(2001, 9, 9, tzinfo=dt.UTC)
+    raw = events.RawLog(run=run, stdout="OLD-NATS", exit_code=0, started_at=at, ended_at=at)
+    outbox.save(state, events.raw_log(raw, "test").model_copy(update={"id": f"{run_id}.log"}), stream)
+    return run
+
+
+async def _no_answer(*_: object, **__: object) -> None:
+    raise TimeoutError
+
+
+@pytest.mark.parametrize("answers_later", [True, False])
+async def test_with_the_stream_unknown_at_start_an_earlier_nats_log_is_not_published_as_the_new_run(
+        nats_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture, answers_later: bool) -> None:
+    """The stream unknown at start (one slow answer), the new campaign d's request for d-1 comes, its log kept under
+    the 2001 NATS. Before (review hR4 B1), it asked again at most once a minute and load() ignored the file's stream:
+    the 2001 log was published as this NATS's d-1 and the new run never measured. Now it asks at once: NATS answering,
+    the log is set aside as .earlier-nats; still not answering, as .unknown-nats (one warning); d-1 is measured."""
+    state = tmp_path / "state"
+    run = _old_log(state, "d-1", dt.datetime(2001, 9, 9, tzinfo=dt.UTC).isoformat())
+    async with _watched(nats_url) as (bus, nc, logs):
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.refresh_facts()
+        await agent.flush_outbox()  # waits for the stream
+        if not answers_later:
+            bus.js.stream_info = _no_answer  # type: ignore[method-assign]
+        await agent.handle(events.run_requested(run, "podtax/runner"))
+        await nc.flush()
+        assert [e["data"]["stdout"] == "OLD-NATS" for e in logs] == [False], "the 2001 log published as d-1"
+        assert "events per second" in logs[0]["data"]["stdout"], "measured"
+        aside = "d-1.json" + (outbox.ASIDE if answers_later else outbox.UNVERIFIED)
+        assert [p.name for p in (state / outbox.FOLDER).iterdir()] == [aside], "set aside, not lost"
+        warned = [r.message for r in caplog.records if "set aside" in r.message]
+        assert len(warned) == 1 and aside in warned[0], warned
+
+
+async def test_with_the_stream_unknown_at_start_a_run_noted_in_an_earlier_nats_is_run(nats_url: str,
+                                                                                     tmp_path: Path) -> None:
+    """<state>/reported names d-1 of the 2001 NATS, the stream unknown at start. Before (review hR4 B2), d-1 stayed
+    'reported already' and the new campaign d's d-1 was acked with nothing published (never measured); its request now
+    asks for the stream, which forgets the note of another NATS, and d-1 is measured."""
+    guard.reported(tmp_path / "state", "d-1", dt.datetime(2001, 9, 9, tzinfo=dt.UTC).isoformat())
+    async with _watched(nats_url) as (bus, nc, logs):
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        assert "d-1" in agent.done
+        await agent.refresh_facts()
+        await agent.handle(events.run_requested(_run("d-1"), "podtax/runner"))
+        await nc.flush()
+        assert [e["data"]["run"]["run_id"] for e in logs] == ["d-1"], "acked as reported already, never measured"
+        assert agent.stream and guard.last_reported(tmp_path / "state") == "d-1"
+
+
+async def test_a_log_kept_under_this_nats_is_published_once_the_stream_unknown_at_start_is_known(
+        nats_url: str, tmp_path: Path) -> None:
+    """A log kept under THIS NATS (its request past max_deliver), the stream unknown at start: the start-up flush
+    leaves it (as designed). Before (review hR4 B3), learning the stream later (a cancellation asks again) published
+    nothing while the agent lived; now the logs that waited are published then."""
+    state = tmp_path / "state"
+    async with _watched(nats_url) as (bus, nc, logs):
+        stream = (await bus.js.stream_info(subjects.STREAM)).created.isoformat()
+        _old_log(state, "k-1", stream)
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.flush_outbox()
+        await nc.flush()
+        assert logs == [] and outbox.kept(state) == ["k-1"], "published with the stream unknown"
+        agent.stream_asked -= service.STREAM_ASK_S  # long after the start: a cancellation asks again
+        await agent.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="x")))
+        await nc.flush()
+        assert agent.stream == stream
+        assert [e["id"] for e in logs] == ["k-1.log"] and outbox.kept(state) == [], "kept log still unpublished"

@@ -9,7 +9,8 @@ and an agent that starts publishes what an earlier one left.
 A file names the NATS it was measured under (guard: the events stream's identity, on a first line before the event;
 a file without it, an older agent's, is judged by its mtime): after a NATS reset a new campaign may take an old one's
 name, and with it the same run ids, so a log kept under an earlier NATS is set aside (renamed, never published as the
-new campaign's run, nor lost).
+new campaign's run, nor lost); so is one whose request comes back while the events stream is unknown (its NATS cannot
+be told), and the run is measured again.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from podtax_host_agent import guard, owndir
 log = logging.getLogger("podtax.host_agent")
 FOLDER = "outbox"
 ASIDE = ".earlier-nats"  # the suffix of a log set aside, kept under another NATS
+UNVERIFIED = ".unknown-nats"  # the suffix of a log set aside, its request back while the events stream was unknown
 
 
 def _path(state_dir: Path, run_id: str) -> Path:
@@ -90,9 +92,23 @@ def set_aside(state_dir: Path, stream: str, created_at: float) -> list[tuple[str
         except FileNotFoundError:
             continue
         if not guard.same_nats(nats, stream, created_at):
-            where, n = path.with_name(path.name + ASIDE), 1
-            while where.exists():  # one set aside before: both kept
-                where, n = path.with_name(f"{path.name}{ASIDE}-{n}"), n + 1
-            path.rename(where)
-            moved.append((run_id, nats, where))
+            moved.append((run_id, nats, _rename(path, ASIDE)))
     return moved
+
+
+def set_aside_unverified(state_dir: Path, run_id: str) -> Path | None:
+    """Rename the kept log of `run_id` to `<run id>.json.unknown-nats` (not published, not lost): the events stream
+    unknown, whether it was measured under this NATS cannot be told. Returns the new path, None if none was kept."""
+    try:
+        return _rename(_path(state_dir, run_id), UNVERIFIED)
+    except FileNotFoundError:
+        return None
+
+
+def _rename(path: Path, suffix: str) -> Path:
+    """Rename `path` to its name and `suffix` (then -1, -2... when one was set aside before: both kept)."""
+    where, n = path.with_name(path.name + suffix), 1
+    while where.exists():
+        where, n = path.with_name(f"{path.name}{suffix}-{n}"), n + 1
+    path.rename(where)
+    return where

@@ -54,13 +54,16 @@ class Agent:
         self.state_dir = owndir.state_dir(settings)
         # run ids whose log is published, newest last (redelivery guard; the last one survives a restart).
         # Bounded: a request comes back only while unacked, one at a time, so the recent ones are enough.
-        self.done: dict[str, None] = dict.fromkeys(r for r in [guard.last_reported(self.state_dir)] if r)
+        # The run noted last and its NATS, judged once the events stream is known (learn_stream).
+        self.noted = guard.last_reported_note(self.state_dir)
+        self.done: dict[str, None] = dict.fromkeys([self.noted[0]] if self.noted else [])
         self.lock = guard.NodeLock(self.state_dir)
         # campaigns cancelled, newest last (the last ones noted in the state directory survive a restart), each with
         # the NATS it was cancelled in (guard): self.stream, the events stream of the NATS connected to ('' unknown)
         self.cancelled: dict[str, str] = guard.cancelled_campaigns(self.state_dir)
         self.stream = ""
         self.stream_asked = -STREAM_ASK_S  # when it was asked last (time.monotonic())
+        self.outbox_waits = False  # logs kept at start wait for the events stream (flush_outbox): flushed once known
         # the run being handled: its campaign, the event that stops it, the event set once it is reported
         self.current: tuple[str, asyncio.Event, asyncio.Event] | None = None
 
@@ -82,9 +85,10 @@ class Agent:
         is unique in one (the CLI and the runner refuse it again), one cancelled in an earlier NATS may come back as a
         new campaign and runs, and its run ids (made from the name and the cell) come back too. Each note names the
         stream it was written in and counts there only; one written while that was unknown (or by an older agent) is
-        given it, or dropped when written before it (guard.stamped). So the run reported last is forgotten when of
-        another NATS, and a log kept in the outbox under another NATS is set aside (outbox.set_aside), not published
-        as this NATS's run. Unknown (NATS does not answer): every campaign noted cancelled is refused, as before."""
+        given it, or dropped when written before it (guard.stamped). So the run noted reported at start is forgotten
+        when of another NATS, and a log kept in the outbox under another NATS is set aside (outbox.set_aside), not
+        published as this NATS's run; the logs kept at start that waited for the stream are then published. Unknown
+        (NATS does not answer): every campaign noted cancelled is refused, as before."""
         self.stream_asked = time.monotonic()
         try:
             created = (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), 10)).created
@@ -96,11 +100,15 @@ class Agent:
             return
         self.stream, at = created.isoformat(), created.timestamp()
         self.cancelled = guard.stamped(self.cancelled, self.stream, at)
-        if (note := guard.last_reported_note(self.state_dir)) and not guard.same_nats(note[1], self.stream, at):
-            self.done.pop(note[0], None)
+        if self.noted and not guard.same_nats(self.noted[1], self.stream, at):
+            self.done.pop(self.noted[0], None)
+        self.noted = None  # judged
         for run_id, noted, where in await asyncio.to_thread(outbox.set_aside, self.state_dir, self.stream, at):
             log.warning("the kept log of run %s was measured under another NATS (%s; this one's events stream: %s): "
                         "set aside as %s, not published as this NATS's run", run_id, noted, self.stream, where)
+        if self.outbox_waits:
+            self.outbox_waits = False
+            await self.flush_outbox("the events stream known")
 
     async def learn_stream_again(self) -> None:
         """learn_stream when the stream is still unknown, at most every STREAM_ASK_S."""
@@ -212,6 +220,8 @@ class Agent:
         run = event.data.run
         if run.env != "host" or run.node != self.node:
             raise Permanent(f"run {run.run_id} is for {run.env}/{run.node}, not host/{self.node}")
+        if run.run_id in self.done and not self.stream and self.noted and run.run_id == self.noted[0]:
+            await self.learn_stream()  # not throttled: the note may be another NATS's, forgotten then
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
@@ -229,8 +239,14 @@ class Agent:
         if why := self.state_dir_problem():  # before anything is read or written there (lock, outbox)
             await self.refuse(run, "unsafe-state-dir", why)
             return
-        if run.run_id in outbox.kept(self.state_dir):
-            await self.learn_stream_again()  # a log kept under another NATS is set aside, not published as this run
+        if run.run_id in outbox.kept(self.state_dir) and not self.stream:
+            await self.learn_stream()  # not throttled: a log kept under another NATS is set aside, not published
+            if run.run_id in self.done:  # published as the stream became known (flush_outbox)
+                return
+            if not self.stream and (where := outbox.set_aside_unverified(self.state_dir, run.run_id)):
+                log.warning("the kept log of run %s not published: the events stream is unknown, it may have been "
+                            "measured under another NATS; set aside as %s, the run is measured again", run.run_id,
+                            where)
         if (kept := outbox.load(self.state_dir, run.run_id)) is not None:
             log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
             await self.report(kept)
@@ -326,14 +342,14 @@ class Agent:
         if len(self.done) > DONE_KEEP:
             del self.done[next(iter(self.done))]
 
-    async def flush_outbox(self) -> None:
+    async def flush_outbox(self, when: str = "start-up") -> None:
         """Publish the logs an earlier agent measured but could not publish (their requests may never
-        come back: max_deliver). A failure leaves them for the next start or redelivery; so does the events stream
-        unknown (a log kept under another NATS is not told from this one's: learn_stream)."""
+        come back: max_deliver). A failure leaves them for the next start or redelivery; the events stream unknown
+        (a log kept under another NATS is not told from this one's), they wait until it is known (learn_stream)."""
         if not self.stream and (left := outbox.kept(self.state_dir)):
-            log.warning("start-up: %d kept log(s) not published: the events stream is unknown, they may have been "
-                        "measured under another NATS; published when their request comes back or at the next start",
-                        len(left))
+            log.warning("%s: %d kept log(s) not published: the events stream is unknown, they may have been measured "
+                        "under another NATS; published once it is known", when, len(left))
+            self.outbox_waits = True
             return
         for run_id in outbox.kept(self.state_dir):
             if (kept := outbox.load(self.state_dir, run_id)) is None:
@@ -341,9 +357,9 @@ class Agent:
             try:
                 await self.report(kept)
             except Exception as exc:  # noqa: BLE001 - kept for the next try; the agent must still start
-                log.error("start-up: the kept log of run %s is still not published (%s); kept", run_id, exc)
+                log.error("%s: the kept log of run %s is still not published (%s); kept", when, run_id, exc)
             else:
-                log.warning("start-up: published the kept log of run %s", run_id)
+                log.warning("%s: published the kept log of run %s", when, run_id)
 
     async def facts_loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
