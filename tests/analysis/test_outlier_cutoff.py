@@ -102,7 +102,7 @@ def test_each_mode_is_judged_by_the_cutoff_of_its_own_count():
     a = analyze(_sides(1500 * (1 + rng.normal(0, 0.005, 12)), x), threshold=0.01, seed=0)
     assert "BIMODAL" in a.flag_details and [o.value for o in a.fields["outliers"]] == [1220.0]
     assert "(modified z-score above 3.5)" in a.flag_details["OUTLIERS"]
-    assert "far from their mode's median" in a.flag_details["OUTLIERS"]  # the side's lies between the modes
+    assert "lies far from its mode's median" in a.flag_details["OUTLIERS"]  # the side's lies between the modes
 
 
 def test_a_stray_run_of_the_other_side_does_not_hide_a_second_group():

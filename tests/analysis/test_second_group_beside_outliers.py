@@ -2,9 +2,11 @@
 of their side's median, stats.outliers.is_second_group) withholds "no detectable difference"; it was looked for on a
 side only while the other side had no outlier beyond its own cutoff, and an outlier of the same side beyond the group
 (or across the median from it) spoiled the group. With one host run 25% off, 2 of 10 pod runs 15% slower (2% noise)
-were found in 12 of 1,000 seeded cells; now 917 (stats.outliers.second_group_of leaves a side's outliers out of its
-group when it lies beyond twice its cutoff, and each side is searched whatever the other holds). The outlier is still
-reported, beside the group.
+were found in 12 of 1,000 seeded cells; now 917 (stats.outliers.second_group_of leaves a side's outliers, beyond its
+cutoff, out of its group, and each side is searched whatever the other holds). The outlier is still reported, beside
+the group, and a group beside an outlier of its own side is not called equivalent: leaving out only the runs beyond
+twice the cutoff (6a5a29d) called 2 of 20 pod runs 15% slower beside a pod run 25% off "no detectable difference" in
+631 (+25%) and 668 (-25%) of 1,000 seeded cells (now 12 and 9).
 
 Each case: one seeded cell through the real analyze() and finalize(), its exact flags, outliers (side, of the group,
 value) and verdict."""
@@ -41,14 +43,12 @@ CASES = [  # (seed, n, noise, group, host_off, pod_off), flags, outliers (side, 
     ((2, 10, .02, .15, -.25, 0), {"OUTLIERS"}, [(H, False, 767.2), (K, True, 853.6), (K, True, 850.8)], INCONCLUSIVE),
     ((3, 20, .02, .15, .25, 0), {"OUTLIERS"}, [(H, False, 1244.6), (K, True, 851.2), (K, True, 853.0)], INCONCLUSIVE),
     ((1, 10, .05, .30, -.25, 0), {"OUTLIERS"}, [(H, False, 766.7), (K, True, 700.0), (K, True, 699.0)], INCONCLUSIVE),
-    # a pod run 25% off, across the median from the group or beyond it (modified z-score 22.4, 14.8: beyond twice the
-    # cutoff of 6): fail before (no group of 3 runs)
+    # a pod run 25% off, across the median from the group or beyond it (modified z-score 22.4, 14.8, 11.7: beyond the
+    # cutoff of 6): left out of the group (the first two fail before d5e1d95: no group of 3 runs; the third before this
+    # change: with twice the cutoff, 11.7 was left in and the three were no group: "no detectable difference")
     ((1, 10, .02, .15, 0, .25), {"OUTLIERS"}, [(K, True, 850.0), (K, False, 1265.0), (K, True, 848.8)], INCONCLUSIVE),
     ((0, 20, .02, .15, 0, -.25), {"OUTLIERS"}, [(K, True, 844.6), (K, False, 751.4), (K, True, 856.4)], INCONCLUSIVE),
-    # ... but not one of the side within twice its cutoff (11.7): such runs are noise too often (left out, clean cells
-    # of 10 runs at 5% noise held a group in 113 of 5,000, not 93), so the three are no group
-    ((2, 20, .02, .15, 0, -.25), {"OUTLIERS"}, [(K, False, 851.0), (K, False, 761.7), (K, False, 857.7)],
-     NO_DIFFERENCE),
+    ((2, 20, .02, .15, 0, -.25), {"OUTLIERS"}, [(K, True, 851.0), (K, False, 761.7), (K, True, 857.7)], INCONCLUSIVE),
     # the group alone, as before
     ((0, 10, .02, .15, 0, 0), {"OUTLIERS"}, [(K, True, 849.5), (K, True, 855.8)], INCONCLUSIVE),
     # no group: a clean cell; one run 25% off on either side is an outlier, no group
@@ -56,11 +56,8 @@ CASES = [  # (seed, n, noise, group, host_off, pod_off), flags, outliers (side, 
     ((2, 20, .05, 0, 0, 0), set(), [], INCONCLUSIVE),
     ((0, 10, .02, 0, -.25, 0), {"OUTLIERS"}, [(H, False, 755.4)], NO_DIFFERENCE),
     ((0, 10, .02, 0, 0, -.25), {"OUTLIERS"}, [(K, False, 739.0)], NO_DIFFERENCE),
-    # clean cells of 5% noise: runs beyond 3.5 beside one of the same side beyond 6 (6.9; 8.1 across the median from
-    # 2 host runs at -7.1, -7.2) are no group; a host run beyond 6 does not hide the pod side's pair (-3.8, -4.8),
-    # which a clean host side would not either
-    ((1037, 10, .05, 0, 0, 0), {"OUTLIERS"}, [(K, False, 1086.9)], INCONCLUSIVE),
-    ((871, 10, .05, 0, 0, 0), {"OUTLIERS"}, [(H, False, 1099.3), (H, False, 930.1), (H, False, 929.4)], INCONCLUSIVE),
+    # a clean cell of 5% noise: a host run beyond 6 (9.3) does not hide the pod side's pair (-3.8, -4.8), which a clean
+    # host side would not either
     ((1977, 10, .05, 0, 0, 0), {"OUTLIERS"}, [(H, False, 1089.0), (K, True, 934.8), (K, True, 919.1)], INCONCLUSIVE),
 ]
 
@@ -80,5 +77,18 @@ def test_a_real_outlier_does_not_hide_a_second_group(case, flags, outliers, verd
     if grouped and len(outliers) > 2:  # the other outlier is named beside the group
         alone = next(o for o in c.outliers if not o.group)
         side = "host" if alone.env == H else "pod"
-        named = f"Besides, 1 {side} run ({fmt_value(alone.value, 'events/s')} events/s) lies far from"
+        named = f"Besides, 1 {side} run ({fmt_value(alone.value, 'events/s')} events/s) lies far from its side's median"
         assert named in c.flag_details["OUTLIERS"]
+
+
+@pytest.mark.parametrize("seed,pod_off", [(1, .25), (2, -.25), (3, .25), (3, -.25), (4, .25), (4, -.25)])
+def test_a_group_beside_a_pod_run_within_twice_the_cutoff_is_not_called_equivalent(seed, pod_off):
+    """2 of 20 pod runs 15% slower together (2% noise) beside one pod run 25% off, at modified z-score 7.9 to 11.7
+    (beyond the cutoff of 6, within twice it): the run is left out of the group, which withholds "no detectable
+    difference" (review hR4: with twice the cutoff, 631 and 668 of 1,000 such cells were called so; each seed here
+    was)."""
+    a = analyze(_cell(seed, 20, .02, .15, 0, pod_off), threshold=0.05, seed=seed)
+    c = finalize(a, a.fields["p_value"], threshold=0.05, correction="holm")
+    assert c.verdict == INCONCLUSIVE, c.sentence
+    assert [o.group for o in c.outliers if o.env == K] == [True, False, True]
+    assert "second group" in c.sentence

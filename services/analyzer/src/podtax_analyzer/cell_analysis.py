@@ -23,7 +23,6 @@ from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.medians import of_sorted
 from podtax_analyzer.stats.modes import check_unimodality, two_means_boundary
 from podtax_analyzer.stats.outliers import (
-    APART,
     GROUP_CUTOFF,
     cutoffs_within,
     modified_z_within,
@@ -192,12 +191,12 @@ def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.nd
     side at most) and flags.second_group's phrase. Outliers lie beyond their side's cutoffs (``limits``,
     stats/outliers.py). A second group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then
     beyond its cutoffs (stats.outliers.second_group_of). The other side's values are not looked at, so its outliers do
-    not hide the group; nor does one of the side's own beyond APART (2) times its cutoff, which is left out of the group
-    and still reported. When one is found, its runs are outliers too."""
+    not hide the group; nor does one of the side's own beyond its cutoff, which is left out of the group and still
+    reported. When one is found, its runs are outliers too."""
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
     found = {env: outliers_of(z, limits[env]) for env, z in zs.items()}
     for env, z in zs.items():
-        apart = np.isin(np.arange(len(z)), outliers_of(z, APART * limits[env]))
+        apart = np.isin(np.arange(len(z)), found[env])
         for cuts in (np.full(len(z), GROUP_CUTOFF), limits[env]):
             idx = second_group_of(side[env], z, cuts, apart)
             if group := fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):

@@ -356,7 +356,7 @@ def _above(found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray]) -> str:
 
 def _far_off(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray], split: frozenset[str]
              ) -> str | None:
-    """"1 host run (700.0 events/s) lies far from their side's median (modified z-score above 6)", or None."""
+    """"1 host run (700.0 events/s) lies far from its side's median (modified z-score above 6)", or None."""
     parts = []
     for env, idx in found.items():
         if len(idx) == 0:
@@ -367,8 +367,8 @@ def _far_off(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
         parts.append(f"{plural(len(idx), side_name(env, cell.pair) + ' run')} ({shown} {cell.unit})")
     if not parts:
         return None
-    verb = "lies" if sum(len(i) for i in found.values()) == 1 else "lie"
+    verb, whose = ("lies", "its") if sum(len(i) for i in found.values()) == 1 else ("lie", "their")
     envs = {env for env, idx in found.items() if len(idx)}
     centre = "mode's" if envs <= split else "side's" if not envs & split else "side's or mode's"
-    return (f"{' and '.join(parts)} {verb} far from their {centre} median "
+    return (f"{' and '.join(parts)} {verb} far from {whose} {centre} median "
             f"(modified z-score above {_above(found, cutoffs)})")
