@@ -5,10 +5,13 @@ two-node volume-churn campaign (the smallest Mann-Whitney p of 6 against 6, 2/92
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from podtax.campaign import Repetitions
-from podtax.phases import is_descriptive
+from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 from podtax_analyzer.campaign_compare import compare_campaigns
+from podtax_analyzer.cell_analysis import analyze, finalize
+from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.comparisons import compare_campaign
 from podtax_analyzer.store import Store
 from timeline_synth import run_events
@@ -83,3 +86,24 @@ def test_descriptive_metrics_are_the_control_plane_phases_min_and_avg():
     assert is_descriptive("volume-churn", "bound_min_ms") and is_descriptive("pod-startup", "ready_avg_ms")
     assert not is_descriptive("volume-churn", "bound_p95_ms") and not is_descriptive("volume-churn", "bound_max_ms")
     assert not is_descriptive("fio", "clat_avg_ms")  # another tool's mean is an ordinary metric
+
+
+def _phase(kubernetes: list[float], nomad: list[float]) -> CellData:
+    return CellData("c", "local", "n", "volume-churn", "count=20", "bound_min_ms", "ms", False,
+                    Side("kubernetes", np.array(kubernetes, float), versions=["v"], units=["ms"]),
+                    Side("nomad", np.array(nomad, float), versions=["v"], units=["ms"]),
+                    baseline="kubernetes", candidate="nomad")
+
+
+@pytest.mark.parametrize(("kubernetes", "nomad", "said"), [
+    ([5, 6, 7, 5, 6, 7], [0] * 6, "no ratio: the nomad median is 0"),
+    ([0] * 6, [4, 5, 6, 4, 5, 6], "no ratio: the kubernetes median is 0"),
+    ([0] * 6, [0] * 6, "no ratio: the kubernetes and nomad medians are 0"),
+])
+def test_a_descriptive_figure_with_a_zero_median_is_still_said_descriptive(kubernetes, nomad, said):
+    # review hR7: a median of 0 gave "Inconclusive: no ratio could be computed" and, both sides all 0, "no
+    # detectable difference", against the documented verdict 'inconclusive' of a descriptive figure
+    a = analyze(_phase(kubernetes, nomad), threshold=0.01, seed=0)
+    c = finalize(a, None, threshold=0.01, correction=f"not tested (descriptive: {DESCRIPTIVE_WHY})", descriptive=True)
+    assert c.verdict == "inconclusive" and c.ratio is None, (c.verdict, c.sentence)
+    assert c.sentence.startswith(f"Descriptive, not tested ({DESCRIPTIVE_WHY}): {said} ("), c.sentence

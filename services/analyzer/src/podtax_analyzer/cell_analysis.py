@@ -375,9 +375,15 @@ def _descriptive_sentence(f: dict, group: str | None) -> str:
     ratio, lo, hi = f["ratio"], f["ci_low"], f["ci_high"]
     interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
     p = f"unadjusted {p_text_of(f['p_value'])}" if f["p_value"] is not None else "no p-value"
-    text = (f"Descriptive, not tested ({DESCRIPTIVE_WHY}): "
-            f"{change_phrase(ratio, f['higher_is_better'], (base, cand), f['unit'])} than {base} (ratio "
-            f"{fmt_ratio(ratio)}, {interval}, {p}; {_sides_text(f, base, cand)}); it is in no correction family and "
+    if ratio is None:  # a median of 0 (x/0, or 0/0), or one too close to the float limits
+        zero = " and ".join(name for name, m in ((base, f["host_median"]), (cand, f["pod_median"])) if m == 0)
+        said = (f"no ratio: the {zero} median{'s are' if ' and ' in zero else ' is'} 0" if zero
+                else "no ratio could be computed")
+        figures = f"{said} ({p}; {_sides_text(f, base, cand)})"
+    else:
+        figures = (f"{change_phrase(ratio, f['higher_is_better'], (base, cand), f['unit'])} than {base} (ratio "
+                   f"{fmt_ratio(ratio)}, {interval}, {p}; {_sides_text(f, base, cand)})")
+    text = (f"Descriptive, not tested ({DESCRIPTIVE_WHY}): {figures}; it is in no correction family and "
             f"has no verdict of its own: the phase's percentiles are the tested figures.")
     return text + (f" Besides, {group}: a second group of runs that the median does not show." if group else "")
 
@@ -411,6 +417,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
         f["sentence"] = absent
     if a.set_by and (f["n_host"] or f["n_pod"]):  # one side or two: nothing to compare, in this or another campaign
         f["verdict"], f["sentence"] = SET_BY_PARAMS, _set_by_sentence(f, a.set_by)
-    elif descriptive and f["verdict"] != NOT_COMPARABLE and f["ratio"] is not None and not rules["blocked"]:
+    elif descriptive and f["verdict"] != NOT_COMPARABLE and None not in (f["host_median"], f["pod_median"]) \
+            and not rules["blocked"]:
         f["verdict"], f["sentence"] = INCONCLUSIVE, _descriptive_sentence(f, group)
     return CellComparison(**f)
