@@ -253,3 +253,24 @@ async def test_a_log_kept_under_this_nats_is_published_once_the_stream_unknown_a
         await nc.flush()
         assert agent.stream == stream
         assert [e["id"] for e in logs] == ["k-1.log"] and outbox.kept(state) == [], "kept log still unpublished"
+
+
+async def test_kept_logs_are_not_published_from_a_state_dir_become_unsafe(nats_url: str, tmp_path: Path) -> None:
+    """A log kept under this NATS waits for the stream (unknown at start). Meanwhile the state directory becomes
+    writable by others and its kept log is replaced. Before (review hR6 M1), when the stream became known,
+    flush_outbox loaded it without checking the directory and report() published it anyway: a root agent published
+    another user's file as its measurement. Now flush_outbox and set_aside touch nothing there (one error line)."""
+    state = tmp_path / "state"
+    async with _watched(nats_url) as (bus, nc, logs):
+        stream = (await bus.js.stream_info(subjects.STREAM)).created.isoformat()
+        run = _old_log(state, "k-1", stream)
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.flush_outbox()
+        os.chmod(state, 0o777)  # another user may write there now
+        at = dt.datetime(2001, 9, 9, tzinfo=dt.UTC)
+        forged = events.RawLog(run=run, stdout="FORGED", exit_code=0, started_at=at, ended_at=at)
+        outbox.save(state, events.raw_log(forged, "x").model_copy(update={"id": "k-1.log"}), stream)
+        agent.stream_asked -= service.STREAM_ASK_S
+        await agent.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="x")))
+        await nc.flush()
+        assert [e["data"]["stdout"] for e in logs] == [], "a log from an unsafe state directory published"

@@ -103,6 +103,9 @@ class Agent:
         if self.noted and not guard.same_nats(self.noted[1], self.stream, at):
             self.done.pop(self.noted[0], None)
         self.noted = None  # judged
+        if why := self.state_dir_problem():  # its kept logs are not read (another user's, perhaps)
+            log.error("the kept logs are neither set aside nor published: %s", why)
+            return
         for run_id, noted, where in await asyncio.to_thread(outbox.set_aside, self.state_dir, self.stream, at):
             log.warning("the kept log of run %s was measured under another NATS (%s; this one's events stream: %s): "
                         "set aside as %s, not published as this NATS's run", run_id, noted, self.stream, where)
@@ -345,7 +348,11 @@ class Agent:
     async def flush_outbox(self, when: str = "start-up") -> None:
         """Publish the logs an earlier agent measured but could not publish (their requests may never
         come back: max_deliver). A failure leaves them for the next start or redelivery; the events stream unknown
-        (a log kept under another NATS is not told from this one's), they wait until it is known (learn_stream)."""
+        (a log kept under another NATS is not told from this one's), they wait until it is known (learn_stream); the
+        state directory unsafe, none is read (another user may have put it there)."""
+        if why := self.state_dir_problem():
+            log.error("%s: the kept logs are not published: %s", when, why)
+            return
         if not self.stream and (left := outbox.kept(self.state_dir)):
             log.warning("%s: %d kept log(s) not published: the events stream is unknown, they may have been measured "
                         "under another NATS; published once it is known", when, len(left))
