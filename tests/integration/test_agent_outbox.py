@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ async def test_a_log_measured_while_nats_was_down_is_published_later_not_measure
         server.stop()  # NATS goes away; the benchmark itself needs no NATS
         with pytest.raises(Exception):  # noqa: B017,PT011 - whatever nats-py raises: the request is redelivered
             await agent.handle(request)
-        kept = outbox.load(tmp_path / "state", "kept-1")
+        kept = outbox.load(tmp_path / "state", "kept-1", 512_000)
         assert kept is not None, "the measured log was not kept"
         assert "events per second" in kept.data.stdout
 
@@ -274,3 +275,31 @@ async def test_kept_logs_are_not_published_from_a_state_dir_become_unsafe(nats_u
         await agent.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="x")))
         await nc.flush()
         assert [e["data"]["stdout"] for e in logs] == [], "a log from an unsafe state directory published"
+
+
+def test_a_fifo_in_the_outbox_does_not_hang_set_aside(tmp_path: Path) -> None:
+    """Before (review hR6 M2), outbox.set_aside and load read kept files with read_bytes(): a FIFO (or a link to one,
+    to /dev/zero) blocked or read without bound (root). They are now read as the notes are (guard.read_regular)."""
+    folder = tmp_path / outbox.FOLDER
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "f-1.json")
+    t = threading.Thread(target=outbox.set_aside, args=(tmp_path, "2001-09-09T00:00:00+00:00", 1e9, 512_000),
+                         daemon=True)
+    t.start()
+    t.join(2)
+    blocked = t.is_alive()
+    if blocked:  # free the blocked reader
+        os.close(os.open(folder / "f-1.json", os.O_WRONLY | os.O_NONBLOCK))
+    assert not blocked, "set_aside blocked on a FIFO in the outbox"
+    assert outbox.load(tmp_path, "f-1", 512_000) is None
+
+
+def test_a_dangling_link_in_the_outbox_does_not_stop_the_agent(tmp_path: Path) -> None:
+    """Before (review hR6 M2), kept() called p.stat() on each file: a dangling link raised FileNotFoundError at every
+    start (a crash loop). A link is no kept log now."""
+    folder = tmp_path / outbox.FOLDER
+    folder.mkdir(parents=True)
+    (folder / "g-1.json").symlink_to(tmp_path / "nowhere")
+    (folder / "h-1.json").symlink_to(folder / "g-1.json")
+    assert outbox.kept(tmp_path) == []
+    assert outbox.load(tmp_path, "h-1", 512_000) is None

@@ -214,22 +214,23 @@ def _read_note(path: Path, limit: int, lost: str) -> tuple[str, str] | None:
     an older agent's note names none), or None when absent; a link, a FIFO (never waited on) or anything not a regular
     file, or a file that cannot be read, is one error line saying what is `lost`, and None."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        raw, mtime = read_regular(path, limit)
     except FileNotFoundError:
         return None
-    except OSError as exc:  # a link (ELOOP) or unreadable
+    except OSError as exc:  # a link (ELOOP), not a regular file, unreadable, EIO
         log.error("%s not read (%s): %s", path, exc, lost)
         return None
+    return raw.decode(errors="replace"), f"@{mtime:.6f}"
+
+
+def read_regular(path: Path, limit: int) -> tuple[bytes, float]:
+    """The first `limit` bytes of the regular file `path` and its mtime: never through a link (OSError ELOOP), never
+    waiting on a FIFO nor reading a device (OSError EINVAL, 'not a regular file')."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            log.error("%s is not a regular file: %s", path, lost)
-            return None
-        try:
-            text = f.read(limit).decode(errors="replace")
-        except OSError as exc:  # EIO
-            log.error("%s not read (%s): %s", path, exc, lost)
-            return None
-        return text, f"@{os.fstat(fd).st_mtime:.6f}"
+            raise OSError(errno.EINVAL, "not a regular file")
+        return f.read(limit), os.fstat(fd).st_mtime
 
 
 def reap(state_dir: Path, wait_s: float = 10.0) -> str | None:

@@ -27,6 +27,7 @@ log = logging.getLogger("podtax.host_agent")
 FOLDER = "outbox"
 ASIDE = ".earlier-nats"  # the suffix of a log set aside, kept under another NATS
 UNVERIFIED = ".unknown-nats"  # the suffix of a log set aside, its request back while the events stream was unknown
+SLACK_BYTES = 4 << 20  # a kept file is read up to the agent's output cap and this (JSON, the event around the output)
 
 
 def _path(state_dir: Path, run_id: str) -> Path:
@@ -51,12 +52,22 @@ def _nats_and_event(raw: bytes, mtime: float) -> tuple[str, bytes]:
     return head.decode(errors="replace").strip(), body
 
 
-def load(state_dir: Path, run_id: str) -> events.RawLogV1 | None:
-    """The kept log of `run_id`, or None; a file that no longer decodes is set aside, not trusted."""
+def _read(path: Path, cap_bytes: int) -> tuple[bytes, float]:
+    """A kept file's bytes and mtime, read as the notes are (guard.read_regular: never through a link, never waiting on
+    a FIFO, at most `cap_bytes` (the agent's output cap) and SLACK_BYTES: a longer one does not decode)."""
+    return guard.read_regular(path, cap_bytes + SLACK_BYTES)
+
+
+def load(state_dir: Path, run_id: str, cap_bytes: int) -> events.RawLogV1 | None:
+    """The kept log of `run_id`, or None; a file that no longer decodes is set aside, not trusted, and one that is not
+    a regular file or cannot be read is one error line (the run is measured again, its new log replaces it)."""
     path = _path(state_dir, run_id)
     try:
-        raw = path.read_bytes()
+        raw, _ = _read(path, cap_bytes)
     except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.error("outbox: %s not read (%s); the run is measured again", path, exc)
         return None
     try:
         event = events.decode(_nats_and_event(raw, 0.0)[1])
@@ -72,15 +83,17 @@ def remove(state_dir: Path, run_id: str) -> None:
 
 
 def kept(state_dir: Path) -> list[str]:
-    """Run ids with a kept log, oldest first."""
-    folder = state_dir / FOLDER
-    if not folder.is_dir():
+    """Run ids with a kept log, oldest first: regular files only (a link, a FIFO is no kept log)."""
+    try:
+        with os.scandir(state_dir / FOLDER) as entries:
+            files = [(e.stat(follow_symlinks=False).st_mtime, e.name.removesuffix(".json")) for e in entries
+                     if e.name.endswith(".json") and e.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    return [p.stem for p in files]
+    return [run_id for _, run_id in sorted(files)]
 
 
-def set_aside(state_dir: Path, stream: str, created_at: float) -> list[tuple[str, str, Path]]:
+def set_aside(state_dir: Path, stream: str, created_at: float, cap_bytes: int) -> list[tuple[str, str, Path]]:
     """Rename the logs kept under another NATS than the one whose events stream is `stream`, created at `created_at`
     (guard.same_nats), to `<run id>.json.earlier-nats` (not published, not lost); returns each one's run id, NATS and
     new path."""
@@ -88,8 +101,8 @@ def set_aside(state_dir: Path, stream: str, created_at: float) -> list[tuple[str
     for run_id in kept(state_dir):
         path = _path(state_dir, run_id)
         try:
-            nats, _ = _nats_and_event(path.read_bytes(), path.stat().st_mtime)
-        except FileNotFoundError:
+            nats, _ = _nats_and_event(*_read(path, cap_bytes))
+        except OSError:  # gone, or no longer a regular file: load() says so if its request comes
             continue
         if not guard.same_nats(nats, stream, created_at):
             moved.append((run_id, nats, _rename(path, ASIDE)))

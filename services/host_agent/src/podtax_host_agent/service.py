@@ -106,7 +106,8 @@ class Agent:
         if why := self.state_dir_problem():  # its kept logs are not read (another user's, perhaps)
             log.error("the kept logs are neither set aside nor published: %s", why)
             return
-        for run_id, noted, where in await asyncio.to_thread(outbox.set_aside, self.state_dir, self.stream, at):
+        for run_id, noted, where in await asyncio.to_thread(outbox.set_aside, self.state_dir, self.stream, at,
+                                                                  self.settings.agent_output_cap_bytes):
             log.warning("the kept log of run %s was measured under another NATS (%s; this one's events stream: %s): "
                         "set aside as %s, not published as this NATS's run", run_id, noted, self.stream, where)
         if self.outbox_waits:
@@ -250,7 +251,7 @@ class Agent:
                 log.warning("the kept log of run %s not published: the events stream is unknown, it may have been "
                             "measured under another NATS; set aside as %s, the run is measured again", run.run_id,
                             where)
-        if (kept := outbox.load(self.state_dir, run.run_id)) is not None:
+        if (kept := outbox.load(self.state_dir, run.run_id, self.settings.agent_output_cap_bytes)) is not None:
             log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
             await self.report(kept)
             return
@@ -359,7 +360,7 @@ class Agent:
             self.outbox_waits = True
             return
         for run_id in outbox.kept(self.state_dir):
-            if (kept := outbox.load(self.state_dir, run_id)) is None:
+            if (kept := outbox.load(self.state_dir, run_id, self.settings.agent_output_cap_bytes)) is None:
                 continue
             try:
                 await self.report(kept)
