@@ -148,6 +148,22 @@ LOOKUP_CHUNK = 2000  # run ids a lookup names: DuckDB uses a key's index for at 
 SCAN_BELOW = 300_000  # rows: below this, scanning the run_id column is cheaper than naming the ids (see lookup)
 
 
+def resubmitted(con: duckdb.DuckDBPyConnection, c: events.CampaignSubmittedV1) -> bool:
+    """Whether `c` submits again a campaign stored from an earlier submission (another submission time; a
+    redelivery carries the stored one): after a NATS reset the runner's KV no longer holds the name. Run ids
+    are made of the name and the cell and the first result of a run id is kept, so the shared cells would keep
+    the earlier measurements: said in one error line naming the fix (the CLI refuses such a name when it can
+    ask the analyzer)."""
+    row = con.execute("SELECT submitted_at FROM campaigns WHERE campaign = ?", [c.data.campaign]).fetchone()
+    if row is None or row[0] == c.time:
+        return False
+    log.error("campaign %s submitted again (at %s; the analyzer holds its submission of %s, e.g. from before a "
+              "NATS reset): results of the runs the two share are dropped, keeping the earlier ones, and the rest "
+              "join the earlier campaign: cancel it (podtax campaign cancel %s) and submit it under another name",
+              c.data.campaign, c.time.isoformat(), row[0].isoformat(), c.data.campaign)
+    return True
+
+
 def lookup(con: duckdb.DuckDBPyConnection, columns: str, table: str, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
     """`columns` of the rows of `table` whose run id is one of `run_ids`. DuckDB answers `IN (SELECT
     unnest(...))` by scanning the run_id column, a cost that grows with the history (~170 ms for 1,000 ids
@@ -303,6 +319,7 @@ class Store:
                             [p.id, p.time, d.namespace, d.pod, d.pod_uid, d.node, d.test,
                              json.dumps([c.model_dump() for c in d.candidates]), d.message])
             for c in campaigns:
+                resubmitted(con, c)
                 con.execute("INSERT INTO campaigns VALUES (?,?,?) ON CONFLICT DO NOTHING",
                             [c.data.campaign, c.time, json.dumps(c.data.spec)])
             flagged = mark_overlaps(con, stored + failures)

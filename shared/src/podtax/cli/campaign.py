@@ -19,6 +19,7 @@ from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
+from podtax.cli.earlier import check_analyzer
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
@@ -173,6 +174,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
             return _not_submitted(problems)
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
+        await check_analyzer(c.name)  # a NATS reset frees the name in the runner's KV, not in the analyzer
         for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.kv_token(c.pod.image)}")):
             warn(w)
         if dry_run:

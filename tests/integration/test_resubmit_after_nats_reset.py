@@ -1,0 +1,90 @@
+"""A campaign submitted again under its name after a NATS reset (review hR6): run ids are made of the campaign's
+name and the cell, the runner's KV (which refuses a name it holds) is lost with the store, the analyzer's DuckDB
+is not, and the analyzer keeps the first result of a run id. So the second campaign's results for every cell the
+two share were silently dropped in favour of the earlier measurements. `podtax campaign submit` now asks the
+analyzer and refuses such a name in one line (exit 2); when it cannot ask it says so in one warning line and
+submits, and the analyzer says in one error line that the campaign was submitted again.
+
+Real nats-servers (a second one, empty, stands for the reset store), runner, host agent running sysbench, parser
+and analyzer in this process, the real CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+from podtax import natsserver
+from podtax.bus import Bus
+from podtax.cli.main import main as cli
+
+from tests.faults.drill import wait_header
+from tests.integration.harness import services, stream_messages, wait_for
+from tests.integration.test_submit import know_node
+
+NODE = "n1"
+SPEC = f"""name: again
+nodes: [{NODE}]
+environments: [host]
+tests:
+  - test: sysbench-cpu
+    params: {{threads: 1, max_prime: 2000, events: 0, time: 1}}
+repetitions: {{min: 2, max: 2}}
+timeout: 30
+"""
+
+
+async def _cli(*args: str) -> int:
+    return await asyncio.to_thread(cli, list(args))
+
+
+async def test_a_campaign_submitted_again_after_a_nats_reset_is_refused_or_said(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    port = natsserver.free_port()
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
+    (tmp_path / "c.yaml").write_text(SPEC)
+    async with services(nats_url, tmp_path) as s:
+        await s.campaign_stack(NODE, analyzer_port=port)
+        bus = await Bus.connect(nats_url, "test")
+        try:
+            assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 0
+            await wait_header(bus, "again", lambda h: h.get("finished_at"), 120, "the campaign to finish")
+        finally:
+            await bus.close()
+        await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE campaign = 'again' AND status = 'ok'"
+                                       )[0][0] == 2, 30, "the campaign's two results stored")
+    capsys.readouterr()
+
+    reset = natsserver.start(tmp_path / "jetstream-after-reset", log_file=tmp_path / "nats-after-reset.log")
+    try:
+        monkeypatch.setenv("PODTAX_NATS_URL", reset.url)
+        async with services(reset.url, tmp_path) as s:  # the same DuckDB file
+            await s.analyzer(port)
+            await know_node(reset.url, NODE, host_agent=True)
+            await wait_for(lambda: s.query("SELECT 1"), 30, "the analyzer's DuckDB open")
+            before = await stream_messages(reset.url)
+            assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 2
+            out, err = capsys.readouterr()
+            assert [line.startswith("error: ") for line in err.splitlines()].count(True) == 1, err  # one line
+            assert ("campaign 'again' already has results in the analyzer at" in err and "(2 ok, 0 failed: an "
+                    "earlier submission, e.g. before a NATS reset)" in err and "choose another name" in err), err
+            assert await stream_messages(reset.url) == before
+
+            monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{natsserver.free_port()}")  # nothing there
+            with caplog.at_level(logging.ERROR, logger="podtax.analyzer.store"):
+                assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 0
+                err = capsys.readouterr().err
+                checked = [line for line in err.splitlines() if "could not check the analyzer at" in line]
+                assert len(checked) == 1 and checked[0].startswith("warning: "), err
+                assert "for an earlier campaign 'again'" in checked[0] and "error" not in err, err
+                said = await wait_for(lambda: [r.getMessage() for r in caplog.records
+                                               if "submitted again" in r.getMessage()], 30,
+                                      "the analyzer's line on the campaign submitted again")
+            assert len(said) == 1 and said[0].startswith("campaign again submitted again (at "), said
+            assert "submit it under another name" in said[0]
+            assert s.query("SELECT count(*) FROM campaigns WHERE campaign = 'again'")[0][0] == 1
+    finally:
+        reset.stop()
