@@ -45,7 +45,7 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
     Permanent,
     Unavailable,
 )
-from podtax.busstreams import Streams
+from podtax.busstreams import Streams, settle
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 
@@ -205,9 +205,7 @@ class Bus(Streams, Consumers):
                           "restarted or is overloaded?)") from None
         finally:
             self._refusal_waiters.discard(refused)
-            for fut in [*futures, refused]:
-                if not fut.done():
-                    fut.cancel()
+            settle([*futures, refused])
         for event_type, n in collections.Counter(e.type for e in events).items():  # one update per type
             metrics.PUBLISHED.labels(event_type).inc(n)
         return duplicates

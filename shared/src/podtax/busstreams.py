@@ -217,12 +217,8 @@ class Streams:
         try:
             for fut in futures:
                 await fut
-        finally:  # one failure raised, not one 'Future exception was never retrieved' logged per put (a lost bucket)
-            for fut in futures:
-                if not fut.done():
-                    fut.cancel()
-                elif not fut.cancelled():
-                    fut.exception()
+        finally:
+            settle(futures)
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
@@ -251,6 +247,16 @@ class Streams:
         """Every JSON document whose key starts with `prefix`."""
         docs = [await cls.kv_json(kv, key) for key in await cls.kv_keys(kv, prefix)]
         return [d for d in docs if d is not None]
+
+
+def settle(futures: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel the futures not done and retrieve the failures of those done: one failure raised by their caller, not
+    one 'Future exception was never retrieved' logged per publish (a lost stream or bucket)."""
+    for fut in futures:
+        if not fut.done():
+            fut.cancel()
+        elif not fut.cancelled():
+            fut.exception()
 
 
 async def _pause(stop: asyncio.Event, doing: str) -> None:

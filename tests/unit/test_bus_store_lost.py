@@ -1,0 +1,48 @@
+"""Publishing into a stream or KV bucket NATS does not have (it lost its JetStream store): one failure raised, and
+no 'Future exception was never retrieved' logged per publish (review hR5: 19 for 20 events from publish_many)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+
+import pytest
+from podtax.bus import Bus
+
+from tests.integration.harness import host_facts
+
+
+def _unretrieved(caplog: pytest.LogCaptureFixture) -> list[str]:
+    gc.collect()  # a future's unretrieved failure is logged when it is collected
+    return [r.getMessage() for r in caplog.records if "never retrieved" in r.getMessage()]
+
+
+def test_publish_many_without_the_stream_raises_once_and_leaves_no_unretrieved_failure(
+        nats_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        bus = await Bus.connect(nats_url, "tests")  # no ensure_streams: as after NATS lost its store
+        try:
+            with pytest.raises(Exception, match="no response from stream"):
+                await bus.publish_many([host_facts(i) for i in range(20)], timeout=5)
+        finally:
+            await bus.close()
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(main())
+        assert not _unretrieved(caplog)
+
+
+def test_puts_into_a_missing_bucket_raise_once_and_leave_no_unretrieved_failure(
+        nats_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        bus = await Bus.connect(nats_url, "tests")
+        try:
+            with pytest.raises(Exception, match="no response from stream"):
+                await bus.kv_put_many("nosuchbucket", [(f"k{i}", b"v") for i in range(20)])
+        finally:
+            await bus.close()
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(main())
+        assert not _unretrieved(caplog)
