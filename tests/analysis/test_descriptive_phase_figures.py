@@ -5,6 +5,8 @@ two-node volume-churn campaign (the smallest Mann-Whitney p of 6 against 6, 2/92
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 import pytest
 from podtax.campaign import Repetitions
@@ -13,6 +15,7 @@ from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.cell_analysis import analyze, finalize
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.exports import write_exports
 from podtax_analyzer.store import Store
 from timeline_synth import run_events
 
@@ -46,6 +49,7 @@ def test_a_clear_secondary_difference_gets_a_verdict_at_the_default_runs(tmp_pat
     for c in described:
         assert c.p_value is not None and c.p_value < 0.05 and c.ratio is not None and c.ci_high < 1, c
         assert c.p_adjusted is None and c.verdict == "inconclusive" and c.direction is None, c
+        assert c.descriptive, c  # machine-readable, besides the sentence
         assert c.sentence.startswith("Descriptive, not tested (kube-burner's min/avg):"), c.sentence
         assert "unadjusted" in c.sentence and "faster" in c.sentence, c.sentence
         # not set against the primary's verdict (comparisons._reconcile): it has none of its own
@@ -73,11 +77,12 @@ def test_podtax_compare_leaves_descriptive_figures_out_of_its_families(tmp_path)
     assert {c.metric for c in described} >= {"provisioned_min_ms", "provisioned_avg_ms", "bound_avg_ms"}
     for c in described:
         assert c.p_value is not None and c.change is not None and c.change_ci_low is not None, c
-        assert c.p_adjusted is None and c.verdict == "inconclusive", c
+        assert c.p_adjusted is None and c.verdict == "inconclusive" and c.descriptive, c
         assert c.sentence.startswith("Descriptive, not tested (kube-burner's min/avg):"), c.sentence
         assert "unadjusted" in c.sentence, c.sentence
     tested = [c for c in change.cells if c.p_value is not None and not c.primary
               and not is_descriptive(c.test, c.metric)]
+    assert not any(c.descriptive for c in change.cells if not is_descriptive(c.test, c.metric))
     least = min(tested, key=lambda c: c.p_value)
     assert least.p_adjusted == pytest.approx(min(1.0, least.p_value * len(tested)))
 
@@ -107,3 +112,19 @@ def test_a_descriptive_figure_with_a_zero_median_is_still_said_descriptive(kuber
     c = finalize(a, None, threshold=0.01, correction=f"not tested (descriptive: {DESCRIPTIVE_WHY})", descriptive=True)
     assert c.verdict == "inconclusive" and c.ratio is None, (c.verdict, c.sentence)
     assert c.sentence.startswith(f"Descriptive, not tested ({DESCRIPTIVE_WHY}): {said} ("), c.sentence
+
+
+def test_descriptive_figures_are_marked_in_the_json_summary_and_exports(tmp_path):
+    s = _store(tmp_path, {"kn": 0.5}, 2)
+    rep = compare_campaign(s.cursor(), "kn")
+    write_exports(s.cursor(), rep, tmp_path / "csv", "csv")
+    s.close()
+    marked = {c.metric for c in rep.cells if c.descriptive}
+    assert marked == {c.metric for c in rep.cells if is_descriptive(c.test, c.metric)} \
+        and "provisioned_min_ms" in marked and "provisioned_p95_ms" not in marked, marked
+    for item in rep.summary:  # the sentence across nodes says so too
+        assert ("(descriptive, not tested):" in item.sentence) == (item.metric in marked), item.sentence
+    with open(tmp_path / "csv" / "comparisons.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0])[-1] == "descriptive"  # added last: a sheet reading the file by position reads the same
+    assert {r["metric"] for r in rows if r["descriptive"] == "true"} == marked, rows[:2]

@@ -397,7 +397,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             r["verdict"], r["sentence"] = unchanged
         else:
             r["sentence"] = _sentence(r, base, new, threshold)
-        for k in ("too_few", "bound_why", "tool", "descriptive"):
+        for k in ("too_few", "bound_why", "tool"):
             r.pop(k)
         out.append(CellChange(**r))
     def unmatched(a: str, b: str) -> list[str]:

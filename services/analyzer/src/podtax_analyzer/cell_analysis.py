@@ -393,7 +393,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     """The cell's verdict and sentence. ``other_params``: flags.other_params' sentence when the two sides ran
     different params, which replaces the advice of INSUFFICIENT (more runs) and the sentence. ``descriptive``: a
     figure in no family (podtax.phases.is_descriptive): "inconclusive", its ratio said, unless a flag says why not."""
-    f = dict(a.fields, p_adjusted=p_adjusted)
+    f = dict(a.fields, p_adjusted=p_adjusted, descriptive=descriptive)
     if other_params and "INSUFFICIENT" in f["flag_details"]:
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
     group = fl.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group])

@@ -51,7 +51,13 @@ class CellChange(BaseModel):
                                                  "when p_value is, and for a descriptive figure (kube-burner's "
                                                  "min/avg of a phase, "
                                                  "podtax.phases.is_descriptive: in no family, verdict 'inconclusive').")
-    verdict: ChangeVerdict
+    verdict: ChangeVerdict = Field(description="The change's verdict; 'inconclusive' for a descriptive figure "
+                                               "(descriptive true), unless not comparable.")
+    descriptive: bool = Field(False, description="kube-burner's min/avg of a control-plane phase "
+                                                  "(P_min_ms, P_avg_ms: podtax.phases.is_descriptive): in no "
+                                                  "correction family, no verdict of its own (verdict "
+                                                  "'inconclusive', the sentence begins 'Descriptive, not "
+                                                  "tested').")
     flags: list[str] = Field(default_factory=list, description="'BASE:FLAG' and 'NEW:FLAG' (NEW:CONFOUNDED: "
                                                                "a median given in another unit than in BASE, "
                                                                "or runs that disagree on whether higher is better; "

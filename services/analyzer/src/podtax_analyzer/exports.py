@@ -30,7 +30,7 @@ COMPARISON_COLUMNS = {
     "hl_ci_high": "DOUBLE", "p_value": "DOUBLE", "p_adjusted": "DOUBLE", "verdict": "VARCHAR",
     "direction": "VARCHAR", "change_pct": "DOUBLE", "flags": "VARCHAR[]", "sentence": "VARCHAR",
     # columns added later go last, so a sheet or script reading the file by position keeps reading the same ones
-    "host_upper_bound": "BOOLEAN", "pod_upper_bound": "BOOLEAN",
+    "host_upper_bound": "BOOLEAN", "pod_upper_bound": "BOOLEAN", "descriptive": "BOOLEAN",
 }
 _OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 

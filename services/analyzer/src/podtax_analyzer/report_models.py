@@ -112,7 +112,13 @@ class CellComparison(BaseModel):
                                          "hdparm's read seconds: podtax.templates.set_by_params): no ratio, "
                                          "interval or p-value. 'faster'/'slower' mean better/worse in the "
                                          "metric's direction (higher_is_better), also for a count (fewer errors "
-                                         "is 'faster'): the word to say is `direction`.")
+                                         "is 'faster'): the word to say is `direction`. 'inconclusive' for a "
+                                         "descriptive figure (descriptive true), unless not comparable.")
+    descriptive: bool = Field(False, description="kube-burner's min/avg of a control-plane phase "
+                                                  "(P_min_ms, P_avg_ms: podtax.phases.is_descriptive): in no "
+                                                  "correction family, no verdict of its own (verdict "
+                                                  "'inconclusive', the sentence begins 'Descriptive, not "
+                                                  "tested').")
     direction: Literal["faster", "slower", "more", "fewer", "higher", "lower"] | None = Field(
         None, description="The word of a faster/slower verdict as the sentence says it: 'faster' or 'slower', "
                           "for a count (unit 'count' or 'requests': objects_ok, errors, requests_per_object, "

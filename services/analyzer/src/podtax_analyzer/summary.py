@@ -114,6 +114,8 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
         clean = [c for c in group if is_clean(c, only_imported)]
         excluded = {where(c): _exclusion_reason(c, only_imported) for c in group if not is_clean(c, only_imported)}
         what = f"{test} {params} {metric}".replace("  ", " ")
+        if any(c.descriptive for c in group):  # kube-burner's min/avg: in no correction family
+            what += " (descriptive, not tested)"
         apart = _apart(clean)
         if clean:
             g = geomean([c.ratio for c in clean])

@@ -44,7 +44,8 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
                       "verdict", "flags", "flag details", "sentence", "caveat",
                       # columns added later go last, so a sheet reading the table by position reads the same ones
                       "baseline median is an upper bound (WATCH_GAP, RETRIED)",
-                      "candidate median is an upper bound (WATCH_GAP, RETRIED)"]
+                      "candidate median is an upper bound (WATCH_GAP, RETRIED)",
+                      "descriptive, not tested (kube-burner's min/avg)"]
 PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat",
                  "lower bound (given up while waiting: took longer)",
                  "upper bound (seen after a dropped watch or holding a retry's wait: took less)"]
@@ -176,7 +177,7 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
                      c.host_lower_bound, c.pod_lower_bound,
                      c.ratio, c.ci_low, c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct,
                      c.direction or c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence,
-                     caveat(c), c.host_upper_bound, c.pod_upper_bound])
+                     caveat(c), c.host_upper_bound, c.pod_upper_bound, c.descriptive])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
