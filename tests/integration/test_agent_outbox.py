@@ -19,7 +19,7 @@ from typing import Any
 import nats
 import pytest
 from podtax import config, events, natsserver, subjects
-from podtax.bus import Bus
+from podtax.bus import Bus, BusError
 from podtax_host_agent import guard, outbox, service
 from podtax_host_agent.service import Agent
 
@@ -303,3 +303,40 @@ def test_a_dangling_link_in_the_outbox_does_not_stop_the_agent(tmp_path: Path) -
     (folder / "h-1.json").symlink_to(folder / "g-1.json")
     assert outbox.kept(tmp_path) == []
     assert outbox.load(tmp_path, "h-1", 512_000) is None
+
+
+async def test_a_run_in_flight_across_a_nats_reset_is_not_published_as_the_new_nats_run(
+        nats_url: str, tmp_path: Path) -> None:
+    """The agent learnt the events stream of NATS 1 (2001); NATS is reset while run d-1 lasts (the agent notices only
+    at its next fetch). Before (review hR6 H1), its log, measured for NATS 1's campaign d, was published into NATS 2 as
+    d-1 (the analyzer keeps the first result of a run id). Now the stream is asked before the publish: the log is kept
+    under NATS 1 (set aside at the restart) and the agent stops (BusError); nothing noted reported."""
+    state, nats1 = tmp_path / "state", dt.datetime(2001, 9, 9, tzinfo=dt.UTC).isoformat()
+    async with _watched(nats_url) as (bus, nc, logs):
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        agent.stream = nats1  # NATS 1, learnt at start
+        await agent.refresh_facts()
+        with pytest.raises(BusError, match="the events stream changed while run d-1 ran"):
+            await agent.handle(events.run_requested(_run("d-1"), "podtax/runner"))  # ends after the reset
+        await nc.flush()
+        assert logs == [], "NATS 1's measurement of d-1 published into NATS 2"
+        assert (state / outbox.FOLDER / "d-1.json").read_text().startswith(nats1 + "\n"), "kept under NATS 1"
+        assert guard.last_reported(state) is None
+        restarted = await _blind_agent(nats_url, bus, tmp_path)
+        await restarted.learn_stream()
+        assert outbox.kept(state) == [] and (state / outbox.FOLDER / f"d-1.json{outbox.ASIDE}").exists()
+
+
+async def test_a_run_measured_with_the_stream_unknown_is_noted_at_its_start(nats_url: str, tmp_path: Path) -> None:
+    """The stream unknown (NATS not answering stream_info), a run's log and note named the NATS by their own time
+    ('@' and now): written after a NATS reset during the run, they read as the new NATS's. Now they name the run's
+    start (review hR6 H1)."""
+    state = tmp_path / "state"
+    async with _watched(nats_url) as (bus, nc, logs):
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.refresh_facts()
+        bus.js.stream_info = _no_answer  # type: ignore[method-assign]
+        await agent.handle(events.run_requested(_run("d-2"), "podtax/runner"))
+        await nc.flush()
+        started = dt.datetime.fromisoformat(logs[0]["data"]["started_at"]).timestamp()
+        assert guard.last_reported_note(state) == ("d-2", f"@{started:.6f}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import datetime as dt
 import logging
 import os
 import shutil
@@ -91,7 +92,7 @@ class Agent:
         (NATS does not answer): every campaign noted cancelled is refused, as before."""
         self.stream_asked = time.monotonic()
         try:
-            created = (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), 10)).created
+            created = await self.stream_created()
         except Exception as exc:  # noqa: BLE001 - refusing a name too many is the safe side
             log.warning("the events stream's creation time is unknown (%s): a campaign noted cancelled is refused "
                         "whichever NATS it was cancelled in", f"{type(exc).__name__}: {exc}")
@@ -113,6 +114,21 @@ class Agent:
         if self.outbox_waits:
             self.outbox_waits = False
             await self.flush_outbox("the events stream known")
+
+    async def stream_created(self) -> dt.datetime | None:
+        """The events stream's creation time, asked of NATS (its errors raised; 10 s at most)."""
+        return (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), 10)).created
+
+    async def stream_remade(self, since: float) -> str | None:
+        """The events stream's identity when it is another than the one the agent knows, or, unknown, one made after
+        `since` (a run's start, epoch seconds: a NATS reset while it ran), else None (NATS not answering too)."""
+        try:
+            created = await self.stream_created()
+        except Exception:  # noqa: BLE001 - NATS away: the log is kept, its publish fails
+            return None
+        if created is None or (created.isoformat() == self.stream if self.stream else created.timestamp() <= since):
+            return None
+        return created.isoformat()
 
     async def learn_stream_again(self) -> None:
         """learn_stream when the stream is still unknown, at most every STREAM_ASK_S."""
@@ -317,26 +333,35 @@ class Agent:
                             provenance=events.Provenance(kernel=self.facts.kernel if self.facts else None,
                                                          cpu_model=self.facts.cpu_model if self.facts else None,
                                                          hw_threads=self.facts.hw_threads if self.facts else None))
-        await self.report(events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"}), keep=True)
+        event = events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"})
+        nats = self.stream or f"@{out.started_at.timestamp():.6f}"  # unknown: measured before a stream made later
+        if remade := await self.stream_remade(out.started_at.timestamp()):  # not this NATS's run: kept, never published
+            if not self.state_dir_problem():
+                await asyncio.to_thread(outbox.save, self.state_dir, event, nats)
+            log.error("run %s: the events stream changed while it ran (%s, now %s): its log is kept under the earlier "
+                      "NATS, not published as this one's run; stopping", run.run_id, self.stream or "unknown", remade)
+            raise BusError(f"the events stream changed while run {run.run_id} ran: NATS was reset")
+        await self.report(event, keep=True, nats=nats)
         outcome = "timeout" if out.timed_out else ("ok" if out.exit_code == 0 else "failed")
         metrics.AGENT_RUNS.labels(run.test, outcome).inc()
         metrics.AGENT_RUN_SECONDS.labels(run.test).observe((out.ended_at - out.started_at).total_seconds())
 
-    async def report(self, event: events.RawLogV1, keep: bool = False) -> None:
+    async def report(self, event: events.RawLogV1, keep: bool = False, nats: str = "") -> None:
         """Publish a run's log; with `keep`, it is written to the outbox first, so that when NATS cannot take
         it the redelivered request publishes it rather than measuring again. The state directory is checked again
         first (a run may last an hour, time for it to be removed and made again by another user): when it became
-        unsafe, the log is published without a word written there."""
-        run_id = event.data.run.run_id
+        unsafe, the log is published without a word written there. `nats`: the NATS it was measured under (the events
+        stream, '' the one known)."""
+        run_id, nats = event.data.run.run_id, nats or self.stream
         if unsafe := self.state_dir_problem():
             log.error("run %s: publishing its log without keeping or noting it: %s", run_id, unsafe)
         elif keep:
-            await asyncio.to_thread(outbox.save, self.state_dir, event, self.stream)
+            await asyncio.to_thread(outbox.save, self.state_dir, event, nats)
         await self.bus.publish(event)
         # noted before the outbox copy goes: an agent killed between the two then publishes the kept log again
         # (the analyzer stores a run once), where the other order left nothing saying the run was done
         if not unsafe:
-            guard.reported(self.state_dir, run_id, self.stream)
+            guard.reported(self.state_dir, run_id, nats)
             outbox.remove(self.state_dir, run_id)
         self.remember(run_id)
 
