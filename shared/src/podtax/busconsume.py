@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.errors import ConnectionReconnectingError, NoRespondersError
+from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
@@ -162,7 +163,7 @@ class Consumers:
         except Permanent as exc:
             await self.dead_letter(msg, exc.reason)
         except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
-            log.exception("handler failed for %s", msg.subject)
+            _failed(exc, "handler failed for %s", msg.subject)
             await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
         else:
             await msg.ack()
@@ -222,7 +223,7 @@ class Consumers:
                 with telemetry.run_scope(scope):
                     rejected = await _held(spec, handler, decoded, stop)
             except Exception as exc:  # noqa: BLE001
-                log.exception("batch handler failed (%d messages)", len(decoded))
+                _failed(exc, "batch handler failed (%d messages)", len(decoded))
                 for span in spans:
                     span.set_status(trace.Status(trace.StatusCode.ERROR, str(exc)))
                     span.end()
@@ -262,6 +263,18 @@ async def _consumer_there(sub: JetStreamContext.PullSubscription, spec: Consumer
         pass
 
 
+def _failed(exc: Exception, what: str, *args: object) -> None:
+    """Log a handler's failure: a NATS-side one (NATS away, or a stream it lost: nats-py's or podtax's BusError) in
+    one line, its type and message, as the line that follows says what became of NATS; any other with its
+    traceback (a bug to find)."""
+    from podtax.bus import BusError
+
+    if isinstance(exc, (NatsError, BusError)):
+        log.error(f"{what}: %s: %s", *args, type(exc).__name__, exc)
+    else:
+        log.exception(what, *args)
+
+
 def _read(msg: Msg) -> tuple[Event | None, str | None]:
     """The message's event, or None and why it is dead-lettered: schema-invalid, or misplaced (an event
     on a subject its type and content do not give)."""
@@ -296,12 +309,21 @@ def _message_context(msg: Msg, event: Event) -> otel_context.Context:
 async def _with_heartbeat(msgs: Sequence[Msg], work: Awaitable[None], every_s: float) -> None:
     """Await `work`, telling JetStream the messages are in progress so a long run is not redelivered."""
     task = asyncio.ensure_future(work)
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=every_s)
-        if done:
-            return task.result()
-        for msg in msgs:
-            await msg.in_progress()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=every_s)
+            if done:
+                return task.result()
+            for msg in msgs:
+                await msg.in_progress()
+    finally:  # cancelled (the service stopping: NATS lost): its failure is the stop's, not an asyncio traceback
+        if not task.done():
+            task.add_done_callback(_ended_unwatched)
+
+
+def _ended_unwatched(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.info("a handler left running as its consumer stopped ended with %s: %s", type(exc).__name__, exc)
 
 
 async def _held(spec: ConsumerSpec, handler: BatchHandler, decoded: list[tuple[Msg, Event]],
