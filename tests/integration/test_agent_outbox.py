@@ -340,3 +340,19 @@ async def test_a_run_measured_with_the_stream_unknown_is_noted_at_its_start(nats
         await nc.flush()
         started = dt.datetime.fromisoformat(logs[0]["data"]["started_at"]).timestamp()
         assert guard.last_reported_note(state) == ("d-2", f"@{started:.6f}")
+
+
+async def test_the_noted_run_with_nats_not_answering_is_not_acked_unmeasured(nats_url: str, tmp_path: Path,
+                                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """<state>/reported names d-1 of the 2001 NATS; stream_info never answers. Before (review hR6 M3), the redelivered
+    d-1 of the new campaign d was acked as 'reported already' with nothing published (a kept log in the same situation
+    is set aside and the run measured again). Now it is measured again, one warning."""
+    guard.reported(tmp_path / "state", "d-1", dt.datetime(2001, 9, 9, tzinfo=dt.UTC).isoformat())
+    async with _watched(nats_url) as (bus, nc, logs):
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.refresh_facts()
+        bus.js.stream_info = _no_answer  # type: ignore[method-assign]
+        await agent.handle(events.run_requested(_run("d-1"), "podtax/runner"))
+        await nc.flush()
+        assert [e["data"]["run"]["run_id"] for e in logs] == ["d-1"], "acked with nothing measured or published"
+        assert len([r for r in caplog.records if "measured again" in r.message]) == 1

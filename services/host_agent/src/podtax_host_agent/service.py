@@ -242,6 +242,11 @@ class Agent:
             raise Permanent(f"run {run.run_id} is for {run.env}/{run.node}, not host/{self.node}")
         if run.run_id in self.done and not self.stream and self.noted and run.run_id == self.noted[0]:
             await self.learn_stream()  # not throttled: the note may be another NATS's, forgotten then
+            if not self.stream:  # measured again: a second log of this NATS's run has the same event id (de-duplicated)
+                log.warning("run %s is noted reported, but the events stream is unknown: in this NATS or an earlier "
+                            "one cannot be told; measured again", run.run_id)
+                self.done.pop(run.run_id, None)
+                self.noted = None
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
