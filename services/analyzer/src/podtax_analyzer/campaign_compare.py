@@ -45,41 +45,27 @@ import hashlib
 import duckdb
 import numpy as np
 from podtax import sides, templates
-from podtax.flags import BOUND_MARKS, MIN_RUNS, bound_mark
+from podtax.flags import BOUND_MARKS, MIN_RUNS
 from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 from podtax.pvalue import p_digits
 
 from podtax_analyzer import flags as fl
-from podtax_analyzer.compare_models import BoundWay, CampaignChange, CellChange
+from podtax_analyzer.compare_bounds import WORDS, bound_of, bound_why_of, way_of
+from podtax_analyzer.compare_models import CampaignChange, CellChange
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.change import bootstrap_change, bootstrap_median_change
 from podtax_analyzer.stats.multiple import adjust
 from podtax_analyzer.stats.verdict import (
     ALPHA,
-    AT_LEAST,
-    AT_MOST,
     EXACT,
-    FASTER,
     INCONCLUSIVE,
     NO_DIFFERENCE,
     SET_BY_PARAMS,
-    SLOWER,
     decide,
     quotient_bound,
-    side_bound,
 )
 from podtax_analyzer.wording import fmt_ratio, fmt_value, p_text_of, side_name
-
-_WORDS = {FASTER: "improved", SLOWER: "worsened", NO_DIFFERENCE: NO_DIFFERENCE}
-
-
-def _way(bound: frozenset[int]) -> BoundWay | None:
-    """How a true compared figure may lie from the shown one (_bound), in words; None when it is exact."""
-    if len(bound) == 2:
-        return "either way"
-    return "at least" if AT_LEAST in bound else "at most" if AT_MOST in bound else None
-
 
 Key = tuple[str, str, str, str, str]  # cluster, node, test, params, metric
 
@@ -240,38 +226,6 @@ def _why_inconclusive(ch: dict, threshold: float) -> str:
             f"({p_digits(p, '.3g')}) is not below {ALPHA:g} once corrected over the compared cells")
 
 
-def _figures(c: CellComparison, one: str | None) -> list[tuple[str, float | None, frozenset[int]]]:
-    """(environment, median, bound) of each compared figure of ``c`` that is only a bound: a lower one
-    (LOWER_BOUND), an upper one (WATCH_GAP) or both (stats/verdict.py's side_bound)."""
-    sides = [(c.baseline, c.host_median, side_bound(c.host_lower_bound, c.host_upper_bound)),
-             (c.candidate, c.pod_median, side_bound(c.pod_lower_bound, c.pod_upper_bound))]
-    return [(env, median, bound) for env, median, bound in sides if bound and (one is None or env == one)]
-
-
-def _bound(c: CellComparison, one: str | None) -> frozenset[int]:
-    """How the true compared figure of ``c`` may lie from the shown one: its median (``one``) or its ratio."""
-    bounds = {env: bound for env, _, bound in _figures(c, one)}
-    if one is not None:
-        return bounds.get(one, EXACT)
-    return quotient_bound(bounds.get(c.candidate, EXACT), bounds.get(c.baseline, EXACT))
-
-
-# why a figure is only a bound: LOWER_BOUND, WATCH_GAP or RETRIED's held
-_CAUSES = {AT_LEAST: ("a lower", "objects never finished"),
-           AT_MOST: ("an upper", "timed after a dropped watch or holding a retry's wait")}
-
-
-def _bound_why(cells: dict[str, CellComparison], one: str | None, bound: frozenset[int], withheld: str) -> str:
-    """Why a change's verdict (``withheld``) is not given: a compared figure is only a lower or an upper bound."""
-    figures = [f"{name}'s {env} {c.metric} is only {' and '.join(_CAUSES[b][0] for b in sorted(ways, reverse=True))} "
-               f"bound ({bound_mark(AT_LEAST in ways, AT_MOST in ways)}{fmt_value(m, c.unit)} {c.unit}: "
-               f"{', '.join(_CAUSES[b][1] for b in sorted(ways, reverse=True))})"
-               for name, c in cells.items() for env, m, ways in _figures(c, one) if m is not None]
-    way = {frozenset({AT_LEAST}): "larger", frozenset({AT_MOST}): "smaller"}.get(bound, "larger or smaller")
-    what = "no verdict either way" if len(bound) == 2 else f"no verdict that it {_WORDS.get(withheld, withheld)}"
-    return f"{'; '.join(figures)}, so the true change may be {way} than shown; {what}"
-
-
 def _sentence(ch: dict, base: str, new: str, threshold: float) -> str:
     what, ratio = ch["compared"], ch["base_ratio"] is not None
     unit = "" if ratio else f" {ch['unit']}"
@@ -367,7 +321,8 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             est.update(diff_ci_low=None, diff_ci_high=None, change_ci_low=None, change_ci_high=None, p_value=None)
         rows.append(dict(
             compared=what, base_value=figures[0], new_value=figures[1], too_few=too_few,
-            base_bound=_way(_bound(b, one[0] if one else None)), new_bound=_way(_bound(n, one[0] if one else None)),
+            base_bound=way_of(bound_of(b, one[0] if one else None)),
+            new_bound=way_of(bound_of(n, one[0] if one else None)),
             unchanged=fixed or (("not comparable", mixed) if mixed else None if one else
                                 _no_change(b, n, vb, vn, (base, new), what)),
             id=_pair_id(base, new, key), node=key[1], test=key[2], params=key[3],
@@ -375,7 +330,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
             base_cell=b.id, new_cell=n.id, n_base=b.n_host + b.n_pod, n_new=n.n_host + n.n_pod,
             base_ratio=b.ratio, new_ratio=n.ratio, flags=flags, flag_details=details, **est,
             # change = NEW's figure / BASE's: a figure that is only a lower or upper bound bounds it (stats/verdict.py)
-            bound=quotient_bound(_bound(n, one[0] if one else None), _bound(b, one[0] if one else None)),
+            bound=quotient_bound(bound_of(n, one[0] if one else None), bound_of(b, one[0] if one else None)),
             bounded={base: b, new: n}, one=one[0] if one else None, tool=tool,
             descriptive=is_descriptive(key[2], key[4]), p_adjusted=None))  # descriptive: in neither family
     for family in (True, False):
@@ -390,8 +345,8 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         v, free = (decide(*args, threshold=threshold, blocked=blocked, bound=b) for b in (bound, EXACT))
         if r["descriptive"]:  # no verdict of its own
             v = free = INCONCLUSIVE
-        r["verdict"] = _WORDS.get(v, "inconclusive")
-        r["bound_why"] = _bound_why(bounded, one, bound, free) if v != free and not blocked else None
+        r["verdict"] = WORDS.get(v, "inconclusive")
+        r["bound_why"] = bound_why_of(bounded, one, bound, free) if v != free and not blocked else None
         unchanged = r.pop("unchanged")
         if unchanged:
             r["verdict"], r["sentence"] = unchanged

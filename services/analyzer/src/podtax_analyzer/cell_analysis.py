@@ -8,12 +8,12 @@ from dataclasses import dataclass, field, replace
 import duckdb
 import numpy as np
 from podtax import templates
-from podtax.phases import DESCRIPTIVE_WHY
 from podtax.sides import change_word
 
 from podtax_analyzer import flags as fl
 from podtax_analyzer import object_flags as ofl
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
+from podtax_analyzer.cell_wording import descriptive_sentence, median_text, set_by_sentence, sides_text
 from podtax_analyzer.celldata import CellData
 from podtax_analyzer.report_models import CellComparison, OutlierOut
 from podtax_analyzer.run_ids import run_ids_at
@@ -223,19 +223,6 @@ def _sentence(f: dict, verdict: str, threshold: float, correction: str, group: s
     return text
 
 
-def _median_text(f: dict, side: str) -> str:
-    """A side's median as the sentence says it: "at least 10000" when it is a lower bound (LOWER_BOUND), "at most
-    10000" an upper one (WATCH_GAP, RETRIED's held), "at least or at most" both."""
-    way = " or ".join(w for w, bound in (("at least", "lower"), ("at most", "upper")) if f[f"{side}_{bound}_bound"])
-    return f"{way} " * bool(way) + fmt_value(f[f"{side}_median"], f["unit"])
-
-
-def _sides_text(f: dict, base: str, cand: str) -> str:
-    """"host median 1003 events/s over 10 runs, pod median 904.8 events/s over 1 run"."""
-    return (f"{base} median {_median_text(f, 'host')} {f['unit']} over {plural(f['n_host'], 'run')}, {cand} median "
-            f"{_median_text(f, 'pod')} {f['unit']} over {plural(f['n_pod'], 'run')}")
-
-
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
     flags = f["flags"]
     withheld = [name for name in fl.ORDER if name in flags and name in fl.WITHHOLD_RATIO]
@@ -246,9 +233,9 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
     sides = ""
     if f["host_median"] is not None and f["pod_median"] is not None:
-        sides = _sides_text(f, base, cand)
+        sides = sides_text(f, base, cand)
     if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
-        return (f"Not comparable: one side only: {base} median {_median_text(f, 'host')} {unit} over "
+        return (f"Not comparable: one side only: {base} median {median_text(f, 'host')} {unit} over "
                 f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
     why = f["flag_details"].get("INSUFFICIENT", "")
     if verdict == NOT_COMPARABLE and why.startswith(fl.FEW_HEAD):  # runs too short for this percentile
@@ -332,15 +319,6 @@ def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str, bou
             f"{fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}, {p_text}).")             # all have a CI
 
 
-def _set_by_sentence(f: dict, set_by: templates.Fixed) -> str:
-    pair = (f["baseline"], f["candidate"])
-    medians = (f["host_median"], f["pod_median"])
-    sides = " and ".join(f"{side_name(env, pair)} {fmt_value(m, f['unit'])}"
-                         for env, m in zip(pair, medians, strict=True) if m is not None)
-    return (f"Set by {set_by.by}: {set_by.how} (median {sides} {f['unit']}), so it measures nothing to compare: "
-            f"no ratio or verdict; the run's speed is in its other metrics.")
-
-
 def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | None:
     """The verdict and sentence of a cell with no ratio because a side's median is 0 (UDP runs that lost no
     packet: lost_percent 0; the baseline's makes x/0, the candidate's a ratio of 0 with an interval of no
@@ -360,32 +338,12 @@ def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | 
         return None
     grew = 2.0 if pod > host else 0.5  # any ratio on the side of 1 the medians' order gives
     zero = base if host == 0.0 else cand
-    sides = _sides_text(f, base, cand)
+    sides = sides_text(f, base, cand)
     word = change_word(grew, f["higher_is_better"], f["unit"])
     said = (f"{cand.capitalize()} {word} than {base}" if word in (FASTER, SLOWER)  # else: a count or a level
             else f"{cand.capitalize()}'s {f['metric']} {word} than {base}'s")
     return direction(grew, f["higher_is_better"]), (
         f"{said} (no ratio: the {zero} median is 0; {p_text_of(p)} after {correction}; {sides}).")
-
-
-def _descriptive_sentence(f: dict, group: str | None) -> str:
-    """A descriptive figure's sentence (podtax.phases.is_descriptive): ratio, interval and raw p-value, no verdict."""
-    pair = (f["baseline"], f["candidate"])
-    base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
-    ratio, lo, hi = f["ratio"], f["ci_low"], f["ci_high"]
-    interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
-    p = f"unadjusted {p_text_of(f['p_value'])}" if f["p_value"] is not None else "no p-value"
-    if ratio is None:  # a median of 0 (x/0, or 0/0), or one too close to the float limits
-        zero = " and ".join(name for name, m in ((base, f["host_median"]), (cand, f["pod_median"])) if m == 0)
-        said = (f"no ratio: the {zero} median{'s are' if ' and ' in zero else ' is'} 0" if zero
-                else "no ratio could be computed")
-        figures = f"{said} ({p}; {_sides_text(f, base, cand)})"
-    else:
-        figures = (f"{change_phrase(ratio, f['higher_is_better'], (base, cand), f['unit'])} than {base} (ratio "
-                   f"{fmt_ratio(ratio)}, {interval}, {p}; {_sides_text(f, base, cand)})")
-    text = (f"Descriptive, not tested ({DESCRIPTIVE_WHY}): {figures}; it is in no correction family and "
-            f"has no verdict of its own: the phase's percentiles are the tested figures.")
-    return text + (f" Besides, {group}: a second group of runs that the median does not show." if group else "")
 
 
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
@@ -416,8 +374,8 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     if f["verdict"] == NOT_COMPARABLE and (absent := fl.absent_phase(a.cell)):
         f["sentence"] = absent
     if a.set_by and (f["n_host"] or f["n_pod"]):  # one side or two: nothing to compare, in this or another campaign
-        f["verdict"], f["sentence"] = SET_BY_PARAMS, _set_by_sentence(f, a.set_by)
+        f["verdict"], f["sentence"] = SET_BY_PARAMS, set_by_sentence(f, a.set_by)
     elif descriptive and f["verdict"] != NOT_COMPARABLE and None not in (f["host_median"], f["pod_median"]) \
             and not rules["blocked"]:
-        f["verdict"], f["sentence"] = INCONCLUSIVE, _descriptive_sentence(f, group)
+        f["verdict"], f["sentence"] = INCONCLUSIVE, descriptive_sentence(f, group)
     return CellComparison(**f)
