@@ -18,8 +18,9 @@ CORPUS = REPO / "tests" / "corpus"
 
 
 def absolute_pythonpath(value: str) -> str:
-    """PYTHONPATH with each folder made absolute (from the current folder), empty entries dropped."""
-    return os.pathsep.join(str(Path(p).resolve()) for p in value.split(os.pathsep) if p)
+    """PYTHONPATH with each folder made absolute (from the current folder); an empty entry, which Python reads as the
+    current folder, is that folder."""
+    return os.pathsep.join(str(Path(p).resolve()) for p in value.split(os.pathsep))
 
 
 # a child started in another folder (cwd=tmp_path) read a relative PYTHONPATH from there: another copy of the sources,
