@@ -356,3 +356,21 @@ async def test_the_noted_run_with_nats_not_answering_is_not_acked_unmeasured(nat
         await nc.flush()
         assert [e["data"]["run"]["run_id"] for e in logs] == ["d-1"], "acked with nothing measured or published"
         assert len([r for r in caplog.records if "measured again" in r.message]) == 1
+
+
+async def test_kept_logs_waiting_for_the_stream_are_published_when_requests_flow(nats_url: str,
+                                                                                 tmp_path: Path) -> None:
+    """Stream unknown at start (one slow answer), a kept log of this NATS waits. Before (review hR6 L1), NATS
+    answering again and run requests succeeding, with no cancellation the kept log stayed unpublished while the agent
+    lived. Now a request asks for the stream while it is unknown, and the kept logs are published then."""
+    state = tmp_path / "state"
+    async with _watched(nats_url) as (bus, nc, logs):
+        stream = (await bus.js.stream_info(subjects.STREAM)).created.isoformat()
+        _old_log(state, "k-1", stream)
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.refresh_facts()
+        await agent.flush_outbox()
+        agent.stream_asked -= service.STREAM_ASK_S  # long after
+        await agent.handle(events.run_requested(_run("k-2"), "podtax/runner"))
+        await nc.flush()
+        assert sorted(e["id"] for e in logs) == ["k-1.log", "k-2.log"], "k-1 still unpublished"

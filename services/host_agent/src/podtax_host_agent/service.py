@@ -240,13 +240,13 @@ class Agent:
         run = event.data.run
         if run.env != "host" or run.node != self.node:
             raise Permanent(f"run {run.run_id} is for {run.env}/{run.node}, not host/{self.node}")
-        if run.run_id in self.done and not self.stream and self.noted and run.run_id == self.noted[0]:
-            await self.learn_stream()  # not throttled: the note may be another NATS's, forgotten then
-            if not self.stream:  # measured again: a second log of this NATS's run has the same event id (de-duplicated)
-                log.warning("run %s is noted reported, but the events stream is unknown: in this NATS or an earlier "
-                            "one cannot be told; measured again", run.run_id)
-                self.done.pop(run.run_id, None)
-                self.noted = None
+        if not self.stream:  # once a run, not throttled: kept logs are judged (published or set aside), notes too
+            await self.learn_stream()
+        if not self.stream and self.noted and run.run_id == self.noted[0]:  # a second log of it: de-duplicated
+            log.warning("run %s is noted reported, but the events stream is unknown: in this NATS or an earlier one "
+                        "cannot be told; measured again", run.run_id)
+            self.done.pop(run.run_id, None)
+            self.noted = None
         if run.run_id in self.done:
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
@@ -264,14 +264,9 @@ class Agent:
         if why := self.state_dir_problem():  # before anything is read or written there (lock, outbox)
             await self.refuse(run, "unsafe-state-dir", why)
             return
-        if run.run_id in outbox.kept(self.state_dir) and not self.stream:
-            await self.learn_stream()  # not throttled: a log kept under another NATS is set aside, not published
-            if run.run_id in self.done:  # published as the stream became known (flush_outbox)
-                return
-            if not self.stream and (where := outbox.set_aside_unverified(self.state_dir, run.run_id)):
-                log.warning("the kept log of run %s not published: the events stream is unknown, it may have been "
-                            "measured under another NATS; set aside as %s, the run is measured again", run.run_id,
-                            where)
+        if not self.stream and (where := outbox.set_aside_unverified(self.state_dir, run.run_id)):  # asked: handle()
+            log.warning("the kept log of run %s not published: the events stream is unknown, it may have been "
+                        "measured under another NATS; set aside as %s, the run is measured again", run.run_id, where)
         if (kept := outbox.load(self.state_dir, run.run_id, self.settings.agent_output_cap_bytes)) is not None:
             log.info("run %s was measured already; publishing its kept log instead of running it again", run.run_id)
             await self.report(kept)
