@@ -280,6 +280,39 @@ def test_an_object_name_the_api_server_refuses_is_422_in_its_words(kubesim: Sim,
     assert (err.value.status, said) == (422, f'metadata.name: Invalid value: "{name}": {rule}')
 
 
+LABEL_RULE = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+              "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+
+
+@pytest.mark.parametrize("name,rules", [
+    ("a.b", [LABEL_RULE]), ("Bad", [LABEL_RULE]), ("a-", [LABEL_RULE]),
+    ("a" * 64, ["must be no more than 63 characters"]),
+    ("a." * 32 + "a", ["must be no more than 63 characters", LABEL_RULE]),  # both, as the API server says them
+])
+def test_a_namespace_name_is_a_dns_label_in_the_api_servers_words(core: client.CoreV1Api, name: str,
+                                                                   rules: list[str]) -> None:
+    """A Namespace's name is a DNS-1123 label (no dots, 63 characters at most), not a subdomain (review hR5 F6)."""
+    with pytest.raises(ApiException) as err:
+        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    said = [f'metadata.name: Invalid value: "{name}": {rule}' for rule in rules]
+    assert err.value.status == 422
+    assert json.loads(err.value.body)["message"] == \
+        f'Namespace "{name}" is invalid: {said[0] if len(said) == 1 else "[" + ", ".join(said) + "]"}'
+    for name in ("a" * 63, "a-b", "9"):
+        assert core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name))).metadata.name == name
+
+
+def test_a_name_too_long_and_malformed_is_refused_with_both_rules(kubesim: Sim) -> None:
+    coord = client.CoordinationV1Api(kubesim.api_client())
+    name = "A" * 254
+    with pytest.raises(ApiException) as err:
+        coord.create_namespaced_lease("kube-system", client.V1Lease(metadata=client.V1ObjectMeta(name=name)))
+    said = json.loads(err.value.body)["message"].partition(" is invalid: ")[2]
+    assert said == (f'[metadata.name: Invalid value: "{name}": must be no more than 253 characters, '
+                    f'metadata.name: Invalid value: "{name}": {SUBDOMAIN_RULE}]')
+
+
 def test_object_names_the_api_server_takes_are_taken(kubesim: Sim) -> None:
     coord = client.CoordinationV1Api(kubesim.api_client())
     for name in ("a.b-c.d", "a--b", "9", "a" * 253):

@@ -6,8 +6,16 @@ import re
 
 from podtax_kubesim.util import Obj, invalid, now, quantity
 
-# a DNS-1123 subdomain: dot-separated parts each starting and ending with a letter or digit (a..b, a.-b refused)
-_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"  # the API server's
+# the API server's name rules: a DNS-1123 subdomain, dot-separated parts each starting and ending with a letter or digit
+# (a..b, a.-b refused), 253 characters at most; a Namespace's a DNS-1123 label (no dots), 63 at most
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_SUBDOMAIN_RULE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                   "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation "
+                   f"is '{_DNS_SUBDOMAIN}')")
+_LABEL_RULE = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+               "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+               f"'{_DNS_LABEL}')")
 DEFAULT_TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
     {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
@@ -16,15 +24,17 @@ DEFAULT_TOLERATIONS = [
 
 
 def validate_name(kind: str, name: str) -> None:
+    """Refuse a name as the API server does: 422 with each rule it breaks (too long and malformed: both)."""
     if not name:
         raise invalid(kind, name, "metadata.name: Required value: name or generateName is required")
-    if len(name) > 253:
-        raise invalid(kind, name, f'metadata.name: Invalid value: "{name}": must be no more than 253 characters')
-    if not re.fullmatch(_DNS_SUBDOMAIN, name):
-        raise invalid(kind, name, f'metadata.name: Invalid value: "{name}": a lowercase RFC 1123 subdomain '
-                      "must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
-                      f"with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-                      f"'{_DNS_SUBDOMAIN}')")
+    most, regex, rule = (63, _DNS_LABEL, _LABEL_RULE) if kind == "Namespace" else (253, _DNS_SUBDOMAIN,
+                                                                                     _SUBDOMAIN_RULE)
+    broken = [f"must be no more than {most} characters"] if len(name) > most else []
+    if not re.fullmatch(regex, name):
+        broken.append(rule)
+    said = [f'metadata.name: Invalid value: "{name}": {why}' for why in broken]
+    if said:
+        raise invalid(kind, name, said[0] if len(said) == 1 else f"[{', '.join(said)}]")
 
 
 def qos_class(spec: Obj) -> str:
