@@ -135,7 +135,7 @@ async def test_a_starting_agent_publishes_what_an_earlier_one_kept(nats_url: str
         await nc.flush()
         assert logs == ["left-1.log"]
         assert outbox.kept(state) == []
-        assert (state / outbox.FOLDER / "torn.bad").exists(), "a torn file is set aside, not trusted or lost"
+        assert (state / outbox.FOLDER / "torn.json.bad").exists(), "a torn file is set aside, not trusted or lost"
     finally:
         await nc.close()
         await bus.close()
@@ -374,3 +374,14 @@ async def test_kept_logs_waiting_for_the_stream_are_published_when_requests_flow
         await agent.handle(events.run_requested(_run("k-2"), "podtax/runner"))
         await nc.flush()
         assert sorted(e["id"] for e in logs) == ["k-1.log", "k-2.log"], "k-1 still unpublished"
+
+
+def test_a_second_undecodable_kept_file_does_not_overwrite_the_first(tmp_path: Path) -> None:
+    """Before (review hR6 L2), load renamed a file that does not decode to <run id>.bad, over the one set aside
+    before; both are kept now (<run id>.json.bad, .bad-1)."""
+    folder = tmp_path / outbox.FOLDER
+    folder.mkdir(parents=True)
+    for text in ("first", "second"):
+        (folder / "b-1.json").write_text(text)
+        assert outbox.load(tmp_path, "b-1", 512_000) is None
+    assert sorted(p.read_text() for p in folder.iterdir()) == ["first", "second"]

@@ -27,6 +27,7 @@ log = logging.getLogger("podtax.host_agent")
 FOLDER = "outbox"
 ASIDE = ".earlier-nats"  # the suffix of a log set aside, kept under another NATS
 UNVERIFIED = ".unknown-nats"  # the suffix of a log set aside, its request back while the events stream was unknown
+BAD = ".bad"  # the suffix of a kept file that does not decode
 SLACK_BYTES = 4 << 20  # a kept file is read up to the agent's output cap and this (JSON, the event around the output)
 
 
@@ -72,8 +73,8 @@ def load(state_dir: Path, run_id: str, cap_bytes: int) -> events.RawLogV1 | None
     try:
         event = events.decode(_nats_and_event(raw, 0.0)[1])
     except ValueError as exc:
-        path.rename(path.with_suffix(".bad"))
-        log.error("outbox: %s does not decode (%s); set aside as .bad, the run is measured again", path, exc)
+        log.error("outbox: %s does not decode (%s); set aside as %s, the run is measured again", path, exc,
+                  _rename(path, BAD))
         return None
     return event if isinstance(event, events.RawLogV1) and event.data.run.run_id == run_id else None
 
