@@ -33,6 +33,52 @@ def _start(name: str, env: dict[str, str], tmp: Path) -> subprocess.Popen[bytes]
                                 stderr=subprocess.STDOUT)
 
 
+def _env(nats_url: str, kubeconfig: Path, tmp: Path, api_port: int) -> dict[str, str]:
+    """The five services' environment: this NATS, kubesim's kubeconfig, the host agent as node NODE."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": nats_url,
+            "PODTAX_LOG_FORMAT": "text", "PODTAX_HEALTH_PORT": "0", "PODTAX_ANALYZER_DB": str(tmp / "a.duckdb"),
+            "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": NODE, "PODTAX_AGENT_WORKDIR":
+            str(tmp / "work"), "PODTAX_RUNNER_KUBERNETES": "false", "PODTAX_SCHEDULER_KUBECONFIG": str(kubeconfig),
+            "PODTAX_SCHEDULER_METRICS_PORT": "0", "PODTAX_SCHEDULER_LEADER_ELECT": "false"}
+
+
+def _wiped(nats: natsserver.NatsServer, tmp: Path) -> natsserver.NatsServer:
+    """NATS killed and started again at the same address with its store lost."""
+    nats.proc.kill()
+    nats.proc.wait()
+    shutil.rmtree(tmp / "jetstream")
+    return natsserver.start(tmp / "jetstream", nats.port, log_file=tmp / "nats.log")
+
+
+def _stop(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs.values():
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _not_stopped_in_one_line(procs: dict[str, subprocess.Popen[bytes]], tmp: Path) -> list[str]:
+    """Each service that did not stop within 30 s with status 3 (the scheduler 1) and one 'NATS lost' line naming the
+    empty store, with no traceback: what it said."""
+    problems = []
+    for name, proc in procs.items():
+        try:
+            status = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            status = None
+        text = (tmp / f"{name}.log").read_text()
+        lost = [line for line in text.splitlines() if "NATS lost" in line]
+        if status != (1 if name == "scheduler" else 3) or "Traceback" in text or "never retrieved" in text \
+                or len(lost) != 1 or "restarted with an empty store" not in lost[0]:
+            problems.append(f"{name}: status {status}, {len(lost)} 'NATS lost' lines:\n{text[-4000:]}")
+    return problems
+
+
 async def _campaign(url: str, name: str, api_port: int) -> list[str]:
     """Run a two-run host campaign through the stack; the campaigns of the runs the analyzer then serves."""
     bus = await Bus.connect(url, "test/store-lost")
@@ -63,46 +109,22 @@ def test_services_stop_in_one_line_when_nats_lost_its_store_and_work_again_once_
     nats = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log")
     sim = testing.start({"nodes": [{"name": "k1", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}]})
     api_port = natsserver.free_port()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": nats.url,
-           "PODTAX_LOG_FORMAT": "text", "PODTAX_HEALTH_PORT": "0", "PODTAX_ANALYZER_DB": str(tmp_path / "a.duckdb"),
-           "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": NODE, "PODTAX_AGENT_WORKDIR":
-           str(tmp_path / "work"), "PODTAX_RUNNER_KUBERNETES": "false", "PODTAX_SCHEDULER_KUBECONFIG":
-           str(sim.kubeconfig), "PODTAX_SCHEDULER_METRICS_PORT": "0", "PODTAX_SCHEDULER_LEADER_ELECT": "false"}
+    env = _env(nats.url, sim.kubeconfig, tmp_path, api_port)
     procs = {name: _start(name, env, tmp_path) for name in SERVICES}
     try:
         assert asyncio.run(_campaign(nats.url, "before", api_port)) == ["before"] * 2
         scheduler_log = tmp_path / "scheduler.log"
         sim.wait_for(lambda: "started: schedulerName" in scheduler_log.read_text(), timeout=20)
 
-        nats.proc.kill()
-        nats.proc.wait()
-        shutil.rmtree(tmp_path / "jetstream")  # the store lost; the same address
-        nats = natsserver.start(tmp_path / "jetstream", nats.port, log_file=tmp_path / "nats.log")
-
-        for name, proc in procs.items():
-            try:
-                status = proc.wait(30)
-            except subprocess.TimeoutExpired:
-                status = None
-            text = (tmp_path / f"{name}.log").read_text()
-            assert status == (1 if name == "scheduler" else 3), f"{name}: {status}\n{text}"
-            assert "Traceback" not in text and "never retrieved" not in text, f"{name}:\n{text}"
-            lost = [line for line in text.splitlines() if "NATS lost" in line]
-            assert len(lost) == 1 and "restarted with an empty store" in lost[0], f"{name}:\n{text}"
+        nats = _wiped(nats, tmp_path)
+        problems = _not_stopped_in_one_line(procs, tmp_path)
+        assert not problems, "\n".join(problems)
 
         procs = {name: _start(name, env, tmp_path) for name in SERVICES}  # as their supervisor does
         assert asyncio.run(_campaign(nats.url, "after", api_port)) == ["after"] * 2 + ["before"] * 2
         for name, proc in procs.items():
             assert proc.poll() is None, (tmp_path / f"{name}.log").read_text()
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs.values():
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop(procs)
         sim.stop()
         nats.stop()

@@ -6,9 +6,6 @@ logged 'Task exception was never retrieved' with another."""
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 from podtax import natsserver
@@ -16,7 +13,15 @@ from podtax.bus import Bus
 
 from tests.faults.drill import campaign_spec, finished_runs, submit, wait_header
 from tests.integration.harness import node_known
-from tests.integration.test_nats_store_lost import NODE, SERVICES, _start
+from tests.integration.test_nats_store_lost import (
+    NODE,
+    SERVICES,
+    _env,
+    _not_stopped_in_one_line,
+    _start,
+    _stop,
+    _wiped,
+)
 
 
 async def _campaign_under_way(url: str) -> None:
@@ -37,39 +42,14 @@ def test_services_stop_in_one_line_when_nats_loses_its_store_mid_campaign(tmp_pa
 
     nats = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log")
     sim = testing.start({"nodes": [{"name": "k1", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}]})
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": nats.url,
-           "PODTAX_LOG_FORMAT": "text", "PODTAX_HEALTH_PORT": "0", "PODTAX_ANALYZER_DB": str(tmp_path / "a.duckdb"),
-           "PODTAX_ANALYZER_PORT": str(natsserver.free_port()), "PODTAX_AGENT_NODE": NODE, "PODTAX_AGENT_WORKDIR":
-           str(tmp_path / "work"), "PODTAX_RUNNER_KUBERNETES": "false", "PODTAX_SCHEDULER_KUBECONFIG":
-           str(sim.kubeconfig), "PODTAX_SCHEDULER_METRICS_PORT": "0", "PODTAX_SCHEDULER_LEADER_ELECT": "false"}
+    env = _env(nats.url, sim.kubeconfig, tmp_path, natsserver.free_port())
     procs = {name: _start(name, env, tmp_path) for name in SERVICES}
-    problems = []
     try:
         asyncio.run(_campaign_under_way(nats.url))
-        nats.proc.kill()
-        nats.proc.wait()
-        shutil.rmtree(tmp_path / "jetstream")  # the store lost; the same address
-        nats = natsserver.start(tmp_path / "jetstream", nats.port, log_file=tmp_path / "nats.log")
-        for name, proc in procs.items():
-            try:
-                status = proc.wait(30)
-            except subprocess.TimeoutExpired:
-                status = None
-            text = (tmp_path / f"{name}.log").read_text()
-            lost = [line for line in text.splitlines() if "NATS lost" in line]
-            if status != (1 if name == "scheduler" else 3) or "Traceback" in text or "never retrieved" in text \
-                    or len(lost) != 1:
-                problems.append(f"{name}: status {status}, {len(lost)} 'NATS lost' lines:\n{text[-4000:]}")
+        nats = _wiped(nats, tmp_path)
+        problems = _not_stopped_in_one_line(procs, tmp_path)
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs.values():
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop(procs)
         sim.stop()
         nats.stop()
     assert not problems, "\n".join(problems)
