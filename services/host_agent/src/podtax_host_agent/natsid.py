@@ -1,0 +1,105 @@
+"""Which NATS the host agent is connected to: the identity of its events stream (its creation time), which tells this
+NATS from an earlier one (reset). A campaign name is unique in one NATS only, and run ids are made from it, so every
+note the agent keeps (a cancelled campaign, the run reported last, a kept log) names the NATS it was written in and
+counts there only (guard.same_nats)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from podtax import subjects
+from podtax.bus import Bus
+from podtax.config import HostAgentSettings
+
+from podtax_host_agent import guard, outbox
+
+log = logging.getLogger("podtax.host_agent")
+DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB), and as many cancelled campaigns
+STREAM_ASK_S = 60.0  # the events stream unknown: how often it is asked again (a NATS refusing answers nothing: 10 s)
+
+
+class NatsIdentity:
+    """The host agent's part that learns the events stream and judges its notes by it (service.Agent)."""
+
+    settings: HostAgentSettings
+    bus: Bus
+    state_dir: Path
+    stream: str  # the events stream of the NATS connected to ('' unknown)
+    stream_asked: float  # when it was asked last (time.monotonic())
+    noted: tuple[str, str] | None
+    done: dict[str, None]
+    cancelled: dict[str, str]
+    outbox_waits: bool
+    state_dir_problem: Callable[[], str | None]
+    flush_outbox: Callable[[str], Awaitable[None]]
+
+    async def learn_stream(self) -> None:
+        """Learn the events stream's identity (its creation time), which tells this NATS from another: a campaign name
+        is unique in one (the CLI and the runner refuse it again), one cancelled in an earlier NATS may come back as a
+        new campaign and runs, and its run ids (made from the name and the cell) come back too. Each note names the
+        stream it was written in and counts there only; one written while that was unknown (or by an older agent) is
+        given it, or dropped when written before it (guard.stamped). So the run noted reported at start is forgotten
+        when of another NATS, and a log kept in the outbox under another NATS is set aside (outbox.set_aside), not
+        published as this NATS's run; the logs kept at start that waited for the stream are then published. Unknown
+        (NATS does not answer): every campaign noted cancelled is refused, as before."""
+        self.stream_asked = time.monotonic()
+        try:
+            created = await self.stream_created()
+        except Exception as exc:  # noqa: BLE001 - refusing a name too many is the safe side
+            log.warning("the events stream's creation time is unknown (%s): a campaign noted cancelled is refused "
+                        "whichever NATS it was cancelled in", f"{type(exc).__name__}: {exc}")
+            return
+        if created is None:
+            return
+        self.stream, at = created.isoformat(), created.timestamp()
+        self.cancelled = guard.stamped(self.cancelled, self.stream, at)
+        if self.noted and not guard.same_nats(self.noted[1], self.stream, at):
+            self.done.pop(self.noted[0], None)
+        self.noted = None  # judged
+        if why := self.state_dir_problem():  # its kept logs are not read (another user's, perhaps)
+            log.error("the kept logs are neither set aside nor published: %s", why)
+            return
+        cap = self.settings.agent_output_cap_bytes
+        for run_id, noted, where in await asyncio.to_thread(outbox.set_aside, self.state_dir, self.stream, at, cap):
+            log.warning("the kept log of run %s was measured under another NATS (%s; this one's events stream: %s): "
+                        "set aside as %s, not published as this NATS's run", run_id, noted, self.stream, where)
+        if self.outbox_waits:
+            self.outbox_waits = False
+            await self.flush_outbox("the events stream known")
+
+    async def stream_created(self) -> dt.datetime | None:
+        """The events stream's creation time, asked of NATS (its errors raised; 10 s at most)."""
+        return (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), 10)).created
+
+    async def stream_remade(self, since: float) -> str | None:
+        """The events stream's identity when it is another than the one the agent knows, or, unknown, one made after
+        `since` (a run's start, epoch seconds: a NATS reset while it ran), else None (NATS not answering too)."""
+        try:
+            created = await self.stream_created()
+        except Exception:  # noqa: BLE001 - NATS away: the log is kept, its publish fails
+            return None
+        if created is None or (created.isoformat() == self.stream if self.stream else created.timestamp() <= since):
+            return None
+        return created.isoformat()
+
+    async def learn_stream_again(self) -> None:
+        """learn_stream when the stream is still unknown, at most every STREAM_ASK_S."""
+        if not self.stream and time.monotonic() - self.stream_asked >= STREAM_ASK_S:
+            await self.learn_stream()
+
+    def is_cancelled(self, campaign: str) -> bool:
+        """Cancelled in this NATS's events stream (or in one unknown)."""
+        noted = self.cancelled.get(campaign)
+        return noted is not None and (noted == self.stream or noted.startswith("@") or not self.stream)
+
+    def note_cancelled(self, campaign: str, nats: str) -> None:
+        """In memory, newest last (bounded: DONE_KEEP)."""
+        self.cancelled.pop(campaign, None)
+        self.cancelled[campaign] = nats
+        if len(self.cancelled) > DONE_KEEP:
+            del self.cancelled[next(iter(self.cancelled))]
