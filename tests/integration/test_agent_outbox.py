@@ -236,24 +236,32 @@ async def test_with_the_stream_unknown_at_start_a_run_noted_in_an_earlier_nats_i
         assert agent.stream and guard.last_reported(tmp_path / "state") == "d-1"
 
 
+@pytest.mark.parametrize("asked_by", ["cancellation", "request"])
 async def test_a_log_kept_under_this_nats_is_published_once_the_stream_unknown_at_start_is_known(
-        nats_url: str, tmp_path: Path) -> None:
+        nats_url: str, tmp_path: Path, asked_by: str) -> None:
     """A log kept under THIS NATS (its request past max_deliver), the stream unknown at start: the start-up flush
     leaves it (as designed). Before (review hR4 B3), learning the stream later (a cancellation asks again) published
-    nothing while the agent lived; now the logs that waited are published then."""
+    nothing while the agent lived; now the logs that waited are published then. Before review hR6 L1, only a
+    cancellation asked: run requests flowing (NATS answering again), the kept log stayed unpublished; a request asks
+    too now."""
     state = tmp_path / "state"
     async with _watched(nats_url) as (bus, nc, logs):
         stream = (await bus.js.stream_info(subjects.STREAM)).created.isoformat()
         _old_log(state, "k-1", stream)
         agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.refresh_facts()
         await agent.flush_outbox()
         await nc.flush()
         assert logs == [] and outbox.kept(state) == ["k-1"], "published with the stream unknown"
-        agent.stream_asked -= service.STREAM_ASK_S  # long after the start: a cancellation asks again
-        await agent.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="x")))
+        agent.stream_asked -= service.STREAM_ASK_S  # long after the start
+        if asked_by == "cancellation":
+            await agent.on_cancel(events.campaign_cancelled(events.CampaignCancelled(campaign="x")))
+        else:
+            await agent.handle(events.run_requested(_run("k-2"), "podtax/runner"))
         await nc.flush()
         assert agent.stream == stream
-        assert [e["id"] for e in logs] == ["k-1.log"] and outbox.kept(state) == [], "kept log still unpublished"
+        assert sorted(e["id"] for e in logs) == ["k-1.log"] + (["k-2.log"] if asked_by == "request" else [])
+        assert outbox.kept(state) == [], "kept log still unpublished"
 
 
 async def test_kept_logs_are_not_published_from_a_state_dir_become_unsafe(nats_url: str, tmp_path: Path) -> None:
@@ -327,26 +335,13 @@ async def test_a_run_in_flight_across_a_nats_reset_is_not_published_as_the_new_n
         assert outbox.kept(state) == [] and (state / outbox.FOLDER / f"d-1.json{outbox.ASIDE}").exists()
 
 
-async def test_a_run_measured_with_the_stream_unknown_is_noted_at_its_start(nats_url: str, tmp_path: Path) -> None:
-    """The stream unknown (NATS not answering stream_info), a run's log and note named the NATS by their own time
-    ('@' and now): written after a NATS reset during the run, they read as the new NATS's. Now they name the run's
-    start (review hR6 H1)."""
-    state = tmp_path / "state"
-    async with _watched(nats_url) as (bus, nc, logs):
-        agent = await _blind_agent(nats_url, bus, tmp_path)
-        await agent.refresh_facts()
-        bus.js.stream_info = _no_answer  # type: ignore[method-assign]
-        await agent.handle(events.run_requested(_run("d-2"), "podtax/runner"))
-        await nc.flush()
-        started = dt.datetime.fromisoformat(logs[0]["data"]["started_at"]).timestamp()
-        assert guard.last_reported_note(state) == ("d-2", f"@{started:.6f}")
-
-
 async def test_the_noted_run_with_nats_not_answering_is_not_acked_unmeasured(nats_url: str, tmp_path: Path,
                                                                              caplog: pytest.LogCaptureFixture) -> None:
     """<state>/reported names d-1 of the 2001 NATS; stream_info never answers. Before (review hR6 M3), the redelivered
     d-1 of the new campaign d was acked as 'reported already' with nothing published (a kept log in the same situation
-    is set aside and the run measured again). Now it is measured again, one warning."""
+    is set aside and the run measured again). Now it is measured again, one warning. Its log and note name the run's
+    start: before (review hR6 H1), with the stream unknown, they named their own time ('@' and now), so written after
+    a NATS reset during the run they read as the new NATS's."""
     guard.reported(tmp_path / "state", "d-1", dt.datetime(2001, 9, 9, tzinfo=dt.UTC).isoformat())
     async with _watched(nats_url) as (bus, nc, logs):
         agent = await _blind_agent(nats_url, bus, tmp_path)
@@ -356,24 +351,8 @@ async def test_the_noted_run_with_nats_not_answering_is_not_acked_unmeasured(nat
         await nc.flush()
         assert [e["data"]["run"]["run_id"] for e in logs] == ["d-1"], "acked with nothing measured or published"
         assert len([r for r in caplog.records if "measured again" in r.message]) == 1
-
-
-async def test_kept_logs_waiting_for_the_stream_are_published_when_requests_flow(nats_url: str,
-                                                                                 tmp_path: Path) -> None:
-    """Stream unknown at start (one slow answer), a kept log of this NATS waits. Before (review hR6 L1), NATS
-    answering again and run requests succeeding, with no cancellation the kept log stayed unpublished while the agent
-    lived. Now a request asks for the stream while it is unknown, and the kept logs are published then."""
-    state = tmp_path / "state"
-    async with _watched(nats_url) as (bus, nc, logs):
-        stream = (await bus.js.stream_info(subjects.STREAM)).created.isoformat()
-        _old_log(state, "k-1", stream)
-        agent = await _blind_agent(nats_url, bus, tmp_path)
-        await agent.refresh_facts()
-        await agent.flush_outbox()
-        agent.stream_asked -= service.STREAM_ASK_S  # long after
-        await agent.handle(events.run_requested(_run("k-2"), "podtax/runner"))
-        await nc.flush()
-        assert sorted(e["id"] for e in logs) == ["k-1.log", "k-2.log"], "k-1 still unpublished"
+        started = dt.datetime.fromisoformat(logs[0]["data"]["started_at"]).timestamp()
+        assert guard.last_reported_note(tmp_path / "state") == ("d-1", f"@{started:.6f}")
 
 
 def test_a_second_undecodable_kept_file_does_not_overwrite_the_first(tmp_path: Path) -> None:
