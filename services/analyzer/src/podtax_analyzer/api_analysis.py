@@ -36,24 +36,41 @@ def _cursor(request: Request) -> duckdb.DuckDBPyConnection:
     return request.app.state.store.cursor()
 
 
-@router.get("/api/campaigns", response_model=list[CampaignInfo], summary="Campaigns with run counts")
-def list_campaigns(request: Request) -> list[CampaignInfo]:
-    rows = _cursor(request).execute("""
-        WITH names AS (SELECT campaign FROM runs UNION SELECT campaign FROM campaigns),
+def campaign_infos(cur: duckdb.DuckDBPyConnection, name: str | None = None) -> list[CampaignInfo]:
+    """Every campaign with its counts, or only `name` (its WHERE in each part, before the aggregates: a lookup
+    reads one campaign's runs, not the whole store's)."""
+    only, params = ("campaign = $name", {"name": name}) if name is not None else ("true", {})
+    rows = cur.execute(f"""
+        WITH names AS (SELECT campaign FROM runs WHERE {only} UNION SELECT campaign FROM campaigns WHERE {only}),
         counts AS (
             SELECT campaign, count(*) FILTER (WHERE status = 'ok') AS ok,
                    count(*) FILTER (WHERE status = 'failed' AND failure_reason IS DISTINCT FROM 'cancelled')
                        AS failed,  -- a run stopped by its campaign's cancel is cancelled, as the runner counts it
                    min(started_at) AS first_at, max(started_at) AS last_at
-            FROM runs GROUP BY campaign),
+            FROM runs WHERE {only} GROUP BY campaign),
         cells AS (
             SELECT r.campaign, count(DISTINCT (r.node, r.test, r.params_key, m.name)) AS cells
-            FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE r.status = 'ok' GROUP BY r.campaign)
+            FROM (SELECT * FROM runs WHERE {only}) r JOIN metrics m ON m.run_id = r.run_id WHERE r.status = 'ok'
+            GROUP BY r.campaign)
         SELECT n.campaign, coalesce(c.ok, 0), coalesce(c.failed, 0), coalesce(k.cells, 0), c.first_at, c.last_at
         FROM names n LEFT JOIN counts c USING (campaign) LEFT JOIN cells k USING (campaign)
-        ORDER BY n.campaign""").fetchall()
+        ORDER BY n.campaign""", params).fetchall()
     return [CampaignInfo(name=r[0], runs_ok=r[1], runs_failed=r[2], cells=r[3], first_run_at=r[4], last_run_at=r[5])
             for r in rows]
+
+
+@router.get("/api/campaigns", response_model=list[CampaignInfo], summary="Campaigns with run counts")
+def list_campaigns(request: Request) -> list[CampaignInfo]:
+    return campaign_infos(_cursor(request))
+
+
+@router.get("/api/campaigns/{campaign}", response_model=CampaignInfo,
+            summary="One campaign with its run counts; 404 when the analyzer holds no such campaign")
+def get_campaign(request: Request, campaign: str) -> CampaignInfo:
+    found = campaign_infos(_cursor(request), campaign)
+    if not found:
+        raise HTTPException(status_code=404, detail=f"unknown campaign {campaign!r}")
+    return found[0]
 
 
 @router.get("/api/campaigns/{campaign}/comparisons", response_model=CampaignReport,
