@@ -58,7 +58,12 @@ class BusError(RuntimeError):
     """NATS is unreachable or refused an operation; the message says what to do."""
 
 
-class Unacked(Unavailable, BusError):
+class NatsLost(BusError):
+    """NATS is away, or lost what podtax keeps there (a stream, a consumer, a bucket): not a podtax bug, so a handler
+    failing with it is logged in one line (busconsume), not with its traceback."""
+
+
+class Unacked(Unavailable, NatsLost):
     """Published events NATS did not ack in time (Bus.publish_many): a batch handler's batch is held and
     retried (Unavailable), a command stops with the reason (BusError)."""
 

@@ -16,12 +16,18 @@ from dataclasses import dataclass
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.errors import ConnectionReconnectingError, NoRespondersError
-from nats.errors import Error as NatsError
+from nats.errors import (
+    ConnectionClosedError,
+    ConnectionDrainingError,
+    ConnectionReconnectingError,
+    NoRespondersError,
+    NoServersError,
+    StaleConnectionError,
+)
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import NotFoundError, ServiceUnavailableError
+from nats.js.errors import KeyValueError, NoStreamResponseError, NotFoundError, ServiceUnavailableError
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -35,6 +41,9 @@ log = logging.getLogger("podtax.bus")
 BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
 HOLD_BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)  # retries of a held batch (Unavailable); then every 30 s
 REASON_HEADER = "Podtax-Dead-Reason"
+NATS_AWAY = (ConnectionClosedError, ConnectionDrainingError, ConnectionReconnectingError, NoRespondersError,
+             NatsTimeout, NoServersError, StaleConnectionError, NoStreamResponseError, NotFoundError,
+             ServiceUnavailableError)  # nats-py's errors saying NATS is away or lost a stream, a consumer, a bucket
 FETCH_TIMEOUT_S = 0.5  # an idle consumer's fetch returns empty after this long (then `stop` is checked)
 
 
@@ -254,9 +263,9 @@ async def _consumer_there(sub: JetStreamContext.PullSubscription, spec: Consumer
     try:
         await sub.consumer_info()
     except NotFoundError as exc:
-        from podtax.bus import BusError
+        from podtax.bus import NatsLost
 
-        raise BusError(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
+        raise NatsLost(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
                        "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started again "
                        "this service makes or waits for the streams and consumers (what NATS lost is lost)") from None
     except Exception:  # noqa: BLE001 - no answer (a cluster's leader moving, NATS away): fetched again
@@ -264,12 +273,12 @@ async def _consumer_there(sub: JetStreamContext.PullSubscription, spec: Consumer
 
 
 def _failed(exc: Exception, what: str, *args: object) -> None:
-    """Log a handler's failure: a NATS-side one (NATS away, or a stream it lost: nats-py's or podtax's BusError) in
-    one line, its type and message, as the line that follows says what became of NATS; any other with its
-    traceback (a bug to find)."""
-    from podtax.bus import BusError
+    """Log a handler's failure: NATS away or having lost what podtax keeps there (NATS_AWAY, podtax's NatsLost) in
+    one line, its type and message, as the line that follows says what became of NATS; any other with its traceback,
+    nats-py's errors too (a bad subject, a payload above max_payload, a stale revision: a bug to find)."""
+    from podtax.bus import NatsLost
 
-    if isinstance(exc, (NatsError, BusError)):
+    if isinstance(exc, (*NATS_AWAY, NatsLost)) and not isinstance(exc, KeyValueError):  # a key's absence: an answer
         log.error(f"{what}: %s: %s", *args, type(exc).__name__, exc)
     else:
         log.exception(what, *args)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from nats.js import JetStreamContext
 from podtax import events, metrics, natsfetch, subjects, templates
-from podtax.bus import Bus, BusError, ConsumerSpec, Permanent
+from podtax.bus import Bus, BusError, ConsumerSpec, NatsLost, Permanent
 from podtax.config import HostAgentSettings
 
 from podtax_host_agent import facts, guard, outbox, owndir
@@ -272,7 +272,7 @@ class Agent(NatsIdentity):
                 await asyncio.to_thread(outbox.save, self.state_dir, event, nats)
             log.error("run %s: the events stream changed while it ran (%s, now %s): its log is kept under the earlier "
                       "NATS, not published as this one's run; stopping", run.run_id, self.stream or "unknown", remade)
-            raise BusError(f"the events stream changed while run {run.run_id} ran: NATS was reset")
+            raise NatsLost(f"the events stream changed while run {run.run_id} ran: NATS was reset")
         await self.report(event, keep=True, nats=nats)
         outcome = "timeout" if out.timed_out else ("ok" if out.exit_code == 0 else "failed")
         metrics.AGENT_RUNS.labels(run.test, outcome).inc()

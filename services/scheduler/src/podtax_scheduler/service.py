@@ -14,7 +14,7 @@ from typing import Any
 from nats.js.errors import NotFoundError
 from nats.js.kv import KeyValue
 from podtax import natsauth, subjects
-from podtax.bus import Bus, BusError
+from podtax.bus import Bus, BusError, NatsLost
 from podtax.busstreams import OWNER_POLL_S, Stopped
 from podtax.config import SchedulerSettings
 from podtax.events import PlacementMadeV1
@@ -138,7 +138,7 @@ class NatsSide:
                 created = now
             elif now != created:
                 what = "gone" if now is None else "made again"
-                raise BusError(f"NATS lost KV bucket {subjects.SCORES_BUCKET} ({what}): the NATS server restarted "
+                raise NatsLost(f"NATS lost KV bucket {subjects.SCORES_BUCKET} ({what}): the NATS server restarted "
                                "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started "
                                "again the scheduler follows the bucket there")
             await asyncio.sleep(BUCKET_CHECK_S)
