@@ -1,21 +1,24 @@
 """The analyzer's lookup of one campaign (GET /api/campaigns/{campaign}: its counts, 404 when unknown) and
-`podtax campaign submit`'s reading of it (podtax.cli.earlier.check_analyzer): a name the analyzer holds is refused
-(exit 2), its 404 lets the campaign go, a 401/403 is one warning naming PODTAX_API_TOKEN, a server without the
-route or answering 5xx is one warning. It replaced the list of every campaign, which aggregates over the whole
-store. Real DuckDB file, the real analyzer app (TestClient, and uvicorn on a free port for the CLI)."""
+`podtax campaign submit`'s reading of it (podtax.cli.earlier.check_analyzer): a name the analyzer holds runs of
+(cancelled ones too) is refused (exit 2), its 404 or a campaign with no run lets the campaign go, a 401/403 is
+one warning naming PODTAX_API_TOKEN, a server without the route or answering 5xx is one warning. It replaced the
+list of every campaign, which aggregates over the whole store. Real DuckDB file, the real analyzer app
+(TestClient, and uvicorn on a free port for the CLI)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 
 import pytest
 import typer
 from fastapi import FastAPI, HTTPException
 from fastapi.testclient import TestClient
+from podtax import events
 from podtax.cli.earlier import check_analyzer
 from podtax_analyzer.api import create_app
-from podtax_analyzer.store import Store
+from podtax_analyzer.store import Store, resubmitted
 
 from tests.report.conftest import insert_cells, serve, steady_campaign
 
@@ -29,6 +32,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     insert_cells(con, steady_campaign("held"))
     insert_cells(con, steady_campaign("other", seed=6))
     con.execute("INSERT INTO campaigns VALUES ('only-submitted', TIMESTAMPTZ '2025-01-06 07:00:00+00', '{}')")
+    con.execute("INSERT INTO runs (run_id, event_id, campaign, cluster, node, env, test, params, params_key, attempt, "
+                "sequence, status, flags, failure_reason, stored_at) VALUES ('cancelled-only.c1', 'e1', "
+                "'cancelled-only', 'lab', 'n1', 'host', 'fio', '{}', '', 1, 1, 'failed', [], 'cancelled', now())")
     yield store
     store.close()
 
@@ -36,14 +42,28 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 def test_the_lookup_answers_one_campaign_as_the_list_does_and_404_when_unknown(store: Store) -> None:
     client = TestClient(create_app(store))
     listed = {c["name"]: c for c in client.get("/api/campaigns").json()}
-    assert set(listed) == {"held", "other", "only-submitted"}
+    assert set(listed) == {"held", "other", "only-submitted", "cancelled-only"}
     for name in listed:
         resp = client.get(f"/api/campaigns/{name}")
         assert resp.status_code == 200 and resp.json() == listed[name], resp.text
     assert listed["held"]["runs_ok"] > 0 and listed["held"]["cells"] == 6
     assert listed["only-submitted"]["runs_ok"] == 0 and listed["only-submitted"]["cells"] == 0
+    assert listed["only-submitted"]["runs"] == 0 and listed["held"]["runs"] == listed["held"]["runs_ok"]
+    assert (listed["cancelled-only"]["runs"], listed["cancelled-only"]["runs_failed"]) == (1, 0)
     resp = client.get("/api/campaigns/new")
     assert resp.status_code == 404 and resp.json() == {"detail": "unknown campaign 'new'"}
+
+
+def test_the_analyzer_says_a_resubmission_only_of_a_campaign_with_runs(
+        store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    con = store.cursor()
+    con.execute("INSERT INTO campaigns VALUES ('cancelled-only', TIMESTAMPTZ '2025-01-06 07:00:00+00', '{}')")
+    with caplog.at_level(logging.ERROR, logger="podtax.analyzer.store"):
+        for name in ("only-submitted", "cancelled-only"):  # submitted again, at another time
+            assert resubmitted(con, events.campaign_submitted(events.CampaignSubmitted(campaign=name, spec={}))) == (
+                name == "cancelled-only")  # no run of 'only-submitted' (the runner refused it): none to drop
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and said[0].startswith("campaign cancelled-only submitted again"), said
 
 
 def test_the_lookup_needs_the_token_when_reads_do(store: Store) -> None:
@@ -70,8 +90,10 @@ def test_submit_refuses_a_held_name_and_lets_an_unknown_one_go(
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1 and err.startswith("error: campaign 'held' already has results in the "
                                                              f"analyzer at {url} ("), err
-        assert _check(url, "only-submitted", monkeypatch) == 2
-        assert "'only-submitted' was already submitted to the analyzer" in capsys.readouterr().err
+        assert _check(url, "cancelled-only", monkeypatch) == 2  # its cancelled run holds a run id
+        assert "'cancelled-only' was already submitted to the analyzer" in capsys.readouterr().err
+        assert _check(url, "only-submitted", monkeypatch) == 0  # the runner refused it: no run id to share
+        assert capsys.readouterr().err == ""
         assert _check(url, "new", monkeypatch) == 0
         assert capsys.readouterr().err == ""
 

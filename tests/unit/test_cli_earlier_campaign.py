@@ -20,3 +20,7 @@ def test_a_name_only_submitted_before_is_refused_too() -> None:
     why = earlier_campaign("quick", BASE, {"name": "quick", "runs_ok": 0, "runs_failed": 0})
     assert why.startswith(f"campaign 'quick' was already submitted to the analyzer at {BASE} (no results yet: an "
                           f"earlier submission")
+
+
+def test_a_name_with_no_run_recorded_is_not_refused() -> None:
+    assert earlier_campaign("quick", BASE, {"name": "quick", "runs_ok": 0, "runs_failed": 0, "runs": 0}) is None

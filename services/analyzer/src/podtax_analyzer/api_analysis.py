@@ -28,6 +28,8 @@ class CampaignInfo(BaseModel):
     runs_failed: int = Field(ge=0, description="Runs recorded as failed (a run stopped by its campaign's cancel is no "
                                               "failure: the runner counts it cancelled).")
     cells: int = Field(ge=0, description="Cells (node, test, params, metric) with at least one result.")
+    runs: int = Field(ge=0, description="Runs recorded, whatever their end (ok, failed, cancelled): 0 when none ran "
+                                        "(e.g. the runner refused the campaign), so no run id of it is held.")
     first_run_at: datetime | None
     last_run_at: datetime | None
 
@@ -46,16 +48,18 @@ def campaign_infos(cur: duckdb.DuckDBPyConnection, name: str | None = None) -> l
             SELECT campaign, count(*) FILTER (WHERE status = 'ok') AS ok,
                    count(*) FILTER (WHERE status = 'failed' AND failure_reason IS DISTINCT FROM 'cancelled')
                        AS failed,  -- a run stopped by its campaign's cancel is cancelled, as the runner counts it
-                   min(started_at) AS first_at, max(started_at) AS last_at
+                   count(*) AS runs, min(started_at) AS first_at, max(started_at) AS last_at
             FROM runs WHERE {only} GROUP BY campaign),
         cells AS (
             SELECT r.campaign, count(DISTINCT (r.node, r.test, r.params_key, m.name)) AS cells
             FROM (SELECT * FROM runs WHERE {only}) r JOIN metrics m ON m.run_id = r.run_id WHERE r.status = 'ok'
             GROUP BY r.campaign)
-        SELECT n.campaign, coalesce(c.ok, 0), coalesce(c.failed, 0), coalesce(k.cells, 0), c.first_at, c.last_at
+        SELECT n.campaign, coalesce(c.ok, 0), coalesce(c.failed, 0), coalesce(k.cells, 0), c.first_at, c.last_at,
+               coalesce(c.runs, 0)
         FROM names n LEFT JOIN counts c USING (campaign) LEFT JOIN cells k USING (campaign)
         ORDER BY n.campaign""", params).fetchall()
-    return [CampaignInfo(name=r[0], runs_ok=r[1], runs_failed=r[2], cells=r[3], first_run_at=r[4], last_run_at=r[5])
+    return [CampaignInfo(name=r[0], runs_ok=r[1], runs_failed=r[2], cells=r[3], first_run_at=r[4], last_run_at=r[5],
+                         runs=r[6])
             for r in rows]
 
 

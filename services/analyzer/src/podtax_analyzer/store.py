@@ -157,6 +157,8 @@ def resubmitted(con: duckdb.DuckDBPyConnection, c: events.CampaignSubmittedV1) -
     row = con.execute("SELECT submitted_at FROM campaigns WHERE campaign = ?", [c.data.campaign]).fetchone()
     if row is None or row[0] == c.time:
         return False
+    if not con.execute("SELECT 1 FROM runs WHERE campaign = ? LIMIT 1", [c.data.campaign]).fetchone():
+        return False  # no run of it was recorded (the runner refused it, or its publish was retried): none to drop
     log.error("campaign %s submitted again (at %s; the analyzer holds its submission of %s, e.g. from before a "
               "NATS reset): results of the runs the two share are dropped, keeping the earlier ones, and the rest "
               "join the earlier campaign: cancel it (podtax campaign cancel %s) and submit it under another name",

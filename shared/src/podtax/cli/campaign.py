@@ -161,6 +161,7 @@ def _offline_dry_run(c: campaign_file.Campaign, unreachable: BusError) -> int:
 
 
 async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
+    start = asyncio.get_running_loop().time()
     try:
         bus = await cli_deadline.connect()
     except BusError as exc:
@@ -174,7 +175,8 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
             return _not_submitted(problems)
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
-        await check_analyzer(c.name)  # a NATS reset frees the name in the runner's KV, not in the analyzer
+        left = cli_deadline.seconds() - (asyncio.get_running_loop().time() - start)
+        await check_analyzer(c.name, left)  # a NATS reset frees the name in the runner's KV, not in the analyzer
         for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.kv_token(c.pod.image)}")):
             warn(w)
         if dry_run:
@@ -193,12 +195,15 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
         await bus.close()
 
 
+DRY_RUN_HELP = ("Validate only; publish nothing (so not with --follow). Without NATS, the nodes and the analyzer "
+                "(an earlier campaign of the name) are not checked (it says so for the nodes); the rest is.")
+
+
 @campaign_app.command()
 def submit(
     file: Annotated[Path, typer.Argument(help="Campaign YAML file.", parser=a_path)],
     follow: Annotated[bool, typer.Option(help=SUBMIT_FOLLOW_HELP)] = False,
-    dry_run: Annotated[bool, typer.Option(help="Validate only; publish nothing (so not with --follow). Without "
-                                          "NATS, the nodes are not checked (it says so); the rest is.")] = False,
+    dry_run: Annotated[bool, typer.Option(help=DRY_RUN_HELP)] = False,
 ) -> int:
     """Validate a campaign file and publish it to the runner."""
     if dry_run and follow:

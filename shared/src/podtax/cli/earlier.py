@@ -7,18 +7,26 @@ results for every cell the two share dropped in favour of the earlier ones. So s
 
 from __future__ import annotations
 
+import asyncio
+import os
 from urllib.parse import quote
 
 import httpx
 
+from podtax.cli import deadline
 from podtax.cli.common import api_headers, api_url, fail, warn
 
 TIMEOUT_S = 10.0
+COUNTS = ("runs_ok", "runs_failed", "runs")
 
 
-def earlier_campaign(name: str, base: str, held: dict) -> str:
-    """Why `name` cannot be submitted: the analyzer holds it (`held`: its GET /api/campaigns/{name} answer)."""
-    ok, failed = int(held.get("runs_ok", 0)), int(held.get("runs_failed", 0))
+def earlier_campaign(name: str, base: str, held: dict) -> str | None:
+    """Why `name` cannot be submitted: the analyzer holds it (`held`: its GET /api/campaigns/{name} answer), or
+    None when it holds no run of it (`runs` 0: the runner refused it, or a publish was retried), so no run id
+    to share. An answer without `runs` (an older analyzer) is refused as held."""
+    if held.get("runs") == 0:
+        return None
+    ok, failed = held.get("runs_ok", 0), held.get("runs_failed", 0)
     what = (f"already has results in the analyzer at {base} ({ok} ok, {failed} failed" if ok or failed
             else f"was already submitted to the analyzer at {base} (no results yet")
     return (f"campaign {name!r} {what}: an earlier submission, e.g. before a NATS reset); its run ids "
@@ -26,20 +34,36 @@ def earlier_campaign(name: str, base: str, held: dict) -> str:
 
 
 def _unchecked(name: str, base: str, why: str, setting: str = "PODTAX_API_URL to the analyzer") -> None:
-    warn(f"could not check the analyzer at {base} for an earlier campaign {name!r} ({why}); if it holds one (e.g. "
-         f"from before a NATS reset), their shared cells keep its results: set {setting} to have it checked")
+    where = f"the analyzer at {base}" if base else "an analyzer"
+    warn(f"could not check {where} for an earlier campaign {name!r} ({' '.join(why.split())}); if "
+         f"it holds one (e.g. from before a NATS reset), their shared cells keep its results: set {setting} to "
+         f"have it checked")
 
 
-async def check_analyzer(name: str) -> None:
-    """Refuse (one line, exit 2) a name the analyzer holds (GET /api/campaigns/{name}: 200); its 404 naming the
-    campaign unknown lets it go. Anything else (no answer, 401/403, another 404, 5xx, a body that is not the
-    campaign) is one warning line, and the campaign is submitted (NATS is what it needs)."""
+def _counts_ok(body: dict) -> bool:
+    return all(isinstance(body.get(k, 0), int) and not isinstance(body.get(k, 0), bool) and body.get(k, 0) >= 0
+               for k in COUNTS)
+
+
+async def check_analyzer(name: str, remaining_s: float | None = None) -> None:
+    """Refuse (one line, exit 2) a name the analyzer holds runs of (GET /api/campaigns/{name}: 200); its 404
+    naming the campaign unknown, or `runs` 0, lets it go. Anything else (no answer within min(TIMEOUT_S, a third
+    of `remaining_s`, the command's deadline left), 401/403, another 404, 5xx, a body that is not the campaign)
+    is one warning line, and the campaign is submitted (NATS is what it needs). With PODTAX_NATS_URL set but
+    not PODTAX_API_URL, the analyzer `podtax up` started belongs to another NATS: not asked, a warning."""
+    if os.environ.get("PODTAX_NATS_URL") and not os.environ.get("PODTAX_API_URL"):
+        return _unchecked(name, "", "PODTAX_NATS_URL is set but not PODTAX_API_URL; the analyzer podtax up "
+                          "started here, if any, serves its own NATS")
     base = api_url()
+    left = deadline.seconds() if remaining_s is None else remaining_s
+    limit = max(0.1, min(TIMEOUT_S, left / 3))
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
-            resp = await client.get(f"{base.rstrip('/')}/api/campaigns/{quote(name, safe='')}",
-                                    headers=api_headers(base))
+        async with httpx.AsyncClient(timeout=limit) as client:
+            resp = await asyncio.wait_for(client.get(f"{base.rstrip('/')}/api/campaigns/{quote(name, safe='')}",
+                                                     headers=api_headers(base)), limit)
         body = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else None
+    except TimeoutError:
+        return _unchecked(name, base, f"no answer within {limit:g} s")
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         return _unchecked(name, base, f"{type(exc).__name__}: {str(exc)[:200]}")
     if resp.status_code in (401, 403):
@@ -47,6 +71,7 @@ async def check_analyzer(name: str) -> None:
                           "PODTAX_API_TOKEN to its token")
     if resp.status_code == 404 and isinstance(body, dict) and body.get("detail") == f"unknown campaign {name!r}":
         return None  # the analyzer's own answer: no such campaign (another 404 is a server without the route)
-    if resp.status_code != 200 or not isinstance(body, dict) or body.get("name") != name:
+    if resp.status_code != 200 or not isinstance(body, dict) or body.get("name") != name or not _counts_ok(body):
         return _unchecked(name, base, f"HTTP {resp.status_code}, {resp.text[:200]!r}")
-    raise fail(earlier_campaign(name, base, body), 2)
+    if why := earlier_campaign(name, base, body):
+        raise fail(why, 2)
