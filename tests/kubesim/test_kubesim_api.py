@@ -286,13 +286,15 @@ LABEL_RULE = ("a lowercase RFC 1123 label must consist of lower case alphanumeri
 
 
 @pytest.mark.parametrize("name,rules", [
-    ("a.b", [LABEL_RULE]), ("Bad", [LABEL_RULE]), ("a-", [LABEL_RULE]),
+    ("a.b", ["must not contain dots"]), ("Bad", [LABEL_RULE]), ("a-", [LABEL_RULE]),
+    ("a..b", [LABEL_RULE]),  # dotted but no subdomain either: the label's rule (apimachinery's IsDNS1123Label)
     ("a" * 64, ["must be no more than 63 characters"]),
-    ("a." * 32 + "a", ["must be no more than 63 characters", LABEL_RULE]),  # both, as the API server says them
+    ("a." * 32 + "a", ["must be no more than 63 characters", "must not contain dots"]),  # both, as the API server
 ])
 def test_a_namespace_name_is_a_dns_label_in_the_api_servers_words(core: client.CoreV1Api, name: str,
                                                                    rules: list[str]) -> None:
-    """A Namespace's name is a DNS-1123 label (no dots, 63 characters at most), not a subdomain (review hR5 F6)."""
+    """A Namespace's name is a DNS-1123 label (no dots, 63 characters at most), not a subdomain (review hR5 F6); a
+    subdomain that is no label 'must not contain dots' (review hR8)."""
     with pytest.raises(ApiException) as err:
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
     said = [f'metadata.name: Invalid value: "{name}": {rule}' for rule in rules]

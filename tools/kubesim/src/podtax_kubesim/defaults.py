@@ -7,7 +7,8 @@ import re
 from podtax_kubesim.util import Obj, invalid, now, quantity
 
 # the API server's name rules: a DNS-1123 subdomain, dot-separated parts each starting and ending with a letter or digit
-# (a..b, a.-b refused), 253 characters at most; a Namespace's a DNS-1123 label (no dots), 63 at most
+# (a..b, a.-b refused), 253 characters at most; a Namespace's a DNS-1123 label (no dots: 'must not contain dots'), 63
+# at most
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 _SUBDOMAIN_RULE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
@@ -30,8 +31,8 @@ def validate_name(kind: str, name: str) -> None:
     most, regex, rule = (63, _DNS_LABEL, _LABEL_RULE) if kind == "Namespace" else (253, _DNS_SUBDOMAIN,
                                                                                      _SUBDOMAIN_RULE)
     broken = [f"must be no more than {most} characters"] if len(name) > most else []
-    if not re.fullmatch(regex, name):
-        broken.append(rule)
+    if not re.fullmatch(regex, name):  # a subdomain that is no label has dots (apimachinery's IsDNS1123Label)
+        broken.append("must not contain dots" if regex == _DNS_LABEL and re.fullmatch(_DNS_SUBDOMAIN, name) else rule)
     said = [f'metadata.name: Invalid value: "{name}": {why}' for why in broken]
     if said:
         raise invalid(kind, name, said[0] if len(said) == 1 else f"[{', '.join(said)}]")
