@@ -39,7 +39,8 @@ def test_campaigns(client):
     rows = client.get("/api/campaigns").json()
     ok = sum(len(c.host.values) + len(c.pod.values) for c in fixture_campaign())
     assert rows == [{"name": "synthetic", "runs_ok": ok, "runs_failed": 2, "cells": 10, "runs": ok + 2,
-                     "first_run_at": rows[0]["first_run_at"], "last_run_at": rows[0]["last_run_at"]}]
+                     "runs_imported": 0, "first_run_at": rows[0]["first_run_at"],
+                     "last_run_at": rows[0]["last_run_at"]}]
 
 
 def test_comparisons_and_cells(client):

@@ -35,6 +35,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     con.execute("INSERT INTO runs (run_id, event_id, campaign, cluster, node, env, test, params, params_key, attempt, "
                 "sequence, status, flags, failure_reason, stored_at) VALUES ('cancelled-only.c1', 'e1', "
                 "'cancelled-only', 'lab', 'n1', 'host', 'fio', '{}', '', 1, 1, 'failed', [], 'cancelled', now())")
+    con.execute("INSERT INTO runs (run_id, event_id, campaign, cluster, node, env, test, params, params_key, attempt, "
+                "sequence, status, flags, stored_at) VALUES ('imp-0f3a', 'e2', 'old', 'lab', 'n1', 'host', 'fio', "
+                "'{}', '', 1, 1, 'ok', [], now())")
+    con.execute("INSERT INTO raw_logs VALUES ('imp-0f3a', 'imp-0f3a.log', 'old', 'lab', 'n1', 'host', 'fio', '{}', '', "
+                "1, now(), now(), 0, '', '', NULL, false, false, '{}', 'fio.log', now())")
     yield store
     store.close()
 
@@ -42,7 +47,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
 def test_the_lookup_answers_one_campaign_as_the_list_does_and_404_when_unknown(store: Store) -> None:
     client = TestClient(create_app(store))
     listed = {c["name"]: c for c in client.get("/api/campaigns").json()}
-    assert set(listed) == {"held", "other", "only-submitted", "cancelled-only"}
+    assert set(listed) == {"held", "other", "only-submitted", "cancelled-only", "old"}
     for name in listed:
         resp = client.get(f"/api/campaigns/{name}")
         assert resp.status_code == 200 and resp.json() == listed[name], resp.text
@@ -50,6 +55,7 @@ def test_the_lookup_answers_one_campaign_as_the_list_does_and_404_when_unknown(s
     assert listed["only-submitted"]["runs_ok"] == 0 and listed["only-submitted"]["cells"] == 0
     assert listed["only-submitted"]["runs"] == 0 and listed["held"]["runs"] == listed["held"]["runs_ok"]
     assert (listed["cancelled-only"]["runs"], listed["cancelled-only"]["runs_failed"]) == (1, 0)
+    assert (listed["old"]["runs"], listed["old"]["runs_imported"], listed["held"]["runs_imported"]) == (1, 1, 0)
     resp = client.get("/api/campaigns/new")
     assert resp.status_code == 404 and resp.json() == {"detail": "unknown campaign 'new'"}
 
@@ -94,6 +100,9 @@ def test_submit_refuses_a_held_name_and_lets_an_unknown_one_go(
         assert "'cancelled-only' was already submitted to the analyzer" in capsys.readouterr().err
         assert _check(url, "only-submitted", monkeypatch) == 0  # the runner refused it: no run id to share
         assert capsys.readouterr().err == ""
+        assert _check(url, "old", monkeypatch) == 2  # its runs were imported: say so, not 'an earlier submission'
+        assert capsys.readouterr().err.startswith(f"error: campaign 'old' holds 1 run(s) imported into the analyzer "
+                                                  f"at {url} (podtax import): a campaign submitted under that name")
         assert _check(url, "new", monkeypatch) == 0
         assert capsys.readouterr().err == ""
 

@@ -30,6 +30,7 @@ class CampaignInfo(BaseModel):
     cells: int = Field(ge=0, description="Cells (node, test, params, metric) with at least one result.")
     runs: int = Field(ge=0, description="Runs recorded, whatever their end (ok, failed, cancelled): 0 when none ran "
                                         "(e.g. the runner refused the campaign), so no run id of it is held.")
+    runs_imported: int = Field(0, ge=0, description="Of `runs`, those whose log came from `podtax import`.")
     first_run_at: datetime | None
     last_run_at: datetime | None
 
@@ -53,13 +54,18 @@ def campaign_infos(cur: duckdb.DuckDBPyConnection, name: str | None = None) -> l
         cells AS (
             SELECT r.campaign, count(DISTINCT (r.node, r.test, r.params_key, m.name)) AS cells
             FROM (SELECT * FROM runs WHERE {only}) r JOIN metrics m ON m.run_id = r.run_id WHERE r.status = 'ok'
+            GROUP BY r.campaign),
+        imported AS (
+            SELECT r.campaign, count(*) AS n FROM (SELECT campaign, run_id FROM runs WHERE {only}) r
+            JOIN (SELECT run_id FROM raw_logs WHERE {only} AND imported_from IS NOT NULL) i USING (run_id)
             GROUP BY r.campaign)
         SELECT n.campaign, coalesce(c.ok, 0), coalesce(c.failed, 0), coalesce(k.cells, 0), c.first_at, c.last_at,
-               coalesce(c.runs, 0)
+               coalesce(c.runs, 0), coalesce(i.n, 0)
         FROM names n LEFT JOIN counts c USING (campaign) LEFT JOIN cells k USING (campaign)
+            LEFT JOIN imported i USING (campaign)
         ORDER BY n.campaign""", params).fetchall()
     return [CampaignInfo(name=r[0], runs_ok=r[1], runs_failed=r[2], cells=r[3], first_run_at=r[4], last_run_at=r[5],
-                         runs=r[6])
+                         runs=r[6], runs_imported=r[7])
             for r in rows]
 
 

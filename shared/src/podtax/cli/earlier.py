@@ -17,15 +17,21 @@ from podtax.cli import deadline
 from podtax.cli.common import api_headers, api_url, fail, warn
 
 TIMEOUT_S = 10.0
-COUNTS = ("runs_ok", "runs_failed", "runs")
+COUNTS = ("runs_ok", "runs_failed", "runs", "runs_imported")
 
 
 def earlier_campaign(name: str, base: str, held: dict) -> str | None:
     """Why `name` cannot be submitted: the analyzer holds it (`held`: its GET /api/campaigns/{name} answer), or
     None when it holds no run of it (`runs` 0: the runner refused it, or a publish was retried), so no run id
-    to share. An answer without `runs` (an older analyzer) is refused as held."""
-    if held.get("runs") == 0:
+    to share. An answer without `runs` (an older analyzer) is refused as held; one whose runs were all imported
+    is refused saying so."""
+    runs = held.get("runs")
+    if runs == 0:
         return None
+    if runs is not None and runs == held.get("runs_imported"):  # all from `podtax import`, their own run ids
+        return (f"campaign {name!r} holds {runs} run(s) imported into the analyzer at {base} (podtax import): "
+                f"a campaign submitted under that name would join their cells and move their ratios; choose "
+                f"another name")
     ok, failed = held.get("runs_ok", 0), held.get("runs_failed", 0)
     what = (f"already has results in the analyzer at {base} ({ok} ok, {failed} failed" if ok or failed
             else f"was already submitted to the analyzer at {base} (no results yet")
