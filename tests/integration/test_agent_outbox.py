@@ -355,6 +355,54 @@ async def test_the_noted_run_with_nats_not_answering_is_not_acked_unmeasured(nat
         assert guard.last_reported_note(tmp_path / "state") == ("d-1", f"@{started:.6f}")
 
 
+async def test_requests_with_the_stream_unknown_ask_for_it_once_a_minute(nats_url: str, tmp_path: Path,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """NATS hangs on stream info (a JetStream meta-leader away, consumers still delivering). Before (review hR8),
+    every run request asked while the stream was unknown, each waiting 10 s with a warning, even two acked at once as
+    reported already (20 s). Now a request asks at most every STREAM_ASK_S (at once only for the noted run or a kept
+    log, both judged by the stream), waiting REQUEST_ASK_S at most: one ask, one warning for the two."""
+    asked: list[float] = []
+
+    async def hangs(*_: object, **__: object) -> None:
+        asked.append(0)
+        await asyncio.sleep(3600)
+
+    async with _watched(nats_url) as (bus, nc, logs):
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        bus.js.stream_info = hangs  # type: ignore[method-assign]
+        agent.stream_asked -= service.STREAM_ASK_S  # long after the start
+        caplog.clear()  # the start's warning
+        for run_id in ("d-1", "d-2"):  # 'run and reported already': acked without running anything
+            agent.remember(run_id)
+            await agent.handle(events.run_requested(_run(run_id), "podtax/runner"))
+        assert len(asked) == 1, f"stream info asked {len(asked)} times for two requests"
+        assert len([r for r in caplog.records if "creation time is unknown" in r.message]) == 1
+
+
+async def test_a_run_taken_for_remade_with_the_stream_unknown_says_it_is_measured_again(
+        nats_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The stream unknown, its creation time (the server's clock) after the run's start (the host's): a NATS reset, or
+    this host's clock behind. Its log is kept, not published. Before (review hR8), the line said 'stopping' though the
+    agent goes on (its consumer lives, the request comes again and is measured again); now it says so."""
+    async with _watched(nats_url) as (bus, nc, logs):
+        agent = await _blind_agent(nats_url, bus, tmp_path)
+        await agent.refresh_facts()
+        later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+
+        async def made_later(*_: object, **__: object) -> dt.datetime:
+            if agent.current is None:  # asked before the run: no answer, the stream stays unknown
+                raise TimeoutError
+            return later
+
+        agent.stream_created = made_later  # type: ignore[method-assign]
+        with pytest.raises(BusError, match="the events stream changed while run d-1 ran"):
+            await agent.handle(events.run_requested(_run("d-1"), "podtax/runner"))
+        await nc.flush()
+        assert logs == [] and outbox.kept(tmp_path / "state") == ["d-1"]
+        said = [r.getMessage() for r in caplog.records if "changed while it ran" in r.getMessage()]
+        assert len(said) == 1 and "measured again" in said[0] and "stopping" not in said[0], said
+
+
 def test_a_second_undecodable_kept_file_does_not_overwrite_the_first(tmp_path: Path) -> None:
     """Before (review hR6 L2), load renamed a file that does not decode to <run id>.bad, over the one set aside
     before; both are kept now (<run id>.json.bad, .bad-1)."""

@@ -21,6 +21,7 @@ from podtax_host_agent import guard, outbox
 log = logging.getLogger("podtax.host_agent")
 DONE_KEEP = 10_000  # run ids remembered as reported (about 1 MB), and as many cancelled campaigns
 STREAM_ASK_S = 60.0  # the events stream unknown: how often it is asked again (a NATS refusing answers nothing: 10 s)
+REQUEST_ASK_S = 2.0  # how long a run request waits for the answer (NATS hanging on stream info, consumers delivering)
 
 
 class NatsIdentity:
@@ -38,7 +39,7 @@ class NatsIdentity:
     state_dir_problem: Callable[[], str | None]
     flush_outbox: Callable[[str], Awaitable[None]]
 
-    async def learn_stream(self) -> None:
+    async def learn_stream(self, wait_s: float = 10.0) -> None:
         """Learn the events stream's identity (its creation time), which tells this NATS from another: a campaign name
         is unique in one (the CLI and the runner refuse it again), one cancelled in an earlier NATS may come back as a
         new campaign and runs, and its run ids (made from the name and the cell) come back too. Each note names the
@@ -46,10 +47,10 @@ class NatsIdentity:
         given it, or dropped when written before it (guard.stamped). So the run noted reported at start is forgotten
         when of another NATS, and a log kept in the outbox under another NATS is set aside (outbox.set_aside), not
         published as this NATS's run; the logs kept at start that waited for the stream are then published. Unknown
-        (NATS does not answer): every campaign noted cancelled is refused, as before."""
+        (NATS does not answer within `wait_s`): every campaign noted cancelled is refused, as before."""
         self.stream_asked = time.monotonic()
         try:
-            created = await self.stream_created()
+            created = await self.stream_created(wait_s)
         except Exception as exc:  # noqa: BLE001 - refusing a name too many is the safe side
             log.warning("the events stream's creation time is unknown (%s): a campaign noted cancelled is refused "
                         "whichever NATS it was cancelled in", f"{type(exc).__name__}: {exc}")
@@ -72,15 +73,15 @@ class NatsIdentity:
             self.outbox_waits = False
             await self.flush_outbox("the events stream known")
 
-    async def stream_created(self) -> dt.datetime | None:
-        """The events stream's creation time, asked of NATS (its errors raised; 10 s at most)."""
-        return (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), 10)).created
+    async def stream_created(self, wait_s: float = 10.0) -> dt.datetime | None:
+        """The events stream's creation time, asked of NATS (its errors raised; `wait_s` at most)."""
+        return (await asyncio.wait_for(self.bus.js.stream_info(subjects.STREAM), wait_s)).created
 
     async def stream_remade(self, since: float) -> str | None:
         """The events stream's identity when it is another than the one the agent knows, or, unknown, one made after
         `since` (a run's start, epoch seconds: a NATS reset while it ran), else None (NATS not answering too)."""
         try:
-            created = await self.stream_created()
+            created = await self.stream_created(REQUEST_ASK_S)  # a run request's path
         except Exception:  # noqa: BLE001 - NATS away: the log is kept, its publish fails
             return None
         if created is None or (created.isoformat() == self.stream if self.stream else created.timestamp() <= since):
@@ -91,6 +92,18 @@ class NatsIdentity:
         """learn_stream when the stream is still unknown, at most every STREAM_ASK_S."""
         if not self.stream and time.monotonic() - self.stream_asked >= STREAM_ASK_S:
             await self.learn_stream()
+
+    async def learn_stream_for(self, run_id: str) -> None:
+        """A run request with the stream unknown: asked at once when the run is the one noted reported or has a kept
+        log (both are judged by it), else at most every STREAM_ASK_S (the kept logs waiting are published then); an
+        answer is waited for REQUEST_ASK_S at most. Not every request: NATS hanging on stream info while its consumers
+        deliver, each waited 10 s (two requests acked as reported already took 20 s, review hR8)."""
+        if self.stream:
+            return
+        judged = bool(self.noted and self.noted[0] == run_id) or (
+            not self.state_dir_problem() and run_id in outbox.kept(self.state_dir))
+        if judged or time.monotonic() - self.stream_asked >= STREAM_ASK_S:
+            await self.learn_stream(REQUEST_ASK_S)
 
     def is_cancelled(self, campaign: str) -> bool:
         """Cancelled in this NATS's events stream (or in one unknown)."""

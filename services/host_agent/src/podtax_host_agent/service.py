@@ -172,8 +172,7 @@ class Agent(NatsIdentity):
         run = event.data.run
         if run.env != "host" or run.node != self.node:
             raise Permanent(f"run {run.run_id} is for {run.env}/{run.node}, not host/{self.node}")
-        if not self.stream:  # once a run, not throttled: kept logs are judged (published or set aside), notes too
-            await self.learn_stream()
+        await self.learn_stream_for(run.run_id)  # the stream unknown: its note, its kept log are judged by it
         if not self.stream and self.noted and run.run_id == self.noted[0]:  # a second log of it: de-duplicated
             log.warning("run %s is noted reported, but the events stream is unknown: in this NATS or an earlier one "
                         "cannot be told; measured again", run.run_id)
@@ -196,7 +195,7 @@ class Agent(NatsIdentity):
         if why := self.state_dir_problem():  # before anything is read or written there (lock, outbox)
             await self.refuse(run, "unsafe-state-dir", why)
             return
-        if not self.stream and (where := outbox.set_aside_unverified(self.state_dir, run.run_id)):  # asked: handle()
+        if not self.stream and (where := outbox.set_aside_unverified(self.state_dir, run.run_id)):  # asked: handle
             log.warning("the kept log of run %s not published: the events stream is unknown, it may have been "
                         "measured under another NATS; set aside as %s, the run is measured again", run.run_id, where)
         if (kept := outbox.load(self.state_dir, run.run_id, self.settings.agent_output_cap_bytes)) is not None:
@@ -271,7 +270,9 @@ class Agent(NatsIdentity):
             if not self.state_dir_problem():
                 await asyncio.to_thread(outbox.save, self.state_dir, event, nats)
             log.error("run %s: the events stream changed while it ran (%s, now %s): its log is kept under the earlier "
-                      "NATS, not published as this one's run; stopping", run.run_id, self.stream or "unknown", remade)
+                      "NATS, not published as this one's run; %s", run.run_id, self.stream or "unknown", remade,
+                      "stopping" if self.stream else "unless NATS was reset (this host's clock behind the server's "
+                      "reads so too), its request comes again and the run is measured again")
             raise NatsLost(f"the events stream changed while run {run.run_id} ran: NATS was reset")
         await self.report(event, keep=True, nats=nats)
         outcome = "timeout" if out.timed_out else ("ok" if out.exit_code == 0 else "failed")
