@@ -109,3 +109,17 @@ async def test_the_warning_is_one_line(answering: str, capsys: pytest.CaptureFix
     assert await _exit_code() == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "(HTTP 503, " in err, err
+
+
+@pytest.mark.parametrize("answering", [_campaign(runs_ok=12, runs_failed=0, runs=12)], indirect=True)
+async def test_a_nats_url_naming_the_up_records_own_nats_still_asks_its_analyzer(
+        answering: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(common, "DATA_DIR", tmp_path)
+    (tmp_path / common.UP_FILE).write_text(json.dumps({"api_url": answering, "nats_url": "nats://127.0.0.1:4222"}))
+    monkeypatch.delenv("PODTAX_API_URL")
+    # the same server with the CLI's own user, in a list: the analyzer `podtax up` started serves this NATS
+    monkeypatch.setenv("PODTAX_NATS_URL", "nats://cli:secret@127.0.0.1:4222,nats://127.0.0.1:4223")
+    assert await _exit_code() == 2
+    assert "already has results" in capsys.readouterr().err
+    monkeypatch.setenv("PODTAX_NATS_URL", "nats://127.0.0.1:4224")  # another server: not asked
+    assert await _exit_code() == 0

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
 from podtax.cli import deadline
-from podtax.cli.common import api_headers, api_url, fail, warn
+from podtax.cli.common import _read_up, api_headers, api_url, fail, warn
 
 TIMEOUT_S = 10.0
 COUNTS = ("runs_ok", "runs_failed", "runs", "runs_imported")
@@ -57,7 +57,7 @@ async def check_analyzer(name: str, remaining_s: float | None = None) -> None:
     of `remaining_s`, the command's deadline left), 401/403, another 404, 5xx, a body that is not the campaign)
     is one warning line, and the campaign is submitted (NATS is what it needs). With PODTAX_NATS_URL set but
     not PODTAX_API_URL, the analyzer `podtax up` started belongs to another NATS: not asked, a warning."""
-    if os.environ.get("PODTAX_NATS_URL") and not os.environ.get("PODTAX_API_URL"):
+    if os.environ.get("PODTAX_NATS_URL") and not os.environ.get("PODTAX_API_URL") and not _up_nats():
         return _unchecked(name, "", "PODTAX_NATS_URL is set but not PODTAX_API_URL; the analyzer podtax up "
                           "started here, if any, serves its own NATS")
     base = api_url()
@@ -81,3 +81,22 @@ async def check_analyzer(name: str, remaining_s: float | None = None) -> None:
         return _unchecked(name, base, f"HTTP {resp.status_code}, {resp.text[:200]!r}")
     if why := earlier_campaign(name, base, body):
         raise fail(why, 2)
+
+
+def _servers(urls: str) -> set[tuple[str, int]]:
+    """(host, port) of each server in a NATS URL list (`nats://u:p@a:4222,nats://b:4223`); user and scheme aside."""
+    found = set()
+    for url in urls.split(","):
+        try:
+            parts = urlsplit(url.strip() if "://" in url else f"nats://{url.strip()}")
+            found.add(((parts.hostname or "").lower(), parts.port or 4222))
+        except ValueError:  # a port out of range: matches no server
+            continue
+    return found
+
+
+def _up_nats() -> bool:
+    """PODTAX_NATS_URL names a server of the running `podtax up`'s NATS: its analyzer is this NATS's."""
+    info, why = _read_up()
+    return not why and bool(info.get("nats_url")) and \
+        bool(_servers(os.environ["PODTAX_NATS_URL"]) & _servers(str(info["nats_url"])))
