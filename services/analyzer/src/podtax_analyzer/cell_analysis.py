@@ -25,6 +25,7 @@ from podtax_analyzer.stats.modes import check_unimodality, two_means_boundary
 from podtax_analyzer.stats.outliers import (
     GROUP_CUTOFF,
     cutoffs_within,
+    group_z,
     modified_z_within,
     outliers_of,
     second_group_of,
@@ -196,7 +197,8 @@ def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.nd
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
     found = {env: outliers_of(z, limits[env]) for env, z in zs.items()}
     for env, z in zs.items():
-        apart = np.isin(np.arange(len(z)), found[env])
+        z = group_z(side[env], z)  # a tied side (MAD 0): one run far off does not inflate the scale
+        apart = np.isin(np.arange(len(z)), outliers_of(z, limits[env]))
         for cuts in (np.full(len(z), GROUP_CUTOFF), limits[env]):
             idx = second_group_of(side[env], z, cuts, apart)
             if group := fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):
