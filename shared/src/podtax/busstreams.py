@@ -16,7 +16,14 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
-from nats.js.errors import APIError, BadRequestError, KeyNotFoundError, NoKeysError, NotFoundError
+from nats.js.errors import (
+    APIError,
+    BadRequestError,
+    KeyNotFoundError,
+    NoKeysError,
+    NotFoundError,
+    ServiceUnavailableError,
+)
 from nats.js.kv import KeyValue
 
 from podtax import kvscan, subjects
@@ -84,6 +91,7 @@ class Streams:
                 try:
                     if self._may_create(name):
                         await self._create(functools.partial(self.js.add_stream, config), f"stream {name}", stop)
+                        await self._led(name, f"stream {name}", stop)
                         continue
                 except BadRequestError as exc:  # made meanwhile by another service (then read), or refused
                     await self._made_meanwhile(name, exc)
@@ -146,6 +154,21 @@ class Streams:
                     warned = True
             await _pause(stop or asyncio.Event(), f"creating {what}")
 
+    async def _led(self, stream: str, what: str, stop: asyncio.Event | None) -> None:
+        """Return once a replicated stream just made has a leader, for up to PLACEMENT_WAIT_S: until its servers
+        elect one, a new R3 stream answers publishes 'no response from stream' (a fault drill under load: the first
+        puts into the runner's bucket, made a moment before, failed). One server: at once."""
+        if replicas() < 2:
+            return
+        deadline = time.monotonic() + PLACEMENT_WAIT_S
+        while time.monotonic() < deadline:
+            with contextlib.suppress(NoRespondersError, NatsTimeout, NotFoundError, ServiceUnavailableError):
+                info = await self.js.stream_info(stream)  # answered by the stream's leader
+                if info.cluster is None or info.cluster.leader:
+                    return
+            await _pause(stop or asyncio.Event(), f"waiting for {what}'s leader")
+        log.warning("%s has no leader after %.0f s; its first writes may be refused", what, PLACEMENT_WAIT_S)
+
     async def _made_meanwhile(self, stream: str, exc: BadRequestError) -> None:
         """A create refused as a bad request: another service made it meanwhile (it exists now: fine), else the
         server's words in a BusError (they were taken for 'this NATS user may not create it')."""
@@ -200,7 +223,9 @@ class Streams:
         try:
             if self._may_create(f"KV_{bucket}"):
                 make = functools.partial(self.js.create_key_value, bucket=bucket, history=history, replicas=replicas())
-                return await self._create(make, f"KV bucket {bucket}", stop)
+                made = await self._create(make, f"KV bucket {bucket}", stop)
+                await self._led(f"KV_{bucket}", f"KV bucket {bucket}", stop)
+                return made
         except BadRequestError as exc:  # made meanwhile by another service (then read), or refused
             await self._made_meanwhile(f"KV_{bucket}", exc)
         except DENIED:  # not this user's to make
