@@ -37,6 +37,7 @@ VETH_PREFIX = "ksv"
 ANNOTATION = "podtax.io/pod-network"
 _NETNS = re.compile(rf"^{NETNS_PREFIX}([0-9a-f]{{6}})[0-9a-f]-[0-9a-f]+$")
 _BRIDGE = re.compile(rf"^{BRIDGE_PREFIX}([0-9a-f]{{6}})[0-9a-f][0-9a-f]{{2}}$")
+_VETH = re.compile(rf"^{VETH_PREFIX}([0-9a-f]{{6}})[0-9a-f][0-9a-f]{{4}}$")
 _instances = itertools.count()
 
 
@@ -98,7 +99,7 @@ def _kill_and_delete(ns: str) -> None:
 
 
 def remove_leftovers() -> list[str]:
-    """Delete the namespaces and bridges of emulators that no longer run; returns what was removed."""
+    """Delete the namespaces, bridges and veths of emulators that no longer run; returns what was removed."""
     removed = []
     for ns in namespaces():
         m = _NETNS.match(ns)
@@ -107,6 +108,13 @@ def remove_leftovers() -> list[str]:
             removed.append(ns)
     for link in links("bridge"):
         m = _BRIDGE.match(link)
+        if m and not _alive(m.group(1)):
+            _ip("link", "delete", link, check=False)
+            removed.append(link)
+    # a veth goes with its pod's namespace, but the kernel frees it later (a workqueue: seconds on a loaded host),
+    # and one whose namespace was never made or already gone stays: deleted by name
+    for link in links("veth"):
+        m = _VETH.match(link)
         if m and not _alive(m.group(1)):
             _ip("link", "delete", link, check=False)
             removed.append(link)
