@@ -1,7 +1,7 @@
 """Run one registered benchmark template: argv only (no shell), a process group killed on timeout,
 stdout and stderr capped, the provenance block around it. One run at a time (the caller's lock).
 
-The child dies with the agent (guard.die_with_parent); the data files a tool writes in the work
+The child dies with the agent (guard.dying_with_agent); the data files a tool writes in the work
 directory (fio's `--filename`) are deleted after every run, and a run whose data would not fit in the
 free space of the work directory is refused before it starts (:func:`space_problem`).
 """
@@ -25,7 +25,7 @@ from podtax import benchwrap, events, templates
 from podtax.templates import size_bytes
 
 from podtax_host_agent.facts import tool_path
-from podtax_host_agent.guard import MARKER, die_with_parent, kill_marked
+from podtax_host_agent.guard import MARKER, dying_with_agent, kill_marked
 from podtax_host_agent.owndir import make, recheck
 
 # Kept free in the work directory beyond a run's data: 5% of the filesystem, at least this much.
@@ -91,8 +91,8 @@ async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path,
     marker = uuid.uuid4().hex
     env = {"PATH": tool_path(), "LC_ALL": "C", MARKER: marker}  # nothing of the agent's or the request's
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=cwd, start_new_session=True, env=env, preexec_fn=die_with_parent(os.getpid()), pass_fds=tuple(pass_fds),
+        *dying_with_agent(argv, env["PATH"]), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=cwd, start_new_session=True, env=env, pass_fds=tuple(pass_fds),
     )
     if on_start is not None:
         on_start(proc.pid, marker)

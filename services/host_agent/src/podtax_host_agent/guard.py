@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import errno
 import fcntl
 import json
 import logging
 import os
 import re
+import shutil
 import signal
 import stat
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 from podtax_host_agent import owndir
@@ -47,18 +48,33 @@ CANCELLED_BYTES = CANCELLED_KEEP * 84  # as many names of 50 characters, a space
 _CAMPAIGN = re.compile(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?")  # event_payloads.CampaignName
 LOCK = "node.lock"
 MARKER = "PODTAX_RUN_MARKER"
-_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
-def die_with_parent(parent_pid: int) -> Callable[[], None]:
-    """A ``preexec_fn``: the child is SIGKILLed when the agent dies (and exits if it already has)."""
-    prctl = _LIBC.prctl  # looked up before the fork: the child only calls it
+# The launcher between the agent and a benchmark: a fresh interpreter (no threads, no state of the agent's) asks the
+# kernel for SIGKILL when the agent dies, exits if the agent already has, restores the signals Python ignores at
+# start (they would stay ignored across exec), then becomes the tool. The agent's own forked child runs no Python
+# (no preexec_fn): a fork of a threaded process that runs Python before exec can deadlock there, and the agent's
+# event loop with it (a CI run hung so in create_subprocess_exec).
+_LAUNCH = (
+    "import ctypes, os, signal, sys\n"
+    "for s in (signal.SIGPIPE, signal.SIGXFSZ): signal.signal(s, signal.SIG_DFL)\n"
+    f"if ctypes.CDLL(None).prctl({PR_SET_PDEATHSIG}, signal.SIGKILL, 0, 0, 0) or os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(126)\n"
+    "try:\n"
+    "    os.execv(sys.argv[2], sys.argv[3:])\n"
+    "except OSError as e:\n"
+    "    sys.stderr.write(f'podtax: cannot execute {sys.argv[2]}: {e.strerror}\\n')\n"
+    "    os._exit(127)\n"
+)
 
-    def preexec() -> None:
-        if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent_pid:
-            os._exit(126)
 
-    return preexec
+def dying_with_agent(argv: Sequence[str], path: str) -> list[str]:
+    """argv run through the launcher (see _LAUNCH): SIGKILLed when this process dies. The tool is looked up in
+    `path` here (FileNotFoundError when it is not there, as from exec); its own argv is unchanged."""
+    tool = shutil.which(argv[0], path=path)
+    if tool is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", argv[0])
+    return [sys.executable, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), os.path.abspath(tool), *argv]
 
 
 def _boot_id() -> str:
