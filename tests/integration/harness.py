@@ -7,13 +7,16 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import nats
-from podtax import config, events, subjects
+import pytest
+from podtax import config, events, natsserver, subjects
 from podtax.bus import Bus
+from podtax.cli.main import main as cli
 
 
 class Services:
@@ -134,6 +137,42 @@ async def services(nats_url: str, tmp: Path) -> AsyncIterator[Services]:
     finally:
         await s.close()
         _LIVE.clear()
+
+
+async def run_cli(*args: str) -> int:
+    """The real `podtax` CLI with `args`, in a thread (the services run on this event loop); its exit status."""
+    return await asyncio.to_thread(cli, list(args))
+
+
+@dataclass
+class Submitted:
+    """A campaign submitted by :func:`submitted_campaign`: its services, a bus to read its header with, the
+    analyzer's API port (PODTAX_API_URL) and the spec file."""
+
+    services: Services
+    bus: Bus
+    port: int
+    spec: Path
+
+
+@contextlib.asynccontextmanager
+async def submitted_campaign(nats_url: str, tmp: Path, monkeypatch: pytest.MonkeyPatch, spec: str,
+                             node: str) -> AsyncIterator[Submitted]:
+    """The campaign `spec` (YAML) on `node` submitted with the real CLI (exit status 0 asserted): PODTAX_NATS_URL
+    names `nats_url`, PODTAX_API_URL the analyzer on a free port; the campaign stack runs until the block ends."""
+    port = natsserver.free_port()
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
+    path = tmp / "c.yaml"
+    path.write_text(spec)
+    async with services(nats_url, tmp) as s:
+        await s.campaign_stack(node, analyzer_port=port)
+        bus = await Bus.connect(nats_url, "test")
+        try:
+            assert await run_cli("campaign", "submit", str(path)) == 0
+            yield Submitted(s, bus, port, path)
+        finally:
+            await bus.close()
 
 
 async def node_known(bus: Bus, node: str, timeout: float = 30.0) -> None:

@@ -12,12 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from podtax import natsserver
-from podtax.bus import Bus
-from podtax.cli.main import main as cli
 
 from tests.faults.drill import wait_header
-from tests.integration.harness import services
+from tests.integration.harness import run_cli, submitted_campaign
 
 NODE = "n1"
 REPS = 12
@@ -34,37 +31,28 @@ timeout: 30
 
 async def test_status_api_and_report_agree_on_failed_runs_after_a_cancel(
         nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    port = natsserver.free_port()
-    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
-    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
-    (tmp_path / "c.yaml").write_text(SPEC)
-    async with services(nats_url, tmp_path) as s:
-        await s.campaign_stack(NODE, analyzer_port=port)
-        bus = await Bus.connect(nats_url, "test")
-        try:
-            assert await asyncio.to_thread(cli, ["campaign", "submit", str(tmp_path / "c.yaml")]) == 0
-            await wait_header(bus, "stopped", lambda h: h["progress"][NODE].get("done", 0) >= 2, 120, "two runs done")
-            assert await asyncio.to_thread(cli, ["campaign", "cancel", "stopped", "--wait", "20"]) == 0
-            said = re.search(r"(\d+) run\(s\) recorded as cancelled", capsys.readouterr().out)
-            assert said and int(said[1]) > 0
-            h = await wait_header(bus, "stopped", lambda h: h.get("finished_at"), 60, "the campaign to finish")
-            done, cancelled = h["progress"][NODE]["done"], h["progress"][NODE]["cancelled"]
-            failed = h["progress"][NODE].get("failed", 0)
-            assert cancelled == int(said[1]) and done + failed + cancelled == REPS
-            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                for _ in range(100):  # the analyzer stores the last results a moment later
-                    info = {c["name"]: c for c in (await http.get("/api/campaigns")).json()}.get("stopped")
-                    if info and info["runs_ok"] + info["runs_failed"] == done + failed:
-                        break
-                    await asyncio.sleep(0.2)
-            assert info and (info["runs_ok"], info["runs_failed"]) == (done, failed)
-            assert await asyncio.to_thread(cli, ["campaign", "status", "stopped"]) == 0
-            out = capsys.readouterr().out
-            assert f"{done} done, {failed} failed, {cancelled} cancelled, 0 left" in out, out
-            assert "finished (cancelled)" in out
-            assert await asyncio.to_thread(cli, ["report", "stopped", "--json"]) == 0
-            report = json.loads(capsys.readouterr().out)
-            assert {c["n_host"] for c in report["cells"]} == {done}, "the report counts the runs that ran"
-            assert not [w for w in report["warnings"] if " failed " in w], "and, like the API, no failed run"
-        finally:
-            await bus.close()
+    async with submitted_campaign(nats_url, tmp_path, monkeypatch, SPEC, NODE) as campaign:
+        bus, port = campaign.bus, campaign.port
+        await wait_header(bus, "stopped", lambda h: h["progress"][NODE].get("done", 0) >= 2, 120, "two runs done")
+        assert await run_cli("campaign", "cancel", "stopped", "--wait", "20") == 0
+        said = re.search(r"(\d+) run\(s\) recorded as cancelled", capsys.readouterr().out)
+        assert said and int(said[1]) > 0
+        h = await wait_header(bus, "stopped", lambda h: h.get("finished_at"), 60, "the campaign to finish")
+        done, cancelled = h["progress"][NODE]["done"], h["progress"][NODE]["cancelled"]
+        failed = h["progress"][NODE].get("failed", 0)
+        assert cancelled == int(said[1]) and done + failed + cancelled == REPS
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            for _ in range(100):  # the analyzer stores the last results a moment later
+                info = {c["name"]: c for c in (await http.get("/api/campaigns")).json()}.get("stopped")
+                if info and info["runs_ok"] + info["runs_failed"] == done + failed:
+                    break
+                await asyncio.sleep(0.2)
+        assert info and (info["runs_ok"], info["runs_failed"]) == (done, failed)
+        assert await run_cli("campaign", "status", "stopped") == 0
+        out = capsys.readouterr().out
+        assert f"{done} done, {failed} failed, {cancelled} cancelled, 0 left" in out, out
+        assert "finished (cancelled)" in out
+        assert await run_cli("report", "stopped", "--json") == 0
+        report = json.loads(capsys.readouterr().out)
+        assert {c["n_host"] for c in report["cells"]} == {done}, "the report counts the runs that ran"
+        assert not [w for w in report["warnings"] if " failed " in w], "and, like the API, no failed run"

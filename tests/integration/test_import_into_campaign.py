@@ -13,12 +13,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from podtax import natsserver
-from podtax.bus import Bus
-from podtax.cli.main import main as cli
 
 from tests.faults.drill import wait_header
-from tests.integration.harness import services, wait_for
+from tests.integration.harness import run_cli, submitted_campaign, wait_for
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 NODE = "n1"
@@ -36,44 +33,31 @@ ROW = ("file,node,env,test,params,started_at,tool_version\n"
        f"old.log,{NODE},host,sysbench-cpu,{' '.join(f'{k}={v}' for k, v in PARAMS.items())},2024-03-01T10:00:00Z,\n")
 
 
-async def _cli(*args: str) -> int:
-    return await asyncio.to_thread(cli, list(args))
-
-
 async def test_importing_into_a_campaign_podtax_ran_is_refused_then_flagged(
         nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    port = natsserver.free_port()
-    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
-    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
-    (tmp_path / "c.yaml").write_text(SPEC)
     # the log ran 2 s, not 1: its run is flagged PARAM_MISMATCH too, which does not matter here
     shutil.copyfile(CORPUS / "debian12-x86_64/sysbench-cpu-default-time.log", tmp_path / "old.log")
     manifest = tmp_path / "m.csv"
     manifest.write_text(ROW)
-    async with services(nats_url, tmp_path) as s:
-        await s.campaign_stack(NODE, analyzer_port=port)
-        bus = await Bus.connect(nats_url, "test")
-        try:
-            assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 0
-            await wait_header(bus, "ran", lambda h: h.get("finished_at"), 120, "the campaign to finish")
-        finally:
-            await bus.close()
+    async with submitted_campaign(nats_url, tmp_path, monkeypatch, SPEC, NODE) as campaign:
+        s, port = campaign.services, campaign.port
+        await wait_header(campaign.bus, "ran", lambda h: h.get("finished_at"), 120, "the campaign to finish")
         await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE campaign = 'ran'")[0][0] == 2, 30,
                        "the campaign's two runs stored")
         capsys.readouterr()
 
-        assert await _cli("import", str(manifest), "--campaign", "ran") == 2
+        assert await run_cli("import", str(manifest), "--campaign", "ran") == 2
         out, err = capsys.readouterr()
         assert err.count("\n") == 1 and "campaign 'ran' was run by podtax" in err and "--into-existing" in err, err
         assert "Traceback" not in out + err
         await asyncio.sleep(1.5)
         assert s.query("SELECT count(*) FROM raw_logs WHERE imported_from IS NOT NULL")[0][0] == 0
 
-        assert await _cli("import", str(manifest), "--campaign", "ran", "--into-existing") == 0
+        assert await run_cli("import", str(manifest), "--campaign", "ran", "--into-existing") == 0
         assert "adding imported runs to campaign 'ran'" in capsys.readouterr().err
         await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE campaign = 'ran'")[0][0] == 3, 30,
                        "the imported run stored")
-        assert await _cli("report", "ran", "--json") == 0
+        assert await run_cli("report", "ran", "--json") == 0
         report = json.loads(capsys.readouterr().out)
         cell = next(c for c in report["cells"] if c["metric"] == "events_per_second")
         assert cell["n_host"] == 3 and "IMPORTED" in cell["flags"]
@@ -84,11 +68,11 @@ async def test_importing_into_a_campaign_podtax_ran_is_refused_then_flagged(
             html = (await http.get("/report/ran")).text
         assert "IMPORTED" in html and "1 of 3 host runs" in html
 
-        assert await _cli("import", str(manifest), "--campaign", "old") == 0  # a campaign podtax never ran
+        assert await run_cli("import", str(manifest), "--campaign", "old") == 0  # a campaign podtax never ran
         await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE campaign = 'old'")[0][0] == 1, 30,
                        "the run imported into a new campaign")
         capsys.readouterr()
-        assert await _cli("report", "old", "--json") == 0
+        assert await run_cli("report", "old", "--json") == 0
         cell = next(c for c in json.loads(capsys.readouterr().out)["cells"] if c["metric"] == "events_per_second")
         assert cell["flag_details"]["IMPORTED"] == ("Imported from logs recorded outside podtax (`podtax import`): "
                                                     "1 of 1 host run. podtax ran none of this cell's runs.")

@@ -10,17 +10,14 @@ and analyzer in this process, the real CLI."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
 import pytest
 from podtax import natsserver
-from podtax.bus import Bus
-from podtax.cli.main import main as cli
 
 from tests.faults.drill import wait_header
-from tests.integration.harness import services, stream_messages, wait_for
+from tests.integration.harness import run_cli, services, stream_messages, submitted_campaign, wait_for
 from tests.integration.test_submit import know_node
 
 NODE = "n1"
@@ -35,27 +32,14 @@ timeout: 30
 """
 
 
-async def _cli(*args: str) -> int:
-    return await asyncio.to_thread(cli, list(args))
-
-
 async def test_a_campaign_submitted_again_after_a_nats_reset_is_refused_or_said(
         nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         caplog: pytest.LogCaptureFixture) -> None:
-    port = natsserver.free_port()
-    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
-    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
-    (tmp_path / "c.yaml").write_text(SPEC)
-    async with services(nats_url, tmp_path) as s:
-        await s.campaign_stack(NODE, analyzer_port=port)
-        bus = await Bus.connect(nats_url, "test")
-        try:
-            assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 0
-            await wait_header(bus, "again", lambda h: h.get("finished_at"), 120, "the campaign to finish")
-        finally:
-            await bus.close()
-        await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE campaign = 'again' AND status = 'ok'"
-                                       )[0][0] == 2, 30, "the campaign's two results stored")
+    async with submitted_campaign(nats_url, tmp_path, monkeypatch, SPEC, NODE) as campaign:
+        await wait_header(campaign.bus, "again", lambda h: h.get("finished_at"), 120, "the campaign to finish")
+        ok_runs = "SELECT count(*) FROM runs WHERE campaign = 'again' AND status = 'ok'"
+        await wait_for(lambda: campaign.services.query(ok_runs)[0][0] == 2, 30, "the campaign's two results stored")
+    port, spec = campaign.port, str(campaign.spec)
     capsys.readouterr()
 
     reset = natsserver.start(tmp_path / "jetstream-after-reset", log_file=tmp_path / "nats-after-reset.log")
@@ -66,7 +50,7 @@ async def test_a_campaign_submitted_again_after_a_nats_reset_is_refused_or_said(
             await know_node(reset.url, NODE, host_agent=True)
             await wait_for(lambda: s.query("SELECT 1"), 30, "the analyzer's DuckDB open")
             before = await stream_messages(reset.url)
-            assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 2
+            assert await run_cli("campaign", "submit", spec) == 2
             out, err = capsys.readouterr()
             assert [line.startswith("error: ") for line in err.splitlines()].count(True) == 1, err  # one line
             assert ("campaign 'again' already has results in the analyzer at" in err and "(2 ok, 0 failed: an "
@@ -75,7 +59,7 @@ async def test_a_campaign_submitted_again_after_a_nats_reset_is_refused_or_said(
 
             monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{natsserver.free_port()}")  # nothing there
             with caplog.at_level(logging.ERROR, logger="podtax.analyzer.store"):
-                assert await _cli("campaign", "submit", str(tmp_path / "c.yaml")) == 0
+                assert await run_cli("campaign", "submit", spec) == 0
                 err = capsys.readouterr().err
                 checked = [line for line in err.splitlines() if "could not check the analyzer at" in line]
                 assert len(checked) == 1 and checked[0].startswith("warning: "), err
