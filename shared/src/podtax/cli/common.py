@@ -57,6 +57,13 @@ def _read_up() -> tuple[dict[str, str], str | None]:
     return info, None
 
 
+def up_record() -> dict[str, str]:
+    """The running `podtax up`'s record (its up.json under PODTAX_DATA_DIR): {} when none runs there, and {} too
+    when the file cannot be read or is not the JSON object up writes. Never fails: for callers to which a damaged
+    record is moot (a command that reads it for its defaults refuses it through _up_info)."""
+    return _read_up()[0]
+
+
 def _up_info() -> dict[str, str]:
     """The running `podtax up`'s record, {} when none runs there. One that is not the JSON object up writes
     is refused in one line: a list ended every command in an AttributeError traceback, broken JSON was ignored for
@@ -169,7 +176,7 @@ def api_headers(base: str) -> dict[str, str]:
     token = os.environ.get("PODTAX_API_TOKEN", "")
     if token:
         return {"Authorization": f"Bearer {token}"}
-    info, _damaged = _read_up()  # a damaged record: api_url() refused it when `base` came from it, else it is moot
+    info = up_record()  # a damaged record: api_url() refused it when `base` came from it, else it is moot
     path = info.get("api_token_file")
     if path and same_analyzer(base, str(info.get("api_url", ""))):
         try:

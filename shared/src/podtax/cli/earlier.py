@@ -14,7 +14,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from podtax.cli import deadline
-from podtax.cli.common import _read_up, api_headers, api_url, fail, warn
+from podtax.cli.common import api_headers, api_url, fail, up_record, warn
 
 TIMEOUT_S = 10.0
 COUNTS = ("runs_ok", "runs_failed", "runs", "runs_imported")
@@ -97,6 +97,6 @@ def _servers(urls: str) -> set[tuple[str, int]]:
 
 def _up_nats() -> bool:
     """PODTAX_NATS_URL names a server of the running `podtax up`'s NATS: its analyzer is this NATS's."""
-    info, why = _read_up()
-    return not why and bool(info.get("nats_url")) and \
+    info = up_record()  # none, or a damaged one: no NATS of podtax up's to compare with
+    return bool(info.get("nats_url")) and \
         bool(_servers(os.environ["PODTAX_NATS_URL"]) & _servers(str(info["nats_url"])))
