@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import duckdb
-from podtax import events, subjects
+from podtax import events, natsserver, subjects
 from podtax.bus import Bus
 from podtax_analyzer.scores import node_scores
 
@@ -72,3 +72,31 @@ async def test_published_scores_equal_the_full_recompute(nats_url: str, tmp_path
         flagged = sorted((doc["node"], doc["env"], doc["n"]) for doc in second.values() if "OVERLAP" in doc["flags"])
         assert flagged == [("n2", "host", 5), ("n2", "kubernetes", 6)]
         await bus.close()
+
+
+async def test_scores_are_put_back_into_a_nats_that_lost_them(tmp_path: Path) -> None:
+    """A NATS that lost its store (or a new one beside the same DuckDB file) holds no scores: the scheduler placed
+    pods by resources alone until a new result came in. The analyzer now puts the stored scores back at start."""
+    first = natsserver.start(tmp_path / "js-first")
+    try:
+        async with services(first.url, tmp_path) as s:
+            await s.analyzer()
+            bus = await Bus.connect(first.url, "test")
+            await bus.publish_many([_result(i, 20 * i) for i in range(16)])
+            await wait_for(lambda: s.query("SELECT count(*) FROM runs")[0][0] == 16, 30, "16 results")
+            await _until_equal(bus, s.db, "before NATS lost its store")
+            await bus.close()
+    finally:
+        first.stop()
+    second = natsserver.start(tmp_path / "js-second")  # nothing of the first one's store
+    try:
+        async with services(second.url, tmp_path) as s:
+            await s.analyzer()
+            bus = await Bus.connect(second.url, "test")
+            try:
+                got = await _until_equal(bus, s.db, "no new result, a NATS without the scores")
+                assert len(got) == 4 and all(doc["n"] == 4 for doc in got.values())
+            finally:
+                await bus.close()
+    finally:
+        second.stop()

@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import nats.errors
 import uvicorn
+from nats.js.kv import KeyValue
 from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
 from podtax.bus import Bus, BusError, ConsumerSpec, Unavailable
@@ -66,10 +67,13 @@ class Analyzer:
 
     async def publish_updates(self, stop: asyncio.Event) -> None:
         """Coalesce new results and publish the scores and cell statistics they changed."""
-        await self.bus.kv(subjects.SCORES_BUCKET)  # create the bucket before the first put
+        kv = await self.bus.kv(subjects.SCORES_BUCKET)  # create the bucket before the first put
         loop = asyncio.get_running_loop()
         cache = ScoreCache(self.settings.analyzer_score_cache_values)  # a publication reads only the new runs' rows
+        restored = False
         while not stop.is_set():
+            if not restored:
+                restored = await self._restore_scores(kv)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), 1.0)
             if not self.pending:
@@ -93,9 +97,7 @@ class Analyzer:
 
         # The same scores as scores.node_scores(since_runs=runs) over the database (score_cache.py).
         scores = await asyncio.to_thread(cache.update, self.store, runs)
-        await self.bus.kv_put_many(subjects.SCORES_BUCKET, [
-            (subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key), s.model_dump_json().encode())
-            for s in scores])
+        await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
         updates: list[events.Envelope] = [
             events.NodeScoreV1(subject=subjects.join(subjects.SCORE_UPDATED, s.env, s.node), source=SOURCE, data=s)
             for s in scores]
@@ -106,6 +108,26 @@ class Analyzer:
                                            source=SOURCE, data=s) for s in stats]
         await self.bus.publish_many(updates)
 
+    async def _restore_scores(self, kv: KeyValue) -> bool:
+        """Put every stored score into a scores bucket found empty (a new NATS, one that lost its store, the bucket
+        deleted): the scheduler then ranks nodes by what was measured, not by their resources alone until the next
+        result comes in. True once done (or not needed); False to try again (NATS refused or went away)."""
+        from podtax_analyzer.scores import node_scores
+
+        try:
+            if (await kv.status()).values:
+                return True
+            scores = await asyncio.to_thread(node_scores, self.store.cursor())
+            if scores:
+                await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
+                log.warning("the scores bucket %s was empty (a new NATS, or one that lost its store): put back the "
+                            "%d node scores of %s", subjects.SCORES_BUCKET, len(scores), self.settings.analyzer_db)
+            return True
+        except (nats.errors.Error, BusError) as exc:
+            log.error("putting the stored scores back into %s failed (%s: %s); will retry", subjects.SCORES_BUCKET,
+                      type(exc).__name__, exc)
+            return False
+
     def _touched_cells(self, runs: set[str]) -> list[tuple[str, str, str, str]]:
         """Cells with new results, of campaigns that follow a target CI width (the only readers)."""
         cur = self.store.cursor()
@@ -115,6 +137,12 @@ class Analyzer:
                                 AND json_extract(c.spec, '$.repetitions.target_ci_width') IS NOT NULL
                                 AND json_extract(c.spec, '$.repetitions.target_ci_width') != 'null'::JSON""",
                            [sorted(runs)]).fetchall()
+
+
+def score_items(scores: list[events.NodeScore]) -> list[tuple[str, bytes]]:
+    """The scores bucket's (key, value) pairs of these scores (what the scheduler reads)."""
+    return [(subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key), s.model_dump_json().encode())
+            for s in scores]
 
 
 DAMAGED = ("Could not read enough bytes from file", "Corrupt database file")  # DuckDB: a file cut short, a bad block
