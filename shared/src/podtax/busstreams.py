@@ -233,15 +233,26 @@ class Streams:
         await self._owners(f"KV_{bucket}", wait, stop)
         return await self.js.key_value(bucket)
 
-    async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]]) -> None:
+    async def kv_put_many(self, bucket: str, items: Sequence[tuple[str, bytes]], timeout: float = 30.0) -> None:
         """Put many (key, value) pairs in a bucket, pipelined; returns when every one is stored.
 
         `KeyValue.put` is a JetStream publish on the subject `$KV.<bucket>.<key>`, one round trip at
-        a time; this is the same publish with every put in flight at once."""
-        futures = [await self.js.publish_async(f"$KV.{bucket}.{key}", value) for key, value in items]
+        a time; this is the same publish with every put in flight at once. As Bus.publish_many: a server that
+        dies (or hangs) with puts in flight never acks them, and nats-py would wait for ever (the analyzer's
+        scores stopped being published so): past `timeout` seconds the rest are cancelled and Unacked is raised."""
+        futures: list[asyncio.Future[Any]] = []
         try:
-            for fut in futures:
-                await fut
+            async with asyncio.timeout(timeout):
+                for key, value in items:
+                    futures.append(await self.js.publish_async(f"$KV.{bucket}.{key}", value))
+                for fut in futures:
+                    await fut
+        except TimeoutError:
+            from podtax.bus import Unacked
+
+            acked = sum(1 for f in futures if f.done() and not f.cancelled())
+            raise Unacked(f"NATS acked {acked} of {len(items)} puts into KV bucket {bucket} within {timeout:g} s (the "
+                          "server restarted or is overloaded?)") from None
         finally:
             settle(futures)
 
