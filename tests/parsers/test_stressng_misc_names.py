@@ -1,10 +1,11 @@
 """Names, units and directions of stress-ng's miscellaneous metrics (table-driven): descriptions as
-stress-ng prints them (its sources, 0.13 to 0.22), the name suffix, unit and whether higher is better."""
+stress-ng prints them (its sources, 0.13 to 0.22), the name suffix, unit and whether higher is better; and a
+description as a metrics table prints it and its `--yaml` key give the same metric."""
 
 from __future__ import annotations
 
 import pytest
-from podtax.parsers.stressng_names import misc_metric
+from podtax.parsers.stressng_names import misc_desc, misc_metric, yaml_key, yaml_misc_metric
 
 CASES = [
     # rates: higher is better
@@ -46,3 +47,39 @@ CASES = [
 @pytest.mark.parametrize("printed, name, unit, higher", CASES, ids=[c[0][:40] for c in CASES])
 def test_misc_metric(printed: str, name: str, unit: str, higher: bool) -> None:
     assert misc_metric(printed) == (name, unit, higher)
+
+
+# (description as the table prints it, its YAML key, the metric both give)
+FORMS = [
+    ("MB/sec read rate (geometic mean of 1 instances)", "mbsec-read-rate", ("mb_sec_read_rate", "MB/s", True)),
+    ("MB per sec pipe write rate (geometric mean of 1 instance)", "mb-per-sec-pipe-write-rate",
+     ("mb_per_sec_pipe_write_rate", "MB/s", True)),
+    ("TLB shootdowns/sec", "tlb-shootdownssec", ("tlb_shootdowns_sec", "shootdowns/s", True)),
+    ("SHA-256 encrypts per sec (harmonic mean of 1 instance)", "sha256-encrypts-per-sec",
+     ("sha_256_encrypts_per_sec", "SHA-256 encrypts/s", True)),
+    # a template of stress-ng's, its method in place of `%s`; `%-20s` pads the method with spaces
+    ("Mfp-ops per sec, long double add (geometric mean of 1 instance)", "mfpops-per-sec-long-double-add------",
+     ("mfp_ops_per_sec_long_double_add", "Mfp-ops/s", True)),
+    ("nanosecs per context switch (pipe method)", "nanosecs-per-context-switch-pipe-method",
+     ("nanosecs_per_context_switch_pipe_method", "nanosecs per context switch (pipe method)", False)),
+    # keys of 39 characters are cut: the description's end comes back from stress-ng's wording
+    ("nanosecs per context switch (futex method)", "nanosecs-per-context-switch-futex-metho",
+     ("nanosecs_per_context_switch_futex_method", "nanosecs per context switch (futex method)", False)),
+    ("nanosecs per page modification (includes page fault, estimated)", "nanosecs-per-page-modification-includes",
+     ("nanosecs_per_page_modification_includes_page_fault_estimated",
+      "nanosecs per page modification (includes page fault, estimated)", False)),
+    # a `%` first: the key starts with `-`
+    ("% of 128 pthreads created", "-of-128-pthreads-created", ("of_128_pthreads_created", "% of 128 pthreads created",
+                                                               True)),
+    # a description stress-ng's sources do not give: both forms take the key's words
+    ("Foo/bar ops per sec", "foobar-ops-per-sec", ("foobar_ops_per_sec", "foobar ops/s", True)),
+    ("add matrix ops per sec (geometic mean of 1 instances)", "add-matrix-ops-per-sec",
+     ("add_matrix_ops_per_sec", "add matrix ops/s", True)),
+]
+
+
+@pytest.mark.parametrize("printed, key, metric", FORMS, ids=[f[1] for f in FORMS])
+def test_a_description_and_its_yaml_key_give_one_metric(printed: str, key: str, metric: tuple[str, str, bool]) \
+        -> None:
+    assert yaml_key(misc_desc(printed)) == key.rstrip("-")[:39]
+    assert misc_metric(printed) == yaml_misc_metric(key) == metric

@@ -17,7 +17,8 @@ corrupted (an instance killed mid-run: `data is compromised`) is refused (`fatal
 Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
 is the `cpu` row for the stress-ng-cpu test, else the only row. Every other row is prefixed with
 its stressor name (`af_alg_bogo_ops`...). "miscellaneous metrics" lines become metrics named after
-their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way; a rate (`per sec`,
+their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way, and named alike from
+a `--yaml` report's keys (stressng_names.misc_metric); a rate (`per sec`,
 `per second`, `MB/sec`, `(MB per sec)`) is higher-is-better, anything else lower-is-better
 (stressng_names.misc_unit).
 """

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from podtax.parsers.stressng_descriptions import DESCRIPTIONS, TEMPLATES
+
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -31,11 +33,70 @@ def misc_desc(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def misc_metric(printed: str) -> tuple[str, str, bool]:
-    """A misc metric's description as printed -> (name suffix, unit, higher is better). One cached
-    call per line instead of three (misc_desc, slug, misc_unit): the descriptions, instance
-    counts included, repeat from log to log of a campaign."""
-    desc = misc_desc(printed)
+    """A misc metric's description as a metrics table prints it -> (name suffix, unit, higher is better),
+    the same as its `--yaml` key gives (yaml_misc_metric): both go through the key (yaml_key, described),
+    so a metric keeps its name whichever form of a run's report was parsed. Cached: the descriptions,
+    instance counts included, repeat from log to log of a campaign."""
+    return yaml_misc_metric(yaml_key(misc_desc(printed)))
+
+
+@lru_cache(maxsize=4096)
+def yaml_misc_metric(key: str) -> tuple[str, str, bool]:
+    """A misc metric's `--yaml` key (`mbsec-read-rate`) -> (name suffix, unit, higher is better)."""
+    desc = described(key)
     return (slug(desc), *misc_unit(desc))
+
+
+def yaml_key(desc: str) -> str:
+    """stress-ng's YAML key for a description (its stress_description_yamlify, 0.13 to 0.22): letters in lower
+    case, digits, a space as `-`, any other character dropped, at most 39 characters."""
+    return "".join(c.lower() if c.isascii() and c.isalnum() else "-" if c == " " else "" for c in desc)[:_KEY_MAX]
+
+
+def described(key: str) -> str:
+    """The description a YAML key stands for: stress-ng's own wording when its sources give one that the key
+    loses (`mbsec-read-rate` -> `MB/sec read rate`; a cut key, or one of a template: `nanosecs per context
+    switch (%s method)`), else the key's words (a leading `-` was a `%`: `% compression ratio`)."""
+    cut = len(key) >= _KEY_MAX
+    key = key.rstrip("-")  # `Mfp-ops per sec, %-20s` pads its method with spaces
+    known = _KNOWN.get(key)
+    if known is not None:
+        return known
+    filled = _from_template(key, cut)
+    if filled is not None:
+        return filled
+    words = key.replace("-", " ")
+    return "%" + words if key.startswith("-") else words
+
+
+_KEY_MAX = 39
+_CONVERSION = re.compile(r"%[-+#0-9.]*(?:ll|l|z|j|h)?[sdiufgezx]")
+_KNOWN = {yaml_key(d).rstrip("-"): d for d in reversed(DESCRIPTIONS)}  # the first of two alike wins
+_PIECES = tuple(_CONVERSION.split(t.replace("%%", "%")) for t in TEMPLATES)  # the fixed words around each `%s`
+_TEMPLATES = tuple(([yaml_key(piece) for piece in pieces], pieces) for pieces in _PIECES)
+
+
+def _from_template(key: str, cut: bool) -> str | None:
+    """`key` as one of stress-ng's formatted descriptions (TEMPLATES), its words in place of the `%s`; a `cut` key
+    (39 characters) may end inside the template's last words (`...-futex-metho`). The template whose fixed words
+    match most of the key wins (at least 10 characters of them when the key is cut)."""
+    best: tuple[int, str] | None = None
+    for keyed, pieces in _TEMPLATES:
+        for held in _cuts(keyed[-1], cut):
+            tail = keyed[-1][:held]
+            match = re.fullmatch("".join(re.escape(k) + "([a-z0-9-]*?)" for k in keyed[:-1]) + re.escape(tail), key)
+            fixed = sum(map(len, keyed[:-1])) + len(tail)
+            if match and (held == len(keyed[-1]) or fixed >= 10) and (best is None or fixed > best[0]):
+                words = [g.replace("-", " ") for g in match.groups()]
+                best = (fixed, "".join(p + w for p, w in zip(pieces, [*words, ""])))
+            if match:
+                break
+    return best[1] if best else None
+
+
+def _cuts(last: str, may_be_cut: bool) -> range:
+    """How much of a template's last fixed words a key holds: all, or when the key may be cut, fewer."""
+    return range(len(last), 0 if may_be_cut and last else len(last) - 1, -1)
 
 
 _SECOND = ("sec", "second", "s")

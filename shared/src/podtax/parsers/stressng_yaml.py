@@ -3,9 +3,10 @@
 Only the `metrics:` rows (indent 6 under `- stressor:`), `stress-ng-version` and the compiler are
 read; per-instance figures are skipped. Metric names match the table's (see stressng.COLUMNS). A
 row's other numeric keys are its miscellaneous metrics (`add-matrix-ops-per-sec: 3476.09`), named as
-the table names them (`matrix_add_matrix_ops_per_sec`): stress-ng's YAML key is the description with
-spaces as dashes, so the names match, except where the description had punctuation inside a word
-(`Mfp-ops per sec, float64 add` is `mfp_ops_per_sec_float64_add` from a table, `mfpops_...` from YAML).
+the table names them (`matrix_add_matrix_ops_per_sec`): stress-ng's YAML key is the description in lower
+case, spaces as dashes, other punctuation dropped, 39 characters at most (`MB/sec read rate` is `mbsec-read-rate`);
+stressng_names reads both forms through that key and the descriptions stress-ng's sources give (`mb_sec_read_rate`,
+unit MB/s, from either form).
 A stressor of several instances is another matter: its YAML gives each miscellaneous metric as the arithmetic
 mean over the instances, its table as their geometric mean (0.15; later ones per metric: geometric or harmonic
 mean, total, maximum), 25281 against 66825 ops/s for two matrix instances of one run. Those YAML figures are
@@ -24,7 +25,7 @@ from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, to_number
 from podtax.parsers.stressng_checks import measured, no_work_flag, refuse_no_work
-from podtax.parsers.stressng_names import misc_metric
+from podtax.parsers.stressng_names import yaml_misc_metric
 
 _KEYS = {
     "bogo-ops": 0,
@@ -137,7 +138,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     version = _top_value(text, "stress-ng-version:")
     compiler = _top_value(text, "compiler:")
     rows: list[tuple[str, dict[int, float]]] = []
-    misc: list[tuple[str, float, str]] = []  # stressor, value, description (the key, dashes as spaces)
+    misc: list[tuple[str, float, str]] = []  # stressor, value, key (the description as stress-ng's YAML keys it)
     lists: dict[str, tuple[int, int]] = {}  # stressor -> where its `instances:` list is
     at = text.find("\nmetrics:")
     last = text.rfind(_ROW)  # no forward search past the last row (rfind is 2x faster here)
@@ -173,7 +174,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                                                              f"`{key}` twice: a `- stressor:` line is missing")
                     values[_KEYS[key]] = to_number(_value(rest))
                 elif rest.strip() and is_number(_value(rest)):
-                    misc.append((_value(name), float(_value(rest)), key.replace("-", " ")))
+                    misc.append((_value(name), float(_value(rest)), key))
             elif line.strip() and not line.startswith("    "):
                 break  # the next top-level section
         rows.append((_value(name), values))
@@ -209,8 +210,8 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     counts = {name: n for name, (start, end) in lists.items()
               if name in with_misc and (n := _instances(text, start, end)) is not None}
     single = _single_instance(complete, with_misc, counts)
-    for name, value, desc in misc:
-        suffix, unit, better = misc_metric(desc)
+    for name, value, key in misc:
+        suffix, unit, better = yaml_misc_metric(key)
         metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix
                     + ("" if name in single else "_mean_over_instances"), value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
