@@ -14,9 +14,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from podtax import telemetry
+from podtax.bus import Bus
 from podtax.cli.main import main as cli
 
-from tests.integration.harness import services, wait_for
+from tests.integration.harness import node_known, services, wait_for
 
 NODE = "trace-node"
 
@@ -58,6 +59,13 @@ def test_a_run_event_outside_any_span_carries_no_header_consumers_derive_it() ->
     assert parent.trace_id == telemetry.run_ids("other-run")[0]
 
 
+def _store_spans_ended(exporter: InMemorySpanExporter, run_ids: list[str]) -> bool:
+    """Whether every run's trace holds a finished store span (the analyzer's, for its run.result)."""
+    traces = {telemetry.run_ids(run_id)[0] for run_id in run_ids}
+    stored = {sp.context.trace_id for sp in exporter.get_finished_spans() if "run.result" in sp.name}
+    return traces <= stored
+
+
 async def test_a_run_is_one_trace_from_dispatch_to_store(nats_url: str, tmp_path: Path, spans: InMemorySpanExporter,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
@@ -71,13 +79,17 @@ async def test_a_run_is_one_trace_from_dispatch_to_store(nats_url: str, tmp_path
         await s.parser()
         await s.agent(node=NODE)
         await s.runner()
-        await wait_for(lambda: s.query("SELECT count(*) FROM host_facts")[0][0] >= 1, 30, "host facts")
-        await asyncio.sleep(1)  # the runner learns the node from the same facts
+        bus = await Bus.connect(nats_url, "test")
+        try:
+            await node_known(bus, NODE)  # the runner recorded the node: a campaign naming it is accepted
+        finally:
+            await bus.close()
         assert await asyncio.to_thread(cli, ["campaign", "submit", str(campaign)]) == 0
         await wait_for(lambda: s.query("SELECT count(*) FROM runs WHERE campaign='traced'")[0][0] == 2, 90,
                        "two stored runs")
         run_ids = [r[0] for r in s.query("SELECT run_id FROM runs WHERE campaign='traced'")]
-        await asyncio.sleep(0.5)
+        # the analyzer ends a run's store span once its batch is committed: the rows can be read a moment before
+        await wait_for(lambda: _store_spans_ended(spans, run_ids), 30, "the runs' store spans to end")
     finished = spans.get_finished_spans()
     submit = [sp for sp in finished if sp.name == "campaign submit traced"]
     assert len(submit) == 1
