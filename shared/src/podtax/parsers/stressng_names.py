@@ -148,5 +148,5 @@ def _rate(words: list[str]) -> str | None:
         if slash and head and tail in _SECOND:
             return f"{head}/s"
     if len(words) >= 2 and words[-1] in ("sec", "second"):
-        return " ".join(words[:-1]) + "/s"
+        return " ".join(words[:-2] if words[-2] == "/" else words[:-1]) + "/s"  # `random bits / sec`
     return None
