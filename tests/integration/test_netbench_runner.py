@@ -10,6 +10,7 @@ import asyncio
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -20,7 +21,7 @@ from podtax.derive import derive
 from podtax_kubesim import podnet
 from podtax_runner.kube import KubeExecutor
 
-from tests.integration.harness import event_data
+from tests.integration.harness import event_data, wait_for
 
 pytestmark = pytest.mark.skipif(bool(podnet.unavailable()) or not shutil.which("iperf3"),
                                 reason="needs root, iproute2 and iperf3")
@@ -32,6 +33,11 @@ def spec(run_id: str, env: str, topology: str) -> events.RunSpec:
     params = templates.get("iperf3").validate({"duration": 1, "port": 15601, "topology": topology}).model_dump()
     return events.RunSpec(run_id=run_id, campaign="net", node="n0", env=env, test="iperf3",  # type: ignore[arg-type]
                           params=params, timeout_s=60)
+
+
+def server_pods(sim: Any) -> list[str]:
+    """The names of the server pods left in the runs' namespace."""
+    return [p["metadata"]["name"] for p in sim.objects("pods", "net-runs") if "server" in p["metadata"]["name"]]
 
 
 async def test_runner_starts_and_removes_the_server_of_each_topology(nats_url: str, kubesim_factory) -> None:  # type: ignore[no-untyped-def]
@@ -58,9 +64,8 @@ async def test_runner_starts_and_removes_the_server_of_each_topology(nats_url: s
             outcome = derive(raw)
             assert isinstance(outcome, events.ResultV1), outcome
             assert next(m.value for m in outcome.data.metrics if m.name == "throughput_mbps") > 0
-            await asyncio.sleep(0.2)
-            assert [p["metadata"]["name"] for p in sim.objects("pods", "net-runs")
-                    if "server" in p["metadata"]["name"]] == [], f"{topology}: the server pod was not removed"
+            # the runner publishes the log, then deletes the Job and the server (Kubernetes calls in threads)
+            await wait_for(lambda: not server_pods(sim), 30, f"{topology}: the server pod to be removed")
     finally:
         await executor.close()
         await nc.close()
