@@ -10,10 +10,12 @@ import json
 import logging
 from datetime import datetime
 
+from nats.js.errors import KeyValueError
 from nats.js.kv import KeyValue
 from opentelemetry import trace
 from podtax import events, kvscan, metrics, subjects, telemetry, templates
-from podtax.bus import Bus, ConsumerSpec
+from podtax.bus import Bus, BusError, ConsumerSpec
+from podtax.busconsume import NATS_AWAY
 from podtax.config import RunnerSettings
 
 from podtax_runner import catchup, simulate
@@ -23,6 +25,21 @@ from podtax_runner.kube import KubeExecutor
 from podtax_runner.state import CampaignState
 
 log = logging.getLogger("podtax.runner")
+
+
+def nats_side(exc: BaseException) -> bool:
+    """Whether `exc` says NATS is away, did not answer in time, or lost what podtax keeps there (a NATS server
+    restarted with an empty store): not a runner bug."""
+    return isinstance(exc, (*NATS_AWAY, BusError, TimeoutError)) and not isinstance(exc, KeyValueError)
+
+
+def logged(exc: Exception, what: str, *args: object) -> None:
+    """Log a failure of the dispatch path: a NATS-side one in one line (its type and message: the service's own
+    'NATS lost' line, or NATS coming back, says the rest), any other with its traceback."""
+    if nats_side(exc):
+        log.error(f"{what}: %s: %s", *args, type(exc).__name__, exc)
+    else:
+        log.exception(what, *args)
 SOURCE = "podtax/runner"
 TICK_S = 0.25
 # An outcome delivered to a runner that died before acking it comes back after this long; it must be
@@ -214,26 +231,26 @@ class Runner(Handlers):  # the event handlers: handlers.py
         the run goes back to planned (tried again next tick) instead of blocking the node until it times out."""
         try:
             await self.save(state)  # persisted before it is sent: a restart never sends twice
-        except Exception:
+        except Exception as exc:  # noqa: BLE001 - the runs go back to planned; the error is logged
             for run in runs:
                 state.undispatched(run.run_id)
-            log.exception("could not record %d runs of %s as in flight; released their nodes", len(runs), state.name)
+            logged(exc, "could not record %d runs of %s as in flight; released their nodes", len(runs), state.name)
             return
         if self.settings.runner_simulate:
             try:
                 await asyncio.wait_for(self.bus.publish_many([simulate.result(run) for run in runs]),
                                        SAVE_TIMEOUT_S)
-            except Exception:
+            except Exception as exc:  # noqa: BLE001 - the runs go back to planned; the error is logged
                 for run in runs:
                     state.undispatched(run.run_id)
-                log.exception("could not publish simulated results of %s; released their nodes", state.name)
+                logged(exc, "could not publish simulated results of %s; released their nodes", state.name)
             return
         for run in runs:
             try:
                 await self.dispatch(run, state)
-            except Exception:
+            except Exception as exc:  # noqa: BLE001 - the run goes back to planned; the error is logged
                 state.undispatched(run.run_id)
-                log.exception("could not send run %s; released node %s", run.run_id, run.node)
+                logged(exc, "could not send run %s; released node %s", run.run_id, run.node)
 
     async def dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
         """Send one run, inside the root span of the run's trace (linked to the campaign's submission)."""
@@ -262,8 +279,8 @@ class Runner(Handlers):  # the event handlers: handlers.py
         while not stop.is_set():
             try:
                 await self.tick()
-            except Exception:  # noqa: BLE001 - keep dispatching; the error is logged
-                log.exception("dispatch tick failed")
+            except Exception as exc:  # noqa: BLE001 - keep dispatching; the error is logged
+                logged(exc, "dispatch tick failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._woken(stop), TICK_S)
             self.wake.clear()
