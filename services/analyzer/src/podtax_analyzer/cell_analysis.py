@@ -191,16 +191,18 @@ def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.nd
     """Each side's outliers (indices), the cutoffs they were found beyond, the second group's runs (indices, of one
     side at most) and flags.second_group's phrase. Outliers lie beyond their side's cutoffs (``limits``,
     stats/outliers.py). A second group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then
-    beyond its cutoffs (stats.outliers.second_group_of). The other side's values are not looked at, so its outliers do
-    not hide the group; nor does one of the side's own beyond its cutoff, which is left out of the group and still
-    reported. When one is found, its runs are outliers too."""
+    beyond its cutoffs (stats.outliers.second_group_of). The other side's values are looked at only for the scale's
+    step (with the side's own: a group lies more than a step from its side's other runs), so its outliers do not hide
+    the group; nor does one of the side's own beyond its cutoff, which is left out of the group and still reported.
+    When one is found, its runs are outliers too."""
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
     found = {env: outliers_of(z, limits[env]) for env, z in zs.items()}
     for env, z in zs.items():
         z = group_z(side[env], z)  # a tied side (MAD 0): one run far off does not inflate the scale
         apart = np.isin(np.arange(len(z)), outliers_of(z, limits[env]))
         for cuts in (np.full(len(z), GROUP_CUTOFF), limits[env]):
-            idx = second_group_of(side[env], z, cuts, apart)
+            idx = second_group_of(side[env], z, cuts, apart,
+                                  np.concatenate([v for e, v in side.items() if e != env]))
             if group := fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):
                 cuts = np.where(np.isin(np.arange(len(z)), idx), cuts, limits[env])
                 return {**found, env: np.union1d(found[env], idx)}, {**limits, env: cuts}, {env: idx}, group
