@@ -35,12 +35,13 @@ async def test_status_api_and_report_agree_on_failed_runs_after_a_cancel(
         bus, port = campaign.bus, campaign.port
         await wait_header(bus, "stopped", lambda h: h["progress"][NODE].get("done", 0) >= 2, 120, "two runs done")
         assert await run_cli("campaign", "cancel", "stopped", "--wait", "20") == 0
-        said = re.search(r"(\d+) run\(s\) recorded as cancelled", capsys.readouterr().out)
+        said = re.search(r"(\d+) run\(s\) recorded as cancelled; (\d+) still in flight", capsys.readouterr().out)
         assert said and int(said[1]) > 0
         h = await wait_header(bus, "stopped", lambda h: h.get("finished_at"), 60, "the campaign to finish")
         done, cancelled = h["progress"][NODE]["done"], h["progress"][NODE]["cancelled"]
         failed = h["progress"][NODE].get("failed", 0)
-        assert cancelled == int(said[1]) and done + failed + cancelled == REPS
+        # a run in flight when cancel read the campaign ends done, or killed by its host agent: recorded cancelled then
+        assert int(said[1]) <= cancelled <= int(said[1]) + int(said[2]) and done + failed + cancelled == REPS
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
             for _ in range(100):  # the analyzer stores the last results a moment later
                 info = {c["name"]: c for c in (await http.get("/api/campaigns")).json()}.get("stopped")
