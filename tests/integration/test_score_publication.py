@@ -5,11 +5,14 @@ including a run that a later one flags as OVERLAP."""
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import duckdb
+import pytest
 from podtax import events, natsserver, subjects
 from podtax.bus import Bus
 from podtax_analyzer.scores import node_scores
@@ -100,3 +103,56 @@ async def test_scores_are_put_back_into_a_nats_that_lost_them(tmp_path: Path) ->
                 await bus.close()
     finally:
         second.stop()
+
+
+async def test_a_bucket_holding_part_of_the_scores_gets_them_all(tmp_path: Path) -> None:
+    """A restore cut short (the analyzer killed mid-way, NATS gone) left part of the scores: the next start puts
+    every stored score, not only into an empty bucket."""
+    first = natsserver.start(tmp_path / "js-first")
+    try:
+        async with services(first.url, tmp_path) as s:
+            await s.analyzer()
+            bus = await Bus.connect(first.url, "test")
+            await bus.publish_many([_result(i, 20 * i) for i in range(16)])
+            await wait_for(lambda: s.query("SELECT count(*) FROM runs")[0][0] == 16, 30, "16 results")
+            whole = await _until_equal(bus, s.db, "first NATS")
+            await bus.close()
+    finally:
+        first.stop()
+    second = natsserver.start(tmp_path / "js-second")
+    try:
+        bus = await Bus.connect(second.url, "test")
+        try:
+            await bus.kv(subjects.SCORES_BUCKET)
+            key = sorted(whole)[0]
+            await bus.kv_put_many(subjects.SCORES_BUCKET, [(key, json.dumps(whole[key]).encode())])
+            async with services(second.url, tmp_path) as s:
+                await s.analyzer()
+                got = await _until_equal(bus, s.db, "a bucket holding one of four scores")
+                assert got == whole
+        finally:
+            await bus.close()
+    finally:
+        second.stop()
+
+
+async def test_a_store_that_cannot_be_read_is_said_once_and_tried_again(nats_url: str, tmp_path: Path,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    from podtax import config
+    from podtax_analyzer.service import Analyzer
+    from podtax_analyzer.store import Store
+
+    store = Store(tmp_path / "a.duckdb", 256)
+    store.close()  # a DuckDB error when the scores are read (as out of memory, a damaged block)
+    bus = await Bus.connect(nats_url, "test")
+    try:
+        analyzer = Analyzer(config.load(config.AnalyzerSettings, nats_url=nats_url, analyzer_db=tmp_path / "a.duckdb"),
+                            bus, store)
+        kv = await bus.kv(subjects.SCORES_BUCKET)
+        with caplog.at_level(logging.WARNING, logger="podtax.analyzer"):
+            assert await analyzer._restore_scores(kv, said=False) is False
+            assert await analyzer._restore_scores(kv, said=True) is False
+        said = [r.getMessage() for r in caplog.records if r.name == "podtax.analyzer"]
+        assert len(said) == 1 and "reading the stored scores" in said[0], said
+    finally:
+        await bus.close()

@@ -34,6 +34,7 @@ SOURCE = "podtax/analyzer"
 # SCORES_GAP_FACTOR times as long as it took (at most ~20% of the time).
 SCORES_MIN_INTERVAL_S = 1.0
 SCORES_GAP_FACTOR = 4.0
+RESTORE_RETRY_MAX_S = 60.0  # the longest pause between tries to put the stored scores back
 STORED = [f"{subjects.RUN_LOG}.>", f"{subjects.RUN_RESULT}.>", f"{subjects.RUN_FAILED}.>",
           f"{subjects.HOST_FACTS}.>", f"{subjects.PLACEMENT_MADE}.>", f"{subjects.CAMPAIGN_SUBMITTED}.>"]
 
@@ -70,10 +71,15 @@ class Analyzer:
         kv = await self.bus.kv(subjects.SCORES_BUCKET)  # create the bucket before the first put
         loop = asyncio.get_running_loop()
         cache = ScoreCache(self.settings.analyzer_score_cache_values)  # a publication reads only the new runs' rows
-        restored = False
+        restore_at: float | None = loop.time()  # when to put the stored scores into the bucket; None once done
+        failures = 0
         while not stop.is_set():
-            if not restored:
-                restored = await self._restore_scores(kv)
+            if restore_at is not None and loop.time() >= restore_at:
+                if await self._restore_scores(kv, said=failures > 0):
+                    restore_at = None
+                else:  # said once; tried again after 2, 4, 8 ... 60 s
+                    failures += 1
+                    restore_at = loop.time() + min(RESTORE_RETRY_MAX_S, 2.0**failures)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), 1.0)
             if not self.pending:
@@ -108,25 +114,31 @@ class Analyzer:
                                            source=SOURCE, data=s) for s in stats]
         await self.bus.publish_many(updates)
 
-    async def _restore_scores(self, kv: KeyValue) -> bool:
-        """Put every stored score into a scores bucket found empty (a new NATS, one that lost its store, the bucket
-        deleted): the scheduler then ranks nodes by what was measured, not by their resources alone until the next
-        result comes in. True once done (or not needed); False to try again (NATS refused or went away)."""
+    async def _restore_scores(self, kv: KeyValue, said: bool) -> bool:
+        """Put every stored score into the scores bucket, once at start: a bucket that lost them (a new NATS, one that
+        lost its store, the bucket deleted, a restore cut short) has them back, and the scheduler ranks nodes by what
+        was measured, not by their resources alone until each cell's next result. The same figures the bucket held
+        (the analyzer is its only writer). True once done; False to try again (a failure is logged unless `said`)."""
         from podtax_analyzer.scores import node_scores
 
         try:
-            if (await kv.status()).values:
-                return True
+            held = (await kv.status()).values
             scores = await asyncio.to_thread(node_scores, self.store.cursor())
-            if scores:
-                await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
-                log.warning("the scores bucket %s was empty (a new NATS, or one that lost its store): put back the "
-                            "%d node scores of %s", subjects.SCORES_BUCKET, len(scores), self.settings.analyzer_db)
-            return True
+            await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
         except (nats.errors.Error, BusError) as exc:
-            log.error("putting the stored scores back into %s failed (%s: %s); will retry", subjects.SCORES_BUCKET,
-                      type(exc).__name__, exc)
+            if not said:
+                log.error("putting the stored scores into %s failed (%s: %s); trying again", subjects.SCORES_BUCKET,
+                          type(exc).__name__, exc)
             return False
+        except Exception:  # noqa: BLE001 - DuckDB out of memory, a damaged block: new results are still published
+            if not said:
+                log.exception("reading the stored scores for %s failed; trying again", subjects.SCORES_BUCKET)
+            return False
+        if held < len(scores):
+            log.warning("the scores bucket %s held %d of the %d stored node scores (a new NATS, or one that lost "
+                        "its store): put back from %s", subjects.SCORES_BUCKET, held, len(scores),
+                        self.settings.analyzer_db)
+        return True
 
     def _touched_cells(self, runs: set[str]) -> list[tuple[str, str, str, str]]:
         """Cells with new results, of campaigns that follow a target CI width (the only readers)."""
@@ -137,6 +149,13 @@ class Analyzer:
                                 AND json_extract(c.spec, '$.repetitions.target_ci_width') IS NOT NULL
                                 AND json_extract(c.spec, '$.repetitions.target_ci_width') != 'null'::JSON""",
                            [sorted(runs)]).fetchall()
+
+
+def said_if_crashed(task: asyncio.Task[None]) -> None:
+    """Log the scores publisher's crash at once: it runs beside the consumer, which goes on storing results."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("publishing scores stopped: %s: %s; new results are stored but no score is published until the "
+                  "analyzer restarts", type(exc).__name__, exc, exc_info=exc)
 
 
 def score_items(scores: list[events.NodeScore]) -> list[tuple[str, bytes]]:
@@ -258,6 +277,7 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
         if not await service_streams("analyzer", settings, bus, stop):
             return
         updates = asyncio.create_task(analyzer.publish_updates(stop))
+        updates.add_done_callback(said_if_crashed)
         spec = ConsumerSpec("analyzer", STORED, max_deliver=settings.max_deliver, batch=settings.analyzer_batch)
         await bus.consume_batches(spec, analyzer.handle_batch, stop)
     finally:
