@@ -33,7 +33,7 @@ from nats.aio.client import Client
 from nats.errors import NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.errors import APIError
+from nats.js.errors import APIError, TooManyStalledMsgsError
 
 from podtax import metrics, telemetry
 from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where services import them from
@@ -45,11 +45,14 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
     Permanent,
     Unavailable,
 )
-from podtax.busstreams import Streams, settle
+from podtax.busstreams import Streams, check_bound, settle, stalled_or_cancelled
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 
 log = logging.getLogger("podtax.bus")
+# nats-py waits for ever, and swallows a cancellation, when its buffer is full (a server that stopped reading):
+# each such wait ends after this long instead (said once as 'nats: flush timeout'; nothing is lost, it is sent later)
+FLUSH_TIMEOUT_S = 5.0
 PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bus.publish_many)
 FULL = 10077  # JetStream's "maximum bytes exceeded": a stream at its size limit refuses new messages (discard new)
 
@@ -146,7 +149,7 @@ class Bus(Streams, Consumers):
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
                 disconnected_cb=_disconnected, reconnected_cb=_reconnected,
-                drain_timeout=5, inbox_prefix=natsauth.inbox_prefix(user), **auth,
+                drain_timeout=5, flush_timeout=FLUSH_TIMEOUT_S, inbox_prefix=natsauth.inbox_prefix(user), **auth,
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
@@ -195,16 +198,18 @@ class Bus(Streams, Consumers):
         refused: asyncio.Future[APIError] = asyncio.get_running_loop().create_future()
         self._refusal_waiters.add(refused)  # only refusals from now on end this call's wait
         try:
-            async with asyncio.timeout(timeout):  # one deadline for the batch: a timer per publish doubled its CPU
-                for e in events:
+            async with asyncio.timeout(timeout) as bound:  # one deadline for the batch: a timer per publish doubled
+                for e in events:  # its CPU
                     futures.append(await self.js.publish_async(e.subject, self._payload(e), headers=self._headers(e)))
+                    check_bound(bound)
                 for fut in futures:
                     if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them
                         await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)  # all: +12% CPU)
                         if not fut.done():
                             raise Unacked(refusal_text(refused.result()))
                     duplicates += bool(fut.result().duplicate)  # a publish JetStream refused raises here
-        except TimeoutError:
+        except (TimeoutError, TooManyStalledMsgsError) as exc:
+            stalled_or_cancelled(exc)
             acked = sum(1 for f in futures if f.done() and not f.cancelled())
             raise Unacked(f"NATS acked {acked} of {len(events)} published events within {timeout:g} s (the server "
                           "restarted or is overloaded?)") from None

@@ -23,6 +23,7 @@ from nats.js.errors import (
     NoKeysError,
     NotFoundError,
     ServiceUnavailableError,
+    TooManyStalledMsgsError,
 )
 from nats.js.kv import KeyValue
 
@@ -242,14 +243,16 @@ class Streams:
         scores stopped being published so): past `timeout` seconds the rest are cancelled and Unacked is raised."""
         futures: list[asyncio.Future[Any]] = []
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(timeout) as bound:
                 for key, value in items:
                     futures.append(await self.js.publish_async(f"$KV.{bucket}.{key}", value))
+                    check_bound(bound)
                 for fut in futures:
                     await fut
-        except TimeoutError:
+        except (TimeoutError, TooManyStalledMsgsError) as exc:
             from podtax.bus import Unacked
 
+            stalled_or_cancelled(exc)
             acked = sum(1 for f in futures if f.done() and not f.cancelled())
             raise Unacked(f"NATS acked {acked} of {len(items)} puts into KV bucket {bucket} within {timeout:g} s (the "
                           "server restarted or is overloaded?)") from None
@@ -283,6 +286,26 @@ class Streams:
         """Every JSON document whose key starts with `prefix`."""
         docs = [await cls.kv_json(kv, key) for key in await cls.kv_keys(kv, prefix)]
         return [d for d in docs if d is not None]
+
+
+def check_bound(bound: asyncio.Timeout) -> None:
+    """After each publish of a batch: raise TimeoutError once the batch's deadline has passed, CancelledError once the
+    caller was cancelled. nats-py swallows a cancellation that finds it flushing a full buffer (more than 2 MB held
+    for a server that stopped reading, e.g. hung), so the deadline's own cancellation may never arrive."""
+    if bound.expired():
+        raise TimeoutError
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+def stalled_or_cancelled(exc: BaseException) -> None:
+    """Raise CancelledError when `exc` is nats-py's TooManyStalledMsgsError standing for the caller's own cancellation:
+    nats-py turns a cancellation that finds it waiting for room (20,000 publishes in flight) into that error, which a
+    deadline (asyncio.timeout) then lets through as it is, and a task cancelled from outside would not end as one."""
+    task = asyncio.current_task()
+    if isinstance(exc, TooManyStalledMsgsError) and task is not None and task.cancelling():
+        raise asyncio.CancelledError from None
 
 
 def settle(futures: Sequence[asyncio.Future[Any]]) -> None:
