@@ -227,3 +227,29 @@ async def test_no_run_writes_in_a_state_directory_others_took_while_it_waited_fo
         logging.getLogger("podtax.host_agent").removeHandler(handler)
     assert logs == [] and [f["reason"] for f in failures] == ["unsafe-state-dir"], (logs, failures)
     assert _files(victim) == made, "the agent wrote or deleted through what it found in its state directory"
+
+
+async def test_a_tool_that_cannot_be_executed_is_refused_with_the_reason(nats_url: str, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # the launcher (guard.dying_with_agent) cannot exec a tool whose interpreter line names nothing: before, the
+    # run was reported as sysbench's exit status 127, its cause only in the raw log's stderr
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "sysbench").write_text("#!/no/such/interpreter\n")
+    (tools / "sysbench").chmod(0o755)
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-cpu",
+                                   {"threads": 1, "events": 10, "time": 1}, "exec-1",
+                                   lambda: monkeypatch.setenv("PATH", str(tools)))
+    assert logs == [] and [f["reason"] for f in failures] == ["exec-failed"], (logs, failures)
+    assert "cannot execute" in failures[0]["detail"] and "sysbench" in failures[0]["detail"], failures
+
+
+async def test_runs_are_refused_once_the_agents_python_is_gone(nats_url: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # every benchmark starts through the agent's own Python (the launcher): its virtualenv made again under a
+    # running agent raised FileNotFoundError on every delivery until the request was dead-lettered
+    logs, failures = await _handle(nats_url, tmp_path, tmp_path / "work", "sysbench-cpu",
+                                   {"threads": 1, "events": 10, "time": 1}, "broken-1",
+                                   lambda: monkeypatch.setattr("sys.executable", str(tmp_path / "gone" / "python")))
+    assert logs == [] and [f["reason"] for f in failures] == ["agent-broken"], (logs, failures)
+    assert "restarted" in failures[0]["detail"], failures

@@ -66,6 +66,23 @@ _LAUNCH = (
     "    sys.stderr.write(f'podtax: cannot execute {sys.argv[2]}: {e.strerror}\\n')\n"
     "    os._exit(127)\n"
 )
+EXEC_FAILED = "podtax: cannot execute "  # the launcher's line (exit 127) when the tool cannot be executed
+
+
+def exec_failure(exit_code: int | None, stderr: str) -> str | None:
+    """Why the launcher could not execute the tool (a bad interpreter line, a binary of another architecture), from
+    its exit status and line, or None: the tool ran."""
+    if exit_code != 127:
+        return None
+    return next((line.removeprefix("podtax: ") for line in stderr.splitlines() if line.startswith(EXEC_FAILED)), None)
+
+
+def launcher_problem() -> str | None:
+    """Why no benchmark can start (the launcher is the agent's own Python), or None."""
+    if os.access(sys.executable, os.X_OK):
+        return None
+    return (f"the host agent's Python {sys.executable} is gone (its virtualenv made again, or Python upgraded?): no "
+            "benchmark can start until the agent is restarted")
 
 
 def dying_with_agent(argv: Sequence[str], path: str) -> list[str]:

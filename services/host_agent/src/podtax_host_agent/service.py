@@ -221,6 +221,9 @@ class Agent(NatsIdentity):
             await self.refuse(run, "tool-missing", f"{template.tool} is not installed on node {self.node}; "
                                                    f"install it (e.g. apt-get install {template.tool})")
             return
+        if problem := guard.launcher_problem():
+            await self.refuse(run, "agent-broken", problem)
+            return
         lock_fd = await self.lock.acquire()  # waits while processes of an earlier run still hold the node
         unsafe = None
         try:
@@ -251,6 +254,9 @@ class Agent(NatsIdentity):
             else:
                 guard.clear(self.state_dir)
             os.close(lock_fd)
+        if why := guard.exec_failure(out.exit_code, out.stderr):  # nothing ran: no log of a run
+            await self.refuse(run, "exec-failed", f"{why} (node {self.node}); reinstall {template.tool}")
+            return
         if out.cancelled:  # killed mid-way: its partial output is no measurement; nothing kept in the outbox
             await self.refuse(run, "cancelled", f"campaign {run.campaign} was cancelled; the run was stopped after "
                                                 f"{(out.ended_at - out.started_at).total_seconds():.1f} s", "cancelled")
