@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -78,7 +79,9 @@ def test_a_service_stopped_after_nats_died_stops_in_one_line(role: str, nats_ser
         proc.wait()
         raise
     text = _stop_after_nats_died(nats_server, proc, log)
-    assert "NATS: the connection was lost as it closed (Connection lost): what was not acked comes back" in text
+    # what the lost connection said depends on when the server's reset came: asyncio's 'Connection lost' (the
+    # transport already closed), the socket's '[Errno 104] Connection reset by peer' (seen under load), ...
+    assert re.search(r"NATS: the connection was lost as it closed \(.+\): what was not acked comes back", text), text
     assert text.rstrip().endswith(f'"msg": "podtax-{role} stopped"}}'), text
 
 
