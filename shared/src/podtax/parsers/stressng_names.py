@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from podtax.parsers.stressng_descriptions import DESCRIPTIONS, TEMPLATES
 
@@ -33,11 +33,12 @@ def misc_desc(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def misc_metric(printed: str) -> tuple[str, str, bool]:
-    """A misc metric's description as a metrics table prints it -> (name suffix, unit, higher is better),
-    the same as its `--yaml` key gives (yaml_misc_metric): both go through the key (yaml_key, described),
-    so a metric keeps its name whichever form of a run's report was parsed. Cached: the descriptions,
-    instance counts included, repeat from log to log of a campaign."""
-    return yaml_misc_metric(yaml_key(misc_desc(printed)))
+    """A misc metric's description as a metrics table prints it -> (name suffix, unit, higher is better), from its
+    words as printed: the names and units results are stored under. Its `--yaml` key gives the same metric
+    (yaml_misc_metric: the key is read back to stress-ng's wording). Cached: the descriptions, instance counts
+    included, repeat from log to log of a campaign."""
+    desc = misc_desc(printed)
+    return (slug(desc), *misc_unit(desc))
 
 
 @lru_cache(maxsize=4096)
@@ -57,13 +58,13 @@ def described(key: str) -> str:
     """The description a YAML key stands for: stress-ng's own wording when its sources give one that the key
     loses (`mbsec-read-rate` -> `MB/sec read rate`; a cut key, or one of a template: `nanosecs per context
     switch (%s method)`), else the key's words (a leading `-` was a `%`: `% compression ratio`)."""
-    cut = len(key) >= _KEY_MAX
+    cut = len(key) == _KEY_MAX
     key = key.rstrip("-")  # `Mfp-ops per sec, %-20s` pads its method with spaces
     known = _KNOWN.get(key)
     if known is not None:
         return known
-    filled = _from_template(key, cut)
-    if filled is not None:
+    filled = _from_template(key, cut) if len(key) <= _KEY_MAX else None  # stress-ng writes none longer: a forged
+    if filled is not None:  # key of 20,000 characters took 19 s in the templates' patterns
         return filled
     words = key.replace("-", " ")
     return "%" + words if key.startswith("-") else words
@@ -83,15 +84,21 @@ def _from_template(key: str, cut: bool) -> str | None:
     best: tuple[int, str] | None = None
     for keyed, pieces in _TEMPLATES:
         for held in _cuts(keyed[-1], cut):
-            tail = keyed[-1][:held]
-            match = re.fullmatch("".join(re.escape(k) + "([a-z0-9-]*?)" for k in keyed[:-1]) + re.escape(tail), key)
-            fixed = sum(map(len, keyed[:-1])) + len(tail)
+            match = _pattern(tuple(keyed), held).fullmatch(key)
+            fixed = sum(map(len, keyed[:-1])) + held
             if match and (held == len(keyed[-1]) or fixed >= 10) and (best is None or fixed > best[0]):
                 words = [g.replace("-", " ") for g in match.groups()]
                 best = (fixed, "".join(p + w for p, w in zip(pieces, [*words, ""])))
             if match:
                 break
     return best[1] if best else None
+
+
+@cache
+def _pattern(keyed: tuple[str, ...], held: int) -> re.Pattern[str]:
+    """A template's keyed words with a group for each `%s`, its last words cut to `held` characters (compiled once:
+    the templates and their cuts are more than re's own cache holds)."""
+    return re.compile("".join(re.escape(k) + "([a-z0-9-]*?)" for k in keyed[:-1]) + re.escape(keyed[-1][:held]))
 
 
 def _cuts(last: str, may_be_cut: bool) -> range:
