@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from podtax_analyzer.cell_analysis import analyze, finalize
 from podtax_analyzer.celldata import CellData, Side
-from podtax_analyzer.stats.outliers import step_of
+from podtax_analyzer.stats.outliers import scale_step, step_of
 
 CELLS = 500
 Draw = Callable[[np.random.Generator, int], np.ndarray]
@@ -80,6 +80,12 @@ def test_a_planted_group_is_still_found(draw: Draw, n: int, planted: list[float]
     ([1] * 10, [1] * 8 + [3, 3], [3, 3]),  # a count left empty between: a group
     ([1000] * 10, [1000] * 8 + [500, 500], [500, 500]),
     ([1000.0 + i for i in range(10)], [1000.0 + i for i in range(8)] + [700.0, 701.0], [700, 701]),
+    # review r2: a gap to a lone run of the other side, or between the two sides, is no step of the scale: it hid
+    # these groups and the first two were called equivalent
+    ([1000] * 17 + [500] * 3, [1000] * 19 + [1600], [500, 500, 500]),
+    ([1000] * 16 + [500] * 4, [1000] * 19 + [1600], [500, 500, 500, 500]),
+    ([1000] * 8 + [500] * 2, [500] * 10, [500, 500]),
+    ([1000] * 8 + [500] * 2, [1000] * 9 + [2000], [500, 500]),
 ])
 def test_a_group_lies_more_than_a_step_from_its_sides_other_runs(host, pod, group):
     c = finalize(a := analyze(_cell(np.array(host, float), np.array(pod, float)), threshold=0.01, seed=0),
@@ -94,3 +100,15 @@ def test_a_group_lies_more_than_a_step_from_its_sides_other_runs(host, pod, grou
 ])
 def test_the_step_of_a_scale(values, step):
     assert step_of(np.array(values, float)) == pytest.approx(step)
+
+
+@pytest.mark.parametrize(("rest", "other", "step"), [
+    ([1000] * 8, [1000] * 9 + [1600], 1.0),  # a lone run 60% off: no step (whole numbers: 1)
+    ([1000] * 8, [1000] * 9 + [1050], 50.0),  # a lone run 5% off: the step
+    ([1000] * 8, [500] * 10, 1.0),  # between the sides: no step
+    ([1000] * 6 + [950] * 2, [1000] * 10, 50.0),  # within a side, each value twice
+    ([1000] * 8, [1000] * 7 + [950, 950, 1050], 50.0),
+    ([0.5, 0.5, 0.75, 0.75], [], 0.25), ([0.5, 0.75], [0.5], 0.0),
+])
+def test_the_step_of_a_cells_scale_is_taken_within_a_side_never_from_a_stray(rest, other, step):
+    assert scale_step(np.array(rest, float), np.array(other, float)) == pytest.approx(step)

@@ -76,6 +76,13 @@ Poisson(2) counts 0-5, 20 runs, 17 -> 5; 2% noise rounded to 5% steps, 10 and 20
 among 5% steps of 1000, 390 -> 454; 2 runs at 6 among counts 1-3 (80/15/5%), 20 runs, 196 -> 441 (a group of the
 next value had been found instead); 2 runs 15% slower (2% noise) 451 and 491 at 10 and 20 runs, unchanged.
 
+The step is taken within one side at a time (``scale_step``), from neighbouring values both held twice or a lone
+one at most STEP_SHARE (10%) of the side's median away: a gap between the two sides is the difference measured, and a
+wide gap to a lone run the stray itself; taken for the step they hid real groups (review r2: 17 host runs at 1000 and
+3 at 500 beside one pod run at 1600 read 'equivalent'). Clean cells with a group, of 500 (median of seeds 7-9): counts
+6 and 1 (10 and 20 runs), skewed counts 12, 5% steps 9 and 1; planted groups found 436 (counts at 6) and 457 (5% steps
+at half).
+
 An outlier, too, lies more than a step of the scale from its side's other runs (``off_the_scale``, the step of
 ``step_of``): on a tied side of counts the mean absolute deviation standing in for the MAD is so small that the next
 count scored beyond 6 (19 runs at 1 error, 1 at 2: z 16), the tail of the runs, not a stray one. A run two steps
@@ -240,6 +247,9 @@ def _apart_from(left: np.ndarray, group: np.ndarray, side_median: float) -> bool
     return not len(left) or float(np.abs(left[:, None] - group[None, :]).min()) > reach
 
 
+STEP_SHARE = 0.1  # a gap to a lone run this share of the median or less may be the scale's step (scale_step)
+
+
 def step_of(values: np.ndarray) -> float:
     """The step of the scale of ``values`` (their unit, >= 0): the smallest gap between two distinct finite ones
     (timings rounded to 5% of 1000: 50), and at least 1 when all are whole numbers (counts: 1 even if one value only
@@ -249,9 +259,31 @@ def step_of(values: np.ndarray) -> float:
     return max(gap, 1.0) if len(v) and bool((v == np.round(v)).all()) else gap
 
 
+def scale_step(rest: np.ndarray, other: np.ndarray) -> float:
+    """The step of the scale a cell's runs were measured on (their unit, >= 0), for the runs ``rest`` of one side and
+    the ``other`` side: the smallest gap between two neighbouring values of one side that is a resolution, not a
+    stray: both values held at least twice, or the gap at most STEP_SHARE of the side's median (5% steps of 1000: 50).
+    A gap between the two sides is the difference being measured, and a wide gap to a lone run may be the stray
+    itself: either taken for the step hid a real group (review r2: a pod run at 1600 beside 1000s made 500 'one step'
+    from 1000, and the cell 'equivalent'). At least 1 when every value is whole; 0.0 when no gap qualifies and not
+    all are whole."""
+    steps, whole = [], True
+    for side in (rest, other):
+        v = np.asarray(side, dtype=float)
+        v = v[np.isfinite(v)]
+        values, counts = np.unique(v, return_counts=True)
+        whole &= bool((values == np.round(values)).all())
+        if len(values) > 1:
+            gaps, twice = np.diff(values), (counts[:-1] >= 2) & (counts[1:] >= 2)
+            fine = twice | (gaps <= STEP_SHARE * abs(float(np.median(v))))
+            steps += gaps[fine].tolist()
+    gap = min(steps) if steps else 0.0
+    return max(gap, 1.0) if whole else gap
+
+
 def _beyond_step(x: np.ndarray, group: np.ndarray, apart: np.ndarray, other: np.ndarray) -> bool:
     """True when the runs ``group`` (indices into ``x``) lie more than a step from every other run of ``x`` but the
-    ``apart`` ones, the step (step_of) taken from those runs and the ``other`` side's values (module doc): on a
+    ``apart`` ones, the step (scale_step) taken from those runs and the ``other`` side's values (module doc): on a
     discrete scale the next value up or down is the tail of the runs, not a second group. A gap within 1e-9 of the
     step is the step (rounded floats)."""
     rest = np.ones(len(x), dtype=bool)
@@ -260,12 +292,12 @@ def _beyond_step(x: np.ndarray, group: np.ndarray, apart: np.ndarray, other: np.
     if not rest.any():
         return True
     gap = float(np.abs(x[rest][:, None] - x[group][None, :]).min())
-    return gap > step_of(np.r_[x[rest], other]) * (1 + 1e-9)
+    return gap > scale_step(x[rest], other) * (1 + 1e-9)
 
 
 def off_the_scale(x: np.ndarray, found: np.ndarray, other: np.ndarray) -> np.ndarray:
     """The outliers ``found`` (indices into the side ``x``, ascending) that lie more than a step of the scale from
-    every other run of ``x`` not found (step_of those runs and the ``other`` side's values, in x's unit; a gap within
+    every other run of ``x`` not found (scale_step of those runs and the ``other`` side, in x's unit; a gap within
     1e-9 of the step is the step): on a tied side the next count is the tail of the runs, not an outlier (module
     doc). All of ``found`` when no other finite run is left; a NaN/inf stays."""
     x = np.asarray(x, dtype=float)
@@ -273,6 +305,6 @@ def off_the_scale(x: np.ndarray, found: np.ndarray, other: np.ndarray) -> np.nda
     rest[found] = False
     if not rest.any() or not len(found):
         return found
-    step = step_of(np.r_[x[rest], np.asarray(other, dtype=float)]) * (1 + 1e-9)
+    step = scale_step(x[rest], other) * (1 + 1e-9)
     gap = np.abs(x[found][:, None] - x[rest][None, :]).min(axis=1)
     return found[~(gap <= step)]
