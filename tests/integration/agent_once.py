@@ -41,8 +41,10 @@ async def handle_once(nats_url: str, tmp_path: Path, workdir: Path, test: str, p
         run = events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test=test, params=params,
                              timeout_s=60)
         await agent.handle(events.run_requested(run, "test"))
-        await nc.flush()
+        await nc.flush()  # what the server sent before its answer is read: queued for the callbacks
+        await nc.drain()  # and each callback run: close() dropped one still queued (a CI run's refusal went missing)
     finally:
-        await nc.close()
+        if not nc.is_closed:
+            await nc.close()
         await bus.close()
     return logs, failures
