@@ -7,26 +7,15 @@ analyze()."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 from podtax_analyzer.cell_analysis import analyze
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.outliers import off_the_scale
 
+from tests.analysis.test_count_second_group import Draw, _counts, _steps
+
 CELLS = 300
-Draw = Callable[[np.random.Generator, int], np.ndarray]
-
-
-def _counts(shares: list[float]) -> Draw:
-    """Counts 1, 2, 3, ... drawn with ``shares`` (summing to 1)."""
-    return lambda rng, n: rng.choice(np.arange(1, len(shares) + 1), size=n, p=shares).astype(float)
-
-
-def _steps(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Timings of 1000 with 2% noise, rounded to 5% steps."""
-    return np.round((1 + rng.normal(0, 0.02, n)) / 0.05) * 50.0
 
 
 def _noise(rng: np.random.Generator, n: int) -> np.ndarray:

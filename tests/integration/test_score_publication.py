@@ -77,20 +77,27 @@ async def test_published_scores_equal_the_full_recompute(nats_url: str, tmp_path
         await bus.close()
 
 
+async def _scores_through_a_first_nats(tmp: Path) -> dict[str, dict]:
+    """16 results stored through a nats-server of their own, stopped afterwards; the scores it held."""
+    first = natsserver.start(tmp / "js-first")
+    try:
+        async with services(first.url, tmp) as s:
+            await s.analyzer()
+            bus = await Bus.connect(first.url, "test")
+            try:
+                await bus.publish_many([_result(i, 20 * i) for i in range(16)])
+                await wait_for(lambda: s.query("SELECT count(*) FROM runs")[0][0] == 16, 30, "16 results")
+                return await _until_equal(bus, s.db, "the first NATS")
+            finally:
+                await bus.close()
+    finally:
+        first.stop()
+
+
 async def test_scores_are_put_back_into_a_nats_that_lost_them(tmp_path: Path) -> None:
     """A NATS that lost its store (or a new one beside the same DuckDB file) holds no scores: the scheduler placed
     pods by resources alone until a new result came in. The analyzer now puts the stored scores back at start."""
-    first = natsserver.start(tmp_path / "js-first")
-    try:
-        async with services(first.url, tmp_path) as s:
-            await s.analyzer()
-            bus = await Bus.connect(first.url, "test")
-            await bus.publish_many([_result(i, 20 * i) for i in range(16)])
-            await wait_for(lambda: s.query("SELECT count(*) FROM runs")[0][0] == 16, 30, "16 results")
-            await _until_equal(bus, s.db, "before NATS lost its store")
-            await bus.close()
-    finally:
-        first.stop()
+    await _scores_through_a_first_nats(tmp_path)
     second = natsserver.start(tmp_path / "js-second")  # nothing of the first one's store
     try:
         async with services(second.url, tmp_path) as s:
@@ -108,17 +115,7 @@ async def test_scores_are_put_back_into_a_nats_that_lost_them(tmp_path: Path) ->
 async def test_a_bucket_holding_part_of_the_scores_gets_them_all(tmp_path: Path) -> None:
     """A restore cut short (the analyzer killed mid-way, NATS gone) left part of the scores: the next start puts
     every stored score, not only into an empty bucket."""
-    first = natsserver.start(tmp_path / "js-first")
-    try:
-        async with services(first.url, tmp_path) as s:
-            await s.analyzer()
-            bus = await Bus.connect(first.url, "test")
-            await bus.publish_many([_result(i, 20 * i) for i in range(16)])
-            await wait_for(lambda: s.query("SELECT count(*) FROM runs")[0][0] == 16, 30, "16 results")
-            whole = await _until_equal(bus, s.db, "first NATS")
-            await bus.close()
-    finally:
-        first.stop()
+    whole = await _scores_through_a_first_nats(tmp_path)
     second = natsserver.start(tmp_path / "js-second")
     try:
         bus = await Bus.connect(second.url, "test")
