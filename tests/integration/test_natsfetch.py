@@ -90,15 +90,17 @@ async def test_unacked_and_nacked_messages_come_back(nats_url: str) -> None:
         await first[0].ack()
         await first[1].nak()
         await first[2].term()
-        # 3 is neither acked nor nacked: it comes back after ack_wait; 1 comes back at once
-        again: list[int] = []
+        # 3 is neither acked nor nacked: it comes back after ack_wait; 1 comes back at once; 0 and 2 never. A message
+        # back once may come back again when its ack is later than ack_wait (a loaded CI host): counted once, by the
+        # number of its first delivery back
+        again: dict[int, int] = {}
         deadline = time.monotonic() + 10
-        while sorted(again) != [1, 3] and time.monotonic() < deadline:
+        while set(again) != {1, 3} and time.monotonic() < deadline:
             for m in await natsfetch.fetch(sub, 10, 0.5):
-                again.append(int(m.data))
-                assert natsfetch.num_delivered(m) == m.metadata.num_delivered == 2
+                assert natsfetch.num_delivered(m) == m.metadata.num_delivered
+                again.setdefault(int(m.data), natsfetch.num_delivered(m))
                 await m.ack()
-        assert sorted(again) == [1, 3]
+        assert again == {1: 2, 3: 2}
     finally:
         await nc.close()
 
