@@ -45,7 +45,7 @@ def test_a_refused_bind_is_told_and_retried(status: int, says: str, sim_factory:
     assert failed[0]["message"].endswith("; retrying") and failed[0]["count"] == 2  # one Event, told twice
     said = [m for m in warnings(caplog) if m.startswith("binding default/p to fast failed")]
     assert len(said) == 2 and says in said[0]
-    assert bg.scheduler.metrics.bindings._value.get() == 1
+    assert sim.wait_for(lambda: bg.scheduler.metrics.bindings._value.get() == 1)  # moves after the answer
 
 
 def test_a_bind_answered_429_waits_what_retry_after_says(sim_factory: Any, scheduler_factory: Any,
