@@ -27,6 +27,7 @@ from podtax_kubesim.util import Obj, deepcopy, new_uid, now
 TERMINAL = ("Succeeded", "Failed")
 A_DURATION, A_EXIT, A_LOG, A_START = ("podtax.io/sim-duration-seconds", "podtax.io/sim-exit-code",
                                       "podtax.io/sim-log", "podtax.io/sim-start-seconds")
+A_PULL = "podtax.io/sim-image-pull-error"  # its images never pull: the error (ErrImagePull, then ImagePullBackOff)
 
 
 class Kubelet:
@@ -96,8 +97,10 @@ class Kubelet:
 
             self.handles[uid] = loop.create_task(run_pod(self, pod))
         else:
-            delay = float((pod["metadata"].get("annotations") or {}).get(A_START, self.start_delay))
-            self.handles[uid] = [loop.call_later(delay, self._sim_start, pod)]
+            ann = pod["metadata"].get("annotations") or {}
+            delay = float(ann.get(A_START, self.start_delay))
+            start = self._sim_pull_failed if A_PULL in ann and self.mode == "simulated" else self._sim_start
+            self.handles[uid] = [loop.call_later(delay, start, pod)]
 
     def _recheck(self) -> None:
         for uid, key in list(self.waiting.items()):
@@ -126,6 +129,23 @@ class Kubelet:
         code = int(ann.get(A_EXIT, "0"))
         handle = asyncio.get_running_loop().call_later(max(duration, 0.0), self._sim_finish, pod, code)
         self.handles.setdefault(uid, []).append(handle)
+
+    def _sim_pull_failed(self, pod: Obj) -> None:
+        """A kubelet's pod whose images do not pull: the sandbox is up (PodReadyToStartContainers), each container
+        waits ErrImagePull with the pull's error, then ImagePullBackOff; the pod stays Pending, never Ready."""
+        error = (pod["metadata"].get("annotations") or {}).get(A_PULL) or "not found"
+
+        def waiting(reason: str, message: Callable[[str], str]) -> Callable[[Obj], None]:
+            def change(p: Obj) -> None:
+                set_condition(p["status"], "PodReadyToStartContainers", "True")
+                p["status"]["containerStatuses"] = [
+                    {**container_status(c, running=False, ts=now(), previous=_previous(p["status"], c["name"])),
+                     "state": {"waiting": {"reason": reason, "message": message(c.get("image", ""))}}}
+                    for c in p["spec"]["containers"]]
+            return change
+
+        if self.update(pod, waiting("ErrImagePull", lambda img: f'failed to pull and unpack image "{img}": {error}')):
+            self.update(pod, waiting("ImagePullBackOff", lambda image: f'Back-off pulling image "{image}"'))
 
     def _sim_finish(self, pod: Obj, code: int) -> None:
         names = [c["name"] for c in pod["spec"]["containers"]]

@@ -257,8 +257,11 @@ def patience(ctx: Context, slowest: float) -> float:
     return max(ctx.stall_s, GIVE_UP_FLOOR_S, GIVE_UP_FACTOR * slowest)
 
 
-def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[str, str]], count: int) -> None:
+def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[str, str]], count: int,
+             said: Callable[[str], str | None] = lambda name: None) -> None:
     """Wait until `pending()` (each object still waited for -> what it lacks: "not Bound") is empty.
+    `said(name)`: what the object last said holds it (`the pod said: Unschedulable: ...`) or None, added to its error
+    when given up and, the first stuck object's, to the abort's reason.
 
     One stuck object must not cost the run its other objects' timings (kube-burner's pvcLatency drops
     the claims that never reach Bound and keeps the rest): once nothing progressed for `patience` (or for
@@ -288,7 +291,7 @@ def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[
                 took = tl.now() - t[since] if since in t else now - started
                 tl.give_up(name, f"{what} after {took:.1f} s since {since or 'the wait began'} ({now - started:.1f} "
                                  f"s of the {phase} wait; no object progressed for {why}): took longer than "
-                                 f"{took:.1f} s, given up, the run went on")
+                                 f"{took:.1f} s, given up, the run went on" + (f"; {w}" if (w := said(name)) else ""))
             given_up.update(stuck)
             log.warning("run %s: gave up on %d object(s) stuck in the %s wait", ctx.run.run_id, len(stuck), phase)
             continue
@@ -298,8 +301,10 @@ def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[
             if exc.reason != "timeout":
                 raise
             whats = Counter(stuck.values())
+            first = next((w for w in map(said, stuck) if w), None)
             raise Aborted("timeout", f"{exc.detail}: {len(stuck)} of {count} objects stuck in the {phase} wait ("
                           + ", ".join(f"{n} {what}" for what, n in whats.most_common())
+                          + (f"; first: {first}" if first else "")
                           + f"); a run goes on without its stuck objects only when they are at most "
                           f"{allowance(count)} (max(10, 10 %)) and others got through") from None
         time.sleep(WAIT_STEP_S)

@@ -44,6 +44,41 @@ def _condition(status: Obj, kind: str) -> Obj | None:
                 None)
 
 
+SAID_CHARS = 110  # of what a stuck pod said: its error, with it, stays within timeline.ERROR_CHARS
+_STARTING = ("ContainerCreating", "PodInitializing")  # a container's waiting reasons that hold nothing up
+
+
+def held_by(obj: Obj) -> str | None:
+    """What a pod not yet Ready says holds it, in its own words: PodScheduled False's reason and message
+    (`Unschedulable: 0/3 nodes are available: ...`), a container's waiting reason other than starting
+    (`ImagePullBackOff: Back-off pulling image ...`, `CrashLoopBackOff: ...`, with its restarts) or its terminated
+    state, else a pod Failed or Succeeded; None when it says nothing."""
+    status = obj.get("status") or {}
+
+    def words(*parts: object) -> str:
+        return ": ".join(str(p) for p in parts if p not in (None, ""))
+
+    said: str | None = None
+    for c in status.get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason"):
+            said = words(c["reason"], c.get("message"))
+    statuses = [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+    for s in statuses if said is None else []:
+        state, restarts = s.get("state") or {}, s.get("restartCount") or 0
+        waiting, ended = state.get("waiting") or {}, state.get("terminated") or {}
+        if waiting.get("reason") and waiting["reason"] not in _STARTING:
+            said = words(f"container {s.get('name')}", waiting["reason"], waiting.get("message"))
+        elif ended:
+            said = words(f"container {s.get('name')}", f"terminated, exit code {ended.get('exitCode')}",
+                         ended.get("reason"), ended.get("message"))
+        if said:
+            said += f" ({restarts} restarts)" if restarts else ""
+            break
+    if said is None and status.get("phase") in ("Failed", "Succeeded"):
+        said = words(f"pod {status['phase']}", status.get("reason"), status.get("message"))
+    return f"the pod said: {said[:SAID_CHARS]}" if said else None
+
+
 class PodStartupRun(ObjectChurn):
     def __init__(self, kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline) -> None:
         self.kube, self.ctx, self.p, self.tl = kube, ctx, params, timeline
@@ -51,6 +86,7 @@ class PodStartupRun(ObjectChurn):
         self.names = [ctx.name("ps", i + 1) for i in range(params.count)]
         self.pods = set(self.names)
         self.failures: Counter[str] = Counter()
+        self.said: dict[str, str | None] = {}  # pod -> what it last said holds it (held_by), while not Ready
         self.lock = threading.Lock()
         for n in self.names:
             timeline.add(n)
@@ -65,6 +101,8 @@ class PodStartupRun(ObjectChurn):
             tl.mark(name, "gone")
             return
         status = obj.get("status") or {}
+        if not tl.has(name, "ready"):
+            self.said[name] = held_by(obj)
         if (cond := _condition(status, "PodScheduled")) and tl.mark(name, "scheduled"):
             tl.server(name, "scheduled", cond.get("lastTransitionTime"))
             tl.server(name, "node", (obj.get("spec") or {}).get("nodeName"))
@@ -158,7 +196,7 @@ class PodStartupRun(ObjectChurn):
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)
-            wait_for(ctx, self.tl, "start", self.not_ready, p.count)
+            wait_for(ctx, self.tl, "start", self.not_ready, p.count, self.said.get)
             pool(ctx, self.delete, self.names, p.concurrency)
             wait_for(ctx, self.tl, "delete", lambda: self.pending("gone", "delete_requested", "not deleted"), p.count)
         finally:
