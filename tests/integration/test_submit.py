@@ -16,6 +16,8 @@ from podtax.campaign import parse
 from podtax.cli.campaign import build_warnings, version_number
 from podtax.cli.main import main as cli
 
+from tests.integration.harness import wait_for
+
 GOOD = {"name": "sub", "nodes": ["n1"], "environments": ["host"], "tests": [{"test": "sysbench-cpu"}]}
 
 
@@ -118,7 +120,9 @@ async def test_good_campaign_is_published_once_with_a_traceparent(
     await nc.subscribe("podtax.campaign.>", cb=collect)
     with trace.get_tracer("test").start_as_current_span("submit"):
         assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0
-    await asyncio.sleep(0.3)
+    # the server sent the message before its answer to this flush: read then, handed to collect in its own task
+    await nc.flush()
+    await wait_for(lambda: got, 10, "the campaign's message")  # (before: a 0.3 s sleep, a guess)
     assert len(got) == 1
     assert got[0].headers["Nats-Msg-Id"] == "campaign.sub"
     assert got[0].headers["traceparent"].startswith("00-")
