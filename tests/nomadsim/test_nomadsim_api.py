@@ -90,12 +90,16 @@ def test_errors_use_nomads_strings(nomadsim: Sim) -> None:
     assert r.status_code == 400
     r = httpx.put(f"{url}/v1/volume/csi/v/create", json={"Volumes": [volume("v", RequestedCapacityMin="1GiB")]})
     assert r.status_code == 400 and "RequestedCapacityMin of type int64" in r.text
+    # a namespace that does not exist is refused by the Raft write, after the plugin made the volume (Nomad's Create,
+    # then UpsertCSIVolume), in Create's multierror: the storage keeps a volume Nomad does not know of
     r = create(nomadsim, "v", namespace="nowhere")
-    assert (r.status_code, r.text) == (500, "volume v is in nonexistent namespace nowhere")
+    assert (r.status_code, r.text) == (500, "1 error occurred:\n\t* volume v is in nonexistent namespace nowhere\n\n")
+    assert [c.op for c in nomadsim.controller_calls()] == ["create"] and nomadsim.volumes() == []
+    assert nomadsim.orphans() == ["sim://hostpath/nowhere/v"]
     assert create(nomadsim, "v").status_code == 200
     # identical re-create: an update, 200, no second controller call
     assert create(nomadsim, "v").status_code == 200
-    assert len(nomadsim.controller_calls()) == 1
+    assert len(nomadsim.controller_calls()) == 2
     r = create(nomadsim, "v", Name="renamed")
     assert (r.status_code, r.text) == (500, "1 error occurred:\n\t* 1 error occurred:\n\t* volume name cannot be "
                                             "updated\n\n\n\n")
@@ -119,6 +123,8 @@ def test_in_use_and_deregister(nomadsim: Sim) -> None:
     nomadsim.claim("v", "alloc-1")
     r = httpx.delete(f"{url}/v1/volume/csi/v/delete")
     assert (r.status_code, r.text) == (500, "volume in use: v")
+    # as Nomad's Delete: the plugin's DeleteVolume first, then the deregister that refuses a claimed volume
+    assert [c.op for c in nomadsim.controller_calls()] == ["create", "delete"] and len(nomadsim.volumes()) == 1
     assert httpx.delete(f"{url}/v1/volume/csi/v?force=true").text == "volume in use: v"  # the alloc still runs
     nomadsim.release("v", "alloc-1")
     nomadsim.claim("v", "alloc-2", terminal=True)
@@ -130,7 +136,7 @@ def test_in_use_and_deregister(nomadsim: Sim) -> None:
     reg = httpx.put(f"{url}/v1/volume/csi/ext", json={"Volumes": [volume("ext", ExternalID="disk-7")]})
     assert (reg.status_code, reg.content) == (200, b"") and int(reg.headers["X-Nomad-Index"]) > 0  # as Nomad's
     assert httpx.get(f"{url}/v1/volume/csi/ext").json()["ExternalID"] == "disk-7"
-    assert [c.op for c in nomadsim.controller_calls()] == ["create"]
+    assert [c.op for c in nomadsim.controller_calls()] == ["create", "delete"]  # the refused delete's only
 
 
 def test_acl(nomadsim_factory: Callable[..., Sim]) -> None:
@@ -225,3 +231,16 @@ def test_a_hang_entry_may_name_volumes() -> None:
 
     hangs = load({"faults": {"hangDeletes": ["volumes/-0003"]}})["hangs"]
     assert hangs.hangs("delete", "volumes", "podtax-x-0003") and not hangs.hangs("delete", "volumes", "podtax-x-0004")
+
+
+def test_namespaces(nomadsim_factory: Callable[..., Sim]) -> None:
+    sim = nomadsim_factory({"namespaces": ["batch"], "acl": {"token": "t", "readToken": "r"}})
+    url, read = sim.url, {"X-Nomad-Token": "r"}
+    names = httpx.get(f"{url}/v1/namespaces", headers=read)
+    assert names.status_code == 200 and [n["Name"] for n in names.json()] == ["batch", "default"]
+    got = httpx.get(f"{url}/v1/namespace/batch", headers=read)
+    assert got.status_code == 200 and got.json()["Name"] == "batch" and "X-Nomad-Index" in got.headers
+    missing = httpx.get(f"{url}/v1/namespace/nowhere", headers=read)
+    assert (missing.status_code, missing.text) == (404, "Namespace not found") and "X-Nomad-Index" in missing.headers
+    assert httpx.get(f"{url}/v1/namespace/batch").status_code == 403  # no token
+    assert httpx.get(f"{url}/v1/namespace/", headers=read).text == "Missing Namespace Name"

@@ -154,8 +154,10 @@ class Server:
             return "/v1/volume/csi/:id", self.volume_specific
         if path.startswith("/v1/plugin/csi/"):
             return "/v1/plugin/csi/:id", self.plugin_specific
+        if path.startswith("/v1/namespace/"):
+            return "/v1/namespace/:name", self.namespace_specific
         routes = {"/v1/volumes": self.volumes, "/v1/plugins": self.plugins, "/v1/status/leader": self.leader,
-                  "/v1/status/peers": self.peers, "/v1/agent/self": self.agent_self,
+                  "/v1/status/peers": self.peers, "/v1/agent/self": self.agent_self, "/v1/namespaces": self.namespaces,
                   "/metrics": self.not_found, "/v1/metrics": self.not_found}
         if path in routes:
             return path, routes[path]
@@ -293,6 +295,32 @@ class Server:
         if plugin is None:
             return self._text("plugin not found", 404, index)
         return self._json(plugin, index)
+
+    def _namespace_obj(self, name: str) -> dict[str, Any]:
+        return {"Name": name, "Description": "Default shared namespace" if name == "default" else "", "Quota": "",
+                "Meta": None, "Capabilities": None, "NodePoolConfiguration": None,
+                "CreateIndex": 1, "ModifyIndex": 1}
+
+    async def namespaces(self, request: web.Request) -> web.Response:
+        """GET /v1/namespaces (command/agent/namespace_endpoint.go); namespaces are the cluster file's."""
+        if request.method != "GET":
+            raise NomadError(INVALID_METHOD, 405)
+        return self._json([self._namespace_obj(n) for n in sorted(self.state.namespaces)], 1)
+
+    async def namespace_specific(self, request: web.Request) -> web.Response:
+        """GET /v1/namespace/:name: the namespace, or 404 `Namespace not found` (with the index headers, as Nomad
+        sets them before it looks); writes are not simulated."""
+        name = request.path[len("/v1/namespace/"):]
+        if not name:
+            raise NomadError("Missing Namespace Name", 400)
+        if request.method in ("PUT", "POST", "DELETE"):
+            raise NomadError("podtax nomadsim: namespace writes are not simulated (namespaces are the cluster "
+                             "file's)", 501)
+        if request.method != "GET":
+            raise NomadError(INVALID_METHOD, 405)
+        if name not in self.state.namespaces:
+            return self._text("Namespace not found", 404, 1)
+        return self._json(self._namespace_obj(name), 1)
 
     async def leader(self, request: web.Request) -> web.Response:
         return self._json(f"{request.url.host or '127.0.0.1'}:4647")

@@ -86,6 +86,7 @@ class State:
         self.volumes: dict[tuple[str, str], Obj] = {}
         self.claims: dict[tuple[str, str], dict[str, Obj]] = {}  # alloc id -> {mode, node, terminal}
         self.created_total = 0
+        self.orphaned: list[str] = []  # ExternalIDs the plugin made that Nomad did not register (a refused write)
         self.calls: collections.deque[ControllerCall] = collections.deque(maxlen=100_000)
         self.changed = asyncio.Event()
 
@@ -265,7 +266,6 @@ class State:
                 raise NomadError("plugin has no controller")
             if not plugin.config["supportsCreateDelete"]:
                 raise NomadError("plugin does not support creating volumes")
-            self._check_namespace(vol)
             checked.append((vol, plugin, self.volumes.get((vol["Namespace"], vol["ID"]))))
         errors, done = [], []
         for vol, plugin, current in checked:
@@ -301,24 +301,31 @@ class State:
         # ModifyIndex are 0 in the answer; the index is the answer's Index and X-Nomad-Index)
         reply = [{**v, **{k: v.get(k, 0) for k in ("CreateIndex", "ModifyIndex", "CreateTime", "ModifyTime")}}
                  for v in done]
+        if missing := next((v for v in done if v["Namespace"] not in self.namespaces), None):
+            # the namespace is checked only by the Raft write (the state store's UpsertCSIVolume), after the plugin
+            # made the volumes, and it refuses the whole write: they stay in the storage, unknown to Nomad
+            errors.append(f"volume {missing['ID']} is in nonexistent namespace {missing['Namespace']}")
+            self.orphaned.extend(v["ExternalID"] for v in done if v["ExternalID"])
+            done, reply = [], []
         index = self._upsert(done) if done else self.tables["csi_volumes"]
         if errors:
             raise NomadError(multierror(errors))
         return reply, index
 
     async def delete(self, namespace: str, vol_id: str) -> int:
-        """CSIVolume.Delete: controller DeleteVolume (one RPC per plugin at a time), then deregister."""
+        """CSIVolume.Delete: controller DeleteVolume (one RPC per plugin at a time), then deregister (which
+        refuses a claimed volume)."""
         vol = self.volumes.get((namespace, vol_id))
         if vol is None:
             raise NomadError(f"volume not found: {vol_id}")
         plugin = self.plugins.get(vol["PluginID"])
         if plugin is None:
             raise NomadError(f"plugin not found: {vol['PluginID']}")
-        if self.claims.get((namespace, vol_id)):
-            raise NomadError(f"volume in use: {vol_id}")
         await self.hang("delete", vol_id)  # before the plugin's lock: the other deletes go on
         async with plugin.lock:
             await self._controller(plugin, "delete", vol_id)
+        # a claimed volume is refused only by the deregister after the plugin's DeleteVolume (Nomad 1.1 to 2.0 check
+        # no claim before it): the storage is gone, the volume stays registered, `volume in use`
         return self.deregister(namespace, vol_id, force=False)
 
     def register(self, namespace: str, vols: list[Obj]) -> tuple[list[Obj], int]:

@@ -58,6 +58,11 @@ class Sim:
     def controller_calls(self) -> list[ControllerCall]:
         return self.call(lambda: list(self.sim.state.calls))
 
+    def orphans(self) -> list[str]:
+        """ExternalIDs of volumes the plugin made that Nomad did not register (a create into a namespace that does
+        not exist): left in the storage, unknown to Nomad, so no cleanup by Nomad's API finds them."""
+        return self.call(lambda: list(self.sim.state.orphaned))
+
     def claim(self, volume: str, alloc_id: str, namespace: str = "default", terminal: bool = False) -> int:
         """A simulated allocation claims the volume (so delete/deregister answer `volume in use`)."""
         return self.call(lambda: self.sim.state.claim(namespace, volume, alloc_id, terminal=terminal))

@@ -68,7 +68,7 @@ CLEANUP_WAIT_S = 30.0  # what a run spends deleting what it left, past its deadl
 
 # Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried
 _PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "does not support", "volume in use",
-              "volume exists", "Permission denied", "No path to region")
+              "volume exists", "Permission denied", "No path to region", "nonexistent namespace")
 
 
 def _transient(exc: BaseException) -> bool:
@@ -186,6 +186,24 @@ class Nomad:
             raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
                           f"({plugin.get('ControllersHealthy', 0)}/{plugin.get('ControllersExpected', 0)})")
         return plugin
+
+    def check_namespace(self, namespace: str) -> None:
+        """The run's namespace must exist. Nomad checks it only when it registers a created volume, after its plugin
+        made it (nomad/csi_endpoint.go Create, then the state store's UpsertCSIVolume): each create into a namespace
+        that does not exist left a volume in the storage that Nomad does not know of, so no cleanup finds it, and
+        the run ended as api-errors after 11 volumes ('500 ... is in nonexistent namespace ...'), no fix named."""
+        what = f"the check of namespace {namespace} (GET /v1/namespace/{namespace})"
+        try:
+            self.setup(what, lambda: self.request("get", "GET", f"/v1/namespace/{namespace}"))
+        except NomadError:  # 404 Namespace not found (setup says the others)
+            try:
+                names = sorted(str(n.get("Name")) for n in self.request("list", "GET", "/v1/namespaces") or [])
+                known = f"namespaces: {', '.join(names)}"
+            except (httpx.HTTPError, NomadError) as exc:
+                known = f"its namespaces could not be listed: {exc}"
+            raise Aborted("namespace-missing", f"Nomad has no namespace {namespace!r} ({known}): set the run's "
+                          f"namespace (its template's `namespace`, or PODTAX_RUNNER_NOMAD_NAMESPACE) to one of them, "
+                          f"or create it (`nomad namespace apply {namespace}`); nothing was created") from None
 
     def scrape(self) -> dict[str, float] | None:
         """HTTP requests the server counted, {"METHOD route code": n}, where it serves them in Prometheus

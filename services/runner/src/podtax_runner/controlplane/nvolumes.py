@@ -84,6 +84,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
     try:
         with tl.setting_up():
             nomad.check_plugin(p.plugin_id)
+            nomad.check_namespace(ns)
             # a volume of one of the run's IDs that exists already (left by an earlier run): Nomad would answer its
             # create 200 without calling the plugin (it updates an identical volume), a provision of a few ms;
             # failed as Kubernetes' 409 is
