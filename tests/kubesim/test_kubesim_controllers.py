@@ -8,6 +8,7 @@ import time
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from podtax_kubesim.jobs import JobController
 from podtax_kubesim.provisioner import Provisioner
 from podtax_kubesim.testing import Sim
 
@@ -93,7 +94,12 @@ def test_not_ready_node_and_taints(kubesim: Sim) -> None:
     assert [n.spec.unschedulable for n in core.list_node(field_selector="metadata.name=x86-1").items] == [True]
 
 
-def test_job_runs_to_completion_and_ttl_deletes_it(kubesim: Sim) -> None:
+def test_job_runs_to_completion_and_ttl_deletes_it(kubesim: Sim, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the TTL's expiry is held until the pods are read: before, they were listed after the job read Complete, and an
+    # answer 1 s late (a loaded host) found them deleted by the TTL already
+    expired: list[tuple[JobController, tuple[object, ...]]] = []
+    expire = JobController._expire
+    monkeypatch.setattr(JobController, "_expire", lambda self, *args: expired.append((self, args)))
     batch = client.BatchV1Api(kubesim.api_client())
     core = client.CoreV1Api(kubesim.api_client())
     batch.create_namespaced_job(NS, job("j", completions=2, annotations={"podtax.io/sim-duration-seconds": "0.1"},
@@ -104,6 +110,10 @@ def test_job_runs_to_completion_and_ttl_deletes_it(kubesim: Sim) -> None:
     pods = core.list_namespaced_pod(NS, label_selector="job-name=j").items
     assert len(pods) == 2 and all(p.metadata.labels["controller-uid"] == done.metadata.uid for p in pods)
     assert all(p.metadata.owner_references[0].kind == "Job" for p in pods)
+    kubesim.wait_for(lambda: expired)  # its TTL is due (1 s after the finish)
+    assert kubesim.get("jobs", "j", NS, group="batch") is not None
+    for controller, args in expired:
+        kubesim.call(expire, controller, *args)
     kubesim.wait_for(lambda: kubesim.get("jobs", "j", NS, group="batch") is None, timeout=5)
     kubesim.wait_for(lambda: not kubesim.objects("pods", NS), timeout=5)
 
