@@ -13,6 +13,7 @@ import pytest
 from podtax_runner.controlplane import cleanup, common, execute, kubeapi
 
 from tests.controlplane.conftest import cluster, spec
+from tests.paused import pause
 
 READ_S = 1.0  # a Kubernetes request's read timeout (60 s in a run; the same rule, shorter)
 
@@ -51,7 +52,8 @@ def test_a_cleanup_that_fails_after_the_work_keeps_the_run(case: str, kubesim_pr
     # volume-churn cleans up only after a failed object: one claim's DELETE hangs (given up, the run goes on)
     faults = {"hangDeletes": ["persistentvolumeclaims/-0002"]} if test == "volume-churn" else {}
     sim = kubesim_process({**cluster(provision=0.01, delete=0.01), "faults": faults}, kubelet="simulated")
-    _after_measured(monkeypatch, lambda: sim.proc.send_signal(sig))
+    # paused: every thread stopped before the cleanup starts (kill() only queues the signal)
+    _after_measured(monkeypatch, lambda: pause(sim.proc.pid) if sig == signal.SIGSTOP else sim.proc.send_signal(sig))
     try:
         tl = run_cp(spec(test, timeout=30, **params), kube=sim)  # before: Aborted (no-answer, unreachable)
     finally:

@@ -23,6 +23,7 @@ from podtax import natsserver
 from podtax_runner.controlplane.common import Aborted, timed_out, unreachable
 
 from tests.controlplane.conftest import cluster, spec, start_and_submit
+from tests.paused import pause
 
 NEVER_S = 600.0  # a latency (provisioning, pod start) no run here waits out: claims Pending, pods not started
 TIMEOUT_S = 20.0  # stall window 2 s: a watch or poll refused that long ends the run
@@ -106,7 +107,7 @@ def test_a_kubernetes_api_that_never_answers_fails_the_run_naming_its_address(
     monkeypatch.setattr(kubeapi, "TIMEOUT", (1.0, 1.0))  # 60 s a read in a run; the same rule, shorter
     sim = kubesim_process(cluster())
     address = core(sim.kubeconfig).api_client.configuration.host
-    sim.proc.send_signal(signal.SIGSTOP)
+    pause(sim.proc.pid)  # every thread stopped: it can answer nothing more (kill() only queues the signal)
     try:
         with pytest.raises(Aborted) as info:
             run_cp(spec("volume-churn", count=5, timeout=TIMEOUT_S), kube=sim)

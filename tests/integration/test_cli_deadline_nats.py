@@ -11,6 +11,8 @@ import pytest
 from podtax import natsserver
 from podtax.cli.main import main
 
+from tests.paused import pause
+
 CAMPAIGN = "name: frozen\nnodes: [a]\ntests:\n  - test: sysbench-cpu\n"
 
 
@@ -22,7 +24,7 @@ def test_a_frozen_server_ends_the_command_at_its_deadline(nats_server: natsserve
     (tmp_path / "c.yaml").write_text(CAMPAIGN)
     monkeypatch.setenv("PODTAX_NATS_URL", nats_server.url)
     monkeypatch.setenv("PODTAX_CLI_TIMEOUT", "2")
-    nats_server.proc.send_signal(signal.SIGSTOP)
+    pause(nats_server.proc.pid)  # every thread stopped: it can answer nothing more (kill() only queues the signal)
     try:
         code = main([a.format(file=tmp_path / "c.yaml") for a in argv])
     finally:

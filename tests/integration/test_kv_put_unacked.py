@@ -14,6 +14,7 @@ from podtax import natsserver
 from podtax.bus import Bus, BusError, Unacked, Unavailable
 
 from tests.integration.harness import host_facts
+from tests.paused import pause
 
 
 async def test_puts_a_hung_server_never_acks_fail_instead_of_waiting_for_ever(tmp_path: Path) -> None:
@@ -23,7 +24,7 @@ async def test_puts_a_hung_server_never_acks_fail_instead_of_waiting_for_ever(tm
         try:
             await bus.kv("podtax_scores")
             await bus.kv_put_many("podtax_scores", [("a", b"1")])  # the bucket takes puts
-            os.kill(server.proc.pid, signal.SIGSTOP)
+            pause(server.proc.pid)  # every thread stopped: it can answer nothing more
             try:
                 with pytest.raises(Unacked) as caught:  # before: waited for the acks for ever (the test's timeout)
                     await bus.kv_put_many("podtax_scores", [(f"k{i}", b"v") for i in range(20)], timeout=1.0)
@@ -49,7 +50,7 @@ async def test_more_puts_than_nats_py_keeps_in_flight_still_end_unacked(tmp_path
         try:
             await bus.kv("podtax_scores")
             many = [(f"k{i}", b"v") for i in range(bus.js._publish_async_pending_semaphore._value + 100)]
-            os.kill(server.proc.pid, signal.SIGSTOP)
+            pause(server.proc.pid)  # every thread stopped: it can answer nothing more
             try:
                 with pytest.raises(Unacked):
                     await bus.kv_put_many("podtax_scores", many, timeout=1.0)
