@@ -65,6 +65,19 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
 
 
+def printable_tree(value: Any) -> Any:
+    """`value` (an API's JSON: dicts, lists, strings, numbers) with every string, keys too, made `printable`: a
+    store written before names were checked holds a node `\x1b]0;...` or a unit `ms\x1b[2J` as it got them, and
+    the terminal report printed them as they were (its warnings alone were made printable)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_tree(k): printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable_tree(v) for v in value]
+    return value
+
+
 Text = Annotated[str, AfterValidator(printable)]
 
 

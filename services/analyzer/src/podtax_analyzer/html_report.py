@@ -14,6 +14,7 @@ from html import escape
 
 import numpy as np
 from podtax import phases as phase_defs
+from podtax.event_payloads import printable
 from podtax.flags import bound_mark
 from podtax.parsers.timeline import rests_on_bound, rests_on_upper_bound
 
@@ -322,9 +323,11 @@ def render_html(data: ReportData, change: CampaignChange | None = None) -> str:
         _table(["node", "test", "params", "metric", "unit", "n base", "n cand.", "base median", "cand. median",
                 "ratio", "CI low", "CI high", "p adjusted", "verdict", "flags", "caveat"], full, "full-table"),
     ]
-    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            '<link rel="icon" href="data:,">'  # no favicon request: nothing is fetched
-            f"<title>podtax report: {_e(rep.campaign)}</title><style>{CSS}</style></head><body>"
-            + "".join(sections) + "</body></html>")
+    # control characters from the bus (a node `\x1b]0;...`, a unit `ms\x1b[2J`) written as \xNN: XML cannot hold
+    # them, so each plot was not well-formed SVG, and HTML calls them parse errors
+    return printable('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+                     f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+                     '<meta name="viewport" content="width=device-width, initial-scale=1">'
+                     '<link rel="icon" href="data:,">'  # no favicon request: nothing is fetched
+                     f"<title>podtax report: {_e(rep.campaign)}</title><style>{CSS}</style></head><body>"
+                     + "".join(sections) + "</body></html>")

@@ -29,6 +29,7 @@ from podtax.cli.common import (
 )
 from podtax.cli.export import fetch
 from podtax.cli.report_render import p_shown
+from podtax.event_payloads import printable_tree
 from podtax.flags import BOUND_MARKS
 
 NO_COMMON_CELL = 3  # exit status: the campaigns share no (node, test, params, metric), nothing was compared
@@ -52,6 +53,7 @@ def _bounded(c: dict[str, Any], which: str, ratio: bool) -> str:
 
 def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     console = wide_console()
+    data = printable_tree(data)  # names and words from the bus: never a terminal's control sequence
     cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
     table = Table(title=f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
                         f"{data['correction']} correction)")

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from podtax.cli.cellwrap import fit_widths, wrap
 from podtax.cli.common import api_headers, api_json, fail, offline_report, unreachable
+from podtax.event_payloads import printable_tree
 from podtax.flags import bound_mark
 from podtax.phases import TEMPLATES
 
@@ -181,6 +182,7 @@ def _print_definitions(con: Console, rows: list[dict[str, Any]]) -> None:
 
 
 def print_phase_table(con: Console, table: dict[str, Any]) -> None:
+    table = printable_tree(table)  # names and words from the bus: never a terminal's control sequence
     rows = table.get("rows", [])
     if not rows:
         return

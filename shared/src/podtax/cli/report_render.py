@@ -27,7 +27,7 @@ from podtax.cli.report_view import (
     refs,
     shown_summary,
 )
-from podtax.event_payloads import printable
+from podtax.event_payloads import printable, printable_tree
 from podtax.flags import BLOCKING, LEGEND, ORDER, bound_mark
 from podtax.pvalue import p_digits
 from podtax.sides import change_word
@@ -224,6 +224,7 @@ def _bullet(con: Console, text: Text, indent: int = 2, hang: int = 2) -> None:
 
 def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
     con = report_console()
+    report = printable_tree(report)  # names, units and words from the bus: never a terminal's control sequence
     cells = report["cells"]
     if not cells:
         con.print(f"campaign {report['campaign']}: no comparable results yet")

@@ -23,7 +23,7 @@ from podtax.cli.common import (
     unreachable,
     wide_console,
 )
-from podtax.event_payloads import printable
+from podtax.event_payloads import printable, printable_tree
 
 REPARSE_AGAIN = ("the reparse may not have finished: run podtax reparse again once it answers (it derives the same "
                  "results from the stored logs again: nothing is lost or doubled)")
@@ -76,13 +76,14 @@ def results(
     table = Table(title=f"{len(rows)} results" + (f" — campaign {campaign}" if campaign else ""))
     for col in ("campaign", "node", "env", "test", "params", "tool", "metric", "value", "flags"):
         table.add_column(col, justify="right" if col == "value" else "left")
-    for r in rows:
+    for r in printable_tree(rows):  # names from the bus: never a terminal's control sequence, nor rich markup
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
         m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
-        table.add_row(r["campaign"], r["node"], r["env"], r["test"], escape(params), escape(printable(tool)), m["name"],
-                      f"{m['value']:,.2f} {m['unit']}", escape(" ".join(flag_names(r.get("flags") or []))))
+        table.add_row(*(escape(v) for v in (r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
+                                             f"{m['value']:,.2f} {m['unit']}",
+                                             " ".join(flag_names(r.get("flags") or [])))))
     wide_console().print(table)
     flagged = [r for r in rows if r.get("flags")]
     if flagged:  # the table has the names; what they say, each distinct text once
