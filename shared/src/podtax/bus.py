@@ -33,7 +33,7 @@ from nats.aio.client import Client
 from nats.errors import NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.errors import APIError, TooManyStalledMsgsError
+from nats.js.errors import APIError
 
 from podtax import metrics, telemetry
 from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where services import them from
@@ -45,7 +45,8 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
     Permanent,
     Unavailable,
 )
-from podtax.busstreams import Streams, check_bound, settle, stalled_or_cancelled
+from podtax.buspipeline import pipelined, settle
+from podtax.busstreams import Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 
@@ -193,29 +194,27 @@ class Bus(Streams, Consumers):
         raised, so a batch handler's batch is held and retried (its events are de-duplicated by their
         Nats-Msg-Id). A refusal names no publish (nats-py drops it: see Bus.__init__), so every call in flight
         when one arrives ends with it (a call whose acks were still coming publishes its events again: deduplicated)."""
-        futures: list[asyncio.Future[Any]] = []
         duplicates = 0
         refused: asyncio.Future[APIError] = asyncio.get_running_loop().create_future()
         self._refusal_waiters.add(refused)  # only refusals from now on end this call's wait
+
+        def unacked(acked: int) -> str:
+            return (f"NATS acked {acked} of {len(events)} published events within {timeout:g} s (the server "
+                    "restarted or is overloaded?)")
+
         try:
-            async with asyncio.timeout(timeout) as bound:  # one deadline for the batch: a timer per publish doubled
-                for e in events:  # its CPU
-                    futures.append(await self.js.publish_async(e.subject, self._payload(e), headers=self._headers(e)))
-                    check_bound(bound)
-                for fut in futures:
+            async with pipelined(self.js, timeout, unacked) as pipe:
+                for e in events:
+                    await pipe.publish(e.subject, self._payload(e), self._headers(e))
+                for fut in pipe.futures:
                     if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them
                         await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)  # all: +12% CPU)
                         if not fut.done():
                             raise Unacked(refusal_text(refused.result()))
                     duplicates += bool(fut.result().duplicate)  # a publish JetStream refused raises here
-        except (TimeoutError, TooManyStalledMsgsError) as exc:
-            stalled_or_cancelled(exc)
-            acked = sum(1 for f in futures if f.done() and not f.cancelled())
-            raise Unacked(f"NATS acked {acked} of {len(events)} published events within {timeout:g} s (the server "
-                          "restarted or is overloaded?)") from None
         finally:
             self._refusal_waiters.discard(refused)
-            settle([*futures, refused])
+            settle([refused])
         for event_type, n in collections.Counter(e.type for e in events).items():  # one update per type
             metrics.PUBLISHED.labels(event_type).inc(n)
         return duplicates

@@ -23,11 +23,11 @@ from nats.js.errors import (
     NoKeysError,
     NotFoundError,
     ServiceUnavailableError,
-    TooManyStalledMsgsError,
 )
 from nats.js.kv import KeyValue
 
 from podtax import kvscan, subjects
+from podtax.buspipeline import pipelined
 
 log = logging.getLogger("podtax.bus")
 DUPLICATE_WINDOW_S = 120.0  # JetStream drops a message whose Nats-Msg-Id it stored this recently
@@ -241,23 +241,15 @@ class Streams:
         a time; this is the same publish with every put in flight at once. As Bus.publish_many: a server that
         dies (or hangs) with puts in flight never acks them, and nats-py would wait for ever (the analyzer's
         scores stopped being published so): past `timeout` seconds the rest are cancelled and Unacked is raised."""
-        futures: list[asyncio.Future[Any]] = []
-        try:
-            async with asyncio.timeout(timeout) as bound:
-                for key, value in items:
-                    futures.append(await self.js.publish_async(f"$KV.{bucket}.{key}", value))
-                    check_bound(bound)
-                for fut in futures:
-                    await fut
-        except (TimeoutError, TooManyStalledMsgsError) as exc:
-            from podtax.bus import Unacked
+        def unacked(acked: int) -> str:
+            return (f"NATS acked {acked} of {len(items)} puts into KV bucket {bucket} within {timeout:g} s (the "
+                    "server restarted or is overloaded?)")
 
-            stalled_or_cancelled(exc)
-            acked = sum(1 for f in futures if f.done() and not f.cancelled())
-            raise Unacked(f"NATS acked {acked} of {len(items)} puts into KV bucket {bucket} within {timeout:g} s (the "
-                          "server restarted or is overloaded?)") from None
-        finally:
-            settle(futures)
+        async with pipelined(self.js, timeout, unacked) as pipe:
+            for key, value in items:
+                await pipe.publish(f"$KV.{bucket}.{key}", value)
+            for fut in pipe.futures:
+                await fut
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
@@ -286,36 +278,6 @@ class Streams:
         """Every JSON document whose key starts with `prefix`."""
         docs = [await cls.kv_json(kv, key) for key in await cls.kv_keys(kv, prefix)]
         return [d for d in docs if d is not None]
-
-
-def check_bound(bound: asyncio.Timeout) -> None:
-    """After each publish of a batch: raise TimeoutError once the batch's deadline has passed, CancelledError once the
-    caller was cancelled. nats-py swallows a cancellation that finds it flushing a full buffer (more than 2 MB held
-    for a server that stopped reading, e.g. hung), so the deadline's own cancellation may never arrive."""
-    if bound.expired():
-        raise TimeoutError
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-
-
-def stalled_or_cancelled(exc: BaseException) -> None:
-    """Raise CancelledError when `exc` is nats-py's TooManyStalledMsgsError standing for the caller's own cancellation:
-    nats-py turns a cancellation that finds it waiting for room (20,000 publishes in flight) into that error, which a
-    deadline (asyncio.timeout) then lets through as it is, and a task cancelled from outside would not end as one."""
-    task = asyncio.current_task()
-    if isinstance(exc, TooManyStalledMsgsError) and task is not None and task.cancelling():
-        raise asyncio.CancelledError from None
-
-
-def settle(futures: Sequence[asyncio.Future[Any]]) -> None:
-    """Cancel the futures not done and retrieve the failures of those done: one failure raised by their caller, not
-    one 'Future exception was never retrieved' logged per publish (a lost stream or bucket)."""
-    for fut in futures:
-        if not fut.done():
-            fut.cancel()
-        elif not fut.cancelled():
-            fut.exception()
 
 
 async def _pause(stop: asyncio.Event, doing: str) -> None:

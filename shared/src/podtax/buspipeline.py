@@ -1,0 +1,84 @@
+"""Pipelined JetStream publishes under one deadline: every publish in flight at once, then their acks.
+
+A server that dies (or hangs) with publishes in flight never acks them, and nats-py would wait for those acks for
+ever (and, once 4,000 are outstanding, block every later publish). :func:`pipelined` bounds a batch: past its
+`timeout` the publishes not acked are cancelled (which frees their slots in nats-py) and the caller's Unacked is
+raised with how many were acked. Bus.publish_many (events) and Streams.kv_put_many (KV puts) both publish so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from nats.js import JetStreamContext
+from nats.js.errors import TooManyStalledMsgsError
+
+
+class Pipeline:
+    """The publishes of one batch: `futures` holds one ack future per publish, in order."""
+
+    def __init__(self, js: JetStreamContext, bound: asyncio.Timeout) -> None:
+        self.js, self.bound = js, bound
+        self.futures: list[asyncio.Future[Any]] = []
+
+    async def publish(self, subject: str, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        """Publish without waiting for its ack; raise once the batch's deadline has passed (check_bound)."""
+        self.futures.append(await self.js.publish_async(subject, payload, headers=headers))
+        check_bound(self.bound)
+
+    def acked(self) -> int:
+        """How many publishes JetStream has answered so far."""
+        return sum(1 for f in self.futures if f.done() and not f.cancelled())
+
+
+@contextlib.asynccontextmanager
+async def pipelined(js: JetStreamContext, timeout: float, unacked: Callable[[int], str]) -> AsyncIterator[Pipeline]:
+    """A :class:`Pipeline` whose publishes and acks, awaited within the block, must all be in within `timeout`
+    seconds; else podtax.bus.Unacked(unacked(number acked)). On leaving, whatever way, the futures not done are
+    cancelled and the failures of those done retrieved (settle)."""
+    from podtax.bus import Unacked  # podtax.bus imports this module
+
+    pipe: Pipeline | None = None
+    try:
+        async with asyncio.timeout(timeout) as bound:  # one deadline for the batch: a timer per publish doubled
+            pipe = Pipeline(js, bound)  # its CPU
+            yield pipe
+    except (TimeoutError, TooManyStalledMsgsError) as exc:
+        stalled_or_cancelled(exc)
+        raise Unacked(unacked(pipe.acked() if pipe else 0)) from None
+    finally:
+        if pipe is not None:
+            settle(pipe.futures)
+
+
+def check_bound(bound: asyncio.Timeout) -> None:
+    """After each publish of a batch: raise TimeoutError once the batch's deadline has passed, CancelledError once the
+    caller was cancelled. nats-py swallows a cancellation that finds it flushing a full buffer (more than 2 MB held
+    for a server that stopped reading, e.g. hung), so the deadline's own cancellation may never arrive."""
+    if bound.expired():
+        raise TimeoutError
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+def stalled_or_cancelled(exc: BaseException) -> None:
+    """Raise CancelledError when `exc` is nats-py's TooManyStalledMsgsError standing for the caller's own cancellation:
+    nats-py turns a cancellation that finds it waiting for room (20,000 publishes in flight) into that error, which a
+    deadline (asyncio.timeout) then lets through as it is, and a task cancelled from outside would not end as one."""
+    task = asyncio.current_task()
+    if isinstance(exc, TooManyStalledMsgsError) and task is not None and task.cancelling():
+        raise asyncio.CancelledError from None
+
+
+def settle(futures: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel the futures not done and retrieve the failures of those done: one failure raised by their caller, not
+    one 'Future exception was never retrieved' logged per publish (a lost stream or bucket)."""
+    for fut in futures:
+        if not fut.done():
+            fut.cancel()
+        elif not fut.cancelled():
+            fut.exception()
