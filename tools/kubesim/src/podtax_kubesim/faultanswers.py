@@ -33,7 +33,9 @@ def failed_create(entry: FailCreate, plural: str, namespace: str | None, name: s
                     f'group ""{where} (podtax kubesim fault {fault})' if op != "create" else
                     f'{plural} is forbidden: User "podtax-kubesim" cannot create resource "{plural}" in API group '
                     f'""{where} (podtax kubesim fault failCreates)',
-               429: f"Too many requests, please try again later. (podtax kubesim fault {fault})"}.get(
+               429: f"Too many requests, please try again later. (podtax kubesim fault {fault})",
+               504: f"Timeout: request did not complete within requested timeout - context deadline exceeded "
+                    f"(podtax kubesim fault {fault})"}.get(
         entry.status, f"{op} of {plural} {name} failed (podtax kubesim fault {fault})")
     return ApiError(entry.status, reason, message, details)
 

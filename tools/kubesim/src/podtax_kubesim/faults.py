@@ -24,10 +24,13 @@ resource plural whose lists (GET of the collection, not a watch, in a namespace 
 create is. A ``failCreates`` entry (kubesim's: ``FAIL`` in `extra`) answers the first ``times`` creates matching
 ``match`` (a name ending, or ``<plural>/<ending>``; an empty ending matches every name) with ``status`` (4xx or 5xx, a
 Kubernetes Status with the real API server's reason: 403 Forbidden, 429 TooManyRequests, 500 InternalError ...) and
-creates nothing; ``times: 0`` fails every one, as an API server whose etcd is down (``bindings/<pod name ending>``
-matches a pod's binding, which then binds nothing). ``retryAfter`` (seconds; 1 for a
-429 unless given, as the API server's max-in-flight and priority-and-fairness filters say, else none) goes in the
-Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as apimachinery's ErrorNegotiated writes it.
+creates nothing (``stored: true``: creates it all the same, then answers so, as an API server whose timeout filter
+answers 504 ``Timeout: request did not complete within requested timeout`` while the write goes on and commits, or
+whose etcd answered a write it committed 'request timed out'); ``times: 0`` fails every one, as an API server
+whose etcd is down (``bindings/<pod name ending>`` matches a pod's binding, which then binds nothing).
+``retryAfter`` (seconds; 1 for a 429 unless given, as the API server's max-in-flight and priority-and-fairness
+filters say, else none) goes in the Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as
+apimachinery's ErrorNegotiated writes it.
 A ``failDeletes`` entry (kubesim's: ``FAIL_DELETES`` in `extra`) does the same to DELETEs of one object, which then
 deletes nothing. A ``forbid`` entry (kubesim's: ``FORBID`` in `extra`), '<verb> <resource plural>' with an RBAC verb
 (get, list, watch, create, update, patch, delete, deletecollection), is refused as RBAC refuses a request its user
@@ -56,6 +59,7 @@ class FailCreate:
     status: int
     times: int  # 0: every matching create
     retry_after: int = 0  # seconds, the Status's details.retryAfterSeconds and the Retry-After header (0: none)
+    stored: bool = False  # the create (delete) is done, and then answered with `status` all the same
 
 
 @dataclass(frozen=True)
@@ -134,13 +138,14 @@ def _fails(entries: Any, key: str = FAIL) -> tuple[FailCreate, ...]:
     for e in entries if isinstance(entries, list) else [entries]:
         times = e.get("times", 0) if isinstance(e, dict) else None
         after = e.get("retryAfter", 1 if e.get("status") == 429 else 0) if isinstance(e, dict) else None
-        ok = isinstance(e, dict) and set(e) <= {"match", "status", "times", "retryAfter"} \
+        ok = isinstance(e, dict) and set(e) <= {"match", "status", "times", "retryAfter", "stored"} \
             and isinstance(e.get("match"), str) and type(e.get("status")) is int and 400 <= e["status"] <= 599 \
-            and type(times) is int and times >= 0 and type(after) is int and after >= 0
+            and type(times) is int and times >= 0 and type(after) is int and after >= 0 \
+            and type(e.get("stored", False)) is bool
         if not ok:
             raise ValueError(f"faults.{key}: a list of {{match: <name ending or plural/ending>, status: <400-599>, "
-                             f"times: <n, 0 = always>, retryAfter: <s>}}, got {entries!r}")
-        out.append(FailCreate(e["match"], e["status"], times, after))
+                             f"times: <n, 0 = always>, retryAfter: <s>, stored: <bool>}}, got {entries!r}")
+        out.append(FailCreate(e["match"], e["status"], times, after, e.get("stored", False)))
     return tuple(out)
 
 

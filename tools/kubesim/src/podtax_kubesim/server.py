@@ -145,8 +145,11 @@ class Server(Streams):
         plural, name, sub = rest[0], (rest[1] if len(rest) > 1 else ""), (rest[2] if len(rest) > 2 else "")
         if plural == "bindings" and not group and ns is not None and request.method == "POST":
             body = await self._body(request)
-            self._fail(BINDINGS, ns, (body.get("metadata") or {}).get("name", ""))
-            return reply(self.api.bind(ns, (body.get("metadata") or {}).get("name", ""), body), 201)
+            stored = self._fail(BINDINGS, ns, (body.get("metadata") or {}).get("name", ""))
+            bound = self.api.bind(ns, (body.get("metadata") or {}).get("name", ""), body)
+            if stored is not None:
+                raise stored
+            return reply(bound, 201)
         res = R.find(group, version, plural)
         if res is None or len(rest) > 3:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -172,8 +175,11 @@ class Server(Streams):
         if method == "POST":
             body = await self._body(request)
             if sub == "binding":  # failCreates 'bindings/<pod name ending>' (faults.py)
-                self._fail(BINDINGS, ns, name)
-                return reply(self.api.bind(ns or "", name, body), 201)
+                stored = self._fail(BINDINGS, ns, name)
+                bound = self.api.bind(ns or "", name, body)
+                if stored is not None:
+                    raise stored
+                return reply(bound, 201)
             if sub == "eviction":
                 self.api.delete(res, ns or "", name, body.get("deleteOptions") or {})
                 return reply({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -182,9 +188,12 @@ class Server(Streams):
                 raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested "
                                "resource")
             await self._hang("create", res, (body.get("metadata") or {}).get("name") or "")
-            self._fail(res, ns, (body.get("metadata") or {}).get("name") or "")
+            stored = self._fail(res, ns, (body.get("metadata") or {}).get("name") or "")
             warning = openapi.check_fields(res, body, request.query.get("fieldValidation", ""))
-            return warned(reply(self.api.out(res, self.api.create(res, ns or "", body)), 201), warning)
+            created = self.api.out(res, self.api.create(res, ns or "", body))
+            if stored is not None:
+                raise stored
+            return warned(reply(created, 201), warning)
         if method == "PUT":
             body = await self._body(request)
             warning = openapi.check_fields(res, body, request.query.get("fieldValidation", "")) if not sub else None
@@ -204,8 +213,11 @@ class Server(Streams):
                 options["propagationPolicy"] = request.query["propagationPolicy"]
             if name:
                 await self._hang("delete", res, name)
-                self._fail(res, ns, name, "delete")
-                return reply(self.api.delete(res, ns or "", name, options))
+                stored = self._fail(res, ns, name, "delete")
+                deleted = self.api.delete(res, ns or "", name, options)
+                if stored is not None:
+                    raise stored
+                return reply(deleted)
             return self._delete_collection(request, res, ns, options)
         raise ApiError(405, "MethodNotAllowed", f"method {method} is not allowed")
 
@@ -224,14 +236,17 @@ class Server(Streams):
         if (refusal := forbidden(self.faults, info, ns)) is not None:
             raise refusal
 
-    def _fail(self, res: Resource, namespace: str | None, name: str, op: str = "create") -> None:
+    def _fail(self, res: Resource, namespace: str | None, name: str, op: str = "create") -> ApiError | None:
         """Fault failCreates / failDeletes (faults.py): answer a matching create or delete with the entry's status,
-        doing nothing."""
+        doing nothing; an entry `stored` returns that answer instead, for the caller to give once it has done it."""
         entry = self.faults.failing(res.plural, name, op)
         if entry is None or (entry.times and self._failed.get(id(entry), 0) >= entry.times):
-            return
+            return None
         self._failed[id(entry)] = self._failed.get(id(entry), 0) + 1
-        raise failed_create(entry, res.plural, namespace, name, op)
+        answer = failed_create(entry, res.plural, namespace, name, op)
+        if entry.stored:
+            return answer
+        raise answer
 
     @staticmethod
     async def _body(request: web.Request, optional: bool = False) -> Any:

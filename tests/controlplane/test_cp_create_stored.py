@@ -1,0 +1,60 @@
+"""A claim's create answered 504 after the API server stored it (its timeout filter answers while the write goes on and
+commits; kubesim's fault failCreates with `stored: true`). The runner sends the create again (a 504 may come before
+or after the write: retry.did_nothing), and the retry meets 409 AlreadyExists for the run's OWN claim. Before, the
+claim was failed as 'exists already, left by an earlier run of campaign cp: remove its leftovers with `podtax volumes
+cleanup --campaign cp`', a wrong cause and a wrong fix, and its timings were lost although it was created, bound
+and deleted like the others. Now a 409 on a create sent again, whose claim carries this run's label, is the run's
+own claim: timed from the first attempt (flagged RETRIED, its phases holding the wait), its events kept by its uid.
+Through the real kubernetes client against kubesim and the timeline parser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from podtax.parsers import timeline as parser
+from podtax_runner.controlplane.timeline import HELD
+
+from tests.controlplane.conftest import cluster, leftovers, spec
+
+
+def test_a_create_stored_then_answered_504_is_the_runs_own_claim(kubesim_factory: Any, run_cp: Any) -> None:
+    faults = {"failCreates": [{"match": "persistentvolumeclaims/-0002", "status": 504, "times": 1, "stored": True}]}
+    sim = kubesim_factory({**cluster(provision=0.05, delete=0.02), "faults": faults}, kubelet="none")
+    tl = run_cp(spec("volume-churn", count=5, concurrency=2, timeout=30), kube=sim)
+    stored = next(r for n, r in tl.objects.items() if n.endswith("-0002"))
+    assert tl.errors() == 0, [(r.name, r.error) for r in tl.objects.values() if r.error]
+    # timed like the others, from its first attempt (a 504 does not say nothing was done): an upper bound, said so
+    for point in ("request_sent", "api_accepted", "pv_created", "bound", "delete_requested", "gone", "pv_gone"):
+        assert point in stored.t, stored.t
+    assert "first_request_sent" not in stored.t and stored.t["request_sent"] <= stored.t["api_accepted"], stored.t
+    assert tl.retried == {stored.name: f"create: 504 Gateway Timeout ({HELD})"}, tl.retried
+    assert tl.apiserver and tl.apiserver["after"].get("POST persistentvolumeclaims 409") == 1, tl.apiserver
+    flags = parser.parse(tl.jsonl(), "volume-churn").flags
+    assert any(f.startswith("RETRIED") and stored.name in f for f in flags), flags
+    assert tl.left_behind == 0 and leftovers(sim.kubeconfig) == []
+
+
+def test_kubesim_stored_fault_creates_then_answers_504(kubesim_factory: Any) -> None:
+    """The fault itself, through the real client: the claim exists although its create was answered 504 Timeout."""
+    from kubernetes import client
+    from kubernetes import config as kconfig
+    from kubernetes.client.rest import ApiException
+
+    faults = {"failCreates": [{"match": "persistentvolumeclaims/-x", "status": 504, "times": 1, "stored": True}]}
+    sim = kubesim_factory({**cluster(), "faults": faults}, kubelet="none")
+    cfg = client.Configuration()
+    kconfig.load_kube_config(config_file=str(sim.kubeconfig), client_configuration=cfg)
+    core = client.CoreV1Api(client.ApiClient(cfg))
+    claim = {"metadata": {"name": "c-x"}, "spec": {"accessModes": ["ReadWriteOnce"],
+                                                    "resources": {"requests": {"storage": "1Gi"}}}}
+    try:
+        core.create_namespaced_persistent_volume_claim("default", claim)
+        raise AssertionError("the create was answered 201")
+    except ApiException as exc:
+        assert exc.status == 504 and "Timeout: request did not complete" in str(exc.body), exc
+    assert core.read_namespaced_persistent_volume_claim("c-x", "default").metadata.name == "c-x"
+    try:
+        core.create_namespaced_persistent_volume_claim("default", claim)
+        raise AssertionError("the second create was answered 201")
+    except ApiException as exc:
+        assert exc.status == 409, exc
