@@ -9,6 +9,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from podtax_kubesim.jobs import JobController
+from podtax_kubesim.kubelet import Kubelet
 from podtax_kubesim.provisioner import Provisioner
 from podtax_kubesim.testing import Sim
 
@@ -36,7 +37,12 @@ def job_done(batch: client.BatchV1Api, name: str, timeout: float = 10) -> client
     raise TimeoutError(name)
 
 
-def test_pod_lifecycle_status_and_logs(kubesim: Sim) -> None:
+def test_pod_lifecycle_status_and_logs(kubesim: Sim, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the container's end is held until the test has seen it Running: before, the test had to catch the 0.3 s it
+    # ran, and reads 0.4 s apart (a loaded host) saw Succeeded only and waited for Running in vain
+    finished: list[tuple[Kubelet, tuple[object, ...]]] = []
+    finish = Kubelet._sim_finish
+    monkeypatch.setattr(Kubelet, "_sim_finish", lambda self, *args: finished.append((self, args)))
     core = client.CoreV1Api(kubesim.api_client())
     body = {"metadata": {"name": "p", "annotations": {"podtax.io/sim-duration-seconds": "0.3",
                                                      "podtax.io/sim-log": "line1\nline2\nline3"}},
@@ -50,6 +56,9 @@ def test_pod_lifecycle_status_and_logs(kubesim: Sim) -> None:
     conds = {c["type"]: c["status"] for c in running["status"]["conditions"]}
     assert conds["Ready"] == conds["ContainersReady"] == conds["Initialized"] == conds["PodScheduled"] == "True"
     assert "running" in running["status"]["containerStatuses"][0]["state"]
+    kubesim.wait_for(lambda: finished)  # its 0.3 s are up
+    for kubelet, args in finished:
+        kubesim.call(finish, kubelet, *args)
     done = kubesim.wait_for_phase(NS, "p")
     assert done["status"]["phase"] == "Succeeded"
     assert done["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
