@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 from podtax import config, events, subjects
 from podtax.bus import Bus
+from podtax_kubesim.kubelet import Kubelet
 from podtax_kubesim.testing import start as start_kubesim
 from podtax_runner.kube import KubeExecutor, job_name
 from podtax_runner.service import Runner
@@ -51,7 +54,33 @@ def jobs_created(sim: Any) -> tuple[float, float]:
     return total(m, "POST", "jobs", "201"), total(m, "POST", "jobs", "409")
 
 
-async def test_a_restarted_runner_reattaches_and_never_runs_a_pod_run_twice(nats_url: str, tmp_path: Path) -> None:
+def held_finishes(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], None]:
+    """Hold the end of every simulated container (Kubelet._sim_finish) until the returned function is called with
+    the emulator: it ends the held ones and lets later ones end at their time (both on the emulator's loop)."""
+    held: list[tuple[Kubelet, tuple[Any, ...]]] = []
+    holding = [True]
+    finish = Kubelet._sim_finish
+
+    def maybe(self: Kubelet, *args: Any) -> None:
+        if holding[0]:
+            held.append((self, args))
+        else:
+            finish(self, *args)
+
+    def release() -> None:
+        holding[0] = False
+        for kubelet, args in held:
+            finish(kubelet, *args)
+
+    monkeypatch.setattr(Kubelet, "_sim_finish", maybe)
+    return lambda sim: sim.call(release)
+
+
+async def test_a_restarted_runner_reattaches_and_never_runs_a_pod_run_twice(nats_url: str, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # the Job's pod runs until the first runner is stopped: before, it ended 2 s after it started, and a test that
+    # stopped the runner later than that (a loaded host) saw the first runner publish its log
+    release = held_finishes(monkeypatch)
     sim = start_kubesim({"nodes": [{"name": NODE, "capacity": {"cpu": "2", "memory": "4Gi"}}]},
                         kubelet="simulated", workdir=tmp_path / "kubesim", sim_duration=2.0)
     bus = await Bus.connect(nats_url, "test/runner")
@@ -73,8 +102,9 @@ async def test_a_restarted_runner_reattaches_and_never_runs_a_pod_run_twice(nats
         name = job_name(running.run_id)
         await wait_for(lambda: jobs(sim) == [name], 10, "the Job")
         assert first.executor is not None
-        await first.executor.close()  # the runner stops while the Job runs (2 s)
+        await first.executor.close()  # the runner stops while the Job runs
         assert logs == [] and jobs(sim) == [name], "the Job is left for the next runner"
+        release(sim)  # it ends now if its 2 s are up, else at their end
 
         second = await new_runner(bus, sim)  # re-attaches to the Job
         assert second.executor is not None and running.run_id in second.executor.tasks
