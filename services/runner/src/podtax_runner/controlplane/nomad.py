@@ -39,6 +39,19 @@ def size_bytes(quantity: str) -> int:
     return int(m.group(1)) * UNITS[m.group(2) or ""]
 
 
+def forbidden(text: str, what: str, needs: str, namespace: str) -> str:
+    """A 403's cause and fix, in one line: `what` (a call of the run) needs `needs`. Nomad answers 'ACL token not
+    found' for a token it does not know, 'Permission denied' for one whose policy lacks the capability (or for no
+    token). Before, every 403 said 'set ... a token allowed csi-write-volume', also where the plugin check wanted
+    plugin read and the token had csi-write-volume, and where the token was expired or mistyped."""
+    if "ACL token not found" in text:
+        return (f"Nomad does not know the run's token (ACL token not found; {what}): PODTAX_RUNNER_NOMAD_TOKEN is "
+                f"mistyped, expired or deleted (`NOMAD_TOKEN=... nomad acl token self` says): set it to a live token")
+    return (f"Nomad refused {what} ({text.strip()[:200]}: it needs {needs}): set PODTAX_RUNNER_NOMAD_TOKEN to a token "
+            f"whose policy grants namespace \"{namespace}\" {{ capabilities = [\"csi-write-volume\", "
+            f"\"csi-list-volume\"] }} and plugin {{ policy = \"read\" }}")
+
+
 class NomadError(Exception):
     def __init__(self, status: int, text: str) -> None:
         super().__init__(f"{status} {text.strip()[:200]}")
@@ -150,10 +163,11 @@ class Nomad:
             return f"its plugins could not be listed: {exc}"
         return f"plugins: {', '.join(ids)}" if ids else "it has no CSI plugin at all"
 
-    def setup(self, what: str, call: Callable[[], Any]) -> Any:
+    def setup(self, what: str, call: Callable[[], Any], needs: str = "", namespace: str | None = None) -> Any:
         """`call()`, a set-up call of the run (`what`: 'the plugin check'), its failure ended in one line: Aborted
         naming Nomad, the call, its answer, how often it was sent and what to do (a refused list of the run's volumes
-        escaped as executor-error, 'NomadError: 500 No cluster leader'); a 404 is re-raised for the caller to say."""
+        escaped as executor-error, 'NomadError: 500 No cluster leader'); a 404 is re-raised for the caller to say.
+        A 403: the ACL grant the call `needs` in the run's `namespace` (forbidden)."""
         try:
             return call()
         except httpx.TimeoutException as exc:  # no answer in time (a refused connection raised Unreachable)
@@ -166,8 +180,8 @@ class Nomad:
             if exc.status == 404:
                 raise
             if exc.status == 403:
-                raise Aborted("nomad-forbidden", f"Nomad refused the request ({exc.text.strip()}): set "
-                              f"PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume") from None
+                raise Aborted("nomad-forbidden", forbidden(exc.text, what, needs or "read access",
+                                                           namespace or self.cfg.namespace)) from None
             fix = (f"set PODTAX_RUNNER_NOMAD_REGION to its region, or leave it empty (it is {self.cfg.region!r})"
                    if "No path to region" in exc.text else "check that Nomad's servers answer and have a leader "
                    "(`nomad server members`), then run again")
@@ -175,10 +189,11 @@ class Nomad:
             raise Aborted("nomad-error", f"Nomad at {self.cfg.address} refused {what} ({exc}; {sent}): nothing "
                           f"was created; {fix}") from None
 
-    def check_plugin(self, plugin_id: str) -> dict[str, Any]:
+    def check_plugin(self, plugin_id: str, namespace: str | None = None) -> dict[str, Any]:
         """The plugin must exist, have a healthy controller and support creating volumes."""
         try:
-            plugin = self.setup("the plugin check", lambda: self.request("get", "GET", f"/v1/plugin/csi/{plugin_id}"))
+            plugin = self.setup(f"the plugin check (GET /v1/plugin/csi/{plugin_id})", lambda: self.request(
+                "get", "GET", f"/v1/plugin/csi/{plugin_id}"), 'plugin { policy = "read" }', namespace)
         except NomadError:  # 404: setup says the others
             raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r} "
                           f"({self._plugin_ids()}): set plugin_id to one of them") from None
@@ -194,7 +209,8 @@ class Nomad:
         the run ended as api-errors after 11 volumes ('500 ... is in nonexistent namespace ...'), no fix named."""
         what = f"the check of namespace {namespace} (GET /v1/namespace/{namespace})"
         try:
-            self.setup(what, lambda: self.request("get", "GET", f"/v1/namespace/{namespace}"))
+            self.setup(what, lambda: self.request("get", "GET", f"/v1/namespace/{namespace}"),
+                       f"a capability in namespace {namespace}", namespace)
         except NomadError:  # 404 Namespace not found (setup says the others)
             try:
                 names = sorted(str(n.get("Name")) for n in self.request("list", "GET", "/v1/namespaces") or [])

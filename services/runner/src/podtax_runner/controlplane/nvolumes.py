@@ -45,9 +45,9 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         """A refused call fails its volume; one that timed out gives it up (a lower bound in its phase)."""
         ctx.check()  # past the deadline (a call cut short by it) or stopped: the run ends, not the object
         if isinstance(exc, NomadError) and exc.status == 403:  # the token's policy, the same for every volume
-            raise Aborted("nomad-forbidden", f"Nomad at {nomad.cfg.address} refused the run's {detail} (its token "
-                          f"may read, not write): set PODTAX_RUNNER_NOMAD_TOKEN to a token allowed csi-write-volume "
-                          f"in namespace {ns}")
+            raise Aborted("nomad-forbidden", client.forbidden(exc.text, f"the run's {detail.split(':')[0]} of "
+                          f"{vol_id} at {nomad.cfg.address}", f"csi-write-volume in namespace {ns} and plugin read",
+                          ns))
         fail_object(tl, vol_id, detail, exc)
         with lock:
             failures["unanswered" if timed_out(exc) else "refused"] += 1
@@ -83,13 +83,14 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
 
     try:
         with tl.setting_up():
-            nomad.check_plugin(p.plugin_id)
+            nomad.check_plugin(p.plugin_id, ns)
             nomad.check_namespace(ns)
             # a volume of one of the run's IDs that exists already (left by an earlier run): Nomad would answer its
             # create 200 without calling the plugin (it updates an identical volume), a provision of a few ms;
             # failed as Kubernetes' 409 is
             existing = {vol_id for _, vol_id in nomad.setup("the list of the run's volumes (GET /v1/volumes)",
-                                                            lambda: nomad.volume_ids(prefix, ns))}
+                                                            lambda: nomad.volume_ids(prefix, ns),
+                                                            f"csi-list-volume in namespace {ns}", ns)}
         for vol_id in sorted(existing.intersection(ids)):
             failed(vol_id, f"create: volume {ns}/{vol_id} exists already, left by an earlier run (Nomad answers "
                            f"an identical create without creating it): remove its leftovers with `podtax volumes "
