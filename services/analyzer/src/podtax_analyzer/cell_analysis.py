@@ -189,25 +189,28 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
 
 def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.ndarray]
               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], str | None]:
-    """Each side's outliers (indices), the cutoffs they were found beyond, the second group's runs (indices, of one
-    side at most) and flags.second_group's phrase. Outliers lie beyond their side's cutoffs (``limits``,
-    stats/outliers.py) and more than a step of the scale from their side's other runs (off_the_scale). A second
-    group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then beyond its cutoffs
+    """Each side's outliers (indices), the cutoffs they were found beyond, the second groups' runs (indices, of each
+    side that holds one: a group on one side does not hide the other's) and flags.second_group's phrase. Outliers lie
+    beyond their side's cutoffs (``limits``, stats/outliers.py) and more than a step of the scale from their side's
+    other runs (off_the_scale). A second group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then beyond its cutoffs
     (stats.outliers.second_group_of). The other side's values are looked at only for the scale's step (with the
     side's own: a group lies more than a step from its side's other runs), so its outliers do not hide the group; nor
     does one of the side's own beyond its cutoff, which is left out of the group and still reported.
     When one is found, its runs are outliers too."""
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
     found = {env: off_the_scale(side[env], outliers_of(z, limits[env]), _other(side, env)) for env, z in zs.items()}
+    limits, grouped = dict(limits), {}
     for env, z in zs.items():
         z = group_z(side[env], z)  # a tied side (MAD 0): one run far off does not inflate the scale
         apart = np.isin(np.arange(len(z)), outliers_of(z, limits[env]))
         for cuts in (np.full(len(z), GROUP_CUTOFF), limits[env]):
             idx = second_group_of(side[env], z, cuts, apart, _other(side, env))
-            if group := fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):
-                cuts = np.where(np.isin(np.arange(len(z)), idx), cuts, limits[env])
-                return {**found, env: np.union1d(found[env], idx)}, {**limits, env: cuts}, {env: idx}, group
-    return found, limits, {}, None
+            if fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):
+                limits[env] = np.where(np.isin(np.arange(len(z)), idx), cuts, limits[env])
+                found[env], grouped[env] = np.union1d(found[env], idx), idx
+                break
+    group = fl.second_group(cell, [(env, float(side[env][i])) for env, idx in grouped.items() for i in idx])
+    return found, limits, grouped, group
 
 
 def _other(side: dict[str, np.ndarray], env: str) -> np.ndarray:

@@ -308,13 +308,19 @@ def overlap(cell: CellData) -> str | None:
 
 def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | None:
     """"2 of 12 pod runs (129.0, 128.2 events/s) were 29.5% slower than the pod median of 182.3 events/s"
-    when the cell's outliers (env, value) are all of one side and form a second group there
-    (stats.outliers.is_second_group), else None."""
-    envs = {env for env, _ in outliers}
-    if len(envs) != 1:
+    when the cell's outliers (env, value) form a second group on their side (stats.outliers.is_second_group), else
+    None. Outliers of both sides must each form one: both are said, the baseline's first, joined by "and"."""
+    envs = [s.env for s in (cell.host, cell.pod) if any(env == s.env for env, _ in outliers)]
+    if not envs or len(envs) != len({env for env, _ in outliers}):
         return None
-    side = cell.host if envs == {cell.host.env} else cell.pod
-    values = np.array([v for _, v in outliers])
+    said = [_one_group(cell, env, [v for e, v in outliers if e == env]) for env in envs]
+    return None if None in said else " and ".join(str(s) for s in said)
+
+
+def _one_group(cell: CellData, env: str, grouped: list[float]) -> str | None:
+    """second_group's phrase for the runs ``grouped`` (values) of the side ``env``, or None when they form none."""
+    side = cell.host if env == cell.host.env else cell.pod
+    values = np.array(grouped)
     mid = float(np.median(side.values))
     if mid <= 0 or not is_second_group(values, mid):
         return None

@@ -64,10 +64,13 @@ def second_group(c: CellComparison) -> bool:
     recurring slowdown or speed-up the median does not show), as the cell's own sentence says (flags.second_group)."""
     grouped = [o for o in c.outliers if o.group]
     envs = {o.env for o in grouped}
-    if len(envs) != 1:
+    if not envs:
         return False
-    mid = c.host_median if envs == {c.baseline} else c.pod_median
-    return mid is not None and mid > 0 and is_second_group(np.array([o.value for o in grouped]), mid)
+    for env in envs:  # a group on each side (flags.second_group says both): each must form one
+        mid = c.host_median if env == c.baseline else c.pod_median
+        if mid is None or not mid > 0 or not is_second_group(np.array([o.value for o in grouped if o.env == env]), mid):
+            return False
+    return True
 
 
 def _names(c: CellComparison) -> tuple[str, str]:

@@ -262,19 +262,23 @@ def step_of(values: np.ndarray) -> float:
 def scale_step(rest: np.ndarray, other: np.ndarray) -> float:
     """The step of the scale a cell's runs were measured on (their unit, >= 0), for the runs ``rest`` of one side and
     the ``other`` side: the smallest gap between two neighbouring values of one side that is a resolution, not a
-    stray: both values held at least twice, or the gap at most STEP_SHARE of the side's median (5% steps of 1000: 50).
+    stray: both values held at least twice (on the ``other`` side, one of three values or more), or the gap at most
+    STEP_SHARE of the side's median (5% steps of 1000: 50). An other side of two values only, far apart (18 runs at
+    1000 and 2 at 1600), holds two groups, not a scale: its gap, taken for the step, hid this side's own group (4 of
+    20 runs at 500), and a cell holding a group on each side was called equivalent.
     A gap between the two sides is the difference being measured, and a wide gap to a lone run may be the stray
     itself: either taken for the step hid a real group (review r2: a pod run at 1600 beside 1000s made 500 'one step'
     from 1000, and the cell 'equivalent'). At least 1 when every value is whole; 0.0 when no gap qualifies and not
     all are whole."""
     steps, whole = [], True
-    for side in (rest, other):
+    for side, own in ((rest, True), (other, False)):
         v = np.asarray(side, dtype=float)
         v = v[np.isfinite(v)]
         values, counts = np.unique(v, return_counts=True)
         whole &= bool((values == np.round(values)).all())
         if len(values) > 1:
-            gaps, twice = np.diff(values), (counts[:-1] >= 2) & (counts[1:] >= 2)
+            # the other side's two values only, held twice, are two groups, not a resolution (docstring)
+            gaps, twice = np.diff(values), (counts[:-1] >= 2) & (counts[1:] >= 2) & (own or len(values) > 2)
             fine = twice | (gaps <= STEP_SHARE * abs(float(np.median(v))))
             steps += gaps[fine].tolist()
     gap = min(steps) if steps else 0.0
