@@ -124,7 +124,7 @@ def bca_ratio_of_medians(
     min_runs: below this many runs on a side the interval is computed but marked unstable
         (the bootstrap distribution of a median of few values is too coarse).
     Returns a :class:`RatioCI` with ``method="bca"``; estimate/low/high are None when a side
-    has no runs, a value is NaN or infinite, the host median is not positive or the pod median is 0.
+    has no runs, a value is NaN or infinite, or a side's median is not positive.
     presorted: both sides are already ascending.
     """
     warnings: list[str] = []
@@ -142,6 +142,9 @@ def bca_ratio_of_medians(
     if mp == 0:  # a ratio of 0 whatever the host's median, its interval of no width: no ratio either
         return RatioCI(None, None, None, confidence, "bca", False,
                        warnings=("the pod median is 0, so the ratio says nothing of the difference",))
+    if mp < 0:  # a negative ratio (-1.001 read "pod 200.1% faster") measures no change: no ratio, as for the host's
+        return RatioCI(None, None, None, confidence, "bca", False,
+                       warnings=("the pod median is negative, so no ratio can be formed",))
     theta = mp / mh
     if len(hs) < 2 or len(ps) < 2:
         return RatioCI(theta, None, None, confidence, "bca", False,
