@@ -8,6 +8,9 @@ of click rather than click's, so they are recognised by their click class names 
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
@@ -30,6 +33,7 @@ from podtax.cli.common import check_data_dir
 from podtax.config import ConfigError
 
 USAGE = 2
+WRITE_FAILED = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE}  # a stream that cannot be written
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="podtax: what a workload pays for running in a Kubernetes pod instead of on the host.")
 
@@ -129,8 +133,28 @@ def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
         if _is(exc, "ClickException"):
             print(f"{prog_name}: {exc.format_message()}", file=sys.stderr)  # type: ignore[attr-defined]
             return int(getattr(exc, "exit_code", 1))
+        if isinstance(exc, OSError) and exc.errno in WRITE_FAILED and exc.filename is None:
+            # a write to standard output (or another open stream) failed: `> f` on a full disk, /dev/full, a pipe
+            # whose reader left; a traceback came here, as if podtax had a bug
+            if exc.errno != errno.EPIPE:  # `podtax results | head`: the reader has what it wanted
+                print(f"{prog_name}: cannot write its output: {exc.strerror}", file=sys.stderr)
+            return 1
         raise
     return result if isinstance(result, int) else 0
+
+
+def output_failed() -> str | None:
+    """One line when what is still in standard output's buffer cannot be written (`podtax --version > /dev/full`),
+    else None; stdout is then pointed at /dev/null, so the interpreter's last flush cannot fail again (Python printed
+    "Exception ignored ..." and exited 120)."""
+    try:
+        sys.stdout.flush()
+        return None
+    except (OSError, ValueError) as exc:
+        line = f"cannot write its output: {getattr(exc, 'strerror', None) or exc}"
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,7 +163,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    status = main()
+    line = output_failed()  # text still buffered is written now, where its failure can set the status
+    if line and status == 0:  # else the command's own line said what went wrong
+        print(f"podtax: {line}", file=sys.stderr)
+    sys.exit(status or (1 if line else 0))
 
 
 if __name__ == "__main__":
