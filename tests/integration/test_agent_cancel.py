@@ -18,6 +18,7 @@ from podtax import busconsume, config, events, localauth, natsauth, natsfetch, n
 from podtax.bus import Bus, ConsumerSpec
 from podtax_host_agent import guard, service
 
+from tests.integration.harness import wait_for
 from tests.integration.secured import buses_fixture, connect, secured_fixture  # noqa: F401 - fixtures
 
 NODE = "n1"
@@ -99,7 +100,9 @@ async def test_a_cancelled_campaigns_host_run_is_stopped_and_none_starts_after(b
         assert "stopped after" in stopped["data"]["detail"]
         assert guard.group_members(pgid) == [] and guard.marked(record["marker"]) == [], "every process of it is gone"
         assert not (tmp_path / "state" / guard.RECORD).exists()
-        assert guard.last_reported(tmp_path / "state") == "long-1", "its redelivery is not run"
+        # noted after its failure's publish (the agent, resumed by the publish's ack, writes it then): waited for
+        await wait_for(lambda: guard.last_reported(tmp_path / "state") == "long-1", 10,
+                       "the run noted reported (its redelivery is not run)")
         assert list((tmp_path / "state" / "outbox").glob("*")) == [], "nothing half-stored"
 
         await runner.publish(events.run_requested(_run("after-1"), "podtax/runner"))  # one more of that campaign
