@@ -133,3 +133,27 @@ def test_pvc_protection_holds_a_claim_in_use(kubesim_factory: Callable[..., Sim]
     sim.wait_for(lambda: sim.get("persistentvolumeclaims", "used", NS) is None)
     volume = held["spec"]["volumeName"]
     sim.wait_for(lambda: sim.get("persistentvolumes", volume) is None)
+
+
+def test_pvc_protection_holds_a_claim_while_a_finished_pod_using_it_exists(kubesim_factory: Callable[..., Sim]) -> None:
+    """The PVC protection controller counts every scheduled pod naming the claim, finished or not, until the pod is
+    deleted (pvc_protection_controller.go podUsesPVC: only an ephemeral volume's pod that is shut down does not
+    count). kubesim let a claim go once its pod Succeeded."""
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [FAST], "provisioner": ZERO},
+                          kubelet="simulated")
+    core = client.CoreV1Api(sim.api_client())
+    core.create_namespaced_persistent_volume_claim(NS, claim("done"))
+    volume = {"name": "v", "persistentVolumeClaim": {"claimName": "done"}}
+    core.create_namespaced_pod(NS, {"metadata": {"name": "job", "annotations": {"podtax.io/sim-duration-seconds": "0"}},
+                                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}],
+                                             "volumes": [volume]}})
+    sim.wait_for_phase(NS, "job", ("Succeeded",))
+    core.delete_namespaced_persistent_volume_claim("done", NS)
+    # the pod is Succeeded and still there: the claim stays, held by kubernetes.io/pvc-protection; a later change
+    # (another object's write) is no reason to let it go either
+    core.create_namespaced_persistent_volume_claim(NS, claim("other"))
+    sim.wait_for(lambda: (c := sim.get("persistentvolumeclaims", "other", NS)) and c["status"]["phase"] == "Bound")
+    held = sim.get("persistentvolumeclaims", "done", NS)
+    assert held is not None and held["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"], held
+    core.delete_namespaced_pod("job", NS)
+    sim.wait_for(lambda: sim.get("persistentvolumeclaims", "done", NS) is None)

@@ -10,7 +10,7 @@ The order of writes follows the real controllers (pv_controller.go bind(): "volu
 claim annotated volume.kubernetes.io/storage-provisioner -> PV created (phase Pending, finalizer
 external-provisioner.volume.kubernetes.io/finalizer) -> PV status Bound -> claim spec.volumeName and
 bind annotations -> claim status Bound. Every PV phase change sets status.lastPhaseTransitionTime.
-Deleting a claim: kubernetes.io/pvc-protection holds it while a pod that has not finished uses it;
+Deleting a claim: kubernetes.io/pvc-protection holds it while a scheduled pod that names it exists (finished or not);
 once it is gone its PV becomes Released; with reclaimPolicy Delete, after the delete latency, the
 provisioner deletes the PV and drops its finalizer, pv-protection goes, and the PV's DELETED event
 ends the deletion (Retain: the PV stays Released).
@@ -213,9 +213,10 @@ class Provisioner:
 
     # --- protection controllers ---------------------------------------------------------
     def _claim_in_use(self, namespace: str, name: str) -> bool:
-        """A scheduled pod that has not finished uses the claim (the kubelet refuses to start a pod whose
-        claim is being deleted, so unscheduled pods do not count: pvc_protection_controller podUsesPVC)."""
-        return any(pod["spec"].get("nodeName") and pod["status"].get("phase") not in ("Succeeded", "Failed")
+        """A scheduled pod naming the claim uses it, finished (Succeeded, Failed) or not, until the pod is deleted
+        (pvc_protection_controller podUsesPVC; the kubelet refuses to start a pod whose claim is being deleted, so
+        unscheduled pods do not count; only an ephemeral volume's shut-down pod would not, and kubesim has none)."""
+        return any(pod["spec"].get("nodeName")
                    and any((v.get("persistentVolumeClaim") or {}).get("claimName") == name
                            for v in pod["spec"].get("volumes") or [])
                    for pod in self.store.items(R.PODS, namespace))
@@ -236,8 +237,10 @@ class Provisioner:
     # --- consumers (WaitForFirstConsumer) -------------------------------------------------
     def _on_pod(self, ev: Event) -> None:
         pod = ev.obj
-        if ev.type == "DELETED" or pod["status"].get("phase") in ("Succeeded", "Failed"):
+        if ev.type == "DELETED":
             self._claims_released_by(pod)
+            return
+        if pod["status"].get("phase") in ("Succeeded", "Failed"):
             return
         node = pod["spec"].get("nodeName")
         if not node or (ev.old and ev.old["spec"].get("nodeName")):
