@@ -133,18 +133,21 @@ def test_num_delivered_reads_both_reply_subject_layouts() -> None:
 async def test_linger_returns_a_short_batch_soon_after_its_first_message(nats_url: str) -> None:
     nc, js, sub = await _setup(nats_url)
     try:
+        second = asyncio.Event()  # set as the second publish goes out
+
         async def later() -> None:
             await asyncio.sleep(0.2)
             await _publish(js, 0, 3)  # 3 of a batch of 500: without linger, the fetch waits 5 s
             await asyncio.sleep(1.0)
+            second.set()
             await _publish(js, 3, 2)  # after the first fetch returned, into the request it left open
 
         task = asyncio.create_task(later())
-        started = time.monotonic()
         first = await natsfetch.fetch(sub, 500, 5.0, linger=0.05)
-        took = time.monotonic() - started
-        assert [int(m.data) for m in first] == [0, 1, 2]
-        assert took < 2.0, f"returned after {took:.2f} s: the linger did not end the wait"
+        # the linger ended the wait before the second publish (without it: 5 s, all five); a loaded host may have
+        # handed over fewer than the 3 first messages within the linger
+        assert not second.is_set(), "the linger did not end the wait"
+        assert 1 <= len(first) <= 3 and [int(m.data) for m in first] == list(range(len(first)))
         await task
         got = [int(m.data) for m in first]
         deadline = time.monotonic() + 10
