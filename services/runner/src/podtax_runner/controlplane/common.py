@@ -383,8 +383,9 @@ class ObjectChurn:
                 raise aborted
 
     def _delete(self, name: str, fn: Callable[..., Any], accepted: str | None = None) -> None:
-        """Delete object `name` with `fn` once it exists; a 404 means it is already gone."""
-        if not self.tl.has(name, "api_accepted"):
+        """Delete object `name` with `fn` once it exists and is not gone (deleted by another); a 404 means it is
+        already gone."""
+        if not self.tl.has(name, "api_accepted") or self.tl.has(name, "gone"):
             return
         self.tl.mark(name, "delete_requested")
         try:

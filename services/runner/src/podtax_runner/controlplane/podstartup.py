@@ -88,6 +88,7 @@ class PodStartupRun(ObjectChurn):
         self.failures: Counter[str] = Counter()
         self.said: dict[str, str | None] = {}  # pod -> what it last said holds it (held_by), while not Ready
         self.lock = threading.Lock()
+        self.watcher: Watcher | None = None
         for n in self.names:
             timeline.add(n)
 
@@ -98,7 +99,8 @@ class PodStartupRun(ObjectChurn):
             return
         tl = self.tl
         if etype == "DELETED":
-            tl.mark(name, "gone")
+            if tl.mark(name, "gone") and not tl.has(name, "delete_requested"):
+                self.gone_early(name)
             return
         status = obj.get("status") or {}
         if not tl.has(name, "ready"):
@@ -124,9 +126,23 @@ class PodStartupRun(ObjectChurn):
         for o in items:
             self.on_pod("MODIFIED", o)
             present.add((o.get("metadata") or {}).get("name"))
+        listed_at = self.watcher.listed_at if self.watcher is not None else None
         for name in self.pods - present:
-            if self.tl.has(name, "delete_requested"):
-                self.tl.mark(name, "gone")
+            t = self.tl.objects[name].t
+            # absent from a list asked for after its create returned: gone (a list asked for before may not show it)
+            if "delete_requested" in t or (listed_at is not None and t.get("api_accepted", listed_at) < listed_at):
+                self.on_pod("DELETED", {"metadata": {"name": name}})
+
+    def gone_early(self, name: str) -> None:
+        """Pod `name` went before this run deleted it (another client deleted it, or its namespace): it failed, in
+        no phase, as a pod that never becomes Ready is dropped by kube-burner. Before, one gone before Ready was
+        waited for and given up 10 s later as a lower bound of phases it never finished, and its 404 on the run's
+        delete gave it a `gone` before `delete_requested`: the parser refused the run (`deleted is negative`)."""
+        t = self.tl.objects[name].t
+        since = f"{self.tl.now() - t['request_sent']:.1f} s after request_sent" if "request_sent" in t else "early"
+        lacked = "after Ready" if "ready" in t else f"before Ready ({self.not_ready().get(name, 'not Ready')})"
+        self.tl.fail(name, f"deleted {lacked}, {since}, not by this run: by another client, or with namespace "
+                           f"{self.ns}; its times not counted")
 
     def poll_round(self) -> None:
         def check(name: str) -> None:
@@ -186,8 +202,8 @@ class PodStartupRun(ObjectChurn):
         polling = threading.Event()
         try:
             if p.observe == "watch":
-                watcher = Watcher(self.kube, self.kube.core.list_namespaced_pod, (self.ns,), ctx.selector,
-                                  self.on_listed, self.on_pod, "pod")
+                watcher = self.watcher = Watcher(self.kube, self.kube.core.list_namespaced_pod, (self.ns,),
+                                                 ctx.selector, self.on_listed, self.on_pod, "pod")
                 watcher.start(timeout=max(1.0, min(30.0, ctx.remaining())))
             else:
                 def loop() -> None:
