@@ -30,6 +30,15 @@ def gone(pid: int, within_s: float = 10.0) -> bool:
     return False
 
 
+def pid_in(path: Path, timeout: float) -> int:
+    """The pid a child writes into `path`, once written: the file exists empty for a moment before its number."""
+    deadline = time.monotonic() + timeout
+    while not (text := path.read_text() if path.exists() else "").strip().isdigit():
+        assert time.monotonic() < deadline, f"no pid in {path} within {timeout:g} s: {text!r}"
+        time.sleep(0.05)
+    return int(text)
+
+
 def test_the_benchmark_dies_when_the_agent_is_killed(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     script = (
@@ -41,10 +50,7 @@ def test_the_benchmark_dies_when_the_agent_is_killed(tmp_path: Path) -> None:
     )
     agent = subprocess.Popen([sys.executable, "-c", script])
     try:
-        deadline = time.monotonic() + 20
-        while not pid_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        child = int(pid_file.read_text())
+        child = pid_in(pid_file, 20)
         assert not gone(child, 0.2), "the benchmark should be running"
         agent.send_signal(signal.SIGKILL)
         agent.wait(10)
@@ -102,10 +108,7 @@ def test_reap_kills_marked_processes_outside_the_recorded_group(tmp_path: Path) 
     env = {**os.environ, guard.MARKER: "m-123"}
     proc = subprocess.Popen([sys.executable, "-c", ESCAPE, str(pid_file)], start_new_session=True, env=env)
     try:
-        deadline = time.monotonic() + 10
-        while not pid_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        escaped = int(pid_file.read_text())
+        escaped = pid_in(pid_file, 10)
         guard.record(tmp_path, proc.pid, "run-9", "m-123")
         done = guard.reap(tmp_path)
         assert done is not None and "outside it" in done
