@@ -236,14 +236,16 @@ class Kubelet:
             self.update(pod, lambda p: set_condition(p["status"], "Ready", "True"))
 
     def _initialize(self, pod: Obj) -> None:
-        """Initialized True (no init containers), ContainersReady and Ready False: a kubelet's first status of a
-        pod it admitted, before its containers start."""
+        """Initialized True (no init containers), PodReadyToStartContainers, ContainersReady and Ready False: a
+        kubelet's first status of a pod it admitted; then, in a status of its own, PodReadyToStartContainers True (its
+        sandbox is up), before its containers start (after the start delay: a kubelet's image pull and start)."""
         meta = pod["metadata"]
         current = self.store.get(R.PODS, meta["namespace"], meta["name"])
         if current is None or current["metadata"]["uid"] != meta["uid"] or _true(current["status"], "Initialized") \
                 or current["status"].get("phase") in TERMINAL or current["metadata"].get("deletionTimestamp"):
             return
-        self.update(pod, _initialized)
+        if self.update(pod, _initialized) is not None:
+            self.update(pod, lambda p: set_condition(p["status"], "PodReadyToStartContainers", "True"))
 
     def mark_terminated(self, pod: Obj, codes: dict[str, int], messages: dict[str, str] | None = None) -> None:
         def change(p: Obj) -> None:
@@ -276,6 +278,8 @@ def _true(st: Obj, ctype: str) -> bool:
 
 def _initialized(p: Obj) -> None:
     st = p["status"]
+    if not any(c["type"] == "PodReadyToStartContainers" for c in st.get("conditions") or []):
+        set_condition(st, "PodReadyToStartContainers", "False")
     set_condition(st, "Initialized", "True")
     for ctype in ("ContainersReady", "Ready"):
         if not any(c["type"] == ctype for c in st.get("conditions") or []):

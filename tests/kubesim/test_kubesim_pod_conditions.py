@@ -1,0 +1,52 @@
+"""The simulated kubelet's pod conditions, seen through the real kubernetes client's watch: each becomes True in a
+kubelet's order, PodScheduled (the binding), Initialized and PodReadyToStartContainers (the kubelet's first statuses:
+no init containers, the sandbox up) before the containers start, then ContainersReady and Ready; their
+lastTransitionTime is metav1.Time (whole seconds, as kube-burner's podLatency reads them) and never goes back.
+Before, PodReadyToStartContainers turned True with ContainersReady, after the start delay (a kubelet's image pull
+and container start), where a kubelet sets it once the sandbox is up."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubernetes import client, watch
+from podtax_kubesim.testing import Sim
+
+ORDER = ("PodScheduled", "Initialized", "PodReadyToStartContainers", "ContainersReady", "Ready")
+SECONDS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+
+def test_conditions_in_a_kubelets_order_with_whole_second_times(kubesim: Sim) -> None:
+    core = client.CoreV1Api(kubesim.api_client())
+    body = {"metadata": {"name": "cond", "annotations": {"podtax.io/sim-start-seconds": "0.3",
+                                                        "podtax.io/sim-duration-seconds": "inf"}},
+            "spec": {"restartPolicy": "Always", "nodeSelector": {"kubernetes.io/hostname": "rpi-0"},
+                     "containers": [{"name": "c", "image": "i"}]}}
+    rv = core.list_namespaced_pod("default").metadata.resource_version  # the watch sees every event of the pod
+    core.create_namespaced_pod("default", body)
+    seen: list[dict[str, Any]] = []  # the conditions of each event, in order
+    for ev in watch.Watch().stream(core.list_namespaced_pod, "default", field_selector="metadata.name=cond",
+                                   resource_version=rv, timeout_seconds=20, _preload_content=False):
+        conds = {c["type"]: c for c in (ev["raw_object"].get("status") or {}).get("conditions") or []}
+        seen.append(conds)
+        if (conds.get("Ready") or {}).get("status") == "True":
+            break
+    assert seen and seen[-1]["Ready"]["status"] == "True", seen
+
+    def first_true(ctype: str) -> int:
+        return next(i for i, conds in enumerate(seen) if (conds.get(ctype) or {}).get("status") == "True")
+
+    firsts = [first_true(c) for c in ORDER]
+    assert firsts == sorted(firsts), (firsts, seen)
+    # the sandbox is up before the containers start: seen True in an event before ContainersReady's
+    assert first_true("PodReadyToStartContainers") < first_true("ContainersReady"), seen
+    final = seen[-1]
+    times = [final[c]["lastTransitionTime"] for c in ORDER]
+    assert all(SECONDS.match(t) for t in times), times
+    assert times == sorted(times), times  # whole seconds of one clock: never back
+    for conds in seen:  # a condition's time, once True, stays
+        for c, cond in conds.items():
+            if cond["status"] == "True":
+                assert cond["lastTransitionTime"] == final[c]["lastTransitionTime"], (c, seen)
+    core.delete_namespaced_pod("cond", "default", grace_period_seconds=0)
