@@ -1,7 +1,7 @@
 """volume-churn on Kubernetes: create `count` claims with `concurrency` workers, observe claims and
 PVs through watches opened before the first create (or, with `observe: poll`, by GETting every
-unfinished object each interval, the seed's method), optionally a consumer pod per claim, then
-delete them and wait for the claims' and PVs' DELETED events."""
+unfinished object each interval, the seed's method), optionally a consumer pod per claim (kconsumers: deleted, and
+waited for, before the claims), then delete them and wait for the claims' and PVs' DELETED events."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
-from podtax_runner.controlplane import cleanup
+from podtax_runner.controlplane import cleanup, kconsumers
 from podtax_runner.controlplane.common import (
     CALL_ERRORS,
     KIND,
@@ -30,12 +30,11 @@ from podtax_runner.controlplane.common import (
     pool,
     wait_for,
 )
+from podtax_runner.controlplane.kconsumers import consumer_manifest
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
-
-PAUSE = "registry.k8s.io/pause:3.9"
 
 
 def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
@@ -44,20 +43,6 @@ def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
         spec["storageClassName"] = p.storage_class
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": {"name": name, "labels": ctx.labels()}, "spec": spec}
-
-
-def consumer_manifest(ctx: Context, name: str, claim: str, image: str = PAUSE) -> Obj:
-    """A pod that mounts `claim`, pinned to the run's node; it runs until deleted."""
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "labels": ctx.labels(),
-                         "annotations": {"podtax.io/sim-duration-seconds": "inf"}},
-            "spec": {"nodeSelector": {"kubernetes.io/hostname": ctx.run.node},
-                     "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}],
-                     "terminationGracePeriodSeconds": 1, "automountServiceAccountToken": False,
-                     "restartPolicy": "Always",
-                     "containers": [{"name": "consumer", "image": image,
-                                     "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
-                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}}
 
 
 def _meta(obj: Obj) -> Obj:
@@ -72,6 +57,8 @@ class VolumeChurnK8s(ObjectChurn):
         self.claims = set(self.names)
         self.consumer_of = {ctx.name("vcc", i + 1): n for i, n in enumerate(self.names)}  # pod -> claim
         self.consumer = {n: pod for pod, n in self.consumer_of.items()}  # claim -> pod
+        self.consumers_deleting: set[str] = set()  # consumer pods whose delete was sent
+        self.consumers_gone: set[str] = set()  # consumer pods seen gone (DELETED, or absent once deleted)
         self.pv_of: dict[str, str] = {}  # claim -> PV name
         self.uid: dict[str, str] = {}  # claim -> the uid its create answered (events of other uids are ignored)
         self.early: dict[str, list[tuple[str | None, float, Callable[[float | None], None]]]] = {}  # see _mine
@@ -165,9 +152,17 @@ class VolumeChurnK8s(ObjectChurn):
                 self.tl.mark(claim, "pv_gone")
 
     def on_pod(self, etype: str, obj: Obj) -> None:
-        claim = self.consumer_of.get(_meta(obj).get("name"))
-        if claim and etype != "DELETED" and (obj.get("status") or {}).get("phase") == "Running":
+        name = _meta(obj).get("name")
+        claim = self.consumer_of.get(name)
+        if claim and etype == "DELETED":
+            self.consumers_gone.add(name)
+        elif claim and (obj.get("status") or {}).get("phase") == "Running":
             self.tl.mark(claim, "consumer_running")
+
+    def on_pods_listed(self, items: list[Obj]) -> None:
+        for o in items:
+            self.on_pod("MODIFIED", o)
+        self.consumers_gone.update(self.consumers_deleting - {_meta(o).get("name") for o in items})
 
     def watchers(self) -> list[Watcher]:
         core = self.kube.core
@@ -178,7 +173,7 @@ class VolumeChurnK8s(ObjectChurn):
                self.pv_watcher]
         if self.p.consumer:
             out.append(Watcher(self.kube, core.list_namespaced_pod, (self.ns,), self.ctx.selector,
-                               lambda items: [self.on_pod("MODIFIED", o) for o in items], self.on_pod, "pod"))
+                               self.on_pods_listed, self.on_pod, "pod"))
         return out
 
     def poll_round(self) -> None:
@@ -207,10 +202,11 @@ class VolumeChurnK8s(ObjectChurn):
                     self.on_pv("MODIFIED", obj)
                 elif tl.has(name, "pv_created"):
                     tl.mark(name, "pv_gone")
-            if self.p.consumer and tl.has(name, "api_accepted") and not tl.has(name, "consumer_running"):
-                obj = get(core.read_namespaced_pod, self.consumer[name], self.ns)
-                if obj is not None:
-                    self.on_pod("MODIFIED", obj)
+            pod = self.consumer[name]
+            if self.p.consumer and tl.has(name, "api_accepted") and (not tl.has(name, "consumer_running") or (
+                    pod in self.consumers_deleting and pod not in self.consumers_gone)):
+                obj = get(core.read_namespaced_pod, pod, self.ns)
+                self.on_pod("MODIFIED" if obj is not None else "DELETED", obj or {"metadata": {"name": pod}})
 
         with ThreadPoolExecutor(self.p.concurrency, thread_name_prefix="podtax-cp-poll") as ex:
             list(ex.map(check, [n for n in self.names if self.tl.objects[n].error is None]))
@@ -274,14 +270,10 @@ class VolumeChurnK8s(ObjectChurn):
         self._delete(name, self.kube.core.delete_namespaced_persistent_volume_claim, accepted="delete_accepted")
 
     def delete_consumers(self) -> None:
-        def one(pod: str) -> None:
-            try:
-                self.kube.call("delete", self.kube.core.delete_namespaced_pod, pod, self.ns)
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
+        """Delete the consumer pods and wait for them to be gone before the claims' deletes (kconsumers)."""
         created = [pod for pod, claim in self.consumer_of.items() if self.tl.has(claim, "api_accepted")]
-        pool(self.ctx, one, created, self.p.concurrency)
+        self.consumers_deleting.update(created)
+        kconsumers.delete(self.ctx, self.kube, self.ns, created, self.p.concurrency, self.consumers_gone)
 
     # ------------------------------------------------------------ the run
     def not_ready(self) -> dict[str, str]:
