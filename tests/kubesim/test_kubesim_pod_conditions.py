@@ -7,7 +7,9 @@ and container start), where a kubelet sets it once the sandbox is up."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+import time
 from typing import Any
 
 from kubernetes import client, watch
@@ -50,3 +52,34 @@ def test_conditions_in_a_kubelets_order_with_whole_second_times(kubesim: Sim) ->
             if cond["status"] == "True":
                 assert cond["lastTransitionTime"] == final[c]["lastTransitionTime"], (c, seen)
     core.delete_namespaced_pod("cond", "default", grace_period_seconds=0)
+
+
+def test_events_as_kube_burner_reads_them(kubesim: Sim) -> None:
+    """kube-burner's podLatency takes PodScheduled from the Scheduled event's eventTime (microseconds) and
+    ContainersStarted from the Started event's name (`<pod>.<hex nanoseconds>`, client-go's). Before, kubesim's
+    events had no eventTime, a random name suffix, and there was no Started event."""
+    core = client.CoreV1Api(kubesim.api_client())
+    body = {"metadata": {"name": "ev", "annotations": {"podtax.io/sim-start-seconds": "0.2",
+                                                      "podtax.io/sim-duration-seconds": "inf"}},
+            "spec": {"restartPolicy": "Always", "nodeSelector": {"kubernetes.io/hostname": "rpi-0"},
+                     "containers": [{"name": "c", "image": "i"}]}}
+    created = core.create_namespaced_pod("default", body)
+    pod = kubesim.wait_for_phase("default", "ev", ("Running",))
+    events: dict[str, Any] = {}
+    deadline = time.monotonic() + 10
+    while {"Scheduled", "Started"} - set(events) and time.monotonic() < deadline:  # the Started event follows Running
+        listed = core.list_namespaced_event("default", field_selector="involvedObject.name=ev").items
+        events = {e.reason: e for e in listed if e.involved_object.uid == created.metadata.uid}
+        time.sleep(0.05)
+    assert {"Scheduled", "Started"} <= set(events), events
+    scheduled, started = events["Scheduled"].event_time, events["Started"]
+    name, stamp = started.metadata.name.split(".")
+    started_at = dt.datetime.fromtimestamp(int(stamp, 16) / 1e9, dt.UTC)
+    born = created.metadata.creation_timestamp
+    ready = next(c["lastTransitionTime"] for c in pod["status"]["conditions"] if c["type"] == "ContainersReady")
+    ready_at = dt.datetime.fromisoformat(ready.replace("Z", "+00:00"))
+    assert name == "ev" and scheduled is not None
+    assert scheduled.microsecond != 0, scheduled  # microseconds (exactly on a second once in a million)
+    assert born <= scheduled < started_at < ready_at + dt.timedelta(seconds=1), (born, scheduled, started_at, ready)
+    assert started_at - scheduled >= dt.timedelta(seconds=0.2)  # the start delay lies between
+    core.delete_namespaced_pod("ev", "default", grace_period_seconds=0)

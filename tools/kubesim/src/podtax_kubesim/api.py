@@ -3,9 +3,10 @@ the pod binding subresource, and Events for controllers."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from podtax_kubesim import admission, defaults, patching, storageadmission
+from podtax_kubesim import admission, defaults, patching, storageadmission, util
 from podtax_kubesim import resources as R
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.store import Store
@@ -18,6 +19,7 @@ POD_MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePer
 class Api:
     def __init__(self, store: Store, allow_privileged: bool = False) -> None:
         self.store, self.allow_privileged = store, allow_privileged
+        self._event_ns = 0  # the last event's name stamp (record_event)
 
     # --- helpers -----------------------------------------------------------
     def _stored(self, res: Resource, ns: str, name: str) -> Obj:
@@ -248,15 +250,20 @@ class Api:
 
     # --- events for controllers -------------------------------------------
     def record_event(self, obj: Obj, reason: str, message: str, etype: str = "Normal",
-                     component: str = "kubesim") -> None:
+                     component: str = "kubesim", action: str | None = None) -> None:
+        """An Event about `obj`, named as client-go's recorders name one: the object's name, then the time in hex
+        nanoseconds (kube-burner's podLatency reads a Started event's time from it); with an `action`, as the
+        events.k8s.io recorder (the scheduler's) writes one: eventTime in microseconds (kube-burner's PodScheduled)."""
         meta = obj["metadata"]
         ns = meta.get("namespace") or "default"
         if self.store.get(R.NAMESPACES, "", ns) is None:
             return
         ts = now()
+        self._event_ns = max(time.time_ns(), self._event_ns + 1)
         self.store.create(R.EVENTS, {
+            **({"eventTime": util.now_micro(), "reportingController": component, "action": action} if action else {}),
             "kind": "Event", "apiVersion": "v1",
-            "metadata": {"name": f"{meta['name']}.{random_suffix(8)}", "namespace": ns},
+            "metadata": {"name": f"{meta['name']}.{self._event_ns:x}", "namespace": ns},
             "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"), "name": meta["name"],
                                "namespace": meta.get("namespace"), "uid": meta.get("uid"),
                                "resourceVersion": meta.get("resourceVersion")},

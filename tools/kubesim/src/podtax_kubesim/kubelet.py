@@ -232,6 +232,8 @@ class Kubelet:
                                        for c in p["spec"]["containers"]]
         # Ready in an update of its own, after ContainersReady (a kubelet's order; a watch sees the two apart)
         running = self.update(pod, change)
+        for name in names if running is not None else []:  # a kubelet's event, once each container started
+            self.api.record_event(running, "Started", f"Started container {name}", component="kubelet")
         if running is not None and not _true(running["status"], "Ready"):
             self.update(pod, lambda p: set_condition(p["status"], "Ready", "True"))
 

@@ -184,7 +184,7 @@ class DefaultScheduler:
                 self.waiting.discard(key)
                 self.api.assign(pod, node["metadata"]["name"])
                 self.api.record_event(pod, "Scheduled", f"Successfully assigned {key[0]}/{key[1]} to "
-                                      f"{node['metadata']['name']}", component=NAME)
+                                      f"{node['metadata']['name']}", component=NAME, action="Binding")
                 return
             reasons[reason] = reasons.get(reason, 0) + 1
         message = f"0/{total} nodes are available: " + ", ".join(
@@ -195,4 +195,4 @@ class DefaultScheduler:
         new = deepcopy(pod)
         set_condition(new["status"], "PodScheduled", "False", "Unschedulable", message)
         self.store.update(R.PODS, new)
-        self.api.record_event(pod, "FailedScheduling", message, "Warning", component=NAME)
+        self.api.record_event(pod, "FailedScheduling", message, "Warning", component=NAME, action="Scheduling")
