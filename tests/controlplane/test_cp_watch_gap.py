@@ -46,7 +46,10 @@ def test_a_dropped_claim_watch_flags_the_bound_times_seen_after_it(kubesim_facto
         assert gap["start"] <= tl.objects[name].t["bound"] <= gap["end"], (name, tl.objects[name].t, gap)
     assert {"bound_p50_ms", "bound_max_ms"} <= set(named), flag
     assert "the claim watch was down" in flag and "object(s)' bound" in flag, flag
-    assert not any(m.startswith("provisioned_") for m in named), flag  # the PV watch saw pv_created live
+    # the PV watch saw pv_created live (0.7 s before the claims' re-list), unless a loaded host delivered its event
+    # after that re-list, which then marked it late: provisioned_ is named exactly when a pv_created was late
+    pv_late = {n for g in gaps for n, points in g["late"].items() if "pv_created" in points}
+    assert any(m.startswith("provisioned_") for m in named) == bool(pv_late), (flag, gaps)
 
 
 def test_a_dropped_pv_watch_flags_the_pv_deletes_seen_after_it(kubesim_factory: Any, run_cp: Any) -> None:
