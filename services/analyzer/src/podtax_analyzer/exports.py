@@ -31,6 +31,9 @@ COMPARISON_COLUMNS = {
     "direction": "VARCHAR", "change_pct": "DOUBLE", "flags": "VARCHAR[]", "sentence": "VARCHAR",
     # columns added later go last, so a sheet or script reading the file by position keeps reading the same ones
     "host_upper_bound": "BOOLEAN", "pod_upper_bound": "BOOLEAN", "descriptive": "BOOLEAN",
+    # the same node name in two clusters is two cells; host_/pod_ are the baseline's and the candidate's columns,
+    # which are kubernetes and nomad in a control-plane campaign: without these a row said neither
+    "cluster": "VARCHAR", "baseline": "VARCHAR", "candidate": "VARCHAR",
 }
 _OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 

@@ -45,7 +45,8 @@ COMPARISON_HEADERS = ["node", "test", "params", "metric", "unit", "higher is bet
                       # columns added later go last, so a sheet reading the table by position reads the same ones
                       "baseline median is an upper bound (WATCH_GAP, RETRIED)",
                       "candidate median is an upper bound (WATCH_GAP, RETRIED)",
-                      "descriptive, not tested (kube-burner's min/avg)"]
+                      "descriptive, not tested (kube-burner's min/avg)",
+                      "cluster"]  # the same node name in two clusters is two cells
 PHASE_HEADERS = ["node", "test", "params", "environment", "phase", "latency (ms)", "caveat",
                  "lower bound (given up while waiting: took longer)",
                  "upper bound (seen after a dropped watch or holding a retry's wait: took less)"]
@@ -177,7 +178,7 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
                      c.host_lower_bound, c.pod_lower_bound,
                      c.ratio, c.ci_low, c.ci_high, c.ci_method, c.p_value, c.p_adjusted, c.change_pct,
                      c.direction or c.verdict, " ".join(c.flags), " ".join(c.flag_details.values()), c.sentence,
-                     caveat(c), c.host_upper_bound, c.pod_upper_bound, c.descriptive])
+                     caveat(c), c.host_upper_bound, c.pod_upper_bound, c.descriptive, c.cluster])
 
 
 def _node_sheet(ws: Worksheet, data: ReportData, node: str) -> None:
