@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from podtax.parsers import timeline as parser
 from podtax_runner.controlplane.timeline import HELD
 
@@ -58,3 +59,19 @@ def test_kubesim_stored_fault_creates_then_answers_504(kubesim_factory: Any) -> 
         raise AssertionError("the second create was answered 201")
     except ApiException as exc:
         assert exc.status == 409, exc
+
+
+@pytest.mark.parametrize("stored", ["pods", "persistentvolumeclaims"])
+def test_pod_startup_create_stored_then_answered_504_is_the_runs_own(kubesim_factory: Any, run_cp: Any,
+                                                                      stored: str) -> None:
+    """pod-startup likewise: its pod's create (or, with_volume, its claim's) met 409 for its own object on the retry,
+    and the pod failed ('create: 409 Conflict')."""
+    faults = {"failCreates": [{"match": f"{stored}/-0002", "status": 504, "times": 1, "stored": True}]}
+    sim = kubesim_factory({**cluster(provision=0.02, delete=0.01), "faults": faults}, kubelet="simulated")
+    tl = run_cp(spec("pod-startup", count=4, concurrency=2, timeout=30, with_volume=True), kube=sim)
+    assert tl.errors() == 0, [(r.name, r.error) for r in tl.objects.values() if r.error]
+    assert all("ready" in r.t and "gone" in r.t for r in tl.objects.values())
+    if stored == "pods":  # the timed call: held from its first attempt
+        (name, why), = tl.retried.items()
+        assert name.endswith("-0002") and why == f"create: 504 Gateway Timeout ({HELD})", tl.retried
+    assert tl.left_behind == 0 and leftovers(sim.kubeconfig) == []

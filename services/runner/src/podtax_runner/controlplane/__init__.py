@@ -4,4 +4,5 @@ timeline.py  the raw log (JSON lines, docs/control-plane.md)   execute.py   one 
 kvolumes.py  volume-churn on Kubernetes                          nomad.py     volume-churn on Nomad
 podstartup.py pod-startup                                        cleanup.py   nothing left behind
 kubeapi.py   counted raw-JSON calls, list+watch, /metrics        dispatch.py  the runner's hook
+kconsumers.py volume-churn's consumer pods (deleted before the claims)
 """

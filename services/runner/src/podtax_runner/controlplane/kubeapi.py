@@ -27,7 +27,7 @@ from podtax.kubeclient import refresh_at_most_every, unvalidated
 from prometheus_client.parser import text_string_to_metric_families
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.common import Aborted, Unreachable, broken, not_allowed, refusal, unreachable
+from podtax_runner.controlplane.common import LABEL_RUN, Aborted, Unreachable, broken, not_allowed, refusal, unreachable
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -175,6 +175,21 @@ class Kube:
         except Exception as exc:  # noqa: BLE001 - metrics are optional (403 on a locked-down cluster, 404 ...)
             log.info("no API server metrics: %s", exc)
             return None
+
+
+def stored_before(kube: Kube, exc: BaseException, read: Callable[..., Any], name: str, namespace: str,
+                  run_label: str) -> Obj | None:
+    """The run's own object `name` when its create, sent again, met 409 AlreadyExists: an earlier attempt was stored
+    although its answer was an error (the API server's 504 while the write went on and committed); the run's label
+    (podtax.io/run) tells it from a leftover. None otherwise (an audit: such an object was failed, a claim as 'left by
+    an earlier run of campaign ...', its timings lost)."""
+    if not (isinstance(exc, ApiException) and exc.status == 409 and getattr(exc, "podtax_sent", 1) > 1):
+        return None
+    try:
+        obj = kube.call("get", read, name, namespace, retry=False)
+    except (ApiException, OSError):
+        return None
+    return obj if ((obj.get("metadata") or {}).get("labels") or {}).get(LABEL_RUN) == run_label else None
 
 
 def request_totals(text: str, name: str = "apiserver_request_total",

@@ -22,7 +22,6 @@ from podtax_runner.controlplane.common import (
     KIND,
     LABEL_CAMPAIGN,
     LABEL_KIND,
-    LABEL_RUN,
     Aborted,
     Context,
     ObjectChurn,
@@ -31,7 +30,7 @@ from podtax_runner.controlplane.common import (
     wait_for,
 )
 from podtax_runner.controlplane.kconsumers import consumer_manifest
-from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
+from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, stored_before
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -220,7 +219,8 @@ class VolumeChurnK8s(ObjectChurn):
                                  claim_manifest(self.ctx, name, self.p),
                                  again=tl.resender(name, "request_sent", "create"))
         except CALL_ERRORS as exc:
-            if (own := self._stored_before(name, exc)) is None:
+            if (own := stored_before(self.kube, exc, self.kube.core.read_namespaced_persistent_volume_claim, name,
+                                     self.ns, self.ctx.label)) is None:
                 if isinstance(exc, ApiException) and exc.status == 409:
                     tl.fail(name, self._collision(name))  # the error's first words; _error counts it
                 self._error(name, "create", exc)
@@ -236,19 +236,6 @@ class VolumeChurnK8s(ObjectChurn):
                                again=tl.resender(name, None, "create consumer"))
             except CALL_ERRORS as exc:
                 self._error(name, "create consumer", exc)
-
-    def _stored_before(self, name: str, exc: BaseException) -> Obj | None:
-        """The run's own claim `name` when its create, sent again, met 409: an earlier attempt was stored although
-        its answer was an error (the API server's 504 while the write went on and committed); its run label tells it
-        from a leftover (an audit: such a claim was failed as 'left by an earlier run', its timings lost). Else None."""
-        if not (isinstance(exc, ApiException) and exc.status == 409 and getattr(exc, "podtax_sent", 1) > 1):
-            return None
-        try:
-            obj = self.kube.call("get", self.kube.core.read_namespaced_persistent_volume_claim, name, self.ns,
-                                 retry=False)
-        except (ApiException, OSError):
-            return None
-        return obj if (_meta(obj).get("labels") or {}).get(LABEL_RUN) == self.ctx.label else None
 
     def _collision(self, name: str) -> str:
         """What a 409 on creating `name` means and how to fix it: the claim is a leftover (of which campaign)."""

@@ -16,7 +16,7 @@ from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup
 from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool, wait_for
-from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher
+from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, stored_before
 from podtax_runner.controlplane.kvolumes import claim_manifest
 from podtax_runner.controlplane.timeline import Timeline
 
@@ -165,15 +165,26 @@ class PodStartupRun(ObjectChurn):
     def create(self, name: str) -> None:
         claim = None
         try:
+            core = self.kube.core
             if self.p.with_volume:
                 claim = name.replace("podtax-ps-", "podtax-psv-", 1)
                 vc = VolumeChurn(storage_class=self.p.storage_class, size=self.p.size)
-                self.kube.call("create", self.kube.core.create_namespaced_persistent_volume_claim, self.ns,
-                               claim_manifest(self.ctx, claim, vc))
+                try:
+                    self.kube.call("create", core.create_namespaced_persistent_volume_claim, self.ns,
+                                   claim_manifest(self.ctx, claim, vc))
+                except ApiException as exc:  # a 409 on a retry for the run's own claim: an earlier attempt made it
+                    if stored_before(self.kube, exc, core.read_namespaced_persistent_volume_claim, claim, self.ns,
+                                     self.ctx.label) is None:
+                        raise
             self.tl.mark(name, "request_sent")
-            obj = self.kube.call("create", self.kube.core.create_namespaced_pod, self.ns,
-                                 pod_manifest(self.ctx, name, self.p, claim),
-                                 again=self.tl.resender(name, "request_sent", "create"))
+            try:
+                obj = self.kube.call("create", core.create_namespaced_pod, self.ns,
+                                     pod_manifest(self.ctx, name, self.p, claim),
+                                     again=self.tl.resender(name, "request_sent", "create"))
+            except ApiException as exc:  # likewise: timed from the first attempt (resender held it)
+                if (obj := stored_before(self.kube, exc, core.read_namespaced_pod, name, self.ns,
+                                         self.ctx.label)) is None:
+                    raise
             self.tl.mark(name, "api_accepted")
             self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
         except CALL_ERRORS as exc:
