@@ -169,3 +169,17 @@ def test_failed_runs_and_their_reasons_are_in_the_report(store):
     report = compare_campaign(store.cursor(), "fails")
     assert ("3 failed kubernetes runs of sysbench-cpu threads=1 on node-1: timeout (the run did not finish "
             "within 8 s)") in report.warnings
+
+
+def test_a_text_longer_than_a_cell_holds_is_cut_and_says_so(store):
+    # a tool build of 40,000 characters (a --version that printed a whole log) is more than a cell's 32,767
+    # characters: openpyxl cut it there without a word, and the sheet read as if that were the whole build
+    host = [1000.0 + i for i in range(6)]
+    store.write_batch(result_events("long", host, host, tool_version="v" * 40_000))
+    resp = TestClient(create_app(store)).get("/api/campaigns/long/export.xlsx")
+    assert resp.status_code == 200
+    wb = openpyxl.load_workbook(io.BytesIO(resp.content))
+    texts = [c.value for ws in wb for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+    assert max(len(t) for t in texts) <= 32_767
+    assert any(t.endswith("(cut: 40,009 characters, a cell holds 32,767)") and t.startswith("sysbench vvv")
+               for t in texts), [t[-60:] for t in texts if len(t) > 1000]

@@ -54,6 +54,7 @@ RUN_HEADERS = ["test", "params", "metric", "unit", "environment", "side", "run i
 BOLD = Font(bold=True)
 FORMULA_LIKE = re.compile(FORMULA_START)  # as the CSV export guards its text cells
 NO_VERDICT = ("BDBDBD", "F7F7F7")  # hatching and background of a matrix cell with no verdict
+CELL_LIMIT = 32_767  # characters of a cell (Excel's specifications and limits)
 
 
 def sheet_title(name: str, taken: set[str]) -> str:
@@ -77,8 +78,14 @@ def _naive(dt: Any) -> Any:
 
 def _clean(v: Any) -> Any:
     """A string without the control characters XML 1.0 cannot hold (openpyxl raises IllegalCharacterError,
-    and one forged name in a flag's sentence failed every workbook that mentions it): each becomes U+FFFD."""
-    return ILLEGAL_CHARACTERS_RE.sub("\ufffd", v) if isinstance(v, str) else v
+    and one forged name in a flag's sentence failed every workbook that mentions it): each becomes U+FFFD. One
+    longer than a cell holds (CELL_LIMIT) is cut and says so: openpyxl cut it there without a word."""
+    if not isinstance(v, str):
+        return v
+    if len(v) > CELL_LIMIT:
+        cut = f"… (cut: {len(v):,} characters, a cell holds {CELL_LIMIT:,})"
+        v = v[:CELL_LIMIT - len(cut)] + cut
+    return ILLEGAL_CHARACTERS_RE.sub("\ufffd", v)
 
 
 def _text(ws: Worksheet, v: Any) -> Any:
