@@ -30,6 +30,7 @@ from podtax.cli.common import (
     practical_threshold,
     unreachable,
 )
+from podtax.cli.waiting import waiting
 
 TIMEOUT = 600.0
 
@@ -38,7 +39,8 @@ def fetch(path: str, params: dict[str, Any] | None = None, *, api: str | None = 
     """GET ``path`` from the analyzer's API; errors become one clear line and exit 1."""
     base = api_url(api).rstrip("/")
     try:
-        resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(base), timeout=TIMEOUT)
+        with waiting("waiting for the analyzer"):  # short: a wrapped line is not rewritten in place
+            resp = httpx.get(f"{base}{path}", params=params, headers=api_headers(base), timeout=TIMEOUT)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(base, exc) from None
     if resp.status_code == 404:

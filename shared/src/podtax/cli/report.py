@@ -36,13 +36,15 @@ from podtax.cli.report_phases import from_db as phases_from_db
 from podtax.cli.report_phases import has_control_plane, print_phase_table
 from podtax.cli.report_render import print_report, report_console
 from podtax.cli.report_view import mark_primary
+from podtax.cli.waiting import waiting
 
 
 def _from_api(base: str, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
     url = f"{base.rstrip('/')}/api/campaigns/{quote(campaign, safe='')}/comparisons"
     try:
-        resp = httpx.get(url, params={"threshold": threshold, "correction": correction}, headers=api_headers(base),
-                         timeout=300)
+        with waiting("waiting for the analyzer"):  # short: a wrapped line is not rewritten in place
+            resp = httpx.get(url, params={"threshold": threshold, "correction": correction},
+                             headers=api_headers(base), timeout=300)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise unreachable(base, exc, "start it with `podtax up`, set PODTAX_API_URL, or read a database file "
                           "with --db") from None
