@@ -36,6 +36,14 @@ gap rule alone applies there: on unimodal samples (20,000 each) it fires in 0.7 
 samples of 6 / 7 / 8 / 9 runs (lognormal, t3 and exponential 0.1-0.9%, uniform 0.7-2.1%), and finds that
 planted split in 97-98%.
 
+Tied values (counts, timings printed to a resolution) are spread evenly across their printed step before the dip
+test (``spread_ties``): the dip test assumes a continuous distribution, and ties are point masses, each a little mode
+of its own. Sides of plain unimodal counts were BIMODAL (no ratio) in many samples (of 400 each, 10 / 20 / 50 runs):
+Poisson(2) 3.5 / 17.5 / 21%, Poisson(5) 0.3 / 15 / 28%, geometric 13 / 38 / 83%, 2% noise rounded to 1% of the value
+1.5 / 17 / 28.5%; spread, each at most 0.3%. Two modes of rounded timings (1000 and 1300, 2% noise, rounded to 10) are
+still found in 99.8-100%; a mixture of Poisson(1) and Poisson(10) counts, whose ties the dip test had partly taken
+for its modes, in 7.5 / 14.5 / 18% (10, 22.5, 74% before).
+
 A bimodal side is split into two modes by exact one-dimensional 2-means on log values (the split
 point minimising the within-mode sum of squares); the boundary is the geometric midpoint of the
 gap. When one side is bimodal, both sides are described against its boundary, so "host: 48% near
@@ -128,7 +136,7 @@ def check_unimodality(x: np.ndarray, sorted_x: np.ndarray | None = None) -> Unim
     if n < MIN_RUNS:  # too few runs for the dip test: only two tight modes far apart are found (module doc)
         gap, boundary = (None, None) if _rounding(asc) else (_separation(asc) or (None, None))
         return Unimodality(n, None, None, bc, gap is not None, gap, boundary)
-    dip, p = diptest.diptest(asc, sort_x=False)
+    dip, p = diptest.diptest(spread_ties(asc), sort_x=False)
     if _rounding(asc):
         return Unimodality(n, float(dip), float(p), bc, False)
     if p < DIP_ALPHA and ((bc is not None and bc > BC_THRESHOLD) or p < DIP_STRONG):
@@ -180,6 +188,18 @@ def _rounding(asc: np.ndarray) -> bool:
     steps = np.diff(asc)
     steps = steps[steps > 0]
     return len(steps) == 0 or bool(steps.max() <= STEPS * steps.min())
+
+
+def spread_ties(asc: np.ndarray) -> np.ndarray:
+    """``asc`` (ascending, finite) with each run of k tied values spread evenly across its printed step (the smallest
+    gap between distinct values), centred on the value: v + step * ((i + 0.5) / k - 0.5), i = 0 .. k - 1; still
+    ascending (module doc). Unchanged without ties or with one value only."""
+    values, first, counts = np.unique(asc, return_index=True, return_counts=True)
+    if len(values) < 2 or len(values) == len(asc):
+        return asc
+    step = float(np.diff(values).min())
+    offsets = np.concatenate([step * ((np.arange(k) + 0.5) / k - 0.5) for k in counts])
+    return np.repeat(values, counts) + offsets
 
 
 def two_means_boundary(x: np.ndarray) -> float | None:
