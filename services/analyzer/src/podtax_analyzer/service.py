@@ -186,6 +186,11 @@ def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
 def open_problem(exc: BaseException, path: Path) -> str:
     """Why the DuckDB file cannot be opened at start and what to fix, in one line (exit 2): a file another
     process holds, a full disk or a refused permission gave a DuckDB traceback (audit)."""
+    return cannot_open(path, open_why(exc))
+
+
+def open_why(exc: BaseException) -> str:
+    """open_problem's reason and fix."""
     text = (str(exc).splitlines() or [type(exc).__name__])[0]
     if held := re.search(r"Conflicting lock is held in (.*) \(PID (\d+)\)", text):
         why = f"another process holds it (PID {held[2]}, {held[1]}): only one analyzer may use a file; stop it"
@@ -195,9 +200,39 @@ def open_problem(exc: BaseException, path: Path) -> str:
         why = f"the file is damaged (cut short or overwritten): {RESTORE}"
     elif "Permission denied" in text:
         why = "permission denied: let the analyzer's user read and write it and its folder"
+    elif "Read-only file system" in text:  # these three said 'fix it' (audit hG)
+        why = ("its file system is read-only: remount it read-write (if the kernel turned it read-only after a disk "
+               "error, check the disk first: dmesg)")
+    elif "Operation not permitted" in text:
+        why = ("the system refuses to write it (an immutable file, lsattr shows 'i': chattr -i; or a security "
+               "policy such as SELinux or AppArmor)")
+    elif "File too large" in text:
+        why = ("a file size limit stops its writes (File too large): raise it (ulimit -f; LimitFSIZE= of its "
+               "systemd unit)")
     else:
         why = f"{text[:300]}: fix it"
-    return cannot_open(path, why)
+    return why
+
+
+def empty_left(path: Path) -> str | None:
+    """An empty file at `path` (0 bytes) holds no database: DuckDB leaves one when it fails as it creates the file
+    (a full disk, a file size limit, a kill), and then refused every later start ('not a valid DuckDB database
+    file'; audit hG), though PODTAX_ANALYZER_DB takes an empty file as a new one. With no WAL beside it (or an
+    empty one) it is removed here, for DuckDB to create the file again; beside a WAL it is left, and this says why."""
+    wal = Path(f"{path}.wal")
+    try:
+        if str(path) == ":memory:" or not path.is_file() or path.stat().st_size > 0:
+            return None
+        if wal.exists() and wal.stat().st_size > 0:
+            return (f"the file is empty (0 bytes) but {wal} beside it is not: restore the file from a backup, or move "
+                    "both away for a new one")
+        wal.unlink(missing_ok=True)
+        path.unlink()
+    except OSError as exc:
+        return open_why(exc)
+    log.warning("%s is empty (0 bytes, no WAL beside it): no database was ever written to it (an earlier start "
+                "failed as it created it); a new one is created", path)
+    return None
 
 
 def cannot_open(path: Path, why: str) -> str:
@@ -249,6 +284,8 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     store: Store | None = None
     try:  # until uvicorn has the socket, a failure closes it: the port is free again at once (a caller serving
         # again in-process needs it), and the store with it
+        if left := empty_left(settings.analyzer_db):
+            raise ConfigError(cannot_open(settings.analyzer_db, left))
         try:
             store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
         except (duckdb.Error, OSError) as exc:
