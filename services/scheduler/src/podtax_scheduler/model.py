@@ -11,6 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podtax_scheduler import quantity
+from podtax_scheduler.podaffinity import (
+    REQUIRED,
+    AffinityTerm,
+    namespace_selector_unchecked,
+    parse_terms,
+    required_terms,
+)
+from podtax_scheduler.podspread import SpreadConstraint, parse_constraints
 from podtax_scheduler.quantity import CPU, MEMORY, PODS
 
 ARCH_LABEL = "kubernetes.io/arch"
@@ -82,19 +90,15 @@ def _terms(affinity: dict[str, Any] | None) -> tuple[Term, ...] | None:
 
 
 def unchecked_constraints(spec: dict[str, Any]) -> str | None:
-    """Why this scheduler cannot place the pod without breaking a hard constraint it does not check (required pod
-    affinity or anti-affinity, topology spread that may not be unsatisfied), or None. Soft ones are only ignored."""
-    affinity = spec.get("affinity") or {}
-    fields = [f"spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
+    """Why this scheduler cannot place the pod without breaking a hard constraint it does not check (a required pod
+    affinity or anti-affinity term with a non-empty namespaceSelector), or None. Soft ones are only ignored."""
+    fields = [f"spec.affinity.{kind}.{REQUIRED}[].namespaceSelector (namespace labels are not watched)"
               for kind in ("podAffinity", "podAntiAffinity")
-              if ((affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution"))]
-    if any((c or {}).get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
-           for c in spec.get("topologySpreadConstraints") or ()):
-        fields.append("spec.topologySpreadConstraints with whenUnsatisfiable: DoNotSchedule")
+              if namespace_selector_unchecked(required_terms(spec, kind))]
     if not fields:
         return None
     return (f"benchmark-scheduler does not check {' nor '.join(fields)}, so it leaves the pod Pending rather than "
-            "break them: remove them, make them preferred (ScheduleAnyway), or use another schedulerName")
+            "break them: list the namespaces instead, make the terms preferred, or use another schedulerName")
 
 
 def container_requests(spec: dict[str, Any]) -> dict[str, int]:
@@ -140,6 +144,9 @@ class PodInfo:
     scheduled: tuple[str, str, str] | None = None  # its PodScheduled condition: (status, reason, message)
     gated: bool = False  # spec.schedulingGates not empty: not ready to be scheduled (the API refuses its binding)
     unchecked: str | None = None  # a hard constraint no filter here checks (unchecked_constraints)
+    affinity_terms: tuple[AffinityTerm, ...] = ()  # required pod affinity
+    anti_affinity_terms: tuple[AffinityTerm, ...] = ()  # required pod anti-affinity
+    spread_constraints: tuple[SpreadConstraint, ...] = ()  # topology spread, whenUnsatisfiable: DoNotSchedule
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> PodInfo:
@@ -150,8 +157,9 @@ class PodInfo:
         tolerations_raw = spec.get("tolerations") or []
         node_selector = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items()}
         labels = meta.get("labels") or {}
+        namespace = meta.get("namespace", "default")
         info = cls(
-            uid=meta.get("uid", ""), namespace=meta.get("namespace", "default"), name=meta.get("name", ""),
+            uid=meta.get("uid", ""), namespace=namespace, name=meta.get("name", ""),
             scheduler_name=spec.get("schedulerName") or "default-scheduler",
             node_name=spec.get("nodeName") or "", phase=status.get("phase") or "Pending",
             deleting=bool(meta.get("deletionTimestamp")), priority=int(spec.get("priority") or 0),
@@ -163,6 +171,9 @@ class PodInfo:
                               for t in tolerations_raw),
             node_selector=node_selector, required_terms=_terms(affinity),
             gated=bool(spec.get("schedulingGates")), unchecked=unchecked_constraints(spec),
+            affinity_terms=parse_terms(required_terms(spec, "podAffinity"), namespace),
+            anti_affinity_terms=parse_terms(required_terms(spec, "podAntiAffinity"), namespace),
+            spread_constraints=parse_constraints(spec, labels),
             scheduled=next(((str(c.get("status") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
                             for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None),
         )

@@ -3,7 +3,9 @@
 - a failed attempt because of an error goes to backoff: 1 s, doubling per attempt, at most 10 s, or what the
   API server's Retry-After said;
 - an unschedulable pod waits until a node or pod changes (:meth:`move_all_to_active`) or
-  5 minutes pass, and still honours its backoff;
+  5 minutes pass, and still honours its backoff; one with required pod affinity or a DoNotSchedule topology spread
+  constraint also when a pod lands on a node or a placed pod's labels change (:meth:`move_pod_waiters_to_active`),
+  as kube-scheduler's InterPodAffinity and PodTopologySpread ask;
 - a pod is queued once (keyed by UID); an update replaces the stored pod; binding or deletion
   removes it.
 """
@@ -49,6 +51,7 @@ class SchedulingQueue:
         self._seq = itertools.count()
         self._closed = False
         self._last_scan = 0.0
+        self._pod_waiters: set[str] = set()  # unschedulable pods whose filters read other pods (may be stale)
 
     # ------------------------------------------------------------ sizes
 
@@ -95,12 +98,24 @@ class SchedulingQueue:
     def remove(self, uid: str) -> None:
         with self._cond:
             self._entries.pop(uid, None)
+            self._pod_waiters.discard(uid)
 
     def _requeue(self, e: _Entry) -> None:
         if e.backoff_until > self.clock():
             self._push_backoff(e)
         else:
             self._push_active(e)
+
+    def move_pod_waiters_to_active(self) -> int:
+        """A pod was placed or relabelled: unschedulable pods with required pod affinity or a DoNotSchedule topology
+        spread constraint get another try."""
+        with self._cond:
+            moved = [e for uid in self._pod_waiters
+                     if (e := self._entries.get(uid)) is not None and e.where == "unschedulable"]
+            self._pod_waiters.clear()
+            for e in moved:
+                self._requeue(e)
+            return len(moved)
 
     def move_all_to_active(self) -> int:
         """The cluster changed: every unschedulable pod gets another try (after its backoff)."""
@@ -127,6 +142,8 @@ class SchedulingQueue:
             e.backoff_until = self.clock() + self._backoff_for(e.attempts)
             e.where = "unschedulable"
             e.since = self.clock()
+            if e.pod.affinity_terms or e.pod.spread_constraints:
+                self._pod_waiters.add(uid)
 
     def error(self, uid: str, wait_s: float | None = None) -> None:
         """A failed attempt: retried after its backoff, or after `wait_s` when the API server said how long."""

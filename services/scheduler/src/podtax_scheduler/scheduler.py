@@ -126,6 +126,9 @@ class Scheduler:
                 self.queue.move_all_to_active()
             return
         pod, old = self.state.upsert_pod(obj)
+        if pod.node_name and not pod.terminal and (old is None or old.node_name != pod.node_name
+                                                   or old.labels != pod.labels):
+            self.queue.move_pod_waiters_to_active()  # what a pod's affinity or topology spread may wait for
         if self.wants(pod):
             if pod.uid not in self.state.assumed:
                 self.queue.add(pod, changed=old is None or not pod.same_to_schedule(old))

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from podtax_scheduler.filters import DEFAULT_FILTERS, FilterPlugin, Status
+from podtax_scheduler import podspread
+from podtax_scheduler.filters import DEFAULT_FILTERS, FilterPlugin, NodeAffinity, Status, TaintToleration
 from podtax_scheduler.model import NodeInfo, PodInfo
+from podtax_scheduler.podaffinity import AffinityCycle, feasible_mask, filter_node, prefilter
 from podtax_scheduler.quantity import PODS
 
 ASSUMED_TTL_S = 60.0
@@ -44,6 +46,9 @@ class ClusterState:
         self.static_gen = 0  # bumps when any node's static fields change
         self.layout_gen = 0  # bumps when slots are added or removed
         self._static_cache: dict[str, tuple[int, np.ndarray]] = {}
+        self.placed: dict[str, PodInfo] = {}  # uid -> the pod as counted on its node (InterPodAffinity reads them)
+        self.with_anti: set[str] = set()  # uids of counted pods with required pod anti-affinity
+        self._domains: dict[str, tuple[int, dict[str, np.ndarray]]] = {}  # label key -> value -> slots
 
     # ------------------------------------------------------------ columns
 
@@ -140,13 +145,19 @@ class ClusterState:
 
     # ------------------------------------------------------------ pods
 
-    def _account(self, uid: str, node_name: str | None, requests: dict[str, int]) -> None:
+    def _account(self, uid: str, node_name: str | None, requests: dict[str, int], pod: PodInfo | None = None) -> None:
         old = self.pod_node.get(uid)
         if old is not None:
             self._add_requests(old, uid, requests, -1)
             self.by_node.get(old, set()).discard(uid)
             del self.pod_node[uid]
+            self.placed.pop(uid, None)
+            self.with_anti.discard(uid)
         if node_name:
+            if pod is not None:
+                self.placed[uid] = pod
+                if pod.anti_affinity_terms:
+                    self.with_anti.add(uid)
             self.pod_node[uid] = node_name
             self.by_node.setdefault(node_name, set()).add(uid)
             self._add_requests(node_name, uid, requests, +1)
@@ -162,6 +173,8 @@ class ClusterState:
                 return pod, old  # still in our ledger: the bind has not reached the informer yet
             self.assumed.pop(pod.uid, None)
             if old is not None and self.pod_node.get(pod.uid) == target and old.requests == pod.requests:
+                if target:
+                    self.placed[pod.uid] = pod  # its labels may have changed
                 return pod, old
             if pod.uid in self.pod_node:
                 # remove with the requests that were counted
@@ -169,7 +182,7 @@ class ClusterState:
                     if self.pod_node[pod.uid] in self.nodes else None
                 self._account(pod.uid, None, counted if counted is not None else pod.requests)
             if target:
-                self._account(pod.uid, target, pod.requests)
+                self._account(pod.uid, target, pod.requests, pod)
             return pod, old
 
     def delete_pod(self, uid: str) -> PodInfo | None:
@@ -186,7 +199,7 @@ class ClusterState:
         """Count a pod on a node before the bind is seen by the informer (the ledger)."""
         with self.lock:
             self.assumed[pod.uid] = (node_name, time.monotonic() + ttl_s)
-            self._account(pod.uid, node_name, pod.requests)
+            self._account(pod.uid, node_name, pod.requests, pod)
 
     def forget(self, uid: str) -> None:
         """Undo :meth:`assume` (the bind failed)."""
@@ -235,16 +248,71 @@ class ClusterState:
             mask &= self.alloc[res][:n] - self.req[res][:n] >= q
         return mask
 
+    def _domain(self, key: str) -> dict[str, np.ndarray]:
+        """Slots of the nodes per value of label `key`, cached until a node's static fields or the slots change."""
+        gen = (self.static_gen << 32) + self.layout_gen
+        cached = self._domains.get(key)
+        if cached is not None and cached[0] == gen:
+            return cached[1]
+        groups: dict[str, list[int]] = {}
+        for name, i in self.slot.items():
+            value = self.nodes[name].labels.get(key)
+            if value is not None:
+                groups.setdefault(value, []).append(i)
+        out = {v: np.array(ix, dtype=np.int64) for v, ix in groups.items()}
+        if len(self._domains) > 256:
+            self._domains.clear()
+        self._domains[key] = (gen, out)
+        return out
+
+    def affinity_cycle(self, pod: PodInfo) -> AffinityCycle | None:
+        """InterPodAffinity's PreFilter over the counted pods, or None when it has nothing to check."""
+        if not pod.affinity_terms and not pod.anti_affinity_terms and not self.with_anti:
+            return None
+
+        def on_nodes(uids: Iterable[str]) -> Iterable[tuple[PodInfo, dict[str, str]]]:
+            for uid in uids:
+                node = self.nodes.get(self.pod_node.get(uid, ""))
+                other = self.placed.get(uid)
+                if node is not None and other is not None and uid != pod.uid:
+                    yield other, node.labels
+
+        return prefilter(pod, on_nodes(self.pod_node), on_nodes(self.with_anti))
+
+    def spread_cycle(self, pod: PodInfo) -> podspread.SpreadCycle | None:
+        """PodTopologySpread's PreFilter over every node, or None when the pod has no DoNotSchedule constraint."""
+        if not pod.spread_constraints:
+            return None
+        affinity, taints = NodeAffinity(), TaintToleration()
+        policies = (any(c.honor_affinity for c in pod.spread_constraints),
+                    any(c.honor_taints for c in pod.spread_constraints))
+
+        def nodes() -> Iterable[tuple[dict[str, str], bool, bool, Iterable[PodInfo]]]:
+            for name, node in self.nodes.items():
+                pods = (p for uid in self.by_node.get(name, ()) if (p := self.placed.get(uid)) is not None)
+                yield (node.labels, not policies[0] or affinity.filter(pod, node) is None,
+                       not policies[1] or taints.filter(pod, node) is None, pods)
+
+        return podspread.prefilter(pod, nodes())
+
     def feasible(self, pod: PodInfo) -> np.ndarray:
         """Slot indices of the nodes where the pod fits (caller holds the lock)."""
         self._column(PODS)
         n = self.size
-        return np.flatnonzero(self.static_mask(pod)[:n] & self.fit_mask(pod))
+        mask = self.static_mask(pod)[:n] & self.fit_mask(pod)
+        spread = self.spread_cycle(pod)
+        if spread is not None and mask.any():
+            mask &= podspread.feasible_mask(pod, spread, self.alive[:n], self._domain)
+        cycle = self.affinity_cycle(pod)
+        if cycle is not None and (pod.affinity_terms or not cycle.idle) and mask.any():
+            mask &= feasible_mask(pod, cycle, self.alive[:n], self._domain)
+        return np.flatnonzero(mask)
 
     def explain(self, pod: PodInfo, names: Iterable[str] | None = None) -> dict[str, Status]:
         """Slow path for failures: each node's (of `names`, in that order, when given) first failing filter
         (caller holds the lock); a name that is no node is left out."""
         out: dict[str, Status] = {}
+        spread, cycle = self.spread_cycle(pod), self.affinity_cycle(pod)
         for name in self.nodes if names is None else names:
             if (node := self.nodes.get(name)) is None:
                 continue
@@ -253,6 +321,9 @@ class ClusterState:
                 if status is not None:
                     out[name] = status
                     break
-            else:
-                out[name] = None
+            else:  # then PodTopologySpread and InterPodAffinity, in the order of kube-scheduler's default profile
+                status = podspread.filter_node(pod, spread, node.labels) if spread is not None else None
+                if status is None and cycle is not None:
+                    status = filter_node(pod, cycle, node.labels)
+                out[name] = status
         return out

@@ -1,0 +1,216 @@
+"""InterPodAffinity for required terms, as kube-scheduler's plugin of that name filters.
+
+- the incoming pod's required pod affinity: on a node that has every term's topologyKey, each term needs an existing
+  pod matching ALL the pod's terms in the node's domain of that key; when no existing pod anywhere matches them and
+  the pod matches its own terms, any node with every key passes (the first pod of a group that attracts itself);
+- the incoming pod's required pod anti-affinity: no existing pod matching a term in the node's domain of its key
+  (a node without the key passes);
+- existing pods' required anti-affinity (symmetry): no node sharing a (key, value) with an existing pod whose term
+  matches the incoming pod.
+
+Existing pods are the ones counted on nodes: bound and assumed (this scheduler's binds not yet seen by the informer).
+A term's namespaces: its `namespaces`, else (no namespaceSelector) the pod's own namespace; an empty namespaceSelector
+`{}` means every namespace. A non-empty namespaceSelector needs namespace labels this scheduler does not watch: an
+incoming pod with one is refused (model.unchecked_constraints); in an existing pod's anti-affinity such a term is
+taken to cover every namespace, which may keep a pod off a node it could use but never breaks that pod's rule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+AFFINITY_REASON = "node(s) didn't match pod affinity rules"
+ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
+EXISTING_ANTI_AFFINITY_REASON = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+Pair = tuple[str, str]  # (topology key, value)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """metav1.LabelSelector: matchLabels and matchExpressions ANDed; None (absent) matches nothing, {} everything."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    expressions: tuple[tuple[str, str, frozenset[str]], ...] = ()  # (key, operator, values)
+    nothing: bool = False
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None) -> LabelSelector:
+        if raw is None:
+            return cls(nothing=True)
+        return cls(tuple((str(k), str(v)) for k, v in (raw.get("matchLabels") or {}).items()),
+                   tuple((str(e.get("key", "")), str(e.get("operator", "")),
+                          frozenset(str(v) for v in e.get("values") or ())) for e in raw.get("matchExpressions") or ()))
+
+    @property
+    def empty(self) -> bool:
+        return not self.nothing and not self.match_labels and not self.expressions
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.nothing:
+            return False
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        for key, op, values in self.expressions:
+            present = key in labels
+            if op == "In":
+                ok = present and labels[key] in values
+            elif op == "NotIn":
+                ok = not present or labels[key] not in values
+            elif op == "Exists":
+                ok = present
+            elif op == "DoesNotExist":
+                ok = not present
+            else:  # the API server rejects other operators; an invalid selector matches nothing
+                return False
+            if not ok:
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """One required PodAffinityTerm, resolved against the namespace of the pod that carries it."""
+
+    selector: LabelSelector
+    namespaces: frozenset[str] | None  # None: every namespace
+    topology_key: str
+
+    def matches(self, namespace: str, labels: Mapping[str, str]) -> bool:
+        return (self.namespaces is None or namespace in self.namespaces) and self.selector.matches(labels)
+
+
+def namespace_selector_unchecked(raw_terms: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether a term has a non-empty namespaceSelector (it needs namespace labels)."""
+    return any(not LabelSelector.parse(t.get("namespaceSelector")).empty
+               for t in raw_terms if t.get("namespaceSelector") is not None)
+
+
+def parse_terms(raw_terms: Iterable[Mapping[str, Any]] | None, own_namespace: str) -> tuple[AffinityTerm, ...]:
+    terms = []
+    for t in raw_terms or ():
+        listed = frozenset(str(n) for n in t.get("namespaces") or ())
+        # namespaceSelector {} is every namespace; a non-empty one is read as such too (see the module doc)
+        namespaces = (listed or frozenset({own_namespace})) if t.get("namespaceSelector") is None else None
+        terms.append(AffinityTerm(LabelSelector.parse(t.get("labelSelector")), namespaces,
+                                  str(t.get("topologyKey", ""))))
+    return tuple(terms)
+
+
+def required_terms(spec: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
+    """The raw required terms of `kind` (podAffinity or podAntiAffinity)."""
+    return list((((spec.get("affinity") or {}).get(kind) or {}).get(REQUIRED)) or ())
+
+
+class Placed(Protocol):
+    """What the filter reads of an existing pod (a model.PodInfo)."""
+
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def labels(self) -> dict[str, str]: ...
+    @property
+    def anti_affinity_terms(self) -> tuple[AffinityTerm, ...]: ...
+
+
+class Incoming(Placed, Protocol):
+    @property
+    def affinity_terms(self) -> tuple[AffinityTerm, ...]: ...
+
+
+@dataclass(slots=True)
+class AffinityCycle:
+    """PreFilter's counts per (topology key, value) for one incoming pod."""
+
+    affinity: Counter[Pair]  # existing pods matching ALL the pod's affinity terms, per term's domain
+    anti: Counter[Pair]  # existing pods matching one of the pod's anti-affinity terms
+    existing_anti: Counter[Pair]  # existing pods whose anti-affinity term matches the pod
+    matches_itself: bool  # the pod matches all its own affinity terms
+
+    @property
+    def idle(self) -> bool:
+        return not self.affinity and not self.anti and not self.existing_anti
+
+
+def prefilter(pod: Incoming, placed: Iterable[tuple[Placed, Mapping[str, str]]],
+              with_anti: Iterable[tuple[Placed, Mapping[str, str]]]) -> AffinityCycle:
+    """Count over `placed` (every existing pod with its node's labels) and `with_anti` (those with required
+    anti-affinity): walks `placed` only when the pod has terms of its own."""
+    affinity: Counter[Pair] = Counter()
+    anti: Counter[Pair] = Counter()
+    existing_anti: Counter[Pair] = Counter()
+    aff_terms, anti_terms = pod.affinity_terms, pod.anti_affinity_terms
+    if aff_terms or anti_terms:
+        for other, labels in placed:
+            if aff_terms and all(t.matches(other.namespace, other.labels) for t in aff_terms):
+                for t in aff_terms:
+                    if t.topology_key in labels:
+                        affinity[(t.topology_key, labels[t.topology_key])] += 1
+            for t in anti_terms:
+                if t.topology_key in labels and t.matches(other.namespace, other.labels):
+                    anti[(t.topology_key, labels[t.topology_key])] += 1
+    for other, labels in with_anti:
+        for t in other.anti_affinity_terms:
+            if t.topology_key in labels and t.matches(pod.namespace, pod.labels):
+                existing_anti[(t.topology_key, labels[t.topology_key])] += 1
+    matches_itself = bool(aff_terms) and all(t.matches(pod.namespace, pod.labels) for t in aff_terms)
+    return AffinityCycle(affinity, anti, existing_anti, matches_itself)
+
+
+def satisfies_affinity(pod: Incoming, cycle: AffinityCycle, labels: Mapping[str, str]) -> bool:
+    pods_exist = True
+    for t in pod.affinity_terms:
+        if t.topology_key not in labels:
+            return False  # every term's key must be on the node
+        if cycle.affinity[(t.topology_key, labels[t.topology_key])] <= 0:
+            pods_exist = False
+    return pods_exist or (not cycle.affinity and cycle.matches_itself)
+
+
+def filter_node(pod: Incoming, cycle: AffinityCycle, labels: Mapping[str, str]) -> str | None:
+    """kube-scheduler's InterPodAffinity Filter for one node: its reason, or None when the node passes."""
+    if pod.affinity_terms and not satisfies_affinity(pod, cycle, labels):
+        return AFFINITY_REASON
+    if cycle.anti and any(t.topology_key in labels and cycle.anti[(t.topology_key, labels[t.topology_key])] > 0
+                          for t in pod.anti_affinity_terms):
+        return ANTI_AFFINITY_REASON
+    if cycle.existing_anti and any(cycle.existing_anti[pair] > 0 for pair in labels.items()):
+        return EXISTING_ANTI_AFFINITY_REASON
+    return None
+
+
+def feasible_mask(pod: Incoming, cycle: AffinityCycle, alive: np.ndarray,
+                  domain: Callable[[str], Mapping[str, np.ndarray]]) -> np.ndarray:
+    """Vector form of :func:`filter_node` over node slots; `domain(key)` maps each value of the label `key` to the
+    slots of the nodes that carry it."""
+    mask = alive.copy()
+    n = len(mask)
+
+    def slots_of(pairs: Iterable[Pair]) -> np.ndarray:
+        out = np.zeros(n, dtype=bool)
+        for key, value in pairs:
+            idx = domain(key).get(value)
+            if idx is not None:
+                out[idx[idx < n]] = True
+        return out
+
+    if pod.affinity_terms:
+        has_keys = alive.copy()
+        exist = alive.copy()
+        for t in pod.affinity_terms:
+            has_keys &= slots_of((t.topology_key, v) for v in domain(t.topology_key))
+            exist &= slots_of(p for p, c in cycle.affinity.items() if c > 0 and p[0] == t.topology_key)
+        mask &= has_keys if (not cycle.affinity and cycle.matches_itself) else exist
+    keys = {t.topology_key for t in pod.anti_affinity_terms}
+    if cycle.anti and keys:
+        mask &= ~slots_of(p for p, c in cycle.anti.items() if c > 0 and p[0] in keys)
+    if cycle.existing_anti:
+        mask &= ~slots_of(p for p, c in cycle.existing_anti.items() if c > 0)
+    return mask
