@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from analysis_synth import CellSpec, SideSpec, insert_cells
 from podtax_analyzer.comparisons import compare_campaign
-from podtax_analyzer.stats.modes import check_unimodality, spread_ties
+from podtax_analyzer.stats.modes import check_unimodality, spread_ties, two_means_boundary
 
 SIDES = 200
 Draw = Callable[[np.random.Generator, int], np.ndarray]
@@ -64,3 +64,17 @@ def test_plain_error_counts_keep_their_ratio(con):
 def test_ties_are_spread_across_their_step(values, spread):
     out = spread_ties(np.array(values))
     assert out == pytest.approx(spread) and np.all(np.diff(out) >= 0)
+
+
+def test_two_modes_one_of_them_at_zero_are_split_where_they_lie(con):
+    # 10 pod runs at 0 errors and 10 near 10: the split was on log values, NaN with the 0s, and every run fell in one
+    # mode: "Two modes in the pod values (...): pod: 20 runs (100%) near 4 count"
+    pod = [v for pair in zip([0.0] * 10, [8.0, 9, 9, 10, 10, 10, 11, 11, 13, 13], strict=True) for v in pair]
+    host = [2.0, 3, 1, 4, 3, 2, 5, 3, 2, 4, 3, 1, 2, 6, 3, 2, 4, 3, 2, 3]
+    insert_cells(con, [CellSpec("node-a", SideSpec(np.array(host)), SideSpec(np.array(pod)), metric="errors",
+                                unit="count", higher_is_better=False)])
+    c = compare_campaign(con, "synthetic").cells[0]
+    said = c.flag_details["BIMODAL"]
+    assert "pod: 10 runs (50%) near 0 count and 10 runs (50%) near 10 count" in said, said
+    assert "100%" not in said.split("pod:")[-1] and c.ratio is None
+    assert two_means_boundary(np.array([0.0, 0, 0, 10, 10, 11])) == pytest.approx(5.0)

@@ -56,11 +56,13 @@ def median_place(side: SideModes, unit: str = "") -> str | None:
 
 def modes_gap(values: np.ndarray, boundary: float | None) -> float | None:
     """How far apart a side's two modes are (their medians, as a fraction of the lower one), split at its
-    two_means_boundary."""
+    two_means_boundary; infinite when the lower mode's median is 0 or less (no fraction of it says the gap)."""
     if boundary is None:
         return None
     low, high = (m.median for m in describe_modes(values, boundary))
-    return None if low is None or high is None else high / low - 1.0
+    if low is None or high is None:
+        return None
+    return high / low - 1.0 if low > 0 else float("inf")
 
 
 def modes_are_drift(values: np.ndarray, d: Drift, boundary: float | None) -> bool:

@@ -203,8 +203,15 @@ def spread_ties(asc: np.ndarray) -> np.ndarray:
 
 
 def two_means_boundary(x: np.ndarray) -> float | None:
-    """Boundary (metric unit) of the best 2-means split of log(x); None with < 2 distinct values."""
-    lx = np.sort(np.log(np.asarray(x, dtype=float)))
+    """Boundary (metric unit) of the best 2-means split of log(x); None with < 2 distinct values. A side holding 0
+    (or less: no logarithm) is split on its values, at the middle of the gap: on log values its 0s made every
+    boundary NaN, every run fell in one mode, and BIMODAL read "Two modes in the pod values ...: pod: 20 runs (100%)
+    near 4 count" for 10 runs at 0 errors and 10 near 10."""
+    v = np.sort(np.asarray(x, dtype=float))
+    if len(v) and not v[0] > 0:
+        best = _best_split(v)
+        return None if best is None else float(0.5 * (v[best - 1] + v[best]))
+    lx = np.log(v)
     best = _best_split(lx)
     return None if best is None else _boundary(lx, best)
 
