@@ -128,9 +128,22 @@ def _clean_run(nomad: Nomad, ctx: Context, tl: Timeline) -> str:
                else "it could not be reached" if isinstance(exc, Unreachable) else f"{type(exc).__name__}: {exc}")
         what = (f"could not delete {len(maybe)} volume(s) ({', '.join(maybe[:3])}{', ...' if len(maybe) > 3 else ''}"
                 f"; {why}) in")
+    _say_unanswered(ctx, tl)
     if not what:
         return ""
     said = (f"{what} the cleanup's {client.CLEANUP_WAIT_S:g} s: remove them with `podtax volumes cleanup --backend "
             f"nomad --campaign {ctx.run.campaign}`")
     log.warning("run %s: %s", ctx.run.run_id, said)
     return said
+
+
+def _say_unanswered(ctx: Context, tl: Timeline) -> None:
+    """Log the creates that got no answer in time: Nomad goes on with a create whose client left (its HTTP handler's
+    RPC is not cancelled), so such a volume may be registered after the run's cleanup looked for it, and stay. Before,
+    nothing said so: the run's cleanup found nothing and left_behind read 0."""
+    hung = [r.name for r in tl.objects.values() if "given_up" in r.t and "api_accepted" not in r.t]
+    if hung:
+        log.warning("run %s: %d create(s) got no answer in time (%s%s): Nomad may still make those volumes after this "
+                    "run's cleanup; look for them later with `podtax volumes cleanup --backend nomad --campaign %s`",
+                    ctx.run.run_id, len(hung), ", ".join(hung[:3]), ", ..." if len(hung) > 3 else "",
+                    ctx.run.campaign)
