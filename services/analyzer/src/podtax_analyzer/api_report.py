@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.compare_models import CampaignChange
-from podtax_analyzer.comparisons import UnknownCampaign
+from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
 from podtax_analyzer.exports import export_zip
 from podtax_analyzer.html_report import render_html
 from podtax_analyzer.report_data import load_report_data
@@ -64,11 +64,11 @@ def export_xlsx(request: Request, campaign: str, threshold: float = Threshold,
 def export_files(request: Request, campaign: str, format: Literal["csv", "parquet"] = Query("csv"),
                  threshold: float = Threshold, correction: Literal["holm", "bh"] = Correction) -> Response:
     con = request.app.state.store.cursor()
-    try:
-        data = load_report_data(con, campaign, threshold=threshold, correction=correction)
+    try:  # the comparison table only: the report's run values, provenance and placements are not in these files
+        report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
     except UnknownCampaign:
         raise _unknown(campaign) from None
-    return Response(export_zip(con, data.report, format), media_type="application/zip",
+    return Response(export_zip(con, report, format), media_type="application/zip",
                     headers=_attachment(f"{campaign}-{format}.zip"))
 
 
