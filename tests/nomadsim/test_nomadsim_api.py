@@ -88,6 +88,9 @@ def test_errors_use_nomads_strings(nomadsim: Sim) -> None:
     assert (r.status_code, r.text) == (500, "missing volume definition")
     r = httpx.put(f"{url}/v1/volume/csi/v/create", content=b"{not json")
     assert r.status_code == 400
+    r = httpx.put(f"{url}/v1/volume/csi/v/create", content=b"")  # Go's http.NoBody: decodeBody says so
+    assert (r.status_code, r.text) == (400, "Request body is empty")
+    assert httpx.put(f"{url}/v1/volume/csi/v/create", content=b" \n").text == "EOF"  # a body, decoded: nothing
     r = httpx.put(f"{url}/v1/volume/csi/v/create", json={"Volumes": [volume("v", RequestedCapacityMin="1GiB")]})
     assert r.status_code == 400 and "RequestedCapacityMin of type int64" in r.text
     # a namespace that does not exist is refused by the Raft write, after the plugin made the volume (Nomad's Create,

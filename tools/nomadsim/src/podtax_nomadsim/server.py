@@ -49,6 +49,8 @@ def _go_type(value: Any) -> str:
 
 def decode_volumes(raw: bytes) -> list[dict]:
     """The {"Volumes": [...]} body of register/create, type-checked like Go's decoder (400 on error)."""
+    if not raw:  # Go's server gives a request without a body http.NoBody: decodeBody's own words (http.go)
+        raise NomadError("Request body is empty", 400)
     if not raw.strip():
         raise NomadError("EOF", 400)
     try:
