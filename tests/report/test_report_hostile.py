@@ -183,3 +183,23 @@ def test_a_text_longer_than_a_cell_holds_is_cut_and_says_so(store):
     assert max(len(t) for t in texts) <= 32_767
     assert any(t.endswith("(cut: 40,009 characters, a cell holds 32,767)") and t.startswith("sysbench vvv")
                for t in texts), [t[-60:] for t in texts if len(t) > 1000]
+
+
+def test_medians_that_overflow_are_empty_in_the_exports_as_null_in_the_json(store):
+    # the medians of values near the float maximum overflow to inf: the JSON says null, comparisons.csv said `inf`,
+    # and the workbook had a number cell with no value (<v></v>)
+    import csv
+    import re
+    import zipfile
+
+    huge = [1.7e308, 1.6e308, 1.5e308, 1.7e308, 1.79e308, 1.1e308]
+    store.write_batch(result_events("huge", huge, huge))
+    client = TestClient(create_app(store))
+    (cell,) = client.get("/api/campaigns/huge/comparisons").json()["cells"]
+    assert (cell["host_median"], cell["pod_median"]) == (None, None)
+    zipped = zipfile.ZipFile(io.BytesIO(client.get("/api/campaigns/huge/export.zip").content))
+    (row,) = csv.DictReader(io.StringIO(zipped.read("comparisons.csv").decode()))
+    assert (row["host_median"], row["pod_median"]) == ("", "")
+    book = zipfile.ZipFile(io.BytesIO(client.get("/api/campaigns/huge/export.xlsx").content))
+    sheets = [book.read(n).decode() for n in book.namelist() if n.startswith("xl/worksheets/")]
+    assert not [m for s in sheets for m in re.findall(r"<v\s*/>|<v></v>", s)]

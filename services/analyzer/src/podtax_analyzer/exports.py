@@ -8,10 +8,11 @@ latencies) and comparisons (the comparison table, as the API returns it). Served
 from __future__ import annotations
 
 import io
+import math
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import duckdb
 
@@ -42,6 +43,12 @@ _OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 # one) as a formula: a tool build an import manifest named `hdparm 9.65 (=cmd|' /C calc'!A0)` reached runs.csv
 # as `=cmd|' /C calc'!A0`. Such text cells get a leading apostrophe, which spreadsheets show as text.
 FORMULA_START = r"^[=+\-@\t\r]"
+
+
+def finite(v: Any) -> Any:
+    """`v`, or None for a float that is not finite, as the API's JSON writes it (null): medians of values near
+    the float maximum overflow to inf, which comparisons.csv wrote as `inf` beside the JSON's null."""
+    return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def _as_text(con: duckdb.DuckDBPyConnection, query: str, params: list) -> str:
@@ -81,7 +88,7 @@ def write_exports(con: duckdb.DuckDBPyConnection, report: CampaignReport, folder
     try:
         cols = ", ".join(f'"{c}" {t}' for c, t in COMPARISON_COLUMNS.items())
         mem.execute(f"CREATE TABLE comparisons ({cols})")
-        rows = [[getattr(c, k) for k in COMPARISON_COLUMNS] for c in report.cells]
+        rows = [[finite(getattr(c, k)) for k in COMPARISON_COLUMNS] for c in report.cells]
         if rows:
             mem.executemany(f"INSERT INTO comparisons VALUES ({', '.join('?' * len(COMPARISON_COLUMNS))})", rows)
         path = folder / f"comparisons.{fmt}"

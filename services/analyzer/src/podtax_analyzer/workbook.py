@@ -25,7 +25,7 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 
-from podtax_analyzer.exports import FORMULA_START
+from podtax_analyzer.exports import FORMULA_START, finite
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
 from podtax_analyzer.report_models import CellComparison, SideModes
 from podtax_analyzer.svgplot import heat_colour
@@ -105,7 +105,8 @@ def _no_formula(cell: Any) -> Any:
 
 
 def _append(ws: Worksheet, values: list[Any]) -> None:
-    ws.append([_text(ws, v) for v in values])
+    # a float that is not finite is an empty cell, as the JSON's null: openpyxl wrote a number cell with no value
+    ws.append([_text(ws, finite(v)) for v in values])
 
 
 def _bold(ws: Worksheet, values: list[Any], size: int | None = None) -> list[WriteOnlyCell]:
