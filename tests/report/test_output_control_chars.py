@@ -41,7 +41,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("argv", [("report", "ctl"), ("report", "ctl", "--all-metrics"), ("compare", "ctl", "ctl2"),
-                                  ("results", "--campaign", "ctl")])
+                                  ("results", "--campaign", "ctl"), ("scores",)])
 def test_terminal_outputs_write_control_characters_as_text(url, argv, monkeypatch):
     monkeypatch.setenv("PODTAX_API_URL", url)
     out = cli_output(*argv)

@@ -21,6 +21,7 @@ from podtax import templates
 from podtax.cli.common import cluster_name, console, node_name, test_name, wide_console
 from podtax.cli.results import _get as api_get
 from podtax.config import SchedulerSettings
+from podtax.event_payloads import printable_tree
 
 IGNORED_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")  # the scheduler's default ignore_flags
 SHRINK_RUNS = 3.0  # the scheduler's default shrink_runs (k in n/(n+k))
@@ -101,6 +102,8 @@ def scores(
     if as_json:
         print(json.dumps({"scores": rows, "placements": placed}, indent=1))
         return 0
+    # names and words from the bus: never a terminal's control sequence, nor rich markup
+    rows, placed = printable_tree(rows), printable_tree(placed)
     out = wide_console()
     if not rows:
         console.print("no node scores yet" + (f" for {test}" if test else ""))
@@ -117,7 +120,7 @@ def scores(
             table.add_column(col, justify="right" if col in ("runs", "median") else "left")
         for r in sorted(group, key=lambda r: r["node"]):
             ci = f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)"
-            table.add_row(r["node"], str(r["n"]), _median(r), ci, r["updated_at"][:19].replace("T", " "),
+            table.add_row(escape(r["node"]), str(r["n"]), _median(r), ci, r["updated_at"][:19].replace("T", " "),
                           r["status"])
         out.print(table)
     ignored = sum(r["status"] != "used" for r in rows)
@@ -128,8 +131,8 @@ def scores(
         for col in ("placed at", "pod", "node", "test", "explanation"):
             table.add_column(col)
         for p in placed:
-            table.add_row(p["placed_at"][:19].replace("T", " "), f"{p['namespace']}/{p['pod']}", p["node"] or "-",
-                          p["test"] or "-", p["message"] or "")
+            table.add_row(p["placed_at"][:19].replace("T", " "), escape(f"{p['namespace']}/{p['pod']}"),
+                          escape(p["node"] or "-"), escape(p["test"] or "-"), escape(p["message"] or ""))
         out.print(table if placed else "no placements stored yet")
     return 0
 
