@@ -154,12 +154,18 @@ def test_finished_and_deleted_pods_do_not_count() -> None:
 
 def test_a_placed_pods_new_labels_count() -> None:
     e = P("e", Y)
-    s = build(THREE, [(e, "n1")])
+    guard = P("guard", Y, aff(anti=(term("zone", X),)))
+    s = build(THREE, [(e, "n1"), (guard, "n3")])
     incoming = PodInfo.from_dict(P("p", affinity=aff(anti=(term(labels=X),))))
     assert verdicts(s, incoming)[1] == {"n1", "n2", "n3"}
     e["metadata"]["labels"] = X
     s.upsert_pod(e)
     assert verdicts(s, incoming)[1] == {"n2", "n3"}
+    e["metadata"]["labels"] = Y
+    s.upsert_pod(e)
+    guard["metadata"]["labels"] = {"app": "z"}
+    s.upsert_pod(guard)  # relabelled, its anti-affinity still holds
+    assert verdicts(s, PodInfo.from_dict(P("q", X))) == ({"n1": None, "n2": None, "n3": EXIST}, {"n1", "n2"})
 
 
 def test_a_relabelled_node_moves_between_domains() -> None:

@@ -132,3 +132,17 @@ def test_spread_replicas_land_evenly_and_the_one_too_many_waits(sim_factory: Any
     failed = sim.wait_for(lambda: [e for e in events_for(sim, "r5") if e["reason"] == "FailedScheduling"])
     assert failed[0]["message"] == f"0/2 nodes are available: 1 Insufficient cpu, 1 {SKEW}.", failed
     assert not node_of("r5")
+
+
+def test_domains_follow_nodes_added_removed_and_relabelled() -> None:
+    exists = [{**spread(), "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}]
+    s = build(ZONES, [(P("e", X), "a1"), (P("f", {"app": "y"}), "b1")])
+    p = PodInfo.from_dict(P("p", X, exists))
+    assert {str(s.names[i]) for i in s.feasible(p)} == {"c1"}  # a 1, b 1, c 0: only c
+    s.delete_node("c1")
+    assert {str(s.names[i]) for i in s.feasible(p)} == {"a1", "a2", "b1"}  # a 1, b 1
+    s.upsert_node(node("d1", labels={"zone": "d"}))  # takes c1's slot
+    assert s.explain(p) == {"a1": SKEW, "a2": SKEW, "b1": SKEW, "d1": None}
+    assert {str(s.names[i]) for i in s.feasible(p)} == {"d1"}
+    s.upsert_node(node("d1", labels={"zone": "a"}))
+    assert {str(s.names[i]) for i in s.feasible(p)} == {"a1", "a2", "b1", "d1"}

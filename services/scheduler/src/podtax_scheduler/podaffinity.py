@@ -48,6 +48,18 @@ class LabelSelector:
                    tuple((str(e.get("key", "")), str(e.get("operator", "")),
                           frozenset(str(v) for v in e.get("values") or ())) for e in raw.get("matchExpressions") or ()))
 
+    def narrowing(self) -> list[tuple[str, str]] | None:
+        """Label pairs one of which every matching pod carries (to look pods up by label), or None if there are none:
+        the first matchLabels pair, else the values of the first In expression; [] for a selector matching nothing."""
+        if self.nothing:
+            return []
+        if self.match_labels:
+            return [self.match_labels[0]]
+        for key, op, values in self.expressions:
+            if op == "In":
+                return [(key, v) for v in values]
+        return None
+
     @property
     def empty(self) -> bool:
         return not self.nothing and not self.match_labels and not self.expressions

@@ -11,7 +11,7 @@ passes when it carries every key and, for each constraint, count(its domain) + (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -64,40 +64,40 @@ class Spreading(Counted, Protocol):
     def spread_constraints(self) -> tuple[SpreadConstraint, ...]: ...
 
 
+Codes = Callable[[str], tuple[list[str], np.ndarray]]  # label key -> (its values, each slot's value index or -1)
+
+
 @dataclass(slots=True)
 class SpreadCycle:
-    """PreFilter's state: per constraint, the count per domain value and the minimum the skew is taken from."""
+    """PreFilter's state per constraint: the count per domain value, and the minimum the skew is taken from."""
 
     counts: list[dict[str, int]]
     minimum: list[int]
     self_match: list[int]
+    by_code: list[np.ndarray]  # the count per value index of the constraint's key (0 where no domain)
 
 
-def prefilter(pod: Spreading, nodes: Iterable[tuple[Mapping[str, str], bool, bool, Iterable[Counted]]]) -> SpreadCycle:
-    """`nodes`: (labels, passes the pod's node affinity, tolerates its taints, pods on it) of every node."""
+def prefilter(pod: Spreading, eligible: Sequence[np.ndarray], codes: Codes,
+              placed: Iterable[tuple[Counted, int]]) -> SpreadCycle:
+    """`eligible[i]`: over node slots, the domains' nodes of constraint i (they carry every constraint's key and pass
+    its inclusion policies); `placed`: (pod, its node's slot) of the placed pods that may match a selector."""
     constraints = pod.spread_constraints
-    counts: list[dict[str, int]] = [{} for _ in constraints]
-    for labels, affinity_ok, taints_ok, pods in nodes:
-        if not all(c.topology_key in labels for c in constraints):
-            continue
-        eligible = [(not c.honor_affinity or affinity_ok) and (not c.honor_taints or taints_ok) for c in constraints]
-        if not any(eligible):
-            continue
-        matched = [0] * len(constraints)
-        for other in pods:
-            if other.deleting or other.namespace != pod.namespace:
-                continue
-            for i, c in enumerate(constraints):
-                if eligible[i] and c.selector.matches(other.labels):
-                    matched[i] += 1
-        for i, c in enumerate(constraints):
-            if eligible[i]:
-                value = labels[c.topology_key]
-                counts[i][value] = counts[i].get(value, 0) + matched[i]
-    minimum = [0 if len(cnt) < c.min_domains or not cnt else min(cnt.values())
-               for c, cnt in zip(constraints, counts, strict=True)]
+    placed = [(other, slot) for other, slot in placed if not other.deleting and other.namespace == pod.namespace]
+    counts, minimum, by_code = [], [], []
+    for c, elig in zip(constraints, eligible, strict=True):
+        values, code = codes(c.topology_key)
+        n = len(elig)
+        arr = np.zeros(len(values), dtype=np.int64)
+        slots = [slot for other, slot in placed if slot < n and elig[slot] and c.selector.matches(other.labels)]
+        if slots:
+            np.add.at(arr, code[np.array(slots, dtype=np.int64)], 1)
+        present = np.unique(code[:n][elig])
+        present = present[present >= 0]
+        counts.append({values[int(k)]: int(arr[k]) for k in present})
+        minimum.append(0 if len(present) < c.min_domains or not len(present) else int(arr[present].min()))
+        by_code.append(arr)
     self_match = [int(c.selector.matches(pod.labels)) for c in constraints]
-    return SpreadCycle(counts, minimum, self_match)
+    return SpreadCycle(counts, minimum, self_match, by_code)
 
 
 def filter_node(pod: Spreading, cycle: SpreadCycle, labels: Mapping[str, str]) -> str | None:
@@ -111,16 +111,12 @@ def filter_node(pod: Spreading, cycle: SpreadCycle, labels: Mapping[str, str]) -
     return None
 
 
-def feasible_mask(pod: Spreading, cycle: SpreadCycle, alive: np.ndarray,
-                  domain: Callable[[str], Mapping[str, np.ndarray]]) -> np.ndarray:
-    """Vector form of :func:`filter_node` over node slots (`domain` as in podaffinity.feasible_mask)."""
+def feasible_mask(pod: Spreading, cycle: SpreadCycle, alive: np.ndarray, codes: Codes) -> np.ndarray:
+    """Vector form of :func:`filter_node` over node slots."""
     n = len(alive)
     mask = alive.copy()
     for i, c in enumerate(pod.spread_constraints):
-        ok = np.zeros(n, dtype=bool)
-        for value, idx in domain(c.topology_key).items():
-            skew = cycle.counts[i].get(value, 0) + cycle.self_match[i] - cycle.minimum[i]
-            if skew <= c.max_skew:
-                ok[idx[idx < n]] = True
-        mask &= ok  # a node without the key is in no domain
+        code = codes(c.topology_key)[1][:n]
+        ok = cycle.by_code[i] + cycle.self_match[i] - cycle.minimum[i] <= c.max_skew
+        mask &= (code >= 0) & np.append(ok, False)[code]  # a node without the key (-1) is in no domain
     return mask

@@ -19,7 +19,7 @@ import numpy as np
 from podtax_scheduler import podspread
 from podtax_scheduler.filters import DEFAULT_FILTERS, FilterPlugin, NodeAffinity, Status, TaintToleration
 from podtax_scheduler.model import NodeInfo, PodInfo
-from podtax_scheduler.podaffinity import AffinityCycle, feasible_mask, filter_node, prefilter
+from podtax_scheduler.podaffinity import AffinityCycle, LabelSelector, feasible_mask, filter_node, prefilter
 from podtax_scheduler.quantity import PODS
 
 ASSUMED_TTL_S = 60.0
@@ -48,7 +48,9 @@ class ClusterState:
         self._static_cache: dict[str, tuple[int, np.ndarray]] = {}
         self.placed: dict[str, PodInfo] = {}  # uid -> the pod as counted on its node (InterPodAffinity reads them)
         self.with_anti: set[str] = set()  # uids of counted pods with required pod anti-affinity
+        self.by_label: dict[tuple[str, str], set[str]] = {}  # (label, value) -> uids of placed pods carrying it
         self._domains: dict[str, tuple[int, dict[str, np.ndarray]]] = {}  # label key -> value -> slots
+        self._codes_cache: dict[str, tuple[int, tuple[list[str], np.ndarray]]] = {}
 
     # ------------------------------------------------------------ columns
 
@@ -145,19 +147,44 @@ class ClusterState:
 
     # ------------------------------------------------------------ pods
 
+    def _place(self, uid: str, pod: PodInfo | None) -> None:
+        """Record (or, with None, drop) the pod counted on a node and its labels in the label index."""
+        old = self.placed.pop(uid, None)
+        if old is not None:
+            self.with_anti.discard(uid)
+            for pair in old.labels.items():
+                if (uids := self.by_label.get(pair)) is not None:
+                    uids.discard(uid)
+                    if not uids:
+                        del self.by_label[pair]
+        if pod is not None:
+            self.placed[uid] = pod
+            if pod.anti_affinity_terms:
+                self.with_anti.add(uid)
+            for pair in pod.labels.items():
+                self.by_label.setdefault(pair, set()).add(uid)
+
+    def _carrying(self, selectors: Iterable[LabelSelector]) -> Iterable[str]:
+        """Uids of the placed pods that may match one of `selectors` (all of them when one cannot narrow)."""
+        out: set[str] = set()
+        for selector in selectors:
+            pairs = selector.narrowing()
+            if pairs is None:
+                return self.pod_node
+            for pair in pairs:
+                out |= self.by_label.get(pair, set())
+        return out
+
     def _account(self, uid: str, node_name: str | None, requests: dict[str, int], pod: PodInfo | None = None) -> None:
         old = self.pod_node.get(uid)
         if old is not None:
             self._add_requests(old, uid, requests, -1)
             self.by_node.get(old, set()).discard(uid)
             del self.pod_node[uid]
-            self.placed.pop(uid, None)
-            self.with_anti.discard(uid)
+            self._place(uid, None)
         if node_name:
             if pod is not None:
-                self.placed[uid] = pod
-                if pod.anti_affinity_terms:
-                    self.with_anti.add(uid)
+                self._place(uid, pod)
             self.pod_node[uid] = node_name
             self.by_node.setdefault(node_name, set()).add(uid)
             self._add_requests(node_name, uid, requests, +1)
@@ -174,7 +201,7 @@ class ClusterState:
             self.assumed.pop(pod.uid, None)
             if old is not None and self.pod_node.get(pod.uid) == target and old.requests == pod.requests:
                 if target:
-                    self.placed[pod.uid] = pod  # its labels may have changed
+                    self._place(pod.uid, pod)  # its labels may have changed
                 return pod, old
             if pod.uid in self.pod_node:
                 # remove with the requests that were counted
@@ -265,6 +292,33 @@ class ClusterState:
         self._domains[key] = (gen, out)
         return out
 
+    def _codes(self, key: str) -> tuple[list[str], np.ndarray]:
+        """The values of label `key` and, per slot, the index of its node's value (-1: no such label or node)."""
+        gen = (self.static_gen << 32) + self.layout_gen
+        cached = self._codes_cache.get(key)
+        if cached is not None and cached[0] == gen:
+            return cached[1]
+        values = list(self._domain(key))
+        code = np.full(self._cap, -1, dtype=np.int64)
+        for k, value in enumerate(values):
+            code[self._domain(key)[value]] = k
+        if len(self._codes_cache) > 256:
+            self._codes_cache.clear()
+        self._codes_cache[key] = (gen, (values, code))
+        return values, code
+
+    def _plugin_mask(self, pod: PodInfo, plugin: FilterPlugin) -> np.ndarray:
+        """Slots passing one static filter plugin, cached per pod signature like :meth:`static_mask`."""
+        key = f"{plugin.name}\0{pod.signature}"
+        cached = self._static_cache.get(key)
+        if cached is not None and cached[0] == self.static_gen:
+            return cached[1]
+        mask = np.zeros(self._cap, dtype=bool)
+        for name, i in self.slot.items():
+            mask[i] = plugin.filter(pod, self.nodes[name]) is None
+        self._static_cache[key] = (self.static_gen, mask)
+        return mask
+
     def affinity_cycle(self, pod: PodInfo) -> AffinityCycle | None:
         """InterPodAffinity's PreFilter over the counted pods, or None when it has nothing to check."""
         if not pod.affinity_terms and not pod.anti_affinity_terms and not self.with_anti:
@@ -277,23 +331,29 @@ class ClusterState:
                 if node is not None and other is not None and uid != pod.uid:
                     yield other, node.labels
 
-        return prefilter(pod, on_nodes(self.pod_node), on_nodes(self.with_anti))
+        # a pod counted for affinity matches the first term; one counted for anti-affinity matches a term
+        selectors = [t.selector for t in (pod.affinity_terms[:1] + pod.anti_affinity_terms)]
+        return prefilter(pod, on_nodes(self._carrying(selectors)), on_nodes(self.with_anti))
 
     def spread_cycle(self, pod: PodInfo) -> podspread.SpreadCycle | None:
         """PodTopologySpread's PreFilter over every node, or None when the pod has no DoNotSchedule constraint."""
         if not pod.spread_constraints:
             return None
-        affinity, taints = NodeAffinity(), TaintToleration()
-        policies = (any(c.honor_affinity for c in pod.spread_constraints),
-                    any(c.honor_taints for c in pod.spread_constraints))
-
-        def nodes() -> Iterable[tuple[dict[str, str], bool, bool, Iterable[PodInfo]]]:
-            for name, node in self.nodes.items():
-                pods = (p for uid in self.by_node.get(name, ()) if (p := self.placed.get(uid)) is not None)
-                yield (node.labels, not policies[0] or affinity.filter(pod, node) is None,
-                       not policies[1] or taints.filter(pod, node) is None, pods)
-
-        return podspread.prefilter(pod, nodes())
+        n = self.size
+        has_keys = self.alive[:n].copy()
+        for c in pod.spread_constraints:
+            has_keys &= self._codes(c.topology_key)[1][:n] >= 0
+        eligible = []
+        for c in pod.spread_constraints:
+            mask = has_keys
+            if c.honor_affinity:
+                mask = mask & self._plugin_mask(pod, NodeAffinity())[:n]
+            if c.honor_taints:
+                mask = mask & self._plugin_mask(pod, TaintToleration())[:n]
+            eligible.append(mask)
+        placed = [(other, self.slot[name]) for uid in self._carrying(c.selector for c in pod.spread_constraints)
+                  if (other := self.placed.get(uid)) is not None and (name := self.pod_node.get(uid)) in self.slot]
+        return podspread.prefilter(pod, eligible, self._codes, placed)
 
     def feasible(self, pod: PodInfo) -> np.ndarray:
         """Slot indices of the nodes where the pod fits (caller holds the lock)."""
@@ -302,7 +362,7 @@ class ClusterState:
         mask = self.static_mask(pod)[:n] & self.fit_mask(pod)
         spread = self.spread_cycle(pod)
         if spread is not None and mask.any():
-            mask &= podspread.feasible_mask(pod, spread, self.alive[:n], self._domain)
+            mask &= podspread.feasible_mask(pod, spread, self.alive[:n], self._codes)
         cycle = self.affinity_cycle(pod)
         if cycle is not None and (pod.affinity_terms or not cycle.idle) and mask.any():
             mask &= feasible_mask(pod, cycle, self.alive[:n], self._domain)
