@@ -180,6 +180,9 @@ def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
     if any(sign in str(exc) for sign in DAMAGED):  # was told to free space and wait, which never helps (audit)
         return (f"{what}: the file is damaged (cut short or overwritten); stop the analyzer and restore the file from "
                 "a backup, or move it away for a new one")
+    if "File too large" in str(exc):  # EFBIG: freeing space does not help (audit hG)
+        return (f"{what}: a file size limit stops the file growing: raise it (ulimit -f; LimitFSIZE= of its systemd "
+                "unit; prlimit --fsize on the running analyzer); storing resumes by itself")
     return f"{what}: free space on its disk (or fix its permissions); storing resumes by itself"
 
 

@@ -235,7 +235,8 @@ class Store:
             yield con
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):  # DuckDB may have aborted it (a write refused in its WAL): its
+                con.execute("ROLLBACK")  # 'cannot rollback - no transaction is active' hid the cause (audit hG)
             raise
         finally:
             con.close()
