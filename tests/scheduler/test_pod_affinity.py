@@ -100,6 +100,17 @@ CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, str]], list[tuple[dic
     ("existing pod's non-empty namespaceSelector is read as every namespace", P("p", X, namespace="other"), THREE,
      [(P("e", Y, aff(anti=(term("zone", X, namespaceSelector={"matchLabels": {"team": "t"}}),))), "n1")],
      {"n1": EXIST, "n2": EXIST, "n3": None}),
+    ("anti-affinity matchLabelKeys: only the pod's own revision", P("p", {"app": "x", "rev": "2"}, aff(anti=(
+        term(labels=X, matchLabelKeys=["rev"]),))), THREE,
+     [(P("e1", {"app": "x", "rev": "1"}), "n1"), (P("e2", {"app": "x", "rev": "2"}), "n2")],
+     {"n1": None, "n2": ANTI, "n3": None}),
+    ("affinity mismatchLabelKeys: beside another tenant's pod", P("p", {"app": "x", "tenant": "a"}, aff(
+        term(labels=X, mismatchLabelKeys=["tenant"]))), THREE,
+     [(P("e1", {"app": "x", "tenant": "a"}), "n1"), (P("e2", {"app": "x", "tenant": "b"}), "n2")],
+     {"n1": AFF, "n2": None, "n3": AFF}),
+    ("matchLabelKeys leaves an absent labelSelector matching nothing", P("p", {"rev": "2"}, aff(anti=(
+        {"topologyKey": HOST, "matchLabelKeys": ["rev"]},))), THREE, [(P("e", {"rev": "2"}), "n1")],
+     {"n1": None, "n2": None, "n3": None}),
     ("affinity is reported before anti-affinity, anti-affinity before existing pods'",
      P("p", X, aff(term("zone", {"db": "1"}), anti=(term(labels=X),))), THREE,
      [(P("db", {"db": "1"}, aff(anti=(term(labels=X),))), "n1"), (P("e", X), "n2")],

@@ -171,8 +171,8 @@ class PodInfo:
                               for t in tolerations_raw),
             node_selector=node_selector, required_terms=_terms(affinity),
             gated=bool(spec.get("schedulingGates")), unchecked=unchecked_constraints(spec),
-            affinity_terms=parse_terms(required_terms(spec, "podAffinity"), namespace),
-            anti_affinity_terms=parse_terms(required_terms(spec, "podAntiAffinity"), namespace),
+            affinity_terms=parse_terms(required_terms(spec, "podAffinity"), namespace, labels),
+            anti_affinity_terms=parse_terms(required_terms(spec, "podAntiAffinity"), namespace, labels),
             spread_constraints=parse_constraints(spec, labels),
             scheduled=next(((str(c.get("status") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
                             for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None),

@@ -105,14 +105,24 @@ def namespace_selector_unchecked(raw_terms: Iterable[Mapping[str, Any]]) -> bool
                for t in raw_terms if t.get("namespaceSelector") is not None)
 
 
-def parse_terms(raw_terms: Iterable[Mapping[str, Any]] | None, own_namespace: str) -> tuple[AffinityTerm, ...]:
+def parse_terms(raw_terms: Iterable[Mapping[str, Any]] | None, own_namespace: str,
+                own_labels: Mapping[str, str] | None = None) -> tuple[AffinityTerm, ...]:
+    """Terms of the pod in `own_namespace` with `own_labels`: matchLabelKeys / mismatchLabelKeys add `key In` /
+    `key NotIn` the pod's value of each key it carries to a labelSelector that is present, as the API server (1.31+)
+    merges them at creation (merging an already merged term again changes nothing)."""
+    labels = own_labels or {}
     terms = []
     for t in raw_terms or ():
         listed = frozenset(str(n) for n in t.get("namespaces") or ())
         # namespaceSelector {} is every namespace; a non-empty one is read as such too (see the module doc)
         namespaces = (listed or frozenset({own_namespace})) if t.get("namespaceSelector") is None else None
-        terms.append(AffinityTerm(LabelSelector.parse(t.get("labelSelector")), namespaces,
-                                  str(t.get("topologyKey", ""))))
+        selector = LabelSelector.parse(t.get("labelSelector"))
+        added = tuple((str(k), op, frozenset({labels[str(k)]}))
+                      for field, op in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn"))
+                      for k in t.get(field) or () if str(k) in labels)
+        if added and not selector.nothing:
+            selector = LabelSelector(selector.match_labels, selector.expressions + added)
+        terms.append(AffinityTerm(selector, namespaces, str(t.get("topologyKey", ""))))
     return tuple(terms)
 
 
