@@ -108,7 +108,8 @@ def test_the_step_of_a_scale(values, step):
     ([1000] * 8, [500] * 10, 1.0),  # between the sides: no step
     ([1000] * 6 + [950] * 2, [1000] * 10, 50.0),  # within a side, each value twice
     ([1000] * 8, [1000] * 7 + [950, 950, 1050], 50.0),
-    ([0.5, 0.5, 0.75, 0.75], [], 0.25), ([0.5, 0.75], [0.5], 0.0),
+    ([0.5, 0.5, 0.75, 0.75], [], 0.25), ([0.5, 0.75], [0.5], 0.01),  # no gap qualifies: the printed step (2 decimals)
+    ([0.5001, 0.7502], [0.5], 0.0001),
 ])
 def test_the_step_of_a_cells_scale_is_taken_within_a_side_never_from_a_stray(rest, other, step):
     assert scale_step(np.array(rest, float), np.array(other, float)) == pytest.approx(step)
