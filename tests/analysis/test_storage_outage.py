@@ -24,7 +24,7 @@ from podtax_analyzer.store import Store
      "raise PODTAX_ANALYZER_MEMORY_MB"),
     (duckdb.IOException("IO Error: Could not write file: No space left on device"), "free space on its disk"),
     (OSError(28, "No space left on device"), "free space on its disk"),
-    (duckdb.FatalException("FATAL Error: database has been invalidated"), "restart the analyzer"),
+    (duckdb.FatalException("FATAL Error: database has been invalidated"), "the analyzer opens it again itself"),
     (duckdb.IOException('IO Error: Could not read enough bytes from file "a.duckdb": attempted to read 262144 bytes '
                         'from location 1060864'), "the file is damaged"),  # a file cut short: was "free space"
     (duckdb.IOException("IO Error: Corrupt database file: computed checksum 1 does not match stored checksum 2 in "

@@ -18,6 +18,7 @@ import duckdb
 import httpx
 from podtax import events, natsserver
 from podtax.bus import Bus
+from podtax_analyzer.store import Store
 
 from tests.integration.harness import services, wait_for
 
@@ -72,4 +73,60 @@ async def test_a_write_refused_mid_batch_is_named_and_storing_resumes_once_the_d
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone() == (N, N)
     assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM raw_logs").fetchone() == (N, N)
+    con.close()
+
+
+async def test_a_database_duckdb_invalidated_is_opened_again_once_the_disk_takes_writes(
+        nats_url: str, tmp_path: Path) -> None:
+    """A checkpoint that cannot write the file (DuckDB's own, once its WAL passes 16 MB; a full disk, here a file
+    size limit just above the file's size) makes DuckDB invalidate the database: every later statement failed
+    ('database has been invalidated ... must be restarted'), the log named the cause on no line (DuckDB gives it on
+    a second line, 'Original error: ...'), /healthz answered 500 with a traceback, and nothing was stored again
+    until someone restarted the analyzer (`podtax up` does not: it still runs). Now /healthz says 503 and why, the
+    log names the cause and its fix, and the analyzer opens the file again itself once it can (its WAL replayed):
+    every result stored once."""
+    db = tmp_path / "podtax.duckdb"
+    store = Store(db)  # the analyzer's own file, 20 MB: the WAL (16 MB before DuckDB checkpoints) fits below the limit
+    store.con.execute("CREATE TABLE pad AS SELECT range AS i, md5(range::VARCHAR) || md5((range + 1)::VARCHAR) AS s "
+                      "FROM range(600000)")
+    store.con.execute("CHECKPOINT")
+    store.close()
+    n = 16_000  # about 16 MB of WAL with their results
+    port = natsserver.free_port()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": nats_url,
+           "PODTAX_ANALYZER_DB": str(db), "PODTAX_ANALYZER_PORT": str(port), "PODTAX_LOG_FORMAT": "text"}
+    limit = (db.stat().st_size + 65536, resource.RLIM_INFINITY)
+    text = LOG.read_text()
+    async with services(nats_url, tmp_path) as s:
+        await s.parser()
+        with open(tmp_path / "analyzer.log", "wb") as out:
+            analyzer = subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stdout=out,
+                                        stderr=subprocess.STDOUT,
+                                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, limit))  # noqa: PLW1509
+        try:
+            await wait_for(lambda: health(port), 60, "the analyzer's API")
+            bus = await Bus.connect(nats_url, "test")
+            now = events.now()
+            for first in range(0, n, 2000):
+                await bus.publish_many([events.raw_log(events.RawLog(
+                    run=events.RunSpec(run_id=f"v-{i}", campaign="inv", node="n1", env="host", test="sysbench-cpu",
+                                       params={"threads": 1, "max_prime": 100000, "events": 200}),
+                    stdout=text, exit_code=0, started_at=now, ended_at=now), "test")
+                    for i in range(first, first + 2000)])
+            await bus.close()
+            await wait_for(lambda: "invalidated" in (tmp_path / "analyzer.log").read_text(), 180, "the invalidation")
+            status, body = await wait_for(lambda: (h := health(port)) and h[0] != 200 and h, 30, "/healthz's 503")
+            assert status == 503 and body["status"] == "storage unavailable", (status, body)  # was 500, no body
+            resource.prlimit(analyzer.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            await wait_for(lambda: (h := health(port)) and h[0] == 200 and h[1]["runs"] == n, 180,
+                           f"all {n} results once the file can grow")
+        finally:
+            analyzer.terminate()
+            analyzer.wait(60)
+    log = (tmp_path / "analyzer.log").read_text()
+    assert "Original error: \"Failed to create checkpoint because of error: Could not write file" in log, log[-3000:]
+    assert "raise its file size limit (ulimit -f" in log and "opened again after DuckDB invalidated it" in log
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone() == (n, n)
+    assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM raw_logs").fetchone() == (n, n)
     con.close()

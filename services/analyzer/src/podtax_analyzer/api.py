@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from fastapi import FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
@@ -23,7 +24,7 @@ from podtax_analyzer.store import Store
 class Health(BaseModel):
     status: str
     db: str
-    runs: int
+    runs: int  # -1 while the database does not answer (storage says why)
     nats: str = "connected"
     storage: str = "ok"  # or what failed in the last write and what to fix (batches are held meanwhile)
 
@@ -106,10 +107,13 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
     @app.get("/healthz", response_model=Health, responses={503: {"model": Health}})
     def healthz(request: Request, response: Response) -> Health:
         """200 while the database answers, takes writes and NATS is connected; 503 (same body) otherwise."""
-        cur = request.app.state.store.cursor()
-        (n,) = cur.execute("SELECT count(*) FROM runs").fetchone()
-        connected = getattr(request.app.state, "nats_connected", lambda: True)()
         fault = getattr(request.app.state, "storage_problem", lambda: None)()
+        try:
+            with request.app.state.store.cursor() as cur:
+                (n,) = cur.execute("SELECT count(*) FROM runs").fetchone()
+        except duckdb.Error as exc:  # a database DuckDB invalidated answered 500, a traceback (audit hG)
+            n, fault = -1, fault or f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        connected = getattr(request.app.state, "nats_connected", lambda: True)()
         if not connected or fault:
             response.status_code = 503
         status = "nats disconnected" if not connected else "storage unavailable" if fault else "ok"

@@ -52,6 +52,8 @@ class Analyzer:
         """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered). If the
         storage itself fails (full disk, DuckDB out of memory), the batch is held and retried (Unavailable)."""
         try:
+            if self.storage_problem and await asyncio.to_thread(self.store.reopen_if_invalidated):
+                log.warning("%s opened again after DuckDB invalidated it", self.settings.analyzer_db)
             with metrics.ANALYZER_WRITE_SECONDS.time():
                 new_runs, poison = await asyncio.to_thread(write_isolating, self.store.write_batch, batch)
         except Exception as exc:
@@ -171,12 +173,18 @@ HEADERS_BYTES = 3 * 4096  # a DuckDB file's main header and its two database hea
 
 def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
     """What failed in the storage and what to fix, for the operator (the batch waits meanwhile)."""
-    what = f"storing to {settings.analyzer_db} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:300]})"
+    lines = str(exc).splitlines() or [""]
+    cause = next((line for line in lines[1:] if line.startswith("Original error:")), "")  # why DuckDB gave up
+    said = " ".join(part for part in (lines[0][:300], cause[:300]) if part)
+    what = f"storing to {settings.analyzer_db} failed ({type(exc).__name__}: {said})"
     if type(exc).__name__ == "OutOfMemoryException":
         return (f"{what}: DuckDB reached its memory limit of {settings.analyzer_memory_mb} MB; raise "
                 "PODTAX_ANALYZER_MEMORY_MB and restart the analyzer")
     if type(exc).__name__ == "FatalException" or "invalidated" in str(exc):
-        return f"{what}: DuckDB gave up on the file until it is reopened; fix the cause, then restart the analyzer"
+        fix = ("raise its file size limit (ulimit -f; LimitFSIZE= of its systemd unit; prlimit --fsize on the running "
+               "analyzer)" if "File too large" in str(exc) else "free space on its disk" if "No space" in str(exc)
+               else "fix the cause")
+        return f"{what}: DuckDB gave up on the file until it is opened again; {fix}: the analyzer opens it again itself"
     if any(sign in str(exc) for sign in DAMAGED):  # was told to free space and wait, which never helps (audit)
         return (f"{what}: the file is damaged (cut short or overwritten); stop the analyzer and restore the file from "
                 "a backup, or move it away for a new one")

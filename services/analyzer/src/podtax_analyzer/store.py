@@ -218,6 +218,27 @@ class Store:
         self.replaced = 0  # moves before and after each replace_results (_replacing): score caches start afresh
         self.replacing = 0  # replacements under way (_replacing, nested in a reparse's vacuuming)
 
+    def reopen_if_invalidated(self) -> bool:
+        """Open the file again if DuckDB invalidated it (a checkpoint that could not write it: a full disk, a file
+        size limit): DuckDB 2.0 then refuses every statement until the database is opened again, though the disk
+        takes writes again (audit hG). The WAL is replayed. A reopen that fails raises (the disk still full) and
+        is tried again at the next call. Waits for the statements under way; score caches start afresh."""
+        try:
+            with self.cursor() as con:
+                con.execute("SELECT 1").fetchall()
+            return False
+        except duckdb.Error as exc:
+            if type(exc).__name__ != "FatalException" and "invalidated" not in str(exc):
+                raise
+        with self._replacing(), self._reads.writing(), self._lock:
+            with contextlib.suppress(duckdb.Error):
+                self.con.close()
+            self.con = duckdb.connect(str(self.path))
+            if self.memory_mb is not None:
+                self.con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+            self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
+        return True
+
     def cursor(self) -> Cursor:
         """A cursor (a duckdb.DuckDBPyConnection's methods) whose statements never meet the flush's eviction."""
         return Cursor(self._raw_cursor(), self._reads)
