@@ -75,3 +75,29 @@ def test_pod_startup_create_stored_then_answered_504_is_the_runs_own(kubesim_fac
         (name, why), = tl.retried.items()
         assert name.endswith("-0002") and why == f"create: 504 Gateway Timeout ({HELD})", tl.retried
     assert tl.left_behind == 0 and leftovers(sim.kubeconfig) == []
+
+
+def test_a_leftover_of_an_earlier_execution_of_the_run_is_not_taken_for_its_own(kubesim_factory: Any,
+                                                                                 run_cp: Any) -> None:
+    """Review r1: the same run executed again (a runner restarted mid-run) finds a claim its earlier execution left,
+    with the same name and run label. Its create answered 504 without storing it and sent again met 409 for that
+    leftover, which was adopted as the run's own claim (its old uid, events and times). Only this execution's
+    podtax.io/attempt annotation makes a claim its own: the leftover is a collision, said with the fix."""
+    from podtax import config
+    from podtax.template_params import VolumeChurn
+    from podtax_runner.controlplane.common import Context
+    from podtax_runner.controlplane.kvolumes import claim_manifest
+
+    faults = {"failCreates": [{"match": "persistentvolumeclaims/-0002", "status": 504, "times": 1}]}  # not stored
+    sim = kubesim_factory({**cluster(provision=0.05, delete=0.02), "faults": faults}, kubelet="none")
+    run = spec("volume-churn", count=3, concurrency=1, timeout=30)
+    ns = config.load(config.RunnerSettings).runner_namespace  # the run's namespace
+    earlier = Context(run, ns, 0.0)  # the earlier execution: same run, its own attempt
+    name = earlier.name("vc", 2)
+    sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, namespace="")
+    sim.create(claim_manifest(earlier, name, VolumeChurn(**run.params)), ns)  # directly: the fault is the run's
+    tl = run_cp(run, kube=sim)
+    left = tl.objects[name]
+    assert left.error and "exists already, left by an earlier run of campaign cp" in left.error, left.error
+    assert "api_accepted" not in left.t and left.server == {}, (left.t, left.server)  # none of its times adopted
+    assert sum(r.error is None for r in tl.objects.values()) == 2

@@ -8,6 +8,7 @@ import logging
 import re
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,9 @@ log = logging.getLogger("podtax.runner.controlplane")
 LABEL_CAMPAIGN = "podtax.io/campaign"
 LABEL_RUN = "podtax.io/run"
 LABEL_KIND = "podtax.io/kind"
+# one value per execution of a run (Context.attempt): tells the objects this execution made from those an earlier
+# execution of the same run left, which carry the same names and labels (kubeapi.stored_before)
+ANNOTATION_ATTEMPT = "podtax.io/attempt"
 KIND = "control-plane"  # sets these objects apart from pod runs' Jobs, which carry the same campaign label
 MANAGED = {"app.kubernetes.io/managed-by": "podtax"}
 WAIT_STEP_S = 0.02
@@ -177,6 +181,7 @@ class Context:
     simulated: bool = False
     # the API has not been reached for a stall window (Kube.down: a watch or poll that keeps being refused): why
     api_down: Callable[[float], Aborted | None] = lambda _grace_s: None
+    attempt: str = field(default_factory=lambda: uuid.uuid4().hex)  # this execution's ANNOTATION_ATTEMPT
 
     @property
     def label(self) -> str:
@@ -184,6 +189,9 @@ class Context:
 
     def labels(self) -> dict[str, str]:
         return {**MANAGED, LABEL_KIND: KIND, LABEL_CAMPAIGN: self.run.campaign[:63], LABEL_RUN: self.label}
+
+    def annotations(self) -> dict[str, str]:
+        return {ANNOTATION_ATTEMPT: self.attempt}
 
     @property
     def selector(self) -> str:

@@ -27,7 +27,15 @@ from podtax.kubeclient import refresh_at_most_every, unvalidated
 from prometheus_client.parser import text_string_to_metric_families
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.common import LABEL_RUN, Aborted, Unreachable, broken, not_allowed, refusal, unreachable
+from podtax_runner.controlplane.common import (
+    ANNOTATION_ATTEMPT,
+    Aborted,
+    Unreachable,
+    broken,
+    not_allowed,
+    refusal,
+    unreachable,
+)
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -178,18 +186,20 @@ class Kube:
 
 
 def stored_before(kube: Kube, exc: BaseException, read: Callable[..., Any], name: str, namespace: str,
-                  run_label: str) -> Obj | None:
+                  attempt: str) -> Obj | None:
     """The run's own object `name` when its create, sent again, met 409 AlreadyExists: an earlier attempt was stored
-    although its answer was an error (the API server's 504 while the write went on and committed); the run's label
-    (podtax.io/run) tells it from a leftover. None otherwise (an audit: such an object was failed, a claim as 'left by
-    an earlier run of campaign ...', its timings lost)."""
+    although its answer was an error (the API server's 504 while the write went on and committed). This execution's
+    `attempt` (annotation podtax.io/attempt, Context.attempt) tells it from a leftover: an earlier execution of the same
+    run left objects of the same name and run label (review r1: one was adopted, its old events and times with it).
+    None otherwise (an audit: such an object was failed, a claim as 'left by an earlier run of campaign ...', its
+    timings lost)."""
     if not (isinstance(exc, ApiException) and exc.status == 409 and getattr(exc, "podtax_sent", 1) > 1):
         return None
     try:
         obj = kube.call("get", read, name, namespace, retry=False)
     except (ApiException, OSError):
         return None
-    return obj if ((obj.get("metadata") or {}).get("labels") or {}).get(LABEL_RUN) == run_label else None
+    return obj if ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ATTEMPT) == attempt else None
 
 
 def request_totals(text: str, name: str = "apiserver_request_total",

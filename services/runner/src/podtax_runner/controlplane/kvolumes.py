@@ -41,7 +41,7 @@ def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
     if p.storage_class:
         spec["storageClassName"] = p.storage_class
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "labels": ctx.labels()}, "spec": spec}
+            "metadata": {"name": name, "labels": ctx.labels(), "annotations": ctx.annotations()}, "spec": spec}
 
 
 def _meta(obj: Obj) -> Obj:
@@ -220,7 +220,7 @@ class VolumeChurnK8s(ObjectChurn):
                                  again=tl.resender(name, "request_sent", "create"))
         except CALL_ERRORS as exc:
             if (own := stored_before(self.kube, exc, self.kube.core.read_namespaced_persistent_volume_claim, name,
-                                     self.ns, self.ctx.label)) is None:
+                                     self.ns, self.ctx.attempt)) is None:
                 if isinstance(exc, ApiException) and exc.status == 409:
                     tl.fail(name, self._collision(name))  # the error's first words; _error counts it
                 self._error(name, "create", exc)

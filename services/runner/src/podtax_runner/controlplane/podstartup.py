@@ -31,7 +31,7 @@ def pod_manifest(ctx: Context, name: str, p: PodStartup, claim: str | None) -> O
         spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
     return {"apiVersion": "v1", "kind": "Pod", "spec": spec,
             "metadata": {"name": name, "labels": ctx.labels(),
-                         "annotations": {"podtax.io/sim-duration-seconds": "inf"}}}
+                         "annotations": {"podtax.io/sim-duration-seconds": "inf", **ctx.annotations()}}}
 
 
 # the pod's end points in the order a kubelet reaches them, and what a pod given up lacked
@@ -174,7 +174,7 @@ class PodStartupRun(ObjectChurn):
                                    claim_manifest(self.ctx, claim, vc))
                 except ApiException as exc:  # a 409 on a retry for the run's own claim: an earlier attempt made it
                     if stored_before(self.kube, exc, core.read_namespaced_persistent_volume_claim, claim, self.ns,
-                                     self.ctx.label) is None:
+                                     self.ctx.attempt) is None:
                         raise
             self.tl.mark(name, "request_sent")
             try:
@@ -183,7 +183,7 @@ class PodStartupRun(ObjectChurn):
                                      again=self.tl.resender(name, "request_sent", "create"))
             except ApiException as exc:  # likewise: timed from the first attempt (resender held it)
                 if (obj := stored_before(self.kube, exc, core.read_namespaced_pod, name, self.ns,
-                                         self.ctx.label)) is None:
+                                         self.ctx.attempt)) is None:
                     raise
             self.tl.mark(name, "api_accepted")
             self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
