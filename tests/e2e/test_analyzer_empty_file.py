@@ -100,3 +100,21 @@ def test_a_read_only_file_system_and_a_refused_write_are_named_with_their_fix(tm
         line = open_problem(duckdb.IOException(text), db)
         assert line.startswith(f"PODTAX_ANALYZER_DB: cannot open {db}: {why}"), line
         assert "fix it" not in line, line
+
+
+def test_up_on_a_file_that_is_not_duckdb_says_what_to_do_and_leaves_it(tmp_path: Path) -> None:
+    """Another program's file where `podtax up` keeps its database: the refusal said 'name a new file or an analyzer's
+    database', a setting `podtax up` does not take (audit hG); now it says to move it away or use another
+    --data-dir, and the file is left as it was."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "podtax.duckdb").write_bytes(b"not a database\n" * 100)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}
+    done = subprocess.run([sys.executable, "-m", "podtax.cli.main", "up", "--data-dir", str(data), "--api-port",
+                           str(natsserver.free_port()), "--no-kubesim", "--node", "n1"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert f"{data / 'podtax.duckdb'} is not a DuckDB database file (left as it is): move it away, or name a new " \
+           "file or an analyzer's database (podtax up: another --data-dir)" in line, line
+    assert (data / "podtax.duckdb").read_bytes() == b"not a database\n" * 100

@@ -284,7 +284,8 @@ class AnalyzerSettings(Common):
         if not str(v).strip() or str(v) == "." or v.is_dir():
             raise ValueError("names a folder: give a file, e.g. .podtax/podtax.duckdb")
         if v.is_file() and v.stat().st_size > 0 and not is_duckdb_file(v):
-            raise ValueError(f"{v} is not a DuckDB database file: name a new file or an analyzer's database")
+            raise ValueError(f"{v} is not a DuckDB database file (left as it is): move it away, or name a new file or "
+                             "an analyzer's database (podtax up: another --data-dir)")
         for parent in v.parents:
             if parent.exists():
                 if not parent.is_dir():
