@@ -37,6 +37,7 @@ def test_a_group_on_each_side_is_said_for_both(con, host, pod):
     for text in (c.sentence, c.flag_details["OUTLIERS"]):
         assert f"{low} of {len(host)} host runs" in text and f"{high} of {len(pod)} pod runs" in text, text
         assert text.index("host runs") < text.index("pod runs")  # the baseline first
+    assert "each side's runs lie together and on one side of its median" in c.flag_details["OUTLIERS"]
     assert not is_clean(c)  # the summary's mean leaves it out, saying why
     assert any("second group" in r for s in report.summary for rs in s.nodes_excluded.values() for r in rs), \
         report.summary

@@ -304,7 +304,9 @@ class RunnerSettings(Common):
     runner_nomad_addr: str = Field("http://127.0.0.1:4646", pattern=r"^https?://",
                                    description="Nomad HTTP API for volume-churn on nomad (like NOMAD_ADDR).")
     runner_nomad_token: SecretStr | None = Field(None, description="Nomad ACL token (X-Nomad-Token); empty = none "
-                                                 "(as Nomad's CLI reads an empty NOMAD_TOKEN).")
+                                                 "(as Nomad's CLI reads an empty NOMAD_TOKEN). Its policy needs "
+                                                 '`namespace "<ns>" { capabilities = ["csi-write-volume", '
+                                                 '"csi-list-volume"] }` and `plugin { policy = "read" }`.')
 
     @field_validator("runner_nomad_token", mode="before")
     @classmethod

@@ -336,15 +336,18 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
              group: tuple[str | None, dict[str, np.ndarray]] = (None, {}), split: frozenset[str] = frozenset()
              ) -> str | None:
     """``found``: each side's outliers (indices), beyond ``cutoffs`` (each value's, stats.outliers.cutoffs_within);
-    ``group``: second_group's phrase and its runs (indices, of one side) when some of the outliers are a second group;
+    ``group``: second_group's phrase and its runs (indices, by side) when some of the outliers form a second group
+    (on one side, or one on each);
     ``split``: the sides scored within two modes (stats.outliers.modified_z_within), whose outliers lie far from their
     mode's median."""
     phrase, grouped = group
     if phrase:
         rest = {env: np.setdiff1d(idx, grouped.get(env, idx[:0])) for env, idx in found.items()}
         others = f"Besides, {far}. " if (far := _far_off(cell, rest, cutoffs, split)) else ""
-        return (f"Outliers: {phrase}: together and on one side of the median, a second group of runs rather than "
-                f"noise (modified z-score above {_above(grouped, cutoffs)}). {others}"
+        what = ("each side's runs lie together and on one side of its median, a second group of runs"
+                if len(grouped) > 1 else "together and on one side of the median, a second group of runs")
+        return (f"Outliers: {phrase}: {what} rather than noise (modified z-score above {_above(grouped, cutoffs)}). "
+                f"{others}"
                 "They are kept; the median and the ratio do not show them, so the cell is never called equivalent.")
     if not (far := _far_off(cell, found, cutoffs, split)):
         return None

@@ -145,13 +145,15 @@ def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
 
 def output_failed() -> str | None:
     """One line when what is still in standard output's buffer cannot be written (`podtax --version > /dev/full`),
-    else None; stdout is then pointed at /dev/null, so the interpreter's last flush cannot fail again (Python printed
-    "Exception ignored ..." and exited 120)."""
+    "" when its reader is gone (EPIPE: `podtax results | head` has what it wanted, nothing to say), else None; stdout
+    is then pointed at /dev/null, so the interpreter's last flush cannot fail again (Python printed "Exception
+    ignored ..." and exited 120)."""
     try:
         sys.stdout.flush()
         return None
     except (OSError, ValueError) as exc:
-        line = f"cannot write its output: {getattr(exc, 'strerror', None) or exc}"
+        line = "" if isinstance(exc, BrokenPipeError) else \
+            f"cannot write its output: {getattr(exc, 'strerror', None) or exc}"
     with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return line
@@ -167,7 +169,7 @@ def run() -> None:
     line = output_failed()  # text still buffered is written now, where its failure can set the status
     if line and status == 0:  # else the command's own line said what went wrong
         print(f"podtax: {line}", file=sys.stderr)
-    sys.exit(status or (1 if line else 0))
+    sys.exit(status or (0 if line is None else 1))  # a reader gone: 1, said nothing of (as run_app's EPIPE)
 
 
 if __name__ == "__main__":
