@@ -7,10 +7,13 @@ cause is said with its fix, and once the disk takes writes every held result is 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,45 +38,73 @@ def health(port: int) -> tuple[int, dict[str, Any]] | None:
     return answer.status_code, (answer.json() if answer.headers.get("content-type") == "application/json" else {})
 
 
-async def test_a_write_refused_mid_batch_is_named_and_storing_resumes_once_the_disk_takes_writes(
-        nats_url: str, tmp_path: Path) -> None:
+
+@dataclass
+class Analyzer:
+    proc: subprocess.Popen[bytes]
+    port: int
+
+
+@contextlib.asynccontextmanager
+async def limited_analyzer(nats_url: str, tmp_path: Path, db: Path, limit: int) -> AsyncIterator[Analyzer]:
+    """The parser, and the analyzer in its own process on `db` under a file size limit of `limit` bytes (the soft
+    limit only: its owner may raise it again, prlimit); yields once its API answers, stops the analyzer after."""
     port = natsserver.free_port()
-    db = tmp_path / "podtax.duckdb"
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": nats_url,
            "PODTAX_ANALYZER_DB": str(db), "PODTAX_ANALYZER_PORT": str(port), "PODTAX_LOG_FORMAT": "text"}
-    limit = (LIMIT, resource.RLIM_INFINITY)  # the soft limit only: its owner may raise it again (prlimit)
-    text = LOG.read_text()
+    soft = (limit, resource.RLIM_INFINITY)
     async with services(nats_url, tmp_path) as s:
         await s.parser()
         with open(tmp_path / "analyzer.log", "wb") as out:
-            analyzer = subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stdout=out,
-                                        stderr=subprocess.STDOUT,
-                                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, limit))  # noqa: PLW1509
+            proc = subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stdout=out,
+                                    stderr=subprocess.STDOUT,
+                                    preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, soft))  # noqa: PLW1509
         try:
             await wait_for(lambda: health(port), 60, "the analyzer's API")
-            bus = await Bus.connect(nats_url, "test")
-            now = events.now()
-            await bus.publish_many([events.raw_log(events.RawLog(
-                run=events.RunSpec(run_id=f"w-{i}", campaign="wf", node="n1", env="host", test="sysbench-cpu",
-                                   params={"threads": 1, "max_prime": 100000, "events": 200}),
-                stdout=text, exit_code=0, started_at=now, ended_at=now), "test") for i in range(N)])
-            await bus.close()
-            status, body = await wait_for(lambda: (h := health(port)) and h[0] != 200 and h, 60, "the refused write")
-            assert status == 503 and body["status"] == "storage unavailable", (status, body)
-            assert "File too large" in body["storage"], body  # was 'cannot rollback - no transaction is active'
-            assert "a file size limit stops the file growing: raise it (ulimit -f" in body["storage"], body
-            resource.prlimit(analyzer.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-            await wait_for(lambda: (h := health(port)) and h[0] == 200 and h[1]["runs"] == N, 120,
-                           f"all {N} results once the disk takes writes")
+            yield Analyzer(proc, port)
         finally:
-            analyzer.terminate()
-            analyzer.wait(30)
+            proc.terminate()
+            proc.wait(60)
+
+
+async def publish_logs(nats_url: str, prefix: str, campaign: str, n: int) -> None:
+    """`n` sysbench logs as raw-log events (runs `<prefix>-<i>`), 2,000 a batch."""
+    bus = await Bus.connect(nats_url, "test")
+    text, now = LOG.read_text(), events.now()
+    for first in range(0, n, 2000):
+        await bus.publish_many([events.raw_log(events.RawLog(
+            run=events.RunSpec(run_id=f"{prefix}-{i}", campaign=campaign, node="n1", env="host", test="sysbench-cpu",
+                               params={"threads": 1, "max_prime": 100000, "events": 200}),
+            stdout=text, exit_code=0, started_at=now, ended_at=now), "test")
+            for i in range(first, min(n, first + 2000))])
+    await bus.close()
+
+
+def unlimit(proc: subprocess.Popen[bytes]) -> None:
+    """Lift the file size limit of `proc` (the disk takes writes again)."""
+    resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+async def test_a_write_refused_mid_batch_is_named_and_storing_resumes_once_the_disk_takes_writes(
+        nats_url: str, tmp_path: Path) -> None:
+    db = tmp_path / "podtax.duckdb"
+    async with limited_analyzer(nats_url, tmp_path, db, LIMIT) as analyzer:
+        port = analyzer.port
+        await publish_logs(nats_url, "w", "wf", N)
+        status, body = await wait_for(lambda: (h := health(port)) and h[0] != 200 and h, 60, "the refused write")
+        assert status == 503 and body["status"] == "storage unavailable", (status, body)
+        assert "File too large" in body["storage"], body  # was 'cannot rollback - no transaction is active'
+        assert "a file size limit stops the file growing: raise it (ulimit -f" in body["storage"], body
+        unlimit(analyzer.proc)
+        await wait_for(lambda: (h := health(port)) and h[0] == 200 and h[1]["runs"] == N, 120,
+                       f"all {N} results once the disk takes writes")
     log = (tmp_path / "analyzer.log").read_text()
     assert "cannot rollback" not in log, log
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone() == (N, N)
     assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM raw_logs").fetchone() == (N, N)
     con.close()
+
 
 
 async def test_a_database_duckdb_invalidated_is_opened_again_once_the_disk_takes_writes(
@@ -92,37 +123,15 @@ async def test_a_database_duckdb_invalidated_is_opened_again_once_the_disk_takes
     store.con.execute("CHECKPOINT")
     store.close()
     n = 16_000  # about 16 MB of WAL with their results
-    port = natsserver.free_port()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": nats_url,
-           "PODTAX_ANALYZER_DB": str(db), "PODTAX_ANALYZER_PORT": str(port), "PODTAX_LOG_FORMAT": "text"}
-    limit = (db.stat().st_size + 65536, resource.RLIM_INFINITY)
-    text = LOG.read_text()
-    async with services(nats_url, tmp_path) as s:
-        await s.parser()
-        with open(tmp_path / "analyzer.log", "wb") as out:
-            analyzer = subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stdout=out,
-                                        stderr=subprocess.STDOUT,
-                                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, limit))  # noqa: PLW1509
-        try:
-            await wait_for(lambda: health(port), 60, "the analyzer's API")
-            bus = await Bus.connect(nats_url, "test")
-            now = events.now()
-            for first in range(0, n, 2000):
-                await bus.publish_many([events.raw_log(events.RawLog(
-                    run=events.RunSpec(run_id=f"v-{i}", campaign="inv", node="n1", env="host", test="sysbench-cpu",
-                                       params={"threads": 1, "max_prime": 100000, "events": 200}),
-                    stdout=text, exit_code=0, started_at=now, ended_at=now), "test")
-                    for i in range(first, first + 2000)])
-            await bus.close()
-            await wait_for(lambda: "invalidated" in (tmp_path / "analyzer.log").read_text(), 180, "the invalidation")
-            status, body = await wait_for(lambda: (h := health(port)) and h[0] != 200 and h, 30, "/healthz's 503")
-            assert status == 503 and body["status"] == "storage unavailable", (status, body)  # was 500, no body
-            resource.prlimit(analyzer.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-            await wait_for(lambda: (h := health(port)) and h[0] == 200 and h[1]["runs"] == n, 180,
-                           f"all {n} results once the file can grow")
-        finally:
-            analyzer.terminate()
-            analyzer.wait(60)
+    async with limited_analyzer(nats_url, tmp_path, db, db.stat().st_size + 65536) as analyzer:
+        port = analyzer.port
+        await publish_logs(nats_url, "v", "inv", n)
+        await wait_for(lambda: "invalidated" in (tmp_path / "analyzer.log").read_text(), 180, "the invalidation")
+        status, body = await wait_for(lambda: (h := health(port)) and h[0] != 200 and h, 30, "/healthz's 503")
+        assert status == 503 and body["status"] == "storage unavailable", (status, body)  # was 500, no body
+        unlimit(analyzer.proc)
+        await wait_for(lambda: (h := health(port)) and h[0] == 200 and h[1]["runs"] == n, 180,
+                       f"all {n} results once the file can grow")
     log = (tmp_path / "analyzer.log").read_text()
     assert "Original error: \"Failed to create checkpoint because of error: Could not write file" in log, log[-3000:]
     assert "raise its file size limit (ulimit -f" in log and "opened again after DuckDB invalidated it" in log

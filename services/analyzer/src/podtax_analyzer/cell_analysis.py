@@ -192,10 +192,11 @@ def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.nd
     """Each side's outliers (indices), the cutoffs they were found beyond, the second groups' runs (indices, of each
     side that holds one: a group on one side does not hide the other's) and flags.second_group's phrase. Outliers lie
     beyond their side's cutoffs (``limits``, stats/outliers.py) and more than a step of the scale from their side's
-    other runs (off_the_scale). A second group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first, then beyond its cutoffs
-    (stats.outliers.second_group_of). The other side's values are looked at only for the scale's step (with the
-    side's own: a group lies more than a step from its side's other runs), so its outliers do not hide the group; nor
-    does one of the side's own beyond its cutoff, which is left out of the group and still reported.
+    other runs (off_the_scale). A second group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first,
+    then beyond its cutoffs (stats.outliers.second_group_of). The other side's values are looked at only for the
+    scale's step (with the side's own: a group lies more than a step from its side's other runs), so its outliers do
+    not hide the group; nor does one of the side's own beyond its cutoff, which is left out of the group and still
+    reported.
     When one is found, its runs are outliers too."""
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
     found = {env: off_the_scale(side[env], outliers_of(z, limits[env]), _other(side, env)) for env, z in zs.items()}
