@@ -153,7 +153,9 @@ class VolumeChurnK8s(ObjectChurn):
     def on_pod(self, etype: str, obj: Obj) -> None:
         name = _meta(obj).get("name")
         claim = self.consumer_of.get(name)
-        if claim and etype == "DELETED":
+        # gone only once its delete was sent: a poll's 404 before its create was sent (the claim accepted, the pod
+        # not made yet; a slow or retried create) is no pod gone, and the run did not wait for it (review r2)
+        if claim and etype == "DELETED" and name in self.consumers_deleting:
             self.consumers_gone.add(name)
         elif claim and (obj.get("status") or {}).get("phase") == "Running":
             self.tl.mark(claim, "consumer_running")
