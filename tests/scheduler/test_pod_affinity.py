@@ -202,14 +202,16 @@ def test_label_selector(raw: dict[str, Any] | None, labels: dict[str, str], want
 def test_affinity_waiting_pods_move_when_asked() -> None:
     q = SchedulingQueue(initial_backoff_s=0.0)
     waiting = PodInfo.from_dict(P("w", affinity=aff(term(labels=X))))
+    # anti-affinity too: a placed pod relabelled out of its selector lets it fit (review r2)
+    shunning = PodInfo.from_dict(P("s", affinity=aff(anti=(term(labels=X),))))
     plain = PodInfo.from_dict(P("plain"))
-    for p in (waiting, plain):
+    for p in (waiting, shunning, plain):
         q.add(p)
         popped = q.pop(0.1)
         assert popped is not None
         q.unschedulable(popped[0].uid)
-    assert q.move_pod_waiters_to_active() == 1
-    assert q.counts() == {"active": 1, "backoff": 0, "unschedulable": 1, "inflight": 0}
+    assert q.move_pod_waiters_to_active() == 2
+    assert q.counts() == {"active": 2, "backoff": 0, "unschedulable": 1, "inflight": 0}
     assert q.move_pod_waiters_to_active() == 0
 
 

@@ -47,6 +47,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]], list[tuple[dic
     ("a node without the key fails, and is no domain", P("p", X, [spread()]), {**ZONES, "nz": {}},
      [(P("e", X), "a1"), (P("f", X), "b1"), (P("g", X), "c1")],
      {"a1": None, "a2": None, "b1": None, "c1": None, "nz": MISSING}),
+    # kube-scheduler's countPodsMatchSelector counts no pod for an empty selector: it never blocks (review r2)
+    ("labelSelector {} counts no pod", P("p", X, [spread(labels={})]), ZONES, [(P("e", X), "a1"), (P("f", X), "a2")],
+     {"a1": None, "a2": None, "b1": None, "c1": None}),
     ("the pod not matching its selector adds nothing", P("p", {"app": "y"}, [spread()]), ZONES,
      [(P("e", X), "a1")], {"a1": None, "a2": None, "b1": None, "c1": None}),
     ("pods of other namespaces or labels do not count", P("p", X, [spread()]), ZONES,

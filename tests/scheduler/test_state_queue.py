@@ -124,6 +124,26 @@ def test_unschedulable_honours_backoff_after_a_change() -> None:
     assert q.pop(0) is not None
 
 
+@pytest.mark.parametrize("move", ["move_all_to_active", "move_pod_waiters_to_active"])
+def test_a_change_during_an_attempt_is_not_lost(move: str) -> None:
+    """Review r2: a pod landing (or a node changing) while an attempt ran woke no one (the pod was in flight, not yet
+    unschedulable), and the attempt, decided before the change, parked the pod until the next change or 5 minutes.
+    Now it is tried again after its backoff, as kube-scheduler's moveRequestCycle does."""
+    clock = Clock()
+    q = SchedulingQueue(clock=clock)
+    p = P("a")
+    q.add(p)
+    assert q.pop(0) is not None
+    assert getattr(q, move)() == 0  # the change arrives during the attempt
+    q.unschedulable(p.uid)
+    assert q.counts()["backoff"] == 1 and q.pop(0) is None
+    clock.t += 1.01
+    assert q.pop(0) is not None  # without a new change
+    q.unschedulable(p.uid)  # no change during this attempt: parked
+    clock.t += 30
+    assert q.counts()["unschedulable"] == 1 and q.pop(0) is None
+
+
 def test_removed_pod_is_not_popped() -> None:
     q = SchedulingQueue()
     p = P("a")

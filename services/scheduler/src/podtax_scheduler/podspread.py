@@ -88,7 +88,9 @@ def prefilter(pod: Spreading, eligible: Sequence[np.ndarray], codes: Codes,
         values, code = codes(c.topology_key)
         n = len(elig)
         arr = np.zeros(len(values), dtype=np.int64)
-        slots = [slot for other, slot in placed if slot < n and elig[slot] and c.selector.matches(other.labels)]
+        # an empty selector ({}) counts no pod, as kube-scheduler's countPodsMatchSelector: it never blocks
+        slots = [] if c.selector.empty else [slot for other, slot in placed
+                                             if slot < n and elig[slot] and c.selector.matches(other.labels)]
         if slots:
             np.add.at(arr, code[np.array(slots, dtype=np.int64)], 1)
         present = np.unique(code[:n][elig])

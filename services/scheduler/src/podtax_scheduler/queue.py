@@ -34,6 +34,7 @@ class _Entry:
     since: float = 0.0  # when it became unschedulable
     first_seen: float = 0.0
     where: str = "active"  # active | backoff | unschedulable | inflight
+    moves_at_pop: int = 0  # the queue's move requests when this attempt began
 
 
 class SchedulingQueue:
@@ -52,6 +53,9 @@ class SchedulingQueue:
         self._closed = False
         self._last_scan = 0.0
         self._pod_waiters: set[str] = set()  # unschedulable pods whose filters read other pods (may be stale)
+        # move requests so far: a pod found unschedulable after one arrived during its attempt decided on a cluster
+        # that has changed since, and is tried again after its backoff, not parked (kube-scheduler's moveRequestCycle)
+        self._moves = 0
 
     # ------------------------------------------------------------ sizes
 
@@ -110,6 +114,7 @@ class SchedulingQueue:
         """A pod was placed or relabelled: unschedulable pods with required pod affinity or a DoNotSchedule topology
         spread constraint get another try."""
         with self._cond:
+            self._moves += 1
             moved = [e for uid in self._pod_waiters
                      if (e := self._entries.get(uid)) is not None and e.where == "unschedulable"]
             self._pod_waiters.clear()
@@ -120,6 +125,7 @@ class SchedulingQueue:
     def move_all_to_active(self) -> int:
         """The cluster changed: every unschedulable pod gets another try (after its backoff)."""
         with self._cond:
+            self._moves += 1
             moved = [e for e in self._entries.values() if e.where == "unschedulable"]
             for e in moved:
                 self._requeue(e)
@@ -140,9 +146,13 @@ class SchedulingQueue:
             if e is None:
                 return
             e.backoff_until = self.clock() + self._backoff_for(e.attempts)
+            if self._moves != e.moves_at_pop:  # a node or pod changed while it was tried: its wake-up came already
+                self._push_backoff(e)
+                return
             e.where = "unschedulable"
             e.since = self.clock()
-            if e.pod.affinity_terms or e.pod.spread_constraints:
+            # a pod landing or relabelled may let it fit (anti-affinity too: a pod relabelled out of its selector)
+            if e.pod.affinity_terms or e.pod.anti_affinity_terms or e.pod.spread_constraints:
                 self._pod_waiters.add(uid)
 
     def error(self, uid: str, wait_s: float | None = None) -> None:
@@ -183,6 +193,7 @@ class SchedulingQueue:
                         continue
                     e.where = "inflight"
                     e.attempts += 1
+                    e.moves_at_pop = self._moves
                     return e.pod, e.attempts, e.first_seen
                 wait = deadline - now
                 if self._backoff:
