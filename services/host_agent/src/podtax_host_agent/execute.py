@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import stat
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from podtax import benchwrap, events, templates
 from podtax.templates import size_bytes
 
 from podtax_host_agent.facts import tool_path
-from podtax_host_agent.guard import MARKER, dying_with_agent, kill_marked
+from podtax_host_agent.guard import MARKER, dying_with_agent, group_members, kill_marked
 from podtax_host_agent.owndir import make, recheck
 
 # Kept free in the work directory beyond a run's data: 5% of the filesystem, at least this much.
@@ -60,6 +61,16 @@ async def _read_capped(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, b
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _group_gone(pgid: int, within_s: float) -> list[int]:
+    """Wait until no live process of the group `pgid` is left, at most `within_s`; returns those left. SIGKILL is
+    only queued: each process dies when it next runs, so on a loaded host a tool's workers (stress-ng's, fio's) still
+    ran a moment after their leader was reaped, and the run was reported over (the node free for the next run)."""
+    deadline = time.monotonic() + within_s
+    while (left := group_members(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return left
 
 
 READ_AFTER_KILL_S = 10.0  # pipes still open after every process was killed: stop reading
@@ -108,6 +119,9 @@ async def run_argv(argv: list[str], timeout_s: float, cap_bytes: int, cwd: Path,
         await asyncio.to_thread(kill_marked, marker)
         try:  # a process in uninterruptible I/O exits once the I/O ends; the node lock covers the wait
             await asyncio.wait_for(proc.wait(), EXIT_AFTER_KILL_S)
+            if left := await asyncio.to_thread(_group_gone, proc.pid, EXIT_AFTER_KILL_S):
+                log.error("%d process(es) of the run's group (first: pid %d) still live %.0f s after SIGKILL "
+                          "(uninterruptible I/O?)", len(left), left[0], EXIT_AFTER_KILL_S)
         except TimeoutError:
             log.error("pid %d has not exited %.0f s after SIGKILL (uninterruptible I/O?); the node stays "
                       "locked until it does", proc.pid, EXIT_AFTER_KILL_S)
