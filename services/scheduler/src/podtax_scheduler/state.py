@@ -275,9 +275,14 @@ class ClusterState:
             mask &= self.alloc[res][:n] - self.req[res][:n] >= q
         return mask
 
+    @property
+    def _nodes_gen(self) -> int:
+        """Changes whenever a node's static fields or the slots do: what the label caches below are valid for."""
+        return (self.static_gen << 32) + self.layout_gen
+
     def _domain(self, key: str) -> dict[str, np.ndarray]:
         """Slots of the nodes per value of label `key`, cached until a node's static fields or the slots change."""
-        gen = (self.static_gen << 32) + self.layout_gen
+        gen = self._nodes_gen
         cached = self._domains.get(key)
         if cached is not None and cached[0] == gen:
             return cached[1]
@@ -294,14 +299,15 @@ class ClusterState:
 
     def _codes(self, key: str) -> tuple[list[str], np.ndarray]:
         """The values of label `key` and, per slot, the index of its node's value (-1: no such label or node)."""
-        gen = (self.static_gen << 32) + self.layout_gen
+        gen = self._nodes_gen
         cached = self._codes_cache.get(key)
         if cached is not None and cached[0] == gen:
             return cached[1]
-        values = list(self._domain(key))
+        domain = self._domain(key)
+        values = list(domain)
         code = np.full(self._cap, -1, dtype=np.int64)
         for k, value in enumerate(values):
-            code[self._domain(key)[value]] = k
+            code[domain[value]] = k
         if len(self._codes_cache) > 256:
             self._codes_cache.clear()
         self._codes_cache[key] = (gen, (values, code))
