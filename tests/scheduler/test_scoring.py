@@ -208,14 +208,17 @@ def test_decision_failure_message() -> None:
 # ---------------------------------------------------------------- profile
 
 def test_default_profile() -> None:
-    assert load_profile(None).weights() == {"BenchmarkScore": 5.0, "LeastAllocated": 1.0}
+    assert load_profile(None).weights() == {"BenchmarkScore": 5.0, "LeastAllocated": 1.0, "InterPodAffinity": 2.0,
+                                            "PodTopologySpread": 2.0}  # kube-scheduler's default weights
+    assert load_profile(None).score.InterPodAffinity.hard_pod_affinity_weight == 1
 
 
 def test_profile_file(tmp_path: Path) -> None:
     f = tmp_path / "p.yaml"
     f.write_text("score:\n  BenchmarkScore: {weight: 2, shrink_runs: 10}\n  LeastAllocated: {weight: 0}\n")
     prof = load_profile(f)
-    assert prof.weights() == {"BenchmarkScore": 2.0, "LeastAllocated": 0.0}
+    assert prof.weights() == {"BenchmarkScore": 2.0, "LeastAllocated": 0.0, "InterPodAffinity": 2.0,
+                              "PodTopologySpread": 2.0}
     assert prof.score.BenchmarkScore.shrink_runs == 10
 
 
@@ -223,7 +226,11 @@ def test_profile_file(tmp_path: Path) -> None:
     ("score: [unclosed", "not valid YAML"),
     ("score:\n  Bogus: {weight: 1}\n", "Known score plugins"),
     ("score:\n  BenchmarkScore: {weight: -1}\n", "greater than or equal to 0"),
-    ("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 0}\n", "every score weight is 0"),
+    ("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 0}\n  InterPodAffinity: {weight: 0}\n"
+     "  PodTopologySpread: {weight: 0}\n", "every score weight is 0"),
+    # the other two score only pods with preferences: every other pod would be placed at random
+    ("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 0}\n", "placed at random"),
+    ("score:\n  InterPodAffinity: {hard_pod_affinity_weight: 101}\n", "less than or equal to 100"),
 ])
 def test_bad_profile_fails_with_the_fix(tmp_path: Path, text: str, needle: str) -> None:
     f = tmp_path / "p.yaml"

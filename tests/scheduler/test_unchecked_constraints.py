@@ -1,7 +1,8 @@
 """Hard constraints no filter here checks (a required pod affinity or anti-affinity term with a non-empty
 namespaceSelector): the pod stays Pending with a
 FailedScheduling Event and the PodScheduled condition naming the field and the fix, rather than be placed as if
-they were not there; soft (preferred, ScheduleAnyway) ones are only ignored. Required pod affinity and anti-affinity
+they were not there; soft (preferred, ScheduleAnyway) ones only score
+(test_pod_scores.py). Required pod affinity and anti-affinity
 without one are checked (InterPodAffinity, test_pod_affinity.py), and so is topology spread with whenUnsatisfiable:
 DoNotSchedule (PodTopologySpread, test_pod_spread.py)."""
 

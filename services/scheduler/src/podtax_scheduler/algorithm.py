@@ -2,7 +2,9 @@
 
 When a score plugin marks which candidates have evidence (``cycle["evidence"]``, a boolean per
 candidate), the pick and the candidate order take those nodes first: a node without evidence never
-outranks one with evidence (BenchmarkScore's ``unmeasured: last``)."""
+outranks one with evidence (BenchmarkScore's ``unmeasured: last``). The total is the mean of the plugins' scores
+weighted by the profile, over the plugins that did not skip the pod (a plugin that has nothing to say about it, such as
+InterPodAffinity for a pod without preferences, neither scores nor dilutes the others)."""
 
 from __future__ import annotations
 
@@ -48,6 +50,8 @@ def decide(pod: PodInfo, state: ClusterState, plugins: Sequence[ScorePlugin], we
         if w <= 0:
             continue
         s = plugin.score(pod, state, idx, cycle)
+        if s is None:  # skipped: nothing to say about this pod
+            continue
         per_plugin[plugin.name] = s
         total += w * s
         weight_sum += w

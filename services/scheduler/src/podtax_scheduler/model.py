@@ -14,8 +14,10 @@ from podtax_scheduler import quantity
 from podtax_scheduler.podaffinity import (
     REQUIRED,
     AffinityTerm,
+    WeightedTerm,
     namespace_selector_unchecked,
     parse_terms,
+    preferred_terms,
     required_terms,
 )
 from podtax_scheduler.podspread import SpreadConstraint, parse_constraints
@@ -91,7 +93,8 @@ def _terms(affinity: dict[str, Any] | None) -> tuple[Term, ...] | None:
 
 def unchecked_constraints(spec: dict[str, Any]) -> str | None:
     """Why this scheduler cannot place the pod without breaking a hard constraint it does not check (a required pod
-    affinity or anti-affinity term with a non-empty namespaceSelector), or None. Soft ones are only ignored."""
+    affinity or anti-affinity term with a non-empty namespaceSelector), or None. Soft ones only score (preferred terms:
+    affinity_score.py; a term with a non-empty namespaceSelector scores nothing)."""
     fields = [f"spec.affinity.{kind}.{REQUIRED}[].namespaceSelector (namespace labels are not watched)"
               for kind in ("podAffinity", "podAntiAffinity")
               if namespace_selector_unchecked(required_terms(spec, kind))]
@@ -147,6 +150,9 @@ class PodInfo:
     affinity_terms: tuple[AffinityTerm, ...] = ()  # required pod affinity
     anti_affinity_terms: tuple[AffinityTerm, ...] = ()  # required pod anti-affinity
     spread_constraints: tuple[SpreadConstraint, ...] = ()  # topology spread, whenUnsatisfiable: DoNotSchedule
+    soft_spread_constraints: tuple[SpreadConstraint, ...] = ()  # whenUnsatisfiable: ScheduleAnyway (scored)
+    preferred_affinity_terms: tuple[WeightedTerm, ...] = ()  # preferred pod affinity (scored)
+    preferred_anti_affinity_terms: tuple[WeightedTerm, ...] = ()  # preferred pod anti-affinity (scored)
 
     @classmethod
     def from_dict(cls, obj: dict[str, Any]) -> PodInfo:
@@ -174,6 +180,9 @@ class PodInfo:
             affinity_terms=parse_terms(required_terms(spec, "podAffinity"), namespace, labels),
             anti_affinity_terms=parse_terms(required_terms(spec, "podAntiAffinity"), namespace, labels),
             spread_constraints=parse_constraints(spec, labels),
+            soft_spread_constraints=parse_constraints(spec, labels, "ScheduleAnyway"),
+            preferred_affinity_terms=preferred_terms(spec, "podAffinity", namespace, labels),
+            preferred_anti_affinity_terms=preferred_terms(spec, "podAntiAffinity", namespace, labels),
             scheduled=next(((str(c.get("status") or ""), str(c.get("reason") or ""), str(c.get("message") or ""))
                             for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None),
         )
@@ -192,6 +201,12 @@ class PodInfo:
         return (self.signature, self.requests, self.labels, self.annotations, self.priority, self.node_name,
                 self.phase, self.deleting) == (other.signature, other.requests, other.labels, other.annotations,
                                                other.priority, other.node_name, other.phase, other.deleting)
+
+    @property
+    def scores_affinity(self) -> bool:
+        """Whether, placed, it weighs in other pods' InterPodAffinity score: its required affinity and preferred terms
+        (kube-scheduler's PodsWithAffinity, less required anti-affinity, which no longer scores)."""
+        return bool(self.affinity_terms or self.preferred_affinity_terms or self.preferred_anti_affinity_terms)
 
     @property
     def terminal(self) -> bool:

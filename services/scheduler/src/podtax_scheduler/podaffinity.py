@@ -1,4 +1,5 @@
-"""InterPodAffinity for required terms, as kube-scheduler's plugin of that name filters.
+"""InterPodAffinity for required terms, as kube-scheduler's plugin of that name filters (its score, of preferred terms
+and of existing pods' terms: affinity_score.py).
 
 - the incoming pod's required pod affinity: on a node that has every term's topologyKey, each term needs an existing
   pod matching ALL the pod's terms in the node's domain of that key; when no existing pod anywhere matches them and
@@ -25,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 AFFINITY_REASON = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_REASON = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY_REASON = "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -94,6 +96,7 @@ class AffinityTerm:
     selector: LabelSelector
     namespaces: frozenset[str] | None  # None: every namespace
     topology_key: str
+    unresolved: bool = False  # a non-empty namespaceSelector (namespaces read as every one; the score skips it)
 
     def matches(self, namespace: str, labels: Mapping[str, str]) -> bool:
         return (self.namespaces is None or namespace in self.namespaces) and self.selector.matches(labels)
@@ -122,13 +125,30 @@ def parse_terms(raw_terms: Iterable[Mapping[str, Any]] | None, own_namespace: st
                       for k in t.get(field) or () if str(k) in labels)
         if added and not selector.nothing:
             selector = LabelSelector(selector.match_labels, selector.expressions + added)
-        terms.append(AffinityTerm(selector, namespaces, str(t.get("topologyKey", ""))))
+        unresolved = t.get("namespaceSelector") is not None and not LabelSelector.parse(t["namespaceSelector"]).empty
+        terms.append(AffinityTerm(selector, namespaces, str(t.get("topologyKey", "")), unresolved))
     return tuple(terms)
 
 
 def required_terms(spec: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
     """The raw required terms of `kind` (podAffinity or podAntiAffinity)."""
     return list((((spec.get("affinity") or {}).get(kind) or {}).get(REQUIRED)) or ())
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedTerm:
+    """One preferred term (WeightedPodAffinityTerm): its weight (1..100) and its term."""
+
+    weight: int
+    term: AffinityTerm
+
+
+def preferred_terms(spec: Mapping[str, Any], kind: str, own_namespace: str,
+                    own_labels: Mapping[str, str] | None = None) -> tuple[WeightedTerm, ...]:
+    """The pod's preferred terms of `kind` (podAffinity or podAntiAffinity), parsed as :func:`parse_terms` does."""
+    raw = list((((spec.get("affinity") or {}).get(kind) or {}).get(PREFERRED)) or ())
+    terms = parse_terms([w.get("podAffinityTerm") or {} for w in raw], own_namespace, own_labels)
+    return tuple(WeightedTerm(int(w.get("weight") or 0), t) for w, t in zip(raw, terms, strict=True))
 
 
 class Placed(Protocol):

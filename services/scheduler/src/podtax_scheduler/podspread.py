@@ -1,4 +1,5 @@
-"""PodTopologySpread for `whenUnsatisfiable: DoNotSchedule`, as kube-scheduler's plugin of that name filters.
+"""PodTopologySpread for `whenUnsatisfiable: DoNotSchedule`, as kube-scheduler's plugin of that name filters
+(ScheduleAnyway ones score: spread_score.py).
 
 For each such constraint of the incoming pod, the domains are the values of `topologyKey` on the nodes that carry
 EVERY constraint's key and pass the inclusion policies (`nodeAffinityPolicy: Honor`, the default: the pod's
@@ -33,11 +34,13 @@ class SpreadConstraint:
     honor_taints: bool = False  # nodeTaintsPolicy: Ignore (default)
 
 
-def parse_constraints(spec: Mapping[str, Any], pod_labels: Mapping[str, str]) -> tuple[SpreadConstraint, ...]:
-    """The pod's DoNotSchedule constraints (ScheduleAnyway ones only score, and no score here reads them)."""
+def parse_constraints(spec: Mapping[str, Any], pod_labels: Mapping[str, str],
+                      when: str = "DoNotSchedule") -> tuple[SpreadConstraint, ...]:
+    """The pod's constraints whose whenUnsatisfiable is `when`: DoNotSchedule ones filter (here), ScheduleAnyway ones
+    only score (spread_score.py)."""
     out = []
     for c in spec.get("topologySpreadConstraints") or ():
-        if (c.get("whenUnsatisfiable") or "DoNotSchedule") != "DoNotSchedule":
+        if (c.get("whenUnsatisfiable") or "DoNotSchedule") != when:
             continue
         selector = LabelSelector.parse(c.get("labelSelector"))
         keys = [str(k) for k in c.get("matchLabelKeys") or () if str(k) in pod_labels]

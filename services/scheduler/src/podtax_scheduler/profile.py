@@ -7,8 +7,12 @@ Defaults live here; PODTAX_SCHEDULER_PROFILE may name a YAML file that overrides
                        unmeasured: last, missing_score: 20,
                        ignore_flags: [CONFOUNDED, BIMODAL, OVERLAP, THROTTLED]}
       LeastAllocated: {weight: 1}
+      InterPodAffinity: {weight: 2, hard_pod_affinity_weight: 1}
+      PodTopologySpread: {weight: 2}
 
-(podtax_scheduler.scoring explains each BenchmarkScore argument.)
+(podtax_scheduler.scoring explains each BenchmarkScore argument; affinity_score and spread_score the other two, which
+score only pods with preferred pod (anti-)affinity or ScheduleAnyway spread constraints, or pods that other pods'
+terms select.)
 
 A file that is not valid YAML or does not match this shape stops the scheduler at start-up with a
 message that says what to fix.
@@ -49,9 +53,23 @@ class LeastAllocatedArgs(_Strict):
     weight: float = Field(1.0, ge=0, le=100)
 
 
+class InterPodAffinityArgs(_Strict):
+    """kube-scheduler's default weight (2) and InterPodAffinityArgs.hardPodAffinityWeight (1, 0..100)."""
+
+    weight: float = Field(2.0, ge=0, le=100)
+    hard_pod_affinity_weight: int = Field(1, ge=0, le=100, description="What an existing pod's required affinity "
+                                                                       "term matching the incoming pod adds.")
+
+
+class PodTopologySpreadArgs(_Strict):
+    weight: float = Field(2.0, ge=0, le=100)  # kube-scheduler's default weight
+
+
 class ScoreSection(_Strict):
     BenchmarkScore: BenchmarkArgs = BenchmarkArgs()
     LeastAllocated: LeastAllocatedArgs = LeastAllocatedArgs()
+    InterPodAffinity: InterPodAffinityArgs = InterPodAffinityArgs()
+    PodTopologySpread: PodTopologySpreadArgs = PodTopologySpreadArgs()
 
 
 class Profile(_Strict):
@@ -59,7 +77,9 @@ class Profile(_Strict):
 
     def weights(self) -> dict[str, float]:
         return {"BenchmarkScore": self.score.BenchmarkScore.weight,
-                "LeastAllocated": self.score.LeastAllocated.weight}
+                "LeastAllocated": self.score.LeastAllocated.weight,
+                "InterPodAffinity": self.score.InterPodAffinity.weight,
+                "PodTopologySpread": self.score.PodTopologySpread.weight}
 
 
 def load_profile(path: Path | None) -> Profile:
@@ -85,7 +105,12 @@ def load_profile(path: Path | None) -> Profile:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'profile'}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{where}: invalid profile: {problems}. Known score plugins: BenchmarkScore "
                           f"(weight, shrink_runs, missing_score, statistic, sensitivity, unmeasured, "
-                          f"ignore_flags), LeastAllocated (weight)") from None
-    if sum(profile.weights().values()) <= 0:
-        raise ConfigError(f"{where}: every score weight is 0; give at least one plugin a positive weight")
+                          f"ignore_flags), LeastAllocated (weight), InterPodAffinity (weight, "
+                          f"hard_pod_affinity_weight), PodTopologySpread (weight)") from None
+    weights = profile.weights()
+    if weights["BenchmarkScore"] + weights["LeastAllocated"] <= 0:
+        others = "every score weight is 0" if sum(weights.values()) <= 0 else (
+            "BenchmarkScore and LeastAllocated both weigh 0, and the others score only pods with affinity or spread "
+            "preferences, so every other pod would be placed at random")
+        raise ConfigError(f"{where}: {others}; give BenchmarkScore or LeastAllocated a positive weight")
     return profile

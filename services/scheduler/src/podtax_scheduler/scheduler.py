@@ -23,6 +23,7 @@ from podtax import subjects
 from podtax.config import SchedulerSettings
 from podtax.events import Candidate, PlacementMade, PlacementMadeV1
 
+from podtax_scheduler.affinity_score import InterPodAffinityScore
 from podtax_scheduler.algorithm import Decision, decide
 from podtax_scheduler.informer import Informer
 from podtax_scheduler.kube import Kube, PodGone, api_problem, condition_message, retry_after
@@ -33,6 +34,7 @@ from podtax_scheduler.queue import SchedulingQueue
 from podtax_scheduler.recorder import EventRecorder, PodEvent
 from podtax_scheduler.scorestore import ScoreStore
 from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated, ScorePlugin, describe
+from podtax_scheduler.spread_score import PodTopologySpreadScore
 from podtax_scheduler.state import ClusterState
 
 log = logging.getLogger("podtax.scheduler")
@@ -73,6 +75,8 @@ class Scheduler:
                            sensitivity=bench.sensitivity, unmeasured=bench.unmeasured,
                            ignore_flags=bench.ignore_flags),
             LeastAllocated(),
+            InterPodAffinityScore(profile.score.InterPodAffinity.hard_pod_affinity_weight),
+            PodTopologySpreadScore(),
         ]
         self.weights = profile.weights()
         self.rng = random.Random(seed)

@@ -51,9 +51,13 @@ NAMES_SHOWN = 3
 
 
 class ScorePlugin(Protocol):
+    """`score` gives 0..100 per candidate, or None when the plugin has nothing to say about this pod (kube-scheduler's
+    PreScore Skip: InterPodAffinity and PodTopologySpread for a pod without preferences): it then neither scores nor
+    weighs in the weighted mean."""
+
     name: ClassVar[str]
 
-    def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: Cycle) -> np.ndarray: ...
+    def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: Cycle) -> np.ndarray | None: ...
 
 
 @dataclass(slots=True)

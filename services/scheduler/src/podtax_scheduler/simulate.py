@@ -38,11 +38,13 @@ import numpy as np
 from podtax.events import NodeScore
 from scipy.stats import binom, t
 
+from podtax_scheduler.affinity_score import InterPodAffinityScore
 from podtax_scheduler.algorithm import decide
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
 from podtax_scheduler.scorestore import ScoreStore
 from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
+from podtax_scheduler.spread_score import PodTopologySpreadScore
 from podtax_scheduler.state import ClusterState
 
 POLICIES = ("default", "random", "prototype", "podtax")
@@ -163,7 +165,9 @@ class PodtaxPolicy:
         b = profile.score.BenchmarkScore
         self.plugins = [BenchmarkScore(store, 365 * 86400.0, shrink_runs=b.shrink_runs, missing_score=b.missing_score,
                                        statistic=b.statistic, sensitivity=b.sensitivity, unmeasured=b.unmeasured,
-                                       ignore_flags=b.ignore_flags), LeastAllocated()]
+                                       ignore_flags=b.ignore_flags), LeastAllocated(),
+                        InterPodAffinityScore(profile.score.InterPodAffinity.hard_pod_affinity_weight),
+                        PodTopologySpreadScore()]
         self.weights = profile.weights()
         self.rng = random.Random(seed)
 

@@ -48,6 +48,7 @@ class ClusterState:
         self._static_cache: dict[str, tuple[int, np.ndarray]] = {}
         self.placed: dict[str, PodInfo] = {}  # uid -> the pod as counted on its node (InterPodAffinity reads them)
         self.with_anti: set[str] = set()  # uids of counted pods with required pod anti-affinity
+        self.with_affinity: set[str] = set()  # uids of counted pods weighing in InterPodAffinity's score
         self.by_label: dict[tuple[str, str], set[str]] = {}  # (label, value) -> uids of placed pods carrying it
         self._domains: dict[str, tuple[int, dict[str, np.ndarray]]] = {}  # label key -> value -> slots
         self._codes_cache: dict[str, tuple[int, tuple[list[str], np.ndarray]]] = {}
@@ -152,6 +153,7 @@ class ClusterState:
         old = self.placed.pop(uid, None)
         if old is not None:
             self.with_anti.discard(uid)
+            self.with_affinity.discard(uid)
             for pair in old.labels.items():
                 if (uids := self.by_label.get(pair)) is not None:
                     uids.discard(uid)
@@ -161,6 +163,8 @@ class ClusterState:
             self.placed[uid] = pod
             if pod.anti_affinity_terms:
                 self.with_anti.add(uid)
+            if pod.scores_affinity:
+                self.with_affinity.add(uid)
             for pair in pod.labels.items():
                 self.by_label.setdefault(pair, set()).add(uid)
 
