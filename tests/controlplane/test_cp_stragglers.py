@@ -65,8 +65,8 @@ def test_one_stuck_object_is_failed_and_the_run_goes_on(kubesim_factory: Any, ru
 
 
 @pytest.mark.parametrize("count,stuck,says", [
-    (20, set(range(1, 13)), "12 of 20 objects stuck in the bind wait (12 not Bound)"),  # more than 10
-    (3, {1, 2, 3}, "3 of 3 objects stuck in the bind wait (3 not Bound)"),  # none got through
+    (20, set(range(1, 13)), "12 of 20 objects stuck in the bind wait (12 not Bound; "),  # more than 10
+    (3, {1, 2, 3}, "3 of 3 objects stuck in the bind wait (3 not Bound; "),  # none got through
 ])
 def test_too_many_stuck_still_aborts_and_says_how_many(kubesim_factory: Any, run_cp: Any,
                                                        monkeypatch: pytest.MonkeyPatch, count: int,
@@ -77,4 +77,7 @@ def test_too_many_stuck_still_aborts_and_says_how_many(kubesim_factory: Any, run
         run_cp(spec("volume-churn", count=count, concurrency=5, timeout=4), kube=sim)
     assert info.value.reason == "timeout" and says in info.value.detail, info.value.detail
     assert "the run did not finish within 4 s" in info.value.detail
+    # the first stuck claim's newest event (kevents): its provisioning begun, not failed
+    assert "; first: its newest event: Provisioning: External provisioner is provisioning volume for claim " \
+        in info.value.detail, info.value.detail
     assert leftovers(sim.kubeconfig) == []

@@ -238,6 +238,8 @@ def test_rbac_grants_exactly_what_the_services_need(raw_objects):
     # pods are created and deleted by pod-startup and volume-churn's consumers; nothing else on pods/*
     assert {("", "pods", v) for v in ("create", "delete")} <= runner_role
     assert not {r for r in runner_role if r[1].startswith("pods/") and r[2] not in {"get", "list", "watch"}}
+    # a claim given up Pending quotes its newest event (controlplane/kevents.py): list, and nothing more, on events
+    assert {r for r in runner_role if r[1] == "events"} == {("", "events", "list")}
     assert ("", "/metrics", "get") in _rules(find(raw_objects, "ClusterRole", "podtax-runner"))
     assert ("", "nodes", "list") in _rules(find(raw_objects, "ClusterRole", "podtax-runner"))
     sched = _rules(find(raw_objects, "ClusterRole", "podtax-scheduler"))

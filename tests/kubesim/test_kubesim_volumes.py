@@ -157,3 +157,43 @@ def test_pvc_protection_holds_a_claim_while_a_finished_pod_using_it_exists(kubes
     assert held is not None and held["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"], held
     core.delete_namespaced_pod("job", NS)
     sim.wait_for(lambda: sim.get("persistentvolumeclaims", "done", NS) is None)
+
+
+def test_a_failing_provisioner_writes_provisioningfailed_and_retries(kubesim_factory: Callable[..., Sim]) -> None:
+    """podtax.io/sim-provision-error: the claim stays Pending and carries the external provisioner's Warning event
+    ProvisioningFailed, counted up on each retry (client-go's correlator), listed by the field selector a client
+    (kubectl describe pvc, the runner) uses; without the annotation the next retry provisions it."""
+    import time
+
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [FAST], "provisioner": ZERO})
+    core = client.CoreV1Api(sim.api_client())
+    body = claim("stuck")
+    body["metadata"]["annotations"] = {"podtax.io/sim-provision-error": "rpc error: code = ResourceExhausted desc = "
+                                                                        "quota exceeded"}
+    made = core.create_namespaced_persistent_volume_claim(NS, body)
+    core.create_namespaced_persistent_volume_claim(NS, claim("fine"))  # its events are not the stuck claim's
+    selector = "involvedObject.name=stuck,involvedObject.kind=PersistentVolumeClaim"
+
+    def failed() -> list[client.CoreV1Event]:
+        return [e for e in core.list_namespaced_event(NS, field_selector=selector).items
+                if e.reason == "ProvisioningFailed"]
+
+    deadline = time.monotonic() + 20
+    while not (events := failed()) or events[0].count < 2:  # the first retry comes 1 s after the first failure
+        assert time.monotonic() < deadline, events
+        time.sleep(0.05)
+    assert len(events) == 1, events  # one event counted up, not one per failure
+    ev = events[0]
+    assert ev.type == "Warning" and ev.metadata.namespace == NS
+    assert ev.message == 'failed to provision volume with StorageClass "fast": rpc error: code = ResourceExhausted ' \
+                         'desc = quota exceeded'
+    assert (ev.involved_object.kind, ev.involved_object.name, ev.involved_object.namespace, ev.involved_object.uid) \
+        == ("PersistentVolumeClaim", "stuck", NS, made.metadata.uid)
+    assert ev.first_timestamp <= ev.last_timestamp and ev.source.component == "sim.csi.podtax.io"
+    assert core.read_namespaced_persistent_volume_claim("stuck", NS).status.phase == "Pending"
+    assert all(e.involved_object.name == "stuck" for e in core.list_namespaced_event(NS, field_selector=selector).items)
+    core.patch_namespaced_persistent_volume_claim("stuck", NS, {"metadata": {"annotations": {
+        "podtax.io/sim-provision-error": None}}})
+    while core.read_namespaced_persistent_volume_claim("stuck", NS).status.phase != "Bound":  # the next retry
+        assert time.monotonic() < deadline + 20
+        time.sleep(0.05)

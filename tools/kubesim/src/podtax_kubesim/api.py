@@ -250,15 +250,24 @@ class Api:
 
     # --- events for controllers -------------------------------------------
     def record_event(self, obj: Obj, reason: str, message: str, etype: str = "Normal",
-                     component: str = "kubesim", action: str | None = None) -> None:
+                     component: str = "kubesim", action: str | None = None, repeat: bool = False) -> None:
         """An Event about `obj`, named as client-go's recorders name one: the object's name, then the time in hex
         nanoseconds (kube-burner's podLatency reads a Started event's time from it); with an `action`, as the
-        events.k8s.io recorder (the scheduler's) writes one: eventTime in microseconds (kube-burner's PodScheduled)."""
+        events.k8s.io recorder (the scheduler's) writes one: eventTime in microseconds (kube-burner's PodScheduled).
+        `repeat`: an event like one already recorded about `obj` (its type, reason, message and component) counts that
+        one up instead, count + 1 and lastTimestamp now, as client-go's EventCorrelator patches a repeated event."""
         meta = obj["metadata"]
         ns = meta.get("namespace") or "default"
         if self.store.get(R.NAMESPACES, "", ns) is None:
             return
         ts = now()
+        same = next((e for e in self.store.items(R.EVENTS, ns) if repeat and e.get("reason") == reason
+                     and e.get("message") == message and e.get("type") == etype
+                     and (e.get("source") or {}).get("component") == component
+                     and (e.get("involvedObject") or {}).get("uid") == meta.get("uid")), None)
+        if same is not None:
+            self.store.update(R.EVENTS, {**deepcopy(same), "count": (same.get("count") or 1) + 1, "lastTimestamp": ts})
+            return
         self._event_ns = max(time.time_ns(), self._event_ns + 1)
         self.store.create(R.EVENTS, {
             **({"eventTime": util.now_micro(), "reportingController": component, "action": action} if action else {}),

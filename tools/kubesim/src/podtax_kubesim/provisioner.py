@@ -18,7 +18,12 @@ ends the deletion (Retain: the PV stays Released).
 Per claim, the annotations podtax.io/sim-provision-seconds and podtax.io/sim-delete-seconds replace
 the class's provision latency and its PV's delete latency (`inf`: never provisioned, the claim stays
 Pending; never deleted, the PV stays Released until a test ends it: testing.Sim.finish_volume_deletion): a
-straggler among many claims, for tests."""
+straggler among many claims, for tests. podtax.io/sim-provision-error makes each provisioning of the claim fail with
+that error, as a CSI driver's CreateVolume refusing (`rpc error: code = ResourceExhausted desc = ...`): the claim
+stays Pending, the external provisioner writes its Warning event ProvisioningFailed on the claim ('failed to provision
+volume with StorageClass "<class>": <error>', sig-storage-lib-external-provisioner's controller.go) and tries again
+after 1, 2, 4 ... s (at most 300 s: its retry-interval-start and -max), client-go's recorder counting the repeated
+event up (count, lastTimestamp) instead of writing a new one; removing the annotation lets the next try succeed."""
 
 from __future__ import annotations
 
@@ -37,6 +42,8 @@ NO_PROVISIONER = "kubernetes.io/no-provisioner"
 PROVISIONER_FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer"
 STORAGE_PROVISIONER = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
 A_PROVISION, A_DELETE = "podtax.io/sim-provision-seconds", "podtax.io/sim-delete-seconds"
+A_ERROR = "podtax.io/sim-provision-error"
+RETRY_START_S, RETRY_MAX_S = 1.0, 300.0  # external-provisioner's --retry-interval-start and --retry-interval-max
 
 
 def _latency(claim: Obj, annotation: str, draw: Sampler) -> float:
@@ -65,6 +72,7 @@ class Provisioner:
                    sampler(c.get("deleteLatency"), self.rng, 0.0) if "deleteLatency" in c else self.delete_latency)
             for name, c in (config.get("classes") or {}).items()}
         self.pending: set[str] = set()  # claim uids with a provisioning timer
+        self.failed: dict[str, int] = {}  # claim uid -> provisionings failed (A_ERROR), for the retry's backoff
         self.store.listen(R.PVCS, self._on_claim)
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.PVS, self._on_volume)
@@ -112,7 +120,7 @@ class Provisioner:
                 current = self.store.update(R.PVCS, current)
             self.api.record_event(current, "Provisioning", f'External provisioner is provisioning volume for claim '
                                   f'"{claim["metadata"]["namespace"]}/{claim["metadata"]["name"]}"',
-                                  component=sc.get("provisioner", "kubesim"))
+                                  component=sc.get("provisioner", "kubesim"), repeat=True)
         delay = _latency(claim, A_PROVISION, self._latencies(sc)[0])
         asyncio.get_running_loop().call_later(delay, self._provision, claim, sc, node)
 
@@ -121,7 +129,12 @@ class Provisioner:
         self.pending.discard(meta["uid"])
         current = self.store.get(R.PVCS, meta["namespace"], meta["name"])
         if current is None or current["metadata"]["uid"] != meta["uid"] or current["spec"].get("volumeName"):
+            self.failed.pop(meta["uid"], None)
             return
+        if error := (current["metadata"].get("annotations") or {}).get(A_ERROR):
+            self._failed(current, sc, node, error)
+            return
+        self.failed.pop(meta["uid"], None)
         spec = current["spec"]
         size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
         pv: Obj = {
@@ -144,6 +157,23 @@ class Provisioner:
         self._bind(current, created)
         self.api.record_event(current, "ProvisioningSucceeded",
                               f"Successfully provisioned volume {pv['metadata']['name']}", component=sc["provisioner"])
+
+    def _failed(self, claim: Obj, sc: Obj, node: str | None, error: str) -> None:
+        """A provisioning that failed with `error`: the Warning event, then another try after the backoff."""
+        uid = claim["metadata"]["uid"]
+        self.failed[uid] = tries = self.failed.get(uid, 0) + 1
+        self.api.record_event(claim, "ProvisioningFailed", f'failed to provision volume with StorageClass '
+                              f'"{sc["metadata"]["name"]}": {error}', "Warning", sc["provisioner"], repeat=True)
+        delay = min(RETRY_START_S * 2 ** (tries - 1), RETRY_MAX_S)
+        asyncio.get_running_loop().call_later(delay, self._retry, claim, sc, node)
+
+    def _retry(self, claim: Obj, sc: Obj, node: str | None) -> None:
+        meta = claim["metadata"]
+        current = self.store.get(R.PVCS, meta["namespace"], meta["name"])
+        if current is None or current["metadata"]["uid"] != meta["uid"] or current["spec"].get("volumeName"):
+            self.failed.pop(meta["uid"], None)
+            return
+        self._schedule(current, sc, node)
 
     def _set_phase(self, pv: Obj, phase: str) -> Obj:
         new = deepcopy(pv)

@@ -390,9 +390,22 @@ class ObjectChurn:
             if aborted := too_many_failed("the API", self.failures, self.p.count, detail):
                 raise aborted
 
+    DONE: tuple[str, str] = ("ready", "Ready")  # the end point the create wait waits for, and its name
+    not_ready: Callable[[], dict[str, str]]  # objects not at DONE yet -> what they lack
+
+    def gone_early(self, name: str) -> None:
+        """Object `name` went before this run deleted it (another client deleted it, or its namespace): it failed, in
+        no phase, as kube-burner drops a pod never Ready (before, one was given up as a lower bound of phases it never
+        finished, or refused by the parser; a claim gone after Bound was counted with no `deleted`)."""
+        t, (point, word) = self.tl.objects[name].t, self.DONE
+        since = f"{self.tl.now() - t['request_sent']:.1f} s after request_sent" if "request_sent" in t else "early"
+        lacked = f"after {word}" if point in t else f"before {word} ({self.not_ready().get(name, 'not ' + word)})"
+        self.tl.fail(name, f"deleted {lacked}, {since}, not by this run: by another client, or with namespace "
+                           f"{self.ns}; its times not counted")
+
     def _delete(self, name: str, fn: Callable[..., Any], accepted: str | None = None) -> None:
         """Delete object `name` with `fn` once it exists and is not gone (deleted by another); a 404 means it is
-        already gone."""
+        already gone: by another client (gone_early) when the first attempt got it."""
         if not self.tl.has(name, "api_accepted") or self.tl.has(name, "gone"):
             return
         self.tl.mark(name, "delete_requested")
@@ -403,6 +416,8 @@ class ObjectChurn:
         except ApiException as exc:
             if exc.status == 404:
                 self.tl.mark(name, "gone")
+                if getattr(exc, "podtax_sent", 1) == 1:  # gone before this run's delete (a retry's 404 may be its own)
+                    self.gone_early(name)
             else:
                 self._error(name, "delete", exc)
         except CALL_ERRORS as exc:

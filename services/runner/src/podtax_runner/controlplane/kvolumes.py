@@ -16,7 +16,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
-from podtax_runner.controlplane import cleanup, kconsumers
+from podtax_runner.controlplane import cleanup, kconsumers, kevents
 from podtax_runner.controlplane.common import (
     CALL_ERRORS,
     KIND,
@@ -49,6 +49,8 @@ def _meta(obj: Obj) -> Obj:
 
 
 class VolumeChurnK8s(ObjectChurn):
+    DONE = ("bound", "Bound")
+
     def __init__(self, kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline) -> None:
         self.kube, self.ctx, self.p, self.tl = kube, ctx, params, timeline
         self.ns = ctx.namespace
@@ -64,6 +66,8 @@ class VolumeChurnK8s(ObjectChurn):
         self.uid_lock = threading.Lock()
         self.failures: Counter[str] = Counter()
         self.pv_watcher: Watcher | None = None  # its listed_at: when its last list was asked for (on_pvs_listed)
+        self.claim_watcher: Watcher | None = None  # likewise (on_claims_listed)
+        self.events = kevents.Events(kube, self.ns)
         self.lock = threading.Lock()
         for n in self.names:
             timeline.add(n)
@@ -99,7 +103,8 @@ class VolumeChurnK8s(ObjectChurn):
 
     def _claim(self, name: str, etype: str, obj: Obj, at: float | None) -> None:
         if etype == "DELETED":
-            self.tl.mark(name, "gone", at)
+            if self.tl.mark(name, "gone", at) and not self.tl.has(name, "delete_requested"):
+                self.gone_early(name)
             return
         volume = (obj.get("spec") or {}).get("volumeName")
         if volume:
@@ -115,9 +120,12 @@ class VolumeChurnK8s(ObjectChurn):
         present = {_meta(o).get("name") for o in items}
         for o in items:
             self.on_claim("MODIFIED", o)
+        listed = self.claim_watcher.listed_at if self.claim_watcher is not None else None
         for name in self.claims - present:
-            if self.tl.has(name, "delete_requested"):
-                self.tl.mark(name, "gone")
+            t = self.tl.objects[name].t
+            # absent from a list asked for after its create returned: gone (a list asked for before may not show it)
+            if "delete_requested" in t or (listed is not None and t.get("api_accepted", listed) < listed):
+                self.on_claim("DELETED", {"metadata": {"name": name, "uid": self.uid.get(name)}})
 
     def on_pv(self, etype: str, obj: Obj) -> None:
         ref = (obj.get("spec") or {}).get("claimRef") or {}
@@ -169,9 +177,9 @@ class VolumeChurnK8s(ObjectChurn):
         core = self.kube.core
         self.pv_watcher = Watcher(self.kube, core.list_persistent_volume, (), None, self.on_pvs_listed, self.on_pv,
                                   "PV")
-        out = [Watcher(self.kube, core.list_namespaced_persistent_volume_claim, (self.ns,), self.ctx.selector,
-                       self.on_claims_listed, self.on_claim, "claim"),
-               self.pv_watcher]
+        self.claim_watcher = Watcher(self.kube, core.list_namespaced_persistent_volume_claim, (self.ns,),
+                                     self.ctx.selector, self.on_claims_listed, self.on_claim, "claim")
+        out = [self.claim_watcher, self.pv_watcher]
         if self.p.consumer:
             out.append(Watcher(self.kube, core.list_namespaced_pod, (self.ns,), self.ctx.selector,
                                self.on_pods_listed, self.on_pod, "pod"))
@@ -191,7 +199,7 @@ class VolumeChurnK8s(ObjectChurn):
 
         def check(name: str) -> None:
             tl = self.tl
-            deleting = tl.has(name, "delete_requested")
+            deleting = tl.has(name, "delete_requested") or tl.has(name, "gone")  # gone: deleted by another
             if tl.has(name, "api_accepted") and (not tl.has(name, "bound") or (deleting and not tl.has(name, "gone"))):
                 obj = get(core.read_namespaced_persistent_volume_claim, name, self.ns)
                 self.on_claim("DELETED" if obj is None else "MODIFIED",
@@ -276,13 +284,17 @@ class VolumeChurnK8s(ObjectChurn):
                     out[r.name] = "consumer pod not Running"
         return out
 
+    def said(self, name: str) -> str | None:
+        """What a claim given up not Bound says holds it: its newest event (the provisioner's ProvisioningFailed)."""
+        return None if self.tl.has(name, "bound") else self.events.said(name, "PersistentVolumeClaim",
+                                                                         self.uid.get(name))
+
     def not_gone(self) -> dict[str, str]:
-        """Claims whose deletion was asked for and is not finished -> what remains (the claim, or its PV)."""
+        """Claims whose deletion was asked for and is not finished -> what remains (the claim, or its PV; also the PV
+        of a claim deleted by another, which goes as the run's do)."""
         out = {}
         for r in list(self.tl.objects.values()):
-            if "delete_requested" not in r.t:
-                continue
-            if r.error is None and "gone" not in r.t:
+            if "delete_requested" in r.t and r.error is None and "gone" not in r.t:
                 out[r.name] = "claim not deleted"
             elif "gone" in r.t and "pv_created" in r.t and "pv_gone" not in r.t:
                 # its PV goes only once the claim is gone: a claim whose DELETE got no answer is not waited for
@@ -339,7 +351,7 @@ class VolumeChurnK8s(ObjectChurn):
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)
-            wait_for(ctx, self.tl, "bind", self.not_ready, p.count)
+            wait_for(ctx, self.tl, "bind", self.not_ready, p.count, self.said)
             if p.consumer:
                 self.delete_consumers()
             pool(ctx, self.delete, self.names, p.concurrency)
@@ -370,5 +382,5 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
     # the retry): the run's label is searched for leftovers then too (an audit found such a claim left Bound)
     if timeline.left_behind or any(r.error for r in timeline.objects.values()):
         volumes = {churn.pv_of[n] for n, r in timeline.objects.items()
-                   if n in churn.pv_of and "delete_requested" in r.t and "pv_gone" not in r.t}
+                   if n in churn.pv_of and ("delete_requested" in r.t or "gone" in r.t) and "pv_gone" not in r.t}
         cleanup.end_of_run(kube, ctx, timeline, timeline.left_behind, volumes)

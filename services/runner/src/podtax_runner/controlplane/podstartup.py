@@ -133,17 +133,6 @@ class PodStartupRun(ObjectChurn):
             if "delete_requested" in t or (listed_at is not None and t.get("api_accepted", listed_at) < listed_at):
                 self.on_pod("DELETED", {"metadata": {"name": name}})
 
-    def gone_early(self, name: str) -> None:
-        """Pod `name` went before this run deleted it (another client deleted it, or its namespace): it failed, in
-        no phase, as a pod that never becomes Ready is dropped by kube-burner. Before, one gone before Ready was
-        waited for and given up 10 s later as a lower bound of phases it never finished, and its 404 on the run's
-        delete gave it a `gone` before `delete_requested`: the parser refused the run (`deleted is negative`)."""
-        t = self.tl.objects[name].t
-        since = f"{self.tl.now() - t['request_sent']:.1f} s after request_sent" if "request_sent" in t else "early"
-        lacked = "after Ready" if "ready" in t else f"before Ready ({self.not_ready().get(name, 'not Ready')})"
-        self.tl.fail(name, f"deleted {lacked}, {since}, not by this run: by another client, or with namespace "
-                           f"{self.ns}; its times not counted")
-
     def poll_round(self) -> None:
         def check(name: str) -> None:
             tl = self.tl
