@@ -13,17 +13,21 @@ from podtax import config, localauth, natsauth, natsserver
 from podtax.bus import Bus
 from podtax.config import Common
 
+NODE = "n1"  # the node of the host agent's user (natsauth.node_user)
+
 
 @pytest.fixture(name="secured")
 def secured_fixture(tmp_path: Path) -> Iterator[tuple[natsserver.NatsServer, dict[str, str]]]:
-    users, conf = localauth.nats_users(tmp_path)
+    users, conf = localauth.nats_users(tmp_path, NODE)
     server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
     yield server, users
     server.stop()
 
 
 async def connect(server: natsserver.NatsServer, users: dict[str, str], role: str) -> Bus:
-    settings = config.load(Common, nats_url=server.url, nats_user=role, nats_password=users[role])
+    """A connection as `role`'s user: the host agent's is NODE's (or name the user, `host_agent.<node>`)."""
+    user = natsauth.node_user(NODE) if role == natsauth.HOST_AGENT else role
+    settings = config.load(Common, nats_url=server.url, nats_user=user, nats_password=users[user])
     return await Bus.connect(server.url, f"test/{role}", auth=natsauth.connect_options(settings))
 
 

@@ -66,7 +66,7 @@ async def _serving(runner: Bus, agent_bus: Bus, tmp_path: Path):  # type: ignore
 async def _own_nats(tmp_path: Path, store: str = "js", auth: tuple[dict[str, str], Path] | None = None):  # type: ignore[no-untyped-def]
     """A real nats-server with the permissions natsauth gives now (a test may have changed them; `auth`: the users of
     an earlier one), JetStream in tmp_path/`store`, a connection as runner, cli and host_agent, the streams made."""
-    users, conf = auth or localauth.nats_users(tmp_path)
+    users, conf = auth or localauth.nats_users(tmp_path, NODE)
     server = natsserver.start(tmp_path / store, log_file=tmp_path / f"{store}.log", config=conf)
     buses: dict[str, Bus] = {}
     try:
@@ -201,7 +201,7 @@ def test_nats_permissions_older_than_the_agent_stop_it_at_start_in_one_line(tmp_
     it 5 s later in a traceback, exit 1)."""
     monkeypatch.setitem(natsauth.ROLE_READ_API, "host_agent", [
         a for a in natsauth.ROLE_READ_API["host_agent"] if subjects.CAMPAIGN_CANCELLED not in a])
-    users, conf = localauth.nats_users(tmp_path)
+    users, conf = localauth.nats_users(tmp_path, NODE)
     server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=conf)
     try:
         async def queue_a_run() -> None:
@@ -212,8 +212,8 @@ def test_nats_permissions_older_than_the_agent_stop_it_at_start_in_one_line(tmp_
             await bus.close()
 
         asyncio.run(queue_a_run())
-        env = dict(os.environ, PODTAX_NATS_URL=server.url, PODTAX_NATS_USER="host_agent",
-                   PODTAX_NATS_PASSWORD=users["host_agent"], PODTAX_AGENT_NODE=NODE, PODTAX_HEALTH_PORT="0",
+        env = dict(os.environ, PODTAX_NATS_URL=server.url, PODTAX_NATS_USER=natsauth.node_user(NODE),
+                   PODTAX_NATS_PASSWORD=users[natsauth.node_user(NODE)], PODTAX_AGENT_NODE=NODE, PODTAX_HEALTH_PORT="0",
                    PODTAX_AGENT_WORKDIR=str(tmp_path / "work"), PODTAX_AGENT_STATE_DIR=str(tmp_path / "state"))
         done = subprocess.run([sys.executable, "-m", "podtax_host_agent"], env=env, capture_output=True, text=True,
                               timeout=120)
@@ -222,7 +222,7 @@ def test_nats_permissions_older_than_the_agent_stop_it_at_start_in_one_line(tmp_
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr and "running stress-ng" not in done.stderr, done.stderr
     [line] = [x for x in done.stderr.splitlines() if "older than this agent" in x]
-    assert "host-agent-n1-cancels" in line and "nats-auth.conf" in line and "podtax up" in line
+    assert "host-agent-n1~cancels" in line and "nats-auth.conf" in line and "podtax up" in line
     assert not (tmp_path / "state" / guard.RECORD).exists()
 
 
@@ -264,7 +264,8 @@ async def test_a_dead_letter_nats_refuses_is_one_line_and_the_message_dropped(tm
                 if agent.done():
                     break
                 if any("could not dead-letter" in r.message for r in caplog.records):
-                    info = await buses["host_agent"].js.consumer_info(subjects.STREAM, f"host-agent-{NODE}-cancels")
+                    cancels = subjects.agent_cancels_consumer(NODE)
+                    info = await buses["host_agent"].js.consumer_info(subjects.STREAM, cancels)
                     if (pending := info.num_ack_pending) == 0:
                         break
                 await asyncio.sleep(0.1)
@@ -336,7 +337,7 @@ async def test_a_campaign_name_cancelled_in_an_earlier_nats_runs_again_in_a_new_
     name free again: the CLI and the runner refuse a name only while their NATS knows it) had every run refused as
     cancelled, forever. In the NATS it was cancelled in, a later request is still refused, by a restarted agent too;
     in a new NATS the same request (same run id: ids are made from the name and the cell) runs."""
-    auth = localauth.nats_users(tmp_path)
+    auth = localauth.nats_users(tmp_path, NODE)
     short = _run("c-1").model_copy(update={"params": {"threads": 1, "method": "matrixprod", "ops": 50}})
 
     async def serve_once(store: str, cancel: bool, request: events.RunSpec) -> dict:

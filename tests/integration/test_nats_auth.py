@@ -23,11 +23,11 @@ RUN = events.RunSpec(run_id="r1", campaign="c", node="n", env="host", test="sysb
 
 
 def test_generated_files_are_private(tmp_path: Path) -> None:
-    users, conf = localauth.nats_users(tmp_path)
-    assert set(users) == set(natsauth.ROLES) and len(set(users.values())) == len(users)
+    users, conf = localauth.nats_users(tmp_path, "n1")
+    assert set(users) == {*natsauth.SERVICE_ROLES, "host_agent.n1"} and len(set(users.values())) == len(users)
     for path in (conf, tmp_path / localauth.NATS_USERS_FILE):
         assert path.stat().st_mode & 0o777 == 0o600
-    assert localauth.nats_users(tmp_path)[0] == users, "kept across restarts"
+    assert localauth.nats_users(tmp_path, "n1")[0] == users, "kept across restarts"
 
 
 async def test_anonymous_clients_are_refused(secured) -> None:  # type: ignore[no-untyped-def]

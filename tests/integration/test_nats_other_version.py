@@ -17,8 +17,8 @@ async def test_an_inbox_of_another_version_says_what_to_do(
     runner = await connect(server, users, "runner")
     await runner.ensure_streams(10 * 2**20, 3600)
     monkeypatch.setattr(natsauth, "inbox_prefix", lambda user: "_INBOX")  # the version before
-    settings = config.load(config.Common, nats_url=server.url, nats_user="host_agent",
-                           nats_password=users["host_agent"])
+    settings = config.load(config.Common, nats_url=server.url, nats_user="host_agent.n1",
+                           nats_password=users["host_agent.n1"])
     agent = await Bus.connect(server.url, "test/old-agent", auth=natsauth.connect_options(settings))
     try:
         with pytest.raises(BusError, match=r"reply inbox .*permissions violation.*different podtax versions.*"

@@ -16,7 +16,7 @@ from podtax.bus import Bus, BusError, ConsumerSpec
 from tests.integration.secured import buses_fixture, connect, refused, secured_fixture  # noqa: F401 - fixtures
 
 NOW = events.now()
-RUN = events.RunSpec(run_id="r1", campaign="c", node="n", env="host", test="sysbench-cpu", params={"threads": 1})
+RUN = events.RunSpec(run_id="r1", campaign="c", node="n1", env="host", test="sysbench-cpu", params={"threads": 1})
 
 
 async def test_only_a_streams_owner_creates_it(secured) -> None:  # type: ignore[no-untyped-def]
@@ -143,11 +143,11 @@ async def test_the_host_agent_publishes_for_host_runs_only(buses: dict[str, Bus]
     pod_run = RUN.model_copy(update={"env": "kubernetes"})
     forged = [events.raw_log(events.RawLog(run=pod_run, stdout="x", exit_code=0, started_at=NOW, ended_at=NOW), "x"),
               events.run_failed(events.RunFailed(run=pod_run, stage="agent", reason="r", detail="d"), "x")]
-    dead_result = subjects.dead_letter(subjects.join(subjects.RUN_RESULT, "host", "n"))
+    dead_result = subjects.dead_letter(subjects.join(subjects.RUN_RESULT, "host", "n1"))
     for subject in [e.subject for e in forged] + [dead_result]:
         assert await refused(agent, subject)
-    assert not await refused(agent, subjects.dead_letter(subjects.join(subjects.RUN_REQUESTED, "host", "n")))
+    assert not await refused(agent, subjects.dead_letter(subjects.join(subjects.RUN_REQUESTED, "host", "n1")))
     await agent.publish(events.raw_log(events.RawLog(run=RUN, stdout="x", exit_code=0, started_at=NOW,
                                                      ended_at=NOW), "test/agent"))
     info = await runner.js.stream_info(subjects.STREAM, subjects_filter="podtax.>")
-    assert info.state.subjects == {subjects.join(subjects.RUN_LOG, "host", "n"): 1}
+    assert info.state.subjects == {subjects.join(subjects.RUN_LOG, "host", "n1"): 1}

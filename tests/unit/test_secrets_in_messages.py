@@ -43,11 +43,11 @@ def test_secret_files_already_there_are_made_private(tmp_path: Path) -> None:
     token_file = tmp_path / localauth.API_TOKEN_FILE
     token_file.write_text("an-old-token-0123456789\n")
     users_file = tmp_path / localauth.NATS_USERS_FILE
-    users = {role: f"pw-{role}-0123456789" for role in natsauth.ROLES}
+    users = {user: f"pw-{user}-0123456789" for user in [*natsauth.SERVICE_ROLES, natsauth.node_user("n1")]}
     users_file.write_text(json.dumps(users))
     for path in (token_file, users_file):
         path.chmod(0o644)
     assert localauth.api_token(tmp_path, {}) == ("an-old-token-0123456789", token_file)  # kept ...
-    assert localauth.nats_users(tmp_path)[0] == users
+    assert localauth.nats_users(tmp_path, "n1")[0] == users
     for path in (token_file, users_file, tmp_path / localauth.NATS_AUTH_CONF):
         assert path.stat().st_mode & 0o777 == 0o600, path  # ... and now its owner's alone

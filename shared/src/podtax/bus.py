@@ -158,7 +158,7 @@ class Bus(Streams, Consumers):
         in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
         nc_ready.set()
         bus = cls(nc, source)
-        bus.role = user if user in natsauth.ROLES else None
+        bus.role = natsauth.role_of(user)
         return bus
 
     # ------------------------------------------------------------ publish

@@ -69,9 +69,10 @@ NATS_USERS_FILE = "nats-users.json"
 NATS_AUTH_CONF = "nats-auth.conf"
 
 
-def nats_users(data: Path) -> tuple[dict[str, str], Path]:
-    """One NATS user per podtax role with a random password, kept in <data>/nats-users.json (0600), and
-    the nats-server configuration file holding them with their subject permissions (0600)."""
+def nats_users(data: Path, node: str) -> tuple[dict[str, str], Path]:
+    """One NATS user per podtax role, and one for the host agent of `node` (natsauth.node_user), with random
+    passwords, kept in <data>/nats-users.json (0600), and the nats-server configuration file holding them with
+    their subject permissions (0600)."""
     from podtax import natsauth
 
     path = data / NATS_USERS_FILE
@@ -80,8 +81,9 @@ def nats_users(data: Path) -> tuple[dict[str, str], Path]:
         users = json.loads(text)
     except (OSError, ValueError):
         users = {}
-    if not isinstance(users, dict) or set(users) != set(natsauth.ROLES):
-        users = {role: secrets.token_urlsafe(24) for role in natsauth.ROLES}
+    names = [*natsauth.SERVICE_ROLES, natsauth.node_user(node)]
+    if not isinstance(users, dict) or set(users) != set(names):
+        users = {name: secrets.token_urlsafe(24) for name in names}
         write_private(path, json.dumps(users, indent=1) + "\n")
     else:
         keep_private(path, text)
@@ -91,8 +93,12 @@ def nats_users(data: Path) -> tuple[dict[str, str], Path]:
 
 
 def nats_env(role: str, users: dict[str, str]) -> dict[str, str]:
-    """The environment that gives one service its own NATS identity (and no other)."""
-    return {"PODTAX_NATS_USER": role, "PODTAX_NATS_PASSWORD": users[role]}
+    """The environment that gives one service its own NATS identity (and no other): the host agent's is its
+    node's (nats_users)."""
+    from podtax import natsauth
+
+    user = next(name for name in users if natsauth.role_of(name) == role)
+    return {"PODTAX_NATS_USER": user, "PODTAX_NATS_PASSWORD": users[user]}
 
 
 def cli_nats_url(url: str, users_file: str | None) -> str:

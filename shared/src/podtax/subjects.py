@@ -61,6 +61,18 @@ def dead_letter(subject: str) -> str:
     return f"{DLQ_PREFIX}.{subject}"
 
 
+def agent_consumer(node: str) -> str:
+    """The durable consumer of a node's host run requests: `host-agent-<node>` (its escaped token)."""
+    return f"host-agent-{escape(node)}"
+
+
+def agent_cancels_consumer(node: str) -> str:
+    """A node's host agent's consumer of campaign cancellations: `host-agent-<node>~cancels`. The `~` cannot
+    follow an escaped node name but as `~XX`, so no node's name is another's consumer's (with `-cancels`, node
+    `a`'s was node `a-cancels`'s run requests' consumer, and a node's identity may pull from its own)."""
+    return f"host-agent-{escape(node)}~cancels"
+
+
 def kv_token(name: str) -> str:
     """Make any string one KV key segment: JetStream KV keys allow only [-/_=.A-Za-z0-9], and the dot
     separates segments, so every other character becomes `=XX` (its UTF-8 bytes in hex)."""

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import sys
 
-from podtax.config import HostAgentSettings
+from podtax.config import ConfigError, HostAgentSettings
 from podtax.service import run_service
 
-from podtax_host_agent.owndir import prepare
+from podtax_host_agent import owndir
+from podtax_host_agent.natsid import user_problem
 from podtax_host_agent.service import serve
+
+
+def prepare(settings: HostAgentSettings) -> None:
+    """Before NATS: its NATS user must be its node's (exit 2 saying so), its directories safe (owndir.prepare)."""
+    if why := user_problem(settings):
+        raise ConfigError(why)
+    owndir.prepare(settings)
 
 
 def main(argv: list[str] | None = None) -> int:

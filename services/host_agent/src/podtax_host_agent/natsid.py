@@ -24,6 +24,25 @@ STREAM_ASK_S = 60.0  # the events stream unknown: how often it is asked again (a
 REQUEST_ASK_S = 2.0  # how long a run request waits for the answer (NATS hanging on stream info, consumers delivering)
 
 
+def user_problem(settings: HostAgentSettings) -> str | None:
+    """Why this agent's NATS user cannot be its node's (each node's agent has its own, natsauth.node_user), or
+    None: with another node's user, NATS refuses its consumers and subjects (it stopped saying its permissions
+    were older than the agent); the one user of every node before is no more."""
+    from urllib.parse import urlsplit
+
+    from podtax import natsauth
+
+    user = settings.nats_user or urlsplit(settings.nats_url.split(",")[0].strip()).username
+    mine = natsauth.node_user(settings.agent_node)
+    if user == natsauth.HOST_AGENT:
+        return (f"PODTAX_NATS_USER: {user} was every node's agent's user; each node's has its own now: {mine} "
+                f"(`podtax nats-auth node {settings.agent_node}`, deploy/host/INSTALL.md step 3)")
+    if (node := natsauth.node_of(user)) is not None and node != settings.agent_node:
+        return (f"PODTAX_NATS_USER: {user} is the NATS user of node {node}'s agent, and this agent answers for "
+                f"{settings.agent_node} (PODTAX_AGENT_NODE): give it {mine}, or set PODTAX_AGENT_NODE={node}")
+    return None
+
+
 class NatsIdentity:
     """The host agent's part that learns the events stream and judges its notes by it (service.Agent)."""
 

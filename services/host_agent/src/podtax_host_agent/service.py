@@ -69,13 +69,13 @@ class Agent(NatsIdentity):
     def consumer(self) -> ConsumerSpec:
         subject = subjects.join(subjects.RUN_REQUESTED, "host", self.node)
         # One message at a time; ack_wait is extended with in-progress pings while a run lasts.
-        return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}", [subject],
+        return ConsumerSpec(subjects.agent_consumer(self.node), [subject],
                             max_deliver=self.settings.max_deliver, batch=1,
                             ack_wait_s=self.settings.agent_ack_wait_s)
 
     def cancels_consumer(self) -> ConsumerSpec:
         """Every campaign's cancellation (the operator's CLI alone may publish one: natsauth)."""
-        return ConsumerSpec(f"host-agent-{subjects.escape(self.node)}-cancels", [f"{subjects.CAMPAIGN_CANCELLED}.*"],
+        return ConsumerSpec(subjects.agent_cancels_consumer(self.node), [f"{subjects.CAMPAIGN_CANCELLED}.*"],
                             max_deliver=self.settings.max_deliver, batch=1,
                             ack_wait_s=self.settings.agent_ack_wait_s)
 
@@ -374,5 +374,5 @@ async def cancels_subscription(agent: Agent) -> JetStreamContext.PullSubscriptio
         if not agent.bus.nc.is_connected:
             raise
         raise BusError(f"NATS refuses this agent's consumer of campaign cancellations ({spec.durable}): its "
-                       "permissions are older than this agent; regenerate and apply deploy/k8s/nats-auth.conf (`make "
-                       "docs`, `kubectl apply -k deploy/k8s`), or restart `podtax up`") from None
+                       "permissions are older than this agent; regenerate and apply deploy/k8s/nats-auth.conf (`podtax "
+                       "nats-auth conf NODE...`, `kubectl apply -k`), or restart `podtax up`") from None

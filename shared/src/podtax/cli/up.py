@@ -185,10 +185,10 @@ def up(
     elif nats_port:
         check_port("--nats-port", nats_port)
     check_port("--api-port", api_port, os.environ.get("PODTAX_ANALYZER_HOST") or "127.0.0.1")
-    nats_users: dict[str, str] = {}  # role -> password, when we start nats-server (one user per service)
+    nats_users: dict[str, str] = {}  # user -> password, when we start nats-server (one per role, the agent's node's)
     if not nats_url:
         log = data / "logs" / "nats-server.log"
-        nats_users, nats_conf = localauth.nats_users(data)
+        nats_users, nats_conf = localauth.nats_users(data, node)
         # a session of its own, as every child's: a Ctrl-C in the terminal reaches the whole foreground process
         # group, and nats-server stopped at once, before the services it serves (their logs: tracebacks)
         server = natsserver.start(data / "jetstream", nats_port, log_file=log, config=nats_conf, own_session=True)
