@@ -16,7 +16,8 @@ N = 0) is left out rather than read as 0 µs; so are the clat figures of a job d
 clat exceeds its mean lat (lat = slat + clat for every I/O: an engine's bug), flagged
 INCONSISTENT_LATENCY. Echoed options shared by all jobs are given as they are; options that differ
 between jobs are joined in job order (`numjobs=1,5,10`), so no single job stands for the run.
-`unified_rw_reporting` gives `mixed_*` figures (the primary when the run's direction has none); a
+`unified_rw_reporting` gives `mixed_*` figures (the primary when the run's direction has none; in text,
+`=both` prints the mixed rates as zeros after the read and write sections: that section is left out); a
 trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
 flagged VERIFY. `fio: terminating on signal` is flagged INTERRUPTED. Syncs timed between the writes
 (`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none. So,

@@ -59,8 +59,12 @@ _STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `S
 _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
 _STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
 # The block size is its token up to its first `-` (`4096B-4096B`: a `\S+?` up to any `-`, then `\S+.*?`, tried every
-# split of `a-a-a-...`, cubic: 30 s for an 8 KiB line), then anything up to the ioengine
-_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S[^\s-]*+)-\S.*?ioengine=(\w+), iodepth=(\d+)")
+# split of `a-a-a-...`, cubic: 30 s for an 8 KiB line), its upper bound (`4096B-64.0KiB`: bssplit or bsrange), then
+# anything up to the ioengine
+_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S[^\s-]*+)-([^\s,/]++).*?ioengine=(\w+), "
+                   r"iodepth=(\d+)")
+# `--unified_rw_reporting=both`: fio 3.33 prints the mixed section's rates as zeros without units
+_MIXED_UNPRINTED = re.compile(r"^mixed\s*: IOPS=0, BW=0 \(0\)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 # `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...`, `issued    : total=r=54217/w=13770/d=0` (2.x)
 # and `issued r/w: total=256/0, short=0/0` (1.x)
@@ -125,6 +129,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
     status = False  # a `Run status group` line read
     late = ""  # the first job reporting after a `Run status group` summary (fio prints those after all jobs)
+    unprinted: set[int] = set()  # the job numbers (from 1) whose mixed section prints no rate
     client = _CLIENT.search(text) if text.find("<") >= 0 or holds(text, "All clients") \
         or holds(text, "hostname=") else None
     if client:  # the JSON of such a run is refused the same way (`client_stats`)
@@ -154,7 +159,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             continue
         m = _HEAD.match(line) if "(g=" in line else None
         if m:
-            heads.append({"rw": m.group(1), "bs": m.group(2), "ioengine": m.group(3), "iodepth": _int(m.group(4))})
+            low, high = m.group(2), m.group(3)  # the read sizes, smallest and largest
+            heads.append({"rw": m.group(1), "bs": low if low == high else f"{low}-{high}", "ioengine": m.group(4),
+                          "iodepth": _int(m.group(5))})
             continue
         m = _JOB.match(line) if "(groupid=" in line else None
         if m:
@@ -209,6 +216,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             figures[f"{direction}_bw"] = _kib(m.group(2), m.group(3))
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
             continue
+        if _MIXED_UNPRINTED.match(line) and ("read_iops" in figures or "write_iops" in figures):
+            direction = "mixed"  # the sum of the sections above, its rates unprinted: its figures are left out
+            unprinted.add(len(jobs))
+            continue
         m = _DIRECTION.match(line)
         if m:  # unread, its latencies would be taken for the previous direction's
             raise ParseFailure("unknown-format", f"fio's {m.group(1)} line is in a form podtax does not read: "
@@ -261,6 +272,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"fio job {late} reports after the run's `Run status group` summary, "
                                              "which fio prints after every job's report: the log's lines are out "
                                              "of order")
+    for number in unprinted:
+        figures = jobs[number - 1][2]
+        for key in [k for k in figures if k.startswith("mixed_")]:
+            del figures[key]
     echoed = merge_echoed(heads)
     suspect = _drop_inconsistent(jobs, lats)
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
