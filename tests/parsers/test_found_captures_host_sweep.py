@@ -6,7 +6,7 @@ refusal of honest output, or a wrong echo) before the change it tests.
 from __future__ import annotations
 
 import pytest
-from podtax.parsers import fio_text
+from podtax.parsers import fio, fio_text
 
 from tests.parsers.test_found_captures import CORPUS, parse
 
@@ -37,3 +37,11 @@ def test_fio_text_bssplit_echoes_the_block_size_range() -> None:
     assert parsed.echoed["bs"] == "4096B-64.0KiB"
     assert "PARAM_MISMATCH: bs echoed as 4096B-64.0KiB, requested 4k" in parsed.flags
     assert parsed.values()["read_iops"] == 6745
+
+
+def test_fio_json_bssplit_echoes_the_split_as_its_block_size() -> None:
+    # the same run in JSON: `job options` holds `bssplit` and no `bs`, so nothing was echoed and nothing compared
+    requested = {"rw": "randread", "bs": "4k", "iodepth": 1}
+    parsed = fio.parse((CORPUS / "fio-3.33-bssplit.json").read_text(encoding="utf-8"), requested=requested)
+    assert parsed.echoed["bs"] == "4k/50:64k/50"
+    assert "PARAM_MISMATCH: bs echoed as 4k/50:64k/50, requested 4k" in parsed.flags
