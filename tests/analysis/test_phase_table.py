@@ -92,17 +92,20 @@ def test_pooled_objects_describe_each_distribution(store, report):
 
 def test_pod_startup_is_one_sided(report):
     rows = [r for r in phase_table(report).rows if r.test == "pod-startup"]
-    # every condition kube-burner's podLatency reports (PodScheduled, Initialized, ContainersReady, Ready)
-    assert [r.phase for r in rows[::2]] == ["scheduled", "initialized", "started", "containers_ready", "ready",
-                                            "deleted"]
+    # every condition kube-burner's podLatency reports (PodScheduled, Initialized, PodReadyToStartContainers,
+    # ContainersReady, Ready)
+    assert [r.phase for r in rows[::2]] == ["scheduled", "initialized", "ready_to_start_containers", "started",
+                                            "containers_ready", "ready", "deleted"]
     ready = next(r for r in rows if r.phase == "ready" and r.statistic == "p50")
     assert ready.candidate is None and ready.note == ONE_SIDE and ready.verdict is None
-    assert ready.baseline_median == pytest.approx(630.0, rel=0.1)  # 20 + 10 + 500 + 80 + 20 ms injected
+    assert ready.baseline_median == pytest.approx(635.0, rel=0.1)  # 20 + 10 + 5 + 500 + 80 + 20 ms injected
     medians = {r.phase: r.baseline_median for r in rows if r.statistic == "p50"}
     assert medians["initialized"] == pytest.approx(30.0, rel=0.2)  # 20 + 10 ms
-    assert medians["scheduled"] < medians["initialized"] < medians["started"] < medians["containers_ready"] \
-        < medians["ready"]
+    assert medians["scheduled"] < medians["initialized"] < medians["ready_to_start_containers"] < medians["started"] \
+        < medians["containers_ready"] < medians["ready"]
     assert "Initialized condition True" in next(r.definition for r in rows if r.phase == "initialized")
+    assert "PodReadyToStartContainers condition True" in next(r.definition for r in rows
+                                                              if r.phase == "ready_to_start_containers")
     cell = _cell(report, "ready_p50_ms", "pod-startup")
     assert not cell.flags  # six runs of one side are enough
     assert cell.verdict == "not comparable"

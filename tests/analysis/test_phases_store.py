@@ -45,7 +45,7 @@ def test_redelivery_changes_nothing(store):
     store.write_batch([log, result, log])  # a duplicate in the same batch
     store.write_batch([log, result])  # and a redelivery later
     (n,) = store.cursor().execute("SELECT count(*) FROM phases").fetchone()
-    assert n == 4 * 6  # scheduled, initialized, started, containers_ready, ready, deleted
+    assert n == 4 * 7  # scheduled, initialized, ready_to_start_containers, started, containers_ready, ready, deleted
 
 
 def test_refused_timeline_keeps_the_raw_log_and_adds_no_phase(store):

@@ -17,8 +17,8 @@ from podtax.derive import derive
 STEPS = {
     ("volume-churn", "kubernetes"): (("api_accepted", 0.010), ("pv_created", 0.200), ("bound", 0.100)),
     ("volume-churn", "nomad"): (("api_accepted", 0.150),),
-    ("pod-startup", "kubernetes"): (("scheduled", 0.020), ("initialized", 0.010), ("started", 0.500),
-                                    ("containers_ready", 0.080), ("ready", 0.020)),
+    ("pod-startup", "kubernetes"): (("scheduled", 0.020), ("initialized", 0.010), ("ready_to_start_containers", 0.005),
+                                    ("started", 0.500), ("containers_ready", 0.080), ("ready", 0.020)),
 }
 DELETE_STEPS = {
     ("volume-churn", "kubernetes"): (("gone", 0.050), ("pv_gone", 0.100)),

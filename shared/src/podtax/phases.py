@@ -20,8 +20,9 @@ class Phase:
     end: str
     definition: str
     optional: bool = False  # not required of every completed object: recorded only when asked for (consumer pods),
-    # or not in every timeline (pod-startup's initialized and containers_ready, which timelines written before them
-    # lack): an object without it has no figure in the phase, never a zero
+    # or not in every timeline (pod-startup's initialized, ready_to_start_containers and containers_ready, which
+    # timelines written before them lack, as do clusters without the condition): an object without it has no figure in
+    # the phase, never a zero
 
 
 _K8S_VOLUMES = (
@@ -50,6 +51,9 @@ _POD_STARTUP = (
     Phase("scheduled", "request_sent", "scheduled", "create request sent -> PodScheduled condition True seen"),
     Phase("initialized", "request_sent", "initialized", "create request sent -> Initialized condition True seen "
           "(init containers done; at once without them)", optional=True),
+    Phase("ready_to_start_containers", "request_sent", "ready_to_start_containers",
+          "create request sent -> PodReadyToStartContainers condition True seen (the pod's sandbox and network are "
+          "set up; a kubelet's PodReadyToStartContainersCondition feature, on by default since 1.29)", optional=True),
     Phase("started", "request_sent", "started", "create request sent -> all containers started (phase Running)"),
     Phase("containers_ready", "request_sent", "containers_ready",
           "create request sent -> ContainersReady condition True seen", optional=True),

@@ -1,6 +1,7 @@
 """pod-startup on Kubernetes: create `count` pods (optionally each with a fresh claim) pinned to the
-run's node, time created -> scheduled -> initialized -> started -> containers_ready -> ready when the watch shows
-each (PodScheduled, Initialized, ContainersReady and Ready are the conditions kube-burner's podLatency reads; its
+run's node, time created -> scheduled -> initialized -> ready_to_start_containers -> started -> containers_ready ->
+ready when the watch shows each (PodScheduled, Initialized, PodReadyToStartContainers, ContainersReady and Ready are
+the conditions kube-burner's podLatency reads; its
 times are the conditions' 1-second lastTransitionTime, PodScheduled's and Ready's kept here as server fields only),
 then delete them and time deleted -> gone."""
 
@@ -111,6 +112,8 @@ class PodStartupRun(ObjectChurn):
         # Initialized and ContainersReady: no server time kept (a pod's line stays within dispatch.OBJECT_BYTES)
         if _condition(status, "Initialized"):
             tl.mark(name, "initialized")
+        if _condition(status, "PodReadyToStartContainers"):  # the sandbox is up; no server time either
+            tl.mark(name, "ready_to_start_containers")
         statuses = status.get("containerStatuses") or []
         started = status.get("phase") == "Running" or bool(statuses and all(s.get("started") for s in statuses))
         if started and tl.mark(name, "started"):
