@@ -6,7 +6,7 @@ refusal of honest output, or a wrong echo) before the change it tests.
 from __future__ import annotations
 
 import pytest
-from podtax.parsers import fio, fio_text
+from podtax.parsers import ParseFailure, fio, fio_text
 
 from tests.parsers.test_found_captures import CORPUS, parse
 
@@ -45,3 +45,11 @@ def test_fio_json_bssplit_echoes_the_split_as_its_block_size() -> None:
     parsed = fio.parse((CORPUS / "fio-3.33-bssplit.json").read_text(encoding="utf-8"), requested=requested)
     assert parsed.echoed["bs"] == "4k/50:64k/50"
     assert "PARAM_MISMATCH: bs echoed as 4k/50:64k/50, requested 4k" in parsed.flags
+
+
+def test_sysbench_options_that_exclude_each_other_are_a_bad_argument() -> None:
+    # `--histogram --percentile=0`: sysbench refuses the pair before its banner; it was named a run that stopped
+    with pytest.raises(ParseFailure) as caught:
+        parse("sysbench-1.0.20-histogram-percentile-0.log", "sysbench-memory")
+    assert caught.value.reason == "bad-argument"
+    assert "--histogram cannot be used with --percentile=0" in str(caught.value)

@@ -305,7 +305,7 @@ def select_run(runs: list[tuple[str, str | None]], text: str, wanted: str | None
         if section.version is None and section.bad_arg:  # refused before its banner: `--percentile=99.9`
             raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
         if section.version is None and section.fatal:  # `FATAL: Invalid value for --threads: 0.`, no banner
-            if "Invalid value for" in section.fatal[0]:
+            if "Invalid value for" in section.fatal[0] or "cannot be used with" in section.fatal[0]:
                 raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.fatal[0]}")
             raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}")
         if section.version is None:
