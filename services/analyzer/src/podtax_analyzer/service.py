@@ -21,6 +21,7 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
+from podtax_analyzer.db_lock import DbLock, Held
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.store import Store
@@ -246,6 +247,18 @@ def empty_left(path: Path) -> str | None:
     return None
 
 
+def hold(path: Path) -> DbLock | None:
+    """The lock that keeps a second analyzer off `path` (db_lock.py); None for an in-memory database."""
+    if str(path) == ":memory:":
+        return None
+    try:
+        return DbLock(path)
+    except Held as exc:
+        raise ConfigError(cannot_open(path, str(exc))) from None
+    except OSError as exc:
+        raise ConfigError(cannot_open(path, open_why(exc))) from None
+
+
 def cannot_open(path: Path, why: str) -> str:
     return f"PODTAX_ANALYZER_DB: cannot open {path}: {why}, or name another file (podtax up: another --data-dir)"
 
@@ -288,21 +301,38 @@ def cut_short(store: Store, path: Path) -> str | None:
     return f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its blocks in use need): {RESTORE}"
 
 
+def open_store(path: Path, memory_mb: int | None) -> tuple[DbLock | None, Store]:
+    """The analyzer's lock of `path` and its Store, or ConfigError saying why not and what to do. The lock comes
+    first: another analyzer starting on the same empty file may be creating it (empty_left would remove it)."""
+    held = hold(path)
+    store: Store | None = None
+    try:
+        if left := empty_left(path):
+            raise ConfigError(cannot_open(path, left))
+        try:
+            store = Store(path, memory_mb)
+        except (duckdb.Error, OSError) as exc:
+            raise ConfigError(open_problem(exc, path)) from None
+        if damaged := cut_short(store, path):
+            raise ConfigError(cannot_open(path, damaged))
+    except BaseException:
+        if store is not None:
+            store.close()
+        if held is not None:
+            held.release()
+        raise
+    return held, store
+
+
 async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> None:
     tune_for_batches(settings.analyzer_batch)
     sock = listening_socket(settings.analyzer_host, settings.analyzer_port, "PODTAX_ANALYZER_PORT",
                             "PODTAX_ANALYZER_HOST")  # said at start, before the API is said to listen
     store: Store | None = None
+    held: DbLock | None = None
     try:  # until uvicorn has the socket, a failure closes it: the port is free again at once (a caller serving
         # again in-process needs it), and the store with it
-        if left := empty_left(settings.analyzer_db):
-            raise ConfigError(cannot_open(settings.analyzer_db, left))
-        try:
-            store = Store(settings.analyzer_db, settings.analyzer_memory_mb)
-        except (duckdb.Error, OSError) as exc:
-            raise ConfigError(open_problem(exc, settings.analyzer_db)) from None
-        if damaged := cut_short(store, settings.analyzer_db):
-            raise ConfigError(cannot_open(settings.analyzer_db, damaged))
+        held, store = open_store(settings.analyzer_db, settings.analyzer_memory_mb)
         analyzer = Analyzer(settings, bus, store)
         token = settings.api_token.get_secret_value() if settings.api_token else None
         app = create_app(store, token, settings.api_reads_need_token, api_auth.loopback(settings.analyzer_host),
@@ -316,6 +346,8 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
     except BaseException:
         if store is not None:
             store.close()
+        if held is not None:
+            held.release()
         sock.close()
         raise
     log.info("analyzer API on http://%s:%d (DuckDB %s)", settings.analyzer_host, sock.getsockname()[1],
@@ -334,3 +366,5 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
             updates.cancel()
         await asyncio.gather(http, *([updates] if updates else []), return_exceptions=True)
         store.close()
+        if held is not None:
+            held.release()
