@@ -55,14 +55,36 @@ def _plausible(value: datetime) -> datetime:
 
 Timestamp = Annotated[datetime, AfterValidator(_plausible)]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Characters that change how the text around them reads without showing themselves: direction marks, embeddings,
+# overrides and isolates (U+061C, U+200E/F, U+202A-E, U+2066-9) and zero-width or invisible ones (U+200B-D,
+# U+2060-4, U+FEFF). A node `node-1\u202e2-edon` shows as `node-1node-2` (the Trojan Source attack on code).
+HIDDEN = (("\u061c", "\u061c"), ("\u200b", "\u200f"), ("\u202a", "\u202e"), ("\u2060", "\u2064"),
+          ("\u2066", "\u2069"), ("\ufeff", "\ufeff"))
+HIDDEN_CHARS = "".join(chr(c) for first, last in HIDDEN for c in range(ord(first), ord(last) + 1))
+_HIDDEN_CLASS = "".join(f"{first}-{last}" if first != last else first for first, last in HIDDEN)
+_HIDDEN = re.compile(f"[{_HIDDEN_CLASS}]")
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_HIDDEN_CLASS}]")
+
+
+def escaped(char: str) -> str:
+    """`char` as text: `\\xNN` (a control character), `\\uNNNN` (a HIDDEN one)."""
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
-    """`text` with its control characters but newline and tab written as `\\xNN`. Free text from the bus reaches
-    terminals, pages and spreadsheets, and an ESC starts a terminal's own sequences (its title, hyperlinks,
-    clearing the screen): an audit's fio log version line and a failure's words carried them to `podtax report`."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
+    """`text` with its control characters but newline and tab written as `\\xNN`, and its HIDDEN ones (direction
+    and zero-width characters) as `\\uNNNN`. Free text from the bus reaches terminals, pages and spreadsheets, and
+    an ESC starts a terminal's own sequences (its title, hyperlinks, clearing the screen): an audit's fio log version
+    line and a failure's words carried them to `podtax report`; a U+202E in a stored node name reversed the text
+    after it, so that one node's name read as another's."""
+    return _CONTROL.sub(lambda m: escaped(m.group()), text) if _CONTROL.search(text) else text
+
+
+def unhidden(text: str) -> str:
+    """`text` with its HIDDEN characters written as `\\uNNNN` (printable's, for what handles control characters
+    its own way: a workbook, whose XML cannot hold them)."""
+    return _HIDDEN.sub(lambda m: escaped(m.group()), text) if _HIDDEN.search(text) else text
 
 
 def printable_tree(value: Any) -> Any:

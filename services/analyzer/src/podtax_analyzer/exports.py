@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
+from podtax.event_payloads import HIDDEN_CHARS
 
 from podtax_analyzer.report_data import table_exists
 from podtax_analyzer.report_models import CampaignReport
@@ -51,12 +52,28 @@ def finite(v: Any) -> Any:
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
+def _unhidden(column: str) -> str:
+    """SQL: the text of `column` with its direction and zero-width characters written as `\\uNNNN`, as
+    event_payloads.unhidden does (a U+202E in a stored node name made it read as another node's in a spreadsheet)."""
+    text = f'"{column}"'
+    for char in HIDDEN_CHARS:
+        text = f"replace({text}, '{char}', '\\u{ord(char):04x}')"
+    # strlen (bytes) = length (characters): ASCII only, no regular expression to run (most text)
+    return (f"""CASE WHEN strlen("{column}") <> length("{column}") """
+            f"""AND regexp_matches("{column}", '[{HIDDEN_CHARS}]') THEN {text} ELSE "{column}" END""")
+
+
 def _as_text(con: duckdb.DuckDBPyConnection, query: str, params: list) -> str:
-    """`query` with the formula-like values of its VARCHAR columns prefixed with an apostrophe."""
+    """`query` with the direction and zero-width characters of its VARCHAR columns written as text (_unhidden),
+    and their formula-like values prefixed with an apostrophe."""
     described = con.execute(f"SELECT * FROM ({query}) LIMIT 0", params).description
-    guarded = [f"""CASE WHEN regexp_matches("{name}", '{FORMULA_START}') THEN '''' || "{name}" ELSE "{name}" END """
-               f'AS "{name}"' for name, kind, *_ in described if str(kind) == "VARCHAR"]
-    return f"SELECT * REPLACE ({', '.join(guarded)}) FROM ({query})" if guarded else query
+    names = [name for name, kind, *_ in described if str(kind) == "VARCHAR"]
+    if not names:
+        return query
+    shown = ", ".join(f'{_unhidden(name)} AS "{name}"' for name in names)
+    guarded = ", ".join(f"""CASE WHEN regexp_matches("{name}", '{FORMULA_START}') THEN '''' || "{name}" """
+                        f'ELSE "{name}" END AS "{name}"' for name in names)
+    return f"SELECT * REPLACE ({guarded}) FROM (SELECT * REPLACE ({shown}) FROM ({query}))"
 
 
 def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list, path: Path, fmt: Format) -> None:

@@ -24,6 +24,7 @@ from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
+from podtax.event_payloads import unhidden
 
 from podtax_analyzer.exports import FORMULA_START, finite
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
@@ -78,14 +79,16 @@ def _naive(dt: Any) -> Any:
 
 def _clean(v: Any) -> Any:
     """A string without the control characters XML 1.0 cannot hold (openpyxl raises IllegalCharacterError,
-    and one forged name in a flag's sentence failed every workbook that mentions it): each becomes U+FFFD. One
-    longer than a cell holds (CELL_LIMIT) is cut and says so: openpyxl cut it there without a word."""
+    and one forged name in a flag's sentence failed every workbook that mentions it): each becomes U+FFFD; its
+    direction and zero-width characters are written as `\\uNNNN` (event_payloads.HIDDEN: a U+202E made one node's
+    name read as another's). One longer than a cell holds (CELL_LIMIT) is cut and says so: openpyxl cut it there
+    without a word."""
     if not isinstance(v, str):
         return v
     if len(v) > CELL_LIMIT:
         cut = f"… (cut: {len(v):,} characters, a cell holds {CELL_LIMIT:,})"
         v = v[:CELL_LIMIT - len(cut)] + cut
-    return ILLEGAL_CHARACTERS_RE.sub("\ufffd", v)
+    return unhidden(ILLEGAL_CHARACTERS_RE.sub("\ufffd", v))
 
 
 def _text(ws: Worksheet, v: Any) -> Any:
