@@ -21,7 +21,14 @@ from podtax_analyzer.stats.drift import detect_drift, pettitt
 from podtax_analyzer.stats.hodges_lehmann import DIRECT_LIMIT, hl_ratio, kth_pairwise_differences
 from podtax_analyzer.stats.modes import BC_THRESHOLD, DIP_ALPHA, bimodality_coefficient, check_unimodality
 from podtax_analyzer.stats.multiple import bh, holm
-from podtax_analyzer.stats.outliers import LARGE_N_FLOOR, SMALL_N_FLOOR, cutoff_for, modified_z, outlier_indices
+from podtax_analyzer.stats.outliers import (
+    LARGE_N_FLOOR,
+    SMALL_N_FLOOR,
+    SMALL_N_WIDEN,
+    cutoff_for,
+    modified_z,
+    outlier_indices,
+)
 from podtax_analyzer.stats.ranktest import mann_whitney
 from scipy import stats as sps
 
@@ -95,7 +102,17 @@ def pettitt_reference(x: np.ndarray) -> tuple[int, float]:
 
 def modified_z_reference(x: np.ndarray) -> np.ndarray:
     """Iglewicz-Hoaglin, with the mean absolute deviation standing in when MAD is 0, and the
-    documented floor of the scale (SMALL_N_FLOOR x |median| below 10 values, LARGE_N_FLOOR x |median| from 10)."""
+    documented floor of the scale (SMALL_N_FLOOR x |median| below 10 values, LARGE_N_FLOOR x |median| from 10); 5 to
+    9 positive values: log values over SMALL_N_WIDEN[n] sds of the values but the one farthest from the median,
+    floored at log(1 + SMALL_N_FLOOR)."""
+    if 5 <= len(x) <= 9 and min(x) > 0:
+        lx = [math.log(v) for v in x]
+        mid = float(np.median(lx))
+        far = max(range(len(lx)), key=lambda i: abs(lx[i] - mid))
+        rest = [v for i, v in enumerate(lx) if i != far]
+        mean = sum(rest) / len(rest)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in rest) / (len(rest) - 1))
+        return np.array([(v - mid) / max(SMALL_N_WIDEN[len(x)] * sd, math.log1p(SMALL_N_FLOOR)) for v in lx])
     med = float(np.median(x))
     mad = float(np.median(np.abs(x - med)))
     scale = mad / 0.6745 if mad > 0 else 1.253314 * float(np.mean(np.abs(x - med)))
