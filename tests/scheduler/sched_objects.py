@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from podtax.events import NodeScore, now
+from podtax_scheduler.state import ClusterState
 
 
 def node(name: str, *, cpu: str = "4", memory: str = "8Gi", pods: int = 110, arch: str = "amd64",
@@ -54,6 +55,21 @@ def pod(name: str, *, namespace: str = "default", cpu: str | None = None, memory
 def with_uid(obj: dict[str, Any]) -> dict[str, Any]:
     obj["metadata"].setdefault("uid", uuid.uuid4().hex)
     return obj
+
+
+def cluster(nodes: dict[str, dict[str, Any]], existing: list[tuple[dict[str, Any], str]],
+            taint: dict[str, str] | None = None) -> ClusterState:
+    """A ClusterState of ``nodes`` (name -> labels; a label ``taint`` gives that node ``taint`` instead) and the
+    ``existing`` pods, each placed on its node."""
+    s = ClusterState()
+    for name, labels in nodes.items():
+        labels = dict(labels)
+        taints = [taint] if labels.pop("taint", None) and taint else None
+        s.upsert_node(node(name, labels=labels, taints=taints))
+    for obj, where in existing:
+        obj["spec"]["nodeName"] = where
+        s.upsert_pod(obj)
+    return s
 
 
 def affinity(*terms: list[dict[str, Any]]) -> dict[str, Any]:

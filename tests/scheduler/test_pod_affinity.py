@@ -16,7 +16,7 @@ from podtax_scheduler.queue import SchedulingQueue
 from podtax_scheduler.state import ClusterState
 
 from tests.scheduler.conftest import events_for
-from tests.scheduler.sched_objects import node, pod, with_uid
+from tests.scheduler.sched_objects import cluster, node, pod, with_uid
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 HOST = "kubernetes.io/hostname"
@@ -118,15 +118,6 @@ CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, str]], list[tuple[dic
 ]
 
 
-def build(nodes: dict[str, dict[str, str]], existing: list[tuple[dict[str, Any], str]]) -> ClusterState:
-    s = ClusterState()
-    for name, labels in nodes.items():
-        s.upsert_node(node(name, labels=labels))
-    for obj, where in existing:
-        obj["spec"]["nodeName"] = where
-        s.upsert_pod(obj)
-    return s
-
 
 def verdicts(s: ClusterState, incoming: PodInfo) -> tuple[dict[str, Any], set[str]]:
     explained = s.explain(incoming)
@@ -137,13 +128,13 @@ def verdicts(s: ClusterState, incoming: PodInfo) -> tuple[dict[str, Any], set[st
 @pytest.mark.parametrize(("incoming", "nodes", "existing", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_inter_pod_affinity(incoming: dict[str, Any], nodes: dict[str, dict[str, str]],
                             existing: list[tuple[dict[str, Any], str]], want: dict[str, str | None]) -> None:
-    explained, feasible = verdicts(build(nodes, existing), PodInfo.from_dict(incoming))
+    explained, feasible = verdicts(cluster(nodes, existing), PodInfo.from_dict(incoming))
     assert explained == want
     assert feasible == {n for n, r in want.items() if r is None}
 
 
 def test_assumed_pods_count_and_forgotten_ones_stop_counting() -> None:
-    s = build(THREE, [])
+    s = cluster(THREE, [])
     obj = P("r1", X, aff(anti=(term(labels=X),)))
     s.upsert_pod(obj)  # pending, as the informer saw it
     replica = PodInfo.from_dict(obj)
@@ -157,7 +148,7 @@ def test_assumed_pods_count_and_forgotten_ones_stop_counting() -> None:
 def test_finished_and_deleted_pods_do_not_count() -> None:
     done = P("done", X, phase="Succeeded")
     gone = P("gone", X)
-    s = build(THREE, [(done, "n1"), (gone, "n2")])
+    s = cluster(THREE, [(done, "n1"), (gone, "n2")])
     s.delete_pod(gone["metadata"]["uid"])
     incoming = PodInfo.from_dict(P("p", affinity=aff(anti=(term(labels=X),))))
     assert verdicts(s, incoming) == ({"n1": None, "n2": None, "n3": None}, {"n1", "n2", "n3"})
@@ -166,7 +157,7 @@ def test_finished_and_deleted_pods_do_not_count() -> None:
 def test_a_placed_pods_new_labels_count() -> None:
     e = P("e", Y)
     guard = P("guard", Y, aff(anti=(term("zone", X),)))
-    s = build(THREE, [(e, "n1"), (guard, "n3")])
+    s = cluster(THREE, [(e, "n1"), (guard, "n3")])
     incoming = PodInfo.from_dict(P("p", affinity=aff(anti=(term(labels=X),))))
     assert verdicts(s, incoming)[1] == {"n1", "n2", "n3"}
     e["metadata"]["labels"] = X
@@ -180,7 +171,7 @@ def test_a_placed_pods_new_labels_count() -> None:
 
 
 def test_a_relabelled_node_moves_between_domains() -> None:
-    s = build(THREE, [(P("e", X), "n1")])
+    s = cluster(THREE, [(P("e", X), "n1")])
     incoming = PodInfo.from_dict(P("p", affinity=aff(term("zone", X))))
     assert verdicts(s, incoming)[1] == {"n1", "n2"}
     s.upsert_node(node("n3", labels={"zone": "a"}))

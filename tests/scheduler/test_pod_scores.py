@@ -17,7 +17,7 @@ from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
 from podtax_scheduler.spread_score import PodTopologySpreadScore
 from podtax_scheduler.state import ClusterState
 
-from tests.scheduler.sched_objects import node, pod, score, with_uid
+from tests.scheduler.sched_objects import cluster, pod, score, with_uid
 
 HOST = "kubernetes.io/hostname"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -42,15 +42,6 @@ def P(name: str, labels: dict[str, str] | None = None, namespace: str = "default
         obj["spec"]["topologySpreadConstraints"] = spread
     return obj
 
-
-def build(nodes: dict[str, dict[str, str]], existing: list[tuple[dict[str, Any], str]]) -> ClusterState:
-    s = ClusterState()
-    for name, labels in nodes.items():
-        s.upsert_node(node(name, labels=labels))
-    for obj, where in existing:
-        obj["spec"]["nodeName"] = where
-        s.upsert_pod(obj)
-    return s
 
 
 def scores(plugin: Any, incoming: dict[str, Any], state: ClusterState) -> dict[str, float] | None:
@@ -115,18 +106,18 @@ AFFINITY_CASES: list[tuple[str, dict[str, Any], list[tuple[dict[str, Any], str]]
                          ids=[c[0] for c in AFFINITY_CASES])
 def test_inter_pod_affinity_score(incoming: dict[str, Any], existing: list[tuple[dict[str, Any], str]],
                                   want: dict[str, float] | None) -> None:
-    assert scores(InterPodAffinityScore(), incoming, build(M, existing)) == want
+    assert scores(InterPodAffinityScore(), incoming, cluster(M, existing)) == want
 
 
 def test_hard_pod_affinity_weight_0_leaves_required_terms_out() -> None:
     existing = [(P("e", affinity={"podAffinity": {REQUIRED: [term("zone", Y)]}}), "m1")]
-    assert scores(InterPodAffinityScore(0), P("p", Y), build(M, existing)) is None
-    assert scores(InterPodAffinityScore(3), P("p", Y), build(M, existing)) == {"m1": 100, "m2": 0, "m3": 0}
+    assert scores(InterPodAffinityScore(0), P("p", Y), cluster(M, existing)) is None
+    assert scores(InterPodAffinityScore(3), P("p", Y), cluster(M, existing)) == {"m1": 100, "m2": 0, "m3": 0}
 
 
 def test_a_relabelled_or_removed_pod_no_longer_scores() -> None:
     e = P("e", affinity={"podAffinity": pref((10, term("region", Y)))})
-    state = build(M, [(e, "m1")])
+    state = cluster(M, [(e, "m1")])
     assert scores(InterPodAffinityScore(), P("p", Y), state) == {"m1": 100, "m2": 100, "m3": 0}
     state.delete_pod(e["metadata"]["uid"])
     assert scores(InterPodAffinityScore(), P("p", Y), state) is None
@@ -184,7 +175,7 @@ SPREAD_CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, str]], list[tu
                          ids=[c[0] for c in SPREAD_CASES])
 def test_pod_topology_spread_score(incoming: dict[str, Any], nodes: dict[str, dict[str, str]],
                                    existing: list[tuple[dict[str, Any], str]], want: dict[str, float] | None) -> None:
-    assert scores(PodTopologySpreadScore(), incoming, build(nodes, existing)) == want
+    assert scores(PodTopologySpreadScore(), incoming, cluster(nodes, existing)) == want
 
 
 # ---------------------------------------------------------------- in the decision, beside the measured speed
@@ -202,7 +193,7 @@ def store_with(*node_scores: Any) -> ScoreStore:
 
 def test_a_pod_without_preferences_is_decided_as_before() -> None:
     """The two plugins skip it: its totals are the weighted mean of BenchmarkScore and LeastAllocated alone."""
-    state = build({"a": {"zone": "a"}, "b": {"zone": "b"}}, [(P("e", X), "a")])
+    state = cluster({"a": {"zone": "a"}, "b": {"zone": "b"}}, [(P("e", X), "a")])
     store = store_with(score("a", 10, 50), score("b", 9.5, 50))
     p = PodInfo.from_dict(with_uid(pod("p", labels=X)))
     both = decide(p, state, plugins(store), Profile().weights(), random.Random(0))
@@ -214,7 +205,7 @@ def test_a_pod_without_preferences_is_decided_as_before() -> None:
 def test_spread_preference_moves_a_pod_only_within_what_speed_allows(slower: float, want: str) -> None:
     """Default weights: a ScheduleAnyway spread preference (2) sends the pod to the empty zone when its node is within
     1% of the fastest, not when it is 20% slower (BenchmarkScore 5 dominates)."""
-    state = build({"a": {"zone": "a"}, "b": {"zone": "b"}}, [(P("e", X), "a")])
+    state = cluster({"a": {"zone": "a"}, "b": {"zone": "b"}}, [(P("e", X), "a")])
     store = store_with(score("a", 10, 50), score("b", slower, 50))
     obj = with_uid(pod("p", labels=X))
     obj["spec"]["topologySpreadConstraints"] = [soft()]

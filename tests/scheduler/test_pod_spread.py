@@ -10,10 +10,9 @@ import pytest
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.podspread import CONSTRAINTS_REASON as SKEW
 from podtax_scheduler.podspread import MISSING_LABEL_REASON as MISSING
-from podtax_scheduler.state import ClusterState
 
 from tests.scheduler.conftest import events_for
-from tests.scheduler.sched_objects import node, pod, with_uid
+from tests.scheduler.sched_objects import cluster, node, pod, with_uid
 
 X = {"app": "x"}
 TAINT = {"key": "dedicated", "value": "db", "effect": "NoSchedule"}
@@ -91,22 +90,11 @@ CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, Any]], list[tuple[dic
 ]
 
 
-def build(nodes: dict[str, dict[str, Any]], existing: list[tuple[dict[str, Any], str]]) -> ClusterState:
-    s = ClusterState()
-    for name, labels in nodes.items():
-        labels = dict(labels)
-        taints = [TAINT] if labels.pop("taint", None) else None
-        s.upsert_node(node(name, labels=labels, taints=taints))
-    for obj, where in existing:
-        obj["spec"]["nodeName"] = where
-        s.upsert_pod(obj)
-    return s
-
 
 @pytest.mark.parametrize(("incoming", "nodes", "existing", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_pod_topology_spread(incoming: dict[str, Any], nodes: dict[str, dict[str, Any]],
                              existing: list[tuple[dict[str, Any], str]], want: dict[str, str | None]) -> None:
-    s = build(nodes, existing)
+    s = cluster(nodes, existing, TAINT)
     p = PodInfo.from_dict(incoming)
     assert s.explain(p) == want
     assert {str(s.names[i]) for i in s.feasible(p)} == {n for n, r in want.items() if r is None}
@@ -139,7 +127,7 @@ def test_spread_replicas_land_evenly_and_the_one_too_many_waits(sim_factory: Any
 
 def test_domains_follow_nodes_added_removed_and_relabelled() -> None:
     exists = [{**spread(), "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}]
-    s = build(ZONES, [(P("e", X), "a1"), (P("f", {"app": "y"}), "b1")])
+    s = cluster(ZONES, [(P("e", X), "a1"), (P("f", {"app": "y"}), "b1")], TAINT)
     p = PodInfo.from_dict(P("p", X, exists))
     assert {str(s.names[i]) for i in s.feasible(p)} == {"c1"}  # a 1, b 1, c 0: only c
     s.delete_node("c1")
