@@ -16,7 +16,7 @@ import pytest
 from podtax import events
 
 from tests.report.conftest import cli_output, serve_batches
-from tests.report.test_report_hostile import T0, result_events
+from tests.report.test_report_hostile import T0, named_events
 
 NODE = "node-1\x1b]0;owned\x07"
 UNIT = "ms\x1b[2J"
@@ -24,13 +24,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _hostile(campaign: str, t0=T0) -> list[events.Envelope]:
-    host = [1000.0 + i for i in range(8)]
-    batch = result_events(campaign, host, [v * 0.97 for v in host], node=NODE, tool_version="1.0\x1b[8m",
-                          run_prefix=f"{campaign}-r", t0=t0)
-    for env in batch:  # the metric's unit too
-        for m in env.data.metrics:
-            object.__setattr__(m, "unit", UNIT)
-    return batch
+    return named_events(campaign, NODE, UNIT, "1.0\x1b[8m", t0)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from podtax import events
 from podtax.event_payloads import HIDDEN_CHARS
 
 from tests.report.conftest import cli_output, serve_batches
-from tests.report.test_report_hostile import T0, result_events
+from tests.report.test_report_hostile import T0, named_events
 
 NODE = "node-1\u202e2-edon\u200b"  # reads as node-1node-2
 UNIT = "ms\u2066\ufeff"
@@ -25,13 +25,7 @@ SHOWN = "node-1\\u202e2-edon\\u200b"
 
 
 def _hostile(campaign: str, t0=T0) -> list[events.Envelope]:
-    host = [1000.0 + i for i in range(8)]
-    batch = result_events(campaign, host, [v * 0.97 for v in host], node=NODE, tool_version="1.0\u061c\u2069",
-                          run_prefix=f"{campaign}-r", t0=t0)
-    for env in batch:  # the metric's unit too
-        for m in env.data.metrics:
-            object.__setattr__(m, "unit", UNIT)
-    return batch
+    return named_events(campaign, NODE, UNIT, "1.0\u061c\u2069", t0)
 
 
 def _hidden(text: str) -> list[str]:

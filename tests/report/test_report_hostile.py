@@ -31,6 +31,18 @@ def result_events(campaign: str, host: list[float], pod: list[float], *, node: s
                             t0=t0, checked=False)
 
 
+def named_events(campaign: str, node: str, unit: str, tool_version: str, t0: datetime = T0) -> list[events.Envelope]:
+    """Eight results a side, pod 3% faster, on ``node`` with ``tool_version`` and every metric in ``unit``: names as a
+    store written before they were checked may hold them."""
+    host = [1000.0 + i for i in range(8)]
+    batch = result_events(campaign, host, [v * 0.97 for v in host], node=node, tool_version=tool_version,
+                          run_prefix=f"{campaign}-r", t0=t0)
+    for env in batch:  # the metric's unit too
+        for m in env.data.metrics:
+            object.__setattr__(m, "unit", unit)
+    return batch
+
+
 @pytest.fixture
 def store(tmp_path):
     s = Store(tmp_path / "podtax.duckdb")
