@@ -6,7 +6,8 @@ refusal of honest output, or a wrong echo) before the change it tests.
 from __future__ import annotations
 
 import pytest
-from podtax.parsers import ParseFailure, fio, fio_text
+from podtax.parsers import ParseFailure, fio, fio_blocks, fio_text
+from podtax.parsers.base import Parsed
 
 from tests.parsers.test_found_captures import CORPUS, parse
 
@@ -45,6 +46,55 @@ def test_fio_json_bssplit_echoes_the_split_as_its_block_size() -> None:
     parsed = fio.parse((CORPUS / "fio-3.33-bssplit.json").read_text(encoding="utf-8"), requested=requested)
     assert parsed.echoed["bs"] == "4k/50:64k/50"
     assert "PARAM_MISMATCH: bs echoed as 4k/50:64k/50, requested 4k" in parsed.flags
+
+
+def _both(name: str, requested: dict[str, object]) -> tuple[Parsed, Parsed]:
+    """The text and the JSON capture of one run."""
+    text = fio_text.parse((CORPUS / f"{name}-text.log").read_text(encoding="utf-8"), dict(requested))
+    return text, fio.parse((CORPUS / f"{name}.json").read_text(encoding="utf-8"), requested=dict(requested))
+
+
+def test_fio_text_bssplit_of_the_writes_echoes_the_write_sizes() -> None:
+    # `--rw=randwrite --bssplit=,4k/50:64k/50`: the header says `(R) 4096B-4096B, (W) 4096B-64.0KiB`; only the
+    # (R) bounds were read, so the text echoed 4096B and a template asking bs=4k took the run for its own (the
+    # JSON of the same run flagged it)
+    requested = {"rw": "randwrite", "bs": "4k", "iodepth": 1}
+    text, json = _both("fio-3.33-bssplit-writes", requested)
+    assert text.echoed["bs"] == "4096B-64.0KiB"
+    assert "PARAM_MISMATCH: bs echoed as 4096B-64.0KiB, requested 4k" in text.flags
+    assert json.echoed["bs"] == ",4k/50:64k/50"
+    assert "PARAM_MISMATCH: bs echoed as ,4k/50:64k/50, requested 4k" in json.flags
+    assert text.values()["write_iops"] == 281000 and json.values()["write_iops"] == pytest.approx(279618.381618)
+
+
+@pytest.mark.parametrize(("rw", "bs"), [("randread", "4096B"), ("randwrite", "4096B-64.0KiB"),
+                                        ("randtrim", "4096B-64.0KiB"), ("randrw", "4096B,4096B-64.0KiB")])
+def test_fio_text_echoes_the_block_sizes_of_the_directions_rw_uses(rw: str, bs: str) -> None:
+    # the capture's header with another rw: reads keep 4k, writes (and trims, which inherit them) mix sizes
+    line = (CORPUS / "fio-3.33-bssplit-writes-text.log").read_text(encoding="utf-8").split("\n", 1)[0]
+    assert fio_blocks.head(line.replace("rw=randwrite", f"rw={rw}")) == {"rw": rw, "bs": bs, "ioengine": "psync",
+                                                                          "iodepth": 1}
+
+
+def test_fio_json_bssplit_wins_over_bs() -> None:
+    # `--bs=4k --bssplit=4k/50:64k/50`: fio uses the split (19 KiB per read), but the JSON echoed bs=4k, so no flag
+    requested = {"rw": "randread", "bs": "4k", "iodepth": 1}
+    text, json = _both("fio-3.33-bs-and-bssplit", requested)
+    assert json.echoed["bs"] == "4k/50:64k/50"
+    assert "PARAM_MISMATCH: bs echoed as 4k/50:64k/50, requested 4k" in json.flags
+    assert "PARAM_MISMATCH: bs echoed as 4096B-64.0KiB, requested 4k" in text.flags
+    assert json.values()["read_iops"] == pytest.approx(8066.933067)
+
+
+def test_fio_split_of_one_size_is_that_size() -> None:
+    # `--bs=4k --bssplit=4k/100`: every I/O is 4k, so no mismatch with bs=4k, in JSON as in text
+    requested = {"rw": "randread", "bs": "4k", "iodepth": 1}
+    text, json = _both("fio-3.33-bssplit-one-size", requested)
+    assert (text.echoed["bs"], json.echoed["bs"]) == ("4096B", "4k")
+    assert not [flag for flag in text.flags + json.flags if flag.startswith("PARAM_MISMATCH")]
+    flags = fio.parse((CORPUS / "fio-3.33-bssplit-one-size.json").read_text(encoding="utf-8"),
+                      requested={**requested, "bs": "8k"}).flags
+    assert "PARAM_MISMATCH: bs echoed as 4k, requested 8k" in flags
 
 
 def test_sysbench_options_that_exclude_each_other_are_a_bad_argument() -> None:

@@ -16,7 +16,8 @@ N = 0) is left out rather than read as 0 µs; so are the clat figures of a job d
 clat exceeds its mean lat (lat = slat + clat for every I/O: an engine's bug), flagged
 INCONSISTENT_LATENCY. Echoed options shared by all jobs are given as they are; options that differ
 between jobs are joined in job order (`numjobs=1,5,10`), so no single job stands for the run; a job
-mixing block sizes (`bssplit`, `bsrange`; text: `bs=(R) 4096B-64.0KiB`) echoes them as its bs.
+mixing block sizes (`bssplit`, over bs, or `bsrange`; text: `bs=(R) 4096B-64.0KiB`) in the directions
+its rw uses echoes them as its bs (see podtax.parsers.fio_blocks).
 `unified_rw_reporting` gives `mixed_*` figures (the primary when the run's direction has none; in text,
 `=both` prints the mixed rates as zeros after the read and write sections: that section is left out); a
 trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
@@ -39,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from podtax.parsers import fio_flags, fio_text
+from podtax.parsers import fio_blocks, fio_flags, fio_text
 from podtax.parsers.base import (
     Echoed,
     MetricList,
@@ -314,8 +315,8 @@ def _echoed(doc: Mapping[str, Any], job: Mapping[str, Any]) -> Echoed:
         if isinstance(value, str):
             number = parse_int(value)
             echoed[key] = value if number is None else number
-    split = options.get("bssplit", options.get("bsrange"))  # several block sizes: not the one a template asks for
-    if "bs" not in echoed and isinstance(split, str):
+    split = fio_blocks.job_bs(options)  # fio uses a bssplit (or bsrange) over bs
+    if split is not None:
         echoed["bs"] = split
     return echoed
 

@@ -1,12 +1,16 @@
 """fio's flags and run-wide helpers shared by its two readers, the JSON report (podtax.parsers.fio) and
-the normal text output (podtax.parsers.fio_text): fio's own failure words, the flags both raise with the
+the normal text output (podtax.parsers.fio_text): fio's own failure words (its verify failures, its last
+words after `Starting N processes`), the flags both raise with the
 same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS) and the merge of the
 jobs' echoed options."""
 
 from __future__ import annotations
 
+import re
+
 from podtax.parsers.base import Echoed, errors_flag, holds
 
+STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
 # fio's lines that are no failure: it goes on (`fio: this platform does not support process shared mutexes,
 # ... get rid of this warning.`, `fio: native_fallocate call failed: Operation not supported`)
@@ -93,3 +97,24 @@ def staggered_flag(said: str, total: float) -> str:
 def groups_flag(groups: int) -> str:
     return (f"GROUPS: the jobs ran in {groups} groups one after another (stonewall or new_group): totals are "
             "per group (group<id>_<dir>_iops), none over the whole run")
+
+
+def verify_failed(text: str) -> str:
+    """fio's verify failures (`sha256: verify failed at file ... offset ...`), the first and how many, as `: ...`."""
+    at = text.find("verify failed at file ")
+    if at < 0:
+        return ""
+    first = text[text.rfind("\n", 0, at) + 1:].split("\n", 1)[0].strip()
+    return f": {first[:300]} ({text.count('verify failed at file ')} verify failure(s))"
+
+
+def after_start(text: str) -> str:
+    """fio's last words after `Starting N processes` when no job reported: an engine's error printed
+    without `fio: ` (`ioengine io_uring_cmd only works with nvme ns generic char devices`), as `: ...`."""
+    at = STARTING.search(text)
+    if at is None:
+        return ""
+    lines = [line.strip() for line in text[at.end():].split("\n")[1:] if line.strip()
+             and not line.lstrip().startswith(("Jobs:", "fio: terminating"))
+             and "Laying out IO file" not in line]
+    return f": {lines[-1][:300]}" if lines else ""

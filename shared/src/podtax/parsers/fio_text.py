@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
+from podtax.parsers import fio_blocks
 from podtax.parsers.base import (
     Echoed,
     MetricList,
@@ -28,7 +28,9 @@ from podtax.parsers.base import (
     to_number,
 )
 from podtax.parsers.fio_flags import (
+    STARTING,
     WRITES,
+    after_start,
     errors_beside,
     exceeds,
     groups_flag,
@@ -39,6 +41,7 @@ from podtax.parsers.fio_flags import (
     rate_flag,
     said,
     staggered_flag,
+    verify_failed,
     verify_flag,
 )
 from podtax.parsers.stressng_names import slug
@@ -55,14 +58,9 @@ _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, ma
 _LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([\d.]+) ?,")  # total latency
 _PCT_HEAD = re.compile(r"^(c?lat) percentiles \((nsec|usec|msec)\):")  # lat: `--lat_percentiles=1`, total latency
 _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
-_STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
+_STARTING = STARTING  # `Starting 4 processes`
 _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
 _STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
-# The block size is its token up to its first `-` (`4096B-4096B`: a `\S+?` up to any `-`, then `\S+.*?`, tried every
-# split of `a-a-a-...`, cubic: 30 s for an 8 KiB line), its upper bound (`4096B-64.0KiB`: bssplit or bsrange), then
-# anything up to the ioengine
-_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?(\S[^\s-]*+)-([^\s,/]++).*?ioengine=(\w+), "
-                   r"iodepth=(\d+)")
 # `--unified_rw_reporting=both`: fio 3.33 prints the mixed section's rates as zeros without units
 _MIXED_UNPRINTED = re.compile(r"^mixed\s*: IOPS=0, BW=0 \(0\)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
@@ -99,12 +97,6 @@ def _drop_reads(jobs: list[tuple[str, str, dict[str, float]]]) -> bool:
 def _rate_in(text: str) -> str:
     m = _RATE.search(text) if holds(text, "rate") or holds(text, " IOPS: [") else None
     return "" if m is None else m.group(1) or f"{m.group(2)} IOPS at most"
-
-
-@lru_cache(maxsize=1024)
-def _int(digits: str) -> int | str:
-    number = parse_int(digits)
-    return digits if number is None else number
 
 
 def _kib(value: str, unit: str) -> float:
@@ -157,11 +149,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             runs += 1
             version = m.group(1)
             continue
-        m = _HEAD.match(line) if "(g=" in line else None
-        if m:
-            low, high = m.group(2), m.group(3)  # the read sizes, smallest and largest
-            heads.append({"rw": m.group(1), "bs": low if low == high else f"{low}-{high}", "ioengine": m.group(4),
-                          "iodepth": _int(m.group(5))})
+        echo = fio_blocks.head(line) if "(g=" in line else None
+        if echo is not None:
+            heads.append(echo)
             continue
         m = _JOB.match(line) if "(groupid=" in line else None
         if m:
@@ -288,7 +278,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
-        words = said(text) or _verify_failed(text) or _after_start(text)
+        words = said(text) or verify_failed(text) or after_start(text)
         if words:
             raise ParseFailure("fatal", f"fio stopped before any job reported its figures{words}")
         if version or echoed:
@@ -330,27 +320,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
         flags.append(jobs_flag(max(reported, len(jobs))))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
-
-
-def _verify_failed(text: str) -> str:
-    """fio's verify failures (`sha256: verify failed at file ... offset ...`), the first and how many, as `: ...`."""
-    at = text.find("verify failed at file ")
-    if at < 0:
-        return ""
-    first = text[text.rfind("\n", 0, at) + 1:].split("\n", 1)[0].strip()
-    return f": {first[:300]} ({text.count('verify failed at file ')} verify failure(s))"
-
-
-def _after_start(text: str) -> str:
-    """fio's last words after `Starting N processes` when no job reported: an engine's error printed
-    without `fio: ` (`ioengine io_uring_cmd only works with nvme ns generic char devices`), as `: ...`."""
-    at = _STARTING.search(text)
-    if at is None:
-        return ""
-    lines = [line.strip() for line in text[at.end():].split("\n")[1:] if line.strip()
-             and not line.lstrip().startswith(("Jobs:", "fio: terminating"))
-             and "Laying out IO file" not in line]
-    return f": {lines[-1][:300]}" if lines else ""
 
 
 def _io_kib(m: re.Match[str]) -> float:

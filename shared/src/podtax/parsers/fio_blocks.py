@@ -1,0 +1,95 @@
+"""The block size a fio job ran with, as echoed to compare with the requested bs.
+
+fio keeps a block size per direction (read, write, trim: `bs=4k,64k`, `bssplit=,4k/50:64k/50`; a direction
+left empty takes bs, one left out the last given). A job's echo is that of the directions its rw uses (read for
+read/randread, write for write/randwrite, both for rw/randrw/readwrite, write and trim for trimwrite): one size
+when they all use one, else a range (`4096B-64.0KiB`) or the split as given, so a template asking bs=4k does not
+take a mixed-size run for its own. `bssplit` wins over bs (fio uses the split); a single-size split (`4k/100`,
+`bsrange=4k-4k`) is that size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from podtax.parsers.base import Echoed, parse_int, size_bytes
+
+_USES = {"read": (0,), "randread": (0,), "write": (1,), "randwrite": (1,), "rw": (0, 1), "randrw": (0, 1),
+         "readwrite": (0, 1), "trim": (2,), "randtrim": (2,), "trimwrite": (1, 2), "randtrimwrite": (1, 2)}
+# A job's header line: `x: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-64.0KiB, (T) 4096B-64.0KiB,
+# ioengine=psync, iodepth=1` (fio 3) or `bs=4K-4K/512-64K/4K-4K` (fio 2). Its bs field is read up to the first
+# `, ioengine=` (one lazy run before a literal: linear), then split by str methods, never by nested quantifiers
+_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=([^\n]*?), ioengine=(\w+), iodepth=(\d+)")
+_MARKED = re.compile(r"\(([RWT])\) ([^\s,]+)")  # fio 3: `(W) 4096B-64.0KiB`
+
+
+def _uses(rw: str) -> tuple[int, ...]:
+    """The directions (0 read, 1 write, 2 trim) a job of `rw` issues; all three for an rw podtax does not know."""
+    return _USES.get(rw.split(":", 1)[0].strip().lower(), (0, 1, 2))
+
+
+def _size(text: str) -> float | str:
+    size = size_bytes(text)
+    return text if size is None else size
+
+
+def _echo(ranges: list[tuple[str, str]]) -> str | None:
+    """One size when every bound is the same size, a direction's `low-high` when only one, else the ranges
+    joined as fio's bs joins directions (`4096B,4096B-64.0KiB`)."""
+    if not ranges:
+        return None
+    if len({_size(bound) for pair in ranges for bound in pair}) == 1:
+        return ranges[0][0]
+    forms = [low if _size(low) == _size(high) else f"{low}-{high}" for low, high in ranges]
+    return ",".join(dict.fromkeys(forms))
+
+
+def head(line: str) -> Echoed | None:
+    """rw, bs (of the directions rw uses), ioengine and iodepth of a text header line; None for another line."""
+    m = _HEAD.match(line)
+    if m is None:
+        return None
+    field = m.group(2)
+    marked = {"RWT".index(d): bounds for d, bounds in _MARKED.findall(field)}
+    if not marked:  # fio 2: `4K-4K/4K-4K/4K-4K`, read/write/trim
+        marked = dict(enumerate(field.split(",", 1)[0].split()[0].split("/"))) if field.strip() else {}
+    ranges = [(low, high or low) for low, _, high in (marked[d].partition("-") for d in _uses(m.group(1))
+                                                       if d in marked)]
+    depth = parse_int(m.group(4))
+    echoed: Echoed = {"rw": m.group(1)}
+    bs = _echo(ranges)
+    if bs is not None:
+        echoed["bs"] = bs
+    echoed.update(ioengine=m.group(3), iodepth=m.group(4) if depth is None else depth)
+    return echoed
+
+
+def _parts(value: str) -> list[str]:
+    """A per-direction option's three parts (`,4k/50:64k/50` -> ['', '4k/50:64k/50', '4k/50:64k/50'])."""
+    parts = value.split(",")[:3]
+    return parts + [parts[-1]] * (3 - len(parts))
+
+
+def job_bs(options: Mapping[str, Any]) -> str | None:
+    """The bs a JSON job's options echo when they hold a bssplit or a bsrange (None: bs stands as given). The
+    split (or range) as given when its directions mix sizes, else its one size; a direction it leaves empty
+    uses bs (fio's default 4k without one)."""
+    rw = options.get("rw")
+    uses = _uses(rw if isinstance(rw, str) else "")
+    bs = options.get("bs")
+    default = _parts(bs if isinstance(bs, str) and bs.strip() else "4k")
+    for key, sep in (("bssplit", ":"), ("bsrange", "-")):
+        value = options.get(key)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        parts = _parts(value)
+        sizes: list[str] = []
+        for d in uses:
+            if parts[d].strip():
+                sizes += [entry.split("/", 1)[0].strip() for entry in parts[d].split(sep) if entry.strip()]
+            else:
+                sizes.append(default[d].partition("-")[0].strip() or "4k")
+        return sizes[0] if len({_size(size) for size in sizes}) == 1 else value
+    return None
