@@ -253,7 +253,6 @@ def pool(ctx: Context, fn: Callable[[T], Any], items: Iterable[T], workers: int)
 
 GIVE_UP_FLOOR_S = 10.0  # a wait gives up on its stragglers after at least this long without progress,
 GIVE_UP_FACTOR = 3.0  # and at least this many times the slowest object of that wait so far
-SINCE = {"bind": "request_sent", "start": "request_sent", "delete": "delete_requested"}  # where a wait's phases start
 
 
 def patience(ctx: Context, slowest: float) -> float:
@@ -263,65 +262,6 @@ def patience(ctx: Context, slowest: float) -> float:
     is then timed (an audit: at timeout 20, claims planted to bind after 5 s were given up at 2.5 s, p99
     550 ms and 2 errors, where timeout 60 timed them: p99 5,036 ms)."""
     return max(ctx.stall_s, GIVE_UP_FLOOR_S, GIVE_UP_FACTOR * slowest)
-
-
-def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[str, str]], count: int,
-             said: Callable[[str], str | None] = lambda name: None) -> None:
-    """Wait until `pending()` (each object still waited for -> what it lacks: "not Bound") is empty.
-    `said(name)`: what the object last said holds it (`the pod said: Unschedulable: ...`) or None, added to its error
-    when given up and, the first stuck object's, to the abort's reason.
-
-    One stuck object must not cost the run its other objects' timings (kube-burner's pvcLatency drops
-    the claims that never reach Bound and keeps the rest): once nothing progressed for `patience` (or for
-    the stall window when no more than that is left of the run, so it can still delete everything), some
-    object got through and the stuck ones with those already failed are within the error allowance
-    (too_many_errors), each stuck one is failed on the timeline with what it lacks and its end point
-    `given_up` (when it was given up: its phase took longer than that), and the run goes on. More stuck
-    than that: the wait goes on until the deadline and raises Aborted("timeout") saying how many were
-    stuck in which phase; Aborted("stopped") when the run is stopped."""
-    started = last_change = time.monotonic()
-    slowest = 0.0
-    given_up: set[str] = set()
-    last: set[str] = set()
-    while stuck := {n: what for n, what in pending().items() if n not in given_up}:
-        now = time.monotonic()
-        if set(stuck) != last:
-            if last - set(stuck):
-                slowest = now - started
-            last, last_change = set(stuck), now
-        quiet, wait_s = now - last_change, patience(ctx, slowest)
-        if quiet >= ctx.stall_s and (quiet >= wait_s or ctx.remaining() <= ctx.stall_s) \
-                and _may_give_up(tl, stuck, count):
-            why = f"{wait_s:g} s" if quiet >= wait_s else f"{quiet:.1f} s, the run's end near"
-            since = SINCE.get(phase, "")
-            for name, what in stuck.items():
-                t = tl.objects[name].t
-                took = tl.now() - t[since] if since in t else now - started
-                tl.give_up(name, f"{what} after {took:.1f} s since {since or 'the wait began'} ({now - started:.1f} "
-                                 f"s of the {phase} wait; no object progressed for {why}): took longer than "
-                                 f"{took:.1f} s, given up, the run went on" + (f"; {w}" if (w := said(name)) else ""))
-            given_up.update(stuck)
-            log.warning("run %s: gave up on %d object(s) stuck in the %s wait", ctx.run.run_id, len(stuck), phase)
-            continue
-        try:
-            ctx.check()
-        except Aborted as exc:
-            if exc.reason != "timeout":
-                raise
-            whats = Counter(stuck.values())
-            first = next((w for w in map(said, stuck) if w), None)
-            raise Aborted("timeout", f"{exc.detail}: {len(stuck)} of {count} objects stuck in the {phase} wait ("
-                          + ", ".join(f"{n} {what}" for what, n in whats.most_common())
-                          + (f"; first: {first}" if first else "")
-                          + f"); a run goes on without its stuck objects only when they are at most "
-                          f"{allowance(count)} (max(10, 10 %)) and others got through") from None
-        time.sleep(WAIT_STEP_S)
-
-
-def _may_give_up(tl: Timeline, stuck: dict[str, str], count: int) -> bool:
-    """Some object got through, and the stuck ones with those already failed are within the allowance."""
-    failed = tl.errors() + sum(1 for n in stuck if tl.objects[n].error is None)
-    return failed < count and not too_many_errors(failed, count)
 
 
 def poll_safely(round_: Callable[[], None]) -> None:

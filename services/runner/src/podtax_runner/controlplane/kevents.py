@@ -1,12 +1,13 @@
 """What an object's events say when a run gives up on it: a claim stuck Pending carries the external provisioner's
 Warning event ProvisioningFailed ('failed to provision volume with StorageClass "x": rpc error: ...'), which is the
-cause `kubectl describe pvc` shows and the claim's status does not. Read once per object given up, only then."""
+cause `kubectl describe pvc` shows and the claim's status does not. Read once per give-up (or abort) for all the
+objects it names, only then."""
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from kubernetes.client.rest import ApiException
 
@@ -16,7 +17,9 @@ from podtax_runner.retry import brief
 
 log = logging.getLogger("podtax.runner.controlplane")
 SAID_CHARS = 150  # of the quote: with wait_for's words it stays within timeline.ERROR_CHARS (the message's end cut)
-LIST_S = 5.0  # the longest the list of one object's events may take
+LIST_S = 5.0  # the longest one reading of the events may take, all its pages
+PAGE = 500  # events per page of that list
+PAGES = 20  # pages at most (10,000 events): the objects whose events come after are not quoted
 
 
 def _when(event: Obj) -> str:
@@ -49,28 +52,52 @@ class Events:
         self.refused: str | None = None  # what the refusal was, once
         self.unanswered = False  # a list got no answer (or could not be sent): the others are not tried (LIST_S each)
 
-    def said(self, name: str, kind: str, uid: str | None = None) -> str | None:
-        """What the newest event of object `name` (of `kind`, and `uid` when known: not a namesake's) says, quoted;
-        when events may not be listed, that in one phrase with the RBAC rule to grant; None when there is none."""
-        if self.unanswered:
-            return None
+    def said(self, names: list[str], kind: str, uids: Mapping[str, str]) -> dict[str, str]:
+        """What the newest event of each object of `names` (of `kind`, and uid `uids[name]` when known: not a
+        namesake's) says, quoted, in the order of `names`; those with no event left out. Read in one list of the
+        namespace's events of `kind` (by name too when there is one name), however many objects are given up or
+        stuck at once: before, one list per object, in turn (2,000 claims stuck with no event yet at a run's timeout
+        sent 2,000 lists, up to LIST_S each, to an API server already behind). When events may not be listed, each
+        says that in one phrase with the RBAC rule to grant."""
+        if not names or self.unanswered:
+            return {}
         if self.refused is None:
-            selector = f"involvedObject.name={name},involvedObject.kind={kind}"
             try:
-                items: list[Any] = self.kube.call("list", self.kube.core.list_namespaced_event, self.ns,
-                                                  field_selector=selector, retry=False,
-                                                  until=time.monotonic() + LIST_S).get("items") or []
+                listed = self._list(kind, names[0] if len(names) == 1 else None)
             except ApiException as exc:
                 if exc.status not in (401, 403):
-                    log.info("events of %s %s not read: %s", kind, name, brief(exc))
-                    return None
+                    log.info("events of %d %s(s) not read: %s", len(names), kind, brief(exc))
+                    return {}
                 self.refused = f"{exc.status} {exc.reason}"
             except CALL_ERRORS as exc:
-                log.info("events of %s %s not read (the others' not tried): %s", kind, name, exc)
+                log.info("events of %d %s(s) not read (not tried again): %s", len(names), kind, exc)
                 self.unanswered = True
-                return None
+                return {}
             else:
-                mine = [e for e in items if uid is None or (e.get("involvedObject") or {}).get("uid") == uid]
-                event = newest(mine)
-                return quote(event) if event is not None else None
-        return f"its events not readable ({self.refused}): grant the runner list on events in namespace {self.ns}"
+                out: dict[str, str] = {}
+                for name in names:
+                    uid = uids.get(name)
+                    event = newest([e for e in listed.get(name, []) if uid is None
+                                    or (e.get("involvedObject") or {}).get("uid") == uid])
+                    if event is not None:
+                        out[name] = quote(event)
+                return out
+        return {name: f"its events not readable ({self.refused}): grant the runner list on events in namespace "
+                      f"{self.ns}" for name in names}
+
+    def _list(self, kind: str, name: str | None) -> dict[str, list[Obj]]:
+        """The namespace's events of `kind` (of object `name` only, when given) by their object's name: pages of
+        PAGE, at most PAGES of them (what is beyond is not quoted), all within LIST_S."""
+        selector = f"involvedObject.kind={kind}" if name is None else \
+            f"involvedObject.name={name},involvedObject.kind={kind}"
+        until, token = time.monotonic() + LIST_S, None
+        out: dict[str, list[Obj]] = {}
+        for _ in range(PAGES):
+            more = {"_continue": token} if token else {}
+            page = self.kube.call("list", self.kube.core.list_namespaced_event, self.ns, field_selector=selector,
+                                  limit=PAGE, retry=False, until=until, **more)
+            for event in page.get("items") or []:
+                out.setdefault((event.get("involvedObject") or {}).get("name"), []).append(event)
+            if not (token := (page.get("metadata") or {}).get("continue")):
+                break
+        return out

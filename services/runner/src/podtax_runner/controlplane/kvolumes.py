@@ -27,11 +27,11 @@ from podtax_runner.controlplane.common import (
     ObjectChurn,
     poll_safely,
     pool,
-    wait_for,
 )
 from podtax_runner.controlplane.kconsumers import consumer_manifest
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, stored_before
 from podtax_runner.controlplane.timeline import Timeline
+from podtax_runner.controlplane.waits import wait_for
 
 log = logging.getLogger("podtax.runner.controlplane")
 
@@ -284,10 +284,13 @@ class VolumeChurnK8s(ObjectChurn):
                     out[r.name] = "consumer pod not Running"
         return out
 
-    def said(self, name: str) -> str | None:
-        """What a claim given up not Bound says holds it: its newest event (the provisioner's ProvisioningFailed)."""
-        return None if self.tl.has(name, "bound") else self.events.said(name, "PersistentVolumeClaim",
-                                                                         self.uid.get(name))
+    def said(self, names: list[str]) -> dict[str, str]:
+        """What the claims of `names` not Bound say holds them: each one's newest event (the provisioner's
+        ProvisioningFailed), from one events list (kevents)."""
+        pending = [n for n in names if not self.tl.has(n, "bound")]
+        with self.uid_lock:
+            uids = {n: self.uid[n] for n in pending if n in self.uid}
+        return self.events.said(pending, "PersistentVolumeClaim", uids) if pending else {}
 
     def not_gone(self) -> dict[str, str]:
         """Claims whose deletion was asked for and is not finished -> what remains (the claim, or its PV; also the PV

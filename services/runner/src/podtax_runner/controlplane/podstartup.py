@@ -16,10 +16,11 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup
-from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool, wait_for
+from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, stored_before
 from podtax_runner.controlplane.kvolumes import claim_manifest
 from podtax_runner.controlplane.timeline import Timeline
+from podtax_runner.controlplane.waits import wait_for
 
 
 def pod_manifest(ctx: Context, name: str, p: PodStartup, claim: str | None) -> Obj:
@@ -215,7 +216,8 @@ class PodStartupRun(ObjectChurn):
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)
-            wait_for(ctx, self.tl, "start", self.not_ready, p.count, self.said.get)
+            wait_for(ctx, self.tl, "start", self.not_ready, p.count,
+                     lambda names: {n: w for n in names if (w := self.said.get(n))})
             pool(ctx, self.delete, self.names, p.concurrency)
             wait_for(ctx, self.tl, "delete", lambda: self.pending("gone", "delete_requested", "not deleted"), p.count)
         finally:
