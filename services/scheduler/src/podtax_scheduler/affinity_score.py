@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from podtax_scheduler.model import PodInfo
-from podtax_scheduler.podaffinity import AffinityTerm, Pair, WeightedTerm
+from podtax_scheduler.podaffinity import AffinityTerm, Pair, ScoringTerms, WeightedTerm
 from podtax_scheduler.state import ClusterState
 
 MAX_NODE_SCORE = 100
@@ -47,32 +47,35 @@ class Scored(Protocol):
     def preferred_anti_affinity_terms(self) -> tuple[WeightedTerm, ...]: ...
 
 
-def topology_score(pod: Scored, existing: Iterable[tuple[Scored, Mapping[str, str]]],
-                   hard_weight: int = 1) -> dict[Pair, int]:
-    """The summed weights per (topology key, value) over `existing` (each pod with its node's labels); a pair is
-    present once a term matched there, even if its weights cancel out (the module doc)."""
+def topology_score(pod: Scored, existing: Iterable[tuple[Scored, Mapping[str, str]]], hard_weight: int = 1,
+                   groups: Iterable[tuple[ScoringTerms, Iterable[Mapping[str, str]]]] = ()) -> dict[Pair, int]:
+    """The summed weights per (topology key, value) over `existing` (the pods that may match the pod's preferred
+    terms, each with its node's labels) and `groups` (the pods with terms of their own, grouped by those terms: each
+    group's terms and the labels of the node of each of its pods; a group's terms are matched against the pod once);
+    a pair is present once a term matched there, even if its weights cancel out (the module doc)."""
     out: dict[Pair, int] = {}
 
-    def add(term: AffinityTerm, weight: int, of: Scored, node_labels: Mapping[str, str]) -> None:
-        value = node_labels.get(term.topology_key)
-        if value is not None and not term.unresolved and term.matches(of.namespace, of.labels):
-            pair = (term.topology_key, value)
-            out[pair] = out.get(pair, 0) + weight
+    def add(hits: list[tuple[AffinityTerm, int]], node_labels: Mapping[str, str]) -> None:
+        for term, weight in hits:
+            value = node_labels.get(term.topology_key)
+            if value is not None:
+                pair = (term.topology_key, value)
+                out[pair] = out.get(pair, 0) + weight
 
-    for other, node_labels in existing:
-        if not node_labels:
-            continue
-        for w in pod.preferred_affinity_terms:
-            add(w.term, w.weight, other, node_labels)
-        for w in pod.preferred_anti_affinity_terms:
-            add(w.term, -w.weight, other, node_labels)
-        if hard_weight > 0:
-            for t in other.affinity_terms:
-                add(t, hard_weight, pod, node_labels)
-        for w in other.preferred_affinity_terms:
-            add(w.term, w.weight, pod, node_labels)
-        for w in other.preferred_anti_affinity_terms:
-            add(w.term, -w.weight, pod, node_labels)
+    def matching(weighted: Iterable[tuple[AffinityTerm, int]], of: Scored) -> list[tuple[AffinityTerm, int]]:
+        return [(t, w) for t, w in weighted if not t.unresolved and t.matches(of.namespace, of.labels)]
+
+    own = [(w.term, w.weight) for w in pod.preferred_affinity_terms] + [
+        (w.term, -w.weight) for w in pod.preferred_anti_affinity_terms]
+    if own:
+        for other, node_labels in existing:
+            add(matching(own, other), node_labels)
+    for (required, preferred, preferred_anti), node_labels_of in groups:
+        hits = matching([(t, hard_weight) for t in required if hard_weight > 0]
+                        + [(w.term, w.weight) for w in preferred] + [(w.term, -w.weight) for w in preferred_anti], pod)
+        if hits:
+            for node_labels in node_labels_of:
+                add(hits, node_labels)
     return out
 
 
@@ -94,24 +97,31 @@ class InterPodAffinityScore:
     def __init__(self, hard_pod_affinity_weight: int = 1) -> None:
         self.hard_weight = hard_pod_affinity_weight
 
-    def _existing(self, pod: PodInfo, state: ClusterState) -> Iterable[tuple[PodInfo, dict[str, str]]]:
-        """The placed pods that may add to the score: those matching one of the pod's preferred terms (looked up by
-        label) and those with terms of their own (state.with_affinity)."""
-        terms = pod.preferred_affinity_terms + pod.preferred_anti_affinity_terms
-        uids: Iterable[str] = state.with_affinity
-        if terms:
-            uids = set(state._carrying(w.term.selector for w in terms)) | state.with_affinity
+    def _on_nodes(self, pod: PodInfo, state: ClusterState,
+                  uids: Iterable[str]) -> Iterable[tuple[PodInfo, dict[str, str]]]:
+        """The placed pods of `uids` (but `pod`) on known nodes, each with its node's labels."""
         for uid in uids:
             node = state.nodes.get(state.pod_node.get(uid, ""))
             other = state.placed.get(uid)
             if node is not None and other is not None and uid != pod.uid:
                 yield other, node.labels
 
+    def _existing(self, pod: PodInfo, state: ClusterState) -> Iterable[tuple[PodInfo, dict[str, str]]]:
+        """The placed pods that may match one of the pod's preferred terms (looked up by label)."""
+        terms = pod.preferred_affinity_terms + pod.preferred_anti_affinity_terms
+        return self._on_nodes(pod, state, state._carrying(w.term.selector for w in terms)) if terms else ()
+
+    def _groups(self, pod: PodInfo,
+                state: ClusterState) -> Iterable[tuple[ScoringTerms, Iterable[Mapping[str, str]]]]:
+        """The placed pods with terms of their own (state.with_affinity), grouped by those terms."""
+        for terms, uids in state.with_affinity.items():
+            yield terms, (labels for _, labels in self._on_nodes(pod, state, uids))
+
     def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: dict[str, Any]) -> np.ndarray | None:
         if len(idx) == 0 or not (pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms
                                  or state.with_affinity):
             return None
-        topo = topology_score(pod, self._existing(pod, state), self.hard_weight)
+        topo = topology_score(pod, self._existing(pod, state), self.hard_weight, self._groups(pod, state))
         if not topo:
             return None
         raw = np.zeros(state.size, dtype=np.int64)

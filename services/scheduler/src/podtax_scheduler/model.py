@@ -14,6 +14,7 @@ from podtax_scheduler import quantity
 from podtax_scheduler.podaffinity import (
     REQUIRED,
     AffinityTerm,
+    ScoringTerms,
     WeightedTerm,
     namespace_selector_unchecked,
     parse_terms,
@@ -207,6 +208,12 @@ class PodInfo:
         """Whether, placed, it weighs in other pods' InterPodAffinity score: its required affinity and preferred terms
         (kube-scheduler's PodsWithAffinity, less required anti-affinity, which no longer scores)."""
         return bool(self.affinity_terms or self.preferred_affinity_terms or self.preferred_anti_affinity_terms)
+
+    @property
+    def scoring_terms(self) -> ScoringTerms:
+        """The terms by which, placed, it weighs in other pods' InterPodAffinity score (pods with the same ones are
+        matched against an incoming pod once: state.with_affinity)."""
+        return self.affinity_terms, self.preferred_affinity_terms, self.preferred_anti_affinity_terms
 
     @property
     def terminal(self) -> bool:

@@ -151,6 +151,18 @@ def preferred_terms(spec: Mapping[str, Any], kind: str, own_namespace: str,
     return tuple(WeightedTerm(int(w.get("weight") or 0), t) for w, t in zip(raw, terms, strict=True))
 
 
+# a placed pod's required affinity, preferred affinity and preferred anti-affinity terms (PodInfo.scoring_terms)
+ScoringTerms = tuple[tuple[AffinityTerm, ...], tuple[WeightedTerm, ...], tuple[WeightedTerm, ...]]
+
+
+def ungroup(groups: dict[Any, set[str]], key: Any, uid: str) -> None:
+    """Take `uid` out of its group `key` of `groups` (placed pods grouped by their terms), and the group once empty."""
+    if (uids := groups.get(key)) is not None:
+        uids.discard(uid)
+        if not uids:
+            del groups[key]
+
+
 class Placed(Protocol):
     """What the filter reads of an existing pod (a model.PodInfo)."""
 
@@ -182,9 +194,11 @@ class AffinityCycle:
 
 
 def prefilter(pod: Incoming, placed: Iterable[tuple[Placed, Mapping[str, str]]],
-              with_anti: Iterable[tuple[Placed, Mapping[str, str]]]) -> AffinityCycle:
-    """Count over `placed` (every existing pod with its node's labels) and `with_anti` (those with required
-    anti-affinity): walks `placed` only when the pod has terms of its own."""
+              with_anti: Iterable[tuple[tuple[AffinityTerm, ...], Iterable[Mapping[str, str]]]]) -> AffinityCycle:
+    """Count over `placed` (every existing pod with its node's labels) and `with_anti` (the existing pods with
+    required anti-affinity, grouped by those terms: each group's terms, and the labels of the node of each of its
+    pods): walks `placed` only when the pod has terms of its own, and a group's nodes only when one of its terms
+    matches the pod (kube-scheduler walks every such pod: the counts are the same)."""
     affinity: Counter[Pair] = Counter()
     anti: Counter[Pair] = Counter()
     existing_anti: Counter[Pair] = Counter()
@@ -198,10 +212,14 @@ def prefilter(pod: Incoming, placed: Iterable[tuple[Placed, Mapping[str, str]]],
             for t in anti_terms:
                 if t.topology_key in labels and t.matches(other.namespace, other.labels):
                     anti[(t.topology_key, labels[t.topology_key])] += 1
-    for other, labels in with_anti:
-        for t in other.anti_affinity_terms:
-            if t.topology_key in labels and t.matches(pod.namespace, pod.labels):
-                existing_anti[(t.topology_key, labels[t.topology_key])] += 1
+    for group_terms, node_labels in with_anti:
+        hits = [t for t in group_terms if t.matches(pod.namespace, pod.labels)]
+        if not hits:
+            continue
+        for labels in node_labels:
+            for t in hits:
+                if t.topology_key in labels:
+                    existing_anti[(t.topology_key, labels[t.topology_key])] += 1
     matches_itself = bool(aff_terms) and all(t.matches(pod.namespace, pod.labels) for t in aff_terms)
     return AffinityCycle(affinity, anti, existing_anti, matches_itself)
 

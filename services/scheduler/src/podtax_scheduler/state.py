@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from podtax_scheduler import podspread
+from podtax_scheduler import podaffinity, podspread
 from podtax_scheduler.filters import DEFAULT_FILTERS, FilterPlugin, NodeAffinity, Status, TaintToleration
 from podtax_scheduler.model import NodeInfo, PodInfo
 from podtax_scheduler.podaffinity import AffinityCycle, LabelSelector, feasible_mask, filter_node, prefilter
@@ -47,8 +47,10 @@ class ClusterState:
         self.layout_gen = 0  # bumps when slots are added or removed
         self._static_cache: dict[str, tuple[int, np.ndarray]] = {}
         self.placed: dict[str, PodInfo] = {}  # uid -> the pod as counted on its node (InterPodAffinity reads them)
-        self.with_anti: set[str] = set()  # uids of counted pods with required pod anti-affinity
-        self.with_affinity: set[str] = set()  # uids of counted pods weighing in InterPodAffinity's score
+        # uids of counted pods with required pod anti-affinity, grouped by those terms (each group is matched once)
+        self.with_anti: dict[tuple[podaffinity.AffinityTerm, ...], set[str]] = {}
+        # uids of counted pods weighing in InterPodAffinity's score, grouped by their terms (PodInfo.scoring_terms)
+        self.with_affinity: dict[podaffinity.ScoringTerms, set[str]] = {}
         self.by_label: dict[tuple[str, str], set[str]] = {}  # (label, value) -> uids of placed pods carrying it
         self._domains: dict[str, tuple[int, dict[str, np.ndarray]]] = {}  # label key -> value -> slots
         self._codes_cache: dict[str, tuple[int, tuple[list[str], np.ndarray]]] = {}
@@ -152,8 +154,8 @@ class ClusterState:
         """Record (or, with None, drop) the pod counted on a node and its labels in the label index."""
         old = self.placed.pop(uid, None)
         if old is not None:
-            self.with_anti.discard(uid)
-            self.with_affinity.discard(uid)
+            podaffinity.ungroup(self.with_anti, old.anti_affinity_terms, uid)
+            podaffinity.ungroup(self.with_affinity, old.scoring_terms, uid)
             for pair in old.labels.items():
                 if (uids := self.by_label.get(pair)) is not None:
                     uids.discard(uid)
@@ -162,9 +164,9 @@ class ClusterState:
         if pod is not None:
             self.placed[uid] = pod
             if pod.anti_affinity_terms:
-                self.with_anti.add(uid)
+                self.with_anti.setdefault(pod.anti_affinity_terms, set()).add(uid)
             if pod.scores_affinity:
-                self.with_affinity.add(uid)
+                self.with_affinity.setdefault(pod.scoring_terms, set()).add(uid)
             for pair in pod.labels.items():
                 self.by_label.setdefault(pair, set()).add(uid)
 
@@ -343,7 +345,8 @@ class ClusterState:
 
         # a pod counted for affinity matches the first term; one counted for anti-affinity matches a term
         selectors = [t.selector for t in (pod.affinity_terms[:1] + pod.anti_affinity_terms)]
-        return prefilter(pod, on_nodes(self._carrying(selectors)), on_nodes(self.with_anti))
+        return prefilter(pod, on_nodes(self._carrying(selectors)),
+                         ((terms, (labels for _, labels in on_nodes(uids))) for terms, uids in self.with_anti.items()))
 
     def spread_cycle(self, pod: PodInfo) -> podspread.SpreadCycle | None:
         """PodTopologySpread's PreFilter over every node, or None when the pod has no DoNotSchedule constraint."""
