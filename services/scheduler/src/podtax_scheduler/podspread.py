@@ -74,7 +74,7 @@ Codes = Callable[[str], tuple[list[str], np.ndarray]]  # label key -> (its value
 class SpreadCycle:
     """PreFilter's state per constraint: the count per domain value, and the minimum the skew is taken from."""
 
-    counts: list[dict[str, int]]
+    counts: list[dict[str, int]]  # the domains holding a matching pod (any other domain counts 0)
     minimum: list[int]
     self_match: list[int]
     by_code: list[np.ndarray]  # the count per value index of the constraint's key (0 where no domain)
@@ -96,9 +96,10 @@ def prefilter(pod: Spreading, eligible: Sequence[np.ndarray], codes: Codes,
                                              if slot < n and elig[slot] and c.selector.matches(other.labels)]
         if slots:
             np.add.at(arr, code[np.array(slots, dtype=np.int64)], 1)
-        present = np.unique(code[:n][elig])
-        present = present[present >= 0]
-        counts.append({values[int(k)]: int(arr[k]) for k in present})
+        seen = np.zeros(len(values) + 1, dtype=bool)
+        seen[code[:n][elig]] = True  # a slot without the key (-1) marks the extra last one
+        present = np.flatnonzero(seen[:-1])
+        counts.append({values[int(k)]: int(arr[k]) for k in np.flatnonzero(arr)})
         minimum.append(0 if len(present) < c.min_domains or not len(present) else int(arr[present].min()))
         by_code.append(arr)
     self_match = [int(c.selector.matches(pod.labels)) for c in constraints]
