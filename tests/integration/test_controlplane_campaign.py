@@ -92,9 +92,14 @@ async def test_volume_churn_on_both_backends_and_pod_startup(nats_url: str, tmp_
         provisioned = rows[("provisioned", "p50")]
         assert (provisioned["baseline"], provisioned["candidate"]) == ("kubernetes", "nomad")
         assert (provisioned["n_baseline"], provisioned["n_candidate"]) == (RUNS, RUNS)
-        # a ratio or interval withheld says why (its flags, note): a CI run once had none here, cause unknown
-        assert None not in (provisioned["ratio"], provisioned["ci_low"], provisioned["ci_high"]), provisioned
-        assert provisioned["ci_low"] <= provisioned["ratio"] <= provisioned["ci_high"] < 1.0  # nomad creates faster
+        assert provisioned["candidate_median"] < provisioned["baseline_median"], provisioned  # nomad creates faster
+        if "BIMODAL" in provisioned["flags"]:
+            # 6 runs a side: the gap rule (stats/modes) splits ~0.7% of unimodal sides into two modes, more when a
+            # load burst slows 3 runs of one side, and the ratio is then withheld, as it should be (a CI run once)
+            assert None is provisioned["ratio"] is provisioned["ci_low"] is provisioned["ci_high"], provisioned
+        else:
+            assert None not in (provisioned["ratio"], provisioned["ci_low"], provisioned["ci_high"]), provisioned
+            assert provisioned["ci_low"] <= provisioned["ratio"] <= provisioned["ci_high"] < 1.0
         assert rows[("provisioned", "makespan")]["primary"]
         bound = rows[("bound", "p50")]
         assert bound["n_candidate"] == 0 and bound["ratio"] is None and bound["note"].startswith("Nomad volumes have")
