@@ -7,15 +7,20 @@ its own: two analyzers, each writing a database of its own, one of them no longe
 taken only as it opens the file, after that check. The lock here is flock(2): released by the kernel when its
 holder exits, however it ends, so a stale lock file is harmless; the file is left in place (removing it would let a
 third process lock a new file while the second still holds the old one). It holds the holder's PID, for the
-refusal to name it.
+refusal to name it when the kernel does not (podtax.flock_holder: /proc/locks first, the file keeps the last
+holder's PID). flock works on a descriptor open for reading only: a lock file the analyzer's user may not write
+(another user's, a read-only file system) is opened so, without the PID.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 from pathlib import Path
+
+from podtax.flock_holder import holder
 
 
 class Held(Exception):
@@ -31,25 +36,27 @@ class DbLock:
 
     def __init__(self, db: Path) -> None:
         """Take the lock of `db` (creating its folder and lock file as needed); raises Held if another process
-        holds it, OSError if the lock file cannot be made."""
+        holds it, OSError if the lock file cannot be opened (its filename the lock file's)."""
         self.path = lock_path(db)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd, writable = _open(self.path)
+        self._fd: int | None = fd
         try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(self._fd)
+            pid = holder(fd)
             self.release()
-            who = f"PID {holder}" if holder else "its PID not yet written"
+            who = f"PID {pid}" if pid else "its PID not yet written"
             raise Held(f"another analyzer holds it ({who}; lock file {self.path}): only one analyzer may use a "
                        "file; stop it") from None
         except BaseException:
             self.release()
             raise
         # for the refusal of a second analyzer; a write refused (a file size limit, a full disk) only leaves it out
-        with contextlib.suppress(OSError):
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+        if writable:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
 
     def release(self) -> None:
         """Release the lock (closing its file); again is a no-op."""
@@ -58,22 +65,17 @@ class DbLock:
             os.close(fd)
 
 
-def _holder(fd: int) -> int | None:
-    """The PID the lock file names or, before its holder has written it (just after taking the lock: two analyzers
-    started at once met that in 5 of 40 rounds), the one the kernel lists as holding it (Linux: /proc/locks)."""
-    with contextlib.suppress(OSError, ValueError):
-        return int(os.pread(fd, 32, 0).decode().strip()) or None
-    with contextlib.suppress(OSError):
-        return _flock_holder(os.fstat(fd), Path("/proc/locks").read_text())
-    return None
-
-
-def _flock_holder(st: os.stat_result, locks: str) -> int | None:
-    """The PID holding a flock(2) lock on the file `st` describes, in the text of /proc/locks
-    (`1: FLOCK  ADVISORY  WRITE 1234 fe:00:2237556 0 EOF`: the device as major:minor in hex, then the inode)."""
-    where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for line in locks.splitlines():
-        fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == where and fields[4].isdigit():
-            return int(fields[4])
-    return None
+def _open(path: Path) -> tuple[int, bool]:
+    """`path` open for reading and writing (created if missing), or for reading only if writing it is refused
+    (EACCES, EROFS): the descriptor and whether it may be written. The first refusal is raised if reading is refused
+    as well (or the file is missing), its filename the lock file's (service.hold names it)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644), True
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EROFS):
+            raise
+        refused = exc
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CLOEXEC), False
+    except OSError:
+        raise refused from None

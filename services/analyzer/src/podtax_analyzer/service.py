@@ -21,7 +21,7 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
-from podtax_analyzer.db_lock import DbLock, Held
+from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.store import Store
@@ -255,8 +255,10 @@ def hold(path: Path) -> DbLock | None:
         return DbLock(path)
     except Held as exc:
         raise ConfigError(cannot_open(path, str(exc))) from None
-    except OSError as exc:
-        raise ConfigError(cannot_open(path, open_why(exc))) from None
+    except OSError as exc:  # named: a lock file refused read as the database's
+        lock = str(lock_path(path))
+        why = open_why(exc) if exc.filename != lock else f"its lock file {lock}: {open_why(exc)}"
+        raise ConfigError(cannot_open(path, why)) from None
 
 
 def cannot_open(path: Path, why: str) -> str:

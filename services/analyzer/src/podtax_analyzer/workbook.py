@@ -81,14 +81,15 @@ def _clean(v: Any) -> Any:
     """A string without the control characters XML 1.0 cannot hold (openpyxl raises IllegalCharacterError,
     and one forged name in a flag's sentence failed every workbook that mentions it): each becomes U+FFFD; its
     direction and zero-width characters are written as `\\uNNNN` (event_payloads.HIDDEN: a U+202E made one node's
-    name read as another's). One longer than a cell holds (CELL_LIMIT) is cut and says so: openpyxl cut it there
-    without a word."""
+    name read as another's). One longer than a cell holds (CELL_LIMIT), once so written, is cut and says so: openpyxl
+    cut it there without a word (cut before the `\\uNNNN`, six characters each, a cell held more than the limit)."""
     if not isinstance(v, str):
         return v
+    v = unhidden(ILLEGAL_CHARACTERS_RE.sub("\ufffd", v))
     if len(v) > CELL_LIMIT:
         cut = f"… (cut: {len(v):,} characters, a cell holds {CELL_LIMIT:,})"
         v = v[:CELL_LIMIT - len(cut)] + cut
-    return unhidden(ILLEGAL_CHARACTERS_RE.sub("\ufffd", v))
+    return v
 
 
 def _text(ws: Worksheet, v: Any) -> Any:

@@ -23,6 +23,7 @@ from podtax import localauth, natsserver
 from podtax.cli.common import DATA_DIR, UP_FILE, a_path, check_settings, console, err, fail, node_name, say
 from podtax.cli.up_children import Child, NatsChild, check_port, supervise, wait_started
 from podtax.config import redact
+from podtax.flock_holder import holder
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
 LOCK_FILE = "up.lock"  # locked (flock) by the `podtax up` using the data dir, holding its pid
@@ -49,8 +50,7 @@ def claim(data: Path) -> IO[str]:
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        lock.seek(0)
-        pid = lock.read().strip() or "unknown"
+        pid = holder(lock.fileno()) or "unknown"  # the kernel's word first: the file keeps the last up's pid
         lock.close()
         raise fail(f"the data dir {data} is in use by podtax up (pid {pid}); stop it or pass another --data-dir",
                    2) from None
