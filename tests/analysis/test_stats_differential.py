@@ -103,16 +103,24 @@ def pettitt_reference(x: np.ndarray) -> tuple[int, float]:
 def modified_z_reference(x: np.ndarray) -> np.ndarray:
     """Iglewicz-Hoaglin, with the mean absolute deviation standing in when MAD is 0, and the
     documented floor of the scale (SMALL_N_FLOOR x |median| below 10 values, LARGE_N_FLOOR x |median| from 10); 5 to
-    9 positive values: log values over SMALL_N_WIDEN[n] sds of the values but the one farthest from the median,
-    floored at log(1 + SMALL_N_FLOOR)."""
+    9 positive values: Rosner's generalized ESD on log values, step i scoring the i-th farthest from the median over
+    SMALL_N_WIDEN[n] sds of the values but the i farthest, floored at log(1 + SMALL_N_FLOOR); every value scored on
+    the scale of the last step passing 3.5 (the first when none), those not flagged capped at 3.5."""
     if 5 <= len(x) <= 9 and min(x) > 0:
         lx = [math.log(v) for v in x]
         mid = float(np.median(lx))
-        far = max(range(len(lx)), key=lambda i: abs(lx[i] - mid))
-        rest = [v for i, v in enumerate(lx) if i != far]
-        mean = sum(rest) / len(rest)
-        sd = math.sqrt(sum((v - mean) ** 2 for v in rest) / (len(rest) - 1))
-        return np.array([(v - mid) / max(SMALL_N_WIDEN[len(x)] * sd, math.log1p(SMALL_N_FLOOR)) for v in lx])
+        order = sorted(range(len(lx)), key=lambda i: -abs(lx[i] - mid))  # stable: ties by index
+
+        def scale(i: int) -> float:
+            rest = [lx[j] for j in order[i:]]
+            mean = sum(rest) / len(rest)
+            sd = math.sqrt(sum((v - mean) ** 2 for v in rest) / (len(rest) - 1))
+            return max(SMALL_N_WIDEN[len(x)] * sd, math.log1p(SMALL_N_FLOOR))
+
+        steps = range(1, (len(x) - 1) // 2 + 1)
+        k = max([i for i in steps if abs(lx[order[i - 1]] - mid) / scale(i) > 3.5], default=0)
+        z = [(v - mid) / scale(max(k, 1)) for v in lx]
+        return np.array([zi if i in order[:k] else max(-3.5, min(3.5, zi)) for i, zi in enumerate(z)])
     med = float(np.median(x))
     mad = float(np.median(np.abs(x - med)))
     scale = mad / 0.6745 if mad > 0 else 1.253314 * float(np.mean(np.abs(x - med)))
@@ -325,6 +333,8 @@ def test_no_95_percent_interval_is_shown_where_the_data_cannot_give_one(n):
 def test_modified_z_matches_reference():
     rng = np.random.default_rng(11)
     cases = [np.array([5.0, 5, 5, 5, 5, 9]), np.array([1.0, 1, 1, 1, 2, 3, 50]), np.full(7, 3.0)]
+    cases += [np.array([1000.0, 1003, 998, 1001, 10000, 10000]), np.array([1000.0, 1003, 998, 1001, 500, 2000]),
+              np.array([1000.0, 1003, 998, 1001, 997, 1002, 2000, 3000])]  # two strays (generalized ESD)
     cases += [100 * np.exp(rng.normal(0, s, int(k))) for s, k in zip(rng.uniform(0.001, 0.3, 60),
                                                                          rng.integers(3, 60, 60), strict=True)]
     cases += [np.append(np.round(rng.normal(10, 1, 20)), 40.0) for _ in range(10)]

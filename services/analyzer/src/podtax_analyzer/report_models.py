@@ -47,7 +47,8 @@ class OutlierOut(BaseModel):
     env: str
     value: float = Field(description="Metric value of the run (kept in every statistic).")
     z: float = Field(description="Modified z-score within its side, or its mode on a side with two (5 to 9 positive "
-                                 "runs: on log values, against the other runs' spread; |z| > 3.5 "
+                                 "runs: on log values, against the spread of the runs left without it and any "
+                                 "farther; |z| > 3.5 "
                                  "below 10 runs, > 6 from 10; > 3.5 for a second group).")
     group: bool = Field(default=False, description="One of the runs of the cell's second group (together on one side "
                                                    "of their side's median): the cell is never called equivalent.")
