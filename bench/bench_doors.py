@@ -48,7 +48,7 @@ async def publish_rate(url: str, auth: dict, count: int) -> float:
 
 def nats_figures(count: int) -> tuple[list[float], list[float]]:
     with tempfile.TemporaryDirectory(prefix="bench-doors-") as tmp:
-        users, conf = localauth.nats_users(Path(tmp))
+        users, conf = localauth.nats_users(Path(tmp), "bench-node")
         plain = natsserver.start(Path(tmp) / "plain")
         secured = natsserver.start(Path(tmp) / "secured", config=conf)
         try:
