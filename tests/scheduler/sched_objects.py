@@ -57,6 +57,18 @@ def with_uid(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def term_pod(name: str, labels: dict[str, str] | None = None, *, namespace: str = "default", cpu: str = "100m",
+             deleting: bool = False, spread: list[dict[str, Any]] | None = None, **kw: Any) -> dict[str, Any]:
+    """A pod with a uid for the affinity and spread tables: ``deleting`` marks it terminating, ``spread`` gives its
+    topologySpreadConstraints; ``kw`` goes to `pod` (affinity=...)."""
+    obj = with_uid(pod(name, cpu=cpu, labels=labels, namespace=namespace, test=None, **kw))
+    if deleting:
+        obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if spread:
+        obj["spec"]["topologySpreadConstraints"] = spread
+    return obj
+
+
 def cluster(nodes: dict[str, dict[str, Any]], existing: list[tuple[dict[str, Any], str]],
             taint: dict[str, str] | None = None) -> ClusterState:
     """A ClusterState of ``nodes`` (name -> labels; a label ``taint`` gives that node ``taint`` instead) and the

@@ -17,7 +17,7 @@ from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
 from podtax_scheduler.spread_score import PodTopologySpreadScore
 from podtax_scheduler.state import ClusterState
 
-from tests.scheduler.sched_objects import cluster, pod, score, with_uid
+from tests.scheduler.sched_objects import cluster, pod, score, term_pod, with_uid
 
 HOST = "kubernetes.io/hostname"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -35,12 +35,7 @@ def pref(*weighted: tuple[int, dict[str, Any]]) -> dict[str, Any]:
 
 def P(name: str, labels: dict[str, str] | None = None, namespace: str = "default", deleting: bool = False,  # noqa: N802
       spread: list[dict[str, Any]] | None = None, cpu: str = "100m", **kw: Any) -> dict[str, Any]:
-    obj = with_uid(pod(name, cpu=cpu, labels=labels, namespace=namespace, test=None, **kw))
-    if deleting:
-        obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    if spread:
-        obj["spec"]["topologySpreadConstraints"] = spread
-    return obj
+    return term_pod(name, labels, namespace=namespace, cpu=cpu, deleting=deleting, spread=spread, **kw)
 
 
 

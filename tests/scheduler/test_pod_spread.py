@@ -12,7 +12,7 @@ from podtax_scheduler.podspread import CONSTRAINTS_REASON as SKEW
 from podtax_scheduler.podspread import MISSING_LABEL_REASON as MISSING
 
 from tests.scheduler.conftest import events_for
-from tests.scheduler.sched_objects import cluster, node, pod, with_uid
+from tests.scheduler.sched_objects import cluster, node, term_pod
 
 X = {"app": "x"}
 TAINT = {"key": "dedicated", "value": "db", "effect": "NoSchedule"}
@@ -25,12 +25,7 @@ def spread(key: str = "zone", max_skew: int = 1, labels: dict[str, str] | None =
 
 def P(name: str, labels: dict[str, str] | None = None, constraints: list[dict[str, Any]] | None = None,  # noqa: N802
       namespace: str = "default", cpu: str = "100m", deleting: bool = False, **kw: Any) -> dict[str, Any]:
-    obj = with_uid(pod(name, cpu=cpu, labels=labels, namespace=namespace, test=None, **kw))
-    if deleting:
-        obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    if constraints:
-        obj["spec"]["topologySpreadConstraints"] = constraints
-    return obj
+    return term_pod(name, labels, namespace=namespace, cpu=cpu, deleting=deleting, spread=constraints, **kw)
 
 
 ZONES = {"a1": {"zone": "a"}, "a2": {"zone": "a"}, "b1": {"zone": "b"}, "c1": {"zone": "c"}}
