@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from podtax.parsers import hdparm, iperf3
+from podtax.parsers import fio_terse, hdparm, iperf3
 from podtax.parsers.base import at_line_starts, holds
 from podtax.parsers.stressng_forms import BRIEF_HEADER
 
@@ -64,7 +64,8 @@ def tools_in(text: str) -> list[str]:
     if (holds(text, "Timing ") and _any(text, _HDPARM_TIMING)) or holds(text, "HDIO_") or holds(text, hdparm.USAGE) \
             or _device_line(text):
         found.append("hdparm")
-    if head.startswith("fio-") or (holds(text, "fio") and _any(text, _FIO_NAMED)) or _any(text, _FIO_WORDS):
+    if head.startswith("fio-") or (holds(text, "fio") and _any(text, _FIO_NAMED)) or _any(text, _FIO_WORDS) \
+            or (head.startswith("2;") and fio_terse.LINE.match(text)):  # terse version 2 names no `fio-`
         found.append("fio")
     if (holds(text, "iperf") and _any(text, _IPERF3_NAMED)) \
             or (holds(text, '{"event":"') and _any(text, _IPERF3_EVENTS)) or _any(text, iperf3.TEXT_MARKS):

@@ -1,5 +1,5 @@
-"""fio `--output-format=json` reports (and, for old logs, the default `normal` text output; terse
-output, `--minimal`, is refused with the option to use instead).
+"""fio `--output-format=json` reports (and, for old logs, the default `normal` text output and the terse
+output, `--minimal`: see podtax.parsers.fio_text and podtax.parsers.fio_terse).
 
 Per job and direction (read, write, trim) that did I/O: `<dir>_iops` (IOPS), `<dir>_bw` (KiB/s),
 `<dir>_clat_min|mean|max` and `<dir>_clat_p<percentile>` (µs; `p99_9` is the 99.9th); with
@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from podtax.parsers import fio_blocks, fio_flags, fio_text
+from podtax.parsers import fio_blocks, fio_flags, fio_terse, fio_text
 from podtax.parsers.base import (
     Echoed,
     MetricList,
@@ -69,7 +69,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
           recorded_version: str | None = None) -> Parsed:
     version_at = text.find('"fio version"')
     if version_at < 0 or text.find("{") < 0:
-        parsed = fio_text.parse(text, requested)
+        try:
+            parsed = fio_text.parse(text, requested)
+        except fio_terse.TerseOnly:  # only terse lines (`--minimal`): the JSON report's reading, without its options
+            return _report(fio_terse.document(text), text, requested, echoes=False)
         if not (holds(text, "sync (") and _SYNC_LAT.search(text)):  # the regex alone tries every position
             return parsed
         return Parsed(TOOL, parsed.tool_version, None, parsed.metrics, parsed.echoed, (*parsed.flags, *sync_flag("")))
@@ -97,6 +100,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                                                  "other hosts (`client_stats`); run fio on the node itself, one "
                                                  "report per node")
         raise ParseFailure("unknown-format", "the fio JSON report has no `jobs` list")
+    return _report(doc, text, requested)
+
+
+def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None, echoes: bool = True) -> Parsed:
+    """The figures and flags of a JSON report's document; `echoes` False for one built from terse lines
+    (podtax.parsers.fio_terse), which echo no options: none is compared, and TERSE_OUTPUT says so."""
     jobs = [j for j in doc["jobs"] if isinstance(j, dict)]
     if not jobs:
         raise ParseFailure("truncated", "the fio JSON report lists no jobs")
@@ -131,7 +140,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if not totals:
         raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
     echoed = fio_flags.merge_echoed([_echoed(doc, job) for job in jobs])
-    flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth")) + _template_shape(requested, echoed, len(jobs))
+    flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth")) + _template_shape(requested, echoed, len(jobs),
+                                                                                         echoes)
+    if not echoes:
+        flags.append(fio_terse.TERSE_FLAG)
     if len(groups) > 1:
         flags.append(fio_flags.groups_flag(len(groups)))
     if len(jobs) > 1:
@@ -144,7 +156,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     flags += fio_flags.errors_beside(text) + _timed_syncs(jobs)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
-    if holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same
+    if echoes and holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same
         flags.append("MIXED_OUTPUT: the log holds fio's JSON report and a normal text report (one run with "
                      "--output-format=json,normal, or two runs appended); figures come from the JSON report")
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
@@ -242,7 +254,7 @@ def _percentiles(block: Mapping[str, Any], prefix: str, scale: float, metrics: M
             metrics.add(prefix + label, _number(value) / scale, "µs", False)
 
 
-def _template_shape(requested: Mapping[str, Any] | None, echoed: Echoed, jobs: int) -> list[str]:
+def _template_shape(requested: Mapping[str, Any] | None, echoed: Echoed, jobs: int, echoes: bool = True) -> list[str]:
     """PARAM_MISMATCH for a run (of the template, or imported with its params) that ran several jobs at once
     (`numjobs`, job sections: the template runs one, and the IOPS are their sum) or another `direct` than requested
     (fio's default, when the report echoes none, is 0: buffered, page-cache I/O)."""
@@ -252,7 +264,7 @@ def _template_shape(requested: Mapping[str, Any] | None, echoed: Echoed, jobs: i
     numjobs = echoed.get("numjobs", 1)
     if jobs > 1 or not isinstance(numjobs, int) or numjobs > 1:
         flags.append(fio_flags.jobs_flag(jobs if jobs > 1 else numjobs))
-    if "direct" in requested and not same_value(requested["direct"], echoed.get("direct", 0)):
+    if echoes and "direct" in requested and not same_value(requested["direct"], echoed.get("direct", 0)):
         flags.append(f"PARAM_MISMATCH: direct echoed as {echoed.get('direct', '0 (not set: buffered I/O)')}, "
                      f"requested {requested['direct']}")
     return flags

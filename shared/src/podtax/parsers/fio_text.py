@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers import fio_blocks
+from podtax.parsers import fio_blocks, fio_terse
 from podtax.parsers.base import (
     Echoed,
     MetricList,
@@ -46,7 +46,6 @@ from podtax.parsers.fio_flags import (
 )
 from podtax.parsers.stressng_names import slug
 
-_TERSE = re.compile(r"^[2-5];fio-[0-9]", re.M)  # a terse line: `3;fio-3.33;jobname;...`
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")
 # fio 3: `BW=25.3GiB/s (27.1GB/s)`, the decimal form first with kb_base=1000 (`BW=22.4GB/s (20.8GiB/s)`)
 _NEW = re.compile(r"^(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s")
@@ -278,6 +277,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
+        if fio_terse.LINE.search(text):  # `--minimal`: terse lines, no normal report (its job's error quoted there)
+            raise fio_terse.TerseOnly
         words = said(text) or verify_failed(text) or after_start(text)
         if words:
             raise ParseFailure("fatal", f"fio stopped before any job reported its figures{words}")
@@ -286,9 +287,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if text.find("FIO test results:") >= 0:  # kubestr's summary (`IOPS=155.228043 BW(KiB/s)=636`)
             raise ParseFailure("unknown-format", "this is kubestr's summary of a fio run, not fio's output: rerun "
                                                  "`kubestr fio -o json` and parse the fio report it holds")
-        if _TERSE.search(text):
-            raise ParseFailure("unknown-format", "fio's terse output (--minimal or --output-format=terse) is not "
-                                                 "read: rerun with --output-format=json")
         raise ParseFailure("unknown-format", "neither a fio JSON report nor fio's normal text output")
     metrics = MetricList()
     totals: dict[str, float] = {}

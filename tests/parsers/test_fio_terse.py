@@ -1,0 +1,177 @@
+"""fio's terse output (`--minimal`, `--output-format=terse`, `--terse-version=2|3|4|5`) is read into the metrics the
+JSON report of the same run gives (podtax.parsers.fio_terse). It was refused (`unknown-format`, "rerun with
+--output-format=json"), while users hand in `--minimal` logs. Real captures (tests/corpus-found/fio-3.33-terse-*,
+commands in its README): fio 3.33 with `--output-format=json,terse` prints the run's terse lines and then its JSON
+report, so each terse figure is checked against the JSON figure of the SAME run, within the rounding terse applies
+(IOPS and whole-µs latencies cut down to an integer, means to 6 decimals of a µs, bandwidth the same integer)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from podtax.cli.main import main
+from podtax.parsers import ParseFailure, parse_run, parse_text
+from podtax.parsers.fio_terse import LINE, TERSE_FLAG
+
+FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
+BOTH = ["randread", "randrw", "write", "randrw-v2", "randrw-v4", "randrw-v5", "numjobs2", "numjobs2-grouped",
+        "unified", "unifiedboth", "twogroups"]
+TOTALS = ("read_", "write_", "trim_", "mixed_", "group")  # a total's name (several jobs: each job's is prefixed)
+PARAMS = {"rw": "randread", "bs": "4k", "iodepth": 1, "direct": "true"}  # the template's, direct as it requests
+
+
+def _capture(name: str) -> str:
+    return (FOUND / f"fio-3.33-terse-{name}.log").read_text()
+
+
+def _split(text: str) -> tuple[str, str]:
+    """(the terse lines, the rest: fio's stderr and JSON report) of a `json,terse` log."""
+    lines = text.splitlines(keepends=True)
+    terse = [line for line in lines if LINE.match(line)]
+    return "".join(terse), "".join(line for line in lines if not LINE.match(line))
+
+
+def _within_terse_rounding(name: str, json_value: float, terse_value: float, summed: int) -> bool:
+    """`summed`: how many jobs' figures a total of IOPS adds (each cut down), else 1."""
+    if name.endswith("_bw"):  # both fio's integer KiB/s
+        return terse_value == json_value
+    if name.endswith("_clat_mean"):  # `%f` of the mean in µs
+        return abs(terse_value - json_value) <= 1e-6
+    if summed > 1:
+        return terse_value.is_integer() and 0 <= json_value - terse_value < summed
+    return terse_value == math.floor(json_value + 1e-9)  # IOPS and whole µs: cut down (`/ 1000` in integers)
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_terse_figures_are_the_json_figures_of_the_same_run(name: str) -> None:
+    terse, rest = _split(_capture(f"{name}-json-terse"))
+    assert terse.count("\n") >= 1
+    for tool in (None, "fio"):
+        try:
+            expected = parse_text(rest, tool)
+        except ParseFailure as failure:  # two groups under the template's name: no total stands for the run
+            with pytest.raises(ParseFailure) as terse_failure:
+                parse_text(terse, tool)
+            assert (terse_failure.value.reason, terse_failure.value.detail) == (failure.reason, failure.detail)
+            assert name == "twogroups" and tool == "fio"
+            continue
+        assert "TERSE_OUTPUT" not in " ".join(expected.flags)
+        parsed = parse_text(terse, tool)
+        got = {m.name: m for m in parsed.metrics}
+        want = {m.name: m for m in expected.metrics}
+        assert list(got) == list(want)
+        for key, metric in want.items():
+            assert (got[key].unit, got[key].higher_is_better) == (metric.unit, metric.higher_is_better), key
+            summed = terse.count("\n") if key.endswith("_iops") and key.startswith(TOTALS) else 1
+            assert _within_terse_rounding(key, metric.value, got[key].value, summed), (key, metric.value,
+                                                                                       got[key].value)
+        assert parsed.flags == (TERSE_FLAG, *expected.flags)
+        assert parsed.tool_version == (None if name == "randrw-v2" else "3.33")
+        assert parsed.echoed == {}
+
+
+def test_several_directions_groups_and_jobs_are_named_as_in_json() -> None:
+    names = {n: {m.name for m in parse_text(_split(_capture(f"{n}-json-terse"))[0]).metrics} for n in BOTH}
+    assert {"read_iops", "write_iops"} <= names["randrw"] and "trim_iops" not in names["randrw-v4"]
+    assert {"mixed_iops", "read_iops", "write_iops"} <= names["unifiedboth"]
+    assert {"mixed_iops"} == {n for n in names["unified"] if n.endswith("_iops")}
+    assert {"t_0_read_iops", "t_1_read_iops", "read_iops"} <= names["numjobs2"]
+    assert {"group0_read_iops", "group1_write_iops", "r_read_iops", "w_write_iops"} <= names["twogroups"]
+
+
+@pytest.mark.parametrize("name", ["randread-minimal", "randread-json-terse"])
+def test_the_podtax_parse_command_reads_a_terse_log(name: str, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "fio-minimal.log"
+    log.write_text(_split(_capture(name))[0])
+    assert main(["parse", "--json", str(log)]) == 0
+    [item] = json.loads(capsys.readouterr().out)
+    assert item["tool"] == "fio" and item["tool_version"] == "3.33" and item["flags"] == [TERSE_FLAG]
+    figures = {m["name"]: m for m in item["metrics"]}
+    line = log.read_text().split(";")
+    assert figures["read_iops"] == {"name": "read_iops", "value": float(line[7]), "unit": "IOPS",
+                                    "higher_is_better": True}
+    assert figures["read_bw"]["value"] == float(line[6]) and figures["read_clat_mean"]["value"] == float(line[15])
+    assert main(["parse", "--tool", "fio", str(log)]) == 0
+    assert "read_iops" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["error-minimal", "error-json-terse"])
+def test_a_job_error_fails_as_in_json_quoting_fios_stderr(name: str) -> None:
+    with pytest.raises(ParseFailure) as in_json:
+        parse_text(_split(_capture("error-json-terse"))[1])
+    stderr_and_terse = "".join(line for line in _capture(name).splitlines(keepends=True)
+                               if LINE.match(line) or not line.startswith((" ", "{", "}")))
+    assert ";22;" in stderr_and_terse
+    with pytest.raises(ParseFailure) as in_terse:
+        parse_text(stderr_and_terse)
+    assert (in_terse.value.reason, in_terse.value.detail) == (in_json.value.reason, in_json.value.detail)
+    assert in_terse.value.reason == "fatal" and "error 22: t: you need to specify size=" in in_terse.value.detail
+
+
+def test_no_param_mismatch_from_options_terse_does_not_echo() -> None:
+    """The template requests direct=true and bs=4k: terse echoes neither, so nothing is compared (a JSON report
+    echoing no `direct` is flagged, fio's default being buffered I/O: that is not this case)."""
+    parsed = parse_run("fio", _capture("randread-minimal"), requested=PARAMS)
+    assert not [f for f in parsed.flags if f.startswith("PARAM_MISMATCH")] and TERSE_FLAG in parsed.flags
+    several = parse_run("fio", _split(_capture("numjobs2-json-terse"))[0], requested=PARAMS)
+    assert [f.split()[1] for f in several.flags if f.startswith("PARAM_MISMATCH")] == ["jobs:"]  # as JSON's
+    with pytest.raises(ParseFailure, match="asked for rw=randwrite but reports no write I/O"):
+        parse_run("fio", _capture("randread-minimal"), requested={**PARAMS, "rw": "randwrite"})
+
+
+def test_normal_text_beside_terse_lines_is_read_as_before() -> None:
+    """`--output-format=terse,normal`: the normal report (it echoes rw and bs) is read, as it was."""
+    parsed = parse_text(_capture("randread-terse-normal"))
+    assert parsed.flags[0].startswith("TEXT_OUTPUT") and parsed.echoed["rw"] == "randread"
+
+
+def test_a_cut_terse_line_is_refused_or_read_whole_never_another_figure() -> None:
+    line = _capture("randread-minimal").rstrip("\n")
+    whole = parse_text(line).metrics
+    fixed = len(";".join(line.split(";")[:5 + 2 * 41 + 34]))  # the fields read or checked: header to distributions
+    for cut in range(len("3;fio-3.33;t;0;0;5"), len(line)):
+        try:
+            metrics = parse_text(line[:cut], "fio").metrics
+        except ParseFailure as failure:
+            assert failure.reason in ("truncated", "unknown-format") and cut < fixed, cut
+            assert "fio" in failure.detail
+            continue
+        assert cut >= fixed and metrics == whole, cut
+
+
+@pytest.mark.parametrize(("field", "garbage", "words"), [
+    (6, "5x129", "not a figure"), (15, "nan", "not a figure"), (9, "-1", "not a figure"),
+    (20, "20.000000%62", "no percentile"), (20, "abc%=62", "not a percentile"), (3, "zero", "terse groupid"),
+    (4, "22x", "terse error"), (88, "0.4", "cut short or damaged")])
+def test_a_damaged_terse_field_is_a_clear_failure(field: int, garbage: str, words: str) -> None:
+    fields = _capture("randread-minimal").rstrip("\n").split(";")
+    fields[field] = garbage
+    with pytest.raises(ParseFailure, match=words) as failure:
+        parse_text(";".join(fields), "fio")
+    assert failure.value.reason in ("truncated", "unknown-format")
+
+
+def test_a_terse_line_with_a_direction_block_too_many_is_refused() -> None:
+    fields = _capture("randread-minimal").rstrip("\n").split(";")
+    extra = fields[:5] + fields[5:5 + 41] * 3 + fields[5 + 2 * 41:]  # version 3 prints 1, 2 or 3 blocks
+    assert parse_text(";".join(extra), "fio").metrics  # 3: read, write, mixed (unified_rw_reporting=both)
+    with pytest.raises(ParseFailure, match="4 direction blocks"):
+        parse_text(";".join(fields[:5] + fields[5:5 + 41] * 4 + fields[5 + 2 * 41:]), "fio")
+
+
+def test_terse_lines_of_two_fio_versions_are_two_runs() -> None:
+    line = _capture("randread-minimal")
+    with pytest.raises(ParseFailure, match="several fio versions"):
+        parse_text(line + line.replace("fio-3.33", "fio-3.36"), "fio")
+
+
+def test_status_interval_lines_are_refused_not_summed_as_jobs() -> None:
+    """`--status-interval=1 --minimal` prints job t's line after each second, cumulative: summed as 3 jobs, the read
+    IOPS would be 23,349 for a job that did 7,627."""
+    with pytest.raises(ParseFailure, match="status-interval") as failure:
+        parse_text(_capture("status-interval-minimal"))
+    assert failure.value.reason == "unknown-format" and "28616 KiB in 893 ms" in failure.value.detail
