@@ -123,28 +123,26 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
     @app.get("/api/runs", response_model=list[Run])
     def runs(request: Request, campaign: str | None = None, status: str | None = Query(None, pattern="^(ok|failed)$"),
              limit: int = Query(1000, ge=1, le=100_000)) -> list[Run]:
-        cur = request.app.state.store.cursor()
-        cur.execute("""SELECT run_id, campaign, node, env, test, params, attempt, status, tool_version, started_at,
-                              ended_at, flags, failure_reason, failure_detail FROM runs
-                       WHERE ($1::varchar IS NULL OR campaign = $1) AND ($2::varchar IS NULL OR status = $2)
-                       ORDER BY started_at NULLS LAST, run_id LIMIT $3""", [campaign, status, limit])
-        return json_array([Run(**{**r, "params": json.loads(r["params"])}) for r in rows]  # type: ignore[return-value]
-                          for rows in batches(cur))
+        rows = batches(request.app.state.store.cursor(), """
+            SELECT run_id, campaign, node, env, test, params, attempt, status, tool_version, started_at, ended_at,
+                   flags, failure_reason, failure_detail FROM runs
+            WHERE ($1::varchar IS NULL OR campaign = $1) AND ($2::varchar IS NULL OR status = $2)
+            ORDER BY started_at NULLS LAST, run_id LIMIT $3""", [campaign, status, limit])
+        return json_array([Run(**{**r, "params": json.loads(r["params"])}) for r in chunk]  # type: ignore[return-value]
+                          for chunk in rows)
 
     @app.get("/api/results", response_model=list[ResultRow])
     def results(request: Request, campaign: str | None = None, node: str | None = None,
                 limit: int = Query(1000, ge=1, le=100_000)) -> list[ResultRow]:
-        cur = request.app.state.store.cursor()
-        cur.execute("""SELECT r.run_id, r.campaign, r.node, r.env, r.test, r.params, r.tool, r.tool_version,
-                              r.started_at, r.flags,
-                              list({'name': m.name, 'value': m.value, 'unit': m.unit,
-                                    'higher_is_better': m.higher_is_better} ORDER BY m.name) AS metrics
-                       FROM runs r JOIN metrics m USING (run_id)
-                       WHERE r.status = 'ok' AND ($1::varchar IS NULL OR r.campaign = $1)
-                         AND ($2::varchar IS NULL OR r.node = $2)
-                       GROUP BY ALL ORDER BY r.started_at, r.run_id LIMIT $3""", [campaign, node, limit])
-        return json_array([ResultRow(**{**r, "params": json.loads(r["params"])}) for r in rows]  # type: ignore[return-value]
-                          for rows in batches(cur))
+        rows = batches(request.app.state.store.cursor(), """
+            SELECT r.run_id, r.campaign, r.node, r.env, r.test, r.params, r.tool, r.tool_version, r.started_at, r.flags,
+                   list({'name': m.name, 'value': m.value, 'unit': m.unit,
+                         'higher_is_better': m.higher_is_better} ORDER BY m.name) AS metrics
+            FROM runs r JOIN metrics m USING (run_id)
+            WHERE r.status = 'ok' AND ($1::varchar IS NULL OR r.campaign = $1) AND ($2::varchar IS NULL OR r.node = $2)
+            GROUP BY ALL ORDER BY r.started_at, r.run_id LIMIT $3""", [campaign, node, limit])
+        return json_array([ResultRow(**{**r, "params": json.loads(r["params"])}) for r in chunk]  # type: ignore[return-value]
+                          for chunk in rows)
 
     @app.post("/api/reparse", response_model=ReparseReport, status_code=200,
               responses={202: {"model": ReparseJob}, 409: {"description": "a reparse is running (its job_id)"}})

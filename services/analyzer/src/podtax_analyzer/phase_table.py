@@ -19,6 +19,7 @@ from podtax.parsers.timeline import rank_rests_on_bound
 from podtax.templates import parse_params
 from pydantic import BaseModel, Field
 
+from podtax_analyzer.reads import Cursor
 from podtax_analyzer.report_models import CampaignReport, CellComparison
 from podtax_analyzer.rowstream import BATCH, batches
 
@@ -244,16 +245,15 @@ def phase_table(report: CampaignReport, pooled: Pooled | None = None) -> PhaseTa
     return PhaseTable(campaign=report.campaign, rows=rows, notes=notes)
 
 
-def phase_latencies(con: duckdb.DuckDBPyConnection, campaign: str, *, phase: str | None = None,
+def phase_latencies(con: Cursor, campaign: str, *, phase: str | None = None,
                     env: str | None = None, limit: int = 100_000, batch: int = BATCH) -> Iterator[list[dict]]:
     """Per-object latencies of a campaign's control-plane runs (the phases table), run order, `batch` rows at a
     time: a million rows built at once took more memory than the analyzer has."""
-    cur = con.execute("""
+    return batches(con, """
         SELECT p.run_id, p.cluster, p.node, p.env, p.backend, p.test, p.params_key AS params, p.object,
                p.phase, p.start_s, p.latency_s, p.lower_bound, p.upper_bound, r.status
         FROM phases p LEFT JOIN runs r USING (run_id)
         WHERE p.campaign = $campaign AND ($phase::varchar IS NULL OR p.phase = $phase)
           AND ($env::varchar IS NULL OR p.env = $env)
         ORDER BY r.started_at NULLS LAST, p.run_id, p.start_s, p.object, p.phase
-        LIMIT $limit""", {"campaign": campaign, "phase": phase, "env": env, "limit": limit})
-    return batches(cur, batch)
+        LIMIT $limit""", {"campaign": campaign, "phase": phase, "env": env, "limit": limit}, batch)

@@ -9,6 +9,15 @@ statements under way and holds back new ones until the limit is back (the evicti
 is an optimisation, so the flush waits at most store.EVICT_WAIT_S: if a statement is still running then (a long
 report, export or reparse), the flush skips the eviction and lets the held-back statements go at once, so a long
 read delays neither the analyzer's writes nor the other reads (a later flush evicts).
+
+DuckDB's `execute` returns a streamed result: the query's last pipeline (a scan, the rows after a sort) runs as
+rows are fetched, and DuckDB's worker threads go on filling the result's buffer between fetches (up to its
+streaming_buffer_size), allocating as they go. The routes streaming up to 100,000 rows (rowstream) fetched them
+outside the lock, and a fetch meeting the eviction's 0 failed with OutOfMemory ('0 bytes/0 bytes used'; 1 of 443
+streamed reads of raw logs beside a flush per batch). So every fetch of a `Cursor` runs under `reading` too, and
+`Cursor.stream` holds it from the statement to the last row (or until closed): a flush meanwhile skips its eviction,
+as for any long read. Relations (`sql`, `query`, `table`...) and `fetch_record_batch` would run or stream outside
+the lock: a Cursor refuses them.
 """
 
 from __future__ import annotations
@@ -72,23 +81,85 @@ class ReadWriteLock:
 
 
 class Cursor:
-    """A DuckDB cursor whose statements run under `lock.reading()`; the rest (fetch*, register, close...)
-    is the cursor's own. `execute` returns this cursor, so a chained statement is under the lock too."""
+    """A DuckDB cursor whose statements and fetches run under `lock.reading()`; the rest (register, close...)
+    is the cursor's own. `execute` returns this cursor, so a chained fetch is under the lock too."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, lock: ReadWriteLock) -> None:
         self._con = con
         self._lock = lock
 
     def execute(self, query: str, parameters: Any = None) -> Cursor:
-        with self._lock.reading():  # None is not passed on: DuckDB then prepares the statement (~80 us more)
-            self._con.execute(query) if parameters is None else self._con.execute(query, parameters)
+        with self._lock.reading():
+            self._run(query, parameters)
         return self
 
+    def stream(self, query: str, parameters: Any = None, size: int = 1000) -> Rows:
+        """The rows of `query`, `size` at a time, under `lock.reading()` from the statement until the last row is
+        fetched or the rows are closed (the statement runs, and raises, before this returns)."""
+        held = contextlib.ExitStack()
+        held.enter_context(self._lock.reading())
+        try:
+            self._run(query, parameters)
+        except BaseException:
+            held.close()
+            raise
+        return Rows(self._con, size, held)
+
+    def _run(self, query: str, parameters: Any) -> None:
+        # None is not passed on: DuckDB then prepares the statement (~80 us more)
+        self._con.execute(query) if parameters is None else self._con.execute(query, parameters)
+
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._con, name)
+        if name in _OUTSIDE_THE_LOCK:
+            raise AttributeError(f"Cursor.{name} would run or stream outside the reads lock: execute and fetch*")
+        attr = getattr(self._con, name)
+        return _reading(attr, self._lock) if name in _FETCHES else attr
 
     def __enter__(self) -> Cursor:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._con.close()
+
+
+_FETCHES = frozenset({"fetchone", "fetchall", "fetchmany", "fetchnumpy", "fetchdf", "fetch_df", "fetch_df_chunk",
+                      "df", "fetch_arrow_table", "arrow", "pl"})
+_OUTSIDE_THE_LOCK = frozenset({"fetch_record_batch", "sql", "query", "table", "view", "values", "from_query",
+                               "table_function", "read_csv", "read_json", "read_parquet", "from_df", "from_arrow"})
+
+
+def _reading(fetch: Any, lock: ReadWriteLock) -> Any:
+    """`fetch`, each call under `lock.reading()`."""
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with lock.reading():
+            return fetch(*args, **kwargs)
+    return locked
+
+
+class Rows:
+    """A streamed result's rows, a list of `size` tuples at a time, holding `held` (the reads lock) until the last
+    is fetched, a fetch fails, or `close` (also on garbage collection: a client gone mid-answer)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, size: int, held: contextlib.ExitStack) -> None:
+        self._con, self._size, self._held = con, size, held
+        self.description = con.description
+
+    def __iter__(self) -> Rows:
+        return self
+
+    def __next__(self) -> list[tuple[Any, ...]]:
+        try:
+            rows = self._con.fetchmany(self._size)
+        except BaseException:
+            self.close()
+            raise
+        if not rows:
+            self.close()
+            raise StopIteration
+        return rows
+
+    def close(self) -> None:
+        self._held.close()
+
+    def __del__(self) -> None:
+        self._held.close()

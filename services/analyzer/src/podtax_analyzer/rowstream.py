@@ -6,18 +6,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import duckdb
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
+
+from podtax_analyzer.reads import Cursor
 
 BATCH = 1_000
 
 
-def batches(cur: duckdb.DuckDBPyConnection, size: int = BATCH) -> Iterator[list[dict[str, Any]]]:
-    """The rows of an executed query as dicts by column name, `size` at a time."""
-    cols = [d[0] for d in cur.description]
-    while rows := cur.fetchmany(size):
-        yield [dict(zip(cols, row, strict=True)) for row in rows]
+def batches(cur: Cursor, query: str, parameters: Any = None, size: int = BATCH) -> Iterator[list[dict[str, Any]]]:
+    """The rows of `query` as dicts by column name, `size` at a time; the statement runs before this returns (its
+    error is the route's), the reads lock is held until the last row (Cursor.stream)."""
+    rows = cur.stream(query, parameters, size)
+    cols = [d[0] for d in rows.description]
+    return ([dict(zip(cols, row, strict=True)) for row in chunk] for chunk in rows)
 
 
 def json_array(models: Iterable[Iterable[BaseModel]]) -> StreamingResponse:
