@@ -10,6 +10,7 @@ import types
 from typing import Any
 
 import pytest
+from kubernetes import client
 from podtax_runner.controlplane import common, kevents, kubeapi
 from podtax_runner.controlplane.common import Aborted
 
@@ -79,7 +80,8 @@ def test_claims_given_up_at_once_list_events_once(kubesim_factory: Any, run_cp: 
 
 def test_one_reading_follows_the_pages_and_stops_at_pages(monkeypatch: pytest.MonkeyPatch) -> None:
     """The events are listed in pages of kevents.PAGE, their continue tokens followed, at most kevents.PAGES of them:
-    a claim whose events come after those is not quoted (the API server's paging; kubesim returns one page)."""
+    a claim whose events come after those is not quoted (a fake API answering fixed pages; kubesim's paging: the
+    test below)."""
     monkeypatch.setattr(kevents, "PAGES", 3)
 
     def event(claim: str, reason: str) -> dict[str, Any]:
@@ -102,3 +104,35 @@ def test_one_reading_follows_the_pages_and_stops_at_pages(monkeypatch: pytest.Mo
                                             {"a": "u-a", "b": "u-other"})
     assert said == {"a": "its newest event: Provisioning: m", "c": "its newest event: Provisioning: m"}
     assert [k.get("_continue") for k in asked] == [None, "1", "2"] and {k["limit"] for k in asked} == {kevents.PAGE}
+
+
+def test_one_reading_pages_through_kubesim(kubesim: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's events list against kubesim's paging (the API server's: `limit` matches of the field selector a
+    page, continue tokens over one snapshot): more claims' events than one page, among the pods' events the selector
+    leaves out, are all read, a page at a time; at most PAGES pages. Before, kubesim answered in one page."""
+    core, ns = kubesim.api_client(), "run-events"
+    client.CoreV1Api(core).create_namespace({"metadata": {"name": ns}})
+    for i in range(60):  # claims' events at even numbers, pods' at odd: keys interleave
+        kind, obj = ("PersistentVolumeClaim", f"claim-{i // 2:02d}") if i % 2 == 0 else ("Pod", f"pod-{i:02d}")
+        client.CoreV1Api(core).create_namespaced_event(ns, {
+            "metadata": {"name": f"e-{i:03d}"}, "reason": "Provisioning", "message": f"m{i}", "type": "Normal",
+            "involvedObject": {"kind": kind, "name": obj, "namespace": ns}, "lastTimestamp": "2026-01-01T00:00:00Z"})
+    monkeypatch.setattr(kevents, "PAGE", 4)
+    claims = [f"claim-{i:02d}" for i in range(30)]
+    asked: list[Any] = []
+    real = kubeapi.Kube.call
+
+    def call(self: Any, verb: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        page = real(self, verb, fn, *args, **kwargs)
+        asked.append((kwargs.get("_continue"), len(page.get("items") or [])))
+        return page
+
+    monkeypatch.setattr(kubeapi.Kube, "call", call)
+    said = kevents.Events(kubeapi.Kube(core), ns).said(claims, "PersistentVolumeClaim", {})
+    assert said == {c: f"its newest event: Provisioning: m{2 * int(c[-2:])}" for c in claims}, said
+    assert [n for _, n in asked] == [4, 4, 4, 4, 4, 4, 4, 2], asked  # before: one list of all 30
+    assert asked[0][0] is None and len({t for t, _ in asked}) == 8, asked  # each page after its own token
+    asked.clear()
+    monkeypatch.setattr(kevents, "PAGES", 3)
+    said = kevents.Events(kubeapi.Kube(core), ns).said(claims, "PersistentVolumeClaim", {})
+    assert sorted(said) == claims[:12] and len(asked) == 3, (sorted(said), asked)

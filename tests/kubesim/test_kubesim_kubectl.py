@@ -73,3 +73,19 @@ def test_command_line_serves_a_cluster_file(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0
+
+
+@needs_kubectl
+def test_kubectl_get_follows_the_pages(kubesim: Sim) -> None:
+    """kubectl get lists in chunks (`--chunk-size`, 500 by default) of server-side Tables: each page's continue token
+    followed, every row once. Before, kubesim ignored the limit and sent every row in the first page."""
+    core = client.CoreV1Api(kubesim.api_client())
+    for i in (4, 0, 6, 2, 5, 1, 3):
+        core.create_namespaced_config_map("default", {"metadata": {"name": f"cm-{i}"}})
+    proc = subprocess.run([KUBECTL or "kubectl", "--kubeconfig", str(kubesim.kubeconfig), "get", "configmaps",
+                           "--chunk-size=2", "-v=6"], capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split()[0] for line in proc.stdout.splitlines()[1:]]
+    assert [r for r in rows if r.startswith("cm-")] == [f"cm-{i}" for i in range(7)], proc.stdout
+    lists = [line for line in proc.stderr.splitlines() if "/configmaps?" in line and "GET" in line]
+    assert len(lists) == 4 and sum("continue=" in line for line in lists) == 3, lists

@@ -12,7 +12,7 @@ from urllib.parse import unquote
 import yaml
 from aiohttp import web
 
-from podtax_kubesim import openapi, tables
+from podtax_kubesim import openapi, paging, tables
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.faultanswers import failed_create, forbidden, namespace_of
@@ -285,6 +285,16 @@ class Server(Streams):
 
     def _list(self, request: web.Request, res: Resource, ns: str | None) -> web.Response:
         match = matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
+        paged = paging.params(request.query)
+        if paged is not None:  # limit / continue: one page of a snapshot (paging.py)
+            view = (lambda o: self.api.out(res, o)) if res.storage else None
+            page = paging.read(self.store, res.store_key, ns, paged, match, view)
+            if self._wants_table(request):
+                table = tables.table(res.kind, [o for o, _ in page.rows], str(page.rv),
+                                     request.query.get("includeObject", "Metadata"))
+                table["metadata"] = paging.list_meta(page)
+                return reply(table)
+            return reply(paging.body(f"{res.kind}List", res.api_version, page))
         rv = str(self.store.rv)
         if self._wants_table(request) or res.storage:
             objs = [self.api.out(res, o) for o in self.store.items(res.store_key, ns, None)]

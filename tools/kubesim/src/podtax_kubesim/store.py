@@ -134,6 +134,25 @@ class Store:
         return [raws[k] for k, obj in objs.items()
                 if (namespace is None or k[0] == namespace) and (match is None or match(obj))]
 
+    def objects_at(self, key: str, rv: int) -> dict[Key, Obj] | None:
+        """The objects of `key` as they were at resourceVersion `rv` (after its write): the current ones with the
+        writes since undone from the history; None when the history no longer reaches back to `rv` (compacted)."""
+        current = self.objects.get(key, {})
+        if rv >= self.rv:
+            return current
+        if rv < self.compacted_rv:
+            return None
+        before: dict[Key, Obj | None] = {}
+        for ev in self._since(rv):  # the first write after rv of an object holds its state at rv (None: not yet)
+            if ev.key == key:
+                meta = ev.obj["metadata"]
+                before.setdefault((meta.get("namespace", ""), meta["name"]), ev.old)
+        if not before:
+            return current
+        out = {k: obj for k, obj in current.items() if k not in before}
+        out.update({k: obj for k, obj in before.items() if obj is not None})
+        return out
+
     # --- writes ------------------------------------------------------------
     def create(self, key: str, obj: Obj) -> Obj:
         meta = obj["metadata"]
