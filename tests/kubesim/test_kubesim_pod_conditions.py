@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import sys
 import time
 from typing import Any
 
@@ -19,30 +20,40 @@ ORDER = ("PodScheduled", "Initialized", "PodReadyToStartContainers", "Containers
 SECONDS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
 
-def test_conditions_in_a_kubelets_order_with_whole_second_times(kubesim: Sim) -> None:
-    core = client.CoreV1Api(kubesim.api_client())
-    body = {"metadata": {"name": "cond", "annotations": {"podtax.io/sim-start-seconds": "0.3",
-                                                        "podtax.io/sim-duration-seconds": "inf"}},
+def pod(name: str, **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name, "annotations": {"podtax.io/sim-start-seconds": "0.3",
+                                                      "podtax.io/sim-duration-seconds": "inf"}},
             "spec": {"restartPolicy": "Always", "nodeSelector": {"kubernetes.io/hostname": "rpi-0"},
-                     "containers": [{"name": "c", "image": "i"}]}}
+                     "containers": [{"name": "c", "image": "i"}], **spec}}
+
+
+def conditions_seen(core: client.CoreV1Api, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Create `body`; the pod's conditions (by type) in each event a watch sees of it, until Ready is True."""
     rv = core.list_namespaced_pod("default").metadata.resource_version  # the watch sees every event of the pod
     core.create_namespaced_pod("default", body)
     seen: list[dict[str, Any]] = []  # the conditions of each event, in order
-    for ev in watch.Watch().stream(core.list_namespaced_pod, "default", field_selector="metadata.name=cond",
+    for ev in watch.Watch().stream(core.list_namespaced_pod, "default",
+                                   field_selector=f"metadata.name={body['metadata']['name']}",
                                    resource_version=rv, timeout_seconds=20, _preload_content=False):
         conds = {c["type"]: c for c in (ev["raw_object"].get("status") or {}).get("conditions") or []}
         seen.append(conds)
         if (conds.get("Ready") or {}).get("status") == "True":
             break
     assert seen and seen[-1]["Ready"]["status"] == "True", seen
+    return seen
 
-    def first_true(ctype: str) -> int:
-        return next(i for i, conds in enumerate(seen) if (conds.get(ctype) or {}).get("status") == "True")
 
-    firsts = [first_true(c) for c in ORDER]
+def first_true(seen: list[dict[str, Any]], ctype: str) -> int:
+    return next(i for i, conds in enumerate(seen) if (conds.get(ctype) or {}).get("status") == "True")
+
+
+def test_conditions_in_a_kubelets_order_with_whole_second_times(kubesim: Sim) -> None:
+    core = client.CoreV1Api(kubesim.api_client())
+    seen = conditions_seen(core, pod("cond"))
+    firsts = [first_true(seen, c) for c in ORDER]
     assert firsts == sorted(firsts), (firsts, seen)
     # the sandbox is up before the containers start: seen True in an event before ContainersReady's
-    assert first_true("PodReadyToStartContainers") < first_true("ContainersReady"), seen
+    assert first_true(seen, "PodReadyToStartContainers") < first_true(seen, "ContainersReady"), seen
     final = seen[-1]
     times = [final[c]["lastTransitionTime"] for c in ORDER]
     assert all(SECONDS.match(t) for t in times), times
@@ -52,6 +63,42 @@ def test_conditions_in_a_kubelets_order_with_whole_second_times(kubesim: Sim) ->
             if cond["status"] == "True":
                 assert cond["lastTransitionTime"] == final[c]["lastTransitionTime"], (c, seen)
     core.delete_namespaced_pod("cond", "default", grace_period_seconds=0)
+
+
+def test_a_pod_with_init_containers_is_initialized_after_its_sandbox(kubesim: Sim) -> None:
+    """With init containers a kubelet's order is PodScheduled, PodReadyToStartContainers (the sandbox, where the init
+    containers run), Initialized (once they completed), ContainersReady, Ready; Initialized is False until then, in
+    the kubelet's words. Before, kubesim set Initialized True on admission, before PodReadyToStartContainers."""
+    core = client.CoreV1Api(kubesim.api_client())
+    seen = conditions_seen(core, pod("init", initContainers=[{"name": "setup", "image": "i"},
+                                                             {"name": "migrate", "image": "i"}]))
+    order = ("PodScheduled", "PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
+    firsts = [first_true(seen, c) for c in order]
+    assert firsts == sorted(firsts) and len(set(firsts[1:])) == 4, (firsts, seen)  # each in an event of its own
+    waiting = next(conds["Initialized"] for conds in seen if "Initialized" in conds)
+    assert (waiting["status"], waiting["reason"], waiting["message"]) == \
+        ("False", "ContainersNotInitialized", "containers with incomplete status: [setup migrate]"), waiting
+    assert "reason" not in seen[-1]["Initialized"], seen[-1]
+    final = core.read_namespaced_pod("init", "default").status
+    assert [(s.name, s.state.terminated.reason, s.state.terminated.exit_code) for s in final.init_container_statuses] \
+        == [("setup", "Completed", 0), ("migrate", "Completed", 0)]
+    core.delete_namespaced_pod("init", "default", grace_period_seconds=0)
+
+
+def test_an_exec_kubelets_init_containers_run_before_initialized(kubesim_factory: Any) -> None:
+    """The exec kubelet: Initialized turns True once the init container ran (exit 0), in a status of its own after
+    PodReadyToStartContainers and before ContainersReady."""
+    sim = kubesim_factory({"nodes": [{"name": "local"}]}, kubelet="exec", isolation=False)
+    core = client.CoreV1Api(sim.api_client())
+    py = sys.executable
+    seen = conditions_seen(core, pod("exec-init", nodeSelector={"kubernetes.io/hostname": "local"},
+                                     initContainers=[{"name": "setup", "image": "i", "command": [py, "-c", "pass"]}],
+                                     containers=[{"name": "c", "image": "i",
+                                                  "command": [py, "-c", "import time; time.sleep(60)"]}]))
+    order = ("PodScheduled", "PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
+    firsts = [first_true(seen, c) for c in order]
+    assert firsts == sorted(firsts) and len(set(firsts[1:])) == 4, (firsts, seen)
+    core.delete_namespaced_pod("exec-init", "default", grace_period_seconds=0)
 
 
 def test_events_as_kube_burner_reads_them(kubesim: Sim) -> None:

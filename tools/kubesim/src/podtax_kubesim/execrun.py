@@ -165,6 +165,7 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
                                    {x["name"]: f"init container {c['name']} failed: exit {code} {msg}".strip()
                                     for x in pod["spec"]["containers"]})
                 return
+        kl.mark_initialized(pod)
         containers = pod["spec"]["containers"]
         setups = [isolate(c) for c in containers]
         always = pod["spec"].get("restartPolicy") == "Always"

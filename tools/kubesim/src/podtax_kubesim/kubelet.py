@@ -89,7 +89,8 @@ class Kubelet:
             return
         self.waiting.pop(uid, None)
         loop = asyncio.get_running_loop()
-        # as a kubelet's first sync (no init containers): Initialized, then ContainersReady and Ready once running;
+        # as a kubelet's first sync: Initialized (False with init containers), then ContainersReady and Ready once
+        # running;
         # soon, not now: an update from this listener would reach the other listeners before the event they are on
         loop.call_soon(self._initialize, pod)
         if self.mode == "exec":
@@ -119,6 +120,7 @@ class Kubelet:
             text = ann.get(f"{A_LOG}.{c['name']}", ann.get(A_LOG, ""))
             if text:
                 buf.write(text.encode() + (b"" if text.endswith("\n") else b"\n"))
+        self.mark_initialized(pod)
         self.mark_running(pod, [c["name"] for c in pod["spec"]["containers"]])
         if self.mode == "none" or pod["spec"].get("restartPolicy") == "Always":
             return
@@ -206,6 +208,23 @@ class Kubelet:
         n = self.ips[node_name] = self.ips.get(node_name, 0) + 1
         return str(net.network_address + 2 + (n % max(net.num_addresses - 3, 1)))
 
+    def mark_initialized(self, pod: Obj) -> None:
+        """A pod with init containers, once they all completed: Initialized True in a status of its own, after
+        PodReadyToStartContainers and before its containers start, as a kubelet reports it."""
+        inits = pod["spec"].get("initContainers") or []
+        if not inits:
+            return
+
+        def change(p: Obj) -> None:
+            ts, st = now(), p["status"]
+            st["initContainerStatuses"] = [
+                {**container_status(c, running=False, ts=ts, previous=_previous_init(st, c["name"])), "ready": True,
+                 "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": ts, "finishedAt": ts}}}
+                for c in inits]
+            set_condition(st, "Initialized", "True")
+
+        self.update(pod, change)
+
     def mark_running(self, pod: Obj, names: list[str], annotations: dict[str, str] | None = None,
                      pod_ip: str | None = None) -> None:
         node = self.store.get(R.NODES, "", pod["spec"]["nodeName"]) or {"status": {}}
@@ -238,9 +257,10 @@ class Kubelet:
             self.update(pod, lambda p: set_condition(p["status"], "Ready", "True"))
 
     def _initialize(self, pod: Obj) -> None:
-        """Initialized True (no init containers), PodReadyToStartContainers, ContainersReady and Ready False: a
-        kubelet's first status of a pod it admitted; then, in a status of its own, PodReadyToStartContainers True (its
-        sandbox is up), before its containers start (after the start delay: a kubelet's image pull and start)."""
+        """Initialized (True without init containers, else False until mark_initialized), PodReadyToStartContainers,
+        ContainersReady and Ready False: a kubelet's first status of a pod it admitted; then, in a status of its own,
+        PodReadyToStartContainers True (its sandbox is up), before its containers start (after the start delay: a
+        kubelet's image pull and start)."""
         meta = pod["metadata"]
         current = self.store.get(R.PODS, meta["namespace"], meta["name"])
         if current is None or current["metadata"]["uid"] != meta["uid"] or _true(current["status"], "Initialized") \
@@ -279,10 +299,16 @@ def _true(st: Obj, ctype: str) -> bool:
 
 
 def _initialized(p: Obj) -> None:
+    """A kubelet's first status: Initialized True without init containers, else False until they complete."""
     st = p["status"]
     if not any(c["type"] == "PodReadyToStartContainers" for c in st.get("conditions") or []):
         set_condition(st, "PodReadyToStartContainers", "False")
-    set_condition(st, "Initialized", "True")
+    inits = [c["name"] for c in p["spec"].get("initContainers") or []]
+    if inits:
+        set_condition(st, "Initialized", "False", "ContainersNotInitialized",
+                      f"containers with incomplete status: [{' '.join(inits)}]")
+    else:
+        set_condition(st, "Initialized", "True")
     for ctype in ("ContainersReady", "Ready"):
         if not any(c["type"] == ctype for c in st.get("conditions") or []):
             set_condition(st, ctype, "False", "ContainersNotReady", "containers with unready status")
@@ -290,6 +316,10 @@ def _initialized(p: Obj) -> None:
 
 def _previous(st: Obj, name: str) -> Obj | None:
     return next((c for c in st.get("containerStatuses") or [] if c["name"] == name), None)
+
+
+def _previous_init(st: Obj, name: str) -> Obj | None:
+    return next((c for c in st.get("initContainerStatuses") or [] if c["name"] == name), None)
 
 
 def container_status(c: Obj, running: bool, ts: str, previous: Obj | None = None) -> Obj:
