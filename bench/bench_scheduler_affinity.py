@@ -11,7 +11,10 @@ followed by `assume` as the scheduler does (so the counts move), then forgets th
 - spread: topologySpreadConstraints on kubernetes.io/hostname and on the zone, each DoNotSchedule
   (maxSkew 1) and ScheduleAnyway (maxSkew 1);
 - req-anti: required pod anti-affinity on kubernetes.io/hostname against the pod's own app;
-- all: the three together.
+- all: the three together;
+- all-nss: the same pods as all, their affinity terms selecting namespaces by label (namespaceSelector team=bench,
+  which the pods' namespace and 24 of the other 49 carry) instead of their own namespace: the figure is also given
+  as a ratio of all's (the cost of resolving namespaceSelectors).
 
 In each scenario the placed pods carry the same terms as the incoming ones (they are the same workloads),
 so the symmetry paths (existing pods' terms) are measured too. Each figure is the median of 3 runs,
@@ -50,7 +53,10 @@ HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 ZONES = 10
 TEST = "sysbench-cpu"
-SCENARIOS = ("none", "pref-anti", "spread", "req-anti", "all")
+SCENARIOS = ("none", "pref-anti", "spread", "req-anti", "all", "all-nss")
+NSS = {"matchLabels": {"team": "bench"}}  # the all-nss scenario's namespaceSelector
+NAMESPACES = [{"metadata": {"name": "default", "labels": {"team": "bench"}}}] + [
+    {"metadata": {"name": f"ns-{k:02d}", "labels": {"team": "bench" if k % 2 else "other"}}} for k in range(49)]
 
 
 def node_object(i: int) -> dict[str, Any]:
@@ -68,11 +74,13 @@ def terms(scenario: str, app: str) -> dict[str, Any]:
     own = {"matchLabels": {"app": app}}
     spec: dict[str, Any] = {}
     anti: dict[str, Any] = {}
+    term: dict[str, Any] = {"labelSelector": own, "topologyKey": HOST}
+    if scenario.endswith("-nss"):
+        scenario, term = scenario.removesuffix("-nss"), {**term, "namespaceSelector": NSS}
     if scenario in ("pref-anti", "all"):
-        anti["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": 100, "podAffinityTerm": {"labelSelector": own, "topologyKey": HOST}}]
+        anti["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": 100, "podAffinityTerm": term}]
     if scenario in ("req-anti", "all"):
-        anti["requiredDuringSchedulingIgnoredDuringExecution"] = [{"labelSelector": own, "topologyKey": HOST}]
+        anti["requiredDuringSchedulingIgnoredDuringExecution"] = [term]
     if anti:
         spec["affinity"] = {"podAntiAffinity": anti}
     if scenario in ("spread", "all"):
@@ -96,6 +104,7 @@ def pod_object(name: str, app: str, scenario: str, node: str | None = None) -> d
 
 def build_state(nodes: int, placed: int, apps: int, scenario: str) -> ClusterState:
     state = ClusterState(capacity=nodes)
+    state.namespaces.sync(NAMESPACES)
     for i in range(nodes):
         state.upsert_node(node_object(i))
     rng = random.Random(1)
@@ -194,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
             unplaced = f", {scenarios[n].unplaced} of {args.decisions} unplaced" if scenarios[n].unplaced else ""
             print(f"  {line(f'{n:9s} ms per decision', ms, 'ms', 'no terms', anchor, load, higher_is_better=False)}"
                   f"  = {1000 / ms:,.0f} decisions/s {runs(figures[n])}{unplaced}", flush=True)
+            if n.endswith("-nss") and (plain := n.removesuffix("-nss")) in figures:
+                print(f"    {n} / {plain} (namespaceSelector vs the pod's own namespace): "
+                      f"x{ms / median(figures[plain]):.2f}", flush=True)
     return 0
 
 

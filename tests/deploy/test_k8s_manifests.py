@@ -244,8 +244,8 @@ def test_rbac_grants_exactly_what_the_services_need(raw_objects):
     assert ("", "nodes", "list") in _rules(find(raw_objects, "ClusterRole", "podtax-runner"))
     sched = _rules(find(raw_objects, "ClusterRole", "podtax-scheduler"))
     # POST namespaces/<ns>/bindings is RBAC's `bindings`; tests/scheduler/test_rbac_calls.py checks against its calls
-    expected = {("", r, v) for r in ("pods", "nodes") for v in ("list", "watch")} | {("", "bindings", "create"),
-                ("", "pods/status", "patch")} | {("", "events", v) for v in ("create", "patch")}
+    expected = {("", r, v) for r in ("pods", "nodes", "namespaces") for v in ("list", "watch")} | {
+        ("", "bindings", "create"), ("", "pods/status", "patch")} | {("", "events", v) for v in ("create", "patch")}
     assert sched == expected, (sched - expected, expected - sched)
     assert not {r for r in sched if r[2] == "delete"}
     leases = _rules(find(raw_objects, "Role", "podtax-scheduler-leader-election", "podtax"))

@@ -97,9 +97,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, dict[str, str]], list[tuple[dic
      [(P("e", Y, aff(anti=(term("zone", X),))), "n3")], {"n1": None, "n2": None, "n3": None}),
     ("existing pod's anti-affinity covers its own namespace only", P("p", X, namespace="other"), THREE,
      [(P("e", Y, aff(anti=(term("zone", X),))), "n1")], {"n1": None, "n2": None, "n3": None}),
-    ("existing pod's non-empty namespaceSelector is read as every namespace", P("p", X, namespace="other"), THREE,
+    ("existing pod's namespaceSelector: a namespace not known has no labels", P("p", X, namespace="other"), THREE,
      [(P("e", Y, aff(anti=(term("zone", X, namespaceSelector={"matchLabels": {"team": "t"}}),))), "n1")],
-     {"n1": EXIST, "n2": EXIST, "n3": None}),
+     {"n1": None, "n2": None, "n3": None}),
     ("anti-affinity matchLabelKeys: only the pod's own revision", P("p", {"app": "x", "rev": "2"}, aff(anti=(
         term(labels=X, matchLabelKeys=["rev"]),))), THREE,
      [(P("e1", {"app": "x", "rev": "1"}), "n1"), (P("e2", {"app": "x", "rev": "2"}), "n2")],

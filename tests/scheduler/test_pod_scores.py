@@ -83,7 +83,7 @@ AFFINITY_CASES: list[tuple[str, dict[str, Any], list[tuple[dict[str, Any], str]]
     ("namespaceSelector {}: every namespace",
      P("p", affinity={"podAffinity": pref((5, term(HOST, X, namespaceSelector={})))}),
      [(P("e", X, namespace="other"), "m1")], {"m1": 100, "m2": 0, "m3": 0}),
-    ("a non-empty namespaceSelector (namespace labels are not watched) scores nothing",
+    ("a namespaceSelector selecting no known namespace scores nothing",
      P("p", affinity={"podAffinity": pref((5, term(HOST, X, namespaceSelector={"matchLabels": {"team": "a"}})))}),
      [(P("e", X, namespace="other"), "m1")], None),
     ("nor does an existing pod's", P("p", Y),

@@ -13,9 +13,8 @@ its own (key, value) pairs; the candidates' raw scores are then stretched to 0..
 floor(100 x ((raw - min) / (max - min))), all 0 when they are equal. When no term matched at all the plugin has
 nothing to say and is skipped (kube-scheduler's PreScore Skip): it neither scores nor weighs in the total.
 
-Namespaces are read as for the filter (podaffinity.py). A term with a non-empty namespaceSelector scores nothing:
-its namespaces depend on namespace labels, which are not watched, and a soft term read wrongly would steer pods where
-their author did not mean them to go (left out, it only leaves the choice to the other plugins, as before).
+Namespaces are read as for the filter (podaffinity.py): the incoming pod's namespaceSelectors unrolled into the
+namespaces they select, an existing pod's matched against the labels of the incoming pod's namespace.
 """
 
 from __future__ import annotations
@@ -48,11 +47,13 @@ class Scored(Protocol):
 
 
 def topology_score(pod: Scored, existing: Iterable[tuple[Scored, Mapping[str, str]]], hard_weight: int = 1,
-                   groups: Iterable[tuple[ScoringTerms, Iterable[Mapping[str, str]]]] = ()) -> dict[Pair, int]:
+                   groups: Iterable[tuple[ScoringTerms, Iterable[Mapping[str, str]]]] = (),
+                   ns_labels: Mapping[str, str] | None = None) -> dict[Pair, int]:
     """The summed weights per (topology key, value) over `existing` (the pods that may match the pod's preferred
     terms, each with its node's labels) and `groups` (the pods with terms of their own, grouped by those terms: each
-    group's terms and the labels of the node of each of its pods; a group's terms are matched against the pod once);
-    a pair is present once a term matched there, even if its weights cancel out (the module doc)."""
+    group's terms and the labels of the node of each of its pods; a group's terms are matched against the pod once,
+    a namespaceSelector of theirs against `ns_labels`, the labels of the pod's namespace; the pod's own terms are
+    resolved already); a pair is present once a term matched there, even if its weights cancel out (the module doc)."""
     out: dict[Pair, int] = {}
 
     def add(hits: list[tuple[AffinityTerm, int]], node_labels: Mapping[str, str]) -> None:
@@ -62,8 +63,9 @@ def topology_score(pod: Scored, existing: Iterable[tuple[Scored, Mapping[str, st
                 pair = (term.topology_key, value)
                 out[pair] = out.get(pair, 0) + weight
 
-    def matching(weighted: Iterable[tuple[AffinityTerm, int]], of: Scored) -> list[tuple[AffinityTerm, int]]:
-        return [(t, w) for t, w in weighted if not t.unresolved and t.matches(of.namespace, of.labels)]
+    def matching(weighted: Iterable[tuple[AffinityTerm, int]], of: Scored,
+                 of_ns: Mapping[str, str] | None = None) -> list[tuple[AffinityTerm, int]]:
+        return [(t, w) for t, w in weighted if t.matches(of.namespace, of.labels, of_ns)]
 
     own = [(w.term, w.weight) for w in pod.preferred_affinity_terms] + [
         (w.term, -w.weight) for w in pod.preferred_anti_affinity_terms]
@@ -72,7 +74,8 @@ def topology_score(pod: Scored, existing: Iterable[tuple[Scored, Mapping[str, st
             add(matching(own, other), node_labels)
     for (required, preferred, preferred_anti), node_labels_of in groups:
         hits = matching([(t, hard_weight) for t in required if hard_weight > 0]
-                        + [(w.term, w.weight) for w in preferred] + [(w.term, -w.weight) for w in preferred_anti], pod)
+                        + [(w.term, w.weight) for w in preferred] + [(w.term, -w.weight) for w in preferred_anti], pod,
+                        ns_labels)
         if hits:
             for node_labels in node_labels_of:
                 add(hits, node_labels)
@@ -121,7 +124,9 @@ class InterPodAffinityScore:
         if len(idx) == 0 or not (pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms
                                  or state.with_affinity):
             return None
-        topo = topology_score(pod, self._existing(pod, state), self.hard_weight, self._groups(pod, state))
+        pod = state.namespaces.resolved(pod)
+        topo = topology_score(pod, self._existing(pod, state), self.hard_weight, self._groups(pod, state),
+                              state.namespaces.of(pod.namespace))
         if not topo:
             return None
         raw = np.zeros(state.size, dtype=np.int64)

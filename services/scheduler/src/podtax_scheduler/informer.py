@@ -90,8 +90,7 @@ class Informer:
 
     def _watch(self, rv: str) -> str | None:
         """Follow one watch stream; returns the resourceVersion to resume from (None = list again)."""
-        lister = self.kube.core.list_node if self.kind == "nodes" else self.kube.core.list_pod_for_all_namespaces
-        resp = lister(watch=True, resource_version=rv, allow_watch_bookmarks=True,
+        resp = self.kube.lister(self.kind)(watch=True, resource_version=rv, allow_watch_bookmarks=True,
                       timeout_seconds=self.watch_timeout_s, _preload_content=False,
                       _request_timeout=(10, self.watch_timeout_s + 30))
         self._resp = resp

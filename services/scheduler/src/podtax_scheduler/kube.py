@@ -114,18 +114,20 @@ class Kube:
 
     # ------------------------------------------------------------ list / watch
 
-    def _lister(self, kind: str):  # noqa: ANN202 - a bound client method
-        return self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
+    def lister(self, kind: str):  # noqa: ANN201 - a bound client method
+        """The client's list (and, with watch=True, watch) call of `kind`: "nodes", "pods" or "namespaces"."""
+        return {"nodes": self.core.list_node, "pods": self.core.list_pod_for_all_namespaces,
+                "namespaces": self.core.list_namespace}[kind]
 
     def list(self, kind: str, page: int = 2000) -> tuple[list[dict[str, Any]], str]:
-        """Every object of `kind` ("nodes" or "pods"), paged; returns (items, resourceVersion)."""
+        """Every object of `kind` ("nodes", "pods" or "namespaces"), paged; returns (items, resourceVersion)."""
         items: list[dict[str, Any]] = []
         token: str | None = None
         while True:
             kwargs: dict[str, Any] = {"limit": page, "_preload_content": False, "_request_timeout": 60}
             if token:
                 kwargs["_continue"] = token
-            body = json.loads(drain(self._lister(kind)(**kwargs)))
+            body = json.loads(drain(self.lister(kind)(**kwargs)))
             items.extend(body.get("items") or [])
             meta = body.get("metadata") or {}
             token = meta.get("continue")

@@ -12,11 +12,9 @@ from typing import Any
 
 from podtax_scheduler import quantity
 from podtax_scheduler.podaffinity import (
-    REQUIRED,
     AffinityTerm,
     ScoringTerms,
     WeightedTerm,
-    namespace_selector_unchecked,
     parse_terms,
     preferred_terms,
     required_terms,
@@ -92,19 +90,6 @@ def _terms(affinity: dict[str, Any] | None) -> tuple[Term, ...] | None:
     return tuple(terms)
 
 
-def unchecked_constraints(spec: dict[str, Any]) -> str | None:
-    """Why this scheduler cannot place the pod without breaking a hard constraint it does not check (a required pod
-    affinity or anti-affinity term with a non-empty namespaceSelector), or None. Soft ones only score (preferred terms:
-    affinity_score.py; a term with a non-empty namespaceSelector scores nothing)."""
-    fields = [f"spec.affinity.{kind}.{REQUIRED}[].namespaceSelector (namespace labels are not watched)"
-              for kind in ("podAffinity", "podAntiAffinity")
-              if namespace_selector_unchecked(required_terms(spec, kind))]
-    if not fields:
-        return None
-    return (f"benchmark-scheduler does not check {' nor '.join(fields)}, so it leaves the pod Pending rather than "
-            "break them: list the namespaces instead, make the terms preferred, or use another schedulerName")
-
-
 def container_requests(spec: dict[str, Any]) -> dict[str, int]:
     """Effective pod requests: max(sum of containers + sidecars, each init container) + overhead."""
     total: dict[str, int] = {}
@@ -147,7 +132,6 @@ class PodInfo:
     signature: str = ""
     scheduled: tuple[str, str, str] | None = None  # its PodScheduled condition: (status, reason, message)
     gated: bool = False  # spec.schedulingGates not empty: not ready to be scheduled (the API refuses its binding)
-    unchecked: str | None = None  # a hard constraint no filter here checks (unchecked_constraints)
     affinity_terms: tuple[AffinityTerm, ...] = ()  # required pod affinity
     anti_affinity_terms: tuple[AffinityTerm, ...] = ()  # required pod anti-affinity
     spread_constraints: tuple[SpreadConstraint, ...] = ()  # topology spread, whenUnsatisfiable: DoNotSchedule
@@ -177,7 +161,7 @@ class PodInfo:
                                          str(t.get("value") or ""), str(t.get("effect") or ""))
                               for t in tolerations_raw),
             node_selector=node_selector, required_terms=_terms(affinity),
-            gated=bool(spec.get("schedulingGates")), unchecked=unchecked_constraints(spec),
+            gated=bool(spec.get("schedulingGates")),
             affinity_terms=parse_terms(required_terms(spec, "podAffinity"), namespace, labels),
             anti_affinity_terms=parse_terms(required_terms(spec, "podAntiAffinity"), namespace, labels),
             spread_constraints=parse_constraints(spec, labels),
@@ -191,6 +175,14 @@ class PodInfo:
         info.signature = json.dumps([node_selector, (affinity or {}).get("nodeAffinity"), tolerations_raw,
                                      labels.get(PODTAX_ARCH_LABEL)], sort_keys=True, default=str)
         return info
+
+    @property
+    def selects_namespaces(self) -> bool:
+        """Whether one of its pod affinity or anti-affinity terms has a non-empty namespaceSelector (its namespaces
+        depend on namespace labels: namespaces.NamespaceLabels.resolved)."""
+        return any(t.namespace_selector is not None for t in self.affinity_terms + self.anti_affinity_terms) or any(
+            w.term.namespace_selector is not None
+            for w in self.preferred_affinity_terms + self.preferred_anti_affinity_terms)
 
     @property
     def key(self) -> str:

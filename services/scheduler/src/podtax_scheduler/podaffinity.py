@@ -10,10 +10,10 @@ and of existing pods' terms: affinity_score.py).
   matches the incoming pod.
 
 Existing pods are the ones counted on nodes: bound and assumed (this scheduler's binds not yet seen by the informer).
-A term's namespaces: its `namespaces`, else (no namespaceSelector) the pod's own namespace; an empty namespaceSelector
-`{}` means every namespace. A non-empty namespaceSelector needs namespace labels this scheduler does not watch: an
-incoming pod with one is refused (model.unchecked_constraints); in an existing pod's anti-affinity such a term is
-taken to cover every namespace, which may keep a pod off a node it could use but never breaks that pod's rule.
+A term's namespaces, as kube-scheduler reads them: its `namespaces` and, with a namespaceSelector, every namespace
+whose labels match it (`{}`: every namespace); with neither, the pod's own namespace. The incoming pod's terms are
+resolved to namespace names once an attempt (:meth:`AffinityTerm.resolved`, over the watched namespaces' labels); an
+existing pod's term is matched against the labels of the incoming pod's namespace (none when it is not known).
 """
 
 from __future__ import annotations
@@ -91,21 +91,27 @@ class LabelSelector:
 
 @dataclass(frozen=True, slots=True)
 class AffinityTerm:
-    """One required PodAffinityTerm, resolved against the namespace of the pod that carries it."""
+    """One PodAffinityTerm, resolved against the namespace of the pod that carries it."""
 
     selector: LabelSelector
     namespaces: frozenset[str] | None  # None: every namespace
     topology_key: str
-    unresolved: bool = False  # a non-empty namespaceSelector (namespaces read as every one; the score skips it)
+    namespace_selector: LabelSelector | None = None  # a non-empty namespaceSelector: namespaces whose labels match
 
-    def matches(self, namespace: str, labels: Mapping[str, str]) -> bool:
-        return (self.namespaces is None or namespace in self.namespaces) and self.selector.matches(labels)
+    def matches(self, namespace: str, labels: Mapping[str, str], ns_labels: Mapping[str, str] | None = None) -> bool:
+        """Whether a pod of `namespace` (whose labels are `ns_labels`, read only by a namespaceSelector) with
+        `labels` matches."""
+        return (self.namespaces is None or namespace in self.namespaces
+                or (self.namespace_selector is not None and self.namespace_selector.matches(ns_labels or {}))) \
+            and self.selector.matches(labels)
 
-
-def namespace_selector_unchecked(raw_terms: Iterable[Mapping[str, Any]]) -> bool:
-    """Whether a term has a non-empty namespaceSelector (it needs namespace labels)."""
-    return any(not LabelSelector.parse(t.get("namespaceSelector")).empty
-               for t in raw_terms if t.get("namespaceSelector") is not None)
+    def resolved(self, ns_labels: Mapping[str, Mapping[str, str]]) -> AffinityTerm:
+        """The term with its namespaceSelector unrolled into the names of the namespaces in `ns_labels` (name ->
+        labels) that it selects, as kube-scheduler does for the incoming pod's terms."""
+        if self.namespace_selector is None:
+            return self
+        chosen = {name for name, labels in ns_labels.items() if self.namespace_selector.matches(labels)}
+        return AffinityTerm(self.selector, (self.namespaces or frozenset()) | chosen, self.topology_key)
 
 
 def parse_terms(raw_terms: Iterable[Mapping[str, Any]] | None, own_namespace: str,
@@ -117,16 +123,21 @@ def parse_terms(raw_terms: Iterable[Mapping[str, Any]] | None, own_namespace: st
     terms = []
     for t in raw_terms or ():
         listed = frozenset(str(n) for n in t.get("namespaces") or ())
-        # namespaceSelector {} is every namespace; a non-empty one is read as such too (see the module doc)
-        namespaces = (listed or frozenset({own_namespace})) if t.get("namespaceSelector") is None else None
+        raw_ns = t.get("namespaceSelector")
+        ns_selector = None if raw_ns is None else LabelSelector.parse(raw_ns)
+        if ns_selector is None:
+            namespaces: frozenset[str] | None = listed or frozenset({own_namespace})
+        elif ns_selector.empty:  # {}: every namespace
+            namespaces, ns_selector = None, None
+        else:
+            namespaces = listed
         selector = LabelSelector.parse(t.get("labelSelector"))
         added = tuple((str(k), op, frozenset({labels[str(k)]}))
                       for field, op in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn"))
                       for k in t.get(field) or () if str(k) in labels)
         if added and not selector.nothing:
             selector = LabelSelector(selector.match_labels, selector.expressions + added)
-        unresolved = t.get("namespaceSelector") is not None and not LabelSelector.parse(t["namespaceSelector"]).empty
-        terms.append(AffinityTerm(selector, namespaces, str(t.get("topologyKey", "")), unresolved))
+        terms.append(AffinityTerm(selector, namespaces, str(t.get("topologyKey", "")), ns_selector))
     return tuple(terms)
 
 
@@ -194,11 +205,14 @@ class AffinityCycle:
 
 
 def prefilter(pod: Incoming, placed: Iterable[tuple[Placed, Mapping[str, str]]],
-              with_anti: Iterable[tuple[tuple[AffinityTerm, ...], Iterable[Mapping[str, str]]]]) -> AffinityCycle:
+              with_anti: Iterable[tuple[tuple[AffinityTerm, ...], Iterable[Mapping[str, str]]]],
+              ns_labels: Mapping[str, str] | None = None) -> AffinityCycle:
     """Count over `placed` (every existing pod with its node's labels) and `with_anti` (the existing pods with
     required anti-affinity, grouped by those terms: each group's terms, and the labels of the node of each of its
-    pods): walks `placed` only when the pod has terms of its own, and a group's nodes only when one of its terms
-    matches the pod (kube-scheduler walks every such pod: the counts are the same)."""
+    pods); `ns_labels` are the labels of the pod's namespace (an existing pod's namespaceSelector reads them), the
+    pod's own terms are resolved already (AffinityTerm.resolved). Walks `placed` only when the pod has terms of its
+    own, and a group's nodes only when one of its terms matches the pod (kube-scheduler walks every such pod: the
+    counts are the same)."""
     affinity: Counter[Pair] = Counter()
     anti: Counter[Pair] = Counter()
     existing_anti: Counter[Pair] = Counter()
@@ -213,7 +227,7 @@ def prefilter(pod: Incoming, placed: Iterable[tuple[Placed, Mapping[str, str]]],
                 if t.topology_key in labels and t.matches(other.namespace, other.labels):
                     anti[(t.topology_key, labels[t.topology_key])] += 1
     for group_terms, node_labels in with_anti:
-        hits = [t for t in group_terms if t.matches(pod.namespace, pod.labels)]
+        hits = [t for t in group_terms if t.matches(pod.namespace, pod.labels, ns_labels)]
         if not hits:
             continue
         for labels in node_labels:

@@ -2,10 +2,11 @@
 
 - a failed attempt because of an error goes to backoff: 1 s, doubling per attempt, at most 10 s, or what the
   API server's Retry-After said;
-- an unschedulable pod waits until a node or pod changes (:meth:`move_all_to_active`) or
-  5 minutes pass, and still honours its backoff; one with required pod affinity or a DoNotSchedule topology spread
-  constraint also when a pod lands on a node or a placed pod's labels change (:meth:`move_pod_waiters_to_active`),
-  as kube-scheduler's InterPodAffinity and PodTopologySpread ask;
+- an unschedulable pod waits until a node or pod changes, or a namespace is added or relabelled (what a
+  namespaceSelector selects) (:meth:`move_all_to_active`), or 5 minutes pass, and still honours its backoff; one
+  with required pod affinity or a DoNotSchedule topology spread constraint also when a pod lands on a node or a
+  placed pod's labels change (:meth:`move_pod_waiters_to_active`), as kube-scheduler's InterPodAffinity and
+  PodTopologySpread ask;
 - a pod is queued once (keyed by UID); an update replaces the stored pod; binding or deletion
   removes it.
 """

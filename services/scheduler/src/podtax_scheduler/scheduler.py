@@ -85,6 +85,7 @@ class Scheduler:
         self.pool = ThreadPoolExecutor(max_workers=binders, thread_name_prefix="binder")
         self.node_informer = Informer(watch_kube, "nodes", self._nodes_synced, self._node_event)
         self.pod_informer = Informer(watch_kube, "pods", self._pods_synced, self._pod_event)
+        self.ns_informer = Informer(watch_kube, "namespaces", self._namespaces_synced, self._namespace_event)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -109,6 +110,16 @@ class Scheduler:
         if etype == "DELETED":
             self.state.delete_node((obj.get("metadata") or {}).get("name", ""))
         elif self.state.upsert_node(obj):
+            self.queue.move_all_to_active()
+
+    def _namespaces_synced(self, items: list[Obj]) -> None:
+        if self.state.namespaces.sync(items):
+            self.queue.move_all_to_active()
+
+    def _namespace_event(self, etype: str, obj: Obj) -> None:
+        """A namespace added, relabelled or gone may change which namespaces a namespaceSelector selects: every
+        unschedulable pod gets another try (kube-scheduler's InterPodAffinity registers Namespace Add and Update)."""
+        if self.state.namespaces.upsert(obj, deleted=etype == "DELETED"):
             self.queue.move_all_to_active()
 
     def _pods_synced(self, items: list[Obj]) -> None:
@@ -155,8 +166,7 @@ class Scheduler:
                 self.queue.done(pod.uid)
                 return None
             try:
-                decision = Decision(None, message=current.unchecked) if current.unchecked else \
-                    decide(current, self.state, self.plugins, self.weights, self.rng)
+                decision = decide(current, self.state, self.plugins, self.weights, self.rng)
             except Exception as exc:  # noqa: BLE001 - a bug or a hostile score: say so, retry, never forget the pod
                 log.exception("scheduling %s failed; retrying it", pod.key)
                 self.queue.error(pod.uid)
@@ -299,8 +309,9 @@ class Scheduler:
     def start(self, sync_timeout_s: float = 60.0) -> None:
         self.node_informer.start()
         self.pod_informer.start()
+        self.ns_informer.start()
         deadline = time.monotonic() + sync_timeout_s
-        for inf in (self.node_informer, self.pod_informer):
+        for inf in (self.node_informer, self.pod_informer, self.ns_informer):
             if not inf.synced.wait(max(0.0, deadline - time.monotonic())):
                 raise TimeoutError(f"the {inf.kind} informer did not sync within {sync_timeout_s:.0f}s; "
                                    f"check PODTAX_SCHEDULER_KUBECONFIG and the API server")
@@ -319,3 +330,4 @@ class Scheduler:
         self.elector.stop()
         self.node_informer.stop()
         self.pod_informer.stop()
+        self.ns_informer.stop()

@@ -19,6 +19,7 @@ import numpy as np
 from podtax_scheduler import podaffinity, podspread
 from podtax_scheduler.filters import DEFAULT_FILTERS, FilterPlugin, NodeAffinity, Status, TaintToleration
 from podtax_scheduler.model import NodeInfo, PodInfo
+from podtax_scheduler.namespaces import NamespaceLabels
 from podtax_scheduler.podaffinity import AffinityCycle, LabelSelector, feasible_mask, filter_node, prefilter
 from podtax_scheduler.quantity import PODS
 
@@ -52,6 +53,7 @@ class ClusterState:
         # uids of counted pods weighing in InterPodAffinity's score, grouped by their terms (PodInfo.scoring_terms)
         self.with_affinity: dict[podaffinity.ScoringTerms, set[str]] = {}
         self.by_label: dict[tuple[str, str], set[str]] = {}  # (label, value) -> uids of placed pods carrying it
+        self.namespaces = NamespaceLabels(self.lock)  # what a namespaceSelector reads (the namespace informer's)
         self._domains: dict[str, tuple[int, dict[str, np.ndarray]]] = {}  # label key -> value -> slots
         self._codes_cache: dict[str, tuple[int, tuple[list[str], np.ndarray]]] = {}
 
@@ -335,6 +337,7 @@ class ClusterState:
         """InterPodAffinity's PreFilter over the counted pods, or None when it has nothing to check."""
         if not pod.affinity_terms and not pod.anti_affinity_terms and not self.with_anti:
             return None
+        pod = self.namespaces.resolved(pod)
 
         def on_nodes(uids: Iterable[str]) -> Iterable[tuple[PodInfo, dict[str, str]]]:
             for uid in uids:
@@ -346,7 +349,8 @@ class ClusterState:
         # a pod counted for affinity matches the first term; one counted for anti-affinity matches a term
         selectors = [t.selector for t in (pod.affinity_terms[:1] + pod.anti_affinity_terms)]
         return prefilter(pod, on_nodes(self._carrying(selectors)),
-                         ((terms, (labels for _, labels in on_nodes(uids))) for terms, uids in self.with_anti.items()))
+                         ((terms, (labels for _, labels in on_nodes(uids))) for terms, uids in self.with_anti.items()),
+                         self.namespaces.of(pod.namespace))
 
     def spread_cycle(self, pod: PodInfo) -> podspread.SpreadCycle | None:
         """PodTopologySpread's PreFilter over every node, or None when the pod has no DoNotSchedule constraint."""
