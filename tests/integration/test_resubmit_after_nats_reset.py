@@ -2,8 +2,10 @@
 name and the cell, the runner's KV (which refuses a name it holds) is lost with the store, the analyzer's DuckDB
 is not, and the analyzer keeps the first result of a run id. So the second campaign's results for every cell the
 two share were silently dropped in favour of the earlier measurements. `podtax campaign submit` now asks the
-analyzer and refuses such a name in one line (exit 2); when it cannot ask it says so in one warning line and
-submits, and the analyzer says in one error line that the campaign was submitted again.
+analyzer and refuses such a name in one line (exit 2). When the analyzer it knows of (PODTAX_API_URL) does not
+answer it refuses too (one line, exit 1, naming --skip-analyzer-check): it said so in one warning line and
+submitted, and the two submissions' runs mixed in the analyzer's cells. With --skip-analyzer-check it submits,
+warns, and the analyzer says in one error line that the campaign was submitted again.
 
 Real nats-servers (a second one, empty, stands for the reset store), runner, host agent running sysbench, parser
 and analyzer in this process, the real CLI."""
@@ -59,7 +61,13 @@ async def test_a_campaign_submitted_again_after_a_nats_reset_is_refused_or_said(
 
             monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{natsserver.free_port()}")  # nothing there
             with caplog.at_level(logging.ERROR, logger="podtax.analyzer.store"):
-                assert await run_cli("campaign", "submit", spec) == 0
+                assert await run_cli("campaign", "submit", spec) == 1
+                err = capsys.readouterr().err
+                errors = [line for line in err.splitlines() if line.startswith("error: ")]
+                assert len(errors) == 1 and errors[0].startswith("error: could not check the analyzer at "), err
+                assert "runs would mix in its cells" in err and "--skip-analyzer-check" in err, err
+                assert await stream_messages(reset.url) == before  # nothing published
+                assert await run_cli("campaign", "submit", spec, "--skip-analyzer-check") == 0
                 err = capsys.readouterr().err
                 checked = [line for line in err.splitlines() if "could not check the analyzer at" in line]
                 assert len(checked) == 1 and checked[0].startswith("warning: "), err

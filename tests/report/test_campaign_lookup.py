@@ -1,7 +1,8 @@
 """The analyzer's lookup of one campaign (GET /api/campaigns/{campaign}: its counts, 404 when unknown) and
 `podtax campaign submit`'s reading of it (podtax.cli.earlier.check_analyzer): a name the analyzer holds runs of
 (cancelled ones too) is refused (exit 2), its 404 or a campaign with no run lets the campaign go, a 401/403 is
-one warning naming PODTAX_API_TOKEN, a server without the route or answering 5xx is one warning. It replaced the
+one refusal (exit 1) naming PODTAX_API_TOKEN, a server without the route or answering 5xx is one refusal (exit 1;
+--skip-analyzer-check makes them warnings: tests/report/test_submit_check_edges.py). It replaced the
 list of every campaign, which aggregates over the whole store. Real DuckDB file, the real analyzer app
 (TestClient, and uvicorn on a free port for the CLI)."""
 
@@ -112,9 +113,9 @@ def test_submit_says_a_refused_check_needs_the_token_and_checks_with_it(
     monkeypatch.delenv("PODTAX_API_TOKEN", raising=False)
     with serve(create_app(store, TOKEN, reads_need_token=True)) as url:
         for name in ("held", "new"):  # neither read as 'no such campaign'
-            assert _check(url, name, monkeypatch) == 0
+            assert _check(url, name, monkeypatch) == 1
             err = capsys.readouterr().err
-            assert len(err.splitlines()) == 1 and err.startswith("warning: could not check the analyzer at "), err
+            assert len(err.splitlines()) == 1 and err.startswith("error: could not check the analyzer at "), err
             assert f"campaign {name!r} (HTTP 401" in err and "set PODTAX_API_TOKEN to its token" in err, err
         monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
         assert _check(url, "held", monkeypatch) == 2
@@ -136,7 +137,7 @@ def test_submit_reads_another_404_or_a_5xx_as_unchecked(
         app: FastAPI, status: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("PODTAX_API_TOKEN", raising=False)
     with serve(app) as url:
-        assert _check(url, "held", monkeypatch) == 0
+        assert _check(url, "held", monkeypatch) == 1
     err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1 and err.startswith("warning: could not check the analyzer at "), err
-    assert f"for an earlier campaign 'held' ({status}" in err and "set PODTAX_API_URL to the analyzer" in err, err
+    assert len(err.splitlines()) == 1 and err.startswith("error: could not check the analyzer at "), err
+    assert f"for an earlier campaign 'held' ({status}" in err and "submit once it answers" in err, err

@@ -1,7 +1,8 @@
 """`podtax campaign submit`'s check of the analyzer for an earlier campaign (podtax.cli.earlier.check_analyzer) at
-its edges (review hR8): a name the analyzer holds no run of may go; an analyzer that does not answer is one warning
-within the command's deadline; a malformed count is a warning; the local `podtax up` analyzer is not asked about a
-campaign sent to another NATS; the warning is one line. A real HTTP server on a free port answers."""
+its edges (review hR8): a name the analyzer holds no run of may go; an analyzer that does not answer is one refusal
+(exit 1) within the command's deadline; a malformed count is a refusal, a warning with --skip-analyzer-check; the
+local `podtax up` analyzer is not asked about a campaign sent to another NATS; the refusal and the warning are one
+line. A real HTTP server on a free port answers."""
 
 from __future__ import annotations
 
@@ -45,9 +46,9 @@ def _campaign(**counts: object) -> tuple[int, bytes]:
     return 200, json.dumps({"name": "x", "cells": 0, "first_run_at": None, "last_run_at": None, **counts}).encode()
 
 
-async def _exit_code(name: str = "x") -> int:
+async def _exit_code(name: str = "x", skip: bool = False) -> int:
     try:
-        await check_analyzer(name)
+        await check_analyzer(name, skip=skip)
     except typer.Exit as exc:
         return exc.exit_code
     return 0
@@ -71,17 +72,22 @@ async def test_a_name_with_runs_or_an_answer_without_the_count_is_refused(
 
 @pytest.mark.parametrize("answering", [_campaign(runs_ok=None, runs_failed=0, runs=1),
                                        _campaign(runs_ok=1, runs_failed=0, runs="3")], indirect=True)
-async def test_a_malformed_count_is_one_warning(answering: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert await _exit_code() == 0
+async def test_a_malformed_count_is_one_refusal_or_with_the_flag_one_warning(
+        answering: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await _exit_code() == 1  # the analyzer PODTAX_API_URL names could not be asked: their runs could mix
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith(f"error: could not check the analyzer at {answering} "), err
+    assert err.rstrip().endswith("or pass --skip-analyzer-check to submit unchecked"), err
+    assert await _exit_code(skip=True) == 0
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and err.startswith(f"warning: could not check the analyzer at {answering} "), err
 
 
 @pytest.mark.parametrize("answering", [(200, None)], indirect=True)
-async def test_an_analyzer_that_does_not_answer_is_a_warning_within_the_deadline(
+async def test_an_analyzer_that_does_not_answer_is_refused_within_the_deadline(
         answering: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PODTAX_CLI_TIMEOUT", "3")  # under the check's own 10 s: a third of it, 1 s, is the bound
-    assert await cli_deadline.within(_exit_code(), "submitting campaign x") == 0
+    assert await cli_deadline.within(_exit_code(), "submitting campaign x") == 1
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "(no answer within 1 s)" in err, err
 
@@ -105,8 +111,11 @@ async def test_the_local_up_analyzer_is_not_asked_about_a_campaign_sent_to_anoth
 
 
 @pytest.mark.parametrize("answering", [(503, b'{"detail":"starting\\nagain"}')], indirect=True)
-async def test_the_warning_is_one_line(answering: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert await _exit_code() == 0
+async def test_the_refusal_and_the_warning_are_one_line(answering: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert await _exit_code() == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(HTTP 503, " in err, err
+    assert await _exit_code(skip=True) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "(HTTP 503, " in err, err
 

@@ -160,7 +160,7 @@ def _offline_dry_run(c: campaign_file.Campaign, unreachable: BusError) -> int:
     return 0
 
 
-async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
+async def _submit(c: campaign_file.Campaign, dry_run: bool, skip_check: bool = False) -> int:
     start = asyncio.get_running_loop().time()
     try:
         bus = await cli_deadline.connect()
@@ -176,7 +176,7 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
         left = cli_deadline.seconds() - (asyncio.get_running_loop().time() - start)
-        await check_analyzer(c.name, left)  # a NATS reset frees the name in the runner's KV, not in the analyzer
+        await check_analyzer(c.name, left, skip_check)  # a NATS reset frees the name in the runner, not the analyzer
         for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.kv_token(c.pod.image)}")):
             warn(w)
         if dry_run:
@@ -197,6 +197,9 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool) -> int:
 
 DRY_RUN_HELP = ("Validate only; publish nothing (so not with --follow). Without NATS, the nodes and the analyzer "
                 "(an earlier campaign of the name) are not checked (it says so for the nodes); the rest is.")
+SKIP_CHECK_HELP = ("Submit even if the analyzer (PODTAX_API_URL, or podtax up's) cannot be asked whether it holds "
+                   "an earlier campaign of the name (refused otherwise, exit 1): if it does, their runs mix in "
+                   "its cells.")
 
 
 @campaign_app.command()
@@ -204,6 +207,7 @@ def submit(
     file: Annotated[Path, typer.Argument(help="Campaign YAML file.", parser=a_path)],
     follow: Annotated[bool, typer.Option(help=SUBMIT_FOLLOW_HELP)] = False,
     dry_run: Annotated[bool, typer.Option(help=DRY_RUN_HELP)] = False,
+    skip_analyzer_check: Annotated[bool, typer.Option(help=SKIP_CHECK_HELP)] = False,
 ) -> int:
     """Validate a campaign file and publish it to the runner."""
     if dry_run and follow:
@@ -214,7 +218,7 @@ def submit(
         return _not_submitted([str(exc)])
     for w in campaign_file.warnings(c):
         warn(w)
-    code = cli_deadline.run(_submit(c, dry_run), f"submitting campaign {c.name}")
+    code = cli_deadline.run(_submit(c, dry_run, skip_analyzer_check), f"submitting campaign {c.name}")
     if code == 0 and follow:  # --dry-run --follow is refused above
         return status(c.name, follow=True)
     return code

@@ -3,7 +3,12 @@
 Run ids are made of the campaign's name and the cell, and the analyzer keeps the first result of a run id. The
 runner refuses a name its KV holds, but after a NATS reset (its store lost) the name is free there while the
 analyzer's DuckDB still holds the earlier campaign: a campaign submitted again under that name would have its
-results for every cell the two share dropped in favour of the earlier ones. So submit asks the analyzer too."""
+results for every cell the two share dropped in favour of the earlier ones. So submit asks the analyzer too.
+
+An analyzer it knows of (PODTAX_API_URL, or the running `podtax up`'s) that it cannot ask (no answer, 5xx, 401/403)
+refuses the submission in one line (exit 1) unless --skip-analyzer-check: it only warned and submitted, and if the
+analyzer held the name, the two submissions' runs then mixed in its cells (the analyzer said so, after the fact).
+Without one known (PODTAX_API_URL unset and no `podtax up` here, or PODTAX_NATS_URL another NATS), a warning."""
 
 from __future__ import annotations
 
@@ -39,11 +44,20 @@ def earlier_campaign(name: str, base: str, held: dict) -> str | None:
             f"would be this one's and the analyzer keeps the first result of each: choose another name")
 
 
-def _unchecked(name: str, base: str, why: str, setting: str = "PODTAX_API_URL to the analyzer") -> None:
+SKIP = "--skip-analyzer-check"
+
+
+def _said(name: str, base: str, why: str, setting: str = "PODTAX_API_URL to the analyzer",
+          refuse: bool = False) -> None:
+    """One warning line, or with `refuse` one error line and exit 1 (an analyzer it knows of did not answer)."""
     where = f"the analyzer at {base}" if base else "an analyzer"
-    warn(f"could not check {where} for an earlier campaign {name!r} ({' '.join(why.split())}); if "
-         f"it holds one (e.g. from before a NATS reset), their shared cells keep its results: set {setting} to "
-         f"have it checked")
+    said = f"could not check {where} for an earlier campaign {name!r} ({' '.join(why.split())})"
+    if refuse:
+        fix = "submit once it answers" if setting.startswith("PODTAX_API_URL") else f"set {setting}"
+        raise fail(f"{said}; if it holds one (e.g. from before a NATS reset), the two submissions' runs would mix in "
+                   f"its cells: {fix}, or pass {SKIP} to submit unchecked")
+    warn(f"{said}; if it holds one (e.g. from before a NATS reset), their shared cells keep its results: set "
+         f"{setting} to have it checked")
 
 
 def _counts_ok(body: dict) -> bool:
@@ -51,16 +65,18 @@ def _counts_ok(body: dict) -> bool:
                for k in COUNTS)
 
 
-async def check_analyzer(name: str, remaining_s: float | None = None) -> None:
+async def check_analyzer(name: str, remaining_s: float | None = None, skip: bool = False) -> None:
     """Refuse (one line, exit 2) a name the analyzer holds runs of (GET /api/campaigns/{name}: 200); its 404
     naming the campaign unknown, or `runs` 0, lets it go. Anything else (no answer within min(TIMEOUT_S, a third
     of `remaining_s`, the command's deadline left), 401/403, another 404, 5xx, a body that is not the campaign)
-    is one warning line, and the campaign is submitted (NATS is what it needs). With PODTAX_NATS_URL set but
-    not PODTAX_API_URL, the analyzer `podtax up` started belongs to another NATS: not asked, a warning."""
+    is one error line and exit 1 when the analyzer is one it knows of (PODTAX_API_URL, `podtax up`'s) and not
+    `skip`; else one warning line, and the campaign is submitted (NATS is what it needs). With PODTAX_NATS_URL
+    set but not PODTAX_API_URL, the analyzer `podtax up` started belongs to another NATS: not asked, a warning."""
     if os.environ.get("PODTAX_NATS_URL") and not os.environ.get("PODTAX_API_URL") and not _up_nats():
-        return _unchecked(name, "", "PODTAX_NATS_URL is set but not PODTAX_API_URL; the analyzer podtax up "
-                          "started here, if any, serves its own NATS")
+        return _said(name, "", "PODTAX_NATS_URL is set but not PODTAX_API_URL; the analyzer podtax up started "
+                     "here, if any, serves its own NATS")
     base = api_url()
+    known = not skip and bool(os.environ.get("PODTAX_API_URL") or up_record().get("api_url"))
     left = deadline.seconds() if remaining_s is None else remaining_s
     limit = max(0.1, min(TIMEOUT_S, left / 3))
     try:
@@ -69,16 +85,16 @@ async def check_analyzer(name: str, remaining_s: float | None = None) -> None:
                                                      headers=api_headers(base)), limit)
         body = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else None
     except TimeoutError:
-        return _unchecked(name, base, f"no answer within {limit:g} s")
+        return _said(name, base, f"no answer within {limit:g} s", refuse=known)
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
-        return _unchecked(name, base, f"{type(exc).__name__}: {str(exc)[:200]}")
+        return _said(name, base, f"{type(exc).__name__}: {str(exc)[:200]}", refuse=known)
     if resp.status_code in (401, 403):
-        return _unchecked(name, base, f"HTTP {resp.status_code}: it needs a token for reads",
-                          "PODTAX_API_TOKEN to its token")
+        return _said(name, base, f"HTTP {resp.status_code}: it needs a token for reads",
+                     "PODTAX_API_TOKEN to its token", known)
     if resp.status_code == 404 and isinstance(body, dict) and body.get("detail") == f"unknown campaign {name!r}":
         return None  # the analyzer's own answer: no such campaign (another 404 is a server without the route)
     if resp.status_code != 200 or not isinstance(body, dict) or body.get("name") != name or not _counts_ok(body):
-        return _unchecked(name, base, f"HTTP {resp.status_code}, {resp.text[:200]!r}")
+        return _said(name, base, f"HTTP {resp.status_code}, {resp.text[:200]!r}", refuse=known)
     if why := earlier_campaign(name, base, body):
         raise fail(why, 2)
 
