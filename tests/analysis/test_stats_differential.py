@@ -105,7 +105,13 @@ def modified_z_reference(x: np.ndarray) -> np.ndarray:
     documented floor of the scale (SMALL_N_FLOOR x |median| below 10 values, LARGE_N_FLOOR x |median| from 10); 5 to
     9 positive values: Rosner's generalized ESD on log values, step i scoring the i-th farthest from the median over
     SMALL_N_WIDEN[n] sds of the values but the i farthest, floored at log(1 + SMALL_N_FLOOR); every value scored on
-    the scale of the last step passing 3.5 (the first when none), those not flagged capped at 3.5."""
+    the scale of the last step passing 3.5 (the first when none), those not flagged capped at 3.5. 3 or 4 positive
+    values: each log value's deviation from the median of the others, over max(log 2, 3 x their range), times 3.5."""
+    if 3 <= len(x) <= 4 and min(x) > 0:
+        lx = [math.log(v) for v in x]
+        others = [[w for j, w in enumerate(lx) if j != i] for i in range(len(lx))]
+        return np.array([3.5 * (v - float(np.median(o))) / max(math.log(2.0), 3 * (max(o) - min(o)))
+                         for v, o in zip(lx, others, strict=True)])
     if 5 <= len(x) <= 9 and min(x) > 0:
         lx = [math.log(v) for v in x]
         mid = float(np.median(lx))
@@ -335,6 +341,8 @@ def test_modified_z_matches_reference():
     cases = [np.array([5.0, 5, 5, 5, 5, 9]), np.array([1.0, 1, 1, 1, 2, 3, 50]), np.full(7, 3.0)]
     cases += [np.array([1000.0, 1003, 998, 1001, 10000, 10000]), np.array([1000.0, 1003, 998, 1001, 500, 2000]),
               np.array([1000.0, 1003, 998, 1001, 997, 1002, 2000, 3000])]  # two strays (generalized ESD)
+    cases += [np.array([1000.0, 1100, 905]), np.array([1000.0, 1020, 10000, 990]), np.array([1.0, 1, 1, 3]),
+              np.array([0.0, 1, 2, 9])]  # 3 or 4 runs (stats/few_runs.py); a 0 keeps the MAD rule
     cases += [100 * np.exp(rng.normal(0, s, int(k))) for s, k in zip(rng.uniform(0.001, 0.3, 60),
                                                                          rng.integers(3, 60, 60), strict=True)]
     cases += [np.append(np.round(rng.normal(10, 1, 20)), 40.0) for _ in range(10)]

@@ -37,8 +37,10 @@ double at 2% noise 1000 (1000), one at double and one at half 1000 (1000), at 10
 second group of 2 runs 30% slow (2% noise) 996 (965). Clean sides of 10% noise holding a second group: 6-8 of 2,000
 at 5 to 9 runs (8-13 by the MAD).
 With 1-5% noise the 5% floor rules as before (a run 25% off at 2% noise, 6 runs: 278 of 300 found, 297 before).
-Fewer than 5 runs leave no spread to judge by (2 to 4 values): the rule above stands; a side holding 0 or less, too
-(no logarithm).
+Fewer than 5 runs leave no spread to judge by: at 3 or 4 positive values only a run at least twice or half the median
+of the others, and 3 times their range from it, is an outlier (stats/few_runs.py; the cell carries a note that the
+side is too small to check otherwise); 2 values are never judged; a side of 3 or 4 holding 0 or less keeps the rule
+above (no logarithm).
 
 From ``MIN_RUNS`` values on, the cutoff is ``LARGE_N_CUTOFF`` (6), not 3.5: the MAD of 10 to 40 values swings so
 much that at 3.5, clean cells (two sides of 2% noise, no outlier planted) were flagged in 19% of 1,000 seeded cells
@@ -122,6 +124,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from podtax_analyzer.stats.few_runs import few_runs_z, few_to_check
 from podtax_analyzer.stats.medians import median
 
 CUTOFF = 3.5  # below MIN_RUNS values (the SMALL_N_FLOOR rules there)
@@ -151,6 +154,8 @@ def modified_z(x: np.ndarray) -> np.ndarray:
         return z
     if len(x) in SMALL_N_WIDEN and bool((x > 0).all()):
         return _small_side_z(np.log(x))
+    if few_to_check(x):  # 3 or 4 runs: only a run noise cannot explain (stats/few_runs.py)
+        return few_runs_z(x, CUTOFF)
     med = median(x)
     dev = np.abs(x - med)
     mad = median(dev)
