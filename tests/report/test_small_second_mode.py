@@ -86,7 +86,7 @@ def test_one_stray_run_stays_an_outlier(store):
 
 def _reference(asc: np.ndarray) -> float | None:
     """separated_modes as it was before its bound (85b3314): the 2-means split always computed (with the wider
-    mode's own standard deviations checked too, stats/modes.py)."""
+    mode's own standard deviations checked too, and a larger mode trailing into the gap refused, stats/modes.py)."""
     lx, n = np.log(asc), len(asc)
     cut = modes._best_split(lx)
     if cut is None or min(cut, n - cut) < max(modes.MODE_MIN, modes.MODE_SHARE * n):
@@ -97,7 +97,8 @@ def _reference(asc: np.ndarray) -> float | None:
     sd = float(np.sqrt((np.sum((low - low.mean()) ** 2) + np.sum((high - high.mean()) ** 2)) / (n - 2)))
     gap = float(high[0] - low[-1])
     wide = max(float(low.std(ddof=1)), float(high.std(ddof=1)))
-    return gap / sd if gap > modes.SEPARATION * sd and gap > modes.EACH_MODE * wide else None
+    passes = gap > modes.SEPARATION * sd and gap > modes.EACH_MODE * wide and not modes.trails_off(low, high)
+    return gap / sd if passes else None
 
 
 def test_the_split_is_skipped_only_where_it_cannot_find_modes(monkeypatch):
