@@ -6,6 +6,7 @@ a cell-specific true ratio), then times, each median of --repeat runs:
   html     load_report_data + render_html (the /report page),
   xlsx     load_report_data + write_workbook,
   parquet  load_report_data + export_zip(parquet),
+  csv      load_report_data + export_zip(csv) (text columns made printable and guarded against formulas),
 and prints each with its ratio to the anchor, the page and file sizes, and the load average.
 Prints figures; no assertions.
 
@@ -59,6 +60,7 @@ def main() -> None:
             "html": timed(lambda: render_html(load_report_data(con, "bench")), args.repeat),
             "xlsx": timed(lambda: write_workbook(load_report_data(con, "bench")), args.repeat),
             "parquet": timed(lambda: export_zip(con, load_report_data(con, "bench").report, "parquet"), args.repeat),
+            "csv": timed(lambda: export_zip(con, load_report_data(con, "bench").report, "csv"), args.repeat),
         }
         load_after = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"] * 3
         print(f"campaign: {args.results:,} results over {len(report.cells)} cells; median of {args.repeat} runs")

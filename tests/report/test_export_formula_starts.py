@@ -32,5 +32,6 @@ def test_formula_like_text_cells_carry_the_quote_prefix(tmp_path) -> None:
     wb = openpyxl.load_workbook(io.BytesIO(resp.content))
     cells = [c for ws in wb for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
     risky = [c for c in cells if c.value[:1] in ("=", "+", "-", "@", "\t", "\r")]
-    assert {c.value for c in risky} >= set(STARTS)  # kept as written ...
+    # kept as written (a CR first is written `\\x0d`, as every output writes control characters: text, no formula) ...
+    assert {c.value for c in risky} >= set(STARTS) - {"\r=3+3"} and "\\x0d=3+3" in {c.value for c in cells}
     assert [c.value for c in risky if c.data_type != "s" or not c.quotePrefix] == []  # ... as text, prefixed

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -61,9 +62,11 @@ Timestamp = Annotated[datetime, AfterValidator(_plausible)]
 HIDDEN = (("\u061c", "\u061c"), ("\u200b", "\u200f"), ("\u202a", "\u202e"), ("\u2060", "\u2064"),
           ("\u2066", "\u2069"), ("\ufeff", "\ufeff"))
 HIDDEN_CHARS = "".join(chr(c) for first, last in HIDDEN for c in range(ord(first), ord(last) + 1))
-_HIDDEN_CLASS = "".join(f"{first}-{last}" if first != last else first for first, last in HIDDEN)
-_HIDDEN = re.compile(f"[{_HIDDEN_CLASS}]")
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_HIDDEN_CLASS}]")
+# What printable writes as an escape: the control characters but tab and newline (C0, DEL, C1; a CR alone ends a
+# row in some CSV readers, a NUL ends the text in many), and the HIDDEN ones. The CSV export's SQL is built from it.
+ESCAPED = (("\x00", "\x08"), ("\x0b", "\x1f"), ("\x7f", "\x9f"), *HIDDEN)
+_CONTROL = re.compile("[" + "".join(f"{first}-{last}" if first != last else first for first, last in ESCAPED) + "]")
+_PIECES = re.compile(f"({_CONTROL.pattern})")
 
 
 def escaped(char: str) -> str:
@@ -81,10 +84,29 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: escaped(m.group()), text) if _CONTROL.search(text) else text
 
 
-def unhidden(text: str) -> str:
-    """`text` with its HIDDEN characters written as `\\uNNNN` (printable's, for what handles control characters
-    its own way: a workbook, whose XML cannot hold them)."""
-    return _HIDDEN.sub(lambda m: escaped(m.group()), text) if _HIDDEN.search(text) else text
+def _whole(piece: str, width: int) -> str:
+    """The first `width` characters of `piece` (text printable leaves as it is), fewer rather than end between a
+    surrogate pair or before the combining marks of the last character kept."""
+    while width > 0 and (unicodedata.category(piece[width])[0] == "M" or "\ud800" <= piece[width - 1] <= "\udbff"):
+        width -= 1
+    return piece[:width]
+
+
+def printable_cut(text: str, width: int) -> str:
+    """`printable(text)`, cut to at most `width` characters where it is longer, never inside one of its escapes (a
+    cell cut after `node-1\\u20` read as a node with the text `\\u20` in its name), between a surrogate pair, or
+    between a character and its combining marks: shorter by what that takes."""
+    if len(text) <= width and not _CONTROL.search(text):
+        return text
+    out: list[str] = []
+    for k, piece in enumerate(_PIECES.split(text)):  # plain text, a character to escape, plain text ...
+        shown = escaped(piece) if k % 2 else piece
+        if len(shown) > width:
+            out.append("" if k % 2 else _whole(piece, width))
+            break
+        out.append(shown)
+        width -= len(shown)
+    return "".join(out)
 
 
 def printable_tree(value: Any) -> Any:

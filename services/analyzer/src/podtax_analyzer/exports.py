@@ -7,15 +7,18 @@ latencies) and comparisons (the comparison table, as the API returns it). Served
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
+import re
 import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
-from podtax.event_payloads import HIDDEN_CHARS
+from duckdb.sqltypes import VARCHAR
+from podtax.event_payloads import ESCAPED, printable
 
 from podtax_analyzer.report_data import table_exists
 from podtax_analyzer.report_models import CampaignReport
@@ -42,8 +45,11 @@ _OPTIONS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 
 # A spreadsheet opening a CSV file runs a cell that starts with = + - @ (or a tab or carriage return before
 # one) as a formula: a tool build an import manifest named `hdparm 9.65 (=cmd|' /C calc'!A0)` reached runs.csv
-# as `=cmd|' /C calc'!A0`. Such text cells get a leading apostrophe, which spreadsheets show as text.
-FORMULA_START = r"^[=+\-@\t\r]"
+# as `=cmd|' /C calc'!A0`. Such text cells get a leading apostrophe, which spreadsheets show as text (OWASP's
+# "CSV Injection" advice; ASVS 1.2.10 adds a NUL first, which the CSV files and the workbook write as `\x00`).
+# Numeric columns are left as they are.
+FORMULA_FIRST = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START = "^[" + "".join(re.escape(char) for char in FORMULA_FIRST) + "]"
 
 
 def finite(v: Any) -> Any:
@@ -52,26 +58,51 @@ def finite(v: Any) -> Any:
     return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
-def _unhidden(column: str) -> str:
-    """SQL: the text of `column` with its direction and zero-width characters written as `\\uNNNN`, as
-    event_payloads.unhidden does (a U+202E in a stored node name made it read as another node's in a spreadsheet)."""
-    text = f'"{column}"'
-    for char in HIDDEN_CHARS:
-        text = f"replace({text}, '{char}', '\\u{ord(char):04x}')"
-    # strlen (bytes) = length (characters): ASCII only, no regular expression to run (most text)
-    return (f"""CASE WHEN strlen("{column}") <> length("{column}") """
-            f"""AND regexp_matches("{column}", '[{HIDDEN_CHARS}]') THEN {text} ELSE "{column}" END""")
+def _re2(char: str) -> str:
+    return f"\\x{{{ord(char):x}}}"
+
+
+# A RE2 class finding a character event_payloads.printable writes as an escape (ESCAPED)
+_ESCAPED_CLASS = "[" + "".join(f"{_re2(first)}-{_re2(last)}" for first, last in ESCAPED) + "]"
+PRINTABLE_SQL = "podtax_printable"  # event_payloads.printable, as a SQL function of the database (_with_printable)
+
+
+def _with_printable(con: duckdb.DuckDBPyConnection) -> None:
+    """Make event_payloads.printable the SQL function PRINTABLE_SQL of `con`'s database: one escaper for every
+    output. Registered once per database, seen by all its cursors (a second registration raises)."""
+    with con.cursor() as own:  # its own: create_function refuses a connection holding an unfinished result
+        if own.execute("SELECT 1 FROM duckdb_functions() WHERE function_name = $1", [PRINTABLE_SQL]).fetchone():
+            return
+        # a concurrent export's registration may come first (CatalogException, or NotImplementedException)
+        with contextlib.suppress(duckdb.CatalogException, duckdb.NotImplementedException):
+            own.create_function(PRINTABLE_SQL, printable, [VARCHAR], VARCHAR, side_effects=False)
+
+
+def _printable(column: str) -> str:
+    """SQL: the text of `column` as event_payloads.printable writes it: control characters but tab and newline as
+    `\\xNN`, direction and zero-width characters as `\\uNNNN`. An ESC sequence in a node's name cleared the screen of
+    whoever ran `cat runs.csv`, a NUL ends the text for many readers, a lone CR splits a row in some, and a U+202E
+    made one node's name read as another's in a spreadsheet. Python runs only on the values holding one (the
+    regular expression finds them), and most text, printable ASCII, skips the regular expression too (1.8x the old
+    CSV's time when every value ran it): a value is ASCII when its bytes are as many as its characters (C1 and HIDDEN
+    characters are not), and an ASCII value holds no control character but DEL when JSON writes it as it is, in
+    quotes (it escapes a tab, a newline, a quote and a backslash too: such values take the regular expression)."""
+    c = f'"{column}"'
+    maybe = f"(strlen({c}) <> length({c}) OR strlen(to_json({c})) <> strlen({c}) + 2 OR contains({c}, chr(127)))"
+    return f"CASE WHEN {maybe} AND regexp_matches({c}, '{_ESCAPED_CLASS}') THEN {PRINTABLE_SQL}({c}) ELSE {c} END"
 
 
 def _as_text(con: duckdb.DuckDBPyConnection, query: str, params: list) -> str:
-    """`query` with the direction and zero-width characters of its VARCHAR columns written as text (_unhidden),
-    and their formula-like values prefixed with an apostrophe."""
+    """`query` with its VARCHAR columns made printable (_printable), then their formula-like values prefixed with an
+    apostrophe (a CR first is by then `\\x0d`, text; a tab first stays, and is guarded)."""
+    _with_printable(con)
     described = con.execute(f"SELECT * FROM ({query}) LIMIT 0", params).description
     names = [name for name, kind, *_ in described if str(kind) == "VARCHAR"]
     if not names:
         return query
-    shown = ", ".join(f'{_unhidden(name)} AS "{name}"' for name in names)
-    guarded = ", ".join(f"""CASE WHEN regexp_matches("{name}", '{FORMULA_START}') THEN '''' || "{name}" """
+    shown = ", ".join(f'{_printable(name)} AS "{name}"' for name in names)
+    first = ", ".join(f"chr({ord(char)})" for char in FORMULA_FIRST)  # half a regular expression's time
+    guarded = ", ".join(f"""CASE WHEN left("{name}", 1) IN ({first}) THEN '''' || "{name}" """
                         f'ELSE "{name}" END AS "{name}"' for name in names)
     return f"SELECT * REPLACE ({guarded}) FROM (SELECT * REPLACE ({shown}) FROM ({query}))"
 

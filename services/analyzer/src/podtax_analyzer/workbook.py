@@ -20,11 +20,10 @@ from typing import Any
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
-from podtax.event_payloads import unhidden
+from podtax.event_payloads import printable, printable_cut
 
 from podtax_analyzer.exports import FORMULA_START, finite
 from podtax_analyzer.report_data import ReportData, caveat, headline_cells, ratio_label, side_label, verdict_withheld
@@ -60,12 +59,14 @@ CELL_LIMIT = 32_767  # characters of a cell (Excel's specifications and limits)
 
 def sheet_title(name: str, taken: set[str]) -> str:
     """A valid, unique sheet title (at most 31 characters, none of []:*?/\\, no apostrophe first or last:
-    Excel repairs such a file)."""
-    base = re.sub(r"[\[\]:*?/\\]", "_", _clean(name))[:31].strip("'") or "sheet"
-    title, k = base, 2
+    Excel repairs such a file), cut where a cell is (printable_cut: never inside an escape such as `\\u202e`)."""
+    def fit(width: int) -> str:
+        return re.sub(r"[\[\]:*?/\\]", "_", printable_cut(name, width)).strip("'") or "sheet"
+
+    title, k = fit(31), 2
     while title.lower() in taken:
         suffix = f"~{k}"
-        title, k = base[:31 - len(suffix)] + suffix, k + 1
+        title, k = fit(31 - len(suffix)) + suffix, k + 1
     taken.add(title.lower())
     return title
 
@@ -78,18 +79,19 @@ def _naive(dt: Any) -> Any:
 
 
 def _clean(v: Any) -> Any:
-    """A string without the control characters XML 1.0 cannot hold (openpyxl raises IllegalCharacterError,
-    and one forged name in a flag's sentence failed every workbook that mentions it): each becomes U+FFFD; its
-    direction and zero-width characters are written as `\\uNNNN` (event_payloads.HIDDEN: a U+202E made one node's
-    name read as another's). One longer than a cell holds (CELL_LIMIT), once so written, is cut and says so: openpyxl
-    cut it there without a word (cut before the `\\uNNNN`, six characters each, a cell held more than the limit)."""
+    """A string made printable (event_payloads.printable, as the terminal, the HTML page and the CSV files write it):
+    its control characters as `\\xNN`, which XML 1.0 cannot hold (openpyxl raised IllegalCharacterError, and one
+    forged name in a flag's sentence failed every workbook that mentions it), its direction and zero-width characters
+    as `\\uNNNN` (event_payloads.HIDDEN: a U+202E made one node's name read as another's). One longer than a cell holds
+    (CELL_LIMIT), once so written, is cut and says so: openpyxl cut it there without a word (cut before the escapes,
+    six characters each, a cell held more than the limit); the cut never splits an escape (printable_cut)."""
     if not isinstance(v, str):
         return v
-    v = unhidden(ILLEGAL_CHARACTERS_RE.sub("\ufffd", v))
-    if len(v) > CELL_LIMIT:
-        cut = f"… (cut: {len(v):,} characters, a cell holds {CELL_LIMIT:,})"
-        v = v[:CELL_LIMIT - len(cut)] + cut
-    return v
+    shown = printable(v)
+    if len(shown) > CELL_LIMIT:
+        cut = f"… (cut: {len(shown):,} characters, a cell holds {CELL_LIMIT:,})"
+        return printable_cut(v, CELL_LIMIT - len(cut)) + cut
+    return shown
 
 
 def _text(ws: Worksheet, v: Any) -> Any:
