@@ -60,6 +60,7 @@ _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a 
 _STARTING = STARTING  # `Starting 4 processes`
 _JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
 _STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
+_STATUS_WORD = "Run status group "  # on each line _STATUS matches (see base.at_line_starts: 1 µs, not 11, in 3 KiB)
 # `--unified_rw_reporting=both`: fio 3.33 prints the mixed section's rates as zeros without units
 _MIXED_UNPRINTED = re.compile(r"^mixed\s*: IOPS=0, BW=0 \(0\)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
@@ -110,6 +111,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     direction = ""
     pct_scale = 0.0
     pct_kind = "clat"  # whose percentiles the `|` rows are: `clat`, or `lat` (the total latency)
+    pct_head = ""
     rows_due = False  # a `clat percentiles` header read, its first `|` row not yet
     runs = 0  # `fio-<version>` lines: fio prints one per invocation
     reported: set[tuple[str, str]] = set()  # (job name, pid) of each job report
@@ -136,8 +138,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 raise ParseFailure("unknown-format", f"fio's percentile rows are wrapped (`{line[-30:]}` goes on in "
                                                      "the next line: a mail or a terminal folded them); unwrap the "
                                                      "log, or rerun with --output-format=json")
+            into = jobs[-1][2]
             for key, value in _PCT.findall(line):
-                jobs[-1][2][f"{direction}_{pct_kind}_{percentile_label(key)}"] = to_number(value) * pct_scale
+                into[pct_head + percentile_label(key)] = to_number(value) * pct_scale
             rows_due = False
             continue
         if rows_due:  # `clat percentiles (usec):` (or `lat`) and then no `|` row: cut there
@@ -189,7 +192,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 lats[(len(jobs), direction)] = to_number(m.group(2)) * _TIME_SCALE[m.group(1)]
             if m or not line.startswith("lat percentiles"):
                 continue
-        m = _NEW.match(line)
+        # a direction's line (`read: ...`); `clat ...` and `lat percentiles` lines match none of the next four
+        at_direction = line[0] != "c" and line[0] != "l"
+        m = _NEW.match(line) if at_direction else None
         if m:
             direction = m.group(1)
             figures[f"{direction}_iops"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)]
@@ -199,17 +204,17 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             if span and span.group(4) != "0":  # `(4096KiB/34msec)`: finer than the rate's 3 digits
                 spans[(len(jobs), direction)] = _io_kib(span) * 1000 / int(span.group(4))
             continue
-        m = _OLD.match(line)
+        m = _OLD.match(line) if at_direction else None
         if m:
             direction = m.group(1)
             figures[f"{direction}_bw"] = _kib(m.group(2), m.group(3))
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
             continue
-        if _MIXED_UNPRINTED.match(line) and ("read_iops" in figures or "write_iops" in figures):
+        if at_direction and _MIXED_UNPRINTED.match(line) and ("read_iops" in figures or "write_iops" in figures):
             direction = "mixed"  # the sum of the sections above, its rates unprinted: its figures are left out
             unprinted.add(len(jobs))
             continue
-        m = _DIRECTION.match(line)
+        m = _DIRECTION.match(line) if at_direction else None
         if m:  # unread, its latencies would be taken for the previous direction's
             raise ParseFailure("unknown-format", f"fio's {m.group(1)} line is in a form podtax does not read: "
                                                  f"{line[:200]}; rerun with --output-format=json")
@@ -229,6 +234,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 raise _lost_line(jobs[-1][0], direction)
             percentiles.add((len(jobs), direction, m.group(1)))
             pct_kind, pct_scale, rows_due = m.group(1), _TIME_SCALE[m.group(2)], True
+            pct_head = f"{direction}_{pct_kind}_"  # its rows' metric names, before each percentile's label
     if rows_due:
         raise ParseFailure("truncated", f"fio job {jobs[-1][0]} prints `{pct_kind} percentiles` and then no "
                                         "percentile: the log was cut there")
@@ -252,7 +258,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                                              "reports are cumulative, so they must not be added; keep the last "
                                              "one, or rerun without --status-interval")
     # one `Run status group N (all jobs):` per group and run (counted first: most logs have one group)
-    statuses = _STATUS.findall(text) if text.count("Run status group ") > 1 else []
+    statuses = [m.group(1) for m in at_line_starts(_STATUS, text, _STATUS_WORD)] \
+        if text.count(_STATUS_WORD) > 1 else []
     if len(statuses) > len(set(statuses)):  # two runs, the second's `fio-<version>` line lost
         raise ParseFailure("unknown-format", f"this log holds several fio runs (`Run status group "
                                              f"{statuses[0]}` printed {statuses.count(statuses[0])} times); "
@@ -270,7 +277,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
         for direction in {key.split("_", 1)[0] for key in figures}:
             for kind in ("clat", "lat"):
-                unmeasured = [key for key in figures if key.startswith(f"{direction}_{kind}_")]
+                start = f"{direction}_{kind}_"
+                unmeasured = [key for key in figures if key.startswith(start)]
                 if unmeasured and not any(figures[key] for key in unmeasured):
                     for key in unmeasured:
                         del figures[key]
@@ -345,7 +353,7 @@ def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]],
                 members.setdefault((group, d), []).append(i)
     exact_sums = {key: sum(spans[(i, key[1])] for i in ids) for key, ids in members.items()
                   if all((i, key[1]) in spans for i in ids)}  # every job's KiB over its runtime printed
-    starts = list(_STATUS.finditer(text))
+    starts = list(at_line_starts(_STATUS, text, _STATUS_WORD))  # _STATUS.finditer, tried at lines holding the word
     for k, m in enumerate(starts):  # a group's block: to its blank line, or the next group's line (none: damaged)
         after = starts[k + 1].start() if k + 1 < len(starts) else len(text)
         end = text.find("\n\n", m.end(), after)
