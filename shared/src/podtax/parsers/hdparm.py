@@ -113,7 +113,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         missing = [p for p in problems if "No such file" in p]
         if missing:
             raise ParseFailure("bad-argument", f"hdparm was given a device that does not exist: {missing[0]}")
-        flag = next((line.strip() for line in text.split("\n") if line.rstrip().endswith(": unknown flag")), None)
+        flag = next((line.strip() for line in text.split("\n") if line.rstrip().endswith(": unknown flag")),
+                    None) if text.find(": unknown flag") >= 0 else None  # looked for line by line only when there
         if flag or USAGE in text:  # `hdparm --bogus`: `bogus: unknown flag`; `hdparm -Z9`: its usage text
             raise ParseFailure("bad-argument", f"hdparm rejected its command line{': ' + flag[:120] if flag else ''}"
                                                f"{' (it printed its usage text)' if USAGE in text else ''}")

@@ -162,22 +162,26 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         stop = text.find("\n      instances:", at, end if end >= 0 else section)
         block = text[at + len(_ROW):stop if stop >= 0 else end if end >= 0 else section]
         name, _, body = block.partition("\n")
+        stressor = _value(name)
         if stop >= 0:
-            lists[_value(name)] = (stop, end if end >= 0 else section)
+            lists[stressor] = (stop, end if end >= 0 else section)
         values: dict[int, float] = {}
         for line in body.split("\n"):
             if line.startswith("      ") and not line.startswith("       "):
                 key, _, rest = line[6:].partition(":")
-                if key in _KEYS:
-                    if _KEYS[key] in values:  # a lost `- stressor:` line joined two stressors' blocks
-                        raise ParseFailure("unknown-format", f"the stress-ng YAML block of {_value(name)} holds "
+                column = _KEYS.get(key)
+                if column is not None:
+                    if column in values:  # a lost `- stressor:` line joined two stressors' blocks
+                        raise ParseFailure("unknown-format", f"the stress-ng YAML block of {stressor} holds "
                                                              f"`{key}` twice: a `- stressor:` line is missing")
-                    values[_KEYS[key]] = to_number(_value(rest))
-                elif rest.strip() and is_number(_value(rest)):
-                    misc.append((_value(name), float(_value(rest)), key))
+                    values[column] = to_number(_value(rest))
+                elif rest.strip():
+                    value = _value(rest)
+                    if is_number(value):
+                        misc.append((stressor, float(value), key))
             elif line.strip() and not line.startswith("    "):
                 break  # the next top-level section
-        rows.append((_value(name), values))
+        rows.append((stressor, values))
         at = end
     if not rows and listed:  # an empty `metrics:` in a whole report (its `...` end line): --metrics-brief
         raise ParseFailure("fatal", "the stress-ng YAML report has no `metrics:` rows: --metrics-brief leaves out a "
