@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 from podtax.cli.main import main
-from podtax.parsers import ParseFailure, parse_run, parse_text
+from podtax.parsers import ParseFailure, fio_terse, parse_run, parse_text
 from podtax.parsers.fio_terse import LINE, TERSE_FLAG
 
 FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
 BOTH = ["randread", "randrw", "write", "randrw-v2", "randrw-v4", "randrw-v5", "numjobs2", "numjobs2-grouped",
-        "unified", "unifiedboth", "twogroups"]
+        "unified", "unifiedboth", "twogroups", "tmpfs-numjobs2"]
 TOTALS = ("read_", "write_", "trim_", "mixed_", "group")  # a total's name (several jobs: each job's is prefixed)
 PARAMS = {"rw": "randread", "bs": "4k", "iodepth": 1, "direct": "true"}  # the template's, direct as it requests
 
@@ -175,3 +175,38 @@ def test_status_interval_lines_are_refused_not_summed_as_jobs() -> None:
     with pytest.raises(ParseFailure, match="status-interval") as failure:
         parse_text(_capture("status-interval-minimal"))
     assert failure.value.reason == "unknown-format" and "28616 KiB in 893 ms" in failure.value.detail
+
+
+def test_runs_appended_to_one_log_are_refused_not_summed_as_jobs() -> None:
+    """`fio --minimal >> log` twice: read as numjobs' clones, the read IOPS were summed (21,693 for runs of 12,135
+    and 9,558; three copies of one run's line, 38,178 for 12,726). The lines of one run end with the same disk use;
+    those of two runs differ there, or, where fio prints no disk use, are the same byte for byte only if copied."""
+    with pytest.raises(ParseFailure, match="several fio runs appended in one log: its terse lines end with "
+                                           "different disk use.*split it, one run per log") as failure:
+        parse_text(_capture("appended2-minimal"), "fio")
+    assert failure.value.reason == "unknown-format"
+    line = _capture("randread-minimal")
+    with pytest.raises(ParseFailure, match="several fio runs appended.*same byte for byte"):
+        parse_text(line * 3)
+    no_disk = line.replace(";vda;" + line.split(";vda;")[1], "\n")  # as on tmpfs: no disk use
+    with pytest.raises(ParseFailure, match="several fio runs appended.*same byte for byte"):
+        parse_text(no_disk * 2)
+
+
+@pytest.mark.parametrize("name", ["numjobs2-json-terse", "numjobs2-grouped-json-terse", "twogroups-json-terse",
+                                  "unifiedboth-json-terse", "tmpfs-numjobs2-json-terse", "randrw-v2-json-terse"])
+def test_the_lines_of_one_run_are_one_run(name: str) -> None:
+    """numjobs=2 (two lines, the same disk use), group_reporting, two groups, unified reporting, a run on tmpfs
+    (numjobs=2, no disk use: the lines differ) and version 2 (no disk use) are read, one line a job (their
+    figures: test_terse_figures_are_the_json_figures_of_the_same_run)."""
+    terse = _split(_capture(name))[0]
+    assert len(fio_terse.document(terse)["jobs"]) == terse.count("\n") >= 1
+
+
+def test_numjobs_clones_that_failed_alike_fail_with_their_error() -> None:
+    """numjobs=2 on a new file without size: two lines alike byte for byte (nothing moved), fio's error 22 told."""
+    text = _capture("error-numjobs2-minimal")
+    assert len(set(fio_terse.LINE.findall(text))) == 1 and text.count("\n3;fio-3.33;t;0;22;") == 2
+    with pytest.raises(ParseFailure, match="error 22") as failure:
+        parse_text(text)
+    assert failure.value.reason == "fatal"

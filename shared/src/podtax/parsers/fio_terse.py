@@ -17,7 +17,10 @@ requested parameters (no PARAM_MISMATCH from them, false or true; a run of sever
 a write job's verify reads are not told from the workload's, and a group_reporting line, which sums its jobs under
 the first one's name, reads as one job: TERSE_OUTPUT says so. Several lines of one name are numjobs' clones,
 unless a later one moved more over a longer runtime (`--status-interval` prints each job again, cumulative):
-refused. With `--lat_percentiles=1` fio prints the total latency's percentiles in the same fields, which terse
+refused. Runs appended to one log (`fio --minimal >> log`) would read as one run's jobs, their IOPS summed: lines
+that end with different disk use (every line of a run ends with the same), or alike byte for byte, are refused
+(see _check_appended; where fio prints no disk use, version 2 or tmpfs, runs that differ go unseen). With
+`--lat_percentiles=1` fio prints the total latency's percentiles in the same fields, which terse
 does not tell apart: they are named clat as fio's default. A direction that moved under 1 KiB reads as none
 (terse gives its KiB, not its I/O count).
 """
@@ -58,22 +61,27 @@ def document(text: str) -> dict[str, Any]:
     podtax cannot read whole: cut short, damaged, of an unknown version, or lines of several versions."""
     jobs: list[dict[str, Any]] = []
     versions: set[str] = set()
+    lines: list[tuple[str, tuple[str, ...]]] = []  # each line and its disk use
     for m in LINE.finditer(text):
         end = text.find("\n", m.start())
-        fields = text[m.start():end if end >= 0 else len(text)].rstrip("\r").split(";")
+        line = text[m.start():end if end >= 0 else len(text)].rstrip("\r")
+        fields = line.split(";")
         version = int(fields[0])
         head = 4 if version == 2 else 5
         if len(fields) <= head:
             raise ParseFailure("truncated", f"fio's terse line `{';'.join(fields)[:60]}` is cut short")
         if version > 2:
             versions.add(fields[1])
-        jobs.append(_job(fields, version, head))
+        job, disks = _job(fields, version, head)
+        jobs.append(job)
+        lines.append((line if any(d in job for d in ("read", "write", "trim", "mixed")) else "", disks))
     if not jobs:
         raise ParseFailure("unknown-format", "no fio terse line (`3;fio-3.33;<job>;...`) in this log")
     if len(versions) > 1:
         raise ParseFailure("unknown-format", f"this log holds terse lines of several fio versions "
                                              f"({', '.join(sorted(versions))}): several runs; split it, one per log")
     _check_interim(jobs)
+    _check_appended(lines)
     doc: dict[str, Any] = {"jobs": jobs}
     if versions:
         doc["fio version"] = versions.pop()
@@ -97,7 +105,33 @@ def _check_interim(jobs: list[dict[str, Any]]) -> None:
         seen.setdefault(key, (kib, runtime))
 
 
-def _job(fields: list[str], version: int, head: int) -> dict[str, Any]:
+def _check_appended(lines: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Refuse several runs appended to one log (`fio --minimal >> log`): their lines would read as numjobs'
+    clones and their IOPS be summed. fio ends every line of a run with the same disk use (`vda;24956;2;0;0;1238;
+    1;1238;75.83%`, versions 3 to 5, all the run's disks), which differs from run to run; lines that differ there
+    are of several runs. Version 2 prints no disk use, nor does a run on files with none (tmpfs): then only two
+    lines alike byte for byte (in a run, clones differ in their µs figures) betray a second run, and runs appended
+    that differ anywhere read as one run's jobs. Lines that moved nothing (a job that failed at its start, repeated
+    alike by numjobs) are not compared byte for byte."""
+    tails = {disks for _, disks in lines}
+    moved = [line for line, _ in lines if line]
+    if len(tails) > 1 or len(set(moved)) < len(moved):
+        why = ("end with different disk use" if len(tails) > 1 else "are the same byte for byte")
+        raise ParseFailure("unknown-format", f"several fio runs appended in one log: its terse lines {why}, which the "
+                                             "lines of one run never do; split it, one run per log")
+
+
+def _disk_use(fields: list[str]) -> tuple[str, ...]:
+    """The disk use fio prints at the end of a line (9 fields a disk, the last `75.83%`), up to what follows
+    (continue_on_error's error counts, the description)."""
+    end = 0
+    while end + 9 <= len(fields) and all(f.isdigit() for f in fields[end + 1:end + 8]) \
+            and fields[end + 8].endswith("%") and _FIGURE.fullmatch(fields[end + 8][:-1]):
+        end += 9
+    return tuple(fields[:end])
+
+
+def _job(fields: list[str], version: int, head: int) -> tuple[dict[str, Any], tuple[str, ...]]:
     name = fields[head - 3]
     size = _BLOCK[version]
     blocks = 0  # the directions: blocks up to the CPU usage, the first field with a `%` at a block's start
@@ -119,7 +153,7 @@ def _job(fields: list[str], version: int, head: int) -> dict[str, Any]:
         stats = _direction(block, f"{name} {direction}")
         if stats is not None:
             job[direction] = stats
-    return job
+    return job, _disk_use(fields[head + blocks * size + _TAIL:])
 
 
 def _direction(block: list[str], what: str) -> dict[str, Any] | None:
