@@ -210,3 +210,21 @@ def test_numjobs_clones_that_failed_alike_fail_with_their_error() -> None:
     with pytest.raises(ParseFailure, match="error 22") as failure:
         parse_text(text)
     assert failure.value.reason == "fatal"
+
+
+def test_a_write_jobs_verify_reads_are_left_out_when_a_write_mode_is_asked() -> None:
+    """`--rw=write --verify=crc32c --output-format=json,terse`: the terse line's read block is the verify pass
+    (170,666 IOPS of reads from the page cache). JSON echoes `verify` and leaves it out (VERIFY); terse echoes no
+    option, so the template's rw tells: a write mode leaves the reads out and flags VERIFY as JSON does."""
+    terse, rest = _split(_capture("write-verify-json-terse"))
+    asked = {"rw": "write"}
+    expected, parsed = parse_run("fio", rest, requested=asked), parse_run("fio", terse, requested=asked)
+    assert [f for f in expected.flags if f.startswith("VERIFY")]
+    assert parsed.flags == (TERSE_FLAG, *expected.flags)
+    assert [m.name for m in parsed.metrics] == [m.name for m in expected.metrics]
+    assert not [m for m in parsed.metrics if m.name.startswith("read")]
+    for got, want in zip(parsed.metrics, expected.metrics, strict=True):
+        assert _within_terse_rounding(got.name, want.value, got.value, 1), got.name
+    for other in ({"rw": "randrw"}, None):  # reads asked for, or nothing asked: the reads are the workload's
+        kept = parse_run("fio", terse, requested=other)
+        assert "read_iops" in {m.name for m in kept.metrics} and not [f for f in kept.flags if "VERIFY" in f]

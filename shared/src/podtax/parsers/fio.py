@@ -21,7 +21,8 @@ its rw uses echoes them as its bs (see podtax.parsers.fio_blocks).
 `unified_rw_reporting` gives `mixed_*` figures (the primary when the run's direction has none; in text,
 `=both` prints the mixed rates as zeros after the read and write sections: that section is left out); a
 trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
-flagged VERIFY. `fio: terminating on signal` is flagged INTERRUPTED. Syncs timed between the writes
+flagged VERIFY (terse lines echo no rw: the reads of a job run for a requested write mode). `fio: terminating
+on signal` is flagged INTERRUPTED. Syncs timed between the writes
 (`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none. So,
 with params given (a run, an import), are reports of several jobs (`numjobs`, job sections: the template runs one;
 in text, `jobs=N` or several job reports) and JSON reports of another `direct` than requested (fio's default,
@@ -118,12 +119,13 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     spans: dict[tuple[Any, str], list[float]] = {}  # (group, direction): KiB, longest runtime ms, summed bw
     suspect: list[str] = []  # job directions whose clat exceeds their lat (left out)
     verified: list[str] = []  # write jobs whose reads are their verify pass (left out)
+    asked = "" if echoes else str((requested or {}).get("rw") or "")  # terse echoes no rw: the template's
     for job, prefix in zip(jobs, names, strict=True):
         for direction in DIRECTIONS:
             stats = job.get(direction)
             if not isinstance(stats, dict) or not _number(stats.get("total_ios", stats.get("io_bytes"))):
                 continue
-            if direction == "read" and _verifies(doc, job):
+            if direction == "read" and _verifies(doc, job, asked):
                 verified.append(str(job.get("jobname", "?")))
                 continue
             iops, bw = _job_direction(stats, prefix + direction, metrics, suspect)
@@ -363,8 +365,11 @@ def _options(doc: Mapping[str, Any], job: Mapping[str, Any]) -> dict[str, Any]:
     return {**(doc.get("global options") or {}), **(job.get("job options") or {})}
 
 
-def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
-    """A write-only job with `verify` set: its reads check what it wrote."""
+def _verifies(doc: Mapping[str, Any], job: Mapping[str, Any], asked: str = "") -> bool:
+    """A write-only job with `verify` set: its reads check what it wrote. Terse lines echo no options: there
+    (`asked`, the template's rw) a job that wrote, asked for a write mode, reads only to verify."""
+    if asked:
+        return asked in fio_flags.WRITES and isinstance(job.get("write"), dict)
     options = _options(doc, job)
     if "verify" not in options:
         return False

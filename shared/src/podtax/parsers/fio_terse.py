@@ -14,7 +14,8 @@ then the I/O depth and latency distributions, disk use, error counts and the job
 
 Terse echoes none of the job's options: no rw, bs, iodepth, direct or numjobs. So none is compared with the
 requested parameters (no PARAM_MISMATCH from them, false or true; a run of several lines still is several jobs),
-a write job's verify reads are not told from the workload's, and a group_reporting line, which sums its jobs under
+a write job's verify reads are told from the workload's by the template's rw alone (a write mode: left out,
+VERIFY, as JSON's `verify` option does), and a group_reporting line, which sums its jobs under
 the first one's name, reads as one job: TERSE_OUTPUT says so. Several lines of one name are numjobs' clones,
 unless a later one moved more over a longer runtime (`--status-interval` prints each job again, cumulative):
 refused. Runs appended to one log (`fio --minimal >> log`) would read as one run's jobs, their IOPS summed: lines
