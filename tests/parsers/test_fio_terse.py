@@ -228,3 +228,15 @@ def test_a_write_jobs_verify_reads_are_left_out_when_a_write_mode_is_asked() -> 
     for other in ({"rw": "randrw"}, None):  # reads asked for, or nothing asked: the reads are the workload's
         kept = parse_run("fio", terse, requested=other)
         assert "read_iops" in {m.name for m in kept.metrics} and not [f for f in kept.flags if "VERIFY" in f]
+
+
+def test_the_flag_says_lat_percentiles_are_read_as_clat() -> None:
+    """`--lat_percentiles=1`: terse prints the total latency's percentiles where it prints clat's; they are named
+    clat_p* (terse cannot tell), and TERSE_OUTPUT says so."""
+    terse, rest = _split(_capture("lat-percentiles-json-terse"))
+    parsed, expected = parse_text(terse, "fio"), {m.name: m.value for m in parse_text(rest, "fio").metrics}
+    percentiles = {m.name: m.value for m in parsed.metrics if "_clat_p" in m.name}
+    assert len(percentiles) == 17
+    for name, value in percentiles.items():
+        assert value == math.floor(expected[name.replace("_clat_", "_lat_")]), name
+    assert "--lat_percentiles=1 the clat_p* figures are the total latency's percentiles" in parsed.flags[0]

@@ -38,7 +38,8 @@ from podtax.parsers.base import ParseFailure
 LINE = re.compile(r"^(?:[345];fio-[0-9]|2;[^;\n]*;[0-9]+;-?[0-9]+;[0-9])", re.M)
 TERSE_FLAG = ("TERSE_OUTPUT: parsed fio's terse output (--minimal), which echoes none of the job's options (rw, bs, "
               "iodepth, direct, numjobs): they are not checked, and a group_reporting line (several jobs summed) "
-              "reads as one job; use --output-format=json for the echo and exact IOPS")
+              "reads as one job; with --lat_percentiles=1 the clat_p* figures are the total latency's percentiles "
+              "(terse prints them in the same fields); use --output-format=json for the echo and exact IOPS")
 _FIGURE = re.compile(r"[0-9]{1,20}(?:\.[0-9]{1,12})?")
 _INT = re.compile(r"-?[0-9]{1,18}")
 _BLOCK = {2: 41, 3: 41, 4: 41, 5: 47}  # fields per direction
