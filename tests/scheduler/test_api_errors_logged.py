@@ -102,3 +102,37 @@ def test_a_forbidden_event_or_lease_logs_one_line_naming_the_rbac(plural: str, s
     assert found[0] == (f"{says}HTTP 403 Forbidden: {message} (the scheduler's service account lacks that "
                         "permission: apply the ClusterRole in deploy/k8s/scheduler.yaml)"
                         + ("; retrying" if plural == "leases" else "")), found[0]
+
+
+def test_namespaces_forbidden_at_start_names_the_missing_rbac_rule(sim_factory: Any) -> None:
+    """Review 7: with a ClusterRole from before namespaces were watched (no list/watch on them), start-up ended with
+    "the namespaces informer did not sync within 60s; check PODTAX_SCHEDULER_KUBECONFIG and the API server", as if the
+    kubeconfig were wrong. Now one line naming the RBAC rule it lacks, the one deploy/k8s/scheduler.yaml grants. The
+    emulator refuses the list as RBAC does (kubesim's fault forbid, 403 Forbidden with the API server's message)."""
+    from podtax.config import SchedulerSettings
+    from podtax_scheduler.leader import AlwaysLeader
+    from podtax_scheduler.profile import load_profile
+    from podtax_scheduler.scheduler import Scheduler
+    from podtax_scheduler.scorestore import ScoreStore
+
+    from tests.scheduler.test_rbac_calls import granted
+
+    sim = sim_factory({"nodes": [{"name": "a", "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}],
+                       "faults": {"forbid": ["list namespaces"]}})
+    settings = SchedulerSettings(scheduler_kubeconfig=sim.kubeconfig)
+    scheduler = Scheduler(settings, Kube(api_client(sim.kubeconfig), "test"), Kube(api_client(sim.kubeconfig), "test"),
+                          load_profile(None), ScoreStore("local", "kubernetes"), AlwaysLeader())
+    try:
+        with pytest.raises(TimeoutError) as raised:
+            scheduler.start(sync_timeout_s=5)  # the forbidden list answers at once; the informer retries meanwhile
+    finally:
+        scheduler.stop()
+    said = str(raised.value)
+    assert said == (
+        'the namespaces informer did not sync within 5s: the API server forbids the scheduler to list namespaces '
+        '(HTTP 403 Forbidden: namespaces is forbidden: User "podtax-kubesim" cannot list resource "namespaces" in API '
+        'group "" at the cluster scope (podtax kubesim fault forbid)); its ClusterRole needs list and watch on '
+        'namespaces at the cluster scope (apiGroups [""], resources ["namespaces"], verbs ["list", "watch"], bound to '
+        "its service account by a ClusterRoleBinding), as deploy/k8s/scheduler.yaml grants: apply it"), said
+    assert "\n" not in said and "PODTAX_SCHEDULER_KUBECONFIG" not in said
+    assert {("", "namespaces", "list"), ("", "namespaces", "watch")} <= granted()  # the rule named is the manifest's

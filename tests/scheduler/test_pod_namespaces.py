@@ -2,8 +2,9 @@
 namespace whose labels the selector matches (`{}`: every namespace). The incoming pod's selectors are unrolled into
 the namespaces they select; an existing pod's is matched against the labels of the incoming pod's namespace (none when
 it is not known). Tables for the filter and the score (ClusterState with namespaces and their labels), the queue's
-retry when a namespace is relabelled, and, end to end through the emulator, a pending pod placed once its
-namespace's labels change."""
+retry when a namespace is relabelled (only of the pods whose fit reads namespace labels: review 6, every
+unschedulable pod was moved), and, end to end through the emulator, a pending pod placed once its namespace's labels
+change while a pending pod that reads no namespace labels is not tried again."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from podtax_scheduler.model import PodInfo
 from podtax_scheduler.podaffinity import AFFINITY_REASON as AFF
 from podtax_scheduler.podaffinity import ANTI_AFFINITY_REASON as ANTI
 from podtax_scheduler.podaffinity import EXISTING_ANTI_AFFINITY_REASON as EXIST
+from podtax_scheduler.queue import SchedulingQueue
 from podtax_scheduler.state import ClusterState
 
 from tests.scheduler.conftest import events_for
 from tests.scheduler.sched_objects import cluster, pod, term_pod
 from tests.scheduler.test_pod_affinity import NOKEY, THREE, X, Y, aff, term
 from tests.scheduler.test_pod_scores import M, pref, scores
+from tests.scheduler.test_state_queue import Clock
 
 TEAM_A = {"matchLabels": {"team": "a"}}
 # namespace -> labels, as the namespace informer keeps them
@@ -125,23 +128,53 @@ def test_a_relabelled_namespace_is_read_at_the_next_attempt() -> None:
     s = with_namespaces(cluster(THREE, [(P("e", X, namespace="b1"), "n1")]))
     p = PodInfo.from_dict(P("p", Y, aff(term(labels=X, namespaceSelector=TEAM_A))))
     assert len(s.feasible(p)) == 0
-    assert s.namespaces.upsert(namespace("b1", {"team": "a"}))  # relabelled: worth another try
+    assert s.namespaces.upsert(namespace("b1", {"team": "a"})) == {"b1"}  # relabelled: worth another try
     assert {str(s.names[i]) for i in s.feasible(p)} == {"n1"}
     assert not s.namespaces.upsert(namespace("b1", {"team": "a"}))  # the same labels: nothing new
     assert not s.namespaces.upsert(namespace("b1", {}), deleted=True)  # gone: no pod left there to place
     assert len(s.feasible(p)) == 0
 
 
+def test_a_relabelled_namespace_retries_only_the_pods_whose_fit_reads_namespace_labels() -> None:
+    """Review 6: a namespace added or relabelled moved every unschedulable pod back to the queue. Now only a pod with
+    a required term whose namespaceSelector is non-empty, and a pod in that namespace (an existing pod's required
+    anti-affinity may select it by its namespace's labels); moved ones wait out their backoff (fake clock)."""
+    pods = {name: PodInfo.from_dict(obj) for name, obj in {
+        "plain": P("plain", Y),
+        "listed": P("listed", Y, aff(term(labels=X, namespaces=["b1"]))),  # names its namespaces: reads no labels
+        "preferred": P("preferred", Y, {"podAffinity": pref((5, term("zone", X, namespaceSelector=TEAM_A)))}),
+        "selects": P("selects", Y, aff(term(labels=X, namespaceSelector=TEAM_A))),
+        "anti-selects": P("anti-selects", Y, aff(anti=(term(labels=X, namespaceSelector=TEAM_A),))),
+        "in-b1": P("in-b1", Y, namespace="b1"),
+        "in-b1-plain": P("in-b1-plain", namespace="b1"),
+    }.items()}
+    q = SchedulingQueue(clock=Clock())
+    for p in pods.values():
+        q.add(p)
+    while (item := q.pop(0)) is not None:
+        q.unschedulable(item[0].uid)
+    assert q.move_namespace_waiters_to_active({"b1"}) == 4
+    where = {name: q.status(p.uid) for name, p in pods.items()}
+    assert where == {"plain": ("unschedulable", 1), "listed": ("unschedulable", 1),
+                     "preferred": ("unschedulable", 1), "selects": ("backoff", 1), "anti-selects": ("backoff", 1),
+                     "in-b1": ("backoff", 1), "in-b1-plain": ("backoff", 1)}, where
+
+
 def test_a_pending_pod_is_placed_once_its_namespace_is_selected(sim_factory: Any, scheduler_factory: Any) -> None:
     """End to end: the scheduler watches namespaces through the kubernetes client; a pod whose required affinity
     selects namespaces labelled team=a waits, Unschedulable, until the namespace of the pod it wants is labelled so
-    (patched through the kubernetes client), then is placed beside that pod."""
+    (patched through the kubernetes client), then is placed beside that pod. A pending pod too big for any node,
+    whose fit reads no namespace labels, is not tried again (review 6: it was, and before the other: its attempts
+    went to 2)."""
     sim = sim_factory({"nodes": [{"name": n, "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
                                  for n in ("a", "b")]})
     sim.create(namespace("db", {"team": "b"}))
-    scheduler_factory(sim.kubeconfig)
+    queue = scheduler_factory(sim.kubeconfig).scheduler.queue
     sim.create(pod("db", namespace="db", cpu="100m", labels={"app": "db"}), namespace="db")
     db_node = sim.wait_for(lambda: (sim.get("pods", "db", "db") or {})["spec"].get("nodeName"))
+    sim.create(pod("big", cpu="8"))
+    big = sim.get("pods", "big", "default")["metadata"]["uid"]
+    sim.wait_for(lambda: queue.status(big) == ("unschedulable", 1))
     near = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         term(labels={"app": "db"}, namespaceSelector=TEAM_A)]}}
     sim.create(pod("web", cpu="100m", affinity=near))
@@ -151,3 +184,4 @@ def test_a_pending_pod_is_placed_once_its_namespace_is_selected(sim_factory: Any
     with api_client(sim.kubeconfig) as api:
         client.CoreV1Api(api).patch_namespace("db", {"metadata": {"labels": {"team": "a"}}})
     assert sim.wait_for(lambda: sim.get("pods", "web", "default")["spec"].get("nodeName"), timeout=20) == db_node
+    assert queue.status(big) == ("unschedulable", 1)

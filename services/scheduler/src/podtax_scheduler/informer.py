@@ -3,7 +3,8 @@
 Lists, hands the full set to `on_sync`, then watches from the list's resourceVersion, passing each
 event to `on_event`. A `410 Gone` (as an ERROR event or an HTTP status) means the resourceVersion is
 too old: it lists again. Any other failure is retried with a short backoff, logged once while it lasts (a
-warning, again only when the problem changes) and its end once (the API answers again).
+warning, again only when the problem changes) and its end once (the API answers again); the last one is kept
+(`failure`) so that a start-up that gives up can say why (:func:`unsynced`: for a 403, the RBAC rule it lacks).
 """
 
 from __future__ import annotations
@@ -18,10 +19,25 @@ from typing import Any
 from kubernetes.client.rest import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from podtax_scheduler.kube import Kube, api_problem
+from podtax_scheduler.kube import Kube, api_problem, status_message
 
 log = logging.getLogger("podtax.scheduler.informer")
 Obj = dict[str, Any]
+CHECK = "check PODTAX_SCHEDULER_KUBECONFIG and the API server"
+
+
+def unsynced(kind: str, timeout_s: float, failure: BaseException | None) -> str:
+    """Why start-up gave up waiting for the `kind` informer's first list, in one line: for a 403 the RBAC rule the
+    scheduler's service account lacks (list and watch on `kind`, a core-group resource, at the cluster scope, as
+    deploy/k8s/scheduler.yaml grants), else the last failure, if any, and what to check."""
+    head = f"the {kind} informer did not sync within {timeout_s:.0f}s"
+    if isinstance(failure, ApiException) and failure.status == 403:
+        said = " ".join(str(status_message(failure.body) or failure.reason or "").split())
+        return (f"{head}: the API server forbids the scheduler to list {kind} (HTTP 403 Forbidden: {said}); its "
+                f"ClusterRole needs list and watch on {kind} at the cluster scope (apiGroups [\"\"], resources "
+                f"[\"{kind}\"], verbs [\"list\", \"watch\"], bound to its service account by a ClusterRoleBinding), "
+                "as deploy/k8s/scheduler.yaml grants: apply it")
+    return f"{head}: {api_problem(failure)}; {CHECK}" if failure is not None else f"{head}; {CHECK}"
 
 
 class Informer:
@@ -37,6 +53,7 @@ class Informer:
         self._stop = threading.Event()
         self._resp: Any = None
         self._failing: str | None = None  # the problem last logged, until the API answers again (one line each)
+        self.failure: BaseException | None = None  # the last failure, until the API answers again
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -54,6 +71,7 @@ class Informer:
 
     def _answered(self) -> None:
         """The API answered again after failures that were logged: say so once."""
+        self.failure = None
         if self._failing is not None:
             log.info("%s informer: the API server answers again", self.kind)
             self._failing = None
@@ -82,6 +100,7 @@ class Informer:
                     continue
                 if self._stop.is_set():
                     return
+                self.failure = exc
                 problem = api_problem(exc)
                 said, self._failing = problem == self._failing, problem
                 (log.debug if said else log.warning)("%s informer: %s; retrying until it answers", self.kind, problem)

@@ -185,6 +185,12 @@ class PodInfo:
             for w in self.preferred_affinity_terms + self.preferred_anti_affinity_terms)
 
     @property
+    def filters_on_namespace_labels(self) -> bool:
+        """Whether one of its required pod affinity or anti-affinity terms has a non-empty namespaceSelector: whether
+        it fits may change when a namespace is added or relabelled (queue.move_namespace_waiters_to_active)."""
+        return any(t.namespace_selector is not None for t in self.affinity_terms + self.anti_affinity_terms)
+
+    @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 

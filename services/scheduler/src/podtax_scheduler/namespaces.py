@@ -31,29 +31,30 @@ class NamespaceLabels:
         self.gen = 0  # bumps whenever a namespace is added, relabelled or removed
         self._resolved: dict[AffinityTerm, tuple[int, AffinityTerm]] = {}
 
-    def sync(self, items: Iterable[Mapping[str, Any]]) -> bool:
-        """The full list (the informer's list): True when a namespace was added or relabelled since the last one."""
+    def sync(self, items: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+        """The full list (the informer's list): the namespaces added or relabelled since the last one."""
         listed = dict(_name_labels(o) for o in items)
         with self.lock:
-            changed = any(self.labels.get(name) != labels for name, labels in listed.items())
+            changed = frozenset(name for name, labels in listed.items() if self.labels.get(name) != labels)
             if changed or listed.keys() != self.labels.keys():
                 self.labels = listed
                 self.gen += 1
             return changed
 
-    def upsert(self, obj: Mapping[str, Any], deleted: bool = False) -> bool:
-        """A watch event: True when a namespace was added or its labels changed (what may let a pod schedule)."""
+    def upsert(self, obj: Mapping[str, Any], deleted: bool = False) -> frozenset[str]:
+        """A watch event: the namespace when it was added or its labels changed (what may let a pod schedule), else
+        none."""
         name, labels = _name_labels(obj)
         with self.lock:
             if deleted:
                 if self.labels.pop(name, None) is not None:
                     self.gen += 1
-                return False
+                return frozenset()
             if self.labels.get(name) == labels:
-                return False
+                return frozenset()
             self.labels[name] = labels
             self.gen += 1
-            return True
+            return frozenset((name,))
 
     def of(self, namespace: str) -> Mapping[str, str]:
         """The labels of `namespace`, none when it is not known."""

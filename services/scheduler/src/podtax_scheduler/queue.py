@@ -2,11 +2,16 @@
 
 - a failed attempt because of an error goes to backoff: 1 s, doubling per attempt, at most 10 s, or what the
   API server's Retry-After said;
-- an unschedulable pod waits until a node or pod changes, or a namespace is added or relabelled (what a
-  namespaceSelector selects) (:meth:`move_all_to_active`), or 5 minutes pass, and still honours its backoff; one
-  with required pod affinity or a DoNotSchedule topology spread constraint also when a pod lands on a node or a
-  placed pod's labels change (:meth:`move_pod_waiters_to_active`), as kube-scheduler's InterPodAffinity and
-  PodTopologySpread ask;
+- an unschedulable pod waits until a node or pod changes (:meth:`move_all_to_active`), or 5 minutes pass, and
+  still honours its backoff; one with required pod affinity or a DoNotSchedule topology spread constraint also when
+  a pod lands on a node or a placed pod's labels change (:meth:`move_pod_waiters_to_active`), as kube-scheduler's
+  InterPodAffinity and PodTopologySpread ask;
+- when a namespace is added or relabelled, the unschedulable pods whose fit may read its labels
+  (:meth:`move_namespace_waiters_to_active`): those with a required term whose namespaceSelector is non-empty, and
+  those in that namespace (an existing pod's required anti-affinity term selects them by their namespace's labels).
+  kube-scheduler does not retry on namespace events (its InterPodAffinity registers only Pod and Node events), so
+  such a pod waits there for a pod or node event its queueing hints take, or the flush of pods unschedulable for 5
+  minutes; here it is tried again at once;
 - a pod is queued once (keyed by UID); an update replaces the stored pod; binding or deletion
   removes it.
 """
@@ -17,7 +22,7 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from podtax_scheduler.model import PodInfo
@@ -66,6 +71,12 @@ class SchedulingQueue:
             for e in self._entries.values():
                 out[e.where] += 1
             return out
+
+    def status(self, uid: str) -> tuple[str, int] | None:
+        """Where the pod is (active, backoff, unschedulable or inflight) and its attempts so far; None: not queued."""
+        with self._cond:
+            e = self._entries.get(uid)
+            return None if e is None else (e.where, e.attempts)
 
     def __len__(self) -> int:
         with self._cond:
@@ -128,6 +139,19 @@ class SchedulingQueue:
         with self._cond:
             self._moves += 1
             moved = [e for e in self._entries.values() if e.where == "unschedulable"]
+            for e in moved:
+                self._requeue(e)
+            return len(moved)
+
+    def move_namespace_waiters_to_active(self, namespaces: Collection[str]) -> int:
+        """`namespaces` were added or relabelled: the unschedulable pods whose fit may read their labels get another
+        try (after their backoff): a pod with a required term with a non-empty namespaceSelector (it may select them
+        now, or no longer), and a pod in one of them (an existing pod's anti-affinity term may select it, or no
+        longer). Pods whose fit reads no namespace labels stay where they are."""
+        with self._cond:
+            self._moves += 1
+            moved = [e for e in self._entries.values() if e.where == "unschedulable"
+                     and (e.pod.namespace in namespaces or e.pod.filters_on_namespace_labels)]
             for e in moved:
                 self._requeue(e)
             return len(moved)

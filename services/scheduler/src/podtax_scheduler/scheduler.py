@@ -25,7 +25,7 @@ from podtax.events import Candidate, PlacementMade, PlacementMadeV1
 
 from podtax_scheduler.affinity_score import InterPodAffinityScore
 from podtax_scheduler.algorithm import Decision, decide
-from podtax_scheduler.informer import Informer
+from podtax_scheduler.informer import Informer, unsynced
 from podtax_scheduler.kube import Kube, PodGone, api_problem, condition_message, retry_after
 from podtax_scheduler.metrics import Metrics
 from podtax_scheduler.model import PodInfo
@@ -113,14 +113,17 @@ class Scheduler:
             self.queue.move_all_to_active()
 
     def _namespaces_synced(self, items: list[Obj]) -> None:
-        if self.state.namespaces.sync(items):
-            self.queue.move_all_to_active()
+        if changed := self.state.namespaces.sync(items):
+            self.queue.move_namespace_waiters_to_active(changed)
 
     def _namespace_event(self, etype: str, obj: Obj) -> None:
-        """A namespace added, relabelled or gone may change which namespaces a namespaceSelector selects: every
-        unschedulable pod gets another try (kube-scheduler's InterPodAffinity registers Namespace Add and Update)."""
-        if self.state.namespaces.upsert(obj, deleted=etype == "DELETED"):
-            self.queue.move_all_to_active()
+        """A namespace added or relabelled may change what a namespaceSelector selects: the unschedulable pods whose
+        fit reads namespace labels get another try (queue.move_namespace_waiters_to_active). kube-scheduler does not
+        requeue on namespace events (InterPodAffinity registers only Pod and Node events); we do, so that a pod
+        waiting for a namespace's labels is placed when they change, not at the next pod or node event or the
+        5-minute flush. One gone frees nothing: its pods are gone before it."""
+        if changed := self.state.namespaces.upsert(obj, deleted=etype == "DELETED"):
+            self.queue.move_namespace_waiters_to_active(changed)
 
     def _pods_synced(self, items: list[Obj]) -> None:
         uids = {(o.get("metadata") or {}).get("uid") for o in items}
@@ -313,8 +316,7 @@ class Scheduler:
         deadline = time.monotonic() + sync_timeout_s
         for inf in (self.node_informer, self.pod_informer, self.ns_informer):
             if not inf.synced.wait(max(0.0, deadline - time.monotonic())):
-                raise TimeoutError(f"the {inf.kind} informer did not sync within {sync_timeout_s:.0f}s; "
-                                   f"check PODTAX_SCHEDULER_KUBECONFIG and the API server")
+                raise TimeoutError(unsynced(inf.kind, sync_timeout_s, inf.failure))
         self.recorder.start()
         self.elector.start()
         self._thread = threading.Thread(target=self._loop, name="scheduling-loop", daemon=True)
