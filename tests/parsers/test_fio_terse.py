@@ -240,3 +240,15 @@ def test_the_flag_says_lat_percentiles_are_read_as_clat() -> None:
     for name, value in percentiles.items():
         assert value == math.floor(expected[name.replace("_clat_", "_lat_")]), name
     assert "--lat_percentiles=1 the clat_p* figures are the total latency's percentiles" in parsed.flags[0]
+
+
+def test_a_version_2_line_after_fios_stderr_note_is_recognized() -> None:
+    """A version 2 line names no fio: it was recognized only at the log's start, and fio's stderr note before it
+    (`note: both iodepth >= 1 and synchronous I/O engine are selected`) hid it: no tool recognized."""
+    text = _capture("v2-note-minimal")
+    assert text.startswith("note: both iodepth") and "\n2;t;0;0;" in text
+    parsed = parse_text(text)
+    assert parsed.tool == "fio" and parsed.flags == (TERSE_FLAG,)
+    assert {m.name: m.value for m in parsed.metrics}["read_iops"] == float(text.split("\n2;")[1].split(";")[5])
+    with pytest.raises(ParseFailure, match="no sysbench"):  # a short `2;` line of anything else is no fio line
+        parse_text("note: x\n2;t;0;0;5;6\n")

@@ -65,7 +65,7 @@ def tools_in(text: str) -> list[str]:
             or _device_line(text):
         found.append("hdparm")
     if head.startswith("fio-") or (holds(text, "fio") and _any(text, _FIO_NAMED)) or _any(text, _FIO_WORDS) \
-            or (head.startswith("2;") and fio_terse.LINE.match(text)):  # terse version 2 names no `fio-`
+            or fio_terse.v2_start(text):  # terse version 2 names no `fio-`
         found.append("fio")
     if (holds(text, "iperf") and _any(text, _IPERF3_NAMED)) \
             or (holds(text, '{"event":"') and _any(text, _IPERF3_EVENTS)) or _any(text, iperf3.TEXT_MARKS):

@@ -36,6 +36,7 @@ from podtax.parsers.base import ParseFailure
 # the start of a terse line: `3;fio-3.33;` (versions 3 to 5; the rest is checked as it is read) or, version 2,
 # which names no fio, `2;<jobname>;<groupid>;<error>;<KiB>`
 LINE = re.compile(r"^(?:[345];fio-[0-9]|2;[^;\n]*;[0-9]+;-?[0-9]+;[0-9])", re.M)
+_V2 = re.compile(r"^2;[^;\n]*;[0-9]+;-?[0-9]+;[0-9]", re.M)
 TERSE_FLAG = ("TERSE_OUTPUT: parsed fio's terse output (--minimal), which echoes none of the job's options (rw, bs, "
               "iodepth, direct, numjobs): they are not checked, and a group_reporting line (several jobs summed) "
               "reads as one job; with --lat_percentiles=1 the clat_p* figures are the total latency's percentiles "
@@ -48,6 +49,16 @@ _DIRECTIONS = {3: {1: ("mixed",), 2: ("read", "write"), 3: ("read", "write", "mi
                2: {1: ("mixed",), 3: ("read", "write", "trim"), 4: ("read", "write", "trim", "mixed")}}
 _NAMES = ("KiB", "bw", "iops", "runtime", "slat min", "slat max", "slat mean", "slat stdev",
           "clat min", "clat max", "clat mean", "clat stdev")
+
+
+def v2_start(text: str) -> bool:
+    """A version 2 line, which names no fio, in the log's first 4 KiB (fio's stderr notes may come first, such as
+    `note: both iodepth >= 1 and synchronous I/O engine are selected`): one of at least 70 fields (one direction
+    block and the tail), so that a short `2;...` line of another tool is not taken for one."""
+    head = text[:4096]
+    if "2;" not in head:
+        return False
+    return any(text[m.start():m.start() + 4096].split("\n", 1)[0].count(";") >= 70 for m in _V2.finditer(head))
 
 
 class TerseOnly(ParseFailure):
