@@ -18,7 +18,7 @@ from podtax.parsers.fio_terse import LINE, TERSE_FLAG
 
 FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
 BOTH = ["randread", "randrw", "write", "randrw-v2", "randrw-v4", "randrw-v5", "numjobs2", "numjobs2-grouped",
-        "unified", "unifiedboth", "twogroups", "tmpfs-numjobs2"]
+        "unified", "unifiedboth", "twogroups", "tmpfs-numjobs2", "seminame"]
 TOTALS = ("read_", "write_", "trim_", "mixed_", "group")  # a total's name (several jobs: each job's is prefixed)
 PARAMS = {"rw": "randread", "bs": "4k", "iodepth": 1, "direct": "true"}  # the template's, direct as it requests
 
@@ -252,3 +252,20 @@ def test_a_version_2_line_after_fios_stderr_note_is_recognized() -> None:
     assert {m.name: m.value for m in parsed.metrics}["read_iops"] == float(text.split("\n2;")[1].split(";")[5])
     with pytest.raises(ParseFailure, match="no sysbench"):  # a short `2;` line of anything else is no fio line
         parse_text("note: x\n2;t;0;0;5;6\n")
+
+
+def test_a_job_name_holding_a_semicolon_is_joined_back() -> None:
+    """fio writes `--name='a;b'` raw (`3;fio-3.33;a;b;0;0;...`): the line was refused as damaged (131 fields)."""
+    terse = _split(_capture("seminame-json-terse"))[0]
+    assert terse.startswith("3;fio-3.33;a;b;0;0;")
+    assert [job["jobname"] for job in fio_terse.document(terse)["jobs"]] == ["a;b"]
+
+
+def test_a_trim_job_in_terse_version_3_says_version_3_prints_no_trim() -> None:
+    """A randtrim job (falloc engine): terse version 3 prints read and write blocks only, all zero, and the failure
+    said `total_ios is 0`, as if the job had done nothing; the JSON report of the same run has its trims."""
+    terse, rest = _split(_capture("randtrim-falloc-json-terse"))
+    assert "trim_iops" in {m.name for m in parse_text(rest, "fio").metrics}
+    with pytest.raises(ParseFailure, match="version 3 prints no trim figures.*--terse-version=4") as failure:
+        parse_text(terse, "fio")
+    assert failure.value.reason == "unknown-format"

@@ -10,9 +10,12 @@ figure cut down to a whole number), runtime (ms); submission, completion and tot
 cut down; `0%=0` pads an unused one); 5 bandwidth statistics (version 5: 6 more). The directions are read and
 write (version 3), read, write and trim (versions 2, 4 and 5), then mixed with `unified_rw_reporting=both`;
 `unified_rw_reporting=1` prints one block, the mixed figures. The CPU usage (`12.3%;...`) follows the last block,
-then the I/O depth and latency distributions, disk use, error counts and the job's description, none read.
+then the I/O depth and latency distributions, disk use, error counts and the job's description, none read. A
+job's name is written raw: one holding `;` is joined back when exactly one joining reads whole (_named).
+Version 3 prints no trim block: a trim job's line is all zeros, refused as such.
 
-Terse echoes none of the job's options: no rw, bs, iodepth, direct or numjobs. So none is compared with the
+Terse echoes none of the job's options: no rw, bs, iodepth, direct, numjobs or rate cap (rate_iops, rate: nothing
+in the lines tells a capped run, so no RATE_LIMITED as JSON's options give). So none is compared with the
 requested parameters (no PARAM_MISMATCH from them, false or true; a run of several lines still is several jobs),
 a write job's verify reads are told from the workload's by the template's rw alone (a write mode: left out,
 VERIFY, as JSON's `verify` option does), and a group_reporting line, which sums its jobs under
@@ -38,9 +41,10 @@ from podtax.parsers.base import ParseFailure
 LINE = re.compile(r"^(?:[345];fio-[0-9]|2;[^;\n]*;[0-9]+;-?[0-9]+;[0-9])", re.M)
 _V2 = re.compile(r"^2;[^;\n]*;[0-9]+;-?[0-9]+;[0-9]", re.M)
 TERSE_FLAG = ("TERSE_OUTPUT: parsed fio's terse output (--minimal), which echoes none of the job's options (rw, bs, "
-              "iodepth, direct, numjobs): they are not checked, and a group_reporting line (several jobs summed) "
-              "reads as one job; with --lat_percentiles=1 the clat_p* figures are the total latency's percentiles "
-              "(terse prints them in the same fields); use --output-format=json for the echo and exact IOPS")
+              "iodepth, direct, numjobs, rate caps): they are not checked, and a group_reporting line (several jobs "
+              "summed) reads as one job; with --lat_percentiles=1 the clat_p* figures are the total latency's "
+              "percentiles (terse prints them in the same fields); use --output-format=json for the echo and exact "
+              "IOPS")
 _FIGURE = re.compile(r"[0-9]{1,20}(?:\.[0-9]{1,12})?")
 _INT = re.compile(r"-?[0-9]{1,18}")
 _BLOCK = {2: 41, 3: 41, 4: 41, 5: 47}  # fields per direction
@@ -74,18 +78,20 @@ def document(text: str) -> dict[str, Any]:
     podtax cannot read whole: cut short, damaged, of an unknown version, or lines of several versions."""
     jobs: list[dict[str, Any]] = []
     versions: set[str] = set()
+    kinds: set[int] = set()  # the terse versions
     lines: list[tuple[str, tuple[str, ...]]] = []  # each line and its disk use
     for m in LINE.finditer(text):
         end = text.find("\n", m.start())
         line = text[m.start():end if end >= 0 else len(text)].rstrip("\r")
         fields = line.split(";")
         version = int(fields[0])
+        kinds.add(version)
         head = 4 if version == 2 else 5
         if len(fields) <= head:
             raise ParseFailure("truncated", f"fio's terse line `{';'.join(fields)[:60]}` is cut short")
         if version > 2:
             versions.add(fields[1])
-        job, disks = _job(fields, version, head)
+        job, disks = _named(fields, version, head)
         jobs.append(job)
         lines.append((line if any(d in job for d in ("read", "write", "trim", "mixed")) else "", disks))
     if not jobs:
@@ -93,6 +99,10 @@ def document(text: str) -> dict[str, Any]:
     if len(versions) > 1:
         raise ParseFailure("unknown-format", f"this log holds terse lines of several fio versions "
                                              f"({', '.join(sorted(versions))}): several runs; split it, one per log")
+    if 3 in kinds and not any(line for line, _ in lines) and not any(job["error"] for job in jobs):
+        raise ParseFailure("unknown-format", "fio's terse lines (version 3) show no read or write I/O, and version 3 "
+                                             "prints no trim figures: a trim job (rw=trim, randtrim) reads as none; "
+                                             "rerun with --terse-version=4 or --output-format=json")
     _check_interim(jobs)
     _check_appended(lines)
     doc: dict[str, Any] = {"jobs": jobs}
@@ -142,6 +152,24 @@ def _disk_use(fields: list[str]) -> tuple[str, ...]:
             and fields[end + 8].endswith("%") and _FIGURE.fullmatch(fields[end + 8][:-1]):
         end += 9
     return tuple(fields[:end])
+
+
+def _named(fields: list[str], version: int, head: int) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The job of a line, whose name fio writes raw: a name holding `;` (up to 3) is joined back when exactly one
+    such joining reads whole; otherwise the line's own failure."""
+    try:
+        return _job(fields, version, head)
+    except ParseFailure as failure:
+        first = failure
+    at, found = head - 3, []
+    for k in range(1, 4):
+        try:
+            found.append(_job(fields[:at] + [";".join(fields[at:at + k + 1])] + fields[at + k + 1:], version, head))
+        except ParseFailure:
+            continue
+    if len(found) != 1:
+        raise first
+    return found[0]
 
 
 def _job(fields: list[str], version: int, head: int) -> tuple[dict[str, Any], tuple[str, ...]]:
