@@ -38,14 +38,19 @@ seed sets), now 6.8% (per side). Planted small modes lose at most 4 points (17/3
 10/3, 37/3, 10/4 and 3/3 splits 10-30% apart with 1-3% noise: 0-3 points).
 
 Nor may the larger mode, of at least ``TRAIL_MIN`` (20) runs, trail into the gap (``trails_off``): its run nearest
-the gap must lie within ``STRAGGLE`` (6) robust standard deviations (MAD / 0.6745) of its median. Such a tail still
-read BIMODAL in 33 and 38 of 200 cells (throughput, latency; through cell_analysis.analyze, median of 3 seed sets),
-in 2 of 5 of them split above its first runs, which stayed in the main mode as stragglers 5-10% out (up to 17
-robust sds of a 1% mode; a real mode's edge lies within 6 in 99% of planted sides): now 18 and 24; per side, of 2,000 seeded: 50 runs
-188 -> 115, 100 runs 26 -> 10, 20 runs 81 -> 81 (a main mode under 20 runs is not judged: at 10 runs the MAD's
-swings cost 10/3 splits 20% apart 1% of their finds). Planted modes lose none (of 1,000 sides each: 10/3, 17/3,
-37/3 splits 10-30% apart with 1-3% noise, 10/4, 35/15, 14/6, 47/3, 60/5; of 200 cells: two modes 15% apart, 30/70,
-at 1% noise 200 / 200 at 50 and 20 runs, at 2% noise 64 / 57 at 20, unchanged). The rest of such tails, slow runs
+the gap must lie within ``STRAGGLE`` (6) robust standard deviations (MAD / 0.6745, floored at ``TRAIL_FLOOR``: 1% in
+log units, as the outlier rule's floor from 10 runs on; 1% of |median| on a side holding 0 or less) of its median.
+Unfloored, the MAD of a tied or very tight mode made ordinary runs 1-4% off stragglers and lost real second modes
+(20 runs at 1000, 19 at 1001, one at 990 beside 5 near 800; 42 runs at 0.3% noise, 2 runs 2-4% slow, 4 runs 17%
+slow: 3 of 300 seeded sides BIMODAL, now 300; 45/5 20% apart with t(3) 1% noise 241 of 300, now 285, 294 with no
+such rule). Such a tail still read BIMODAL in 33 and 38 of 200 cells (throughput, latency; through
+cell_analysis.analyze, median of 3 seed sets), in 2 of 5 of them split above its first runs, which stayed in the
+main mode as stragglers 5-10% out (up to 17 robust sds of a 1% mode; a real mode's edge lies within 6 in 99% of
+planted sides): now 18 and 26 (24 unfloored); per side, of 2,000 seeded: 50 runs 188 -> 115 (floored: 185 -> 118,
+other seeds), 100 runs 26 -> 10 (36 -> 16), 20 runs 81 -> 81 (a main mode under 20 runs is not judged: at 10 runs
+the MAD's swings cost 10/3 splits 20% apart 1% of their finds). Planted modes lose none (of 1,000 sides each: 10/3,
+17/3, 37/3 splits 10-30% apart with 1-3% noise, 10/4, 35/15, 14/6, 47/3, 60/5; of 200 cells: two modes 15% apart,
+30/70, at 1% noise 200/200 at 50 and 20 runs, at 2% noise 64/57 at 20, unchanged). The rest of such tails, slow runs
 left together beyond a clean gap with no straggler, are not told from a small second mode with 2-3% noise by the
 runs alone.
 
@@ -97,6 +102,7 @@ SEPARATION = 6.0  # gap between the modes, in pooled within-mode standard deviat
 EACH_MODE = 4.0  # and in the wider mode's own standard deviations (a skewed tail is no mode)
 STRAGGLE = 6.0  # the larger mode's run nearest the gap lies within this many of its robust sds (trails_off)
 TRAIL_MIN = 20  # when it holds this many runs (fewer: their MAD is too unsteady to tell)
+TRAIL_FLOOR = 0.01  # the robust sd of trails_off is at least this (log units; of |median| on a side holding 0)
 
 
 @dataclass(frozen=True)
@@ -211,21 +217,22 @@ def _separation(asc: np.ndarray) -> tuple[float, float] | None:
     # and wider than EACH_MODE standard deviations of the wider mode: a tail of slow runs is no second mode (doc)
     if not gap > EACH_MODE * max(float(low.std(ddof=1)), float(high.std(ddof=1))):
         return None
-    if trails_off(low, high):  # the larger mode's runs trail into the gap: a skewed tail, no second mode (doc)
+    if trails_off(low, high, positive):  # the larger mode's runs trail into the gap: a skewed tail, no mode (doc)
         return None
     return gap / sd, (_boundary(lx, cut) if positive else float(0.5 * (lx[cut - 1] + lx[cut])))
 
 
-def trails_off(low: np.ndarray, high: np.ndarray) -> bool:
-    """True when the larger of two modes (``low``, ``high``: ascending log values split at a gap), of at least
-    TRAIL_MIN runs, has its run nearest the gap more than STRAGGLE robust standard deviations (MAD / 0.6745) from its
-    median (module doc): the first runs of a tail, not the edge of a mode. False when its MAD is 0 (ties)."""
+def trails_off(low: np.ndarray, high: np.ndarray, logs: bool = True) -> bool:
+    """True when the larger of two modes (``low``, ``high``: ascending values split at a gap; log values when
+    ``logs``), of at least TRAIL_MIN runs, has its run nearest the gap more than STRAGGLE robust standard deviations
+    (MAD / 0.6745, floored at TRAIL_FLOOR: 1% in log units, else 1% of the mode's |median|) from its median (module
+    doc): the first runs of a tail, not the edge of a mode. False when that scale is 0 (ties at 0)."""
     big, edge = (low, low[-1]) if len(low) >= len(high) else (high, high[0])
     if len(big) < TRAIL_MIN:
         return False
     mid = median(big)
-    mad = median(np.abs(big - mid))
-    return bool(mad > 0 and abs(float(edge) - mid) > STRAGGLE * mad / 0.6745)
+    scale = max(median(np.abs(big - mid)) / 0.6745, TRAIL_FLOOR * (1.0 if logs else abs(mid)))
+    return bool(scale > 0 and abs(float(edge) - mid) > STRAGGLE * scale)
 
 
 def _rounding(asc: np.ndarray) -> bool:
