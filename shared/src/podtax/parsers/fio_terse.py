@@ -59,10 +59,10 @@ def v2_start(text: str) -> bool:
     """A version 2 line, which names no fio, in the log's first 4 KiB (fio's stderr notes may come first, such as
     `note: both iodepth >= 1 and synchronous I/O engine are selected`): one of at least 70 fields (one direction
     block and the tail), so that a short `2;...` line of another tool is not taken for one."""
-    head = text[:4096]
-    if "2;" not in head:
+    if not text.startswith("2;") and text.find("\n2;", 0, 4096) < 0:
         return False
-    return any(text[m.start():m.start() + 4096].split("\n", 1)[0].count(";") >= 70 for m in _V2.finditer(head))
+    ends = ((m.start(), text.find("\n", m.start())) for m in _V2.finditer(text, 0, 4096))
+    return any(text.count(";", start, end if end >= 0 else len(text)) >= 70 for start, end in ends)
 
 
 class TerseOnly(ParseFailure):
