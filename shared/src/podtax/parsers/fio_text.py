@@ -49,8 +49,9 @@ from podtax.parsers.stressng_names import slug
 _JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")
 # fio 3: `BW=25.3GiB/s (27.1GB/s)`, the decimal form first with kb_base=1000 (`BW=22.4GB/s (20.8GiB/s)`)
 _NEW = re.compile(r"^(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s")
-# fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`
-_OLD = re.compile(r"^(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kMG]?)\s*,")
+# fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`; up to 2.16 a million IOPS and more with an
+# upper-case K (`iops=1258.3K`: num2str's postfix then was `K`, powers of 1000 for IOPS)
+_OLD = re.compile(r"^(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kKMG]?)\s*,")
 _DIRECTION = re.compile(r"^(read|write|trim|mixed)\s*:")  # a direction's first line, in any form
 _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, max=\s*([\d.]+)([kKM]?) ?, "
                    r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
