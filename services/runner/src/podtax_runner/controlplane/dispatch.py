@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 
 from podtax import events
@@ -77,6 +78,15 @@ def too_large(count: int, max_payload: int, test: str) -> str | None:
 # Taken at import from the values in use (170 s; Nomad's cleanup wait and timeouts are the same): a test that
 # shortens cleanup.CLEANUP_WAIT_S or kubeapi.TIMEOUT keeps this margin, so its run is not expired for being slower
 EXECUTING_S = cleanup.CLEANUP_WAIT_S + 2 * sum(kubeapi.TIMEOUT)
+# A run's timeline (or failure) that NATS does not take (stopped, restarting) is sent again, under the same event id
+# (JetStream stores it once), until it is taken or the run would expire as no-report: its timeout + grace +
+# EXECUTING_S from its dispatch, less EXPIRY_MARGIN_S for the dispatch's save (up to 10 s) before the launch and a tick.
+# The runner has no outbox: before, the first publish's timeout (nats-py's 5 s) was taken for the run's failure, an
+# executor-error 'TimeoutError: nats: timeout' was published for it, and the runner counted the run failed while the
+# analyzer stored the timeline nats-py flushed on reconnecting (tests/controlplane/test_cp_publish_nats_down.py)
+EXPIRY_MARGIN_S = 30.0
+PUBLISH_TIMEOUT_S = 15.0  # one attempt (nats-py's ack wait is 5 s)
+PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up to the second
 
 
 class ControlPlaneExecutor:
@@ -87,6 +97,7 @@ class ControlPlaneExecutor:
         self.cancelled: set[str] = set()  # runs stopped because their campaign was cancelled
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="podtax-cp-run")
         self.running: dict[str, concurrent.futures.Future] = {}
+        self.launched: dict[str, float] = {}  # run id -> when it was launched (monotonic): its publish's deadline
         self.tasks: set[asyncio.Task[None]] = set()
         self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
 
@@ -96,6 +107,7 @@ class ControlPlaneExecutor:
             return
         # its stop, from now: a cancellation that comes before the task starts stops it too
         self.stops.setdefault(run.run_id, (run.campaign, threading.Event()))
+        self.launched[run.run_id] = time.monotonic()
         task = asyncio.create_task(self._run(run, resume), name=f"control-plane {run.run_id}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -127,9 +139,9 @@ class ControlPlaneExecutor:
                                  f"above NATS max_payload ({self.bus.nc.max_payload}): lower count or raise "
                                  f"max_payload in nats-server", started)
                 return
-            await self.bus.publish(event)
-            await self._reported(run)
-            log.info("control-plane run %s done: %s", run.run_id, timeline.summary())
+            if await self._publish(run, event, "timeline"):
+                await self._reported(run)
+                log.info("control-plane run %s done: %s", run.run_id, timeline.summary())
         except Aborted as exc:
             if run.run_id in self.cancelled and exc.reason == "stopped":  # recorded as cancelled, not as a result
                 await self._fail(run, "cancelled", f"campaign {run.campaign} was cancelled while this run was in "
@@ -146,13 +158,43 @@ class ControlPlaneExecutor:
             self.running.pop(run.run_id, None)
             self.stops.pop(run.run_id, None)
             self.cancelled.discard(run.run_id)
+            self.launched.pop(run.run_id, None)
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> None:
         failure = events.RunFailed(run=run, stage="runner", reason=reason, detail=detail, started_at=started,
                                    ended_at=events.now())
-        await self.bus.publish(events.run_failed(failure, SOURCE))
-        await self._reported(run)
-        log.warning("control-plane run %s failed: %s", run.run_id, detail)
+        if await self._publish(run, events.run_failed(failure, SOURCE), "failure"):
+            await self._reported(run)
+            log.warning("control-plane run %s failed: %s", run.run_id, detail)
+
+    async def _publish(self, run: events.RunSpec, event: events.Envelope, what: str) -> bool:
+        """Publish the run's timeline or failure; one NATS does not take is sent again (the same event id: stored once)
+        until it is taken, the runner shuts down, or the run would expire as no-report (then said lost). The run stays
+        in `running` meanwhile, so it is not expired while its report is still being sent."""
+        deadline = (self.launched.get(run.run_id, time.monotonic()) + run.timeout_s
+                    + self.settings.runner_report_grace_s + EXECUTING_S - EXPIRY_MARGIN_S)
+        delay, sent = PUBLISH_BACKOFF_S[0], 0
+        while True:
+            sent += 1
+            try:
+                await asyncio.wait_for(self.bus.publish(event), PUBLISH_TIMEOUT_S)
+            except Exception as exc:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again, or said lost
+                why, left = f"{type(exc).__name__}: {exc}", deadline - time.monotonic()
+                if left <= delay or self.stop.is_set():
+                    log.error("control-plane run %s: its %s was not published: NATS did not take it (%s; sent %d "
+                              "times): %s%s", run.run_id, what, why, sent,
+                              "what it measured is lost; " if what == "timeline" else "",
+                              "the next runner runs it again" if self.stop.is_set() else
+                              "the run expires as no-report and is run again once")
+                    return False
+                log.warning("control-plane run %s: could not publish its %s (%s): NATS stopped or restarting? "
+                            "sending it again in %.0f s (for up to %.0f s more)", run.run_id, what, why, delay, left)
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, PUBLISH_BACKOFF_S[1])
+                continue
+            if sent > 1:
+                log.warning("control-plane run %s: its %s was published at attempt %d", run.run_id, what, sent)
+            return True
 
     async def _reported(self, run: events.RunSpec) -> None:
         if self.on_reported:
