@@ -8,7 +8,7 @@ computed as that code computes them (fio's num2str included), not copied from a 
 from __future__ import annotations
 
 import pytest
-from podtax.parsers import parse_text
+from podtax.parsers import ParseFailure, parse_run, parse_text
 
 # fio 2.2.10 (tag fio-2.2.10), stat.c show_ddir_status: `"  %s: io=%s, bw=%s/s, iops=%s, runt=%6llumsec\n"` with
 # iops_p = num2str(iops, 6, 1, 0, 0), lib/num2str.c postfix { "", "K", "M", ... }: 10,066,330 reads of 4 KiB in
@@ -50,3 +50,66 @@ def test_fio2_million_iops_upper_case_k_is_read() -> None:
     assert values["read_iops"] == pytest.approx(1_258_300)
     assert values["read_bw"] == pytest.approx(4915.3 * 1024)
     assert values["read_clat_mean"] == pytest.approx(0.31)
+
+
+# sysbench 1.0.4 (tag 1.0.4), src/tests/memory/sb_memory.c memory_report_cumulative:
+# `log_text(LOG_NOTICE, "Operations performed: %d (%8.2f ops/sec)\n", total_ops, ...)` (total_ops an unsigned int),
+# then `"%4.2f MiB transferred (%4.2f MiB/sec)\n"`; the block size, total size and operation are LOG_INFO lines, not
+# printed at the default verbosity. The rest from src/sysbench.c at 1.0.4 (print_header, print_run_mode,
+# sb_report_cumulative: `%10.2f` latencies). 1.0.5 (a0658f0) renamed the line `Total operations: %PRIu64 (%8.2f per
+# second)`. Figures: this host's 1.0.20 `memory --memory-oper=write --threads=1 --time=3` run, in the 1.0.4 layout.
+SYSBENCH_1_0_4_MEMORY = """\
+sysbench 1.0.4 (using bundled LuaJIT 2.1.0-beta2)
+
+Running the test with following options:
+Number of threads: 1
+Initializing random number generator from current time
+
+
+Initializing worker threads...
+
+Threads started!
+
+Operations performed: 21672955 (7222554.38 ops/sec)
+
+21165.00 MiB transferred (7053.28 MiB/sec)
+
+
+General statistics:
+    total time:                          3.0001s
+    total number of events:              21672955
+
+Latency (ms):
+         min:                                  0.00
+         avg:                                  0.00
+         max:                                  0.12
+         95th percentile:                      0.00
+         sum:                               1094.69
+
+Threads fairness:
+    events (avg/stddev):           21672955.0000/0.00
+    execution time (avg/stddev):   1.0947/0.00
+"""
+_MIB_LINE = "21165.00 MiB transferred (7053.28 MiB/sec)\n\n"
+
+
+def test_sysbench_1_0_4_memory_operations_performed_is_read() -> None:
+    """Refused before as `truncated` (`no Total operations line: the run did not finish or its output was cut`)."""
+    values = parse_run("sysbench-memory", SYSBENCH_1_0_4_MEMORY).values()
+    assert values["mib_per_second"] == 7053.28 and values["operations_per_second"] == 7222554.38
+    assert values["operations"] == values["events"] == 21672955
+
+
+def test_sysbench_1_0_4_memory_oper_none_is_read_without_mib() -> None:
+    """`--memory-oper=none` in 1.0.4: no MiB line and no `operation: none` echo; before, `a run of another test`."""
+    values = parse_text(SYSBENCH_1_0_4_MEMORY.replace(_MIB_LINE, ""), "sysbench").values()
+    assert values["operations_per_second"] == 7222554.38 and "mib_per_second" not in values
+
+
+@pytest.mark.parametrize("count", ["-2102345678", "1234567"])
+def test_sysbench_1_0_4_memory_wrapped_counter_is_refused(count: str) -> None:
+    """The 32-bit counter printed with %d: negative past 2^31, wrapped past 2^32 (its ops/sec then wrong too)."""
+    text = SYSBENCH_1_0_4_MEMORY.replace("performed: 21672955 ", f"performed: {count} ")
+    with pytest.raises(ParseFailure, match="32-bit operation counter wrapped") as failure:
+        parse_text(text, "sysbench")
+    assert failure.value.reason == "unknown-format"

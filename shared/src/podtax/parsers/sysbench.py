@@ -5,7 +5,9 @@ A log normally holds one run. Session logs that hold several runs (each starts w
 parsed; several matching runs are refused as ambiguous. The legacy 0.4.x format is recognized
 and REJECTED with `unsupported-version` naming the version: its reports lack events/s and its
 figures are not comparable with 1.0 runs, so a campaign must not mix them. A memory run with
-`--memory-oper=none` moves no memory: it has operations per second and no MiB figures. A run of
+`--memory-oper=none` moves no memory: it has operations per second and no MiB figures. Releases 1.0.0 to 1.0.4
+print `Operations performed: N (X ops/sec)` for 1.0.5's `Total operations: N (X per second)`, of a 32-bit counter:
+read alike, unless it disagrees with `total number of events` (wrapped: refused). A run of
 0 events is refused (`fatal`), as is a cpu rate no CPU reaches (`implausible`) and a memory run that moved
 `0.00 MiB` or ran under MIN_MEMORY_TIME_S, 0.01 s (its MiB/s times thread start-up, `implausible`). Releases up to
 1.0.7 and 1.1 development builds print no `CPU speed:` section: events/s is then derived (DERIVED).
@@ -42,6 +44,8 @@ from podtax.parsers.sysbench_runs import TOOL, Section, named, select_run, split
 # sysbench prints the rates with printf widths (`%8.2f`): below 10000 they are padded, `100 ( 3984.36 per second)`
 _TOTAL_OPS = re.compile(r"^(\d+) \(\s*([\d.]+) per second\)$")
 _TRANSFER = re.compile(r"^([\d.]+) MiB transferred \(\s*([\d.]+) MiB/sec\)$")
+# 1.0.0 to 1.0.4 print `Operations performed: %d (%8.2f ops/sec)` instead, of an unsigned int counter (it wraps)
+_PERFORMED = re.compile(r"^(-?\d+) \(\s*([\d.]+) ops/sec\)$")
 _KIND_TEST = {"sysbench-cpu": "cpu", "sysbench-memory": "memory"}
 
 
@@ -107,9 +111,11 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                           ("operation", "operation"), ("scope", "scope")):
             if key in f:
                 echoed[name] = f[key]
-        ops = _TOTAL_OPS.match(f.get("Total operations", ""))
+        ops = _TOTAL_OPS.match(f.get("Total operations", "")) or _performed(f)
         moved = _TRANSFER.match(f.get("transferred", ""))
-        moves = f.get("operation") != "none"  # --memory-oper=none prints no `MiB transferred` line
+        # --memory-oper=none prints no `MiB transferred` line; 1.0.0 to 1.0.4 echo no `operation:` (the line, between
+        # `Operations performed:` and the figures after it, is then missing for that alone)
+        moves = f.get("operation") != "none" if "Total operations" in f else "transferred" in f
         if not ops or (moves and not moved):
             line = f.get("Total operations") if not ops else f.get("transferred")
             if line is None:
@@ -218,6 +224,22 @@ def _no_cpu_speed(version: str | None) -> bool:
         return (version or "").startswith("1.1")
     major, minor, patch = (int(p) for p in parts[:3])
     return (major, minor) == (1, 1) or ((major, minor) == (1, 0) and patch <= 7)
+
+
+def _performed(f: Mapping[str, str]) -> re.Match[str] | None:
+    """1.0.0 to 1.0.4's `Operations performed: 21672955 (7222554.38 ops/sec)`, matched as _TOTAL_OPS matches 1.0.5's
+    `Total operations:` line. Its count is an unsigned int printed with %d: past 2^31 operations it reads negative,
+    past 2^32 it wrapped (the rate with it), so a count other than the report's `total number of events` is refused."""
+    m = _PERFORMED.match(f.get("Operations performed", ""))
+    if m is None or "Total operations" in f:
+        return None
+    events = f.get("total number of events", "no")
+    if parse_int(m.group(1)) != parse_int(events):
+        raise ParseFailure("unknown-format", f"this sysbench (1.0.0 to 1.0.4) memory report counts `Operations "
+                                             f"performed: {m.group(1)}` against {events} events: its 32-bit operation "
+                                             "counter wrapped, so its ops/sec is wrong; rerun with sysbench 1.0.5 or "
+                                             "later, or a smaller --memory-total-size")
+    return m
 
 
 def _no_work_hint(echoed: Echoed) -> str:

@@ -26,6 +26,7 @@ _BAD_ARG = ("Invalid value for", "invalid option", "Unknown option", "option req
 # memory prints `MiB/sec`)
 _FILEIO_MARKERS = ("File operations:", "Extra file open flags", "Creating files for the test",
                    "Removing test files", "Doing random", "Doing sequential", "MiB/s:")
+_PERFORMED = re.compile(r"^Operations performed: -?[0-9]+ \([ 0-9.]+ ops/sec\)$", re.M)  # memory, 1.0.0 to 1.0.4
 _USAGE = "requires a command argument"  # `The 'memory' test requires a command argument. See '...'`
 _USAGE_WORDS = (_USAGE, *_BAD_ARG)
 _BAD_ARG_FIRST = frozenset(p[0] for p in _BAD_ARG)  # a cheap test before startswith(_BAD_ARG)
@@ -192,8 +193,9 @@ def _kind(text: str) -> str:
     find = text.rfind
     if find("Prime numbers limit:") >= 0 or find("CPU speed:") >= 0:
         return "cpu"
-    if find("Running memory speed test") >= 0 or find("MiB transferred (") >= 0:
-        return "memory"
+    if find("Running memory speed test") >= 0 or find("MiB transferred (") >= 0 or \
+            find("Latency (ms):") >= 0 and _PERFORMED.search(text):  # (0.4 prints that line too, no `Latency (ms)`)
+        return "memory"  # (1.0.0 to 1.0.4 print neither line with --memory-oper=none, only `Operations performed:`)
     for marker in _FILEIO_MARKERS:
         if find(marker) >= 0:
             return "fileio"
