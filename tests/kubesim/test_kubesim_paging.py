@@ -199,3 +199,66 @@ def test_events_view_pages(core: client.CoreV1Api, kubesim: Sim) -> None:
     got = pages(client.EventsV1Api(kubesim.api_client()).list_namespaced_event, NS, limit=3)
     assert [n for n in names(got) if n.startswith("ev-")] == ["ev-0", "ev-1", "ev-2", "ev-3"]
     assert all(len(p.items) <= 3 for p in got)
+
+
+FORBID_NO_RV = "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+FORBID_CONTINUE = "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"
+FORBID_EXACT_0 = 'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+UNSUPPORTED = ('resourceVersionMatch: Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""')
+
+
+@pytest.mark.parametrize(("kwargs", "said"), [
+    ({"resource_version_match": "Exact"}, [FORBID_NO_RV]),
+    ({"resource_version_match": "NotOlderThan", "limit": 2}, [FORBID_NO_RV]),
+    ({"resource_version_match": "Exact", "resource_version": "0"}, [FORBID_EXACT_0]),
+    ({"resource_version_match": "Exact", "resource_version": "0", "limit": 2}, [FORBID_EXACT_0]),
+    ({"resource_version_match": "Bogus", "resource_version": "5", "limit": 2}, [UNSUPPORTED]),
+    ({"resource_version_match": "NotOlderThan", "continue": True}, [FORBID_NO_RV, FORBID_CONTINUE]),
+    ({"resource_version_match": "Bogus", "continue": True}, [FORBID_NO_RV, FORBID_CONTINUE, UNSUPPORTED]),
+])
+def test_a_resource_version_match_the_api_server_refuses_is_422(core: client.CoreV1Api, kwargs: dict[str, Any],
+                                                                 said: list[str]) -> None:
+    """ValidateListOptions' rules: resourceVersionMatch needs a resourceVersion, no continue token, Exact or
+    NotOlderThan, and not Exact at "0"; each broken one is a cause of one 422 Invalid. Before, kubesim listed (200)."""
+    make(core, ["cm-0", "cm-1", "cm-2"])
+    if kwargs.pop("continue", False):
+        kwargs["_continue"] = core.list_namespaced_config_map(NS, limit=1).metadata._continue
+    with pytest.raises(ApiException) as info:
+        core.list_namespaced_config_map(NS, **kwargs)
+    status = status_of(info.value)
+    message = said[0] if len(said) == 1 else f"[{', '.join(said)}]"
+    assert (info.value.status, status["reason"]) == (422, "Invalid"), info.value.body
+    assert status["message"] == f'ListOptions.meta.k8s.io "" is invalid: {message}'
+    assert (status["details"]["group"], status["details"]["kind"]) == ("meta.k8s.io", "ListOptions")
+    assert [(c["field"], c["message"]) for c in status["details"]["causes"]] == \
+        [("resourceVersionMatch", s.split(": ", 1)[1]) for s in said]
+
+
+def test_not_older_than_a_version_not_reached_is_504(core: client.CoreV1Api) -> None:
+    """NotOlderThan N, N not reached: etcd (a limit) answers 504 at once, the watch cache (no limit) with
+    retryAfterSeconds 1; at the current version the list is the latest. Before, kubesim listed at its version (200)."""
+    make(core, ["cm-0", "cm-1", "cm-2"])
+    rv = int(core.list_namespaced_config_map(NS).metadata.resource_version)
+    for limit, retry in ((2, None), (None, 1)):
+        with pytest.raises(ApiException) as info:
+            core.list_namespaced_config_map(NS, resource_version=str(rv + 1000), resource_version_match="NotOlderThan",
+                                            **({"limit": limit} if limit else {}))
+        status = status_of(info.value)
+        assert (info.value.status, status["reason"]) == (504, "Timeout"), info.value.body
+        assert status["message"] == f"Timeout: Too large resource version: {rv + 1000}, current: {rv}"
+        assert status["details"].get("retryAfterSeconds") == retry
+        assert status["details"]["causes"] == [{"reason": "ResourceVersionTooLarge",
+                                                "message": "Too large resource version"}]
+    latest = core.list_namespaced_config_map(NS, resource_version=str(rv), resource_version_match="NotOlderThan",
+                                             limit=2)
+    assert (names([latest]), latest.metadata.resource_version) == (["cm-0", "cm-1"], str(rv))
+
+
+def test_a_watch_with_a_resource_version_match_is_422(core: client.CoreV1Api) -> None:
+    """validateWatchOptions: no resourceVersionMatch on a watch. Before, kubesim opened the watch."""
+    with pytest.raises(ApiException) as info:
+        core.list_namespaced_config_map(NS, watch=True, resource_version="1", resource_version_match="NotOlderThan",
+                                        timeout_seconds=1, _preload_content=False)
+    assert (info.value.status, status_of(info.value)["message"]) == \
+        (422, 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is '
+              'forbidden for watch'), info.value.body

@@ -15,6 +15,13 @@ history the store keeps (its `history` writes, or `compact()`: as etcd's compact
 server's message and, in the Status's `metadata.continue`, a token that goes on at the latest version (rv -1: an
 inconsistent remainder, as the real one offers). Without a token, `limit` pages only when `resourceVersion` is not
 "0": a list at "0" is served whole, as the watch cache of a 1.30 API server serves it, ignoring `limit`.
+
+`resourceVersionMatch` is checked first, as the API server's ValidateListOptions does: 422 Invalid (ListOptions) when
+it comes without `resourceVersion`, beside a `continue` token, is neither Exact nor NotOlderThan, or is Exact with
+`resourceVersion` "0" (on a watch, any `resourceVersionMatch` is refused). A `resourceVersion` not reached yet is 504
+"Timeout: Too large resource version: N, current: M": at once where etcd serves the list (a limit or Exact), with
+retryAfterSeconds 1 where the watch cache does (NotOlderThan or no match, without a limit; the real cache first
+waits 3 s for the version to come, kubesim's store is always at its latest version and answers at once).
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ INCONSISTENT = ("The provided continue parameter is too old to display a consist
                 "objects that were created, modified, or deleted between the time the first chunk was returned and "
                 "now may show up in the list.")
 TOO_OLD = "The resourceVersion for the provided list is too old."
+MATCHES = ("Exact", "NotOlderThan")
+CACHE_RETRY_SECONDS = 1  # the watch cache's retryAfterSeconds for a version it has not reached
 _NOT_B64URL = re.compile(r"[^A-Za-z0-9_-]")
 _ORDERS = 8  # key orders kept per store: one per recent snapshot (resource, namespace, version) being paged
 _orders: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str | None, int], list[tuple[str, Key]]]] = \
@@ -74,6 +83,56 @@ class Page:
     rv: int  # the snapshot's resourceVersion
     next: str  # the continue token, "" on the last page
     remaining: int | None  # items after this page (without selectors only)
+
+
+def match_errors(query: Mapping[str, str], watch: bool = False) -> list[tuple[str, str]]:
+    """(cause type, message) of each rule a list's (or a watch's) `resourceVersionMatch` breaks, in the order the
+    API server's ValidateListOptions checks them."""
+    match = query.get("resourceVersionMatch", "")
+    if not match:
+        return []
+    forbidden = "FieldValueForbidden"
+    if watch:
+        return [(forbidden, "Forbidden: resourceVersionMatch is forbidden for watch")]
+    rv = query.get("resourceVersion", "")
+    errs = []
+    if not rv:
+        errs.append((forbidden, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"))
+    if query.get("continue", ""):
+        errs.append((forbidden, "Forbidden: resourceVersionMatch is forbidden when continue is provided"))
+    if match not in MATCHES:
+        errs.append(("FieldValueNotSupported", f"Unsupported value: {json.dumps(match)}: supported values: "
+                     '"Exact", "NotOlderThan", ""'))
+    if match == "Exact" and rv == "0":
+        errs.append((forbidden, 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+    return errs
+
+
+def validate(query: Mapping[str, str], watch: bool = False) -> None:
+    """422 Invalid, in the API server's words, for a `resourceVersionMatch` it refuses (match_errors)."""
+    errs = match_errors(query, watch)
+    if not errs:
+        return
+    said = [f"resourceVersionMatch: {body}" for body in dict.fromkeys(body for _, body in errs)]
+    causes = [{"reason": kind, "message": body, "field": "resourceVersionMatch"} for kind, body in errs]
+    raise ApiError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: '
+                   + (said[0] if len(said) == 1 else f"[{', '.join(said)}]"),
+                   {"group": "meta.k8s.io", "kind": "ListOptions", "causes": causes})
+
+
+def too_large(rv: int, current: int, retry_seconds: int = 0) -> ApiError:
+    """504 for a list at a version the store has not reached, as storage.NewTooLargeResourceVersionError."""
+    details: Obj = {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]}
+    if retry_seconds:
+        details["retryAfterSeconds"] = retry_seconds
+    return ApiError(504, "Timeout", f"Timeout: Too large resource version: {rv}, current: {current}", details)
+
+
+def check_cached(store: Store, query: Mapping[str, str]) -> None:
+    """For a list served whole (the watch cache's path): 504 when its `resourceVersion` is one not reached yet."""
+    raw = query.get("resourceVersion", "")
+    if raw.isdigit() and int(raw) > store.rv:
+        raise too_large(int(raw), store.rv, CACHE_RETRY_SECONDS)
 
 
 def params(query: Mapping[str, str]) -> Params | None:
@@ -139,7 +198,11 @@ def _snapshot_rv(store: Store, p: Params) -> tuple[int, str]:
         if rv < store.compacted_rv:
             raise ExpiredContinue(encode(start, LATEST))
         return rv, start
-    if p.rv and p.rv_match != "NotOlderThan":  # "Exact", or the legacy meaning of a version beside a limit
+    if p.rv and p.rv_match == "NotOlderThan":  # at least that version: the latest, once etcd has reached it
+        if p.rv.isdigit() and int(p.rv) > store.rv:
+            raise too_large(int(p.rv), store.rv)
+        return store.rv, ""
+    if p.rv:  # "Exact", or the legacy meaning of a version beside a limit
         try:
             rv = int(p.rv)
         except ValueError:
@@ -158,8 +221,7 @@ def read(store: Store, key: str, namespace: str | None, p: Params, match: Matche
     by `match` after `view` (a storage view's output form) when given."""
     rv, start = _snapshot_rv(store, p)
     if rv > store.rv:
-        raise ApiError(504, "Timeout", f"Too large resource version: {rv}, current: {store.rv}",
-                       {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]})
+        raise too_large(rv, store.rv)
     objs = store.objects_at(key, rv)
     if objs is None:  # a version still reachable a moment ago: the same answer as a compacted token
         raise ExpiredContinue(encode(start, LATEST)) if p.token else ApiError(410, "Expired", TOO_OLD)

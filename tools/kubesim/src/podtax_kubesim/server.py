@@ -164,6 +164,7 @@ class Server(Streams):
             if sub == "log":
                 return await self._log(request, ns or "", name)
             if watch:
+                paging.validate(request.query, watch=True)
                 return await self._watch(request, res, ns, name)
             if name:
                 return self._get(request, res, ns or "", name)
@@ -284,6 +285,7 @@ class Server(Streams):
         return reply(raw)
 
     def _list(self, request: web.Request, res: Resource, ns: str | None) -> web.Response:
+        paging.validate(request.query)
         match = matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
         paged = paging.params(request.query)
         if paged is not None:  # limit / continue: one page of a snapshot (paging.py)
@@ -295,6 +297,7 @@ class Server(Streams):
                 table["metadata"] = paging.list_meta(page)
                 return reply(table)
             return reply(paging.body(f"{res.kind}List", res.api_version, page))
+        paging.check_cached(self.store, request.query)
         rv = str(self.store.rv)
         if self._wants_table(request) or res.storage:
             objs = [self.api.out(res, o) for o in self.store.items(res.store_key, ns, None)]
