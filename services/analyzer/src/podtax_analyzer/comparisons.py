@@ -89,12 +89,20 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
         names = (side_name(head.baseline, (head.baseline, head.candidate)),
                  side_name(head.candidate, (head.baseline, head.candidate)))
         what = (change_phrase(head.ratio, head.higher_is_better, names, head.unit) if head.verdict in (FASTER, SLOWER)
-                and head.ratio is not None else head.verdict)
+                and head.ratio is not None else head.verdict + _withheld(head, " (withheld: {})"))
+        # a verdict a flag withheld was not taken away by the secondary family's correction: name the flag
+        own = (_withheld(c, "is withheld ({})") or
+               f"({c.direction or c.verdict}) is corrected among secondary metrics")
         note = (f"Secondary metric: the test's primary metric {head.metric} says {what}, which is the "
-                f"headline; this metric's own verdict ({c.direction or c.verdict}) is corrected among secondary "
-                f"metrics.")
+                f"headline; this metric's own verdict {own}.")
         out.append(c.model_copy(update={"sentence": f"{c.sentence} {note}", "warnings": [*c.warnings, note]}))
     return out
+
+
+def _withheld(c: CellComparison, form: str) -> str:
+    """``form`` holding the flags of ``c`` that withhold its verdict (podtax.flags.BLOCKING), or "" when none does."""
+    blocking = [f for f in c.flags if f in fl.BLOCKING]
+    return form.format(", ".join(blocking)) if blocking else ""
 
 
 def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: float, correction: str,
