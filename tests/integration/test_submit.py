@@ -139,3 +139,28 @@ def test_build_warning_compares_version_numbers_not_lines() -> None:
     assert "CONFOUNDED" in warning and "0.17.04" in warning
     assert "not known yet" in build_warnings(c, known, None)[0]
     assert version_number("sysbench 1.0.20 (using bundled LuaJIT)") == "1.0.20"
+
+
+async def test_a_dry_run_warns_that_an_unreachable_analyzer_would_refuse_the_submit(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """NATS up, the analyzer PODTAX_API_URL names down: submit refuses (exit 1), but a dry run publishes nothing,
+    so it says in one warning line that submit would refuse, and why, and exits 0 (review r3: it exited 1)."""
+    from podtax import natsserver
+
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{natsserver.free_port()}")  # nothing there
+    monkeypatch.delenv("PODTAX_API_TOKEN", raising=False)
+    await know_node(nats_url, "n1", host_agent=True)
+    before = await stream_messages(nats_url)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(GOOD))
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path), "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    checked = [line for line in err.splitlines() if "could not check the analyzer at" in line]
+    assert len(checked) == 1 and checked[0].startswith("warning: "), err
+    assert "without --dry-run submit would refuse (exit 1)" in checked[0], err
+    assert "runs would mix in its cells" in checked[0] and "--skip-analyzer-check" in checked[0], err
+    assert "error" not in err and "campaign sub is valid" in out and "dry run: nothing submitted" in out, (out, err)
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 1  # the submit itself refuses
+    assert "error: could not check the analyzer at" in capsys.readouterr().err
+    assert await stream_messages(nats_url) == before

@@ -176,7 +176,8 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool, skip_check: bool = F
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
         left = cli_deadline.seconds() - (asyncio.get_running_loop().time() - start)
-        await check_analyzer(c.name, left, skip_check)  # a NATS reset frees the name in the runner, not the analyzer
+        # a NATS reset frees the name in the runner, not the analyzer
+        await check_analyzer(c.name, left, skip_check, dry_run)
         for w in build_warnings(c, known, await _kv_get(bus, f"image.{subjects.kv_token(c.pod.image)}")):
             warn(w)
         if dry_run:

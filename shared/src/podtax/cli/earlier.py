@@ -8,6 +8,7 @@ results for every cell the two share dropped in favour of the earlier ones. So s
 An analyzer it knows of (PODTAX_API_URL, or the running `podtax up`'s) that it cannot ask (no answer, 5xx, 401/403)
 refuses the submission in one line (exit 1) unless --skip-analyzer-check: it only warned and submitted, and if the
 analyzer held the name, the two submissions' runs then mixed in its cells (the analyzer said so, after the fact).
+A --dry-run publishes nothing, so there it is one warning line saying that submit would refuse, and why.
 Without one known (PODTAX_API_URL unset and no `podtax up` here, or PODTAX_NATS_URL another NATS), a warning."""
 
 from __future__ import annotations
@@ -48,14 +49,18 @@ SKIP = "--skip-analyzer-check"
 
 
 def _said(name: str, base: str, why: str, setting: str = "PODTAX_API_URL to the analyzer",
-          refuse: bool = False) -> None:
-    """One warning line, or with `refuse` one error line and exit 1 (an analyzer it knows of did not answer)."""
+          refuse: bool = False, dry_run: bool = False) -> None:
+    """One warning line, or with `refuse` one error line and exit 1 (an analyzer it knows of did not answer); with
+    `refuse` and `dry_run` (nothing is published) one warning line saying submit would refuse."""
     where = f"the analyzer at {base}" if base else "an analyzer"
     said = f"could not check {where} for an earlier campaign {name!r} ({' '.join(why.split())})"
     if refuse:
         fix = "submit once it answers" if setting.startswith("PODTAX_API_URL") else f"set {setting}"
-        raise fail(f"{said}; if it holds one (e.g. from before a NATS reset), the two submissions' runs would mix in "
-                   f"its cells: {fix}, or pass {SKIP} to submit unchecked")
+        mix = (f"if it holds one (e.g. from before a NATS reset), the two submissions' runs would mix in its cells: "
+               f"{fix}, or pass {SKIP} to submit unchecked")
+        if dry_run:
+            return warn(f"{said}; without --dry-run submit would refuse (exit 1): {mix}")
+        raise fail(f"{said}; {mix}")
     warn(f"{said}; if it holds one (e.g. from before a NATS reset), their shared cells keep its results: set "
          f"{setting} to have it checked")
 
@@ -65,12 +70,14 @@ def _counts_ok(body: dict) -> bool:
                for k in COUNTS)
 
 
-async def check_analyzer(name: str, remaining_s: float | None = None, skip: bool = False) -> None:
+async def check_analyzer(name: str, remaining_s: float | None = None, skip: bool = False,
+                         dry_run: bool = False) -> None:
     """Refuse (one line, exit 2) a name the analyzer holds runs of (GET /api/campaigns/{name}: 200); its 404
     naming the campaign unknown, or `runs` 0, lets it go. Anything else (no answer within min(TIMEOUT_S, a third
     of `remaining_s`, the command's deadline left), 401/403, another 404, 5xx, a body that is not the campaign)
     is one error line and exit 1 when the analyzer is one it knows of (PODTAX_API_URL, `podtax up`'s) and not
-    `skip`; else one warning line, and the campaign is submitted (NATS is what it needs). With PODTAX_NATS_URL
+    `skip` (with `dry_run`, which publishes nothing, a warning saying so); else one warning line, and the campaign
+    is submitted (NATS is what it needs). With PODTAX_NATS_URL
     set but not PODTAX_API_URL, the analyzer `podtax up` started belongs to another NATS: not asked, a warning."""
     if os.environ.get("PODTAX_NATS_URL") and not os.environ.get("PODTAX_API_URL") and not _up_nats():
         return _said(name, "", "PODTAX_NATS_URL is set but not PODTAX_API_URL; the analyzer podtax up started "
@@ -85,16 +92,16 @@ async def check_analyzer(name: str, remaining_s: float | None = None, skip: bool
                                                      headers=api_headers(base)), limit)
         body = resp.json() if resp.headers.get("content-type", "").startswith("application/json") else None
     except TimeoutError:
-        return _said(name, base, f"no answer within {limit:g} s", refuse=known)
+        return _said(name, base, f"no answer within {limit:g} s", refuse=known, dry_run=dry_run)
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
-        return _said(name, base, f"{type(exc).__name__}: {str(exc)[:200]}", refuse=known)
+        return _said(name, base, f"{type(exc).__name__}: {str(exc)[:200]}", refuse=known, dry_run=dry_run)
     if resp.status_code in (401, 403):
         return _said(name, base, f"HTTP {resp.status_code}: it needs a token for reads",
-                     "PODTAX_API_TOKEN to its token", known)
+                     "PODTAX_API_TOKEN to its token", known, dry_run)
     if resp.status_code == 404 and isinstance(body, dict) and body.get("detail") == f"unknown campaign {name!r}":
         return None  # the analyzer's own answer: no such campaign (another 404 is a server without the route)
     if resp.status_code != 200 or not isinstance(body, dict) or body.get("name") != name or not _counts_ok(body):
-        return _said(name, base, f"HTTP {resp.status_code}, {resp.text[:200]!r}", refuse=known)
+        return _said(name, base, f"HTTP {resp.status_code}, {resp.text[:200]!r}", refuse=known, dry_run=dry_run)
     if why := earlier_campaign(name, base, body):
         raise fail(why, 2)
 
