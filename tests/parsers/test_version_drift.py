@@ -113,3 +113,43 @@ def test_sysbench_1_0_4_memory_wrapped_counter_is_refused(count: str) -> None:
     with pytest.raises(ParseFailure, match="32-bit operation counter wrapped") as failure:
         parse_text(text, "sysbench")
     assert failure.value.reason == "unknown-format"
+
+
+# stress-ng V0.21.04 (3924570e0, `stress-ng: convert % to percent in yaml tags`), stress_description_yamlify: a `%` in
+# a miscellaneous metric's description is written `percent` in its --yaml key; up to 0.21.03 it was dropped. dirmany's
+# `stress_metrics_set(args, "% of time creating files", ...)` is keyed `-of-time-creating-files` up to 0.21.03 and
+# `percent-of-time-creating-files` from 0.21.04; the NUMA stressor's 41-character description is cut at 39 either way
+# (`-of-checked-pages-on-specified-numa-nod`, `percent-of-checked-pages-on-specified-n`). The row's other keys are in
+# the form stress_metrics_dump prints (`%f`), figures made up.
+_DIRMANY_ROW = """\
+---
+system-info:
+      stress-ng-version: {version}
+      cpus: 2
+
+metrics:
+    - stressor: dirmany
+      bogo-ops: 130722
+      bogo-ops-per-second-usr-sys-time: 65512.406353
+      bogo-ops-per-second-real-time: 65351.709466
+      wall-clock-time: 2.000300
+      user-time: 0.210000
+      system-time: 1.785400
+      cpu-usage-per-instance: 99.754787
+      max-rss: 3140
+      {percent}-of-time-creating-files: 47.512300
+      {percent}-of-checked-pages-on-specified-{numa}: 12.500000
+
+...
+"""
+
+
+def test_stressng_0_21_04_percent_yaml_keys_name_metrics_as_before() -> None:
+    """Before, 0.21.04's keys gave other names (`percent_of_time_creating_files`, unit `percent of time ...`) than
+    the table and earlier reports of the same metric (`of_time_creating_files`, unit `% of time creating files`)."""
+    old = parse_text(_DIRMANY_ROW.format(version="0.21.03", percent="", numa="numa-nod"), "stress-ng")
+    new = parse_text(_DIRMANY_ROW.format(version="0.21.04", percent="percent", numa="n"), "stress-ng")
+    named = {m.name: (m.value, m.unit) for m in new.metrics}
+    assert named == {m.name: (m.value, m.unit) for m in old.metrics}
+    assert named["of_time_creating_files"] == (47.5123, "% of time creating files")
+    assert named["of_checked_pages_on_specified_numa_node"] == (12.5, "% of checked pages on specified NUMA node")

@@ -48,10 +48,12 @@ def yaml_misc_metric(key: str) -> tuple[str, str, bool]:
     return (slug(desc), *misc_unit(desc))
 
 
-def yaml_key(desc: str) -> str:
+def yaml_key(desc: str, percent: str = "") -> str:
     """stress-ng's YAML key for a description (its stress_description_yamlify, 0.13 to 0.22): letters in lower
-    case, digits, a space as `-`, any other character dropped, at most 39 characters."""
-    return "".join(c.lower() if c.isascii() and c.isalnum() else "-" if c == " " else "" for c in desc)[:_KEY_MAX]
+    case, digits, a space as `-`, any other character dropped (a `%` written as `percent` from 0.21.04 on: pass
+    `percent="percent"`), at most 39 characters."""
+    return "".join(c.lower() if c.isascii() and c.isalnum() else "-" if c == " " else percent if c == "%" else ""
+                   for c in desc)[:_KEY_MAX]
 
 
 def described(key: str) -> str:
@@ -60,9 +62,11 @@ def described(key: str) -> str:
     switch (%s method)`), else the key's words (a leading `-` was a `%`: `% compression ratio`)."""
     cut = len(key) == _KEY_MAX
     key = key.rstrip("-")  # `Mfp-ops per sec, %-20s` pads its method with spaces
-    known = _KNOWN.get(key)
+    known = _KNOWN.get(key) or _KNOWN_PERCENT.get(key)
     if known is not None:
         return known
+    if key.startswith("percent-"):  # 0.21.04 on (stress-ng 3924570e0): `% of time creating files`, read as before
+        key = key[len("percent"):]
     filled = _from_template(key, cut) if len(key) <= _KEY_MAX else None  # stress-ng writes none longer: a forged
     if filled is not None:  # key of 20,000 characters took 19 s in the templates' patterns
         return filled
@@ -73,6 +77,7 @@ def described(key: str) -> str:
 _KEY_MAX = 39
 _CONVERSION = re.compile(r"%[-+#0-9.]*(?:ll|l|z|j|h)?[sdiufgezx]")
 _KNOWN = {yaml_key(d).rstrip("-"): d for d in reversed(DESCRIPTIONS)}  # the first of two alike wins
+_KNOWN_PERCENT = {yaml_key(d, "percent").rstrip("-"): d for d in reversed(DESCRIPTIONS) if "%" in d}  # 0.21.04 on
 _PIECES = tuple(_CONVERSION.split(t.replace("%%", "%")) for t in TEMPLATES)  # the fixed words around each `%s`
 _TEMPLATES = tuple(([yaml_key(piece) for piece in pieces], pieces) for pieces in _PIECES)
 

@@ -4,7 +4,8 @@ Only the `metrics:` rows (indent 6 under `- stressor:`), `stress-ng-version` and
 read; per-instance figures are skipped. Metric names match the table's (see stressng.COLUMNS). A
 row's other numeric keys are its miscellaneous metrics (`add-matrix-ops-per-sec: 3476.09`), named as
 the table names them (`matrix_add_matrix_ops_per_sec`): stress-ng's YAML key is the description in lower
-case, spaces as dashes, other punctuation dropped, 39 characters at most (`MB/sec read rate` is `mbsec-read-rate`);
+case, spaces as dashes, other punctuation dropped (`%` spelled `percent` from 0.21.04), 39 characters at most
+(`MB/sec read rate` is `mbsec-read-rate`);
 stressng_names reads both forms through that key and the descriptions stress-ng's sources give (`mb_sec_read_rate`,
 unit MB/s, from either form).
 A stressor of several instances is another matter: its YAML gives each miscellaneous metric as the arithmetic
