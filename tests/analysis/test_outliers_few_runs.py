@@ -32,19 +32,27 @@ CASES = [  # pod runs, the pod runs flagged (indices), the note said
 ]
 
 
+def _noted(a) -> bool:
+    return any(w.startswith(NOTE) for w in a.fields["warnings"])
+
+
+def _note(a) -> str:
+    return next(w for w in a.fields["warnings"] if w.startswith(NOTE))
+
+
 @pytest.mark.parametrize(("pod", "flagged", "noted"), CASES)
 def test_few_runs_table(pod, flagged, noted):
     a = analyze(_cell(HOST, pod), threshold=0.05, seed=1)
     assert [o.value for o in a.fields["outliers"]] == [pod[i] for i in flagged]
     assert ("OUTLIERS" in a.flag_details) is bool(flagged)
-    assert (NOTE in a.fields["warnings"]) is noted  # the unchecked side is said, where the flags are read
+    assert _noted(a) is noted  # the unchecked side is said, where the flags are read
 
 
 def test_the_note_is_only_for_sides_of_3_or_4():
     rng = np.random.default_rng(5)
     for n, noted in ((2, False), (3, True), (4, True), (5, False), (6, False), (10, False)):
         x = 1000 * np.exp(rng.normal(0, 0.02, n))
-        assert (NOTE in analyze(_cell(x, x * 1.01), threshold=0.05, seed=1).fields["warnings"]) is noted, n
+        assert _noted(analyze(_cell(x, x * 1.01), threshold=0.05, seed=1)) is noted, n
 
 
 def test_a_side_holding_zero_keeps_the_mad_rule():
@@ -63,3 +71,32 @@ def test_seeded_rates(n):
         far[:, 0] *= f
         found = sum(0 in outlier_indices(x) for x in far)
         assert found >= (1000 if f in (0.1, 10.0) else 950), (f, found)
+
+
+@pytest.mark.parametrize(("pod", "named"), [
+    ([0.0, 0, 0, 1000], "pod side: 4 runs"),  # a side holding 0 keeps the MAD rule, flags nothing: still noted
+    ([0.0, 0, 1000], "pod side: 3 runs"),
+    ([1000.0, 1005, np.nan, 1250], "pod side: 3 of 4 runs measured"),  # the NaN is reported; 3 runs left to check
+    ([1000.0, 1005, 1002, np.nan, 1250], "pod side: 4 of 5 runs measured"),
+    ([1000.0, 1005, 1250], "pod side: 3 runs"),  # beside a host side of 6: only the pod side is named
+])
+def test_the_note_names_each_side_too_small_to_check(pod, named):
+    note = _note(analyze(_cell(HOST, pod), threshold=0.05, seed=1))
+    assert f"needed; {named})" in note and "host side" not in note, note
+    assert ("holding 0 or less (pod)" in note) is (min(pod) == 0), note  # the MAD rule is said where it applies
+
+
+def test_the_note_names_both_sides():
+    note = _note(analyze(_cell([1000.0, 1010, 990], [1000.0, 1005, 1250, 1001]), threshold=0.05, seed=1))
+    assert "(at least 5 a side are needed; host side: 3 runs, pod side: 4 runs)" in note, note
+
+
+@pytest.mark.parametrize(("host", "pod", "score"), [
+    (HOST, [1000.0, 1200, 100], "outlier score above 3.5"),  # 3 runs: the others' median and range
+    (HOST, [1000.0, 1010, 990, 1005, 1002, 100], "outlier score above 3.5"),  # 6 runs: generalized ESD on logs
+    (HOST * 2, [1000.0, 1010, 990, 1005, 1002, 995, 1001, 998, 1003, 997, 100], "modified z-score above 6"),
+])
+def test_the_flag_names_the_score_it_used(host, pod, score):
+    """The flag said "modified z-score" of every side; below 10 runs a side is scored on log values otherwise."""
+    text = analyze(_cell(host, pod), threshold=0.05, seed=1).flag_details["OUTLIERS"]
+    assert f"({score})" in text, text

@@ -19,8 +19,8 @@ from podtax_analyzer.report_models import CellComparison, OutlierOut
 from podtax_analyzer.run_ids import run_ids_at
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
 from podtax_analyzer.stats.drift import detect_drift
-from podtax_analyzer.stats.few_runs import NOTE as FEW_RUNS_NOTE
-from podtax_analyzer.stats.few_runs import few_to_check
+from podtax_analyzer.stats.few_runs import note as few_runs_note
+from podtax_analyzer.stats.few_runs import unchecked
 from podtax_analyzer.stats.hodges_lehmann import hl_ratio
 from podtax_analyzer.stats.medians import of_sorted
 from podtax_analyzer.stats.modes import check_unimodality, two_means_boundary
@@ -123,8 +123,9 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
           for s in (h, p)}
     found, limits, grouped, group = _outliers(cell, zs, {s.env: cutoffs_within(s.values, boundaries.get(s.env))
                                                          for s in (h, p)})
-    if any(s.env in checks and few_to_check(s.values) and not len(found[s.env]) for s in (h, p)):
-        warnings.append(FEW_RUNS_NOTE)  # 3 or 4 runs: only a run noise cannot explain is flagged (stats/few_runs.py)
+    if few := [(side_name(s.env, cell.pair), s.values) for s in (h, p)
+               if s.env in checks and unchecked(s.values, found[s.env])]:
+        warnings.append(few_runs_note(few))  # 3 or 4 runs: only a run noise cannot explain is flagged (few_runs.py)
     # the sides whose values lie on both sides of their boundary: scored within each mode, from its median
     split = frozenset(s.env for s in (h, p) if s.env in boundaries and 0 < (s.values < boundaries[s.env]).sum() < s.n)
     candidates = {

@@ -31,7 +31,7 @@ from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
 from podtax_analyzer.stats.modes import Mode, Unimodality
 from podtax_analyzer.stats.outliers import MIN_RUNS as STEADY_RUNS  # below it, one outlier moves a median's CI
-from podtax_analyzer.stats.outliers import is_second_group
+from podtax_analyzer.stats.outliers import is_second_group, mad_scored
 from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
 
 
@@ -346,7 +346,8 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
         others = f"Besides, {far}. " if (far := _far_off(cell, rest, cutoffs, split)) else ""
         what = ("each side's runs lie together and on one side of its median, a second group of runs"
                 if len(grouped) > 1 else "together and on one side of the median, a second group of runs")
-        return (f"Outliers: {phrase}: {what} rather than noise (modified z-score above {_above(grouped, cutoffs)}). "
+        return (f"Outliers: {phrase}: {what} rather than noise ({_score(cell, grouped, split)} above "
+                f"{_above(grouped, cutoffs)}). "
                 f"{others}"
                 "They are kept; the median and the ratio do not show them, so the cell is never called equivalent.")
     if not (far := _far_off(cell, found, cutoffs, split)):
@@ -358,6 +359,15 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
     return f"Outliers: {far}. They are kept; {resist}."
 
 
+def _score(cell: CellData, found: dict[str, np.ndarray], split: frozenset[str]) -> str:
+    """"modified z-score" when each side with runs ``found`` is scored by its MAD, whole (stats.outliers.mad_scored);
+    else "outlier score": on log values below 10 runs a side (generalized ESD, or at 3-4 runs the others' median
+    and range: no modified z-score), or within each mode."""
+    sides = [cell.host if env == cell.baseline else cell.pod for env, idx in found.items() if len(idx)]
+    whole = all(s.env not in split and mad_scored(s.values) for s in sides)
+    return "modified z-score" if whole else "outlier score"
+
+
 def _above(found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray]) -> str:
     """"3.5 or 6": the cutoffs the runs ``found`` (each side's indices) lie beyond."""
     return " or ".join(f"{c:g}" for c in sorted({float(cutoffs[env][i]) for env, idx in found.items() for i in idx}))
@@ -365,7 +375,8 @@ def _above(found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray]) -> str:
 
 def _far_off(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray], split: frozenset[str]
              ) -> str | None:
-    """"1 host run (700.0 events/s) lies far from its side's median (modified z-score above 6)", or None."""
+    """"1 host run (700.0 events/s) lies far from its side's median (modified z-score above 6)", or None (the score's
+    name: _score)."""
     parts = []
     for env, idx in found.items():
         if len(idx) == 0:
@@ -380,4 +391,4 @@ def _far_off(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
     envs = {env for env, idx in found.items() if len(idx)}
     centre = "mode's" if envs <= split else "side's" if not envs & split else "side's or mode's"
     return (f"{' and '.join(parts)} {verb} far from {whose} {centre} median "
-            f"(modified z-score above {_above(found, cutoffs)})")
+            f"({_score(cell, found, split)} above {_above(found, cutoffs)})")

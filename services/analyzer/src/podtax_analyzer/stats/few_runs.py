@@ -15,8 +15,11 @@ in 197 / 196 at 3 runs (115 / 191) and 194 / 194 at 4 (157 / 200), 10x slow in 2
 2x slow in 97 / 97 (89 / 164) and 85 / 86 (108 / 184): a latency run at double among 3 or 4 is no longer told from
 noise, as a throughput run at half was not before.
 
-Short of that a side of 3 or 4 runs is not checked, and the cell says so in a note (``NOTE``, cell_analysis) rather
-than in OUTLIERS, as benchstat warns "need >= N samples to detect outliers". Two strays of 4 runs are half the side:
+Short of that a side of 3 or 4 runs is not checked, and the cell says so in a note (``note``, cell_analysis) rather
+than in OUTLIERS, as benchstat warns "need >= N samples to detect outliers". The note names each such side and its
+runs ("pod side: 3 runs"), counts the measured runs (a side of 4 or 5 with a NaN holds 3 or 4), and covers a side
+holding 0 or less too, which the MAD rule scores with a spread 3 or 4 runs cannot steady ([0, 0, 0, 1000] flags
+nothing). Two strays of 4 runs are half the side:
 neither is flagged (the other widens the range), nor is a second group looked for (each run but an outlier is scored
 within the cutoff). A side holding 0 or less keeps the MAD rule (no logarithm).
 """
@@ -30,8 +33,7 @@ import numpy as np
 FEW_RUNS = (3, 4)
 FAR = math.log(2.0)  # a run at least twice or half the median of the others (log units)
 SPREAD = 3.0  # and this many times their range from it
-NOTE = ("Too few runs to check for outliers (at least 5 a side are needed): on a side of 3 or 4 runs only a run "
-        "at least twice or half the median of the others, and 3 times their range from it, is reported")
+NOTE = "Too few runs to check for outliers"  # how note() starts
 
 
 def few_to_check(x: np.ndarray) -> bool:
@@ -51,3 +53,25 @@ def few_runs_z(x: np.ndarray, cutoff: float) -> np.ndarray:
         dev = float(lx[i] - np.median(others))
         z[i] = cutoff * dev / max(FAR, SPREAD * float(np.ptp(others)))  # beyond cutoff when beyond the bound
     return z
+
+
+def unchecked(x: np.ndarray, found: np.ndarray) -> bool:
+    """True when the side ``x`` holds 3 or 4 measured (finite) runs and none of them is among ``found`` (indices of
+    its outliers): a side too small to check, which the cell's note names (module doc)."""
+    finite = np.isfinite(np.asarray(x, dtype=float))
+    return int(finite.sum()) in FEW_RUNS and not finite[np.asarray(found, dtype=int)].any()
+
+
+def note(sides: list[tuple[str, np.ndarray]]) -> str:
+    """The cell's note for its sides too small to check (``unchecked``), each given as (its name, its values):
+    "Too few runs to check for outliers (at least 5 a side are needed; pod side: 3 runs): ..."."""
+    named = []
+    for name, x in sides:
+        x = np.asarray(x, dtype=float)
+        k = int(np.isfinite(x).sum())
+        named.append(f"{name} side: " + (f"{k} runs" if k == len(x) else f"{k} of {len(x)} runs measured"))
+    zero = [name for name, x in sides if not (np.asarray(x, dtype=float)[np.isfinite(x)] > 0).all()]
+    return (f"{NOTE} (at least 5 a side are needed; {', '.join(named)}): on a side of 3 or 4 runs only a run at least "
+            "twice or half the median of the others, and 3 times their range from it, is reported"
+            + (f"; on a side holding 0 or less ({', '.join(zero)}) only a run the median absolute deviation rules out, "
+               "which so few runs cannot steady" if zero else ""))

@@ -39,8 +39,8 @@ at 5 to 9 runs (8-13 by the MAD).
 With 1-5% noise the 5% floor rules as before (a run 25% off at 2% noise, 6 runs: 278 of 300 found, 297 before).
 Fewer than 5 runs leave no spread to judge by: at 3 or 4 positive values only a run at least twice or half the median
 of the others, and 3 times their range from it, is an outlier (stats/few_runs.py; the cell carries a note that the
-side is too small to check otherwise); 2 values are never judged; a side of 3 or 4 holding 0 or less keeps the rule
-above (no logarithm).
+side is too small to check otherwise, naming it); 2 values are never judged; a side of 3 or 4 holding 0 or less
+keeps the rule above (no logarithm).
 
 From ``MIN_RUNS`` values on, the cutoff is ``LARGE_N_CUTOFF`` (6), not 3.5: the MAD of 10 to 40 values swings so
 much that at 3.5, clean cells (two sides of 2% noise, no outlier planted) were flagged in 19% of 1,000 seeded cells
@@ -164,6 +164,14 @@ def modified_z(x: np.ndarray) -> np.ndarray:
     if scale > 0:
         return (x - med) / scale
     return np.zeros(len(x))
+
+
+def mad_scored(x: np.ndarray) -> bool:
+    """True when modified_z scores the side ``x`` by its MAD, a modified z-score: not 3 to MIN_RUNS - 1 measured
+    values all positive, which are scored on log values (generalized ESD from 5, stats/few_runs.py at 3 or 4)."""
+    x = np.asarray(x, dtype=float)
+    f = x[np.isfinite(x)]
+    return not (len(f) in SMALL_N_WIDEN or few_to_check(f))
 
 
 def _small_side_z(lx: np.ndarray) -> np.ndarray:
