@@ -153,3 +153,41 @@ def test_stressng_0_21_04_percent_yaml_keys_name_metrics_as_before() -> None:
     assert named == {m.name: (m.value, m.unit) for m in old.metrics}
     assert named["of_time_creating_files"] == (47.5123, "% of time creating files")
     assert named["of_checked_pages_on_specified_numa_node"] == (12.5, "% of checked pages on specified NUMA node")
+
+
+# stress-ng stress_metrics_dump, among the miscellaneous metrics, before a stressor's own when it set more than it
+# keeps: V0.17.08 `pr_metrics("note: %zd metrics were set, only reporting first %zd metrics\n", ...)` (fc706297a),
+# V0.20.00 on `pr_metrics("note: only reporting first %zu metrics\n", ...)` (3f601ba67). Rows and metrics in the
+# `%-13s %9" PRIu64 " %9.2f ...` and `%-13s %13.2f %s (geometric mean of %" PRId32 " instance%s)` forms; figures
+# made up.
+_NOTED = """\
+stress-ng: info:  [4242] setting to a 10 second run per stressor
+stress-ng: info:  [4242] dispatching hogs: 1 matrix
+stress-ng: metrc: [4242] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s
+stress-ng: metrc: [4242]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)
+stress-ng: metrc: [4242] matrix            21170     10.00      9.98      0.01      2116.99        2119.12
+stress-ng: metrc: [4242] miscellaneous metrics:
+stress-ng: metrc: [4242] {note}
+stress-ng: metrc: [4242] matrix           385960.20 add matrix ops per sec (geometric mean of 1 instance)
+stress-ng: metrc: [4242] matrix           661874.77 copy matrix ops per sec (geometric mean of 1 instance)
+stress-ng: info:  [4242] skipped: 0
+stress-ng: info:  [4242] passed: 1: matrix (1)
+stress-ng: info:  [4242] failed: 0
+stress-ng: info:  [4242] metrics untrustworthy: 0
+stress-ng: info:  [4242] successful run completed in 10.00 secs
+"""
+_CHATTER = "stress-ng: info:  [4243] matrix: using method 'all'\n" * 200  # a long log: read by the fast path
+
+
+@pytest.mark.parametrize("note", ["note: 97 metrics were set, only reporting first 96 metrics",
+                                  "note: only reporting first 96 metrics"])
+@pytest.mark.parametrize("long_log", [False, True])
+def test_stressng_metrics_overflow_note_is_no_metric(note: str, long_log: bool) -> None:
+    """Before, 0.17's note became a metric `note_metrics_were_set_only_reporting_first_96_metrics` of 97, and 0.20's
+    ended the miscellaneous metrics: the stressor's own, after it, were lost."""
+    text = _NOTED.format(note=note)
+    if long_log:
+        text = text.replace("stress-ng: metrc: [4242] stressor", _CHATTER + "stress-ng: metrc: [4242] stressor")
+    values = parse_text(text, "stress-ng").values()
+    assert values["add_matrix_ops_per_sec"] == 385960.20 and values["copy_matrix_ops_per_sec"] == 661874.77
+    assert not [name for name in values if "note" in name or "reporting" in name]

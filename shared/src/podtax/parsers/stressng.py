@@ -145,7 +145,7 @@ _ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(
 # A miscellaneous metric as _line reads it in state 2 (name, number, description), except a name
 # starting with "(" or "stressor" (_line looks at those first):
 # `stress-ng: metrc: [61993] memrate   701.77 write64 MB per sec (geometric mean of 128 instances)\n`
-_MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!stressor)([^\s(]\S*+)"
+_MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!stressor|note:)([^\s(]\S*+)"
                    r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(?![0-9]++\.[0-9]{2}[^\S\n]++[0-9]++\.[0-9]{2}[^\S\n])"
                    r"(\S[^\n]*+)\n")  # not a table row's figures (_line reads a row there as a row)
 
@@ -228,6 +228,8 @@ def _line(s: Scan, raw: str, state: int) -> int:
         state = 2
         return state
     if state == 2:
+        if msg.startswith("note: "):  # `note: 97 metrics were set, only reporting first 96 metrics` (0.17 to 0.19),
+            return state  # `note: only reporting first 96 metrics` (0.20 on): a stressor's metrics follow, no metric
         parts = msg.split(None, 2)
         value = _float(parts[1]) if len(parts) == 3 else None
         if value is not None:

@@ -73,9 +73,10 @@ def behind(raw: str) -> int:
 # figure line, nothing after its last character).
 _P = r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}+\] ++(?=\S)"
 # the first words of a message stressng._line acts on (the table's header, misc metrics, stressng_state.HANDLERS keys):
-# stressng._NEXT does not pass over a line starting with one
+# stressng._NEXT does not pass over a line starting with one (`note:`: 0.17's `note: 97 metrics were set, only
+# reporting first 96 metrics` among the miscellaneous metrics, no metric of its own)
 RESERVED_WORDS = (r"stressor|miscellaneous|dispatching|successful|unsuccessful|failed:|skipped:|passed:|metrics"
-                  r"|setting|defaulting")
+                  r"|setting|defaulting|note:")
 _RESERVED = rf"(?:{RESERVED_WORDS}|stress-ng)"
 _NAME = r"[^\s(]\S*+"
 # a line no part of _line acts on: its second word (if any) is none float() reads (no row, no misc metric)
