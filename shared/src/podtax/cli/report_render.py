@@ -284,4 +284,4 @@ def _print_notes(con: Console, view: ReportView) -> None:
     for note, rows in notes:
         where = (f"all {len(rows)} cells shown" if len(rows) == len(view.rows) and len(rows) > 3
                  else f"{'cell' if len(rows) == 1 else 'cells'} {number_ranges(r.number for r in rows)}")
-        _bullet(con, Text(f"{note}: {where}"))
+        _bullet(con, Text(f"{where}: {note}"))  # cells first, as under Flags: a note may end in a full stop
