@@ -130,3 +130,88 @@ def test_events_as_kube_burner_reads_them(kubesim: Sim) -> None:
     assert born <= scheduled < started_at < ready_at + dt.timedelta(seconds=1), (born, scheduled, started_at, ready)
     assert started_at - scheduled >= dt.timedelta(seconds=0.2)  # the start delay lies between
     core.delete_namespaced_pod("ev", "default", grace_period_seconds=0)
+
+
+def _states(statuses: list[Any]) -> list[tuple[str, str, Any, bool, bool]]:
+    """(name, state, its reason or exit code, ready, started) of each container status."""
+    out = []
+    for s in statuses:
+        state = s.state.running and ("running", None) or s.state.terminated and \
+            ("terminated", (s.state.terminated.reason, s.state.terminated.exit_code)) or \
+            ("waiting", s.state.waiting.reason)
+        out.append((s.name, *state, s.ready, bool(s.started)))
+    return out
+
+
+def test_an_exec_init_container_that_fails_leaves_the_containers_unstarted(kubesim_factory: Any) -> None:
+    """restartPolicy Never, init i1 exits 0, i2 exits 3: the pod Failed; i1 terminated Completed (ready), i2
+    terminated Error 3; the container never started (waiting PodInitializing); Initialized False naming i2 alone
+    (generate.go). Before: Initialized named [i1 i2], initContainerStatuses was empty and the container showed
+    terminated Error exit 3."""
+    sim = kubesim_factory({"nodes": [{"name": "local"}]}, kubelet="exec", isolation=False)
+    core = client.CoreV1Api(sim.api_client())
+    py = sys.executable
+    core.create_namespaced_pod("default", {"metadata": {"name": "init-fails"}, "spec": {
+        "restartPolicy": "Never", "nodeSelector": {"kubernetes.io/hostname": "local"},
+        "initContainers": [{"name": "i1", "image": "i", "command": [py, "-c", "pass"]},
+                           {"name": "i2", "image": "i", "command": [py, "-c", "raise SystemExit(3)"]}],
+        "containers": [{"name": "main", "image": "i", "command": [py, "-c", "pass"]}]}})
+    sim.wait_for_phase("default", "init-fails", ("Failed", "Succeeded"))
+    st = core.read_namespaced_pod("init-fails", "default").status
+    assert st.phase == "Failed"
+    conds = {c.type: c for c in st.conditions}
+    assert (conds["Initialized"].status, conds["Initialized"].reason, conds["Initialized"].message) == \
+        ("False", "ContainersNotInitialized", "containers with incomplete status: [i2]"), conds["Initialized"]
+    assert [(conds[t].status, conds[t].reason) for t in ("ContainersReady", "Ready")] == [("False", "PodFailed")] * 2
+    assert _states(st.init_container_statuses) == [("i1", "terminated", ("Completed", 0), True, False),
+                                                   ("i2", "terminated", ("Error", 3), False, False)]
+    assert _states(st.container_statuses) == [("main", "waiting", "PodInitializing", False, False)]
+    assert st.container_statuses[0].container_id is None
+
+
+def test_a_sidecar_init_container_runs_beside_the_containers(kubesim: Sim) -> None:
+    """An init container with restartPolicy Always (a sidecar, 1.29+) keeps running: running, started, ready, while
+    the regular init container after it completed; Initialized True. Before, kubesim showed it terminated
+    Completed."""
+    core = client.CoreV1Api(kubesim.api_client())
+    conditions_seen(core, pod("side", initContainers=[{"name": "proxy", "image": "i", "restartPolicy": "Always"},
+                                                      {"name": "setup", "image": "i"}]))
+    st = core.read_namespaced_pod("side", "default").status
+    assert _states(st.init_container_statuses) == [("proxy", "running", None, True, True),
+                                                   ("setup", "terminated", ("Completed", 0), True, False)]
+    assert next(c for c in st.conditions if c.type == "Initialized").status == "True"
+    core.delete_namespaced_pod("side", "default", grace_period_seconds=0)
+
+
+def test_an_exec_sidecar_runs_until_the_containers_are_done(kubesim_factory: Any, tmp_path: Any) -> None:
+    """The exec kubelet starts a sidecar and goes on (it used to wait for it to exit: a sidecar that never exits
+    held the pod Pending); once the container exited 0 the sidecar is stopped (SIGTERM: 143, Error) and the pod
+    Succeeded, its sidecar's code aside; Initialized True, reason PodCompleted."""
+    sim = kubesim_factory({"nodes": [{"name": "local"}]}, kubelet="exec", isolation=False)
+    core = client.CoreV1Api(sim.api_client())
+    py, flag = sys.executable, tmp_path / "done"
+    wait_flag = f"import os, time\nwhile not os.path.exists({str(flag)!r}):\n    time.sleep(0.02)"
+    core.create_namespaced_pod("default", {"metadata": {"name": "exec-side"}, "spec": {
+        "restartPolicy": "Never", "nodeSelector": {"kubernetes.io/hostname": "local"},
+        "terminationGracePeriodSeconds": 5,
+        "initContainers": [{"name": "proxy", "image": "i", "restartPolicy": "Always",
+                            "command": [py, "-c", "import time; time.sleep(600)"]},
+                           {"name": "setup", "image": "i", "command": [py, "-c", "pass"]}],
+        "containers": [{"name": "main", "image": "i", "command": [py, "-c", wait_flag]}]}})
+
+    def ready() -> Any:
+        got = sim.get("pods", "exec-side", "default") or {}
+        return got if any(c["type"] == "Ready" and c["status"] == "True"
+                          for c in (got.get("status") or {}).get("conditions") or []) else None
+
+    sim.wait_for(ready, timeout=20)
+    st = core.read_namespaced_pod("exec-side", "default").status
+    assert _states(st.init_container_statuses) == [("proxy", "running", None, True, True),
+                                                   ("setup", "terminated", ("Completed", 0), True, False)]
+    flag.write_text("")
+    sim.wait_for_phase("default", "exec-side", ("Failed", "Succeeded"))
+    st = core.read_namespaced_pod("exec-side", "default").status
+    assert st.phase == "Succeeded"
+    assert _states(st.init_container_statuses)[0] == ("proxy", "terminated", ("Error", 143), False, False)
+    init = next(c for c in st.conditions if c.type == "Initialized")
+    assert (init.status, init.reason) == ("True", "PodCompleted")

@@ -1,9 +1,12 @@
 """exec-mode containers: each container's command+args runs as a local process (no shell), in the
 isolation this machine allows (see isolation.py); stdout+stderr feed pods/{name}/log and the exit
 code decides Succeeded/Failed. restartPolicy Always restarts a container that exits (1 s back-off);
-OnFailure is treated like Never. securityContext runAsUser/runAsGroup/supplementalGroups are
-honoured: the container process drops to that user and group (kubesim must run as root to switch
-to another user; otherwise such a container fails to start), and runAsNonRoot refuses root."""
+OnFailure is treated like Never. Init containers run one after the other first (one that fails fails the pod, the
+containers never start); a sidecar (an init container with restartPolicy Always) starts and runs on beside the
+rest, restarted when it exits, and is stopped (SIGTERM) once the containers are done.
+securityContext runAsUser/runAsGroup/supplementalGroups are honoured: the container process drops to that user
+and group (kubesim must run as root to switch to another user; otherwise such a container fails to start), and
+runAsNonRoot refuses root."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from podtax_kubesim import isolation, podnet
+from podtax_kubesim import initstatus, isolation, podnet
 from podtax_kubesim.util import Obj
 
 if TYPE_CHECKING:
@@ -158,13 +161,18 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
                                    {x["name"]: f"pod network: {exc}" for x in pod["spec"]["containers"]})
                 return
             extra[podnet.ANNOTATION] = net.annotation()
+        sidecars = Sidecars(kl, pod)
         for c in pod["spec"].get("initContainers") or []:
+            kl.mark_init(pod, c)
+            if initstatus.is_sidecar(c):  # runs on beside the next ones and the containers (started: no probe)
+                sidecars.start(c, isolate(c))
+                await asyncio.sleep(0)
+                continue
             code, msg = await _run_container(kl, pod, c, isolate(c))
-            if code != 0:
-                kl.mark_terminated(pod, {x["name"]: code for x in pod["spec"]["containers"]},
-                                   {x["name"]: f"init container {c['name']} failed: exit {code} {msg}".strip()
-                                    for x in pod["spec"]["containers"]})
+            if code != 0:  # restartPolicy Never (OnFailure, Always are treated so): the pod failed, nothing started
+                kl.mark_init_failed(pod, c, code, msg, await sidecars.stop())
                 return
+            kl.mark_init(pod, c, 0)
         kl.mark_initialized(pod)
         containers = pod["spec"]["containers"]
         setups = [isolate(c) for c in containers]
@@ -189,7 +197,8 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
             ip = podnet.host_address()  # a hostNetwork pod's IP is its node's: this host's own address
         kl.mark_running(pod, [c["name"] for c in containers], extra, pod_ip=ip)
         await asyncio.gather(*tasks)
-        kl.mark_terminated(pod, {n: r[0] for n, r in results.items()}, {n: r[1] for n, r in results.items()})
+        kl.mark_terminated(pod, {n: r[0] for n, r in results.items()}, {n: r[1] for n, r in results.items()},
+                           await sidecars.stop())
     except asyncio.CancelledError:
         _signal_all(kl, uid, signal.SIGKILL)
         raise
@@ -202,10 +211,47 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
             kl.handles.pop(uid, None)
 
 
-def _bump_restart(p: Obj, name: str, restarts: int) -> None:
-    for cs in p["status"].get("containerStatuses") or []:
+def _bump_restart(p: Obj, name: str, restarts: int, key: str = "containerStatuses") -> None:
+    for cs in p["status"].get(key) or []:
         if cs["name"] == name:
             cs["restartCount"] = restarts
+
+
+class Sidecars:
+    """A pod's sidecars (init containers with restartPolicy Always): each restarted when it exits (1 s back-off)
+    until stop(), which, once the containers are done, SIGTERMs them (SIGKILL after the pod's grace period)."""
+
+    def __init__(self, kl: Kubelet, pod: Obj) -> None:
+        self.kl, self.pod, self.uid = kl, pod, pod["metadata"]["uid"]
+        self.tasks: dict[str, asyncio.Task] = {}
+        self.codes: dict[str, int] = {}
+        self.stopping = False
+
+    def start(self, c: Obj, applied: isolation.Applied) -> None:
+        async def run() -> None:
+            restarts = 0
+            while True:
+                self.codes[c["name"]] = (await _run_container(self.kl, self.pod, c, applied))[0]
+                if self.stopping or self.uid in self.kl.terminating:
+                    return
+                restarts += 1
+                self.kl.update(self.pod, lambda p, r=restarts: _bump_restart(p, c["name"], r, "initContainerStatuses"))
+                await asyncio.sleep(1.0)
+
+        self.tasks[c["name"]] = asyncio.create_task(run())
+
+    async def stop(self) -> dict[str, int]:
+        """Stop every sidecar (the containers are done: only sidecar processes are left); their exit codes."""
+        if not self.tasks:
+            return {}
+        self.stopping = True
+        _signal_all(self.kl, self.uid, signal.SIGTERM)
+        grace = self.pod["spec"].get("terminationGracePeriodSeconds", 30)
+        _, late = await asyncio.wait(self.tasks.values(), timeout=max(float(grace), 0.1))
+        if late:
+            _signal_all(self.kl, self.uid, signal.SIGKILL)
+            await asyncio.wait(late, timeout=5)
+        return dict(self.codes)
 
 
 def _signal_all(kl: Kubelet, uid: str, sig: int) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from podtax_kubesim import initstatus as I
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api, set_condition
 from podtax_kubesim.dist import Sampler
@@ -209,19 +210,55 @@ class Kubelet:
         return str(net.network_address + 2 + (n % max(net.num_addresses - 3, 1)))
 
     def mark_initialized(self, pod: Obj) -> None:
-        """A pod with init containers, once they all completed: Initialized True in a status of its own, after
-        PodReadyToStartContainers and before its containers start, as a kubelet reports it."""
+        """A pod with init containers, once they all completed (sidecars: started, running on): Initialized True in
+        a status of its own, after PodReadyToStartContainers and before its containers start, as a kubelet reports
+        it."""
         inits = pod["spec"].get("initContainers") or []
         if not inits:
             return
 
         def change(p: Obj) -> None:
             ts, st = now(), p["status"]
-            st["initContainerStatuses"] = [
-                {**container_status(c, running=False, ts=ts, previous=_previous_init(st, c["name"])), "ready": True,
-                 "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": ts, "finishedAt": ts}}}
-                for c in inits]
-            set_condition(st, "Initialized", "True")
+            for c in inits:
+                previous = _previous_init(st, c["name"])
+                if I.is_sidecar(c):
+                    if not ((previous or {}).get("state") or {}).get("running"):
+                        I.set_init_status(st, p["spec"], I.running(c, ts, previous))
+                elif not (previous or {}).get("ready"):
+                    I.set_init_status(st, p["spec"], I.terminated(c, 0, ts, previous))
+            _set_initialized(p)
+
+        self.update(pod, change)
+
+    def mark_init(self, pod: Obj, c: Obj, code: int | None = None, message: str = "") -> None:
+        """Init container `c` running (`code` None) or exited with `code`; Initialized follows (the exec kubelet)."""
+
+        def change(p: Obj) -> None:
+            ts, st = now(), p["status"]
+            previous = _previous_init(st, c["name"])
+            I.set_init_status(st, p["spec"], I.running(c, ts, previous) if code is None else
+                              I.terminated(c, code, ts, previous, message))
+            _set_initialized(p)
+
+        self.update(pod, change)
+
+    def mark_init_failed(self, pod: Obj, c: Obj, code: int, message: str = "",
+                         sidecars: dict[str, int] | None = None) -> None:
+        """restartPolicy Never: init container `c` exited `code`, so the pod Failed and its containers never
+        started (waiting PodInitializing); the sidecars started before it were stopped (`sidecars`: their codes)."""
+
+        def change(p: Obj) -> None:
+            ts, st = now(), p["status"]
+            st["phase"] = "Failed"
+            I.set_init_status(st, p["spec"], I.terminated(c, code, ts, _previous_init(st, c["name"]), message))
+            for name, sidecar_code in (sidecars or {}).items():
+                spec = next(x for x in p["spec"]["initContainers"] if x["name"] == name)
+                I.set_init_status(st, p["spec"], I.terminated(spec, sidecar_code, ts, _previous_init(st, name)))
+            st["containerStatuses"] = [_previous(st, x["name"]) or I.waiting(x) for x in p["spec"]["containers"]]
+            _set_initialized(p)
+            for ctype in ("Ready", "ContainersReady"):
+                set_condition(st, ctype, "False", "PodFailed")
+            set_condition(st, "PodReadyToStartContainers", "False")
 
         self.update(pod, change)
 
@@ -269,7 +306,11 @@ class Kubelet:
         if self.update(pod, _initialized) is not None:
             self.update(pod, lambda p: set_condition(p["status"], "PodReadyToStartContainers", "True"))
 
-    def mark_terminated(self, pod: Obj, codes: dict[str, int], messages: dict[str, str] | None = None) -> None:
+    def mark_terminated(self, pod: Obj, codes: dict[str, int], messages: dict[str, str] | None = None,
+                        sidecars: dict[str, int] | None = None) -> None:
+        """The containers exited with `codes`: Succeeded or Failed; each sidecar still running is stopped (its code
+        from `sidecars`, else 0: one that exits on SIGTERM as asked), as a kubelet stops them after the containers;
+        their codes never decide the phase."""
         def change(p: Obj) -> None:
             st, ts = p["status"], now()
             failed = any(code != 0 for code in codes.values())
@@ -288,6 +329,11 @@ class Kubelet:
                     cs = {**cs, "state": {"terminated": term}, "ready": False, "started": False}
                 out.append(cs)
             st["containerStatuses"] = out
+            for c in p["spec"].get("initContainers") or []:
+                previous = _previous_init(st, c["name"])
+                if I.is_sidecar(c) and ((previous or {}).get("state") or {}).get("running"):
+                    I.set_init_status(st, p["spec"], I.terminated(c, (sidecars or {}).get(c["name"], 0), ts, previous))
+            _set_initialized(p)
             for ctype in ("Ready", "ContainersReady"):
                 set_condition(st, ctype, "False", "PodCompleted" if not failed else "PodFailed")
             set_condition(st, "PodReadyToStartContainers", "False")
@@ -303,15 +349,18 @@ def _initialized(p: Obj) -> None:
     st = p["status"]
     if not any(c["type"] == "PodReadyToStartContainers" for c in st.get("conditions") or []):
         set_condition(st, "PodReadyToStartContainers", "False")
-    inits = [c["name"] for c in p["spec"].get("initContainers") or []]
-    if inits:
-        set_condition(st, "Initialized", "False", "ContainersNotInitialized",
-                      f"containers with incomplete status: [{' '.join(inits)}]")
-    else:
-        set_condition(st, "Initialized", "True")
+    inits = p["spec"].get("initContainers") or []
+    if inits:  # each waits PodInitializing, the containers too, until the init containers run
+        st["initContainerStatuses"] = [_previous_init(st, c["name"]) or I.waiting(c) for c in inits]
+        st["containerStatuses"] = [_previous(st, c["name"]) or I.waiting(c) for c in p["spec"]["containers"]]
+    _set_initialized(p)
     for ctype in ("ContainersReady", "Ready"):
         if not any(c["type"] == ctype for c in st.get("conditions") or []):
             set_condition(st, ctype, "False", "ContainersNotReady", "containers with unready status")
+
+
+def _set_initialized(p: Obj) -> None:
+    set_condition(p["status"], "Initialized", *I.initialized(p["spec"], p["status"]))
 
 
 def _previous(st: Obj, name: str) -> Obj | None:
