@@ -1,6 +1,7 @@
 """A secondary metric whose verdict a flag withholds (audit of Dec 6, planted imports): its note said its own verdict
 "(inconclusive) is corrected among secondary metrics", as if the Holm correction had taken it away, when DRIFT had
-withheld it; a primary metric withheld by DRIFT was "the headline" that "says inconclusive", with no word of why. Real
+withheld it; a primary metric withheld by DRIFT was "the headline" that "says inconclusive", with no word of why; and a
+metric never tested (sockperf's dropped_messages, 0 on every run) was "corrected among secondary metrics" too. Real
 result events in a real DuckDB file, the real analyzer app and the real CLI."""
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ STEADY = [1 + j / 100 for j in JITTER]
 RISING = [1 + (i + j / 10) / 100 for i, j in enumerate(JITTER)]  # +1% a run: DRIFT (Mann-Kendall)
 
 
-def _campaign(campaign: str, day: int, eps_host: list[float], lat_host: list[float]) -> list:
+def _campaign(campaign: str, day: int, eps_host: list[float], lat_host: list[float] | None) -> list:
     """sysbench-cpu on node-1, 10 host and 10 pod runs alternating 3 minutes apart: the pod 20% slower
-    (events_per_second 800 against 1000, latency_avg 1.25 against 1 ms), host figures scaled by the lists."""
+    (events_per_second 800 against 1000, latency_avg 1.25 against 1 ms), host figures scaled by the lists; with
+    ``lat_host`` None, latency_avg is 1 ms on every run of both sides."""
     out = []
     for i in range(10):
-        for k, (env, eps, lat) in enumerate((("host", 1000 * eps_host[i], lat_host[i]),
+        for k, (env, eps, lat) in enumerate((("host", 1000 * eps_host[i], (lat_host or STEADY)[i]),
                                              ("kubernetes", 800 * STEADY[i], 1.25 * STEADY[9 - i]))):
+            lat = 1.0 if lat_host is None else lat
             out.append(metrics_event(f"{campaign}-{i}-{env}", campaign, "node-1", env,
                                      T0 + timedelta(days=day, minutes=6 * i + 3 * k),
                                      [("events_per_second", eps, "events/s", True), ("latency_avg", lat, "ms", False)],
@@ -41,6 +44,7 @@ def url(tmp_path_factory):
     store = Store(tmp_path_factory.mktemp("withheld") / "podtax.duckdb")
     store.write_batch(_campaign("lat-drifts", 0, STEADY, RISING))
     store.write_batch(_campaign("eps-drifts", 1, RISING, STEADY))
+    store.write_batch(_campaign("lat-fixed", 2, STEADY, None))
     with serve(create_app(store)) as u:
         yield u
     store.close()
@@ -71,3 +75,12 @@ def test_a_withheld_primary_says_why(url, capsys):
     note = ("Secondary metric: the test's primary metric events_per_second says inconclusive (withheld: DRIFT), "
             "which is the headline; this metric's own verdict (slower) is corrected among secondary metrics.")
     assert c["warnings"] == [note], c["warnings"]
+
+
+def test_an_untested_secondary_says_so(url, capsys):
+    c = _cells(url, "lat-fixed", capsys)["latency_avg"]
+    assert (c["verdict"], c["p_value"]) == ("no detectable difference", None), c
+    note = ("Secondary metric: the test's primary metric events_per_second says pod 20.0% slower, which is the "
+            "headline; this metric's own verdict (no detectable difference) was reached without a p-value, so no "
+            "correction applies.")
+    assert note in c["warnings"], c["warnings"]

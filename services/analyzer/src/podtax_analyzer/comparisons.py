@@ -90,9 +90,11 @@ def _reconcile(rows: list[CellComparison], prim: list[bool]) -> list[CellCompari
                  side_name(head.candidate, (head.baseline, head.candidate)))
         what = (change_phrase(head.ratio, head.higher_is_better, names, head.unit) if head.verdict in (FASTER, SLOWER)
                 and head.ratio is not None else head.verdict + _withheld(head, " (withheld: {})"))
-        # a verdict a flag withheld was not taken away by the secondary family's correction: name the flag
-        own = (_withheld(c, "is withheld ({})") or
-               f"({c.direction or c.verdict}) is corrected among secondary metrics")
+        # a verdict a flag withheld, or one no test gave (every value identical), owes nothing to the secondary
+        # family's correction: say which
+        own = (_withheld(c, "is withheld ({})") or f"({c.direction or c.verdict}) " + (
+            "is corrected among secondary metrics" if c.p_value is not None
+            else "was reached without a p-value, so no correction applies"))
         note = (f"Secondary metric: the test's primary metric {head.metric} says {what}, which is the "
                 f"headline; this metric's own verdict {own}.")
         out.append(c.model_copy(update={"sentence": f"{c.sentence} {note}", "warnings": [*c.warnings, note]}))
