@@ -75,6 +75,8 @@ def escaped(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+# printable is registered as a DuckDB SQL function (podtax_analyzer.exports): keep it a module-level function, never
+# a lambda or bound method (duckdb-python issue #530: a registered callable whose owner is gone crashes the process)
 def printable(text: str) -> str:
     """`text` with its control characters but newline and tab written as `\\xNN`, and its HIDDEN ones (direction
     and zero-width characters) as `\\uNNNN`. Free text from the bus reaches terminals, pages and spreadsheets, and

@@ -75,32 +75,46 @@ def _with_printable(con: duckdb.DuckDBPyConnection) -> None:
             return
         # a concurrent export's registration may come first (CatalogException, or NotImplementedException)
         with contextlib.suppress(duckdb.CatalogException, duckdb.NotImplementedException):
+            # printable must stay a module-level function: the database keeps the registered callable past this
+            # cursor, and a registered lambda or bound method whose owner is gone crashes the process when called
+            # (duckdb-python issue #530)
             own.create_function(PRINTABLE_SQL, printable, [VARCHAR], VARCHAR, side_effects=False)
 
 
 def _printable(column: str) -> str:
-    """SQL: the text of `column` as event_payloads.printable writes it: control characters but tab and newline as
-    `\\xNN`, direction and zero-width characters as `\\uNNNN`. An ESC sequence in a node's name cleared the screen of
-    whoever ran `cat runs.csv`, a NUL ends the text for many readers, a lone CR splits a row in some, and a U+202E
-    made one node's name read as another's in a spreadsheet. Python runs only on the values holding one (the
-    regular expression finds them), and most text, printable ASCII, skips the regular expression too (1.8x the old
-    CSV's time when every value ran it): a value is ASCII when its bytes are as many as its characters (C1 and HIDDEN
-    characters are not), and an ASCII value holds no control character but DEL when JSON writes it as it is, in
-    quotes (it escapes a tab, a newline, a quote and a backslash too: such values take the regular expression)."""
-    c = f'"{column}"'
+    """SQL: the text of `column` as _printable_of writes it."""
+    return _printable_of(f'"{column}"')
+
+
+def _printable_of(c: str) -> str:
+    """SQL: the text of the expression `c` (a quoted column, a lambda's variable) as event_payloads.printable writes
+    it: control characters but tab and newline as `\\xNN`, direction and zero-width characters as `\\uNNNN`. An ESC
+    sequence in a node's name cleared the screen of whoever ran `cat runs.csv`, a NUL ends the text for many
+    readers, a lone CR splits a row in some, and a U+202E made one node's name read as another's in a spreadsheet.
+    Python runs only on the values holding one (the regular expression finds them), and most text, printable ASCII,
+    skips the regular expression too (1.8x the old CSV's time when every value ran it): a value is ASCII when its
+    bytes are as many as its characters (C1 and HIDDEN characters are not), and an ASCII value holds no control
+    character but DEL when JSON writes it as it is, in quotes (it escapes a tab, a newline, a quote and a backslash
+    too: such values take the regular expression)."""
     maybe = f"(strlen({c}) <> length({c}) OR strlen(to_json({c})) <> strlen({c}) + 2 OR contains({c}, chr(127)))"
     return f"CASE WHEN {maybe} AND regexp_matches({c}, '{_ESCAPED_CLASS}') THEN {PRINTABLE_SQL}({c}) ELSE {c} END"
 
 
 def _as_text(con: duckdb.DuckDBPyConnection, query: str, params: list) -> str:
     """`query` with its VARCHAR columns made printable (_printable), then their formula-like values prefixed with an
-    apostrophe (a CR first is by then `\\x0d`, text; a tab first stays, and is guarded)."""
+    apostrophe (a CR first is by then `\\x0d`, text; a tab first stays, and is guarded); the elements of its VARCHAR[]
+    columns (runs.flags) made printable too (the CSV writes a list as `[a, b]`: no formula's start)."""
     _with_printable(con)
     described = con.execute(f"SELECT * FROM ({query}) LIMIT 0", params).description
     names = [name for name, kind, *_ in described if str(kind) == "VARCHAR"]
-    if not names:
+    lists = [name for name, kind, *_ in described if str(kind) == "VARCHAR[]"]
+    if not names and not lists:
         return query
-    shown = ", ".join(f'{_printable(name)} AS "{name}"' for name in names)
+    element = _printable_of("x")
+    shown = ", ".join([*(f'{_printable(name)} AS "{name}"' for name in names),
+                       *(f'list_transform("{name}", lambda x: {element}) AS "{name}"' for name in lists)])
+    if not names:
+        return f"SELECT * REPLACE ({shown}) FROM ({query})"
     first = ", ".join(f"chr({ord(char)})" for char in FORMULA_FIRST)  # half a regular expression's time
     guarded = ", ".join(f"""CASE WHEN left("{name}", 1) IN ({first}) THEN '''' || "{name}" """
                         f'ELSE "{name}" END AS "{name}"' for name in names)
