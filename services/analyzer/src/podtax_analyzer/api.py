@@ -128,8 +128,7 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
                    flags, failure_reason, failure_detail FROM runs
             WHERE ($1::varchar IS NULL OR campaign = $1) AND ($2::varchar IS NULL OR status = $2)
             ORDER BY started_at NULLS LAST, run_id LIMIT $3""", [campaign, status, limit])
-        return json_array([Run(**{**r, "params": json.loads(r["params"])}) for r in chunk]  # type: ignore[return-value]
-                          for chunk in rows)
+        return json_array(rows, lambda r: Run(**{**r, "params": json.loads(r["params"])}))  # type: ignore[return-value]
 
     @app.get("/api/results", response_model=list[ResultRow])
     def results(request: Request, campaign: str | None = None, node: str | None = None,
@@ -141,8 +140,7 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
             FROM runs r JOIN metrics m USING (run_id)
             WHERE r.status = 'ok' AND ($1::varchar IS NULL OR r.campaign = $1) AND ($2::varchar IS NULL OR r.node = $2)
             GROUP BY ALL ORDER BY r.started_at, r.run_id LIMIT $3""", [campaign, node, limit])
-        return json_array([ResultRow(**{**r, "params": json.loads(r["params"])}) for r in chunk]  # type: ignore[return-value]
-                          for chunk in rows)
+        return json_array(rows, lambda r: ResultRow(**{**r, "params": json.loads(r["params"])}))  # type: ignore[return-value]
 
     @app.post("/api/reparse", response_model=ReparseReport, status_code=200,
               responses={202: {"model": ReparseJob}, 409: {"description": "a reparse is running (its job_id)"}})

@@ -47,7 +47,7 @@ def get_phases(
     if not campaign_exists(con, campaign):
         raise HTTPException(status_code=404, detail=f"unknown campaign {campaign!r}")
     rows = phase_latencies(con, campaign, phase=phase, env=env, limit=limit)
-    return json_array([PhaseLatency(**row) for row in batch] for batch in rows)  # type: ignore[return-value]
+    return json_array(rows, lambda row: PhaseLatency(**row))  # type: ignore[return-value]
 
 
 @router.get("/api/campaigns/{campaign}/phase-table", response_model=PhaseTable,

@@ -10,7 +10,6 @@ phase) gets a row that says so instead of a ratio. Per-object latencies are in t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Literal
 
 import duckdb
@@ -21,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from podtax_analyzer.reads import Cursor
 from podtax_analyzer.report_models import CampaignReport, CellComparison
-from podtax_analyzer.rowstream import BATCH, batches
+from podtax_analyzer.rowstream import BATCH, Batches, batches
 
 STATISTICS: tuple[tuple[str, str], ...] = (("p50", "_p50_ms"), ("makespan", "_makespan_s"))
 ONE_SIDE = "one side only: compare two campaigns with `podtax compare`"
@@ -246,7 +245,7 @@ def phase_table(report: CampaignReport, pooled: Pooled | None = None) -> PhaseTa
 
 
 def phase_latencies(con: Cursor, campaign: str, *, phase: str | None = None,
-                    env: str | None = None, limit: int = 100_000, batch: int = BATCH) -> Iterator[list[dict]]:
+                    env: str | None = None, limit: int = 100_000, batch: int = BATCH) -> Batches:
     """Per-object latencies of a campaign's control-plane runs (the phases table), run order, `batch` rows at a
     time: a million rows built at once took more memory than the analyzer has."""
     return batches(con, """

@@ -16,8 +16,9 @@ streaming_buffer_size), allocating as they go. The routes streaming up to 100,00
 outside the lock, and a fetch meeting the eviction's 0 failed with OutOfMemory ('0 bytes/0 bytes used'; 1 of 443
 streamed reads of raw logs beside a flush per batch). So every fetch of a `Cursor` runs under `reading` too, and
 `Cursor.stream` holds it from the statement to the last row (or until closed): a flush meanwhile skips its eviction,
-as for any long read. Relations (`sql`, `query`, `table`...) and `fetch_record_batch` would run or stream outside
-the lock: a Cursor refuses them.
+as for any long read. A stream left before its end must be closed (rowstream's answer closes it however the client
+goes); a writer waiting for the readers holds new ones back, so every writer waits with a timeout. Relations
+(`sql`, `query`, `table`...) and `fetch_record_batch` would run or stream outside the lock: a Cursor refuses them.
 """
 
 from __future__ import annotations
@@ -138,28 +139,41 @@ def _reading(fetch: Any, lock: ReadWriteLock) -> Any:
 
 class Rows:
     """A streamed result's rows, a list of `size` tuples at a time, holding `held` (the reads lock) until the last
-    is fetched, a fetch fails, or `close` (also on garbage collection: a client gone mid-answer)."""
+    is fetched, a fetch fails, or `close`. Rows left before their end must be closed (rowstream's response does,
+    however the client goes): garbage collection only is a fallback, late (a cycle held one 15-20 s)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, size: int, held: contextlib.ExitStack) -> None:
         self._con, self._size, self._held = con, size, held
+        self._open = True
         self.description = con.description
 
     def __iter__(self) -> Rows:
         return self
 
     def __next__(self) -> list[tuple[Any, ...]]:
+        if not self._open:
+            raise StopIteration
         try:
             rows = self._con.fetchmany(self._size)
         except BaseException:
             self.close()
             raise
         if not rows:
-            self.close()
+            self._held.close()
+            self._open = False
             raise StopIteration
         return rows
 
     def close(self) -> None:
-        self._held.close()
+        """Release the lock; before the last row, close the cursor first (DuckDB's worker threads filling the
+        result's buffer stop), so no fetch or worker runs outside the lock. Touches DuckDB: not on an event loop."""
+        if self._open:
+            self._open = False
+            try:
+                with contextlib.suppress(duckdb.Error):
+                    self._con.close()
+            finally:
+                self._held.close()
 
     def __del__(self) -> None:
-        self._held.close()
+        self.close()

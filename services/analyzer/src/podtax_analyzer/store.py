@@ -70,6 +70,10 @@ FLUSH_BATCHES = 10
 CACHE_MB = 32
 DEAD_NODES = 8192
 EVICT_WAIT_S = 0.05
+# reopen_if_invalidated waits this long at most for the statements under way (new ones wait meanwhile: the lock
+# prefers its writer): a streamed answer holds its statement until its last row, as long as its client reads, and
+# a wait without bound held every read (/healthz included) and the writes back behind one stalled client.
+REOPEN_WAIT_S = 2.0
 
 
 def _column(values: list[Any]) -> np.ndarray:
@@ -155,7 +159,26 @@ class Store:
         """Open the file again if DuckDB invalidated it (a checkpoint that could not write it: a full disk, a file
         size limit): DuckDB 2.0 then refuses every statement until the database is opened again, though the disk
         takes writes again (audit hG). The WAL is replayed. A reopen that fails raises (the disk still full) and
-        is tried again at the next call. Waits for the statements under way; score caches start afresh."""
+        is tried again at the next call. Waits for the statements under way at most REOPEN_WAIT_S (new statements
+        wait meanwhile), else returns False and leaves the reopen to the next call; score caches start afresh."""
+        if not self.invalidated():
+            return False
+        with self._reads.writing(timeout=REOPEN_WAIT_S) as free:
+            if not free:
+                log.warning("%s not opened again yet: a read still held it after %s s (a client reading a streamed "
+                            "answer slowly); tried again with the next batch", self.path.name, REOPEN_WAIT_S)
+                return False
+            with self._replacing(), self._lock:
+                with contextlib.suppress(duckdb.Error):
+                    self.con.close()
+                self.con = duckdb.connect(str(self.path))
+                if self.memory_mb is not None:
+                    self.con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
+                self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
+        return True
+
+    def invalidated(self) -> bool:
+        """Whether DuckDB refuses every statement until the file is opened again (other errors raise)."""
         try:
             with self.cursor() as con:
                 con.execute("SELECT 1").fetchall()
@@ -163,13 +186,6 @@ class Store:
         except duckdb.Error as exc:
             if type(exc).__name__ != "FatalException" and "invalidated" not in str(exc):
                 raise
-        with self._replacing(), self._reads.writing(), self._lock:
-            with contextlib.suppress(duckdb.Error):
-                self.con.close()
-            self.con = duckdb.connect(str(self.path))
-            if self.memory_mb is not None:
-                self.con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
-            self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
         return True
 
     def cursor(self) -> Cursor:
