@@ -19,9 +19,14 @@ nomadsim reads the same knobs (its volume IDs are the names, its resource ``volu
 A ``dropWatches`` entry (kubesim's: it passes ``DROP`` in `extra`; nomadsim has no watches) drops one watch
 stream of a resource, once: the first of its streams to deliver ``afterEvents`` events (bookmarks not counted) is
 closed after them, and for ``downSeconds`` after that the resource's watch requests are refused (503), as while an
-API server restarts; its lists still answer. A ``hangLists`` entry (kubesim's: ``HANG_LISTS`` in `extra`) is a
-resource plural whose lists (GET of the collection, not a watch, in a namespace or all) are held unanswered as a hung
-create is. A ``failCreates`` entry (kubesim's: ``FAIL`` in `extra`) answers the first ``times`` creates matching
+API server restarts; its lists still answer. With ``silent: true`` the stream is not closed: it stays open and
+delivers nothing more, neither events nor bookmarks, until its ``timeoutSeconds`` or the client hangs up, as a
+half-open connection (an API server restarted or upgraded behind a load balancer that kept the client's side; a real
+API server sends a watch that asked for them a bookmark every minute, so a client hears from a live watch at least that
+often: client-go's HTTP/2 health check closes a connection silent for 30 s + 15 s).
+A ``hangLists`` entry (kubesim's: ``HANG_LISTS`` in `extra`) is a resource plural whose lists (GET of the
+collection, not a watch, in a namespace or all) are held unanswered as a hung create is.
+A ``failCreates`` entry (kubesim's: ``FAIL`` in `extra`) answers the first ``times`` creates matching
 ``match`` (a name ending, or ``<plural>/<ending>``; an empty ending matches every name) with ``status`` (4xx or 5xx, a
 Kubernetes Status with the real API server's reason: 403 Forbidden, 429 TooManyRequests, 500 InternalError ...) and
 creates nothing (``stored: true``: creates it all the same, then answers so, as an API server whose timeout filter
@@ -67,6 +72,7 @@ class DropWatch:
     resource: str  # the plural: persistentvolumes
     after_events: int
     down_s: float
+    silent: bool = False  # the stream is not closed: it stays open and delivers nothing more (a half-open connection)
 
 
 @dataclass(frozen=True)
@@ -152,13 +158,15 @@ def _fails(entries: Any, key: str = FAIL) -> tuple[FailCreate, ...]:
 def _drops(entries: Any) -> tuple[DropWatch, ...]:
     out = []
     for e in entries if isinstance(entries, list) else [entries]:
-        ok = isinstance(e, dict) and set(e) <= {"resource", "afterEvents", "downSeconds"} \
+        ok = isinstance(e, dict) and set(e) <= {"resource", "afterEvents", "downSeconds", "silent"} \
+            and type(e.get("silent", False)) is bool \
             and isinstance(e.get("resource"), str) and e["resource"] \
             and isinstance(e.get("afterEvents", 0), int) and not isinstance(e.get("afterEvents", 0), bool) \
             and e.get("afterEvents", 0) >= 0 and isinstance(e.get("downSeconds", 0), int | float) \
             and not isinstance(e.get("downSeconds", 0), bool) and e.get("downSeconds", 0) >= 0
         if not ok:
-            raise ValueError(f"faults.{DROP}: a list of {{resource: <plural>, afterEvents: <n>, downSeconds: <s>}}, "
-                             f"got {entries!r}")
-        out.append(DropWatch(e["resource"], e.get("afterEvents", 0), float(e.get("downSeconds", 0))))
+            raise ValueError(f"faults.{DROP}: a list of {{resource: <plural>, afterEvents: <n>, downSeconds: <s>, "
+                             f"silent: <bool>}}, got {entries!r}")
+        out.append(DropWatch(e["resource"], e.get("afterEvents", 0), float(e.get("downSeconds", 0)),
+                             e.get("silent", False)))
     return tuple(out)

@@ -4,6 +4,7 @@ pod logs. A mixin of server.Server, whose state (store, api, logs, metrics, faul
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -87,6 +88,9 @@ class Streams:
                 data, dropped = self._drain(watcher, drop)
                 if data:
                     await resp.write(data)
+                if dropped and drop is not None and drop.silent:  # open, and nothing more: a half-open connection
+                    await self._silent(request, deadline)
+                    break
                 if dropped:
                     break
         except (ConnectionResetError, asyncio.CancelledError):
@@ -95,6 +99,14 @@ class Streams:
             watcher.close()
             self.metrics.watch_streaming(info, -1)
         return resp
+
+    async def _silent(self, request: web.Request, deadline: float) -> None:
+        """Fault dropWatches' `silent`: hold the stream open, sending nothing, until its deadline, the client hangs up
+        or kubesim stops."""
+        while not self.stopping.is_set() and time.monotonic() < deadline \
+                and request.transport is not None and not request.transport.is_closing():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), timeout=max(0.001, min(1.0, deadline - time.monotonic())))
 
     def _drain(self, watcher: Any, drop: DropWatch | None) -> tuple[bytes, bool]:
         """The stream's next bytes, and whether fault dropWatches (`drop`) closes it after them: once its stream

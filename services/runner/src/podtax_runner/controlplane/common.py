@@ -181,6 +181,9 @@ class Context:
     simulated: bool = False
     # the API has not been reached for a stall window (Kube.down: a watch or poll that keeps being refused): why
     api_down: Callable[[float], Aborted | None] = lambda _grace_s: None
+    # close and list again the run's watches that delivered nothing (no event, no bookmark) for the given seconds:
+    # True when one was (kubeapi.resync; a wait asks before it gives objects up or lets the run time out)
+    resync: Callable[[float], bool] = lambda _quiet_s: False
     attempt: str = field(default_factory=lambda: uuid.uuid4().hex)  # this execution's ANNOTATION_ATTEMPT
 
     @property

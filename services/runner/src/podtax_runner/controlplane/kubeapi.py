@@ -244,6 +244,9 @@ class Watcher:
         self._resp: Any = None
         self.listed_at: float | None = None  # when the list on_sync is handling was asked for (timeline seconds)
         self._gap: dict[str, Any] | None = None  # the timeline's open gap (Timeline.open_gap) while the watch is down
+        self.heard = time.monotonic()  # when the open watch last delivered anything (an event, a bookmark)
+        self.lists = 0  # lists handed to on_sync
+        self._quiet: float | None = None  # closed by resync: when it went silent (monotonic), the gap's start
         self._thread = threading.Thread(target=self._run, name="podtax-cp-watch", daemon=True)
 
     def start(self, timeout: float = 30) -> None:
@@ -269,13 +272,35 @@ class Watcher:
         body = self.kube.call("list", self.lister, *self.args, **kwargs)
         with tl.in_gap(gap) if tl is not None and gap is not None else contextlib.nullcontext():
             self.on_sync(body.get("items") or [])
+        self.lists += 1
         return str((body.get("metadata") or {}).get("resourceVersion", ""))
 
     def _dropped(self) -> None:
         """The watch ended or failed: a gap opens (once, after the first list) until a watch is open again."""
         tl = self.kube.timeline
         if self._gap is None and tl is not None and self.synced.is_set() and not self._stop.is_set():
-            self._gap = tl.open_gap(self.name)
+            self._gap = tl.open_gap(self.name, self._quiet)
+
+    def resync(self, quiet_s: float, timeout: float) -> bool:
+        """Close the watch if it delivered nothing (no event, no bookmark) for `quiet_s`, and wait up to `timeout` for
+        the list that follows; True when it was listed again. A half-open connection (an API server restarted or
+        upgraded behind a load balancer that kept the client's side) delivers nothing and never ends: a wait saw its
+        objects stuck and the run ended 'N of N objects stuck in the bind wait (...; its newest event:
+        ProvisioningSucceeded ...)' with every claim Bound. A real API server sends a watch that asked for them a
+        bookmark every minute (client-go closes an HTTP/2 connection silent for 45 s); the list marks what the watch
+        missed late, in a gap from when it went silent (WATCH_GAP), and a gap that hid nothing is forgotten."""
+        resp, silent = self._resp, time.monotonic() - self.heard
+        if resp is None or silent < quiet_s or self._stop.is_set():
+            return False
+        lists, self._quiet = self.lists, self.heard
+        log.warning("watch %s: nothing heard for %.1f s (no event, no bookmark) while objects were waited for: closed "
+                    "and listed again (a silent watch: a half-open connection?)", self.name, silent)
+        with contextlib.suppress(Exception):
+            resp.shutdown()
+        end = time.monotonic() + timeout
+        while self.lists == lists and time.monotonic() < end and not self._stop.is_set() and self.failed is None:
+            time.sleep(0.02)
+        return self.lists != lists
 
     def _run(self) -> None:
         rv: str | None = None
@@ -292,6 +317,10 @@ class Watcher:
             except Exception as exc:  # noqa: BLE001 - retried; a first list that fails is reported by start()
                 if self._stop.is_set():
                     return
+                if self._quiet is not None and rv is not None:  # its stream, closed by resync: listed again at once
+                    rv = None
+                    self._dropped()
+                    continue
                 self.kube.missed(exc)  # a run waiting on this watch ends once the API stays unreachable (Kube.down)
                 rv = None
                 self._dropped()
@@ -317,13 +346,17 @@ class Watcher:
         resp = unvalidated(self.lister)(*self.args, watch=True, resource_version=rv, allow_watch_bookmarks=True,
                                         timeout_seconds=300, _preload_content=False, _request_timeout=(10, 330),
                                         **kwargs)
-        self._resp = resp
+        self._resp, self.heard = resp, time.monotonic()
         self.kube.reached()
         if self._gap is not None and self.kube.timeline is not None:
             self.kube.timeline.close_gap(self._gap)
+            if self._quiet is not None:
+                self.kube.timeline.discard_gap(self._gap)
             self._gap = None
+        self._quiet = None
         try:
             for line in iter_resp_lines(resp):
+                self.heard = time.monotonic()
                 if self._stop.is_set():
                     return rv
                 if not line:
@@ -342,3 +375,8 @@ class Watcher:
             with contextlib.suppress(Exception):
                 resp.release_conn()
         return rv
+
+
+def resync(watchers: list[Watcher], quiet_s: float, timeout: float) -> bool:
+    """Watcher.resync on each of `watchers` (every silent one, not only the first); True when one was listed again."""
+    return any([w.resync(quiet_s, timeout) for w in watchers])

@@ -29,7 +29,7 @@ from podtax_runner.controlplane.common import (
     pool,
 )
 from podtax_runner.controlplane.kconsumers import consumer_manifest
-from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, stored_before
+from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, resync, stored_before
 from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.controlplane.waits import wait_for
 
@@ -347,6 +347,7 @@ class VolumeChurnK8s(ObjectChurn):
                 for w in self.watchers():
                     w.start(timeout=max(1.0, min(30.0, ctx.remaining())))
                     watchers.append(w)
+                ctx.resync = lambda quiet_s: resync(watchers, quiet_s, max(1.0, min(30.0, ctx.remaining())))
             else:
                 def loop() -> None:
                     while not polling.wait(p.poll_interval_s):

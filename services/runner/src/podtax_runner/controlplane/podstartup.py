@@ -17,7 +17,7 @@ from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup
 from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool
-from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, stored_before
+from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, resync, stored_before
 from podtax_runner.controlplane.kvolumes import claim_manifest
 from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.controlplane.waits import wait_for
@@ -209,6 +209,7 @@ class PodStartupRun(ObjectChurn):
                 watcher = self.watcher = Watcher(self.kube, self.kube.core.list_namespaced_pod, (self.ns,),
                                                  ctx.selector, self.on_listed, self.on_pod, "pod")
                 watcher.start(timeout=max(1.0, min(30.0, ctx.remaining())))
+                ctx.resync = lambda quiet_s: resync([watcher], quiet_s, max(1.0, min(30.0, ctx.remaining())))
             else:
                 def loop() -> None:
                     while not polling.wait(p.poll_interval_s):

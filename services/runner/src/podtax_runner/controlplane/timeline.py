@@ -91,12 +91,20 @@ class Timeline:
                 gap["late"].setdefault(name, []).append(phase)
             return True
 
-    def open_gap(self, watch: str) -> dict[str, Any]:
-        """A gap of watch `watch` from now (it dropped) until close_gap (it is open again): summary `watch_gaps`."""
-        gap: dict[str, Any] = {"watch": watch, "start": self.now(), "end": None, "late": {}}
+    def open_gap(self, watch: str, since: float | None = None) -> dict[str, Any]:
+        """A gap of watch `watch` from now (it dropped), or from monotonic `since` (it went silent), until close_gap
+        (it is open again): summary `watch_gaps`."""
+        start = self.now() if since is None else round(since - self.t0, 6)
+        gap: dict[str, Any] = {"watch": watch, "start": start, "end": None, "late": {}}
         with self._lock:
             self.watch_gaps.append(gap)
         return gap
+
+    def discard_gap(self, gap: dict[str, Any]) -> None:
+        """Forget a gap that hid nothing (a quiet watch closed and listed again: the list found nothing it missed)."""
+        with self._lock:
+            if gap in self.watch_gaps and not gap["late"]:
+                self.watch_gaps.remove(gap)
 
     def close_gap(self, gap: dict[str, Any]) -> None:
         gap["end"] = self.now()

@@ -37,8 +37,10 @@ def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[
     (too_many_errors), each stuck one is failed on the timeline with what it lacks and its end point
     `given_up` (when it was given up: its phase took longer than that), and the run goes on. More stuck
     than that: the wait goes on until the deadline and raises Aborted("timeout") saying how many were
-    stuck in which phase; Aborted("stopped") when the run is stopped."""
+    stuck in which phase; Aborted("stopped") when the run is stopped. Before either, once per quiet spell, the run's
+    watches silent all that time are listed again (ctx.resync): a silent watch's objects were not stuck."""
     started = last_change = time.monotonic()
+    resynced = None
     slowest = 0.0
     given_up: set[str] = set()
     last: set[str] = set()
@@ -49,8 +51,12 @@ def wait_for(ctx: Context, tl: Timeline, phase: str, pending: Callable[[], dict[
                 slowest = now - started
             last, last_change = set(stuck), now
         quiet, wait_s = now - last_change, patience(ctx, slowest)
-        if quiet >= ctx.stall_s and (quiet >= wait_s or ctx.remaining() <= ctx.stall_s) \
-                and _may_give_up(tl, stuck, count):
+        due = quiet >= ctx.stall_s and (quiet >= wait_s or ctx.remaining() <= ctx.stall_s)
+        if due and resynced != last_change:
+            resynced = last_change
+            if ctx.resync(quiet):
+                continue
+        if due and _may_give_up(tl, stuck, count):
             why = f"{wait_s:g} s" if quiet >= wait_s else f"{quiet:.1f} s, the run's end near"
             since, words = SINCE.get(phase, ""), said(list(stuck))
             for name, what in stuck.items():
