@@ -72,3 +72,26 @@ def test_a_nomad_delete_throttled_at_every_attempt_leaves_its_volume_named(
     assert len(left) == 1 and f"nomad volume default/{vol}" in left[0] and "429" in left[0], err
     assert "podtax volumes cleanup --backend nomad --campaign old" in err, err
     assert [v["ID"] for v in nomad.volumes()] == [vol]
+
+
+def test_a_nomad_volume_in_use_is_said_held_by_an_allocation_and_cleaned_once_freed(
+        nomadsim_factory: Any, capfd: pytest.CaptureFixture[str]) -> None:
+    # Nomad's deregister refuses a volume an allocation claims (`volume in use`, a 500): before, the line said only
+    # the answer and 'once that is mended, run ... again', not what holds it nor how to free it
+    nomad = nomadsim_factory()
+    vol = "podtax-old-0123456789-0002"
+    caps = [{"AccessMode": "single-node-writer", "AttachmentMode": "file-system"}]
+    body = {"Volumes": [{"ID": vol, "Name": vol, "PluginID": "hostpath", "RequestedCapabilities": caps}]}
+    httpx.put(f"{nomad.url}/v1/volume/csi/{vol}/create", json=body).raise_for_status()
+    nomad.claim(vol, "alloc-1")
+    argv = ["volumes", "cleanup", "--backend", "nomad", "--campaign", "old", "--nomad-addr", nomad.url]
+    code = cli(argv)
+    out, err = capfd.readouterr()
+    assert code == 1, (out, err)
+    left = [line for line in err.splitlines() if line.startswith("still present: ")]
+    assert len(left) == 1 and f"volume in use: {vol} (not sent again): an allocation still claims it" in left[0] \
+        and "nomad volume status" in left[0], err
+    nomad.release(vol, "alloc-1")  # its job stopped: the claim freed
+    code = cli(argv)
+    out, err = capfd.readouterr()
+    assert code == 0 and [v["ID"] for v in nomad.volumes()] == [], (out, err)
