@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from podtax import phases as ph
+from podtax.nomad_in_use import IN_USE, held
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure
 from podtax.parsers.timeline_records import GIVEN_UP, HELD_WORDS, Timeline, TimelineObject, read
 from podtax.parsers.timeline_records import seconds as _seconds
@@ -201,8 +202,16 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
         flags.append(retried)
     left = _count(summary, "left_behind")
     if left:
-        flags.append(f"LEFT_BEHIND: {left} objects were not deleted; run `podtax volumes cleanup`")
+        flags.append(left_behind_flag(left, [o.name for o in failed if IN_USE in (o.error or "")]))
     return metrics, flags
+
+
+def left_behind_flag(left: int, in_use: list[str]) -> str:
+    """The run flag counting the objects the run did not delete (the analyzer reads the count); `in_use`: those
+    whose delete Nomad refused `volume in use`, which a cleanup cannot remove while an allocation claims them."""
+    held_by = (f"; of them {', '.join(in_use[:3])}{', ...' if len(in_use) > 3 else ''}: {IN_USE}{held(IN_USE)}"
+               if in_use else "")
+    return f"LEFT_BEHIND: {left} objects were not deleted; run `podtax volumes cleanup`{held_by}"
 
 
 def lower_bound_flag(metrics: list[str], stuck: Mapping[str, list[tuple[str, float]]]) -> str:

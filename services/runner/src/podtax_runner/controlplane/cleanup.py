@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from kubernetes.client.rest import ApiException
+from podtax.nomad_in_use import held
 
 from podtax_runner.controlplane.common import (
     CALL_ERRORS,
@@ -75,18 +76,11 @@ def _delete_pv(kube: Kube, name: str, until: float) -> str:
     return _deleted(kube, kube.core.delete_persistent_volume, name, until)
 
 
-# Nomad's deregister refuses a volume an allocation still claims (nomad/state: `volume in use`), after its plugin
-# deleted the storage (Nomad 1.1 to 2.0); it frees the claims of allocations that stopped (its volume watcher)
-IN_USE = ("volume in use", "an allocation still claims it (`nomad volume status <id>` lists it): stop that job, and "
-                           "once Nomad has freed the claim clean up again")
-
-
 def refused(answer: str, retried: bool) -> str:
     """What became of a delete the API refused (REFUSED), for `remaining`: its answer and how often it was sent
     (`retried`: the answer is one calls are sent again after, ATTEMPTS times in all), and what holds it when known
-    (IN_USE: a cleanup sent again would meet the same answer until that is done)."""
-    why = f": {IN_USE[1]}" if IN_USE[0] in answer else ""
-    return f"{REFUSED} {answer} ({f'sent {ATTEMPTS} times' if retried else 'not sent again'}){why}"
+    (podtax.nomad_in_use: a cleanup sent again would meet the same answer until that is done)."""
+    return f"{REFUSED} {answer} ({f'sent {ATTEMPTS} times' if retried else 'not sent again'}){held(answer)}"
 
 
 def _deleted(kube: Kube, fn: object, name: str, until: float, *args: object, **kwargs: object) -> str:

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 
 import httpx
+from podtax.nomad_in_use import held
 from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane import nomad as client
@@ -77,7 +78,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
                           again=tl.resender(vol_id, "delete_requested", "delete"))
         except (NomadError, httpx.HTTPError) as exc:
             if not (isinstance(exc, NomadError) and "volume not found" in exc.text):
-                failed(vol_id, f"delete: {exc}", exc)
+                failed(vol_id, f"delete: {exc}{held(str(exc))}", exc)  # what holds it: cleanup meets it too
                 return
         tl.mark(vol_id, "gone")
 
