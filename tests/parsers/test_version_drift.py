@@ -191,3 +191,12 @@ def test_stressng_metrics_overflow_note_is_no_metric(note: str, long_log: bool) 
     values = parse_text(text, "stress-ng").values()
     assert values["add_matrix_ops_per_sec"] == 385960.20 and values["copy_matrix_ops_per_sec"] == 661874.77
     assert not [name for name in values if "note" in name or "reporting" in name]
+
+
+def test_sysbench_1_0_4_memory_cut_before_events_is_truncated() -> None:
+    """A 1.0.4 log cut before `total number of events`: refused before as a wrapped counter (unknown-format)."""
+    text = SYSBENCH_1_0_4_MEMORY.replace("    total number of events:              21672955\n", "")
+    assert "total number of events" not in text
+    with pytest.raises(ParseFailure, match="total number of events") as failure:
+        parse_text(text, "sysbench")
+    assert failure.value.reason == "truncated"
