@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from podtax.cli.common import (
     THRESHOLD_HELP,
@@ -29,6 +30,7 @@ from podtax.cli.common import (
 )
 from podtax.cli.export import fetch
 from podtax.cli.report_render import p_shown
+from podtax.cli.whole_escapes import Whole, whole
 from podtax.event_payloads import printable_tree
 from podtax.flags import BOUND_MARKS
 
@@ -64,7 +66,7 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
         ratio = c["base_ratio"] is not None or c["new_ratio"] is not None or "ratio" in c["compared"]
         ci = (f" ({_r(c['diff_ci_low'], True, ratio)} to {_r(c['diff_ci_high'], True, ratio)})"
               if c["diff_ci_low"] is not None else "")
-        table.add_row(escape(c["node"]), escape(f"{c['test']} {c['params']}"), escape(c["metric"]),
+        table.add_row(Whole(c["node"]), Whole(f"{c['test']} {c['params']}"), Whole(c["metric"]),
                       escape(c["compared"]), _bounded(c, "base", ratio), _bounded(c, "new", ratio),
                       _r(c["diff"], True, ratio) + ci, p_shown(c),
                       f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
@@ -74,11 +76,11 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
                       "(LOWER_BOUND) or on times seen after a dropped watch or holding a retry's wait (WATCH_GAP, "
                       "RETRIED); the true one is at least / "
                       "at most it / either", highlight=False)
-    for c in cells:
-        console.print(escape(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), highlight=False)
+    for c in cells:  # wrapped never inside a name's escape
+        console.print(whole(Text(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), console.width))
     for side, names in (("base", data["only_in_base"]), ("new", data["only_in_new"])):
         if names:
-            console.print(escape(f"Only in {data[side]}: {', '.join(names)}"), highlight=False)
+            console.print(whole(Text(f"Only in {data[side]}: {', '.join(names)}"), console.width))
 
 
 def compare(

@@ -27,6 +27,7 @@ from podtax.cli.report_view import (
     refs,
     shown_summary,
 )
+from podtax.cli.whole_escapes import Whole, whole
 from podtax.event_payloads import printable, printable_tree
 from podtax.flags import BLOCKING, LEGEND, ORDER, bound_mark
 from podtax.pvalue import p_digits
@@ -148,7 +149,7 @@ def wide_table(view: ReportView, test: TestView, flag_sep: str = ", ") -> Table:
         t.add_column(name, justify=just, no_wrap=no_wrap)
     for r, w in zip(test.rows, who, strict=True):
         c = r.cell
-        t.add_row(f"#{r.number}", *([w] if any(who) else []), f"{c['n_host']} · {_centre(c, 'host')}",
+        t.add_row(f"#{r.number}", *([Whole(w)] if any(who) else []), f"{c['n_host']} · {_centre(c, 'host')}",
                   f"{c['n_pod']} · {_centre(c, 'pod')}", f"{_ratio(c)} {_ci(c)}".strip(), _effect(c),
                   p_shown(c), _verdict(c), _flags(c, flag_sep))
     return t
@@ -169,7 +170,7 @@ def stacked_table(view: ReportView, test: TestView) -> Table:
             who.append_text(_flags(c, " "))
         verdict = Text.assemble(_verdict(c), "\n", _effect(c), f"\np adj {p_shown(c)}")
         base, cand = side_names(c)
-        t.add_row(f"#{r.number}", who, f"{base} {c['n_host']} · {_centre(c, 'host', STACKED_MODES)}\n"
+        t.add_row(f"#{r.number}", Whole(who), f"{base} {c['n_host']} · {_centre(c, 'host', STACKED_MODES)}\n"
                                        f"{cand} {c['n_pod']} · {_centre(c, 'pod', STACKED_MODES)}",
                   f"{_ratio(c)}\n{_ci(c)}".rstrip(), verdict)
     return t
@@ -217,7 +218,7 @@ def _bullet(con: Console, text: Text, indent: int = 2, hang: int = 2) -> None:
     """Print `text` indented, wrapped on words, continuation lines `hang` columns further in."""
     first, rest = " " * indent, " " * (indent + hang)
     width = max(20, con.width - indent - hang)
-    for i, line in enumerate(text.wrap(con, width)):
+    for i, line in enumerate(whole(text, width).split("\n")):  # never inside a name's escape
         line.rstrip()
         con.print(Text.assemble(first if i == 0 else rest, line), soft_wrap=True)
 
@@ -234,11 +235,11 @@ def print_report(report: dict[str, Any], all_metrics: bool = False) -> None:
     view = build_view(report, all_metrics)
     scope = "every metric" if all_metrics else "primary metrics"
     nodes = f"node {view.nodes[0]}" if view.single_node else f"{len(view.nodes)} nodes"
-    con.print(Text.assemble(("podtax report — campaign ", "bold"), (report["campaign"], "bold"),
-                            f"  ({nodes}; {len(view.rows)} of {len(cells)} cells shown: {scope})"))
+    con.print(whole(Text.assemble(("podtax report — campaign ", "bold"), (report["campaign"], "bold"),
+                                  f"  ({nodes}; {len(view.rows)} of {len(cells)} cells shown: {scope})"), con.width))
     for test in view.tests:
         con.print()
-        con.print(_header(view, test))
+        con.print(whole(_header(view, test), con.width))
         con.print(_fitting_table(con, view, test))
         note = _hidden_note(view, test)
         if note is not None:
