@@ -57,8 +57,9 @@ def test_the_cli_says_the_answer_was_cut_short(url: str, monkeypatch: pytest.Mon
     assert out == "" and "Traceback" not in err, err
     assert err.strip().splitlines() == [f"error: the analyzer at {url} stopped answering mid-request (peer closed "
                                         "connection without sending complete message body (incomplete chunked "
-                                        "read)): it may have stopped or restarted (see its log); run the command "
-                                        "again once it answers"], err
+                                        "read)): it may have stopped or restarted (see its log), or the "
+                                        "connection to it stalled or was too slow (it then ends the answer and its "
+                                        "log says so); run the command again once it answers"], err
 
 
 class _EndsCutJson(http.server.BaseHTTPRequestHandler):

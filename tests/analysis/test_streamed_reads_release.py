@@ -9,12 +9,14 @@ sockets buffer), the real app served by uvicorn, real sockets."""
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -113,6 +115,62 @@ def test_a_client_that_stops_reading_is_dropped(served: Served, monkeypatch: pyt
     finally:
         sock.close()
     assert "took no chunk of a streamed answer" in caplog.text
+
+
+SLOW_RUNS = 2_000  # two batches of ~640 KB (400-char details)
+SLOW_RATE = 256 * 1024  # bytes/s: a batch took the reader ~2.4 s to drain, a slice (rowstream.SLICE) ~0.3 s
+SLOW_SEND_BUFFER = 16 * 1024  # a link's kernel send buffer, not loopback's MBs (a send waits for a third to drain)
+
+
+def _read_steadily(url: str, rate: int) -> bytes:
+    """Every run's answer, read steadily at no more than `rate` bytes/s, never pausing longer than that needs."""
+    where = urlsplit(url)
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: the window it offers
+        sock.connect((where.hostname, where.port))
+        sock.sendall(f"GET /api/runs?limit={SLOW_RUNS} HTTP/1.1\r\nHost: {where.hostname}\r\n"
+                     "Connection: close\r\n\r\n".encode())
+        sock.settimeout(DEADLINE_S)
+        answered, start = bytearray(), time.monotonic()
+        while part := sock.recv(4096):
+            answered += part
+            ahead = len(answered) / rate - (time.monotonic() - start)
+            if ahead > 0:
+                time.sleep(ahead)
+    return bytes(answered)
+
+
+def _dechunk(body: bytes) -> bytes:
+    """An HTTP/1.1 chunked body's data; fails on a body cut before its last (empty) chunk."""
+    data, at = bytearray(), 0
+    while True:
+        end = body.index(b"\r\n", at)
+        size = int(body[at:end], 16)
+        if size == 0:
+            return bytes(data)
+        data += body[end + 2:end + 2 + size]
+        at = end + 2 + size + 2
+
+
+def test_a_client_reading_slowly_but_steadily_gets_the_whole_answer(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap is on a client taking nothing, not on its rate: before, a whole batch was one send, which waited
+    for it to drain, so a reader slower than a batch per SEND_WAIT_S was cut (30 s: ~23 KB/s, review r4)."""
+    monkeypatch.setattr(rowstream, "SEND_WAIT_S", 1.5)
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.cursor().execute("""
+            INSERT INTO runs (run_id, event_id, campaign, cluster, node, env, test, params, params_key, attempt,
+                              sequence, status, flags, started_at, stored_at, failure_detail)
+            SELECT 'r' || i, 'e' || i, 'c1', 'k', 'n1', 'pod', 't', '{}', 'p', 1, i, 'failed', [], now(), now(),
+                   repeat('x', 400) FROM range(?) t(i)""", [SLOW_RUNS])
+        with serve(create_app(store), send_buffer=SLOW_SEND_BUFFER) as url:
+            answered = _read_steadily(url, SLOW_RATE)
+    finally:
+        store.close()
+    head, _, body = answered.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and body.endswith(b"0\r\n\r\n"), "the answer was cut"
+    assert sorted(r["run_id"] for r in json.loads(_dechunk(body))) == sorted(f"r{i}" for i in range(SLOW_RUNS))
 
 
 def test_a_reopen_waits_for_a_stalled_answer_only_so_long(served: Served, no_stall_cap: None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import socket
 import sys
 import threading
 import time
@@ -132,11 +133,20 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 @contextmanager
-def serve(app: FastAPI) -> Iterator[str]:
-    """The analyzer app served by uvicorn on a free loopback port in a thread; yields its URL."""
+def serve(app: FastAPI, send_buffer: int | None = None) -> Iterator[str]:
+    """The analyzer app served by uvicorn on a free loopback port in a thread; yields its URL. `send_buffer`: the
+    kernel's send buffer of each connection (SO_SNDBUF, which an accepted socket takes from its listener; loopback's
+    own grows to MBs, a link's stays far smaller)."""
     port = natsserver.free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    sockets: list[socket.socket] = []
+    if send_buffer is not None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+        listener.bind(("127.0.0.1", port))
+        sockets.append(listener)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": sockets or None}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
@@ -148,6 +158,8 @@ def serve(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+        for listener in sockets:
+            listener.close()
 
 
 def timeline_run(run: events.RunSpec, text: str, started: datetime, seconds: float) -> list[events.Envelope]:

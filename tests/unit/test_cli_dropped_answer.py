@@ -54,7 +54,8 @@ def test_a_reparse_whose_analyzer_drops_the_connection_says_so(dropping: str, tm
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"error: the analyzer at {dropping} stopped answering mid-request (Server disconnected without sending a "
-        "response.): it may have stopped or restarted (see its log); the reparse may not have finished: run podtax "
+        "response.): it may have stopped or restarted (see its log), or the connection to it stalled or was too "
+        "slow (it then ends the answer and its log says so); the reparse may not have finished: run podtax "
         "reparse again once it answers (it derives the same results from the stored logs again: nothing is lost or "
         "doubled)"], done.stderr
 
@@ -63,8 +64,9 @@ def test_other_commands_say_it_too(dropping: str, tmp_path: Path) -> None:
     done = _run(["results"], dropping, tmp_path)
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().endswith("stopped answering mid-request (Server disconnected without sending a "
-                                        "response.): it may have stopped or restarted (see its log); run the command "
-                                        "again once it answers"), done.stderr
+                                        "response.): it may have stopped or restarted (see its log), or the "
+                                        "connection to it stalled or was too slow (it then ends the answer and its "
+                                        "log says so); run the command again once it answers"), done.stderr
 
 
 def test_a_closed_port_is_still_an_analyzer_to_start(tmp_path: Path) -> None:

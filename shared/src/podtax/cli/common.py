@@ -227,7 +227,8 @@ def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up
                     f"http://127.0.0.1:8700", 2)
     if type(exc).__name__ in DROPPED:
         return fail(f"the analyzer at {base} stopped answering mid-request ({exc}): it may have stopped or restarted "
-                    f"(see its log); {again}")
+                    f"(see its log), or the connection to it stalled or was too slow (it then ends the answer and "
+                    f"its log says so); {again}")
     return fail(f"cannot reach the analyzer at {base} ({exc}); {hint}")
 
 
