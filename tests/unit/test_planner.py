@@ -126,6 +126,20 @@ def test_a_run_still_executing_is_expired_only_past_its_extra_bound() -> None:
     assert failed.run_id == r.run_id and s.runs[r.run_id].reason == "no-report"
 
 
+
+def test_a_run_whose_report_is_held_is_not_expired() -> None:
+    """A run whose log or failure its executor holds until NATS takes it (held) never expires: NATS may yet store it
+    (review r4 of 686c54e: given up at a deadline, it was expired, run again and both attempts stored); released,
+    it expires as before."""
+    s = state()
+    r = s.next_for("n1", T0)
+    assert r is not None
+    s.dispatched(r.run_id, T0)
+    late = T0 + timedelta(seconds=r.timeout_s + REPORT_GRACE_S + 10_000)
+    assert s.expired(late, executing={r.run_id}, executing_s=100, held={r.run_id}) == []
+    [(failed, _)] = s.expired(late, executing=set(), executing_s=100, held=set())
+    assert failed.run_id == r.run_id and s.runs[r.run_id].reason == "no-report"
+
 def test_a_run_whose_log_is_published_is_not_expired_while_its_outcome_comes_back() -> None:
     """The runner's executor published the run's log (reported) and left `executing`; the outcome comes back
     through the parser and the analyzer. Expired in that window (past timeout + grace), the run was retried and

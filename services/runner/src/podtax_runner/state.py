@@ -286,18 +286,21 @@ class CampaignState:
         return n
 
     def expired(self, now: datetime, grace_s: float = REPORT_GRACE_S, executing: Collection[str] = (),
-                executing_s: float = 0.0) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
+                executing_s: float = 0.0, held: Collection[str] = ()
+                ) -> list[tuple[events.RunSpec, events.RunSpec | None]]:
         """Runs that never reported back: mark failed, and plan one retry right after (first attempt only).
         A run is given its timeout + `grace_s` from its dispatch, and at least `grace_s` from `resumed_at`; a run
         in `executing` (the runner's own control-plane executor still runs it: its report is coming, its cleanup
         may outlast the grace) `executing_s` more, not for ever (a stuck executor held the runner-wide
         control-plane slot, every control-plane run after it waiting). A run whose executor here published its log or
         failure (`reported_at`) left `executing` then, its outcome still to come back through the parser and the
-        analyzer: it is given `grace_s` + `executing_s` from then (a CI: expired in that window, it ran twice)."""
+        analyzer: it is given `grace_s` + `executing_s` from then (a CI: expired in that window, it ran twice). A run
+        in `held` (its executor holds its log or failure until NATS takes it) does not expire: NATS may yet store it
+        (a review: expired, it ran again and both attempts were stored)."""
         out = []
         for node in list(self._inflight):
             s = self.in_flight(node)
-            if not s or not s.dispatched_at:
+            if not s or not s.dispatched_at or s.run.run_id in held:
                 continue
             extra = executing_s if s.run.run_id in executing else 0.0
             deadline = s.dispatched_at + timedelta(seconds=s.run.timeout_s + grace_s + extra)
