@@ -52,23 +52,27 @@ class Outage:
 @contextlib.asynccontextmanager
 async def nats_stopped_after_the_work(nats_server: natsserver.NatsServer, tmp_path: Path, kubesim_factory: Any,
                                       monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
-                                      campaign: dict[str, Any], said: str) -> AsyncIterator[Outage]:
-    """`campaign` submitted to the analyzer, the parser and the runner (kubesim its cluster); NATS is stopped the
-    moment the run's work is done, before the runner publishes its timeline; yields once the runner logged a warning
-    holding `said`. NATS started again in the block (Outage.restart) is stopped on leaving."""
+                                      campaign: dict[str, Any], said: str,
+                                      work: tuple[Any, str] = (dispatch, "execute"), kubelet: str = "none"
+                                      ) -> AsyncIterator[Outage]:
+    """`campaign` submitted to the analyzer, the parser and the runner (kubesim its cluster, `kubelet` its kubelet);
+    NATS is stopped the moment the run's work is done (`work`, an object and its function's name, returned: a
+    control-plane run's execute, a pod run's KubeExecutor._logs), before the runner publishes its report; yields once
+    the runner logged a warning holding `said`. NATS started again in the block (Outage.restart) is stopped on
+    leaving."""
     monkeypatch.setenv("PODTAX_NATS_URL", nats_server.url)
-    sim = kubesim_factory(cluster(provision=0.02, delete=0.02), kubelet="none")
+    sim = kubesim_factory(cluster(provision=0.02, delete=0.02), kubelet=kubelet, sim_duration=1.0)
     stopped: list[float] = []
-    real = dispatch.execute
+    real = getattr(*work)
 
-    def execute_then_stop_nats(*args: Any, **kwargs: Any) -> Any:
-        timeline = real(*args, **kwargs)
+    def work_then_stop_nats(*args: Any, **kwargs: Any) -> Any:
+        done = real(*args, **kwargs)
         if not stopped:
             nats_server.stop()
             stopped.append(time.monotonic())
-        return timeline
+        return done
 
-    monkeypatch.setattr(dispatch, "execute", execute_then_stop_nats)
+    monkeypatch.setattr(*work, work_then_stop_nats)
     outage: Outage | None = None
     try:
         with caplog.at_level(logging.INFO):
@@ -88,6 +92,22 @@ async def nats_stopped_after_the_work(nats_server: natsserver.NatsServer, tmp_pa
 
 def runner_said(caplog: pytest.LogCaptureFixture, level: int = logging.WARNING) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name.startswith("podtax.runner") and r.levelno >= level]
+
+
+def recorded_ticks(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """When each of the runner's ticks that ended began (time.monotonic()), appended as they end."""
+    ticks: list[float] = []
+    real_tick = service.Runner.tick
+
+    async def tick(self: service.Runner, *args: Any, **kwargs: Any) -> None:
+        began = time.monotonic()
+        try:
+            await real_tick(self, *args, **kwargs)
+        finally:
+            ticks.append(began)
+
+    monkeypatch.setattr(service.Runner, "tick", tick)
+    return ticks
 
 
 async def finished_status(capsys: pytest.CaptureFixture[str], campaign: str, timeout_s: float) -> str:
@@ -129,17 +149,7 @@ async def test_an_outage_past_the_runs_expiry_stores_one_result(
     and attempt 2's result, two results for one planned run, and 'lost' was false. Now the runner holds the timeline
     until NATS takes it and the run does not expire meanwhile: one result, no attempt 2."""
     monkeypatch.setattr(dispatch, "EXECUTING_S", 0.0)  # the publish's deadline (before) passed at its first failure
-    ticks: list[float] = []  # when each of the runner's ticks that ended began (time.monotonic())
-    real_tick = service.Runner.tick
-
-    async def tick(self: service.Runner, *args: Any, **kwargs: Any) -> None:
-        began = time.monotonic()
-        try:
-            await real_tick(self, *args, **kwargs)
-        finally:
-            ticks.append(began)
-
-    monkeypatch.setattr(service.Runner, "tick", tick)
+    ticks = recorded_ticks(monkeypatch)
     campaign = {**CAMPAIGN, "name": "cp-nats-away"}
     async with nats_stopped_after_the_work(nats_server, tmp_path, kubesim_factory, monkeypatch, caplog, campaign,
                                            "publish") as outage:

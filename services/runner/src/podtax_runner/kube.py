@@ -23,6 +23,7 @@ from podtax.kubeclient import load_config
 
 from podtax_runner import netserver, retry
 from podtax_runner.jobspec import SUBMITTED, job_manifest, job_name, run_device, same_run
+from podtax_runner.outbox import Outbox
 
 log = logging.getLogger("podtax.runner.kube")
 SOURCE = "podtax/runner"
@@ -30,8 +31,8 @@ RETRIES = 5
 T = TypeVar("T")
 
 
-UNPUBLISHED = ("pod run %s: its outcome could not be published (%s); the runner runs it again once its report is "
-               "overdue")
+# its outcome is held in its outbox until NATS takes it (outbox.py); this is said of a NATS error after that
+NOT_RECORDED = "pod run %s: its outcome was published, but what it saw of its image could not be recorded (%s)"
 GONE_S = 60.0  # how long a Job left by another submission may take to go once deleted
 PRIVILEGED_LEVEL = "privileged"  # the Pod Security level a namespace needs for device runs
 POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
@@ -69,6 +70,11 @@ class KubeExecutor:
         self.on_image_versions: Callable[[str, dict[str, str]], Awaitable[None]] | None = None
         self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
         self._namespaces: set[str] = set()
+        # a log or failure NATS does not take is held and sent again until it does, the run held in flight meanwhile:
+        # before, it was given up at once while nats-py held a copy it sent on reconnecting, and the run, expired as
+        # no-report, ran again: two results for one planned run (tests/integration/test_pod_run_publish_nats_down.py)
+        self.outbox = Outbox(bus, log, "pod run", "the next runner resumes the run: it re-attaches to its Job if "
+                             "that is still there, else runs it again")
         # Set by close(): a cancelled task's _follow thread runs on until it sees this, and asyncio.run
         # waits for that thread at exit, so without it a runner stopping took up to a run's timeout + 60 s.
         self._closing = threading.Event()
@@ -185,8 +191,8 @@ class KubeExecutor:
         except asyncio.CancelledError:
             keep = server is None  # a network run's client cannot outlive its server
             raise
-        except (BusError, NatsError) as exc:  # its log could not be published, nor could a failure be (audit: a
-            log.warning(UNPUBLISHED, run.run_id, exc)  # traceback, then 'Task exception was never retrieved')
+        except (BusError, NatsError) as exc:  # recording the image's tool versions (audit: a traceback, then 'Task
+            log.warning(NOT_RECORDED, run.run_id, exc)  # exception was never retrieved')
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("pod run %s failed", run.run_id)
             await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}")
@@ -316,18 +322,17 @@ class KubeExecutor:
         now = events.now()
         raw = events.RawLog(run=run, stdout=text, stderr="", exit_code=exit_code, started_at=started or now,
                             ended_at=finished or now, tool_version=version, provenance=prov)
+        event = events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"})
         with telemetry.run_step("pod run", run.run_id, started, finished, **{"k8s.pod.name": p.metadata.name}):
-            await self.bus.publish(events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"}))
+            if not await self.outbox.send(run, event, "log"):
+                return
         await self._reported(run)
         if version and self.on_image_versions and cs:
             await self.on_image_versions(cs.image, {templates.get(run.test).tool: version})
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str) -> None:
         failure = events.RunFailed(run=run, stage="kubernetes", reason=reason, detail=detail)
-        try:
-            await self.bus.publish(events.run_failed(failure, SOURCE))
-        except (BusError, NatsError) as exc:
-            log.warning(UNPUBLISHED, run.run_id, exc)
+        if not await self.outbox.send(run, events.run_failed(failure, SOURCE), "failure"):
             return
         await self._reported(run)
         log.warning("pod run %s failed: %s", run.run_id, detail)
@@ -336,8 +341,13 @@ class KubeExecutor:
         if self.on_reported:
             await self.on_reported(run)
 
+    def holding(self) -> set[str]:
+        """The run ids whose log or failure is held here until NATS takes it: none of them expires meanwhile."""
+        return self.outbox.holding()
+
     async def close(self) -> None:
         self._closing.set()
+        self.outbox.stop()
         for task in self.tasks.values():
             task.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)

@@ -194,9 +194,11 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 # a control-plane run still executing here is not lost: its cleanup may outlast timeout + grace (a
                 # hung DELETE sent again, then 30 s of waiting); expired, it ran twice, both stored (an audit). It is
                 # given EXECUTING_S more, not for ever: a stuck executor would hold every control-plane run
-                # nor one whose report it holds until NATS takes it (NATS may store it yet: expired, it ran twice)
+                # nor one whose report an executor holds until NATS takes it (NATS may store it yet: expired, it ran
+                # twice), a pod run's too
+                held = self.controlplane.holding() | (self.executor.holding() if self.executor else set())
                 expired = state.expired(now, self.settings.runner_report_grace_s, self.controlplane.executing(),
-                                        EXECUTING_S, self.controlplane.holding()) if self.caught_up else []
+                                        EXECUTING_S, held) if self.caught_up else []
                 for run, again in expired:
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))

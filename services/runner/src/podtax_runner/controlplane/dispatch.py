@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -17,6 +16,7 @@ from podtax.config import RunnerSettings
 from podtax_runner.controlplane import cleanup, kubeapi
 from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute
+from podtax_runner.outbox import PUBLISH_TIMEOUT_S, Outbox
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
@@ -78,16 +78,10 @@ def too_large(count: int, max_payload: int, test: str) -> str | None:
 # Taken at import from the values in use (170 s; Nomad's cleanup wait and timeouts are the same): a test that
 # shortens cleanup.CLEANUP_WAIT_S or kubeapi.TIMEOUT keeps this margin, so its run is not expired for being slower
 EXECUTING_S = cleanup.CLEANUP_WAIT_S + 2 * sum(kubeapi.TIMEOUT)
-# A run's timeline (or failure) that NATS does not take (stopped, restarting) is held here and sent again, under the
-# same event id (JetStream stores it once), until NATS takes it or the runner stops; the run does not expire meanwhile
-# (`held`, CampaignState.expired). The runner has no other outbox: before, the first publish's timeout (nats-py's 5 s)
-# was taken for the run's failure (an executor-error 'TimeoutError: nats: timeout', the run counted failed, while the
-# analyzer stored the timeline nats-py flushed on reconnecting); then, given up at the run's expiry, the timeline was
-# said lost, the run expired as no-report and ran again, and nats-py still held the copies it had buffered: flushed on
-# reconnecting, they stored a result for the first attempt beside the second's (tests/controlplane/
-# test_cp_publish_nats_down.py). Only a stopping runner gives one up: the next runner resumes the run and runs it again
-PUBLISH_TIMEOUT_S = 15.0  # one attempt (nats-py's ack wait is 5 s)
-PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up to the second
+# A run's timeline (or failure) that NATS does not take (stopped, restarting) is held in its outbox (outbox.py) and
+# sent again, under the same event id, until NATS takes it or the runner stops; the run does not expire meanwhile.
+# Before, the first publish's timeout was taken for the run's failure; then, given up at the run's expiry, the run ran
+# again while nats-py still held buffered copies: two results (tests/controlplane/test_cp_publish_nats_down.py)
 
 
 class ControlPlaneExecutor:
@@ -98,8 +92,7 @@ class ControlPlaneExecutor:
         self.cancelled: set[str] = set()  # runs stopped because their campaign was cancelled
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="podtax-cp-run")
         self.running: dict[str, concurrent.futures.Future] = {}
-        self.held: set[str] = set()  # runs whose timeline or failure is being published (held until NATS takes it)
-        self.closing = asyncio.Event()  # close(): a held report waiting to be sent again is given up at once
+        self.outbox = Outbox(bus, log, "control-plane run", "the next runner resumes the run and runs it again")
         self.tasks: set[asyncio.Task[None]] = set()
         self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
 
@@ -168,48 +161,12 @@ class ControlPlaneExecutor:
             log.warning("control-plane run %s failed: %s", run.run_id, detail)
 
     async def _publish(self, run: events.RunSpec, event: events.Envelope, what: str) -> bool:
-        """Publish the run's timeline or failure; True once NATS took it. One NATS does not take is held and sent again
-        (the same event id: stored once) every 1-10 s until NATS takes it, however long that is (nats-py may still
-        hold an earlier copy and send it on reconnecting: given up, the run would expire, run again and be stored
-        twice), or the runner stops (said lost: the next runner resumes the run). The run is `held` meanwhile: it
-        does not expire (CampaignState.expired)."""
-        delay, sent = PUBLISH_BACKOFF_S[0], 0
-        self.held.add(run.run_id)
-        try:
-            while True:
-                sent += 1
-                try:
-                    await asyncio.wait_for(self.bus.publish(event), PUBLISH_TIMEOUT_S)
-                except Exception as exc:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again
-                    why = f"{type(exc).__name__}: {exc}"
-                    if not self.stop.is_set():
-                        log.warning("control-plane run %s: could not publish its %s (%s): NATS stopped or "
-                                    "restarting? held, sending it again in %.0f s until NATS takes it (the run does "
-                                    "not expire meanwhile)", run.run_id, what, why, delay)
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self.closing.wait(), delay)
-                        delay = min(2 * delay, PUBLISH_BACKOFF_S[1])
-                    if self.stop.is_set():
-                        self._unpublished(run, what, f"{why}; sent {sent} times")
-                        return False
-                    continue
-                if sent > 1:
-                    log.warning("control-plane run %s: its %s was published at attempt %d", run.run_id, what, sent)
-                return True
-        except asyncio.CancelledError:
-            self._unpublished(run, what, f"cancelled while sending it; sent {sent} times")
-            raise
-        finally:
-            self.held.discard(run.run_id)
-
-    @staticmethod
-    def _unpublished(run: events.RunSpec, what: str, why: str) -> None:
-        log.error("control-plane run %s: its %s was not published (%s): the runner stopped before NATS took it; the "
-                  "next runner resumes the run and runs it again", run.run_id, what, why)
+        """Publish the run's timeline or failure through its outbox: True once NATS took it (see outbox.Outbox)."""
+        return await self.outbox.send(run, event, what)
 
     def holding(self) -> set[str]:
         """The run ids whose timeline or failure is held here until NATS takes it: none of them expires meanwhile."""
-        return set(self.held)
+        return self.outbox.holding()
 
     async def _reported(self, run: events.RunSpec) -> None:
         if self.on_reported:
@@ -230,13 +187,14 @@ class ControlPlaneExecutor:
         is given up, said in an error (before, the runner ended without a word of it); a run's task left is
         cancelled."""
         self.stop.set()
+        self.outbox.stopping = True  # a report NATS does not take from now is given up
         for _, stop in list(self.stops.values()):
             stop.set()
         futures = list(self.running.values())
         if futures:
             await asyncio.to_thread(concurrent.futures.wait, futures, wait_s)
         self.pool.shutdown(wait=False, cancel_futures=True)
-        self.closing.set()
+        self.outbox.stop()
         if tasks := list(self.tasks):  # a report being published now goes, or is said not published
             _, left = await asyncio.wait(tasks, timeout=PUBLISH_TIMEOUT_S)
             for task in left:

@@ -1,0 +1,76 @@
+"""A run's report (its log, timeline or failure) held in memory until NATS takes it, shared by the executors.
+
+NATS away (stopped, restarting): nats-py keeps a publish it could not send in its pending buffer and flushes it on
+reconnecting, after the publish timed out. A report given up at its first failure ('the run expires as no-report
+and runs again') still landed then, beside the retry's: two results for one planned run (review r4 of 686c54e, for
+control-plane runs; the same for pod runs). So a report NATS does not take is sent again, under the same event id
+(JetStream stores it once), every 1-10 s until NATS takes it, however long, or the runner stops; its run is `held`
+meanwhile and does not expire (CampaignState.expired, Runner.tick)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from podtax import events
+from podtax.bus import Bus
+
+PUBLISH_TIMEOUT_S = 15.0  # one attempt (nats-py's ack wait is 5 s)
+PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up to the second
+
+
+class Outbox:
+    """Reports being published: `kind` names the runs in the log ('control-plane run', 'pod run'), `resumed` says
+    what the next runner does with a run whose report a stopping runner gave up."""
+
+    def __init__(self, bus: Bus, log: logging.Logger, kind: str, resumed: str) -> None:
+        self.bus, self.log, self.kind, self.resumed = bus, log, kind, resumed
+        self.held: set[str] = set()  # run ids whose report is being published (held until NATS takes it)
+        self.stopping = False
+        self.closing = asyncio.Event()  # stop(): a held report waiting to be sent again is given up at once
+
+    async def send(self, run: events.RunSpec, event: events.Envelope, what: str) -> bool:
+        """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it. One NATS does
+        not take is held and sent again until NATS takes it or the runner stops (then said not published: False)."""
+        delay, sent = PUBLISH_BACKOFF_S[0], 0
+        self.held.add(run.run_id)
+        try:
+            while True:
+                sent += 1
+                try:
+                    await asyncio.wait_for(self.bus.publish(event), PUBLISH_TIMEOUT_S)
+                except Exception as exc:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again
+                    why = f"{type(exc).__name__}: {exc}"
+                    if not self.stopping:
+                        self.log.warning("%s %s: could not publish its %s (%s): NATS stopped or restarting? held, "
+                                         "sending it again in %.0f s until NATS takes it (the run does not expire "
+                                         "meanwhile)", self.kind, run.run_id, what, why, delay)
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(self.closing.wait(), delay)
+                        delay = min(2 * delay, PUBLISH_BACKOFF_S[1])
+                    if self.stopping:
+                        self._unpublished(run, what, f"{why}; sent {sent} times")
+                        return False
+                    continue
+                if sent > 1:
+                    self.log.warning("%s %s: its %s was published at attempt %d", self.kind, run.run_id, what, sent)
+                return True
+        except asyncio.CancelledError:
+            self._unpublished(run, what, f"cancelled while sending it; sent {sent} times")
+            raise
+        finally:
+            self.held.discard(run.run_id)
+
+    def _unpublished(self, run: events.RunSpec, what: str, why: str) -> None:
+        self.log.error("%s %s: its %s was not published (%s): the runner stopped before NATS took it; %s",
+                       self.kind, run.run_id, what, why, self.resumed)
+
+    def holding(self) -> set[str]:
+        """The run ids whose report is held here until NATS takes it: none of them expires meanwhile."""
+        return set(self.held)
+
+    def stop(self) -> None:
+        """The runner stops: a report NATS does not take is given up (said in an error), one waiting at once."""
+        self.stopping = True
+        self.closing.set()
