@@ -46,3 +46,25 @@ def test_puts_into_a_missing_bucket_raise_once_and_leave_no_unretrieved_failure(
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         asyncio.run(main())
         assert not _unretrieved(caplog)
+
+
+def test_a_handler_failing_as_its_consumer_is_cancelled_leaves_no_unretrieved_failure(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The host agent's run handler publishing into the lost stream fails in the same loop turn as its consumer is
+    cancelled (the service stopping: NATS lost); its failure was left unretrieved and asyncio logged it with a
+    traceback after the service's one line (a CI run of test_nats_store_lost_midway)."""
+    from podtax import busconsume
+
+    async def main() -> None:
+        work: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiting = asyncio.ensure_future(busconsume._with_heartbeat([], work, 60))
+        await asyncio.sleep(0)  # _with_heartbeat now waits for the handler
+        work.set_exception(RuntimeError("nats: no response from stream"))  # the handler fails...
+        waiting.cancel()  # ...as the consumer is cancelled, before the wait hears of the failure
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert work.done() and not work.cancelled()
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(main())
+        assert _unretrieved(caplog) == []

@@ -328,6 +328,8 @@ async def _with_heartbeat(msgs: Sequence[Msg], work: Awaitable[None], every_s: f
     finally:  # cancelled (the service stopping: NATS lost): its failure is the stop's, not an asyncio traceback
         if not task.done():
             task.add_done_callback(_ended_unwatched)
+        elif not task.cancelled():  # it failed as the stop came (the same loop turn): retrieved, not left to asyncio
+            task.exception()
 
 
 def _ended_unwatched(task: asyncio.Future[None]) -> None:
