@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +42,10 @@ async def handle_once(nats_url: str, tmp_path: Path, workdir: Path, test: str, p
         run = events.RunSpec(run_id=run_id, campaign="c", node=NODE, env="host", test=test, params=params,
                              timeout_s=60)
         await agent.handle(events.run_requested(run, "test"))
+        for _ in range(100):  # every caller's request ends in a log or a refusal: waited for (10 s at most), not
+            if logs or failures:  # assumed in by the flush below (a CI run under load once saw neither)
+                break
+            await asyncio.sleep(0.1)
         await nc.flush()  # what the server sent before its answer is read: queued for the callbacks
         await nc.drain()  # and each callback run: close() dropped one still queued (a CI run's refusal went missing)
     finally:
