@@ -75,6 +75,9 @@ def escaped(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+ESCAPE = r"\\u[0-9a-f]{4}|\\x[0-9a-f]{2}"  # what `escaped` writes (a regex): a cut or a wrap keeps one whole
+
+
 # printable is registered as a DuckDB SQL function (podtax_analyzer.exports): keep it a module-level function, never
 # a lambda or bound method (duckdb-python issue #530: a registered callable whose owner is gone crashes the process)
 def printable(text: str) -> str:

@@ -15,8 +15,10 @@ from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
 from rich.text import Text
 
+from podtax.event_payloads import ESCAPE
+
 _WORDS = re.compile(r"\S+\s*")
-_ATOMS = re.compile(r"\\u[0-9a-f]{4}|\\x[0-9a-f]{2}|.", re.S)  # an escape printable wrote, or one character
+_ATOMS = re.compile(ESCAPE + "|.", re.S)  # an escape printable wrote, or one character
 
 
 def layout(line: str, width: int) -> tuple[list[int], list[tuple[int, int]]]:
