@@ -269,3 +269,29 @@ def test_a_trim_job_in_terse_version_3_says_version_3_prints_no_trim() -> None:
     with pytest.raises(ParseFailure, match="version 3 prints no trim figures.*--terse-version=4") as failure:
         parse_text(terse, "fio")
     assert failure.value.reason == "unknown-format"
+
+
+@pytest.mark.parametrize(("name", "why"), [("client-one-job", "disk use on a line of its own, `;vda;1280;"),
+                                           ("client-two-jobs", "disk use on a line of its own, `;vda;1729;"),
+                                           ("client-two-hosts", "disk use on a line of its own, `;vda;0;")])
+def test_client_server_terse_output_is_refused_as_its_json_report_is(name: str, why: str) -> None:
+    """`fio --client=localhost,PORT --output-format=terse` (fio 3.33 servers on this machine): the client prints each
+    host's disk use on a line of its own and, for more than one job, an `All clients` line summing them all. Read as
+    a run on the node, the jobs and `All clients` were summed (two hosts at 13837 and 21113 IOPS gave read_iops
+    62625); fio's JSON report of such a run (`client_stats`) is refused, and so is its terse output now."""
+    text = (FOUND / f"fio-3.33-terse-{name}.log").read_text()
+    for tool in (None, "fio"):
+        with pytest.raises(ParseFailure, match="client/server terse output") as failure:
+            parse_text(text, tool)
+        assert failure.value.reason == "unknown-format" and why in failure.value.detail
+        assert "run fio on the node itself, one log per node" in failure.value.detail
+    if name != "client-one-job":  # a host without disk stats (tmpfs) prints none: `All clients` still tells
+        lines = text.splitlines(keepends=True)
+        with pytest.raises(ParseFailure, match="client/server terse output .--client: an `All clients` line"):
+            parse_text("".join(line for line in lines if not line.startswith(";")), "fio")
+
+
+def test_a_disk_use_at_the_end_of_a_line_is_no_client_output() -> None:
+    """A run on the node ends each job line with its disk use (`...;0.00%;vda;...;75.83%`): read as before."""
+    line = _capture("randread-minimal")
+    assert ";vda;" in line and parse_text(line, "fio").values()["read_iops"] > 0

@@ -26,7 +26,8 @@ that end with different disk use (every line of a run ends with the same), or al
 (see _check_appended; where fio prints no disk use, version 2 or tmpfs, runs that differ go unseen). With
 `--lat_percentiles=1` fio prints the total latency's percentiles in the same fields, which terse
 does not tell apart: they are named clat as fio's default. A direction that moved under 1 KiB reads as none
-(terse gives its KiB, not its I/O count).
+(terse gives its KiB, not its I/O count). `fio --client=host` output (each host's disk use on a line of its own,
+an `All clients` line summing every job) is refused, as its JSON report (`client_stats`) is.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ _BLOCK = {2: 41, 3: 41, 4: 41, 5: 47}  # fields per direction
 _TAIL = 34  # CPU usage (5), I/O depths (7), µs (10) and ms (12) latency distributions
 _DIRECTIONS = {3: {1: ("mixed",), 2: ("read", "write"), 3: ("read", "write", "mixed")},
                2: {1: ("mixed",), 3: ("read", "write", "trim"), 4: ("read", "write", "trim", "mixed")}}
+# `fio --client=host --output-format=terse`: each host's disk use on a line of its own (client.c, handle_du; a run
+# on the node ends its job lines with it), and `All clients`, the sum of every host's jobs, when there are several
+_CLIENT_DU = re.compile(r"^(?:;[^;\n]+(?:;[0-9]+){7};[0-9.]+%)+$", re.M)
 _NAMES = ("KiB", "bw", "iops", "runtime", "slat min", "slat max", "slat mean", "slat stdev",
           "clat min", "clat max", "clat mean", "clat stdev")
 
@@ -96,6 +100,7 @@ def document(text: str) -> dict[str, Any]:
         lines.append((line if any(d in job for d in ("read", "write", "trim", "mixed")) else "", disks))
     if not jobs:
         raise ParseFailure("unknown-format", "no fio terse line (`3;fio-3.33;<job>;...`) in this log")
+    _check_client(text, jobs)
     if len(versions) > 1:
         raise ParseFailure("unknown-format", f"this log holds terse lines of several fio versions "
                                              f"({', '.join(sorted(versions))}): several runs; split it, one per log")
@@ -109,6 +114,16 @@ def document(text: str) -> dict[str, Any]:
     if versions:
         doc["fio version"] = versions.pop()
     return doc
+
+
+def _check_client(text: str, jobs: list[dict[str, Any]]) -> None:
+    """Refuse `fio --client=host` output, as its JSON report (`client_stats`) is: its jobs ran on other hosts, and
+    the `All clients` line sums them all again (read as one more job, it doubled the IOPS)."""
+    du = _CLIENT_DU.search(text) if text.find("\n;") >= 0 or text.startswith(";") else None
+    if du or any(job["jobname"] == "All clients" for job in jobs):
+        why = f"disk use on a line of its own, `{du.group(0)[:40]}`" if du else "an `All clients` line"
+        raise ParseFailure("unknown-format", f"this is fio client/server terse output (--client: {why}): its jobs "
+                                             "ran on other hosts; run fio on the node itself, one log per node")
 
 
 def _check_interim(jobs: list[dict[str, Any]]) -> None:
