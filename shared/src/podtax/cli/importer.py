@@ -37,7 +37,7 @@ from pydantic import TypeAdapter, ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from podtax import events, sideparams, subjects
+from podtax import events, sidenodes, sideparams, subjects
 from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
@@ -276,7 +276,10 @@ HELP = "\n\n".join((
     "runs and each is named in a warning, as is each log that prints another tool version than its row's "
     "tool_version (its run is flagged VERSION_MISMATCH) and each log that did other or less work than its row's "
     "params (flagged THREADS_MISMATCH, PARAM_MISMATCH or SHORT), and each log that timed too few observations "
-    "for some percentiles (FEW_OBSERVATIONS: they are not stored). Host and pod rows of a node and test that name "
+    "for some percentiles (FEW_OBSERVATIONS: they are not stored). Node names ignore case (Kubernetes writes "
+    "them in lowercase): Node-1 and node-1 are one node, imported as node-1, and a warning says so; nodes of a test "
+    "with host rows only beside others with pod rows only (node1.example.com and node1) are warned of: their runs "
+    "get no ratio. Host and pod rows of a node and test that name "
     "different params are warned of: their runs fall into different cells and get no ratio; so are the host and "
     "pod logs of a node, test and params that ran different tool builds (the report flags the cell CONFOUNDED and "
     "withholds its ratio). --dry-run makes "
@@ -314,6 +317,8 @@ def register(app: typer.Typer) -> None:
             raise fail(str(exc), 2) from None
         try:
             rows = read_manifest(manifest, root)
+            warn_each(sidenodes.case_warnings((r.line, r.node, r.spelled) for r in rows))
+            warn_each(sidenodes.one_sided_warnings((r.node, r.test, r.env) for r in rows))
             warn_each(sideparams.manifest_warnings((r.node, r.test, r.env, params_key(r.params)) for r in rows))
             if dry_run:
                 if into_existing:  # what it allows is checked on NATS, which a dry run never asks

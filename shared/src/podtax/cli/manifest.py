@@ -1,6 +1,7 @@
 """The manifest of `podtax import`: a CSV file, one row per log, every row checked before anything is read.
 
-A row names a log (relative to the manifest's folder, and inside it or --root), the node, the environment,
+A row names a log (relative to the manifest's folder, and inside it or --root), the node (kept in lowercase, as
+Kubernetes names nodes: `Node-1` and `node-1` are one node), the environment,
 the template and the parameters its run used (`k=v` text), when it started and, optionally, the tool's
 version. read_manifest returns the rows, or raises ManifestError listing every bad line with its fix.
 Each log is only stat'ed here (present, a regular file, under the cap); podtax.cli.importer reads them.
@@ -61,6 +62,7 @@ class Row:
     params: dict[str, Any]
     started_at: datetime
     tool_version: str | None
+    spelled: str | None = None  # the node as the manifest writes it, when that is not `node` (lowercase)
 
 
 def parse_time(text: str) -> datetime:
@@ -88,9 +90,10 @@ def _check_row(fields: dict[str, str], base: Path, root: Path, line: int = 0,
                                 "output cap; cut it to the benchmark's own output")
         except UnsafePath as exc:
             problems.append(f"file {exc}")
-    node = fields["node"].strip()
-    if not _NODE.match(node):
-        problems.append(f"node {node!r} is not a node name (letters, digits, '-', '_', '.')")
+    given = fields["node"].strip()
+    if not _NODE.match(given):
+        problems.append(f"node {given!r} is not a node name (letters, digits, '-', '_', '.')")
+    node = given.lower()  # as Kubernetes names nodes (host names ignore case): Node-1 and node-1 are one node
     env = fields["env"].strip()
     template = templates.REGISTRY.get(fields["test"].strip())
     allowed = environments(fields["test"].strip())
@@ -124,7 +127,7 @@ def _check_row(fields: dict[str, str], base: Path, root: Path, line: int = 0,
     version = fields.get("tool_version", "").strip() or None
     # node, env, test and version repeat from row to row: one string each, not one per row
     return Row(line, file, path, intern(node), intern(env), intern(test), params, started,
-               intern(version) if version else None), []
+               intern(version) if version else None, intern(given) if given != node else None), []
 
 
 def _check_params(test: str, text: str, problems: list[str]) -> dict[str, Any] | None:
