@@ -10,6 +10,8 @@ params (a run, an import, or none: `podtax parse`), an O_DIRECT timing (`--direc
 template never sets it (unless the params say `direct`, booleans read by their words: `direct=false` is not direct).
 `HDIO_DRIVE_CMD(identify) failed` and similar ioctl noise lines are ignored, but not `BLKFLSBUF failed`: hdparm
 could not drop the device's buffer cache, so a buffered disk timing is refused (see _not_flushed).
+In one stream (`2>&1`) a later device's error (`/dev/sdb: Operation not permitted`) lands inside the last timing
+line (hdparm flushes stdout after each label, not after its figures): the line is mended (see _unsplit).
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ _LABELS = ("Timing cached reads:", "Timing buffered disk reads:", "Timing O_DIRE
 _DENIED = ("Operation not permitted", "Permission denied")
 USAGE = "hdparm - get/set hard disk parameters"  # the first line of its usage text
 _SCALE = {"kB": 1 / 1024, "MB": 1.0, "GB": 1024.0}
+# a timing label, then another device's `perror` message (`name: Error text`, no colon in the text: not
+# `BLKFLSBUF failed: ...`), then the label's figures on the next line
+_SPLIT = re.compile(r"^([ \t]*Timing [^\n:]*reads(?: \(offset [0-9]{1,9} GB\))?:)[ \t]*(\S+: [A-Z][^\n:]*?)[ \t]*\n"
+                    r"[ \t]*([0-9.]+ [kMG]B in [^\n]*)$", re.M)
 
 
 def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | None = None,
@@ -59,6 +65,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     broken: list[str] = []  # `Timing ... reads:` lines without their figures
     failed: str | None = None  # the first `read() failed: <error>` line
     offset: int | None = None  # `--offset N`: the disk timing read N GiB into the device
+    text, problems[:0] = _unsplit(text)
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -169,6 +176,22 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if refused:  # a run that could not open its device, beside the one timed
         flags.append(errors_flag(TOOL, refused[0][:200]))
     return Parsed(TOOL, None, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _unsplit(text: str) -> tuple[str, list[str]]:
+    """Put a timing line back together when another device's error was printed inside it (one stream: stderr
+    is written at once, stdout's figures at exit), e.g. `hdparm -tT /dev/loop0 /dev/vda` without CAP_SYS_RAWIO:
+    ` Timing buffered disk reads: /dev/vda: Operation not permitted` then ` 64 MB in  0.10 seconds = ...`.
+    Returns the mended text and the messages taken out (they name the device, not the timed one)."""
+    if "Timing" not in text:
+        return text, []
+    messages: list[str] = []
+
+    def mend(m: re.Match[str]) -> str:
+        messages.append(m.group(2))
+        return f"{m.group(1)} {m.group(3)}"
+
+    return _SPLIT.sub(mend, text), messages
 
 
 def _flush_failed(text: str) -> str | None:
