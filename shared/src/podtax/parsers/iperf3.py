@@ -26,11 +26,17 @@ Before 3.11 a UDP report has one `end.sum`: the sender's rate with the receiver'
 A forward run gives `sent_mbps`, `jitter_ms` and `lost_percent`, no `throughput_mbps`, flagged
 SENDER_ONLY; a reverse one is refused. Before 3.11 `--bidir` printed `sum_sent`/`sum_received` twice
 in `end` (client-to-server first): the second pair is read as the reverse direction.
+
+Before 3.1.3 iperf3 printed a double with `%g` (its cjson.c): a 0/0, such as the `lost_percent` of a UDP interval
+that received no packet (3.0.x), came out `nan` or `-nan` (`inf` for x/0), which is not JSON. Such a value is read
+as not measured: left out where it is jitter, loss or CPU use, flagged NAN_FIGURES with where it was; a rate
+(`bits_per_second` of a sum read) that is not a number is refused, as the run's time was not measured.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -49,6 +55,9 @@ USAGE = "Usage: iperf3 ["  # the usage text iperf3 prints after getopt's refusal
 TEXT_MARKS = ("[ ID ] Interval", "[ ID] Interval           Transfer     Bitrate", "Connecting to host ",
               "Accepted connection from ")
 _DECODER = json.JSONDecoder()
+# a bare `nan`, `-nan`, `inf` or `-inf` value (iperf3 before 3.1.3: `%g`), as JSON's NaN and Infinity
+_BARE = re.compile(r'(":[ \t]*)(-?)(nan|inf)(?=[ \t\r\n]*[,}\]])')
+_NOT_FINITE = ("NaN", "Infinity")
 
 
 def _keep_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -107,7 +116,15 @@ def _load(text: str) -> dict[str, Any]:
     try:
         doc, end = decoder.raw_decode(text, start)
     except (ValueError, RecursionError) as exc:
-        raise ParseFailure("truncated", f"the iperf3 JSON report is incomplete or damaged ({exc})") from None
+        damaged = ParseFailure("truncated", f"the iperf3 JSON report is incomplete or damaged ({exc})")
+        bare = _BARE.sub(_as_json, text) if text.find("nan") >= 0 or text.find("inf") >= 0 else text
+        if bare == text:
+            raise damaged from None
+        try:
+            doc, end = decoder.raw_decode(bare, start)
+        except (ValueError, RecursionError):
+            raise damaged from None
+        text = bare
     if text.find('"start"', end) >= 0:  # a second report: two runs in one capture, neither is the answer
         raise ParseFailure("unknown-format", "this log holds several iperf3 JSON reports; split it, one run per log")
     if not isinstance(doc, dict) or not isinstance(doc.get("start"), dict):
@@ -122,6 +139,51 @@ def _load(text: str) -> dict[str, Any]:
                                                  "other JSON: rerun iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "the JSON is not an iperf3 report (no `start` object)")
     return doc
+
+
+def _as_json(m: re.Match[str]) -> str:
+    """`nan`, `-nan` -> NaN; `inf` -> Infinity; `-inf` -> -Infinity (Python's json reads them, JSON has none)."""
+    return m.group(1) + ("NaN" if m.group(3) == "nan" else m.group(2) + "Infinity")
+
+
+def _not_finite(value: Any, path: str, found: list[str]) -> None:
+    """The paths of the values in `value` that are not finite numbers (`end.streams[0].udp.lost_percent`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        found.append(path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _not_finite(item, f"{path}.{key}" if path else str(key), found)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _not_finite(item, f"{path}[{i}]", found)
+
+
+def _rate(section: Mapping[str, Any], what: str) -> float:
+    """A sum's bits_per_second in Mbit/s; one that is not a number (`nan`: over no measured time) is refused."""
+    value = _num(section, "bits_per_second", what)
+    if not math.isfinite(value):
+        raise ParseFailure("unknown-format", f"iperf3 printed `{value}` for {what}.bits_per_second (iperf3 before "
+                                             "3.1.3 writes a 0/0 so): the rate was not measured, no figure to read")
+    return value / 1e6
+
+
+def _measured(metrics: MetricList, left: list[str], name: str, value: float, unit: str) -> None:
+    """A secondary figure (lower is better), left out (named in `left`) when it is not a number."""
+    if math.isfinite(value):
+        metrics.add(name, value, unit, False)
+    else:
+        left.append(name)
+
+
+def _nan_flag(doc: Mapping[str, Any], left: list[str]) -> list[str]:
+    found: list[str] = []
+    _not_finite(doc, "", found)
+    if not found:
+        return []
+    where = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    out = f"; left out: {', '.join(left)}" if left else "; no figure read is among them"
+    return [f"NAN_FIGURES: iperf3 printed `nan` (or `inf`) for {len(found)} value(s), read as not measured (iperf3 "
+            f"before 3.1.3 writes a 0/0 so, an interval or stream without packets): {where}{out}"]
 
 
 def _version(doc: Mapping[str, Any]) -> str | None:
@@ -180,27 +242,28 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             return _udp_sender_only(doc, end["sum"], ts, requested, text)
         raise ParseFailure("truncated", "the iperf3 report has no sum_sent/sum_received")
     metrics = MetricList()
-    metrics.add("throughput_mbps", _num(received, "bits_per_second", "sum_received") / 1e6, "Mbit/s", True)
-    metrics.add("sent_mbps", _num(sent, "bits_per_second", "sum_sent") / 1e6, "Mbit/s", True)
+    left: list[str] = []  # the secondary figures iperf3 printed as `nan`
+    metrics.add("throughput_mbps", _rate(received, "sum_received"), "Mbit/s", True)
+    metrics.add("sent_mbps", _rate(sent, "sum_sent"), "Mbit/s", True)
     if udp:
-        metrics.add("jitter_ms", _num(received, "jitter_ms", "sum_received"), "ms", False)
-        metrics.add("lost_percent", _num(received, "lost_percent", "sum_received"), "%", False)
+        _measured(metrics, left, "jitter_ms", _num(received, "jitter_ms", "sum_received"), "ms")
+        _measured(metrics, left, "lost_percent", _num(received, "lost_percent", "sum_received"), "%")
     elif "retransmits" in sent and _num(sent, "retransmits", "sum_sent") >= 0:  # -1: iperf3 could not count them
         metrics.add("retransmits", _num(sent, "retransmits", "sum_sent"), "count", False)
     flags: list[str] = []
     back = end.get("sum_received_bidir_reverse")
     if isinstance(back, dict):  # --bidir: the other direction, measured at the same time
-        metrics.add("reverse_throughput_mbps", _num(back, "bits_per_second", "sum_received_bidir_reverse") / 1e6,
-                    "Mbit/s", True)
+        metrics.add("reverse_throughput_mbps", _rate(back, "sum_received_bidir_reverse"), "Mbit/s", True)
         if udp:
-            metrics.add("reverse_jitter_ms", _num(back, "jitter_ms", "sum_received_bidir_reverse"), "ms", False)
-            metrics.add("reverse_lost_percent", _num(back, "lost_percent", "sum_received_bidir_reverse"), "%", False)
+            _measured(metrics, left, "reverse_jitter_ms", _num(back, "jitter_ms", "sum_received_bidir_reverse"), "ms")
+            _measured(metrics, left, "reverse_lost_percent", _num(back, "lost_percent", "sum_received_bidir_reverse"),
+                      "%")
         flags.append("BIDIR: traffic ran both ways at once (--bidir); throughput_mbps is the client-to-server "
                      "direction, reverse_throughput_mbps the other")
     cpu = end.get("cpu_utilization_percent")
     if isinstance(cpu, dict):
-        metrics.add("cpu_local_percent", _num(cpu, "host_total", "cpu_utilization_percent"), "%", False)
-        metrics.add("cpu_remote_percent", _num(cpu, "remote_total", "cpu_utilization_percent"), "%", False)
+        _measured(metrics, left, "cpu_local_percent", _num(cpu, "host_total", "cpu_utilization_percent"), "%")
+        _measured(metrics, left, "cpu_remote_percent", _num(cpu, "remote_total", "cpu_utilization_percent"), "%")
     if _num(received, "bytes", "sum_received") <= 0:
         if _num(sent, "bytes", "sum_sent") > 0:  # `-n 10K`: over before the receiver's first report
             raise ParseFailure("fatal", f"iperf3's receiver reported 0 bytes while the sender sent "
@@ -211,6 +274,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if ts.get("bidir") == 1 or isinstance(back, dict):
         echoed["bidir"] = 1
     flags += _run_flags(requested, echoed, ts, sent, text)
+    if text.find(_NOT_FINITE[0]) >= 0 or text.find(_NOT_FINITE[1]) >= 0 or text.find("nan") >= 0:
+        flags += _nan_flag(doc, left)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
 
 
@@ -297,11 +362,12 @@ def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mappi
     if _num(total, "bytes", "sum") <= 0:
         raise ParseFailure("timeout", "iperf3 moved no data: the sender sent 0 bytes")
     metrics = MetricList()
-    metrics.add("sent_mbps", _num(total, "bits_per_second", "sum") / 1e6, "Mbit/s", True)
-    metrics.add("jitter_ms", _num(total, "jitter_ms", "sum"), "ms", False)
-    metrics.add("lost_percent", _num(total, "lost_percent", "sum"), "%", False)
+    left: list[str] = []  # the secondary figures iperf3 printed as `nan`
+    metrics.add("sent_mbps", _rate(total, "sum"), "Mbit/s", True)
+    _measured(metrics, left, "jitter_ms", _num(total, "jitter_ms", "sum"), "ms")
+    _measured(metrics, left, "lost_percent", _num(total, "lost_percent", "sum"), "%")
     flags = ["SENDER_ONLY: this iperf3 UDP report (before 3.11) gives the sender's rate with the receiver's "
              "jitter and loss, not the receiver's throughput (no throughput_mbps)"]
     echoed = _echoed(ts, True)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed,
-                  tuple(flags + _run_flags(requested, echoed, ts, total, text)))
+                  tuple(flags + _run_flags(requested, echoed, ts, total, text) + _nan_flag(doc, left)))
