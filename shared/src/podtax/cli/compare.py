@@ -1,7 +1,8 @@
 """`podtax compare BASE NEW`: did each cell's ratio change between two campaigns?
 
 Asks the analyzer's /api/compare (the statistics live there; see podtax_analyzer.campaign_compare)
-and prints one line per matching cell: what is compared (the candidate/baseline ratio, or the median of
+and prints one line per matching cell (stacked on two to five lines, or a block of lines per cell, where the
+console is too narrow: see `fitting`): what is compared (the candidate/baseline ratio, or the median of
 a cell with one environment), its value in each campaign, their difference with its 95% interval, the
 verdict and the flags; ``--json`` prints the API's answer. Exit status 0 whatever the verdicts; NO_COMMON_CELL
 (3, as `campaign status` uses 3 for an answer that is not an error) when the two campaigns share no cell, with
@@ -15,10 +16,11 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from podtax.cli import cards
 from podtax.cli.common import (
     THRESHOLD_HELP,
     api_json,
@@ -53,24 +55,87 @@ def _bounded(c: dict[str, Any], which: str, ratio: bool) -> str:
     return mark + _r(c[f"{which}_value"], ratio=ratio)
 
 
+def _figures(c: dict[str, Any]) -> dict[str, str]:
+    """A cell's figures as every layout prints them."""
+    ratio = c["base_ratio"] is not None or c["new_ratio"] is not None or "ratio" in c["compared"]
+    ci = (f"({_r(c['diff_ci_low'], True, ratio)} to {_r(c['diff_ci_high'], True, ratio)})"
+          if c["diff_ci_low"] is not None else "")
+    return {"base": _bounded(c, "base", ratio), "new": _bounded(c, "new", ratio), "diff": _r(c["diff"], True, ratio),
+            "ci": ci, "p": p_shown(c), "flags": " ".join(c["flags"])}
+
+
+def _verdict(c: dict[str, Any]) -> Text:
+    return Text(c["verdict"], style=STYLE[c["verdict"]])
+
+
+def wide_table(title: str, cells: list[dict[str, Any]]) -> Table:
+    """One line per cell: every column as wide as its longest value (a figure is never wrapped); what is compared
+    said once in the title when every cell compares the same, no flags column when no cell has one."""
+    compared = {c["compared"] for c in cells}
+    one = len(compared) == 1
+    table = Table(title=Text(f"{title}: {compared.pop()}" if one else title))
+    flags = any(c["flags"] for c in cells)
+    columns = ("node", "test / params", "metric", *(() if one else ("compared",)), "base", "new",
+               "difference (95% CI)", "p adj.", "verdict", *(("flags",) if flags else ()))
+    for col in columns:
+        table.add_column(col, no_wrap=True)
+    for c in cells:
+        f = _figures(c)
+        texts = (c["node"], f"{c['test']} {c['params']}", c["metric"], *(() if one else (c["compared"],)), f["base"],
+                 f["new"], f"{f['diff']} {f['ci']}".rstrip(), f["p"])
+        table.add_row(*map(Text, texts), _verdict(c),  # Text: a name is never read as markup
+                      *((Text(f["flags"]),) if flags else ()))
+    return table
+
+
+def stacked_table(title: str, cells: list[dict[str, Any]]) -> Table:
+    """The same facts in four columns, two to five lines per cell, for a console too narrow for one line: rich
+    squeezed the ten columns at 80, wrapping figures mid-number ("-0.04" / "8") and headers mid-word."""
+    table = Table(title=Text(title))
+    table.add_column("cell · compared", overflow="fold")
+    table.add_column("base\nnew", justify="right", no_wrap=True)
+    table.add_column("difference\n(95% CI)", justify="right", no_wrap=True)
+    table.add_column("verdict · p adj.\nflags", overflow="fold")
+    for c in cells:
+        f = _figures(c)
+        table.add_row(Whole("\n".join((c["node"], f"{c['test']} {c['params']}", c["metric"], c["compared"]))),
+                      Text(f"{f['base']}\n{f['new']}"), Text(f"{f['diff']}\n{f['ci']}".rstrip()),
+                      Whole(Text.assemble(_verdict(c), f"\np adj. {f['p']}", f"\n{f['flags']}" if f["flags"] else "")))
+    return table
+
+
+def change_cards(cells: list[dict[str, Any]], width: int) -> Group:
+    """One block of lines per cell (cards.card), for a console too narrow for the stacked table."""
+    blocks = []
+    for c in cells:
+        f = _figures(c)
+        blocks.append(cards.card(Text(f"{c['node']} · {c['test']} {c['params']} · {c['metric']}", style="bold"),
+                                 [c["compared"], f"base {f['base']}", f"new {f['new']}",
+                                  f"difference {f['diff']} {f['ci']}".rstrip(), f"p adj. {f['p']}", _verdict(c),
+                                  Text(f["flags"])], width))
+    return Group(*blocks)
+
+
+def fitting(console: Console, title: str, cells: list[dict[str, Any]]) -> Table | Group:
+    """One line per cell if that fits ``console``, else the stacked table, else cards: never a figure cut or
+    wrapped, never the cell's name dropped."""
+    unbounded = console.options.update_width(100_000)
+    table = wide_table(title, cells)
+    if console.measure(table, options=unbounded).maximum <= console.width:
+        return table
+    table = stacked_table(title, cells)
+    if cards.fits(console, table):
+        return table
+    return Group(whole(Text(title, style="italic"), console.width), change_cards(cells, console.width))
+
+
 def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     console = wide_console()
     data = printable_tree(data)  # names and words from the bus: never a terminal's control sequence
     cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
-    table = Table(title=f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
-                        f"{data['correction']} correction)")
-    for col in ("node", "test / params", "metric", "compared", "base", "new", "difference (95% CI)", "p adj.",
-                "verdict", "flags"):
-        table.add_column(col, overflow="fold")
-    for c in cells:
-        ratio = c["base_ratio"] is not None or c["new_ratio"] is not None or "ratio" in c["compared"]
-        ci = (f" ({_r(c['diff_ci_low'], True, ratio)} to {_r(c['diff_ci_high'], True, ratio)})"
-              if c["diff_ci_low"] is not None else "")
-        table.add_row(Whole(c["node"]), Whole(f"{c['test']} {c['params']}"), Whole(c["metric"]),
-                      escape(c["compared"]), _bounded(c, "base", ratio), _bounded(c, "new", ratio),
-                      _r(c["diff"], True, ratio) + ci, p_shown(c),
-                      f"[{STYLE[c['verdict']]}]{c['verdict']}[/]", " ".join(c["flags"]))
-    console.print(table)
+    title = (f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
+             f"{data['correction']} correction)")
+    console.print(fitting(console, title, cells))
     if any(c.get("base_bound") or c.get("new_bound") for c in cells):
         console.print("≥ / ≤ / ≶: the figure is only a bound: it rests on objects given up while waiting "
                       "(LOWER_BOUND) or on times seen after a dropped watch or holding a retry's wait (WATCH_GAP, "

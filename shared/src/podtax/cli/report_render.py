@@ -1,7 +1,8 @@
 """The terminal rendering of `podtax report`: one table per test, flags explained, notes grouped.
 
 Each table gets one line per cell when that fits the console, else two to three lines per cell (the
-same facts stacked), so nothing is folded letter by letter even at 80 columns. When stdout is not
+same facts stacked), so nothing is folded letter by letter even at 80 columns; a console too narrow for that
+(40 columns) gets one block of lines per cell (cli/cards): never a figure cut or a column dropped. When stdout is not
 a terminal (make, a pipe) the console is ``NON_TTY_WIDTH`` columns wide unless COLUMNS says otherwise.
 """
 
@@ -10,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from podtax.cli import cellwrap
+from podtax.cli import cards, cellwrap
 from podtax.cli.common import wide_console
 from podtax.cli.report_view import (
     ReportView,
@@ -176,14 +177,36 @@ def stacked_table(view: ReportView, test: TestView) -> Table:
     return t
 
 
-def _fitting_table(con: Console, view: ReportView, test: TestView) -> Table:
-    """One line per cell if that fits, else one line per flag, else the stacked layout."""
+def cell_cards(view: ReportView, test: TestView, width: int) -> Group:
+    """The same facts, one block of lines per cell (cards.card), for consoles too narrow for the stacked table:
+    it cut figures there ("[0.952, 0.9") and dropped the cell and verdict columns."""
+    blocks = []
+    for r in test.rows:
+        c = r.cell
+        base, cand = side_names(c)
+        title = Text(f"#{r.number}", style="bold")
+        who = " · ".join(_who(view, test, r))
+        if who:
+            title.append(f" {who}")
+        blocks.append(cards.card(title, [f"{base} n={c['n_host']} · {_centre(c, 'host', STACKED_MODES)}",
+                                         f"{cand} n={c['n_pod']} · {_centre(c, 'pod', STACKED_MODES)}",
+                                         f"ratio {_ratio(c)} {_ci(c)}".rstrip(), f"p adj {p_shown(c)}",
+                                         Text.assemble(_verdict(c), " · ", _effect(c)), _flags(c, " ")], width))
+    return Group(*blocks)
+
+
+def _fitting_table(con: Console, view: ReportView, test: TestView) -> Table | Group:
+    """One line per cell if that fits, else one line per flag, else the stacked layout, else cards (rich would cut
+    the stacked table's figures and drop its columns to fit)."""
     unbounded = con.options.update_width(100_000)
     for sep in (", ", "\n"):
         table = wide_table(view, test, sep)
         if con.measure(table, options=unbounded).maximum <= con.width:
             return table
-    return stacked_table(view, test)
+    table = stacked_table(view, test)
+    if cards.fits(con, table):
+        return table
+    return cell_cards(view, test, con.width)
 
 
 def _header(view: ReportView, test: TestView) -> Text:

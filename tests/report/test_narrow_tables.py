@@ -1,0 +1,86 @@
+"""`podtax compare` and `podtax report` in narrow terminals: at 80 columns compare squeezed its ten columns so rich
+wrapped figures mid-number ("-0.04" / "8", "<0.00" / "1") and headers mid-word; at 40 the report's stacked table
+cut figures ("[0.952, 0.9", "129.5 (n=7") and dropped its cell and verdict columns. Now each command picks one line
+per cell, a stacked table, or one block of lines per cell (cli/cards), whichever fits. Through main(argv) at
+COLUMNS=40, 80 and 120 on the report tests' campaigns (conftest's `served`: a real DuckDB file, the real analyzer
+app): every figure of the command's --json output is printed whole in its table, beside its cell's node, and no
+line is wider than the terminal."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+from podtax.cli.report_render import p_shown
+
+from tests.report.conftest import cli_output
+
+COLUMNS = ("40", "80", "120")
+
+
+def _count(token: str, text: str) -> int:
+    """How often `token` stands whole in `text`: not the end of a longer number, nor its start."""
+    return len(re.findall(r"(?<![\d.,+\-])" + re.escape(token) + r"(?!\d|[.,]\d)", text))
+
+
+def _missing(expected: Counter[str], text: str) -> dict[str, tuple[int, int]]:
+    return {t: (n, _count(t, text)) for t, n in expected.items() if _count(t, text) < n}
+
+
+def _wider(out: str, columns: str) -> list[str]:
+    return [line for line in out.splitlines() if len(line) > int(columns)]
+
+
+def _ratio_like(c: dict) -> bool:
+    return c["base_ratio"] is not None or c["new_ratio"] is not None or "ratio" in c["compared"]
+
+
+def _compare_figures(c: dict) -> list[str]:
+    """A compare cell's figures, formatted from its JSON: ratios to 3 decimals, other values to 4 digits."""
+    fmt, signed = (("{:.3f}", "{:+.3f}") if _ratio_like(c) else ("{:.4g}", "{:+.4g}"))
+    values = [fmt.format(c[k]) for k in ("base_value", "new_value") if c[k] is not None]
+    values += [signed.format(c[k]) for k in ("diff", "diff_ci_low", "diff_ci_high") if c[k] is not None]
+    return values + [p_shown(c), c["node"], c["verdict"].split()[0]]
+
+
+@pytest.mark.parametrize("columns", COLUMNS)
+@pytest.mark.parametrize("pair", [("synthetic", "synthetic"), ("base", "shifted")])
+def test_compare_prints_every_figure_whole_at_any_width(served, pair, columns, monkeypatch):
+    monkeypatch.setenv("PODTAX_API_URL", served.url)
+    cells = json.loads(cli_output("compare", *pair, "--json"))["cells"]
+    monkeypatch.setenv("COLUMNS", columns)
+    out = cli_output("compare", *pair, "--all-metrics")
+    table = out.split("\n- ")[0]  # the sentences below repeat the figures: the table alone must show them
+    assert _missing(Counter(t for c in cells for t in _compare_figures(c)), table) == {}, out
+    assert _wider(out, columns) == [], out
+
+
+def _value(v: float) -> str:
+    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _report_figures(c: dict) -> list[str]:
+    """A report cell's figures from its JSON: run counts, medians (each mode's), ratio and CI, p adj., node."""
+    out = [str(c["n_host"]), str(c["n_pod"]), p_shown(c), c["node"]]
+    for side in ("host", "pod"):
+        if c[f"{side}_modes"]:
+            out += re.findall(r"([\d.,]+) \(n=\d+\)", c[f"{side}_modes"])
+        elif c[f"{side}_median"] is not None:
+            out.append(_value(c[f"{side}_median"]))
+    return out + [f"{c[k]:.3f}" for k in ("ratio", "ci_low", "ci_high") if c[k] is not None]
+
+
+@pytest.mark.parametrize("columns", COLUMNS)
+@pytest.mark.parametrize("campaign", ["synthetic", "shifted"])
+def test_report_prints_every_figure_whole_at_any_width(served, campaign, columns, monkeypatch):
+    monkeypatch.setenv("PODTAX_API_URL", served.url)
+    cells = json.loads(cli_output("report", campaign, "--json"))["cells"]
+    monkeypatch.setenv("COLUMNS", columns)
+    out = cli_output("report", campaign, "--all-metrics")
+    tables = out.split("\nratio = ")[0]  # the flags, notes and summary below repeat figures
+    assert _missing(Counter(t for c in cells for t in _report_figures(c)), tables) == {}, out
+    verdicts = Counter(max((c.get("direction") or c["verdict"]).split(), key=len) for c in cells)  # may wrap
+    assert {v: n for v, n in verdicts.items() if tables.count(v) < n} == {}, out
+    assert _wider(out, columns) == [], out
