@@ -55,6 +55,8 @@ _EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)(?=[ \t]*\n)")
 _END = re.compile(r"Test end \(interrupted by (timer|user|signal [0-9]+)\)")
 _BURST = re.compile(r"Summary: (?:Round trip|Latency) of burst of ([0-9]+) messages")  # `--burst N`, N > 1
 _INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
+_TOTAL = re.compile(r"\[Total Run\] RunTime=([\d.]+) sec;[^\n]*ReceivedMessages=(\d+)")
+_MANY = 100  # replies over a whole run that leave some inside its measured window, whatever the rate
 _MIN_OBSERVATIONS = 2  # one message gives one figure for every percentile and a 0 std-dev
 _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
 _ADVICE = {"refused": "is the sockperf server running on that address and port?",
@@ -79,9 +81,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     bad = _INVALID.search(text)
     if bad:  # printed with the usage text, exit status 0
         raise ParseFailure("bad-argument", f"sockperf rejected its arguments: {bad.group(0).strip()}")
-    if "No valid observations found" in text:  # too few messages after the warm-up: exit status 0
-        raise ParseFailure("fatal", "sockperf: No valid observations found: too few messages for the duration "
-                                    "(raise rate or duration)")
+    if "No valid observations found" in text:  # exit status 0
+        raise ParseFailure("fatal", _no_valid(text))
     if "No messages were received from the server" in text:
         raise ParseFailure("timeout", f"sockperf: no reply from the server{where}: is the sockperf server "
                                       "running there (UDP gives no refusal)?")
@@ -168,3 +169,15 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if requested and target and str(requested.get("protocol", "")).lower() not in ("", echoed["protocol"]):
         flags.append(f"PARAM_MISMATCH: protocol echoed as {echoed['protocol']}, requested {requested['protocol']}")
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _no_valid(text: str) -> str:
+    """Why sockperf found no valid observations: too few messages after its warm-up (`--mps 2`), or, when the
+    run received plenty (`[Total Run] ... ReceivedMessages=143990`), none timed inside the measured window: sockperf
+    3.7 with `--no-rdtsc` does so at any rate, so raising the rate or the duration would not help."""
+    total = _TOTAL.search(text)
+    if total and int(total.group(2)) >= _MANY:
+        return (f"sockperf: No valid observations found although its run received {int(total.group(2))} replies in "
+                f"{total.group(1)} s: none was timed inside its measured window (after the warm-up), so its clock "
+                "is at fault, not the load (sockperf 3.7 does so with `--no-rdtsc`: rerun without it if it was given)")
+    return "sockperf: No valid observations found: too few messages for the duration (raise rate or duration)"
