@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from podtax_scheduler import prefilter
 from podtax_scheduler.filters import count_reasons, failure_message
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.scoring import ScorePlugin
@@ -37,11 +38,12 @@ def decide(pod: PodInfo, state: ClusterState, plugins: Sequence[ScorePlugin], we
            rng: random.Random | None = None) -> Decision:
     """Choose a node for `pod` (the caller holds ``state.lock``)."""
     rng = rng or random.Random()
-    idx = state.feasible(pod)
+    pre = state.prefilter(pod)  # once per pod: the filters' and the explanations' PreFilter
+    idx = state.feasible(pod, pre)
     if len(idx) == 0:
-        reasons = count_reasons(state.explain(pod).values())
+        reasons = count_reasons(state.explain(pod, pre=pre).values())
         return Decision(None, message=failure_message(len(state.nodes), reasons))
-    cycle: dict[str, Any] = {}
+    cycle: dict[str, Any] = {prefilter.KEY: pre}
     total = np.zeros(len(idx))
     weight_sum = 0.0
     per_plugin: dict[str, np.ndarray] = {}
@@ -68,6 +70,6 @@ def decide(pod: PodInfo, state: ClusterState, plugins: Sequence[ScorePlugin], we
     names = state.names
     candidates = [(str(names[idx[j]]), round(float(total[j]), 3)) for j in order]
     node = str(names[idx[pick]])
-    details = dict(cycle)
+    details = {k: v for k, v in cycle.items() if k != prefilter.KEY}
     details["scores"] = {name: round(float(s[pick]), 3) for name, s in per_plugin.items()}
     return Decision(node, candidates, f"Successfully assigned {pod.key} to {node}", len(idx), details)

@@ -40,7 +40,9 @@ import numpy as np
 from podtax import templates
 from podtax.parsers.base import same_value
 
+from podtax_scheduler import prefilter
 from podtax_scheduler.model import PARAMS_ANNOTATION, PodInfo
+from podtax_scheduler.prefilter import PreFilter
 from podtax_scheduler.quantity import CPU, MEMORY
 from podtax_scheduler.scorestore import Group, ScoreStore
 from podtax_scheduler.state import ClusterState
@@ -245,9 +247,10 @@ class BenchmarkScore:
         return chosen
 
     def _passed_over(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cols: _Columns, now: float,
-                     candidates: np.ndarray) -> dict[str, str]:
+                     candidates: np.ndarray, pre: PreFilter | None) -> dict[str, str]:
         """The nodes not feasible for the pod whose usable evidence beats every candidate's, best first (at most
-        NAMES_SHOWN), each with its first failing filter's reason: why the best-measured node was not chosen."""
+        NAMES_SHOWN), each with its first failing filter's reason: why the best-measured node was not chosen.
+        `pre`: the pod's PreFilter as decide() computed it (computed again when None)."""
         usable = ~np.isnan(cols.speed) & (now - cols.ts <= self.ttl_s) & ~cols.blocked
         usable[idx] = False
         if candidates.size:
@@ -255,7 +258,8 @@ class BenchmarkScore:
         slots = np.flatnonzero(usable)
         best = [str(state.names[i]) for i in slots[np.argsort(-cols.speed[slots])][:NAMES_SHOWN]]
         return {name: reason if isinstance(reason, str) else ", ".join(reason)
-                for name, reason in state.explain(pod, best).items() if reason}  # none: excluded by no filter's word
+                for name, reason in state.explain(pod, best, pre).items()
+                if reason}  # none: excluded by no filter's word
 
     def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: Cycle) -> np.ndarray:
         out = np.full(len(idx), self.missing_score, dtype=float)
@@ -278,7 +282,8 @@ class BenchmarkScore:
         bench.update(metric=group[1], params_key=group[2], covered=int(usable.sum()), stale=len(stale),
                      stale_names=_names(state, stale[:NAMES_SHOWN]), flagged=len(flagged),
                      flagged_names={str(state.names[i]): cols.flags[int(i)] for i in flagged[:NAMES_SHOWN]},
-                     passed_over=self._passed_over(pod, state, idx, cols, now, speed[usable]))
+                     passed_over=self._passed_over(pod, state, idx, cols, now, speed[usable],
+                                                   cycle.get(prefilter.KEY)))
         if not usable.any():
             return out
         scale = float(speed[usable].max())  # only ratios count: as shares of the fastest, 1e308s cannot overflow

@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from podtax_scheduler import podaffinity, podspread
-from podtax_scheduler.filters import DEFAULT_FILTERS, FilterPlugin, NodeAffinity, Status, TaintToleration
+from podtax_scheduler import podaffinity, podspread, prefilter
+from podtax_scheduler.filters import DEFAULT_FILTERS, FilterPlugin, Status
 from podtax_scheduler.model import NodeInfo, PodInfo
 from podtax_scheduler.namespaces import NamespaceLabels
-from podtax_scheduler.podaffinity import AffinityCycle, LabelSelector, feasible_mask, filter_node, prefilter
+from podtax_scheduler.podaffinity import LabelSelector, feasible_mask, filter_node
+from podtax_scheduler.prefilter import PreFilter
 from podtax_scheduler.quantity import PODS
 
 ASSUMED_TTL_S = 60.0
@@ -333,63 +334,32 @@ class ClusterState:
         self._static_cache[key] = (self.static_gen, mask)
         return mask
 
-    def affinity_cycle(self, pod: PodInfo) -> AffinityCycle | None:
-        """InterPodAffinity's PreFilter over the counted pods, or None when it has nothing to check."""
-        if not pod.affinity_terms and not pod.anti_affinity_terms and not self.with_anti:
-            return None
-        pod = self.namespaces.resolved(pod)
+    def prefilter(self, pod: PodInfo) -> PreFilter:
+        """PodTopologySpread's and InterPodAffinity's PreFilter for the pod (caller holds the lock): compute it once
+        per cycle and hand it to :meth:`feasible` and :meth:`explain`."""
+        return prefilter.run(self, pod)
 
-        def on_nodes(uids: Iterable[str]) -> Iterable[tuple[PodInfo, dict[str, str]]]:
-            for uid in uids:
-                node = self.nodes.get(self.pod_node.get(uid, ""))
-                other = self.placed.get(uid)
-                if node is not None and other is not None and uid != pod.uid:
-                    yield other, node.labels
-
-        # a pod counted for affinity matches the first term; one counted for anti-affinity matches a term
-        selectors = [t.selector for t in (pod.affinity_terms[:1] + pod.anti_affinity_terms)]
-        return prefilter(pod, on_nodes(self._carrying(selectors)),
-                         ((terms, (labels for _, labels in on_nodes(uids))) for terms, uids in self.with_anti.items()),
-                         self.namespaces.of(pod.namespace))
-
-    def spread_cycle(self, pod: PodInfo) -> podspread.SpreadCycle | None:
-        """PodTopologySpread's PreFilter over every node, or None when the pod has no DoNotSchedule constraint."""
-        if not pod.spread_constraints:
-            return None
-        n = self.size
-        has_keys = self.alive[:n].copy()
-        for c in pod.spread_constraints:
-            has_keys &= self._codes(c.topology_key)[1][:n] >= 0
-        eligible = []
-        for c in pod.spread_constraints:
-            mask = has_keys
-            if c.honor_affinity:
-                mask = mask & self._plugin_mask(pod, NodeAffinity())[:n]
-            if c.honor_taints:
-                mask = mask & self._plugin_mask(pod, TaintToleration())[:n]
-            eligible.append(mask)
-        placed = [(other, self.slot[name]) for uid in self._carrying(c.selector for c in pod.spread_constraints)
-                  if (other := self.placed.get(uid)) is not None and (name := self.pod_node.get(uid)) in self.slot]
-        return podspread.prefilter(pod, eligible, self._codes, placed)
-
-    def feasible(self, pod: PodInfo) -> np.ndarray:
-        """Slot indices of the nodes where the pod fits (caller holds the lock)."""
+    def feasible(self, pod: PodInfo, pre: PreFilter | None = None) -> np.ndarray:
+        """Slot indices of the nodes where the pod fits (caller holds the lock); `pre`: the pod's
+        :meth:`prefilter`, computed here when not given."""
         self._column(PODS)
         n = self.size
         mask = self.static_mask(pod)[:n] & self.fit_mask(pod)
-        spread = self.spread_cycle(pod)
+        pre = pre or self.prefilter(pod)
+        spread, cycle = pre.spread, pre.affinity
         if spread is not None and mask.any():
             mask &= podspread.feasible_mask(pod, spread, self.alive[:n], self._codes)
-        cycle = self.affinity_cycle(pod)
         if cycle is not None and (pod.affinity_terms or not cycle.idle) and mask.any():
             mask &= feasible_mask(pod, cycle, self.alive[:n], self._domain)
         return np.flatnonzero(mask)
 
-    def explain(self, pod: PodInfo, names: Iterable[str] | None = None) -> dict[str, Status]:
+    def explain(self, pod: PodInfo, names: Iterable[str] | None = None,
+                pre: PreFilter | None = None) -> dict[str, Status]:
         """Slow path for failures: each node's (of `names`, in that order, when given) first failing filter
-        (caller holds the lock); a name that is no node is left out."""
+        (caller holds the lock); a name that is no node is left out. `pre`: as for :meth:`feasible`."""
         out: dict[str, Status] = {}
-        spread, cycle = self.spread_cycle(pod), self.affinity_cycle(pod)
+        pre = pre or self.prefilter(pod)
+        spread, cycle = pre.spread, pre.affinity
         for name in self.nodes if names is None else names:
             if (node := self.nodes.get(name)) is None:
                 continue
