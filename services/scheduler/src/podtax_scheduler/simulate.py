@@ -4,7 +4,9 @@ Nodes run each benchmark at speeds drawn from a campaign's measured pod-side dis
 arrive per a workload (Poisson arrivals per class, each with requests and a runtime on a node of
 the fleet's median speed); a pod's runtime scales with the drawn speed of the node it lands on and
 with contention (each pod already running on the node adds ``contention`` to it; fixed at start).
-Pods that fit nowhere wait in a FIFO queue and are retried whenever a pod finishes.
+Pods that fit nowhere wait in a FIFO queue and are retried whenever a pod finishes. A class's pods may carry
+labels and a pod affinity (its namespace's and the workload's namespaces' labels are what a namespaceSelector
+reads, as the live scheduler's namespace informer keeps them).
 
 Policies, all behind the same filters (the real ``ClusterState.feasible``):
 - ``default``: kube-scheduler's default scoring: NodeResourcesLeastAllocated + BalancedAllocation;
@@ -79,6 +81,9 @@ class JobClass:
     rate_per_s: float
     runtime_s: float
     requests: dict[str, str]
+    namespace: str = "sim"
+    labels: dict[str, str] = field(default_factory=dict)  # the pods' own, besides `test`
+    affinity: dict[str, Any] | None = None  # the pods' spec.affinity, as Kubernetes takes it
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,7 @@ class Workload:
     duration_s: float
     contention: float
     classes: list[JobClass]
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> labels (a namespaceSelector's)
 
 
 @dataclass
@@ -115,13 +121,31 @@ def node_object(name: str, capacity: dict[str, str]) -> dict[str, Any]:
 
 
 def pod_object(job: Job, cls: JobClass) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": "benchmark-scheduler",
+                            "containers": [{"name": "main", "resources": {"requests": dict(cls.requests)}}]}
+    if cls.affinity:
+        spec["affinity"] = cls.affinity
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"job-{job.id}", "namespace": "sim", "uid": f"uid-{job.id}",
-                         "labels": {"test": cls.group.test},
+            "metadata": {"name": f"job-{job.id}", "namespace": cls.namespace, "uid": f"uid-{job.id}",
+                         "labels": {**cls.labels, "test": cls.group.test},
                          "annotations": {"podtax.io/params": cls.group.params_key}},
-            "spec": {"schedulerName": "benchmark-scheduler",
-                     "containers": [{"name": "main", "resources": {"requests": dict(cls.requests)}}]},
-            "status": {"phase": "Pending"}}
+            "spec": spec, "status": {"phase": "Pending"}}
+
+
+def namespace_objects(w: Workload) -> list[dict[str, Any]]:
+    """The workload's namespaces (and its classes', unlabelled when not given) as the namespace informer lists them."""
+    labels = {**{c.namespace: {} for c in w.classes}, **w.namespaces}
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(lab)}}
+            for name, lab in labels.items()]
+
+
+def cluster_state(w: Workload) -> ClusterState:
+    """The simulated cluster before any pod: its nodes and namespaces, as the live scheduler's informers fill it."""
+    state = ClusterState()
+    for node in w.nodes:
+        state.upsert_node(node_object(node, w.capacity))
+    state.namespaces.sync(namespace_objects(w))
+    return state
 
 
 def median_interval(sorted_x: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
@@ -277,9 +301,7 @@ def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, float]:
     jobs = arrivals(w, seed)
     oracle = OraclePolicy({k: float(v.mean()) for k, v in speeds.items()}, {j.info.name: j.cls for j in jobs})
     policy = oracle if policy_name == "oracle" else make_policy(policy_name, w, seed)
-    state = ClusterState()
-    for node in w.nodes:
-        state.upsert_node(node_object(node, w.capacity))
+    state = cluster_state(w)
     running: dict[str, int] = dict.fromkeys(w.nodes, 0)
     events: list[tuple[float, int, int, str]] = [(j.arrival, 0, j.id, "") for j in jobs]
     heapq.heapify(events)
@@ -324,9 +346,7 @@ def place_sequence(w: Workload, classes: Sequence[int], policy_name: str = "podt
     """Place one pod of each given class in turn, none finishing; the node of each (None: nothing fits).
     The emulator cross-check creates the same pods against the real scheduler service and compares."""
     policy = make_policy(policy_name, w, seed)
-    state = ClusterState()
-    for node in w.nodes:
-        state.upsert_node(node_object(node, w.capacity))
+    state = cluster_state(w)
     out: list[str | None] = []
     for i, c in enumerate(classes):
         job = Job(i, c, 0.0, 0.5)

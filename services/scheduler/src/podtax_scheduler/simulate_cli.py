@@ -16,6 +16,11 @@ or from a DuckDB file with ``--db``. The workload file (YAML) says what arrives:
         rate_per_s: 0.2               # Poisson arrivals
         runtime_s: 120                # on a node of the fleet's median speed
         requests: {cpu: "1", memory: 512Mi}
+        namespace: web                # optional (default sim); labels and affinity too: the pods' own
+        labels: {app: web}
+        affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels:
+          {app: db}}, namespaceSelector: {matchLabels: {team: a}}, topologyKey: kubernetes.io/hostname}]}}
+    namespaces: {db: {team: a}}       # optional: namespace -> labels, what a namespaceSelector reads
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ class ClassSpec(_Strict):
     rate_per_s: float = Field(gt=0, le=1000)
     runtime_s: float = Field(gt=0)
     requests: dict[str, str] = Field(default_factory=lambda: {"cpu": "1", "memory": "256Mi"})
+    namespace: str = Field("sim", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    labels: dict[str, str] = Field(default_factory=dict)
+    affinity: dict[str, Any] | None = None
 
 
 class WorkloadSpec(_Strict):
@@ -53,6 +61,7 @@ class WorkloadSpec(_Strict):
     duration_s: float = Field(gt=0, le=30 * 86400)
     contention: float = Field(0.0, ge=0, le=10)
     classes: list[ClassSpec] = Field(min_length=1)
+    namespaces: dict[str, dict[str, str]] = Field(default_factory=dict)
 
 
 def read_workload(path: Path) -> WorkloadSpec:
@@ -130,9 +139,10 @@ def _from_api(campaign: str) -> list[Any]:
 
 
 def build_workload(spec: WorkloadSpec, measured: list[Any]) -> Any:
+    from podtax_scheduler.model import PodInfo
     from podtax_scheduler.quantity import QuantityError, to_int
     from podtax_scheduler.scoring import params_match, params_of
-    from podtax_scheduler.simulate import JobClass, Workload
+    from podtax_scheduler.simulate import Job, JobClass, Workload, pod_object
 
     classes = []
     for i, c in enumerate(spec.classes):
@@ -153,10 +163,16 @@ def build_workload(spec: WorkloadSpec, measured: list[Any]) -> Any:
                        f"{', '.join(have)}", 2)
         group = max(found, key=lambda m: (params_of(m.params_key).keys() == wanted.keys(), len(m.values),
                                           -len(m.params_key)))
-        classes.append(JobClass(f"{c.test} [{group.params_key}]", group, c.rate_per_s, c.runtime_s, c.requests))
+        cls = JobClass(f"{c.test} [{group.params_key}]", group, c.rate_per_s, c.runtime_s, c.requests, c.namespace,
+                       c.labels, c.affinity)
+        try:
+            PodInfo.from_dict(pod_object(Job(0, i, 0.0, 0.5), cls))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise fail(f"classes.{i}: not a pod Kubernetes would take ({exc})", 2) from None
+        classes.append(cls)
     measured_nodes = sorted({n for c in classes for n in c.group.values})
     names = {f"{n}-{k}" if spec.copies > 1 else n: n for n in measured_nodes for k in range(spec.copies)}
-    return Workload(list(names), names, spec.nodes, spec.duration_s, spec.contention, classes)
+    return Workload(list(names), names, spec.nodes, spec.duration_s, spec.contention, classes, spec.namespaces)
 
 
 def _ci(v: list[float], fmt: str = "{:,.1f}") -> str:
@@ -180,7 +196,9 @@ def simulate(
     `contention`: how much each pod already running on a node slows a new one (0.05 = 5%; default 0);
     `classes` (at least one): each with `test` (a template name), `params` (the campaign's group, a subset
     of its parameters such as "threads=1"), `rate_per_s` (Poisson arrivals), `runtime_s` (on a node of
-    the fleet's median speed) and `requests` (default {cpu: "1", memory: 256Mi}).
+    the fleet's median speed) and `requests` (default {cpu: "1", memory: 256Mi}), optionally `namespace`
+    (default sim), `labels` and `affinity` (the pods' own, in Kubernetes' form); `namespaces`: each namespace's
+    labels, which a pod affinity term's namespaceSelector reads as the live scheduler does.
     """
     chosen = [p.strip() for p in policies.split(",") if p.strip()]
     bad = [p for p in chosen if p not in POLICIES]
