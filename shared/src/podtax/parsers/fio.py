@@ -125,6 +125,8 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
             stats = job.get(direction)
             if not isinstance(stats, dict) or not _number(stats.get("total_ios", stats.get("io_bytes"))):
                 continue
+            if not _number(stats.get("io_bytes", 1)) and not _number(stats.get("runtime", 1)):
+                continue  # I/Os of no bytes in no time (cpuio): rates of 0 that are no measurement
             if direction == "read" and _verifies(doc, job, asked):
                 verified.append(str(job.get("jobname", "?")))
                 continue
@@ -140,8 +142,13 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
             metrics.add(f"{direction}_iops", iops, "IOPS", True)
             metrics.add(f"{direction}_bw", bw, "KiB/s", True)
     if not totals:
+        header = fio_flags.no_io(text) or ("ioengine=cpuio" if any(_options(doc, j).get("ioengine") == "cpuio"
+                                                                   for j in jobs) else "")
+        if header:  # the `(noop)` line precedes the JSON on stdout; a JSON cut out alone still echoes its engine
+            raise fio_flags.no_io_failure(header)
         raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
-    echoed = fio_flags.merge_echoed([_echoed(doc, job) for job in jobs])
+    echoed = fio_flags.merge_echoed([_echoed(doc, job) for job in jobs
+                                     if _options(doc, job).get("ioengine") != "cpuio"])  # no I/O: left out
     flags = compare_echoed(requested, echoed, ("rw", "bs", "iodepth")) + _template_shape(requested, echoed, len(jobs),
                                                                                          echoes)
     if not echoes:
@@ -155,7 +162,7 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     if verified:
         flags.append(fio_flags.verify_flag(verified))
     flags += fio_flags.interrupted_flag(text) + fio_flags.rate_flag(_rate_options(doc, jobs))
-    flags += fio_flags.errors_beside(text) + _timed_syncs(jobs)
+    flags += fio_flags.errors_beside(text) + _timed_syncs(jobs) + fio_flags.no_io_flag(fio_flags.no_io(text))
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if echoes and holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same

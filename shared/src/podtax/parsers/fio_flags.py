@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 
-from podtax.parsers.base import Echoed, errors_flag, holds
+from podtax.parsers.base import Echoed, ParseFailure, errors_flag, holds
 
 STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
 # fio's lines that are no failure: it goes on (`fio: this platform does not support process shared mutexes,
 # ... get rid of this warning.`, `fio: native_fallocate call failed: Operation not supported`)
 _BENIGN = ("warning", "native_fallocate call failed")
+# an engine that does no I/O (cpuio burns CPU): `cpu (noop): ioengine=cpuio, cpuload=50, cpucycle=50000`
+_NO_IO = re.compile(r"^[ \t]*(\S[^:\n]*) \(noop\): ioengine=([\w-]+)[^\n]*", re.M)
 _FATAL = ("fio: ", "error: ")  # fio's own words for a failure (`fio: pid=.., err=`, `fio: engine libaio not loadable`)
 
 
@@ -118,3 +120,39 @@ def after_start(text: str) -> str:
              and not line.lstrip().startswith(("Jobs:", "fio: terminating"))
              and "Laying out IO file" not in line]
     return f": {lines[-1][:300]}" if lines else ""
+
+
+def no_io(text: str) -> str:
+    """The header fio prints for a job whose engine does no I/O (`cpu (noop): ioengine=cpuio, ...`), or ""."""
+    m = _NO_IO.search(text) if "(noop): ioengine=" in text else None
+    return "" if m is None else m.group(0).strip()[:200]
+
+
+def no_io_failure(header: str) -> ParseFailure:
+    return ParseFailure("unknown-format", f"fio ran a job whose engine does no I/O (`{header}`) and no other: the "
+                                          "log has no I/O figures to read")
+
+
+def no_io_flag(header: str) -> list[str]:
+    """A no-I/O job (cpuio: CPU load) beside the I/O jobs read: left out of the figures, flagged."""
+    return [f"PARAM_MISMATCH: ioengine: a job that does no I/O ran beside the jobs read (`{header}`, left out): "
+            "podtax's fio runs no CPU load beside its I/O, so these figures measure another cell"] if header else []
+
+
+def missing_direction(job: str, direction: str, text: str) -> ParseFailure | None:
+    """A job that issued I/O of a direction but prints no line for it: a damaged log, or None for a job whose
+    engine does no I/O (cpuio counts its loops as issued reads): it has no figures and is left out."""
+    if f"{job} (noop): ioengine=" in text:
+        return None
+    return ParseFailure("unknown-format", f"fio job {job} issued {direction} I/O but has no `{direction}:` line: that "
+                                          "line is missing, so the log is damaged")
+
+
+def lost_line(job: str, direction: str) -> ParseFailure:
+    """A job's latency lines twice for one direction, or before any direction line: a line is missing."""
+    if not direction:
+        return ParseFailure("unknown-format", f"fio job {job} prints latencies before any direction line "
+                                              "(`read: IOPS=...`): that line is missing, so the log is damaged")
+    return ParseFailure("unknown-format", f"fio job {job} prints {direction} latencies twice: the line of the "
+                                          "direction between them (`write: IOPS=...`) is missing, so the log is "
+                                          "damaged")

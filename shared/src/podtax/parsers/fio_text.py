@@ -37,7 +37,12 @@ from podtax.parsers.fio_flags import (
     interrupted_flag,
     jobs_flag,
     latency_flag,
+    lost_line,
     merge_echoed,
+    missing_direction,
+    no_io,
+    no_io_failure,
+    no_io_flag,
     rate_flag,
     said,
     staggered_flag,
@@ -181,15 +186,15 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 # a direction with I/O issued has its line (unless unified: `mixed`)
                 lost = next((d for d, n in zip(("read", "write", "trim"), m.groups(), strict=True)
                              if n not in (None, "0") and f"{d}_iops" not in figures), None)
-                if lost and "mixed_iops" not in figures:
-                    raise ParseFailure("unknown-format", f"fio job {jobs[-1][0]} issued {lost} I/O but has no "
-                                                         f"`{lost}:` line: that line is missing, so the log is damaged")
+                failure = missing_direction(jobs[-1][0], lost, text) if lost and "mixed_iops" not in figures else None
+                if failure:
+                    raise failure
             continue
         if line[0] == "l":  # `lat (usec): min=...` (the total latency), or its distribution `lat (usec)   : 250=..`
             m = _LAT.match(line)
             if m:  # kept beside the figures, checked against clat below (not a metric)
                 if not direction:
-                    raise _lost_line(jobs[-1][0], "")
+                    raise lost_line(jobs[-1][0], "")
                 lats[(len(jobs), direction)] = to_number(m.group(2)) * _TIME_SCALE[m.group(1)]
             if m or not line.startswith("lat percentiles"):
                 continue
@@ -223,7 +228,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if m:
             # no direction yet, or this one's latencies again: a lost `write:` line (its latencies would replace read's)
             if not direction or f"{direction}_clat_mean" in figures:
-                raise _lost_line(jobs[-1][0], direction)
+                raise lost_line(jobs[-1][0], direction)
             scale = _TIME_SCALE[m.group(1)]
             figures[f"{direction}_clat_min"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)] * scale
             figures[f"{direction}_clat_mean"] = to_number(m.group(6)) * scale
@@ -232,7 +237,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         m = _PCT_HEAD.match(line)
         if m:
             if not direction or (len(jobs), direction, m.group(1)) in percentiles:  # as above, without clat lines
-                raise _lost_line(jobs[-1][0], direction)
+                raise lost_line(jobs[-1][0], direction)
             percentiles.add((len(jobs), direction, m.group(1)))
             pct_kind, pct_scale, rows_due = m.group(1), _TIME_SCALE[m.group(2)], True
             pct_head = f"{direction}_{pct_kind}_"  # its rows' metric names, before each percentile's label
@@ -286,6 +291,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
     jobs = [job for job in jobs if job[2]]
     if not jobs:
+        if no_io(text):
+            raise no_io_failure(no_io(text))
         if fio_terse.LINE.search(text):  # `--minimal`: terse lines, no normal report (its job's error quoted there)
             raise fio_terse.TerseOnly
         words = said(text) or verify_failed(text) or after_start(text)
@@ -322,7 +329,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         flags.append(latency_flag(suspect))
     if verified:
         flags.append(verify_flag([name for name, _, _ in jobs]))
-    flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text)
+    flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text) + no_io_flag(no_io(text))
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
         flags.append(jobs_flag(max(reported, len(jobs))))
@@ -376,16 +383,6 @@ def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]],
                 flags.append(staggered_flag(f"fio's summary of group {m.group(1)} gives {direction} bw={fio:.0f} "
                                             "KiB/s", total))
     return flags
-
-
-def _lost_line(job: str, direction: str) -> ParseFailure:
-    """A job's latency lines twice for one direction, or before any direction line: a line is missing."""
-    if not direction:
-        return ParseFailure("unknown-format", f"fio job {job} prints latencies before any direction line "
-                                              "(`read: IOPS=...`): that line is missing, so the log is damaged")
-    return ParseFailure("unknown-format", f"fio job {job} prints {direction} latencies twice: the line of the "
-                                          "direction between them (`write: IOPS=...`) is missing, so the log is "
-                                          "damaged")
 
 
 def _drop_inconsistent(jobs: list[tuple[str, str, dict[str, float]]], lats: dict[tuple[int, str], float]) -> list[str]:
