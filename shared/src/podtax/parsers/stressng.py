@@ -10,7 +10,10 @@ names wider than their column are fine, and so are `--sn` rows (figures in scien
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
 are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
 stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED; passed, failed and skipped counts that fall short
-of the dispatched instances are flagged PARTIAL. A run whose counters stress-ng's own metrics-check found
+of the dispatched instances are flagged PARTIAL. A stressor skipped whole (not supported here, or out of resources:
+`apparmor stressor will be skipped, ...`, `..., skipping stressor`; stressng_skips.py) gives no figure: its row of
+zeros is left out, the others' are named as a run of several stressors, SKIPPED says what stress-ng said; a run
+whose every stressor was skipped fails (`fatal`). A run whose counters stress-ng's own metrics-check found
 corrupted (an instance killed mid-run: `data is compromised`) is refused (`fatal`). A verbose log's
 `stress-ng 0.19.02` debug line gives the version.
 
@@ -56,6 +59,8 @@ from podtax.parsers.stressng_checks import (
 )
 from podtax.parsers.stressng_forms import RESERVED_WORDS, behind, plain, plain_lines, split_line
 from podtax.parsers.stressng_names import misc_metric, slug
+from podtax.parsers.stressng_skips import failure_detail, skipped
+from podtax.parsers.stressng_skips import flag as skipped_flag
 from podtax.parsers.stressng_state import HANDLERS, Scan
 from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
 
@@ -286,13 +291,16 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
                                              f"hogs` lines, {s.header} metrics tables, {s.completions} `successful "
                                              "run completed` lines); split it, one run per log")
-    if s.bad_arg:
+    skips, partly = _gone(s, text)
+    if s.bad_arg and not (skips and s.bad_arg[0].startswith("No stress workers invoked")):
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
-        raise no_rows_failure(s)
+        failure = no_rows_failure(s)  # stress-ng's own count of skips (0.15.07 on) says it first
+        skipped_only = failure.detail.startswith("stress-ng skipped its stressor")
+        raise ParseFailure("fatal", failure_detail(skips)) if skips and not skipped_only else failure
     if s.errors:
         refuse_corrupted(s.errors)
-    primary = _primary(s.rows, test, "," in s.hogs)
+    primary = _primary(s.rows, test, "," in s.hogs or bool(skips))
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
     for name, values in s.rows:
@@ -313,13 +321,30 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         echoed["timeout"] = s.timeout
     flags = run_flags(s, requested, echoed, dict(s.rows).get(primary) if primary else None)
     flags += [no_work_flag(name) for name in idle] + unaccounted(s.hogs, s.passed, s.failed, s.skipped)
-    missing = missing_rows(s.hogs, s.rows)
+    missing = [name for name in missing_rows(s.hogs, s.rows) if name not in skips]
+    if skips:  # named, with what stress-ng said: the count of `skipped: N` is no news unless some ran
+        flags = [f for f in flags if partly or not f.startswith("SKIPPED: ")] + [skipped_flag(skips)]
     if missing:
         flags.append(f"MISSING: stress-ng dispatched {', '.join(missing)} but printed no metrics row for "
                      f"{'it' if len(missing) == 1 else 'them'} (skipped, failed to start or killed?)")
     if s.yaml:  # a YAML report too (see above)
         flags.append(MIXED + "the metrics table")
     return Parsed(TOOL, s.version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _gone(s: Scan, text: str) -> tuple[dict[str, str], bool]:
+    """The stressors stress-ng skipped whole (stressng_skips), and whether another was skipped in some instances
+    only: the rows of the first (all zeros, --metrics) are taken out of `s.rows`, so that no 0 passes for a figure
+    measured; the row of the other counts its instances' bogo ops and stays (run_flags flags the count)."""
+    if text.find("skipp") < 0 and text.find("aborted early") < 0:
+        return {}, False
+    skips = skipped(text)
+    if not skips:
+        return skips, False
+    worked = {name for name, values in s.rows if values and values[0] > 0}
+    gone = {name: why for name, why in skips.items() if name not in worked}
+    s.rows = [row for row in s.rows if row[0] not in gone]
+    return gone, len(gone) < len(skips)
 
 
 @lru_cache(maxsize=4096)
