@@ -1,7 +1,7 @@
 """One node whatever the case of its name (audit hE): a manifest's host rows on `Node-1` and its pod rows on `node-1`
 (hand-written CSVs and different tools spell it so) made two nodes, each cell one side only, and nothing said so.
 Kubernetes writes node names in lowercase and host names ignore case: the import now stores node-1 for both, with a
-warning naming both spellings, and the report gives the cell its ratio. The real CLI imports a real fio capture into a
+warning naming both spellings, and the report gives the cell its ratio. The real CLI imports a real sysbench log into a
 real analyzer and parser on a real nats-server."""
 
 from __future__ import annotations
@@ -9,23 +9,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.importing import HEADER, cli, imported
+from tests.integration.importing import cli, imported, paired_manifest
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "fio-randread-4k-qd16.json"
-SPELLED = {"host": "Node-1", "kubernetes": "node-1"}
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
 
 
 async def test_node_names_differing_in_case_make_one_cell(nats_url, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
     text = CORPUS.read_text()
-    rows = []
-    for i in range(6):
-        for k, (env, node) in enumerate(SPELLED.items()):
-            (tmp_path / f"{env}-{i}.json").write_text(text)
-            rows.append(f"{env}-{i}.json,{node},{env},fio,rw=randread bs=4k size=64m iodepth=16 direct=1 runtime=3,"
-                        f"2024-05-{1 + i:02d}T{10 + k}:00:00Z,\n")
-    (tmp_path / "m.csv").write_text(HEADER + "".join(rows))
-    async with imported(nats_url, tmp_path, {"named": tmp_path / "m.csv"}) as url:
+    manifest = paired_manifest(tmp_path, "named", test="sysbench-cpu", params="threads=1 max_prime=100000 events=200",
+                               month=5, runs=6, log=lambda env, i: text)
+    manifest.write_text(manifest.read_text().replace(",node-1,host,", ",Node-1,host,"))  # the host rows' spelling
+    async with imported(nats_url, tmp_path, {"named": manifest}) as url:
         said = " ".join(capsys.readouterr().err.split())
         assert await cli("report", "named", "--api", url, "--json") == 0
         cells = json.loads(capsys.readouterr().out)["cells"]
