@@ -22,7 +22,7 @@ _USES = {"read": (0,), "randread": (0,), "write": (1,), "randwrite": (1,), "rw":
 # A job's header line: `x: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-64.0KiB, (T) 4096B-64.0KiB,
 # ioengine=psync, iodepth=1` (fio 3) or `bs=4K-4K/512-64K/4K-4K` (fio 2). Its bs field is read up to the first
 # `, ioengine=` (one lazy run before a literal: linear), then split by str methods, never by nested quantifiers
-_HEAD = re.compile(r"^\S[^:]*: \(g=\d+\): rw=(\w+), bs=([^\n]*?), ioengine=(\w+), iodepth=(\d+)")
+_HEAD = re.compile(r"^\S.*?: \(g=\d+\): rw=(\w+), bs=([^\n]*?), ioengine=(\w+), iodepth=(\d+)")  # names hold `:` too
 _MARKED = re.compile(r"\(([RWT])\) ([^\s,]+)")  # fio 3: `(W) 4096B-64.0KiB`
 
 

@@ -16,7 +16,7 @@ WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (th
 # ... get rid of this warning.`, `fio: native_fallocate call failed: Operation not supported`)
 _BENIGN = ("warning", "native_fallocate call failed")
 # an engine that does no I/O (cpuio burns CPU): `cpu (noop): ioengine=cpuio, cpuload=50, cpucycle=50000`
-_NO_IO = re.compile(r"^[ \t]*(\S[^:\n]*) \(noop\): ioengine=([\w-]+)[^\n]*", re.M)
+_NO_IO = re.compile(r"^[ \t]*(\S[^\n]*?) \(noop\): ioengine=([\w-]+)[^\n]*", re.M)
 _FATAL = ("fio: ", "error: ")  # fio's own words for a failure (`fio: pid=.., err=`, `fio: engine libaio not loadable`)
 
 

@@ -51,7 +51,7 @@ from podtax.parsers.fio_flags import (
 )
 from podtax.parsers.stressng_names import slug
 
-_JOB = re.compile(r"^(\S[^:]*): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")
+_JOB = re.compile(r"^(\S.*?): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")  # `rr:4k: (groupid=`
 # fio 3: `BW=25.3GiB/s (27.1GB/s)`, the decimal form first with kb_base=1000 (`BW=22.4GB/s (20.8GiB/s)`)
 _NEW = re.compile(r"^(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s")
 # fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`; up to 2.16 a million IOPS and more with an
@@ -64,7 +64,7 @@ _LAT = re.compile(r"^lat \((nsec|usec|msec)\):\s*min=[^,]*, max=[^,]*, avg=\s*([
 _PCT_HEAD = re.compile(r"^(c?lat) percentiles \((nsec|usec|msec)\):")  # lat: `--lat_percentiles=1`, total latency
 _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
 _STARTING = STARTING  # `Starting 4 processes`
-_JOBS = re.compile(r"^[ \t]*\S[^:\n]*: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
+_JOBS = re.compile(r"^[ \t]*\S[^\n]*?: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
 _STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
 _STATUS_WORD = "Run status group "  # on each line _STATUS matches (see base.at_line_starts: 1 µs, not 11, in 3 KiB)
 # `--unified_rw_reporting=both`: fio 3.33 prints the mixed section's rates as zeros without units
