@@ -295,3 +295,20 @@ def test_a_disk_use_at_the_end_of_a_line_is_no_client_output() -> None:
     """A run on the node ends each job line with its disk use (`...;0.00%;vda;...;75.83%`): read as before."""
     line = _capture("randread-minimal")
     assert ";vda;" in line and parse_text(line, "fio").values()["read_iops"] > 0
+
+
+@pytest.mark.parametrize("name", ["tmpfs-twogroups-appended2-minimal", "v2-twogroups-appended2-minimal"])
+def test_runs_of_several_groups_appended_without_disk_use_are_refused(name: str) -> None:
+    """Two stonewalled jobs (groups 0 and 1) on tmpfs, and in terse version 2: no disk use ends the lines, and the
+    runs differ, so they read as one run of two clones per group (group0_read_iops the sum of both runs'). fio
+    numbers its groups in job order and prints its jobs in that order: groupid going back (1 to 0) is a second run.
+    Each run alone reads."""
+    text = (FOUND / f"fio-3.33-terse-{name}.log").read_text()
+    with pytest.raises(ParseFailure, match="several fio runs appended in one log: its terse lines go back from "
+                                           "groupid 1 to 0.*split it, one run per log") as failure:
+        parse_text(text, "fio")
+    assert failure.value.reason == "unknown-format"
+    second = text.index("\nr: (g=0)") + 1
+    for run in (text[:second], text[second:]):
+        assert len(fio_terse.document(run)["jobs"]) == 2
+        assert parse_text(run).values()["group0_read_iops"] > 0

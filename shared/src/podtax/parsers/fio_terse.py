@@ -22,8 +22,9 @@ VERIFY, as JSON's `verify` option does), and a group_reporting line, which sums 
 the first one's name, reads as one job: TERSE_OUTPUT says so. Several lines of one name are numjobs' clones,
 unless a later one moved more over a longer runtime (`--status-interval` prints each job again, cumulative):
 refused. Runs appended to one log (`fio --minimal >> log`) would read as one run's jobs, their IOPS summed: lines
-that end with different disk use (every line of a run ends with the same), or alike byte for byte, are refused
-(see _check_appended; where fio prints no disk use, version 2 or tmpfs, runs that differ go unseen). With
+that end with different disk use (every line of a run ends with the same), alike byte for byte, or whose groupid
+goes back (a run of several groups appended) are refused (see _check_appended; where fio prints no disk use, version
+2 or tmpfs, runs of one group that differ go unseen). With
 `--lat_percentiles=1` fio prints the total latency's percentiles in the same fields, which terse
 does not tell apart: they are named clat as fio's default. A direction that moved under 1 KiB reads as none
 (terse gives its KiB, not its I/O count). `fio --client=host` output (each host's disk use on a line of its own,
@@ -109,7 +110,7 @@ def document(text: str) -> dict[str, Any]:
                                              "prints no trim figures: a trim job (rw=trim, randtrim) reads as none; "
                                              "rerun with --terse-version=4 or --output-format=json")
     _check_interim(jobs)
-    _check_appended(lines)
+    _check_appended(lines, jobs)
     doc: dict[str, Any] = {"jobs": jobs}
     if versions:
         doc["fio version"] = versions.pop()
@@ -143,20 +144,26 @@ def _check_interim(jobs: list[dict[str, Any]]) -> None:
         seen.setdefault(key, (kib, runtime))
 
 
-def _check_appended(lines: list[tuple[str, tuple[str, ...]]]) -> None:
+def _check_appended(lines: list[tuple[str, tuple[str, ...]]], jobs: list[dict[str, Any]]) -> None:
     """Refuse several runs appended to one log (`fio --minimal >> log`): their lines would read as numjobs'
     clones and their IOPS be summed. fio ends every line of a run with the same disk use (`vda;24956;2;0;0;1238;
     1;1238;75.83%`, versions 3 to 5, all the run's disks), which differs from run to run; lines that differ there
     are of several runs. Version 2 prints no disk use, nor does a run on files with none (tmpfs): then only two
     lines alike byte for byte (in a run, clones differ in their µs figures) betray a second run, and runs appended
-    that differ anywhere read as one run's jobs. Lines that moved nothing (a job that failed at its start, repeated
-    alike by numjobs) are not compared byte for byte."""
+    that differ anywhere read as one run's jobs, unless their groupid goes back: fio numbers its groups in job order
+    (init.c add_job: stonewall and new_group only increase it) and prints its jobs in that order, so the lines of a
+    run of several groups (`0, 1`) appended twice go `0, 1, 0, 1`. Lines that moved nothing (a job that failed at
+    its start, repeated alike by numjobs) are not compared byte for byte."""
     tails = {disks for _, disks in lines}
     moved = [line for line, _ in lines if line]
-    if len(tails) > 1 or len(set(moved)) < len(moved):
-        why = ("end with different disk use" if len(tails) > 1 else "are the same byte for byte")
+    back = next((f"{a['groupid']} to {b['groupid']}" for a, b in zip(jobs, jobs[1:], strict=False)
+                 if b["groupid"] < a["groupid"]), "")
+    if len(tails) > 1 or len(set(moved)) < len(moved) or back:
+        why = ("end with different disk use" if len(tails) > 1 else "are the same byte for byte"
+               if len(set(moved)) < len(moved) else f"go back from groupid {back}")
+        also = " (or --status-interval printed them again)" if back and why.startswith("go back") else ""
         raise ParseFailure("unknown-format", f"several fio runs appended in one log: its terse lines {why}, which the "
-                                             "lines of one run never do; split it, one run per log")
+                                             f"lines of one run never do{also}; split it, one run per log")
 
 
 def _disk_use(fields: list[str]) -> tuple[str, ...]:
