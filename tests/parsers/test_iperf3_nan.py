@@ -40,7 +40,7 @@ def test_a_reverse_udp_report_with_nan_intervals_is_told_as_what_it_is_not_damag
     assert failure.value.reason == "unsupported-version" and "reverse UDP report" in failure.value.detail
 
 
-@pytest.mark.parametrize("printed", ["nan", "-nan"])
+@pytest.mark.parametrize("printed", ["nan", "-nan", "inf"])
 def test_a_nan_interval_is_read_as_not_measured_and_flagged(printed: str) -> None:
     """The TCP capture with its first interval's rate printed `nan` (an interval of no time): the end sums are read
     as before, and NAN_FIGURES names the value."""

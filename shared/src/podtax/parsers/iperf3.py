@@ -57,7 +57,8 @@ TEXT_MARKS = ("[ ID ] Interval", "[ ID] Interval           Transfer     Bitrate"
 _DECODER = json.JSONDecoder()
 # a bare `nan`, `-nan`, `inf` or `-inf` value (iperf3 before 3.1.3: `%g`), as JSON's NaN and Infinity
 _BARE = re.compile(r'(":[ \t]*)(-?)(nan|inf)(?=[ \t\r\n]*[,}\]])')
-_NOT_FINITE = ("NaN", "Infinity")
+# what a report holding such a value (before or after _load reads it) contains, as `system_info` never does
+_NOT_FINITE = ("nan", "NaN", "Infinity", "inf,", "inf\n", "inf\r", "inf}")
 
 
 def _keep_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -274,7 +275,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if ts.get("bidir") == 1 or isinstance(back, dict):
         echoed["bidir"] = 1
     flags += _run_flags(requested, echoed, ts, sent, text)
-    if text.find(_NOT_FINITE[0]) >= 0 or text.find(_NOT_FINITE[1]) >= 0 or text.find("nan") >= 0:
+    if any(text.find(word) >= 0 for word in _NOT_FINITE):
         flags += _nan_flag(doc, left)
     return Parsed(TOOL, _version(doc), None, metrics.as_tuple(), echoed, tuple(flags))
 
