@@ -55,7 +55,10 @@ log = logging.getLogger("podtax.bus")
 # each such wait ends after this long instead (said once as 'nats: flush timeout'; nothing is lost, it is sent later)
 FLUSH_TIMEOUT_S = 5.0
 PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bus.publish_many)
-FULL = 10077  # JetStream's "maximum bytes exceeded": a stream at its size limit refuses new messages (discard new)
+# JetStream's "store failed": a stream at a limit refuses new messages (discard new): "maximum bytes exceeded" (its size
+# limit), "maximum messages per subject exceeded" (one subject's own limit: events.per_subject), "maximum messages
+# exceeded"
+FULL = 10077
 
 
 class BusError(RuntimeError):
@@ -182,7 +185,7 @@ class Bus(Streams, Consumers):
         except APIError as exc:
             if exc.err_code != FULL:
                 raise
-            raise Unacked(refusal_text(exc)) from None
+            raise Unacked(refusal_text(exc, event.subject)) from None
         metrics.PUBLISHED.labels(event.type).inc()
 
     async def publish_many(self, events: Sequence[Envelope], timeout: float = PUBLISH_ACK_TIMEOUT_S) -> int:
@@ -239,17 +242,28 @@ class Bus(Streams, Consumers):
         await _stop_reconnecting(self.nc)
 
 
-def refusal_text(exc: APIError | None) -> str:
-    """What JetStream's refusal of published events means, and what to do (a full stream: its size limit)."""
-    if exc is not None and exc.err_code == FULL:
-        from podtax.config import Common
+def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
+    """What JetStream's refusal of published events means, and what to do: the events stream at its size limit, or
+    one subject (`subject`, when known: a single publish) at its own limit of messages."""
+    if exc is None or exc.err_code != FULL:
+        return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
+    from podtax.config import Common
 
-        return (f"JetStream refused the events: its stream is full ({exc.description}); raise its size limit as a "
-                "NATS admin (`nats stream edit PODTAX --max-bytes`; PODTAX_NATS_STREAM_MAX_BYTES, "
-                f"{Common.model_fields['nats_stream_max_bytes'].default:,} bytes by default, applies only when the "
-                "stream is created; under `podtax up`, see the README's NATS section) or wait until old events age "
-                "out (PODTAX_NATS_STREAM_MAX_AGE_S)")
-    return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
+    fields = Common.model_fields
+    age = "wait until old events age out (PODTAX_NATS_STREAM_MAX_AGE_S)"
+    if "per subject" in (exc.description or ""):
+        where = f"subject {subject}" if subject else "one subject"
+        return (f"JetStream refused the events: {where} holds its limit of messages in stream PODTAX "
+                f"({exc.description}); the other subjects (other nodes) still take theirs. A node publishing without "
+                "end is stopped so (deploy/host/INSTALL.md: disable its user, purge its subjects); for a deployment "
+                "that really publishes more, raise the limit as a NATS admin (`nats stream edit PODTAX "
+                "--max-msgs-per-subject`; PODTAX_NATS_STREAM_MAX_MSGS_PER_SUBJECT, "
+                f"{fields['nats_stream_max_msgs_per_subject'].default:,} by default, applies only when the stream is "
+                f"created; under `podtax up`, see the README's NATS section) or {age}")
+    return (f"JetStream refused the events: its stream is full ({exc.description}); raise its size limit as a "
+            "NATS admin (`nats stream edit PODTAX --max-bytes`; PODTAX_NATS_STREAM_MAX_BYTES, "
+            f"{fields['nats_stream_max_bytes'].default:,} bytes by default, applies only when the "
+            f"stream is created; under `podtax up`, see the README's NATS section) or {age}")
 
 
 async def _stop_reconnecting(nc: Client) -> None:

@@ -67,18 +67,23 @@ class Streams:
     inbox_refused: str
 
     async def ensure_streams(self, max_bytes: int | None = None, max_age_s: float | None = None,
-                             wait: bool = False, stop: asyncio.Event | None = None) -> None:
-        """Create podtax's streams with these limits (PODTAX_NATS_STREAM_MAX_BYTES/_AGE_S; the defaults without),
-        or check the ones there. With NATS users only their owner may create them (natsauth.CREATORS), and
-        nobody may change them: a service (`wait`) waits for the owner's (raising Stopped once `stop` is set), a
-        command raises BusError naming it.
-        A full events stream refuses new events (the publisher sees why); dead letters drop their oldest."""
+                             wait: bool = False, stop: asyncio.Event | None = None,
+                             max_msgs_per_subject: int | None = None) -> None:
+        """Create podtax's streams with these limits (PODTAX_NATS_STREAM_MAX_BYTES/_AGE_S/_MSGS_PER_SUBJECT; the
+        defaults without), or check the ones there. With NATS users only their owner may create them
+        (natsauth.CREATORS), and nobody may change them: a service (`wait`) waits for the owner's (raising Stopped
+        once `stop` is set), a command raises BusError naming it.
+        A full events stream, or one of its subjects at its own limit, refuses new events (the publisher sees why:
+        bus.refusal_text); dead letters drop their oldest."""
         from podtax.config import Common
 
-        given = max_bytes is not None or max_age_s is not None
-        if not given:
-            max_bytes = Common.model_fields["nats_stream_max_bytes"].default
-            max_age_s = Common.model_fields["nats_stream_max_age_s"].default
+        given = max_bytes is not None or max_age_s is not None or max_msgs_per_subject is not None
+        defaults = Common.model_fields
+        if max_bytes is None and max_age_s is None:
+            max_bytes = defaults["nats_stream_max_bytes"].default
+            max_age_s = defaults["nats_stream_max_age_s"].default
+        if max_msgs_per_subject is None:
+            max_msgs_per_subject = defaults["nats_stream_max_msgs_per_subject"].default
         for name, subj, desc, discard in (
             (subjects.STREAM, subjects.STREAM_SUBJECTS, "podtax events", DiscardPolicy.NEW),
             (subjects.DLQ_STREAM, subjects.DLQ_SUBJECTS, "podtax dead letters: messages that can never succeed",
@@ -86,7 +91,8 @@ class Streams:
         ):
             config = StreamConfig(name=name, subjects=list(subj), description=desc, num_replicas=replicas(),
                                   storage=StorageType.FILE, duplicate_window=DUPLICATE_WINDOW_S, discard=discard,
-                                  max_bytes=-1 if max_bytes is None else max_bytes, max_age=max_age_s or 0)
+                                  max_bytes=-1 if max_bytes is None else max_bytes, max_age=max_age_s or 0,
+                                  **events_per_subject(name, max_msgs_per_subject))
             have = await self._stream_config(name)
             if have is None:
                 try:
@@ -289,10 +295,22 @@ async def _pause(stop: asyncio.Event, doing: str) -> None:
         raise Stopped(f"stopped while {doing}")
 
 
+def events_per_subject(stream: str, limit: int | None) -> dict[str, Any]:
+    """The events stream's per-subject limit: each subject (one node's host facts, one node's run logs, ...) holds
+    at most `limit` messages and refuses more (discard new per subject), so a node publishing without end fills its
+    own subjects, not the stream shared by every node (whose size limit then refused every node's reports). A
+    refusal, never a discard: no result is lost (its publisher holds it and says why). Dead letters: none (they drop
+    their oldest)."""
+    if stream != subjects.STREAM or limit is None or limit < 1:
+        return {}
+    return {"max_msgs_per_subject": limit, "discard_new_per_subject": True}
+
+
 def _differences(have: StreamConfig, want: StreamConfig) -> list[str]:
     """How the stream's settings differ from what ensure_streams would set, one 'field X (this service: Y)' each
     (subjects too: an event family no stream takes is refused)."""
-    fields = ("subjects", "max_bytes", "max_age", "num_replicas", "discard", "duplicate_window", "description")
+    fields = ("subjects", "max_bytes", "max_age", "max_msgs_per_subject", "discard_new_per_subject", "num_replicas",
+              "discard", "duplicate_window", "description")
     out = []
     for f in fields:
         had, wanted = getattr(have, f), getattr(want, f)

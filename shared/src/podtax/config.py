@@ -97,6 +97,12 @@ class Common(BaseSettings):
                                        "its setting differs.")
     nats_stream_max_age_s: float = Field(30 * 86400, ge=0, description="Events older than this leave the streams "
                                          "(seconds, 0 = kept forever); the analyzer has stored them by then.")
+    nats_stream_max_msgs_per_subject: int = Field(
+        1_000_000, ge=-1, le=2**63 - 1, description="Messages each subject of the events stream holds at most (one "
+        "node's host facts, one node's run logs, ...; -1 = no limit). A subject at its limit refuses new messages on "
+        "it alone (nothing is discarded): a node publishing without end is stopped at its own subjects' limit while "
+        "the other nodes' reports are still taken (with no limit, it filled the shared stream and every node's runs "
+        "stopped). Applied and changed as PODTAX_NATS_STREAM_MAX_BYTES.")
 
     @field_validator("*", mode="before")
     @classmethod

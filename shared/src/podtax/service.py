@@ -83,7 +83,7 @@ async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.E
     while True:
         try:
             await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True,
-                                     stop=stop)
+                                     stop=stop, max_msgs_per_subject=settings.nats_stream_max_msgs_per_subject)
             return True
         except Stopped as exc:  # SIGTERM before another role made the streams: a clean stop
             log.info("podtax-%s %s", name, exc)
