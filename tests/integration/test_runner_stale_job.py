@@ -73,9 +73,9 @@ async def test_this_submissions_job_is_still_followed(nats_url: str, kubesim_fac
 async def test_a_pod_run_whose_outcome_cannot_be_published_ends_quietly(nats_url: str, kubesim_factory,
                                                                          caplog) -> None:
     """A full events stream refuses the run's log: it is held and sent again (the run does not expire meanwhile: given
-    up while nats-py held a copy, the run ran twice, tests/integration/test_pod_run_publish_nats_down.py), said in a
-    warning; the runner stopping gives it up in an error, and the task ends without 'Task exception was never
-    retrieved'."""
+    up while nats-py held a copy, the run ran twice, tests/integration/test_pod_run_publish_nats_down.py), said in an
+    error naming the limit; the runner stopping gives it up in an error, and the task ends without 'Task exception
+    was never retrieved'."""
     sim = kubesim_factory(CLUSTER)
     bus = await Bus.connect(nats_url, "test")
     await bus.ensure_streams(max_bytes=1_000)  # no room for a run's log
@@ -88,10 +88,11 @@ async def test_a_pod_run_whose_outcome_cannot_be_published_ends_quietly(nats_url
     try:
         executor.launch(RUN, PodSpec(), NOW)
         task = executor.tasks[RUN.run_id]
-        await wait_for(lambda: said("WARNING"), 60, "the runner's warning of its publish")
-        assert RUN.run_id in executor.holding()
-        assert said("WARNING")[0].startswith(f"pod run {RUN.run_id}: could not publish its log (Unacked: JetStream "
-                                             "refused the events: its stream is full"), said("WARNING")
+        await wait_for(lambda: said("ERROR"), 60, "the runner's error of its publish")
+        assert executor.holding()[RUN.run_id].startswith("NATS refuses its log: JetStream refused the events: its "
+                                                         "stream is full"), executor.holding()
+        assert said("ERROR")[0].startswith(f"pod run {RUN.run_id}: NATS refuses its log: JetStream refused the "
+                                           "events: its stream is full"), said("ERROR")
     finally:
         await executor.close()
         await bus.close()

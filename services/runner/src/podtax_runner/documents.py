@@ -59,3 +59,5 @@ class Header(BaseModel):
     runs: int = 0
     progress: dict[str, NodeProgress] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list, description="What the plan did that the file did not say.")
+    held: dict[str, str] = Field(default_factory=dict, description="run id -> why its report (log, timeline, failure) "
+                                 "is held by the runner until NATS takes it (NATS refusing it: the stream full).")

@@ -341,8 +341,8 @@ class KubeExecutor:
         if self.on_reported:
             await self.on_reported(run)
 
-    def holding(self) -> set[str]:
-        """The run ids whose log or failure is held here until NATS takes it: none of them expires meanwhile."""
+    def holding(self) -> dict[str, str]:
+        """The run ids whose log or failure is held here until NATS takes it (none expires meanwhile), each with why."""
         return self.outbox.holding()
 
     async def close(self) -> None:

@@ -5,7 +5,14 @@ reconnecting, after the publish timed out. A report given up at its first failur
 and runs again') still landed then, beside the retry's: two results for one planned run (review r4 of 686c54e, for
 control-plane runs; the same for pod runs). So a report NATS does not take is sent again, under the same event id
 (JetStream stores it once), every 1-10 s until NATS takes it, however long, or the runner stops; its run is `held`
-meanwhile and does not expire (CampaignState.expired, Runner.tick)."""
+meanwhile and does not expire (CampaignState.expired, Runner.tick).
+
+NATS refusing it (the events stream full, or the run's subject at its own limit: bus.refusal_text) is no outage that
+ends by itself: it was said in the same warning as one ('NATS stopped or restarting?') every 10 s, and the run and
+its campaign waited for ever with nothing said where the operator looks. Now it is said in an error naming the limit
+and what to raise (again only when the reason changes, or every REPEAT_EVERY attempts), and why each report is held
+is kept (holding()): the runner writes it in the campaign's state, which `podtax campaign status` shows. The report
+is still kept and sent again: a measured result is never given up for a limit an admin can raise."""
 
 from __future__ import annotations
 
@@ -13,11 +20,18 @@ import asyncio
 import contextlib
 import logging
 
+from nats.js.errors import APIError
 from podtax import events
-from podtax.bus import Bus
+from podtax.bus import Bus, Unacked
 
 PUBLISH_TIMEOUT_S = 15.0  # one attempt (nats-py's ack wait is 5 s)
 PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up to the second
+REPEAT_EVERY = 30  # a refusal unchanged is said again every this many attempts (5 min at 10 s)
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether NATS answered the publish with a refusal (a limit of the stream: bus.refusal_text), not silence."""
+    return isinstance(exc, Unacked | APIError)
 
 
 class Outbox:
@@ -26,15 +40,15 @@ class Outbox:
 
     def __init__(self, bus: Bus, log: logging.Logger, kind: str, resumed: str) -> None:
         self.bus, self.log, self.kind, self.resumed = bus, log, kind, resumed
-        self.held: set[str] = set()  # run ids whose report is being published (held until NATS takes it)
+        self.held: dict[str, str] = {}  # run id -> why its report is held until NATS takes it (being published)
         self.stopping = False
         self.closing = asyncio.Event()  # stop(): a held report waiting to be sent again is given up at once
 
     async def send(self, run: events.RunSpec, event: events.Envelope, what: str) -> bool:
         """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it. One NATS does
         not take is held and sent again until NATS takes it or the runner stops (then said not published: False)."""
-        delay, sent = PUBLISH_BACKOFF_S[0], 0
-        self.held.add(run.run_id)
+        delay, sent, said = PUBLISH_BACKOFF_S[0], 0, ""
+        self.held[run.run_id] = ""  # no reason yet: its first attempt
         try:
             while True:
                 sent += 1
@@ -43,9 +57,7 @@ class Outbox:
                 except Exception as exc:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again
                     why = f"{type(exc).__name__}: {exc}"
                     if not self.stopping:
-                        self.log.warning("%s %s: could not publish its %s (%s): NATS stopped or restarting? held, "
-                                         "sending it again in %.0f s until NATS takes it (the run does not expire "
-                                         "meanwhile)", self.kind, run.run_id, what, why, delay)
+                        said = self._held(run, what, exc, delay, said, sent)
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(self.closing.wait(), delay)
                         delay = min(2 * delay, PUBLISH_BACKOFF_S[1])
@@ -60,15 +72,32 @@ class Outbox:
             self._unpublished(run, what, f"cancelled while sending it; sent {sent} times")
             raise
         finally:
-            self.held.discard(run.run_id)
+            self.held.pop(run.run_id, None)
+
+    def _held(self, run: events.RunSpec, what: str, exc: Exception, delay: float, said: str, sent: int) -> str:
+        """Record why the run's report is held, and say it: a refusal in an error, once per reason (and every
+        REPEAT_EVERY attempts), NATS away in a warning each time. The reason said."""
+        if refused(exc):
+            why = f"NATS refuses its {what}: {exc}"
+            self.held[run.run_id] = why
+            if why != said or sent % REPEAT_EVERY == 0:
+                self.log.error("%s %s: %s. The %s is kept and sent again every %.0f s until NATS takes it; the run is "
+                               "held in flight meanwhile (`podtax campaign status` says why) and does not expire",
+                               self.kind, run.run_id, why, what, PUBLISH_BACKOFF_S[1])
+            return why
+        self.held[run.run_id] = f"NATS did not take its {what} ({type(exc).__name__}: {exc}): stopped or restarting?"
+        self.log.warning("%s %s: could not publish its %s (%s: %s): NATS stopped or restarting? held, sending it again "
+                         "in %.0f s until NATS takes it (the run does not expire meanwhile)", self.kind, run.run_id,
+                         what, type(exc).__name__, exc, delay)
+        return ""
 
     def _unpublished(self, run: events.RunSpec, what: str, why: str) -> None:
         self.log.error("%s %s: its %s was not published (%s): the runner stopped before NATS took it; %s",
                        self.kind, run.run_id, what, why, self.resumed)
 
-    def holding(self) -> set[str]:
-        """The run ids whose report is held here until NATS takes it: none of them expires meanwhile."""
-        return set(self.held)
+    def holding(self) -> dict[str, str]:
+        """The run ids whose report is held here until NATS takes it (none of them expires meanwhile), each with why."""
+        return dict(self.held)
 
     def stop(self) -> None:
         """The runner stops: a report NATS does not take is given up (said in an error), one waiting at once."""

@@ -143,6 +143,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             state = self.campaigns.get(run.campaign)
             if state is None or not state.reported(run.run_id, events.now()):
                 return
+            state.header.held.pop(run.run_id, None)  # NATS took it: no longer held (saved now, before its outcome)
             try:
                 await self.save(state)
             except Exception as exc:  # noqa: BLE001 - see above
@@ -190,13 +191,15 @@ class Runner(Handlers):  # the event handlers: handlers.py
             api_busy = any(templates.get(flight.run.test).control_plane
                            for c in active for node in c.queues if (flight := c.in_flight(node)))
             await self.report()  # no-report failures a tick could not publish (NATS away)
+            # the runs whose report an executor holds until NATS takes it, each with why (outbox.Outbox)
+            held = {**self.controlplane.holding(), **(self.executor.holding() if self.executor else {})}
             for state in active:
+                await self.note_held(state, held)
                 # a control-plane run still executing here is not lost: its cleanup may outlast timeout + grace (a
                 # hung DELETE sent again, then 30 s of waiting); expired, it ran twice, both stored (an audit). It is
                 # given EXECUTING_S more, not for ever: a stuck executor would hold every control-plane run
                 # nor one whose report an executor holds until NATS takes it (NATS may store it yet: expired, it ran
                 # twice), a pod run's too
-                held = self.controlplane.holding() | (self.executor.holding() if self.executor else set())
                 expired = state.expired(now, self.settings.runner_report_grace_s, self.controlplane.executing(),
                                         EXECUTING_S, held) if self.caught_up else []
                 for run, again in expired:
@@ -222,6 +225,19 @@ class Runner(Handlers):  # the event handlers: handlers.py
                     busy.add(node)
                 if batch:
                     await self.dispatch_all(batch, state)
+
+    async def note_held(self, state: CampaignState, held: dict[str, str]) -> None:
+        """Write in the campaign's state why its runs' reports are held (NATS refusing them: the stream full), so
+        `podtax campaign status` says why the campaign does not move; cleared once NATS took them. Before, only the
+        runner's log said it, and the campaign looked merely slow for ever."""
+        mine = {rid: why for rid, why in sorted(held.items()) if why and rid in state.runs}
+        if mine == state.header.held:
+            return
+        state.header.held = mine
+        try:
+            await self.save(state)
+        except Exception as exc:  # noqa: BLE001 - the header goes with the next save
+            logged(exc, "could not record the held reports of %s", state.name)
 
     async def report(self) -> None:
         """Publish the no-report failures recorded in memory; kept for the next tick when NATS refuses."""

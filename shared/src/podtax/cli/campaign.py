@@ -300,6 +300,7 @@ def status(
     progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), TextColumn("{task.fields[info]}"),
                         console=console, transient=False, auto_refresh=False)
     tasks: dict[str, Any] = {}
+    held_said: set[tuple[str, str]] = set()
     deadline = time.monotonic() + timeout
     with progress:
         while True:
@@ -309,6 +310,7 @@ def status(
                     tasks[node] = progress.add_task(node, total=row["total"], info=info)
                 progress.update(tasks[node], completed=finished, total=row["total"], info=info)
             progress.refresh()
+            _say_held(state, held_said)
             if not follow or state.get("finished_at") or time.monotonic() > deadline:
                 break
             time.sleep(1)
@@ -326,6 +328,15 @@ def status(
         say(f"campaign {name} finished with {failed} failed run(s) (exit status {RUNS_FAILED})")
         return RUNS_FAILED
     return 0
+
+
+def _say_held(state: dict[str, Any], said: set[tuple[str, str]]) -> None:
+    """Say (once each) why the runner holds a run's report: NATS refusing it (the stream full) holds the run, and
+    so the campaign, until NATS takes it; the reason names the limit to raise."""
+    for run_id, why in state.get("held", {}).items():
+        if (run_id, why) not in said:
+            said.add((run_id, why))
+            err.print(f"[yellow]held:[/yellow] run {escape(run_id)}: {escape(why)}", highlight=False)
 
 
 async def _refused(name: str) -> str | None:

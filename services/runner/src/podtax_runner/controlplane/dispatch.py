@@ -164,8 +164,8 @@ class ControlPlaneExecutor:
         """Publish the run's timeline or failure through its outbox: True once NATS took it (see outbox.Outbox)."""
         return await self.outbox.send(run, event, what)
 
-    def holding(self) -> set[str]:
-        """The run ids whose timeline or failure is held here until NATS takes it: none of them expires meanwhile."""
+    def holding(self) -> dict[str, str]:
+        """The run ids whose timeline or failure is held here until NATS takes it (none expires meanwhile), with why."""
         return self.outbox.holding()
 
     async def _reported(self, run: events.RunSpec) -> None:
