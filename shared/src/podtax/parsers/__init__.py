@@ -217,7 +217,10 @@ def _parse(tool: str, test: str | None, text: str, requested: Mapping[str, Any] 
 
 
 def _escaped(text: str) -> bool:
-    """The log's line breaks are written `\\n` (more of them than real ones)."""
+    """The log's line breaks are written `\\n` (more of them than real ones). A log without a backslash, nearly
+    every one, is ruled out by one memchr (the count of `\\n` scans it all: 2-4 µs a failure)."""
+    if text.find("\\") < 0:
+        return False
     escaped = text.count("\\n")
     return escaped >= 3 and escaped > text.count("\n")
 

@@ -175,6 +175,34 @@ def holds(text: str, word: str) -> bool:
     return text.rfind(word) >= 0
 
 
+# Printable characters, the rarest in logs first (how many of the corpus' logs hold each one): see guard.
+_RARITY = "&^*\\Q?`Z$~<H@VX'!Y|F+;#JUW}{O\"G%K>jAEBCqLDNP=zIMR_ST/()[],xwkyh5789vm6b-3:lpd4afgu2crtes n.io10\n"
+
+
+def guard(word: str) -> str:
+    """The rarest character of `word` (a character not ranked counts as the rarest): absent from a log, so is
+    the word. `text.find(guard(word)) >= 0 and holds(text, word)` is `holds(text, word)`, but a log without the
+    guard is ruled out by one memchr (`str.find` of one character: ~0.1 µs over 4 KiB, and quicker when it is
+    there, found early) where the word's search costs ~1 µs. The order only makes that faster or slower."""
+    return min(word, key=lambda c: (_RARITY.find(c), c))
+
+
+Guarded = tuple[tuple[str, str], ...]  # (guard, word) pairs: see guard
+
+
+def guarded(*words: str) -> Guarded:
+    return tuple((guard(word), word) for word in words)
+
+
+def holds_any(text: str, words: Guarded) -> bool:
+    """Any of `words` is in `text`: each looked for only when its guard is (see guard), then from the end (holds)."""
+    find, rfind = text.find, text.rfind
+    for first, word in words:  # noqa: SIM110 - a plain loop is faster than any() over a generator
+        if find(first) >= 0 and rfind(word) >= 0:
+            return True
+    return False
+
+
 def at_line_starts(pattern: re.Pattern[str], text: str, word: str, limit: int = -1) -> Iterator[re.Match[str]]:
     """`pattern.finditer(text)` for a pattern that starts at a line start (`^`, MULTILINE), stays on its line and
     holds `word`: tried only at the start of each line holding `word`, found by str.find, once per line (the

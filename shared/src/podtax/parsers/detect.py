@@ -1,16 +1,15 @@
 """Which tool wrote a log: cheap substring signatures (C-speed searches), no parsing and no
 multi-line regex scans (those cost ~30 µs per 10 KiB). A word is looked for only when its rarest character
-(its guard, see _RARITY) is in the log: one memchr (`str.find` of one character, ~0.1 µs per 4 KiB, and
-quicker still when present, found early), where the word's own search costs ~1 µs. Absent, the usual case
-when a log is tested for another tool's words, the guard rules the word out. Words are searched from the end
-(holds: `rfind`, 2x faster than `in` on these words when absent)."""
+(base.guard) is in the log: absent, the usual case when a log is tested for another tool's words, one memchr
+rules the word out. Words are searched from the end (base.holds: `rfind`, 2x faster than `in` on these words
+when absent)."""
 
 from __future__ import annotations
 
 import re
 
 from podtax.parsers import fio_terse, hdparm, iperf3
-from podtax.parsers.base import at_line_starts
+from podtax.parsers.base import at_line_starts, guard, guarded, holds_any
 from podtax.parsers.stressng_forms import BRIEF_HEADER
 
 _SYSBENCH_WORDS = ("\nsysbench ", "Operations performed:", "Test execution summary:", "Prime numbers limit:",
@@ -25,7 +24,8 @@ _HDPARM_TIMING = ("Timing cached reads", "Timing buffered disk reads", "Timing O
 _HDPARM_DEVICE = re.compile(r"^[^\S\n]*+/dev/[\w/.-]++:[ \t]*+(?:Operation not permitted|Permission denied"
                             r"|No such file or directory)?+[ \t]*+$", re.M)
 # `"iperf 3.1.6"`: the JSON's version value, however its `"version":` is spaced; `{"event":`: --json-stream.
-# Words that share a part are looked for only when it is there (one scan rules out the group, see tools_in).
+# Words that share a part are looked for only when it is there (one scan rules out the group, see tools_in); every
+# word, only when its guard is there (see base.guard).
 _IPERF3_NAMED = ('"iperf 3.', "iperf Done.", "iperf3: error - ", "iperf3: parameter error - ", "iperf3: interrupt - ",
                  iperf3.USAGE)
 _IPERF3_EVENTS = ('{"event":"start"', '{"event":"interval"', '{"event":"end"')
@@ -35,38 +35,23 @@ _FIO_WORDS = ("(groupid=", "(g=0): rw=",
               ": verify failed at file ")  # `sha256: verify failed at file ...` (a verify failure's lines)
 
 
-# Printable characters, the rarest in logs first (how many of the corpus' logs hold each one): a word's guard is
-# the first of them it holds. The order only makes the check faster or slower, never changes its answer.
-_RARITY = "&^*\\Q?`Z$~<H@VX'!Y|F+;#JUW}{O\"G%K>jAEBCqLDNP=zIMR_ST/()[],xwkyh5789vm6b-3:lpd4afgu2crtes n.io10\n"
-
-
-def _guard(word: str) -> str:
-    """The rarest character of `word` (one it holds: absent from a log, so is the word); a character not
-    ranked counts as the rarest."""
-    return min(word, key=lambda c: (_RARITY.find(c), c))
-
-
 _STRESSNG_HELP = "cpu-method must be one of"
-_SOCKPERF = ("sockperf: ", "== version #", "sockperf: ERROR", "sockperf: ====> avg-",  # a report without its banner
-             "sockperf: Summary: Message Rate is", "\nUsage: sockperf ")  # a tp summary; its usage text
-_GUARD = {word: _guard(word) for word in (*_SYSBENCH_WORDS, *_SYSBENCH_STATS, " statistics:", *_STRESSNG_WORDS,
-                                          "stress-ng", _STRESSNG_HELP, " bogo ops", *_HDPARM_TIMING, "Timing ", "HDIO_",
-                                          hdparm.USAGE, "fio", *_FIO_NAMED, *_FIO_WORDS, "iperf", *_IPERF3_NAMED,
-                                          '{"event":"', *_IPERF3_EVENTS, *iperf3.TEXT_MARKS, *_SOCKPERF)}
+# sockperf: the first word, with one of the next four (`====> avg-`: a report without its banner; `Summary: Message
+# Rate is`: a tp summary), or the last (the usage text it answers a bad option with)
+_SOCKPERF = ("sockperf: ", "== version #", "sockperf: ERROR", "sockperf: ====> avg-",
+             "sockperf: Summary: Message Rate is", "\nUsage: sockperf ")
+_GUARD = {word: guard(word) for word in (" statistics:", "stress-ng", _STRESSNG_HELP, " bogo ops", "Timing ", "HDIO_",
+                                          hdparm.USAGE, "fio", "iperf", '{"event":"', _SOCKPERF[0], _SOCKPERF[-1])}
+_SYSBENCH_ANY, _SYSBENCH_STATS_ANY = guarded(*_SYSBENCH_WORDS), guarded(*_SYSBENCH_STATS)
+_STRESSNG_ANY, _HDPARM_TIMING_ANY = guarded(*_STRESSNG_WORDS), guarded(*_HDPARM_TIMING)
+_FIO_NAMED_ANY, _FIO_WORDS_ANY = guarded(*_FIO_NAMED), guarded(*_FIO_WORDS)
+_IPERF3_NAMED_ANY, _IPERF3_EVENTS_ANY = guarded(*_IPERF3_NAMED), guarded(*_IPERF3_EVENTS)
+_IPERF3_TEXT_ANY, _SOCKPERF_ANY = guarded(*iperf3.TEXT_MARKS), guarded(*_SOCKPERF[1:-1])
 
 
 def _has(text: str, word: str) -> bool:
-    """`word in text` (holds), ruled out first by the word's guard: one memchr (`str.find` of one character,
-    ~0.1 µs over 4 KiB, and quicker when it is there: found early) where the word's own search costs ~1 µs."""
+    """`word in text` (base.holds), ruled out first by the word's guard (base.guard)."""
     return text.find(_GUARD[word]) >= 0 and text.rfind(word) >= 0
-
-
-def _any(text: str, words: tuple[str, ...]) -> bool:
-    find, rfind, guard = text.find, text.rfind, _GUARD
-    for word in words:  # noqa: SIM110 - a plain loop is faster than any() over a generator
-        if find(guard[word]) >= 0 and rfind(word) >= 0:
-            return True
-    return False
 
 
 def _device_line(text: str) -> bool:
@@ -84,22 +69,22 @@ def tools_in(text: str) -> list[str]:
         return ["stress-ng"]  # a --yaml report (can be 100 KiB of per-instance figures)
     found: list[str] = []
     # A word's shared part is looked for first: absent, it rules out the whole group in one scan.
-    if head.startswith("sysbench ") or _any(text, _SYSBENCH_WORDS) \
-            or (_has(text, " statistics:") and _any(text, _SYSBENCH_STATS)):
+    if head.startswith("sysbench ") or holds_any(text, _SYSBENCH_ANY) \
+            or (_has(text, " statistics:") and holds_any(text, _SYSBENCH_STATS_ANY)):
         found.append("sysbench")
-    if (_has(text, "stress-ng") and _any(text, _STRESSNG_WORDS)) or _has(text, _STRESSNG_HELP) \
+    if (_has(text, "stress-ng") and holds_any(text, _STRESSNG_ANY)) or _has(text, _STRESSNG_HELP) \
             or (_has(text, " bogo ops") and _STRESSNG_BRIEF.search(text)):
         found.append("stress-ng")
-    if (_has(text, "Timing ") and _any(text, _HDPARM_TIMING)) or _has(text, "HDIO_") or _has(text, hdparm.USAGE) \
-            or _device_line(text):
+    if (_has(text, "Timing ") and holds_any(text, _HDPARM_TIMING_ANY)) or _has(text, "HDIO_") \
+            or _has(text, hdparm.USAGE) or _device_line(text):
         found.append("hdparm")
-    if head.startswith("fio-") or (_has(text, "fio") and _any(text, _FIO_NAMED)) or _any(text, _FIO_WORDS) \
-            or fio_terse.v2_start(text):  # terse version 2 names no `fio-`
+    if head.startswith("fio-") or (_has(text, "fio") and holds_any(text, _FIO_NAMED_ANY)) \
+            or holds_any(text, _FIO_WORDS_ANY) or fio_terse.v2_start(text):  # terse version 2 names no `fio-`
         found.append("fio")
-    if (_has(text, "iperf") and _any(text, _IPERF3_NAMED)) \
-            or (_has(text, '{"event":"') and _any(text, _IPERF3_EVENTS)) or _any(text, iperf3.TEXT_MARKS):
+    if (_has(text, "iperf") and holds_any(text, _IPERF3_NAMED_ANY)) \
+            or (_has(text, '{"event":"') and holds_any(text, _IPERF3_EVENTS_ANY)) or holds_any(text, _IPERF3_TEXT_ANY):
         found.append("iperf3")
-    if (_has(text, _SOCKPERF[0]) and _any(text, _SOCKPERF[1:-1])) or _has(text, _SOCKPERF[-1]):
+    if (_has(text, _SOCKPERF[0]) and holds_any(text, _SOCKPERF_ANY)) or _has(text, _SOCKPERF[-1]):
         found.append("sockperf")
     if head.lstrip().startswith("{"):
         start = text.find("{")
