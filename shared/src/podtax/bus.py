@@ -30,10 +30,10 @@ from urllib.parse import urlsplit
 
 import nats
 from nats.aio.client import Client
-from nats.errors import NoServersError
+from nats.errors import NoRespondersError, NoServersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.errors import APIError
+from nats.js.errors import APIError, ServiceUnavailableError
 
 from podtax import metrics, telemetry
 from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where services import them from
@@ -159,6 +159,11 @@ class Bus(Streams, Consumers):
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
             raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {_start_hint(url)}") from None
         in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
+        if await _without_jetstream(nc):
+            await nc.close()
+            raise BusError(f"NATS at {redact(url)} has no JetStream, where podtax keeps its streams and state: start "
+                           "nats-server with -js (or a jetstream {} block in its configuration), or point "
+                           "PODTAX_NATS_URL at one that has it")
         nc_ready.set()
         bus = cls(nc, source)
         bus.role = natsauth.role_of(user)
@@ -264,6 +269,22 @@ def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
             "NATS admin (`nats stream edit PODTAX --max-bytes`; PODTAX_NATS_STREAM_MAX_BYTES, "
             f"{fields['nats_stream_max_bytes'].default:,} bytes by default, applies only when the "
             f"stream is created; under `podtax up`, see the README's NATS section) or {age}")
+
+
+async def _without_jetstream(nc: Client) -> bool:
+    """Whether the server has no JetStream: every JetStream request then failed in a traceback
+    (ServiceUnavailableError, description None; audit hH). Its INFO says so (nothing asked); then no server answering
+    JetStream's API confirms it (in a cluster or through a leaf node, another server may answer for it). Any other
+    outcome of the question (a user not allowed to ask it, a slow server) is left to the requests that follow."""
+    if getattr(nc, "_server_info", {}).get("jetstream"):
+        return False
+    try:
+        await nc.request("$JS.API.INFO", b"", timeout=2)
+    except (NoRespondersError, ServiceUnavailableError):
+        return True
+    except Exception:  # noqa: BLE001 - not this question's to answer
+        return False
+    return False
 
 
 async def _stop_reconnecting(nc: Client) -> None:
