@@ -16,6 +16,11 @@ server's message and, in the Status's `metadata.continue`, a token that goes on 
 inconsistent remainder, as the real one offers). Without a token, `limit` pages only when `resourceVersion` is not
 "0": a list at "0" is served whole, as the watch cache of a 1.30 API server serves it, ignoring `limit`.
 
+A `resourceVersion` that is not an unsigned 64-bit decimal (APIObjectVersioner.ParseResourceVersion) is, on a list
+without a token, 400 BadRequest "invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint:
+parsing "abc": invalid syntax" (storage.ValidateListOptions); on a watch or a get the watch cache returns the parse
+error itself, which is no API status: 500 with that message and no reason (malformed()).
+
 `resourceVersionMatch` is checked first, as the API server's ValidateListOptions does: 422 Invalid (ListOptions) when
 it comes without `resourceVersion`, beside a `continue` token, is neither Exact nor NotOlderThan, or is Exact with
 `resourceVersion` "0" (on a watch, any `resourceVersionMatch` is refused). A `resourceVersion` not reached yet is 504
@@ -37,7 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from podtax_kubesim.selectors import Matcher
-from podtax_kubesim.store import Key, Store
+from podtax_kubesim.store import Key, Store, list_key
 from podtax_kubesim.util import ApiError, Obj, dumps
 
 TOKEN_VERSION = "meta.k8s.io/v1"
@@ -51,6 +56,8 @@ TOO_OLD = "The resourceVersion for the provided list is too old."
 MATCHES = ("Exact", "NotOlderThan")
 CACHE_RETRY_SECONDS = 1  # the watch cache's retryAfterSeconds for a version it has not reached
 _NOT_B64URL = re.compile(r"[^A-Za-z0-9_-]")
+_DECIMAL = re.compile(r"[0-9]+")
+_MAX_RV = 2**64 - 1
 _ORDERS = 8  # key orders kept per store: one per recent snapshot (resource, namespace, version) being paged
 _orders: weakref.WeakKeyDictionary[Store, OrderedDict[tuple[str, str | None, int], list[tuple[str, Key]]]] = \
     weakref.WeakKeyDictionary()
@@ -128,6 +135,28 @@ def too_large(rv: int, current: int, retry_seconds: int = 0) -> ApiError:
     return ApiError(504, "Timeout", f"Timeout: Too large resource version: {rv}, current: {current}", details)
 
 
+def malformed(raw: str) -> str | None:
+    """The API server's words (its ParseResourceVersion's field error) for a `resourceVersion` that is not one:
+    anything but an unsigned 64-bit decimal ("" and "0" mean none); None for one that is."""
+    if not raw or (_DECIMAL.fullmatch(raw) and int(raw) <= _MAX_RV):
+        return None
+    why = "value out of range" if _DECIMAL.fullmatch(raw) else "invalid syntax"
+    quoted = json.dumps(raw, ensure_ascii=False)  # Go's %q, for the printable text a query carries
+    return f"resourceVersion: Invalid value: {quoted}: strconv.ParseUint: parsing {quoted}: {why}"
+
+
+def check_version(query: Mapping[str, str]) -> None:
+    """400 BadRequest for a list's malformed `resourceVersion` (beside a continue token, the token's rules answer)."""
+    if not query.get("continue", "") and (why := malformed(query.get("resourceVersion", ""))):
+        raise ApiError(400, "BadRequest", f"invalid resource version: {why}")
+
+
+def check_cached_version(raw: str) -> None:
+    """A watch's or a get's malformed `resourceVersion`: the watch cache's parse error, no API status, so 500."""
+    if why := malformed(raw):
+        raise ApiError(500, "", why)
+
+
 def check_cached(store: Store, query: Mapping[str, str]) -> None:
     """For a list served whole (the watch cache's path): 504 when its `resourceVersion` is one not reached yet."""
     raw = query.get("resourceVersion", "")
@@ -203,11 +232,8 @@ def _snapshot_rv(store: Store, p: Params) -> tuple[int, str]:
             raise too_large(int(p.rv), store.rv)
         return store.rv, ""
     if p.rv:  # "Exact", or the legacy meaning of a version beside a limit
-        try:
-            rv = int(p.rv)
-        except ValueError:
-            raise ApiError(400, "BadRequest", f"invalid resource version: invalid resource version "
-                           f"'{p.rv}'") from None
+        check_version({"resourceVersion": p.rv})
+        rv = int(p.rv)
         if rv > 0:
             if rv < store.compacted_rv:
                 raise ApiError(410, "Expired", TOO_OLD)
@@ -252,18 +278,13 @@ def _order(store: Store, key: str, namespace: str | None, rv: int, objs: dict[Ke
     cache = _orders.setdefault(store, OrderedDict())
     ordered = cache.get((key, namespace, rv))
     if ordered is None:
-        ordered = sorted((_etcd_key(k, namespace), k) for k in objs if namespace is None or k[0] == namespace)
+        ordered = sorted((list_key(k, namespace), k) for k in objs if namespace is None or k[0] == namespace)
         cache[(key, namespace, rv)] = ordered
         while len(cache) > _ORDERS:
             cache.popitem(last=False)
     else:
         cache.move_to_end((key, namespace, rv))
     return ordered
-
-
-def _etcd_key(k: Key, namespace: str | None) -> str:
-    """The key relative to the list's prefix (/registry/<resource>/ or /registry/<resource>/<namespace>/)."""
-    return k[1] if namespace is not None or not k[0] else f"{k[0]}/{k[1]}"
 
 
 def body(kind: str, api_version: str, page: Page) -> bytes:

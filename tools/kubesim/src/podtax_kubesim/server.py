@@ -268,6 +268,7 @@ class Server(Streams):
         return "as=Table" in request.headers.get("Accept", "")
 
     def _get(self, request: web.Request, res: Resource, ns: str, name: str) -> web.Response:
+        paging.check_cached_version(request.query.get("resourceVersion", ""))  # a version: the watch cache serves it
         key_ns = ns if res.namespaced else ""
         if self._wants_table(request) or res.storage:
             obj = self.store.get(res.store_key, key_ns, name)
@@ -288,6 +289,7 @@ class Server(Streams):
         paging.validate(request.query)
         match = matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
         paged = paging.params(request.query)
+        paging.check_version(request.query)
         if paged is not None:  # limit / continue: one page of a snapshot (paging.py)
             view = (lambda o: self.api.out(res, o)) if res.storage else None
             page = paging.read(self.store, res.store_key, ns, paged, match, view)
@@ -300,9 +302,8 @@ class Server(Streams):
         paging.check_cached(self.store, request.query)
         rv = str(self.store.rv)
         if self._wants_table(request) or res.storage:
-            objs = [self.api.out(res, o) for o in self.store.items(res.store_key, ns, None)]
+            objs = [self.api.out(res, o) for _, o in self.store.listed(res.store_key, ns)]
             objs = [o for o in objs if match is None or match(o)]
-            objs.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
             if self._wants_table(request):
                 return reply(tables.table(res.kind, objs, rv, request.query.get("includeObject", "Metadata")))
             return reply({"kind": f"{res.kind}List", "apiVersion": res.api_version,
@@ -314,7 +315,7 @@ class Server(Streams):
 
     def _delete_collection(self, request: web.Request, res: Resource, ns: str | None, options: Obj) -> web.Response:
         match = matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
-        victims = [o["metadata"]["name"] for o in self.store.items(res.store_key, ns, match)]
+        victims = [o["metadata"]["name"] for _, o in self.store.listed(res.store_key, ns) if match is None or match(o)]
         items = []
         for name in victims:
             try:

@@ -18,6 +18,13 @@ from podtax_kubesim.util import ApiError, Obj, conflict, dumps, new_uid, not_fou
 Key = tuple[str, str]  # (namespace, name)
 
 
+def list_key(k: Key, namespace: str | None) -> str:
+    """`k`'s etcd key after a list's prefix, /registry/<resource>/ for a list of all namespaces (then
+    <namespace>/<name>), /registry/<resource>/<namespace>/ within one namespace or for a cluster-scoped resource
+    (then <name>): a real API server lists in the order of these keys (etcd's range, the watch cache's B-tree)."""
+    return k[1] if namespace is not None or not k[0] else f"{k[0]}/{k[1]}"
+
+
 @dataclass(slots=True)
 class Event:
     rv: int
@@ -109,6 +116,8 @@ class Store:
         self.listeners: dict[str, list[Callable[[Event], None]]] = {}
         self._pending: deque[Event] = deque()
         self._dispatching = False
+        self._order: dict[str, list[tuple[str, Key]]] = {}  # each resource's keys in list order, as last listed
+        self._added: dict[str, list[tuple[str, Key]]] = {}  # keys created since, merged in at the next list
 
     # --- reads -------------------------------------------------------------
     def get(self, key: str, namespace: str, name: str) -> Obj | None:
@@ -129,10 +138,35 @@ class Store:
             if (namespace is None or ns == namespace) and (match is None or match(obj)):
                 yield obj
 
+    def listed(self, key: str, namespace: str | None = None) -> list[tuple[Key, Obj]]:
+        """The objects of `key` (of `namespace`, or all when None) in the order a real API server lists them (by
+        etcd key, list_key), not in the order they were created."""
+        objs = self.objects.get(key, {})
+        return [(k, objs[k]) for _, k in self._ordered(key, objs) if namespace is None or k[0] == namespace]
+
+    def _ordered(self, key: str, objs: dict[Key, Obj]) -> list[tuple[str, Key]]:
+        """The keys of `objs` in list order (by list_key across namespaces; within one namespace that is by name): the
+        last order kept, the keys created since merged in and the deleted left out, so a list sorts little."""
+        order, added = self._order.get(key), self._added.pop(key, [])
+        if order is None:
+            order = sorted((list_key(k, None), k) for k in objs)
+        elif added or len(order) != len(objs):
+            merged: list[tuple[str, Key]] = []
+            for entry in sorted([e for e in order if e[1] in objs] + [e for e in added if e[1] in objs]):
+                if not merged or merged[-1] != entry:  # deleted and created again since: in both
+                    merged.append(entry)
+            order = merged
+        self._order[key] = order
+        return order
+
     def raw_items(self, key: str, namespace: str | None, match: Matcher | None) -> list[bytes]:
+        """The stored JSON of the objects a list of `key` returns, in a real API server's order (listed)."""
         objs, raws = self.objects.get(key, {}), self.raw.get(key, {})
-        return [raws[k] for k, obj in objs.items()
-                if (namespace is None or k[0] == namespace) and (match is None or match(obj))]
+        order = self._ordered(key, objs)
+        if namespace is None and match is None:
+            return [raws[k] for _, k in order]
+        return [raws[k] for _, k in order
+                if (namespace is None or k[0] == namespace) and (match is None or match(objs[k]))]
 
     def objects_at(self, key: str, rv: int) -> dict[Key, Obj] | None:
         """The objects of `key` as they were at resourceVersion `rv` (after its write): the current ones with the
@@ -199,6 +233,11 @@ class Store:
         if store:
             self.objects.setdefault(key, {})[k] = obj
             self.raw.setdefault(key, {})[k] = raw
+        if kind == "ADDED" and key in self._order:  # for the next list's order (_ordered)
+            added = self._added.setdefault(key, [])
+            added.append((list_key(k, None), k))
+            if len(added) > 1024 + len(self.objects[key]):  # created and deleted, never listed: sort anew instead
+                del self._order[key], self._added[key]
         ev = Event(self.rv, key, kind, obj, old, raw)
         if len(self.history) >= self.history_limit:
             self.compacted_rv = self.history.popleft().rv
@@ -233,9 +272,9 @@ class Store:
               view: Callable[[Obj], Obj] | None = None) -> Watcher:
         """Register a watcher; replay history after `since`, or ADDED for everything when None."""
         watcher = Watcher(self, key, namespace, match, view)
-        if since is None:
+        if since is None:  # the state first, in a list's order (as the watch cache's B-tree or etcd's range gives it)
             raws = self.raw.get(key, {})
-            for k, obj in self.objects.get(key, {}).items():
+            for k, obj in self.listed(key, namespace):
                 if watcher.selects(obj):
                     watcher.push(watcher.encode("ADDED", obj) if view else
                                  b'{"type":"ADDED","object":' + raws[k] + b"}\n")

@@ -10,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from podtax_kubesim import paging
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.faults import DropWatch
@@ -44,6 +45,7 @@ class Streams:
             fields = f"metadata.name={name}" + (f",{fields}" if fields else "")
         match = matcher(q.get("labelSelector"), fields)
         rv_text = q.get("resourceVersion") or ""
+        paging.check_cached_version(rv_text)
         if time.monotonic() < self._watch_down.get(res.plural, 0.0):
             raise ApiError(503, "ServiceUnavailable", f"watches of {res.plural} are down (podtax kubesim fault "
                            "dropWatches)")

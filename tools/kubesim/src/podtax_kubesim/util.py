@@ -84,7 +84,7 @@ def quantity(value: Any) -> float:
 def status(code: int, reason: str, message: str, details: Obj | None = None) -> Obj:
     obj: Obj = {"kind": "Status", "apiVersion": "v1", "metadata": {},
                 "status": "Success" if code < 400 else "Failure", "message": message,
-                "reason": reason, "code": code}
+                **({"reason": reason} if reason else {}), "code": code}  # none: StatusReasonUnknown, omitted
     if details:
         obj["details"] = details
     return obj
