@@ -61,3 +61,5 @@ class Header(BaseModel):
     warnings: list[str] = Field(default_factory=list, description="What the plan did that the file did not say.")
     held: dict[str, str] = Field(default_factory=dict, description="run id -> why its report (log, timeline, failure) "
                                  "is held by the runner until NATS takes it (NATS refusing it: the stream full).")
+    stalled: str | None = Field(None, description="Why NATS refuses the runner's own events (run requests, simulated "
+                                "results, no-report failures: the stream full), while it does.")

@@ -30,8 +30,9 @@ REPEAT_EVERY = 30  # a refusal unchanged is said again every this many attempts 
 
 
 def refused(exc: BaseException) -> bool:
-    """Whether NATS answered the publish with a refusal (a limit of the stream: bus.refusal_text), not silence."""
-    return isinstance(exc, Unacked | APIError)
+    """Whether NATS answered the publish with a refusal (a limit of the stream: bus.refusal_text), not silence (an
+    Unacked of publish_many whose acks did not come in time is NATS away)."""
+    return isinstance(exc, APIError) or (isinstance(exc, Unacked) and str(exc).startswith("JetStream refused"))
 
 
 class Outbox:

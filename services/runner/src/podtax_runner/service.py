@@ -8,6 +8,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
+import time
 from datetime import datetime
 
 from nats.js.errors import KeyValueError
@@ -22,6 +24,7 @@ from podtax_runner import catchup, simulate
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
+from podtax_runner.outbox import refused
 from podtax_runner.state import CampaignState
 
 log = logging.getLogger("podtax.runner")
@@ -49,6 +52,11 @@ OUTCOMES = "runner-outcomes"  # the durable consumer of run results and failures
 # Pipelined publishes wait for their acks without a deadline in nats-py: while NATS is down a save would
 # hang holding the lock, and every node would stall. A save that takes longer has failed.
 SAVE_TIMEOUT_S = 10.0
+REFUSAL_SAID_EVERY_S = 60.0  # NATS refusing the runner's own events for the same reason is said this seldom
+
+
+def clock() -> float:
+    return time.monotonic()
 
 
 class Runner(Handlers):  # the event handlers: handlers.py
@@ -72,6 +80,23 @@ class Runner(Handlers):  # the event handlers: handlers.py
         # False from a restart until the outcome consumer has handled its backlog (catchup.py): no run
         # expires meanwhile, and the runs then in flight get their grace from the moment it is done
         self.caught_up = True
+        # NATS's refusal of the runner's own events (requests, simulated results, no-report failures: the stream
+        # full), written in each active campaign's state (Header.stalled) until NATS takes them again
+        self.refusal = ""
+        self._refusal_said: dict[str, float] = {}  # refusal -> when it was last logged (clock())
+
+    def failed(self, exc: Exception, what: str, *args: object) -> None:
+        """logged(), but NATS refusing the runner's events (outbox.refused: the stream full) is said once a minute
+        per reason (each tick, 4 a second, said it again) and noted for the campaigns' state."""
+        if not refused(exc):
+            logged(exc, what, *args)
+            return
+        self.refusal = f"NATS refuses the runner's events: {exc}"
+        now = clock()
+        if now - self._refusal_said.get(str(exc), -math.inf) >= REFUSAL_SAID_EVERY_S:
+            self._refusal_said[str(exc)] = now
+            log.error(f"{what}: %s: %s (said again once a minute while NATS refuses them)", *args,
+                      type(exc).__name__, exc)
 
     async def _values(self, pattern: str) -> list[tuple[str, bytes]]:
         """(key, value) of every key matching `pattern` (a server-side filtered watch: one pass)."""
@@ -190,7 +215,10 @@ class Runner(Handlers):  # the event handlers: handlers.py
             # API too; so does a reported run until its outcome is stored (the next one waits that long)
             api_busy = any(templates.get(flight.run.test).control_plane
                            for c in active for node in c.queues if (flight := c.in_flight(node)))
-            await self.report()  # no-report failures a tick could not publish (NATS away)
+            try:
+                await self.report()  # no-report failures a tick could not publish (NATS away or refusing them)
+            except Exception as exc:  # noqa: BLE001 - kept for the next tick; this one dispatches all the same
+                self.failed(exc, "could not publish %d no-report failures (kept)", len(self.unreported))
             # the runs whose report an executor holds until NATS takes it, each with why (outbox.Outbox)
             held = {**self.controlplane.holding(), **(self.executor.holding() if self.executor else {})}
             for state in active:
@@ -231,9 +259,9 @@ class Runner(Handlers):  # the event handlers: handlers.py
         `podtax campaign status` says why the campaign does not move; cleared once NATS took them. Before, only the
         runner's log said it, and the campaign looked merely slow for ever."""
         mine = {rid: why for rid, why in sorted(held.items()) if why and rid in state.runs}
-        if mine == state.header.held:
+        if (mine, self.refusal or None) == (state.header.held, state.header.stalled):
             return
-        state.header.held = mine
+        state.header.held, state.header.stalled = mine, self.refusal or None
         try:
             await self.save(state)
         except Exception as exc:  # noqa: BLE001 - the header goes with the next save
@@ -244,6 +272,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         if self.unreported:
             await asyncio.wait_for(self.bus.publish_many(self.unreported), SAVE_TIMEOUT_S)
             self.unreported.clear()
+            self.refusal = ""
 
     async def dispatch_all(self, runs: list[events.RunSpec], state: CampaignState) -> None:
         """Persist the runs as in flight, then send them. A failed save or send releases the node:
@@ -259,17 +288,19 @@ class Runner(Handlers):  # the event handlers: handlers.py
             try:
                 await asyncio.wait_for(self.bus.publish_many([simulate.result(run) for run in runs]),
                                        SAVE_TIMEOUT_S)
+                self.refusal = ""
             except Exception as exc:  # noqa: BLE001 - the runs go back to planned; the error is logged
                 for run in runs:
                     state.undispatched(run.run_id)
-                logged(exc, "could not publish simulated results of %s; released their nodes", state.name)
+                self.failed(exc, "could not publish simulated results of %s; released their nodes", state.name)
             return
         for run in runs:
             try:
                 await self.dispatch(run, state)
+                self.refusal = ""
             except Exception as exc:  # noqa: BLE001 - the run goes back to planned; the error is logged
                 state.undispatched(run.run_id)
-                logged(exc, "could not send run %s; released node %s", run.run_id, run.node)
+                self.failed(exc, "could not send run %s; released node %s", run.run_id, run.node)
 
     async def dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
         """Send one run, inside the root span of the run's trace (linked to the campaign's submission)."""
@@ -299,7 +330,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             try:
                 await self.tick()
             except Exception as exc:  # noqa: BLE001 - keep dispatching; the error is logged
-                logged(exc, "dispatch tick failed")
+                self.failed(exc, "dispatch tick failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._woken(stop), TICK_S)
             self.wake.clear()

@@ -331,8 +331,11 @@ def status(
 
 
 def _say_held(state: dict[str, Any], said: set[tuple[str, str]]) -> None:
-    """Say (once each) why the runner holds a run's report: NATS refusing it (the stream full) holds the run, and
-    so the campaign, until NATS takes it; the reason names the limit to raise."""
+    """Say (once each) why the runner holds a run's report, or cannot send its own events: NATS refusing them (the
+    stream full) holds the run, and so the campaign, until NATS takes them; the reason names the limit to raise."""
+    if (stalled := state.get("stalled")) and ("", stalled) not in said:
+        said.add(("", stalled))
+        err.print(f"[yellow]stalled:[/yellow] {escape(stalled)}", highlight=False)
     for run_id, why in state.get("held", {}).items():
         if (run_id, why) not in said:
             said.add((run_id, why))

@@ -1,0 +1,62 @@
+"""The runner's own events refused by a full events stream (a host run's request, a simulated result, a no-report
+failure). Before, each tick (4 a second) tried again and logged the refusal again ('could not publish simulated
+results of ...; released their nodes'), one ERROR line per tick for as long as the stream stayed full, and the
+campaign's state said nothing. Now the refusal is said once a minute at most (the same reason), written in each
+active campaign's state (`stalled`, printed by `podtax campaign status`) and cleared once NATS takes the runner's
+events again. Real nats-server; the runner in simulated execution."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from podtax import config, events, subjects
+from podtax.bus import Bus
+from podtax.cli.main import main as cli
+from podtax_runner import service
+from podtax_runner.service import Runner
+
+from tests.integration.test_runner_stream_full_held import fill
+
+SPEC = {"name": "own-refused", "nodes": ["n1"], "environments": ["host"],
+        "tests": [{"test": "sysbench-cpu", "params": {"max_prime": 2000, "events": 100, "threads": 1}}],
+        "repetitions": {"min": 3, "max": 3}, "timeout": 60, "seed": 1}
+
+
+async def test_a_refusal_of_the_runners_own_events_is_said_once_and_shown_in_the_campaign(
+        nats_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(service, "clock", lambda: 1_000.0)  # every tick within the same minute
+    bus = await Bus.connect(nats_url, "test/runner")
+    try:
+        await bus.ensure_streams(max_bytes=100_000)
+        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_simulate=True)
+        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
+        await runner.merge_node("n1", {"node": "n1", "hw_threads": 2, "host_agent": True})
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="own-refused",
+                                                                                    spec=SPEC)))
+        await fill(bus)
+        with caplog.at_level(logging.INFO):
+            for _ in range(20):
+                await runner.tick()
+        said = [r.getMessage() for r in caplog.records if r.name == "podtax.runner" and r.levelno >= logging.ERROR]
+        assert len(said) == 1, said  # before: one a tick
+        assert said[0].startswith("could not publish simulated results of own-refused; released their nodes: "
+                                  "Unacked: JetStream refused the events: its stream is full"), said
+        header = await Bus.kv_json(runner.kv, "campaign.own-refused")
+        assert header["stalled"].startswith("NATS refuses the runner's events: JetStream refused the events: its "
+                                            "stream is full"), header
+        monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+        capsys.readouterr()
+        await asyncio.to_thread(cli, ["campaign", "status", "own-refused"])
+        assert "stalled: NATS refuses the runner's events: JetStream refused the events: its stream is full" in \
+            " ".join(capsys.readouterr().err.split())
+        info = await bus.js.stream_info(subjects.STREAM)  # an admin raises the limit
+        info.config.max_bytes = 10_000_000
+        await bus.js.update_stream(info.config)
+        await runner.tick()
+        await runner.tick()
+        assert "stalled" not in await Bus.kv_json(runner.kv, "campaign.own-refused")
+    finally:
+        await bus.close()
