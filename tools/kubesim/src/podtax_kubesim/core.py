@@ -41,14 +41,16 @@ class Emulator:
     authentication, never with the exec kubelet), allow_privileged (admit pods with hostPath, privileged
     or host namespaces, default False), pod_network (exec kubelet: each pod gets its own network namespace,
     a veth pair into a per-node bridge and an address from 198.18.0.0/15, see podnet.py; root only;
-    default False). The exec kubelet runs pods as local processes, so it listens on
-    loopback only."""
+    default False), restart_backoff (exec kubelet: seconds of a container restart's first back-off, doubled
+    per restart of a failing init container up to a kubelet's 300, default 1; a kubelet's is 10). The exec
+    kubelet runs pods as local processes, so it listens on loopback only."""
 
     def __init__(self, cluster: Obj | Path | str | None = None, kubelet: str = "simulated",
                  workdir: Path | None = None, *, host: str = "127.0.0.1", port: int = 0, history: int = 100_000,
                  bookmark_interval: float = 5.0, sim_duration: Any = None, start_delay: float | None = None,
                  isolation: bool = True, scheduler: bool = True, seed: int | None = None,
-                 token: str | None = None, allow_privileged: bool = False, pod_network: bool = False) -> None:
+                 token: str | None = None, allow_privileged: bool = False, pod_network: bool = False,
+                 restart_backoff: float = 1.0) -> None:
         if kubelet == "exec" and not is_loopback(host):
             raise ValueError(f"the exec kubelet runs pods as processes on this machine: it listens on loopback "
                              f"only (127.0.0.1 or ::1), not {host}")
@@ -70,7 +72,8 @@ class Emulator:
         duration = sampler(sim_duration if sim_duration is not None else sim.get("defaultDurationSeconds", 1.0),
                            self.rng, 1.0)
         delay = start_delay if start_delay is not None else float(sim.get("startDelaySeconds", 0.0))
-        self.kubelet = Kubelet(self.api, self.logs, kubelet, duration, delay, workdir, isolation, pod_network)
+        self.kubelet = Kubelet(self.api, self.logs, kubelet, duration, delay, workdir, isolation, pod_network,
+                               restart_backoff)
         self.jobs = JobController(self.api)
         self.provisioner = Provisioner(self.api, self.cluster.get("provisioner"))
         self.scheduler = DefaultScheduler(self.api) if scheduler else None

@@ -1,8 +1,10 @@
 """exec-mode containers: each container's command+args runs as a local process (no shell), in the
 isolation this machine allows (see isolation.py); stdout+stderr feed pods/{name}/log and the exit
-code decides Succeeded/Failed. restartPolicy Always restarts a container that exits (1 s back-off);
-OnFailure is treated like Never. Init containers run one after the other first (one that fails fails the pod, the
-containers never start); a sidecar (an init container with restartPolicy Always) starts and runs on beside the
+code decides Succeeded/Failed. restartPolicy Always restarts a container that exits (the kubelet's restart_backoff,
+1 s by default); OnFailure is treated like Never. Init containers run one after the other first: one that fails is
+restarted under restartPolicy Always or OnFailure, as a kubelet does, at once the first time, then after a back-off
+of restart_backoff doubled per restart (at most 300 s), the pod Pending meanwhile; under Never it fails the pod (the
+containers never start). A sidecar (an init container with restartPolicy Always) starts and runs on beside the
 rest, restarted when it exits, and is stopped (SIGTERM) once the containers are done.
 securityContext runAsUser/runAsGroup/supplementalGroups are honoured: the container process drops to that user
 and group (kubesim must run as root to switch to another user; otherwise such a container fails to start), and
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from podtax_kubesim.kubelet import Kubelet
 
 ISOLATION_ANNOTATION = "podtax.io/isolation"
+MAX_BACKOFF_S = 300.0  # a kubelet's longest back-off before a container's restart (CrashLoopBackOff)
 
 
 class StartError(Exception):
@@ -168,9 +171,7 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
                 sidecars.start(c, isolate(c))
                 await asyncio.sleep(0)
                 continue
-            code, msg = await _run_container(kl, pod, c, isolate(c))
-            if code != 0:  # restartPolicy Never (OnFailure, Always are treated so): the pod failed, nothing started
-                kl.mark_init_failed(pod, c, code, msg, await sidecars.stop())
+            if not await _run_init(kl, pod, c, isolate(c), sidecars):
                 return
             kl.mark_init(pod, c, 0)
         kl.mark_initialized(pod)
@@ -187,7 +188,7 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
                     return
                 restarts += 1
                 kl.update(pod, lambda p, n=c["name"], r=restarts: _bump_restart(p, n, r))
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(kl.restart_backoff)
 
         tasks = [asyncio.create_task(one(c, a)) for c, a in zip(containers, setups, strict=True)]
         await asyncio.sleep(0)
@@ -211,6 +212,68 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
             kl.handles.pop(uid, None)
 
 
+async def _run_init(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Applied, sidecars: Sidecars) -> bool:
+    """Run regular init container `c` until it exits 0 (True). A failure fails the pod under restartPolicy Never
+    (False); under Always or OnFailure the container is restarted (False once the pod is being deleted)."""
+    meta = pod["metadata"]
+    restarts = 0
+    while True:
+        code, msg = await _run_container(kl, pod, c, applied)
+        if code == 0:
+            return True
+        if pod["spec"].get("restartPolicy") == "Never":
+            kl.mark_init_failed(pod, c, code, msg, await sidecars.stop())
+            return False
+        kl.mark_init(pod, c, code, msg)
+        if restarts:  # a kubelet restarts a failed container at once the first time, then backs off
+            delay = backoff_seconds(kl.restart_backoff, restarts)
+            said = f"back-off {go_duration(delay)} restarting failed container={c['name']} pod=" \
+                f"{meta['name']}_{meta['namespace']}({meta['uid']})"
+            shown = kl.mark_init(pod, c, state=lambda previous, _, m=said: initstatus.backing_off(c, previous, m))
+            if shown is not None:
+                kl.api.record_event(shown, "BackOff", f"Back-off restarting failed container {c['name']} in pod "
+                                    f"{meta['name']}_{meta['namespace']}({meta['uid']})", "Warning", "kubelet",
+                                    repeat=True)
+            if not await _wait_unless_deleted(kl, meta["uid"], delay):
+                return False
+        if meta["uid"] in kl.terminating:
+            return False
+        restarts += 1
+        kl.mark_init(pod, c, state=lambda previous, ts: initstatus.restarted(c, ts, previous))
+
+
+def backoff_seconds(first: float, restarts: int) -> float:
+    """The back-off before restart number `restarts` + 1 of a container restarted `restarts` times (at least once):
+    `first`, doubled per restart since, at most a kubelet's 300 s (the first restart waits none)."""
+    return min(first * 2 ** (restarts - 1), MAX_BACKOFF_S)
+
+
+def go_duration(seconds: float) -> str:
+    """`seconds` as Go's time.Duration prints it: 200ms, 1.5s, 2m40s, 5m0s."""
+    ns = round(seconds * 1e9)
+    if ns < 1_000_000_000:
+        return f"{_decimal(ns / 1e6)}ms"
+    hours, rest = divmod(ns, 3_600_000_000_000)
+    minutes, rest = divmod(rest, 60_000_000_000)
+    return (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "") + f"{_decimal(rest / 1e9)}s"
+
+
+def _decimal(x: float) -> str:
+    return f"{x:.9f}".rstrip("0").rstrip(".")
+
+
+async def _wait_unless_deleted(kl: Kubelet, uid: str, seconds: float) -> bool:
+    """Wait `seconds`, a back-off; False as soon as the pod is being deleted (its deletion must not wait on it)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + seconds
+    while uid not in kl.terminating:
+        left = end - loop.time()
+        if left <= 0:
+            return True
+        await asyncio.sleep(min(left, 0.05))
+    return False
+
+
 def _bump_restart(p: Obj, name: str, restarts: int, key: str = "containerStatuses") -> None:
     for cs in p["status"].get(key) or []:
         if cs["name"] == name:
@@ -218,8 +281,9 @@ def _bump_restart(p: Obj, name: str, restarts: int, key: str = "containerStatuse
 
 
 class Sidecars:
-    """A pod's sidecars (init containers with restartPolicy Always): each restarted when it exits (1 s back-off)
-    until stop(), which, once the containers are done, SIGTERMs them (SIGKILL after the pod's grace period)."""
+    """A pod's sidecars (init containers with restartPolicy Always): each restarted when it exits (after the kubelet's
+    restart_backoff) until stop(), which, once the containers are done, SIGTERMs them (SIGKILL after the pod's grace
+    period)."""
 
     def __init__(self, kl: Kubelet, pod: Obj) -> None:
         self.kl, self.pod, self.uid = kl, pod, pod["metadata"]["uid"]
@@ -236,7 +300,7 @@ class Sidecars:
                     return
                 restarts += 1
                 self.kl.update(self.pod, lambda p, r=restarts: _bump_restart(p, c["name"], r, "initContainerStatuses"))
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(self.kl.restart_backoff)
 
         self.tasks[c["name"]] = asyncio.create_task(run())
 

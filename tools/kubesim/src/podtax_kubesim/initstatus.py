@@ -6,6 +6,11 @@ Error). A sidecar (an init container with restartPolicy Always, Kubernetes 1.29+
 containers: started and ready (no probes) while it runs. Containers not started yet wait with reason PodInitializing
 (ContainerCreating without init containers), without a container id.
 
+A regular init container that fails is restarted under the pod's restartPolicy Always or OnFailure (Never fails the
+pod): at once the first time, later after a back-off, waiting CrashLoopBackOff ("back-off 10s restarting failed
+container=<name> pod=<name>_<namespace>(<uid>)") with its last exit in lastState; each start after an exit is a new
+container (a new id) and counts one more in restartCount (restarted, backing_off).
+
 Initialized (the kubelet's GeneratePodInitializedCondition): True with reason PodCompleted once the pod Succeeded;
 True once any regular container started (running or terminated); else False, reason ContainersNotInitialized,
 "containers with incomplete status: [<names>]" naming each regular init container not ready and each sidecar not
@@ -51,6 +56,26 @@ def terminated(c: Obj, code: int, ts: str, previous: Obj | None = None, message:
     if message:
         term["message"] = message
     return {**base, "ready": code == 0 and not is_sidecar(c), "started": False, "state": {"terminated": term}}
+
+
+def _last_exit(previous: Obj | None) -> Obj:
+    """The lastState a restarted or backing-off container shows: the exit it follows (or the one shown already)."""
+    prev = previous or {}
+    last = (prev.get("state") or {}).get("terminated")
+    return {"terminated": last} if last else prev.get("lastState") or {}
+
+
+def restarted(c: Obj, ts: str, previous: Obj | None) -> Obj:
+    """Init container `c` started again after it exited: a new container, restartCount one more, the exit before."""
+    return {**running(c, ts), "restartCount": (previous or {}).get("restartCount", 0) + 1,
+            "lastState": _last_exit(previous)}
+
+
+def backing_off(c: Obj, previous: Obj | None, message: str) -> Obj:
+    """Init container `c` waiting out its back-off before a restart (CrashLoopBackOff), its last exit in lastState."""
+    base = previous or waiting(c)
+    return {**base, "ready": False, "started": False,
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": message}}, "lastState": _last_exit(previous)}
 
 
 def initialized(spec: Obj, st: Obj) -> tuple[str, str | None, str | None]:

@@ -33,12 +33,14 @@ A_PULL = "podtax.io/sim-image-pull-error"  # its images never pull: the error (E
 
 class Kubelet:
     def __init__(self, api: Api, logs: Logs, mode: str, duration: Sampler, start_delay: float = 0.0,
-                 workdir: Path | None = None, isolation: bool = True, pod_network: bool = False) -> None:
+                 workdir: Path | None = None, isolation: bool = True, pod_network: bool = False,
+                 restart_backoff: float = 1.0) -> None:
         if mode not in ("simulated", "exec", "none"):
             raise ValueError(f"kubelet mode must be simulated, exec or none, not {mode!r}")
         self.api, self.store, self.logs, self.mode = api, api.store, logs, mode
         self.duration, self.start_delay = duration, start_delay
         self.workdir, self.isolation = workdir, isolation
+        self.restart_backoff = restart_backoff  # exec: a restart's first back-off, doubled per restart (execrun.py)
         self.handles: dict[str, Any] = {}  # pod uid -> timer list or exec task
         self.waiting: dict[str, tuple[str, str]] = {}
         self.terminating: set[str] = set()
@@ -230,17 +232,20 @@ class Kubelet:
 
         self.update(pod, change)
 
-    def mark_init(self, pod: Obj, c: Obj, code: int | None = None, message: str = "") -> None:
-        """Init container `c` running (`code` None) or exited with `code`; Initialized follows (the exec kubelet)."""
+    def mark_init(self, pod: Obj, c: Obj, code: int | None = None, message: str = "",
+                  state: Callable[[Obj | None, str], Obj] | None = None) -> Obj | None:
+        """Init container `c` running (`code` None), exited with `code`, or as `state(previous status, now)` makes it
+        (a restart, a back-off); Initialized follows (the exec kubelet)."""
 
         def change(p: Obj) -> None:
             ts, st = now(), p["status"]
             previous = _previous_init(st, c["name"])
-            I.set_init_status(st, p["spec"], I.running(c, ts, previous) if code is None else
-                              I.terminated(c, code, ts, previous, message))
+            made = state(previous, ts) if state is not None else I.running(c, ts, previous) if code is None else \
+                I.terminated(c, code, ts, previous, message)
+            I.set_init_status(st, p["spec"], made)
             _set_initialized(p)
 
-        self.update(pod, change)
+        return self.update(pod, change)
 
     def mark_init_failed(self, pod: Obj, c: Obj, code: int, message: str = "",
                          sidecars: dict[str, int] | None = None) -> None:

@@ -43,26 +43,63 @@ def _node(o: Obj) -> list:
             info.get("osImage", ""), info.get("kernelVersion", ""), info.get("containerRuntimeVersion", "")]
 
 
-def pod_status_text(o: Obj) -> str:
-    st = o.get("status", {})
-    if o["metadata"].get("deletionTimestamp"):
-        return "Terminating"
+def _pod_state(o: Obj) -> tuple[int, str, int]:
+    """(ready containers, STATUS, RESTARTS) of pod `o` as kubectl's printPod gives them: while an init container
+    has not completed, Init:<its terminated reason> (Init:Error), Init:<its waiting reason> (Init:CrashLoopBackOff)
+    or Init:<i>/<n>, restarts counted over the init containers; else the first container's waiting or terminated
+    reason, restarts over the containers and sidecars (init containers with restartPolicy Always)."""
+    st, spec = o.get("status", {}), o.get("spec", {})
+    sidecars = {c["name"] for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"}
     reason = st.get("reason") or st.get("phase", "Pending")
-    for cs in st.get("containerStatuses") or []:
+    ready = restarts = sidecar_restarts = 0
+    initializing = False
+    for i, cs in enumerate(st.get("initContainerStatuses") or []):
         state = cs.get("state") or {}
-        if "waiting" in state and state["waiting"].get("reason"):
-            reason = state["waiting"]["reason"]
-        elif "terminated" in state:
-            reason = state["terminated"].get("reason") or reason
-    return reason
+        restarts += int(cs.get("restartCount", 0))
+        sidecar_restarts += int(cs.get("restartCount", 0)) if cs["name"] in sidecars else 0
+        done, waiting = state.get("terminated") or {}, state.get("waiting") or {}
+        if done and done.get("exitCode") == 0:
+            continue
+        if cs["name"] in sidecars and cs.get("started"):
+            ready += 1 if cs.get("ready") else 0
+            continue
+        initializing = True
+        if done:
+            reason = f"Init:{done['reason']}" if done.get("reason") else f"Init:Signal:{done['signal']}" \
+                if done.get("signal") else f"Init:ExitCode:{done.get('exitCode')}"
+        elif waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            reason = f"Init:{waiting['reason']}"
+        else:
+            reason = f"Init:{i}/{len(spec.get('initContainers') or [])}"
+        break
+    initialized = any(c["type"] == "Initialized" and c["status"] == "True" for c in st.get("conditions") or [])
+    if not initializing or initialized:
+        restarts, running = sidecar_restarts, False
+        for cs in reversed(st.get("containerStatuses") or []):
+            state = cs.get("state") or {}
+            restarts += int(cs.get("restartCount", 0))
+            done, waiting = state.get("terminated"), state.get("waiting") or {}
+            if waiting.get("reason"):
+                reason = waiting["reason"]
+            elif done is not None:
+                reason = done.get("reason") or (f"Signal:{done['signal']}" if done.get("signal") else
+                                                f"ExitCode:{done.get('exitCode')}")
+            elif cs.get("ready") and "running" in state:
+                running, ready = True, ready + 1
+        if reason == "Completed" and running:
+            ready_cond = any(c["type"] == "Ready" and c["status"] == "True" for c in st.get("conditions") or [])
+            reason = "Running" if ready_cond else "NotReady"
+    if o["metadata"].get("deletionTimestamp") and st.get("phase") not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    return ready, reason, restarts
 
 
 def _pod(o: Obj) -> list:
     st = o.get("status", {})
-    statuses = st.get("containerStatuses") or []
-    ready = sum(1 for c in statuses if c.get("ready"))
-    restarts = sum(int(c.get("restartCount", 0)) for c in statuses)
-    return [o["metadata"]["name"], f"{ready}/{len(o['spec'].get('containers', []))}", pod_status_text(o),
+    ready, reason, restarts = _pod_state(o)
+    total = len(o["spec"].get("containers", [])) + sum(1 for c in o["spec"].get("initContainers") or []
+                                                       if c.get("restartPolicy") == "Always")
+    return [o["metadata"]["name"], f"{ready}/{total}", reason,
             restarts, age(o["metadata"].get("creationTimestamp")), st.get("podIP") or "<none>",
             o["spec"].get("nodeName") or "<none>", "<none>", "<none>"]
 

@@ -1,0 +1,133 @@
+"""The exec kubelet restarts a failed init container, as a real kubelet does, when the pod's restartPolicy is Always or
+OnFailure (Never fails the pod: test_kubesim_pod_conditions): at once the first time, then after a back-off, waiting
+CrashLoopBackOff meanwhile with the exit in lastState; restartCount grows, the pod stays Pending, Initialized False,
+its containers waiting PodInitializing, and the server-side Table (kubectl get's STATUS) says Init:Error or
+Init:CrashLoopBackOff. Before, kubesim failed the pod at the first failure under every restartPolicy."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, watch
+from podtax_kubesim.testing import Sim
+
+TABLE = "application/json;as=Table;v=1;g=meta.k8s.io"
+
+
+def exec_sim(factory: Any, **opts: Any) -> tuple[Sim, client.CoreV1Api]:
+    sim = factory({"nodes": [{"name": "local"}]}, kubelet="exec", isolation=False, **opts)
+    return sim, client.CoreV1Api(sim.api_client())
+
+
+def pod(name: str, policy: str, init_code: str, main: str = "import time; time.sleep(600)") -> dict[str, Any]:
+    py = sys.executable
+    return {"metadata": {"name": name}, "spec": {
+        "restartPolicy": policy, "nodeSelector": {"kubernetes.io/hostname": "local"},
+        "initContainers": [{"name": "setup", "image": "i", "command": [py, "-c", init_code]}],
+        "containers": [{"name": "main", "image": "i", "command": [py, "-c", main]}]}}
+
+
+def table_status(core: client.CoreV1Api, name: str) -> tuple[str, str, int]:
+    """(READY, STATUS, RESTARTS) of the pod's row in the Table kubectl get asks for."""
+    api = core.api_client
+    params = api.param_serialize(method="GET", resource_path=f"/api/v1/namespaces/default/pods/{name}",
+                                 header_params={"Accept": TABLE}, auth_settings=["BearerToken"])
+    resp = api.call_api(*params)
+    resp.read()
+    table = json.loads(resp.data)
+    cols = [c["name"] for c in table["columnDefinitions"]]
+    cells = dict(zip(cols, table["rows"][0]["cells"], strict=True))
+    return cells["Ready"], cells["Status"], cells["Restarts"]
+
+
+def init_states(core: client.CoreV1Api, body: dict[str, Any], until_restarts: int) -> list[dict[str, Any]]:
+    """Create pod `body`; each status of it a watch sees (raw JSON), until its init container setup has restarted
+    `until_restarts` times and waits out a back-off."""
+    rv = core.list_namespaced_pod("default").metadata.resource_version  # the watch sees every event of the pod
+    core.create_namespaced_pod("default", body)
+    name = body["metadata"]["name"]
+    seen: list[dict[str, Any]] = []
+    for ev in watch.Watch().stream(core.list_namespaced_pod, "default", field_selector=f"metadata.name={name}",
+                                   resource_version=rv, timeout_seconds=30, _preload_content=False):
+        st = ev["raw_object"].get("status") or {}
+        seen.append(st)
+        init = (st.get("initContainerStatuses") or [{}])[0]
+        if init.get("restartCount", 0) >= until_restarts and "waiting" in (init.get("state") or {}):
+            break
+    return seen
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure"])
+def test_a_failed_init_container_is_restarted_with_back_off(kubesim_factory: Any, policy: str) -> None:
+    sim, core = exec_sim(kubesim_factory)
+    seen = init_states(core, pod("crashy", policy, "print('no config'); raise SystemExit(3)"), until_restarts=2)
+    assert {st.get("phase") for st in seen} == {"Pending"}  # never Failed, never Running
+    inits = [(st.get("initContainerStatuses") or [{}])[0] for st in seen]
+    kinds = [(next(iter(i.get("state") or {"none": 0})), i.get("restartCount")) for i in inits]
+    assert ("terminated", 0) in kinds and ("running", 1) in kinds and ("terminated", 1) in kinds, kinds
+    assert ("waiting", 1) in kinds and ("running", 2) in kinds, kinds  # the first restart waits no back-off
+    assert kinds.index(("terminated", 0)) < kinds.index(("running", 1)) < kinds.index(("waiting", 1)) \
+        < kinds.index(("running", 2))
+    last = inits[-1]
+    uid = core.read_namespaced_pod("crashy", "default").metadata.uid
+    waiting = last["state"]["waiting"]
+    assert waiting["reason"] == "CrashLoopBackOff"
+    assert re.fullmatch(rf"back-off 2s restarting failed container=setup pod=crashy_default\({uid}\)",
+                        waiting["message"]), waiting  # the default 1 s back-off, doubled once
+    assert (last["lastState"]["terminated"]["exitCode"], last["lastState"]["terminated"]["reason"]) == (3, "Error")
+    assert (last["ready"], last["started"], last["restartCount"]) == (False, False, 2)
+    ids = {i.get("containerID") for i in inits if "running" in (i.get("state") or {})}
+    assert len(ids) == 3, ids  # each start a new container
+    st = seen[-1]
+    conds = {c["type"]: c for c in st["conditions"]}
+    assert (conds["Initialized"]["status"], conds["Initialized"]["message"]) == \
+        ("False", "containers with incomplete status: [setup]")
+    assert [c["state"] for c in st["containerStatuses"]] == [{"waiting": {"reason": "PodInitializing"}}]
+    ready, status, restarts = table_status(core, "crashy")
+    assert (ready, status) == ("0/1", "Init:CrashLoopBackOff") and restarts >= 2
+    events = core.list_namespaced_event("default", field_selector="involvedObject.name=crashy").items
+    backoff = [e for e in events if e.reason == "BackOff"]
+    assert backoff and backoff[0].type == "Warning" and backoff[0].message == \
+        f"Back-off restarting failed container setup in pod crashy_default({uid})"
+    core.delete_namespaced_pod("crashy", "default", grace_period_seconds=30)  # the back-off does not hold it up
+    sim.wait_for(lambda: sim.get("pods", "crashy", "default") is None, timeout=10)
+
+
+def test_an_init_container_that_fails_once_then_succeeds_lets_the_pod_run(kubesim_factory: Any,
+                                                                          tmp_path: Path) -> None:
+    flag = tmp_path / "tried"
+    init = f"import pathlib, sys\np = pathlib.Path({str(flag)!r})\nif not p.exists():\n    p.touch()\n" \
+           "    sys.exit(1)\n"
+    sim, core = exec_sim(kubesim_factory)
+    core.create_namespaced_pod("default", pod("flaky", "Always", init))
+    sim.wait_for(lambda: (sim.get("pods", "flaky", "default") or {}).get("status", {}).get("phase") == "Running",
+                 timeout=20)
+    st = core.read_namespaced_pod("flaky", "default").status
+    setup = st.init_container_statuses[0]
+    assert (setup.state.terminated.reason, setup.state.terminated.exit_code, setup.restart_count, setup.ready) == \
+        ("Completed", 0, 1, True)
+    assert (setup.last_state.terminated.reason, setup.last_state.terminated.exit_code) == ("Error", 1)
+    assert next(c for c in st.conditions if c.type == "Initialized").status == "True"
+    assert table_status(core, "flaky") == ("1/1", "Running", 0)  # kubectl counts the containers' restarts then
+
+
+def test_the_back_off_is_configurable_and_shown_in_gos_words(kubesim_factory: Any) -> None:
+    _, core = exec_sim(kubesim_factory, restart_backoff=0.25)
+    seen = init_states(core, pod("quick", "Always", "raise SystemExit(1)"), until_restarts=2)
+    said = [i["state"]["waiting"]["message"].split(" restarting")[0] for i in
+            ((st.get("initContainerStatuses") or [{}])[0] for st in seen) if "waiting" in (i.get("state") or {})
+            and i["state"]["waiting"].get("reason") == "CrashLoopBackOff"]
+    assert said == ["back-off 250ms", "back-off 500ms"], said
+
+
+def test_an_init_error_shows_as_kubectl_shows_it(kubesim_factory: Any) -> None:
+    """restartPolicy Never: the pod Failed, its row Init:Error (before: Failed... from the container's reason)."""
+    sim, core = exec_sim(kubesim_factory)
+    core.create_namespaced_pod("default", pod("broken", "Never", "raise SystemExit(4)"))
+    sim.wait_for_phase("default", "broken", ("Failed",), timeout=20)
+    assert table_status(core, "broken") == ("0/1", "Init:Error", 0)
