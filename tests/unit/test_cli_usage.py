@@ -48,6 +48,11 @@ USAGE_ERRORS = [
     (["scores", "--test", ""], "unknown test ''; registered templates: fio,"),
     (["scores", "--test", "sysbench-cpuu"], "(did you mean 'sysbench-cpu'?)"),
     (["scores", "--cluster", "a b"], "'a b' is not a cluster name"),
+    # an empty --api (an unset $URL) asked PODTAX_API_URL's or the default analyzer without a word (sweep hF)
+    (["report", "demo", "--api", ""], "invalid value for '--api': the URL is empty"),
+    (["report", "demo", "--db", "x.duckdb", "--api", ""], "invalid value for '--api': the URL is empty"),
+    (["compare", "a", "b", "--api", " "], "invalid value for '--api': the URL is empty"),
+    (["export", "demo", "--csv", "out", "--api", ""], "invalid value for '--api': the URL is empty"),
 ]
 
 
@@ -115,13 +120,14 @@ def test_matrix_error_points_at_the_matrix_line_without_pydantic_noise(tmp_path:
     assert "Value error" not in proc.stderr
 
 
-@pytest.mark.parametrize("what", ["missing", "folder", "empty", "other"])
+@pytest.mark.parametrize("what", ["missing", "folder", "empty", "other", "device"])
 def test_report_db_that_is_no_database_file_is_a_usage_error(what: str, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """`report --db` naming no file, a folder, an empty file or another kind of file: exit 2 and one line, as
     `podtax simulate --db` (before, each went on with exit 1; an empty file reached DuckDB; another file got
-    DuckDB's error and advice about a running analyzer holding it, exit 1: audit hD)."""
-    db = tmp_path / "podtax.duckdb"
+    DuckDB's error and advice about a running analyzer holding it, exit 1: audit hD). A device (/dev/null) was
+    said to be "no such file" (sweep hF)."""
+    db = Path(os.devnull) if what == "device" else tmp_path / "podtax.duckdb"
     if what == "folder":
         db.mkdir()
     elif what == "empty":
@@ -132,7 +138,8 @@ def test_report_db_that_is_no_database_file_is_a_usage_error(what: str, tmp_path
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and str(db) in lines[0]
     assert {"missing": "no such file", "folder": "is a folder", "empty": "is empty",
-            "other": "is not a DuckDB database file"}[what] in lines[0]
+            "other": "is not a DuckDB database file", "device": "is a device, FIFO or socket, not a regular file"
+            }[what] in lines[0]
     assert what == "other" or "no database file" in lines[0]
 
 

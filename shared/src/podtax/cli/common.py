@@ -149,6 +149,18 @@ def check_settings() -> None:
         raise fail(exc.line, 2) from None
 
 
+def api_option(value: str | None) -> str | None:
+    """--api as typed (typer's `callback=`): an empty one (`--api "$URL"` with URL unset) was taken as not given, so
+    the command asked PODTAX_API_URL's or the default analyzer without a word; it is a usage mistake (exit 2)."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("the URL is empty (an unset shell variable?): give the analyzer's address, such as "
+                                 "http://127.0.0.1:8700, or drop --api")
+    return value
+
+
+API_HELP = "Analyzer API URL (default: PODTAX_API_URL)."
+
+
 def api_url(option: str | None = None) -> str:
     """The analyzer's address: `option` (--api), else PODTAX_API_URL, else the one `podtax up` started, else
     the default. One line and exit 2 when the one given is not an http(s) URL with a host and a valid port."""
@@ -261,11 +273,14 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 
 def not_a_file(path: Path) -> str | None:
-    """Why `path`, given to be read, is no file to read ("no such file", "is a folder", "is empty"), else None."""
+    """Why `path`, given to be read, is no file to read ("no such file", "is a folder", "is empty", not a regular
+    file), else None."""
     if path.is_dir():
         return "is a folder"
-    if not path.is_file():
+    if not path.exists():
         return "no such file"
+    if not path.is_file():  # /dev/null, a FIFO: it said "no such file" of a file that is there
+        return "is a device, FIFO or socket, not a regular file"
     return "is empty" if path.stat().st_size == 0 else None
 
 

@@ -22,8 +22,10 @@ from rich.text import Text
 
 from podtax.cli import cards
 from podtax.cli.common import (
+    API_HELP,
     THRESHOLD_HELP,
     api_json,
+    api_option,
     api_url,
     campaign_name,
     fail,
@@ -153,7 +155,7 @@ def compare(
                                          callback=campaign_name)],
     new: Annotated[str, typer.Argument(help="The campaign to compare (e.g. after it).", callback=campaign_name)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
-    api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
+    api: Annotated[str | None, typer.Option("--api", help=API_HELP, callback=api_option)] = None,
     threshold: Annotated[float, typer.Option(help=THRESHOLD_HELP, callback=practical_threshold)] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
     all_metrics: Annotated[bool, typer.Option("--all-metrics", help="Show every metric, not only the primary "

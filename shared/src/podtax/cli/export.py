@@ -21,9 +21,11 @@ import httpx
 import typer
 
 from podtax.cli.common import (
+    API_HELP,
     THRESHOLD_HELP,
     a_path,
     api_headers,
+    api_option,
     api_url,
     campaign_name,
     fail,
@@ -158,7 +160,7 @@ def export(
                                                   "names are replaced).")] = None,
     parquet: Annotated[Path | None, typer.Option("--parquet", parser=a_path, metavar="<path>",
                                                  help="The same tables as Parquet files (as --csv).")] = None,
-    api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
+    api: Annotated[str | None, typer.Option("--api", help=API_HELP, callback=api_option)] = None,
     threshold: Annotated[float, typer.Option(help=THRESHOLD_HELP, callback=practical_threshold)] = 0.01,
     correction: Annotated[str, typer.Option(help="Multiple-comparison correction: holm or bh.")] = "holm",
 ) -> int:

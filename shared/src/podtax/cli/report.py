@@ -19,10 +19,12 @@ import httpx
 import typer
 
 from podtax.cli.common import (
+    API_HELP,
     THRESHOLD_HELP,
     a_path,
     api_headers,
     api_json,
+    api_option,
     api_url,
     campaign_name,
     fail,
@@ -81,7 +83,7 @@ def _write_html(path: Path, campaign: str, api: str | None, threshold: float, co
 def report(
     campaign: Annotated[str, typer.Argument(help="Campaign name.", callback=campaign_name)],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    api: Annotated[str | None, typer.Option("--api", help="Analyzer API URL (default: PODTAX_API_URL).")] = None,
+    api: Annotated[str | None, typer.Option("--api", help=API_HELP, callback=api_option)] = None,
     # parser=a_path: an empty path is refused, where typer made it ".", the current folder
     db: Annotated[Path | None, typer.Option("--db", parser=a_path, metavar="<path>",
                                             help="Read this DuckDB file directly instead of the API.")] = None,
