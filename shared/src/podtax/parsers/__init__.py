@@ -77,9 +77,11 @@ def _clean(text: str) -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text:  # only a BOM, NULs (a preallocated file never written) or colour codes
         return ""
-    if ((text[0] in "0123456789[>" or text.find(" |", 0, 80) >= 0) and _LINE_PREFIX.match(text)) \
-            or text.find("\n>", 0, 400) >= 0:  # quoted in a mail after an unquoted `On ... wrote:`
-        text = _unprefix(text)
+    # `|` and `>` are looked for alone first: one memchr, 3-10x cheaper than the two-character search when absent
+    if ((text[0] in "0123456789[>" or (text.find("|", 0, 80) >= 0 and text.find(" |", 0, 80) >= 0))
+            and _LINE_PREFIX.match(text)) \
+            or (text.find(">", 0, 400) >= 0 and text.find("\n>", 0, 400) >= 0):  # quoted in a mail after an
+        text = _unprefix(text)  # unquoted `On ... wrote:`
     if _holds(text, PREFIX):
         text = _split_provenance(text)[0]
     return text
