@@ -86,6 +86,26 @@ def _start_hint(url: str) -> str:
     return "start one with `podtax up` or point PODTAX_NATS_URL at a running server"
 
 
+def _refused_hint(why: str) -> str | None:
+    """The fix when a running server refused this client (its identity, its TLS), where "start one" misled (audit
+    hH); None when nothing answered."""
+    text = why.lower()
+    if "authorization violation" in text or "authentication" in text:
+        return ("the server refused this identity: set PODTAX_NATS_USER and PODTAX_NATS_PASSWORD (or PODTAX_NATS_NKEY, "
+                "or PODTAX_NATS_CREDS) to an account it knows")
+    if "certificate required" in text:
+        return ("the server asks for a client certificate: set PODTAX_NATS_TLS_CERT and PODTAX_NATS_TLS_KEY to one "
+                "its CA signed")
+    if "mismatch, certificate is not valid for" in text:
+        host = why.rsplit("valid for", 1)[1].split("'")[1] if why.count("'") >= 2 else "that host"
+        return (f"the server's certificate was not issued for {host}: name the server in PODTAX_NATS_URL as its "
+                "certificate does")
+    if "certificate_verify_failed" in text:
+        return ("the server's certificate is not signed by a CA this client trusts: set PODTAX_NATS_TLS_CA to the "
+                "certificate (PEM) of the CA that signed it")
+    return None
+
+
 class Bus(Streams, Consumers):
     def __init__(self, nc: Client, source: str) -> None:
         self.nc = nc
@@ -157,7 +177,8 @@ class Bus(Streams, Consumers):
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
-            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {_start_hint(url)}") from None
+            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {_refused_hint(why) or _start_hint(url)}") \
+                from None
         in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
         if await _without_jetstream(nc):
             await nc.close()

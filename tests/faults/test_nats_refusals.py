@@ -1,0 +1,65 @@
+"""A NATS server that runs and answers, but refuses this client: a password it does not know, TLS with a certificate
+the client cannot verify (self-signed, or issued for another name), mutual TLS without a client certificate. Each
+said "cannot reach NATS ... start one with `podtax up` or point PODTAX_NATS_URL at a running server" (audit hH):
+the server is running, and that fix changes nothing. Now the line names the setting that fixes it."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from podtax import natsserver
+from podtax.cli.main import main
+
+HINT = "start one with `podtax up`"
+
+
+def certificate(folder: Path, name: str, alt: str) -> tuple[Path, Path]:
+    """A self-signed certificate and its key, for subjectAltName `alt`."""
+    cert, key = folder / f"{name}.pem", folder / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "2", "-subj", f"/CN={name}", "-addext", f"subjectAltName={alt}"],
+                   check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+@pytest.fixture
+def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, Path]]:
+    """A real nats-server with the configuration `request.param` names; its URL and the CA file to trust."""
+    cert, key = certificate(tmp_path, "server", "IP:127.0.0.1")
+    other, other_key = certificate(tmp_path, "other", "DNS:other.example")
+    conf = {
+        "password": "authorization { user: a, password: right }",
+        "tls": f'tls {{ cert_file: "{cert}", key_file: "{key}" }}',
+        "another-name": f'tls {{ cert_file: "{other}", key_file: "{other_key}" }}',
+        "mutual-tls": f'tls {{ cert_file: "{cert}", key_file: "{key}", ca_file: "{cert}", verify: true }}',
+    }[request.param]
+    (tmp_path / "nats.conf").write_text(conf + "\n")
+    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=tmp_path / "nats.conf")
+    try:
+        yield server.url, (other if request.param == "another-name" else cert)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(("served", "env", "fix"), [
+    ("password", {}, "PODTAX_NATS_USER"),
+    ("password", {"PODTAX_NATS_USER": "a", "PODTAX_NATS_PASSWORD": "wrong"}, "PODTAX_NATS_USER"),
+    ("tls", {}, "PODTAX_NATS_TLS_CA"),
+    ("another-name", {"PODTAX_NATS_TLS_CA": "{ca}"}, "not issued for 127.0.0.1"),
+    ("mutual-tls", {"PODTAX_NATS_TLS_CA": "{ca}"}, "PODTAX_NATS_TLS_CERT"),
+], indirect=["served"])
+def test_a_refusal_names_its_fix(served: tuple[str, Path], env: dict[str, str], fix: str,
+                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    url, ca = served
+    monkeypatch.setenv("PODTAX_NATS_URL", url)  # nats-py takes up TLS when the server asks for it
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(ca=ca))
+    monkeypatch.setenv("PODTAX_CLI_TIMEOUT", "20")
+    code = main(["campaign", "status", "quick"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1, err
+    assert fix in err and HINT not in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
