@@ -140,3 +140,30 @@ def test_an_emulator_host_not_of_this_machine_names_the_option(module: str, host
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr and "Errno" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("what", ["missing", "folder", "device", "other"])
+def test_analyzer_report_db_that_is_no_database_file_is_a_usage_error(what: str, tmp_path: Path) -> None:
+    """`podtax-analyzer report --db` naming no file, a folder, /dev/null or another kind of file gave DuckDB's words,
+    exit 1, and advice about a running analyzer holding the file (podtax report --db checked first; this entry point
+    did not: sweep hF). Now one line naming --db and why, exit 2, as podtax report --db."""
+    db = {"missing": tmp_path / "gone.duckdb", "folder": tmp_path, "device": Path("/dev/null"),
+          "other": tmp_path / "runs.csv"}[what]
+    if what == "other":
+        db.write_text("file,node\n" * 10)
+    done = subprocess.run([sys.executable, "-m", "podtax_analyzer", "report", "demo", "--db", str(db)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and f"argument --db: {db} " in done.stderr and "--help" in done.stderr
+    assert {"missing": "no such file", "folder": "is a folder", "device": "not a regular file",
+            "other": "is not a DuckDB database file"}[what] in done.stderr
+    assert "holds the file" not in done.stderr
+
+
+def test_podtax_bench_help_is_not_a_mistake_and_no_argument_is_one_line() -> None:
+    """`podtax-bench --help` printed its docstring on stderr and exited 2; with no argument, the same 14 lines."""
+    bench = [sys.executable, "-m", "podtax.benchwrap"]
+    done = subprocess.run([*bench, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "podtax-bench TOOL [ARGS...]" in done.stdout and not done.stderr
+    done = subprocess.run(bench, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--help" in done.stderr, done.stderr

@@ -125,8 +125,12 @@ def remove_data_file(args: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
-        print(__doc__, file=sys.stderr)
+    if args and args[0] in ("-h", "--help"):  # asked for: stdout, exit 0 (it was stderr and 2, as a mistake)
+        print(__doc__)
+        return 0
+    if not args:  # a mistake: one line (it printed the whole docstring on stderr)
+        print("podtax-bench: missing the benchmark to run: podtax-bench TOOL [ARGS...]. Try 'podtax-bench --help'.",
+              file=sys.stderr)
         return 2
     print(block("before", tool_version(args[0])), file=sys.stderr, flush=True)
     if problem := fio_space_problem(args):

@@ -9,6 +9,7 @@ import json
 import sys
 
 import duckdb
+from podtax.cli.common import not_a_database
 from podtax.oneline_args import OneLineParser, a_path
 
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
@@ -26,6 +27,8 @@ def main(argv: list[str]) -> int:
     if not 0 <= args.threshold < 1:  # as the API's: nan or 5 gave a table of meaningless verdicts
         ap.error(f"argument --threshold: {args.threshold:g} is no practical threshold: give a fraction from 0 to "
                  "below 1 (0.01 = 1%)")
+    if problem := not_a_database(args.db):  # DuckDB's words, exit 1 and advice about a running analyzer before
+        ap.error(f"argument --db: {args.db} {problem}")
     try:
         con = duckdb.connect(str(args.db), read_only=True)
     except duckdb.Error as exc:
