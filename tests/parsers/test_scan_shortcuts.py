@@ -1,7 +1,8 @@
 """The parsers' shortcuts past whole-log regex scans and repeated substring searches give the same
 answer as the plain search they replace (issue 15): base.at_line_starts is `pattern.finditer(text)` (fio's
 job counts; with a limit, detect's hdparm device line), a detect.py signature group is looked for only when
-the part all its words share is there, and a stress-ng log in the common form is read in one regex pass."""
+the part all its words share is there, a word only when its guard character is (base.guard), and a stress-ng
+log in the common form is read in one regex pass."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import random
 import re
 
 import pytest
-from podtax.parsers import detect, fio_text, iperf3, stressng, stressng_forms, stressng_state
-from podtax.parsers.base import at_line_starts
+from podtax.parsers import detect, fio_text, iperf3, stressng, stressng_forms, stressng_state, sysbench_runs
+from podtax.parsers.base import at_line_starts, guard, holds_any
 
 from tests.parsers.corpus_index import CORPUS, read_text
 
@@ -58,6 +59,25 @@ def test_a_signature_group_shares_its_part(group: tuple[str, ...], shared: str) 
 def test_each_signature_alone_is_recognized(word: str) -> None:
     tool = "iperf3" if word in (*detect._IPERF3_NAMED, *detect._IPERF3_EVENTS, *iperf3.TEXT_MARKS) else "fio"
     assert tool in detect.tools_in(f"some output\n{word} 1\n")
+
+
+def _guarded_words() -> list[tuple[str, str]]:
+    groups = [value for name, value in vars(detect).items() if name.endswith("_ANY")]
+    groups += [value for name, value in vars(sysbench_runs).items() if name.endswith("_MARKS")]
+    return [*((g, w) for w, g in detect._GUARD.items()), *(pair for group in groups for pair in group)]
+
+
+def test_a_word_is_looked_for_only_past_a_guard_it_holds() -> None:
+    """detect and sysbench_runs rule a word out when its guard (base.guard) is not in the log: the guard must
+    be one of the word's characters, and `holds_any` must be `any(word in text)` (every capture, and the words
+    themselves with one character changed)."""
+    pairs = _guarded_words()
+    assert len(pairs) > 50
+    assert [(g, w) for g, w in pairs if len(g) != 1 or g not in w or g != guard(w)] == []
+    words = [w for _, w in pairs]
+    texts = _texts() + words + [w[:i] + "\x00" + w[i + 1:] for w in words for i in range(len(w))]
+    for g, w in pairs:
+        assert [t for t in texts if holds_any(t, ((g, w),)) != (w in t)] == []
 
 
 _PREFIXES = ("stress-ng: info:  [12] ", "stress-ng: metrc: [7] ", "stress-ng: info:  [1]  ")
