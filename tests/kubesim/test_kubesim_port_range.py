@@ -19,6 +19,7 @@ def test_port_out_of_range(port: str, capfd: pytest.CaptureFixture[str]) -> None
     (["--cluster", "{tmp}/none.yaml"], "No such file"),
     (["--kubeconfig", "{tmp}"], "is not a file"),  # wrote the token to '<tmp>.tmp' before
     (["--kubeconfig", "{tmp}/no/such/folder.yaml"], "does not exist; create it first"),
+    (["--kubeconfig", "/dev/null/k.yaml"], "the folder /dev/null is not a folder"),  # said "does not exist" (hF)
     (["--kubelet", "exec", "--host", "0.0.0.0", "--kubeconfig", "{tmp}/k.yaml"], "loopback only"),  # exit 1 before
 ])
 def test_bad_files_are_one_line_and_exit_2(tmp_path, capfd, args: list[str], says: str) -> None:  # type: ignore[no-untyped-def]
@@ -30,3 +31,14 @@ def test_bad_files_are_one_line_and_exit_2(tmp_path, capfd, args: list[str], say
     err = capfd.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and says in err and "Traceback" not in err
     assert not (tmp_path.parent / f"{tmp_path.name}.tmp").exists()
+
+
+def test_no_isolation_without_the_exec_kubelet_is_one_line_and_exit_2(capfd: pytest.CaptureFixture[str]) -> None:
+    """`podtax-kubesim --no-isolation` (an exec-mode option) with the simulated kubelet started kubesim and ignored it
+    without a word, as --workdir and --pod-network are refused (sweep hF)."""
+    from podtax_kubesim.__main__ import main
+
+    assert main(["--no-isolation"]) == 2
+    assert capfd.readouterr().err.strip().splitlines() == [
+        "podtax-kubesim: --no-isolation is for --kubelet exec (only its pods run as processes): add --kubelet exec "
+        "or drop --no-isolation"]

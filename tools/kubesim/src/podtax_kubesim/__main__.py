@@ -80,8 +80,10 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     out = args.kubeconfig
     if out.is_dir() or (out.exists() and not out.is_file()):
         return f"--kubeconfig {out} is not a file: name the file to write (e.g. kubesim.kubeconfig)"
-    if not out.absolute().parent.is_dir():
-        return f"--kubeconfig {out}: the folder {out.absolute().parent} does not exist; create it first"
+    if not out.absolute().parent.is_dir():  # /dev/null/k.yaml: /dev/null is there, it is no folder
+        folder = out.absolute().parent
+        why = "is not a folder" if folder.exists() else "does not exist; create it first"
+        return f"--kubeconfig {out}: the folder {folder} {why}"
     try:
         cluster.load(args.cluster)
     except OSError as exc:  # it said "[Errno 2] No such file or directory: 'x.yaml'"
@@ -95,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not 0 <= args.port <= 65535:  # bind() would raise OverflowError deep in asyncio
         print(f"podtax-kubesim: --port must be 0-65535, got {args.port}", file=sys.stderr)
+        return 2
+    if args.no_isolation and args.kubelet != "exec":  # taken without a word: only exec-mode pods are processes
+        print("podtax-kubesim: --no-isolation is for --kubelet exec (only its pods run as processes): add --kubelet "
+              "exec or drop --no-isolation", file=sys.stderr)
         return 2
     if args.pod_network and args.kubelet != "exec":
         print("podtax-kubesim: --pod-network needs --kubelet exec (pods must be real processes)", file=sys.stderr)
