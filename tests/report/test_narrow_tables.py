@@ -84,3 +84,28 @@ def test_report_prints_every_figure_whole_at_any_width(served, campaign, columns
     verdicts = Counter(max((c.get("direction") or c["verdict"]).split(), key=len) for c in cells)  # may wrap
     assert {v: n for v, n in verdicts.items() if tables.count(v) < n} == {}, out
     assert _wider(out, columns) == [], out
+
+
+def _phase_figures(r: dict) -> list[str]:
+    """A phase row's figures from the API's phase table: runs and median of each side, ratio and CI."""
+    if r["statistic"] == "objects":
+        return [str(side["objects"]) for side in (r.get("pooled") or {}).values() if side]
+    out = [str(r[f"n_{side}"]) for side in ("baseline", "candidate") if r[f"n_{side}"]]
+    out += [_value(r[f"{side}_median"]) for side in ("baseline", "candidate") if r[f"{side}_median"] is not None]
+    return out + [f"{r[k]:.3f}" for k in ("ratio", "ci_low", "ci_high") if r[k] is not None]
+
+
+@pytest.mark.parametrize("columns", (*COLUMNS, "60"))
+def test_the_phase_table_prints_every_figure_whole_at_any_width(served, columns, monkeypatch):
+    """The control-plane phase table at 40 and 60 columns: its wrapped layout still needed more room than that, and
+    rich folded its figures ("1." / "51" / "4") and headers ("kubernete" / "s"); now one block of lines per row."""
+    import httpx
+
+    rows = httpx.get(f"{served.url}/api/campaigns/cp/phase-table").json()["rows"]
+    monkeypatch.setenv("PODTAX_API_URL", served.url)
+    monkeypatch.setenv("COLUMNS", columns)
+    out = cli_output("report", "cp")
+    table = out.split("Control-plane phases")[1].split("definitions (from -> to)")[0]
+    assert rows and _missing(Counter(t for r in rows for t in _phase_figures(r)), table) == {}, out
+    assert all(table.count(r["phase"]) for r in rows) and "kubernetes" in table, out
+    assert _wider(out, columns) == [], out

@@ -4,6 +4,7 @@ Rows come from the analyzer (GET /api/campaigns/{c}/phase-table, or computed fro
 --db): per phase the runs' median per-object latency (p50, ms) and the phase's makespan (s), each side's
 median over runs, the ratio candidate / baseline with its 95% CI, the verdict and the flags, and the
 phase's definition beside its numbers. A phase one backend lacks says why (Nomad has no Bound phase).
+One line a row when that fits the console, else a table wrapped at spaces, else one block of lines per row.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from urllib.parse import quote
 
 import httpx
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from podtax.cli import cards
 from podtax.cli.cellwrap import fit_widths, wrap
 from podtax.cli.common import api_headers, api_json, fail, offline_report, unreachable
 from podtax.event_payloads import printable_tree
@@ -168,6 +170,18 @@ def _table(rows: list[dict[str, Any]], width: int | None = None) -> Table:
     return t
 
 
+def _cards(rows: list[dict[str, Any]], width: int) -> Group:
+    """One block of lines per row (cards.card), for a console too narrow for even the wrapped table (40 columns):
+    the phase and statistic first, then each column's header and value on a line."""
+    base, cand = rows[0]["baseline"], rows[0]["candidate"]
+    headers = [" ".join(h.split()) for h, _ in _columns(base, cand)]
+    blocks = []
+    for r, (_, stat, *cells) in zip(rows, _cells(rows, base, cand), strict=True):
+        facts = [Text.assemble(f"{h}: ", c) for h, c in zip(headers[2:], cells, strict=True) if c.plain]
+        blocks.append(cards.card(Text.assemble((r["phase"], "bold"), " · ", stat), facts, width))
+    return Group(*blocks)
+
+
 def _print_definitions(con: Console, rows: list[dict[str, Any]]) -> None:
     """Each phase's definition, right under its numbers, one line per backend where they differ."""
     seen: set[str] = set()
@@ -191,9 +205,11 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
     for (cluster, node, test, params), group in _groups(rows).items():
         where = f"{node}" + (f" ({cluster})" if cluster != "local" else "")
         con.print(Text.assemble((test, "bold"), f": {params} · {where} · lower is better for every phase"))
-        shown = _table(group)
+        shown: Table | Group = _table(group)
         if con.measure(shown, options=con.options.update_width(100_000)).maximum > con.width:
             shown = _table(group, width=con.width)
+            if con.measure(shown, options=con.options.update_width(100_000)).minimum > con.width:
+                shown = _cards(group, con.width)  # rich would cut its figures ("1." / "51" / "4") to fit
         con.print(shown)
         con.print(Text("  definitions (from -> to):", style="dim"))
         _print_definitions(con, group)
