@@ -22,7 +22,8 @@ its rw uses echoes them as its bs (see podtax.parsers.fio_blocks).
 `=both` prints the mixed rates as zeros after the read and write sections: that section is left out); a
 trim run's primary is `trim_iops`. The reads of a write-only job are its verify pass: left out and
 flagged VERIFY (terse lines echo no rw: the reads of a job run for a requested write mode). `fio: terminating
-on signal` is flagged INTERRUPTED. Syncs timed between the writes
+on signal` is flagged INTERRUPTED. A direction whose `runtime` is 20 ms or less (fio rounds it up to whole ms,
+so its IOPS and bandwidth may be over 5% low) is flagged ROUNDED_RUNTIME. Syncs timed between the writes
 (`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none. So,
 with params given (a run, an import), are reports of several jobs (`numjobs`, job sections: the template runs one;
 in text, `jobs=N` or several job reports) and JSON reports of another `direct` than requested (fio's default,
@@ -119,6 +120,7 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     spans: dict[tuple[Any, str], list[float]] = {}  # (group, direction): KiB, longest runtime ms, summed bw
     suspect: list[str] = []  # job directions whose clat exceeds their lat (left out)
     verified: list[str] = []  # write jobs whose reads are their verify pass (left out)
+    runtimes: list[tuple[str, float]] = []  # each direction read and its runtime (ms, rounded up by fio)
     asked = "" if echoes else str((requested or {}).get("rw") or "")  # terse echoes no rw: the template's
     for job, prefix in zip(jobs, names, strict=True):
         for direction in DIRECTIONS:
@@ -131,6 +133,8 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
                 verified.append(str(job.get("jobname", "?")))
                 continue
             iops, bw = _job_direction(stats, prefix + direction, metrics, suspect)
+            if isinstance(stats.get("runtime"), (int, float)):  # noqa: UP038 - the tuple is faster
+                runtimes.append((f"{job.get('jobname', '?')} {direction}", _number(stats["runtime"])))
             # jobs of different groups (stonewall, new_group) ran one after another: summed per group
             group = f"group{job.get('groupid', 0)}_" if len(groups) > 1 else ""
             agg = totals.setdefault(group + direction, [0.0, 0.0])
@@ -162,6 +166,7 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     if verified:
         flags.append(fio_flags.verify_flag(verified))
     flags += fio_flags.interrupted_flag(text) + fio_flags.rate_flag(_rate_options(doc, jobs))
+    flags += fio_flags.rounded_runtime(runtimes)
     flags += fio_flags.errors_beside(text) + _timed_syncs(jobs) + fio_flags.no_io_flag(fio_flags.no_io(text))
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)

@@ -1,8 +1,8 @@
 """fio's flags and run-wide helpers shared by its two readers, the JSON report (podtax.parsers.fio) and
 the normal text output (podtax.parsers.fio_text): fio's own failure words (its verify failures, its last
 words after `Starting N processes`), the flags both raise with the
-same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS) and the merge of the
-jobs' echoed options."""
+same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS, ROUNDED_RUNTIME)
+and the merge of the jobs' echoed options."""
 
 from __future__ import annotations
 
@@ -49,6 +49,40 @@ def errors_beside(text: str) -> list[str]:
     another run's (see base.errors_flag)."""
     words = said(text)
     return [errors_flag("fio", words.removeprefix(": "))] if words else []
+
+
+# fio counts a direction's runtime in whole ms rounded up (backend.c update_runtime: `(elapsed_us + 999) / 1000`)
+# and divides its I/O by it: a runtime printed R ms ran over R - 1 ms, so its IOPS and bandwidth may be low by up to
+# R / (R - 1) (for 1 ms without bound: 16 null-engine reads of 0.5 µs print 16.0k IOPS). Flagged when that bound is
+# over 5% (R <= 20 ms): host and pod differ by a few percent, so rounding alone must not decide it.
+ROUNDED_MAX_MS = 20
+ROUNDED_SHARE = 0.05  # the largest error left unflagged: 21 ms / 20 ms - 1
+
+
+def rounded_runtime(runtimes: list[tuple[str, float]]) -> list[str]:
+    """ROUNDED_RUNTIME when a job direction read (`<job> <direction>`, its runtime in ms as fio prints it) ran
+    ROUNDED_MAX_MS or less: fio's rounding alone may put its IOPS and bandwidth over ROUNDED_SHARE too low."""
+    short = [(what, ms) for what, ms in runtimes if ms <= ROUNDED_MAX_MS]
+    if not short:
+        return []
+    what, ms = min(short, key=lambda pair: pair[1])
+    ran = "1 ms or less" if ms <= 1 else f"over {ms - 1:.0f} ms"
+    bound = "any amount" if ms <= 1 else f"up to {100 / (ms - 1):.0f}% ({ms:.0f}/{ms - 1:.0f})"
+    others = f"; {len(short)} job directions ran {ROUNDED_MAX_MS} ms or less" if len(short) > 1 else ""
+    return [f"ROUNDED_RUNTIME: fio timed {what} as {ms:.0f} ms, rounded up to whole ms (it ran {ran}{others}), so "
+            f"the true IOPS and bandwidth may be {bound} higher (latencies are unaffected); a runtime over "
+            f"{ROUNDED_MAX_MS} ms keeps this error within {ROUNDED_SHARE:.0%}: raise size, or run time_based with "
+            "runtime=10s"]
+
+
+def drop_reads(jobs: list[tuple[str, str, dict[str, float]]]) -> bool:
+    """Leave out the read figures of the text report's jobs (a write job's verify pass); True when any were."""
+    dropped = False
+    for _name, _group, figures in jobs:
+        for key in [k for k in figures if k.startswith("read_")]:
+            del figures[key]
+            dropped = True
+    return dropped
 
 
 def verify_flag(jobs: list[str]) -> str:

@@ -31,6 +31,7 @@ from podtax.parsers.fio_flags import (
     STARTING,
     WRITES,
     after_start,
+    drop_reads,
     errors_beside,
     exceeds,
     groups_flag,
@@ -44,6 +45,7 @@ from podtax.parsers.fio_flags import (
     no_io_failure,
     no_io_flag,
     rate_flag,
+    rounded_runtime,
     said,
     staggered_flag,
     verify_failed,
@@ -85,19 +87,11 @@ _CLIENT = re.compile(r"^(?:<[\w.:-]+> \S|All clients: \(groupid=|hostname=[^,\n]
 _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ", "issued")  # how the lines matched below start
 # fio 3's job line ends `(4096KiB/34msec)`, its group line `io=8192KiB (8389kB), run=34-36msec`
 _SPAN = re.compile(r"\(([\d.]+)([kKMGTP]?)(i?)B/([0-9]{1,12})msec\)")
+_RUNT = re.compile(r"runt=\s*([0-9]{1,12})msec")  # fio 2's job runtime: `read : io=..., iops=92042, runt=  178msec`
 _GROUP_IO = re.compile(r"io=([\d.]+)([kKMGTP]?)(i?)B[^,\n]*, run=[0-9]{1,12}-([0-9]{1,12})msec")
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 _POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
-
-
-def _drop_reads(jobs: list[tuple[str, str, dict[str, float]]]) -> bool:
-    dropped = False
-    for _name, _group, figures in jobs:
-        for key in [k for k in figures if k.startswith("read_")]:
-            del figures[key]
-            dropped = True
-    return dropped
 
 
 def _rate_in(text: str) -> str:
@@ -124,6 +118,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     repeated = ""  # the first job that reported twice
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     spans: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its KiB over its runtime, KiB/s
+    runtimes: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> its runtime, ms (rounded up)
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
     status = False  # a `Run status group` line read
@@ -207,6 +202,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             figures[f"{direction}_bw"] = to_number(m.group(4)) * (1024 if m.group(6) else 1000) \
                 ** _POWER[m.group(5)] / (8192 if m.group(0)[-5] == "b" else 1024)  # unit_base=1: `12.5Gibit/s`
             span = _SPAN.search(line, m.end())
+            if span:
+                runtimes[(len(jobs), direction)] = int(span.group(4))
             if span and span.group(4) != "0":  # `(4096KiB/34msec)`: finer than the rate's 3 digits
                 spans[(len(jobs), direction)] = _io_kib(span) * 1000 / int(span.group(4))
             continue
@@ -215,6 +212,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             direction = m.group(1)
             figures[f"{direction}_bw"] = _kib(m.group(2), m.group(3))
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
+            if runt := _RUNT.search(line, m.end()):
+                runtimes[(len(jobs), direction)] = int(runt.group(1))
             continue
         if at_direction and _MIXED_UNPRINTED.match(line) and ("read_iops" in figures or "write_iops" in figures):
             direction = "mixed"  # the sum of the sections above, its rates unprinted: its figures are left out
@@ -288,7 +287,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 if unmeasured and not any(figures[key] for key in unmeasured):
                     for key in unmeasured:
                         del figures[key]
-    verified = echoed.get("rw") in WRITES and _drop_reads(jobs)  # a write job's verify pass
+    verified = echoed.get("rw") in WRITES and drop_reads(jobs)  # a write job's verify pass
+    ran = [(f"{jobs[n - 1][0]} {d}", ms) for (n, d), ms in runtimes.items() if f"{d}_iops" in jobs[n - 1][2]]
     jobs = [job for job in jobs if job[2]]
     if not jobs:
         if no_io(text):
@@ -330,6 +330,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if verified:
         flags.append(verify_flag([name for name, _, _ in jobs]))
     flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text) + no_io_flag(no_io(text))
+    flags += rounded_runtime(ran)
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
         flags.append(jobs_flag(max(reported, len(jobs))))
