@@ -4,9 +4,10 @@ Nodes run each benchmark at speeds drawn from a campaign's measured pod-side dis
 arrive per a workload (Poisson arrivals per class, each with requests and a runtime on a node of
 the fleet's median speed); a pod's runtime scales with the drawn speed of the node it lands on and
 with contention (each pod already running on the node adds ``contention`` to it; fixed at start).
-Pods that fit nowhere wait in a FIFO queue and are retried whenever a pod finishes. A class's pods may carry
-labels and a pod affinity (its namespace's and the workload's namespaces' labels are what a namespaceSelector
-reads, as the live scheduler's namespace informer keeps them).
+Pods that fit nowhere wait in a FIFO queue and are retried whenever a pod finishes (and, when a class has a
+required pod affinity, after each placement). A class's pods may carry labels and a pod affinity (its namespace's
+and the workload's namespaces' labels are what a namespaceSelector reads, as the live scheduler's informer keeps
+them); pods still waiting when every other has finished are counted (unplaced) and left out of the figures.
 
 Policies, all behind the same filters (the real ``ClusterState.feasible``):
 - ``default``: kube-scheduler's default scoring: NodeResourcesLeastAllocated + BalancedAllocation;
@@ -43,6 +44,7 @@ from scipy.stats import binom, t
 from podtax_scheduler.affinity_score import InterPodAffinityScore
 from podtax_scheduler.algorithm import decide
 from podtax_scheduler.model import PodInfo
+from podtax_scheduler.podaffinity import REQUIRED
 from podtax_scheduler.profile import Profile
 from podtax_scheduler.scorestore import ScoreStore
 from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
@@ -294,8 +296,13 @@ def arrivals(w: Workload, seed: int) -> list[Job]:
     return jobs
 
 
-def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, float]:
-    """Simulate one policy for one seed; returns mean_jct_s, p95_jct_s, makespan_s, jobs_per_h, regret."""
+class NothingPlaced(ValueError):
+    """No pod of a run could be placed: every class's required affinity waits on pods that never run beside it."""
+
+
+def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, Any]:
+    """Simulate one policy for one seed; returns mean_jct_s, p95_jct_s, makespan_s, jobs_per_h, regret_pct, jobs,
+    over the pods placed, and unplaced (pods never placed: a required pod affinity never met) and unplaced_by_class."""
     speeds = {(ci, node): c.group.speeds(w.measured_node[node]) for ci, c in enumerate(w.classes) for node in w.nodes}
     ref = [float(np.median([np.median(speeds[(ci, n)]) for n in w.nodes])) for ci in range(len(w.classes))]
     jobs = arrivals(w, seed)
@@ -306,6 +313,7 @@ def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, float]:
     events: list[tuple[float, int, int, str]] = [(j.arrival, 0, j.id, "") for j in jobs]
     heapq.heapify(events)
     pending: list[Job] = []
+    waits_on_pods = any(c.affinity and (c.affinity.get("podAffinity") or {}).get(REQUIRED) for c in w.classes)
     finish: dict[int, float] = {}
     regrets: list[float] = []
     while events:
@@ -316,30 +324,42 @@ def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, float]:
             finish[jid] = now
         else:
             pending.append(jobs[jid])
-        full: set[int] = set()
-        still: list[Job] = []
-        for job in pending:
-            idx = state.feasible(job.info) if job.cls not in full else np.zeros(0, dtype=np.int64)
-            if len(idx) == 0:
-                full.add(job.cls)  # same requests: no later job of this class fits either
-                still.append(job)
-                continue
-            pick = int(idx[policy.choose(job.info, state, idx)])
-            name = str(state.names[pick])
-            expected = oracle.expected(job.info, state, idx)
-            regrets.append(float(expected.max() / oracle.mean_speed[(job.cls, name)] - 1.0))
-            sp = speeds[(job.cls, name)]
-            speed = sp[min(len(sp) - 1, int(job.u * len(sp)))]
-            runtime = w.classes[job.cls].runtime_s * ref[job.cls] / speed * (1.0 + w.contention * running[name])
-            state.upsert_pod({**job.pod, "spec": {**job.pod["spec"], "nodeName": name}})
-            running[name] += 1
-            heapq.heappush(events, (now + runtime, 1, job.id, name))
-        pending = still
-    jct = np.array([finish[j.id] - j.arrival for j in jobs]) if jobs else np.zeros(1)
-    span = (max(finish.values()) - jobs[0].arrival) if jobs else 0.0
+        while pending:  # again after a placement: a pod placed may be what an earlier one's affinity waits for
+            full: set[int] = set()
+            still: list[Job] = []
+            for job in pending:
+                idx = state.feasible(job.info) if job.cls not in full else np.zeros(0, dtype=np.int64)
+                if len(idx) == 0:
+                    full.add(job.cls)  # same pod but its name: no later job of this class fits either
+                    still.append(job)
+                    continue
+                pick = int(idx[policy.choose(job.info, state, idx)])
+                name = str(state.names[pick])
+                expected = oracle.expected(job.info, state, idx)
+                regrets.append(float(expected.max() / oracle.mean_speed[(job.cls, name)] - 1.0))
+                sp = speeds[(job.cls, name)]
+                speed = sp[min(len(sp) - 1, int(job.u * len(sp)))]
+                runtime = w.classes[job.cls].runtime_s * ref[job.cls] / speed * (1.0 + w.contention * running[name])
+                state.upsert_pod({**job.pod, "spec": {**job.pod["spec"], "nodeName": name}})
+                running[name] += 1
+                heapq.heappush(events, (now + runtime, 1, job.id, name))
+            progressed = len(still) < len(pending)
+            pending = still
+            if not (progressed and waits_on_pods):
+                break
+    placed = [j for j in jobs if j.id in finish]
+    unplaced = [j for j in jobs if j.id not in finish]  # a required pod affinity never met: the figures leave them
+    by_class = {f"classes.{c}": sum(1 for j in unplaced if j.cls == c) for c in sorted({j.cls for j in unplaced})}
+    if unplaced and not placed:
+        raise NothingPlaced(f"policy {policy_name} placed none of the {len(jobs)} pods of seed {seed}: the required "
+                            f"affinity of {', '.join(by_class)} is never met; give the pods it selects a class of "
+                            f"their own or drop it")
+    jct = np.array([finish[j.id] - j.arrival for j in placed]) if placed else np.zeros(1)
+    span = (max(finish.values()) - placed[0].arrival) if placed else 0.0
     return {"mean_jct_s": float(jct.mean()), "p95_jct_s": float(np.percentile(jct, 95)), "makespan_s": span,
-            "jobs_per_h": len(jobs) / span * 3600.0 if span > 0 else 0.0,
-            "regret_pct": 100.0 * float(np.mean(regrets)) if regrets else 0.0, "jobs": float(len(jobs))}
+            "jobs_per_h": len(placed) / span * 3600.0 if span > 0 else 0.0,
+            "regret_pct": 100.0 * float(np.mean(regrets)) if regrets else 0.0, "jobs": float(len(placed)),
+            "unplaced": float(len(unplaced)), "unplaced_by_class": by_class}
 
 
 def place_sequence(w: Workload, classes: Sequence[int], policy_name: str = "podtax", seed: int = 0) -> list[str | None]:
@@ -378,7 +398,10 @@ def evaluate(w: Workload, policies: Sequence[str], seeds: Sequence[int]) -> dict
     per = {p: [run_once(w, p, s) for s in seeds] for p in names}
     out: dict[str, dict[str, Any]] = {}
     for p, runs in per.items():
-        out[p] = {k: list(interval([r[k] for r in runs])) for k in runs[0]}
+        out[p] = {k: list(interval([r[k] for r in runs])) for k in runs[0] if k != "unplaced_by_class"}
+        by_class = {c for r in runs for c in r["unplaced_by_class"]}
+        out[p]["unplaced_by_class"] = {c: sum(r["unplaced_by_class"].get(c, 0) for r in runs) / len(runs)
+                                       for c in sorted(by_class)}  # mean pods a seed
         if "default" in per:
             out[p]["jct_vs_default"] = list(interval([r["mean_jct_s"] / d["mean_jct_s"]
                                                       for r, d in zip(runs, per["default"], strict=True)]))

@@ -143,6 +143,7 @@ def build_workload(spec: WorkloadSpec, measured: list[Any]) -> Any:
     from podtax_scheduler.quantity import QuantityError, to_int
     from podtax_scheduler.scoring import params_match, params_of
     from podtax_scheduler.simulate import Job, JobClass, Workload, pod_object
+    from podtax_scheduler.simulate_check import Refused, check_labels, check_namespace
 
     classes = []
     for i, c in enumerate(spec.classes):
@@ -166,13 +167,50 @@ def build_workload(spec: WorkloadSpec, measured: list[Any]) -> Any:
         cls = JobClass(f"{c.test} [{group.params_key}]", group, c.rate_per_s, c.runtime_s, c.requests, c.namespace,
                        c.labels, c.affinity)
         try:
+            check_pods(i, c.labels, c.affinity)
             PodInfo.from_dict(pod_object(Job(0, i, 0.0, 0.5), cls))
+        except Refused as exc:
+            raise fail(f"the workload's {exc}", 2) from None
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise fail(f"classes.{i}: not a pod Kubernetes would take ({exc})", 2) from None
         classes.append(cls)
+    for name, labels in spec.namespaces.items():
+        try:
+            check_namespace(name, f"namespaces.{name}")
+            check_labels(labels, f"namespaces.{name}")
+        except Refused as exc:
+            raise fail(f"the workload's {exc}", 2) from None
     measured_nodes = sorted({n for c in classes for n in c.group.values})
     names = {f"{n}-{k}" if spec.copies > 1 else n: n for n in measured_nodes for k in range(spec.copies)}
-    return Workload(list(names), names, spec.nodes, spec.duration_s, spec.contention, classes, spec.namespaces)
+    w = Workload(list(names), names, spec.nodes, spec.duration_s, spec.contention, classes, spec.namespaces)
+    for i, cls in enumerate(classes):
+        if not node_affinity_met(w, cls):
+            shown = ", ".join(list(names)[:3]) + (", ..." if len(names) > 3 else "")
+            raise fail(f"the workload's classes.{i}.affinity.nodeAffinity: no simulated node matches it (they carry "
+                       f"only the label kubernetes.io/hostname and the field metadata.name: {shown}); select on "
+                       f"those or drop it", 2)
+    return w
+
+
+def check_pods(i: int, labels: dict[str, str], affinity: Any) -> None:
+    """A class's labels and affinity as the API server would check them (simulate_check.Refused)."""
+    from podtax_scheduler.simulate_check import Refused, check_affinity, check_labels
+
+    if "test" in labels:
+        raise Refused(f"classes.{i}.labels.test: the pods' test label is the class's test; drop it from labels")
+    check_labels(labels, f"classes.{i}.labels")
+    if affinity is not None:
+        check_affinity(affinity, f"classes.{i}.affinity")
+
+
+def node_affinity_met(w: Any, cls: Any) -> bool:
+    """Whether some simulated node passes the class's required node affinity."""
+    from podtax_scheduler.filters import NodeAffinity
+    from podtax_scheduler.model import NodeInfo, PodInfo
+    from podtax_scheduler.simulate import Job, node_object, pod_object
+
+    pod = PodInfo.from_dict(pod_object(Job(0, 0, 0.0, 0.5), cls))
+    return any(NodeAffinity().filter(pod, NodeInfo.from_dict(node_object(n, w.capacity))) is None for n in w.nodes)
 
 
 def _ci(v: list[float], fmt: str = "{:,.1f}") -> str:
@@ -198,7 +236,9 @@ def simulate(
     of its parameters such as "threads=1"), `rate_per_s` (Poisson arrivals), `runtime_s` (on a node of
     the fleet's median speed) and `requests` (default {cpu: "1", memory: 256Mi}), optionally `namespace`
     (default sim), `labels` and `affinity` (the pods' own, in Kubernetes' form); `namespaces`: each namespace's
-    labels, which a pod affinity term's namespaceSelector reads as the live scheduler does.
+    labels, which a pod affinity term's namespaceSelector reads as the live scheduler does. What the API server
+    would refuse in those pods, and a nodeAffinity no simulated node meets, are refused; pods whose required pod
+    affinity is never met are counted (unplaced) and left out of the figures.
     """
     chosen = [p.strip() for p in policies.split(",") if p.strip()]
     bad = [p for p in chosen if p not in POLICIES]
@@ -206,27 +246,46 @@ def simulate(
         raise typer.BadParameter(f"unknown {', '.join(bad) or 'empty list'}; use {','.join(POLICIES)}",
                                  param_hint="--policies")
     spec = read_workload(workload)
-    from podtax_scheduler.simulate import evaluate
+    from podtax_scheduler.simulate import NothingPlaced, evaluate
 
     measured = _from_db(db, campaign) if db is not None else _from_api(campaign)
     if not measured:
         raise fail(f"campaign {campaign!r} has no pod-side results of a primary metric to simulate with", 2)
     w = build_workload(spec, measured)
-    results = evaluate(w, chosen, list(range(seeds)))
+    try:
+        results = evaluate(w, chosen, list(range(seeds)))
+    except NothingPlaced as exc:
+        raise fail(f"the workload {workload}: {exc}", 2) from None
     if as_json:
         print(json.dumps({"campaign": campaign, "nodes": len(w.nodes), "seeds": seeds, "policies": results},
                          indent=1))
         return 0
     table = Table(title=f"campaign {campaign}: {len(w.nodes)} nodes, {', '.join(c.name for c in w.classes)}; "
                         f"mean [95% CI] over {seeds} seeds")
-    for col in ("policy", "mean JCT s", "p95 JCT s", "makespan s", "jobs/h", "regret %", "JCT vs default"):
+    notes = unplaced_notes(results)
+    for col in ("policy", "mean JCT s", "p95 JCT s", "makespan s", "jobs/h", "regret %", "JCT vs default",
+                *(["unplaced"] if notes else [])):
         table.add_column(col, justify="left" if col == "policy" else "right")
     for name, r in results.items():
         table.add_row(name, _ci(r["mean_jct_s"]), _ci(r["p95_jct_s"]), _ci(r["makespan_s"], "{:,.0f}"),
                       _ci(r["jobs_per_h"]), _ci(r["regret_pct"]),
-                      _ci(r["jct_vs_default"], "{:.3f}") if "jct_vs_default" in r else "-")
+                      _ci(r["jct_vs_default"], "{:.3f}") if "jct_vs_default" in r else "-",
+                      *([_ci(r["unplaced"])] if notes else []))
     wide_console().print(table)
+    for line in notes:
+        print(line)
     return 0
+
+
+def unplaced_notes(results: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per policy that left pods unplaced (a required pod affinity never met): its figures exclude them."""
+    out = []
+    for name, r in results.items():
+        if r["unplaced"][0] > 0:
+            classes = ", ".join(f"{c}: {n:g}" for c, n in r["unplaced_by_class"].items())
+            out.append(f"{name} could not place {r['unplaced'][0]:g} pods a seed (mean; {classes}): their required "
+                       f"affinity was never met; its figures exclude them")
+    return out
 
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
