@@ -77,7 +77,8 @@ class Outbox:
 
     def _held(self, run: events.RunSpec, what: str, exc: Exception, delay: float, said: str, sent: int) -> str:
         """Record why the run's report is held, and say it: a refusal in an error, once per reason (and every
-        REPEAT_EVERY attempts), NATS away in a warning each time. The reason said."""
+        REPEAT_EVERY attempts); NATS away in a warning each time, not recorded (the runner would try to write it in
+        the campaign's state on that NATS, holding its lock for a save's timeout). The reason said."""
         if refused(exc):
             why = f"NATS refuses its {what}: {exc}"
             self.held[run.run_id] = why
@@ -86,7 +87,6 @@ class Outbox:
                                "held in flight meanwhile (`podtax campaign status` says why) and does not expire",
                                self.kind, run.run_id, why, what, PUBLISH_BACKOFF_S[1])
             return why
-        self.held[run.run_id] = f"NATS did not take its {what} ({type(exc).__name__}: {exc}): stopped or restarting?"
         self.log.warning("%s %s: could not publish its %s (%s: %s): NATS stopped or restarting? held, sending it again "
                          "in %.0f s until NATS takes it (the run does not expire meanwhile)", self.kind, run.run_id,
                          what, type(exc).__name__, exc, delay)

@@ -20,7 +20,7 @@ from podtax.bus import Bus, BusError, ConsumerSpec
 from podtax.busconsume import NATS_AWAY
 from podtax.config import RunnerSettings
 
-from podtax_runner import catchup, simulate
+from podtax_runner import catchup, fullness, simulate
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
@@ -84,6 +84,8 @@ class Runner(Handlers):  # the event handlers: handlers.py
         # full), written in each active campaign's state (Header.stalled) until NATS takes them again
         self.refusal = ""
         self._refusal_said: dict[str, float] = {}  # refusal -> when it was last logged (clock())
+        self.full = ""  # why the events stream is full (fullness.py): no run expires meanwhile
+        self._full_at = -math.inf  # when the stream's size was last looked at (clock())
 
     def failed(self, exc: Exception, what: str, *args: object) -> None:
         """logged(), but NATS refusing the runner's events (outbox.refused: the stream full) is said once a minute
@@ -221,6 +223,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 self.failed(exc, "could not publish %d no-report failures (kept)", len(self.unreported))
             # the runs whose report an executor holds until NATS takes it, each with why (outbox.Outbox)
             held = {**self.controlplane.holding(), **(self.executor.holding() if self.executor else {})}
+            await self.look_at_the_stream(active, now)
             for state in active:
                 await self.note_held(state, held)
                 # a control-plane run still executing here is not lost: its cleanup may outlast timeout + grace (a
@@ -229,7 +232,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 # nor one whose report an executor holds until NATS takes it (NATS may store it yet: expired, it ran
                 # twice), a pod run's too
                 expired = state.expired(now, self.settings.runner_report_grace_s, self.controlplane.executing(),
-                                        EXECUTING_S, held) if self.caught_up else []
+                                        EXECUTING_S, held) if self.caught_up and not self.full else []
                 for run, again in expired:
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))
@@ -254,14 +257,29 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 if batch:
                     await self.dispatch_all(batch, state)
 
+    async def look_at_the_stream(self, active: list[CampaignState], now: datetime) -> None:
+        """Every PROBE_EVERY_S, whether the events stream is full (fullness.py): said once when it becomes so; once
+        it is not, the runs in flight get their grace again from `now` (their reports may come only now)."""
+        if clock() - self._full_at < fullness.PROBE_EVERY_S or not self.bus.nc.is_connected:
+            return
+        self._full_at = clock()
+        was, self.full = self.full, await fullness.full(self.bus.js, self.bus.nc.max_payload)
+        if self.full and not was:
+            log.error("%s", self.full)
+        elif was and not self.full:
+            log.warning("the events stream %s has room again: runs in flight get their grace from now", subjects.STREAM)
+            for state in active:
+                state.resumed_at = now
+
     async def note_held(self, state: CampaignState, held: dict[str, str]) -> None:
         """Write in the campaign's state why its runs' reports are held (NATS refusing them: the stream full), so
         `podtax campaign status` says why the campaign does not move; cleared once NATS took them. Before, only the
         runner's log said it, and the campaign looked merely slow for ever."""
         mine = {rid: why for rid, why in sorted(held.items()) if why and rid in state.runs}
-        if (mine, self.refusal or None) == (state.header.held, state.header.stalled):
+        stalled = "; ".join(why for why in (self.refusal, self.full) if why) or None
+        if (mine, stalled) == (state.header.held, state.header.stalled):
             return
-        state.header.held, state.header.stalled = mine, self.refusal or None
+        state.header.held, state.header.stalled = mine, stalled
         try:
             await self.save(state)
         except Exception as exc:  # noqa: BLE001 - the header goes with the next save
