@@ -13,6 +13,7 @@ from podtax.cli.common import not_a_database
 from podtax.oneline_args import OneLineParser, a_path
 
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
+from podtax_analyzer.db_file import version_why
 from podtax_analyzer.phase_table import phase_table, pooled_objects
 
 
@@ -32,8 +33,7 @@ def main(argv: list[str]) -> int:
     try:
         con = duckdb.connect(str(args.db), read_only=True)
     except duckdb.Error as exc:
-        print(f"cannot open {args.db} ({exc}); if the analyzer is running it holds the file: ask its HTTP API",
-              file=sys.stderr)
+        print(f"cannot open {args.db}: {cannot_read(exc)}", file=sys.stderr)
         return 1
     try:
         report = compare_campaign(con, args.campaign, threshold=args.threshold, correction=args.correction)
@@ -46,3 +46,16 @@ def main(argv: list[str]) -> int:
         con.close()
     json.dump(report.model_dump(mode="json"), sys.stdout)
     return 0
+
+
+def cannot_read(exc: duckdb.Error) -> str:
+    """Why DuckDB refused the file, in one line (its text may span several: the CLI showed the last one only)."""
+    text = str(exc)
+    if version := version_why(text):
+        return version
+    if "Could not read enough bytes" in text or "Corrupt database file" in text:
+        return "the file is damaged (cut short or overwritten): restore it from a backup"
+    first = (text.splitlines() or [type(exc).__name__])[0][:300]
+    if "lock" in text.lower():
+        return f"{first}; if the analyzer is running it holds the file: ask its HTTP API (drop --db)"
+    return first

@@ -21,6 +21,7 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
+from podtax_analyzer.db_file import schema_why, version_why
 from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.score_cache import ScoreCache
@@ -204,7 +205,9 @@ def open_problem(exc: BaseException, path: Path) -> str:
 def open_why(exc: BaseException) -> str:
     """open_problem's reason and fix."""
     text = (str(exc).splitlines() or [type(exc).__name__])[0]
-    if held := re.search(r"Conflicting lock is held in (.*) \(PID (\d+)\)", text):
+    if version := version_why(str(exc)):
+        why = version
+    elif held := re.search(r"Conflicting lock is held in (.*) \(PID (\d+)\)", text):
         why = f"another process holds it (PID {held[2]}, {held[1]}): only one analyzer may use a file; stop it"
     elif "No space left on device" in text:
         why = "its disk is full: free space on it"
@@ -317,6 +320,8 @@ def open_store(path: Path, memory_mb: int | None) -> tuple[DbLock | None, Store]
             raise ConfigError(open_problem(exc, path)) from None
         if damaged := cut_short(store, path):
             raise ConfigError(cannot_open(path, damaged))
+        if other := schema_why(store.con):
+            raise ConfigError(cannot_open(path, other))
     except BaseException:
         if store is not None:
             store.close()

@@ -1,0 +1,65 @@
+"""A DuckDB file that is not this analyzer's to use as it is: written by another DuckDB storage version, or holding
+tables of another shape (another podtax version's, another program's). Each said too little (audit hH): DuckDB's
+storage-version refusal lost its line on who made the file ("fix it"), and tables without the analyzer's columns
+let it start healthy, then fail every read and write in a traceback. The reasons here are open_problem's form:
+what the file is and what to do."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+import duckdb
+
+COLUMNS = ("SELECT table_name, column_name, is_nullable, column_default FROM duckdb_columns() "
+           "WHERE database_name = current_database() AND schema_name = 'main'")
+
+
+def version_why(text: str) -> str | None:
+    """The reason and fix when DuckDB refused `text`'s file for its storage version; None for another error."""
+    found = re.search(r"storage version number (\d+), but we can only read storage versions between (\d+) and (\d+)",
+                      text)
+    if not found:
+        return None
+    made = re.search(r"created with (a newer version of DuckDB|DuckDB version [^\n]*?)\.?$", text, re.MULTILINE)
+    who = made[1] if made else "another version of DuckDB"
+    said = (f"the file was written by {who} (storage version {found[1]}; this analyzer's DuckDB {duckdb.__version__} "
+            f"reads {found[2]} to {found[3]}), and is left as it is: ")
+    if int(found[1]) > int(found[3]):
+        return said + "use it with the podtax version that wrote it (its DuckDB is newer)"
+    return said + ("export it with that DuckDB (EXPORT DATABASE) and import the export into a new file with this "
+                   "one (IMPORT DATABASE)")
+
+
+@lru_cache(maxsize=1)
+def _schema() -> dict[str, list[str]]:
+    """The columns of each table schema.sql makes, in its order."""
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())
+        tables: dict[str, list[str]] = {}
+        for table, column, *_ in con.execute(COLUMNS + " ORDER BY table_name, column_index").fetchall():
+            tables.setdefault(table, []).append(column)
+        return tables
+    finally:
+        con.close()
+
+
+def schema_why(con: duckdb.DuckDBPyConnection) -> str | None:
+    """Why the file's tables are not the analyzer's (a column it reads and writes missing, or one it does not write
+    that the file requires: NOT NULL without a default), and what to do; None when they are. Column types and extra
+    columns that may stay empty are not checked (files of earlier versions keep theirs)."""
+    have: dict[str, dict[str, tuple[bool, object]]] = {}
+    for table, column, nullable, default in con.execute(COLUMNS).fetchall():
+        have.setdefault(table, {})[column] = (nullable, default)
+    for table, wanted in sorted(_schema().items()):
+        got = have.get(table, {})
+        if missing := [c for c in wanted if c not in got]:
+            return (f"its table {table} lacks {', '.join(missing)}, which this analyzer reads and writes (a file of "
+                    "another podtax version, or of another program); left as it is: move it away for a new one")
+        if required := sorted(c for c, (nullable, default) in got.items()
+                              if c not in wanted and not nullable and default is None):
+            return (f"its table {table} requires {', '.join(required)}, which this analyzer does not write (a file of "
+                    "a newer podtax version?); left as it is: use it with the version that made it")
+    return None
