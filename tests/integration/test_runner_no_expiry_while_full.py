@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from podtax import config, events, subjects
+from podtax import events, subjects
 from podtax.bus import Bus
 from podtax_runner import service
-from podtax_runner.service import Runner
 
+from tests.integration.test_runner_own_events_refused import runner_of
 from tests.integration.test_runner_stream_full_held import fill
 
 SPEC = {"name": "no-expiry", "nodes": ["n1"], "environments": ["host"],
@@ -26,11 +26,7 @@ GRACE_S = 5.0
 async def test_no_run_expires_while_the_events_stream_is_full(nats_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     bus = await Bus.connect(nats_url, "test/runner")
     try:
-        await bus.ensure_streams(max_bytes=100_000)
-        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_report_grace_s=GRACE_S)
-        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-        await runner.merge_node("n1", {"node": "n1", "hw_threads": 2, "host_agent": True})
-        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="no-expiry", spec=SPEC)))
+        runner = await runner_of(bus, SPEC, runner_report_grace_s=GRACE_S)
         start = events.now()
         monkeypatch.setattr(service, "clock", lambda: 1_000.0)
         await runner.tick(start)  # the run's request sent

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 from podtax import config, events, subjects
@@ -24,18 +25,25 @@ SPEC = {"name": "own-refused", "nodes": ["n1"], "environments": ["host"],
         "repetitions": {"min": 3, "max": 3}, "timeout": 60, "seed": 1}
 
 
+async def runner_of(bus: Bus, spec: dict[str, Any], **settings: Any) -> Runner:
+    """Streams of 100,000 bytes, and a runner (RunnerSettings `settings`, no Kubernetes) with node n1 known and the
+    campaign `spec` (host runs on n1) submitted."""
+    await bus.ensure_streams(max_bytes=100_000)
+    url = bus.nc.connected_url.geturl() if bus.nc.connected_url else ""
+    runner = Runner(config.load(config.RunnerSettings, nats_url=url, **settings), bus,
+                    await bus.kv(subjects.RUNNER_BUCKET), None)
+    await runner.merge_node("n1", {"node": "n1", "hw_threads": 2, "host_agent": True})
+    await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign=spec["name"], spec=spec)))
+    return runner
+
+
 async def test_a_refusal_of_the_runners_own_events_is_said_once_and_shown_in_the_campaign(
         nats_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(service, "clock", lambda: 1_000.0)  # every tick within the same minute
     bus = await Bus.connect(nats_url, "test/runner")
     try:
-        await bus.ensure_streams(max_bytes=100_000)
-        settings = config.load(config.RunnerSettings, nats_url=nats_url, runner_simulate=True)
-        runner = Runner(settings, bus, await bus.kv(subjects.RUNNER_BUCKET), None)
-        await runner.merge_node("n1", {"node": "n1", "hw_threads": 2, "host_agent": True})
-        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign="own-refused",
-                                                                                    spec=SPEC)))
+        runner = await runner_of(bus, SPEC, runner_simulate=True)
         await fill(bus)
         with caplog.at_level(logging.INFO):
             for _ in range(20):
