@@ -109,3 +109,30 @@ def test_the_phase_table_prints_every_figure_whole_at_any_width(served, columns,
     assert rows and _missing(Counter(t for r in rows for t in _phase_figures(r)), table) == {}, out
     assert all(table.count(r["phase"]) for r in rows) and "kubernetes" in table, out
     assert _wider(out, columns) == [], out
+
+
+@pytest.mark.parametrize("columns", COLUMNS)
+def test_results_and_scores_print_every_figure_whole_at_any_width(served, columns, monkeypatch):
+    """`podtax results` and `podtax scores`: rich gave each of their columns a share of the width and cut the rest
+    with '…' ("996.…", "events_per_s…" at 80 and even 120 columns; every cell at 40). Now each column is at least its
+    longest piece (cells break at spaces, '_' and '/'), else one block of lines per row."""
+    from podtax import templates
+
+    monkeypatch.setenv("PODTAX_API_URL", served.url)
+    runs = json.loads(cli_output("results", "--json", "--limit", "30"))
+    scores = json.loads(cli_output("scores", "--json"))["scores"]
+    monkeypatch.setenv("COLUMNS", columns)
+    out = cli_output("results", "--limit", "30")
+    expected: Counter[str] = Counter()
+    for r in runs:
+        params = templates.params_key(r["params"])
+        m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])),
+                 r["metrics"][0])  # none primary: the first, as the table shows
+        expected.update([f"{m['value']:,.2f}", m["unit"], r["node"], r["campaign"]])
+    assert "…" not in out and _missing(expected, out) == {}, out
+    assert _wider(out, columns) == [], out
+    out = cli_output("scores")
+    expected = Counter(t for s in scores for t in (s["node"], str(s["n"]), *(f"{s[k]:,.4g}" for k in
+                                                  ("median", "ci_low", "ci_high") if s[k] is not None)))
+    assert "…" not in out and _missing(expected, out) == {}, out
+    assert _wider(out, columns) == [], out

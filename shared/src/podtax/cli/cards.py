@@ -6,11 +6,13 @@ wrapped only at spaces (whole_escapes.whole), so every figure and its unit stays
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from podtax.cli import cellwrap
 from podtax.cli.whole_escapes import whole
 
 INDENT = 2  # a fact's first line
@@ -46,3 +48,48 @@ def fits(console: Console, table: Table) -> bool:
             column.min_width = max(Measurement.get(console, unbounded, cell).maximum
                                    for cell in (column.header, *column.cells))
     return console.measure(table, options=unbounded).minimum <= console.width
+
+
+def _words(text: str) -> int:
+    """The narrowest width ``text`` wraps to at spaces only (a figure with its unit: "events/s" is not broken)."""
+    return max((cell_len(word) for word in text.split()), default=0)
+
+
+def _widths(texts: list[list[str]], room: int, figures: tuple[int, ...] = ()) -> list[int]:
+    """Each column at least its longest piece; then, shortest need first, each column made as wide as its widest
+    cell while ``room`` lasts: every column but the longest ones on one line (cellwrap.fit_widths spread the room
+    evenly, so a flag list broke at its '/' beside a wrapped date with room to spare)."""
+    widths = [max(map(_words if i in figures else cellwrap.longest, column)) for i, column in enumerate(texts)]
+    full = [max(map(cellwrap.widest, column)) for column in texts]
+    left = room - sum(widths)
+    for i in sorted(range(len(texts)), key=lambda i: full[i] - widths[i]):
+        grow = max(0, min(full[i] - widths[i], left))
+        widths[i] += grow
+        left -= grow
+    return widths
+
+
+def fitted(console: Console, title: str, columns: list[tuple[str, str]], rows: list[list[str]],
+           named_by: int = 1, figures: tuple[int, ...] = ()) -> Table | Group:
+    """A table of plain-text ``rows`` (``columns``: header and justify) as wide as ``console``: each column at least
+    its longest unbreakable piece (cellwrap: a cell breaks only at a space or after '_' or '/'), the rest of the
+    room to the columns furthest from one line; cards when even those pieces do not fit. rich gave each column a
+    share of the width and cut what did not fit with '…' ("events_per_s…", "996.…" at 80 columns). A card is named
+    by its row's first ``named_by`` cells; the columns numbered in ``figures`` (a value and its unit) break only at
+    spaces."""
+    room = console.width - (3 * len(columns) + 1)  # the default box: a border and a padding each side per column
+    texts = [[header, *(row[i] for row in rows)] for i, (header, _) in enumerate(columns)]
+    widths = _widths(texts, room, figures)
+    if sum(widths) > room:
+        headers = [header for header, _ in columns][named_by:]
+        return Group(whole(Text(title, style="italic"), console.width),
+                     *(card(Text(" · ".join(row[:named_by]), style="bold"),
+                            [f"{h}: {v}" for h, v in zip(headers, row[named_by:], strict=True) if v.strip()],
+                            console.width) for row in rows))
+    table = Table(title=Text(title))
+    for (header, justify), w in zip(columns, widths, strict=True):
+        table.add_column(cellwrap.wrap(header, w), justify=justify, width=w)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(whole(Text(value), w) if i in figures else Text(cellwrap.wrap(value, w))
+                        for i, (value, w) in enumerate(zip(row, widths, strict=True))))
+    return table

@@ -8,9 +8,9 @@ from typing import Annotated
 import httpx
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from podtax import templates
+from podtax.cli import cards
 from podtax.cli.common import (
     AGAIN,
     api_headers,
@@ -73,18 +73,19 @@ def results(
         console.print("no results yet" + (f" for campaign {campaign}" if campaign else "")
                       + (f" on node {node}" if node else ""))
         return 0
-    table = Table(title=f"{len(rows)} results" + (f" — campaign {campaign}" if campaign else ""))
-    for col in ("campaign", "node", "env", "test", "params", "tool", "metric", "value", "flags"):
-        table.add_column(col, justify="right" if col == "value" else "left")
-    for r in printable_tree(rows):  # names from the bus: never a terminal's control sequence, nor rich markup
+    title = f"{len(rows)} results" + (f" — campaign {campaign}" if campaign else "")
+    columns = [("campaign", "left"), ("node", "left"), ("env", "left"), ("test", "left"), ("params", "left"),
+               ("tool", "left"), ("metric", "left"), ("value", "right"), ("flags", "left")]
+    cells = []
+    for r in printable_tree(rows):  # names from the bus: never a terminal's control sequence (Text: never markup)
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
         m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
-        table.add_row(*(escape(v) for v in (r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
-                                             f"{m['value']:,.2f} {m['unit']}",
-                                             " ".join(flag_names(r.get("flags") or [])))))
-    wide_console().print(table)
+        cells.append([r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
+                      f"{m['value']:,.2f} {m['unit']}", " ".join(flag_names(r.get("flags") or []))])
+    out = wide_console()
+    out.print(cards.fitted(out, title, columns, cells, named_by=2, figures=(7,)))
     flagged = [r for r in rows if r.get("flags")]
     if flagged:  # the table has the names; what they say, each distinct text once
         texts = list(dict.fromkeys(f for r in flagged for f in r["flags"]))

@@ -14,10 +14,9 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from podtax import templates
+from podtax.cli import cards
 from podtax.cli.common import cluster_name, console, node_name, test_name, wide_console
 from podtax.cli.results import _get as api_get
 from podtax.config import SchedulerSettings
@@ -113,27 +112,23 @@ def scores(
     for (cl, ts, metric, params), group in sorted(groups.items()):
         unit = group[0]["unit"]
         better = "higher" if group[0]["higher_is_better"] else "lower"
-        # escaped: rich read "[threads=1]" as markup and dropped it, so groups shared a title
-        table = Table(title=escape(f"{ts} [{params or 'no params'}] {metric} ({unit}, {better} is better) — "
-                                   f"cluster {cl}"))
-        for col in ("node", "runs", "median", "95% CI", "newest run", "scheduler"):
-            table.add_column(col, justify="right" if col in ("runs", "median") else "left")
-        for r in sorted(group, key=lambda r: r["node"]):
-            ci = f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)"
-            table.add_row(escape(r["node"]), str(r["n"]), _median(r), ci, r["updated_at"][:19].replace("T", " "),
-                          r["status"])
-        out.print(table)
+        # Text, never markup: rich read "[threads=1]" as markup and dropped it, so groups shared a title
+        title = f"{ts} [{params or 'no params'}] {metric} ({unit}, {better} is better) — cluster {cl}"
+        columns = [("node", "left"), ("runs", "right"), ("median", "right"), ("95% CI", "left"),
+                   ("newest run", "left"), ("scheduler", "left")]
+        cells = [[r["node"], str(r["n"]), _median(r),
+                  f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)",
+                  r["updated_at"][:19].replace("T", " "), r["status"]] for r in sorted(group, key=lambda r: r["node"])]
+        out.print(cards.fitted(out, title, columns, cells, figures=(2, 3)))
     ignored = sum(r["status"] != "used" for r in rows)
     if ignored:
         out.print(f"{ignored} of {len(rows)} node scores are ignored by the scheduler (see the last column).")
     if placements:
-        table = Table(title=f"newest {len(placed)} placements")
-        for col in ("placed at", "pod", "node", "test", "explanation"):
-            table.add_column(col)
-        for p in placed:
-            table.add_row(p["placed_at"][:19].replace("T", " "), escape(f"{p['namespace']}/{p['pod']}"),
-                          escape(p["node"] or "-"), escape(p["test"] or "-"), escape(p["message"] or ""))
-        out.print(table if placed else "no placements stored yet")
+        columns = [("placed at", "left"), ("pod", "left"), ("node", "left"), ("test", "left"), ("explanation", "left")]
+        cells = [[p["placed_at"][:19].replace("T", " "), f"{p['namespace']}/{p['pod']}", p["node"] or "-",
+                  p["test"] or "-", p["message"] or ""] for p in placed]
+        out.print(cards.fitted(out, f"newest {len(placed)} placements", columns, cells, named_by=2) if placed
+                  else "no placements stored yet")
     return 0
 
 
