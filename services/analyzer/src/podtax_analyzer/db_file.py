@@ -7,11 +7,14 @@ what the file is and what to do."""
 from __future__ import annotations
 
 import re
+import struct
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 import duckdb
 
+HEADER = 4096  # DuckDB's main header, then its two database headers, each a block of this size
 COLUMNS = ("SELECT table_name, column_name, is_nullable, column_default FROM duckdb_columns() "
            "WHERE database_name = current_database() AND schema_name = 'main'")
 
@@ -63,3 +66,19 @@ def schema_why(con: duckdb.DuckDBPyConnection) -> str | None:
             return (f"its table {table} requires {', '.join(required)}, which this analyzer does not write (a file of "
                     "a newer podtax version?); left as it is: use it with the version that made it")
     return None
+
+
+def never_written(path: Path) -> bool:
+    """Whether `path` is what DuckDB leaves when it stops part-way through creating a file (a full disk, a file size
+    limit: audit hH): shorter than its three headers, its main header DuckDB's, and each database header present
+    naming no checkpoint (meta block -1, no block). No block of data can lie in such a file: it holds no database."""
+    with path.open("rb") as f:
+        data = f.read(3 * HEADER)
+    if len(data) >= 3 * HEADER or data[8:12] != b"DUCK":
+        return False
+    for start in (HEADER, 2 * HEADER):
+        if len(data) >= start + 40:  # checksum, iteration, meta block, free list, block count
+            _, meta_block, _, block_count = struct.unpack_from("<QqqQ", data, start + 8)
+            if meta_block != -1 or block_count != 0:
+                return False
+    return True

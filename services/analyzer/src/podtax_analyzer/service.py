@@ -21,7 +21,7 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
-from podtax_analyzer.db_file import schema_why, version_why
+from podtax_analyzer.db_file import never_written, schema_why, version_why
 from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.score_cache import ScoreCache
@@ -232,21 +232,32 @@ def open_why(exc: BaseException) -> str:
 def empty_left(path: Path) -> str | None:
     """An empty file at `path` (0 bytes) holds no database: DuckDB leaves one when it fails as it creates the file
     (a full disk, a file size limit, a kill), and then refused every later start ('not a valid DuckDB database
-    file'; audit hG), though PODTAX_ANALYZER_DB takes an empty file as a new one. With no WAL beside it (or an
-    empty one) it is removed here, for DuckDB to create the file again; beside a WAL it is left, and this says why."""
+    file'; audit hG), though PODTAX_ANALYZER_DB takes an empty file as a new one. So does a file of DuckDB's headers
+    only, naming no checkpoint (db_file.never_written: creation stopped after 8 KiB; refused as damaged, audit hH).
+    With no WAL beside it (or an empty one) it is removed here, for DuckDB to create the file again; beside a WAL it
+    is left, and this says why."""
     wal = Path(f"{path}.wal")
     try:
-        if str(path) == ":memory:" or not path.is_file() or path.stat().st_size > 0:
+        if str(path) == ":memory:" or not path.is_file():
             return None
+        size = path.stat().st_size
+        if size > 0 and not never_written(path):
+            return None
+        what = ("is empty (0 bytes)" if size == 0 else
+                f"holds no database ({size:,} bytes: DuckDB's headers only, naming no checkpoint)")
         if wal.exists() and wal.stat().st_size > 0:
-            return (f"the file is empty (0 bytes) but {wal} beside it is not: restore the file from a backup, or move "
-                    "both away for a new one")
+            return (f"the file {what} but {wal} beside it is not: restore the file from a backup, or move both away "
+                    "for a new one")
         wal.unlink(missing_ok=True)
         path.unlink()
     except OSError as exc:
         return open_why(exc)
-    log.warning("%s is empty (0 bytes, no WAL beside it): no database was ever written to it (an earlier start "
-                "failed as it created it); a new one is created", path)
+    if size == 0:
+        log.warning("%s is empty (0 bytes, no WAL beside it): no database was ever written to it (an earlier start "
+                    "failed as it created it); a new one is created", path)
+    else:
+        log.warning("%s %s, no WAL beside it: no database was ever written to it (an earlier start stopped as it "
+                    "created it: a full disk, a file size limit); a new one is created", path, what)
     return None
 
 
