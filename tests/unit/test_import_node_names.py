@@ -44,6 +44,15 @@ CASES = {  # id: (rows, the node of every event, fragments of the warnings expec
     "other names": ([("alpha", "host"), ("beta", "kubernetes")], ["alpha", "beta"],
                     ["warning: sysbench-cpu: node(s) alpha have host rows only and beta kubernetes rows only, so their "
                      "runs fall into one-sided cells and none gets a kubernetes/host ratio"]),
+    "addresses": ([("10.0.0.1", "host"), ("10.0.0.2", "kubernetes")], ["10.0.0.1", "10.0.0.2"],
+                  ["warning: sysbench-cpu: node(s) 10.0.0.1 have host rows only and 10.0.0.2 kubernetes rows only"]),
+    "region and address": ([("cn-hangzhou.192.168.0.1", "host"), ("cn-hangzhou.192.168.0.2", "kubernetes")],
+                           ["cn-hangzhou.192.168.0.1", "cn-hangzhou.192.168.0.2"],
+                           ["warning: sysbench-cpu: node(s) cn-hangzhou.192.168.0.1 have host rows only and "
+                            "cn-hangzhou.192.168.0.2 kubernetes rows only"]),
+    "one first label, two domains": ([("node1.a.example", "host"), ("node1.b.example", "kubernetes")],
+                                     ["node1.a.example", "node1.b.example"],
+                                     ["warning: sysbench-cpu: node(s) node1.a.example have host rows only"]),
     "paired": ([("node-1", "host"), ("node-1", "kubernetes"), ("node-2", "host"), ("node-2", "kubernetes")],
                ["node-1", "node-1", "node-2", "node-2"], []),
     "host only": ([("node-1", "host"), ("node-2", "host")], ["node-1", "node-2"], []),
@@ -70,4 +79,5 @@ def test_two_spellings_of_one_file_node_and_env_are_a_duplicate(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     manifest = _manifest(tmp_path, [("Node-1", "host"), ("node-1", "host")])
     assert main(["import", str(manifest), "--campaign", "old", "--dry-run"]) == 2
-    assert "line 3: duplicate of line 2 (same file, node and env)" in " ".join(capsys.readouterr().err.split())
+    assert ("line 3: duplicate of line 2 (same file, node and env; node names ignore case: Node-1 is node-1)"
+            in " ".join(capsys.readouterr().err.split()))

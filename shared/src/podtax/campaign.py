@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from podtax import campaign_limits, campaign_yaml, k8s_syntax, templates
+from podtax.config import capitals_problem
 from podtax.flags import MIN_RUNS
 
 Env = Literal["host", "kubernetes", "nomad"]
@@ -199,7 +200,7 @@ class Campaign(Strict):
     name: str = Field(pattern=NAME_PATTERN, description="DNS-label style name.")
     nodes: Annotated[Annotated[list[str], Tag("node-names")] | Annotated[NodeSelector, Tag("node-selector")],
                      Discriminator(lambda v: "node-selector" if isinstance(v, dict | NodeSelector) else "node-names")
-                     ] = Field(description="Node names, or {selector: ...}.")
+                     ] = Field(description="Node names (lowercase, as Kubernetes writes them), or {selector: ...}.")
     environments: list[Env] = Field(default_factory=lambda: ["host", "kubernetes"], min_length=1)
     tests: list[TestSpec] = Field(min_length=1)
     repetitions: Repetitions = Field(default_factory=Repetitions)
@@ -224,6 +225,8 @@ class Campaign(Strict):
                 raise ValueError("name at least one node, or use {selector: ...}")
             if len(set(v)) != len(v):
                 raise ValueError("a node is listed twice")
+            if problem := next(filter(None, map(capitals_problem, v)), None):
+                raise ValueError(problem)
         return v
 
     @field_validator("environments")

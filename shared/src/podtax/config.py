@@ -228,10 +228,25 @@ def host_names(value: str) -> frozenset[str]:
 NODE_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?$"  # a node name, as Kubernetes names nodes
 
 
+def host_node() -> str:
+    """This host's node name: its hostname in lowercase, as kubelet registers it (Kubernetes node names are
+    lowercase): the host's runs pair with its pods' whatever case the hostname has."""
+    return socket.gethostname().lower()
+
+
+def capitals_problem(node: str) -> str | None:
+    """Why `node` is not a node name as Kubernetes writes it (capitals), naming the spelling to write; or None."""
+    if node != node.lower():
+        return (f"node {node!r}: node names are lowercase, as Kubernetes writes them (kubelet lowercases the "
+                f"hostname), so the host's and the pods' runs pair: write {node.lower()}")
+    return None
+
+
 class HostAgentSettings(Common):
-    agent_node: str = Field(default_factory=socket.gethostname, min_length=1, max_length=253, pattern=NODE_PATTERN,
-                            description="Node name this agent answers for (defaults to the hostname): letters, "
-                                        "digits and `-_.`, as Kubernetes names its nodes.")
+    agent_node: str = Field(default_factory=host_node, min_length=1, max_length=253, pattern=NODE_PATTERN,
+                            description="Node name this agent answers for (defaults to the hostname in lowercase, "
+                                        "as kubelet registers it): lowercase letters, digits and `-_.`, as "
+                                        "Kubernetes names its nodes.")
     agent_workdir: Path = Field(Path("/var/tmp/podtax"), description="Scratch directory (fio files).")
     agent_output_cap_bytes: int = Field(
         512_000, ge=10_000, le=50_000_000,
@@ -244,6 +259,13 @@ class HostAgentSettings(Common):
 
     # the agent makes them at start and checks they are its user's alone (podtax_host_agent.owndir.prepare)
     _folders = field_validator("agent_workdir", "agent_state_dir")(_folder)
+
+    @field_validator("agent_node")
+    @classmethod
+    def _lowercase(cls, v: str) -> str:
+        if problem := capitals_problem(v):
+            raise ValueError(problem.replace(f"write {v.lower()}", f"set PODTAX_AGENT_NODE={v.lower()}"))
+        return v
 
 
 class ParserSettings(Common):

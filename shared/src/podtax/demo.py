@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     data.mkdir(parents=True)
     (data / MARKER).touch()
     os.environ["PODTAX_DATA_DIR"] = str(data)
-    node = socket.gethostname()
+    node = socket.gethostname().lower()  # as kubelet registers it (PODTAX_AGENT_NODE takes no capitals)
     if only_control_plane:
         return control_plane(data, node)
     network = not netdemo.unavailable()  # the network cell needs root, iproute2, iperf3 and sockperf

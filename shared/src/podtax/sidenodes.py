@@ -5,11 +5,13 @@ two cells, one side each, and neither gets a ratio. Case is not such a differenc
 lowercase and host names ignore case, so the manifest check keeps every node name in lowercase (`Node-1` and
 `node-1` are one node) and case_warnings says so of each name it rewrote. one_sided_warnings names, per test, the
 nodes that have rows of one side only while others have rows of the other side only: a full and a short name of
-one machine are named together, any others listed.
+one machine (one name is the other's first label; never names shaped like IP addresses) are named together, any
+others listed.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from podtax import sides
@@ -40,8 +42,15 @@ def case_warnings(rows: Iterable[tuple[int, str, str | None]]) -> list[str]:
     return out
 
 
-def _short(node: str) -> str:
-    return node.split(".", 1)[0]
+_IP_SHAPED = re.compile(r"(^|\.)\d{1,3}(\.\d{1,3}){3}$|^[\d.]+$")  # ends in an IPv4 address, or only digits
+
+
+def _full_and_short(x: str, y: str) -> bool:
+    """Whether one name is the other's first label (node1.example.com and node1): never for names shaped like an
+    IP address (10.0.0.1 and 10.0.0.2, cn-hangzhou.192.168.0.1 and cn-hangzhou.192.168.0.2 are other machines)."""
+    if _IP_SHAPED.search(x) or _IP_SHAPED.search(y):
+        return False
+    return x.split(".", 1)[0] == y != x or y.split(".", 1)[0] == x != y
 
 
 def _names(nodes: list[str]) -> str:
@@ -52,7 +61,7 @@ def _names(nodes: list[str]) -> str:
 def _apart(test: str, b: str, c: str, only_b: list[str], only_c: list[str]) -> list[str]:
     out = []
     for x in list(only_b):  # a full and a short name of one machine: named as a pair
-        if (y := next((y for y in only_c if _short(y) == _short(x)), None)) is not None:
+        if (y := next((y for y in only_c if _full_and_short(x, y)), None)) is not None:
             out.append(f"{test}: node {x} has {b} rows only and node {y} {c} rows only: if they are one machine "
                        f"under a full and a short name, give both the same node name (as `kubectl get nodes` shows "
                        f"it); else their runs fall into one-sided cells and neither gets a {c}/{b} ratio")

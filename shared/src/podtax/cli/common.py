@@ -19,7 +19,16 @@ from rich.markup import escape
 
 from podtax import templates
 from podtax.campaign import NAME_PATTERN
-from podtax.config import CLUSTER_PATTERN, DEFAULT_NATS_URL, NODE_PATTERN, Common, ConfigError, is_duckdb_file, load
+from podtax.config import (
+    CLUSTER_PATTERN,
+    DEFAULT_NATS_URL,
+    NODE_PATTERN,
+    Common,
+    ConfigError,
+    capitals_problem,
+    is_duckdb_file,
+    load,
+)
 from podtax.localauth import loopback
 
 console = Console()
@@ -111,6 +120,8 @@ def node_name(value: str | None) -> str | None:
     if value is not None and not re.fullmatch(NODE_PATTERN, value):
         raise typer.BadParameter(f"{value!r} is not a node name (letters, digits and '-_.', starting and ending "
                                  f"with a letter or digit, as Kubernetes names its nodes)")
+    if value is not None and (problem := capitals_problem(value)):
+        raise typer.BadParameter(problem)
     return value
 
 

@@ -194,7 +194,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
         raise ManifestError([f"line 1: the header must be `{','.join(HEADER)}` (found `{','.join(header)}`)"])
     rows: list[Row] = []
     problems: list[str] = []
-    seen: dict[tuple[str, str, str], int] = {}
+    seen: dict[tuple[str, str, str], tuple[int, str]] = {}  # -> its first line and node as written there
     params_cache: ParamsCache = {}
     for values in _rows(reader):
         line = reader.line_num
@@ -211,10 +211,13 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
             continue
         key = (row.path, row.node, row.env)  # row.path is already the real path
         if key in seen:
-            problems.append(f"line {line}: duplicate of line {seen[key]} (same file, node and env); "
+            first, spelled = seen[key]
+            ours = row.spelled or row.node
+            case = f"; node names ignore case: {spelled} is {ours}" if spelled != ours else ""
+            problems.append(f"line {line}: duplicate of line {first} (same file, node and env{case}); "
                             "remove one of them")
             continue
-        seen[key] = line
+        seen[key] = (line, row.spelled or row.node)
         rows.append(row)
     if problems:
         raise ManifestError(problems)

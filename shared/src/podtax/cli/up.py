@@ -9,7 +9,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Mapping
@@ -22,7 +21,7 @@ import yaml
 from podtax import localauth, natsserver
 from podtax.cli.common import DATA_DIR, UP_FILE, a_path, check_settings, console, err, fail, node_name, say
 from podtax.cli.up_children import Child, NatsChild, check_port, supervise, wait_started
-from podtax.config import redact
+from podtax.config import host_node, redact
 from podtax.flock_holder import holder
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
@@ -142,7 +141,7 @@ def up(
                                            "started when PODTAX_NATS_URL names a server.")] = 0,
     api_port: Annotated[int, typer.Option(min=1, max=65535, help="Port of the analyzer's HTTP API.")] = 8700,
     node: Annotated[str, typer.Option(help="Node name of this host (host agent, emulator).", callback=node_name)]
-    = socket.gethostname(),
+    = host_node(),
     kubesim: Annotated[bool, typer.Option(help="Run pods on a local SIMULATED Kubernetes API (tools/kubesim).")]
     = True,
     exec_kubelet: Annotated[bool, typer.Option(
