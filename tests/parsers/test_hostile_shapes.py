@@ -111,6 +111,8 @@ def test_a_stress_ng_line_behind_prefixes_is_still_read() -> None:
      "unknown-format"),
     # fio text: a job's head line whose block size splits in many ways (`bs=a-a-a-...`): cubic, 30 s at 8 KiB
     ("fio-3.33\n" + fill("j: (g=0): rw=read, bs=" + "a-" * 50_000), "fio", "truncated"),
+    # fio text: a head line of many heads (names may hold `: `): each `: (g=` tried, its bs scanned to the line's end
+    ("fio-3.33\n" + fill("j: (g=0): rw=read, bs="), None, "truncated"),
 ])
 def test_megabyte_shapes_that_were_read_in_quadratic_time_end_with_a_reason(text: str, tool: str | None,
                                                                               reason: str) -> None:

@@ -21,8 +21,10 @@ _USES = {"read": (0,), "randread": (0,), "write": (1,), "randwrite": (1,), "rw":
          "readwrite": (0, 1), "trim": (2,), "randtrim": (2,), "trimwrite": (1, 2), "randtrimwrite": (1, 2)}
 # A job's header line: `x: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-64.0KiB, (T) 4096B-64.0KiB,
 # ioengine=psync, iodepth=1` (fio 3) or `bs=4K-4K/512-64K/4K-4K` (fio 2). Its bs field is read up to the first
-# `, ioengine=` (one lazy run before a literal: linear), then split by str methods, never by nested quantifiers
-_HEAD = re.compile(r"^\S.*?: \(g=\d+\): rw=(\w+), bs=([^\n]*?), ioengine=(\w+), iodepth=(\d+)")  # names hold `:` too
+# `, ioengine=` (one lazy run before a literal: linear), then split by str methods, never by nested quantifiers. A name
+# holds `:` too (`rr:4k`): it ends at the first `: (g=N): rw=..., bs=`, kept (atomic) so that a line of many such heads
+# is not tried from each of them, its bs scanned to the line's end each time (quadratic: 49 s for 400 KB)
+_HEAD = re.compile(r"^(?>\S.*?: \(g=\d+\): rw=(\w+), bs=)([^\n]*?), ioengine=(\w+), iodepth=(\d+)")
 _MARKED = re.compile(r"\(([RWT])\) ([^\s,]+)")  # fio 3: `(W) 4096B-64.0KiB`
 
 
