@@ -6,6 +6,7 @@ what the file is and what to do."""
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from functools import lru_cache
@@ -82,3 +83,50 @@ def never_written(path: Path) -> bool:
             if meta_block != -1 or block_count != 0:
                 return False
     return True
+
+
+def identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the database file the analyzer opened; None for an in-memory database (or none there)."""
+    try:
+        st = os.stat(path) if str(path) != ":memory:" else None
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if st else None
+
+
+def moved_why(path: Path, opened: tuple[int, int] | None) -> str | None:
+    """Why nothing more may be stored when the file at `path` is no longer the one opened (removed, or replaced:
+    audit hH found /healthz 'ok' and every result acked into a removed file, all lost when the analyzer stopped),
+    with how to get it back; None while it is."""
+    if opened is None:
+        return None
+    try:
+        st = os.stat(path)
+        now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+    except FileNotFoundError:
+        now = None
+    except OSError:  # a folder made unreadable: not this check's to judge
+        return None
+    if now == opened:
+        return None
+    fd = next((n for n in _fds() if _same(f"/proc/self/fd/{n}", opened)), None)
+    source = f"/proc/{os.getpid()}/fd/{fd}" if fd is not None else f"/proc/{os.getpid()}/fd (ls -l)"
+    what, first = ("removed", "") if now is None else ("replaced by another file", "move the new file away, then ")
+    return (f"{path} was {what} while the analyzer ran: what it stored is only in the file it still holds open, lost "
+            f"when it stops, so nothing more is stored (new events wait in NATS): {first}copy it back while the "
+            f"analyzer runs (cp {source} {path}), then restart the analyzer")
+
+
+def _fds() -> list[str]:
+    try:
+        return os.listdir("/proc/self/fd")
+    except OSError:
+        return []
+
+
+def _same(name: str, opened: tuple[int, int]) -> bool:
+    try:
+        st = os.stat(name)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == opened

@@ -21,7 +21,7 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
-from podtax_analyzer.db_file import never_written, schema_why, version_why
+from podtax_analyzer.db_file import identity, moved_why, never_written, schema_why, version_why
 from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.score_cache import ScoreCache
@@ -49,10 +49,29 @@ class Analyzer:
         self.pending: set[str] = set()  # run ids with a new result, waiting for score/cell publication
         self.changed = asyncio.Event()
         self.storage_problem: str | None = None  # set while writes fail for the storage's sake (GET /healthz)
+        self.opened = identity(Path(store.path))  # the file opened: one removed or replaced stops the writes
+        self.saved = False  # checkpointed since it was (file_moved)
+
+    def file_moved(self) -> str | None:
+        """Why nothing is stored: the database file is no longer at its path (db_file.moved_why). The first time,
+        a checkpoint empties the WAL into the open file, so that a copy of it (what moved_why says to make) holds
+        every result stored (closing would empty the WAL at the path into the lost file)."""
+        moved = moved_why(Path(self.store.path), self.opened)
+        if moved and not self.saved:
+            self.saved = True
+            try:
+                with self.store.cursor() as con:
+                    con.execute("CHECKPOINT")
+            except duckdb.Error:
+                log.exception("checkpoint of the removed %s failed", self.store.path)
+        return moved
 
     async def handle_batch(self, batch: list[events.Event]) -> dict[str, str]:
         """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered). If the
         storage itself fails (full disk, DuckDB out of memory), the batch is held and retried (Unavailable)."""
+        if moved := await asyncio.to_thread(self.file_moved):  # stored there, it would be acked and lost
+            self.storage_problem = moved
+            raise Unavailable(moved)
         try:
             if self.storage_problem and await asyncio.to_thread(self.store.reopen_if_invalidated):
                 log.warning("%s opened again after DuckDB invalidated it", self.settings.analyzer_db)
@@ -356,7 +375,8 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
         app = create_app(store, token, settings.api_reads_need_token, api_auth.loopback(settings.analyzer_host),
                          host_names(settings.analyzer_allowed_hosts))
         app.state.nats_connected = lambda: bus.nc.is_connected  # /healthz says 503 while NATS is unreachable
-        app.state.storage_problem = lambda: analyzer.storage_problem  # ... and while writes fail (disk full...)
+        # ... and while writes fail (disk full...), or the file was removed (said before a batch comes)
+        app.state.storage_problem = lambda: analyzer.storage_problem or analyzer.file_moved()
         server = uvicorn.Server(uvicorn.Config(app, host=settings.analyzer_host, port=settings.analyzer_port,
                                                log_level="warning", lifespan="off"))
         server.install_signal_handlers = lambda: None  # type: ignore[method-assign] - we own the signals
