@@ -113,6 +113,10 @@ def test_a_stress_ng_line_behind_prefixes_is_still_read() -> None:
     ("fio-3.33\n" + fill("j: (g=0): rw=read, bs=" + "a-" * 50_000), "fio", "truncated"),
     # fio text: a head line of many heads (names may hold `: `): each `: (g=` tried, its bs scanned to the line's end
     ("fio-3.33\n" + fill("j: (g=0): rw=read, bs="), None, "truncated"),
+    # stress-ng: a line of skip marks, each read to the line's start and end (quadratic); its first word taken for
+    # the stressor skipped (`skipped its skipping stressor`): no message of a skip names none
+    ("stress-ng: info:  [1] dispatching hogs: 1 cpu\n" + fill("skipping stressor "), "stress-ng", "truncated"),
+    ("stress-ng: info:  [1] dispatching hogs: 1 cpu\n" + fill("skipping stressor "), None, "truncated"),
 ])
 def test_megabyte_shapes_that_were_read_in_quadratic_time_end_with_a_reason(text: str, tool: str | None,
                                                                               reason: str) -> None:

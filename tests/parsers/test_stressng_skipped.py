@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from podtax.parsers import ParseFailure, parse_text
+from podtax.parsers.stressng_skips import skipped as skips_in
 
 FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
 
@@ -72,3 +73,43 @@ def test_a_stressor_skipped_whole_and_one_skipped_in_part_are_both_told() -> Non
         "stress-ng: info:  [10825] skipped: 2: apparmor (1) cpu (1)\nstress-ng: info:  [10825] successful")
     flags = [f for f in parse_text(text).flags if f.startswith("SKIPPED: ")]
     assert len(flags) == 2 and "2 stressor instance(s)" in flags[0] and "the apparmor stressor" in flags[1]
+
+
+def test_a_stressor_skipped_in_some_instances_of_0_15_06_is_flagged_by_name() -> None:
+    """0.15.06 counts no skipped instance (no `skipped: N` line): one of two vm instances found no memory and was
+    skipped, the other's bogo ops are the row. Before: no flag, the figure read as two instances'."""
+    text = ("stress-ng: info:  [100] setting to a 1 second run per stressor\n"
+            "stress-ng: info:  [100] dispatching hogs: 2 vm\n"
+            "stress-ng: info:  [102] vm: gave up trying to mmap, no available memory, skipping stressor\n"
+            "stress-ng: warn:  [100] process [102] (vm) aborted early, out of system resources\n"
+            + "".join(line.replace("cpu ", "vm  ").replace(" 1678 ", " 2363 ") + "\n"
+                      for line in _capture("cpu-apparmor-skipped").splitlines() if "stress-ng: metrc:" in line)
+            + "stress-ng: info:  [100] successful run completed in 1.00s\n")
+    parsed = parse_text(text, "stress-ng")
+    assert parsed.values()["bogo_ops"] == 2363
+    [flag] = [f for f in parsed.flags if f.startswith("SKIPPED: ")]
+    assert "skipped some instances of the vm stressor (`vm: gave up trying to mmap" in flag
+    assert "fewer instances than dispatched" in flag
+
+
+@pytest.mark.parametrize(("name", "skipped"), [("cpu-apparmor-skipped", "apparmor"),
+                                               ("uprobe-skipped-brief", "uprobe")])
+def test_a_journalctl_log_names_the_stressor_skipped(name: str, skipped: str) -> None:
+    """Each line behind journalctl's `<date> <host> stress-ng[<pid>]: `: its pid was taken for stress-ng's, and
+    the stressor named `stress-ng`."""
+    text = "".join(f"Jul 28 16:19:31 localhost stress-ng[10825]: {line}"
+                   for line in _capture(name).splitlines(keepends=True))
+    try:
+        said = next(f for f in parse_text(text, "stress-ng").flags if f.startswith("SKIPPED: "))
+    except ParseFailure as failure:
+        said = failure.detail
+    assert f"skipped the {skipped} stressor" in said or f"skipped its {skipped} stressor" in said
+    assert "stress-ng stressor" not in said and "stress-ng, " not in said
+
+
+def test_not_skipping_a_stressor_is_no_skip() -> None:
+    """`ioport cannot access port 0x80, not skipping stressor` (stress-ng goes on with it)."""
+    text = (Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64"
+            / "stress-ng-unknown-exclude.log").read_text()
+    found = skips_in(text)
+    assert "ioport" not in found and found["plugin"] == "plugin: no plugin-so specified, skipping stressor"

@@ -9,7 +9,8 @@ names wider than their column are fine, and so are `--sn` rows (figures in scien
 `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
 are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
-stress-ng skipped (`skipped: 1: cpu (1)`) SKIPPED; passed, failed and skipped counts that fall short
+stress-ng skipped (`skipped: 1: cpu (1)`; 0.15.06 counts none: a skip message of a stressor whose row counts
+bogo ops) SKIPPED; passed, failed and skipped counts that fall short
 of the dispatched instances are flagged PARTIAL. A stressor skipped whole (not supported here, or out of resources:
 `apparmor stressor will be skipped, ...`, `..., skipping stressor`; stressng_skips.py) gives no figure: its row of
 zeros is left out, the others' are named as a run of several stressors, SKIPPED says what stress-ng said; a run
@@ -59,7 +60,7 @@ from podtax.parsers.stressng_checks import (
 )
 from podtax.parsers.stressng_forms import RESERVED_WORDS, behind, plain, plain_lines, split_line
 from podtax.parsers.stressng_names import misc_metric, slug
-from podtax.parsers.stressng_skips import failure_detail, skipped
+from podtax.parsers.stressng_skips import failure_detail, partial_flag, skipped
 from podtax.parsers.stressng_skips import flag as skipped_flag
 from podtax.parsers.stressng_state import HANDLERS, Scan
 from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
@@ -291,7 +292,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
                                              f"hogs` lines, {s.header} metrics tables, {s.completions} `successful "
                                              "run completed` lines); split it, one run per log")
-    skips, partly = _gone(s, text)
+    skips, partial = _gone(s, text)
     if s.bad_arg and not (skips and s.bad_arg[0].startswith("No stress workers invoked")):
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
@@ -323,7 +324,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     flags += [no_work_flag(name) for name in idle] + unaccounted(s.hogs, s.passed, s.failed, s.skipped)
     missing = [name for name in missing_rows(s.hogs, s.rows) if name not in skips]
     if skips:  # named, with what stress-ng said: the count of `skipped: N` is no news unless some ran
-        flags = [f for f in flags if partly or not f.startswith("SKIPPED: ")] + [skipped_flag(skips)]
+        flags = [f for f in flags if partial or not f.startswith("SKIPPED: ")] + [skipped_flag(skips)]
+    if partial and not s.skipped:  # 0.15.06 counts no skipped instance: name the stressors they were of
+        flags.append(partial_flag(partial))
     if missing:
         flags.append(f"MISSING: stress-ng dispatched {', '.join(missing)} but printed no metrics row for "
                      f"{'it' if len(missing) == 1 else 'them'} (skipped, failed to start or killed?)")
@@ -332,19 +335,17 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     return Parsed(TOOL, s.version, None, metrics.as_tuple(), echoed, tuple(flags))
 
 
-def _gone(s: Scan, text: str) -> tuple[dict[str, str], bool]:
-    """The stressors stress-ng skipped whole (stressng_skips), and whether another was skipped in some instances
-    only: the rows of the first (all zeros, --metrics) are taken out of `s.rows`, so that no 0 passes for a figure
-    measured; the row of the other counts its instances' bogo ops and stays (run_flags flags the count)."""
+def _gone(s: Scan, text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The stressors stress-ng skipped whole (stressng_skips), and those skipped in some instances only: the rows
+    of the first (all zeros, --metrics) are taken out of `s.rows`, so that no 0 passes for a figure measured; the
+    row of the others counts their other instances' bogo ops and stays (flagged by the count, or by name)."""
     if text.find("skipp") < 0 and text.find("aborted early") < 0:
-        return {}, False
+        return {}, {}
     skips = skipped(text)
-    if not skips:
-        return skips, False
     worked = {name for name, values in s.rows if values and values[0] > 0}
     gone = {name: why for name, why in skips.items() if name not in worked}
     s.rows = [row for row in s.rows if row[0] not in gone]
-    return gone, len(gone) < len(skips)
+    return gone, {name: why for name, why in skips.items() if name in worked}
 
 
 @lru_cache(maxsize=4096)
