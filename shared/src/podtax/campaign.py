@@ -342,9 +342,9 @@ def load(path: Path) -> Campaign:
     if problem := campaign_limits.size_problem(size, str(path), exact=regular):
         raise CampaignError(problem)
     try:
-        text = raw.decode("utf-8")
+        text = campaign_yaml.decode(raw)
     except UnicodeDecodeError as exc:
-        raise CampaignError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise CampaignError(campaign_yaml.encoding_problem(raw, exc, str(path))) from None
     return parse(text, str(path))
 
 

@@ -27,6 +27,28 @@ def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def decode(raw: bytes) -> str:
+    """A campaign file's text: UTF-8 (a byte-order mark kept for YAML to drop), or UTF-16 when it starts with a
+    UTF-16 byte-order mark (Windows PowerShell's `>`; YAML allows it). Raises UnicodeDecodeError."""
+    return raw.decode("utf-16") if raw.startswith(UTF16_BOMS) else raw.decode("utf-8")
+
+
+def encoding_problem(raw: bytes, exc: UnicodeDecodeError, filename: str) -> str:
+    """One line `file:line: not UTF-8 text (byte 0xNN at column C ...)` with the fix: it named a byte offset only
+    (audit hH)."""
+    if raw.startswith(UTF16_BOMS):
+        return (f"{filename}: not UTF-16 text after its UTF-16 byte-order mark ({exc.reason} at byte {exc.start}); "
+                "save the file as UTF-8")
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - raw.rfind(b"\n", 0, exc.start)
+    return (f"{filename}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02X} at column {column}: {exc.reason}); "
+            "save the file as UTF-8 (in another encoding such as Latin-1 or Windows-1252, convert it: iconv -f "
+            "latin1 -t utf-8)")
+
+
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: ~10x faster
 
 
