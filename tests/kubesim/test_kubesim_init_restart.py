@@ -7,6 +7,7 @@ Init:CrashLoopBackOff. Before, kubesim failed the pod at the first failure under
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -131,3 +132,64 @@ def test_an_init_error_shows_as_kubectl_shows_it(kubesim_factory: Any) -> None:
     core.create_namespaced_pod("default", pod("broken", "Never", "raise SystemExit(4)"))
     sim.wait_for_phase("default", "broken", ("Failed",), timeout=20)
     assert table_status(core, "broken") == ("0/1", "Init:Error", 0)
+
+
+def alive(pid: int) -> bool:
+    """Process `pid` exists and is no zombie (one killed but not yet reaped is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def pid_writer(path: Path, ignore_term: bool = False) -> str:
+    """A container's python program: writes its pid to `path`, then sleeps (ignoring SIGTERM if asked)."""
+    ignore = "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else ""
+    return f"import os, signal, time\n{ignore}open({str(path)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+
+
+def read_pid(sim: Sim, path: Path) -> int:
+    sim.wait_for(lambda: path.exists() and path.read_text().isdigit(), timeout=20)
+    return int(path.read_text())
+
+
+@pytest.mark.parametrize(("policy", "when"), [("Always", "back-off"), ("OnFailure", "back-off"),
+                                              ("Always", "running"), ("OnFailure", "running"),
+                                              ("Always", "exits 0 on SIGTERM")])
+def test_deleting_a_pod_with_a_restarting_init_container_stops_its_sidecar(kubesim_factory: Any, tmp_path: Path,
+                                                                            policy: str, when: str) -> None:
+    """A pod deleted while its init container backs off or runs: its sidecar (here one that ignores SIGTERM) is
+    stopped, SIGKILL after the grace period, before the pod goes, as a kubelet stops it. Before, the sidecar was left
+    running and the pod removed at once. An init container that exits 0 on SIGTERM does not start the containers of a
+    pod being deleted (before, they started)."""
+    sim, core = exec_sim(kubesim_factory)
+    side, setup = tmp_path / "side.pid", tmp_path / "setup.pid"
+    init = {"back-off": "raise SystemExit(3)", "running": pid_writer(setup),
+            "exits 0 on SIGTERM": "import signal, sys\nsignal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+            + pid_writer(setup)}[when]
+    body = pod("sc", policy, init)
+    body["spec"]["terminationGracePeriodSeconds"] = 1
+    body["spec"]["initContainers"].insert(0, {"name": "side", "image": "i", "restartPolicy": "Always",
+                                              "command": [sys.executable, "-c", pid_writer(side, True)]})
+    core.create_namespaced_pod("default", body)
+    pid = read_pid(sim, side)
+
+    def setup_state() -> tuple[int, str]:
+        st = (sim.get("pods", "sc", "default") or {}).get("status", {})
+        cs = next((c for c in st.get("initContainerStatuses") or [] if c["name"] == "setup"), {})
+        return cs.get("restartCount", 0), next(iter(cs.get("state") or {"": 0}))
+
+    if when == "back-off":
+        sim.wait_for(lambda: setup_state()[0] >= 1 and setup_state()[1] == "waiting", timeout=20)
+    else:
+        read_pid(sim, setup)
+        assert setup_state() == (0, "running")
+    core.delete_namespaced_pod("sc", "default", grace_period_seconds=1)
+    sim.wait_for(lambda: sim.get("pods", "sc", "default") is None, timeout=20)
+    left = alive(pid)
+    if left:
+        os.kill(pid, 9)
+    assert not left, "the sidecar still runs after its pod was removed"
+    events = core.list_namespaced_event("default", field_selector="involvedObject.name=sc").items
+    assert [e.message for e in events if e.reason == "Started"] == []  # its containers never started

@@ -5,7 +5,8 @@ code decides Succeeded/Failed. restartPolicy Always restarts a container that ex
 restarted under restartPolicy Always or OnFailure, as a kubelet does, at once the first time, then after a back-off
 of restart_backoff doubled per restart (at most 300 s), the pod Pending meanwhile; under Never it fails the pod (the
 containers never start). A sidecar (an init container with restartPolicy Always) starts and runs on beside the
-rest, restarted when it exits, and is stopped (SIGTERM) once the containers are done.
+rest, restarted when it exits, and is stopped (SIGTERM, SIGKILL after the grace period) once the containers are done,
+or when the pod is deleted before they start (during an init container's run or back-off).
 securityContext runAsUser/runAsGroup/supplementalGroups are honoured: the container process drops to that user
 and group (kubesim must run as root to switch to another user; otherwise such a container fails to start), and
 runAsNonRoot refuses root."""
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from podtax_kubesim import initstatus, isolation, podnet
+from podtax_kubesim import resources as R
 from podtax_kubesim.util import Obj
 
 if TYPE_CHECKING:
@@ -173,6 +175,9 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
                 continue
             if not await _run_init(kl, pod, c, isolate(c), sidecars):
                 return
+            if uid in kl.terminating:  # being deleted: no further container starts; the sidecars stop
+                await sidecars.stop(deletion_grace(kl, pod))
+                return
             kl.mark_init(pod, c, 0)
         kl.mark_initialized(pod)
         containers = pod["spec"]["containers"]
@@ -214,7 +219,8 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
 
 async def _run_init(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Applied, sidecars: Sidecars) -> bool:
     """Run regular init container `c` until it exits 0 (True). A failure fails the pod under restartPolicy Never
-    (False); under Always or OnFailure the container is restarted (False once the pod is being deleted)."""
+    (False); under Always or OnFailure the container is restarted (False once the pod is being deleted: the sidecars
+    stopped then, as a kubelet stops them, SIGKILL after the deletion's grace period)."""
     meta = pod["metadata"]
     restarts = 0
     while True:
@@ -235,11 +241,22 @@ async def _run_init(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Applied, s
                                     f"{meta['name']}_{meta['namespace']}({meta['uid']})", "Warning", "kubelet",
                                     repeat=True)
             if not await _wait_unless_deleted(kl, meta["uid"], delay):
+                await sidecars.stop(deletion_grace(kl, pod))
                 return False
         if meta["uid"] in kl.terminating:
+            await sidecars.stop(deletion_grace(kl, pod))
             return False
         restarts += 1
         kl.mark_init(pod, c, state=lambda previous, ts: initstatus.restarted(c, ts, previous))
+
+
+def deletion_grace(kl: Kubelet, pod: Obj) -> float:
+    """The grace period of the pod's deletion (its deletionGracePeriodSeconds), else its spec's."""
+    meta = pod["metadata"]
+    current = kl.store.get(R.PODS, meta["namespace"], meta["name"])
+    same = current is not None and current["metadata"]["uid"] == meta["uid"]
+    grace = current["metadata"].get("deletionGracePeriodSeconds") if same else None
+    return float(grace if grace is not None else pod["spec"].get("terminationGracePeriodSeconds", 30))
 
 
 def backoff_seconds(first: float, restarts: int) -> float:
@@ -304,14 +321,16 @@ class Sidecars:
 
         self.tasks[c["name"]] = asyncio.create_task(run())
 
-    async def stop(self) -> dict[str, int]:
-        """Stop every sidecar (the containers are done: only sidecar processes are left); their exit codes."""
+    async def stop(self, grace: float | None = None) -> dict[str, int]:
+        """Stop every sidecar (the containers are done: only sidecar processes are left), SIGKILL after `grace`
+        seconds (None: the pod's terminationGracePeriodSeconds); their exit codes."""
         if not self.tasks:
             return {}
         self.stopping = True
         _signal_all(self.kl, self.uid, signal.SIGTERM)
-        grace = self.pod["spec"].get("terminationGracePeriodSeconds", 30)
-        _, late = await asyncio.wait(self.tasks.values(), timeout=max(float(grace), 0.1))
+        if grace is None:
+            grace = float(self.pod["spec"].get("terminationGracePeriodSeconds", 30))
+        _, late = await asyncio.wait(self.tasks.values(), timeout=max(grace, 0.1))
         if late:
             _signal_all(self.kl, self.uid, signal.SIGKILL)
             await asyncio.wait(late, timeout=5)
