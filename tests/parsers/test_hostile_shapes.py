@@ -24,6 +24,7 @@ IPERF3 = {"start": {"version": "iperf 3.12", "connected": [{}], "test_start": {"
                                                                                 "duration": 2}},
           "end": {"sum_sent": {"bytes": 10, "bits_per_second": 80.0, "retransmits": 0},
                   "sum_received": {"bytes": 10, "bits_per_second": 80.0}}}
+SOCKPERF_NO_VALID = "sockperf: == version #3.7-no.git == \nsockperf: No valid observations found\n"
 HUGE = 10**400  # an integer json reads (fewer than 4,300 digits) that no float holds
 
 
@@ -117,10 +118,21 @@ def test_a_stress_ng_line_behind_prefixes_is_still_read() -> None:
     # the stressor skipped (`skipped its skipping stressor`): no message of a skip names none
     ("stress-ng: info:  [1] dispatching hogs: 1 cpu\n" + fill("skipping stressor "), "stress-ng", "truncated"),
     ("stress-ng: info:  [1] dispatching hogs: 1 cpu\n" + fill("skipping stressor "), None, "truncated"),
+    # sockperf: a `[Total Run]` line's count looked for with `[^\n]*ReceivedMessages=` from each of many
+    (SOCKPERF_NO_VALID + fill("[Total Run] RunTime=1 sec;"), None, "fatal"),
+    (SOCKPERF_NO_VALID + fill("[Total Run] RunTime=1 sec;"), "sockperf", "fatal"),
 ])
 def test_megabyte_shapes_that_were_read_in_quadratic_time_end_with_a_reason(text: str, tool: str | None,
                                                                               reason: str) -> None:
     assert failure_of(lambda: parse_text(text, tool)).reason == reason
+
+
+def test_a_sockperf_count_of_more_digits_than_int_reads_is_refused() -> None:
+    """`ReceivedMessages=` and 5,000 digits was read by int(): ValueError (over 4,300 digits), not a ParseFailure."""
+    text = SOCKPERF_NO_VALID + "[Total Run] RunTime=1.0 sec; SentMessages=5; ReceivedMessages=" + "9" * 5000 + "\n"
+    for run in (lambda: parse_text(text, None), lambda: parse_text(text, "sockperf"),
+                lambda: parse_run("sockperf", text)):
+        assert failure_of(run).reason == "fatal"
 
 
 def test_a_megabyte_of_fio_status_groups_without_blank_lines_reads_as_the_log() -> None:

@@ -13,12 +13,22 @@ from podtax.parsers import ParseFailure, parse_text
 from tests.parsers.test_found_captures import parse
 
 
-def test_no_valid_observations_with_plenty_of_replies_blames_the_clock_not_the_load() -> None:
+def test_no_valid_observations_with_plenty_of_replies_points_at_the_clock_not_the_load() -> None:
     with pytest.raises(ParseFailure) as failure:
         parse("sockperf-3.7-no-rdtsc-no-valid-observations.log")
     assert failure.value.reason == "fatal"
     assert "received 143990 replies in 1.000 s" in failure.value.detail
     assert "--no-rdtsc" in failure.value.detail and "raise rate" not in failure.value.detail
+
+
+def test_plenty_of_replies_none_timed_does_not_assert_the_clock() -> None:
+    """100 replies or more and none timed: with `--no-rdtsc` the clock is the usual cause, not a proven one."""
+    text = ("sockperf: [Total Run] RunTime=1.000 sec; Warm up time=400 msec; SentMessages=10005; "
+            "ReceivedMessages=100\nsockperf: No valid observations found\n")
+    with pytest.raises(ParseFailure) as failure:
+        parse_text(text, "sockperf")
+    assert "none was timed inside its measured window" in failure.value.detail
+    assert "the usual cause is its clock" in failure.value.detail and "is at fault" not in failure.value.detail
 
 
 def test_no_valid_observations_after_few_messages_still_asks_for_more() -> None:

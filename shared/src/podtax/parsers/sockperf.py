@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from podtax.flags import few_observations_flag
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, percentile_label, to_number
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, parse_int, percentile_label, to_number
 
 TOOL = "sockperf"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -55,7 +55,12 @@ _EXTREME = re.compile(r"---> <(MAX|MIN)> observation =\s*([\d.]+)(?=[ \t]*\n)")
 _END = re.compile(r"Test end \(interrupted by (timer|user|signal [0-9]+)\)")
 _BURST = re.compile(r"Summary: (?:Round trip|Latency) of burst of ([0-9]+) messages")  # `--burst N`, N > 1
 _INVALID = re.compile(r"sockperf: '-?-?[\w-]+' Invalid .*")
-_TOTAL = re.compile(r"\[Total Run\] RunTime=([\d.]+) sec;[^\n]*ReceivedMessages=(\d+)")
+# `[Total Run] RunTime=1.000 sec; Warm up time=400 msec; SentMessages=143991; ReceivedMessages=143990`: its start
+# matched, its count found in its line by str.find (`[^\n]*ReceivedMessages=` was tried from each `[Total Run]` of a
+# line to its end: quadratic)
+_TOTAL = re.compile(r"\[Total Run\] RunTime=([0-9.]{1,30}) sec;")
+_TOTAL_RECEIVED = "ReceivedMessages="
+_DIGITS = re.compile(r"[0-9]+")
 _MANY = 100  # replies over a whole run that leave some inside its measured window, whatever the rate
 _MIN_OBSERVATIONS = 2  # one message gives one figure for every percentile and a 0 std-dev
 _ERRNO = {"111": "refused", "101": "unreachable", "113": "unreachable", "110": "timeout"}
@@ -175,9 +180,23 @@ def _no_valid(text: str) -> str:
     """Why sockperf found no valid observations: too few messages after its warm-up (`--mps 2`), or, when the
     run received plenty (`[Total Run] ... ReceivedMessages=143990`), none timed inside the measured window: sockperf
     3.7 with `--no-rdtsc` does so at any rate, so raising the rate or the duration would not help."""
-    total = _TOTAL.search(text)
-    if total and int(total.group(2)) >= _MANY:
-        return (f"sockperf: No valid observations found although its run received {int(total.group(2))} replies in "
-                f"{total.group(1)} s: none was timed inside its measured window (after the warm-up), so its clock "
-                "is at fault, not the load (sockperf 3.7 does so with `--no-rdtsc`: rerun without it if it was given)")
+    seconds, replies = _total(text)
+    if replies is not None and replies >= _MANY:
+        return (f"sockperf: No valid observations found although its run received {replies} replies in {seconds} s: "
+                "none was timed inside its measured window (after the warm-up); with sockperf 3.7's `--no-rdtsc` "
+                "the usual cause is its clock, not the load (rerun without it if it was given)")
     return "sockperf: No valid observations found: too few messages for the duration (raise rate or duration)"
+
+
+def _total(text: str) -> tuple[str, int | None]:
+    """The whole run's seconds and replies of its `[Total Run]` line (("", None) without one, or a count of
+    more digits than int() reads)."""
+    at = text.find("[Total Run] RunTime=")
+    if at < 0:
+        return "", None
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    m = _TOTAL.match(text, at, end)
+    got = text.find(_TOTAL_RECEIVED, at, end)
+    digits = _DIGITS.match(text, got + len(_TOTAL_RECEIVED), end) if m and got >= 0 else None
+    return (m.group(1), parse_int(digits.group(0))) if m and digits else ("", None)
