@@ -89,3 +89,45 @@ def test_unusual_text_reports_read_as_printed(name: str, expected: dict[str, flo
     values = parse(name).values()
     assert {k: values[k] for k in expected} == pytest.approx(expected)
     assert "read_slat_p1" not in values
+
+
+@pytest.mark.parametrize("name", ["fio-3.33-group-reporting-io-and-cpuio.json",
+                                  "fio-3.33-group-reporting-io-and-cpuio-text.log"])
+def test_a_cpuio_job_within_a_reported_group_is_refused(name: str) -> None:
+    """group_reporting: the cpu job's 10 loops are in the group's read IOPS=109 (JSON 109.89), which were read as
+    the io job's, flagged as if the cpu job were left out. JSON written with --output (no `(noop)` line) too: its
+    job's options are the cpu job's."""
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    for log in (text, text[text.index("{"):]) if name.endswith(".json") else (text,):
+        with pytest.raises(ParseFailure) as failure:
+            parse_text(log, "fio")
+        assert failure.value.reason == "unknown-format"
+        assert "does no I/O" in failure.value.detail and "group_reporting" in failure.value.detail
+        assert "new_group or stonewall" in failure.value.detail
+
+
+def test_an_output_file_json_flags_the_cpuio_job_from_its_options() -> None:
+    """fio prints the `(noop)` line only on stdout: an --output= JSON says cpuio in the job's options only."""
+    parsed = parse("fio-3.33-io-beside-cpuio-output-file.json")
+    assert parsed.values()["read_iops"] == parsed.values()["io_read_iops"] == 11726.273726
+    assert not any(k.startswith("cpu_") for k in parsed.values())
+    assert any(f.startswith("PARAM_MISMATCH: ioengine:") and "`cpu: ioengine=cpuio`" in f for f in parsed.flags)
+
+
+def test_an_output_file_text_refusal_names_a_no_io_engine() -> None:
+    with pytest.raises(ParseFailure) as failure:
+        parse("fio-3.33-io-beside-cpuio-output-file-text.log")
+    assert "fio job cpu issued read I/O but has no `read:` line" in failure.value.detail
+    assert "engine does no I/O, as cpuio" in failure.value.detail and "--output=" in failure.value.detail
+
+
+def test_a_job_whose_name_ends_a_no_io_job_name_is_still_damaged_without_its_direction_line() -> None:
+    """`cpu (noop): ioengine=` was looked for as `u (noop): ioengine=`'s superstring: job `u`, its read block lost,
+    was taken for a no-I/O job and read as no job."""
+    text = (CORPUS / "fio-3.33-io-beside-cpuio-text.log").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("io: (groupid="))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("bw ("))
+    damaged = "\n".join(lines[:start + 1] + lines[end:]).replace("io: (g", "o: (g").replace("burn", "bio")
+    with pytest.raises(ParseFailure, match="fio job o issued read I/O but has no `read:` line"):
+        parse_text(damaged, "fio")

@@ -29,6 +29,9 @@ with params given (a run, an import), are reports of several jobs (`numjobs`, jo
 in text, `jobs=N` or several job reports) and JSON reports of another `direct` than requested (fio's default,
 echoed as nothing, is 0; the text does not echo it).
 A job reporting twice in text (`--status-interval`, cumulative) is refused, as are several JSON reports.
+A job whose engine does no I/O (cpuio: its `<job> (noop): ioengine=` line, printed on stdout only, or `ioengine`
+cpuio in the JSON job's options) is left out, flagged PARAM_MISMATCH; a run of it alone, or of it within a group
+reported as one job (group_reporting: its loops counted in the group's read IOPS), is refused.
 """
 
 from __future__ import annotations
@@ -77,7 +80,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
             return _report(fio_terse.document(text), text, requested, echoes=False)
         if not (holds(text, "sync (") and _SYNC_LAT.search(text)):  # the regex alone tries every position
             return parsed
-        return Parsed(TOOL, parsed.tool_version, None, parsed.metrics, parsed.echoed, (*parsed.flags, *sync_flag("")))
+        flags = (*parsed.flags, *fio_flags.sync_flag(""))
+        return Parsed(TOOL, parsed.tool_version, None, parsed.metrics, parsed.echoed, flags)
     # the report's `{` is the one right before its first key, "fio version": other output before the
     # report (a wrapper's `METADATA START {...}` line, fio's stderr) may hold braces of its own
     start = text.rfind("{", 0, version_at)
@@ -141,13 +145,16 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
             agg[0] += iops
             agg[1] += bw
             _span(spans, job.get("groupid", 0), direction, stats, bw)
+    engines = [_options(doc, job).get("ioengine") for job in jobs]
+    noop, grouped = fio_flags.json_no_io(text, jobs, engines)  # cpuio jobs; one within a group_reporting group
+    if grouped and totals:
+        raise grouped
     if len(jobs) > 1:
         for direction, (iops, bw) in totals.items():
             metrics.add(f"{direction}_iops", iops, "IOPS", True)
             metrics.add(f"{direction}_bw", bw, "KiB/s", True)
     if not totals:
-        header = fio_flags.no_io(text) or ("ioengine=cpuio" if any(_options(doc, j).get("ioengine") == "cpuio"
-                                                                   for j in jobs) else "")
+        header = fio_flags.no_io(text) or ("ioengine=cpuio" if any(e == "cpuio" for e in engines) else "")
         if header:  # the `(noop)` line precedes the JSON on stdout; a JSON cut out alone still echoes its engine
             raise fio_flags.no_io_failure(header)
         raise ParseFailure("unknown-format", "fio reports no completed I/O in any job (total_ios is 0)")
@@ -167,7 +174,7 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
         flags.append(fio_flags.verify_flag(verified))
     flags += fio_flags.interrupted_flag(text) + fio_flags.rate_flag(_rate_options(doc, jobs))
     flags += fio_flags.rounded_runtime(runtimes)
-    flags += fio_flags.errors_beside(text) + _timed_syncs(jobs) + fio_flags.no_io_flag(fio_flags.no_io(text))
+    flags += fio_flags.errors_beside(text) + fio_flags.timed_syncs(jobs) + fio_flags.no_io_flag(noop)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if echoes and holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same
@@ -282,25 +289,6 @@ def _template_shape(requested: Mapping[str, Any] | None, echoed: Echoed, jobs: i
         flags.append(f"PARAM_MISMATCH: direct echoed as {echoed.get('direct', '0 (not set: buffered I/O)')}, "
                      f"requested {requested['direct']}")
     return flags
-
-
-def sync_flag(count: str) -> list[str]:
-    """`fsync=N` / `fdatasync=N`: syncs timed between the writes (not `end_fsync`'s one at the end, which fio
-    does not time). The template's fio issues none, and a write waiting on a sync is another measurement.
-    `count`: how many ("5942 "), or "" (the text report's counts of fdatasync are not its syncs)."""
-    return [f"PARAM_MISMATCH: fsync: fio timed {count}syncs (fsync, fdatasync or sync_file_range) between its "
-            "writes; podtax's fio issues none, so these figures measure another cell"]
-
-
-def _timed_syncs(jobs: list[dict[str, Any]]) -> list[str]:
-    """The flag for the syncs the JSON jobs timed (`"sync": {"total_ios": 5942, "lat_ns": {"N": 5942, ...}}`)."""
-    count = 0
-    for job in jobs:
-        sync = job.get("sync")
-        lat = sync.get("lat_ns") if isinstance(sync, dict) else None
-        n = lat.get("N") if isinstance(lat, dict) else None
-        count += n if isinstance(n, int) and n > 0 else 0
-    return sync_flag(f"{count} ") if count else []
 
 
 def _job_prefixes(jobs: list[dict[str, Any]]) -> list[str]:

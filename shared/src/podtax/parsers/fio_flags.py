@@ -1,12 +1,14 @@
 """fio's flags and run-wide helpers shared by its two readers, the JSON report (podtax.parsers.fio) and
 the normal text output (podtax.parsers.fio_text): fio's own failure words (its verify failures, its last
 words after `Starting N processes`), the flags both raise with the
-same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS, ROUNDED_RUNTIME)
-and the merge of the jobs' echoed options."""
+same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS, ROUNDED_RUNTIME,
+PARAM_MISMATCH for timed syncs and for a job that does no I/O), the refusals of such a job (alone, or within a
+reported group) and the merge of the jobs' echoed options."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from podtax.parsers.base import Echoed, ParseFailure, errors_flag, holds
 
@@ -162,24 +164,75 @@ def no_io(text: str) -> str:
     return "" if m is None else m.group(0).strip()[:200]
 
 
+def no_io_jobs(text: str) -> dict[str, str]:
+    """{job name: its header} of each job whose engine does no I/O, from the `<job> (noop): ioengine=...` lines fio
+    prints on stdout (not to an --output= file: there only a JSON report's options say it)."""
+    jobs: dict[str, str] = {}
+    for m in _NO_IO.finditer(text) if "(noop): ioengine=" in text else ():
+        jobs.setdefault(m.group(1), m.group(0).strip()[:200])
+    return jobs
+
+
 def no_io_failure(header: str) -> ParseFailure:
     return ParseFailure("unknown-format", f"fio ran a job whose engine does no I/O (`{header}`) and no other: the "
                                           "log has no I/O figures to read")
 
 
-def no_io_flag(header: str) -> list[str]:
-    """A no-I/O job (cpuio: CPU load) beside the I/O jobs read: left out of the figures, flagged."""
+def no_io_flag(no_io_jobs: dict[str, str]) -> list[str]:
+    """A no-I/O job (cpuio: CPU load; see no_io_jobs) beside the I/O jobs read: left out of the figures, flagged."""
+    header = next(iter(no_io_jobs.values()), "")
     return [f"PARAM_MISMATCH: ioengine: a job that does no I/O ran beside the jobs read (`{header}`, left out): "
             "podtax's fio runs no CPU load beside its I/O, so these figures measure another cell"] if header else []
 
 
-def missing_direction(job: str, direction: str, text: str) -> ParseFailure | None:
-    """A job that issued I/O of a direction but prints no line for it: a damaged log, or None for a job whose
-    engine does no I/O (cpuio counts its loops as issued reads): it has no figures and is left out."""
-    if f"{job} (noop): ioengine=" in text:
+def json_no_io(text: str, jobs: list[dict[str, Any]], engines: list[Any]) -> tuple[dict[str, str],
+                                                                                   ParseFailure | None]:
+    """no_io_jobs of a JSON report, and grouped_no_io's refusal: its `(noop)` lines (stdout), else each job whose
+    options name cpuio (`engines`: each job's ioengine, global or its own; all an --output= file says of it)."""
+    found = no_io_jobs(text)
+    for job, engine in zip(jobs, engines, strict=True):
+        if engine == "cpuio":
+            found.setdefault(str(job.get("jobname", "?")), f"{job.get('jobname', '?')}: ioengine=cpuio")
+    reports = [(str(job.get("jobname", "?")), None, any(_bytes(job.get(d)) for d in ("read", "write", "trim")))
+               for job in jobs]
+    return found, grouped_no_io(found, reports) if found else None
+
+
+def _bytes(stats: Any) -> bool:
+    """A JSON job direction that moved bytes (a cpuio job's loops move none)."""
+    done = stats.get("io_bytes") if isinstance(stats, dict) else None
+    return isinstance(done, (int, float)) and not isinstance(done, bool) and done > 0  # noqa: UP038
+
+
+def grouped_no_io(no_io_jobs: dict[str, str], reports: list[tuple[str, Any, Any]]) -> ParseFailure | None:
+    """A job that does no I/O inside a group fio reports as one job (group_reporting): its loops, counted as issued
+    reads, are in the group's read IOPS and cannot be taken out. `reports`: each job report's (name, group, its I/O
+    figures, empty for none); a no-I/O job is inside one when no report bears its name, or one that does has I/O."""
+    if not no_io_jobs:
         return None
-    return ParseFailure("unknown-format", f"fio job {job} issued {direction} I/O but has no `{direction}:` line: that "
-                                          "line is missing, so the log is damaged")
+    names = {report[0] for report in reports}
+    measured = {report[0] for report in reports if report[2]}
+    inside = [name for name in no_io_jobs if name not in names or name in measured]
+    if not inside:
+        return None
+    return ParseFailure("unknown-format", f"fio reports a job that does no I/O (`{no_io_jobs[inside[0]]}`) within "
+                                          "a group of I/O jobs (group_reporting): its loops are counted in the "
+                                          "group's read IOPS and cannot be told apart; run the CPU load in its own "
+                                          "group (new_group or stonewall) or without group_reporting")
+
+
+def missing_direction(job: str, direction: str | None, no_io_jobs: dict[str, str], figures: dict[str, float]) -> None:
+    """Raise when a text report's job issued I/O of a `direction` but printed no line for it (`figures`: the
+    directions read): a damaged log; not for a job whose engine does no I/O (cpuio counts its loops as issued reads):
+    it has no figures and is left out. A job with no direction line at all may be one whose `(noop)` line is lost
+    (fio prints it only on stdout, not to an --output= file): the refusal says so."""
+    if not direction or "mixed_iops" in figures or job in no_io_jobs:  # unified_rw_reporting prints only `mixed`
+        return
+    maybe = (" (or its engine does no I/O, as cpuio, which counts its loops as issued reads: fio prints its `"
+             f"{job} (noop): ioengine=` line only on stdout, not to an --output= file; run such a load apart)"
+             if not figures else "")
+    raise ParseFailure("unknown-format", f"fio job {job} issued {direction} I/O but has no `{direction}:` line: that "
+                                          f"line is missing, so the log is damaged{maybe}")
 
 
 def lost_line(job: str, direction: str) -> ParseFailure:
@@ -190,3 +243,22 @@ def lost_line(job: str, direction: str) -> ParseFailure:
     return ParseFailure("unknown-format", f"fio job {job} prints {direction} latencies twice: the line of the "
                                           "direction between them (`write: IOPS=...`) is missing, so the log is "
                                           "damaged")
+
+
+def sync_flag(count: str) -> list[str]:
+    """`fsync=N` / `fdatasync=N`: syncs timed between the writes (not `end_fsync`'s one at the end, which fio
+    does not time). The template's fio issues none, and a write waiting on a sync is another measurement.
+    `count`: how many ("5942 "), or "" (the text report's counts of fdatasync are not its syncs)."""
+    return [f"PARAM_MISMATCH: fsync: fio timed {count}syncs (fsync, fdatasync or sync_file_range) between its "
+            "writes; podtax's fio issues none, so these figures measure another cell"]
+
+
+def timed_syncs(jobs: list[dict[str, Any]]) -> list[str]:
+    """The flag for the syncs the JSON jobs timed (`"sync": {"total_ios": 5942, "lat_ns": {"N": 5942, ...}}`)."""
+    count = 0
+    for job in jobs:
+        sync = job.get("sync")
+        lat = sync.get("lat_ns") if isinstance(sync, dict) else None
+        n = lat.get("N") if isinstance(lat, dict) else None
+        count += n if isinstance(n, int) and n > 0 else 0
+    return sync_flag(f"{count} ") if count else []

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers import fio_blocks, fio_terse
+from podtax.parsers import fio_blocks, fio_flags, fio_terse
 from podtax.parsers.base import (
     Echoed,
     MetricList,
@@ -41,7 +41,6 @@ from podtax.parsers.fio_flags import (
     lost_line,
     merge_echoed,
     missing_direction,
-    no_io,
     no_io_failure,
     no_io_flag,
     rate_flag,
@@ -130,6 +129,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"this is fio client/server output (--client: "
                                              f"`{client.group(0)[:40]}`): its jobs ran on other hosts; run fio on the "
                                              "node itself, one log per node")
+    noop = fio_flags.no_io_jobs(text)  # {job: its `(noop)` line}: jobs whose engine does no I/O (cpuio)
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
@@ -181,9 +181,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                 # a direction with I/O issued has its line (unless unified: `mixed`)
                 lost = next((d for d, n in zip(("read", "write", "trim"), m.groups(), strict=True)
                              if n not in (None, "0") and f"{d}_iops" not in figures), None)
-                failure = missing_direction(jobs[-1][0], lost, text) if lost and "mixed_iops" not in figures else None
-                if failure:
-                    raise failure
+                missing_direction(jobs[-1][0], lost, noop, figures)  # raises unless a no-I/O job's (cpuio)
             continue
         if line[0] == "l":  # `lat (usec): min=...` (the total latency), or its distribution `lat (usec)   : 250=..`
             m = _LAT.match(line)
@@ -289,10 +287,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                         del figures[key]
     verified = echoed.get("rw") in WRITES and drop_reads(jobs)  # a write job's verify pass
     ran = [(f"{jobs[n - 1][0]} {d}", ms) for (n, d), ms in runtimes.items() if f"{d}_iops" in jobs[n - 1][2]]
-    jobs = [job for job in jobs if job[2]]
+    grouped, jobs = fio_flags.grouped_no_io(noop, jobs), [job for job in jobs if job[2]]
     if not jobs:
-        if no_io(text):
-            raise no_io_failure(no_io(text))
+        if noop:
+            raise no_io_failure(next(iter(noop.values())))
         if fio_terse.LINE.search(text):  # `--minimal`: terse lines, no normal report (its job's error quoted there)
             raise fio_terse.TerseOnly
         words = said(text) or verify_failed(text) or after_start(text)
@@ -304,6 +302,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             raise ParseFailure("unknown-format", "this is kubestr's summary of a fio run, not fio's output: rerun "
                                                  "`kubestr fio -o json` and parse the fio report it holds")
         raise ParseFailure("unknown-format", "neither a fio JSON report nor fio's normal text output")
+    if grouped:  # a cpuio job among the I/O jobs of a group_reporting report
+        raise grouped
     metrics = MetricList()
     totals: dict[str, float] = {}
     groups = len({group for _, group, _ in jobs})
@@ -329,7 +329,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         flags.append(latency_flag(suspect))
     if verified:
         flags.append(verify_flag([name for name, _, _ in jobs]))
-    flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text) + no_io_flag(no_io(text))
+    flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text) + no_io_flag(noop)
     flags += rounded_runtime(ran)
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
