@@ -27,8 +27,10 @@ goes back (a run of several groups appended) are refused (see _check_appended; w
 2 or tmpfs, runs of one group that differ go unseen). With
 `--lat_percentiles=1` fio prints the total latency's percentiles in the same fields, which terse
 does not tell apart: they are named clat as fio's default. A direction that moved under 1 KiB reads as none
-(terse gives its KiB, not its I/O count). `fio --client=host` output (each host's disk use on a line of its own,
-an `All clients` line summing every job) is refused, as its JSON report (`client_stats`) is.
+(terse gives its KiB, not its I/O count). `fio --client=host` output is refused, as its JSON report
+(`client_stats`) is, where it shows: each host's disk use on a line of its own, or an `All clients` line summing
+several jobs. A client run of one job on one host that uses no disk (the null engine, tmpfs: no disk-use line)
+prints neither, and its line is that of a run on the node: not detected.
 """
 
 from __future__ import annotations
