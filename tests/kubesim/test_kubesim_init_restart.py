@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,8 @@ def test_an_init_container_that_fails_once_then_succeeds_lets_the_pod_run(kubesi
     assert (setup.last_state.terminated.reason, setup.last_state.terminated.exit_code) == ("Error", 1)
     assert next(c for c in st.conditions if c.type == "Initialized").status == "True"
     assert table_status(core, "flaky") == ("1/1", "Running", 0)  # kubectl counts the containers' restarts then
+    core.delete_namespaced_pod("flaky", "default", grace_period_seconds=1)  # its container's process goes with it
+    sim.wait_for(lambda: sim.get("pods", "flaky", "default") is None, timeout=20)
 
 
 def test_the_back_off_is_configurable_and_shown_in_gos_words(kubesim_factory: Any) -> None:
@@ -193,3 +196,54 @@ def test_deleting_a_pod_with_a_restarting_init_container_stops_its_sidecar(kubes
     assert not left, "the sidecar still runs after its pod was removed"
     events = core.list_namespaced_event("default", field_selector="involvedObject.name=sc").items
     assert [e.message for e in events if e.reason == "Started"] == []  # its containers never started
+
+
+def test_stopping_the_emulator_kills_every_process_the_exec_kubelet_started(kubesim_factory: Any,
+                                                                              tmp_path: Path) -> None:
+    """Emulator.stop kills each container process: a running container (restartPolicy Always and Never), a sidecar that
+    ignores SIGTERM, an init container running; none is restarted after. Before, the cancelled container tasks took
+    their process off the kubelet's list before run_pod's SIGKILL, so the containers and init containers were left
+    running (ppid 1 once pytest ended), and the sidecars, killed, were restarted (their tasks were not cancelled)."""
+    sim, core = exec_sim(kubesim_factory, restart_backoff=0.05)  # a sidecar killed would be restarted soon
+    pids = tmp_path / "pids"
+    pids.mkdir()
+
+    def container(name: str, ignore_term: bool = False, **extra: Any) -> dict[str, Any]:
+        return {"name": name, "image": "i", "command": [sys.executable, "-c", pid_writer(pids / name, ignore_term)],
+                **extra}
+
+    def body(name: str, policy: str, containers: list[dict[str, Any]], inits: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"metadata": {"name": name}, "spec": {"restartPolicy": policy, "initContainers": inits,
+                                                     "nodeSelector": {"kubernetes.io/hostname": "local"},
+                                                     "containers": containers}}
+
+    core.create_namespaced_pod("default", body("always", "Always", [container("always-main")], []))
+    core.create_namespaced_pod("default", body("never", "Never", [container("never-main")], []))
+    core.create_namespaced_pod("default", body("sided", "Always", [container("sided-main")],
+                                               [container("sided-side", True, restartPolicy="Always")]))
+    core.create_namespaced_pod("default", body("initing", "Always", [container("initing-main")],
+                                               [container("initing-side", True, restartPolicy="Always"),
+                                                container("initing-setup")]))
+    started = {name: read_pid(sim, pids / name) for name in
+               ("always-main", "never-main", "sided-main", "sided-side", "initing-side", "initing-setup")}
+    assert all(alive(pid) for pid in started.values()), started
+    sim.stop()
+
+    def left() -> dict[int, str]:
+        """Each process still running of those started, or of any started since (a restart: its command names pids)."""
+        found = {pid: name for name, pid in started.items() if alive(pid)}
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and str(pids).encode() in (proc / "cmdline").read_bytes():
+                    found.setdefault(int(proc.name), "a restarted container")
+            except OSError:  # gone meanwhile
+                continue
+        return {pid: name for pid, name in found.items() if alive(pid)}
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and left():
+        time.sleep(0.1)
+    still = left()
+    for pid in still:
+        os.kill(pid, 9)
+    assert still == {}, f"still running after the emulator stopped: {still}"

@@ -9,7 +9,8 @@ rest, restarted when it exits, and is stopped (SIGTERM, SIGKILL after the grace 
 or when the pod is deleted before they start (during an init container's run or back-off).
 securityContext runAsUser/runAsGroup/supplementalGroups are honoured: the container process drops to that user
 and group (kubesim must run as root to switch to another user; otherwise such a container fails to start), and
-runAsNonRoot refuses root."""
+runAsNonRoot refuses root. When the emulator stops (the pod's task cancelled), every process of the pod is killed
+(SIGKILL to its process group) and none restarted."""
 
 from __future__ import annotations
 
@@ -140,6 +141,9 @@ async def _run_container(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Appli
         assert proc.stdout is not None
         await _pump(proc.stdout, buf)
         code = await proc.wait()
+    except asyncio.CancelledError:  # the emulator stops: kill the process before it leaves kl.procs
+        await _kill(proc)
+        raise
     finally:
         buf.close()
         with contextlib.suppress(ValueError):
@@ -147,9 +151,19 @@ async def _run_container(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Appli
     return (128 - code if code < 0 else code), ""
 
 
+async def _kill(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the container's process group and wait (at most 5 s) until the process is gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError, ProcessLookupError):
+        await asyncio.wait_for(proc.wait(), timeout=5)
+
+
 async def run_pod(kl: Kubelet, pod: Obj) -> None:
     uid, name = pod["metadata"]["uid"], pod["metadata"]["name"]
     applied: list[isolation.Applied] = []
+    sidecars = Sidecars(kl, pod)
+    tasks: list[asyncio.Task] = []
 
     def isolate(c: Obj) -> isolation.Applied:
         a = isolation.apply(uid, c["name"], name, c.get("resources") or {}, kl.isolation)
@@ -166,7 +180,6 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
                                    {x["name"]: f"pod network: {exc}" for x in pod["spec"]["containers"]})
                 return
             extra[podnet.ANNOTATION] = net.annotation()
-        sidecars = Sidecars(kl, pod)
         for c in pod["spec"].get("initContainers") or []:
             kl.mark_init(pod, c)
             if initstatus.is_sidecar(c):  # runs on beside the next ones and the containers (started: no probe)
@@ -195,7 +208,7 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
                 kl.update(pod, lambda p, n=c["name"], r=restarts: _bump_restart(p, n, r))
                 await asyncio.sleep(kl.restart_backoff)
 
-        tasks = [asyncio.create_task(one(c, a)) for c, a in zip(containers, setups, strict=True)]
+        tasks += [asyncio.create_task(one(c, a)) for c, a in zip(containers, setups, strict=True)]
         await asyncio.sleep(0)
         extra[ISOLATION_ANNOTATION] = setups[0].description
         ip = kl.network.pods[uid].ip if kl.network is not None and uid in kl.network.pods else None
@@ -205,8 +218,9 @@ async def run_pod(kl: Kubelet, pod: Obj) -> None:
         await asyncio.gather(*tasks)
         kl.mark_terminated(pod, {n: r[0] for n, r in results.items()}, {n: r[1] for n, r in results.items()},
                            await sidecars.stop())
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # the emulator stops: every task of the pod ends, each killing its process
         _signal_all(kl, uid, signal.SIGKILL)
+        await _cancel([*tasks, *sidecars.tasks.values()])
         raise
     finally:
         for a in applied:
@@ -335,6 +349,13 @@ class Sidecars:
             _signal_all(self.kl, self.uid, signal.SIGKILL)
             await asyncio.wait(late, timeout=5)
         return dict(self.codes)
+
+
+async def _cancel(tasks: list[asyncio.Task]) -> None:
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=10)
 
 
 def _signal_all(kl: Kubelet, uid: str, sig: int) -> None:
