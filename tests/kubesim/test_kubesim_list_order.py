@@ -1,8 +1,11 @@
 """What a real API server answers for a list without `limit` and for a malformed `resourceVersion`, through the real
 `kubernetes` client. Lists: in etcd key order (/registry/<resource>/<namespace>/<name>), as the etcd3 store and the
 watch cache (a B-tree keyed so) serve them, not in the order objects were created; a watch's initial ADDED events
-too. A `resourceVersion` that is not an unsigned decimal: a list answers 400 BadRequest (ValidateListOptions), a
-watch or a get 500 (the watch cache's ParseResourceVersion error is no API status; kubernetes issue #139485)."""
+too. A `resourceVersion` that is not an unsigned decimal, as kubesim's v1.30.0 answers it (kubernetes/apiserver
+release-1.30): a list etcd serves (a `limit`, resourceVersionMatch Exact: Cacher.GetList delegates it) answers 400
+BadRequest (the etcd3 store's resolveGetListRev); a list the watch cache serves (no `limit`, limit 0, NotOlderThan), a
+watch or a get 500 (the watch cache's ParseResourceVersion error is no API status). From 1.33 every list is 400
+(the cache's delegator runs storage.ValidateListOptions first; kubernetes issue #139485 shows that answer)."""
 
 from __future__ import annotations
 
@@ -79,14 +82,33 @@ MESSAGE = 'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{
 @pytest.mark.parametrize(("rv", "why"), [("abc", "invalid syntax"), ("-1", "invalid syntax"), ("+5", "invalid syntax"),
                                          (" 5", "invalid syntax"), ("1_0", "invalid syntax"),
                                          ("18446744073709551616", "value out of range")])
-def test_a_malformed_resource_version_on_a_list_is_400(core: client.CoreV1Api, rv: str, why: str) -> None:
-    """Before: 200 without a limit (and "invalid resource version 'abc'" with one)."""
-    for kwargs in ({}, {"limit": 2}):
+def test_a_malformed_resource_version_on_a_list_etcd_serves_is_400(core: client.CoreV1Api, rv: str, why: str) -> None:
+    """Before 243e62e: "invalid resource version 'abc'" with a limit."""
+    for kwargs in ({"limit": 2}, {"resource_version_match": "Exact"}, {"limit": 2, "resource_version_match":
+                                                                        "NotOlderThan"}):
         with pytest.raises(ApiException) as err:
             core.list_namespaced_config_map("default", resource_version=rv, **kwargs)
         body = status(err.value)
         assert (err.value.status, body["reason"], body["message"]) == \
             (400, "BadRequest", "invalid resource version: " + MESSAGE.format(rv=rv, why=why)), kwargs
+
+
+@pytest.mark.parametrize(("rv", "why"), [("abc", "invalid syntax"), ("-1", "invalid syntax"),
+                                         ("18446744073709551616", "value out of range")])
+def test_a_malformed_resource_version_on_a_list_the_watch_cache_serves_is_500(core: client.CoreV1Api, rv: str,
+                                                                               why: str) -> None:
+    """1.30's Cacher.GetList returns the parse error as is: 500, no reason, the field error's words (a table too).
+    Before: 400 BadRequest "invalid resource version: ...", the answer of 1.33 and later."""
+    for kwargs in ({}, {"limit": 0}, {"resource_version_match": "NotOlderThan"}):
+        with pytest.raises(ApiException) as err:
+            core.list_namespaced_config_map("default", resource_version=rv, **kwargs)
+        body = status(err.value)
+        assert (err.value.status, body.get("reason"), body["message"], body["code"]) == \
+            (500, None, MESSAGE.format(rv=rv, why=why), 500), kwargs
+    with pytest.raises(ApiException) as err:
+        core.list_config_map_for_all_namespaces(resource_version=rv, _request_timeout=10,
+                                                _headers={"Accept": "application/json;as=Table;v=1;g=meta.k8s.io"})
+    assert (err.value.status, status(err.value)["message"]) == (500, MESSAGE.format(rv=rv, why=why))
 
 
 @pytest.mark.parametrize("rv", ["abc", "-1"])

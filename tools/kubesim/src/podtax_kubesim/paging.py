@@ -16,10 +16,13 @@ server's message and, in the Status's `metadata.continue`, a token that goes on 
 inconsistent remainder, as the real one offers). Without a token, `limit` pages only when `resourceVersion` is not
 "0": a list at "0" is served whole, as the watch cache of a 1.30 API server serves it, ignoring `limit`.
 
-A `resourceVersion` that is not an unsigned 64-bit decimal (APIObjectVersioner.ParseResourceVersion) is, on a list
-without a token, 400 BadRequest "invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint:
-parsing "abc": invalid syntax" (storage.ValidateListOptions); on a watch or a get the watch cache returns the parse
-error itself, which is no API status: 500 with that message and no reason (malformed()).
+A `resourceVersion` that is not an unsigned 64-bit decimal (APIObjectVersioner.ParseResourceVersion) is answered as a
+1.30 API server answers it (kubernetes/apiserver release-1.30): on a list etcd serves (a `limit` with a version other
+than "0", or resourceVersionMatch Exact: Cacher.GetList delegates it) 400 BadRequest "invalid resource version:
+resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax" (the etcd3 store's
+resolveGetListRev); on a list the watch cache serves (no `limit`, or NotOlderThan), a watch or a get, the cache returns
+the parse error itself, which is no API status: 500 with that message and no reason (malformed()). (From 1.33 the
+cache's delegator runs storage.ValidateListOptions first, so every list gets the 400.)
 
 `resourceVersionMatch` is checked first, as the API server's ValidateListOptions does: 422 Invalid (ListOptions) when
 it comes without `resourceVersion`, beside a `continue` token, is neither Exact nor NotOlderThan, or is Exact with
@@ -146,13 +149,15 @@ def malformed(raw: str) -> str | None:
 
 
 def check_version(query: Mapping[str, str]) -> None:
-    """400 BadRequest for a list's malformed `resourceVersion` (beside a continue token, the token's rules answer)."""
+    """400 BadRequest for the malformed `resourceVersion` of a list etcd serves (params() not None; beside a continue
+    token, the token's rules answer)."""
     if not query.get("continue", "") and (why := malformed(query.get("resourceVersion", ""))):
         raise ApiError(400, "BadRequest", f"invalid resource version: {why}")
 
 
 def check_cached_version(raw: str) -> None:
-    """A watch's or a get's malformed `resourceVersion`: the watch cache's parse error, no API status, so 500."""
+    """The malformed `resourceVersion` of a watch, a get or a list the watch cache serves: the cache's parse error,
+    no API status, so 500."""
     if why := malformed(raw):
         raise ApiError(500, "", why)
 

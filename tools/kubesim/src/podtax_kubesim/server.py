@@ -289,8 +289,8 @@ class Server(Streams):
         paging.validate(request.query)
         match = matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
         paged = paging.params(request.query)
-        paging.check_version(request.query)
-        if paged is not None:  # limit / continue: one page of a snapshot (paging.py)
+        if paged is not None:  # limit / continue: one page of a snapshot (paging.py), etcd's path: 400 if malformed
+            paging.check_version(request.query)
             view = (lambda o: self.api.out(res, o)) if res.storage else None
             page = paging.read(self.store, res.store_key, ns, paged, match, view)
             if self._wants_table(request):
@@ -299,6 +299,7 @@ class Server(Streams):
                 table["metadata"] = paging.list_meta(page)
                 return reply(table)
             return reply(paging.body(f"{res.kind}List", res.api_version, page))
+        paging.check_cached_version(request.query.get("resourceVersion", ""))  # the watch cache's path: 500
         paging.check_cached(self.store, request.query)
         rv = str(self.store.rv)
         if self._wants_table(request) or res.storage:
