@@ -16,6 +16,7 @@ import re
 import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -75,6 +76,11 @@ async def test_a_no_report_failure_survives_nats_being_away_when_the_run_expires
         lost = state.in_flight("n1")
         assert lost is not None
         later = events.now() + timedelta(hours=1)  # past the run's timeout + grace
+
+        async def room(due: Any) -> tuple[dict[str, str], bool]:  # NATS's room looked at just before it went away
+            return {}, False  # (a look without answer holds the run: test_runner_no_expiry_without_room.py)
+
+        monkeypatch.setattr(runner.room, "holding", room)
         server.stop()  # the fault: NATS is away when the run expires
         monkeypatch.setattr(service, "SAVE_TIMEOUT_S", 2.0)
         with contextlib.suppress(Exception):

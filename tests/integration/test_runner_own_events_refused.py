@@ -1,8 +1,8 @@
 """The runner's own events refused by a full events stream (a host run's request, a simulated result, a no-report
 failure). Before, each tick (4 a second) tried again and logged the refusal again ('could not publish simulated
 results of ...; released their nodes'), one ERROR line per tick for as long as the stream stayed full, and the
-campaign's state said nothing. Now the refusal is said once a minute at most (the same reason), written in each
-active campaign's state (`stalled`, printed by `podtax campaign status`) and cleared once NATS takes the runner's
+campaign's state said nothing. Now the refusal is said once a minute at most (the same reason), written in the state
+of the campaigns it was for (`stalled`, printed by `podtax campaign status`) and cleared once NATS takes the runner's
 events again. Real nats-server; the runner in simulated execution."""
 
 from __future__ import annotations
@@ -25,15 +25,18 @@ SPEC = {"name": "own-refused", "nodes": ["n1"], "environments": ["host"],
         "repetitions": {"min": 3, "max": 3}, "timeout": 60, "seed": 1}
 
 
-async def runner_of(bus: Bus, spec: dict[str, Any], **settings: Any) -> Runner:
-    """Streams of 100,000 bytes, and a runner (RunnerSettings `settings`, no Kubernetes) with node n1 known and the
-    campaign `spec` (host runs on n1) submitted."""
-    await bus.ensure_streams(max_bytes=100_000)
+async def runner_of(bus: Bus, spec: dict[str, Any], *more: dict[str, Any], streams: dict[str, Any] | None = None,
+                    **settings: Any) -> Runner:
+    """Streams of 100,000 bytes (or `streams`: ensure_streams' limits), and a runner (RunnerSettings `settings`, no
+    Kubernetes) with the nodes of the campaigns known and the campaigns `spec` and `more` (host runs) submitted."""
+    await bus.ensure_streams(**(streams or {"max_bytes": 100_000}))
     url = bus.nc.connected_url.geturl() if bus.nc.connected_url else ""
     runner = Runner(config.load(config.RunnerSettings, nats_url=url, **settings), bus,
                     await bus.kv(subjects.RUNNER_BUCKET), None)
-    await runner.merge_node("n1", {"node": "n1", "hw_threads": 2, "host_agent": True})
-    await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign=spec["name"], spec=spec)))
+    for node in sorted({n for c in (spec, *more) for n in c["nodes"]}):
+        await runner.merge_node(node, {"node": node, "hw_threads": 2, "host_agent": True})
+    for c in (spec, *more):
+        await runner.on_campaign(events.campaign_submitted(events.CampaignSubmitted(campaign=c["name"], spec=c)))
     return runner
 
 

@@ -59,6 +59,17 @@ PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bu
 # limit), "maximum messages per subject exceeded" (one subject's own limit: events.per_subject), "maximum messages
 # exceeded"
 FULL = 10077
+# JetStream's refusals for want of room, which last until an admin makes room (not an outage): FULL, "insufficient
+# resources" (10023, a 503: the server's JetStream storage, max_file_store or the disk, used up), "insufficient storage
+# resources available" (10047), "resource limits exceeded for account" (10002). Any other error of a publish (a 503
+# "JetStream system temporarily unavailable" during a leader change, ...) is NATS away: sent again, not a refusal
+RESOURCES = frozenset({10023, 10047, 10002})
+LIMITS = frozenset({FULL, *RESOURCES})
+
+
+def at_limit(exc: BaseException) -> bool:
+    """Whether `exc` is JetStream refusing a publish for want of room (LIMITS), raw or as Bus's Unacked."""
+    return getattr(exc, "err_code", None) in LIMITS and isinstance(exc, (APIError, Unacked))
 
 
 class BusError(RuntimeError):
@@ -72,7 +83,11 @@ class NatsLost(BusError):
 
 class Unacked(Unavailable, NatsLost):
     """Published events NATS did not ack in time (Bus.publish_many): a batch handler's batch is held and
-    retried (Unavailable), a command stops with the reason (BusError)."""
+    retried (Unavailable), a command stops with the reason (BusError). `err_code`: JetStream's, when it refused them."""
+
+    def __init__(self, reason: str, err_code: int | None = None) -> None:
+        super().__init__(reason)
+        self.err_code = err_code
 
 
 def _start_hint(url: str) -> str:
@@ -86,10 +101,31 @@ def _start_hint(url: str) -> str:
     return "start one with `podtax up` or point PODTAX_NATS_URL at a running server"
 
 
+SILENT = ("something accepts connections there but did not answer as NATS does (an HTTP server, such as "
+          "nats-server's monitoring port 8222; another program; or a nats-server that hangs): point PODTAX_NATS_URL at "
+          "a nats-server's client port (4222 by default)")
+NOT_NATS = ("something listens there but does not speak NATS (it answered in another protocol): point PODTAX_NATS_URL "
+            "at nats-server's client port (4222 by default)")
+
+
+async def _listens(url: str) -> bool:
+    """Whether the first server of `url` accepts a TCP connection: a connection that then timed out waiting for
+    NATS's INFO line was made to another program (an HTTP server speaks only when asked; audit hH)."""
+    try:
+        first = urlsplit(url.split(",")[0].strip())
+        _, writer = await asyncio.wait_for(asyncio.open_connection(first.hostname, first.port or 4222), 2)
+    except (OSError, TimeoutError, ValueError):
+        return False
+    writer.close()
+    return True
+
+
 def _refused_hint(why: str) -> str | None:
     """The fix when a running server refused this client (its identity, its TLS), where "start one" misled (audit
     hH); None when nothing answered."""
     text = why.lower()
+    if "expecting info" in text:  # a program that greets in another protocol (SSH, SMTP, ...)
+        return NOT_NATS
     if "authorization violation" in text or "authentication" in text:
         return ("the server refused this identity: set PODTAX_NATS_USER and PODTAX_NATS_PASSWORD (or PODTAX_NATS_NKEY, "
                 "or PODTAX_NATS_CREDS) to an account it knows")
@@ -162,7 +198,7 @@ class Bus(Streams, Consumers):
             if nc_ready.is_set() and (not errors or errors[-1] != text):
                 log.warning("NATS: %s", text)
             errors.append(text)
-            del errors[:-1]
+            del errors[:-20]  # a refusal (the server's -ERR) may be followed by the reset of its connection
 
         nc_ready = asyncio.Event()
         user = auth.get("user") or _url_user(url)
@@ -176,9 +212,10 @@ class Bus(Streams, Consumers):
                 drain_timeout=5, flush_timeout=FLUSH_TIMEOUT_S, inbox_prefix=natsauth.inbox_prefix(user), **auth,
             ), timeout * 2)
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
-            why = errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s")
-            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {_refused_hint(why) or _start_hint(url)}") \
-                from None
+            why = next((e for e in reversed(errors) if _refused_hint(e)), None) or (
+                errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s"))
+            hint = _refused_hint(why) or (SILENT if "timeout" in why.lower() and await _listens(url) else None)
+            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {hint or _start_hint(url)}") from None
         in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
         if await _without_jetstream(nc):
             await nc.close()
@@ -209,9 +246,9 @@ class Bus(Streams, Consumers):
         try:
             await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
         except APIError as exc:
-            if exc.err_code != FULL:
+            if exc.err_code not in LIMITS:
                 raise
-            raise Unacked(refusal_text(exc, event.subject)) from None
+            raise Unacked(refusal_text(exc, event.subject), exc.err_code) from None
         metrics.PUBLISHED.labels(event.type).inc()
 
     async def publish_many(self, events: Sequence[Envelope], timeout: float = PUBLISH_ACK_TIMEOUT_S) -> int:
@@ -239,7 +276,7 @@ class Bus(Streams, Consumers):
                     if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them
                         await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)  # all: +12% CPU)
                         if not fut.done():
-                            raise Unacked(refusal_text(refused.result()))
+                            raise Unacked(refusal_text(refused.result()), refused.result().err_code)
                     duplicates += bool(fut.result().duplicate)  # a publish JetStream refused raises here
         finally:
             self._refusal_waiters.discard(refused)
@@ -271,6 +308,11 @@ class Bus(Streams, Consumers):
 def refusal_text(exc: APIError | None, subject: str | None = None) -> str:
     """What JetStream's refusal of published events means, and what to do: the events stream at its size limit, or
     one subject (`subject`, when known: a single publish) at its own limit of messages."""
+    if exc is not None and exc.err_code in RESOURCES:
+        return (f"JetStream refused the events: the server has no room left ({exc.description}, JetStream error "
+                f"{exc.err_code}): its JetStream storage (max_file_store, or the disk under its store_dir) or the "
+                "account's limit is used up; free disk space or raise that limit in the NATS server's configuration "
+                "(a stream without a size limit, PODTAX_NATS_STREAM_MAX_BYTES=-1, grows until then)")
     if exc is None or exc.err_code != FULL:
         return f"JetStream refused the events ({exc.description if exc else 'no reason given'})"
     from podtax.config import Common

@@ -20,9 +20,8 @@ import asyncio
 import contextlib
 import logging
 
-from nats.js.errors import APIError
 from podtax import events
-from podtax.bus import Bus, Unacked
+from podtax.bus import Bus, at_limit
 
 PUBLISH_TIMEOUT_S = 15.0  # one attempt (nats-py's ack wait is 5 s)
 PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up to the second
@@ -30,9 +29,11 @@ REPEAT_EVERY = 30  # a refusal unchanged is said again every this many attempts 
 
 
 def refused(exc: BaseException) -> bool:
-    """Whether NATS answered the publish with a refusal (a limit of the stream: bus.refusal_text), not silence (an
-    Unacked of publish_many whose acks did not come in time is NATS away)."""
-    return isinstance(exc, APIError) or (isinstance(exc, Unacked) and str(exc).startswith("JetStream refused"))
+    """Whether NATS answered the publish with a refusal for want of room (bus.LIMITS: the stream or a subject at its
+    limit, the server's storage used up; bus.refusal_text), not silence (an Unacked of publish_many whose acks did not
+    come in time) nor another error (a 503 'JetStream system temporarily unavailable' of a leader change): those are
+    NATS away, sent again with a warning."""
+    return at_limit(exc)
 
 
 class Outbox:

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import time
 from datetime import datetime
 
@@ -52,7 +51,6 @@ OUTCOMES = "runner-outcomes"  # the durable consumer of run results and failures
 # Pipelined publishes wait for their acks without a deadline in nats-py: while NATS is down a save would
 # hang holding the lock, and every node would stall. A save that takes longer has failed.
 SAVE_TIMEOUT_S = 10.0
-REFUSAL_SAID_EVERY_S = 60.0  # NATS refusing the runner's own events for the same reason is said this seldom
 
 
 def clock() -> float:
@@ -80,25 +78,19 @@ class Runner(Handlers):  # the event handlers: handlers.py
         # False from a restart until the outcome consumer has handled its backlog (catchup.py): no run
         # expires meanwhile, and the runs then in flight get their grace from the moment it is done
         self.caught_up = True
-        # NATS's refusal of the runner's own events (requests, simulated results, no-report failures: the stream
-        # full), written in each active campaign's state (Header.stalled) until NATS takes them again
-        self.refusal = ""
-        self._refusal_said: dict[str, float] = {}  # refusal -> when it was last logged (clock())
-        self.full = ""  # why the events stream is full (fullness.py): no run expires meanwhile
-        self._full_at = -math.inf  # when the stream's size was last looked at (clock())
+        # NATS's room for reports: no run expires while it wants some; and its refusals of the runner's own events
+        # (requests, simulated results, no-report failures), written in the state of the campaigns they were for
+        # (Header.stalled) until NATS takes them again (fullness.py)
+        self.room = fullness.Room(bus, kv, lambda: clock())
 
-    def failed(self, exc: Exception, what: str, *args: object) -> None:
-        """logged(), but NATS refusing the runner's events (outbox.refused: the stream full) is said once a minute
-        per reason (each tick, 4 a second, said it again) and noted for the campaigns' state."""
+    def failed(self, exc: Exception, where: list[fullness.Where], what: str, *args: object) -> None:
+        """logged(), but NATS refusing the runner's events for want of room (outbox.refused) is said once a minute
+        per reason (each tick, 4 a second, said it again) and noted for the state of the campaigns in `where`
+        ((campaign, node) pairs)."""
         if not refused(exc):
             logged(exc, what, *args)
             return
-        self.refusal = f"NATS refuses the runner's events: {exc}"
-        now = clock()
-        if now - self._refusal_said.get(str(exc), -math.inf) >= REFUSAL_SAID_EVERY_S:
-            self._refusal_said[str(exc)] = now
-            log.error(f"{what}: %s: %s (said again once a minute while NATS refuses them)", *args,
-                      type(exc).__name__, exc)
+        self.room.refused(exc, where, what % args)
 
     async def _values(self, pattern: str) -> list[tuple[str, bytes]]:
         """(key, value) of every key matching `pattern` (a server-side filtered watch: one pass)."""
@@ -217,22 +209,26 @@ class Runner(Handlers):  # the event handlers: handlers.py
             # API too; so does a reported run until its outcome is stored (the next one waits that long)
             api_busy = any(templates.get(flight.run.test).control_plane
                            for c in active for node in c.queues if (flight := c.in_flight(node)))
-            try:
-                await self.report()  # no-report failures a tick could not publish (NATS away or refusing them)
-            except Exception as exc:  # noqa: BLE001 - kept for the next tick; this one dispatches all the same
-                self.failed(exc, "could not publish %d no-report failures (kept)", len(self.unreported))
+            await self.report()  # no-report failures a tick could not publish (NATS away or refusing them)
             # the runs whose report an executor holds until NATS takes it, each with why (outbox.Outbox)
             held = {**self.controlplane.holding(), **(self.executor.holding() if self.executor else {})}
-            await self.look_at_the_stream(active, now)
+            if await self.room.look_at_the_stream():  # room again: the runs in flight get their grace from now
+                for state in active:
+                    state.resumed_at = now
             for state in active:
-                await self.note_held(state, held)
                 # a control-plane run still executing here is not lost: its cleanup may outlast timeout + grace (a
                 # hung DELETE sent again, then 30 s of waiting); expired, it ran twice, both stored (an audit). It is
                 # given EXECUTING_S more, not for ever: a stuck executor would hold every control-plane run
                 # nor one whose report an executor holds until NATS takes it (NATS may store it yet: expired, it ran
-                # twice), a pod run's too
-                expired = state.expired(now, self.settings.runner_report_grace_s, self.controlplane.executing(),
-                                        EXECUTING_S, held) if self.caught_up and not self.full else []
+                # twice), a pod run's too; nor one while NATS has no room for its report (fullness.py)
+                expiry = (now, self.settings.runner_report_grace_s, self.controlplane.executing(), EXECUTING_S)
+                expired = []
+                if self.caught_up and not self.room.full:
+                    wanting, released = await self.room.holding(s.run for s in state.due(*expiry, held))
+                    if released:  # room again for a run held: its campaign's runs in flight get their grace again
+                        state.resumed_at = now
+                    expired = state.expired(*expiry, held.keys() | wanting.keys())
+                await self.note_held(state, held)
                 for run, again in expired:
                     detail = (f"no result within {run.timeout_s:g} s + grace; "
                               + ("retrying once" if again else "not retried again"))
@@ -241,7 +237,8 @@ class Runner(Handlers):  # the event handlers: handlers.py
                         event_id=f"{run.run_id}.no-report"))
                     busy.discard(run.node)
                 if expired:  # published before saved: a runner restarted in between expires the run again,
-                    await self.report()  # and the same event id is dropped by JetStream's de-duplication
+                    if not await self.report():  # and the same event id is dropped by JetStream's de-duplication
+                        continue  # kept: published (then saved) by a later tick
                     await self.save(state)
                 batch = []
                 for node in state.queues:
@@ -257,26 +254,13 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 if batch:
                     await self.dispatch_all(batch, state)
 
-    async def look_at_the_stream(self, active: list[CampaignState], now: datetime) -> None:
-        """Every PROBE_EVERY_S, whether the events stream is full (fullness.py): said once when it becomes so; once
-        it is not, the runs in flight get their grace again from `now` (their reports may come only now)."""
-        if clock() - self._full_at < fullness.PROBE_EVERY_S or not self.bus.nc.is_connected:
-            return
-        self._full_at = clock()
-        was, self.full = self.full, await fullness.full(self.bus.js, self.bus.nc.max_payload)
-        if self.full and not was:
-            log.error("%s", self.full)
-        elif was and not self.full:
-            log.warning("the events stream %s has room again: runs in flight get their grace from now", subjects.STREAM)
-            for state in active:
-                state.resumed_at = now
-
     async def note_held(self, state: CampaignState, held: dict[str, str]) -> None:
         """Write in the campaign's state why its runs' reports are held (NATS refusing them: the stream full), so
         `podtax campaign status` says why the campaign does not move; cleared once NATS took them. Before, only the
-        runner's log said it, and the campaign looked merely slow for ever."""
+        runner's log said it, and the campaign looked merely slow for ever. Saved only when it changed."""
         mine = {rid: why for rid, why in sorted(held.items()) if why and rid in state.runs}
-        stalled = "; ".join(why for why in (self.refusal, self.full) if why) or None
+        flying = [f.run.run_id for node in state.queues if (f := state.in_flight(node))]
+        stalled = self.room.stalled(state.name, flying)
         if (mine, stalled) == (state.header.held, state.header.stalled):
             return
         state.header.held, state.header.stalled = mine, stalled
@@ -285,12 +269,19 @@ class Runner(Handlers):  # the event handlers: handlers.py
         except Exception as exc:  # noqa: BLE001 - the header goes with the next save
             logged(exc, "could not record the held reports of %s", state.name)
 
-    async def report(self) -> None:
-        """Publish the no-report failures recorded in memory; kept for the next tick when NATS refuses."""
-        if self.unreported:
+    async def report(self) -> bool:
+        """Publish the no-report failures recorded in memory; kept for the next tick when NATS refuses (False)."""
+        if not self.unreported:
+            return True
+        where = [(e.data.run.campaign, e.data.run.node) for e in self.unreported]
+        try:
             await asyncio.wait_for(self.bus.publish_many(self.unreported), SAVE_TIMEOUT_S)
-            self.unreported.clear()
-            self.refusal = ""
+        except Exception as exc:  # noqa: BLE001 - kept for the next tick; this one dispatches all the same
+            self.failed(exc, where, "could not publish %d no-report failures (kept)", len(self.unreported))
+            return False
+        self.unreported.clear()
+        self.room.taken(where)
+        return True
 
     async def dispatch_all(self, runs: list[events.RunSpec], state: CampaignState) -> None:
         """Persist the runs as in flight, then send them. A failed save or send releases the node:
@@ -306,19 +297,21 @@ class Runner(Handlers):  # the event handlers: handlers.py
             try:
                 await asyncio.wait_for(self.bus.publish_many([simulate.result(run) for run in runs]),
                                        SAVE_TIMEOUT_S)
-                self.refusal = ""
+                self.room.taken((state.name, run.node) for run in runs)
             except Exception as exc:  # noqa: BLE001 - the runs go back to planned; the error is logged
                 for run in runs:
                     state.undispatched(run.run_id)
-                self.failed(exc, "could not publish simulated results of %s; released their nodes", state.name)
+                self.failed(exc, [(state.name, run.node) for run in runs],
+                            "could not publish simulated results of %s; released their nodes", state.name)
             return
         for run in runs:
             try:
                 await self.dispatch(run, state)
-                self.refusal = ""
+                self.room.taken([(state.name, run.node)])
             except Exception as exc:  # noqa: BLE001 - the run goes back to planned; the error is logged
                 state.undispatched(run.run_id)
-                self.failed(exc, "could not send run %s; released node %s", run.run_id, run.node)
+                self.failed(exc, [(state.name, run.node)], "could not send run %s; released node %s", run.run_id,
+                            run.node)
 
     async def dispatch(self, run: events.RunSpec, state: CampaignState) -> None:
         """Send one run, inside the root span of the run's trace (linked to the campaign's submission)."""
@@ -348,7 +341,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             try:
                 await self.tick()
             except Exception as exc:  # noqa: BLE001 - keep dispatching; the error is logged
-                self.failed(exc, "dispatch tick failed")
+                self.failed(exc, [], "dispatch tick failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._woken(stop), TICK_S)
             self.wake.clear()

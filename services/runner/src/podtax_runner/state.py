@@ -298,6 +298,21 @@ class CampaignState:
         in `held` (its executor holds its log or failure until NATS takes it) does not expire: NATS may yet store it
         (a review: expired, it ran again and both attempts were stored)."""
         out = []
+        for s in self.due(now, grace_s, executing, executing_s, held):
+            node = s.run.node
+            self._set(s, "failed", finished_at=now, reason="no-report")
+            again = None
+            if s.run.attempt == 1 and self.header.cancelled_at is None:
+                again = plan.retry(s.run)
+                self._add(RunState(run=again), self.queues[node].index(s.run.run_id) + 1)
+            out.append((s.run, again))
+        self._finish_check(now)
+        return out
+
+    def due(self, now: datetime, grace_s: float = REPORT_GRACE_S, executing: Collection[str] = (),
+            executing_s: float = 0.0, held: Collection[str] = ()) -> list[RunState]:
+        """The runs in flight whose deadline passed (expired() says how it is given), nothing changed."""
+        out = []
         for node in list(self._inflight):
             s = self.in_flight(node)
             if not s or not s.dispatched_at or s.run.run_id in held:
@@ -308,15 +323,8 @@ class CampaignState:
                 deadline = max(deadline, self.resumed_at + timedelta(seconds=grace_s))
             if s.reported_at is not None:  # its executor is done and its log or failure is on the bus: the outcome
                 deadline = max(deadline, s.reported_at + timedelta(seconds=grace_s + executing_s))  # is coming
-            if now < deadline:
-                continue
-            self._set(s, "failed", finished_at=now, reason="no-report")
-            again = None
-            if s.run.attempt == 1 and self.header.cancelled_at is None:
-                again = plan.retry(s.run)
-                self._add(RunState(run=again), self.queues[node].index(s.run.run_id) + 1)
-            out.append((s.run, again))
-        self._finish_check(now)
+            if now >= deadline:
+                out.append(s)
         return out
 
     def cell_stats(self, stats: events.CellStats, now: datetime) -> list[events.RunSpec]:
