@@ -63,3 +63,40 @@ def test_a_refusal_names_its_fix(served: tuple[str, Path], env: dict[str, str], 
     assert code == 1, err
     assert fix in err and HINT not in err, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+
+
+@pytest.fixture
+def not_nats(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Another program on a free port: an HTTP server (what nats-server's monitoring port 8222 is; it waits for a
+    request, so the client waited for NATS's INFO line until its timeout) or one that greets in its own protocol."""
+    import http.server
+    import socketserver
+    import threading
+
+    class Greeter(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+
+    handler = http.server.SimpleHTTPRequestHandler if request.param == "http" else Greeter
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"nats://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("not_nats", ["http", "greeting"], indirect=True)
+def test_another_program_on_the_port_is_named(not_nats: str, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """It said '(TimeoutError)' or '(nats: empty response from server when expecting INFO message)', then 'start
+    one with `podtax up`'."""
+    monkeypatch.setenv("PODTAX_NATS_URL", not_nats)
+    code = main(["campaign", "status", "quick"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1, err
+    assert ("does not speak NATS" in err or "did not answer as NATS does" in err) and "4222" in err, err
+    assert HINT not in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
