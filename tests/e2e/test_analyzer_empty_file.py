@@ -60,18 +60,25 @@ def stop(proc: subprocess.Popen[str]) -> str:
     return proc.communicate(timeout=60)[1]
 
 
+def serves_once(db: Path, nats_url: str) -> tuple[bool, str]:
+    """Start the analyzer on `db`: whether it served its API, and what it logged until stopped."""
+    port = natsserver.free_port()
+    proc = analyzer(db, nats_url, port)
+    try:
+        served = serves(proc, port)
+    finally:
+        err = stop(proc)
+    return served, err
+
+
 def test_a_file_a_failed_first_start_left_empty_does_not_block_the_next(tmp_path: Path, nats_url: str) -> None:
     db = tmp_path / "data" / "podtax.duckdb"
     last = refusal(analyzer(db, nats_url, natsserver.free_port(), fsize=0))
     assert last.startswith(SAID.format(db=db) + "a file size limit stops its writes (File too large): raise it "
                            "(ulimit -f; LimitFSIZE= of its systemd unit)"), last
     assert db.stat().st_size == 0  # what DuckDB leaves (as on a full disk)
-    port = natsserver.free_port()
-    proc = analyzer(db, nats_url, port)
-    try:
-        assert serves(proc, port), stop(proc)  # refused before: 'exists, but it is not a valid DuckDB database file'
-    finally:
-        err = stop(proc)
+    served, err = serves_once(db, nats_url)
+    assert served, err  # refused before: 'exists, but it is not a valid DuckDB database file'
     assert is_duckdb_file(db), err
     assert "is empty (0 bytes, no WAL beside it)" in err, err
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from podtax import natsserver
 
-from tests.e2e.test_analyzer_empty_file import SAID, analyzer, refusal, serves, stop
+from tests.e2e.test_analyzer_empty_file import SAID, analyzer, refusal, serves_once
 
 HEADERS = 3 * 4096  # DuckDB's main header and its two database headers
 
@@ -21,25 +21,17 @@ def test_a_file_whose_creation_stopped_does_not_block_the_next_start(tmp_path: P
     last = refusal(analyzer(db, nats_url, natsserver.free_port(), fsize=8192))
     assert last.startswith(SAID.format(db=db) + "a file size limit stops its writes"), last
     assert 0 < db.stat().st_size < HEADERS  # what DuckDB leaves (as on a full disk)
-    port = natsserver.free_port()
-    proc = analyzer(db, nats_url, port)
-    try:
-        assert serves(proc, port), stop(proc)  # refused before: 'the file is damaged ...: restore it from a backup'
-    finally:
-        err = stop(proc)
+    served, err = serves_once(db, nats_url)
+    assert served, err  # refused before: 'the file is damaged ...: restore it from a backup'
     assert db.stat().st_size >= HEADERS, err
     assert "holds no database" in err, err
 
 
 def test_a_file_cut_to_its_headers_after_a_checkpoint_is_left_as_it_is(tmp_path: Path, nats_url: str) -> None:
     """A real database cut short to 8 KiB: its header names the checkpoint, so it is not taken for a new file."""
-    port = natsserver.free_port()
     db = tmp_path / "podtax.duckdb"
-    proc = analyzer(db, nats_url, port)
-    try:
-        assert serves(proc, port), stop(proc)
-    finally:
-        stop(proc)
+    served, err = serves_once(db, nats_url)
+    assert served, err
     whole = db.read_bytes()
     db.write_bytes(whole[:8192])
     last = refusal(analyzer(db, nats_url, natsserver.free_port()))
