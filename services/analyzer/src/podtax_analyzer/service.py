@@ -24,6 +24,7 @@ from podtax_analyzer.api import create_app
 from podtax_analyzer.db_file import identity, moved_why, never_written, schema_why, version_why
 from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.isolate import storage_fault, write_isolating
+from podtax_analyzer.publication import Publisher
 from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.store import Store
 
@@ -47,6 +48,7 @@ class Analyzer:
         self.bus = bus
         self.store = store
         self.pending: set[str] = set()  # run ids with a new result, waiting for score/cell publication
+        self.publisher = Publisher(bus)
         self.changed = asyncio.Event()
         self.storage_problem: str | None = None  # set while writes fail for the storage's sake (GET /healthz)
         self.opened = identity(Path(store.path))  # the file opened: one removed or replaced stops the writes
@@ -130,12 +132,12 @@ class Analyzer:
         updates: list[events.Envelope] = [
             events.NodeScoreV1(subject=subjects.join(subjects.SCORE_UPDATED, s.env, s.node), source=SOURCE, data=s)
             for s in scores]
-        cells = await asyncio.to_thread(self._touched_cells, runs)
-        for campaign, node, test, pkey in cells:
+        cells: list[events.Envelope] = []
+        for campaign, node, test, pkey in await asyncio.to_thread(self._touched_cells, runs):
             stats = await asyncio.to_thread(cell_stats_for, self.store.cursor(), campaign, node, test, pkey)
-            updates += [events.CellStatsV1(subject=subjects.join(subjects.CELL_STATS, s.campaign, s.node),
-                                           source=SOURCE, data=s) for s in stats]
-        await self.bus.publish_many(updates)
+            cells += [events.CellStatsV1(subject=subjects.join(subjects.CELL_STATS, s.campaign, s.node),
+                                         source=SOURCE, data=s) for s in stats]
+        await self.publisher.publish(updates, cells)  # score events refused for want of room: dropped (publication.py)
 
     async def _restore_scores(self, kv: KeyValue, said: bool) -> bool:
         """Put every stored score into the scores bucket, once at start: a bucket that lost them (a new NATS, one that
