@@ -47,14 +47,16 @@ async def late_tick(runner: Runner, at: datetime, clock: float, monkeypatch: pyt
     await runner.tick(at)
 
 
+@pytest.mark.parametrize("node", ["n1", "node-1.example.internal"])  # a name with dots: its subject token escaped
 async def test_a_run_whose_log_subject_is_at_its_limit_does_not_expire(
-        nats_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        nats_url: str, monkeypatch: pytest.MonkeyPatch, node: str) -> None:
     bus = await Bus.connect(nats_url, "test/runner")
     try:
-        runner = await runner_of(bus, spec("subj-full"), streams={"max_bytes": 10_000_000, "max_msgs_per_subject": 3},
+        runner = await runner_of(bus, spec("subj-full", node),
+                                 streams={"max_bytes": 10_000_000, "max_msgs_per_subject": 3},
                                  runner_report_grace_s=GRACE_S)
         run_id, start = await dispatched(runner, "subj-full", monkeypatch)
-        log_subject = subjects.join(subjects.RUN_LOG, "host", "n1")
+        log_subject = subjects.join(subjects.RUN_LOG, "host", node)
         for _ in range(3):  # the node's log subject at its limit: the agent's log for this run is refused
             await bus.js.publish(log_subject, b"x")
         await late_tick(runner, start + LATE, 2_000.0, monkeypatch)

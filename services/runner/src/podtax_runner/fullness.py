@@ -56,7 +56,8 @@ def stream_full(config_max_bytes: int | None, used: int, config_max_msgs: int | 
 
 def subjects_full(counts: dict[str, int], limit: int | None) -> str:
     """Why a node's run subjects (their message `counts`) refuse its reports: one at the per-subject `limit`."""
-    at = sorted(s for s, n in counts.items() if s.rsplit(".", 2)[0] in REPORTS and (limit or -1) > 0 and n >= limit)
+    at = sorted(s for s, n in counts.items() if ".".join(s.split(".")[:3]) in REPORTS and (limit or -1) > 0
+                and n >= limit)
     if not at:
         return ""
     return (f"subject {', '.join(at)} holds its limit of {limit:,} messages in stream {subjects.STREAM} (JetStream "
@@ -176,7 +177,7 @@ class Room:
             return
         try:
             info = await asyncio.wait_for(self.bus.js.stream_info(
-                subjects.STREAM, subjects_filter=f"podtax.run.*.{env}.{node}"), ANSWER_S)
+                subjects.STREAM, subjects_filter=subjects.join("podtax.run.*", env, node)), ANSWER_S)
         except Exception as exc:  # noqa: BLE001 - NATS away or slow: held (for a bound)
             self._unanswered(f"node {node}'s subjects", exc)
             return
