@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import urllib.parse
@@ -285,14 +286,26 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 def not_a_file(path: Path) -> str | None:
     """Why `path`, given to be read, is no file to read ("no such file", "is a folder", "is empty", not a regular
-    file), else None."""
-    if path.is_dir():
-        return "is a folder"
-    if not path.exists():
+    file, "cannot be read (Permission denied)"), else None."""
+    try:
+        mode = path.stat().st_mode
+        if stat.S_ISREG(mode):
+            with path.open("rb") as f:  # a file of another user (mode 0600) or in a folder not ours: a traceback
+                if not f.read(1):
+                    return "is empty"
+            return None
+    except (FileNotFoundError, NotADirectoryError):
         return "no such file"
-    if not path.is_file():  # /dev/null, a FIFO: it said "no such file" of a file that is there
-        return "is a device, FIFO or socket, not a regular file"
-    return "is empty" if path.stat().st_size == 0 else None
+    except OSError as exc:
+        return cannot_be_read(exc)
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    return "is a device, FIFO or socket, not a regular file"  # /dev/null, a FIFO: it said "no such file" before
+
+
+def cannot_be_read(exc: OSError) -> str:
+    """An OSError of reading a file in a few words: "cannot be read (Permission denied)"."""
+    return f"cannot be read ({exc.strerror or type(exc).__name__})"
 
 
 def a_path(value: str) -> Path:
@@ -319,9 +332,16 @@ def practical_threshold(value: float) -> float:
 def not_a_database(path: Path) -> str | None:
     """Why `path`, given as --db, is no DuckDB file to read (not_a_file's reasons, or another kind of file), else None:
     another file made DuckDB's error, with advice about a running analyzer holding it, and exit 1."""
-    if problem := not_a_file(path):
-        return f"{problem} (no database file)"
-    return None if is_duckdb_file(path) else "is not a DuckDB database file: give the analyzer's (PODTAX_ANALYZER_DB)"
+    problem = not_a_file(path)
+    if problem is None:
+        try:
+            return None if is_duckdb_file(path) else ("is not a DuckDB database file: give the analyzer's "
+                                                      "(PODTAX_ANALYZER_DB)")
+        except OSError as exc:  # gone or made unreadable since
+            problem = cannot_be_read(exc)
+    if problem.startswith("cannot be read"):  # the analyzer's file, mode 0600 of its service user
+        return f"{problem}: run as the analyzer's user, or use its HTTP API with --api (podtax report --api URL)"
+    return f"{problem} (no database file)"
 
 
 def offline_report(db: Path, campaign: str, threshold: float, correction: str, phases: bool = False) -> dict:
