@@ -86,3 +86,13 @@ def test_a_bad_api_url_is_one_line_and_exit_2(argv: list[str], url: str, tmp_pat
 def test_a_bad_api_option_is_named_as_the_option(tmp_path: Path) -> None:
     code, line = _podtax(["report", "demo", "--api", "ftp://x"], tmp_path, PODTAX_API_URL="http://127.0.0.1:9")
     assert code == 2 and "--api 'ftp://x' is not an http(s) URL" in line, line
+
+
+@pytest.mark.parametrize(("value", "fragment"), [("", "is empty: unset it for the default"),
+                                                  ("abc", "unable to parse string as a number (got 'abc')")])
+def test_a_bad_score_ttl_is_one_line_and_exit_2(value: str, fragment: str, tmp_path: Path) -> None:
+    """`podtax scores` reads the scheduler's PODTAX_SCHEDULER_SCORE_TTL_S: a bad one was pydantic's traceback, exit 1
+    (it built the settings itself, not through the CLI's ConfigError path); no analyzer is asked."""
+    code, line = _podtax(["scores"], tmp_path, PODTAX_SCHEDULER_SCORE_TTL_S=value, PODTAX_API_URL="http://127.0.0.1:9")
+    assert code == 2
+    assert line.startswith("error: PODTAX_SCHEDULER_SCORE_TTL_S: ") and fragment in line, line

@@ -12,7 +12,7 @@ import sys
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -37,6 +37,7 @@ if not console.is_terminal:  # logs and pipes keep whole lines: rich wrapped the
     console = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)  # one error, one line: never wrapped mid-message
 NON_TTY_WIDTH = 140
+C = TypeVar("C", bound=Common)
 
 
 def wide_console() -> Console:
@@ -153,10 +154,11 @@ def check_data_dir() -> None:
                    2)
 
 
-def check_settings() -> None:
-    """The PODTAX_* settings every service reads (Common): a bad one is one line naming it, and exit 2."""
+def check_settings(cls: type[C] = Common) -> C:  # type: ignore[assignment]
+    """The PODTAX_* settings every service reads (Common), or those of `cls`: a bad one is one line naming it, and
+    exit 2 (`Settings()` itself was pydantic's traceback, exit 1)."""
     try:
-        load(Common)
+        return load(cls)
     except ConfigError as exc:
         raise fail(exc.line, 2) from None
 

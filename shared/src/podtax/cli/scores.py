@@ -17,7 +17,7 @@ import typer
 
 from podtax import templates
 from podtax.cli import cards
-from podtax.cli.common import cluster_name, console, node_name, test_name, wide_console
+from podtax.cli.common import check_settings, cluster_name, console, node_name, test_name, wide_console
 from podtax.cli.results import _get as api_get
 from podtax.config import SchedulerSettings
 from podtax.event_payloads import printable_tree
@@ -88,7 +88,7 @@ def scores(
     """Show what the scheduler sees (node scores, and which it ignores) and what it decided."""
     if env not in ("host", "kubernetes"):
         raise typer.BadParameter("must be host or kubernetes", param_hint="--env")
-    ttl_s = SchedulerSettings().scheduler_score_ttl_s
+    ttl_s = check_settings(SchedulerSettings).scheduler_score_ttl_s
     rows = api_get("/api/scores", {"test": test, "node": node, "cluster": cluster, "env": env})
     assert isinstance(rows, list)
     if not all_metrics:
