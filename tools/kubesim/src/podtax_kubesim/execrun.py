@@ -142,7 +142,7 @@ async def _run_container(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Appli
         await _pump(proc.stdout, buf)
         code = await proc.wait()
     except asyncio.CancelledError:  # the emulator stops: kill the process before it leaves kl.procs
-        await _kill(proc)
+        await _kill(proc, buf)
         raise
     finally:
         buf.close()
@@ -151,12 +151,19 @@ async def _run_container(kl: Kubelet, pod: Obj, c: Obj, applied: isolation.Appli
     return (128 - code if code < 0 else code), ""
 
 
-async def _kill(proc: asyncio.subprocess.Process) -> None:
-    """SIGKILL the container's process group and wait (at most 5 s) until the process is gone."""
+async def _kill(proc: asyncio.subprocess.Process, buf) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL the container's process group and wait (at most 5 s) until the process is gone and its output read to
+    the end (then its transport is closed, not left for the garbage collector once the loop is closed)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+    async def gone() -> None:
+        if proc.stdout is not None:
+            await _pump(proc.stdout, buf)
+        await proc.wait()
+
     with contextlib.suppress(TimeoutError, ProcessLookupError):
-        await asyncio.wait_for(proc.wait(), timeout=5)
+        await asyncio.wait_for(gone(), timeout=5)
 
 
 async def run_pod(kl: Kubelet, pod: Obj) -> None:
