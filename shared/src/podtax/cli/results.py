@@ -7,7 +7,6 @@ from typing import Annotated
 
 import httpx
 import typer
-from rich.markup import escape
 
 from podtax import templates
 from podtax.cli import cards
@@ -74,26 +73,28 @@ def results(
                       + (f" on node {node}" if node else ""))
         return 0
     title = f"{len(rows)} results" + (f" — campaign {campaign}" if campaign else "")
-    columns = [("campaign", "left"), ("node", "left"), ("env", "left"), ("test", "left"), ("params", "left"),
-               ("tool", "left"), ("metric", "left"), ("value", "right"), ("flags", "left")]
+    columns = [("node", "left"), ("env", "left"), ("test params", "left"), ("tool", "left"), ("metric", "left"),
+               ("value", "right"), ("flags", "left")]
+    if not campaign:  # else the title names it: 80 columns held no table of nine
+        columns.insert(0, ("campaign", "left"))
     cells = []
     for r in printable_tree(rows):  # names from the bus: never a terminal's control sequence (Text: never markup)
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
         m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
-        cells.append([r["campaign"], r["node"], r["env"], r["test"], params, tool, m["name"],
-                      f"{m['value']:,.2f} {m['unit']}", " ".join(flag_names(r.get("flags") or []))])
+        cells.append([*([] if campaign else [r["campaign"]]), r["node"], r["env"], f"{r['test']} {params}".strip(),
+                      tool, m["name"], f"{m['value']:,.2f} {m['unit']}", " ".join(flag_names(r.get("flags") or []))])
     out = wide_console()
-    out.print(cards.fitted(out, title, columns, cells, named_by=2, figures=(7,)))
+    out.print(cards.fitted(out, title, columns, cells, named_by=2, figures=(len(columns) - 2,), light=True))
     flagged = [r for r in rows if r.get("flags")]
-    if flagged:  # the table has the names; what they say, each distinct text once
+    if flagged:  # the table has the names; what they say, each distinct text once, wrapped at the console's width
         texts = list(dict.fromkeys(f for r in flagged for f in r["flags"]))
         for text in texts[:MAX_TEXTS]:
-            console.print(escape(printable(f"- {text}")), highlight=False, soft_wrap=True)
+            out.print(cards.card(f"- {printable(text)}", [], out.width), soft_wrap=True)
         more = f" ({len(texts) - MAX_TEXTS} more texts: see --json)" if len(texts) > MAX_TEXTS else ""
-        console.print(f"{len(flagged)} of {len(rows)} runs carry flags{more}; `podtax report` says what they do "
-                      "to their cells", highlight=False, soft_wrap=True)
+        out.print(f"{len(flagged)} of {len(rows)} runs carry flags{more}; `podtax report` says what they do "
+                  "to their cells", highlight=False)
     return 0
 
 
