@@ -339,9 +339,9 @@ def _gone(s: Scan, text: str) -> tuple[dict[str, str], dict[str, str]]:
     """The stressors stress-ng skipped whole (stressng_skips), and those skipped in some instances only: the rows
     of the first (all zeros, --metrics) are taken out of `s.rows`, so that no 0 passes for a figure measured; the
     row of the others counts their other instances' bogo ops and stays (flagged by the count, or by name)."""
-    if text.find("skipp") < 0 and text.find("aborted early") < 0:
+    skips = skipped(text)  # {} at the cost of looking for `skipp` and `aborted early` once each
+    if not skips:
         return {}, {}
-    skips = skipped(text)
     worked = {name for name, values in s.rows if values and values[0] > 0}
     gone = {name: why for name, why in skips.items() if name not in worked}
     s.rows = [row for row in s.rows if row[0] not in gone]

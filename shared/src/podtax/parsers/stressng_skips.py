@@ -27,6 +27,7 @@ _SUMMARY = re.compile(rf"skipped: [0-9]{{1,18}}:((?: {_NAME} \([0-9]{{1,18}}\))+
 # each mark, and what follows the stressor's name in its message: `vm: gave up ..., skipping stressor` (not `ioport
 # cannot access port 0x80, not skipping stressor`), `apparmor stressor will be skipped` or `<name>: stressor will be`
 _MARKS = (("stressor will be skipped", (":", " stressor will be skipped")), ("skipping stressor", (":",)))
+_SKIPP = {mark: mark.find("skipp") for mark, _ in _MARKS}  # where `skipp` is in each mark
 
 
 def _message(line: str, at: int) -> str:
@@ -50,11 +51,19 @@ def _named(msg: str, after: tuple[str, ...]) -> str:
 
 def skipped(text: str) -> dict[str, str]:
     """{stressor: what stress-ng said of its skip (`` when only the summary names it)}, in the log's order. Each
-    line holding a mark is read once (from its start to its end: linear in the log)."""
+    line holding a mark is read once (from its start to its end: linear in the log). Every mark and the summary
+    hold `skipp`: its places are found in one pass over the log (one search a mark cost 5 µs in 19 KiB)."""
+    places = []
+    at = text.find("skipp")
+    while at >= 0:  # (no `skipp` starts inside another one)
+        places.append(at)
+        at = text.find("skipp", at + 5)
     found: dict[str, str] = {}
     for mark, after in _MARKS:
-        at = text.find(mark)
-        while at >= 0:
+        end = 0
+        for at in [at - _SKIPP[mark] for at in places if text.startswith(mark, at - _SKIPP[mark])]:
+            if at < end or at < 0:  # the line's first mark only (a negative start: `skipp` near the log's start)
+                continue
             start = text.rfind("\n", 0, at) + 1
             end = text.find("\n", at)
             end = end if end >= 0 else len(text)
@@ -65,12 +74,12 @@ def skipped(text: str) -> dict[str, str]:
                 name = _named(msg, after)
                 if name:
                     found.setdefault(name, msg[:200])
-            at = text.find(mark, end)
     if text.find("aborted early") >= 0:
         for m in _ABORTED.finditer(text):
             found.setdefault(m.group(1) or m.group(2), m.group(0))
-    if text.find("skipped: ") >= 0:
-        for m in _SUMMARY.finditer(text):
+    for at in places:  # each summary starts at one (none holds another: no `:` in it after its count)
+        m = _SUMMARY.match(text, at) if text.startswith("skipped: ", at) else None
+        if m is not None:
             for name in re.findall(rf" ({_NAME}) \(", m.group(1)):
                 found.setdefault(name, "")
     return found
