@@ -2,8 +2,9 @@
 or a file inside a folder the user may not enter): one line naming the cause and what to do, exit 2. It was a
 PermissionError traceback (`podtax-analyzer report` from the usage sweep on, `podtax report --db` before).
 
-The paths are really unreadable: the file or its folder is taken from everyone but its owner, and the command runs as
-another user (nobody, when the tests run as root, whom no mode stops) or as the owner with the mode 000."""
+The paths are really unreadable: the file or its folder has the mode 000, and the command runs as its owner (as root,
+without the capabilities that let root pass any mode: util-linux's setpriv drops CAP_DAC_OVERRIDE and
+CAP_DAC_READ_SEARCH before it starts the command, so the repository and its venv stay readable wherever they are)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,13 @@ import duckdb
 import pytest
 
 PODTAX = str(Path(sys.executable).with_name("podtax"))
-NOBODY = 65534
+DROP = "-dac_override,-dac_read_search"  # what lets root read and enter whatever the modes say
 
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`argv` run as a user who may not read what the test locked (nobody when we are root)."""
-    if os.geteuid() == 0:  # util-linux's setpriv: it finds the interpreter as root (a venv whose python is under
-        # /root), then runs it as nobody (a preexec_fn setuid could not even start it)
-        argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
+    """`argv` run so that modes bind it (as root: without the capabilities that pass them)."""
+    if os.geteuid() == 0:
+        argv = ["setpriv", f"--bounding-set={DROP}", f"--inh-caps={DROP}", *argv]
     env = {**os.environ, "HOME": str(cwd), "COLUMNS": "200"}
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
@@ -42,15 +42,12 @@ def open_folder() -> Iterator[Path]:
 
 
 def _locked_db(folder: Path, where: str) -> Path:
-    """A real DuckDB file that the running user (see _run) cannot read: the file itself, or its folder."""
+    """A real DuckDB file that the command (see _run) cannot read: the file itself, or its folder."""
     inside = folder / "service" if where == "folder" else folder
     inside.mkdir(exist_ok=True)
     db = inside / "analyzer.duckdb"
     duckdb.connect(str(db)).close()
-    if os.geteuid() == 0:  # root's own, as the analyzer's file is its service user's
-        (db if where == "file" else inside).chmod(0o600 if where == "file" else 0o700)
-    else:
-        (db if where == "file" else inside).chmod(0)
+    (db if where == "file" else inside).chmod(0)
     probe = _run([sys.executable, "-c", f"open({str(db)!r}, 'rb')"], folder)
     assert "PermissionError" in probe.stderr, f"the test could not lock {db}: {probe.stderr}"
     return db
