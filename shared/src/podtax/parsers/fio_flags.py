@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podtax.parsers.base import Echoed, ParseFailure, errors_flag, holds
+from podtax.parsers.base import Echoed, ParseFailure, errors_flag, guarded, holds, holds_any
 
 STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
@@ -19,6 +19,7 @@ WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (th
 _BENIGN = ("warning", "native_fallocate call failed")
 # an engine that does no I/O (cpuio burns CPU): `cpu (noop): ioengine=cpuio, cpuload=50, cpucycle=50000`
 _NO_IO = re.compile(r"^[ \t]*(\S[^\n]*?) \(noop\): ioengine=([\w-]+)[^\n]*", re.M)
+_NOOP = guarded("(noop): ioengine=")  # its `=` is absent from a JSON report: one memchr, not 6 µs in 12 KiB
 _FATAL = ("fio: ", "error: ")  # fio's own words for a failure (`fio: pid=.., err=`, `fio: engine libaio not loadable`)
 
 
@@ -160,7 +161,7 @@ def after_start(text: str) -> str:
 
 def no_io(text: str) -> str:
     """The header fio prints for a job whose engine does no I/O (`cpu (noop): ioengine=cpuio, ...`), or ""."""
-    m = _NO_IO.search(text) if "(noop): ioengine=" in text else None
+    m = _NO_IO.search(text) if holds_any(text, _NOOP) else None
     return "" if m is None else m.group(0).strip()[:200]
 
 
@@ -168,7 +169,7 @@ def no_io_jobs(text: str) -> dict[str, str]:
     """{job name: its header} of each job whose engine does no I/O, from the `<job> (noop): ioengine=...` lines fio
     prints on stdout (not to an --output= file: there only a JSON report's options say it)."""
     jobs: dict[str, str] = {}
-    for m in _NO_IO.finditer(text) if "(noop): ioengine=" in text else ():
+    for m in _NO_IO.finditer(text) if holds_any(text, _NOOP) else ():
         jobs.setdefault(m.group(1), m.group(0).strip()[:200])
     return jobs
 
