@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import nats
 from nats.aio.client import Client
 from nats.errors import NoRespondersError, NoServersError
 from nats.errors import TimeoutError as NatsTimeout
@@ -49,6 +48,7 @@ from podtax.buspipeline import pipelined, settle
 from podtax.busstreams import Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
+from podtax.natstls import NO_TLS, TlsOnlyClient, TlsRefused, unencrypted
 
 log = logging.getLogger("podtax.bus")
 # nats-py waits for ever, and swallows a cancellation, when its buffer is full (a server that stopped reading):
@@ -203,20 +203,27 @@ class Bus(Streams, Consumers):
         nc_ready = asyncio.Event()
         user = auth.get("user") or _url_user(url)
 
+        nc = TlsOnlyClient()  # with TLS configured, nothing is sent to a server that does not require it
         try:
             # nats-py retries the first connection forever when reconnects are unlimited: bound it.
-            nc = await asyncio.wait_for(nats.connect(
+            await asyncio.wait_for(nc.connect(
                 servers=[u.strip() for u in url.split(",")], name=source, connect_timeout=timeout,
                 max_reconnect_attempts=-1, allow_reconnect=True, closed_cb=_closed, error_cb=_error,
                 disconnected_cb=_disconnected, reconnected_cb=_reconnected,
                 drain_timeout=5, flush_timeout=FLUSH_TIMEOUT_S, inbox_prefix=natsauth.inbox_prefix(user), **auth,
             ), timeout * 2)
+        except TlsRefused:
+            await _abandon(nc)
+            raise BusError(f"cannot use NATS at {redact(url)}: {NO_TLS}") from None
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
             why = next((e for e in reversed(errors) if _refused_hint(e)), None) or (
                 errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s"))
             hint = _refused_hint(why) or (SILENT if "timeout" in why.lower() and await _listens(url) else None)
             raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {hint or _start_hint(url)}") from None
         in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
+        if unencrypted(nc):
+            await nc.close()
+            raise BusError(f"cannot use NATS at {redact(url)}: {NO_TLS}")
         if await _without_jetstream(nc):
             await nc.close()
             raise BusError(f"NATS at {redact(url)} has no JetStream, where podtax keeps its streams and state: start "
@@ -348,6 +355,15 @@ async def _without_jetstream(nc: Client) -> bool:
     except Exception:  # noqa: BLE001 - not this question's to answer
         return False
     return False
+
+
+async def _abandon(nc: Client) -> None:
+    """Close a client whose first connection stopped inside nats-py's connect (its socket is open, nothing runs)."""
+    transport = getattr(nc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
+            await transport.wait_closed()
 
 
 async def _stop_reconnecting(nc: Client) -> None:
