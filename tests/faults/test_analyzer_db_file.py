@@ -104,3 +104,22 @@ def test_tables_not_the_analyzers_are_refused_at_start(tmp_path: Path, nats_url:
     last = done.stderr.strip().splitlines()[-1]
     assert named in last and "PODTAX_ANALYZER_DB" in last, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_refused_file_is_left_as_it_was(tmp_path: Path, nats_url: str) -> None:
+    """Another program's file (a table named as one of the analyzer's): refused, 'left as it is'. It was not:
+    schema.sql had run first (review r5), adding the analyzer's tables and phases' columns to it."""
+    db = tmp_path / "foreign.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE phases (x INTEGER); CREATE TABLE mine (y INTEGER)")
+    con.close()
+    done = start_analyzer(db, nats_url, tmp_path)
+    assert done.returncode == 2 and "phases lacks" in done.stderr, done.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()
+        columns = con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'phases'").fetchall()
+    finally:
+        con.close()
+    assert (tables, columns) == ([("mine",), ("phases",)], [("x",)])
+    assert not Path(f"{db}.wal").exists()

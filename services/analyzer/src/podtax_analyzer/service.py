@@ -26,7 +26,7 @@ from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.publication import Publisher
 from podtax_analyzer.score_cache import ScoreCache
-from podtax_analyzer.store import Store
+from podtax_analyzer.store import Refused, Store
 
 log = logging.getLogger("podtax.analyzer")
 SOURCE = "podtax/analyzer"
@@ -313,7 +313,7 @@ def last_block(con: duckdb.DuckDBPyConnection) -> int:
     return max((n for n in found if n is not None), default=-1)
 
 
-def cut_short(store: Store, path: Path) -> str | None:
+def cut_short(con: duckdb.DuckDBPyConnection, path: Path) -> str | None:
     """Why the file is damaged and what to do, if it is shorter than its blocks in use need. DuckDB opens a file
     cut short whose catalog is whole and fails only at the first read or write of a missing block (audit: a real
     file cut to 300 KB: `podtax up` said it was up, /healthz answered 503 later). Each block in use has its place
@@ -323,7 +323,6 @@ def cut_short(store: Store, path: Path) -> str | None:
     (some ms); a bad block inside is met at its first read."""
     if str(path) == ":memory:":
         return None
-    con = store.con.cursor()
     try:
         _, _, block_size, _, used, *_ = con.execute("PRAGMA database_size").fetchone()
         need = HEADERS_BYTES + max(used, last_block(con) + 1) * block_size
@@ -331,8 +330,6 @@ def cut_short(store: Store, path: Path) -> str | None:
         if not any(sign in str(exc) for sign in DAMAGED):
             raise
         return f"the file is damaged (cut short or overwritten): {RESTORE}"
-    finally:
-        con.close()
     if (size := path.stat().st_size) >= need:
         return None
     return f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its blocks in use need): {RESTORE}"
@@ -346,14 +343,12 @@ def open_store(path: Path, memory_mb: int | None) -> tuple[DbLock | None, Store]
     try:
         if left := empty_left(path):
             raise ConfigError(cannot_open(path, left))
-        try:
-            store = Store(path, memory_mb)
+        try:  # checked inside the transaction of schema.sql, rolled back when refused: the file is left as it was
+            store = Store(path, memory_mb, check=lambda con: cut_short(con, path) or schema_why(con))
+        except Refused as exc:
+            raise ConfigError(cannot_open(path, str(exc))) from None
         except (duckdb.Error, OSError) as exc:
             raise ConfigError(open_problem(exc, path)) from None
-        if damaged := cut_short(store, path):
-            raise ConfigError(cannot_open(path, damaged))
-        if other := schema_why(store.con):
-            raise ConfigError(cannot_open(path, other))
     except BaseException:
         if store is not None:
             store.close()

@@ -12,7 +12,7 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -132,13 +132,20 @@ def _unseen(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any
     return list(first.values())
 
 
+class Refused(ValueError):
+    """The file is not the analyzer's to use (Store's `check`); it was left as it was."""
+
+
 class Store:
     """Owns the DuckDB connection. `write_batch` is the only writer; `cursor()` serves readers."""
 
-    def __init__(self, path: Path | str, memory_mb: int | None = None, cache_mb: int = CACHE_MB) -> None:
+    def __init__(self, path: Path | str, memory_mb: int | None = None, cache_mb: int = CACHE_MB,
+                 check: Callable[[duckdb.DuckDBPyConnection], str | None] | None = None) -> None:
         """`memory_mb` bounds DuckDB's memory (80% of the RAM by default); queries that need more spill to a
         directory beside the file. With it set, the file's blocks DuckDB keeps are brought back to `cache_mb`
-        every FLUSH_BATCHES batches (without it, they grow with the history up to the limit)."""
+        every FLUSH_BATCHES batches (without it, they grow with the history up to the limit). `check`: why the
+        file is not to be used (schema.sql applied, in its transaction), which raises Refused with the file as it was
+        (review r5: schema.sql's tables and columns were added to a file then refused as 'left as it is')."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = path
@@ -148,7 +155,17 @@ class Store:
         self.con = duckdb.connect(str(path))
         if memory_mb is not None:
             self.con.execute(f"SET memory_limit = '{int(memory_mb)}MB'")
-        self.con.execute(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())
+        self.con.execute("BEGIN")
+        try:
+            self.con.execute(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())
+            refused = check(self.con) if check is not None else None
+            self.con.execute("ROLLBACK" if refused else "COMMIT")
+        except BaseException:
+            self.con.close()
+            raise
+        if refused:
+            self.con.close()
+            raise Refused(refused)
         self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
         self._lock = threading.Lock()
         self._reads = ReadWriteLock()  # statements on the store's cursors, against the flush's eviction
