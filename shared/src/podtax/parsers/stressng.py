@@ -151,9 +151,11 @@ _ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(
 # A miscellaneous metric as _line reads it in state 2 (name, number, description), except a name
 # starting with "(" or "stressor" (_line looks at those first):
 # `stress-ng: metrc: [61993] memrate   701.77 write64 MB per sec (geometric mean of 128 instances)\n`
+# A description that starts as a number does (`-`, `+`, `.` or a digit: float() reads no other finite number) is
+# left to _line: it may be a table row's figures, printed or --sn (`9.392e-02 2.371e-02 ...`), that _line reads there
+# as a row (_row_shaped).
 _MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!stressor|note:)([^\s(]\S*+)"
-                   r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(?![0-9]++\.[0-9]{2}[^\S\n]++[0-9]++\.[0-9]{2}[^\S\n])"
-                   r"(\S[^\n]*+)\n")  # not a table row's figures (_line reads a row there as a row)
+                   r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(?![-+.\d])(\S[^\n]*+)\n")
 
 
 _SN = re.compile(r"[0-9]\.[0-9]{3,5}e[+-][0-9]{2,3}")  # a --sn figure as a row prints it (`%9.3e`, `%12.5e`, `%15.4e`)

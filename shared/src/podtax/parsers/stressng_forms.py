@@ -86,7 +86,9 @@ _TOKENS = re.compile(
     # 1, 2: a table row as stress-ng prints it: bogo ops, 5 or 6 figures with 2 decimals, (RSS Max)
     rf"({_NAME}) ++([0-9]++(?: ++[0-9]++\.[0-9]{{2}}){{5}}+(?: ++[0-9]++\.[0-9]{{2}}(?: ++[0-9]++)?+)?+)$"
     rf"|({_OTHER}(?:\n{_P}(?!{_RESERVED}){_OTHER})*+)"  # 3: one or more such lines
-    rf"|({_NAME}) ++([0-9]++(?:\.[0-9]++)?+) ++(\S[^\n]*+(?<=\S))$"  # 4, 5, 6: a miscellaneous metric
+    # 4, 5, 6: a miscellaneous metric whose description starts as no number does (a row's figures after the
+    # first, printed or --sn, are read by stressng._line: a row among misc metrics is a row)
+    rf"|({_NAME}) ++([0-9]++(?:\.[0-9]++)?+) ++(?![-+.\d])(\S[^\n]*+(?<=\S))$"
     # 7: a HANDLERS line, in the forms whose second word no float() reads either
     rf")|((?:dispatching hogs:|(?:un)?successful run completed|(?:setting|defaulting) to )[^\n]*+(?<=\S)$"
     r"|(?:failed|skipped|passed): [0-9]{1,18}+(?:: [^\n]*+(?<=\S))?+$|metrics untrustworthy: [0-9]{1,18}+$)"
