@@ -27,23 +27,32 @@ def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
+UTF32_BOMS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")  # before UTF-16's: FF FE starts both little-endian marks
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
+def bom_encoding(raw: bytes) -> str | None:
+    """The encoding a UTF-32 or UTF-16 byte-order mark at the start of `raw` names (the longer mark first), or None."""
+    return "UTF-32" if raw.startswith(UTF32_BOMS) else "UTF-16" if raw.startswith(UTF16_BOMS) else None
+
+
 def decode(raw: bytes) -> str:
-    """A campaign file's text: UTF-8 (a byte-order mark kept for YAML to drop), or UTF-16 when it starts with a
-    UTF-16 byte-order mark (Windows PowerShell's `>`; YAML allows it). Raises UnicodeDecodeError."""
-    return raw.decode("utf-16") if raw.startswith(UTF16_BOMS) else raw.decode("utf-8")
+    """A campaign file's text: UTF-8 (a byte-order mark kept for YAML to drop), or UTF-32 or UTF-16 when it starts
+    with their byte-order mark (Windows PowerShell's `>` writes UTF-16; YAML allows all three). Raises
+    UnicodeDecodeError."""
+    encoding = bom_encoding(raw)
+    return raw.decode(encoding.lower() if encoding else "utf-8")
 
 
 def encoding_problem(raw: bytes, exc: UnicodeDecodeError, filename: str) -> str:
     """One line `file:line: not UTF-8 text (byte 0xNN at column C ...)` with the fix: it named a byte offset only
-    (audit hH)."""
-    if raw.startswith(UTF16_BOMS):
-        return (f"{filename}: not UTF-16 text after its UTF-16 byte-order mark ({exc.reason} at byte {exc.start}); "
-                "save the file as UTF-8")
+    (audit hH). The column counts characters (what an editor shows), not bytes."""
+    if encoding := bom_encoding(raw):
+        return (f"{filename}: not {encoding} text after its {encoding} byte-order mark ({exc.reason} at byte "
+                f"{exc.start}); save the file as UTF-8")
+    start = raw.rfind(b"\n", 0, exc.start) + 1
     line = raw.count(b"\n", 0, exc.start) + 1
-    column = exc.start - raw.rfind(b"\n", 0, exc.start)
+    column = len(raw[start:exc.start].decode("utf-8", errors="replace")) + 1
     return (f"{filename}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02X} at column {column}: {exc.reason}); "
             "save the file as UTF-8 (in another encoding such as Latin-1 or Windows-1252, convert it: iconv -f "
             "latin1 -t utf-8)")
