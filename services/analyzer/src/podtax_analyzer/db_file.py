@@ -94,10 +94,11 @@ def identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if st else None
 
 
-def moved_why(path: Path, opened: tuple[int, int] | None) -> str | None:
+def moved_why(path: Path, opened: tuple[int, int] | None, removed: bool = False) -> str | None:
     """Why nothing more may be stored when the file at `path` is no longer the one opened (removed, or replaced:
     audit hH found /healthz 'ok' and every result acked into a removed file, all lost when the analyzer stopped),
-    with how to get it back; None while it is."""
+    with how to get it back; None while it is. `removed`: the path was seen empty since, so a file there now was put
+    back (as this says to do), not one to move away."""
     if opened is None:
         return None
     try:
@@ -109,12 +110,21 @@ def moved_why(path: Path, opened: tuple[int, int] | None) -> str | None:
         return None
     if now == opened:
         return None
-    fd = next((n for n in _fds() if _same(f"/proc/self/fd/{n}", opened)), None)
+    if now is not None and removed:
+        return (f"a file is back at {path} (removed while the analyzer ran): nothing more is stored until the "
+                "analyzer restarts: restart it to use that file")
+    fd = held_fd(opened)
     source = f"/proc/{os.getpid()}/fd/{fd}" if fd is not None else f"/proc/{os.getpid()}/fd (ls -l)"
     what, first = ("removed", "") if now is None else ("replaced by another file", "move the new file away, then ")
     return (f"{path} was {what} while the analyzer ran: what it stored is only in the file it still holds open, lost "
-            f"when it stops, so nothing more is stored (new events wait in NATS): {first}copy it back while the "
-            f"analyzer runs (cp {source} {path}), then restart the analyzer")
+            f"if it is killed, so nothing more is stored (new events wait in NATS): {first}copy it back while the "
+            f"analyzer runs (cp {source} {path}), then restart the analyzer (stopped, it also puts the file back "
+            "itself)")
+
+
+def held_fd(opened: tuple[int, int]) -> str | None:
+    """This process's descriptor of the file it opened (device, inode), None if none."""
+    return next((n for n in _fds() if _same(f"/proc/self/fd/{n}", opened)), None)
 
 
 def _fds() -> list[str]:

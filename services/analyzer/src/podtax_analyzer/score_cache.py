@@ -179,7 +179,7 @@ class ScoreCache:
                 self.clear()
             touched: set[Key] = set()
             try:
-                with store.transaction() as con:
+                with store.transaction(write=False) as con:
                     marks = con.execute(_MARKS).fetchone()
                     for query in _new_row_queries(con, ids, self.marks):
                         new = dict(_grouped(con, *query))

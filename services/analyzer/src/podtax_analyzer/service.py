@@ -21,8 +21,9 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
-from podtax_analyzer.db_file import identity, moved_why, never_written, schema_why, version_why
+from podtax_analyzer.db_file import never_written, schema_why, version_why
 from podtax_analyzer.db_lock import DbLock, Held, lock_path
+from podtax_analyzer.held_file import FileWatch
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.publication import Publisher
 from podtax_analyzer.score_cache import ScoreCache
@@ -51,22 +52,11 @@ class Analyzer:
         self.publisher = Publisher(bus)
         self.changed = asyncio.Event()
         self.storage_problem: str | None = None  # set while writes fail for the storage's sake (GET /healthz)
-        self.opened = identity(Path(store.path))  # the file opened: one removed or replaced stops the writes
-        self.saved = False  # checkpointed since it was (file_moved)
+        self.watch = FileWatch(store)  # the file removed or replaced stops the writes (held_file)
 
     def file_moved(self) -> str | None:
-        """Why nothing is stored: the database file is no longer at its path (db_file.moved_why). The first time,
-        a checkpoint empties the WAL into the open file, so that a copy of it (what moved_why says to make) holds
-        every result stored (closing would empty the WAL at the path into the lost file)."""
-        moved = moved_why(Path(self.store.path), self.opened)
-        if moved and not self.saved:
-            self.saved = True
-            try:
-                with self.store.cursor() as con:
-                    con.execute("CHECKPOINT")
-            except duckdb.Error:
-                log.exception("checkpoint of the removed %s failed", self.store.path)
-        return moved
+        """Why nothing is stored: the database file is no longer at its path (held_file.FileWatch.problem)."""
+        return self.watch.problem()
 
     async def handle_batch(self, batch: list[events.Event]) -> dict[str, str]:
         """Commit the batch; if one event cannot be stored, only it is rejected (dead-lettered). If the
@@ -400,6 +390,7 @@ async def serve(settings: AnalyzerSettings, bus: Bus, stop: asyncio.Event) -> No
         if updates is not None:
             updates.cancel()
         await asyncio.gather(http, *([updates] if updates else []), return_exceptions=True)
+        await asyncio.to_thread(analyzer.watch.keep)  # a removed file put back, not dropped as it closes
         store.close()
         if held is not None:
             held.release()

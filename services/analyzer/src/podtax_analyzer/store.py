@@ -168,6 +168,10 @@ class Store:
             raise Refused(refused)
         self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
         self._lock = threading.Lock()
+        # held by each write transaction and by checkpoint(): a checkpoint then has every commit before it in the
+        # file; `guard` (held_file.FileWatch) runs under it before each write transaction, and may refuse it
+        self._writing = threading.RLock()
+        self.guard: Callable[[], None] | None = None
         self._reads = ReadWriteLock()  # statements on the store's cursors, against the flush's eviction
         self.replaced = 0  # moves before and after each replace_results (_replacing): score caches start afresh
         self.replacing = 0  # replacements under way (_replacing, nested in a reparse's vacuuming)
@@ -214,19 +218,28 @@ class Store:
             return self.con.cursor()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Cursor]:
-        """A cursor inside BEGIN ... COMMIT, rolled back if anything raises."""
-        con = self.cursor()
-        try:
-            con.execute("BEGIN")
-            yield con
-            con.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):  # DuckDB may have aborted it (a write refused in its WAL): its
-                con.execute("ROLLBACK")  # 'cannot rollback - no transaction is active' hid the cause (audit hG)
-            raise
-        finally:
-            con.close()
+    def transaction(self, write: bool = True) -> Iterator[Cursor]:
+        """A cursor inside BEGIN ... COMMIT, rolled back if anything raises. `write`: under the write lock, after
+        `guard` (False: a read's snapshot)."""
+        with self._writing if write else contextlib.nullcontext():
+            if write and self.guard is not None:
+                self.guard()
+            con = self.cursor()
+            try:
+                con.execute("BEGIN")
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):  # DuckDB may have aborted it (a write refused in its WAL):
+                    con.execute("ROLLBACK")  # its 'cannot rollback - no transaction is active' hid the cause (hG)
+                raise
+            finally:
+                con.close()
+
+    def checkpoint(self) -> None:
+        """CHECKPOINT between write transactions (none open: each commit before it is in the file)."""
+        with self._writing, self.cursor() as con:
+            con.execute("CHECKPOINT")
 
     def close(self) -> None:
         self.con.close()
