@@ -100,3 +100,79 @@ def test_another_program_on_the_port_is_named(not_nats: str, monkeypatch: pytest
     assert ("does not speak NATS" in err or "did not answer as NATS does" in err) and "4222" in err, err
     assert HINT not in err, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+
+
+@pytest.fixture
+def answering(request: pytest.FixtureRequest, nats_url: str) -> Iterator[str]:
+    """What answers at a free port (review r5 L3): a load balancer with no ready server behind it (it accepts, then
+    closes), or a real nats-server whose INFO line comes later than the connect timeout (behind a relay that holds
+    its first bytes back 0.8 s: an overloaded server), or the HTTP server of the test above named without a scheme."""
+    import contextlib
+    import http.server
+    import socket
+    import socketserver
+    import threading
+    import time
+
+    upstream = nats_url.rsplit("//", 1)[1].rsplit(":", 1)
+
+    class Closing(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            self.request.close()
+
+    class Slow(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            with socket.create_connection((upstream[0], int(upstream[1]))) as up:
+                time.sleep(0.8)  # the fault staged: a server this slow, not a wait for the test
+
+                def pipe(a: socket.socket, b: socket.socket) -> None:
+                    try:
+                        while data := a.recv(65536):
+                            b.sendall(data)
+                    except OSError:
+                        pass
+                    finally:
+                        with contextlib.suppress(OSError):
+                            b.shutdown(socket.SHUT_WR)
+
+                back = threading.Thread(target=pipe, args=(up, self.request), daemon=True)
+                back.start()
+                pipe(self.request, up)
+                back.join(5)
+
+    handler = {"closing": Closing, "slow-nats": Slow, "http-no-scheme": http.server.SimpleHTTPRequestHandler}
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler[request.param])
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        yield f"127.0.0.1:{port}" if request.param == "http-no-scheme" else f"nats://127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(("answering", "said"), [
+    ("closing", "closes them without a word"),
+    ("slow-nats", "a nats-server answered there, but later than the connect timeout (0.5 s)"),
+    ("http-no-scheme", "did not answer as NATS does"),
+], indirect=["answering"])
+def test_what_answers_is_named(answering: str, said: str) -> None:
+    """Before: the closing balancer 'does not speak NATS (it answered in another protocol)', the slow nats-server
+    'did not answer as NATS does ... point PODTAX_NATS_URL at the client port' (it was the client port), the URL
+    without a scheme (settings refuse one; nats-py reads it as nats://) 'start one with `podtax up`' (the probe
+    went to another address). Bus.connect as a service calls it (a command's deadline ends it sooner)."""
+    import asyncio
+
+    from podtax.bus import Bus, BusError
+
+    async def run() -> str:
+        try:
+            bus = await Bus.connect(answering, "t", timeout=0.5, auth={})
+        except BusError as exc:
+            return str(exc)
+        await bus.close()
+        return "connected"
+
+    err = asyncio.run(run())
+    assert said in err and HINT not in err, err

@@ -21,7 +21,6 @@ import asyncio
 import collections
 import contextlib
 import logging
-import os
 import signal
 import time
 from collections.abc import Sequence
@@ -45,6 +44,7 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
     Unavailable,
 )
 from podtax.buspipeline import pipelined, settle
+from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
 from podtax.busstreams import Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
@@ -88,58 +88,6 @@ class Unacked(Unavailable, NatsLost):
     def __init__(self, reason: str, err_code: int | None = None) -> None:
         super().__init__(reason)
         self.err_code = err_code
-
-
-def _start_hint(url: str) -> str:
-    """What to do about an unreachable NATS. At the default address with no PODTAX_NATS_URL, the CLI found no
-    up.json under PODTAX_DATA_DIR (default .podtax): a `podtax up --data-dir DIR` may be running elsewhere."""
-    from podtax.config import DEFAULT_NATS_URL
-
-    if url == DEFAULT_NATS_URL and not os.environ.get("PODTAX_NATS_URL"):
-        return ("start one with `podtax up`, or set PODTAX_DATA_DIR to the --data-dir of a running one, "
-                "or point PODTAX_NATS_URL at a running server")
-    return "start one with `podtax up` or point PODTAX_NATS_URL at a running server"
-
-
-SILENT = ("something accepts connections there but did not answer as NATS does (an HTTP server, such as "
-          "nats-server's monitoring port 8222; another program; or a nats-server that hangs): point PODTAX_NATS_URL at "
-          "a nats-server's client port (4222 by default)")
-NOT_NATS = ("something listens there but does not speak NATS (it answered in another protocol): point PODTAX_NATS_URL "
-            "at nats-server's client port (4222 by default)")
-
-
-async def _listens(url: str) -> bool:
-    """Whether the first server of `url` accepts a TCP connection: a connection that then timed out waiting for
-    NATS's INFO line was made to another program (an HTTP server speaks only when asked; audit hH)."""
-    try:
-        first = urlsplit(url.split(",")[0].strip())
-        _, writer = await asyncio.wait_for(asyncio.open_connection(first.hostname, first.port or 4222), 2)
-    except (OSError, TimeoutError, ValueError):
-        return False
-    writer.close()
-    return True
-
-
-def _refused_hint(why: str) -> str | None:
-    """The fix when a running server refused this client (its identity, its TLS), where "start one" misled (audit
-    hH); None when nothing answered."""
-    text = why.lower()
-    if "expecting info" in text:  # a program that greets in another protocol (SSH, SMTP, ...)
-        return NOT_NATS
-    if "authorization violation" in text or "authentication" in text:
-        return ("the server refused this identity: set PODTAX_NATS_USER and PODTAX_NATS_PASSWORD (or PODTAX_NATS_NKEY, "
-                "or PODTAX_NATS_CREDS) to an account it knows")
-    if "certificate required" in text:
-        return ("the server asks for a client certificate: set PODTAX_NATS_TLS_CERT and PODTAX_NATS_TLS_KEY to one "
-                "its CA signed")
-    if "mismatch, certificate is not valid for" in text:
-        host = why.rsplit("valid for", 1)[1].split("'")[1] if why.count("'") >= 2 else "that host"
-        return (f"the server's certificate was not issued for {host}: name the server in PODTAX_NATS_URL as its "
-                "certificate does")
-    if "certificate_verify_failed" in text:
-        return ("the server's certificate is not signed by a CA this client trusts: set PODTAX_NATS_TLS_CA to the "
-                "certificate (PEM) of the CA that signed it")
-    return None
 
 
 class Bus(Streams, Consumers):
@@ -216,10 +164,12 @@ class Bus(Streams, Consumers):
             await _abandon(nc)
             raise BusError(f"cannot use NATS at {redact(url)}: {NO_TLS}") from None
         except (NoServersError, OSError, TimeoutError, NatsTimeout) as exc:
-            why = next((e for e in reversed(errors) if _refused_hint(e)), None) or (
+            why = next((e for e in reversed(errors) if refused_hint(e)), None) or (
                 errors[-1] if errors else (str(exc) or f"no answer within {timeout * 2:g} s"))
-            hint = _refused_hint(why) or (SILENT if "timeout" in why.lower() and await _listens(url) else None)
-            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {hint or _start_hint(url)}") from None
+            hint = refused_hint(why)
+            if hint in (None, NOT_NATS) and ("timeout" in why.lower() or hint == NOT_NATS):
+                hint = await probe(url, timeout) or hint  # what answers there, and how
+            raise BusError(f"cannot reach NATS at {redact(url)} ({why}); {hint or start_hint(url)}") from None
         in_use[0] = nc.connected_url.geturl() if nc.connected_url else url
         if unencrypted(nc):
             await nc.close()
