@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from podtax import events, natsserver
 from podtax.bus import Bus
 
@@ -56,7 +57,28 @@ def stored(port: int) -> set[str]:
     return {r["run_id"] for r in answer.json()} if answer.status_code == 200 else set()
 
 
-async def test_a_removed_file_is_said_and_nothing_is_lost(tmp_path: Path, nats_url: str) -> None:
+def health(port: int) -> str | None:
+    """/healthz's storage line while it answers 503."""
+    answer = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+    return answer.json()["storage"] if answer.status_code == 503 else None
+
+
+def copied_back(storage: str, db: Path, port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Do what /healthz says; then it said 'replaced by another file: move the new file away' (review r5 L1)."""
+    source = re.search(r"cp (/proc/\d+/fd/\d+) ", storage)
+    assert source, storage
+    shutil.copyfile(source[1], db)
+    storage = until("/healthz after the file was copied back",
+                    lambda: (said := health(port)) and "was removed while" not in said and said, proc, log)
+    assert "a file is back at" in storage and "restart" in storage, storage
+    assert "move the new file away" not in storage, storage
+
+
+@pytest.mark.parametrize("copied", [True, False])
+async def test_a_removed_file_is_said_and_nothing_is_lost(tmp_path: Path, nats_url: str, copied: bool) -> None:
+    """copied=False: nobody copies the file back and the analyzer is stopped (in Kubernetes, the liveness probe
+    restarts it on /healthz's 503 within a minute; review r5 M2): what it had stored was dropped with the removed
+    file and the next start made an empty one; now it puts the file back as it stops."""
     db, log = tmp_path / "data" / "podtax.duckdb", tmp_path / "analyzer.log"
     bus = await Bus.connect(nats_url, "test/removed")
     try:
@@ -67,60 +89,15 @@ async def test_a_removed_file_is_said_and_nothing_is_lost(tmp_path: Path, nats_u
             await bus.publish(failed("before"))
             until("the first result stored", lambda: "before" in stored(port), proc, log)
             db.unlink()
-
-            def said() -> str | None:
-                answer = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
-                return answer.json()["storage"] if answer.status_code == 503 else None
-
-            storage = until("/healthz saying the file was removed", said, proc, log)
+            storage = until("/healthz saying the file was removed", lambda: health(port), proc, log)
             assert "was removed while the analyzer ran" in storage, storage
             await bus.publish(failed("after"))  # held in NATS, not written into the removed file
-            source = re.search(r"cp (/proc/\d+/fd/\d+) ", storage)
-            assert source, storage
-            shutil.copyfile(source[1], db)  # what /healthz says to do
-
-            def back() -> str | None:  # it said 'replaced by another file: move the new file away' (review r5 L1)
-                answer = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
-                return answer.json()["storage"] if "was removed while" not in answer.json()["storage"] else None
-
-            storage = until("/healthz after the file was copied back", back, proc, log)
-            assert "a file is back at" in storage and "restart" in storage, storage
-            assert "move the new file away" not in storage, storage
-        finally:
-            proc.terminate()
-            proc.wait(60)
-        port = natsserver.free_port()
-        proc = start(db, nats_url, port, log)
-        try:
-            until("both results stored", lambda: stored(port) == {"before", "after"}, proc, log)
-        finally:
-            proc.terminate()
-            proc.wait(60)
-    finally:
-        await bus.close()
-
-
-async def test_a_removed_file_is_kept_as_the_analyzer_stops(tmp_path: Path, nats_url: str) -> None:
-    """Nobody copies the file back: the analyzer is stopped (in Kubernetes, the liveness probe restarts it on
-    /healthz's 503 within a minute; review r5 M2). Before, what it had stored was dropped with the removed file and
-    the next start made an empty one; now it puts the file back as it stops."""
-    db, log = tmp_path / "data" / "podtax.duckdb", tmp_path / "analyzer.log"
-    bus = await Bus.connect(nats_url, "test/removed-kept")
-    try:
-        await bus.ensure_streams()
-        port = natsserver.free_port()
-        proc = start(db, nats_url, port, log)
-        try:
-            await bus.publish(failed("before"))
-            until("the first result stored", lambda: "before" in stored(port), proc, log)
-            db.unlink()
-            until("/healthz saying the file was removed",
-                  lambda: httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 503, proc, log)
-            await bus.publish(failed("after"))
+            if copied:
+                copied_back(storage, db, port, proc, log)
         finally:
             proc.terminate()
             assert proc.wait(60) == 0, log.read_text(errors="replace")
-        assert "put back there as it stops" in log.read_text(errors="replace")
+        assert copied or "put back there as it stops" in log.read_text(errors="replace")
         port = natsserver.free_port()
         proc = start(db, nats_url, port, log)
         try:
