@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from nats.js import JetStreamContext
-from nats.js.errors import TooManyStalledMsgsError
+from nats.js.errors import NoStreamResponseError, TooManyStalledMsgsError
+
+# Between the rounds of publishes answered 'no response from stream' while their stream is between leaders (the
+# pause nats.go's JetStream publish takes before trying such a publish again)
+LEADERLESS_PAUSE_S = 0.25
 
 
 class Pipeline:
@@ -23,11 +27,38 @@ class Pipeline:
     def __init__(self, js: JetStreamContext, bound: asyncio.Timeout) -> None:
         self.js, self.bound = js, bound
         self.futures: list[asyncio.Future[Any]] = []
+        self.sent: list[tuple[str, bytes, dict[str, str] | None]] = []
 
     async def publish(self, subject: str, payload: bytes, headers: dict[str, str] | None = None) -> None:
         """Publish without waiting for its ack; raise once the batch's deadline has passed (check_bound)."""
         self.futures.append(await self.js.publish_async(subject, payload, headers=headers))
+        self.sent.append((subject, payload, headers))
         check_bound(self.bound)
+
+    async def acks(self, lost: Callable[[], Awaitable[bool]]) -> None:
+        """Wait for every ack of the batch, in order. Publishes answered 'no response from stream' (nothing listened
+        on their subject) while `lost()` says False (the stream is there: between leaders, e.g. just made, its leader
+        stepping down, a server restarting) are published again after LEADERLESS_PAUSE_S, until the batch's deadline:
+        none of them was stored, so none can be stored twice. When `lost()` says True (no such stream: NATS lost its
+        store) the first of them is raised. Before, one leaderless moment failed a whole batch (a CI run)."""
+        todo = range(len(self.futures))
+        while todo:
+            again: list[int] = []
+            unanswered: NoStreamResponseError | None = None
+            for i in todo:
+                try:
+                    await self.futures[i]
+                except NoStreamResponseError as exc:
+                    again.append(i)
+                    unanswered = unanswered or exc
+            if unanswered is not None and await lost():
+                raise unanswered
+            if again:
+                await asyncio.sleep(LEADERLESS_PAUSE_S)
+            for i in again:
+                self.futures[i] = await self.js.publish_async(*self.sent[i][:2], headers=self.sent[i][2])
+                check_bound(self.bound)
+            todo = again
 
     def acked(self) -> int:
         """How many publishes JetStream has answered so far."""

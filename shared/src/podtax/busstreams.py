@@ -246,16 +246,26 @@ class Streams:
         `KeyValue.put` is a JetStream publish on the subject `$KV.<bucket>.<key>`, one round trip at
         a time; this is the same publish with every put in flight at once. As Bus.publish_many: a server that
         dies (or hangs) with puts in flight never acks them, and nats-py would wait for ever (the analyzer's
-        scores stopped being published so): past `timeout` seconds the rest are cancelled and Unacked is raised."""
+        scores stopped being published so): past `timeout` seconds the rest are cancelled and Unacked is raised.
+        Puts answered 'no response from stream' while the bucket's stream has no leader are made again (Pipeline.acks);
+        into a bucket that is not there, that answer is raised."""
         def unacked(acked: int) -> str:
             return (f"NATS acked {acked} of {len(items)} puts into KV bucket {bucket} within {timeout:g} s (the "
-                    "server restarted or is overloaded?)")
+                    "server restarted or is overloaded, or the bucket's stream has no leader?)")
+
+        async def lost() -> bool:  # a put got 'no response from stream': is the bucket's stream not there?
+            try:
+                await self.js.stream_info(f"KV_{bucket}")
+            except NotFoundError:
+                return True
+            except (NoRespondersError, NatsTimeout, ServiceUnavailableError):  # no leader (nor meta leader) to answer
+                pass
+            return False
 
         async with pipelined(self.js, timeout, unacked) as pipe:
             for key, value in items:
                 await pipe.publish(f"$KV.{bucket}.{key}", value)
-            for fut in pipe.futures:
-                await fut
+            await pipe.acks(lost)
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
