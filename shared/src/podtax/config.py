@@ -102,9 +102,10 @@ class Common(BaseSettings):
         "node's host facts, one node's run logs, ...; -1 = no limit). A subject at its limit refuses new messages on "
         "it alone (nothing is discarded): a node publishing without end is stopped at its own subjects' limit while "
         "the other nodes' reports are still taken (with no limit, it filled the shared stream and every node's runs "
-        "stopped). Applied and changed as PODTAX_NATS_STREAM_MAX_BYTES; needs nats-server 2.9.2 or later. A stream made "
-        "by an earlier podtax has no such limit until a NATS admin runs `nats stream edit PODTAX --max-msgs-per-subject "
-        "N --discard-per-subject` (both flags: without the second, a subject at its limit drops its oldest messages).")
+        "stopped). Applied and changed as PODTAX_NATS_STREAM_MAX_BYTES; needs nats-server 2.9.2 or later. A stream "
+        "made by an earlier podtax has no such limit until a NATS admin runs `nats stream edit PODTAX "
+        "--max-msgs-per-subject N --discard-per-subject` (both flags: without the second, a subject at its limit drops "
+        "its oldest messages).")
 
     @field_validator("*", mode="before")
     @classmethod
