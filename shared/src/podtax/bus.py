@@ -45,7 +45,7 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
 )
 from podtax.buspipeline import pipelined, settle
 from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
-from podtax.busstreams import Streams
+from podtax.busstreams import NO_ROOM, Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 from podtax.natstls import NO_TLS, TlsOnlyClient, TlsRefused, unencrypted
@@ -61,9 +61,10 @@ PUBLISH_ACK_TIMEOUT_S = 30.0  # a publish not acked by then is taken as lost (Bu
 FULL = 10077
 # JetStream's refusals for want of room, which last until an admin makes room (not an outage): FULL, "insufficient
 # resources" (10023, a 503: the server's JetStream storage, max_file_store or the disk, used up), "insufficient storage
-# resources available" (10047), "resource limits exceeded for account" (10002). Any other error of a publish (a 503
-# "JetStream system temporarily unavailable" during a leader change, ...) is NATS away: sent again, not a refusal
-RESOURCES = frozenset({10023, 10047, 10002})
+# resources available" (busstreams.NO_ROOM), "resource limits exceeded for account" (10002). Any other error of a
+# publish (a 503 "JetStream system temporarily unavailable" during a leader change, ...) is NATS away: sent again, not
+# a refusal
+RESOURCES = frozenset({10023, NO_ROOM, 10002})
 LIMITS = frozenset({FULL, *RESOURCES})
 
 
