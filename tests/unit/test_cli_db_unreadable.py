@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -28,17 +26,6 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         argv = ["setpriv", f"--bounding-set={DROP}", f"--inh-caps={DROP}", *argv]
     env = {**os.environ, "HOME": str(cwd), "COLUMNS": "200"}
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-
-
-@pytest.fixture
-def open_folder() -> Iterator[Path]:
-    """A folder every user may enter (pytest's own is its owner's only)."""
-    with tempfile.TemporaryDirectory(prefix="podtax-db-") as name:
-        folder = Path(name)
-        folder.chmod(0o755)
-        yield folder
-        for inner in folder.iterdir():  # make it removable again
-            inner.chmod(0o700)
 
 
 def _locked_db(folder: Path, where: str) -> Path:
@@ -62,9 +49,9 @@ ENTRY_POINTS = {
 @pytest.mark.parametrize("where", ["file", "folder"])
 @pytest.mark.parametrize("command", list(ENTRY_POINTS))
 def test_a_db_file_the_user_cannot_read_is_one_line_naming_the_cause(command: str, where: str,
-                                                                      open_folder: Path) -> None:
-    db = _locked_db(open_folder, where)
-    done = _run(ENTRY_POINTS[command](db), open_folder)
+                                                                      tmp_path: Path) -> None:
+    db = _locked_db(tmp_path, where)
+    done = _run(ENTRY_POINTS[command](db), tmp_path)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
