@@ -2,7 +2,7 @@
 
 Every row is checked before anything is sent; one bad row stops the whole import (exit 2), so a
 manifest is never half-imported because of its content. Each row becomes one run with a
-deterministic id (a hash of campaign, file, node and env) and event id `<run_id>.log`: importing
+deterministic id (a hash of campaign, file, node as written and env) and event id `<run_id>.log`: importing
 the same manifest again is harmless (JetStream drops the repeated event ids inside its
 de-duplication window, and the analyzer keeps one row per run id after that).
 
@@ -77,7 +77,10 @@ def size_bound(log_chars: int, row: Row, campaign: str) -> int:
 
 
 def run_id_for(campaign: str, file: str, node: str, env: str) -> str:
-    """Deterministic: the same campaign, file, node and env always give the same run id."""
+    """Deterministic: the same campaign, file, node and env always give the same run id. `node` is the node as the
+    manifest writes it (Row.spelled, else Row.node): podtax before 6de8b23 kept `Node-1` as written and derived its
+    runs' ids from it, so the same manifest imported again into such a database gives the ids it holds (derived
+    from `node-1`, every run was stored a second time), though the event's node is now `node-1`."""
     digest = hashlib.sha256("\x1f".join((campaign, file, node, env)).encode()).hexdigest()
     return f"import-{digest[:24]}"
 
@@ -116,7 +119,7 @@ def _ended(row: Row, seconds: float | None) -> datetime:
 
 
 def _event(row: Row, campaign: str, sequence: int, stdout: str, seconds: float | None) -> events.RawLogV1:
-    run_id = run_id_for(campaign, row.file, row.node, row.env)
+    run_id = run_id_for(campaign, row.file, row.spelled or row.node, row.env)
     run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
                          test=row.test, params=row.params, sequence=sequence)
     log = events.RawLog(run=run, stdout=stdout, stderr="", exit_code=0, started_at=row.started_at,
@@ -287,7 +290,8 @@ HELP = "\n\n".join((
     "A campaign that podtax ran (`podtax campaign submit`) is refused: imported runs would join its cells "
     "unseen; --into-existing adds them anyway, and the report then flags each cell that has imported runs "
     "IMPORTED, with how many. "
-    "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node and env. "
+    "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node (as the "
+    "manifest writes it: a database of an older podtax, which kept Node-1, is not given its runs twice) and env. "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
 
