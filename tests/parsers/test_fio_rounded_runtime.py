@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
+from podtax import templates
 from podtax.flags import ORDER
 from podtax.parsers import parse_run, parse_text
 from podtax.parsers.fio_flags import ROUNDED_MAX_MS, ROUNDED_SHARE
@@ -107,3 +109,29 @@ def test_the_flag_is_no_cell_flag_of_the_analyzer() -> None:
     requested work", celldata.py `starts_with(f, 'SHORT')`), which a fio run that did all its work is not."""
     flag = _rounded(parse_text((FOUND / "fio-3.33-null-64k-1ms.json").read_text(), "fio").flags)[0]
     assert not any(flag.startswith(name) for name in ORDER)
+
+
+def test_the_templates_old_argv_gave_a_rounded_runtime_and_its_argv_now_times_a_whole_runtime() -> None:
+    """Real captures of the fio template (size 1M, the rest its defaults): without --time_based 256 reads ended the
+    run in 5 ms (runtime=10 only a cap), flagged; with it the job is timed the whole runtime, over 1000 ms."""
+    old = parse_text((FOUND / "fio-3.33-template-1m-5ms.json").read_text(), "fio")
+    assert _rounded(old.flags) and old.metric("read_iops").value == pytest.approx(51200.0)
+    text = (FOUND / "fio-3.33-template-1m-time-based.json").read_text()
+    new = parse_text(text, "fio")
+    assert json.loads(text)["jobs"][0]["read"]["runtime"] >= 1000 and not new.flags
+    assert new.metric("read_iops").value == pytest.approx(76280.719281)
+
+
+@pytest.mark.parametrize("rw", ["randread", "write", "randrw"])
+def test_a_real_run_of_the_template_with_a_tiny_size_is_not_rounded(rw: str, tmp_path: Path) -> None:
+    """The template's own argv on the real fio, with the smallest runtime and a size read or written in about a ms
+    (buffered, so any file system serves): the old argv ended after one pass over 1M, flagged ROUNDED_RUNTIME;
+    --time_based keeps every direction going the whole runtime (>= 1 s, fio's rounding then under 0.1%)."""
+    params = {"rw": rw, "bs": "64K", "size": "1M", "iodepth": 1, "direct": False, "runtime": 1}
+    argv = templates.get("fio").build_argv(params, workdir=str(tmp_path))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    parsed = parse_run("fio", proc.stdout, proc.stderr, proc.returncode, params)
+    assert not _rounded(parsed.flags) and not parsed.flags, parsed.flags
+    job = json.loads(proc.stdout)["jobs"][0]
+    ran = [job[d]["runtime"] for d in ("read", "write") if job[d]["total_ios"]]
+    assert ran and min(ran) >= 1000, ran

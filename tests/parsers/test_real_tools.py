@@ -19,8 +19,8 @@ CASES = [
     # line, operations per second is its figure
     ("sysbench-memory", {"threads": 1, "operation": "none", "block_size": "1K", "total_size": "4G", "time": 1}),
     ("stress-ng-cpu", {"threads": 1, "method": "all", "timeout": 1}),
-    ("fio", {"rw": "randread", "bs": "4K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
-    ("fio", {"rw": "write", "bs": "64K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 2}),
+    ("fio", {"rw": "randread", "bs": "4K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 1}),
+    ("fio", {"rw": "write", "bs": "64K", "size": "4M", "iodepth": 1, "direct": False, "runtime": 1}),
 ]
 
 
@@ -41,8 +41,8 @@ def test_real_run_parses(test: str, params: dict[str, Any], tmp_path: Path) -> N
     primary = template.primary_metric(template.validate(params))
     assert parsed.metric(primary).value > 0
     assert parsed.tool == template.tool and parsed.tool_version
-    # a 4M fio write can end in 1 ms: its rates then are a floor, flagged ROUNDED_RUNTIME (test_fio_rounded_runtime)
-    assert [f for f in parsed.flags if not f.startswith("ROUNDED_RUNTIME: ")] == [], parsed.flags
+    # no flag, ROUNDED_RUNTIME included: the fio template runs --time_based (a 4M write alone ends in 1 ms)
+    assert parsed.flags == (), parsed.flags
     if test == "sysbench-cpu":
         assert parsed.values()["events"] == 50 and parsed.echoed["max_prime"] == 2000
     if test == "stress-ng-cpu":

@@ -163,10 +163,13 @@ class Hdparm(Params):
 class Fio(Params):
     rw: Literal["read", "write", "randread", "randwrite", "rw", "randrw"] = "randread"
     bs: SIZE = "4K"
-    size: SIZE = "64M"
+    size: SIZE = Field("64M", description="The data file's size: the region read or written, again and again "
+                                         "until runtime ends")
     iodepth: int = Field(16, ge=1, le=1024)
     direct: bool = True
-    runtime: int = Field(10, ge=1, le=3600)
+    # whole seconds, at least 1: fio times each direction in whole ms rounded up, so 1 s keeps that error at 0.1%
+    runtime: int = Field(10, ge=1, le=3600, description="Seconds fio runs (--time_based): the run lasts this long "
+                                                         "whatever the size")
 
     @model_validator(mode="after")
     def _sizes(self) -> Fio:

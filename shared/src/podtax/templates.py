@@ -95,8 +95,11 @@ def _hdparm(p: Hdparm, workdir: str) -> list[str]:
 
 
 def _fio(p: Fio, workdir: str) -> list[str]:
+    # --time_based: fio runs the whole runtime (over the file again and again), so every job direction is timed
+    # at least 1 s; without it a size read in a few ms ended the run, its whole-ms runtime (rounded up) making its
+    # IOPS and bandwidth too low (ROUNDED_RUNTIME), and runtime was only a cap
     return ["fio", "--name=podtax", f"--rw={p.rw}", f"--bs={p.bs}", f"--size={p.size}",
-            f"--iodepth={p.iodepth}", f"--direct={int(p.direct)}", f"--runtime={p.runtime}",
+            f"--iodepth={p.iodepth}", f"--direct={int(p.direct)}", "--time_based", f"--runtime={p.runtime}",
             "--ioengine=psync" if p.iodepth == 1 else "--ioengine=libaio",
             f"--filename={workdir.rstrip('/')}/podtax-fio.dat", "--output-format=json"]
 
