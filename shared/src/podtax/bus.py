@@ -43,7 +43,7 @@ from podtax.busconsume import (  # noqa: F401 - re-exported: podtax.bus is where
     Permanent,
     Unavailable,
 )
-from podtax.buspipeline import pipelined, settle
+from podtax.buspipeline import gone, pipelined, settle
 from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
 from podtax.busstreams import NO_ROOM, Streams
 from podtax.config import redact  # re-exported: services import it from here
@@ -216,26 +216,33 @@ class Bus(Streams, Consumers):
         once 4,000 are outstanding, block every later publish): when the acks are not all in within
         `timeout` seconds, the rest are cancelled (which frees their slots) and :class:`Unacked` is
         raised, so a batch handler's batch is held and retried (its events are de-duplicated by their
-        Nats-Msg-Id). A refusal names no publish (nats-py drops it: see Bus.__init__), so every call in flight
-        when one arrives ends with it (a call whose acks were still coming publishes its events again: deduplicated)."""
+        Nats-Msg-Id). Publishes answered 'no response from stream' (its stream between leaders: none stored) are made
+        again until then (buspipeline.Pipeline.acks). A refusal names no publish (nats-py drops it: see Bus.__init__),
+        so every call in flight when one arrives ends with it (a call whose acks were still coming publishes its events
+        again: deduplicated)."""
         duplicates = 0
         refused: asyncio.Future[APIError] = asyncio.get_running_loop().create_future()
         self._refusal_waiters.add(refused)  # only refusals from now on end this call's wait
 
         def unacked(acked: int) -> str:
             return (f"NATS acked {acked} of {len(events)} published events within {timeout:g} s (the server "
-                    "restarted or is overloaded?)")
+                    "restarted or is overloaded, or the events' stream has no leader?)")
+
+        async def acked(fut: asyncio.Future[Any]) -> Any:
+            if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them all: +12% CPU)
+                await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)
+                if not fut.done():
+                    raise Unacked(refusal_text(refused.result()), refused.result().err_code)
+            return fut.result()  # a publish JetStream refused raises here
 
         try:
             async with pipelined(self.js, timeout, unacked) as pipe:
                 for e in events:
                     await pipe.publish(e.subject, self._payload(e), self._headers(e))
-                for fut in pipe.futures:
-                    if not fut.done():  # only an ack not in yet is waited for, beside a refusal (gathering them
-                        await asyncio.wait((fut, refused), return_when=asyncio.FIRST_COMPLETED)  # all: +12% CPU)
-                        if not fut.done():
-                            raise Unacked(refusal_text(refused.result()), refused.result().err_code)
-                    duplicates += bool(fut.result().duplicate)  # a publish JetStream refused raises here
+                # answered 'no response from stream' (its stream between leaders): published again, as KV puts are;
+                # before, the whole batch failed (NoStreamResponseError). Is the events' stream not there?
+                await pipe.acks(lambda: gone(self.js.find_stream_name_by_subject(events[0].subject)), acked)
+                duplicates = sum(bool(fut.result().duplicate) for fut in pipe.futures)
         finally:
             self._refusal_waiters.discard(refused)
             settle([refused])

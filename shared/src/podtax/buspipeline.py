@@ -13,8 +13,10 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.errors import NoStreamResponseError, TooManyStalledMsgsError
+from nats.js.errors import NoStreamResponseError, NotFoundError, ServiceUnavailableError, TooManyStalledMsgsError
 
 # Between the rounds of publishes answered 'no response from stream' while their stream is between leaders (the
 # pause nats.go's JetStream publish takes before trying such a publish again)
@@ -35,8 +37,10 @@ class Pipeline:
         self.sent.append((subject, payload, headers))
         check_bound(self.bound)
 
-    async def acks(self, lost: Callable[[], Awaitable[bool]]) -> None:
-        """Wait for every ack of the batch, in order. Publishes answered 'no response from stream' (nothing listened
+    async def acks(self, lost: Callable[[], Awaitable[bool]],
+                   wait: Callable[[asyncio.Future[Any]], Awaitable[Any]] | None = None) -> None:
+        """Wait for every ack of the batch, in order (each through `wait`, when given: Bus.publish_many's also ends at
+        a refusal). Publishes answered 'no response from stream' (nothing listened
         on their subject) while `lost()` says False (the stream is there: between leaders, e.g. just made, its leader
         stepping down, a server restarting) are published again after LEADERLESS_PAUSE_S, until the batch's deadline:
         none of them was stored, so none can be stored twice. When `lost()` says True (no such stream: NATS lost its
@@ -47,7 +51,7 @@ class Pipeline:
             unanswered: NoStreamResponseError | None = None
             for i in todo:
                 try:
-                    await self.futures[i]
+                    await (wait(self.futures[i]) if wait is not None else self.futures[i])
                 except NoStreamResponseError as exc:
                     again.append(i)
                     unanswered = unanswered or exc
@@ -83,6 +87,19 @@ async def pipelined(js: JetStreamContext, timeout: float, unacked: Callable[[int
     finally:
         if pipe is not None:
             settle(pipe.futures)
+
+
+async def gone(ask: Awaitable[Any]) -> bool:
+    """Whether the stream a publish got 'no response from stream' from is not there (NATS lost its store), by `ask`
+    (a request naming it: stream info, or the stream of a subject): NotFound says so; no answer (no leader, nor meta
+    leader, to give one) is a stream between leaders, whose publishes are made again (Pipeline.acks)."""
+    try:
+        await ask
+    except NotFoundError:
+        return True
+    except (NoRespondersError, NatsTimeout, ServiceUnavailableError):
+        pass
+    return False
 
 
 def check_bound(bound: asyncio.Timeout) -> None:

@@ -27,7 +27,7 @@ from nats.js.errors import (
 from nats.js.kv import KeyValue
 
 from podtax import kvscan, subjects
-from podtax.buspipeline import pipelined
+from podtax.buspipeline import gone, pipelined
 
 log = logging.getLogger("podtax.bus")
 DUPLICATE_WINDOW_S = 120.0  # JetStream drops a message whose Nats-Msg-Id it stored this recently
@@ -253,19 +253,10 @@ class Streams:
             return (f"NATS acked {acked} of {len(items)} puts into KV bucket {bucket} within {timeout:g} s (the "
                     "server restarted or is overloaded, or the bucket's stream has no leader?)")
 
-        async def lost() -> bool:  # a put got 'no response from stream': is the bucket's stream not there?
-            try:
-                await self.js.stream_info(f"KV_{bucket}")
-            except NotFoundError:
-                return True
-            except (NoRespondersError, NatsTimeout, ServiceUnavailableError):  # no leader (nor meta leader) to answer
-                pass
-            return False
-
         async with pipelined(self.js, timeout, unacked) as pipe:
             for key, value in items:
                 await pipe.publish(f"$KV.{bucket}.{key}", value)
-            await pipe.acks(lost)
+            await pipe.acks(lambda: gone(self.js.stream_info(f"KV_{bucket}")))  # is the bucket's stream not there?
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
