@@ -41,20 +41,50 @@ def test_table_output_and_tool_option(capsys: pytest.CaptureFixture[str], monkey
     assert main(["parse", rpi]) == 1
     assert "unknown-format" in capsys.readouterr().out
     assert main(["parse", "--tool", "nosuchtool", rpi]) == 2
-    assert main(["parse", "does-not-exist.log"]) == 1
 
 
 def test_only_a_regular_file_under_the_cap_is_read(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     big = tmp_path / "big.log"
     big.write_bytes(b"sysbench 1.0.20\n" + b"x" * 1_000_000)
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)  # reading it would block for ever
-    assert main(["parse", "--json", str(big), str(fifo), "/dev/zero", str(tmp_path)]) == 1
-    errors = [item["error"] for item in json.loads(capsys.readouterr().out)]
-    assert [e["reason"] for e in errors] == ["unreadable"] * 4
-    assert "more than 1,000,000 bytes" in errors[0]["detail"]
-    assert all("not a regular file" in e["detail"] for e in errors[1:3])
-    assert "directory" in errors[3]["detail"].lower()
+    assert main(["parse", "--json", str(big)]) == 1
+    [error] = [item["error"] for item in json.loads(capsys.readouterr().out)]
+    assert error["reason"] == "unreadable" and "more than 1,000,000 bytes" in error["detail"]
+
+
+def _fifo(tmp_path: Path) -> str:
+    os.mkfifo(tmp_path / "fifo")  # reading it would block for ever
+    return str(tmp_path / "fifo")
+
+
+NO_LOG = {  # a file named on the command line that is no log: a usage mistake (as argparse's FileType), exit 2
+    "missing": (lambda tmp: str(tmp / "does-not-exist.log"), "no such file"),
+    "missing folder": (lambda tmp: str(tmp / "nope" / "x.log"), "no such file"),
+    "under a file": (lambda tmp: str(Path(GOOD_ABS) / "x.log"), "no such file"),
+    "folder": (lambda tmp: str(tmp), "is a folder"),
+    "fifo": (_fifo, "is a device, FIFO or socket, not a log file"),
+    "device": (lambda tmp: "/dev/zero", "is a device, FIFO or socket, not a log file"),
+}
+GOOD_ABS = str(Path(__file__).resolve().parents[2] / GOOD)
+
+
+@pytest.mark.parametrize("case", sorted(NO_LOG))
+def test_a_file_that_is_no_log_is_a_usage_mistake(case: str, capsys: pytest.CaptureFixture[str],
+                                                   tmp_path: Path) -> None:
+    """`podtax parse nope.log` printed a FAILED line and exited 1, as for a log the parser rejects; nothing is
+    parsed now, even beside a good log, and the one line names the file and why."""
+    make, why = NO_LOG[case]
+    name = make(tmp_path)
+    assert main(["parse", "--json", GOOD_ABS, name]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [f"podtax parse: {name!r}: {why}; nothing was parsed (see 'podtax parse --help')"]
+
+
+def test_several_files_that_are_no_log_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["parse", str(tmp_path / "a.log"), GOOD_ABS, str(tmp_path / "b.log")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"podtax parse: {str(tmp_path / 'a.log')!r}: no such file (and 1 more such file(s)); nothing was parsed "
+        "(see 'podtax parse --help')"]
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])
@@ -88,7 +118,9 @@ def test_closing_tag_like_text_does_not_crash(capsys: pytest.CaptureFixture[str]
 def test_a_failed_log_is_one_whole_line_off_a_terminal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Off a terminal (here capsys; a pipe, make) the FAILED line keeps its reason and detail on one line: the
     command built its own 80-column console, which broke it mid-phrase."""
-    missing = tmp_path / "a-log-name-long-enough-to-take-this-line-past-eighty-columns.log"
-    assert main(["parse", str(missing)]) == 1
+    big = tmp_path / "a-log-name-long-enough-to-take-this-line-past-eighty-columns.log"
+    big.write_bytes(b"x" * 1_000_001)
+    assert main(["parse", str(big)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"FAILED {missing}: unreadable — {missing}: cannot open it (No such file or directory)"]
+    assert lines == [f"FAILED {big}: unreadable — {big} holds more than 1,000,000 bytes, above the cap; cut it to "
+                     "the benchmark's own output"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,22 @@ def _show(console: Console, item: dict[str, Any]) -> None:
 NAMES = sorted({*TOOLS, *TEST_TOOL})  # what --tool takes
 
 
+def not_a_log(name: str) -> str | None:
+    """Why the file `name`, given on the command line, names no log to parse (a usage mistake, as argparse's
+    FileType and typer's `exists=True` make it: exit 2): "no such file", "is a folder", or of another kind (a
+    device, FIFO or socket); else None. A log that cannot be read (permissions), is empty or above the cap is the
+    parser's to refuse (its FAILED line, exit 1)."""
+    try:
+        mode = os.stat(name).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "no such file"
+    except OSError:  # permissions, a loop of links: parse_file names it
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    return None if stat.S_ISREG(mode) else "is a device, FIFO or socket, not a log file"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("parse")
     def parse_command(
@@ -95,10 +113,18 @@ def register(app: typer.Typer) -> None:
         """Parse benchmark logs offline and show the figures, or why a log was rejected.
 
         Exit status: 0 when every log parsed; 1 when any was rejected (each named with its reason, the count on
-        stderr); 2 for a usage mistake (an unknown --tool, an empty file name)."""
+        stderr); 2 for a usage mistake (an unknown --tool, an empty file name, a file that does not exist, a folder
+        or a device): then nothing is parsed."""
         if not all(files):
             typer.echo("podtax parse: a file name is empty (an unset shell variable?): give the path of a log "
                        "(see 'podtax parse --help')", err=True)
+            raise typer.Exit(2)
+        wrong = [(name, problem) for name in files if (problem := not_a_log(name))]
+        if wrong:  # before any output: one line, as for every usage mistake
+            name, problem = wrong[0]
+            more = f" (and {len(wrong) - 1} more such file(s))" if len(wrong) > 1 else ""
+            typer.echo(f"podtax parse: {name!r}: {problem}{more}; nothing was parsed (see 'podtax parse --help')",
+                       err=True)
             raise typer.Exit(2)
         if tool is not None:
             try:
