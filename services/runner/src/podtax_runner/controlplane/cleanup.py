@@ -19,6 +19,7 @@ from podtax_runner.controlplane.common import (
     LABEL_CAMPAIGN,
     LABEL_RUN,
     NAME,
+    Aborted,
     Context,
     campaign_token,
     last_error,
@@ -317,9 +318,12 @@ def _say_unlisted(ctx: Context, removed: Removed) -> None:
                     "--campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
 
 
-def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
+def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> str:
     """Delete what a failed or stopped run created (waiting up to CLEANUP_WAIT_S for it to go); a cleanup error is
-    logged, never masks the run's."""
+    logged, never masks the run's. Returns "" when nothing stayed, else what stayed and how to remove it, for the
+    run's failure (told): before, a run whose cleanup left claims failed saying "Stopped and removed what was
+    created", the count and the command only in the runner's log (a Nomad run's failure said them: nvolumes)."""
+    fix = f"remove them with `podtax volumes cleanup --backend kubernetes --campaign {ctx.run.campaign}`"
     try:
         removed = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S)
         timeline.left_behind = removed.left
@@ -327,3 +331,25 @@ def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> None:
     except Exception as exc:  # noqa: BLE001 - the first error is the one to report
         log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",
                     ctx.run.run_id, exc)
+        return f"its cleanup failed ({type(exc).__name__}: {brief(exc)[:200]}), what it created may stay: {fix}"
+    if removed.unlisted:
+        return f"its cleanup left what it could not list ({removed.unlisted[0][:300]}): {fix}"
+    if not removed.left:
+        return ""
+    first = f" (first: {removed.remaining[0][:300]})" if removed.remaining else ""
+    return f"{removed.left} object(s) still present after the cleanup's {CLEANUP_WAIT_S:g} s{first}: {fix}"
+
+
+LEFT = "podtax_left"  # the attribute of a run's error (not Aborted) holding what its cleanup left (told)
+
+
+def tell(exc: BaseException, said: str) -> None:
+    """Add `said` (what a failed run's cleanup left: after_failure) to the run's error: an Aborted's detail, else
+    the attribute LEFT, which execute adds to the failure it makes of that error."""
+    if not said:
+        return
+    if isinstance(exc, Aborted):
+        exc.detail = f"{exc.detail}; {said}"
+        exc.args = (exc.detail,)
+    else:
+        setattr(exc, LEFT, said)

@@ -167,7 +167,7 @@ def refusal(exc: ApiException, host: str, namespace: str, created: bool = False)
         how = "not sent again: it would not help"
         fix = "the API will refuse it again as it is: check that the runner's kubeconfig (PODTAX_RUNNER_KUBECONFIG) " \
               "names the cluster meant"
-    done = "it had created objects, deleted since (what stayed is in the runner's log)" if created \
+    done = "it had created objects, deleted since (what stayed is said at the end)" if created \
         else "nothing was created"
     return Aborted("kubernetes-error", f"the Kubernetes API at {host} refused {call} ({what}; {how}): {done}; {fix}")
 

@@ -98,14 +98,18 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
         else:
             kvolumes.run(kube, ctx, params, tl, measured)
     except ApiException as exc:  # a refusal of the run's own call (its object's fail that object only)
-        raise refusal(exc, api.configuration.host, ctx.namespace,
-                      any("request_sent" in r.t for r in tl.objects.values())) from None
+        aborted = refusal(exc, api.configuration.host, ctx.namespace,
+                          any("request_sent" in r.t for r in tl.objects.values()))
+        cleanup.tell(aborted, getattr(exc, cleanup.LEFT, ""))  # what the run's cleanup left, and how to remove it
+        raise aborted from None
     except Exception as exc:
         if not timed_out(exc):  # an object's call that timed out gave that object up; this one was the run's own
             raise
         cause = last_error(exc)
-        raise Aborted("kubernetes-no-answer", f"the Kubernetes API at {api.configuration.host} did not answer in time "
-                      f"({type(cause).__name__}: {cause}): is it overloaded, or stopped?") from None
+        aborted = Aborted("kubernetes-no-answer", f"the Kubernetes API at {api.configuration.host} did not answer in "
+                          f"time ({type(cause).__name__}: {cause}): is it overloaded, or stopped?")
+        cleanup.tell(aborted, getattr(exc, cleanup.LEFT, ""))
+        raise aborted from None
     return tl
 
 

@@ -375,8 +375,8 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
     churn = VolumeChurnK8s(kube, ctx, params, timeline)
     try:
         churn.execute()
-    except BaseException:
-        cleanup.after_failure(kube, ctx, timeline)
+    except BaseException as exc:
+        cleanup.tell(exc, cleanup.after_failure(kube, ctx, timeline))
         raise
     measured()
     timeline.left_behind = sum(1 for r in timeline.objects.values()

@@ -235,8 +235,8 @@ def run(kube: Kube, ctx: Context, params: PodStartup, timeline: Timeline,
     failure delete what this run created, then re-raise."""
     try:
         PodStartupRun(kube, ctx, params, timeline).execute()
-    except BaseException:
-        cleanup.after_failure(kube, ctx, timeline)
+    except BaseException as exc:
+        cleanup.tell(exc, cleanup.after_failure(kube, ctx, timeline))
         raise
     measured()
     # what stays if the cleanup fails: pods not gone, and each pod's claim (the run deletes only the pods)
