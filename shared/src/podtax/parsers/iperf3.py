@@ -12,7 +12,8 @@ the template's 0, unlimited) is flagged PARAM_MISMATCH: its throughput is bounde
 the params (a run, an import, or none: `podtax parse`), is a run bound by an amount (`-n` bytes or `-k` blocks,
 echoed as `test_start.bytes` / `blocks` with `duration` 0) instead of a time: the template always passes `-t`, and
 a `-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. Without params no param is compared.
-A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view.
+A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view. With `-d` (debug) the JSON objects
+the client exchanges with the server (`send_parameters:`, `send_results`, `get_results`) come first: passed over.
 
 iperf3 3.12 exits 0 even when it failed: the JSON's `error` decides. Failures: `refused`
 (connection refused), `unreachable` (no route, network unreachable), `timeout` (nothing answered,
@@ -55,6 +56,9 @@ USAGE = "Usage: iperf3 ["  # the usage text iperf3 prints after getopt's refusal
 TEXT_MARKS = ("[ ID ] Interval", "[ ID] Interval           Transfer     Bitrate", "Connecting to host ",
               "Accepted connection from ")
 _DECODER = json.JSONDecoder()
+# `-d -J`: iperf3's warning, and the label of the first object it sends the server; the report opens with `"start"`
+_DEBUG_MARKS = ("Debug output (-d)", "send_parameters:")
+_REPORT_OPEN = re.compile(r'^\{\s*"start":', re.M)
 # a bare `nan`, `-nan`, `inf` or `-inf` value (iperf3 before 3.1.3: `%g`), as JSON's NaN and Infinity
 _BARE = re.compile(r'(":[ \t]*)(-?)(nan|inf)(?=[ \t\r\n]*[,}\]])')
 # what a report holding such a value (before or after _load reads it) contains, as `system_info` never does
@@ -110,6 +114,7 @@ def _load(text: str) -> dict[str, Any]:
             raise ParseFailure("unknown-format", "this is iperf3's text report (rounded to 3 digits): rerun "
                                                  "iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "no iperf3 JSON report (was iperf3 run with -J?)")
+    start = _past_debug(text, start)
     if text.find('"event":', start, start + 200) >= 0:  # `--json-stream`: one event per line, no report
         raise ParseFailure("unknown-format", "this is iperf3's --json-stream output (one event per line): "
                                              "rerun iperf3 with -J for the report podtax reads")
@@ -140,6 +145,14 @@ def _load(text: str) -> dict[str, Any]:
                                                  "other JSON: rerun iperf3 with -J for the JSON report podtax reads")
         raise ParseFailure("unknown-format", "the JSON is not an iperf3 report (no `start` object)")
     return doc
+
+
+def _past_debug(text: str, start: int) -> int:
+    """Where the report starts in a `-d -J` log (after the debug objects, which have no `start`), else `start`."""
+    if not any(text.find(mark, 0, start) >= 0 for mark in _DEBUG_MARKS):
+        return start
+    report = _REPORT_OPEN.search(text, start)
+    return report.start() if report else start
 
 
 def _as_json(m: re.Match[str]) -> str:

@@ -1,0 +1,52 @@
+"""iperf3 `-d -J` (sweep hB2, iperf3 3.12 on this project's Debian 12 VM, tests/corpus-net, COMMANDS.tsv): debug
+lines and the JSON objects the client exchanges with the server (`send_parameters:`, `send_results`,
+`get_results`) come before the report, which is whole. The first of those objects was taken for the report and
+the run refused as 'this log holds several iperf3 JSON reports; split it': one run, wrongly said to be several.
+Each figure read must be the one the report prints (`end.sum_received` / `sum_sent`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from podtax.parsers import ParseFailure, parse_text
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus-net"
+
+
+def _report(name: str) -> dict:
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    return json.JSONDecoder().raw_decode(text, text.index('{\n\t"start":'))[0]
+
+
+@pytest.mark.parametrize("name", ["iperf3-tcp-debug-b20M-1s.json", "iperf3-udp-debug-1s.json"])
+def test_a_debug_run_reads_its_report(name: str) -> None:
+    parsed = parse_text((CORPUS / name).read_text(encoding="utf-8"), "iperf3")
+    end = _report(name)["end"]
+    values = parsed.values()
+    assert values["throughput_mbps"] == end["sum_received"]["bits_per_second"] / 1e6
+    assert values["sent_mbps"] == end["sum_sent"]["bits_per_second"] / 1e6
+    assert values["cpu_local_percent"] == end["cpu_utilization_percent"]["host_total"]
+    if "udp" in name:
+        assert values["jitter_ms"] == end["sum_received"]["jitter_ms"]
+        assert values["lost_percent"] == end["sum_received"]["lost_percent"] == 0
+        assert 1.0 < values["throughput_mbps"] < 1.1  # `-b 1M`: 1 MiB/s, 1.048576 Mbit/s
+    else:
+        assert values["retransmits"] == end["sum_sent"]["retransmits"]
+        assert 20 < values["throughput_mbps"] < 21.5  # `-b 20M`
+    assert parsed.tool_version == "3.12" and parsed.flags == ()
+
+
+def test_a_debug_run_that_failed_gives_its_error() -> None:
+    with pytest.raises(ParseFailure) as info:
+        parse_text((CORPUS / "iperf3-refused-debug.json").read_text(encoding="utf-8"), "iperf3")
+    assert info.value.reason == "refused"
+
+
+def test_two_reports_after_debug_lines_are_still_several() -> None:
+    """Only the debug objects are passed over: a second report after the first is still refused."""
+    text = (CORPUS / "iperf3-tcp-debug-b20M-1s.json").read_text(encoding="utf-8")
+    report = text[text.index('{\n\t"start":'):]
+    with pytest.raises(ParseFailure, match="several iperf3 JSON reports"):
+        parse_text(text + report, "iperf3")
