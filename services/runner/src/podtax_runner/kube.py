@@ -121,6 +121,12 @@ class KubeExecutor:
             self.campaign_of[run.run_id] = run.campaign
             task.add_done_callback(lambda t: self._done(run.run_id, t))
 
+    def resend(self, run: events.RunSpec, event: events.Envelope) -> None:
+        """Send the report of a pod run an earlier runner kept (outbox.KEPT: NATS refused it), not run it again."""
+        task = asyncio.create_task(self.outbox.resend(run, event, self._reported), name=f"job {run.run_id}")
+        self.tasks[run.run_id] = task
+        task.add_done_callback(lambda t: self._done(run.run_id, t))
+
     def _done(self, run_id: str, task: asyncio.Task[None]) -> None:
         if self.tasks.get(run_id) is task:  # only runs in flight are kept
             self.tasks.pop(run_id, None)

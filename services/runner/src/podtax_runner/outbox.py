@@ -12,20 +12,41 @@ ends by itself: it was said in the same warning as one ('NATS stopped or restart
 its campaign waited for ever with nothing said where the operator looks. Now it is said in an error naming the limit
 and what to raise (again only when the reason changes, or every REPEAT_EVERY attempts), and why each report is held
 is kept (holding()): the runner writes it in the campaign's state, which `podtax campaign status` shows. The report
-is still kept and sent again: a measured result is never given up for a limit an admin can raise."""
+is still kept and sent again: a measured result is never given up for a limit an admin can raise.
+
+A refusal lasts until an admin acts, which may outlast the runner (an upgrade, a node drained): the report held in
+memory was given up as the runner stopped, and the next runner ran the run again (a control-plane run, a pod run whose
+Job was deleted as the log was given up), so the measurement made was lost. Now a report NATS refuses is also kept in
+the runner's bucket (KEPT: its event's bytes; the runner's own stream, which has room while the events stream is full)
+until NATS takes it; the next runner sends that copy instead of running the run again (Runner.load, resend). A
+server whose storage is used up refuses that write too: then only the memory copy is held, as before, said once."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
-from podtax import events
+from podtax import events, subjects, templates
 from podtax.bus import Bus, at_limit
 
 PUBLISH_TIMEOUT_S = 15.0  # one attempt (nats-py's ack wait is 5 s)
 PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up to the second
 REPEAT_EVERY = 30  # a refusal unchanged is said again every this many attempts (5 min at 10 s)
+KEPT = "held"  # the runner's bucket: held.<campaign>.<run id> -> a refused report's event, until NATS takes it
+KEEP_TIMEOUT_S = 5.0  # one write (or removal) of that copy
+
+
+def kept_key(run: events.RunSpec) -> str:
+    return f"{KEPT}.{run.campaign}.{run.run_id}"
+
+
+def what_of(event: events.Envelope, run: events.RunSpec) -> str:
+    """What a kept report is of its run, as the executors name it in their log: its failure, timeline or log."""
+    if isinstance(event, events.RunFailedV1):
+        return "failure"
+    return "timeline" if templates.get(run.test).control_plane else "log"
 
 
 def refused(exc: BaseException) -> bool:
@@ -34,6 +55,22 @@ def refused(exc: BaseException) -> bool:
     come in time) nor another error (a 503 'JetStream system temporarily unavailable' of a leader change): those are
     NATS away, sent again with a warning."""
     return at_limit(exc)
+
+
+def kept_reports(entries: list[tuple[str, bytes]], log: logging.Logger) -> dict[str, events.Envelope]:
+    """The reports kept in the runner's bucket (`entries`: KEPT keys and values) by run id; one that does not decode
+    (or names another run) is said and left out: its run is run again, as before."""
+    out: dict[str, events.Envelope] = {}
+    for key, value in entries:
+        run_id = key.rsplit(".", 1)[-1]
+        try:
+            event = events.decode(value)
+        except ValueError as exc:
+            log.error("the kept report %s does not decode (%s): run %s is run again", key, exc, run_id)
+            continue
+        if isinstance(event, (events.RawLogV1, events.RunFailedV1)) and event.data.run.run_id == run_id:
+            out[run_id] = event
+    return out
 
 
 class Outbox:
@@ -46,9 +83,11 @@ class Outbox:
         self.stopping = False
         self.closing = asyncio.Event()  # stop(): a held report waiting to be sent again is given up at once
 
-    async def send(self, run: events.RunSpec, event: events.Envelope, what: str) -> bool:
+    async def send(self, run: events.RunSpec, event: events.Envelope, what: str, kept: bool | None = None) -> bool:
         """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it. One NATS does
-        not take is held and sent again until NATS takes it or the runner stops (then said not published: False)."""
+        not take is held and sent again until NATS takes it or the runner stops (then said not published: False);
+        one it refuses is kept in the runner's bucket meanwhile (`kept` True: it is already, a copy an earlier runner
+        kept)."""
         delay, sent, said = PUBLISH_BACKOFF_S[0], 0, ""
         self.held[run.run_id] = ""  # no reason yet: its first attempt
         try:
@@ -59,22 +98,49 @@ class Outbox:
                 except Exception as exc:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again
                     why = f"{type(exc).__name__}: {exc}"
                     if not self.stopping:
+                        if refused(exc) and kept is not True:  # before the reason is recorded (and written)
+                            kept = await self._keep(run, event, what, kept)
                         said = self._held(run, what, exc, delay, said, sent)
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(self.closing.wait(), delay)
                         delay = min(2 * delay, PUBLISH_BACKOFF_S[1])
                     if self.stopping:
-                        self._unpublished(run, what, f"{why}; sent {sent} times")
+                        self._unpublished(run, what, f"{why}; sent {sent} times", kept is True)
                         return False
                     continue
                 if sent > 1:
                     self.log.warning("%s %s: its %s was published at attempt %d", self.kind, run.run_id, what, sent)
+                if kept is True:
+                    await self._unkeep(run)
                 return True
         except asyncio.CancelledError:
-            self._unpublished(run, what, f"cancelled while sending it; sent {sent} times")
+            self._unpublished(run, what, f"cancelled while sending it; sent {sent} times", kept is True)
             raise
         finally:
             self.held.pop(run.run_id, None)
+
+    async def _keep(self, run: events.RunSpec, event: events.Envelope, what: str, tried: bool | None) -> bool:
+        """Keep a copy of the refused report in the runner's bucket (see the module): True once written. A write
+        refused or unanswered is said once (`tried` False from then), and tried again at the next refusal."""
+        try:
+            kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
+            await asyncio.wait_for(kv.put(kept_key(run), events.encode(event)), KEEP_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - the memory copy is still held and sent again
+            if tried is None:
+                self.log.error("%s %s: its %s could not be kept in the runner's bucket too (%s: %s): it is held in "
+                               "memory only, and a runner restart before NATS takes it runs the run again",
+                               self.kind, run.run_id, what, type(exc).__name__, exc)
+            return False
+        return True
+
+    async def _unkeep(self, run: events.RunSpec) -> None:
+        """NATS took the report: its kept copy goes (one left behind is dropped by the next runner: Runner.load)."""
+        try:
+            kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
+            await asyncio.wait_for(kv.delete(kept_key(run)), KEEP_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - harmless: its run is recorded as reported
+            self.log.warning("%s %s: the kept copy of its report was not removed (%s: %s)", self.kind, run.run_id,
+                             type(exc).__name__, exc)
 
     def _held(self, run: events.RunSpec, what: str, exc: Exception, delay: float, said: str, sent: int) -> str:
         """Record why the run's report is held, and say it: a refusal in an error, once per reason (and every
@@ -93,9 +159,19 @@ class Outbox:
                          what, type(exc).__name__, exc, delay)
         return ""
 
-    def _unpublished(self, run: events.RunSpec, what: str, why: str) -> None:
+    def _unpublished(self, run: events.RunSpec, what: str, why: str, kept: bool) -> None:
+        then = "its copy is kept in the runner's bucket: the next runner sends it (the run is not run again)" \
+            if kept else self.resumed
         self.log.error("%s %s: its %s was not published (%s): the runner stopped before NATS took it; %s",
-                       self.kind, run.run_id, what, why, self.resumed)
+                       self.kind, run.run_id, what, why, then)
+
+    async def resend(self, run: events.RunSpec, event: events.Envelope,
+                     reported: Callable[[events.RunSpec], Awaitable[None]]) -> None:
+        """Send the report of a run an earlier runner kept (KEPT: NATS refused it), instead of running it again."""
+        what = what_of(event, run)
+        if await self.send(run, event, what, kept=True):
+            await reported(run)
+            self.log.warning("%s %s: its %s, kept by an earlier runner, was published", self.kind, run.run_id, what)
 
     def holding(self) -> dict[str, str]:
         """The run ids whose report is held here until NATS takes it (none of them expires meanwhile), each with why."""

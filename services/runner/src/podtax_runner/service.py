@@ -19,7 +19,7 @@ from podtax.bus import Bus, BusError, ConsumerSpec
 from podtax.busconsume import NATS_AWAY
 from podtax.config import RunnerSettings
 
-from podtax_runner import catchup, fullness, simulate
+from podtax_runner import catchup, fullness, outbox, simulate
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
@@ -117,18 +117,26 @@ class Runner(Handlers):  # the event handlers: handlers.py
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns) + len(self.finished), len(active))
         for state in active:
+            kept = outbox.kept_reports(await self._values(f"{outbox.KEPT}.{state.name}.*"), log)
             for s in state.runs.values():
                 if s.status != "dispatched":
                     continue
                 if s.reported_at is not None:  # its log or failure is on the bus: wait for it, never run it again
                     log.info("run %s reported before the restart; waiting for its outcome", s.run.run_id)
                     continue
-                if templates.get(s.run.test).control_plane:
+                if (event := kept.pop(s.run.run_id, None)) is not None:  # its report, refused by NATS, kept by the
+                    # runner before: sent, not run again (before, the measurement made was lost: outbox.py)
+                    pod = s.run.env == "kubernetes" and self.executor and not templates.get(s.run.test).control_plane
+                    (self.executor if pod else self.controlplane).resend(s.run, event)
+                elif templates.get(s.run.test).control_plane:
                     self.controlplane.launch(s.run, resume=True)  # removes what it left, runs it again
                 elif s.run.env == "kubernetes" and self.executor:
                     self.executor.launch(s.run, state.campaign.pod, state.created_at)  # re-attaches to its Job
                 elif s.run.env == "host" and not self.settings.runner_simulate:
                     await self.request_again(s.run)
+            for run_id in kept:  # copies whose report NATS took (their removal failed): gone now
+                with contextlib.suppress(Exception):
+                    await self.kv.delete(f"{outbox.KEPT}.{state.name}.{run_id}")
             if state.cancelled_at:  # cancelled before the restart: a resumed control-plane run only removes what
                 self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
                 if self.executor:  # a resumed pod run deletes its Job (or makes none): recorded as cancelled

@@ -106,6 +106,12 @@ class ControlPlaneExecutor:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    def resend(self, run: events.RunSpec, event: events.Envelope) -> None:
+        """Send the report of a run an earlier runner kept (outbox.KEPT: NATS refused it), not run it again."""
+        task = asyncio.create_task(self.outbox.resend(run, event, self._reported), name=f"control-plane {run.run_id}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
     def executing(self) -> set[str]:
         """The run ids launched here that have not reported yet (their report is coming: every call and wait of
         the executor is bounded, its end-of-run cleanup too, together by EXECUTING_S past timeout + grace)."""
