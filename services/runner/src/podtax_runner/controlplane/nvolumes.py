@@ -73,12 +73,24 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         if not tl.has(vol_id, "api_accepted"):
             return
         tl.mark(vol_id, "delete_requested")
+        resend, sent = tl.resender(vol_id, "delete_requested", "delete"), [1]
+
+        def again(exc: BaseException) -> None:
+            sent[0] += 1
+            resend(exc)
+
         try:
-            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns,
-                          again=tl.resender(vol_id, "delete_requested", "delete"))
+            nomad.request("delete", "DELETE", f"/v1/volume/csi/{vol_id}/delete", ns, again=again)
         except (NomadError, httpx.HTTPError) as exc:
             if not (isinstance(exc, NomadError) and "volume not found" in exc.text):
                 failed(vol_id, f"delete: {exc}{held(str(exc))}", exc)  # what holds it: cleanup meets it too
+                return
+            if sent[0] == 1:  # gone before this run's delete (a retry's may be its own first attempt's doing)
+                tl.mark(vol_id, "gone")
+                since = tl.now() - tl.objects[vol_id].t["api_accepted"]
+                tl.fail(vol_id, f"deleted before this run's delete ({since:.1f} s after its create returned), not by "
+                                f"this run: by another client (`nomad volume delete` or deregister); its times not "
+                                f"counted")
                 return
         tl.mark(vol_id, "gone")
 
