@@ -48,6 +48,18 @@ def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
 
+DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
+
+
+def default_class(classes: list[Obj]) -> Obj | None:
+    """The class the API server gives a claim that names none (the DefaultStorageClass admission plugin's
+    GetDefaultClass): of those annotated default (GA or beta annotation), the newest, then the first by name; None
+    without one. Before, only the GA annotation was read, the first default listed taken (test_cp_default_class)."""
+    defaults = sorted((c for c in classes if any((_meta(c).get("annotations") or {}).get(key) == "true"
+                                                 for key in DEFAULT_CLASS)), key=lambda c: _meta(c).get("name", ""))
+    return max(defaults, key=lambda c: _meta(c).get("creationTimestamp") or "", default=None)  # the first of the newest
+
+
 class VolumeChurnK8s(ObjectChurn):
     DONE = ("bound", "Bound")
 
@@ -316,10 +328,8 @@ class VolumeChurnK8s(ObjectChurn):
                 raise
             log.info("storage classes not checked (%s %s)", exc.status, exc.reason)
             return
-        default = next((c for c in classes if (c["metadata"].get("annotations") or {}).get(
-            "storageclass.kubernetes.io/is-default-class") == "true"), None)
         sc = next((c for c in classes if c["metadata"]["name"] == self.p.storage_class), None) \
-            if self.p.storage_class else default
+            if self.p.storage_class else default_class(classes)
         name = self.p.storage_class or "(the default)"
         if sc is None:
             known = ", ".join(sorted(c["metadata"]["name"] for c in classes)) or "none"
