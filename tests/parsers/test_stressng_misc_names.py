@@ -20,6 +20,8 @@ CASES = [
     ("socketpair calls sec (harmonic mean of 192 instances)", "socketpair_calls_sec", "socketpair calls/s", True),
     ("TLB shootdowns/sec", "tlb_shootdowns_sec", "shootdowns/s", True),
     ("million random bits / sec", "million_random_bits_sec", "million random bits/s", True),  # was `bits //s`
+    ("MB pec sec memory write rate (geometic mean of 1 instances)", "mb_pec_sec_memory_write_rate", "MB/s",
+     True),  # llc-affinity's typo (0.15.00 to 0.15.09): was lower-is-better, its description as unit
     # costs: lower is better, rates of failures included
     ("nanosecs per call (average per stressor)", "nanosecs_per_call", "nanosecs per call", False),
     ("ms mmap avg. duration", "ms_mmap_avg_duration", "ms mmap avg. duration", False),

@@ -112,6 +112,7 @@ def _cuts(last: str, may_be_cut: bool) -> range:
 
 
 _SECOND = ("sec", "second", "s")
+_PER = ("per", "pec")  # `pec`: llc-affinity's `MB pec sec memory write rate` (0.15.00 to 0.15.09)
 
 
 def misc_unit(desc: str) -> tuple[str, bool]:
@@ -137,18 +138,24 @@ def misc_unit(desc: str) -> tuple[str, bool]:
 
 
 def unmeasured(value: float, unit: str, better: bool) -> bool:
-    """A misc metric printed as 0 where 0 is no figure: a rate (`0.00 MB/sec read rate` of an hdd stressor
+    """A misc metric printed as 0 where 0 is no figure: a rate of work (`0.00 MB/sec read rate` of an hdd stressor
     that wrote only) or a time (`0.00 nanosecs per munlock call` of an mlock run that timed no munlock).
     stress-ng sets such a metric to 0 when it timed nothing (`rate = (duration > 0.0) ? bytes / duration :
-    0.0`); read as a figure it would be the slowest rate, or the fastest call, ever measured. A count or a
-    share of 0 (`0.00 % opcodes generated SIGFPE`, `NUMA misses per sec`) is a figure."""
+    0.0`); read as a figure it would be the slowest rate, or the fastest call, ever measured. A count or a share
+    of 0 (`0.00 % opcodes generated SIGFPE`, `mmaps failed`), a rate of events that may not happen in a run (`major
+    page faults per sec`, `context switches per sec`: counted over the run) and a time that may be none (`sleep
+    underrun`, `test overhead`) are figures."""
     if value != 0.0:
         return False
+    words = _WORDS.split(unit.lower())
     if better:
-        return unit.endswith("/s")
-    return not _TIMES_SET.isdisjoint(word.strip("(),;").lower() for word in unit.split())
+        return unit.endswith("/s") and _EVENTS.isdisjoint(words)
+    return not _TIMES_SET.isdisjoint(words) and ("per" in words or _INCIDENTAL.isdisjoint(words))
 
 
+_WORDS = re.compile(r"[\s/(),;]+")
+_EVENTS = frozenset(("fault", "faults", "switches", "shootdowns", "hits", "signals", "interrupts", "ipis", "events"))
+_INCIDENTAL = frozenset(("overrun", "underrun", "overhead"))
 _TIMES = ("nanosec", "nanosecs", "nanoseconds", "ns", "microsec", "microsecs", "microseconds", "usec", "usecs",
           "us", "millisec", "millisecs", "milliseconds", "ms", "msec", "msecs", "seconds", "secs")
 _TIMES_SET = frozenset(_TIMES)
@@ -163,7 +170,7 @@ def _rate(words: list[str]) -> str | None:
     """The unit of a per-second rate (`add matrix ops/s`, `MB/s`), or None."""
     for i, word in enumerate(words):
         bare = word.strip("(),;")
-        if bare == "per" and i + 1 < len(words) and words[i + 1].strip("(),;") in _SECOND:
+        if bare in _PER and i + 1 < len(words) and words[i + 1].strip("(),;") in _SECOND:
             before = words[:i]
             opened = [j for j, w in enumerate(before) if w.startswith("(")]
             if opened and ")" in " ".join(before[opened[-1]:]):  # `packets (32 bytes) received per sec`
