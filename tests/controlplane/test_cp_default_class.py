@@ -32,6 +32,10 @@ CASES = {
 }
 
 
+def classes_of(sim: Any) -> list[dict[str, Any]]:
+    return sim.objects("storageclasses", group="storage.k8s.io")
+
+
 def rfc3339_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -43,12 +47,12 @@ def test_the_default_class_is_the_one_the_api_server_gives(case: str, kubesim_fa
                            "storageClasses": classes,
                            "provisioner": {"provisionLatency": 0.0, "deleteLatency": 0.0, "seed": 7}}, kubelet="none")
     if later is not None:  # creationTimestamp has 1-second resolution: wait for the next second, then create it
-        first = max(c["metadata"]["creationTimestamp"] for c in sim.objects("storageclasses", group="storage.k8s.io"))
+        first = max(c["metadata"]["creationTimestamp"] for c in classes_of(sim))
         deadline = time.monotonic() + 10
         while rfc3339_now() <= first and time.monotonic() < deadline:
             time.sleep(0.05)
         sim.create(later, namespace="")
-        stamps = {c["metadata"]["name"]: c["metadata"]["creationTimestamp"] for c in sim.objects("storageclasses", group="storage.k8s.io")}
+        stamps = {c["metadata"]["name"]: c["metadata"]["creationTimestamp"] for c in classes_of(sim)}
         assert stamps["b-new"] > stamps["a-old-wffc"], stamps
     tl = run_cp(spec("volume-churn", campaign="dflt", count=4, concurrency=2, timeout=30), kube=sim)
     assert not [r.error for r in tl.objects.values() if r.error]

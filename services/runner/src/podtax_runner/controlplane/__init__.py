@@ -5,4 +5,5 @@ kvolumes.py  volume-churn on Kubernetes                          nomad.py     vo
 podstartup.py pod-startup                                        cleanup.py   nothing left behind
 kubeapi.py   counted raw-JSON calls, list+watch, /metrics        dispatch.py  the runner's hook
 kconsumers.py volume-churn's consumer pods (deleted before the claims)
+kclasses.py  volume-churn's storage class check (before anything is made)
 """

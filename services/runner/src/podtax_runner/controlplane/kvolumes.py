@@ -12,17 +12,15 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from kubernetes import client
 from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
-from podtax_runner.controlplane import cleanup, kconsumers, kevents
+from podtax_runner.controlplane import cleanup, kclasses, kconsumers, kevents
 from podtax_runner.controlplane.common import (
     CALL_ERRORS,
     KIND,
     LABEL_CAMPAIGN,
     LABEL_KIND,
-    Aborted,
     Context,
     ObjectChurn,
     poll_safely,
@@ -47,17 +45,6 @@ def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
 def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
-
-DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
-
-
-def default_class(classes: list[Obj]) -> Obj | None:
-    """The class the API server gives a claim that names none (the DefaultStorageClass admission plugin's
-    GetDefaultClass): of those annotated default (GA or beta annotation), the newest, then the first by name; None
-    without one. Before, only the GA annotation was read, the first default listed taken (test_cp_default_class)."""
-    defaults = sorted((c for c in classes if any((_meta(c).get("annotations") or {}).get(key) == "true"
-                                                 for key in DEFAULT_CLASS)), key=lambda c: _meta(c).get("name", ""))
-    return max(defaults, key=lambda c: _meta(c).get("creationTimestamp") or "", default=None)  # the first of the newest
 
 
 class VolumeChurnK8s(ObjectChurn):
@@ -317,37 +304,10 @@ class VolumeChurnK8s(ObjectChurn):
                 out[r.name] = "PV not deleted"
         return out
 
-    def check_class(self) -> None:
-        """Refuse at once, naming the fix, a storage class the run would only time out on (an audit: a class
-        that does not exist, WaitForFirstConsumer without a consumer and Retain each ended in "the run did
-        not finish within ...", after the whole timeout; Retain also left every PV Released)."""
-        try:
-            classes = self.kube.call("list", client.StorageV1Api(self.kube.api).list_storage_class).get("items") or []
-        except ApiException as exc:
-            if exc.status not in (401, 403, 404):  # not allowed to read classes: the run goes on unchecked
-                raise
-            log.info("storage classes not checked (%s %s)", exc.status, exc.reason)
-            return
-        sc = next((c for c in classes if c["metadata"]["name"] == self.p.storage_class), None) \
-            if self.p.storage_class else default_class(classes)
-        name = self.p.storage_class or "(the default)"
-        if sc is None:
-            known = ", ".join(sorted(c["metadata"]["name"] for c in classes)) or "none"
-            raise Aborted("bad-storage-class", f"storage class {name} does not exist (classes: {known}): set "
-                                               "storage_class to one of them")
-        if sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not self.p.consumer:
-            raise Aborted("bad-storage-class", f"storage class {sc['metadata']['name']} binds a claim only once a pod "
-                                               "uses it (WaitForFirstConsumer): set consumer: true, or use a class "
-                                               "with volumeBindingMode Immediate")
-        if sc.get("reclaimPolicy", "Delete") != "Delete":
-            raise Aborted("bad-storage-class", f"storage class {sc['metadata']['name']} keeps its volumes "
-                                               f"(reclaimPolicy {sc.get('reclaimPolicy')}): deletions would never "
-                                               "finish and every PV would stay; use a class with reclaimPolicy Delete")
-
     def execute(self) -> None:
         ctx, p = self.ctx, self.p
         with self.tl.setting_up():
-            self.check_class()
+            kclasses.check(self.kube, self.p)
             self.kube.ensure_namespace(self.ns)
         watchers: list[Watcher] = []
         poller: threading.Thread | None = None
