@@ -10,6 +10,7 @@ Real nats-server; the runner's tick driven with its clock (no agent: the run's r
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 from podtax import events, natsserver, subjects
 from podtax.bus import Bus
+from podtax.cli.main import main as cli
 from podtax_runner import fullness, service
 from podtax_runner.service import Runner
 
@@ -45,6 +47,17 @@ async def dispatched(runner: Runner, name: str, monkeypatch: pytest.MonkeyPatch)
 async def late_tick(runner: Runner, at: datetime, clock: float, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(service, "clock", lambda: clock)
     await runner.tick(at)
+
+
+async def use_up_storage(bus: Bus) -> None:
+    """Publish filler until the server refuses it for want of storage (10023: its max_file_store reached)."""
+    for n in range(1_000):  # no stream limit: the server's storage is used up first
+        try:
+            await bus.js.publish(f"podtax.filler.{n}", b"x" * 50_000)
+        except Exception as exc:  # noqa: BLE001 - the refusal looked for
+            assert getattr(exc, "err_code", None) == 10023, exc
+            return
+    raise AssertionError("2 MB of storage took 50 MB")
 
 
 @pytest.mark.parametrize("node", ["n1", "node-1.example.internal"])  # a name with dots: its subject token escaped
@@ -76,31 +89,30 @@ async def test_a_run_whose_log_subject_is_at_its_limit_does_not_expire(
 
 
 async def test_a_run_does_not_expire_while_the_servers_storage_is_used_up(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     conf = tmp_path / "js.conf"
     conf.write_text("jetstream { max_file_store: 2MB }\n")
     server = natsserver.start(tmp_path / "js", config=conf)
+    monkeypatch.setenv("PODTAX_NATS_URL", server.url)
     bus = await Bus.connect(server.url, "test/runner")
     try:
         runner = await runner_of(bus, spec("no-storage"), streams={"max_bytes": -1}, runner_report_grace_s=GRACE_S)
         run_id, start = await dispatched(runner, "no-storage", monkeypatch)
-        for n in range(1_000):  # no stream limit: the server's storage is used up first
-            try:
-                await bus.js.publish(f"podtax.filler.{n}", b"x" * 50_000)
-            except Exception as exc:  # noqa: BLE001 - the refusal looked for
-                assert getattr(exc, "err_code", None) == 10023, exc
-                break
-        else:
-            raise AssertionError("2 MB of storage took 50 MB")
+        await use_up_storage(bus)
         await late_tick(runner, start + LATE, 2_000.0, monkeypatch)
         state = runner.campaigns["no-storage"]
         assert state.runs[run_id].status == "dispatched", state.runs[run_id]  # before: failed, no-report
         assert not runner.room.full  # the stream itself has no limit
         # said (the campaign's state cannot be written: the runner's bucket is refused too)
         assert "insufficient resources" in runner.room.storage, runner.room.storage
+        # so `campaign status` looks itself: before, it said nothing of why the campaign stalls
+        stalled = await status_stalled(capsys)
+        assert "stalled: NATS refuses writes for want of room (insufficient resources, JetStream error 10023)" \
+            in stalled and "max_file_store" in stalled, stalled
         await bus.js.purge_stream(subjects.STREAM, subject="podtax.filler.>")  # room again
         await late_tick(runner, start + LATE, 3_000.0, monkeypatch)
         assert state.runs[run_id].status == "dispatched"  # its grace again from the moment there is room
+        assert "stalled" not in await status_stalled(capsys)
         await late_tick(runner, start + LATE + timedelta(seconds=GRACE_S + 1), 4_000.0, monkeypatch)
         assert state.runs[run_id].status == "failed" and state.runs[run_id].reason == "no-report"
     finally:
@@ -158,3 +170,10 @@ async def test_a_refusal_of_one_nodes_requests_is_written_in_its_campaigns_only(
         assert saves.count("on-n2") <= 1, saves  # n2's run dispatched, saved once; nothing to write after
     finally:
         await bus.close()
+
+
+async def status_stalled(capsys: pytest.CaptureFixture[str]) -> str:
+    """What `podtax campaign status no-storage` says on stderr (its `stalled:` line), on one line."""
+    capsys.readouterr()
+    assert await asyncio.to_thread(cli, ["campaign", "status", "no-storage"]) in (0, None)
+    return " ".join(capsys.readouterr().err.split())

@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterable
 from nats.js.kv import KeyValue
 from podtax import events, subjects
 from podtax.bus import Bus, at_limit
+from podtax.natsroom import PROBE_KEY  # written to learn whether the server has storage left
 
 log = logging.getLogger("podtax.runner")
 PROBE_EVERY_S = 5.0  # how often the runner looks at the stream's size, and at most at a node's subjects
 ANSWER_S = 1.0  # how long it waits for an answer
 UNKNOWN_HOLD_S = 300.0  # runs due are held this long at most while the room cannot be looked at
 SAID_EVERY_S = 60.0  # the same refusal or failed look is said this seldom
-PROBE_KEY = "room-probe"  # written in the runner's bucket to learn whether the server has storage left
 REPORTS = (subjects.RUN_LOG, subjects.RUN_RESULT, subjects.RUN_FAILED)  # where a run's report and outcome go
 Where = tuple[str, str]  # (campaign, node)
 

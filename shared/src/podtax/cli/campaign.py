@@ -20,6 +20,7 @@ from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
 from podtax.cli.earlier import check_analyzer
+from podtax.cli.room import room_said
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
@@ -269,8 +270,8 @@ async def _status_once(name: str) -> dict[str, Any] | None:
         bus = await cli_deadline.connect()
     except BusError as exc:
         raise fail(str(exc)) from None
-    try:
-        return await _kv_get(bus, f"campaign.{name}")
+    try:  # a running campaign's state may not say why it stalls: NATS without room refuses it too (natsroom)
+        return await room_said(bus, await _kv_get(bus, f"campaign.{name}"))
     finally:
         await bus.close()
 
