@@ -9,7 +9,8 @@ figures are not comparable with 1.0 runs, so a campaign must not mix them. A mem
 print `Operations performed: N (X ops/sec)` for 1.0.5's `Total operations: N (X per second)`, of a 32-bit counter:
 read alike, unless it disagrees with `total number of events` (wrapped: refused). A run of
 0 events is refused (`fatal`), as is a cpu rate no CPU reaches (`implausible`) and a memory run that moved
-`0.00 MiB` or ran under MIN_MEMORY_TIME_S, 0.01 s (its MiB/s times thread start-up, `implausible`). Releases up to
+`0.00 MiB` or ran under MIN_MEMORY_TIME_S, 0.01 s (its MiB/s times thread start-up, `implausible`). A memory
+report does not echo `--memory-access-mode`: a rnd run (a third of seq's MiB/s here) reads as any other. Releases up to
 1.0.7 and 1.1 development builds print no `CPU speed:` section: events/s is then derived (DERIVED).
 Reports of other tests are refused by name (fileio, oltp; threads and mutex name no test), a
 usage error (`sysbench memory` without `run`) as `bad-argument`. A run that did more events than the
@@ -63,7 +64,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     wanted = _KIND_TEST.get(test or "")
     section, flags = select_run(split_runs(text), text, wanted)
     if section.fatal:
-        raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}")
+        raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}{_warned_after(text, section.fatal[0])}")
     if section.bad_arg:
         raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
     if not section.started and text.find(" options:\n  --") >= 0:  # `sysbench memory help`: its option list
@@ -85,8 +86,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if not section.started and section.kind == "other":
             raise ParseFailure("truncated", "the sysbench log stops before any test started")
         step = "" if section.started else " (its prepare or cleanup step: no test ran)"
+        disk = "; podtax measures disk I/O with fio (the fio template)" if section.kind == "fileio" else ""
         raise ParseFailure("unknown-format", f"this is {named(section.kind)}{step}: sysbench reports of other "
-                                             "tests than cpu and memory are not supported")
+                                             f"tests than cpu and memory are not supported{disk}")
     echoed: Echoed = {"test": section.kind}
     f = section.fields
     if "Number of threads" in f:
@@ -165,6 +167,15 @@ _MAX_PRIME_LIMIT = 2**32 - 1
 
 # Linux runs at most 4,194,304 tasks at once (PID_MAX_LIMIT): no sysbench run had more threads
 _MAX_THREADS = 4_194_304
+
+
+def _warned_after(text: str, fatal: str) -> str:
+    """sysbench's `WARNING:` line right after its FATAL one, as `; sysbench: ...` (fileio run without its files:
+    `WARNING: Did you forget to run the prepare step?`), else ''."""
+    at = text.find(fatal)
+    end = text.find("\n", at) if at >= 0 else -1
+    line = text[end + 1:].split("\n", 1)[0].strip() if end >= 0 else ""
+    return f"; sysbench: {line.removeprefix('WARNING:').strip()}" if line.startswith("WARNING:") else ""
 
 
 def _threads(text: str) -> int:
