@@ -19,7 +19,7 @@ from collections.abc import Iterable
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED", "LEFT_BEHIND",
+         "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED", "LEFT_BEHIND",
          "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
@@ -48,6 +48,10 @@ LEGEND = {
     "DRIFT": "values changed over the course of the campaign",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
+    "ROUNDED_RUNTIME": "fio runs that did their I/O in 20 ms or less: fio counts a runtime in whole ms rounded up and "
+                       "divides the I/O by it, so their IOPS and bandwidth may be over 5% too low (latencies are "
+                       "unaffected); run longer: a larger size, or time_based with a runtime (the fio template "
+                       "runs time_based, at least 1 s)",
     "FEW_OBSERVATIONS": "runs that timed too few observations for a tail percentile (sockperf messages) left it out: "
                         "the side's median of it is of its other runs, those that timed the most",
     "ERRORS": "control-plane runs in which objects failed (never provisioned, bound or deleted): how many of how "

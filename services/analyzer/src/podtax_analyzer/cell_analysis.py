@@ -132,6 +132,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "CONFOUNDED": fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
+        "ROUNDED_RUNTIME": fl.rounded_runtime(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
         "WATCH_GAP": ofl.watch_gap(cell), "RETRIED": ofl.retried(cell), "LEFT_BEHIND": ofl.left_behind(cell),
         "OUTLIERS": fl.outliers(cell, found, limits, (group, grouped), split), "OVERLAP": fl.overlap(cell),

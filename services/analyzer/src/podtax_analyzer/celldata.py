@@ -86,8 +86,10 @@ class Side:
     a position. versions: distinct "tool version (build b)" strings ("" = unknown). n_throttled: runs whose
     cgroup throttled periods rose (nr_throttled > 0). throttled_usec: their summed throttled time
     (microseconds). cpu_limits: distinct CPU limits in cores (None = unlimited). n_short: runs carrying
-    a SHORT flag; short_example: one such flag text. n_overlap: runs carrying an OVERLAP flag (their time
-    span overlapped another run on the node, see overlap.py); overlap_example: one such flag text.
+    a SHORT flag; short_example: one such flag text. n_rounded: runs whose fio ROUNDED_RUNTIME flag makes this
+    metric (an IOPS or bandwidth) too low; rounded_example: one such flag text. n_overlap: runs carrying an
+    OVERLAP flag (their time span overlapped another run on the node, see overlap.py); overlap_example: one
+    such flag text.
     n_mismatch: runs carrying a VERSION_MISMATCH flag (the log printed another version than the run
     recorded); mismatch_example: one such flag text. n_params: runs whose log echoed other parameters than
     requested (THREADS_MISMATCH, PARAM_MISMATCH); params_example: one such flag text. n_imported: runs
@@ -113,6 +115,8 @@ class Side:
     cpu_limits: list[float | None] = field(default_factory=list)
     n_short: int = 0
     short_example: str | None = None
+    n_rounded: int = 0
+    rounded_example: str | None = None
     n_overlap: int = 0
     overlap_example: str | None = None
     n_mismatch: int = 0
@@ -181,6 +185,9 @@ class CellData:
 
 
 _PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
+# fio's ROUNDED_RUNTIME (parsers/fio_flags.py): a whole-ms runtime makes the run's rates low, not its latencies
+_ROUNDED = "regexp_matches(m.name, '_(iops|bw)$') AND len(list_filter(r.flags, lambda f: starts_with(f, " \
+           "'ROUNDED_RUNTIME: '))) > 0"
 _PHASE_MAX = "regexp_replace(m.name, '_(p50|p95|p99|max|min|avg)_ms$', '_max_ms')"  # P_p50_ms -> P_max_ms
 # the run's flag (parsers/timeline.py) names this metric: LOWER_BOUND, the run's value is a lower bound;
 # WATCH_GAP or RETRIED, an upper bound (end points a re-list saw after a dropped watch; a retry's wait held)
@@ -211,6 +218,9 @@ SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
        list(DISTINCT coalesce(r.cpu_limit, -1.0)) AS cpu_limits,
        count(s.msg) AS n_short,
        min(s.msg) AS short_example,
+       count(*) FILTER (WHERE {_ROUNDED}) AS n_rounded,
+       min(list_filter(r.flags, lambda f: starts_with(f, 'ROUNDED_RUNTIME: '))[1]) FILTER (WHERE {_ROUNDED})
+           AS rounded_example,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS n_overlap,
        min(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))[1]) AS overlap_example,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'VERSION_MISMATCH'))) > 0)
@@ -332,6 +342,8 @@ def load_cells(
             cpu_limits=limits,
             n_short=int(res["n_short"][i]),
             short_example=_plain(res["short_example"][i]),
+            n_rounded=int(res["n_rounded"][i]),
+            rounded_example=_plain(res["rounded_example"][i]),
             n_overlap=int(res["n_overlap"][i]),
             overlap_example=_plain(res["overlap_example"][i]),
             n_mismatch=int(res["n_mismatch"][i]),

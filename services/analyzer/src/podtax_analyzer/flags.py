@@ -25,6 +25,7 @@ from podtax.flags import (  # noqa: F401
     WITHHOLD_INFERENCE,
     WITHHOLD_RATIO,
 )
+from podtax.parsers.fio_flags import ROUNDED_MAX_MS, ROUNDED_SHARE
 from podtax.sides import change_word
 
 from podtax_analyzer.celldata import CellData, Side
@@ -263,6 +264,15 @@ def short(cell: CellData) -> str | None:
     runs, example = found
     return (f"{runs} stopped before doing the requested work (parser said: \"{example}\"); "
             f"their values are not full-length measurements.")
+
+
+def rounded_runtime(cell: CellData) -> str | None:
+    """fio runs that did their I/O in 20 ms or less: their IOPS or bandwidth (this metric) is too low."""
+    found = _flagged_runs(cell, "rounded")
+    return None if found is None else (
+        f"{found[0]} did their I/O in {ROUNDED_MAX_MS} ms or less, which fio times in whole ms rounded up "
+        f"(\"{found[1]}\"): their figures may be over {ROUNDED_SHARE:.0%} too low; run longer (a larger size, or "
+        f"time_based with a runtime).")
 
 
 def version_mismatch(cell: CellData) -> str | None:
