@@ -197,3 +197,30 @@ def test_a_failing_provisioner_writes_provisioningfailed_and_retries(kubesim_fac
     while core.read_namespaced_persistent_volume_claim("stuck", NS).status.phase != "Bound":  # the next retry
         assert time.monotonic() < deadline + 20
         time.sleep(0.05)
+
+
+LOCAL = {"metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisioner", "reclaimPolicy": "Delete",
+         "volumeBindingMode": "Immediate"}
+
+
+def test_a_pv_made_by_hand_with_reclaim_delete_fails_its_deletion(kubesim_factory: Callable[..., Sim]) -> None:
+    """A PV no provisioner made (no pv.kubernetes.io/provisioned-by) and reclaim policy Delete, once its claim is gone:
+    the PV controller finds no plugin to delete it (pv_controller.go findDeletablePlugin), so the PV is Failed with
+    that error and a VolumeFailedDelete event, and stays. kubesim deleted it, as if a provisioner had: a run whose
+    claims bound such PVs finished here and would wait for ever on a cluster (review hC)."""
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [LOCAL], "provisioner": ZERO})
+    core = client.CoreV1Api(sim.api_client())
+    core.create_persistent_volume({"metadata": {"name": "by-hand"}, "spec": {
+        "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "local",
+        "persistentVolumeReclaimPolicy": "Delete", "hostPath": {"path": "/mnt/disks/0"}}})
+    core.create_namespaced_persistent_volume_claim(NS, claim("s", "local", True))
+    sim.wait_for(lambda: (c := sim.get("persistentvolumeclaims", "s", NS)) and c["status"]["phase"] == "Bound")
+    core.delete_namespaced_persistent_volume_claim("s", NS)
+    pv = sim.wait_for(lambda: (v := sim.get("persistentvolumes", "by-hand")) is None
+                      or v["status"]["phase"] not in ("Bound", "Released") and v)
+    assert isinstance(pv, dict), "the PV made by hand was deleted"
+    assert pv["status"]["phase"] == "Failed", pv
+    message = 'error getting deleter volume plugin for volume "by-hand": no deletable volume plugin matched'
+    assert pv["status"]["message"] == message and not pv["metadata"].get("deletionTimestamp")
+    events = core.list_namespaced_event("default", field_selector="involvedObject.name=by-hand").items
+    assert [(e.type, e.reason, e.message) for e in events] == [("Warning", "VolumeFailedDelete", message)]

@@ -13,7 +13,8 @@ bind annotations -> claim status Bound. Every PV phase change sets status.lastPh
 Deleting a claim: kubernetes.io/pvc-protection holds it while a scheduled pod that names it exists (finished or not);
 once it is gone its PV becomes Released; with reclaimPolicy Delete, after the delete latency, the
 provisioner deletes the PV and drops its finalizer, pv-protection goes, and the PV's DELETED event
-ends the deletion (Retain: the PV stays Released).
+ends the deletion (Retain: the PV stays Released; a PV no provisioner made,
+reclaim Delete: Failed, `no deletable volume plugin matched`, as the PV controller leaves it).
 
 Per claim, the annotations podtax.io/sim-provision-seconds and podtax.io/sim-delete-seconds replace
 the class's provision latency and its PV's delete latency (`inf`: never provisioned, the claim stays
@@ -43,6 +44,7 @@ PROVISIONER_FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer"
 STORAGE_PROVISIONER = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
 A_PROVISION, A_DELETE = "podtax.io/sim-provision-seconds", "podtax.io/sim-delete-seconds"
 A_ERROR = "podtax.io/sim-provision-error"
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner made: only those it deletes
 RETRY_START_S, RETRY_MAX_S = 1.0, 300.0  # external-provisioner's --retry-interval-start and --retry-interval-max
 
 
@@ -140,7 +142,7 @@ class Provisioner:
         pv: Obj = {
             "apiVersion": "v1", "kind": "PersistentVolume",
             "metadata": {"name": f"pvc-{meta['uid']}", "annotations": {
-                "pv.kubernetes.io/provisioned-by": sc["provisioner"], SIMULATED_ANNOTATION: "true"},
+                PROVISIONED_BY: sc["provisioner"], SIMULATED_ANNOTATION: "true"},
                 "finalizers": [PROVISIONER_FINALIZER]},
             "spec": {"capacity": {"storage": size}, "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
                      "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy", "Delete"),
@@ -219,10 +221,25 @@ class Provisioner:
         if pv is None or (pv["spec"].get("claimRef") or {}).get("uid") != claim["metadata"]["uid"]:
             return
         pv = self._set_phase(pv, "Released")
-        if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
+        if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete" and not (
+                pv["metadata"].get("annotations") or {}).get(PROVISIONED_BY):
+            self._failed_delete(pv)
+        elif pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
             sc = self.store.get(R.STORAGECLASSES, "", pv["spec"].get("storageClassName", ""))
             delay = _latency(claim, A_DELETE, self._latencies(sc)[1] if sc else self.delete_latency)
             asyncio.get_running_loop().call_later(delay, self.delete_volume, name, pv["metadata"]["uid"])
+
+    def _failed_delete(self, pv: Obj) -> None:
+        """A PV no provisioner made (no PROVISIONED_BY), reclaim policy Delete, released: the PV controller finds no
+        plugin to delete it (pv_controller.go findDeletablePlugin; an in-tree hostPath deleter is a test cluster's
+        flag only), so the PV is Failed with the error and a VolumeFailedDelete event, and stays. It was deleted as
+        if a provisioner had made it: a run whose claims bound such PVs finished here, not on a cluster."""
+        message = f'error getting deleter volume plugin for volume "{pv["metadata"]["name"]}": no deletable volume ' \
+                  'plugin matched'
+        new = deepcopy(pv)
+        new["status"] = {"phase": "Failed", "message": message, "lastPhaseTransitionTime": now()}
+        self.api.record_event(self.store.update(R.PVS, new), "VolumeFailedDelete", message, "Warning",
+                              "persistentvolume-controller")
 
     def delete_volume(self, name: str, uid: str) -> None:
         """The external provisioner after CSI DeleteVolume: delete the PV object, drop its finalizer."""
