@@ -83,6 +83,10 @@ _ERRORS = (  # (substring of iperf3's error, reason, advice)
     ("Name or service not known", "unreachable", "the server's name does not resolve: check it (or use its address)"),
     ("interrupt", "timeout", "iperf3 was stopped before the test finished (the run's time limit?)"),
     ("server is busy", "server-busy", "another client is testing against this server; runs must not overlap"),
+    # the server stopped mid-test (SIGINT, SIGKILL): the data connection reset (TCP), the control one closed (UDP)
+    ("stream socket: Connection reset by peer", "fatal", "the server reset the test's connection mid-test: was it "
+                                                        "stopped?"),
+    ("control socket has closed unexpectedly", "fatal", "the server closed the test mid-test: was it stopped?"),
 )
 
 
