@@ -2,7 +2,7 @@
 read every metric row's run id and a batch's overlap check every run's, so DuckDB's block cache refilled with
 whole columns between the store's flushes (which evict it) and the analyzer's memory between flushes grew with
 the history (bench_analyzer_history.py). Real DuckDB file, real results through Store.write_batch, a history
-of 320,000 runs (past store.SCAN_BELOW, where a batch's lookups use the key's index) and 2.5 million metric
+of 320,000 runs (past store_lookup.SCAN_BELOW, where a batch's lookups use the key's index) and 2.5 million metric
 rows, DuckDB's own accounting of the blocks it read."""
 
 from __future__ import annotations

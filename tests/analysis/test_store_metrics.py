@@ -59,9 +59,9 @@ def test_a_result_after_a_failure_and_a_reparse_replace_rows(store: Store) -> No
 
 
 def test_a_batch_larger_than_one_lookup_is_still_idempotent(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run ids of a long history are looked up in chunks (store.LOOKUP_CHUNK, DuckDB's index limit): every
+    """Run ids of a long history are looked up in chunks (store_lookup.LOOKUP_CHUNK, DuckDB's index limit): every
     chunk counts; a short one scans, and both ways find the same rows."""
-    from podtax_analyzer import store as store_module
+    from podtax_analyzer import store_lookup as store_module
 
     monkeypatch.setattr(store_module, "LOOKUP_CHUNK", 7)
     monkeypatch.setattr(store_module, "SCAN_BELOW", 0)  # the index lookup, as for a long history

@@ -60,7 +60,8 @@ from podtax.events import NodeScore
 
 from podtax_analyzer.celldata import VERSION_SQL
 from podtax_analyzer.scores import COUNTED, add_exact, mean_from_sum, score_from_sorted
-from podtax_analyzer.store import LOOKUP_CHUNK, Store
+from podtax_analyzer.store import Store
+from podtax_analyzer.store_lookup import LOOKUP_CHUNK
 
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
 KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")

@@ -25,6 +25,7 @@ from podtax import events
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
 from podtax_analyzer.reads import Cursor, ReadWriteLock
+from podtax_analyzer.store_lookup import lookup, unseen
 from podtax_analyzer.store_rows import (
     METRIC_COLUMNS,
     METRIC_TYPES,
@@ -81,10 +82,6 @@ def _column(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-LOOKUP_CHUNK = 2000  # run ids a lookup names: DuckDB uses a key's index for at most 2,048 (index_scan_max_count)
-SCAN_BELOW = 300_000  # rows: below this, scanning the run_id column is cheaper than naming the ids (see lookup)
-
-
 def resubmitted(con: duckdb.DuckDBPyConnection, c: events.CampaignSubmittedV1) -> bool:
     """Whether `c` submits again a campaign stored from an earlier submission (another submission time; a
     redelivery carries the stored one): after a NATS reset the runner's KV no longer holds the name. Run ids
@@ -101,35 +98,6 @@ def resubmitted(con: duckdb.DuckDBPyConnection, c: events.CampaignSubmittedV1) -
               "join the earlier campaign: cancel it (podtax campaign cancel %s) and submit it under another name",
               c.data.campaign, c.time.isoformat(), row[0].isoformat(), c.data.campaign)
     return True
-
-
-def lookup(con: duckdb.DuckDBPyConnection, columns: str, table: str, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
-    """`columns` of the rows of `table` whose run id is one of `run_ids`. DuckDB answers `IN (SELECT
-    unnest(...))` by scanning the run_id column, a cost that grows with the history (~170 ms for 1,000 ids
-    at 3,000,000 runs: bench_store_history.py); ids named in the query (`IN (?, ?, ...)`) are looked up in
-    the key's index instead, at a fixed ~15 ms for 1,000 (binding them), which a scan beats below ~300,000
-    rows (2-5 ms at 20,000-200,000). So: a scan for a small table, the index for a large one."""
-    if con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] < SCAN_BELOW:  # noqa: S608 - a table name
-        return con.execute(f"SELECT {columns} FROM {table} WHERE run_id IN (SELECT unnest($1::varchar[]))",  # noqa: S608
-                           [list(run_ids)]).fetchall()
-    out: list[tuple[Any, ...]] = []
-    for first in range(0, len(run_ids), LOOKUP_CHUNK):
-        ids = run_ids[first:first + LOOKUP_CHUNK]
-        out += con.execute(f"SELECT {columns} FROM {table} WHERE run_id IN ({', '.join('?' * len(ids))})",  # noqa: S608
-                           list(ids)).fetchall()
-    return out
-
-
-def _unseen(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`rows` whose run id is not in `table` yet, the first of each run id (an indexed lookup)."""
-    if not rows:
-        return rows
-    first: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        first.setdefault(row["run_id"], row)
-    for (run_id,) in lookup(con, "run_id", table, list(first)):
-        del first[run_id]
-    return list(first.values())
 
 
 class Refused(ValueError):
@@ -309,7 +277,7 @@ class Store:
             stored = self._write_results(con, results, now)
             new_runs = {r["run_id"] for r in stored}
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
-            self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, _unseen(con, "raw_logs", raws), conflict=None)
+            self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, unseen(con, "raw_logs", raws), conflict=None)
             insert_phases(con, phases.values())
             for f in facts:
                 d = f.data
