@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from podtax_scheduler.sim_policies import node_scores
 from podtax_scheduler.simulate import (
     JobClass,
     Measured,
     Workload,
     evaluate,
-    node_scores,
     place_sequence,
     run_once,
 )

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from podtax_scheduler.simulate import Job, namespace_objects, node_scores, place_sequence, pod_object
+from podtax_scheduler.sim_policies import node_scores
+from podtax_scheduler.simulate import Job, namespace_objects, place_sequence, pod_object
 from podtax_scheduler.simulate_cli import build_workload, read_workload
 
 from tests.scheduler.conftest import put_scores
