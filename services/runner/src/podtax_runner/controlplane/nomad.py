@@ -190,16 +190,27 @@ class Nomad:
                           f"was created; {fix}") from None
 
     def check_plugin(self, plugin_id: str, namespace: str | None = None) -> dict[str, Any]:
-        """The plugin must exist, have a healthy controller and support creating volumes."""
+        """The plugin must exist, run a controller, have a healthy one and support creating volumes; else Aborted,
+        before anything is created, naming the fix."""
         try:
             plugin = self.setup(f"the plugin check (GET /v1/plugin/csi/{plugin_id})", lambda: self.request(
                 "get", "GET", f"/v1/plugin/csi/{plugin_id}"), 'plugin { policy = "read" }', namespace)
         except NomadError:  # 404: setup says the others
             raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r} "
                           f"({self._plugin_ids()}): set plugin_id to one of them") from None
+        fix = "set plugin_id to a plugin whose controller creates volumes (`nomad plugin status` lists them)"
+        if plugin.get("ControllerRequired") is False:  # Create answers 'plugin has no controller' to each volume
+            raise Aborted("plugin-cannot-create", f"CSI plugin {plugin_id!r} runs no controller (a node-only plugin: "
+                          f"ControllerRequired false), so Nomad cannot create its volumes: {fix}")
         if not plugin.get("ControllersHealthy"):
             raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
                           f"({plugin.get('ControllersHealthy', 0)}/{plugin.get('ControllersExpected', 0)})")
+        # Nomad reads the first controller's capabilities (CSIPlugin.HasControllerCapability): each create was answered
+        # 500 'plugin does not support creating volumes' until 11 had failed ("Nomad refused 11 of 20 requests")
+        info = next(iter((plugin.get("Controllers") or {}).values()), None) or {}
+        if (info.get("ControllerInfo") or {}).get("SupportsCreateDelete") is False:
+            raise Aborted("plugin-cannot-create", f"CSI plugin {plugin_id!r} does not support creating volumes (its "
+                          f"controller lacks CREATE_DELETE_VOLUME; volumes of it are registered, not created): {fix}")
         return plugin
 
     def check_namespace(self, namespace: str) -> None:
