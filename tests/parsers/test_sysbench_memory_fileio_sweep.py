@@ -66,7 +66,9 @@ def test_memory_echoes_what_the_report_prints_and_matches_its_params() -> None:
 
 
 @pytest.mark.parametrize(("name", "tool", "reason", "words"), [
-    ("sysbench-memory-forced-shutdown.log", "sysbench-memory", "fatal", "forcing shutdown"),
+    ("sysbench-memory-forced-shutdown.log", "sysbench-memory", "fatal", "forcing shutdown...; --forced-shutdown "
+                                                                        "ended the run at its time limit with events "
+                                                                        "unfinished (sysbench exits 2): rerun without"),
     ("sysbench-memory-hugetlb-enomem.log", "sysbench-memory", "fatal", "HugeTLB"),
     ("sysbench-memory-block-3000.log", "sysbench-memory", "fatal", "memory-block-size: 3000"),
     ("sysbench-cpu-prime-0.log", "sysbench-cpu", "fatal", "cpu-max-prime: 0"),

@@ -171,7 +171,10 @@ _MAX_THREADS = 4_194_304
 
 def _warned_after(text: str, fatal: str) -> str:
     """sysbench's `WARNING:` line right after its FATAL one, as `; sysbench: ...` (fileio run without its files:
-    `WARNING: Did you forget to run the prepare step?`), else ''."""
+    `WARNING: Did you forget to run the prepare step?`), else ''; for `--forced-shutdown`, what it did."""
+    if "forcing shutdown" in fatal:  # a report follows, of events cut short (`Number of unfinished transactions`)
+        return ("; --forced-shutdown ended the run at its time limit with events unfinished (sysbench exits 2): "
+                "rerun without --forced-shutdown")
     at = text.find(fatal)
     end = text.find("\n", at) if at >= 0 else -1
     line = text[end + 1:].split("\n", 1)[0].strip() if end >= 0 else ""
