@@ -9,7 +9,8 @@ reason code — never a silent zero:
 - ``fatal``          the tool reported a fatal error (sysbench ``FATAL:``, stress-ng ``error:``, fio err)
 - ``empty``          no output at all
 - ``truncated``      the report starts but its figures are missing (cut or killed)
-- ``permission-denied``  the tool could not open its device or file
+- ``permission-denied``  the tool could not open its device or file, or was denied a right it needed
+  (stress-ng --sched fifo without root)
 - ``unknown-format`` no known report (or several runs / tools mixed in one log: pass the test)
 - ``unsupported-version``  sysbench 0.4.x: recognized and rejected, naming the version
 - ``bad-argument``   the tool rejected its command line

@@ -51,6 +51,7 @@ from podtax.parsers.stressng_checks import (
     missing_rows,
     no_rows_failure,
     no_work_flag,
+    not_run,
     refuse_corrupted,
     refuse_damaged_rows,
     refuse_no_work,
@@ -70,7 +71,8 @@ TOOL = "stress-ng"
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
             "must be one of", "option requires an argument", "invalid value", "Illegal time specifier",
             "No stress workers invoked", "Unknown stressor: ", "Unknown class: ", "Invalid number",
-            "Invalid percentage", "aborting: temp-path ")  # the last five: without a `stress-ng:` prefix
+            "Invalid percentage", "aborting: temp-path ", "Invalid sched option: ", "Priority levels range from ",
+            "Unknown priority class: ")  # from `Unknown stressor`: without a `stress-ng:` prefix
 
 
 def _scan(text: str) -> Scan:
@@ -183,7 +185,8 @@ def _line(s: Scan, raw: str, state: int) -> int:
             if at:
                 return _line(s, raw[at:], state)
             line = raw.strip()
-            if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line:
+            if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line \
+                    or ": invalid range" in line:  # `taskset: invalid range, 5 is not allowed, allowed range: 0 to 1`
                 s.bad_arg.append(line)
                 s.seen = True
             elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line) \
@@ -296,6 +299,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                                              f"hogs` lines, {s.header} metrics tables, {s.completions} `successful "
                                              "run completed` lines); split it, one run per log")
     skips, partial = _gone(s, text)
+    if not s.rows and (refused := not_run(text, s.bad_arg)) is not None:  # a setting stress-ng could not apply
+        raise refused
     if s.bad_arg and not (skips and s.bad_arg[0].startswith("No stress workers invoked")):
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:

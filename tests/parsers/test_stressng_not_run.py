@@ -1,0 +1,38 @@
+"""stress-ng runs that started no stressor because a setting could not be applied: real stress-ng 0.15.06 captures
+(tests/corpus/debian12-x86_64, commands in COMMANDS.tsv), each exit 1 with no metrics table. They were refused as
+cut logs (`truncated`) or as no stress-ng log at all (`unknown-format`), which sends the operator looking for a
+lost tail or a wrong file instead of the option to fix."""
+
+from __future__ import annotations
+
+import pytest
+from podtax.parsers import ParseFailure, parse_text
+
+from tests.parsers.corpus_index import CORPUS, read_text
+
+DEBIAN = CORPUS / "debian12-x86_64"
+
+CASES = [
+    ("stress-ng-sched-fifo-not-root.log", "permission-denied", "cannot set scheduler 'fifo': errno=1"),
+    ("stress-ng-sched-prio-200.log", "bad-argument", "scheduler priority level must be set between 1 and 99"),
+    ("stress-ng-bind-mount-pathological.log", "bad-argument", "--pathological option"),
+    ("stress-ng-sched-unknown.log", "bad-argument", "Invalid sched option: nosuch"),
+    ("stress-ng-taskset-cpu-5.log", "bad-argument", "taskset: invalid range, 5 is not allowed"),
+    ("stress-ng-ionice-realtime-no-level.log", "bad-argument", "Priority levels range from 0 (max) to 7 (min)"),
+]
+
+
+@pytest.mark.parametrize(("name", "reason", "said"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("tool", ["stress-ng", "stress-ng-cpu"])
+def test_a_setting_stress_ng_could_not_apply_is_named(name: str, reason: str, said: str, tool: str) -> None:
+    with pytest.raises(ParseFailure) as refused:
+        parse_text(read_text(DEBIAN / name), tool)
+    assert refused.value.reason == reason
+    assert said in refused.value.detail
+
+
+def test_a_run_that_set_its_scheduler_reads_as_before() -> None:
+    """The children set the scheduler quietly; a run whose table is there is read whatever its start said."""
+    text = read_text(DEBIAN / "stress-ng-sched-fifo-not-root.log")
+    table = read_text(DEBIAN / "stress-ng-cpu-1-times.log")
+    assert parse_text(text + table, "stress-ng").values()["bogo_ops"] == 3540
