@@ -3,7 +3,8 @@
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
 (IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. fio 3 prints rates
 without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
-(`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s. A failed job's message quotes fio's own error lines.
+(`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base). A failed
+job's message quotes fio's own error lines.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers import fio_blocks, fio_flags, fio_terse
+from podtax.parsers import fio_blocks, fio_flags, fio_kb_base, fio_terse
 from podtax.parsers.base import (
     Echoed,
     MetricList,
@@ -118,6 +119,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     spans: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its KiB over its runtime, KiB/s
     runtimes: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> its runtime, ms (rounded up)
+    printed: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> the power of fio 2's `KB/s`, `MB/s`
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
     status = False  # a `Run status group` line read
@@ -209,6 +211,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if m:
             direction = m.group(1)
             figures[f"{direction}_bw"] = _kib(m.group(2), m.group(3))
+            printed[(len(jobs), direction)] = -1 if "i" in m.group(3) else "_KMGT".find(m.group(3)[0])
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
             if runt := _RUNT.search(line, m.end()):
                 runtimes[(len(jobs), direction)] = int(runt.group(1))
@@ -277,6 +280,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             del figures[key]
     echoed = merge_echoed(heads)
     suspect = _drop_inconsistent(jobs, lats)
+    fio_kb_base.read_decimal_rates(text, jobs, printed)  # kb_base=1000 (fio 2 prints `KB/s` for both)
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
         for direction in {key.split("_", 1)[0] for key in figures}:
             for kind in ("clat", "lat"):
