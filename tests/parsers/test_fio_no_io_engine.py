@@ -131,3 +131,14 @@ def test_a_job_whose_name_ends_a_no_io_job_name_is_still_damaged_without_its_dir
     damaged = "\n".join(lines[:start + 1] + lines[end:]).replace("io: (g", "o: (g").replace("burn", "bio")
     with pytest.raises(ParseFailure, match="fio job o issued read I/O but has no `read:` line"):
         parse_text(damaged, "fio")
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("fio-3.33-cpuio-output-file.json", "engine does no I/O (`ioengine=cpuio`) and no other"),
+    ("fio-3.33-cpuio-output-file-text.log", "engine does no I/O, as cpuio"),
+])
+def test_a_cpuio_job_alone_written_with_output_is_refused_naming_the_engine(name: str, words: str) -> None:
+    """Real captures (hA): no `(noop)` line in the file; never a zero rate, the refusal says why."""
+    with pytest.raises(ParseFailure) as failure:
+        parse(name)
+    assert failure.value.reason == "unknown-format" and words in failure.value.detail, failure.value.detail
