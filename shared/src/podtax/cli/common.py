@@ -258,10 +258,20 @@ def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up
     return fail(f"cannot reach the analyzer at {base} ({exc}); {hint}")
 
 
+# control characters as Python writes them in a string: a value typed with a newline (`--db "$(cmd)"`, a file name)
+# made one error several lines, and an escape sequence in one would be run by the terminal
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7f, 0xa0))}
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: each control character (newline, carriage return, escape...) written as `\\n`, `\\x1b`."""
+    return text.translate(_CONTROLS)
+
+
 def say(message: str, label: str = "error", style: str = "red") -> None:
-    """Print `label: message` on stderr, the label in colour. The message is text, never Rich markup: a file
-    named `[draft]q.yaml` or a pattern such as `^[a-z0-9]` keeps its brackets."""
-    err.print(f"[{style}]{label}:[/{style}] {escape(message)}", highlight=False)
+    """Print `label: message` on stderr, the label in colour, on one line (one_line). The message is text, never
+    Rich markup: a file named `[draft]q.yaml` or a pattern such as `^[a-z0-9]` keeps its brackets."""
+    err.print(f"[{style}]{label}:[/{style}] {escape(one_line(message))}", highlight=False)
 
 
 def warn(message: str) -> None:

@@ -1,0 +1,44 @@
+"""A value typed with a control character (a path from `$(cmd)` keeping its newline, a name holding an escape
+sequence): the error naming it was several lines (the newline printed as it is) and an escape sequence in it reached
+the terminal. Every error now names such a character as Python writes it (`\\n`, `\\x1b`), on one line (usage sweep
+hE, through the real entry point)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax.cli.main import main
+
+HEADER = "file,node,env,test,params,started_at,tool_version\n"
+
+CASES = {  # id: (argv, the one line's start); "{tmp}": the test's folder
+    "import manifest": (["import", "a\nb.csv", "--campaign", "c"], "error: cannot read a\\nb.csv: a\\nb.csv:"),
+    "import dry run": (["import", "a\rb.csv", "--campaign", "c", "--dry-run"], "error: cannot read a\\rb.csv:"),
+    "import --root": (["import", "{tmp}/m.csv", "--campaign", "c", "--root", "no\nfolder"],
+                      "error: --root no\\nfolder: not a folder"),
+    "report --db": (["report", "c", "--db", "x\n.duckdb"], "error: --db x\\n.duckdb: no such file"),
+    "report --db escape": (["report", "c", "--db", "\x1b[2Jx.duckdb"], "error: --db \\x1b[2Jx.duckdb: no such file"),
+    "report --simulate": (["report", "c", "--html", "{tmp}/r.html", "--simulate", "w\n.yaml"],
+                          "error: --simulate w\\n.yaml: no such file"),
+    "campaign submit": (["campaign", "submit", "c\n.yaml"], "error: cannot read campaign file c\\n.yaml"),
+    "export into a missing folder": (["export", "c", "--csv", "no\nfolder/out"],
+                                     "error: cannot write no\\nfolder/out: the folder no\\nfolder does not exist"),
+    "parse": (["parse", "a\nb.log"], "podtax parse: 'a\\nb.log': no such file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_control_character_in_a_value_stays_on_the_one_line(case: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PODTAX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PODTAX_API_URL", "http://127.0.0.1:9")
+    (tmp_path / "m.csv").write_text(HEADER)
+    argv, start = CASES[case]
+    assert main([a.replace("{tmp}", str(tmp_path)) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(start), err
+    assert "\x1b" not in err
