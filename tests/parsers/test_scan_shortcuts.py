@@ -11,7 +11,7 @@ import re
 
 import pytest
 from podtax.parsers import detect, fio_text, iperf3, stressng, stressng_forms, stressng_state, sysbench_runs
-from podtax.parsers.base import at_line_starts, guard, holds_any
+from podtax.parsers.base import ParseFailure, at_line_starts, guard, holds_any
 
 from tests.parsers.corpus_index import CORPUS, read_text
 
@@ -95,7 +95,8 @@ _BODIES = ("cpu 3000 1.69 1.69 0.00 1770.62 1770.72", "cpu   3000   1.69 1.69 0.
            "defaulting to a 86400 second (1 day, 0.00 secs) run per stressor",
            "stress-ng 0.19.02 gabc", "for a 2.00s run time:", "e5 1 2 3", "x e5", "x Infinity 1 2 3 4 5 6",
            "x -1 2.00 2.00 2.00 2.00 2.00", "a\tb", "a b\t", "cpu 1 2.00 2.00 2.00 2.00 2.00 ", "vm 9 x", "x \u0663 y",
-           "stressorx 1 2.00 2.00 2.00 2.00 2.00")
+           "stressorx 1 2.00 2.00 2.00 2.00 2.00", "cpu 3000 1.69 1.69 0.00 1770.62 1770.72 5",
+           "qsort 107.4 comparisons per sec ", "qsort 107.4 comparisons per sec\t")
 
 
 def _line_by_line(text: str) -> stressng_state.Scan:
@@ -111,20 +112,56 @@ def _slots(s: stressng_state.Scan) -> dict[str, object]:
     return {name: getattr(s, name) for name in stressng_state.Scan.__slots__}
 
 
+def _mixes(rng: random.Random, count: int) -> list[str]:
+    """`count` logs of lines in and near the common form (a start line, then 1 to 13 lines of _BODIES)."""
+    pieces = [p + b for p in _PREFIXES for b in _BODIES] + ["", " ", "stress-ng: warn:  [1] x"]
+    return [_PREFIXES[0] + "setting to a 2 second run per stressor\n"
+            + "\n".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14))) + rng.choice(["\n", "", "\n\n"])
+            for _ in range(count)]
+
+
 def test_the_common_form_pass_is_the_line_loop() -> None:
     """stressng._scan reads a short log in the common form in one regex pass (stressng_forms.plain_lines):
     the same scan as _line over each line, on every stress-ng capture and 5,000 mixes of lines in and near
     that form (the pass is taken for over 500 of them)."""
     logs = [read_text(p) for folder in (CORPUS, CORPUS.parent / "corpus-found") for p in sorted(folder.rglob("*"))
             if p.is_file() and "stress" in p.name + p.parent.name]
-    rng = random.Random(15)
-    pieces = [p + b for p in _PREFIXES for b in _BODIES] + ["", " ", "stress-ng: warn:  [1] x"]
-    mixes = [_PREFIXES[0] + "setting to a 2 second run per stressor\n"
-             + "\n".join(rng.choice(pieces) for _ in range(rng.randrange(1, 14))) + rng.choice(["\n", "", "\n\n"])
-             for _ in range(5000)]
-    texts = [t for t in logs + mixes if len(t) < 8192]
+    texts = [t for t in logs + _mixes(random.Random(15), 5000) if len(t) < 8192]
     handlers = stressng_state.HANDLERS
     taken = [t for t in texts if stressng_forms.plain_lines(stressng_state.Scan(), t, t.rfind("\n"), handlers)
              is not None]
     assert len(taken) > 500
     assert [t for t in texts if _slots(stressng._scan(t)) != _slots(_line_by_line(t))] == []
+
+
+_CHATTER = "stress-ng: info:  [5] stream: memory rate: 1.00 MB/s read"
+
+
+def test_the_long_log_reader_is_the_line_loop() -> None:
+    """stressng._scan reads a log of 2 KiB or more passing over chatter (_NEXT) and reading table rows and misc
+    metrics in C (_ROW, _MISC): the same scan as _line over each line, on 5,000 mixes with 40 or 160 lines of
+    chatter put in. _ROW read `cpu 3000 1.69 1.69 0.00 1770.62 1770.72 5` as a row using 5 % CPU, which _line
+    refuses as cut, and _MISC kept a misc description's trailing blanks, which _line strips."""
+    rng = random.Random(16)
+    texts = []
+    for mix in _mixes(rng, 5000):
+        lines = mix.split("\n")
+        at = rng.randrange(1, len(lines) + 1)
+        texts.append("\n".join(lines[:at] + [_CHATTER] * rng.choice((40, 160)) + lines[at:]))
+    assert min(len(t) for t in texts) >= 2048
+    assert [t for t in texts if _slots(stressng._scan(t)) != _slots(_line_by_line(t))] == []
+
+
+def test_a_row_cut_in_its_seventh_figure_is_refused_in_a_long_log_too() -> None:
+    """A --metrics row cut after the first digit of its CPU use (`... 1770.72 9`, then a newline) is refused
+    whatever the log's length (a log of 2 KiB or more read it as a CPU use of 9 %)."""
+    log = ("stress-ng: info:  [7] dispatching hogs: 1 cpu\n"
+           "stress-ng: info:  [7] stressor bogo ops real time usr time sys time bogo ops/s bogo ops/s CPU used per "
+           "RSS Max\n"
+           "stress-ng: info:  [7] cpu 3000 1.69 1.69 0.00 1770.62 1770.72 9\n"
+           "stress-ng: info:  [7] successful run completed in 1.70s\n")
+    chatter = log.replace("\n", "\n" + (_CHATTER + "\n") * 40, 1)
+    assert len(log) < 2048 <= len(chatter)
+    for text in (log, chatter):
+        with pytest.raises(ParseFailure, match=r"cpu row's `9` lacks the 2 decimals"):
+            stressng.parse(text)

@@ -133,23 +133,27 @@ def _last(s: Scan, line: str, state: int) -> None:
     rates with their 2 decimals) and ending in one of those, not in an RSS Max that a cut would not show."""
     if not line:  # the log ends with a newline: _line does nothing with an empty line
         return
-    whole = state == 1 and s.columns < 8 and _ROW.match(line + "\n") is not None
+    whole = state == 1 and s.columns < 8 and _WHOLE.match(line + "\n") is not None
     _line(s, line, 1 if whole else 0)
 
 
 # The start of the next line (at its "\n") that can change the scan in state 0: every line except
 # `stress-ng: info:  [1234] <msg>` (or metrc:) whose msg starts with none of the words _line acts on
-# (header, misc metrics, HANDLERS keys); such a line only sets `seen`. The [0-9] run and the
-# prefix make it a subset of the lines _line splits inline (so those lines are no-ops there too).
-_NEXT = re.compile(rf"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{{1,20}}\](?![^\S\n]*+(?:{RESERVED_WORDS})))")
+# (header, misc metrics, HANDLERS keys: a verbose log's `stress-ng 0.19.02` too); such a line only sets `seen`.
+# The [0-9] run and the prefix make it a subset of the lines _line splits inline (so those lines are no-ops there too).
+_NEXT = re.compile(rf"\n(?!stress-ng: (?:info:  |metrc: )\[[0-9]{{1,20}}\](?![^\S\n]*+(?:{RESERVED_WORDS}|stress-ng)))")
 
 
 # A table row as _line reads it in state 1 (name, then 6 to 8 numbers; float() takes each one), in its
 # printed form (bogo ops, 5 or 6 figures with 2 decimals, RSS Max; _line checks the other forms):
 # `stress-ng: metrc: [7111] cpu    3000   1.69   1.69   0.00   1770.62   1770.72\n`. A name starting
 # with "(" is the units line, skipped by _line; any other line also goes to _line.
-_ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(]\S*+)"
-                  r"([^\S\n]++[0-9]++(?:[^\S\n]++[0-9]++\.[0-9]{2}){5,6}+(?:[^\S\n]++[0-9]++)?+)[^\S\n]*+\n")
+_ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(]\S*+)([^\S\n]++[0-9]++"
+                  r"(?:[^\S\n]++[0-9]++\.[0-9]{2}){5}+(?:[^\S\n]++[0-9]++\.[0-9]{2}(?:[^\S\n]++[0-9]++)?+)?+)[^\S\n]*+\n")
+# The last line (see _last): the same, and 5 such figures then a whole number (`... 1770.72 9`: a --metrics row cut
+# after its 7th figure's first digit), which _line refuses as cut rather than leave out
+_WHOLE = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(]\S*+)"
+                    r"([^\S\n]++[0-9]++(?:[^\S\n]++[0-9]++\.[0-9]{2}){5,6}+(?:[^\S\n]++[0-9]++)?+)[^\S\n]*+\n")
 
 # A miscellaneous metric as _line reads it in state 2 (name, number, description), except a name
 # starting with "(" or "stressor" (_line looks at those first):
@@ -158,7 +162,7 @@ _ROW = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+([^\s(
 # left to _line: it may be a table row's figures, printed or --sn (`9.392e-02 2.371e-02 ...`), that _line reads there
 # as a row (_row_shaped).
 _MISC = re.compile(r"stress-ng: (?:info:  |metrc: )\[[0-9]{1,20}\][^\S\n]*+(?!stressor|note:)([^\s(]\S*+)"
-                   r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(?![-+.\d])(\S[^\n]*+)\n")
+                   r"[^\S\n]++([0-9]++(?:\.[0-9]++)?+)[^\S\n]++(?![-+.\d])(\S[^\n]*+(?<=\S))\n")
 
 
 _SN = re.compile(r"[0-9]\.[0-9]{3,5}e[+-][0-9]{2,3}")  # a --sn figure as a row prints it (`%9.3e`, `%12.5e`, `%15.4e`)
