@@ -76,19 +76,16 @@ _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "
 
 
 def _scan(text: str) -> Scan:
-    """Read the log line by line (see _line). In a long log, the lines that cannot change anything
-    outside a table (per-instance chatter such as `stream: memory rate: ...`) are passed over by
-    _NEXT, and table rows in the common form are read by _ROW and _MISC, in C; a short log is
-    cheapest read plainly (same result), and one under 8 KiB in the common form in one regex pass
-    (stressng_forms.plain_lines: same result; a longer one is mostly chatter, passed over by _NEXT)."""
+    """Read the log line by line (see _line). In one under 8 KiB that starts in the common form, the lines
+    in that form are read in one regex pass (stressng_forms.plain_lines: same result) and _line reads the
+    others. In a longer log, the lines that cannot change anything outside a table (per-instance chatter
+    such as `stream: memory rate: ...`) are passed over by _NEXT, and table rows in the common form are read
+    by _ROW and _MISC, in C; a short log in another form is cheapest read plainly (same result)."""
+    s = Scan()
     cut = text.rfind("\n")
     if 0 < cut < 8192 and text.startswith(_PID_PREFIXES):
-        s = Scan()
-        state = plain_lines(s, text, cut, HANDLERS)
-        if state is not None:
-            _last(s, text[cut + 1:], state)
-            return s
-    s = Scan()
+        _last(s, text[cut + 1:], plain_lines(s, text, cut, HANDLERS, _line))
+        return s
     state = 0  # 0 outside, 1 in table, 2 in misc metrics
     if len(text) < 2048:
         *lines, last = text.split("\n")

@@ -1,6 +1,6 @@
 """The forms a stress-ng log line comes in, read into the plain one (`stress-ng: <level>: [pid] msg`):
 `--timestamp` (`stress-ng: 04:14:26.35 info:  [pid] ...`), `--log-brief` (no prefix at all), and a
-timestamp behind another prefix; and the common form read in one regex pass (plain_lines). Pure functions,
+timestamp behind another prefix; and the lines in the common form read in one regex pass (plain_lines). Pure functions,
 used by stressng.py (detect.py uses BRIEF_HEADER)."""
 
 from __future__ import annotations
@@ -95,42 +95,47 @@ _TOKENS = re.compile(
     r"|(stressor[^\n]*?bogo ops[^\n]*+(?<=\S))$"  # 8: the table's header
     r"|(\()[^\n]*+(?<=\S)$"  # 9: its units line
     r"|(miscellaneous metrics:)$"  # 10
-    r"))|^([^\n]+)(?s:.*)",  # 11: any other line, and the rest of the log (plain_lines stops at it)
+    r"))|^([^\n]+)",  # 11: any other line (plain_lines leaves it to stressng._line)
     re.M)
 
 
-def plain_lines(s: Any, text: str, end: int, handlers: Mapping[str, Callable[[Any, str], None]]) -> int | None:
-    """stressng._line over each line of text[:end] (`end` at a newline), for a log whose every line is in
-    the common form (_TOKENS); fills `s` (a stressng_state.Scan) and returns the state after the last line, as
-    _line does. None when a line is in another form, or where _line would do more (a row in a misc block,
-    a misc metric inside a table): `s` is then partly filled, and the log is to be read by _line. The first line
-    in another form ends the regex pass too (its token takes the rest of the log)."""
+def plain_lines(s: Any, text: str, end: int, handlers: Mapping[str, Callable[[Any, str], None]],
+                line: Callable[[Any, str, int], int]) -> int:
+    """stressng._line (`line`) over each line of text[:end] (`end` at a newline): the lines in the common form
+    (_TOKENS) are read here, in one regex pass, and each other line (or one where _line would do more: a row
+    in a misc block, a misc metric inside a table) by `line`. Fills `s` (a stressng_state.Scan) and returns
+    the state after the last line, as _line does."""
     state = 0
     rows, misc = s.rows, s.misc
-    tokens = _TOKENS.findall(text, 0, end)
-    for name, figures, other, misc_name, value, desc, said, header, units, misc_header, _other_form in tokens:
-        if name:
-            if state == 1:
-                rows.append((name, list(map(float, figures.split()))))
-            elif state == 2:
-                return None
-        elif other:
+    read = False
+    for m in _TOKENS.finditer(text, 0, end):  # a token's kind is its last group (no group holds another)
+        kind = m.lastindex
+        if kind == 11:
+            state = line(s, m[11], state)
+            continue
+        read = True
+        if kind == 3:
             state = 0
-        elif said:
+        elif kind == 6:  # a miscellaneous metric
+            if state == 2:
+                misc.append((m[4], float(m[5]), m[6]))
+            elif state == 1:
+                state = line(s, m[0], state)
+        elif kind == 2:  # a table row
+            if state == 1:
+                rows.append((m[1], list(map(float, m[2].split()))))
+            elif state == 2:
+                state = line(s, m[0], state)
+        elif kind == 7:
+            said = m[7]
             state = 0
             handlers[said[:said.find(" ")]](s, said)
-        elif header:
+        elif kind == 8:
+            header = m[8]
             s.header, state = s.header + 1, 1
             s.columns = 6 + ("CPU used per" in header) + ("RSS Max" in header)
-        elif units:
-            pass
-        elif misc_header:
+        elif kind == 10:
             state = 2
-        elif misc_name and state != 1:
-            if state == 2:
-                misc.append((misc_name, float(value), desc))
-        else:
-            return None
-    if tokens:  # blank lines give no token (and _line leaves them alone)
+    if read:  # a line in the common form is one _line counts as seen (blank lines give no token)
         s.seen = True
     return state
