@@ -8,6 +8,7 @@ import gc
 import logging
 
 import pytest
+from nats.js.errors import NoStreamResponseError
 from podtax.bus import Bus
 
 from tests.integration.harness import host_facts
@@ -68,3 +69,20 @@ def test_a_handler_failing_as_its_consumer_is_cancelled_leaves_no_unretrieved_fa
     with caplog.at_level(logging.INFO):
         asyncio.run(main())
         assert _unretrieved(caplog) == []
+
+
+def test_publish_many_asks_for_the_stream_of_the_unanswered_publish_not_of_the_first_event(nats_url: str) -> None:
+    """A batch whose first event's stream is there and whose later event has none (review r1 of 2b4236b): the lost
+    store was looked for by the first event's subject, found, and the later event published again until the batch's
+    deadline (Unacked, 'the stream has no leader?'); it is asked of the unanswered publish's own subject now."""
+    async def main() -> None:
+        bus = await Bus.connect(nats_url, "tests")
+        first, later = host_facts(0), host_facts(1)
+        try:
+            await bus.js.add_stream(name="FIRSTONLY", subjects=[first.subject])  # no stream has the later's subject
+            with pytest.raises(NoStreamResponseError):
+                await bus.publish_many([first, later], timeout=30)
+        finally:
+            await bus.close()
+
+    asyncio.run(main())

@@ -37,14 +37,15 @@ class Pipeline:
         self.sent.append((subject, payload, headers))
         check_bound(self.bound)
 
-    async def acks(self, lost: Callable[[], Awaitable[bool]],
+    async def acks(self, lost: Callable[[str], Awaitable[bool]],
                    wait: Callable[[asyncio.Future[Any]], Awaitable[Any]] | None = None) -> None:
         """Wait for every ack of the batch, in order (each through `wait`, when given: Bus.publish_many's also ends at
-        a refusal). Publishes answered 'no response from stream' (nothing listened
-        on their subject) while `lost()` says False (the stream is there: between leaders, e.g. just made, its leader
-        stepping down, a server restarting) are published again after LEADERLESS_PAUSE_S, until the batch's deadline:
-        none of them was stored, so none can be stored twice. When `lost()` says True (no such stream: NATS lost its
-        store) the first of them is raised. Before, one leaderless moment failed a whole batch (a CI run)."""
+        a refusal). Publishes answered 'no response from stream' (nothing listened on their subject) while
+        `lost(subject)`, asked of the first such publish's subject, says False (the stream is there: between leaders,
+        e.g. just made, its leader stepping down, a server restarting) are published again after LEADERLESS_PAUSE_S,
+        until the batch's deadline: none of them was stored, so none can be stored twice. When it says True (no such
+        stream: NATS lost its store) the first of them is raised. Before, one leaderless moment failed a whole batch
+        (a CI run)."""
         todo = range(len(self.futures))
         while todo:
             again: list[int] = []
@@ -55,7 +56,7 @@ class Pipeline:
                 except NoStreamResponseError as exc:
                     again.append(i)
                     unanswered = unanswered or exc
-            if unanswered is not None and await lost():
+            if unanswered is not None and await lost(self.sent[again[0]][0]):
                 raise unanswered
             if again:
                 await asyncio.sleep(LEADERLESS_PAUSE_S)

@@ -256,7 +256,7 @@ class Streams:
         async with pipelined(self.js, timeout, unacked) as pipe:
             for key, value in items:
                 await pipe.publish(f"$KV.{bucket}.{key}", value)
-            await pipe.acks(lambda: gone(self.js.stream_info(f"KV_{bucket}")))  # is the bucket's stream not there?
+            await pipe.acks(lambda _: gone(self.js.stream_info(f"KV_{bucket}")))  # is the bucket's stream not there?
 
     @staticmethod
     async def kv_keys(kv: KeyValue, prefix: str = "") -> list[str]:
