@@ -19,9 +19,8 @@ Short of that a side of 3 or 4 runs is not checked, and the cell says so in a no
 than in OUTLIERS, as benchstat warns "need >= N samples to detect outliers". The note names each such side and its
 runs ("pod side: 3 runs"), counts the measured runs (a side of 4 or 5 with a NaN holds 3 or 4), and covers a side
 holding 0 or less too, which the MAD rule scores with a spread 3 or 4 runs cannot steady ([0, 0, 0, 1000] flags
-nothing). Two strays of 4 runs are half the side:
-neither is flagged (the other widens the range), nor is a second group looked for (each run but an outlier is scored
-within the cutoff). A side holding 0 or less keeps the MAD rule (no logarithm).
+nothing). Two strays of 4 runs hide each other here (the other widens the range): stats/two_strays.py judges two runs
+against the other two by the same rule (cell_analysis). A side holding 0 or less keeps the MAD rule (no logarithm).
 """
 
 from __future__ import annotations
