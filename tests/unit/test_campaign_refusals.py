@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from podtax import campaign
-from podtax.cli.campaign import _progress_rows
 from podtax.cli.main import main
+from podtax.cli.progress_rows import progress_rows
 from podtax_runner import plan
 from podtax_runner.state import CampaignState, RunState
 
@@ -126,7 +126,7 @@ def test_cells_equal_once_all_is_resolved_are_planned_once(hw_threads: int, cell
         assert state.header.warnings == ["node-1: sysbench-cpu events=2000 max_prime=20000 threads=all time=30 is "
                                          "the same cell as events=2000 max_prime=20000 threads=1 time=30 there "
                                          "(1 hardware threads): planned once"]
-    assert _progress_rows(state.header_json())["node-1"]["total"] == len(state.runs)  # what status counts
+    assert progress_rows(state.header_json())["node-1"]["total"] == len(state.runs)  # what status counts
     for rid in list(state.runs):
         state.dispatched(rid, T0)
         state.outcome(rid, True, T0)

@@ -98,6 +98,8 @@ class Bus(Streams, Consumers):
         self.source = source
         self._subs: list[JetStreamContext.PullSubscription] = []
         self.role: str | None = None  # the podtax role of its NATS user (natsauth.ROLES), None for another
+        self.signed_in = False  # whether it connected as a user (password, nkey, creds): a server refusing nothing
+        # to a connection without one has no authorization configured
         # nats-py drops JetStream's refusal of a pipelined publish (its reply handler raises instead of failing the
         # ack's future, which then never completes): the connection's error callback hands it to each publish_many
         # call in flight (its own future, so no call's start clears a refusal another has yet to see)
@@ -183,6 +185,7 @@ class Bus(Streams, Consumers):
         nc_ready.set()
         bus = cls(nc, source)
         bus.role = natsauth.role_of(user)
+        bus.signed_in = bool(user or auth.get("user_credentials") or auth.get("nkeys_seed"))
         return bus
 
     # ------------------------------------------------------------ publish

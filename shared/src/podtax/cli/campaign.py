@@ -20,7 +20,8 @@ from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
 from podtax.cli.earlier import check_analyzer
-from podtax.cli.room import room_said
+from podtax.cli.progress_rows import progress_info, progress_rows
+from podtax.cli.room import look_due, polls_still, room_said
 
 campaign_app = typer.Typer(no_args_is_help=True, help="Submit campaigns and follow their progress.")
 RUNS_FAILED = 3  # `--follow`'s exit status for a campaign that finished with failed runs
@@ -226,52 +227,14 @@ def submit(
     return code
 
 
-FINISHED = ("done", "failed", "cancelled")  # a run's end states in the runner's state: counted apart
-
-
-def _progress_rows(state: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Per node: runs done, failed (a result never came: run.failed, as the analyzer counts them), cancelled
-    (planned, then cancelled with the campaign: never ran), the total, and the run time of the timed ones."""
-    if "progress" in state or "runs" not in state:  # the header of a campaign saved as per-run documents
-        rows = {}
-        for node, p in state.get("progress", {}).items():
-            finished = {k: int(p.get(k, 0)) for k in FINISHED}
-            rows[node] = {**finished,
-                          "total": sum(int(p.get(k, 0)) for k in ("planned", "dispatched")) + sum(finished.values()),
-                          "seconds": float(p.get("seconds", 0.0)), "timed": int(p.get("timed", 0))}
-        return rows
-    rows: dict[str, dict[str, float]] = {}
-    for s in state["runs"].values():
-        node = s["run"]["node"]
-        row = rows.setdefault(node, {"done": 0, "failed": 0, "cancelled": 0, "total": 0, "seconds": 0.0, "timed": 0})
-        row["total"] += 1
-        st = s.get("status", "planned")
-        if st in FINISHED:
-            row[st] += 1
-            if s.get("dispatched_at") and s.get("finished_at"):
-                row["seconds"] += (events.datetime.fromisoformat(s["finished_at"])
-                                   - events.datetime.fromisoformat(s["dispatched_at"])).total_seconds()
-                row["timed"] += 1
-    return rows
-
-
-def _progress_info(row: dict[str, float]) -> tuple[float, str]:
-    """(runs finished, the row's text): '2 done, 0 failed, 22 cancelled, 0 left' (cancelled only when some were)."""
-    finished = sum(row[k] for k in FINISHED)
-    left = row["total"] - finished
-    eta = row["seconds"] / row["timed"] * left if row["timed"] else None
-    cancelled = f", {int(row['cancelled'])} cancelled" if row["cancelled"] else ""
-    return finished, (f"{int(row['done'])} done, {int(row['failed'])} failed{cancelled}, {int(left)} left"
-                      + (f", ETA {eta:,.0f} s" if eta is not None and left else ""))
-
-
-async def _status_once(name: str) -> dict[str, Any] | None:
+async def _status_once(name: str, look: bool = True) -> dict[str, Any] | None:
     try:
         bus = await cli_deadline.connect()
     except BusError as exc:
         raise fail(str(exc)) from None
-    try:  # a running campaign's state may not say why it stalls: NATS without room refuses it too (natsroom)
-        return await room_said(bus, await _kv_get(bus, f"campaign.{name}"))
+    try:  # a running campaign's state may not say why it stalls: NATS without room refuses it too (cli.room)
+        state = await _kv_get(bus, f"campaign.{name}")
+        return await room_said(bus, state) if look else state
     finally:
         await bus.close()
 
@@ -302,11 +265,11 @@ def status(
                         console=console, transient=False, auto_refresh=False)
     tasks: dict[str, Any] = {}
     held_said: set[tuple[str, str]] = set()
-    deadline = time.monotonic() + timeout
+    deadline, still = time.monotonic() + timeout, 1  # polls without change (cli.room: when NATS's room is looked at)
     with progress:
         while True:
-            for node, row in sorted(_progress_rows(state).items()):
-                finished, info = _progress_info(row)
+            for node, row in sorted(progress_rows(state).items()):
+                finished, info = progress_info(row)
                 if node not in tasks:
                     tasks[node] = progress.add_task(node, total=row["total"], info=info)
                 progress.update(tasks[node], completed=finished, total=row["total"], info=info)
@@ -315,7 +278,9 @@ def status(
             if not follow or state.get("finished_at") or time.monotonic() > deadline:
                 break
             time.sleep(1)
-            state = cli_deadline.run(_status_once(name), f"reading the state of campaign {name}") or state
+            before, state = state, cli_deadline.run(_status_once(name, look_due(still)),
+                                                    f"reading the state of campaign {name}") or state
+            still = polls_still(before, state, still)
     for warning in state.get("warnings", []):  # cells that became one once `all` was resolved (planned once)
         err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     done = bool(state.get("finished_at"))
@@ -324,7 +289,7 @@ def status(
     if follow and not done:  # an exit status 1 with nothing said before (audit)
         err.print(f"gave up following after {timeout:g} s (--timeout); the campaign goes on", highlight=False)
         return 1
-    failed = sum(int(row["failed"]) for row in _progress_rows(state).values())
+    failed = sum(int(row["failed"]) for row in progress_rows(state).values())
     if follow and failed:
         say(f"campaign {name} finished with {failed} failed run(s) (exit status {RUNS_FAILED})")
         return RUNS_FAILED
