@@ -19,13 +19,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import time
 from collections.abc import Callable, Iterable
 
 from nats.js.kv import KeyValue
-from podtax import events, subjects
-from podtax.bus import Bus, at_limit
-from podtax.natsroom import PROBE_KEY  # written to learn whether the server has storage left
+from podtax import events, natsroom, subjects
+from podtax.bus import Bus
 
 log = logging.getLogger("podtax.runner")
 PROBE_EVERY_S = 5.0  # how often the runner looks at the stream's size, and at most at a node's subjects
@@ -78,7 +76,7 @@ class Room:
         self.storage = ""  # why the server refuses writes for want of storage ('' when it took the probe)
         self.holds: dict[str, str] = {}  # run id -> why it is held from expiring (holding())
         self.refusals: dict[Where, str] = {}  # (campaign, node) -> why NATS refuses the runner's events for it
-        self._looked: dict[object, float] = {}  # what was looked at (STREAM, PROBE_KEY, (env, node)) -> when
+        self._looked: dict[object, float] = {}  # what was looked at (STREAM, natsroom.PROBE_KEY, (env, node)) -> when
         self._unknown_since: float | None = None  # since when no look got an answer
         self._unanswered_why = ""  # the last look without answer
         self._said: dict[str, float] = {}  # what was said -> when
@@ -156,18 +154,18 @@ class Room:
     async def _look_at_storage(self) -> None:
         """Write a small key of the runner's bucket: refused for want of room (10023 insufficient resources, ...),
         the server's storage is used up (a stream without a size limit reaches it: no stream is full)."""
-        if not self._due(PROBE_KEY):
+        if not self._due(natsroom.PROBE_KEY):
             return
-        try:
-            await asyncio.wait_for(self.kv.put(PROBE_KEY, str(time.time()).encode()), ANSWER_S)
-        except Exception as exc:  # noqa: BLE001 - refused (no room) or no answer
-            if at_limit(exc):
-                if not self.storage:
-                    log.error("NATS refuses writes for want of room (%s): no run expires as no-report until there is "
-                              "room (each then gets its grace again)", exc)
-                self.storage = f"NATS refuses writes for want of room: {exc}"
-            else:
-                self._unanswered("a write of the runner's bucket", exc)
+        try:  # natsroom's look, as `campaign status` makes it (one key, one set of codes)
+            exc = await natsroom.refused(self.kv, ANSWER_S)
+        except Exception as unanswered:  # noqa: BLE001 - no answer (or another error)
+            self._unanswered("a write of the runner's bucket", unanswered)
+            return
+        if exc is not None:
+            if not self.storage:
+                log.error("NATS refuses writes for want of room (%s): no run expires as no-report until there is "
+                          "room (each then gets its grace again)", exc)
+            self.storage = f"NATS refuses writes for want of room: {exc}"
             return
         self.storage = ""
 
