@@ -12,18 +12,31 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from podtax import config as podtax_config
-from podtax.cli.common import campaign_name, from_up, not_a_file
+from podtax.cli.common import a_path, campaign_name, from_up, not_a_file
 from podtax.kubeclient import load_config
+from podtax.oneline_args import one_line
 
 if TYPE_CHECKING:
     from podtax_runner.controlplane.nomad import NomadConfig
 
 BACKENDS = ("kubernetes", "nomad")
+NAMESPACE = re.compile(r"[A-Za-z0-9-]{1,128}")  # Nomad's namespace names; Kubernetes' (lowercase, <= 63) are among them
+MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024  # a kubeconfig is a few kB; its YAML loader took minutes over a 50 MB file
+
+
+def namespace_name(value: str | None) -> str | None:
+    """--namespace as typed (typer's `callback=`): an empty one (`--namespace "$NS"` with NS unset) cleaned EVERY
+    namespace, as if none was given; that, and a name no namespace can have, is a usage mistake (exit 2)."""
+    if value is not None and not NAMESPACE.fullmatch(value):
+        raise typer.BadParameter(f"{value!r} is not a namespace name (letters, digits and '-', as Kubernetes and "
+                                 f"Nomad name them); drop --namespace to clean every namespace")
+    return value
 
 
 FIX = {"kubernetes": "pass --kubeconfig FILE (or set PODTAX_RUNNER_KUBECONFIG)",
@@ -127,6 +140,15 @@ def _problem(name: str, where: str, exc: Exception) -> str:
     return f"could not clean up {name} ({where}): {type(exc).__name__}: {detail}; {FIX[name]}"
 
 
+def _too_big(path: Path) -> str | None:
+    try:
+        size = path.stat().st_size
+    except OSError:  # gone since not_a_file: the loader says so
+        return None
+    return f"holds {size:,} bytes, more than a kubeconfig ({MAX_KUBECONFIG_BYTES:,} at most)" \
+        if size > MAX_KUBECONFIG_BYTES else None
+
+
 volumes = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                       help="Volumes and pods of control-plane runs.")
 
@@ -147,9 +169,10 @@ def main(argv: list[str]) -> int:
 def cleanup_cmd(
     backend: str = typer.Option(None, "--backend", help="kubernetes or nomad (default: both)"),
     campaign: str = typer.Option(None, "--campaign", help="only what this campaign created", callback=campaign_name),
-    namespace: str = typer.Option(None, "--namespace",
+    namespace: str = typer.Option(None, "--namespace", callback=namespace_name,
                                   help="Kubernetes or Nomad namespace (default: all of them)"),
-    kubeconfig: Path = typer.Option(None, "--kubeconfig", help="kubernetes backend; default: "
+    kubeconfig: Path = typer.Option(None, "--kubeconfig", parser=a_path, metavar="<path>",
+                                    help="kubernetes backend; default: "
                                     "PODTAX_RUNNER_KUBECONFIG, the kubesim a running `podtax up` started (its "
                                     "up.json), in-cluster, or ~/.kube/config"),
     nomad_addr: str = typer.Option(None, "--nomad-addr", help="nomad backend; default: PODTAX_RUNNER_NOMAD_ADDR, "
@@ -167,8 +190,9 @@ def cleanup_cmd(
             typer.echo(f"podtax volumes cleanup: {option} is for the {its} backend, and --backend {backend} "
                        f"cleans only {backend}: drop {option} or --backend", err=True)
             raise typer.Exit(2)
-    if kubeconfig is not None and (problem := not_a_file(kubeconfig)):  # a usage mistake: exit 2, not 1
-        typer.echo(f"podtax volumes cleanup: --kubeconfig {kubeconfig}: {problem}; give a kubeconfig file", err=True)
+    if kubeconfig is not None and (problem := not_a_file(kubeconfig) or _too_big(kubeconfig)):  # usage: exit 2
+        typer.echo(f"podtax volumes cleanup: --kubeconfig {one_line(str(kubeconfig))}: {problem}; give a kubeconfig "
+                   "file", err=True)
         raise typer.Exit(2)
     if nomad_addr is not None and not nomad_addr.startswith(("http://", "https://")):
         typer.echo(f"podtax volumes cleanup: --nomad-addr {nomad_addr!r} is not an http(s) URL, such as "

@@ -33,7 +33,7 @@ import typer
 import yaml
 from podtax import templates
 from podtax.campaign_yaml import yaml_problem
-from podtax.cli.common import campaign_name, fail, not_a_database, wide_console
+from podtax.cli.common import a_path, campaign_name, fail, not_a_database, wide_console
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
 
@@ -64,10 +64,18 @@ class WorkloadSpec(_Strict):
     namespaces: dict[str, dict[str, str]] = Field(default_factory=dict)
 
 
+MAX_WORKLOAD_BYTES = 1024 * 1024  # a workload is a few kB of YAML; PyYAML took minutes over a 50 MB file
+
+
 def read_workload(path: Path) -> WorkloadSpec:
     text = ""
     try:
-        text = path.read_text()
+        with path.open("rb") as f:
+            data = f.read(MAX_WORKLOAD_BYTES + 1)
+        if len(data) > MAX_WORKLOAD_BYTES:
+            raise fail(f"the workload {path} holds more than {MAX_WORKLOAD_BYTES:,} bytes: a workload is a few kB "
+                       f"of YAML (see `podtax simulate --help`); give the workload file", 2)
+        text = data.decode()
         raw = yaml.safe_load(text) or {}
         if not isinstance(raw, dict):  # pydantic's words named no field: ": Input should be a valid dictionary"
             raise fail(f"the workload {path} is not a YAML mapping: give duration_s and classes (see `podtax "
@@ -220,10 +228,12 @@ def _ci(v: list[float], fmt: str = "{:,.1f}") -> str:
 def simulate(
     campaign: Annotated[str, typer.Option(help="Campaign whose measured speeds drive the simulation.",
                                           callback=campaign_name)],
-    workload: Annotated[Path, typer.Option(help="Workload YAML: what arrives (the format is above).")],
+    workload: Annotated[Path, typer.Option(parser=a_path, metavar="<path>",
+                                           help="Workload YAML: what arrives (the format is above).")],
     policies: Annotated[str, typer.Option(help=f"Comma-separated: {','.join(POLICIES)}.")] = ",".join(POLICIES),
     seeds: Annotated[int, typer.Option(min=2, max=1000, help="Seeds (independent repetitions).")] = 10,
-    db: Annotated[Path | None, typer.Option("--db", help="Read this DuckDB file instead of the API.")] = None,
+    db: Annotated[Path | None, typer.Option("--db", parser=a_path, metavar="<path>",
+                                            help="Read this DuckDB file instead of the API.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> int:
     """Simulate a cluster on the campaign's measured speeds and compare placement policies.

@@ -31,6 +31,7 @@ from podtax.config import (
     load,
 )
 from podtax.localauth import loopback
+from podtax.oneline_args import one_line
 
 console = Console()
 if not console.is_terminal:  # logs and pipes keep whole lines: rich wrapped them at 80 columns mid-phrase
@@ -256,16 +257,6 @@ def unreachable(base: str, exc: Exception, hint: str = "start it with `podtax up
                     f"(see its log), or the connection to it stalled or was too slow (it then ends the answer and "
                     f"its log says so); {again}")
     return fail(f"cannot reach the analyzer at {base} ({exc}); {hint}")
-
-
-# control characters as Python writes them in a string: a value typed with a newline (`--db "$(cmd)"`, a file name)
-# made one error several lines, and an escape sequence in one would be run by the terminal
-_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7f, 0xa0))}
-
-
-def one_line(text: str) -> str:
-    """`text` on one line: each control character (newline, carriage return, escape...) written as `\\n`, `\\x1b`."""
-    return text.translate(_CONTROLS)
 
 
 def say(message: str, label: str = "error", style: str = "red") -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from podtax_kubesim import cluster
 from podtax_kubesim.core import Emulator, is_loopback, write_emulator_kubeconfig
-from podtax_kubesim.oneline_args import OneLineParser, a_path, listen_mistake
+from podtax_kubesim.oneline_args import OneLineParser, a_path, listen_mistake, one_line
 
 
 def parser() -> argparse.ArgumentParser:
@@ -107,16 +107,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     problem = _usage_problem(args)
     if problem:
-        print(f"podtax-kubesim: {problem}", file=sys.stderr)
+        print(f"podtax-kubesim: {one_line(problem)}", file=sys.stderr)
         return 2
     try:
         return asyncio.run(serve(args))
     except OSError as exc:
         mistake = listen_mistake(exc, args.host, args.port)  # a usage mistake: exit 2, naming the option
-        print(f"podtax-kubesim: {mistake or exc}", file=sys.stderr)
+        print(f"podtax-kubesim: {one_line(mistake or str(exc))}", file=sys.stderr)
         return 2 if mistake else 1
     except ValueError as exc:
-        print(f"podtax-kubesim: {exc}", file=sys.stderr)
+        print(f"podtax-kubesim: {one_line(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -24,11 +24,19 @@ DEFAULT_CLUSTER: Obj = {
 SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
 
 
+MAX_CLUSTER_BYTES = 4 * 1024 * 1024  # a node is a few hundred bytes of YAML; PyYAML took minutes over a 50 MB file
+
+
 def read_yaml(path: Path | str) -> Any:
     """A cluster file's YAML; OSError when it cannot be read, ValueError (with the line) when it is not YAML
-    text. The Nomad emulator's cluster files are read with it too."""
+    text or holds more than MAX_CLUSTER_BYTES. The Nomad emulator's cluster files are read with it too."""
+    with Path(path).open("rb") as f:
+        data = f.read(MAX_CLUSTER_BYTES + 1)
+    if len(data) > MAX_CLUSTER_BYTES:
+        raise ValueError(f"{path} holds more than {MAX_CLUSTER_BYTES // 1024 // 1024} MiB: a cluster file is YAML "
+                         f"of a few hundred bytes per node; give the cluster file")
     try:
-        return yaml.safe_load(Path(path).read_text())
+        return yaml.safe_load(data.decode())
     except yaml.YAMLError as exc:  # a traceback before (audit)
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""

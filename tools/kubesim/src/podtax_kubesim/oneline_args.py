@@ -11,10 +11,19 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+# control characters as Python writes them in a string: a value typed with a newline (`--db "$(cmd)"`, a file name)
+# made one error several lines, and an escape sequence in one would be run by the terminal
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7f, 0xa0))}
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: each control character (newline, escape...) written as `\\n`, `\\x1b`."""
+    return text.translate(_CONTROLS)
+
 
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}. Try '{self.prog} --help'.", file=sys.stderr)
+        print(f"{self.prog}: {one_line(message)}. Try '{self.prog} --help'.", file=sys.stderr)
         raise SystemExit(2)
 
 
