@@ -25,11 +25,22 @@ class Phase:
     # the phase, never a zero
 
 
+# A claim of a WaitForFirstConsumer class is provisioned only once the scheduler has placed a pod that uses it and
+# written the node on the claim (volume.kubernetes.io/selected-node, the provisioner's cue): timed from its create,
+# provisioned and bound held the consumer pod's create and scheduling, which Nomad's provisioned does not. So they
+# start at `provision_start` (derive_points): when the claim was seen given a node (`node_selected`), else when its
+# create was sent (an Immediate class, or a timeline written before node_selected).
+PROVISION_START, NODE_SELECTED = "provision_start", "node_selected"
+_WFFC = (" (with a WaitForFirstConsumer class: from when the claim was seen given a node, "
+         "volume.kubernetes.io/selected-node, once its consumer pod was scheduled: no pod scheduling in it, as in "
+         "Nomad's)")
 _K8S_VOLUMES = (
     Phase("accepted", "request_sent", "api_accepted", "create request sent -> the create call returned"),
-    Phase("provisioned", "request_sent", "pv_created",
-          "create request sent -> the PV's ADDED event (or the claim's Bound, if its watch delivers that first)"),
-    Phase("bound", "request_sent", "bound", "create request sent -> the claim's MODIFIED event with phase Bound"),
+    Phase("provisioned", PROVISION_START, "pv_created",
+          "create request sent -> the PV's ADDED event (or the claim's Bound, if its watch delivers that first)"
+          + _WFFC),
+    Phase("bound", PROVISION_START, "bound", "create request sent -> the claim's MODIFIED event with phase Bound"
+          + _WFFC),
     Phase("consumer_running", "request_sent", "consumer_running",
           "create request sent -> the consumer pod is Running (consumer: true only)", optional=True),
     Phase("deleted", "delete_requested", "gone",
@@ -160,6 +171,26 @@ def absent_metric(template: str, backend: str, metric: str) -> str | None:
     if phase is None or (template, backend) not in PHASES:
         return None
     return absent_reason(template, backend, phase)
+
+
+def derive_points(phases: tuple[Phase, ...], t: dict[str, float]) -> None:
+    """Add the end points `phases` start at that the executor does not write (in place): `provision_start`, the
+    claim's `node_selected` when recorded, else its `request_sent` (and its `first_request_sent`, a create sent
+    again, as `first_provision_start`)."""
+    if not any(p.start == PROVISION_START for p in phases):
+        return
+    if NODE_SELECTED in t:
+        t[PROVISION_START] = t[NODE_SELECTED]
+    elif "request_sent" in t:
+        t[PROVISION_START] = t["request_sent"]
+        if "first_request_sent" in t:
+            t[f"first_{PROVISION_START}"] = t["first_request_sent"]
+
+
+def started_by_create(phase: Phase, t: Mapping[str, float]) -> bool:
+    """Whether the create call started `phase` of an object with end points `t` (a retried create's wait is in it):
+    `provision_start` is the create's unless the claim was given a node after it."""
+    return phase.start == "request_sent" or (phase.start == PROVISION_START and NODE_SELECTED not in t)
 
 
 def object_phases(phases: tuple[Phase, ...], t: Mapping[str, float]) -> dict[str, float]:

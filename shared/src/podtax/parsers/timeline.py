@@ -233,12 +233,16 @@ def held_points(timeline: Timeline) -> set[tuple[str, str]]:
     if not isinstance(retried, dict):
         return set()
     starts = {"create": "request_sent", "delete": "delete_requested"}
+    times = {o.name: o.t for o in timeline.objects}
     out: set[tuple[str, str]] = set()
     for name, why in retried.items():
         if HELD_WORDS not in str(why):
             continue
         start = starts.get(str(why).split(":")[0])
-        out |= {(str(name), p.end) for p in timeline.phases if (p.start == start if start else p.optional)}
+        t = times.get(str(name), {})
+        out |= {(str(name), p.end) for p in timeline.phases
+                if (ph.started_by_create(p, t) if start == "request_sent" else p.start == start if start
+                    else p.optional)}
     return out
 
 

@@ -83,6 +83,7 @@ def _object(record: dict[str, Any], number: int, phases: tuple[ph.Phase, ...]) -
             times[k] = v
         else:
             times[str(k)] = seconds(v, f"line {number} ({name}): t.{k}")
+    ph.derive_points(phases, times)
     for p in phases:
         if p.start in times and p.end in times and times[p.end] < times[p.start]:
             raise ParseFailure("unknown-format", f"line {number} ({name}): {p.name} is negative ({p.end} "

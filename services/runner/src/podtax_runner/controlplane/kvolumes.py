@@ -42,6 +42,11 @@ def claim_manifest(ctx: Context, name: str, p: VolumeChurn) -> Obj:
             "metadata": {"name": name, "labels": ctx.labels(), "annotations": ctx.annotations()}, "spec": spec}
 
 
+# kube-scheduler's VolumeBinding writes the node it picked for a pod on that pod's unbound WaitForFirstConsumer claims
+# (the external provisioner's cue to provision there): the moment provisioning may begin
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+
+
 def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
@@ -105,6 +110,8 @@ class VolumeChurnK8s(ObjectChurn):
             if self.tl.mark(name, "gone", at) and not self.tl.has(name, "delete_requested"):
                 self.gone_early(name)
             return
+        if SELECTED_NODE in (_meta(obj).get("annotations") or {}):
+            self._node_selected(name, at)
         volume = (obj.get("spec") or {}).get("volumeName")
         if volume:
             self.pv_of.setdefault(name, volume)
@@ -114,6 +121,15 @@ class VolumeChurnK8s(ObjectChurn):
             # up to 34 ms; with the PV watch behind, a run ended without waiting for PVs it had not seen)
             self.tl.mark(name, "pv_created", at)
             self.tl.mark(name, "bound", at)
+
+    def _node_selected(self, name: str, at: float | None) -> None:
+        """The scheduler gave the claim a node (a WaitForFirstConsumer class): its provisioning may begin, so the
+        phases provisioned and bound start here (podtax.phases.PROVISION_START). Seen after its PV (the claim watch
+        behind the PV watch), it happened before the PV: timed at the PV's, never after it (the phase is not
+        negative: it was shorter than the watches can tell)."""
+        rec = self.tl.objects[name]
+        when = self.tl.now() if at is None else at
+        self.tl.mark(name, "node_selected", min(when, rec.t.get("pv_created", when)))
 
     def on_claims_listed(self, items: list[Obj]) -> None:
         present = {_meta(o).get("name") for o in items}
