@@ -42,3 +42,28 @@ def test_a_control_character_in_a_value_stays_on_the_one_line(case: str, tmp_pat
     assert len(err.splitlines()) == 1, err
     assert err.startswith(start), err
     assert "\x1b" not in err
+
+
+NUL = {  # id: (argv, the one line's start): os calls raised ValueError 'embedded null byte', a traceback
+    "parse": (["parse", "a\0b.log"], "podtax parse: 'a\\x00b.log': holds a NUL character, which no file name can"),
+    "import": (["import", "a\0b.csv", "--campaign", "c"], "podtax import: invalid value for 'manifest': 'a\\x00b.csv' "
+               "holds a NUL character, which no path can"),
+    "report --db": (["report", "c", "--db", "a\0b"], "podtax report: invalid value for '--db': 'a\\x00b' holds a NUL"),
+    "report --html": (["report", "c", "--html", "a\0b"], "podtax report: invalid value for '--html': 'a\\x00b'"),
+    "export --csv": (["export", "c", "--csv", "a\0b"], "podtax export: invalid value for '--csv': 'a\\x00b'"),
+    "campaign submit": (["campaign", "submit", "a\0b"], "podtax campaign submit: invalid value for 'file': 'a\\x00b'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NUL))
+def test_a_nul_in_a_path_is_a_usage_mistake(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A NUL reaches main(argv) only from Python (execve refuses one in an argument), but it was a traceback."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PODTAX_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PODTAX_API_URL", "http://127.0.0.1:9")
+    argv, start = NUL[case]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(start), err

@@ -95,6 +95,8 @@ def not_a_log(name: str) -> str | None:
         mode = os.stat(name).st_mode
     except (FileNotFoundError, NotADirectoryError):
         return "no such file"
+    except ValueError:  # 'embedded null byte' (main(argv): no shell passes one)
+        return "holds a NUL character, which no file name can"
     except OSError:  # permissions, a loop of links: parse_file names it
         return None
     if stat.S_ISDIR(mode):
