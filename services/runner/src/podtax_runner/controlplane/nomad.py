@@ -79,9 +79,12 @@ class NomadConfig:
 TIMEOUT = httpx.Timeout(60, connect=10)  # of one attempt, when no deadline is nearer
 CLEANUP_WAIT_S = 30.0  # what a run spends deleting what it left, past its deadline if need be
 
-# Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried
+# Nomad answers 500 for every error it has no code for, so its known permanent answers are not retried (also
+# CSIVolume.Create's: Merge's `volume name cannot be updated` and its kind, Validate's `validation: ...`, a node-only
+# plugin's `plugin has no controller`; each was sent 3 times, test_cp_nomad_permanent)
 _PERMANENT = ("not found", "no CSI plugin named", "no healthy controllers", "does not support", "volume in use",
-              "volume exists", "Permission denied", "No path to region", "nonexistent namespace")
+              "volume exists", "Permission denied", "No path to region", "nonexistent namespace", "cannot be updated",
+              "validation: ", "plugin has no controller")
 
 
 def _transient(exc: BaseException) -> bool:
