@@ -290,10 +290,13 @@ def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> 
     by what `api` did: `failures["refused"]` calls were answered with a refusal (4xx, 5xx) or broke, reason
     api-errors; `failures["unanswered"]` got no answer in time and gave their objects up as lower bounds (an API that
     hung mid-run ended as "the API refused 11 of 20 requests", which it had not), reason api-no-answer when no call
-    was refused. None while within the allowance."""
-    refused, unanswered = failures["refused"], failures["unanswered"]
-    if not too_many_errors(refused + unanswered, count):
+    was refused. `failures["leftover"]`: objects failed unsent, found left by an earlier run (Nomad's), counted
+    against the allowance and said apart. None while within the allowance."""
+    refused, unanswered, leftover = failures["refused"], failures["unanswered"], failures["leftover"]
+    if not too_many_errors(refused + unanswered + leftover, count):
         return None
+    last += (f"; also {leftover} object(s) not created, not sent: they exist already, left by an earlier run (said in "
+             "each one's error)") if leftover else ""
     if not unanswered:
         return Aborted("api-errors", f"{api} refused {refused} of {count} requests (last: {last}); stopped and "
                        "removed what was created")
