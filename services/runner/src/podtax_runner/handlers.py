@@ -1,5 +1,5 @@
 """The runner's event handlers: host facts, campaign submissions (planned, or refused with the reason where
-`podtax campaign status` looks), cancellations, run outcomes and cell statistics. A mixin of
+`podtax campaign status` looks), cancellations, run outcomes, cell statistics and the executors' reports. A mixin of
 :class:`podtax_runner.service.Runner`, which owns the campaigns they change, the lock and the saves.
 """
 
@@ -194,3 +194,25 @@ class Handlers:
             if state and state.campaign.repetitions.target_ci_width is not None:
                 state.cell_stats(event.data, events.now())
                 await self.save(state)
+
+    async def on_reported(self, run: events.RunSpec) -> bool:
+        """An executor published a run's log or failure: recorded, so a restart before the outcome comes
+        back does not run it again. A failed save is only logged: the document stays dirty and goes with
+        the next save, and a run started again meanwhile publishes under the same event id (de-duplicated).
+        False only then (the run's kept report, if any, stays: outbox.release)."""
+        async with self.lock:
+            state = self.campaigns.get(run.campaign)
+            if state is None or not state.reported(run.run_id, events.now()):
+                return True
+            state.header.held.pop(run.run_id, None)  # NATS took it: no longer held (saved now, before its outcome)
+            try:
+                await self.save(state)
+            except Exception as exc:  # noqa: BLE001 - see above
+                log.warning("could not record run %s as reported: %s", run.run_id, exc)
+                return False
+            return True
+
+    def submitted_at(self, campaign: str) -> str:
+        """When the campaign (the one running) was submitted, ISO 8601 ('' unknown): a kept report names it."""
+        state = self.campaigns.get(campaign)
+        return state.created_at.isoformat() if state is not None else ""

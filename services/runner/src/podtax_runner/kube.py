@@ -68,7 +68,7 @@ class KubeExecutor:
         self.campaign_of: dict[str, str] = {}  # run id -> its campaign, of the runs in self.tasks
         self.cancelled: set[str] = set()  # run ids whose campaign was cancelled (cancel): their Jobs are deleted
         self.on_image_versions: Callable[[str, dict[str, str]], Awaitable[None]] | None = None
-        self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
+        self.on_reported: Callable[[events.RunSpec], Awaitable[bool | None]] | None = None  # log or failure sent
         self._namespaces: set[str] = set()
         # a log or failure NATS does not take is held and sent again until it does, the run held in flight meanwhile:
         # before, it was given up at once while nats-py held a copy it sent on reconnecting, and the run, expired as
@@ -123,7 +123,7 @@ class KubeExecutor:
 
     def resend(self, run: events.RunSpec, event: events.Envelope) -> None:
         """Send the report of a pod run an earlier runner kept (outbox.KEPT: NATS refused it), not run it again."""
-        task = asyncio.create_task(self.outbox.resend(run, event, self._reported), name=f"job {run.run_id}")
+        task = asyncio.create_task(self._resend(run, event), name=f"job {run.run_id}")
         self.tasks[run.run_id] = task
         task.add_done_callback(lambda t: self._done(run.run_id, t))
 
@@ -333,8 +333,20 @@ class KubeExecutor:
             if not await self.outbox.send(run, event, "log"):
                 return
         await self._reported(run)
-        if version and self.on_image_versions and cs:
-            await self.on_image_versions(cs.image, {templates.get(run.test).tool: version})
+        await self._versions(run, cs.image if cs else None, version)
+
+    async def _versions(self, run: events.RunSpec, image: str | None, version: str | None) -> None:
+        """The tool version seen inside the run's image (the CLI warns when hosts differ)."""
+        if version and image and self.on_image_versions:
+            await self.on_image_versions(image, {templates.get(run.test).tool: version})
+
+    async def _resend(self, run: events.RunSpec, event: events.Envelope) -> None:
+        """A kept report sent: recorded as reported, and a log's tool version recorded as at its first send."""
+        if not await self.outbox.resend(run, event):
+            return
+        await self._reported(run)
+        if isinstance(event, events.RawLogV1):
+            await self._versions(run, event.data.provenance.image, event.data.tool_version)
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str) -> None:
         failure = events.RunFailed(run=run, stage="kubernetes", reason=reason, detail=detail)
@@ -344,8 +356,9 @@ class KubeExecutor:
         log.warning("pod run %s failed: %s", run.run_id, detail)
 
     async def _reported(self, run: events.RunSpec) -> None:
-        if self.on_reported:
-            await self.on_reported(run)
+        """Recorded as reported; then its kept report, if any, goes (outbox.release)."""
+        recorded = await self.on_reported(run) if self.on_reported else True
+        await self.outbox.release(run, recorded is not False)
 
     def holding(self) -> dict[str, str]:
         """The run ids whose log or failure is held here until NATS takes it (none expires meanwhile), each with why."""

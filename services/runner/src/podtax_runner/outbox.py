@@ -19,14 +19,19 @@ memory was given up as the runner stopped, and the next runner ran the run again
 Job was deleted as the log was given up), so the measurement made was lost. Now a report NATS refuses is also kept in
 the runner's bucket (KEPT: its event's bytes; the runner's own stream, which has room while the events stream is full)
 until NATS takes it; the next runner sends that copy instead of running the run again (Runner.load, resend). A
-server whose storage is used up refuses that write too: then only the memory copy is held, as before, said once."""
+server whose storage is used up refuses that write too: then only the memory copy is held, as before, said once.
+The copy names its campaign's submission (its created_at: a copy of a campaign of the same name submitted again is
+refused) and goes only once the run is recorded as reported (release(): a runner crashing between NATS taking the
+report and that record sends the copy again, de-duplicated, instead of running the run again); a copy left behind
+(its removal failed, or a keep that timed out after the write landed) is sorted out by the next runner (kept.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from podtax import events, subjects, templates
 from podtax.bus import Bus, at_limit
@@ -57,20 +62,21 @@ def refused(exc: BaseException) -> bool:
     return at_limit(exc)
 
 
-def kept_reports(entries: list[tuple[str, bytes]], log: logging.Logger) -> dict[str, events.Envelope]:
-    """The reports kept in the runner's bucket (`entries`: KEPT keys and values) by run id; one that does not decode
-    (or names another run) is said and left out: its run is run again, as before."""
-    out: dict[str, events.Envelope] = {}
-    for key, value in entries:
-        run_id = key.rsplit(".", 1)[-1]
-        try:
-            event = events.decode(value)
-        except ValueError as exc:
-            log.error("the kept report %s does not decode (%s): run %s is run again", key, exc, run_id)
-            continue
-        if isinstance(event, (events.RawLogV1, events.RunFailedV1)) and event.data.run.run_id == run_id:
-            out[run_id] = event
-    return out
+def kept_value(event: events.Envelope, submitted: str) -> bytes:
+    """What KEPT holds of a refused report: its event and its campaign's submission (created_at, ISO 8601)."""
+    return json.dumps({"submitted": submitted, "event": events.encode(event).decode()}).encode()
+
+
+def kept_copy(value: bytes) -> tuple[str, events.Envelope]:
+    """(the submission, the report) of a kept copy; ValueError when it is not one (a log or failure event)."""
+    try:
+        doc = json.loads(value)
+        submitted, event = doc["submitted"], events.decode(doc["event"].encode())
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"not a kept report ({type(exc).__name__}: {exc})") from None
+    if not isinstance(event, (events.RawLogV1, events.RunFailedV1)) or not isinstance(submitted, str):
+        raise ValueError(f"not a kept report (a {type(event).__name__})")
+    return submitted, event
 
 
 class Outbox:
@@ -82,14 +88,18 @@ class Outbox:
         self.held: dict[str, str] = {}  # run id -> why its report is held until NATS takes it (being published)
         self.stopping = False
         self.closing = asyncio.Event()  # stop(): a held report waiting to be sent again is given up at once
+        self.copies: dict[str, bool] = {}  # run id -> its copy kept in KEPT (False: tried; the write may have landed)
+        self.submitted_of: Callable[[str], str] = lambda campaign: ""  # a campaign's created_at (the runner's)
 
-    async def send(self, run: events.RunSpec, event: events.Envelope, what: str, kept: bool | None = None) -> bool:
-        """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it. One NATS does
-        not take is held and sent again until NATS takes it or the runner stops (then said not published: False);
-        one it refuses is kept in the runner's bucket meanwhile (`kept` True: it is already, a copy an earlier runner
-        kept)."""
-        delay, sent, said = PUBLISH_BACKOFF_S[0], 0, ""
+    async def send(self, run: events.RunSpec, event: events.Envelope, what: str, kept: bool = False) -> bool:
+        """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it (its kept copy,
+        if any, goes at release()). One NATS does not take is held and sent again until NATS takes it or the runner
+        stops (then said not published: False); one it refuses is kept in the runner's bucket meanwhile (`kept`: it
+        is already, a copy an earlier runner kept)."""
+        delay, sent, said, taken = PUBLISH_BACKOFF_S[0], 0, "", False
         self.held[run.run_id] = ""  # no reason yet: its first attempt
+        if kept:
+            self.copies[run.run_id] = True
         try:
             while True:
                 sent += 1
@@ -98,35 +108,46 @@ class Outbox:
                 except Exception as exc:  # noqa: BLE001 - NATS away, restarting, or refusing: sent again
                     why = f"{type(exc).__name__}: {exc}"
                     if not self.stopping:
-                        if refused(exc) and kept is not True:  # before the reason is recorded (and written)
-                            kept = await self._keep(run, event, what, kept)
+                        if refused(exc) and self.copies.get(run.run_id) is not True:  # before the reason is
+                            # recorded (and written); tried from now on, whatever the answer (it may land late)
+                            first, self.copies[run.run_id] = run.run_id not in self.copies, False
+                            self.copies[run.run_id] = await self._keep(run, event, what, first)
                         said = self._held(run, what, exc, delay, said, sent)
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(self.closing.wait(), delay)
                         delay = min(2 * delay, PUBLISH_BACKOFF_S[1])
                     if self.stopping:
-                        self._unpublished(run, what, f"{why}; sent {sent} times", kept is True)
+                        self._unpublished(run, what, f"{why}; sent {sent} times", self.copies.get(run.run_id) is True)
                         return False
                     continue
                 if sent > 1:
                     self.log.warning("%s %s: its %s was published at attempt %d", self.kind, run.run_id, what, sent)
-                if kept is True:
-                    await self._unkeep(run)
+                taken = True
                 return True
         except asyncio.CancelledError:
-            self._unpublished(run, what, f"cancelled while sending it; sent {sent} times", kept is True)
+            self._unpublished(run, what, f"cancelled while sending it; sent {sent} times",
+                              self.copies.get(run.run_id) is True)
             raise
         finally:
             self.held.pop(run.run_id, None)
+            if not taken:  # its copy (if any) stays for the next runner
+                self.copies.pop(run.run_id, None)
 
-    async def _keep(self, run: events.RunSpec, event: events.Envelope, what: str, tried: bool | None) -> bool:
+    async def release(self, run: events.RunSpec, recorded: bool) -> None:
+        """NATS took the run's report and the runner tried to record it as reported: its kept copy (one was written,
+        or tried) goes once that record is saved (`recorded`); otherwise the next runner sorts it out (kept.py)."""
+        if self.copies.pop(run.run_id, None) is not None and recorded:
+            await self._unkeep(run)
+
+    async def _keep(self, run: events.RunSpec, event: events.Envelope, what: str, first: bool) -> bool:
         """Keep a copy of the refused report in the runner's bucket (see the module): True once written. A write
-        refused or unanswered is said once (`tried` False from then), and tried again at the next refusal."""
+        refused or unanswered is said once (`first`), and tried again at the next refusal."""
         try:
             kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
-            await asyncio.wait_for(kv.put(kept_key(run), events.encode(event)), KEEP_TIMEOUT_S)
+            value = kept_value(event, self.submitted_of(run.campaign))
+            await asyncio.wait_for(kv.put(kept_key(run), value), KEEP_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - the memory copy is still held and sent again
-            if tried is None:
+            if first:
                 self.log.error("%s %s: its %s could not be kept in the runner's bucket too (%s: %s): it is held in "
                                "memory only, and a runner restart before NATS takes it runs the run again",
                                self.kind, run.run_id, what, type(exc).__name__, exc)
@@ -134,13 +155,13 @@ class Outbox:
         return True
 
     async def _unkeep(self, run: events.RunSpec) -> None:
-        """NATS took the report: its kept copy goes (one left behind is dropped by the next runner: Runner.load)."""
+        """The report is recorded as reported: its kept copy goes (one left behind: the next runner drops it)."""
         try:
             kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
             await asyncio.wait_for(kv.delete(kept_key(run)), KEEP_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - harmless: its run is recorded as reported
-            self.log.warning("%s %s: the kept copy of its report was not removed (%s: %s)", self.kind, run.run_id,
-                             type(exc).__name__, exc)
+            self.log.warning("%s %s: the kept copy of its report was not removed (%s: %s): the next runner removes "
+                             "it (its run is recorded as reported)", self.kind, run.run_id, type(exc).__name__, exc)
 
     def _held(self, run: events.RunSpec, what: str, exc: Exception, delay: float, said: str, sent: int) -> str:
         """Record why the run's report is held, and say it: a refusal in an error, once per reason (and every
@@ -165,13 +186,14 @@ class Outbox:
         self.log.error("%s %s: its %s was not published (%s): the runner stopped before NATS took it; %s",
                        self.kind, run.run_id, what, why, then)
 
-    async def resend(self, run: events.RunSpec, event: events.Envelope,
-                     reported: Callable[[events.RunSpec], Awaitable[None]]) -> None:
-        """Send the report of a run an earlier runner kept (KEPT: NATS refused it), instead of running it again."""
+    async def resend(self, run: events.RunSpec, event: events.Envelope) -> bool:
+        """Send the report of a run an earlier runner kept (KEPT: NATS refused it), instead of running it again: True
+        once NATS took it (the executor then records it as reported, and release() removes the copy)."""
         what = what_of(event, run)
-        if await self.send(run, event, what, kept=True):
-            await reported(run)
-            self.log.warning("%s %s: its %s, kept by an earlier runner, was published", self.kind, run.run_id, what)
+        if not await self.send(run, event, what, kept=True):
+            return False
+        self.log.warning("%s %s: its %s, kept by an earlier runner, was published", self.kind, run.run_id, what)
+        return True
 
     def holding(self) -> dict[str, str]:
         """The run ids whose report is held here until NATS takes it (none of them expires meanwhile), each with why."""

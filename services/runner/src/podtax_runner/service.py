@@ -19,7 +19,7 @@ from podtax.bus import Bus, BusError, ConsumerSpec
 from podtax.busconsume import NATS_AWAY
 from podtax.config import RunnerSettings
 
-from podtax_runner import catchup, fullness, outbox, simulate
+from podtax_runner import catchup, fullness, kept, outbox, simulate
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
@@ -63,11 +63,12 @@ class Runner(Handlers):  # the event handlers: handlers.py
         self.bus = bus
         self.kv = kv
         self.executor = executor  # None when pod runs are disabled
+        self.controlplane = ControlPlaneExecutor(settings, bus)  # volume-churn, pod-startup
+        for ex in (executor, self.controlplane):
+            if ex:
+                ex.on_reported, ex.outbox.submitted_of = self.on_reported, self.submitted_at
         if executor:
             executor.on_image_versions = self.record_image
-            executor.on_reported = self.on_reported
-        self.controlplane = ControlPlaneExecutor(settings, bus)  # volume-churn, pod-startup
-        self.controlplane.on_reported = self.on_reported
         self.campaigns: dict[str, CampaignState] = {}  # the campaigns not finished, with every run
         # finished campaigns, by name only: their state (about 2 KB a run) stays in KV, not in memory
         self.finished: set[str] = set()
@@ -116,15 +117,19 @@ class Runner(Handlers):  # the event handlers: handlers.py
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns) + len(self.finished), len(active))
+        kept_copies, stale = kept.sorted_out(await self._values(f"{outbox.KEPT}.>"), {c.name: c for c in active})
+        for key, why in stale.items():  # a copy whose report NATS took, or left by a finished campaign: gone now
+            log.info("removing the kept report %s: %s", key, why)
+            with contextlib.suppress(Exception):
+                await self.kv.delete(key)
         for state in active:
-            kept = outbox.kept_reports(await self._values(f"{outbox.KEPT}.{state.name}.*"), log)
             for s in state.runs.values():
                 if s.status != "dispatched":
                     continue
                 if s.reported_at is not None:  # its log or failure is on the bus: wait for it, never run it again
                     log.info("run %s reported before the restart; waiting for its outcome", s.run.run_id)
                     continue
-                if (event := kept.pop(s.run.run_id, None)) is not None:  # its report, refused by NATS, kept by the
+                if (event := kept_copies.get(s.run.run_id)) is not None:  # its report, refused by NATS, kept by the
                     # runner before: sent, not run again (before, the measurement made was lost: outbox.py)
                     pod = s.run.env == "kubernetes" and self.executor and not templates.get(s.run.test).control_plane
                     (self.executor if pod else self.controlplane).resend(s.run, event)
@@ -134,9 +139,6 @@ class Runner(Handlers):  # the event handlers: handlers.py
                     self.executor.launch(s.run, state.campaign.pod, state.created_at)  # re-attaches to its Job
                 elif s.run.env == "host" and not self.settings.runner_simulate:
                     await self.request_again(s.run)
-            for run_id in kept:  # copies whose report NATS took (their removal failed): gone now
-                with contextlib.suppress(Exception):
-                    await self.kv.delete(f"{outbox.KEPT}.{state.name}.{run_id}")
             if state.cancelled_at:  # cancelled before the restart: a resumed control-plane run only removes what
                 self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
                 if self.executor:  # a resumed pod run deletes its Job (or makes none): recorded as cancelled
@@ -161,20 +163,6 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 if state.resumed_at is not None:
                     state.resumed_at = now
             self.caught_up = True
-
-    async def on_reported(self, run: events.RunSpec) -> None:
-        """An executor published a run's log or failure: recorded, so a restart before the outcome comes
-        back does not run it again. A failed save is only logged: the document stays dirty and goes with
-        the next save, and a run started again meanwhile publishes under the same event id (de-duplicated)."""
-        async with self.lock:
-            state = self.campaigns.get(run.campaign)
-            if state is None or not state.reported(run.run_id, events.now()):
-                return
-            state.header.held.pop(run.run_id, None)  # NATS took it: no longer held (saved now, before its outcome)
-            try:
-                await self.save(state)
-            except Exception as exc:  # noqa: BLE001 - see above
-                log.warning("could not record run %s as reported: %s", run.run_id, exc)
 
     async def record_image(self, image: str, versions: dict[str, str]) -> None:
         """Tool versions seen inside a benchmark image (the CLI warns when hosts differ)."""

@@ -94,7 +94,7 @@ class ControlPlaneExecutor:
         self.running: dict[str, concurrent.futures.Future] = {}
         self.outbox = Outbox(bus, log, "control-plane run", "the next runner resumes the run and runs it again")
         self.tasks: set[asyncio.Task[None]] = set()
-        self.on_reported: Callable[[events.RunSpec], Awaitable[None]] | None = None  # log or failure published
+        self.on_reported: Callable[[events.RunSpec], Awaitable[bool | None]] | None = None  # timeline/failure sent
 
     def launch(self, run: events.RunSpec, resume: bool = False) -> None:
         """Run it; `resume` (a run in flight when the runner stopped): remove what it left, then run it again."""
@@ -108,7 +108,7 @@ class ControlPlaneExecutor:
 
     def resend(self, run: events.RunSpec, event: events.Envelope) -> None:
         """Send the report of a run an earlier runner kept (outbox.KEPT: NATS refused it), not run it again."""
-        task = asyncio.create_task(self.outbox.resend(run, event, self._reported), name=f"control-plane {run.run_id}")
+        task = asyncio.create_task(self._resend(run, event), name=f"control-plane {run.run_id}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
@@ -174,9 +174,14 @@ class ControlPlaneExecutor:
         """The run ids whose timeline or failure is held here until NATS takes it (none expires meanwhile), with why."""
         return self.outbox.holding()
 
+    async def _resend(self, run: events.RunSpec, event: events.Envelope) -> None:
+        if await self.outbox.resend(run, event):
+            await self._reported(run)
+
     async def _reported(self, run: events.RunSpec) -> None:
-        if self.on_reported:
-            await self.on_reported(run)
+        """Recorded as reported; then its kept report, if any, goes (outbox.release)."""
+        recorded = await self.on_reported(run) if self.on_reported else True
+        await self.outbox.release(run, recorded is not False)
 
     def cancel(self, campaign: str) -> list[str]:
         """Stop the runs of `campaign` executing here before their next object: each deletes what it created and is

@@ -1,0 +1,50 @@
+"""What a resuming runner does with the reports kept in its bucket (outbox.KEPT: NATS refused them): each copy of a run
+still in flight and not recorded as reported, of the campaign's own submission, is sent instead of running the run
+again; every other copy is removed. Before (review r1 of a1f16ee), only the copies of active campaigns were looked at
+and only those of runs no longer in flight removed: a copy of a finished or unknown campaign, of a run recorded as
+reported, or one that did not decode stayed in the bucket for ever, and a copy of a campaign of the same name
+submitted again would have been sent as its run's report."""
+
+from __future__ import annotations
+
+from podtax import events
+
+from podtax_runner.outbox import KEPT, kept_copy
+from podtax_runner.state import CampaignState
+
+
+def split_key(key: str) -> tuple[str, str] | None:
+    """(campaign, run id) of a KEPT key (`held.<campaign>.<run id>`: a run id has no dot), None for another key."""
+    prefix, _, rest = key.partition(".")
+    campaign, _, run_id = rest.rpartition(".")
+    return (campaign, run_id) if prefix == KEPT and campaign and run_id else None
+
+
+def sorted_out(entries: list[tuple[str, bytes]], campaigns: dict[str, CampaignState]
+               ) -> tuple[dict[str, events.Envelope], dict[str, str]]:
+    """Of the kept copies (`entries`: keys and values), those to send (by run id) and the keys to remove, each with
+    why; `campaigns` are the active campaigns (not finished) by name."""
+    send: dict[str, events.Envelope] = {}
+    remove: dict[str, str] = {}
+    for key, value in entries:
+        where = split_key(key)
+        try:
+            submitted, event = kept_copy(value)
+        except ValueError as exc:
+            remove[key] = f"it does not decode ({exc})"
+            continue
+        state = campaigns.get(where[0]) if where else None
+        s = state.runs.get(where[1]) if state is not None and where else None
+        if where is None or event.data.run.run_id != where[1]:
+            remove[key] = f"it is of run {event.data.run.run_id}, not of its key"
+        elif state is None:
+            remove[key] = f"campaign {where[0]} is finished or unknown"
+        elif submitted != state.created_at.isoformat():
+            remove[key] = (f"it is of a submission of campaign {where[0]} made at {submitted or 'an unknown time'}, "
+                           f"not of the one made at {state.created_at.isoformat()}")
+        elif s is None or s.status != "dispatched" or s.reported_at is not None:
+            remove[key] = f"run {where[1]} is " + ("unknown" if s is None else "recorded as reported"
+                                                   if s.reported_at is not None else s.status)
+        else:
+            send[where[1]] = event
+    return send, remove
