@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from kubernetes import client, watch
 from podtax_kubesim.storageadmission import default_class
 from podtax_kubesim.testing import Sim
@@ -203,24 +204,43 @@ LOCAL = {"metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisi
          "volumeBindingMode": "Immediate"}
 
 
-def test_a_pv_made_by_hand_with_reclaim_delete_fails_its_deletion(kubesim_factory: Callable[..., Sim]) -> None:
-    """A PV no provisioner made (no pv.kubernetes.io/provisioned-by) and reclaim policy Delete, once its claim is gone:
-    the PV controller finds no plugin to delete it (pv_controller.go findDeletablePlugin), so the PV is Failed with
-    that error and a VolumeFailedDelete event, and stays. kubesim deleted it, as if a provisioner had: a run whose
-    claims bound such PVs finished here and would wait for ever on a cluster (review hC)."""
+SOURCES = {  # a PV's source -> its message once released (None: deleted), as the PV controller's in-tree plugins do
+    "local": ({"local": {"path": "/mnt/disks/0"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}},
+              'error getting deleter volume plugin for volume "by-hand": no deletable volume plugin matched'),
+    "nfs": ({"nfs": {"server": "nfs.example", "path": "/exports/0"}},
+            'error getting deleter volume plugin for volume "by-hand": no deletable volume plugin matched'),
+    "hostPath outside /tmp": ({"hostPath": {"path": "/mnt/disks/0"}},
+                              "host_path deleter only supports /tmp/.+ but received provided /mnt/disks/0"),
+    "hostPath under /tmp": ({"hostPath": {"path": "/tmp/disks/0"}}, None),
+}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_pv_made_by_hand_with_reclaim_delete_is_deleted_by_its_in_tree_plugin(
+        source: str, kubesim_factory: Callable[..., Sim]) -> None:
+    """A PV no provisioner made (no pv.kubernetes.io/provisioned-by) and reclaim policy Delete, once its claim is gone,
+    is the PV controller's to delete with the in-tree plugin of its source (pv_controller.go findDeletablePlugin):
+    local, NFS (and CSI) have none, so the PV is Failed with 'no deletable volume plugin matched' and a
+    VolumeFailedDelete event, and stays; hostPath's deleter removes only a path matching /tmp/.+ (host_path.go Delete):
+    another path fails with its own words, one under /tmp is deleted. kubesim deleted every such PV, as if a provisioner
+    had (review hC), then said 'no deletable volume plugin matched' for a hostPath too (review r2)."""
+    extra, message = SOURCES[source]
     sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [LOCAL], "provisioner": ZERO})
     core = client.CoreV1Api(sim.api_client())
     core.create_persistent_volume({"metadata": {"name": "by-hand"}, "spec": {
         "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "local",
-        "persistentVolumeReclaimPolicy": "Delete", "hostPath": {"path": "/mnt/disks/0"}}})
+        "persistentVolumeReclaimPolicy": "Delete", **extra}})
     core.create_namespaced_persistent_volume_claim(NS, claim("s", "local", True))
     sim.wait_for(lambda: (c := sim.get("persistentvolumeclaims", "s", NS)) and c["status"]["phase"] == "Bound")
     core.delete_namespaced_persistent_volume_claim("s", NS)
     pv = sim.wait_for(lambda: (v := sim.get("persistentvolumes", "by-hand")) is None
                       or v["status"]["phase"] not in ("Bound", "Released") and v)
+    if message is None:
+        assert pv is True, f"the PV under /tmp was not deleted: {pv}"
+        return
     assert isinstance(pv, dict), "the PV made by hand was deleted"
     assert pv["status"]["phase"] == "Failed", pv
-    message = 'error getting deleter volume plugin for volume "by-hand": no deletable volume plugin matched'
     assert pv["status"]["message"] == message and not pv["metadata"].get("deletionTimestamp")
     events = core.list_namespaced_event("default", field_selector="involvedObject.name=by-hand").items
     assert [(e.type, e.reason, e.message) for e in events] == [("Warning", "VolumeFailedDelete", message)]

@@ -1,10 +1,14 @@
 """Volume provisioner and PV controller for PVCs.
 
-A claim of a StorageClass whose provisioner is not kubernetes.io/no-provisioner gets a new PV
-(pvc-<claim uid>) after a latency drawn from the cluster file's distribution; the claim is then
-Bound (spec.volumeName, status.phase, capacity). volumeBindingMode WaitForFirstConsumer waits until
-a pod using the claim is bound to a node (annotation volume.kubernetes.io/selected-node). Claims
-without a provisioning class bind statically to a matching Available PV.
+A claim binds first to a matching Available PV (static binding: class, size, access modes, volume mode), whatever
+its class, as the PV controller does (pv_controller.go syncUnboundClaim: findBestMatchForClaim, provisionClaim only
+when no PV matched); a WaitForFirstConsumer claim of a provisioning class looks once a pod using it has a node
+(volume.kubernetes.io/selected-node; the PV's node affinity must admit that node), as kube-scheduler's volume binder
+matches before it provisions. A claim no PV matched, of a StorageClass whose provisioner is not
+kubernetes.io/no-provisioner, gets a new PV (pvc-<claim uid>) after a latency drawn from the cluster file's
+distribution; the claim is then Bound (spec.volumeName, status.phase, capacity). volumeBindingMode
+WaitForFirstConsumer waits until a pod using the claim is bound to a node (annotation
+volume.kubernetes.io/selected-node). A PV that shows up Available binds a Pending claim it matches.
 
 The order of writes follows the real controllers (pv_controller.go bind(): "volume is saved first"):
 claim annotated volume.kubernetes.io/storage-provisioner -> PV created (phase Pending, finalizer
@@ -13,8 +17,9 @@ bind annotations -> claim status Bound. Every PV phase change sets status.lastPh
 Deleting a claim: kubernetes.io/pvc-protection holds it while a scheduled pod that names it exists (finished or not);
 once it is gone its PV becomes Released; with reclaimPolicy Delete, after the delete latency, the
 provisioner deletes the PV and drops its finalizer, pv-protection goes, and the PV's DELETED event
-ends the deletion (Retain: the PV stays Released; a PV no provisioner made,
-reclaim Delete: Failed, `no deletable volume plugin matched`, as the PV controller leaves it).
+ends the deletion (Retain: the PV stays Released). A PV no provisioner made (no pv.kubernetes.io/provisioned-by),
+reclaim Delete, is the PV controller's to delete with an in-tree plugin (_failed_delete): a hostPath one under /tmp/
+is deleted, any other is left Failed with the plugin's error and a VolumeFailedDelete event.
 
 Per claim, the annotations podtax.io/sim-provision-seconds and podtax.io/sim-delete-seconds replace
 the class's provision latency and its PV's delete latency (`inf`: never provisioned, the claim stays
@@ -30,11 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
 from podtax_kubesim.resources import Resource
+from podtax_kubesim.selectors import node_requirement
 from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
 from podtax_kubesim.store import Event
 from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, now, quantity
@@ -46,6 +53,8 @@ A_PROVISION, A_DELETE = "podtax.io/sim-provision-seconds", "podtax.io/sim-delete
 A_ERROR = "podtax.io/sim-provision-error"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner made: only those it deletes
 RETRY_START_S, RETRY_MAX_S = 1.0, 300.0  # external-provisioner's --retry-interval-start and --retry-interval-max
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+HOST_PATH_DELETABLE = re.compile("/tmp/.+")  # host_path.go Delete: regexp.MatchString, unanchored
 
 
 def _latency(claim: Obj, annotation: str, draw: Sampler) -> float:
@@ -100,13 +109,22 @@ class Provisioner:
         if claim["spec"].get("volumeName"):
             return
         sc = self.storage_class(claim)
-        if sc is None or sc.get("provisioner", NO_PROVISIONER) == NO_PROVISIONER:
-            self._bind_static(claim)
+        selected = (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+        if self._waits_for_a_node(claim, sc):
             return
-        selected = (claim["metadata"].get("annotations") or {}).get("volume.kubernetes.io/selected-node")
-        if sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not selected:
+        # a matching Available PV first, whatever the class's provisioner (syncUnboundClaim: findBestMatchForClaim,
+        # then provisionClaim only when none matched): a claim of a dynamic class binds a PV made by hand
+        if self._bind_static(claim, selected) or sc is None or sc.get("provisioner", NO_PROVISIONER) == NO_PROVISIONER:
             return
         self._schedule(claim, sc, selected)
+
+    @staticmethod
+    def _waits_for_a_node(claim: Obj, sc: Obj | None) -> bool:
+        """A WaitForFirstConsumer claim of a provisioning class without a node yet: neither matched nor provisioned
+        until a pod using it is placed (the PV controller leaves such claims to the scheduler's volume binder)."""
+        return (sc is not None and sc.get("provisioner", NO_PROVISIONER) != NO_PROVISIONER
+                and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
+                and not (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE))
 
     def _schedule(self, claim: Obj, sc: Obj, node: str | None) -> None:
         uid = claim["metadata"]["uid"]
@@ -202,18 +220,37 @@ class Provisioner:
                          "capacity": dict(pv["spec"].get("capacity", {}))}
         self.store.update(R.PVCS, new)
 
-    def _bind_static(self, claim: Obj) -> None:
+    def _bind_static(self, claim: Obj, node: str | None = None) -> bool:
+        """Bind `claim` to the smallest matching Available PV (of its class, big enough, with its access modes and
+        volume mode, not being deleted; on `node`, its node affinity admitting that node): True when one matched (or
+        the claim is bound already, or gone: its event was older than the store, as events are dispatched in turn)."""
+        meta = claim["metadata"]
+        claim = self.store.get(R.PVCS, meta["namespace"], meta["name"]) or {}
+        if (claim.get("metadata") or {}).get("uid") != meta["uid"] or claim["spec"].get("volumeName"):
+            return True
         spec = claim["spec"]
         want = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage", "0"))
         modes = set(spec.get("accessModes") or [])
         candidates = [pv for pv in self.store.items(R.PVS)
                       if pv["status"].get("phase") == "Available" and not pv["spec"].get("claimRef")
+                      and not pv["metadata"].get("deletionTimestamp")
                       and pv["spec"].get("storageClassName", "") == (spec.get("storageClassName") or "")
+                      and pv["spec"].get("volumeMode", "Filesystem") == spec.get("volumeMode", "Filesystem")
                       and quantity(pv["spec"].get("capacity", {}).get("storage", "0")) >= want
-                      and modes <= set(pv["spec"].get("accessModes") or [])]
-        if candidates:
-            best = min(candidates, key=lambda pv: quantity(pv["spec"]["capacity"]["storage"]))
-            self._bind(claim, best)
+                      and modes <= set(pv["spec"].get("accessModes") or []) and self._admits(pv, node)]
+        if not candidates:
+            return False
+        self._bind(claim, min(candidates, key=lambda pv: quantity(pv["spec"]["capacity"]["storage"])))
+        return True
+
+    def _admits(self, pv: Obj, node: str | None) -> bool:
+        """The PV's required node affinity admits `node` (any PV when no node is given, or the node is unknown)."""
+        terms = ((pv["spec"].get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms")
+        found = self.store.get(R.NODES, "", node) if node and terms else None
+        if found is None:
+            return True
+        labels = found["metadata"].get("labels") or {}
+        return any(all(node_requirement(e, labels) for e in t.get("matchExpressions") or []) for t in terms)
 
     def _release(self, claim: Obj) -> None:
         name = claim["spec"].get("volumeName")
@@ -223,19 +260,28 @@ class Provisioner:
         pv = self._set_phase(pv, "Released")
         if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete" and not (
                 pv["metadata"].get("annotations") or {}).get(PROVISIONED_BY):
-            self._failed_delete(pv)
+            self._delete_in_tree(pv)
         elif pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
             sc = self.store.get(R.STORAGECLASSES, "", pv["spec"].get("storageClassName", ""))
             delay = _latency(claim, A_DELETE, self._latencies(sc)[1] if sc else self.delete_latency)
             asyncio.get_running_loop().call_later(delay, self.delete_volume, name, pv["metadata"]["uid"])
 
-    def _failed_delete(self, pv: Obj) -> None:
-        """A PV no provisioner made (no PROVISIONED_BY), reclaim policy Delete, released: the PV controller finds no
-        plugin to delete it (pv_controller.go findDeletablePlugin; an in-tree hostPath deleter is a test cluster's
-        flag only), so the PV is Failed with the error and a VolumeFailedDelete event, and stays. It was deleted as
-        if a provisioner had made it: a run whose claims bound such PVs finished here, not on a cluster."""
-        message = f'error getting deleter volume plugin for volume "{pv["metadata"]["name"]}": no deletable volume ' \
-                  'plugin matched'
+    def _delete_in_tree(self, pv: Obj) -> None:
+        """A PV no provisioner made (no PROVISIONED_BY), reclaim policy Delete, released: the PV controller deletes it
+        with the in-tree plugin of its source (pv_controller.go deleteVolumeOperation, findDeletablePlugin by spec).
+        hostPath has a deleter, which removes only a path matching /tmp/.+ (host_path.go): the PV is then deleted;
+        any other path fails with `host_path deleter only supports /tmp/.+ but received provided <path>`. Other
+        sources (local, NFS, CSI...) have none: `error getting deleter volume plugin for volume "<pv>": no deletable
+        volume plugin matched`. A failure leaves the PV Failed with that message and a Warning event
+        VolumeFailedDelete; it stays. (Such a PV was deleted as if a provisioner had made it: a run whose claims bound
+        such PVs finished here, and would wait for ever on a cluster.)"""
+        name, path = pv["metadata"]["name"], (pv["spec"].get("hostPath") or {}).get("path")
+        if path is not None and HOST_PATH_DELETABLE.search(path):
+            if not pv["metadata"].get("deletionTimestamp"):
+                self.api.delete(R.PV, "", name, {})
+            return
+        message = (f"host_path deleter only supports /tmp/.+ but received provided {path}" if path is not None else
+                   f'error getting deleter volume plugin for volume "{name}": no deletable volume plugin matched')
         new = deepcopy(pv)
         new["status"] = {"phase": "Failed", "message": message, "lastPhaseTransitionTime": now()}
         self.api.record_event(self.store.update(R.PVS, new), "VolumeFailedDelete", message, "Warning",
@@ -318,8 +364,10 @@ class Provisioner:
             self._drop_finalizer(R.PV, "", pv["metadata"]["name"], PROVISIONER_FINALIZER)
 
     def _rebind_pending(self) -> None:
+        """A PV came Available: each Pending claim it may match tries static binding again, whatever its class (the
+        PV controller's resync; a claim being provisioned binds it, and its provisioning finds it bound)."""
         for claim in list(self.store.items(R.PVCS)):
-            if claim["status"].get("phase") == "Pending" and not claim["spec"].get("volumeName"):
-                sc = self.storage_class(claim)
-                if sc is None or sc.get("provisioner", NO_PROVISIONER) == NO_PROVISIONER:
-                    self._bind_static(claim)
+            if (claim["status"].get("phase") == "Pending" and not claim["spec"].get("volumeName")
+                    and not claim["metadata"].get("deletionTimestamp")
+                    and not self._waits_for_a_node(claim, self.storage_class(claim))):
+                self._bind_static(claim, (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE))
