@@ -39,6 +39,8 @@ REFUSED = "not deleted: its delete was refused:"  # then the answer (`refused`)
 WHY = {HUNG: "its delete got no answer in time; it may stay",
        UNSENT: "not tried: the wait ran out (deletes that got no answer held it)"}
 T = TypeVar("T")
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner made (by its name): only those go
+MADE_BEFORE = "made beforehand, not by a provisioner"  # how a PV the cleanup leaves to its owner is said (made_before)
 
 
 @dataclass
@@ -141,19 +143,30 @@ def _state(obj: Obj) -> str:
     return "not deleted: still listed"
 
 
+def provisioned(pv: Obj) -> bool:
+    """A PV a provisioner made (PROVISIONED_BY, as the PV controller tells them: findDeletablePlugin), not one made
+    beforehand by hand that a podtax claim bound (Kubernetes matches an Available PV before it provisions, whatever
+    the class: pv_controller.go syncUnboundClaim). A cleanup deletes and waits for the first kind only."""
+    return bool(((pv.get("metadata") or {}).get("annotations") or {}).get(PROVISIONED_BY))
+
+
+def _claimed_by(pv: Obj, claims: set[tuple[str, str]]) -> bool:
+    ref = (pv.get("spec") or {}).get("claimRef") or {}
+    return (ref.get("namespace"), ref.get("name")) in claims
+
+
 def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
     """A PV of one of `claims` that its provisioner will delete (reclaim policy Delete)."""
-    spec = pv.get("spec") or {}
-    ref = spec.get("claimRef") or {}
-    return (ref.get("namespace"), ref.get("name")) in claims and spec.get("persistentVolumeReclaimPolicy") == "Delete"
+    return _claimed_by(pv, claims) and (pv.get("spec") or {}).get("persistentVolumeReclaimPolicy") == "Delete"
 
 
 def _orphans(kube: Kube, namespace: str | None, selector: str, claims: set[tuple[str, str]]) -> tuple[
-        list[Obj], list[Obj]]:
+        list[Obj], list[Obj], list[Obj]]:
     """PVs whose claim (a control-plane run's, by its name: common.NAME) is gone although the PV stayed (Released:
-    its deletion stuck, or reclaim policy Retain), in `namespace` or everywhere: (those of `selector`, those that
-    may be). A PV carries no labels, so under a run's selector it is told by the run token of its claim's name,
-    under a campaign's by the campaign token; a name of the old naming has none, so it only may be the campaign's."""
+    its deletion stuck, or reclaim policy Retain), in `namespace` or everywhere: (those of `selector` a provisioner
+    made, those that may be `selector`'s, those of `selector` made beforehand: not provisioned, never deleted). A PV
+    carries no labels, so under a run's selector it is told by the run token of its claim's name, under a campaign's
+    by the campaign token; a name of the old naming has none, so it only may be the campaign's."""
     core = kube.core
     present = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in _items(
         kube, core.list_namespaced_persistent_volume_claim, core.list_persistent_volume_claim_for_all_namespaces,
@@ -161,21 +174,20 @@ def _orphans(kube: Kube, namespace: str | None, selector: str, claims: set[tuple
     labels = dict(kv.split("=", 1) for kv in selector.split(","))
     run, campaign = labels.get(LABEL_RUN), labels.get(LABEL_CAMPAIGN)
     token = campaign_token(campaign) if campaign else None
-    ours, unsure = [], []
+    ours: list[Obj] = []
+    unsure: list[Obj] = []
+    made: list[Obj] = []
     for pv in kube.call("list", core.list_persistent_volume).get("items") or []:
         ref = (pv.get("spec") or {}).get("claimRef") or {}
         key = (ref.get("namespace"), ref.get("name"))
         m = NAME.fullmatch(ref.get("name") or "")
         if not m or (namespace and key[0] != namespace) or key in present or key in claims:
             continue
-        if run:
-            if m["run"] == run:
-                ours.append(pv)
-        elif not token or m["campaign"] == token:
-            ours.append(pv)
-        elif m["campaign"] is None:
+        if (m["run"] == run) if run else (not token or m["campaign"] == token):
+            (ours if provisioned(pv) else made).append(pv)
+        elif not run and m["campaign"] is None:
             unsure.append(pv)
-    return ours, unsure
+    return ours, unsure, made
 
 
 def _why(pv: Obj, became: dict[str, str] | None = None) -> str:
@@ -189,6 +201,17 @@ def _why(pv: Obj, became: dict[str, str] | None = None) -> str:
     return (f"persistentvolume {meta.get('name')} ({state}; reclaim policy {spec.get('persistentVolumeReclaimPolicy')})"
             f" of claim {ref.get('namespace')}/{ref.get('name')}" + (f": {_what_became(done)}" if _what_became(done)
                                                                      else ""))
+
+
+def made_before(pv: Obj, gone: bool = False) -> str:
+    """Why a cleanup leaves a PV a podtax claim bound that no provisioner made (provisioned), and what its owner may
+    do: it was there before the run, so it is not the run's to delete (a cleanup deleted it: the claimRef's name
+    carried the run's token)."""
+    name = (pv.get("metadata") or {}).get("name")
+    return (f"{_why(pv)}{', which is gone' if gone else ''}: {MADE_BEFORE} (no "
+            f"{PROVISIONED_BY}), so the cleanup leaves it to its owner: delete it (`kubectl delete persistentvolume "
+            f"{name}`), or make it Available again (`kubectl patch persistentvolume {name} --type json -p "
+            f"'[{{\"op\":\"remove\",\"path\":\"/spec/claimRef\"}}]'`)")
 
 
 def _unsure(pv: Obj) -> str:
@@ -212,8 +235,10 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
     claims that are gone (_orphans), side by side, then wait for them, the PVs bound to the claims and the
     PVs named in `volumes` (of claims deleted before, whose deletion a run gave up waiting for) to be gone.
     What stays is counted in `left`, each PV said in `remaining` (an audit: 7 Released PVs stayed and
-    `podtax volumes cleanup` said "removed 0 object(s)"). Its requests are not counted in `kube`'s timeline:
-    they are not the run's work (an audit: a run's LISTs while waiting 30 s for a PV left behind made its
+    `podtax volumes cleanup` said "removed 0 object(s)"); a PV made beforehand (not provisioned: a claim bound it as
+    Kubernetes binds a matching Available PV before it provisions) is neither deleted nor waited for, said in
+    `remaining` and counted in `left` (it was deleted as the run's own). Its requests are not counted in `kube`'s
+    timeline: they are not the run's work (an audit: a run's LISTs while waiting 30 s for a PV left behind made its
     requests_per_object 24.2 against 2.3). All within `wait_s` (a delete within its share of it, _side_by_side) but
     for the lists in flight then (each at most kubeapi.READ_MIN_S: Kube.reads_by): a delete whose turn comes later
     is not sent. Each pod, claim and PV still present is said in `remaining` with why. A list
@@ -248,8 +273,8 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
             deleted.discard((m["namespace"], m["name"]))
         if done == DELETED:
             out.names.append(f"persistentvolumeclaim {m['namespace']}/{m['name']}")
-    orphans, unsure = _listed(out, f"persistent volumes whose claim of {where} is gone", not_deleted,
-                              lambda: _orphans(kube, namespace, selector, deleted)) or ([], [])
+    orphans, unsure, made = _listed(out, f"persistent volumes whose claim of {where} is gone", not_deleted,
+                                    lambda: _orphans(kube, namespace, selector, deleted)) or ([], [], [])
     volumes = {*volumes, *(pv["metadata"]["name"] for pv in orphans)}
     for pv, done in zip(orphans, _side_by_side(deadline, [
             lambda until, pv=pv: _delete_pv(kube, pv["metadata"]["name"], until) for pv in orphans])):
@@ -258,7 +283,7 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
             ref = pv["spec"]["claimRef"]
             out.names.append(f"persistentvolume {pv['metadata']['name']} (of claim {ref['namespace']}/{ref['name']}, "
                              "which was gone)")
-    out.remaining = [_unsure(pv) for pv in unsure]
+    out.remaining = [*(_unsure(pv) for pv in unsure), *(made_before(pv, gone=True) for pv in made)]
     unknown = "whether they are gone is not known: they may stay"
     while True:
         found = [_listed(out, f"pods of {where}", unknown, lambda: _items(
@@ -266,17 +291,22 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
                  _listed(out, f"claims of {where}", unknown, lambda: _items(
                      kube, core.list_namespaced_persistent_volume_claim,
                      core.list_persistent_volume_claim_for_all_namespaces, namespace, selector))]
-        stayed = []
+        pvs: list[Obj] | None = []
         if deleted or volumes:
-            stayed = _listed(out, "the persistent volumes of the deleted claims", unknown, lambda: [
+            pvs = _listed(out, "the persistent volumes of the deleted claims", unknown, lambda: [
                 pv for pv in kube.call("list", core.list_persistent_volume).get("items") or []
-                if _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes])
+                if _claimed_by(pv, deleted) or pv["metadata"]["name"] in volumes])
+        # a PV made beforehand is not waited for: it is not deleted (Failed, or Released), and not the run's to delete
+        stayed = None if pvs is None else [pv for pv in pvs if provisioned(pv) and (
+            _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes)]
+        kept = [pv for pv in pvs or [] if not provisioned(pv) and pv not in made]
         left = sum(len(items) for items in found if items is not None)
-        out.left = left + len(stayed or []) + len(unsure)
+        out.left = left + len(stayed or []) + len(kept) + len(unsure) + len(made)
         # a refused delete's object stays: no use waiting for it
         waited = sum(not became.get(key, "").startswith(REFUSED) for key, _ in _keyed(found))
         if stayed is None or None in found or not waited and not stayed or time.monotonic() > deadline:
-            out.remaining = [*_stayed(found, became), *(_why(pv, became) for pv in stayed or []), *out.remaining]
+            out.remaining = [*_stayed(found, became), *(_why(pv, became) for pv in stayed or []),
+                             *(made_before(pv) for pv in kept), *out.remaining]
             return out
         time.sleep(0.2)
 
@@ -314,8 +344,11 @@ def _say_unlisted(ctx: Context, removed: Removed) -> None:
         log.warning("run %s: its cleanup did not clean everything: %s; remove what stays with `podtax volumes cleanup "
                     "--backend kubernetes --campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
     for line in removed.remaining:
-        log.warning("run %s: still present: %s; remove it with `podtax volumes cleanup --backend kubernetes "
-                    "--campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
+        if MADE_BEFORE in line:  # its owner's to remove: the line says how
+            log.warning("run %s: still present: %s", ctx.run.run_id, line)
+        else:
+            log.warning("run %s: still present: %s; remove it with `podtax volumes cleanup --backend kubernetes "
+                        "--campaign %s`", ctx.run.run_id, line, ctx.run.campaign)
 
 
 def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> str:

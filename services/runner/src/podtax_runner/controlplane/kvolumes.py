@@ -65,6 +65,7 @@ class VolumeChurnK8s(ObjectChurn):
         self.consumers_deleting: set[str] = set()  # consumer pods whose delete was sent
         self.consumers_gone: set[str] = set()  # consumer pods seen gone (DELETED, or absent once deleted)
         self.pv_of: dict[str, str] = {}  # claim -> PV name
+        self.made_before: set[str] = set()  # claims that bound a PV no provisioner made (_pv): failed, their PV kept
         self.uid: dict[str, str] = {}  # claim -> the uid its create answered (events of other uids are ignored)
         self.early: dict[str, list[tuple[str | None, float, Callable[[float | None], None]]]] = {}  # see _mine
         self.uid_lock = threading.Lock()
@@ -156,9 +157,21 @@ class VolumeChurnK8s(ObjectChurn):
             self.tl.mark(claim, "pv_gone", at)
             return
         self.pv_of.setdefault(claim, meta.get("name", ""))
+        if not cleanup.provisioned(obj) and claim not in self.made_before:
+            self._bound_made_before(claim, meta.get("name", ""))
         self.tl.mark(claim, "pv_created", at)
         self.tl.server(claim, "pv_created", meta.get("creationTimestamp"))
         self.tl.server(claim, "pv_last_phase_transition", (obj.get("status") or {}).get("lastPhaseTransitionTime"))
+
+    def _bound_made_before(self, claim: str, pv: str) -> None:
+        """The claim bound a PV made beforehand (no provisioned-by): Kubernetes matches an Available PV before it
+        provisions, whatever the class (pv_controller.go syncUnboundClaim), so its provisioned and bound timed a
+        static bind, and its deletion would wait for a PV that is not deleted. Failed, its times not counted; its PV
+        is not waited for, and the cleanup leaves it (said)."""
+        self.made_before.add(claim)
+        self.tl.fail(claim, f"bound a PV made beforehand (persistentvolume {pv}, no {cleanup.PROVISIONED_BY}): its "
+                            f"times are not a provisioning; delete that PV or give it another class, or use a class "
+                            f"no Available PV matches")
 
     def on_pvs_listed(self, items: list[Obj]) -> None:
         present = set()
@@ -314,7 +327,7 @@ class VolumeChurnK8s(ObjectChurn):
         for r in list(self.tl.objects.values()):
             if "delete_requested" in r.t and r.error is None and "gone" not in r.t:
                 out[r.name] = "claim not deleted"
-            elif "gone" in r.t and "pv_created" in r.t and "pv_gone" not in r.t:
+            elif "gone" in r.t and "pv_created" in r.t and "pv_gone" not in r.t and r.name not in self.made_before:
                 # its PV goes only once the claim is gone: a claim whose DELETE got no answer is not waited for
                 # (an audit: a stall window, 90 s at timeout 900, then given up again); the end-of-run cleanup tries
                 out[r.name] = "PV not deleted"

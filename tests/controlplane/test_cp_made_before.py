@@ -1,0 +1,58 @@
+"""A podtax claim of a dynamic class that binds a PV made beforehand (Kubernetes looks for a matching Available PV
+before it provisions, whatever the class's provisioner: pv_controller.go syncUnboundClaim, findBestMatchForClaim, then
+provisionClaim only when none matched). Such a claim's provisioned and bound time a static bind, so it fails, saying
+so, and its PV is neither waited for nor deleted: the cleanup deleted such a PV once its claim was gone (it told the
+run's PVs by their claim's name only, never by pv.kubernetes.io/provisioned-by), a PV and its data that were never the
+run's. The others of the run are timed as usual. The real runner and kubernetes client against kubesim, whose PV
+controller binds a matching PV first as Kubernetes' does (review r2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from podtax.cli.main import main as cli
+
+from tests.controlplane.conftest import cluster, spec
+
+MADE = {"local-0": "Delete", "local-1": "Retain"}  # reclaim policies: Failed once released, and Released
+
+
+def volume(name: str, policy: str) -> dict[str, Any]:
+    """A PV made by hand in the run's class (a local volume, as an administrator makes them)."""
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "sim-fast",
+                     "persistentVolumeReclaimPolicy": policy, "local": {"path": f"/mnt/disks/{name}"},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}]}}}}
+
+
+def test_a_claim_that_bound_a_pv_made_beforehand_fails_and_its_pv_is_kept(kubesim_factory: Any, run_cp: Any,
+                                                                          capfd: pytest.CaptureFixture[str],
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    sim = kubesim_factory(cluster(), kubelet="none")
+    for name, policy in MADE.items():
+        sim.create(volume(name, policy), namespace="")
+    tl = run_cp(spec("volume-churn", campaign="made", count=6, concurrency=2, timeout=60), kube=sim)
+    failed = {name: r.error for name, r in tl.objects.items() if r.error}
+    assert len(failed) == 2, failed
+    for error in failed.values():
+        assert error.startswith("bound a PV made beforehand (persistentvolume local-") and \
+            "no pv.kubernetes.io/provisioned-by): its times are not a provisioning" in error, error
+    assert sum("pv_gone" in r.t for r in tl.objects.values() if not r.error) == 4  # the others were timed
+    pvs = {pv["metadata"]["name"]: pv for pv in sim.objects("persistentvolumes")}
+    assert set(pvs) == set(MADE), pvs  # kept, the provisioned ones gone
+    assert {name: pv["status"]["phase"] for name, pv in pvs.items()} == {"local-0": "Failed", "local-1": "Released"}
+    assert tl.left_behind == 2  # said: they stay, bound to claims of the run that are gone
+    said = [r.getMessage() for r in caplog.records if "still present: persistentvolume local-" in r.getMessage()]
+    assert len(said) == 2 and all("podtax volumes cleanup" not in line for line in said), said  # said once each
+
+    capfd.readouterr()
+    assert cli(["volumes", "cleanup", "--backend", "kubernetes", "--kubeconfig", str(sim.kubeconfig)]) == 1
+    out, err = capfd.readouterr()
+    for name in MADE:
+        assert f"still present: persistentvolume {name} (" in err and ", which is gone: made beforehand, not by a " \
+            "provisioner (no pv.kubernetes.io/provisioned-by), so the cleanup leaves it to its owner" in err, err
+        assert f"kubectl delete persistentvolume {name}" in err, err
+    assert "kubernetes: removed 0 object(s), 2 still present" in out, out
+    assert set(pv["metadata"]["name"] for pv in sim.objects("persistentvolumes")) == set(MADE)
