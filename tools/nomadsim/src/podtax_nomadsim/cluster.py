@@ -13,7 +13,8 @@ controller latencies, and fault knobs. A plain mapping (YAML file or dict):
         version: 1.0.0
         controllers: {healthy: 1, expected: 1}
         nodes: {healthy: 3, expected: 3}
-        supportsCreateDelete: true
+        supportsCreateDelete: true        # or one per controller, [true, false]: Nomad asks one of them, in no
+                                          # fixed order (the first of a Go map), a random one here
         createLatency: {distribution: lognormal, median: 0.08, sigma: 0.3}   # podtax_kubesim.dist syntax
         deleteLatency: 0.05
     faults:
@@ -90,6 +91,23 @@ def _health(value: Any, field: str) -> Obj:
     return {"healthy": healthy, "expected": _count(value.get("expected", healthy), f"{field}.expected")}
 
 
+def _supports(value: Any, controllers: Obj, field: str) -> bool | list[bool]:
+    """A plugin's CREATE_DELETE_VOLUME: one bool for all its controllers, or a list of one per controller."""
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, list) or not all(isinstance(v, bool) for v in value) \
+            or len(value) != controllers["expected"] or not value:
+        raise ValueError(f"{field}: true, false, or a list of one per controller ({controllers['expected']}), "
+                         f"got {value!r}")
+    return value
+
+
+def supports_create(config: Obj, i: int) -> bool:
+    """Whether controller `i` of a plugin (its validated `config`) supports CREATE_DELETE_VOLUME."""
+    value = config["supportsCreateDelete"]
+    return value[i % len(value)] if isinstance(value, list) else bool(value)
+
+
 def validate(data: Obj) -> Obj:
     data.setdefault("region", "global")
     data.setdefault("datacenter", "dc1")
@@ -115,7 +133,8 @@ def validate(data: Obj) -> Obj:
         plugin["controllers"] = _health(plugin.get("controllers"), f"{where}.controllers")
         plugin["nodes"] = _health(plugin.get("nodes"), f"{where}.nodes")
         plugin.setdefault("controllerRequired", plugin["controllers"]["expected"] > 0)
-        plugin.setdefault("supportsCreateDelete", True)
+        plugin["supportsCreateDelete"] = _supports(plugin.get("supportsCreateDelete", True), plugin["controllers"],
+                                                   f"{where}.supportsCreateDelete")
     data["plugins"] = plugins
     acl = data.get("acl") or {}
     if not isinstance(acl, dict) or set(acl) - {"token", "readToken"} \

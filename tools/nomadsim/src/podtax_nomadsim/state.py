@@ -17,7 +17,7 @@ from typing import Any
 from podtax_kubesim import faults
 from podtax_kubesim.dist import Sampler, sampler
 
-from podtax_nomadsim.cluster import REFUSE, Obj
+from podtax_nomadsim.cluster import REFUSE, Obj, supports_create
 
 FIRST_INDEX = 10
 CAPABILITY_KEYS = ("AccessMode", "AttachmentMode")
@@ -170,7 +170,7 @@ class State:
                 "PluginID": p.id, "AllocID": f"sim-alloc-{p.id}-{kind}-{i}", "Healthy": i < healthy,
                 "HealthDescription": "healthy" if i < healthy else "simulated: unhealthy",
                 "RequiresControllerPlugin": bool(cfg["controllerRequired"]), "RequiresTopologies": False,
-                **({"ControllerInfo": {"SupportsCreateDelete": bool(cfg["supportsCreateDelete"]),
+                **({"ControllerInfo": {"SupportsCreateDelete": supports_create(cfg, i),
                                        "SupportsAttachDetach": True, "SupportsListVolumes": True}}
                    if kind == "controller" else {"NodeInfo": {"ID": f"sim-{kind}-{i}", "MaxVolumes": 0}})}
                 for i in range(total)}
@@ -264,7 +264,8 @@ class State:
             plugin = self._validate(vol)
             if not plugin.config["controllerRequired"]:
                 raise NomadError("plugin has no controller")
-            if not plugin.config["supportsCreateDelete"]:
+            # HasControllerCapability: the first controller of a Go map, in no fixed order (a random one here)
+            if not supports_create(plugin.config, self.rng.randrange(max(1, plugin.config["controllers"]["expected"]))):
                 raise NomadError("plugin does not support creating volumes")
             checked.append((vol, plugin, self.volumes.get((vol["Namespace"], vol["ID"]))))
         errors, done = [], []

@@ -202,19 +202,36 @@ class Nomad:
             raise Aborted("plugin-missing", f"Nomad has no CSI plugin {plugin_id!r} "
                           f"({self._plugin_ids()}): set plugin_id to one of them") from None
         fix = "set plugin_id to a plugin whose controller creates volumes (`nomad plugin status` lists them)"
+        healthy, expected = plugin.get("ControllersHealthy", 0), plugin.get("ControllersExpected", 0)
         if plugin.get("ControllerRequired") is False:  # Create answers 'plugin has no controller' to each volume
+            if expected and not healthy:  # Nomad sets ControllerRequired once a controller fingerprints (AddPlugin)
+                raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r}: its controller is not running yet "
+                              f"({healthy}/{expected}): wait for or start its controller job")
             raise Aborted("plugin-cannot-create", f"CSI plugin {plugin_id!r} runs no controller (a node-only plugin: "
                           f"ControllerRequired false), so Nomad cannot create its volumes: {fix}")
-        if not plugin.get("ControllersHealthy"):
+        if not healthy:
             raise Aborted("plugin-unhealthy", f"CSI plugin {plugin_id!r} has no healthy controller "
-                          f"({plugin.get('ControllersHealthy', 0)}/{plugin.get('ControllersExpected', 0)})")
-        # Nomad reads the first controller's capabilities (CSIPlugin.HasControllerCapability): each create was answered
-        # 500 'plugin does not support creating volumes' until 11 had failed ("Nomad refused 11 of 20 requests")
-        info = next(iter((plugin.get("Controllers") or {}).values()), None) or {}
-        if (info.get("ControllerInfo") or {}).get("SupportsCreateDelete") is False:
+                          f"({healthy}/{expected})")
+        self._check_create(plugin_id, plugin, fix)
+        return plugin
+
+    @staticmethod
+    def _check_create(plugin_id: str, plugin: dict[str, Any], fix: str) -> None:
+        """Refuse a plugin none of whose controllers supports CREATE_DELETE_VOLUME: each create was answered 500
+        'plugin does not support creating volumes' until 11 had failed ("Nomad refused 11 of 20 requests"). Nomad asks
+        one controller (CSIPlugin.HasControllerCapability: the first of a Go map, no fixed order), so controllers that
+        differ are said (some creates may be refused), not refused."""
+        said = [(info.get("ControllerInfo") or {}).get("SupportsCreateDelete")
+                for info in (plugin.get("Controllers") or {}).values()]
+        said = [s for s in said if s is not None]
+        if said and not any(said):
             raise Aborted("plugin-cannot-create", f"CSI plugin {plugin_id!r} does not support creating volumes (its "
                           f"controller lacks CREATE_DELETE_VOLUME; volumes of it are registered, not created): {fix}")
-        return plugin
+        if not all(said):
+            log.warning("CSI plugin %r: %d of its %d controllers support creating volumes (CREATE_DELETE_VOLUME), the "
+                        "others not; Nomad asks one of them, in no fixed order, so some creates may be refused 'plugin "
+                        "does not support creating volumes': run one version of the plugin", plugin_id, sum(said),
+                        len(said))
 
     def check_namespace(self, namespace: str) -> None:
         """The run's namespace must exist. Nomad checks it only when it registers a created volume, after its plugin
