@@ -298,12 +298,12 @@ def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> 
     last += (f"; also {leftover} object(s) not created, not sent: they exist already, left by an earlier run (said in "
              "each one's error)") if leftover else ""
     if not unanswered:
-        return Aborted("api-errors", f"{api} refused {refused} of {count} requests (last: {last}); stopped and "
-                       "removed what was created")
+        return Aborted("api-errors", f"{api} refused {refused} of {count} requests (last: {last}); stopped, "
+                       "deleting what it created")
     did = f"refused {refused} and did not answer {unanswered}" if refused else f"did not answer {unanswered}"
     return Aborted("api-errors" if refused else "api-no-answer",
                    f"{api} {did} of {count} requests in time (the {unanswered} unanswered were given up as lower "
-                   f"bounds; last: {last}): is it overloaded, or stopped? Stopped and removed what was created")
+                   f"bounds; last: {last}): is it overloaded, or stopped? The run stopped, deleting what it created")
 
 
 class ObjectChurn:

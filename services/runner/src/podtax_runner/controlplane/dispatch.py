@@ -84,6 +84,14 @@ EXECUTING_S = cleanup.CLEANUP_WAIT_S + 2 * sum(kubeapi.TIMEOUT)
 # again while nats-py still held buffered copies: two results (tests/controlplane/test_cp_publish_nats_down.py)
 
 
+def executor_error(exc: BaseException) -> str:
+    """The detail of a run's executor-error failure (an error not Aborted): the error, then what the run's cleanup left
+    and how to remove it (cleanup.LEFT, put there by cleanup.tell). It said the error only: '...; 22 object(s) still
+    present after the cleanup's 30 s ...: remove them with ...' was lost on this path (review r2)."""
+    left = getattr(exc, cleanup.LEFT, "")
+    return f"{type(exc).__name__}: {exc}" + (f"; {left}" if left else "")
+
+
 class ControlPlaneExecutor:
     def __init__(self, settings: RunnerSettings, bus: Bus) -> None:
         self.settings, self.bus = settings, bus
@@ -153,7 +161,7 @@ class ControlPlaneExecutor:
             await self._fail(run, exc.reason, exc.detail, started)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
-            await self._fail(run, "executor-error", f"{type(exc).__name__}: {exc}", started)
+            await self._fail(run, "executor-error", executor_error(exc), started)
         finally:
             self.running.pop(run.run_id, None)
             self.stops.pop(run.run_id, None)

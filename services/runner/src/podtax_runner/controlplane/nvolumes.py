@@ -14,6 +14,7 @@ import httpx
 from podtax.nomad_in_use import held
 from podtax.templates import VolumeChurn
 
+from podtax_runner.controlplane import cleanup
 from podtax_runner.controlplane import nomad as client
 from podtax_runner.controlplane.common import (
     Aborted,
@@ -110,8 +111,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         pool(ctx, delete, ids, p.concurrency)
     except BaseException as exc:
         said = _clean_run(nomad, ctx, tl) if any("request_sent" in r.t for r in tl.objects.values()) else ""
-        if said and isinstance(exc, Aborted):
-            raise Aborted(exc.reason, f"{exc.detail}; {said}") from None
+        cleanup.tell(exc, said)  # an Aborted's detail, else the error's cleanup.LEFT (dispatch's executor-error)
         raise
     measured()
     nomad.timeline = None
