@@ -83,3 +83,15 @@ def test_openapi_v3_declares_field_validation_for_every_kind() -> None:
     assert openapi.unknown_fields("Pod", {"spec": {"containers": [], "nodeNmae": "x"}, "metdata": {}}) == \
         ["metdata", "spec.nodeNmae"]
     assert openapi.unknown_fields("Event", {"anything": 1}) == []  # kinds without a field list are not checked
+
+
+def test_the_openapi_document_says_the_version_that_version_answers(kubesim: Sim) -> None:
+    """One Kubernetes version: /version said v1.30.0 and the OpenAPI document's info v1.31.0 (review r2), so a client
+    reading one (kubectl version, a generator of the schema) saw another cluster than one reading the other."""
+    from kubernetes import client
+
+    said = client.VersionApi(kubesim.api_client()).get_code()
+    infos = [openapi.serve(path)["info"] for path in (["v3", "api", "v1"], ["v3", "apis", "storage.k8s.io", "v1"])]
+    for info in infos:
+        assert said.git_version == f"{info['version']}-podtax-kubesim", (info, said.git_version)
+        assert info["version"] == f"v{said.major}.{said.minor}.0", (info, said.major, said.minor)

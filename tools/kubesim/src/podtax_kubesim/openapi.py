@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from podtax_kubesim import resources as R
-from podtax_kubesim.util import ApiError, Obj
+from podtax_kubesim.util import KUBE_VERSION, ApiError, Obj
 
 OBJECT_META = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
                "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
@@ -102,7 +102,7 @@ def group_version_doc(group: str, version: str) -> Obj:
                                    "patch": _operation(r, "patch", "patch"),
                                    "delete": _operation(r, "delete", "delete")}
         schemas[_schema_name(r)] = _schema(r)
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (podtax kubesim, SIMULATED)", "version": "v1.31.0"},
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes (podtax kubesim, SIMULATED)", "version": KUBE_VERSION},
             "paths": paths, "components": {"schemas": schemas}}
 
 

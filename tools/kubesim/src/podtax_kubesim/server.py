@@ -23,14 +23,15 @@ from podtax_kubesim.resources import Resource
 from podtax_kubesim.selectors import matcher
 from podtax_kubesim.store import Store
 from podtax_kubesim.streams import JSON, Streams
-from podtax_kubesim.util import SIM_VERSION, ApiError, Obj, dumps, loads, not_found
+from podtax_kubesim.util import KUBE_VERSION, SIM_VERSION, ApiError, Obj, dumps, loads, not_found
 
 BINDINGS = Resource("bindings", "Binding", "", "v1", True)
 PUBLIC = ("healthz", "readyz", "livez", "version")  # open to anonymous clients, as in a real apiserver
 
 
 def version_info() -> Obj:
-    return {"major": "1", "minor": "30", "gitVersion": SIM_VERSION, "gitCommit": "simulated",
+    major, minor, _ = KUBE_VERSION.removeprefix("v").split(".")
+    return {"major": major, "minor": minor, "gitVersion": SIM_VERSION, "gitCommit": "simulated",
             "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z", "goVersion": "none (python emulator)",
             "compiler": "python", "platform": "linux/amd64"}
 

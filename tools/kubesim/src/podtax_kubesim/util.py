@@ -14,7 +14,8 @@ import orjson
 
 Obj = dict[str, Any]
 
-SIM_VERSION = "v1.30.0-podtax-kubesim"
+KUBE_VERSION = "v1.30.0"  # the Kubernetes kubesim answers as: /version and its OpenAPI document say it alike
+SIM_VERSION = f"{KUBE_VERSION}-podtax-kubesim"
 SIMULATED_ANNOTATION = "podtax.io/simulated"
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
