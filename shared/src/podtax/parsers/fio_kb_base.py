@@ -1,47 +1,93 @@
-"""fio 2 before 2.16 printed a rate as `bw=81842KB/s` whatever its kb_base: `KB` is 1024 bytes by default and 1000
-bytes with `kb_base=1000` (num2str's divisor is `thousand[is_power_of_2(kb_base)]`, its postfix `K` either way; 2.16
+"""fio 2 up to 2.16 printed a rate as `bw=81842KB/s` whatever its kb_base: `KB` is 1024 bytes by default and 1000
+bytes with `kb_base=1000` (num2str's divisor is `thousand[is_power_of_2(kb_base)]`, its postfix `K` either way; 2.17
 printed `KiB` and `kB` apart). The text does not echo kb_base, so podtax read every such `KB/s` as KiB/s: with
 kb_base=1000 a rate 2.4% high (`MB/s` 4.9%). The run tells it, though: fio divides bytes and I/Os by the same runtime,
 so a job of one block size (its header's `bs=4K-4K`, always in powers of 1024: fio_uint_to_kmg) moves IOPS x bs
-bytes a second. A rate 1.024 (per power: K, M, G) times that is in powers of 1000, and is read so.
+bytes a second, and a rate 1.024 (per power: K, M, G) times that is in powers of 1000.
+
+fio 2 prints every rate of a group (each job's and the group's `aggrb`) in one base, the group's (stat.c:
+`rs->kb_base`), so the decision is per group (`g=N`): a job report tells only when its block size is certain (its
+name on one header of the group, or, for a `jobs=2` group_reporting report, every header of the group of one block
+size for that direction); a group whose reports tell powers of 1000 has all its rates read so, one whose reports
+disagree is refused (fio cannot print that), one that tells nothing is left as printed.
 """
 
 from __future__ import annotations
 
 import re
 
+from podtax.parsers.base import ParseFailure
+
 # fio 2's header: `kb: (g=0): rw=randread, bs=4K-4K/4K-4K/4K-4K, ioengine=...`: read, write and trim min-max
-_HEAD = re.compile(r"^(\S.*?): \(g=\d+\): rw=\w+, bs=(\d+[KMGPE]?)-(\d+[KMGPE]?)/(\d+[KMGPE]?)-(\d+[KMGPE]?)/"
-                   r"(\d+[KMGPE]?)-(\d+[KMGPE]?), ", re.M)
+_HEADER = re.compile(r"^(\S.*?): \(g=(\d+)\): rw=", re.M)
+_BS = re.compile(r"rw=\w+, bs=(\d+[KMGPE]?)-(\d+[KMGPE]?)/(\d+[KMGPE]?)-(\d+[KMGPE]?)/(\d+[KMGPE]?)-(\d+[KMGPE]?), ")
+_REPORT = re.compile(r"^(\S.*?): \(groupid=(\d+), jobs=(\d+)\): err=", re.M)
 _DIRECTIONS = ("read", "write", "trim")
 MIN_IOPS = 500  # fio prints IOPS as a whole number: below this its truncation alone may reach a fifth of 2.4%
 CLOSE = 0.006  # a rate this near IOPS x bs x 1.024^power (relative) is in powers of 1000; the default's is near 1
+Sizes = tuple[int | None, ...]  # a header's block size per direction (read, write, trim); None where it is a range
+Jobs = list[tuple[str, str, dict[str, float]]]  # (job name, group id, figures)
 
 
 def _bytes(size: str) -> int:
     return int(size.rstrip("KMGPE")) * 1024 ** max("_KMGPE".find(size[-1]), 0)
 
 
-def _block_sizes(text: str) -> dict[str, list[int | None]]:
-    """Each job's block size per direction (read, write, trim) from its fio 2 header; None where it is a range."""
-    sizes: dict[str, list[int | None]] = {}
-    for m in _HEAD.finditer(text):
-        pairs = [(m.group(i), m.group(i + 1)) for i in (2, 4, 6)]
-        sizes.setdefault(m.group(1), [_bytes(low) if low == high else None for low, high in pairs])
-    return sizes
+def _headers(text: str) -> dict[str, list[tuple[str, Sizes]]]:
+    """Each group's headers (job name, block sizes); a header in another form (`bs(seq/rand)=`) has none."""
+    groups: dict[str, list[tuple[str, Sizes]]] = {}
+    for m in _HEADER.finditer(text):
+        eol = text.find("\n", m.end())
+        bs = _BS.match(text, m.end() - 3, eol if eol >= 0 else len(text))
+        pairs = [(bs.group(i), bs.group(i + 1)) for i in (1, 3, 5)] if bs else [("", "-")] * 3
+        sizes = tuple(_bytes(low) if low == high else None for low, high in pairs)
+        groups.setdefault(m.group(2), []).append((m.group(1), sizes))
+    return groups
 
 
-def read_decimal_rates(text: str, jobs: list[tuple[str, str, dict[str, float]]],
-                       printed: dict[tuple[int, str], int]) -> None:
-    """Read again in powers of 1000 the fio 2 rates (`printed`: (job number from 1, direction) -> the power of
-    its `KB/s`, `MB/s`... unit, no `i`) that IOPS x bs shows were printed so (kb_base=1000)."""
-    sizes = _block_sizes(text) if printed else {}
+def _block_size(heads: list[tuple[str, Sizes]], name: str, members: int, d: int) -> int | None:
+    """The block size of a report's direction `d`: certain only as above, else None."""
+    sizes = {s[d] for n, s in heads if members > 1 or n == name}
+    named = sum(n == name for n, _ in heads)
+    return next(iter(sizes)) if len(sizes) == 1 and (members > 1 or named == 1) else None
+
+
+def read_decimal_rates(text: str, jobs: Jobs, printed: dict[tuple[int, str], int]) -> set[str]:
+    """Read again in powers of 1000 every fio 2 rate (`printed`: (job number from 1, direction) -> the power of its
+    `KB/s`, `MB/s`... unit, no `i`) of each group whose IOPS x bs shows it printed so (kb_base=1000); return those
+    groups (their `aggrb` is in that base too: group_rate)."""
+    reports = [(m.group(1), m.group(2), int(m.group(3))) for m in _REPORT.finditer(text)] if printed else []
+    if [r[:2] for r in reports] != [j[:2] for j in jobs]:  # not the reports the parser read: leave them as printed
+        return set()
+    heads = _headers(text)
+    votes: dict[str, dict[bool, str]] = {}  # group -> {in powers of 1000: the first report telling so}
     for (number, direction), power in printed.items():
-        name, _group, figures = jobs[number - 1]
-        bs = sizes.get(name, [None] * 3)[_DIRECTIONS.index(direction)] if direction in _DIRECTIONS else None
+        name, group, figures = jobs[number - 1]
+        bs = _block_size(heads.get(group, []), name, reports[number - 1][2], _DIRECTIONS.index(direction)) \
+            if direction in _DIRECTIONS and group in heads else None
         iops, kib = figures.get(f"{direction}_iops", 0.0), figures.get(f"{direction}_bw")
         if bs is None or kib is None or iops < MIN_IOPS or power < 1:
             continue
         ratio = kib * 1024 / (iops * bs)
-        if abs(ratio / 1.024 ** power - 1) < CLOSE < abs(ratio - 1):
-            figures[f"{direction}_bw"] = kib / 1.024 ** power
+        for decimal, near in ((True, 1.024 ** power), (False, 1.0)):
+            if abs(ratio / near - 1) < CLOSE:
+                votes.setdefault(group, {}).setdefault(decimal, f"{name} {direction} (iops={iops:.0f}, bs={bs}, "
+                                                                f"bw={kib:.0f} in the printed unit)")
+    for group, said in votes.items():
+        if len(said) > 1:
+            raise ParseFailure("unknown-format", f"fio 2 prints every rate of a group in one base (kb_base), but "
+                                                 f"group {group}'s reports disagree: {said[True]} is IOPS x bs in "
+                                                 f"powers of 1000, {said[False]} in powers of 1024: the log's figures "
+                                                 "do not fit one run")
+    decimal = {group for group, said in votes.items() if True in said}
+    for (number, direction), power in printed.items():
+        figures = jobs[number - 1][2]
+        if jobs[number - 1][1] in decimal and power >= 1 and f"{direction}_bw" in figures:
+            figures[f"{direction}_bw"] /= 1.024 ** power
+    return decimal
+
+
+def group_rate(kib: float, unit: str, decimal: bool) -> float:
+    """A fio 2 group's `aggrb` in KiB/s (`kib`: read with `KB` as 1024 bytes) when its group is in powers of 1000."""
+    power = "_KMGT".find(unit[0])
+    return kib / 1.024 ** power if decimal and "i" not in unit and power >= 1 else kib

@@ -280,7 +280,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             del figures[key]
     echoed = merge_echoed(heads)
     suspect = _drop_inconsistent(jobs, lats)
-    fio_kb_base.read_decimal_rates(text, jobs, printed)  # kb_base=1000 (fio 2 prints `KB/s` for both)
+    decimal = fio_kb_base.read_decimal_rates(text, jobs, printed)  # kb_base=1000 (fio 2 prints `KB/s` for both)
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
         for direction in {key.split("_", 1)[0] for key in figures}:
             for kind in ("clat", "lat"):
@@ -328,7 +328,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if groups > 1:
         flags.append(groups_flag(groups))
     if len(jobs) > 1:
-        flags += _staggered(text, jobs, spans)
+        flags += _staggered(text, jobs, spans, decimal)
     if suspect:
         flags.append(latency_flag(suspect))
     if verified:
@@ -346,15 +346,16 @@ def _io_kib(m: re.Match[str]) -> float:
     return to_number(m.group(1)) * (1024 if m.group(3) else 1000) ** _POWER[m.group(2)] / 1024
 
 
-def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]],
-               spans: dict[tuple[int, str], float]) -> list[str]:
+def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]], spans: dict[tuple[int, str], float],
+               decimal: set[str]) -> list[str]:
     """A flag when fio's own summary of a group (`Run status group N`: its bytes over the span from the
     first job's start to the last one's end) is over 3% below the sum of its jobs' rates: the jobs did not
     all run at once (startdelay, different runtimes), so the sum overstates what ran side by side. Where
     fio 3 prints each job's KiB and runtime (`(4096KiB/34msec)`) and the group's (`io=8192KiB ...,
     run=34-36msec`), the jobs' rates and the group's KiB over its longest runtime come from those, as the JSON
     parser's do (the rates' 3 digits tipped a run 2.9% apart in JSON over 3% in text); fio's group rate is
-    kept when it is lower beyond its rounding (startdelay: a span longer than any job's runtime)."""
+    kept when it is lower beyond its rounding (startdelay: a span longer than any job's runtime). A fio 2 group in
+    `decimal` printed its `aggrb` in powers of 1000 (fio_kb_base), as its jobs' rates."""
     flags = []
     sums: dict[tuple[str, str], float] = {}  # (group, direction) -> the jobs' summed rate
     members: dict[tuple[str, str], list[int]] = {}  # (group, direction) -> its jobs' numbers from 1
@@ -376,7 +377,7 @@ def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]],
                 fio = to_number(line.group(2)) * (1024 if line.group(4) else 1000) ** _POWER[line.group(3)] \
                     / (8192 if line.group(0)[-5] == "b" else 1024)
             else:
-                fio = _kib(line.group(5), line.group(6))
+                fio = fio_kb_base.group_rate(_kib(line.group(5), line.group(6)), line.group(6), m.group(1) in decimal)
             total = sums.get((m.group(1), direction), 0.0)
             eol = text.find("\n", line.end())
             io = _GROUP_IO.search(text, line.end(), eol if eol >= 0 else len(text))
