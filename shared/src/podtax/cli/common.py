@@ -316,8 +316,9 @@ def a_path(value: str) -> Path:
     current folder, which `podtax export --csv ""` (an unset shell variable) filled; it is a usage mistake (exit 2)."""
     if not value:
         raise typer.BadParameter("the path is empty (an unset shell variable?): give a path")
-    if "\0" in value:  # os calls raised ValueError 'embedded null byte', a traceback (main(argv); no shell passes one)
-        raise typer.BadParameter(f"{value!r} holds a NUL character, which no path can: give a path")
+    if "\0" in str(value):  # os calls raised ValueError 'embedded null byte', a traceback (main(argv); no shell
+        # passes one); str(): typer passes a default such as Path("kubesim.kubeconfig") through the parser too
+        raise typer.BadParameter(f"{str(value)!r} holds a NUL character, which no path can: give a path")
     return Path(value)
 
 
