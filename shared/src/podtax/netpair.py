@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     if not sep or not client or client[0] != opts.test:
         p.error(f"give the {opts.test} client command after `--`")
     try:
-        params = templates.get(opts.test).validate({"port": opts.port, "protocol": opts.protocol})
+        # the server side only (its argv: port, protocol): a UDP iperf3 client's rate is in the client's argv
+        rate = {"bitrate": "0"} if opts.test == "iperf3" else {}
+        params = templates.get(opts.test).validate({"port": opts.port, "protocol": opts.protocol, **rate})
     except templates.TemplateError as exc:
         p.error(exc.detail)
     try:
