@@ -173,7 +173,7 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     if verified:
         flags.append(fio_flags.verify_flag(verified))
     flags += fio_flags.interrupted_flag(text) + fio_flags.rate_flag(_rate_options(doc, jobs))
-    flags += fio_flags.rounded_runtime(runtimes)
+    flags += fio_flags.rounded_runtime(runtimes) + fio_flags.short_runtime(runtimes, requested)
     flags += fio_flags.errors_beside(text) + fio_flags.timed_syncs(jobs) + fio_flags.no_io_flag(noop)
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)

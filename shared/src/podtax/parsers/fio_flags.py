@@ -1,16 +1,17 @@
 """fio's flags and run-wide helpers shared by its two readers, the JSON report (podtax.parsers.fio) and
 the normal text output (podtax.parsers.fio_text): fio's own failure words (its verify failures, its last
 words after `Starting N processes`), the flags both raise with the
-same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS, ROUNDED_RUNTIME,
+same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS, ROUNDED_RUNTIME, SHORT,
 PARAM_MISMATCH for timed syncs and for a job that does no I/O), the refusals of such a job (alone, or within a
 reported group) and the merge of the jobs' echoed options."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers.base import Echoed, ParseFailure, errors_flag, guarded, holds, holds_any
+from podtax.parsers.base import Echoed, ParseFailure, errors_flag, guarded, holds, holds_any, requested_int
 
 STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
@@ -20,6 +21,7 @@ _BENIGN = ("warning", "native_fallocate call failed")
 # an engine that does no I/O (cpuio burns CPU): `cpu (noop): ioengine=cpuio, cpuload=50, cpucycle=50000`
 _NO_IO = re.compile(r"^[ \t]*(\S[^\n]*?) \(noop\): ioengine=([\w-]+)[^\n]*", re.M)
 _NOOP = guarded("(noop): ioengine=")  # its `=` is absent from a JSON report: one memchr, not 6 µs in 12 KiB
+SHORT_SHARE = 0.9  # a job direction timed under this share of the requested runtime stopped early (SHORT)
 _FATAL = ("fio: ", "error: ")  # fio's own words for a failure (`fio: pid=.., err=`, `fio: engine libaio not loadable`)
 
 
@@ -76,6 +78,20 @@ def rounded_runtime(runtimes: list[tuple[str, float]]) -> list[str]:
             f"the true IOPS and bandwidth may be {bound} higher (latencies are unaffected); a runtime over "
             f"{ROUNDED_MAX_MS} ms keeps this error within {ROUNDED_SHARE:.0%}: raise size, or run time_based with "
             "runtime=10s"]
+
+
+def short_runtime(runtimes: list[tuple[str, float]], requested: Mapping[str, Any] | None) -> list[str]:
+    """SHORT when a job direction read (as for rounded_runtime) ran under SHORT_SHARE of the run's requested
+    runtime (seconds): the template runs fio --time_based, so the run lasts that long; a shorter one stopped early (a
+    run of podtax before --time_based ended when its size was read, a signal), its figures not of the cell's run."""
+    runtime = requested_int(requested, "runtime")
+    short = [(what, ms) for what, ms in runtimes if runtime and runtime > 0 and ms < SHORT_SHARE * runtime * 1000]
+    if not short:
+        return []
+    what, ms = min(short, key=lambda pair: pair[1])
+    return [f"SHORT: fio ran {what} for {ms:.0f} ms of the {runtime} s runtime asked (time_based): it stopped "
+            "early (its size done without --time_based, as podtax ran fio before it added that, or a signal), so "
+            "its figures are of a shorter run than the cell's"]
 
 
 def drop_reads(jobs: list[tuple[str, str, dict[str, float]]]) -> bool:

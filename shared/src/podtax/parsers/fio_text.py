@@ -334,7 +334,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if verified:
         flags.append(verify_flag([name for name, _, _ in jobs]))
     flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text) + no_io_flag(noop)
-    flags += rounded_runtime(ran)
+    flags += rounded_runtime(ran) + fio_flags.short_runtime(ran, requested)
     flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
     if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
         flags.append(jobs_flag(max(reported, len(jobs))))
