@@ -1,4 +1,4 @@
-"""A miscellaneous metric stress-ng printed as 0 because it timed nothing is no figure (stressng_names.unmeasured).
+"""A miscellaneous metric stress-ng printed as 0 because it timed nothing is no figure (stressng_untimed).
 Real stress-ng 0.15.06 captures (tests/corpus/debian12-x86_64, commands in COMMANDS.tsv): an hdd run that wrote
 only (`0.00 MB/sec read rate`, `mbsec-read-rate: 0.000000` in its --yaml report) and an mlock run that timed no
 munlock (`0.00 nanosecs per munlock call`). Read as figures, they were the slowest read rate and the fastest
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 from podtax.parsers import parse_text
-from podtax.parsers.stressng_names import misc_metric, unmeasured
+from podtax.parsers.stressng_names import misc_desc, misc_metric, yaml_key
+from podtax.parsers.stressng_untimed import untimed, untimed_key
 
 from tests.parsers.corpus_index import CORPUS, read_text
 
@@ -40,23 +41,102 @@ def test_a_rate_of_events_that_did_not_happen_is_a_figure() -> None:
     assert len([n for n in values if n.endswith("_bogo_ops")]) == 27
 
 
-@pytest.mark.parametrize(("printed", "no_figure"), [
-    ("MB/sec read rate (geometic mean of 1 instances)", True),
-    ("nanosecs per munlock call (geometic mean of 1 instances)", True),
-    ("forks per sec (geometic mean of 2 instances)", True),
-    ("% opcodes generated SIGFPE (geometic mean of 2 instances)", False),  # a share of 0 is a figure
-    ("NUMA misses per sec", False),  # a count of 0 is a figure
-    ("mmaps failed", False),
-    ("major page faults per sec (geometic mean of 1 instances)", False),  # events counted over the run
-    ("context switches per sec", False),
-    ("nanosec sleep underrun", False),  # a time that may be none
-    ("nanosecs for test overhead", False),
-    ("nanosecs per call (excluding test overhead)", True),
+# (stressor, description as printed, 0 is stress-ng's fallback for nothing timed), read off its sources
+_CASES = [
+    ("hdd", "MB/sec read rate (geometic mean of 1 instances)", True),  # (duration > 0.0) ? bytes / duration : 0.0
+    ("hdd", "MB/sec read/write combined rate", True),
+    ("pseek", "MB/sec write rate", True),
+    ("llc-affinity", "MB per sec memory read rate", True),  # its own read time
+    ("llc-affinity", "MB pec sec memory write rate", True),
+    ("mlock", "nanosecs per munlock call (geometic mean of 1 instances)", True),  # count > 0 ? d / count : 0
+    ("nop", "nanosecs per nop instruction", True),
+    ("nop", "picosecs per nop instruction (geometic mean of 1 instances)", True),  # 0.15 to 0.19
+    ("qsort", "qsort comparisons per sec", True),
+    ("sockpair", "MB written per sec", True),  # the time of its writes
+    ("atomic", "__atomic_add_fetch8 atomic ops per sec", True),  # `%s atomic ops per sec`, its own time
+    ("ioport", "nanosecs per inb(0x80) op", True),
+    # a rate over the whole run (duration = stress_time_now() - t_start): its 0 is measured
+    ("mmaptorture", "pages locked per sec (geometric mean of 1 instance)", False),  # mlock refused (a pod)
+    ("mmaptorture", "pages mapped per sec", False),
+    ("fanotify", "opens/sec", False),
+    ("swap", "pages swapped out per second", False),
+    ("llc-affinity", "CPU affinity changes per sec", False),
+    ("chattr", "successful chattr flags set per sec", False),
+    ("opcode", "forks per sec (geometic mean of 2 instances)", False),
+    ("sem", "sem_wait calls per sec", False),
+    ("uprobe", "MB trace data per second", False),
+    ("icmp-flood", "MB written per sec", False),  # the same words as sockpair's, over the run
+    ("rdrand", "million random bits per sec", False),
+    ("fault", "major page faults per sec (geometic mean of 1 instances)", False),
+    ("pipeherd", "context switches per sec", False),
+    # a count or a share, or a time set only when timed
+    ("opcode", "% opcodes generated SIGFPE (geometic mean of 2 instances)", False),
+    ("numa", "NUMA misses per sec", False),
+    ("vm", "mmaps total", False),
+    ("vm", "ms mmap min. duration", False),  # set only when an mmap was timed: 0.00 is under 0.005 ms
+    ("vdso", "nanosecs per call (excluding test overhead)", False),  # set only when timed
+    ("x86syscall", "nanosecs per call (excluding test overhead)", False),
+    ("nanosleep", "nanosec sleep underrun", False),
+    ("vdso", "nanosecs for test overhead", False),
+]
+
+
+@pytest.mark.parametrize(("stressor", "printed", "no_figure"), _CASES)
+def test_only_stress_ngs_0_for_nothing_timed_is_no_figure(stressor: str, printed: str, no_figure: bool) -> None:
+    assert untimed(0.0, stressor, printed) is no_figure
+    assert untimed(0.01, stressor, printed) is False
+
+
+@pytest.mark.parametrize(("stressor", "printed", "no_figure"), _CASES)
+def test_a_table_and_a_yaml_report_agree(stressor: str, printed: str, no_figure: bool) -> None:
+    """The `--yaml` report names a metric by its key (stress-ng's yamlify of the description)."""
+    assert untimed_key(0.0, stressor, yaml_key(misc_desc(printed))) is no_figure
+
+
+_LOG = """stress-ng: info:  [9] setting to a 1 second run per stressor
+stress-ng: info:  [9] dispatching hogs: 1 {name}
+stress-ng: metrc: [9] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s
+stress-ng: metrc: [9]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)
+stress-ng: metrc: [9] {name:<12s}       1000      1.00      0.10      0.80      1000.00        1111.11
+stress-ng: metrc: [9] miscellaneous metrics:
+{misc}stress-ng: info:  [9] successful run completed in 1.00s
+"""
+_YAML = """---
+system-info:
+      stress-ng-version: 0.19.02
+metrics:
+    - stressor: {name}
+      bogo-ops: 1000
+      bogo-ops-per-second-usr-sys-time: 1111.111111
+      bogo-ops-per-second-real-time: 1000.000000
+      wall-clock-time: 1.000000
+      user-time: 0.100000
+      system-time: 0.800000
+      cpu-usage-per-instance: 90.000000
+      max-rss: 2548
+{misc}...
+"""
+
+
+@pytest.mark.parametrize(("name", "kept", "left_out"), [
+    ("mmaptorture", ["pages locked per sec", "pages mapped per sec"], []),
+    ("swap", ["pages swapped out per second"], []),
+    ("vm", ["ms mmap min. duration", "mmaps total"], []),
+    ("vdso", ["nanosecs per call (excluding test overhead)", "nanosecs for test overhead"], []),
+    ("nop", [], ["picosecs per nop instruction"]),
+    ("hdd", ["MB/sec write rate"], ["MB/sec read rate"]),
 ])
-def test_only_a_rate_of_work_or_a_time_of_0_is_no_figure(printed: str, no_figure: bool) -> None:
-    _, unit, better = misc_metric(printed)
-    assert unmeasured(0.0, unit, better) is no_figure
-    assert unmeasured(0.01, unit, better) is False
+def test_a_measured_0_is_kept_in_a_table_and_in_yaml(name: str, kept: list[str], left_out: list[str]) -> None:
+    """Printed as stress-ng prints them; 0.00 for every misc metric but hdd's write rate."""
+    figures = {d: 0.0 for d in [*kept, *left_out]} | ({"MB/sec write rate": 2795.87} if name == "hdd" else {})
+    misc = "".join(f"stress-ng: metrc: [9] {name:<12s} {v:12.2f} {d} (geometric mean of 1 instance)\n"
+                   for d, v in figures.items())
+    yaml = "".join(f"      {yaml_key(d)}: {v:f}\n" for d, v in figures.items())
+    for text in (_LOG.format(name=name, misc=misc), _YAML.format(name=name, misc=yaml)):
+        got = parse_text(text, "stress-ng").values()
+        assert {misc_metric(d)[0] for d in kept} <= set(got), text
+        assert not {misc_metric(d)[0] for d in left_out} & set(got), text
+        assert all(got[misc_metric(d)[0]] == 0.0 for d in kept if figures[d] == 0.0)
 
 
 @pytest.mark.parametrize("name", ["stress-ng-llc-affinity-1-yaml.log", "stress-ng-llc-affinity-1-yaml.yaml"])

@@ -24,8 +24,8 @@ its stressor name (`af_alg_bogo_ops`...). "miscellaneous metrics" lines become m
 their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way, and named alike from
 a `--yaml` report's keys (stressng_names.misc_metric); a rate (`per sec`,
 `per second`, `MB/sec`, `(MB per sec)`) is higher-is-better, anything else lower-is-better
-(stressng_names.misc_unit). A rate or time printed as 0 (`0.00 MB/sec read rate` of an hdd run that did not read:
-stress-ng timed nothing) is no figure and left out (stressng_names.unmeasured).
+(stressng_names.misc_unit). A rate or time printed as 0 because stress-ng timed nothing (`0.00 MB/sec read rate`
+of an hdd run that did not read) is no figure and left out; any other 0 is kept (stressng_untimed).
 """
 
 from __future__ import annotations
@@ -61,10 +61,11 @@ from podtax.parsers.stressng_checks import (
     unaccounted,
 )
 from podtax.parsers.stressng_forms import RESERVED_WORDS, behind, plain, plain_lines, split_line
-from podtax.parsers.stressng_names import misc_metric, slug, unmeasured
+from podtax.parsers.stressng_names import misc_metric, slug
 from podtax.parsers.stressng_skips import failure_detail, partial_flag, skipped
 from podtax.parsers.stressng_skips import flag as skipped_flag
 from podtax.parsers.stressng_state import HANDLERS, Scan
+from podtax.parsers.stressng_untimed import untimed
 from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
 
 TOOL = "stress-ng"
@@ -321,7 +322,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         key = suffix if name == primary else slug(name) + "_" + suffix
         if key in names:  # printed once per run: another run's (or another PID's) misc line
             raise repeated_misc(name, desc)
-        if not unmeasured(value, unit, better):  # a rate or time of 0: stress-ng timed nothing
+        if not untimed(value, name, desc):  # a rate or time of 0: stress-ng timed nothing
             metrics.add(key, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
     hogs = s.hogs.split()

@@ -137,28 +137,8 @@ def misc_unit(desc: str) -> tuple[str, bool]:
     return desc, bool(_WORK.intersection(bare))
 
 
-def unmeasured(value: float, unit: str, better: bool) -> bool:
-    """A misc metric printed as 0 where 0 is no figure: a rate of work (`0.00 MB/sec read rate` of an hdd stressor
-    that wrote only) or a time (`0.00 nanosecs per munlock call` of an mlock run that timed no munlock).
-    stress-ng sets such a metric to 0 when it timed nothing (`rate = (duration > 0.0) ? bytes / duration :
-    0.0`); read as a figure it would be the slowest rate, or the fastest call, ever measured. A count or a share
-    of 0 (`0.00 % opcodes generated SIGFPE`, `mmaps failed`), a rate of events that may not happen in a run (`major
-    page faults per sec`, `context switches per sec`: counted over the run) and a time that may be none (`sleep
-    underrun`, `test overhead`) are figures."""
-    if value != 0.0:
-        return False
-    words = _WORDS.split(unit.lower())
-    if better:
-        return unit.endswith("/s") and _EVENTS.isdisjoint(words)
-    return not _TIMES_SET.isdisjoint(words) and ("per" in words or _INCIDENTAL.isdisjoint(words))
-
-
-_WORDS = re.compile(r"[\s/(),;]+")
-_EVENTS = frozenset(("fault", "faults", "switches", "shootdowns", "hits", "signals", "interrupts", "ipis", "events"))
-_INCIDENTAL = frozenset(("overrun", "underrun", "overhead"))
 _TIMES = ("nanosec", "nanosecs", "nanoseconds", "ns", "microsec", "microsecs", "microseconds", "usec", "usecs",
           "us", "millisec", "millisecs", "milliseconds", "ms", "msec", "msecs", "seconds", "secs")
-_TIMES_SET = frozenset(_TIMES)
 _COSTS = frozenset((*_TIMES, "latency", "duration", "overhead", "overrun", "underrun", "miss", "misses",
                     "retries", "failed", "failures", "errors", "interruptions", "ratio"))
 _COST_PHRASES = ("per item", "per bogo op", "queue length")

@@ -26,7 +26,8 @@ from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, to_number
 from podtax.parsers.stressng_checks import measured, no_work_flag, refuse_no_work
-from podtax.parsers.stressng_names import unmeasured, yaml_misc_metric
+from podtax.parsers.stressng_names import yaml_misc_metric
+from podtax.parsers.stressng_untimed import untimed_key
 
 _KEYS = {
     "bogo-ops": 0,
@@ -217,7 +218,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     single = _single_instance(complete, with_misc, counts)
     for name, value, key in misc:
         suffix, unit, better = yaml_misc_metric(key)
-        if unmeasured(value, unit, better):  # a rate or time of 0: stress-ng timed nothing
+        if untimed_key(value, name, key):  # a rate or time of 0: stress-ng timed nothing
             continue
         metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix
                     + ("" if name in single else "_mean_over_instances"), value, unit, better)
