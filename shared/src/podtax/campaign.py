@@ -30,6 +30,7 @@ from pydantic import (
 from podtax import campaign_limits, campaign_yaml, k8s_syntax, templates
 from podtax.config import capitals_problem
 from podtax.flags import MIN_RUNS
+from podtax.template_params import run_length
 
 Env = Literal["host", "kubernetes", "nomad"]
 DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
@@ -276,6 +277,19 @@ class Campaign(Strict):
                 if (j := first.setdefault(cell, i)) != i:
                     raise ParamError(f"{spec.test} with {cell} is already planned by tests.{j}: the same runs "
                                      f"twice; drop one, or change a parameter", "tests", i)
+        return self
+
+    @model_validator(mode="after")
+    def _runs_end_before_timeout(self, info: ValidationInfo) -> Campaign:
+        """A run that lasts its timeout or longer is killed every time: its parameter and the timeout, named."""
+        for i, spec in enumerate(self.tests if _new_rule(info) else []):
+            for combo in spec.combinations():
+                length = run_length(spec.test, templates.get(spec.test).validate(combo).model_dump())
+                if length and length[1] >= self.timeout:
+                    raise ParamError(f"{spec.test} runs {length[0]}={length[1]} s, but the campaign's timeout "
+                                     f"({self.timeout:g} s) kills a run at that age: every run would be killed; "
+                                     f"raise the campaign's timeout above {length[1]} s (with room for start-up) "
+                                     f"or lower the test's {length[0]}", "tests", i)
         return self
 
     @model_validator(mode="after")

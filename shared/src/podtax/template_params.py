@@ -8,7 +8,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -152,7 +152,8 @@ class StressNgCpu(Params):
     threads: THREADS = 1
     method: StressNgCpuMethod = Field("all", description="--cpu-method: `all` or one stress-ng method")
     ops: int = Field(0, ge=0, le=100_000_000, description="--cpu-ops (0 = until timeout; stress-ng's maximum)")
-    timeout: int = Field(10, ge=1, le=86400, description="--timeout seconds")
+    timeout: int = Field(10, ge=1, le=86400, description="--timeout seconds: with ops 0 each run lasts this long, so "
+                                                         "keep it below the campaign's timeout")
 
 
 class Hdparm(Params):
@@ -168,8 +169,8 @@ class Fio(Params):
     iodepth: int = Field(16, ge=1, le=1024)
     direct: bool = True
     # whole seconds, at least 1: fio times each direction in whole ms rounded up, so 1 s keeps that error at 0.1%
-    runtime: int = Field(10, ge=1, le=3600, description="Seconds fio runs (--time_based): the run lasts this long "
-                                                         "whatever the size")
+    runtime: int = Field(10, ge=1, le=3600, description="Seconds fio runs (--time_based): each run lasts this long "
+                                                         "whatever the size, so keep it below the campaign's timeout")
 
     @model_validator(mode="after")
     def _sizes(self) -> Fio:
@@ -286,3 +287,19 @@ class PodStartup(ControlPlane):
     with_volume: bool = Field(False, description="Each pod mounts a fresh claim.")
     storage_class: str = Field("", pattern=DNS_NAME, description="Class of the claims (with_volume).")
     size: QUANTITY = "1Gi"
+
+
+# The parameter that sets how long a run of a template lasts, when it does (a run bound by time alone)
+_LENGTH = {"fio": ("runtime", None), "iperf3": ("duration", None), "sockperf": ("duration", None),
+           "stress-ng-cpu": ("timeout", "ops"), "sysbench-cpu": ("time", "events")}
+
+
+def run_length(test: str, params: dict[str, Any]) -> tuple[str, int] | None:
+    """(parameter, seconds) a run of `test` with these validated params lasts at least: fio runs --time_based, a
+    stress-ng run of ops 0 its timeout, a sysbench cpu run of events 0 its time; None when another bound may end it
+    sooner (ops, events, sysbench memory's total_size) or the template has no such parameter."""
+    name, other = _LENGTH.get(test, ("", None))
+    seconds = params.get(name)
+    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds <= 0 or (other and params.get(other)):
+        return None
+    return name, seconds
