@@ -1,4 +1,4 @@
-"""fio 2 before 2.16 printed `KB/s` and `MB/s` for rates in powers of 1024 (the default) and in powers of 1000
+"""fio 2 up to 2.16 printed `KB/s` and `MB/s` for rates in powers of 1024 (the default) and in powers of 1000
 (`kb_base=1000`) alike; podtax read both as KiB, so a kb_base=1000 text was 2.4% (KB) or 4.9% (MB) high. Real
 captures of fio 2.2.10 (tests/corpus-found, README with the commands): the rate is now checked against IOPS x bs
 (the header's block size, always in powers of 1024) and read in powers of 1000 when that is what it is. fio prints

@@ -50,3 +50,23 @@ def test_two_reports_after_debug_lines_are_still_several() -> None:
     report = text[text.index('{\n\t"start":'):]
     with pytest.raises(ParseFailure, match="several iperf3 JSON reports"):
         parse_text(text + report, "iperf3")
+
+
+def _debug_lines() -> str:
+    """The real TCP capture's debug lines alone: a -d run killed before its report (review r3's capture's shape)."""
+    text = (CORPUS / "iperf3-tcp-debug-b20M-1s.json").read_text(encoding="utf-8")
+    return text[:text.index('{\n\t"start":')]
+
+
+def test_a_debug_run_killed_before_its_report_is_cut() -> None:
+    with pytest.raises(ParseFailure, match="stops before its JSON report") as info:
+        parse_text(_debug_lines(), "iperf3")
+    assert info.value.reason == "truncated"
+
+
+def test_a_killed_debug_run_then_a_whole_one_is_several_runs() -> None:
+    """The first run's debug lines, then a second run's: its report is not the first run's answer."""
+    whole = (CORPUS / "iperf3-tcp-debug-b20M-1s.json").read_text(encoding="utf-8")
+    with pytest.raises(ParseFailure, match="several iperf3 -d runs .*printed 2 times") as info:
+        parse_text(_debug_lines() + whole, "iperf3")
+    assert info.value.reason == "unknown-format"

@@ -152,10 +152,19 @@ def _load(text: str) -> dict[str, Any]:
 
 
 def _past_debug(text: str, start: int) -> int:
-    """Where the report starts in a `-d -J` log (after the debug objects, which have no `start`), else `start`."""
+    """Where the report starts in a `-d -J` log (after the debug objects, which have no `start`), else `start`; a
+    log of several -d runs (their warning or `send_parameters:` again: a killed run, then another) is refused, and
+    one whose debug lines end with no report (killed during the run) is cut."""
     if not any(text.find(mark, 0, start) >= 0 for mark in _DEBUG_MARKS):
         return start
+    again = next((mark for mark in _DEBUG_MARKS if text.count(mark) > 1), None)
+    if again:
+        raise ParseFailure("unknown-format", f"this log holds several iperf3 -d runs (`{again}` printed "
+                                             f"{text.count(again)} times): split it, one run per log")
     report = _REPORT_OPEN.search(text, start)
+    if report is None and text.find('"event":', start) < 0:  # not --json-stream (refused below)
+        raise ParseFailure("truncated", "the iperf3 -d log stops before its JSON report: the run was killed or "
+                                        "its output cut")
     return report.start() if report else start
 
 
