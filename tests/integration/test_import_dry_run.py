@@ -161,3 +161,20 @@ def test_the_example_manifest_of_the_readme_imports_cleanly(capsys: pytest.Captu
     assert [w.split(":")[0] for w in err.split("warning: ")[1:]] == ["sysbench-cpu on node-1.lab"], err
     assert "different cells" in err and "CONFOUNDED" not in err
     assert "--root . --dry-run" in (repo / "README.md").read_text()  # the command the README gives
+
+
+def test_a_dry_run_names_a_fio_log_of_rounded_runtime(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fio's ROUNDED_RUNTIME (a job direction timed 20 ms or less: its IOPS and bandwidth a floor) is named with how
+    its cells are flagged; a log of the template's time_based run is not (real captures, tests/corpus-found)."""
+    found = CORPUS.parent / "corpus-found"
+    for name in ("fio-3.33-template-1m-5ms.json", "fio-3.33-template-1m-time-based.json"):
+        shutil.copy(found / name, tmp_path / name)
+    params = "rw=randread bs=4K size=1M iodepth=16 direct=1 runtime=1"
+    (tmp_path / "manifest.csv").write_text(
+        HEADER + f"fio-3.33-template-1m-5ms.json,node-1,host,fio,{params},2024-03-01T10:00:00Z,\n"
+        f"fio-3.33-template-1m-time-based.json,node-2,host,fio,{params},2024-03-01T10:00:00Z,\n")
+    assert main(["import", str(tmp_path / "manifest.csv"), "--campaign", "old", "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "line 2: fio-3.33-template-1m-5ms.json: ROUNDED_RUNTIME: fio timed podtax read as 5 ms" in err, err
+    assert "1 of 2 log(s) timed a fio job direction in 20 ms or less (ROUNDED_RUNTIME)" in err, err
+    assert "their IOPS and bandwidth cells flagged ROUNDED_RUNTIME" in err and "line 3" not in err, err

@@ -17,11 +17,13 @@ from podtax import parsers, sidebuilds
 from podtax.cli.common import err, warn
 from podtax.cli.manifest import Row
 from podtax.flags import FEW_RUN_FLAG  # percentiles left out: too few observations (parsers/sockperf.py)
+from podtax.parsers.fio_flags import ROUNDED_MAX_MS, ROUNDED_SHARE
 from podtax.templates import params_key
 
 DURATION_METRICS = ("total_time", "real_time", "wall_s")  # wall-clock seconds as logs report them
 VERSION_MISMATCH = "VERSION_MISMATCH: "  # the parser's flag (parsers._with_version)
 RUN_FLAGS = ("SHORT: ", "THREADS_MISMATCH: ", "PARAM_MISMATCH: ")  # the parsers' flags that flag the run's cell
+ROUNDED_FLAG = "ROUNDED_RUNTIME: "  # fio's: the run did its work, its IOPS and bandwidth a floor (warned apart)
 MAX_SHOWN = 50  # problems printed; a manifest with every row wrong would print one line per row
 
 
@@ -32,13 +34,14 @@ class LogCheck:
     the row's tool_version (the parser flags the run VERSION_MISMATCH) the tool and version it prints, the
     parser's flags (RUN_FLAGS) that the report turns into its cell's SHORT or PARAMS_MISMATCH, and the
     run's tool build as the analyzer will compare it (None when rejected); `few`: the parser's FEW_OBSERVATIONS
-    flag (percentiles it left out), if any."""
+    flag (percentiles it left out), if any; `rounded`: its ROUNDED_RUNTIME flag, if any."""
     seconds: float | None
     failure: parsers.ParseFailure | None = None
     mismatch: str | None = None  # e.g. `sysbench 1.0.20`
     flags: tuple[str, ...] = ()
     build: sidebuilds.Build | None = None
     few: str | None = None
+    rounded: str | None = None
 
 
 def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str | None = None) -> LogCheck:
@@ -48,6 +51,7 @@ def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str 
     flags: tuple[str, ...] = ()
     build: sidebuilds.Build | None = None
     few: str | None = None
+    rounded: str | None = None
     try:
         parsed = parsers.parse_run(test, stdout, requested=params, recorded_version=tool_version)
         found = {m.name: m.value for m in parsed.metrics}
@@ -56,14 +60,15 @@ def parse_log(test: str, stdout: str, params: dict[str, Any], tool_version: str 
         flags = tuple(f for f in parsed.flags if f.startswith(RUN_FLAGS))
         build = sidebuilds.Build(parsed.tool, parsed.tool_version, parsed.tool_build)
         few = next((f for f in parsed.flags if f.startswith(FEW_RUN_FLAG)), None)
+        rounded = next((f for f in parsed.flags if f.startswith(ROUNDED_FLAG)), None)
     except parsers.ParseFailure as exc:
         found, failure = {}, exc
     for name in DURATION_METRICS:
         if isinstance(found.get(name), int | float) and found[name] >= 0:
-            return LogCheck(float(found[name]), failure, mismatch, flags, build, few)
+            return LogCheck(float(found[name]), failure, mismatch, flags, build, few, rounded)
     requested = params.get("time")
     return LogCheck(float(requested) if isinstance(requested, int | float) and requested >= 0 else None,
-                    failure, mismatch, flags, build, few)
+                    failure, mismatch, flags, build, few, rounded)
 
 
 @dataclass(slots=True)
@@ -71,12 +76,13 @@ class Findings:
     """What check_events found that does not stop the import, one line per log (`line N: FILE: ...`):
     logs the parser rejects (imported as failed runs), logs that print another tool version than the
     row's tool_version (VERSION_MISMATCH), logs whose runs the parser flags (RUN_FLAGS), and logs whose runs
-    had too few observations for some percentiles (FEW_OBSERVATIONS); and each
-    accepted log's tool build by node, test, params and env (`builds`, for sidebuilds)."""
+    had too few observations for some percentiles (FEW_OBSERVATIONS) or fio timed in a few ms (ROUNDED_RUNTIME);
+    and each accepted log's tool build by node, test, params and env (`builds`, for sidebuilds)."""
     rejected: list[str] = field(default_factory=list)
     mismatched: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
     few: list[str] = field(default_factory=list)
+    rounded: list[str] = field(default_factory=list)
     builds: list[tuple[str, str, str, str, sidebuilds.Build]] = field(default_factory=list)
     duplicates: int = 0  # logs JetStream already had (its publish ack's `duplicate`): not imported again
 
@@ -91,6 +97,8 @@ class Findings:
             self.flagged.append(f"{where}: {'; '.join(check.flags)}")
         if check.few is not None:
             self.few.append(f"{where}: {check.few}")
+        if check.rounded is not None:
+            self.rounded.append(f"{where}: {check.rounded}")
         if check.build is not None:
             self.builds.append((row.node, row.test, params_key(row.params), row.env, check.build))
 
@@ -117,6 +125,10 @@ def warn_findings(found: Findings, rows: int, fate: str) -> None:
         (found.few, "timed too few observations for some percentiles (FEW_OBSERVATIONS)",
          "those percentiles are not stored for their runs, so a cell of one has runs on one side only or none; "
          "rerun longer or at a higher rate"),
+        (found.rounded, f"timed a fio job direction in {ROUNDED_MAX_MS} ms or less (ROUNDED_RUNTIME)",
+         f"fio's whole-ms runtime may put their IOPS and bandwidth over {ROUNDED_SHARE:.0%} too low; their runs "
+         "are stored flagged so, their IOPS and bandwidth cells flagged ROUNDED_RUNTIME; rerun longer (time_based "
+         "with a runtime, as the fio template runs)"),
     ):
         if lines:
             more = warn_each(lines)
