@@ -37,6 +37,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     "debian12-x86_64/stress-ng-sched-unknown.log": ("stress-ng",),  # stress-ng's refusals without `stress-ng:`
     "debian12-x86_64/stress-ng-taskset-cpu-5.log": ("stress-ng",),
     "debian12-x86_64/stress-ng-ionice-realtime-no-level.log": ("stress-ng",),
+    "debian12-x86_64/stress-ng-ionice-realtime-not-root.log": ("stress-ng",),
+    "debian12-x86_64/stress-ng-taskset-3-1.log": ("stress-ng",),
 }
 for _name in ("apptainer", "devbox", "docker", "native", "podman", "proot"):
     HINTS[f"sysbench/container-benchmarks-fedora/{_name}.txt"] = ("sysbench-cpu", "sysbench-memory")

@@ -19,6 +19,8 @@ CASES = [
     ("stress-ng-sched-unknown.log", "bad-argument", "Invalid sched option: nosuch"),
     ("stress-ng-taskset-cpu-5.log", "bad-argument", "taskset: invalid range, 5 is not allowed"),
     ("stress-ng-ionice-realtime-no-level.log", "bad-argument", "Priority levels range from 0 (max) to 7 (min)"),
+    ("stress-ng-ionice-realtime-not-root.log", "permission-denied", "needs CAP_SYS_NICE"),  # was unknown-format
+    ("stress-ng-taskset-3-1.log", "bad-argument", "taskset: invalid range in '3-1'"),
 ]
 
 
@@ -36,3 +38,20 @@ def test_a_run_that_set_its_scheduler_reads_as_before() -> None:
     text = read_text(DEBIAN / "stress-ng-sched-fifo-not-root.log")
     table = read_text(DEBIAN / "stress-ng-cpu-1-times.log")
     assert parse_text(text + table, "stress-ng").values()["bogo_ops"] == 3540
+
+
+@pytest.mark.parametrize("line", ["pci 0000:00:1f.4: invalid range 0x0-0xff",  # a kernel's, pasted with the log
+                                  "taskset: invalid range, 5 is not allowed, allowed range: 0 to 1"])
+def test_words_invalid_range_beside_a_table_refuse_nothing(line: str) -> None:
+    """Only stress-ng's own range messages (taskset, --mbind, the --*-numa options, resctrl) say it ran nothing, and
+    a log with rows ran: its figures are read. The `: invalid range` check matched any unprefixed line and refused
+    the run as bad-argument."""
+    text = read_text(DEBIAN / "stress-ng-mlock-1-brief.log")
+    for log in (text + line + "\n", line + "\n" + text):
+        assert parse_text(log, "stress-ng").values()["nanosecs_per_mlock_call"] == 2669.42
+
+
+def test_a_kernel_line_with_the_words_is_no_stress_ng_message() -> None:
+    with pytest.raises(ParseFailure) as refused:
+        parse_text("pci 0000:00:1f.4: invalid range 0x0-0xff\n", "stress-ng")
+    assert refused.value.reason != "bad-argument"

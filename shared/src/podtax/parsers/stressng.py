@@ -69,6 +69,11 @@ from podtax.parsers.stressng_untimed import untimed
 from podtax.parsers.stressng_yaml import MIXED, named_columns, parse_yaml
 
 TOOL = "stress-ng"
+# stress-ng's own range messages, each before it runs anything (core-affinity.c, core-numa.c, core-resctrl.c): `taskset:
+# invalid range in '3-1' (...)`, `option --mbind: invalid range, 9 is not allowed, ...`, `--memfd-numa: ...`; not any
+# line holding the words (a kernel's `pci 0000:00:1f.4: invalid range 0x0-0xff`)
+_INVALID_RANGE = re.compile(r"(?:taskset|option --mbind|--[a-z0-9-]+|resctrl: [^\s:]+): invalid range"
+                            r"(?:, -?\d| in '| \d)")
 _BAD_ARG = ("unrecognized option", "invalid option", "Try 'stress-ng --help'", "unknown option",
             "must be one of", "option requires an argument", "invalid value", "Illegal time specifier",
             "No stress workers invoked", "Unknown stressor: ", "Unknown class: ", "Invalid number",
@@ -188,7 +193,7 @@ def _line(s: Scan, raw: str, state: int) -> int:
                 return _line(s, raw[at:], state)
             line = raw.strip()
             if line.startswith(_BAD_ARG) or "must be one of" in line or " is out of range for " in line \
-                    or ": invalid range" in line:  # `taskset: invalid range, 5 is not allowed, allowed range: 0 to 1`
+                    or _INVALID_RANGE.match(line):  # `taskset: invalid range, 5 is not allowed, allowed range: 0 to 1`
                 s.bad_arg.append(line)
                 s.seen = True
             elif line.startswith("stress-ng: ") and ("unrecognized" in line or "invalid" in line) \
@@ -303,7 +308,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     skips, partial = _gone(s, text)
     if not s.rows and (refused := not_run(text, s.bad_arg)) is not None:  # a setting stress-ng could not apply
         raise refused
-    if s.bad_arg and not (skips and s.bad_arg[0].startswith("No stress workers invoked")):
+    if s.bad_arg and not (skips and s.bad_arg[0].startswith("No stress workers invoked")) \
+            and not (s.rows and all(_INVALID_RANGE.match(said) for said in s.bad_arg)):  # the run went on: not its own
         raise ParseFailure("bad-argument", "stress-ng rejected its arguments: " + s.bad_arg[0][:2000])
     if not s.rows:
         failure = no_rows_failure(s)  # stress-ng's own count of skips (0.15.07 on) says it first

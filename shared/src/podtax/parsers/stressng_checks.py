@@ -132,6 +132,7 @@ def no_work_flag(name: str) -> str:
 # what stress-ng says, before it starts any stressor, of a setting it could not apply (it then exits 1, no table):
 # its core-sched.c (0.13 on) and its removal of a pathological stressor not enabled (stress-ng.c)
 _SCHED_DENIED, _SCHED_RANGE = "sched: cannot set scheduler", "sched: scheduler priority level must be set between"
+_IOPRIO_DENIED = "Cannot set I/O priority: "  # core-io-priority.c, --ionice-class/--ionice-level, exit 1
 _PATHOLOGICAL = "as it may hang or reboot the machine"
 
 
@@ -139,13 +140,15 @@ def not_run(text: str, bad_arg: Sequence[str]) -> ParseFailure | None:
     """Why a log with no metrics table ran nothing, when stress-ng said so at its start: `sched: cannot set scheduler
     'fifo': errno=1 (Operation not permitted)` (--sched fifo, rr or deadline without root), `sched: scheduler priority
     level must be set between 1 and 99` (--sched-prio), `disabled 'bind-mount' as it may hang or reboot the machine
-    (enable it with the --pathological option)` when it is followed by `No stress workers invoked`. Read only for a
-    log that has no rows (stress-ng's children set the scheduler quietly), and not when a message of the log's own
-    (`bad_arg`: `Unknown stressor: 'fma'`) says why."""
+    (enable it with the --pathological option)` when it is followed by `No stress workers invoked`, `Cannot set I/O
+    priority: errno=1 (Operation not permitted)` (--ionice-class realtime without CAP_SYS_NICE: a pod's default).
+    Read only for a log that has no rows (stress-ng's children set the scheduler quietly), and not when a message of
+    the log's own (`bad_arg`: `Unknown stressor: 'fma'`) says why."""
     workers = bool(bad_arg) and bad_arg[0].startswith("No stress workers invoked")
     if bad_arg and not workers:
         return None
-    for mark in (_SCHED_DENIED, _SCHED_RANGE, _PATHOLOGICAL) if workers else (_SCHED_DENIED, _SCHED_RANGE):
+    for mark in (_SCHED_DENIED, _SCHED_RANGE, _PATHOLOGICAL) if workers else (_SCHED_DENIED, _SCHED_RANGE,
+                                                                              _IOPRIO_DENIED):
         at = text.find(mark)
         if at < 0:
             continue
@@ -157,6 +160,12 @@ def not_run(text: str, bad_arg: Sequence[str]) -> ParseFailure | None:
             return ParseFailure("permission-denied" if denied else "fatal",
                                 f"stress-ng could not set the scheduler it was asked for (`{said}`) and ran nothing"
                                 + (": --sched fifo, rr or deadline needs root (CAP_SYS_NICE)" if denied else ""))
+        if mark == _IOPRIO_DENIED:
+            denied = "errno=1 " in said or "Operation not permitted" in said
+            return ParseFailure("permission-denied" if denied else "fatal",
+                                f"stress-ng could not set the I/O priority it was asked for (`{said}`) and ran nothing"
+                                + (": --ionice-class realtime needs CAP_SYS_NICE (or CAP_SYS_ADMIN); add it to the "
+                                   "pod's securityContext capabilities, or leave the option out" if denied else ""))
         return ParseFailure("bad-argument", f"stress-ng rejected its arguments and ran nothing: `{said}`")
     return None
 
