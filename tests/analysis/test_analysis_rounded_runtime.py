@@ -59,3 +59,31 @@ def test_the_flag_is_worded_where_the_others_are() -> None:
     legend = LEGEND["ROUNDED_RUNTIME"]
     assert f"{ROUNDED_MAX_MS} ms or less" in legend and f"over {ROUNDED_SHARE:.0%} too low" in legend
     assert "run longer" in legend and "time_based" in legend
+
+
+def _rw_cells(con, flag: str) -> dict[str, object]:  # noqa: ANN001 - a DuckDB connection
+    """randrw cells whose 3 flagged pod runs carry `flag` (a flag names the directions its rounding touched)."""
+    spec = {**FIO, "params": {**FIO["params"], "rw": "randrw"}}
+    spec = {k: v for k, v in spec.items() if k != "tool_version"}
+    rng = np.random.default_rng(7)
+    flags = [[flag]] * 3 + [[]] * 9
+    cells = [CellSpec("node-r", SideSpec(lognormal(rng, 80000, 0.02, 12), tool_version="3.33"),
+                      SideSpec(lognormal(rng, 64000, 0.02, 12), tool_version="3.33", flags=flags),
+                      metric=metric, unit=unit, higher_is_better=True, **spec)
+             for metric, unit in (("read_iops", "IOPS"), ("write_bw", "KiB/s"), ("podtax_write_iops", "IOPS"))]
+    insert_cells(con, cells)
+    return {c.metric: c for c in compare_campaign(con, "synthetic").cells}
+
+
+def test_only_the_directions_the_flag_names_are_flagged(con) -> None:  # noqa: ANN001
+    """The real capture's flag names `read` only: a randrw run's write rates (timed longer) are not marked."""
+    flag = _flag()
+    assert flag.endswith("; directions so timed: read"), flag
+    cells = _rw_cells(con, flag)
+    assert "ROUNDED_RUNTIME" in cells["read_iops"].flags
+    assert all("ROUNDED_RUNTIME" not in cells[m].flags for m in ("write_bw", "podtax_write_iops"))
+
+
+def test_a_flag_stored_before_it_named_directions_marks_every_rate(con) -> None:  # noqa: ANN001
+    cells = _rw_cells(con, _flag().rsplit("; directions so timed: ", 1)[0])
+    assert all("ROUNDED_RUNTIME" in cells[m].flags for m in ("read_iops", "write_bw", "podtax_write_iops"))

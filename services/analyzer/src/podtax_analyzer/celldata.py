@@ -20,6 +20,7 @@ import duckdb
 import numpy as np
 from podtax import sides, templates
 from podtax.flags import FEW_NAMED, FEW_RUN_FLAG
+from podtax.parsers.fio_flags import ROUNDED_DIRECTIONS
 from podtax.parsers.timeline import rests_on_bound, rests_on_upper_bound
 
 HOST = "host"
@@ -185,9 +186,12 @@ class CellData:
 
 
 _PARAMS = "starts_with(f, 'THREADS_MISMATCH') OR starts_with(f, 'PARAM_MISMATCH')"  # the parsers' flags
-# fio's ROUNDED_RUNTIME (parsers/fio_flags.py): a whole-ms runtime makes the run's rates low, not its latencies
+# fio's ROUNDED_RUNTIME (parsers/fio_flags.py): a whole-ms runtime makes the run's rates low, not its latencies, and
+# only those of the directions its last words name (`directions so timed: read`; a flag without them: every one)
 _ROUNDED = "regexp_matches(m.name, '_(iops|bw)$') AND len(list_filter(r.flags, lambda f: starts_with(f, " \
-           "'ROUNDED_RUNTIME: '))) > 0"
+           f"'ROUNDED_RUNTIME: ') AND (NOT contains(f, '; {ROUNDED_DIRECTIONS}') OR list_contains(string_split(" \
+           f"regexp_extract(f, '; {ROUNDED_DIRECTIONS}([a-z, ]+)$', 1), ', '), " \
+           "regexp_extract(m.name, '(?:^|_)([a-z]+)_(?:iops|bw)$', 1))))) > 0"
 _PHASE_MAX = "regexp_replace(m.name, '_(p50|p95|p99|max|min|avg)_ms$', '_max_ms')"  # P_p50_ms -> P_max_ms
 # the run's flag (parsers/timeline.py) names this metric: LOWER_BOUND, the run's value is a lower bound;
 # WATCH_GAP or RETRIED, an upper bound (end points a re-list saw after a dropped watch; a retry's wait held)

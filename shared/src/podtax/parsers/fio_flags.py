@@ -64,20 +64,25 @@ ROUNDED_MAX_MS = 20
 ROUNDED_SHARE = 0.05  # the largest error left unflagged: 21 ms / 20 ms - 1
 
 
+ROUNDED_DIRECTIONS = "directions so timed: "  # ROUNDED_RUNTIME's last words: the directions whose rates it touches
+
+
 def rounded_runtime(runtimes: list[tuple[str, float]]) -> list[str]:
     """ROUNDED_RUNTIME when a job direction read (`<job> <direction>`, its runtime in ms as fio prints it) ran
-    ROUNDED_MAX_MS or less: fio's rounding alone may put its IOPS and bandwidth over ROUNDED_SHARE too low."""
+    ROUNDED_MAX_MS or less: fio's rounding alone may put its IOPS and bandwidth over ROUNDED_SHARE too low; it ends
+    naming those directions (ROUNDED_DIRECTIONS), so the other direction of a randrw run is not marked."""
     short = [(what, ms) for what, ms in runtimes if ms <= ROUNDED_MAX_MS]
     if not short:
         return []
     what, ms = min(short, key=lambda pair: pair[1])
+    directions = ", ".join(sorted({name.rsplit(" ", 1)[-1] for name, _ in short}))  # read by the analyzer (celldata)
     ran = "1 ms or less" if ms <= 1 else f"over {ms - 1:.0f} ms"
     bound = "any amount" if ms <= 1 else f"up to {100 / (ms - 1):.0f}% ({ms:.0f}/{ms - 1:.0f})"
     others = f"; {len(short)} job directions ran {ROUNDED_MAX_MS} ms or less" if len(short) > 1 else ""
     return [f"ROUNDED_RUNTIME: fio timed {what} as {ms:.0f} ms, rounded up to whole ms (it ran {ran}{others}), so "
             f"the true IOPS and bandwidth may be {bound} higher (latencies are unaffected); a runtime over "
             f"{ROUNDED_MAX_MS} ms keeps this error within {ROUNDED_SHARE:.0%}: raise size, or run time_based with "
-            "runtime=10s"]
+            f"runtime=10s; {ROUNDED_DIRECTIONS}{directions}"]
 
 
 def short_runtime(runtimes: list[tuple[str, float]], requested: Mapping[str, Any] | None) -> list[str]:
