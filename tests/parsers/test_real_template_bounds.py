@@ -149,7 +149,8 @@ def test_real_iperf3_udp_lengths_and_ipv6_loopback(length: int, server: str, tmp
                 s.bind(("::1", 0))
         except OSError:
             pytest.skip("no IPv6 loopback here")
-    params = {"server": server, "port": _free_port(), "protocol": "udp", "duration": 1, "length": length}
+    params = {"server": server, "port": _free_port(), "protocol": "udp", "duration": 1, "length": length,
+              "bitrate": "100M"}
     accepted, proc = _run("iperf3", params, tmp_path)
     if accepted:
         _parsed_ok("iperf3", params, proc)
