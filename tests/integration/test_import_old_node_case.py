@@ -1,19 +1,22 @@
-"""Importing again, into a database an older podtax made, a manifest that writes a node name with capitals.
+"""Importing again, into a database an older podtax made, a manifest whose node names differ in case.
 
-Before 6de8b23 `podtax import` kept a row's node as the manifest wrote it (`Node-1`) and derived the run id from it;
-since then the node is kept in lowercase (`node-1`). When the run id followed the lowercase name, the same manifest
-imported again got new run ids, so the analyzer stored every run a second time (under node-1) beside the runs it
-already held (under Node-1): each cell counted its runs twice. The run id stays the one the manifest's own
-spelling gives, so the analyzer recognises the runs it has. The importer's events, the parser's derivation and the
-analyzer's store on a real DuckDB file."""
+Three podtax generations derived an import's run id from the node spelled differently: before 6de8b23 as the
+manifest wrote it (and stored `Node-1` so), 6de8b23 to 16ce8b7 in lowercase, since 7daa8f2 as written again (stored
+lowercase). The same manifest imported by another generation, or written in lowercase as podtax's node-name warning
+asks, gets other run ids: the analyzer stored each run a second time and each cell counted it twice (review r5,
+H1: 4 runs instead of 2, flagged OVERLAP). The analyzer now recognises an imported run it holds by campaign,
+imported file, env and node in any case, whatever its run id, and keeps the stored one. The importer's events, the
+parser's derivation and the analyzer's store on a real DuckDB file."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 from podtax.cli import importer
 from podtax.cli.manifest import read_manifest
 from podtax_analyzer.store import Store
@@ -21,48 +24,105 @@ from podtax_parser.service import derive_all
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
 HEADER = "file,node,env,test,params,started_at,tool_version\n"
-ROWS = "".join(f"{env}.log,Node-1,{env},sysbench-cpu,threads=1 max_prime=100000 events=200 time=0,"
-               f"2024-03-01T1{k}:00:00Z,\n" for k, env in enumerate(("host", "kubernetes")))
+ENVS = ("host", "kubernetes")
 
 
-def _older_podtax_id(campaign: str, file: str, node: str, env: str) -> str:
-    """The run id podtax import gave a row before 6de8b23 (the node as written)."""
+def _manifest(folder: Path, nodes: tuple[str, str], files: tuple[str, str] = ("host.log", "kubernetes.log")) -> Path:
+    for file in files:
+        shutil.copyfile(CORPUS, folder / file)
+    path = folder / f"m-{'-'.join(nodes)}-{'-'.join(files)}.csv"
+    path.write_text(HEADER + "".join(f"{file},{node},{env},sysbench-cpu,threads=1 max_prime=100000 events=200 "
+                                     f"time=0,2024-03-01T1{k}:00:00Z,\n"
+                                     for k, (file, node, env) in enumerate(zip(files, nodes, ENVS))))
+    return path
+
+
+def _id(campaign: str, file: str, node: str, env: str) -> str:
     return "import-" + hashlib.sha256("\x1f".join((campaign, file, node, env)).encode()).hexdigest()[:24]
 
 
-def _store(db: Path, raws: list) -> None:
-    """What the parser and the analyzer make of these raw-log events, written to the DuckDB file `db`."""
+def _events(manifest: Path, generation: str) -> list:
+    """The raw-log events `generation` of podtax import built from `manifest`: 'pre' (before 6de8b23: the node and
+    the id as written), '16ce8b7' (node and id lowercase), 'now' (node lowercase, id as written)."""
+    out = []
+    for i, row in enumerate(read_manifest(manifest)):
+        event = importer.build_event(row, "old", i)
+        written = row.spelled or row.node
+        node, id_from = {"pre": (written, written), "16ce8b7": (row.node, row.node), "now": (row.node, written)}[
+            generation]
+        run_id = _id("old", row.file, id_from, row.env)
+        run = event.data.run.model_copy(update={"node": node, "run_id": run_id})
+        out.append(event.model_copy(update={"id": f"{run_id}.log", "data": event.data.model_copy(update={"run": run})}))
+    return out
+
+
+def _store(db: Path, raws: list, results_first: bool = False) -> None:
+    """What the parser and the analyzer make of these raw-log events, written to the DuckDB file `db` (in one batch,
+    or the results in a batch before their raw logs)."""
     outcomes, poison = derive_all(raws)
     assert not poison
     store = Store(db)
     try:
-        store.write_batch([*raws, *outcomes])
+        for batch in ([outcomes, raws] if results_first else [[*raws, *outcomes]]):
+            store.write_batch(batch)
     finally:
         store.close()
 
 
-def test_a_reimport_into_an_older_database_stores_nothing_twice(tmp_path: Path) -> None:
-    for env in ("host", "kubernetes"):
-        shutil.copyfile(CORPUS, tmp_path / f"{env}.log")
-    manifest = tmp_path / "m.csv"
-    manifest.write_text(HEADER + ROWS)
-    db = tmp_path / "podtax.duckdb"
-    rows = read_manifest(manifest)
-    older = []  # the events an older podtax published: the node as written, the run id from it
-    for i, row in enumerate(rows):
-        event = importer.build_event(row, "old", i)
-        run_id = _older_podtax_id("old", row.file, "Node-1", row.env)
-        run = event.data.run.model_copy(update={"node": "Node-1", "run_id": run_id})
-        older.append(event.model_copy(update={"id": f"{run_id}.log",
-                                              "data": event.data.model_copy(update={"run": run})}))
-    _store(db, older)
-    _store(db, [importer.build_event(row, "old", i) for i, row in enumerate(read_manifest(manifest))])
+def _held(db: Path) -> tuple[list[tuple[str, str, str]], int, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        runs = con.execute("SELECT node, env, run_id FROM runs ORDER BY env").fetchall()
+        runs = con.execute("SELECT node, env, run_id FROM runs ORDER BY env, node").fetchall()
         logs = con.execute("SELECT count(*) FROM raw_logs").fetchone()[0]
+        metrics = con.execute("SELECT count(DISTINCT run_id) FROM metrics").fetchone()[0]
     finally:
         con.close()
-    assert runs == [("Node-1", env, _older_podtax_id("old", f"{env}.log", "Node-1", env))
-                    for env in ("host", "kubernetes")], runs
-    assert logs == 2
+    return runs, logs, metrics
+
+
+CASES = [  # (generation that stored first, its manifest's nodes, the current manifest's nodes)
+    pytest.param("pre", ("Node-1", "Node-1"), ("Node-1", "Node-1"), id="pre-6de8b23-same-manifest"),
+    pytest.param("16ce8b7", ("Node-1", "Node-1"), ("Node-1", "Node-1"), id="A-16ce8b7-same-manifest"),
+    pytest.param("pre", ("Node-1", "Node-1"), ("node-1", "node-1"), id="B-pre-then-lowercase-as-warned"),
+    pytest.param("16ce8b7", ("Node-1", "Node-1"), ("node-1", "node-1"), id="B-16ce8b7-then-lowercase"),
+    pytest.param("pre", ("Node-1", "Node-1"), ("Node-1", "node-1"), id="C-pre-then-mixed"),
+    pytest.param("16ce8b7", ("Node-1", "Node-1"), ("Node-1", "node-1"), id="C-16ce8b7-then-mixed"),
+    pytest.param("now", ("node-1", "node-1"), ("Node-1", "Node-1"), id="now-lowercase-then-capitals"),
+]
+
+
+@pytest.mark.parametrize("results_first", [False, True], ids=["one-batch", "results-first"])
+@pytest.mark.parametrize(("generation", "first", "again"), CASES)
+def test_a_reimport_stores_nothing_twice(generation: str, first: tuple[str, str], again: tuple[str, str],
+                                         results_first: bool, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    db = tmp_path / "podtax.duckdb"
+    older = _events(_manifest(tmp_path, first), generation)
+    _store(db, older)
+    before = _held(db)
+    assert len(before[0]) == 2 and before[1:] == (2, 2), before
+    with caplog.at_level(logging.WARNING, "podtax.analyzer.store"):
+        _store(db, _events(_manifest(tmp_path, again), "now"), results_first)
+        _store(db, _events(_manifest(tmp_path, again), "now"), results_first)  # a redelivery: logged once at most
+    assert _held(db) == before  # the runs the older podtax stored, as it stored them
+    said = [r.getMessage() for r in caplog.records if "dropped as duplicates" in r.getMessage()]
+    fresh = {e.data.run.run_id for e in _events(_manifest(tmp_path, again), "now")} - {e.data.run.run_id
+                                                                                        for e in older}
+    assert len(said) == (1 if fresh else 0), said
+    if fresh:
+        assert said[0].startswith(f"{len(fresh)} imported raw log(s) dropped"), said
+
+
+def test_other_files_other_nodes_and_live_runs_are_kept(tmp_path: Path) -> None:
+    db = tmp_path / "podtax.duckdb"
+    _store(db, _events(_manifest(tmp_path, ("Node-1", "Node-1")), "16ce8b7"))
+    _store(db, _events(_manifest(tmp_path, ("Node-2", "Node-2")), "now"))  # another node
+    _store(db, _events(_manifest(tmp_path, ("Node-1", "Node-1"), ("h2.log", "k2.log")), "now"))  # other files
+    live = []
+    for event in _events(_manifest(tmp_path, ("node-1", "node-1")), "now"):  # a run podtax ran: no imported file
+        run = event.data.run.model_copy(update={"run_id": "live-" + event.data.run.run_id})
+        live.append(event.model_copy(update={"id": f"{run.run_id}.log", "data": event.data.model_copy(
+            update={"run": run, "imported_from": None})}))
+    _store(db, live)
+    runs, logs, metrics = _held(db)
+    assert (len(runs), logs, metrics) == (8, 8, 8), runs
+    assert sum(r[2].startswith("live-") for r in runs) == 2

@@ -115,3 +115,11 @@ CREATE TABLE IF NOT EXISTS phases (
 );
 ALTER TABLE phases ADD COLUMN IF NOT EXISTS lower_bound BOOLEAN DEFAULT false;  -- files made before it
 ALTER TABLE phases ADD COLUMN IF NOT EXISTS upper_bound BOOLEAN DEFAULT false;  -- files made before it
+
+-- Imported runs dropped as duplicates of a run stored under another run id (store_imports.py): an older podtax
+-- derived an import's run id from the node spelled otherwise. Their results, arriving before or after, are dropped.
+CREATE TABLE IF NOT EXISTS imported_duplicates (
+    run_id       VARCHAR PRIMARY KEY,
+    kept_run_id  VARCHAR NOT NULL,
+    received_at  TIMESTAMPTZ NOT NULL
+);

@@ -25,6 +25,7 @@ from podtax import events
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
 from podtax_analyzer.reads import Cursor, ReadWriteLock
+from podtax_analyzer.store_imports import dropped, record, stored_twice
 from podtax_analyzer.store_lookup import lookup, unseen
 from podtax_analyzer.store_rows import (
     METRIC_COLUMNS,
@@ -274,11 +275,18 @@ class Store:
             elif isinstance(e, events.CampaignSubmittedV1):
                 campaigns.append(e)
         with self.transaction() as con:
+            raws = unseen(con, "raw_logs", raws)
+            twice = stored_twice(con, raws)  # imported runs held under another run id (store_imports.py)
+            record(con, twice, raws, now)
+            if gone := dropped(con, twice, [*results, *(f["run_id"] for f in failures)]):
+                results = {k: e for k, e in results.items() if k not in gone}
+                failures = [f for f in failures if f["run_id"] not in gone]
             stored = self._write_results(con, results, now)
             new_runs = {r["run_id"] for r in stored}
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
-            self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, unseen(con, "raw_logs", raws), conflict=None)
-            insert_phases(con, phases.values())
+            self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, [r for r in raws if r["run_id"] not in twice],
+                         conflict=None)
+            insert_phases(con, (p for run_id, p in phases.items() if run_id not in twice))
             for f in facts:
                 d = f.data
                 con.execute("INSERT INTO host_facts VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",

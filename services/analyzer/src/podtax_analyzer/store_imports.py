@@ -1,0 +1,90 @@
+"""Imported runs stored already under another run id (store.py's write_batch).
+
+`podtax import` derives a run's id from campaign, file, node and env, but three podtax generations spelled the node
+differently: before 6de8b23 as the manifest wrote it (`Node-1`, kept so), 6de8b23 to 16ce8b7 in lowercase, since
+7daa8f2 as written again (the node stored lowercase). The same manifest imported again by another generation, or
+written with the other case (as podtax's own node-name warning asks), gets other run ids, and each run would be
+stored a second time: its cell counted it twice (and flagged the two OVERLAP). No one spelling of the id is right for
+both older generations, so the analyzer recognises the run itself: an imported raw log is the one it holds when a
+stored raw log has the same campaign, imported file, env and node (whatever its case), whatever its run id. The
+stored one is kept; the newcomer's run id goes to `imported_duplicates`, so its result (the parser's, arriving before
+or after its raw log) is dropped too. Live runs (no imported file) are never compared."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from podtax_analyzer.store_lookup import lookup
+
+log = logging.getLogger("podtax.analyzer.store")
+
+_KEY = ("campaign", "imported_from", "env")
+_STORED = """SELECT b.run_id, min(r.run_id) FROM batch_imports b JOIN raw_logs r
+    ON r.campaign = b.campaign AND r.imported_from = b.imported_from AND r.env = b.env AND lower(r.node) = b.lnode
+    AND r.run_id <> b.run_id GROUP BY b.run_id"""
+
+
+def _key(row: dict[str, Any]) -> tuple[str, ...]:
+    return (*(row[c] for c in _KEY), row["node"].lower())
+
+
+def stored_twice(con: duckdb.DuckDBPyConnection, raws: list[dict[str, Any]]) -> dict[str, str]:
+    """Of `raws` (raw-log rows not stored yet, store_rows.raw_row), the imported ones whose run is held already:
+    their run id -> the run id kept (a stored raw log's, else the first of the batch with that run)."""
+    imported = [r for r in raws if r["imported_from"] is not None]
+    if not imported:
+        return {}
+    twice: dict[str, str] = {}
+    first: dict[tuple[str, ...], str] = {}
+    for row in imported:  # within the batch, the first wins
+        kept = first.setdefault(_key(row), row["run_id"])
+        if kept != row["run_id"]:
+            twice[row["run_id"]] = kept
+    columns = {"run_id": [r["run_id"] for r in imported], **{c: [r[c] for r in imported] for c in _KEY},
+               "lnode": [r["node"].lower() for r in imported]}
+    con.register("batch_imports", {c: np.array(v, dtype=object) for c, v in columns.items()})
+    try:
+        for run_id, kept in con.execute(_STORED).fetchall():
+            twice[run_id] = kept
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            con.unregister("batch_imports")
+    for run_id, kept in list(twice.items()):  # a batch's first that is itself held: its followers keep the stored
+        twice[run_id] = twice.get(kept, kept)
+    return twice
+
+
+def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dict[str, Any]], now: datetime) -> None:
+    """Note the dropped run ids (their results are dropped by `dropped`), remove a result stored before its raw log
+    came, and log once (a redelivery is not logged again) what was dropped and why."""
+    if not twice:
+        return
+    known = {r for (r,) in lookup(con, "run_id", "imported_duplicates", list(twice))}
+    con.executemany("INSERT INTO imported_duplicates VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    [[run_id, kept, now] for run_id, kept in twice.items()])
+    ids = list(twice)
+    con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
+    con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
+    new = [r for r in raws if r["run_id"] in twice and r["run_id"] not in known]
+    if new:
+        one = new[0]
+        log.warning("%d imported raw log(s) dropped as duplicates of runs stored already under other run ids, e.g. "
+                    "%s (campaign %s, file %s, node %s, env %s) is run %s: an older podtax derived the run id from "
+                    "the node spelled otherwise; the stored run is kept", len(new), one["run_id"], one["campaign"],
+                    one["imported_from"], one["node"], one["env"], twice[one["run_id"]])
+
+
+def dropped(con: duckdb.DuckDBPyConnection, twice: dict[str, str], run_ids: Iterable[str]) -> set[str]:
+    """Of `run_ids` (a batch's results and failures), those of imported runs dropped as duplicates (this batch's
+    `twice`, or recorded by an earlier one). Only import run ids are looked up: live runs cost nothing."""
+    given = set(run_ids)
+    ids = [r for r in given if r.startswith("import-") and r not in twice]
+    found = {r for (r,) in lookup(con, "run_id", "imported_duplicates", ids)} if ids else set()
+    return found | (set(twice) & given)
