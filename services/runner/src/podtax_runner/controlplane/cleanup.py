@@ -40,6 +40,9 @@ WHY = {HUNG: "its delete got no answer in time; it may stay",
        UNSENT: "not tried: the wait ran out (deletes that got no answer held it)"}
 T = TypeVar("T")
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner made (by its name): only those go
+# set on a PV by the PV controller when it writes the claimRef (a static bind), never by an external provisioner,
+# which writes the claimRef when it creates the PV (the in-tree ones, named kubernetes.io/..., set it too)
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 MADE_BEFORE = "made beforehand, not by a provisioner"  # how a PV the cleanup leaves to its owner is said (made_before)
 
 
@@ -47,6 +50,7 @@ MADE_BEFORE = "made beforehand, not by a provisioner"  # how a PV the cleanup le
 class Removed:
     names: list[str] = field(default_factory=list)  # "kind namespace/name" of each object deleted
     left: int = 0  # objects (claims, pods, PVs of deleted claims) still present after waiting
+    kept: int = 0  # of them, PVs made beforehand (provisioned): their owner's, not what a run left behind
     remaining: list[str] = field(default_factory=list)  # each object still present: which, and why
     unlisted: list[str] = field(default_factory=list)  # each list that got no answer in time: what it left, and why
 
@@ -144,10 +148,24 @@ def _state(obj: Obj) -> str:
 
 
 def provisioned(pv: Obj) -> bool:
-    """A PV a provisioner made (PROVISIONED_BY, as the PV controller tells them: findDeletablePlugin), not one made
-    beforehand by hand that a podtax claim bound (Kubernetes matches an Available PV before it provisions, whatever
-    the class: pv_controller.go syncUnboundClaim). A cleanup deletes and waits for the first kind only."""
-    return bool(((pv.get("metadata") or {}).get("annotations") or {}).get(PROVISIONED_BY))
+    """A PV a provisioner made for the claim it is bound to, not one made beforehand that a podtax claim bound
+    (Kubernetes matches an Available PV before it provisions, whatever the class: pv_controller.go
+    syncUnboundClaim): made_by_hand says why not. A cleanup deletes and waits for the first kind only."""
+    return not made_by_hand(pv)
+
+
+def made_by_hand(pv: Obj) -> str:
+    """Why `pv` was there before the claim it is bound to ('' when a provisioner made it for that claim): no
+    PROVISIONED_BY (made by hand), or BOUND_BY_CONTROLLER "yes" from an external provisioner: the PV controller
+    wrote its claimRef (bindVolumeToClaim), so it was Available before, as a Retained PV an administrator freed for
+    reuse by removing its claimRef (it keeps the annotation of the provisioner that made it for an earlier claim)."""
+    notes = (pv.get("metadata") or {}).get("annotations") or {}
+    by = notes.get(PROVISIONED_BY)
+    if not by:
+        return f"no {PROVISIONED_BY}"
+    if notes.get(BOUND_BY_CONTROLLER) == "yes" and not by.startswith("kubernetes.io/"):
+        return f"made by {by} for an earlier claim, then bound by the PV controller: {BOUND_BY_CONTROLLER}"
+    return ""
 
 
 def _claimed_by(pv: Obj, claims: set[tuple[str, str]]) -> bool:
@@ -208,8 +226,8 @@ def made_before(pv: Obj, gone: bool = False) -> str:
     do: it was there before the run, so it is not the run's to delete (a cleanup deleted it: the claimRef's name
     carried the run's token)."""
     name = (pv.get("metadata") or {}).get("name")
-    return (f"{_why(pv)}{', which is gone' if gone else ''}: {MADE_BEFORE} (no "
-            f"{PROVISIONED_BY}), so the cleanup leaves it to its owner: delete it (`kubectl delete persistentvolume "
+    return (f"{_why(pv)}{', which is gone' if gone else ''}: {MADE_BEFORE} for this run ("
+            f"{made_by_hand(pv)}), so the cleanup leaves it to its owner: delete it (`kubectl delete persistentvolume "
             f"{name}`), or make it Available again (`kubectl patch persistentvolume {name} --type json -p "
             f"'[{{\"op\":\"remove\",\"path\":\"/spec/claimRef\"}}]'`)")
 
@@ -276,6 +294,7 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
     orphans, unsure, made = _listed(out, f"persistent volumes whose claim of {where} is gone", not_deleted,
                                     lambda: _orphans(kube, namespace, selector, deleted)) or ([], [], [])
     volumes = {*volumes, *(pv["metadata"]["name"] for pv in orphans)}
+    made_names = {pv["metadata"]["name"] for pv in made}
     for pv, done in zip(orphans, _side_by_side(deadline, [
             lambda until, pv=pv: _delete_pv(kube, pv["metadata"]["name"], until) for pv in orphans])):
         became[f"persistentvolume {pv['metadata']['name']}"] = done
@@ -299,9 +318,10 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         # a PV made beforehand is not waited for: it is not deleted (Failed, or Released), and not the run's to delete
         stayed = None if pvs is None else [pv for pv in pvs if provisioned(pv) and (
             _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes)]
-        kept = [pv for pv in pvs or [] if not provisioned(pv) and pv not in made]
+        kept = [pv for pv in pvs or [] if not provisioned(pv) and pv["metadata"]["name"] not in made_names]
         left = sum(len(items) for items in found if items is not None)
-        out.left = left + len(stayed or []) + len(kept) + len(unsure) + len(made)
+        out.kept = len(kept) + len(made)
+        out.left = left + len(stayed or []) + len(unsure) + out.kept
         # a refused delete's object stays: no use waiting for it
         waited = sum(not became.get(key, "").startswith(REFUSED) for key, _ in _keyed(found))
         if stayed is None or None in found or not waited and not stayed or time.monotonic() > deadline:
@@ -330,7 +350,9 @@ def end_of_run(kube: Kube, ctx: Context, timeline: Timeline, left: int, volumes:
     that got no answer in time leaves what it did not list: said, and `left` counted if more than what was seen."""
     try:
         removed = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S, volumes=volumes)
-        timeline.left_behind = max(removed.left, left) if removed.unlisted else removed.left
+        # a PV made beforehand is its owner's: not left behind by the run (the cleanup, by design, leaves it)
+        timeline.left_behind = max(removed.left - removed.kept, left) if removed.unlisted else \
+            removed.left - removed.kept
         _say_unlisted(ctx, removed)
     except Exception as exc:  # noqa: BLE001 - said; the run's measurements stand
         timeline.left_behind = left
@@ -359,7 +381,7 @@ def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> str:
     fix = f"remove them with `podtax volumes cleanup --backend kubernetes --campaign {ctx.run.campaign}`"
     try:
         removed = kubernetes(kube, ctx.namespace, ctx.selector, wait_s=CLEANUP_WAIT_S)
-        timeline.left_behind = removed.left
+        timeline.left_behind = removed.left - removed.kept
         _say_unlisted(ctx, removed)
     except Exception as exc:  # noqa: BLE001 - the first error is the one to report
         log.warning("cleanup of run %s failed (%s): run `podtax volumes cleanup --backend kubernetes`",
@@ -367,10 +389,12 @@ def after_failure(kube: Kube, ctx: Context, timeline: Timeline) -> str:
         return f"its cleanup failed ({type(exc).__name__}: {brief(exc)[:200]}), what it created may stay: {fix}"
     if removed.unlisted:
         return f"its cleanup left what it could not list ({removed.unlisted[0][:300]}): {fix}"
-    if not removed.left:
+    if not removed.left - removed.kept:
         return ""
-    first = f" (first: {removed.remaining[0][:300]})" if removed.remaining else ""
-    return f"{removed.left} object(s) still present after the cleanup's {CLEANUP_WAIT_S:g} s{first}: {fix}"
+    said = [line for line in removed.remaining if MADE_BEFORE not in line][:1]
+    first = f" (first: {said[0][:300]})" if said else ""
+    return (f"{removed.left - removed.kept} object(s) still present after the cleanup's {CLEANUP_WAIT_S:g} s{first}: "
+            f"{fix}")
 
 
 LEFT = "podtax_left"  # the attribute of a run's error (not Aborted) holding what its cleanup left (told)

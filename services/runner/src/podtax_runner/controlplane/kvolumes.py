@@ -157,19 +157,19 @@ class VolumeChurnK8s(ObjectChurn):
             self.tl.mark(claim, "pv_gone", at)
             return
         self.pv_of.setdefault(claim, meta.get("name", ""))
-        if not cleanup.provisioned(obj) and claim not in self.made_before:
-            self._bound_made_before(claim, meta.get("name", ""))
+        if (why := cleanup.made_by_hand(obj)) and claim not in self.made_before:
+            self._bound_made_before(claim, meta.get("name", ""), why)
         self.tl.mark(claim, "pv_created", at)
         self.tl.server(claim, "pv_created", meta.get("creationTimestamp"))
         self.tl.server(claim, "pv_last_phase_transition", (obj.get("status") or {}).get("lastPhaseTransitionTime"))
 
-    def _bound_made_before(self, claim: str, pv: str) -> None:
+    def _bound_made_before(self, claim: str, pv: str, why: str) -> None:
         """The claim bound a PV made beforehand (no provisioned-by): Kubernetes matches an Available PV before it
         provisions, whatever the class (pv_controller.go syncUnboundClaim), so its provisioned and bound timed a
         static bind, and its deletion would wait for a PV that is not deleted. Failed, its times not counted; its PV
         is not waited for, and the cleanup leaves it (said)."""
         self.made_before.add(claim)
-        self.tl.fail(claim, f"bound a PV made beforehand (persistentvolume {pv}, no {cleanup.PROVISIONED_BY}): its "
+        self.tl.fail(claim, f"bound a PV made beforehand (persistentvolume {pv}, {why}): its "
                             f"times are not a provisioning; delete that PV or give it another class, or use a class "
                             f"no Available PV matches")
 
@@ -378,12 +378,13 @@ def run(kube: Kube, ctx: Context, params: VolumeChurn, timeline: Timeline,
         cleanup.tell(exc, cleanup.after_failure(kube, ctx, timeline))
         raise
     measured()
-    timeline.left_behind = sum(1 for r in timeline.objects.values()
-                               if "api_accepted" in r.t and ("gone" not in r.t or
-                                                             ("pv_created" in r.t and "pv_gone" not in r.t)))
+    # a PV made beforehand (churn.made_before) is its owner's: not left behind, as the cleanup leaves it by design
+    timeline.left_behind = sum(1 for n, r in timeline.objects.items() if "api_accepted" in r.t and (
+        "gone" not in r.t or ("pv_created" in r.t and "pv_gone" not in r.t and n not in churn.made_before)))
     # a create that failed may still have made its claim (a 500 after the API server stored it, then a 409 on
     # the retry): the run's label is searched for leftovers then too (an audit found such a claim left Bound)
     if timeline.left_behind or any(r.error for r in timeline.objects.values()):
         volumes = {churn.pv_of[n] for n, r in timeline.objects.items()
-                   if n in churn.pv_of and ("delete_requested" in r.t or "gone" in r.t) and "pv_gone" not in r.t}
+                   if n in churn.pv_of and n not in churn.made_before
+                   and ("delete_requested" in r.t or "gone" in r.t) and "pv_gone" not in r.t}
         cleanup.end_of_run(kube, ctx, timeline, timeline.left_behind, volumes)
