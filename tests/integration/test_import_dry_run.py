@@ -178,3 +178,18 @@ def test_a_dry_run_names_a_fio_log_of_rounded_runtime(tmp_path: Path, capsys: py
     assert "line 2: fio-3.33-template-1m-5ms.json: ROUNDED_RUNTIME: fio timed podtax read as 5 ms" in err, err
     assert "1 of 2 log(s) timed a fio job direction in 20 ms or less (ROUNDED_RUNTIME)" in err, err
     assert "their IOPS and bandwidth cells flagged ROUNDED_RUNTIME" in err and "line 3" not in err, err
+
+
+def test_a_udp_iperf3_log_without_a_bitrate_imports_named_a_flood(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A new campaign's UDP test must name its bitrate (test_iperf3_udp_bitrate), but a log that ran before without
+    one ran at -b 0 and imports (its row was refused before: 'params: iperf3: params: protocol udp needs a bitrate'),
+    each such row named as a flood (real capture, tests/corpus-net; its PARAM_MISMATCH is the 5G it ran at)."""
+    shutil.copy(CORPUS.parent / "corpus-net" / "iperf3-udp-5G-loss-1s.json", tmp_path / "udp.json")
+    (tmp_path / "manifest.csv").write_text(HEADER + "udp.json,node-1,host,iperf3,protocol=udp duration=1,"
+                                                    "2024-03-01T10:00:00Z,\n")
+    assert main(["import", str(tmp_path / "manifest.csv"), "--campaign", "old", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    assert "1 row(s) are valid, 1 log(s) parse" in out, (out, err)
+    assert "line 2: udp.json: UDP at no bitrate, so -b 0 (unlimited)" in err, err
+    assert "1 of 1 log(s) ran UDP iperf3 at bitrate 0 (unlimited): a UDP sender at -b 0 floods" in err, err

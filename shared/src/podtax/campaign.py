@@ -89,6 +89,9 @@ class TestSpec(Strict):
         for index in itertools.product(*(range(len(self.matrix[k])) for k in keys)):
             combo = {**self.params, **{k: self.matrix[k][i] for k, i in zip(keys, index)}}
             valid = self._validated(template, combo, info.context)
+            if _new_rule(info) and (problem := template.params.new_campaign_problem(combo)):  # e.g. UDP's rate
+                key, why = problem
+                raise ParamError(why, "matrix" if key in self.matrix else "params", key)
             if (server := template.remote_server(valid)) is not None and _new_rule(info):
                 raise ParamError(f"{server!r} is not 127.0.0.1 or ::1: podtax chooses where a network test's client "
                                  "connects (the host side to its own server on loopback, the pod side to the server "

@@ -76,13 +76,15 @@ class Findings:
     """What check_events found that does not stop the import, one line per log (`line N: FILE: ...`):
     logs the parser rejects (imported as failed runs), logs that print another tool version than the
     row's tool_version (VERSION_MISMATCH), logs whose runs the parser flags (RUN_FLAGS), and logs whose runs
-    had too few observations for some percentiles (FEW_OBSERVATIONS) or fio timed in a few ms (ROUNDED_RUNTIME);
-    and each accepted log's tool build by node, test, params and env (`builds`, for sidebuilds)."""
+    had too few observations for some percentiles (FEW_OBSERVATIONS) or fio timed in a few ms (ROUNDED_RUNTIME),
+    or ran UDP iperf3 at bitrate 0 (a flood: `flooded`); and each accepted log's tool build by node, test, params
+    and env (`builds`, for sidebuilds)."""
     rejected: list[str] = field(default_factory=list)
     mismatched: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
     few: list[str] = field(default_factory=list)
     rounded: list[str] = field(default_factory=list)
+    flooded: list[str] = field(default_factory=list)
     builds: list[tuple[str, str, str, str, sidebuilds.Build]] = field(default_factory=list)
     duplicates: int = 0  # logs JetStream already had (its publish ack's `duplicate`): not imported again
 
@@ -99,6 +101,9 @@ class Findings:
             self.few.append(f"{where}: {check.few}")
         if check.rounded is not None:
             self.rounded.append(f"{where}: {check.rounded}")
+        if row.test == "iperf3" and row.params.get("protocol") == "udp" and str(row.params.get("bitrate", "0")) == "0":
+            named = "bitrate 0" if "bitrate" in row.params else "no bitrate, so -b 0"
+            self.flooded.append(f"{where}: UDP at {named} (unlimited)")
         if check.build is not None:
             self.builds.append((row.node, row.test, params_key(row.params), row.env, check.build))
 
@@ -129,6 +134,10 @@ def warn_findings(found: Findings, rows: int, fate: str) -> None:
          f"fio's whole-ms runtime may put their IOPS and bandwidth over {ROUNDED_SHARE:.0%} too low; their runs "
          "are stored flagged so, their IOPS and bandwidth cells flagged ROUNDED_RUNTIME; rerun longer (time_based "
          "with a runtime, as the fio template runs)"),
+        (found.flooded, "ran UDP iperf3 at bitrate 0 (unlimited)",
+         "a UDP sender at -b 0 floods and the receiver drops most datagrams (88-91 % on loopback), so their "
+         "throughput_mbps may measure drops, not the network (their lost_percent says how many); they are imported "
+         "as they ran; a new campaign names its rate (bitrate, e.g. 100M)"),
     ):
         if lines:
             more = warn_each(lines)
