@@ -63,6 +63,31 @@ async def test_a_resuming_runner_removes_every_copy_it_does_not_send(nats_server
     assert sent == [], sent  # the copy of another submission of kb is not its run's report
 
 
+async def test_a_bare_event_kept_by_the_runner_before_is_sent(nats_server: natsserver.NatsServer) -> None:
+    """The runner before kept a refused report as its bare event (no submission): such a copy of a run in flight and
+    not reported is sent, not removed as undecodable with its run run again; one of a reported run is removed
+    (review r6, L3)."""
+    bus = await Bus.connect(nats_server.url, "test")
+    try:
+        runner = await runner_of(bus, spec("la", "n1"), spec("lb", "n2"))
+        await runner.tick()
+        a, b = (next(s for s in runner.campaigns[c].runs.values() if s.status == "dispatched") for c in ("la", "lb"))
+        assert runner.campaigns["la"].reported(a.run.run_id, events.now())
+        await runner.save(runner.campaigns["la"])
+        kv = runner.kv
+        await kv.put(outbox.kept_key(a.run), events.encode(a_log(a.run)))  # its run recorded reported
+        await kv.put(outbox.kept_key(b.run), events.encode(a_log(b.run)))  # in flight: its report
+        sent: list[str] = []
+        again = Runner(runner.settings, bus, kv, None)
+        again.controlplane.resend = lambda run, event: sent.append(run.run_id)  # type: ignore[method-assign]
+        await again.load()
+        left = await keys(kv)
+    finally:
+        await bus.close()
+    assert sent == [b.run.run_id], sent
+    assert left == [outbox.kept_key(b.run)], left  # sent; it goes once its run is recorded as reported
+
+
 async def test_a_copy_goes_only_once_its_run_is_recorded_as_reported(nats_server: natsserver.NatsServer) -> None:
     """NATS takes a report sent from a kept copy: the copy stays until the runner has recorded the run as reported
     (before, send() removed it first: a crash in between ran the run again), and stays when that record failed."""

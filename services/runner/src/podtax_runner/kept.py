@@ -3,7 +3,9 @@ still in flight and not recorded as reported, of the campaign's own submission, 
 again; every other copy is removed. Before (review r1 of a1f16ee), only the copies of active campaigns were looked at
 and only those of runs no longer in flight removed: a copy of a finished or unknown campaign, of a run recorded as
 reported, or one that did not decode stayed in the bucket for ever, and a copy of a campaign of the same name
-submitted again would have been sent as its run's report."""
+submitted again would have been sent as its run's report. A copy the runner kept before copies named their
+submission (the bare event) is sent when its run is in flight and not reported, as it cannot be told from another
+submission's: it was removed as undecodable and the run run again (review r6, L3)."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def sorted_out(entries: list[tuple[str, bytes]], campaigns: dict[str, CampaignSt
             remove[key] = f"it is of run {event.data.run.run_id}, not of its key"
         elif state is None:
             remove[key] = f"campaign {where[0]} is finished or unknown"
-        elif submitted != state.created_at.isoformat():
+        elif submitted is not None and submitted != state.created_at.isoformat():  # None: of the runner before
             remove[key] = (f"it is of a submission of campaign {where[0]} made at {submitted or 'an unknown time'}, "
                            f"not of the one made at {state.created_at.isoformat()}")
         elif s is None or s.status != "dispatched" or s.reported_at is not None:

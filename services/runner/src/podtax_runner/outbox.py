@@ -67,14 +67,18 @@ def kept_value(event: events.Envelope, submitted: str) -> bytes:
     return json.dumps({"submitted": submitted, "event": events.encode(event).decode()}).encode()
 
 
-def kept_copy(value: bytes) -> tuple[str, events.Envelope]:
-    """(the submission, the report) of a kept copy; ValueError when it is not one (a log or failure event)."""
+def kept_copy(value: bytes) -> tuple[str | None, events.Envelope]:
+    """(the submission, the report) of a kept copy; ValueError when it is not one (a log or failure event). A copy the
+    runner kept before copies named their submission is the bare event: its submission None (not known)."""
     try:
         doc = json.loads(value)
-        submitted, event = doc["submitted"], events.decode(doc["event"].encode())
+        if isinstance(doc, dict) and "submitted" not in doc and "event" not in doc:
+            submitted, event = None, events.decode(value)  # the bare event (review r6, L3: it was removed, run again)
+        else:
+            submitted, event = doc["submitted"], events.decode(doc["event"].encode())
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"not a kept report ({type(exc).__name__}: {exc})") from None
-    if not isinstance(event, (events.RawLogV1, events.RunFailedV1)) or not isinstance(submitted, str):
+    if not isinstance(event, (events.RawLogV1, events.RunFailedV1)) or not isinstance(submitted, (str, type(None))):
         raise ValueError(f"not a kept report (a {type(event).__name__})")
     return submitted, event
 
