@@ -56,13 +56,16 @@ def _fifo(tmp_path: Path) -> str:
     return str(tmp_path / "fifo")
 
 
+NO_SUCH = "no such file: check its path (a shell pattern that matched nothing stays as written)"
+DEVICE = "is a device, FIFO or socket, not a log file: save the benchmark's output to a file and name that"
 NO_LOG = {  # a file named on the command line that is no log: a usage mistake (as argparse's FileType), exit 2
-    "missing": (lambda tmp: str(tmp / "does-not-exist.log"), "no such file"),
-    "missing folder": (lambda tmp: str(tmp / "nope" / "x.log"), "no such file"),
-    "under a file": (lambda tmp: str(Path(GOOD_ABS) / "x.log"), "no such file"),
-    "folder": (lambda tmp: str(tmp), "is a folder"),
-    "fifo": (_fifo, "is a device, FIFO or socket, not a log file"),
-    "device": (lambda tmp: "/dev/zero", "is a device, FIFO or socket, not a log file"),
+    "missing": (lambda tmp: str(tmp / "does-not-exist.log"), NO_SUCH),
+    "missing folder": (lambda tmp: str(tmp / "nope" / "x.log"), NO_SUCH),
+    "under a file": (lambda tmp: str(Path(GOOD_ABS) / "x.log"), NO_SUCH),
+    "folder": (lambda tmp: str(tmp), "is a folder: name the logs in it, e.g. {tmp}/*.log"),
+    "folder/": (lambda tmp: f"{tmp}/", "is a folder: name the logs in it, e.g. {tmp}/*.log"),
+    "fifo": (_fifo, DEVICE),
+    "device": (lambda tmp: "/dev/zero", DEVICE),
 }
 GOOD_ABS = str(Path(__file__).resolve().parents[2] / GOOD)
 
@@ -70,21 +73,34 @@ GOOD_ABS = str(Path(__file__).resolve().parents[2] / GOOD)
 @pytest.mark.parametrize("case", sorted(NO_LOG))
 def test_a_file_that_is_no_log_is_a_usage_mistake(case: str, capsys: pytest.CaptureFixture[str],
                                                    tmp_path: Path) -> None:
-    """`podtax parse nope.log` printed a FAILED line and exited 1, as for a log the parser rejects; nothing is
-    parsed now, even beside a good log, and the one line names the file and why."""
+    """`podtax parse nope.log` printed a FAILED line and exited 1, as for a log the parser rejects; then (4ce331b)
+    nothing was parsed beside it, not even a good log (`podtax parse g/*` with a sub-folder in g printed nothing).
+    Now, as grep and cat: one line naming the file, why and what to do; the good log parsed and printed; exit 2."""
     make, why = NO_LOG[case]
     name = make(tmp_path)
     assert main(["parse", "--json", GOOD_ABS, name]) == 2
     out, err = capsys.readouterr()
-    assert out == ""
-    assert err.splitlines() == [f"podtax parse: {name!r}: {why}; nothing was parsed (see 'podtax parse --help')"]
+    [good] = json.loads(out)
+    assert good["file"] == GOOD_ABS and good["tool"] == "sysbench"
+    assert err.splitlines() == [f"podtax parse: {name!r}: {why.format(tmp=tmp_path)}"]
 
 
-def test_several_files_that_are_no_log_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["parse", str(tmp_path / "a.log"), GOOD_ABS, str(tmp_path / "b.log")]) == 2
-    assert capsys.readouterr().err.splitlines() == [
-        f"podtax parse: {str(tmp_path / 'a.log')!r}: no such file (and 1 more such file(s)); nothing was parsed "
-        "(see 'podtax parse --help')"]
+def test_each_file_that_is_no_log_is_named_and_the_rest_is_parsed(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: Path) -> None:
+    """`podtax parse g/*`: a folder and a missing file among logs, one of them rejected by the parser."""
+    (tmp_path / "sub").mkdir()
+    bad = str(Path(GOOD_ABS).parent / "hdparm-not-permitted.log")
+    names = [str(tmp_path / "a.log"), GOOD_ABS, str(tmp_path / "sub"), bad]
+    assert main(["parse", *names]) == 2  # a usage mistake outranks a rejected log (1)
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [f"podtax parse: {names[0]!r}: {NO_SUCH}",
+                                f"podtax parse: {names[2]!r}: is a folder: name the logs in it, e.g. "
+                                f"{tmp_path}/sub/*.log",
+                                "1 of 2 file(s) failed to parse"]
+    assert "events_per_second" in out and f"FAILED {bad}: permission-denied" in out
+    assert main(["parse", "--json", str(tmp_path / "a.log"), str(tmp_path / "sub")]) == 2  # nothing left to parse
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 2
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])

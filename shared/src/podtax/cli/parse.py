@@ -104,6 +104,19 @@ def not_a_log(name: str) -> str | None:
     return None if stat.S_ISREG(mode) else "is a device, FIFO or socket, not a log file"
 
 
+def what_to_fix(name: str, problem: str) -> str:
+    """`problem` (not_a_log's) with what to do about it, for the one stderr line naming `name`."""
+    if problem == "is a folder":
+        pattern = os.path.join(name.rstrip("/") or "/", "*.log")
+        example = f", e.g. {pattern}" if pattern.isprintable() else ""
+        return f"is a folder: name the logs in it{example}"
+    if problem == "no such file":
+        return "no such file: check its path (a shell pattern that matched nothing stays as written)"
+    if problem.startswith("is a device"):
+        return f"{problem}: save the benchmark's output to a file and name that"
+    return problem
+
+
 def register(app: typer.Typer) -> None:
     @app.command("parse")
     def parse_command(
@@ -115,18 +128,12 @@ def register(app: typer.Typer) -> None:
         """Parse benchmark logs offline and show the figures, or why a log was rejected.
 
         Exit status: 0 when every log parsed; 1 when any was rejected (each named with its reason, the count on
-        stderr); 2 for a usage mistake (an unknown --tool, an empty file name, a file that does not exist, a folder
-        or a device): then nothing is parsed."""
+        stderr); 2 for a usage mistake: an unknown --tool or an empty file name (nothing is parsed), or a name that
+        is no log file (missing, a folder, a device): as grep and cat do, one stderr line for each such name saying
+        what to fix, and the other logs are parsed and printed all the same."""
         if not all(files):
             typer.echo("podtax parse: a file name is empty (an unset shell variable?): give the path of a log "
                        "(see 'podtax parse --help')", err=True)
-            raise typer.Exit(2)
-        wrong = [(name, problem) for name in files if (problem := not_a_log(name))]
-        if wrong:  # before any output: one line, as for every usage mistake
-            name, problem = wrong[0]
-            more = f" (and {len(wrong) - 1} more such file(s))" if len(wrong) > 1 else ""
-            typer.echo(f"podtax parse: {name!r}: {problem}{more}; nothing was parsed (see 'podtax parse --help')",
-                       err=True)
             raise typer.Exit(2)
         if tool is not None:
             try:
@@ -134,7 +141,17 @@ def register(app: typer.Typer) -> None:
             except ValueError as exc:
                 typer.echo(f"podtax parse: --tool: {exc}", err=True)
                 raise typer.Exit(2) from None
-        results = [parse_file(Path(name), tool) for name in files]
+        logs = []
+        wrong = 0
+        for name in files:  # each name that is no log: one line (repr: a newline in it stays on the line)
+            if problem := not_a_log(name):
+                typer.echo(f"podtax parse: {name!r}: {what_to_fix(name, problem)}", err=True)
+                wrong += 1
+            else:
+                logs.append(name)
+        results = [parse_file(Path(name), tool) for name in logs]
+        if not results:
+            raise typer.Exit(2)
         if as_json:
             typer.echo(json.dumps(results, indent=2, ensure_ascii=False))
         else:
@@ -142,8 +159,8 @@ def register(app: typer.Typer) -> None:
             for item in results:
                 _show(console, item)
         failed = sum("error" in item for item in results)
-        if failed:
-            if not as_json:
-                typer.echo(f"{failed} of {len(results)} file(s) failed to parse", err=True)
-            raise typer.Exit(1)
+        if failed and not as_json:
+            typer.echo(f"{failed} of {len(results)} file(s) failed to parse", err=True)
+        if wrong or failed:
+            raise typer.Exit(2 if wrong else 1)
         return 0
