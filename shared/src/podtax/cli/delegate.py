@@ -21,8 +21,26 @@ import typer
 PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 
 
+def nul_argument(argv: list[str]) -> str | None:
+    """What to say of the first argument holding a NUL (no process's argument can carry one: subprocess raises
+    ValueError), after `podtax `, else None. argv[0] is the command's name."""
+    for i, arg in enumerate(argv):
+        if "\0" in arg:
+            option = argv[i - 1] if i and argv[i - 1].startswith("-") and "=" not in argv[i - 1] else None
+            named = f"invalid value for {option!r}: " if option else ""
+            sub = argv[1] if i > 1 and not argv[1].startswith("-") else ""  # volumes cleanup
+            command = f"{argv[0]} {sub}".rstrip()
+            return (f"{command}: {named}{arg!r} holds a NUL character, which no argument of a command can carry: "
+                    f"give it without it. Try 'podtax {command} --help'.")
+    return None
+
+
 def run_module(module: str, argv: list[str], install_hint: str) -> int:
-    """`python -m module *argv` with this terminal; 2 and one line when the module is missing."""
+    """`python -m module *argv` with this terminal; 2 and one line when the module is missing, or when an argument
+    holds a NUL character, which no program's argument can carry (subprocess raised ValueError: a traceback)."""
+    if (nul := nul_argument(argv)) is not None:
+        print(f"podtax {nul}", file=sys.stderr)
+        return 2
     if importlib.util.find_spec(module) is None:
         print(f"podtax: {install_hint}", file=sys.stderr)
         return 2
