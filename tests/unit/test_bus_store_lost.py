@@ -86,3 +86,36 @@ def test_publish_many_asks_for_the_stream_of_the_unanswered_publish_not_of_the_f
             await bus.close()
 
     asyncio.run(main())
+
+
+def test_unanswered_publishes_are_asked_after_once_per_stream() -> None:
+    """A batch whose unanswered publishes span a stream between leaders (asked first: there) and a stream NATS lost
+    (review r6, L4): only the first unanswered publish's subject was asked, so the lost one was published again until
+    the batch's deadline (Unacked); each stream is asked now, once, and the lost one's answer raised."""
+    from podtax import subjects
+    from podtax.buspipeline import pipelined
+
+    class NoStreams:
+        """A JetStream whose every publish is answered 'no response from stream'."""
+
+        async def publish_async(self, subject: str, payload: bytes, headers: object = None) -> asyncio.Future[object]:
+            fut: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+            fut.set_exception(NoStreamResponseError())
+            return fut
+
+    lost_streams = {subjects.DLQ_STREAM}
+    asked: list[str] = []
+
+    async def lost(subject: str) -> bool:
+        asked.append(subject)
+        return subjects.stream_of(subject) in lost_streams
+
+    async def main() -> None:
+        async with pipelined(NoStreams(), 5.0, lambda acked: f"acked {acked}") as pipe:  # type: ignore[arg-type]
+            for subject in ("podtax.run.log", "podtax.run.failed", "podtaxdlq.run.log", "podtaxdlq.run.failed"):
+                await pipe.publish(subject, b"{}")
+            await pipe.acks(lost)
+
+    with pytest.raises(NoStreamResponseError):
+        asyncio.run(main())
+    assert asked == ["podtax.run.log", "podtaxdlq.run.log"], asked

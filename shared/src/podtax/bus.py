@@ -244,7 +244,7 @@ class Bus(Streams, Consumers):
                     await pipe.publish(e.subject, self._payload(e), self._headers(e))
                 # answered 'no response from stream' (its stream between leaders): published again, as KV puts are;
                 # before, the whole batch failed (NoStreamResponseError). Is the events' stream not there?
-                # (the stream of the first such publish's subject: a batch may span streams)
+                # (asked once per stream among them, of a subject of its own: a batch may span streams)
                 await pipe.acks(lambda subject: gone(self.js.find_stream_name_by_subject(subject)), acked)
                 duplicates = sum(bool(fut.result().duplicate) for fut in pipe.futures)
         finally:

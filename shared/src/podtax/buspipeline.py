@@ -18,6 +18,8 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.errors import NoStreamResponseError, NotFoundError, ServiceUnavailableError, TooManyStalledMsgsError
 
+from podtax.subjects import stream_of
+
 # Between the rounds of publishes answered 'no response from stream' while their stream is between leaders (the
 # pause nats.go's JetStream publish takes before trying such a publish again)
 LEADERLESS_PAUSE_S = 0.25
@@ -41,7 +43,9 @@ class Pipeline:
                    wait: Callable[[asyncio.Future[Any]], Awaitable[Any]] | None = None) -> None:
         """Wait for every ack of the batch, in order (each through `wait`, when given: Bus.publish_many's also ends at
         a refusal). Publishes answered 'no response from stream' (nothing listened on their subject) while
-        `lost(subject)`, asked of the first such publish's subject, says False (the stream is there: between leaders,
+        `lost(subject)`, asked of the first such publish's subject of each stream among them (subjects.stream_of; of
+        the first unanswered publish only before, review r6: a batch spanning a stream between leaders, asked first,
+        and one lost was published again until its deadline), says False (the stream is there: between leaders,
         e.g. just made, its leader stepping down, a server restarting) are published again after LEADERLESS_PAUSE_S,
         until the batch's deadline: none of them was stored, so none can be stored twice. When it says True (no such
         stream: NATS lost its store) the first of them is raised. Before, one leaderless moment failed a whole batch
@@ -56,8 +60,13 @@ class Pipeline:
                 except NoStreamResponseError as exc:
                     again.append(i)
                     unanswered = unanswered or exc
-            if unanswered is not None and await lost(self.sent[again[0]][0]):
-                raise unanswered
+            if unanswered is not None:
+                first: dict[str, str] = {}  # a subject of each stream, in the order of the batch
+                for i in again:
+                    first.setdefault(stream_of(self.sent[i][0]), self.sent[i][0])
+                for subject in first.values():
+                    if await lost(subject):
+                        raise unanswered
             if again:
                 await asyncio.sleep(LEADERLESS_PAUSE_S)
             for i in again:

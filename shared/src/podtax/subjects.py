@@ -28,6 +28,17 @@ DLQ_STREAM = "PODTAX_DLQ"
 DLQ_PREFIX = "podtaxdlq"
 DLQ_SUBJECTS = [f"{DLQ_PREFIX}.>"]
 
+
+
+def stream_of(subject: str) -> str:
+    """The stream podtax makes for `subject` (STREAM, DLQ_STREAM, KV_<bucket> for a KV put), else the subject itself:
+    the publishes of a batch left unanswered are asked after once per stream (buspipeline.Pipeline.acks)."""
+    head, _, rest = subject.partition(".")
+    if head == "$KV":
+        return f"KV_{rest.partition('.')[0]}"
+    return {"podtax": STREAM, DLQ_PREFIX: DLQ_STREAM}.get(head, subject)
+
+
 SCORES_BUCKET = "podtax_scores"
 RUNNER_BUCKET = "podtax_runner"
 
