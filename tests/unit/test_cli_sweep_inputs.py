@@ -16,10 +16,12 @@ import pytest
 
 PODTAX = str(Path(sys.executable).with_name("podtax"))
 CLUSTER = str(Path(__file__).resolve().parents[2] / "examples" / "clusters" / "mixed.yaml")
-BIG = "big.yaml"  # 5 MiB of YAML text: above every cap (cluster and kubeconfig 4 MiB, workload 1 MiB)
+BIG = "big.yaml"  # 5 MiB of YAML text: above the kubeconfig's cap (4 MiB) and the workload's (1 MiB)
+HUGE = "huge.yaml"  # 17 MiB: above the cluster file's (16 MiB: 5,000 nodes with labels are 4.3 MB)
 
 CASES = {  # id: (argv, a fragment of the one line)
-    "kubesim huge cluster": (["kubesim", "--cluster", BIG], "holds more than 4 MiB: a cluster file is YAML"),
+    "kubesim huge cluster": (["kubesim", "--cluster", HUGE], "holds more than 16 MiB: a cluster file is YAML of a "
+                             "few hundred bytes per node; write nodes alike as one entry with `count: N` and `{i}`"),
     "kubesim newline cluster": (["kubesim", "--cluster", "a\nb.yaml"], "--cluster a\\nb.yaml: No such file"),
     "kubesim newline host": (["kubesim", "--cluster", CLUSTER, "--host", "a\nb"], "--host a\\nb:"),
     "simulate huge workload": (["simulate", "--campaign", "c", "--workload", BIG],
@@ -31,7 +33,9 @@ CASES = {  # id: (argv, a fragment of the one line)
                                 "them); drop --namespace to clean every namespace"),
     "volumes spaced namespace": (["volumes", "cleanup", "--namespace", "a b"], "'a b' is not a namespace name"),
     "volumes huge kubeconfig": (["volumes", "cleanup", "--kubeconfig", BIG],
-                                f"--kubeconfig {BIG}: holds 5,242,880 bytes, more than a kubeconfig"),
+                                f"--kubeconfig {BIG}: holds 5,242,880 bytes, more than a kubeconfig (4,194,304 at "
+                                "most): keep the context to clean, e.g. kubectl config view --minify --flatten "
+                                "--context <ctx> > one.kubeconfig"),
     "volumes newline kubeconfig": (["volumes", "cleanup", "--kubeconfig", "a\nb"], "--kubeconfig a\\nb: no such file"),
     "volumes empty kubeconfig": (["volumes", "cleanup", "--kubeconfig", ""], "the path is empty"),
 }
@@ -39,8 +43,10 @@ CASES = {  # id: (argv, a fragment of the one line)
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_wrong_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
-    (tmp_path / BIG).write_text(("key: " + "x" * 1018 + "\n") * 5 * 1024)
     argv, fragment = CASES[case]
+    (tmp_path / BIG).write_text(("key: " + "x" * 1018 + "\n") * 5 * 1024)
+    if HUGE in argv:
+        (tmp_path / HUGE).write_text(("key: " + "x" * 1018 + "\n") * 17 * 1024)
     env = {**os.environ, "PODTAX_DATA_DIR": str(tmp_path / "data"), "PODTAX_API_URL": "http://127.0.0.1:9",
            "PODTAX_NATS_URL": "nats://127.0.0.1:9", "HOME": str(tmp_path), "COLUMNS": "200"}
     for name in ("KUBECONFIG", "PODTAX_RUNNER_KUBECONFIG", "NOMAD_ADDR", "PODTAX_RUNNER_NOMAD_ADDR"):

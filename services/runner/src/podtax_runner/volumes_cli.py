@@ -145,8 +145,9 @@ def _too_big(path: Path) -> str | None:
         size = path.stat().st_size
     except OSError:  # gone since not_a_file: the loader says so
         return None
-    return f"holds {size:,} bytes, more than a kubeconfig ({MAX_KUBECONFIG_BYTES:,} at most)" \
-        if size > MAX_KUBECONFIG_BYTES else None
+    return (f"holds {size:,} bytes, more than a kubeconfig ({MAX_KUBECONFIG_BYTES:,} at most): keep the context "
+            f"to clean, e.g. kubectl config view --minify --flatten --context <ctx> > one.kubeconfig, and give "
+            f"that") if size > MAX_KUBECONFIG_BYTES else None
 
 
 volumes = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
