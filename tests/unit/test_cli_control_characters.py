@@ -19,6 +19,10 @@ CASES = {  # id: (argv, the one line's start); "{tmp}": the test's folder
                       "error: --root no\\nfolder: not a folder"),
     "report --db": (["report", "c", "--db", "x\n.duckdb"], "error: --db x\\n.duckdb: no such file"),
     "report --db escape": (["report", "c", "--db", "\x1b[2Jx.duckdb"], "error: --db \\x1b[2Jx.duckdb: no such file"),
+    # U+2028 / U+2029 end a line for Python's splitlines, editors and some log viewers (review r5, L4)
+    "report --db line separator": (["report", "c", "--db", "x\u2028.duckdb"], "error: --db x\\u2028.duckdb: no such"),
+    "campaign submit paragraph separator": (["campaign", "submit", "c\u2029.yaml"],
+                                            "error: cannot read campaign file c\\u2029.yaml"),
     "report --simulate": (["report", "c", "--html", "{tmp}/r.html", "--simulate", "w\n.yaml"],
                           "error: --simulate w\\n.yaml: no such file"),
     "campaign submit": (["campaign", "submit", "c\n.yaml"], "error: cannot read campaign file c\\n.yaml"),
@@ -67,3 +71,14 @@ def test_a_nul_in_a_path_is_a_usage_mistake(case: str, tmp_path: Path, monkeypat
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1, err
     assert err.startswith(start), err
+
+
+def test_both_one_line_functions_write_every_line_ending_escaped() -> None:
+    """podtax's and kubesim's one_line (kubesim does not import podtax): no character any reader ends a line at."""
+    from podtax.oneline_args import one_line
+    from podtax_kubesim.oneline_args import one_line as kubesim_one_line
+
+    text = "a\nb\rc\x0bd\x0ce\x1cf\x1dg\x1eh\x85i\u2028j\u2029k\x1b[2J"
+    for escape in (one_line, kubesim_one_line):
+        assert escape(text) == "a\\nb\\rc\\x0bd\\x0ce\\x1cf\\x1dg\\x1eh\\x85i\\u2028j\\u2029k\\x1b[2J"
+        assert len(escape(text).splitlines()) == 1

@@ -13,7 +13,9 @@ from typing import NoReturn
 
 # control characters as Python writes them in a string: a value typed with a newline (`--db "$(cmd)"`, a file name)
 # made one error several lines, and an escape sequence in one would be run by the terminal
-_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7f, 0xa0))}
+# (and the line and paragraph separators U+2028/U+2029, which Python's splitlines, editors and some log viewers end a
+# line at)
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), *range(0x7f, 0xa0), 0x2028, 0x2029)}
 
 
 def one_line(text: str) -> str:
