@@ -129,7 +129,8 @@ def pv(obj: Obj) -> None:
     spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
     spec.setdefault("volumeMode", "Filesystem")
     status = obj.setdefault("status", {})
-    status.setdefault("phase", "Available" if not spec.get("claimRef") else "Bound")
+    # a claimRef without a uid pre-binds the PV to a claim not bound yet: Available until the PV controller binds it
+    status.setdefault("phase", "Available" if not (spec.get("claimRef") or {}).get("uid") else "Bound")
     status.setdefault("lastPhaseTransitionTime", now())  # set on create, like the API server since 1.29
 
 

@@ -1,8 +1,9 @@
 """Volume provisioner and PV controller for PVCs.
 
-A claim binds first to a matching Available PV (static binding: class, size, access modes, volume mode), whatever
-its class, as the PV controller does (pv_controller.go syncUnboundClaim: findBestMatchForClaim, provisionClaim only
-when no PV matched); a WaitForFirstConsumer claim of a provisioning class looks once a pod using it has a node
+A claim binds first to a matching Available PV (static binding: class, size, access modes, volume mode, the claim's
+label selector; a PV pre-bound to it by its claimRef first), whatever its class, as the PV controller does
+(pv_controller.go syncUnboundClaim: findBestMatchForClaim, provisionClaim only when no PV matched); a
+WaitForFirstConsumer claim, whatever its class's provisioner, looks once a pod using it has a node
 (volume.kubernetes.io/selected-node; the PV's node affinity must admit that node), as kube-scheduler's volume binder
 matches before it provisions. A claim no PV matched, of a StorageClass whose provisioner is not
 kubernetes.io/no-provisioner, gets a new PV (pvc-<claim uid>) after a latency drawn from the cluster file's
@@ -41,7 +42,7 @@ from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
 from podtax_kubesim.resources import Resource
-from podtax_kubesim.selectors import node_requirement
+from podtax_kubesim.selectors import match_label_selector, node_requirement
 from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
 from podtax_kubesim.store import Event
 from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, now, quantity
@@ -55,6 +56,13 @@ PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner m
 RETRY_START_S, RETRY_MAX_S = 1.0, 300.0  # external-provisioner's --retry-interval-start and --retry-interval-max
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOST_PATH_DELETABLE = re.compile("/tmp/.+")  # host_path.go Delete: regexp.MatchString, unanchored
+
+
+def _names(pv: Obj, claim: Obj) -> bool:
+    """The PV's claimRef names `claim` (its namespace and name, and its uid when it has one): pre-bound to it."""
+    ref, meta = pv["spec"].get("claimRef") or {}, claim["metadata"]
+    return (ref.get("namespace"), ref.get("name")) == (meta["namespace"], meta["name"]) and \
+        ref.get("uid", meta["uid"]) in (meta["uid"], "")
 
 
 def _latency(claim: Obj, annotation: str, draw: Sampler) -> float:
@@ -120,10 +128,10 @@ class Provisioner:
 
     @staticmethod
     def _waits_for_a_node(claim: Obj, sc: Obj | None) -> bool:
-        """A WaitForFirstConsumer claim of a provisioning class without a node yet: neither matched nor provisioned
-        until a pod using it is placed (the PV controller leaves such claims to the scheduler's volume binder)."""
-        return (sc is not None and sc.get("provisioner", NO_PROVISIONER) != NO_PROVISIONER
-                and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
+        """A WaitForFirstConsumer claim without a node yet, whatever its class's provisioner (a no-provisioner class's
+        too, as local volumes are: it was bound at once, review r6): neither matched nor provisioned until a pod using
+        it is placed (the PV controller leaves such claims to the scheduler's volume binder: IsDelayBindingMode)."""
+        return (sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
                 and not (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE))
 
     def _schedule(self, claim: Obj, sc: Obj, node: str | None) -> None:
@@ -206,8 +214,9 @@ class Provisioner:
                "name": claim["metadata"]["name"], "uid": claim["metadata"]["uid"]}
         if pv["spec"].get("claimRef") != ref:  # static binding: the controller claims the volume
             new_pv = deepcopy(pv)
+            if not _names(pv, claim):  # not pre-bound to it (IsVolumeBoundToClaim): said so (GetBindVolumeToClaim)
+                new_pv["metadata"].setdefault("annotations", {})["pv.kubernetes.io/bound-by-controller"] = "yes"
             new_pv["spec"]["claimRef"] = ref
-            new_pv["metadata"].setdefault("annotations", {})["pv.kubernetes.io/bound-by-controller"] = "yes"
             pv = self.store.update(R.PVS, new_pv)
         pv = self._set_phase(pv, "Bound")
         new = deepcopy(claim)
@@ -222,7 +231,8 @@ class Provisioner:
 
     def _bind_static(self, claim: Obj, node: str | None = None) -> bool:
         """Bind `claim` to the smallest matching Available PV (of its class, big enough, with its access modes and
-        volume mode, not being deleted; on `node`, its node affinity admitting that node): True when one matched (or
+        volume mode, its labels matching the claim's selector, not being deleted; on `node`, its node affinity
+        admitting that node), one pre-bound to it (its claimRef naming the claim) first: True when one matched (or
         the claim is bound already, or gone: its event was older than the store, as events are dispatched in turn)."""
         meta = claim["metadata"]
         claim = self.store.get(R.PVCS, meta["namespace"], meta["name"]) or {}
@@ -232,15 +242,18 @@ class Provisioner:
         want = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage", "0"))
         modes = set(spec.get("accessModes") or [])
         candidates = [pv for pv in self.store.items(R.PVS)
-                      if pv["status"].get("phase") == "Available" and not pv["spec"].get("claimRef")
+                      if pv["status"].get("phase") == "Available"
+                      and (not pv["spec"].get("claimRef") or _names(pv, claim))
                       and not pv["metadata"].get("deletionTimestamp")
+                      and match_label_selector(spec.get("selector"), pv["metadata"].get("labels") or {})
                       and pv["spec"].get("storageClassName", "") == (spec.get("storageClassName") or "")
                       and pv["spec"].get("volumeMode", "Filesystem") == spec.get("volumeMode", "Filesystem")
                       and quantity(pv["spec"].get("capacity", {}).get("storage", "0")) >= want
                       and modes <= set(pv["spec"].get("accessModes") or []) and self._admits(pv, node)]
         if not candidates:
             return False
-        self._bind(claim, min(candidates, key=lambda pv: quantity(pv["spec"]["capacity"]["storage"])))
+        self._bind(claim, min(candidates, key=lambda pv: (not _names(pv, claim),
+                                                         quantity(pv["spec"]["capacity"]["storage"]))))
         return True
 
     def _admits(self, pv: Obj, node: str | None) -> bool:
