@@ -225,7 +225,8 @@ def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
             parts.append(f"{trend}the biggest step ({step} {fmt_pct(d.shift)}%) came after run {d.index} of {d.n} "
                          f"(median {fmt_value(d.before, cell.unit)} before, {fmt_value(d.after, cell.unit)} after; "
                          f"Pettitt {p_text_of(d.p_value)}"
-                         + (f", Mann-Kendall trend {p_text_of(d.trend_p)})" if d.trend_p is not None else ")"))
+                         + (f", Mann-Kendall trend {p_text_of(d.trend_p)}" if d.trend_p is not None else "")
+                         + (f", least-squares trend of the logs {p_text_of(d.fit_p)})" if d.fit_p is not None else ")"))
     if not parts:
         return None
     return ("Drift over the campaign: " + "; ".join(parts) + ". Something changed while it ran, so the "

@@ -25,6 +25,11 @@ flagged in 50 of 200 cells at 6 runs and 98 at 7 (none before), while a stationa
 at 6 runs and 0.17-0.30% at 7 (1-5% noise): the exact Mann-Kendall test keeps false alarms under ALPHA / 2 at any
 size.
 
+The ranks alone pass at 6 runs only a perfectly monotone side: one pair swapped by noise hid a drift of any size.
+From 6 to 15 runs a side also drifts when the least-squares slope of its log values says so and the drift is large
+(stats/log_trend.py: p < 0.005, at least 8% from the first run to the last, Mann-Kendall p < 0.06); ``fit_p`` then
+holds that test's p.
+
 A drift is described as a trend: the Theil-Sen slope over run order (median of pairwise slopes,
 robust to outliers) as a share of the side's median per run, and the total change it implies from
 the first run to the last (slope x (n - 1) / median). The change point is kept as where the
@@ -40,6 +45,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from podtax_analyzer.stats.log_trend import MAX_RUNS as FIT_MAX_RUNS
+from podtax_analyzer.stats.log_trend import RANK_GUARD, drifting
 from podtax_analyzer.stats.medians import median, of_sorted
 
 ALPHA = 0.01
@@ -59,7 +66,8 @@ class Drift:
     slope: Theil-Sen trend per run as a fraction of the side's median (0.0015 = +0.15% per run),
     total: slope x (n - 1), the change from the first run to the last as a fraction; both None
     unless ``drift``. trend_p: the Mann-Kendall test's two-sided p-value in [0, 1], None above
-    TREND_MAX_RUNS runs (and wherever index is None).
+    TREND_MAX_RUNS runs (and wherever index is None). fit_p: the least-squares trend test's p (stats/log_trend.py)
+    when that test alone found the drift, else None.
     """
 
     n: int
@@ -72,6 +80,7 @@ class Drift:
     slope: float | None = None
     total: float | None = None
     trend_p: float | None = None
+    fit_p: float | None = None
 
 
 def pettitt(x: np.ndarray, sorted_x: np.ndarray | None = None) -> tuple[int, float]:
@@ -120,16 +129,18 @@ def detect_drift(x: np.ndarray, threshold: float = 0.01, sorted_x: np.ndarray | 
     step = bool(p < alpha and shift is not None and abs(shift) >= threshold)
     slope = total = None
     med = median(x) if sorted_x is None else of_sorted(sorted_x)
-    if (step or (trend_p is not None and trend_p < alpha)) and med != 0:
+    near = trend_p is not None and (trend_p < alpha or (trend_p < RANK_GUARD and n <= FIT_MAX_RUNS))
+    if (step or near) and med != 0:
         from scipy.stats import theilslopes  # lazy: ~65 MB an analyzer that only stores never loads
 
         slope = float(theilslopes(x).slope) / abs(med)
         total = slope * (n - 1)
     trend = trend_p is not None and trend_p < alpha and total is not None and abs(total) >= threshold
-    drift = step or trend
+    fit_p = drifting(x, trend_p, total) if not (step or trend) else None  # a steady drift by its size (log_trend.py)
+    drift = step or trend or fit_p is not None
     if not drift:
         slope = total = None
-    return Drift(n, idx, p, before, after, shift, drift, slope, total, trend_p)
+    return Drift(n, idx, p, before, after, shift, drift, slope, total, trend_p, fit_p)
 
 
 def mann_kendall(x: np.ndarray) -> float:
