@@ -35,14 +35,29 @@ async def keys(kv: KeyValue) -> list[str]:
     return sorted(await Bus.kv_keys(kv, f"{outbox.KEPT}."))
 
 
+async def two_runs(bus: Bus, first: str, second: str) -> tuple[Runner, Any, Any]:
+    """A runner with campaigns `first` and `second` (a run each dispatched), the first's run recorded as reported."""
+    runner = await runner_of(bus, spec(first, "n1"), spec(second, "n2"))
+    await runner.tick()
+    a, b = (next(s for s in runner.campaigns[c].runs.values() if s.status == "dispatched") for c in (first, second))
+    assert runner.campaigns[first].reported(a.run.run_id, events.now())
+    await runner.save(runner.campaigns[first])
+    return runner, a, b
+
+
+async def resumed(runner: Runner, bus: Bus) -> tuple[list[str], list[str]]:
+    """(the run ids whose kept copy a runner resuming after `runner` sent, the kept keys left after it loaded)."""
+    sent: list[str] = []
+    again = Runner(runner.settings, bus, runner.kv, None)
+    again.controlplane.resend = lambda run, event: sent.append(run.run_id)  # type: ignore[method-assign]
+    await again.load()
+    return sent, await keys(runner.kv)
+
+
 async def test_a_resuming_runner_removes_every_copy_it_does_not_send(nats_server: natsserver.NatsServer) -> None:
     bus = await Bus.connect(nats_server.url, "test")
     try:
-        runner = await runner_of(bus, spec("ka", "n1"), spec("kb", "n2"))
-        await runner.tick()
-        a, b = (next(s for s in runner.campaigns[c].runs.values() if s.status == "dispatched") for c in ("ka", "kb"))
-        assert runner.campaigns["ka"].reported(a.run.run_id, events.now())
-        await runner.save(runner.campaigns["ka"])
+        runner, a, b = await two_runs(bus, "ka", "kb")
         made_a, made_b = (runner.campaigns[c].created_at.isoformat() for c in ("ka", "kb"))
         kv = runner.kv
         await kv.put(outbox.kept_key(a.run), outbox.kept_value(a_log(a.run), made_a))  # its run recorded reported
@@ -51,11 +66,7 @@ async def test_a_resuming_runner_removes_every_copy_it_does_not_send(nats_server
         await kv.put(f"{outbox.KEPT}.kb.kb-0123456789abcdef", b"not json")  # does not decode
         await kv.put(outbox.kept_key(b.run), outbox.kept_value(a_log(b.run), "2020-01-01T00:00:00+00:00"))
         assert len(await keys(kv)) == 4
-        sent: list[str] = []
-        again = Runner(runner.settings, bus, kv, None)
-        again.controlplane.resend = lambda run, event: sent.append(run.run_id)  # type: ignore[method-assign]
-        await again.load()
-        left = await keys(kv)
+        sent, left = await resumed(runner, bus)
     finally:
         await bus.close()
     assert made_b != "2020-01-01T00:00:00+00:00"
@@ -69,19 +80,10 @@ async def test_a_bare_event_kept_by_the_runner_before_is_sent(nats_server: natss
     (review r6, L3)."""
     bus = await Bus.connect(nats_server.url, "test")
     try:
-        runner = await runner_of(bus, spec("la", "n1"), spec("lb", "n2"))
-        await runner.tick()
-        a, b = (next(s for s in runner.campaigns[c].runs.values() if s.status == "dispatched") for c in ("la", "lb"))
-        assert runner.campaigns["la"].reported(a.run.run_id, events.now())
-        await runner.save(runner.campaigns["la"])
-        kv = runner.kv
-        await kv.put(outbox.kept_key(a.run), events.encode(a_log(a.run)))  # its run recorded reported
-        await kv.put(outbox.kept_key(b.run), events.encode(a_log(b.run)))  # in flight: its report
-        sent: list[str] = []
-        again = Runner(runner.settings, bus, kv, None)
-        again.controlplane.resend = lambda run, event: sent.append(run.run_id)  # type: ignore[method-assign]
-        await again.load()
-        left = await keys(kv)
+        runner, a, b = await two_runs(bus, "la", "lb")
+        await runner.kv.put(outbox.kept_key(a.run), events.encode(a_log(a.run)))  # its run recorded reported
+        await runner.kv.put(outbox.kept_key(b.run), events.encode(a_log(b.run)))  # in flight: its report
+        sent, left = await resumed(runner, bus)
     finally:
         await bus.close()
     assert sent == [b.run.run_id], sent
