@@ -40,9 +40,12 @@ LEGEND = {
                   "no ratio is given",
     "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side: the ratio only, no interval or p-value",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",
-    "BIMODAL": "values fall into two modes; each mode is reported instead of one centre",
+    "BIMODAL": "values fall into two modes (or a side's 4 runs into two pairs far apart, which so few runs cannot "
+               "tell from two strays: neither pair is called wrong); each mode is reported instead of one centre",
     "OUTLIERS": "some runs lie far from their side's median (modified z-score > 3.5 and more than 17.5% away below "
-                "10 runs; from 10 runs > 6 and more than 6% away; on a side with two modes, each mode's median and "
+                "10 runs; from 10 runs > 6 and more than 6% away; on a side of 3 or 4 runs only a run more than "
+                "twice or under half the median of the others and over 3 times their range from it, and among 4 two "
+                "such runs judged against the other two; on a side with two modes, each mode's median and "
                 "run count; runs of one side close together on one side of its median, a second group, from > 3.5 "
                 "at any count); kept, not dropped",
     "DRIFT": "values changed over the course of the campaign",

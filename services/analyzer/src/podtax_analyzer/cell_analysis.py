@@ -34,7 +34,7 @@ from podtax_analyzer.stats.outliers import (
     second_group_of,
 )
 from podtax_analyzer.stats.ranktest import mann_whitney
-from podtax_analyzer.stats.two_strays import pair_z, split_text
+from podtax_analyzer.stats.two_strays import pair_z, pairs_of
 from podtax_analyzer.stats.verdict import (
     ALPHA,
     FASTER,
@@ -108,6 +108,9 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     # each bimodal side's 2-means split, once (the separated-modes check has it already, stats/modes.py)
     splits = {s.env: checks[s.env].boundary if checks[s.env].separated is not None else two_means_boundary(s.values)
               for s in shaped if checks[s.env].bimodal}
+    for s in shaped:  # 4 runs in two pairs: two modes or strays, no pair told wrong; the median describes neither
+        if not checks[s.env].bimodal and (two := pairs_of(s.values)) is not None:  # (stats/two_strays.py)
+            checks[s.env], splits[s.env] = replace(checks[s.env], bimodal=True, pairs=two.apart), two.boundary
     for s in shaped:
         if checks[s.env].bimodal and modes_are_drift(s.values, drifts[s.env], splits[s.env]):
             checks[s.env] = replace(checks[s.env], bimodal=False)
@@ -120,14 +123,13 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
                             f"than the ±{fmt_pct(threshold)}% threshold: they cannot change a verdict at it, so "
                             f"they do not withhold the ratio (not BIMODAL)")
     cell_modes, modes, boundaries = modes_of(cell, checks, splits)
-    zs = {s.env: pair_z(s.values, modified_z_within(s.values, boundaries.get(s.env)), o.values)  # two_strays.py
-          if s.env in checks else np.zeros(s.n) for s, o in ((h, p), (p, h))}
+    zs = {s.env: pair_z(s.values, modified_z_within(s.values, boundaries.get(s.env)))  # two_strays.py
+          if s.env in checks else np.zeros(s.n) for s in (h, p)}
     found, limits, grouped, group = _outliers(cell, zs, {s.env: cutoffs_within(s.values, boundaries.get(s.env))
                                                          for s in (h, p)})
     if few := [(side_name(s.env, cell.pair), s.values) for s in (h, p)
                if s.env in checks and unchecked(s.values, found[s.env])]:
         warnings.append(few_runs_note(few))  # 3 or 4 runs: only a run noise cannot explain is flagged (few_runs.py)
-    warnings += [t for s, o in ((h, p), (p, h)) if s.env in checks and (t := split_text(s, o, cell.pair, cell.unit))]
     # the sides whose values lie on both sides of their boundary: scored within each mode, from its median
     split = frozenset(s.env for s in (h, p) if s.env in boundaries and 0 < (s.values < boundaries[s.env]).sum() < s.n)
     candidates = {

@@ -30,7 +30,7 @@ from podtax.sides import change_word
 
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.stats.drift import Drift
-from podtax_analyzer.stats.modes import Mode, Unimodality
+from podtax_analyzer.stats.modes import MODE_MIN, Mode, Unimodality
 from podtax_analyzer.stats.outliers import MIN_RUNS as STEADY_RUNS  # below it, one outlier moves a median's CI
 from podtax_analyzer.stats.outliers import is_second_group, mad_scored
 from podtax_analyzer.wording import fmt_pct, fmt_share, fmt_value, p_text_of, plural, side_name
@@ -191,7 +191,12 @@ def _modes_text(side: str, modes: list[Mode], unit: str) -> str:
 
 
 def _bimodal_evidence(side: str, c: Unimodality) -> str:
-    """What found a side's two modes: the dip test, or a gap between tight modes (stats/modes.py)."""
+    """What found a side's two modes: the dip test, a gap between tight modes (stats/modes.py), or 4 runs in two pairs
+    (stats/two_strays.py: neither pair is called wrong, as 4 runs cannot tell which, if either, strayed)."""
+    if c.pairs is not None:
+        return (f"{side}: its 4 measured runs fall into two pairs {c.pairs:.1f} times apart, two modes or two strays "
+                f"(either pair), which 4 runs cannot tell apart; its median lies between the pairs and describes "
+                f"neither (add at least 2 measured runs: from {2 * MODE_MIN} two modes are told from strays)")
     if c.separated is None:
         return f"{side} dip test {p_text_of(c.dip_p)}"
     why = ("too few runs for the dip test" if c.dip_p is None
@@ -206,7 +211,8 @@ def bimodal(cell: CellData, checks: dict[str, Unimodality], modes: dict[str, lis
     tests = "; ".join(_bimodal_evidence(side_name(env, cell.pair), c) for env, c in checks.items()
                       if c.bimodal)
     base, cand = names(cell)
-    return (f"Two modes in the {' and '.join(which)} values ({tests}): "
+    two = "Two pairs of runs" if all(c.pairs for c in checks.values() if c.bimodal) else "Two modes"
+    return (f"{two} in the {' and '.join(which)} values ({tests}): "
             f"{_modes_text(base, modes[cell.baseline], cell.unit)}; "
             f"{_modes_text(cand, modes[cell.candidate], cell.unit)}. "
             f"A single median would hide this, so no ratio is given.")

@@ -20,7 +20,10 @@ than in OUTLIERS, as benchstat warns "need >= N samples to detect outliers". The
 runs ("pod side: 3 runs"), counts the measured runs (a side of 4 or 5 with a NaN holds 3 or 4), and covers a side
 holding 0 or less too, which the MAD rule scores with a spread 3 or 4 runs cannot steady ([0, 0, 0, 1000] flags
 nothing). Two strays of 4 runs hide each other here (the other widens the range): stats/two_strays.py judges two runs
-against the other two by the same rule (cell_analysis). A side holding 0 or less keeps the MAD rule (no logarithm).
+against the other two by the same rule (cell_analysis), and a side that splits into two pairs so is BIMODAL, neither
+pair an outlier. A side holding 0 or less keeps the MAD rule (no logarithm). A run exactly at the bound (twice the
+others' median, they tied) is within it, whatever the float rounding of its logarithm (``beyond``): 1000 beside 2000
+was flagged and 1 beside 2, 3 beside 6 or 0.1 beside 0.2 were not.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ import math
 import numpy as np
 
 FEW_RUNS = (3, 4)
-FAR = math.log(2.0)  # a run at least twice or half the median of the others (log units)
+FAR = math.log(2.0)  # a run more than twice or under half the median of the others (log units)
 SPREAD = 3.0  # and this many times their range from it
 NOTE = "Too few runs to check for outliers"  # how note() starts
+REL_TOL = 1e-9  # a deviation this close to its bound (relative) is at it: float rounding decides nothing (beyond)
 
 
 def few_to_check(x: np.ndarray) -> bool:
@@ -50,8 +54,17 @@ def few_runs_z(x: np.ndarray, cutoff: float) -> np.ndarray:
     for i in range(len(lx)):
         others = np.delete(lx, i)
         dev = float(lx[i] - np.median(others))
-        z[i] = cutoff * dev / max(FAR, SPREAD * float(np.ptp(others)))  # beyond cutoff when beyond the bound
+        bound = max(FAR, SPREAD * float(np.ptp(others)))
+        r = dev / bound  # beyond cutoff when beyond the bound
+        z[i] = cutoff * (r if beyond(dev, bound) or abs(r) < 1 else math.copysign(1.0, r))  # at it: within
     return z
+
+
+def beyond(dev: float, bound: float) -> bool:
+    """True when the deviation ``dev`` (log units) lies beyond ``bound``, farther than rounding can put a value
+    exactly at it: a run exactly twice the others' median (1000 beside 2000, 1 beside 2, 0.1 beside 0.2) is at
+    FAR whatever the float rounding of its logarithm, so within."""
+    return abs(dev) > bound and not math.isclose(abs(dev), bound, rel_tol=REL_TOL)
 
 
 def unchecked(x: np.ndarray, found: np.ndarray) -> bool:
@@ -70,7 +83,8 @@ def note(sides: list[tuple[str, np.ndarray]]) -> str:
         k = int(np.isfinite(x).sum())
         named.append(f"{name} side: " + (f"{k} runs" if k == len(x) else f"{k} of {len(x)} runs measured"))
     zero = [name for name, x in sides if not (np.asarray(x, dtype=float)[np.isfinite(x)] > 0).all()]
-    return (f"{NOTE} (at least 5 a side are needed; {', '.join(named)}): on a side of 3 or 4 runs only a run at least "
-            "twice or half the median of the others, and 3 times their range from it, is reported"
+    return (f"{NOTE} (at least 5 a side are needed; {', '.join(named)}): on a side of 3 or 4 runs only a run more than "
+            "twice or under half the median of the others and over 3 times their range from it is reported, and on a "
+            "side of 4 two such runs judged against the other two"
             + (f"; on a side holding 0 or less ({', '.join(zero)}) only a run the median absolute deviation rules out, "
                "which so few runs cannot steady" if zero else ""))

@@ -115,7 +115,8 @@ class Unimodality:
     value). bimodal: the verdict described in the module doc. separated: the gap between the modes in
     within-mode standard deviations when ``separated_modes`` found them (a small mode the dip test
     does not see), else None. boundary: two_means_boundary of the side when ``separated_modes`` found
-    the modes (its split, computed once), else None (a dip-test bimodal side's is not computed here).
+    the modes (its split, computed once), else None (a dip-test bimodal side's is not computed here). pairs: how
+    many times apart a side of 4 runs split into two pairs lies (stats/two_strays.py, set by cell_analysis), else None.
     """
 
     n: int
@@ -125,6 +126,7 @@ class Unimodality:
     bimodal: bool
     separated: float | None = None
     boundary: float | None = None
+    pairs: float | None = None
 
 
 @dataclass(frozen=True)

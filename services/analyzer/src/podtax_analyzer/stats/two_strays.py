@@ -1,93 +1,104 @@
-"""Two strays among 4 runs, which hide each other from stats/few_runs.py's rule.
+"""Two strays among 4 runs, which hide each other from stats/few_runs.py's rule; and a side of 4 split into two pairs.
 
 At 4 runs few_runs_z judges each run against the other three: a second stray among them widens their range, so
 neither is flagged. Planted campaigns of 4 runs a side, no effect, two pod runs 3x slow (1-5% lognormal noise for
 throughput, log-t with 3 degrees of freedom at 3-8% for latency) carried OUTLIERS in 0 of 40 (each kind, median of 3
 seeds), and their median, half a stray, read "pod 100% slower"; one run 3x slow and one 3x fast in 0 of 40 too. Here
 the same rule judges two runs against the other two: both lie farther from the others' median than ``FAR`` (twice
-or half it) and ``SPREAD`` (3) times the others' range (log values). The two are the lowest and the highest run, or
-the two at one end. Those campaigns now carry OUTLIERS in 40 of 40 (both kinds, both patterns); clean ones still in
-0 of 40. Of 20,000 seeded sides of 4 (log-normal noise; median of 3 seeds): clean ones hold two strays at 5% and 10%
-noise in 0%, 20% in 0.03%, 30% in 1.3%; two runs 3x off are found in 98-100% (both one way or one each way, 2% and
-10% noise), 10x off in all, 2x off in 18-31% (twice the others' median is the edge by construction).
+or half it) and ``SPREAD`` (3) times the others' range (log values; few_runs.beyond, exactly at the bound is within).
+The two are the lowest and the highest run, or the two at one end. Those campaigns now carry OUTLIERS in 40 of 40
+(both kinds, both patterns); clean ones still in 0 of 40. Of 20,000 seeded sides of 4 (log-normal noise; median of 3
+seeds): clean ones hold two strays at 5% and 10% noise in 0%, 20% in 0.03%, 30% in 1.3%; two runs 3x off are found in
+98-100% (both one way or one each way, 2% and 10% noise), 10x off in all, 2x off in 18-31% (the edge by construction).
 
-When the side splits into two pairs each of which passes against the other ([1000, 1010, 10000, 10100]), 4 runs
-cannot tell two strays from two modes: the pair farther from the other side's median (log values) is reported and
-``split_text`` says so; the side's median lies between the pairs and describes neither. Without another side to
-tell them by (or equally far from it) nothing is reported and the side keeps the few-runs note.
+When the two at each end both pass against the other two ([1000, 1010, 10000, 10100]), the side split into two
+pairs (``pairs_of``): two strays, or a real level and two strays, or two modes, which 4 runs cannot tell apart. No
+pair is reported as outliers: choosing the pair farther from the other side's median (as first done) flagged the real
+level whenever the side had moved (pod [3000, 3050, 1000, 1010] beside a host near 1000: the 3000s, in 5,000 of 5,000
+seeded sides), and when both sides drew on one two-level metric a 1% difference chose each side's pair, reading as a
+difference that was not there. cell_analysis reports such a side as BIMODAL instead (its two pairs' medians in place
+of its median, no ratio: the median lies between the pairs and describes neither), naming both pairs and no culprit.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from podtax_analyzer.celldata import Side
-from podtax_analyzer.stats.few_runs import FAR, SPREAD, few_to_check
+from podtax_analyzer.stats.few_runs import FAR, SPREAD, beyond, few_to_check
 from podtax_analyzer.stats.outliers import CUTOFF
-from podtax_analyzer.wording import fmt_value, side_name
+
+_NONE = (np.zeros(0, dtype=np.int64), np.zeros(0))
 
 
-def _beyond(lx: np.ndarray, strays: list[int]) -> np.ndarray | None:
+@dataclass(frozen=True)
+class Pairs:
+    """A side of 4 measured runs split into two pairs: ``low`` and ``high``, their medians; ``boundary``, a value
+    between them (the geometric mean of the low pair's top and the high pair's bottom)."""
+
+    low: float
+    high: float
+    boundary: float
+
+    @property
+    def apart(self) -> float:
+        """How many times the high pair's median is the low pair's."""
+        return self.high / self.low
+
+
+def _scores(lx: np.ndarray, strays: list[int]) -> np.ndarray | None:
     """Scores (in bounds: beyond 1) of ``strays`` against the other runs of ``lx``; None when either lies within."""
     rest = np.delete(lx, strays)
     bound = max(FAR, SPREAD * float(np.ptp(rest)))
     dev = lx[strays] - float(np.median(rest))
-    return dev / bound if bool((np.abs(dev) > bound).all()) else None
+    return dev / bound if all(beyond(float(d), bound) for d in dev) else None
 
 
-def pair_of(x: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """The indices of two strays of the side ``x`` (4 positive finite values, few_to_check), their scores in bounds
-    (signed; beyond 1), and whether the side split into two pairs that both passed (the one reported chosen by the
-    ``other`` side's values). Empty indices when there are none, or when no other side tells a split apart."""
-    none = (np.zeros(0, dtype=np.int64), np.zeros(0), False)
+def _judged(x: np.ndarray) -> tuple[np.ndarray, dict[str, tuple[list[int], np.ndarray]]] | None:
+    """The indices of the finite runs of ``x`` and, of the sets of two (the ends, the low end, the high end, as
+    indices into those runs) that pass against the other two, each set and its scores; None unless 4 runs are
+    measured, all positive (few_to_check)."""
     x = np.asarray(x, dtype=float)
-    if len(x) != 4 or not few_to_check(x):
-        return none
-    lx = np.log(x)
+    at = np.flatnonzero(np.isfinite(x))
+    if len(at) != 4 or not few_to_check(x[at]):
+        return None
+    lx = np.log(x[at])
     order = np.argsort(lx, kind="stable")
     ends = {"both": [int(order[0]), int(order[3])], "low": [int(order[0]), int(order[1])],
             "high": [int(order[2]), int(order[3])]}
-    passed = {k: s for k, idx in ends.items() if (s := _beyond(lx, idx)) is not None}
-    if not passed:
-        return none
-    if len(passed) == 1:
-        (k, s), = passed.items()
-        return np.array(sorted(ends[k]), dtype=np.int64), s[np.argsort(ends[k])], False
-    o = np.asarray(other, dtype=float)
-    o = o[np.isfinite(o)]
-    if not len(o) or not (o > 0).all():
-        return none
-    centre = float(np.median(np.log(o)))
-    far = {k: abs(float(np.median(lx[ends[k]])) - centre) for k in passed}
-    first, second = sorted(far, key=far.__getitem__, reverse=True)[:2]
-    if math.isclose(far[first], far[second], rel_tol=1e-9):  # halfway (log values): nothing tells them apart
-        return none
-    return np.array(sorted(ends[first]), dtype=np.int64), passed[first][np.argsort(ends[first])], True
+    return at, {k: (idx, s) for k, idx in ends.items() if (s := _scores(lx, idx)) is not None}
 
 
-def pair_z(x: np.ndarray, z: np.ndarray, other: np.ndarray, cutoff: float = CUTOFF) -> np.ndarray:
+def pair_of(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The indices (into ``x``) of two strays of a side of 4 measured runs (few_to_check; a NaN beside them is left
+    out) and their scores in bounds (signed; beyond 1). Empty when there are none, or when the side split into two
+    pairs (pairs_of): 4 runs cannot tell which pair strayed."""
+    judged = _judged(x)
+    if judged is None or len(judged[1]) != 1:  # none passed, or both ends did: a split (module doc)
+        return _NONE
+    at, passed = judged
+    (idx, s), = passed.values()
+    keep = np.argsort(at[idx])
+    return at[idx][keep], s[keep]
+
+
+def pairs_of(x: np.ndarray) -> Pairs | None:
+    """The two pairs of a side of 4 measured runs when the two at each end pass against the other two (module doc),
+    else None."""
+    judged = _judged(x)
+    if judged is None or not {"low", "high"} <= judged[1].keys():
+        return None
+    v = np.sort(np.asarray(x, dtype=float)[judged[0]])
+    return Pairs(float(np.median(v[:2])), float(np.median(v[2:])), float(np.sqrt(v[1] * v[2])))
+
+
+def pair_z(x: np.ndarray, z: np.ndarray, cutoff: float = CUTOFF) -> np.ndarray:
     """``z`` (few_runs_z's scores of the side ``x``) with two strays (pair_of) scored beyond ``cutoff`` (cutoff times
     their distance in bounds), so they are reported as outliers; unchanged when there are none."""
-    idx, scores, _ = pair_of(x, other)
+    idx, scores = pair_of(x)
     if not len(idx):
         return z
     z = np.array(z, dtype=float)
     z[idx] = cutoff * scores
     return z
-
-
-def split_text(side: Side, other: Side, pair: tuple[str, str], unit: str) -> str | None:
-    """The cell's warning when ``side`` split into two pairs (pair_of; ``pair``: the cell's baseline and candidate
-    environments, which name the sides), else None."""
-    x = np.asarray(side.values, dtype=float)
-    idx, _, split = pair_of(x, other.values)
-    if not split:
-        return None
-    name, other_name = side_name(side.env, pair), side_name(other.env, pair)
-    kept, strays = float(np.median(np.delete(x, idx))), float(np.median(x[idx]))
-    return (f"The {name} side's 4 runs form two pairs {max(strays / kept, kept / strays):.1f} times apart (near "
-            f"{fmt_value(kept, unit)} and {fmt_value(strays, unit)} {unit}): two strays or two modes, which 4 runs "
-            f"cannot tell apart; the pair farther from the {other_name} median is reported as outliers, and the "
-            f"{name} median lies between the pairs, describing neither (add runs)")
