@@ -99,7 +99,9 @@ def test_each_mode_is_judged_by_the_cutoff_of_its_own_count():
     assert list(cutoffs_within(x, 1500.0)) == [3.5] * 12
     assert list(outlier_indices(x, boundary=1500.0)) == [2]
     assert list(cutoffs_within(np.r_[x, 2000 * (1 + rng.normal(0, 0.005, 4))], 1500.0)) == [3.5] * 6 + [6.0] * 10
-    a = analyze(_sides(1500 * (1 + rng.normal(0, 0.005, 12)), x), threshold=0.01, seed=0)
+    # the modes taken in turns: 6 runs at 1000 then 6 at 2000 in run order are a step while the campaign ran (DRIFT)
+    turns = x[[0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]]
+    a = analyze(_sides(1500 * (1 + rng.normal(0, 0.005, 12)), turns), threshold=0.01, seed=0)
     assert "BIMODAL" in a.flag_details and [o.value for o in a.fields["outliers"]] == [1220.0]
     assert "(outlier score above 3.5)" in a.flag_details["OUTLIERS"]  # modes of 6: ESD on log values
     assert "lies far from its mode's median" in a.flag_details["OUTLIERS"]  # the side's lies between the modes
