@@ -252,7 +252,7 @@ def _span(spans: dict[tuple[Any, str], list[float]], group: Any, direction: str,
 
 
 def _staggered(spans: dict[tuple[Any, str], list[float]]) -> list[str]:
-    """STAGGERED, as the text report's (fio_text._staggered): fio's group figure is its bytes over its longest
+    """STAGGERED, as the text report's (fio_groups.staggered): fio's group figure is its bytes over its longest
     job's runtime (what `Run status group N` prints; startdelay makes the span longer still, never shorter); a
     sum of the jobs' rates over 3% above it means the jobs did not all run side by side."""
     flags = []

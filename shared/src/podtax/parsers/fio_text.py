@@ -25,7 +25,6 @@ from podtax.parsers.base import (
     holds,
     parse_int,
     percentile_label,
-    size_bytes,
     to_number,
 )
 from podtax.parsers.fio_flags import (
@@ -47,10 +46,10 @@ from podtax.parsers.fio_flags import (
     rate_flag,
     rounded_runtime,
     said,
-    staggered_flag,
     verify_failed,
     verify_flag,
 )
+from podtax.parsers.fio_groups import POWER, STATUS, STATUS_WORD, io_kib, kib, staggered
 from podtax.parsers.stressng_names import slug
 
 _JOB = re.compile(r"^(\S.*?): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")  # `rr:4k: (groupid=`
@@ -67,17 +66,12 @@ _PCT_HEAD = re.compile(r"^(c?lat) percentiles \((nsec|usec|msec)\):")  # lat: `-
 _PCT = re.compile(r"(?<![\d.])(\d{1,3}\.\d{1,6})th=\[\s*(\d+)\]")  # bounded: a run of 5,000 digits scanned in O(n^2)
 _STARTING = STARTING  # `Starting 4 processes`
 _JOBS = re.compile(r"^[ \t]*\S[^\n]*?: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", re.M)  # each report's job count
-_STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
-_STATUS_WORD = "Run status group "  # on each line _STATUS matches (see base.at_line_starts: 1 µs, not 11, in 3 KiB)
 # `--unified_rw_reporting=both`: fio 3.33 prints the mixed section's rates as zeros without units
 _MIXED_UNPRINTED = re.compile(r"^mixed\s*: IOPS=0, BW=0 \(0\)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 # `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...`, `issued    : total=r=54217/w=13770/d=0` (2.x)
 # and `issued r/w: total=256/0, short=0/0` (1.x)
 _ISSUED = re.compile(r"^issued\s*(?:rwts?|r/w)?\s*: total=(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)(?:[,/](?:d=)?([0-9]+))?")
-# A group's summary line, fio 3 (`READ: bw=41.3MiB/s (43.3MB/s), ...`) and 2 (`READ: io=..., aggrb=1023KB/s, ...`)
-_GROUP_BW = re.compile(r"^[ \t]*(READ|WRITE|TRIM|MIXED): (?:bw=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s|io=[^,\n]*, "
-                       r"aggrb=([\d.]+) ?([KMGT]?i?B)/s)", re.M)
 # a rate cap: a job file's `rate_iops=350,150` (or rate, rate_min...), the command line's `--rate_iops=5`, or the
 # progress line's `, 0-5000 IOPS: [`
 _RATE = re.compile(r"(?:^[ \t]*|--)((?:rate|rate_iops|rate_min|rate_iops_min)[ \t]*=[ \t]*[0-9][^\s#;]*)"
@@ -88,20 +82,13 @@ _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ", "issued")  # how the
 # fio 3's job line ends `(4096KiB/34msec)`, its group line `io=8192KiB (8389kB), run=34-36msec`
 _SPAN = re.compile(r"\(([\d.]+)([kKMGTP]?)(i?)B/([0-9]{1,12})msec\)")
 _RUNT = re.compile(r"runt=\s*([0-9]{1,12})msec")  # fio 2's job runtime: `read : io=..., iops=92042, runt=  178msec`
-_GROUP_IO = re.compile(r"io=([\d.]+)([kKMGTP]?)(i?)B[^,\n]*, run=[0-9]{1,12}-([0-9]{1,12})msec")
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-_POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 
 def _rate_in(text: str) -> str:
     m = _RATE.search(text) if holds(text, "rate") or holds(text, " IOPS: [") else None
     return "" if m is None else m.group(1) or f"{m.group(2)} IOPS at most"
-
-
-def _kib(value: str, unit: str) -> float:
-    factor = size_bytes("1" + unit.replace("B", "").replace("i", ""))
-    return to_number(value) * (factor or 1.0) / 1024
 
 
 def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
@@ -200,17 +187,17 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             direction = m.group(1)
             figures[f"{direction}_iops"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)]
             figures[f"{direction}_bw"] = to_number(m.group(4)) * (1024 if m.group(6) else 1000) \
-                ** _POWER[m.group(5)] / (8192 if m.group(0)[-5] == "b" else 1024)  # unit_base=1: `12.5Gibit/s`
+                ** POWER[m.group(5)] / (8192 if m.group(0)[-5] == "b" else 1024)  # unit_base=1: `12.5Gibit/s`
             span = _SPAN.search(line, m.end())
             if span:
                 runtimes[(len(jobs), direction)] = int(span.group(4))
             if span and span.group(4) != "0":  # `(4096KiB/34msec)`: finer than the rate's 3 digits
-                spans[(len(jobs), direction)] = _io_kib(span) * 1000 / int(span.group(4))
+                spans[(len(jobs), direction)] = io_kib(span) * 1000 / int(span.group(4))
             continue
         m = _OLD.match(line) if at_direction else None
         if m:
             direction = m.group(1)
-            figures[f"{direction}_bw"] = _kib(m.group(2), m.group(3))
+            figures[f"{direction}_bw"] = kib(m.group(2), m.group(3))
             printed[(len(jobs), direction)] = -1 if "i" in m.group(3) else "_KMGT".find(m.group(3)[0])
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
             if runt := _RUNT.search(line, m.end()):
@@ -264,8 +251,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                                              "reports are cumulative, so they must not be added; keep the last "
                                              "one, or rerun without --status-interval")
     # one `Run status group N (all jobs):` per group and run (counted first: most logs have one group)
-    statuses = [m.group(1) for m in at_line_starts(_STATUS, text, _STATUS_WORD)] \
-        if text.count(_STATUS_WORD) > 1 else []
+    statuses = [m.group(1) for m in at_line_starts(STATUS, text, STATUS_WORD)] \
+        if text.count(STATUS_WORD) > 1 else []
     if len(statuses) > len(set(statuses)):  # two runs, the second's `fio-<version>` line lost
         raise ParseFailure("unknown-format", f"this log holds several fio runs (`Run status group "
                                              f"{statuses[0]}` printed {statuses.count(statuses[0])} times); "
@@ -328,7 +315,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if groups > 1:
         flags.append(groups_flag(groups))
     if len(jobs) > 1:
-        flags += _staggered(text, jobs, spans, decimal)
+        flags += staggered(text, jobs, spans, decimal)
     if suspect:
         flags.append(latency_flag(suspect))
     if verified:
@@ -339,56 +326,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
         flags.append(jobs_flag(max(reported, len(jobs))))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
-
-
-def _io_kib(m: re.Match[str]) -> float:
-    """KiB of an `io=` figure matched as (number, power, `i`)."""
-    return to_number(m.group(1)) * (1024 if m.group(3) else 1000) ** _POWER[m.group(2)] / 1024
-
-
-def _staggered(text: str, jobs: list[tuple[str, str, dict[str, float]]], spans: dict[tuple[int, str], float],
-               decimal: set[str]) -> list[str]:
-    """A flag when fio's own summary of a group (`Run status group N`: its bytes over the span from the
-    first job's start to the last one's end) is over 3% below the sum of its jobs' rates: the jobs did not
-    all run at once (startdelay, different runtimes), so the sum overstates what ran side by side. Where
-    fio 3 prints each job's KiB and runtime (`(4096KiB/34msec)`) and the group's (`io=8192KiB ...,
-    run=34-36msec`), the jobs' rates and the group's KiB over its longest runtime come from those, as the JSON
-    parser's do (the rates' 3 digits tipped a run 2.9% apart in JSON over 3% in text); fio's group rate is
-    kept when it is lower beyond its rounding (startdelay: a span longer than any job's runtime). A fio 2 group in
-    `decimal` printed its `aggrb` in powers of 1000 (fio_kb_base), as its jobs' rates."""
-    flags = []
-    sums: dict[tuple[str, str], float] = {}  # (group, direction) -> the jobs' summed rate
-    members: dict[tuple[str, str], list[int]] = {}  # (group, direction) -> its jobs' numbers from 1
-    for i, (_, group, f) in enumerate(jobs, 1):
-        for key, value in f.items():
-            if key.endswith("_bw"):
-                d = key[:-3]
-                sums[(group, d)] = sums.get((group, d), 0.0) + value
-                members.setdefault((group, d), []).append(i)
-    exact_sums = {key: sum(spans[(i, key[1])] for i in ids) for key, ids in members.items()
-                  if all((i, key[1]) in spans for i in ids)}  # every job's KiB over its runtime printed
-    starts = list(at_line_starts(_STATUS, text, _STATUS_WORD))  # _STATUS.finditer, tried at lines holding the word
-    for k, m in enumerate(starts):  # a group's block: to its blank line, or the next group's line (none: damaged)
-        after = starts[k + 1].start() if k + 1 < len(starts) else len(text)
-        end = text.find("\n\n", m.end(), after)
-        for line in _GROUP_BW.finditer(text, m.end(), end if end >= 0 else after):
-            direction = line.group(1).lower()
-            if line.group(2):
-                fio = to_number(line.group(2)) * (1024 if line.group(4) else 1000) ** _POWER[line.group(3)] \
-                    / (8192 if line.group(0)[-5] == "b" else 1024)
-            else:
-                fio = fio_kb_base.group_rate(_kib(line.group(5), line.group(6)), line.group(6), m.group(1) in decimal)
-            total = sums.get((m.group(1), direction), 0.0)
-            eol = text.find("\n", line.end())
-            io = _GROUP_IO.search(text, line.end(), eol if eol >= 0 else len(text))
-            if io and io.group(4) != "0" and (m.group(1), direction) in exact_sums:
-                exact = _io_kib(io) * 1000 / int(io.group(4))  # over the longest runtime, as the JSON parser's
-                fio = fio if fio and fio < 0.99 * exact else exact  # below beyond rounding: a longer span (startdelay)
-                total = exact_sums[(m.group(1), direction)]
-            if fio and total > fio * 1.03:
-                flags.append(staggered_flag(f"fio's summary of group {m.group(1)} gives {direction} bw={fio:.0f} "
-                                            "KiB/s", total))
-    return flags
 
 
 def _drop_inconsistent(jobs: list[tuple[str, str, dict[str, float]]], lats: dict[tuple[int, str], float]) -> list[str]:
