@@ -38,10 +38,19 @@ def image_missing(body: Any) -> None:
     body["metadata"].setdefault("annotations", {})["podtax.io/sim-image-pull-error"] = "not found"
 
 
+def init_then_image_missing(body: Any) -> None:
+    """A mutating webhook's injected init container (a mesh's `istio-init`), then the container's image missing."""
+    body["spec"]["initContainers"] = [{"name": "mesh-init", "image": "mesh/init:1"}]
+    image_missing(body)
+
+
 @pytest.mark.parametrize("change,lacked,said", [
     (no_such_node, "not scheduled after", "the pod said: Unschedulable: 0/1 nodes are available: 1 node(s) didn't "
                                           "match Pod's node affinity/selector"),
     (image_missing, "not started after", 'the pod said: container pod: ImagePullBackOff: Back-off pulling image "'),
+    # the init container ran to completion before the image pull failed: Initialized, and its Completed is no hold
+    (init_then_image_missing, "not started after",
+     'the pod said: container pod: ImagePullBackOff: Back-off pulling image "'),
 ])
 def test_a_pod_never_ready_is_given_up_with_the_pods_own_reason(kubesim_factory: Any, run_cp: Any,
                                                                  monkeypatch: pytest.MonkeyPatch, change: Any,
@@ -51,8 +60,10 @@ def test_a_pod_never_ready_is_given_up_with_the_pods_own_reason(kubesim_factory:
     tl = run_cp(spec("pod-startup", count=12, concurrency=4, timeout=20), kube=sim)
     failed = {n: r.error for n, r in tl.objects.items() if r.error}
     assert list(failed) == [n for n in tl.objects if n.endswith("-0003")], failed
-    reason = failed.popitem()[1] or ""
-    assert lacked in reason and said in reason, reason
+    name, reason = failed.popitem()
+    assert lacked in (reason or "") and said in (reason or ""), reason
+    if change is init_then_image_missing:  # a kubelet pulls the containers' images once the init containers are done
+        assert "initialized" in tl.objects[name].t, tl.objects[name].t
     assert tl.left_behind == 0 and leftovers(sim.kubeconfig) == []
     values = parser.parse(tl.jsonl(), "pod-startup", {"count": 12}).values()
     assert values["objects_ok"] == 11 and values["errors"] == 1
@@ -77,6 +88,13 @@ def test_a_run_whose_pods_are_all_unschedulable_says_why_in_its_abort(kubesim_fa
     ({"phase": "Running", "containerStatuses": [{"name": "pod", "restartCount": 1, "state": {"terminated": {
         "exitCode": 137, "reason": "OOMKilled"}}}]},
      "the pod said: container pod: terminated, exit code 137: OOMKilled (1 restarts)"),
+    ({"phase": "Pending", "initContainerStatuses": [{"name": "mesh-init", "state": {"terminated": {
+        "exitCode": 0, "reason": "Completed"}}}], "containerStatuses": [{"name": "pod", "state": {"waiting": {
+            "reason": "ErrImagePull", "message": "not found"}}}]},
+     "the pod said: container pod: ErrImagePull: not found"),  # an init container done holds nothing up
+    ({"phase": "Pending", "initContainerStatuses": [{"name": "mesh-init", "restartCount": 2, "state": {
+        "terminated": {"exitCode": 1, "reason": "Error"}}}]},
+     "the pod said: container mesh-init: terminated, exit code 1: Error (2 restarts)"),  # one that failed does
     ({"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."},
      "the pod said: pod Failed: Evicted: The node was low on resource: memory."),
     ({"phase": "Pending", "containerStatuses": [{"name": "pod", "state": {"waiting": {

@@ -136,9 +136,12 @@ class Kubelet:
         self.handles.setdefault(uid, []).append(handle)
 
     def _sim_pull_failed(self, pod: Obj) -> None:
-        """A kubelet's pod whose images do not pull: the sandbox is up (PodReadyToStartContainers), each container
-        waits ErrImagePull with the pull's error, then ImagePullBackOff; the pod stays Pending, never Ready."""
+        """A kubelet's pod whose images do not pull: the sandbox is up (PodReadyToStartContainers), its init
+        containers (whose images pulled) ran to completion first (Initialized True: a kubelet pulls a container's
+        image only once the init containers are done), then each container waits ErrImagePull with the pull's error,
+        then ImagePullBackOff; the pod stays Pending, never Ready."""
         error = (pod["metadata"].get("annotations") or {}).get(A_PULL) or "not found"
+        self.mark_initialized(pod)
 
         def waiting(reason: str, message: Callable[[str], str]) -> Callable[[Obj], None]:
             def change(p: Obj) -> None:

@@ -54,7 +54,8 @@ def held_by(obj: Obj) -> str | None:
     """What a pod not yet Ready says holds it, in its own words: PodScheduled False's reason and message
     (`Unschedulable: 0/3 nodes are available: ...`), a container's waiting reason other than starting
     (`ImagePullBackOff: Back-off pulling image ...`, `CrashLoopBackOff: ...`, with its restarts) or its terminated
-    state, else a pod Failed or Succeeded; None when it says nothing."""
+    state (not an init container's exit code 0, Completed: done, as a mesh's injected `istio-init` is before the
+    containers' images pull), else a pod Failed or Succeeded; None when it says nothing."""
     status = obj.get("status") or {}
 
     def words(*parts: object) -> str:
@@ -64,10 +65,13 @@ def held_by(obj: Obj) -> str | None:
     for c in status.get("conditions") or []:
         if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason"):
             said = words(c["reason"], c.get("message"))
-    statuses = [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
-    for s in statuses if said is None else []:
+    inits = status.get("initContainerStatuses") or []
+    statuses = [*inits, *(status.get("containerStatuses") or [])]
+    for i, s in enumerate(statuses if said is None else []):
         state, restarts = s.get("state") or {}, s.get("restartCount") or 0
         waiting, ended = state.get("waiting") or {}, state.get("terminated") or {}
+        if i < len(inits) and ended.get("exitCode") == 0:  # an init container done (Completed) holds nothing up
+            continue
         if waiting.get("reason") and waiting["reason"] not in _STARTING:
             said = words(f"container {s.get('name')}", waiting["reason"], waiting.get("message"))
         elif ended:
