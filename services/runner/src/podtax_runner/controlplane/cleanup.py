@@ -26,6 +26,7 @@ from podtax_runner.controlplane.common import (
     timed_out,
 )
 from podtax_runner.controlplane.kubeapi import ATTEMPTS, Kube, Obj
+from podtax_runner.controlplane.pv_owner import bound_to, claimed_by, made_by_hand, provisioned
 from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.retry import brief, transient
 
@@ -39,10 +40,6 @@ REFUSED = "not deleted: its delete was refused:"  # then the answer (`refused`)
 WHY = {HUNG: "its delete got no answer in time; it may stay",
        UNSENT: "not tried: the wait ran out (deletes that got no answer held it)"}
 T = TypeVar("T")
-PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner made (by its name): only those go
-# set on a PV by the PV controller when it writes the claimRef (a static bind), never by an external provisioner,
-# which writes the claimRef when it creates the PV (the in-tree ones, named kubernetes.io/..., set it too)
-BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 MADE_BEFORE = "made beforehand, not by a provisioner"  # how a PV the cleanup leaves to its owner is said (made_before)
 
 
@@ -145,37 +142,6 @@ def _state(obj: Obj) -> str:
     if meta.get("deletionTimestamp"):
         return f"deleting, held by finalizers {', '.join(meta.get('finalizers') or []) or '(none)'}"
     return "not deleted: still listed"
-
-
-def provisioned(pv: Obj) -> bool:
-    """A PV a provisioner made for the claim it is bound to, not one made beforehand that a podtax claim bound
-    (Kubernetes matches an Available PV before it provisions, whatever the class: pv_controller.go
-    syncUnboundClaim): made_by_hand says why not. A cleanup deletes and waits for the first kind only."""
-    return not made_by_hand(pv)
-
-
-def made_by_hand(pv: Obj) -> str:
-    """Why `pv` was there before the claim it is bound to ('' when a provisioner made it for that claim): no
-    PROVISIONED_BY (made by hand), or BOUND_BY_CONTROLLER "yes" from an external provisioner: the PV controller
-    wrote its claimRef (bindVolumeToClaim), so it was Available before, as a Retained PV an administrator freed for
-    reuse by removing its claimRef (it keeps the annotation of the provisioner that made it for an earlier claim)."""
-    notes = (pv.get("metadata") or {}).get("annotations") or {}
-    by = notes.get(PROVISIONED_BY)
-    if not by:
-        return f"no {PROVISIONED_BY}"
-    if notes.get(BOUND_BY_CONTROLLER) == "yes" and not by.startswith("kubernetes.io/"):
-        return f"made by {by} for an earlier claim, then bound by the PV controller: {BOUND_BY_CONTROLLER}"
-    return ""
-
-
-def _claimed_by(pv: Obj, claims: set[tuple[str, str]]) -> bool:
-    ref = (pv.get("spec") or {}).get("claimRef") or {}
-    return (ref.get("namespace"), ref.get("name")) in claims
-
-
-def _bound_to(pv: Obj, claims: set[tuple[str, str]]) -> bool:
-    """A PV of one of `claims` that its provisioner will delete (reclaim policy Delete)."""
-    return _claimed_by(pv, claims) and (pv.get("spec") or {}).get("persistentVolumeReclaimPolicy") == "Delete"
 
 
 def _orphans(kube: Kube, namespace: str | None, selector: str, claims: set[tuple[str, str]]) -> tuple[
@@ -314,10 +280,10 @@ def kubernetes(kube: Kube, namespace: str | None, selector: str, wait_s: float =
         if deleted or volumes:
             pvs = _listed(out, "the persistent volumes of the deleted claims", unknown, lambda: [
                 pv for pv in kube.call("list", core.list_persistent_volume).get("items") or []
-                if _claimed_by(pv, deleted) or pv["metadata"]["name"] in volumes])
+                if claimed_by(pv, deleted) or pv["metadata"]["name"] in volumes])
         # a PV made beforehand is not waited for: it is not deleted (Failed, or Released), and not the run's to delete
         stayed = None if pvs is None else [pv for pv in pvs if provisioned(pv) and (
-            _bound_to(pv, deleted) or pv["metadata"]["name"] in volumes)]
+            bound_to(pv, deleted) or pv["metadata"]["name"] in volumes)]
         kept = [pv for pv in pvs or [] if not provisioned(pv) and pv["metadata"]["name"] not in made_names]
         left = sum(len(items) for items in found if items is not None)
         out.kept = len(kept) + len(made)

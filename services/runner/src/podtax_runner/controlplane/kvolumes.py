@@ -15,7 +15,7 @@ from typing import Any
 from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
-from podtax_runner.controlplane import cleanup, kclasses, kconsumers, kevents
+from podtax_runner.controlplane import cleanup, kclasses, kconsumers, kevents, pv_owner
 from podtax_runner.controlplane.common import (
     CALL_ERRORS,
     KIND,
@@ -157,7 +157,7 @@ class VolumeChurnK8s(ObjectChurn):
             self.tl.mark(claim, "pv_gone", at)
             return
         self.pv_of.setdefault(claim, meta.get("name", ""))
-        if (why := cleanup.made_by_hand(obj)) and claim not in self.made_before:
+        if (why := pv_owner.made_by_hand(obj)) and claim not in self.made_before:
             self._bound_made_before(claim, meta.get("name", ""), why)
         self.tl.mark(claim, "pv_created", at)
         self.tl.server(claim, "pv_created", meta.get("creationTimestamp"))
