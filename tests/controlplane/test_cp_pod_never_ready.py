@@ -69,6 +69,35 @@ def test_a_pod_never_ready_is_given_up_with_the_pods_own_reason(kubesim_factory:
     assert values["objects_ok"] == 11 and values["errors"] == 1
 
 
+def test_a_pod_stuck_creating_is_given_up_with_its_newest_event(kubesim_factory: Any, run_cp: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod scheduled whose containers never start and whose status says nothing but ContainerCreating (a volume
+    that does not mount, a sandbox not set up): its newest event says why, as `kubectl describe pod` shows it."""
+    sim = kubesim_factory(cluster(), kubelet="simulated")
+    api = sim.emulator.api
+    real = api.create
+
+    def create(res: Any, ns: str, body: Any) -> Any:  # FAULT INJECTION: pod 3 never starts, a kubelet's Warning on it
+        name = body["metadata"]["name"]
+        stuck = res.kind == "Pod" and name.endswith("-0003")
+        if stuck:
+            body["metadata"].setdefault("annotations", {})["podtax.io/sim-start-seconds"] = "inf"
+        made = real(res, ns, body)
+        if stuck:
+            api.record_event(made, "FailedMount", 'MountVolume.SetUp failed for volume "data" : rpc error: code = '
+                             "DeadlineExceeded", "Warning", component="kubelet")
+        return made
+
+    monkeypatch.setattr(api, "create", create)
+    tl = run_cp(spec("pod-startup", count=12, concurrency=4, timeout=20), kube=sim)
+    failed = {n: r.error or "" for n, r in tl.objects.items() if r.error}
+    assert list(failed) == [n for n in tl.objects if n.endswith("-0003")], failed
+    reason = failed.popitem()[1]
+    assert "not started after" in reason and "its newest event: FailedMount: MountVolume.SetUp failed" in reason, \
+        reason
+    assert tl.left_behind == 0 and leftovers(sim.kubeconfig) == []
+
+
 def test_a_run_whose_pods_are_all_unschedulable_says_why_in_its_abort(kubesim_factory: Any, run_cp: Any,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     sim = kubesim_factory(cluster(), kubelet="simulated")

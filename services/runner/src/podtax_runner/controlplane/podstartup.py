@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes.client.rest import ApiException
 from podtax.templates import PodStartup, VolumeChurn
 
-from podtax_runner.controlplane import cleanup
+from podtax_runner.controlplane import cleanup, kevents
 from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, resync, stored_before
 from podtax_runner.controlplane.kvolumes import claim_manifest
@@ -93,6 +93,8 @@ class PodStartupRun(ObjectChurn):
         self.pods = set(self.names)
         self.failures: Counter[str] = Counter()
         self.said: dict[str, str | None] = {}  # pod -> what it last said holds it (held_by), while not Ready
+        self.uid: dict[str, str] = {}  # pod -> the uid its create answered (events of other uids are ignored)
+        self.events = kevents.Events(kube, self.ns)
         self.lock = threading.Lock()
         self.watcher: Watcher | None = None
         for n in self.names:
@@ -184,8 +186,23 @@ class PodStartupRun(ObjectChurn):
                     raise
             self.tl.mark(name, "api_accepted")
             self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
+            if uid := (obj.get("metadata") or {}).get("uid"):
+                with self.lock:
+                    self.uid[name] = uid
         except CALL_ERRORS as exc:
             self._error(name, "create", exc)
+
+    def held(self, names: list[str]) -> dict[str, str]:
+        """What holds each pod of `names`: what its status says (held_by); for those whose status says nothing (a
+        pod ContainerCreating: a volume that does not mount, a sandbox its network plugin does not set up, an image
+        still pulling), its newest event (FailedMount, FailedCreatePodSandBox, Pulling), from one events list
+        (kevents); those with neither left out."""
+        out = {n: w for n in names if (w := self.said.get(n))}
+        if rest := [n for n in names if n not in out]:
+            with self.lock:
+                uids = {n: self.uid[n] for n in rest if n in self.uid}
+            out.update(self.events.said(rest, "Pod", uids))
+        return {n: out[n] for n in names if n in out}
 
     def delete(self, name: str) -> None:
         self._delete(name, self.kube.core.delete_namespaced_pod)
@@ -221,8 +238,7 @@ class PodStartupRun(ObjectChurn):
                 poller = threading.Thread(target=loop, name="podtax-cp-poller", daemon=True)
                 poller.start()
             pool(ctx, self.create, self.names, p.concurrency)
-            wait_for(ctx, self.tl, "start", self.not_ready, p.count,
-                     lambda names: {n: w for n in names if (w := self.said.get(n))})
+            wait_for(ctx, self.tl, "start", self.not_ready, p.count, self.held)
             pool(ctx, self.delete, self.names, p.concurrency)
             wait_for(ctx, self.tl, "delete", lambda: self.pending("gone", "delete_requested", "not deleted"), p.count)
         finally:
