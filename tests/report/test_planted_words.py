@@ -48,7 +48,7 @@ def url(tmp_path_factory):
     store.write_batch(_cell("retr", 1, TCP, *RETRANSMITS, [("retransmits", "count", False, float),
                                                        ("throughput_mbps", "Mbit/s", True,
                                                         lambda v: 10_000 + (v % 3))]))
-    # lost_percent 0 on every pod run, and on every host run: no ratio either way (cell_analysis._zero_median)
+    # lost_percent 0 on every pod run, and on every host run: no ratio either way (cell_sentences.zero_median)
     store.write_batch(_cell("zpod", 2, UDP, LOSS_POD, [0.0] * 10, [("lost_percent", "%", False, float)]))
     store.write_batch(_cell("zhost", 3, UDP, [0.0] * 10, LOSS_POD, [("lost_percent", "%", False, float)]))
     with serve(create_app(store)) as u:

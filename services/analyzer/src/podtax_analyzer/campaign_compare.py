@@ -185,7 +185,7 @@ def _why_no_ratio(c: CellComparison) -> str:
     withheld = [f for f in c.flags if f in fl.WITHHOLD_RATIO]
     pair = (c.baseline, c.candidate)
     zero = [side_name(env, pair) for env, m in ((c.baseline, c.host_median), (c.candidate, c.pod_median)) if m == 0]
-    if not withheld and zero:  # cell_analysis._zero_median
+    if not withheld and zero:  # cell_sentences.zero_median
         return f"the {' and '.join(zero)} {'median is' if len(zero) == 1 else 'medians are'} 0"
     if not withheld:
         return "it could not be computed (see its warnings)"

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field, replace
 import duckdb
 import numpy as np
 from podtax import templates
-from podtax.sides import change_word
 
 from podtax_analyzer import flags as fl
 from podtax_analyzer import object_flags as ofl
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
-from podtax_analyzer.cell_wording import descriptive_sentence, median_text, set_by_sentence, sides_text
+from podtax_analyzer.cell_sentences import bound_sentence, sentence, zero_median
+from podtax_analyzer.cell_wording import descriptive_sentence, set_by_sentence
 from podtax_analyzer.celldata import CellData
 from podtax_analyzer.report_models import CellComparison, OutlierOut
 from podtax_analyzer.run_ids import run_ids_at
@@ -36,20 +36,17 @@ from podtax_analyzer.stats.outliers import (
 from podtax_analyzer.stats.ranktest import mann_whitney
 from podtax_analyzer.stats.two_strays import pair_z, pairs_of
 from podtax_analyzer.stats.verdict import (
-    ALPHA,
     FASTER,
     INCONCLUSIVE,
     NO_DIFFERENCE,
     NOT_COMPARABLE,
     SET_BY_PARAMS,
     SLOWER,
-    change_phrase,
     decide,
-    direction,
     quotient_bound,
     side_bound,
 )
-from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
+from podtax_analyzer.wording import fmt_pct, fmt_ratio, side_name
 
 
 @dataclass
@@ -239,135 +236,9 @@ def fill_run_ids(con: duckdb.DuckDBPyConnection, analyses: list[Analysis]) -> No
             o.run_id = next(ids)
 
 
-def _sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None) -> str:
-    """The cell's sentence; ``group``: flags.second_group's phrase, said whatever the verdict (stats/verdict.py)."""
-    text = _verdict_sentence(f, verdict, threshold, correction, group)
-    if group and verdict in (FASTER, SLOWER, INCONCLUSIVE) and f["ratio"] is not None and group not in text:
-        text += f" Besides, {group}: a second group of runs that the median does not show."
-    return text
-
-
-def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
-    flags = f["flags"]
-    withheld = [name for name in fl.ORDER if name in flags and name in fl.WITHHOLD_RATIO]
-    if withheld:
-        return f["flag_details"][withheld[0]]
-    ratio, lo, hi, unit = f["ratio"], f["ci_low"], f["ci_high"], f["unit"]
-    pair = (f["baseline"], f["candidate"])
-    base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
-    sides = ""
-    if f["host_median"] is not None and f["pod_median"] is not None:
-        sides = sides_text(f, base, cand)
-    if not f["candidate"] and f["host_median"] is not None:  # a one-sided test (pod-startup)
-        return (f"Not comparable: one side only: {base} median {median_text(f, 'host')} {unit} over "
-                f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
-    why = f["flag_details"].get("INSUFFICIENT", "")
-    if verdict == NOT_COMPARABLE and why.startswith(fl.FEW_HEAD):  # runs too short for this percentile
-        return f"Not comparable: {why[0].lower()}{why[1:]}"
-    if verdict == NOT_COMPARABLE and "ERRORS" in flags and why:  # runs lost to failed objects
-        return f"Not comparable: {why[0].lower()}{why[1:]} {f['flag_details']['ERRORS']}"
-    if verdict == NOT_COMPARABLE:
-        return (f"Not comparable: {base} has {plural(f['n_host'], 'run')} and {cand} {plural(f['n_pod'], 'run')}; "
-                f"a ratio needs runs on both sides.")
-    if ratio is None:
-        return f"Inconclusive: no ratio could be computed ({sides or 'a side has no runs'})."
-    interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
-    p = f["p_adjusted"]
-    p_text = f"{p_text_of(p)} after {correction}" if p is not None else "no p-value"
-    band = fmt_pct(threshold)
-    if verdict in (FASTER, SLOWER):
-        head = f"{change_phrase(ratio, f['higher_is_better'], (base, cand), unit).capitalize()} than {base}"
-        return f"{head} (ratio {fmt_ratio(ratio)}, {interval}, {p_text}; {sides})."
-    if verdict == NO_DIFFERENCE:
-        # the interval lies inside the band: an equivalence statement, whether or not the test detects
-        # a (smaller) difference
-        if p is not None and p < ALPHA:
-            found = (f"a difference is detected ({p_text}, "
-                     f"{change_phrase(ratio, f['higher_is_better'], (base, cand), unit)}) "
-                     f"but it is smaller than ±{band}%")
-        else:
-            found = "no difference is detected"
-        return (f"Within ±{band}% (equivalent at this threshold): ratio {fmt_ratio(ratio)} with {interval}; "
-                f"{found} ({sides}).")
-    within = lo is not None and 1 - threshold <= lo and hi <= 1 + threshold
-    if "INSUFFICIENT" in flags:
-        why = f"too few runs for an interval, a p-value or a verdict (at least {fl.MIN_RUNS} a side are needed)"
-    elif "DRIFT" in flags:
-        why = ("the values drifted while the campaign ran, so the verdict is withheld (its interval assumes "
-               "runs that do not change over time)")
-    elif lo is None:
-        why = "no interval could be computed"
-    elif group and within:
-        why = (f"{group}: a second group of runs that the median does not show, so the cell is not called "
-               f"equivalent although the interval lies within ±{band}%")
-    elif p is None or p >= 0.05:
-        why = f"the rank test is not significant ({p_text}) yet the interval is not within ±{band}%"
-    else:
-        why = f"the interval crosses the ±{band}% band"
-    return (f"Inconclusive: {why}; ratio {fmt_ratio(ratio)} "
-            f"({change_phrase(ratio, f['higher_is_better'], (base, cand), unit)}), "
-            f"{interval} ({sides}).")
-
-
 def _side_bound(f: dict, key: str) -> frozenset[int]:
     """How a side's true median may lie from the shown one: larger (LOWER_BOUND), smaller (WATCH_GAP), both."""
     return side_bound(f[f"{key}_lower_bound"], f[f"{key}_upper_bound"])
-
-
-def _bound_sentence(cell: CellData, f: dict, withheld: str, correction: str, bound: frozenset[int]) -> str:
-    """Why a verdict (``withheld``) is not given: a side's median is only a lower or an upper bound
-    (stats/verdict.py's rule)."""
-    pair, unit = (f["baseline"], f["candidate"]), f["unit"]
-    larger = change_word(2.0, f["higher_is_better"], unit)  # a larger value: "slower" for a duration
-    smaller = change_word(0.5, f["higher_is_better"], unit)
-    parts = []
-    for side, key in ((cell.host, "host"), (cell.pod, "pod")):
-        if f[f"{key}_lower_bound"]:
-            fails = side.failures
-            lost = (f"{fails.failed} of its {fails.total_objects} objects never finished" if fails.error_runs
-                    else "some of its objects never finished")
-            parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only a lower bound (≥ "
-                         f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {lost}, so it may be {larger} than shown")
-        if f[f"{key}_upper_bound"]:
-            why = " and ".join(w for n, w in ((side.n_watch_gap, "timed it after a dropped watch"),
-                                              (side.n_held, "held a retry's wait in it")) if n)
-            runs = side.n_watch_gap + side.n_held
-            parts.append(f"{side_name(side.env, pair)}'s {f['metric']} is only an upper bound (≤ "
-                         f"{fmt_value(f[f'{key}_median'], unit)} {unit}): {runs} of its runs {why}, so it may be "
-                         f"{smaller} than shown")
-    cand = side_name(pair[1], pair)
-    no = ("no verdict either way" if len(bound) == 2 else "no verdict of no detectable difference"
-          if withheld == NO_DIFFERENCE else f"no verdict that {cand} is {withheld}")
-    p_text = f"{p_text_of(f['p_adjusted'])} after {correction}" if f["p_adjusted"] is not None else "no p-value"
-    return (f"Inconclusive: {'; '.join(parts)}; {no} (ratio {fmt_ratio(f['ratio'])}, 95% CI "  # decide's verdicts
-            f"{fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}, {p_text}).")             # all have a CI
-
-
-def _zero_median(cell: CellData, f: dict, correction: str) -> tuple[str, str] | None:
-    """The verdict and sentence of a cell with no ratio because a side's median is 0 (UDP runs that lost no
-    packet: lost_percent 0; the baseline's makes x/0, the candidate's a ratio of 0 with an interval of no
-    width), or None: both sides all 0 are equal; otherwise a significant rank test (p_adjusted < alpha) and
-    the medians' order say which side is worse, without a ratio or effect size."""
-    host, pod = f["host_median"], f["pod_median"]
-    if f["ratio"] is not None or 0.0 not in (host, pod) or None in (host, pod) or set(f["flags"]) & fl.BLOCKING \
-            or any(f[f"{s}_{b}_bound"] for s in ("host", "pod") for b in ("lower", "upper")) or not f["candidate"]:
-        return None
-    pair = (f["baseline"], f["candidate"])
-    base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
-    if not np.any(cell.host.values) and not np.any(cell.pod.values):
-        return NO_DIFFERENCE, (f"{cand.capitalize()} and {base} equal: every run of both sides measured 0 "
-                               f"{f['unit']} (no ratio of zeros).")
-    p = f["p_adjusted"]
-    if p is None or p >= ALPHA or pod == host:
-        return None
-    grew = 2.0 if pod > host else 0.5  # any ratio on the side of 1 the medians' order gives
-    zero = base if host == 0.0 else cand
-    sides = sides_text(f, base, cand)
-    word = change_word(grew, f["higher_is_better"], f["unit"])
-    said = (f"{cand.capitalize()} {word} than {base}" if word in (FASTER, SLOWER)  # else: a count or a level
-            else f"{cand.capitalize()}'s {f['metric']} {word} than {base}'s")
-    return direction(grew, f["higher_is_better"]), (
-        f"{said} (no ratio: the {zero} median is 0; {p_text_of(p)} after {correction}; {sides}).")
 
 
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
@@ -388,10 +259,10 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
         f["verdict"] = NOT_COMPARABLE
-    f["sentence"] = _sentence(f, f["verdict"], threshold, correction, group)
+    f["sentence"] = sentence(f, f["verdict"], threshold, correction, group)
     if f["verdict"] == INCONCLUSIVE and verdict != free:  # the bound withheld the verdict the figures give
-        f["sentence"] = _bound_sentence(a.cell, f, free, correction, bound)
-    if f["verdict"] == INCONCLUSIVE and (zero := _zero_median(a.cell, f, correction)):
+        f["sentence"] = bound_sentence(a.cell, f, free, correction, bound)
+    if f["verdict"] == INCONCLUSIVE and (zero := zero_median(a.cell, f, correction)):
         f["verdict"], f["sentence"] = zero
     if other_params and f["verdict"] == NOT_COMPARABLE:
         f["sentence"] = f"Not comparable: {other_params[0].lower()}{other_params[1:]}"

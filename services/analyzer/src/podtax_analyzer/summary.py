@@ -91,7 +91,7 @@ def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[
         return [SET_BY_PARAMS, *named]
     if c.verdict == "not comparable":  # runs on one side only
         return ["not comparable", *named]
-    if c.ratio is None:  # a side's median of 0 (cell_analysis._zero_median): a verdict, no ratio
+    if c.ratio is None:  # a side's median of 0 (cell_sentences.zero_median): a verdict, no ratio
         return named or ["no ratio"]
     if c.ratio <= 0:  # a negative median on one side (a median of 0 gives no ratio): no logarithm for the mean
         return named or ["a negative ratio, which no geometric mean can take"]
