@@ -27,7 +27,7 @@ tests:
   - test: sysbench-cpu
     params: {json.dumps(PARAMS)}
 repetitions: {{min: 2, max: 2}}
-timeout: 30
+timeout: 40  # a 1 s run and at least 30 s for its start-up (campaign: start_slack)
 """
 ROW = ("file,node,env,test,params,started_at,tool_version\n"
        f"old.log,{NODE},host,sysbench-cpu,{' '.join(f'{k}={v}' for k, v in PARAMS.items())},2024-03-01T10:00:00Z,\n")

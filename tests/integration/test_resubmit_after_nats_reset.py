@@ -30,7 +30,7 @@ tests:
   - test: sysbench-cpu
     params: {{threads: 1, max_prime: 2000, events: 0, time: 1}}
 repetitions: {{min: 2, max: 2}}
-timeout: 30
+timeout: 40  # a 1 s run and at least 30 s for its start-up (campaign: start_slack)
 """
 
 

@@ -30,12 +30,13 @@ from pydantic import (
 from podtax import campaign_limits, campaign_yaml, k8s_syntax, templates
 from podtax.config import capitals_problem
 from podtax.flags import MIN_RUNS
-from podtax.template_params import run_length
+from podtax.template_params import length_problem, run_length
 
 Env = Literal["host", "kubernetes", "nomad"]
 DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$"  # a campaign's name: a DNS label of at most 50
+MAX_TIMEOUT_S = 86400  # a run's timeout, seconds
 MAX_SPACING_S = 7 * 86400  # a longer spacing is a typo (and past ~8,000 years, a date the runner cannot compute)
 IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$"
 STORED = {"stored": True}  # validation context of a spec read back from the runner's KV (see _new_rule)
@@ -211,7 +212,7 @@ class Campaign(Strict):
     spacing: str = Field("back-to-back",
                          description="`back-to-back` or a period between runs on a node: 10m (at most 168h).")
     pod: PodSpec = Field(default_factory=PodSpec)
-    timeout: float = Field(600, gt=0, le=86400, description="Seconds before a run is killed.")
+    timeout: float = Field(600, gt=0, le=MAX_TIMEOUT_S, description="Seconds before a run is killed.")
     seed: int | None = Field(None, description="Seed of the randomized run order (random when unset).")
 
     @field_validator("timeout", mode="before")
@@ -284,15 +285,12 @@ class Campaign(Strict):
 
     @model_validator(mode="after")
     def _runs_end_before_timeout(self, info: ValidationInfo) -> Campaign:
-        """A run that lasts its timeout or longer is killed every time: its parameter and the timeout, named."""
+        """A run whose length leaves its timeout no room for start-up is killed: its parameter and the timeout."""
         for i, spec in enumerate(self.tests if _new_rule(info) else []):
             for combo in spec.combinations():
                 length = run_length(spec.test, templates.get(spec.test).validate(combo).model_dump())
-                if length and length[1] >= self.timeout:
-                    raise ParamError(f"{spec.test} runs {length[0]}={length[1]} s, but the campaign's timeout "
-                                     f"({self.timeout:g} s) kills a run at that age: every run would be killed; "
-                                     f"raise the campaign's timeout above {length[1]} s (with room for start-up) "
-                                     f"or lower the test's {length[0]}", "tests", i)
+                if length and (problem := length_problem(spec.test, *length, self.timeout, MAX_TIMEOUT_S)):
+                    raise ParamError(problem, "tests", i)
         return self
 
     @model_validator(mode="after")

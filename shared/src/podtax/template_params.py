@@ -177,7 +177,8 @@ class Fio(Params):
     direct: bool = True
     # whole seconds, at least 1: fio times each direction in whole ms rounded up, so 1 s keeps that error at 0.1%
     runtime: int = Field(10, ge=1, le=3600, description="Seconds fio runs (--time_based): each run lasts this long "
-                                                         "whatever the size, so keep it below the campaign's timeout")
+                                                         "whatever the size, so keep it below the campaign's timeout "
+                                                         "less its start-up (at least 30 s)")
 
     @model_validator(mode="after")
     def _sizes(self) -> Fio:
@@ -315,3 +316,35 @@ def run_length(test: str, params: dict[str, Any]) -> tuple[str, int] | None:
     if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds <= 0 or (other and params.get(other)):
         return None
     return name, seconds
+
+
+# What a run's timeout must hold besides the benchmark's own length: the Job's activeDeadlineSeconds (whole seconds)
+# counts scheduling, image pull, container start and fio's file lay-out, and the host side times the whole process
+MIN_START_SLACK_S = 30.0
+START_SLACK_SHARE = 0.1
+
+
+def start_slack(timeout: float) -> float:
+    """Seconds a run's timeout keeps for start-up: the larger of 30 s and 10% of the timeout."""
+    return max(MIN_START_SLACK_S, START_SLACK_SHARE * timeout)
+
+
+def fits(seconds: float, timeout: float) -> bool:
+    return seconds + start_slack(timeout) < timeout
+
+
+def length_problem(test: str, name: str, seconds: int, timeout: float, max_timeout: float) -> str | None:
+    """One line when a run of `seconds` (its parameter `name`) leaves its timeout less than the start-up slack;
+    the fix names the smallest whole timeout that fits (when allowed) and the largest length that fits this one."""
+    if fits(seconds, timeout):
+        return None
+    low = math.ceil(max(seconds + MIN_START_SLACK_S, seconds / (1 - START_SLACK_SHARE)))
+    need = next(t for t in range(low, low + 3) if fits(seconds, t))
+    most = math.ceil(timeout - start_slack(timeout)) - 1
+    fixes = [f"raise the campaign's timeout to {need} s or more"] if need <= max_timeout else []
+    if most >= 1 or not fixes:
+        fixes.append(f"lower the test's {name} to at most {most} s" if most >= 1 else f"lower the test's {name}")
+    return (f"{test} runs {name}={seconds} s, but the campaign's timeout ({timeout:g} s) must also hold the run's "
+            f"start-up (scheduling, image pull, container start, fio's file lay-out), at least "
+            f"{start_slack(timeout):g} s (the larger of {MIN_START_SLACK_S:g} s and {START_SLACK_SHARE:.0%} of "
+            f"the timeout): its runs would be killed before they end; {', or '.join(fixes)}")
