@@ -69,6 +69,9 @@ _CASES = [
     ("rdrand", "million random bits per sec", False),
     ("fault", "major page faults per sec (geometic mean of 1 instances)", False),
     ("pipeherd", "context switches per sec", False),
+    # crit_count > 0 ? interruptions * 1e9 / crit_count : 0.0, crit_count its critical sections run (its ops, not a
+    # timed count): a run of them with no interruption is a measured 0 (review r10, M2)
+    ("rseq", "critical section interruptions per billion rseq ops", False),
     # a count or a share, or a time set only when timed
     ("opcode", "% opcodes generated SIGFPE (geometic mean of 2 instances)", False),
     ("numa", "NUMA misses per sec", False),

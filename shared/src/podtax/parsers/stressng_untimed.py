@@ -102,7 +102,6 @@ _UNTIMED: dict[str, tuple[str, ...]] = {
     "qsort": ("qsort comparisons per item", "qsort comparisons per sec"),
     "remap": ("nanosecs per page remap",),
     "ring-pipe": ("MB per sec data pipe write", "pipe read+write calls per sec"),
-    "rseq": ("critical section interruptions per billion rseq ops",),
     "seek": ("nanosecs per seek",),
     "sendfile": ("MB per sec sent to /dev/null",),
     "shellsort": ("shellsort comparisons per item", "shellsort comparisons per sec"),
