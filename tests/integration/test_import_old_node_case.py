@@ -5,7 +5,8 @@ manifest wrote it (and stored `Node-1` so), 6de8b23 to 16ce8b7 in lowercase, sin
 lowercase). The same manifest imported by another generation, or written in lowercase as podtax's node-name warning
 asks, gets other run ids: the analyzer stored each run a second time and each cell counted it twice (review r5,
 H1: 4 runs instead of 2, flagged OVERLAP). The analyzer now recognises an imported run it holds by campaign,
-imported file, env and node in any case, whatever its run id, and keeps the stored one. The importer's events, the
+imported file, env, node in any case, start time and log text (review r11: the file text alone merged other logs),
+whatever its run id, and keeps the stored one. The importer's events, the
 parser's derivation and the analyzer's store on a real DuckDB file."""
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import duckdb
 import pytest
 from podtax.cli import importer
 from podtax.cli.manifest import read_manifest
+from podtax_analyzer.score_cache import ScoreCache
+from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
 from podtax_parser.service import derive_all
 
@@ -69,10 +72,10 @@ def _store(db: Path, raws: list, results_first: bool = False) -> None:
         store.close()
 
 
-def _held(db: Path) -> tuple[list[tuple[str, str, str]], int, int]:
+def _held(db: Path) -> tuple[list[tuple[str, str, str, list[str]]], int, int]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        runs = con.execute("SELECT node, env, run_id FROM runs ORDER BY env, node").fetchall()
+        runs = con.execute("SELECT node, env, run_id, flags FROM runs ORDER BY env, node").fetchall()
         logs = con.execute("SELECT count(*) FROM raw_logs").fetchone()[0]
         metrics = con.execute("SELECT count(DISTINCT run_id) FROM metrics").fetchone()[0]
     finally:
@@ -103,7 +106,7 @@ def test_a_reimport_stores_nothing_twice(generation: str, first: tuple[str, str]
     with caplog.at_level(logging.WARNING, "podtax.analyzer.store"):
         _store(db, _events(_manifest(tmp_path, again), "now"), results_first)
         _store(db, _events(_manifest(tmp_path, again), "now"), results_first)  # a redelivery: logged once at most
-    assert _held(db) == before  # the runs the older podtax stored, as it stored them
+    assert _held(db) == before  # the runs the older podtax stored, as it stored them (no OVERLAP flag)
     said = [r.getMessage() for r in caplog.records if "dropped as duplicates" in r.getMessage()]
     fresh = {e.data.run.run_id for e in _events(_manifest(tmp_path, again), "now")} - {e.data.run.run_id
                                                                                         for e in older}
@@ -126,3 +129,62 @@ def test_other_files_other_nodes_and_live_runs_are_kept(tmp_path: Path) -> None:
     runs, logs, metrics = _held(db)
     assert (len(runs), logs, metrics) == (8, 8, 8), runs
     assert sum(r[2].startswith("live-") for r in runs) == 2
+
+
+def _day(folder: Path, log: str, node: str, started: str) -> list:
+    """A manifest in its own folder naming `host.log` (the corpus log `log`), as the current podtax imports it."""
+    folder.mkdir()
+    shutil.copyfile(CORPUS.parent / log, folder / "host.log")
+    (folder / "m.csv").write_text(HEADER + f"host.log,{node},host,sysbench-cpu,threads=1 max_prime=100000 events=200 "
+                                           f"time=0,{started},\n")
+    return _events(folder / "m.csv", "now")
+
+
+ONE_T, TWO_T = "sysbench-cpu-prime100000-1t.log", "sysbench-cpu-prime100000-2t.log"
+
+
+@pytest.mark.parametrize(("second_log", "second_start"), [
+    pytest.param(TWO_T, "2024-03-02T10:00:00Z", id="other-log-other-day"),  # review r11, M1
+    pytest.param(ONE_T, "2024-03-02T10:00:00Z", id="same-log-other-day"),
+    pytest.param(TWO_T, "2024-03-01T10:00:00Z", id="other-log-same-start"),
+])
+def test_the_same_file_name_in_another_manifest_is_another_run(second_log: str, second_start: str,
+                                                                tmp_path: Path) -> None:
+    """day1/m.csv and day2/m.csv both name host.log (node-1, then Node-1): the same campaign, file text, env and
+    node, but not the same capture, so both runs are kept (the second was dropped as a duplicate)."""
+    db = tmp_path / "podtax.duckdb"
+    _store(db, _day(tmp_path / "day1", ONE_T, "node-1", "2024-03-01T10:00:00Z"))
+    _store(db, _day(tmp_path / "day2", second_log, "Node-1", second_start))
+    runs, logs, metrics = _held(db)
+    assert (len(runs), logs, metrics) == (2, 2, 2), runs
+
+
+def _scores(scores: list) -> dict[tuple[str, ...], tuple[int, float]]:
+    return {(s.cluster, s.node, s.env, s.test, s.params_key, s.metric): (s.n, s.median) for s in scores}
+
+
+def test_a_result_stored_before_its_duplicate_raw_log_leaves_no_trace(tmp_path: Path) -> None:
+    """Results first: the duplicate's result is stored (and flags the kept run OVERLAP, one node at one time), then
+    its raw log shows it a duplicate and it is deleted. The kept run loses the flag naming it, and a score cache that
+    counted it agrees with the database again (it kept counting it: n = 2 where the database holds 1 run)."""
+    db = tmp_path / "podtax.duckdb"
+    _store(db, _events(_manifest(tmp_path, ("Node-1", "Node-1")), "16ce8b7"))
+    before = _held(db)
+    raws = _events(_manifest(tmp_path, ("Node-1", "Node-1")), "now")
+    outcomes, _ = derive_all(raws)
+    store = Store(db)
+    cache = ScoreCache()
+    try:
+        changed = store.write_batch(outcomes)
+        assert _scores(cache.update(store, changed))  # it counts the duplicates for now
+        changed = store.write_batch(raws)
+        cache.update(store, changed)
+        with store.cursor() as con:
+            stored = _scores(node_scores(con))
+        cached = {k: v for k, s in cache.keys.items() if (v := _scores([cache.score(k)]).get(k)) is not None}
+    finally:
+        store.close()
+    assert cached == {k: v for k, v in stored.items() if k in cached} and cached, (cached, stored)
+    assert {v[0] for v in stored.values()} == {1}
+    assert {r[2] for r in before[0]} <= changed  # the kept runs' scores are published again
+    assert _held(db) == before, _held(db)

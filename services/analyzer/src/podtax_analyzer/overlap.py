@@ -22,6 +22,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from podtax_analyzer.store_lookup import lookup
+
 PREFIX = "OVERLAP"
 TOLERANCE = "INTERVAL 1 SECOND"
 
@@ -61,18 +63,47 @@ WHERE runs.run_id = o.run_id
 """
 
 
-def mark_overlaps(con: duckdb.DuckDBPyConnection, runs: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Flag every run that overlaps one of `runs` (rows just stored, with SPAN_COLUMNS) on its node (both
-    sides); returns the flagged ids."""
-    spans = [r for r in runs if r["started_at"] is not None and r["ended_at"] is not None]
+_UNMARK = """UPDATE runs SET flags = list_filter(flags, lambda f: NOT starts_with(f, 'OVERLAP'))
+WHERE run_id IN (SELECT unnest($ids::varchar[]))"""
+
+
+def _affected(con: duckdb.DuckDBPyConnection, spans: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Runs overlapping one of `spans` (rows with SPAN_COLUMNS), and those of `spans` that overlap a run."""
+    spans = [r for r in spans if r["started_at"] is not None and r["ended_at"] is not None]
     if not spans:
         return set()
     lo, hi = min(r["started_at"] for r in spans), max(r["ended_at"] for r in spans)
     con.register("overlap_spans", {c: np.array([r[c] for r in spans], dtype=object) for c in SPAN_COLUMNS})
     try:
-        affected = [row[0] for row in con.execute(_AFFECTED, {"lo": lo, "hi": hi}).fetchall()]
+        return {row[0] for row in con.execute(_AFFECTED, {"lo": lo, "hi": hi}).fetchall()}
     finally:
         con.unregister("overlap_spans")
+
+
+def _spans(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+    return [dict(zip(SPAN_COLUMNS, row, strict=True)) for row in lookup(con, ", ".join(SPAN_COLUMNS), "runs", run_ids)]
+
+
+def mark_overlaps(con: duckdb.DuckDBPyConnection, runs: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Flag every run that overlaps one of `runs` (rows just stored, with SPAN_COLUMNS) on its node (both
+    sides); returns the flagged ids."""
+    affected = _affected(con, runs)
     if affected:
-        con.execute(_MARK, {"ids": affected})
-    return set(affected)
+        con.execute(_MARK, {"ids": list(affected)})
+    return affected
+
+
+def overlapping(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> tuple[set[str], set[str]]:
+    """Of `run_ids`, those stored in runs; and the other stored runs that overlap them (to `remark` once those are
+    deleted: their OVERLAP flag may name one)."""
+    spans = _spans(con, run_ids)
+    stored = {r["run_id"] for r in spans}
+    return stored, _affected(con, spans) - stored
+
+
+def remark(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | set[str]) -> None:
+    """Flag `run_ids` afresh after runs they overlapped were deleted: OVERLAP only where they still overlap a run."""
+    ids = list(run_ids)
+    if ids:
+        con.execute(_UNMARK, {"ids": ids})
+        mark_overlaps(con, _spans(con, ids))

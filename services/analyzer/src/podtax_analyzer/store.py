@@ -255,7 +255,7 @@ class Store:
                 con.unregister(view)
 
     def write_batch(self, batch: Iterable[events.Envelope]) -> set[str]:
-        """Commit a batch of events in one transaction; returns run ids that got a new result."""
+        """Commit a batch of events in one transaction; returns run ids that got a new result or whose rows changed."""
         now = datetime.now(UTC)
         failures, raws, facts, placements, campaigns = [], [], [], [], []
         results: dict[str, events.ResultV1] = {}  # the first result of a run wins, as a redelivery would
@@ -274,10 +274,12 @@ class Store:
                 placements.append(e)
             elif isinstance(e, events.CampaignSubmittedV1):
                 campaigns.append(e)
-        with self.transaction() as con:
+        with contextlib.ExitStack() as replacing, self.transaction() as con:
             raws = unseen(con, "raw_logs", raws)
             twice = stored_twice(con, raws)  # imported runs held under another run id (store_imports.py)
-            record(con, twice, raws, now)
+            deleted, kept = record(con, twice, raws, now)
+            if deleted:  # results stored before their raw logs, now deleted: score caches start afresh, as a reparse
+                replacing.enter_context(self._replacing())
             if gone := dropped(con, twice, [*results, *(f["run_id"] for f in failures)]):
                 results = {k: e for k, e in results.items() if k not in gone}
                 failures = [f for f in failures if f["run_id"] not in gone]
@@ -305,7 +307,7 @@ class Store:
         self.batches += 1
         if self.memory_mb is not None and self.batches % FLUSH_BATCHES == 0:
             self._flush()
-        return new_runs | flagged
+        return new_runs | flagged | deleted | kept
 
     def _flush(self) -> None:
         """Set the memory limit again, which flushes DuckDB's allocator (FLUSH_BATCHES); first, if DuckDB holds

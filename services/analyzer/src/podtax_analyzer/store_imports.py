@@ -6,9 +6,12 @@ differently: before 6de8b23 as the manifest wrote it (`Node-1`, kept so), 6de8b2
 written with the other case (as podtax's own node-name warning asks), gets other run ids, and each run would be
 stored a second time: its cell counted it twice (and flagged the two OVERLAP). No one spelling of the id is right for
 both older generations, so the analyzer recognises the run itself: an imported raw log is the one it holds when a
-stored raw log has the same campaign, imported file, env and node (whatever its case), whatever its run id. The
-stored one is kept; the newcomer's run id goes to `imported_duplicates`, so its result (the parser's, arriving before
-or after its raw log) is dropped too. Live runs (no imported file) are never compared."""
+stored raw log is the same capture: same campaign, imported file, env, node (whatever its case) and start time, and
+the same log (stdout and stderr), whatever its run id. The manifest's file name alone does not say so: two manifests
+in two folders may both name `host.log` for different logs. The stored one is kept, result or parse failure (the
+same log parses the same; `podtax reparse` redoes both); the newcomer's run id goes to `imported_duplicates`, so its
+result (the parser's, arriving before or after its raw log) is dropped too; a result stored before its raw log is
+deleted and the runs it overlapped are flagged afresh (overlap.py). Live runs (no imported file) are never compared."""
 
 from __future__ import annotations
 
@@ -21,18 +24,22 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from podtax_analyzer.overlap import overlapping, remark
 from podtax_analyzer.store_lookup import lookup
 
 log = logging.getLogger("podtax.analyzer.store")
 
 _KEY = ("campaign", "imported_from", "env")
-_STORED = """SELECT b.run_id, min(r.run_id) FROM batch_imports b JOIN raw_logs r
+# Stored raw logs that may be the same capture (their logs are compared after, for these few only: reading every
+# stored log's text would cost a scan of the largest columns at every batch).
+_STORED = """SELECT b.run_id, r.run_id FROM batch_imports b JOIN raw_logs r
     ON r.campaign = b.campaign AND r.imported_from = b.imported_from AND r.env = b.env AND lower(r.node) = b.lnode
-    AND r.run_id <> b.run_id GROUP BY b.run_id"""
+    AND r.started_at = CAST(b.started_at AS timestamptz) AND r.run_id <> b.run_id"""
 
 
-def _key(row: dict[str, Any]) -> tuple[str, ...]:
-    return (*(row[c] for c in _KEY), row["node"].lower())
+def _key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two imported raw logs one capture."""
+    return (*(row[c] for c in _KEY), row["node"].lower(), row["started_at"], row["stdout"], row["stderr"])
 
 
 def stored_twice(con: duckdb.DuckDBPyConnection, raws: list[dict[str, Any]]) -> dict[str, str]:
@@ -42,43 +49,57 @@ def stored_twice(con: duckdb.DuckDBPyConnection, raws: list[dict[str, Any]]) -> 
     if not imported:
         return {}
     twice: dict[str, str] = {}
-    first: dict[tuple[str, ...], str] = {}
+    first: dict[tuple[Any, ...], str] = {}
     for row in imported:  # within the batch, the first wins
         kept = first.setdefault(_key(row), row["run_id"])
         if kept != row["run_id"]:
             twice[row["run_id"]] = kept
     columns = {"run_id": [r["run_id"] for r in imported], **{c: [r[c] for r in imported] for c in _KEY},
-               "lnode": [r["node"].lower() for r in imported]}
+               "lnode": [r["node"].lower() for r in imported], "started_at": [r["started_at"] for r in imported]}
     con.register("batch_imports", {c: np.array(v, dtype=object) for c, v in columns.items()})
     try:
-        for run_id, kept in con.execute(_STORED).fetchall():
-            twice[run_id] = kept
+        pairs = con.execute(_STORED).fetchall()
     finally:
         with contextlib.suppress(duckdb.Error):
             con.unregister("batch_imports")
+    if pairs:
+        logs = {run_id: (out, err) for run_id, out, err in lookup(con, "run_id, stdout, stderr", "raw_logs",
+                                                                    sorted({kept for _, kept in pairs}))}
+        by_id = {r["run_id"]: (r["stdout"], r["stderr"]) for r in imported}
+        for run_id, kept in sorted(pairs, reverse=True):  # the least stored run id of the same log is kept
+            if logs.get(kept) == by_id[run_id]:
+                twice[run_id] = kept
     for run_id, kept in list(twice.items()):  # a batch's first that is itself held: its followers keep the stored
         twice[run_id] = twice.get(kept, kept)
     return twice
 
 
-def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dict[str, Any]], now: datetime) -> None:
+def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dict[str, Any]],
+           now: datetime) -> tuple[set[str], set[str]]:
     """Note the dropped run ids (their results are dropped by `dropped`), remove a result stored before its raw log
-    came, and log once (a redelivery is not logged again) what was dropped and why."""
+    came, flag afresh the runs it overlapped (their OVERLAP flag may name it), and log once (a redelivery is not
+    logged again) what was dropped and why. Returns the run ids whose rows were deleted, and the runs kept or
+    flagged afresh (their scores change: the caller's score caches must forget the deleted ones)."""
     if not twice:
-        return
+        return set(), set()
     known = {r for (r,) in lookup(con, "run_id", "imported_duplicates", list(twice))}
     con.executemany("INSERT INTO imported_duplicates VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                     [[run_id, kept, now] for run_id, kept in twice.items()])
     ids = list(twice)
-    con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
-    con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
+    deleted, near = overlapping(con, ids)
+    if deleted:
+        con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
+        con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
+        remark(con, near)
     new = [r for r in raws if r["run_id"] in twice and r["run_id"] not in known]
     if new:
         one = new[0]
         log.warning("%d imported raw log(s) dropped as duplicates of runs stored already under other run ids, e.g. "
-                    "%s (campaign %s, file %s, node %s, env %s) is run %s: an older podtax derived the run id from "
-                    "the node spelled otherwise; the stored run is kept", len(new), one["run_id"], one["campaign"],
-                    one["imported_from"], one["node"], one["env"], twice[one["run_id"]])
+                    "%s (campaign %s, file %s, node %s, env %s, started %s, the same log) is run %s: an older podtax "
+                    "derived the run id from the node spelled otherwise; the stored run is kept", len(new),
+                    one["run_id"], one["campaign"], one["imported_from"], one["node"], one["env"], one["started_at"],
+                    twice[one["run_id"]])
+    return deleted, near | {twice[r] for r in deleted}
 
 
 def dropped(con: duckdb.DuckDBPyConnection, twice: dict[str, str], run_ids: Iterable[str]) -> set[str]:

@@ -291,8 +291,9 @@ HELP = "\n\n".join((
     "unseen; --into-existing adds them anyway, and the report then flags each cell that has imported runs "
     "IMPORTED, with how many. "
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node (as the "
-    "manifest writes it) and env, and the analyzer keeps one run per campaign, file, env and node whatever the "
-    "node's case (a database of an older podtax, whose ids spelled the node otherwise, is not given its runs twice). "
+    "manifest writes it) and env, and the analyzer keeps one run per capture (campaign, file, env, node whatever "
+    "its case, start time and log) (a database of an older podtax, whose ids spelled the node otherwise, is not given "
+    "its runs twice; two manifests naming one file text for different logs keep both). "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
 
