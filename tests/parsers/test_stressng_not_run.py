@@ -55,3 +55,24 @@ def test_a_kernel_line_with_the_words_is_no_stress_ng_message() -> None:
     with pytest.raises(ParseFailure) as refused:
         parse_text("pci 0000:00:1f.4: invalid range 0x0-0xff\n", "stress-ng")
     assert refused.value.reason != "bad-argument"
+
+
+IOPRIO = [  # core-io-priority.c's words by version (review r10, L1): only the first was read
+    ("Cannot set I/O priority: errno=1 (Operation not permitted)", "permission-denied"),  # up to 0.18
+    ("Cannot set I/O priority, errno=1 (Operation not permitted)", "permission-denied"),  # 0.19, 0.20
+    ("cannot set I/O priority, errno=1 (Operation not permitted)", "permission-denied"),  # 0.21
+    ("stress-ng: error: [4242] cannot set I/O priority, errno=1 (Operation not permitted)", "permission-denied"),
+    ("stress-ng: error: [4242] cannot set I/O priority, errno=13 (Permission denied)", "permission-denied"),
+    ("cannot set I/O priority, errno=22 (Invalid argument)", "fatal"),
+]
+
+
+@pytest.mark.parametrize(("line", "reason"), IOPRIO)
+def test_each_version_s_io_priority_refusal_is_named(line: str, reason: str) -> None:
+    with pytest.raises(ParseFailure) as refused:
+        parse_text(line + "\n", "stress-ng")
+    assert refused.value.reason == reason, refused.value
+    said = line[line.index("annot set"):]
+    assert f"could not set the I/O priority it was asked for (`C{said}`)" in refused.value.detail \
+        or f"(`c{said}`)" in refused.value.detail, refused.value.detail
+    assert ("needs CAP_SYS_NICE" in refused.value.detail) == (reason == "permission-denied"), refused.value.detail

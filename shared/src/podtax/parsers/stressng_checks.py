@@ -6,6 +6,7 @@ bogo ops/s usr+sys, (CPU used per instance %, RSS max KB)]) as stressng.py reads
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -132,7 +133,11 @@ def no_work_flag(name: str) -> str:
 # what stress-ng says, before it starts any stressor, of a setting it could not apply (it then exits 1, no table):
 # its core-sched.c (0.13 on) and its removal of a pathological stressor not enabled (stress-ng.c)
 _SCHED_DENIED, _SCHED_RANGE = "sched: cannot set scheduler", "sched: scheduler priority level must be set between"
-_IOPRIO_DENIED = "Cannot set I/O priority: "  # core-io-priority.c, --ionice-class/--ionice-level, exit 1
+# core-io-priority.c, --ionice-class/--ionice-level, exit 1: `Cannot set I/O priority: errno=` up to 0.18, `Cannot
+# set I/O priority, errno=` 0.19 and 0.20, `cannot ...` 0.21, then a pr_err (`stress-ng: error: [pid] cannot ...`)
+_IOPRIO_DENIED = "cannot set I/O priority"
+_IOPRIO = re.compile(r"cannot set I/O priority[:,]\s*errno=(\d+)", re.IGNORECASE)
+_DENIED_ERRNO = frozenset(("1", "13"))  # EPERM, EACCES
 _PATHOLOGICAL = "as it may hang or reboot the machine"
 
 
@@ -141,7 +146,8 @@ def not_run(text: str, bad_arg: Sequence[str]) -> ParseFailure | None:
     'fifo': errno=1 (Operation not permitted)` (--sched fifo, rr or deadline without root), `sched: scheduler priority
     level must be set between 1 and 99` (--sched-prio), `disabled 'bind-mount' as it may hang or reboot the machine
     (enable it with the --pathological option)` when it is followed by `No stress workers invoked`, `Cannot set I/O
-    priority: errno=1 (Operation not permitted)` (--ionice-class realtime without CAP_SYS_NICE: a pod's default).
+    priority: errno=1 (Operation not permitted)` or, from 0.19, `..., errno=1` (--ionice-class realtime without
+    CAP_SYS_NICE: a pod's default; errno 1 or 13 is permission-denied).
     Read only for a log that has no rows (stress-ng's children set the scheduler quietly), and not when a message of
     the log's own (`bad_arg`: `Unknown stressor: 'fma'`) says why."""
     workers = bool(bad_arg) and bad_arg[0].startswith("No stress workers invoked")
@@ -149,7 +155,8 @@ def not_run(text: str, bad_arg: Sequence[str]) -> ParseFailure | None:
         return None
     for mark in (_SCHED_DENIED, _SCHED_RANGE, _PATHOLOGICAL) if workers else (_SCHED_DENIED, _SCHED_RANGE,
                                                                               _IOPRIO_DENIED):
-        at = text.find(mark)
+        ioprio = _IOPRIO.search(text) if mark == _IOPRIO_DENIED else None
+        at = (ioprio.start() if ioprio else -1) if mark == _IOPRIO_DENIED else text.find(mark)
         if at < 0:
             continue
         start = text.rfind("] ", 0, at) + 2 if mark == _PATHOLOGICAL else at
@@ -160,8 +167,8 @@ def not_run(text: str, bad_arg: Sequence[str]) -> ParseFailure | None:
             return ParseFailure("permission-denied" if denied else "fatal",
                                 f"stress-ng could not set the scheduler it was asked for (`{said}`) and ran nothing"
                                 + (": --sched fifo, rr or deadline needs root (CAP_SYS_NICE)" if denied else ""))
-        if mark == _IOPRIO_DENIED:
-            denied = "errno=1 " in said or "Operation not permitted" in said
+        if ioprio:
+            denied = ioprio.group(1) in _DENIED_ERRNO
             return ParseFailure("permission-denied" if denied else "fatal",
                                 f"stress-ng could not set the I/O priority it was asked for (`{said}`) and ran nothing"
                                 + (": --ionice-class realtime needs CAP_SYS_NICE (or CAP_SYS_ADMIN); add it to the "
