@@ -123,7 +123,9 @@ def register(app: typer.Typer) -> None:
         files: list[str] = typer.Argument(..., help="Log files to parse."),
         tool: str | None = typer.Option(None, "--tool", help=f"Tool or test name ({', '.join(NAMES)}); "
                                         "autodetected when omitted."),
-        as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per file."),
+        as_json: bool = typer.Option(False, "--json", help="Print a JSON list, one object per file parsed; a "
+                                     "name that is no log file is left out of it (named on stderr) and the exit "
+                                     "status is 2 beside valid JSON: check the status, not only the list."),
     ) -> int:
         """Parse benchmark logs offline and show the figures, or why a log was rejected.
 
