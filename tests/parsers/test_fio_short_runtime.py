@@ -25,6 +25,12 @@ def _short(name: str, runtime: int) -> list[str]:
 def test_a_run_shorter_than_its_runtime_is_flagged_short(name: str, runtime: int) -> None:
     flags = _short(name, runtime)
     assert len(flags) == 1 and f"of the {runtime} s runtime asked" in flags[0], flags
+    # the plain cause and what to do, true of an imported log too (review r10, L2: it said "as podtax ran fio before
+    # it added that", which an imported log never was)
+    cause = "the runtime was only a cap (the run was not time_based, so it ended when its size was done) or the run "
+    fix = "re-run it with --time_based and that runtime (as podtax's fio template does) to compare it with the cell's"
+    assert f"{cause}ended early" in flags[0] and flags[0].endswith(f"{fix} runs"), flags
+    assert "podtax ran fio before" not in flags[0], flags
 
 
 @pytest.mark.parametrize("name", ["fio-3.33-template-1m-time-based.json", "fio-2.2.10-kb-base-1024-text.log"])

@@ -87,16 +87,18 @@ def rounded_runtime(runtimes: list[tuple[str, float]]) -> list[str]:
 
 def short_runtime(runtimes: list[tuple[str, float]], requested: Mapping[str, Any] | None) -> list[str]:
     """SHORT when a job direction read (as for rounded_runtime) ran under SHORT_SHARE of the run's requested
-    runtime (seconds): the template runs fio --time_based, so the run lasts that long; a shorter one stopped early (a
-    run of podtax before --time_based ended when its size was read, a signal), its figures not of the cell's run."""
+    runtime (seconds): the template runs fio --time_based, so the run lasts that long; a shorter one was not time_based
+    (the runtime only a cap: it ended when its size was read) or ended early (a signal), its figures not of the cell's
+    run."""
     runtime = requested_int(requested, "runtime")
     short = [(what, ms) for what, ms in runtimes if runtime and runtime > 0 and ms < SHORT_SHARE * runtime * 1000]
     if not short:
         return []
     what, ms = min(short, key=lambda pair: pair[1])
-    return [f"SHORT: fio ran {what} for {ms:.0f} ms of the {runtime} s runtime asked (time_based): it stopped "
-            "early (its size done without --time_based, as podtax ran fio before it added that, or a signal), so "
-            "its figures are of a shorter run than the cell's"]
+    return [f"SHORT: fio ran {what} for {ms:.0f} ms of the {runtime} s runtime asked: the runtime was only a cap "
+            "(the run was not time_based, so it ended when its size was done) or the run ended early (a signal, an "
+            "error), so its figures are of a shorter run than the cell's; re-run it with --time_based and that "
+            "runtime (as podtax's fio template does) to compare it with the cell's runs"]
 
 
 def drop_reads(jobs: list[tuple[str, str, dict[str, float]]]) -> bool:
