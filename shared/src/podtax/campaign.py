@@ -28,15 +28,16 @@ from pydantic import (
 )
 
 from podtax import campaign_limits, campaign_yaml, k8s_syntax, templates
+from podtax.campaign_warnings import run_lengths
+from podtax.campaign_warnings import warnings as warnings  # re-exported: campaign.warnings(c)
 from podtax.config import capitals_problem
-from podtax.flags import MIN_RUNS
-from podtax.template_params import length_problem, run_length
+from podtax.template_params import length_problem
 
 Env = Literal["host", "kubernetes", "nomad"]
 DEVICE = Annotated[str, Field(pattern=r"^/dev/[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$")]
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?$"  # a campaign's name: a DNS label of at most 50
-MAX_TIMEOUT_S = 86400  # a run's timeout, seconds
+MAX_TIMEOUT_S = campaign_limits.MAX_TIMEOUT_S
 MAX_SPACING_S = 7 * 86400  # a longer spacing is a typo (and past ~8,000 years, a date the runner cannot compute)
 IMAGE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}$"
 STORED = {"stored": True}  # validation context of a spec read back from the runner's KV (see _new_rule)
@@ -285,12 +286,13 @@ class Campaign(Strict):
 
     @model_validator(mode="after")
     def _runs_end_before_timeout(self, info: ValidationInfo) -> Campaign:
-        """A run whose length leaves its timeout no room for start-up is killed: its parameter and the timeout."""
+        """A run as long as its timeout or longer is killed every time: its parameter and the timeout (one that
+        only leaves no room for start-up is a warning: see `warnings`)."""
         for i, spec in enumerate(self.tests if _new_rule(info) else []):
-            for combo in spec.combinations():
-                length = run_length(spec.test, templates.get(spec.test).validate(combo).model_dump())
-                if length and (problem := length_problem(spec.test, *length, self.timeout, MAX_TIMEOUT_S)):
-                    raise ParamError(problem, "tests", i)
+            for name, seconds, _ in run_lengths(spec):
+                if seconds >= self.timeout:
+                    raise ParamError(length_problem(spec.test, name, seconds, self.timeout, MAX_TIMEOUT_S) or "",
+                                     "tests", i)
         return self
 
     @model_validator(mode="after")
@@ -361,16 +363,6 @@ def load(path: Path) -> Campaign:
     except UnicodeDecodeError as exc:
         raise CampaignError(campaign_yaml.encoding_problem(raw, exc, str(path))) from None
     return parse(text, str(path))
-
-
-def warnings(c: Campaign) -> list[str]:
-    """What is allowed but will disappoint: too few runs a side for the report to give any verdict."""
-    reps = c.repetitions
-    most = reps.max if reps.target_ci_width is not None else reps.min  # without a target, min runs a cell
-    if most >= MIN_RUNS:
-        return []
-    return [f"repetitions: at most {most} run(s) a side per cell; a verdict needs {MIN_RUNS} a side, so the "
-            f"report will flag every cell INSUFFICIENT (set repetitions.min to {MIN_RUNS} or more)"]
 
 
 # What the runner can take (the CLI refuses more before submitting; the runner refuses it too).

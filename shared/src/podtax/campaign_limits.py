@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 MAX_FILE_BYTES = 512 * 1024  # a campaign's document must fit the runner's KV header (campaign.MAX_HEADER_BYTES)
+MAX_TIMEOUT_S = 86400  # a run's timeout, seconds
 DEFAULT_ENVS = 2  # host and kubernetes
 DEFAULT_MIN, DEFAULT_MAX = 6, 20  # Repetitions' defaults
 

@@ -344,7 +344,8 @@ def length_problem(test: str, name: str, seconds: int, timeout: float, max_timeo
     fixes = [f"raise the campaign's timeout to {need} s or more"] if need <= max_timeout else []
     if most >= 1 or not fixes:
         fixes.append(f"lower the test's {name} to at most {most} s" if most >= 1 else f"lower the test's {name}")
+    killed = "its runs would be killed" if seconds >= timeout else "on a slow start its runs may be killed"
     return (f"{test} runs {name}={seconds} s, but the campaign's timeout ({timeout:g} s) must also hold the run's "
             f"start-up (scheduling, image pull, container start, fio's file lay-out), at least "
             f"{start_slack(timeout):g} s (the larger of {MIN_START_SLACK_S:g} s and {START_SLACK_SHARE:.0%} of "
-            f"the timeout): its runs would be killed before they end; {', or '.join(fixes)}")
+            f"the timeout): {killed} before they end; {', or '.join(fixes)}")
