@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kubernetes.client.rest import ApiException
 from podtax.templates import PodStartup, VolumeChurn
 
-from podtax_runner.controlplane import cleanup, kevents
+from podtax_runner.controlplane import cleanup, common, kevents
 from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool
 from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, resync, stored_before
 from podtax_runner.controlplane.kvolumes import claim_manifest
@@ -94,6 +94,7 @@ class PodStartupRun(ObjectChurn):
         self.failures: Counter[str] = Counter()
         self.said: dict[str, str | None] = {}  # pod -> what it last said holds it (held_by), while not Ready
         self.uid: dict[str, str] = {}  # pod -> the uid its create answered (events of other uids are ignored)
+        self.early: dict[str, list[tuple[str, Obj, float]]] = {}  # pod -> what was seen of it before that answer
         self.events = kevents.Events(kube, self.ns)
         self.lock = threading.Lock()
         self.watcher: Watcher | None = None
@@ -101,34 +102,58 @@ class PodStartupRun(ObjectChurn):
             timeline.add(n)
 
     def on_pod(self, etype: str, obj: Obj) -> None:
+        """Record what the watch (or a list, or a poll) shows of a pod of the run: only of the pod whose uid its
+        create answered; what is seen of a name before that answer waits for it (a pod left under the name by an
+        earlier run, listed when the watch starts, is not this run's: its conditions were once recorded as this
+        pod's end points, before its request_sent)."""
         meta = obj.get("metadata") or {}
-        name = meta.get("name")
+        name, uid = meta.get("name"), meta.get("uid")
         if name not in self.pods:
             return
+        if uid is not None:
+            with self.lock:
+                mine = self.uid.get(name)
+                if mine is None:
+                    self.early.setdefault(name, []).append((etype, obj, self.tl.now()))
+                    return
+            if uid != mine:
+                return
+        self._record(name, etype, obj)
+
+    def _mine(self, name: str, uid: str) -> None:
+        """The create of `name` answered `uid`: what was seen of that pod before is recorded, when it was seen."""
+        with self.lock:
+            self.uid[name] = uid
+            seen = self.early.pop(name, [])
+        for etype, obj, at in seen:
+            if (obj.get("metadata") or {}).get("uid") == uid:
+                self._record(name, etype, obj, at)
+
+    def _record(self, name: str, etype: str, obj: Obj, at: float | None = None) -> None:
         tl = self.tl
         if etype == "DELETED":
-            if tl.mark(name, "gone") and not tl.has(name, "delete_requested"):
+            if tl.mark(name, "gone", at) and not tl.has(name, "delete_requested"):
                 self.gone_early(name)
             return
         status = obj.get("status") or {}
         if not tl.has(name, "ready"):
             self.said[name] = held_by(obj)
-        if (cond := _condition(status, "PodScheduled")) and tl.mark(name, "scheduled"):
+        if (cond := _condition(status, "PodScheduled")) and tl.mark(name, "scheduled", at):
             tl.server(name, "scheduled", cond.get("lastTransitionTime"))
             tl.server(name, "node", (obj.get("spec") or {}).get("nodeName"))
         # Initialized and ContainersReady: no server time kept (a pod's line stays within dispatch.OBJECT_BYTES)
         if _condition(status, "Initialized"):
-            tl.mark(name, "initialized")
+            tl.mark(name, "initialized", at)
         if _condition(status, "PodReadyToStartContainers"):  # the sandbox is up; no server time either
-            tl.mark(name, "ready_to_start_containers")
+            tl.mark(name, "ready_to_start_containers", at)
         statuses = status.get("containerStatuses") or []
         started = status.get("phase") == "Running" or bool(statuses and all(s.get("started") for s in statuses))
-        if started and tl.mark(name, "started"):
+        if started and tl.mark(name, "started", at):
             running = [((s.get("state") or {}).get("running") or {}).get("startedAt") for s in statuses]
             tl.server(name, "started", max((r for r in running if r), default=status.get("startTime")))
         if _condition(status, "ContainersReady"):
-            tl.mark(name, "containers_ready")
-        if (cond := _condition(status, "Ready")) and tl.mark(name, "ready"):
+            tl.mark(name, "containers_ready", at)
+        if (cond := _condition(status, "Ready")) and tl.mark(name, "ready", at):
             tl.server(name, "ready", cond.get("lastTransitionTime"))
 
     def on_listed(self, items: list[Obj]) -> None:
@@ -183,14 +208,29 @@ class PodStartupRun(ObjectChurn):
             except ApiException as exc:  # likewise: timed from the first attempt (resender held it)
                 if (obj := stored_before(self.kube, exc, core.read_namespaced_pod, name, self.ns,
                                          self.ctx.attempt)) is None:
+                    if exc.status == 409:
+                        self.tl.fail(name, self._collision(name))  # the error's first words; _error counts it
                     raise
             self.tl.mark(name, "api_accepted")
             self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
             if uid := (obj.get("metadata") or {}).get("uid"):
-                with self.lock:
-                    self.uid[name] = uid
+                self._mine(name, str(uid))
         except CALL_ERRORS as exc:
             self._error(name, "create", exc)
+
+    def _collision(self, name: str) -> str:
+        """What a 409 on creating pod `name` means and how to fix it: a leftover (of which campaign), or not ours."""
+        try:
+            obj = self.kube.call("get", self.kube.core.read_namespaced_pod, name, self.ns, retry=False)
+        except (ApiException, OSError):
+            obj = {}
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        where, campaign = f"pod {self.ns}/{name} exists already", labels.get(common.LABEL_CAMPAIGN)
+        if labels.get(common.LABEL_KIND) == common.KIND and campaign:
+            return (f"create: 409 Conflict: {where}, left by an earlier run of campaign {campaign}: remove its "
+                    f"leftovers with `podtax volumes cleanup --campaign {campaign}`, then run again")
+        return (f"create: 409 Conflict: {where} and is not podtax's (no {common.LABEL_KIND}={common.KIND} label): "
+                f"delete it (kubectl delete pod -n {self.ns} {name}) or run in another namespace")
 
     def held(self, names: list[str]) -> dict[str, str]:
         """What holds each pod of `names`: what its status says (held_by); for those whose status says nothing (a
