@@ -10,6 +10,7 @@ import pytest
 from podtax.cli.report_render import VERDICT_STYLE
 from podtax.flags import BLOCKING, LEGEND
 from podtax_analyzer import flags as fl
+from podtax_analyzer import outlier_flags
 from podtax_analyzer.cell_analysis import analyze, finalize
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.report_models import CellComparison
@@ -60,7 +61,7 @@ def test_a_cell_with_two_sides_keeps_its_verdict():
 ])
 def test_outliers_count_the_runs_of_the_sides_that_have_any(host, pod, want):
     cell = _cell(host, pod)
-    text = fl.outliers(cell, {"host": np.array([len(host) - 1]), "kubernetes": np.array([], int)},
+    text = outlier_flags.outliers(cell, {"host": np.array([len(host) - 1]), "kubernetes": np.array([], int)},
                        {"host": np.full(len(host), 3.5)})
     assert want in text and "0 runs" not in text
 

@@ -11,6 +11,7 @@ from podtax import templates
 
 from podtax_analyzer import flags as fl
 from podtax_analyzer import object_flags as ofl
+from podtax_analyzer import outlier_flags
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
 from podtax_analyzer.cell_sentences import bound_sentence, sentence, zero_median
 from podtax_analyzer.cell_wording import descriptive_sentence, set_by_sentence
@@ -136,7 +137,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "ROUNDED_RUNTIME": fl.rounded_runtime(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
         "WATCH_GAP": ofl.watch_gap(cell), "RETRIED": ofl.retried(cell), "LEFT_BEHIND": ofl.left_behind(cell),
-        "OUTLIERS": fl.outliers(cell, found, limits, (group, grouped), split), "OVERLAP": fl.overlap(cell),
+        "OUTLIERS": outlier_flags.outliers(cell, found, limits, (group, grouped), split), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
     }
@@ -197,13 +198,13 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
 def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.ndarray]
               ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray], str | None]:
     """Each side's outliers (indices), the cutoffs they were found beyond, the second groups' runs (indices, of each
-    side that holds one: a group on one side does not hide the other's) and flags.second_group's phrase. Outliers lie
-    beyond their side's cutoffs (``limits``, stats/outliers.py) and more than a step of the scale from their side's
-    other runs (off_the_scale). A second group is looked for on each side by itself, beyond GROUP_CUTOFF (3.5) first,
-    then beyond its cutoffs (stats.outliers.second_group_of). The other side's values are looked at only for the
-    scale's step (with the side's own: a group lies more than a step from its side's other runs), so its outliers do
-    not hide the group; nor does one of the side's own beyond its cutoff, which is left out of the group and still
-    reported.
+    side that holds one: a group on one side does not hide the other's) and outlier_flags.second_group's phrase.
+    Outliers lie beyond their side's cutoffs (``limits``, stats/outliers.py) and more than a step of the scale from
+    their side's other runs (off_the_scale). A second group is looked for on each side by itself, beyond GROUP_CUTOFF
+    (3.5) first, then beyond its cutoffs (stats.outliers.second_group_of). The other side's values are looked at only
+    for the scale's step (with the side's own: a group lies more than a step from its side's other runs), so its
+    outliers do not hide the group; nor does one of the side's own beyond its cutoff, which is left out of the group
+    and still reported.
     When one is found, its runs are outliers too."""
     side = {cell.host.env: cell.host.values, cell.pod.env: cell.pod.values}
     found = {env: off_the_scale(side[env], outliers_of(z, limits[env]), _other(side, env)) for env, z in zs.items()}
@@ -213,11 +214,12 @@ def _outliers(cell: CellData, zs: dict[str, np.ndarray], limits: dict[str, np.nd
         apart = np.isin(np.arange(len(z)), outliers_of(z, limits[env]))
         for cuts in (np.full(len(z), GROUP_CUTOFF), limits[env]):
             idx = second_group_of(side[env], z, cuts, apart, _other(side, env))
-            if fl.second_group(cell, [(env, float(side[env][i])) for i in idx]):
+            if outlier_flags.second_group(cell, [(env, float(side[env][i])) for i in idx]):
                 limits[env] = np.where(np.isin(np.arange(len(z)), idx), cuts, limits[env])
                 found[env], grouped[env] = np.union1d(found[env], idx), idx
                 break
-    group = fl.second_group(cell, [(env, float(side[env][i])) for env, idx in grouped.items() for i in idx])
+    group = outlier_flags.second_group(cell, [(env, float(side[env][i]))
+                                              for env, idx in grouped.items() for i in idx])
     return found, limits, grouped, group
 
 
@@ -249,7 +251,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f = dict(a.fields, p_adjusted=p_adjusted, descriptive=descriptive)
     if other_params and "INSUFFICIENT" in f["flag_details"]:
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
-    group = fl.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group])
+    group = outlier_flags.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group])
     args = (f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"])
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
     # a side whose median is only a lower bound (LOWER_BOUND) or an upper one (WATCH_GAP) bounds the ratio:

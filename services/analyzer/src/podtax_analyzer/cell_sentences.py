@@ -23,7 +23,8 @@ from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, pl
 
 
 def sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None) -> str:
-    """The cell's sentence; ``group``: flags.second_group's phrase, said whatever the verdict (stats/verdict.py)."""
+    """The cell's sentence; ``group``: outlier_flags.second_group's phrase, said whatever the verdict
+    (stats/verdict.py)."""
     text = _verdict_sentence(f, verdict, threshold, correction, group)
     if group and verdict in (FASTER, SLOWER, INCONCLUSIVE) and f["ratio"] is not None and group not in text:
         text += f" Besides, {group}: a second group of runs that the median does not show."

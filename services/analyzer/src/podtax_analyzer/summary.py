@@ -61,12 +61,13 @@ def is_clean(c: CellComparison, only_imported: frozenset[str] = frozenset()) -> 
 
 def second_group(c: CellComparison) -> bool:
     """The cell's outliers marked a second group (OutlierOut.group) are all of one side and form one there (a
-    recurring slowdown or speed-up the median does not show), as the cell's own sentence says (flags.second_group)."""
+    recurring slowdown or speed-up the median does not show), as the cell's own sentence says
+    (outlier_flags.second_group)."""
     grouped = [o for o in c.outliers if o.group]
     envs = {o.env for o in grouped}
     if not envs:
         return False
-    for env in envs:  # a group on each side (flags.second_group says both): each must form one
+    for env in envs:  # a group on each side (outlier_outlier_flags.second_group says both): each must form one
         mid = c.host_median if env == c.baseline else c.pod_median
         if mid is None or not mid > 0 or not is_second_group(np.array([o.value for o in grouped if o.env == env]), mid):
             return False

@@ -284,7 +284,7 @@ def second_group_of(x: np.ndarray, z: np.ndarray, cutoff: float | np.ndarray, ap
     best = beyond[:0]
     if len(beyond) < GROUP_MIN:
         return best
-    mid = float(np.median(x))  # NaN on a side holding a NaN: no group there (flags.second_group)
+    mid = float(np.median(x))  # NaN on a side holding a NaN: no group there (outlier_flags.second_group)
     for way in (x[beyond] < mid, x[beyond] > mid):
         if not apart[beyond[~way]].all():  # a run beyond the cutoff on the other side, no outlier by itself
             continue
