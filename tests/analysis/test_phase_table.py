@@ -68,9 +68,10 @@ def test_nomad_has_no_bound_phase_in_the_table(report):
     provisioned = next(r for r in volume if r.phase == "provisioned" and r.statistic == "makespan")
     assert provisioned.primary and provisioned.note == ph.CAVEATS[("volume-churn", "provisioned")]  # concurrency
     assert provisioned.definition.startswith("kubernetes: create request sent -> the PV's ADDED event (or the claim's "
-                                             "Bound, if its watch delivers that first) (with a WaitForFirstConsumer "
-                                             "class: from when the claim was seen given a node")
-    assert "no pod scheduling in it, as in Nomad's); nomad:" in provisioned.definition
+                                             "Bound, if its watch delivers that first) (in a run of a "
+                                             "WaitForFirstConsumer class, its summary marked provision_start node: "
+                                             "from when the claim was seen given a node")
+    assert "a consumer run marked neither node nor create has no figure); nomad:" in provisioned.definition
     assert provisioned.baseline_median == pytest.approx(_cell(report, "provisioned_makespan_s").host_median)
     assert any(n.startswith("Nomad volumes have no Bound phase") for n in table.notes)
 

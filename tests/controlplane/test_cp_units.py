@@ -135,3 +135,27 @@ def test_a_run_that_lost_objects_gives_no_makespan_and_no_times_of_its_failed_ob
     for end, t in (("request_sent", 0.0), ("api_accepted", 1.0), ("delete_requested", 10.0), ("gone", 11.0)):
         complete.mark("v0", end, t)
     assert parser.parse(complete.jsonl(), "volume-churn").values()["provisioned_makespan_s"] == 1.0
+
+
+def test_node_selected_is_never_after_the_pv_even_when_the_pv_watch_marks_meanwhile(monkeypatch: pytest.MonkeyPatch
+                                                                                   ) -> None:
+    """kvolumes._node_selected read pv_created outside the timeline's lock (review r9 L1): the PV watch marking it in
+    between (its time taken first) left node_selected after pv_created, and the parser refused the whole run
+    ('provisioned is negative'). The PV watch's mark is made to land just before the claim watch's (FAULT INJECTION:
+    that interleaving); node_selected is clamped to it under the lock."""
+    from podtax_runner.controlplane.kvolumes import VolumeChurnK8s
+
+    tl = Timeline("volume-churn", "kubernetes", {}, "watch")
+    tl.add("c")
+    churn = object.__new__(VolumeChurnK8s)
+    churn.tl = tl
+    mark = tl.mark
+
+    def pv_first(name: str, phase: str, *args: object, **kwargs: object) -> bool:
+        if phase == "node_selected":
+            tl.objects[name].t["pv_created"] = 0.49  # the PV watch's time, taken before the claim watch's
+        return mark(name, phase, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tl, "mark", pv_first)
+    churn._node_selected("c", 0.5)
+    assert tl.objects["c"].t["node_selected"] == 0.49

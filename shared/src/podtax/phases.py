@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 TEMPLATES: tuple[str, ...] = ("volume-churn", "pod-startup")
 
@@ -28,12 +29,15 @@ class Phase:
 # A claim of a WaitForFirstConsumer class is provisioned only once the scheduler has placed a pod that uses it and
 # written the node on the claim (volume.kubernetes.io/selected-node, the provisioner's cue): timed from its create,
 # provisioned and bound held the consumer pod's create and scheduling, which Nomad's provisioned does not. So they
-# start at `provision_start` (derive_points): when the claim was seen given a node (`node_selected`), else when its
-# create was sent (an Immediate class, or a timeline written before node_selected).
+# start at `provision_start` (derive_points): in a run whose summary says `provision_start: node` (the executor writes
+# it when the run's class is WaitForFirstConsumer) when the claim was seen given a node (`node_selected`), else when
+# its create was sent. The annotation alone says nothing: the external-provisioner in --node-deployment mode writes it
+# on Immediate claims too, after a random wait the user sits through (review r9 H1).
 PROVISION_START, NODE_SELECTED = "provision_start", "node_selected"
-_WFFC = (" (with a WaitForFirstConsumer class: from when the claim was seen given a node, "
-         "volume.kubernetes.io/selected-node, once its consumer pod was scheduled: no pod scheduling in it, as in "
-         "Nomad's)")
+FROM_NODE, FROM_CREATE = "node", "create"  # the summary's provision_start
+_WFFC = (" (in a run of a WaitForFirstConsumer class, its summary marked provision_start node: from when the claim "
+         "was seen given a node, volume.kubernetes.io/selected-node, once its consumer pod was scheduled: no pod "
+         "scheduling in it, as in Nomad's; a consumer run marked neither node nor create has no figure)")
 _K8S_VOLUMES = (
     Phase("accepted", "request_sent", "api_accepted", "create request sent -> the create call returned"),
     Phase("provisioned", PROVISION_START, "pv_created",
@@ -173,23 +177,40 @@ def absent_metric(template: str, backend: str, metric: str) -> str | None:
     return absent_reason(template, backend, phase)
 
 
-def derive_points(phases: tuple[Phase, ...], t: dict[str, float]) -> None:
-    """Add the end points `phases` start at that the executor does not write (in place): `provision_start`, the
-    claim's `node_selected` when recorded, else its `request_sent` (and its `first_request_sent`, a create sent
-    again, as `first_provision_start`)."""
+def derive_points(phases: tuple[Phase, ...], t: dict[str, float], start: str | None) -> None:
+    """Add the end points `phases` start at that the executor does not write (in place): `provision_start`. `start` is
+    the run summary's provision_start: FROM_NODE (a WaitForFirstConsumer class), the claim's `node_selected` when
+    recorded; FROM_CREATE, its `request_sent` (and its `first_request_sent`, a create sent again, as
+    `first_provision_start`), `node_selected` ignored (dropped: an Immediate claim may carry the annotation); None (a
+    consumer run whose class's binding mode is not known: a timeline written before the marker, or a class the run
+    could not read), none: provisioned and bound are left out, as either start may be wrong (review r9 M1)."""
     if not any(p.start == PROVISION_START for p in phases):
         return
-    if NODE_SELECTED in t:
+    if start != FROM_NODE:
+        t.pop(NODE_SELECTED, None)
+    if start == FROM_NODE and NODE_SELECTED in t:
         t[PROVISION_START] = t[NODE_SELECTED]
-    elif "request_sent" in t:
+    elif start is not None and "request_sent" in t:
         t[PROVISION_START] = t["request_sent"]
         if "first_request_sent" in t:
             t[f"first_{PROVISION_START}"] = t["first_request_sent"]
 
 
+def provision_start(header: Mapping[str, Any], summary: Mapping[str, Any] | None) -> str | None:
+    """Where a run's provisioned and bound start (derive_points): the summary's provision_start; without it (a
+    timeline written before it), FROM_CREATE for a run without consumer pods (its class binds at once: the executor
+    refuses WaitForFirstConsumer without a consumer), else None (not known)."""
+    said = (summary or {}).get(PROVISION_START)
+    if said in (FROM_NODE, FROM_CREATE):
+        return str(said)
+    params = header.get("params")
+    return FROM_CREATE if said is None and not (isinstance(params, dict) and params.get("consumer")) else None
+
+
 def started_by_create(phase: Phase, t: Mapping[str, float]) -> bool:
     """Whether the create call started `phase` of an object with end points `t` (a retried create's wait is in it):
-    `provision_start` is the create's unless the claim was given a node after it."""
+    `provision_start` is the create's unless the claim was given a node after it (derive_points drops node_selected
+    where it is not the start)."""
     return phase.start == "request_sent" or (phase.start == PROVISION_START and NODE_SELECTED not in t)
 
 

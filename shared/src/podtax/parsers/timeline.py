@@ -121,7 +121,9 @@ def makespan(phase: ph.Phase, objects: Sequence[TimelineObject]) -> float | None
 
 
 def _ok(obj: TimelineObject, phases: tuple[ph.Phase, ...]) -> bool:
-    return obj.error is None and all(p.start in obj.t and p.end in obj.t for p in phases if not p.optional)
+    # a derived start left out (a run that does not say where provisioning starts) does not make the object incomplete
+    return obj.error is None and all((p.start in obj.t or p.start == ph.PROVISION_START) and p.end in obj.t
+                                     for p in phases if not p.optional)
 
 
 def _count(summary: Mapping[str, Any], key: str) -> int | None:

@@ -83,14 +83,20 @@ def _object(record: dict[str, Any], number: int, phases: tuple[ph.Phase, ...]) -
             times[k] = v
         else:
             times[str(k)] = seconds(v, f"line {number} ({name}): t.{k}")
-    ph.derive_points(phases, times)
-    for p in phases:
-        if p.start in times and p.end in times and times[p.end] < times[p.start]:
-            raise ParseFailure("unknown-format", f"line {number} ({name}): {p.name} is negative ({p.end} "
-                                                 f"{times[p.end]:g} s before {p.start} {times[p.start]:g} s); "
-                                                 "the executor's clock or its record is wrong")
     error = record.get("error")
     return TimelineObject(name, times, None if error is None else str(error))
+
+
+def _derive(obj: TimelineObject, number: int, phases: tuple[ph.Phase, ...], start: str | None) -> None:
+    """Add the derived end points of `obj` (in place: podtax.phases.derive_points, once the summary says where
+    provisioning starts) and refuse a negative phase."""
+    times = obj.t
+    ph.derive_points(phases, times, start)
+    for p in phases:
+        if p.start in times and p.end in times and times[p.end] < times[p.start]:
+            raise ParseFailure("unknown-format", f"line {number} ({obj.name}): {p.name} is negative ({p.end} "
+                                                 f"{times[p.end]:g} s before {p.start} {times[p.start]:g} s); "
+                                                 "the executor's clock or its record is wrong")
 
 
 def read(text: str) -> Timeline:
@@ -100,6 +106,7 @@ def read(text: str) -> Timeline:
     summary: dict[str, Any] | None = None
     phases: tuple[ph.Phase, ...] = ()
     names: set[str] = set()
+    numbers: list[int] = []
     for number, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
             continue
@@ -128,10 +135,14 @@ def read(text: str) -> Timeline:
                 raise ParseFailure("unknown-format", f"line {number}: object {obj.name!r} appears a second time")
             names.add(obj.name)
             objects.append(obj)
+            numbers.append(number)
         elif summary is not None:
             raise ParseFailure("unknown-format", f"line {number}: a second summary; a log holds one run")
         else:
             summary = record
     if header is None:
         raise ParseFailure("empty", "the timeline is empty")
+    start = ph.provision_start(header, summary)
+    for number, obj in zip(numbers, objects, strict=True):
+        _derive(obj, number, phases, start)
     return Timeline(str(header["template"]), str(header["backend"]), header, tuple(objects), summary)

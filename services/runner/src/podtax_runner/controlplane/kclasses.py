@@ -30,18 +30,19 @@ def default_class(classes: list[Obj]) -> Obj | None:
     return max(defaults, key=lambda c: meta(c).get("creationTimestamp") or "", default=None)  # the first of the newest
 
 
-def check(kube: Kube, p: VolumeChurn) -> None:
+def check(kube: Kube, p: VolumeChurn) -> str | None:
     """Refuse at once, naming the fix, a storage class the run would only time out on (an audit: a class
     that does not exist, WaitForFirstConsumer without a consumer and Retain each ended in "the run did
     not finish within ...", after the whole timeout; Retain also left every PV Released), or one that provisions
-    nothing (no-provisioner: the claims bound the cluster's own PVs, and the cleanup deleted those PVs)."""
+    nothing (no-provisioner: the claims bound the cluster's own PVs, and the cleanup deleted those PVs). Returns the
+    class's volumeBindingMode (Immediate when unset, the API server's default); None when classes cannot be read."""
     try:
         classes = kube.call("list", client.StorageV1Api(kube.api).list_storage_class).get("items") or []
     except ApiException as exc:
         if exc.status not in (401, 403, 404):  # not allowed to read classes: the run goes on unchecked
             raise
         log.info("storage classes not checked (%s %s)", exc.status, exc.reason)
-        return
+        return None
     sc = next((c for c in classes if c["metadata"]["name"] == p.storage_class), None) \
         if p.storage_class else default_class(classes)
     name = p.storage_class or "(the default)"
@@ -62,3 +63,4 @@ def check(kube: Kube, p: VolumeChurn) -> None:
         raise Aborted("bad-storage-class", f"storage class {sc['metadata']['name']} keeps its volumes "
                                            f"(reclaimPolicy {sc.get('reclaimPolicy')}): deletions would never "
                                            "finish and every PV would stay; use a class with reclaimPolicy Delete")
+    return str(sc.get("volumeBindingMode") or "Immediate")

@@ -73,6 +73,7 @@ class VolumeChurnK8s(ObjectChurn):
         self.pv_watcher: Watcher | None = None  # its listed_at: when its last list was asked for (on_pvs_listed)
         self.claim_watcher: Watcher | None = None  # likewise (on_claims_listed)
         self.events = kevents.Events(kube, self.ns)
+        self.wffc = False  # the run's class is WaitForFirstConsumer (execute: kclasses.check): node_selected is timed
         self.lock = threading.Lock()
         for n in self.names:
             timeline.add(n)
@@ -111,7 +112,7 @@ class VolumeChurnK8s(ObjectChurn):
             if self.tl.mark(name, "gone", at) and not self.tl.has(name, "delete_requested"):
                 self.gone_early(name)
             return
-        if SELECTED_NODE in (_meta(obj).get("annotations") or {}):
+        if self.wffc and SELECTED_NODE in (_meta(obj).get("annotations") or {}):
             self._node_selected(name, at)
         volume = (obj.get("spec") or {}).get("volumeName")
         if volume:
@@ -127,10 +128,10 @@ class VolumeChurnK8s(ObjectChurn):
         """The scheduler gave the claim a node (a WaitForFirstConsumer class): its provisioning may begin, so the
         phases provisioned and bound start here (podtax.phases.PROVISION_START). Seen after its PV (the claim watch
         behind the PV watch), it happened before the PV: timed at the PV's, never after it (the phase is not
-        negative: it was shorter than the watches can tell)."""
-        rec = self.tl.objects[name]
-        when = self.tl.now() if at is None else at
-        self.tl.mark(name, "node_selected", min(when, rec.t.get("pv_created", when)))
+        negative: it was shorter than the watches can tell; clamped under the timeline's lock, review r9 L1). Only
+        with a WaitForFirstConsumer class: the external-provisioner in --node-deployment mode writes the annotation on
+        Immediate claims too, after a random wait (up to 20 s) that is the claim's provisioning (review r9 H1)."""
+        self.tl.mark(name, "node_selected", at, not_after="pv_created")
 
     def on_claims_listed(self, items: list[Obj]) -> None:
         present = {_meta(o).get("name") for o in items}
@@ -336,7 +337,12 @@ class VolumeChurnK8s(ObjectChurn):
     def execute(self) -> None:
         ctx, p = self.ctx, self.p
         with self.tl.setting_up():
-            kclasses.check(self.kube, self.p)
+            mode = kclasses.check(self.kube, self.p)
+            self.wffc = mode == "WaitForFirstConsumer"
+            # where the parser starts provisioned and bound (podtax.phases.provision_start); none: a consumer run whose
+            # class could not be read, which may be either (its provisioned and bound are left out)
+            start = "node" if self.wffc else "create" if mode or not self.p.consumer else None
+            self.tl.volume_binding = {"volume_binding_mode": mode, "provision_start": start}
             self.kube.ensure_namespace(self.ns)
         watchers: list[Watcher] = []
         poller: threading.Thread | None = None

@@ -67,6 +67,9 @@ class Timeline:
         self.left_behind = 0
         self.watch_gaps: list[dict[str, Any]] = []  # a watch's drops: {watch, start, end, late: {name: [end points]}}
         self.retried: dict[str, str] = {}  # object -> why its timed call was sent again (resend)
+        # volume-churn on Kubernetes: the class's volumeBindingMode and where provisioned/bound start (podtax.phases
+        # provision_start: "node" with WaitForFirstConsumer, else "create"); written in the summary when set
+        self.volume_binding: dict[str, str | None] = {}
         self._lock = threading.Lock()
         self._local = threading.local()  # .gap: the gap whose re-list this thread is recording (watch_gap)
 
@@ -77,15 +80,18 @@ class Timeline:
         with self._lock:
             return self.objects.setdefault(name, ObjectRecord(name))
 
-    def mark(self, name: str, phase: str, at: float | None = None) -> bool:
-        """Record `phase` of `name` now (or at `at`) unless already recorded; True when recorded."""
+    def mark(self, name: str, phase: str, at: float | None = None, not_after: str | None = None) -> bool:
+        """Record `phase` of `name` now (or at `at`) unless already recorded; True when recorded. With `not_after`, an
+        end point of `name`: never later than it when it is recorded (read under the lock, so one marked meanwhile by
+        another thread is seen: a phase from `phase` to `not_after` is never negative)."""
         rec = self.objects.get(name)
         if rec is None or phase in rec.t:
             return False
         with self._lock:
             if phase in rec.t:
                 return False
-            rec.t[phase] = self.now() if at is None else at
+            when = self.now() if at is None else at
+            rec.t[phase] = min(when, rec.t.get(not_after, when)) if not_after else when
             gap = getattr(self._local, "gap", None)
             if gap is not None:  # seen only by the re-list after a dropped watch: it happened in the gap
                 gap["late"].setdefault(name, []).append(phase)
@@ -207,7 +213,7 @@ class Timeline:
         return {"kind": "summary", "requests": dict(self.requests), "setup_requests": dict(self.setup_requests),
                 "apiserver": self.apiserver,
                 "errors": self.errors(), "left_behind": self.left_behind, "watch_gaps": self.watch_gaps,
-                "retried": self.retried, "wall_s": self.now()}
+                "retried": self.retried, "wall_s": self.now(), **self.volume_binding}
 
     def jsonl(self) -> str:
         lines = [self.header(), *(r.line() for r in self.objects.values()), self.summary()]
