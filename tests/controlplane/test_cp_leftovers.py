@@ -66,8 +66,7 @@ def test_a_nomad_volume_left_under_a_name_of_the_run_fails_only_that_volume(noma
     failed = {r.name: r.error for r in tl.objects.values() if r.error}
     assert list(failed) == [taken]
     assert (f"volume default/{taken} exists already, left by an earlier run (Nomad answers an identical create "
-            "without creating it): remove its leftovers with `podtax volumes cleanup --backend nomad --campaign "
-            "cpc`") in (failed[taken] or "")
+            "without creating it): not sent; this run's cleanup deletes it") in (failed[taken] or "")
     assert "api_accepted" not in tl.objects[taken].t  # never timed as a provision
     assert parse_text(tl.jsonl(), "timeline").values()["objects_ok"] == 9
     assert tl.left_behind == 0 and sim.volumes() == []  # the run's prefix is cleaned after an error

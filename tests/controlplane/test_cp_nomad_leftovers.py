@@ -48,7 +48,8 @@ def test_leftovers_past_the_allowance_end_the_run_before_anything_is_sent(nomads
     assert caught.value.detail.startswith(f"11 of the run's 20 volumes exist already (default/{left[0]}, "
                                           f"default/{left[1]}, default/{left[2]}, ...), left by an earlier run: "
                                           "Nomad would answer their creates without creating them, so none was sent")
-    assert "`podtax volumes cleanup --backend nomad --campaign left`" in caught.value.detail
+    assert "`podtax volumes cleanup --backend nomad --campaign left` once no run of campaign left is in progress" \
+        in caught.value.detail
     assert "refused" not in caught.value.detail
     assert sent == [] and sorted(v["ID"] for v in sim.volumes()) == left  # nothing made, nothing else touched
 
