@@ -125,3 +125,23 @@ def test_a_claim_binds_the_pv_pre_bound_to_it_and_one_its_selector_matches(kubes
     assert pv["spec"]["claimRef"]["uid"] == sim.get("persistentvolumeclaims", "p", NS)["metadata"]["uid"]
     assert "pv.kubernetes.io/bound-by-controller" not in (pv["metadata"].get("annotations") or {}), pv["metadata"]
     assert sim.get("persistentvolumes", "fits")["status"]["phase"] == "Available"
+
+
+def test_a_waitforfirstconsumer_claim_binds_the_pv_pre_bound_to_it_without_a_pod(
+        kubesim_factory: Callable[..., Sim]) -> None:
+    """The PV controller's FindMatchingVolume returns a PV whose claimRef names the claim even under delayBinding
+    (WaitForFirstConsumer), before it skips the other PVs for want of a node: such a claim binds at once, no pod using
+    it. kubesim waited for a pod (review r9 L5); an unnamed PV that fits is still left for the scheduler."""
+    sim = kubesim_factory({"nodes": [{"name": "n1"}], "storageClasses": [cls("WaitForFirstConsumer"),
+                                                                         cls("Immediate", "now")],
+                           "provisioner": ZERO}, kubelet="none")
+    core = client.CoreV1Api(sim.api_client())
+    core.create_persistent_volume(by_hand("fits"))
+    core.create_persistent_volume(by_hand("for-p", "8Gi", claimRef={"namespace": NS, "name": "p"}))
+    core.create_namespaced_persistent_volume_claim(NS, claim("p"))
+    core.create_namespaced_persistent_volume_claim(NS, claim("w"))
+    core.create_namespaced_persistent_volume_claim(NS, claim("later", of="now"))
+    assert bound(sim, "p")["spec"]["volumeName"] == "for-p"
+    bound(sim, "later")  # handled after w: w's event was dispatched, and it stays Pending
+    assert sim.get("persistentvolumeclaims", "w", NS)["status"]["phase"] == "Pending"
+    assert sim.get("persistentvolumes", "fits")["status"]["phase"] == "Available"

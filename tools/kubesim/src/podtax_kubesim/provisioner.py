@@ -119,6 +119,9 @@ class Provisioner:
         sc = self.storage_class(claim)
         selected = (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE)
         if self._waits_for_a_node(claim, sc):
+            # but a PV pre-bound to it binds at once: FindMatchingVolume returns one whose claimRef names the claim
+            # before it skips the rest for want of a node (delayBinding); it waited for a pod (review r9 L5)
+            self._bind_static(claim, prebound=True)
             return
         # a matching Available PV first, whatever the class's provisioner (syncUnboundClaim: findBestMatchForClaim,
         # then provisionClaim only when none matched): a claim of a dynamic class binds a PV made by hand
@@ -229,11 +232,12 @@ class Provisioner:
                          "capacity": dict(pv["spec"].get("capacity", {}))}
         self.store.update(R.PVCS, new)
 
-    def _bind_static(self, claim: Obj, node: str | None = None) -> bool:
+    def _bind_static(self, claim: Obj, node: str | None = None, prebound: bool = False) -> bool:
         """Bind `claim` to the smallest matching Available PV (of its class, big enough, with its access modes and
         volume mode, its labels matching the claim's selector, not being deleted; on `node`, its node affinity
-        admitting that node), one pre-bound to it (its claimRef naming the claim) first: True when one matched (or
-        the claim is bound already, or gone: its event was older than the store, as events are dispatched in turn)."""
+        admitting that node), one pre-bound to it (its claimRef naming the claim) first, only such a one when
+        `prebound`: True when one matched (or the claim is bound already, or gone: its event was older than the
+        store, as events are dispatched in turn)."""
         meta = claim["metadata"]
         claim = self.store.get(R.PVCS, meta["namespace"], meta["name"]) or {}
         if (claim.get("metadata") or {}).get("uid") != meta["uid"] or claim["spec"].get("volumeName"):
@@ -243,7 +247,7 @@ class Provisioner:
         modes = set(spec.get("accessModes") or [])
         candidates = [pv for pv in self.store.items(R.PVS)
                       if pv["status"].get("phase") == "Available"
-                      and (not pv["spec"].get("claimRef") or _names(pv, claim))
+                      and (_names(pv, claim) if prebound else not pv["spec"].get("claimRef") or _names(pv, claim))
                       and not pv["metadata"].get("deletionTimestamp")
                       and match_label_selector(spec.get("selector"), pv["metadata"].get("labels") or {})
                       and pv["spec"].get("storageClassName", "") == (spec.get("storageClassName") or "")
