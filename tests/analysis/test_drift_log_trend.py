@@ -47,7 +47,7 @@ def test_seeded_rates(runs):
     found = sum(detect_drift(x, 0.01).drift for x in fell) / 1000
     assert found >= (0.5 if runs == 6 else 0.97), found  # 63% and 99%; was 33.5% and 95.5% (the rank test alone)
     clean = sum(detect_drift(1000 * np.exp(rng.normal(0, 0.05, runs)), 0.01).drift for _ in range(4000)) / 4000
-    assert clean <= 0.01, clean
+    assert clean <= 0.007, clean  # 0.43% and 0.48% (three rules at 0.005 each: stats/drift.py)
 
 
 def test_a_pod_drifting_over_six_runs_withholds_the_verdict_and_says_so(con):
@@ -58,3 +58,18 @@ def test_a_pod_drifting_over_six_runs_withholds_the_verdict_and_says_so(con):
     assert "DRIFT" in c.flags and c.verdict == "inconclusive", c.sentence
     text = c.flag_details["DRIFT"]
     assert "pod values fell by" in text and "over 6 runs" in text and "least-squares trend of the logs p" in text
+
+
+def test_a_warm_up_is_worded_as_one_and_still_withholds_the_verdict(con):
+    """r8 M1: the first two runs slow, the rest flat, read "values rose by 10% over 8 runs" (a steady drift); the
+    flag stays (the verdict is withheld), its words name the first runs as a possible warm-up."""
+    warm = np.array([868, 934, 975, 982, 1011, 1004, 1001, 1040], dtype=float)
+    assert detect_drift(warm, 0.01).warmup == 2
+    assert detect_drift(np.linspace(1000, 1100, 8), 0.01).warmup is None  # a steady drift stays one
+    rng = np.random.default_rng(3)
+    insert_cells(con, [CellSpec("node-a", SideSpec(lognormal(rng, 1000, 0.01, 8)), SideSpec(warm))])
+    c = compare_campaign(con, "synthetic").cells[0]
+    assert "DRIFT" in c.flags and c.verdict == "inconclusive", c.sentence
+    text = c.flag_details["DRIFT"]
+    assert "the first 2 pod runs were slower than the rest (a warm-up?)" in text and "rose by" not in text, text
+    assert "leave warm-up runs out" in text and "re-run" in text, text

@@ -53,6 +53,10 @@ CASES = [  # host runs, pod runs, the pod runs flagged (indices), the sides spli
     ([1.0] * 4, [1.0, 1, 2, 2], [], set()),  # so at 1 and 2 (their logs round the other way)
     ([1000.0] * 4, [1000.0, 1000, 2001, 2001], [], {"pod"}),  # just over twice: two pairs
     ([1.0, 1, 3, 3, 5], [1.0, 1, 3, 3], [], {"pod"}),  # r7 L1: said of the side that split, whatever the host
+    (HOST, [1000.0, 1010, 3000, 9000], [], {"pod"}),  # r8 M2: a tight pair beside a spread one, 5x apart
+    (HOST, [3000.0, 9000, 1000, 1010], [], {"pod"}),  # the pod moved, its two runs spread: no culprit either
+    (HOST, [110.0, 330, 1000, 1010], [], {"pod"}),  # the spread pair low
+    (HOST, [1000.0, 1010, 2500, 3500], [], {"pod"}),  # 2.5x and 3.5x: the pairs 3x apart
 ]
 
 
@@ -121,6 +125,17 @@ def test_seeded_rates():
             assert sum(set(pair_of(x)[0].tolist()) == {0, 1} for x in far) >= least, (f, g)
 
 
+def test_a_moved_level_with_spread_runs_is_never_flagged():
+    """r8 M2: sides of 4 whose first two runs are the real level, 2.5-5x the other two (5-20% lognormal noise): which
+    pair is tight is noise, and the tight pair judged the spread one (the real level flagged in many sides); now
+    neither pair is ever flagged (the side splits, or nothing is said)."""
+    rng = np.random.default_rng(88)
+    for s in (0.05, 0.10, 0.20):
+        for f in (2.5, 3.0, 5.0):
+            sides = np.exp(rng.normal(0, s, (1000, 4))) * np.array([f, f, 1, 1]) * 1000
+            assert sum(len(pair_of(x)[0]) > 0 for x in sides) == 0, (s, f)
+
+
 def test_a_split_is_bimodal_through_the_store(con):
     """Planted campaigns: 4 runs a side, two pod runs 3x slower (latency), and the mirror: the pod truly 3x slower,
     two of its runs at the host's level. Both read BIMODAL, no ratio, neither pair an outlier."""
@@ -151,3 +166,11 @@ def test_two_strays_one_each_way_through_the_store(con):
     assert "OUTLIERS" in c.flags and "BIMODAL" not in c.flags and c.ratio is not None, c.flags
     assert sorted(o.value for o in c.outliers) == sorted(pod[[1, 3]].tolist())
     assert all(o.run_id for o in c.outliers)
+
+
+def test_pairs_just_over_twice_apart_do_not_read_as_two():
+    """r8 L3: pairs 2.001 times apart read "two pairs 2.0 times apart", though exactly twice does not split."""
+    detail = analyze(_cell([1000.0] * 4, [1000.0, 1000, 2001, 2001]), threshold=0.05, seed=1).flag_details["BIMODAL"]
+    assert "two pairs over 2 times apart" in detail and "2.0 times" not in detail, detail
+    detail = analyze(_cell(HOST, [1000.0, 1010, 3000, 3100]), threshold=0.05, seed=1).flag_details["BIMODAL"]
+    assert "two pairs 3.0 times apart" in detail, detail

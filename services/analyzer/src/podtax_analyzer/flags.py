@@ -187,13 +187,19 @@ def _modes_text(side: str, modes: list[Mode], unit: str) -> str:
     return f"{side}: " + " and ".join(parts)
 
 
+def _apart(times: float) -> str:
+    """How many times apart two pairs lie, one decimal; "over 2" where that would print 2.0 (a split's pairs are
+    more than twice apart: stats/two_strays.py)."""
+    return f"{times:.1f}" if round(times, 1) > 2.0 else "over 2"
+
+
 def _bimodal_evidence(side: str, c: Unimodality) -> str:
     """What found a side's two modes: the dip test, a gap between tight modes (stats/modes.py), or 4 runs in two pairs
     (stats/two_strays.py: neither pair is called wrong, as 4 runs cannot tell which, if either, strayed)."""
     if c.pairs is not None:
-        return (f"{side}: its 4 measured runs fall into two pairs {c.pairs:.1f} times apart, two modes or two strays "
-                f"(either pair), which 4 runs cannot tell apart; its median lies between the pairs and describes "
-                f"neither (add at least 2 measured runs: from {2 * MODE_MIN} two modes are told from strays)")
+        return (f"{side}: its 4 measured runs fall into two pairs {_apart(c.pairs)} times apart, two modes or two "
+                f"strays (either pair), which 4 runs cannot tell apart; its median lies between the pairs and "
+                f"describes neither (add at least 2 measured runs: from {2 * MODE_MIN} two modes are told from strays)")
     if c.separated is None:
         return f"{side} dip test {p_text_of(c.dip_p)}"
     why = ("too few runs for the dip test" if c.dip_p is None
@@ -220,7 +226,14 @@ def drift(cell: CellData, drifts: dict[str, Drift]) -> str | None:
     for env, d in drifts.items():
         if d.drift and d.shift is not None:
             trend = ""
-            if d.slope is not None and d.total is not None:
+            if d.warmup is not None:  # the first runs apart from a flat rest (stats/drift.py warm_up)
+                up = d.after is not None and d.before is not None and d.after > d.before
+                slow = "slower" if up == cell.higher_is_better else "faster"
+                side = side_name(env, cell.pair)
+                first = f"{side} run was" if d.warmup == 1 else f"{d.warmup} {side} runs were"
+                trend = (f"the first {first} {slow} than the rest (a warm-up?): leave "
+                         f"warm-up runs out (more repetitions, or a warm-up run first) and re-run; ")
+            elif d.slope is not None and d.total is not None:
                 word = "rose" if d.total > 0 else "fell"
                 trend = (f"{side_name(env, cell.pair)} values {word} by {fmt_pct(d.total)}% over {d.n} runs "
                          f"(Theil-Sen trend {d.slope * 100:+.2f}% per run); ")
