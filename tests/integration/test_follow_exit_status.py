@@ -16,12 +16,15 @@ NODE = "n1"
 
 
 def spec(name: str, run_s: int, timeout_s: int) -> str:
+    # a run longer than its timeout is bounded by its events too (10^9, never reached): a campaign whose runs last
+    # as long as their timeout whatever happens is refused at submit (campaign._runs_end_before_timeout)
+    events = 0 if run_s < timeout_s else 1_000_000_000
     return f"""name: {name}
 nodes: [{NODE}]
 environments: [host]
 tests:
   - test: sysbench-cpu
-    params: {{threads: 1, max_prime: 2000, events: 0, time: {run_s}}}
+    params: {{threads: 1, max_prime: 2000, events: {events}, time: {run_s}}}
 repetitions: {{min: 2, max: 2}}
 timeout: {timeout_s}
 """
