@@ -8,14 +8,17 @@ from typing import TYPE_CHECKING, Any
 from podtax import templates
 from podtax.campaign_limits import MAX_TIMEOUT_S
 from podtax.flags import MIN_RUNS
-from podtax.template_params import length_problem, run_length
+from podtax.template_params import RUN_LENGTH, length_problem, run_length
 
 if TYPE_CHECKING:
     from podtax.campaign import Campaign, TestSpec
 
 
 def run_lengths(spec: TestSpec) -> list[tuple[str, int, dict[str, Any]]]:
-    """(parameter, seconds, combination) of each combination of `spec` whose run lasts a known time."""
+    """(parameter, seconds, combination) of each combination of `spec` whose run lasts a known time; none, and no
+    combination validated again, for a template without a length parameter."""
+    if spec.test not in RUN_LENGTH:
+        return []
     found = []
     for combo in spec.combinations():
         length = run_length(spec.test, templates.get(spec.test).validate(combo).model_dump())

@@ -303,7 +303,7 @@ class PodStartup(ControlPlane):
 
 
 # The parameter that sets how long a run of a template lasts, when it does (a run bound by time alone)
-_LENGTH = {"fio": ("runtime", None), "iperf3": ("duration", None), "sockperf": ("duration", None),
+RUN_LENGTH = {"fio": ("runtime", None), "iperf3": ("duration", None), "sockperf": ("duration", None),
            "stress-ng-cpu": ("timeout", "ops"), "sysbench-cpu": ("time", "events")}
 
 
@@ -311,7 +311,7 @@ def run_length(test: str, params: dict[str, Any]) -> tuple[str, int] | None:
     """(parameter, seconds) a run of `test` with these validated params lasts at least: fio runs --time_based, a
     stress-ng run of ops 0 its timeout, a sysbench cpu run of events 0 its time; None when another bound may end it
     sooner (ops, events, sysbench memory's total_size) or the template has no such parameter."""
-    name, other = _LENGTH.get(test, ("", None))
+    name, other = RUN_LENGTH.get(test, ("", None))
     seconds = params.get(name)
     if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds <= 0 or (other and params.get(other)):
         return None
