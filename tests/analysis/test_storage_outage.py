@@ -25,6 +25,8 @@ from podtax_analyzer.store import Store
     (duckdb.IOException("IO Error: Could not write file: No space left on device"), "free space on its disk"),
     (OSError(28, "No space left on device"), "free space on its disk"),
     (duckdb.FatalException("FATAL Error: database has been invalidated"), "the analyzer opens it again itself"),
+    (duckdb.TransactionException('TransactionContext Error: Failed to commit: Could not write file "a.duckdb.wal": '
+                                 "Read-only file system"), "its file system is read-only: remount it read-write"),
     (duckdb.IOException('IO Error: Could not read enough bytes from file "a.duckdb": attempted to read 262144 bytes '
                         'from location 1060864'), "the file is damaged"),  # a file cut short: was "free space"
     (duckdb.IOException("IO Error: Corrupt database file: computed checksum 1 does not match stored checksum 2 in "

@@ -201,6 +201,10 @@ def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
     if any(sign in str(exc) for sign in DAMAGED):  # was told to free space and wait, which never helps (audit)
         return (f"{what}: the file is damaged (cut short or overwritten); stop the analyzer and restore the file from "
                 "a backup, or move it away for a new one")
+    if "Read-only file system" in str(exc):  # EROFS: was told to free space, and that storing resumes by itself
+        return (f"{what}: its file system is read-only: remount it read-write; if the kernel made it read-only after a "
+                "disk error, stop the analyzer, check the disk (dmesg, fsck) and mount it again: held results wait in "
+                "NATS and are stored once it takes writes")
     if "File too large" in str(exc):  # EFBIG: freeing space does not help (audit hG)
         return (f"{what}: a file size limit stops the file growing: raise it (ulimit -f; LimitFSIZE= of its systemd "
                 "unit; prlimit --fsize on the running analyzer); storing resumes by itself")
