@@ -359,6 +359,12 @@ class RunnerSettings(Common):
                                   "runs; each dispatched run gets a synthetic result flagged SIMULATED at once.")
     runner_report_grace_s: float = Field(60.0, ge=0, description="Seconds beyond a run's timeout before a run "
                                          "that never reported back is recorded failed (no-report).")
+    runner_spool_dir: Path | None = Field(None, description="Folder where the runner keeps a report NATS refuses "
+                                          "(for want of room) when its KV bucket refuses the copy too (the server's "
+                                          "JetStream storage used up), so a restart sends it instead of running the "
+                                          "run again; at most 256 MiB. Unset = that copy is held in memory only (a "
+                                          "restart loses it). Give it a volume that outlives the runner's pod.")
+    _spool = field_validator("runner_spool_dir")(_folder)
 
     @model_validator(mode="after")
     def _nomad_tls(self) -> RunnerSettings:

@@ -19,7 +19,9 @@ memory was given up as the runner stopped, and the next runner ran the run again
 Job was deleted as the log was given up), so the measurement made was lost. Now a report NATS refuses is also kept in
 the runner's bucket (KEPT: its event's bytes; the runner's own stream, which has room while the events stream is full)
 until NATS takes it; the next runner sends that copy instead of running the run again (Runner.load, resend). A
-server whose storage is used up refuses that write too: then only the memory copy is held, as before, said once.
+server whose storage is used up refuses that write too: then the copy is written in the runner's spool
+(PODTAX_RUNNER_SPOOL_DIR, spool.py), read by the next runner as the bucket's; without one only the memory copy is
+held, said once (a restart then runs the run again).
 The copy names its campaign's submission (its created_at: a copy of a campaign of the same name submitted again is
 refused) and goes only once the run is recorded as reported (release(): a runner crashing between NATS taking the
 report and that record sends the copy again, de-duplicated, instead of running the run again); a copy left behind
@@ -32,9 +34,13 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from podtax import events, subjects, templates
 from podtax.bus import Bus, at_limit
+
+if TYPE_CHECKING:
+    from podtax_runner.spool import Spool
 
 PUBLISH_TIMEOUT_S = 15.0  # one attempt (nats-py's ack wait is 5 s)
 PUBLISH_BACKOFF_S = (1.0, 10.0)  # the first wait between attempts, doubled up to the second
@@ -94,6 +100,7 @@ class Outbox:
         self.closing = asyncio.Event()  # stop(): a held report waiting to be sent again is given up at once
         self.copies: dict[str, bool] = {}  # run id -> its copy kept in KEPT (False: tried; the write may have landed)
         self.submitted_of: Callable[[str], str] = lambda campaign: ""  # a campaign's created_at (the runner's)
+        self.spool: Spool | None = None  # where a copy the bucket refuses is kept (PODTAX_RUNNER_SPOOL_DIR)
 
     async def send(self, run: events.RunSpec, event: events.Envelope, what: str, kept: bool = False) -> bool:
         """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it (its kept copy,
@@ -144,22 +151,43 @@ class Outbox:
             await self._unkeep(run)
 
     async def _keep(self, run: events.RunSpec, event: events.Envelope, what: str, first: bool) -> bool:
-        """Keep a copy of the refused report in the runner's bucket (see the module): True once written. A write
+        """Keep a copy of the refused report in the runner's bucket (see the module), or, when that write fails too
+        (the server's storage used up), in its spool (PODTAX_RUNNER_SPOOL_DIR: spool.py): True once written. A write
         refused or unanswered is said once (`first`), and tried again at the next refusal."""
+        value = kept_value(event, self.submitted_of(run.campaign))
         try:
             kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
-            value = kept_value(event, self.submitted_of(run.campaign))
             await asyncio.wait_for(kv.put(kept_key(run), value), KEEP_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - the memory copy is still held and sent again
+            why = f"{type(exc).__name__}: {exc}"
+            if self.spool is not None:
+                try:
+                    path = await asyncio.to_thread(self.spool.write, run, self.submitted_of(run.campaign), value)
+                except OSError as spooled:
+                    why += f"; nor in its spool ({type(spooled).__name__}: {spooled})"
+                else:
+                    if first:
+                        self.log.warning("%s %s: its %s could not be kept in the runner's bucket (%s): kept in its "
+                                         "spool (%s) until NATS takes it", self.kind, run.run_id, what, why, path.name)
+                    return True
             if first:
-                self.log.error("%s %s: its %s could not be kept in the runner's bucket too (%s: %s): it is held in "
-                               "memory only, and a runner restart before NATS takes it runs the run again",
-                               self.kind, run.run_id, what, type(exc).__name__, exc)
+                self.log.error("%s %s: its %s could not be kept in the runner's bucket too (%s): it is held in "
+                               "memory only, and a runner restart before NATS takes it runs the run again%s",
+                               self.kind, run.run_id, what, why, "" if self.spool is not None else
+                               " (PODTAX_RUNNER_SPOOL_DIR keeps it on the runner's disk then)")
             return False
         return True
 
     async def _unkeep(self, run: events.RunSpec) -> None:
-        """The report is recorded as reported: its kept copy goes (one left behind: the next runner drops it)."""
+        """The report is recorded as reported: its kept copy goes, in the bucket and in the spool (one left behind
+        in the bucket: the next runner drops it)."""
+        if self.spool is not None:
+            try:
+                await asyncio.to_thread(self.spool.remove, kept_key(run))
+            except OSError as exc:
+                self.log.warning("%s %s: the spooled copy of its report was not removed (%s: %s): the next runner "
+                                 "removes it (its run is recorded as reported)", self.kind, run.run_id,
+                                 type(exc).__name__, exc)
         try:
             kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
             await asyncio.wait_for(kv.delete(kept_key(run)), KEEP_TIMEOUT_S)

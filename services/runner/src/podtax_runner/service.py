@@ -24,6 +24,7 @@ from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecuto
 from podtax_runner.handlers import Handlers
 from podtax_runner.kube import KubeExecutor
 from podtax_runner.outbox import refused
+from podtax_runner.spool import Spool
 from podtax_runner.state import CampaignState
 
 log = logging.getLogger("podtax.runner")
@@ -64,9 +65,12 @@ class Runner(Handlers):  # the event handlers: handlers.py
         self.kv = kv
         self.executor = executor  # None when pod runs are disabled
         self.controlplane = ControlPlaneExecutor(settings, bus)  # volume-churn, pod-startup
+        # where a refused report is kept when the runner's bucket refuses it too (the server's storage used up)
+        self.spool = Spool(settings.runner_spool_dir) if settings.runner_spool_dir else None
         for ex in (executor, self.controlplane):
             if ex:
                 ex.on_reported, ex.outbox.submitted_of = self.on_reported, self.submitted_at
+                ex.outbox.spool = self.spool
         if executor:
             executor.on_image_versions = self.record_image
         self.campaigns: dict[str, CampaignState] = {}  # the campaigns not finished, with every run
@@ -117,11 +121,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns) + len(self.finished), len(active))
-        kept_copies, stale = kept.sorted_out(await self._values(f"{outbox.KEPT}.>"), {c.name: c for c in active})
-        for key, why in stale.items():  # a copy whose report NATS took, or left by a finished campaign: gone now
-            log.info("removing the kept report %s: %s", key, why)
-            with contextlib.suppress(Exception):
-                await self.kv.delete(key)
+        kept_copies = await self.kept_copies(active)
         for state in active:
             for s in state.runs.values():
                 if s.status != "dispatched":
@@ -143,6 +143,25 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
                 if self.executor:  # a resumed pod run deletes its Job (or makes none): recorded as cancelled
                     self.executor.cancel(state.name)
+
+    async def kept_copies(self, active: list[CampaignState]) -> dict[str, events.Envelope]:
+        """The reports an earlier runner kept (its bucket's copies, then its spool's) to send instead of running their
+        runs again, by run id; every other copy is removed (kept.py)."""
+        campaigns = {c.name: c for c in active}
+        send, stale = kept.sorted_out(await self._values(f"{outbox.KEPT}.>"), campaigns)
+        for key, why in stale.items():  # a copy whose report NATS took, or left by a finished campaign: gone now
+            log.info("removing the kept report %s: %s", key, why)
+            with contextlib.suppress(Exception):
+                await self.kv.delete(key)
+        for key, value, path in await asyncio.to_thread(self.spool.entries) if self.spool else []:
+            spooled, gone = kept.sorted_out([(key, value)], campaigns)  # one file at a time: removed alone
+            for run_id, event in spooled.items():
+                send.setdefault(run_id, event)
+            for why in gone.values():
+                log.info("removing the spooled report %s: %s", path.name, why)
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(path.unlink)
+        return send
 
     async def request_again(self, run: events.RunSpec) -> None:
         """Send a host run's request again: a runner killed between saving the run in flight and sending it

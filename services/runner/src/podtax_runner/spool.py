@@ -1,0 +1,109 @@
+"""The runner's local copies of reports NATS refuses when it cannot keep them in its bucket either (outbox.KEPT).
+
+A report NATS refuses for want of room is kept in the runner's bucket until NATS takes it, so that a runner restart
+sends it instead of running its run again (outbox.py). But when the server's JetStream storage is used up
+('insufficient resources', 10023: max_file_store or its disk, reached by a stream without a size limit) that write is
+refused too, whatever the bucket's own limit (JetStream's reservation of a stream's limit does not hold off another
+stream's writes): the copy lived in memory only, and a restart lost it and ran the run again (its first measurement
+lost). With PODTAX_RUNNER_SPOOL_DIR set, such a copy is written there instead (the same bytes as a KEPT value), one
+file per run and submission, written atomically (a temporary file fsynced, then renamed, the folder fsynced), at most
+MAX_BYTES in all; the next runner reads them beside the bucket's (kept.sorted_out decides alike) and a copy goes at the
+same moment as its KEPT key: once the run is recorded as reported (outbox.release), or when sorted out as stale."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from podtax import events
+
+from podtax_runner.outbox import KEPT, kept_key
+
+MAX_BYTES = 256 * 2**20  # the spool's files together hold at most this much (a report is at most NATS's max_payload)
+SUFFIX = ".json"
+NAME = re.compile(r"^(?P<key>" + re.escape(KEPT) + r"\.[^./]+\.[^./]+)\.[0-9a-f]{16}" + re.escape(SUFFIX) + "$")
+
+
+def file_name(run: events.RunSpec, submitted: str) -> str:
+    """`held.<campaign>.<run id>.<16 hex digits of the submission's digest>.json` (names of the DNS-label style and
+    run ids have no dot nor slash)."""
+    digest = hashlib.sha256(submitted.encode()).hexdigest()[:16]
+    return f"{kept_key(run)}.{digest}{SUFFIX}"
+
+
+def key_of(name: str) -> str | None:
+    """The KEPT key a spool file's name stands for, None for another file (a temporary one)."""
+    found = NAME.match(name)
+    return found.group("key") if found else None
+
+
+class Spool:
+    """Reports kept in a local folder (see the module)."""
+
+    def __init__(self, folder: Path, max_bytes: int = MAX_BYTES) -> None:
+        self.folder, self.max_bytes = folder, max_bytes
+
+    def used(self) -> int:
+        """Bytes the spool's files hold now."""
+        if not self.folder.is_dir():
+            return 0
+        return sum(p.stat().st_size for p in self.folder.iterdir() if p.is_file())
+
+    def write(self, run: events.RunSpec, submitted: str, value: bytes) -> Path:
+        """Write `value` (outbox.kept_value) for the run, atomically; OSError when it does not fit under max_bytes
+        or the folder refuses it (nothing left behind then)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / file_name(run, submitted)
+        old = path.stat().st_size if path.exists() else 0
+        if self.used() - old + len(value) > self.max_bytes:
+            raise OSError(f"the spool {self.folder} would hold more than {self.max_bytes:,} bytes")
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(value)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _sync_folder(self.folder)
+        return path
+
+    def entries(self) -> list[tuple[str, bytes, Path]]:
+        """(KEPT key, value, file) of each copy spooled; temporary files a crash left are removed."""
+        if not self.folder.is_dir():
+            return []
+        out = []
+        for path in sorted(self.folder.iterdir()):
+            if path.name.startswith(".tmp-"):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            key = key_of(path.name)
+            if key is not None and path.is_file():
+                out.append((key, path.read_bytes(), path))
+        return out
+
+    def remove(self, key: str) -> None:
+        """Remove every spooled copy of this KEPT key (of any submission)."""
+        if not self.folder.is_dir():
+            return
+        for path in self.folder.iterdir():
+            if key_of(path.name) == key:
+                path.unlink(missing_ok=True)
+        _sync_folder(self.folder)
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync the folder, so a rename or removal outlives a crash of the machine."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
