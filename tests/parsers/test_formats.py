@@ -96,7 +96,7 @@ def _fail(fn, *args, **kwargs) -> ParseFailure:  # type: ignore[no-untyped-def]
     ("sysbench-cpu", "  \n", "", 1, "nonzero-exit"),
     ("sysbench-cpu", sysbench_cpu(), "", 1, "nonzero-exit"),
     ("sysbench-cpu", sysbench_cpu(), "", None, "nonzero-exit"),
-    ("sysbench-cpu", "sysbench 1.0.20 (x)\n\nFATAL: Cannot find benchmark 'x'\n", "", 1, "fatal"),
+    ("sysbench-cpu", "sysbench 1.0.20 (x)\n\nFATAL: Cannot find benchmark 'x'\n", "", 1, "bad-argument"),
     ("sysbench-cpu", "sysbench 1.0.20 (x)\n\n", "invalid option: --foo\n", 1, "bad-argument"),
     ("sysbench-cpu", sysbench_cpu().split("General statistics")[0], "", 0, "truncated"),
     ("sysbench-cpu", sysbench_cpu().split("Latency")[0], "", 0, "truncated"),

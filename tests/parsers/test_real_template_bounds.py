@@ -73,7 +73,7 @@ def test_real_sysbench_memory_block_sizes(block: str, total: str, tmp_path: Path
         return
     with pytest.raises(ParseFailure, match="memory-block-size") as failure:
         parse_run("sysbench-memory", proc.stdout, proc.stderr, proc.returncode, params)
-    assert failure.value.reason == "fatal"
+    assert failure.value.reason == "bad-argument"  # the user's parameters, refused after the banner
 
 
 def test_real_sysbench_cpu_without_limits_is_refused(tmp_path: Path) -> None:

@@ -70,8 +70,8 @@ def test_memory_echoes_what_the_report_prints_and_matches_its_params() -> None:
                                                                         "ended the run at its time limit with events "
                                                                         "unfinished (sysbench exits 2): rerun without"),
     ("sysbench-memory-hugetlb-enomem.log", "sysbench-memory", "fatal", "HugeTLB"),
-    ("sysbench-memory-block-3000.log", "sysbench-memory", "fatal", "memory-block-size: 3000"),
-    ("sysbench-cpu-prime-0.log", "sysbench-cpu", "fatal", "cpu-max-prime: 0"),
+    ("sysbench-memory-block-3000.log", "sysbench-memory", "bad-argument", "memory-block-size: 3000"),
+    ("sysbench-cpu-prime-0.log", "sysbench-cpu", "bad-argument", "cpu-max-prime: 0"),
     ("sysbench-memory-sigint.log", "sysbench-memory", "truncated", "did not finish"),
     ("sysbench-fileio-no-prepare.log", None, "fatal", "test_file.0' errno = 2 (No such file or directory); "
                                                       "sysbench: Did you forget to run the prepare step?"),

@@ -13,10 +13,11 @@ read alike, unless it disagrees with `total number of events` (wrapped: refused)
 report does not echo `--memory-access-mode`: a rnd run (a third of seq's MiB/s here) reads as any other. Releases up to
 1.0.7 and 1.1 development builds print no `CPU speed:` section: events/s is then derived (DERIVED).
 Reports of other tests are refused by name (fileio, oltp; threads and mutex name no test), a
-usage error (`sysbench memory` without `run`) as `bad-argument`. A run that did more events than the
-requested `events`, or ran longer than the requested `time` allows, is flagged PARAM_MISMATCH: the
-log is another run's. So is a run held to a rate (`--rate=N`, `Target transaction rate: N/sec`): its
-rates are the cap.
+usage error (`sysbench memory` without `run`) as `bad-argument`, as is a refused option value or test name
+printed after the banner (`FATAL: Invalid value for memory-oper: foo`, `FATAL: Cannot find benchmark 'foo'`).
+A run that did more events than the requested `events`, or ran longer than the requested `time` allows, is
+flagged PARAM_MISMATCH: the log is another run's. So is a run held to a rate (`--rate=N`, `Target transaction
+rate: N/sec`): its rates are the cap.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from podtax.parsers.base import (
     size_bytes,
     to_number,
 )
-from podtax.parsers.sysbench_runs import TOOL, Section, named, select_run, split_runs
+from podtax.parsers.sysbench_runs import TOOL, Section, named, refused_option, select_run, split_runs
 
 # sysbench prints the rates with printf widths (`%8.2f`): below 10000 they are padded, `100 ( 3984.36 per second)`
 _TOTAL_OPS = re.compile(r"^(\d+) \(\s*([\d.]+) per second\)$")
@@ -63,6 +64,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
           recorded_version: str | None = None) -> Parsed:
     wanted = _KIND_TEST.get(test or "")
     section, flags = select_run(split_runs(text), text, wanted)
+    if section.fatal and refused_option(section.fatal[0]):  # printed after the banner: a test's own option
+        raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.fatal[0]}")
     if section.fatal:
         raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}{_warned_after(text, section.fatal[0])}")
     if section.bad_arg:

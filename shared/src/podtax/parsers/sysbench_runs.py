@@ -27,6 +27,11 @@ _BAD_ARG = ("Invalid value for", "invalid option", "Unknown option", "option req
 _FILEIO_MARKERS = ("File operations:", "Extra file open flags", "Creating files for the test",
                    "Removing test files", "Doing random", "Doing sequential", "MiB/s:")
 _PERFORMED = re.compile(r"^Operations performed: -?[0-9]+ \([ 0-9.]+ ops/sec\)$", re.M)  # memory, 1.0.0 to 1.0.4
+# FATAL lines sysbench 1.0 prints for a refused option value (sysbench.c, sb_rand.c, sb_logger.c, tests/*/sb_*.c),
+# before its banner (--threads, --percentile) or after it (each test's own options, an unknown test name)
+_ARG_FATAL = re.compile(r"FATAL: (?:Invalid value (?:for|of) |Invalid (?:IO operations|fsync) mode: |unknown I/O mode: "
+                        r"|Invalid random numbers distribution: |Missing required argument: |Cannot find benchmark "
+                        r"|Too many checkpoints in --report-checkpoints|--histogram cannot be used with )")
 _USAGE = "requires a command argument"  # `The 'memory' test requires a command argument. See '...'`
 _USAGE_WORDS = (_USAGE, *_BAD_ARG)
 _BAD_ARG_FIRST = frozenset(p[0] for p in _BAD_ARG)  # a cheap test before startswith(_BAD_ARG)
@@ -211,6 +216,13 @@ _PERFORMED_MARK = guarded("Operations performed: ")
 _FILEIO_MARKS = guarded(*_FILEIO_MARKERS)
 
 
+def refused_option(fatal: str) -> bool:
+    """Whether a `FATAL: ...` line is sysbench refusing an option's value or the test's name (`Invalid value for
+    memory-oper: foo`, `Cannot find benchmark 'foo'`, `Missing required argument: --file-test-mode`), not a
+    failure of the run: the user fixes the parameters."""
+    return _ARG_FATAL.match(fatal) is not None
+
+
 def named(kind: str) -> str:
     """A run's kind in a sentence: threads and mutex reports name no test, so they are `other`."""
     return "a run of another test (threads, mutex or a script: its report names no test)" if kind == "other" \
@@ -314,7 +326,7 @@ def select_run(runs: list[tuple[str, str | None]], text: str, wanted: str | None
         if section.version is None and section.bad_arg:  # refused before its banner: `--percentile=99.9`
             raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
         if section.version is None and section.fatal:  # `FATAL: Invalid value for --threads: 0.`, no banner
-            if "Invalid value for" in section.fatal[0] or "cannot be used with" in section.fatal[0]:
+            if refused_option(section.fatal[0]):
                 raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.fatal[0]}")
             raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}")
         if section.version is None:
