@@ -27,6 +27,7 @@ from podtax_analyzer.held_file import FileWatch
 from podtax_analyzer.isolate import storage_fault, write_isolating
 from podtax_analyzer.publication import Publisher
 from podtax_analyzer.score_cache import ScoreCache
+from podtax_analyzer.score_sweep import score_items, sweep
 from podtax_analyzer.store import Refused, Store
 
 log = logging.getLogger("podtax.analyzer")
@@ -50,6 +51,9 @@ class Analyzer:
         self.store = store
         self.pending: set[str] = set()  # run ids with a new result, waiting for score/cell publication
         self.publisher = Publisher(bus)
+        # Store.replaced when the scores bucket last held no key without stored runs: rows deleted since (a reparse,
+        # an imported duplicate's result deleted once its raw log came) may leave a key with none (score_sweep.py)
+        self.swept = store.replaced
         self.changed = asyncio.Event()
         self.storage_problem: str | None = None  # set while writes fail for the storage's sake (GET /healthz)
         self.watch = FileWatch(store)  # the file removed or replaced stops the writes (held_file)
@@ -117,8 +121,13 @@ class Analyzer:
         from podtax_analyzer.comparisons import cell_stats_for
 
         # The same scores as scores.node_scores(since_runs=runs) over the database (score_cache.py).
+        under_way = self.store.replacing  # read before `replaced` (see Store._replacing)
+        replaced = self.store.replaced
         scores = await asyncio.to_thread(cache.update, self.store, runs)
         await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
+        if replaced != self.swept and not under_way:
+            await sweep(await self.bus.kv(subjects.SCORES_BUCKET), self.store)
+            self.swept = replaced
         updates: list[events.Envelope] = [
             events.NodeScoreV1(subject=subjects.join(subjects.SCORE_UPDATED, s.env, s.node), source=SOURCE, data=s)
             for s in scores]
@@ -140,6 +149,7 @@ class Analyzer:
             held = (await kv.status()).values
             scores = await asyncio.to_thread(node_scores, self.store.cursor())
             await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
+            await sweep(kv, self.store, scores)  # a key left by runs deleted before a restart
         except (nats.errors.Error, BusError) as exc:
             if not said:
                 log.error("putting the stored scores into %s failed (%s: %s); trying again", subjects.SCORES_BUCKET,
@@ -171,12 +181,6 @@ def said_if_crashed(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and (exc := task.exception()) is not None:
         log.error("publishing scores stopped: %s: %s; new results are stored but no score is published until the "
                   "analyzer restarts", type(exc).__name__, exc, exc_info=exc)
-
-
-def score_items(scores: list[events.NodeScore]) -> list[tuple[str, bytes]]:
-    """The scores bucket's (key, value) pairs of these scores (what the scheduler reads)."""
-    return [(subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key), s.model_dump_json().encode())
-            for s in scores]
 
 
 DAMAGED = ("Could not read enough bytes from file", "Corrupt database file")  # DuckDB: a file cut short, a bad block
