@@ -101,6 +101,7 @@ class Outbox:
         self.copies: dict[str, bool] = {}  # run id -> its copy kept in KEPT (False: tried; the write may have landed)
         self.submitted_of: Callable[[str], str] = lambda campaign: ""  # a campaign's created_at (the runner's)
         self.spool: Spool | None = None  # where a copy the bucket refuses is kept (PODTAX_RUNNER_SPOOL_DIR)
+        self.leftover: dict[str, events.RunSpec] = {}  # KEPT key -> its run: a copy whose removal failed
 
     async def send(self, run: events.RunSpec, event: events.Envelope, what: str, kept: bool = False) -> bool:
         """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it (its kept copy,
@@ -146,9 +147,13 @@ class Outbox:
 
     async def release(self, run: events.RunSpec, recorded: bool) -> None:
         """NATS took the run's report and the runner tried to record it as reported: its kept copy (one was written,
-        or tried) goes once that record is saved (`recorded`); otherwise the next runner sorts it out (kept.py)."""
+        or tried) goes once that record is saved (`recorded`); otherwise the next runner sorts it out (kept.py). A
+        copy whose removal failed before is removed again now (NATS took a report: it has room again)."""
         if self.copies.pop(run.run_id, None) is not None and recorded:
             await self._unkeep(run)
+        for left in list(self.leftover.values()):
+            if left.run_id != run.run_id:
+                await self._unkeep(left, again=True)
 
     async def _keep(self, run: events.RunSpec, event: events.Envelope, what: str, first: bool) -> bool:
         """Keep a copy of the refused report in the runner's bucket (see the module), or, when that write fails too
@@ -178,22 +183,23 @@ class Outbox:
             return False
         return True
 
-    async def _unkeep(self, run: events.RunSpec) -> None:
-        """The report is recorded as reported: its kept copy goes, in the bucket and in the spool (one left behind
-        in the bucket: the next runner drops it)."""
-        if self.spool is not None:
-            try:
-                await asyncio.to_thread(self.spool.remove, kept_key(run))
-            except OSError as exc:
-                self.log.warning("%s %s: the spooled copy of its report was not removed (%s: %s): the next runner "
-                                 "removes it (its run is recorded as reported)", self.kind, run.run_id,
-                                 type(exc).__name__, exc)
+    async def _unkeep(self, run: events.RunSpec, again: bool = False) -> None:
+        """The report is recorded as reported: its kept copy goes, in the bucket and in the spool. One whose removal
+        fails is removed again at the next release() (before, only by the next runner: the copy stayed in the bucket
+        meanwhile; never sent again, as its run is recorded as reported); said once (not `again`)."""
+        key, self.leftover[kept_key(run)] = kept_key(run), run
         try:
+            if self.spool is not None:
+                await asyncio.to_thread(self.spool.remove, key)
             kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
-            await asyncio.wait_for(kv.delete(kept_key(run)), KEEP_TIMEOUT_S)
+            await asyncio.wait_for(kv.delete(key), KEEP_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - harmless: its run is recorded as reported
-            self.log.warning("%s %s: the kept copy of its report was not removed (%s: %s): the next runner removes "
-                             "it (its run is recorded as reported)", self.kind, run.run_id, type(exc).__name__, exc)
+            if not again:
+                self.log.warning("%s %s: the kept copy of its report was not removed (%s: %s): removed again once "
+                                 "NATS takes another report, or by the next runner (its run is recorded as reported: "
+                                 "it is not sent again)", self.kind, run.run_id, type(exc).__name__, exc)
+            return
+        self.leftover.pop(key, None)
 
     def _held(self, run: events.RunSpec, what: str, exc: Exception, delay: float, said: str, sent: int) -> str:
         """Record why the run's report is held, and say it: a refusal in an error, once per reason (and every
