@@ -19,16 +19,26 @@ def provisioned(pv: Obj) -> bool:
 
 
 def made_by_hand(pv: Obj) -> str:
-    """Why `pv` was there before the claim it is bound to ('' when a provisioner made it for that claim): no
-    PROVISIONED_BY (made by hand), or BOUND_BY_CONTROLLER "yes" from an external provisioner: the PV controller
-    wrote its claimRef (bindVolumeToClaim), so it was Available before, as a Retained PV an administrator freed for
-    reuse by removing its claimRef (it keeps the annotation of the provisioner that made it for an earlier claim)."""
+    """Why `pv` may have been there before the claim it is bound to ('' when a provisioner made it for that claim):
+    no PROVISIONED_BY (made by hand); BOUND_BY_CONTROLLER "yes" from an external provisioner (the PV controller wrote
+    its claimRef, bindVolumeToClaim, so it was Available before); or a name that is not <prefix>-<the uid of the
+    claim it is bound to>. Only a provisioning for that claim names the PV so: the in-tree provisioners
+    (kubernetes.io/..., CSI-migrated or not) name it "pvc-" + the claim's uid and set BOUND_BY_CONTROLLER themselves
+    (pv_controller.go provisionClaimOperation, getProvisionedVolumeNameForClaim), the external-provisioner names it
+    --volume-name-prefix (default "pvc") + "-" + that uid; a Retained PV an administrator freed for reuse by
+    removing its claimRef keeps its annotations and its name, which holds the uid of the claim it was made for, not
+    the one that bound it now. A PV that cannot be shown to be made for its claim is kept (never deleted)."""
     notes = (pv.get("metadata") or {}).get("annotations") or {}
     by = notes.get(PROVISIONED_BY)
     if not by:
         return f"no {PROVISIONED_BY}"
     if notes.get(BOUND_BY_CONTROLLER) == "yes" and not by.startswith("kubernetes.io/"):
         return f"made by {by} for an earlier claim, then bound by the PV controller: {BOUND_BY_CONTROLLER}"
+    uid = ((pv.get("spec") or {}).get("claimRef") or {}).get("uid") or ""
+    name = (pv.get("metadata") or {}).get("name") or ""
+    if not uid or not name.endswith(f"-{uid}") or name == f"-{uid}":
+        return (f"made by {by}, but not for the claim it is bound to (uid {uid or 'unset'}): a provisioner names the "
+                f"PV it makes for a claim pvc-<that claim's uid>")
     return ""
 
 
