@@ -9,7 +9,10 @@ matches before it provisions. A claim no PV matched, of a StorageClass whose pro
 kubernetes.io/no-provisioner, gets a new PV (pvc-<claim uid>) after a latency drawn from the cluster file's
 distribution; the claim is then Bound (spec.volumeName, status.phase, capacity). volumeBindingMode
 WaitForFirstConsumer waits until a pod using the claim is bound to a node (annotation
-volume.kubernetes.io/selected-node). A PV that shows up Available binds a Pending claim it matches.
+volume.kubernetes.io/selected-node). A PV that shows up Available binds a Pending claim it matches. A claim its user
+pre-bound to a PV (spec.volumeName), whatever its class and mode, is never provisioned: it waits for that PV and binds
+it (_bind_named). A claim with a selector no PV matched is refused by the provisioner ('claim Selector is not
+supported', as podtax.io/sim-provision-error below) and stays Pending until a PV it matches comes.
 
 The order of writes follows the real controllers (pv_controller.go bind(): "volume is saved first"):
 claim annotated volume.kubernetes.io/storage-provisioner -> PV created (phase Pending, finalizer
@@ -41,6 +44,7 @@ import re
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
+from podtax_kubesim.pvmatch import names, unsatisfied
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.selectors import match_label_selector, node_requirement
 from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
@@ -55,14 +59,8 @@ A_ERROR = "podtax.io/sim-provision-error"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner made: only those it deletes
 RETRY_START_S, RETRY_MAX_S = 1.0, 300.0  # external-provisioner's --retry-interval-start and --retry-interval-max
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
+SELECTOR_REFUSED = "claim Selector is not supported"  # external-provisioner's Provision, for a claim with a selector
 HOST_PATH_DELETABLE = re.compile("/tmp/.+")  # host_path.go Delete: regexp.MatchString, unanchored
-
-
-def _names(pv: Obj, claim: Obj) -> bool:
-    """The PV's claimRef names `claim` (its namespace and name, and its uid when it has one): pre-bound to it."""
-    ref, meta = pv["spec"].get("claimRef") or {}, claim["metadata"]
-    return (ref.get("namespace"), ref.get("name")) == (meta["namespace"], meta["name"]) and \
-        ref.get("uid", meta["uid"]) in (meta["uid"], "")
 
 
 def _latency(claim: Obj, annotation: str, draw: Sampler) -> float:
@@ -115,6 +113,7 @@ class Provisioner:
             self._unprotect_claim(claim)
             return
         if claim["spec"].get("volumeName"):
+            self._bind_named(claim)
             return
         sc = self.storage_class(claim)
         selected = (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE)
@@ -162,7 +161,8 @@ class Provisioner:
         if current is None or current["metadata"]["uid"] != meta["uid"] or current["spec"].get("volumeName"):
             self.failed.pop(meta["uid"], None)
             return
-        if error := (current["metadata"].get("annotations") or {}).get(A_ERROR):
+        if error := (current["metadata"].get("annotations") or {}).get(A_ERROR) or (
+                SELECTOR_REFUSED if current["spec"].get("selector") is not None else ""):
             self._failed(current, sc, node, error)
             return
         self.failed.pop(meta["uid"], None)
@@ -217,20 +217,49 @@ class Provisioner:
                "name": claim["metadata"]["name"], "uid": claim["metadata"]["uid"]}
         if pv["spec"].get("claimRef") != ref:  # static binding: the controller claims the volume
             new_pv = deepcopy(pv)
-            if not _names(pv, claim):  # not pre-bound to it (IsVolumeBoundToClaim): said so (GetBindVolumeToClaim)
+            if not names(pv, claim):  # not pre-bound to it (IsVolumeBoundToClaim): said so (GetBindVolumeToClaim)
                 new_pv["metadata"].setdefault("annotations", {})["pv.kubernetes.io/bound-by-controller"] = "yes"
             new_pv["spec"]["claimRef"] = ref
             pv = self.store.update(R.PVS, new_pv)
         pv = self._set_phase(pv, "Bound")
         new = deepcopy(claim)
-        new["metadata"].setdefault("annotations", {}).update(
-            {"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes"})
+        notes = new["metadata"].setdefault("annotations", {})
+        notes["pv.kubernetes.io/bind-completed"] = "yes"
+        if claim["spec"].get("volumeName") != pv["metadata"]["name"]:  # not named by its user (bindClaimToVolume)
+            notes["pv.kubernetes.io/bound-by-controller"] = "yes"
         new["spec"]["volumeName"] = pv["metadata"]["name"]
         new = self.store.update(R.PVCS, new)
         new = deepcopy(new)
         new["status"] = {"phase": "Bound", "accessModes": pv["spec"].get("accessModes", []),
                          "capacity": dict(pv["spec"].get("capacity", {}))}
         self.store.update(R.PVCS, new)
+
+    def _bind_named(self, claim: Obj) -> None:
+        """A claim its user pre-bound to a PV by name (spec.volumeName), not bound yet (no bind-completed), whatever
+        its class and binding mode: never provisioned; it waits for that PV (Pending while it is absent) and binds
+        it when its claimRef is empty and it satisfies the claim (else a Warning VolumeMismatch) or its claimRef names
+        the claim; a PV claimed by another claim leaves it Pending with a Warning FailedBinding (pv_controller.go
+        syncUnboundClaim, the branch for a claim with spec.volumeName; checkVolumeSatisfyClaim)."""
+        meta = claim["metadata"]
+        claim = self.store.get(R.PVCS, meta["namespace"], meta["name"]) or {}
+        if ((claim.get("metadata") or {}).get("uid") != meta["uid"]
+                or "pv.kubernetes.io/bind-completed" in (claim["metadata"].get("annotations") or {})):
+            return
+        name = claim["spec"]["volumeName"]
+        pv = self.store.get(R.PVS, "", name)
+        if pv is None:
+            return  # "requested and not found, will try again next time": a PV that shows up binds it
+        if not pv["spec"].get("claimRef"):
+            if why := unsatisfied(pv, claim):
+                self.api.record_event(claim, "VolumeMismatch", f'Cannot bind to requested volume "{name}": {why}',
+                                      "Warning", "persistentvolume-controller", repeat=True)
+            else:
+                self._bind(claim, pv)
+        elif names(pv, claim):
+            self._bind(claim, pv)
+        else:
+            self.api.record_event(claim, "FailedBinding", f'volume "{name}" already bound to a different claim.',
+                                  "Warning", "persistentvolume-controller", repeat=True)
 
     def _bind_static(self, claim: Obj, node: str | None = None, prebound: bool = False) -> bool:
         """Bind `claim` to the smallest matching Available PV (of its class, big enough, with its access modes and
@@ -247,7 +276,7 @@ class Provisioner:
         modes = set(spec.get("accessModes") or [])
         candidates = [pv for pv in self.store.items(R.PVS)
                       if pv["status"].get("phase") == "Available"
-                      and (_names(pv, claim) if prebound else not pv["spec"].get("claimRef") or _names(pv, claim))
+                      and (names(pv, claim) if prebound else not pv["spec"].get("claimRef") or names(pv, claim))
                       and not pv["metadata"].get("deletionTimestamp")
                       and match_label_selector(spec.get("selector"), pv["metadata"].get("labels") or {})
                       and pv["spec"].get("storageClassName", "") == (spec.get("storageClassName") or "")
@@ -256,7 +285,7 @@ class Provisioner:
                       and modes <= set(pv["spec"].get("accessModes") or []) and self._admits(pv, node)]
         if not candidates:
             return False
-        self._bind(claim, min(candidates, key=lambda pv: (not _names(pv, claim),
+        self._bind(claim, min(candidates, key=lambda pv: (not names(pv, claim),
                                                          quantity(pv["spec"]["capacity"]["storage"]))))
         return True
 
@@ -384,7 +413,9 @@ class Provisioner:
         """A PV came Available: each Pending claim it may match tries static binding again, whatever its class (the
         PV controller's resync; a claim being provisioned binds it, and its provisioning finds it bound)."""
         for claim in list(self.store.items(R.PVCS)):
-            if (claim["status"].get("phase") == "Pending" and not claim["spec"].get("volumeName")
-                    and not claim["metadata"].get("deletionTimestamp")
-                    and not self._waits_for_a_node(claim, self.storage_class(claim))):
+            if claim["status"].get("phase") != "Pending" or claim["metadata"].get("deletionTimestamp"):
+                continue
+            if claim["spec"].get("volumeName"):
+                self._bind_named(claim)  # pre-bound to a PV by name: the one it waited for may have come
+            elif not self._waits_for_a_node(claim, self.storage_class(claim)):
                 self._bind_static(claim, (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE))
