@@ -189,4 +189,7 @@ def create_app(store: Store, token: str | None = None, reads_need_token: bool = 
     from podtax_analyzer.api_phases import router as phases_router
 
     app.include_router(phases_router)
+    from podtax_analyzer.api_imports import router as imports_router
+
+    app.include_router(imports_router)
     return app

@@ -22,6 +22,7 @@ import duckdb
 import numpy as np
 from podtax import events
 
+from podtax_analyzer.imports_twice import drop, find
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
 from podtax_analyzer.reads import Cursor, ReadWriteLock
@@ -379,6 +380,13 @@ class Store:
             self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, rows)
             self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(ok), conflict=None)
             mark_overlaps(con, rows)
+
+    def drop_imported_twice(self, campaign: str | None) -> tuple[list[dict[str, Any]], set[str]]:
+        """Take once the imported runs stored twice (imports_twice.py), in one transaction: the runs dropped, and
+        the run ids whose scores change. Score caches start afresh (rows are deleted, as by a reparse)."""
+        with self._replacing(), self.transaction() as con:
+            twice = find(con, campaign)
+            return twice, drop(con, twice, datetime.now(UTC))
 
     @contextlib.contextmanager
     def _replacing(self) -> Iterator[None]:

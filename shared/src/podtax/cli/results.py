@@ -1,4 +1,5 @@
-"""`podtax results` (a table of stored results) and `podtax reparse` (re-derive them)."""
+"""`podtax results` (a table of stored results), `podtax reparse` (re-derive them) and `podtax imports-twice`
+(imported runs stored twice, taken once)."""
 
 from __future__ import annotations
 
@@ -108,6 +109,33 @@ def reparse(campaign: Annotated[str | None, typer.Option(help="Only this campaig
     return 0
 
 
+def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this campaign.", callback=campaign_name)]
+                  = None,
+                  apply: Annotated[bool, typer.Option("--apply", help="Take each once: delete the copies' rows (the "
+                                                                       "kept runs hold the same logs). Without it, "
+                                                                       "only list them.")] = False) -> int:
+    """Imported runs the database holds twice (an older podtax spelled the node otherwise): list them, or take
+    each once with --apply."""
+    rows = _get("/api/imports/twice", {"campaign": campaign}, method="POST" if apply else "GET")
+    assert isinstance(rows, list)
+    if not rows:
+        console.print("no imported run is stored twice" + (f" in campaign {printable(campaign)}" if campaign else ""),
+                      highlight=False)
+        return 0
+    for r in rows:
+        console.print(f"{printable(r['campaign'])} {printable(r['imported_from'])} {printable(r['env'])}: run "
+                      f"{printable(r['run_id'])} (node {printable(r['node'])}) is run {printable(r['kept_run_id'])} "
+                      f"(node {printable(r['kept_node'])}), the same capture", highlight=False, markup=False)
+    if apply:
+        console.print(f"took {len(rows)} imported run(s) once: their copies' rows are deleted", highlight=False)
+    else:
+        console.print(f"{len(rows)} imported run(s) are stored twice and counted on two nodes; nothing changed: "
+                      "`podtax imports-twice --apply` takes each once (the copy spelled in lowercase, the "
+                      "Kubernetes node's name, is kept)", highlight=False, markup=False)
+    return 0
+
+
 def register(app: typer.Typer) -> None:
     app.command()(results)
     app.command()(reparse)
+    app.command("imports-twice")(imports_twice)

@@ -1,0 +1,39 @@
+"""Imported runs the database holds twice (imports_twice.py): GET lists them, POST takes them once."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+
+from podtax_analyzer.imports_twice import find
+
+router = APIRouter(tags=["imports"])
+
+
+class ImportedTwice(BaseModel):
+    run_id: str  # the copy (dropped by POST)
+    kept_run_id: str  # the run kept: the same capture
+    campaign: str
+    node: str
+    kept_node: str
+    env: str
+    imported_from: str
+
+
+@router.get("/api/imports/twice", response_model=list[ImportedTwice],
+            summary="Imported runs stored twice under two run ids (an older podtax spelled the node otherwise)")
+def imports_twice(request: Request, campaign: str | None = None) -> list[dict[str, Any]]:
+    return find(request.app.state.store.cursor(), campaign)
+
+
+@router.post("/api/imports/twice", response_model=list[ImportedTwice],
+             summary="Take once the imported runs stored twice: the copies' rows go, the kept runs stay")
+async def drop_imports_twice(request: Request, campaign: str | None = None) -> list[dict[str, Any]]:
+    store = request.app.state.store
+    twice, changed = await asyncio.to_thread(store.drop_imported_twice, campaign)
+    if changed and (on_change := getattr(request.app.state, "runs_changed", None)):
+        on_change(changed)  # the service publishes the kept runs' scores and sweeps the dropped ones' away
+    return twice

@@ -1,0 +1,52 @@
+"""Imported runs a database holds twice already, and taking them once (`podtax imports-twice`).
+
+Since 65f442e the analyzer drops an imported raw log that is the same capture as a stored one (store_imports.py),
+but a database that imported one manifest under two podtax generations before then (6de8b23 to 7daa8f2: the node
+`Node-1` and `node-1`, two run ids) holds both runs: the campaign had a cell for each spelling, the capture counted
+on two nodes, and the scheduler ranked node-1 by the copy. Nothing rewrites them unasked: `find` lists them (the
+same rule as store_imports: same campaign, imported file, env, node in any case, start time and log text), `drop`
+removes the others' rows (runs, metrics, phases, and their raw logs, which are the
+kept run's byte for byte) and records each in imported_duplicates with the run kept, so a redelivery stays dropped.
+The copy kept is the one spelled in lowercase (the Kubernetes node's name, which the scheduler reads, and the one the
+current importer stores), else the first stored, else the least run id: one rule for the host and the pod copies of a
+manifest, so a cell keeps both sides (the least run id alone kept node-1's host run and Node-1's pod run: two cells
+with one side each)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from podtax_analyzer.overlap import overlapping, remark
+
+_TWICE = """SELECT run_id, kept_run_id, campaign, node, kept_node, env, imported_from FROM (
+    SELECT run_id, campaign, node, env, imported_from,
+           first(run_id) OVER capture AS kept_run_id, first(node) OVER capture AS kept_node
+    FROM raw_logs WHERE imported_from IS NOT NULL AND ($1::varchar IS NULL OR campaign = $1)
+    WINDOW capture AS (PARTITION BY campaign, imported_from, env, lower(node), started_at, stdout, stderr
+                       ORDER BY node <> lower(node), received_at, run_id
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
+    WHERE run_id <> kept_run_id ORDER BY campaign, kept_run_id, run_id"""
+COLUMNS = ("run_id", "kept_run_id", "campaign", "node", "kept_node", "env", "imported_from")
+
+
+def find(con: duckdb.DuckDBPyConnection, campaign: str | None = None) -> list[dict[str, Any]]:
+    """The stored imported runs that are another stored run's capture (COLUMNS), of `campaign` or of all."""
+    return [dict(zip(COLUMNS, row, strict=True)) for row in con.execute(_TWICE, [campaign]).fetchall()]
+
+
+def drop(con: duckdb.DuckDBPyConnection, twice: list[dict[str, Any]], now: datetime) -> set[str]:
+    """Delete the rows of the runs `twice` lists (find's), record them in imported_duplicates, and flag afresh the
+    runs they overlapped. Returns the run ids whose scores change (the kept and the re-flagged ones)."""
+    ids = [t["run_id"] for t in twice]
+    if not ids:
+        return set()
+    con.executemany("INSERT INTO imported_duplicates VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    [[t["run_id"], t["kept_run_id"], now] for t in twice])
+    _, near = overlapping(con, ids)
+    for table in ("metrics", "phases", "runs", "raw_logs"):
+        con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
+    remark(con, near)
+    return near | {t["kept_run_id"] for t in twice}

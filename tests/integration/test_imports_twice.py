@@ -1,0 +1,93 @@
+"""A database that already holds an imported run twice (podtax 6de8b23 to 7daa8f2: the same manifest imported as
+`Node-1` by an older podtax and again as `node-1`, two run ids; the analyzer drops such a copy on arrival only since
+65f442e) is left as it is, and its report counted the capture on two nodes (a cell each, one run a side each) and the
+scheduler ranked node-1 by the copy. `podtax imports-twice` lists them and changes nothing; with --apply it takes each
+once: the copy spelled Node-1 goes (runs, metrics, raw log: the kept run's log byte for byte), the report has one cell
+with both sides, and the scores bucket holds no score of the copy. The real CLI against the running analyzer and
+nats-server, on a DuckDB file holding the rows both generations stored."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import duckdb
+import httpx
+import pytest
+from podtax import natsserver
+from podtax.bus import Bus
+
+from tests.integration.harness import run_cli, services
+from tests.integration.test_import_old_node_case import _events, _manifest, _store
+from tests.integration.test_score_publication import _until_equal
+
+TOKEN = "a-test-token-of-16-or-more"
+
+
+def _stored_twice(tmp: Path) -> Path:
+    """The analyzer's file as podtax stored the same manifest before 6de8b23 (Node-1) and in 6de8b23 to 16ce8b7
+    (node-1, ids from it): the second generation's rows are written beside the first's, as that analyzer did."""
+    db, other = tmp / "podtax.duckdb", tmp / "other.duckdb"
+    _store(db, _events(_manifest(tmp, ("Node-1", "Node-1")), "pre"))
+    _store(other, _events(_manifest(tmp, ("Node-1", "Node-1")), "16ce8b7"))
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(f"ATTACH '{other.as_posix()}' AS other (READ_ONLY)")
+        for table in ("raw_logs", "runs", "metrics"):
+            con.execute(f"INSERT INTO {table} SELECT * FROM other.{table}")
+    finally:
+        con.close()
+    return db
+
+
+async def _cells(port: int) -> list[tuple[str, int, int]]:
+    """The campaign's cells (node, host runs, pod runs), asked from a thread: the analyzer serves on this loop."""
+    url = f"http://127.0.0.1:{port}/api/campaigns/old/comparisons"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            resp = await asyncio.to_thread(httpx.get, url, timeout=60)
+            break
+        except httpx.TransportError:  # not listening yet
+            assert time.monotonic() < deadline, "the analyzer's API never answered"
+            await asyncio.sleep(0.2)
+    resp.raise_for_status()
+    return sorted((c["node"], c["n_host"], c["n_pod"]) for c in resp.json()["cells"]
+                  if c["metric"] == "events_per_second")
+
+
+async def test_imports_twice_lists_then_takes_each_once(nats_url: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    db = _stored_twice(tmp_path)
+    port = natsserver.free_port()
+    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
+    async with services(nats_url, tmp_path) as s:
+        assert s.db == db
+        await s.analyzer(port=port, api_token=TOKEN)
+        assert await _cells(port) == [("Node-1", 1, 1), ("node-1", 1, 1)]  # one capture, counted on two nodes
+
+        capsys.readouterr()
+        assert await run_cli("imports-twice") == 0  # a dry run: lists, changes nothing
+        said = capsys.readouterr().out
+        assert "2 imported run(s) are stored twice" in said and "--apply" in said, said
+        assert s.query("SELECT count(*) FROM runs")[0][0] == 4
+
+        assert await run_cli("imports-twice", "--apply") == 0
+        said = capsys.readouterr().out
+        assert "took 2 imported run(s) once" in said, said
+        assert await _cells(port) == [("node-1", 1, 1)]  # one cell, both sides
+        assert s.query("SELECT DISTINCT node FROM raw_logs") == [("node-1",)]
+        assert s.query("SELECT count(*) FROM imported_duplicates")[0][0] == 2
+        bus = await Bus.connect(nats_url, "test")
+        try:
+            published = await _until_equal(bus, s.db, "after imports-twice --apply")
+        finally:
+            await bus.close()
+        assert {doc["node"] for doc in published.values()} == {"node-1"}
+
+        assert await run_cli("imports-twice") == 0  # nothing left
+        assert "no imported run is stored twice" in capsys.readouterr().out
+
