@@ -13,14 +13,22 @@ STATUS = re.compile(r"^Run status group ([0-9]{1,6}) \(all jobs\):", re.M)
 STATUS_WORD = "Run status group "  # on each line STATUS matches (see base.at_line_starts: 1 µs, not 11, in 3 KiB)
 # A group's summary line, fio 3 (`READ: bw=41.3MiB/s (43.3MB/s), ...`) and 2 (`READ: io=..., aggrb=1023KB/s, ...`)
 _GROUP_BW = re.compile(r"^[ \t]*(READ|WRITE|TRIM|MIXED): (?:bw=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s|io=[^,\n]*, "
-                       r"aggrb=([\d.]+) ?([KMGT]?i?B)/s)", re.M)
+                       r"aggrb=([\d.]+) ?([KMGT]?i?(?:B|bit))/s)", re.M)
 _GROUP_IO = re.compile(r"io=([\d.]+)([kKMGTP]?)(i?)B[^,\n]*, run=[0-9]{1,12}-([0-9]{1,12})msec")
 POWER = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
 
 def kib(value: str, unit: str) -> float:
-    factor = size_bytes("1" + unit.replace("B", "").replace("i", ""))
-    return to_number(value) * (factor or 1.0) / 1024
+    """A fio 2 rate in KiB/s, its `K` read as 1024 (fio_kb_base reads it again where it was 1000): `KB`, `MB`, `B`,
+    or bits with unit_base=1 (`Kbit`, `Mbit`, `bit`: fio multiplied the bytes by 8)."""
+    bits = unit.endswith("bit")
+    factor = size_bytes("1" + unit.removesuffix("bit").removesuffix("B").replace("i", ""))
+    return to_number(value) * (factor or 1.0) / (8192 if bits else 1024)
+
+
+def unit_power(unit: str) -> int:
+    """The power of 1000 or 1024 of a fio 2 unit (`KB` 1, `Mbit` 2, `B` 0); -1 for one that says which (`KiB`)."""
+    return -1 if "i" in unit.removesuffix("bit") else "_KMGT".find(unit[0])
 
 
 def io_kib(m: re.Match[str]) -> float:

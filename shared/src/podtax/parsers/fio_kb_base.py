@@ -89,5 +89,5 @@ def read_decimal_rates(text: str, jobs: Jobs, printed: dict[tuple[int, str], int
 
 def group_rate(kib: float, unit: str, decimal: bool) -> float:
     """A fio 2 group's `aggrb` in KiB/s (`kib`: read with `KB` as 1024 bytes) when its group is in powers of 1000."""
-    power = "_KMGT".find(unit[0])
-    return kib / 1.024 ** power if decimal and "i" not in unit and power >= 1 else kib
+    power = "_KMGT".find(unit[0])  # (fio_groups.unit_power, -1 for `KiB`: not imported, fio_groups imports this)
+    return kib / 1.024 ** power if decimal and "i" not in unit.removesuffix("bit") and power >= 1 else kib

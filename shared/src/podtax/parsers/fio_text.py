@@ -3,8 +3,9 @@
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
 (IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. fio 3 prints rates
 without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
-(`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base). A failed
-job's message quotes fio's own error lines.
+(`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base), and its
+`Kbit/s` (unit_base=1, fio 2.1 to 2.16) 1024 bits a second, or 1000 with kb_base=1000. A failed job's message quotes
+fio's own error lines.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from podtax.parsers.fio_flags import (
     verify_failed,
     verify_flag,
 )
-from podtax.parsers.fio_groups import POWER, STATUS, STATUS_WORD, io_kib, kib, staggered
+from podtax.parsers.fio_groups import POWER, STATUS, STATUS_WORD, io_kib, kib, staggered, unit_power
 from podtax.parsers.stressng_names import slug
 
 _JOB = re.compile(r"^(\S.*?): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")  # `rr:4k: (groupid=`
@@ -57,7 +58,9 @@ _JOB = re.compile(r"^(\S.*?): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?
 _NEW = re.compile(r"^(read|write|trim|mixed)\s*: IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTP]?)(i?)(?:B|bit)/s")
 # fio 2.0 printed small rates in bytes, with a space: `bw=269100 B/s`; up to 2.16 a million IOPS and more with an
 # upper-case K (`iops=1258.3K`: num2str's postfix then was `K`, powers of 1000 for IOPS)
-_OLD = re.compile(r"^(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?B)/s, iops=([\d.]+)([kKMG]?)\s*,")
+# 2.1 to 2.16 print a rate in bits with unit_base=1 (`bw=639393Kbit/s`: K is 1024, or 1000 with kb_base=1000)
+_OLD = re.compile(r"^(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+) ?([KMGT]?i?(?:B|bit))/s, "
+                  r"iops=([\d.]+)([kKMG]?)\s*,")
 _DIRECTION = re.compile(r"^(read|write|trim|mixed)\s*:")  # a direction's first line, in any form
 _CLAT = re.compile(r"^clat \((nsec|usec|msec)\):\s*min=\s*([\d.]+)([kKM]?) ?, max=\s*([\d.]+)([kKM]?) ?, "
                    r"avg=\s*([\d.]+) ?,")  # `, stdev=` follows: a line cut inside the mean does not match
@@ -198,7 +201,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         if m:
             direction = m.group(1)
             figures[f"{direction}_bw"] = kib(m.group(2), m.group(3))
-            printed[(len(jobs), direction)] = -1 if "i" in m.group(3) else "_KMGT".find(m.group(3)[0])
+            printed[(len(jobs), direction)] = unit_power(m.group(3))
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
             if runt := _RUNT.search(line, m.end()):
                 runtimes[(len(jobs), direction)] = int(runt.group(1))
