@@ -25,6 +25,7 @@ from podtax.config import host_node, redact
 from podtax.flock_holder import holder
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
+RUNNER_SPOOL = "runner-spool"  # under the data dir: the runner's PODTAX_RUNNER_SPOOL_DIR unless set
 LOCK_FILE = "up.lock"  # locked (flock) by the `podtax up` using the data dir, holding its pid
 # Simulated control plane (volume-churn, pod-startup): a default StorageClass whose provisioner has these
 # latencies in the Kubernetes emulator, and a CSI plugin with these in the Nomad stand-in. SIMULATED.
@@ -196,6 +197,8 @@ def up(
     env = {**os.environ, "PODTAX_NATS_URL": nats_url, "PODTAX_ANALYZER_DB": str(data / "podtax.duckdb"),
            "PODTAX_ANALYZER_PORT": str(api_port), "PODTAX_AGENT_NODE": node,
            "PODTAX_AGENT_WORKDIR": str(data / "work"), "PODTAX_DATA_DIR": str(data)}
+    # a report NATS refuses when JetStream's storage is used up is kept on disk, not lost at a restart (spool.py)
+    env.setdefault("PODTAX_RUNNER_SPOOL_DIR", str(data / RUNNER_SPOOL))
     api_token, api_token_file = localauth.api_token(data, env)
     env.pop("PODTAX_API_TOKEN", None)  # only the analyzer gets it; the CLI reads the token file
     children: list[Child] = []
