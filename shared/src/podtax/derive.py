@@ -42,7 +42,8 @@ def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1
         return failed("insufficient-space", refused.removeprefix(REFUSED))
     if log.timed_out:
         return failed("timeout", f"{log.run.test} on {log.run.node} was killed after its timeout of "
-                                 f"{log.run.timeout_s:g} s; raise timeout_s or lighten the parameters")
+                                 f"{log.run.timeout_s:g} s; raise the campaign's `timeout:` (seconds) or lighten the "
+                                 "parameters")
     try:
         parsed = parse_run(log.run.test, stdout, stderr, log.exit_code, log.run.params, recorded)
     except ParseFailure as exc:
