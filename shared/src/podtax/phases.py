@@ -38,6 +38,9 @@ FROM_NODE, FROM_CREATE = "node", "create"  # the summary's provision_start
 _WFFC = (" (in a run of a WaitForFirstConsumer class, its summary marked provision_start node: from when the claim "
          "was seen given a node, volume.kubernetes.io/selected-node, once its consumer pod was scheduled: no pod "
          "scheduling in it, as in Nomad's; a consumer run marked neither node nor create has no figure)")
+NODE_START_FLAG = "PROVISION_START: node"  # the run flag of a run timed from the node (parsers/timeline.py)
+_NODE_START = ("when the claim was seen given a node (volume.kubernetes.io/selected-node, a WaitForFirstConsumer "
+               "class; no pod scheduling in it)")
 _K8S_VOLUMES = (
     Phase("accepted", "request_sent", "api_accepted", "create request sent -> the create call returned"),
     Phase("provisioned", PROVISION_START, "pv_created",
@@ -137,6 +140,16 @@ def definition(template: str, phase: str) -> str:
     if len(set(texts.values())) == 1:
         return next(iter(texts.values()))
     return "; ".join(f"{backend}: {text}" for backend, text in texts.items())
+
+
+def definition_from(template: str, backend: str, phase: str, start: str) -> str | None:
+    """The definition of a phase that starts at `provision_start` as the runs of a figure timed it (`start`: FROM_NODE
+    or FROM_CREATE), instead of the template's text for either; None for a phase that does not start there."""
+    found = next((p for p in PHASES.get((template, backend), ()) if p.name == phase), None)
+    if found is None or found.start != PROVISION_START:
+        return None
+    text = found.definition.removesuffix(_WFFC)
+    return text.replace("create request sent", _NODE_START, 1) if start == FROM_NODE else text
 
 
 def absent_reason(template: str, backend: str, phase: str) -> str | None:

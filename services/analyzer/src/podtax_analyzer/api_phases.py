@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
 from podtax_analyzer.phase_table import PhaseTable, phase_latencies, phase_table, pooled_objects
+from podtax_analyzer.provision_starts import provision_starts
 from podtax_analyzer.rowstream import json_array
 
 router = APIRouter(tags=["control plane"])
@@ -63,4 +64,4 @@ def get_phase_table(
         report = compare_campaign(con, campaign, threshold=threshold, correction=correction)
     except UnknownCampaign:
         raise HTTPException(status_code=404, detail=f"unknown campaign {campaign!r}") from None
-    return phase_table(report, pooled_objects(con, campaign))
+    return phase_table(report, pooled_objects(con, campaign), provision_starts(con, campaign))

@@ -15,6 +15,7 @@ from podtax.oneline_args import OneLineParser, a_path
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
 from podtax_analyzer.db_file import version_why
 from podtax_analyzer.phase_table import phase_table, pooled_objects
+from podtax_analyzer.provision_starts import provision_starts
 
 
 def main(argv: list[str]) -> int:
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
     try:
         report = compare_campaign(con, args.campaign, threshold=args.threshold, correction=args.correction)
         if args.phases:
-            report = phase_table(report, pooled_objects(con, args.campaign))
+            report = phase_table(report, pooled_objects(con, args.campaign), provision_starts(con, args.campaign))
     except UnknownCampaign:
         print(f"unknown campaign {args.campaign!r} (no run of it in {args.db})", file=sys.stderr)
         return 1

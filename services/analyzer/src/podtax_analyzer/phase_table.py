@@ -18,6 +18,7 @@ from podtax.parsers.timeline import rank_rests_on_bound
 from podtax.templates import parse_params
 from pydantic import BaseModel, Field
 
+from podtax_analyzer.provision_starts import Starts, said
 from podtax_analyzer.reads import Cursor
 from podtax_analyzer.report_models import CampaignReport, CellComparison
 from podtax_analyzer.rowstream import BATCH, Batches, batches
@@ -224,9 +225,30 @@ def _objects_row(p50: PhaseRow, pooled: Pooled) -> PhaseRow | None:
         "pooled": sides})
 
 
-def phase_table(report: CampaignReport, pooled: Pooled | None = None) -> PhaseTable:
+def _started(row: PhaseRow, starts: Starts) -> PhaseRow:
+    """`row` with each side's definition of the start its runs used (provision_starts.said); a side mixing the two
+    starts withholds the ratio, its verdict and interval, and says why in the note."""
+    definitions, why = dict(row.definitions), []
+    for env in (row.baseline, row.candidate):
+        found = starts.get((row.cluster, row.node, row.test, row.params, row.metric, env or ""))
+        if env and found and (start := said(row.test, env, row.phase, *found)):
+            definitions[env], mixed = start
+            why += [mixed] if mixed else []
+    if definitions == row.definitions:
+        return row
+    texts = set(definitions.values())
+    update: dict[str, object] = {"definitions": definitions, "definition": texts.pop() if len(texts) == 1 else
+                                 "; ".join(f"{env}: {text}" for env, text in definitions.items())}
+    if why:
+        update |= {"ratio": None, "ci_low": None, "ci_high": None, "verdict": None,
+                   "note": "; ".join([*why, *([row.note] if row.note else [])])}
+    return row.model_copy(update=update)
+
+
+def phase_table(report: CampaignReport, pooled: Pooled | None = None, starts: Starts | None = None) -> PhaseTable:
     """The phase rows of a campaign's control-plane cells, grouped by cell key, phases in contract order;
-    with `pooled` (pooled_objects), each phase also gets a descriptive row of all its objects."""
+    with `pooled` (pooled_objects), each phase also gets a descriptive row of all its objects; with `starts`
+    (provision_starts), provisioned and bound say per side which start their runs used (_started)."""
     cells = {(c.cluster, c.node, c.test, c.params, c.metric): c
              for c in report.cells if c.test in ph.TEMPLATES}
     keys = list(dict.fromkeys(k[:4] for k in cells))
@@ -236,7 +258,7 @@ def phase_table(report: CampaignReport, pooled: Pooled | None = None) -> PhaseTa
             for statistic, suffix in STATISTICS:
                 c = cells.get((cluster, node, test, params, phase + suffix))
                 if c is not None:
-                    rows.append(_row(c, phase, statistic))
+                    rows.append(_started(_row(c, phase, statistic), starts) if starts else _row(c, phase, statistic))
                     if statistic == "p50" and pooled:
                         extra = _objects_row(rows[-1], pooled)
                         rows += [extra] if extra else []

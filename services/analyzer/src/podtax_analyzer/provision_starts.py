@@ -1,0 +1,48 @@
+"""Which start each Kubernetes figure of provisioned and bound used (podtax.phases.provision_start): the claim's
+create, or, in a run of a WaitForFirstConsumer class, when the claim was seen given a node. The template's definition
+names both, so a phase-table row said neither which one its runs used nor that a side's runs mixed them (a default
+class changed between runs, review of the control-plane leftovers): each row now says its start per side, with its
+run count, and a side whose runs mixed the two has no ratio (its median pools two different intervals). A run timed
+from the node carries the parser's run flag podtax.phases.NODE_START_FLAG; the others of the phase were timed from
+the create (a run whose start is not known has no such figure)."""
+
+from __future__ import annotations
+
+from podtax import phases as ph
+
+from podtax_analyzer.reads import Cursor
+
+Starts = dict[tuple[str, str, str, str, str, str], tuple[int, int]]  # (cluster, node, test, params, metric, env) ->
+# (runs with the metric, of them timed from the node)
+MIXED = "not comparable"
+
+
+def provision_starts(con: Cursor, campaign: str) -> Starts:
+    """Per cell side of a metric of a phase that starts at provision_start: its ok runs, those timed from the node."""
+    metrics = sorted({p.name for phases in ph.PHASES.values() for p in phases if p.start == ph.PROVISION_START})
+    if not metrics:
+        return {}
+    rows = con.execute(f"""
+        SELECT r.cluster, r.node, r.test, r.params_key, m.name, r.env, count(*),
+               count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, $flag))) > 0)
+        FROM runs r JOIN metrics m ON m.run_id = r.run_id
+        WHERE r.campaign = $campaign AND r.status = 'ok'
+          AND regexp_matches(m.name, '^({"|".join(metrics)})_')
+        GROUP BY ALL""", {"campaign": campaign, "flag": ph.NODE_START_FLAG}).fetchall()
+    return {tuple(r[:6]): (int(r[6]), int(r[7])) for r in rows}
+
+
+def said(template: str, env: str, phase: str, runs: int, node: int) -> tuple[str, str | None] | None:
+    """The definition of a side's figure by the start its `runs` used (`node` of them from the node), and why the
+    figure is not comparable when they mixed the two (else None); None when the side's phase does not start at
+    provision_start (Nomad's provisioned: its create call)."""
+    if ph.definition_from(template, env, phase, ph.FROM_CREATE) is None:
+        return None
+    if 0 < node < runs:
+        why = (f"{MIXED}: {node} of {runs} {env} runs timed {phase} from when the claim was seen given a node "
+               f"(WaitForFirstConsumer), the other {runs - node} from its create: their median pools two different "
+               f"intervals; no ratio is given (run each class in a campaign of its own, or name the class)")
+        return f"mixed: {node} of {runs} runs from the claim's node, {runs - node} from its create", why
+    start = ph.FROM_NODE if node else ph.FROM_CREATE
+    text = ph.definition_from(template, env, phase, start) or ""
+    return f"{text} (as all {runs} runs)", None

@@ -1,0 +1,102 @@
+"""Which start a Kubernetes figure of provisioned and bound used (podtax.phases.provision_start): the claim's create,
+or, in a run of a WaitForFirstConsumer class, when the claim was seen given a node. The phase table gave the
+template's definition, which names both, so a row never said which one its runs used, and a side whose runs mixed
+them (a default class changed between runs) pooled two different intervals into one median and a ratio. Now the
+parser flags each run timed from the node (PROVISION_START: node), each row says per side the start its runs used,
+and a side mixing them has no ratio. Real DuckDB file, parser results of hand-made timelines."""
+
+from __future__ import annotations
+
+import json
+
+from podtax import events
+from podtax import phases as ph
+from podtax.derive import derive
+from podtax.parsers.timeline import parse
+from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.phase_table import phase_table
+from podtax_analyzer.provision_starts import provision_starts
+from podtax_analyzer.store import Store
+from timeline_synth import run_events, timeline_text
+
+RUNS = 6
+
+
+def with_start(text: str, start: str) -> str:
+    """A Kubernetes volume-churn timeline whose summary says `start`; each claim seen given a node 50 ms after its
+    create (before its PV)."""
+    lines = [json.loads(raw) for raw in text.splitlines()]
+    for line in lines:
+        if line["kind"] == "header":
+            line["params"]["consumer"] = True
+        elif line["kind"] == "object":
+            line["t"]["node_selected"] = round(line["t"]["request_sent"] + 0.05, 6)
+        elif line["kind"] == "summary":
+            line["provision_start"] = start
+    return "\n".join(json.dumps(x) for x in lines) + "\n"
+
+
+def k8s_run(campaign: str, seq: int, start: str) -> tuple[events.RawLogV1, events.ResultV1 | events.RunFailedV1]:
+    raw, _ = run_events(campaign, "kubernetes", "volume-churn", seq)
+    log = raw.data.model_copy(update={"stdout": with_start(raw.data.stdout, start)})
+    return events.raw_log(log, "podtax/runner"), derive(log)
+
+
+def table(tmp_path, campaign: str, starts: list[str]):
+    s = Store(tmp_path / "podtax.duckdb")
+    batch = []
+    for seq, start in enumerate(starts):
+        batch += k8s_run(campaign, seq * 2, start)
+        batch += run_events(campaign, "nomad", "volume-churn", seq * 2 + 1)
+    s.write_batch(batch)
+    con = s.cursor()
+    try:
+        return phase_table(compare_campaign(con, campaign), None, provision_starts(con, campaign))
+    finally:
+        s.close()
+
+
+def row(t, phase: str, statistic: str = "p50"):
+    return next(r for r in t.rows if r.test == "volume-churn" and r.phase == phase and r.statistic == statistic)
+
+
+def test_a_run_timed_from_the_node_is_flagged() -> None:
+    text = timeline_text("volume-churn", "kubernetes", 5, seed=1)
+    node = parse(with_start(text, "node")).flags
+    assert [f for f in node if f.startswith(ph.NODE_START_FLAG)] == [
+        "PROVISION_START: node: provisioned and bound are timed from when each claim was seen given a node "
+        "(volume.kubernetes.io/selected-node, its class WaitForFirstConsumer), not from its create"], node
+    assert not [f for f in parse(with_start(text, "create")).flags if f.startswith("PROVISION_START")]
+
+
+def test_each_row_says_the_start_its_runs_used(tmp_path) -> None:
+    t = table(tmp_path, "node", ["node"] * RUNS)
+    provisioned = row(t, "provisioned")
+    assert provisioned.definitions["kubernetes"] == (
+        "when the claim was seen given a node (volume.kubernetes.io/selected-node, a WaitForFirstConsumer class; no "
+        "pod scheduling in it) -> the PV's ADDED event (or the claim's Bound, if its watch delivers that first) (as "
+        f"all {RUNS} runs)"), provisioned.definitions
+    assert provisioned.definition.startswith("kubernetes: when the claim was seen given a node") and \
+        "; nomad: create request sent -> PUT .../create returned" in provisioned.definition
+    assert provisioned.ratio is not None
+    assert row(t, "bound", "makespan").definitions["kubernetes"].startswith("when the claim was seen given a node")
+    assert row(t, "accepted").definitions["kubernetes"] == "create request sent -> the create call returned"
+
+
+def test_runs_timed_from_the_create_say_so(tmp_path) -> None:
+    t = table(tmp_path, "create", ["create"] * RUNS)
+    assert row(t, "provisioned").definitions["kubernetes"] == (
+        "create request sent -> the PV's ADDED event (or the claim's Bound, if its watch delivers that first) (as "
+        f"all {RUNS} runs)")
+
+
+def test_a_side_mixing_the_two_starts_has_no_ratio(tmp_path) -> None:
+    t = table(tmp_path, "mixed", ["node", "create"] * (RUNS // 2))
+    for phase, statistic in (("provisioned", "p50"), ("provisioned", "makespan"), ("bound", "p50")):
+        r = row(t, phase, statistic)
+        assert r.ratio is None and r.verdict is None and r.ci_low is None, r
+        assert r.note.startswith(f"not comparable: 3 of 6 kubernetes runs timed {phase} from when the claim was seen "
+                                 "given a node (WaitForFirstConsumer), the other 3 from its create"), r.note
+        assert r.definitions["kubernetes"] == "mixed: 3 of 6 runs from the claim's node, 3 from its create"
+    accepted = row(t, "accepted")
+    assert accepted.ratio is None and "not comparable" not in (accepted.note or "")  # nomad has no accepted
