@@ -1,10 +1,10 @@
 """A database that already holds an imported run twice (podtax 6de8b23 to 7daa8f2: the same manifest imported as
 `Node-1` by an older podtax and again as `node-1`, two run ids; the analyzer drops such a copy on arrival only since
 65f442e) is left as it is, and its report counted the capture on two nodes (a cell each, one run a side each) and the
-scheduler ranked node-1 by the copy. `podtax imports-twice` lists them and changes nothing; with --apply it takes each
-once: the copy spelled Node-1 goes (runs, metrics, raw log: the kept run's log byte for byte), the report has one cell
-with both sides, and the scores bucket holds no score of the copy. The real CLI against the running analyzer and
-nats-server, on a DuckDB file holding the rows both generations stored."""
+scheduler ranked node-1 by the copy; the report now says so. `podtax imports-twice` lists them and changes nothing;
+with --apply it takes each once: the copy spelled Node-1 goes (runs, metrics, raw log: the kept run's log byte for
+byte), the report has one cell with both sides, and the scores bucket holds no score of the copy. The real CLI
+against the running analyzer and nats-server, on a DuckDB file holding the rows both generations stored."""
 
 from __future__ import annotations
 
@@ -41,8 +41,9 @@ def _stored_twice(tmp: Path) -> Path:
     return db
 
 
-async def _cells(port: int) -> list[tuple[str, int, int]]:
-    """The campaign's cells (node, host runs, pod runs), asked from a thread: the analyzer serves on this loop."""
+async def _cells(port: int) -> tuple[list[tuple[str, int, int]], list[str]]:
+    """The campaign's cells (node, host runs, pod runs) and its warnings, asked from a thread: the analyzer serves
+    on this loop."""
     url = f"http://127.0.0.1:{port}/api/campaigns/old/comparisons"
     deadline = time.monotonic() + 30
     while True:
@@ -53,8 +54,9 @@ async def _cells(port: int) -> list[tuple[str, int, int]]:
             assert time.monotonic() < deadline, "the analyzer's API never answered"
             await asyncio.sleep(0.2)
     resp.raise_for_status()
-    return sorted((c["node"], c["n_host"], c["n_pod"]) for c in resp.json()["cells"]
-                  if c["metric"] == "events_per_second")
+    report = resp.json()
+    return sorted((c["node"], c["n_host"], c["n_pod"]) for c in report["cells"]
+                  if c["metric"] == "events_per_second"), report["warnings"]
 
 
 async def test_imports_twice_lists_then_takes_each_once(nats_url: str, tmp_path: Path,
@@ -67,7 +69,9 @@ async def test_imports_twice_lists_then_takes_each_once(nats_url: str, tmp_path:
     async with services(nats_url, tmp_path) as s:
         assert s.db == db
         await s.analyzer(port=port, api_token=TOKEN)
-        assert await _cells(port) == [("Node-1", 1, 1), ("node-1", 1, 1)]  # one capture, counted on two nodes
+        cells, warnings = await _cells(port)
+        assert cells == [("Node-1", 1, 1), ("node-1", 1, 1)]  # one capture, counted on two nodes ...
+        assert [w for w in warnings if "stored twice" in w and "podtax imports-twice --campaign old" in w], warnings
 
         capsys.readouterr()
         assert await run_cli("imports-twice") == 0  # a dry run: lists, changes nothing
@@ -78,7 +82,7 @@ async def test_imports_twice_lists_then_takes_each_once(nats_url: str, tmp_path:
         assert await run_cli("imports-twice", "--apply") == 0
         said = capsys.readouterr().out
         assert "took 2 imported run(s) once" in said, said
-        assert await _cells(port) == [("node-1", 1, 1)]  # one cell, both sides
+        assert await _cells(port) == ([("node-1", 1, 1)], [])  # one cell, both sides, nothing to warn of
         assert s.query("SELECT DISTINCT node FROM raw_logs") == [("node-1",)]
         assert s.query("SELECT count(*) FROM imported_duplicates")[0][0] == 2
         bus = await Bus.connect(nats_url, "test")

@@ -32,7 +32,7 @@ from podtax.events import CellStats
 from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 
 from podtax_analyzer import flags as fl
-from podtax_analyzer import sequence
+from podtax_analyzer import imports_twice, sequence
 from podtax_analyzer.cell_analysis import fill_run_ids, finalize
 from podtax_analyzer.cell_pool import analyze_all
 from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
@@ -147,6 +147,7 @@ def compare_campaign(
     rows = sequence.mark(con, campaign, _compare(con, cells, threshold, correction, seed), failed)
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
     warnings += sequence.failed_warnings(failed)
+    warnings += [w for w in [imports_twice.warning(con, campaign)] if w]
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
                           summary=summarize(rows, only_imported(cells), threshold), warnings=warnings)
 

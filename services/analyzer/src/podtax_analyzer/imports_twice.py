@@ -37,6 +37,24 @@ def find(con: duckdb.DuckDBPyConnection, campaign: str | None = None) -> list[di
     return [dict(zip(COLUMNS, row, strict=True)) for row in con.execute(_TWICE, [campaign]).fetchall()]
 
 
+# imported raw logs of one campaign sharing a capture's key but the texts: a cheap look before `find` reads the logs
+_MAYBE = """SELECT count(*) FROM (SELECT 1 FROM raw_logs WHERE campaign = $1 AND imported_from IS NOT NULL
+    GROUP BY imported_from, env, lower(node), started_at HAVING count(*) > 1)"""
+
+
+def warning(con: duckdb.DuckDBPyConnection, campaign: str) -> str | None:
+    """The campaign report's warning when it holds imported runs twice, else None."""
+    maybe = con.execute(_MAYBE, [campaign]).fetchone()
+    twice = find(con, campaign) if maybe and maybe[0] else []
+    if not twice:
+        return None
+    one = twice[0]
+    return (f"{len(twice)} imported run(s) of this campaign are stored twice, counted on two nodes: an older podtax "
+            f"stored the same capture under node {one['node']} and {one['kept_node']} (run {one['run_id']} is "
+            f"{one['kept_run_id']}); `podtax imports-twice --campaign {campaign}` lists them, and with --apply "
+            f"takes each once")
+
+
 def drop(con: duckdb.DuckDBPyConnection, twice: list[dict[str, Any]], now: datetime) -> set[str]:
     """Delete the rows of the runs `twice` lists (find's), record them in imported_duplicates, and flag afresh the
     runs they overlapped. Returns the run ids whose scores change (the kept and the re-flagged ones)."""
