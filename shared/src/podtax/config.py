@@ -362,7 +362,7 @@ class RunnerSettings(Common):
     runner_spool_dir: Path | None = Field(None, description="Folder where the runner keeps a report NATS refuses "
                                           "(for want of room) when its KV bucket refuses the copy too (the server's "
                                           "JetStream storage used up), so a restart sends it instead of running the "
-                                          "run again; at most 256 MiB. Unset = that copy is held in memory only (a "
+                                          "run again; at most 64 MiB. Unset = that copy is held in memory only (a "
                                           "restart loses it). Give it a volume that outlives the runner's pod.")
     _spool = field_validator("runner_spool_dir")(_folder)
 

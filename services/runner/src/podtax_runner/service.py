@@ -153,8 +153,14 @@ class Runner(Handlers):  # the event handlers: handlers.py
             log.info("removing the kept report %s: %s", key, why)
             with contextlib.suppress(Exception):
                 await self.kv.delete(key)
-        for key, value, path in await asyncio.to_thread(self.spool.entries) if self.spool else []:
-            spooled, gone = kept.sorted_out([(key, value)], campaigns)  # one file at a time: removed alone
+        for key, path in await asyncio.to_thread(self.spool.entries) if self.spool else []:
+            try:  # one file at a time: read, sorted out and removed alone (its bytes dropped before the next)
+                value = await asyncio.to_thread(path.read_bytes)
+            except OSError as exc:
+                log.warning("the spooled report %s could not be read (%s): left there", path.name, exc)
+                continue
+            spooled, gone = kept.sorted_out([(key, value)], campaigns)
+            del value
             for run_id, event in spooled.items():
                 send.setdefault(run_id, event)
             for why in gone.values():

@@ -23,7 +23,13 @@ from podtax import events
 
 from podtax_runner.outbox import KEPT, kept_key
 
-MAX_BYTES = 256 * 2**20  # the spool's files together hold at most this much (a report is at most NATS's max_payload)
+# The spool's files together hold at most this much (a report is at most NATS's max_payload). Its copies are held in
+# memory too: by the runner that wrote them (each sent again until NATS takes it) and by the next one, which sends
+# them (a file read one at a time, each decoded report kept until sent: measured, a 66 MiB spool of 1 MiB logs raised
+# its peak RSS from 77 to 143 MiB; reading all files at once, to 208 MiB). 256 MiB was the runner's whole memory
+# limit in deploy/k8s/runner.yaml (256Mi): a full spool left a starting runner no room. A quarter of it
+# leaves room for the runner itself (~80 MiB before any campaign), its bucket's copies and its campaigns.
+MAX_BYTES = 64 * 2**20
 SUFFIX = ".json"
 NAME = re.compile(r"^(?P<key>" + re.escape(KEPT) + r"\.[^./]+\.[^./]+)\.[0-9a-f]{16}" + re.escape(SUFFIX) + "$")
 
@@ -75,8 +81,9 @@ class Spool:
         _sync_folder(self.folder)
         return path
 
-    def entries(self) -> list[tuple[str, bytes, Path]]:
-        """(KEPT key, value, file) of each copy spooled; temporary files a crash left are removed."""
+    def entries(self) -> list[tuple[str, Path]]:
+        """(KEPT key, file) of each copy spooled, not read (the next runner reads one file at a time: all of them read
+        at once held the spool twice over, its bytes and its reports); temporary files a crash left are removed."""
         if not self.folder.is_dir():
             return []
         out = []
@@ -87,7 +94,7 @@ class Spool:
                 continue
             key = key_of(path.name)
             if key is not None and path.is_file():
-                out.append((key, path.read_bytes(), path))
+                out.append((key, path))
         return out
 
     def remove(self, key: str) -> None:
