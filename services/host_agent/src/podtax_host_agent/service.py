@@ -25,6 +25,7 @@ from podtax.bus import Bus, BusError, ConsumerSpec, NatsLost, Permanent
 from podtax.config import HostAgentSettings
 
 from podtax_host_agent import facts, guard, outbox, owndir
+from podtax_host_agent.clock import check_clock
 from podtax_host_agent.execute import (
     device_problem,
     leftover_data_files,
@@ -349,6 +350,7 @@ async def serve(settings: HostAgentSettings, bus: Bus, stop: asyncio.Event) -> N
     agent = Agent(settings, bus)
     cancels = await cancels_subscription(agent)  # before any run request: a run must be stoppable
     await agent.learn_stream()
+    await check_clock(bus, settings.agent_node)  # a clock over a day ahead: everything it sends is refused
     await asyncio.to_thread(agent.clean_up_after_crash)
     await agent.refresh_facts()
     await agent.flush_outbox()

@@ -1,0 +1,99 @@
+"""Fault scenario 'clock skew between nodes': a host whose clock is 30 h ahead of the NATS server's. Every event its
+agent sent was refused by the other services as from the future (dead-lettered): its host facts, so the CLI said
+'unknown node ... no host agent by that name' while the agent ran, and for a node known before, each run's log, so
+each run failed as 'no result within N s + grace', the reason in the parser's and runner's logs only. Now the agent
+compares its clock with the server's at start: over a day ahead it exits 2 with one line naming the skew and the
+fix, before it sends anything; a smaller skew is a warning. Real nats-server and agent process; its clock is
+shifted inside the process (time.time and podtax's now, a stand-in for a host clock set wrong)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from podtax import subjects
+from podtax.bus import Bus
+from podtax_host_agent.clock import SAID_S, clock_problem, server_seconds
+
+NODE = "n1"
+SHIFTED = """
+import runpy, sys, time
+from datetime import timedelta
+import podtax.event_payloads as ep
+ep._SHIFT = timedelta(hours=float(sys.argv[1]))
+def _now():
+    return datetime.now(UTC) + _SHIFT
+ep.now.__code__ = _now.__code__  # the envelope's default_factory too
+_time = time.time
+time.time = lambda: _time() + ep._SHIFT.total_seconds()
+sys.argv = sys.argv[:1]
+runpy.run_module("podtax_host_agent", run_name="__main__")
+"""
+
+
+def _agent(nats_url: str, tmp: Path, hours: float) -> subprocess.Popen[str]:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": nats_url,
+           "PODTAX_AGENT_NODE": NODE, "PODTAX_HEALTH_PORT": "0", "PODTAX_LOG_FORMAT": "text",
+           "PODTAX_AGENT_WORKDIR": str(tmp / "work"), "PODTAX_AGENT_STATE_DIR": str(tmp / "state")}
+    return subprocess.Popen([sys.executable, "-c", SHIFTED, str(hours)], env=env, stderr=subprocess.PIPE, text=True)
+
+
+async def _facts_sent(nats_url: str) -> int:
+    bus = await Bus.connect(nats_url, "test/clock")
+    try:
+        await bus.ensure_streams()
+        info = await bus.js.stream_info(subjects.STREAM, subjects_filter=f"{subjects.HOST_FACTS}.>")
+        return sum((info.state.subjects or {}).values())
+    finally:
+        await bus.close()
+
+
+async def test_an_agent_whose_clock_is_a_day_ahead_stops_in_one_line_before_sending(nats_url: str,
+                                                                                   tmp_path: Path) -> None:
+    assert await _facts_sent(nats_url) == 0  # the streams made, as the runner would
+    proc = _agent(nats_url, tmp_path, 30)
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        assert proc.poll() is not None, "the agent ran on with its clock 30 h ahead"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        err = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err, err
+    [line] = [x for x in err.splitlines() if "ahead of the NATS server's" in x]
+    assert f"the clock of node {NODE} is 108,000 s ahead" in line or f"the clock of node {NODE} is 107,99" in line
+    assert "timedatectl set-ntp true" in line, line
+    assert await _facts_sent(nats_url) == 0  # nothing sent that would be dead-lettered
+
+
+@pytest.mark.parametrize(("skew", "said", "fatal"), [
+    (0.0, None, False), (SAID_S, None, False), (-SAID_S, None, False),
+    (300.0, "300 s ahead of the NATS server's: its runs' times are off by as much", False),
+    (-7200.0, "7,200 s behind the NATS server's", False),
+    (25 * 3600.0, "more than a day ahead", True),
+])
+def test_what_is_said_of_a_skew(skew: float, said: str | None, fatal: bool) -> None:
+    got = clock_problem(skew, NODE)
+    assert (got is None) == (said is None), got
+    if got:
+        assert said in got[0] and got[1] is fatal, got
+
+
+@pytest.mark.parametrize(("answer", "seconds"), [
+    (b'{"ts": "2026-12-06T17:20:55.234411938Z", "config": {}}', 1796577655.234411),
+    (b'{"ts": "2026-12-06T17:20:55Z"}', 1796577655.0),
+    (b'{"config": {}}', None),  # a server older than 2.10
+    (b"not json", None),
+    (b'{"ts": 5}', None),
+])
+def test_the_servers_time_is_read_from_its_answer(answer: bytes, seconds: float | None) -> None:
+    got = server_seconds(answer)
+    assert got == pytest.approx(seconds) if seconds is not None else got is None
