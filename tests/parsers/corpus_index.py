@@ -34,6 +34,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     "debian12-x86_64/stress-ng-hdd-bad-temp-path.log": ("stress-ng-cpu",),  # one line without `stress-ng:`
     "debian12-x86_64/sysbench-threads-0.log": ("sysbench-cpu",),  # one FATAL line, no banner
     "debian12-x86_64/sysbench-rand-type-foo.log": ("sysbench-cpu",),  # likewise
+    "debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.log": ("stress-ng-cpu",),  # a skipped row beside cpu's
+    "debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.yaml": ("stress-ng-cpu",),
     "debian12-x86_64/hdparm-unknown-flag.log": ("hdparm",),  # `bogus: unknown flag`, nothing else
     "debian12-x86_64/stress-ng-sched-unknown.log": ("stress-ng",),  # stress-ng's refusals without `stress-ng:`
     "debian12-x86_64/stress-ng-taskset-cpu-5.log": ("stress-ng",),

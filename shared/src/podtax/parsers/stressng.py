@@ -8,18 +8,20 @@ collector's prefix (journalctl, the kernel log) as if they had none. Rows are sp
 names wider than their column are fine, and so are `--sn` rows (figures in scientific notation, `3.217e-01`).
 `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
-are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
+give no figure and are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
 stress-ng skipped (`skipped: 1: cpu (1)`; 0.15.06 counts none: a skip message of a stressor whose row counts
 bogo ops) SKIPPED; passed, failed and skipped counts that fall short
 of the dispatched instances are flagged PARTIAL. A stressor skipped whole (not supported here, or out of resources:
 `apparmor stressor will be skipped, ...`, `..., skipping stressor`; stressng_skips.py) gives no figure: its row of
-zeros is left out, the others' are named as a run of several stressors, SKIPPED says what stress-ng said; a run
+zeros is left out, SKIPPED says what stress-ng said; a run
 whose every stressor was skipped fails (`fatal`). A run whose counters stress-ng's own metrics-check found
 corrupted (an instance killed mid-run: `data is compromised`) is refused (`fatal`). A verbose log's
 `stress-ng 0.19.02` debug line gives the version.
 
 Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
-is the `cpu` row for the stress-ng-cpu test, else the only row. Every other row is prefixed with
+is the `cpu` row for the stress-ng-cpu test, else the only row (of a table of one row, and no dispatched stressor
+without one but a skipped one under --metrics-brief: the --yaml report of the same run, which tells no skip, names
+it so too; _several). Every other row is prefixed with
 its stressor name (`af_alg_bogo_ops`...). "miscellaneous metrics" lines become metrics named after
 their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way, and named alike from
 a `--yaml` report's keys (stressng_names.misc_metric); a rate (`per sec`,
@@ -305,6 +307,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("unknown-format", f"this log holds {runs} stress-ng runs ({s.dispatches} `dispatching "
                                              f"hogs` lines, {s.header} metrics tables, {s.completions} `successful "
                                              "run completed` lines); split it, one run per log")
+    printed = len(s.rows)  # the rows of the table as printed (a skipped stressor's too)
     skips, partial = _gone(s, text)
     if not s.rows and (refused := not_run(text, s.bad_arg)) is not None:  # a setting stress-ng could not apply
         raise refused
@@ -317,13 +320,16 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("fatal", failure_detail(skips)) if skips and not skipped_only else failure
     if s.errors:
         refuse_corrupted(s.errors)
-    primary = _primary(s.rows, test, "," in s.hogs or bool(skips))
+    primary = _primary(s.rows, test, _several(s, skips, printed))
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
     for name, values in s.rows:
-        metrics.add_columns(named_columns("") if name == primary else _columns(name), measured(values))
+        if name not in idle:  # an idle row gives no figure (NO_WORK), as a skipped one
+            metrics.add_columns(named_columns("") if name == primary else _columns(name), measured(values))
     names = metrics.names
     for name, value, desc in s.misc:
+        if name in idle:
+            continue
         suffix, unit, better = misc_metric(desc)
         key = suffix if name == primary else slug(name) + "_" + suffix
         if key in names:  # printed once per run: another run's (or another PID's) misc line
@@ -371,8 +377,17 @@ def _columns(stressor: str) -> tuple[tuple[str, str, bool], ...]:
     return named_columns(slug(stressor) + "_")
 
 
+def _several(s: Scan, skips: Mapping[str, str], printed: int) -> bool:
+    """Whether the table is of several stressors, as the --yaml report of the same run names it (it tells no skip, no
+    dispatch, no cut): it printed several rows (an idle or skipped one's too: the YAML holds it), or a dispatched
+    stressor has no row (what is left of a cut table, or --metrics-brief left an idle one out), unless it was skipped
+    and the table is --metrics-brief's (6 columns), which leaves a skipped stressor's row of zeros out, as the YAML."""
+    brief = s.columns < 7
+    return printed > 1 or any(name not in skips or not brief for name in missing_rows(s.hogs, s.rows))
+
+
 def _primary(rows: list[Row], test: str | None, several: bool = False) -> str | None:
-    """`several`: the run dispatched several stressors, so a lone row is what is left of a cut table."""
+    """`several`: the table is of several stressors (_several), so a lone row is not the run's."""
     names = [r[0] for r in rows]
     if test == "stress-ng-cpu":
         if "cpu" not in names:

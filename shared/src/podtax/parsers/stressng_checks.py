@@ -75,7 +75,7 @@ def refuse_no_work(rows: list[Row], primary: str | None) -> list[str]:
     """The stressors that completed no bogo op. Refused when that is the run's figure (the primary
     row, or every row): a rate of 0 would pass for the slowest result ever measured, while the
     stressor could not run here (stress-ng warns `all bogo-op counters are zero, data may be
-    incorrect`) or the run was too short for one bogo op. Other rows are flagged (NO_WORK)."""
+    incorrect`) or the run was too short for one bogo op. Other rows give no figure and are flagged (NO_WORK)."""
     idle = [name for name, values in rows if values[0] == 0]
     if idle and (primary in idle or len(idle) == len(rows)):
         name = primary or idle[0]
@@ -127,7 +127,7 @@ def unaccounted(hogs: str, passed: int | None, failed: int, skipped: int) -> lis
 
 
 def no_work_flag(name: str) -> str:
-    return f"NO_WORK: stress-ng's {name} stressor completed 0 bogo ops; its rates read 0"
+    return f"NO_WORK: stress-ng's {name} stressor completed 0 bogo ops; no figure of it is read"
 
 
 # what stress-ng says, before it starts any stressor, of a setting it could not apply (it then exits 1, no table):
