@@ -16,30 +16,37 @@ from podtax import events, natsserver
 from podtax.bus import Bus
 from podtax_analyzer.store import Store
 from podtax_runner import outbox
+from podtax_runner.spool import Spool, file_name
 
 from tests.integration.test_runner_kept_copies import a_log, keys, resumed, two_runs
 
 log = logging.getLogger("test")
 
 
-async def test_a_copy_whose_removal_failed_goes_at_the_next_report_and_is_never_sent(
-        nats_server: natsserver.NatsServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    bus = await Bus.connect(nats_server.url, "test")
+def refuse_deletes(monkeypatch: pytest.MonkeyPatch, refusing: dict[str, bool]) -> None:
+    """The removal of a kept copy fails (no answer) while refusing["on"]."""
     real_delete = KeyValue.delete
-    refusing = {"on": True}
 
-    async def refused_once(self: KeyValue, key: str, **kwargs: Any) -> bool:
+    async def refused(self: KeyValue, key: str, **kwargs: Any) -> bool:
         if refusing["on"] and key.startswith(f"{outbox.KEPT}."):
             raise TimeoutError("no answer")
         return await real_delete(self, key, **kwargs)
 
+    monkeypatch.setattr(KeyValue, "delete", refused)
+
+
+async def test_a_copy_whose_removal_failed_goes_at_the_next_report_and_is_never_sent(
+        nats_server: natsserver.NatsServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    bus = await Bus.connect(nats_server.url, "test")
+    refusing = {"on": False}
+    refuse_deletes(monkeypatch, refusing)
     try:
         runner, a, b = await two_runs(bus, "ra", "rb")  # a: recorded as reported; b: in flight
         made = runner.campaigns["ra"].created_at.isoformat()
         box = runner.controlplane.outbox
         await runner.kv.put(outbox.kept_key(a.run), outbox.kept_value(a_log(a.run), made))
         box.copies[a.run.run_id] = True  # its copy kept while NATS refused it; NATS took it since
-        monkeypatch.setattr(KeyValue, "delete", refused_once)
+        refusing["on"] = True
         await box.release(a.run, recorded=True)
         left_after_failure = await keys(runner.kv)
         refusing["on"] = False
@@ -81,3 +88,44 @@ def test_a_report_stored_twice_counts_once_in_the_analyzer(tmp_path: Path) -> No
         store.close()
     assert counts == [1, 1, 1], counts
     assert value == [(10.0,)], value
+
+
+@pytest.mark.parametrize("where", ["bucket", "spool"])
+async def test_a_leftover_copy_leaves_the_copy_of_its_campaign_submitted_again(
+        nats_server: natsserver.NatsServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, where: str) -> None:
+    """Run ids depend on the campaign's name, cell, env and repetition only: a campaign submitted again reuses them
+    and its copies the same KEPT keys. A copy of the first submission whose removal failed was removed again at the
+    next report NATS took, by key: the new submission's copy of that run (in the bucket, or in the spool when the
+    bucket refused it) went with it, and a restart ran the run again. Now only that submission's copy goes."""
+    bus = await Bus.connect(nats_server.url, "test")
+    refusing = {"on": False}
+    refuse_deletes(monkeypatch, refusing)
+    try:
+        runner, a, b = await two_runs(bus, "sa", "sb")
+        first = runner.campaigns["sa"].created_at.isoformat()
+        box = runner.controlplane.outbox
+        box.spool = Spool(tmp_path / "spool")
+        await runner.kv.put(outbox.kept_key(a.run), outbox.kept_value(a_log(a.run), first))
+        box.copies[a.run.run_id] = True
+        refusing["on"] = True
+        await box.release(a.run, recorded=True)  # its removal fails: a leftover
+        refusing["on"] = False
+        again = "2030-01-01T00:00:00+00:00"  # campaign sa submitted again (same run ids); its run a refused again
+        submitted_of = box.submitted_of
+        box.submitted_of = lambda campaign: again if campaign == "sa" else submitted_of(campaign)
+        value = outbox.kept_value(a_log(a.run), again)
+        if where == "bucket":
+            await runner.kv.put(outbox.kept_key(a.run), value)
+        else:
+            box.spool.write(a.run, again, value)
+        await box.release(b.run, recorded=True)  # NATS took another report
+        in_bucket = await keys(runner.kv)
+        in_spool = [p.name for p in box.spool.folder.iterdir()] if box.spool.folder.is_dir() else []
+        stored = await runner.kv.get(outbox.kept_key(a.run)) if in_bucket else None
+    finally:
+        await bus.close()
+    if where == "bucket":  # before: [] (the new submission's copy deleted)
+        assert in_bucket == [outbox.kept_key(a.run)] and stored is not None and stored.value == value, in_bucket
+    else:  # before: [] (every submission's file of that key removed)
+        assert in_spool == [file_name(a.run, again)], in_spool
+    assert box.leftover == {}

@@ -76,5 +76,7 @@ def test_a_spool_keeps_to_its_size_and_leaves_nothing_half_written(tmp_path: Pat
     (tmp_path / "s" / ".tmp-crashed").write_bytes(b"half")  # a crash mid-write: not a copy, and removed
     assert [(k, p.read_bytes()) for k, p in box.entries()] == [(outbox.kept_key(run), b"y" * 700)]
     assert sorted(p.name for p in (tmp_path / "s").iterdir()) == [spool.file_name(run, "a")]
-    box.remove(outbox.kept_key(run))
+    box.remove(run, "b")  # another submission's copy stays
+    assert len(box.entries()) == 1
+    box.remove(run, "a")
     assert box.entries() == []

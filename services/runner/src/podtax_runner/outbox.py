@@ -101,7 +101,8 @@ class Outbox:
         self.copies: dict[str, bool] = {}  # run id -> its copy kept in KEPT (False: tried; the write may have landed)
         self.submitted_of: Callable[[str], str] = lambda campaign: ""  # a campaign's created_at (the runner's)
         self.spool: Spool | None = None  # where a copy the bucket refuses is kept (PODTAX_RUNNER_SPOOL_DIR)
-        self.leftover: dict[str, events.RunSpec] = {}  # KEPT key -> its run: a copy whose removal failed
+        # KEPT key -> (its run, its campaign's submission): a copy whose removal failed
+        self.leftover: dict[str, tuple[events.RunSpec, str]] = {}
 
     async def send(self, run: events.RunSpec, event: events.Envelope, what: str, kept: bool = False) -> bool:
         """Publish `event`, the run's `what` (its log, timeline or failure); True once NATS took it (its kept copy,
@@ -150,10 +151,14 @@ class Outbox:
         or tried) goes once that record is saved (`recorded`); otherwise the next runner sorts it out (kept.py). A
         copy whose removal failed before is removed again now (NATS took a report: it has room again)."""
         if self.copies.pop(run.run_id, None) is not None and recorded:
-            await self._unkeep(run)
-        for left in list(self.leftover.values()):
-            if left.run_id != run.run_id:
-                await self._unkeep(left, again=True)
+            await self._unkeep(run, self.submitted_of(run.campaign))
+        for key, (left, submitted) in list(self.leftover.items()):
+            if left.run_id == run.run_id:
+                continue
+            if self.submitted_of(left.campaign) not in ("", submitted):  # its campaign submitted again: the key
+                self.leftover.pop(key)  # (run ids repeat) may hold the new submission's copy, which must stay
+                continue
+            await self._unkeep(left, submitted, again=True)
 
     async def _keep(self, run: events.RunSpec, event: events.Envelope, what: str, first: bool) -> bool:
         """Keep a copy of the refused report in the runner's bucket (see the module), or, when that write fails too
@@ -183,14 +188,15 @@ class Outbox:
             return False
         return True
 
-    async def _unkeep(self, run: events.RunSpec, again: bool = False) -> None:
-        """The report is recorded as reported: its kept copy goes, in the bucket and in the spool. One whose removal
-        fails is removed again at the next release() (before, only by the next runner: the copy stayed in the bucket
-        meanwhile; never sent again, as its run is recorded as reported); said once (not `again`)."""
-        key, self.leftover[kept_key(run)] = kept_key(run), run
+    async def _unkeep(self, run: events.RunSpec, submitted: str, again: bool = False) -> None:
+        """The report is recorded as reported: its kept copy goes, in the bucket and in the spool (that submission's
+        file only). One whose removal fails is removed again at the next release() unless its campaign was submitted
+        again meanwhile (before, only by the next runner: the copy stayed in the bucket meanwhile; never sent again,
+        as its run is recorded as reported); said once (not `again`)."""
+        key, self.leftover[kept_key(run)] = kept_key(run), (run, submitted)
         try:
             if self.spool is not None:
-                await asyncio.to_thread(self.spool.remove, key)
+                await asyncio.to_thread(self.spool.remove, run, submitted)
             kv = await asyncio.wait_for(self.bus.kv(subjects.RUNNER_BUCKET), KEEP_TIMEOUT_S)
             await asyncio.wait_for(kv.delete(key), KEEP_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - harmless: its run is recorded as reported

@@ -97,13 +97,12 @@ class Spool:
                 out.append((key, path))
         return out
 
-    def remove(self, key: str) -> None:
-        """Remove every spooled copy of this KEPT key (of any submission)."""
+    def remove(self, run: events.RunSpec, submitted: str) -> None:
+        """Remove the run's spooled copy of this submission (its campaign submitted again reuses its run ids: the
+        new submission's copy stays)."""
         if not self.folder.is_dir():
             return
-        for path in self.folder.iterdir():
-            if key_of(path.name) == key:
-                path.unlink(missing_ok=True)
+        (self.folder / file_name(run, submitted)).unlink(missing_ok=True)
         _sync_folder(self.folder)
 
 
