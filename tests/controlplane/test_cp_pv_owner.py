@@ -35,7 +35,11 @@ def pv(name: str, notes: dict[str, str], uid: str | None = OURS) -> dict[str, An
     pv(f"pvc-{OURS}", {**MIGRATED, "pv.kubernetes.io/bound-by-controller": "yes"}),
     pv(f"pvc-{OURS}", EXTERNAL),
     pv(f"data-{OURS}", EXTERNAL),  # --volume-name-prefix data
-], ids=["in-tree", "migrated", "migrated-bound-by-controller", "external", "external-prefix"])
+    pv(f"pvc-{OURS.replace('-', '')[:16]}", EXTERNAL),  # --volume-name-uuid-length 16: dashes removed, cut
+    pv(f"pvc-{OURS.replace('-', '')}", EXTERNAL),  # --volume-name-uuid-length 32
+    pv(f"data-{OURS.replace('-', '')[:8]}", EXTERNAL),  # --volume-name-prefix data --volume-name-uuid-length 8
+], ids=["in-tree", "migrated", "migrated-bound-by-controller", "external", "external-prefix", "uuid-length-16",
+        "uuid-length-32", "prefix-uuid-length-8"])
 def test_a_pv_provisioned_for_its_claim_is_the_runs(obj: dict[str, Any]) -> None:
     assert made_by_hand(obj) == "" and provisioned(obj)
 
@@ -47,7 +51,11 @@ def test_a_pv_provisioned_for_its_claim_is_the_runs(obj: dict[str, Any]) -> None
     pv(f"pvc-{EARLIER}", EXTERNAL),  # the same for an external provisioner's
     pv(f"pvc-{OURS}", IN_TREE, uid=None),  # pre-bound by hand, not bound yet: nothing proves it
     pv(OURS, IN_TREE),  # not <prefix>-<uid>
-], ids=["in-tree", "migrated", "migrated-pre-bound", "external-pre-bound", "no-uid", "bare-uid"])
+    pv(f"pvc-{EARLIER.replace('-', '')[:16]}", EXTERNAL),  # --volume-name-uuid-length 16, an earlier claim's
+    pv(f"pvc-{OURS.replace('-', '')[:7]}", EXTERNAL),  # 7 characters: too few to tell
+    pv(OURS.replace("-", "")[:16], EXTERNAL),  # no prefix
+], ids=["in-tree", "migrated", "migrated-pre-bound", "external-pre-bound", "no-uid", "bare-uid",
+        "uuid-length-16-earlier", "uuid-length-7", "uuid-length-16-no-prefix"])
 def test_a_pv_made_for_another_claim_is_not_the_runs(obj: dict[str, Any]) -> None:
     why = made_by_hand(obj)
     assert not provisioned(obj)

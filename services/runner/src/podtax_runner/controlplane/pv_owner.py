@@ -25,7 +25,7 @@ def made_by_hand(pv: Obj) -> str:
     claim it is bound to>. Only a provisioning for that claim names the PV so: the in-tree provisioners
     (kubernetes.io/..., CSI-migrated or not) name it "pvc-" + the claim's uid and set BOUND_BY_CONTROLLER themselves
     (pv_controller.go provisionClaimOperation, getProvisionedVolumeNameForClaim), the external-provisioner names it
-    --volume-name-prefix (default "pvc") + "-" + that uid; a Retained PV an administrator freed for reuse by
+    --volume-name-prefix (default "pvc") + "-" + that uid (named_for); a Retained PV an administrator freed for reuse by
     removing its claimRef keeps its annotations and its name, which holds the uid of the claim it was made for, not
     the one that bound it now. A PV that cannot be shown to be made for its claim is kept (never deleted)."""
     notes = (pv.get("metadata") or {}).get("annotations") or {}
@@ -36,10 +36,20 @@ def made_by_hand(pv: Obj) -> str:
         return f"made by {by} for an earlier claim, then bound by the PV controller: {BOUND_BY_CONTROLLER}"
     uid = ((pv.get("spec") or {}).get("claimRef") or {}).get("uid") or ""
     name = (pv.get("metadata") or {}).get("name") or ""
-    if not uid or not name.endswith(f"-{uid}") or name == f"-{uid}":
+    if not uid or not named_for(name, uid):
         return (f"made by {by}, but not for the claim it is bound to (uid {uid or 'unset'}): a provisioner names the "
                 f"PV it makes for a claim pvc-<that claim's uid>")
     return ""
+
+
+def named_for(name: str, uid: str) -> bool:
+    """Whether a PV's name is <prefix>-<uid>, as a provisioning for the claim of that uid names it: the uid as it is,
+    or, by an external-provisioner started with --volume-name-uuid-length N, the uid without its dashes cut to N
+    characters (makeVolumeName: strings.Replace(pvcUID, "-", "", -1)[0:N]); at least 8 of them."""
+    prefix, _, last = name.rpartition("-")
+    if name.endswith(f"-{uid}") and name != f"-{uid}":
+        return True
+    return bool(prefix) and len(last) >= 8 and uid.replace("-", "").startswith(last)
 
 
 def claimed_by(pv: Obj, claims: set[tuple[str, str]]) -> bool:
