@@ -20,6 +20,7 @@ from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
 from podtax.cli.earlier import check_analyzer
+from podtax.cli.failed_runs import why_failed
 from podtax.cli.progress_rows import progress_info, progress_rows
 from podtax.cli.room import look_due, polls_still, room_said
 
@@ -306,7 +307,9 @@ def status(
         return 1
     failed = sum(int(row["failed"]) for row in progress_rows(state).values())
     if follow and failed:
-        say(f"campaign {name} finished with {failed} failed run(s) (exit status {RUNS_FAILED})")
+        why = "; ".join(why_failed(name))  # what the analyzer stored: each reason and the fix it names
+        say(f"campaign {name} finished with {failed} failed run(s) (exit status {RUNS_FAILED})"
+            + (f": {why}" if why else ""))
         return RUNS_FAILED
     return 0
 
