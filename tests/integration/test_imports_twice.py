@@ -95,3 +95,37 @@ async def test_imports_twice_lists_then_takes_each_once(nats_url: str, tmp_path:
         assert await run_cli("imports-twice") == 0  # nothing left
         assert "no imported run is stored twice" in capsys.readouterr().out
 
+
+
+async def test_imports_twice_keeps_the_result_the_dropped_copy_held(nats_url: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The copy kept is chosen by the node's spelling (node-1), but the capture's only result may be the other
+    copy's (the kept copy's parse failed, or its result was lost): --apply deleted it, and the group had no result.
+    Now the dropped copy's outcome goes to the run kept (the logs are the same bytes): here node-1's host copy failed
+    and its pod copy has no runs row."""
+    db = _stored_twice(tmp_path)
+    con = duckdb.connect(str(db))
+    try:
+        host, pod = (con.execute("SELECT run_id FROM raw_logs WHERE node = 'node-1' AND env = ?", [env]).fetchone()[0]
+                     for env in ("host", "kubernetes"))
+        con.execute("UPDATE runs SET status = 'failed', failure_reason = 'parse' WHERE run_id = ?", [host])
+        con.execute("DELETE FROM metrics WHERE run_id IN (?, ?)", [host, pod])
+        con.execute("DELETE FROM runs WHERE run_id = ?", [pod])
+        results = con.execute("SELECT count(*) FROM metrics").fetchone()[0]
+    finally:
+        con.close()
+    port = natsserver.free_port()
+    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
+    async with services(nats_url, tmp_path) as s:
+        await s.analyzer(port=port, api_token=TOKEN)
+        assert (await _cells(port))[0] == [("Node-1", 1, 1)]
+        assert await run_cli("imports-twice", "--apply") == 0
+        assert "took 2 imported run(s) once" in capsys.readouterr().out
+        cells = await _cells(port)
+        runs = s.query("SELECT run_id, node, env, status FROM runs ORDER BY env")
+        metrics = s.query("SELECT count(*) FROM metrics")[0][0]
+    assert cells == ([("node-1", 1, 1)], []), cells  # before: ([], [])
+    assert runs == [(host, "node-1", "host", "ok"), (pod, "node-1", "kubernetes", "ok")], runs
+    assert metrics == results, (metrics, results)

@@ -10,7 +10,8 @@ kept run's byte for byte) and records each in imported_duplicates with the run k
 The copy kept is the one spelled in lowercase (the Kubernetes node's name, which the scheduler reads, and the one the
 current importer stores), else the first stored, else the least run id: one rule for the host and the pod copies of a
 manifest, so a cell keeps both sides (the least run id alone kept node-1's host run and Node-1's pod run: two cells
-with one side each)."""
+with one side each). A copy dropped gives its outcome (runs row, metrics) to the run kept when that has none, or a
+failure where the copy has a result: a group never ends with fewer results than it had."""
 
 from __future__ import annotations
 
@@ -64,7 +65,27 @@ def drop(con: duckdb.DuckDBPyConnection, twice: list[dict[str, Any]], now: datet
     con.executemany("INSERT INTO imported_duplicates VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                     [[t["run_id"], t["kept_run_id"], now] for t in twice])
     _, near = overlapping(con, ids)
+    moved = {t["kept_run_id"] for t in twice if _move_outcome(con, t)}
     for table in ("metrics", "phases", "runs", "raw_logs"):
         con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
-    remark(con, near)
+    remark(con, near | moved)
     return near | {t["kept_run_id"] for t in twice}
+
+
+_OUTCOME = "SELECT status FROM runs WHERE run_id = ?"
+
+
+def _move_outcome(con: duckdb.DuckDBPyConnection, t: dict[str, Any]) -> bool:
+    """Give the kept run the dropped copy's outcome (runs row, metrics) when it has none, or a failure where the copy
+    has a result: the copy kept is chosen by the node's spelling, and the only result of a capture may be the other
+    copy's (its parse failed or its result was lost); the logs are the same bytes, so it is the kept log's result.
+    True when moved."""
+    kept, copy = (con.execute(_OUTCOME, [r]).fetchone() for r in (t["kept_run_id"], t["run_id"]))
+    if copy is None or (kept is not None and (kept[0] == "ok" or copy[0] != "ok")):
+        return False
+    for table in ("metrics", "runs"):
+        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [t["kept_run_id"]])
+    con.execute("INSERT INTO runs SELECT * REPLACE ($1 AS run_id, $2 AS node) FROM runs WHERE run_id = $3",
+                [t["kept_run_id"], t["kept_node"], t["run_id"]])
+    con.execute("UPDATE metrics SET run_id = $1 WHERE run_id = $2", [t["kept_run_id"], t["run_id"]])
+    return True
