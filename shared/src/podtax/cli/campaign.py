@@ -21,6 +21,7 @@ from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
 from podtax.cli.earlier import check_analyzer
 from podtax.cli.failed_runs import why_failed
+from podtax.cli.missing_tools import tool_problems
 from podtax.cli.progress_rows import progress_info, progress_rows
 from podtax.cli.room import look_due, polls_still, room_said
 
@@ -64,24 +65,11 @@ def check_nodes(c: campaign_file.Campaign, known: dict[str, dict[str, Any]]) -> 
                 problems.append(f"node {node!r} is not a Kubernetes node known to the runner, "
                                 f"but the campaign has pod runs")
             else:
-                problems += _tool_problems(c, node, doc)
+                problems += tool_problems(c, node, known)
     elif not _selected(c.nodes.selector, known):
         names = ", ".join(sorted(known)) or "none yet"
         problems.append(f"selector {c.nodes.selector} matches no node (known: {names})")
     return problems + _across_nodes_problems(c, known)
-
-
-def _tool_problems(c: campaign_file.Campaign, node: str, doc: dict[str, Any]) -> list[str]:
-    """Host runs of a tool the node's host agent reports missing: it refuses every one (tool-missing), so each
-    host run failed and `--follow` said only 'N failed run(s)'. Not judged without the agent's tool list."""
-    if "host" not in c.environments or not isinstance(doc.get("tool_versions"), dict):
-        return []
-    tools = {t.tool: t.name for t in (templates.get(s.test) for s in c.tests)
-             if t.host_executable and "host" in t.environments}
-    return [f"node {node!r}: its host agent reports no {tool} installed, so it would refuse every host run of "
-            f"{test}: install {tool} on that host (e.g. apt-get install {tool}; the agent looks again every "
-            f"PODTAX_AGENT_FACTS_INTERVAL_S, 300 s by default, or at its restart), or leave host out"
-            for tool, test in sorted(tools.items()) if tool not in doc["tool_versions"]]
 
 
 def _across_nodes_problems(c: campaign_file.Campaign, known: dict[str, dict[str, Any]]) -> list[str]:
