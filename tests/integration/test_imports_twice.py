@@ -25,12 +25,12 @@ from tests.integration.test_score_publication import _until_equal
 TOKEN = "a-test-token-of-16-or-more"
 
 
-def _stored_twice(tmp: Path) -> Path:
+def _stored_twice(tmp: Path, generations: tuple[str, str] = ("pre", "16ce8b7")) -> Path:
     """The analyzer's file as podtax stored the same manifest before 6de8b23 (Node-1) and in 6de8b23 to 16ce8b7
     (node-1, ids from it): the second generation's rows are written beside the first's, as that analyzer did."""
     db, other = tmp / "podtax.duckdb", tmp / "other.duckdb"
-    _store(db, _events(_manifest(tmp, ("Node-1", "Node-1")), "pre"))
-    _store(other, _events(_manifest(tmp, ("Node-1", "Node-1")), "16ce8b7"))
+    _store(db, _events(_manifest(tmp, ("Node-1", "Node-1")), generations[0]))
+    _store(other, _events(_manifest(tmp, ("Node-1", "Node-1")), generations[1]))
     con = duckdb.connect(str(db))
     try:
         con.execute(f"ATTACH '{other.as_posix()}' AS other (READ_ONLY)")
@@ -129,3 +129,25 @@ async def test_imports_twice_keeps_the_result_the_dropped_copy_held(nats_url: st
     assert cells == ([("node-1", 1, 1)], []), cells  # before: ([], [])
     assert runs == [(host, "node-1", "host", "ok"), (pod, "node-1", "kubernetes", "ok")], runs
     assert metrics == results, (metrics, results)
+
+
+async def test_copies_under_one_spelling_are_said_counted_twice_on_that_node(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """6de8b23 to 16ce8b7 (id and node in lowercase) and 7daa8f2 to 65f442e (node in lowercase, id from the node as
+    written) both stored node-1: the report and the CLI said "counted on two nodes ... under node node-1 and
+    node-1". Now: counted twice on node node-1."""
+    _stored_twice(tmp_path, ("16ce8b7", "now"))
+    port = natsserver.free_port()
+    monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
+    async with services(nats_url, tmp_path) as s:
+        await s.analyzer(port=port, api_token=TOKEN)
+        cells, warnings = await _cells(port)
+        capsys.readouterr()
+        assert await run_cli("imports-twice") == 0
+        said = capsys.readouterr().out
+    assert cells == [("node-1", 2, 2)], cells
+    [warning] = [w for w in warnings if "stored twice" in w]
+    assert "counted twice on node node-1: an older podtax stored the same capture twice under that node" in warning
+    assert "two nodes" not in warning and "node-1 and node-1" not in warning, warning
+    assert "2 imported run(s) are stored twice and counted twice on node node-1;" in said, said

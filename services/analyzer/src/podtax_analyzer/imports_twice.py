@@ -50,8 +50,10 @@ def warning(con: duckdb.DuckDBPyConnection, campaign: str) -> str | None:
     if not twice:
         return None
     one = twice[0]
-    return (f"{len(twice)} imported run(s) of this campaign are stored twice, counted on two nodes: an older podtax "
-            f"stored the same capture under node {one['node']} and {one['kept_node']} (run {one['run_id']} is "
+    where = (f"counted twice on node {one['node']}: an older podtax stored the same capture twice under that node"
+             if one["node"] == one["kept_node"] else f"counted on two nodes: an older podtax stored the same capture "
+             f"under node {one['node']} and {one['kept_node']}")
+    return (f"{len(twice)} imported run(s) of this campaign are stored twice, {where} (run {one['run_id']} is "
             f"{one['kept_run_id']}); `podtax imports-twice --campaign {campaign}` lists them, and with --apply "
             f"takes each once")
 
