@@ -8,6 +8,7 @@ and a side mixing them has no ratio. Real DuckDB file, parser results of hand-ma
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from podtax import events
 from podtax import phases as ph
@@ -36,18 +37,27 @@ def with_start(text: str, start: str) -> str:
     return "\n".join(json.dumps(x) for x in lines) + "\n"
 
 
-def k8s_run(campaign: str, seq: int, start: str) -> tuple[events.RawLogV1, events.ResultV1 | events.RunFailedV1]:
+def k8s_run(campaign: str, seq: int, start: str, old: bool = False) -> tuple[events.RawLogV1, Any]:
+    """A consumer run of `start`; `old`: parsed before the PROVISION_START run flags (its result has none)."""
     raw, _ = run_events(campaign, "kubernetes", "volume-churn", seq)
-    log = raw.data.model_copy(update={"stdout": with_start(raw.data.stdout, start)})
-    return events.raw_log(log, "podtax/runner"), derive(log)
+    run = raw.data.run.model_copy(update={"params": {**raw.data.run.params, "consumer": True}})
+    log = raw.data.model_copy(update={"stdout": with_start(raw.data.stdout, start), "run": run})
+    result = derive(log)
+    if old:
+        kept = [f for f in result.data.flags if not f.startswith("PROVISION_START")]
+        result = result.model_copy(update={"data": result.data.model_copy(update={"flags": kept})})
+    return events.raw_log(log, "podtax/runner"), result
 
 
-def table(tmp_path, campaign: str, starts: list[str]):
+def table(tmp_path, campaign: str, starts: list[str], old: bool = False):
     s = Store(tmp_path / "podtax.duckdb")
     batch = []
     for seq, start in enumerate(starts):
-        batch += k8s_run(campaign, seq * 2, start)
-        batch += run_events(campaign, "nomad", "volume-churn", seq * 2 + 1)
+        batch += k8s_run(campaign, seq * 2, start, old)
+        raw, _ = run_events(campaign, "nomad", "volume-churn", seq * 2 + 1)  # the same cell (params) as kubernetes'
+        log = raw.data.model_copy(update={"run": raw.data.run.model_copy(update={"params": {
+            **raw.data.run.params, "consumer": True}})})
+        batch += [events.raw_log(log, "podtax/runner"), derive(log)]
     s.write_batch(batch)
     con = s.cursor()
     try:
@@ -65,8 +75,12 @@ def test_a_run_timed_from_the_node_is_flagged() -> None:
     node = parse(with_start(text, "node")).flags
     assert [f for f in node if f.startswith(ph.NODE_START_FLAG)] == [
         "PROVISION_START: node: provisioned and bound are timed from when each claim was seen given a node "
-        "(volume.kubernetes.io/selected-node, its class WaitForFirstConsumer), not from its create"], node
-    assert not [f for f in parse(with_start(text, "create")).flags if f.startswith("PROVISION_START")]
+        "(volume.kubernetes.io/selected-node, its class WaitForFirstConsumer), not its create"], node
+    create = parse(with_start(text, "create")).flags
+    assert [f for f in create if f.startswith(ph.CREATE_START_FLAG)] == [
+        "PROVISION_START: create: provisioned and bound are timed from each claim's create (its class binds at "
+        "once), as in a run without consumers"], create
+    assert not [f for f in parse(text).flags if f.startswith("PROVISION_START")]  # no consumers: always the create
 
 
 def test_each_row_says_the_start_its_runs_used(tmp_path) -> None:
@@ -96,7 +110,33 @@ def test_a_side_mixing_the_two_starts_has_no_ratio(tmp_path) -> None:
         r = row(t, phase, statistic)
         assert r.ratio is None and r.verdict is None and r.ci_low is None, r
         assert r.note.startswith(f"not comparable: 3 of 6 kubernetes runs timed {phase} from when the claim was seen "
-                                 "given a node (WaitForFirstConsumer), the other 3 from its create"), r.note
+                                 "given a node (WaitForFirstConsumer), 3 from its create"), r.note
         assert r.definitions["kubernetes"] == "mixed: 3 of 6 runs from the claim's node, 3 from its create"
     accepted = row(t, "accepted")
     assert accepted.ratio is None and "not comparable" not in (accepted.note or "")  # nomad has no accepted
+
+
+def test_runs_parsed_before_the_flags_say_their_start_is_not_known(tmp_path) -> None:
+    t = table(tmp_path, "old", ["node"] * RUNS, old=True)
+    r = row(t, "provisioned")
+    assert r.definitions["kubernetes"].startswith("create request sent -> the PV's ADDED event") and \
+        r.definitions["kubernetes"].endswith(f"(start not recorded for {RUNS} of {RUNS} runs: parsed before the "
+                                             "PROVISION_START run flag; `podtax reparse` them)"), r.definitions
+    assert "WaitForFirstConsumer class, its summary marked provision_start node" in r.definitions["kubernetes"]
+    assert r.ratio is not None
+
+
+def test_runs_without_consumers_are_timed_from_the_create(tmp_path) -> None:
+    s = Store(tmp_path / "podtax.duckdb")
+    batch = []
+    for seq in range(RUNS):
+        batch += run_events("plain", "kubernetes", "volume-churn", seq * 2)
+        batch += run_events("plain", "nomad", "volume-churn", seq * 2 + 1)
+    s.write_batch(batch)
+    con = s.cursor()
+    try:
+        t = phase_table(compare_campaign(con, "plain"), None, provision_starts(con, "plain"))
+    finally:
+        s.close()
+    assert row(t, "bound").definitions["kubernetes"] == ("create request sent -> the claim's MODIFIED event with "
+                                                         f"phase Bound (as all {RUNS} runs)")

@@ -38,7 +38,8 @@ FROM_NODE, FROM_CREATE = "node", "create"  # the summary's provision_start
 _WFFC = (" (in a run of a WaitForFirstConsumer class, its summary marked provision_start node: from when the claim "
          "was seen given a node, volume.kubernetes.io/selected-node, once its consumer pod was scheduled: no pod "
          "scheduling in it, as in Nomad's; a consumer run marked neither node nor create has no figure)")
-NODE_START_FLAG = "PROVISION_START: node"  # the run flag of a run timed from the node (parsers/timeline.py)
+NODE_START_FLAG = "PROVISION_START: node"  # the run flag of a consumer run timed from the node (parsers/timeline.py)
+CREATE_START_FLAG = "PROVISION_START: create"  # of a consumer run timed from the create (without consumer: always)
 _NODE_START = ("when the claim was seen given a node (volume.kubernetes.io/selected-node, a WaitForFirstConsumer "
                "class; no pod scheduling in it)")
 _K8S_VOLUMES = (

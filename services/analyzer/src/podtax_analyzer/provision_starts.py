@@ -12,37 +12,45 @@ from podtax import phases as ph
 
 from podtax_analyzer.reads import Cursor
 
-Starts = dict[tuple[str, str, str, str, str, str], tuple[int, int]]  # (cluster, node, test, params, metric, env) ->
-# (runs with the metric, of them timed from the node)
+Starts = dict[tuple[str, str, str, str, str, str], tuple[int, int, int]]  # (cluster, node, test, params, metric,
+# env) -> (runs with the metric, of them timed from the node, from the create)
 MIXED = "not comparable"
 
 
 def provision_starts(con: Cursor, campaign: str) -> Starts:
-    """Per cell side of a metric of a phase that starts at provision_start: its ok runs, those timed from the node."""
+    """Per cell side of a metric of a phase that starts at provision_start: its ok runs, those timed from the node and
+    those from the create (flagged so, or without consumer pods: always from the create). A consumer run parsed
+    before the run flags is neither: its start is not known until it is parsed again."""
     metrics = sorted({p.name for phases in ph.PHASES.values() for p in phases if p.start == ph.PROVISION_START})
     if not metrics:
         return {}
     rows = con.execute(f"""
         SELECT r.cluster, r.node, r.test, r.params_key, m.name, r.env, count(*),
-               count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, $flag))) > 0)
+               count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, $node))) > 0),
+               count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, $create))) > 0
+                                OR coalesce(TRY_CAST(json_extract(r.params, '$.consumer') AS BOOLEAN), false) = false)
         FROM runs r JOIN metrics m ON m.run_id = r.run_id
         WHERE r.campaign = $campaign AND r.status = 'ok'
           AND regexp_matches(m.name, '^({"|".join(metrics)})_')
-        GROUP BY ALL""", {"campaign": campaign, "flag": ph.NODE_START_FLAG}).fetchall()
-    return {tuple(r[:6]): (int(r[6]), int(r[7])) for r in rows}
+        GROUP BY ALL""", {"campaign": campaign, "node": ph.NODE_START_FLAG, "create": ph.CREATE_START_FLAG}).fetchall()
+    return {tuple(r[:6]): (int(r[6]), int(r[7]), int(r[8])) for r in rows}
 
 
-def said(template: str, env: str, phase: str, runs: int, node: int) -> tuple[str, str | None] | None:
-    """The definition of a side's figure by the start its `runs` used (`node` of them from the node), and why the
-    figure is not comparable when they mixed the two (else None); None when the side's phase does not start at
-    provision_start (Nomad's provisioned: its create call)."""
+def said(template: str, env: str, phase: str, runs: int, node: int, create: int) -> tuple[str, str | None] | None:
+    """The definition of a side's figure by the start its `runs` used (`node` of them from the node, `create` from
+    the create), and why the figure is not comparable when they mixed the two (else None); None when the side's
+    phase does not start at provision_start (Nomad's provisioned: its create call)."""
     if ph.definition_from(template, env, phase, ph.FROM_CREATE) is None:
         return None
-    if 0 < node < runs:
+    if node and create:
         why = (f"{MIXED}: {node} of {runs} {env} runs timed {phase} from when the claim was seen given a node "
-               f"(WaitForFirstConsumer), the other {runs - node} from its create: their median pools two different "
+               f"(WaitForFirstConsumer), {create} from its create: their median pools two different "
                f"intervals; no ratio is given (run each class in a campaign of its own, or name the class)")
-        return f"mixed: {node} of {runs} runs from the claim's node, {runs - node} from its create", why
-    start = ph.FROM_NODE if node else ph.FROM_CREATE
-    text = ph.definition_from(template, env, phase, start) or ""
+        return f"mixed: {node} of {runs} runs from the claim's node, {create} from its create", why
+    if node + create < runs:  # parsed before the run flags: which start, not known
+        known = f", {node + create} from the {'node' if node else 'create'}" if node + create else ""
+        either = next(p.definition for p in ph.PHASES[(template, env)] if p.name == phase)  # names both starts
+        return (f"{either} (start not recorded for {runs - node - create} of {runs} runs{known}: parsed before the "
+                f"PROVISION_START run flag; `podtax reparse` them)"), None
+    text = ph.definition_from(template, env, phase, ph.FROM_NODE if node else ph.FROM_CREATE)
     return f"{text} (as all {runs} runs)", None

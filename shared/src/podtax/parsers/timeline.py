@@ -202,10 +202,16 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
     retried = retried_flag(timeline, latencies)
     if retried:
         flags.append(retried)
-    if any(p.start == ph.PROVISION_START for p in phases) and ph.provision_start(
-            timeline.header, summary) == ph.FROM_NODE:  # said per run: a report tells which start each figure used
-        flags.append(f"{ph.NODE_START_FLAG}: provisioned and bound are timed from when each claim was seen given a "
-                     "node (volume.kubernetes.io/selected-node, its class WaitForFirstConsumer), not from its create")
+    params = timeline.header.get("params")
+    if any(p.start == ph.PROVISION_START for p in phases) and isinstance(params, dict) and params.get("consumer"):
+        # said per consumer run (a run without consumers is timed from the create): which start its figures used
+        start = ph.provision_start(timeline.header, summary)
+        if start == ph.FROM_NODE:
+            flags.append(f"{ph.NODE_START_FLAG}: provisioned and bound are timed from when each claim was seen given "
+                         "a node (volume.kubernetes.io/selected-node, its class WaitForFirstConsumer), not its create")
+        elif start == ph.FROM_CREATE:
+            flags.append(f"{ph.CREATE_START_FLAG}: provisioned and bound are timed from each claim's create (its "
+                         "class binds at once), as in a run without consumers")
     left = _count(summary, "left_behind")
     if left:
         flags.append(left_behind_flag(left, [o.name for o in failed if IN_USE in (o.error or "")]))
