@@ -59,3 +59,16 @@ def test_reasons_most_frequent_first_cancelled_left_out() -> None:
             {"failure_reason": "cancelled", "failure_detail": "campaign cancelled"},
             {"failure_reason": None, "failure_detail": None}]
     assert reasons(rows) == ["2 tool-missing: install sysbench", "1 timeout: killed at 1 s", "1 unknown"]
+
+
+async def test_follow_keeps_its_exit_status_when_the_analyzers_address_is_malformed(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PODTAX_API_URL without a scheme (a typo `campaign status` itself never needs) made the reasons' look-up
+    end the command with exit 2 (api_url's refusal), the 'finished with N failed run(s)' line lost: the analyzer
+    cannot be asked, so no reason is said, and the status and its line stay."""
+    async with submitted_campaign(nats_url, tmp_path, monkeypatch, SPEC, "n1"):
+        monkeypatch.setenv("PODTAX_API_URL", "analyzer:8700")
+        code = await asyncio.to_thread(cli, ["campaign", "status", "slow", "--follow", "--timeout", "120"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 3, err
+    assert err.endswith("error: campaign slow finished with 2 failed run(s) (exit status 3)"), err
