@@ -19,9 +19,12 @@ corrupted (an instance killed mid-run: `data is compromised`) is refused (`fatal
 `stress-ng 0.19.02` debug line gives the version.
 
 Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
-is the `cpu` row for the stress-ng-cpu test, else the only row (of a table of one row, and no dispatched stressor
-without one but a skipped one under --metrics-brief: the --yaml report of the same run, which tells no skip, names
-it so too; _several). Every other row is prefixed with
+is the `cpu` row for the stress-ng-cpu test, else the only row of a run of one stressor: one dispatched, none
+skipped, one row printed. A stressor skipped whole makes the run one of several, so the same command names its
+figures alike on every node, whether the stressor ran there or was skipped (`--cpu 1 --ramfs 1` as root and as a
+user without CAP_SYS_ADMIN: `cpu_bogo_ops`... on both). Known limit: the --yaml report of a run with a skipped
+stressor names them otherwise (unprefixed where it holds the one row): it tells no skip and no dispatch, so it
+cannot know. Every other row is prefixed with
 its stressor name (`af_alg_bogo_ops`...). "miscellaneous metrics" lines become metrics named after
 their description (`write64stoq_mb_per_sec`, unit `MB/s`), prefixed the same way, and named alike from
 a `--yaml` report's keys (stressng_names.misc_metric); a rate (`per sec`,
@@ -320,7 +323,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         raise ParseFailure("fatal", failure_detail(skips)) if skips and not skipped_only else failure
     if s.errors:
         refuse_corrupted(s.errors)
-    primary = _primary(s.rows, test, _several(s, skips, printed))
+    primary = _primary(s.rows, test, "," in s.hogs or bool(skips) or printed > 1)  # skipped: as where it ran
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
     for name, values in s.rows:
@@ -377,17 +380,8 @@ def _columns(stressor: str) -> tuple[tuple[str, str, bool], ...]:
     return named_columns(slug(stressor) + "_")
 
 
-def _several(s: Scan, skips: Mapping[str, str], printed: int) -> bool:
-    """Whether the table is of several stressors, as the --yaml report of the same run names it (it tells no skip, no
-    dispatch, no cut): it printed several rows (an idle or skipped one's too: the YAML holds it), or a dispatched
-    stressor has no row (what is left of a cut table, or --metrics-brief left an idle one out), unless it was skipped
-    and the table is --metrics-brief's (6 columns), which leaves a skipped stressor's row of zeros out, as the YAML."""
-    brief = s.columns < 7
-    return printed > 1 or any(name not in skips or not brief for name in missing_rows(s.hogs, s.rows))
-
-
 def _primary(rows: list[Row], test: str | None, several: bool = False) -> str | None:
-    """`several`: the table is of several stressors (_several), so a lone row is not the run's."""
+    """`several`: the run is of several stressors (dispatched, skipped or printed), so a lone row is not the run's."""
     names = [r[0] for r in rows]
     if test == "stress-ng-cpu":
         if "cpu" not in names:
