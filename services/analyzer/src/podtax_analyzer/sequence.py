@@ -16,10 +16,11 @@ has no figure to say it of). The campaign's warnings of failed runs come from th
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 import duckdb
+import numpy as np
 
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.wording import plural, side_name
@@ -31,15 +32,43 @@ NOTES = ("Not interleaved", "Mostly not interleaved", "Mixed kernels", "Failed r
 NOT_INTERLEAVED, MOSTLY_NOT_INTERLEAVED, MIXED_KERNELS, FAILED_RUNS = NOTES
 MOSTLY = 0.9  # this share of (baseline, candidate) run pairs in one order: mostly one side after the other
 
-# per cell and side: first and last start, runs, and the sum of the runs' ranks in time among the cell's runs
-# (ties at their average rank), whose Mann-Whitney U gives the share of run pairs in each order
+# per cell and side: first and last start (microseconds since the epoch), runs and their starts, whose ranks in time
+# among the cell's runs (ties at their average rank) give the Mann-Whitney U of the share of run pairs in each order
+# (spans). The ranks are counted in numpy: a window over the runs partitioned by the four key strings was most of
+# the comparison's SQL time (sorting on the strings), and the same figures come out (half-integers, summed exactly)
 _SPANS_SQL = """
-SELECT cluster, node, test, params_key, env, min(started_at), max(started_at), count(*), sum(rk)
-FROM (SELECT *, (rank() OVER w + count(*) OVER w) / 2 AS rk FROM runs
-      WHERE campaign = $1 AND status = 'ok' AND started_at IS NOT NULL
-      WINDOW w AS (PARTITION BY cluster, node, test, params_key ORDER BY started_at))
+SELECT cluster, node, test, params_key, env, epoch_us(min(started_at)) AS first, epoch_us(max(started_at)) AS last,
+       count(*) AS n, list(epoch_us(started_at)) AS starts
+FROM runs WHERE campaign = $1 AND status = 'ok' AND started_at IS NOT NULL
 GROUP BY ALL
 """
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+Spans = dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int, float]]]
+
+
+def rank_sums(sides: list[np.ndarray]) -> list[float]:
+    """Each side's sum of its runs' ranks in time among its cell's runs (``sides``: the start times of each side of
+    one cell), ties at their average rank: SQL's (rank() + count(*)) / 2 over the cell's runs ordered by start, where
+    rank() is 1 + the runs started before and count(*) the runs started before or with it. Counted in integers."""
+    every = np.sort(np.concatenate(sides))
+    return [(int(np.searchsorted(every, t, side="left").sum()) + len(t)
+             + int(np.searchsorted(every, t, side="right").sum())) / 2 for t in sides]
+
+
+def spans_of(con: duckdb.DuckDBPyConnection, campaign: str) -> Spans:
+    """(cluster, node, test, params) -> env -> (first start, last start, runs, rank sum) of the ok runs with a start."""
+    res = con.execute(_SPANS_SQL, [campaign]).fetchnumpy()
+    keys = list(zip(*(res[k].tolist() for k in ("cluster", "node", "test", "params_key")), strict=True))
+    starts: dict[tuple[str, str, str, str], list[np.ndarray]] = {}
+    for key, t in zip(keys, res["starts"], strict=True):
+        starts.setdefault(key, []).append(np.asarray(t, dtype=np.int64))
+    sums = {key: iter(rank_sums(sides)) for key, sides in starts.items()}
+    spans: Spans = {}
+    for key, env, first, last, n in zip(keys, res["env"].tolist(), res["first"].tolist(), res["last"].tolist(),
+                                        res["n"].tolist(), strict=True):  # each cell's sides in the order listed
+        spans.setdefault(key, {})[env] = (_EPOCH + timedelta(microseconds=first),
+                                          _EPOCH + timedelta(microseconds=last), n, next(sums[key]))
+    return spans
 
 
 _KERNELS_SQL = """
@@ -175,9 +204,7 @@ def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellCompariso
          failed_list: list[FailedRuns]) -> list[CellComparison]:
     """``rows`` with the sentence and warnings of each cell whose sides ran one after the other, whose runs ran
     several kernels, or some of whose runs failed (``failed_list``: failed_runs), extended."""
-    spans: dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int, float]]] = {}
-    for cluster, node, test, key, env, first, last, n, ranks in con.execute(_SPANS_SQL, [campaign]).fetchall():
-        spans.setdefault((cluster, node, test, key), {})[env] = (first, last, n, ranks)
+    spans = spans_of(con, campaign)
     kernels: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
     for cluster, node, test, key, env, kernel, n in con.execute(_KERNELS_SQL, [campaign]).fetchall():
         kernels.setdefault((cluster, node, test, key), {}).setdefault(kernel, {})[env] = n
