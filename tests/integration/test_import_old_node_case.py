@@ -188,3 +188,42 @@ def test_a_result_stored_before_its_duplicate_raw_log_leaves_no_trace(tmp_path: 
     assert {v[0] for v in stored.values()} == {1}
     assert {r[2] for r in before[0]} <= changed  # the kept runs' scores are published again
     assert _held(db) == before, _held(db)
+
+
+@pytest.mark.parametrize("order", ["one-batch", "results-first", "raw-logs-first"])
+@pytest.mark.parametrize("stored", ["failed", "no-runs-row"])
+@pytest.mark.parametrize("generation", ["pre", "16ce8b7"])
+def test_a_reimport_recovers_the_result_the_stored_copy_lacks(generation: str, stored: str, order: str,
+                                                              tmp_path: Path) -> None:
+    """Review r5 M: the stored copy of a capture failed to parse (an older parser) or lost its runs row; the user
+    imports it again with a podtax that reads the log. The arriving copy is a duplicate and dropped, but its result
+    is the capture's only one: it is stored under the kept run id and node (it was dropped, or deleted after being
+    stored when the results came first: the capture had no result at all), whatever the order of arrival."""
+    db = tmp_path / "podtax.duckdb"
+    _store(db, _events(_manifest(tmp_path, ("Node-1", "Node-1")), generation))
+    before = _held(db)
+    again = ("node-1", "node-1") if generation == "pre" else ("Node-1", "Node-1")  # other run ids than stored
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("DELETE FROM metrics")
+        con.execute("UPDATE runs SET status = 'failed', failure_stage = 'parse', failure_reason = 'parse'"
+                    if stored == "failed" else "DELETE FROM runs")
+    finally:
+        con.close()
+    for _ in range(2):  # a redelivery changes nothing
+        raws = _events(_manifest(tmp_path, again), "now")
+        outcomes, _ = derive_all(raws)
+        store = Store(db)
+        try:
+            for batch in {"one-batch": [[*raws, *outcomes]], "results-first": [outcomes, raws],
+                          "raw-logs-first": [raws, outcomes]}[order]:
+                store.write_batch(batch)
+        finally:
+            store.close()
+        assert _held(db) == before, _held(db)
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            assert con.execute("SELECT DISTINCT status FROM runs").fetchall() == [("ok",)]
+            assert con.execute("SELECT count(*) FROM imported_duplicates").fetchone()[0] == 2
+        finally:
+            con.close()

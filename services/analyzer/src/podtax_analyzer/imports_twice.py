@@ -67,7 +67,7 @@ def drop(con: duckdb.DuckDBPyConnection, twice: list[dict[str, Any]], now: datet
     con.executemany("INSERT INTO imported_duplicates VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                     [[t["run_id"], t["kept_run_id"], now] for t in twice])
     _, near = overlapping(con, ids)
-    moved = {t["kept_run_id"] for t in twice if _move_outcome(con, t)}
+    moved = {t["kept_run_id"] for t in twice if move_outcome(con, t)}
     for table in ("metrics", "phases", "runs", "raw_logs"):
         con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
     remark(con, near | moved)
@@ -77,7 +77,7 @@ def drop(con: duckdb.DuckDBPyConnection, twice: list[dict[str, Any]], now: datet
 _OUTCOME = "SELECT status FROM runs WHERE run_id = ?"
 
 
-def _move_outcome(con: duckdb.DuckDBPyConnection, t: dict[str, Any]) -> bool:
+def move_outcome(con: duckdb.DuckDBPyConnection, t: dict[str, Any]) -> bool:
     """Give the kept run the dropped copy's outcome (runs row, metrics) when it has none, or a failure where the copy
     has a result: the copy kept is chosen by the node's spelling, and the only result of a capture may be the other
     copy's (its parse failed or its result was lost); the logs are the same bytes, so it is the kept log's result.

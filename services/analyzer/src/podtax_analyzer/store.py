@@ -26,7 +26,7 @@ from podtax_analyzer.imports_twice import drop, find
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
 from podtax_analyzer.reads import Cursor, ReadWriteLock
-from podtax_analyzer.store_imports import dropped, record, stored_twice
+from podtax_analyzer.store_imports import dropped, onto_kept, record, stored_twice
 from podtax_analyzer.store_lookup import lookup, unseen
 from podtax_analyzer.store_rows import (
     METRIC_COLUMNS,
@@ -282,7 +282,7 @@ class Store:
             if deleted:  # results stored before their raw logs, now deleted: score caches start afresh, as a reparse
                 replacing.enter_context(self._replacing())
             if gone := dropped(con, twice, [*results, *(f["run_id"] for f in failures)]):
-                results = {k: e for k, e in results.items() if k not in gone}
+                results = onto_kept(con, gone, results, raws) | {k: e for k, e in results.items() if k not in gone}
                 failures = [f for f in failures if f["run_id"] not in gone]
             stored = self._write_results(con, results, now)
             new_runs = {r["run_id"] for r in stored}

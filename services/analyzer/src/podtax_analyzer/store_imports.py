@@ -8,10 +8,12 @@ stored a second time: its cell counted it twice (and flagged the two OVERLAP). N
 both older generations, so the analyzer recognises the run itself: an imported raw log is the one it holds when a
 stored raw log is the same capture: same campaign, imported file, env, node (whatever its case) and start time, and
 the same log (stdout and stderr), whatever its run id. The manifest's file name alone does not say so: two manifests
-in two folders may both name `host.log` for different logs. The stored one is kept, result or parse failure (the
-same log parses the same; `podtax reparse` redoes both); the newcomer's run id goes to `imported_duplicates`, so its
-result (the parser's, arriving before or after its raw log) is dropped too; a result stored before its raw log is
-deleted and the runs it overlapped are flagged afresh (overlap.py). Live runs (no imported file) are never compared."""
+in two folders may both name `host.log` for different logs. The stored one is kept; the newcomer's run id goes to
+`imported_duplicates`, so its result (the parser's, arriving before or after its raw log) is dropped too; a result
+stored before its raw log is deleted and the runs it overlapped are flagged afresh (overlap.py). When the kept run
+has no result (an older parser failed on the log, or its runs row is gone) the newcomer's outcome is its result, as
+imports_twice.move_outcome does: the logs are the same bytes, and a re-import after an upgrade is the usual way to
+recover the measurement. Live runs (no imported file) are never compared."""
 
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ from typing import Any
 
 import duckdb
 import numpy as np
+from podtax import events
 
+from podtax_analyzer.imports_twice import move_outcome
 from podtax_analyzer.overlap import overlapping, remark
 from podtax_analyzer.store_lookup import lookup
 
@@ -88,6 +92,9 @@ def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dic
     ids = list(twice)
     deleted, near = overlapping(con, ids)
     if deleted:
+        nodes = _kept_nodes(con, {twice[r] for r in deleted}, raws)
+        near |= {twice[r] for r in sorted(deleted) if twice[r] in nodes and move_outcome(
+            con, {"run_id": r, "kept_run_id": twice[r], "kept_node": nodes[twice[r]]})}
         con.execute("DELETE FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
         con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
         remark(con, near)
@@ -102,10 +109,33 @@ def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dic
     return deleted, near | {twice[r] for r in deleted}
 
 
-def dropped(con: duckdb.DuckDBPyConnection, twice: dict[str, str], run_ids: Iterable[str]) -> set[str]:
+def dropped(con: duckdb.DuckDBPyConnection, twice: dict[str, str], run_ids: Iterable[str]) -> dict[str, str]:
     """Of `run_ids` (a batch's results and failures), those of imported runs dropped as duplicates (this batch's
-    `twice`, or recorded by an earlier one). Only import run ids are looked up: live runs cost nothing."""
+    `twice`, or recorded by an earlier one), each with the run kept. Only import run ids are looked up: live runs
+    cost nothing."""
     given = set(run_ids)
     ids = [r for r in given if r.startswith("import-") and r not in twice]
-    found = {r for (r,) in lookup(con, "run_id", "imported_duplicates", ids)} if ids else set()
-    return found | (set(twice) & given)
+    found = dict(lookup(con, "run_id, kept_run_id", "imported_duplicates", ids)) if ids else {}
+    return found | {r: twice[r] for r in given & set(twice)}
+
+
+def onto_kept(con: duckdb.DuckDBPyConnection, gone: dict[str, str], results: dict[str, events.ResultV1],
+              raws: list[dict[str, Any]]) -> dict[str, events.ResultV1]:
+    """The results of dropped runs (`gone`: run id -> the run kept) to store as the kept run's, under its run id and
+    node: those whose kept run has no result stored (a failure or no runs row). The least dropped run id's wins."""
+    offered: dict[str, events.ResultV1] = {}
+    for run_id in sorted(set(gone) & set(results)):
+        offered.setdefault(gone[run_id], results[run_id])
+    if not offered:
+        return {}
+    done = {r for r, status in lookup(con, "run_id, status", "runs", sorted(offered)) if status == "ok"}
+    nodes = _kept_nodes(con, set(offered) - done, raws)
+    return {kept: e.model_copy(update={"data": e.data.model_copy(update={"run": e.data.run.model_copy(
+        update={"run_id": kept, "node": nodes[kept]})})}) for kept, e in offered.items() if kept in nodes}
+
+
+def _kept_nodes(con: duckdb.DuckDBPyConnection, kept: set[str], raws: list[dict[str, Any]]) -> dict[str, str]:
+    """The node each of the `kept` runs' raw log is stored under, or arrives under (a batch's first)."""
+    nodes = {r["run_id"]: r["node"] for r in raws if r["run_id"] in kept}
+    rest = sorted(kept - set(nodes))
+    return nodes | (dict(lookup(con, "run_id, node", "raw_logs", rest)) if rest else {})
