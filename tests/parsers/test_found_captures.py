@@ -95,9 +95,9 @@ def test_a_zero_row_beside_working_rows_is_flagged() -> None:
     cpu = cpu.replace("0.00           0.00", "1.67   2500.00")  # 100 / 60.00 s, 100 / (0.03 + 0.01) s
     both = text.replace("hogs: 64 sctp", "hogs: 64 sctp, 1 cpu").replace(row, row + cpu)
     parsed = parse_text(both, "stress-ng")
-    # the idle row gives no figure (as in the run's --yaml report, which cannot tell an idle row from a skipped one)
+    # the idle row gives no bogo-op figure (as in the run's --yaml report, which cannot tell it from a skipped one)
     assert parsed.values()["cpu_bogo_ops"] == 100 and not [k for k in parsed.values() if k.startswith("sctp")]
-    assert "NO_WORK: stress-ng's sctp stressor completed 0 bogo ops; no figure of it is read" in parsed.flags
+    assert "NO_WORK: stress-ng's sctp stressor completed 0 bogo ops; its bogo-op figures are not read" in parsed.flags
     with pytest.raises(ParseFailure) as failure:  # the cpu test's own row must not be the idle one
         parse_text(both.replace(" cpu                 100", " cpu                   0")
                    .replace("1.67   2500.00", "0.00   0.00"), "stress-ng-cpu")

@@ -57,6 +57,6 @@ def test_the_same_command_names_its_figures_alike_where_a_stressor_was_skipped(f
 
 def test_the_skipped_row_of_the_yaml_report_is_flagged_not_read() -> None:
     yaml = parse_text((CORPUS / "stress-ng-cpu-uprobe-skipped-metrics.yaml").read_text(encoding="utf-8"))
-    assert "NO_WORK: stress-ng's uprobe stressor completed 0 bogo ops; no figure of it is read" in yaml.flags
+    assert "NO_WORK: stress-ng's uprobe stressor completed 0 bogo ops; its bogo-op figures are not read" in yaml.flags
     table = parse_text((CORPUS / "stress-ng-cpu-uprobe-skipped-metrics.log").read_text(encoding="utf-8"))
     assert any(f.startswith("SKIPPED: stress-ng skipped the uprobe stressor") for f in table.flags)

@@ -8,7 +8,8 @@ collector's prefix (journalctl, the kernel log) as if they had none. Rows are sp
 names wider than their column are fine, and so are `--sn` rows (figures in scientific notation, `3.217e-01`).
 `--metrics` adds two columns (CPU used per instance,
 RSS max) that are read when present. A run whose figure is 0 bogo ops is refused, other idle rows
-give no figure and are flagged NO_WORK, a dispatched stressor with no row MISSING (stressng_checks.py), and instances
+give no figure of their row (their miscellaneous metrics, real measurements, are read) and are flagged NO_WORK,
+a dispatched stressor with no row MISSING (stressng_checks.py), and instances
 stress-ng skipped (`skipped: 1: cpu (1)`; 0.15.06 counts none: a skip message of a stressor whose row counts
 bogo ops) SKIPPED; passed, failed and skipped counts that fall short
 of the dispatched instances are flagged PARTIAL. A stressor skipped whole (not supported here, or out of resources:
@@ -327,12 +328,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     idle = refuse_no_work(s.rows, primary)
     metrics = MetricList()
     for name, values in s.rows:
-        if name not in idle:  # an idle row gives no figure (NO_WORK), as a skipped one
+        if name not in idle:  # an idle row gives no bogo-op figure (NO_WORK); its miscellaneous metrics are read
             metrics.add_columns(named_columns("") if name == primary else _columns(name), measured(values))
     names = metrics.names
     for name, value, desc in s.misc:
-        if name in idle:
-            continue
         suffix, unit, better = misc_metric(desc)
         key = suffix if name == primary else slug(name) + "_" + suffix
         if key in names:  # printed once per run: another run's (or another PID's) misc line

@@ -127,7 +127,7 @@ def unaccounted(hogs: str, passed: int | None, failed: int, skipped: int) -> lis
 
 
 def no_work_flag(name: str) -> str:
-    return f"NO_WORK: stress-ng's {name} stressor completed 0 bogo ops; no figure of it is read"
+    return f"NO_WORK: stress-ng's {name} stressor completed 0 bogo ops; its bogo-op figures are not read"
 
 
 # what stress-ng says, before it starts any stressor, of a setting it could not apply (it then exits 1, no table):

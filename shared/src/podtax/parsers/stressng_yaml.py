@@ -211,7 +211,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     metrics = MetricList()
     for name, values in complete:
         prefix = "" if name == primary else name.replace("-", "_") + "_"
-        if name not in idle:  # an idle row gives no figure (NO_WORK), as the table's (its skipped row too)
+        if name not in idle:  # an idle row gives no bogo-op figure (NO_WORK), as the table's (its skipped row too)
             metrics.add_columns(named_columns(prefix), measured(values))
     with_misc = {name for name, _, _ in misc}
     counts = {name: n for name, (start, end) in lists.items()
@@ -219,7 +219,7 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     single = _single_instance(complete, with_misc, counts)
     for name, value, key in misc:
         suffix, unit, better = yaml_misc_metric(key)
-        if name in idle or untimed_key(value, name, key):  # a rate or time of 0: stress-ng timed nothing
+        if untimed_key(value, name, key):  # a rate or time of 0: stress-ng timed nothing
             continue
         metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix
                     + ("" if name in single else "_mean_over_instances"), value, unit, better)
