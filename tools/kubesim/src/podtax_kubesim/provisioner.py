@@ -44,12 +44,11 @@ import re
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
-from podtax_kubesim.pvmatch import names, unsatisfied
+from podtax_kubesim.pvmatch import best_match, names, unsatisfied
 from podtax_kubesim.resources import Resource
-from podtax_kubesim.selectors import match_label_selector, node_requirement
 from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
 from podtax_kubesim.store import Event
-from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, now, quantity
+from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, now
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 PROVISIONER_FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer"
@@ -262,41 +261,19 @@ class Provisioner:
                                   "Warning", "persistentvolume-controller", repeat=True)
 
     def _bind_static(self, claim: Obj, node: str | None = None, prebound: bool = False) -> bool:
-        """Bind `claim` to the smallest matching Available PV (of its class, big enough, with its access modes and
-        volume mode, its labels matching the claim's selector, not being deleted; on `node`, its node affinity
-        admitting that node), one pre-bound to it (its claimRef naming the claim) first, only such a one when
-        `prebound`: True when one matched (or the claim is bound already, or gone: its event was older than the
-        store, as events are dispatched in turn)."""
+        """Bind `claim` to the PV pvmatch.best_match picks (on `node`: its node affinity admitting that node; only a
+        PV pre-bound to it when `prebound`): True when one matched (or the claim is bound already, or gone: its event
+        was older than the store, as events are dispatched in turn)."""
         meta = claim["metadata"]
         claim = self.store.get(R.PVCS, meta["namespace"], meta["name"]) or {}
         if (claim.get("metadata") or {}).get("uid") != meta["uid"] or claim["spec"].get("volumeName"):
             return True
-        spec = claim["spec"]
-        want = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage", "0"))
-        modes = set(spec.get("accessModes") or [])
-        candidates = [pv for pv in self.store.items(R.PVS)
-                      if pv["status"].get("phase") == "Available"
-                      and (names(pv, claim) if prebound else not pv["spec"].get("claimRef") or names(pv, claim))
-                      and not pv["metadata"].get("deletionTimestamp")
-                      and match_label_selector(spec.get("selector"), pv["metadata"].get("labels") or {})
-                      and pv["spec"].get("storageClassName", "") == (spec.get("storageClassName") or "")
-                      and pv["spec"].get("volumeMode", "Filesystem") == spec.get("volumeMode", "Filesystem")
-                      and quantity(pv["spec"].get("capacity", {}).get("storage", "0")) >= want
-                      and modes <= set(pv["spec"].get("accessModes") or []) and self._admits(pv, node)]
-        if not candidates:
-            return False
-        self._bind(claim, min(candidates, key=lambda pv: (not names(pv, claim),
-                                                         quantity(pv["spec"]["capacity"]["storage"]))))
-        return True
-
-    def _admits(self, pv: Obj, node: str | None) -> bool:
-        """The PV's required node affinity admits `node` (any PV when no node is given, or the node is unknown)."""
-        terms = ((pv["spec"].get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms")
-        found = self.store.get(R.NODES, "", node) if node and terms else None
+        found = best_match(claim, self.store.items(R.PVS), self.store.get(R.NODES, "", node) if node else None,
+                           prebound)
         if found is None:
-            return True
-        labels = found["metadata"].get("labels") or {}
-        return any(all(node_requirement(e, labels) for e in t.get("matchExpressions") or []) for t in terms)
+            return False
+        self._bind(claim, found)
+        return True
 
     def _release(self, claim: Obj) -> None:
         name = claim["spec"].get("volumeName")

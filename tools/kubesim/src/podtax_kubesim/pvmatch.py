@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from podtax_kubesim.selectors import match_label_selector, node_requirement
 from podtax_kubesim.util import Obj, quantity
 
 
@@ -28,3 +31,34 @@ def unsatisfied(pv: Obj, claim: Obj) -> str:
     if not set(spec.get("accessModes") or []) <= set(pv["spec"].get("accessModes") or []):
         return "incompatible accessMode"
     return ""
+
+
+def admits(pv: Obj, node: Obj | None) -> bool:
+    """The PV's required node affinity admits `node` (any PV when no node is given, or the node is unknown: None)."""
+    terms = ((pv["spec"].get("nodeAffinity") or {}).get("required") or {}).get("nodeSelectorTerms")
+    if node is None or not terms:
+        return True
+    labels = node["metadata"].get("labels") or {}
+    return any(all(node_requirement(e, labels) for e in t.get("matchExpressions") or []) for t in terms)
+
+
+def best_match(claim: Obj, pvs: Iterable[Obj], node: Obj | None, prebound: bool = False) -> Obj | None:
+    """The smallest Available PV of `pvs` that matches `claim` (of its class, big enough, with its access modes and
+    volume mode, its labels matching the claim's selector, not being deleted; its node affinity admitting `node`),
+    one pre-bound to it (its claimRef naming the claim) first, only such a one when `prebound`; None when none does
+    (the PV controller's findBestMatchForClaim)."""
+    spec = claim["spec"]
+    want = quantity(((spec.get("resources") or {}).get("requests") or {}).get("storage", "0"))
+    modes = set(spec.get("accessModes") or [])
+    candidates = [pv for pv in pvs
+                  if pv["status"].get("phase") == "Available"
+                  and (names(pv, claim) if prebound else not pv["spec"].get("claimRef") or names(pv, claim))
+                  and not pv["metadata"].get("deletionTimestamp")
+                  and match_label_selector(spec.get("selector"), pv["metadata"].get("labels") or {})
+                  and pv["spec"].get("storageClassName", "") == (spec.get("storageClassName") or "")
+                  and pv["spec"].get("volumeMode", "Filesystem") == spec.get("volumeMode", "Filesystem")
+                  and quantity(pv["spec"].get("capacity", {}).get("storage", "0")) >= want
+                  and modes <= set(pv["spec"].get("accessModes") or []) and admits(pv, node)]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda pv: (not names(pv, claim), quantity(pv["spec"]["capacity"]["storage"])))
