@@ -31,11 +31,17 @@ def _stored_twice(tmp: Path, generations: tuple[str, str] = ("pre", "16ce8b7")) 
     db, other = tmp / "podtax.duckdb", tmp / "other.duckdb"
     _store(db, _events(_manifest(tmp, ("Node-1", "Node-1")), generations[0]))
     _store(other, _events(_manifest(tmp, ("Node-1", "Node-1")), generations[1]))
+    return _beside(db, [other])
+
+
+def _beside(db: Path, others: list[Path]) -> Path:
+    """`db` with the rows of `others` written beside its own, as one analyzer storing them all did."""
     con = duckdb.connect(str(db))
     try:
-        con.execute(f"ATTACH '{other.as_posix()}' AS other (READ_ONLY)")
-        for table in ("raw_logs", "runs", "metrics"):
-            con.execute(f"INSERT INTO {table} SELECT * FROM other.{table}")
+        for k, other in enumerate(others):
+            con.execute(f"ATTACH '{other.as_posix()}' AS o{k} (READ_ONLY)")
+            for table in ("raw_logs", "runs", "metrics"):
+                con.execute(f"INSERT INTO {table} SELECT * FROM o{k}.{table}")
     finally:
         con.close()
     return db
@@ -131,12 +137,9 @@ async def test_imports_twice_keeps_the_result_the_dropped_copy_held(nats_url: st
     assert metrics == results, (metrics, results)
 
 
-async def test_copies_under_one_spelling_are_said_counted_twice_on_that_node(
-        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """6de8b23 to 16ce8b7 (id and node in lowercase) and 7daa8f2 to 65f442e (node in lowercase, id from the node as
-    written) both stored node-1: the report and the CLI said "counted on two nodes ... under node node-1 and
-    node-1". Now: counted twice on node node-1."""
-    _stored_twice(tmp_path, ("16ce8b7", "now"))
+async def _report_and_cli(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> tuple[list[tuple[str, int, int]], list[str], str]:
+    """The campaign's cells and warnings from the analyzer on tmp_path's file, and what `podtax imports-twice` says."""
     port = natsserver.free_port()
     monkeypatch.setenv("PODTAX_API_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("PODTAX_API_TOKEN", TOKEN)
@@ -145,9 +148,46 @@ async def test_copies_under_one_spelling_are_said_counted_twice_on_that_node(
         cells, warnings = await _cells(port)
         capsys.readouterr()
         assert await run_cli("imports-twice") == 0
-        said = capsys.readouterr().out
+        return cells, warnings, capsys.readouterr().out
+
+
+async def test_copies_under_one_spelling_are_said_counted_twice_on_that_node(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """6de8b23 to 16ce8b7 (id and node in lowercase) and 7daa8f2 to 65f442e (node in lowercase, id from the node as
+    written) both stored node-1: the report and the CLI said "counted on two nodes ... under node node-1 and
+    node-1". Now: counted twice on node node-1."""
+    _stored_twice(tmp_path, ("16ce8b7", "now"))
+    cells, warnings, said = await _report_and_cli(nats_url, tmp_path, monkeypatch, capsys)
     assert cells == [("node-1", 2, 2)], cells
     [warning] = [w for w in warnings if "stored twice" in w]
     assert "counted twice on node node-1: an older podtax stored the same capture twice under that node" in warning
     assert "two nodes" not in warning and "node-1 and node-1" not in warning, warning
     assert "2 imported run(s) are stored twice and counted twice on node node-1;" in said, said
+
+
+def _both_kinds(tmp: Path) -> Path:
+    """node-1's captures stored as Node-1 (before 6de8b23) and node-1 (6de8b23 to 16ce8b7), node-2's twice as node-2
+    (6de8b23 to 16ce8b7 and 7daa8f2 to 65f442e): copies of both kinds in one campaign."""
+    stores = []
+    for k, (nodes, generation, files) in enumerate([(("Node-1", "Node-1"), "pre", ("a.log", "b.log")),
+                                                    (("Node-1", "Node-1"), "16ce8b7", ("a.log", "b.log")),
+                                                    (("Node-2", "Node-2"), "16ce8b7", ("c.log", "d.log")),
+                                                    (("Node-2", "Node-2"), "now", ("c.log", "d.log"))]):
+        folder = tmp / f"g{k}"
+        folder.mkdir()
+        stores.append(folder / "podtax.duckdb")
+        _store(stores[-1], _events(_manifest(folder, nodes, files), generation))
+    return _beside(stores[0].rename(tmp / "podtax.duckdb"), stores[1:])
+
+
+async def test_copies_of_both_kinds_are_said_alike_by_the_report_and_the_cli(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review r5 L1: with copies under two spellings (node-1) and under one spelling twice (node-2), the report's
+    warning described only the first copy listed ('counted twice on node node-2') where the CLI said 'counted on two
+    nodes or twice on node node-2'. Both say the latter now."""
+    _both_kinds(tmp_path)
+    _, warnings, said = await _report_and_cli(nats_url, tmp_path, monkeypatch, capsys)
+    [warning] = [w for w in warnings if "stored twice" in w]
+    assert "4 imported run(s) are stored twice and counted on two nodes or twice on node node-2;" in said, said
+    assert "4 imported run(s) of this campaign are stored twice, counted on two nodes or twice on node node-2" in \
+        warning, warning

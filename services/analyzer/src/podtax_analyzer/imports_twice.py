@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+from podtax.imports_counted import counted
 
 from podtax_analyzer.overlap import overlapping, remark
 
@@ -49,10 +50,14 @@ def warning(con: duckdb.DuckDBPyConnection, campaign: str) -> str | None:
     twice = find(con, campaign) if maybe and maybe[0] else []
     if not twice:
         return None
-    one = twice[0]
-    where = (f"counted twice on node {one['node']}: an older podtax stored the same capture twice under that node"
-             if one["node"] == one["kept_node"] else f"counted on two nodes: an older podtax stored the same capture "
-             f"under node {one['node']} and {one['kept_node']}")
+    one, how = twice[0], counted(twice)
+    if all(t["node"] != t["kept_node"] for t in twice):
+        why = f"under node {one['node']} and {one['kept_node']}"
+    elif all(t["node"] == t["kept_node"] for t in twice):
+        why = "twice under that node" if how.startswith("counted twice on node ") else "twice under each of them"
+    else:
+        why = "under two spellings of a node, or twice under one"
+    where = f"{how}: an older podtax stored the same capture {why}"
     return (f"{len(twice)} imported run(s) of this campaign are stored twice, {where} (run {one['run_id']} is "
             f"{one['kept_run_id']}); `podtax imports-twice --campaign {campaign}` lists them, and with --apply "
             f"takes each once")

@@ -24,6 +24,7 @@ from podtax.cli.common import (
     wide_console,
 )
 from podtax.event_payloads import printable, printable_tree
+from podtax.imports_counted import counted
 
 REPARSE_AGAIN = ("the reparse may not have finished: run podtax reparse again once it answers (it derives the same "
                  "results from the stored logs again: nothing is lost or doubled)")
@@ -129,22 +130,10 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
     if apply:
         console.print(f"took {len(rows)} imported run(s) once: their copies' rows are deleted", highlight=False)
     else:
-        console.print(f"{len(rows)} imported run(s) are stored twice and {_counted(rows)}; nothing changed: "
+        console.print(f"{len(rows)} imported run(s) are stored twice and {counted(rows)}; nothing changed: "
                       "`podtax imports-twice --apply` takes each once (the copy spelled in lowercase, the "
                       "Kubernetes node's name, is kept)", highlight=False, markup=False)
     return 0
-
-
-def _counted(rows: list[dict[str, str]]) -> str:
-    """How the copies were counted: on two nodes (two spellings of one), or twice on one node (both copies under
-    the same spelling: two generations that each stored the node in lowercase)."""
-    same = sorted({printable(r["node"]) for r in rows if r["node"] == r["kept_node"]})
-    if not same:
-        return "counted on two nodes"
-    nodes = f"node{'s' if len(same) > 1 else ''} {', '.join(same)}"
-    if all(r["node"] == r["kept_node"] for r in rows):
-        return f"counted twice on {nodes}"
-    return f"counted on two nodes or twice on {nodes}"
 
 
 def register(app: typer.Typer) -> None:
