@@ -129,3 +129,23 @@ async def test_a_leftover_copy_leaves_the_copy_of_its_campaign_submitted_again(
     else:  # before: [] (every submission's file of that key removed)
         assert in_spool == [file_name(a.run, again)], in_spool
     assert box.leftover == {}
+
+
+async def test_a_spooled_copy_goes_when_its_campaign_left_before_the_report_was_taken(
+        nats_server: natsserver.NatsServer, tmp_path: Path) -> None:
+    """Review r5 L2: the spool file is named by the submission, and release() asked the campaign's submission of
+    the campaigns the runner holds; a campaign finished or cancelled meanwhile is not held ('' unknown), so
+    Spool.remove(run, '') looked for another file name and left the copy until the next runner's start, counting
+    against the spool's cap. Now an unknown submission removes every file of that run's key."""
+    bus = await Bus.connect(nats_server.url, "test")
+    try:
+        runner, a, _ = await two_runs(bus, "la", "lb")
+        box = runner.controlplane.outbox
+        box.spool = Spool(tmp_path / "spool")
+        box.spool.write(a.run, runner.campaigns["la"].created_at.isoformat(), outbox.kept_value(a_log(a.run), "x"))
+        box.copies[a.run.run_id] = True  # the bucket refused it: spooled
+        runner.campaigns.pop("la")  # the campaign left the runner (cancelled) before NATS took the report
+        await box.release(a.run, recorded=True)
+    finally:
+        await bus.close()
+    assert box.spool.entries() == [] and box.leftover == {}, box.spool.entries()  # before: the file stayed

@@ -99,10 +99,16 @@ class Spool:
 
     def remove(self, run: events.RunSpec, submitted: str) -> None:
         """Remove the run's spooled copy of this submission (its campaign submitted again reuses its run ids: the
-        new submission's copy stays)."""
+        new submission's copy stays); of any submission when it is unknown ('': a campaign finished or cancelled
+        has left the runner, and none of it runs again meanwhile)."""
         if not self.folder.is_dir():
             return
-        (self.folder / file_name(run, submitted)).unlink(missing_ok=True)
+        if submitted:
+            (self.folder / file_name(run, submitted)).unlink(missing_ok=True)
+        else:
+            for key, path in self.entries():
+                if key == kept_key(run):
+                    path.unlink(missing_ok=True)
         _sync_folder(self.folder)
 
 
