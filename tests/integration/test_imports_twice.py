@@ -87,7 +87,7 @@ async def test_imports_twice_lists_then_takes_each_once(nats_url: str, tmp_path:
 
         assert await run_cli("imports-twice", "--apply") == 0
         said = capsys.readouterr().out
-        assert "took 2 imported run(s) once" in said, said
+        assert "took 2 imported run(s) once" in said and "reparse" not in said, said  # nothing moved
         assert await _cells(port) == ([("node-1", 1, 1)], [])  # one cell, both sides, nothing to warn of
         assert s.query("SELECT DISTINCT node FROM raw_logs") == [("node-1",)]
         assert s.query("SELECT count(*) FROM imported_duplicates")[0][0] == 2
@@ -128,13 +128,16 @@ async def test_imports_twice_keeps_the_result_the_dropped_copy_held(nats_url: st
         await s.analyzer(port=port, api_token=TOKEN)
         assert (await _cells(port))[0] == [("Node-1", 1, 1)]
         assert await run_cli("imports-twice", "--apply") == 0
-        assert "took 2 imported run(s) once" in capsys.readouterr().out
+        said = capsys.readouterr().out
         cells = await _cells(port)
         runs = s.query("SELECT run_id, node, env, status FROM runs ORDER BY env")
         metrics = s.query("SELECT count(*) FROM metrics")[0][0]
     assert cells == ([("node-1", 1, 1)], []), cells  # before: ([], [])
     assert runs == [(host, "node-1", "host", "ok"), (pod, "node-1", "kubernetes", "ok")], runs
     assert metrics == results, (metrics, results)
+    # review r5 L3: the moved rows carry the names and flags of the parser that stored them (an older podtax)
+    assert "took 2 imported run(s) once" in said, said
+    assert "2 kept run(s) took their copy's outcome" in said and "podtax reparse --campaign old" in said, said
 
 
 async def _report_and_cli(nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

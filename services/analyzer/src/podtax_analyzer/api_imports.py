@@ -21,6 +21,7 @@ class ImportedTwice(BaseModel):
     kept_node: str
     env: str
     imported_from: str
+    moved: bool = False  # POST: the copy's outcome went to the run kept, which had none or a failure
 
 
 @router.get("/api/imports/twice", response_model=list[ImportedTwice],

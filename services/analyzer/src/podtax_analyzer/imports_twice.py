@@ -65,14 +65,17 @@ def warning(con: duckdb.DuckDBPyConnection, campaign: str) -> str | None:
 
 def drop(con: duckdb.DuckDBPyConnection, twice: list[dict[str, Any]], now: datetime) -> set[str]:
     """Delete the rows of the runs `twice` lists (find's), record them in imported_duplicates, and flag afresh the
-    runs they overlapped. Returns the run ids whose scores change (the kept and the re-flagged ones)."""
+    runs they overlapped; each row of `twice` gets `moved`: whether its outcome went to the run kept. Returns the run
+    ids whose scores change (the kept and the re-flagged ones)."""
     ids = [t["run_id"] for t in twice]
     if not ids:
         return set()
     con.executemany("INSERT INTO imported_duplicates VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                     [[t["run_id"], t["kept_run_id"], now] for t in twice])
     _, near = overlapping(con, ids)
-    moved = {t["kept_run_id"] for t in twice if move_outcome(con, t)}
+    for t in twice:
+        t["moved"] = move_outcome(con, t)
+    moved = {t["kept_run_id"] for t in twice if t["moved"]}
     for table in ("metrics", "phases", "runs", "raw_logs"):
         con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest($1::varchar[]))", [ids])
     remark(con, near | moved)

@@ -129,6 +129,12 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
                       f"(node {printable(r['kept_node'])}), the same capture", highlight=False, markup=False)
     if apply:
         console.print(f"took {len(rows)} imported run(s) once: their copies' rows are deleted", highlight=False)
+        if moved := [r for r in rows if r.get("moved")]:
+            again = ", ".join(f"`podtax reparse --campaign {printable(c)}`" for c in sorted({r["campaign"]
+                                                                                           for r in moved}))
+            console.print(f"{len(moved)} kept run(s) took their copy's outcome (the kept one had none or a failure): "
+                          "it carries the metric names and flags of the parser that stored it, maybe an older "
+                          f"podtax's; {again} derives it again from the log", highlight=False, markup=False)
     else:
         console.print(f"{len(rows)} imported run(s) are stored twice and {counted(rows)}; nothing changed: "
                       "`podtax imports-twice --apply` takes each once (the copy spelled in lowercase, the "
