@@ -9,7 +9,11 @@ fio 2 prints every rate of a group (each job's and the group's `aggrb`) in one b
 `rs->kb_base`), so the decision is per group (`g=N`): a job report tells only when its block size is certain (its
 name on one header of the group, or, for a `jobs=2` group_reporting report, every header of the group of one block
 size for that direction); a group whose reports tell powers of 1000 has all its rates read so, one whose reports
-disagree is refused (fio cannot print that), one that tells nothing is left as printed.
+disagree is refused (fio cannot print that), one that tells nothing is left as printed (KiB: up to 2.4% high per
+power if it was kb_base=1000; fio_text flags it). A job whose `io=` is printed in plain bytes (`io=606208B`, under
+10^6 bytes) tells too, whatever its IOPS: fio's rate is those bytes over its `runt=` ms (stat.c: `1000 * io_bytes /
+runt`), so a rate 1.024^power times that is in powers of 1000 (fio 2.16, unit_base=1, kb_base=1000, 73 IOPS:
+`io=606208B, bw=2415.2Kbit/s, runt=2008msec`, 2415.2 x 1000 / 8 = 606208 / 2.008 s).
 """
 
 from __future__ import annotations
@@ -52,13 +56,15 @@ def _block_size(heads: list[tuple[str, Sizes]], name: str, members: int, d: int)
     return next(iter(sizes)) if len(sizes) == 1 and (members > 1 or named == 1) else None
 
 
-def read_decimal_rates(text: str, jobs: Jobs, printed: dict[tuple[int, str], int]) -> set[str]:
+def read_decimal_rates(text: str, jobs: Jobs, printed: dict[tuple[int, str], int],
+                       exact: dict[tuple[int, str], float] | None = None) -> tuple[set[str], bool]:
     """Read again in powers of 1000 every fio 2 rate (`printed`: (job number from 1, direction) -> the power of its
-    `KB/s`, `MB/s`... unit, no `i`) of each group whose IOPS x bs shows it printed so (kb_base=1000); return those
-    groups (their `aggrb` is in that base too: group_rate)."""
+    `KB/s`, `MB/s`... unit, no `i`) of each group whose IOPS x bs, or `exact` (B/s: a plain-bytes `io=` over its
+    `runt=`), shows it printed so (kb_base=1000); return those groups (their `aggrb` is in that base too:
+    group_rate), and whether a rate with a prefix was left as printed in a group that told neither base."""
     reports = [(m.group(1), m.group(2), int(m.group(3))) for m in _REPORT.finditer(text)] if printed else []
     if [r[:2] for r in reports] != [j[:2] for j in jobs]:  # not the reports the parser read: leave them as printed
-        return set()
+        return set(), any(power >= 1 for power in printed.values())
     heads = _headers(text)
     votes: dict[str, dict[bool, str]] = {}  # group -> {in powers of 1000: the first report telling so}
     for (number, direction), power in printed.items():
@@ -66,13 +72,15 @@ def read_decimal_rates(text: str, jobs: Jobs, printed: dict[tuple[int, str], int
         bs = _block_size(heads.get(group, []), name, reports[number - 1][2], _DIRECTIONS.index(direction)) \
             if direction in _DIRECTIONS and group in heads else None
         iops, kib = figures.get(f"{direction}_iops", 0.0), figures.get(f"{direction}_bw")
-        if bs is None or kib is None or iops < MIN_IOPS or power < 1:
+        rate = (exact or {}).get((number, direction)) or (iops * bs if bs is not None and iops >= MIN_IOPS else 0)
+        if not rate or kib is None or power < 1:
             continue
-        ratio = kib * 1024 / (iops * bs)
+        ratio = kib * 1024 / rate
         for decimal, near in ((True, 1.024 ** power), (False, 1.0)):
             if abs(ratio / near - 1) < CLOSE:
                 votes.setdefault(group, {}).setdefault(decimal, f"{name} {direction} (iops={iops:.0f}, bs={bs}, "
-                                                                f"bw={kib:.0f} in the printed unit)")
+                                                                f"bw={kib:.0f} in the printed unit, io/runt "
+                                                                f"{(exact or {}).get((number, direction), 0):.0f} B/s)")
     for group, said in votes.items():
         if len(said) > 1:
             raise ParseFailure("unknown-format", f"fio 2 prints every rate of a group in one base (kb_base), but "
@@ -84,7 +92,8 @@ def read_decimal_rates(text: str, jobs: Jobs, printed: dict[tuple[int, str], int
         figures = jobs[number - 1][2]
         if jobs[number - 1][1] in decimal and power >= 1 and f"{direction}_bw" in figures:
             figures[f"{direction}_bw"] /= 1.024 ** power
-    return decimal
+    undecided = any(power >= 1 and jobs[number - 1][1] not in votes for number, _ in printed)
+    return decimal, undecided
 
 
 def group_rate(kib: float, unit: str, decimal: bool) -> float:

@@ -3,9 +3,9 @@
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
 (IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. fio 3 prints rates
 without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
-(`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base), and its
-`Kbit/s` (unit_base=1, fio 2.1 to 2.16) 1024 bits a second, or 1000 with kb_base=1000. A failed job's message quotes
-fio's own error lines.
+(`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base; a log
+that tells neither is read in KiB and says so in TEXT_OUTPUT), and its `Kbit/s` (unit_base=1, fio 2.1 to 2.16)
+1024 bits a second, or 1000 with kb_base=1000. A failed job's message quotes fio's own error lines.
 """
 
 from __future__ import annotations
@@ -84,6 +84,11 @@ _CLIENT = re.compile(r"^(?:<[\w.:-]+> \S|All clients: \(groupid=|hostname=[^,\n]
 _GUARD = ("read", "write", "trim", "mixed", "clat", "lat ", "issued")  # how the lines matched below start
 # fio 3's job line ends `(4096KiB/34msec)`, its group line `io=8192KiB (8389kB), run=34-36msec`
 _SPAN = re.compile(r"\(([\d.]+)([kKMGTP]?)(i?)B/([0-9]{1,12})msec\)")
+# a fio 2 rate left as printed (KiB) where the log does not tell its kb_base (fio_kb_base)
+UNDECIDED_BASE = ("; fio 2 prints `KB/s` (and `Kbit/s`) alike for kb_base=1024 and 1000, and this log tells neither "
+                  "(IOPS under 500 or block sizes unknown, `io=` not in plain bytes): its rates are read in powers of "
+                  "1024, up to 2.4% high (`K`), 4.9% (`M`) or 7.4% (`G`) if the run had kb_base=1000")
+_IO_BYTES = re.compile(r"io=([0-9]{1,6})B, ")  # fio 2's `io=` in plain bytes (under 10^6): fio_kb_base
 _RUNT = re.compile(r"runt=\s*([0-9]{1,12})msec")  # fio 2's job runtime: `read : io=..., iops=92042, runt=  178msec`
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
@@ -110,6 +115,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     spans: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its KiB over its runtime, KiB/s
     runtimes: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> its runtime, ms (rounded up)
     printed: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> the power of fio 2's `KB/s`, `MB/s`
+    exact: dict[tuple[int, str], float] = {}  # (job number, direction) -> B/s from a plain-bytes `io=` and `runt=`
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
     status = False  # a `Run status group` line read
@@ -205,6 +211,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
             if runt := _RUNT.search(line, m.end()):
                 runtimes[(len(jobs), direction)] = int(runt.group(1))
+                if (io := _IO_BYTES.match(line, line.find("io="))) and runt.group(1) != "0":  # fio_kb_base
+                    exact[(len(jobs), direction)] = int(io.group(1)) * 1000 / int(runt.group(1))
             continue
         if at_direction and _MIXED_UNPRINTED.match(line) and ("read_iops" in figures or "write_iops" in figures):
             direction = "mixed"  # the sum of the sections above, its rates unprinted: its figures are left out
@@ -270,7 +278,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             del figures[key]
     echoed = merge_echoed(heads)
     suspect = _drop_inconsistent(jobs, lats)
-    decimal = fio_kb_base.read_decimal_rates(text, jobs, printed)  # kb_base=1000 (fio 2 prints `KB/s` for both)
+    decimal, undecided = fio_kb_base.read_decimal_rates(text, jobs, printed, exact)  # kb_base=1000 or 1024
     for _name, _group, figures in jobs:  # a latency fio did not measure prints `[    0]` percentiles
         for direction in {key.split("_", 1)[0] for key in figures}:
             for kind in ("clat", "lat"):
@@ -314,7 +322,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if len(jobs) > 1:
         for key, value in totals.items():
             metrics.add(key, value, "IOPS" if key.endswith("_iops") else "KiB/s", True)
-    flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"]
+    flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"
+             + (UNDECIDED_BASE if undecided else "")]
     if groups > 1:
         flags.append(groups_flag(groups))
     if len(jobs) > 1:
