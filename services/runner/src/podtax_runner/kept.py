@@ -9,10 +9,18 @@ submission's: it was removed as undecodable and the run run again (review r6, L3
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+
+from nats.js.kv import KeyValue
 from podtax import events
 
 from podtax_runner.outbox import KEPT, kept_copy
+from podtax_runner.spool import Spool
 from podtax_runner.state import CampaignState
+
+log = logging.getLogger("podtax.runner")
 
 
 def split_key(key: str) -> tuple[str, str] | None:
@@ -50,3 +58,30 @@ def sorted_out(entries: list[tuple[str, bytes]], campaigns: dict[str, CampaignSt
         else:
             send[where[1]] = event
     return send, remove
+
+
+async def copies(kv: KeyValue, spool: Spool | None, entries: list[tuple[str, bytes]], active: list[CampaignState]
+                 ) -> dict[str, events.Envelope]:
+    """The reports an earlier runner kept (its bucket's copies, `entries`: the KEPT keys and values, then `spool`'s) to
+    send instead of running their runs again, by run id; every other copy is removed (from `kv`, from the spool)."""
+    campaigns = {c.name: c for c in active}
+    send, stale = sorted_out(entries, campaigns)
+    for key, why in stale.items():  # a copy whose report NATS took, or left by a finished campaign: gone now
+        log.info("removing the kept report %s: %s", key, why)
+        with contextlib.suppress(Exception):
+            await kv.delete(key)
+    for key, path in await asyncio.to_thread(spool.entries) if spool else []:
+        try:  # one file at a time: read, sorted out and removed alone (its bytes dropped before the next)
+            value = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            log.warning("the spooled report %s could not be read (%s): left there", path.name, exc)
+            continue
+        spooled, gone = sorted_out([(key, value)], campaigns)
+        del value
+        for run_id, event in spooled.items():
+            send.setdefault(run_id, event)
+        for why in gone.values():
+            log.info("removing the spooled report %s: %s", path.name, why)
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(path.unlink)
+    return send

@@ -121,7 +121,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             await self.save(state)  # a legacy state is rewritten as documents; otherwise only the header
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns) + len(self.finished), len(active))
-        kept_copies = await self.kept_copies(active)
+        kept_copies = await kept.copies(self.kv, self.spool, await self._values(f"{outbox.KEPT}.>"), active)
         for state in active:
             for s in state.runs.values():
                 if s.status != "dispatched":
@@ -143,31 +143,6 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
                 if self.executor:  # a resumed pod run deletes its Job (or makes none): recorded as cancelled
                     self.executor.cancel(state.name)
-
-    async def kept_copies(self, active: list[CampaignState]) -> dict[str, events.Envelope]:
-        """The reports an earlier runner kept (its bucket's copies, then its spool's) to send instead of running their
-        runs again, by run id; every other copy is removed (kept.py)."""
-        campaigns = {c.name: c for c in active}
-        send, stale = kept.sorted_out(await self._values(f"{outbox.KEPT}.>"), campaigns)
-        for key, why in stale.items():  # a copy whose report NATS took, or left by a finished campaign: gone now
-            log.info("removing the kept report %s: %s", key, why)
-            with contextlib.suppress(Exception):
-                await self.kv.delete(key)
-        for key, path in await asyncio.to_thread(self.spool.entries) if self.spool else []:
-            try:  # one file at a time: read, sorted out and removed alone (its bytes dropped before the next)
-                value = await asyncio.to_thread(path.read_bytes)
-            except OSError as exc:
-                log.warning("the spooled report %s could not be read (%s): left there", path.name, exc)
-                continue
-            spooled, gone = kept.sorted_out([(key, value)], campaigns)
-            del value
-            for run_id, event in spooled.items():
-                send.setdefault(run_id, event)
-            for why in gone.values():
-                log.info("removing the spooled report %s: %s", path.name, why)
-                with contextlib.suppress(OSError):
-                    await asyncio.to_thread(path.unlink)
-        return send
 
     async def request_again(self, run: events.RunSpec) -> None:
         """Send a host run's request again: a runner killed between saving the run in flight and sending it
