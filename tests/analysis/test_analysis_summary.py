@@ -3,7 +3,7 @@
 A number is accepted when it is (a) a field of a cited cell formatted as the table formats it, or a
 number inside a cited cell's text fields (node, test, params, metric, unit), (b) a count of cited
 cells, or (c) the geometric mean of the cited clean cells' ratios, recomputed here from the rows
-(or that mean's percentage).
+(or that mean's percentage), or the ends of its interval: the geometric means of their interval ends.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ def _allowed(cells) -> set[str]:
     if clean:
         g = math.exp(sum(math.log(c.ratio) for c in clean) / len(clean))
         ok.update({fmt_ratio(g), fmt_pct(g - 1)})
+        for ends in ([c.ci_low for c in clean], [c.ci_high for c in clean]):
+            ok.add(fmt_ratio(math.exp(sum(math.log(v) for v in ends) / len(ends))))
     return ok
 
 

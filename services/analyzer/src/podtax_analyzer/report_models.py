@@ -163,6 +163,14 @@ class SummaryItem(BaseModel):
     params: str
     metric: str
     geomean_ratio: float | None = Field(description="Geometric mean of the clean cells' ratios.")
+    geomean_ci_low: float | None = Field(None, description="Geometric mean of the clean cells' interval lows "
+                                         "(0 when one is 0 or less): if every node's true ratio lies in its "
+                                         "interval, their geometric mean lies in [geomean_ci_low, geomean_ci_high].")
+    geomean_ci_high: float | None = Field(None, description="Geometric mean of the clean cells' interval highs.")
+    geomean_change: Literal["faster", "slower", "within"] | None = Field(
+        None, description="faster/slower: that interval lies beyond the no-difference band (1 - t to 1 + t) and a "
+                          "clean node's own verdict says the same, so the sentence states the change; within: it "
+                          "lies inside the band; null: no difference across nodes can be claimed (or no figure).")
     nodes_included: list[str]
     nodes_excluded: dict[str, list[str]] = Field(description="Node -> reasons (flags) for exclusion.")
     nodes_disagree: bool = Field(False, description="Two included nodes' intervals do not overlap: the geometric "

@@ -13,7 +13,15 @@ the imported runs were not interleaved or spaced with podtax's, so the ratio may
 Whether other nodes' cells were imported does not matter: each cell's ratio is within its node.
 The sentence names the nodes included, each node's ratio, and each excluded node with its reasons; it
 cites every cell it mentions. Every number in it is a cell value formatted as in the table, a count of
-cited cells, or the geometric mean of the cited clean cells' ratios (and that mean's percentage).
+cited cells, the geometric mean of the cited clean cells' ratios (and that mean's percentage), or the ends of
+that mean's interval (``mean_interval``).
+
+The mean is never stated alone: a point figure reads as a finding. With no effect planted and one noisy node
+of 4, the mean alone read "pod X% slower/faster" with X >= 1% in 21 of 30 campaigns while no cell claimed
+anything. It is given with its interval, and the change ("pod 10.0% slower") only when the interval lies wholly
+beyond the no-difference band (1 - t to 1 + t) on one side and some clean node's own verdict says that change
+(``mean_claim``); else the sentence says that no difference across nodes can be claimed, or, when the interval
+lies within the band, that any difference across nodes is smaller than the practical threshold.
 
 When two clean nodes' intervals do not overlap, the nodes disagree: a mean of 0.80, 1.00 and 1.00
 reads as a 7% tax that no node has. The sentence then leads with the disagreement, naming the two
@@ -40,7 +48,7 @@ import numpy as np
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.sequence import NOTES
 from podtax_analyzer.stats.outliers import is_second_group
-from podtax_analyzer.stats.verdict import SET_BY_PARAMS, change_phrase
+from podtax_analyzer.stats.verdict import SET_BY_PARAMS, change_phrase, direction
 from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
 
 TOLERATED = frozenset({"OUTLIERS"})
@@ -81,6 +89,42 @@ def _names(c: CellComparison) -> tuple[str, str]:
 
 def geomean(ratios: list[float]) -> float:
     return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def mean_interval(clean: list[CellComparison]) -> tuple[float, float]:
+    """[geomean(ci_low), geomean(ci_high)] of the clean cells: conservative. If every node's true ratio lies in
+    its interval, their geometric mean lies in this one (the geometric mean is monotone in each ratio), so its
+    coverage is at least that of all the nodes' intervals at once. It is not a confidence interval of a mean
+    over nodes: it does not narrow as nodes are added (it is about these nodes, not nodes in general) and it
+    pools no runs. A cell's lower end of 0 or less makes the lower end 0."""
+    low = 0.0 if any(c.ci_low <= 0 for c in clean) else geomean([c.ci_low for c in clean])
+    return low, geomean([c.ci_high for c in clean])
+
+
+def mean_claim(clean: list[CellComparison], threshold: float) -> str | None:
+    """"faster"/"slower" when the mean's interval (mean_interval) lies wholly beyond the no-difference band
+    (1 - threshold to 1 + threshold) on one side and some clean cell's own verdict says that change; "within"
+    when the interval lies inside the band; else None (no difference across nodes can be claimed)."""
+    low, high = mean_interval(clean)
+    if low > 1 + threshold or high < 1 - threshold:
+        way = direction(low if low > 1 + threshold else high, clean[0].higher_is_better)
+        return way if any(c.verdict == way for c in clean) else None
+    return "within" if 1 - threshold <= low and high <= 1 + threshold else None
+
+
+def _mean_words(clean: list[CellComparison], threshold: float) -> str:
+    """ "0.900 (0.883 to 0.917, pod 10.0% slower)", or "0.979 (0.910 to 1.051): no difference across nodes can be
+    claimed" (mean_claim)."""
+    g = geomean([c.ratio for c in clean])
+    low, high = mean_interval(clean)
+    span = f"{fmt_ratio(g)} ({fmt_ratio(low)} to {fmt_ratio(high)}"
+    claim = mean_claim(clean, threshold)
+    if claim == "within":
+        return f"{span}): any difference across nodes is smaller than the practical threshold"
+    if claim is None:
+        return f"{span}): no difference across nodes can be claimed"
+    c = clean[0]
+    return f"{span}, {change_phrase(g, c.higher_is_better, _names(c), c.unit)})"
 
 
 def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[str]:
@@ -126,27 +170,26 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
             nodes = ", ".join(where(c) for c in clean)
             per_node = "; ".join(f"{where(c)} {fmt_ratio(c.ratio)}" for c in clean)
             mean = (f"the geometric mean of the {ratio_name((clean[0].baseline, clean[0].candidate))} ratios is "
-                    f"{fmt_ratio(g)} ({change_phrase(g, clean[0].higher_is_better, _names(clean[0]), clean[0].unit)})")
+                    f"{_mean_words(clean, threshold)}")
+            low_g, high_g = mean_interval(clean)
             if apart:
                 low, high = apart
                 sentence = (f"{what}: the {plural(len(clean), 'clean node')} disagree: {where(high)}'s interval "
                             f"({fmt_ratio(high.ci_low)} to {fmt_ratio(high.ci_high)}) and {where(low)}'s "
                             f"({fmt_ratio(low.ci_low)} to {fmt_ratio(low.ci_high)}) do not overlap, so no single "
-                            f"figure stands for them; per node: {per_node}. Across them ({nodes}) {mean}, which "
+                            f"figure stands for them; per node: {per_node}. Across them ({nodes}) {mean}; that mean "
                             f"describes none of them: read the nodes one by one.")
             else:
                 sentence = f"{what}: across {plural(len(clean), 'clean node')} ({nodes}) {mean}; per node: {per_node}."
             if wide := wide_nodes(clean, threshold):
                 rest = [c for c in clean if c not in wide]
-                g_rest = geomean([c.ratio for c in rest])
                 them = " and ".join(f"{where(c)}'s ({fmt_ratio(c.ci_low)} to {fmt_ratio(c.ci_high)})" for c in wide)
                 one = len(wide) == 1
                 if one:  # "node-3's interval (0.582 to 1.187) is"
                     them = f"{where(wide[0])}'s interval ({fmt_ratio(wide[0].ci_low)} to {fmt_ratio(wide[0].ci_high)})"
                 sentence += (f" {them} {'is' if one else 'intervals are'} over {WIDE:g} times as wide as the "
                              f"other nodes': a noisy node's ratio moves the mean as much as a steady one's; without "
-                             f"{'it' if one else 'them'} the geometric mean is {fmt_ratio(g_rest)} "
-                             f"({change_phrase(g_rest, rest[0].higher_is_better, _names(rest[0]), rest[0].unit)}).")
+                             f"{'it' if one else 'them'} the geometric mean is {_mean_words(rest, threshold)}.")
             outlying = [where(c) for c in clean if "OUTLIERS" in c.flags]
             if outlying:
                 sentence += f" Included despite reported outliers (the median resists them): {', '.join(outlying)}."
@@ -159,13 +202,15 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
                 sentence += (f" Every run of {', '.join(imported)} was imported from logs recorded outside podtax "
                              f"(`podtax import`): check both sides ran the same setup.")
         else:
-            g = None
+            g = low_g = high_g = None
             sentence = f"{what}: no clean cell, so no figure across nodes."
         if excluded:
             reasons = "; ".join(f"{node} ({', '.join(r)})" for node, r in excluded.items())
             sentence += f" Excluded: {reasons}."
         out.append(SummaryItem(sentence=sentence, cells=[c.id for c in group], test=test, params=params,
-                               metric=metric, geomean_ratio=g, nodes_included=[where(c) for c in clean],
+                               metric=metric, geomean_ratio=g, geomean_ci_low=low_g, geomean_ci_high=high_g,
+                               geomean_change=mean_claim(clean, threshold) if clean else None,
+                               nodes_included=[where(c) for c in clean],
                                nodes_excluded=excluded, nodes_disagree=apart is not None))
     return out
 
