@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from podtax import subjects
 from podtax.bus import Bus
-from podtax_host_agent.clock import SAID_S, clock_problem, server_seconds
+from podtax.config import ConfigError
+from podtax.event_payloads import EARLIEST
+from podtax_host_agent.clock import SAID_S, check_clock, clock_problem, server_seconds, too_early
 
 NODE = "n1"
 SHIFTED = """
@@ -53,23 +55,29 @@ async def _facts_sent(nats_url: str) -> int:
         await bus.close()
 
 
-async def test_an_agent_whose_clock_is_a_day_ahead_stops_in_one_line_before_sending(nats_url: str,
-                                                                                   tmp_path: Path) -> None:
+@pytest.mark.parametrize(("hours", "said"), [
+    (30, "is 10"),  # 108,000 s ahead, or 107,99x s: the server's time is read a moment later
+    # a Raspberry Pi without a real-time clock, booted before NTP set it: 1970-01-01 00:01. Its events are refused
+    # as before 2000 (event_payloads.EARLIEST): it ran on with a warning, its runs failing as 'no result'
+    (-(time.time() - 60) / 3600, "reads 1970-01-01 00:0"),
+], ids=["a-day-ahead", "in-1970"])
+async def test_an_agent_whose_clock_would_have_its_events_refused_stops_in_one_line_before_sending(
+        nats_url: str, tmp_path: Path, hours: float, said: str) -> None:
     assert await _facts_sent(nats_url) == 0  # the streams made, as the runner would
-    proc = _agent(nats_url, tmp_path, 30)
+    proc = _agent(nats_url, tmp_path, hours)
     try:
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-        assert proc.poll() is not None, "the agent ran on with its clock 30 h ahead"
+        assert proc.poll() is not None, f"the agent ran on with its clock {hours:,.0f} h off"
     finally:
         if proc.poll() is None:
             proc.kill()
         err = proc.communicate(timeout=30)[1]
     assert proc.returncode == 2, err
     assert "Traceback" not in err, err
-    [line] = [x for x in err.splitlines() if "ahead of the NATS server's" in x]
-    assert f"the clock of node {NODE} is 108,000 s ahead" in line or f"the clock of node {NODE} is 107,99" in line
+    [line] = [x for x in err.splitlines() if f"the clock of node {NODE} " in x]
+    assert f"the clock of node {NODE} {said}" in line, line
     assert "timedatectl set-ntp true" in line, line
     assert await _facts_sent(nats_url) == 0  # nothing sent that would be dead-lettered
 
@@ -97,3 +105,22 @@ def test_what_is_said_of_a_skew(skew: float, said: str | None, fatal: bool) -> N
 def test_the_servers_time_is_read_from_its_answer(answer: bytes, seconds: float | None) -> None:
     got = server_seconds(answer)
     assert got == pytest.approx(seconds) if seconds is not None else got is None
+
+
+class _NoBus:
+    """A bus that fails the test when asked: a clock before 2000 is refused before the NATS server is asked."""
+
+    @property
+    def nc(self) -> object:
+        raise AssertionError("the NATS server was asked")
+
+
+@pytest.mark.parametrize(("now_s", "said"), [
+    (60.0, "reads 1970-01-01 00:01:00 UTC, before 2000"),
+    (EARLIEST.timestamp() - 1, "reads 1999-12-31 23:59:59 UTC, before 2000"),
+])
+async def test_a_clock_before_2000_stops_the_agent_without_asking_nats(now_s: float, said: str) -> None:
+    with pytest.raises(ConfigError, match="timedatectl set-ntp true") as got:
+        await check_clock(_NoBus(), NODE, now=lambda: now_s)  # type: ignore[arg-type]
+    assert f"the clock of node {NODE} {said}" in str(got.value), got.value
+    assert too_early(EARLIEST.timestamp(), NODE) is None

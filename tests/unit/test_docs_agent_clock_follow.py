@@ -10,8 +10,8 @@ from pathlib import Path
 
 from podtax.cli.campaign import RUNS_FAILED
 from podtax.cli.failed_runs import SHOWN
-from podtax.event_payloads import MAX_AHEAD
-from podtax_host_agent.clock import SAID_S, clock_problem
+from podtax.event_payloads import EARLIEST, MAX_AHEAD
+from podtax_host_agent.clock import SAID_S, clock_problem, too_early
 
 REPO = Path(__file__).parents[2]
 
@@ -33,13 +33,15 @@ def test_the_host_agent_readme_says_its_clock_check() -> None:
     line, stops = clock_problem(30 * 3600, "n1") or ("", False)
     assert stops and f"`{line}`" in section, section
     assert "more than a day ahead**: it stops (exit 2)" in section, section
+    assert f"**before {EARLIEST.year}**" in section and f"`{too_early(60, 'n1')}`" in section, section
     assert f"more than {SAID_S:.0f} s ahead or behind**: one warning line" in section, section
 
 
 def test_readme_exit_statuses_name_the_clock_and_the_reasons_of_failed_runs() -> None:
     text = _exit_statuses()
-    assert (f"the host agent at start for a clock more than a day ahead of the NATS server's, naming the node, the "
-            f"skew and the fix, NTP: a skew over {SAID_S:.0f} s either way is one warning line") in text, text
+    assert (f"the host agent at start for a clock that reads before {EARLIEST.year} or more than a day ahead of the "
+            f"NATS server's, naming the node, the skew and the fix, NTP: a skew over {SAID_S:.0f} s either way is one "
+            f"warning line") in text, text
     assert "(services/host_agent/README.md#its-clock)" in text, text
     assert (f"`campaign status`/`submit --follow`: a run failed, and the line ends with the reasons the analyzer "
             f"stored, most frequent first, at most {SHOWN}") in text, text
