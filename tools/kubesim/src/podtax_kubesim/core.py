@@ -105,6 +105,7 @@ class Emulator:
         await self._runner.setup()
         await web.SockSite(self._runner, sock, backlog=1024,
                            ssl_context=self.tls.context() if self.tls else None).start()
+        self.provisioner.start()
         if self.scheduler:
             self.scheduler.start()
         scheme = "https" if self.tls else "http"

@@ -7,12 +7,12 @@ WaitForFirstConsumer claim, whatever its class's provisioner, looks once a pod u
 (volume.kubernetes.io/selected-node; the PV's node affinity must admit that node), as kube-scheduler's volume binder
 matches before it provisions. A claim no PV matched, of a StorageClass whose provisioner is not
 kubernetes.io/no-provisioner, gets a new PV (pvc-<claim uid>) after a latency drawn from the cluster file's
-distribution; the claim is then Bound (spec.volumeName, status.phase, capacity). volumeBindingMode
-WaitForFirstConsumer waits until a pod using the claim is bound to a node (annotation
-volume.kubernetes.io/selected-node). A PV that shows up Available binds a Pending claim it matches. A claim its user
-pre-bound to a PV (spec.volumeName), whatever its class and mode, is never provisioned: it waits for that PV and binds
-it (_bind_named). A claim with a selector no PV matched is refused by the provisioner ('claim Selector is not
-supported', as podtax.io/sim-provision-error below) and stays Pending until a PV it matches comes.
+distribution; the claim is then Bound (spec.volumeName, status.phase, capacity). A PV that comes Available (created,
+or its claimRef removed: syncVolume) binds a Pending claim it matches; so does one changed in place at the claims'
+resync (every resyncSeconds). A claim its user pre-bound to a PV (spec.volumeName), whatever its class and mode, is
+never provisioned: it waits for that PV and binds it (_bind_named). A claim with a selector no PV matched is refused
+by the provisioner ('claim Selector is not supported', as podtax.io/sim-provision-error below) and stays Pending until
+a PV it matches comes.
 
 The order of writes follows the real controllers (pv_controller.go bind(): "volume is saved first"):
 claim annotated volume.kubernetes.io/storage-provisioner -> PV created (phase Pending, finalizer
@@ -39,12 +39,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
 from podtax_kubesim.pvmatch import best_match, names, unsatisfied
+from podtax_kubesim.pvsync import RESYNC_S, in_tree_delete_error, turns_available
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
 from podtax_kubesim.store import Event
@@ -59,7 +59,6 @@ PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner m
 RETRY_START_S, RETRY_MAX_S = 1.0, 300.0  # external-provisioner's --retry-interval-start and --retry-interval-max
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 SELECTOR_REFUSED = "claim Selector is not supported"  # external-provisioner's Provision, for a claim with a selector
-HOST_PATH_DELETABLE = re.compile("/tmp/.+")  # host_path.go Delete: regexp.MatchString, unanchored
 
 
 def _latency(claim: Obj, annotation: str, draw: Sampler) -> float:
@@ -89,6 +88,7 @@ class Provisioner:
             for name, c in (config.get("classes") or {}).items()}
         self.pending: set[str] = set()  # claim uids with a provisioning timer
         self.failed: dict[str, int] = {}  # claim uid -> provisionings failed (A_ERROR), for the retry's backoff
+        self.resync_s = float(config.get("resyncSeconds", RESYNC_S))
         self.store.listen(R.PVCS, self._on_claim)
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.PVS, self._on_volume)
@@ -290,21 +290,12 @@ class Provisioner:
             asyncio.get_running_loop().call_later(delay, self.delete_volume, name, pv["metadata"]["uid"])
 
     def _delete_in_tree(self, pv: Obj) -> None:
-        """A PV no provisioner made (no PROVISIONED_BY), reclaim policy Delete, released: the PV controller deletes it
-        with the in-tree plugin of its source (pv_controller.go deleteVolumeOperation, findDeletablePlugin by spec).
-        hostPath has a deleter, which removes only a path matching /tmp/.+ (host_path.go): the PV is then deleted;
-        any other path fails with `host_path deleter only supports /tmp/.+ but received provided <path>`. Other
-        sources (local, NFS, CSI...) have none: `error getting deleter volume plugin for volume "<pv>": no deletable
-        volume plugin matched`. A failure leaves the PV Failed with that message and a Warning event
-        VolumeFailedDelete; it stays. (Such a PV was deleted as if a provisioner had made it: a run whose claims bound
-        such PVs finished here, and would wait for ever on a cluster.)"""
-        name, path = pv["metadata"]["name"], (pv["spec"].get("hostPath") or {}).get("path")
-        if path is not None and HOST_PATH_DELETABLE.search(path):
+        """A PV no provisioner made, reclaim policy Delete, released: deleted with its source's in-tree plugin, or
+        left Failed with the plugin's error (pvsync.in_tree_delete_error) and a Warning event VolumeFailedDelete."""
+        if not (message := in_tree_delete_error(pv)):
             if not pv["metadata"].get("deletionTimestamp"):
-                self.api.delete(R.PV, "", name, {})
+                self.api.delete(R.PV, "", pv["metadata"]["name"], {})
             return
-        message = (f"host_path deleter only supports /tmp/.+ but received provided {path}" if path is not None else
-                   f'error getting deleter volume plugin for volume "{name}": no deletable volume plugin matched')
         new = deepcopy(pv)
         new["status"] = {"phase": "Failed", "message": message, "lastPhaseTransitionTime": now()}
         self.api.record_event(self.store.update(R.PVS, new), "VolumeFailedDelete", message, "Warning",
@@ -374,7 +365,10 @@ class Provisioner:
 
     def _on_volume(self, ev: Event) -> None:
         pv = ev.obj
-        if ev.type == "ADDED" and pv["status"].get("phase") == "Available":
+        if ev.type == "MODIFIED" and turns_available(pv):  # its claimRef removed: Available at once (syncVolume;
+            pv = self._set_phase(pv, "Available")  # it stayed Released, the claim waiting for it Pending: r6 M2)
+        elif ev.type != "DELETED" and pv["status"].get("phase") == "Available" and (
+                ev.old is None or ev.old["status"].get("phase") != "Available"):
             asyncio.get_running_loop().call_soon(self._rebind_pending)
         if (ev.type != "DELETED" and pv["metadata"].get("deletionTimestamp") and pv["status"].get("phase") != "Bound"
                 and PV_PROTECTION in (pv["metadata"].get("finalizers") or [])):
@@ -386,9 +380,16 @@ class Provisioner:
             # (an audit's Released PVs stayed Terminating for ever, `kubectl delete pv --all` hung)
             self._drop_finalizer(R.PV, "", pv["metadata"]["name"], PROVISIONER_FINALIZER)
 
+    def start(self) -> None:  # the PV controller's periodic resync: a PV resized in place binds its claim
+        asyncio.get_running_loop().call_later(self.resync_s, self._resync)
+
+    def _resync(self) -> None:
+        self._rebind_pending()
+        self.start()
+
     def _rebind_pending(self) -> None:
-        """A PV came Available: each Pending claim it may match tries static binding again, whatever its class (the
-        PV controller's resync; a claim being provisioned binds it, and its provisioning finds it bound)."""
+        """A PV came Available, or the resync: each Pending claim tries static binding again, whatever its class (a
+        claim being provisioned binds it, and its provisioning finds it bound)."""
         for claim in list(self.store.items(R.PVCS)):
             if claim["status"].get("phase") != "Pending" or claim["metadata"].get("deletionTimestamp"):
                 continue
