@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import time
@@ -78,18 +79,27 @@ async def test_an_agent_whose_clock_would_have_its_events_refused_stops_in_one_l
     assert "Traceback" not in err, err
     [line] = [x for x in err.splitlines() if f"the clock of node {NODE} " in x]
     assert f"the clock of node {NODE} {said}" in line, line
+    if hours > 0:  # the times this host and the server read, for the operator to tell which clock is wrong
+        assert re.search(r"\(this host reads \S+ \S+ UTC, the NATS server \S+ \S+ UTC; more than a day ahead\)",
+                         line), line
     assert "timedatectl set-ntp true" in line, line
     assert await _facts_sent(nats_url) == 0  # nothing sent that would be dead-lettered
 
 
+SERVER_S = 1796577655.0  # 2026-12-06 17:20:55 UTC
+
+
 @pytest.mark.parametrize(("skew", "said", "fatal"), [
     (0.0, None, False), (SAID_S, None, False), (-SAID_S, None, False),
-    (300.0, "300 s ahead of the NATS server's: its runs' times are off by as much", False),
-    (-7200.0, "7,200 s behind the NATS server's", False),
-    (25 * 3600.0, "more than a day ahead", True),
+    (300.0, "300 s ahead of the NATS server's (this host reads 2026-12-06 17:25:55 UTC, the NATS server 2026-12-06 "
+            "17:20:55 UTC): its runs' times are off by as much", False),
+    (-7200.0, "7,200 s behind the NATS server's (this host reads 2026-12-06 15:20:55 UTC, the NATS server", False),
+    # both times said: the operator tells which clock is wrong (the server's, set a day back, blamed this node)
+    (25 * 3600.0, "(this host reads 2026-12-07 18:20:55 UTC, the NATS server 2026-12-06 17:20:55 UTC; more than a "
+                  "day ahead)", True),
 ])
 def test_what_is_said_of_a_skew(skew: float, said: str | None, fatal: bool) -> None:
-    got = clock_problem(skew, NODE)
+    got = clock_problem(SERVER_S + skew, SERVER_S, NODE)
     assert (got is None) == (said is None), got
     if got:
         assert said in got[0] and got[1] is fatal, got

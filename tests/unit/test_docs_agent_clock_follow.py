@@ -30,7 +30,8 @@ def test_the_host_agent_readme_says_its_clock_check() -> None:
     assert timedelta(days=1) == MAX_AHEAD  # "more than a day ahead"
     text = _words("services/host_agent/README.md")
     section = text[text.index("## Its clock"):text.index("## Configuration")]
-    line, stops = clock_problem(30 * 3600, "n1") or ("", False)
+    server = 1796577655.0  # 2026-12-06 17:20:55 UTC: the README's example, 30 h ahead
+    line, stops = clock_problem(server + 30 * 3600, server, "n1") or ("", False)
     assert stops and f"`{line}`" in section, section
     assert "more than a day ahead**: it stops (exit 2)" in section, section
     assert f"**before {EARLIEST.year}**" in section and f"`{too_early(60, 'n1')}`" in section, section
@@ -40,8 +41,8 @@ def test_the_host_agent_readme_says_its_clock_check() -> None:
 def test_readme_exit_statuses_name_the_clock_and_the_reasons_of_failed_runs() -> None:
     text = _exit_statuses()
     assert (f"the host agent at start for a clock that reads before {EARLIEST.year} or more than a day ahead of the "
-            f"NATS server's, naming the node, the skew and the fix, NTP: a skew over {SAID_S:.0f} s either way is one "
-            f"warning line") in text, text
+            f"NATS server's, naming the node, the skew, the time each clock reads and the fix, NTP: a skew over "
+            f"{SAID_S:.0f} s either way is one warning line") in text, text
     assert "(services/host_agent/README.md#its-clock)" in text, text
     assert (f"`campaign status`/`submit --follow`: a run failed, and the line ends with the reasons the analyzer "
             f"stored, most frequent first, at most {SHOWN}") in text, text

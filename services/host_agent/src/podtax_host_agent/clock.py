@@ -24,7 +24,7 @@ from podtax.event_payloads import EARLIEST, MAX_AHEAD
 
 log = logging.getLogger("podtax.host_agent")
 SAID_S = 60.0  # a skew beyond this is said (run times of this node against the others' and the runner's)
-FIX = "set it right and keep it so (NTP: timedatectl set-ntp true; chronyc makestep)"
+FIX = "whichever is wrong, set it right and keep it so (NTP: timedatectl set-ntp true; chronyc makestep)"
 
 
 def _now() -> float:
@@ -62,17 +62,20 @@ def too_early(now_s: float, node: str) -> str | None:
             f"clock boots in 1970): systemd starts the agent again every 5 s, so it runs once the clock is right")
 
 
-def clock_problem(skew_s: float, node: str) -> tuple[str, bool] | None:
-    """What to say of this host's clock `skew_s` seconds ahead of the server's (behind when negative), and whether
-    the agent cannot work so (everything it sends refused); None within SAID_S."""
+def clock_problem(here_s: float, server_s: float, node: str) -> tuple[str, bool] | None:
+    """What to say of this host's clock reading `here_s` when the NATS server's reads `server_s` (epoch seconds),
+    and whether the agent cannot work so (everything it sends refused); None within SAID_S. Both times are said:
+    the server's clock may be the wrong one."""
+    skew_s = here_s - server_s
     if abs(skew_s) <= SAID_S:
         return None
-    way = f"{abs(skew_s):,.0f} s {'ahead of' if skew_s > 0 else 'behind'} the NATS server's"
+    way = (f"{abs(skew_s):,.0f} s {'ahead of' if skew_s > 0 else 'behind'} the NATS server's (this host reads "
+           f"{utc(here_s)}, the NATS server {utc(server_s)}")
     if skew_s > MAX_AHEAD.total_seconds():
-        return (f"the clock of node {node} is {way} (more than a day ahead): the other services refuse every event "
+        return (f"the clock of node {node} is {way}; more than a day ahead): the other services refuse every event "
                 f"it would send (its host facts, logs and failures) as from the future; {FIX}, then start the agent",
                 True)
-    return f"the clock of node {node} is {way}: its runs' times are off by as much; {FIX}", False
+    return f"the clock of node {node} is {way}): its runs' times are off by as much; {FIX}", False
 
 
 async def check_clock(bus: Bus, node: str, wait_s: float = 5.0, now: Callable[[], float] = _now) -> None:
@@ -90,7 +93,7 @@ async def check_clock(bus: Bus, node: str, wait_s: float = 5.0, now: Callable[[]
     server = server_seconds(answer.data)
     if server is None:
         return
-    said = clock_problem((before + now()) / 2 - server, node)
+    said = clock_problem((before + now()) / 2, server, node)
     if said and said[1]:
         raise ConfigError(said[0])
     if said:
