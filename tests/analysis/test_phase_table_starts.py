@@ -7,17 +7,26 @@ and a side mixing them has no ratio. Real DuckDB file, parser results of hand-ma
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
+import zipfile
 from typing import Any
 
+import openpyxl
 from podtax import events
 from podtax import phases as ph
 from podtax.derive import derive
 from podtax.parsers.timeline import parse
-from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.comparisons import cell_stats_for, compare_campaign
+from podtax_analyzer.exports import export_zip
+from podtax_analyzer.html_report import render_html
 from podtax_analyzer.phase_table import phase_table
 from podtax_analyzer.provision_starts import provision_starts
+from podtax_analyzer.report_data import load_report_data
 from podtax_analyzer.store import Store
+from podtax_analyzer.workbook import COMPARISON_HEADERS, write_workbook
 from timeline_synth import run_events, timeline_text
 
 RUNS = 6
@@ -49,16 +58,23 @@ def k8s_run(campaign: str, seq: int, start: str, old: bool = False) -> tuple[eve
     return events.raw_log(log, "podtax/runner"), result
 
 
-def table(tmp_path, campaign: str, starts: list[str], old: bool = False):
+def stored(tmp_path, campaign: str, starts: list[str], old: bool | list[bool] = False) -> Store:
+    """A store of a campaign whose Kubernetes runs used `starts` (`old`: per run, or for all), a Nomad run each."""
     s = Store(tmp_path / "podtax.duckdb")
     batch = []
-    for seq, start in enumerate(starts):
-        batch += k8s_run(campaign, seq * 2, start, old)
+    olds = old if isinstance(old, list) else [old] * len(starts)
+    for seq, (start, was) in enumerate(zip(starts, olds, strict=True)):
+        batch += k8s_run(campaign, seq * 2, start, was)
         raw, _ = run_events(campaign, "nomad", "volume-churn", seq * 2 + 1)  # the same cell (params) as kubernetes'
         log = raw.data.model_copy(update={"run": raw.data.run.model_copy(update={"params": {
             **raw.data.run.params, "consumer": True}})})
         batch += [events.raw_log(log, "podtax/runner"), derive(log)]
     s.write_batch(batch)
+    return s
+
+
+def table(tmp_path, campaign: str, starts: list[str], old: bool | list[bool] = False):
+    s = stored(tmp_path, campaign, starts, old)
     con = s.cursor()
     try:
         return phase_table(compare_campaign(con, campaign), None, provision_starts(con, campaign))
@@ -140,3 +156,41 @@ def test_runs_without_consumers_are_timed_from_the_create(tmp_path) -> None:
         s.close()
     assert row(t, "bound").definitions["kubernetes"] == ("create request sent -> the claim's MODIFIED event with "
                                                          f"phase Bound (as all {RUNS} runs)")
+
+
+def test_every_output_withholds_the_verdict_of_a_side_mixing_the_starts(tmp_path) -> None:
+    """Review r6 H1: the phase table withheld the mixed side's ratio, but compare_campaign gave the cell a ratio and
+    a verdict ("slower"), which the headline, the HTML report, comparisons.csv, the workbook and --json said."""
+    s = stored(tmp_path, "mixed", ["node", "create"] * 5)  # 10 runs: enough for the verdict the mixed figure gave
+    con = s.cursor()
+    try:
+        report = compare_campaign(con, "mixed")
+        data = load_report_data(con, "mixed")
+        html = render_html(data)
+        book = openpyxl.load_workbook(io.BytesIO(write_workbook(data)))
+        zipped = zipfile.ZipFile(io.BytesIO(export_zip(con, report, "csv")))
+        first = next(c for c in report.cells if c.metric == "provisioned_p50_ms")
+        runner = cell_stats_for(con, "mixed", first.node, first.test, first.params, cluster=first.cluster)
+    finally:
+        s.close()
+    assert (first.ratio, first.verdict) == (None, "inconclusive"), (first.ratio, first.verdict)  # was 0.784, faster
+    cells = [c for c in report.cells if c.metric.startswith("provisioned_")]
+    assert len(cells) > 3
+    for c in cells:
+        assert (c.ratio, c.ci_low, c.ci_high, c.p_value, c.p_adjusted) == (None,) * 5, c
+        assert c.verdict == "inconclusive" and "CONFOUNDED" in c.flags, c
+        assert c.flag_details["CONFOUNDED"].startswith(
+            "Not comparable: 5 of 10 kubernetes runs timed provisioned from when the claim was seen given a node "
+            "(WaitForFirstConsumer), 5 from its create"), c.flag_details
+    assert not [i.sentence for i in report.summary if i.metric.startswith("provisioned_") and "slower" in i.sentence]
+    assert not [c for c in runner if c.metric.startswith("provisioned_") and (c.ratio or c.verdict != "inconclusive")]
+    csv_rows = list(csv.DictReader(io.StringIO(zipped.read("comparisons.csv").decode())))
+    assert {(r["ratio"], r["verdict"]) for r in csv_rows if r["metric"].startswith("provisioned_")} == {
+        ("", "inconclusive")}
+    sheet = list(book["summary"].iter_rows(values_only=True))
+    at = next(i for i, r in enumerate(sheet) if list(r[:len(COMPARISON_HEADERS)]) == COMPARISON_HEADERS)
+    xlsx = [dict(zip(COMPARISON_HEADERS, r, strict=False)) for r in sheet[at + 1:] if r[0]]
+    assert {(r["ratio"], r["verdict"]) for r in xlsx if str(r["metric"]).startswith("provisioned_")} == {
+        (None, "inconclusive")}, xlsx
+    rows = re.findall(r"<tr[^>]*>(?:(?!</tr>).)*provisioned_p50_ms(?:(?!</tr>).)*</tr>", html, re.S)
+    assert rows and not [r for r in rows if re.search(r"\b(slower|faster)\b", re.sub(r"<[^>]+>", " ", r))], rows

@@ -36,7 +36,8 @@ def bound_mark(lower: bool, upper: bool = False) -> str:
 
 LEGEND = {
     "CONFOUNDED": "the two sides (host and pod) ran different tool builds or parameters, or gave the metric in "
-                  "different units (also one side's runs alone), or the runs disagree on whether higher is better; "
+                  "different units (also one side's runs alone), or the runs disagree on whether higher is better, or "
+                  "a side's runs timed provisioned or bound from two different starts (PROVISION_START); "
                   "no ratio is given",
     "INSUFFICIENT": f"fewer than {MIN_RUNS} runs on a side: the ratio only, no interval or p-value",
     "IMBALANCED": f"run counts differ by more than {MAX_IMBALANCE:.0f} to 1",

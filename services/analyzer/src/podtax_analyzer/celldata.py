@@ -175,6 +175,7 @@ class CellData:
     pod: Side  # the candidate side
     baseline: str = HOST
     candidate: str = POD  # "" for a one-sided test (pod-startup): compare campaigns instead
+    starts_mixed: str | None = None  # CONFOUNDED's sentence: a side timed the figure from two starts (provision_starts)
 
     @property
     def pair(self) -> tuple[str, str]:

@@ -32,7 +32,7 @@ from podtax.events import CellStats
 from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 
 from podtax_analyzer import flags as fl
-from podtax_analyzer import imports_twice, sequence
+from podtax_analyzer import imports_twice, provision_starts, sequence
 from podtax_analyzer.cell_analysis import fill_run_ids, finalize
 from podtax_analyzer.cell_pool import analyze_all
 from podtax_analyzer.celldata import CELL_ID_SQL, VERSION_SQL, CellData, load_cells
@@ -109,6 +109,7 @@ def _withheld(c: CellComparison, form: str) -> str:
 
 def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: float, correction: str,
              seed: int) -> list[CellComparison]:
+    cells = provision_starts.checked(con, cells)  # a side mixing provision starts: CONFOUNDED
     analyses = analyze_all(cells, threshold=threshold, seed=seed)
     fill_run_ids(con, analyses)
     prim = primary_flags(cells)

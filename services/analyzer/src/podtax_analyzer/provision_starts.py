@@ -8,8 +8,11 @@ the create (a run whose start is not known has no such figure)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from podtax import phases as ph
 
+from podtax_analyzer.celldata import CellData
 from podtax_analyzer.reads import Cursor
 
 Starts = dict[tuple[str, str, str, str, str, str], tuple[int, int, int]]  # (cluster, node, test, params, metric,
@@ -17,11 +20,15 @@ Starts = dict[tuple[str, str, str, str, str, str], tuple[int, int, int]]  # (clu
 MIXED = "not comparable"
 
 
+def _phases() -> list[str]:
+    return sorted({p.name for phases in ph.PHASES.values() for p in phases if p.start == ph.PROVISION_START})
+
+
 def provision_starts(con: Cursor, campaign: str) -> Starts:
     """Per cell side of a metric of a phase that starts at provision_start: its ok runs, those timed from the node and
     those from the create (flagged so, or without consumer pods: always from the create). A consumer run parsed
     before the run flags is neither: its start is not known until it is parsed again."""
-    metrics = sorted({p.name for phases in ph.PHASES.values() for p in phases if p.start == ph.PROVISION_START})
+    metrics = _phases()
     if not metrics:
         return {}
     rows = con.execute(f"""
@@ -54,3 +61,20 @@ def said(template: str, env: str, phase: str, runs: int, node: int, create: int)
                 f"PROVISION_START run flag; `podtax reparse` them)"), None
     text = ph.definition_from(template, env, phase, ph.FROM_NODE if node else ph.FROM_CREATE)
     return f"{text} (as all {runs} runs)", None
+
+
+def checked(con: Cursor, cells: list[CellData]) -> list[CellData]:
+    """`cells` (of one campaign), those of a provisioned or bound figure a side of which mixed the two starts (said)
+    with their sentence in starts_mixed: the comparison's CONFOUNDED, which withholds the ratio and the verdict in
+    every output (the phase table, the report, the exports, the runner), not in the phase table only."""
+    phase_of = {c.metric: next((p for p in _phases() if c.metric.startswith(p + "_")), None) for c in cells}
+    if not any(phase_of.values()):
+        return cells
+    starts = provision_starts(con, cells[0].campaign)
+    out = []
+    for c in cells:
+        whys = [start[1] for env in c.pair if env and (phase := phase_of[c.metric])
+                and (found := starts.get((c.cluster, c.node, c.test, c.params_key, c.metric, env)))
+                and (start := said(c.test, env, phase, *found)) and start[1]]
+        out.append(replace(c, starts_mixed="; ".join(w[0].upper() + w[1:] for w in whys)) if whys else c)
+    return out
