@@ -30,8 +30,9 @@ the class's provision latency and its PV's delete latency (`inf`: never provisio
 Pending; never deleted, the PV stays Released until a test ends it: testing.Sim.finish_volume_deletion): a
 straggler among many claims, for tests. podtax.io/sim-provision-error makes each provisioning of the claim fail with
 that error, as a CSI driver's CreateVolume refusing (`rpc error: code = ResourceExhausted desc = ...`): the claim
-stays Pending, the external provisioner writes its Warning event ProvisioningFailed on the claim ('failed to provision
-volume with StorageClass "<class>": <error>', sig-storage-lib-external-provisioner's controller.go) and tries again
+stays Pending, the external provisioner writes its Warning event ProvisioningFailed on the claim, the error alone
+(external-provisioner v6's: sig-storage-lib-external-provisioner v13's controller.go; up to v5, lib v11.0, it read
+'failed to provision volume with StorageClass "<class>": <error>') and tries again
 after 1, 2, 4 ... s (at most 300 s: its retry-interval-start and -max), client-go's recorder counting the repeated
 event up (count, lastTimestamp) instead of writing a new one; removing the annotation lets the next try succeed."""
 
@@ -192,8 +193,7 @@ class Provisioner:
         """A provisioning that failed with `error`: the Warning event, then another try after the backoff."""
         uid = claim["metadata"]["uid"]
         self.failed[uid] = tries = self.failed.get(uid, 0) + 1
-        self.api.record_event(claim, "ProvisioningFailed", f'failed to provision volume with StorageClass '
-                              f'"{sc["metadata"]["name"]}": {error}', "Warning", sc["provisioner"], repeat=True)
+        self.api.record_event(claim, "ProvisioningFailed", error, "Warning", sc["provisioner"], repeat=True)
         delay = min(RETRY_START_S * 2 ** (tries - 1), RETRY_MAX_S)
         asyncio.get_running_loop().call_later(delay, self._retry, claim, sc, node)
 
