@@ -45,8 +45,9 @@ def provision_starts(con: Cursor, campaign: str) -> Starts:
 
 def said(template: str, env: str, phase: str, runs: int, node: int, create: int) -> tuple[str, str | None] | None:
     """The definition of a side's figure by the start its `runs` used (`node` of them from the node, `create` from
-    the create), and why the figure is not comparable when they mixed the two (else None); None when the side's
-    phase does not start at provision_start (Nomad's provisioned: its create call)."""
+    the create), and why the figure is not comparable when they mixed the two, or some runs' start is known and
+    others' is not (else None); None when the side's phase does not start at provision_start (Nomad's provisioned:
+    its create call)."""
     if ph.definition_from(template, env, phase, ph.FROM_CREATE) is None:
         return None
     if node and create:
@@ -55,10 +56,15 @@ def said(template: str, env: str, phase: str, runs: int, node: int, create: int)
                f"intervals; no ratio is given (run each class in a campaign of its own, or name the class)")
         return f"mixed: {node} of {runs} runs from the claim's node, {create} from its create", why
     if node + create < runs:  # parsed before the run flags: which start, not known
-        known = f", {node + create} from the {'node' if node else 'create'}" if node + create else ""
+        which = 'node' if node else 'create'
+        known = f", {node + create} from the {which}" if node + create else ""
         either = next(p.definition for p in ph.PHASES[(template, env)] if p.name == phase)  # names both starts
+        # beside runs of a known start, the unknown ones may have used the other: the median may pool the two
+        why = (f"{MIXED}: the start of {runs - node - create} of {runs} {env} runs is not recorded (parsed before "
+               f"the PROVISION_START run flag), {node + create} were timed from the {which}: their median may pool "
+               f"two different intervals; no ratio is given (`podtax reparse` them)") if node + create else None
         return (f"{either} (start not recorded for {runs - node - create} of {runs} runs{known}: parsed before the "
-                f"PROVISION_START run flag; `podtax reparse` them)"), None
+                f"PROVISION_START run flag; `podtax reparse` them)"), why
     text = ph.definition_from(template, env, phase, ph.FROM_NODE if node else ph.FROM_CREATE)
     return f"{text} (as all {runs} runs)", None
 
