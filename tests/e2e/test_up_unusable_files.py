@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from podtax import natsserver
-from podtax_analyzer.service import HEADERS_BYTES, cut_short
+from podtax_analyzer.db_file import HEADERS_BYTES, cut_short
 from podtax_analyzer.store import Store
 
 CLI = [sys.executable, "-m", "podtax.cli.main"]

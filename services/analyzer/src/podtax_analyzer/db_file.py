@@ -1,8 +1,8 @@
-"""A DuckDB file that is not this analyzer's to use as it is: written by another DuckDB storage version, or holding
-tables of another shape (another podtax version's, another program's). Each said too little (audit hH): DuckDB's
-storage-version refusal lost its line on who made the file ("fix it"), and tables without the analyzer's columns
-let it start healthy, then fail every read and write in a traceback. The reasons here are open_problem's form:
-what the file is and what to do."""
+"""A DuckDB file that is not this analyzer's to use as it is: written by another DuckDB storage version, holding
+tables of another shape (another podtax version's, another program's), or cut short (cut_short). Each said too
+little (audit hH): DuckDB's storage-version refusal lost its line on who made the file ("fix it"), and tables without
+the analyzer's columns let it start healthy, then fail every read and write in a traceback. The reasons here are
+open_problem's form: what the file is and what to do."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ from pathlib import Path
 import duckdb
 
 HEADER = 4096  # DuckDB's main header, then its two database headers, each a block of this size
+HEADERS_BYTES = 3 * HEADER  # a DuckDB file's main header and its two database headers, before its first block
+DAMAGED = ("Could not read enough bytes from file", "Corrupt database file")  # DuckDB: a file cut short, a bad block
+RESTORE = "restore it from a backup, or move it away for a new one"  # at start; service.storage_advice says so too
 COLUMNS = ("SELECT table_name, column_name, is_nullable, column_default FROM duckdb_columns() "
            "WHERE database_name = current_database() AND schema_name = 'main'")
 
@@ -140,3 +143,38 @@ def _same(name: str, opened: tuple[int, int]) -> bool:
     except OSError:
         return False
     return (st.st_dev, st.st_ino) == opened
+
+
+TABLES = "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
+LAST_DATA = "SELECT max(greatest(block_id, list_max(additional_block_ids))) FROM pragma_storage_info(?)"
+
+
+def last_block(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest block number the file's metadata and tables' data use (-1: none). An index's blocks are not
+    listed, so it may be below the last block in use, never above it (every block listed is in use)."""
+    found = [con.execute("SELECT max(block_id) FROM pragma_metadata_info()").fetchone()[0]]
+    for schema, table in con.execute(TABLES).fetchall():
+        found.append(con.execute(LAST_DATA, [f'"{schema}"."{table}"']).fetchone()[0])
+    return max((n for n in found if n is not None), default=-1)
+
+
+def cut_short(con: duckdb.DuckDBPyConnection, path: Path) -> str | None:
+    """Why the file is damaged and what to do, if it is shorter than its blocks in use need. DuckDB opens a file
+    cut short whose catalog is whole and fails only at the first read or write of a missing block (audit: a real
+    file cut to 300 KB: `podtax up` said it was up, /healthz answered 503 later). Each block in use has its place
+    in the file, and blocks in use may lie after free ones (a table dropped): the need is the larger of the header's
+    count in use and the last block the catalog lists. Not the header's total: free blocks at the end DuckDB cuts
+    off itself, and after a reopen the total counts them again (DuckDB 2.0.1). It reads the catalog, not the data
+    (some ms); a bad block inside is met at its first read."""
+    if str(path) == ":memory:":
+        return None
+    try:
+        _, _, block_size, _, used, *_ = con.execute("PRAGMA database_size").fetchone()
+        need = HEADERS_BYTES + max(used, last_block(con) + 1) * block_size
+    except duckdb.Error as exc:  # metadata beyond the end
+        if not any(sign in str(exc) for sign in DAMAGED):
+            raise
+        return f"the file is damaged (cut short or overwritten): {RESTORE}"
+    if (size := path.stat().st_size) >= need:
+        return None
+    return f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its blocks in use need): {RESTORE}"

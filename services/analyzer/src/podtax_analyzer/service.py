@@ -21,7 +21,7 @@ from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
 from podtax_analyzer.api import create_app
-from podtax_analyzer.db_file import never_written, schema_why, version_why
+from podtax_analyzer.db_file import DAMAGED, RESTORE, cut_short, never_written, schema_why, version_why
 from podtax_analyzer.db_lock import DbLock, Held, lock_path
 from podtax_analyzer.held_file import FileWatch
 from podtax_analyzer.isolate import storage_fault, write_isolating
@@ -188,11 +188,6 @@ def said_if_crashed(task: asyncio.Task[None]) -> None:
                   "analyzer restarts", type(exc).__name__, exc, exc_info=exc)
 
 
-DAMAGED = ("Could not read enough bytes from file", "Corrupt database file")  # DuckDB: a file cut short, a bad block
-RESTORE = "restore it from a backup, or move it away for a new one"  # at start; storage_advice says so too
-HEADERS_BYTES = 3 * 4096  # a DuckDB file's main header and its two database headers, before its first block
-
-
 def storage_advice(exc: BaseException, settings: AnalyzerSettings) -> str:
     """What failed in the storage and what to fix, for the operator (the batch waits meanwhile)."""
     lines = str(exc).splitlines() or [""]
@@ -301,41 +296,6 @@ def hold(path: Path) -> DbLock | None:
 
 def cannot_open(path: Path, why: str) -> str:
     return f"PODTAX_ANALYZER_DB: cannot open {path}: {why}, or name another file (podtax up: another --data-dir)"
-
-
-TABLES = "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
-LAST_DATA = "SELECT max(greatest(block_id, list_max(additional_block_ids))) FROM pragma_storage_info(?)"
-
-
-def last_block(con: duckdb.DuckDBPyConnection) -> int:
-    """The highest block number the file's metadata and tables' data use (-1: none). An index's blocks are not
-    listed, so it may be below the last block in use, never above it (every block listed is in use)."""
-    found = [con.execute("SELECT max(block_id) FROM pragma_metadata_info()").fetchone()[0]]
-    for schema, table in con.execute(TABLES).fetchall():
-        found.append(con.execute(LAST_DATA, [f'"{schema}"."{table}"']).fetchone()[0])
-    return max((n for n in found if n is not None), default=-1)
-
-
-def cut_short(con: duckdb.DuckDBPyConnection, path: Path) -> str | None:
-    """Why the file is damaged and what to do, if it is shorter than its blocks in use need. DuckDB opens a file
-    cut short whose catalog is whole and fails only at the first read or write of a missing block (audit: a real
-    file cut to 300 KB: `podtax up` said it was up, /healthz answered 503 later). Each block in use has its place
-    in the file, and blocks in use may lie after free ones (a table dropped): the need is the larger of the header's
-    count in use and the last block the catalog lists. Not the header's total: free blocks at the end DuckDB cuts
-    off itself, and after a reopen the total counts them again (DuckDB 2.0.1). It reads the catalog, not the data
-    (some ms); a bad block inside is met at its first read."""
-    if str(path) == ":memory:":
-        return None
-    try:
-        _, _, block_size, _, used, *_ = con.execute("PRAGMA database_size").fetchone()
-        need = HEADERS_BYTES + max(used, last_block(con) + 1) * block_size
-    except duckdb.Error as exc:  # metadata beyond the end
-        if not any(sign in str(exc) for sign in DAMAGED):
-            raise
-        return f"the file is damaged (cut short or overwritten): {RESTORE}"
-    if (size := path.stat().st_size) >= need:
-        return None
-    return f"the file is damaged (cut short: {size:,} bytes, fewer than the {need:,} its blocks in use need): {RESTORE}"
 
 
 def open_store(path: Path, memory_mb: int | None) -> tuple[DbLock | None, Store]:
