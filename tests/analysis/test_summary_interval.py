@@ -73,3 +73,37 @@ def test_no_change_is_said_when_no_clean_node_claims_one(con):
     (s,) = summarize(cells)
     assert s.geomean_change is None and "no difference across nodes can be claimed" in s.sentence, s.sentence
     assert not CHANGE.search(s.sentence), s.sentence
+
+
+def test_the_mean_is_not_within_the_band_when_a_clean_node_claims_a_change(con):
+    """A mean interval inside the band while a clean node's own verdict says slower: "any difference across nodes
+    is smaller than the practical threshold" would contradict that node's sentence (review r8)."""
+    insert_cells(con, _cells(1, 1.0, [0.003] * 4))
+    cells = compare_campaign(con, "synthetic").cells
+    assert summarize(cells)[0].geomean_change == "within"  # as the CASES row: the band holds the mean's interval
+    cells = [cells[0].model_copy(update={"verdict": "slower"}), *cells[1:]]
+    (s,) = summarize(cells)
+    assert s.geomean_change is None and "no difference across nodes can be claimed" in s.sentence, s.sentence
+    assert "smaller than the practical threshold" not in s.sentence, s.sentence
+
+
+# (case, each node's planted pod/host ratio, spread, runs per side): two clean nodes' intervals do not overlap
+DISAGREE = [
+    ("one node 1.5% slower, three 0.4% faster (mean inside the band)", [0.985, 1.004, 1.004, 1.004], 0.002, 20),
+    ("one node 20% slower, two equal (mean beyond the band)", [0.8, 1.0, 1.0], STEADY, 10),
+]
+
+
+@pytest.mark.parametrize(("effects", "cv", "runs"), [c[1:] for c in DISAGREE], ids=[c[0] for c in DISAGREE])
+def test_nodes_that_disagree_give_a_mean_with_no_change(con, effects, cv, runs):
+    """When the nodes disagree the mean describes none of them: it keeps its figure and interval but states no
+    change ("pod 7.2% slower", "smaller than the practical threshold") and geomean_change is null (review r8)."""
+    rng = np.random.default_rng(1)
+    insert_cells(con, [CellSpec(f"node-{i + 1}", SideSpec(lognormal(rng, 1000, cv, runs)),
+                                SideSpec(lognormal(rng, 1000 * e, cv, runs))) for i, e in enumerate(effects)])
+    (s,) = compare_campaign(con, "synthetic").summary
+    assert s.nodes_disagree and "describes none of them" in s.sentence, s.sentence
+    m = MEAN.search(s.sentence)
+    assert m and m.groups() == tuple(fmt_ratio(v) for v in (s.geomean_ratio, s.geomean_ci_low, s.geomean_ci_high))
+    assert s.geomean_change is None, s.sentence
+    assert not CHANGE.search(s.sentence) and "smaller than the practical threshold" not in s.sentence, s.sentence

@@ -170,7 +170,8 @@ class SummaryItem(BaseModel):
     geomean_change: Literal["faster", "slower", "within"] | None = Field(
         None, description="faster/slower: that interval lies beyond the no-difference band (1 - t to 1 + t) and a "
                           "clean node's own verdict says the same, so the sentence states the change; within: it "
-                          "lies inside the band; null: no difference across nodes can be claimed (or no figure).")
+                          "lies inside the band and no clean node's verdict is faster or slower; null: no difference "
+                          "across nodes can be claimed, the nodes disagree, or no figure.")
     nodes_included: list[str]
     nodes_excluded: dict[str, list[str]] = Field(description="Node -> reasons (flags) for exclusion.")
     nodes_disagree: bool = Field(False, description="Two included nodes' intervals do not overlap: the geometric "

@@ -21,12 +21,13 @@ of 4, the mean alone read "pod X% slower/faster" with X >= 1% in 21 of 30 campai
 anything. It is given with its interval, and the change ("pod 10.0% slower") only when the interval lies wholly
 beyond the no-difference band (1 - t to 1 + t) on one side and some clean node's own verdict says that change
 (``mean_claim``); else the sentence says that no difference across nodes can be claimed, or, when the interval
-lies within the band, that any difference across nodes is smaller than the practical threshold.
+lies within the band and no clean node's own verdict is faster or slower, that any difference across nodes is
+smaller than the practical threshold.
 
 When two clean nodes' intervals do not overlap, the nodes disagree: a mean of 0.80, 1.00 and 1.00
 reads as a 7% tax that no node has. The sentence then leads with the disagreement, naming the two
 nodes whose intervals lie furthest apart, and says the mean describes none of them
-(``nodes_disagree``).
+(``nodes_disagree``); the mean keeps its figure and interval but states no change (``geomean_change`` null).
 
 A noisy node's ratio moves the unweighted mean as much as a steady node's: with three nodes at 0.95 within
 1% and one at 0.85 with an interval of 0.58 to 1.19, the mean read 0.925 (pod 7.5% slower). A clean cell whose
@@ -48,7 +49,7 @@ import numpy as np
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.sequence import NOTES
 from podtax_analyzer.stats.outliers import is_second_group
-from podtax_analyzer.stats.verdict import SET_BY_PARAMS, change_phrase, direction
+from podtax_analyzer.stats.verdict import FASTER, SET_BY_PARAMS, SLOWER, change_phrase, direction
 from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
 
 TOLERATED = frozenset({"OUTLIERS"})
@@ -104,12 +105,16 @@ def mean_interval(clean: list[CellComparison]) -> tuple[float, float]:
 def mean_claim(clean: list[CellComparison], threshold: float) -> str | None:
     """"faster"/"slower" when the mean's interval (mean_interval) lies wholly beyond the no-difference band
     (1 - threshold to 1 + threshold) on one side and some clean cell's own verdict says that change; "within"
-    when the interval lies inside the band; else None (no difference across nodes can be claimed)."""
+    when the interval lies inside the band and no clean cell's verdict is faster or slower; else None (no
+    difference across nodes can be claimed), and None when the nodes disagree (_apart: the mean describes none)."""
+    if _apart(clean):
+        return None
     low, high = mean_interval(clean)
     if low > 1 + threshold or high < 1 - threshold:
         way = direction(low if low > 1 + threshold else high, clean[0].higher_is_better)
         return way if any(c.verdict == way for c in clean) else None
-    return "within" if 1 - threshold <= low and high <= 1 + threshold else None
+    inside = 1 - threshold <= low and high <= 1 + threshold
+    return "within" if inside and not any(c.verdict in (FASTER, SLOWER) for c in clean) else None
 
 
 def _mean_words(clean: list[CellComparison], threshold: float) -> str:
