@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+import math
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ def load(cluster: dict | Path | str | None) -> Obj:
     if cluster is None:
         return copy.deepcopy(DEFAULT_CLUSTER)
     if isinstance(cluster, dict):
+        check_resync(cluster, "cluster")
         return copy.deepcopy(cluster)
     data = read_yaml(cluster)
     if not isinstance(data, dict):
@@ -61,7 +63,22 @@ def load(cluster: dict | Path | str | None) -> Obj:
         entries = data.get(key) or []
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise ValueError(f"{cluster}: '{key}' must be a list of mappings (e.g. '- name: node-1')")
+    check_resync(data, str(cluster))
     return data
+
+
+def check_resync(data: Obj, where: str) -> None:
+    """ValueError unless provisioner.resyncSeconds, when given, is a number greater than 0: at 0 or less the PV
+    controller's resync rescheduled itself at once for ever (one CPU busy, the API 30 times slower; review r8)."""
+    provisioner = data.get("provisioner")
+    value = provisioner.get("resyncSeconds") if isinstance(provisioner, dict) else None
+    try:
+        seconds = float(value) if value is not None else 1.0
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not seconds > 0:  # NaN too
+        raise ValueError(f"{where}: provisioner.resyncSeconds must be a number of seconds greater than 0 (the PV "
+                         f"controller's resync of Pending claims; default 15), got {value!r}")
 
 
 def generated(nodes: int, arch_mix: bool = True, cpu: str = "16", memory: str = "64Gi") -> Obj:
