@@ -201,10 +201,12 @@ _NAMED = """list_contains(string_split(regexp_extract(
 _BOUND = _NAMED.format(flag="LOWER_BOUND", metric="m.name")
 _GAP = _NAMED.format(flag="WATCH_GAP", metric="m.name")
 _HELD = _NAMED.format(flag="RETRIED", metric="m.name")
-# `short` scans runs a second time; read from r.flags as OVERLAP is (one scan), DuckDB 2.0.1 summed throttled_usec
-# to 0 for node-e of test_analysis_golden (raw_logs empty; right again without the ORDER BY): kept until understood.
-# It summed it to 0 there again as `sum(...) FILTER (WHERE r.nr_throttled > 0)` in `cells` (240 s expected): CASE reads
-# it right. A figure read from flags is 0 or NULL for a run without flags: `flagged` reads only runs with flags.
+# DuckDB 2.0.1 (review r7; `short` is a second scan of runs kept from before): an integer sum its statistics call
+# never NULL (coalesce/ifnull/CASE around it, or a sum of NOT NULL values) grouped over a LEFT JOIN they prove empty
+# (`imported` with no raw log imported) and ordered after is wrapped to a tiny integer by compressed_materialization:
+# node-e's 240 s throttled read 0 (FILTER was not the cause). So each sum is cast inside its coalesce over a value
+# that may be NULL, and the analyzer's connections (duckcon.py) run without that optimizer. A figure read from flags
+# is 0 or NULL for a run without flags: `flagged` reads only runs with flags.
 _KEY = "cluster, node, test, params_key, metric, env"
 _FLAG_COUNTS = ("n_short", "n_rounded", "n_overlap", "n_mismatch", "n_params", "n_lower_bound", "n_counted_given_up",
                 "n_watch_gap", "n_held", "n_retried")
@@ -225,7 +227,7 @@ cells AS (
            list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
            list_distinct(list({VERSION_SQL})) AS versions,
            count(*) FILTER (WHERE r.nr_throttled > 0) AS n_throttled,
-           coalesce(sum(CASE WHEN r.nr_throttled > 0 THEN r.throttled_usec END), 0)::BIGINT AS throttled_usec,
+           coalesce(sum(CASE WHEN r.nr_throttled > 0 THEN r.throttled_usec END)::BIGINT, 0) AS throttled_usec,
            list_distinct(list(coalesce(r.cpu_limit, -1.0))) AS cpu_limits,
            count(i.run_id) AS n_imported
     FROM runs r
@@ -272,10 +274,10 @@ ORDER BY {_KEY}
 _OBJECTS_FAILED = r"^ERRORS: (\d+) of (\d+) objects failed"  # parsers/timeline.py (other tools' ERRORS differ)
 _FAILURES_QUERY = f"""
 SELECT cluster, node, test, params_key, env, count(*), count(e),
-       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 1) AS BIGINT)), 0),
-       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 2) AS BIGINT)), 0),
+       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 1) AS BIGINT))::BIGINT, 0),
+       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 2) AS BIGINT))::BIGINT, 0),
        min(nullif(regexp_extract(e, '\\(first: (.*)\\); the run', 1), '')),
-       count(l), coalesce(sum(TRY_CAST(regexp_extract(l, '^LEFT_BEHIND: (\\d+)', 1) AS BIGINT)), 0)
+       count(l), coalesce(sum(TRY_CAST(regexp_extract(l, '^LEFT_BEHIND: (\\d+)', 1) AS BIGINT))::BIGINT, 0)
 FROM (SELECT cluster, node, test, params_key, env,
              list_filter(flags, lambda f: regexp_matches(f, '{_OBJECTS_FAILED}'))[1] AS e,
              list_filter(flags, lambda f: starts_with(f, 'LEFT_BEHIND:'))[1] AS l

@@ -12,6 +12,7 @@ import duckdb
 from podtax.cli.common import not_a_database
 from podtax.oneline_args import OneLineParser, a_path
 
+from podtax_analyzer import duckcon
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
 from podtax_analyzer.db_file import version_why
 from podtax_analyzer.phase_table import phase_table, pooled_objects
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
     if problem := not_a_database(args.db):  # DuckDB's words, exit 1 and advice about a running analyzer before
         ap.error(f"argument --db: {args.db} {problem}")
     try:
-        con = duckdb.connect(str(args.db), read_only=True)
+        con = duckcon.connect(args.db, read_only=True)
     except duckdb.Error as exc:
         print(f"cannot open {args.db}: {cannot_read(exc)}", file=sys.stderr)
         return 1

@@ -22,6 +22,7 @@ import duckdb
 import numpy as np
 from podtax import events
 
+from podtax_analyzer import duckcon
 from podtax_analyzer.imports_twice import drop, find
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
@@ -122,7 +123,7 @@ class Store:
         self.memory_mb = memory_mb
         self.cache_mb = cache_mb
         self.batches = 0  # write_batch calls: every FLUSH_BATCHES, DuckDB's allocator returns its free pages
-        self.con = duckdb.connect(str(path))
+        self.con = duckcon.connect(path)  # without the optimizer DuckDB 2.0.1 gets wrong
         if memory_mb is not None:
             self.con.execute(f"SET memory_limit = '{int(memory_mb)}MB'")
         self.con.execute("BEGIN")
@@ -162,7 +163,7 @@ class Store:
             with self._replacing(), self._lock:
                 with contextlib.suppress(duckdb.Error):
                     self.con.close()
-                self.con = duckdb.connect(str(self.path))
+                self.con = duckcon.connect(self.path)
                 if self.memory_mb is not None:
                     self.con.execute(f"SET memory_limit = '{int(self.memory_mb)}MB'")
                 self.con.execute("SET GLOBAL max_vacuum_tasks = 0")
