@@ -19,6 +19,7 @@ from podtax import events
 from podtax import phases as ph
 from podtax.derive import derive
 from podtax.parsers.timeline import parse
+from podtax_analyzer.campaign_compare import compare_campaigns
 from podtax_analyzer.comparisons import cell_stats_for, compare_campaign
 from podtax_analyzer.exports import export_zip
 from podtax_analyzer.html_report import render_html
@@ -212,3 +213,31 @@ def test_every_output_withholds_the_verdict_of_a_side_mixing_the_starts(tmp_path
     rows = re.findall(r"<tr[^>]*>(?:(?!</tr>).)*provisioned_p50_ms(?:(?!</tr>).)*</tr>", html, re.S)
     assert rows and not [r for r in rows if re.search(r"\b(slower|faster)\b", re.sub(r"<[^>]+>", " ", r))], rows
 
+
+def test_podtax_compare_of_campaigns_timed_from_different_starts_is_not_comparable(tmp_path) -> None:
+    """Review r6 M1: `podtax compare` of a campaign timed from the create against one timed from the node gave a
+    verdict ("worsened"): a change of the figure's definition read as a change of the backend."""
+    s = Store(tmp_path / "podtax.duckdb")
+    s.write_batch(batch_of("from-create", ["create"] * 10) + batch_of("from-node", ["node"] * 10, first=100)
+                  + batch_of("node-again", ["node"] * 10, first=200))
+    con = s.cursor()
+    try:
+        change = compare_campaigns(con, "from-create", "from-node")
+        alike = compare_campaigns(con, "from-node", "node-again")
+    finally:
+        s.close()
+    cells = [c for c in change.cells if c.metric.startswith(("provisioned_", "bound_"))]
+    p50 = next(c for c in cells if c.metric == "provisioned_p50_ms")
+    assert p50.verdict == "not comparable", p50.sentence
+    assert len(cells) > 3
+    for c in cells:
+        assert c.verdict == "not comparable" and c.diff is None and c.p_value is None, (c.metric, c.verdict, c.diff)
+        assert "NEW:CONFOUNDED" in c.flags, c.flags
+    assert p50.sentence == (
+        "Not comparable: kubernetes runs timed provisioned from the claim's create in from-create and from when the "
+        "claim was seen given a node (WaitForFirstConsumer) in from-node: the figure's definition changed between "
+        "the campaigns, which a difference would read as a change of the backend; no change is given."), p50.sentence
+    same = next(c for c in alike.cells if c.metric == "provisioned_p50_ms")
+    assert same.verdict != "not comparable" and "NEW:CONFOUNDED" not in same.flags, same.sentence
+    accepted = next(c for c in change.cells if c.metric == "accepted_p50_ms")
+    assert "NEW:CONFOUNDED" not in accepted.flags  # accepted starts at the create in both

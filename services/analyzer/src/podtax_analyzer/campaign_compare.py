@@ -28,7 +28,9 @@ better). Such a median has a unit: when the two campaigns' runs gave it in diffe
 changed it between versions) or one campaign's in several, the cell is "not comparable" and flagged CONFOUNDED
 (on the campaign mixing units, else on NEW), with no figures, difference, interval or p-value; a ratio has no
 unit. A cell whose campaigns' runs disagree on whether higher is better (a producer changed it) is "not comparable"
-and NEW:CONFOUNDED too: whether a change improved or worsened it is unknown. A compared environment whose runs
+and NEW:CONFOUNDED too: whether a change improved or worsened it is unknown; so is a provisioned or bound cell whose
+Kubernetes runs were all timed from the claim's create in one campaign and all from its node in the other
+(provision_starts.changed): a change of the figure's definition, not of the backend. A compared environment whose runs
 used another tool build in NEW than in BASE flags the row NEW:TOOL_CHANGED,
 named in its details and its sentence, and withholds nothing: a ratio's two sides changed builds alike (the change
 cancels to first order), and a one-environment cell is a control-plane one, whose version is its backend's (the
@@ -50,6 +52,7 @@ from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 from podtax.pvalue import p_digits
 
 from podtax_analyzer import flags as fl
+from podtax_analyzer import provision_starts
 from podtax_analyzer.compare_bounds import WORDS, bound_of, bound_why_of, way_of
 from podtax_analyzer.compare_models import CampaignChange, CellChange
 from podtax_analyzer.comparisons import UnknownCampaign, campaign_exists, compare_campaign
@@ -274,6 +277,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
     loaded = {name: _values(con, name) for name in (base, new)}
     values = {name: v for name, (v, _) in loaded.items()}
     keys = [k for k in cells[base] if k in cells[new]]
+    starts = {name: provision_starts.provision_starts(con, name) for name in (base, new)}
     rows = []
     for key in keys:
         b, n = cells[base][key], cells[new][key]
@@ -288,7 +292,7 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         flags, details = _flags(b, n)
         in_units = {name: loaded[name][1].get(key, {}).get(one[0], []) for name in (base, new)} if one else {}
         mixed = _units_differ(key[4], in_units) if one else None
-        way = _directions_differ(b, n, (base, new))
+        way = _directions_differ(b, n, (base, new)) or provision_starts.changed(starts, key, pair)
         if way and not mixed:  # a change's direction (improved, worsened) would be a guess: CONFOUNDED on NEW
             mixed = way
             flags, details = [*flags, "NEW:CONFOUNDED"], {**details, "NEW:CONFOUNDED": f"NEW ({new}): {way}"}

@@ -84,3 +84,30 @@ def checked(con: Cursor, cells: list[CellData]) -> list[CellData]:
                 and (start := said(c.test, env, phase, *found)) and start[1]]
         out.append(replace(c, starts_mixed="; ".join(w[0].upper() + w[1:] for w in whys)) if whys else c)
     return out
+
+
+FROM = {"node": "from when the claim was seen given a node (WaitForFirstConsumer)", "create": "from the claim's create"}
+
+
+def _all_one(found: tuple[int, int, int] | None) -> str | None:
+    """"node" or "create" when every run of a side used that start, else None (mixed, or not known)."""
+    if found is None:
+        return None
+    runs, node, create = found
+    return "node" if node == runs else "create" if create == runs else None
+
+
+def changed(starts: dict[str, Starts], key: tuple[str, str, str, str, str], envs: tuple[str, ...]) -> str | None:
+    """CONFOUNDED's sentence when a side's runs of the cell `key` (cluster, node, test, params, metric) all used one
+    start in one campaign and all the other in the other (`starts`: BASE then NEW, campaign -> provision_starts), else
+    None: the figure's definition changed, which `podtax compare` would read as a change of the backend."""
+    phase = next((p for p in _phases() if key[4].startswith(p + "_")), None)
+    for env in envs:
+        if not env or phase is None or ph.definition_from(key[2], env, phase, ph.FROM_CREATE) is None:
+            continue
+        used = {name: _all_one(found.get((*key, env))) for name, found in starts.items()}
+        if None not in used.values() and len(set(used.values())) == 2:
+            said_ = " and ".join(f"{FROM[start]} in {name}" for name, start in used.items())
+            return (f"Not comparable: {env} runs timed {phase} {said_}: the figure's definition changed between "
+                    f"the campaigns, which a difference would read as a change of the backend; no change is given.")
+    return None
