@@ -73,6 +73,14 @@ def test_a_one_environment_cell_compares_its_medians(store, name):
     assert "withheld" not in c["sentence"] and "ratio" not in c["sentence"]
 
 
+@pytest.mark.parametrize("path", ["/api/compare?base=faster-a&new=faster-a", "/report/faster-a?compare=faster-a"])
+def test_a_campaign_compared_with_itself_is_refused_with_the_fix(store, path):
+    """compare_campaigns(X, X) raised a ValueError in its unit check (one campaign's units unpacked as two): a 500."""
+    got = TestClient(create_app(store), raise_server_exceptions=False).get(path)
+    assert got.status_code == 422, got.text
+    assert got.json()["detail"] == "base and new are both 'faster-a': name two different campaigns"
+
+
 def test_campaigns_that_ran_different_environments_are_not_comparable(store):
     got = TestClient(create_app(store)).get("/api/compare", params={"base": "host-only", "new": "pod-only"})
     (c,) = got.json()["cells"]

@@ -55,6 +55,12 @@ USAGE_ERRORS = [
     (["export", "demo", "--csv", "out", "--api", ""], "invalid value for '--api': the URL is empty"),
 ]
 
+# a campaign against itself: the analyzer's comparison raised (a 500) instead of saying what to fix
+ITSELF = [
+    (["compare", "demo", "demo"], "BASE and NEW are both 'demo': name two different campaigns"),
+    (["report", "demo", "--html", "x.html", "--compare", "demo"], "--compare demo names the report's own campaign"),
+]
+
 
 def run(argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([PODTAX, *argv], capture_output=True, text=True, timeout=60,
@@ -70,6 +76,14 @@ def test_usage_error_is_one_line_and_exit_2(argv: list[str], fragment: str) -> N
     assert "Traceback" not in proc.stderr + proc.stdout
     assert fragment in lines[0]
     assert "--help" in lines[0]  # says where to read more
+
+
+@pytest.mark.parametrize(("argv", "fragment"), ITSELF, ids=[" ".join(a) for a, _ in ITSELF])
+def test_a_campaign_compared_with_itself_is_one_line_and_exit_2(argv: list[str], fragment: str) -> None:
+    proc = run(argv)  # PODTAX_API_URL is a closed port: refused before any analyzer is asked
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: {fragment}" + proc.stderr.split(fragment, 1)[1].rstrip()]
+    assert "Traceback" not in proc.stderr + proc.stdout
 
 
 def test_version() -> None:

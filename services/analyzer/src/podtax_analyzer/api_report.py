@@ -27,6 +27,12 @@ def _unknown(name: str) -> HTTPException:
     return HTTPException(status_code=404, detail=f"unknown campaign {name!r}")
 
 
+def _not_itself(base: str | None, new: str) -> None:
+    """422 when a campaign would be compared with itself (every cell against itself: nothing to say)."""
+    if base == new:
+        raise HTTPException(status_code=422, detail=f"base and new are both {new!r}: name two different campaigns")
+
+
 def _attachment(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f"attachment; filename*=UTF-8''{quote(filename, safe='')}"}
 
@@ -38,6 +44,7 @@ def html_report(request: Request, campaign: str, threshold: float = Threshold,
     con = request.app.state.store.cursor()
     try:
         data = load_report_data(con, campaign, threshold=threshold, correction=correction)
+        _not_itself(compare, campaign)
         change = (compare_campaigns(con, compare, campaign, threshold=threshold, correction=correction)
                   if compare else None)
     except UnknownCampaign as exc:
@@ -75,6 +82,7 @@ def export_files(request: Request, campaign: str, format: Literal["csv", "parque
 @router.get("/api/compare", response_model=CampaignChange, summary="Did a cell's ratio change from BASE to NEW?")
 def compare(request: Request, base: str, new: str, threshold: float = Threshold,
             correction: Literal["holm", "bh"] = Correction) -> CampaignChange:
+    _not_itself(base, new)
     try:
         return compare_campaigns(request.app.state.store.cursor(), base, new, threshold=threshold,
                                  correction=correction)

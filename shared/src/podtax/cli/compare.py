@@ -165,6 +165,9 @@ def compare(
     """Compare two campaigns cell by cell: each ratio, their difference with a CI, a verdict."""
     if correction not in ("holm", "bh"):
         raise fail(f"unknown correction {correction!r}; use holm or bh", code=2)
+    if base == new:  # the analyzer has nothing to compare: every cell against itself
+        raise fail(f"BASE and NEW are both {base!r}: name two different campaigns (e.g. before and after an "
+                   f"upgrade)", code=2)
     if as_json and all_metrics:  # else dropped without a word (as report refuses it)
         raise fail("--all-metrics is for the terminal comparison: --json always has every metric (each cell's "
                    "`primary` says which is the headline); drop --all-metrics", code=2)

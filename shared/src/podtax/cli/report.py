@@ -115,6 +115,9 @@ def report(
                    code=2)
     if simulate is not None and html is None:
         raise fail("--simulate adds a section to the HTML report: give --html FILE too", code=2)
+    if compare is not None and compare == campaign:  # a campaign against itself: nothing to compare
+        raise fail(f"--compare {compare} names the report's own campaign: give the campaign to compare it with "
+                   f"(e.g. the one before an upgrade)", code=2)
     if compare is not None and html is None:  # else the plain report, with no comparison and no word of it
         raise fail(f"--compare adds a section to the HTML report: give --html FILE too (or run `podtax compare "
                    f"{compare} {campaign}`)", code=2)
