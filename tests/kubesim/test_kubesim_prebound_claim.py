@@ -181,3 +181,22 @@ def test_a_pv_resized_in_place_binds_the_claim_waiting_for_it_at_the_resync(
                        c["status"].get("phase") == "Bound" and c)
     assert got["spec"]["volumeName"] == "tiny" and got["status"]["capacity"] == {"storage": "4Gi"}
     assert phase(sim, "persistentvolumes", "tiny") == "Bound"
+
+
+def test_a_bound_pv_whose_claim_ref_is_removed_is_bound_again_to_its_claim(
+        kubesim_factory: Callable[..., Sim]) -> None:
+    """A Bound PV's claimRef removed while its claim is still Bound to it (review r8 L1): kubesim made it Available
+    whatever its phase, so a claim waiting for it bound it too, one PV bound to two claims. The PV controller finds
+    the Bound claim naming it (syncBoundClaim: 'volume is unbound, fixing') and binds it to that claim again."""
+    sim, core = sim_of(kubesim_factory, resync=3600)
+    core.create_persistent_volume(volume("shared"))
+    first = core.create_namespaced_persistent_volume_claim(NS, claim("first", volumeName="shared"))
+    sim.wait_for(lambda: phase(sim, "persistentvolumeclaims", "first") == "Bound")
+    core.create_namespaced_persistent_volume_claim(NS, claim("second", volumeName="shared"))
+    sim.wait_for(lambda: events(core, "second", "FailedBinding"))  # claimed by "first"
+    core.patch_persistent_volume("shared", [{"op": "remove", "path": "/spec/claimRef"}])  # kubectl patch --type json
+    pv = sim.wait_for(lambda: (p := sim.get("persistentvolumes", "shared")) and p["spec"].get("claimRef") and p)
+    assert pv["spec"]["claimRef"]["uid"] == first.metadata.uid and pv["status"]["phase"] == "Bound"
+    settled(sim, core, "1")
+    assert phase(sim, "persistentvolumeclaims", "second") == "Pending"
+    assert sim.get("persistentvolumes", "shared")["spec"]["claimRef"]["uid"] == first.metadata.uid

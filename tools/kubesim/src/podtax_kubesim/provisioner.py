@@ -45,7 +45,7 @@ from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
 from podtax_kubesim.pvmatch import best_match, names, unsatisfied
-from podtax_kubesim.pvsync import RESYNC_S, in_tree_delete_error, turns_available
+from podtax_kubesim.pvsync import RESYNC_S, bound_owner, in_tree_delete_error, turns_available
 from podtax_kubesim.resources import Resource
 from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
 from podtax_kubesim.store import Event
@@ -210,8 +210,8 @@ class Provisioner:
         new["status"] = {"phase": phase, "lastPhaseTransitionTime": now()}
         return self.store.update(R.PVS, new)
 
-    def _bind(self, claim: Obj, pv: Obj) -> None:
-        """Four writes in the order of the PV controller's bind()."""
+    def _bind(self, claim: Obj, pv: Obj) -> Obj:
+        """Four writes in the order of the PV controller's bind(); the PV as bound."""
         ref = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": claim["metadata"]["namespace"],
                "name": claim["metadata"]["name"], "uid": claim["metadata"]["uid"]}
         if pv["spec"].get("claimRef") != ref:  # static binding: the controller claims the volume
@@ -232,6 +232,7 @@ class Provisioner:
         new["status"] = {"phase": "Bound", "accessModes": pv["spec"].get("accessModes", []),
                          "capacity": dict(pv["spec"].get("capacity", {}))}
         self.store.update(R.PVCS, new)
+        return pv
 
     def _bind_named(self, claim: Obj) -> None:
         """A claim its user pre-bound to a PV by name (spec.volumeName), not bound yet (no bind-completed), whatever
@@ -366,7 +367,8 @@ class Provisioner:
     def _on_volume(self, ev: Event) -> None:
         pv = ev.obj
         if ev.type == "MODIFIED" and turns_available(pv):  # its claimRef removed: Available at once (syncVolume;
-            pv = self._set_phase(pv, "Available")  # it stayed Released, the claim waiting for it Pending: r6 M2)
+            owner = bound_owner(pv, self.store.items(R.PVCS))  # it stayed Released, the claim waiting Pending: r6 M2)
+            pv = self._bind(owner, pv) if owner else self._set_phase(pv, "Available")  # a Bound claim's: r8 L1
         elif ev.type != "DELETED" and pv["status"].get("phase") == "Available" and (
                 ev.old is None or ev.old["status"].get("phase") != "Available"):
             asyncio.get_running_loop().call_soon(self._rebind_pending)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from podtax_kubesim.util import Obj
 
@@ -14,9 +15,19 @@ HOST_PATH_DELETABLE = re.compile("/tmp/.+")  # host_path.go Delete: regexp.Match
 def turns_available(pv: Obj) -> bool:
     """syncVolume makes the PV Available at once: no claimRef ("volume is unused": an admin removed a Released PV's
     claimRef to reuse it) or a claimRef without a uid (reserved for a claim by name, not bound yet), whatever its
-    phase before (Released, Failed, Bound)."""
+    phase before (Released, Failed, Bound), unless a Bound claim names it (bound_owner)."""
     ref = pv["spec"].get("claimRef")
     return pv["status"].get("phase") != "Available" and (not ref or not ref.get("uid"))
+
+
+def bound_owner(pv: Obj, claims: Iterable[Obj]) -> Obj | None:
+    """The Bound claim whose spec.volumeName names `pv`, when `pv` has no claimRef: the PV controller binds the PV
+    to it again (syncBoundClaim: "volume is unbound, fixing") rather than leaving it Available to a second claim."""
+    if pv["spec"].get("claimRef"):
+        return None
+    name = pv["metadata"]["name"]
+    return next((c for c in claims if c["spec"].get("volumeName") == name and c["status"].get("phase") == "Bound"),
+                None)
 
 
 def in_tree_delete_error(pv: Obj) -> str:
