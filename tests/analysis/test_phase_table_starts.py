@@ -241,3 +241,41 @@ def test_podtax_compare_of_campaigns_timed_from_different_starts_is_not_comparab
     assert same.verdict != "not comparable" and "NEW:CONFOUNDED" not in same.flags, same.sentence
     accepted = next(c for c in change.cells if c.metric == "accepted_p50_ms")
     assert "NEW:CONFOUNDED" not in accepted.flags  # accepted starts at the create in both
+
+
+def test_podtax_compare_of_a_campaign_mixing_the_starts_gives_no_figures(tmp_path) -> None:
+    """Review r9 M1: a one-environment cell whose runs in one campaign mixed the two starts got a median, difference,
+    interval and a p-value in the correction family (verdict withheld only): figures from a pooled median."""
+    s = Store(tmp_path / "podtax.duckdb")
+    s.write_batch([e for i, st in enumerate(["node"] * 5 + ["create"] * 5) for e in k8s_run("mixed", i * 2, st)]
+                  + [e for i in range(10) for e in k8s_run("node", 200 + i * 2, "node")])
+    con = s.cursor()
+    try:
+        change = compare_campaigns(con, "mixed", "node")
+    finally:
+        s.close()
+    p50 = next(c for c in change.cells if c.metric == "provisioned_p50_ms")
+    assert p50.verdict == "not comparable", p50.sentence
+    assert (p50.diff, p50.diff_ci_low, p50.p_value, p50.p_adjusted) == (None, None, None, None), p50
+    assert "NEW:CONFOUNDED" in p50.flags, p50.flags
+    assert p50.sentence.startswith("Not comparable in mixed: 5 of 10 kubernetes runs timed provisioned"), p50.sentence
+
+
+def test_podtax_compare_of_a_campaign_of_unknown_start_against_a_known_one_is_not_comparable(tmp_path) -> None:
+    """Review r9 M2: a side all of whose runs were parsed before the start flags, compared with a campaign whose
+    runs' start is known, got a verdict: its start may be the other one."""
+    s = Store(tmp_path / "podtax.duckdb")
+    s.write_batch(batch_of("old", ["create"] * 10, old=True) + batch_of("known", ["node"] * 10, first=100)
+                  + batch_of("old-again", ["create"] * 10, old=True, first=200))
+    con = s.cursor()
+    try:
+        change = compare_campaigns(con, "old", "known")
+        alike = compare_campaigns(con, "old", "old-again")
+    finally:
+        s.close()
+    p50 = next(c for c in change.cells if c.metric == "provisioned_p50_ms")
+    assert p50.verdict == "not comparable" and p50.diff is None and p50.p_value is None, p50.sentence
+    assert "NEW:CONFOUNDED" in p50.flags, p50.flags
+    assert "not recorded in old " in p50.sentence and "`podtax reparse` it" in p50.sentence, p50.sentence
+    same = next(c for c in alike.cells if c.metric == "provisioned_p50_ms")
+    assert "NEW:CONFOUNDED" not in same.flags, same.sentence  # both unknown: nothing known to differ

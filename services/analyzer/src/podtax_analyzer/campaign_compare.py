@@ -30,7 +30,8 @@ changed it between versions) or one campaign's in several, the cell is "not comp
 unit. A cell whose campaigns' runs disagree on whether higher is better (a producer changed it) is "not comparable"
 and NEW:CONFOUNDED too: whether a change improved or worsened it is unknown; so is a provisioned or bound cell whose
 Kubernetes runs were all timed from the claim's create in one campaign and all from its node in the other
-(provision_starts.changed): a change of the figure's definition, not of the backend. A compared environment whose runs
+(provision_starts.changed): a change of the figure's definition, not of the backend; and one whose runs in a
+campaign mixed the two starts, or whose start is not recorded in one campaign only. A compared environment whose runs
 used another tool build in NEW than in BASE flags the row NEW:TOOL_CHANGED,
 named in its details and its sentence, and withholds nothing: a ratio's two sides changed builds alike (the change
 cancels to first order), and a one-environment cell is a control-plane one, whose version is its backend's (the

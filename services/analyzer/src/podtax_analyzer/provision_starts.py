@@ -98,16 +98,27 @@ def _all_one(found: tuple[int, int, int] | None) -> str | None:
 
 
 def changed(starts: dict[str, Starts], key: tuple[str, str, str, str, str], envs: tuple[str, ...]) -> str | None:
-    """CONFOUNDED's sentence when a side's runs of the cell `key` (cluster, node, test, params, metric) all used one
-    start in one campaign and all the other in the other (`starts`: BASE then NEW, campaign -> provision_starts), else
-    None: the figure's definition changed, which `podtax compare` would read as a change of the backend."""
+    """CONFOUNDED's sentence for the cell `key` (cluster, node, test, params, metric) of two campaigns (`starts`:
+    BASE then NEW, campaign -> provision_starts), else None: a side whose runs in one campaign mixed the two starts
+    or known and unknown ones (said: its median pools two intervals), whose runs all used one start in one campaign
+    and all the other in the other (the figure's definition changed, which `podtax compare` would read as a change
+    of the backend), or whose start is not recorded in one campaign and known in the other."""
     phase = next((p for p in _phases() if key[4].startswith(p + "_")), None)
     for env in envs:
         if not env or phase is None or ph.definition_from(key[2], env, phase, ph.FROM_CREATE) is None:
             continue
-        used = {name: _all_one(found.get((*key, env))) for name, found in starts.items()}
+        found = {name: at.get((*key, env)) for name, at in starts.items()}
+        for name, one in found.items():
+            if one and (start := said(key[2], env, phase, *one)) and start[1]:
+                return f"Not comparable in {name}: {start[1].removeprefix(MIXED + ': ')}."
+        used = {name: _all_one(one) for name, one in found.items()}
         if None not in used.values() and len(set(used.values())) == 2:
             said_ = " and ".join(f"{FROM[start]} in {name}" for name, start in used.items())
             return (f"Not comparable: {env} runs timed {phase} {said_}: the figure's definition changed between "
                     f"the campaigns, which a difference would read as a change of the backend; no change is given.")
+        unknown = [name for name, one in found.items() if one and one[0] and not one[1] + one[2]]
+        if unknown and any(used.values()):
+            return (f"Not comparable: the start of the {env} runs' {phase} is not recorded in {unknown[0]} (parsed "
+                    f"before the PROVISION_START run flag), known in the other campaign: the figure's definition may "
+                    f"have changed between the campaigns; no change is given (`podtax reparse` it).")
     return None
