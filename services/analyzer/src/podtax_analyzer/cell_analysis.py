@@ -131,7 +131,9 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
     # the sides whose values lie on both sides of their boundary: scored within each mode, from its median
     split = frozenset(s.env for s in (h, p) if s.env in boundaries and 0 < (s.values < boundaries[s.env]).sum() < s.n)
     candidates = {
-        "CONFOUNDED": cell.starts_mixed or fl.confounded(cell), "INSUFFICIENT": fl.insufficient(cell),
+        # a side mixing the provision starts (provision_starts.checked) and another reason (units...): both said
+        "CONFOUNDED": "; ".join(w for w in (cell.starts_mixed, fl.confounded(cell)) if w),  # as checked joins
+        "INSUFFICIENT": fl.insufficient(cell),
         "IMBALANCED": fl.imbalanced(cell), "BIMODAL": fl.bimodal(cell, checks, modes),
         "DRIFT": fl.drift(cell, drifts), "THROTTLED": fl.throttled(cell), "SHORT": fl.short(cell),
         "ROUNDED_RUNTIME": fl.rounded_runtime(cell),
