@@ -67,8 +67,11 @@ async def test_a_refused_timeline_outlives_a_runner_restart(
                 await bus.js.update_stream(info.config)
                 await s.start("runner", serve, s.settings(config.RunnerSettings, **settings))
                 status = await finished_status(capsys, CAMPAIGN["name"], 120)
-                rows = s.query(QUERY, [CAMPAIGN["name"]])
+                # the runner's account comes from the outcome event; the analyzer stores the same events on its
+                # own, in batches: 'finished' may come first (rows were [] once, under load), so wait for the row
+                await wait_for(lambda: s.query(QUERY, [CAMPAIGN["name"]]), 60, "the run stored by the analyzer")
                 await wait_for_async(lambda: kept_gone(kv), 30, "the kept copy removed")
+                rows = s.query(QUERY, [CAMPAIGN["name"]])
     finally:
         await bus.close()
     assert len(executed) == 1, f"the run's work was done {len(executed)} times (its timeline lost at the restart)"
