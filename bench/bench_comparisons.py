@@ -23,9 +23,9 @@ import time
 from importlib.resources import files
 from pathlib import Path
 
-import duckdb
 import numpy as np
 from anchor import interleave, line, loadavg, median, runs
+from podtax_analyzer import duckcon
 from podtax_analyzer.cell_pool import WORKERS_ENV, workers
 from podtax_analyzer.comparisons import compare_campaign
 
@@ -35,7 +35,7 @@ def schema_sql() -> str:
 
 
 def build(path: Path, n_results: int, n_cells: int, seed: int = 0) -> None:
-    con = duckdb.connect(str(path))
+    con = duckcon.connect(path)
     con.execute(schema_sql())
     con.execute("""
         INSERT INTO runs (run_id, event_id, campaign, cluster, node, env, test, params, params_key, attempt,
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         build(path, args.results, args.cells)
         t1 = time.perf_counter()
-        con = duckdb.connect(str(path), read_only=True)
+        con = duckcon.connect(path, read_only=True)  # the analyzer's plan
         n = con.execute("SELECT count(*) FROM metrics").fetchone()[0]
         reports = []
 

@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import httpx
 import nats
 import pipeline_floor
@@ -43,6 +42,7 @@ from podtax import events, natsserver
 from podtax.bus import Bus
 from podtax.config import AnalyzerSettings, ParserSettings
 from podtax.derive import derive
+from podtax_analyzer import duckcon
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS = ["sysbench-cpu-prime100000-1t.log", "sysbench-cpu-prime100000-2t.log", "sysbench-memory-write-1t.log"]
@@ -156,7 +156,7 @@ def podtax_run(count: int, parsers: int, out: dict[str, Any], profile: Path | No
         finally:
             stop(procs)
             nats_srv.stop()
-        con = duckdb.connect(str(db), read_only=True)
+        con = duckcon.connect(db, read_only=True)
         p50, p99, n, distinct = con.execute(
             """SELECT quantile_cont(epoch(stored_at) - epoch(ended_at), 0.5),
                       quantile_cont(epoch(stored_at) - epoch(ended_at), 0.99), count(*), count(DISTINCT run_id)

@@ -23,11 +23,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
-
 sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_comparisons import build  # noqa: E402
+from podtax_analyzer import duckcon  # noqa: E402
 from podtax_analyzer.comparisons import compare_campaign  # noqa: E402
 from podtax_analyzer.exports import export_zip  # noqa: E402
 from podtax_analyzer.html_report import render_html  # noqa: E402
@@ -53,7 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.duckdb"
         build(path, args.results, args.cells)
-        con = duckdb.connect(str(path), read_only=True)
+        con = duckcon.connect(path, read_only=True)  # the analyzer's plan
         load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"] * 3
         anchor, report = timed(lambda: compare_campaign(con, "bench"), args.repeat)
         figures = {

@@ -25,6 +25,7 @@ import nats
 import numpy as np
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+from podtax_analyzer import duckcon
 
 STREAM = "FLOOR"
 LOGS, RESULTS = "floor.log", "floor.result"
@@ -68,7 +69,7 @@ async def relay(url: str, result_payload: bytes, batch: int) -> None:
 
 
 async def store(url: str, db: Path, batch: int, count: int) -> None:
-    con = duckdb.connect(str(db))
+    con = duckcon.connect(db)  # as the analyzer's store opens it
     con.execute("CREATE TABLE IF NOT EXISTS messages (id VARCHAR PRIMARY KEY, subject VARCHAR, payload VARCHAR)")
     nc = await nats.connect(url)
     js = nc.jetstream()

@@ -112,13 +112,14 @@ def measured_from_cells(cells: list[dict[str, Any]], values_of: Any) -> list[Any
 def _from_db(db: Path, campaign: str) -> list[Any]:
     try:
         import duckdb
+        from podtax_analyzer import duckcon
         from podtax_analyzer.celldata import load_cells
     except ImportError:
         raise fail("--db needs the analyzer package: pip install -e services/analyzer", 2) from None
     if problem := not_a_database(db):
         raise fail(f"--db {db}: {problem}", 2)
     try:
-        con = duckdb.connect(str(db), read_only=True)
+        con = duckcon.connect(db, read_only=True)  # the analyzer's plan
     except duckdb.Error as exc:  # one the running analyzer holds
         raise fail(f"cannot open {db} ({exc}); if the analyzer is running it holds the file: drop --db to ask "
                    f"its HTTP API") from None
