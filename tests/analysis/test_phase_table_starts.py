@@ -243,17 +243,22 @@ def test_podtax_compare_of_campaigns_timed_from_different_starts_is_not_comparab
     assert "NEW:CONFOUNDED" not in accepted.flags  # accepted starts at the create in both
 
 
+def compared(tmp_path, batch: list, *pairs: tuple[str, str]) -> list:
+    """compare_campaigns of each (base, new) of `pairs` in a store of `batch`."""
+    s = Store(tmp_path / "podtax.duckdb")
+    s.write_batch(batch)
+    try:
+        return [compare_campaigns(s.cursor(), base, new) for base, new in pairs]
+    finally:
+        s.close()
+
+
 def test_podtax_compare_of_a_campaign_mixing_the_starts_gives_no_figures(tmp_path) -> None:
     """Review r9 M1: a one-environment cell whose runs in one campaign mixed the two starts got a median, difference,
     interval and a p-value in the correction family (verdict withheld only): figures from a pooled median."""
-    s = Store(tmp_path / "podtax.duckdb")
-    s.write_batch([e for i, st in enumerate(["node"] * 5 + ["create"] * 5) for e in k8s_run("mixed", i * 2, st)]
-                  + [e for i in range(10) for e in k8s_run("node", 200 + i * 2, "node")])
-    con = s.cursor()
-    try:
-        change = compare_campaigns(con, "mixed", "node")
-    finally:
-        s.close()
+    batch = [e for i, st in enumerate(["node"] * 5 + ["create"] * 5) for e in k8s_run("mixed", i * 2, st)]
+    (change,) = compared(tmp_path, batch + [e for i in range(10) for e in k8s_run("node", 200 + i * 2, "node")],
+                         ("mixed", "node"))
     p50 = next(c for c in change.cells if c.metric == "provisioned_p50_ms")
     assert p50.verdict == "not comparable", p50.sentence
     assert (p50.diff, p50.diff_ci_low, p50.p_value, p50.p_adjusted) == (None, None, None, None), p50
@@ -264,15 +269,9 @@ def test_podtax_compare_of_a_campaign_mixing_the_starts_gives_no_figures(tmp_pat
 def test_podtax_compare_of_a_campaign_of_unknown_start_against_a_known_one_is_not_comparable(tmp_path) -> None:
     """Review r9 M2: a side all of whose runs were parsed before the start flags, compared with a campaign whose
     runs' start is known, got a verdict: its start may be the other one."""
-    s = Store(tmp_path / "podtax.duckdb")
-    s.write_batch(batch_of("old", ["create"] * 10, old=True) + batch_of("known", ["node"] * 10, first=100)
-                  + batch_of("old-again", ["create"] * 10, old=True, first=200))
-    con = s.cursor()
-    try:
-        change = compare_campaigns(con, "old", "known")
-        alike = compare_campaigns(con, "old", "old-again")
-    finally:
-        s.close()
+    change, alike = compared(tmp_path, batch_of("old", ["create"] * 10, old=True) + batch_of(
+        "known", ["node"] * 10, first=100) + batch_of("old-again", ["create"] * 10, old=True, first=200),
+        ("old", "known"), ("old", "old-again"))
     p50 = next(c for c in change.cells if c.metric == "provisioned_p50_ms")
     assert p50.verdict == "not comparable" and p50.diff is None and p50.p_value is None, p50.sentence
     assert "NEW:CONFOUNDED" in p50.flags, p50.flags
