@@ -15,6 +15,7 @@ from collections import Counter
 import pytest
 from podtax.cli.report_render import p_shown
 
+from tests.analysis.analysis_synth import fixture_campaign, insert_cells
 from tests.report.conftest import cli_output
 
 COLUMNS = ("40", "80", "120")
@@ -45,11 +46,21 @@ def _compare_figures(c: dict) -> list[str]:
     return values + [p_shown(c), c["node"], c["verdict"].split()[0]]
 
 
+@pytest.fixture(scope="module")
+def again(served):
+    """The many-flag fixture campaign a second time (another seed), to compare with the first: a campaign compared
+    with itself is refused (5a99851)."""
+    insert_cells(served.store.cursor(), fixture_campaign("synthetic-again", seed=43))
+    return served
+
+
 @pytest.mark.parametrize("columns", COLUMNS)
-@pytest.mark.parametrize("pair", [("synthetic", "synthetic"), ("base", "shifted")])
-def test_compare_prints_every_figure_whole_at_any_width(served, pair, columns, monkeypatch):
+@pytest.mark.parametrize("pair", [("synthetic", "synthetic-again"), ("base", "shifted")])
+def test_compare_prints_every_figure_whole_at_any_width(again, pair, columns, monkeypatch):
+    served = again
     monkeypatch.setenv("PODTAX_API_URL", served.url)
     cells = json.loads(cli_output("compare", *pair, "--json"))["cells"]
+    assert len({c["node"] for c in cells}) > 1, cells  # several nodes' cells in common, so figures to print
     monkeypatch.setenv("COLUMNS", columns)
     out = cli_output("compare", *pair, "--all-metrics")
     table = out.split("\n- ")[0]  # the sentences below repeat the figures: the table alone must show them
