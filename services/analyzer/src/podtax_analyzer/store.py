@@ -1,6 +1,6 @@
 """The analyzer's DuckDB file: one writer, batched columnar inserts, idempotent on run and event ids.
 
-Inserts are one statement per table per batch, reading the batch's columns as numpy object arrays
+Inserts (store_insert.py) are one statement per table per batch, reading the batch's columns as numpy object arrays
 registered as a view: DuckDB scans those natively, about 10x faster than binding Python lists as
 query parameters (which boxes every value). Every insert is `ON CONFLICT DO NOTHING` (or, for a result
 that arrives for a run recorded as failed, an update), so a redelivered batch changes nothing.
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 from podtax import events
 
 from podtax_analyzer import duckcon
@@ -28,6 +27,7 @@ from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
 from podtax_analyzer.reads import Cursor, ReadWriteLock
 from podtax_analyzer.store_imports import dropped, onto_kept, record, stored_twice
+from podtax_analyzer.store_insert import insert
 from podtax_analyzer.store_lookup import lookup, unseen
 from podtax_analyzer.store_rows import (
     METRIC_COLUMNS,
@@ -78,11 +78,6 @@ EVICT_WAIT_S = 0.05
 # prefers its writer): a streamed answer holds its statement until its last row, as long as its client reads, and
 # a wait without bound held every read (/healthz included) and the writes back behind one stalled client.
 REOPEN_WAIT_S = 2.0
-
-
-def _column(values: list[Any]) -> np.ndarray:
-    """A 1-D object array of `values` as they are (np.array would turn a list of lists into 2-D)."""
-    return np.fromiter(values, dtype=object, count=len(values))
 
 
 def resubmitted(con: duckdb.DuckDBPyConnection, c: events.CampaignSubmittedV1) -> bool:
@@ -231,31 +226,6 @@ class Store:
                 con.execute("SET GLOBAL max_vacuum_tasks = 0")
                 con.close()
 
-    def _insert(self, con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], types: Sequence[str],
-                rows: Sequence[dict[str, Any]], conflict: str | None = "DO NOTHING") -> None:
-        """One columnar INSERT of `rows`. `conflict=None` when the caller has checked that every key is
-        new: DuckDB's ON CONFLICT costs ~20 µs a row, a lookup of the batch's keys far less."""
-        if not rows:
-            return
-        # Within one batch the first row of a key wins, as a later redelivery would.
-        key = columns[0] if table != "metrics" else None
-        if key:
-            seen: dict[Any, dict[str, Any]] = {}
-            for row in rows:
-                seen.setdefault(row[key], row)
-            rows = list(seen.values())
-        view = f"batch_{table}"  # the batch's columns, visible to this connection only
-        con.register(view, {c: _column([row[c] for row in rows]) for c in columns})
-        try:
-            casts = ", ".join(f"CAST({c} AS {t})" for c, t in zip(columns, types))
-            on_conflict = f" ON CONFLICT {conflict}" if conflict else ""
-            con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {casts} FROM {view}{on_conflict}")
-        finally:
-            # After a failed INSERT the transaction is aborted and unregister raises "Current transaction
-            # is aborted", which would hide the real error (the reason a poison message is dead-lettered).
-            with contextlib.suppress(duckdb.Error):
-                con.unregister(view)
-
     def write_batch(self, batch: Iterable[events.Envelope]) -> set[str]:
         """Commit a batch of events in one transaction; returns run ids that got a new result or whose rows changed."""
         now = datetime.now(UTC)
@@ -287,8 +257,8 @@ class Store:
                 failures = [f for f in failures if f["run_id"] not in gone]
             stored = self._write_results(con, results, now)
             new_runs = {r["run_id"] for r in stored}
-            self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
-            self._insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, [r for r in raws if r["run_id"] not in twice],
+            insert(con, "runs", RUN_COLUMNS, RUN_TYPES, failures)
+            insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, [r for r in raws if r["run_id"] not in twice],
                          conflict=None)
             insert_phases(con, (p for run_id, p in phases.items() if run_id not in twice))
             for f in facts:
@@ -358,8 +328,8 @@ class Store:
         if failed_before:
             con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest($1::varchar[]))", [failed_before])
         rows = [result_row(e, now) for e in fresh]
-        self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, rows, conflict=None)
-        self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(fresh), conflict=None)
+        insert(con, "runs", RUN_COLUMNS, RUN_TYPES, rows, conflict=None)
+        insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(fresh), conflict=None)
         return rows
 
     def replace_results(self, results: Sequence[events.ResultV1 | events.RunFailedV1],
@@ -378,8 +348,8 @@ class Store:
             ok = [e for e in results if isinstance(e, events.ResultV1)]
             rows = [result_row(e, now) for e in ok] + [failure_row(e, now) for e in results
                                                        if isinstance(e, events.RunFailedV1)]
-            self._insert(con, "runs", RUN_COLUMNS, RUN_TYPES, rows)
-            self._insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(ok), conflict=None)
+            insert(con, "runs", RUN_COLUMNS, RUN_TYPES, rows)
+            insert(con, "metrics", METRIC_COLUMNS, METRIC_TYPES, metric_rows(ok), conflict=None)
             mark_overlaps(con, rows)
 
     def drop_imported_twice(self, campaign: str | None) -> tuple[list[dict[str, Any]], set[str]]:
