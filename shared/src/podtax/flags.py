@@ -84,8 +84,8 @@ LEGEND = {
 
 
 # A parser's run flag (not a cell's): the run timed too few observations for some percentiles, left out
-# (parsers/sockperf.py). The import warns of it (cli/importcheck.py); the analyzer reads the metrics it names
-# with FEW_NAMED (celldata.py) and says so in the cell (FEW_OBSERVATIONS, or INSUFFICIENT when a side is short).
+# (parsers/sockperf.py). The import warns of it (cli/importcheck.py); the analyzer reads the metrics it names with
+# FEW_NAMED (celldata_failures.py) and says so in the cell (FEW_OBSERVATIONS, or INSUFFICIENT if a side is short).
 FEW_RUN_FLAG = "FEW_OBSERVATIONS: "
 FEW_NAMED = rf"^{FEW_RUN_FLAG}.*?too few for ([\w, ]+?) \("  # group 1: the metrics, ", "-separated
 

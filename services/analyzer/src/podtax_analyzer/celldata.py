@@ -19,9 +19,10 @@ from typing import Any
 import duckdb
 import numpy as np
 from podtax import sides, templates
-from podtax.flags import FEW_NAMED, FEW_RUN_FLAG
 from podtax.parsers.fio_flags import ROUNDED_DIRECTIONS
 from podtax.parsers.timeline import rests_on_bound, rests_on_upper_bound
+
+from podtax_analyzer.celldata_failures import Failures, side_failures, side_few
 
 HOST = "host"
 POD = "kubernetes"
@@ -53,32 +54,6 @@ def cell_id(campaign: str, cluster: str, node: str, test: str, params_key: str, 
     """Stable short id (12 hex digits) of a cell key."""
     raw = _SEP.join((campaign, cluster, node, test, params_key, metric)).encode()
     return hashlib.sha256(raw).hexdigest()[:ID_LEN]
-
-
-@dataclass
-class Failures:
-    """What the control-plane parser's run flags say of a side's runs of its (cluster, node, test, params),
-    whatever the metric: a run with failed objects has no makespan or wall time, so it is missing from those
-    cells (parsers/timeline.py). runs: the side's ok runs; error_runs: those flagged ERRORS, with ``failed``
-    of their ``objects`` failed and one run's first failed object and what it lacked (``first_error``);
-    left_runs: those flagged LEFT_BEHIND, with ``left`` objects not deleted. given_up: phase -> objects given up
-    while waiting in it, counted in its percentiles at the time they were given up (the phases table's
-    lower_bound rows)."""
-
-    runs: int = 0
-    error_runs: int = 0
-    failed: int = 0
-    objects: int = 0
-    first_error: str | None = None
-    left_runs: int = 0
-    left: int = 0
-    given_up: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def total_objects(self) -> int:
-        """Objects of all the side's runs: a cell's runs share their params, so each asked for as many."""
-        per_run = self.objects / self.error_runs if self.error_runs else 0
-        return self.objects + round((self.runs - self.error_runs) * per_run)
 
 
 @dataclass
@@ -271,58 +246,6 @@ ORDER BY {_KEY}
 """
 
 
-_OBJECTS_FAILED = r"^ERRORS: (\d+) of (\d+) objects failed"  # parsers/timeline.py (other tools' ERRORS differ)
-_FAILURES_QUERY = f"""
-SELECT cluster, node, test, params_key, env, count(*), count(e),
-       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 1) AS BIGINT))::BIGINT, 0),
-       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 2) AS BIGINT))::BIGINT, 0),
-       min(nullif(regexp_extract(e, '\\(first: (.*)\\); the run', 1), '')),
-       count(l), coalesce(sum(TRY_CAST(regexp_extract(l, '^LEFT_BEHIND: (\\d+)', 1) AS BIGINT))::BIGINT, 0)
-FROM (SELECT cluster, node, test, params_key, env,
-             list_filter(flags, lambda f: regexp_matches(f, '{_OBJECTS_FAILED}'))[1] AS e,
-             list_filter(flags, lambda f: starts_with(f, 'LEFT_BEHIND:'))[1] AS l
-      FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}})
-GROUP BY ALL HAVING count(e) > 0 OR count(l) > 0
-"""
-
-
-_GIVEN_UP_QUERY = """
-SELECT r.cluster, r.node, r.test, r.params_key, r.env, p.phase, count(*)
-FROM phases p JOIN runs r ON r.run_id = p.run_id
-WHERE p.lower_bound AND r.campaign = $campaign AND r.status = 'ok' {extra}
-GROUP BY ALL
-"""
-
-
-# the metrics a run's FEW_OBSERVATIONS flag names (`... too few for rtt_p99_us, rtt_p99_9_us (a percentile ...`)
-_FEW_QUERY = f"""
-SELECT cluster, node, test, params_key, env, name, count(*), min(f)
-FROM (SELECT *, unnest(string_split(regexp_extract(f, '{FEW_NAMED}', 1), ', ')) AS name
-      FROM (SELECT cluster, node, test, params_key, env,
-                   list_filter(flags, lambda f: starts_with(f, '{FEW_RUN_FLAG}'))[1] AS f
-            FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}})
-      WHERE f IS NOT NULL)
-GROUP BY ALL
-"""
-
-
-def _few(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], tuple[int, str]]:
-    """(cluster, node, test, params_key, env, metric) -> (runs whose FEW_OBSERVATIONS flag names the metric, one
-    such flag)."""
-    rows = con.execute(_FEW_QUERY.format(extra=" ".join(extra)), params).fetchall()
-    return {tuple(r[:6]): (r[6], r[7]) for r in rows}
-
-
-def _failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], Failures]:
-    """(cluster, node, test, params_key, env) -> Failures, for the sides with a run flagged ERRORS or LEFT_BEHIND."""
-    rows = con.execute(_FAILURES_QUERY.format(extra=" ".join(extra)), params).fetchall()
-    out = {tuple(r[:5]): Failures(r[5], r[6], r[7], r[8], r[9] or None, r[10], r[11]) for r in rows}
-    for *key, phase, n in con.execute(_GIVEN_UP_QUERY.format(extra=" ".join(extra)), params).fetchall():
-        if tuple(key) in out:
-            out[tuple(key)].given_up[phase] = n
-    return out
-
-
 def _plain(v: Any) -> Any:
     if v is np.ma.masked:
         return None
@@ -346,8 +269,8 @@ def load_cells(
             name = col.split(".")[1]
             extra.append(f"AND {col} = ${name}")
             params[name] = val
-    failures = _failures(con, extra, params)  # per side of a (node, test, params): before the metric's filter
-    few = _few(con, extra, params)  # a side without the metric has no row in the cells' query
+    failures = side_failures(con, extra, params)  # per side of a (node, test, params): before the metric's filter
+    few = side_few(con, extra, params)  # a side without the metric has no row in the cells' query
     if cell is not None:
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell

@@ -1,0 +1,87 @@
+"""A cell side's failed, left-behind and given-up objects and its FEW_OBSERVATIONS runs (celldata.load_cells): read
+by their own queries, per side of a (cluster, node, test, params) before the cells' query narrows to a metric."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+from podtax.flags import FEW_NAMED, FEW_RUN_FLAG
+
+
+@dataclass
+class Failures:
+    """What the control-plane parser's run flags say of a side's runs of its (cluster, node, test, params),
+    whatever the metric: a run with failed objects has no makespan or wall time, so it is missing from those
+    cells (parsers/timeline.py). runs: the side's ok runs; error_runs: those flagged ERRORS, with ``failed``
+    of their ``objects`` failed and one run's first failed object and what it lacked (``first_error``);
+    left_runs: those flagged LEFT_BEHIND, with ``left`` objects not deleted. given_up: phase -> objects given up
+    while waiting in it, counted in its percentiles at the time they were given up (the phases table's
+    lower_bound rows)."""
+
+    runs: int = 0
+    error_runs: int = 0
+    failed: int = 0
+    objects: int = 0
+    first_error: str | None = None
+    left_runs: int = 0
+    left: int = 0
+    given_up: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_objects(self) -> int:
+        """Objects of all the side's runs: a cell's runs share their params, so each asked for as many."""
+        per_run = self.objects / self.error_runs if self.error_runs else 0
+        return self.objects + round((self.runs - self.error_runs) * per_run)
+
+
+_OBJECTS_FAILED = r"^ERRORS: (\d+) of (\d+) objects failed"  # parsers/timeline.py (other tools' ERRORS differ)
+_FAILURES_QUERY = f"""
+SELECT cluster, node, test, params_key, env, count(*), count(e),
+       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 1) AS BIGINT))::BIGINT, 0),
+       coalesce(sum(TRY_CAST(regexp_extract(e, '{_OBJECTS_FAILED}', 2) AS BIGINT))::BIGINT, 0),
+       min(nullif(regexp_extract(e, '\\(first: (.*)\\); the run', 1), '')),
+       count(l), coalesce(sum(TRY_CAST(regexp_extract(l, '^LEFT_BEHIND: (\\d+)', 1) AS BIGINT))::BIGINT, 0)
+FROM (SELECT cluster, node, test, params_key, env,
+             list_filter(flags, lambda f: regexp_matches(f, '{_OBJECTS_FAILED}'))[1] AS e,
+             list_filter(flags, lambda f: starts_with(f, 'LEFT_BEHIND:'))[1] AS l
+      FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}})
+GROUP BY ALL HAVING count(e) > 0 OR count(l) > 0
+"""
+
+
+_GIVEN_UP_QUERY = """
+SELECT r.cluster, r.node, r.test, r.params_key, r.env, p.phase, count(*)
+FROM phases p JOIN runs r ON r.run_id = p.run_id
+WHERE p.lower_bound AND r.campaign = $campaign AND r.status = 'ok' {extra}
+GROUP BY ALL
+"""
+
+
+# the metrics a run's FEW_OBSERVATIONS flag names (`... too few for rtt_p99_us, rtt_p99_9_us (a percentile ...`)
+_FEW_QUERY = f"""
+SELECT cluster, node, test, params_key, env, name, count(*), min(f)
+FROM (SELECT *, unnest(string_split(regexp_extract(f, '{FEW_NAMED}', 1), ', ')) AS name
+      FROM (SELECT cluster, node, test, params_key, env,
+                   list_filter(flags, lambda f: starts_with(f, '{FEW_RUN_FLAG}'))[1] AS f
+            FROM runs r WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}})
+      WHERE f IS NOT NULL)
+GROUP BY ALL
+"""
+
+
+def side_few(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], tuple[int, str]]:
+    """(cluster, node, test, params_key, env, metric) -> (runs whose FEW_OBSERVATIONS flag names the metric, one
+    such flag)."""
+    rows = con.execute(_FEW_QUERY.format(extra=" ".join(extra)), params).fetchall()
+    return {tuple(r[:6]): (r[6], r[7]) for r in rows}
+
+
+def side_failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], Failures]:
+    """(cluster, node, test, params_key, env) -> Failures, for the sides with a run flagged ERRORS or LEFT_BEHIND."""
+    rows = con.execute(_FAILURES_QUERY.format(extra=" ".join(extra)), params).fetchall()
+    out = {tuple(r[:5]): Failures(r[5], r[6], r[7], r[8], r[9] or None, r[10], r[11]) for r in rows}
+    for *key, phase, n in con.execute(_GIVEN_UP_QUERY.format(extra=" ".join(extra)), params).fetchall():
+        if tuple(key) in out:
+            out[tuple(key)].given_up[phase] = n
+    return out
