@@ -158,6 +158,8 @@ async def test_an_outage_past_the_runs_expiry_stores_one_result(
         await wait_for(lambda: any(t > due for t in ticks), 120, "a tick of the runner with the run due")
         outage.restart()
         status = await finished_status(capsys, "cp-nats-away", 120)
+        # 'finished' is the runner's word; the analyzer stores the same events on its own, in batches
+        await wait_for(lambda: outage.s.query(QUERY, ["cp-nats-away"]) != [], 60, "the analyzer stored the result")
         rows = outage.s.query(QUERY, ["cp-nats-away"])
     assert rows == [(1, "ok", None)], f"one result for the run, not run again: {rows}"
     assert "1 done, 0 failed" in status, status
