@@ -294,9 +294,12 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         in_units = {name: loaded[name][1].get(key, {}).get(one[0], []) for name in (base, new)} if one else {}
         mixed = _units_differ(key[4], in_units) if one else None
         way = _directions_differ(b, n, (base, new)) or provision_starts.changed(starts, key, pair)
-        if way and not mixed:  # a change's direction (improved, worsened) would be a guess: CONFOUNDED on NEW
-            mixed = way
-            flags, details = [*flags, "NEW:CONFOUNDED"], {**details, "NEW:CONFOUNDED": f"NEW ({new}): {way}"}
+        if way and not mixed:  # a change's direction (improved, worsened) would be a guess: CONFOUNDED on NEW,
+            mixed = way  # or on BASE when the reason is BASE's own (its runs mixed the provision starts)
+            tag, name = ("BASE", base) if way.startswith(f"Not comparable in {base}:") else ("NEW", new)
+            if f"{tag}:CONFOUNDED" not in flags:  # the campaign's own CONFOUNDED says it already, with its details
+                flags = [*flags, f"{tag}:CONFOUNDED"]
+                details = {**details, f"{tag}:CONFOUNDED": f"{tag} ({name}): {way}"}
         elif mixed:  # no difference across units: CONFOUNDED on the campaign mixing them, else on NEW (which changed)
             what = f"{one[0]} median ({' in '.join((' + '.join(in_units[base]), base))}, " \
                    f"{' in '.join((' + '.join(in_units[new]), new))})"
