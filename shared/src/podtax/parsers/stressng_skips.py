@@ -74,9 +74,16 @@ def skipped(text: str) -> dict[str, str]:
                 name = _named(msg, after)
                 if name:
                     found.setdefault(name, msg[:200])
-    if text.find("aborted early") >= 0:
-        for m in _ABORTED.finditer(text):
+    # Each line holding `aborted early`, searched alone (a match stays on its line): over the whole log, the pattern
+    # is tried at every letter (1.5 ms of the 1.8 ms a 20 KiB log took to parse)
+    at = text.find("aborted early")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = end if end >= 0 else len(text)
+        for m in _ABORTED.finditer(text, start, end):
             found.setdefault(m.group(1) or m.group(2), m.group(0))
+        at = text.find("aborted early", end)
     for at in places:  # each summary starts at one (none holds another: no `:` in it after its count)
         m = _SUMMARY.match(text, at) if text.startswith("skipped: ", at) else None
         if m is not None:
