@@ -72,6 +72,16 @@ def schema_why(con: duckdb.DuckDBPyConnection) -> str | None:
     return None
 
 
+def foreign_why(exc: duckdb.Error) -> str | None:
+    """Why a read of a DuckDB file failed when its tables are not the analyzer's (a table or column missing: another
+    program's file, or none the analyzer made), with the fix; None for another error. `podtax report --db` and
+    `podtax simulate --db` on such a file ended in a traceback, the CLI showing its last line ('error:    ^^^^')."""
+    if not isinstance(exc, duckdb.CatalogException | duckdb.BinderException):
+        return None
+    first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+    return f"its tables are not the analyzer's ({first}): give the analyzer's DuckDB file (PODTAX_ANALYZER_DB)"
+
+
 def never_written(path: Path) -> bool:
     """Whether `path` is what DuckDB leaves when it stops part-way through creating a file (a full disk, a file size
     limit: audit hH): shorter than its three headers, its main header DuckDB's, and each database header present

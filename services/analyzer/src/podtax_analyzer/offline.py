@@ -1,7 +1,8 @@
 """`podtax-analyzer report --db FILE CAMPAIGN`: the comparison of a campaign from a DuckDB file,
 as JSON on stdout, without a running analyzer. `podtax report --db` runs this command (as a
 separate process: the podtax library never imports a service). Exit 0, or 1 with one line on
-stderr saying what to fix (2 for a usage mistake)."""
+stderr saying what to fix (2 for a usage mistake: a --db file that is no
+DuckDB database, or one whose tables are not the analyzer's)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from podtax.oneline_args import OneLineParser, a_path
 
 from podtax_analyzer import duckcon
 from podtax_analyzer.comparisons import UnknownCampaign, compare_campaign
-from podtax_analyzer.db_file import version_why
+from podtax_analyzer.db_file import foreign_why, version_why
 from podtax_analyzer.phase_table import phase_table, pooled_objects
 from podtax_analyzer.provision_starts import provision_starts
 
@@ -44,6 +45,11 @@ def main(argv: list[str]) -> int:
     except UnknownCampaign:
         print(f"unknown campaign {args.campaign!r} (no run of it in {args.db})", file=sys.stderr)
         return 1
+    except duckdb.Error as exc:
+        if not (why := foreign_why(exc)):
+            raise
+        print(f"--db {args.db}: {why}", file=sys.stderr)
+        return 2  # a usage mistake, as a file that is no DuckDB database
     finally:
         con.close()
     json.dump(report.model_dump(mode="json"), sys.stdout)

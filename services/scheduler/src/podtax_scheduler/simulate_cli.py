@@ -114,6 +114,7 @@ def _from_db(db: Path, campaign: str) -> list[Any]:
         import duckdb
         from podtax_analyzer import duckcon
         from podtax_analyzer.celldata import load_cells
+        from podtax_analyzer.db_file import foreign_why
     except ImportError:
         raise fail("--db needs the analyzer package: pip install -e services/analyzer", 2) from None
     if problem := not_a_database(db):
@@ -125,6 +126,10 @@ def _from_db(db: Path, campaign: str) -> list[Any]:
                    f"its HTTP API") from None
     try:
         cells = load_cells(con, campaign)
+    except duckdb.Error as exc:
+        if not (why := foreign_why(exc)):
+            raise
+        raise fail(f"--db {db}: {why}", 2) from None
     finally:
         con.close()
     rows = [{"test": c.test, "params": c.params_key, "metric": c.metric, "unit": c.unit,

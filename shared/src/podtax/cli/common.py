@@ -363,5 +363,6 @@ def offline_report(db: Path, campaign: str, threshold: float, correction: str, p
                            "--threshold", str(threshold), "--correction", correction,
                            *(["--phases"] if phases else [])], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise fail(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
+        raise fail(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}",
+                   2 if proc.returncode == 2 else 1)  # 2: a usage mistake (a --db file not the analyzer's)
     return json.loads(proc.stdout)
