@@ -68,6 +68,18 @@ _TOP_LINE = re.compile(r"\n[^\s]")  # a line that starts a top-level key (or the
 _INSTANCE = "\n          - instance: "  # an entry of a row's `instances:` list
 
 
+# A row's line in the common form, `      bogo-ops: 478` or `      uint64-atomic-ops-per-sec: 31659015.723896`: read as
+# the line-by-line loop in parse_yaml reads it (a column, else a misc metric), the number as float() reads it (18
+# digits at most before the point: no float overflows); a run of such lines from a row's start
+_PLAIN_LINE = re.compile(r"      ([a-z][a-z0-9-]*+): ([0-9]{1,18}+(?:\.[0-9]++)?+)\n")
+_PLAIN_LINES = re.compile(r"(?:      [a-z][a-z0-9-]*+: [0-9]{1,18}+(?:\.[0-9]++)?+\n)*+")
+
+
+def _twice(stressor: str, key: str) -> str:
+    """A row holding a column twice: a lost `- stressor:` line joined two stressors' blocks."""
+    return f"the stress-ng YAML block of {stressor} holds `{key}` twice: a `- stressor:` line is missing"
+
+
 def _top_value(text: str, key: str) -> str | None:
     at = text.find(key)
     if at < 0:
@@ -168,14 +180,22 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         if stop >= 0:
             lists[stressor] = (stop, end if end >= 0 else section)
         values: dict[int, float] = {}
-        for line in body.split("\n"):
+        plain = _PLAIN_LINES.match(body).end()  # the lines in the common form, read in one regex pass
+        for key, number in _PLAIN_LINE.findall(body, 0, plain):
+            column = _KEYS.get(key)
+            if column is None:
+                misc.append((stressor, float(number), key))
+            elif column in values:
+                raise ParseFailure("unknown-format", _twice(stressor, key))
+            else:
+                values[column] = float(number)
+        for line in body[plain:].split("\n"):  # the other lines (another form, the next section), one by one
             if line.startswith("      ") and not line.startswith("       "):
                 key, _, rest = line[6:].partition(":")
                 column = _KEYS.get(key)
                 if column is not None:
-                    if column in values:  # a lost `- stressor:` line joined two stressors' blocks
-                        raise ParseFailure("unknown-format", f"the stress-ng YAML block of {stressor} holds "
-                                                             f"`{key}` twice: a `- stressor:` line is missing")
+                    if column in values:
+                        raise ParseFailure("unknown-format", _twice(stressor, key))
                     values[column] = to_number(_value(rest))
                 elif rest.strip():
                     value = _value(rest)
