@@ -20,8 +20,9 @@ corrupted (an instance killed mid-run: `data is compromised`) is refused (`fatal
 `stress-ng 0.19.02` debug line gives the version.
 
 Naming: the PRIMARY row's metrics are unprefixed (`bogo_ops_per_second_real`...). The primary row
-is the `cpu` row for the stress-ng-cpu test, else the only row of a run of one stressor: one dispatched, none
-skipped, one row printed. A stressor skipped whole makes the run one of several, so the same command names its
+is the `cpu` row for the stress-ng-cpu test (flagged PARAM_MISMATCH when others ran at once: beside_flag),
+else the only row of a run of one stressor: one dispatched, none skipped, one row printed. A stressor skipped
+whole makes the run one of several, so the same command names its
 figures alike on every node, whether the stressor ran there or was skipped (`--cpu 1 --ramfs 1` as root and as a
 user without CAP_SYS_ADMIN: `cpu_bogo_ops`... on both). Known limit: the --yaml report of a run with a skipped
 stressor names them otherwise (unprefixed where it holds the one row): it tells no skip and no dispatch, so it
@@ -53,6 +54,7 @@ from podtax.parsers.base import (
 )
 from podtax.parsers.stressng_checks import (
     Row,
+    beside_flag,
     measured,
     missing_rows,
     no_rows_failure,
@@ -355,6 +357,8 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if missing:
         flags.append(f"MISSING: stress-ng dispatched {', '.join(missing)} but printed no metrics row for "
                      f"{'it' if len(missing) == 1 else 'them'} (skipped, failed to start or killed?)")
+    if primary and test == "stress-ng-cpu":
+        flags += beside_flag(s.rows, primary, s.took)
     if s.yaml:  # a YAML report too (see above)
         flags.append(MIXED + "the metrics table")
     return Parsed(TOOL, s.version, None, metrics.as_tuple(), echoed, tuple(flags))

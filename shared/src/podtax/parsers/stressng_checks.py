@@ -246,3 +246,22 @@ def _stopped_early(s: Any, requested: Mapping[str, Any] | None, row: list[float]
         return None
     return (f"SHORT: stress-ng's stressor ran {int_or_float(real)} s of the {timeout} s asked (stopped by a "
             "signal or Ctrl-C? stress-ng still reports a successful run): its bogo ops count a shorter run")
+
+
+def beside_flag(rows: Sequence[Row], primary: str, took: float | None) -> list[str]:
+    """PARAM_MISMATCH when the primary stressor (stress-ng-cpu's cpu) ran side by side with others that worked
+    (`--cpu 2 --vm 2`: stress-ng's default is to run them at once, loading the same CPUs): its figures measure
+    the stressor under their load (cpu 268 bogo ops/s beside 2 vm against 583 alone, same machine). A run that
+    took the sum of its rows' real times or more (`--sequential`: `successful run completed in 110.83s` for 51
+    rows summing 110.58 s; each row's time is rounded to 0.01 s) ran each alone: not flagged. At once, the run
+    takes about its longest row's time."""
+    others = [name for name, values in rows if name != primary and len(values) > 1 and values[1] > 0]
+    if not others:
+        return []
+    summed = sum(values[1] for _, values in rows if len(values) > 1)
+    if took is not None and took >= summed - 0.01 * len(rows):
+        return []
+    return [f"PARAM_MISMATCH: stressors: {primary} ran beside {', '.join(others[:5])}"
+            f"{f' and {len(others) - 5} more' if len(others) > 5 else ''} (stress-ng runs the stressors of one "
+            f"command at once); podtax's stress-ng-{primary} runs --{primary} alone, so these {primary} figures "
+            "were measured under the others' load and measure another cell"]

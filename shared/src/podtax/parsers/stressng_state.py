@@ -21,7 +21,7 @@ Misc = tuple[str, float, str]  # stressor, value, description as printed (see st
 class Scan:
     __slots__ = ("rows", "misc", "header", "hogs", "dispatches", "completed", "failed", "untrusted", "errors",
                  "bad_arg", "timeout", "seen", "yaml", "skipped", "passed", "version", "columns", "cut", "premature",
-                 "completions", "closed")
+                 "completions", "closed", "took")
 
     def __init__(self) -> None:
         self.rows: list[Row] = []
@@ -45,6 +45,7 @@ class Scan:
         self.columns = 6  # figures in a row under the table's header (see stressng_checks.refuse_damaged_rows)
         self.cut = ""  # why the first row cut inside a figure is (see stressng._line)
         self.premature: list[str] = []  # `WARNING: finished prematurely after just 2.46 secs` (an instance's)
+        self.took: float | None = None  # `successful run completed in 3.15s`: the whole run's seconds
 
 
 def _hogs(s: Scan, msg: str) -> None:
@@ -58,6 +59,8 @@ def _completed(s: Scan, msg: str) -> None:
         s.completed = True
         s.completions += 1
         s.closed = s.header > 0
+        took = _TOOK.match(msg)
+        s.took = float(took.group(1)) if took else None
     elif msg.startswith("unsuccessful run completed"):
         s.errors.append(msg)
 
@@ -98,6 +101,7 @@ def _run_seconds(msg: str) -> int | None:
     return sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(t.group(1))) if t else None
 
 
+_TOOK = re.compile(r"successful run completed in ([0-9]{1,12}(?:\.[0-9]{1,9})?)s")
 _VERSION = re.compile(r"stress-ng ([0-9]+\.[0-9]+\.[0-9]+)(?: |$)")
 HANDLERS = {"dispatching": _hogs, "successful": _completed, "unsuccessful": _completed, "failed:": _failed,
              "skipped:": _skipped, "passed:": _passed, "stress-ng": _version,

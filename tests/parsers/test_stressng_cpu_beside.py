@@ -1,0 +1,50 @@
+"""A stress-ng run of cpu beside other stressors, read as the stress-ng-cpu test, must not pass for a cpu run.
+
+stress-ng runs the stressors of one command at once (`--cpu 2 --vm 2`): cpu's figures are then measured under the
+others' load. Real capture tests/corpus/debian12-x86_64/stress-ng-cpu-2-vm-2-side-by-side.log (COMMANDS.tsv,
+stress-ng 0.15.06, 2 cores): cpu 268.47 bogo ops/s (real time) beside 2 vm, against 583.28 for `--cpu 2` alone
+run right after. Before: read as stress-ng-cpu with no flag, 268.47 as the cell's figure. A `--sequential` run
+(its `successful run completed in` about the sum of its rows' times: perfkit's 386.22 s for 40 rows of 10 s)
+ran cpu alone and is not flagged; nor is a run whose other stressor was skipped (it did not run)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from podtax.parsers import parse_text
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+BESIDE = "PARAM_MISMATCH: stressors: cpu ran beside vm"
+
+
+def test_cpu_beside_vm_is_flagged_as_another_cell() -> None:
+    text = (CORPUS / "debian12-x86_64" / "stress-ng-cpu-2-vm-2-side-by-side.log").read_text()
+    got = parse_text(text, "stress-ng-cpu")
+    assert got.values()["bogo_ops_per_second_real"] == 268.47  # still read: the flag says what it measures
+    assert [f for f in got.flags if f.startswith("PARAM_MISMATCH")] == [
+        f"{BESIDE} (stress-ng runs the stressors of one command at once); podtax's stress-ng-cpu runs --cpu alone, "
+        "so these cpu figures were measured under the others' load and measure another cell"]
+    assert not any("ran beside" in f for f in parse_text(text, None).flags)  # no test named: no cpu cell
+
+
+@pytest.mark.parametrize("name", ["stress-ng/perfkit/stress_ng_output.txt",  # --sequential: each row alone
+                                  "debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.log",  # uprobe never ran
+                                  "debian12-x86_64/stress-ng-cpu-1-ops3000-brief.log"])
+def test_cpu_alone_is_not_flagged(name: str) -> None:
+    got = parse_text((CORPUS / name).read_text(), "stress-ng-cpu")
+    assert got.values()["bogo_ops"] > 0
+    assert not any("ran beside" in f for f in got.flags), got.flags
+
+
+def test_real_stressng_cpu_beside_another_stressor_is_flagged(tmp_path: Path) -> None:
+    if shutil.which("stress-ng") is None:
+        pytest.skip("stress-ng is not installed (apt-get install stress-ng)")
+    base = ["stress-ng", "--cpu", "1", "--cpu-ops", "300", "--metrics-brief"]
+    alone, beside = (subprocess.run(base + extra, capture_output=True, text=True, timeout=120, check=True,
+                                    cwd=tmp_path) for extra in ([], ["--vm", "1", "--vm-bytes", "8M", "-t", "5"]))
+    assert not any("ran beside" in f for f in parse_text(alone.stdout + alone.stderr, "stress-ng-cpu").flags)
+    flags = parse_text(beside.stdout + beside.stderr, "stress-ng-cpu").flags
+    assert any(f.startswith(BESIDE) for f in flags), flags
