@@ -18,7 +18,7 @@ def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1
     stdout, out_phases = provenance.split(log.stdout)
     stderr, err_phases = provenance.split(log.stderr)
     phases = {**out_phases, **err_phases}
-    outcome_id = f"{log.run.run_id}.outcome"
+    outcome_id = log.run.event_id("outcome")
 
     def failed(reason: str, detail: str) -> events.RunFailedV1:
         failure = events.RunFailed(run=log.run, stage="parser", reason=reason, detail=detail,

@@ -167,6 +167,19 @@ class RunSpec(Model):
     attempt: int = Field(default=1, ge=1, le=10, description="1 for the first try, 2 for the retry.")
     timeout_s: float = Field(default=600, gt=0, le=86400, description="Seconds before the run is killed.")
     sequence: int = Field(default=0, ge=0, le=2**31 - 1, description="Position of the run in its node's schedule.")
+    submitted: Timestamp | None = Field(default=None, description="When the run's campaign was submitted (its "
+                                        "campaign.submitted event's time), set by the runner and echoed in the run's "
+                                        "log, result or failure: run ids repeat when a campaign is submitted again "
+                                        "under its name, and a report of another submission is left out. None: "
+                                        "not known (an older runner or agent), taken as before.")
+
+    def event_id(self, kind: str) -> str:
+        """The id (Nats-Msg-Id) of the run's `kind` event (`request`, `log`, `outcome`...): one per run and
+        submission, so NATS drops a report sent twice but not a report of the same run id in another submission
+        (the earlier one's late log took the id, and the new submission's own log was dropped as its duplicate)."""
+        if self.submitted is None:
+            return f"{self.run_id}.{kind}"
+        return f"{self.run_id}.{kind}.{self.submitted.astimezone(UTC).strftime('%Y%m%dT%H%M%S%f')}"
 
 
 class CampaignSubmitted(Model):

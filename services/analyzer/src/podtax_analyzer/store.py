@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 from podtax import events
 
-from podtax_analyzer import duckcon
+from podtax_analyzer import duckcon, submissions
 from podtax_analyzer.imports_twice import drop, find
 from podtax_analyzer.overlap import mark_overlaps
 from podtax_analyzer.phases_store import PhaseColumns, insert_phases, phase_rows
@@ -87,7 +87,7 @@ def resubmitted(con: duckdb.DuckDBPyConnection, c: events.CampaignSubmittedV1) -
     the earlier measurements: said in one error line naming the fix (the CLI refuses such a name when it can
     ask the analyzer)."""
     row = con.execute("SELECT submitted_at FROM campaigns WHERE campaign = ?", [c.data.campaign]).fetchone()
-    if row is None or row[0] == c.time:
+    if row is None or row[0] >= c.time:  # a redelivery (of an earlier submission too: the newest is held)
         return False
     if not con.execute("SELECT 1 FROM runs WHERE campaign = ? LIMIT 1", [c.data.campaign]).fetchone():
         return False  # no run of it was recorded (the runner refused it, or its publish was retried): none to drop
@@ -229,6 +229,7 @@ class Store:
     def write_batch(self, batch: Iterable[events.Envelope]) -> set[str]:
         """Commit a batch of events in one transaction; returns run ids that got a new result or whose rows changed."""
         now = datetime.now(UTC)
+        batch = submissions.current(self.cursor, list(batch))  # the only writer: campaigns stay as read until written
         failures, raws, facts, placements, campaigns = [], [], [], [], []
         results: dict[str, events.ResultV1] = {}  # the first result of a run wins, as a redelivery would
         phases: dict[str, PhaseColumns | None] = {}  # per-object latencies of control-plane runs
@@ -273,8 +274,9 @@ class Store:
                              json.dumps([c.model_dump() for c in d.candidates]), d.message])
             for c in campaigns:
                 resubmitted(con, c)
-                con.execute("INSERT INTO campaigns VALUES (?,?,?) ON CONFLICT DO NOTHING",
-                            [c.data.campaign, c.time, json.dumps(c.data.spec)])
+                con.execute("INSERT INTO campaigns VALUES (?,?,?) ON CONFLICT DO UPDATE SET submitted_at = "
+                            "excluded.submitted_at, spec = excluded.spec WHERE excluded.submitted_at > "
+                            "campaigns.submitted_at", [c.data.campaign, c.time, json.dumps(c.data.spec)])
             flagged = mark_overlaps(con, stored + failures)
         self.batches += 1
         if self.memory_mb is not None and self.batches % FLUSH_BATCHES == 0:

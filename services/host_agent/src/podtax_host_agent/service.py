@@ -152,7 +152,7 @@ class Agent(NatsIdentity):
 
     async def refuse(self, run: events.RunSpec, reason: str, detail: str, outcome: str = "refused") -> None:
         failure = events.RunFailed(run=run, stage="agent", reason=reason, detail=detail)
-        event = events.run_failed(failure, self.source).model_copy(update={"id": f"{run.run_id}.agent-failed"})
+        event = events.run_failed(failure, self.source).model_copy(update={"id": run.event_id("agent-failed")})
         await self.bus.publish(event)
         metrics.AGENT_RUNS.labels(run.test, outcome).inc()
         log.warning("refused run %s: %s", run.run_id, detail)
@@ -271,7 +271,7 @@ class Agent(NatsIdentity):
                             provenance=events.Provenance(kernel=self.facts.kernel if self.facts else None,
                                                          cpu_model=self.facts.cpu_model if self.facts else None,
                                                          hw_threads=self.facts.hw_threads if self.facts else None))
-        event = events.raw_log(raw, self.source).model_copy(update={"id": f"{run.run_id}.log"})
+        event = events.raw_log(raw, self.source).model_copy(update={"id": run.event_id("log")})
         nats = self.stream or f"@{out.started_at.timestamp():.6f}"  # unknown: measured before a stream made later
         if remade := await self.stream_remade(out.started_at.timestamp()):  # not this NATS's run: kept, never published
             if not self.state_dir_problem():

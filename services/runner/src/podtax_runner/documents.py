@@ -54,6 +54,8 @@ class Header(BaseModel):
     seed: int
     nodes: dict[str, int] = Field(description="node -> hardware threads used to resolve `all`.")
     created_at: datetime
+    submitted: datetime | None = Field(None, description="The time of the campaign.submitted event it was planned "
+                                       "from, which its runs carry (RunSpec.submitted); None: planned before that.")
     finished_at: datetime | None = None
     cancelled_at: datetime | None = None
     runs: int = 0

@@ -85,7 +85,7 @@ class Handlers:
         # campaigns go on, their outcomes are recorded, and none of their runs expires behind the lock
         try:
             state = await asyncio.to_thread(CampaignState.new, campaign, nodes, self.settings.cluster, seed,
-                                            events.now())
+                                            events.now(), event.time)
         except templates.TemplateError as exc:  # `threads: all` on a node whose facts claim 100,000 threads
             await self.refuse(campaign.name, f"campaign {campaign.name}: {exc.detail}")
         if not state.runs:  # nothing would ever finish it: `campaign status --follow` waited 24 h
@@ -169,7 +169,7 @@ class Handlers:
                 run = event.data.run
                 reason = event.data.reason if isinstance(event, events.RunFailedV1) else None
                 state = self.campaigns.get(run.campaign)
-                if state is None:
+                if state is None or self.earlier(state, run, "outcome"):
                     continue
                 if state.outcome(run.run_id, isinstance(event, events.ResultV1), events.now(), reason):
                     metrics.RUNS_FINISHED.labels("result" if reason is None else "failed").inc()
@@ -202,7 +202,7 @@ class Handlers:
         False only then (the run's kept report, if any, stays: outbox.release)."""
         async with self.lock:
             state = self.campaigns.get(run.campaign)
-            if state is None or not state.reported(run.run_id, events.now()):
+            if state is None or self.earlier(state, run, "report") or not state.reported(run.run_id, events.now()):
                 return True
             state.header.held.pop(run.run_id, None)  # NATS took it: no longer held (saved now, before its outcome)
             try:
@@ -211,6 +211,18 @@ class Handlers:
                 log.warning("could not record run %s as reported: %s", run.run_id, exc)
                 return False
             return True
+
+    @staticmethod
+    def earlier(state: CampaignState, run: events.RunSpec, what: str) -> bool:
+        """Whether a report of `run` is of another submission of its campaign (state.of_another_submission): said in
+        one line and left out, never counted as this submission's run (which is still measured)."""
+        if not state.of_another_submission(run):
+            return False
+        log.warning("%s of run %s left out: it is of an earlier submission of campaign %s (submitted at %s), not of "
+                    "the one running (submitted at %s); the run is measured in this one", what, run.run_id,
+                    run.campaign, run.submitted.isoformat() if run.submitted else "?",
+                    state.header.submitted.isoformat() if state.header.submitted else "?")
+        return True
 
     def submitted_at(self, campaign: str) -> str:
         """When the campaign (the one running) was submitted, ISO 8601 ('' unknown): a kept report names it."""

@@ -328,7 +328,7 @@ class KubeExecutor:
         now = events.now()
         raw = events.RawLog(run=run, stdout=text, stderr="", exit_code=exit_code, started_at=started or now,
                             ended_at=finished or now, tool_version=version, provenance=prov)
-        event = events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"})
+        event = events.raw_log(raw, SOURCE).model_copy(update={"id": run.event_id("log")})
         with telemetry.run_step("pod run", run.run_id, started, finished, **{"k8s.pod.name": p.metadata.name}):
             if not await self.outbox.send(run, event, "log"):
                 return

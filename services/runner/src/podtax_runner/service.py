@@ -126,6 +126,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             for s in state.runs.values():
                 if s.status != "dispatched":
                     continue
+                s = s.model_copy(update={"run": state.stamped(s.run)})  # sent again as first sent
                 if s.reported_at is not None:  # its log or failure is on the bus: wait for it, never run it again
                     log.info("run %s reported before the restart; waiting for its outcome", s.run.run_id)
                     continue
@@ -353,7 +354,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
 
 def request(run: events.RunSpec) -> events.RunRequestedV1:
     """A host run's request, under one event id however often it is sent."""
-    return events.run_requested(run, SOURCE).model_copy(update={"id": f"{run.run_id}.request"})
+    return events.run_requested(run, SOURCE).model_copy(update={"id": run.event_id("request")})
 
 
 async def serve(settings: RunnerSettings, bus: Bus, stop: asyncio.Event) -> None:

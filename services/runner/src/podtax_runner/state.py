@@ -78,10 +78,11 @@ class CampaignState:
     # ---------------------------------------------------------------- construction
 
     @classmethod
-    def new(cls, campaign: Campaign, nodes: dict[str, int], cluster: str, seed: int, now: datetime) -> CampaignState:
+    def new(cls, campaign: Campaign, nodes: dict[str, int], cluster: str, seed: int, now: datetime,
+            submitted: datetime | None = None) -> CampaignState:
         queues = plan.expand(campaign, nodes, cluster, seed)
         header = Header(name=campaign.name, spec=campaign.model_dump(mode="json"), cluster=cluster, seed=seed,
-                        nodes=nodes, created_at=now, warnings=plan.merged(campaign, nodes))
+                        nodes=nodes, created_at=now, submitted=submitted, warnings=plan.merged(campaign, nodes))
         state = cls(header, (RunState(run=r) for q in queues.values() for r in q))
         state._dirty_runs = set(state.runs)
         return state
@@ -218,7 +219,7 @@ class CampaignState:
         return self.runs[queue[i]] if i < len(queue) else None
 
     def next_for(self, node: str, now: datetime) -> events.RunSpec | None:
-        """The node's next run, if the node is idle in this campaign and the spacing has passed."""
+        """The node's next run (as sent: stamped), if the node is idle in this campaign and the spacing has passed."""
         if self.in_flight(node):
             return None
         last = self.last_finished(node)
@@ -226,7 +227,19 @@ class CampaignState:
         if last and spacing and now < last + timedelta(seconds=spacing):
             return None
         s = self._next_planned(node)
-        return s.run if s else None
+        return self.stamped(s.run) if s else None
+
+    def stamped(self, run: events.RunSpec) -> events.RunSpec:
+        """`run` as sent to its executor: carrying this submission (RunSpec.submitted), which its report echoes."""
+        if self.header.submitted is None or run.submitted is not None:
+            return run
+        return run.model_copy(update={"submitted": self.header.submitted})
+
+    def of_another_submission(self, run: events.RunSpec) -> bool:
+        """Whether a report of `run` names another submission of this campaign's name than this one (run ids repeat
+        when a campaign is submitted again: after a NATS reset, a host agent's late log of the earlier one). A report
+        without the stamp (an older runner or agent), or a campaign planned before stamps, is this one's, as before."""
+        return None not in (run.submitted, self.header.submitted) and run.submitted != self.header.submitted
 
     @property
     def done(self) -> bool:

@@ -141,7 +141,7 @@ class ControlPlaneExecutor:
             timeline = await asyncio.wrap_future(future)
             raw = events.RawLog(run=run, stdout=timeline.jsonl(), exit_code=0, started_at=started,
                                 ended_at=events.now())
-            event = events.raw_log(raw, SOURCE).model_copy(update={"id": f"{run.run_id}.log"})
+            event = events.raw_log(raw, SOURCE).model_copy(update={"id": run.event_id("log")})
             if len(events.encode(event)) > self.bus.nc.max_payload:
                 await self._fail(run, "log-too-large", f"the timeline of {run.test} ({len(raw.stdout)} bytes) is "
                                  f"above NATS max_payload ({self.bus.nc.max_payload}): lower count or raise "

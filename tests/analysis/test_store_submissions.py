@@ -1,0 +1,66 @@
+"""The analyzer leaves out a report of an earlier submission of a campaign (RunSpec.submitted older than the newest
+campaign.submitted of its name: run ids repeat when a campaign is submitted again), keeps the newest submission of a
+name whatever order its events come in, and stores a report without the stamp (an older runner or agent) as before.
+Real DuckDB file; tests/integration/test_late_report_of_earlier_submission.py runs it with the services."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from podtax import events
+from podtax_analyzer.store import Store
+
+SPEC = {"name": "c"}
+
+
+def submitted(at: object) -> events.CampaignSubmittedV1:
+    return events.campaign_submitted(events.CampaignSubmitted(campaign="c", spec=SPEC)).model_copy(
+        update={"time": at})
+
+
+def result(run_id: str, stamp: object) -> events.ResultV1:
+    run = events.RunSpec(run_id=run_id, campaign="c", node="n1", env="host", test="sysbench-cpu",
+                         params={"threads": 1}, submitted=stamp)
+    now = events.now()
+    return events.result(events.Result(run=run, tool="sysbench", tool_version="1.0.20", parser_version="1",
+                                       metrics=[events.Metric(name="events_per_s", value=100.0, unit="1/s",
+                                                              higher_is_better=True)],
+                                       started_at=now, ended_at=now), "test", event_id=run.event_id("outcome"))
+
+
+def test_reports_of_an_earlier_submission_are_left_out(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    first = events.now() - timedelta(hours=1)
+    second = first + timedelta(minutes=30)
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch([submitted(first), result("c-1", first)])
+        store.write_batch([submitted(second), result("c-2", first)])  # the new submission and, after it, a late one
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger="podtax.analyzer.store"):
+            store.write_batch([submitted(first), result("c-3", first), result("c-4", None), result("c-5", second)])
+        with store.cursor() as con:
+            runs = sorted(r[0] for r in con.execute("SELECT run_id FROM runs").fetchall())
+            held = con.execute("SELECT submitted_at FROM campaigns WHERE campaign = 'c'").fetchall()
+    finally:
+        store.close()
+    assert runs == ["c-1", "c-4", "c-5"]  # c-2, c-3: of the first submission, delivered after the second
+    assert held == [(second,)]  # the redelivered first submission does not take the name back
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and lines[0].startswith("podtax.run.result.v1 of run c-3 not stored: it is of an earlier "
+                                                   "submission of campaign c"), lines
+    assert "submitted again" not in " ".join(lines)  # a redelivery, not a new submission
+
+
+def test_a_run_event_id_is_one_per_run_and_submission() -> None:
+    run = events.RunSpec(run_id="c-1", campaign="c", node="n1", env="host", test="sysbench-cpu", params={})
+    assert run.event_id("log") == "c-1.log"  # not stamped (an older runner): as before
+    first = run.model_copy(update={"submitted": events.now()})
+    second = run.model_copy(update={"submitted": first.submitted + timedelta(microseconds=1)})
+    assert first.event_id("log") == first.event_id("log") != second.event_id("log")
+    assert first.event_id("log").startswith("c-1.log.")
+    # a consumer of before (unknown fields ignored) reads a stamped run; an event without the field reads as None
+    assert events.decode(events.encode(events.run_requested(first, "t"))).data.run.submitted == first.submitted
+    assert events.decode(events.encode(events.run_requested(run, "t"))).data.run.submitted is None
