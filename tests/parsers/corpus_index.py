@@ -37,6 +37,7 @@ HINTS: dict[str, tuple[str, ...]] = {
     "debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.log": ("stress-ng-cpu",),  # a skipped row beside cpu's
     "debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.yaml": ("stress-ng-cpu",),
     "debian12-x86_64/stress-ng-cpu-2-vm-2-side-by-side.log": ("stress-ng-cpu",),  # cpu under vm's load: flagged
+    "debian12-x86_64/stress-ng-cpu-2-vm-2-side-by-side.yaml": ("stress-ng-cpu",),
     "debian12-x86_64/hdparm-unknown-flag.log": ("hdparm",),  # `bogus: unknown flag`, nothing else
     "debian12-x86_64/stress-ng-sched-unknown.log": ("stress-ng",),  # stress-ng's refusals without `stress-ng:`
     "debian12-x86_64/stress-ng-taskset-cpu-5.log": ("stress-ng",),

@@ -5,7 +5,8 @@ others' load. Real capture tests/corpus/debian12-x86_64/stress-ng-cpu-2-vm-2-sid
 stress-ng 0.15.06, 2 cores): cpu 268.47 bogo ops/s (real time) beside 2 vm, against 583.28 for `--cpu 2` alone
 run right after. Before: read as stress-ng-cpu with no flag, 268.47 as the cell's figure. A `--sequential` run
 (its `successful run completed in` about the sum of its rows' times: perfkit's 386.22 s for 40 rows of 10 s)
-ran cpu alone and is not flagged; nor is a run whose other stressor was skipped (it did not run)."""
+ran cpu alone and is not flagged; nor is a run whose other stressor was skipped (it did not run). The --yaml
+report has no run time: a run of several stressors is flagged, saying it cannot tell --sequential."""
 
 from __future__ import annotations
 
@@ -28,6 +29,22 @@ def test_cpu_beside_vm_is_flagged_as_another_cell() -> None:
         f"{BESIDE} (stress-ng runs the stressors of one command at once); podtax's stress-ng-cpu runs --cpu alone, "
         "so these cpu figures were measured under the others' load and measure another cell"]
     assert not any("ran beside" in f for f in parse_text(text, None).flags)  # no test named: no cpu cell
+
+
+def test_its_yaml_report_is_flagged_too_saying_it_cannot_tell_sequential() -> None:
+    text = (CORPUS / "debian12-x86_64" / "stress-ng-cpu-2-vm-2-side-by-side.yaml").read_text()
+    got = parse_text(text, "stress-ng-cpu")
+    assert got.values()["bogo_ops_per_second_real"] == 268.469969
+    beside = [f for f in got.flags if f.startswith(BESIDE)]
+    assert len(beside) == 1 and "unless --sequential was given, which this log does not tell" in beside[0]
+
+
+@pytest.mark.parametrize("name", ["debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.yaml",  # uprobe: 0.007 s
+                                  "debian12-x86_64/stress-ng-cpu-1-perf.yaml"])
+def test_a_yaml_report_of_cpu_alone_is_not_flagged(name: str) -> None:
+    got = parse_text((CORPUS / name).read_text(), "stress-ng-cpu")
+    assert got.values()["bogo_ops"] > 0
+    assert not any("ran beside" in f for f in got.flags), got.flags
 
 
 @pytest.mark.parametrize("name", ["stress-ng/perfkit/stress_ng_output.txt",  # --sequential: each row alone

@@ -248,14 +248,21 @@ def _stopped_early(s: Any, requested: Mapping[str, Any] | None, row: list[float]
             "signal or Ctrl-C? stress-ng still reports a successful run): its bogo ops count a shorter run")
 
 
+_UNTOLD = " unless --sequential was given, which this log does not tell: it has no `successful run completed in`"
+
+
 def beside_flag(rows: Sequence[Row], primary: str, took: float | None) -> list[str]:
     """PARAM_MISMATCH when the primary stressor (stress-ng-cpu's cpu) ran side by side with others that worked
     (`--cpu 2 --vm 2`: stress-ng's default is to run them at once, loading the same CPUs): its figures measure
     the stressor under their load (cpu 268 bogo ops/s beside 2 vm against 583 alone, same machine). A run that
     took the sum of its rows' real times or more (`--sequential`: `successful run completed in 110.83s` for 51
     rows summing 110.58 s; each row's time is rounded to 0.01 s) ran each alone: not flagged. At once, the run
-    takes about its longest row's time."""
-    others = [name for name, values in rows if name != primary and len(values) > 1 and values[1] > 0]
+    takes about its longest row's time. A row that ran under a tenth of the primary's time (a stressor that
+    stopped at once: uprobe's 0.007 s beside cpu's 1 s, skipped) loaded nothing to speak of. Without the run's
+    time (`took` None: a --yaml report, or a run killed before its `successful run completed` line) the run is
+    taken as stress-ng's default, at once, and so said."""
+    own = next((values[1] for name, values in rows if name == primary and len(values) > 1), 0.0)
+    others = [name for name, values in rows if name != primary and len(values) > 1 and values[1] >= 0.1 * own > 0]
     if not others:
         return []
     summed = sum(values[1] for _, values in rows if len(values) > 1)
@@ -263,5 +270,5 @@ def beside_flag(rows: Sequence[Row], primary: str, took: float | None) -> list[s
         return []
     return [f"PARAM_MISMATCH: stressors: {primary} ran beside {', '.join(others[:5])}"
             f"{f' and {len(others) - 5} more' if len(others) > 5 else ''} (stress-ng runs the stressors of one "
-            f"command at once); podtax's stress-ng-{primary} runs --{primary} alone, so these {primary} figures "
-            "were measured under the others' load and measure another cell"]
+            f"command at once{_UNTOLD if took is None else ''}); podtax's stress-ng-{primary} runs --{primary} "
+            f"alone, so these {primary} figures were measured under the others' load and measure another cell"]

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, to_number
-from podtax.parsers.stressng_checks import measured, no_work_flag, refuse_no_work
+from podtax.parsers.stressng_checks import beside_flag, measured, no_work_flag, refuse_no_work
 from podtax.parsers.stressng_names import yaml_misc_metric
 from podtax.parsers.stressng_untimed import untimed_key
 
@@ -246,6 +246,8 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
     flags = flags_of(requested, echoed, row) + [no_work_flag(name) for name in idle]
+    if primary and test == "stress-ng-cpu":  # no run time in the report: a --sequential run is flagged too
+        flags += beside_flag(complete, primary, None)
     if "(secs)" in text[text.rfind("\n..."):]:  # a table after the report (its units line)
         flags.append(MIXED + "the YAML report")
     return Parsed("stress-ng", version, compiler, metrics.as_tuple(), echoed, tuple(flags))
