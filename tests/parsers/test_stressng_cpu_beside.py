@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from podtax.parsers import parse_text
+from podtax.parsers import parse_run, parse_text
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 BESIDE = "PARAM_MISMATCH: stressors: cpu ran beside vm"
@@ -65,3 +65,17 @@ def test_real_stressng_cpu_beside_another_stressor_is_flagged(tmp_path: Path) ->
     assert not any("ran beside" in f for f in parse_text(alone.stdout + alone.stderr, "stress-ng-cpu").flags)
     flags = parse_text(beside.stdout + beside.stderr, "stress-ng-cpu").flags
     assert any(f.startswith(BESIDE) for f in flags), flags
+
+
+@pytest.mark.parametrize(("name", "started"), [("stress-ng/perfkit/stress_ng_output.txt", 16),  # --sequential 16
+                                               ("debian12-x86_64/stress-ng-class-cpu-seq0-sigterm-at-60s.log", 2)])
+def test_a_sequential_runs_cpu_instances_are_compared_with_the_threads_asked(name: str, started: int) -> None:
+    """`dispatching hogs: 16 af-alg, ..., 16 cpu, ...`: the cpu row is the sum of 16 instances (perfkit's 1255.95
+    bogo ops/s). Before: no threads echoed when other stressors were listed, so a cell of 1 thread took it with no
+    flag; now the cpu count is echoed and compared."""
+    text = (CORPUS / name).read_text()
+    got = parse_run("stress-ng-cpu", text, "", 0, {"threads": 1, "timeout": 1, "method": "all"})
+    assert got.echoed["threads"] == started
+    assert f"THREADS_MISMATCH: the tool ran {started} threads, 1 were requested" in got.flags
+    same = parse_run("stress-ng-cpu", text, "", 0, {"threads": started, "timeout": 1, "method": "all"})
+    assert not any(f.startswith("THREADS_MISMATCH") for f in same.flags)

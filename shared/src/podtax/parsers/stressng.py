@@ -50,11 +50,11 @@ from podtax.parsers.base import (
     ParseFailure,
     errors_flag,
     is_number,
-    parse_int,
 )
 from podtax.parsers.stressng_checks import (
     Row,
     beside_flag,
+    instances_of,
     measured,
     missing_rows,
     no_rows_failure,
@@ -341,8 +341,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         if not untimed(value, name, desc):  # a rate or time of 0: stress-ng timed nothing
             metrics.add(key, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in s.rows)}
-    hogs = s.hogs.split()
-    threads = parse_int(hogs[0]) if primary and len(hogs) == 2 else None
+    threads = instances_of(s.hogs, primary)
     if threads is not None:
         echoed["threads"] = threads
     if s.timeout is not None:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from podtax.parsers.base import Echoed, ParseFailure, compare_echoed, int_or_float, requested_int
+from podtax.parsers.base import Echoed, ParseFailure, compare_echoed, int_or_float, parse_int, requested_int
 
 Row = tuple[str, list[float]]
 _USR_SYS, _RSS = 5, 7  # a row's bogo ops/s (usr+sys time) and RSS max
@@ -107,6 +107,13 @@ def missing_rows(hogs: str, rows: list[Row]) -> list[str]:
     """The stressors of `dispatching hogs: 4 cpu, 2 vm` that have no row in the metrics table."""
     names = {r[0] for r in rows}
     return [words[1] for words in _hog_counts(hogs) if words[1] not in names]
+
+
+def instances_of(hogs: str, stressor: str | None) -> int | None:
+    """The instances `dispatching hogs: 16 af-alg, ..., 16 cpu, ...` started of `stressor` (None: not listed). Read
+    whatever else ran: a --sequential class run's cpu row is of its 16 instances, not of the one requested."""
+    counts = [parse_int(words[0]) for words in _hog_counts(hogs) if words[1] == stressor] if stressor else []
+    return counts[0] if len(counts) == 1 else None
 
 
 def _hog_counts(hogs: str) -> list[list[str]]:
