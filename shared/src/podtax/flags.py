@@ -20,7 +20,7 @@ MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
          "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED", "LEFT_BEHIND",
-         "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
+         "SLOW_OBJECTS", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
@@ -74,6 +74,10 @@ LEGEND = {
                "wait in its phase, an upper bound as WATCH_GAP's",
     "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
                    "(`podtax volumes cleanup --campaign <campaign>`)",
+    "SLOW_OBJECTS": "control-plane runs in which a few objects took over 10 times their side's median of a phase "
+                    "and a second more (a stuck provisioner's retries): how many of how many, in how many runs; a "
+                    "figure resting on them (max, mean, makespan, a tail percentile) describes those few, not the "
+                    "typical object, so read it with the phase's p50",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "
                         "`<tool> --version`, or an import manifest's tool_version); the log's version is used",
     "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other",

@@ -139,6 +139,7 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "ROUNDED_RUNTIME": fl.rounded_runtime(cell),
         "FEW_OBSERVATIONS": fl.few_left_out(cell), "ERRORS": ofl.errors(cell), "LOWER_BOUND": ofl.lower_bound(cell),
         "WATCH_GAP": ofl.watch_gap(cell), "RETRIED": ofl.retried(cell), "LEFT_BEHIND": ofl.left_behind(cell),
+        "SLOW_OBJECTS": ofl.slow_objects(cell),
         "OUTLIERS": outlier_flags.outliers(cell, found, limits, (group, grouped), split), "OVERLAP": fl.overlap(cell),
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),

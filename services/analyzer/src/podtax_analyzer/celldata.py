@@ -21,8 +21,9 @@ import numpy as np
 from podtax import sides, templates
 from podtax.parsers.fio_flags import ROUNDED_DIRECTIONS
 from podtax.parsers.timeline import rests_on_bound, rests_on_upper_bound
+from podtax.phases import phase_of_metric
 
-from podtax_analyzer.celldata_failures import Failures, side_failures, side_few
+from podtax_analyzer.celldata_failures import Failures, SlowObjects, side_failures, side_few, side_slow
 
 HOST = "host"
 POD = "kubernetes"
@@ -81,7 +82,9 @@ class Side:
     n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
     percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text.
     units: the distinct units the side's runs gave the metric in (one, unless a producer changed it).
-    directions: the distinct higher-is-better the side's runs gave the metric (one, unless a producer changed it)."""
+    directions: the distinct higher-is-better the side's runs gave the metric (one, unless a producer changed it).
+    slow: the side's objects of this metric's phase that took over 10x its median (celldata_failures.SlowObjects),
+    None when none did."""
 
     env: str
     values: np.ndarray
@@ -112,6 +115,7 @@ class Side:
     few_example: str | None = None
     units: list[str] = field(default_factory=list)
     directions: list[bool] = field(default_factory=list)
+    slow: SlowObjects | None = None
 
     @property
     def n(self) -> int:
@@ -271,6 +275,7 @@ def load_cells(
             params[name] = val
     failures = side_failures(con, extra, params)  # per side of a (node, test, params): before the metric's filter
     few = side_few(con, extra, params)  # a side without the metric has no row in the cells' query
+    slow = side_slow(con, extra, params)
     if cell is not None:
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell
@@ -326,4 +331,5 @@ def load_cells(
         for side in (c.host, c.pod):
             side.failures = failures.get((*key[:4], side.env), side.failures)
             side.n_few, side.few_example = few.get((*key[:4], side.env, key[4]), (0, None))
+            side.slow = slow.get((*key[:4], side.env, phase_of_metric(key[4]) or ""))
     return list(cells.values())

@@ -85,3 +85,40 @@ def side_failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict
         if tuple(key) in out:
             out[tuple(key)].given_up[phase] = n
     return out
+
+
+SLOW_TIMES = 10.0  # an object slower than this many times its side's median of the phase ...
+SLOW_MORE_S = 1.0  # ... and this many seconds more is a slow object (a stuck provisioner's retries, not jitter)
+
+
+@dataclass
+class SlowObjects:
+    """A side's objects of one phase, pooled over its ok runs, that took over SLOW_TIMES x the side's median and
+    SLOW_MORE_S more (objects given up while waiting are ERRORS', not counted here): ``slow`` of ``objects``, in
+    ``slow_runs`` of ``runs``; ``median_s`` the side's median of the phase, ``slowest_s`` the slowest one."""
+
+    objects: int
+    slow: int
+    runs: int
+    slow_runs: int
+    median_s: float
+    slowest_s: float
+
+
+_SLOW_QUERY = f"""
+SELECT cluster, node, test, params_key, env, phase, count(*), count(*) FILTER (WHERE slow), count(DISTINCT run_id),
+       count(DISTINCT run_id) FILTER (WHERE slow), any_value(med), max(latency_s) FILTER (WHERE slow)
+FROM (SELECT *, NOT lower_bound AND latency_s > {SLOW_TIMES} * med AND latency_s > med + {SLOW_MORE_S} AS slow
+      FROM (SELECT r.cluster, r.node, r.test, r.params_key, r.env, p.phase, p.run_id, p.latency_s, p.lower_bound,
+                   median(p.latency_s) OVER (PARTITION BY r.cluster, r.node, r.test, r.params_key, r.env, p.phase)
+                       AS med
+            FROM phases p JOIN runs r ON r.run_id = p.run_id
+            WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}}))
+GROUP BY ALL HAVING count(*) FILTER (WHERE slow) > 0
+"""
+
+
+def side_slow(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], SlowObjects]:
+    """(cluster, node, test, params_key, env, phase) -> SlowObjects, for the sides and phases that have one."""
+    rows = con.execute(_SLOW_QUERY.format(extra=" ".join(extra)), params).fetchall()
+    return {tuple(r[:6]): SlowObjects(*r[6:]) for r in rows}

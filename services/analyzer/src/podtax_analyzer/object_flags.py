@@ -126,3 +126,33 @@ def left_behind(cell: CellData) -> str | None:
         return None
     return (f"Left behind: {' and '.join(parts)} were not deleted when the run ended; they still hold storage and "
             f"names: run `podtax volumes cleanup --campaign {cell.campaign}`.")
+
+
+def _rests_on_tail(metric: str, share: float) -> bool:
+    """Whether a phase's figure is set by its slowest objects when ``share`` of them are slow: the max, the mean
+    and the makespan always; a percentile p when more than 1 - p of the objects are slow."""
+    if metric.endswith(("_max_ms", "_avg_ms", "_makespan_s")):
+        return True
+    found = re.search(r"_p(\d+)_ms$", metric)
+    return found is not None and share > 1 - int(found.group(1)) / 100
+
+
+def slow_objects(cell: CellData) -> str | None:
+    """A few objects of a side far slower than the rest (a stuck provisioner's retries): how many of how many, in how
+    many runs, against the side's median; and whether this figure rests on them (the tail) or leaves them out, so a
+    verdict on a makespan or a p99 is not read as every object's."""
+    parts, rests = [], False
+    for s in (cell.host, cell.pod):
+        if (slow := s.slow) is None:
+            continue
+        name, share = side_name(s.env, cell.pair), slow.slow / slow.objects
+        rests = rests or _rests_on_tail(cell.metric, share)
+        parts.append(f"{slow.slow} of {slow.objects} {name} objects ({fmt_pct(share)}%), in {slow.slow_runs} of its "
+                     f"{plural(slow.runs, 'run')}, took over 10x the {name} median of "
+                     f"{fmt_value(slow.median_s * 1000, 'ms')} ms (the slowest {fmt_value(slow.slowest_s, 's')} s)")
+    if not parts:
+        return None
+    phase = re.sub(r"_(p\d+_ms|max_ms|min_ms|avg_ms|makespan_s)$", "", cell.metric)
+    said = (f"{cell.metric} rests on them: it describes those few, not the typical object ({phase}_p50_ms)"
+            if rests else f"{cell.metric} leaves them out: the {phase} tail (max, p99, makespan) rests on them")
+    return f"Slow objects: {'; '.join(parts)}. {said}."
