@@ -62,5 +62,5 @@ def test_under_load_tcp_replying_to_every_message_with_full_rtt() -> None:
         "rtt_avg_us": 157.37, "rtt_stddev_us": 651.863, "rtt_p25_us": 34.368, "rtt_p50_us": 41.895,
         "rtt_p99_us": 3154.549, "rtt_p99_9_us": 7653.673, "rtt_max_us": 8153.009, "rtt_min_us": 10.318}
     assert values["messages_per_second"] == pytest.approx(1099 / 0.549)
-    assert parsed.echoed == {"protocol": "tcp"}
+    assert parsed.echoed == {"protocol": "tcp", "duration": 1}  # `[Total Run] RunTime=1.000 sec`
     assert not any(f.startswith(("REPLY_EVERY", "INTERRUPTED")) for f in parsed.flags), parsed.flags

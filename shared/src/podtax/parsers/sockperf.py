@@ -9,7 +9,9 @@ less than one observation beyond it (n x (1 - p) < 1: p99.999 below 100,000 mess
 as its max, is not reported and the run is flagged FEW_OBSERVATIONS, naming it. Also
 `messages_per_second` (higher is better: replies received per second of the valid duration),
 `sent_messages_per_second` (higher: messages sent per second, the load) and `dropped_messages`
-(count, lower). An under-load run (`sockperf ul`, `--reply-every N`) answers one message in N: its
+(count, lower). A run its timer ended echoes its `duration` (`-t`), its `[Total Run] RunTime` rounded to whole
+seconds, compared with the requested one (sockperf prints neither -m nor --mps). An under-load run (`sockperf
+ul`, `--reply-every N`) answers one message in N: its
 `messages_per_second` counts replies, not the load, flagged REPLY_EVERY. A run stopped before its timer
 (its first `Test end` line says `interrupted by user`, Ctrl-C, or `by signal 15`; a signal line after
 `interrupted by timer` stopped nothing) is flagged INTERRUPTED. A run with `--burst N` (`Summary: Round
@@ -31,7 +33,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from podtax.flags import few_observations_flag
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, parse_int, percentile_label, to_number
+from podtax.parsers.base import (
+    Echoed,
+    MetricList,
+    Parsed,
+    ParseFailure,
+    compare_echoed,
+    parse_int,
+    percentile_label,
+    to_number,
+)
 
 TOOL = "sockperf"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -173,6 +184,10 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     echoed: Echoed = {"protocol": target.group(3).lower()} if target else {}
     if requested and target and str(requested.get("protocol", "")).lower() not in ("", echoed["protocol"]):
         flags.append(f"PARAM_MISMATCH: protocol echoed as {echoed['protocol']}, requested {requested['protocol']}")
+    run_seconds = _total(text)[0]
+    if run_seconds and (stop is None or stop.group(1) == "timer"):  # `-t 2` ran `[Total Run] RunTime=2.004 sec`
+        echoed["duration"] = round(float(run_seconds))
+        flags += compare_echoed(requested, echoed, ("duration",))
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
 
 

@@ -1,0 +1,67 @@
+"""A sockperf log of another run length than the cell's must not pass for one of its runs.
+
+sockperf prints no echo of its options but ends with `[Total Run] RunTime=2.004 sec` for `-t 2`. Before, the parser
+echoed only the protocol: the real capture tests/corpus-net/sockperf-pp-tcp-64-fullrtt.log (`-t 2`, COMMANDS.tsv,
+sockperf 3.7) parsed for a cell of duration 10 with no flag, its percentiles those of a 2 s run. Now `duration` is
+echoed (RunTime rounded, when the timer ended the run) and compared."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from podtax.parsers import parse_run
+
+NET = Path(__file__).resolve().parents[1] / "corpus-net"
+
+
+@pytest.mark.parametrize(("name", "seconds"), [("sockperf-pp-tcp-64-fullrtt.log", 2),
+                                               ("sockperf-pp-udp-1k-mps10000.log", 2),
+                                               ("sockperf-ul-udp-timer-then-signal.log", 1)])
+def test_a_run_of_another_length_is_flagged(name: str, seconds: int) -> None:
+    text = (NET / name).read_text()
+    same = parse_run("sockperf", text, requested={"duration": seconds})
+    assert same.echoed["duration"] == seconds
+    assert not any(f.startswith("PARAM_MISMATCH: duration") for f in same.flags), same.flags
+    other = parse_run("sockperf", text, requested={"duration": 10})
+    assert f"PARAM_MISMATCH: duration echoed as {seconds}, requested 10" in other.flags
+
+
+def test_a_run_stopped_early_is_flagged_interrupted_not_echoed() -> None:
+    """Ctrl-C at 3.5 s of `-t 6` (RunTime=3.339): INTERRUPTED says it; no duration is echoed for it."""
+    got = parse_run("sockperf", (NET / "sockperf-pp-tcp-ctrl-c.log").read_text(), requested={"duration": 6})
+    assert "duration" not in got.echoed
+    assert any(f.startswith("INTERRUPTED") for f in got.flags)
+    assert not any(f.startswith("PARAM_MISMATCH: duration") for f in got.flags)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_real_sockperf_run_echoes_its_duration() -> None:
+    if shutil.which("sockperf") is None:
+        pytest.skip("sockperf is not installed (apt-get install sockperf)")
+    port = _free_port()
+    server = subprocess.Popen(["sockperf", "server", "--tcp", "-i", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):  # until the server listens (10 s at most)
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        proc = subprocess.run(["sockperf", "ping-pong", "--tcp", "-i", "127.0.0.1", "-p", str(port), "-t", "1",
+                               "-m", "64", "--full-rtt"], capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    got = parse_run("sockperf", proc.stdout, proc.stderr, proc.returncode, {"protocol": "tcp", "duration": 3})
+    assert got.echoed == {"protocol": "tcp", "duration": 1}
+    assert "PARAM_MISMATCH: duration echoed as 1, requested 3" in got.flags
