@@ -1,9 +1,11 @@
-"""A sockperf log of another run length than the cell's must not pass for one of its runs.
+"""A sockperf log of another run length, or not paced at the cell's rate, must not pass for one of its runs.
 
 sockperf prints no echo of its options but ends with `[Total Run] RunTime=2.004 sec` for `-t 2`. Before, the parser
 echoed only the protocol: the real capture tests/corpus-net/sockperf-pp-tcp-64-fullrtt.log (`-t 2`, COMMANDS.tsv,
 sockperf 3.7) parsed for a cell of duration 10 with no flag, its percentiles those of a 2 s run. Now `duration` is
-echoed (RunTime rounded, when the timer ended the run) and compared."""
+echoed (RunTime rounded, when the timer ended the run) and compared. Likewise the same capture (unpaced: 85,214
+messages a second) parsed for a cell of rate 10000 (`--mps 10000`) gave no flag; a run that sent over the requested
+rate is now flagged PARAM_MISMATCH."""
 
 from __future__ import annotations
 
@@ -29,6 +31,15 @@ def test_a_run_of_another_length_is_flagged(name: str, seconds: int) -> None:
     assert not any(f.startswith("PARAM_MISMATCH: duration") for f in same.flags), same.flags
     other = parse_run("sockperf", text, requested={"duration": 10})
     assert f"PARAM_MISMATCH: duration echoed as {seconds}, requested 10" in other.flags
+
+
+@pytest.mark.parametrize(("name", "rate", "flagged"), [("sockperf-pp-tcp-64-fullrtt.log", 10000, True),  # unpaced
+                                                       ("sockperf-pp-tcp-64-fullrtt.log", 0, False),  # max: anything
+                                                       ("sockperf-pp-udp-1k-mps10000.log", 10000, False),
+                                                       ("sockperf-pp-tcp-mps10-few.log", 10, False)])  # 14 in 1.294 s
+def test_a_run_not_paced_at_the_requested_rate_is_flagged(name: str, rate: int, flagged: bool) -> None:
+    got = parse_run("sockperf", (NET / name).read_text(), requested={"rate": rate})
+    assert any(f.startswith("PARAM_MISMATCH: rate: sockperf sent ") for f in got.flags) == flagged, got.flags
 
 
 def test_a_run_stopped_early_is_flagged_interrupted_not_echoed() -> None:
@@ -65,3 +76,5 @@ def test_real_sockperf_run_echoes_its_duration() -> None:
     got = parse_run("sockperf", proc.stdout, proc.stderr, proc.returncode, {"protocol": "tcp", "duration": 3})
     assert got.echoed == {"protocol": "tcp", "duration": 1}
     assert "PARAM_MISMATCH: duration echoed as 1, requested 3" in got.flags
+    paced = parse_run("sockperf", proc.stdout, proc.stderr, proc.returncode, {"protocol": "tcp", "rate": 100})
+    assert any(f.startswith("PARAM_MISMATCH: rate: sockperf sent ") for f in paced.flags), paced.flags

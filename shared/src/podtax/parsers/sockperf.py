@@ -10,7 +10,8 @@ as its max, is not reported and the run is flagged FEW_OBSERVATIONS, naming it. 
 `messages_per_second` (higher is better: replies received per second of the valid duration),
 `sent_messages_per_second` (higher: messages sent per second, the load) and `dropped_messages`
 (count, lower). A run its timer ended echoes its `duration` (`-t`), its `[Total Run] RunTime` rounded to whole
-seconds, compared with the requested one (sockperf prints neither -m nor --mps). An under-load run (`sockperf
+seconds, compared with the requested one; a run that sent faster than the requested `rate` (--mps) was not
+paced so: PARAM_MISMATCH (sockperf prints neither -m nor --mps). An under-load run (`sockperf
 ul`, `--reply-every N`) answers one message in N: its
 `messages_per_second` counts replies, not the load, flagged REPLY_EVERY. A run stopped before its timer
 (its first `Test end` line says `interrupted by user`, Ctrl-C, or `by signal 15`; a signal line after
@@ -41,6 +42,7 @@ from podtax.parsers.base import (
     compare_echoed,
     parse_int,
     percentile_label,
+    requested_int,
     to_number,
 )
 
@@ -165,6 +167,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if seconds > 0:
         metrics.add("messages_per_second", received / seconds, "msg/s", True)
         metrics.add("sent_messages_per_second", sent / seconds, "msg/s", True)
+    flags += _rate_flag(requested, sent, seconds)
     if sent >= 2 * received:  # ping-pong answers every message (bar losses, counted as dropped)
         flags.append(f"REPLY_EVERY: {int(received)} of {int(sent)} messages were answered (under-load, --reply-every "
                      f"{round(sent / received)}?): messages_per_second counts the replies; the load is "
@@ -189,6 +192,16 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         echoed["duration"] = round(float(run_seconds))
         flags += compare_echoed(requested, echoed, ("duration",))
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def _rate_flag(requested: Mapping[str, Any] | None, sent: float, seconds: float) -> list[str]:
+    """PARAM_MISMATCH when the run sent faster than the requested `rate` (--mps) allows: it was not paced so (an
+    unpaced run's messages go back to back). `--mps 10` sent 14 in 1.294 s: 10% and 2 messages of slack."""
+    rate = requested_int(requested, "rate")
+    if not rate or seconds <= 0 or sent <= 1.1 * rate * seconds + 2:
+        return []
+    return [f"PARAM_MISMATCH: rate: sockperf sent {sent / seconds:,.0f} messages a second, over the requested "
+            f"--mps {rate:,}: the run was not paced at that rate, so its round trips measure another cell"]
 
 
 def _no_valid(text: str) -> str:
