@@ -11,7 +11,8 @@ A run whose cap (`target_bitrate`: `-b`, or UDP's 1 Mbit/s without it) is not th
 the template's 0, unlimited) is flagged PARAM_MISMATCH: its throughput is bounded by another cap. So, whatever
 the params (a run, an import, or none: `podtax parse`), is a run bound by an amount (`-n` bytes or `-k` blocks,
 echoed as `test_start.bytes` / `blocks` with `duration` 0) instead of a time: the template always passes `-t`, and
-a `-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. Without params no param is compared.
+a `-n 50M` run on a loopback is over in 16 ms, mostly TCP's start. So, too, is a run with `-O N` (`test_start.omit`):
+its sums leave out its first N seconds, which the template counts. Without params no param is compared.
 A server's own report (`iperf3 -s -J`) is refused: it lacks the client's view. With `-d` (debug) the JSON objects
 the client exchanges with the server (`send_parameters:`, `send_results`, `get_results`) come first: passed over.
 
@@ -43,9 +44,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, compare_echoed, errors_flag
-
-_RATE = re.compile(r"^([0-9]{1,12})([KMGkmg]?)$")  # the template's `bitrate`: iperf3's -b, in units of 1000
-_RATE_SCALE = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}
+from podtax.parsers.iperf3_flags import amount_bound, amount_flag, bitrate_flag, omit_flag
 
 TOOL = "iperf3"
 TEXT_ERROR = "iperf3: error - "  # how iperf3 without -J reports a failure
@@ -309,9 +308,9 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
 def _run_flags(requested: Mapping[str, Any] | None, echoed: Echoed, ts: Mapping[str, Any], total: Mapping[str, Any],
                text: str) -> list[str]:
     """The flags of what the run did against its params (`total`: the sender's sums), and another run's error."""
-    amount = _amount(ts)
-    return _compare(requested, echoed, amount) + _bitrate_flag(requested, ts) \
-        + _amount_flag(requested, amount, total) + _errors_beside(text)
+    amount = amount_bound(ts)
+    return _compare(requested, echoed, amount) + bitrate_flag(requested, ts) \
+        + amount_flag(requested, amount, total) + omit_flag(ts) + _errors_beside(text)
 
 
 def _errors_beside(text: str) -> list[str]:
@@ -335,48 +334,13 @@ def _echoed(ts: Mapping[str, Any], udp: bool) -> Echoed:
     return echoed
 
 
-def _amount(ts: Mapping[str, Any]) -> str | None:
-    """`52,428,800 bytes (-n)` or `10,000 blocks (-k)` when the run was bound by an amount instead of a time."""
-    for key, option in (("bytes", "-n"), ("blocks", "-k")):
-        value = ts.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return f"{value:,} {key} ({option})"
-    return None
-
-
-def _amount_flag(requested: Mapping[str, Any] | None, amount: str | None, total: Mapping[str, Any]) -> list[str]:
-    """PARAM_MISMATCH for a run bound by an amount (`-n`, `-k`), whatever the params (none: `podtax parse`): the
-    template always runs for a time, so such a run measures another cell (as sysbench's `--rate`)."""
-    if amount is None:
-        return []
-    took = total.get("seconds")
-    over = f" in {took:.3g} s" if isinstance(took, int | float) and not isinstance(took, bool) else ""
-    return [f"PARAM_MISMATCH: {amount.split()[1]}: iperf3 moved a set amount, {amount}{over}, instead of running for "
-            f"a time (-t {(requested or {}).get('duration', 10)}, podtax's iperf3): its throughput is that of another, "
-            "shorter kind of run (TCP's start weighs on it)"]
-
-
 def _compare(requested: Mapping[str, Any] | None, echoed: Echoed, amount: str | None) -> list[str]:
     req = dict(requested or {})
     if req.get("length") == 0:
         req.pop("length")  # 0 = iperf3's default, echoed as the actual block size
     if amount:
-        req.pop("duration", None)  # echoed as 0: no time bound (_amount_flag says what bound it)
+        req.pop("duration", None)  # echoed as 0: no time bound (iperf3_flags.amount_flag says what bound it)
     return compare_echoed(req, echoed, ("protocol", "parallel", "duration", "reverse", "length"))
-
-
-def _bitrate_flag(requested: Mapping[str, Any] | None, ts: Mapping[str, Any]) -> list[str]:
-    """PARAM_MISMATCH when the run's cap (`target_bitrate`: `-b`, or UDP's 1 Mbit/s when `-b` is not given) is not
-    the requested `bitrate` (absent: the template's 0, unlimited, which it always passes as `-b`)."""
-    target = ts.get("target_bitrate")
-    if requested is None or not isinstance(target, int) or isinstance(target, bool):
-        return []
-    wanted = _RATE.match(str(requested.get("bitrate", "0")).strip())
-    if wanted is None or int(wanted.group(1)) * _RATE_SCALE[wanted.group(2).upper()] == target:
-        return []
-    cap = f"a cap of {target:,} bit/s" if target else "no cap"
-    return [f"PARAM_MISMATCH: bitrate: iperf3 ran with {cap} (-b; UDP sends 1 Mbit/s without it), "
-            f"requested {requested.get('bitrate', '0 (unlimited)')}: its throughput is bounded by another cap"]
 
 
 def _udp_sender_only(doc: Mapping[str, Any], total: Mapping[str, Any], ts: Mapping[str, Any],
