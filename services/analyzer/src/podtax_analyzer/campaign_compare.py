@@ -291,6 +291,10 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         what = (f"{one[0]} median ({b.unit})" if one else
                 f"{pair[1]}/{pair[0]} ratio".replace("kubernetes/host", "pod/host"))
         flags, details = _flags(b, n)
+        if one:  # a campaign's INSUFFICIENT is of its ratio (the side it did not run: 0 runs); the one side compared
+            # is _too_few's, with its own sentence, so it withholds no change of that side's median
+            flags = [f for f in flags if not f.endswith(":INSUFFICIENT")]
+            details = {k: v for k, v in details.items() if not k.endswith(":INSUFFICIENT")}
         in_units = {name: loaded[name][1].get(key, {}).get(one[0], []) for name in (base, new)} if one else {}
         mixed = _units_differ(key[4], in_units) if one else None
         way = _directions_differ(b, n, (base, new)) or provision_starts.changed(starts, key, pair)
