@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from podtax.parsers import ParseFailure, parse_run, parse_text
+from podtax.parsers.iperf3 import BIDIR_MISMATCH
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus-net"
 
@@ -57,7 +58,7 @@ def test_each_figure_is_the_reports_own(name: str, echoed: dict, lost: float | N
         assert parsed.values() == _expected(end, "udp" in name)
         assert parsed.echoed.items() >= echoed.items()
         assert parsed.flags == (("BIDIR: traffic ran both ways at once (--bidir); throughput_mbps is the "
-                                 "client-to-server direction, reverse_throughput_mbps the other",)
+                                 "client-to-server direction, reverse_throughput_mbps the other", BIDIR_MISMATCH)
                                 if "bidir" in name else (OMIT,) if "omit" in name else ())
         if lost is not None:
             assert parsed.values()["lost_percent"] == lost
