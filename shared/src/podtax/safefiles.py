@@ -23,6 +23,13 @@ class UnsafePath(ValueError):
     """A file that must not be read; the message says which and why, and what to do."""
 
 
+def real_path(path: Path | str) -> Path:
+    """`path` absolute with its symbolic links followed, as Path.resolve() makes it, except that a loop of links
+    (a -> b -> a) stays as written: Python 3.11's resolve() raises RuntimeError on one (a traceback), while opening
+    it then says why (OSError 'Too many levels of symbolic links'), as for any file that cannot be opened."""
+    return Path(os.path.realpath(path))
+
+
 @lru_cache(maxsize=16)
 def _real_folder(folder: Path) -> Path:
     """A folder's real path, worked out once: a manifest's rows all share their root and base folders."""

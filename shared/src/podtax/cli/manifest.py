@@ -19,7 +19,7 @@ from sys import intern
 from typing import Any
 
 from podtax import events, parsers, templates
-from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, read_capped, resolve_inside_stat
+from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, read_capped, real_path, resolve_inside_stat
 
 HEADER = ("file", "node", "env", "test", "params", "started_at", "tool_version")
 MAX_MANIFEST_BYTES = 50_000_000
@@ -185,7 +185,7 @@ def read_manifest(manifest: Path, root: Path | None = None) -> list[Row]:
     """Every row of the manifest, checked; raises ManifestError listing every bad row. Files are
     relative to the manifest's folder and must lie inside `root` (default: that folder)."""
     try:
-        text = read_capped(manifest.resolve(), MAX_MANIFEST_BYTES, str(manifest)).decode("utf-8-sig")
+        text = read_capped(real_path(manifest), MAX_MANIFEST_BYTES, str(manifest)).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError, UnsafePath) as exc:
         raise ManifestError([f"cannot read {manifest}: {exc}"]) from None
     reader = csv.reader(_lines(text))

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from podtax.cli.common import wide_console
 from podtax.parsers import TEST_TOOL, TOOLS, Parsed, ParseFailure, parse_text, tool_of
-from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
+from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped, real_path
 
 
 def parse_file(path: Path, tool: str | None) -> dict[str, Any]:
@@ -25,7 +25,7 @@ def parse_file(path: Path, tool: str | None) -> dict[str, Any]:
     device, FIFO or multi-gigabyte file named by mistake is refused at once instead of read without end."""
     out: dict[str, Any] = {"file": str(path)}
     try:
-        text = decode_log(read_capped(path.resolve(), MAX_LOG_BYTES, str(path)))
+        text = decode_log(read_capped(real_path(path), MAX_LOG_BYTES, str(path)))
     except (OSError, UnsafePath) as exc:
         detail = f"cannot read {path}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
         out["error"] = {"reason": "unreadable", "detail": detail}

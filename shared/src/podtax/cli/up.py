@@ -23,6 +23,7 @@ from podtax.cli.common import DATA_DIR, UP_FILE, a_path, check_settings, console
 from podtax.cli.up_children import Child, NatsChild, check_port, supervise, wait_started
 from podtax.config import host_node, redact
 from podtax.flock_holder import holder
+from podtax.safefiles import real_path
 
 SERVICES = ("analyzer", "parser", "runner", "host_agent")
 RUNNER_SPOOL = "runner-spool"  # under the data dir: the runner's PODTAX_RUNNER_SPOOL_DIR unless set
@@ -102,7 +103,7 @@ def runner_backends(env: dict[str, str]) -> tuple[str | None, str | None]:
     kube = env.get("PODTAX_RUNNER_KUBECONFIG")
     if env.get("PODTAX_RUNNER_KUBERNETES", "").lower() in ("false", "0", "no", "off"):
         kube = None
-    return (str(Path(kube).resolve()) if kube else None), env.get("PODTAX_RUNNER_NOMAD_ADDR") or None
+    return (str(real_path(kube)) if kube else None), env.get("PODTAX_RUNNER_NOMAD_ADDR") or None
 
 
 def pod_network_mode(kubeconfig: Path | None, *, exec_kubelet: bool, pod_network: bool) -> str | None:
@@ -168,7 +169,7 @@ def up(
         from podtax.cli.export import writable
 
         writable(ready_file)
-    data = data_dir.resolve()
+    data = real_path(data_dir)  # a loop of links: said by mkdir below, not resolve()'s RuntimeError
     try:
         (data / "logs").mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file in the way, a read-only or pseudo file system
