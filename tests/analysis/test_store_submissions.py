@@ -1,12 +1,13 @@
-"""The analyzer leaves out a report of an earlier submission of a campaign (RunSpec.submitted older than the newest
-campaign.submitted of its name: run ids repeat when a campaign is submitted again), keeps the newest submission of a
-name whatever order its events come in, and stores a report without the stamp (an older runner or agent) as before.
+"""The analyzer leaves out a report of an earlier submission of a campaign (RunSpec.submitted another than the current
+campaign.submitted of its name: run ids repeat when a campaign is submitted again), takes a name's submissions in
+stream order, never by the submitters' clocks (a redelivery changes nothing; review r1: a clock behind, a time
+without timezone), and stores a report without the stamp (an older runner or agent) as before.
 Real DuckDB file; tests/integration/test_late_report_of_earlier_submission.py runs it with the services."""
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,73 @@ def test_a_run_event_id_is_one_per_run_and_submission() -> None:
     # a consumer of before (unknown fields ignored) reads a stamped run; an event without the field reads as None
     assert events.decode(events.encode(events.run_requested(first, "t"))).data.run.submitted == first.submitted
     assert events.decode(events.encode(events.run_requested(run, "t"))).data.run.submitted is None
+
+
+def stored(store: Store) -> list[str]:
+    with store.cursor() as con:
+        return sorted(r[0] for r in con.execute("SELECT run_id FROM runs").fetchall())
+
+
+def test_a_resubmission_from_a_machine_whose_clock_is_behind_is_the_current_one(tmp_path: Path) -> None:
+    """Review r1: submitted again (after a NATS reset) from a machine 10 min behind the first submitter, the new
+    submission's time is earlier than the held one; ordered by time, every report of it was dropped."""
+    first = events.now() - timedelta(minutes=5)
+    second = first - timedelta(minutes=10)
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch([submitted(first), result("c-1", first)])
+        store.write_batch([submitted(second)])
+        store.write_batch([result("c-2", second), result("c-3", second), result("c-4", first)])
+        assert stored(store) == ["c-1", "c-2", "c-3"]  # c-4: the first submission's, after the second in NATS
+    finally:
+        store.close()
+
+
+def test_submissions_in_one_batch_are_taken_in_stream_order(tmp_path: Path) -> None:
+    first = events.now() - timedelta(hours=1)
+    second = first + timedelta(minutes=30)
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch([submitted(first), result("c-1", first), submitted(second), result("c-2", first),
+                           result("c-3", second), submitted(first)])
+        assert stored(store) == ["c-1", "c-3"]  # c-1 came while the first was current; c-2 after the second
+        with store.cursor() as con:
+            assert con.execute("SELECT submitted_at FROM campaigns").fetchall() == [(second,)]
+    finally:
+        store.close()
+
+
+def test_a_submission_time_without_timezone_is_read_as_utc(tmp_path: Path) -> None:
+    """Review r1: events.decode accepts a time without timezone; compared with the held (aware) one it raised
+    TypeError and the batch was dead-lettered."""
+    naive = (events.now() - timedelta(hours=1)).replace(tzinfo=None, microsecond=0)
+    later = naive + timedelta(minutes=1)
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch([submitted(naive), result("c-1", naive)])
+        store.write_batch([submitted(naive), submitted(naive.replace(tzinfo=UTC)), result("c-2", naive)])
+        store.write_batch([submitted(later), result("c-3", naive), result("c-4", later.replace(tzinfo=UTC))])
+        assert stored(store) == ["c-1", "c-2", "c-4"]
+    finally:
+        store.close()
+
+
+def test_a_file_written_before_the_submissions_table_knows_its_submission(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    first = events.now() - timedelta(hours=1)
+    path = tmp_path / "podtax.duckdb"
+    store = Store(path)
+    try:
+        store.write_batch([submitted(first), result("c-1", first)])
+        with store.cursor() as con:
+            con.execute("DROP TABLE campaign_submissions")  # as a file of before
+    finally:
+        store.close()
+    store = Store(path)
+    try:
+        with caplog.at_level(logging.ERROR, logger="podtax.analyzer.store"):
+            store.write_batch([submitted(first), result("c-2", first)])  # a redelivery: the same submission
+        assert stored(store) == ["c-1", "c-2"]
+        assert not caplog.records, [r.getMessage() for r in caplog.records]  # not 'submitted again'
+    finally:
+        store.close()

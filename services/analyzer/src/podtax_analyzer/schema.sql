@@ -94,6 +94,15 @@ CREATE TABLE IF NOT EXISTS campaigns (
     spec         JSON NOT NULL
 );
 
+-- Every submission of a campaign name seen (its campaign.submitted time): a time seen again is a redelivery; a new
+-- one becomes the name's current submission (campaigns.submitted_at) in stream order (submissions.py). A file
+-- written before it has only its current submissions (in campaigns), which submissions.py counts as seen.
+CREATE TABLE IF NOT EXISTS campaign_submissions (
+    campaign     VARCHAR NOT NULL,
+    submitted_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (campaign, submitted_at)
+);
+
 -- Per-object phase latencies of control-plane runs (volume-churn, pod-startup), read from their raw
 -- logs (docs/control-plane.md): one row per run, object and phase. env = the side; backend = the API timed.
 CREATE TABLE IF NOT EXISTS phases (

@@ -87,7 +87,7 @@ def resubmitted(con: duckdb.DuckDBPyConnection, c: events.CampaignSubmittedV1) -
     the earlier measurements: said in one error line naming the fix (the CLI refuses such a name when it can
     ask the analyzer)."""
     row = con.execute("SELECT submitted_at FROM campaigns WHERE campaign = ?", [c.data.campaign]).fetchone()
-    if row is None or row[0] >= c.time:  # a redelivery (of an earlier submission too: the newest is held)
+    if row is None:  # `c` is a submission not seen before (submissions.current left redeliveries out)
         return False
     if not con.execute("SELECT 1 FROM runs WHERE campaign = ? LIMIT 1", [c.data.campaign]).fetchone():
         return False  # no run of it was recorded (the runner refused it, or its publish was retried): none to drop
@@ -229,7 +229,7 @@ class Store:
     def write_batch(self, batch: Iterable[events.Envelope]) -> set[str]:
         """Commit a batch of events in one transaction; returns run ids that got a new result or whose rows changed."""
         now = datetime.now(UTC)
-        batch = submissions.current(self.cursor, list(batch))  # the only writer: campaigns stay as read until written
+        batch = submissions.current(self.cursor, list(batch))  # the only writer: submissions stay as read until written
         failures, raws, facts, placements, campaigns = [], [], [], [], []
         results: dict[str, events.ResultV1] = {}  # the first result of a run wins, as a redelivery would
         phases: dict[str, PhaseColumns | None] = {}  # per-object latencies of control-plane runs
@@ -272,11 +272,12 @@ class Store:
                 con.execute("INSERT INTO placements VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                             [p.id, p.time, d.namespace, d.pod, d.pod_uid, d.node, d.test,
                              json.dumps([c.model_dump() for c in d.candidates]), d.message])
-            for c in campaigns:
+            for c in campaigns:  # new submissions only, in stream order: each becomes its name's current one
                 resubmitted(con, c)
+                name, at = c.data.campaign, submissions.utc(c.time)
+                con.execute("INSERT INTO campaign_submissions VALUES (?,?) ON CONFLICT DO NOTHING", [name, at])
                 con.execute("INSERT INTO campaigns VALUES (?,?,?) ON CONFLICT DO UPDATE SET submitted_at = "
-                            "excluded.submitted_at, spec = excluded.spec WHERE excluded.submitted_at > "
-                            "campaigns.submitted_at", [c.data.campaign, c.time, json.dumps(c.data.spec)])
+                            "excluded.submitted_at, spec = excluded.spec", [name, at, json.dumps(c.data.spec)])
             flagged = mark_overlaps(con, stored + failures)
         self.batches += 1
         if self.memory_mb is not None and self.batches % FLUSH_BATCHES == 0:

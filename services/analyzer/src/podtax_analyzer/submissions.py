@@ -2,17 +2,27 @@
 cell, env and repetition, so a campaign submitted again under its name (after a NATS reset) plans the same ones, and
 a report of the earlier submission that NATS delivers after it (a host agent's late log, a kept copy) was stored as
 the new submission's run, whose own result was then dropped (the first result of a run wins). The runner stamps each
-run with its submission (RunSpec.submitted, the campaign.submitted event's time) and its reports echo it; the
-campaigns table holds the newest submission of each name. A report older than that is left out (its raw log, result
-or failure), in one error line: the store has no column to tell two submissions' runs of one id apart, and stored it
-would stand for the new submission's run. A report without the stamp (an older runner or agent) is stored, as before.
+run with its submission (RunSpec.submitted, the campaign.submitted event's time) and its reports echo it.
+
+Which submission of a name is current is decided in stream order, never by the senders' clocks: the analyzer's one
+consumer reads the events in the order NATS holds them, so a campaign.submitted of a time not seen before for its
+name becomes the current one (campaigns.submitted_at), and one seen before (a redelivery) changes nothing; every
+time seen is kept (campaign_submissions). Ordered by time instead, a submission from a machine whose clock was behind
+the first submitter's had every report dropped. A stamped report of another submission than its campaign's current
+one is left out (its raw log, result or failure, in one error line), as the runner leaves it out: the store has no
+column to tell two submissions' runs of one id apart, and stored it would stand for the new submission's run. That
+submission may be one the analyzer never saw (it ran before a NATS reset while the analyzer was down or behind). A
+report without the stamp (an older runner or agent), or of a campaign the analyzer holds no submission of, is stored,
+as before. Times compare in UTC; one without a timezone (events.decode accepts it) is read as UTC. The CLI refuses
+to publish a name whose earlier campaign.submitted the runner has not planned yet (cli/earlier.unplanned): the runner
+plans the first and ignores the rest, which the analyzer would take as current.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from podtax import events
@@ -21,25 +31,40 @@ log = logging.getLogger("podtax.analyzer.store")
 REPORTS = (events.RawLogV1, events.ResultV1, events.RunFailedV1)
 
 
+def utc(t: datetime) -> datetime:
+    """`t` in UTC; without a timezone, read as UTC."""
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
 def current(cursor: Callable[[], Any], batch: Sequence[events.Envelope]) -> Sequence[events.Envelope]:
-    """`batch` without the reports of an earlier submission than the newest its campaign has (stored, or in `batch`);
-    `cursor` opens a cursor on the store (only when a report carries its submission)."""
-    stamped = [e for e in batch if isinstance(e, REPORTS) and e.data.run.submitted is not None]
-    if not stamped:
+    """`batch` without the reports of another submission of their campaign than the current one at their place in
+    the stream, and without the campaign.submitted events of a time already seen (redeliveries): those left are new
+    submissions, each current from its place on. `cursor` opens a cursor on the store (the submissions held)."""
+    names = sorted({e.data.run.campaign for e in batch if isinstance(e, REPORTS) and e.data.run.submitted}
+                   | {e.data.campaign for e in batch if isinstance(e, events.CampaignSubmittedV1)})
+    if not names:
         return batch
-    names = sorted({e.data.run.campaign for e in stamped})
     with cursor() as con:
-        newest: dict[str, datetime] = dict(con.execute(
+        held = con.execute("SELECT campaign, submitted_at FROM campaign_submissions WHERE campaign IN "
+                           "(SELECT unnest($1::varchar[]))", [names]).fetchall()
+        now: dict[str, datetime] = {c: utc(t) for c, t in con.execute(
             "SELECT campaign, submitted_at FROM campaigns WHERE campaign IN (SELECT unnest($1::varchar[]))",
-            [names]).fetchall())
+            [names]).fetchall()}
+    seen = {(c, utc(t)) for c, t in held} | set(now.items())
+    kept: list[events.Envelope] = []
     for e in batch:
-        if isinstance(e, events.CampaignSubmittedV1) and e.data.campaign in names:
-            newest[e.data.campaign] = max(newest.get(e.data.campaign, e.time), e.time)
-    stale = [e for e in stamped if (t := newest.get(e.data.run.campaign)) is not None and e.data.run.submitted < t]
-    for e in stale:
-        run = e.data.run
-        log.error("%s of run %s not stored: it is of an earlier submission of campaign %s (submitted at %s), not of "
-                  "the newest one (submitted at %s), which has the same run ids", e.type, run.run_id, run.campaign,
-                  run.submitted.isoformat() if run.submitted else "?", newest[run.campaign].isoformat())
-    left = {id(e) for e in stale}
-    return [e for e in batch if id(e) not in left] if left else batch
+        if isinstance(e, events.CampaignSubmittedV1):
+            key = (e.data.campaign, utc(e.time))
+            if key in seen:
+                continue  # a redelivery: the current submission stays
+            seen.add(key)
+            now[e.data.campaign] = key[1]
+        elif isinstance(e, REPORTS) and (run := e.data.run).submitted is not None:
+            stamp = utc(run.submitted)
+            if (cur := now.get(run.campaign)) is not None and stamp != cur:
+                log.error("%s of run %s not stored: it is of an earlier submission of campaign %s (submitted at %s), "
+                          "not of the current one (submitted at %s), which has the same run ids",
+                          e.type, run.run_id, run.campaign, stamp.isoformat(), cur.isoformat())
+                continue
+        kept.append(e)
+    return kept

@@ -71,7 +71,16 @@ class Handlers:
         # each run's trace links to the submission's (kept in memory: after a restart, no link)
         self.submissions[campaign.name] = trace.get_current_span().get_span_context()
         if campaign.name in self.campaigns or campaign.name in self.finished:  # one at a time, in order
-            log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
+            planned = self.campaigns[campaign.name].header.submitted if campaign.name in self.campaigns else None
+            if planned is None or planned == event.time:
+                log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
+                return
+            # another submission (the CLI refuses one while the first is unplanned: cli/earlier.unplanned), which
+            # the analyzer takes as current, leaving out every report of this one (its submissions.py)
+            log.error("campaign %s already planned (submitted at %s); its submission of %s is ignored, but the "
+                      "analyzer takes that one as current and leaves out the reports of this one: cancel it (podtax "
+                      "campaign cancel %s) and submit it under another name", campaign.name, planned.isoformat(),
+                      event.time.isoformat(), campaign.name)
             return
         try:
             nodes = await self.resolve_nodes(campaign)

@@ -19,7 +19,7 @@ from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
-from podtax.cli.earlier import check_analyzer
+from podtax.cli.earlier import check_analyzer, unplanned
 from podtax.cli.failed_runs import why_failed
 from podtax.cli.missing_tools import tool_problems
 from podtax.cli.progress_rows import progress_info, progress_rows
@@ -181,6 +181,8 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool, skip_check: bool = F
             return _not_submitted(problems)
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
+        if why := await unplanned(bus, c.name):  # published before, not planned yet: this one would be ignored
+            raise fail(why, 2)
         left = cli_deadline.seconds() - (asyncio.get_running_loop().time() - start)
         # a NATS reset frees the name in the runner, not the analyzer
         await check_analyzer(c.name, left, skip_check, dry_run)

@@ -18,7 +18,10 @@ import os
 from urllib.parse import quote, urlsplit
 
 import httpx
+from nats.js.errors import NotFoundError
 
+from podtax import subjects
+from podtax.bus import Bus
 from podtax.cli import deadline
 from podtax.cli.common import api_headers, api_url, fail, up_record, warn
 
@@ -123,3 +126,21 @@ def _up_nats() -> bool:
     info = up_record()  # none, or a damaged one: no NATS of podtax up's to compare with
     return bool(info.get("nats_url")) and \
         bool(_servers(os.environ["PODTAX_NATS_URL"]) & _servers(str(info["nats_url"])))
+
+
+async def unplanned(bus: Bus, name: str) -> str | None:
+    """Why `name` cannot be published now: NATS holds a campaign.submitted of it that the runner has neither planned
+    (its KV's campaign.<name>, checked before) nor refused (refused.<name>): the runner is down or behind. It plans
+    the first submission of a name and ignores the rest as duplicates, while the analyzer takes the last one in NATS
+    as current and leaves out reports of the others (submissions.py): a second publish, after JetStream's 120 s
+    window for the same message id, made the analyzer drop every report of the runs that ran. None: publish."""
+    try:
+        held = await bus.js.get_last_msg(subjects.STREAM, subjects.join(subjects.CAMPAIGN_SUBMITTED, name))
+    except NotFoundError:
+        return None
+    if await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"refused.{name}") is not None:
+        return None  # the runner refused it: a new submission is planned
+    at = f" at {held.time.isoformat(timespec='seconds')}" if held.time else ""
+    return (f"campaign {name!r} was already submitted{at} and the runner has not planned it yet (is it running? "
+            f"podtax campaign status {name} --follow waits for it); it plans that one, so nothing was submitted: "
+            f"wait for it, or choose another name")
