@@ -125,7 +125,7 @@ class Consumers:
             return []
         except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
             # a server of a cluster went away, or the consumer's leader is moving: keep consuming once it has
-            await _consumer_there(sub, spec)
+            await _consumer_there(self.js, sub, spec)
             log.warning("fetch failed (%s); retrying", type(exc).__name__)
             await asyncio.sleep(1.0)
             return []
@@ -255,7 +255,7 @@ class Consumers:
             metrics.MESSAGES.labels(spec.durable, "ack").inc(len(decoded) - len(rejected))
             metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
-async def _consumer_there(sub: JetStreamContext.PullSubscription, spec: ConsumerSpec) -> None:
+async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscription, spec: ConsumerSpec) -> None:
     """Raise ConsumerGone when NATS says the consumer or its stream does not exist: a NATS restarted with an empty
     store, or another server at PODTAX_NATS_URL. Pulling from it went on for ever, silently (NATS answers no pull),
     and what the service keeps of NATS (its streams, buckets, consumers) is gone with it: the service stops, and
@@ -265,11 +265,25 @@ async def _consumer_there(sub: JetStreamContext.PullSubscription, spec: Consumer
     except NotFoundError as exc:
         from podtax.bus import NatsLost
 
+        if await _stream_there(js):  # only the consumer went (`nats consumer rm`): no restart, no other server
+            raise NatsLost(f"JetStream consumer {spec.durable} was deleted while this service ran ({exc.description}; "
+                           f"its stream {subjects.STREAM} is there: `nats consumer rm`, or another tool); stopping, "
+                           "so that started again this service makes it again") from None
         raise NatsLost(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
                        "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started again "
                        "this service makes or waits for the streams and consumers (what NATS lost is lost)") from None
     except Exception:  # noqa: BLE001 - no answer (a cluster's leader moving, NATS away): fetched again
         pass
+
+
+
+async def _stream_there(js: JetStreamContext) -> bool:
+    """Whether NATS answers that the PODTAX stream exists (no answer: False, the wording of a NATS lost)."""
+    try:
+        await js.stream_info(subjects.STREAM)
+    except Exception:  # noqa: BLE001 - not found, or no answer
+        return False
+    return True
 
 
 def _failed(exc: Exception, what: str, *args: object) -> None:

@@ -1,0 +1,65 @@
+"""A service's JetStream consumer deleted under it while NATS and its stream stay (`nats consumer rm PODTAX parser`
+by an operator tidying up): the service stopped (exit 3) with 'NATS lost JetStream consumer parser ...: the NATS
+server restarted with an empty store, or PODTAX_NATS_URL names another one', sending the operator after a restart
+or a wrong address that never happened. Now that line says the consumer was deleted and its stream is there; the
+store-lost wording stays for a stream gone too (test_nats_store_lost). Started again, the service makes its consumer
+again. Real nats-server, the real parser process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from podtax import natsserver, subjects
+from podtax.bus import Bus
+
+
+def _parser(url: str, tmp: Path) -> subprocess.Popen[bytes]:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": url,
+           "PODTAX_LOG_FORMAT": "text", "PODTAX_HEALTH_PORT": "0"}
+    with open(tmp / "parser.log", "ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "podtax_parser"], env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+async def _consumers(url: str, delete: bool) -> list[str]:
+    """The PODTAX stream's consumers once there is one (60 s at most), deleted when `delete`."""
+    bus = await Bus.connect(url, "test/consumer-deleted")
+    try:
+        await bus.ensure_streams()
+        names: list[str] = []
+        for _ in range(120):
+            names = [c.name for c in await bus.js.consumers_info(subjects.STREAM)]
+            if names:
+                break
+            await asyncio.sleep(0.5)
+        for name in names if delete else []:
+            await bus.js.delete_consumer(subjects.STREAM, name)
+        return names
+    finally:
+        await bus.close()
+
+
+def test_a_deleted_consumer_is_named_so_and_made_again(tmp_path: Path) -> None:
+    nats = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+    proc = again = None
+    try:
+        proc = _parser(nats.url, tmp_path)
+        assert asyncio.run(_consumers(nats.url, delete=True)) == ["parser"]
+        status = proc.wait(60)
+        text = (tmp_path / "parser.log").read_text()
+        lines = [line for line in text.splitlines() if "JetStream consumer parser" in line]
+        assert status == 3 and "Traceback" not in text and len(lines) == 1, text
+        assert "was deleted while this service ran" in lines[0] and "its stream PODTAX is there" in lines[0], lines
+        assert "empty store" not in lines[0], lines
+        again = _parser(nats.url, tmp_path)
+        assert asyncio.run(_consumers(nats.url, delete=False)) == ["parser"]
+        assert again.poll() is None
+    finally:
+        for p in (proc, again):
+            if p is not None and p.poll() is None:
+                p.terminate()
+                p.wait(15)
+        nats.stop()
