@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel
 
 from podtax_analyzer.imports_twice import find
@@ -33,6 +33,15 @@ def imports_twice(request: Request, campaign: str | None = None) -> list[dict[st
 @router.post("/api/imports/twice", response_model=list[ImportedTwice],
              summary="Take once the imported runs stored twice: the copies' rows go, the kept runs stay")
 async def drop_imports_twice(request: Request, campaign: str | None = None) -> list[dict[str, Any]]:
+    """Without ?campaign it acts on every campaign: a campaign sent as JSON, or a misspelt parameter, would drop
+    the copies of all of them instead of the one meant, so both are refused (as POST /api/reparse does)."""
+    unknown = sorted(set(request.query_params) - {"campaign"})
+    if unknown:
+        raise HTTPException(422, f"unknown parameter(s) {', '.join(unknown)}: POST /api/imports/twice takes "
+                                 "?campaign=NAME (none: every campaign)")
+    async for chunk in request.stream():  # refused at its first chunk: a large body is never held
+        if chunk:
+            raise HTTPException(422, "POST /api/imports/twice takes no body: pass ?campaign=NAME in the URL")
     store = request.app.state.store
     twice, changed = await asyncio.to_thread(store.drop_imported_twice, campaign)
     if changed and (on_change := getattr(request.app.state, "runs_changed", None)):
