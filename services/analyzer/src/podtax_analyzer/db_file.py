@@ -72,14 +72,49 @@ def schema_why(con: duckdb.DuckDBPyConnection) -> str | None:
     return None
 
 
-def foreign_why(exc: duckdb.Error) -> str | None:
-    """Why a read of a DuckDB file failed when its tables are not the analyzer's (a table or column missing: another
-    program's file, or none the analyzer made), with the fix; None for another error. `podtax report --db` and
-    `podtax simulate --db` on such a file ended in a traceback, the CLI showing its last line ('error:    ^^^^')."""
+_ADDED = re.compile(r"ALTER TABLE (\w+) ADD COLUMN IF NOT EXISTS (\w+)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _added() -> set[tuple[str, str]]:
+    """(table, column) of each column schema.sql adds to a file made before it (ALTER TABLE ... ADD COLUMN)."""
+    return {(t.lower(), c.lower()) for t, c in
+            _ADDED.findall(resources.files("podtax_analyzer").joinpath("schema.sql").read_text())}
+
+
+def older_lacks(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """What a file of an older podtax version lacks that this analyzer adds when it opens it (schema.sql: the tables
+    it creates, the columns it adds), when that is all it lacks: [] for a file whose runs table is not the analyzer's
+    or that lacks a column schema.sql does not add (another program's file), and for one that lacks nothing."""
+    have: dict[str, set[str]] = {}
+    for table, column, *_ in con.execute(COLUMNS).fetchall():
+        have.setdefault(table, set()).add(column)
+    if "runs" not in have:
+        return []
+    lacks = []
+    for table, wanted in sorted(_schema().items()):
+        if table not in have:
+            lacks.append(f"the table {table}")
+            continue
+        missing = [c for c in wanted if c not in have[table]]
+        if any((table, c) not in _added() for c in missing):
+            return []
+        lacks += [f"{table}.{c}" for c in missing]
+    return lacks
+
+
+def foreign_why(exc: duckdb.Error, con: duckdb.DuckDBPyConnection) -> tuple[str, int] | None:
+    """Why a read of a DuckDB file failed (a table or column missing), with the fix and the exit status; None for
+    another error. A file of an older podtax version (older_lacks): this analyzer adds what it lacks when it opens it,
+    read-only here (1). Another program's file, or none the analyzer made: a usage mistake (2). `podtax report --db`
+    and `podtax simulate --db` on such a file ended in a traceback, the CLI showing its last line ('error:    ^^^^')."""
     if not isinstance(exc, duckdb.CatalogException | duckdb.BinderException):
         return None
+    if lacks := older_lacks(con):
+        return (f"a file of an older podtax version, read as it is (it lacks {', '.join(lacks)}): start this "
+                f"version's analyzer on it once (PODTAX_ANALYZER_DB), which adds them, then run this again", 1)
     first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
-    return f"its tables are not the analyzer's ({first}): give the analyzer's DuckDB file (PODTAX_ANALYZER_DB)"
+    return f"its tables are not the analyzer's ({first}): give the analyzer's DuckDB file (PODTAX_ANALYZER_DB)", 2
 
 
 def never_written(path: Path) -> bool:

@@ -1,8 +1,8 @@
 """`podtax-analyzer report --db FILE CAMPAIGN`: the comparison of a campaign from a DuckDB file,
 as JSON on stdout, without a running analyzer. `podtax report --db` runs this command (as a
 separate process: the podtax library never imports a service). Exit 0, or 1 with one line on
-stderr saying what to fix (2 for a usage mistake: a --db file that is no
-DuckDB database, or one whose tables are not the analyzer's)."""
+stderr saying what to fix (a file of an older podtax version: start this version's analyzer on it once), 2
+for a usage mistake (a --db file that is no DuckDB database, or one whose tables are not the analyzer's)."""
 
 from __future__ import annotations
 
@@ -46,10 +46,10 @@ def main(argv: list[str]) -> int:
         print(f"unknown campaign {args.campaign!r} (no run of it in {args.db})", file=sys.stderr)
         return 1
     except duckdb.Error as exc:
-        if not (why := foreign_why(exc)):
+        if not (why := foreign_why(exc, con)):
             raise
-        print(f"--db {args.db}: {why}", file=sys.stderr)
-        return 2  # a usage mistake, as a file that is no DuckDB database
+        print(f"--db {args.db}: {why[0]}", file=sys.stderr)
+        return why[1]  # 2: a usage mistake (another program's file), as a file that is no DuckDB database
     finally:
         con.close()
     json.dump(report.model_dump(mode="json"), sys.stdout)

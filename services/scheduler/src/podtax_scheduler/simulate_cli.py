@@ -127,9 +127,9 @@ def _from_db(db: Path, campaign: str) -> list[Any]:
     try:
         cells = load_cells(con, campaign)
     except duckdb.Error as exc:
-        if not (why := foreign_why(exc)):
+        if not (why := foreign_why(exc, con)):
             raise
-        raise fail(f"--db {db}: {why}", 2) from None
+        raise fail(f"--db {db}: {why[0]}", why[1]) from None
     finally:
         con.close()
     rows = [{"test": c.test, "params": c.params_key, "metric": c.metric, "unit": c.unit,
