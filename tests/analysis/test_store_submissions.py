@@ -135,3 +135,21 @@ def test_a_file_written_before_the_submissions_table_knows_its_submission(
         assert not caplog.records, [r.getMessage() for r in caplog.records]  # not 'submitted again'
     finally:
         store.close()
+
+
+def test_a_report_read_before_its_submission_is_stored(tmp_path: Path) -> None:
+    """Review r5: an analyzer restarted holding the new submission's campaign.submitted fetched and not acked reads
+    that submission's reports first (NATS gives the event again only after ack_wait): with the earlier submission
+    current, they were dropped for good as 'of an earlier submission'. A time not seen and later than the current
+    one's is a submission still to be read; one earlier (never seen: before a NATS reset) is still left out."""
+    first = events.now() - timedelta(hours=1)
+    second = first + timedelta(minutes=30)
+    older = first - timedelta(minutes=30)
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch([submitted(first), result("c-1", first)])
+        store.write_batch([result("c-2", second), result("c-3", older)])  # before its submission; a never-seen older
+        store.write_batch([submitted(second), result("c-4", second), result("c-5", first)])
+        assert stored(store) == ["c-1", "c-2", "c-4"]
+    finally:
+        store.close()

@@ -11,11 +11,13 @@ time seen is kept (campaign_submissions). Ordered by time instead, a submission 
 the first submitter's had every report dropped. A stamped report of another submission than its campaign's current
 one is left out (its raw log, result or failure, in one error line), as the runner leaves it out: the store has no
 column to tell two submissions' runs of one id apart, and stored it would stand for the new submission's run. That
-submission may be one the analyzer never saw (it ran before a NATS reset while the analyzer was down or behind). A
-report without the stamp (an older runner or agent), or of a campaign the analyzer holds no submission of, is stored,
-as before. Times compare in UTC; one without a timezone (events.decode accepts it) is read as UTC. The CLI refuses
-to publish a name whose earlier campaign.submitted the runner has not planned yet (cli/earlier.unplanned): the runner
-plans the first and ignores the rest, which the analyzer would take as current.
+submission may be one the analyzer never saw (it ran before a NATS reset while the analyzer was down or behind):
+a time not seen is taken as earlier only when it is earlier than the current one's; a later one is a submission whose
+campaign.submitted is still to be read (see `ahead`), and its report is stored. A report without the stamp (an
+older runner or agent), or of a campaign the analyzer holds no submission of, is stored, as before.
+Times compare in UTC; one without a timezone (events.decode accepts it) is read as UTC. The CLI refuses to publish a
+name whose earlier campaign.submitted the runner has not planned yet (cli/earlier.unplanned): the runner plans the first
+and ignores the rest, which the analyzer would take as current.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ REPORTS = (events.RawLogV1, events.ResultV1, events.RunFailedV1)
 def utc(t: datetime) -> datetime:
     """`t` in UTC; without a timezone, read as UTC."""
     return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def ahead(stamp: datetime, cur: datetime, seen: set[tuple[str, datetime]], run: events.RunSpec) -> bool:
+    """Whether a report's submission, not the current one, is one still to be read: a time not seen for the name and
+    later than the current one's. A report can come before its campaign.submitted (an analyzer restarted holding
+    that event fetched and not acked: NATS gives it again only after ack_wait, the next ones at once; review r5):
+    stored, as the runner runs that submission. A time seen before, or earlier than the current one, is an earlier
+    submission's (one the analyzer may never have read: it ran before a NATS reset)."""
+    return (run.campaign, stamp) not in seen and stamp > cur
 
 
 def current(cursor: Callable[[], Any], batch: Sequence[events.Envelope]) -> Sequence[events.Envelope]:
@@ -61,7 +72,7 @@ def current(cursor: Callable[[], Any], batch: Sequence[events.Envelope]) -> Sequ
             now[e.data.campaign] = key[1]
         elif isinstance(e, REPORTS) and (run := e.data.run).submitted is not None:
             stamp = utc(run.submitted)
-            if (cur := now.get(run.campaign)) is not None and stamp != cur:
+            if (cur := now.get(run.campaign)) is not None and stamp != cur and not ahead(stamp, cur, seen, run):
                 log.error("%s of run %s not stored: it is of an earlier submission of campaign %s (submitted at %s), "
                           "not of the current one (submitted at %s), which has the same run ids",
                           e.type, run.run_id, run.campaign, stamp.isoformat(), cur.isoformat())
