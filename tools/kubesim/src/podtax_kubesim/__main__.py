@@ -105,7 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.pod_network and args.kubelet != "exec":
         print("podtax-kubesim: --pod-network needs --kubelet exec (pods must be real processes)", file=sys.stderr)
         return 2
-    problem = _usage_problem(args)
+    try:
+        problem = _usage_problem(args)  # reads --cluster: a FIFO waits for its writer, as `cat` would
+    except KeyboardInterrupt:  # Ctrl-C meanwhile ends as it does later: no traceback
+        return 130
     if problem:
         print(f"podtax-kubesim: {one_line(problem)}", file=sys.stderr)
         return 2

@@ -1,0 +1,42 @@
+"""`podtax kubesim --cluster FILE` where FILE is a FIFO no one writes to waits for its writer as `cat` would (a
+process substitution <(...) is read so); Ctrl-C there printed a KeyboardInterrupt traceback, the file being read
+before kubesim's own Ctrl-C handling. Now it ends as Ctrl-C later does: status 130, no traceback. Run as `podtax`."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PODTAX = str(Path(sys.executable).with_name("podtax"))
+
+
+def test_ctrl_c_while_the_cluster_file_is_read_is_no_traceback(tmp_path: Path) -> None:
+    fifo = tmp_path / "cluster.yaml"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([PODTAX, "kubesim", "--cluster", str(fifo), "--port", "0"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer = None
+    try:
+        deadline = time.monotonic() + 60
+        while writer is None:  # a FIFO opens for writing without waiting only once its reader has it open
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                assert exc.errno == errno.ENXIO, exc
+                time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert proc.returncode == 130, (proc.returncode, err)
