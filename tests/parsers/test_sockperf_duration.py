@@ -3,9 +3,11 @@
 sockperf prints no echo of its options but ends with `[Total Run] RunTime=2.004 sec` for `-t 2`. Before, the parser
 echoed only the protocol: the real capture tests/corpus-net/sockperf-pp-tcp-64-fullrtt.log (`-t 2`, COMMANDS.tsv,
 sockperf 3.7) parsed for a cell of duration 10 with no flag, its percentiles those of a 2 s run. Now `duration` is
-echoed (RunTime rounded, when the timer ended the run) and compared. Likewise the same capture (unpaced: 85,214
-messages a second) parsed for a cell of rate 10000 (`--mps 10000`) gave no flag; a run that sent over the requested
-rate is now flagged PARAM_MISMATCH."""
+echoed (RunTime rounded, when the timer ended the run) and compared. Likewise the same capture (unpaced: 167,114
+messages in 2.000 s) parsed for a cell of rate 10000 (`--mps 10000`) gave no flag; a run that sent over the requested
+rate over its whole run (`[Total Run]`) is now flagged PARAM_MISMATCH. Judged on `[Valid Duration]` instead (review r4),
+the template's own paced runs of 1-4 s were flagged: sockperf keeps its schedule from the run's start and catches up
+inside that window what it fell behind in its warm-up (sockperf-pp-udp-64-mps30000-catch-up.log, COMMANDS.tsv)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from podtax.parsers import parse_run
+from podtax.parsers import ParseFailure, parse_run
 
 NET = Path(__file__).resolve().parents[1] / "corpus-net"
 
@@ -36,10 +38,37 @@ def test_a_run_of_another_length_is_flagged(name: str, seconds: int) -> None:
 @pytest.mark.parametrize(("name", "rate", "flagged"), [("sockperf-pp-tcp-64-fullrtt.log", 10000, True),  # unpaced
                                                        ("sockperf-pp-tcp-64-fullrtt.log", 0, False),  # max: anything
                                                        ("sockperf-pp-udp-1k-mps10000.log", 10000, False),
-                                                       ("sockperf-pp-tcp-mps10-few.log", 10, False)])  # 14 in 1.294 s
+                                                       ("sockperf-pp-tcp-mps10-few.log", 10, False),  # 20 in 2.004 s
+                                                       # paced: 59,949 in 2.001 s; its window 36,208/s (caught up)
+                                                       ("sockperf-pp-udp-64-mps30000-catch-up.log", 30000, False),
+                                                       ("sockperf-pp-udp-64-mps30000-catch-up.log", 20000, True)])
 def test_a_run_not_paced_at_the_requested_rate_is_flagged(name: str, rate: int, flagged: bool) -> None:
     got = parse_run("sockperf", (NET / name).read_text(), requested={"rate": rate})
     assert any(f.startswith("PARAM_MISMATCH: rate: sockperf sent ") for f in got.flags) == flagged, got.flags
+
+
+def test_the_rate_is_that_of_the_whole_run() -> None:
+    got = parse_run("sockperf", (NET / "sockperf-pp-tcp-64-fullrtt.log").read_text(), requested={"rate": 10000})
+    assert any(f.startswith("PARAM_MISMATCH: rate: sockperf sent 83,557 messages a second, over the requested "
+                            "--mps 10,000") for f in got.flags), got.flags
+
+
+@pytest.mark.parametrize(("name", "rate", "flagged"), [("sockperf-pp-udp-64-mps30000-catch-up.log", 30000, False),
+                                                       ("sockperf-pp-tcp-64-fullrtt.log", 10000, True)])
+def test_without_a_total_run_line_the_window_is_judged_with_the_catch_up(name: str, rate: int, flagged: bool) -> None:
+    """The captures with their `[Total Run]` line cut out: the window's rate, allowing rate x 0.45 s caught up."""
+    lines = (NET / name).read_text().splitlines(keepends=True)
+    text = "".join(line for line in lines if "[Total Run]" not in line)
+    got = parse_run("sockperf", text, requested={"rate": rate})
+    assert any(f.startswith("PARAM_MISMATCH: rate: sockperf sent ") for f in got.flags) == flagged, got.flags
+
+
+@pytest.mark.parametrize("rate", [0, 10000])
+def test_a_damaged_total_run_time_is_a_parse_failure(rate: int) -> None:
+    """`RunTime=1.2.3 sec` (the pattern reads digits and dots) raised ValueError from float(), a traceback."""
+    text = (NET / "sockperf-pp-tcp-64-fullrtt.log").read_text().replace("RunTime=2.000 sec", "RunTime=1.2.3 sec")
+    with pytest.raises(ParseFailure, match="expected a number, found '1.2.3'"):
+        parse_run("sockperf", text, requested={"rate": rate})
 
 
 def test_a_run_stopped_early_is_flagged_interrupted_not_echoed() -> None:
