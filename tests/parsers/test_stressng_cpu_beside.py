@@ -6,7 +6,9 @@ stress-ng 0.15.06, 2 cores): cpu 268.47 bogo ops/s (real time) beside 2 vm, agai
 run right after. Before: read as stress-ng-cpu with no flag, 268.47 as the cell's figure. A `--sequential` run
 (its `successful run completed in` about the sum of its rows' times: perfkit's 386.22 s for 40 rows of 10 s)
 ran cpu alone and is not flagged; nor is a run whose other stressor was skipped (it did not run). The --yaml
-report has no run time: a run of several stressors is flagged, saying it cannot tell --sequential."""
+report has no run time: a run of several stressors is flagged, saying it cannot tell --sequential. stress-ng 0.16
+and later print that time as `30.84 secs` or `24 mins, 2.77 secs` (review r4): it was read only as `3.15s`, so
+their --sequential runs were flagged, saying the line was missing."""
 
 from __future__ import annotations
 
@@ -79,3 +81,22 @@ def test_a_sequential_runs_cpu_instances_are_compared_with_the_threads_asked(nam
     assert f"THREADS_MISMATCH: the tool ran {started} threads, 1 were requested" in got.flags
     same = parse_run("stress-ng-cpu", text, "", 0, {"threads": started, "timeout": 1, "method": "all"})
     assert not any(f.startswith("THREADS_MISMATCH") for f in same.flags)
+
+
+FOUND = CORPUS.parent / "corpus-found"
+
+
+@pytest.mark.parametrize("name", ["stress-ng-0.18-seq24-total-of-instances.log",  # `24 mins, 2.17 secs`
+                                  "stress-ng-0.17-seq24-misc-rates.log",
+                                  "stress-ng-0.17-seq24-stm32mp135-table.log"])
+def test_a_sequential_run_of_0_16_and_later_is_not_flagged(name: str) -> None:
+    """`--sequential 0` with 24 stressors of 60 s: `successful run completed in 24 mins, 2.17 secs`."""
+    got = parse_run("stress-ng-cpu", (FOUND / name).read_text(), "", 0, {"threads": 2, "timeout": 60})
+    assert not any("ran beside" in f for f in got.flags), got.flags
+
+
+def test_a_run_at_once_of_0_17_is_flagged_without_saying_its_time_is_missing() -> None:
+    """--cpu 2 --vm 1 --hdd 1 for 60 s, `successful run completed in 1 min, 1.14 secs`: at once."""
+    got = parse_text((FOUND / "stress-ng-0.17-riscv-hdd-mb-sec-misc.log").read_text(), "stress-ng-cpu")
+    beside = [f for f in got.flags if f.startswith("PARAM_MISMATCH: stressors: cpu ran beside vm, hdd")]
+    assert len(beside) == 1 and "does not tell" not in beside[0], got.flags

@@ -45,7 +45,7 @@ class Scan:
         self.columns = 6  # figures in a row under the table's header (see stressng_checks.refuse_damaged_rows)
         self.cut = ""  # why the first row cut inside a figure is (see stressng._line)
         self.premature: list[str] = []  # `WARNING: finished prematurely after just 2.46 secs` (an instance's)
-        self.took: float | None = None  # `successful run completed in 3.15s`: the whole run's seconds
+        self.took: float | None = None  # `successful run completed in 3.15s` (`in 24 mins, 2.77 secs`): its seconds
 
 
 def _hogs(s: Scan, msg: str) -> None:
@@ -59,8 +59,7 @@ def _completed(s: Scan, msg: str) -> None:
         s.completed = True
         s.completions += 1
         s.closed = s.header > 0
-        took = _TOOK.match(msg)
-        s.took = float(took.group(1)) if took else None
+        s.took = _took(msg)
     elif msg.startswith("unsuccessful run completed"):
         s.errors.append(msg)
 
@@ -101,7 +100,19 @@ def _run_seconds(msg: str) -> int | None:
     return sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(t.group(1))) if t else None
 
 
-_TOOK = re.compile(r"successful run completed in ([0-9]{1,12}(?:\.[0-9]{1,9})?)s")
+def _took(msg: str) -> float | None:
+    """The whole run's seconds of `successful run completed in 3.15s` (0.15 and before), `... in 30.84 secs` or
+    `... in 24 mins, 2.77 secs` (0.16 and later): 3.15, 30.84, 1442.77 (None for another line)."""
+    took = _TOOK.match(msg)
+    if not took:
+        return None
+    units = sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(took.group(1)))
+    return units + float(took.group(2))
+
+
+# `3.15s`, `3.15s (1 min, 3.15 secs)`, `30.84 secs`, `1 min, 1.14 secs`, `24 mins, 2.77 secs`
+_TOOK = re.compile(r"successful run completed in ((?:[0-9]{1,9} (?:day|hour|min)s?, ){0,3})"
+                   r"([0-9]{1,12}(?:\.[0-9]{1,9})?)(?:s| secs?)")
 _VERSION = re.compile(r"stress-ng ([0-9]+\.[0-9]+\.[0-9]+)(?: |$)")
 HANDLERS = {"dispatching": _hogs, "successful": _completed, "unsuccessful": _completed, "failed:": _failed,
              "skipped:": _skipped, "passed:": _passed, "stress-ng": _version,
