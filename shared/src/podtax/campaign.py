@@ -30,7 +30,7 @@ from pydantic import (
 from podtax import campaign_limits, campaign_yaml, k8s_syntax, templates
 from podtax.campaign_warnings import run_lengths
 from podtax.campaign_warnings import warnings as warnings  # re-exported: campaign.warnings(c)
-from podtax.config import capitals_problem
+from podtax.config import NODE_PATTERN, capitals_problem
 from podtax.template_params import length_problem
 
 Env = Literal["host", "kubernetes", "nomad"]
@@ -233,6 +233,10 @@ class Campaign(Strict):
                 raise ValueError("a node is listed twice")
             if problem := next(filter(None, map(capitals_problem, v)), None):
                 raise ValueError(problem)
+            if (bad := next((n for n in v if not re.fullmatch(NODE_PATTERN, n)), None)) is not None:
+                raise ValueError(f"{bad!r} is not a node name (letters, digits, '-', '_' and '.', a letter or digit "
+                                 "first and last, at most 253): write it as `kubectl get nodes` or the host agent's "
+                                 "node shows it")
         return v
 
     @field_validator("environments")
