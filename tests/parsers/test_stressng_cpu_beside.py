@@ -5,7 +5,8 @@ others' load. Real capture tests/corpus/debian12-x86_64/stress-ng-cpu-2-vm-2-sid
 stress-ng 0.15.06, 2 cores): cpu 268.47 bogo ops/s (real time) beside 2 vm, against 583.28 for `--cpu 2` alone
 run right after. Before: read as stress-ng-cpu with no flag, 268.47 as the cell's figure. A `--sequential` run
 (its `successful run completed in` about the sum of its rows' times: perfkit's 386.22 s for 40 rows of 10 s)
-ran cpu alone and is not flagged; nor is a run whose other stressor was skipped (it did not run). The --yaml
+ran cpu alone and is not flagged; nor is a run whose other stressor was skipped (it did not run) or did no work
+(af-alg: 0 bogo ops, 0.00 s usr+sys; it was flagged, saying cpu was measured under its load: review r4). The --yaml
 report has no run time: a run of several stressors is flagged, saying it cannot tell --sequential. stress-ng 0.16
 and later print that time as `30.84 secs` or `24 mins, 2.77 secs` (review r4): it was read only as `3.15s`, so
 their --sequential runs were flagged, saying the line was missing."""
@@ -42,6 +43,8 @@ def test_its_yaml_report_is_flagged_too_saying_it_cannot_tell_sequential() -> No
 
 
 @pytest.mark.parametrize("name", ["debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.yaml",  # uprobe: 0.007 s
+                                  # af-alg: 0 bogo ops in 1.00 s, usr+sys 0.000497 s: it did no work (review r4)
+                                  "debian12-x86_64/stress-ng-cpu-af-alg-idle-metrics.yaml",
                                   "debian12-x86_64/stress-ng-cpu-1-perf.yaml"])
 def test_a_yaml_report_of_cpu_alone_is_not_flagged(name: str) -> None:
     got = parse_text((CORPUS / name).read_text(), "stress-ng-cpu")
@@ -51,6 +54,7 @@ def test_a_yaml_report_of_cpu_alone_is_not_flagged(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["stress-ng/perfkit/stress_ng_output.txt",  # --sequential: each row alone
                                   "debian12-x86_64/stress-ng-cpu-uprobe-skipped-metrics.log",  # uprobe never ran
+                                  "debian12-x86_64/stress-ng-cpu-af-alg-idle-metrics.log",  # af-alg: no work
                                   "debian12-x86_64/stress-ng-cpu-1-ops3000-brief.log"])
 def test_cpu_alone_is_not_flagged(name: str) -> None:
     got = parse_text((CORPUS / name).read_text(), "stress-ng-cpu")

@@ -265,11 +265,13 @@ def beside_flag(rows: Sequence[Row], primary: str, took: float | None) -> list[s
     took the sum of its rows' real times or more (`--sequential`: `successful run completed in 110.83s` for 51
     rows summing 110.58 s; each row's time is rounded to 0.01 s) ran each alone: not flagged. At once, the run
     takes about its longest row's time. A row that ran under a tenth of the primary's time (a stressor that
-    stopped at once: uprobe's 0.007 s beside cpu's 1 s, skipped) loaded nothing to speak of. Without the run's
+    stopped at once: uprobe's 0.007 s beside cpu's 1 s, skipped) loaded nothing to speak of, nor did one that did no
+    work (0 bogo ops in under 0.01 s of usr+sys time: af-alg's 0.000497 s beside cpu's 1 s; NO_WORK). Without the run's
     time (`took` None: a --yaml report, or a run killed before its `successful run completed` line) the run is
     taken as stress-ng's default, at once, and so said."""
     own = next((values[1] for name, values in rows if name == primary and len(values) > 1), 0.0)
-    others = [name for name, values in rows if name != primary and len(values) > 1 and values[1] >= 0.1 * own > 0]
+    others = [name for name, values in rows if name != primary and len(values) > 1 and values[1] >= 0.1 * own > 0
+              and not (len(values) > 3 and values[0] == 0 and values[2] + values[3] < 0.01)]
     if not others:
         return []
     summed = sum(values[1] for _, values in rows if len(values) > 1)
