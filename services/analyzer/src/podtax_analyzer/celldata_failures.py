@@ -89,13 +89,16 @@ def side_failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict
 
 SLOW_TIMES = 10.0  # an object slower than this many times its side's median of the phase ...
 SLOW_MORE_S = 1.0  # ... and this many seconds more is a slow object (a stuck provisioner's retries, not jitter)
+NEAR_TIMES = 4.0  # objects between this many times the median and slow: a continuous tail's, not a few stuck ones
 
 
 @dataclass
 class SlowObjects:
     """A side's objects of one phase, pooled over its ok runs, that took over SLOW_TIMES x the side's median and
-    SLOW_MORE_S more (objects given up while waiting are ERRORS', not counted here): ``slow`` of ``objects``, in
-    ``slow_runs`` of ``runs``; ``median_s`` the side's median of the phase, ``slowest_s`` the slowest one."""
+    SLOW_MORE_S more (objects given up while waiting are ERRORS', and those seen late by a re-list WATCH_GAP's: not
+    counted slow): ``slow`` of ``objects``, in ``slow_runs`` of ``runs``; ``median_s`` the side's median of the
+    phase, ``slowest_s`` the slowest one; ``per_run`` (objects, slow) of each run that had one; ``near`` the
+    objects over NEAR_TIMES x the median but not slow (a long tail has many: lognormal sigma 1, 7 for each slow)."""
 
     objects: int
     slow: int
@@ -103,22 +106,47 @@ class SlowObjects:
     slow_runs: int
     median_s: float
     slowest_s: float
+    near: int = 0
+    per_run: list[tuple[int, int]] = field(default_factory=list)
 
 
+# A slow object is over the median and SLOW_MORE_S more: the sides' medians (grouped, not a window over every row)
+# of just the sides with a row over SLOW_MORE_S, only those rows joined to them, and the near ones and the runs'
+# object counts of just the sides and runs that had a slow one. p is not materialized: each use reads what it needs.
+_SLOW = f"latency_s > {SLOW_TIMES} * med AND latency_s > med + {SLOW_MORE_S}"
+_SIDE = "cluster, node, test, params_key, env, phase"
 _SLOW_QUERY = f"""
-SELECT cluster, node, test, params_key, env, phase, count(*), count(*) FILTER (WHERE slow), count(DISTINCT run_id),
-       count(DISTINCT run_id) FILTER (WHERE slow), any_value(med), max(latency_s) FILTER (WHERE slow)
-FROM (SELECT *, NOT lower_bound AND latency_s > {SLOW_TIMES} * med AND latency_s > med + {SLOW_MORE_S} AS slow
-      FROM (SELECT r.cluster, r.node, r.test, r.params_key, r.env, p.phase, p.run_id, p.latency_s, p.lower_bound,
-                   median(p.latency_s) OVER (PARTITION BY r.cluster, r.node, r.test, r.params_key, r.env, p.phase)
-                       AS med
-            FROM phases p JOIN runs r ON r.run_id = p.run_id
-            WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}}))
-GROUP BY ALL HAVING count(*) FILTER (WHERE slow) > 0
+WITH p AS NOT MATERIALIZED (
+    SELECT r.cluster, r.node, r.test, r.params_key, r.env, p.phase, p.run_id, p.latency_s,
+           p.lower_bound OR {{late}} AS bound
+    FROM phases p JOIN runs r ON r.run_id = p.run_id
+    WHERE r.campaign = $campaign AND r.status = 'ok' {{extra}}),
+c AS (SELECT DISTINCT {_SIDE} FROM p WHERE latency_s > {SLOW_MORE_S} AND NOT bound),
+m AS (SELECT {_SIDE}, median(latency_s) AS med, count(*) AS objects, count(DISTINCT run_id) AS runs
+      FROM p JOIN c USING ({_SIDE}) GROUP BY ALL),
+s AS (SELECT {_SIDE}, run_id, count(*) AS slow, max(latency_s) AS slowest
+      FROM (SELECT * FROM p WHERE latency_s > {SLOW_MORE_S} AND NOT bound) JOIN m USING ({_SIDE})
+      WHERE {_SLOW} GROUP BY ALL),
+near AS (SELECT {_SIDE}, count(*) AS near
+         FROM p JOIN m USING ({_SIDE}) JOIN (SELECT DISTINCT {_SIDE} FROM s) USING ({_SIDE})
+         WHERE NOT bound AND latency_s > {NEAR_TIMES} * med AND NOT ({_SLOW}) GROUP BY ALL),
+n AS (SELECT run_id, phase, count(*) AS n FROM phases WHERE run_id IN (SELECT run_id FROM s) GROUP BY ALL)
+SELECT {_SIDE}, m.objects, m.runs, m.med, coalesce(near.near, 0), n.n, s.slow, s.slowest
+FROM s JOIN m USING ({_SIDE}) JOIN n USING (run_id, phase) LEFT JOIN near USING ({_SIDE})
+ORDER BY ALL
 """
 
 
 def side_slow(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) -> dict[tuple[str, ...], SlowObjects]:
-    """(cluster, node, test, params_key, env, phase) -> SlowObjects, for the sides and phases that have one."""
-    rows = con.execute(_SLOW_QUERY.format(extra=" ".join(extra)), params).fetchall()
-    return {tuple(r[:6]): SlowObjects(*r[6:]) for r in rows}
+    """(cluster, node, test, params_key, env, phase) -> SlowObjects, for the sides and phases that have one. A file
+    written before the upper_bound column, read without migrating it (`podtax report --db`), has none."""
+    late = "p.upper_bound" if con.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_name = 'phases' AND column_name = 'upper_bound'"
+    ).fetchone()[0] else "false"
+    out: dict[tuple[str, ...], SlowObjects] = {}
+    query = _SLOW_QUERY.format(extra=" ".join(extra), late=late)
+    for *key, objects, runs, med, near, n, slow, slowest in con.execute(query, params).fetchall():
+        got = out.setdefault(tuple(key), SlowObjects(objects, 0, runs, 0, med, 0.0, near))
+        got.slow, got.slow_runs, got.slowest_s = got.slow + slow, got.slow_runs + 1, max(got.slowest_s, slowest)
+        got.per_run.append((n, slow))
+    return out

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from podtax.parsers.timeline import rank_rests_on_bound
 
 from podtax_analyzer.celldata import CellData, Side
+from podtax_analyzer.celldata_failures import SlowObjects
 from podtax_analyzer.wording import fmt_pct, fmt_value, plural, side_name
 
 _WHOLE_RUN = ("_makespan_s", "wall_s")  # left out of a run with failed objects (parsers/timeline.py)
@@ -128,25 +130,35 @@ def left_behind(cell: CellData) -> str | None:
             f"names: run `podtax volumes cleanup --campaign {cell.campaign}`.")
 
 
-def _rests_on_tail(metric: str, share: float) -> bool:
-    """Whether a phase's figure is set by its slowest objects when ``share`` of them are slow: the max, the mean
-    and the makespan always; a percentile p when more than 1 - p of the objects are slow."""
+def _rests_on_tail(metric: str, slow: SlowObjects) -> bool:
+    """Whether a phase's figure, a median over the side's runs, is set by its slowest objects: the max, the mean and
+    the makespan when a majority of runs had one (always, as slow_objects is told only then); a percentile when
+    in a majority of runs it uses a slow object's order statistic (the parser's interpolation: 1 slow of 100 moves
+    the p99), as the parser's lower bounds are told."""
     if metric.endswith(("_max_ms", "_avg_ms", "_makespan_s")):
-        return True
+        return _most(slow.slow_runs, slow.runs)
     found = re.search(r"_p(\d+)_ms$", metric)
-    return found is not None and share > 1 - int(found.group(1)) / 100
+    return found is not None and _most(sum(rank_rests_on_bound(n, n - k, float(found.group(1)))
+                                           for n, k in slow.per_run), slow.runs)
+
+
+def _most(some: int, runs: int) -> bool:
+    return 2 * some > runs
 
 
 def slow_objects(cell: CellData) -> str | None:
-    """A few objects of a side far slower than the rest (a stuck provisioner's retries): how many of how many, in how
-    many runs, against the side's median; and whether this figure rests on them (the tail) or leaves them out, so a
-    verdict on a makespan or a p99 is not read as every object's."""
+    """A few objects of a side far slower than the rest in most of its runs (a stuck provisioner's retries): how
+    many of how many, in how many runs, against the side's median; and whether this figure rests on them (the tail)
+    or leaves them out, so a verdict on a makespan or a p99 is not read as every object's. No flag when they are
+    in half the runs or fewer (they set none of the cell's figures, medians over runs; BIMODAL tells such a tail),
+    or when they do not stand apart: as many objects or more lie between NEAR_TIMES x the median and them (the end
+    of a long tail, lognormal sigma 1, not a few stuck objects)."""
     parts, rests = [], False
     for s in (cell.host, cell.pod):
-        if (slow := s.slow) is None:
+        if (slow := s.slow) is None or not _most(slow.slow_runs, slow.runs) or slow.near >= slow.slow:
             continue
         name, share = side_name(s.env, cell.pair), slow.slow / slow.objects
-        rests = rests or _rests_on_tail(cell.metric, share)
+        rests = rests or _rests_on_tail(cell.metric, slow)
         parts.append(f"{slow.slow} of {slow.objects} {name} objects ({fmt_pct(share)}%), in {slow.slow_runs} of its "
                      f"{plural(slow.runs, 'run')}, took over 10x the {name} median of "
                      f"{fmt_value(slow.median_s * 1000, 'ms')} ms (the slowest {fmt_value(slow.slowest_s, 's')} s)")
