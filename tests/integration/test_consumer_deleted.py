@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,3 +64,42 @@ def test_a_deleted_consumer_is_named_so_and_made_again(tmp_path: Path) -> None:
                 p.terminate()
                 p.wait(15)
         nats.stop()
+
+
+def test_a_store_lost_and_its_stream_made_again_is_not_named_a_deleted_consumer(tmp_path: Path) -> None:
+    """Review r6 of acac6e4e: NATS restarted with an empty store and the PODTAX stream made again (a restarted runner
+    under `podtax up` makes it at once) before the service's next fetch: the stream was there, so the line blamed
+    `nats consumer rm`. A stream made after the consumer is a new one: the store-lost wording, as before acac6e4e."""
+    from podtax.bus import NatsLost
+    from podtax.busconsume import ConsumerSpec
+
+    nats = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
+
+    async def main() -> str:
+        nonlocal nats
+        bus = await Bus.connect(nats.url, "test/store-lost")
+        try:
+            await bus.ensure_streams()
+            spec = ConsumerSpec("parser", [f"{subjects.RUN_LOG}.>"])
+            sub = await bus._subscribe(spec)
+            nats.stop()
+            shutil.rmtree(tmp_path / "js")
+            nats = natsserver.start(tmp_path / "js", nats.port, log_file=tmp_path / "nats.log")
+            other = await Bus.connect(nats.url, "test/runner-like")
+            await other.ensure_streams()
+            await other.close()
+            for _ in range(120):  # the bus reconnects; then its fetch finds no consumer
+                try:
+                    await bus._fetch(sub, spec)
+                except NatsLost as exc:
+                    return str(exc)
+                await asyncio.sleep(0.25)
+            return "no NatsLost"
+        finally:
+            await bus.close()
+
+    try:
+        line = asyncio.run(main())
+    finally:
+        nats.stop()
+    assert "restarted with an empty store" in line and "was deleted" not in line, line

@@ -24,6 +24,7 @@ import logging
 import signal
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -97,6 +98,7 @@ class Bus(Streams, Consumers):
         self.js: JetStreamContext = nc.jetstream(publish_async_max_pending=20_000)
         self.source = source
         self._subs: list[JetStreamContext.PullSubscription] = []
+        self._made: dict[str, datetime] = {}  # Consumers._made
         self.role: str | None = None  # the podtax role of its NATS user (natsauth.ROLES), None for another
         self.signed_in = False  # whether it connected as a user (password, nkey, creds): a server refusing nothing
         # to a connection without one has no authorization configured

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -26,7 +27,7 @@ from nats.errors import (
 )
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StreamInfo
 from nats.js.errors import KeyValueError, NoStreamResponseError, NotFoundError, ServiceUnavailableError
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -85,6 +86,7 @@ class Consumers:
     nc: Client
     js: JetStreamContext
     _subs: list[JetStreamContext.PullSubscription]
+    _made: dict[str, datetime]  # when NATS made each consumer of this service (its ConsumerInfo.created)
 
     async def dead_letter(self, msg: Msg, reason: str) -> None:
         headers = dict(msg.headers or {})
@@ -113,7 +115,7 @@ class Consumers:
             filter_subjects=list(spec.subjects) if len(spec.subjects) > 1 else None,
             filter_subject=spec.subjects[0] if len(spec.subjects) == 1 else None,
         )
-        await self.js.add_consumer(subjects.STREAM, config)
+        self._made[spec.durable] = (await self.js.add_consumer(subjects.STREAM, config)).created
         sub = await self.js.pull_subscribe_bind(durable=spec.durable, stream=subjects.STREAM)
         self._subs.append(sub)
         return sub
@@ -125,7 +127,7 @@ class Consumers:
             return []
         except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
             # a server of a cluster went away, or the consumer's leader is moving: keep consuming once it has
-            await _consumer_there(self.js, sub, spec)
+            await _consumer_there(self.js, sub, spec, self._made.get(spec.durable))
             log.warning("fetch failed (%s); retrying", type(exc).__name__)
             await asyncio.sleep(1.0)
             return []
@@ -255,17 +257,20 @@ class Consumers:
             metrics.MESSAGES.labels(spec.durable, "ack").inc(len(decoded) - len(rejected))
             metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
-async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscription, spec: ConsumerSpec) -> None:
+async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscription, spec: ConsumerSpec,
+                          made: datetime | None) -> None:
     """Raise ConsumerGone when NATS says the consumer or its stream does not exist: a NATS restarted with an empty
     store, or another server at PODTAX_NATS_URL. Pulling from it went on for ever, silently (NATS answers no pull),
     and what the service keeps of NATS (its streams, buckets, consumers) is gone with it: the service stops, and
-    started again it makes them (the runner, the analyzer) or waits for their owner's."""
+    started again it makes them (the runner, the analyzer) or waits for their owner's. `made`: when NATS made the
+    consumer; a stream made after it is a new one (the store lost, the stream made again by a restarted runner)."""
     try:
         await sub.consumer_info()
     except NotFoundError as exc:
         from podtax.bus import NatsLost
 
-        if await _stream_there(js):  # only the consumer went (`nats consumer rm`): no restart, no other server
+        stream = await _stream(js)
+        if stream is not None and not (made and stream.created and stream.created > made):  # the consumer alone went
             raise NatsLost(f"JetStream consumer {spec.durable} was deleted while this service ran ({exc.description}; "
                            f"its stream {subjects.STREAM} is there: `nats consumer rm`, or another tool); stopping, "
                            "so that started again this service makes it again") from None
@@ -276,14 +281,12 @@ async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscr
         pass
 
 
-
-async def _stream_there(js: JetStreamContext) -> bool:
-    """Whether NATS answers that the PODTAX stream exists (no answer: False, the wording of a NATS lost)."""
+async def _stream(js: JetStreamContext) -> StreamInfo | None:
+    """The PODTAX stream NATS has (None: it has none, or no answer: the wording of a NATS lost)."""
     try:
-        await js.stream_info(subjects.STREAM)
+        return await js.stream_info(subjects.STREAM)
     except Exception:  # noqa: BLE001 - not found, or no answer
-        return False
-    return True
+        return None
 
 
 def _failed(exc: Exception, what: str, *args: object) -> None:
