@@ -43,11 +43,29 @@ async def _consumers(url: str, delete: bool) -> list[str]:
         await bus.close()
 
 
+async def _given_one(url: str) -> int:
+    """Publish one (junk) run log and wait until the parser's consumer was given it (60 s at most); its sequence."""
+    bus = await Bus.connect(url, "test/consumer-deleted")
+    try:
+        seq = (await bus.js.publish(f"{subjects.RUN_LOG}.test", b"not an event")).seq
+        for _ in range(120):
+            if (await bus.js.consumer_info(subjects.STREAM, "parser")).delivered.stream_seq >= seq:
+                break
+            await asyncio.sleep(0.5)
+        return seq
+    finally:
+        await bus.close()
+
+
 def test_a_deleted_consumer_is_named_so_and_made_again(tmp_path: Path) -> None:
+    """Review r6 of acac6e4e: the line also says what the restart it advises costs (the consumer made again is given
+    every message the stream holds, from the first), and up to which stream sequence this one had been given them."""
     nats = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log")
     proc = again = None
     try:
         proc = _parser(nats.url, tmp_path)
+        assert asyncio.run(_consumers(nats.url, delete=False)) == ["parser"]
+        seq = asyncio.run(_given_one(nats.url))
         assert asyncio.run(_consumers(nats.url, delete=True)) == ["parser"]
         status = proc.wait(60)
         text = (tmp_path / "parser.log").read_text()
@@ -55,6 +73,8 @@ def test_a_deleted_consumer_is_named_so_and_made_again(tmp_path: Path) -> None:
         assert status == 3 and "Traceback" not in text and len(lines) == 1, text
         assert "was deleted while this service ran" in lines[0] and "its stream PODTAX is there" in lines[0], lines
         assert "empty store" not in lines[0], lines
+        assert "is given again every message the stream holds for it, from the first" in lines[0], lines
+        assert f"it had been given up to stream sequence {seq})" in lines[0], lines
         again = _parser(nats.url, tmp_path)
         assert asyncio.run(_consumers(nats.url, delete=False)) == ["parser"]
         assert again.poll() is None

@@ -99,6 +99,7 @@ class Bus(Streams, Consumers):
         self.source = source
         self._subs: list[JetStreamContext.PullSubscription] = []
         self._made: dict[str, datetime] = {}  # Consumers._made
+        self._given: dict[str, int] = {}  # Consumers._given
         self.role: str | None = None  # the podtax role of its NATS user (natsauth.ROLES), None for another
         self.signed_in = False  # whether it connected as a user (password, nkey, creds): a server refusing nothing
         # to a connection without one has no authorization configured

@@ -87,6 +87,7 @@ class Consumers:
     js: JetStreamContext
     _subs: list[JetStreamContext.PullSubscription]
     _made: dict[str, datetime]  # when NATS made each consumer of this service (its ConsumerInfo.created)
+    _given: dict[str, int]  # the highest stream sequence each consumer was given
 
     async def dead_letter(self, msg: Msg, reason: str) -> None:
         headers = dict(msg.headers or {})
@@ -127,12 +128,14 @@ class Consumers:
             return []
         except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
             # a server of a cluster went away, or the consumer's leader is moving: keep consuming once it has
-            await _consumer_there(self.js, sub, spec, self._made.get(spec.durable))
+            await _consumer_there(self.js, sub, spec, self._made.get(spec.durable), self._given.get(spec.durable))
             log.warning("fetch failed (%s); retrying", type(exc).__name__)
             await asyncio.sleep(1.0)
             return []
         if msgs:
             last = msgs[-1].metadata
+            given = max(m.metadata.sequence.stream for m in msgs)
+            self._given[spec.durable] = max(self._given.get(spec.durable, 0), given)
             metrics.PENDING.labels(last.consumer).set(last.num_pending)
             again = sum(natsfetch.num_delivered(m) > 1 for m in msgs)
             if again:
@@ -258,12 +261,14 @@ class Consumers:
             metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
 async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscription, spec: ConsumerSpec,
-                          made: datetime | None) -> None:
+                          made: datetime | None, given: int | None) -> None:
     """Raise ConsumerGone when NATS says the consumer or its stream does not exist: a NATS restarted with an empty
     store, or another server at PODTAX_NATS_URL. Pulling from it went on for ever, silently (NATS answers no pull),
     and what the service keeps of NATS (its streams, buckets, consumers) is gone with it: the service stops, and
     started again it makes them (the runner, the analyzer) or waits for their owner's. `made`: when NATS made the
-    consumer; a stream made after it is a new one (the store lost, the stream made again by a restarted runner)."""
+    consumer; a stream made after it is a new one (the store lost, the stream made again by a restarted runner).
+    `given`: the highest stream sequence the consumer was given. A consumer made again starts from the stream's first
+    message (DeliverPolicy.ALL): the line says what that costs."""
     try:
         await sub.consumer_info()
     except NotFoundError as exc:
@@ -271,9 +276,13 @@ async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscr
 
         stream = await _stream(js)
         if stream is not None and not (made and stream.created and stream.created > made):  # the consumer alone went
+            had = f"it had been given up to stream sequence {given}" if given else "it had been given none"
             raise NatsLost(f"JetStream consumer {spec.durable} was deleted while this service ran ({exc.description}; "
-                           f"its stream {subjects.STREAM} is there: `nats consumer rm`, or another tool); stopping, "
-                           "so that started again this service makes it again") from None
+                           f"its stream {subjects.STREAM} is there: `nats consumer rm`, or another tool); stopping. "
+                           "Started again, this service makes it again, and is given again every message the stream "
+                           "holds for it, from the first (up to PODTAX_NATS_STREAM_MAX_AGE_S old; "
+                           f"{had}): a host agent runs its node's run requests there again, the parser publishes the "
+                           "results of every log again (the analyzer stores none twice)") from None
         raise NatsLost(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
                        "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started again "
                        "this service makes or waits for the streams and consumers (what NATS lost is lost)") from None
