@@ -98,6 +98,7 @@ async def test_unacked_and_nacked_messages_come_back(nats_url: str) -> None:
         while set(again) != {1, 3} and time.monotonic() < deadline:
             for m in await natsfetch.fetch(sub, 10, 0.5):
                 assert natsfetch.num_delivered(m) == m.metadata.num_delivered
+                assert natsfetch.stream_seq(m) == m.metadata.sequence.stream
                 again.setdefault(int(m.data), natsfetch.num_delivered(m))
                 await m.ack()
         assert again == {1: 2, 3: 2}
@@ -128,6 +129,8 @@ def test_num_delivered_reads_both_reply_subject_layouts() -> None:
     v2 = Msg(None, reply="$JS.ACK.dom.acchash.S.c.5.10.7.1700000000000000000.0.rnd")  # type: ignore[arg-type]
     assert natsfetch.num_delivered(v1) == v1.metadata.num_delivered == 3
     assert natsfetch.num_delivered(v2) == v2.metadata.num_delivered == 5
+    assert natsfetch.stream_seq(v1) == v1.metadata.sequence.stream == 10  # review r8: busconsume's highest given
+    assert natsfetch.stream_seq(v2) == v2.metadata.sequence.stream == 10  # without building msg.metadata
 
 
 async def test_linger_returns_a_short_batch_soon_after_its_first_message(nats_url: str) -> None:

@@ -116,7 +116,7 @@ class Consumers:
             filter_subjects=list(spec.subjects) if len(spec.subjects) > 1 else None,
             filter_subject=spec.subjects[0] if len(spec.subjects) == 1 else None,
         )
-        self._made[spec.durable] = (await self.js.add_consumer(subjects.STREAM, config)).created
+        self._made[spec.durable] = getattr(await self.js.add_consumer(subjects.STREAM, config), "created", None)
         sub = await self.js.pull_subscribe_bind(durable=spec.durable, stream=subjects.STREAM)
         self._subs.append(sub)
         return sub
@@ -134,7 +134,7 @@ class Consumers:
             return []
         if msgs:
             last = msgs[-1].metadata
-            given = max(m.metadata.sequence.stream for m in msgs)
+            given = max(natsfetch.stream_seq(m) for m in msgs)
             self._given[spec.durable] = max(self._given.get(spec.durable, 0), given)
             metrics.PENDING.labels(last.consumer).set(last.num_pending)
             again = sum(natsfetch.num_delivered(m) > 1 for m in msgs)
@@ -275,7 +275,8 @@ async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscr
         from podtax.bus import NatsLost
 
         stream = await _stream(js)
-        if stream is not None and not (made and stream.created and stream.created > made):  # the consumer alone went
+        remade = getattr(stream, "created", None)  # None: nats-py before 2.15 (review r8), read as the consumer alone
+        if stream is not None and not (made and remade and remade > made):  # the consumer alone went
             had = f"it had been given up to stream sequence {given}" if given else "it had been given none"
             raise NatsLost(f"JetStream consumer {spec.durable} was deleted while this service ran ({exc.description}; "
                            f"its stream {subjects.STREAM} is there: `nats consumer rm`, or another tool); stopping. "

@@ -36,7 +36,8 @@ from nats.errors import ConnectionClosedError, NoRespondersError
 from nats.js import JetStreamContext
 
 STATUS = "Status"
-_V1_TOKENS, _V1_NUM_DELIVERED = 9, 4  # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
+# $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
+_V1_TOKENS, _V1_NUM_DELIVERED, _V1_STREAM_SEQ = 9, 4, 5
 HEARTBEAT = "100"
 NO_RESPONDERS = "503"
 
@@ -128,6 +129,12 @@ def num_delivered(msg: Msg) -> int:
     ``msg.metadata`` also builds a datetime and three dataclasses, ~8 µs a message, for this one number."""
     tokens = Msg.Metadata._get_metadata_fields(msg.reply)
     return int(tokens[_V1_NUM_DELIVERED] if len(tokens) == _V1_TOKENS else tokens[Msg.Ack.NumDelivered])
+
+
+def stream_seq(msg: Msg) -> int:
+    """`msg`'s stream sequence, read from its reply subject only (as `num_delivered`, not ``msg.metadata``)."""
+    tokens = Msg.Metadata._get_metadata_fields(msg.reply)
+    return int(tokens[_V1_STREAM_SEQ] if len(tokens) == _V1_TOKENS else tokens[Msg.Ack.StreamSeq])
 
 
 async def ack_all(msgs: Sequence[Msg]) -> None:
