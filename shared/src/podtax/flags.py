@@ -75,14 +75,15 @@ LEGEND = {
     "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
                    "(`podtax volumes cleanup --campaign <campaign>`)",
     "SLOW_OBJECTS": "control-plane runs in which a few objects took over 10 times their side's median of a phase "
-                    "and a second more (a stuck provisioner's retries), in most of the side's runs and standing "
-                    "apart from the rest (not a long tail's end): how many of how many, in how many runs; a "
+                    "and a second more (a stuck provisioner's retries), in at least half of the side's runs and "
+                    "standing apart from the rest (not a long tail's end): how many of how many, in how many runs; a "
                     "figure resting on them (max, mean, makespan, a tail percentile) describes those few, not the "
                     "typical object, so read it with the phase's p50",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "
                         "`<tool> --version`, or an import manifest's tool_version); the log's version is used",
     "OVERLAP": "runs overlapped in time with other runs on the same node, so they measured each other",
-    "PARAMS_MISMATCH": "runs whose log shows other parameters than their cell's (threads, prime limit, block size...): "
+    "PARAMS_MISMATCH": "runs whose log shows other parameters or work than their cell's (threads, prime limit, block "
+                       "size, stress-ng cpu beside other stressors, iperf3 -O or --bidir, sockperf over its rate...): "
                        "their figures measure another cell",
     "IMPORTED": "runs imported from logs recorded outside podtax (`podtax import`), with how many on each side",
 }
