@@ -15,11 +15,20 @@ from pathlib import Path
 PODTAX = str(Path(sys.executable).with_name("podtax"))
 
 
+def _as_from_a_shell() -> None:
+    """Ctrl-C reaches the command as from an interactive shell: SIGINT at its default, not blocked. A child inherits
+    an ignored or blocked SIGINT from the test process, and a shell without job control starts a background job
+    (`make test &`, as a CI may run it) with SIGINT ignored: then the SIGINT never came and the test timed out (final
+    CI of 08d4304; reproduced with the test run from a process ignoring, or blocking, SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_while_the_cluster_file_is_read_is_no_traceback(tmp_path: Path) -> None:
     fifo = tmp_path / "cluster.yaml"
     os.mkfifo(fifo)
     proc = subprocess.Popen([PODTAX, "kubesim", "--cluster", str(fifo), "--port", "0"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_shell)
     writer = None
     try:
         deadline = time.monotonic() + 60
