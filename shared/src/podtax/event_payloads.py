@@ -28,6 +28,18 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def utc(t: datetime) -> datetime:
+    """`t` in UTC; without a timezone (events.decode accepts one), read as UTC."""
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def same_submission(a: datetime | None, b: datetime | None) -> bool:
+    """Whether two submission times of a campaign name (RunSpec.submitted, a campaign.submitted event's time, the one
+    in the runner's refused.<name>) are one submission: the same instant in any zone (without one: UTC). The runner,
+    the analyzer and the CLI all decide it here. An unknown time (None: an older runner or agent) matches any."""
+    return a is None or b is None or utc(a) == utc(b)
+
+
 def new_id() -> str:
     return uuid.uuid4().hex
 
@@ -172,6 +184,12 @@ class RunSpec(Model):
                                         "log, result or failure: run ids repeat when a campaign is submitted again "
                                         "under its name, and a report of another submission is left out. None: "
                                         "not known (an older runner or agent), taken as before.")
+
+    def of_another_submission(self, current: datetime | None) -> bool:
+        """Whether this run (as a report echoes it) names another submission of its campaign than `current` (the time
+        of the submission running, or current in the analyzer): run ids repeat when a campaign is submitted again.
+        Unstamped (an older runner or agent), or `current` unknown (planned before stamps): not another, as before."""
+        return not same_submission(self.submitted, current)
 
     def event_id(self, kind: str) -> str:
         """The id (Nats-Msg-Id) of the run's `kind` event (`request`, `log`, `outcome`...): one per run and

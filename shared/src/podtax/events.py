@@ -44,6 +44,8 @@ from podtax.event_payloads import (  # noqa: F401
     Timestamp,
     new_id,
     now,
+    same_submission,
+    utc,
 )
 
 # ---------------------------------------------------------------- envelopes

@@ -13,8 +13,10 @@ one is left out (its raw log, result or failure, in one error line), as the runn
 column to tell two submissions' runs of one id apart, and stored it would stand for the new submission's run. That
 submission may be one the analyzer never saw (it ran before a NATS reset while the analyzer was down or behind):
 a time not seen is taken as earlier only when it is earlier than the current one's; a later one is a submission whose
-campaign.submitted is still to be read (see `ahead`), and its report is stored. A report without the stamp (an
-older runner or agent), or of a campaign the analyzer holds no submission of, is stored, as before.
+campaign.submitted is still to be read (see `ahead`), and its report is stored. "Another submission" is
+RunSpec.of_another_submission, which the runner decides by too; `ahead` is the analyzer's alone: the runner stamps runs
+with the one submission it planned, so it never holds a report of a submission still to come. A report without the
+stamp (an older runner or agent), or of a campaign the analyzer holds no submission of, is stored, as before.
 Times compare in UTC; one without a timezone (events.decode accepts it) is read as UTC. The CLI refuses to publish a
 name whose earlier campaign.submitted the runner has not planned yet (cli/earlier.unplanned): the runner plans the first
 and ignores the rest, which the analyzer would take as current.
@@ -24,18 +26,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from podtax import events
+from podtax.events import utc
 
 log = logging.getLogger("podtax.analyzer.store")
 REPORTS = (events.RawLogV1, events.ResultV1, events.RunFailedV1)
-
-
-def utc(t: datetime) -> datetime:
-    """`t` in UTC; without a timezone, read as UTC."""
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
 def ahead(stamp: datetime, cur: datetime, seen: set[tuple[str, datetime]], run: events.RunSpec) -> bool:
@@ -72,7 +70,8 @@ def current(cursor: Callable[[], Any], batch: Sequence[events.Envelope]) -> Sequ
             now[e.data.campaign] = key[1]
         elif isinstance(e, REPORTS) and (run := e.data.run).submitted is not None:
             stamp = utc(run.submitted)
-            if (cur := now.get(run.campaign)) is not None and stamp != cur and not ahead(stamp, cur, seen, run):
+            cur = now.get(run.campaign)
+            if cur is not None and run.of_another_submission(cur) and not ahead(stamp, cur, seen, run):
                 log.error("%s of run %s not stored: it is of an earlier submission of campaign %s (submitted at %s), "
                           "not of the current one (submitted at %s), which has the same run ids",
                           e.type, run.run_id, run.campaign, stamp.isoformat(), cur.isoformat())

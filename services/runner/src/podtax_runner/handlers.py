@@ -72,7 +72,7 @@ class Handlers:
         self.submissions[campaign.name] = trace.get_current_span().get_span_context()
         if campaign.name in self.campaigns or campaign.name in self.finished:  # one at a time, in order
             planned = self.campaigns[campaign.name].header.submitted if campaign.name in self.campaigns else None
-            if planned is None or planned == event.time:
+            if events.same_submission(planned, event.time):  # unknown (planned before stamps), or a redelivery
                 log.info("campaign %s already planned; ignoring the duplicate submission", campaign.name)
                 return
             # another submission (the CLI refuses one while the first is unplanned: cli/earlier.unplanned), which

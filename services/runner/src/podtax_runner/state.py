@@ -239,7 +239,7 @@ class CampaignState:
         """Whether a report of `run` names another submission of this campaign's name than this one (run ids repeat
         when a campaign is submitted again: after a NATS reset, a host agent's late log of the earlier one). A report
         without the stamp (an older runner or agent), or a campaign planned before stamps, is this one's, as before."""
-        return None not in (run.submitted, self.header.submitted) and run.submitted != self.header.submitted
+        return run.of_another_submission(self.header.submitted)
 
     @property
     def done(self) -> bool:
