@@ -282,8 +282,9 @@ async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscr
                            f"its stream {subjects.STREAM} is there: `nats consumer rm`, or another tool); stopping. "
                            "Started again, this service makes it again, and is given again every message the stream "
                            "holds for it, from the first (up to PODTAX_NATS_STREAM_MAX_AGE_S old; "
-                           f"{had}): a host agent runs its node's run requests there again, the parser publishes the "
-                           "results of every log again (the analyzer stores none twice)") from None
+                           f"{had}): a host agent runs those of its node's run requests it has not measured (its "
+                           "state directory names those it has), the parser publishes the results of every log again "
+                           "(the analyzer stores none twice)") from None
         raise NatsLost(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
                        "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started again "
                        "this service makes or waits for the streams and consumers (what NATS lost is lost)") from None

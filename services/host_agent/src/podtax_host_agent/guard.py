@@ -198,6 +198,11 @@ def noted_now() -> str:
     return f"@{time.time():.6f}"
 
 
+def is_nats(noted: str) -> bool:
+    """Whether `noted` is a note's NATS (an events stream's identity, or '@' and a time)."""
+    return bool(_NATS.fullmatch(noted))
+
+
 def same_nats(noted: str, stream: str, created_at: float) -> bool:
     """Whether a note of `noted` belongs to the NATS whose events stream is `stream`, created at `created_at` (epoch
     seconds): its stream named, or, noted while that was unknown ('@' and a time), written since that stream was made

@@ -53,6 +53,7 @@ class NatsIdentity:
     stream_asked: float  # when it was asked last (time.monotonic())
     noted: tuple[str, str] | None
     done: dict[str, None]
+    measured: dict[str, str]
     cancelled: dict[str, str]
     outbox_waits: bool
     state_dir_problem: Callable[[], str | None]
@@ -78,6 +79,7 @@ class NatsIdentity:
             return
         self.stream, at = created.isoformat(), created.timestamp()
         self.cancelled = guard.stamped(self.cancelled, self.stream, at)
+        self.measured = guard.stamped(self.measured, self.stream, at)
         if self.noted and not guard.same_nats(self.noted[1], self.stream, at):
             self.done.pop(self.noted[0], None)
         self.noted = None  # judged

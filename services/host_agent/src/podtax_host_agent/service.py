@@ -24,7 +24,7 @@ from podtax import events, metrics, natsfetch, subjects, templates
 from podtax.bus import Bus, BusError, ConsumerSpec, NatsLost, Permanent
 from podtax.config import HostAgentSettings
 
-from podtax_host_agent import facts, guard, outbox, owndir
+from podtax_host_agent import facts, guard, measured, outbox, owndir
 from podtax_host_agent.clock import check_clock
 from podtax_host_agent.execute import (
     device_problem,
@@ -57,6 +57,9 @@ class Agent(NatsIdentity):
         # The run noted last and its NATS, judged once the events stream is known (learn_stream).
         self.noted = guard.last_reported_note(self.state_dir)
         self.done: dict[str, None] = dict.fromkeys([self.noted[0]] if self.noted else [])
+        # every run measured (and its submission), with its NATS: a request given again by a consumer made again
+        # (deleted: the stream replayed from its first message) is not measured again (measured.py)
+        self.measured = measured.load(self.state_dir)
         self.lock = guard.NodeLock(self.state_dir)
         # campaigns cancelled, newest last (the last ones noted in the state directory survive a restart), each with
         # the NATS it was cancelled in (guard): self.stream, the events stream of the NATS connected to ('' unknown)
@@ -179,7 +182,7 @@ class Agent(NatsIdentity):
                         "cannot be told; measured again", run.run_id)
             self.done.pop(run.run_id, None)
             self.noted = None
-        if run.run_id in self.done:
+        if run.run_id in self.done or measured.counts(self.measured, run, self.stream):
             log.info("run %s was run and reported already; not running it again", run.run_id)
             return
         if self.is_cancelled(run.campaign):
@@ -301,6 +304,7 @@ class Agent(NatsIdentity):
         # noted before the outbox copy goes: an agent killed between the two then publishes the kept log again
         # (the analyzer stores a run once), where the other order left nothing saying the run was done
         if not unsafe:
+            measured.add(self.state_dir, self.measured, event.data.run, nats)
             guard.reported(self.state_dir, run_id, nats)
             outbox.remove(self.state_dir, run_id)
         self.remember(run_id)

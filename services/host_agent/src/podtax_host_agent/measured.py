@@ -1,0 +1,89 @@
+"""The runs this agent measured, kept in its state directory (`<state>/measured`): a request of one that comes back is
+acked unrun.
+
+A request comes back once acked when the agent's consumer is made again: deleted (`nats consumer rm`), the agent
+started again makes a new one, which starts from the stream's first message, and every run request of the node the
+stream still holds (up to PODTAX_NATS_STREAM_MAX_AGE_S, 30 days) is given again. Measured again, each cost its
+run time again and its new log competed with the stored one. A run is known by its log's event id (the run id and
+its campaign's submission: RunSpec.event_id), so the same run id of a campaign submitted again is still measured;
+each line names the NATS it was measured under (guard: its events stream), as a run id is unique in one NATS only.
+One line a run, appended once its log is published; the last KEEP are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from podtax import events
+
+from podtax_host_agent import guard, owndir
+
+log = logging.getLogger("podtax.host_agent")
+FILE = "measured"
+KEEP = 100_000  # runs remembered (a line is at most LINE_BYTES: a run id of 200 characters, its stamp, a NATS)
+LINE_BYTES = 272
+
+
+def key(run: events.RunSpec) -> str:
+    """What tells a run and its submission from another: its log's event id."""
+    return run.event_id("log")
+
+
+def load(state_dir: Path) -> dict[str, str]:
+    """The runs measured (key -> NATS), oldest first, the last KEEP; read as guard's notes are (never through a link,
+    at most 2 KEEP lines); a line that is no key and NATS is skipped."""
+    try:
+        raw, _ = guard.read_regular(state_dir / FILE, 2 * KEEP * LINE_BYTES)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:  # a link, not a regular file, unreadable
+        log.error("%s not read (%s): runs measured before may be measured again when their requests come back",
+                  state_dir / FILE, exc)
+        return {}
+    runs: dict[str, str] = {}
+    for line in raw.decode(errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and guard.is_nats(parts[1]):
+            runs.pop(parts[0], None)
+            runs[parts[0]] = parts[1]
+    return dict(list(runs.items())[-KEEP:])
+
+
+def add(state_dir: Path, runs: dict[str, str], run: events.RunSpec, nats: str) -> None:
+    """Note `run` measured under `nats`: in `runs`, and appended to the file (never through a link). A file grown past
+    KEEP lines of LINE_BYTES is written again with the last KEEP (complete, or the old one left)."""
+    runs.pop(key(run), None)
+    runs[key(run)] = nats
+    while len(runs) > KEEP:
+        del runs[next(iter(runs))]
+    path = state_dir / FILE
+    try:
+        owndir.make(state_dir)
+        # never through a link, never waiting on a FIFO (no reader: ENXIO)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        with os.fdopen(os.open(path, flags, 0o600), "a") as out:
+            out.write(f"{key(run)} {nats}\n")
+            out.flush()
+            size = os.fstat(out.fileno()).st_size
+        if size > KEEP * LINE_BYTES:
+            tmp = state_dir / f".{FILE}.tmp"
+            with tmp.open("w") as out:
+                out.write("".join(f"{k} {n}\n" for k, n in runs.items()))
+                out.flush()
+                os.fsync(out.fileno())
+            tmp.replace(path)
+    except OSError as exc:  # a link, a disk full: this agent still remembers it
+        log.error("run %s not noted in %s (%s): an agent started again may measure it again when its request comes "
+                  "back", run.run_id, path, exc)
+
+
+def counts(runs: dict[str, str], run: events.RunSpec, stream: str) -> bool:
+    """Whether `run` was measured in this NATS (events stream `stream`, '' unknown). The stream unknown, a run of a
+    stamped submission counts (the same run id and submission to the microsecond is that run); an unstamped one (an
+    older runner) does not: its run id may be another NATS's, it is measured again."""
+    noted = runs.get(key(run))
+    if noted is None:
+        return False
+    return noted == stream if stream else run.submitted is not None
