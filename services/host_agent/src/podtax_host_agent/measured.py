@@ -43,12 +43,13 @@ def load(state_dir: Path) -> dict[str, str]:
                   state_dir / FILE, exc)
         return {}
     runs: dict[str, str] = {}
+    nats: dict[str, str] = {}  # one string of each NATS (a few), not one a line
     for line in raw.decode(errors="replace").splitlines():
         parts = line.split()
-        if len(parts) == 2 and guard.is_nats(parts[1]):
+        if len(parts) == 2 and (parts[1] in nats or guard.is_nats(parts[1])):
             runs.pop(parts[0], None)
-            runs[parts[0]] = parts[1]
-    return dict(list(runs.items())[-KEEP:])
+            runs[parts[0]] = nats.setdefault(parts[1], parts[1])
+    return dict(list(runs.items())[-KEEP:]) if len(runs) > KEEP else runs
 
 
 def add(state_dir: Path, runs: dict[str, str], run: events.RunSpec, nats: str) -> None:
