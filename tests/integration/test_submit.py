@@ -124,7 +124,8 @@ async def test_good_campaign_is_published_once_with_a_traceparent(
     await nc.flush()
     await wait_for(lambda: got, 10, "the campaign's message")  # (before: a 0.3 s sleep, a guess)
     assert len(got) == 1
-    assert got[0].headers["Nats-Msg-Id"] == "campaign.sub"
+    assert got[0].headers["Nats-Msg-Id"].startswith("campaign.sub.")  # one per submission (test_submit_unplanned)
+    assert got[0].headers["Nats-Expected-Last-Subject-Sequence"] == "0"  # the name had none (test_submit_race)
     assert got[0].headers["traceparent"].startswith("00-")
     await nc.close()
 

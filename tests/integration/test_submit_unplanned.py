@@ -53,3 +53,6 @@ async def test_a_name_submitted_and_not_yet_planned_is_not_published_again(
         await bus.close()
     capsys.readouterr()
     assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0, capsys.readouterr().err
+    # published, not dropped by NATS as a duplicate of the refused one's message id (within 120 s it was, and the
+    # submit still said 'submitted')
+    assert await submissions(nats_url) == 2

@@ -66,6 +66,7 @@ FULL = 10077
 # publish (a 503 "JetStream system temporarily unavailable" during a leader change, ...) is NATS away: sent again, not
 # a refusal
 RESOURCES = frozenset({10023, NO_ROOM, 10002})
+WRONG_LAST_SEQUENCE = 10071  # JetStream: the subject's last message is not the one a publish expected
 LIMITS = frozenset({FULL, *RESOURCES})
 
 
@@ -204,11 +205,16 @@ class Bus(Streams, Consumers):
                            f"or raise max_payload in nats-server")
         return payload
 
-    async def publish(self, event: Envelope) -> None:
+    async def publish(self, event: Envelope, last_on_subject: int | None = None) -> None:
         """Publish and wait for JetStream's ack (the event is stored when this returns). A full stream raises
-        Unacked saying so (`podtax campaign submit` and `cancel` gave nats-py's traceback)."""
+        Unacked saying so (`podtax campaign submit` and `cancel` gave nats-py's traceback). With `last_on_subject`,
+        JetStream stores it only if the last message on its subject is still that stream sequence (0: none), else
+        refuses it (APIError WRONG_LAST_SEQUENCE): a check of what the subject held, and the publish, made one."""
+        headers = self._headers(event)
+        if last_on_subject is not None:
+            headers["Nats-Expected-Last-Subject-Sequence"] = str(last_on_subject)
         try:
-            await self.js.publish(event.subject, self._payload(event), headers=self._headers(event))
+            await self.js.publish(event.subject, self._payload(event), headers=headers)
         except APIError as exc:
             if exc.err_code not in LIMITS:
                 raise

@@ -19,7 +19,7 @@ from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
-from podtax.cli.earlier import check_analyzer, unplanned
+from podtax.cli.earlier import check_analyzer, publish_once, unplanned
 from podtax.cli.failed_runs import why_failed
 from podtax.cli.missing_tools import tool_problems
 from podtax.cli.progress_rows import progress_info, progress_rows
@@ -181,7 +181,8 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool, skip_check: bool = F
             return _not_submitted(problems)
         if await _kv_get(bus, f"campaign.{c.name}"):
             raise fail(f"campaign {c.name!r} already exists; pick another name", 2)
-        if why := await unplanned(bus, c.name):  # published before, not planned yet: this one would be ignored
+        why, last = await unplanned(bus, c.name)
+        if why:  # published before, not planned yet: this one would be ignored
             raise fail(why, 2)
         left = cli_deadline.seconds() - (asyncio.get_running_loop().time() - start)
         # a NATS reset frees the name in the runner, not the analyzer
@@ -195,7 +196,12 @@ async def _submit(c: campaign_file.Campaign, dry_run: bool, skip_check: bool = F
         telemetry.setup_tracing("cli", os.environ.get("PODTAX_OTEL_EXPORTER", "none"))
         with telemetry.tracer("podtax.cli").start_as_current_span(f"campaign submit {c.name}",
                                                                   attributes={"podtax.campaign": c.name}):
-            await bus.publish(events.campaign_submitted(submitted).model_copy(update={"id": f"campaign.{c.name}"}))
+            # one message id per submission (was campaign.<name>: JetStream's de-duplication of one id, 120 s, dropped
+            # a name submitted again within that time after the runner refused it, and it still said 'submitted');
+            # publish_once refuses a second submission at once
+            event = events.campaign_submitted(submitted)
+            at = events.utc(event.time).strftime("%Y%m%dT%H%M%S%f")
+            await publish_once(bus, event.model_copy(update={"id": f"campaign.{c.name}.{at}"}), last)
         telemetry.flush()
         console.print(f"submitted campaign [bold]{c.name}[/bold]; follow it with `podtax campaign status "
                       f"{c.name} --follow`", highlight=False)

@@ -18,10 +18,10 @@ import os
 from urllib.parse import quote, urlsplit
 
 import httpx
-from nats.js.errors import NotFoundError
+from nats.js.errors import APIError, NotFoundError
 
-from podtax import subjects
-from podtax.bus import Bus
+from podtax import events, subjects
+from podtax.bus import WRONG_LAST_SEQUENCE, Bus
 from podtax.cli import deadline
 from podtax.cli.common import api_headers, api_url, fail, up_record, warn
 
@@ -128,19 +128,37 @@ def _up_nats() -> bool:
         bool(_servers(os.environ["PODTAX_NATS_URL"]) & _servers(str(info["nats_url"])))
 
 
-async def unplanned(bus: Bus, name: str) -> str | None:
+async def unplanned(bus: Bus, name: str) -> tuple[str | None, int]:
     """Why `name` cannot be published now: NATS holds a campaign.submitted of it that the runner has neither planned
     (its KV's campaign.<name>, checked before) nor refused (refused.<name>): the runner is down or behind. It plans
     the first submission of a name and ignores the rest as duplicates, while the analyzer takes the last one in NATS
     as current and leaves out reports of the others (submissions.py): a second publish, after JetStream's 120 s
-    window for the same message id, made the analyzer drop every report of the runs that ran. None: publish."""
+    window for the same message id, made the analyzer drop every report of the runs that ran. None: publish. Beside
+    it, the stream sequence of that last campaign.submitted (0: none), which the publish expects (publish_once)."""
     try:
         held = await bus.js.get_last_msg(subjects.STREAM, subjects.join(subjects.CAMPAIGN_SUBMITTED, name))
     except NotFoundError:
-        return None
+        return None, 0
     if await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"refused.{name}") is not None:
-        return None  # the runner refused it: a new submission is planned
+        return None, held.seq or 0  # the runner refused it: a new submission is planned
     at = f" at {held.time.isoformat(timespec='seconds')}" if held.time else ""
     return (f"campaign {name!r} was already submitted{at} and the runner has not planned it yet (is it running? "
             f"podtax campaign status {name} --follow waits for it); it plans that one, so nothing was submitted: "
-            f"wait for it, or choose another name")
+            f"wait for it, or choose another name"), held.seq or 0
+
+
+async def publish_once(bus: Bus, event: events.CampaignSubmittedV1, last: int) -> None:
+    """Publish a submission only if the last campaign.submitted of its name is still stream sequence `last` (0: none),
+    as `unplanned` found it; else one line, exit 2. Two `podtax campaign submit` of one name at once (or another
+    publisher between the check and the publish) both passed the check: both were stored (the runner plans the first,
+    the analyzer takes the last: the reports of the runs that ran were left out), or, with one message id, the second
+    was dropped by NATS as a duplicate and still said 'submitted'. JetStream makes the check and the store one step."""
+    name = event.data.campaign
+    try:
+        await bus.publish(event, last)
+    except APIError as exc:
+        if exc.err_code != WRONG_LAST_SEQUENCE:
+            raise
+        raise fail(f"campaign {name!r} was submitted by another publisher (another podtax campaign submit of it?) "
+                   f"while this one checked it, so nothing was submitted: follow that one (podtax campaign status "
+                   f"{name} --follow), or choose another name", 2) from None
