@@ -61,6 +61,7 @@ class CellSpec:
     campaign: str = "synthetic"
     failed: int = 0
     cluster: str = "local"
+    order: list[int] | None = None  # the run order, 0 a host run and 1 a pod run (None: a seeded random one)
 
 
 def params_key(params: dict) -> str:
@@ -77,7 +78,7 @@ def insert_cells(con: duckdb.DuckDBPyConnection, cells: list[CellSpec], *, seed:
         sides = [("host", cell.host), ("kubernetes", cell.pod)]
         labels = np.array([0] * len(cell.host.values) + [1] * len(cell.pod.values))
         # a random interleaving; the k-th run of a side keeps its place in that side's run order
-        order = labels[rng.permutation(len(labels))]
+        order = labels[rng.permutation(len(labels))] if cell.order is None else np.asarray(cell.order)
         seq = {w: np.flatnonzero(order == w) for w in (0, 1)}
         for which, (env, spec) in enumerate(sides):
             for k, v in enumerate(spec.values):

@@ -145,7 +145,8 @@ def compare_campaign(
         raise UnknownCampaign(campaign)
     cells = load_cells(con, campaign)
     failed = sequence.failed_runs(con, campaign)
-    rows = sequence.mark(con, campaign, _compare(con, cells, threshold, correction, seed), failed)
+    values = {c.id: {c.host.env: c.host.values, c.pod.env: c.pod.values} for c in cells}
+    rows = sequence.mark(con, campaign, _compare(con, cells, threshold, correction, seed), failed, values, threshold)
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
     warnings += sequence.failed_warnings(failed)
     warnings += [w for w in [imports_twice.warning(con, campaign)] if w]

@@ -12,7 +12,10 @@ And runs that failed (a timeout, a parse failure) leave no value: a side's media
 which leaves the slowest out when they failed for being slow; the campaign's warnings counted them, the cell
 did not. Such a cell keeps its figures, and its sentence and warnings say so, with both time spans, each
 kernel's runs per side or each side's failed runs by reason (a cell whose flags withhold its ratio and verdict
-has no figure to say it of). The campaign's warnings of failed runs come from the same query (failed_warnings)."""
+has no figure to say it of). A verdict of a cell whose sides ran one after the other (or mostly) stands only when
+the candidate's effect net of a steady change over the runs (stats/blocked.py, a trend over both sides' runs in
+time order) gives it too (stats.verdict.decide on that interval); else it is withheld (inconclusive) and said why.
+The campaign's warnings of failed runs come from the same query (failed_warnings)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,9 @@ import duckdb
 import numpy as np
 
 from podtax_analyzer.report_models import CellComparison
-from podtax_analyzer.wording import plural, side_name
+from podtax_analyzer.stats.blocked import adjusted
+from podtax_analyzer.stats.verdict import FASTER, INCONCLUSIVE, NO_DIFFERENCE, SLOWER, decide
+from podtax_analyzer.wording import fmt_pct, fmt_ratio, plural, side_name
 
 MIN_RUNS = 2  # one run a side is always "before" the other: nothing to say
 # how each note starts (each sentence below begins with its name): the cross-node summary names the nodes it
@@ -43,7 +48,10 @@ FROM runs WHERE campaign = $1 AND status = 'ok' AND started_at IS NOT NULL
 GROUP BY ALL
 """
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-Spans = dict[tuple[str, str, str, str], dict[str, tuple[datetime, datetime, int, float]]]
+# env -> first start, last start, runs, rank sum, the runs' time ranks among the cell's runs (ascending: the
+# order of the side's values)
+Span = tuple[datetime, datetime, int, float, np.ndarray]
+Spans = dict[tuple[str, str, str, str], dict[str, Span]]
 
 
 def rank_sums(sides: list[np.ndarray]) -> list[float]:
@@ -55,19 +63,27 @@ def rank_sums(sides: list[np.ndarray]) -> list[float]:
              + int(np.searchsorted(every, t, side="right").sum())) / 2 for t in sides]
 
 
+def time_ranks(sides: list[np.ndarray]) -> list[np.ndarray]:
+    """Each side's runs' places among its cell's runs by start (0 first; runs started together share one),
+    ascending (``sides``: the start times of each side of one cell)."""
+    every = np.sort(np.concatenate(sides))
+    return [np.searchsorted(every, np.sort(t), side="left") for t in sides]
+
+
 def spans_of(con: duckdb.DuckDBPyConnection, campaign: str) -> Spans:
-    """(cluster, node, test, params) -> env -> (first start, last start, runs, rank sum) of the ok runs with a start."""
+    """(cluster, node, test, params) -> env -> (first start, last start, runs, rank sum, time ranks) of the ok runs
+    with a start."""
     res = con.execute(_SPANS_SQL, [campaign]).fetchnumpy()
     keys = list(zip(*(res[k].tolist() for k in ("cluster", "node", "test", "params_key")), strict=True))
     starts: dict[tuple[str, str, str, str], list[np.ndarray]] = {}
     for key, t in zip(keys, res["starts"], strict=True):
         starts.setdefault(key, []).append(np.asarray(t, dtype=np.int64))
-    sums = {key: iter(rank_sums(sides)) for key, sides in starts.items()}
+    sums = {key: iter(zip(rank_sums(sides), time_ranks(sides), strict=True)) for key, sides in starts.items()}
     spans: Spans = {}
     for key, env, first, last, n in zip(keys, res["env"].tolist(), res["first"].tolist(), res["last"].tolist(),
                                         res["n"].tolist(), strict=True):  # each cell's sides in the order listed
         spans.setdefault(key, {})[env] = (_EPOCH + timedelta(microseconds=first),
-                                          _EPOCH + timedelta(microseconds=last), n, next(sums[key]))
+                                          _EPOCH + timedelta(microseconds=last), n, *next(sums[key]))
     return spans
 
 
@@ -138,7 +154,7 @@ def _when(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def note(c: CellComparison, spans: dict[str, tuple[datetime, datetime, int, float]]) -> str | None:
+def note(c: CellComparison, spans: dict[str, Span]) -> str | None:
     """The sentence for cell ``c`` when its sides ran one after the other, or mostly (``spans``: env -> first
     start, last start, runs, rank sum), else None. A cell with neither a ratio nor a direction has no figure
     the order could bias."""
@@ -200,10 +216,32 @@ def failed_note(c: CellComparison, failed: dict[str, dict[str, tuple[int, int]]]
     return f"{FAILED_RUNS}: {'; '.join(parts)}.{slow}"
 
 
+def trend_check(c: CellComparison, spans: dict[str, Span], values: dict[str, np.ndarray], threshold: float
+                ) -> str | None:
+    """The sentence withholding the verdict of cell ``c``, whose sides ran one after the other (or mostly), when
+    its effect net of a steady change over the runs (stats/blocked.py) does not give the same verdict; else None
+    (``values``: env -> the side's values in run order; a side whose runs and values differ in number is not
+    checked)."""
+    if c.verdict not in (FASTER, SLOWER, NO_DIFFERENCE) or not {c.baseline, c.candidate} <= values.keys():
+        return None
+    fit = adjusted(values[c.baseline], spans[c.baseline][4], values[c.candidate], spans[c.candidate][4])
+    if fit is None or decide(*fit, c.p_adjusted, c.higher_is_better, threshold=threshold) == c.verdict:
+        return None
+    pair = (c.baseline, c.candidate)
+    return (f"Inconclusive: the figures below read {c.verdict!r}, but the sides ran one after the other, and with "
+            f"a steady change over the runs taken out (a trend fitted over both sides' runs in time order) the "
+            f"{side_name(c.candidate, pair)}/{side_name(c.baseline, pair)} ratio is {fmt_ratio(fit[0])} (95% "
+            f"interval {fmt_ratio(fit[1])} to {fmt_ratio(fit[2])}), which does not give that verdict at "
+            f"±{fmt_pct(threshold)}%: the difference may be the machine changing over the campaign.")
+
+
 def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison],
-         failed_list: list[FailedRuns]) -> list[CellComparison]:
+         failed_list: list[FailedRuns], values: dict[str, dict[str, np.ndarray]] | None = None,
+         threshold: float = 0.01) -> list[CellComparison]:
     """``rows`` with the sentence and warnings of each cell whose sides ran one after the other, whose runs ran
-    several kernels, or some of whose runs failed (``failed_list``: failed_runs), extended."""
+    several kernels, or some of whose runs failed (``failed_list``: failed_runs), extended; the verdict of a cell
+    whose sides ran one after the other withheld when trend_check says so (``values``: cell id -> env -> the
+    side's values in run order)."""
     spans = spans_of(con, campaign)
     kernels: dict[tuple[str, str, str, str], dict[str, dict[str, int]]] = {}
     for cluster, node, test, key, env, kernel, n in con.execute(_KERNELS_SQL, [campaign]).fetchall():
@@ -215,8 +253,12 @@ def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellCompariso
     out = []
     for c in rows:
         key = (c.cluster, c.node, c.test, c.params)
-        said = [s for s in (note(c, spans.get(key, {})), kernel_note(c, kernels.get(key, {})),
-                            failed_note(c, failed.get(key, {}))) if s]
+        apart = note(c, spans.get(key, {}))
+        withheld = apart and trend_check(c, spans[key], (values or {}).get(c.id, {}), threshold)
+        said = [s for s in (apart, kernel_note(c, kernels.get(key, {})), failed_note(c, failed.get(key, {}))) if s]
+        if withheld:  # said first: the sentence it withholds follows as the figures
+            c = c.model_copy(update={"verdict": INCONCLUSIVE, "direction": None,
+                                     "sentence": f"{withheld} {c.sentence}", "warnings": [*c.warnings, withheld]})
         out.append(c.model_copy(update={"sentence": " ".join([c.sentence, *said]), "warnings": [*c.warnings, *said]})
                    if said else c)
     return out
