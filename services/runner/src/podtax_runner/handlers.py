@@ -10,6 +10,7 @@ import json
 import logging
 import random
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import NoReturn
 
 from nats.js.kv import KeyValue
@@ -67,7 +68,7 @@ class Handlers:
             first = exc.errors()[0]
             where = ".".join(map(str, first["loc"]))
             await self.refuse(event.data.campaign, f"campaign {event.data.campaign}: {where}: "
-                                                   f"{templates.pydantic_msg(first['msg'])}")
+                                                   f"{templates.pydantic_msg(first['msg'])}", event.time)
         # each run's trace links to the submission's (kept in memory: after a restart, no link)
         self.submissions[campaign.name] = trace.get_current_span().get_span_context()
         if campaign.name in self.campaigns or campaign.name in self.finished:  # one at a time, in order
@@ -85,10 +86,10 @@ class Handlers:
         try:
             nodes = await self.resolve_nodes(campaign)
         except Permanent as exc:
-            await self.refuse(campaign.name, exc.reason)
+            await self.refuse(campaign.name, exc.reason, event.time)
         why = refusal(campaign, len(nodes)) or self.too_large(campaign)
         if why:
-            await self.refuse(campaign.name, why)
+            await self.refuse(campaign.name, why, event.time)
         seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
         # planned and saved without the lock (15 s for 100,000 runs on a slow VM): meanwhile the other
         # campaigns go on, their outcomes are recorded, and none of their runs expires behind the lock
@@ -96,10 +97,11 @@ class Handlers:
             state = await asyncio.to_thread(CampaignState.new, campaign, nodes, self.settings.cluster, seed,
                                             events.now(), event.time)
         except templates.TemplateError as exc:  # `threads: all` on a node whose facts claim 100,000 threads
-            await self.refuse(campaign.name, f"campaign {campaign.name}: {exc.detail}")
+            await self.refuse(campaign.name, f"campaign {campaign.name}: {exc.detail}", event.time)
         if not state.runs:  # nothing would ever finish it: `campaign status --follow` waited 24 h
             await self.refuse(campaign.name, f"campaign {campaign.name}: the plan has 0 runs on "
-                                             f"{len(nodes)} node(s); name nodes that exist, or tests and repetitions")
+                                             f"{len(nodes)} node(s); name nodes that exist, or tests and repetitions",
+                              event.time)
         await self.save(state)
         async with self.lock:
             self.campaigns[campaign.name] = state
@@ -107,10 +109,12 @@ class Handlers:
         for warning in state.header.warnings:
             log.warning("campaign %s: %s", campaign.name, warning)
 
-    async def refuse(self, name: str, why: str) -> NoReturn:
-        """Record why campaign `name` cannot run where `podtax campaign status` looks, then dead-letter it
-        with the reason: a permanent refusal, not retried (retrying the same campaign cannot help)."""
-        await self.kv.put(f"refused.{name}", json.dumps({"reason": why}).encode())
+    async def refuse(self, name: str, why: str, submitted: datetime) -> NoReturn:
+        """Record why campaign `name` cannot run where `podtax campaign status` looks, and which submission (its
+        campaign.submitted time: `podtax campaign submit` lets a name go again only when the last one NATS holds is
+        the one refused, cli/earlier.unplanned), then dead-letter it with the reason: a permanent refusal, not retried
+        (retrying the same campaign cannot help)."""
+        await self.kv.put(f"refused.{name}", json.dumps({"reason": why, "submitted": submitted.isoformat()}).encode())
         raise Permanent(why)
 
     def too_large(self, campaign: Campaign) -> str | None:

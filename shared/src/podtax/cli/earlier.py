@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import datetime
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -130,21 +131,40 @@ def _up_nats() -> bool:
 
 async def unplanned(bus: Bus, name: str) -> tuple[str | None, int]:
     """Why `name` cannot be published now: NATS holds a campaign.submitted of it that the runner has neither planned
-    (its KV's campaign.<name>, checked before) nor refused (refused.<name>): the runner is down or behind. It plans
-    the first submission of a name and ignores the rest as duplicates, while the analyzer takes the last one in NATS
-    as current and leaves out reports of the others (submissions.py): a second publish, after JetStream's 120 s
+    (its KV's campaign.<name>, checked before) nor refused (refused.<name>, which names the submission refused: one
+    refused before it does not count; a record without, of an older runner, counts): the runner is down or behind. It
+    plans the first submission of a name and ignores the rest as duplicates, while the analyzer takes the last one in
+    NATS as current and leaves out reports of the others (submissions.py): a second publish, after JetStream's 120 s
     window for the same message id, made the analyzer drop every report of the runs that ran. None: publish. Beside
     it, the stream sequence of that last campaign.submitted (0: none), which the publish expects (publish_once)."""
     try:
         held = await bus.js.get_last_msg(subjects.STREAM, subjects.join(subjects.CAMPAIGN_SUBMITTED, name))
     except NotFoundError:
         return None, 0
-    if await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"refused.{name}") is not None:
-        return None, held.seq or 0  # the runner refused it: a new submission is planned
+    refused = await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"refused.{name}")
+    if refused is not None and events.same_submission(_time(refused.get("submitted")), _submitted(held.data)):
+        return None, held.seq or 0  # the runner refused the one held: a new submission is planned
     at = f" at {held.time.isoformat(timespec='seconds')}" if held.time else ""
     return (f"campaign {name!r} was already submitted{at} and the runner has not planned it yet (is it running? "
             f"podtax campaign status {name} --follow waits for it); it plans that one, so nothing was submitted: "
             f"wait for it, or choose another name"), held.seq or 0
+
+
+def _time(value: object) -> datetime | None:
+    """An ISO 8601 time, else None (unknown)."""
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _submitted(data: bytes | None) -> datetime | None:
+    """The time of a campaign.submitted as NATS holds it (the submission the runner refuses names), else None."""
+    try:
+        event = events.decode(data or b"")
+    except ValueError:  # not an event of podtax's (pydantic's ValidationError is one)
+        return None
+    return event.time if isinstance(event, events.CampaignSubmittedV1) else None
 
 
 async def publish_once(bus: Bus, event: events.CampaignSubmittedV1, last: int) -> None:

@@ -1,0 +1,61 @@
+"""A name the runner refused may be submitted again (it plans that one), but only once while the runner has not planned
+it: the runner's record of a refusal (KV refused.<name>) held a reason and no time, so `podtax campaign submit` could
+not tell which submission was refused and let a third one go while the second was still unplanned (the runner down):
+the runner plans the second and ignores the third, the analyzer takes the third as current and leaves out every report
+of the runs that ran. Now the record names the submission refused (its campaign.submitted time) and submit compares it
+with the last one NATS holds (events.same_submission). A record without it (an older runner) lets the name go, as
+before (tests/integration/test_submit_unplanned.py). Real nats-server, real runner, real CLI."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from podtax import events, subjects
+from podtax.bus import Bus
+from podtax.cli.main import main as cli
+
+from tests.integration.harness import services
+from tests.integration.test_submit import GOOD, know_node
+from tests.integration.test_submit_unplanned import submissions
+
+
+async def refused_record(bus: Bus) -> dict:
+    kv = await bus.kv(subjects.RUNNER_BUCKET)
+    for _ in range(600):
+        if (doc := await Bus.kv_json(kv, "refused.sub")) is not None:
+            return doc
+        await asyncio.sleep(0.1)
+    raise AssertionError("the runner recorded no refusal of campaign sub within 60 s")
+
+
+async def test_a_third_submission_while_the_second_is_unplanned_is_refused(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    await know_node(nats_url, "n1", host_agent=True)
+    bus = await Bus.connect(nats_url, "test/other")
+    try:  # a first submission the runner refuses (its spec names no nodes)
+        first = events.campaign_submitted(events.CampaignSubmitted(campaign="sub", spec={"name": "sub"}))
+        await bus.publish(first)
+        async with services(nats_url, tmp_path) as s:
+            await s.runner()
+            doc = await refused_record(bus)
+        # the runner is down from here on
+        assert doc.get("reason") and "submitted" in doc, doc
+        assert events.utc(datetime.fromisoformat(doc["submitted"])) == events.utc(first.time), doc
+    finally:
+        await bus.close()
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(GOOD))
+    capsys.readouterr()
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0, capsys.readouterr().err  # refused
+    assert await submissions(nats_url) == 2
+    capsys.readouterr()
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 2  # the second is not planned yet
+    err = " ".join(capsys.readouterr().err.split())
+    assert "campaign 'sub' was already submitted at" in err and "the runner has not planned it yet" in err, err
+    assert await submissions(nats_url) == 2
+
