@@ -1,7 +1,9 @@
 """fio's default `normal` text output (fio 2.x and 3.x), for logs recorded without JSON.
 
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
-(IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. fio 3 prints rates
+(IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. An IOPS figure under 1000, which
+fio prints cut to a whole number (`IOPS=4` for 4.9975), is read as its `issued` I/Os over its runtime, as the JSON
+gives it (an excerpt without that line says so in TEXT_OUTPUT). fio 3 prints rates
 without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
 (`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base; a log
 that tells neither is read in KiB and says so in TEXT_OUTPUT), and its `Kbit/s` (unit_base=1, fio 2.1 to 2.16)
@@ -88,6 +90,8 @@ _SPAN = re.compile(r"\(([\d.]+)([kKMGTP]?)(i?)B/([0-9]{1,12})msec\)")
 UNDECIDED_BASE = ("; fio 2 prints `KB/s` (and `Kbit/s`) alike for kb_base=1024 and 1000, and this log tells neither "
                   "(IOPS under 500 or block sizes unknown, `io=` not in plain bytes): its rates are read in powers of "
                   "1024, up to 2.4% high (`K`), 4.9% (`M`) or 7.4% (`G`) if the run had kb_base=1000")
+_UNTOLD = ("; fio prints a rate under 1000 IOPS cut to a whole number (4.99 as 4), and this log has no `issued` line "
+           "to tell it exactly (an excerpt): up to 1 IOPS low: ")
 _IO_BYTES = re.compile(r"io=([0-9]{1,6})B, ")  # fio 2's `io=` in plain bytes (under 10^6): fio_kb_base
 _RUNT = re.compile(r"runt=\s*([0-9]{1,12})msec")  # fio 2's job runtime: `read : io=..., iops=92042, runt=  178msec`
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
@@ -118,6 +122,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     exact: dict[tuple[int, str], float] = {}  # (job number, direction) -> B/s from a plain-bytes `io=` and `runt=`
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
+    counts: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> its I/Os (`issued ... total=`)
+    depths: set[int] = set()  # the job numbers (from 1) whose report has its `IO depths` line (before `issued`)
     status = False  # a `Run status group` line read
     late = ""  # the first job reporting after a `Run status group` summary (fio prints those after all jobs)
     unprinted: set[int] = set()  # the job numbers (from 1) whose mixed section prints no rate
@@ -171,11 +177,16 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         figures = jobs[-1][2]
         if not line.startswith(_GUARD):  # none of the patterns below can match
             status = status or (line[0] == "R" and line.startswith("Run status group "))
+            if line[0] == "I" and line.startswith("IO depths"):
+                depths.add(len(jobs))
             continue
         if line[0] == "i":
             m = _ISSUED.match(line)
             if m:
                 issued.add(len(jobs))
+                for d, n in zip(("read", "write", "trim"), m.groups(), strict=True):
+                    if n is not None and len(n) < 19:
+                        counts[(len(jobs), d)] = int(n)
                 # a direction with I/O issued has its line (unless unified: `mixed`)
                 lost = next((d for d, n in zip(("read", "write", "trim"), m.groups(), strict=True)
                              if n not in (None, "0") and f"{d}_iops" not in figures), None)
@@ -250,6 +261,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if issued and len(jobs) not in issued and "Run status group" not in text:  # an excerpt has no `issued` line
         raise ParseFailure("truncated", f"the fio log stops inside the report of job {jobs[-1][0]} (no `issued` "
                                         "line, no `Run status group`): its figures may be cut short")
+    if depths - issued:  # fio prints `issued` after `IO depths` in every report (1.x to 3.x): a line lost
+        raise ParseFailure("truncated", f"fio job {jobs[min(depths - issued) - 1][0]}'s report has its `IO depths` "
+                                        "line but not the `issued` line fio prints after it: the log was cut there, "
+                                        "or a line is lost")
     words = said(text) if jobs and reported < started else ""
     if "err=" in words:  # a job that failed to start: its error says why
         raise ParseFailure("fatal", f"fio started {started} job process(es) but only {reported} reported; a job "
@@ -272,6 +287,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"fio job {late} reports after the run's `Run status group` summary, "
                                              "which fio prints after every job's report: the log's lines are out "
                                              "of order")
+    untold = _exact_iops(jobs, runtimes, counts)
     for number in unprinted:
         figures = jobs[number - 1][2]
         for key in [k for k in figures if k.startswith("mixed_")]:
@@ -323,7 +339,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         for key, value in totals.items():
             metrics.add(key, value, "IOPS" if key.endswith("_iops") else "KiB/s", True)
     flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"
-             + (UNDECIDED_BASE if undecided else "")]
+             + (UNDECIDED_BASE if undecided else "") + (_UNTOLD + ", ".join(untold[:4]) if untold else "")]
     if groups > 1:
         flags.append(groups_flag(groups))
     if len(jobs) > 1:
@@ -351,3 +367,24 @@ def _drop_inconsistent(jobs: list[tuple[str, str, dict[str, float]]], lats: dict
             for key in [k for k in figures if k.startswith(f"{direction}_clat_")]:
                 del figures[key]
     return suspect
+
+
+def _exact_iops(jobs: list[tuple[str, str, dict[str, float]]], runtimes: dict[tuple[int, str], int],
+                counts: dict[tuple[int, str], int]) -> list[str]:
+    """Each direction's IOPS as fio's JSON gives it, its I/Os x 1000 / its runtime in ms, where fio printed that
+    quotient cut to a whole number under 1000 (`iops = 1000 * total_io_u / runt` in integers): a job of few IOPS
+    reads far low so (`IOPS=4` for 10 I/Os in 2001 ms, 4.9975 in the JSON of the same run: 20%). Figures of 1000
+    and more (`IOPS=12.0k`, `IOPS=7505`, fio 2's `iops=92042`) are within 0.1%: kept as printed. Returns the job
+    directions of a whole figure under 1000 that their report (an excerpt: no `issued` line) cannot tell so."""
+    untold = []
+    for number, (name, _group, figures) in enumerate(jobs, 1):
+        for direction in ("read", "write", "trim"):
+            printed = figures.get(f"{direction}_iops")
+            if printed is None or printed >= 1000 or not printed.is_integer():
+                continue
+            total, ms = counts.get((number, direction)), runtimes.get((number, direction))
+            if total is not None and ms and printed == total * 1000 // ms:
+                figures[f"{direction}_iops"] = total * 1000 / ms
+            elif total is None or not ms:
+                untold.append(f"{name} {direction} {printed:g}")
+    return untold

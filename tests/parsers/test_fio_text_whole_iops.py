@@ -1,0 +1,70 @@
+"""fio's text prints a rate under 1000 IOPS cut to a whole number (`iops = 1000 * total_io_u / runt` in integers):
+a job of few IOPS read far low from text. Real captures of this machine (tests/corpus-found/README.md, commands there),
+each one run's stdout with `--output-format=json,normal`: two jobs side by side, one held to `rate_iops=5`, printed
+`read: IOPS=4` for 10 I/Os in 2001 ms (its JSON 4.997501: 20% low; the run's sum likewise), and one job at
+`--rate_iops=7`, `IOPS=6` for 14 I/Os in 2001 ms (JSON 6.996502: 14% low). Now such a figure is the job's `issued`
+total x 1000 over its runtime, as fio's JSON computes it, when the printed number is that quotient cut; the text
+part gives the JSON part's IOPS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax.parsers import ParseFailure, parse_text
+
+FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
+CAPTURES = ("fio-3.33-two-jobs-one-rate-limited-json-normal.log", "fio-3.33-rate-iops-7-json-normal.log")
+
+
+def _parts(name: str) -> tuple[str, str]:
+    """The run's JSON report and its normal text (the lines before and after the JSON object)."""
+    lines = (FOUND / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    start = lines.index("{\n")
+    end = lines.index("}\n", start)
+    return "".join(lines[start:end + 1]), "".join(lines[:start] + lines[end + 1:])
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_text_gives_the_iops_of_the_json_of_the_same_run(name: str) -> None:
+    report, text = _parts(name)
+    want = {k: v for k, v in parse_text(report, "fio").values().items() if k.endswith("_iops")}
+    got = {k: v for k, v in parse_text(text, "fio").values().items() if k.endswith("_iops")}
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        if value < 1000:  # printed cut to a whole number: read exactly now
+            assert got[key] == pytest.approx(value, rel=1e-6), (key, got[key], value)
+        else:  # printed to 4 digits (`IOPS=7505`): within 0.1%
+            assert got[key] == pytest.approx(value, rel=1e-3), (key, got[key], value)
+
+
+def test_the_rate_limited_job_and_the_sum() -> None:
+    _report, text = _parts(CAPTURES[0])
+    values = parse_text(text, "fio").values()
+    assert values["slow_read_iops"] == pytest.approx(10 * 1000 / 2001)
+    assert values["read_iops"] == pytest.approx(values["fast_read_iops"] + 10 * 1000 / 2001)
+    assert values["fast_read_iops"] == 7505  # 15019 I/Os in 2001 ms, 7505.7: whole numbers of 1000 and more kept
+
+
+def test_a_figure_that_is_not_the_issued_quotient_is_kept_as_printed() -> None:
+    """An `issued` total that does not give the printed figure (another count) changes nothing."""
+    _report, text = _parts(CAPTURES[1])
+    assert parse_text(text.replace("total=14,0,0,0", "total=30,0,0,0"), "fio").values()["read_iops"] == 6
+
+
+def test_an_excerpt_without_its_issued_line_says_its_whole_figure_may_be_low() -> None:
+    _report, text = _parts(CAPTURES[1])
+    cut = text[:text.index("  IO depths    :")]
+    parsed = parse_text(cut, "fio")
+    assert parsed.values()["read_iops"] == 6
+    flag = next(f for f in parsed.flags if f.startswith("TEXT_OUTPUT: "))
+    assert flag.endswith("no `issued` line to tell it exactly (an excerpt): up to 1 IOPS low: slow read 6"), flag
+
+
+def test_a_report_without_its_issued_line_after_io_depths_is_refused() -> None:
+    """fio prints `issued` after `IO depths` in every job report: without it the whole figure cannot be told."""
+    _report, text = _parts(CAPTURES[0])
+    lines = text.splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if "issued rwts:" in line)
+    with pytest.raises(ParseFailure, match="fio job fast's report has its `IO depths` line but not the `issued`"):
+        parse_text("".join(lines[:first] + lines[first + 1:]), "fio")
