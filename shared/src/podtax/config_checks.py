@@ -82,6 +82,41 @@ def readable_file(v: Path | None) -> Path | None:
     return v
 
 
+def _seed_ok(seed: bytes) -> bool:
+    import nkeys  # nats-py's own dependency for nkey and .creds authentication
+
+    try:
+        nkeys.from_seed(bytearray(seed.strip())).wipe()
+    except (nkeys.NkeysError, ValueError, TypeError):
+        return False
+    return True
+
+
+def nats_key_problem(setting: str, path: Path) -> str | None:
+    """Why the file of PODTAX_NATS_NKEY (a seed, SU...) or PODTAX_NATS_CREDS (a .creds file: a user JWT block and a
+    seed block, as nats-py reads them) cannot sign in, or None. nats-py found out only when the server asked:
+    a traceback (nkeys.ErrInvalidSeed, TypeError), or a .creds file without its JWT block read for ever."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"{setting}: cannot read {path} ({exc.strerror}): point it at a file this service can read, or unset it"
+    if setting == "PODTAX_NATS_NKEY":
+        if _seed_ok(data):
+            return None
+        return (f"{setting}: {path} holds no nkey seed (one line SU..., as `nk -gen user` writes): point it at the "
+                "user's seed file, or unset it")
+    lines = data.splitlines()
+
+    def after(marker: bytes) -> bytes:
+        at = next((i for i, line in enumerate(lines) if marker in line), len(lines))
+        return lines[at + 1].strip() if at + 1 < len(lines) else b""
+
+    if after(b"BEGIN NATS USER JWT") and _seed_ok(after(b"BEGIN USER NKEY SEED")):
+        return None
+    return (f"{setting}: {path} is not a NATS credentials file (it needs a user JWT block and an nkey seed block, "
+            "as `nsc generate creds` writes): point it at the user's .creds file, or unset it")
+
+
 _HOST_LABEL = r"[a-z0-9_]([-a-z0-9_]{0,61}[a-z0-9])?"
 _HOST_NAME = re.compile(rf"^{_HOST_LABEL}(\.{_HOST_LABEL})*$")
 

@@ -9,7 +9,7 @@ from typing import Literal, TypeVar
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from podtax.config_checks import NATS_TLS_SETTINGS, path_names, redact, tls_context
+from podtax.config_checks import NATS_TLS_SETTINGS, nats_key_problem, path_names, redact, tls_context
 from podtax.templates import pydantic_msg
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
@@ -108,6 +108,10 @@ class Common(BaseSettings):
             if path is not None and not path.is_file():
                 raise ValueError(f"PODTAX_{name.upper()}: {path} is not a readable file: point it at an existing "
                                  "file, or unset it")
+        for name, path in (("PODTAX_NATS_NKEY", self.nats_nkey), ("PODTAX_NATS_CREDS", self.nats_creds)):
+            problem = path and nats_key_problem(name, path)
+            if problem:
+                raise ValueError(problem)
         if self.nats_tls_ca or self.nats_tls_cert:  # files ssl cannot read: said now, not at the first connect
             tls_context(*path_names(self.nats_tls_ca, self.nats_tls_cert, self.nats_tls_key), NATS_TLS_SETTINGS)
         return self
