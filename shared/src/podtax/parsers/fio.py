@@ -26,7 +26,8 @@ on signal` is flagged INTERRUPTED. A direction whose `runtime` is 20 ms or less 
 so its IOPS and bandwidth may be over 5% low) is flagged ROUNDED_RUNTIME. Syncs timed between the writes
 (`fsync=N`, `fdatasync=N`: a `sync` latency block) are flagged PARAM_MISMATCH: the template issues none. So,
 with params given (a run, an import), are reports of several jobs (`numjobs`, job sections: the template runs one;
-in text, `jobs=N` or several job reports) and JSON reports of another `direct` than requested (fio's default,
+in text, `jobs=N` or several job reports), JSON reports of a mixed mode at another read share than 50% (`rwmixread`,
+`rwmixwrite`: the template sets neither) and JSON reports of another `direct` than requested (fio's default,
 echoed as nothing, is 0; the text does not echo it).
 A job reporting twice in text (`--status-interval`, cumulative) is refused, as are several JSON reports.
 A job whose engine does no I/O (cpuio: its `<job> (noop): ioengine=` line, printed on stdout only, or `ioengine`
@@ -175,6 +176,8 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     flags += fio_flags.interrupted_flag(text) + fio_flags.rate_flag(_rate_options(doc, jobs))
     flags += fio_flags.rounded_runtime(runtimes) + fio_flags.short_runtime(runtimes, requested)
     flags += fio_flags.errors_beside(text) + fio_flags.timed_syncs(jobs) + fio_flags.no_io_flag(noop)
+    if requested is not None and echoes:
+        flags += fio_flags.rwmix_flag([_options(doc, job) for job in jobs])
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if echoes and holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same

@@ -11,7 +11,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from podtax.parsers.base import Echoed, ParseFailure, errors_flag, guarded, holds, holds_any, requested_int
+from podtax.parsers.base import (
+    Echoed,
+    ParseFailure,
+    errors_flag,
+    guarded,
+    holds,
+    holds_any,
+    parse_int,
+    requested_int,
+)
 
 STARTING = re.compile(r"^Starting ([0-9]{1,6}) (?:process|thread)", re.M)  # `Starting 4 processes`
 WRITES = ("write", "randwrite", "trimwrite")  # the rw modes that only write (their reads are a verify pass)
@@ -286,3 +295,19 @@ def timed_syncs(jobs: list[dict[str, Any]]) -> list[str]:
         n = lat.get("N") if isinstance(lat, dict) else None
         count += n if isinstance(n, int) and n > 0 else 0
     return sync_flag(f"{count} ") if count else []
+
+
+def rwmix_flag(options: list[dict[str, Any]]) -> list[str]:
+    """PARAM_MISMATCH for a mixed job (rw, randrw) of another read share than fio's default 50% (`rwmixread=75`,
+    `rwmixwrite=...`; the template sets neither): its read_iops and write_iops measure another mix."""
+    for job in options:
+        if job.get("rw", job.get("readwrite")) not in ("rw", "randrw", "readwrite"):
+            continue
+        key = "rwmixread" if "rwmixread" in job else "rwmixwrite" if "rwmixwrite" in job else ""
+        share = parse_int(str(job.get(key, "50")).strip())
+        if key and share is not None and share != 50:
+            reads = share if key == "rwmixread" else 100 - share
+            return [f"PARAM_MISMATCH: rwmix: fio mixed {reads}% reads ({key}={job[key]}); podtax's fio runs its "
+                    "mixed modes at fio's default 50/50, so these read and write figures measure another mix: "
+                    f"rerun without --{key}"]
+    return []
