@@ -7,7 +7,9 @@ stream still holds (up to PODTAX_NATS_STREAM_MAX_AGE_S, 30 days) is given again.
 run time again and its new log competed with the stored one. A run is known by its log's event id (the run id and
 its campaign's submission: RunSpec.event_id), so the same run id of a campaign submitted again is still measured;
 each line names the NATS it was measured under (guard: its events stream), as a run id is unique in one NATS only.
-One line a run, appended once its log is published; the last KEEP are kept.
+A run the agent refused counts too, once its `run failed` is published (the runner recorded it failed; run later, its
+result would supersede that failure). One line a run, appended once its log or its refusal is published; the last KEEP
+are kept.
 """
 
 from __future__ import annotations
@@ -52,13 +54,16 @@ def load(state_dir: Path) -> dict[str, str]:
     return dict(list(runs.items())[-KEEP:]) if len(runs) > KEEP else runs
 
 
-def add(state_dir: Path, runs: dict[str, str], run: events.RunSpec, nats: str) -> None:
-    """Note `run` measured under `nats`: in `runs`, and appended to the file (never through a link). A file grown past
-    KEEP lines of LINE_BYTES is written again with the last KEEP (complete, or the old one left)."""
+def add(state_dir: Path | None, runs: dict[str, str], run: events.RunSpec, nats: str) -> None:
+    """Note `run` measured (or refused) under `nats`: in `runs`, and appended to the file (never through a link; not
+    written with `state_dir` None: unsafe). A file grown past KEEP lines of LINE_BYTES is written again with the last
+    KEEP (complete, or the old one left)."""
     runs.pop(key(run), None)
     runs[key(run)] = nats
     while len(runs) > KEEP:
         del runs[next(iter(runs))]
+    if state_dir is None:
+        return
     path = state_dir / FILE
     try:
         owndir.make(state_dir)

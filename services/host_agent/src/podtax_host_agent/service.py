@@ -157,6 +157,11 @@ class Agent(NatsIdentity):
         failure = events.RunFailed(run=run, stage="agent", reason=reason, detail=detail)
         event = events.run_failed(failure, self.source).model_copy(update={"id": run.event_id("agent-failed")})
         await self.bus.publish(event)
+        # noted once published, as a run measured: given again (a stream replayed) it is not run, its cause gone or not
+        # (the runner recorded it failed; a late result would supersede that failure); the state directory unsafe,
+        # in memory only
+        measured.add(None if self.state_dir_problem() else self.state_dir, self.measured, run,
+                     self.stream or guard.noted_now())
         metrics.AGENT_RUNS.labels(run.test, outcome).inc()
         log.warning("refused run %s: %s", run.run_id, detail)
 
@@ -183,7 +188,7 @@ class Agent(NatsIdentity):
             self.done.pop(run.run_id, None)
             self.noted = None
         if run.run_id in self.done or measured.counts(self.measured, run, self.stream):
-            log.info("run %s was run and reported already; not running it again", run.run_id)
+            log.info("run %s was run (or refused) and reported already; not running it again", run.run_id)
             return
         if self.is_cancelled(run.campaign):
             await self.refuse_cancelled(run)
