@@ -14,7 +14,8 @@ mean, total, maximum), 25281 against 66825 ops/s for two matrix instances of one
 named `..._mean_over_instances`, never compared with the table's, unless the row shows one instance: its
 `instances:` list (hwbench's 0.21.03 report has one, 0.15.06's none) has one entry, or, without a list, its
 `cpu-usage-per-instance` is its usr+sys time over its wall-clock time. Before 0.15.00 the table printed the
-arithmetic mean too.
+arithmetic mean too. The primary row's instance count is echoed as `threads` (compared: THREADS_MISMATCH), as the
+table's `dispatching hogs:` gives it: see _instance_count.
 """
 
 from __future__ import annotations
@@ -144,6 +145,19 @@ def _single_instance(rows: list[tuple[str, list[float]]], with_misc: set[str], c
     return single
 
 
+def _instance_count(text: str, listed: tuple[int, int] | None, row: list[float]) -> int | None:
+    """The instances a row is of: its `instances:` list's entries (0.21), else 100 x (usr + sys) over wall-clock x
+    cpu-usage-per-instance, which stress-ng computes from those (a whole number within 2%: 0.15.06's two cpu
+    instances give 2.0000). None when the row cannot tell (no CPU time used, or no such column)."""
+    if listed is not None and (n := _instances(text, *listed)) is not None:
+        return n
+    if len(row) < 7 or row[1] <= 0 or row[6] <= 0 or row[2] + row[3] < 0.001:
+        return None
+    ratio = 100 * (row[2] + row[3]) / (row[1] * row[6])
+    n = round(ratio)
+    return n if n >= 1 and abs(ratio - n) <= 0.02 * n else None
+
+
 def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                primary_of: Callable[[list[tuple[str, list[float]]], str | None], str | None],
                flags_of: Callable[[Mapping[str, Any] | None, Echoed, list[float] | None], list[str]]) -> Parsed:
@@ -245,6 +259,9 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                     + ("" if name in single else "_mean_over_instances"), value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
+    threads = _instance_count(text, lists.get(primary), row) if primary and row else None
+    if threads is not None:  # as the table's `dispatching hogs: 2 cpu` gives it: compared (THREADS_MISMATCH)
+        echoed["threads"] = threads
     flags = flags_of(requested, echoed, row) + [no_work_flag(name) for name in idle]
     if primary and test == "stress-ng-cpu":  # no run time in the report: a --sequential run is flagged too
         flags += beside_flag(complete, primary, None)
