@@ -81,6 +81,7 @@ async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.E
     gone meanwhile (a request timed out, disconnected) is waited out; a SIGTERM then stops it cleanly (it ended in
     a traceback: nats-py's request timeout)."""
     while True:
+        reconnects = bus.nc.stats["reconnects"]
         try:
             await bus.ensure_streams(settings.nats_stream_max_bytes, settings.nats_stream_max_age_s, wait=True,
                                      stop=stop, max_msgs_per_subject=settings.nats_stream_max_msgs_per_subject)
@@ -91,7 +92,9 @@ async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.E
         except BusError as exc:
             raise ConfigError(str(exc)) from None
         except TimeoutError:  # nats-py's request timeout is one
-            if bus.nc.is_connected:  # no answer on a live connection: not NATS gone
+            # no answer on a live connection: not NATS gone; unless that connection is a new one (the request went
+            # to a server that died, nats-server restarted: a traceback, exit 1)
+            if bus.nc.is_connected and bus.nc.stats["reconnects"] == reconnects:
                 raise
             if stop.is_set():
                 log.info("podtax-%s stopped while NATS was unreachable, before its streams were checked", name)
