@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import resource
+import signal
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,59 @@ def test_lines_not_of_a_run_are_skipped_and_a_link_is_not_followed(tmp_path: Pat
     assert measured.counts(runs, _run("c-1"), STREAM)
     assert elsewhere.read_text() == f"{measured.key(_run('b-1'))} {STREAM}\n"
     assert [r.levelname for r in caplog.records] == ["ERROR", "ERROR"], caplog.text
+
+
+def test_a_file_grown_past_what_is_read_is_read_from_its_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its cut failing (a full disk), the file grows past the 2 KEEP lines load reads: the newest are the ones read
+    (before, the first: every run noted since was measured again)."""
+    monkeypatch.setattr(measured, "KEEP", 3)
+    lines = [f"{measured.key(_run(f'r-{i}'))} {STREAM}\n" for i in range(60)]
+    (tmp_path / measured.FILE).write_text("".join(lines))
+    assert (tmp_path / measured.FILE).stat().st_size > 2 * 3 * measured.LINE_BYTES
+    assert list(measured.load(tmp_path)) == [measured.key(_run(f"r-{i}")) for i in (57, 58, 59)]
+
+
+def test_a_cut_that_fails_leaves_no_part_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """The file written again with the last KEEP fails midway (a full disk; here a file-size limit: EFBIG after a
+    short write): the part written is removed, not left holding the space (before, 14,500 bytes stayed in
+    .measured.tmp, written again by every later run), the file and the run noted in memory kept."""
+    monkeypatch.setattr(measured, "KEEP", 50)
+    path = tmp_path / measured.FILE
+    lines = [f"{measured.key(_run(f'old-{i}'))} {STREAM}\n" for i in range(300)]
+    while sum(map(len, lines)) >= 50 * measured.LINE_BYTES - 100:
+        lines.pop()
+    pad = 50 * measured.LINE_BYTES - 20 - sum(map(len, lines))  # the next note goes past the size the cut begins at
+    path.write_text("".join(lines) + "#" * (pad - 1) + "\n")  # (a line skipped)
+    runs = {f"{'x' * 290}-{i}": STREAM for i in range(49)}  # longer lines in memory than in the file: the cut is larger
+    limit = 14_500
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), not the process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        with caplog.at_level(logging.ERROR):
+            measured.add(tmp_path, runs, _run("new-1"), STREAM)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+    assert "not noted" in caplog.text and ("File too large" in caplog.text or "EFBIG" in caplog.text), caplog.text
+    left = {p.name: p.stat().st_size for p in tmp_path.iterdir()}
+    assert list(left) == [measured.FILE], f"the part written of the cut was left: {left}"
+    assert list(measured.load(tmp_path))[-1] == measured.key(_run("new-1"))
+    assert measured.counts(runs, _run("new-1"), STREAM)
+
+
+def test_a_line_cut_short_loses_itself_only(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A note cut short (a write that ran out of space) is ended before the next is appended: only it is lost (before,
+    the next one joined it and both were lost)."""
+    (tmp_path / measured.FILE).write_text(measured.key(_run("r-1"))[:10])
+    measured.add(tmp_path, {}, _run("r-2"), STREAM)
+    measured.add(tmp_path, {}, _run("r-3"), STREAM)
+    assert list(measured.load(tmp_path)) == [measured.key(_run("r-2")), measured.key(_run("r-3"))]
+    # a FIFO in its place: refused at once (one error line, noted in memory), never waited on
+    (tmp_path / measured.FILE).unlink()
+    os.mkfifo(tmp_path / measured.FILE)
+    runs: dict[str, str] = {}
+    with caplog.at_level(logging.ERROR):
+        measured.add(tmp_path, runs, _run("r-4"), STREAM)
+    assert "not a regular file" in caplog.text and measured.counts(runs, _run("r-4"), STREAM)

@@ -261,13 +261,15 @@ def _read_note(path: Path, limit: int, lost: str) -> tuple[str, str] | None:
     return raw.decode(errors="replace"), f"@{mtime:.6f}"
 
 
-def read_regular(path: Path, limit: int) -> tuple[bytes, float]:
-    """The first `limit` bytes of the regular file `path` and its mtime: never through a link (OSError ELOOP), never
-    waiting on a FIFO nor reading a device (OSError EINVAL, 'not a regular file')."""
+def read_regular(path: Path, limit: int, from_end: bool = False) -> tuple[bytes, float]:
+    """The first `limit` bytes of the regular file `path` (`from_end`: the last) and its mtime: never through a link
+    (OSError ELOOP), never waiting on a FIFO nor reading a device (OSError EINVAL, 'not a regular file')."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file")
+        if from_end:
+            f.seek(max(0, os.fstat(fd).st_size - limit))
         return f.read(limit), os.fstat(fd).st_mtime
 
 

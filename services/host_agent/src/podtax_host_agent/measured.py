@@ -9,13 +9,15 @@ its campaign's submission: RunSpec.event_id), so the same run id of a campaign s
 each line names the NATS it was measured under (guard: its events stream), as a run id is unique in one NATS only.
 A run the agent refused counts too, once its `run failed` is published (the runner recorded it failed; run later, its
 result would supersede that failure). One line a run, appended once its log or its refusal is published; the last KEEP
-are kept.
+are kept (a file grown past 2 KEEP lines, its rewrite failing on a full disk, is read from its end: the newest).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import stat
 from pathlib import Path
 
 from podtax import events
@@ -35,15 +37,17 @@ def key(run: events.RunSpec) -> str:
 
 def load(state_dir: Path) -> dict[str, str]:
     """The runs measured (key -> NATS), oldest first, the last KEEP; read as guard's notes are (never through a link,
-    at most 2 KEEP lines); a line that is no key and NATS is skipped."""
+    at most 2 KEEP lines: the last ones); a line that is no key and NATS is skipped."""
     try:
-        raw, _ = guard.read_regular(state_dir / FILE, 2 * KEEP * LINE_BYTES)
+        raw, _ = guard.read_regular(state_dir / FILE, 2 * KEEP * LINE_BYTES, from_end=True)
     except FileNotFoundError:
         return {}
     except OSError as exc:  # a link, not a regular file, unreadable
         log.error("%s not read (%s): runs measured before may be measured again when their requests come back",
                   state_dir / FILE, exc)
         return {}
+    if len(raw) == 2 * KEEP * LINE_BYTES:  # perhaps begun mid-line: the oldest line read is dropped
+        raw = raw.partition(b"\n")[2]
     runs: dict[str, str] = {}
     nats: dict[str, str] = {}  # one string of each NATS (a few), not one a line
     for line in raw.decode(errors="replace").splitlines():
@@ -57,7 +61,7 @@ def load(state_dir: Path) -> dict[str, str]:
 def add(state_dir: Path | None, runs: dict[str, str], run: events.RunSpec, nats: str) -> None:
     """Note `run` measured (or refused) under `nats`: in `runs`, and appended to the file (never through a link; not
     written with `state_dir` None: unsafe). A file grown past KEEP lines of LINE_BYTES is written again with the last
-    KEEP (complete, or the old one left)."""
+    KEEP (complete, or the old one left and the part written removed)."""
     runs.pop(key(run), None)
     runs[key(run)] = nats
     while len(runs) > KEEP:
@@ -67,19 +71,29 @@ def add(state_dir: Path | None, runs: dict[str, str], run: events.RunSpec, nats:
     path = state_dir / FILE
     try:
         owndir.make(state_dir)
-        # never through a link, never waiting on a FIFO (no reader: ENXIO)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        with os.fdopen(os.open(path, flags, 0o600), "a") as out:
-            out.write(f"{key(run)} {nats}\n")
-            out.flush()
+        # never through a link, never waiting on a FIFO (opened at once: O_NONBLOCK; then refused, not a regular file)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        with os.fdopen(os.open(path, flags, 0o600), "r+b", buffering=0) as out:
+            info = os.fstat(out.fileno())
+            if not stat.S_ISREG(info.st_mode):  # a FIFO opened for reading and writing does not fail: refused here
+                raise OSError(errno.EINVAL, "not a regular file")
+            size = info.st_size
+            # a line cut short (a write that ran out of space) is ended first, not joined to this one: only it is lost
+            cut = size > 0 and os.pread(out.fileno(), 1, size - 1) != b"\n"
+            line = f"{key(run)} {nats}\n"
+            out.write((f"\n{line}" if cut else line).encode())
             size = os.fstat(out.fileno()).st_size
         if size > KEEP * LINE_BYTES:
             tmp = state_dir / f".{FILE}.tmp"
-            with tmp.open("w") as out:
-                out.write("".join(f"{k} {n}\n" for k, n in runs.items()))
-                out.flush()
-                os.fsync(out.fileno())
-            tmp.replace(path)
+            try:
+                with tmp.open("w") as new:
+                    new.write("".join(f"{k} {n}\n" for k, n in runs.items()))
+                    new.flush()
+                    os.fsync(new.fileno())
+                tmp.replace(path)
+            except OSError:  # a full disk: the part written goes, so that it does not hold the space the next needs
+                tmp.unlink(missing_ok=True)
+                raise
     except OSError as exc:  # a link, a disk full: this agent still remembers it
         log.error("run %s not noted in %s (%s): an agent started again may measure it again when its request comes "
                   "back", run.run_id, path, exc)
