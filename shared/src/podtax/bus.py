@@ -66,7 +66,13 @@ FULL = 10077
 # publish (a 503 "JetStream system temporarily unavailable" during a leader change, ...) is NATS away: sent again, not
 # a refusal
 RESOURCES = frozenset({10023, NO_ROOM, 10002})
-WRONG_LAST_SEQUENCE = 10071  # JetStream: the subject's last message is not the one a publish expected
+# JetStream: the subject's last message is not the one a publish expected: 10071 "wrong last sequence: <n>" (a single
+# server, or a cluster's leader that found it stored), 10164 "wrong last sequence" (a replicated stream's leader with
+# another publish expecting that subject in flight: a lost race too; nats-py's kv.py takes both)
+WRONG_LAST_SEQUENCE = frozenset({10071, 10164})
+# JetStream (503): "expected last sequence per subject temporarily unavailable": a replicated stream's new leader not
+# yet able to check it (after a leader change); nothing stored, NATS away for a moment
+EXPECTED_SEQUENCE_NOT_READY = 10163
 LIMITS = frozenset({FULL, *RESOURCES})
 
 
@@ -209,7 +215,8 @@ class Bus(Streams, Consumers):
         """Publish and wait for JetStream's ack (the event is stored when this returns). A full stream raises
         Unacked saying so (`podtax campaign submit` and `cancel` gave nats-py's traceback). With `last_on_subject`,
         JetStream stores it only if the last message on its subject is still that stream sequence (0: none), else
-        refuses it (APIError WRONG_LAST_SEQUENCE): a check of what the subject held, and the publish, made one."""
+        refuses it (APIError, err_code in WRONG_LAST_SEQUENCE): a check of what the subject held and the publish, made
+        one."""
         headers = self._headers(event)
         if last_on_subject is not None:
             headers["Nats-Expected-Last-Subject-Sequence"] = str(last_on_subject)

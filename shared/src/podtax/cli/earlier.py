@@ -22,7 +22,7 @@ import httpx
 from nats.js.errors import APIError, NotFoundError
 
 from podtax import events, subjects
-from podtax.bus import WRONG_LAST_SEQUENCE, Bus
+from podtax.bus import EXPECTED_SEQUENCE_NOT_READY, WRONG_LAST_SEQUENCE, Bus
 from podtax.cli import deadline
 from podtax.cli.common import api_headers, api_url, fail, up_record, warn
 
@@ -172,12 +172,18 @@ async def publish_once(bus: Bus, event: events.CampaignSubmittedV1, last: int) -
     as `unplanned` found it; else one line, exit 2. Two `podtax campaign submit` of one name at once (or another
     publisher between the check and the publish) both passed the check: both were stored (the runner plans the first,
     the analyzer takes the last: the reports of the runs that ran were left out), or, with one message id, the second
-    was dropped by NATS as a duplicate and still said 'submitted'. JetStream makes the check and the store one step."""
+    was dropped by NATS as a duplicate and still said 'submitted'. JetStream makes the check and the store one step. Its
+    refusal is 10071 on a single server, 10164 on a replicated stream (both WRONG_LAST_SEQUENCE; 10164 gave a
+    traceback); 10163 (a new leader not ready to check) is one line too, exit 1: submit again."""
     name = event.data.campaign
     try:
         await bus.publish(event, last)
     except APIError as exc:
-        if exc.err_code != WRONG_LAST_SEQUENCE:
+        if exc.err_code == EXPECTED_SEQUENCE_NOT_READY:  # a replicated stream's leader changing: nothing stored
+            raise fail(f"NATS could not check campaign {name!r}'s last submission just now (JetStream error "
+                       f"{exc.err_code}: {exc.description}; its stream's leader is changing), so nothing was "
+                       f"submitted: submit it again in a few seconds") from None
+        if exc.err_code not in WRONG_LAST_SEQUENCE:
             raise
         raise fail(f"campaign {name!r} was submitted by another publisher (another podtax campaign submit of it?) "
                    f"while this one checked it, so nothing was submitted: follow that one (podtax campaign status "
