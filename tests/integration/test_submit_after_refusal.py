@@ -9,9 +9,11 @@ before (tests/integration/test_submit_unplanned.py). Real nats-server, real runn
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime
 from pathlib import Path
 
+import nats
 import pytest
 import yaml
 from podtax import events, subjects
@@ -46,6 +48,7 @@ async def test_a_third_submission_while_the_second_is_unplanned_is_refused(
         # the runner is down from here on
         assert doc.get("reason") and "submitted" in doc, doc
         assert events.utc(datetime.fromisoformat(doc["submitted"])) == events.utc(first.time), doc
+        assert doc.get("seq") == 1, doc  # the stream sequence of the one refused
     finally:
         await bus.close()
     path = tmp_path / "c.yaml"
@@ -59,3 +62,31 @@ async def test_a_third_submission_while_the_second_is_unplanned_is_refused(
     assert "campaign 'sub' was already submitted at" in err and "the runner has not planned it yet" in err, err
     assert await submissions(nats_url) == 2
 
+
+
+async def test_a_refused_submission_without_a_time_frees_the_name(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """Another publisher's campaign.submitted that carries no `time` is read with now() at each decode: the runner
+    recorded its own decode time, submit compared it with another, and the name stayed blocked for ever ('already
+    submitted ... the runner has not planned it yet', exit 2). Now the record names its stream sequence."""
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    await know_node(nats_url, "n1", host_agent=True)
+    nc = await nats.connect(nats_url)
+    bus = await Bus.connect(nats_url, "test/other")
+    try:
+        await bus.ensure_streams()
+        doc = {"id": "x1", "type": "podtax.campaign.submitted.v1", "source": "another-tool",
+               "subject": "podtax.campaign.submitted.sub", "data": {"campaign": "sub", "spec": {"name": "sub"}}}
+        await nc.jetstream().publish("podtax.campaign.submitted.sub", json.dumps(doc).encode())
+        async with services(nats_url, tmp_path) as s:
+            await s.runner()
+            record = await refused_record(bus)
+        assert record.get("seq") == 1, record
+    finally:
+        await bus.close()
+        await nc.close()
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(GOOD))
+    capsys.readouterr()
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0, capsys.readouterr().err
+    assert await submissions(nats_url) == 2

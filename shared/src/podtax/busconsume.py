@@ -12,6 +12,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -66,6 +67,9 @@ class Unavailable(Exception):
 
 
 Handler = Callable[[Event], Awaitable[None]]
+# The stream sequence of the message a Handler is handling (None outside one): what names that message for good (its
+# event's fields may not: a `time` missing is read as now() at each decode), e.g. in the runner's refused.<name>
+HANDLED_SEQUENCE: ContextVar[int | None] = ContextVar("podtax_handled_sequence", default=None)
 # A batch handler commits a whole batch at once and returns the events it rejects permanently.
 BatchHandler = Callable[[list[Event]], Awaitable[dict[str, str]]]
 
@@ -171,6 +175,7 @@ class Consumers:
             return
         ctx = _message_context(msg, event)
         started = time.perf_counter()
+        handled = HANDLED_SEQUENCE.set(msg.metadata.sequence.stream)  # copied into the handler's task
         try:
             with telemetry.tracer("podtax.bus").start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
                 await _with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
@@ -182,6 +187,8 @@ class Consumers:
         else:
             await msg.ack()
             metrics.MESSAGES.labels(spec.durable, "ack").inc()
+        finally:
+            HANDLED_SEQUENCE.reset(handled)
         metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)
 
     async def consume_batches(self, spec: ConsumerSpec, handler: BatchHandler, stop: asyncio.Event) -> None:

@@ -17,6 +17,7 @@ from nats.js.kv import KeyValue
 from opentelemetry import trace
 from podtax import events, metrics, subjects, templates
 from podtax.bus import Bus, Permanent
+from podtax.busconsume import HANDLED_SEQUENCE
 from podtax.campaign import Campaign, refusal
 from podtax.config import RunnerSettings
 from pydantic import ValidationError
@@ -110,11 +111,13 @@ class Handlers:
             log.warning("campaign %s: %s", campaign.name, warning)
 
     async def refuse(self, name: str, why: str, submitted: datetime) -> NoReturn:
-        """Record why campaign `name` cannot run where `podtax campaign status` looks, and which submission (its
-        campaign.submitted time: `podtax campaign submit` lets a name go again only when the last one NATS holds is
-        the one refused, cli/earlier.unplanned), then dead-letter it with the reason: a permanent refusal, not retried
-        (retrying the same campaign cannot help)."""
-        await self.kv.put(f"refused.{name}", json.dumps({"reason": why, "submitted": submitted.isoformat()}).encode())
+        """Record why campaign `name` cannot run where `podtax campaign status` looks, and which submission: its
+        campaign.submitted's stream sequence (`seq`; its time, `submitted`, is now() when the message carries none:
+        another publisher's) and time. `podtax campaign submit` lets a name go again, and `campaign status` shows the
+        reason, only when the last one NATS holds is the one refused (cli/earlier.refusal_of). Then dead-letter it with
+        the reason: a permanent refusal, not retried (retrying the same campaign cannot help)."""
+        record = {"reason": why, "submitted": submitted.isoformat(), "seq": HANDLED_SEQUENCE.get()}
+        await self.kv.put(f"refused.{name}", json.dumps(record).encode())
         raise Permanent(why)
 
     def too_large(self, campaign: Campaign) -> str | None:

@@ -14,11 +14,13 @@ Without one known (PODTAX_API_URL unset and no `podtax up` here, or PODTAX_NATS_
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from datetime import datetime
 from urllib.parse import quote, urlsplit
 
 import httpx
+from nats.js.api import RawStreamMsg
 from nats.js.errors import APIError, NotFoundError
 
 from podtax import events, subjects
@@ -137,17 +139,35 @@ async def unplanned(bus: Bus, name: str) -> tuple[str | None, int]:
     NATS as current and leaves out reports of the others (submissions.py): a second publish, after JetStream's 120 s
     window for the same message id, made the analyzer drop every report of the runs that ran. None: publish. Beside
     it, the stream sequence of that last campaign.submitted (0: none), which the publish expects (publish_once)."""
-    try:
-        held = await bus.js.get_last_msg(subjects.STREAM, subjects.join(subjects.CAMPAIGN_SUBMITTED, name))
-    except NotFoundError:
+    held = await last_submission(bus, name)
+    if held is None:
         return None, 0
     refused = await Bus.kv_json(await bus.kv(subjects.RUNNER_BUCKET), f"refused.{name}")
-    if refused is not None and events.same_submission(_time(refused.get("submitted")), _submitted(held.data)):
+    if refused is not None and refusal_of(refused, held):
         return None, held.seq or 0  # the runner refused the one held: a new submission is planned
     at = f" at {held.time.isoformat(timespec='seconds')}" if held.time else ""
     return (f"campaign {name!r} was already submitted{at} and the runner has not planned it yet (is it running? "
             f"podtax campaign status {name} --follow waits for it); it plans that one, so nothing was submitted: "
             f"wait for it, or choose another name"), held.seq or 0
+
+
+async def last_submission(bus: Bus, name: str) -> RawStreamMsg | None:
+    """The last campaign.submitted of `name` NATS holds, None when it holds none."""
+    try:
+        return await bus.js.get_last_msg(subjects.STREAM, subjects.join(subjects.CAMPAIGN_SUBMITTED, name))
+    except NotFoundError:
+        return None
+
+
+def refusal_of(refused: dict, held: RawStreamMsg) -> bool:
+    """Whether the runner's refusal record (refused.<name>) is of `held`, the last campaign.submitted of the name NATS
+    holds: by its stream sequence (`seq`), else (a record of an earlier runner) by its time when the held message
+    carries one (a message without one, of another publisher, was read with a new now() at each decode, so the name
+    stayed blocked for ever); a record naming neither counts (an older runner's, as before)."""
+    seq = refused.get("seq")
+    if isinstance(seq, int) and not isinstance(seq, bool):
+        return seq == held.seq
+    return events.same_submission(_time(refused.get("submitted")), _submitted(held.data))
 
 
 def _time(value: object) -> datetime | None:
@@ -159,10 +179,13 @@ def _time(value: object) -> datetime | None:
 
 
 def _submitted(data: bytes | None) -> datetime | None:
-    """The time of a campaign.submitted as NATS holds it (the submission the runner refuses names), else None."""
+    """The time a campaign.submitted as NATS holds it carries (the submission the runner refuses names), else None
+    (none in it: decoded, it would be now())."""
     try:
+        if "time" not in json.loads(data or b""):
+            return None
         event = events.decode(data or b"")
-    except ValueError:  # not an event of podtax's (pydantic's ValidationError is one)
+    except (ValueError, TypeError):  # not an event of podtax's (pydantic's ValidationError is one), or not an object
         return None
     return event.time if isinstance(event, events.CampaignSubmittedV1) else None
 
