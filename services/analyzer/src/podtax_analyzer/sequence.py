@@ -217,22 +217,28 @@ def failed_note(c: CellComparison, failed: dict[str, dict[str, tuple[int, int]]]
 
 
 def trend_check(c: CellComparison, spans: dict[str, Span], values: dict[str, np.ndarray], threshold: float
-                ) -> str | None:
+                ) -> tuple[str | None, str | None]:
     """The sentence withholding the verdict of cell ``c``, whose sides ran one after the other (or mostly), when
     its effect net of a steady change over the runs (stats/blocked.py) does not give the same verdict; else None
     (``values``: env -> the side's values in run order; a side whose runs and values differ in number is not
-    checked)."""
+    checked). When the verdict stands, the second item is the sentence giving the net ratio (its interval, not the
+    ratio of medians', covers a ratio the blocks owe partly to a trend), else None."""
     if c.verdict not in (FASTER, SLOWER, NO_DIFFERENCE) or not {c.baseline, c.candidate} <= values.keys():
-        return None
+        return None, None
     fit = adjusted(values[c.baseline], spans[c.baseline][4], values[c.candidate], spans[c.candidate][4])
-    if fit is None or decide(*fit, c.p_adjusted, c.higher_is_better, threshold=threshold) == c.verdict:
-        return None
+    if fit is None:
+        return None, None
     pair = (c.baseline, c.candidate)
+    net = (f"the {side_name(c.candidate, pair)}/{side_name(c.baseline, pair)} ratio is {fmt_ratio(fit.ratio)} (95% "
+           f"interval {fmt_ratio(fit.low)} to {fmt_ratio(fit.high)})")
+    if decide(*fit[:3], c.p_adjusted, c.higher_is_better, threshold=threshold) == c.verdict:
+        return None, (f"Net of a steady change over the runs (a trend fitted over both sides' runs in time order, "
+                      f"its p = {fit.trend_p:.2g}), {net}: as the sides ran one after the other, the ratio above may "
+                      f"hold part of such a change.")
     return (f"Inconclusive: the figures below read {c.verdict!r}, but the sides ran one after the other, and with "
-            f"a steady change over the runs taken out (a trend fitted over both sides' runs in time order) the "
-            f"{side_name(c.candidate, pair)}/{side_name(c.baseline, pair)} ratio is {fmt_ratio(fit[0])} (95% "
-            f"interval {fmt_ratio(fit[1])} to {fmt_ratio(fit[2])}), which does not give that verdict at "
-            f"±{fmt_pct(threshold)}%: the difference may be the machine changing over the campaign.")
+            f"a steady change over the runs taken out (a trend fitted over both sides' runs in time order) {net}, "
+            f"which does not give that verdict at ±{fmt_pct(threshold)}%: the difference may be the machine changing "
+            f"over the campaign."), None
 
 
 def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellComparison],
@@ -254,8 +260,8 @@ def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellCompariso
     for c in rows:
         key = (c.cluster, c.node, c.test, c.params)
         apart = note(c, spans.get(key, {}))
-        withheld = apart and trend_check(c, spans[key], (values or {}).get(c.id, {}), threshold)
-        said = [s for s in (apart, kernel_note(c, kernels.get(key, {})), failed_note(c, failed.get(key, {}))) if s]
+        withheld, net = trend_check(c, spans[key], (values or {}).get(c.id, {}), threshold) if apart else (None, None)
+        said = [s for s in (apart, net, kernel_note(c, kernels.get(key, {})), failed_note(c, failed.get(key, {}))) if s]
         if withheld:  # said first: the sentence it withholds follows as the figures
             c = c.model_copy(update={"verdict": INCONCLUSIVE, "direction": None,
                                      "sentence": f"{withheld} {c.sentence}", "warnings": [*c.warnings, withheld]})

@@ -12,11 +12,16 @@ freedom): the candidate's effect with a linear trend over the runs taken out. In
 as the ratio itself; sides in two blocks leave c only as precise as the trend within them allows, so a verdict the
 blocks owe to a trend has no interval beyond the band. A step between the blocks (another day, another kernel) is
 no trend: nothing in the values tells it from the candidate's effect, which sequence.note says in words.
+When the verdict stands, the ratio of medians still holds the trend's share of the gap between the blocks (the same
+campaigns with the pod truly 10% slower: "slower" in 21 of 30, the interval of the ratio of medians covering 0.90 in
+none, the net interval in all 21), so sequence.trend_check says the net ratio too. ``trend_p`` is the two-sided p
+of the trend's slope b (Student t).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,9 +29,17 @@ MIN_SIDE = 3  # runs a side needs (n - 3 degrees of freedom over both: at least 
 LEVEL = 0.95
 
 
-def adjusted(base: np.ndarray, base_rank: np.ndarray, cand: np.ndarray, cand_rank: np.ndarray
-             ) -> tuple[float, float, float] | None:
-    """(ratio, low, high): the candidate/baseline ratio net of a linear trend in time rank (module doc), from each
+class Fit(NamedTuple):
+    """The candidate/baseline ratio net of the trend, its 95% interval, and the trend's two-sided p."""
+
+    ratio: float
+    low: float
+    high: float
+    trend_p: float
+
+
+def adjusted(base: np.ndarray, base_rank: np.ndarray, cand: np.ndarray, cand_rank: np.ndarray) -> Fit | None:
+    """The candidate/baseline ratio net of a linear trend in time rank (module doc), from each
     side's values and their runs' time ranks; None with fewer than MIN_SIDE runs a side, a value that is not
     positive and finite, or time ranks that cannot tell the trend from the sides."""
     if min(len(base), len(cand)) < MIN_SIDE or len(base) != len(base_rank) or len(cand) != len(cand_rank):
@@ -42,9 +55,12 @@ def adjusted(base: np.ndarray, base_rank: np.ndarray, cand: np.ndarray, cand_ran
         return None
     resid = np.log(y) - x @ coef
     s2 = float(resid @ resid) / dof
-    se = math.sqrt(s2 * float(np.linalg.inv(x.T @ x)[2, 2]))
+    cov = s2 * np.linalg.inv(x.T @ x)
+    se = math.sqrt(float(cov[2, 2]))
     from scipy.stats import t as student  # lazy: ~65 MB an analyzer that only stores never loads
 
     q = float(student.ppf(0.5 + LEVEL / 2, dof))
     c = float(coef[2])
-    return math.exp(c), math.exp(c - q * se), math.exp(c + q * se)
+    slope_se = math.sqrt(float(cov[1, 1]))
+    trend_p = 2.0 * float(student.sf(abs(float(coef[1])) / slope_se, dof)) if slope_se > 0 else float(coef[1] == 0)
+    return Fit(math.exp(c), math.exp(c - q * se), math.exp(c + q * se), trend_p)
