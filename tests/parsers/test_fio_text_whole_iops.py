@@ -14,7 +14,8 @@ import pytest
 from podtax.parsers import ParseFailure, parse_text
 
 FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
-CAPTURES = ("fio-3.33-two-jobs-one-rate-limited-json-normal.log", "fio-3.33-rate-iops-7-json-normal.log")
+CAPTURES = ("fio-3.33-two-jobs-one-rate-limited-json-normal.log", "fio-3.33-rate-iops-7-json-normal.log",
+            "fio-3.33-unified-rate-iops-3-json-normal.log")  # `mixed: IOPS=6` for 13 I/Os in 2001 ms (6.496752)
 
 
 def _parts(name: str) -> tuple[str, str]:

@@ -378,11 +378,14 @@ def _exact_iops(jobs: list[tuple[str, str, dict[str, float]]], runtimes: dict[tu
     directions of a whole figure under 1000 that their report (an excerpt: no `issued` line) cannot tell so."""
     untold = []
     for number, (name, _group, figures) in enumerate(jobs, 1):
-        for direction in ("read", "write", "trim"):
+        for direction in ("read", "write", "trim", "mixed"):  # mixed (unified_rw_reporting): all its I/Os
             printed = figures.get(f"{direction}_iops")
             if printed is None or printed >= 1000 or not printed.is_integer():
                 continue
-            total, ms = counts.get((number, direction)), runtimes.get((number, direction))
+            total = counts.get((number, direction))
+            if direction == "mixed" and (number, "read") in counts:
+                total = sum(counts.get((number, d), 0) for d in ("read", "write", "trim"))
+            ms = runtimes.get((number, direction))
             if total is not None and ms and printed == total * 1000 // ms:
                 figures[f"{direction}_iops"] = total * 1000 / ms
             elif total is None or not ms:
