@@ -56,7 +56,10 @@ async def test_a_third_submission_while_the_second_is_unplanned_is_refused(
     capsys.readouterr()
     assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0, capsys.readouterr().err  # refused
     assert await submissions(nats_url) == 2
-    capsys.readouterr()
+    capsys.readouterr()  # the refusal is of the first, not of this one: campaign status does not say it is
+    assert await asyncio.to_thread(cli, ["campaign", "status", "sub", "--follow", "--timeout", "1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "refused" not in err and "no campaign named 'sub'" in err and "is the runner running?" in err, err
     assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 2  # the second is not planned yet
     err = " ".join(capsys.readouterr().err.split())
     assert "campaign 'sub' was already submitted at" in err and "the runner has not planned it yet" in err, err

@@ -19,7 +19,7 @@ from podtax import events, k8s_syntax, netbench, subjects, telemetry, templates
 from podtax.bus import Bus, BusError
 from podtax.cli import deadline as cli_deadline
 from podtax.cli.common import a_path, campaign_name, console, err, fail, from_up, refused, say, warn
-from podtax.cli.earlier import check_analyzer, publish_once, unplanned
+from podtax.cli.earlier import check_analyzer, last_submission, publish_once, refusal_of, unplanned
 from podtax.cli.failed_runs import why_failed
 from podtax.cli.missing_tools import tool_problems
 from podtax.cli.progress_rows import progress_info, progress_rows
@@ -323,10 +323,12 @@ def _say_held(state: dict[str, Any], said: set[tuple[str, str]]) -> None:
 
 
 async def _refused(name: str) -> str | None:
+    """Why the runner refused the last submission of `name` NATS holds (a refusal of an earlier one is not its)."""
     bus = await cli_deadline.connect()
     try:
         doc = await _kv_get(bus, f"refused.{name}")
-        return doc.get("reason") if doc else None
+        held = await last_submission(bus, name) if doc else None
+        return doc.get("reason") if doc and (held is None or refusal_of(doc, held)) else None
     finally:
         await bus.close()
 
