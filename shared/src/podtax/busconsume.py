@@ -100,15 +100,20 @@ class Consumers:
         # one dead letter per message, however many consumers reject it (the parser and the analyzer both read
         # raw logs): its id is the message's place in the stream, which JetStream de-duplicates (2 min window)
         headers["Nats-Msg-Id"] = f"dead-{msg.metadata.stream}-{msg.metadata.sequence.stream}"
-        try:
-            await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
-        except Exception as exc:  # noqa: BLE001 - refused (no answer on a live connection: permissions)
-            if not self.nc.is_connected:
-                raise  # NATS away: not acked, so delivered again
-            log.error("could not dead-letter %s (%s: %s); dropped it: %s", msg.subject, type(exc).__name__, exc,
-                      reason)
-        else:
-            log.warning("dead-lettered %s: %s", msg.subject, reason)
+        for again in (True, False):  # again: once more when the publish went to a server that died (de-duplicated)
+            reconnects = self.nc.stats["reconnects"]
+            try:
+                await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
+            except Exception as exc:  # noqa: BLE001 - refused (no answer on a live connection: permissions)
+                if not self.nc.is_connected:
+                    raise  # NATS away: not acked, so delivered again
+                if again and self.nc.stats["reconnects"] != reconnects:  # back on a new connection: it was dropped
+                    continue
+                log.error("could not dead-letter %s (%s: %s); dropped it: %s", msg.subject, type(exc).__name__, exc,
+                          reason)
+            else:
+                log.warning("dead-lettered %s: %s", msg.subject, reason)
+            break
         await msg.term()
         metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
 
