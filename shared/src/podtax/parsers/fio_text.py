@@ -123,7 +123,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
     issued: set[int] = set()  # the job numbers (from 1) whose report reached its `issued` line, near its end
     counts: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> its I/Os (`issued ... total=`)
-    depths: set[int] = set()  # the job numbers (from 1) whose report has its `IO depths` line (before `issued`)
     status = False  # a `Run status group` line read
     late = ""  # the first job reporting after a `Run status group` summary (fio prints those after all jobs)
     unprinted: set[int] = set()  # the job numbers (from 1) whose mixed section prints no rate
@@ -177,8 +176,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         figures = jobs[-1][2]
         if not line.startswith(_GUARD):  # none of the patterns below can match
             status = status or (line[0] == "R" and line.startswith("Run status group "))
-            if line[0] == "I" and line.startswith("IO depths"):
-                depths.add(len(jobs))
             continue
         if line[0] == "i":
             m = _ISSUED.match(line)
@@ -261,10 +258,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if issued and len(jobs) not in issued and "Run status group" not in text:  # an excerpt has no `issued` line
         raise ParseFailure("truncated", f"the fio log stops inside the report of job {jobs[-1][0]} (no `issued` "
                                         "line, no `Run status group`): its figures may be cut short")
-    if depths - issued:  # fio prints `issued` after `IO depths` in every report (1.x to 3.x): a line lost
-        raise ParseFailure("truncated", f"fio job {jobs[min(depths - issued) - 1][0]}'s report has its `IO depths` "
-                                        "line but not the `issued` line fio prints after it: the log was cut there, "
-                                        "or a line is lost")
+    if jobs and text.count("IO depths") > len(issued):  # fio prints `issued` after it in every report (1.x to 3.x)
+        lost = min(set(range(1, len(jobs) + 1)) - issued, default=len(jobs))
+        raise ParseFailure("truncated", f"fio job {jobs[lost - 1][0]}'s report has its `IO depths` line but not the "
+                                        "`issued` line fio prints after it: the log was cut there, or a line is lost")
     words = said(text) if jobs and reported < started else ""
     if "err=" in words:  # a job that failed to start: its error says why
         raise ParseFailure("fatal", f"fio started {started} job process(es) but only {reported} reported; a job "
