@@ -379,11 +379,14 @@ async def cancels_subscription(agent: Agent) -> JetStreamContext.PullSubscriptio
     """The consumer of campaign cancellations; NATS permissions older than this agent refuse it (no answer):
     BusError saying so (one line, exit 3), before any run starts."""
     spec = agent.cancels_consumer()
+    reconnects = agent.bus.nc.stats["reconnects"]
     try:
         return await agent.bus._subscribe(spec)
     except TimeoutError:
         if not agent.bus.nc.is_connected:
             raise
+        if agent.bus.nc.stats["reconnects"] != reconnects:  # asked a server that died (NATS restarted): ask again
+            return await cancels_subscription(agent)
         raise BusError(f"NATS refuses this agent's consumer of campaign cancellations ({spec.durable}): its "
                        "permissions are older than this agent; regenerate and apply deploy/k8s/nats-auth.conf (`podtax "
                        "nats-auth conf NODE...`, `kubectl apply -k`), or restart `podtax up`") from None
