@@ -86,10 +86,11 @@ class NatsSide:
         """The scores bucket, waiting for its owner's when this NATS user may not make it; None once stopped."""
         missing = False
         while not self.stop.is_set():
+            reconnects = self.bus.nc.stats["reconnects"]
             try:
                 kv = await self.bus.kv(subjects.SCORES_BUCKET)
-            except TimeoutError:  # nats-py's request timeout: NATS gone meanwhile is waited out
-                if self.bus.nc.is_connected:
+            except TimeoutError:  # nats-py's request timeout: NATS gone meanwhile (or back, restarted) is waited out
+                if self.bus.nc.is_connected and self.bus.nc.stats["reconnects"] == reconnects:
                     raise
                 await asyncio.sleep(OWNER_POLL_S)
                 continue
