@@ -73,25 +73,20 @@ MAX_VALUES = 4_000_000  # values kept across keys (16 bytes each: 64 MB, 500,000
 WARN_EVERY_S = 600.0  # at most one warning that keys in use were dropped per this many seconds
 log = logging.getLogger("podtax.analyzer.scores")
 
-# Per key, the rows of the selected runs (ordered by value, so a new key's values come sorted).
-_ROWS = f"""
-SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
-       any_value(m.unit) AS unit, list(DISTINCT m.unit) AS units, bool_or(m.higher_is_better) AS hib,
-       list(DISTINCT m.higher_is_better) AS hibs, list(m.value ORDER BY m.value) AS vals,
-       list(hash(r.run_id) ORDER BY m.value) AS ids,
-       list(epoch_us(coalesce(r.ended_at, r.stored_at)) ORDER BY m.value) AS updated_us,
-       list({VERSION_SQL} ORDER BY m.value) AS versions,
-       list(coalesce(r.nr_throttled > 0, false) ORDER BY m.value) AS throttled,
-       list(coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false)
-            ORDER BY m.value) AS overlap
-FROM runs r JOIN metrics m ON m.run_id = r.run_id {{join}}
-WHERE {COUNTED} {{where}}
-GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
-"""
-_NEW_ROWS = _ROWS.format(join="", where="AND r.run_id IN (SELECT unnest($1::varchar[]))")
+# The selected runs' rows, flat and numeric, each with its key's hash k (sorted by key, then value, in numpy:
+# _grouped), and apart, one row per key and distinct unit, direction and tool build. Gathered into DuckDB lists
+# per key (list(m.value ORDER BY m.value), ... GROUP BY key), 5,000 runs' rows took 35-50 MB of DuckDB's memory
+# a query whatever the chunk (1,000 runs: 33-41 MB), the RSS peak of a publication; these two, ~10 MB.
+_KEY_HASH = "hash(r.cluster, r.node, r.env, r.test, r.params_key, m.name)"
+_FROM = f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED} {{where}}"
+_META = (f"SELECT DISTINCT {_KEY_HASH} AS k, r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, "
+         f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build {_FROM}")
+_FLAT = (f"SELECT {_KEY_HASH} AS k, m.value AS vals, hash(r.run_id) AS ids, "
+         "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, coalesce(r.nr_throttled > 0, false) AS throttled, "
+         f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap {_FROM}")
+_NEW_ROWS = "AND r.run_id IN (SELECT unnest($1::varchar[]))"
 # Runs stored since the last update: only the rows past its marks (rowids), so DuckDB skips every older row group.
-_FRESH_ROWS = _ROWS.format(join="", where="AND r.rowid >= $2 AND m.rowid >= $3 "
-                                        "AND r.run_id IN (SELECT unnest($1::varchar[]))")
+_FRESH_ROWS = "AND r.rowid >= $2 AND m.rowid >= $3 AND r.run_id IN (SELECT unnest($1::varchar[]))"
 _FRESH = "SELECT DISTINCT run_id FROM metrics WHERE rowid >= $1 AND run_id IN (SELECT unnest($2::varchar[]))"
 _MARKS = "SELECT (SELECT coalesce(max(rowid) + 1, 0) FROM runs), (SELECT coalesce(max(rowid) + 1, 0) FROM metrics)"
 # A key being loaded: what is small, grouped (n: its rows), then its rows flat and numeric, by key then value.
@@ -182,8 +177,8 @@ class ScoreCache:
             try:
                 with store.transaction(write=False) as con:
                     marks = con.execute(_MARKS).fetchone()
-                    for query in _new_row_queries(con, ids, self.marks):
-                        new = dict(_grouped(con, *query))
+                    for where, params in _new_row_queries(con, ids, self.marks):
+                        new = dict(_grouped(con, where, params))
                         self._load(con, [k for k in new if k not in self.keys])
                         for key, rows in new.items():
                             self.keys[key] = self.keys.pop(key)  # the most recently touched last
@@ -275,9 +270,10 @@ class ScoreCache:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
         nums = rows["ids"]  # the runs' numbers: hash(run_id), see the module doc
         overlap = rows["overlap"]
-        s.hib = s.hib or bool(rows["hib"])
+        s.hib = s.hib or any(rows["hibs"])
         s.units.update(rows["units"])
         s.directions.update(rows["hibs"])
+        s.builds.update(rows["builds"])  # a counted run's build is in already (written once; a reparse clears)
         at = np.searchsorted(s.runs, nums)
         known = at < len(s.runs)
         known[known] = s.runs[at[known]] == nums[known]
@@ -290,7 +286,7 @@ class ScoreCache:
             fresh = ~known
             if not fresh.any():
                 return
-            rows = {name: rows[name][fresh] for name in ("vals", "updated_us", "versions", "throttled", "overlap")}
+            rows = {name: rows[name][fresh] for name in ("vals", "updated_us", "throttled", "overlap")}
             nums, overlap = nums[fresh], rows["overlap"]
         # merged in one pass (a sort of old + new cost O(n log n) a key): vals come ascending (the query
         # orders them) and each goes after the values equal to it, as a stable sort would place it
@@ -300,23 +296,21 @@ class ScoreCache:
         fresh_runs = np.sort(nums)
         s.runs = np.insert(s.runs, np.searchsorted(s.runs, fresh_runs), fresh_runs)
         s.updated_us = max(s.updated_us, int(rows["updated_us"].max()))
-        s.builds.update(rows["versions"].tolist())
         s.throttled += int(np.count_nonzero(rows["throttled"]))
         if overlap.any():
             s.overlapped.update(nums[overlap].tolist())
 
 
-# The per-row lists of a key, as numpy arrays of these types.
-_LISTS = {"vals": float, "ids": np.uint64, "updated_us": np.int64, "versions": object, "throttled": bool,
-          "overlap": bool}
+# The flat rows' columns, as numpy arrays of these types.
+_COLUMNS = {"vals": float, "ids": np.uint64, "updated_us": np.int64, "throttled": bool, "overlap": bool}
 
 
 def _new_row_queries(con: duckdb.DuckDBPyConnection, ids: list[str], marks: tuple[int, int]
                      ) -> Iterator[tuple[str, list[Any]]]:
-    """The queries of the rows of runs `ids` and their parameters. A table only grows at its end (rowids), and
-    an update of a run moves its row to the end: a run stored since the last update (`marks`) is read from the
-    rows past the marks (reading every metric row, a publication refilled DuckDB's block cache with the whole
-    table and grew with it); any other (the result of a run published before, whose OVERLAP flag changed)
+    """The conditions (for _grouped) of the rows of runs `ids`, and their parameters. A table only grows at its end
+    (rowids), and an update of a run moves its row to the end: a run stored since the last update (`marks`) is read
+    from the rows past the marks (reading every metric row, a publication refilled DuckDB's block cache with the
+    whole table and grew with it); any other (the result of a run published before, whose OVERLAP flag changed)
     from the whole tables. A reparse, which may move rows back, starts the cache afresh (marks 0)."""
     fresh = {run_id for (run_id,) in con.execute(_FRESH, [marks[1], ids]).fetchall()}
     new = [i for i in ids if i in fresh]
@@ -331,7 +325,7 @@ def _new_row_queries(con: duckdb.DuckDBPyConnection, ids: list[str], marks: tupl
 
 
 def _new_rows(ids: list[str], named: bool) -> tuple[str, list[Any]]:
-    """The query of the rows of runs `ids`, and its parameters. Joined to the ids as one list, DuckDB scans
+    """The condition of the rows of runs `ids`, and its parameters. Joined to the ids as one list, DuckDB scans
     every metric row (metrics has no index: one would cost memory and every write); with the ids named
     (`IN (?, ...)`) it filters that scan by them, which pays for binding them (~20 ms for 1,000 ids twice)
     from about 4,000,000 metric rows (500,000 runs of 8 metrics): at 1,000,000 runs, 1,000 new runs' rows
@@ -339,7 +333,7 @@ def _new_rows(ids: list[str], named: bool) -> tuple[str, list[Any]]:
     if not named:
         return _NEW_ROWS, [ids]
     marks = ", ".join("?" * len(ids))
-    return _ROWS.format(join="", where=f"AND r.run_id IN ({marks}) AND m.run_id IN ({marks})"), ids + ids
+    return f"AND r.run_id IN ({marks}) AND m.run_id IN ({marks})", ids + ids
 
 
 def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
@@ -349,11 +343,29 @@ def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
     return {c: v[order] for c, v in flat.items()}
 
 
-def _grouped(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
-    """(key, {"unit", "units", "hib", "hibs", and the per-row lists}) for each key the query returns."""
-    res = con.execute(sql, params).fetchnumpy()
-    for i in range(len(res["unit"])):
+def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
+    """(key, {"units", "hibs", "builds", and the key's rows as arrays, ascending by value}) for each key of the rows
+    `where` selects. Keys are told apart by their 64-bit hash within one query (two keys of a publication alike:
+    about k*k / 2**65, as run numbers, see the module doc)."""
+    meta: dict[int, tuple[Key, set[str], set[bool], set[str]]] = {}
+    res = con.execute(_META.format(where=where), params).fetchnumpy()
+    for i, k in enumerate(res["k"].tolist()):
         key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
-        rows = {c: np.asarray(res[c][i], dtype=t) for c, t in _LISTS.items()}
-        yield key, {"unit": str(res["unit"][i]), "units": [str(u) for u in res["units"][i]],
-                    "hib": bool(res["hib"][i]), "hibs": [bool(d) for d in res["hibs"][i]], **rows}
+        _, units, hibs, builds = meta.setdefault(k, (key, set(), set(), set()))
+        units.add(str(res["unit"][i]))
+        hibs.add(bool(res["hib"][i]))
+        builds.add(str(res["build"][i]))
+    flat = con.execute(_FLAT.format(where=where), params).fetchnumpy()
+    keys = np.asarray(flat["k"], dtype=np.uint64)
+    cols = {c: np.asarray(flat[c], dtype=t) for c, t in _COLUMNS.items()}
+    del flat
+    order = np.lexsort((cols["vals"], keys))
+    keys = keys[order]
+    cols = {c: v[order] for c, v in cols.items()}
+    bounds = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=False):
+        if a == b:
+            continue
+        key, units, hibs, builds = meta[int(keys[a])]
+        yield key, {"units": sorted(units), "hibs": sorted(hibs), "builds": sorted(builds),
+                    **{c: v[a:b] for c, v in cols.items()}}
