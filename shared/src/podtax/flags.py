@@ -76,7 +76,8 @@ LEGEND = {
                    "(`podtax volumes cleanup --campaign <campaign>`)",
     "SLOW_OBJECTS": "control-plane runs in which a few objects took over 10 times their side's median of a phase "
                     "and a second more (a stuck provisioner's retries), in at least half of the side's runs and "
-                    "standing apart from the rest (not a long tail's end): how many of how many, in how many runs; a "
+                    "standing apart from the rest or more of them than the side's own spread predicts (not a long "
+                    "tail's end): how many of how many, in how many runs; a "
                     "figure resting on them (max, mean, makespan, a tail percentile) describes those few, not the "
                     "typical object, so read it with the phase's p50",
     "VERSION_MISMATCH": "runs whose log printed another tool version than the run recorded (the node's "

@@ -3,6 +3,7 @@ by their own queries, per side of a (cluster, node, test, params) before the cel
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import duckdb
@@ -90,6 +91,9 @@ def side_failures(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict
 SLOW_TIMES = 10.0  # an object slower than this many times its side's median of the phase ...
 SLOW_MORE_S = 1.0  # ... and this many seconds more is a slow object (a stuck provisioner's retries, not jitter)
 NEAR_TIMES = 4.0  # objects between this many times the median and slow: a continuous tail's, not a few stuck ones
+FAR_TIMES = (20.0, 30.0, 50.0)  # further limits (x the median, and SLOW_MORE_S more) counted beside SLOW_TIMES
+FALSE_ALARM = 1e-4  # the chance that the side's own spread puts as many objects past a limit, over all its limits
+_Z90 = 1.2815516  # the standard normal's 90th percentile
 
 
 @dataclass
@@ -98,7 +102,8 @@ class SlowObjects:
     SLOW_MORE_S more (objects given up while waiting are ERRORS', and those seen late by a re-list WATCH_GAP's: not
     counted slow): ``slow`` of ``objects``, in ``slow_runs`` of ``runs``; ``median_s`` the side's median of the
     phase, ``slowest_s`` the slowest one; ``per_run`` (objects, slow) of each run that had one; ``near`` the
-    objects over NEAR_TIMES x the median but not slow (a long tail has many: lognormal sigma 1, 7 for each slow)."""
+    objects over NEAR_TIMES x the median but not slow (a long tail has many: lognormal sigma 1, 7 for each slow);
+    ``q90_s`` the side's 90th percentile of the phase, ``far`` the objects over each FAR_TIMES limit."""
 
     objects: int
     slow: int
@@ -108,13 +113,51 @@ class SlowObjects:
     slowest_s: float
     near: int = 0
     per_run: list[tuple[int, int]] = field(default_factory=list)
+    q90_s: float = 0.0
+    far: list[int] = field(default_factory=lambda: [0] * len(FAR_TIMES))
+
+
+def poisson_at_least(k: int, mean: float) -> float:
+    """P(X >= k) for X Poisson with this mean; 1.0 when k is not over the mean (about a half or more: no alarm).
+    Summed in logs from k up, so a mean of thousands neither underflows nor loops over every count below k."""
+    if k <= mean:
+        return 1.0
+    if mean <= 0:
+        return 0.0
+    log_term = k * math.log(mean) - mean - math.lgamma(k + 1)
+    total, term, i = 0.0, 1.0, k
+    while term > 1e-12 * total or not total:
+        total += term
+        i += 1
+        term *= mean / i
+    return min(1.0, math.exp(log_term) * total)
+
+
+def beyond_spread(slow: SlowObjects) -> bool:
+    """Whether more objects lie past SLOW_TIMES (or a FAR_TIMES) x the median than the side's own spread predicts:
+    a lognormal fitted to its median and 90th percentile (its log spread widened by twice the estimate's sampling
+    error, 1/sqrt(objects)), Poisson counts, FALSE_ALARM in all. A wide spread (sigma 0.7-1.5) puts objects past
+    10x by itself; 1 or 2 stuck of 100 a run still stand out against what it predicts (review of the stand-apart
+    rule: those were missed)."""
+    n, med = slow.objects, slow.median_s
+    if n <= 0 or med <= 0:
+        return False
+    spread = math.log(slow.q90_s / med) / _Z90 * (1 + 2 / math.sqrt(n)) if slow.q90_s > med else 0.0
+    for times, k in zip((SLOW_TIMES, *FAR_TIMES), (slow.slow, *slow.far), strict=True):
+        z = math.log(max(times * med, med + SLOW_MORE_S) / med) / spread if spread else math.inf
+        if k and poisson_at_least(k, n * 0.5 * math.erfc(z / math.sqrt(2))) < FALSE_ALARM / (1 + len(FAR_TIMES)):
+            return True
+    return False
 
 
 # A slow object is over the median and SLOW_MORE_S more: the sides' medians (grouped, not a window over every row)
 # of just the sides with a row over SLOW_MORE_S, only those rows joined to them, and the near ones and the runs'
-# object counts of just the sides and runs that had a slow one. p is not materialized: each use reads what it needs.
+# object counts and 90th percentiles of just the sides and runs that had a slow one (a phase whose every object
+# took over a second, none slow, costs only its median). p is not materialized: each use reads what it needs.
 _SLOW = f"latency_s > {SLOW_TIMES} * med AND latency_s > med + {SLOW_MORE_S}"
 _SIDE = "cluster, node, test, params_key, env, phase"
+_FAR = "[" + ", ".join(f"count(*) FILTER (WHERE latency_s > {t} * med AND latency_s > med + {SLOW_MORE_S})"
+                       for t in FAR_TIMES) + "] AS far"
 _SLOW_QUERY = f"""
 WITH p AS NOT MATERIALIZED (
     SELECT r.cluster, r.node, r.test, r.params_key, r.env, p.phase, p.run_id, p.latency_s,
@@ -124,15 +167,15 @@ WITH p AS NOT MATERIALIZED (
 c AS (SELECT DISTINCT {_SIDE} FROM p WHERE latency_s > {SLOW_MORE_S} AND NOT bound),
 m AS (SELECT {_SIDE}, median(latency_s) AS med, count(*) AS objects, count(DISTINCT run_id) AS runs
       FROM p JOIN c USING ({_SIDE}) GROUP BY ALL),
-s AS (SELECT {_SIDE}, run_id, count(*) AS slow, max(latency_s) AS slowest
+s AS (SELECT {_SIDE}, run_id, count(*) AS slow, max(latency_s) AS slowest, {_FAR}
       FROM (SELECT * FROM p WHERE latency_s > {SLOW_MORE_S} AND NOT bound) JOIN m USING ({_SIDE})
       WHERE {_SLOW} GROUP BY ALL),
-near AS (SELECT {_SIDE}, count(*) AS near
-         FROM p JOIN m USING ({_SIDE}) JOIN (SELECT DISTINCT {_SIDE} FROM s) USING ({_SIDE})
-         WHERE NOT bound AND latency_s > {NEAR_TIMES} * med AND NOT ({_SLOW}) GROUP BY ALL),
+near AS (SELECT {_SIDE}, quantile_cont(latency_s, 0.9) AS q90,
+                count(*) FILTER (WHERE NOT bound AND latency_s > {NEAR_TIMES} * med AND NOT ({_SLOW})) AS near
+         FROM p JOIN m USING ({_SIDE}) JOIN (SELECT DISTINCT {_SIDE} FROM s) USING ({_SIDE}) GROUP BY ALL),
 n AS (SELECT run_id, phase, count(*) AS n FROM phases WHERE run_id IN (SELECT run_id FROM s) GROUP BY ALL)
-SELECT {_SIDE}, m.objects, m.runs, m.med, coalesce(near.near, 0), n.n, s.slow, s.slowest
-FROM s JOIN m USING ({_SIDE}) JOIN n USING (run_id, phase) LEFT JOIN near USING ({_SIDE})
+SELECT {_SIDE}, m.objects, m.runs, m.med, near.q90, near.near, n.n, s.slow, s.slowest, s.far
+FROM s JOIN m USING ({_SIDE}) JOIN n USING (run_id, phase) JOIN near USING ({_SIDE})
 ORDER BY ALL
 """
 
@@ -145,8 +188,9 @@ def side_slow(con: duckdb.DuckDBPyConnection, extra: list[str], params: dict) ->
     ).fetchone()[0] else "false"
     out: dict[tuple[str, ...], SlowObjects] = {}
     query = _SLOW_QUERY.format(extra=" ".join(extra), late=late)
-    for *key, objects, runs, med, near, n, slow, slowest in con.execute(query, params).fetchall():
-        got = out.setdefault(tuple(key), SlowObjects(objects, 0, runs, 0, med, 0.0, near))
+    for *key, objects, runs, med, q90, near, n, slow, slowest, far in con.execute(query, params).fetchall():
+        got = out.setdefault(tuple(key), SlowObjects(objects, 0, runs, 0, med, 0.0, near, q90_s=q90))
         got.slow, got.slow_runs, got.slowest_s = got.slow + slow, got.slow_runs + 1, max(got.slowest_s, slowest)
+        got.far = [a + b for a, b in zip(got.far, far, strict=True)]
         got.per_run.append((n, slow))
     return out

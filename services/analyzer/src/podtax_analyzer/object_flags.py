@@ -10,7 +10,7 @@ import numpy as np
 from podtax.parsers.timeline import rank_rests_on_bound
 
 from podtax_analyzer.celldata import CellData, Side
-from podtax_analyzer.celldata_failures import SlowObjects
+from podtax_analyzer.celldata_failures import SlowObjects, beyond_spread
 from podtax_analyzer.wording import fmt_pct, fmt_value, plural, side_name
 
 _WHOLE_RUN = ("_makespan_s", "wall_s")  # left out of a run with failed objects (parsers/timeline.py)
@@ -153,11 +153,15 @@ def slow_objects(cell: CellData) -> str | None:
     many of how many, in how many runs, against the side's median; and whether this figure rests on them (the tail)
     or leaves them out, so a verdict on a makespan or a p99 is not read as every object's. No flag when they are
     in fewer than half the runs (they set none of the cell's figures, medians over runs; BIMODAL tells such a tail),
-    or when they do not stand apart: as many objects or more lie between NEAR_TIMES x the median and them (the end
-    of a long tail, lognormal sigma 1, not a few stuck objects)."""
+    or when they neither stand apart (fewer objects between NEAR_TIMES x the median and them than them) nor are more
+    than the side's own spread predicts (beyond_spread): the end of a long tail, lognormal sigma 1, not a few stuck
+    objects. Either suffices: a wide spread (sigma 0.7, 1) hides 1 or 2 stuck of 100 from the first, not the
+    second."""
     parts, rests = [], False
     for s in (cell.host, cell.pod):
-        if (slow := s.slow) is None or not _most(slow.slow_runs, slow.runs) or slow.near >= slow.slow:
+        if (slow := s.slow) is None or not _most(slow.slow_runs, slow.runs):
+            continue
+        if slow.near >= slow.slow and not beyond_spread(slow):
             continue
         name, share = side_name(s.env, cell.pair), slow.slow / slow.objects
         rests = rests or _rests_on_tail(cell.metric, slow)
