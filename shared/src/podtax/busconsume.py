@@ -37,6 +37,7 @@ from pydantic import ValidationError
 
 from podtax import metrics, natsfetch, subjects, telemetry
 from podtax.events import Event, decode, misplaced
+from podtax.natsagain import again_if_reconnected
 from podtax.templates import pydantic_msg
 
 log = logging.getLogger("podtax.bus")
@@ -100,20 +101,16 @@ class Consumers:
         # one dead letter per message, however many consumers reject it (the parser and the analyzer both read
         # raw logs): its id is the message's place in the stream, which JetStream de-duplicates (2 min window)
         headers["Nats-Msg-Id"] = f"dead-{msg.metadata.stream}-{msg.metadata.sequence.stream}"
-        for again in (True, False):  # again: once more when the publish went to a server that died (de-duplicated)
-            reconnects = self.nc.stats["reconnects"]
-            try:
-                await self.js.publish(subjects.dead_letter(msg.subject), msg.data, headers=headers)
-            except Exception as exc:  # noqa: BLE001 - refused (no answer on a live connection: permissions)
-                if not self.nc.is_connected:
-                    raise  # NATS away: not acked, so delivered again
-                if again and self.nc.stats["reconnects"] != reconnects:  # back on a new connection: it was dropped
-                    continue
-                log.error("could not dead-letter %s (%s: %s); dropped it: %s", msg.subject, type(exc).__name__, exc,
-                          reason)
-            else:
-                log.warning("dead-lettered %s: %s", msg.subject, reason)
-            break
+        try:  # published again when it went to a server that died (NATS restarted; de-duplicated by its id)
+            await again_if_reconnected(self.nc, lambda: self.js.publish(subjects.dead_letter(msg.subject), msg.data,
+                                                                        headers=headers))
+        except Exception as exc:  # noqa: BLE001 - refused (no answer on a live connection: permissions)
+            if not self.nc.is_connected:
+                raise  # NATS away: not acked, so delivered again
+            log.error("could not dead-letter %s (%s: %s); dropped it: %s", msg.subject, type(exc).__name__, exc,
+                      reason)
+        else:
+            log.warning("dead-lettered %s: %s", msg.subject, reason)
         await msg.term()
         metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
 
@@ -125,7 +122,8 @@ class Consumers:
             filter_subjects=list(spec.subjects) if len(spec.subjects) > 1 else None,
             filter_subject=spec.subjects[0] if len(spec.subjects) == 1 else None,
         )
-        self._made[spec.durable] = getattr(await self.js.add_consumer(subjects.STREAM, config), "created", None)
+        made = await again_if_reconnected(self.nc, lambda: self.js.add_consumer(subjects.STREAM, config))
+        self._made[spec.durable] = getattr(made, "created", None)
         sub = await self.js.pull_subscribe_bind(durable=spec.durable, stream=subjects.STREAM)
         self._subs.append(sub)
         return sub

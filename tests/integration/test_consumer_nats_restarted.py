@@ -1,0 +1,46 @@
+"""nats-server killed and started again (its store kept) while a service makes its JetStream consumer at start. The
+request went to the server that died; nats-py reconnected within 2 s and timed it out on the new, live connection,
+and the TimeoutError went up through consume()/consume_batches(): the service ended in a traceback, exit 1. Now
+the consumer is asked for again on the new connection (add_consumer of the same config: idempotent)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+from podtax import natsserver, subjects
+from podtax.bus import Bus
+from podtax.busconsume import ConsumerSpec
+
+
+async def _subscribed_during_restart(server: natsserver.NatsServer, tmp_path: Path) -> str:
+    bus = await Bus.connect(server.url, "test/parser")
+    again = None
+    try:
+        await bus.ensure_streams()
+        server.proc.send_signal(signal.SIGSTOP)  # the consumer's request is sent and never answered
+        making = asyncio.create_task(bus._subscribe(ConsumerSpec("parser", (f"{subjects.RUN_LOG}.>",))))
+        await asyncio.sleep(1)
+        server.proc.kill()
+        await asyncio.to_thread(server.proc.wait)
+        again = await asyncio.to_thread(natsserver.start, server.store_dir, server.port,
+                                        log_file=tmp_path / "nats2.log")
+        try:
+            sub = await making
+        except Exception as exc:  # noqa: BLE001 - what the service would end with
+            return f"{type(exc).__name__}: {exc}"
+        return f"subscribed to {(await sub.consumer_info()).name}"
+    finally:
+        await bus.close()
+        if again is not None:
+            again.stop()
+
+
+def test_a_consumer_asked_for_as_nats_restarts_is_made(nats_server: natsserver.NatsServer, tmp_path: Path) -> None:
+    try:
+        got = asyncio.run(_subscribed_during_restart(nats_server, tmp_path))
+    finally:
+        if nats_server.proc.poll() is None:
+            nats_server.proc.send_signal(signal.SIGCONT)
+    assert got == "subscribed to parser", got
