@@ -95,8 +95,12 @@ def test_a_cut_that_fails_leaves_no_part_written(tmp_path: Path, monkeypatch: py
                                                  caplog: pytest.LogCaptureFixture) -> None:
     """The file written again with the last KEEP fails midway (a full disk; here a file-size limit: EFBIG after a
     short write): the part written is removed, not left holding the space (before, 14,500 bytes stayed in
-    .measured.tmp, written again by every later run), the file and the run noted in memory kept."""
+    .measured.tmp, written again by every later run), the file and the run noted in memory kept. The error line says
+    the run is noted (before: 'run new-1 not noted ... may measure it again', untrue: its line was appended), and the
+    cut is not tried again on every run (before: each one rewrote the file and logged) but once the file has grown by
+    RETRY_BYTES more."""
     monkeypatch.setattr(measured, "KEEP", 50)
+    monkeypatch.setattr(measured, "RETRY_BYTES", 4 * measured.LINE_BYTES)
     path = tmp_path / measured.FILE
     lines = [f"{measured.key(_run(f'old-{i}'))} {STREAM}\n" for i in range(300)]
     while sum(map(len, lines)) >= 50 * measured.LINE_BYTES - 100:
@@ -110,15 +114,46 @@ def test_a_cut_that_fails_leaves_no_part_written(tmp_path: Path, monkeypatch: py
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
     try:
         with caplog.at_level(logging.ERROR):
-            measured.add(tmp_path, runs, _run("new-1"), STREAM)
+            for i in (1, 2, 3):  # the second and third append under the limit, less than RETRY_BYTES later
+                measured.add(tmp_path, runs, _run(f"new-{i}"), STREAM)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, handler)
-    assert "not noted" in caplog.text and ("File too large" in caplog.text or "EFBIG" in caplog.text), caplog.text
+    assert len(caplog.records) == 1, f"the cut tried again on every run: {caplog.text}"
+    said = caplog.records[0].getMessage()
+    assert "not cut back" in said and "run new-1 is noted" in said and "not noted" not in said, said
+    assert "File too large" in said or "EFBIG" in said, said
     left = {p.name: p.stat().st_size for p in tmp_path.iterdir()}
     assert list(left) == [measured.FILE], f"the part written of the cut was left: {left}"
-    assert list(measured.load(tmp_path))[-1] == measured.key(_run("new-1"))
+    assert list(measured.load(tmp_path))[-3:] == [measured.key(_run(f"new-{i}")) for i in (1, 2, 3)]
     assert measured.counts(runs, _run("new-1"), STREAM)
+    # the space back, the cut is done once the file has grown by RETRY_BYTES more (each line < LINE_BYTES)
+    line = len(f"{measured.key(_run('new-10'))} {STREAM}\n")
+    for i in range(4, 4 + measured.RETRY_BYTES // line + 1):
+        measured.add(tmp_path, runs, _run(f"new-{i}"), STREAM)
+    assert measured.load(tmp_path) == runs, "not cut once the file grew by RETRY_BYTES"
+    assert len(caplog.records) == 1, caplog.text
+
+
+def test_a_note_cut_short_is_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An append cut short (a full disk; here a file-size limit, SIGXFSZ ignored) returns fewer bytes and raises
+    nothing: the rest is written, so it fails and the note lost is one error line (before, lost silently: review r4)."""
+    runs: dict[str, str] = {}
+    measured.add(tmp_path, runs, _run("r-1"), STREAM)
+    size = (tmp_path / measured.FILE).stat().st_size
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))
+    try:
+        with caplog.at_level(logging.ERROR):
+            measured.add(tmp_path, runs, _run("r-2"), STREAM)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+    assert (tmp_path / measured.FILE).stat().st_size == size + 10, "the first 10 bytes of r-2's note written"
+    assert list(measured.load(tmp_path)) == [measured.key(_run("r-1"))]
+    assert "run r-2 not noted" in caplog.text, "the note cut short went unlogged"
+    assert measured.counts(runs, _run("r-2"), STREAM), "this agent still remembers it"
 
 
 def test_a_line_cut_short_loses_itself_only(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

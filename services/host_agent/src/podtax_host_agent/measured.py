@@ -9,7 +9,8 @@ its campaign's submission: RunSpec.event_id), so the same run id of a campaign s
 each line names the NATS it was measured under (guard: its events stream), as a run id is unique in one NATS only.
 A run the agent refused counts too, once its `run failed` is published (the runner recorded it failed; run later, its
 result would supersede that failure). One line a run, appended once its log or its refusal is published; the last KEEP
-are kept (a file grown past 2 KEEP lines, its rewrite failing on a full disk, is read from its end: the newest).
+are kept (a file grown past 2 KEEP lines, its rewrite failing on a full disk, is read from its end: the newest; the
+rewrite is tried again every RETRY_BYTES appended, not on every run).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ log = logging.getLogger("podtax.host_agent")
 FILE = "measured"
 KEEP = 100_000  # runs remembered (a line is at most LINE_BYTES: a run id of 200 characters, its stamp, a NATS)
 LINE_BYTES = 272
+RETRY_BYTES = 1_000 * LINE_BYTES  # a cut that failed (a full disk) is tried again this much later
 
 
 def key(run: events.RunSpec) -> str:
@@ -60,8 +62,9 @@ def load(state_dir: Path) -> dict[str, str]:
 
 def add(state_dir: Path | None, runs: dict[str, str], run: events.RunSpec, nats: str) -> None:
     """Note `run` measured (or refused) under `nats`: in `runs`, and appended to the file (never through a link; not
-    written with `state_dir` None: unsafe). A file grown past KEEP lines of LINE_BYTES is written again with the last
-    KEEP (complete, or the old one left and the part written removed)."""
+    written with `state_dir` None: unsafe; a write cut short, a full disk, is an error line, not silent). A file grown
+    past KEEP lines of LINE_BYTES is written again with the last KEEP (complete, or the old one left and the part
+    written removed); a cut that failed is tried again once the file has grown by RETRY_BYTES more."""
     runs.pop(key(run), None)
     runs[key(run)] = nats
     while len(runs) > KEEP:
@@ -77,26 +80,56 @@ def add(state_dir: Path | None, runs: dict[str, str], run: events.RunSpec, nats:
             info = os.fstat(out.fileno())
             if not stat.S_ISREG(info.st_mode):  # a FIFO opened for reading and writing does not fail: refused here
                 raise OSError(errno.EINVAL, "not a regular file")
-            size = info.st_size
+            before = info.st_size
             # a line cut short (a write that ran out of space) is ended first, not joined to this one: only it is lost
-            cut = size > 0 and os.pread(out.fileno(), 1, size - 1) != b"\n"
+            cut = before > 0 and os.pread(out.fileno(), 1, before - 1) != b"\n"
             line = f"{key(run)} {nats}\n"
-            out.write((f"\n{line}" if cut else line).encode())
-            size = os.fstat(out.fileno()).st_size
-        if size > KEEP * LINE_BYTES:
-            tmp = state_dir / f".{FILE}.tmp"
-            try:
-                with tmp.open("w") as new:
-                    new.write("".join(f"{k} {n}\n" for k, n in runs.items()))
-                    new.flush()
-                    os.fsync(new.fileno())
-                tmp.replace(path)
-            except OSError:  # a full disk: the part written goes, so that it does not hold the space the next needs
-                tmp.unlink(missing_ok=True)
-                raise
+            _write_all(out.fileno(), (f"\n{line}" if cut else line).encode())
+            after = os.fstat(out.fileno()).st_size
     except OSError as exc:  # a link, a disk full: this agent still remembers it
         log.error("run %s not noted in %s (%s): an agent started again may measure it again when its request comes "
                   "back", run.run_id, path, exc)
+        return
+    if _cut_due(before, after):
+        try:
+            _cut(state_dir, runs)
+        except OSError as exc:  # the file is kept as it is, this run noted in it
+            log.error("%s not cut back to its last %d runs (%s; run %s is noted in it): the cut is tried again once "
+                      "the file has grown by %d kB", path, KEEP, exc, run.run_id, RETRY_BYTES // 1000)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """All of `data` written: a write cut short (a full disk, a file-size limit: it returns fewer bytes and raises
+    nothing) is continued, so that it fails with its error."""
+    while data:
+        written = os.write(fd, data)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        data = data[written:]
+
+
+def _cut_due(before: int, after: int) -> bool:
+    """Whether an append that took the file from `before` to `after` bytes cuts it: it went past KEEP lines of
+    LINE_BYTES, or (a cut that failed left it there) past another RETRY_BYTES beyond."""
+    limit = KEEP * LINE_BYTES
+    if after <= limit:
+        return False
+    return before <= limit or (before - limit) // RETRY_BYTES != (after - limit) // RETRY_BYTES
+
+
+def _cut(state_dir: Path, runs: dict[str, str]) -> None:
+    """The file written again with `runs` (the last KEEP); failing (a full disk), the part written is removed, so that
+    it does not hold the space the next write needs, and the error raised."""
+    tmp = state_dir / f".{FILE}.tmp"
+    try:
+        with tmp.open("w") as new:
+            new.write("".join(f"{k} {n}\n" for k, n in runs.items()))
+            new.flush()
+            os.fsync(new.fileno())
+        tmp.replace(state_dir / FILE)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def counts(runs: dict[str, str], run: events.RunSpec, stream: str) -> bool:
