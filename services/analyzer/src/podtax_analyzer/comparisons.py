@@ -26,6 +26,7 @@ Cross-node summary sentences are built from the table (podtax_analyzer.summary).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import duckdb
 from podtax.events import CellStats
@@ -107,8 +108,13 @@ def _withheld(c: CellComparison, form: str) -> str:
     return form.format(", ".join(blocking)) if blocking else ""
 
 
+Rows = list[CellComparison]
+
+
 def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: float, correction: str,
-             seed: int) -> list[CellComparison]:
+             seed: int, withhold: Callable[[Rows], Rows] = lambda rows: rows) -> Rows:
+    """The cells' rows; ``withhold`` (sequence.mark in compare_campaign) changes their verdicts before a secondary
+    metric quotes its primary's (_reconcile), so the note never quotes a verdict withheld after it."""
     cells = provision_starts.checked(con, cells)  # a side mixing provision starts: CONFOUNDED
     analyses = analyze_all(cells, threshold=threshold, seed=seed)
     fill_run_ids(con, analyses)
@@ -124,7 +130,7 @@ def _compare(con: duckdb.DuckDBPyConnection, cells: list[CellData], threshold: f
                  else f"{correction} over the secondary metrics")
         rows.append(finalize(a, pp if f else ps, threshold=threshold, correction=label,
                              other_params=apart.get(a.cell.id), descriptive=d))
-    return _reconcile(rows, prim)
+    return _reconcile(withhold(rows), prim)
 
 
 def compare_campaign(
@@ -146,7 +152,8 @@ def compare_campaign(
     cells = load_cells(con, campaign)
     failed = sequence.failed_runs(con, campaign)
     values = {c.id: {c.host.env: c.host.values, c.pod.env: c.pod.values} for c in cells}
-    rows = sequence.mark(con, campaign, _compare(con, cells, threshold, correction, seed), failed, values, threshold)
+    rows = _compare(con, cells, threshold, correction, seed,
+                    lambda rows: sequence.mark(con, campaign, rows, failed, values, threshold))
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
     warnings += sequence.failed_warnings(failed)
     warnings += [w for w in [imports_twice.warning(con, campaign)] if w]
