@@ -18,6 +18,7 @@ import pytest
 import yaml
 from podtax import events, subjects
 from podtax.bus import Bus
+from podtax.cli import earlier
 from podtax.cli.main import main as cli
 
 from tests.integration.harness import services
@@ -65,6 +66,45 @@ async def test_a_third_submission_while_the_second_is_unplanned_is_refused(
     assert "campaign 'sub' was already submitted at" in err and "the runner has not planned it yet" in err, err
     assert await submissions(nats_url) == 2
 
+
+
+async def test_a_refusal_from_before_the_stream_was_made_again_is_not_of_a_new_submission(
+        nats_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """The PODTAX stream deleted and made again by hand (the runner's KV kept) starts its sequences again: the record
+    of a refusal from before (seq 1) named a new, unplanned submission stored at seq 1 too, so submit let a third one go
+    and campaign status showed the old reason (review r4). The held message carrying a time and the record naming one,
+    both must match."""
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    await know_node(nats_url, "n1", host_agent=True)
+    bus = await Bus.connect(nats_url, "test/other")
+    try:  # a first submission the runner refuses (its spec names no nodes)
+        await bus.publish(events.campaign_submitted(events.CampaignSubmitted(campaign="sub", spec={"name": "sub"})))
+        async with services(nats_url, tmp_path) as s:
+            await s.runner()
+            assert (await refused_record(bus)).get("seq") == 1
+        # the runner is down from here on; the stream is deleted and made again by hand, the runner's KV kept
+        await bus.js.delete_stream(subjects.STREAM)
+        await bus.ensure_streams()
+    finally:
+        await bus.close()
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(GOOD))
+    capsys.readouterr()
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 0, capsys.readouterr().err
+    bus = await Bus.connect(nats_url, "test/other")
+    try:
+        held = await earlier.last_submission(bus, "sub")
+        assert held is not None and held.seq == 1, held  # the old record's sequence
+    finally:
+        await bus.close()
+    capsys.readouterr()
+    assert await asyncio.to_thread(cli, ["campaign", "status", "sub", "--follow", "--timeout", "1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "refused" not in err and "no campaign named 'sub'" in err, err
+    assert await asyncio.to_thread(cli, ["campaign", "submit", str(path)]) == 2  # the new one is not planned yet
+    err = " ".join(capsys.readouterr().err.split())
+    assert "campaign 'sub' was already submitted at" in err and "the runner has not planned it yet" in err, err
+    assert await submissions(nats_url) == 1
 
 
 async def test_a_refused_submission_without_a_time_frees_the_name(

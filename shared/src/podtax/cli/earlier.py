@@ -161,12 +161,14 @@ async def last_submission(bus: Bus, name: str) -> RawStreamMsg | None:
 
 def refusal_of(refused: dict, held: RawStreamMsg) -> bool:
     """Whether the runner's refusal record (refused.<name>) is of `held`, the last campaign.submitted of the name NATS
-    holds: by its stream sequence (`seq`), else (a record of an earlier runner) by its time when the held message
-    carries one (a message without one, of another publisher, was read with a new now() at each decode, so the name
-    stayed blocked for ever); a record naming neither counts (an older runner's, as before)."""
+    holds: by its stream sequence (`seq`) and, when the held message carries a time and the record names one
+    (`submitted`), by that time too (the stream deleted and made again by hand, the runner's KV kept, starts its
+    sequences again: an old record's seq named a new submission). A message without a time, of another publisher, is
+    matched by its sequence only (it was read with a new now() at each decode, so the name stayed blocked for ever); a
+    record without `seq` (an earlier runner's) by its time; a record naming neither counts (an older runner's)."""
     seq = refused.get("seq")
-    if isinstance(seq, int) and not isinstance(seq, bool):
-        return seq == held.seq
+    if isinstance(seq, int) and not isinstance(seq, bool) and seq != held.seq:
+        return False
     return events.same_submission(_time(refused.get("submitted")), _submitted(held.data))
 
 
