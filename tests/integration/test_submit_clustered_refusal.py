@@ -67,3 +67,4 @@ async def test_a_leader_not_ready_says_submit_again(nats_url: str, capsys: pytes
     said = " ".join(capsys.readouterr().err.split())
     assert code == 1, code
     assert "nothing was submitted" in said and "submit it again" in said and "10163" in said, said
+    assert "could not check the last submission of campaign 'sub' just now" in said, said  # not "'sub''s last"

@@ -205,7 +205,7 @@ async def publish_once(bus: Bus, event: events.CampaignSubmittedV1, last: int) -
         await bus.publish(event, last)
     except APIError as exc:
         if exc.err_code == EXPECTED_SEQUENCE_NOT_READY:  # a replicated stream's leader changing: nothing stored
-            raise fail(f"NATS could not check campaign {name!r}'s last submission just now (JetStream error "
+            raise fail(f"NATS could not check the last submission of campaign {name!r} just now (JetStream error "
                        f"{exc.err_code}: {exc.description}; its stream's leader is changing), so nothing was "
                        f"submitted: submit it again in a few seconds") from None
         if exc.err_code not in WRONG_LAST_SEQUENCE:
