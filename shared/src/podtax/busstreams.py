@@ -12,6 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
@@ -28,6 +29,7 @@ from nats.js.kv import KeyValue
 
 from podtax import kvscan, subjects
 from podtax.buspipeline import gone, pipelined
+from podtax.natsagain import again_if_reconnected
 
 log = logging.getLogger("podtax.bus")
 DUPLICATE_WINDOW_S = 120.0  # JetStream drops a message whose Nats-Msg-Id it stored this recently
@@ -62,6 +64,7 @@ def inbox_problem(refusal: str) -> str:
 
 
 class Streams:
+    nc: Client
     js: JetStreamContext
     role: str | None
     inbox_refused: str
@@ -220,8 +223,8 @@ class Streams:
     async def kv(self, bucket: str, history: int = 1, wait: bool = False,
                  stop: asyncio.Event | None = None) -> KeyValue:
         """The KV bucket, created when missing; one this NATS user may not create: see ensure_streams."""
-        try:
-            return await self.js.key_value(bucket)
+        try:  # looked up again when the lookup went to a server that died (NATS restarted)
+            return await again_if_reconnected(self.nc, lambda: self.js.key_value(bucket))
         except (NotFoundError, BadRequestError):
             pass
         except DENIED:  # a command's first request may be this one
