@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from analysis_synth import CellSpec, SideSpec, insert_cells
 from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.report_data import verdict_withheld
 
 SEEDS = range(1001, 1021)
 RUNS = 10
@@ -97,3 +98,16 @@ def test_a_secondary_metric_quotes_its_primary_verdict_as_withheld(con):
             said = sec.sentence[sec.sentence.index("Secondary metric"):] if "Secondary metric" in sec.sentence else ""
             assert not said or "says inconclusive" in said, f"c{s}: {said}"
     assert len(withheld) >= 5, withheld  # the case arose
+
+
+def test_a_withheld_verdict_is_flagged_for_the_matrices_and_the_summary(con):
+    # r3: the cell withheld by the trend check had flags [], so the HTML and workbook matrices
+    # (report_data.verdict_withheld reads the flags) painted it in its ratio's colour and the cross-node summary
+    # counted it as a clean node
+    insert_cells(con, [_campaign(1001, fall=0.10, ratio=1.0, blocked=True)])
+    report = compare_campaign(con, "c1001")
+    c = report.cells[0]
+    assert c.verdict == "inconclusive"
+    assert verdict_withheld(c) == ["SEQUENTIAL"], c.flags
+    assert c.flag_details["SEQUENTIAL"].startswith("Inconclusive: the figures below read 'slower'")
+    assert report.summary[0].nodes_included == [] and report.summary[0].nodes_excluded == {"node-a": ["SEQUENTIAL"]}

@@ -5,7 +5,7 @@ evidence), and the CLI and report (which explain them): defined once here, in th
 service depends on. Blocking flags make the verdict "inconclusive". WITHHOLD_RATIO also withholds the
 headline ratio, its interval, effect and p-value, because the figures do not measure the cell's
 comparison (CONFOUNDED, OVERLAP, PARAMS_MISMATCH) or one centre would misdescribe them (BIMODAL);
-INSUFFICIENT and DRIFT keep the ratio, an estimate of this very cell, but not the verdict.
+INSUFFICIENT, DRIFT and SEQUENTIAL keep the ratio, an estimate of this very cell, but not the verdict.
 WITHHOLD_INFERENCE (WITHHOLD_RATIO and INSUFFICIENT) withholds the interval, the Hodges-Lehmann effect and
 the p-value: below MIN_RUNS a side they would look precise and mean nothing, and a p-value would join the
 multiple-testing family and move the other cells' adjusted p-values (`podtax compare` applies the same
@@ -18,10 +18,10 @@ from collections.abc import Iterable
 
 MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
-ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "THROTTLED",
-         "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED", "LEFT_BEHIND",
-         "SLOW_OBJECTS", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
-BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "OVERLAP", "PARAMS_MISMATCH"})
+ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "SEQUENTIAL",
+         "THROTTLED", "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED",
+         "LEFT_BEHIND", "SLOW_OBJECTS", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
+BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "SEQUENTIAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
 BOUND_MARKS = {"at least": "≥ ", "at most": "≤ ", "either way": "≶ "}  # before a figure that is only a bound
@@ -50,6 +50,9 @@ LEGEND = {
                 "run count; runs of one side close together on one side of its median, a second group, from > 3.5 "
                 "at any count); kept, not dropped",
     "DRIFT": "values changed over the course of the campaign",
+    "SEQUENTIAL": "the two sides ran one after the other (or mostly), and the difference does not give the same "
+                  "verdict once a steady change over both sides' runs (a trend fitted in time order) is taken out: "
+                  "it may be the machine changing over the campaign; the ratio is kept",
     "THROTTLED": "the pod's CPU was throttled by its cgroup limit during runs",
     "SHORT": "the tool stopped before doing the requested work",
     "ROUNDED_RUNTIME": "fio runs that did their I/O in 20 ms or less: fio counts a runtime in whole ms rounded up and "

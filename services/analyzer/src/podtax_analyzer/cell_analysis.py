@@ -144,8 +144,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
         "VERSION_MISMATCH": fl.version_mismatch(cell), "PARAMS_MISMATCH": fl.params_mismatch(cell),
         "IMPORTED": fl.imported(cell),
     }
-    for name in fl.ORDER:
-        if candidates[name]:
+    for name in fl.ORDER:  # SEQUENTIAL is set over the campaign's runs in time order, by sequence.mark
+        if candidates.get(name):
             details[name] = candidates[name]
     ratio = lo = hi = method = p_value = None
     hl = RatioCI(None, None, None, 0.95, "hodges-lehmann", False)

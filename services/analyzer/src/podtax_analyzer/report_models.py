@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field, model_validator
 Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive", "not comparable",
                   "set by the parameters"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
-                   "THROTTLED", "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP",
-                   "RETRIED", "LEFT_BEHIND", "SLOW_OBJECTS", "OVERLAP", "VERSION_MISMATCH", "PARAMS_MISMATCH",
-                   "IMPORTED"]
+                   "SEQUENTIAL", "THROTTLED", "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND",
+                   "WATCH_GAP", "RETRIED", "LEFT_BEHIND", "SLOW_OBJECTS", "OVERLAP", "VERSION_MISMATCH",
+                   "PARAMS_MISMATCH", "IMPORTED"]
 
 
 is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import duckdb
 import numpy as np
+from podtax.flags import ORDER
 
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.blocked import adjusted
@@ -35,6 +36,7 @@ MIN_RUNS = 2  # one run a side is always "before" the other: nothing to say
 # includes with such a note (summary.py)
 NOTES = ("Not interleaved", "Mostly not interleaved", "Mixed kernels", "Failed runs")
 NOT_INTERLEAVED, MOSTLY_NOT_INTERLEAVED, MIXED_KERNELS, FAILED_RUNS = NOTES
+SEQUENTIAL = "SEQUENTIAL"  # the flag of a verdict trend_check withholds (podtax.flags.BLOCKING)
 MOSTLY = 0.9  # this share of (baseline, candidate) run pairs in one order: mostly one side after the other
 
 # per cell and side: first and last start (microseconds since the epoch), runs and their starts, whose ranks in time
@@ -262,8 +264,11 @@ def mark(con: duckdb.DuckDBPyConnection, campaign: str, rows: list[CellCompariso
         apart = note(c, spans.get(key, {}))
         withheld, net = trend_check(c, spans[key], (values or {}).get(c.id, {}), threshold) if apart else (None, None)
         said = [s for s in (apart, net, kernel_note(c, kernels.get(key, {})), failed_note(c, failed.get(key, {}))) if s]
-        if withheld:  # said first: the sentence it withholds follows as the figures
+        if withheld:  # said first: the sentence it withholds follows as the figures; flagged, so the matrices
+            # paint it withheld and the cross-node summary leaves it out, as any blocking flag
+            details = {**c.flag_details, SEQUENTIAL: withheld}
             c = c.model_copy(update={"verdict": INCONCLUSIVE, "direction": None,
+                                     "flags": [f for f in ORDER if f in details], "flag_details": details,
                                      "sentence": f"{withheld} {c.sentence}", "warnings": [*c.warnings, withheld]})
         out.append(c.model_copy(update={"sentence": " ".join([c.sentence, *said]), "warnings": [*c.warnings, *said]})
                    if said else c)

@@ -17,8 +17,9 @@ alpha = 0.05):
   many runs, how far and which way. A faster/slower verdict stands, and its sentence says the same.
 - ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
   disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL,
-  DRIFT) withholds the headline, or there
-  is no interval at all.
+  DRIFT, OVERLAP, PARAMS_MISMATCH) withholds the headline, there is no interval at all, or (SEQUENTIAL, set by
+  sequence.trend_check) the sides ran one after the other and the effect net of a steady change over their runs
+  does not give the same verdict.
 - ``not comparable``: the cell has no two sides (no runs on one, or a one-sided test such as
   pod-startup); set by cell_analysis.finalize, as no ratio can exist.
 - ``set by the parameters``: the requested parameters fix the metric's value in every run
