@@ -75,8 +75,9 @@ _JOBS = re.compile(r"^[ \t]*\S[^\n]*?: \(groupid=[0-9]+, jobs=([0-9]{1,6})\)", r
 _MIXED_UNPRINTED = re.compile(r"^mixed\s*: IOPS=0, BW=0 \(0\)")
 _VERSION = re.compile(r"^fio-(\d\S*)$")
 # `issued rwts: total=0,2226350,0,0` (3.x), `issued rwt: total=...`, `issued    : total=r=54217/w=13770/d=0` (2.x)
-# and `issued r/w: total=256/0, short=0/0` (1.x)
-_ISSUED = re.compile(r"^issued\s*(?:rwts?|r/w)?\s*: total=(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)(?:[,/](?:d=)?([0-9]+))?")
+# `issued r/w/d: total=0/74607/0, short=0/0/0` (1.5x to early 2.0.x) and `issued r/w: total=256/0, short=0/0` (1.x)
+_ISSUED = re.compile(r"^issued\s*(?:rwts?|r/w(?:/d)?)?\s*: total="
+                     r"(?:r=)?([0-9]+)[,/](?:w=)?([0-9]+)(?:[,/](?:d=)?([0-9]+))?")
 # a rate cap: a job file's `rate_iops=350,150` (or rate, rate_min...), the command line's `--rate_iops=5`, or the
 # progress line's `, 0-5000 IOPS: [`
 _RATE = re.compile(r"(?:^[ \t]*|--)((?:rate|rate_iops|rate_min|rate_iops_min)[ \t]*=[ \t]*[0-9][^\s#;]*)"
