@@ -177,7 +177,7 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     flags += fio_flags.rounded_runtime(runtimes) + fio_flags.short_runtime(runtimes, requested)
     flags += fio_flags.errors_beside(text) + fio_flags.timed_syncs(jobs) + fio_flags.no_io_flag(noop)
     if requested is not None and echoes:
-        flags += fio_flags.rwmix_flag([_options(doc, job) for job in jobs])
+        flags += fio_flags.rwmix_flag([(doc.get("global options") or {}, job.get("job options") or {}) for job in jobs])
     if len(groups) == 1:
         _require_primary(metrics, requested, echoed)
     if echoes and holds(text, "(groupid="):  # --output-format=json,normal prints both; two runs appended look the same

@@ -297,13 +297,20 @@ def timed_syncs(jobs: list[dict[str, Any]]) -> list[str]:
     return sync_flag(f"{count} ") if count else []
 
 
-def rwmix_flag(options: list[dict[str, Any]]) -> list[str]:
+_RWMIX = ("rwmixread", "rwmixwrite")
+
+
+def rwmix_flag(options: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[str]:
     """PARAM_MISMATCH for a mixed job (rw, randrw) of another read share than fio's default 50% (`rwmixread=75`,
-    `rwmixwrite=...`; the template sets neither): its read_iops and write_iops measure another mix."""
-    for job in options:
+    `rwmixwrite=...`; the template sets neither): its read_iops and write_iops measure another mix. `options`: each
+    job's (global options, its own options); fio takes the job's own share over [global]'s, and of two in one
+    section the later (the JSON lists them as given)."""
+    for common, own in options:
+        job = {**common, **own}
         if job.get("rw", job.get("readwrite")) not in ("rw", "randrw", "readwrite"):
             continue
-        key = "rwmixread" if "rwmixread" in job else "rwmixwrite" if "rwmixwrite" in job else ""
+        given = [key for key in own if key in _RWMIX] or [key for key in common if key in _RWMIX]
+        key = given[-1] if given else ""
         share = parse_int(str(job.get(key, "50")).strip())
         if key and share is not None and share != 50:
             reads = share if key == "rwmixread" else 100 - share
