@@ -214,7 +214,7 @@ def _separation(asc: np.ndarray) -> tuple[float, float] | None:
         return None  # two points (printed levels), no spread within the modes to compare the gap with
     sd = float(np.sqrt((np.sum((low - low.mean()) ** 2) + np.sum((high - high.mean()) ** 2)) / (n - 2)))
     gap = float(high[0] - low[-1])
-    if not gap > SEPARATION * sd:
+    if not sd > 0 or not gap > SEPARATION * sd:  # sd 0: squares under 1e-308 (values ~1e-160 apart) underflowed
         return None
     # and wider than EACH_MODE standard deviations of the wider mode: a tail of slow runs is no second mode (doc)
     if not gap > EACH_MODE * max(float(low.std(ddof=1)), float(high.std(ddof=1))):
