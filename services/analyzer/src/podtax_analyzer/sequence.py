@@ -27,7 +27,7 @@ import numpy as np
 from podtax.flags import ORDER
 
 from podtax_analyzer.report_models import CellComparison
-from podtax_analyzer.stats.blocked import adjusted
+from podtax_analyzer.stats.blocked import adjusted, without
 from podtax_analyzer.stats.verdict import FASTER, INCONCLUSIVE, NO_DIFFERENCE, SLOWER, decide
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, plural, side_name
 
@@ -227,7 +227,9 @@ def trend_check(c: CellComparison, spans: dict[str, Span], values: dict[str, np.
     ratio of medians', covers a ratio the blocks owe partly to a trend), else None."""
     if c.verdict not in (FASTER, SLOWER, NO_DIFFERENCE) or not {c.baseline, c.candidate} <= values.keys():
         return None, None
-    fit = adjusted(values[c.baseline], spans[c.baseline][4], values[c.candidate], spans[c.candidate][4])
+    (base, base_t), (cand, cand_t) = (without(values[env], spans[env][4], [o.value for o in c.outliers if o.env == env])
+                                      for env in (c.baseline, c.candidate))  # the fit leaves the flagged outliers out
+    fit = adjusted(base, base_t, cand, cand_t)
     if fit is None:
         return None, None
     pair = (c.baseline, c.candidate)
