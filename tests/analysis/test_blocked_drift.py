@@ -79,6 +79,9 @@ def test_a_verdict_on_blocked_sides_says_the_ratio_net_of_the_trend(con, case, f
     for c in slower:
         net = [w for w in c.warnings if w.startswith("Net of a steady change over the runs")]
         assert net and net[0] in c.sentence, f"{case}: {c.sentence}"
+        # a cross-check of the verdict, not a better figure: with a warm-up in each block it covered the truth in 10
+        # of 26 of r3's planted campaigns, and the sentence steered to it ("the ratio above may hold part of ...")
+        assert "a cross-check" in net[0] and "may hold part of such a change" not in net[0], net[0]
         low, high = map(float, re.search(r"95% interval ([\d.]+) to ([\d.]+)", net[0]).groups())
         covered += low <= ratio <= high
     assert len(slower) >= 0.6 * len(SEEDS) and covered >= 0.9 * len(slower), f"{case}: {covered} of {len(slower)}"

@@ -223,8 +223,9 @@ def trend_check(c: CellComparison, spans: dict[str, Span], values: dict[str, np.
     """The sentence withholding the verdict of cell ``c``, whose sides ran one after the other (or mostly), when
     its effect net of a steady change over the runs (stats/blocked.py) does not give the same verdict; else None
     (``values``: env -> the side's values in run order; a side whose runs and values differ in number is not
-    checked). When the verdict stands, the second item is the sentence giving the net ratio (its interval, not the
-    ratio of medians', covers a ratio the blocks owe partly to a trend), else None."""
+    checked). When the verdict stands, the second item is the sentence giving the net ratio as a cross-check of the
+    verdict, not a better figure (a warm-up in each block is no steady trend: r3's planted campaigns, its interval
+    covered the truth in 10 of 26), else None."""
     if c.verdict not in (FASTER, SLOWER, NO_DIFFERENCE) or not {c.baseline, c.candidate} <= values.keys():
         return None, None
     (base, base_t), (cand, cand_t) = (without(values[env], spans[env][4], [o.value for o in c.outliers if o.env == env])
@@ -236,9 +237,10 @@ def trend_check(c: CellComparison, spans: dict[str, Span], values: dict[str, np.
     net = (f"the {side_name(c.candidate, pair)}/{side_name(c.baseline, pair)} ratio is {fmt_ratio(fit.ratio)} (95% "
            f"interval {fmt_ratio(fit.low)} to {fmt_ratio(fit.high)})")
     if decide(*fit[:3], c.p_adjusted, c.higher_is_better, threshold=threshold) == c.verdict:
-        return None, (f"Net of a steady change over the runs (a trend fitted over both sides' runs in time order, "
-                      f"its p = {fit.trend_p:.2g}), {net}: as the sides ran one after the other, the ratio above may "
-                      f"hold part of such a change.")
+        return None, (f"Net of a steady change over the runs (a cross-check: a trend fitted over both sides' runs "
+                      f"in time order, its p = {fit.trend_p:.2g}), {net}, which gives the same verdict. It assumes "
+                      f"the change was steady across both sides (a warm-up at the start of each side is not), so it "
+                      f"checks the verdict, not the figures above.")
     return (f"Inconclusive: the figures below read {c.verdict!r}, but the sides ran one after the other, and with "
             f"a steady change over the runs taken out (a trend fitted over both sides' runs in time order) {net}, "
             f"which does not give that verdict at ±{fmt_pct(threshold)}%: the difference may be the machine changing "
