@@ -51,11 +51,11 @@ def timeline_text(template: str, backend: str, count: int, seed: int, scale: flo
 
 
 def run_events(campaign: str, env: str, template: str, seq: int, count: int = 20, scale: float = 1.0,
-               node: str = "node-1", sigma: float = 0.2,
+               node: str = "node-1", sigma: float = 0.2, params: dict | None = None,
                ) -> tuple[events.RawLogV1, events.ResultV1 | events.RunFailedV1]:
-    """The raw log of one run and the outcome the parser derives from it."""
+    """The raw log of one run and the outcome the parser derives from it (``params``: more of the run's params)."""
     run = events.RunSpec(run_id=f"{campaign}-{env}-{template}-{seq}", campaign=campaign, node=node, env=env,
-                         test=template, params={"count": count}, sequence=seq)
+                         test=template, params={"count": count, **(params or {})}, sequence=seq)
     started = datetime(2026, 12, 1, 2, 0, tzinfo=UTC) + timedelta(seconds=10 * seq)
     text = timeline_text(template, env, count, seed=seq * 7 + len(env), scale=scale, sigma=sigma)
     log = events.RawLog(run=run, stdout=text, exit_code=0, started_at=started, ended_at=started + timedelta(seconds=2))

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 from podtax.parsers.timeline import rank_rests_on_bound
+from podtax.templates import parse_params
 
 from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.celldata_failures import SlowObjects, beyond_spread
@@ -148,6 +149,18 @@ def _most(some: int, runs: int) -> bool:
     return 2 * some >= runs
 
 
+def _polled(cell: CellData, side: Side) -> bool:
+    """Whether the side's end points were seen by polling (`observe=poll` in the cell's params: the runner polls
+    Kubernetes only; Nomad's calls are timed when they return): each lies on the poll grid, up to poll_interval_s
+    late, a spread no lognormal fits (review r7: at sigma 1.5 polled every 1 s, 111 of 200 campaigns with nothing
+    stuck were beyond_spread's)."""
+    try:
+        words = parse_params(cell.params_key)
+    except ValueError:  # not `k=v k=v`: no observe=poll to read
+        return False
+    return words.get("observe") == "poll" and side.env == "kubernetes"
+
+
 def slow_objects(cell: CellData) -> str | None:
     """A few objects of a side far slower than the rest in most of its runs (a stuck provisioner's retries): how
     many of how many, in how many runs, against the side's median; and whether this figure rests on them (the tail)
@@ -156,12 +169,12 @@ def slow_objects(cell: CellData) -> str | None:
     or when they neither stand apart (fewer objects between NEAR_TIMES x the median and them than them) nor are more
     than the side's own spread predicts (beyond_spread): the end of a long tail, lognormal sigma 1, not a few stuck
     objects. Either suffices: a wide spread (sigma 0.7, 1) hides 1 or 2 stuck of 100 from the first, not the
-    second."""
+    second. A polled side (_polled) has the first only."""
     parts, rests = [], False
     for s in (cell.host, cell.pod):
         if (slow := s.slow) is None or not _most(slow.slow_runs, slow.runs):
             continue
-        if slow.near >= slow.slow and not beyond_spread(slow):
+        if slow.near >= slow.slow and (_polled(cell, s) or not beyond_spread(slow)):
             continue
         name, share = side_name(s.env, cell.pair), slow.slow / slow.objects
         rests = rests or _rests_on_tail(cell.metric, slow)
