@@ -59,7 +59,7 @@ import numpy as np
 from podtax.events import NodeScore
 
 from podtax_analyzer.celldata import VERSION_SQL
-from podtax_analyzer.scores import COUNTED, add_exact, mean_from_sum, score_from_sorted
+from podtax_analyzer.scores import COUNTED, add_exact, mean_from_sum, say_unscored, score_from_sorted
 from podtax_analyzer.store import Store
 from podtax_analyzer.store_lookup import LOOKUP_CHUNK
 
@@ -154,9 +154,11 @@ class ScoreCache:
         self.replaced: int | None = 0  # Store.replaced when the cache was last consistent; None: unknown
         self.marks = (0, 0)  # rowids of runs and metrics from which rows were stored after the last update
         self.warned = -math.inf  # time.monotonic() of the last warning that keys in use were dropped
+        self.failed: dict[Key, tuple[int, ...]] = {}  # keys whose statistics raised: their state then (_scored)
 
     def clear(self) -> None:
         self.keys.clear()
+        self.failed.clear()
         self.held = 0
         self.replaced = None
         self.marks = (0, 0)
@@ -194,9 +196,25 @@ class ScoreCache:
             # is right, but not for later
             self.replaced = before if after == before and not under_way else None
             if after == before:
-                scores = [s for key in sorted(touched) if (s := self.score(key)) is not None]
+                scores = [s for key in sorted(touched) if (s := self._scored(key)) is not None]
                 self._evict(touched)
                 return scores
+
+    def _scored(self, key: Key) -> NodeScore | None:
+        """score(key), or None when its statistics raise: that key is left out of the publication, the others are
+        published (scores.say_unscored says it once per state of the key: not again while its runs stay the same,
+        as when a publication NATS refused is done again)."""
+        try:
+            score = self.score(key)
+        except Exception as exc:  # noqa: BLE001 - a statistic's bug on one key's values must not stop the others
+            s = self.keys[key]
+            state = (len(s.values), len(s.overlapped), len(s.builds), len(s.units), len(s.directions), s.throttled)
+            if self.failed.get(key) != state:
+                say_unscored(key, exc)
+            self.failed[key] = state
+            return None
+        self.failed.pop(key, None)
+        return score
 
     def score(self, key: Key) -> NodeScore | None:
         s = self.keys[key]
@@ -257,6 +275,7 @@ class ScoreCache:
         while self.held > self.max_values and self.keys:
             key = next(iter(self.keys))
             self.held -= len(self.keys.pop(key).values)
+            self.failed.pop(key, None)
             dropped += key in touched
         now = time.monotonic()
         if dropped and now - self.warned > WARN_EVERY_S:

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import logging
 import math
+import traceback
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from functools import lru_cache
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -150,15 +152,36 @@ def node_scores(
     res = con.execute(_QUERY.format(touched=_TOUCHED.format(counted=COUNTED), where=" ".join(where),
                                     version=VERSION_SQL, counted=COUNTED),
                       params).fetchnumpy()
-    scores = [score_from_sorted(cluster=str(res["cluster"][i]), node=str(res["node"][i]), env=str(res["env"][i]),
-                                test=str(res["test"][i]), params_key=str(res["params_key"][i]),
-                                metric=str(res["metric"][i]), unit=str(res["unit"][i]),
-                                higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
-                                updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
-                                units=int(res["units"][i]), directions=int(res["directions"][i]),
-                                throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]))
-              for i in range(len(res["n"]))]
-    return [s for s in scores if s is not None]
+    scores = []
+    for i in range(len(res["n"])):
+        key = tuple(str(res[c][i]) for c in ("cluster", "node", "env", "test", "params_key", "metric"))
+        try:  # one key whose statistics raise has no score; every other key still gets its own
+            score = score_from_sorted(cluster=key[0], node=key[1], env=key[2], test=key[3], params_key=key[4],
+                                      metric=key[5], unit=str(res["unit"][i]), higher_is_better=bool(res["hib"][i]),
+                                      vals=res["vals"][i], updated_us=int(res["updated_us"][i]),
+                                      builds=int(res["builds"][i]), units=int(res["units"][i]),
+                                      directions=int(res["directions"][i]), throttled=int(res["throttled"][i]),
+                                      overlap=int(res["overlap"][i]))
+        except Exception as exc:  # noqa: BLE001 - a statistic's bug on one key's values (said, see say_unscored)
+            say_unscored(key, exc)
+            continue
+        if score is not None:
+            scores.append(score)
+    return scores
+
+
+def say_unscored(key: Sequence[str], exc: BaseException) -> None:
+    """One error line: the key (cluster, node, env, test, params, metric) has no score because its statistics raised
+    `exc` (a statistic's bug on its values, e.g. a division by a spread that underflowed to 0, 6dde9462). Its score is
+    left out (a wrong figure is not published); the other keys are scored and published; it is scored again when its
+    runs change. Before, one such key made every publication fail whole, and since its runs were retried with the
+    next ones, no score of any key was published again."""
+    cluster, node, env, test, params_key, metric = key
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    log.error("no score for cluster=%s node=%s env=%s test=%s params=%s metric=%s: its statistics raised %s: %s%s; "
+              "left out, the other keys' scores are published; tried again when its runs change",
+              cluster, node, env, test, params_key, metric, type(exc).__name__, exc, at)
 
 
 def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,
