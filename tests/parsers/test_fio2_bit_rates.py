@@ -14,12 +14,13 @@ from podtax.parsers.fio_groups import kib
 from podtax.parsers.fio_kb_base import group_rate
 
 FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
-CASES = {  # capture: (read_iops, read_bw in KiB/s: the printed figure in bytes over 1024)
-    "fio-2.16-unit-base-1-text.log": (185733, 5804.2 * 1024**2 / 8 / 1024),  # bw=5804.2Mbit/s
-    "fio-2.16-unit-base-1-rate-text.log": (19981, 639393 * 1024 / 8 / 1024),  # bw=639393Kbit/s
-    "fio-2.16-unit-base-1-kb-base-1000-text.log": (136531, 4473.9e6 / 8 / 1024),  # bw=4473.9Mbit/s, M = 10^6
-    "fio-2.16-unit-base-1-kb-base-1000-rate-text.log": (19981, 654738e3 / 8 / 1024),  # bw=654738Kbit/s, K = 1000
-    "fio-2.17-kb-base-1000-rate-text.log": (19900, 81.2e6 / 1024),  # IOPS=19.9k, BW=81.2MB/s (77.4MiB/s)
+CASES = {  # capture: (read_iops: issued x 1000 / runt where that is the printed figure; read_bw in KiB/s: the
+    # printed figure in bytes over 1024)
+    "fio-2.16-unit-base-1-text.log": (186662e3 / 1005, 5804.2 * 1024**2 / 8 / 1024),  # bw=5804.2Mbit/s
+    "fio-2.16-unit-base-1-rate-text.log": (20001e3 / 1001, 639393 * 1024 / 8 / 1024),  # bw=639393Kbit/s
+    "fio-2.16-unit-base-1-kb-base-1000-text.log": (137214e3 / 1005, 4473.9e6 / 8 / 1024),  # 4473.9Mbit/s, M: 10^6
+    "fio-2.16-unit-base-1-kb-base-1000-rate-text.log": (20001e3 / 1001, 654738e3 / 8 / 1024),  # 654738Kbit/s, K: 1000
+    "fio-2.17-kb-base-1000-rate-text.log": (19900, 81.2e6 / 1024),  # `IOPS=19.9k` (not 19942 in 1007 ms), 81.2MB/s
     "fio-2.17-unit-base-1-rate-text.log": (19800, 617 * 1024**2 / 8 / 1024),  # IOPS=19.8k, BW=617Mibit/s
 }
 
@@ -29,7 +30,7 @@ def test_a_fio_2_rate_in_bits_is_read_in_its_base(name: str) -> None:
     parsed = parse_text((FOUND / name).read_text(encoding="utf-8"), "fio")
     values = parsed.values()
     iops, rate = CASES[name]
-    assert values["read_iops"] == iops and values["read_bw"] == pytest.approx(rate, rel=1e-9)
+    assert values["read_iops"] == pytest.approx(iops, rel=1e-12) and values["read_bw"] == pytest.approx(rate, rel=1e-9)
     assert values["read_bw"] == pytest.approx(iops * 4, rel=0.01)  # 4 KiB reads: IOPS x 4 KiB/s
     assert [f for f in parsed.flags if not f.startswith("TEXT_OUTPUT")] == []  # the group's `aggrb` agrees
 

@@ -16,9 +16,9 @@ def test_fio_text_unified_both_reads_read_and_write_and_leaves_the_unprinted_mix
     # `--unified_rw_reporting=both`: fio 3.33 prints `mixed: IOPS=0, BW=0 (0)(0B/1001msec)` after the read and
     # write sections (its JSON has the real mixed figures); it was refused as `a form podtax does not read`
     values = parse("fio-3.33-unified-both-text.log", "fio").values()
-    assert values["read_iops"] == 6230 and values["read_bw"] == pytest.approx(24.3 * 1024)
+    assert values["read_iops"] == pytest.approx(6237e3 / 1001) and values["read_bw"] == pytest.approx(24.3 * 1024)
     assert values["read_clat_mean"] == 115.24 and values["read_clat_p99_99"] == 8455
-    assert values["write_iops"] == 6269 and values["write_bw"] == pytest.approx(24.5 * 1024)
+    assert values["write_iops"] == pytest.approx(6276e3 / 1001) and values["write_bw"] == pytest.approx(24.5 * 1024)
     assert values["write_clat_mean"] == pytest.approx(3.36858) and values["write_clat_max"] == pytest.approx(413.297)
     assert not any(name.startswith("mixed_") for name in values)  # never a mixed rate of 0
 
@@ -37,7 +37,7 @@ def test_fio_text_bssplit_echoes_the_block_size_range() -> None:
                             {"rw": "randread", "bs": "4k", "iodepth": 1})
     assert parsed.echoed["bs"] == "4096B-64.0KiB"
     assert "PARAM_MISMATCH: bs echoed as 4096B-64.0KiB, requested 4k" in parsed.flags
-    assert parsed.values()["read_iops"] == 6745
+    assert parsed.values()["read_iops"] == pytest.approx(6752e3 / 1001)  # `IOPS=6745`: its issued over 1001 ms
 
 
 def test_fio_json_bssplit_echoes_the_split_as_its_block_size() -> None:
@@ -64,7 +64,8 @@ def test_fio_text_bssplit_of_the_writes_echoes_the_write_sizes() -> None:
     assert "PARAM_MISMATCH: bs echoed as 4096B-64.0KiB, requested 4k" in text.flags
     assert json.echoed["bs"] == ",4k/50:64k/50"
     assert "PARAM_MISMATCH: bs echoed as ,4k/50:64k/50, requested 4k" in json.flags
-    assert text.values()["write_iops"] == 281000 and json.values()["write_iops"] == pytest.approx(279618.381618)
+    assert text.values()["write_iops"] == pytest.approx(281359e3 / 1001)  # `IOPS=281k`
+    assert json.values()["write_iops"] == pytest.approx(279618.381618)
 
 
 @pytest.mark.parametrize(("rw", "bs"), [("randread", "4096B"), ("randwrite", "4096B-64.0KiB"),

@@ -47,7 +47,7 @@ Run status group 0 (all jobs):
 def test_fio2_million_iops_upper_case_k_is_read() -> None:
     """Refused before as `a form podtax does not read` (the pattern knew only a lower-case k)."""
     values = parse_text(FIO_2_2_10_MEGA_IOPS, "fio").values()
-    assert values["read_iops"] == pytest.approx(1_258_300)
+    assert values["read_iops"] == pytest.approx(10066330e3 / 8000)  # `iops=1258.3K`: its issued over its runt
     assert values["read_bw"] == pytest.approx(4915.3 * 1024)
     assert values["read_clat_mean"] == pytest.approx(0.31)
 

@@ -1,9 +1,10 @@
 """fio's default `normal` text output (fio 2.x and 3.x), for logs recorded without JSON.
 
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
-(IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. An IOPS figure under 1000, which
-fio prints cut to a whole number (`IOPS=4` for 4.9975), is read as its `issued` I/Os over its runtime, as the JSON
-gives it (an excerpt without that line says so in TEXT_OUTPUT). fio 3 prints rates
+(IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. An IOPS figure, which fio prints
+cut to a whole number under 1000 (`IOPS=4` for 4.9975) and to 3-4 digits above (`IOPS=17.6k` for 17641, up to
+0.6% off), is read as its `issued` I/Os over its runtime, as the JSON gives it (an excerpt without that line says
+so in TEXT_OUTPUT where a figure under 1000 may be up to 1 IOPS low). fio 3 prints rates
 without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
 (`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base; a log
 that tells neither is read in KiB and says so in TEXT_OUTPUT), and its `Kbit/s` (unit_base=1, fio 2.1 to 2.16)
@@ -53,6 +54,7 @@ from podtax.parsers.fio_flags import (
     verify_flag,
 )
 from podtax.parsers.fio_groups import POWER, STATUS, STATUS_WORD, io_kib, kib, staggered, unit_power
+from podtax.parsers.fio_iops import COUNT_SCALE, exact_iops, step
 from podtax.parsers.stressng_names import slug
 
 _JOB = re.compile(r"^(\S.*?): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")  # `rr:4k: (groupid=`
@@ -96,7 +98,6 @@ _UNTOLD = ("; fio prints a rate under 1000 IOPS cut to a whole number (4.99 as 4
 _IO_BYTES = re.compile(r"io=([0-9]{1,6})B, ")  # fio 2's `io=` in plain bytes (under 10^6): fio_kb_base
 _RUNT = re.compile(r"runt=\s*([0-9]{1,12})msec")  # fio 2's job runtime: `read : io=..., iops=92042, runt=  178msec`
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
-_COUNT_SCALE = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
 def _rate_in(text: str) -> str:
@@ -119,6 +120,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     lats: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> mean total latency, µs
     spans: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its KiB over its runtime, KiB/s
     runtimes: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> its runtime, ms (rounded up)
+    steps: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its IOPS figure's last digit's unit
     printed: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> the power of fio 2's `KB/s`, `MB/s`
     exact: dict[tuple[int, str], float] = {}  # (job number, direction) -> B/s from a plain-bytes `io=` and `runt=`
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
@@ -203,7 +205,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         m = _NEW.match(line) if at_direction else None
         if m:
             direction = m.group(1)
-            figures[f"{direction}_iops"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)]
+            figures[f"{direction}_iops"] = to_number(m.group(2)) * COUNT_SCALE[m.group(3)]
+            steps[(len(jobs), direction)] = step(m.group(2), m.group(3))
             figures[f"{direction}_bw"] = to_number(m.group(4)) * (1024 if m.group(6) else 1000) \
                 ** POWER[m.group(5)] / (8192 if m.group(0)[-5] == "b" else 1024)  # unit_base=1: `12.5Gibit/s`
             span = _SPAN.search(line, m.end())
@@ -217,7 +220,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             direction = m.group(1)
             figures[f"{direction}_bw"] = kib(m.group(2), m.group(3))
             printed[(len(jobs), direction)] = unit_power(m.group(3))
-            figures[f"{direction}_iops"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)]
+            figures[f"{direction}_iops"] = to_number(m.group(4)) * COUNT_SCALE[m.group(5)]
+            steps[(len(jobs), direction)] = step(m.group(4), m.group(5))
             if runt := _RUNT.search(line, m.end()):
                 runtimes[(len(jobs), direction)] = int(runt.group(1))
                 if (io := _IO_BYTES.match(line, line.find("io="))) and runt.group(1) != "0":  # fio_kb_base
@@ -237,9 +241,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             if not direction or f"{direction}_clat_mean" in figures:
                 raise lost_line(jobs[-1][0], direction)
             scale = _TIME_SCALE[m.group(1)]
-            figures[f"{direction}_clat_min"] = to_number(m.group(2)) * _COUNT_SCALE[m.group(3)] * scale
+            figures[f"{direction}_clat_min"] = to_number(m.group(2)) * COUNT_SCALE[m.group(3)] * scale
             figures[f"{direction}_clat_mean"] = to_number(m.group(6)) * scale
-            figures[f"{direction}_clat_max"] = to_number(m.group(4)) * _COUNT_SCALE[m.group(5)] * scale
+            figures[f"{direction}_clat_max"] = to_number(m.group(4)) * COUNT_SCALE[m.group(5)] * scale
             continue
         m = _PCT_HEAD.match(line)
         if m:
@@ -285,7 +289,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"fio job {late} reports after the run's `Run status group` summary, "
                                              "which fio prints after every job's report: the log's lines are out "
                                              "of order")
-    untold = _exact_iops(jobs, runtimes, counts)
+    untold = exact_iops(jobs, runtimes, counts, steps)
     for number in unprinted:
         figures = jobs[number - 1][2]
         for key in [k for k in figures if k.startswith("mixed_")]:
@@ -365,27 +369,3 @@ def _drop_inconsistent(jobs: list[tuple[str, str, dict[str, float]]], lats: dict
             for key in [k for k in figures if k.startswith(f"{direction}_clat_")]:
                 del figures[key]
     return suspect
-
-
-def _exact_iops(jobs: list[tuple[str, str, dict[str, float]]], runtimes: dict[tuple[int, str], int],
-                counts: dict[tuple[int, str], int]) -> list[str]:
-    """Each direction's IOPS as fio's JSON gives it, its I/Os x 1000 / its runtime in ms, where fio printed that
-    quotient cut to a whole number under 1000 (`iops = 1000 * total_io_u / runt` in integers): a job of few IOPS
-    reads far low so (`IOPS=4` for 10 I/Os in 2001 ms, 4.9975 in the JSON of the same run: 20%). Figures of 1000
-    and more (`IOPS=12.0k`, `IOPS=7505`, fio 2's `iops=92042`) are within 0.1%: kept as printed. Returns the job
-    directions of a whole figure under 1000 that their report (an excerpt: no `issued` line) cannot tell so."""
-    untold = []
-    for number, (name, _group, figures) in enumerate(jobs, 1):
-        for direction in ("read", "write", "trim", "mixed"):  # mixed (unified_rw_reporting): all its I/Os
-            printed = figures.get(f"{direction}_iops")
-            if printed is None or printed >= 1000 or not printed.is_integer():
-                continue
-            total = counts.get((number, direction))
-            if direction == "mixed" and (number, "read") in counts:
-                total = sum(counts.get((number, d), 0) for d in ("read", "write", "trim"))
-            ms = runtimes.get((number, direction))
-            if total is not None and ms and printed == total * 1000 // ms:
-                figures[f"{direction}_iops"] = total * 1000 / ms
-            elif total is None or not ms:
-                untold.append(f"{name} {direction} {printed:g}")
-    return untold
