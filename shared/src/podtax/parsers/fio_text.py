@@ -3,9 +3,10 @@
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
 (IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. An IOPS figure, which fio prints
 cut to a whole number under 1000 (`IOPS=4` for 4.9975) and to 3-4 digits above (`IOPS=17.6k` for 17641, up to
-0.6% off), is read as its `issued` I/Os over its runtime, as the JSON gives it (an excerpt without that line says
-so in TEXT_OUTPUT where a figure under 1000 may be up to 1 IOPS low). fio 3 prints rates
-without an `i` (`kB/s`, `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
+0.6% off), is read as its `issued` I/Os over its runtime, as the JSON gives it. Without that line a figure is
+read as printed; one under 1000 (up to 1 IOPS low) is said in TEXT_OUTPUT of an excerpt, and refused in a report
+that has its `IO depths` line (the `issued` line after it lost). fio 3 prints rates without an `i` (`kB/s`,
+`GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
 (`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base; a log
 that tells neither is read in KiB and says so in TEXT_OUTPUT), and its `Kbit/s` (unit_base=1, fio 2.1 to 2.16)
 1024 bits a second, or 1000 with kb_base=1000. A failed job's message quotes fio's own error lines.
@@ -263,10 +264,6 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     if issued and len(jobs) not in issued and "Run status group" not in text:  # an excerpt has no `issued` line
         raise ParseFailure("truncated", f"the fio log stops inside the report of job {jobs[-1][0]} (no `issued` "
                                         "line, no `Run status group`): its figures may be cut short")
-    if jobs and text.count("IO depths") > len(issued):  # fio prints `issued` after it in every report (1.x to 3.x)
-        lost = min(set(range(1, len(jobs) + 1)) - issued, default=len(jobs))
-        raise ParseFailure("truncated", f"fio job {jobs[lost - 1][0]}'s report has its `IO depths` line but not the "
-                                        "`issued` line fio prints after it: the log was cut there, or a line is lost")
     words = said(text) if jobs and reported < started else ""
     if "err=" in words:  # a job that failed to start: its error says why
         raise ParseFailure("fatal", f"fio started {started} job process(es) but only {reported} reported; a job "
@@ -290,6 +287,12 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                                              "which fio prints after every job's report: the log's lines are out "
                                              "of order")
     untold = exact_iops(jobs, runtimes, counts, steps)
+    if untold and text.count("IO depths") > len(issued):  # fio prints `issued` after it in every report (1.x to 3.x)
+        lost = min(set(range(1, len(jobs) + 1)) - issued, default=len(jobs))
+        raise ParseFailure("truncated", f"fio job {jobs[lost - 1][0]}'s report has its `IO depths` line but not the "
+                                        "`issued` line fio prints after it (the log was cut there, or a line is "
+                                        "lost), and without that count its IOPS printed cut to a whole number under "
+                                        f"1000 cannot be read ({', '.join(untold[:4])}: up to 1 IOPS low)")
     for number in unprinted:
         figures = jobs[number - 1][2]
         for key in [k for k in figures if k.startswith("mixed_")]:
