@@ -3,6 +3,7 @@ names and patterns of Kubernetes objects, host names, TLS files, URLs without th
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import re
 import socket
@@ -86,33 +87,53 @@ def _seed_ok(seed: bytes) -> bool:
     import nkeys  # nats-py's own dependency for nkey and .creds authentication
 
     try:
-        nkeys.from_seed(bytearray(seed.strip())).wipe()
+        nkeys.from_seed(bytearray(seed)).wipe()
     except (nkeys.NkeysError, ValueError, TypeError):
         return False
     return True
 
 
+def _line_fix(line: bytes, what: str) -> str | None:
+    """What to change in a .creds line so that nats-py reads `what` from it: nats-py takes the line whole, less its
+    last byte (meant to be the newline), so spaces, a CR of CRLF endings or a missing newline stay in the key."""
+    if line.endswith(b"\r\n"):
+        return "it has CRLF (Windows) line endings: convert it to LF line endings (dos2unix)"
+    if not line.endswith(b"\n"):
+        return f"the {what} line does not end in a newline: add one after the {what}"
+    if line[:-1] != line[:-1].rstrip():
+        return f"remove the spaces after the {what}"
+    if line[:-1] != line[:-1].lstrip():
+        return f"remove the spaces before the {what} (the line must start with it)"
+    return None
+
+
 def nats_key_problem(setting: str, path: Path) -> str | None:
     """Why the file of PODTAX_NATS_NKEY (a seed, SU...) or PODTAX_NATS_CREDS (a .creds file: a user JWT block and a
-    seed block, as nats-py reads them) cannot sign in, or None. nats-py found out only when the server asked:
-    a traceback (nkeys.ErrInvalidSeed, TypeError), or a .creds file without its JWT block read for ever."""
+    seed block) cannot sign in, or None. Read as nats-py reads it (the seed file stripped; in a .creds file the line
+    after each block's BEGIN line, less its last byte). nats-py found out only when the server asked: a traceback
+    (nkeys.ErrInvalidSeed, TypeError), or a .creds file without its JWT block read for ever."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         return f"{setting}: cannot read {path} ({exc.strerror}): point it at a file this service can read, or unset it"
     if setting == "PODTAX_NATS_NKEY":
-        if _seed_ok(data):
+        if _seed_ok(data.strip()):
             return None
         return (f"{setting}: {path} holds no nkey seed (one line SU..., as `nk -gen user` writes): point it at the "
                 "user's seed file, or unset it")
-    lines = data.splitlines()
+    lines = io.BytesIO(data).readlines()  # split at b"\n" only, each line with its ending, as nats-py reads them
 
     def after(marker: bytes) -> bytes:
         at = next((i for i, line in enumerate(lines) if marker in line), len(lines))
-        return lines[at + 1].strip() if at + 1 < len(lines) else b""
+        return lines[at + 1] if at + 1 < len(lines) else b""
 
-    if after(b"BEGIN NATS USER JWT") and _seed_ok(after(b"BEGIN USER NKEY SEED")):
-        return None
+    jwt, seed = after(b"BEGIN NATS USER JWT"), after(b"BEGIN USER NKEY SEED")
+    if jwt.strip() and _seed_ok(seed.strip()):
+        fix = _line_fix(jwt, "JWT") or _line_fix(seed, "seed")
+        if fix is None and _seed_ok(seed[:-1]):
+            return None
+        return (f"{setting}: {path} holds a user JWT and an nkey seed that nats-py cannot read as they are written: "
+                f"{fix or 'write it as `nsc generate creds` does'}")
     return (f"{setting}: {path} is not a NATS credentials file (it needs a user JWT block and an nkey seed block, "
             "as `nsc generate creds` writes): point it at the user's .creds file, or unset it")
 
