@@ -43,3 +43,16 @@ def test_a_row_that_used_no_cpu_time_tells_no_count() -> None:
     end = text.index("\n", at)
     idle = text[:at] + "      user-time: 0.000000" + text[end:]
     assert "threads" not in parse_run("stress-ng-cpu", idle, requested={"threads": 1}).echoed
+
+
+@pytest.mark.parametrize(("ratio", "threads"), [(30.03, 30), (30.4, None), (2.4, None), (1.96, 2)])
+def test_the_count_from_cpu_times_is_a_whole_number_within_a_fixed_margin(ratio: float, threads: int | None) -> None:
+    """100 x (usr + sys) / (wall x cpu-usage-per-instance) is a whole number to 2e-5 on every corpus row (0.15.06's
+    two instances 2.0000, hwbench's 640 639.99998). Before, it was taken within 2% of itself: from 25 on any ratio
+    (30.4 read as 30 instances); now within 0.05."""
+    text = (CORPUS / CASES[0][0]).read_text(encoding="utf-8")
+    said = "      user-time: 3.989985\n"
+    assert said in text
+    user = ratio * 2.000499 * 99.724749 / 100  # its wall-clock-time and cpu-usage-per-instance
+    parsed = parse_text(text.replace(said, f"      user-time: {user:.6f}\n"), "stress-ng-cpu")
+    assert parsed.echoed.get("threads") == threads

@@ -211,9 +211,9 @@ def _rate_flag(requested: Mapping[str, Any] | None, text: str, valid_sent: float
     if not rate or seconds <= 0 or sent <= rate * (1.1 * seconds + catch_up) + 2:
         return []
     return [f"PARAM_MISMATCH: rate: sockperf sent {sent / seconds:,.0f} messages a second, over the requested "
-            f"--mps {rate:,}: the run was not paced at that rate, so its round trips measure another cell; rerun it "
-            f"with `--mps {rate}` (`--pps` is the same option), or, if its own rate was meant, give the cell that "
-            "rate (its `rate` parameter; 0 for an unpaced run, `--mps max`)"]
+            f"rate of {rate:,} messages a second: the run was not paced at that rate, so its round trips measure "
+            f"another cell; rerun it with `--mps {rate}` (`--pps` is the same option), or, if its own rate was meant, "
+            "give the cell that rate (its `rate` parameter; 0 for an unpaced run, `--mps max`)"]
 
 
 def _no_valid(text: str) -> str:

@@ -145,17 +145,21 @@ def _single_instance(rows: list[tuple[str, list[float]]], with_misc: set[str], c
     return single
 
 
+_WHOLE = 0.05  # how far from a whole number 100 x (usr + sys) / (wall x cpu-usage-per-instance) may be
+
+
 def _instance_count(text: str, listed: tuple[int, int] | None, row: list[float]) -> int | None:
     """The instances a row is of: its `instances:` list's entries (0.21), else 100 x (usr + sys) over wall-clock x
-    cpu-usage-per-instance, which stress-ng computes from those (a whole number within 2%: 0.15.06's two cpu
-    instances give 2.0000). None when the row cannot tell (no CPU time used, or no such column)."""
+    cpu-usage-per-instance, which stress-ng computes from those (a whole number within 0.05: 0.15.06's two cpu
+    instances give 2.0000; a fixed margin, as a relative one would take any ratio once it is 25 or more). None when
+    the row cannot tell (no CPU time used, or no such column)."""
     if listed is not None and (n := _instances(text, *listed)) is not None:
         return n
     if len(row) < 7 or row[1] <= 0 or row[6] <= 0 or row[2] + row[3] < 0.001:
         return None
     ratio = 100 * (row[2] + row[3]) / (row[1] * row[6])
     n = round(ratio)
-    return n if n >= 1 and abs(ratio - n) <= 0.02 * n else None
+    return n if n >= 1 and abs(ratio - n) <= _WHOLE else None
 
 
 def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
