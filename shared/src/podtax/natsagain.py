@@ -2,22 +2,53 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+import nats.errors
+import nats.js.errors
 from nats.aio.client import Client
 
+from podtax.config_checks import redact
+
 T = TypeVar("T")
+log = logging.getLogger("podtax.bus")
+
+WAIT_S = 60.0  # how long a request waits for NATS to be back (nats-py tries again every 2 s) before it fails
+POLL_S = 0.1
+# 'no responders' (503): what a request may get from a server just started again, before its JetStream is up
+NO_RESPONDERS = (nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError,
+                 nats.js.errors.NoStreamResponseError)
 
 
-async def again_if_reconnected(nc: Client, ask: Callable[[], Awaitable[T]]) -> T:
-    """`ask()`; when it times out and the connection was made again meanwhile (nats-server restarted: the request
-    went to the server that died, and nats-py timed it out on the new, live connection), `ask()` once more. A
-    timeout on the same connection is raised as it is (no answer: the caller says what that means)."""
-    reconnects = nc.stats["reconnects"]
-    try:
-        return await ask()
-    except TimeoutError:
-        if nc.stats["reconnects"] == reconnects:
-            raise
-    return await ask()
+def _where(nc: Client) -> str:
+    return redact(",".join(u.geturl() for u in nc.servers)) or "its URL"
+
+
+async def again_if_reconnected(nc: Client, ask: Callable[[], Awaitable[T]], wait_s: float = WAIT_S) -> T:
+    """`ask()`; asked again when the connection was lost meanwhile (nats-server restarted: the request went to the
+    server that died). A timeout while nats-py is still away waits for it to be back (one line says so), up to
+    `wait_s`; a timeout on a connection made again meanwhile, or a 'no responders' after one, is asked again at
+    once (a 503 a little later). A timeout on the same live connection, a 'no responders' without a reconnect, and
+    anything after `wait_s` are raised as they are (the caller says what they mean)."""
+    loop = asyncio.get_running_loop()
+    deadline, first, said = loop.time() + wait_s, nc.stats["reconnects"], False
+    while True:
+        reconnects = nc.stats["reconnects"]
+        try:
+            return await ask()
+        except TimeoutError:
+            if (nc.is_connected and nc.stats["reconnects"] == reconnects) or nc.is_closed or loop.time() > deadline:
+                raise
+        except NO_RESPONDERS:
+            if nc.stats["reconnects"] == first or nc.is_closed or loop.time() > deadline:
+                raise
+            await asyncio.sleep(POLL_S * 5)
+        if not nc.is_connected and not said:
+            said = True
+            log.warning("waiting for NATS at %s (it went away during a request; asked again once it is back, for up "
+                        "to %.0f s)", _where(nc), wait_s)
+        while not nc.is_connected and not nc.is_closed and loop.time() < deadline:
+            await asyncio.sleep(POLL_S)
