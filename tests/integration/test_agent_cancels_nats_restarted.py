@@ -15,6 +15,8 @@ from podtax import config, natsserver
 from podtax.bus import Bus
 from podtax_host_agent import service
 
+from tests.paused import pause
+
 
 async def _subscribed_during_restart(server: natsserver.NatsServer, tmp_path: Path) -> str:
     bus = await Bus.connect(server.url, "test/agent")
@@ -24,7 +26,7 @@ async def _subscribed_during_restart(server: natsserver.NatsServer, tmp_path: Pa
         settings = config.load(config.HostAgentSettings, nats_url=server.url, agent_node="n1",
                                agent_workdir=tmp_path / "work", agent_state_dir=tmp_path / "state")
         agent = service.Agent(settings, bus)
-        server.proc.send_signal(signal.SIGSTOP)  # the consumer's request is sent and never answered
+        await asyncio.to_thread(pause, server.proc.pid)  # the consumer's request is sent and never answered
         making = asyncio.create_task(service.cancels_subscription(agent))
         await asyncio.sleep(1)
         server.proc.kill()

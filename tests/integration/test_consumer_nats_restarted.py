@@ -15,13 +15,15 @@ from podtax import natsserver, subjects
 from podtax.bus import Bus
 from podtax.busconsume import ConsumerSpec
 
+from tests.paused import pause
+
 
 async def _subscribed_during_restart(server: natsserver.NatsServer, tmp_path: Path, delay_s: float) -> str:
     bus = await Bus.connect(server.url, "test/parser")
     again = None
     try:
         await bus.ensure_streams()
-        server.proc.send_signal(signal.SIGSTOP)  # the consumer's request is sent and never answered
+        await asyncio.to_thread(pause, server.proc.pid)  # the consumer's request is sent and never answered
         making = asyncio.create_task(bus._subscribe(ConsumerSpec("parser", (f"{subjects.RUN_LOG}.>",))))
         await asyncio.sleep(1)
         server.proc.kill()

@@ -16,6 +16,8 @@ from podtax import natsserver, subjects
 from podtax.bus import Bus
 from podtax.busconsume import ConsumerSpec
 
+from tests.paused import pause
+
 
 async def _handled_during_restart(server: natsserver.NatsServer, tmp_path: Path) -> tuple[bool, int, int]:
     """(dead_letter raised, dead letters stored, deliveries of the message) for an undecodable message handled while
@@ -28,7 +30,7 @@ async def _handled_during_restart(server: natsserver.NatsServer, tmp_path: Path)
         spec = ConsumerSpec("dlq-test", (f"{subjects.RUN_LOG}.>",), ack_wait_s=5)
         sub = await bus._subscribe(spec)
         [msg] = await sub.fetch(1, timeout=10)
-        server.proc.send_signal(signal.SIGSTOP)  # the dead letter's publish is sent and never answered
+        await asyncio.to_thread(pause, server.proc.pid)  # the dead letter's publish is sent and never answered
         handling = asyncio.create_task(bus.handle_message(spec, lambda event: asyncio.sleep(0), msg))
         await asyncio.sleep(1)
         server.proc.kill()

@@ -14,6 +14,8 @@ import pytest
 from podtax import natsserver, subjects
 from podtax.bus import Bus
 
+from tests.paused import pause
+
 
 async def _looked_up_during_restart(server: natsserver.NatsServer, tmp_path: Path, delay_s: float) -> str:
     bus = await Bus.connect(server.url, "test/runner")
@@ -21,7 +23,7 @@ async def _looked_up_during_restart(server: natsserver.NatsServer, tmp_path: Pat
     try:
         await bus.ensure_streams()
         await bus.kv(subjects.RUNNER_BUCKET)  # there already, as after the runner's first start
-        server.proc.send_signal(signal.SIGSTOP)  # the lookup is sent and never answered
+        await asyncio.to_thread(pause, server.proc.pid)  # the lookup is sent and never answered
         looking = asyncio.create_task(bus.kv(subjects.RUNNER_BUCKET))
         await asyncio.sleep(1)
         server.proc.kill()

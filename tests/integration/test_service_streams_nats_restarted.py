@@ -16,6 +16,7 @@ from podtax import natsserver
 
 from tests.integration.secured import secured_fixture  # noqa: F401 - fixture
 from tests.integration.test_service_stop_waiting import _waiting
+from tests.paused import pause
 
 
 def _until(log: Path, proc: object, text: str) -> str:
@@ -35,7 +36,7 @@ def test_a_service_checking_its_streams_outlives_a_nats_restart(
                     PODTAX_ANALYZER_PORT=str(natsserver.free_port()))
     again = None
     try:
-        server.proc.send_signal(signal.SIGSTOP)  # its next poll for the stream is sent and never answered
+        pause(server.proc.pid)  # its next poll for the stream is sent and never answered
         time.sleep(2)
         server.proc.kill()
         server.proc.wait()

@@ -15,6 +15,8 @@ from podtax.bus import Bus
 from podtax_scheduler.scorestore import ScoreStore
 from podtax_scheduler.service import NatsSide
 
+from tests.paused import pause
+
 
 async def _bucket_during_restart(server: natsserver.NatsServer, tmp_path: Path) -> str:
     bus = await Bus.connect(server.url, "test/scheduler")
@@ -24,7 +26,7 @@ async def _bucket_during_restart(server: natsserver.NatsServer, tmp_path: Path) 
         await bus.kv(subjects.SCORES_BUCKET)  # the analyzer's, made before
         settings = config.load(config.SchedulerSettings, nats_url=server.url)
         side = NatsSide(settings, bus, ScoreStore(settings.cluster, settings.scheduler_score_env), asyncio.Event())
-        server.proc.send_signal(signal.SIGSTOP)  # the bucket's request is sent and never answered
+        await asyncio.to_thread(pause, server.proc.pid)  # the bucket's request is sent and never answered
         asking = asyncio.create_task(side._bucket())
         await asyncio.sleep(1)
         server.proc.kill()
