@@ -1,0 +1,53 @@
+"""nats-server started again without its JetStream up yet (a clustered server before its JetStream is ready, here
+a plain nats-server on the port for 2 s): a service looking its KV bucket up then got 'no responders' (503,
+nats.js.errors.ServiceUnavailableError) at once and ended in a traceback, exit 1. A 'no responders' after the
+connection was made again during the request is now asked again (natsagain.again_if_reconnected) until JetStream
+answers."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+from podtax import natsserver, subjects
+from podtax.bus import Bus
+
+
+async def _looked_up_before_jetstream(server: natsserver.NatsServer, tmp_path: Path) -> str:
+    bus = await Bus.connect(server.url, "test/runner")
+    plain, again = None, None
+    try:
+        await bus.ensure_streams()
+        await bus.kv(subjects.RUNNER_BUCKET)  # there already, as after the runner's first start
+        server.proc.kill()
+        await asyncio.to_thread(server.proc.wait)
+        looking = asyncio.create_task(bus.kv(subjects.RUNNER_BUCKET))  # sent once nats-py is back
+        with (tmp_path / "plain.log").open("ab") as out:  # no -js: JetStream's API has no responders
+            plain = subprocess.Popen([natsserver.binary(), "-a", "127.0.0.1", "-p", str(server.port)], stdout=out,
+                                     stderr=subprocess.STDOUT)
+        while bus.nc.stats["reconnects"] == 0 and not looking.done():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(2)
+        plain.kill()
+        await asyncio.to_thread(plain.wait)
+        again = await asyncio.to_thread(natsserver.start, server.store_dir, server.port,
+                                        log_file=tmp_path / "nats2.log")
+        try:
+            kv = await looking
+        except Exception as exc:  # noqa: BLE001 - what the service would end with
+            return f"{type(exc).__name__}: {exc}"
+        return f"bucket {(await kv.status()).bucket}"
+    finally:
+        await bus.close()
+        if plain is not None and plain.poll() is None:
+            plain.kill()
+            plain.wait()
+        if again is not None:
+            again.stop()
+
+
+def test_a_bucket_looked_up_before_jetstream_is_back_is_found(nats_server: natsserver.NatsServer,
+                                                              tmp_path: Path) -> None:
+    got = asyncio.run(_looked_up_before_jetstream(nats_server, tmp_path))
+    assert got == f"bucket {subjects.RUNNER_BUCKET}", got
