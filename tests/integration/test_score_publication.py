@@ -213,3 +213,55 @@ async def test_a_key_whose_statistics_raise_does_not_stop_the_publications(nats_
         await task
         await bus.close()
         store.close()
+
+
+async def test_a_key_whose_statistics_raise_keeps_its_last_published_score(nats_url: str, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch,
+                                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """r9 (s50): the sweep (at start, and after a deletion) took a key node_scores left out for one without a stored
+    run: it deleted its score, saying 'whose runs are no longer stored', and when every key raised (a statistic's bug
+    after an upgrade) it emptied the bucket. Here by FAULT INJECTION (score_from_sorted raising): the bucket keeps the
+    key's last published score on both paths, as the publications do; a key of no stored run is still deleted."""
+    from podtax import config
+    from podtax_analyzer import scores
+    from podtax_analyzer.score_sweep import sweep
+    from podtax_analyzer.service import Analyzer
+    from podtax_analyzer.store import Store
+
+    store = Store(tmp_path / "a.duckdb")
+    bus = await Bus.connect(nats_url, "test")
+    await bus.ensure_streams()
+    analyzer = Analyzer(config.load(config.AnalyzerSettings, nats_url=nats_url, analyzer_db=tmp_path / "a.duckdb"),
+                        bus, store)
+    try:
+        await analyzer.handle_batch([_result(i, 20 * i) for i in range(8)])
+        kv = await bus.kv(subjects.SCORES_BUCKET)
+        assert await analyzer._restore_scores(kv, said=False)  # no fault: every stored score published
+        good = await _published(bus)
+        assert good == _expected(tmp_path / "a.duckdb") and len(good) == 4
+        doc = next(iter(good.values()))
+        gone = subjects.score_key(doc["cluster"], doc["env"], "gone", doc["test"], doc["metric"], doc["params_key"])
+        real = scores.score_from_sorted
+
+        def one_raises(**kw):  # FAULT INJECTION, see the docstring
+            if (kw["node"], kw["env"]) == ("n2", "kubernetes"):
+                raise ZeroDivisionError("float division by zero")
+            return real(**kw)
+
+        def all_raise(**kw):  # FAULT INJECTION: every key's statistics raise
+            raise ZeroDivisionError("float division by zero")
+
+        caplog.set_level(logging.INFO, logger="podtax.analyzer")
+        for fault in (one_raises, all_raise):
+            monkeypatch.setattr(scores, "score_from_sorted", fault)
+            await bus.kv_put_many(subjects.SCORES_BUCKET, [(gone, json.dumps(doc).encode())])
+            caplog.clear()
+            assert await analyzer._restore_scores(kv, said=False)  # at start
+            assert await _published(bus) == good, fault.__name__
+            deleted = [r.getMessage() for r in caplog.records if "no longer stored" in r.getMessage()]
+            assert len(deleted) == 1 and "deleted 1 score(s)" in deleted[0] and gone in deleted[0], deleted
+            assert await sweep(kv, store) == []  # after a deletion (a reparse, a duplicate's runs replaced)
+            assert await _published(bus) == good, fault.__name__
+    finally:
+        await bus.close()
+        store.close()

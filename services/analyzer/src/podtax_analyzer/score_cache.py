@@ -206,6 +206,8 @@ class ScoreCache:
         as when a publication NATS refused is done again)."""
         try:
             score = self.score(key)
+        except (MemoryError, RecursionError):  # no bug of this key's: the publication fails, retried with its runs
+            raise
         except Exception as exc:  # noqa: BLE001 - a statistic's bug on one key's values must not stop the others
             s = self.keys[key]
             state = (len(s.values), len(s.overlapped), len(s.builds), len(s.units), len(s.directions), s.throttled)

@@ -133,10 +133,14 @@ def node_scores(
     node: str | None = None,
     test: str | None = None,
     env: str | None = None,
+    unscored: list[tuple[str, ...]] | None = None,
+    level: int = logging.ERROR,
 ) -> list[NodeScore]:
     """Every node score, optionally only the keys touched by the runs ``since_runs`` and/or filtered by
     cluster, node, test, env. The service publishes the same figures from score_cache.ScoreCache,
-    which reads only the new runs' rows; its tests hold it to this function."""
+    which reads only the new runs' rows; its tests hold it to this function. A key whose statistics raise
+    has no score: it is said at `level` (say_unscored) and appended to `unscored` (cluster, node, env, test,
+    params_key, metric) when given, so the sweep (score_sweep.py) keeps its last published score."""
     params: dict = {"ids": [], "narrow": since_runs is not None}
     if since_runs is not None:
         params["ids"] = list(since_runs)
@@ -162,26 +166,32 @@ def node_scores(
                                       builds=int(res["builds"][i]), units=int(res["units"][i]),
                                       directions=int(res["directions"][i]), throttled=int(res["throttled"][i]),
                                       overlap=int(res["overlap"][i]))
+        except (MemoryError, RecursionError):  # no bug of this key's: the whole computation fails, tried again
+            raise
         except Exception as exc:  # noqa: BLE001 - a statistic's bug on one key's values (said, see say_unscored)
-            say_unscored(key, exc)
+            say_unscored(key, exc, level)
+            if unscored is not None:
+                unscored.append(key)
             continue
         if score is not None:
             scores.append(score)
     return scores
 
 
-def say_unscored(key: Sequence[str], exc: BaseException) -> None:
-    """One error line: the key (cluster, node, env, test, params, metric) has no score because its statistics raised
-    `exc` (a statistic's bug on its values, e.g. a division by a spread that underflowed to 0, 6dde9462). Its score is
-    left out (a wrong figure is not published); the other keys are scored and published; it is scored again when its
-    runs change. Before, one such key made every publication fail whole, and since its runs were retried with the
-    next ones, no score of any key was published again."""
+def say_unscored(key: Sequence[str], exc: BaseException, level: int = logging.ERROR) -> None:
+    """One line (an error unless `level`): the key (cluster, node, env, test, params, metric) has no score because its
+    statistics raised `exc` (a statistic's bug on its values, e.g. a division by a spread that underflowed to 0,
+    6dde9462). No new figure of it is published (the scores bucket keeps its last published one: the sweep spares
+    it); the other keys are scored and published; it is scored again when its runs change. Before, one such key made
+    every publication fail whole, and since its runs were retried with the next ones, no score of any key was
+    published again. MemoryError and RecursionError are not a key's: they still fail the whole computation."""
     cluster, node, env, test, params_key, metric = key
     frames = traceback.extract_tb(exc.__traceback__)
     at = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-    log.error("no score for cluster=%s node=%s env=%s test=%s params=%s metric=%s: its statistics raised %s: %s%s; "
-              "left out, the other keys' scores are published; tried again when its runs change",
-              cluster, node, env, test, params_key, metric, type(exc).__name__, exc, at)
+    log.log(level, "no score for cluster=%s node=%s env=%s test=%s params=%s metric=%s: its statistics raised %s: "
+            "%s%s; left out (the scores bucket keeps its last published score), the other keys' scores are "
+            "published; tried again when its runs change",
+            cluster, node, env, test, params_key, metric, type(exc).__name__, exc, at)
 
 
 def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,

@@ -152,9 +152,10 @@ class Analyzer:
 
         try:
             held = (await kv.status()).values
-            scores = await asyncio.to_thread(node_scores, self.store.cursor())
+            unscored: list[tuple[str, ...]] = []  # keys whose statistics raised: their last score stays
+            scores = await asyncio.to_thread(node_scores, self.store.cursor(), unscored=unscored)
             await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
-            await sweep(kv, self.store, scores)  # a key left by runs deleted before a restart
+            await sweep(kv, self.store, scores, unscored)  # a key left by runs deleted before a restart
         except (nats.errors.Error, BusError) as exc:
             if not said:
                 log.error("putting the stored scores into %s failed (%s: %s); trying again", subjects.SCORES_BUCKET,
