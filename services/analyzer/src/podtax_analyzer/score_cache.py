@@ -100,16 +100,21 @@ FROM runs r SEMI JOIN (SELECT DISTINCT cluster, node, env, test, params_key FROM
      USING (cluster, node, env, test, params_key)
 WHERE {COUNTED}
 """
-_KEY_META = f"""
-SELECT k.idx, g.unit, g.units, g.hib, g.hibs, g.versions, g.n FROM score_keys k JOIN (
-    SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, any_value(m.unit) AS unit,
-           list(DISTINCT m.unit) AS units,
-           bool_or(m.higher_is_better) AS hib, list(DISTINCT m.higher_is_better) AS hibs,
-           list(DISTINCT r.version) AS versions, count(*) AS n
-    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r
-    JOIN metrics m ON m.run_id = r.run_id GROUP BY ALL
-) g USING (cluster, node, env, test, params_key, metric)
-ORDER BY k.idx
+# What is small of the keys being loaded: their row counts and a unit, then their distinct (unit, direction,
+# build), each with the key's 64-bit hash (told apart as in _grouped). Gathered into DuckDB lists per key
+# (list(DISTINCT ...) GROUP BY the key's six columns), 500 keys' whole histories took +33-35 MB of RSS a query;
+# an update of 1,200 keys not held, at 100,000 runs: +92 MB of RSS then, +81 with these (13 of it: their values).
+_KEY_IDX = "(SELECT idx, hash(cluster, node, env, test, params_key, metric) AS k FROM score_keys) s"
+_KEY_COUNTS = f"""SELECT s.idx, g.n, g.unit FROM {_KEY_IDX} JOIN (
+    SELECT {_KEY_HASH} AS k, count(*) AS n, any_value(m.unit) AS unit
+    FROM ({_KEY_RUNS.format(columns="true AS counted", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id GROUP BY k
+) g USING (k)
+ORDER BY s.idx
+"""
+_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version FROM {_KEY_IDX} JOIN (
+    SELECT DISTINCT {_KEY_HASH} AS k, m.unit, m.higher_is_better AS hib, r.version
+    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id
+) g USING (k)
 """
 _FLAT_COLUMNS = ("hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
                  "coalesce(r.nr_throttled > 0, false) AS throttled, "
@@ -237,7 +242,7 @@ class ScoreCache:
             columns = {c: np.array([k[i] for k in chunk], dtype=object) for i, c in enumerate(KEY_COLUMNS)}
             con.register("score_keys", {"idx": np.arange(len(chunk), dtype=np.int32), **columns})
             try:
-                meta = con.execute(_KEY_META).fetchnumpy()
+                meta = _key_meta(con)
                 lo = 0
                 while lo < len(meta["idx"]):  # keys in idx order, each spanning meta["n"] rows
                     hi = lo + max(1, int(np.searchsorted(np.cumsum(meta["n"][lo:]), LOAD_ROWS, side="right")))
@@ -250,8 +255,8 @@ class ScoreCache:
                 raise
             con.unregister("score_keys")
 
-    def _load_flat(self, chunk: list[Key], meta: dict[str, np.ndarray], flat: dict[str, np.ndarray]) -> None:
-        """KeyStates from `_KEY_FLAT` rows (sorted by key, then value) and their keys' `_KEY_META` rows."""
+    def _load_flat(self, chunk: list[Key], meta: dict[str, Any], flat: dict[str, np.ndarray]) -> None:
+        """KeyStates from `_KEY_FLAT` rows (sorted by key, then value) and their keys' `_key_meta`."""
         idx = np.asarray(flat["idx"])
         ends = np.searchsorted(idx, meta["idx"], side="right")
         starts = np.searchsorted(idx, meta["idx"], side="left")
@@ -261,10 +266,9 @@ class ScoreCache:
         for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):  # every key has rows (n > 0)
             runs = ids[a:b]
             self.keys[chunk[int(meta["idx"][j])]] = KeyState(
-                unit=str(meta["unit"][j]), hib=bool(meta["hib"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
-                total=add_exact([], vals[a:b].tolist()),
-                updated_us=int(updated[a:b].max()), builds={str(v) for v in meta["versions"][j]},
-                units={str(u) for u in meta["units"][j]}, directions={bool(d) for d in meta["hibs"][j]},
+                unit=meta["unit"][j], hib=any(meta["hibs"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
+                total=add_exact([], vals[a:b].tolist()), updated_us=int(updated[a:b].max()),
+                builds=set(meta["versions"][j]), units=set(meta["units"][j]), directions=set(meta["hibs"][j]),
                 throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
             self.held += b - a
 
@@ -355,6 +359,19 @@ def _new_rows(ids: list[str], named: bool) -> tuple[str, list[Any]]:
         return _NEW_ROWS, [ids]
     marks = ", ".join("?" * len(ids))
     return f"AND r.run_id IN ({marks}) AND m.run_id IN ({marks})", ids + ids
+
+
+def _key_meta(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Per key of score_keys with counted rows, in idx order: idx, n (its rows), unit (any of them, as
+    scores.node_scores picks it), units, hibs and versions (sets of the distinct values)."""
+    counts = con.execute(_KEY_COUNTS).fetchnumpy()
+    idx = np.asarray(counts["idx"])
+    at = {i: j for j, i in enumerate(idx.tolist())}
+    sets: dict[str, list[set[Any]]] = {c: [set() for _ in at] for c in ("units", "hibs", "versions")}
+    for i, *values in con.execute(_KEY_DISTINCT).fetchall():
+        for c, v in zip(("units", "hibs", "versions"), values, strict=True):
+            sets[c][at[i]].add(v)
+    return {"idx": idx, "n": np.asarray(counts["n"]), "unit": counts["unit"].tolist(), **sets}
 
 
 def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
