@@ -14,14 +14,15 @@ from podtax.parsers.fio_groups import kib
 from podtax.parsers.fio_kb_base import group_rate
 
 FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
-CASES = {  # capture: (read_iops: issued x 1000 / runt where that is the printed figure; read_bw in KiB/s: the
+CASES = {  # capture: (read_iops: issued x 1000 / runt, which gives the printed figure; read_bw in KiB/s: the
     # printed figure in bytes over 1024)
     "fio-2.16-unit-base-1-text.log": (186662e3 / 1005, 5804.2 * 1024**2 / 8 / 1024),  # bw=5804.2Mbit/s
     "fio-2.16-unit-base-1-rate-text.log": (20001e3 / 1001, 639393 * 1024 / 8 / 1024),  # bw=639393Kbit/s
     "fio-2.16-unit-base-1-kb-base-1000-text.log": (137214e3 / 1005, 4473.9e6 / 8 / 1024),  # 4473.9Mbit/s, M: 10^6
     "fio-2.16-unit-base-1-kb-base-1000-rate-text.log": (20001e3 / 1001, 654738e3 / 8 / 1024),  # 654738Kbit/s, K: 1000
-    "fio-2.17-kb-base-1000-rate-text.log": (19900, 81.2e6 / 1024),  # `IOPS=19.9k` (not 19942 in 1007 ms), 81.2MB/s
-    "fio-2.17-unit-base-1-rate-text.log": (19800, 617 * 1024**2 / 8 / 1024),  # IOPS=19.8k, BW=617Mibit/s
+    # fio 2.17's num2str printed 19803 as `IOPS=19.9k` and 19745 as `19.8k` (fio_iops.old_num2str)
+    "fio-2.17-kb-base-1000-rate-text.log": (19942e3 / 1007, 81.2e6 / 1024),  # 81.2MB/s
+    "fio-2.17-unit-base-1-rate-text.log": (19844e3 / 1005, 617 * 1024**2 / 8 / 1024),  # BW=617Mibit/s
 }
 
 

@@ -4,8 +4,9 @@ each one run's stdout with `--output-format=json,normal`: two jobs side by side,
 `read: IOPS=4` for 10 I/Os in 2001 ms (its JSON 4.997501: 20% low; the run's sum likewise), and one job at
 `--rate_iops=7`, `IOPS=6` for 14 I/Os in 2001 ms (JSON 6.996502: 14% low). Now such a figure is the job's `issued`
 total x 1000 over its runtime, as fio's JSON computes it, when the printed number is that quotient cut; the text
-part gives the JSON part's IOPS. Likewise from 1000 on, printed to 3-4 digits (`IOPS=27.6k` for 27642.36, 0.15%;
-up to 0.6%): read exactly too when the figure is that quotient at its last digit (r5's review)."""
+part gives the JSON part's IOPS. Likewise from 10,000 on, printed to 3 significant digits (`IOPS=27.6k` for 27642.36,
+0.15%; up to 0.5%, and up to 9% in fio 2.17-2.19 and 3.0-3.25: test_fio_text_old_num2str.py): read exactly too when
+the figure is that quotient as fio prints it (r5's review)."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def test_a_report_without_its_issued_line_after_io_depths_is_refused_where_a_fig
                                                       (CAPTURES[3], 1, {"j_1_read_iops": 27600})])
 def test_a_report_without_its_issued_line_of_figures_of_1000_and_more_reads_them_as_printed(
         name: str, job: int, printed: dict[str, float]) -> None:
-    """A figure of 1000 and more is printed to 3-4 digits (within 0.6%): without its `issued` line it is read as
+    """A figure of 1000 and more is printed whole or to 3 significant digits: without its `issued` line it is read as
     printed, as before the line was read (r5's review: such a log was refused)."""
     _report, text = _parts(name)
     parsed = parse_text(_without_issued(text, job), "fio")

@@ -2,10 +2,12 @@
 
 Same metric names as the JSON parser (see podtax.parsers.fio). Text figures are rounded by fio
 (IOPS=81.8k), so prefer JSON for new runs; the template always asks for JSON. An IOPS figure, which fio prints
-cut to a whole number under 1000 (`IOPS=4` for 4.9975) and to 3-4 digits above (`IOPS=17.6k` for 17641, up to
-0.6% off), is read as its `issued` I/Os over its runtime, as the JSON gives it. Without that line a figure is
-read as printed; one under 1000 (up to 1 IOPS low) is said in TEXT_OUTPUT of an excerpt, and refused in a report
-that has its `IO depths` line (the `issued` line after it lost). fio 3 prints rates without an `i` (`kB/s`,
+cut to a whole number under 1000 (`IOPS=4` for 4.9975) and to 3 significant digits from 10,000 (`IOPS=17.6k` for
+17641; fio 2.17-2.19 and 3.0-3.25 up to 9% off: `19.0k` for 19961), is read as its `issued` I/Os over its runtime,
+as the JSON gives it (fio_iops.exact_iops; a figure fio would not print for that count is kept and said in
+TEXT_OUTPUT). Without that line a figure is read as printed; one under 1000 (up to 1 IOPS low) is said in
+TEXT_OUTPUT of an excerpt, and refused in a report that has its `IO depths` line (the `issued` line after it lost).
+fio 3 prints rates without an `i` (`kB/s`,
 `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
 (`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base; a log
 that tells neither is read in KiB and says so in TEXT_OUTPUT), and its `Kbit/s` (unit_base=1, fio 2.1 to 2.16)
@@ -96,6 +98,8 @@ UNDECIDED_BASE = ("; fio 2 prints `KB/s` (and `Kbit/s`) alike for kb_base=1024 a
                   "1024, up to 2.4% high (`K`), 4.9% (`M`) or 7.4% (`G`) if the run had kb_base=1000")
 _UNTOLD = ("; fio prints a rate under 1000 IOPS cut to a whole number (4.99 as 4), and this log has no `issued` line "
            "to tell it exactly (an excerpt): up to 1 IOPS low: ")
+_DIFFER = ("; an IOPS figure is not what fio prints for its `issued` I/Os over its runtime (a hand-edited or spliced "
+           "log?), kept as printed: ")
 _IO_BYTES = re.compile(r"io=([0-9]{1,6})B, ")  # fio 2's `io=` in plain bytes (under 10^6): fio_kb_base
 _RUNT = re.compile(r"runt=\s*([0-9]{1,12})msec")  # fio 2's job runtime: `read : io=..., iops=92042, runt=  178msec`
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
@@ -286,9 +290,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         raise ParseFailure("unknown-format", f"fio job {late} reports after the run's `Run status group` summary, "
                                              "which fio prints after every job's report: the log's lines are out "
                                              "of order")
-    untold = exact_iops(jobs, runtimes, counts, steps)
+    told, differ = exact_iops(jobs, runtimes, counts, steps, version)
+    untold = [label for _, label in told]
     if untold and text.count("IO depths") > len(issued):  # fio prints `issued` after it in every report (1.x to 3.x)
-        lost = min(set(range(1, len(jobs) + 1)) - issued, default=len(jobs))
+        lost = told[0][0]  # the first job whose figure needs the count
         raise ParseFailure("truncated", f"fio job {jobs[lost - 1][0]}'s report has its `IO depths` line but not the "
                                         "`issued` line fio prints after it (the log was cut there, or a line is "
                                         "lost), and without that count its IOPS printed cut to a whole number under "
@@ -344,7 +349,8 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         for key, value in totals.items():
             metrics.add(key, value, "IOPS" if key.endswith("_iops") else "KiB/s", True)
     flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"
-             + (UNDECIDED_BASE if undecided else "") + (_UNTOLD + ", ".join(untold[:4]) if untold else "")]
+             + (UNDECIDED_BASE if undecided else "") + (_UNTOLD + ", ".join(untold[:4]) if untold else "")
+             + (_DIFFER + "; ".join(differ[:4]) if differ else "")]
     if groups > 1:
         flags.append(groups_flag(groups))
     if len(jobs) > 1:
