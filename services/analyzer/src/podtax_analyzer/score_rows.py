@@ -1,0 +1,120 @@
+"""The score cache's reads: the SQL of the rows it loads and folds in, and their flat, numeric loading.
+
+Split from score_cache.py (see its module doc for why the rows come flat and are sorted in numpy, and what
+each shape cost); `ScoreCache` calls `_grouped` for the rows of new runs and `_key_meta` + `_KEY_FLAT` +
+`_sorted_flat` for a key it loads whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from podtax_analyzer.celldata import VERSION_SQL
+from podtax_analyzer.scores import COUNTED
+
+Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
+KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
+
+# The selected runs' rows, flat and numeric, each with its key's hash k (sorted by key, then value, in numpy:
+# _grouped), and apart, one row per key and distinct unit, direction and tool build. Gathered into DuckDB lists
+# per key (list(m.value ORDER BY m.value), ... GROUP BY key), 5,000 runs' rows took 35-50 MB of DuckDB's memory
+# a query whatever the chunk (1,000 runs: 33-41 MB), the RSS peak of a publication; these two, ~10 MB.
+_KEY_HASH = "hash(r.cluster, r.node, r.env, r.test, r.params_key, m.name)"
+_FROM = f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED} {{where}}"
+_META = (f"SELECT DISTINCT {_KEY_HASH} AS k, r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, "
+         f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build {_FROM}")
+_FLAT = (f"SELECT {_KEY_HASH} AS k, m.value AS vals, hash(r.run_id) AS ids, "
+         "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, coalesce(r.nr_throttled > 0, false) AS throttled, "
+         f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap {_FROM}")
+# A key being loaded: what is small, grouped (n: its rows), then its rows flat and numeric, by key then value.
+# The keys' counted runs are picked by their (cluster, node, env, test, params_key) before the join to
+# metrics, and score_keys joined last: joined to runs first, DuckDB built its hash table from that join (a
+# row per run and key, every column): +86 MB of RSS for 500 keys at 100,000 runs, the peak of a publication
+# that reads dropped keys back.
+_KEY_RUNS = f"""
+SELECT r.run_id, r.cluster, r.node, r.env, r.test, r.params_key, {{columns}}
+FROM runs r SEMI JOIN (SELECT DISTINCT cluster, node, env, test, params_key FROM score_keys WHERE {{keys}}) s
+     USING (cluster, node, env, test, params_key)
+WHERE {COUNTED}
+"""
+# What is small of the keys being loaded: their row counts and a unit, then their distinct (unit, direction,
+# build), each with the key's 64-bit hash (told apart as in _grouped). Gathered into DuckDB lists per key
+# (list(DISTINCT ...) GROUP BY the key's six columns), 500 keys' whole histories took +33-35 MB of RSS a query;
+# an update of 1,200 keys not held, at 100,000 runs: +92 MB of RSS then, +81 with these (13 of it: their values).
+_KEY_IDX = "(SELECT idx, hash(cluster, node, env, test, params_key, metric) AS k FROM score_keys) s"
+_KEY_COUNTS = f"""SELECT s.idx, g.n, g.unit FROM {_KEY_IDX} JOIN (
+    SELECT {_KEY_HASH} AS k, count(*) AS n, any_value(m.unit) AS unit
+    FROM ({_KEY_RUNS.format(columns="true AS counted", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id GROUP BY k
+) g USING (k)
+ORDER BY s.idx
+"""
+_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version FROM {_KEY_IDX} JOIN (
+    SELECT DISTINCT {_KEY_HASH} AS k, m.unit, m.higher_is_better AS hib, r.version
+    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id
+) g USING (k)
+"""
+_FLAT_COLUMNS = ("hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
+                 "coalesce(r.nr_throttled > 0, false) AS throttled, "
+                 "coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap")
+# Unordered: sorted by key and value in numpy (_sorted_flat), which took less memory than DuckDB's ORDER BY.
+_KEY_FLAT = f"""
+SELECT k.idx, m.value AS val, r.id, r.updated_us, r.throttled, r.overlap
+FROM ({_KEY_RUNS.format(columns=_FLAT_COLUMNS, keys="idx BETWEEN $1 AND $2")}) r JOIN metrics m ON m.run_id = r.run_id
+JOIN score_keys k ON r.cluster = k.cluster AND r.node = k.node AND r.env = k.env AND r.test = k.test
+     AND r.params_key = k.params_key AND m.name = k.metric
+WHERE k.idx BETWEEN $1 AND $2
+"""
+
+# The flat rows' columns, as numpy arrays of these types.
+_COLUMNS = {"vals": float, "ids": np.uint64, "updated_us": np.int64, "throttled": bool, "overlap": bool}
+
+def _key_meta(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Per key of score_keys with counted rows, in idx order: idx, n (its rows), unit (any of them, as
+    scores.node_scores picks it), units, hibs and versions (sets of the distinct values)."""
+    counts = con.execute(_KEY_COUNTS).fetchnumpy()
+    idx = np.asarray(counts["idx"])
+    at = {i: j for j, i in enumerate(idx.tolist())}
+    sets: dict[str, list[set[Any]]] = {c: [set() for _ in at] for c in ("units", "hibs", "versions")}
+    for i, *values in con.execute(_KEY_DISTINCT).fetchall():
+        for c, v in zip(("units", "hibs", "versions"), values, strict=True):
+            sets[c][at[i]].add(v)
+    return {"idx": idx, "n": np.asarray(counts["n"]), "unit": counts["unit"].tolist(), **sets}
+
+
+def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
+    """The columns of a `_KEY_FLAT` result as numpy arrays, its rows ordered by key, then value."""
+    flat = {c: np.asarray(v) for c, v in res.fetchnumpy().items()}
+    order = np.lexsort((flat["val"], flat["idx"]))
+    return {c: v[order] for c, v in flat.items()}
+
+
+def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
+    """(key, {"units", "hibs", "builds", and the key's rows as arrays, ascending by value}) for each key of the rows
+    `where` selects. Keys are told apart by their 64-bit hash within one query (two keys of a publication alike:
+    about k*k / 2**65, as run numbers, see the module doc)."""
+    meta: dict[int, tuple[Key, set[str], set[bool], set[str]]] = {}
+    res = con.execute(_META.format(where=where), params).fetchnumpy()
+    for i, k in enumerate(res["k"].tolist()):
+        key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
+        _, units, hibs, builds = meta.setdefault(k, (key, set(), set(), set()))
+        units.add(str(res["unit"][i]))
+        hibs.add(bool(res["hib"][i]))
+        builds.add(str(res["build"][i]))
+    flat = con.execute(_FLAT.format(where=where), params).fetchnumpy()
+    keys = np.asarray(flat["k"], dtype=np.uint64)
+    cols = {c: np.asarray(flat[c], dtype=t) for c, t in _COLUMNS.items()}
+    del flat
+    order = np.lexsort((cols["vals"], keys))
+    keys = keys[order]
+    cols = {c: v[order] for c, v in cols.items()}
+    bounds = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=False):
+        if a == b:
+            continue
+        key, units, hibs, builds = meta[int(keys[a])]
+        yield key, {"units": sorted(units), "hibs": sorted(hibs), "builds": sorted(builds),
+                    **{c: v[a:b] for c, v in cols.items()}}
