@@ -49,6 +49,7 @@ from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
 from podtax.busstreams import NO_ROOM, Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
+from podtax.natsagain import watch_stop
 from podtax.natstls import NO_TLS, TlsOnlyClient, TlsRefused, unencrypted
 
 log = logging.getLogger("podtax.bus")
@@ -363,8 +364,10 @@ def _url_user(url: str) -> str | None:
 
 
 def stop_on_signals() -> asyncio.Event:
-    """An event set on SIGTERM or SIGINT, so services drain and exit cleanly."""
+    """An event set on SIGTERM or SIGINT, so services drain and exit cleanly; it also ends a request's wait for
+    NATS to be back (natsagain.watch_stop: Stopped)."""
     stop = asyncio.Event()
+    watch_stop(stop)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from podtax import metrics, natsfetch, subjects, telemetry
 from podtax.events import Event, decode, misplaced
-from podtax.natsagain import again_if_reconnected
+from podtax.natsagain import Stopped, again_if_reconnected
 from podtax.templates import pydantic_msg
 
 log = logging.getLogger("podtax.bus")
@@ -105,8 +105,8 @@ class Consumers:
             await again_if_reconnected(self.nc, lambda: self.js.publish(subjects.dead_letter(msg.subject), msg.data,
                                                                         headers=headers))
         except Exception as exc:  # noqa: BLE001 - refused (no answer on a live connection: permissions)
-            if not self.nc.is_connected:
-                raise  # NATS away: not acked, so delivered again
+            if isinstance(exc, Stopped) or not self.nc.is_connected:
+                raise  # NATS away (a SIGTERM while it was: Stopped): not acked, so delivered again
             log.error("could not dead-letter %s (%s: %s); dropped it: %s", msg.subject, type(exc).__name__, exc,
                       reason)
         else:

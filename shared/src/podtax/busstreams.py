@@ -29,7 +29,7 @@ from nats.js.kv import KeyValue
 
 from podtax import kvscan, subjects
 from podtax.buspipeline import gone, pipelined
-from podtax.natsagain import again_if_reconnected
+from podtax.natsagain import Stopped, again_if_reconnected  # Stopped: raised here too
 
 log = logging.getLogger("podtax.bus")
 DUPLICATE_WINDOW_S = 120.0  # JetStream drops a message whose Nats-Msg-Id it stored this recently
@@ -41,10 +41,6 @@ NO_ROOM = 10047  # JetStream's "insufficient storage resources": a file stream's
 # server down or restarting); tried again for up to PLACEMENT_WAIT_S
 NO_PEERS = 10005
 PLACEMENT_WAIT_S = 30.0
-
-
-class Stopped(Exception):
-    """The service was told to stop (SIGTERM, Ctrl-C) while it waited for another role's stream or bucket."""
 
 
 def replicas() -> int:

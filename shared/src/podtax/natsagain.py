@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -23,6 +24,20 @@ NO_RESPONDERS = (nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailabl
                  nats.js.errors.NoStreamResponseError)
 
 
+# the stop event of each event loop's service (bus.stop_on_signals: set on SIGTERM/SIGINT)
+_STOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = weakref.WeakKeyDictionary()
+
+
+class Stopped(Exception):
+    """The service was told to stop (SIGTERM, Ctrl-C) while it waited: for another role's stream or bucket
+    (busstreams), or for NATS to be back during a request (again_if_reconnected)."""
+
+
+def watch_stop(stop: asyncio.Event) -> None:
+    """Make `stop` (set on SIGTERM) end the waits of again_if_reconnected in this event loop."""
+    _STOPS[asyncio.get_running_loop()] = stop
+
+
 def _where(nc: Client) -> str:
     return redact(",".join(u.geturl() for u in nc.servers)) or "its URL"
 
@@ -32,8 +47,11 @@ async def again_if_reconnected(nc: Client, ask: Callable[[], Awaitable[T]], wait
     server that died). A timeout while nats-py is still away waits for it to be back (one line says so), up to
     `wait_s`; a timeout on a connection made again meanwhile, or a 'no responders' after one, is asked again at
     once (a 503 a little later). A timeout on the same live connection, a 'no responders' without a reconnect, and
-    anything after `wait_s` are raised as they are (the caller says what they mean)."""
+    anything after `wait_s` are raised as they are (the caller says what they mean). The service's stop event
+    (watch_stop) set while it waits for NATS raises Stopped at once (before, a SIGTERM waited up to `wait_s`,
+    60 s, past Kubernetes' 30 s grace)."""
     loop = asyncio.get_running_loop()
+    stop = _STOPS.get(loop)
     deadline, first, said = loop.time() + wait_s, nc.stats["reconnects"], False
     while True:
         reconnects = nc.stats["reconnects"]
@@ -51,4 +69,6 @@ async def again_if_reconnected(nc: Client, ask: Callable[[], Awaitable[T]], wait
             log.warning("waiting for NATS at %s (it went away during a request; asked again once it is back, for up "
                         "to %.0f s)", _where(nc), wait_s)
         while not nc.is_connected and not nc.is_closed and loop.time() < deadline:
+            if stop is not None and stop.is_set():
+                raise Stopped("stopped while waiting for NATS")
             await asyncio.sleep(POLL_S)

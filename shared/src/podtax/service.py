@@ -145,6 +145,8 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
             except BusError as exc:  # NATS refuses what the service needs (its permissions): one line
                 log.error("%s", exc)
                 return 3
+            except Stopped:  # SIGTERM while a request waited for NATS to be back (natsagain): a clean stop
+                log.info("podtax-%s stopped while waiting for NATS", name)
         finally:
             if health:
                 health.close()
