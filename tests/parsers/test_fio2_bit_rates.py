@@ -21,8 +21,9 @@ CASES = {  # capture: (read_iops: issued x 1000 / runt, which gives the printed 
     "fio-2.16-unit-base-1-kb-base-1000-text.log": (137214e3 / 1005, 4473.9e6 / 8 / 1024),  # 4473.9Mbit/s, M: 10^6
     "fio-2.16-unit-base-1-kb-base-1000-rate-text.log": (20001e3 / 1001, 654738e3 / 8 / 1024),  # 654738Kbit/s, K: 1000
     # fio 2.17's num2str printed 19803 as `IOPS=19.9k` and 19745 as `19.8k` (fio_iops.old_num2str)
-    "fio-2.17-kb-base-1000-rate-text.log": (19942e3 / 1007, 81.2e6 / 1024),  # 81.2MB/s
-    "fio-2.17-unit-base-1-rate-text.log": (19844e3 / 1005, 617 * 1024**2 / 8 / 1024),  # BW=617Mibit/s
+    # and its `BW=` from the issued I/Os x 4096 B (fio_iops.exact_bw): `81.2MB/s` for 81114629 B/s
+    "fio-2.17-kb-base-1000-rate-text.log": (19942e3 / 1007, 19942 * 4096e3 / 1007 / 1024),  # 81.2MB/s
+    "fio-2.17-unit-base-1-rate-text.log": (19844e3 / 1005, 19844 * 4096e3 / 1005 / 1024),  # BW=617Mibit/s
 }
 
 

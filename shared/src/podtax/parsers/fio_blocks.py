@@ -111,3 +111,26 @@ def job_bs(options: Mapping[str, Any]) -> str | None:
                 sizes.append(default[d].partition("-")[0].strip() or "4k")
         return sizes[0] if len({_size(size) for size in sizes}) == 1 else value
     return None
+
+
+def fixed_sizes(line: str) -> dict[str, int]:
+    """The block size in bytes of each direction a header line gives one size for (`(R) 4096B-4096B`; fio 2:
+    `4K-4K/4K-4K/4K-4K` or `4096B-4096B,4096B-4096B,...`, read/write/trim); a range (bsrange, bssplit) none, nor a
+    size fio may have rounded (`977KiB` for bs=1000000: only one in bytes or a power of 2 is taken)."""
+    m = _HEAD.match(line)
+    if m is None:
+        return {}
+    field = m.group(2)
+    marked = {"RWT".index(d): bounds for d, bounds in _MARKED.findall(field)}
+    if not marked and field.strip():
+        first = field.split()[0]
+        marked = dict(enumerate(first.split("/" if "/" in first else ",")))
+    sizes = {}
+    for d, bounds in marked.items():
+        low, _, high = bounds.partition("-")
+        size = size_bytes(low)
+        in_bytes = low[:-1].isdigit() and low[-1] == "B"
+        whole = size is not None and size.is_integer() and (in_bytes or not int(size) & int(size) - 1)
+        if d < 3 and whole and size == size_bytes(high or low):
+            sizes[("read", "write", "trim")[d]] = int(size)
+    return sizes

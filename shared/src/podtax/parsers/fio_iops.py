@@ -15,25 +15,26 @@ def step(number: str, suffix: str) -> float:
     return COUNT_SCALE[suffix] / 10 ** (len(number) - point - 1 if point >= 0 else 0)
 
 
-def old_num2str(num: int, kind: str) -> float:
+def old_num2str(num: int, kind: str, thousand: int = 1000) -> float:
     """`num` as fio's num2str(num, 4, 1, 0, N2S_NONE) printed it before its fixes (fio 2.20; fio 3.26, c736b361),
     read back: kind "2.17" (fio 2.17-2.19: the part after the point loses its leading zeros, 19042 as `19.5k`,
-    10009 as `10.9k`) or "3.0" (fio 3.0-3.25: no carry into the whole part, 19961 as `19.0k`, 10996 as `10.0k`)."""
+    10009 as `10.9k`) or "3.0" (fio 3.0-3.25: no carry into the whole part, 19961 as `19.0k`, 10996 as `10.0k`).
+    thousand=1024: a rate in powers of 1024 (fio 3.25 prints 21978000 B/s as `20.0MiB/s`, 20.96 MiB/s)."""
     power = 0
     modulo = None
     while len(str(num)) > 4:
-        modulo, num, power = num % 1000, num // 1000, power + 1
+        modulo, num, power = num % thousand, num // thousand, power + 1
     if modulo is None:
         return float(num)
     if len(str(num)) >= 3:  # no room for a decimal: rounded with its carry (right in every version)
-        return (num + (modulo >= 500)) * 1000.0 ** power
+        return (num + (modulo >= thousand // 2)) * float(thousand) ** power
     if kind == "2.17":
         while len(str(modulo)) > 3 - len(str(num)):
             modulo = (modulo + 9) // 10
         decimals = str(modulo)
     else:
-        decimals = f"{modulo / 1000:.{3 - len(str(num))}f}"[2:]
-    return float(f"{num}.{decimals}") * 1000.0 ** power
+        decimals = f"{modulo / thousand:.{3 - len(str(num))}f}"[2:]
+    return float(f"{num}.{decimals}") * float(thousand) ** power
 
 
 def buggy_kinds(version: str | None) -> tuple[str, ...]:
@@ -83,3 +84,33 @@ def exact_iops(jobs: list[tuple[str, str, dict[str, float]]], runtimes: dict[tup
             elif printed < 1000 and printed.is_integer():
                 untold.append((number, f"{name} {direction} {printed:g}"))
     return untold, differ
+
+
+def exact_bw(printed: dict[tuple[int, str], tuple[float, float, int, int]], runtimes: dict[tuple[int, str], int],
+             counts: dict[tuple[int, str], int], sizes: dict[str, int], version: str | None,
+             jobs: list[tuple[str, str, dict[str, float]]]) -> list[str]:
+    """Each `BW=` figure of fio 2.17-2.19 and 3.0-3.25 (printed by the same old num2str, up to 9% off: `20.0MiB/s`
+    for 20.96 MiB/s) read as its I/Os x the block size over its runtime, KiB/s (fio: 1000 x io_bytes / runtime),
+    where the run's one fixed block size for that direction is known (`sizes`: not bsrange, bssplit) and the
+    version's old num2str prints that rate as the figure. `printed`: (job number, direction) -> (its figure in
+    KiB/s, the unit of its last digit in KiB/s, 1000 or 1024, 8 for bits else 1). A figure neither that nor the
+    rate rounded at its last digit is kept and said in the list returned; other versions (or none told) as printed."""
+    differ: list[str] = []
+    kinds = buggy_kinds(version) if version else ()  # a log that does not tell its version: as printed
+    for (number, direction), (figure, unit, thousand, bits) in printed.items() if kinds else ():
+        name, _group, figures = jobs[number - 1]
+        parts = ("read", "write", "trim") if direction == "mixed" else (direction,)
+        size = {sizes.get(d) for d in parts}
+        ms = runtimes.get((number, direction))
+        if len(size) != 1 or None in size or not ms or any((number, d) not in counts for d in parts):
+            continue
+        block = size.pop()
+        io_bytes = sum(counts[(number, d)] for d in parts) * block
+        rate = io_bytes * 1000 // ms * bits  # fio's whole bytes (bits) a second
+        if any(math.isclose(old_num2str(rate, kind, thousand) / (1024 * bits), figure, rel_tol=1e-9)
+               for kind in kinds):
+            figures[f"{direction}_bw"] = io_bytes * 1000 / ms / 1024
+        elif abs(rate / (1024 * bits) - figure) > unit * 0.5001:
+            differ.append(f"{name} {direction} printed {figure:g} KiB/s, its issued I/Os x {block} B over its "
+                          f"runtime {io_bytes * 1000 / ms / 1024:.6g}")
+    return differ

@@ -7,6 +7,8 @@ cut to a whole number under 1000 (`IOPS=4` for 4.9975) and to 3 significant digi
 as the JSON gives it (fio_iops.exact_iops; a figure fio would not print for that count is kept and said in
 TEXT_OUTPUT). Without that line a figure is read as printed; one under 1000 (up to 1 IOPS low) is said in
 TEXT_OUTPUT of an excerpt, and refused in a report that has its `IO depths` line (the `issued` line after it lost).
+Those old versions' `BW=` (`20.0MiB/s` for 20.96) is read as the I/Os x the run's one block size over the runtime
+when their num2str prints that so (fio_iops.exact_bw); bsrange, bssplit, other versions: as printed.
 fio 3 prints rates without an `i` (`kB/s`,
 `GB/s`: kb_base=1000) in powers of 1000, and in bits with unit_base=1
 (`BW=12.5Gibit/s`, read as KiB/s); fio 2's `KB/s` is KiB/s, or 1000 B/s with kb_base=1000 (fio_kb_base; a log
@@ -57,7 +59,7 @@ from podtax.parsers.fio_flags import (
     verify_flag,
 )
 from podtax.parsers.fio_groups import POWER, STATUS, STATUS_WORD, io_kib, kib, staggered, unit_power
-from podtax.parsers.fio_iops import COUNT_SCALE, exact_iops, step
+from podtax.parsers.fio_iops import COUNT_SCALE, exact_bw, exact_iops, step
 from podtax.parsers.stressng_names import slug
 
 _JOB = re.compile(r"^(\S.*?): \(groupid=(\d+), jobs=\d+\): err=\s*(-?\d+)(?:(.*?): pid=(\d+))?")  # `rr:4k: (groupid=`
@@ -100,6 +102,8 @@ _UNTOLD = ("; fio prints a rate under 1000 IOPS cut to a whole number (4.99 as 4
            "to tell it exactly (an excerpt): up to 1 IOPS low: ")
 _DIFFER = ("; an IOPS figure is not what fio prints for its `issued` I/Os over its runtime (a hand-edited or spliced "
            "log?), kept as printed: ")
+_BW_OFF = ("; a `BW=` figure is not what this fio prints for its `issued` I/Os x its block size over its runtime "
+           "(short I/Os, or a hand-edited log?), kept as printed: ")
 _IO_BYTES = re.compile(r"io=([0-9]{1,6})B, ")  # fio 2's `io=` in plain bytes (under 10^6): fio_kb_base
 _RUNT = re.compile(r"runt=\s*([0-9]{1,12})msec")  # fio 2's job runtime: `read : io=..., iops=92042, runt=  178msec`
 _TIME_SCALE = {"nsec": 0.001, "usec": 1.0, "msec": 1000.0}
@@ -113,6 +117,7 @@ def _rate_in(text: str) -> str:
 def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     version: str | None = None
     heads: list[Echoed] = []  # each job's header line (`randread: (g=0): rw=randread, bs=(R) 4096B-...`)
+    blocks: list[dict[str, int]] = []  # each header's fixed block size per direction (fio_blocks.fixed_sizes)
     jobs: list[tuple[str, str, dict[str, float]]] = []  # (job name, group id, figures)
     direction = ""
     pct_scale = 0.0
@@ -126,6 +131,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
     spans: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its KiB over its runtime, KiB/s
     runtimes: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> its runtime, ms (rounded up)
     steps: dict[tuple[int, str], float] = {}  # (job number from 1, direction) -> its IOPS figure's last digit's unit
+    bws: dict[tuple[int, str], tuple[float, float, int, int]] = {}  # `BW=` figures as fio_iops.exact_bw takes them
     printed: dict[tuple[int, str], int] = {}  # (job number from 1, direction) -> the power of fio 2's `KB/s`, `MB/s`
     exact: dict[tuple[int, str], float] = {}  # (job number, direction) -> B/s from a plain-bytes `io=` and `runt=`
     percentiles: set[tuple[int, str, str]] = set()  # (job number from 1, direction, kind) of each percentile block
@@ -166,6 +172,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         echo = fio_blocks.head(line) if "(g=" in line else None
         if echo is not None:
             heads.append(echo)
+            blocks.append(fio_blocks.fixed_sizes(line))
             continue
         m = _JOB.match(line) if "(groupid=" in line else None
         if m:
@@ -212,8 +219,10 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             direction = m.group(1)
             figures[f"{direction}_iops"] = to_number(m.group(2)) * COUNT_SCALE[m.group(3)]
             steps[(len(jobs), direction)] = step(m.group(2), m.group(3))
-            figures[f"{direction}_bw"] = to_number(m.group(4)) * (1024 if m.group(6) else 1000) \
-                ** POWER[m.group(5)] / (8192 if m.group(0)[-5] == "b" else 1024)  # unit_base=1: `12.5Gibit/s`
+            thousand, bits = 1024 if m.group(6) else 1000, 8 if m.group(0)[-5] == "b" else 1  # `12.5Gibit/s`
+            scale = thousand ** POWER[m.group(5)] / (1024 * bits)  # KiB/s
+            figures[f"{direction}_bw"] = to_number(m.group(4)) * scale
+            bws[(len(jobs), direction)] = (figures[f"{direction}_bw"], step(m.group(4), "") * scale, thousand, bits)
             span = _SPAN.search(line, m.end())
             if span:
                 runtimes[(len(jobs), direction)] = int(span.group(4))
@@ -292,6 +301,9 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
                                              "of order")
     told, differ = exact_iops(jobs, runtimes, counts, steps, version)
     untold = [label for _, label in told]
+    sizes = {d: size for d in ("read", "write", "trim") if len({b.get(d) for b in blocks}) == 1
+             and (size := blocks[0].get(d)) is not None}  # one size for all the run's jobs
+    off = exact_bw(bws, runtimes, counts, sizes, version, jobs)
     if untold and text.count("IO depths") > len(issued):  # fio prints `issued` after it in every report (1.x to 3.x)
         lost = told[0][0]  # the first job whose figure needs the count
         raise ParseFailure("truncated", f"fio job {jobs[lost - 1][0]}'s report has its `IO depths` line but not the "
@@ -350,7 +362,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
             metrics.add(key, value, "IOPS" if key.endswith("_iops") else "KiB/s", True)
     flags = ["TEXT_OUTPUT: parsed fio's rounded text output; use --output-format=json for exact figures"
              + (UNDECIDED_BASE if undecided else "") + (_UNTOLD + ", ".join(untold[:4]) if untold else "")
-             + (_DIFFER + "; ".join(differ[:4]) if differ else "")]
+             + (_DIFFER + "; ".join(differ[:4]) if differ else "") + (_BW_OFF + "; ".join(off[:4]) if off else "")]
     if groups > 1:
         flags.append(groups_flag(groups))
     if len(jobs) > 1:
