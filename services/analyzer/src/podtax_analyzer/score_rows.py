@@ -30,6 +30,9 @@ _META = (f"SELECT DISTINCT {_KEY_HASH} AS k, r.cluster, r.node, r.env, r.test, r
 _FLAT = (f"SELECT {_KEY_HASH} AS k, m.value AS vals, hash(r.run_id) AS ids, "
          "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, coalesce(r.nr_throttled > 0, false) AS throttled, "
          f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap {_FROM}")
+# Every key with a counted run (the service's restore at start, ScoreCache.restore).
+_ALL_KEYS = (f"SELECT DISTINCT r.cluster, r.node, r.env, r.test, r.params_key, m.name "
+             f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED}")
 # A key being loaded: what is small, grouped (n: its rows), then its rows flat and numeric, by key then value.
 # The keys' counted runs are picked by their (cluster, node, env, test, params_key) before the join to
 # metrics, and score_keys joined last: joined to runs first, DuckDB built its hash table from that join (a

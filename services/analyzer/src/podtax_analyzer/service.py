@@ -57,6 +57,8 @@ class Analyzer:
         self.changed = asyncio.Event()
         self.storage_problem: str | None = None  # set while writes fail for the storage's sake (GET /healthz)
         self.watch = FileWatch(store)  # the file removed or replaced stops the writes (held_file)
+        # a publication reads only the new runs' rows; filled by the restore at start (_restore_scores)
+        self.cache = ScoreCache(settings.analyzer_score_cache_values)
 
     def file_moved(self) -> str | None:
         """Why nothing is stored: the database file is no longer at its path (held_file.FileWatch.problem)."""
@@ -94,7 +96,7 @@ class Analyzer:
         """Coalesce new results and publish the scores and cell statistics they changed."""
         kv = await self.bus.kv(subjects.SCORES_BUCKET)  # create the bucket before the first put
         loop = asyncio.get_running_loop()
-        cache = ScoreCache(self.settings.analyzer_score_cache_values)  # a publication reads only the new runs' rows
+        cache = self.cache
         restore_at: float | None = loop.time()  # when to put the stored scores into the bucket; None once done
         failures = 0
         while not stop.is_set():
@@ -148,12 +150,12 @@ class Analyzer:
         lost its store, the bucket deleted, a restore cut short) has them back, and the scheduler ranks nodes by what
         was measured, not by their resources alone until each cell's next result. The same figures the bucket held
         (the analyzer is its only writer). True once done; False to try again (a failure is logged unless `said`)."""
-        from podtax_analyzer.scores import node_scores
-
         try:
             held = (await kv.status()).values
             unscored: list[tuple[str, ...]] = []  # keys whose statistics raised: their last score stays
-            scores = await asyncio.to_thread(node_scores, self.store.cursor(), unscored=unscored)
+            # node_scores(unscored=unscored)'s figures, through the cache (ScoreCache.restore: less memory, and
+            # the first publication finds the keys loaded)
+            scores = await asyncio.to_thread(self.cache.restore, self.store, unscored)
             await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
             await sweep(kv, self.store, scores, unscored)  # a key left by runs deleted before a restart
         except (nats.errors.Error, BusError) as exc:

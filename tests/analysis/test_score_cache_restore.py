@@ -1,0 +1,73 @@
+"""The service's restore at start (ScoreCache.restore) gives scores.node_scores' figures over the whole database,
+reports the same keys whose statistics raise, keeps the cache within its value cap, and leaves the keys loaded for
+the first publication. Real result events through Store.write_batch into a real DuckDB file."""
+
+from __future__ import annotations
+
+import pytest
+from podtax_analyzer import score_cache, scores
+from podtax_analyzer.score_cache import ScoreCache
+from podtax_analyzer.scores import node_scores
+from podtax_analyzer.store import Store
+
+from tests.analysis.test_score_cache import _batch
+
+
+def _key(s) -> tuple[str, ...]:
+    return s.cluster, s.node, s.env, s.test, s.params_key, s.metric
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "scores.duckdb")
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("max_values", [None, 40], ids=["whole-history", "over-budget"])
+def test_the_restore_equals_node_scores_and_the_first_publication_loads_nothing(store, monkeypatch, max_values):
+    monkeypatch.setattr(score_cache, "LOAD_CHUNK", 5)  # 24 keys: several chunks, evicted between them
+    runs: set[str] = set()
+    for first in range(0, 120, 24):
+        runs |= store.write_batch(_batch(first, 24))
+    cache = ScoreCache(max_values)
+    unscored: list[tuple[str, ...]] = []
+    got = cache.restore(store, unscored)
+    assert sorted(got, key=_key) == sorted(node_scores(store.cursor()), key=_key) and len(got) == 24
+    assert unscored == []
+    assert cache.held == sum(len(s.values) for s in cache.keys.values()) <= cache.max_values
+    loaded: list = []
+    real = cache._load
+    monkeypatch.setattr(cache, "_load", lambda con, keys: (loaded.extend(keys), real(con, keys)))
+    assert cache.update(store, runs) == node_scores(store.cursor(), since_runs=runs)
+    assert (loaded == []) == (max_values is None), loaded  # over the cap, dropped keys are loaded again
+
+
+def test_the_restore_reports_the_keys_node_scores_leaves_out(store, monkeypatch):
+    """FAULT INJECTION: score_from_sorted raises for n2's pod keys, in both paths."""
+    real = scores.score_from_sorted
+
+    def poisoned(**kw):
+        if (kw["node"], kw["env"]) == ("n2", "kubernetes"):
+            raise ZeroDivisionError("float division by zero")
+        return real(**kw)
+
+    monkeypatch.setattr(scores, "score_from_sorted", poisoned)
+    monkeypatch.setattr(score_cache, "score_from_sorted", poisoned)
+    store.write_batch(_batch(0, 48))
+    left_out: list[tuple[str, ...]] = []
+    want = node_scores(store.cursor(), unscored=left_out)
+    unscored: list[tuple[str, ...]] = []
+    got = ScoreCache().restore(store, unscored)
+    assert sorted(got, key=_key) == sorted(want, key=_key) and len(got) == 20
+    assert sorted(unscored) == sorted(left_out) and len(unscored) == 4
+
+
+def test_a_restore_tried_again_counts_the_runs_stored_since_the_last_publication(store):
+    """The restore is tried again (NATS refused the first) after publications: the cache then holds keys as of their
+    last update, while runs stored since wait to be published; the restore still gives node_scores' figures."""
+    cache = ScoreCache()
+    cache.update(store, store.write_batch(_batch(0, 48)))
+    store.write_batch(_batch(48, 24))  # stored, not yet published
+    got = cache.restore(store, [])
+    assert sorted(got, key=_key) == sorted(node_scores(store.cursor()), key=_key) and len(got) == 24
