@@ -24,8 +24,9 @@ NO_RESPONDERS = (nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailabl
                  nats.js.errors.NoStreamResponseError)
 
 
-# the stop event of each event loop's service (bus.stop_on_signals: set on SIGTERM/SIGINT)
-_STOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = weakref.WeakKeyDictionary()
+# the stop event of each event loop's service (bus.stop_on_signals: set on SIGTERM/SIGINT), held weakly both ways:
+# an event awaited holds its loop, so a strong value kept every closed loop's entry (review r11)
+_STOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.ref[asyncio.Event]] = weakref.WeakKeyDictionary()
 
 
 class Stopped(Exception):
@@ -35,7 +36,13 @@ class Stopped(Exception):
 
 def watch_stop(stop: asyncio.Event) -> None:
     """Make `stop` (set on SIGTERM) end the waits of again_if_reconnected in this event loop."""
-    _STOPS[asyncio.get_running_loop()] = stop
+    _STOPS[asyncio.get_running_loop()] = weakref.ref(stop)
+
+
+def _stop_if_told(stop: weakref.ref[asyncio.Event] | None) -> None:
+    event = stop() if stop is not None else None
+    if event is not None and event.is_set():
+        raise Stopped("stopped while waiting for NATS")
 
 
 def _where(nc: Client) -> str:
@@ -63,12 +70,13 @@ async def again_if_reconnected(nc: Client, ask: Callable[[], Awaitable[T]], wait
         except NO_RESPONDERS:
             if nc.stats["reconnects"] == first or nc.is_closed or loop.time() > deadline:
                 raise
+            _stop_if_told(stop)  # a server back without its JetStream answers 503 until the deadline (review r11)
             await asyncio.sleep(POLL_S * 5)
         if not nc.is_connected and not said:
             said = True
             log.warning("waiting for NATS at %s (it went away during a request; asked again once it is back, for up "
                         "to %.0f s)", _where(nc), wait_s)
         while not nc.is_connected and not nc.is_closed and loop.time() < deadline:
-            if stop is not None and stop.is_set():
-                raise Stopped("stopped while waiting for NATS")
+            _stop_if_told(stop)
             await asyncio.sleep(POLL_S)
+        _stop_if_told(stop)
