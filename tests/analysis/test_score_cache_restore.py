@@ -71,3 +71,26 @@ def test_a_restore_tried_again_counts_the_runs_stored_since_the_last_publication
     store.write_batch(_batch(48, 24))  # stored, not yet published
     got = cache.restore(store, [])
     assert sorted(got, key=_key) == sorted(node_scores(store.cursor()), key=_key) and len(got) == 24
+
+
+def test_a_key_with_no_finite_score_is_not_spared_by_the_sweep(store):
+    """Review r12 of 1ea39eee: restore listed every key without a score as one whose statistics raised, so the
+    sweep kept the last published score of a key whose values have no finite mean (near the float maximum), which
+    node_scores (the restore before) let the sweep delete: the scheduler went on ranking by a stale figure."""
+    from podtax import subjects
+    from podtax_analyzer.score_sweep import stale_keys
+
+    from tests.analysis.test_scores_extreme_values import result_events
+
+    store.write_batch(result_events("good", "good-node", [1000.0, 1010.0, 990.0], [970.0, 980.0, 960.0])
+                      + result_events("huge", "huge-node", [1.7e308, 1.6e308], [1.0]))
+    left_out: list[tuple[str, ...]] = []
+    want = node_scores(store.cursor(), unscored=left_out)
+    unscored: list[tuple[str, ...]] = []
+    got = ScoreCache().restore(store, unscored)
+    assert sorted(got, key=_key) == sorted(want, key=_key)
+    assert unscored == left_out == []
+    huge = [_key(s) for s in want] + [("local", "huge-node", "host", "sysbench-cpu", "threads=1",
+                                                    "events_per_second")]
+    held = [subjects.score_key(c, e, n, t, m, p) for c, n, e, t, p, m in huge]
+    assert stale_keys(held, got, unscored) == stale_keys(held, want, left_out) != []

@@ -174,10 +174,10 @@ class ScoreCache:
                     for key in chunk:
                         self.keys[key] = self.keys.pop(key)  # the most recently touched last
                         score = self._scored(key)
-                        if score is None:
-                            unscored.append(key)
-                        else:
+                        if score is not None:
                             scores.append(score)
+                        elif key in self.failed:  # raised; no finite score (None from score_from_sorted) is
+                            unscored.append(key)  # no stored score: the sweep deletes it, as node_scores' (r12)
                     self._evict(set())
         except BaseException:
             self.clear()
