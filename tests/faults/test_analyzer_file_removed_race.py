@@ -15,11 +15,17 @@ from typing import Any
 
 import duckdb
 import pytest
+from podtax import config
 from podtax.bus import Unavailable
 from podtax_analyzer.service import Analyzer
 from podtax_analyzer.store import Store
 
 from tests.faults.test_analyzer_file_removed import failed
+
+
+def _settings(db: Path) -> config.AnalyzerSettings:
+    """The analyzer's settings for `db` (Analyzer makes its score cache from them since 1ea39eee)."""
+    return config.load(config.AnalyzerSettings, analyzer_db=db)
 
 
 class Spy:
@@ -48,7 +54,7 @@ def test_a_batch_open_at_the_checkpoint_is_in_the_copy(tmp_path: Path) -> None:
     db = tmp_path / "podtax.duckdb"
     store = Store(db)
     store.write_batch([failed("before")])
-    analyzer = Analyzer(None, None, store)  # type: ignore[arg-type] - only its file check is used
+    analyzer = Analyzer(_settings(db), None, store)  # type: ignore[arg-type] - only its file check is used
     spy = store._writing = Spy(getattr(store, "_writing", threading.RLock()))  # type: ignore[attr-defined]
     opened, release = threading.Event(), threading.Event()
 
@@ -88,7 +94,7 @@ def test_a_reparse_does_not_write_into_a_removed_file(tmp_path: Path) -> None:
     store = Store(db)
     try:
         store.write_batch([failed("before")])
-        analyzer = Analyzer(None, None, store)  # type: ignore[arg-type]
+        analyzer = Analyzer(_settings(db), None, store)  # type: ignore[arg-type] - no bus used
         db.unlink()
         with pytest.raises(Unavailable, match="was removed"):
             store.replace_results([failed("before")])
