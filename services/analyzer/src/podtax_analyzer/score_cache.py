@@ -61,7 +61,7 @@ import numpy as np
 from podtax.events import NodeScore
 
 from podtax_analyzer.score_rows import _ALL_KEYS, _KEY_FLAT, KEY_COLUMNS, Key, _grouped, _key_meta, _sorted_flat
-from podtax_analyzer.scores import add_exact, mean_from_sum, say_unscored, score_from_sorted
+from podtax_analyzer.scores import add_exact, isolated, mean_from_sum, say_unscored, score_from_sorted
 from podtax_analyzer.store import Store
 from podtax_analyzer.store_lookup import LOOKUP_CHUNK
 
@@ -190,11 +190,8 @@ class ScoreCache:
         """score(key), or None when its statistics raise: that key is left out of the publication, the others are
         published (scores.say_unscored says it once per state of the key: not again while its runs stay the same,
         as when a publication NATS refused is done again)."""
-        try:
-            score = self.score(key)
-        except (MemoryError, RecursionError):  # no bug of this key's: the publication fails, retried with its runs
-            raise
-        except Exception as exc:  # noqa: BLE001 - a statistic's bug on one key's values must not stop the others
+        score, exc = isolated(self.score, key)  # MemoryError, RecursionError: the publication fails, retried
+        if exc is not None:
             s = self.keys[key]
             state = (len(s.values), len(s.overlapped), len(s.builds), len(s.units), len(s.directions), s.throttled)
             if self.failed.get(key) != state:

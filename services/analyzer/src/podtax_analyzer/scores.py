@@ -22,11 +22,12 @@ from __future__ import annotations
 import logging
 import math
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
@@ -46,6 +47,7 @@ COUNTED = ("r.status = 'ok' AND r.env IN ('host', 'kubernetes') AND coalesce(len
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_RUNS_CI = 6
 RANK_EXACT_BELOW = 2000  # runs: below, the rank is computed in exact integers; from here in floats
+T = TypeVar("T")
 
 
 @lru_cache(maxsize=4096)
@@ -159,16 +161,14 @@ def node_scores(
     scores = []
     for i in range(len(res["n"])):
         key = tuple(str(res[c][i]) for c in ("cluster", "node", "env", "test", "params_key", "metric"))
-        try:  # one key whose statistics raise has no score; every other key still gets its own
-            score = score_from_sorted(cluster=key[0], node=key[1], env=key[2], test=key[3], params_key=key[4],
-                                      metric=key[5], unit=str(res["unit"][i]), higher_is_better=bool(res["hib"][i]),
-                                      vals=res["vals"][i], updated_us=int(res["updated_us"][i]),
-                                      builds=int(res["builds"][i]), units=int(res["units"][i]),
-                                      directions=int(res["directions"][i]), throttled=int(res["throttled"][i]),
-                                      overlap=int(res["overlap"][i]))
-        except (MemoryError, RecursionError):  # no bug of this key's: the whole computation fails, tried again
-            raise
-        except Exception as exc:  # noqa: BLE001 - a statistic's bug on one key's values (said, see say_unscored)
+        # one key whose statistics raise has no score; every other key still gets its own
+        score, exc = isolated(score_from_sorted, cluster=key[0], node=key[1], env=key[2], test=key[3],
+                              params_key=key[4], metric=key[5], unit=str(res["unit"][i]),
+                              higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
+                              updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
+                              units=int(res["units"][i]), directions=int(res["directions"][i]),
+                              throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]))
+        if exc is not None:  # a statistic's bug on one key's values (said, see say_unscored)
             say_unscored(key, exc, level)
             if unscored is not None:
                 unscored.append(key)
@@ -176,6 +176,19 @@ def node_scores(
         if score is not None:
             scores.append(score)
     return scores
+
+
+def isolated(score: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T | None, Exception | None]:
+    """(score(*args, **kwargs), None), or (None, the exception) when one key's statistics raise: the caller leaves
+    that key out and says it (say_unscored), and every other key still gets its own score (node_scores, and the
+    service's ScoreCache._scored). MemoryError and RecursionError are no bug of the key's: they are raised, so the
+    whole computation fails and is tried again (a publication, with its runs)."""
+    try:
+        return score(*args, **kwargs), None
+    except (MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a statistic's bug on one key's values must not stop the others
+        return None, exc
 
 
 def say_unscored(key: Sequence[str], exc: BaseException, level: int = logging.ERROR) -> None:
