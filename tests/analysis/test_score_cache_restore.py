@@ -94,3 +94,35 @@ def test_a_key_with_no_finite_score_is_not_spared_by_the_sweep(store):
                                                     "events_per_second")]
     held = [subjects.score_key(c, e, n, t, m, p) for c, n, e, t, p, m in huge]
     assert stale_keys(held, got, unscored) == stale_keys(held, want, left_out) != []
+
+
+def test_the_first_publication_after_a_restore_reads_only_the_rows_stored_since(store, monkeypatch):
+    """restore left the cache's marks at 0, so the first publication after a restart read the new runs' rows from
+    every stored metric row (every row group) though every key was loaded; now from its snapshot's marks. Runs
+    stored before the restore but not yet published are still counted once."""
+    store.write_batch(_batch(0, 48))
+    waiting = store.write_batch(_batch(48, 24))  # stored before the restart, not yet published
+    cache = ScoreCache()
+    cache.restore(store, [])
+    marks = store.cursor().execute(score_cache._MARKS).fetchone()
+    assert cache.marks == marks
+    new = store.write_batch(_batch(72, 24))
+    past: list[int] = []  # metric rows each query of the update may read: those past its marks
+    real = score_cache._new_row_queries
+
+    def watched(con, ids, at):  # the real queries, their marks noted
+        for where, params in real(con, ids, at):
+            assert where == score_cache._FRESH_ROWS
+            past.append(con.execute("SELECT count(*) FROM metrics WHERE rowid >= $1", [params[2]]).fetchone()[0])
+            yield where, params
+
+    monkeypatch.setattr(score_cache, "_new_row_queries", watched)
+    assert cache.update(store, new) == node_scores(store.cursor(), since_runs=new)
+    rows = store.cursor().execute("SELECT count(*) FROM metrics WHERE run_id IN (SELECT unnest($1::varchar[]))",
+                                  [sorted(new)]).fetchone()[0]
+    assert past == [rows] == [48], past  # 48 new rows, not the 192 stored
+    monkeypatch.setattr(score_cache, "_new_row_queries", real)
+    later = store.write_batch(_batch(96, 24))
+    assert cache.update(store, waiting | later) == node_scores(store.cursor(), since_runs=waiting | later)
+    every = {r for (r,) in store.cursor().execute("SELECT run_id FROM runs").fetchall()}
+    assert cache.update(store, every) == node_scores(store.cursor()) and len(every) == 120
