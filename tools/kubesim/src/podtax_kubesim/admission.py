@@ -1,10 +1,12 @@
 """Pod security admission, like the "baseline" Pod Security Standard a real cluster enforces:
 pods that ask for the host (hostPath volumes, privileged containers, host namespaces) are refused
 with 403 Forbidden unless the emulator was started with allow_privileged (CLI: --allow-privileged).
-In exec mode these pods would otherwise run as root on this machine with its filesystem."""
+In exec mode these pods would otherwise run as root on this machine with its filesystem.
+Also NamespaceLifecycle's refusal of new content in a namespace being deleted (refuse_terminating)."""
 
 from __future__ import annotations
 
+from podtax_kubesim.resources import Resource
 from podtax_kubesim.util import ApiError, Obj
 
 LEVEL = 'baseline:latest'
@@ -43,3 +45,19 @@ def check_pod(pod: Obj, allow_privileged: bool) -> None:
         raise ApiError(403, "Forbidden", f'pods "{name}" is forbidden: violates PodSecurity "{LEVEL}": '
                        + ", ".join(found) + " (start kubesim with --allow-privileged to allow it)",
                        {"name": name, "kind": "pods"})
+
+
+def refuse_terminating(namespace: Obj | None, res: Resource, name: str) -> None:
+    """NamespaceLifecycle: a create in a namespace being deleted (phase Terminating: its DELETE came while finalizers
+    hold it) is refused 403 Forbidden with the cause NamespaceTerminating, worded as apiserver's
+    plugin/pkg/admission/namespace/lifecycle (admission.NewForbidden)."""
+    if namespace is None or (namespace.get("status") or {}).get("phase") != "Terminating":
+        return
+    ns = namespace["metadata"]["name"]
+    qualified = f"{res.plural}.{res.group}" if res.group else res.plural
+    subject = f'{qualified} "{name}"' if name else qualified
+    raise ApiError(403, "Forbidden", f"{subject} is forbidden: unable to create new content in namespace {ns} "
+                   f"because it is being terminated",
+                   {"name": name, "group": res.group, "kind": res.plural,
+                    "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                "message": f"namespace {ns} is currently being terminated"}]})

@@ -50,6 +50,7 @@ class Api:
                                "namespace sent on the request")
             meta["namespace"] = ns
             self._check_namespace(res, ns)
+            admission.refuse_terminating(self.store.get(R.NAMESPACES, "", ns), res, meta.get("name", ""))
         else:
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
@@ -185,6 +186,8 @@ class Api:
             new = deepcopy(old)
             new["metadata"]["deletionTimestamp"] = now()
             new["metadata"]["deletionGracePeriodSeconds"] = int(grace or 0)
+            if res.kind == "Namespace":  # held by its finalizers: Terminating, refusing new content meanwhile
+                new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
             return self.out(res, self.store.update(key, new))
         return self.out(res, self.store.delete(key, ns, name))
 

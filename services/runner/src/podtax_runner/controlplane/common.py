@@ -135,6 +135,26 @@ def not_allowed(exc: BaseException) -> bool:
         exc.status == 403 and re.search(r"cannot [a-z]+ resource", said(exc)) is not None))
 
 
+def namespace_lost(exc: BaseException, host: str, namespace: str) -> Aborted | None:
+    """The end of a run whose object's create the API refused for the run's `namespace`, the same for every object:
+    being deleted (NamespaceLifecycle's 403 `unable to create new content in namespace <ns> because it is being
+    terminated`: deleted mid-run, or stuck Terminating behind a finalizer) or gone (its 404 `namespaces "<ns>" not
+    found`); else None. Each create failed its object until 11 had: `the API refused 11 of 30 requests`, no fix."""
+    if not isinstance(exc, ApiException) or exc.status not in (403, 404):
+        return None
+    words, what = said(exc), brief(exc)
+    if exc.status == 403 and f"namespace {namespace} because it is being terminated" in words:
+        return Aborted("kubernetes-error", f"the Kubernetes API at {host} refuses new objects in namespace "
+                       f"{namespace}: it is being deleted ({what}): wait until `kubectl get namespace {namespace}` "
+                       f"answers NotFound (stuck Terminating: `kubectl get namespace {namespace} -o yaml` shows what "
+                       f"holds it), then run again, or use another namespace (PODTAX_RUNNER_NAMESPACE, or the test's "
+                       f"`namespace`)")
+    if exc.status == 404 and f'namespaces "{namespace}" not found' in words:
+        return Aborted("kubernetes-error", f"namespace {namespace} was deleted while the run was in flight, by another "
+                       f"client ({what}): run again once nothing deletes it (the run creates it)")
+    return None
+
+
 # a run's own calls (kubeapi.Kube.call notes the client function on a refusal), as its refusal names them
 OWN_CALLS = {"list_storage_class": "the list of storage classes (GET /apis/storage.k8s.io/v1/storageclasses)",
              "create_namespace": "the creation of namespace {ns} (POST /api/v1/namespaces)",
@@ -324,6 +344,8 @@ class ObjectChurn:
             self.ctx.check()
         if not_allowed(exc):  # the same for every object: the run ends
             raise refusal(exc, self.kube.api.configuration.host, self.ns)
+        if lost := namespace_lost(exc, self.kube.api.configuration.host, self.ns):  # likewise
+            raise lost
         if isinstance(exc, ApiException):
             detail = f"{what}: {exc.status} {exc.reason}" + (f": {said(exc)[:200]}" if exc.status == 403 else "")
         elif isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
