@@ -254,15 +254,16 @@ async def test_a_key_whose_statistics_raise_keeps_its_last_published_score(nats_
 
         caplog.set_level(logging.INFO, logger="podtax.analyzer")
         for fault in (one_raises, all_raise):
-            monkeypatch.setattr(scores, "score_from_sorted", fault)  # the sweep after a deletion (node_scores)
-            monkeypatch.setattr(score_cache, "score_from_sorted", fault)  # the restore at start (ScoreCache.restore)
+            monkeypatch.setattr(scores, "score_from_sorted", fault)  # sweep's own read (node_scores)
+            monkeypatch.setattr(score_cache, "score_from_sorted", fault)  # ScoreCache.restore (start, deletion)
             await bus.kv_put_many(subjects.SCORES_BUCKET, [(gone, json.dumps(doc).encode())])
             caplog.clear()
             assert await analyzer._restore_scores(kv, said=False)  # at start
             assert await _published(bus) == good, fault.__name__
             deleted = [r.getMessage() for r in caplog.records if "no longer stored" in r.getMessage()]
             assert len(deleted) == 1 and "deleted 1 score(s)" in deleted[0] and gone in deleted[0], deleted
-            assert await sweep(kv, store) == []  # after a deletion (a reparse, a duplicate's runs replaced)
+            assert await sweep(kv, store) == []  # sweep's own read (node_scores)
+            assert await analyzer._sweep(kv) == []  # after a deletion (a reparse, a duplicate's runs replaced)
             assert await _published(bus) == good, fault.__name__
     finally:
         await bus.close()
