@@ -209,7 +209,7 @@ def test_decision_failure_message() -> None:
 
 def test_default_profile() -> None:
     assert load_profile(None).weights() == {"BenchmarkScore": 5.0, "LeastAllocated": 1.0, "InterPodAffinity": 2.0,
-                                            "PodTopologySpread": 2.0}  # kube-scheduler's default weights
+                                            "PodTopologySpread": 2.0, "TaintToleration": 3.0}  # kube-scheduler's
     assert load_profile(None).score.InterPodAffinity.hard_pod_affinity_weight == 1
 
 
@@ -218,7 +218,7 @@ def test_profile_file(tmp_path: Path) -> None:
     f.write_text("score:\n  BenchmarkScore: {weight: 2, shrink_runs: 10}\n  LeastAllocated: {weight: 0}\n")
     prof = load_profile(f)
     assert prof.weights() == {"BenchmarkScore": 2.0, "LeastAllocated": 0.0, "InterPodAffinity": 2.0,
-                              "PodTopologySpread": 2.0}
+                              "PodTopologySpread": 2.0, "TaintToleration": 3.0}
     assert prof.score.BenchmarkScore.shrink_runs == 10
 
 
@@ -227,8 +227,8 @@ def test_profile_file(tmp_path: Path) -> None:
     ("score:\n  Bogus: {weight: 1}\n", "Known score plugins"),
     ("score:\n  BenchmarkScore: {weight: -1}\n", "greater than or equal to 0"),
     ("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 0}\n  InterPodAffinity: {weight: 0}\n"
-     "  PodTopologySpread: {weight: 0}\n", "every score weight is 0"),
-    # the other two score only pods with preferences: every other pod would be placed at random
+     "  PodTopologySpread: {weight: 0}\n  TaintToleration: {weight: 0}\n", "every score weight is 0"),
+    # the other three score only pods with preferences: every other pod would be placed at random
     ("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 0}\n", "placed at random"),
     ("score:\n  InterPodAffinity: {hard_pod_affinity_weight: 101}\n", "less than or equal to 100"),
 ])

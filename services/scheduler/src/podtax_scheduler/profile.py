@@ -9,10 +9,11 @@ Defaults live here; PODTAX_SCHEDULER_PROFILE may name a YAML file that overrides
       LeastAllocated: {weight: 1}
       InterPodAffinity: {weight: 2, hard_pod_affinity_weight: 1}
       PodTopologySpread: {weight: 2}
+      TaintToleration: {weight: 3}
 
-(podtax_scheduler.scoring explains each BenchmarkScore argument; affinity_score and spread_score the other two, which
+(podtax_scheduler.scoring explains each BenchmarkScore argument; affinity_score and spread_score the next two, which
 score only pods with preferred pod (anti-)affinity or ScheduleAnyway spread constraints, or pods that other pods'
-terms select.)
+terms select; taint_score the last, which scores only where a candidate has a PreferNoSchedule taint.)
 
 A file that is not valid YAML or does not match this shape stops the scheduler at start-up with a
 message that says what to fix.
@@ -65,11 +66,16 @@ class PodTopologySpreadArgs(_Strict):
     weight: float = Field(2.0, ge=0, le=100)  # kube-scheduler's default weight
 
 
+class TaintTolerationArgs(_Strict):
+    weight: float = Field(3.0, ge=0, le=100)  # kube-scheduler's default weight
+
+
 class ScoreSection(_Strict):
     BenchmarkScore: BenchmarkArgs = BenchmarkArgs()
     LeastAllocated: LeastAllocatedArgs = LeastAllocatedArgs()
     InterPodAffinity: InterPodAffinityArgs = InterPodAffinityArgs()
     PodTopologySpread: PodTopologySpreadArgs = PodTopologySpreadArgs()
+    TaintToleration: TaintTolerationArgs = TaintTolerationArgs()
 
 
 class Profile(_Strict):
@@ -79,7 +85,8 @@ class Profile(_Strict):
         return {"BenchmarkScore": self.score.BenchmarkScore.weight,
                 "LeastAllocated": self.score.LeastAllocated.weight,
                 "InterPodAffinity": self.score.InterPodAffinity.weight,
-                "PodTopologySpread": self.score.PodTopologySpread.weight}
+                "PodTopologySpread": self.score.PodTopologySpread.weight,
+                "TaintToleration": self.score.TaintToleration.weight}
 
 
 def load_profile(path: Path | None) -> Profile:
@@ -106,11 +113,11 @@ def load_profile(path: Path | None) -> Profile:
         raise ConfigError(f"{where}: invalid profile: {problems}. Known score plugins: BenchmarkScore "
                           f"(weight, shrink_runs, missing_score, statistic, sensitivity, unmeasured, "
                           f"ignore_flags), LeastAllocated (weight), InterPodAffinity (weight, "
-                          f"hard_pod_affinity_weight), PodTopologySpread (weight)") from None
+                          f"hard_pod_affinity_weight), PodTopologySpread (weight), TaintToleration (weight)") from None
     weights = profile.weights()
     if weights["BenchmarkScore"] + weights["LeastAllocated"] <= 0:
         others = "every score weight is 0" if sum(weights.values()) <= 0 else (
             "BenchmarkScore and LeastAllocated both weigh 0, and the others score only pods with affinity or spread "
-            "preferences, so every other pod would be placed at random")
+            "preferences or nodes with PreferNoSchedule taints, so every other pod would be placed at random")
         raise ConfigError(f"{where}: {others}; give BenchmarkScore or LeastAllocated a positive weight")
     return profile

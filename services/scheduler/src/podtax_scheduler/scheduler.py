@@ -36,6 +36,7 @@ from podtax_scheduler.scorestore import ScoreStore
 from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated, ScorePlugin, describe
 from podtax_scheduler.spread_score import PodTopologySpreadScore
 from podtax_scheduler.state import ClusterState
+from podtax_scheduler.taint_score import TaintTolerationScore
 
 log = logging.getLogger("podtax.scheduler")
 Obj = dict[str, Any]
@@ -77,6 +78,7 @@ class Scheduler:
             LeastAllocated(),
             InterPodAffinityScore(profile.score.InterPodAffinity.hard_pod_affinity_weight),
             PodTopologySpreadScore(),
+            TaintTolerationScore(),
         ]
         self.weights = profile.weights()
         self.rng = random.Random(seed)

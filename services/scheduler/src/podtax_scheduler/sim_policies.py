@@ -21,6 +21,7 @@ from podtax_scheduler.scorestore import ScoreStore
 from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
 from podtax_scheduler.spread_score import PodTopologySpreadScore
 from podtax_scheduler.state import ClusterState
+from podtax_scheduler.taint_score import TaintTolerationScore
 
 if TYPE_CHECKING:
     from podtax_scheduler.simulate import Workload
@@ -78,7 +79,7 @@ class PodtaxPolicy:
                                        statistic=b.statistic, sensitivity=b.sensitivity, unmeasured=b.unmeasured,
                                        ignore_flags=b.ignore_flags), LeastAllocated(),
                         InterPodAffinityScore(profile.score.InterPodAffinity.hard_pod_affinity_weight),
-                        PodTopologySpreadScore()]
+                        PodTopologySpreadScore(), TaintTolerationScore()]
         self.weights = profile.weights()
         self.rng = random.Random(seed)
 

@@ -1,0 +1,72 @@
+"""TaintToleration's score, as kube-scheduler's plugin of that name scores (taint_toleration.go).
+
+A `PreferNoSchedule` taint is how an operator says "avoid this node unless needed" (a Raspberry Pi beside x86
+servers, a node being drained slowly): the filter lets such nodes pass, the score ranks them lower.
+
+- A node's raw score is the number of its `PreferNoSchedule` taints the pod does not tolerate, counting only the
+  pod's tolerations of that effect or of every effect (an empty `effect`).
+- Normalised and inverted over the candidates: `100 - 100 x raw // max` (integer), as kube-scheduler's
+  DefaultNormalizeScore(reverse): the node with the fewest intolerable taints scores 100.
+- When no candidate has one (max 0: every node would score 100, which changes no ranking) the plugin skips the pod
+  and neither scores nor weighs in the total, as the other optional plugins do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from podtax_scheduler.model import PodInfo, Taint, Toleration
+from podtax_scheduler.state import ClusterState
+
+EFFECT = "PreferNoSchedule"
+MAX_NODE_SCORE = 100
+
+
+def intolerable(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> int:
+    """How many of `taints` (a node's PreferNoSchedule ones) no toleration in `tolerations` tolerates."""
+    return sum(1 for taint in taints if not any(t.tolerates(taint) for t in tolerations))
+
+
+def normalize(raw: np.ndarray) -> np.ndarray:
+    """kube-scheduler's DefaultNormalizeScore(100, reverse=true): 100 - 100 x raw // max; all 100 when max is 0."""
+    top = int(raw.max()) if raw.size else 0
+    if top == 0:
+        return np.full(raw.shape, float(MAX_NODE_SCORE))
+    return (MAX_NODE_SCORE - (MAX_NODE_SCORE * raw.astype(np.int64)) // top).astype(float)
+
+
+class TaintTolerationScore:
+    name = "TaintToleration"
+
+    def __init__(self) -> None:
+        self._tainted: tuple[int, np.ndarray, list[tuple[Taint, ...]]] | None = None  # (nodes gen, slots, taints)
+
+    def _preferring(self, state: ClusterState) -> tuple[np.ndarray, list[tuple[Taint, ...]]]:
+        """The slots of nodes with PreferNoSchedule taints and those taints, cached until a node changes."""
+        gen = (state.static_gen << 32) + state.layout_gen
+        if self._tainted is None or self._tainted[0] != gen:
+            slots, taints = [], []
+            for i, name in enumerate(state.names):
+                node = state.nodes.get(name) if name is not None else None
+                prefer = tuple(t for t in node.taints if t.effect == EFFECT) if node is not None else ()
+                if prefer:
+                    slots.append(i)
+                    taints.append(prefer)
+            self._tainted = (gen, np.array(slots, dtype=np.int64), taints)
+        return self._tainted[1], self._tainted[2]
+
+    def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: dict[str, object]) -> np.ndarray | None:
+        slots, taints = self._preferring(state)
+        if not slots.size or not len(idx):
+            return None
+        where = np.flatnonzero(np.isin(idx, slots))  # candidates with such taints
+        if not where.size:
+            return None
+        tolerations = tuple(t for t in pod.tolerations if not t.effect or t.effect == EFFECT)
+        at = {int(s): k for k, s in enumerate(slots)}
+        raw = np.zeros(len(idx), dtype=np.int64)
+        for j in where:
+            raw[j] = intolerable(taints[at[int(idx[j])]], tolerations)
+        if not raw.any():
+            return None
+        return normalize(raw)
