@@ -7,6 +7,7 @@ each shape cost); `ScoreCache` calls `_grouped` for the rows of new runs and `_k
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,18 +19,32 @@ from podtax_analyzer.scores import COUNTED
 
 Key = tuple[str, str, str, str, str, str]  # cluster, node, env, test, params_key, metric
 KEY_COLUMNS = ("cluster", "node", "env", "test", "params_key", "metric")
+log = logging.getLogger("podtax.analyzer.scores")
 
 # The selected runs' rows, flat and numeric, each with its key's hash k (sorted by key, then value, in numpy:
 # _grouped), and apart, one row per key and distinct unit, direction and tool build. Gathered into DuckDB lists
 # per key (list(m.value ORDER BY m.value), ... GROUP BY key), 5,000 runs' rows took 35-50 MB of DuckDB's memory
 # a query whatever the chunk (1,000 runs: 33-41 MB), the RSS peak of a publication; these two, ~10 MB.
 _KEY_HASH = "hash(r.cluster, r.node, r.env, r.test, r.params_key, m.name)"
+_SALTED_HASH = "hash(r.cluster, r.node, r.env, r.test, r.params_key, m.name, 'podtax')"  # another 64-bit hash
 _FROM = f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED} {{where}}"
-_META = (f"SELECT DISTINCT {_KEY_HASH} AS k, r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, "
-         f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build {_FROM}")
-_FLAT = (f"SELECT {_KEY_HASH} AS k, m.value AS vals, hash(r.run_id) AS ids, "
-         "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, coalesce(r.nr_throttled > 0, false) AS throttled, "
-         f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap {_FROM}")
+
+
+def _meta_sql(key_hash: str) -> str:
+    return (f"SELECT DISTINCT {key_hash} AS k, r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, "
+            f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build {_FROM}")
+
+
+def _flat_sql(key_hash: str) -> str:
+    return (f"SELECT {key_hash} AS k, m.value AS vals, hash(r.run_id) AS ids, "
+            "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
+            "coalesce(r.nr_throttled > 0, false) AS throttled, "
+            f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap {_FROM}")
+
+
+_META, _FLAT = _meta_sql(_KEY_HASH), _flat_sql(_KEY_HASH)
+# Read instead when two keys of one query share _KEY_HASH (_grouped), never merged.
+_META_SALTED, _FLAT_SALTED = _meta_sql(_SALTED_HASH), _flat_sql(_SALTED_HASH)
 # Every key with a counted run (the service's restore at start, ScoreCache.restore).
 _ALL_KEYS = (f"SELECT DISTINCT r.cluster, r.node, r.env, r.test, r.params_key, m.name "
              f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED}")
@@ -98,16 +113,18 @@ def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
 def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
     """(key, {"units", "hibs", "builds", and the key's rows as arrays, ascending by value}) for each key of the rows
     `where` selects. Keys are told apart by their 64-bit hash within one query (two keys of a publication alike:
-    about k*k / 2**65, as run numbers, see the module doc)."""
-    meta: dict[int, tuple[Key, set[str], set[bool], set[str]]] = {}
-    res = con.execute(_META.format(where=where), params).fetchnumpy()
-    for i, k in enumerate(res["k"].tolist()):
-        key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
-        _, units, hibs, builds = meta.setdefault(k, (key, set(), set(), set()))
-        units.add(str(res["unit"][i]))
-        hibs.add(bool(res["hib"][i]))
-        builds.add(str(res["build"][i]))
-    flat = con.execute(_FLAT.format(where=where), params).fetchnumpy()
+    about k*k / 2**65, as run numbers, see the module doc); the meta rows carry each key whole, so two keys of one
+    hash are seen there, and the rows are then read by another hash (salted) instead: never merged."""
+    meta = _key_hashes(con, _META.format(where=where), params)
+    sql = _FLAT
+    if isinstance(meta, tuple):
+        log.warning("node-score keys %s and %s have the same 64-bit hash; told apart by another", *meta)
+        meta, sql = _key_hashes(con, _META_SALTED.format(where=where), params), _FLAT_SALTED
+        if isinstance(meta, tuple):
+            raise RuntimeError("node-score keys {} and {} have the same two 64-bit hashes, so their values cannot "
+                               "be told apart and no score of this publication is published; report it with these "
+                               "keys".format(*meta))
+    flat = con.execute(sql.format(where=where), params).fetchnumpy()
     keys = np.asarray(flat["k"], dtype=np.uint64)
     cols = {c: np.asarray(flat[c], dtype=t) for c, t in _COLUMNS.items()}
     del flat
@@ -121,3 +138,20 @@ def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> I
         key, units, hibs, builds = meta[int(keys[a])]
         yield key, {"units": sorted(units), "hibs": sorted(hibs), "builds": sorted(builds),
                     **{c: v[a:b] for c, v in cols.items()}}
+
+
+def _key_hashes(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]
+                ) -> dict[int, tuple[Key, set[str], set[bool], set[str]]] | tuple[Key, Key]:
+    """Per key hash of the meta rows `sql` reads: the key and its units, directions and builds; or two keys that
+    share a hash."""
+    meta: dict[int, tuple[Key, set[str], set[bool], set[str]]] = {}
+    res = con.execute(sql, params).fetchnumpy()
+    for i, k in enumerate(res["k"].tolist()):
+        key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
+        known, units, hibs, builds = meta.setdefault(k, (key, set(), set(), set()))
+        if known != key:
+            return known, key
+        units.add(str(res["unit"][i]))
+        hibs.add(bool(res["hib"][i]))
+        builds.add(str(res["build"][i]))
+    return meta
