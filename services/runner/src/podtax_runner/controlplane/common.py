@@ -301,8 +301,9 @@ def allowance(count: int) -> int:
 
 
 def too_many_errors(errors: int, count: int) -> bool:
-    """Abort a run once more than max(10, 10 %) of its objects failed: the server is refusing, or not answering."""
-    return errors > allowance(count)
+    """Abort a run once more than max(10, 10 %) of its objects failed, or all of them (count 10 or fewer: such a run
+    ended 'done', exit 0, with nothing timed): the server is refusing, or not answering."""
+    return errors > allowance(count) or errors >= count
 
 
 def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> Aborted | None:
@@ -347,7 +348,7 @@ class ObjectChurn:
         if lost := namespace_lost(exc, self.kube.api.configuration.host, self.ns):  # likewise
             raise lost
         if isinstance(exc, ApiException):
-            detail = f"{what}: {exc.status} {exc.reason}" + (f": {said(exc)[:200]}" if exc.status == 403 else "")
+            detail = f"{what}: {exc.status} {exc.reason}" + (f": {said(exc)[:200]}" if said(exc) else "")
         elif isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
             detail = f"{what}: {exc.reason}"  # its last error: the URL and 'Max retries' cut the rest at 300 characters
         else:
