@@ -336,7 +336,8 @@ class Watcher:
                     self.failed = exc
                     self.synced.set()
                     return
-                log.warning("watch %s: %s: %s; retrying in %.1f s", self.name, type(exc).__name__, exc, delay)
+                log.warning("watch %s: %s: %s; retrying in %.1f s", self.name, type(exc).__name__, retries.brief(exc),
+                            delay)  # one line: an ApiException's own text dumps its headers and body
                 self._stop.wait(delay)
                 delay = min(delay * 2, 2.0)
 
