@@ -17,6 +17,7 @@ from podtax import events, metrics, subjects
 from podtax.batchtuning import tune_for_batches
 from podtax.bus import Bus, BusError, ConsumerSpec, Unavailable
 from podtax.config import AnalyzerSettings, ConfigError, host_names
+from podtax.natsagain import Stopped
 from podtax.service import listening_socket, service_streams
 
 from podtax_analyzer import api_auth
@@ -115,6 +116,9 @@ class Analyzer:
             started = loop.time()
             try:
                 await self._publish(runs, cache)
+            except Stopped:  # SIGTERM while its bucket's lookup waited for NATS: the next start's restore puts them
+                log.info("publishing scores stopped while waiting for NATS (the results are stored)")
+                return
             except (nats.errors.Error, BusError) as exc:  # NATS refused or lost them (its bucket gone): one line
                 log.error("publishing scores failed (%s: %s); will retry", type(exc).__name__, exc)
                 self.pending |= runs
@@ -193,8 +197,9 @@ class Analyzer:
 
 
 def said_if_crashed(task: asyncio.Task[None]) -> None:
-    """Log the scores publisher's crash at once: it runs beside the consumer, which goes on storing results."""
-    if not task.cancelled() and (exc := task.exception()) is not None:
+    """Log the scores publisher's crash at once: it runs beside the consumer, which goes on storing results. Stopped
+    (a SIGTERM while its first bucket lookup waited for NATS) is no crash: the service is stopping."""
+    if not task.cancelled() and (exc := task.exception()) is not None and not isinstance(exc, Stopped):
         log.error("publishing scores stopped: %s: %s; new results are stored but no score is published until the "
                   "analyzer restarts", type(exc).__name__, exc, exc_info=exc)
 

@@ -23,6 +23,7 @@ from nats.js import JetStreamContext
 from podtax import events, metrics, natsfetch, subjects, templates
 from podtax.bus import Bus, BusError, ConsumerSpec, NatsLost, Permanent
 from podtax.config import HostAgentSettings
+from podtax.natsagain import Stopped
 
 from podtax_host_agent import facts, guard, measured, outbox, owndir
 from podtax_host_agent.clock import check_clock
@@ -105,6 +106,8 @@ class Agent(NatsIdentity):
                     await self.bus.handle_message(spec, self.on_cancel, msg)
                     taken += 1
             why = f"more than {WAITING_CANCELS_S:.0f} s"
+        except Stopped:  # SIGTERM while a dead letter waited for NATS: a stop, not NATS slow (the agent went on)
+            raise
         except Exception as exc:  # noqa: BLE001 - NATS slow or refusing: the consumer takes them later
             why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         log.warning("start-up: the cancellations waiting were not all taken before run requests (%d taken; %s): a run "
