@@ -198,7 +198,6 @@ class Scheduler:
             now = time.monotonic()
             if now - last_housekeeping > 1.0:
                 last_housekeeping = now
-                self.state.expire_assumed()
                 for name, n in self.queue.counts().items():
                     self.metrics.pending.labels(name).set(n)
                 self.metrics.leader.set(1 if self.elector.is_leader() else 0)

@@ -10,7 +10,6 @@ informer threads write, the scheduling thread reads and assumes.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,8 +22,6 @@ from podtax_scheduler.namespaces import NamespaceLabels
 from podtax_scheduler.podaffinity import LabelSelector, feasible_mask, filter_node
 from podtax_scheduler.prefilter import PreFilter
 from podtax_scheduler.quantity import PODS
-
-ASSUMED_TTL_S = 60.0
 
 
 class ClusterState:
@@ -44,7 +41,11 @@ class ClusterState:
         self.pods: dict[str, PodInfo] = {}
         self.pod_node: dict[str, str] = {}  # uid -> node its requests are counted on
         self.by_node: dict[str, set[str]] = {}  # node -> uids counted there (also for unknown nodes)
-        self.assumed: dict[str, tuple[str, float]] = {}  # the ledger: uid -> (node, expiry)
+        # the ledger: uid -> node of the pods decided whose binding the informer has not shown yet; an entry leaves when
+        # it does (bound, terminal or deleted, also by a relist) or the bind failed (forget), never by age: a bind
+        # waiting behind slow ones would free its node's room for another pod (kube-scheduler's assumed pods have not
+        # expired since 1.23, kubernetes#106361)
+        self.assumed: dict[str, str] = {}
         self.static_gen = 0  # bumps when any node's static fields change
         self.layout_gen = 0  # bumps when slots are added or removed
         self._static_cache: dict[str, tuple[int, np.ndarray]] = {}
@@ -231,10 +232,10 @@ class ClusterState:
                 self._account(uid, None, counted or (pod.requests if pod else {}))
             return pod
 
-    def assume(self, pod: PodInfo, node_name: str, ttl_s: float = ASSUMED_TTL_S) -> None:
+    def assume(self, pod: PodInfo, node_name: str) -> None:
         """Count a pod on a node before the bind is seen by the informer (the ledger)."""
         with self.lock:
-            self.assumed[pod.uid] = (node_name, time.monotonic() + ttl_s)
+            self.assumed[pod.uid] = node_name
             self._account(pod.uid, node_name, pod.requests, pod)
 
     def forget(self, uid: str) -> None:
@@ -245,15 +246,6 @@ class ClusterState:
             node = self.nodes.get(self.pod_node.get(uid, ""))
             counted = node.pods.get(uid) if node is not None else None
             self._account(uid, None, counted or {})
-
-    def expire_assumed(self) -> int:
-        """Drop ledger entries the informer never confirmed (e.g. the pod vanished in a watch gap)."""
-        now = time.monotonic()
-        with self.lock:
-            stale = [uid for uid, (_, exp) in self.assumed.items() if exp < now]
-            for uid in stale:
-                self.forget(uid)
-            return len(stale)
 
     # ------------------------------------------------------------ filtering
 
