@@ -19,6 +19,7 @@ log = logging.getLogger("podtax.bus")
 
 WAIT_S = 60.0  # how long a request waits for NATS to be back (nats-py tries again every 2 s) before it fails
 POLL_S = 0.1
+STOP_GRACE_S = 0.5  # how long a request in flight may still take once the service is told to stop
 # 'no responders' (503): what a request may get from a server just started again, before its JetStream is up
 NO_RESPONDERS = (nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError,
                  nats.js.errors.NoStreamResponseError)
@@ -45,6 +46,27 @@ def _stop_if_told(stop: weakref.ref[asyncio.Event] | None) -> None:
         raise Stopped("stopped while waiting for NATS")
 
 
+async def _unless_stopped(ask: Callable[[], Awaitable[T]], stop: weakref.ref[asyncio.Event] | None) -> T:
+    """`ask()`; once the stop event is set (or if it is), its answer is waited for STOP_GRACE_S more at most, then
+    Stopped: a request in flight as the SIGTERM came waited up to nats-py's timeout (5 s) for a server that died or
+    hangs, while a live server's answer (a dead letter of a batch being drained) still comes within the grace."""
+    event = stop() if stop is not None else None
+    if event is None:
+        return await ask()
+    asking, stopping = asyncio.ensure_future(ask()), asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait((asking, stopping), return_when=asyncio.FIRST_COMPLETED)
+        if not asking.done():
+            await asyncio.wait((asking,), timeout=STOP_GRACE_S)
+    finally:
+        stopping.cancel()
+        if not asking.done():
+            asking.cancel()  # its answer, if one comes, is dropped
+    if not asking.done():
+        raise Stopped("stopped while waiting for NATS")
+    return asking.result()
+
+
 def _where(nc: Client) -> str:
     return redact(",".join(u.geturl() for u in nc.servers)) or "its URL"
 
@@ -55,15 +77,16 @@ async def again_if_reconnected(nc: Client, ask: Callable[[], Awaitable[T]], wait
     `wait_s`; a timeout on a connection made again meanwhile, or a 'no responders' after one, is asked again at
     once (a 503 a little later). A timeout on the same live connection, a 'no responders' without a reconnect, and
     anything after `wait_s` are raised as they are (the caller says what they mean). The service's stop event
-    (watch_stop) set while it waits for NATS raises Stopped at once (before, a SIGTERM waited up to `wait_s`,
-    60 s, past Kubernetes' 30 s grace)."""
+    (watch_stop) set while it waits for NATS, or for the answer to a request in flight, raises Stopped at once
+    (before, a SIGTERM waited up to `wait_s`, 60 s, past Kubernetes' 30 s grace; then up to nats-py's 5 s timeout
+    for a request in flight)."""
     loop = asyncio.get_running_loop()
     stop = _STOPS.get(loop)
     deadline, first, said = loop.time() + wait_s, nc.stats["reconnects"], False
     while True:
         reconnects = nc.stats["reconnects"]
         try:
-            return await ask()
+            return await _unless_stopped(ask, stop)
         except TimeoutError:
             if (nc.is_connected and nc.stats["reconnects"] == reconnects) or nc.is_closed or loop.time() > deadline:
                 raise
