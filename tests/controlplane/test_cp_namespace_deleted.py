@@ -66,3 +66,15 @@ def test_a_namespace_deleted_mid_run_ends_the_run_naming_it(kubesim_factory: Any
     assert f"namespace {NS} was deleted while the run was in flight" in detail, detail
     assert f'namespaces \\"{NS}\\" not found' in detail or f'namespaces "{NS}" not found' in detail, detail
     assert creates(sim, "persistentvolumeclaims", "404") <= 2  # those in flight at the first refusal
+
+
+def test_a_namespace_the_account_may_not_create_is_named_so(kubesim_factory: Any, run_cp: Any) -> None:
+    """Not 'deleted while the run was in flight' (ced93dc8 said so): it was never there, and creating it is refused."""
+    sim = kubesim_factory({**cluster(), "faults": {"forbid": ["create namespaces"]}}, kubelet="none")
+    with pytest.raises(Aborted) as err:
+        run_cp(spec("volume-churn", count=30, concurrency=2, timeout=30), kube=sim)
+    detail = err.value.detail
+    assert err.value.reason == "kubernetes-error" and "\n" not in detail, (err.value.reason, detail)
+    assert f"namespace {NS} does not exist" in detail and "may not create it (403 Forbidden: " in detail, detail
+    assert f"`kubectl create namespace {NS}`" in detail and "deleted" not in detail, detail
+    assert creates(sim, "persistentvolumeclaims", "404") <= 2

@@ -135,11 +135,12 @@ def not_allowed(exc: BaseException) -> bool:
         exc.status == 403 and re.search(r"cannot [a-z]+ resource", said(exc)) is not None))
 
 
-def namespace_lost(exc: BaseException, host: str, namespace: str) -> Aborted | None:
+def namespace_lost(exc: BaseException, host: str, namespace: str, refused: str = "") -> Aborted | None:
     """The end of a run whose object's create the API refused for the run's `namespace`, the same for every object:
     being deleted (NamespaceLifecycle's 403 `unable to create new content in namespace <ns> because it is being
     terminated`: deleted mid-run, or stuck Terminating behind a finalizer) or gone (its 404 `namespaces "<ns>" not
-    found`); else None. Each create failed its object until 11 had: `the API refused 11 of 30 requests`, no fix."""
+    found`; `refused`: why the run could not create it, a 403, so it may never have been there); else None. Each
+    create failed its object until 11 had: `the API refused 11 of 30 requests`, no fix."""
     if not isinstance(exc, ApiException) or exc.status not in (403, 404):
         return None
     words, what = said(exc), brief(exc)
@@ -150,6 +151,10 @@ def namespace_lost(exc: BaseException, host: str, namespace: str) -> Aborted | N
                        f"holds it), then run again, or use another namespace (PODTAX_RUNNER_NAMESPACE, or the test's "
                        f"`namespace`)")
     if exc.status == 404 and f'namespaces "{namespace}" not found' in words:
+        if refused:
+            return Aborted("kubernetes-error", f"namespace {namespace} does not exist ({what}) and the runner's "
+                           f"account may not create it ({refused}): create it (`kubectl create namespace "
+                           f"{namespace}`), then run again")
         return Aborted("kubernetes-error", f"namespace {namespace} was deleted while the run was in flight, by another "
                        f"client ({what}): run again once nothing deletes it (the run creates it)")
     return None
@@ -345,7 +350,7 @@ class ObjectChurn:
             self.ctx.check()
         if not_allowed(exc):  # the same for every object: the run ends
             raise refusal(exc, self.kube.api.configuration.host, self.ns)
-        if lost := namespace_lost(exc, self.kube.api.configuration.host, self.ns):  # likewise
+        if lost := namespace_lost(exc, self.kube.api.configuration.host, self.ns, self.kube.namespace_refused):
             raise lost
         if isinstance(exc, ApiException):
             detail = f"{what}: {exc.status} {exc.reason}" + (f": {said(exc)[:200]}" if said(exc) else "")

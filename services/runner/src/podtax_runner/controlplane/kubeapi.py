@@ -70,6 +70,7 @@ class Kube:
         self.timeline = timeline
         self._down: tuple[float, Unreachable] | None = None  # since when no request reached the API, and why
         self.forbidden: Aborted | None = None  # a watch the API refuses (401/403): the run ends (down)
+        self.namespace_refused = ""  # why the run's namespace could not be created (a 403: fine if it exists)
         self.reads_by: float | None = None  # time.monotonic() by which a list or get should have its answer
         self.deadline: float | None = None  # time.monotonic() after which no call is sent again (the run's end)
 
@@ -171,6 +172,8 @@ class Kube:
         except ApiException as exc:
             if exc.status not in (403, 409):  # exists, or we may not create namespaces (fine if it exists)
                 raise
+            if exc.status == 403:
+                self.namespace_refused = retries.brief(exc)
 
     def scrape(self) -> dict[str, float] | None:
         """`apiserver_request_total` from /metrics as {"<verb> <resource> <code>": n}; None when not served."""
