@@ -20,7 +20,7 @@ from podtax.bus import Bus
 
 from tests.paused import pause
 
-BAD = 500  # undecodable messages: the parser dead-letters them one by one, so one is under way at the pause
+BAD = 2000  # undecodable messages: the parser dead-letters them one by one, so one is under way at the pause
 
 
 def _until(log: Path, proc: subprocess.Popen[bytes], text: str, tries: int = 300) -> str:

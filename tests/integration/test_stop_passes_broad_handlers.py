@@ -29,7 +29,7 @@ from podtax_analyzer.store import Store
 from tests.paused import pause
 
 TOKEN = "stop-test-token-0123456789abcdef"  # POST needs one
-BAD = 500  # undecodable cancellations: dead-lettered one by one, so one is under way at the pause
+BAD = 2000  # undecodable cancellations: dead-lettered one by one, so one is under way at the pause
 NODES = ("Node-1", "node-1")  # two spellings of one node: the same capture stored twice (imports_twice.py)
 
 
