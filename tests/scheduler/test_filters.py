@@ -125,6 +125,12 @@ ARCH_CASES = [
     ("alias x86_64", {"podtax.io/arch": "x86_64"}, {}, "amd64", None),
     ("nodeSelector arch", {}, {"kubernetes.io/arch": "amd64"}, "arm64", F.NodeArchitecture.REASON),
     ("nodeSelector arch match", {}, {"kubernetes.io/arch": "arm64"}, "arm64", None),
+    # uname -m of a 32-bit Raspberry Pi OS (Pi 2-4, Pi 1/Zero) and Debian's names: the node says arm
+    ("alias armv7l", {"podtax.io/arch": "armv7l"}, {}, "arm", None),
+    ("alias armv6l", {"podtax.io/arch": "armv6l"}, {}, "arm", None),
+    ("alias armhf", {"podtax.io/arch": "armhf"}, {}, "arm", None),
+    ("32-bit arm is not arm64", {"podtax.io/arch": "armv7l"}, {}, "arm64", F.NodeArchitecture.REASON),
+    ("alias i686", {"podtax.io/arch": "i686"}, {}, "386", None),
 ]
 
 

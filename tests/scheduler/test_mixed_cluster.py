@@ -128,3 +128,12 @@ def test_a_pi_tainted_prefer_no_schedule_is_used_only_when_worth_it(pi_value: fl
     sim.create(pod("busy", cpu="12", test=None, node_name="x86-1", phase="Running"))
     sim.create(pod("p", cpu="1", test=test))
     assert bound_node(sim, "p") == expected
+
+
+def test_a_pod_asking_for_armv7l_lands_on_a_32_bit_pi(sim_factory: Any, scheduler_factory: Any) -> None:
+    """uname -m of a 32-bit Raspberry Pi OS is armv7l, its kubelet labels the node kubernetes.io/arch=arm: before,
+    a pod labelled podtax.io/arch=armv7l was refused by every node ('node(s) didn't match the pod's architecture')."""
+    sim = sim_factory({"nodes": [{"name": "rpi3-32", **PI, "arch": "arm"}, {"name": "x86-1", **X86}]})
+    scheduler_factory(sim.kubeconfig)
+    sim.create(pod("p", labels={"podtax.io/arch": "armv7l"}))
+    assert bound_node(sim, "p") == "rpi3-32"

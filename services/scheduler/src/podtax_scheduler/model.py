@@ -28,7 +28,11 @@ BENCHMARK_LABELS = ("test", "podtax.io/benchmark")
 PARAMS_ANNOTATION = "podtax.io/params"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 DEFAULT_MAX_PODS = 110
-_ARCH_ALIASES = {"x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64", "armv8": "arm64"}
+# uname -m and Debian names of Kubernetes' (Go's) architectures: a 32-bit Raspberry Pi OS says armv7l (Pi 2-4) or
+# armv6l (Pi 1, Zero), Debian armhf or armel; its kubelet labels the node kubernetes.io/arch=arm
+_ARCH_ALIASES = {"x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64", "armv8": "arm64",
+                 "armv7l": "arm", "armv7": "arm", "armv6l": "arm", "armhf": "arm", "armel": "arm",
+                 "i386": "386", "i686": "386"}
 
 
 def normalize_arch(arch: str) -> str:
