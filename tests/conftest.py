@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,8 @@ def _isolated_logging() -> Iterator[None]:
 def nats_server(tmp_path: Path) -> Iterator[natsserver.NatsServer]:
     server = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log")
     yield server
+    if server.proc.poll() is None:  # paused by a test (tests.paused.pause) that failed before killing it
+        server.proc.send_signal(signal.SIGCONT)
     server.stop()
 
 

@@ -7,7 +7,6 @@ nats-py is connected again (add_consumer of the same config: idempotent)."""
 from __future__ import annotations
 
 import asyncio
-import signal
 from pathlib import Path
 
 import pytest
@@ -15,22 +14,15 @@ from podtax import natsserver, subjects
 from podtax.bus import Bus
 from podtax.busconsume import ConsumerSpec
 
-from tests.paused import pause
+from tests.paused import asked_during_restart
 
 
 async def _subscribed_during_restart(server: natsserver.NatsServer, tmp_path: Path, delay_s: float) -> str:
     bus = await Bus.connect(server.url, "test/parser")
-    again = None
     try:
         await bus.ensure_streams()
-        await asyncio.to_thread(pause, server.proc.pid)  # the consumer's request is sent and never answered
-        making = asyncio.create_task(bus._subscribe(ConsumerSpec("parser", (f"{subjects.RUN_LOG}.>",))))
-        await asyncio.sleep(1)
-        server.proc.kill()
-        await asyncio.to_thread(server.proc.wait)
-        await asyncio.sleep(delay_s)  # a pod restarted is slower than a process
-        again = await asyncio.to_thread(natsserver.start, server.store_dir, server.port,
-                                        log_file=tmp_path / "nats2.log")
+        spec = ConsumerSpec("parser", (f"{subjects.RUN_LOG}.>",))
+        making = await asked_during_restart(server, tmp_path / "nats2.log", lambda: bus._subscribe(spec), delay_s)
         try:
             sub = await making
         except Exception as exc:  # noqa: BLE001 - what the service would end with
@@ -38,8 +30,6 @@ async def _subscribed_during_restart(server: natsserver.NatsServer, tmp_path: Pa
         return f"subscribed to {(await sub.consumer_info()).name}"
     finally:
         await bus.close()
-        if again is not None:
-            again.stop()
 
 
 # back at once, or 3.5 s after the kill (a pod restart): nats-py, trying every 2 s, is then still away when the
@@ -47,9 +37,5 @@ async def _subscribed_during_restart(server: natsserver.NatsServer, tmp_path: Pa
 @pytest.mark.parametrize("delay_s", [0, 3.5])
 def test_a_consumer_asked_for_as_nats_restarts_is_made(nats_server: natsserver.NatsServer, tmp_path: Path,
         delay_s: float) -> None:
-    try:
-        got = asyncio.run(_subscribed_during_restart(nats_server, tmp_path, delay_s))
-    finally:
-        if nats_server.proc.poll() is None:
-            nats_server.proc.send_signal(signal.SIGCONT)
+    got = asyncio.run(_subscribed_during_restart(nats_server, tmp_path, delay_s))
     assert got == "subscribed to parser", got

@@ -9,34 +9,27 @@ dead letter is stored, then the message termed."""
 from __future__ import annotations
 
 import asyncio
-import signal
 from pathlib import Path
 
 from podtax import natsserver, subjects
 from podtax.bus import Bus
 from podtax.busconsume import ConsumerSpec
 
-from tests.paused import pause
+from tests.paused import asked_during_restart
 
 
 async def _handled_during_restart(server: natsserver.NatsServer, tmp_path: Path) -> tuple[bool, int, int]:
     """(dead_letter raised, dead letters stored, deliveries of the message) for an undecodable message handled while
     nats-server is frozen, killed and started again."""
     bus = await Bus.connect(server.url, "test/dlq")
-    again = None
     try:
         await bus.ensure_streams()
         await bus.js.publish(f"{subjects.RUN_LOG}.host.n1", b"not an event")
         spec = ConsumerSpec("dlq-test", (f"{subjects.RUN_LOG}.>",), ack_wait_s=5)
         sub = await bus._subscribe(spec)
         [msg] = await sub.fetch(1, timeout=10)
-        await asyncio.to_thread(pause, server.proc.pid)  # the dead letter's publish is sent and never answered
-        handling = asyncio.create_task(bus.handle_message(spec, lambda event: asyncio.sleep(0), msg))
-        await asyncio.sleep(1)
-        server.proc.kill()
-        await asyncio.to_thread(server.proc.wait)
-        again = await asyncio.to_thread(natsserver.start, server.store_dir, server.port,
-                                        log_file=tmp_path / "nats2.log")
+        handling = await asked_during_restart(server, tmp_path / "nats2.log",  # the dead letter's publish
+                                              lambda: bus.handle_message(spec, lambda event: asyncio.sleep(0), msg))
         try:
             await handling
             raised = False
@@ -56,15 +49,9 @@ async def _handled_during_restart(server: natsserver.NatsServer, tmp_path: Path)
         return raised, stored, back
     finally:
         await bus.close()
-        if again is not None:
-            again.stop()
 
 
 def test_a_dead_letter_lost_with_its_server_is_not_dropped(nats_server: natsserver.NatsServer,
                                                           tmp_path: Path) -> None:
-    try:
-        raised, stored, back = asyncio.run(_handled_during_restart(nats_server, tmp_path))
-    finally:
-        if nats_server.proc.poll() is None:
-            nats_server.proc.send_signal(signal.SIGCONT)
+    raised, stored, back = asyncio.run(_handled_during_restart(nats_server, tmp_path))
     assert (raised, stored) == (False, 1), f"raised {raised}, dead letters {stored}, delivered again {back}"

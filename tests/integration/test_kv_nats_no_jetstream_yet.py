@@ -14,15 +14,16 @@ from pathlib import Path
 from podtax import natsagain, natsserver, subjects
 from podtax.bus import Bus
 
+from tests.paused import kill_nats, start_nats_again
+
 
 async def _looked_up_before_jetstream(server: natsserver.NatsServer, tmp_path: Path) -> str:
     bus = await Bus.connect(server.url, "test/runner")
-    plain, again = None, None
+    plain = None
     try:
         await bus.ensure_streams()
         await bus.kv(subjects.RUNNER_BUCKET)  # there already, as after the runner's first start
-        server.proc.kill()
-        await asyncio.to_thread(server.proc.wait)
+        await asyncio.to_thread(kill_nats, server)
         looking = asyncio.create_task(bus.kv(subjects.RUNNER_BUCKET))  # sent once nats-py is back
         with (tmp_path / "plain.log").open("ab") as out:  # no -js: JetStream's API has no responders
             plain = subprocess.Popen([natsserver.binary(), "-a", "127.0.0.1", "-p", str(server.port)], stdout=out,
@@ -32,8 +33,7 @@ async def _looked_up_before_jetstream(server: natsserver.NatsServer, tmp_path: P
         await asyncio.sleep(2)
         plain.kill()
         await asyncio.to_thread(plain.wait)
-        again = await asyncio.to_thread(natsserver.start, server.store_dir, server.port,
-                                        log_file=tmp_path / "nats2.log")
+        await asyncio.to_thread(start_nats_again, server, tmp_path / "nats2.log")
         try:
             kv = await looking
         except Exception as exc:  # noqa: BLE001 - what the service would end with
@@ -44,8 +44,6 @@ async def _looked_up_before_jetstream(server: natsserver.NatsServer, tmp_path: P
         if plain is not None and plain.poll() is None:
             plain.kill()
             plain.wait()
-        if again is not None:
-            again.stop()
 
 
 def test_a_bucket_looked_up_before_jetstream_is_back_is_found(nats_server: natsserver.NatsServer,
@@ -64,8 +62,7 @@ async def _stopped_before_jetstream(server: natsserver.NatsServer, tmp_path: Pat
         await bus.kv(subjects.RUNNER_BUCKET)
         stop = asyncio.Event()
         natsagain.watch_stop(stop)  # what bus.stop_on_signals does in a service
-        server.proc.kill()
-        await asyncio.to_thread(server.proc.wait)
+        await asyncio.to_thread(kill_nats, server)
         looking = asyncio.create_task(bus.kv(subjects.RUNNER_BUCKET))
         with (tmp_path / "plain.log").open("ab") as out:
             plain = subprocess.Popen([natsserver.binary(), "-a", "127.0.0.1", "-p", str(server.port)], stdout=out,

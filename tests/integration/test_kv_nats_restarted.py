@@ -7,30 +7,22 @@ the bucket is looked up again once nats-py is connected again."""
 from __future__ import annotations
 
 import asyncio
-import signal
 from pathlib import Path
 
 import pytest
 from podtax import natsserver, subjects
 from podtax.bus import Bus
 
-from tests.paused import pause
+from tests.paused import asked_during_restart
 
 
 async def _looked_up_during_restart(server: natsserver.NatsServer, tmp_path: Path, delay_s: float) -> str:
     bus = await Bus.connect(server.url, "test/runner")
-    again = None
     try:
         await bus.ensure_streams()
         await bus.kv(subjects.RUNNER_BUCKET)  # there already, as after the runner's first start
-        await asyncio.to_thread(pause, server.proc.pid)  # the lookup is sent and never answered
-        looking = asyncio.create_task(bus.kv(subjects.RUNNER_BUCKET))
-        await asyncio.sleep(1)
-        server.proc.kill()
-        await asyncio.to_thread(server.proc.wait)
-        await asyncio.sleep(delay_s)  # a pod restarted is slower than a process
-        again = await asyncio.to_thread(natsserver.start, server.store_dir, server.port,
-                                        log_file=tmp_path / "nats2.log")
+        looking = await asked_during_restart(server, tmp_path / "nats2.log", lambda: bus.kv(subjects.RUNNER_BUCKET),
+                                             delay_s)
         try:
             kv = await looking
         except Exception as exc:  # noqa: BLE001 - what the service would end with
@@ -38,8 +30,6 @@ async def _looked_up_during_restart(server: natsserver.NatsServer, tmp_path: Pat
         return f"bucket {(await kv.status()).bucket}"
     finally:
         await bus.close()
-        if again is not None:
-            again.stop()
 
 
 # back at once, or 3.5 s after the kill (a pod restart): nats-py, trying every 2 s, is then still away when the
@@ -47,9 +37,5 @@ async def _looked_up_during_restart(server: natsserver.NatsServer, tmp_path: Pat
 @pytest.mark.parametrize("delay_s", [0, 3.5])
 def test_a_bucket_looked_up_as_nats_restarts_is_found(nats_server: natsserver.NatsServer, tmp_path: Path,
         delay_s: float) -> None:
-    try:
-        got = asyncio.run(_looked_up_during_restart(nats_server, tmp_path, delay_s))
-    finally:
-        if nats_server.proc.poll() is None:
-            nats_server.proc.send_signal(signal.SIGCONT)
+    got = asyncio.run(_looked_up_during_restart(nats_server, tmp_path, delay_s))
     assert got == f"bucket {subjects.RUNNER_BUCKET}", got

@@ -16,7 +16,7 @@ from podtax import natsserver
 
 from tests.integration.secured import secured_fixture  # noqa: F401 - fixture
 from tests.integration.test_service_stop_waiting import _waiting
-from tests.paused import pause
+from tests.paused import pause, restart_nats
 
 
 def _until(log: Path, proc: object, text: str) -> str:
@@ -34,13 +34,10 @@ def test_a_service_checking_its_streams_outlives_a_nats_restart(
     log = tmp_path / "analyzer.log"
     proc = _waiting(secured, log, "analyzer", PODTAX_ANALYZER_DB=str(tmp_path / "podtax.duckdb"),
                     PODTAX_ANALYZER_PORT=str(natsserver.free_port()))
-    again = None
     try:
         pause(server.proc.pid)  # its next poll for the stream is sent and never answered
         time.sleep(2)
-        server.proc.kill()
-        server.proc.wait()
-        again = natsserver.start(server.store_dir, server.port, log_file=tmp_path / "nats2.log", config=server.config)
+        restart_nats(server, tmp_path / "nats2.log")
         text = _until(log, proc, "checking again")
         assert proc.poll() is None, text
         assert "Traceback" not in text, text
@@ -52,5 +49,3 @@ def test_a_service_checking_its_streams_outlives_a_nats_restart(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if again is not None:
-            again.stop()

@@ -17,7 +17,7 @@ from pathlib import Path
 from podtax import natsserver, subjects
 from podtax.bus import Bus
 
-from tests.paused import pause
+from tests.paused import kill_nats, pause, start_nats_again
 
 BAD = 500  # undecodable messages: the parser dead-letters them one by one, so one is under way at the pause
 
@@ -65,12 +65,10 @@ def test_sigterm_ends_a_wait_for_nats_at_once(nats_server: natsserver.NatsServer
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "podtax_parser"], env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
-    again = None
     try:
         asyncio.run(_publish_bad(nats_server.url))
         pause(nats_server.proc.pid)  # the dead letter under way is never answered
-        nats_server.proc.kill()
-        nats_server.proc.wait()
+        kill_nats(nats_server)
         text = _until(log, proc, "waiting for NATS at")
         assert "waiting for NATS at" in text and proc.poll() is None, text
         proc.send_signal(signal.SIGTERM)
@@ -81,12 +79,10 @@ def test_sigterm_ends_a_wait_for_nats_at_once(nats_server: natsserver.NatsServer
         text = log.read_text(errors="replace")
         assert proc.returncode == 0, text
         assert "Traceback" not in text and "podtax-parser stopped while waiting for NATS" in text, text
-        again = natsserver.start(nats_server.store_dir, nats_server.port, log_file=tmp_path / "nats2.log")
+        start_nats_again(nats_server, tmp_path / "nats2.log")
         left, done, dead = asyncio.run(_left(nats_server.url))
         assert left > 0 and dead >= done, (left, done, dead)  # every message termed was dead-lettered first
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        if again is not None:
-            again.stop()
