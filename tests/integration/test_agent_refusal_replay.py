@@ -8,37 +8,24 @@ nats-server, the real agent (serve, handle), real sysbench."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
 from podtax import config, events, subjects
 from podtax.bus import Bus
 from podtax_host_agent import measured, service
 
 from tests.integration.harness import wait_for
-from tests.integration.test_agent_consumer_replay import NODE, _run
+from tests.integration.served_agent import NODE, ServedAgent, executed_fixture, served_agent_fixture  # noqa: F401
+from tests.integration.served_agent import run_spec as _run
 
 
-async def test_a_refused_run_is_not_run_when_the_stream_is_replayed(nats_url: str, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    executed: list[str] = []  # each benchmark the agent executes (the real run_template, counted)
-    real = service.run_template
-
-    async def counted(run: events.RunSpec, *args: Any, **kwargs: Any) -> Any:
-        executed.append(run.run_id)
-        return await real(run, *args, **kwargs)
-
-    monkeypatch.setattr(service, "run_template", counted)
-    work = tmp_path / "work"
-    settings = config.load(config.HostAgentSettings, nats_url=nats_url, agent_node=NODE, agent_workdir=work,
-                           agent_state_dir=tmp_path / "state")
-    bus = await Bus.connect(nats_url, "test/runner")
-    agent_bus = await Bus.connect(nats_url, "test/agent")
-    nc = await nats.connect(nats_url)
+async def test_a_refused_run_is_not_run_when_the_stream_is_replayed(served_agent: tuple[Bus, ServedAgent, Any],
+                                                                    tmp_path: Path, executed: list[str]) -> None:
+    bus, agent, nc = served_agent
+    work = tmp_path / "work"  # the agent's (served_agent)
     seen: list[str] = []  # "<log|failed> <run id>", in the order published
 
     async def on_msg(msg: Any) -> None:
@@ -47,36 +34,24 @@ async def test_a_refused_run_is_not_run_when_the_stream_is_replayed(nats_url: st
 
     await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=on_msg)
     await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=on_msg)
-    stop = asyncio.Event()
-    agent: asyncio.Task[None] | None = None
     try:
         await bus.ensure_streams()
         work.mkdir(mode=0o700)
         work.chmod(0o777)  # unsafe: the request is refused
-        agent = asyncio.create_task(service.serve(settings, agent_bus, stop))
+        agent.serve()
         await bus.publish(events.run_requested(_run("r-1"), "podtax/runner"))
         await wait_for(lambda: len(seen) == 1, 60, "the refusal")
-        stop.set()
-        await asyncio.wait_for(agent, 60)
+        await agent.stopped()
         assert seen == ["failed r-1"] and executed == []
 
         work.chmod(0o700)  # fixed by the operator
         await bus.publish(events.run_requested(_run("r-2"), "podtax/runner"))  # pending while the agent is away
-        await bus.js.delete_consumer(subjects.STREAM, subjects.agent_consumer(NODE))  # `nats consumer rm`
-        await agent_bus.close()
-        stop = asyncio.Event()
-        agent_bus = await Bus.connect(nats_url, "test/agent")
-        agent = asyncio.create_task(service.serve(settings, agent_bus, stop))  # the restart: the stream replayed
+        await agent.serve_replayed(bus)  # the restart: the stream replayed
         await wait_for(lambda: "log r-2" in seen, 120, "the pending request measured")  # after r-1 (stream order)
         assert executed == ["r-2"], f"the run refused was run when its request came back: {seen}"
         assert seen == ["failed r-1", "log r-2"]
     finally:
-        stop.set()
-        if agent is not None:
-            await asyncio.wait_for(asyncio.gather(agent, return_exceptions=True), 60)
-        await nc.close()
-        await agent_bus.close()
-        await bus.close()
+        await agent.stopped(errors_ok=True)
 
 
 async def test_a_refusal_not_published_is_not_noted(nats_url: str, tmp_path: Path) -> None:
