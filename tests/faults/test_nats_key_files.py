@@ -16,8 +16,10 @@ from pathlib import Path
 import nkeys
 import pytest
 from nats.aio.client import Client
-from podtax import config, natsserver
+from podtax import config
 from podtax.config import Common
+
+from tests.faults.configured_nats import configured_nats
 
 
 def user_seed() -> bytes:
@@ -28,12 +30,8 @@ def user_seed() -> bytes:
 def nkey_server(tmp_path: Path) -> Iterator[str]:
     """A real nats-server whose only user authenticates with an nkey (so it sends a nonce to sign)."""
     public = nkeys.from_seed(bytearray(user_seed())).public_key.decode()
-    (tmp_path / "nats.conf").write_text(f"authorization {{ users = [ {{ nkey: {public} }} ] }}\n")
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=tmp_path / "nats.conf")
-    try:
+    with configured_nats(tmp_path, f"authorization {{ users = [ {{ nkey: {public} }} ] }}\n") as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 SEED_ONLY = "-----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n"

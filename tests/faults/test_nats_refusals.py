@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from podtax import natsserver
 from podtax.cli.main import main
+
+from tests.faults.configured_nats import configured_nats
 
 HINT = "start one with `podtax up`"
 
@@ -36,12 +37,8 @@ def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str
         "another-name": f'tls {{ cert_file: "{other}", key_file: "{other_key}" }}',
         "mutual-tls": f'tls {{ cert_file: "{cert}", key_file: "{key}", ca_file: "{cert}", verify: true }}',
     }[request.param]
-    (tmp_path / "nats.conf").write_text(conf + "\n")
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=tmp_path / "nats.conf")
-    try:
+    with configured_nats(tmp_path, conf + "\n") as server:
         yield server.url, (other if request.param == "another-name" else cert)
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize(("served", "env", "fix"), [

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from nats.aio.client import Client
-from podtax import natsserver
 from podtax.bus import Bus, BusError
 from podtax.natstls import unencrypted
 
+from tests.faults.configured_nats import configured_nats
 from tests.faults.test_nats_refusals import certificate
 
 PASSWORD = "s3cret-never-in-clear"
@@ -26,12 +26,8 @@ PASSWORD = "s3cret-never-in-clear"
 @pytest.fixture
 def plain(tmp_path: Path) -> Iterator[str]:
     """A real nats-server without TLS, asking for a password."""
-    (tmp_path / "nats.conf").write_text(f"authorization {{ user: a, password: {PASSWORD} }}\n")
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=tmp_path / "nats.conf")
-    try:
+    with configured_nats(tmp_path, f"authorization {{ user: a, password: {PASSWORD} }}\n") as server:
         yield server.url
-    finally:
-        server.stop()
 
 
 async def relay(target: str, heard: bytearray) -> tuple[asyncio.Server, int]:
@@ -100,17 +96,13 @@ def test_the_connection_check_sees_plain_text(plain: str) -> None:
 def test_a_server_requiring_tls_connects(tmp_path: Path) -> None:
     """The guards let real TLS through (its transport has an ssl_object)."""
     cert, key = certificate(tmp_path, "server", "IP:127.0.0.1")
-    (tmp_path / "nats.conf").write_text(f'tls {{ cert_file: "{cert}", key_file: "{key}" }}\n')
-    server = natsserver.start(tmp_path / "js", log_file=tmp_path / "nats.log", config=tmp_path / "nats.conf")
 
-    async def run() -> bool:
-        bus = await Bus.connect(server.url, "t", timeout=3, auth={"tls": ssl.create_default_context(cafile=cert)})
+    async def run(url: str) -> bool:
+        bus = await Bus.connect(url, "t", timeout=3, auth={"tls": ssl.create_default_context(cafile=cert)})
         try:
             return unencrypted(bus.nc)
         finally:
             await bus.close()
 
-    try:
-        assert asyncio.run(run()) is False
-    finally:
-        server.stop()
+    with configured_nats(tmp_path, f'tls {{ cert_file: "{cert}", key_file: "{key}" }}\n') as server:
+        assert asyncio.run(run(server.url)) is False
