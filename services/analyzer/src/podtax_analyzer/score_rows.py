@@ -26,7 +26,10 @@ log = logging.getLogger("podtax.analyzer.scores")
 # per key (list(m.value ORDER BY m.value), ... GROUP BY key), 5,000 runs' rows took 35-50 MB of DuckDB's memory
 # a query whatever the chunk (1,000 runs: 33-41 MB), the RSS peak of a publication; these two, ~10 MB.
 _KEY_HASH = "hash(r.cluster, r.node, r.env, r.test, r.params_key, m.name)"
-_SALTED_HASH = "hash(r.cluster, r.node, r.env, r.test, r.params_key, m.name, 'podtax')"  # another 64-bit hash
+# The key exactly, numbered within one query's rows (the same numbers in the meta and flat queries of one snapshot,
+# which see the same keys): read when two keys share _KEY_HASH. Not another hash: DuckDB folds each argument of
+# hash(...) into the hash of those before, so hash(<key>, salt) is a function of hash(<key>) and collides with it.
+_EXACT_KEY = "dense_rank() OVER (ORDER BY r.cluster, r.node, r.env, r.test, r.params_key, m.name)"
 _FROM = f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED} {{where}}"
 
 
@@ -44,7 +47,7 @@ def _flat_sql(key_hash: str) -> str:
 
 _META, _FLAT = _meta_sql(_KEY_HASH), _flat_sql(_KEY_HASH)
 # Read instead when two keys of one query share _KEY_HASH (_grouped), never merged.
-_META_SALTED, _FLAT_SALTED = _meta_sql(_SALTED_HASH), _flat_sql(_SALTED_HASH)
+_META_EXACT, _FLAT_EXACT = _meta_sql(_EXACT_KEY), _flat_sql(_EXACT_KEY)
 # Every key with a counted run (the service's restore at start, ScoreCache.restore).
 _ALL_KEYS = (f"SELECT DISTINCT r.cluster, r.node, r.env, r.test, r.params_key, m.name "
              f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED}")
@@ -114,16 +117,14 @@ def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> I
     """(key, {"units", "hibs", "builds", and the key's rows as arrays, ascending by value}) for each key of the rows
     `where` selects. Keys are told apart by their 64-bit hash within one query (two keys of a publication alike:
     about k*k / 2**65, as run numbers, see the module doc); the meta rows carry each key whole, so two keys of one
-    hash are seen there, and the rows are then read by another hash (salted) instead: never merged."""
+    hash are seen there, and the rows are then read numbered by the key exactly (_EXACT_KEY) instead: never merged."""
     meta = _key_hashes(con, _META.format(where=where), params)
     sql = _FLAT
     if isinstance(meta, tuple):
-        log.warning("node-score keys %s and %s have the same 64-bit hash; told apart by another", *meta)
-        meta, sql = _key_hashes(con, _META_SALTED.format(where=where), params), _FLAT_SALTED
-        if isinstance(meta, tuple):
-            raise RuntimeError("node-score keys {} and {} have the same two 64-bit hashes, so their values cannot "
-                               "be told apart and no score of this publication is published; report it with these "
-                               "keys".format(*meta))
+        log.warning("node-score keys %s and %s have the same 64-bit hash; this publication's rows are told apart by "
+                    "the keys themselves", *meta)
+        meta, sql = _key_hashes(con, _META_EXACT.format(where=where), params), _FLAT_EXACT
+        assert not isinstance(meta, tuple), meta  # distinct keys have distinct ranks
     flat = con.execute(sql.format(where=where), params).fetchnumpy()
     keys = np.asarray(flat["k"], dtype=np.uint64)
     cols = {c: np.asarray(flat[c], dtype=t) for c, t in _COLUMNS.items()}
