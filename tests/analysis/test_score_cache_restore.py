@@ -126,3 +126,27 @@ def test_the_first_publication_after_a_restore_reads_only_the_rows_stored_since(
     assert cache.update(store, waiting | later) == node_scores(store.cursor(), since_runs=waiting | later)
     every = {r for (r,) in store.cursor().execute("SELECT run_id FROM runs").fetchall()}
     assert cache.update(store, every) == node_scores(store.cursor()) and len(every) == 120
+
+
+def test_a_sweep_keeps_the_keys_in_use_under_the_cap(store, monkeypatch):
+    """Review r1 of 7641c4c2: the sweep after a deletion (Analyzer._sweep) restores through the cache, which loaded
+    every key in key order, so a capped cache was left holding the alphabetically last keys and the next publication
+    loaded its keys (in use before the sweep) from DuckDB again. The keys held before are now loaded last, kept."""
+    store.write_batch(_batch(0, 240))  # 24 keys, 10 values each
+
+    def n1(first: int) -> list:  # node n1's runs only: its 8 keys
+        return [e for i in range(first, first + 24) if i % 3 == 0 for e in _batch(i, 1)]
+
+    cache = ScoreCache(max_values=120)  # room for about a third of the keys
+    cache.update(store, store.write_batch(n1(240)))
+    held = list(cache.keys)  # n1's keys that fit, the most recently touched last
+    assert held and {k[1] for k in held[-3:]} == {"n1"}
+    got = cache.restore(store, [])  # the sweep
+    assert got == sorted(node_scores(store.cursor()), key=_key) and len(got) == 24
+    assert list(cache.keys)[-len(held):] == held
+    loaded: list = []
+    real = cache._load
+    monkeypatch.setattr(cache, "_load", lambda con, keys: (loaded.extend(keys), real(con, keys)))
+    runs = store.write_batch(n1(264))
+    assert cache.update(store, runs) == node_scores(store.cursor(), since_runs=runs)
+    assert {k[1] for k in loaded} == {"n1"} and not set(loaded) & set(held), (loaded, held)
