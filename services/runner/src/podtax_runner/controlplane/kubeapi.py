@@ -49,8 +49,10 @@ READ_MIN_S = 5.0  # the least a list or get is given under Kube.reads_by, howeve
 # urllib3's own retries, under Kube.call's counted ones: a connection that fails is tried again (3 times, as its
 # default), a request sent and not answered in TIMEOUT is not. Its default also re-sends an idempotent request
 # (DELETE, GET) whose answer timed out, unseen and uncounted: a hung DELETE took 4 read timeouts (4 minutes) to give
-# up, against one for a create, and a slow one's time hid a second request (client-go does not re-send either).
-URLLIB3_RETRIES = urllib3.util.Retry(total=3, read=0)
+# up, against one for a create, and a slow one's time hid a second request (client-go does not re-send either). Nor
+# does it re-send an answer with Retry-After (its default does, for a DELETE or GET answered 413, 429 or 503): Kube.call
+# does, counted and re-timed (a throttled DELETE's wait was in `deleted`, said exact, the request uncounted).
+URLLIB3_RETRIES = urllib3.util.Retry(total=3, read=0, respect_retry_after_header=False)
 
 
 def api_client(cfg: client.Configuration) -> client.ApiClient:
