@@ -61,7 +61,10 @@ def _kth_by_brackets(x: np.ndarray, y: np.ndarray, ks: list[int]) -> np.ndarray:
     n, m = len(x), len(y)
     nm = n * m
     few = max(4 * (n + m), 1024)
-    grid = np.sort((y[:: max(1, m // 64), None] - x[None, :: max(1, n // 64)]).ravel())
+    grid = (y[:: max(1, m // 64), None] - x[None, :: max(1, n // 64)]).ravel()
+    at = {k: [min(len(grid) - 1, max(0, int((t - 0.5) / nm * len(grid)))) for t in (k - few // 4, k + few // 4)]
+          for k in ks}  # the grid's places of the first guesses: only they are put in order
+    grid = np.partition(grid, sorted({i for pair in at.values() for i in pair}))
     whole = (float(y[0] - x[-1] - 1.0), float(y[-1] - x[0] + 1.0), np.zeros(n, np.int64), np.full(n, m, np.int64))
     brackets = {k: _Bracket(*whole, 0, nm) for k in dict.fromkeys(ks)}
     for step in range(64):
@@ -76,13 +79,13 @@ def _kth_by_brackets(x: np.ndarray, y: np.ndarray, ks: list[int]) -> np.ndarray:
         for k in todo:
             br = brackets[k]
             low, high = (br.lo, br.hi) if step == 0 else br.span(x, y)
-            for target in (k - few // 4, k + few // 4):
-                if step == 0:
-                    g = float(grid[min(len(grid) - 1, max(0, int((target - 0.5) / nm * len(grid))))])
-                else:
-                    g = br.lo + (br.hi - br.lo) * (target - br.c_lo) / (br.c_hi - br.c_lo)
+            for target, i in zip((k - few // 4, k + few // 4), at[k], strict=True):
+                g = (float(grid[i]) if step == 0
+                     else br.lo + (br.hi - br.lo) * (target - br.c_lo) / (br.c_hi - br.c_lo))
                 guesses.append(g if low <= g < high and br.lo < g else 0.5 * (low + high))
-        rows = np.searchsorted(y, x[None, :] + np.array(guesses)[:, None], side="right")
+        # a guess made for two k (the two middle ones usually share theirs) is counted once
+        distinct, which = np.unique(np.array(guesses), return_inverse=True)
+        rows = np.searchsorted(y, x[None, :] + distinct[:, None], side="right")[which]
         counts = rows.sum(axis=1)
         for gi, k in enumerate(todo):
             br = brackets[k]
@@ -95,16 +98,20 @@ def _kth_by_brackets(x: np.ndarray, y: np.ndarray, ks: list[int]) -> np.ndarray:
             if br is brackets[k]:
                 br.final = True  # no guess narrowed it (ties at the edges)
             brackets[k] = br
-    out: dict[int, float] = {}
-    done: list[tuple[_Bracket, np.ndarray]] = []  # brackets listed so far and their pairs' differences
+    listed: list[tuple[_Bracket, list[int]]] = []  # brackets listed, each with the k it holds
     for k, br in brackets.items():
-        listed = next(((b, d) for b, d in done if b.c_lo < k <= b.c_hi), None)
-        if listed is None:
-            listed = (br, _differences(x, y, br))
-            done.append(listed)
-        b, d = listed
-        pos = min(max(k - b.c_lo - 1, 0), len(d) - 1)
-        out[k] = float(np.partition(d, pos)[pos]) if len(d) else b.hi
+        held = next((ks_of for b, ks_of in listed if b.c_lo < k <= b.c_hi), None)
+        if held is None:
+            listed.append((br, [k]))
+        else:
+            held.append(k)
+    out: dict[int, float] = {}
+    for b, ks_of in listed:  # the differences of a bracket listed once, and put in order at its k's places at once
+        d = _differences(x, y, b)
+        pos = {k: min(max(k - b.c_lo - 1, 0), len(d) - 1) for k in ks_of}
+        if len(d):
+            d = np.partition(d, sorted(set(pos.values())))
+        out.update({k: float(d[pos[k]]) if len(d) else b.hi for k in ks_of})
     return np.array([out[k] for k in ks])
 
 
