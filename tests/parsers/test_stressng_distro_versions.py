@@ -1,0 +1,29 @@
+"""stress-ng as older distributions ship it, built from ColinIanKing/stress-ng's tags and run with the template's
+options (tests/corpus-found/README.md): 0.11.07 (Ubuntu 20.04) prints its table under `info:`, `%12.2f` for the last
+column (`%14.2f` from 0.12), `successful run completed` before the table, and its YAML has no
+cpu-usage-per-instance (0.12) nor max-rss (0.14). Figures are the row's, as printed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from podtax.parsers import parse_run
+
+FOUND = Path(__file__).resolve().parents[1] / "corpus-found"
+ROW = ("bogo_ops", "real_time", "usr_time", "sys_time", "bogo_ops_per_second_real", "bogo_ops_per_second_usr_sys")
+CASES = [("stress-ng-0.11.07-cpu-1-matrixprod.log", {"threads": 1, "method": "matrixprod", "timeout": 2},
+          (251, 2.00, 1.25, 0.00, 125.28, 200.80), ()),
+         ("stress-ng-0.11.07-cpu-2-ops.log", {"threads": 2, "method": "matrixprod", "timeout": 2, "ops": 500},
+          (248, 2.02, 1.26, 0.00, 123.03, 196.83),
+          ("SHORT: stress-ng ran 248 of the 500 requested bogo ops before its timeout",)),
+         ("stress-ng-0.11.07-cpu-1.yaml", {"threads": 1, "timeout": 2},
+          (109, 2.006098, 1.26, 0.0, 54.334334, 86.507937), ())]
+
+
+@pytest.mark.parametrize(("name", "params", "row", "flags"), CASES)
+def test_an_old_stress_ng_row_reads_as_printed(name: str, params: dict[str, object], row: tuple[float, ...],
+                                                flags: tuple[str, ...]) -> None:
+    parsed = parse_run("stress-ng-cpu", (FOUND / name).read_text(encoding="utf-8"), "", 0, params)
+    assert tuple(parsed.metric(m).value for m in ROW) == row
+    assert parsed.flags == flags
