@@ -15,7 +15,7 @@ from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
 from podtax_scheduler.scoring import LeastAllocated
 from podtax_scheduler.state import ClusterState
-from podtax_scheduler.taint_score import TaintTolerationScore
+from podtax_scheduler.taint_score import EFFECT, TaintTolerationScore, intolerable, normalize
 
 from tests.scheduler.sched_objects import node, pod, with_uid
 
@@ -75,3 +75,42 @@ def test_a_prefer_no_schedule_node_with_more_room_loses_with_the_default_profile
     plugins = [LeastAllocated(), TaintTolerationScore()]
     pi = PodInfo.from_dict(with_uid(pod("p", cpu="1", test=None)))
     assert {decide(pi, state, plugins, Profile().weights(), random.Random(s)).node for s in range(10)} == {"x86"}
+
+
+def _slow_score(pod_info: PodInfo, state: ClusterState, idx: np.ndarray) -> np.ndarray | None:
+    """The plugin as a1580536 wrote it (a loop over the tainted candidates on every decision): the reference."""
+    tolerations = tuple(t for t in pod_info.tolerations if not t.effect or t.effect == EFFECT)
+    raw = np.zeros(len(idx), dtype=np.int64)
+    for j, i in enumerate(idx):
+        node_info = state.nodes[state.names[int(i)]]
+        raw[j] = intolerable(tuple(t for t in node_info.taints if t.effect == EFFECT), tolerations)
+    return normalize(raw) if raw.any() else None
+
+
+def test_the_cached_counts_give_the_slow_loops_answers_over_mixed_nodes() -> None:
+    """Counts cached per (node generation, tolerations): the same answers as counting every candidate's taints,
+    over mixed nodes, tolerations and candidate subsets, across node changes (retaint, delete, add)."""
+    rng = random.Random(7)
+    choices = [[], [PREFER], [PREFER2], [PREFER, PREFER2], [HARD], [HARD, PREFER2],
+               [PREFER, PREFER2, {**PREFER2, "key": "x"}]]
+    tolerations = [[], [{"key": "maintenance", "operator": "Exists"}], [{"operator": "Exists"}],
+                   [{"key": "podtax.io/slow", "operator": "Equal", "value": "pi", "effect": "PreferNoSchedule"}],
+                   [{"key": "x", "operator": "Exists", "effect": "NoSchedule"}]]
+    state = ClusterState()
+    for i in range(60):
+        state.upsert_node(node(f"n{i}", taints=rng.choice(choices)))
+    plugin, compared = TaintTolerationScore(), 0
+    for round_ in range(30):
+        if round_ % 5 == 4:  # node changes between decisions
+            state.upsert_node(node(f"n{rng.randrange(60)}", taints=rng.choice(choices)))
+            state.delete_node(f"n{rng.randrange(60)}")
+            state.upsert_node(node(f"n{rng.randrange(60)}", taints=rng.choice(choices)))
+        alive = sorted(state.slot.values())
+        for tol in tolerations:
+            pi = PodInfo.from_dict(with_uid(pod("p", tolerations=tol)))
+            idx = np.array(sorted(rng.sample(alive, rng.randint(1, len(alive)))))
+            want, got = _slow_score(pi, state, idx), plugin.score(pi, state, idx, {})
+            assert (want is None and got is None) or (got is not None and want is not None
+                                                      and np.array_equal(got, want)), (round_, tol)
+            compared += want is not None
+    assert compared > 50  # most comparisons are of scores, not of two Nones

@@ -36,37 +36,44 @@ def normalize(raw: np.ndarray) -> np.ndarray:
 
 
 class TaintTolerationScore:
+    """Each node's raw count is computed once per (node generation, the pod's PreferNoSchedule tolerations) into a
+    column over the slots, so a decision reads `counts[idx]` (pods of one workload share their tolerations)."""
+
     name = "TaintToleration"
+    MAX_COLUMNS = 64  # distinct toleration sets kept per node generation (cleared past it)
 
     def __init__(self) -> None:
-        self._tainted: tuple[int, np.ndarray, list[tuple[Taint, ...]]] | None = None  # (nodes gen, slots, taints)
+        self._gen = -1
+        self._tainted: list[tuple[int, tuple[Taint, ...]]] = []  # (slot, its PreferNoSchedule taints)
+        self._counts: dict[tuple[Toleration, ...], np.ndarray | None] = {}
 
-    def _preferring(self, state: ClusterState) -> tuple[np.ndarray, list[tuple[Taint, ...]]]:
-        """The slots of nodes with PreferNoSchedule taints and those taints, cached until a node changes."""
+    def _column(self, state: ClusterState, tolerations: tuple[Toleration, ...]) -> np.ndarray | None:
+        """Intolerable PreferNoSchedule taints per slot for `tolerations`; None when no node has one."""
         gen = (state.static_gen << 32) + state.layout_gen
-        if self._tainted is None or self._tainted[0] != gen:
-            slots, taints = [], []
+        if gen != self._gen:
+            self._gen, self._counts, self._tainted = gen, {}, []
             for i, name in enumerate(state.names):
                 node = state.nodes.get(name) if name is not None else None
                 prefer = tuple(t for t in node.taints if t.effect == EFFECT) if node is not None else ()
                 if prefer:
-                    slots.append(i)
-                    taints.append(prefer)
-            self._tainted = (gen, np.array(slots, dtype=np.int64), taints)
-        return self._tainted[1], self._tainted[2]
+                    self._tainted.append((i, prefer))
+        if tolerations not in self._counts:
+            if len(self._counts) >= self.MAX_COLUMNS:
+                self._counts = {}
+            counts = np.zeros(len(state.names), dtype=np.int64)
+            for i, prefer in self._tainted:
+                counts[i] = intolerable(prefer, tolerations)
+            self._counts[tolerations] = counts if counts.any() else None
+        return self._counts[tolerations]
 
     def score(self, pod: PodInfo, state: ClusterState, idx: np.ndarray, cycle: dict[str, object]) -> np.ndarray | None:
-        slots, taints = self._preferring(state)
-        if not slots.size or not len(idx):
-            return None
-        where = np.flatnonzero(np.isin(idx, slots))  # candidates with such taints
-        if not where.size:
+        if not len(idx):
             return None
         tolerations = tuple(t for t in pod.tolerations if not t.effect or t.effect == EFFECT)
-        at = {int(s): k for k, s in enumerate(slots)}
-        raw = np.zeros(len(idx), dtype=np.int64)
-        for j in where:
-            raw[j] = intolerable(taints[at[int(idx[j])]], tolerations)
+        counts = self._column(state, tolerations)
+        if counts is None:
+            return None
+        raw = counts[idx]
         if not raw.any():
             return None
         return normalize(raw)
