@@ -13,11 +13,12 @@ import pytest
 from podtax_scheduler.algorithm import decide
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.profile import Profile
-from podtax_scheduler.scoring import LeastAllocated
+from podtax_scheduler.scorestore import ScoreStore
+from podtax_scheduler.scoring import BenchmarkScore, LeastAllocated
 from podtax_scheduler.state import ClusterState
 from podtax_scheduler.taint_score import EFFECT, TaintTolerationScore, intolerable, normalize
 
-from tests.scheduler.sched_objects import node, pod, with_uid
+from tests.scheduler.sched_objects import node, pod, score, with_uid
 
 PREFER = {"key": "podtax.io/slow", "value": "pi", "effect": "PreferNoSchedule"}
 PREFER2 = {"key": "maintenance", "value": "soon", "effect": "PreferNoSchedule"}
@@ -28,7 +29,9 @@ HARD = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
     # node -> taints; expected score per node (None: the plugin skips the pod)
     ({"a": [], "b": []}, [], None),
     ({"a": [], "b": [PREFER]}, [], {"a": 100, "b": 0}),
-    ({"a": [PREFER], "b": [PREFER]}, [], {"a": 0, "b": 0}),
+    ({"a": [PREFER], "b": [PREFER]}, [], None),  # every candidate alike: all 0 would only lower every total
+    ({"a": [PREFER, PREFER2], "b": [PREFER2, PREFER]}, [], None),
+    ({"a": [PREFER], "b": [PREFER2], "c": [PREFER, PREFER2]}, [], {"a": 50, "b": 50, "c": 0}),
     ({"a": [], "b": [PREFER], "c": [PREFER, PREFER2]}, [], {"a": 100, "b": 50, "c": 0}),
     ({"a": [], "b": [PREFER, PREFER2], "c": [PREFER2], "d": [PREFER, PREFER2, {**PREFER2, "key": "x"}]}, [],
      {"a": 100, "b": 34, "c": 67, "d": 0}),  # 100 - 100 x raw // max, in integers as kube-scheduler
@@ -77,6 +80,25 @@ def test_a_prefer_no_schedule_node_with_more_room_loses_with_the_default_profile
     assert {decide(pi, state, plugins, Profile().weights(), random.Random(s)).node for s in range(10)} == {"x86"}
 
 
+def test_candidates_tainted_alike_leave_the_totals_as_untainted_ones() -> None:
+    """Two measured nodes with the same PreferNoSchedule taint: the totals (PlacementMade's, the report's) are those
+    of the same nodes untainted, not lowered by TaintToleration's weight (each scoring 0)."""
+    def totals(taints: list[dict[str, str]] | None) -> list[tuple[str, float]]:
+        state = ClusterState()
+        for name in ("a", "b"):
+            state.upsert_node(node(name, cpu="16", taints=taints))
+        store = ScoreStore("local", "kubernetes")
+        store.put_score(score("a", 100, 20))
+        store.put_score(score("b", 90, 20))
+        plugins = [BenchmarkScore(store, 3600.0), LeastAllocated(), TaintTolerationScore()]
+        pi = PodInfo.from_dict(with_uid(pod("p", cpu="1")))
+        return decide(pi, state, plugins, Profile().weights(), random.Random(0)).candidates
+
+    untainted = totals(None)
+    assert untainted[0][0] == "a" and untainted[0][1] > 0
+    assert totals([PREFER]) == untainted
+
+
 def _slow_score(pod_info: PodInfo, state: ClusterState, idx: np.ndarray) -> np.ndarray | None:
     """The plugin as a1580536 wrote it (a loop over the tainted candidates on every decision): the reference."""
     tolerations = tuple(t for t in pod_info.tolerations if not t.effect or t.effect == EFFECT)
@@ -84,7 +106,7 @@ def _slow_score(pod_info: PodInfo, state: ClusterState, idx: np.ndarray) -> np.n
     for j, i in enumerate(idx):
         node_info = state.nodes[state.names[int(i)]]
         raw[j] = intolerable(tuple(t for t in node_info.taints if t.effect == EFFECT), tolerations)
-    return normalize(raw) if raw.any() else None
+    return normalize(raw) if raw.min() != raw.max() else None
 
 
 def test_the_cached_counts_give_the_slow_loops_answers_over_mixed_nodes() -> None:

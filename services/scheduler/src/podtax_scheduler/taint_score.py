@@ -7,8 +7,9 @@ servers, a node being drained slowly): the filter lets such nodes pass, the scor
   pod's tolerations of that effect or of every effect (an empty `effect`).
 - Normalised and inverted over the candidates: `100 - 100 x raw // max` (integer), as kube-scheduler's
   DefaultNormalizeScore(reverse): the node with the fewest intolerable taints scores 100.
-- When no candidate has one (max 0: every node would score 100, which changes no ranking) the plugin skips the pod
-  and neither scores nor weighs in the total, as the other optional plugins do.
+- When every candidate has the same count (none: all would score 100; the same nonzero count: all would score 0,
+  lowering every total by the plugin's weight) it changes no ranking: the plugin skips the pod and neither scores nor
+  weighs in the total, as the other optional plugins do.
 """
 
 from __future__ import annotations
@@ -74,6 +75,6 @@ class TaintTolerationScore:
         if counts is None:
             return None
         raw = counts[idx]
-        if not raw.any():
+        if raw.min() == raw.max():  # every candidate alike: no ranking to change
             return None
         return normalize(raw)
