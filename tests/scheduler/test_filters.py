@@ -131,6 +131,15 @@ ARCH_CASES = [
     ("alias armhf", {"podtax.io/arch": "armhf"}, {}, "arm", None),
     ("32-bit arm is not arm64", {"podtax.io/arch": "armv7l"}, {}, "arm64", F.NodeArchitecture.REASON),
     ("alias i686", {"podtax.io/arch": "i686"}, {}, "386", None),
+    # a 32-bit userland on a 64-bit ARM kernel (uname -m armv8l) is Go's arm, not arm64; older x86 uname -m; Debian's
+    # names of the little-endian 64-bit POWER and MIPS ports and 32-bit MIPS
+    ("alias armv8l", {"podtax.io/arch": "armv8l"}, {}, "arm", None),
+    ("armv8l is not arm64", {"podtax.io/arch": "armv8l"}, {}, "arm64", F.NodeArchitecture.REASON),
+    ("alias i486", {"podtax.io/arch": "i486"}, {}, "386", None),
+    ("alias i586", {"podtax.io/arch": "i586"}, {}, "386", None),
+    ("alias ppc64el", {"podtax.io/arch": "ppc64el"}, {}, "ppc64le", None),
+    ("alias mips64el", {"podtax.io/arch": "mips64el"}, {}, "mips64le", None),
+    ("alias mipsel", {"podtax.io/arch": "mipsel"}, {}, "mipsle", None),
 ]
 
 

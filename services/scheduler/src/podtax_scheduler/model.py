@@ -29,10 +29,12 @@ PARAMS_ANNOTATION = "podtax.io/params"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 DEFAULT_MAX_PODS = 110
 # uname -m and Debian names of Kubernetes' (Go's) architectures: a 32-bit Raspberry Pi OS says armv7l (Pi 2-4) or
-# armv6l (Pi 1, Zero), Debian armhf or armel; its kubelet labels the node kubernetes.io/arch=arm
+# armv6l (Pi 1, Zero), or armv8l (a 32-bit userland on a 64-bit kernel), Debian armhf or armel; its kubelet labels
+# the node kubernetes.io/arch=arm. Debian's ppc64el, mips64el and mipsel are Go's ppc64le, mips64le and mipsle.
 _ARCH_ALIASES = {"x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64", "armv8": "arm64",
-                 "armv7l": "arm", "armv7": "arm", "armv6l": "arm", "armhf": "arm", "armel": "arm",
-                 "i386": "386", "i686": "386"}
+                 "armv8l": "arm", "armv7l": "arm", "armv7": "arm", "armv6l": "arm", "armhf": "arm", "armel": "arm",
+                 "i386": "386", "i486": "386", "i586": "386", "i686": "386",
+                 "ppc64el": "ppc64le", "mips64el": "mips64le", "mipsel": "mipsle"}
 
 
 def normalize_arch(arch: str) -> str:
