@@ -214,19 +214,41 @@ class Scheduler:
     # ------------------------------------------------------------ binding and explaining
 
     def _bind(self, pod: PodInfo, decision: Decision, first_seen: float) -> None:
+        """Runs in the binders' pool, whose futures nobody reads. The ledger never expires, so an unexpected exception
+        before the pod is bound or forgotten would hold its node's room for good and never retry the pod: it is
+        logged, the pod forgotten and retried. One after the bind (the reports) is logged; the informer's view of the
+        bound pod clears the ledger."""
+        try:
+            bound = self._bind_call(pod, decision)
+        except Exception:  # noqa: BLE001 - a bug: say so, free the room, retry the pod
+            log.exception("binding %s failed unexpectedly; forgetting its decision and retrying it", pod.key)
+            self.state.forget(pod.uid)
+            self.queue.error(pod.uid)
+            self.metrics.errors.labels("binding").inc()
+            return
+        if not bound:
+            return
+        try:
+            self._bound(pod, decision, first_seen)
+        except Exception:  # noqa: BLE001 - the pod is bound; only its reports are missing
+            log.exception("reporting the bind of %s failed", pod.key)
+            self.metrics.errors.labels("event").inc()
+
+    def _bind_call(self, pod: PodInfo, decision: Decision) -> bool:
+        """Bind the pod to its decision's node; True when bound, else it was forgotten and its queue entry settled."""
         node = decision.node
         assert node is not None
         if not self.elector.is_leader():
             self.state.forget(pod.uid)
             self.queue.error(pod.uid)
-            return
+            return False
         try:
             bound = self.kube.bind(pod.namespace, pod.name, pod.uid, node)
         except PodGone as exc:  # deleted meanwhile: its deletion drops it from the queue
             log.info("%s was deleted before its bind (%s); dropping it", pod.key, exc)
             self.state.forget(pod.uid)
             self.queue.done(pod.uid)
-            return
+            return False
         except Exception as exc:  # noqa: BLE001 - any API failure: back off and retry
             problem, wait_s = api_problem(exc), retry_after(exc)
             log.warning("binding %s to %s failed: %s; retrying%s", pod.key, node, problem,
@@ -240,13 +262,16 @@ class Scheduler:
                 self.recorder.record(PodEvent(pod.namespace, pod.name, pod.uid, "FailedScheduling", message,
                                               type_="Warning", action="Binding"))
                 self._not_scheduled(pod, "SchedulerError", message)
-            return
+            return False
         if not bound:
             log.info("%s was bound by someone else (409); dropping it", pod.key)
             self.state.forget(pod.uid)
             self.queue.done(pod.uid)
             self.metrics.conflicts.inc()
-            return
+        return bound
+
+    def _bound(self, pod: PodInfo, decision: Decision, first_seen: float) -> None:
+        node = decision.node
         self.queue.done(pod.uid)
         self.metrics.attempts.labels("scheduled").inc()
         self.metrics.bindings.inc()
