@@ -1,8 +1,8 @@
 """The ledger holds a pod until its bind is done (audit hG, session 51): it dropped every pod 60 s after its decision
 (ASSUMED_TTL_S), bound or not, so a pod whose bind waited that long (16 binders busy with slow API calls in a burst, an
 API server under load) freed its node's room while still on its way, and the next pod was put there too: two 3-cpu
-pods on a 4-cpu node. kube-scheduler never expires an assumed pod since 1.23 (durationToExpireAssumedPod = 0,
-kubernetes#106361: expiry raced with slow binds). The real scheduler against the Kubernetes emulator and a real
+pods on a 4-cpu node. kube-scheduler no longer expires its assumed pods (kubernetes#106361: expiry raced with slow
+binds). The real scheduler against the Kubernetes emulator and a real
 nats-server; its one binder is kept busy by a task that waits (standing in for a slow bind ahead in the queue)."""
 
 from __future__ import annotations

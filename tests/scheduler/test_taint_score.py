@@ -136,3 +136,15 @@ def test_the_cached_counts_give_the_slow_loops_answers_over_mixed_nodes() -> Non
                                                       and np.array_equal(got, want)), (round_, tol)
             compared += want is not None
     assert compared > 50  # most comparisons are of scores, not of two Nones
+
+
+def test_an_unmeasured_node_still_ranks_below_a_tainted_measured_one() -> None:
+    """As the scheduler's README says: the taint never outweighs evidence (`unmeasured: last`, the default)."""
+    state = ClusterState()
+    state.upsert_node(node("rpi-1", cpu="4", arch="arm64", taints=[PREFER]))
+    state.upsert_node(node("x86-new", cpu="16"))
+    store = ScoreStore("local", "kubernetes")
+    store.put_score(score("rpi-1", 100, 20))
+    plugins = [BenchmarkScore(store, 3600.0), LeastAllocated(), TaintTolerationScore()]
+    pi = PodInfo.from_dict(with_uid(pod("p", cpu="1")))
+    assert {decide(pi, state, plugins, Profile().weights(), random.Random(s)).node for s in range(10)} == {"rpi-1"}

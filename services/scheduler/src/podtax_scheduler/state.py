@@ -43,8 +43,8 @@ class ClusterState:
         self.by_node: dict[str, set[str]] = {}  # node -> uids counted there (also for unknown nodes)
         # the ledger: uid -> node of the pods decided whose binding the informer has not shown yet; an entry leaves when
         # it does (bound, terminal or deleted, also by a relist) or the bind failed (forget), never by age: a bind
-        # waiting behind slow ones would free its node's room for another pod (kube-scheduler's assumed pods have not
-        # expired since 1.23, kubernetes#106361)
+        # waiting behind slow ones would free its node's room for another pod (kube-scheduler no longer expires its
+        # assumed pods, kubernetes#106361)
         self.assumed: dict[str, str] = {}
         self.static_gen = 0  # bumps when any node's static fields change
         self.layout_gen = 0  # bumps when slots are added or removed
