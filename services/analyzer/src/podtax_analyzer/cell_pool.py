@@ -6,13 +6,13 @@ come back in order. Below ``MIN_CELLS`` cells, with under two idle cores, or wit
 set to 0 or 1, it runs in the calling thread: starting workers costs about 0.1 s, more than it saves
 there, and on cores that other processes keep busy they only add that cost.
 
-The workers are forked from multiprocessing's fork server (a single-threaded process started once,
-with the analysis modules and scipy.stats already imported), never from the caller, which may run DuckDB's and
-asyncio's threads; each call starts its workers and joins them before it returns, so no process
-outlives it (the fork server itself ends with the caller). Where no process can be started (a daemon
-process, no /dev/shm) the cells are analyzed in the calling thread, and so they are inside a worker.
-As with any multiprocessing start method but fork, a worker imports the caller's main script (not a
-``-m`` module), so a script calling this must keep its work under ``if __name__ == "__main__":``.
+The workers are forked from multiprocessing's fork server (a single-threaded process started once, with the
+analysis modules, scipy.stats and the analyzer's entry point already imported: _PRELOAD), never from the
+caller, which may run DuckDB's and asyncio's threads; each call starts its workers and joins them before it
+returns, so no process outlives it (the fork server itself ends with the caller). Where no process can be
+started (a daemon process, no /dev/shm) the cells are analyzed in the calling thread, and so they are inside
+a worker. As with any multiprocessing start method but fork, a worker imports the caller's main script (not
+a ``-m`` module), so a script calling this must keep its work under ``if __name__ == "__main__":``.
 """
 
 from __future__ import annotations
@@ -29,9 +29,12 @@ from podtax_analyzer.celldata import CellData
 MIN_CELLS = 64
 CHUNKS_PER_WORKER = 4
 WORKERS_ENV = "PODTAX_ANALYZER_WORKERS"
-# scipy.stats too: the statistics import it lazily (an analyzer that only stores never loads its ~65 MB), so
-# without it every worker of every call imported it anew (0.45 s of CPU each, measured: the pool then paid nothing)
-_PRELOAD = ["podtax_analyzer.cell_analysis", "scipy.stats"]
+# Imported once in the fork server rather than by every worker of every call (each was 0.45-0.55 s of CPU a worker,
+# measured; the pool then paid nothing): scipy.stats, which the statistics import lazily (an analyzer that only stores
+# never loads its ~65 MB); and what the caller's main script imports, which multiprocessing runs again in each worker
+# (as __mp_main__, to find functions defined there): the podtax-analyzer console script imports
+# podtax_analyzer.__main__, i.e. the whole service (the API's comparisons and `podtax-analyzer report` both).
+_PRELOAD = ["podtax_analyzer.cell_analysis", "scipy.stats", "podtax_analyzer.comparisons", "podtax_analyzer.__main__"]
 
 log = logging.getLogger(__name__)
 
