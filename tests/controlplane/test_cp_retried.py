@@ -65,9 +65,9 @@ def test_a_retried_consumer_pod_create_is_said_to_be_in_consumer_running(kubesim
 
 
 def test_a_create_refused_at_every_attempt_fails_and_is_not_said_timed(kubesim_factory: Any, run_cp: Any) -> None:
-    """Its three attempts all 429: the object failed (ERRORS), and RETRIED, "timed from the attempt that succeeded",
-    does not name it (it did, through podtax up: `podtax results` showed ERRORS RETRIED for it)."""
-    faults = {"failCreates": [{"match": "persistentvolumeclaims/-0002", "status": 429, "times": 3, "retryAfter": 0}]}
+    """Its attempts all 429 (THROTTLED_ATTEMPTS of them): the object failed (ERRORS), and RETRIED, "timed from the
+    attempt that succeeded", does not name it (it did, through podtax up: `podtax results` showed ERRORS RETRIED)."""
+    faults = {"failCreates": [{"match": "persistentvolumeclaims/-0002", "status": 429, "times": 0, "retryAfter": 0}]}
     sim = kubesim_factory({**cluster(), "faults": faults}, kubelet="none")
     tl = run_cp(spec("volume-churn", count=5, concurrency=2, timeout=30), kube=sim)
     assert [n[-5:] for n, r in tl.objects.items() if r.error] == ["-0002"]

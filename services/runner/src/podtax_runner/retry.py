@@ -63,13 +63,17 @@ class Late(TimeoutError):
 
 def call(fn: Callable[[], T], what: str, *, attempts: int = 5, first_s: float = 0.5, factor: float = 2,
          max_s: float = 8, retry_on: Callable[[BaseException], bool] = transient,
-         again: Callable[[BaseException], None] | None = None, by: float | None = None) -> T:
+         again: Callable[[BaseException], None] | None = None, by: float | None = None,
+         patient: Callable[[BaseException], bool] | None = None, patient_attempts: int = 10) -> T:
     """`fn()`, tried up to `attempts` times with waits first_s, first_s*factor, ... (at most max_s), or the
     answer's Retry-After when longer (an API server that throttles says when to come back: sooner, every attempt
     met the same 429), while the error is one `retry_on` accepts (Kubernetes' transient ones by default).
     `again(error)` is called just before each attempt after the first (a timed call re-times itself).
     `by`: a time.monotonic() deadline (a run's, a cleanup delete's share): no wait goes past it, and no attempt is
-    sent again once it is reached: Late is raised then (a Retry-After of 10 s held a run with a 3 s timeout 22 s)."""
+    sent again once it is reached: Late is raised then (a Retry-After of 10 s held a run with a 3 s timeout 22 s).
+    `patient(error)`: an answer that did nothing (did_nothing: a throttling 429) is tried up to `patient_attempts`
+    times in all, within `by` (client-go retries up to 10 times on Retry-After; 3 attempts failed a DELETE throttled
+    3 times in a row, which urllib3 had re-sent up to 4 times an attempt)."""
     cut = [False]  # the wait was cut to the deadline: no attempt after it
 
     def say(state: RetryCallState) -> None:
@@ -89,7 +93,9 @@ def call(fn: Callable[[], T], what: str, *, attempts: int = 5, first_s: float = 
         return min(asked, left)
 
     def stop(state: RetryCallState) -> bool:
-        return state.attempt_number >= attempts or (by is not None and time.monotonic() >= by)
+        exc = state.outcome.exception() if state.outcome else None
+        most = patient_attempts if patient is not None and exc is not None and patient(exc) else attempts
+        return state.attempt_number >= most or (by is not None and time.monotonic() >= by)
 
     failed: list[BaseException] = []
 

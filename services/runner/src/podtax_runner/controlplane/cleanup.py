@@ -80,11 +80,11 @@ def _delete_pv(kube: Kube, name: str, until: float) -> str:
     return _deleted(kube, kube.core.delete_persistent_volume, name, until)
 
 
-def refused(answer: str, retried: bool) -> str:
+def refused(answer: str, retried: bool, sent: int = ATTEMPTS) -> str:
     """What became of a delete the API refused (REFUSED), for `remaining`: its answer and how often it was sent
-    (`retried`: the answer is one calls are sent again after, ATTEMPTS times in all), and what holds it when known
+    (`retried`: the answer is one calls are sent again after, `sent` times in all), and what holds it when known
     (podtax.nomad_in_use: a cleanup sent again would meet the same answer until that is done)."""
-    return f"{REFUSED} {answer} ({f'sent {ATTEMPTS} times' if retried else 'not sent again'}){held(answer)}"
+    return f"{REFUSED} {answer} ({f'sent {sent} times' if retried else 'not sent again'}){held(answer)}"
 
 
 def _deleted(kube: Kube, fn: object, name: str, until: float, *args: object, **kwargs: object) -> str:
@@ -99,7 +99,7 @@ def _deleted(kube: Kube, fn: object, name: str, until: float, *args: object, **k
         if exc.status == 404:
             return GONE
         log.info("cleanup: the delete of %s was refused: %s", name, brief(exc))  # said in `remaining`
-        return refused(brief(exc), transient(exc))
+        return refused(brief(exc), transient(exc), getattr(exc, "podtax_sent", ATTEMPTS))
     except CALL_ERRORS as exc:
         if not timed_out(exc):
             raise

@@ -41,6 +41,7 @@ from podtax_runner.controlplane.timeline import Timeline
 log = logging.getLogger("podtax.runner.controlplane")
 Obj = dict[str, Any]
 ATTEMPTS = 3
+THROTTLED_ATTEMPTS = 10  # attempts of a call whose answers did nothing (retry.did_nothing: 429), as client-go's
 # verbs sent again when their connection broke before the answer (the server died or restarted mid-request):
 # a read changes nothing; a create or delete sent twice could (its object's error says what happened instead)
 READS = frozenset({"list", "get"})
@@ -83,7 +84,8 @@ class Kube:
     def call(self, verb: str, fn: Callable[..., Any], *args: Any, retry: bool = True, until: float | None = None,
              again: Callable[[BaseException], None] | None = None, **kwargs: Any) -> Obj:
         """One API call (retried on 429/5xx/connection errors when `retry`, after the answer's Retry-After if longer
-        than the backoff); the response body as a dict; `until`: a time.monotonic() by which each attempt times out
+        than the backoff: ATTEMPTS in all, THROTTLED_ATTEMPTS while the answer did nothing, retry.did_nothing); the
+        response body as a dict; `until`: a time.monotonic() by which each attempt times out
         (a cleanup's delete: its share of the wait); `again(error)`: called before each attempt after the first (a
         timed call re-times itself, Timeline.resender). No wait between attempts goes past `until`, `deadline` or
         (a list or get) `reads_by`, nor is the call sent again after it: it raises retry.Late (a Retry-After of 10 s
@@ -109,7 +111,8 @@ class Kube:
                 return attempt()
             return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
                                 retry_on=lambda exc: retries.transient(exc) or unreachable(exc)
-                                or (verb in READS and broken(exc)), again=again, by=by)
+                                or (verb in READS and broken(exc)), again=again, by=by,
+                                patient=retries.did_nothing, patient_attempts=THROTTLED_ATTEMPTS)
         except ApiException as exc:
             self.reached()  # answered
             exc.podtax_call, exc.podtax_sent = name, sent[0]  # type: ignore[attr-defined]  # for common.refusal
