@@ -67,8 +67,7 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     if section.fatal and refused_option(section.fatal[0]):  # printed after the banner: a test's own option
         raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.fatal[0]}")
     if section.fatal:
-        raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}{_warned_after(text, section.fatal[0])}"
-                                    f"{_panic_hint(section.fatal[0])}")
+        raise ParseFailure("fatal", f"sysbench stopped with: {section.fatal[0]}{_warned_after(text, section.fatal[0])}")
     if section.bad_arg:
         raise ParseFailure("bad-argument", f"sysbench rejected its arguments: {section.bad_arg[0]}")
     if not section.started and text.find(" options:\n  --") >= 0:  # `sysbench memory help`: its option list
@@ -171,22 +170,6 @@ _MAX_PRIME_LIMIT = 2**32 - 1
 
 # Linux runs at most 4,194,304 tasks at once (PID_MAX_LIMIT): no sysbench run had more threads
 _MAX_THREADS = 4_194_304
-
-
-# what a LuaJIT panic of sysbench's means, by its message (seen with Debian's and Ubuntu's sysbench 1.0.x)
-_PANICS = {"bad light userdata pointer": "this LuaJIT keeps light userdata pointers to 47 bits and this machine's "
-                                         "addresses go beyond (64-bit ARM kernels with 48-bit addresses): use a "
-                                         "sysbench built against a LuaJIT with full 64-bit light userdata",
-           "runtime code generation failed": "the kernel refused LuaJIT executable memory (SELinux deny_execmem, "
-                                             "PaX): allow it for sysbench"}
-
-
-def _panic_hint(fatal: str) -> str:
-    """`; ...` naming the fix of a known LuaJIT panic (`PANIC: unprotected error in call to Lua API (...)`)."""
-    if not fatal.startswith("PANIC:"):
-        return ""
-    known = [fix for said, fix in _PANICS.items() if said in fatal]
-    return f" (sysbench's Lua engine, LuaJIT, failed{'; ' + known[0] if known else ''})"
 
 
 def _warned_after(text: str, fatal: str) -> str:

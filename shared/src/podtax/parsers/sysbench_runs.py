@@ -39,9 +39,7 @@ _LATENCY_KEYS = frozenset(("min", "avg", "max", "sum"))
 # lines a report prints once: a second one is another report whose banner was lost (or a 0.4 summary)
 _ONCE = frozenset(("total time", "total number of events", "events per second", "time elapsed"))
 _ONCE_KEY, _LATENCY, _FATAL, _FAIRNESS = range(4)
-# `PANIC: unprotected error in call to Lua API (...)`: LuaJIT (sysbench runs every test in it) failed; stderr
-_SPECIAL = {"FATAL": _FATAL, "PANIC": _FATAL, "Latency (ms)": _LATENCY, "Threads fairness": _FAIRNESS,
-            **dict.fromkeys(_ONCE, _ONCE_KEY)}
+_SPECIAL = {"FATAL": _FATAL, "Latency (ms)": _LATENCY, "Threads fairness": _FAIRNESS, **dict.fromkeys(_ONCE, _ONCE_KEY)}
 
 
 class Section:
