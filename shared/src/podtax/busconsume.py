@@ -212,9 +212,14 @@ class Consumers:
                     handling = asyncio.create_task(self._handle_batch(spec, handler, decoded, stop))
             if handling is not None:
                 await handling
-        finally:
-            if handling is not None and not handling.done():
+        except asyncio.CancelledError:
+            if handling is not None:
                 handling.cancel()
+            raise
+        finally:  # stopped otherwise (a dead letter's Stopped): the batch under way ends first, as no cancel stops
+            if handling is not None and not handling.done():  # its commit in a thread; the caller closes its store next
+                await asyncio.wait({handling})
+                _ended_unwatched(handling)
 
     async def _fetch_decoded(self, sub: JetStreamContext.PullSubscription,
                              spec: ConsumerSpec) -> list[tuple[Msg, Event]]:
