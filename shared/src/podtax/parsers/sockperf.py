@@ -52,8 +52,12 @@ _VERSION = re.compile(r"== version #([0-9][0-9A-Za-z.+~-]*) ==")
 _TARGET = re.compile(r"IP = (\S+)\s+PORT =\s*(\d+) # (TCP|UDP)")
 _ERROR = re.compile(r"ERROR: ([^\n]*)")  # its errno is found in the line (one lazy pattern was O(n^2) on spaces)
 _ERRNO_OF = re.compile(r"\(errno=(\d+) ([^)]*)\)")
-# a client mode's usage text: its options list --full-rtt from sockperf 3.6 on
-_NO_FULL_RTT = re.compile(r"\nUsage: sockperf (ping-pong|under-load) ")
+# a client mode's usage text: its options list --full-rtt from sockperf 3.6 on, as an option line (not a shell
+# trace's `+ sockperf ... --full-rtt`), before `-r --range` (3.5's last option line in under-load, 3.10's fourth last
+# in ping-pong): without that line the usage text is cut and says nothing of the version
+_CLIENT_USAGE = re.compile(r"\nUsage: sockperf (ping-pong|under-load) ")
+_FULL_RTT_LINE = re.compile(r"^[ \t]+--full-rtt\s", re.M)
+_RANGE_LINE = re.compile(r"^[ \t]+-r[ \t]+--range\s", re.M)
 # `avg-rtt=57.265 (std-dev=20.569)`; 3.8 and later add statistics after the std-dev (`, mean-ad=...`);
 # `avg-lat=` is an older name for the one-way latency
 _AVG = re.compile(r"avg-(rtt|latency|lat)=\s*([\d.]+) \(std-dev=\s*([\d.]+)[,)]")  # 3.5 and older pad: `= 6.839`
@@ -124,12 +128,12 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
                                                  "`sockperf ping-pong`")
         usage = text.find("\nUsage: sockperf ")
         if usage >= 0:  # an option it does not know (3.7: `-n`, `--percentile`) or one given twice; exit status 0
-            said = text[:usage].strip().split("\n")[0]
-            if _NO_FULL_RTT.search(text) and "--full-rtt" not in text:  # before 3.6; its usage text says nothing
-                raise ParseFailure("bad-argument", "sockperf printed its usage text instead of a report: this "
+            said = next((line for line in text[:usage].strip().split("\n") if not line.startswith("+ ")), "")
+            why = f": {said}" if said and "Run sockperf" not in said else ""  # `Option -t should not be repeatable`
+            if _CLIENT_USAGE.search(text) and _RANGE_LINE.search(text) and not _FULL_RTT_LINE.search(text):
+                raise ParseFailure("bad-argument", f"sockperf printed its usage text instead of a report{why}; this "
                                                    "sockperf is older than 3.6 (its options list no --full-rtt, "
                                                    "which the template passes): install sockperf 3.6 or later")
-            why = f": {said}" if said and "Run sockperf" not in said else ""
             raise ParseFailure("bad-argument", f"sockperf printed its usage text instead of a report: it rejected its "
                                                f"command line{why} (an option this version does not know, or one "
                                                "given twice)")
