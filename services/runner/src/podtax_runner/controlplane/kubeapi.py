@@ -83,7 +83,8 @@ class Kube:
 
     def call(self, verb: str, fn: Callable[..., Any], *args: Any, retry: bool = True, until: float | None = None,
              again: Callable[[BaseException], None] | None = None, **kwargs: Any) -> Obj:
-        """One API call (retried on 429/5xx/connection errors when `retry`, after the answer's Retry-After if longer
+        """One API call (retried on 429/5xx/connection errors when `retry`; a list or get sent with retry=False only
+        after an answer that did nothing, as client-go would, after the answer's Retry-After if longer
         than the backoff: ATTEMPTS in all, THROTTLED_ATTEMPTS while the answer did nothing, retry.did_nothing); the
         response body as a dict; `until`: a time.monotonic() by which each attempt times out
         (a cleanup's delete: its share of the wait); `again(error)`: called before each attempt after the first (a
@@ -107,8 +108,12 @@ class Kube:
             return json.loads(data) if data else {}
 
         try:
-            if not retry:
+            if not retry and verb not in READS:
                 return attempt()
+            if not retry:  # a single read is still sent again after an answer that did nothing (a 429: safe)
+                return retries.call(attempt, verb, attempts=1, first_s=0.05, factor=4, max_s=1,
+                                    retry_on=retries.did_nothing, again=again, by=by,
+                                    patient=retries.did_nothing, patient_attempts=THROTTLED_ATTEMPTS)
             return retries.call(attempt, verb, attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
                                 retry_on=lambda exc: retries.transient(exc) or unreachable(exc)
                                 or (verb in READS and broken(exc)), again=again, by=by,
