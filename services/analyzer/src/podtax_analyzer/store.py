@@ -30,14 +30,20 @@ from podtax_analyzer.store_imports import dropped, onto_kept, record, stored_twi
 from podtax_analyzer.store_insert import insert
 from podtax_analyzer.store_lookup import lookup, unseen
 from podtax_analyzer.store_rows import (
+    FACT_COLUMNS,
+    FACT_TYPES,
     METRIC_COLUMNS,
     METRIC_TYPES,
+    PLACEMENT_COLUMNS,
+    PLACEMENT_TYPES,
     RAW_COLUMNS,
     RAW_TYPES,
     RUN_COLUMNS,
     RUN_TYPES,
+    fact_row,
     failure_row,
     metric_rows,
+    placement_row,
     raw_row,
     result_row,
 )
@@ -242,9 +248,9 @@ class Store:
                 raws.append(raw_row(e, now))
                 phases.setdefault(e.data.run.run_id, phase_rows(e.data))
             elif isinstance(e, events.HostFactsV1):
-                facts.append(e)
+                facts.append(fact_row(e))
             elif isinstance(e, events.PlacementMadeV1):
-                placements.append(e)
+                placements.append(placement_row(e))
             elif isinstance(e, events.CampaignSubmittedV1):
                 campaigns.append(e)
         with contextlib.ExitStack() as replacing, self.transaction() as con:
@@ -262,16 +268,8 @@ class Store:
             insert(con, "raw_logs", RAW_COLUMNS, RAW_TYPES, [r for r in raws if r["run_id"] not in twice],
                          conflict=None)
             insert_phases(con, (p for run_id, p in phases.items() if run_id not in twice))
-            for f in facts:
-                d = f.data
-                con.execute("INSERT INTO host_facts VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                            [f.id, d.cluster, d.node, f.time, d.kernel, d.os, d.cpu_model, d.hw_threads, d.arch,
-                             json.dumps(d.tool_versions)])
-            for p in placements:
-                d = p.data
-                con.execute("INSERT INTO placements VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                            [p.id, p.time, d.namespace, d.pod, d.pod_uid, d.node, d.test,
-                             json.dumps([c.model_dump() for c in d.candidates]), d.message])
+            insert(con, "host_facts", FACT_COLUMNS, FACT_TYPES, facts)  # an event id stored before is kept
+            insert(con, "placements", PLACEMENT_COLUMNS, PLACEMENT_TYPES, placements)
             for c in campaigns:  # new submissions only, in stream order: each becomes its name's current one
                 resubmitted(con, c)
                 name, at = c.data.campaign, submissions.utc(c.time)

@@ -1,5 +1,6 @@
-"""Rows of the analyzer's tables made from events: the runs, raw_logs and metrics columns and their DuckDB
-types, in the order Store inserts them (one columnar INSERT per table per batch: store.py). Pure functions."""
+"""Rows of the analyzer's tables made from events: the runs, raw_logs, metrics, host_facts and placements
+columns and their DuckDB types (schema.sql), in the order Store inserts them (one columnar INSERT per table per
+batch: store.py). Pure functions."""
 
 from __future__ import annotations
 
@@ -28,7 +29,14 @@ RAW_TYPES = ("varchar", "varchar", "varchar", "varchar", "varchar", "varchar", "
              "boolean", "json", "varchar", "timestamptz")
 METRIC_COLUMNS = ("run_id", "name", "value", "unit", "higher_is_better")
 METRIC_TYPES = ("varchar", "varchar", "double", "varchar", "boolean")
-
+FACT_COLUMNS = ("event_id", "cluster", "node", "seen_at", "kernel", "os", "cpu_model", "hw_threads", "arch",
+                "tool_versions")
+FACT_TYPES = ("varchar", "varchar", "varchar", "timestamptz", "varchar", "varchar", "varchar", "integer",
+              "varchar", "json")
+PLACEMENT_COLUMNS = ("event_id", "placed_at", "namespace", "pod", "pod_uid", "node", "test", "candidates",
+                     "message")
+PLACEMENT_TYPES = ("varchar", "timestamptz", "varchar", "varchar", "varchar", "varchar", "varchar", "json",
+                   "varchar")
 
 
 def _delta(before: int | None, after: int | None) -> int | None:
@@ -88,3 +96,18 @@ def metric_rows(results: Iterable[events.ResultV1]) -> list[dict[str, Any]]:
             rows.setdefault((run_id, m.name), {"run_id": run_id, "name": m.name, "value": m.value, "unit": m.unit,
                                                "higher_is_better": m.higher_is_better})
     return list(rows.values())
+
+
+def fact_row(e: events.HostFactsV1) -> dict[str, Any]:
+    """The event's time in UTC (events.utc): DuckDB refuses a column mixing times with and without a zone."""
+    d = e.data
+    return {"event_id": e.id, "cluster": d.cluster, "node": d.node, "seen_at": events.utc(e.time), "kernel": d.kernel,
+            "os": d.os, "cpu_model": d.cpu_model, "hw_threads": d.hw_threads, "arch": d.arch,
+            "tool_versions": json.dumps(d.tool_versions)}
+
+
+def placement_row(e: events.PlacementMadeV1) -> dict[str, Any]:
+    d = e.data
+    return {"event_id": e.id, "placed_at": events.utc(e.time), "namespace": d.namespace, "pod": d.pod,
+            "pod_uid": d.pod_uid, "node": d.node, "test": d.test,
+            "candidates": json.dumps([c.model_dump() for c in d.candidates]), "message": d.message}
