@@ -379,7 +379,7 @@ class ObjectChurn:
 
     def _delete(self, name: str, fn: Callable[..., Any], accepted: str | None = None) -> None:
         """Delete object `name` with `fn` once it exists and is not gone (deleted by another); a 404 means it is
-        already gone: by another client (gone_early) when the first attempt got it."""
+        already gone: by another client (gone_early) when no earlier attempt took effect (the first, or after 429s)."""
         if not self.tl.has(name, "api_accepted") or self.tl.has(name, "gone"):
             return
         self.tl.mark(name, "delete_requested")
@@ -390,7 +390,7 @@ class ObjectChurn:
         except ApiException as exc:
             if exc.status == 404:
                 self.tl.mark(name, "gone")
-                if getattr(exc, "podtax_sent", 1) == 1:  # gone before this run's delete (a retry's 404 may be its own)
+                if getattr(exc, "podtax_none_before", True):  # no attempt took effect before (first, or after 429s)
                     self.gone_early(name)
             else:
                 self._error(name, "delete", exc)

@@ -97,12 +97,16 @@ class Kube:
         name, fn = getattr(fn, "__name__", ""), unvalidated(fn)
         reads_by = max(self.reads_by, time.monotonic() + READ_MIN_S) if self.reads_by and verb in READS else None
         by = min((t for t in (until, self.deadline, reads_by) if t is not None), default=None)
-        sent = [0]
+        sent, failed = [0], []  # attempts sent, and their errors
 
         def attempt() -> Obj:
             self._count(verb)
             sent[0] += 1
-            resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(verb, until), **kwargs)
+            try:
+                resp = fn(*args, _preload_content=False, _request_timeout=self._timeout(verb, until), **kwargs)
+            except BaseException as exc:
+                failed.append(exc)
+                raise
             self.reached()
             data = resp.data
             return json.loads(data) if data else {}
@@ -121,6 +125,8 @@ class Kube:
         except ApiException as exc:
             self.reached()  # answered
             exc.podtax_call, exc.podtax_sent = name, sent[0]  # type: ignore[attr-defined]  # for common.refusal
+            # no attempt before this answer took effect (each was answered did_nothing): its 404 is not the run's own
+            exc.podtax_none_before = all(retries.did_nothing(e) for e in failed[:-1])  # type: ignore[attr-defined]
             raise
         except Exception as exc:
             if (error := self.missed(exc)) is not None:
