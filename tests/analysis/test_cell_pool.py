@@ -4,9 +4,13 @@ small inputs stay in the calling thread; no worker outlives the call; it works f
 from __future__ import annotations
 
 import asyncio
+import importlib.machinery
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -108,13 +112,65 @@ def test_workers_setting(monkeypatch):
 
 
 def test_a_worker_starts_with_what_every_cell_needs_imported(cells, monkeypatch):
-    """scipy.stats (imported lazily by the statistics) and the analyzer's entry point (which the podtax-analyzer
-    console script imports, and multiprocessing runs again in every worker) are imported once in the fork server:
-    a worker of any call has them before its first task, instead of importing them (0.45-0.55 s of CPU each)."""
+    """scipy.stats (imported lazily by the statistics) and, when this process's main module is a script, the
+    analyzer's entry point (which the podtax-analyzer console script imports, and multiprocessing runs again in
+    every worker) are imported once in the fork server: a worker of any call has them before its first task,
+    instead of importing them (0.45-0.55 s of CPU each)."""
     monkeypatch.setenv(cell_pool.WORKERS_ENV, "2")
     cell_pool.analyze_all(cells, threshold=0.01, seed=5)  # starts the fork server, as the analyzer's first table
     ctx = multiprocessing.get_context("forkserver")  # the same fork server: one per process
     names = ("scipy.stats", "podtax_analyzer.comparisons", "podtax_analyzer.__main__", "podtax_analyzer.service")
     with cell_pool.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
         found = pool.submit(eval, f"[n for n in {names!r} if n in __import__('sys').modules]").result()
-    assert found == list(names)
+    script = "podtax_analyzer.__main__" in cell_pool.preload(sys.modules["__main__"])  # pytest's console script
+    assert found == (list(names) if script else ["scipy.stats"])
+
+
+@pytest.mark.parametrize(
+    ("spec", "entry_point"),
+    [
+        (None, True),  # a main script (the podtax-analyzer console script): run again in every worker
+        ("podtax_analyzer.__main__", False),  # python -m podtax_analyzer (podtax report --db): not run again
+        ("pytest.__main__", False),
+        ("some.tool", True),  # python -m some.tool: imported again by name in every worker
+    ],
+)
+def test_the_entry_point_is_preloaded_only_where_workers_import_the_main_module(spec, entry_point):
+    main = types.ModuleType("__main__")
+    main.__spec__ = None if spec is None else importlib.machinery.ModuleSpec(spec, None)
+    got = cell_pool.preload(main)
+    assert got[:2] == ["podtax_analyzer.cell_analysis", "scipy.stats"]
+    assert ("podtax_analyzer.__main__" in got) is entry_point
+    assert ("podtax_analyzer.comparisons" in got) is entry_point
+
+
+_M_PACKAGE = """
+import os, sys
+import podtax_analyzer.__main__  # noqa: F401  (python -m podtax_analyzer has it loaded as its main module)
+from analysis_synth import open_db
+from podtax_analyzer import cell_pool
+from podtax_analyzer.celldata import load_cells
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+os.environ[cell_pool.WORKERS_ENV] = "2"
+cell_pool.analyze_all(load_cells(open_db(sys.argv[1]), "synthetic"), threshold=0.01, seed=5)
+with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver")) as pool:
+    names = ("scipy.stats", "podtax_analyzer.comparisons", "podtax_analyzer.__main__")
+    print(pool.submit(eval, f"[n for n in {names!r} if n in __import__('sys').modules]").result())
+"""
+
+
+def test_a_m_run_does_not_preload_the_entry_point(cells, con, db_path, tmp_path):
+    """`python -m podtax_analyzer report` (what `podtax report --db` runs): multiprocessing does not run a
+    package's __main__ again in the workers, so the fork server has no reason to import the whole service
+    (measured: the first call took 1.7x as long with it). A real -m run of a package like it, in its own process."""
+    con.close()  # the cells stay in the file, for the other process
+    (tmp_path / "mrun").mkdir()
+    (tmp_path / "mrun" / "__init__.py").write_text("")
+    (tmp_path / "mrun" / "__main__.py").write_text(_M_PACKAGE)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(Path(__file__).parent), *sys.path])
+    done = subprocess.run([sys.executable, "-m", "mrun", str(db_path)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['scipy.stats']"
