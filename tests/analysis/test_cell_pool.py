@@ -174,3 +174,37 @@ def test_a_m_run_does_not_preload_the_entry_point(cells, con, db_path, tmp_path)
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['scipy.stats']"
+
+
+_BOOM = """
+import os, sys
+if __name__ == "__main__":
+    from analysis_synth import open_db
+    from podtax_analyzer import cell_pool
+    from podtax_analyzer.celldata import load_cells
+    cells = load_cells(open_db(sys.argv[1]), "synthetic")
+    os.environ[cell_pool.WORKERS_ENV] = "2"
+    cell_pool._PRELOAD = cell_pool._PRELOAD + ["boommod"]  # FAULT INJECTION: a preload that fails
+    for call in range(2):
+        try:
+            print(call, "ok", len(cell_pool.analyze_all(cells, threshold=0.01, seed=5)))
+        except BaseException as exc:
+            print(call, "raised", type(exc).__name__)
+"""
+
+
+def test_a_fork_server_that_died_at_its_preload_leaves_the_analysis_serial(cells, con, db_path, tmp_path):
+    """FAULT INJECTION (labelled): a module the fork server preloads raises ValueError at import, which kills it
+    (multiprocessing catches only ImportError there); the call that started it got EOFError from its socket,
+    the next ConnectionRefusedError. Both must fall back to analyzing in the calling process."""
+    con.close()  # the cells stay in the file, for the other process
+    (tmp_path / "boommod.py").write_text('raise ValueError("boom at import")\n')
+    (tmp_path / "boom.py").write_text(_BOOM)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(Path(__file__).parent), *sys.path])
+    done = subprocess.run([sys.executable, str(tmp_path / "boom.py"), str(db_path)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    n = len(cells)
+    assert done.stdout.splitlines() == [f"0 ok {n}", f"1 ok {n}"], done.stderr
+    assert "worker processes unavailable" in done.stderr

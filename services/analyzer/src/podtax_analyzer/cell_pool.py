@@ -97,7 +97,9 @@ def analyze_all(cells: list[CellData], *, threshold: float, seed: int) -> list[A
         chunks = _split(cells, n * CHUNKS_PER_WORKER)
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
             done = list(pool.map(_chunk, chunks, [threshold] * len(chunks), [seed] * len(chunks)))
-    except (OSError, AssertionError, RuntimeError) as exc:  # no process can be started here
+    # No process can be started here; or the fork server died (a preloaded module raised something other than
+    # ImportError: its socket closes, EOFError). BrokenPipeError and ConnectionRefusedError are OSErrors.
+    except (OSError, EOFError, AssertionError, RuntimeError) as exc:
         log.warning("analyzing %d cells in one process: worker processes unavailable (%s)", len(cells), exc)
         return [analyze(c, threshold=threshold, seed=seed) for c in cells]
     results = [r for chunk in done for r in chunk]
