@@ -75,6 +75,24 @@ def test_overlapping_intervals_leave_the_choice_to_resources(sim_factory: Any, s
     assert "(median per run, 2 node(s) with evidence)" in scheduled_message(sim, "p")
 
 
+@pytest.mark.parametrize(("runs", "a", "b", "want"), [
+    (5, 101, 100, "x86-b"),  # 1% apart, no interval under 6 runs: within the default 5% band, resources decide
+    (1, 104, 100, "x86-b"),  # one run each, 4% apart: never a win by noise
+    (3, 200, 100, "x86-a"),  # 2x apart: the faster wins though it is fuller
+])
+def test_scores_without_interval_decide_only_beyond_the_noise_band(runs: int, a: float, b: float, want: str,
+                                                                   sim_factory: Any, scheduler_factory: Any,
+                                                                   nats_url: str) -> None:
+    sim = sim_factory({"nodes": [{"name": "x86-a", **X86}, {"name": "x86-b", **X86}]})
+    put_scores(nats_url, [score("x86-a", a, runs), score("x86-b", b, runs)])  # as the analyzer publishes them
+    scheduler_factory(sim.kubeconfig)
+    # x86-a is 2 of 16 cores fuller: taken as exact, 5 runs 1% apart gave x86-a 98.4 in total against 96.9
+    sim.create(pod("busy", cpu="2", test=None, node_name="x86-a", phase="Running"))
+    sim.create(pod("p", cpu="1"))
+    assert bound_node(sim, "p") == want
+    assert "(median per run, 2 node(s) with evidence)" in scheduled_message(sim, "p")
+
+
 def test_a_new_node_without_score_gets_pods_only_when_measured_nodes_are_full(sim_factory: Any,
                                                                               scheduler_factory: Any,
                                                                               nats_url: str) -> None:

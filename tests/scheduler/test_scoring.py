@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from podtax.cli import scores as cli_scores
 from podtax.config import ConfigError
 from podtax_scheduler.algorithm import decide
 from podtax_scheduler.model import PodInfo
@@ -47,22 +48,39 @@ def store_with(*scores: Any) -> ScoreStore:
 OLD = datetime.now(UTC) - timedelta(hours=2)
 TS = {"threads": 4, "time": 10}
 CASES: list[tuple[str, list[Any], dict[str, Any], dict[str, float]]] = [
-    # no intervals here: the reference is the best shrunk value; 9.9% below it scores 100 - 5 x 9.9
+    # no intervals here: a node's lower bound is its speed less the default noise band (5%), the reference the best
+    # bound (its shrunk value where lower); a (8.1% below b after shrinking) is 5.2% below b's 95% and scores 73.87
     ("prototype trap: per-run value, not the sum", [score("a", 7.78e6, 160), score("b", 8.65e6, 112)], {},
-     {"a": 50.77, "b": 100.0}),
+     {"a": 73.87, "b": 100.0}),
     ("a 0.1% difference is not 100 against 0", [score("a", 1000, 50), score("b", 1001, 50)], {},
-     {"a": 99.53, "b": 100.0}),
+     {"a": 100.0, "b": 100.0}),
+    # under 6 runs the analyzer publishes no interval: noise within the band decides nothing, a real difference does
+    ("5 runs each, 1% apart, no interval: within the band, resources decide",
+     [score("a", 1010, 5), score("b", 1000, 5)], {}, {"a": 100.0, "b": 100.0}),
+    ("one run each, 4% apart: a single run never wins by noise", [score("a", 1040, 1), score("b", 1000, 1)], {},
+     {"a": 100.0, "b": 100.0}),
+    ("a duration, 5 runs each, 1% apart: the band on its speed",
+     [score("a", 10.1, 5, higher_is_better=False), score("b", 10, 5, higher_is_better=False)], {},
+     {"a": 100.0, "b": 100.0}),
+    ("3 runs each, 2x apart: the faster still wins", [score("a", 200, 3), score("b", 100, 3)], {},
+     {"a": 100.0, "b": 0.0}),
+    ("one run each, 2x apart: the faster still wins", [score("a", 200, 1), score("b", 100, 1)], {},
+     {"a": 100.0, "b": 23.08}),
+    ("3 runs each, 10% apart: still ranked", [score("a", 1100, 3), score("b", 1000, 3)], {},
+     {"a": 100.0, "b": 90.43}),
+    ("a tight interval sets the reference: the band widens a node's own bound only",
+     [score("a", 1010, 6, ci=(1009, 1011)), score("b", 1000, 5)], {}, {"a": 100.0, "b": 96.8}),
     ("within noise: both reach the best lower bound",
      [score("a", 1000, 20, ci=(990, 1010)), score("b", 1004, 20, ci=(995, 1012))], {}, {"a": 100.0, "b": 100.0}),
     ("outside noise: scored against the best lower bound",  # a shrunk to 906.5, reference 990
      [score("a", 900, 20, ci=(890, 910)), score("b", 1000, 20, ci=(990, 1010))], {}, {"a": 57.84, "b": 100.0}),
     ("lower is better", [score("a", 10, 50, higher_is_better=False), score("b", 11, 50, higher_is_better=False)],
-     {}, {"a": 100.0, "b": 57.01}),
+     {}, {"a": 100.0, "b": 79.82}),
     ("lower is better with intervals: the speed bound comes from the upper bound",
      [score("a", 10, 50, higher_is_better=False, ci=(9.9, 10.1)),
       score("b", 10.05, 50, higher_is_better=False, ci=(9.9, 10.2))], {}, {"a": 100.0, "b": 100.0}),
     ("missing gets the missing score", [score("a", 10, 50), score("b", 11, 50)], {},
-     {"a": 57.01, "b": 100.0, "c": 20.0}),
+     {"a": 79.82, "b": 100.0, "c": 20.0}),
     ("stale counts as missing", [score("a", 10, 50), score("b", 20, 50, updated_at=OLD)], {},
      {"a": 100.0, "b": 20.0, "c": 20.0}),
     ("flagged evidence counts as missing", [score("a", 10, 50), score("b", 20, 50, flags=("BIMODAL",))], {},
@@ -211,15 +229,29 @@ def test_default_profile() -> None:
     assert load_profile(None).weights() == {"BenchmarkScore": 5.0, "LeastAllocated": 1.0, "InterPodAffinity": 2.0,
                                             "PodTopologySpread": 2.0, "TaintToleration": 3.0}  # kube-scheduler's
     assert load_profile(None).score.InterPodAffinity.hard_pod_affinity_weight == 1
+    b = load_profile(None).score.BenchmarkScore  # what `podtax scores` tells of them
+    assert (b.shrink_runs, b.no_interval_noise) == (cli_scores.SHRINK_RUNS, cli_scores.NO_INTERVAL_NOISE)
 
 
 def test_profile_file(tmp_path: Path) -> None:
     f = tmp_path / "p.yaml"
-    f.write_text("score:\n  BenchmarkScore: {weight: 2, shrink_runs: 10}\n  LeastAllocated: {weight: 0}\n")
+    f.write_text("score:\n  BenchmarkScore: {weight: 2, shrink_runs: 10, no_interval_noise: 0.02}\n"
+                 "  LeastAllocated: {weight: 0}\n")
     prof = load_profile(f)
     assert prof.weights() == {"BenchmarkScore": 2.0, "LeastAllocated": 0.0, "InterPodAffinity": 2.0,
                               "PodTopologySpread": 2.0, "TaintToleration": 3.0}
     assert prof.score.BenchmarkScore.shrink_runs == 10
+    assert (prof.score.BenchmarkScore.no_interval_noise, load_profile(None).score.BenchmarkScore.no_interval_noise) \
+        == (0.02, 0.05)
+
+
+@pytest.mark.parametrize(("noise", "want"), [(0.05, {"a": 100.0, "b": 100.0}),  # 3% apart: within 5%
+                                             (0.02, {"a": 100.0, "b": 98.13}),  # shrunk 1.8% apart: 0.4% beyond 2%
+                                             (0.0, {"a": 100.0, "b": 90.85})])  # no band: the values taken as exact
+def test_no_interval_noise_sets_the_band(noise: float, want: dict[str, float]) -> None:
+    got = bench_scores(cluster("a", "b"), store_with(score("a", 1030, 5), score("b", 1000, 5)), pod("p"),
+                       no_interval_noise=noise)
+    assert got == want
 
 
 @pytest.mark.parametrize(("text", "needle"), [
@@ -231,6 +263,7 @@ def test_profile_file(tmp_path: Path) -> None:
     # the other three score only pods with preferences: every other pod would be placed at random
     ("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 0}\n", "placed at random"),
     ("score:\n  InterPodAffinity: {hard_pod_affinity_weight: 101}\n", "less than or equal to 100"),
+    ("score:\n  BenchmarkScore: {no_interval_noise: 1}\n", "less than 1"),  # a lower bound of 0: no ranking at all
 ])
 def test_bad_profile_fails_with_the_fix(tmp_path: Path, text: str, needle: str) -> None:
     f = tmp_path / "p.yaml"

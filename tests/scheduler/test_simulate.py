@@ -64,6 +64,14 @@ def test_within_noise_speeds_leave_placement_to_resources() -> None:
     assert len(set(placed)) == 3
 
 
+def test_within_noise_with_5_runs_and_no_interval_leaves_placement_to_resources() -> None:
+    # 1% apart, 5 runs each (no interval from the analyzer): the first three pods go to three nodes, as with intervals
+    m = planted({"a": 1010.0, "b": 1000.0, "c": 1000.0}, runs={"a": 5, "b": 5, "c": 5})
+    assert all(s.ci_low is None for s in node_scores(workload(m)))
+    placed = place_sequence(workload(m, rate=0.2, cpu="8"), [0] * 3)
+    assert len(set(placed)) == 3, placed
+
+
 def test_cross_check_simulated_podtax_equals_the_real_scheduler(sim_factory: Any, scheduler_factory: Any,
                                                                 nats_url: str) -> None:
     m = planted({"n1": 1000.0, "n2": 1080.0, "n3": 1170.0, "n4": 900.0})

@@ -2,7 +2,8 @@
 
 median and mean are of the per-run values (metric unit); n is the number of successful runs; the
 95% interval of the median is distribution-free (order statistics at binomial(n, 1/2) ranks,
-coverage >= 95%, None below 6 runs where no such interval exists); updated_at is the newest run's
+coverage >= 95%, None below 6 runs where no such interval exists: the scheduler then assumes a default
+noise band, its no_interval_noise); updated_at is the newest run's
 end time (its stored time when the end is unknown). Scores span every campaign: a node's score is
 what it has shown so far, whichever campaign measured it.
 

@@ -4,7 +4,7 @@ Defaults live here; PODTAX_SCHEDULER_PROFILE may name a YAML file that overrides
 
     score:
       BenchmarkScore: {weight: 5, shrink_runs: 3, sensitivity: 5, statistic: median,
-                       unmeasured: last, missing_score: 20,
+                       unmeasured: last, missing_score: 20, no_interval_noise: 0.05,
                        ignore_flags: [CONFOUNDED, BIMODAL, OVERLAP, THROTTLED]}
       LeastAllocated: {weight: 1}
       InterPodAffinity: {weight: 2, hard_pod_affinity_weight: 1}
@@ -45,6 +45,8 @@ class BenchmarkArgs(_Strict):
     unmeasured: Literal["last", "compete"] = Field(
         "last", description="last: a node without usable evidence never ranks above one with evidence; "
                             "compete: it competes with missing_score.")
+    no_interval_noise: float = Field(0.05, ge=0, lt=1, description="Relative noise assumed for a score without "
+                                     "interval (under 6 runs): its lower bound is its speed x (1 - this).")
     ignore_flags: list[Literal["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"]] = Field(
         default_factory=lambda: ["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"],
         description="Analyzer flags whose evidence does not drive placement.")

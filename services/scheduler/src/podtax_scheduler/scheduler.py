@@ -74,7 +74,7 @@ class Scheduler:
             BenchmarkScore(store, settings.scheduler_score_ttl_s, shrink_runs=bench.shrink_runs,
                            missing_score=bench.missing_score, statistic=bench.statistic,
                            sensitivity=bench.sensitivity, unmeasured=bench.unmeasured,
-                           ignore_flags=bench.ignore_flags),
+                           ignore_flags=bench.ignore_flags, no_interval_noise=bench.no_interval_noise),
             LeastAllocated(),
             InterPodAffinityScore(profile.score.InterPodAffinity.hard_pod_affinity_weight),
             PodTopologySpreadScore(),

@@ -20,8 +20,11 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    median speed by weight n/(n+k) (k = ``shrink_runs``) so a node with one lucky run is not trusted
    like one with a hundred.
 4. The reference is the best lower bound among the nodes: the lower end of the 95% interval of a
-   node's median speed (its shrunk speed where it is lower, or where the node has under 6 runs and
-   no interval). score = 100 x clip(1 - sensitivity x max(0, 1 - speed / reference), 0, 1): every
+   node's median speed (its shrunk speed where it is lower). A score without interval (the analyzer
+   publishes none under 6 runs) is not taken as exact: its lower bound is its speed x (1 -
+   ``no_interval_noise``), default 5%, so 5 runs 1% apart (or one run each) do not decide, while 3 runs
+   2x apart do (services/scheduler/README.md says why 5%).
+   score = 100 x clip(1 - sensitivity x max(0, 1 - speed / reference), 0, 1): every
    node whose estimate reaches the best node's lower bound, i.e. lies within its noise, scores 100
    and resources decide between them; a node x% below it loses sensitivity x x points (default 5:
    10% slower scores 50). No min-max stretching: a 0.1% difference is not 100 against 0.
@@ -49,6 +52,7 @@ from podtax_scheduler.state import ClusterState
 
 Cycle = dict[str, Any]
 IGNORE_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")
+NO_INTERVAL_NOISE = 0.05  # relative noise assumed for a score without interval (the module doc, point 4)
 NAMES_SHOWN = 3
 
 
@@ -148,7 +152,8 @@ class BenchmarkScore:
 
     def __init__(self, store: ScoreStore, ttl_s: float, *, shrink_runs: float = 3.0, missing_score: float = 20.0,
                  statistic: str = "median", sensitivity: float = 5.0, unmeasured: str = "last",
-                 ignore_flags: Iterable[str] = IGNORE_FLAGS, clock: Callable[[], float] = time.time) -> None:
+                 ignore_flags: Iterable[str] = IGNORE_FLAGS, no_interval_noise: float = NO_INTERVAL_NOISE,
+                 clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.ttl_s = ttl_s
         self.shrink_runs = shrink_runs
@@ -157,6 +162,7 @@ class BenchmarkScore:
         self.sensitivity = sensitivity
         self.unmeasured = unmeasured
         self.ignore_flags = frozenset(ignore_flags)
+        self.no_interval_noise = no_interval_noise
         self.clock = clock
         self._cache: dict[Group, _Columns] = {}
         self._metric_ok: dict[Group, bool] = {}
@@ -171,6 +177,7 @@ class BenchmarkScore:
         n, ts = np.zeros(size), np.zeros(size)
         blocked = np.zeros(size, dtype=bool)
         flags: dict[int, tuple[str, ...]] = {}
+        band = 1.0 - self.no_interval_noise  # a score without interval: its lower bound (point 4)
         for node, s in scores.items():
             i = state.slot.get(node)
             v = s.mean if self.statistic == "mean" else s.median
@@ -178,9 +185,11 @@ class BenchmarkScore:
                 continue
             lo, hi = s.ci_low, s.ci_high
             if s.higher_is_better:
-                speed[i], low[i] = v, lo if lo is not None and lo > 0 else np.nan
+                speed[i] = v
+                low[i] = v * band if lo is None else lo if lo > 0 else np.nan
             else:  # a duration: speed is its inverse, the lower speed bound comes from the upper bound
-                speed[i], low[i] = 1.0 / v, 1.0 / hi if hi is not None and hi > 0 else np.nan
+                speed[i] = 1.0 / v
+                low[i] = band / v if hi is None else 1.0 / hi if hi > 0 else np.nan
             if not np.isfinite(speed[i]):  # 1/5e-324: no evidence, as a value that is not positive
                 speed[i], low[i] = np.nan, np.nan
                 continue

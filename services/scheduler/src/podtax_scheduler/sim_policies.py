@@ -77,7 +77,8 @@ class PodtaxPolicy:
         b = profile.score.BenchmarkScore
         self.plugins = [BenchmarkScore(store, 365 * 86400.0, shrink_runs=b.shrink_runs, missing_score=b.missing_score,
                                        statistic=b.statistic, sensitivity=b.sensitivity, unmeasured=b.unmeasured,
-                                       ignore_flags=b.ignore_flags), LeastAllocated(),
+                                       ignore_flags=b.ignore_flags, no_interval_noise=b.no_interval_noise),
+                        LeastAllocated(),
                         InterPodAffinityScore(profile.score.InterPodAffinity.hard_pod_affinity_weight),
                         PodTopologySpreadScore(), TaintTolerationScore()]
         self.weights = profile.weights()

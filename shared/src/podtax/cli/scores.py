@@ -24,6 +24,7 @@ from podtax.event_payloads import printable_tree
 
 IGNORED_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")  # the scheduler's default ignore_flags
 SHRINK_RUNS = 3.0  # the scheduler's default shrink_runs (k in n/(n+k))
+NO_INTERVAL_NOISE = 0.05  # the scheduler's default no_interval_noise (the noise band of a score without interval)
 
 
 def _age(seconds: float) -> str:
@@ -38,7 +39,8 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
     """How the scheduler treats one node score (podtax_scheduler.scoring.BenchmarkScore): "ignored: <why>"
     when stale, flagged (both said for a stale flagged score) or not positive; else "used". It needs no minimum
     run count: any run counts, each node's median pulled toward the group's by weight n/(n+k), and a node with
-    no interval (under 6 runs) is trusted down to that shrunk median only; the status says so for those."""
+    no interval (under 6 runs) is taken as its speed less a 5% noise band (no_interval_noise), so smaller
+    differences do not decide; the status says so for those."""
     age = (now - datetime.fromisoformat(score["updated_at"])).total_seconds()
     flagged = [f for f in score.get("flags") or [] if f in IGNORED_FLAGS]
     why = []
@@ -54,7 +56,8 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
     if score.get("ci_low") is None:
         n = score.get("n", 0)
         return (f"used, with no interval ({n} {'run' if n == 1 else 'runs'}): its median counts "
-                f"{n}/({n}+{SHRINK_RUNS:g}), the rest is the group's median")
+                f"{n}/({n}+{SHRINK_RUNS:g}), the rest is the group's median; {NO_INTERVAL_NOISE:.0%} below it is "
+                f"within noise")
     return "used"
 
 
