@@ -5,7 +5,8 @@
 
 Nomad: --env nomad --nomad-addr http://127.0.0.1:4646 --param plugin_id=hostpath (token and TLS from
 PODTAX_RUNNER_NOMAD_*). SIGTERM or Ctrl-C stops the run; what it created is deleted first.
-Exit status: 0 done, 1 the run failed (reason on stderr), 2 usage mistake.
+Exit status: 0 done, 1 the run failed (reason on stderr; what it measured before, if anything, on stdout with its
+summary marked `aborted`, which the parser refuses as a result), 2 usage mistake.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from podtax import config, events, templates
 from podtax.oneline_args import OneLineParser, a_file
 
 from podtax_runner.controlplane.common import Aborted
-from podtax_runner.controlplane.execute import execute
+from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.controlplane.nomad import NomadConfig
 
 
@@ -68,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         thread.join(0.2)  # the main thread stays free for signal handlers
     error = result.get("error")
     if isinstance(error, Aborted):
-        print(f"{run.test} failed ({error.reason}): {error.detail}", file=sys.stderr)
+        kept = measured_of(error)  # what it timed before it ended: on stdout, marked aborted (never a result)
+        if kept is not None:
+            sys.stdout.write(kept.jsonl())
+        tail = "; its timeline of what it measured before it ended is on stdout, marked aborted" if kept else ""
+        print(f"{run.test} failed ({error.reason}): {error.detail}{tail}", file=sys.stderr)
         return 1
     if error is not None:
         print(f"{run.test} failed: {type(error).__name__}: {error}", file=sys.stderr)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import logging
+import os
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from podtax import events
 from podtax.bus import Bus
@@ -15,8 +18,9 @@ from podtax.config import RunnerSettings
 
 from podtax_runner.controlplane import cleanup, kubeapi
 from podtax_runner.controlplane.common import Aborted, allowance
-from podtax_runner.controlplane.execute import execute
+from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.outbox import PUBLISH_TIMEOUT_S, Outbox
+from podtax_runner.spool import MAX_BYTES
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
@@ -92,6 +96,41 @@ def executor_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" + (f"; {left}" if left else "")
 
 
+MEASURED_DIR = "measured"  # under PODTAX_RUNNER_SPOOL_DIR: the timelines failed runs measured (keep_measured)
+
+
+def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | None) -> str:
+    """Keep the timeline a failed run measured before it ended (execute.keep: its summary marked `aborted`, so the
+    parser never takes it for a result) and say where, for the run's failure; "" when it measured nothing. In
+    `<spool_dir>/measured/<campaign>.<run id>.jsonl` (MAX_BYTES in all there at most, as the spool), else in the
+    runner's log, one line (`measured timeline of run <id>`: the timeline as a JSON string). Before, a run whose
+    deletes the API refused (RBAC's 403 on delete) failed with every create and bind time it had taken lost."""
+    tl = measured_of(exc)
+    if tl is None:
+        return ""
+    text, bound = tl.jsonl(), sum(1 for r in tl.objects.values() if len(r.t) > 1)
+    what = f"its timeline of the {bound} object(s) it timed before it ended (not a result: marked aborted)"
+    if spool_dir is not None:
+        folder = spool_dir / MEASURED_DIR
+        path = folder / f"{run.campaign}.{run.run_id}.jsonl"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+            if used + len(text.encode()) <= MAX_BYTES:
+                tmp = folder / f".tmp-{run.run_id}"
+                tmp.write_text(text)
+                os.replace(tmp, path)
+                return f"{what} is kept in {path}"
+            log.warning("%s holds %d bytes already: run %s's measured timeline goes to the log", folder, used,
+                        run.run_id)
+        except OSError as err:
+            log.warning("run %s's measured timeline could not be written in %s (%s): it goes to the log", run.run_id,
+                        folder, err)
+    log.warning("measured timeline of run %s (failed: %s): %s", run.run_id, tl.aborted and tl.aborted["reason"],
+                json.dumps(text))
+    return f"{what} is in the runner's log (`measured timeline of run {run.run_id}`)"
+
+
 class ControlPlaneExecutor:
     def __init__(self, settings: RunnerSettings, bus: Bus) -> None:
         self.settings, self.bus = settings, bus
@@ -158,7 +197,8 @@ class ControlPlaneExecutor:
             if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
                 log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
                 return
-            await self._fail(run, exc.reason, exc.detail, started)
+            kept = await asyncio.to_thread(keep_measured, exc, run, self.settings.runner_spool_dir)
+            await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
             await self._fail(run, "executor-error", executor_error(exc), started)

@@ -81,6 +81,8 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
                 nomad.cleanup(n, run.campaign, ctx.label, ctx.namespace)
             n.timeline = tl
             nvolumes.run(n, ctx, params, tl, server_count(n.scrape, tl))
+        except Aborted as exc:
+            raise keep(exc, tl) from None
         finally:
             n.close()
         return tl
@@ -97,11 +99,13 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
             podstartup.run(kube, ctx, params, tl, measured)
         else:
             kvolumes.run(kube, ctx, params, tl, measured)
+    except Aborted as exc:
+        raise keep(exc, tl) from None
     except ApiException as exc:  # a refusal of the run's own call (its object's fail that object only)
         aborted = refusal(exc, api.configuration.host, ctx.namespace,
                           any("request_sent" in r.t for r in tl.objects.values()))
         cleanup.tell(aborted, getattr(exc, cleanup.LEFT, ""))  # what the run's cleanup left, and how to remove it
-        raise aborted from None
+        raise keep(aborted, tl) from None
     except Exception as exc:
         if not timed_out(exc):  # an object's call that timed out gave that object up; this one was the run's own
             raise
@@ -109,8 +113,29 @@ def execute(run: events.RunSpec, settings: RunnerSettings, stop: threading.Event
         aborted = Aborted("kubernetes-no-answer", f"the Kubernetes API at {api.configuration.host} did not answer in "
                           f"time ({type(cause).__name__}: {cause}): is it overloaded, or stopped?")
         cleanup.tell(aborted, getattr(exc, cleanup.LEFT, ""))
-        raise aborted from None
+        raise keep(aborted, tl) from None
     return tl
+
+
+MEASURED = "podtax_measured"  # the attribute of a run's Aborted holding the timeline it measured before (keep)
+
+
+def keep(exc: Aborted, tl: Timeline) -> Aborted:
+    """`exc`, carrying `tl` (attribute MEASURED; measured_of) when the run had timed something past its first request
+    (an object accepted, bound, ...), its summary marked `aborted` with the failure's reason and detail. Before, a run
+    ended by a refusal after it had measured (an account that may create but not delete: RBAC's 403 on the first
+    delete, `kubernetes-forbidden`) failed with its reason and detail only, every create and bind time it had taken
+    lost. The run still fails as before; the runner keeps this timeline (dispatch.keep_measured)."""
+    if any(set(r.t) - {"request_sent"} for r in list(tl.objects.values())):
+        tl.aborted = {"reason": exc.reason, "detail": exc.detail}
+        setattr(exc, MEASURED, tl)
+    return exc
+
+
+def measured_of(exc: BaseException) -> Timeline | None:
+    """The timeline a failed run measured before it ended (keep), else None."""
+    tl = getattr(exc, MEASURED, None)
+    return tl if isinstance(tl, Timeline) else None
 
 
 def server_count(scrape: Callable[[], dict[str, float] | None], tl: Timeline) -> Callable[[], None]:

@@ -70,6 +70,9 @@ class Timeline:
         # volume-churn on Kubernetes: the class's volumeBindingMode and where provisioned/bound start (podtax.phases
         # provision_start: "node" with WaitForFirstConsumer, else "create"); written in the summary when set
         self.volume_binding: dict[str, str | None] = {}
+        # the run failed after measuring (execute.keep): its reason and detail, in the summary as `aborted`; the
+        # parser refuses such a timeline as a result, whatever it holds (a partial run is never a good one)
+        self.aborted: dict[str, str] | None = None
         self._lock = threading.Lock()
         self._local = threading.local()  # .gap: the gap whose re-list this thread is recording (watch_gap)
 
@@ -213,7 +216,8 @@ class Timeline:
         return {"kind": "summary", "requests": dict(self.requests), "setup_requests": dict(self.setup_requests),
                 "apiserver": self.apiserver,
                 "errors": self.errors(), "left_behind": self.left_behind, "watch_gaps": self.watch_gaps,
-                "retried": self.retried, "wall_s": self.now(), **self.volume_binding}
+                "retried": self.retried, "wall_s": self.now(), **self.volume_binding,
+                **({"aborted": self.aborted} if self.aborted else {})}
 
     def jsonl(self) -> str:
         lines = [self.header(), *(r.line() for r in self.objects.values()), self.summary()]

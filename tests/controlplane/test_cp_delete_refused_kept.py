@@ -1,0 +1,136 @@
+"""A run whose deletes the API refuses still fails, with the same reason and message, but keeps what it measured.
+
+Before: an account that may create but not delete (RBAC's 403 on delete) ended the run `kubernetes-forbidden` at its
+first delete, and the create and bind times of every claim it had already measured were thrown away with it (the
+failure carried only its reason and message). Now the failure (Aborted) carries the timeline measured until then,
+marked `aborted` in its summary, so the parser refuses it as a result (the run is not passed off as a good one) and
+the runner keeps it (dispatch.keep_measured) and names where. Against kubesim's fault forbid (RBAC's 403) through the
+real kubernetes client."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from podtax import config, natsserver, subjects
+from podtax.bus import Bus
+from podtax.parsers import ParseFailure, parse_run
+from podtax_runner.controlplane import __main__ as cli
+from podtax_runner.controlplane.common import Aborted
+from podtax_runner.controlplane.dispatch import ControlPlaneExecutor, keep_measured
+from podtax_runner.controlplane.execute import measured_of
+
+from tests.controlplane.conftest import cluster, spec
+from tests.integration.harness import wait_for
+
+
+def _aborted(kubesim_factory: Any, run_cp: Any) -> Aborted:
+    sim = kubesim_factory({**cluster(), "faults": {"forbid": ["delete persistentvolumeclaims"]}}, kubelet="none")
+    with pytest.raises(Aborted) as err:
+        run_cp(spec("volume-churn", count=20, concurrency=4, timeout=30), kube=sim)
+    return err.value
+
+
+def test_a_refused_delete_keeps_the_create_and_bind_times_it_measured(kubesim_factory: Any, run_cp: Any) -> None:
+    err = _aborted(kubesim_factory, run_cp)
+    assert err.reason == "kubernetes-forbidden", (err.reason, err.detail)  # the same failure as before
+    assert 'cannot delete resource "persistentvolumeclaims"' in err.detail and "\n" not in err.detail
+    tl = measured_of(err)
+    assert tl is not None, "the failure does not carry the timeline it measured"
+    bound = [r for r in tl.objects.values() if "bound" in r.t and "request_sent" in r.t]
+    assert len(bound) == 20, len(bound)
+    summary = json.loads(tl.jsonl().splitlines()[-1])
+    assert summary["aborted"] == {"reason": "kubernetes-forbidden", "detail": err.detail}
+    with pytest.raises(ParseFailure) as refused:  # never a result: the run failed
+        parse_run("volume-churn", tl.jsonl())
+    assert refused.value.reason == "kubernetes-forbidden" and err.detail in refused.value.detail
+
+
+def test_the_runner_keeps_the_measured_timeline_in_a_file_named_in_the_failure(kubesim_factory: Any, run_cp: Any,
+                                                                             tmp_path: Path) -> None:
+    err = _aborted(kubesim_factory, run_cp)
+    run = spec("volume-churn", count=20, concurrency=4, timeout=30)
+    said = keep_measured(err, run, tmp_path)
+    files = list((tmp_path / "measured").iterdir())
+    assert len(files) == 1 and files[0].name in said, (said, files)
+    assert "the 20 object(s) it timed" in said and "not a result" in said, said
+    kept = files[0].read_text()
+    assert kept.splitlines()[:-1] == measured_of(err).jsonl().splitlines()[:-1]
+    assert sum(1 for line in kept.splitlines() if '"bound"' in line) == 20
+
+
+def test_the_command_prints_the_measured_timeline_and_still_exits_1(kubesim_factory: Any, monkeypatch: Any) -> None:
+    sim = kubesim_factory({**cluster(), "faults": {"forbid": ["delete persistentvolumeclaims"]}}, kubelet="none")
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(["--test", "volume-churn", "--kubeconfig", str(sim.kubeconfig), "--timeout", "30",
+                         "--param", "count=10", "--param", "concurrency=4"])
+    assert code == 1
+    assert "failed (kubernetes-forbidden)" in err.getvalue()
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines and lines[-1]["kind"] == "summary" and lines[-1]["aborted"]["reason"] == "kubernetes-forbidden"
+    assert sum(1 for line in lines if line["kind"] == "object" and "bound" in line["t"]) == 10
+
+
+def test_a_nomad_run_whose_deletes_fail_keeps_the_create_times_it_measured(nomadsim_factory: Any, run_cp: Any) -> None:
+    """More than max(10, 10 %) deletes refused (500 at every attempt: a plugin that answers 'volume in use' likewise)
+    ends the run api-errors as before; the create times of its 20 volumes are kept."""
+    fails = [{"request": "DELETE /v1/volume/csi/:id/delete", "status": 500, "times": 0}]
+    nomad = nomadsim_factory({"faults": {"failRequests": fails}})
+    with pytest.raises(Aborted) as err:
+        run_cp(spec("volume-churn", env="nomad", count=20, concurrency=4, timeout=30, plugin_id="hostpath"),
+               nomad=nomad)
+    assert err.value.reason == "api-errors", (err.value.reason, err.value.detail)
+    tl = measured_of(err.value)
+    assert tl is not None, "the failure does not carry the timeline it measured"
+    assert sum(1 for r in tl.objects.values() if "api_accepted" in r.t) == 20  # Nomad: created
+    with pytest.raises(ParseFailure) as refused:
+        parse_run("volume-churn", tl.jsonl())
+    assert refused.value.reason == "api-errors"
+
+
+async def test_the_runner_reports_the_same_failure_naming_the_kept_timeline(kubesim_factory: Any,
+                                                                            tmp_path: Path) -> None:
+    """Through ControlPlaneExecutor, a real nats-server and kubesim: the run is reported failed (run.failed, reason
+    kubernetes-forbidden, no run.log: nothing passes for a result), its detail names the file in the runner's spool
+    folder that holds its 20 claims' create and bind times."""
+    server = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log")
+    sim = kubesim_factory({**cluster(), "faults": {"forbid": ["delete persistentvolumeclaims"]}}, kubelet="none")
+    bus = await Bus.connect(server.url, "test")
+    nc = await nats.connect(server.url)
+    seen: list[dict[str, Any]] = []
+
+    async def record(msg: Any) -> None:
+        seen.append({"subject": msg.subject, **json.loads(msg.data)["data"]})
+
+    executor = None
+    try:
+        await bus.ensure_streams()
+        await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=record)
+        await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=record)
+        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubeconfig=sim.kubeconfig,
+                               runner_spool_dir=str(tmp_path / "spool"))
+        executor = ControlPlaneExecutor(settings, bus)
+        executor.launch(spec("volume-churn", count=20, concurrency=4, timeout=30))
+        await wait_for(lambda: len(seen) == 1, 120, "the run reported")
+        await asyncio.sleep(0.5)  # a second report (a run.log) would come now
+        assert len(seen) == 1 and seen[0]["subject"].startswith(subjects.RUN_FAILED), seen
+        failed = seen[0]
+        assert failed["reason"] == "kubernetes-forbidden", failed
+        kept = list((tmp_path / "spool" / "measured").iterdir())
+        assert len(kept) == 1 and f"is kept in {kept[0]}" in failed["detail"], (failed["detail"], kept)
+        lines = [json.loads(line) for line in kept[0].read_text().splitlines()]
+        assert sum(1 for line in lines if line["kind"] == "object" and "bound" in line["t"]) == 20
+        assert lines[-1]["aborted"]["reason"] == "kubernetes-forbidden"
+    finally:
+        if executor is not None:
+            await executor.close(wait_s=5)
+        await nc.close()
+        await bus.close()
+        server.stop()
