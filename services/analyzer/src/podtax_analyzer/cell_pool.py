@@ -24,6 +24,8 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from types import ModuleType
 
+from podtax.cores import usable_cores
+
 from podtax_analyzer.cell_analysis import Analysis, analyze
 from podtax_analyzer.celldata import CellData
 
@@ -46,16 +48,17 @@ log = logging.getLogger(__name__)
 
 def workers() -> int:
     """Worker processes to use: PODTAX_ANALYZER_WORKERS when set (0 or 1 = none), else one per core that
-    other processes leave idle, at most the usable cores: the 1-minute load average less two (this process
-    and its own last workers count in it: measured on 2 cores, the pool stopped paying at a load of about 3)
-    says how many cores are busy elsewhere."""
+    other processes leave idle, at most the usable cores (podtax.cores: the affinity, capped by a cgroup CPU
+    quota such as the pod's cpu limit): the 1-minute load average less two (this process and its own last
+    workers count in it: measured on 2 cores, the pool stopped paying at a load of about 3) says how many
+    cores are busy elsewhere."""
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if raw:
         try:
             return max(0, int(raw))
         except ValueError:
             log.warning("%s=%r is not a number of workers; using the idle cores", WORKERS_ENV, raw)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = usable_cores()  # the affinity, capped by the pod's CPU limit (a cgroup quota)
     try:
         idle = cores - max(0.0, os.getloadavg()[0] - 2.0)
     except OSError:  # no load average on this system: assume the cores are free
