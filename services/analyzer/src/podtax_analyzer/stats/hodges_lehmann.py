@@ -6,10 +6,14 @@ differences ``log pod_j - log host_i``, ranks from the Mann-Whitney U null distr
 normal approximation with continuity correction) gives its confidence interval. It is the
 cross-check used where the BCa bootstrap is unstable (few runs, coarse resamples).
 
-The k-th smallest pairwise difference is found exactly: directly when n*m is small, otherwise by
+The k-th smallest pairwise difference is found directly when n*m is small (exact), otherwise by
 narrowing a bracket on the value with searchsorted counts (O((n+m) log m) per round; one round
 usually suffices), then selecting among the few differences inside. No n*m array is built for
-large cells.
+large cells. The bracket path is exact up to rounding of x_i + g: it counts the pairs with
+y_j <= x_i + g, not y_j - x_i <= g, so where a difference lies within an ulp of x_i + g of the
+bracket's edge the value selected can differ from the direct path's by about that ulp (at most
+1.5e-15 on values up to 40 in r6's probe of 300 large cells with near-ties; far below any
+threshold the analysis applies).
 """
 
 from __future__ import annotations
