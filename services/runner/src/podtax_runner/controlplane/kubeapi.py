@@ -355,9 +355,10 @@ class Watcher:
                     self.failed = exc
                     self.synced.set()
                     return
+                wait = max(delay, retries.retry_after(exc))  # a throttled watch (429) says when to come back
                 log.warning("watch %s: %s: %s; retrying in %.1f s", self.name, type(exc).__name__, retries.brief(exc),
-                            delay)  # one line: an ApiException's own text dumps its headers and body
-                self._stop.wait(delay)
+                            wait)  # one line: an ApiException's own text dumps its headers and body
+                self._stop.wait(wait)
                 delay = min(delay * 2, 2.0)
 
     def _watch(self, rv: str) -> str | None:
