@@ -184,6 +184,8 @@ class Consumers:
                 await _with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
         except Permanent as exc:
             await self.dead_letter(msg, exc.reason)
+        except Stopped:  # told to stop while it waited for NATS: left unacked (delivered again), no delivery counted
+            raise
         except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
             _failed(exc, "handler failed for %s", msg.subject)
             await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
@@ -251,6 +253,10 @@ class Consumers:
             try:
                 with telemetry.run_scope(scope):
                     rejected = await _held(spec, handler, decoded, stop)
+            except Stopped:  # told to stop while its outcomes waited for NATS (Bus.publish_many): the batch is left
+                for span in spans:  # unacked, delivered again (never acked without its outcomes acked)
+                    span.end()
+                raise
             except Exception as exc:  # noqa: BLE001
                 _failed(exc, "batch handler failed (%d messages)", len(decoded))
                 for span in spans:

@@ -3,7 +3,10 @@
 A server that dies (or hangs) with publishes in flight never acks them, and nats-py would wait for those acks for
 ever (and, once 4,000 are outstanding, block every later publish). :func:`pipelined` bounds a batch: past its
 `timeout` the publishes not acked are cancelled (which frees their slots in nats-py) and the caller's Unacked is
-raised with how many were acked. Bus.publish_many (events) and Streams.kv_put_many (KV puts) both publish so.
+raised with how many were acked. Once the service is told to stop (natsagain.watch_stop), the batch has
+natsagain.STOP_GRACE_S more at most, then natsagain.Stopped is raised (before, a SIGTERM with NATS dead or hung
+waited out the 30 s deadline: Kubernetes' whole grace). Bus.publish_many (events) and Streams.kv_put_many (KV puts)
+both publish so.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.errors import NoStreamResponseError, NotFoundError, ServiceUnavailableError, TooManyStalledMsgsError
 
+from podtax.natsagain import STOP_GRACE_S, Stopped, stop_event
 from podtax.subjects import stream_of
 
 # Between the rounds of publishes answered 'no response from stream' while their stream is between leaders (the
@@ -82,21 +86,40 @@ class Pipeline:
 @contextlib.asynccontextmanager
 async def pipelined(js: JetStreamContext, timeout: float, unacked: Callable[[int], str]) -> AsyncIterator[Pipeline]:
     """A :class:`Pipeline` whose publishes and acks, awaited within the block, must all be in within `timeout`
-    seconds; else podtax.bus.Unacked(unacked(number acked)). On leaving, whatever way, the futures not done are
-    cancelled and the failures of those done retrieved (settle)."""
+    seconds; else podtax.bus.Unacked(unacked(number acked)). Once the service's stop event is set (natsagain), within
+    STOP_GRACE_S more (a live server's acks still come): else natsagain.Stopped, whose caller leaves what it
+    handles unacked (delivered again; the publishes are de-duplicated by their Nats-Msg-Id). On leaving, whatever
+    way, the futures not done are cancelled and the failures of those done retrieved (settle)."""
     from podtax.bus import Unacked  # podtax.bus imports this module
 
     pipe: Pipeline | None = None
+    stop = stop_event()
+    shortening: asyncio.Future[None] | None = None
     try:
         async with asyncio.timeout(timeout) as bound:  # one deadline for the batch: a timer per publish doubled
             pipe = Pipeline(js, bound)  # its CPU
+            if stop is not None:
+                shortening = asyncio.ensure_future(_shorten_on_stop(stop, bound))
             yield pipe
     except (TimeoutError, TooManyStalledMsgsError) as exc:
         stalled_or_cancelled(exc)
+        if stop is not None and stop.is_set():
+            raise Stopped("stopped while waiting for NATS") from None
         raise Unacked(unacked(pipe.acked() if pipe else 0)) from None
     finally:
+        if shortening is not None:
+            shortening.cancel()
         if pipe is not None:
             settle(pipe.futures)
+
+
+async def _shorten_on_stop(stop: asyncio.Event, bound: asyncio.Timeout) -> None:
+    """Once `stop` is set, bring the batch's deadline to STOP_GRACE_S from then (if it is later)."""
+    await stop.wait()
+    grace = asyncio.get_running_loop().time() + STOP_GRACE_S
+    when = bound.when()
+    if (when is None or when > grace) and not bound.expired():
+        bound.reschedule(grace)
 
 
 async def gone(ask: Awaitable[Any]) -> bool:

@@ -40,6 +40,12 @@ def watch_stop(stop: asyncio.Event) -> None:
     _STOPS[asyncio.get_running_loop()] = weakref.ref(stop)
 
 
+def stop_event() -> asyncio.Event | None:
+    """The stop event of this event loop's service (watch_stop), None when there is none (a CLI, a test)."""
+    stop = _STOPS.get(asyncio.get_running_loop())
+    return stop() if stop is not None else None
+
+
 def _stop_if_told(stop: weakref.ref[asyncio.Event] | None) -> None:
     event = stop() if stop is not None else None
     if event is not None and event.is_set():

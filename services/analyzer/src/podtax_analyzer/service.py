@@ -170,6 +170,8 @@ class Analyzer:
             scores = await asyncio.to_thread(self.cache.restore, self.store, unscored)
             await self.bus.kv_put_many(subjects.SCORES_BUCKET, score_items(scores))
             await sweep(kv, self.store, scores, unscored)  # a key left by runs deleted before a restart
+        except Stopped:  # a SIGTERM while the puts' acks waited for NATS (buspipeline): the next start restores them
+            return False
         except (nats.errors.Error, BusError) as exc:
             if not said:
                 log.error("putting the stored scores into %s failed (%s: %s); trying again", subjects.SCORES_BUCKET,

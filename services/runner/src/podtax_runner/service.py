@@ -18,6 +18,7 @@ from podtax import events, kvscan, metrics, subjects, telemetry, templates
 from podtax.bus import Bus, BusError, ConsumerSpec
 from podtax.busconsume import NATS_AWAY
 from podtax.config import RunnerSettings
+from podtax.natsagain import Stopped
 
 from podtax_runner import catchup, fullness, kept, outbox, simulate
 from podtax_runner.controlplane.dispatch import EXECUTING_S, ControlPlaneExecutor
@@ -31,9 +32,10 @@ log = logging.getLogger("podtax.runner")
 
 
 def nats_side(exc: BaseException) -> bool:
-    """Whether `exc` says NATS is away, did not answer in time, or lost what podtax keeps there (a NATS server
+    """Whether `exc` says NATS is away, did not answer in time (or before the runner was told to stop: Stopped, a
+    pipelined save or publish's acks cut short by a SIGTERM), or lost what podtax keeps there (a NATS server
     restarted with an empty store): not a runner bug."""
-    return isinstance(exc, (*NATS_AWAY, BusError, TimeoutError)) and not isinstance(exc, KeyValueError)
+    return isinstance(exc, (*NATS_AWAY, BusError, TimeoutError, Stopped)) and not isinstance(exc, KeyValueError)
 
 
 def logged(exc: Exception, what: str, *args: object) -> None:
