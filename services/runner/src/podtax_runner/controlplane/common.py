@@ -333,9 +333,8 @@ def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> 
 
 
 class ObjectChurn:
-    """What the Kubernetes executors (volume-churn, pod-startup) share: an API error is recorded on
-    its object and counted against the abort limit, and a delete is timed on the timeline.
-    Subclasses set ctx, tl, kube, ns, p (with .count), lock and failures (too_many_failed)."""
+    """What the Kubernetes executors (volume-churn, pod-startup) share: an API error recorded on its object and
+    counted once an object against the abort limit, a delete timed. Subclasses: ctx, tl, kube, ns, p, lock, failures."""
 
     ctx: Context
     tl: Any
@@ -358,9 +357,10 @@ class ObjectChurn:
             detail = f"{what}: {exc.reason}"  # its last error: the URL and 'Max retries' cut the rest at 300 characters
         else:
             detail = f"{what}: {exc}"
+        first = self.tl.objects[name].error is None  # an object failing two calls (create consumer, delete): one
         fail_object(self.tl, name, detail, exc)
         with self.lock:
-            self.failures["unanswered" if timed_out(exc) else "refused"] += 1
+            self.failures["unanswered" if timed_out(exc) else "refused"] += first
             if aborted := too_many_failed("the API", self.failures, self.p.count, detail):
                 raise aborted
 
