@@ -4,7 +4,7 @@ batch: store.py). Pure functions.
 
 Every time goes in UTC (events.utc; a time without a zone, which events.decode accepts, read as UTC): DuckDB refuses
 a column mixing datetimes with and without a zone ('Could not convert datetime to TIMESTAMP WITH TIME ZONE', which
-split the batch down to single events: 2,000 results alternating took 49 s instead of 0.6), and it reads a time
+split the batch down to single events: 2,000 results alternating took 57.6 s instead of 0.5), and it reads a time
 without one in its session's TimeZone, the machine's (a naive 03:04 stored as 21:34 UTC the day before in
 Asia/Kolkata)."""
 
