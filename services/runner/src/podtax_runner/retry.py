@@ -28,8 +28,9 @@ def transient(exc: BaseException) -> bool:
 
 
 def message(exc: ApiException) -> str:
-    """The server's words of a refusal: its Status's message (else the body), at most 300 characters."""
-    return (status_message(exc.body) or str(exc.body or "").strip())[:300]
+    """The server's words of a refusal: its Status's message, at most 300 characters; else the body on one line, at
+    most 200 (a proxy's HTML page, nginx's 502: its lines were the error's, an object's and the abort's)."""
+    return status_message(exc.body)[:300] or " ".join(str(exc.body or "").split())[:200]
 
 
 def brief(exc: BaseException | None) -> str:
