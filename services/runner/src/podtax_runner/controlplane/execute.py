@@ -125,8 +125,9 @@ def keep(exc: Aborted, tl: Timeline) -> Aborted:
     (an object accepted, bound, ...), its summary marked `aborted` with the failure's reason and detail. Before, a run
     ended by a refusal after it had measured (an account that may create but not delete: RBAC's 403 on the first
     delete, `kubernetes-forbidden`) failed with its reason and detail only, every create and bind time it had taken
-    lost. The run still fails as before; the runner keeps this timeline (dispatch.keep_measured)."""
-    if any(set(r.t) - {"request_sent"} for r in list(tl.objects.values())):
+    lost. The run still fails as before; the runner keeps this timeline (dispatch.keep_measured). A stopped run
+    (`stopped`: its campaign cancelled, SIGTERM or Ctrl-C) keeps nothing: it was not a failure of what it measured."""
+    if exc.reason != "stopped" and any(set(r.t) - {"request_sent"} for r in list(tl.objects.values())):
         tl.aborted = {"reason": exc.reason, "detail": exc.detail}
         setattr(exc, MEASURED, tl)
     return exc
