@@ -60,4 +60,4 @@ def refuse_terminating(namespace: Obj | None, res: Resource, name: str) -> None:
                    f"because it is being terminated",
                    {"name": name, "group": res.group, "kind": res.plural,
                     "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
-                                "message": f"namespace {ns} is currently being terminated"}]})
+                                "message": f"namespace {ns} is being terminated"}]})
