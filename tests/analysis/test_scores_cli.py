@@ -32,13 +32,13 @@ MEASURED = {"n": 8, "median": 1000.0, "ci_low": 990.0}
     (NOW - timedelta(hours=1), ["BIMODAL", "THROTTLED"], MEASURED, "ignored: flagged BIMODAL/THROTTLED"),
     (NOW - timedelta(hours=1), ["OUTLIERS"], MEASURED, "used"),
     # the scheduler needs no minimum run count, but trusts a node with no interval less (scoring.py: shrunk, and a
-    # 5% noise band)
+    # noise band of 5% / sqrt(n))
     (NOW - timedelta(hours=1), [], {"n": 2, "median": 1000.0, "ci_low": None},
-     "used, with no interval (2 runs): its median counts 2/(2+3), the rest is the group's median; 5% below "
-     "it is within noise"),
+     "used, with no interval (2 runs): its median counts 2/(2+3), the rest is the group's median; 3.5% below "
+     "it is within noise (5%/sqrt(2) by default)"),
     (NOW - timedelta(hours=1), [], {"n": 1, "median": 1000.0, "ci_low": None},
-     "used, with no interval (1 run): its median counts 1/(1+3), the rest is the group's median; 5% below "
-     "it is within noise"),
+     "used, with no interval (1 run): its median counts 1/(1+3), the rest is the group's median; 5.0% below "
+     "it is within noise (5%/sqrt(1) by default)"),
     (NOW - timedelta(hours=1), [], {"n": 8, "median": 0.0, "ci_low": 0.0},
      "ignored: its median is not a positive number"),
 ])

@@ -78,6 +78,7 @@ def test_overlapping_intervals_leave_the_choice_to_resources(sim_factory: Any, s
 @pytest.mark.parametrize(("runs", "a", "b", "want"), [
     (5, 101, 100, "x86-b"),  # 1% apart, no interval under 6 runs: within the default 5% band, resources decide
     (1, 104, 100, "x86-b"),  # one run each, 4% apart: never a win by noise
+    (5, 106.5, 100, "x86-a"),  # 5 runs 6.5% apart: beyond 5 runs' band (5% / sqrt(5)); a flat 5% band tied them
     (3, 200, 100, "x86-a"),  # 2x apart: the faster wins though it is fuller
 ])
 def test_scores_without_interval_decide_only_beyond_the_noise_band(runs: int, a: float, b: float, want: str,

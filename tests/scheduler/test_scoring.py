@@ -48,10 +48,10 @@ def store_with(*scores: Any) -> ScoreStore:
 OLD = datetime.now(UTC) - timedelta(hours=2)
 TS = {"threads": 4, "time": 10}
 CASES: list[tuple[str, list[Any], dict[str, Any], dict[str, float]]] = [
-    # no intervals here: a node's lower bound is its speed less the default noise band (5%), the reference the best
-    # bound (its shrunk value where lower); a (8.1% below b after shrinking) is 5.2% below b's 95% and scores 73.87
+    # no intervals here: a node's lower bound is its speed less the noise band (5% / sqrt(n)), the reference the best
+    # bound (its shrunk value where lower); a (8.1% below b after shrinking) is 9.5% below b's 99.5% and scores 52.31
     ("prototype trap: per-run value, not the sum", [score("a", 7.78e6, 160), score("b", 8.65e6, 112)], {},
-     {"a": 73.87, "b": 100.0}),
+     {"a": 52.31, "b": 100.0}),
     ("a 0.1% difference is not 100 against 0", [score("a", 1000, 50), score("b", 1001, 50)], {},
      {"a": 100.0, "b": 100.0}),
     # under 6 runs the analyzer publishes no interval: noise within the band decides nothing, a real difference does
@@ -67,7 +67,10 @@ CASES: list[tuple[str, list[Any], dict[str, Any], dict[str, float]]] = [
     ("one run each, 2x apart: the faster still wins", [score("a", 200, 1), score("b", 100, 1)], {},
      {"a": 100.0, "b": 23.08}),
     ("3 runs each, 10% apart: still ranked", [score("a", 1100, 3), score("b", 1000, 3)], {},
-     {"a": 100.0, "b": 90.43}),
+     {"a": 100.0, "b": 79.76}),
+    # the band narrows with the runs (5% / sqrt(5) = 2.2%): 5 runs 8% apart decide as 6 runs with an interval do
+    ("5 runs each, 8% apart: beyond the 5-run band", [score("a", 1080, 5), score("b", 1000, 5)], {},
+     {"a": 100.0, "b": 80.66}),
     ("a tight interval sets the reference: the band widens a node's own bound only",
      [score("a", 1010, 6, ci=(1009, 1011)), score("b", 1000, 5)], {}, {"a": 100.0, "b": 96.8}),
     ("within noise: both reach the best lower bound",
@@ -75,12 +78,12 @@ CASES: list[tuple[str, list[Any], dict[str, Any], dict[str, float]]] = [
     ("outside noise: scored against the best lower bound",  # a shrunk to 906.5, reference 990
      [score("a", 900, 20, ci=(890, 910)), score("b", 1000, 20, ci=(990, 1010))], {}, {"a": 57.84, "b": 100.0}),
     ("lower is better", [score("a", 10, 50, higher_is_better=False), score("b", 11, 50, higher_is_better=False)],
-     {}, {"a": 100.0, "b": 79.82}),
+     {}, {"a": 100.0, "b": 59.08}),
     ("lower is better with intervals: the speed bound comes from the upper bound",
      [score("a", 10, 50, higher_is_better=False, ci=(9.9, 10.1)),
       score("b", 10.05, 50, higher_is_better=False, ci=(9.9, 10.2))], {}, {"a": 100.0, "b": 100.0}),
     ("missing gets the missing score", [score("a", 10, 50), score("b", 11, 50)], {},
-     {"a": 79.82, "b": 100.0, "c": 20.0}),
+     {"a": 59.08, "b": 100.0, "c": 20.0}),
     ("stale counts as missing", [score("a", 10, 50), score("b", 20, 50, updated_at=OLD)], {},
      {"a": 100.0, "b": 20.0, "c": 20.0}),
     ("flagged evidence counts as missing", [score("a", 10, 50), score("b", 20, 50, flags=("BIMODAL",))], {},
@@ -245,8 +248,9 @@ def test_profile_file(tmp_path: Path) -> None:
         == (0.02, 0.05)
 
 
-@pytest.mark.parametrize(("noise", "want"), [(0.05, {"a": 100.0, "b": 100.0}),  # 3% apart: within 5%
-                                             (0.02, {"a": 100.0, "b": 98.13}),  # shrunk 1.8% apart: 0.4% beyond 2%
+@pytest.mark.parametrize(("noise", "want"), [(0.1, {"a": 100.0, "b": 100.0}),  # 3% apart: within 10% / sqrt(5)
+                                             (0.05, {"a": 100.0, "b": 99.33}),  # shrunk 1.8% apart: 2.2% band
+                                             (0.02, {"a": 100.0, "b": 92.57}),  # 0.9% band
                                              (0.0, {"a": 100.0, "b": 90.85})])  # no band: the values taken as exact
 def test_no_interval_noise_sets_the_band(noise: float, want: dict[str, float]) -> None:
     got = bench_scores(cluster("a", "b"), store_with(score("a", 1030, 5), score("b", 1000, 5)), pod("p"),

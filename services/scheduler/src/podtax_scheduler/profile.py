@@ -45,8 +45,9 @@ class BenchmarkArgs(_Strict):
     unmeasured: Literal["last", "compete"] = Field(
         "last", description="last: a node without usable evidence never ranks above one with evidence; "
                             "compete: it competes with missing_score.")
-    no_interval_noise: float = Field(0.05, ge=0, lt=1, description="Relative noise assumed for a score without "
-                                     "interval (under 6 runs): its lower bound is its speed x (1 - this).")
+    no_interval_noise: float = Field(0.05, ge=0, lt=1, description="Relative noise of one run assumed for a score "
+                                     "without interval (n < 6 runs): its lower bound is its speed x (1 - this / "
+                                     "sqrt(n)).")
     ignore_flags: list[Literal["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"]] = Field(
         default_factory=lambda: ["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"],
         description="Analyzer flags whose evidence does not drive placement.")

@@ -22,8 +22,9 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
 4. The reference is the best lower bound among the nodes: the lower end of the 95% interval of a
    node's median speed (its shrunk speed where it is lower). A score without interval (the analyzer
    publishes none under 6 runs) is not taken as exact: its lower bound is its speed x (1 -
-   ``no_interval_noise``), default 5%, so 5 runs 1% apart (or one run each) do not decide, while 3 runs
-   2x apart do (services/scheduler/README.md says why 5%).
+   ``no_interval_noise`` / sqrt(n)) for its n runs, default 5% at one run, 2.2% at five (the noise of a
+   mean of n runs), so 5 runs 1% apart (or one run each 4% apart) do not decide, while 5 runs 8% apart
+   and 3 runs 2x apart do (services/scheduler/README.md says why).
    score = 100 x clip(1 - sensitivity x max(0, 1 - speed / reference), 0, 1): every
    node whose estimate reaches the best node's lower bound, i.e. lies within its noise, scores 100
    and resources decide between them; a node x% below it loses sensitivity x x points (default 5:
@@ -52,7 +53,7 @@ from podtax_scheduler.state import ClusterState
 
 Cycle = dict[str, Any]
 IGNORE_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")
-NO_INTERVAL_NOISE = 0.05  # relative noise assumed for a score without interval (the module doc, point 4)
+NO_INTERVAL_NOISE = 0.05  # relative noise of one run assumed for a score without interval (the module doc, point 4)
 NAMES_SHOWN = 3
 
 
@@ -177,13 +178,13 @@ class BenchmarkScore:
         n, ts = np.zeros(size), np.zeros(size)
         blocked = np.zeros(size, dtype=bool)
         flags: dict[int, tuple[str, ...]] = {}
-        band = 1.0 - self.no_interval_noise  # a score without interval: its lower bound (point 4)
         for node, s in scores.items():
             i = state.slot.get(node)
             v = s.mean if self.statistic == "mean" else s.median
             if i is None or not v > 0:
                 continue
             lo, hi = s.ci_low, s.ci_high
+            band = 1.0 - self.no_interval_noise / max(s.n, 1) ** 0.5  # a score without interval (point 4)
             if s.higher_is_better:
                 speed[i] = v
                 low[i] = v * band if lo is None else lo if lo > 0 else np.nan

@@ -24,7 +24,7 @@ from podtax.event_payloads import printable_tree
 
 IGNORED_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")  # the scheduler's default ignore_flags
 SHRINK_RUNS = 3.0  # the scheduler's default shrink_runs (k in n/(n+k))
-NO_INTERVAL_NOISE = 0.05  # the scheduler's default no_interval_noise (the noise band of a score without interval)
+NO_INTERVAL_NOISE = 0.05  # the scheduler's default no_interval_noise (one run's noise band; / sqrt(n) for n runs)
 
 
 def _age(seconds: float) -> str:
@@ -39,8 +39,8 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
     """How the scheduler treats one node score (podtax_scheduler.scoring.BenchmarkScore): "ignored: <why>"
     when stale, flagged (both said for a stale flagged score) or not positive; else "used". It needs no minimum
     run count: any run counts, each node's median pulled toward the group's by weight n/(n+k), and a node with
-    no interval (under 6 runs) is taken as its speed less a 5% noise band (no_interval_noise), so smaller
-    differences do not decide; the status says so for those."""
+    no interval (under 6 runs) is taken as its speed less a noise band of 5% / sqrt(n) (no_interval_noise at its
+    default), so smaller differences do not decide; the status says so for those."""
     age = (now - datetime.fromisoformat(score["updated_at"])).total_seconds()
     flagged = [f for f in score.get("flags") or [] if f in IGNORED_FLAGS]
     why = []
@@ -55,9 +55,10 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
         return "ignored: its median is not a positive number"
     if score.get("ci_low") is None:
         n = score.get("n", 0)
+        band = NO_INTERVAL_NOISE / max(n, 1) ** 0.5
         return (f"used, with no interval ({n} {'run' if n == 1 else 'runs'}): its median counts "
-                f"{n}/({n}+{SHRINK_RUNS:g}), the rest is the group's median; {NO_INTERVAL_NOISE:.0%} below it is "
-                f"within noise")
+                f"{n}/({n}+{SHRINK_RUNS:g}), the rest is the group's median; {band:.1%} below it is "
+                f"within noise ({NO_INTERVAL_NOISE:.0%}/sqrt({n}) by default)")
     return "used"
 
 
