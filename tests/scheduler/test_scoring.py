@@ -73,6 +73,18 @@ CASES: list[tuple[str, list[Any], dict[str, Any], dict[str, float]]] = [
      {"a": 100.0, "b": 80.66}),
     ("a tight interval sets the reference: the band widens a node's own bound only",
      [score("a", 1010, 6, ci=(1009, 1011)), score("b", 1000, 5)], {}, {"a": 100.0, "b": 96.8}),
+    # an interval reaching 0 (min..max at 6-8 runs with a run of 0) is no more certain than none: the noise band
+    # (it was taken as exact, tighter than no interval: b 96.8 as against a tight interval)
+    ("an interval reaching 0 counts as none", [score("a", 1010, 6, ci=(0, 1020)), score("b", 1000, 5)], {},
+     {"a": 100.0, "b": 100.0}),
+    ("an interval below 0 counts as none", [score("a", 1010, 6, ci=(-5, 1020)), score("b", 1000, 5)], {},
+     {"a": 100.0, "b": 100.0}),
+    ("an interval reaching 0: a real difference still ranks", [score("a", 1500, 6, ci=(0, 1600)),
+                                                                score("b", 1000, 6, ci=(0, 1100))], {},
+     {"a": 100.0, "b": 0.0}),
+    ("a duration: its upper end is the one that counts", [score("a", 10, 6, higher_is_better=False, ci=(0, 10.1)),
+                                                           score("b", 11, 5, higher_is_better=False)], {},
+     {"a": 100.0, "b": 70.19}),
     ("within noise: both reach the best lower bound",
      [score("a", 1000, 20, ci=(990, 1010)), score("b", 1004, 20, ci=(995, 1012))], {}, {"a": 100.0, "b": 100.0}),
     ("outside noise: scored against the best lower bound",  # a shrunk to 906.5, reference 990

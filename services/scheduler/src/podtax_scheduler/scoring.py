@@ -21,7 +21,8 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    like one with a hundred.
 4. The reference is the best lower bound among the nodes: the lower end of the 95% interval of a
    node's median speed (its shrunk speed where it is lower). A score without interval (the analyzer
-   publishes none under 6 runs) is not taken as exact: its lower bound is its speed x (1 -
+   publishes none under 6 runs), or with one reaching 0 (6-8 runs, min..max, one run of 0: no more certain
+   than none), is not taken as exact: its lower bound is its speed x (1 -
    ``no_interval_noise`` / sqrt(n)) for its n runs, default 5% at one run, 2.2% at five (the noise of a
    mean of n runs), so 5 runs 1% apart (or one run each 4% apart) do not decide, while 5 runs 8% apart
    and 3 runs 2x apart do (services/scheduler/README.md says why).
@@ -72,7 +73,7 @@ class _Columns:
     layout_gen: int
     version: int
     speed: np.ndarray  # per slot, larger is better; NaN where the node has no score
-    low: np.ndarray  # lower 95% bound of the speed; NaN without an interval
+    low: np.ndarray  # lower 95% bound of the speed (the noise band without a usable interval); NaN: no score
     n: np.ndarray
     ts: np.ndarray
     blocked: np.ndarray  # bool: flagged evidence
@@ -187,10 +188,10 @@ class BenchmarkScore:
             band = 1.0 - self.no_interval_noise / max(s.n, 1) ** 0.5  # a score without interval (point 4)
             if s.higher_is_better:
                 speed[i] = v
-                low[i] = v * band if lo is None else lo if lo > 0 else np.nan
+                low[i] = lo if lo is not None and lo > 0 else v * band  # reaching 0: as no interval
             else:  # a duration: speed is its inverse, the lower speed bound comes from the upper bound
                 speed[i] = 1.0 / v
-                low[i] = band / v if hi is None else 1.0 / hi if hi > 0 else np.nan
+                low[i] = 1.0 / hi if hi is not None and hi > 0 else band / v
             if not np.isfinite(speed[i]):  # 1/5e-324: no evidence, as a value that is not positive
                 speed[i], low[i] = np.nan, np.nan
                 continue
