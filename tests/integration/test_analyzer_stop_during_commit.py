@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -20,7 +16,8 @@ from podtax import natsserver, subjects
 from podtax.bus import Bus
 
 from tests.integration.harness import host_facts
-from tests.paused import pause
+from tests.paused import kill_nats, pause
+from tests.servicestop import send_undecodable, service, sigterm, stopped_cleanly, until
 
 BATCH = 1000  # host facts are written row by row: a commit of this many takes seconds, under way at the SIGTERM
 BAD = 2000  # undecodable messages after them: the next fetch, dead-lettered one by one while the batch commits
@@ -31,20 +28,9 @@ async def _fill(url: str) -> None:
     try:
         await bus.ensure_streams()
         await bus.publish_many([host_facts(i) for i in range(BATCH)])
-        for _ in range(BAD):
-            await bus.nc.publish(f"{subjects.HOST_FACTS}.bad", b"not an event")
-        await bus.nc.flush()
+        await send_undecodable(bus, f"{subjects.HOST_FACTS}.bad", BAD)
     finally:
         await bus.close()
-
-
-def _until(log: Path, proc: subprocess.Popen[bytes], text: str) -> str:
-    for _ in range(600):
-        got = log.read_text(errors="replace")
-        if text in got or proc.poll() is not None:
-            return got
-        time.sleep(0.05)
-    return log.read_text(errors="replace")
 
 
 def test_sigterm_while_a_batch_commits_waits_for_its_commit(nats_server: natsserver.NatsServer,
@@ -53,27 +39,14 @@ def test_sigterm_while_a_batch_commits_waits_for_its_commit(nats_server: natsser
     asyncio.run(_fill(nats_server.url))
     env = {**os.environ, "PODTAX_NATS_URL": nats_server.url, "PODTAX_HEALTH_PORT": "0", "PODTAX_ANALYZER_DB": str(db),
            "PODTAX_ANALYZER_PORT": str(natsserver.free_port()), "PODTAX_ANALYZER_BATCH": str(BATCH)}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    try:
-        text = _until(log, proc, "dead-lettered")  # the first batch is committing: the next one is being read
+    with service("podtax_analyzer", env, log) as proc:
+        # the first batch is committing: the next one is being read
+        text = until(log, proc, "dead-lettered", tries=600, every_s=0.05)
         assert "dead-lettered" in text and proc.poll() is None, text
         pause(nats_server.proc.pid)  # the dead letter under way is never answered
-        nats_server.proc.kill()
-        nats_server.proc.wait()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("podtax-analyzer still running 60 s after SIGTERM: " + log.read_text()) from None
-        text = log.read_text(errors="replace")
-        assert proc.returncode == 0, text[-3000:]
-        assert "Traceback" not in text and "connection is busy" not in text, text[-3000:]
-        assert "stopped while waiting for NATS" in text, text[-3000:]
+        kill_nats(nats_server)
+        ended = sigterm(proc, log, 60)
+        stopped_cleanly(ended, shown=3000)  # and 'stopped while waiting for NATS'
+        assert "connection is busy" not in ended.log, ended.log[-3000:]
         with duckdb.connect(str(db), read_only=True) as con:  # committed; not acked (NATS gone): delivered again
             assert con.execute("SELECT count(*) FROM host_facts").fetchone() == (BATCH,)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()

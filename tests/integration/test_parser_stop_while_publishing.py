@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from podtax import events, natsagain, natsserver, subjects
 from podtax.bus import Bus
 
 from tests.paused import kill_nats, pause, start_nats_again
+from tests.servicestop import Ended, service, sigterm, stopped_cleanly
 
 LOGS = 6000  # a backlog the parser works through in batches, so one batch's publish is under way at the pause
 LOG = Path(__file__).parents[1] / "corpus/debian12-x86_64/sysbench-cpu-prime100000-1t.log"
@@ -57,45 +54,21 @@ async def results_published(url: str, at_least: int) -> None:
         await bus.nc.close()
 
 
-@dataclass
-class Stopped:
-    returncode: int
-    seconds: float  # SIGTERM -> exit (a figure for the bench; no test asserts on it)
-    after: str  # the parser's log from the SIGTERM on
-    log: str
-
-
-def sigterm_while_publishing(server: natsserver.NatsServer, tmp_path: Path, kill: bool) -> Stopped:
+def sigterm_while_publishing(server: natsserver.NatsServer, tmp_path: Path, kill: bool) -> Ended:
     """The parser working through LOGS raw logs; once it has published results, nats-server paused (and killed:
     `kill`), then, 1 s later (the batch under way waits for its acks), SIGTERM."""
     log = tmp_path / "parser.log"
     asyncio.run(publish_logs(server.url))
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PODTAX_")}, "PODTAX_NATS_URL": server.url,
            "PODTAX_HEALTH_PORT": "0", "PODTAX_LOG_FORMAT": "text"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "podtax_parser"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    try:
+    with service("podtax_parser", env, log) as proc:
         asyncio.run(asyncio.wait_for(results_published(server.url, 300), 120))
         pause(server.proc.pid)  # the acks of the publishes under way never come
         if kill:
             kill_nats(server)
         time.sleep(1)
         assert proc.poll() is None, log.read_text()
-        signalled = len(log.read_text(errors="replace"))
-        proc.send_signal(signal.SIGTERM)
-        began = time.monotonic()
-        try:
-            proc.wait(90)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("podtax-parser still running 90 s after SIGTERM: " + log.read_text()) from None
-        seconds = time.monotonic() - began
-        text = log.read_text(errors="replace")
-        return Stopped(proc.returncode, seconds, text[signalled:], text)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        return sigterm(proc, log, 90)
 
 
 async def acked_and_stored(url: str) -> tuple[int, int]:
@@ -111,9 +84,8 @@ async def acked_and_stored(url: str) -> tuple[int, int]:
         await bus.close()
 
 
-def _stopped_cleanly(stopped: Stopped) -> None:
-    assert stopped.returncode == 0, stopped.log
-    assert "Traceback" not in stopped.log, stopped.log
+def _stopped_cleanly(stopped: Ended) -> None:
+    stopped_cleanly(stopped)
     # before: the acks' 30 s timeout ended the wait ('NATS acked 0 of 256 published events within 30 s ...')
     assert "published events within" not in stopped.after, stopped.after
     assert "podtax-parser stopped while waiting for NATS" in stopped.after, stopped.after

@@ -9,72 +9,37 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from podtax import natsagain, natsserver, subjects
 from podtax.bus import Bus
 
-from tests.paused import pause
+from tests.paused import kill_nats, pause
+from tests.servicestop import publish_undecodable, service, sigterm, stopped_cleanly, until
 
 BAD = 2000  # undecodable messages: the parser dead-letters them one by one, so one is under way at the pause
-
-
-def _until(log: Path, proc: subprocess.Popen[bytes], text: str, tries: int = 300) -> str:
-    for _ in range(tries):
-        got = log.read_text(errors="replace")
-        if text in got or proc.poll() is not None:
-            return got
-        time.sleep(0.1)
-    return log.read_text(errors="replace")
-
-
-async def _publish_bad(url: str) -> None:
-    bus = await Bus.connect(url, "test/in-flight")
-    try:
-        await bus.ensure_streams()
-        for _ in range(BAD):
-            await bus.nc.publish(f"{subjects.RUN_LOG}.host.n1", b"not an event")
-        await bus.nc.flush()
-    finally:
-        await bus.close()
 
 
 def _sigterm_in_flight(server: natsserver.NatsServer, tmp_path: Path, kill: bool) -> str:
     """The parser dead-lettering BAD messages; nats-server paused (and killed: `kill`), then, 1 s later (a fetch
     under way at the pause has ended, a dead letter is in flight), SIGTERM: the parser's log once it exited 0."""
     log = tmp_path / "parser.log"
-    asyncio.run(_publish_bad(server.url))
+    asyncio.run(publish_undecodable(server.url, f"{subjects.RUN_LOG}.host.n1", BAD))
     env = {**os.environ, "PODTAX_NATS_URL": server.url, "PODTAX_HEALTH_PORT": "0"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "podtax_parser"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    try:
-        text = _until(log, proc, "dead-lettered")
+    with service("podtax_parser", env, log) as proc:
+        text = until(log, proc, "dead-lettered")
         assert "dead-lettered" in text and proc.poll() is None, text
         pause(server.proc.pid)  # the dead letter under way is never answered
         if kill:
-            server.proc.kill()
-            server.proc.wait()
+            kill_nats(server)
         time.sleep(1)
         assert proc.poll() is None, log.read_text()
-        proc.send_signal(signal.SIGTERM)
-        signalled = len(log.read_text(errors="replace"))
-        try:
-            proc.wait(60)  # a server that hangs: closing the connection takes 15 s (nats-py's drain, then close)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("podtax-parser still running 60 s after SIGTERM: " + log.read_text()) from None
-        text = log.read_text(errors="replace")
-        assert proc.returncode == 0, text
-        assert "Traceback" not in text and "podtax-parser stopped while waiting for NATS" in text, text
-        return text[signalled:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        # a server that hangs: closing the connection takes 15 s (nats-py's drain, then close)
+        ended = sigterm(proc, log, 60)
+        stopped_cleanly(ended)
+        assert "podtax-parser stopped while waiting for NATS" in ended.log, ended.log
+        return ended.after
 
 
 def test_sigterm_ends_a_request_to_a_server_that_hangs(nats_server: natsserver.NatsServer, tmp_path: Path) -> None:

@@ -12,9 +12,6 @@ import asyncio
 import json
 import logging
 import os
-import signal
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -26,7 +23,8 @@ from podtax.natsagain import Stopped
 from podtax_analyzer.service import said_if_crashed
 from podtax_analyzer.store import Store
 
-from tests.paused import pause
+from tests.paused import kill_nats, pause
+from tests.servicestop import publish_undecodable, service, sigterm_once_waiting, stopped_cleanly, until, until_made
 
 TOKEN = "stop-test-token-0123456789abcdef"  # POST needs one
 BAD = 2000  # undecodable cancellations: dead-lettered one by one, so one is under way at the pause
@@ -45,26 +43,16 @@ def _db_with_a_capture_twice(path: Path) -> None:
         store.close()
 
 
-def _until(log: Path, proc: subprocess.Popen[bytes], text: str, tries: int = 300) -> str:
-    for _ in range(tries):
-        got = log.read_text(errors="replace")
-        if text in got or proc.poll() is not None:
-            return got
-        time.sleep(0.1)
-    return log.read_text(errors="replace")
-
-
 async def _ready(url: str) -> None:
     """Once the analyzer consumes and its scores bucket is there (its restore at start is done with it)."""
     bus = await Bus.connect(url, "test/stop")
+
+    async def made() -> None:
+        await bus.js.consumer_info(subjects.STREAM, "analyzer")
+        await bus.js.stream_info(f"KV_{subjects.SCORES_BUCKET}")
+
     try:
-        for _ in range(300):
-            try:
-                await bus.js.consumer_info(subjects.STREAM, "analyzer")
-                await bus.js.stream_info(f"KV_{subjects.SCORES_BUCKET}")
-                return
-            except Exception:  # noqa: BLE001 - not made yet
-                await asyncio.sleep(0.1)
+        await until_made(made)
     finally:
         await bus.close()
 
@@ -75,45 +63,17 @@ def test_sigterm_while_the_score_sweep_waits_for_nats_is_a_clean_stop(nats_serve
     _db_with_a_capture_twice(db)
     env = {**os.environ, "PODTAX_NATS_URL": nats_server.url, "PODTAX_HEALTH_PORT": "0", "PODTAX_ANALYZER_DB": str(db),
            "PODTAX_ANALYZER_PORT": str(port), "PODTAX_API_TOKEN": TOKEN}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "podtax_analyzer"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    try:
+    with service("podtax_analyzer", env, log) as proc:
         asyncio.run(_ready(nats_server.url))
         time.sleep(0.5)  # the restore's last requests answered
-        nats_server.proc.kill()
-        nats_server.proc.wait()
+        kill_nats(nats_server)
         with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/api/imports/twice",
                                                            method="POST", headers={"Authorization": f"Bearer {TOKEN}"}),
                                     timeout=30) as answer:
             assert [t["run_id"] for t in json.load(answer)] == ["r0"]  # Node-1's copy goes, node-1's run stays
-        text = _until(log, proc, "waiting for NATS at")
-        assert "waiting for NATS at" in text and proc.poll() is None, text
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("podtax-analyzer still running 10 s after SIGTERM: " + log.read_text()) from None
-        text = log.read_text(errors="replace")
-        assert proc.returncode == 0, text
-        assert "Traceback" not in text and "publishing scores failed" not in text, text
-        assert "stopped while waiting for NATS" in text, text
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
-async def _bad_cancellations(url: str) -> None:
-    """BAD undecodable cancellations waiting before the agent starts: it takes them first, dead-lettering each."""
-    bus = await Bus.connect(url, "test/stop")
-    try:
-        await bus.ensure_streams()
-        for _ in range(BAD):
-            await bus.nc.publish(f"{subjects.CAMPAIGN_CANCELLED}.c1", b"not an event")
-        await bus.nc.flush()
-    finally:
-        await bus.close()
+        ended = sigterm_once_waiting(proc, log, 10)
+        stopped_cleanly(ended)  # and 'stopped while waiting for NATS'
+        assert "publishing scores failed" not in ended.log, ended.log
 
 
 def test_sigterm_while_the_agent_takes_waiting_cancellations_is_a_clean_stop(nats_server: natsserver.NatsServer,
@@ -122,33 +82,19 @@ def test_sigterm_while_the_agent_takes_waiting_cancellations_is_a_clean_stop(nat
     handler took Stopped for NATS slow ('the cancellations waiting were not all taken ... (Stopped: ...)') and went on
     starting: its run requests' consumer then asked NATS, away, up to nats-py's 5 s timeout before stopping."""
     log = tmp_path / "agent.log"
-    asyncio.run(_bad_cancellations(nats_server.url))
+    # BAD undecodable cancellations waiting before the agent starts: it takes them first, dead-lettering each
+    asyncio.run(publish_undecodable(nats_server.url, f"{subjects.CAMPAIGN_CANCELLED}.c1", BAD))
     env = {**os.environ, "PODTAX_NATS_URL": nats_server.url, "PODTAX_HEALTH_PORT": "0", "PODTAX_AGENT_NODE": "n1",
            "PODTAX_AGENT_WORKDIR": str(tmp_path / "work"), "PODTAX_AGENT_STATE_DIR": str(tmp_path / "state")}
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "podtax_host_agent"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    try:
-        text = _until(log, proc, "dead-lettered")
+    with service("podtax_host_agent", env, log) as proc:
+        text = until(log, proc, "dead-lettered")
         assert "dead-lettered" in text and proc.poll() is None, text
         pause(nats_server.proc.pid)  # the dead letter under way is never answered
-        nats_server.proc.kill()
-        nats_server.proc.wait()
-        text = _until(log, proc, "waiting for NATS at")
-        assert "waiting for NATS at" in text and proc.poll() is None, text
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("podtax-host-agent still running 10 s after SIGTERM: " + log.read_text()) from None
-        text = log.read_text(errors="replace")
-        assert proc.returncode == 0, text
-        assert "Traceback" not in text and "were not all taken" not in text, text
-        assert "podtax-host-agent stopped while waiting for NATS" in text, text
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_nats(nats_server)
+        ended = sigterm_once_waiting(proc, log, 10)
+        stopped_cleanly(ended)
+        assert "were not all taken" not in ended.log, ended.log
+        assert "podtax-host-agent stopped while waiting for NATS" in ended.log, ended.log
 
 
 def test_the_score_publisher_stopped_at_its_first_lookup_is_no_crash(caplog: pytest.LogCaptureFixture) -> None:
