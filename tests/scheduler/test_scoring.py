@@ -279,7 +279,7 @@ def test_no_interval_noise_sets_the_band(noise: float, want: dict[str, float]) -
     # the other three score only pods with preferences: every other pod would be placed at random
     ("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 0}\n", "placed at random"),
     ("score:\n  InterPodAffinity: {hard_pod_affinity_weight: 101}\n", "less than or equal to 100"),
-    ("score:\n  BenchmarkScore: {no_interval_noise: 1}\n", "less than 1"),  # a lower bound of 0: no ranking at all
+    ("score:\n  BenchmarkScore: {no_interval_noise: 1}\n", "from 0 up to 0.5"),  # a bound of 0: no ranking at all
 ])
 def test_bad_profile_fails_with_the_fix(tmp_path: Path, text: str, needle: str) -> None:
     f = tmp_path / "p.yaml"

@@ -26,7 +26,7 @@ from typing import Literal
 
 import yaml
 from podtax.config import ConfigError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 class _Strict(BaseModel):
@@ -45,12 +45,19 @@ class BenchmarkArgs(_Strict):
     unmeasured: Literal["last", "compete"] = Field(
         "last", description="last: a node without usable evidence never ranks above one with evidence; "
                             "compete: it competes with missing_score.")
-    no_interval_noise: float = Field(0.05, ge=0, lt=1, description="Relative noise of one run assumed for a score "
-                                     "without interval (n < 6 runs): its lower bound is its speed x (1 - this / "
-                                     "sqrt(n)).")
+    no_interval_noise: float = Field(0.05, description="Relative noise of one run assumed for a score without "
+                                     "interval (n < 6 runs): its lower bound is its speed x (1 - this / sqrt(n)); "
+                                     "0 to 0.5 (more makes every node without interval score 100: no ranking).")
     ignore_flags: list[Literal["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"]] = Field(
         default_factory=lambda: ["CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED"],
         description="Analyzer flags whose evidence does not drive placement.")
+
+    @field_validator("no_interval_noise")
+    @classmethod
+    def _noise_range(cls, value: float) -> float:
+        if not 0 <= value <= 0.5:  # NaN too
+            raise ValueError(f"got {value}: give a number from 0 up to 0.5 (one run's relative noise; 0.05 is 5%)")
+        return value
 
 
 class LeastAllocatedArgs(_Strict):
