@@ -145,7 +145,11 @@ class RunnerSettings(Common):
                                           "(for want of room) when its KV bucket refuses the copy too (the server's "
                                           "JetStream storage used up), so a restart sends it instead of running the "
                                           "run again; at most 64 MiB. Unset = that copy is held in memory only (a "
-                                          "restart loses it). Give it a volume that outlives the runner's pod.")
+                                          "restart loses it). Give it a volume that outlives the runner's pod. "
+                                          "Its subfolder measured/ keeps the timeline a failed control-plane run "
+                                          "measured before it ended (one file per run and submission, marked "
+                                          "aborted: never a result; at most 64 MiB, never pruned: remove what you "
+                                          "have read); unset, that timeline is one line of the runner's log.")
     _spool = field_validator("runner_spool_dir")(folder_path)
 
     @model_validator(mode="after")

@@ -34,11 +34,33 @@ SUFFIX = ".json"
 NAME = re.compile(r"^(?P<key>" + re.escape(KEPT) + r"\.[^./]+\.[^./]+)\.[0-9a-f]{16}" + re.escape(SUFFIX) + "$")
 
 
+def submission_digest(submitted: str) -> str:
+    """16 hex digits naming a campaign's submission in a file name (its run ids repeat when it is submitted again)."""
+    return hashlib.sha256(submitted.encode()).hexdigest()[:16]
+
+
 def file_name(run: events.RunSpec, submitted: str) -> str:
     """`held.<campaign>.<run id>.<16 hex digits of the submission's digest>.json` (names of the DNS-label style and
     run ids have no dot nor slash)."""
-    digest = hashlib.sha256(submitted.encode()).hexdigest()[:16]
-    return f"{kept_key(run)}.{digest}{SUFFIX}"
+    return f"{kept_key(run)}.{submission_digest(submitted)}{SUFFIX}"
+
+
+def write_atomic(folder: Path, name: str, value: bytes) -> Path:
+    """Write `value` to `folder/name` atomically: a fresh temporary file (mkstemp: never a name planted before, nor
+    a symlink followed), fsynced, renamed over `name`, the folder fsynced; nothing left behind on an error."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(value)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, folder / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _sync_folder(folder)
+    return folder / name
 
 
 def key_of(name: str) -> str | None:
@@ -67,19 +89,7 @@ class Spool:
         old = path.stat().st_size if path.exists() else 0
         if self.used() - old + len(value) > self.max_bytes:
             raise OSError(f"the spool {self.folder} would hold more than {self.max_bytes:,} bytes")
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(value)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _sync_folder(self.folder)
-        return path
+        return write_atomic(self.folder, path.name, value)
 
     def entries(self) -> list[tuple[str, Path]]:
         """(KEPT key, file) of each copy spooled, not read (the next runner reads one file at a time: all of them read

@@ -145,15 +145,16 @@ def _server_requests(apiserver: Any) -> float | None:
                                                                                   "apiserver.before")
 
 
-def _refuse_aborted(summary: Mapping[str, Any]) -> None:
-    """A timeline a failed run kept of what it measured before it ended (summary `aborted`: the runner's reason and
-    detail) is refused with them: its objects lack the phases after the abort, and it is no run's result."""
-    aborted = summary.get("aborted")
+def _refuse_aborted(timeline: Timeline) -> None:
+    """A timeline a failed run kept of what it measured before it ended (header `aborted`, no summary line, so older
+    parsers refuse it as truncated; a summary `aborted` of 17c28c78 alike) is refused with the run's reason and
+    detail: its objects lack the phases after the abort, and it is no run's result."""
+    aborted = timeline.header.get("aborted", (timeline.summary or {}).get("aborted"))
     if aborted is None:
         return
     if not isinstance(aborted, dict) or not isinstance(aborted.get("reason"), str) \
             or not isinstance(aborted.get("detail"), str):
-        raise ParseFailure("unknown-format", "summary: aborted must map reason and detail to strings")
+        raise ParseFailure("unknown-format", "aborted must map reason and detail to strings")
     raise ParseFailure(aborted["reason"], f"{aborted['detail']} (the run failed: this timeline holds what it measured "
                                           "before it ended, not a result)")
 
@@ -162,11 +163,11 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
     """Per-run metrics and flags of a validated timeline."""
     if not timeline.objects:
         raise ParseFailure("truncated", "the timeline has a header but no object: the run was cut short")
+    _refuse_aborted(timeline)
     if timeline.summary is None:
         raise ParseFailure("truncated", f"the timeline of {len(timeline.objects)} objects has no summary line: "
                                         "the run was cut short")
     objects, phases, summary = timeline.objects, timeline.phases, timeline.summary
-    _refuse_aborted(summary)
     ok = sum(_ok(o, phases) for o in objects)
     failed = [o for o in objects if o.error is not None]
     if ok == 0:

@@ -6,7 +6,7 @@
 Nomad: --env nomad --nomad-addr http://127.0.0.1:4646 --param plugin_id=hostpath (token and TLS from
 PODTAX_RUNNER_NOMAD_*). SIGTERM or Ctrl-C stops the run; what it created is deleted first.
 Exit status: 0 done, 1 the run failed (reason on stderr; what it measured before, if anything, on stdout with its
-summary marked `aborted`, which the parser refuses as a result), 2 usage mistake.
+header marked `aborted`, which the parser refuses as a result), 2 usage mistake.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import json
 import logging
-import os
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,7 +20,7 @@ from podtax_runner.controlplane import cleanup, kubeapi
 from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.outbox import PUBLISH_TIMEOUT_S, Outbox
-from podtax_runner.spool import MAX_BYTES
+from podtax_runner.spool import MAX_BYTES, submission_digest, write_atomic
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
@@ -97,12 +97,25 @@ def executor_error(exc: BaseException) -> str:
 
 
 MEASURED_DIR = "measured"  # under PODTAX_RUNNER_SPOOL_DIR: the timelines failed runs measured (keep_measured)
+RUN_ID_CHARS = 160  # a longer run id is cut and hashed in a kept timeline's name (NAME_MAX is 255 bytes)
+
+
+def measured_name(run: events.RunSpec) -> str:
+    """`<campaign>.<run id>.<16 hex digits of the submission's digest>.jsonl`: a campaign submitted again (its run ids
+    repeat) does not overwrite the earlier submission's timeline; a run id over RUN_ID_CHARS is cut and ends in `~`
+    and 16 hex digits of its hash (campaign 50 + run id 200 made 257 bytes, over NAME_MAX: the file was never
+    written)."""
+    rid = run.run_id
+    if len(rid) > RUN_ID_CHARS:  # `~` is no run id's character: a cut id never equals another's whole one
+        rid = f"{rid[:RUN_ID_CHARS - 17]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}"
+    submitted = run.submitted.isoformat() if run.submitted else ""
+    return f"{run.campaign}.{rid}.{submission_digest(submitted)}.jsonl"
 
 
 def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | None) -> str:
-    """Keep the timeline a failed run measured before it ended (execute.keep: its summary marked `aborted`, so the
+    """Keep the timeline a failed run measured before it ended (execute.keep: its header marked `aborted`, so the
     parser never takes it for a result) and say where, for the run's failure; "" when it measured nothing. In
-    `<spool_dir>/measured/<campaign>.<run id>.jsonl` (MAX_BYTES in all there at most, as the spool), else in the
+    `<spool_dir>/measured/` (measured_name; written as the spool writes, MAX_BYTES in all there at most), else in the
     runner's log, one line (`measured timeline of run <id>`: the timeline as a JSON string). Before, a run whose
     deletes the API refused (RBAC's 403 on delete) failed with every create and bind time it had taken lost."""
     tl = measured_of(exc)
@@ -112,14 +125,11 @@ def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | Non
     what = f"its timeline of the {bound} object(s) it timed before it ended (not a result: marked aborted)"
     if spool_dir is not None:
         folder = spool_dir / MEASURED_DIR
-        path = folder / f"{run.campaign}.{run.run_id}.jsonl"
         try:
             folder.mkdir(parents=True, exist_ok=True)
             used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
             if used + len(text.encode()) <= MAX_BYTES:
-                tmp = folder / f".tmp-{run.run_id}"
-                tmp.write_text(text)
-                os.replace(tmp, path)
+                path = write_atomic(folder, measured_name(run), text.encode())
                 return f"{what} is kept in {path}"
             log.warning("%s holds %d bytes already: run %s's measured timeline goes to the log", folder, used,
                         run.run_id)

@@ -122,7 +122,7 @@ MEASURED = "podtax_measured"  # the attribute of a run's Aborted holding the tim
 
 def keep(exc: Aborted, tl: Timeline) -> Aborted:
     """`exc`, carrying `tl` (attribute MEASURED; measured_of) when the run had timed something past its first request
-    (an object accepted, bound, ...), its summary marked `aborted` with the failure's reason and detail. Before, a run
+    (an object accepted, bound, ...), its header marked `aborted` with the failure's reason and detail. Before, a run
     ended by a refusal after it had measured (an account that may create but not delete: RBAC's 403 on the first
     delete, `kubernetes-forbidden`) failed with its reason and detail only, every create and bind time it had taken
     lost. The run still fails as before; the runner keeps this timeline (dispatch.keep_measured). A stopped run

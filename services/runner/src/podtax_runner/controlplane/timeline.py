@@ -70,8 +70,8 @@ class Timeline:
         # volume-churn on Kubernetes: the class's volumeBindingMode and where provisioned/bound start (podtax.phases
         # provision_start: "node" with WaitForFirstConsumer, else "create"); written in the summary when set
         self.volume_binding: dict[str, str | None] = {}
-        # the run failed after measuring (execute.keep): its reason and detail, in the summary as `aborted`; the
-        # parser refuses such a timeline as a result, whatever it holds (a partial run is never a good one)
+        # the run failed after measuring (execute.keep): its reason and detail; jsonl() then writes them in the header
+        # as `aborted` and no summary line (see jsonl); the parser refuses such a timeline (never a good run)
         self.aborted: dict[str, str] | None = None
         self._lock = threading.Lock()
         self._local = threading.local()  # .gap: the gap whose re-list this thread is recording (watch_gap)
@@ -216,11 +216,19 @@ class Timeline:
         return {"kind": "summary", "requests": dict(self.requests), "setup_requests": dict(self.setup_requests),
                 "apiserver": self.apiserver,
                 "errors": self.errors(), "left_behind": self.left_behind, "watch_gaps": self.watch_gaps,
-                "retried": self.retried, "wall_s": self.now(), **self.volume_binding,
-                **({"aborted": self.aborted} if self.aborted else {})}
+                "retried": self.retried, "wall_s": self.now(), **self.volume_binding}
 
     def jsonl(self) -> str:
-        lines = [self.header(), *(r.line() for r in self.objects.values()), self.summary()]
+        """The timeline's lines. Of a run that failed after measuring (`aborted`): the header carries `aborted`
+        (reason, detail and what the summary would say) and there is no summary line, so that a parser older than
+        the mark refuses it too (a timeline without its summary is `truncated`); with the summary line it took the
+        kept timeline for a clean result (review r8: accepted_p50_ms etc., no flag)."""
+        if self.aborted:
+            summary = {k: v for k, v in self.summary().items() if k != "kind"}
+            lines = [{**self.header(), "aborted": {**self.aborted, "summary": summary}},
+                     *(r.line() for r in self.objects.values())]
+        else:
+            lines = [self.header(), *(r.line() for r in self.objects.values()), self.summary()]
         return "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
 
 
