@@ -99,6 +99,13 @@ class Profile(_Strict):
                 "TaintToleration": self.score.TaintToleration.weight}
 
 
+def known_settings() -> str:
+    """Each score plugin with its settings, from the models: 'BenchmarkScore (weight, shrink_runs, ...), ...'."""
+    models = {name: field.annotation for name, field in ScoreSection.model_fields.items()}
+    return ", ".join(f"{name} ({', '.join(model.model_fields)})" for name, model in models.items()
+                     if isinstance(model, type) and issubclass(model, BaseModel))
+
+
 def load_profile(path: Path | None) -> Profile:
     if path is None:
         return Profile()
@@ -120,10 +127,7 @@ def load_profile(path: Path | None) -> Profile:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'profile'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"{where}: invalid profile: {problems}. Known score plugins: BenchmarkScore "
-                          f"(weight, shrink_runs, missing_score, statistic, sensitivity, unmeasured, "
-                          f"ignore_flags), LeastAllocated (weight), InterPodAffinity (weight, "
-                          f"hard_pod_affinity_weight), PodTopologySpread (weight), TaintToleration (weight)") from None
+        raise ConfigError(f"{where}: invalid profile: {problems}. Known score plugins: {known_settings()}") from None
     weights = profile.weights()
     if weights["BenchmarkScore"] + weights["LeastAllocated"] <= 0:
         others = "every score weight is 0" if sum(weights.values()) <= 0 else (
