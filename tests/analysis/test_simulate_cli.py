@@ -134,3 +134,23 @@ def test_a_name_no_campaign_has_is_a_usage_mistake(stored, capfd):
     assert main(["simulate", "--campaign", "", "--workload", str(wl), "--db", str(db)]) == 2
     err = capfd.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'' is not a campaign name" in err[0]
+
+
+def test_the_podtax_policy_uses_the_schedulers_profile(stored, tmp_path, capfd, monkeypatch):
+    """The simulation's podtax policy always used the default profile: PODTAX_SCHEDULER_PROFILE changed nothing and
+    a bad one was not even read. Now it weighs and scores as the scheduler would with it."""
+    db, wl = stored
+    args = ["simulate", "--campaign", "synthetic", "--workload", str(wl), "--db", str(db), "--seeds", "2", "--json",
+            "--policies", "default,podtax"]
+    assert main(args) == 0
+    default = json.loads(capfd.readouterr().out)["policies"]
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("score:\n  BenchmarkScore: {weight: 0}\n")  # resources alone: the fast nodes lose their edge
+    monkeypatch.setenv("PODTAX_SCHEDULER_PROFILE", str(profile))
+    assert main(args) == 0
+    got = json.loads(capfd.readouterr().out)["policies"]
+    assert got["default"] == default["default"] and got["podtax"]["regret_pct"] != default["podtax"]["regret_pct"]
+    profile.write_text("score:\n  BenchmarkScore: {no_interval_noise: 0.999}\n")
+    assert main(args) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "PODTAX_SCHEDULER_PROFILE=" in err[0] and "from 0 up to 0.5" in err[0], err

@@ -155,9 +155,10 @@ class OraclePolicy:
         return int(best[int(np.argmax(free))])
 
 
-def make_policy(name: str, w: Workload, seed: int) -> Policy:
+def make_policy(name: str, w: Workload, seed: int, profile: Profile | None = None) -> Policy:
+    """`profile`: the podtax policy's (the default profile when None); the other policies have none."""
     if name == "podtax":
-        return PodtaxPolicy(w, seed)
+        return PodtaxPolicy(w, seed, profile)
     if name == "default":
         return DefaultPolicy(seed)
     if name == "random":

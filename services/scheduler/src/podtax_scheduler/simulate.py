@@ -40,6 +40,7 @@ from scipy.stats import t
 
 from podtax_scheduler.model import PodInfo
 from podtax_scheduler.podaffinity import REQUIRED
+from podtax_scheduler.profile import Profile
 from podtax_scheduler.sim_policies import OraclePolicy, make_policy
 from podtax_scheduler.state import ClusterState
 
@@ -153,14 +154,14 @@ class NothingPlaced(ValueError):
     """No pod of a run could be placed: every class's required affinity waits on pods that never run beside it."""
 
 
-def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, Any]:
+def run_once(w: Workload, policy_name: str, seed: int, profile: Profile | None = None) -> dict[str, Any]:
     """Simulate one policy for one seed; returns mean_jct_s, p95_jct_s, makespan_s, jobs_per_h, regret_pct, jobs,
     over the pods placed, and unplaced (pods never placed: a required pod affinity never met) and unplaced_by_class."""
     speeds = {(ci, node): c.group.speeds(w.measured_node[node]) for ci, c in enumerate(w.classes) for node in w.nodes}
     ref = [float(np.median([np.median(speeds[(ci, n)]) for n in w.nodes])) for ci in range(len(w.classes))]
     jobs = arrivals(w, seed)
     oracle = OraclePolicy({k: float(v.mean()) for k, v in speeds.items()}, {j.info.name: j.cls for j in jobs})
-    policy = oracle if policy_name == "oracle" else make_policy(policy_name, w, seed)
+    policy = oracle if policy_name == "oracle" else make_policy(policy_name, w, seed, profile)
     state = cluster_state(w)
     running: dict[str, int] = dict.fromkeys(w.nodes, 0)
     events: list[tuple[float, int, int, str]] = [(j.arrival, 0, j.id, "") for j in jobs]
@@ -215,10 +216,11 @@ def run_once(w: Workload, policy_name: str, seed: int) -> dict[str, Any]:
             "unplaced": float(len(unplaced)), "unplaced_by_class": by_class}
 
 
-def place_sequence(w: Workload, classes: Sequence[int], policy_name: str = "podtax", seed: int = 0) -> list[str | None]:
+def place_sequence(w: Workload, classes: Sequence[int], policy_name: str = "podtax", seed: int = 0,
+                   profile: Profile | None = None) -> list[str | None]:
     """Place one pod of each given class in turn, none finishing; the node of each (None: nothing fits).
     The emulator cross-check creates the same pods against the real scheduler service and compares."""
-    policy = make_policy(policy_name, w, seed)
+    policy = make_policy(policy_name, w, seed, profile)
     state = cluster_state(w)
     out: list[str | None] = []
     for i, c in enumerate(classes):
@@ -245,10 +247,11 @@ def interval(x: Sequence[float]) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
-def evaluate(w: Workload, policies: Sequence[str], seeds: Sequence[int]) -> dict[str, dict[str, Any]]:
+def evaluate(w: Workload, policies: Sequence[str], seeds: Sequence[int],
+             profile: Profile | None = None) -> dict[str, dict[str, Any]]:
     """Every policy (and the oracle) over every seed: per metric [mean, low, high], plus vs_default."""
     names = list(dict.fromkeys([*policies, "oracle"]))
-    per = {p: [run_once(w, p, s) for s in seeds] for p in names}
+    per = {p: [run_once(w, p, s, profile) for s in seeds] for p in names}
     out: dict[str, dict[str, Any]] = {}
     for p, runs in per.items():
         out[p] = {k: list(interval([r[k] for r in runs])) for k in runs[0] if k != "unplaced_by_class"}

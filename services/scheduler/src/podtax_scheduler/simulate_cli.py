@@ -26,6 +26,7 @@ or from a DuckDB file with ``--db``. The workload file (YAML) says what arrives:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -255,6 +256,9 @@ def simulate(
     labels, which a pod affinity term's namespaceSelector reads as the live scheduler does. What the API server
     would refuse in those pods, and a nodeAffinity no simulated node meets, are refused; pods whose required pod
     affinity is never met are counted (unplaced) and left out of the figures.
+
+    The podtax policy uses the scheduler's profile that PODTAX_SCHEDULER_PROFILE names (its weights and
+    BenchmarkScore settings; the default profile when unset).
     """
     chosen = [p.strip() for p in policies.split(",") if p.strip()]
     bad = [p for p in chosen if p not in POLICIES]
@@ -262,14 +266,23 @@ def simulate(
         raise typer.BadParameter(f"unknown {', '.join(bad) or 'empty list'}; use {','.join(POLICIES)}",
                                  param_hint="--policies")
     spec = read_workload(workload)
+    from podtax.config import ConfigError
+
+    from podtax_scheduler.profile import load_profile
     from podtax_scheduler.simulate import NothingPlaced, evaluate
+
+    try:  # the podtax policy weighs and scores as the scheduler would with this profile
+        profile = load_profile(Path(os.environ["PODTAX_SCHEDULER_PROFILE"]) if os.environ.get(
+            "PODTAX_SCHEDULER_PROFILE") else None)
+    except ConfigError as exc:
+        raise fail(exc.message, 2) from None
 
     measured = _from_db(db, campaign) if db is not None else _from_api(campaign)
     if not measured:
         raise fail(f"campaign {campaign!r} has no pod-side results of a primary metric to simulate with", 2)
     w = build_workload(spec, measured)
     try:
-        results = evaluate(w, chosen, list(range(seeds)))
+        results = evaluate(w, chosen, list(range(seeds)), profile)
     except NothingPlaced as exc:
         raise fail(f"the workload {workload}: {exc}", 2) from None
     if as_json:
