@@ -67,3 +67,42 @@ def test_a_quota_of_one_core_keeps_the_comparison_serial(tmp_path: Path, monkeyp
     assert cell_pool.workers() == AFFINITY  # no quota: every core of the affinity
     (tmp_path / "cpu.max").write_text("100000 100000\n")
     assert cell_pool.workers() == 1
+
+
+def test_an_unreadable_cgroup_is_no_limit(tmp_path: Path):
+    """A cgroup path that cannot even be looked at is no limit, not an error. (The tests run as root here, so no
+    permission can be denied; a name over NAME_MAX makes the stat fail the same way: an OSError that Path.exists
+    does not swallow, as it does not swallow PermissionError.)"""
+    root = tmp_path / ("x" * 300)
+    assert usable_cores(root) == AFFINITY
+
+
+@pytest.mark.parametrize(
+    ("affinity", "cpu_max", "load", "want"),
+    [
+        (64, "200000 100000\n", 0.0, 2),  # the analyzer pod's cpu: "2" on an idle 64-core node
+        (64, "200000 100000\n", 3.0, 2),  # the node's load is the node's: 63 idle cores, the quota's 2 usable
+        (64, "200000 100000\n", 10.0, 2),
+        (64, "200000 100000\n", 65.5, 1),  # every core of the node busy: none idle, one process
+        (64, None, 30.0, 36),  # no quota: 64 - (30 - 2)
+        (4, "200000 100000\n", 3.6, 2),  # 4 - 1.6 = 2.4 idle: the quota's 2
+        (4, "200000 100000\n", 5.0, 1),  # 4 - 3 = 1 idle
+        (2, None, 3.0, 1),  # this machine's measured case: the pool stops paying at a load of about 3
+        (2, None, 0.0, 2),
+        (2, "100000 100000\n", 0.0, 1),
+    ],
+)
+def test_workers_are_the_idle_cores_at_most_the_quota(tmp_path: Path, monkeypatch, affinity, cpu_max, load, want):
+    """cell_pool.workers(): the node's idle cores (affinity less the node's load average less two), at most the
+    quota. The affinity and the load average are stand-ins (labelled test doubles: this machine's cannot be set);
+    the cgroup file is real, in tmp_path."""
+    from podtax import cores
+    from podtax_analyzer import cell_pool
+
+    monkeypatch.setattr(cores, "CGROUP", tmp_path)
+    monkeypatch.delenv(cell_pool.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(affinity)))
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    if cpu_max is not None:
+        (tmp_path / "cpu.max").write_text(cpu_max)
+    assert cell_pool.workers() == want

@@ -45,10 +45,22 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def affinity_cores() -> int:
+    """The cores in this process's CPU affinity (every core of the node in a container without a cpuset)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def cgroup_limit(cgroup: Path | None = None) -> int | None:
+    """ceil(quota / period) of this process's cgroup CPU quota; None without one, or where its files cannot be
+    read (a missing, unreadable or unlistable file is no limit, never an error)."""
+    root = CGROUP if cgroup is None else cgroup
+    dirs = (root / "cpu", root / "cpu,cpuacct")
+    quota, v1 = next(((q, d) for d in dirs if (q := _read(d / "cpu.cfs_quota_us")) is not None), (None, dirs[0]))
+    return quota_cores(_read(root / "cpu.max"), quota, _read(v1 / "cpu.cfs_period_us"))
+
+
 def usable_cores(cgroup: Path | None = None) -> int:
     """The cores in this process's affinity, at most ceil(quota / period) of its cgroup's CPU quota."""
-    root = CGROUP if cgroup is None else cgroup
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    v1 = next((d for d in (root / "cpu", root / "cpu,cpuacct") if (d / "cpu.cfs_quota_us").exists()), root / "cpu")
-    limit = quota_cores(_read(root / "cpu.max"), _read(v1 / "cpu.cfs_quota_us"), _read(v1 / "cpu.cfs_period_us"))
+    cores = affinity_cores()
+    limit = cgroup_limit(cgroup)
     return cores if limit is None else max(1, min(cores, limit))

@@ -24,7 +24,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from types import ModuleType
 
-from podtax.cores import usable_cores
+from podtax.cores import affinity_cores, usable_cores
 
 from podtax_analyzer.cell_analysis import Analysis, analyze
 from podtax_analyzer.celldata import CellData
@@ -49,21 +49,22 @@ log = logging.getLogger(__name__)
 def workers() -> int:
     """Worker processes to use: PODTAX_ANALYZER_WORKERS when set (0 or 1 = none), else one per core that
     other processes leave idle, at most the usable cores (podtax.cores: the affinity, capped by a cgroup CPU
-    quota such as the pod's cpu limit): the 1-minute load average less two (this process and its own last
-    workers count in it: measured on 2 cores, the pool stopped paying at a load of about 3) says how many
-    cores are busy elsewhere."""
+    quota such as the pod's cpu limit). The idle cores are the affinity's less the 1-minute load average less two
+    (this process and its own last workers count in it: measured on 2 cores, the pool stopped paying at a load of
+    about 3): the load average is the whole node's, so it is set against the node's cores the affinity lists, not
+    against the quota (a pod limited to 2 cores on a 64-core node with a load of 10 still has 2 idle cores)."""
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if raw:
         try:
             return max(0, int(raw))
         except ValueError:
             log.warning("%s=%r is not a number of workers; using the idle cores", WORKERS_ENV, raw)
-    cores = usable_cores()  # the affinity, capped by the pod's CPU limit (a cgroup quota)
+    cores = affinity_cores()
     try:
         idle = cores - max(0.0, os.getloadavg()[0] - 2.0)
     except OSError:  # no load average on this system: assume the cores are free
         idle = float(cores)
-    return max(1, min(cores, int(idle + 0.5)))
+    return max(1, min(usable_cores(), int(idle + 0.5)))
 
 
 def preload(main: ModuleType) -> list[str]:
