@@ -21,11 +21,12 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    like one with a hundred.
 4. The reference is the best lower bound among the nodes: the lower end of the 95% interval of a
    node's median speed (its shrunk speed where it is lower). A score without interval (the analyzer
-   publishes none under 6 runs), or with one reaching 0 (6-8 runs, min..max, one run of 0: no more certain
-   than none), is not taken as exact: its lower bound is its speed x (1 -
+   publishes none under 6 runs) is not taken as exact: its lower bound is its speed x (1 -
    ``no_interval_noise`` / sqrt(n)) for its n runs, default 5% at one run, 2.2% at five (the noise of a
    mean of n runs), so 5 runs 1% apart (or one run each 4% apart) do not decide, while 5 runs 8% apart
-   and 3 runs 2x apart do (services/scheduler/README.md says why).
+   and 3 runs 2x apart do (services/scheduler/README.md says why). An interval reaching 0 (6-8 runs,
+   min..max, one run of 0; for a duration, an upper end missing or not above 0) bounds the speed by 0: the
+   least certain evidence sets no reference, as one from 1 up would not either (the others' bounds decide).
    score = 100 x clip(1 - sensitivity x max(0, 1 - speed / reference), 0, 1): every
    node whose estimate reaches the best node's lower bound, i.e. lies within its noise, scores 100
    and resources decide between them; a node x% below it loses sensitivity x x points (default 5:
@@ -73,7 +74,7 @@ class _Columns:
     layout_gen: int
     version: int
     speed: np.ndarray  # per slot, larger is better; NaN where the node has no score
-    low: np.ndarray  # lower 95% bound of the speed (the noise band without a usable interval); NaN: no score
+    low: np.ndarray  # lower 95% bound of the speed (the noise band without an interval); NaN: no score
     n: np.ndarray
     ts: np.ndarray
     blocked: np.ndarray  # bool: flagged evidence
@@ -113,6 +114,8 @@ def params_match(wanted: dict[str, str], key: str) -> bool:
 
 def shortfall_score(speed: np.ndarray, reference: float, sensitivity: float) -> np.ndarray:
     """100 x clip(1 - sensitivity x max(0, 1 - speed / reference), 0, 1) (see the module doc)."""
+    if not reference > 0:  # no node has a lower bound above 0 (every interval reaches 0): nothing to fall short of
+        return np.full(len(speed), 100.0)
     short = np.clip(1.0 - speed / reference, 0.0, None)
     return 100.0 * np.clip(1.0 - sensitivity * short, 0.0, 1.0)
 
@@ -186,12 +189,15 @@ class BenchmarkScore:
                 continue
             lo, hi = s.ci_low, s.ci_high
             band = 1.0 - self.no_interval_noise / max(s.n, 1) ** 0.5  # a score without interval (point 4)
+            no_interval = lo is None and hi is None
             if s.higher_is_better:
                 speed[i] = v
-                low[i] = lo if lo is not None and lo > 0 else v * band  # reaching 0: as no interval
+                # an interval reaching 0 (or with no lower end) bounds the speed by 0: it sets no reference
+                low[i] = v * band if no_interval else lo if lo is not None and lo > 0 else 0.0
             else:  # a duration: speed is its inverse, the lower speed bound comes from the upper bound
                 speed[i] = 1.0 / v
-                low[i] = 1.0 / hi if hi is not None and hi > 0 else band / v
+                # no upper end (or one not above 0, which the analyzer never sends): no bound on the time, none set
+                low[i] = band / v if no_interval else 1.0 / hi if hi is not None and hi > 0 else 0.0
             if not np.isfinite(speed[i]):  # 1/5e-324: no evidence, as a value that is not positive
                 speed[i], low[i] = np.nan, np.nan
                 continue
