@@ -344,14 +344,16 @@ class ObjectChurn:
     lock: threading.Lock
     failures: Counter[str]
 
-    def _error(self, name: str, what: str, exc: Exception) -> None:
+    def _error(self, name: str, what: str, exc: Exception, words: str = "") -> None:  # words: e.g. a collision's
         if isinstance(exc, Late):  # the run's deadline came while the call waited to be sent again: the run ends
             self.ctx.check()
         if not_allowed(exc):  # the same for every object: the run ends
             raise refusal(exc, self.kube.api.configuration.host, self.ns)
         if lost := namespace_lost(exc, self.kube.api.configuration.host, self.ns, self.kube.namespace_refused):
             raise lost
-        if isinstance(exc, ApiException):
+        if words:
+            detail = words
+        elif isinstance(exc, ApiException):
             detail = f"{what}: {exc.status} {exc.reason}" + (f": {said(exc)[:200]}" if said(exc) else "")
         elif isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
             detail = f"{what}: {exc.reason}"  # its last error: the URL and 'Max retries' cut the rest at 300 characters

@@ -260,9 +260,8 @@ class VolumeChurnK8s(ObjectChurn):
         except CALL_ERRORS as exc:
             if (own := stored_before(self.kube, exc, self.kube.core.read_namespaced_persistent_volume_claim, name,
                                      self.ns, self.ctx.attempt)) is None:
-                if isinstance(exc, ApiException) and exc.status == 409:
-                    tl.fail(name, self._collision(name))  # the error's first words; _error counts it
-                self._error(name, "create", exc)
+                collided = isinstance(exc, ApiException) and exc.status == 409
+                self._error(name, "create", exc, self._collision(name) if collided else "")
                 return
             obj = own
         tl.mark(name, "api_accepted")

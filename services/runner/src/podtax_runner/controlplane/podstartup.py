@@ -208,9 +208,10 @@ class PodStartupRun(ObjectChurn):
             except ApiException as exc:  # likewise: timed from the first attempt (resender held it)
                 if (obj := stored_before(self.kube, exc, core.read_namespaced_pod, name, self.ns,
                                          self.ctx.attempt)) is None:
-                    if exc.status == 409:
-                        self.tl.fail(name, self._collision(name))  # the error's first words; _error counts it
-                    raise
+                    if exc.status != 409:
+                        raise
+                    self._error(name, "create", exc, self._collision(name))  # counted once, in its words
+                    return
             self.tl.mark(name, "api_accepted")
             self.tl.server(name, "created", (obj.get("metadata") or {}).get("creationTimestamp"))
             if uid := (obj.get("metadata") or {}).get("uid"):
