@@ -23,7 +23,7 @@ from podtax_runner.controlplane.common import (
     Unreachable,
     unreachable,
 )
-from podtax_runner.controlplane.kubeapi import ATTEMPTS, request_totals
+from podtax_runner.controlplane.kubeapi import ATTEMPTS, THROTTLED_ATTEMPTS, request_totals
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -55,7 +55,7 @@ def forbidden(text: str, what: str, needs: str, namespace: str) -> str:
 class NomadError(Exception):
     def __init__(self, status: int, text: str) -> None:
         super().__init__(f"{status} {text.strip()[:200]}")
-        self.status, self.text = status, text
+        self.status, self.text, self.sent = status, text, 1  # sent: attempts of the call (Nomad.request sets it)
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,9 @@ class Nomad:
         """One API call, retried as Kubernetes' are (kubeapi.ATTEMPTS, the same waits) on 429, a 5xx that
         is not one of Nomad's permanent answers, and connection errors: both sides of a comparison then
         meet API trouble alike (an audit: one 500 lost a Nomad volume while Kubernetes retried, so Nomad
-        came out with fewer objects). A re-sent create is safe: Nomad updates an identical volume.
+        came out with fewer objects). A re-sent create is safe: Nomad updates an identical volume. An answer that
+        did nothing (its connection limit's 429: retry.did_nothing) is sent up to THROTTLED_ATTEMPTS times, as on
+        Kubernetes (it was 3: a DELETE throttled 3 times in a row failed its volume). A NomadError's `sent`: attempts.
         Every attempt is counted. No attempt outlasts `deadline`, no wait before one goes past it and none starts
         after it (an audit: a hung Nomad held a run with a 15 s timeout for 6 minutes, 60 s a read, 3 attempts a
         call), nor `until`, this call's own. `again(error)`: called before each attempt after the first
@@ -125,17 +127,23 @@ class Nomad:
         if self.cfg.region:
             params["region"] = self.cfg.region
 
+        sent = [0]
+
         def attempt() -> Any:
             if self.timeline is not None:
                 self.timeline.count(verb)
+            sent[0] += 1
             resp = self.http.request(method, path, params=params, timeout=self._timeout(by), **kwargs)
             if resp.status_code >= 400:
-                raise NomadError(resp.status_code, resp.text)
+                error = NomadError(resp.status_code, resp.text)
+                error.sent = sent[0]
+                raise error
             return resp.json() if resp.content and resp.content.strip() not in (b"", b"null") else None
 
         try:
             return retries.call(attempt, f"nomad {verb}", attempts=ATTEMPTS, first_s=0.05, factor=4, max_s=1,
-                                retry_on=_transient, again=again, by=by)
+                                retry_on=_transient, again=again, by=by, patient=retries.did_nothing,
+                                patient_attempts=THROTTLED_ATTEMPTS)
         except retries.Late as exc:  # its deadline came while it waited to be sent again: as if unanswered by then
             raise httpx.TimeoutException(str(exc)) from exc
         except httpx.TransportError as exc:  # refused after the retries: the run ends (each volume failed before)
@@ -188,7 +196,7 @@ class Nomad:
             fix = (f"set PODTAX_RUNNER_NOMAD_REGION to its region, or leave it empty (it is {self.cfg.region!r})"
                    if "No path to region" in exc.text else "check that Nomad's servers answer and have a leader "
                    "(`nomad server members`), then run again")
-            sent = f"sent {ATTEMPTS} times" if _transient(exc) else "not sent again: it would not help"
+            sent = f"sent {exc.sent} times" if _transient(exc) else "not sent again: it would not help"
             raise Aborted("nomad-error", f"Nomad at {self.cfg.address} refused {what} ({exc}; {sent}): nothing "
                           f"was created; {fix}") from None
 
@@ -331,7 +339,7 @@ def cleanup(nomad: Nomad, campaign: str | None = None, label: str | None = None,
             hung.add(volume)
         except NomadError as exc:
             if "volume not found" not in exc.text:
-                said[volume] = refused(str(exc).splitlines()[0], _transient(exc))
+                said[volume] = refused(str(exc).splitlines()[0], _transient(exc), exc.sent)
             else:
                 went.add(volume)
 

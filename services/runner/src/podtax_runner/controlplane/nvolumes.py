@@ -14,6 +14,7 @@ import httpx
 from podtax.nomad_in_use import held
 from podtax.templates import VolumeChurn
 
+from podtax_runner import retry as retries
 from podtax_runner.controlplane import cleanup
 from podtax_runner.controlplane import nomad as client
 from podtax_runner.controlplane.common import (
@@ -75,10 +76,10 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         if not tl.has(vol_id, "api_accepted"):
             return
         tl.mark(vol_id, "delete_requested")
-        resend, sent = tl.resender(vol_id, "delete_requested", "delete"), [1]
+        resend, own = tl.resender(vol_id, "delete_requested", "delete"), [False]
 
-        def again(exc: BaseException) -> None:
-            sent[0] += 1
+        def again(exc: BaseException) -> None:  # own: an attempt's answer may have come after it took effect
+            own[0] = own[0] or not retries.did_nothing(exc)
             resend(exc)
 
         try:
@@ -87,7 +88,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
             if not (isinstance(exc, NomadError) and "volume not found" in exc.text):
                 failed(vol_id, f"delete: {exc}{held(str(exc))}", exc)  # what holds it: cleanup meets it too
                 return
-            if sent[0] == 1:  # gone before this run's delete (a retry's may be its own first attempt's doing)
+            if not own[0]:  # gone before this run's delete, or while its attempts were throttled (429: did nothing)
                 tl.mark(vol_id, "gone")
                 since = tl.now() - tl.objects[vol_id].t["api_accepted"]
                 tl.fail(vol_id, f"deleted before this run's delete ({since:.1f} s after its create returned), not by "
