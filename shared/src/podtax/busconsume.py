@@ -24,6 +24,7 @@ from nats.errors import (
     ConnectionReconnectingError,
     NoRespondersError,
     NoServersError,
+    OutboundBufferLimitError,
     StaleConnectionError,
 )
 from nats.errors import TimeoutError as NatsTimeout
@@ -45,8 +46,9 @@ BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
 HOLD_BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)  # retries of a held batch (Unavailable); then every 30 s
 REASON_HEADER = "Podtax-Dead-Reason"
 NATS_AWAY = (ConnectionClosedError, ConnectionDrainingError, ConnectionReconnectingError, NoRespondersError,
-             NatsTimeout, NoServersError, StaleConnectionError, NoStreamResponseError, NotFoundError,
-             ServiceUnavailableError)  # nats-py's errors saying NATS is away or lost a stream, a consumer, a bucket
+             NatsTimeout, NoServersError, OutboundBufferLimitError, StaleConnectionError, NoStreamResponseError,
+             NotFoundError, ServiceUnavailableError)  # nats-py's errors saying NATS is away (OutboundBufferLimit:
+# and nats-py's buffer for it full) or lost a stream, a consumer, a bucket
 FETCH_TIMEOUT_S = 0.5  # an idle consumer's fetch returns empty after this long (then `stop` is checked)
 
 
@@ -111,7 +113,7 @@ class Consumers:
                       reason)
         else:
             log.warning("dead-lettered %s: %s", msg.subject, reason)
-        await msg.term()
+        await _settle(msg.term(), "terminate", msg)
         metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
 
     async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
@@ -133,8 +135,10 @@ class Consumers:
             msgs = await natsfetch.fetch(sub, spec.batch, timeout=FETCH_TIMEOUT_S, linger=spec.linger_s)
         except (NatsTimeout, TimeoutError):
             return []
-        except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError) as exc:
-            # a server of a cluster went away, or the consumer's leader is moving: keep consuming once it has
+        except (ServiceUnavailableError, NoRespondersError, ConnectionReconnectingError,
+                OutboundBufferLimitError) as exc:
+            # a server of a cluster went away, or the consumer's leader is moving, or NATS is away with nats-py's
+            # buffer for it full (its pull request refused: it ended the service): keep consuming once it is back
             await _consumer_there(self.js, sub, spec, self._made.get(spec.durable), self._given.get(spec.durable))
             log.warning("fetch failed (%s); retrying", type(exc).__name__)
             await asyncio.sleep(1.0)
@@ -160,7 +164,7 @@ class Consumers:
         if delivered >= max_deliver:
             await self.dead_letter(msg, f"gave up after {delivered} deliveries: {error}")
         else:
-            await msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1])
+            await _settle(msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1]), "nak", msg)
             metrics.MESSAGES.labels(_consumer(msg), "retry").inc()
 
     async def consume(self, spec: ConsumerSpec, handler: Handler, stop: asyncio.Event,
@@ -319,6 +323,17 @@ async def _stream(js: JetStreamContext) -> StreamInfo | None:
         return await js.stream_info(subjects.STREAM)
     except Exception:  # noqa: BLE001 - not found, or no answer
         return None
+
+
+async def _settle(call: Awaitable[None], what: str, msg: Msg) -> None:
+    """A nak or term of `msg`; NATS away (NATS_AWAY: its outbound buffer full too) is one line, not an error that
+    ends the consumer (before: a runner whose campaign save failed so exited 1): unsettled, the message is delivered
+    again after its consumer's ack_wait."""
+    try:
+        await call
+    except NATS_AWAY as exc:
+        log.warning("could not %s %s (%s: %s): NATS away; delivered again after ack_wait", what, msg.subject,
+                    type(exc).__name__, exc)
 
 
 def _failed(exc: Exception, what: str, *args: object) -> None:

@@ -3,9 +3,11 @@
 A server that dies (or hangs) with publishes in flight never acks them, and nats-py would wait for those acks for
 ever (and, once 4,000 are outstanding, block every later publish). :func:`pipelined` bounds a batch: past its
 `timeout` the publishes not acked are cancelled (which frees their slots in nats-py) and the caller's Unacked is
-raised with how many were acked. Once the service is told to stop (natsagain.watch_stop), the batch has
-natsagain.STOP_GRACE_S more at most, then natsagain.Stopped is raised (before, a SIGTERM with NATS dead or hung
-waited out the 30 s deadline: Kubernetes' whole grace). Bus.publish_many (events) and Streams.kv_put_many (KV puts)
+raised with how many were acked; so it is when NATS is away and nats-py's outbound buffer (2 MB) is full
+(OutboundBufferLimitError: before, a 20,000-run campaign's save raised it, and the runner exited 1). Once the
+service is told to stop (natsagain.watch_stop), the batch has natsagain.STOP_GRACE_S more at most, then
+natsagain.Stopped is raised (before, a SIGTERM with NATS dead or hung waited out the 30 s deadline: Kubernetes'
+whole grace). Bus.publish_many (events) and Streams.kv_put_many (KV puts)
 both publish so.
 """
 
@@ -16,7 +18,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
-from nats.errors import NoRespondersError
+from nats.errors import NoRespondersError, OutboundBufferLimitError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.errors import NoStreamResponseError, NotFoundError, ServiceUnavailableError, TooManyStalledMsgsError
@@ -106,6 +108,11 @@ async def pipelined(js: JetStreamContext, timeout: float, unacked: Callable[[int
         if stop is not None and stop.is_set():
             raise Stopped("stopped while waiting for NATS") from None
         raise Unacked(unacked(pipe.acked() if pipe else 0)) from None
+    except OutboundBufferLimitError:  # NATS away and nats-py's buffer for it (2 MB) full: as a disconnect, the
+        if stop is not None and stop.is_set():  # batch is held and retried, what it handles left unacked
+            raise Stopped("stopped while NATS was away") from None
+        raise Unacked(f"NATS away: the connection is lost and nats-py's outbound buffer is full ("
+                      f"{pipe.acked() if pipe else 0} acked of the batch)") from None
     finally:
         if shortening is not None:
             shortening.cancel()
