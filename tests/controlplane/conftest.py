@@ -3,9 +3,11 @@ known injected latencies, the simulated Nomad, and helpers to run one control-pl
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -243,3 +245,25 @@ def nomadsim_process(tmp_path: Any) -> Any:
         p.send_signal(signal.SIGCONT)  # a paused one must run to handle SIGTERM
         p.terminate()
         p.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def another_client(act: Callable[[], str | None], every_s: float) -> Iterator[list[str]]:
+    """Another client beside the run, from a thread: `act()` every `every_s` until it returns the name of what it
+    did (then done) or the block ends; yields the names done (at most one)."""
+    done, did = threading.Event(), []
+
+    def loop() -> None:
+        while not done.is_set():
+            if (name := act()) is not None:
+                did.append(name)
+                return
+            time.sleep(every_s)
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    try:
+        yield did
+    finally:
+        done.set()
+        thread.join()

@@ -7,14 +7,12 @@ failDeletes; the other client is the real client from a thread."""
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 import kubernetes
 from podtax_runner.controlplane.kubeapi import Kube
 
-from tests.controlplane.conftest import cluster, ours, spec
+from tests.controlplane.conftest import another_client, cluster, ours, spec
 
 
 def test_a_claim_deleted_by_another_while_its_delete_was_throttled_is_gone_early(kubesim_factory: Any,
@@ -22,25 +20,17 @@ def test_a_claim_deleted_by_another_while_its_delete_was_throttled_is_gone_early
     fail = {"match": "persistentvolumeclaims/-0002", "status": 429, "times": 1, "retryAfter": 2}
     sim = kubesim_factory({**cluster(), "faults": {"failDeletes": [fail]}}, kubelet="none")
     core = kubernetes.client.CoreV1Api(sim.api_client())
-    done, deleted = threading.Event(), []
 
-    def other_client() -> None:  # once the run's DELETE got its 429, delete the claim
-        while not done.is_set():
-            if (Kube(sim.api_client()).scrape() or {}).get("DELETE persistentvolumeclaims 429"):
-                (name,) = [o["metadata"]["name"] for o in ours(sim, "persistentvolumeclaims", "podtax-runs")
-                           if o["metadata"]["name"].endswith("-0002")]
-                core.delete_namespaced_persistent_volume_claim(name, "podtax-runs")
-                deleted.append(name)
-                return
-            time.sleep(0.05)
+    def delete_once_throttled() -> str | None:  # once the run's DELETE got its 429, delete the claim
+        if not (Kube(sim.api_client()).scrape() or {}).get("DELETE persistentvolumeclaims 429"):
+            return None
+        (name,) = [o["metadata"]["name"] for o in ours(sim, "persistentvolumeclaims", "podtax-runs")
+                   if o["metadata"]["name"].endswith("-0002")]
+        core.delete_namespaced_persistent_volume_claim(name, "podtax-runs")
+        return name
 
-    thread = threading.Thread(target=other_client)
-    thread.start()
-    try:
+    with another_client(delete_once_throttled, 0.05) as deleted:
         tl = run_cp(spec("volume-churn", count=4, concurrency=2, timeout=60), kube=sim)
-    finally:
-        done.set()
-        thread.join()
     (name,) = [n for n in tl.objects if n.endswith("-0002")]
     assert deleted == [name]
     rec = tl.objects[name]

@@ -6,13 +6,11 @@ against nomadsim's failRequests; the other client deregisters the volume over HT
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 import httpx
 
-from tests.controlplane.conftest import spec
+from tests.controlplane.conftest import another_client, spec
 
 THROTTLED = [{"request": "DELETE /v1/volume/csi/:id/delete", "status": 429, "times": 3}]
 RUN = spec("volume-churn", env="nomad", count=2, concurrency=1, timeout=60, plugin_id="hostpath")
@@ -30,25 +28,17 @@ def test_a_delete_throttled_3_times_in_a_row_is_sent_again(nomadsim_factory: Any
 def test_a_volume_deleted_by_another_while_its_delete_was_throttled_is_gone_early(nomadsim_factory: Any,
                                                                                   run_cp: Any) -> None:
     nomad = nomadsim_factory({"faults": {"failRequests": THROTTLED}})
-    done, deleted = threading.Event(), []
 
-    def other_client() -> None:  # once the run's first DELETE got its 429, deregister that volume
-        while not done.is_set():
-            metrics = httpx.get(f"{nomad.url}/v1/metrics", params={"format": "prometheus"}).text
-            if any('"429"' in line and "delete" in line for line in metrics.splitlines() if line[:1] != "#"):
-                (vol,) = [v["ID"] for v in nomad.volumes() if v["ID"].endswith("-0001")]
-                httpx.delete(f"{nomad.url}/v1/volume/csi/{vol}").raise_for_status()
-                deleted.append(vol)
-                return
-            time.sleep(0.02)
+    def deregister_once_throttled() -> str | None:  # once the run's first DELETE got its 429, deregister that volume
+        metrics = httpx.get(f"{nomad.url}/v1/metrics", params={"format": "prometheus"}).text
+        if not any('"429"' in line and "delete" in line for line in metrics.splitlines() if line[:1] != "#"):
+            return None
+        (vol,) = [v["ID"] for v in nomad.volumes() if v["ID"].endswith("-0001")]
+        httpx.delete(f"{nomad.url}/v1/volume/csi/{vol}").raise_for_status()
+        return vol
 
-    thread = threading.Thread(target=other_client)
-    thread.start()
-    try:
+    with another_client(deregister_once_throttled, 0.02) as deleted:
         tl = run_cp(RUN, nomad=nomad)
-    finally:
-        done.set()
-        thread.join()
     (name,) = [n for n in tl.objects if n.endswith("-0001")]
     assert deleted == [name]
     assert tl.objects[name].error is not None and "not by this run" in tl.objects[name].error, tl.objects[name]
