@@ -17,7 +17,7 @@ from nats.js.kv import KeyValue
 from podtax import events
 
 from podtax_runner.outbox import KEPT, kept_copy
-from podtax_runner.spool import Spool
+from podtax_runner.spool import Spool, names_run
 from podtax_runner.state import CampaignState
 
 log = logging.getLogger("podtax.runner")
@@ -43,20 +43,21 @@ def sorted_out(entries: list[tuple[str, bytes]], campaigns: dict[str, CampaignSt
         except ValueError as exc:
             remove[key] = f"it does not decode ({exc})"
             continue
+        run_id = event.data.run.run_id  # a spool file's key may hold it cut (spool.file_key)
         state = campaigns.get(where[0]) if where else None
-        s = state.runs.get(where[1]) if state is not None and where else None
-        if where is None or event.data.run.run_id != where[1]:
-            remove[key] = f"it is of run {event.data.run.run_id}, not of its key"
+        s = state.runs.get(run_id) if state is not None and where else None
+        if where is None or not names_run(where[1], run_id):
+            remove[key] = f"it is of run {run_id}, not of its key"
         elif state is None:
             remove[key] = f"campaign {where[0]} is finished or unknown"
         elif submitted is not None and submitted != state.created_at.isoformat():  # None: of the runner before
             remove[key] = (f"it is of a submission of campaign {where[0]} made at {submitted or 'an unknown time'}, "
                            f"not of the one made at {state.created_at.isoformat()}")
         elif s is None or s.status != "dispatched" or s.reported_at is not None:
-            remove[key] = f"run {where[1]} is " + ("unknown" if s is None else "recorded as reported"
-                                                   if s.reported_at is not None else s.status)
+            remove[key] = f"run {run_id} is " + ("unknown" if s is None else "recorded as reported"
+                                                 if s.reported_at is not None else s.status)
         else:
-            send[where[1]] = event
+            send[run_id] = event
     return send, remove
 
 

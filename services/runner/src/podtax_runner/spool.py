@@ -21,7 +21,7 @@ from pathlib import Path
 
 from podtax import events
 
-from podtax_runner.outbox import KEPT, kept_key
+from podtax_runner.outbox import KEPT
 
 # The spool's files together hold at most this much (a report is at most NATS's max_payload). Its copies are held in
 # memory too: by the runner that wrote them (each sent again until NATS takes it) and by the next one, which sends
@@ -31,6 +31,7 @@ from podtax_runner.outbox import KEPT, kept_key
 # leaves room for the runner itself (~80 MiB before any campaign), its bucket's copies and its campaigns.
 MAX_BYTES = 64 * 2**20
 SUFFIX = ".json"
+NAME_MAX = 255  # bytes of a file's name (ext4, xfs): a longer one fails with ENAMETOOLONG
 NAME = re.compile(r"^(?P<key>" + re.escape(KEPT) + r"\.[^./]+\.[^./]+)\.[0-9a-f]{16}" + re.escape(SUFFIX) + "$")
 
 
@@ -39,10 +40,32 @@ def submission_digest(submitted: str) -> str:
     return hashlib.sha256(submitted.encode()).hexdigest()[:16]
 
 
+def cut_run_id(run_id: str, chars: int) -> str:
+    """`run_id` when it has at most `chars` characters, else its first ones, `~` and 16 hex digits of its hash (`chars`
+    in all). `~` is no run id's character: a cut id never equals another's whole one."""
+    if len(run_id) <= chars:
+        return run_id
+    return f"{run_id[:chars - 17]}~{hashlib.sha256(run_id.encode()).hexdigest()[:16]}"
+
+
+def file_key(run: events.RunSpec) -> str:
+    """The KEPT key a spool file of the run is named by: kept_key, its run id cut (cut_run_id) when the file's name
+    would pass NAME_MAX (a campaign of 50 characters and a run id of 200 made 262 bytes: the write failed with
+    ENAMETOOLONG, the copy was held in memory only). A name that fits is as before (one never written is the only
+    one that changes)."""
+    room = NAME_MAX - len(f"{KEPT}.{run.campaign}..{submission_digest('')}{SUFFIX}".encode())
+    return f"{KEPT}.{run.campaign}.{cut_run_id(run.run_id, room)}"
+
+
+def names_run(key_run_id: str, run_id: str) -> bool:
+    """Whether a file key's run id (a spool file's, file_key; a bucket key's, kept_key) stands for `run_id`."""
+    return key_run_id == cut_run_id(run_id, len(key_run_id))
+
+
 def file_name(run: events.RunSpec, submitted: str) -> str:
     """`held.<campaign>.<run id>.<16 hex digits of the submission's digest>.json` (names of the DNS-label style and
-    run ids have no dot nor slash)."""
-    return f"{kept_key(run)}.{submission_digest(submitted)}{SUFFIX}"
+    run ids have no dot nor slash; a run id cut as file_key says)."""
+    return f"{file_key(run)}.{submission_digest(submitted)}{SUFFIX}"
 
 
 def write_atomic(folder: Path, name: str, value: bytes) -> Path:
@@ -117,7 +140,7 @@ class Spool:
             (self.folder / file_name(run, submitted)).unlink(missing_ok=True)
         else:
             for key, path in self.entries():
-                if key == kept_key(run):
+                if key == file_key(run):
                     path.unlink(missing_ok=True)
         _sync_folder(self.folder)
 

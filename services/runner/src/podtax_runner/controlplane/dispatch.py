@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import hashlib
 import json
 import logging
 import threading
@@ -20,7 +19,7 @@ from podtax_runner.controlplane import cleanup, kubeapi
 from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.outbox import PUBLISH_TIMEOUT_S, Outbox
-from podtax_runner.spool import MAX_BYTES, submission_digest, write_atomic
+from podtax_runner.spool import MAX_BYTES, cut_run_id, submission_digest, write_atomic
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
@@ -105,9 +104,7 @@ def measured_name(run: events.RunSpec) -> str:
     repeat) does not overwrite the earlier submission's timeline; a run id over RUN_ID_CHARS is cut and ends in `~`
     and 16 hex digits of its hash (campaign 50 + run id 200 made 257 bytes, over NAME_MAX: the file was never
     written)."""
-    rid = run.run_id
-    if len(rid) > RUN_ID_CHARS:  # `~` is no run id's character: a cut id never equals another's whole one
-        rid = f"{rid[:RUN_ID_CHARS - 17]}~{hashlib.sha256(rid.encode()).hexdigest()[:16]}"
+    rid = cut_run_id(run.run_id, RUN_ID_CHARS)
     submitted = run.submitted.isoformat() if run.submitted else ""
     return f"{run.campaign}.{rid}.{submission_digest(submitted)}.jsonl"
 
