@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from podtax import config, events, templates
 from podtax_kubesim.testing import Sim
+from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import execute
 from podtax_runner.controlplane.nomad import NomadConfig
 from podtax_runner.controlplane.timeline import Timeline
@@ -267,3 +268,18 @@ def another_client(act: Callable[[], str | None], every_s: float) -> Iterator[li
     finally:
         done.set()
         thread.join()
+
+
+def assert_taken_names_abort(run_cp: Callable[..., Timeline], sim: Sim, run: events.RunSpec, namespace: str,
+                             taken: list[dict[str, Any]], word: str) -> None:
+    """The objects `taken` (not podtax's) stand under names of `run` in `namespace`: more than max(10, 10 %) of its
+    20 objects fail, so the run is aborted 'api-errors', its last error in the collision's words ('409 Conflict:
+    <word> ... exists already and is not podtax's')."""
+    sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}, namespace="")
+    for obj in taken:
+        sim.create(obj, namespace=namespace)
+    with pytest.raises(Aborted) as caught:
+        run_cp(run, kube=sim)
+    assert caught.value.reason == "api-errors", caught.value.detail
+    assert f"of 20 requests (last: create: 409 Conflict: {word} " in caught.value.detail
+    assert "exists already and is not podtax's" in caught.value.detail

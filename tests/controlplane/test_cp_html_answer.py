@@ -5,10 +5,8 @@ server answers; the real kubernetes client and Kube.call send the create."""
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from kubernetes import client
@@ -17,11 +15,13 @@ from podtax_runner.controlplane import common
 from podtax_runner.controlplane.kubeapi import Kube, api_client
 from podtax_runner.retry import brief
 
+from tests.unit.fake_http import Quiet, serving
+
 PAGE = (b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>"
         b"\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n" + b"<!-- padding -->\r\n" * 30)
 
 
-class Nginx502(BaseHTTPRequestHandler):
+class Nginx502(Quiet):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.send_response(502)
@@ -30,20 +30,11 @@ class Nginx502(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(PAGE)
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def proxy() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Nginx502)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
+    with serving(Nginx502) as url:
+        yield url
 
 
 def test_a_proxys_html_page_is_said_on_one_line(proxy: str) -> None:

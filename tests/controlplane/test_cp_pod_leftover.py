@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from podtax.parsers import parse_text
-from podtax_runner.controlplane.common import KIND, LABEL_CAMPAIGN, LABEL_KIND, LABEL_RUN, Aborted, object_name
+from podtax_runner.controlplane.common import KIND, LABEL_CAMPAIGN, LABEL_KIND, LABEL_RUN, object_name
 from podtax_runner.controlplane.timeline import run_label
 
-from tests.controlplane.conftest import cluster, spec
+from tests.controlplane.conftest import assert_taken_names_abort, cluster, spec
 
 CAMPAIGN = "cpp"
 NS = "podtax-runs"  # the runner's default namespace
@@ -50,11 +50,5 @@ def test_pods_left_under_12_of_20_names_abort_the_run(kubesim_factory: Any, run_
     12 of 20 names taken completed. More than max(10, 10 %) pods failed: the run is aborted."""
     run = spec("pod-startup", campaign=CAMPAIGN, count=20, concurrency=4, timeout=60)
     sim = kubesim_factory(cluster(), kubelet="simulated")
-    sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}, namespace="")
-    for i in range(1, 13):
-        sim.create(pod(object_name("ps", CAMPAIGN, run.run_id, i), {}), namespace=NS)
-    with pytest.raises(Aborted) as caught:
-        run_cp(run, kube=sim)
-    assert caught.value.reason == "api-errors", caught.value.detail
-    assert "of 20 requests (last: create: 409 Conflict: pod " in caught.value.detail
-    assert "exists already and is not podtax's" in caught.value.detail
+    taken = [pod(object_name("ps", CAMPAIGN, run.run_id, i), {}) for i in range(1, 13)]
+    assert_taken_names_abort(run_cp, sim, run, NS, taken, "pod")

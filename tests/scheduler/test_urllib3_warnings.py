@@ -6,17 +6,17 @@ hid 'Connection pool is full, discarding connection', the sign that the client's
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import urllib3
 from podtax import natsserver
 from podtax_scheduler.service import quiet_retries
 
+from tests.unit.fake_http import Quiet, serving
 
-class _Ok(BaseHTTPRequestHandler):
+
+class _Ok(Quiet):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
@@ -25,18 +25,11 @@ class _Ok(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"ok")
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
-def server_port() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield int(server.server_address[1])
-    server.shutdown()
-    server.server_close()
+def server_url() -> Iterator[str]:
+    with serving(_Ok) as url:
+        yield url
 
 
 def _refused_call() -> None:
@@ -49,7 +42,7 @@ def _said(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "urllib3.connectionpool"]
 
 
-def test_retrying_warnings_are_dropped_and_a_full_pool_still_shows(server_port: int,
+def test_retrying_warnings_are_dropped_and_a_full_pool_still_shows(server_url: str,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     pool_log = logging.getLogger("urllib3.connectionpool")
     for installed in list(pool_log.filters):  # an earlier test's serve()
@@ -62,7 +55,7 @@ def test_retrying_warnings_are_dropped_and_a_full_pool_still_shows(server_port: 
     quiet_retries()  # serve() may run twice in a process: one filter
     assert len(pool_log.filters) == 1
     _refused_call()
-    pool = urllib3.HTTPConnectionPool("127.0.0.1", server_port, maxsize=1, block=False)
+    pool = urllib3.connection_from_url(server_url, maxsize=1, block=False)
     answers = [pool.urlopen("GET", "/", preload_content=False) for _ in range(2)]  # two connections at once
     for answer in answers:
         answer.read()

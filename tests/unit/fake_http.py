@@ -1,5 +1,6 @@
 """A web server on a free loopback port for CLI tests against a server at the analyzer's address that is not (or
-not only) the analyzer: `serving(handler)` runs any handler class; `Answer` answers every GET with `Answer.body`
+not only) the analyzer, or in front of any HTTP client under test: `serving(handler)` runs any handler class (`Quiet`:
+a handler that logs nothing); `Answer` answers every GET with `Answer.body`
 and records the Authorization header of each request in `Answer.seen`."""
 
 from __future__ import annotations
@@ -19,9 +20,17 @@ def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+        server.server_close()
 
 
-class Answer(http.server.BaseHTTPRequestHandler):
+class Quiet(http.server.BaseHTTPRequestHandler):
+    """A handler that writes no line per request to stderr."""
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+class Answer(Quiet):
     body = b"[]"
     seen: list[str | None] = []
 
@@ -32,9 +41,6 @@ class Answer(http.server.BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(self.body)))
         self.end_headers()
         self.wfile.write(self.body)
-
-    def log_message(self, *_: object) -> None:
-        pass
 
 
 @contextmanager
