@@ -49,7 +49,7 @@ from podtax.busreach import NOT_NATS, probe, refused_hint, start_hint
 from podtax.busstreams import NO_ROOM, Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
-from podtax.natsagain import watch_stop
+from podtax.natsagain import unless_stopped, watch_stop
 from podtax.natstls import NO_TLS, TlsOnlyClient, TlsRefused, unencrypted
 
 log = logging.getLogger("podtax.bus")
@@ -218,11 +218,11 @@ class Bus(Streams, Consumers):
         JetStream stores it only if the last message on its subject is still that stream sequence (0: none), else
         refuses it (APIError, err_code in WRONG_LAST_SEQUENCE): a check of what the subject held and the publish, made
         one."""
-        headers = self._headers(event)
+        headers, payload = self._headers(event), self._payload(event)
         if last_on_subject is not None:
             headers["Nats-Expected-Last-Subject-Sequence"] = str(last_on_subject)
-        try:
-            await self.js.publish(event.subject, self._payload(event), headers=headers)
+        try:  # after a SIGTERM, its ack is waited for STOP_GRACE_S at most (natsagain.Stopped), not nats-py's 5 s
+            await unless_stopped(lambda: self.js.publish(event.subject, payload, headers=headers))
         except APIError as exc:
             if exc.err_code not in LIMITS:
                 raise

@@ -73,6 +73,13 @@ async def _unless_stopped(ask: Callable[[], Awaitable[T]], stop: weakref.ref[asy
     return asking.result()
 
 
+async def unless_stopped(ask: Callable[[], Awaitable[T]]) -> T:
+    """`ask()`, ended by the service's stop (watch_stop) as a request of again_if_reconnected is: once the stop is set,
+    its answer is waited for STOP_GRACE_S more at most, then Stopped. Asked once (a single publish, Bus.publish: one
+    with an expected last sequence is not sent again)."""
+    return await _unless_stopped(ask, _STOPS.get(asyncio.get_running_loop()))
+
+
 def _where(nc: Client) -> str:
     return redact(",".join(u.geturl() for u in nc.servers)) or "its URL"
 
