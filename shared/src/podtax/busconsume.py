@@ -193,8 +193,8 @@ class Consumers:
         except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
             _failed(exc, "handler failed for %s", msg.subject)
             await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
-        else:
-            await msg.ack()
+        else:  # NATS away with nats-py's buffer full: one line, delivered again (it ended the service)
+            await _settle(msg.ack(), "ack", msg)
             metrics.MESSAGES.labels(spec.durable, "ack").inc()
         finally:
             HANDLED_SEQUENCE.reset(handled)
@@ -326,9 +326,9 @@ async def _stream(js: JetStreamContext) -> StreamInfo | None:
 
 
 async def _settle(call: Awaitable[None], what: str, msg: Msg) -> None:
-    """A nak or term of `msg`; NATS away (NATS_AWAY: its outbound buffer full too) is one line, not an error that
-    ends the consumer (before: a runner whose campaign save failed so exited 1): unsettled, the message is delivered
-    again after its consumer's ack_wait."""
+    """An ack, nak, term or in_progress of `msg`; NATS away (NATS_AWAY: its outbound buffer full too) is one line,
+    not an error that ends the consumer (before: a runner whose campaign save failed so exited 1; an ack so ended
+    any service): unsettled, the message is delivered again after its consumer's ack_wait."""
     try:
         await call
     except NATS_AWAY as exc:
@@ -387,8 +387,8 @@ async def _with_heartbeat(msgs: Sequence[Msg], work: Awaitable[None], every_s: f
             done, _ = await asyncio.wait({task}, timeout=every_s)
             if done:
                 return task.result()
-            for msg in msgs:
-                await msg.in_progress()
+            for msg in msgs:  # NATS away with nats-py's buffer full: one line (it failed the handler), not told
+                await _settle(msg.in_progress(), "tell in progress", msg)
     finally:  # cancelled (the service stopping: NATS lost): its failure is the stop's, not an asyncio traceback
         if not task.done():
             task.add_done_callback(_ended_unwatched)
