@@ -29,4 +29,8 @@ def test_synced_writes_are_a_param_mismatch(name: str) -> None:
 
 def test_end_fsync_alone_is_not_flagged() -> None:  # one sync after the job (`end_fsync=1`), not timed by fio
     parsed = parse_run("fio", (FOUND / "fio-6-jobs-startdelay-staggered.log").read_text())
-    assert not [f for f in parsed.flags if f.startswith("PARAM_MISMATCH")], parsed.flags
+    assert not [f for f in parsed.flags if f.startswith("PARAM_MISMATCH: fsync")], parsed.flags
+    # its jobs ran ioengine=sync at iodepth=4, i.e. at depth 1 (test_fio_sync_engine_depth.py)
+    depth = "PARAM_MISMATCH: iodepth: fio ran iodepth=4 with the synchronous engine sync"
+    assert [f for f in parsed.flags if f.startswith("PARAM_MISMATCH")] == [f for f in parsed.flags
+                                                                           if f.startswith(depth)]

@@ -176,6 +176,7 @@ def _report(doc: dict[str, Any], text: str, requested: Mapping[str, Any] | None,
     flags += fio_flags.interrupted_flag(text) + fio_flags.rate_flag(_rate_options(doc, jobs))
     flags += fio_flags.rounded_runtime(runtimes) + fio_flags.short_runtime(runtimes, requested)
     flags += fio_flags.errors_beside(text) + fio_flags.timed_syncs(jobs) + fio_flags.no_io_flag(noop)
+    flags += fio_flags.capped_depth(echoed, text) if echoes else []
     if requested is not None and echoes:
         flags += fio_flags.rwmix_flag([(doc.get("global options") or {}, job.get("job options") or {}) for job in jobs])
     if len(groups) == 1:

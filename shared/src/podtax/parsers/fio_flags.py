@@ -2,8 +2,8 @@
 the normal text output (podtax.parsers.fio_text): fio's own failure words (its verify failures, its last
 words after `Starting N processes`), the flags both raise with the
 same words (INCONSISTENT_LATENCY, VERIFY, RATE_LIMITED, INTERRUPTED, GROUPS, STAGGERED, ERRORS, ROUNDED_RUNTIME, SHORT,
-PARAM_MISMATCH for timed syncs and for a job that does no I/O), the refusals of such a job (alone, or within a
-reported group) and the merge of the jobs' echoed options."""
+PARAM_MISMATCH for timed syncs, for a job that does no I/O and for a synchronous engine at an iodepth over 1),
+the refusals of a job that does no I/O (alone, or within a reported group) and the merge of the jobs' echoed options."""
 
 from __future__ import annotations
 
@@ -318,3 +318,27 @@ def rwmix_flag(options: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> li
                     "mixed modes at fio's default 50/50, so these read and write figures measure another mix: "
                     f"rerun without --{key}"]
     return []
+
+
+# the engines that keep one I/O in flight (FIO_SYNCIO in fio's engines/sync.c, mmap.c, splice.c); a JSON job that
+# echoes none ran fio's default, psync (os/os.h; `sync` before 3.0; windowsaio on Windows only)
+SYNC_ENGINES = frozenset(("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice"))
+_CAPPED = "queue depth will be capped at 1"  # fio 3.33+'s note (backend.c), printed before the report
+
+
+def capped_depth(echoed: Echoed, text: str) -> list[str]:
+    """PARAM_MISMATCH, whatever the params, for an iodepth over 1 with a synchronous engine: fio submits its next
+    I/O only once the last one completed (3.33+ says `note: both iodepth >= 1 and synchronous I/O engine are
+    selected, queue depth will be capped at 1`; earlier ones said nothing), so the figures are those of depth 1,
+    never what the echoed iodepth names (podtax's fio runs libaio for any iodepth over 1)."""
+    depth, engine = echoed.get("iodepth"), echoed.get("ioengine")
+    if not isinstance(depth, int) or depth <= 1:
+        return []
+    said = holds(text, _CAPPED)
+    if engine is None and (said or holds(text, '"fio version"')):
+        engine = "psync (fio's default)"
+    elif engine not in SYNC_ENGINES and not said:
+        return []
+    return [f"PARAM_MISMATCH: iodepth: fio ran iodepth={depth} with the synchronous engine {engine}, which keeps one "
+            f"I/O in flight (fio: queue depth capped at 1): its figures are those of queue depth 1; rerun with "
+            f"--ioengine=libaio (podtax's fio does so for any iodepth over 1)"]

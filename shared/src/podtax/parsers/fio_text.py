@@ -373,7 +373,7 @@ def parse(text: str, requested: Mapping[str, Any] | None = None) -> Parsed:
         flags.append(verify_flag([name for name, _, _ in jobs]))
     flags += interrupted_flag(text) + rate_flag(_rate_in(text)) + errors_beside(text) + no_io_flag(noop)
     flags += rounded_runtime(ran) + fio_flags.short_runtime(ran, requested)
-    flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth"))
+    flags += compare_echoed(requested, echoed, ("rw", "bs", "iodepth")) + fio_flags.capped_depth(echoed, text)
     if requested is not None and max(reported, len(jobs)) > 1:  # `jobs=2` (group_reporting) or two reports
         flags.append(jobs_flag(max(reported, len(jobs))))
     return Parsed("fio", version, None, metrics.as_tuple(), echoed, tuple(flags))
