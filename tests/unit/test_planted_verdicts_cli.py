@@ -1,4 +1,4 @@
-"""bench/planted_verdicts.py's usage mistakes: one line and exit 2, never a traceback (r3: no arguments ended in
+"""bench/bench_planted_verdicts.py's usage mistakes: one line and exit 2, never a traceback (r3: no arguments ended in
 IndexError, an unknown scenario in KeyError)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "planted_verdicts.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_planted_verdicts.py"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -17,7 +17,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_an_unknown_scenario_is_one_line_and_exit_2():
     out = _run("check", "no such scenario")
     assert out.returncode == 2, out.stderr
-    assert out.stderr.strip() == ("planted_verdicts.py: unknown scenario 'no such scenario'; --list names them "
+    assert out.stderr.strip() == ("bench_planted_verdicts.py: unknown scenario 'no such scenario'; --list names them "
                                   "(quote names with spaces)")
 
 

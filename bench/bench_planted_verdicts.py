@@ -4,9 +4,16 @@ where none was planted, or "no detectable difference" where one was), withheld, 
 covers the planted ratio. "choose" seeds (1-30) are the ones rules may be looked at on; "check" seeds (1001-1030)
 are for checking them.
 
-    .venv/bin/python bench/planted_verdicts.py [choose|check] [scenario ...]
+The anchor, measured on the same cells in the same run: a plain rank test (Mann-Whitney two-sided, p < 0.05, the
+direction from the sides' medians; otherwise withheld: a rank test cannot claim "no detectable difference"),
+scored alike. Each row prints podtax's and the anchor's right verdicts and false claims; the last lines the totals,
+the ratio (podtax right / anchor right) and the load average. The counts are fixed by the seeds (the same every
+run); no assertions.
 
-With no arguments, every scenario on the "check" seeds (about 4 minutes); --list names the scenarios.
+    .venv/bin/python bench/bench_planted_verdicts.py [choose|check] [scenario ...] [--quick]
+
+With no arguments, every scenario on the "check" seeds (about 1 minute on 2 cores); --quick: the first 10 seeds of
+the set (`make bench`, about 20 s); --list names the scenarios.
 """
 from __future__ import annotations
 
@@ -18,6 +25,8 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from anchor import line, loadavg
+from scipy.stats import mannwhitneyu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "analysis"))
 from analysis_synth import CellSpec, SideSpec, insert_cells, open_db  # noqa: E402
@@ -115,36 +124,49 @@ SCENARIOS = {
 }
 
 
-def score(c, r):
-    if c.verdict in ("faster", "slower"):
+def score(verdict, higher_is_better, r):
+    if verdict in ("faster", "slower"):
         if abs(r - 1) <= T:
             return "false"
-        want = "faster" if (r > 1) == c.higher_is_better else "slower"
-        return "right" if c.verdict == want else "wrongdir"
-    if c.verdict == "no detectable difference":
+        want = "faster" if (r > 1) == higher_is_better else "slower"
+        return "right" if verdict == want else "wrongdir"
+    if verdict == "no detectable difference":
         return "right" if abs(r - 1) <= T else "false"
     return "withheld"
 
 
-def run(names, seeds):
-    print(f"{'scenario':38s} cells right wrongdir false withheld  ratio-shown  covered/ci  flags")
+def rank_test_verdict(spec: CellSpec) -> str:
+    """The anchor: a plain two-sided Mann-Whitney test at 5%, the direction from the medians; withheld when not
+    significant (no equivalence claim)."""
+    host, pod = spec.host.values, spec.pod.values
+    if mannwhitneyu(pod, host, alternative="two-sided").pvalue >= 0.05:
+        return "inconclusive"
+    return "faster" if (np.median(pod) > np.median(host)) == spec.higher_is_better else "slower"
+
+
+def run(names, seeds) -> Counter:
+    print(f"{'scenario':38s} cells right wrongdir false withheld  ratio-shown  covered/ci  anchor:right false  flags")
+    totals: Counter = Counter()
     for name in names:
         f = SCENARIOS[name]
         tally, flags = Counter(), Counter()
         with tempfile.TemporaryDirectory() as tmp:
             con = open_db(Path(tmp) / "p.duckdb")
-            truths = {}
+            truths, specs = {}, {}
             for s in seeds:
                 rng = np.random.default_rng([s, zlib.crc32(name.encode())])
                 cells = f(rng)
                 for c, r in cells:
                     c.campaign = f"c{s}"
                     truths[(c.campaign, c.node)] = r
+                    specs[(c.campaign, c.node)] = c
                 insert_cells(con, [c for c, _ in cells], seed=s)
             for s in seeds:
                 for c in compare_campaign(con, f"c{s}").cells:
                     r = truths[(f"c{s}", c.node)]
-                    tally[score(c, r)] += 1
+                    tally[score(c.verdict, c.higher_is_better, r)] += 1
+                    spec = specs[(f"c{s}", c.node)]
+                    tally["anchor " + score(rank_test_verdict(spec), spec.higher_is_better, r)] += 1
                     tally["cells"] += 1
                     tally["ratio"] += c.ratio is not None
                     if c.ci_low is not None:
@@ -154,19 +176,30 @@ def run(names, seeds):
                         flags[fl] += 1
             con.close()
         t = tally
+        totals.update(t)
         print(f"{name:38s} {t['cells']:5d} {t['right']:5d} {t['wrongdir']:8d} {t['false']:5d} {t['withheld']:8d}"
-              f"  {t['ratio']:11d}  {t['cov']:3d}/{t['ci']:<3d}     "
+              f"  {t['ratio']:11d}  {t['cov']:3d}/{t['ci']:<3d}     {t['anchor right']:12d} {t['anchor false']:5d}  "
               + " ".join(f"{k}:{v}" for k, v in flags.most_common(4)))
+    return totals
+
+
+def summary(t: Counter, seeds: range) -> str:
+    """The totals beside the anchor's on the same cells, with the ratio and the load average."""
+    return (line(f"right verdicts, {len(seeds)} seeds ({seeds.start}-{seeds.stop - 1}), {t['cells']} cells",
+                 t["right"], "cells", "plain rank test p<0.05, same cells", t["anchor right"], loadavg())
+            + f"\nfalse claims: podtax {t['false']}, anchor {t['anchor false']}; wrong direction: podtax "
+              f"{t['wrongdir']}, anchor {t['anchor wrongdir']}; withheld by podtax: {t['withheld']}")
 
 
 SEEDS = {"choose": range(1, 31), "check": range(1001, 1031)}
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="planted_verdicts.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="bench_planted_verdicts.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("words", nargs="*", metavar="[choose|check] [scenario ...]",
                     help="the seeds (choose: 1-30, check: 1001-1030; default check), then scenarios (default all)")
     ap.add_argument("--list", action="store_true", help="name the scenarios and exit")
+    ap.add_argument("--quick", action="store_true", help="the first 10 seeds of the set (make bench)")
     args = ap.parse_args(argv)
     if args.list:
         print("\n".join(SCENARIOS))
@@ -174,10 +207,11 @@ def main(argv: list[str]) -> int:
     words = args.words
     which = words.pop(0) if words and words[0] in SEEDS else "check"
     if unknown := [w for w in words if w not in SCENARIOS]:
-        print(f"planted_verdicts.py: unknown scenario {unknown[0]!r}; --list names them (quote names with spaces)",
+        print(f"{ap.prog}: unknown scenario {unknown[0]!r}; --list names them (quote names with spaces)",
               file=sys.stderr)
         return 2
-    run(words or list(SCENARIOS), SEEDS[which])
+    seeds = SEEDS[which][:10] if args.quick else SEEDS[which]
+    print(summary(run(words or list(SCENARIOS), seeds), seeds))
     return 0
 
 
