@@ -15,17 +15,20 @@ named `..._mean_over_instances`, never compared with the table's, unless the row
 `instances:` list (hwbench's 0.21.03 report has one, 0.15.06's none) has one entry, or, without a list, its
 `cpu-usage-per-instance` is its usr+sys time over its wall-clock time. Before 0.15.00 the table printed the
 arithmetic mean too. The primary row's instance count is echoed as `threads` (compared: THREADS_MISMATCH), as the
-table's `dispatching hogs:` gives it: see _instance_count.
+table's `dispatching hogs:` gives it: see _instance_count. A report that cannot tell it (0.11's: no
+cpu-usage-per-instance) echoes none and computes no per-instance figure; a cpu row that used more CPU than the
+requested instances could is flagged THREADS_MISMATCH all the same: see _more_instances.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, to_number
+from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure, is_number, requested_int, to_number
 from podtax.parsers.stressng_checks import beside_flag, measured, no_work_flag, refuse_no_work
 from podtax.parsers.stressng_names import yaml_misc_metric
 from podtax.parsers.stressng_untimed import untimed_key
@@ -162,6 +165,23 @@ def _instance_count(text: str, listed: tuple[int, int] | None, row: list[float])
     return n if n >= 1 and abs(ratio - n) <= _WHOLE else None
 
 
+def _more_instances(requested: Mapping[str, Any] | None, row: list[float]) -> list[str]:
+    """THREADS_MISMATCH for a cpu row that gives no instance count (0.11) but used more CPU than the requested
+    instances could: a cpu instance is one process (no children), at most one CPU for its run, and stress-ng sums the
+    instances' usr and sys times while its wall-clock time is their mean (0.11.07's metrics_dump), so at least
+    (usr + sys) / wall-clock instances ran (0.11.07, --cpu 2 on 2 cores: 3.83 s over 2.05 s). 5% of slack for clock
+    ticks; fewer instances than requested cannot be told."""
+    want = requested_int(requested, "threads")
+    if want is None or want < 1 or row[1] <= 0:
+        return []
+    least = (row[2] + row[3]) / row[1]
+    if least <= want * 1.05:
+        return []
+    return [f"THREADS_MISMATCH: the tool ran at least {math.ceil(least - 0.05)} threads, {want} were requested (this "
+            f"stress-ng YAML gives no instance count: its cpu row used {row[2] + row[3]:.2f} s of CPU in "
+            f"{row[1]:.2f} s of wall-clock time, more than {want} instance(s) can)"]
+
+
 def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                primary_of: Callable[[list[tuple[str, list[float]]], str | None], str | None],
                flags_of: Callable[[Mapping[str, Any] | None, Echoed, list[float] | None], list[str]]) -> Parsed:
@@ -267,6 +287,8 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     if threads is not None:  # as the table's `dispatching hogs: 2 cpu` gives it: compared (THREADS_MISMATCH)
         echoed["threads"] = threads
     flags = flags_of(requested, echoed, row) + [no_work_flag(name) for name in idle]
+    if threads is None and primary == "cpu" and row:  # no count: the CPU used may still prove more instances
+        flags += _more_instances(requested, row)
     if primary and test == "stress-ng-cpu":  # no run time in the report: a --sequential run is flagged too
         flags += beside_flag(complete, primary, None)
     if "(secs)" in text[text.rfind("\n..."):]:  # a table after the report (its units line)
