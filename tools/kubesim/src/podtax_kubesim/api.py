@@ -141,7 +141,8 @@ class Api:
 
     def commit_update(self, res: Resource, new: Obj, expect: str | None = None) -> Obj:
         meta = new["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._waits_for_kubelet(new):
+        if (meta.get("deletionTimestamp") and not meta.get("finalizers") and not self._waits_for_kubelet(new)
+                and not (new.get("kind") == "Namespace" and (new.get("spec") or {}).get("finalizers"))):
             stored = self.store.get(res.store_key, meta.get("namespace", ""), meta["name"])
             if stored is not None and stored["metadata"].get("finalizers"):
                 # the last finalizer removed: the update is not written, the object is deleted (one DELETED
@@ -172,21 +173,24 @@ class Api:
         if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
             raise conflict(res.plural, name, "the object has been modified", res.group)
         key, ns = res.store_key, ns if res.namespaced else ""
-        if res.kind == "Namespace":
-            self._delete_namespace_contents(name)
+        held = res.kind == "Namespace" and bool((old.get("spec") or {}).get("finalizers"))
+        if res.kind == "Namespace" and not held and not old["metadata"].get("finalizers"):
+            self._delete_namespace_contents(name)  # no finalizer at all: gone at once (the namespace controller
+            # empties one held by `kubernetes`: namespaces.py)
         if res.kind == "Job":
             self._delete_dependents(old, options.get("propagationPolicy") or "Orphan")
         grace = options.get("gracePeriodSeconds")
         if res.kind == "Pod" and grace is None:
             grace = old["spec"].get("terminationGracePeriodSeconds", 30)
         waits = res.kind == "Pod" and self._waits_for_kubelet(old) and (grace or 0) > 0
-        if waits or old["metadata"].get("finalizers"):
+        if waits or held or old["metadata"].get("finalizers"):
             if old["metadata"].get("deletionTimestamp"):
                 return self.out(res, old)
             new = deepcopy(old)
             new["metadata"]["deletionTimestamp"] = now()
             new["metadata"]["deletionGracePeriodSeconds"] = int(grace or 0)
-            if res.kind == "Namespace":  # held by its finalizers: Terminating, refusing new content meanwhile
+            if res.kind == "Namespace":  # held by its finalizers: Terminating, refusing new content meanwhile,
+                # until the namespace controller has emptied it and removed `kubernetes` (namespaces.py)
                 new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
             return self.out(res, self.store.update(key, new))
         return self.out(res, self.store.delete(key, ns, name))

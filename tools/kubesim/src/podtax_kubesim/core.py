@@ -22,6 +22,7 @@ from podtax_kubesim.dist import sampler
 from podtax_kubesim.jobs import JobController
 from podtax_kubesim.kubelet import Kubelet
 from podtax_kubesim.logs import Logs
+from podtax_kubesim.namespaces import NamespaceController
 from podtax_kubesim.provisioner import Provisioner
 from podtax_kubesim.scheduler import DefaultScheduler
 from podtax_kubesim.server import Server
@@ -75,6 +76,7 @@ class Emulator:
         self.kubelet = Kubelet(self.api, self.logs, kubelet, duration, delay, workdir, isolation, pod_network,
                                restart_backoff)
         self.jobs = JobController(self.api)
+        self.namespaces = NamespaceController(self.api)
         self.provisioner = Provisioner(self.api, self.cluster.get("provisioner"))
         self.scheduler = DefaultScheduler(self.api) if scheduler else None
         self._runner: web.AppRunner | None = None

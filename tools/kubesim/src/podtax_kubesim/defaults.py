@@ -140,7 +140,10 @@ def storageclass(obj: Obj) -> None:
 
 
 def namespace(obj: Obj) -> None:
-    obj.setdefault("spec", {"finalizers": ["kubernetes"]})
+    """At its create a namespace's spec.finalizers always gets `kubernetes` (the API server's namespace strategy):
+    the namespace controller removes it once the namespace deleted is empty (namespaces.py)."""
+    finalizers = (obj.setdefault("spec", {}) or {}).get("finalizers") or []
+    obj["spec"] = {**(obj["spec"] or {}), "finalizers": finalizers + ["kubernetes"] * ("kubernetes" not in finalizers)}
     obj["status"] = {"phase": "Active"}
     obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
 

@@ -1,0 +1,74 @@
+"""The namespace controller (kube-controller-manager's namespace lifecycle): a namespace deleted is held in phase
+Terminating (its deletionTimestamp set) by its `spec.finalizers` (`kubernetes`, put there at its create) while its
+objects are deleted as any DELETE deletes them (a pod's grace period, a claim's pvc-protection finalizer); once none
+is left, `kubernetes` is removed from `spec.finalizers` (the `finalize` subresource) and the namespace goes, unless
+`metadata.finalizers` still hold it (then at their last one's removal). Meanwhile NamespaceLifecycle refuses a create
+in it 403 (admission.refuse_terminating). Before, kubesim deleted the namespace and its objects at once, finalizers
+and grace periods ignored, and a create right after the DELETE was answered 404."""
+
+from __future__ import annotations
+
+import asyncio
+
+from podtax_kubesim import resources as R
+from podtax_kubesim.api import Api
+from podtax_kubesim.store import Event
+from podtax_kubesim.util import ApiError, deepcopy
+
+KUBERNETES = "kubernetes"  # the finalizer the namespace controller removes once the namespace is empty
+
+
+class NamespaceController:
+    def __init__(self, api: Api) -> None:
+        self.api, self.store = api, api.store
+        self.dirty: dict[str, None] = {}
+        self._scheduled = False
+        self.store.listen(R.NAMESPACES, self._on_namespace)
+        for res in R.BY_KEY.values():
+            if res.namespaced:
+                self.store.listen(res.store_key, self._on_content)
+
+    def _on_namespace(self, ev: Event) -> None:
+        if ev.type != "DELETED" and ev.obj["metadata"].get("deletionTimestamp"):
+            self._mark(ev.obj["metadata"]["name"])
+
+    def _on_content(self, ev: Event) -> None:
+        ns = ev.obj["metadata"].get("namespace", "")
+        held = self.store.get(R.NAMESPACES, "", ns)
+        if ev.type == "DELETED" and held is not None and held["metadata"].get("deletionTimestamp"):
+            self._mark(ns)
+
+    def _mark(self, ns: str) -> None:
+        self.dirty[ns] = None
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._drain)
+
+    def _drain(self) -> None:
+        self._scheduled = False
+        while self.dirty:
+            ns = next(iter(self.dirty))
+            del self.dirty[ns]
+            try:
+                self.reconcile(ns)
+            except ApiError:
+                continue
+
+    def reconcile(self, ns: str) -> None:
+        """Delete what the terminating namespace `ns` holds; finalize it once it holds nothing."""
+        namespace = self.store.get(R.NAMESPACES, "", ns)
+        if namespace is None or not namespace["metadata"].get("deletionTimestamp"):
+            return
+        contents = [r for r in R.BY_KEY.values() if r.namespaced]
+        for res in contents:
+            for obj in list(self.store.items(res.store_key, ns)):
+                if not obj["metadata"].get("deletionTimestamp"):
+                    self.api.delete(res, ns, obj["metadata"]["name"], {})
+        if any(next(self.store.items(res.store_key, ns), None) is not None for res in contents):
+            return  # held by a grace period or a finalizer: finalized when the last goes (_on_content)
+        if KUBERNETES in (namespace.get("spec") or {}).get("finalizers") or []:
+            new = deepcopy(namespace)
+            new["spec"]["finalizers"] = [f for f in new["spec"]["finalizers"] if f != KUBERNETES]
+            namespace = self.store.update(R.NAMESPACES, new)
+        if not (namespace.get("spec") or {}).get("finalizers") and not namespace["metadata"].get("finalizers"):
+            self.store.delete(R.NAMESPACES, "", ns)
