@@ -25,12 +25,30 @@ def _cpu_model() -> str:
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
-        return platform.processor() or "unknown"
+        text = ""
+    return cpu_model(text, platform.processor())
+
+
+def cpu_model(cpuinfo: str, processor: str = "") -> str:
+    """The CPU model named in /proc/cpuinfo's text: x86's `model name`, a Raspberry Pi's `Model`, `Hardware`, MIPS's
+    `cpu model`; else (an arm64 server: Graviton, Ampere Altra, whose cpuinfo has none of these, the kernel's
+    arch/arm64/kernel/cpuinfo.c printing only ids) its `CPU implementer` and `CPU part` ids, so that a Neoverse-N1
+    node (0x41 0xd0c) and a Neoverse-V1 one (0x41 0xd40) differ; else `processor` (platform.processor(), empty on
+    Linux), else "unknown"."""
+    lines = cpuinfo.splitlines()
     for key in ("model name", "Model", "Hardware", "cpu model"):
-        for line in text.splitlines():
+        for line in lines:
             if line.startswith(key) and ":" in line:
                 return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+    ids: dict[str, list[str]] = {"CPU implementer": [], "CPU part": []}
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip() in ids and value.strip() not in ids[key.strip()]:
+            ids[key.strip()].append(value.strip())
+    if ids["CPU implementer"] and ids["CPU part"]:  # big.LITTLE: several parts, in the order the CPUs list them
+        return (f"CPU implementer {', '.join(ids['CPU implementer'])}, "
+                f"part{'s' if len(ids['CPU part']) > 1 else ''} {', '.join(ids['CPU part'])}")
+    return processor or "unknown"
 
 
 def tool_path() -> str:
