@@ -17,13 +17,14 @@ from fastapi.testclient import TestClient
 from podtax.cli import results as results_cli
 from podtax.cli.main import main
 from podtax.cli.scores import status
+from podtax.scheduler_profile import BenchmarkArgs
 from podtax_analyzer.api_analysis import router
 
 NOW = datetime(2026, 1, 10, tzinfo=UTC)
 DAY = 86400.0
 
 
-MEASURED = {"n": 8, "median": 1000.0, "ci_low": 990.0}
+MEASURED = {"n": 8, "median": 1000.0, "ci_low": 990.0, "ci_high": 1010.0}
 
 
 @pytest.mark.parametrize("updated,flags,measured,want", [
@@ -41,9 +42,29 @@ MEASURED = {"n": 8, "median": 1000.0, "ci_low": 990.0}
      "it is within noise (5%/sqrt(1) by default)"),
     (NOW - timedelta(hours=1), [], {"n": 8, "median": 0.0, "ci_low": 0.0},
      "ignored: its median is not a positive number"),
+    # session 51: an interval reaching 0 bounds the speed by 0 (scoring.py point 4): used, but no reference
+    (NOW - timedelta(hours=1), [], {"n": 7, "median": 1100.0, "ci_low": 0.0, "ci_high": 1200.0},
+     "used, sets no reference: its 95% interval reaches 0 (lower end 0), so the scheduler bounds its speed by 0; "
+     "its median is scored against the other nodes' bounds"),
+    (NOW - timedelta(hours=1), [], {"n": 7, "median": 2.0, "ci_low": 1.5, "ci_high": None,
+                                    "higher_is_better": False},
+     "used, sets no reference: its 95% interval reaches 0 (no upper end), so the scheduler bounds its speed by 0; "
+     "its median is scored against the other nodes' bounds"),
+    (NOW - timedelta(hours=1), [], {"n": 7, "median": 2.0, "ci_low": 0.0, "ci_high": 2.5,
+                                    "higher_is_better": False}, "used"),  # a duration's bound is 1/ci_high
 ])
 def test_status_says_how_the_scheduler_treats_a_score(updated, flags, measured, want):
     assert status({"updated_at": updated.isoformat(), "flags": flags, **measured}, NOW, 7 * DAY) == want
+
+
+def test_status_follows_the_profiles_benchmark_settings():
+    args = BenchmarkArgs(no_interval_noise=0.02, shrink_runs=1, ignore_flags=["CONFOUNDED"])
+    score = {"updated_at": (NOW - timedelta(hours=1)).isoformat(), "n": 4, "median": 1000.0, "ci_low": None,
+             "ci_high": None, "flags": ["BIMODAL"]}  # BIMODAL is not among this profile's ignore_flags
+    assert status(score, NOW, 7 * DAY, args) == (
+        "used, with no interval (4 runs): its median counts 4/(4+1), the rest is the group's median; 1.0% below it "
+        "is within noise (2%/sqrt(4), the profile's no_interval_noise)")
+    assert status({**score, "flags": ["CONFOUNDED"]}, NOW, 7 * DAY, args) == "ignored: flagged CONFOUNDED"
 
 
 class _Store:
@@ -96,6 +117,53 @@ def test_scores_cli_shows_what_is_used_and_what_is_ignored(client, capsys):
     assert main(["scores"]) == 0
     text = capsys.readouterr().out
     assert "1 of 2 node scores are ignored by the scheduler" in text and "Successfully assigned" in text
+
+
+def _few_and_zero(con):
+    """Beside the fixture's 'fresh' (used) and 'old' (stale): 'few', 3 runs (no interval), and 'zero', 7 runs one of
+    which measured 0 (its min..max interval reaches 0)."""
+    insert_cells(con, [
+        CellSpec("zero", SideSpec(np.full(7, 1000.0)), SideSpec(np.array([0.0, 990, 991, 992, 993, 994, 995])),
+                 params={"threads": 1}, metric="events_per_second", campaign="z"),
+        CellSpec("few", SideSpec(np.full(3, 1000.0)), SideSpec(np.array([980.0, 985, 990])),
+                 params={"threads": 1}, metric="events_per_second", campaign="z")])
+    con.execute("UPDATE runs SET ended_at = now() - INTERVAL 1 HOUR WHERE node IN ('zero', 'few')")
+
+
+def test_scores_cli_says_what_the_scheduler_does_with_its_profile(con, client, capsys, tmp_path, monkeypatch):
+    """The scheduler's profile sets its noise band (session 51): the CLI said the default 5%/sqrt(n) whatever the
+    profile, called a score whose interval reaches 0 plain 'used' though it sets no reference, and counted every
+    'used, ...' status as ignored in its text summary."""
+    _few_and_zero(con)
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("score:\n  BenchmarkScore: {no_interval_noise: 0.02, shrink_runs: 1}\n")
+    monkeypatch.setenv("PODTAX_SCHEDULER_PROFILE", str(profile))
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0
+    said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert said["few"] == ("used, with no interval (3 runs): its median counts 3/(3+1), the rest is the group's "
+                           "median; 1.2% below it is within noise (2%/sqrt(3), the profile's no_interval_noise)")
+    assert said["zero"].startswith("used, sets no reference: its 95% interval reaches 0 (lower end 0)"), said
+    assert said["fresh"] == "used" and said["old"].startswith("ignored: older than"), said
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
+    assert "1 of 4 node scores are ignored by the scheduler" in capsys.readouterr().out
+    # --profile, as the scheduler takes it, before PODTAX_SCHEDULER_PROFILE
+    other = tmp_path / "other.yaml"
+    other.write_text("score:\n  BenchmarkScore: {no_interval_noise: 0.1}\n")
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0", "--profile", str(other)]) == 0
+    said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert "5.8% below it is within noise (10%/sqrt(3), the profile's no_interval_noise)" in said["few"], said
+
+
+def test_scores_cli_bad_profile_is_one_line_exit_2(client, capsys, tmp_path, monkeypatch):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("score:\n  BenchmarkScore: {no_interval_noise: 2}\n")
+    assert main(["scores", "--profile", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--profile {bad}: invalid profile" in err[0] and "0.5" in err[0], err
+    monkeypatch.setenv("PODTAX_SCHEDULER_PROFILE", str(bad))
+    assert main(["scores"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"PODTAX_SCHEDULER_PROFILE={bad}: invalid profile" in err[0], err
 
 
 def test_scores_cli_usage_mistake_is_one_line_exit_2(client, capsys):

@@ -2,29 +2,32 @@
 
 Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median
 and 95% interval, when its newest run ended, and whether the scheduler uses it: results older than
-the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the analyzer flagged (CONFOUNDED, BIMODAL,
-OVERLAP, THROTTLED) are ignored by the scheduler, and the table says so. Below, the newest
-placements (GET /api/placements) with the scheduler's own explanation.
+the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the analyzer flagged (the profile's ignore_flags:
+CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are ignored by the scheduler, and the table says so, as it says
+how a score without interval counts and that one whose interval reaches 0 sets no reference. The BenchmarkScore
+settings are those of the scheduler's profile (--profile, else PODTAX_SCHEDULER_PROFILE, else the defaults:
+podtax.scheduler_profile, the file the scheduler reads). Below, the newest placements (GET /api/placements) with
+the scheduler's own explanation.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from podtax import templates
 from podtax.cli import cards
-from podtax.cli.common import check_settings, cluster_name, console, node_name, test_name, wide_console
+from podtax.cli.common import check_settings, cluster_name, console, fail, node_name, test_name, wide_console
 from podtax.cli.results import _get as api_get
-from podtax.config import SchedulerSettings
+from podtax.config import ConfigError, SchedulerSettings
 from podtax.event_payloads import printable_tree
+from podtax.scheduler_profile import BenchmarkArgs, load_profile
 
-IGNORED_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")  # the scheduler's default ignore_flags
-SHRINK_RUNS = 3.0  # the scheduler's default shrink_runs (k in n/(n+k))
-NO_INTERVAL_NOISE = 0.05  # the scheduler's default no_interval_noise (one run's noise band; / sqrt(n) for n runs)
+DEFAULTS = BenchmarkArgs()
 
 
 def _age(seconds: float) -> str:
@@ -35,14 +38,22 @@ def _age(seconds: float) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
-def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
-    """How the scheduler treats one node score (podtax_scheduler.scoring.BenchmarkScore): "ignored: <why>"
-    when stale, flagged (both said for a stale flagged score) or not positive; else "used". It needs no minimum
-    run count: any run counts, each node's median pulled toward the group's by weight n/(n+k), and a node with
-    no interval (under 6 runs) is taken as its speed less a noise band of 5% / sqrt(n) (no_interval_noise at its
-    default), so smaller differences do not decide; the status says so for those."""
+def _noise_said(noise: float) -> str:
+    said = f"{noise * 100:g}%"
+    return f"{said}/sqrt(n) by default" if noise == DEFAULTS.no_interval_noise else \
+        f"{said}/sqrt(n), the profile's no_interval_noise"
+
+
+def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkArgs = DEFAULTS) -> str:
+    """How the scheduler treats one node score (podtax_scheduler.scoring.BenchmarkScore with the profile's
+    BenchmarkScore `args`): "ignored: <why>" when stale, flagged with one of ignore_flags (both said for a stale
+    flagged score) or not positive; else "used". It needs no minimum run count: any run counts, each node's median
+    pulled toward the group's by weight n/(n+k) (k: shrink_runs), and a node with no interval (under 6 runs) is taken
+    as its speed less a noise band of no_interval_noise / sqrt(n), so smaller differences do not decide; the status
+    says so for those. An interval reaching 0 (a lower end missing or not above 0; for a duration, an upper end)
+    bounds the speed by 0: the score is used for its speed but sets no reference, and the status says that."""
     age = (now - datetime.fromisoformat(score["updated_at"])).total_seconds()
-    flagged = [f for f in score.get("flags") or [] if f in IGNORED_FLAGS]
+    flagged = [f for f in score.get("flags") or [] if f in args.ignore_flags]
     why = []
     if age > ttl_s:
         why.append(f"older than the {ttl_s / 3600:g} h TTL ({_age(age)})")
@@ -53,12 +64,19 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float) -> str:
     median = score.get("median")
     if median is None or not median > 0:
         return "ignored: its median is not a positive number"
-    if score.get("ci_low") is None:
+    low, high = score.get("ci_low"), score.get("ci_high")
+    if low is None and high is None:
         n = score.get("n", 0)
-        band = NO_INTERVAL_NOISE / max(n, 1) ** 0.5
+        band = args.no_interval_noise / max(n, 1) ** 0.5
         return (f"used, with no interval ({n} {'run' if n == 1 else 'runs'}): its median counts "
-                f"{n}/({n}+{SHRINK_RUNS:g}), the rest is the group's median; {band:.1%} below it is "
-                f"within noise ({NO_INTERVAL_NOISE:.0%}/sqrt({n}) by default)")
+                f"{n}/({n}+{args.shrink_runs:g}), the rest is the group's median; {band:.1%} below it is "
+                f"within noise ({_noise_said(args.no_interval_noise).replace('(n)', f'({n})')})")
+    end = low if score.get("higher_is_better", True) else high
+    if end is None or not end > 0:
+        which = "lower" if score.get("higher_is_better", True) else "upper"
+        said = f"no {which} end" if end is None else f"{which} end {_fmt(end)}"
+        return (f"used, sets no reference: its 95% interval reaches 0 ({said}), so the scheduler bounds its speed "
+                f"by 0; its median is scored against the other nodes' bounds")
     return "used"
 
 
@@ -88,18 +106,27 @@ def scores(
                                                                    "analyzer's API serves up to 10000).")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print scores (with status) and placements as JSON.")]
     = False,
+    profile: Annotated[Path | None, typer.Option(help="The scheduler's profile YAML, as its --profile (default: "
+                                                      "PODTAX_SCHEDULER_PROFILE, else the default profile).")]
+    = None,
 ) -> int:
     """Show what the scheduler sees (node scores, and which it ignores) and what it decided."""
     if env not in ("host", "kubernetes"):
         raise typer.BadParameter("must be host or kubernetes", param_hint="--env")
-    ttl_s = check_settings(SchedulerSettings).scheduler_score_ttl_s
+    settings = check_settings(SchedulerSettings)
+    try:  # the BenchmarkScore settings the scheduler scores with
+        args = load_profile(profile or settings.scheduler_profile).score.BenchmarkScore
+    except ConfigError as exc:
+        raise fail(exc.line if profile is None else exc.line.replace("PODTAX_SCHEDULER_PROFILE=", "--profile "),
+                   2) from None
+    ttl_s = settings.scheduler_score_ttl_s
     rows = api_get("/api/scores", {"test": test, "node": node, "cluster": cluster, "env": env})
     assert isinstance(rows, list)
     if not all_metrics:
         rows = [r for r in rows if templates.is_primary_metric(r["test"], r["params_key"], r["metric"])]
     now = datetime.now(UTC)
     for r in rows:
-        r["status"] = status(r, now, ttl_s)
+        r["status"] = status(r, now, ttl_s, args)
     placed = api_get("/api/placements", {"test": test, "node": node, "limit": placements}) if placements else []
     assert isinstance(placed, list)
     if as_json:
@@ -124,7 +151,7 @@ def scores(
                   f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)",
                   r["updated_at"][:19].replace("T", " "), r["status"]] for r in sorted(group, key=lambda r: r["node"])]
         out.print(cards.fitted(out, title, columns, cells, figures=(2, 3)))
-    ignored = sum(r["status"] != "used" for r in rows)
+    ignored = sum(r["status"].startswith("ignored") for r in rows)
     if ignored:
         out.print(f"{ignored} of {len(rows)} node scores are ignored by the scheduler (see the last column).")
     if placements:
