@@ -63,3 +63,19 @@ def test_a_namespace_held_by_its_own_finalizer_stays_once_empty(kubesim: Sim) ->
     assert core.read_namespace("kept").status.phase == "Terminating"
     core.patch_namespace("kept", {"metadata": {"finalizers": None}})
     kubesim.wait_for(lambda: _gone(core, "kept"))
+
+
+def test_spec_finalizers_change_through_finalize_only(kubesim: Sim) -> None:
+    """An update keeps spec.finalizers (the API server's namespace strategy); PUT .../finalize sets them: emptied on a
+    namespace stuck Terminating (an admin's way out), it goes, the object that held it with it unreachable."""
+    core = client.CoreV1Api(kubesim.api_client())
+    core.create_namespace({"metadata": {"name": "stuck"}})
+    core.patch_namespace("stuck", {"spec": {"finalizers": []}, "metadata": {"labels": {"a": "b"}}})
+    patched = core.read_namespace("stuck")
+    assert patched.spec.finalizers == ["kubernetes"] and patched.metadata.labels["a"] == "b", patched
+    core.create_namespaced_config_map("stuck", {"metadata": {"name": "held", "finalizers": [HOLD]}})
+    core.delete_namespace("stuck")
+    kubesim.wait_for(lambda: core.read_namespaced_config_map("held", "stuck").metadata.deletion_timestamp)
+    assert core.read_namespace("stuck").status.phase == "Terminating"
+    core.replace_namespace_finalize("stuck", {"metadata": {"name": "stuck"}, "spec": {"finalizers": []}})
+    kubesim.wait_for(lambda: _gone(core, "stuck"))

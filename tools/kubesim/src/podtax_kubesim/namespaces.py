@@ -1,7 +1,7 @@
 """The namespace controller (kube-controller-manager's namespace lifecycle): a namespace deleted is held in phase
 Terminating (its deletionTimestamp set) by its `spec.finalizers` (`kubernetes`, put there at its create) while its
 objects are deleted as any DELETE deletes them (a pod's grace period, a claim's pvc-protection finalizer); once none
-is left, `kubernetes` is removed from `spec.finalizers` (the `finalize` subresource) and the namespace goes, unless
+is left, `kubernetes` is removed from `spec.finalizers` (the `finalize` subresource, Api.replace) and it goes, unless
 `metadata.finalizers` still hold it (then at their last one's removal). Meanwhile NamespaceLifecycle refuses a create
 in it 403 (admission.refuse_terminating). Before, kubesim deleted the namespace and its objects at once, finalizers
 and grace periods ignored, and a create right after the DELETE was answered 404."""
@@ -13,7 +13,7 @@ import asyncio
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.store import Event
-from podtax_kubesim.util import ApiError, deepcopy
+from podtax_kubesim.util import ApiError
 
 KUBERNETES = "kubernetes"  # the finalizer the namespace controller removes once the namespace is empty
 
@@ -66,9 +66,7 @@ class NamespaceController:
                     self.api.delete(res, ns, obj["metadata"]["name"], {})
         if any(next(self.store.items(res.store_key, ns), None) is not None for res in contents):
             return  # held by a grace period or a finalizer: finalized when the last goes (_on_content)
-        if KUBERNETES in (namespace.get("spec") or {}).get("finalizers") or []:
-            new = deepcopy(namespace)
-            new["spec"]["finalizers"] = [f for f in new["spec"]["finalizers"] if f != KUBERNETES]
-            namespace = self.store.update(R.NAMESPACES, new)
-        if not (namespace.get("spec") or {}).get("finalizers") and not namespace["metadata"].get("finalizers"):
-            self.store.delete(R.NAMESPACES, "", ns)
+        finalizers = (namespace.get("spec") or {}).get("finalizers") or []
+        if KUBERNETES in finalizers:  # gone with it unless other finalizers hold it (Api.commit_update)
+            self.api.replace(R.NAMESPACE, "", ns, {"metadata": {"name": ns}, "spec": {
+                "finalizers": [f for f in finalizers if f != KUBERNETES]}}, "finalize")

@@ -32,7 +32,7 @@ class Resource:
 
 
 RESOURCES: list[Resource] = [
-    Resource("namespaces", "Namespace", "", "v1", False, ("ns",), ("status",)),
+    Resource("namespaces", "Namespace", "", "v1", False, ("ns",), ("status", "finalize")),
     Resource("nodes", "Node", "", "v1", False, ("no",), ("status",)),
     Resource("pods", "Pod", "", "v1", True, ("po",), ("status", "binding", "log", "eviction"), ("all",)),
     Resource("events", "Event", "", "v1", True, ("ev",)),
