@@ -22,6 +22,7 @@ import numpy as np
 from podtax import events
 from podtax.parsers import ParseFailure
 from podtax.parsers import timeline as tl
+from podtax.parsers.timeline_flags import upper_points
 from podtax.phases import TEMPLATES
 from podtax.provenance import split as split_provenance
 from podtax.templates import params_key
@@ -70,7 +71,7 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
                         "env": run.env, "backend": timeline.backend, "test": run.test,
                         "params_key": params_key(run.params)})
     seen: set[tuple[str, str]] = set()
-    late = tl.upper_points(timeline)  # seen after a dropped watch, or held by a retry
+    late = upper_points(timeline)  # seen after a dropped watch, or held by a retry
     for obj in timeline.objects:
         if obj.error is not None:  # its times end in its failure (as in the parser's latencies)
             continue
