@@ -18,12 +18,7 @@ The order of writes follows the real controllers (pv_controller.go bind(): "volu
 claim annotated volume.kubernetes.io/storage-provisioner -> PV created (phase Pending, finalizer
 external-provisioner.volume.kubernetes.io/finalizer) -> PV status Bound -> claim spec.volumeName and
 bind annotations -> claim status Bound. Every PV phase change sets status.lastPhaseTransitionTime.
-Deleting a claim: kubernetes.io/pvc-protection holds it while a scheduled pod that names it exists (finished or not);
-once it is gone its PV becomes Released; with reclaimPolicy Delete, after the delete latency, the
-provisioner deletes the PV and drops its finalizer, pv-protection goes, and the PV's DELETED event
-ends the deletion (Retain: the PV stays Released). A PV no provisioner made (no pv.kubernetes.io/provisioned-by),
-reclaim Delete, is the PV controller's to delete with an in-tree plugin (_failed_delete): a hostPath one under /tmp/
-is deleted, any other is left Failed with the plugin's error and a VolumeFailedDelete event.
+Deleting a claim: pvreclaim.py (release, reclaim, pvc-protection).
 
 Per claim, the annotations podtax.io/sim-provision-seconds and podtax.io/sim-delete-seconds replace
 the class's provision latency and its PV's delete latency (`inf`: never provisioned, the claim stays
@@ -45,33 +40,22 @@ from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.dist import Sampler, sampler
 from podtax_kubesim.pvmatch import best_match, names, unsatisfied
-from podtax_kubesim.pvsync import RESYNC_S, bound_owner, in_tree_delete_error, turns_available
-from podtax_kubesim.resources import Resource
-from podtax_kubesim.storageadmission import PV_PROTECTION, PVC_PROTECTION, default_class
+from podtax_kubesim.pvreclaim import PROVISIONED_BY, PROVISIONER_FINALIZER, Reclaim, latency
+from podtax_kubesim.pvsync import RESYNC_S, bound_owner, turns_available
+from podtax_kubesim.storageadmission import PV_PROTECTION, default_class
 from podtax_kubesim.store import Event
 from podtax_kubesim.util import SIMULATED_ANNOTATION, Obj, deepcopy, new_uid, now
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
-PROVISIONER_FINALIZER = "external-provisioner.volume.kubernetes.io/finalizer"
 STORAGE_PROVISIONER = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
-A_PROVISION, A_DELETE = "podtax.io/sim-provision-seconds", "podtax.io/sim-delete-seconds"
+A_PROVISION = "podtax.io/sim-provision-seconds"
 A_ERROR = "podtax.io/sim-provision-error"
-PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"  # on the PVs a provisioner made: only those it deletes
 RETRY_START_S, RETRY_MAX_S = 1.0, 300.0  # external-provisioner's --retry-interval-start and --retry-interval-max
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 SELECTOR_REFUSED = "claim Selector is not supported"  # external-provisioner's Provision, for a claim with a selector
 
 
-def _latency(claim: Obj, annotation: str, draw: Sampler) -> float:
-    """The claim's own latency from `annotation` (seconds, `inf` = never), else (absent or not a number)
-    one drawn from `draw`."""
-    try:
-        return max(float((claim["metadata"].get("annotations") or {})[annotation]), 0.0)
-    except (KeyError, ValueError):
-        return max(draw(), 0.0)
-
-
-class Provisioner:
+class Provisioner(Reclaim):
     def __init__(self, api: Api, config: Obj | None = None) -> None:
         self.api, self.store = api, api.store
         config = config or {}
@@ -151,7 +135,7 @@ class Provisioner:
             self.api.record_event(current, "Provisioning", f'External provisioner is provisioning volume for claim '
                                   f'"{claim["metadata"]["namespace"]}/{claim["metadata"]["name"]}"',
                                   component=sc.get("provisioner", "kubesim"), repeat=True)
-        delay = _latency(claim, A_PROVISION, self._latencies(sc)[0])
+        delay = latency(claim, A_PROVISION, self._latencies(sc)[0])
         asyncio.get_running_loop().call_later(delay, self._provision, claim, sc, node)
 
     def _provision(self, claim: Obj, sc: Obj, node: str | None) -> None:
@@ -275,72 +259,6 @@ class Provisioner:
             return False
         self._bind(claim, found)
         return True
-
-    def _release(self, claim: Obj) -> None:
-        name = claim["spec"].get("volumeName")
-        pv = self.store.get(R.PVS, "", name) if name else None
-        if pv is None or (pv["spec"].get("claimRef") or {}).get("uid") != claim["metadata"]["uid"]:
-            return
-        pv = self._set_phase(pv, "Released")
-        if pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete" and not (
-                pv["metadata"].get("annotations") or {}).get(PROVISIONED_BY):
-            self._delete_in_tree(pv)
-        elif pv["spec"].get("persistentVolumeReclaimPolicy") == "Delete":
-            sc = self.store.get(R.STORAGECLASSES, "", pv["spec"].get("storageClassName", ""))
-            delay = _latency(claim, A_DELETE, self._latencies(sc)[1] if sc else self.delete_latency)
-            asyncio.get_running_loop().call_later(delay, self.delete_volume, name, pv["metadata"]["uid"])
-
-    def _delete_in_tree(self, pv: Obj) -> None:
-        """A PV no provisioner made, reclaim policy Delete, released: deleted with its source's in-tree plugin, or
-        left Failed with the plugin's error (pvsync.in_tree_delete_error) and a Warning event VolumeFailedDelete."""
-        if not (message := in_tree_delete_error(pv)):
-            if not pv["metadata"].get("deletionTimestamp"):
-                self.api.delete(R.PV, "", pv["metadata"]["name"], {})
-            return
-        new = deepcopy(pv)
-        new["status"] = {"phase": "Failed", "message": message, "lastPhaseTransitionTime": now()}
-        self.api.record_event(self.store.update(R.PVS, new), "VolumeFailedDelete", message, "Warning",
-                              "persistentvolume-controller")
-
-    def delete_volume(self, name: str, uid: str) -> None:
-        """The external provisioner after CSI DeleteVolume: delete the PV object, drop its finalizer."""
-        pv = self.store.get(R.PVS, "", name)
-        if pv is None or pv["metadata"]["uid"] != uid:
-            return
-        if not pv["metadata"].get("deletionTimestamp"):
-            self.api.delete(R.PV, "", name, {})
-        self._drop_finalizer(R.PV, "", name, PROVISIONER_FINALIZER)
-
-    def _drop_finalizer(self, res: Resource, ns: str, name: str, finalizer: str) -> None:
-        obj = self.store.get(res.store_key, ns, name)
-        if obj is None or finalizer not in (obj["metadata"].get("finalizers") or []):
-            return
-        new = deepcopy(obj)
-        new["metadata"]["finalizers"] = [f for f in new["metadata"]["finalizers"] if f != finalizer]
-        self.api.commit_update(res, new)  # the last finalizer gone from a deleted object: DELETED
-
-    # --- protection controllers ---------------------------------------------------------
-    def _claim_in_use(self, namespace: str, name: str) -> bool:
-        """A scheduled pod naming the claim uses it, finished (Succeeded, Failed) or not, until the pod is deleted
-        (pvc_protection_controller podUsesPVC; the kubelet refuses to start a pod whose claim is being deleted, so
-        unscheduled pods do not count; only an ephemeral volume's shut-down pod would not, and kubesim has none)."""
-        return any(pod["spec"].get("nodeName")
-                   and any((v.get("persistentVolumeClaim") or {}).get("claimName") == name
-                           for v in pod["spec"].get("volumes") or [])
-                   for pod in self.store.items(R.PODS, namespace))
-
-    def _unprotect_claim(self, claim: Obj) -> None:
-        meta = claim["metadata"]
-        if PVC_PROTECTION in (meta.get("finalizers") or []) and not self._claim_in_use(meta["namespace"], meta["name"]):
-            self._drop_finalizer(R.PVC, meta["namespace"], meta["name"], PVC_PROTECTION)
-
-    def _claims_released_by(self, pod: Obj) -> None:
-        ns = pod["metadata"]["namespace"]
-        for vol in pod["spec"].get("volumes") or []:
-            name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
-            claim = self.store.get(R.PVCS, ns, name) if name else None
-            if claim is not None and claim["metadata"].get("deletionTimestamp"):
-                self._unprotect_claim(claim)
 
     # --- consumers (WaitForFirstConsumer) -------------------------------------------------
     def _on_pod(self, ev: Event) -> None:
