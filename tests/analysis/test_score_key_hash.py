@@ -46,3 +46,24 @@ def test_keys_of_one_hash_are_told_apart(store, monkeypatch, caplog):
         assert got == node_scores(store.cursor(), since_runs=runs) and len(got) == 24  # over their whole history
     said = [r.getMessage() for r in caplog.records if "same 64-bit hash" in r.getMessage()]
     assert len(said) == 3 and "told apart by the keys themselves" in said[0], said
+
+
+_IDX_ARGS = "hash(cluster, node, env, test, params_key, metric)"  # score_keys' key, hashed as _KEY_ARGS hashes it
+
+
+def test_keys_loaded_whole_keep_their_own_unit_and_direction(store, monkeypatch):
+    """A key new to the cache is loaded whole (_load), its unit, directions and builds from _key_meta, which
+    matched its rows by the key's 64-bit hash: two keys of one hash (here a node's events_per_sec, events/s,
+    higher is better, and latency_ms, ms, lower) merged theirs, so latency_ms was scored higher-is-better with two
+    units. Every query of score_rows that hashes the key hashes the node instead (as _node_hash)."""
+    _node_hash(monkeypatch)
+    for name, sql in vars(score_rows).items():
+        if name.startswith("_KEY") and isinstance(sql, str):
+            monkeypatch.setattr(score_rows, name, sql.replace(_KEY_ARGS, "hash(r.node").replace(_IDX_ARGS,
+                                                                                                "hash(node)"))
+    cache = ScoreCache()
+    runs = store.write_batch(_batch(0, 24))
+    got = cache.update(store, runs)
+    assert got == node_scores(store.cursor(), since_runs=runs) and len(got) == 24
+    latency = [s for s in got if s.metric == "latency_ms"]
+    assert latency and not any(s.higher_is_better for s in latency) and {s.unit for s in latency} == {"ms"}

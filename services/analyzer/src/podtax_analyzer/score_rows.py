@@ -63,20 +63,23 @@ FROM runs r SEMI JOIN (SELECT DISTINCT cluster, node, env, test, params_key FROM
 WHERE {COUNTED}
 """
 # What is small of the keys being loaded: their row counts and a unit, then their distinct (unit, direction,
-# build), each with the key's 64-bit hash (told apart as in _grouped). Gathered into DuckDB lists per key
-# (list(DISTINCT ...) GROUP BY the key's six columns), 500 keys' whole histories took +33-35 MB of RSS a query;
-# an update of 1,200 keys not held, at 100,000 runs: +92 MB of RSS then, +81 with these (13 of it: their values).
-_KEY_IDX = "(SELECT idx, hash(cluster, node, env, test, params_key, metric) AS k FROM score_keys) s"
-_KEY_COUNTS = f"""SELECT s.idx, g.n, g.unit FROM {_KEY_IDX} JOIN (
-    SELECT {_KEY_HASH} AS k, count(*) AS n, any_value(m.unit) AS unit
-    FROM ({_KEY_RUNS.format(columns="true AS counted", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id GROUP BY k
-) g USING (k)
+# build), grouped by the key's six columns and matched to score_keys by them exactly. Gathered into DuckDB lists
+# per key (list(DISTINCT ...) GROUP BY the key's six columns), 500 keys' whole histories took +33-35 MB of RSS a
+# query; an update of 1,200 keys not held, at 100,000 runs: +92 MB of RSS then. Grouped and matched by the key's
+# 64-bit hash instead (until session 52), two keys of one hash (a loaded key, or another metric of its runs) shared
+# their counts, units, directions and builds: a key took the other's direction and two units (CONFOUNDED).
+_KEY_SIX = "r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric"
+_KEY_COUNTS = f"""SELECT s.idx, g.n, g.unit FROM score_keys s JOIN (
+    SELECT {_KEY_SIX}, count(*) AS n, any_value(m.unit) AS unit
+    FROM ({_KEY_RUNS.format(columns="true AS counted", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id
+    GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
+) g USING (cluster, node, env, test, params_key, metric)
 ORDER BY s.idx
 """
-_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version FROM {_KEY_IDX} JOIN (
-    SELECT DISTINCT {_KEY_HASH} AS k, m.unit, m.higher_is_better AS hib, r.version
+_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version FROM score_keys s JOIN (
+    SELECT DISTINCT {_KEY_SIX}, m.unit, m.higher_is_better AS hib, r.version
     FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id
-) g USING (k)
+) g USING (cluster, node, env, test, params_key, metric)
 """
 _FLAT_COLUMNS = ("hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
                  "coalesce(r.nr_throttled > 0, false) AS throttled, "
