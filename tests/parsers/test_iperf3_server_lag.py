@@ -1,9 +1,10 @@
 """iperf3 3.5-3.9 servers stop their clock only once the client's end-of-test message comes through (control
 messages without TCP_NODELAY until 3.10), 40-60 ms after the last byte: a forward run's receiver time is that much
 longer than the sender's, so iperf3's own received rate is 4.1-4.5% low at -t 1 though every byte arrived within the
-sender's time. Real captures of 3.5 and 3.7 builds (tests/corpus-found/README.md): the throughput is the bytes
-received over the sender's time, flagged SERVER_LAG with the printed rate; a reverse run (the client receives, its
-time is right), a 3.0/3.1 report (both times equal) and 3.16 are read as printed."""
+sender's time. With -R the server sends and its sender time is the longer: sent_mbps is as low. Real captures of
+3.5 and 3.7 builds (tests/corpus-found/README.md): the server's side's rate is its bytes over the client's time,
+flagged SERVER_LAG with the printed rate; a 3.0/3.1 report (both times equal), 3.9 --bidir and 3.16 are read as
+printed."""
 
 from __future__ import annotations
 
@@ -33,13 +34,31 @@ def test_the_received_bytes_over_the_senders_time(name: str, printed: float, fix
     assert f"iperf3 printed {printed:g} Mbit/s" in parsed.flags[0]
 
 
-@pytest.mark.parametrize("name", ["iperf3-3.7-tcp-P2-R.json", "iperf3-3.0.11-tcp.json",
+@pytest.mark.parametrize(("name", "printed", "fixed"), [("iperf3-3.5-tcp-R.json", 23134.0, 24211.2),
+                                                         ("iperf3-3.7-tcp-P2-R.json", 18712.9, 19574.6)])
+def test_reverse_the_sent_bytes_over_the_receivers_time(name: str, printed: float, fixed: float) -> None:
+    text = (FOUND / name).read_text()
+    end = json.loads(text)["end"]
+    received, sent = end["sum_received"], end["sum_sent"]
+    assert sent["seconds"] > received["seconds"] + 0.04  # the server, here the sender, lagged
+    parsed = parse_run("iperf3", text, "", 0, {"duration": 1, "parallel": 2 if "P2" in name else 1, "reverse": True})
+    rate = parsed.metric("sent_mbps").value
+    assert rate == sent["bytes"] * 8 / received["seconds"] / 1e6 and round(rate, 1) == fixed
+    assert abs(rate / (received["bits_per_second"] / 1e6) - 1) < 0.005  # within in-flight bytes of the received rate
+    assert parsed.metric("throughput_mbps").value == received["bits_per_second"] / 1e6  # the client's: right
+    assert len(parsed.flags) == 1 and parsed.flags[0].startswith("SERVER_LAG: iperf3 before 3.10 ")
+    assert f"into the sender's time ({sent['seconds']:.4f} s" in parsed.flags[0]
+    assert f"sent_mbps is the bytes sent over the receiver's time, {fixed:.1f}" in parsed.flags[0]
+    assert f"iperf3 printed {printed:g} Mbit/s" in parsed.flags[0]
+
+
+@pytest.mark.parametrize("name", ["iperf3-3.0.11-tcp.json",
                                   "iperf3-3.1.6-spaced-version.json", "iperf3-3.16-tcp.json",
                                   "iperf3-3.9-tcp-bidir.json"])
-def test_reverse_equal_times_and_3_10_on_read_as_printed(name: str) -> None:
+def test_equal_times_bidir_and_3_10_on_read_as_printed(name: str) -> None:
     text = (FOUND / name).read_text()
     parsed = parse_run("iperf3", text, "", 0, None)
     assert not any(f.startswith("SERVER_LAG") for f in parsed.flags)
-    start = text.find('"sum_received"')
-    printed = json.JSONDecoder().raw_decode(text, text.find("{", start))[0]["bits_per_second"]
-    assert parsed.metric("throughput_mbps").value == printed / 1e6
+    for metric, key in (("throughput_mbps", '"sum_received"'), ("sent_mbps", '"sum_sent"')):  # 3.9 --bidir: the first
+        printed = json.JSONDecoder().raw_decode(text, text.find("{", text.find(key)))[0]["bits_per_second"]
+        assert parsed.metric(metric).value == printed / 1e6

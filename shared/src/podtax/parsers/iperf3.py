@@ -28,8 +28,9 @@ test, with the usage text, or an option getopt refused: `unrecognized option '--
 Before 3.10 an iperf3 server counted its wait for the client's end-of-test message (control messages without
 TCP_NODELAY) into its own time, 40-60 ms: a forward run's `sum_received.seconds` 1.0505 s against the sender's 1.0009
 s for -t 1 (3.7), its rate 4.7% low (0.5% at -t 10) though every byte arrived within the sender's time; with -R the
-server is the sender and the receiver's time is right. So a forward run's `throughput_mbps` is then the bytes
-received over the sender's time, flagged SERVER_LAG with the rate iperf3 printed (see iperf3_flags.server_lag).
+server is the sender and `sum_sent.seconds` is the longer (3.5: 1.0493 s against 1.0026 s). So the server's side's
+rate is then its bytes over the client's time (forward: `throughput_mbps`; -R: `sent_mbps`), flagged SERVER_LAG with
+the rate iperf3 printed (see iperf3_flags.server_lag).
 
 Before 3.11 a UDP report has one `end.sum`: the sender's rate with the receiver's jitter and loss.
 A forward run gives `sent_mbps`, `jitter_ms` and `lost_percent`, no `throughput_mbps`, flagged
@@ -280,15 +281,15 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
     metrics = MetricList()
     left: list[str] = []  # the secondary figures iperf3 printed as `nan`
     old = _before_3_11(doc, (3, 10)) and "sum_received_bidir_reverse" not in end  # 3.7-3.9 --bidir: not flagged
-    lag = server_lag(old, ts, received, sent)  # None, or the rate over the sender's time
-    metrics.add("throughput_mbps", lag[0] if lag else _rate(received, "sum_received"), "Mbit/s", True)
-    metrics.add("sent_mbps", _rate(sent, "sum_sent"), "Mbit/s", True)
+    lag = server_lag(old, ts, received, sent)  # None, or the server's side's rate over the client's time
+    for name, part, key in (("throughput_mbps", received, "sum_received"), ("sent_mbps", sent, "sum_sent")):
+        metrics.add(name, lag[1] if lag and lag[0] == name else _rate(part, key), "Mbit/s", True)
     if udp:
         _measured(metrics, left, "jitter_ms", _num(received, "jitter_ms", "sum_received"), "ms")
         _measured(metrics, left, "lost_percent", _num(received, "lost_percent", "sum_received"), "%")
     elif "retransmits" in sent and _num(sent, "retransmits", "sum_sent") >= 0:  # -1: iperf3 could not count them
         metrics.add("retransmits", _num(sent, "retransmits", "sum_sent"), "count", False)
-    flags: list[str] = [lag[1]] if lag else []
+    flags: list[str] = [lag[2]] if lag else []
     back = end.get("sum_received_bidir_reverse")
     if isinstance(back, dict):  # --bidir: the other direction, measured at the same time
         metrics.add("reverse_throughput_mbps", _rate(back, "sum_received_bidir_reverse"), "Mbit/s", True)

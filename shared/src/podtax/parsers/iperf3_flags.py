@@ -64,23 +64,28 @@ def _positive(value: Any) -> float | None:
 
 
 def server_lag(before_3_10: bool, ts: Mapping[str, Any], received: Mapping[str, Any],
-               sent: Mapping[str, Any]) -> tuple[float, str] | None:
-    """A forward run of iperf3 before 3.10 whose receiver, the server, counted more time than the sender: the bytes
-    received over the sender's time (Mbit/s) and the SERVER_LAG flag; else None. Until 3.10 the server stopped its
-    clock only once the client's end-of-test message came through (control messages without TCP_NODELAY), 40-60 ms
-    after the last byte (3.5: 1.0436 s against 1.0003 s for -t 1, every byte but in-flight ones received): its rate
-    was 4.2-4.7% low at -t 1, 0.5% at -t 10. With -R the server sends and the client's time is right; --bidir
-    (3.7+) times both at the server's end: left as printed."""
-    if not before_3_10 or ts.get("reverse") or ts.get("bidir"):
+               sent: Mapping[str, Any]) -> tuple[str, float, str] | None:
+    """A run of iperf3 before 3.10 whose server counted more time than the client: the metric to correct
+    (`throughput_mbps` forward, where the server receives; `sent_mbps` with -R, where it sends), the server's bytes
+    over the client's time (Mbit/s) and the SERVER_LAG flag; else None. Until 3.10 the server stopped its clock only
+    once the client's end-of-test message came through (control messages without TCP_NODELAY), 40-60 ms after the
+    last byte (3.5 -t 1: receiver 1.0436 s against the sender's 1.0003 s; with -R sender 1.0493 s against the
+    receiver's 1.0026 s; every byte but in-flight ones moved within the client's time): its rate was 4.2-4.7% low at
+    -t 1, 0.5% at -t 10. --bidir (3.7+) times both directions at the server's end: left as printed."""
+    if not before_3_10 or ts.get("bidir"):
         return None
-    got, took = _positive(received.get("bytes")), _positive(received.get("seconds"))
-    sender = _positive(sent.get("seconds"))
-    if got is None or took is None or sender is None or took <= sender:
+    reverse = bool(ts.get("reverse"))
+    server, client = (sent, received) if reverse else (received, sent)
+    moved, took, right = (_positive(server.get("bytes")), _positive(server.get("seconds")),
+                          _positive(client.get("seconds")))
+    if moved is None or took is None or right is None or took <= right:
         return None
-    rate = got * 8 / sender / 1e6
-    printed = received.get("bits_per_second")
+    rate = moved * 8 / right / 1e6
+    printed = server.get("bits_per_second")
     said = f"{printed / 1e6:.6g} Mbit/s, " if _positive(printed) else ""
-    return rate, (f"SERVER_LAG: iperf3 before 3.10 counts its server's wait for the end-of-test message into the "
-                  f"receiver's time ({took:.4f} s against the sender's {sender:.4f} s); throughput_mbps is the bytes "
-                  f"received over the sender's time, {rate:.6g} Mbit/s (iperf3 printed {said}"
-                  f"{100 * (1 - sender / took):.1f}% lower)")
+    side, other, metric, verb = (("sender", "receiver", "sent_mbps", "sent") if reverse
+                                 else ("receiver", "sender", "throughput_mbps", "received"))
+    return metric, rate, (f"SERVER_LAG: iperf3 before 3.10 counts its server's wait for the end-of-test message into "
+                          f"the {side}'s time ({took:.4f} s against the {other}'s {right:.4f} s); {metric} is the "
+                          f"bytes {verb} over the {other}'s time, {rate:.6g} Mbit/s (iperf3 printed {said}"
+                          f"{100 * (1 - right / took):.1f}% lower)")
