@@ -23,7 +23,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.errors import NoStreamResponseError, NotFoundError, ServiceUnavailableError, TooManyStalledMsgsError
 
-from podtax.natsagain import STOP_GRACE_S, Stopped, stop_event
+from podtax.natsagain import Stopped, stop_event, stop_grace_over
 from podtax.subjects import stream_of
 
 # Between the rounds of publishes answered 'no response from stream' while their stream is between leaders (the
@@ -103,16 +103,16 @@ async def pipelined(js: JetStreamContext, timeout: float, unacked: Callable[[int
             if stop is not None:
                 shortening = asyncio.ensure_future(_shorten_on_stop(stop, bound))
             yield pipe
-    except (TimeoutError, TooManyStalledMsgsError) as exc:
+    except (TimeoutError, TooManyStalledMsgsError, OutboundBufferLimitError) as exc:
         stalled_or_cancelled(exc)
+        # OutboundBufferLimitError: NATS away and nats-py's buffer for it (2 MB) full: as a disconnect, the batch is
+        # held and retried, what it handles left unacked
+        away = isinstance(exc, OutboundBufferLimitError)
         if stop is not None and stop.is_set():
-            raise Stopped("stopped while waiting for NATS") from None
-        raise Unacked(unacked(pipe.acked() if pipe else 0)) from None
-    except OutboundBufferLimitError:  # NATS away and nats-py's buffer for it (2 MB) full: as a disconnect, the
-        if stop is not None and stop.is_set():  # batch is held and retried, what it handles left unacked
-            raise Stopped("stopped while NATS was away") from None
-        raise Unacked(f"NATS away: the connection is lost and nats-py's outbound buffer is full ("
-                      f"{pipe.acked() if pipe else 0} acked of the batch)") from None
+            raise Stopped("stopped while NATS was away" if away else "stopped while waiting for NATS") from None
+        acked = pipe.acked() if pipe else 0
+        raise Unacked(f"NATS away: the connection is lost and nats-py's outbound buffer is full ({acked} acked of the "
+                      "batch)" if away else unacked(acked)) from None
     finally:
         if shortening is not None:
             shortening.cancel()
@@ -121,12 +121,11 @@ async def pipelined(js: JetStreamContext, timeout: float, unacked: Callable[[int
 
 
 async def _shorten_on_stop(stop: asyncio.Event, bound: asyncio.Timeout) -> None:
-    """Once `stop` is set, bring the batch's deadline to STOP_GRACE_S from then (if it is later)."""
-    await stop.wait()
-    grace = asyncio.get_running_loop().time() + STOP_GRACE_S
-    when = bound.when()
-    if (when is None or when > grace) and not bound.expired():
-        bound.reschedule(grace)
+    """Once `stop` is set, end the batch STOP_GRACE_S after (natsagain.stop_grace_over) unless its deadline came
+    first."""
+    await stop_grace_over(stop)
+    if not bound.expired():
+        bound.reschedule(asyncio.get_running_loop().time())
 
 
 async def gone(ask: Awaitable[Any]) -> bool:

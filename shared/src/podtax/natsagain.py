@@ -59,18 +59,24 @@ async def _unless_stopped(ask: Callable[[], Awaitable[T]], stop: weakref.ref[asy
     event = stop() if stop is not None else None
     if event is None:
         return await ask()
-    asking, stopping = asyncio.ensure_future(ask()), asyncio.ensure_future(event.wait())
+    asking, grace = asyncio.ensure_future(ask()), asyncio.ensure_future(stop_grace_over(event))
     try:
-        await asyncio.wait((asking, stopping), return_when=asyncio.FIRST_COMPLETED)
-        if not asking.done():
-            await asyncio.wait((asking,), timeout=STOP_GRACE_S)
+        await asyncio.wait((asking, grace), return_when=asyncio.FIRST_COMPLETED)
     finally:
-        stopping.cancel()
+        grace.cancel()
         if not asking.done():
             asking.cancel()  # its answer, if one comes, is dropped
     if not asking.done():
         raise Stopped("stopped while waiting for NATS")
     return asking.result()
+
+
+async def stop_grace_over(stop: asyncio.Event) -> None:
+    """Return STOP_GRACE_S after `stop` is set (after it is set already: STOP_GRACE_S from now): how long, once the
+    service is told to stop, a request in flight (_unless_stopped) or a batch's acks (buspipeline.pipelined) may
+    still get a live server's answer before they are given up."""
+    await stop.wait()
+    await asyncio.sleep(STOP_GRACE_S)
 
 
 async def unless_stopped(ask: Callable[[], Awaitable[T]]) -> T:
