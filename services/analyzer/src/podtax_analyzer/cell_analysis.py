@@ -44,6 +44,7 @@ from podtax_analyzer.stats.verdict import (
     SET_BY_PARAMS,
     SLOWER,
     decide,
+    groups_cross,
     quotient_bound,
     side_bound,
 )
@@ -258,7 +259,11 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
     group = outlier_flags.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group])
     args = (f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"])
-    rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group))
+    grouped = {env: [o.value for o in f["outliers"] if o.group and o.env == env] for env in (a.cell.host.env,
+                                                                                           a.cell.pod.env)}
+    crossed = groups_cross(f["host_median"], f["pod_median"], grouped[a.cell.host.env], grouped[a.cell.pod.env])
+    rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group),
+                 crossed=crossed)
     # a side whose median is only a lower bound (LOWER_BOUND) or an upper one (WATCH_GAP) bounds the ratio:
     # stats/verdict.py's one rule
     bound = quotient_bound(_side_bound(f, "pod"), _side_bound(f, "host"))
@@ -266,7 +271,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
         f["verdict"] = NOT_COMPARABLE
-    f["sentence"] = sentence(f, f["verdict"], threshold, correction, group)
+    f["sentence"] = sentence(f, f["verdict"], threshold, correction, group, crossed)
     if f["verdict"] == INCONCLUSIVE and verdict != free:  # the bound withheld the verdict the figures give
         f["sentence"] = bound_sentence(a.cell, f, free, correction, bound)
     if f["verdict"] == INCONCLUSIVE and (zero := zero_median(a.cell, f, correction)):

@@ -22,13 +22,30 @@ from podtax_analyzer.stats.verdict import (
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
 
 
-def sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None) -> str:
+def sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None,
+             crossed: bool = False) -> str:
     """The cell's sentence; ``group``: outlier_flags.second_group's phrase, said whatever the verdict
-    (stats/verdict.py)."""
+    (stats/verdict.py); ``crossed``: stats.verdict.groups_cross, which withholds the verdict."""
+    if crossed and verdict == INCONCLUSIVE and group and f["ratio"] is not None \
+            and not any(name in f["flags"] for name in fl.WITHHOLD_RATIO):
+        return _crossed_sentence(f, group)
     text = _verdict_sentence(f, verdict, threshold, correction, group)
     if group and verdict in (FASTER, SLOWER, INCONCLUSIVE) and f["ratio"] is not None and group not in text:
         text += f" Besides, {group}: a second group of runs that the median does not show."
     return text
+
+
+def _crossed_sentence(f: dict, group: str) -> str:
+    """Why each side's second group at the other side's level withholds the verdict (stats.verdict.groups_cross)."""
+    pair = (f["baseline"], f["candidate"])
+    base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
+    interval = f"95% CI {fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}" if f["ci_low"] is not None \
+        else "no interval"
+    return (f"Inconclusive: each side holds runs at the other side's level ({group}), so the sides differ in how many "
+            f"runs fell at each level, not by a shift of every run (two machines or settings mixed into one cell in "
+            f"different shares read so): no verdict is given; run each {base} and {cand} run on one machine; ratio "
+            f"{fmt_ratio(f['ratio'])} ({change_phrase(f['ratio'], f['higher_is_better'], (base, cand), f['unit'])}), "
+            f"{interval} ({sides_text(f, base, cand)}).")
 
 
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:

@@ -14,7 +14,11 @@ alpha = 0.05):
   quarter of their distance from the median; another outlier beside them, on either side, does not hide
   them: stats.outliers.second_group_of), that share of the runs differs (2 of 12 pod runs 30%
   slower) and equivalence is not claimed: the verdict is ``inconclusive`` and the sentence says how
-  many runs, how far and which way. A faster/slower verdict stands, and its sentence says the same.
+  many runs, how far and which way. A faster/slower verdict stands, and its sentence says the same, unless
+  each side's group lies nearer the other side's median than its own (groups_cross: each side holds runs at the
+  other's level, as two machines mixed into one cell in different shares do, 8 and 2 host runs, 2 and 8 pod runs):
+  the sides then differ in how many runs fell at each level, not by a shift of every run, and the verdict is
+  ``inconclusive`` (at 3 and 7 runs the same mix is BIMODAL).
 - ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
   disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL,
   DRIFT, OVERLAP, PARAMS_MISMATCH) withholds the headline, there is no interval at all, or (SEQUENTIAL, set by
@@ -39,6 +43,7 @@ that needs it larger does not stand on it alone.
 
 from __future__ import annotations
 
+import numpy as np
 from podtax import pvalue
 from podtax.sides import change_word
 
@@ -93,6 +98,16 @@ def change_phrase(ratio: float, higher_is_better: bool, names: tuple[str, str] =
     return f"{names[1]} {abs(ratio - 1.0) * 100:.1f}% {change_word(ratio, higher_is_better, unit)}"
 
 
+def groups_cross(host_median: float | None, pod_median: float | None, host_group: list[float],
+                 pod_group: list[float]) -> bool:
+    """True when both sides hold a second group (its runs' values) and each group's median lies nearer the other
+    side's median than its own side's: each side holds runs at the other's level (module docstring)."""
+    if not host_group or not pod_group or host_median is None or pod_median is None:
+        return False
+    h, p = float(np.median(host_group)), float(np.median(pod_group))
+    return abs(h - pod_median) < abs(h - host_median) and abs(p - host_median) < abs(p - pod_median)
+
+
 def decide(
     ratio: float | None,
     ci_low: float | None,
@@ -103,12 +118,14 @@ def decide(
     threshold: float = 0.01,
     blocked: bool = False,
     second_group: bool = False,
+    crossed: bool = False,
     alpha: float = ALPHA,
     bound: frozenset[int] = EXACT,
 ) -> str:
     """Return one of VERDICTS following the definitions in the module docstring (``second_group``: the
-    cell's outliers hold a second group of one side's runs; ``bound``: quotient_bound of the ratio's figures)."""
-    if blocked or ratio is None or ci_low is None or ci_high is None:
+    cell's outliers hold a second group of one side's runs; ``crossed``: groups_cross; ``bound``: quotient_bound of
+    the ratio's figures)."""
+    if blocked or crossed or ratio is None or ci_low is None or ci_high is None:
         return INCONCLUSIVE
     upper, lower = 1.0 + threshold, 1.0 - threshold
     significant = p_adjusted is not None and p_adjusted < alpha
