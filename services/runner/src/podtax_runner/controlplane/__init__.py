@@ -3,7 +3,8 @@
 timeline.py  the raw log (JSON lines, docs/control-plane.md)   execute.py   one run, per backend
 kvolumes.py  volume-churn on Kubernetes                          nomad.py     volume-churn on Nomad
 podstartup.py pod-startup                                        cleanup.py   nothing left behind
-kubeapi.py   counted raw-JSON calls, list+watch, /metrics        dispatch.py  the runner's hook
+kubeapi.py   counted raw-JSON calls, /metrics                    dispatch.py  the runner's hook
+kwatch.py    list+watch of a kind in a thread
 kconsumers.py volume-churn's consumer pods (deleted before the claims)
 kclasses.py  volume-churn's storage class check (before anything is made)
 """

@@ -27,7 +27,8 @@ from podtax_runner.controlplane.common import (
     pool,
 )
 from podtax_runner.controlplane.kconsumers import consumer_manifest
-from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, resync, stored_before
+from podtax_runner.controlplane.kubeapi import Kube, Obj, stored_before
+from podtax_runner.controlplane.kwatch import Watcher, resync
 from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.controlplane.waits import wait_for
 

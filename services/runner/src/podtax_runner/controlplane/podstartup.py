@@ -17,8 +17,9 @@ from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup, common, kevents
 from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool
-from podtax_runner.controlplane.kubeapi import Kube, Obj, Watcher, resync, stored_before
+from podtax_runner.controlplane.kubeapi import Kube, Obj, stored_before
 from podtax_runner.controlplane.kvolumes import claim_manifest
+from podtax_runner.controlplane.kwatch import Watcher, resync
 from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.controlplane.waits import wait_for
 
