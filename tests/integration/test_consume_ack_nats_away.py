@@ -2,7 +2,7 @@
 campaign's save, tests/integration/test_runner_save_nats_away.py): Msg.ack and Msg.in_progress publish through
 Client.publish, which raises OutboundBufferLimitError then. The heartbeat's in_progress ended the handler's wait as a
 handler failure (its message nakked, the handler left running unwatched); the ack after a handler that succeeded raised
-out of Bus.consume and ended the service with a traceback. Now both go through busconsume._settle: one line, the
+out of Bus.consume and ended the service with a traceback. Now both go through busmessages.settle: one line, the
 message delivered again after ack_wait. A batch's acks (natsfetch.ack_all) are queued without that check: never
 raised (guard). Real nats-server, killed during the handler."""
 

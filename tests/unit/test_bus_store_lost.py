@@ -54,12 +54,12 @@ def test_a_handler_failing_as_its_consumer_is_cancelled_leaves_no_unretrieved_fa
     """The host agent's run handler publishing into the lost stream fails in the same loop turn as its consumer is
     cancelled (the service stopping: NATS lost); its failure was left unretrieved and asyncio logged it with a
     traceback after the service's one line (a CI run of test_nats_store_lost_midway)."""
-    from podtax import busconsume
+    from podtax import busmessages
 
     async def main() -> None:
         work: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        waiting = asyncio.ensure_future(busconsume._with_heartbeat([], work, 60))
-        await asyncio.sleep(0)  # _with_heartbeat now waits for the handler
+        waiting = asyncio.ensure_future(busmessages.with_heartbeat([], work, 60))
+        await asyncio.sleep(0)  # with_heartbeat now waits for the handler
         work.set_exception(RuntimeError("nats: no response from stream"))  # the handler fails...
         waiting.cancel()  # ...as the consumer is cancelled, before the wait hears of the failure
         with pytest.raises(asyncio.CancelledError):

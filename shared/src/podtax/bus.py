@@ -12,7 +12,7 @@ Rules it enforces for every service:
   memory) is held and retried in place, kept in progress, however long that takes: no delivery is
   counted, so a long outage dead-letters nothing.
 This module holds the connection and publishing; the consuming side is podtax.busconsume (whose public
-names are importable from here too).
+names are importable from here too; what it does with each message: podtax.busmessages).
 """
 
 from __future__ import annotations

@@ -18,37 +18,31 @@ from datetime import datetime
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.errors import (
-    ConnectionClosedError,
-    ConnectionDrainingError,
-    ConnectionReconnectingError,
-    NoRespondersError,
-    NoServersError,
-    OutboundBufferLimitError,
-    StaleConnectionError,
-)
+from nats.errors import ConnectionReconnectingError, NoRespondersError, OutboundBufferLimitError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StreamInfo
-from nats.js.errors import KeyValueError, NoStreamResponseError, NotFoundError, ServiceUnavailableError
-from opentelemetry import context as otel_context
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from pydantic import ValidationError
 
 from podtax import metrics, natsfetch, subjects, telemetry
-from podtax.events import Event, decode, misplaced
+from podtax.busmessages import (
+    consumer_of,
+    ended_unwatched,
+    log_failure,
+    message_context,
+    read,
+    settle,
+    with_heartbeat,
+)
+from podtax.events import Event
 from podtax.natsagain import Stopped, again_if_reconnected
-from podtax.templates import pydantic_msg
 
 log = logging.getLogger("podtax.bus")
 BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)
 HOLD_BACKOFF_S: tuple[float, ...] = (1, 2, 5, 10, 30)  # retries of a held batch (Unavailable); then every 30 s
 REASON_HEADER = "Podtax-Dead-Reason"
-NATS_AWAY = (ConnectionClosedError, ConnectionDrainingError, ConnectionReconnectingError, NoRespondersError,
-             NatsTimeout, NoServersError, OutboundBufferLimitError, StaleConnectionError, NoStreamResponseError,
-             NotFoundError, ServiceUnavailableError)  # nats-py's errors saying NATS is away (OutboundBufferLimit:
-# and nats-py's buffer for it full) or lost a stream, a consumer, a bucket
 FETCH_TIMEOUT_S = 0.5  # an idle consumer's fetch returns empty after this long (then `stop` is checked)
 
 
@@ -113,8 +107,8 @@ class Consumers:
                       reason)
         else:
             log.warning("dead-lettered %s: %s", msg.subject, reason)
-        await _settle(msg.term(), "terminate", msg)
-        metrics.MESSAGES.labels(_consumer(msg), "dead").inc()
+        await settle(msg.term(), "terminate", msg)
+        metrics.MESSAGES.labels(consumer_of(msg), "dead").inc()
 
     async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
         config = ConsumerConfig(  # `name` too: the API subject then carries the filter (natsauth.ROLE_READ_API)
@@ -154,7 +148,7 @@ class Consumers:
         return msgs
 
     async def _decode(self, msg: Msg) -> Event | None:
-        event, why = _read(msg)
+        event, why = read(msg)
         if why is not None:
             await self.dead_letter(msg, why)
         return event
@@ -164,8 +158,8 @@ class Consumers:
         if delivered >= max_deliver:
             await self.dead_letter(msg, f"gave up after {delivered} deliveries: {error}")
         else:
-            await _settle(msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1]), "nak", msg)
-            metrics.MESSAGES.labels(_consumer(msg), "retry").inc()
+            await settle(msg.nak(delay=BACKOFF_S[min(delivered, len(BACKOFF_S)) - 1]), "nak", msg)
+            metrics.MESSAGES.labels(consumer_of(msg), "retry").inc()
 
     async def consume(self, spec: ConsumerSpec, handler: Handler, stop: asyncio.Event,
                       sub: JetStreamContext.PullSubscription | None = None) -> None:
@@ -180,21 +174,21 @@ class Consumers:
         event = await self._decode(msg)
         if event is None:
             return
-        ctx = _message_context(msg, event)
+        ctx = message_context(msg, event)
         started = time.perf_counter()
         handled = HANDLED_SEQUENCE.set(msg.metadata.sequence.stream)  # copied into the handler's task
         try:
             with telemetry.tracer("podtax.bus").start_as_current_span(f"{spec.durable} {event.type}", context=ctx):
-                await _with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
+                await with_heartbeat([msg], handler(event), spec.ack_wait_s / 3)
         except Permanent as exc:
             await self.dead_letter(msg, exc.reason)
         except Stopped:  # told to stop while it waited for NATS: left unacked (delivered again), no delivery counted
             raise
         except Exception as exc:  # noqa: BLE001 - any failure is retried, then dead-lettered
-            _failed(exc, "handler failed for %s", msg.subject)
+            log_failure(exc, "handler failed for %s", msg.subject)
             await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
         else:  # NATS away with nats-py's buffer full: one line, delivered again (it ended the service)
-            await _settle(msg.ack(), "ack", msg)
+            await settle(msg.ack(), "ack", msg)
             metrics.MESSAGES.labels(spec.durable, "ack").inc()
         finally:
             HANDLED_SEQUENCE.reset(handled)
@@ -212,7 +206,7 @@ class Consumers:
             while not stop.is_set():
                 decoded = await self._fetch_decoded(sub, spec)
                 if handling is not None:  # a held batch may take long: keep the fetched one in progress
-                    await _with_heartbeat([m for m, _ in decoded], handling, spec.ack_wait_s / 3)
+                    await with_heartbeat([m for m, _ in decoded], handling, spec.ack_wait_s / 3)
                     handling = None
                 if decoded:
                     handling = asyncio.create_task(self._handle_batch(spec, handler, decoded, stop))
@@ -225,13 +219,13 @@ class Consumers:
         finally:  # stopped otherwise (a dead letter's Stopped): the batch under way ends first, as no cancel stops
             if handling is not None and not handling.done():  # its commit in a thread; the caller closes its store next
                 await asyncio.wait({handling})
-                _ended_unwatched(handling)
+                ended_unwatched(handling)
 
     async def _fetch_decoded(self, sub: JetStreamContext.PullSubscription,
                              spec: ConsumerSpec) -> list[tuple[Msg, Event]]:
         decoded: list[tuple[Msg, Event]] = []
         for msg in await self._fetch(sub, spec):
-            event, why = _read(msg)  # no await per message: only an invalid one needs the bus (its dead letter)
+            event, why = read(msg)  # no await per message: only an invalid one needs the bus (its dead letter)
             if event is not None:
                 decoded.append((msg, event))
             else:
@@ -247,7 +241,7 @@ class Consumers:
                                                                                   len(decoded)}) as batch:
             if isinstance(trace.get_tracer_provider(), TracerProvider):
                 link = [trace.Link(batch.get_span_context())]
-                spans = [tracer.start_span(f"{spec.durable} {e.type}", context=_message_context(m, e), links=link)
+                spans = [tracer.start_span(f"{spec.durable} {e.type}", context=message_context(m, e), links=link)
                          for m, e in decoded]
                 scope = {run_id: trace.set_span_in_context(span) for span, (_, e) in zip(spans, decoded)
                          if (run_id := telemetry.event_run_id(e))}
@@ -262,7 +256,7 @@ class Consumers:
                     span.end()
                 raise
             except Exception as exc:  # noqa: BLE001
-                _failed(exc, "batch handler failed (%d messages)", len(decoded))
+                log_failure(exc, "batch handler failed (%d messages)", len(decoded))
                 for span in spans:
                     span.set_status(trace.Status(trace.StatusCode.ERROR, str(exc)))
                     span.end()
@@ -325,82 +319,6 @@ async def _stream(js: JetStreamContext) -> StreamInfo | None:
         return None
 
 
-async def _settle(call: Awaitable[None], what: str, msg: Msg) -> None:
-    """An ack, nak, term or in_progress of `msg`; NATS away (NATS_AWAY: its outbound buffer full too) is one line,
-    not an error that ends the consumer (before: a runner whose campaign save failed so exited 1; an ack so ended
-    any service): unsettled, the message is delivered again after its consumer's ack_wait."""
-    try:
-        await call
-    except NATS_AWAY as exc:
-        log.warning("could not %s %s (%s: %s): NATS away; delivered again after ack_wait", what, msg.subject,
-                    type(exc).__name__, exc)
-
-
-def _failed(exc: Exception, what: str, *args: object) -> None:
-    """Log a handler's failure: NATS away or having lost what podtax keeps there (NATS_AWAY, podtax's NatsLost) in
-    one line, its type and message, as the line that follows says what became of NATS; any other with its traceback,
-    nats-py's errors too (a bad subject, a payload above max_payload, a stale revision: a bug to find)."""
-    from podtax.bus import NatsLost
-
-    if isinstance(exc, (*NATS_AWAY, NatsLost)) and not isinstance(exc, KeyValueError):  # a key's absence: an answer
-        log.error(f"{what}: %s: %s", *args, type(exc).__name__, exc)
-    else:
-        log.exception(what, *args)
-
-
-def _read(msg: Msg) -> tuple[Event | None, str | None]:
-    """The message's event, or None and why it is dead-lettered: schema-invalid, or misplaced (an event
-    on a subject its type and content do not give)."""
-    try:
-        event = decode(msg.data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"]))
-        at = f"{where}: " if where else ""
-        return None, f"schema-invalid: {at}{pydantic_msg(first['msg'])} ({exc.error_count()} errors)"
-    why = misplaced(event, msg.subject)
-    return (None, why) if why is not None else (event, None)
-
-
-def _consumer(msg: Msg) -> str:
-    try:
-        return msg.metadata.consumer or "?"
-    except Exception:  # noqa: BLE001 - not a JetStream message
-        return "?"
-
-
-def _message_context(msg: Msg, event: Event) -> otel_context.Context:
-    """The context a message was published in; a run's own trace when none travelled with it."""
-    ctx = telemetry.extract(msg.headers)
-    if not trace.get_current_span(ctx).get_span_context().is_valid:
-        run_id = telemetry.event_run_id(event)
-        if run_id:
-            return telemetry.run_context(run_id)
-    return ctx
-
-
-async def _with_heartbeat(msgs: Sequence[Msg], work: Awaitable[None], every_s: float) -> None:
-    """Await `work`, telling JetStream the messages are in progress so a long run is not redelivered."""
-    task = asyncio.ensure_future(work)
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=every_s)
-            if done:
-                return task.result()
-            for msg in msgs:  # NATS away with nats-py's buffer full: one line (it failed the handler), not told
-                await _settle(msg.in_progress(), "tell in progress", msg)
-    finally:  # cancelled (the service stopping: NATS lost): its failure is the stop's, not an asyncio traceback
-        if not task.done():
-            task.add_done_callback(_ended_unwatched)
-        elif not task.cancelled():  # it failed as the stop came (the same loop turn): retrieved, not left to asyncio
-            task.exception()
-
-
-def _ended_unwatched(task: asyncio.Future[None]) -> None:
-    if not task.cancelled() and (exc := task.exception()) is not None:
-        log.info("a handler left running as its consumer stopped ended with %s: %s", type(exc).__name__, exc)
-
-
 async def _held(spec: ConsumerSpec, handler: BatchHandler, decoded: list[tuple[Msg, Event]],
                 stop: asyncio.Event) -> dict[str, str] | None:
     """`handler(batch)`; while it raises :class:`Unavailable`, the batch is kept in progress and retried
@@ -418,7 +336,7 @@ async def _held(spec: ConsumerSpec, handler: BatchHandler, decoded: list[tuple[M
                           exc.reason, len(msgs), attempt, delay)
                 metrics.HELD.labels(spec.durable).set(len(msgs))
                 with contextlib.suppress(TimeoutError):
-                    await _with_heartbeat(msgs, asyncio.wait_for(stop.wait(), delay), spec.ack_wait_s / 3)
+                    await with_heartbeat(msgs, asyncio.wait_for(stop.wait(), delay), spec.ack_wait_s / 3)
                 if stop.is_set():
                     return None
     finally:

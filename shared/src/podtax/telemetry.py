@@ -100,7 +100,7 @@ def inject_for(headers: dict[str, str], event: Any) -> dict[str, str]:
     """Add the `traceparent` an outgoing event is published in: its run's scope; else the current
     span's. Nothing when the event would only carry its run's own root (published outside any span,
     e.g. with tracing off): every consumer derives that same context from the run id
-    (busconsume._message_context), so the header would repeat it, at ~20 µs per message to write and parse."""
+    (busmessages.message_context), so the header would repeat it, at ~20 µs per message to write and parse."""
     scoped = _run_contexts.get()
     run_id = event_run_id(event)
     if scoped and run_id in scoped:

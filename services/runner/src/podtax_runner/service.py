@@ -16,7 +16,7 @@ from nats.js.kv import KeyValue
 from opentelemetry import trace
 from podtax import events, kvscan, metrics, subjects, telemetry, templates
 from podtax.bus import Bus, BusError, ConsumerSpec
-from podtax.busconsume import NATS_AWAY
+from podtax.busmessages import NATS_AWAY
 from podtax.config import RunnerSettings
 from podtax.natsagain import Stopped
 
