@@ -34,3 +34,26 @@ def test_libaio_at_depth_16_is_the_template_cell() -> None:
     text = (FOUND / "fio-3.33-libaio-iodepth16.json").read_text()
     parsed = parse_run("fio", text, "", 0, {"rw": "randread", "bs": "4k", "iodepth": 16, "direct": 0})
     assert parsed.flags == () and parsed.echoed["ioengine"] == "libaio"
+
+
+@pytest.mark.parametrize(("name", "depth", "engine"), [
+    ("fio-3.33-psync-iodepth16-and-4.json", "16,4", "psync"),  # two psync jobs: fio said its note twice
+    ("fio-3.28-edited-from-3.33-psync-iodepth16-and-4.json", "16,4", "psync"),  # no note: every engine synchronous
+    ("fio-3.33-psync-iodepth4-libaio-iodepth16.json", "4,16", "psync (jobs of psync,libaio)"),  # the note tells
+    ("fio-3.28-edited-from-3.33-net-iodepth16.json", "16", "net"),  # engines/net.c: FIO_SYNCIO
+    ("fio-3.33-net-iodepth16.json", "16", "net"),
+])
+def test_jobs_of_several_depths_and_the_net_engine(name: str, depth: str, engine: str) -> None:
+    text = (FOUND / name).read_text()
+    for parsed in (parse_run("fio", text, "", 0, None), parse_text(text)):
+        assert str(parsed.echoed["iodepth"]) == depth
+        capped = [f for f in parsed.flags if f.startswith(CAPPED.format(depth, engine))]
+        assert capped and "its figures are those of queue depth 1" in capped[0], parsed.flags
+
+
+def test_psync_at_depth_1_beside_libaio_at_16_is_not_capped() -> None:
+    """Jobs joined `psync,libaio` and `1,16`: no note, and libaio keeps its 16 in flight: no flag."""
+    text = (FOUND / "fio-3.33-psync-iodepth1-libaio-iodepth16.json").read_text()
+    for parsed in (parse_run("fio", text, "", 0, None), parse_text(text)):
+        assert parsed.echoed["iodepth"] == "1,16"
+        assert not [f for f in parsed.flags if "synchronous engine" in f], parsed.flags

@@ -320,9 +320,9 @@ def rwmix_flag(options: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> li
     return []
 
 
-# the engines that keep one I/O in flight (FIO_SYNCIO in fio's engines/sync.c, mmap.c, splice.c); a JSON job that
-# echoes none ran fio's default, psync (os/os.h; `sync` before 3.0; windowsaio on Windows only)
-SYNC_ENGINES = frozenset(("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice"))
+# the engines that keep one I/O in flight (FIO_SYNCIO in fio's engines/sync.c, mmap.c, splice.c, net.c); a JSON job
+# that echoes none ran fio's default, psync (os/os.h; `sync` before 3.0; windowsaio on Windows only)
+SYNC_ENGINES = frozenset(("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice", "net", "netsplice"))
 _CAPPED = "queue depth will be capped at 1"  # fio 3.33+'s note (backend.c), printed before the report
 
 
@@ -330,15 +330,22 @@ def capped_depth(echoed: Echoed, text: str) -> list[str]:
     """PARAM_MISMATCH, whatever the params, for an iodepth over 1 with a synchronous engine: fio submits its next
     I/O only once the last one completed (3.33+ says `note: both iodepth >= 1 and synchronous I/O engine are
     selected, queue depth will be capped at 1`; earlier ones said nothing), so the figures are those of depth 1,
-    never what the echoed iodepth names (podtax's fio runs libaio for any iodepth over 1)."""
+    never what the echoed iodepth names (podtax's fio runs libaio for any iodepth over 1). Jobs of several depths
+    or engines echo them joined (merge_echoed: `16,4`, `psync,libaio`), which job ran which lost: flagged when a
+    depth is over 1 and fio said its note (a synchronous job ran over depth 1) or every engine listed is synchronous."""
     depth, engine = echoed.get("iodepth"), echoed.get("ioengine")
-    if not isinstance(depth, int) or depth <= 1:
+    depths = [parse_int(part.strip()) for part in str(depth).split(",")] if depth is not None else []
+    if max((d for d in depths if d is not None), default=0) <= 1:
         return []
     said = holds(text, _CAPPED)
+    engines = [name.strip() for name in str(engine).split(",")] if engine is not None else []
+    synchronous = [name for name in engines if name in SYNC_ENGINES]
     if engine is None and (said or holds(text, '"fio version"')):
         engine = "psync (fio's default)"
-    elif engine not in SYNC_ENGINES and not said:
+    elif not said and (not engines or len(synchronous) < len(engines)):
         return []
+    elif len(synchronous) < len(engines):  # fio's note: one of the synchronous ones ran over depth 1
+        engine = f"{','.join(synchronous) or engine} (jobs of {engine})"
     return [f"PARAM_MISMATCH: iodepth: fio ran iodepth={depth} with the synchronous engine {engine}, which keeps one "
             f"I/O in flight (fio: queue depth capped at 1): its figures are those of queue depth 1; rerun with "
             f"--ioengine=libaio (podtax's fio does so for any iodepth over 1)"]
