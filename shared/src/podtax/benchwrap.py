@@ -9,8 +9,12 @@ spare, and deletes the data file after the run, whatever its outcome.
 
 Block format (one line each on stderr, see podtax.provenance):
 
-    #podtax phase=before tool_version='sysbench 1.0.20' cpu_limit=1.000 nr_throttled=0 ...
+    #podtax phase=before tool_version='sysbench 1.0.20' kernel=6.1.0 hw_threads=4 machine=aarch64 tool_arch=arm ...
     #podtax phase=after nr_throttled=12 throttled_usec=48211
+
+`machine` is `uname -m` (the kernel's: aarch64 in a 32-bit container on a 64-bit kernel), `tool_arch` the
+architecture the tool's executable was built for (its ELF header; absent for a script): the same sysbench version
+is other code as a 32-bit arm build than as an aarch64 one.
 """
 
 from __future__ import annotations
@@ -80,17 +84,47 @@ def tool_version(tool: str) -> str | None:
     return text.splitlines()[0] if text else None
 
 
+# ELF e_machine -> its name as `uname -m` gives it, by the header's class (32- or 64-bit) where that tells two apart
+_MACHINES = {3: ("i386", "i386"), 8: ("mips", "mips64"), 20: ("ppc", "ppc"), 21: ("ppc64", "ppc64"),
+             22: ("s390", "s390x"), 40: ("arm", "arm"), 62: ("x32", "x86_64"), 183: ("aarch64", "aarch64"),
+             243: ("riscv32", "riscv64"), 258: ("loongarch32", "loongarch64")}
+
+
+def elf_arch(path: str | None) -> str | None:
+    """The architecture the executable at `path` was built for, from its ELF header (e_ident's class and byte
+    order, e_machine): `arm` for a 32-bit ARM build, `aarch64`, `x86_64`, `i386`...; None for anything else (a
+    script, a missing file)."""
+    try:
+        with open(path or "", "rb") as file:
+            head = file.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+        return None
+    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+    names = _MACHINES.get(machine)
+    if names is None:
+        return f"elf{32 * head[4]}-machine-{machine}"
+    name = names[head[4] - 1]
+    return f"{name}le" if name == "ppc64" and head[5] == 1 else name
+
+
 def render(phase: str, fields: dict[str, str]) -> str:
     return PREFIX + " ".join([f"phase={phase}"] + [f"{k}={shlex.quote(v)}" for k, v in fields.items()])
 
 
-def block(phase: str, version: str | None = None) -> str:
+def block(phase: str, version: str | None = None, executable: str | None = None) -> str:
+    """The block's line of `phase`; before the run, with the tool's version and the architecture `executable` (the
+    tool's path) was built for."""
     fields: dict[str, str] = {}
     if phase == "before":
         if version:
             fields["tool_version"] = version
         fields["kernel"] = os.uname().release
         fields["hw_threads"] = str(os.cpu_count() or 1)
+        fields["machine"] = os.uname().machine
+        if arch := elf_arch(executable):
+            fields["tool_arch"] = arch
     fields.update(cgroup_cpu())
     return render(phase, fields)
 
@@ -132,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         print("podtax-bench: missing the benchmark to run: podtax-bench TOOL [ARGS...]. Try 'podtax-bench --help'.",
               file=sys.stderr)
         return 2
-    print(block("before", tool_version(args[0])), file=sys.stderr, flush=True)
+    print(block("before", tool_version(args[0]), shutil.which(args[0])), file=sys.stderr, flush=True)
     if problem := fio_space_problem(args):
         print(f"podtax-bench: refused: {problem}", file=sys.stderr)
         print(block("after"), file=sys.stderr, flush=True)

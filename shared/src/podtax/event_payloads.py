@@ -221,6 +221,10 @@ class Provenance(Model):
     kernel: Text | None = None
     cpu_model: Text | None = None
     hw_threads: int | None = Field(default=None, ge=1)
+    machine: Text | None = Field(default=None, description="`uname -m` where the tool ran: the kernel's architecture "
+                                 "(aarch64 in a 32-bit container on a 64-bit kernel).")
+    tool_arch: Text | None = Field(default=None, description="The architecture the tool's executable was built for, "
+                                   "from its ELF header (`arm` for a 32-bit ARM build); None: not known.")
     qos_class: str | None = Field(default=None, description="Pod QoS class; None on the host.")
     cpu_limit: float | None = Field(default=None, description="CPU limit in cores; None when unlimited.")
     nr_throttled_before: int | None = Field(default=None, ge=0, description="cgroup cpu.stat nr_throttled.")

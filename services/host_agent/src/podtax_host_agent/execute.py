@@ -246,7 +246,7 @@ async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_
     The tool's data files are deleted afterwards, whatever the outcome."""
     argv = templates.get(run.test).build_argv(run.params, str(workdir))
     make(workdir)  # for this user alone (workdir_problem)
-    before = benchwrap.block("before", tool_version)
+    before = benchwrap.block("before", tool_version, shutil.which(argv[0], path=tool_path()))  # as run_argv finds it
     try:
         outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir, pass_fds=pass_fds, on_start=on_start,
                                  stop=stop)
