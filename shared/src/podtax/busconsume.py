@@ -304,11 +304,27 @@ async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscr
                            f"{had}): a host agent runs those of its node's run requests it has not measured (its "
                            "state directory names those it has), the parser publishes the results of every log again "
                            "(the analyzer stores none twice)") from None
+        if stream is None and await _kept_since(js, made):  # the stream alone went, the store was kept
+            raise NatsLost(f"JetStream stream {subjects.STREAM} was deleted while this service ran (consumer "
+                           f"{spec.durable}: {exc.description}; {subjects.DLQ_STREAM}, older than this consumer, is "
+                           "there, so NATS kept its store: `nats stream rm`, or another tool); the messages it held "
+                           "are gone; stopping, so that started again this service makes or waits for the stream and "
+                           "its consumer") from None
         raise NatsLost(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
                        "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started again "
                        "this service makes or waits for the streams and consumers (what NATS lost is lost)") from None
     except Exception:  # noqa: BLE001 - no answer (a cluster's leader moving, NATS away): fetched again
         pass
+
+
+async def _kept_since(js: JetStreamContext, made: datetime | None) -> bool:
+    """Whether the dead-letter stream NATS has was made no later than `made` (the consumer): the store was kept."""
+    try:
+        dlq = await js.stream_info(subjects.DLQ_STREAM)
+    except Exception:  # noqa: BLE001 - not found, or no answer: the wording of a NATS lost
+        return False
+    created = getattr(dlq, "created", None)
+    return bool(made and created and created <= made)
 
 
 async def _stream(js: JetStreamContext) -> StreamInfo | None:
