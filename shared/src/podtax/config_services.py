@@ -148,8 +148,10 @@ class RunnerSettings(Common):
                                           "restart loses it). Give it a volume that outlives the runner's pod. "
                                           "Its subfolder measured/ keeps the timeline a failed control-plane run "
                                           "measured before it ended (one file per run and submission, marked "
-                                          "aborted: never a result; at most 64 MiB, never pruned: remove what you "
-                                          "have read); unset, that timeline is one line of the runner's log.")
+                                          "aborted: never a result, except that of a run whose deletes were "
+                                          "refused after every create and bind, which the runner also publishes as "
+                                          "a result flagged DELETE_REFUSED; at most 64 MiB, never pruned: remove "
+                                          "what you have read); unset, that timeline is one line of the runner's log.")
     _spool = field_validator("runner_spool_dir")(folder_path)
 
     @model_validator(mode="after")

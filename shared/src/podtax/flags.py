@@ -20,7 +20,7 @@ MIN_RUNS = 6
 MAX_IMBALANCE = 3.0
 ORDER = ("CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH", "DRIFT", "SEQUENTIAL",
          "THROTTLED", "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND", "WATCH_GAP", "RETRIED",
-         "LEFT_BEHIND", "SLOW_OBJECTS", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
+         "DELETE_REFUSED", "LEFT_BEHIND", "SLOW_OBJECTS", "VERSION_MISMATCH", "IMPORTED", "OUTLIERS")
 BLOCKING = frozenset({"CONFOUNDED", "INSUFFICIENT", "BIMODAL", "DRIFT", "SEQUENTIAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_RATIO = frozenset({"CONFOUNDED", "BIMODAL", "OVERLAP", "PARAMS_MISMATCH"})
 WITHHOLD_INFERENCE = WITHHOLD_RATIO | {"INSUFFICIENT"}
@@ -75,6 +75,11 @@ LEGEND = {
                "objects are timed from the attempt that succeeded (the throttled time is not in their latency; a "
                "makespan counts from the first attempt); a call not re-timed (a consumer pod's create) leaves the "
                "wait in its phase, an upper bound as WATCH_GAP's",
+    "DELETE_REFUSED": "control-plane runs that failed because the API refused their deletes (RBAC's 403 on delete, "
+                      "Nomad's, more than max(10, 10%) deletes refused) after every object was created and bound: "
+                      "their create and bind figures count as any run's; their delete phases and whole-run figures "
+                      "(objects_ok, errors, requests, wall time) are absent, not zero (those cells lack these runs); "
+                      "the run is still reported failed, its leftovers named with `podtax volumes cleanup`",
     "LEFT_BEHIND": "control-plane runs that ended with objects not deleted: they still hold storage and names "
                    "(`podtax volumes cleanup --campaign <campaign>`)",
     "SLOW_OBJECTS": "control-plane runs in which a few objects took over 10 times their side's median of a phase "

@@ -79,6 +79,7 @@ class Side:
     it: timed by end points a re-list saw after a dropped watch; the true time was shorter); n_held: the same told
     by the RETRIED run flag (a call sent again and not re-timed: its phases hold the wait); greatest_gap: the
     greatest value of either (None: none is). n_retried: runs flagged RETRIED at all (objects timed from a retry).
+    n_delete_refused: runs flagged DELETE_REFUSED (failed runs whose deletes were refused: create and bind figures).
     n_few: runs of the side (params and env) without this metric because their FEW_OBSERVATIONS flag names it (a
     percentile they had too few observations for, parsers/sockperf.py); few_example: one such flag text.
     units: the distinct units the side's runs gave the metric in (one, unless a producer changed it).
@@ -110,6 +111,7 @@ class Side:
     n_watch_gap: int = 0
     n_held: int = 0
     n_retried: int = 0
+    n_delete_refused: int = 0
     greatest_gap: float | None = None
     n_few: int = 0
     few_example: str | None = None
@@ -188,7 +190,7 @@ _HELD = _NAMED.format(flag="RETRIED", metric="m.name")
 # is 0 or NULL for a run without flags: `flagged` reads only runs with flags.
 _KEY = "cluster, node, test, params_key, metric, env"
 _FLAG_COUNTS = ("n_short", "n_rounded", "n_overlap", "n_mismatch", "n_params", "n_lower_bound", "n_counted_given_up",
-                "n_watch_gap", "n_held", "n_retried")
+                "n_watch_gap", "n_held", "n_retried", "n_delete_refused")
 _QUERY = f"""
 WITH short AS (
     SELECT run_id, min(f) AS msg
@@ -235,6 +237,8 @@ flagged AS (
            count(*) FILTER (WHERE {_GAP}) AS n_watch_gap,
            count(*) FILTER (WHERE {_HELD}) AS n_held,
            count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'RETRIED: '))) > 0) AS n_retried,
+           count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'DELETE_REFUSED: '))) > 0)
+               AS n_delete_refused,
            max(m.value) FILTER (WHERE {_GAP} OR {_HELD}) AS greatest_gap
     FROM runs r
     JOIN metrics m ON m.run_id = r.run_id
@@ -310,6 +314,7 @@ def load_cells(
             n_watch_gap=int(res["n_watch_gap"][i]),
             n_held=int(res["n_held"][i]),
             n_retried=int(res["n_retried"][i]),
+            n_delete_refused=int(res["n_delete_refused"][i]),
             greatest_gap=_plain(res["greatest_gap"][i]),
             units=[str(u) for u in res["units"][i]],
             directions=[bool(d) for d in res["hibs"][i]],

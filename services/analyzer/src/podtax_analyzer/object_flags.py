@@ -1,6 +1,6 @@
-"""The flags of a cell's control-plane objects (the parser's run flags ERRORS, LOWER_BOUND, WATCH_GAP, RETRIED and
-LEFT_BEHIND), each with a sentence a person understands, as flags.py's: the sentence when the flag applies, else
-None."""
+"""The flags of a cell's control-plane objects (the parser's run flags ERRORS, LOWER_BOUND, WATCH_GAP, RETRIED,
+DELETE_REFUSED and LEFT_BEHIND), each with a sentence a person understands, as flags.py's: the sentence when the flag
+applies, else None."""
 
 from __future__ import annotations
 
@@ -118,6 +118,20 @@ def retried(cell: CellData) -> str | None:
         return f"{head}."
     return (f"{head}; in {' and '.join(held)}, {cell.metric} rests on a call sent again but timed from its first "
             f"attempt (a consumer pod's create: its phase holds the wait): upper bounds; {_upper_tail(cell)}.")
+
+
+def delete_refused(cell: CellData) -> str | None:
+    """A side's runs that failed because their deletes were refused, after every object was created and bound (the
+    parser's DELETE_REFUSED run flag): their create and bind figures count here as any run's; they have no delete
+    figures (a delete phase's cells lack those runs) nor whole-run ones (objects_ok, errors, requests, wall time)."""
+    parts = [f"{s.n_delete_refused} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
+             for s in (cell.host, cell.pod) if s.n_delete_refused]
+    if not parts:
+        return None
+    return (f"Deletes refused: {' and '.join(parts)} failed because the API refused their deletes (RBAC's 403, or "
+            f"more than max(10, 10%) deletes refused), after every object was created and bound: {cell.metric} "
+            f"counts them as any run; they have no delete or whole-run figures (those cells lack these runs), and "
+            f"what they could not delete stays until `podtax volumes cleanup --campaign {cell.campaign}`.")
 
 
 def left_behind(cell: CellData) -> str | None:

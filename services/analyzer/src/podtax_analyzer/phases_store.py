@@ -22,6 +22,7 @@ import numpy as np
 from podtax import events
 from podtax.parsers import ParseFailure
 from podtax.parsers import timeline as tl
+from podtax.parsers.timeline_aborted import kept
 from podtax.parsers.timeline_flags import upper_points
 from podtax.phases import TEMPLATES
 from podtax.provenance import split as split_provenance
@@ -62,7 +63,7 @@ def phase_rows(log: events.RawLog) -> PhaseColumns | None:
     if run.test not in TEMPLATES:
         return None
     try:
-        timeline = tl.read(split_provenance(log.stdout)[0])
+        timeline = kept(tl.read(split_provenance(log.stdout)[0]))  # deletes refused: without their phases
     except (ParseFailure, ValueError):
         return None
     if timeline.template != run.test:

@@ -13,8 +13,8 @@ Verdict = Literal["faster", "slower", "no detectable difference", "inconclusive"
                   "set by the parameters"]
 FlagName = Literal["CONFOUNDED", "INSUFFICIENT", "IMBALANCED", "BIMODAL", "OUTLIERS", "DRIFT",
                    "SEQUENTIAL", "THROTTLED", "SHORT", "ROUNDED_RUNTIME", "FEW_OBSERVATIONS", "ERRORS", "LOWER_BOUND",
-                   "WATCH_GAP", "RETRIED", "LEFT_BEHIND", "SLOW_OBJECTS", "OVERLAP", "VERSION_MISMATCH",
-                   "PARAMS_MISMATCH", "IMPORTED"]
+                   "WATCH_GAP", "RETRIED", "DELETE_REFUSED", "LEFT_BEHIND", "SLOW_OBJECTS", "OVERLAP",
+                   "VERSION_MISMATCH", "PARAMS_MISMATCH", "IMPORTED"]
 
 
 is_primary_metric = templates.is_primary_metric  # one definition, shared by the API and the CLI

@@ -27,8 +27,10 @@ except ``objects_ok``.
 Refused with a reason: a line that is not JSON or not an object, NaN or infinite numbers, a missing
 or repeated header or summary, an object named twice (a repeated line), an unknown template or backend,
 a negative duration (an end before its start), a log without objects or without its summary (cut
-short), a run in which no object completed. The records are read and validated in
-parsers/timeline_records.py; the metrics are derived here, the flags that name bounds in parsers/timeline_flags.py.
+short), a run in which no object completed, a failed run's kept timeline (header `aborted`) unless its deletes were
+refused after every create and bind (DELETE_REFUSED: parsers/timeline_aborted.py). The records are read and
+validated in parsers/timeline_records.py; the metrics are derived here, the flags that name bounds in
+parsers/timeline_flags.py.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any
 from podtax import phases as ph
 from podtax.nomad_in_use import IN_USE
 from podtax.parsers.base import Echoed, MetricList, Parsed, ParseFailure
+from podtax.parsers.timeline_aborted import kept, refused_deletes
 from podtax.parsers.timeline_flags import (
     PERCENTILES,
     left_behind_flag,
@@ -148,25 +151,11 @@ def _server_requests(apiserver: Any) -> float | None:
                                                                                   "apiserver.before")
 
 
-def _refuse_aborted(timeline: Timeline) -> None:
-    """A timeline a failed run kept of what it measured before it ended (header `aborted`, no summary line, so older
-    parsers refuse it as truncated; a summary `aborted` of 17c28c78 alike) is refused with the run's reason and
-    detail: its objects lack the phases after the abort, and it is no run's result."""
-    aborted = timeline.header.get("aborted", (timeline.summary or {}).get("aborted"))
-    if aborted is None:
-        return
-    if not isinstance(aborted, dict) or not isinstance(aborted.get("reason"), str) \
-            or not isinstance(aborted.get("detail"), str):
-        raise ParseFailure("unknown-format", "aborted must map reason and detail to strings")
-    raise ParseFailure(aborted["reason"], f"{aborted['detail']} (the run failed: this timeline holds what it measured "
-                                          "before it ended, not a result)")
-
-
 def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
     """Per-run metrics and flags of a validated timeline."""
     if not timeline.objects:
         raise ParseFailure("truncated", "the timeline has a header but no object: the run was cut short")
-    _refuse_aborted(timeline)
+    timeline = kept(timeline)  # a failed run's: refused, unless its deletes were refused after every create and bind
     if timeline.summary is None:
         raise ParseFailure("truncated", f"the timeline of {len(timeline.objects)} objects has no summary line: "
                                         "the run was cut short")
@@ -194,8 +183,10 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
         span = None if failed else makespan(p, objects)  # the time N objects took: not N minus the failed
         if span is not None:
             metrics.add(f"{p.name}_makespan_s", span, "s", False)
-    metrics.add("objects_ok", ok, "count", True)
-    metrics.add("errors", max(_count(summary, "errors") or 0, len(failed)), "count", False)
+    refused = refused_deletes(timeline)
+    if not refused:  # a run whose deletes were refused: these would count them (timeline_aborted.WHOLE_RUN)
+        metrics.add("objects_ok", ok, "count", True)
+        metrics.add("errors", max(_count(summary, "errors") or 0, len(failed)), "count", False)
     requests = summary.get("requests")
     if requests is not None:
         metrics.add("requests_per_object", _request_total(requests, "requests") / len(objects), "requests", False)
@@ -205,7 +196,7 @@ def metrics_of(timeline: Timeline) -> tuple[MetricList, list[str]]:
     wall = summary.get("wall_s")
     if wall is not None and not failed:
         metrics.add("wall_s", _seconds(wall, "summary: wall_s"), "s", False)
-    flags = []
+    flags = [refused] if refused else []
     if failed:
         # a backend that loses a third of its volumes would pass for the faster one (audit): its makespans time
         # fewer objects, so they are left out (the cell then lacks this run); per-object latencies stay

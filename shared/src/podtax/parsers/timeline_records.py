@@ -32,10 +32,11 @@ class Timeline:
     header: dict[str, Any]
     objects: tuple[TimelineObject, ...]
     summary: dict[str, Any] | None
+    without: frozenset[str] = frozenset()  # phases left out (a run whose deletes were refused: timeline_aborted.py)
 
     @property
     def phases(self) -> tuple[ph.Phase, ...]:
-        return ph.phases_of(self.template, self.backend)
+        return tuple(p for p in ph.phases_of(self.template, self.backend) if p.name not in self.without)
 
 
 def _refuse_constant(name: str) -> float:
@@ -142,7 +143,9 @@ def read(text: str) -> Timeline:
             summary = record
     if header is None:
         raise ParseFailure("empty", "the timeline is empty")
-    start = ph.provision_start(header, summary)
+    aborted = header.get("aborted")  # a failed run's kept timeline: what its summary would say is in its header
+    said = aborted.get("summary") if summary is None and isinstance(aborted, dict) else None
+    start = ph.provision_start(header, summary if summary is not None or not isinstance(said, dict) else said)
     for number, obj in zip(numbers, objects, strict=True):
         _derive(obj, number, phases, start)
     return Timeline(str(header["template"]), str(header["backend"]), header, tuple(objects), summary)

@@ -6,7 +6,8 @@
 Nomad: --env nomad --nomad-addr http://127.0.0.1:4646 --param plugin_id=hostpath (token and TLS from
 PODTAX_RUNNER_NOMAD_*). SIGTERM or Ctrl-C stops the run; what it created is deleted first.
 Exit status: 0 done, 1 the run failed (reason on stderr; what it measured before, if anything, on stdout with its
-header marked `aborted`, which the parser refuses as a result), 2 usage mistake.
+header marked `aborted`, which the parser refuses as a result unless the run's deletes were refused after every create
+and bind: then a result flagged DELETE_REFUSED), 2 usage mistake.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from podtax import config, events, templates
 from podtax.oneline_args import OneLineParser, a_file
 
 from podtax_runner.controlplane.common import Aborted
+from podtax_runner.controlplane.dispatch import delete_refused
 from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.controlplane.nomad import NomadConfig
 
@@ -73,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         if kept is not None:
             sys.stdout.write(kept.jsonl())
         tail = "; its timeline of what it measured before it ended is on stdout, marked aborted" if kept else ""
+        if kept is not None and delete_refused(kept, run.test):
+            tail += " (its deletes were refused after every create and bind: the parser makes a result flagged " \
+                    "DELETE_REFUSED of it, its delete phases left out)"
         print(f"{run.test} failed ({error.reason}): {error.detail}{tail}", file=sys.stderr)
         return 1
     if error is not None:

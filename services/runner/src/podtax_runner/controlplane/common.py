@@ -104,11 +104,11 @@ def fail_object(tl: Timeline, name: str, detail: str, exc: BaseException | None 
 
 
 class Aborted(Exception):
-    """The run stopped early (timeout, SIGTERM, too many errors); what was created has been deleted."""
+    """The run stopped early (timeout, SIGTERM, too many errors), what it made deleted; `call`: the call refused."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: str, detail: str, call: str = "") -> None:
         super().__init__(detail)
-        self.reason, self.detail = reason, detail
+        self.reason, self.detail, self.call = reason, detail, call
 
 
 class Unreachable(Aborted):
@@ -325,7 +325,7 @@ def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> 
              "each one's error)") if leftover else ""
     if not unanswered:
         return Aborted("api-errors", f"{api} refused {refused} of {count} requests (last: {last}); stopped, "
-                       "deleting what it created")
+                       "deleting what it created", call=last.split(":")[0])
     did = f"refused {refused} and did not answer {unanswered}" if refused else f"did not answer {unanswered}"
     return Aborted("api-errors" if refused else "api-no-answer",
                    f"{api} {did} of {count} requests in time (the {unanswered} unanswered were given up as lower "
@@ -347,8 +347,9 @@ class ObjectChurn:
     def _error(self, name: str, what: str, exc: Exception, words: str = "") -> None:  # words: e.g. a collision's
         if isinstance(exc, Late):  # the run's deadline came while the call waited to be sent again: the run ends
             self.ctx.check()
-        if not_allowed(exc):  # the same for every object: the run ends
-            raise refusal(exc, self.kube.api.configuration.host, self.ns)
+        if not_allowed(exc):  # the same for every object: the run ends, ended by this call
+            (aborted := refusal(exc, self.kube.api.configuration.host, self.ns)).call = what
+            raise aborted
         if lost := namespace_lost(exc, self.kube.api.configuration.host, self.ns, self.kube.namespace_refused):
             raise lost
         if words:

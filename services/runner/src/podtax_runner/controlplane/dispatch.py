@@ -9,15 +9,19 @@ import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 
 from podtax import events
 from podtax.bus import Bus
 from podtax.config import RunnerSettings
+from podtax.parsers import ParseFailure, parse_run
+from podtax.parsers.timeline_aborted import MARK
 
 from podtax_runner.controlplane import cleanup, kubeapi
 from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute, measured_of
+from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.outbox import PUBLISH_TIMEOUT_S, Outbox
 from podtax_runner.spool import MAX_BYTES, cut_run_id, submission_digest, write_atomic
 
@@ -119,7 +123,9 @@ def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | Non
     if tl is None:
         return ""
     text, bound = tl.jsonl(), sum(1 for r in tl.objects.values() if len(r.t) > 1)
-    what = f"its timeline of the {bound} object(s) it timed before it ended (not a result: marked aborted)"
+    what = f"its timeline of the {bound} object(s) it timed before it ended (" + (
+        "its deletes were refused after every create and bind: a result flagged DELETE_REFUSED, its delete phases "
+        "left out" if delete_refused(tl, run.test) else "not a result: marked aborted") + ")"
     if spool_dir is not None:
         folder = spool_dir / MEASURED_DIR
         try:
@@ -136,6 +142,18 @@ def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | Non
     log.warning("measured timeline of run %s (failed: %s): %s", run.run_id, tl.aborted and tl.aborted["reason"],
                 json.dumps(text))
     return f"{what} is in the runner's log (`measured timeline of run {run.run_id}`)"
+
+
+def delete_refused(tl: Timeline, test: str) -> bool:
+    """Whether the parser makes a result flagged DELETE_REFUSED of a failed run's kept timeline: its deletes were
+    refused (execute.keep's mark) after every object's create and bind (parsers/timeline_aborted.py decides)."""
+    if not (tl.aborted and tl.aborted.get(MARK)):
+        return False
+    try:
+        parse_run(test, tl.jsonl())
+    except ParseFailure:
+        return False
+    return True
 
 
 class ControlPlaneExecutor:
@@ -185,12 +203,10 @@ class ControlPlaneExecutor:
         self.running[run.run_id] = future
         try:
             timeline = await asyncio.wrap_future(future)
-            raw = events.RawLog(run=run, stdout=timeline.jsonl(), exit_code=0, started_at=started,
-                                ended_at=events.now())
-            event = events.raw_log(raw, SOURCE).model_copy(update={"id": run.event_id("log")})
+            event = self._log_event(run, timeline, started)
             if len(events.encode(event)) > self.bus.nc.max_payload:
-                await self._fail(run, "log-too-large", f"the timeline of {run.test} ({len(raw.stdout)} bytes) is "
-                                 f"above NATS max_payload ({self.bus.nc.max_payload}): lower count or raise "
+                await self._fail(run, "log-too-large", f"the timeline of {run.test} ({len(event.data.stdout)} bytes) "
+                                 f"is above NATS max_payload ({self.bus.nc.max_payload}): lower count or raise "
                                  f"max_payload in nats-server", started)
                 return
             if await self._publish(run, event, "timeline"):
@@ -206,6 +222,8 @@ class ControlPlaneExecutor:
                 return
             kept = await asyncio.to_thread(keep_measured, exc, run, self.settings.runner_spool_dir)
             await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
+            if (tl := measured_of(exc)) is not None and delete_refused(tl, run.test):
+                await self._delete_refused(run, tl, started)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
             await self._fail(run, "executor-error", executor_error(exc), started)
@@ -213,6 +231,25 @@ class ControlPlaneExecutor:
             self.running.pop(run.run_id, None)
             self.stops.pop(run.run_id, None)
             self.cancelled.discard(run.run_id)
+
+    def _log_event(self, run: events.RunSpec, timeline: Timeline, started: datetime) -> events.RawLogV1:
+        raw = events.RawLog(run=run, stdout=timeline.jsonl(), exit_code=0, started_at=started, ended_at=events.now())
+        return events.raw_log(raw, SOURCE).model_copy(update={"id": run.event_id("log")})
+
+    async def _delete_refused(self, run: events.RunSpec, tl: Timeline, started: datetime) -> None:
+        """After the run's failure, its timeline as its raw log: the parser makes the result flagged DELETE_REFUSED
+        (its create and bind figures; a result supersedes the failure in the analyzer, while the campaign keeps the
+        run failed, its first outcome). One that does not fit NATS max_payload stays in the kept file only."""
+        event = self._log_event(run, tl, started)
+        if len(events.encode(event)) > self.bus.nc.max_payload:
+            log.warning("control-plane run %s: its timeline (%d bytes) is above NATS max_payload: its create and "
+                        "bind figures are not stored as a result (they are in its kept timeline)", run.run_id,
+                        len(event.data.stdout))
+            return
+        if await self._publish(run, event, "timeline"):
+            await self._reported(run)  # recorded already (its failure): a copy kept meanwhile goes (outbox.release)
+            log.info("control-plane run %s: its create and bind figures go as a result flagged DELETE_REFUSED",
+                     run.run_id)
 
     async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> None:
         failure = events.RunFailed(run=run, stage="runner", reason=reason, detail=detail, started_at=started,

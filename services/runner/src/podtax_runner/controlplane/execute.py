@@ -14,6 +14,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 from podtax import events, templates
 from podtax.config import RunnerSettings
+from podtax.parsers.timeline_aborted import MARK
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup, kubeapi, kvolumes, nomad, nvolumes, podstartup
@@ -126,9 +127,14 @@ def keep(exc: Aborted, tl: Timeline) -> Aborted:
     ended by a refusal after it had measured (an account that may create but not delete: RBAC's 403 on the first
     delete, `kubernetes-forbidden`) failed with its reason and detail only, every create and bind time it had taken
     lost. The run still fails as before; the runner keeps this timeline (dispatch.keep_measured). A stopped run
-    (`stopped`: its campaign cancelled, SIGTERM or Ctrl-C) keeps nothing: it was not a failure of what it measured."""
+    (`stopped`: its campaign cancelled, SIGTERM or Ctrl-C) keeps nothing: it was not a failure of what it measured.
+    A run ended by refused deletes (RBAC's or Nomad's 403 on a delete, more than max(10, 10 %) deletes refused:
+    Aborted.call `delete`) is marked so (`deletes_refused`): the parser makes a result flagged DELETE_REFUSED of it
+    when every object was created and bound (parsers/timeline_aborted.py), and refuses it otherwise."""
     if exc.reason != "stopped" and any(set(r.t) - {"request_sent"} for r in list(tl.objects.values())):
         tl.aborted = {"reason": exc.reason, "detail": exc.detail}
+        if exc.call == "delete":
+            tl.aborted[MARK] = True
         setattr(exc, MEASURED, tl)
     return exc
 

@@ -51,7 +51,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         if isinstance(exc, NomadError) and exc.status == 403:  # the token's policy, the same for every volume
             raise Aborted("nomad-forbidden", client.forbidden(exc.text, f"the run's {detail.split(':')[0]} of "
                           f"{vol_id} at {nomad.cfg.address}", f"csi-write-volume in namespace {ns} and plugin read",
-                          ns))
+                          ns), call=detail.split(":")[0])
         fail_object(tl, vol_id, detail, exc)
         with lock:
             failures["unanswered" if timed_out(exc) else "refused"] += 1

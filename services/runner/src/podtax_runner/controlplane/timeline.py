@@ -72,7 +72,7 @@ class Timeline:
         self.volume_binding: dict[str, str | None] = {}
         # the run failed after measuring (execute.keep): its reason and detail; jsonl() then writes them in the header
         # as `aborted` and no summary line (see jsonl); the parser refuses such a timeline (never a good run)
-        self.aborted: dict[str, str] | None = None
+        self.aborted: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self._local = threading.local()  # .gap: the gap whose re-list this thread is recording (watch_gap)
 
