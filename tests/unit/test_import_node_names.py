@@ -69,8 +69,9 @@ def test_node_names_two_ways_are_joined_or_named(name: str, tmp_path: Path,
     built = [importer.build_event(row, "old", i) for i, row in enumerate(read_manifest(manifest))]
     assert [e.data.run.node for e in built] == nodes
     # the run id follows the node as written, as podtax before 6de8b23 derived it (test_import_old_node_case.py)
-    assert all(e.data.run.run_id == importer.run_id_for("old", "cpu.log", written, e.data.run.env)
-               for e, (written, _env) in zip(built, rows, strict=True))
+    assert all(e.data.run.run_id == importer.run_id_for("old", "cpu.log", written, e.data.run.env, row.started_at,
+                                                        e.data.stdout)
+               for e, (written, _env), row in zip(built, rows, read_manifest(manifest), strict=True))
 
 
 def test_two_spellings_of_one_file_node_and_env_are_a_duplicate(tmp_path: Path,

@@ -1,14 +1,16 @@
 """Imported runs stored already under another run id (store.py's write_batch).
 
-`podtax import` derives a run's id from campaign, file, node and env, but three podtax generations spelled the node
-differently: before 6de8b23 as the manifest wrote it (`Node-1`, kept so), 6de8b23 to 16ce8b7 in lowercase, since
-7daa8f2 as written again (the node stored lowercase). The same manifest imported again by another generation, or
-written with the other case (as podtax's own node-name warning asks), gets other run ids, and each run would be
-stored a second time: its cell counted it twice (and flagged the two OVERLAP). No one spelling of the id is right for
-both older generations, so the analyzer recognises the run itself: an imported raw log is the one it holds when a
-stored raw log is the same capture: same campaign, imported file, env, node (whatever its case) and start time, and
-the same log (stdout and stderr), whatever its run id. The manifest's file name alone does not say so: two manifests
-in two folders may both name `host.log` for different logs. The stored one is kept; the newcomer's run id goes to
+`podtax import` derives a run's id from campaign, file, node and env, so the same run gets another id when the file
+is another: the same log imported again under another file name (a second manifest over a copy of the folder), or
+the same manifest imported by another podtax generation, which spelled the node differently (before 6de8b23 as the
+manifest wrote it, `Node-1`, kept so; 6de8b23 to 16ce8b7 in lowercase; since 7daa8f2 as written again, the node
+stored lowercase). Each run would be stored a second time: its cell counted it twice (and flagged the two OVERLAP).
+So the analyzer recognises the run itself: an imported raw log is the one it holds when a stored imported raw log is
+the same capture: same campaign, env, node (whatever its case) and start time, and the same log (stdout and stderr,
+byte for byte), whatever its file's name and run id. Two runs of one node and env starting at the same time are one
+run or measured each other; with the same bytes logged they are one. The same log text at another start time is
+another run (equal figures happen), and so is another log under the same file name (day1/host.log, day2/host.log).
+The stored one is kept; the newcomer's run id goes to
 `imported_duplicates`, so its result (the parser's, arriving before or after its raw log) is dropped too; a result
 stored before its raw log is deleted and the runs it overlapped are flagged afresh (overlap.py). When the kept run
 has no result (an older parser failed on the log, or its runs row is gone) the newcomer's outcome is its result, as
@@ -33,11 +35,11 @@ from podtax_analyzer.store_lookup import lookup
 
 log = logging.getLogger("podtax.analyzer.store")
 
-_KEY = ("campaign", "imported_from", "env")
+_KEY = ("campaign", "env")
 # Stored raw logs that may be the same capture (their logs are compared after, for these few only: reading every
 # stored log's text would cost a scan of the largest columns at every batch).
 _STORED = """SELECT b.run_id, r.run_id FROM batch_imports b JOIN raw_logs r
-    ON r.campaign = b.campaign AND r.imported_from = b.imported_from AND r.env = b.env AND lower(r.node) = b.lnode
+    ON r.campaign = b.campaign AND r.imported_from IS NOT NULL AND r.env = b.env AND lower(r.node) = b.lnode
     AND r.started_at = CAST(b.started_at AS timestamptz) AND r.run_id <> b.run_id"""
 
 
@@ -102,8 +104,9 @@ def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dic
     if new:
         one = new[0]
         log.warning("%d imported raw log(s) dropped as duplicates of runs stored already under other run ids, e.g. "
-                    "%s (campaign %s, file %s, node %s, env %s, started %s, the same log) is run %s: an older podtax "
-                    "derived the run id from the node spelled otherwise; the stored run is kept", len(new),
+                    "%s (campaign %s, file %s, node %s, env %s, started %s, the same log) is run %s: the same log "
+                    "imported again under another file name, or by an older podtax that derived the run id from the "
+                    "node spelled otherwise; the stored run is kept", len(new),
                     one["run_id"], one["campaign"], one["imported_from"], one["node"], one["env"], one["started_at"],
                     twice[one["run_id"]])
     return deleted, near | {twice[r] for r in deleted}

@@ -2,8 +2,8 @@
 
 Every row is checked before anything is sent; one bad row stops the whole import (exit 2), so a
 manifest is never half-imported because of its content. Each row becomes one run with a
-deterministic id (a hash of campaign, file, node as written and env) and event id `<run_id>.log`: importing
-the same manifest again is harmless (JetStream drops the repeated event ids inside its
+deterministic id (a hash of campaign, file, node as written, env, start time and log) and event id
+`<run_id>.log`: importing the same manifest again is harmless (JetStream drops the repeated event ids inside its
 de-duplication window, and the analyzer keeps one row per run id after that).
 
 An imported run keeps its real time: it ends at its start plus the wall-clock time the log itself
@@ -76,12 +76,16 @@ def size_bound(log_chars: int, row: Row, campaign: str) -> int:
     return JSON_BYTES_PER_CHAR * log_chars + REST_FIXED + REST_PER_CHAR * chars
 
 
-def run_id_for(campaign: str, file: str, node: str, env: str) -> str:
-    """Deterministic: the same campaign, file, node and env always give the same run id. `node` is the node as the
-    manifest writes it (Row.spelled, else Row.node): podtax before 6de8b23 kept `Node-1` as written and derived its
-    runs' ids from it, so the same manifest imported again into such a database gives the ids it holds (derived
-    from `node-1`, every run was stored a second time), though the event's node is now `node-1`."""
-    digest = hashlib.sha256("\x1f".join((campaign, file, node, env)).encode()).hexdigest()
+def run_id_for(campaign: str, file: str, node: str, env: str, started_at: datetime, stdout: str) -> str:
+    """Deterministic: the same campaign, file, node, env, start time and log always give the same run id, so the same
+    manifest imported again gives the ids it gave. The start and the log's digest are in it because the file is the
+    manifest's relative text: day1/m.csv and day2/m.csv both naming `host.log` for other runs gave one id, and
+    every run after the first was dropped as 'already there'. `node` is the node as the manifest writes it
+    (Row.spelled, else Row.node), as podtax before 6de8b23 derived it. Ids of older podtax versions (without start
+    and log) are other ids for the same runs: the analyzer knows a capture it holds whatever its id
+    (store_imports.py)."""
+    log = hashlib.sha256(stdout.encode()).hexdigest()
+    digest = hashlib.sha256("\x1f".join((campaign, file, node, env, started_at.isoformat(), log)).encode()).hexdigest()
     return f"import-{digest[:24]}"
 
 
@@ -119,7 +123,7 @@ def _ended(row: Row, seconds: float | None) -> datetime:
 
 
 def _event(row: Row, campaign: str, sequence: int, stdout: str, seconds: float | None) -> events.RawLogV1:
-    run_id = run_id_for(campaign, row.file, row.spelled or row.node, row.env)
+    run_id = run_id_for(campaign, row.file, row.spelled or row.node, row.env, row.started_at, stdout)
     run = events.RunSpec(run_id=run_id, campaign=campaign, node=row.node, env=row.env,  # type: ignore[arg-type]
                          test=row.test, params=row.params, sequence=sequence)
     log = events.RawLog(run=run, stdout=stdout, stderr="", exit_code=0, started_at=row.started_at,
@@ -291,9 +295,10 @@ HELP = "\n\n".join((
     "unseen; --into-existing adds them anyway, and the report then flags each cell that has imported runs "
     "IMPORTED, with how many. "
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node (as the "
-    "manifest writes it) and env, and the analyzer keeps one run per capture (campaign, file, env, node whatever "
-    "its case, start time and log) (a database of an older podtax, whose ids spelled the node otherwise, is not given "
-    "its runs twice; two manifests naming one file text for different logs keep both). "
+    "manifest writes it), env, start time and log, and the analyzer keeps one run per capture (campaign, env, "
+    "node whatever its case, start time and log, whatever the file's name: a copy of a log imported under another "
+    "name is not another run) (a database of an older podtax, whose ids spelled the node otherwise, is not given "
+    "its runs twice; two manifests naming one file text for different logs or other start times keep both). "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
 
