@@ -15,6 +15,7 @@ import pytest
 from nats.errors import OutboundBufferLimitError
 from podtax import events, natsserver, subjects
 from podtax.bus import Bus, ConsumerSpec
+from podtax.metrics import REGISTRY
 
 from tests.paused import kill_nats
 
@@ -69,11 +70,18 @@ async def _handled_while_away(server: natsserver.NatsServer, batches: bool, hear
         await bus.close()
 
 
+def acked() -> float:
+    """podtax_messages_handled{consumer="ack-away", outcome="ack"} so far (this process's registry)."""
+    return REGISTRY.get_sample_value("podtax_messages_handled_total", {"consumer": "ack-away", "outcome": "ack"}) or 0
+
+
 def test_an_ack_with_nats_away_and_the_buffer_full_is_one_line(nats_server: natsserver.NatsServer,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    before = acked()
     with caplog.at_level(logging.WARNING):  # before: OutboundBufferLimitError out of Bus.consume
         assert asyncio.run(_handled_while_away(nats_server, batches=False, heartbeats=False))
     assert "could not ack podtax.run.log" in caplog.text, caplog.text
+    assert acked() == before  # not acked, so not counted acked (it was: the message comes again and is counted then)
 
 
 def test_a_heartbeat_with_nats_away_and_the_buffer_full_is_one_line(nats_server: natsserver.NatsServer,

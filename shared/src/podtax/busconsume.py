@@ -107,8 +107,8 @@ class Consumers:
                       reason)
         else:
             log.warning("dead-lettered %s: %s", msg.subject, reason)
-        await settle(msg.term(), "terminate", msg)
-        metrics.MESSAGES.labels(consumer_of(msg), "dead").inc()
+        if await settle(msg.term(), "terminate", msg):  # else delivered again, dead-lettered then
+            metrics.MESSAGES.labels(consumer_of(msg), "dead").inc()
 
     async def _subscribe(self, spec: ConsumerSpec) -> JetStreamContext.PullSubscription:
         config = ConsumerConfig(  # `name` too: the API subject then carries the filter (natsauth.ROLE_READ_API)
@@ -188,8 +188,8 @@ class Consumers:
             log_failure(exc, "handler failed for %s", msg.subject)
             await self._retry_or_dead(msg, f"{type(exc).__name__}: {exc}", spec.max_deliver)
         else:  # NATS away with nats-py's buffer full: one line, delivered again (it ended the service)
-            await settle(msg.ack(), "ack", msg)
-            metrics.MESSAGES.labels(spec.durable, "ack").inc()
+            if await settle(msg.ack(), "ack", msg):  # not acked: delivered again, counted then
+                metrics.MESSAGES.labels(spec.durable, "ack").inc()
         finally:
             HANDLED_SEQUENCE.reset(handled)
         metrics.HANDLER_SECONDS.labels(spec.durable).observe(time.perf_counter() - started)

@@ -35,15 +35,18 @@ NATS_AWAY = (ConnectionClosedError, ConnectionDrainingError, ConnectionReconnect
 # and nats-py's buffer for it full) or lost a stream, a consumer, a bucket
 
 
-async def settle(call: Awaitable[None], what: str, msg: Msg) -> None:
-    """An ack, nak, term or in_progress of `msg`; NATS away (NATS_AWAY: its outbound buffer full too) is one line,
-    not an error that ends the consumer (before: a runner whose campaign save failed so exited 1; an ack so ended
-    any service): unsettled, the message is delivered again after its consumer's ack_wait."""
+async def settle(call: Awaitable[None], what: str, msg: Msg) -> bool:
+    """An ack, nak, term or in_progress of `msg`, and whether it was sent; NATS away (NATS_AWAY: its outbound buffer
+    full too) is one line, not an error that ends the consumer (before: a runner whose campaign save failed so exited
+    1; an ack so ended any service): unsettled, the message is delivered again after its consumer's ack_wait (so not
+    counted as finished: the caller counts it only on True)."""
     try:
         await call
     except NATS_AWAY as exc:
         log.warning("could not %s %s (%s: %s): NATS away; delivered again after ack_wait", what, msg.subject,
                     type(exc).__name__, exc)
+        return False
+    return True
 
 
 def log_failure(exc: Exception, what: str, *args: object) -> None:
