@@ -13,7 +13,7 @@ from podtax_analyzer import flags as fl
 from podtax_analyzer import object_flags as ofl
 from podtax_analyzer import outlier_flags
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
-from podtax_analyzer.cell_sentences import bound_sentence, sentence, zero_median
+from podtax_analyzer.cell_sentences import NOT_FINITE, bound_sentence, sentence, zero_median
 from podtax_analyzer.cell_wording import descriptive_sentence, set_by_sentence
 from podtax_analyzer.celldata import CellData
 from podtax_analyzer.report_models import CellComparison, OutlierOut
@@ -70,7 +70,26 @@ def _median(x: np.ndarray) -> float | None:
     return of_sorted(x) if len(x) else None
 
 
+def _snapped(x: float | None, ratio: float | None) -> float | None:
+    """An interval end within float rounding of the ratio is the ratio (sides of identical values gave 95% CI
+    0.8999999999999996 to 0.8999999999999996 beside ratio 0.9)."""
+    return ratio if x is not None and ratio is not None and math.isclose(x, ratio, rel_tol=1e-12) else x
+
+
+def _not_finite(cell: CellData) -> str | None:
+    """Why no ratio: the runs whose stored value is NaN or infinite (a forged, edited or misparsed result), if any."""
+    bad = [f"{k} of {s.n} {side_name(s.env, cell.pair)} runs" for s in (cell.host, cell.pod)
+           if (k := int(np.count_nonzero(~np.isfinite(s.values))))]
+    return f"{NOT_FINITE}{' and '.join(bad)} stored a value that is not a finite number (NaN or infinity)" \
+        if bad else None
+
+
 def _pick_interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[float | None, float | None, str | None]:
+    low, high, method = _interval(bca, hl, warnings)
+    return _snapped(low, bca.estimate), _snapped(high, bca.estimate), method
+
+
+def _interval(bca: RatioCI, hl: RatioCI, warnings: list[str]) -> tuple[float | None, float | None, str | None]:
     if bca.low is not None and bca.stable:
         if hl.estimate is not None and hl.low is not None and not (bca.low <= hl.estimate <= bca.high):
             warnings.append(f"cross-check: the Hodges-Lehmann ratio {fmt_ratio(hl.estimate)} lies outside "
@@ -176,6 +195,8 @@ def analyze(cell: CellData, *, threshold: float, seed: int) -> Analysis:
             warnings.append("the ratio or its interval is not a finite number: the values are too close "
                             "to the limits of floating point")
             ratio = lo = hi = method = None
+    if ratio is None and (odd := _not_finite(cell)):
+        warnings.append(odd)
     outlier_at = [(s.env, int(i)) for s in (h, p) for i in found[s.env]]
     outliers = [OutlierOut(run_id="", env=s.env, value=float(s.values[i]), z=float(zs[s.env][i]),
                            group=i in grouped.get(s.env, ())) for s in (h, p) for i in found[s.env]]

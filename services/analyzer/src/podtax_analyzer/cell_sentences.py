@@ -21,6 +21,8 @@ from podtax_analyzer.stats.verdict import (
 )
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
 
+NOT_FINITE = "no ratio: "  # the warning naming the runs whose values are NaN or infinite (cell_analysis)
+
 
 def sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None,
              crossed: bool = False) -> str:
@@ -71,7 +73,9 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
         return (f"Not comparable: {base} has {plural(f['n_host'], 'run')} and {cand} {plural(f['n_pod'], 'run')}; "
                 f"a ratio needs runs on both sides.")
     if ratio is None:
-        return f"Inconclusive: no ratio could be computed ({sides or 'a side has no runs'})."
+        why = next((w.removeprefix(NOT_FINITE) for w in f["warnings"] if w.startswith(NOT_FINITE)), None)
+        why = f": {why}" if why else ""
+        return f"Inconclusive: no ratio could be computed{why} ({sides or 'a side has no runs'})."
     interval = f"95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)}" if lo is not None else "no interval"
     p = f["p_adjusted"]
     p_text = f"{p_text_of(p)} after {correction}" if p is not None else "no p-value"
