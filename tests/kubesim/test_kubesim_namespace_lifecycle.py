@@ -79,3 +79,49 @@ def test_spec_finalizers_change_through_finalize_only(kubesim: Sim) -> None:
     assert core.read_namespace("stuck").status.phase == "Terminating"
     core.replace_namespace_finalize("stuck", {"metadata": {"name": "stuck"}, "spec": {"finalizers": []}})
     kubesim.wait_for(lambda: _gone(core, "stuck"))
+
+
+def test_a_terminating_namespace_says_what_holds_it(kubesim: Sim) -> None:
+    """The namespace controller's conditions (status_condition_utils.go): what remains and which finalizers hold it
+    (before: none, a namespace stuck Terminating said nothing); a second DELETE answers it as it is (200: 1.30's
+    namespace storage returns the namespace; 409 'The system is ensuring all content is removed...' was older)."""
+    core = client.CoreV1Api(kubesim.api_client())
+    core.create_namespace({"metadata": {"name": "told"}})
+    core.create_namespaced_config_map("told", {"metadata": {"name": "held", "finalizers": [HOLD]}})
+    core.delete_namespace("told")
+    kubesim.wait_for(lambda: core.read_namespace("told").status.conditions)
+    said = {c.type: (c.status, c.reason, c.message) for c in core.read_namespace("told").status.conditions}
+    assert said == {
+        "NamespaceDeletionDiscoveryFailure": ("False", "ResourcesDiscovered", "All resources successfully discovered"),
+        "NamespaceDeletionGroupVersionParsingFailure": ("False", "ParsedGroupVersions",
+                                                        "All legacy kube types successfully parsed"),
+        "NamespaceDeletionContentFailure": ("False", "ContentDeleted",
+                                            "All content successfully deleted, may be waiting on finalization"),
+        "NamespaceContentRemaining": ("True", "SomeResourcesRemain",
+                                      "Some resources are remaining: configmaps. has 1 resource instances"),
+        "NamespaceFinalizersRemaining": ("True", "SomeFinalizersRemain", "Some content in the namespace has "
+                                         f"finalizers remaining: {HOLD} in 1 resource instances")}, said
+    again = json.loads(core.delete_namespace("told", _preload_content=False).data)
+    assert again["status"]["phase"] == "Terminating" and again["spec"]["finalizers"] == ["kubernetes"], again
+    core.patch_namespaced_config_map("held", "told", {"metadata": {"finalizers": None}})
+    kubesim.wait_for(lambda: _gone(core, "told"))
+
+
+def test_a_namespace_finalized_before_its_delete_is_left_terminating(kubesim: Sim) -> None:
+    """spec.finalizers emptied through `finalize` while Active: its DELETE still answers it Terminating (the first
+    DELETE always does), and the namespace controller leaves an already finalized namespace alone, so its object is
+    not deleted (before: the DELETE answered phase Active, the namespace gone at once with the object, its finalizer
+    ignored); a second DELETE removes it, the object left behind (as a cluster leaves it in etcd)."""
+    core = client.CoreV1Api(kubesim.api_client())
+    core.create_namespace({"metadata": {"name": "bare"}})
+    core.create_namespaced_config_map("bare", {"metadata": {"name": "held", "finalizers": [HOLD]}})
+    core.replace_namespace_finalize("bare", {"metadata": {"name": "bare"}, "spec": {"finalizers": []}})
+    answer = json.loads(core.delete_namespace("bare", _preload_content=False).data)
+    assert answer["status"]["phase"] == "Terminating" and answer["metadata"]["deletionTimestamp"], answer
+    kubesim.call(lambda: None)  # the controller's turn on the loop has come
+    assert core.read_namespace("bare").status.phase == "Terminating"
+    held = kubesim.get("configmaps", "held", "bare")
+    assert held is not None and not held["metadata"].get("deletionTimestamp"), held
+    core.delete_namespace("bare")
+    assert _gone(core, "bare")
+    assert [o["metadata"]["name"] for o in kubesim.objects("configmaps", "bare")] == ["held"]

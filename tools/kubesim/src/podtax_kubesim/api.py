@@ -178,10 +178,12 @@ class Api:
         if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"]["resourceVersion"]:
             raise conflict(res.plural, name, "the object has been modified", res.group)
         key, ns = res.store_key, ns if res.namespaced else ""
-        held = res.kind == "Namespace" and bool((old.get("spec") or {}).get("finalizers"))
-        if res.kind == "Namespace" and not held and not old["metadata"].get("finalizers"):
-            self._delete_namespace_contents(name)  # no finalizer at all: gone at once (the namespace controller
-            # empties one held by `kubernetes`: namespaces.py)
+        # a namespace's first DELETE always makes it Terminating (the namespace controller empties it while
+        # spec.finalizers hold it: namespaces.py); a DELETE of one Terminating answers it as it is (200: 1.30's
+        # namespace storage; older API servers answered 409), unless no finalizer is left (emptied through `finalize`
+        # before the DELETE: the controller leaves it alone): then it goes, its objects left behind as on a cluster
+        held = res.kind == "Namespace" and (not old["metadata"].get("deletionTimestamp")
+                                            or bool((old.get("spec") or {}).get("finalizers")))
         if res.kind == "Job":
             self._delete_dependents(old, options.get("propagationPolicy") or "Orphan")
         grace = options.get("gracePeriodSeconds")
@@ -194,8 +196,8 @@ class Api:
             new = deepcopy(old)
             new["metadata"]["deletionTimestamp"] = now()
             new["metadata"]["deletionGracePeriodSeconds"] = int(grace or 0)
-            if res.kind == "Namespace":  # held by its finalizers: Terminating, refusing new content meanwhile,
-                # until the namespace controller has emptied it and removed `kubernetes` (namespaces.py)
+            if res.kind == "Namespace":  # Terminating, refusing new content meanwhile, until the namespace
+                # controller has emptied it and removed `kubernetes` (namespaces.py)
                 new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
             return self.out(res, self.store.update(key, new))
         return self.out(res, self.store.delete(key, ns, name))
@@ -224,12 +226,6 @@ class Api:
                 self.store.update(R.PODS, new)
             else:
                 self.delete(R.POD, ns, pod["metadata"]["name"], {})
-
-    def _delete_namespace_contents(self, ns: str) -> None:
-        for key, bucket in list(self.store.objects.items()):
-            for (obj_ns, name) in list(bucket):
-                if obj_ns == ns:
-                    self.store.delete(key, ns, name)
 
     # --- subresources ------------------------------------------------------
     def bind(self, ns: str, name: str, body: Any) -> Obj:
