@@ -30,7 +30,8 @@ TCP_NODELAY) into its own time, 40-60 ms: a forward run's `sum_received.seconds`
 s for -t 1 (3.7), its rate 4.7% low (0.5% at -t 10) though every byte arrived within the sender's time; with -R the
 server is the sender and `sum_sent.seconds` is the longer (3.5: 1.0493 s against 1.0026 s). So the server's side's
 rate is then its bytes over the client's time (forward: `throughput_mbps`; -R: `sent_mbps`), flagged SERVER_LAG with
-the rate iperf3 printed (see iperf3_flags.server_lag).
+the rate iperf3 printed (see iperf3_flags.server_lag); not a run bound by bytes or blocks (-n, -k: the sender's
+time is only its writes into the socket buffer) or with --omit (the receiver counts more bytes than were sent).
 
 Before 3.11 a UDP report has one `end.sum`: the sender's rate with the receiver's jitter and loss.
 A forward run gives `sent_mbps`, `jitter_ms` and `lost_percent`, no `throughput_mbps`, flagged
