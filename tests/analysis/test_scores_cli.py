@@ -154,6 +154,44 @@ def test_scores_cli_says_what_the_scheduler_does_with_its_profile(con, client, c
     assert "5.8% below it is within noise (10%/sqrt(3), the profile's no_interval_noise)" in said["few"], said
 
 
+def test_scores_cli_profile_weight_0_ignores_every_score(client, capsys, tmp_path):
+    """A profile whose BenchmarkScore weight is 0: the scheduler ranks by no score (algorithm.decide skips a plugin
+    of weight 0), so every row is ignored; the CLI said 'used' (review r7 on 9a3ed347)."""
+    profile = tmp_path / "p.yaml"
+    profile.write_text("score:\n  BenchmarkScore: {weight: 0}\n  LeastAllocated: {weight: 1}\n")
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0", "--profile", str(profile)]) == 0
+    said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert set(said) == {"fresh", "old"} and all(
+        v == "ignored: the profile's BenchmarkScore weight is 0, so the scheduler ranks by no benchmark score (the "
+             "other score plugins, such as LeastAllocated, decide)" for v in said.values()), said
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0", "--profile", str(profile)]) == 0
+    assert "2 of 2 node scores are ignored by the scheduler" in capsys.readouterr().out
+
+
+def test_scores_cli_follows_the_profiles_statistic(con, client, capsys, tmp_path):
+    """statistic: mean: the scheduler scores a node by its mean (scoring.BenchmarkScore._columns); the CLI judged
+    the median, so 4 runs of 0 in 7 read 'ignored: its median is not a positive number' for a node the scheduler
+    uses with its mean 426 (review r7 on 9a3ed347)."""
+    insert_cells(con, [CellSpec("halfzero", SideSpec(np.full(7, 1000.0)),
+                                SideSpec(np.array([0.0, 0, 0, 0, 990, 995, 1000])),
+                                params={"threads": 1}, metric="events_per_second", campaign="z")])
+    con.execute("UPDATE runs SET ended_at = now() - INTERVAL 1 HOUR WHERE node = 'halfzero'")
+    profile = tmp_path / "p.yaml"
+    profile.write_text("score:\n  BenchmarkScore: {statistic: mean, ignore_flags: [CONFOUNDED]}\n")
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0", "--profile", str(profile)]) == 0
+    rows = {s["node"]: s for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert rows["halfzero"]["median"] == 0 and rows["halfzero"]["mean"] > 400, rows["halfzero"]
+    assert rows["halfzero"]["status"] == (
+        "used, sets no reference: its 95% interval reaches 0 (lower end 0), so the scheduler bounds its speed by 0; "
+        "its mean (the profile's statistic) is scored against the other nodes' bounds"), rows["halfzero"]
+    assert rows["fresh"]["status"] == "used: its mean (the profile's statistic)"
+    # the median (the default statistic): the same node's median 0 is no speed
+    profile.write_text("score:\n  BenchmarkScore: {ignore_flags: [CONFOUNDED]}\n")
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0", "--profile", str(profile)]) == 0
+    said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert said["halfzero"] == "ignored: its median is not a positive number" and said["fresh"] == "used", said
+
+
 def test_scores_cli_bad_profile_is_one_line_exit_2(client, capsys, tmp_path, monkeypatch):
     bad = tmp_path / "bad.yaml"
     bad.write_text("score:\n  BenchmarkScore: {no_interval_noise: 2}\n")

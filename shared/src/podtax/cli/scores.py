@@ -4,7 +4,8 @@ Per benchmark group (test, metric it ranks by, parameters), one row per node wit
 and 95% interval, when its newest run ended, and whether the scheduler uses it: results older than
 the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the analyzer flagged (the profile's ignore_flags:
 CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are ignored by the scheduler, and the table says so, as it says
-how a score without interval counts and that one whose interval reaches 0 sets no reference. The BenchmarkScore
+how a score without interval counts and that one whose interval reaches 0 sets no reference (every score is ignored
+when the profile's BenchmarkScore weight is 0; a profile ranking by the mean is named). The BenchmarkScore
 settings are those of the scheduler's profile (--profile, else PODTAX_SCHEDULER_PROFILE, else the defaults:
 podtax.scheduler_profile, the file the scheduler reads). Below, the newest placements (GET /api/placements) with
 the scheduler's own explanation.
@@ -51,7 +52,13 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
     pulled toward the group's by weight n/(n+k) (k: shrink_runs), and a node with no interval (under 6 runs) is taken
     as its speed less a noise band of no_interval_noise / sqrt(n), so smaller differences do not decide; the status
     says so for those. An interval reaching 0 (a lower end missing or not above 0; for a duration, an upper end)
-    bounds the speed by 0: the score is used for its speed but sets no reference, and the status says that."""
+    bounds the speed by 0: the score is used for its speed but sets no reference, and the status says that.
+    The node's value is the profile's statistic (median, or mean: named in the status), as the scheduler's
+    BenchmarkScore._columns takes it. A profile whose BenchmarkScore weight is 0 uses no score (algorithm.decide
+    skips a plugin of weight 0): every score is "ignored" and says so."""
+    if args.weight <= 0:
+        return ("ignored: the profile's BenchmarkScore weight is 0, so the scheduler ranks by no benchmark score "
+                "(the other score plugins, such as LeastAllocated, decide)")
     age = (now - datetime.fromisoformat(score["updated_at"])).total_seconds()
     flagged = [f for f in score.get("flags") or [] if f in args.ignore_flags]
     why = []
@@ -61,14 +68,16 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
         why.append(f"flagged {'/'.join(flagged)}")
     if why:
         return "ignored: " + "; ".join(why)
-    median = score.get("median")
-    if median is None or not median > 0:
-        return "ignored: its median is not a positive number"
+    stat = args.statistic  # "median" or "mean", the scheduler's statistic
+    its = "its median" if stat == "median" else f"its {stat} (the profile's statistic)"
+    value = score.get(stat)
+    if value is None or not value > 0:
+        return f"ignored: {its} is not a positive number"
     low, high = score.get("ci_low"), score.get("ci_high")
     if low is None and high is None:
         n = score.get("n", 0)
         band = args.no_interval_noise / max(n, 1) ** 0.5
-        return (f"used, with no interval ({n} {'run' if n == 1 else 'runs'}): its median counts "
+        return (f"used, with no interval ({n} {'run' if n == 1 else 'runs'}): {its} counts "
                 f"{n}/({n}+{args.shrink_runs:g}), the rest is the group's median; {band:.1%} below it is "
                 f"within noise ({_noise_said(args.no_interval_noise).replace('(n)', f'({n})')})")
     end = low if score.get("higher_is_better", True) else high
@@ -76,8 +85,8 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
         which = "lower" if score.get("higher_is_better", True) else "upper"
         said = f"no {which} end" if end is None else f"{which} end {_fmt(end)}"
         return (f"used, sets no reference: its 95% interval reaches 0 ({said}), so the scheduler bounds its speed "
-                f"by 0; its median is scored against the other nodes' bounds")
-    return "used"
+                f"by 0; {its} is scored against the other nodes' bounds")
+    return "used" if stat == "median" else f"used: {its}"
 
 
 def _fmt(v: float | None) -> str:
