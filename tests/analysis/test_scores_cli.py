@@ -204,6 +204,19 @@ def test_scores_cli_bad_profile_is_one_line_exit_2(client, capsys, tmp_path, mon
     assert len(err) == 1 and f"PODTAX_SCHEDULER_PROFILE={bad}: invalid profile" in err[0], err
 
 
+def test_scores_cli_missing_profile_names_the_option(client, capsys, tmp_path, monkeypatch):
+    """A --profile FILE that does not exist: the fix is to leave out the option, not to 'unset it' (review r7)."""
+    missing = tmp_path / "missing.yaml"
+    assert main(["scores", "--profile", str(missing)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--profile {missing}: cannot read the profile" in err[0], err
+    assert "fix the path or leave out --profile to use the default weights" in err[0] and "unset" not in err[0], err
+    monkeypatch.setenv("PODTAX_SCHEDULER_PROFILE", str(missing))  # the variable: unset it, as before
+    assert main(["scores"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "fix the path or unset it to use the default weights" in err[0], err
+
+
 def test_scores_cli_usage_mistake_is_one_line_exit_2(client, capsys):
     assert main(["scores", "--env", "nomad"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

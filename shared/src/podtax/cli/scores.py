@@ -89,6 +89,11 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
     return "used" if stat == "median" else f"used: {its}"
 
 
+def _for_option(line: str) -> str:
+    """load_profile's message about PODTAX_SCHEDULER_PROFILE, said of --profile ('unset it': leave out the option)."""
+    return line.replace("PODTAX_SCHEDULER_PROFILE=", "--profile ").replace("or unset it ", "or leave out --profile ")
+
+
 def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:,.4g}"
 
@@ -126,8 +131,7 @@ def scores(
     try:  # the BenchmarkScore settings the scheduler scores with
         args = load_profile(profile or settings.scheduler_profile).score.BenchmarkScore
     except ConfigError as exc:
-        raise fail(exc.line if profile is None else exc.line.replace("PODTAX_SCHEDULER_PROFILE=", "--profile "),
-                   2) from None
+        raise fail(exc.line if profile is None else _for_option(exc.line), 2) from None
     ttl_s = settings.scheduler_score_ttl_s
     rows = api_get("/api/scores", {"test": test, "node": node, "cluster": cluster, "env": env})
     assert isinstance(rows, list)
