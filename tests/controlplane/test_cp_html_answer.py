@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from podtax_runner.controlplane import common
+from podtax_runner.controlplane import apierrors
 from podtax_runner.controlplane.kubeapi import Kube, api_client
-from podtax_runner.retry import brief
+from podtax_runner.retry import brief, message
 
 from tests.unit.fake_http import Quiet, serving
 
@@ -43,8 +43,8 @@ def test_a_proxys_html_page_is_said_on_one_line(proxy: str) -> None:
     kube = Kube(api_client(cfg))
     with pytest.raises(ApiException) as err:
         kube.call("create", kube.core.create_namespaced_pod, "ns", {"metadata": {"name": "p"}}, retry=False)
-    said = common.said(err.value)
+    said = message(err.value)
     assert said.startswith("<html> <head><title>502 Bad Gateway</title></head> <body>") and len(said) <= 200, said
     assert "\n" not in brief(err.value) and "\r" not in brief(err.value), brief(err.value)
-    aborted = common.too_many_failed("the API", Counter(refused=1), 1, f"create: {brief(err.value)}")
+    aborted = apierrors.too_many_failed("the API", Counter(refused=1), 1, f"create: {brief(err.value)}")
     assert aborted is not None and "\n" not in aborted.detail and "\r" not in aborted.detail, aborted.detail

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 from podtax_runner import retry
-from podtax_runner.controlplane.common import Aborted, timed_out
+from podtax_runner.controlplane.apierrors import timed_out
+from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.kubeapi import Kube
 
 from tests.controlplane.conftest import cluster, spec

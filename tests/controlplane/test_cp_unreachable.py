@@ -20,7 +20,8 @@ import urllib3
 from kubernetes import client
 from kubernetes import config as kconfig
 from podtax import natsserver
-from podtax_runner.controlplane.common import Aborted, timed_out, unreachable
+from podtax_runner.controlplane.apierrors import timed_out, unreachable
+from podtax_runner.controlplane.common import Aborted
 
 from tests.controlplane.conftest import cluster, spec, start_and_submit
 from tests.paused import pause

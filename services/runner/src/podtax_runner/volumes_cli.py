@@ -132,7 +132,7 @@ def _configured(name: str, kubeconfig: Path | None, nomad_addr: str | None) -> b
 
 def _problem(name: str, where: str, exc: Exception) -> str:
     """One line: the backend, where it was looked for, what went wrong and the options that point elsewhere."""
-    from podtax_runner.controlplane.common import Unreachable
+    from podtax_runner.controlplane.apierrors import Unreachable
 
     if isinstance(exc, Unreachable):  # its connection's error: the line names the address already
         return f"could not clean up {name} ({where}): {exc.cause}; {FIX[name]}"

@@ -7,4 +7,7 @@ kubeapi.py   counted raw-JSON calls, /metrics                    dispatch.py  th
 kwatch.py    list+watch of a kind in a thread
 kconsumers.py volume-churn's consumer pods (deleted before the claims)
 kclasses.py  volume-churn's storage class check (before anything is made)
+common.py    the run's context, names and labels, worker pool, patience
+apierrors.py a failed API call read: timed out, unreachable, refused; too many failed
+churn.py     ObjectChurn: an object's API error recorded and counted, its delete (Kubernetes)
 """

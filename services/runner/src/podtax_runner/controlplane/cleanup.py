@@ -14,17 +14,8 @@ from typing import TypeVar
 from kubernetes.client.rest import ApiException
 from podtax.nomad_in_use import held
 
-from podtax_runner.controlplane.common import (
-    CALL_ERRORS,
-    LABEL_CAMPAIGN,
-    LABEL_RUN,
-    NAME,
-    Aborted,
-    Context,
-    campaign_token,
-    last_error,
-    timed_out,
-)
+from podtax_runner.controlplane.apierrors import CALL_ERRORS, last_error, timed_out
+from podtax_runner.controlplane.common import LABEL_CAMPAIGN, LABEL_RUN, NAME, Aborted, Context, campaign_token
 from podtax_runner.controlplane.kubeapi import ATTEMPTS, Kube, Obj
 from podtax_runner.controlplane.pv_owner import bound_to, claimed_by, made_by_hand, provisioned
 from podtax_runner.controlplane.timeline import Timeline

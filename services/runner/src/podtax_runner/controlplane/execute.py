@@ -18,7 +18,8 @@ from podtax.parsers.timeline_aborted import MARK
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup, kubeapi, kvolumes, nomad, nvolumes, podstartup
-from podtax_runner.controlplane.common import Aborted, Context, last_error, refusal, timed_out
+from podtax_runner.controlplane.apierrors import last_error, refusal, timed_out
+from podtax_runner.controlplane.common import Aborted, Context
 from podtax_runner.controlplane.kubeapi import Kube
 from podtax_runner.controlplane.timeline import Timeline
 

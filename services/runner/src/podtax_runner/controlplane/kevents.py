@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from kubernetes.client.rest import ApiException
 
-from podtax_runner.controlplane.common import CALL_ERRORS
+from podtax_runner.controlplane.apierrors import CALL_ERRORS
 from podtax_runner.controlplane.kubeapi import Kube, Obj
 from podtax_runner.retry import brief
 

@@ -24,13 +24,8 @@ from podtax.kubeclient import refresh_at_most_every, unvalidated
 from prometheus_client.parser import text_string_to_metric_families
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.common import (
-    ANNOTATION_ATTEMPT,
-    Aborted,
-    Unreachable,
-    broken,
-    unreachable,
-)
+from podtax_runner.controlplane.apierrors import Unreachable, broken, unreachable
+from podtax_runner.controlplane.common import ANNOTATION_ATTEMPT, Aborted
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
@@ -119,7 +114,7 @@ class Kube:
                                 patient=retries.did_nothing, patient_attempts=THROTTLED_ATTEMPTS)
         except ApiException as exc:
             self.reached()  # answered
-            exc.podtax_call, exc.podtax_sent = name, sent[0]  # type: ignore[attr-defined]  # for common.refusal
+            exc.podtax_call, exc.podtax_sent = name, sent[0]  # type: ignore[attr-defined]  # for apierrors.refusal
             # no attempt before this answer took effect (each was answered did_nothing): its 404 is not the run's own
             exc.podtax_none_before = all(retries.did_nothing(e) for e in failed[:-1])  # type: ignore[attr-defined]
             raise

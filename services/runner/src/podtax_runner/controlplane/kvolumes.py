@@ -16,16 +16,9 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import VolumeChurn
 
 from podtax_runner.controlplane import cleanup, kclasses, kconsumers, kevents, pv_owner
-from podtax_runner.controlplane.common import (
-    CALL_ERRORS,
-    KIND,
-    LABEL_CAMPAIGN,
-    LABEL_KIND,
-    Context,
-    ObjectChurn,
-    poll_safely,
-    pool,
-)
+from podtax_runner.controlplane.apierrors import CALL_ERRORS
+from podtax_runner.controlplane.churn import ObjectChurn
+from podtax_runner.controlplane.common import KIND, LABEL_CAMPAIGN, LABEL_KIND, Context, poll_safely, pool
 from podtax_runner.controlplane.kconsumers import consumer_manifest
 from podtax_runner.controlplane.kubeapi import Kube, Obj, stored_before
 from podtax_runner.controlplane.kwatch import Watcher, resync

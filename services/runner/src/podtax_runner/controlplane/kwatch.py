@@ -16,7 +16,7 @@ from kubernetes.watch.watch import iter_resp_lines
 from podtax.kubeclient import unvalidated
 
 from podtax_runner import retry as retries
-from podtax_runner.controlplane.common import not_allowed, refusal
+from podtax_runner.controlplane.apierrors import not_allowed, refusal
 from podtax_runner.controlplane.kubeapi import Kube, Obj
 
 log = logging.getLogger("podtax.runner.controlplane")

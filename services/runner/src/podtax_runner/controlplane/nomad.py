@@ -17,12 +17,9 @@ from podtax.config import RunnerSettings
 from podtax.templates import VolumeChurn
 
 from podtax_runner import retry as retries
+from podtax_runner.controlplane.apierrors import Unreachable, unreachable
 from podtax_runner.controlplane.cleanup import WORKERS, Removed, delete_share, refused
-from podtax_runner.controlplane.common import (
-    Aborted,
-    Unreachable,
-    unreachable,
-)
+from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.kubeapi import ATTEMPTS, THROTTLED_ATTEMPTS, request_totals
 from podtax_runner.controlplane.timeline import Timeline
 

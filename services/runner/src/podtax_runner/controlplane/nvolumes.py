@@ -17,16 +17,8 @@ from podtax.templates import VolumeChurn
 from podtax_runner import retry as retries
 from podtax_runner.controlplane import cleanup
 from podtax_runner.controlplane import nomad as client
-from podtax_runner.controlplane.common import (
-    Aborted,
-    Context,
-    Unreachable,
-    fail_object,
-    pool,
-    timed_out,
-    too_many_errors,
-    too_many_failed,
-)
+from podtax_runner.controlplane.apierrors import Unreachable, fail_object, timed_out, too_many_errors, too_many_failed
+from podtax_runner.controlplane.common import Aborted, Context, pool
 from podtax_runner.controlplane.nomad import Nomad, NomadError, volume_body, volume_prefix
 from podtax_runner.controlplane.timeline import Timeline
 

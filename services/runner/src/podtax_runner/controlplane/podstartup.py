@@ -16,7 +16,9 @@ from kubernetes.client.rest import ApiException
 from podtax.templates import PodStartup, VolumeChurn
 
 from podtax_runner.controlplane import cleanup, common, kevents
-from podtax_runner.controlplane.common import CALL_ERRORS, Context, ObjectChurn, poll_safely, pool
+from podtax_runner.controlplane.apierrors import CALL_ERRORS
+from podtax_runner.controlplane.churn import ObjectChurn
+from podtax_runner.controlplane.common import Context, poll_safely, pool
 from podtax_runner.controlplane.kubeapi import Kube, Obj, stored_before
 from podtax_runner.controlplane.kvolumes import claim_manifest
 from podtax_runner.controlplane.kwatch import Watcher, resync

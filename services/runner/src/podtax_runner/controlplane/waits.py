@@ -8,14 +8,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from podtax_runner.controlplane.common import (
-    WAIT_STEP_S,
-    Aborted,
-    Context,
-    allowance,
-    patience,
-    too_many_errors,
-)
+from podtax_runner.controlplane.apierrors import too_many_errors
+from podtax_runner.controlplane.common import WAIT_STEP_S, Aborted, Context, allowance, patience
 from podtax_runner.controlplane.timeline import Timeline
 
 log = logging.getLogger("podtax.runner.controlplane")
