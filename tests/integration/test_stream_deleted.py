@@ -37,6 +37,8 @@ def test_a_deleted_stream_is_named_so(tmp_path: Path) -> None:
         assert status == 3 and "Traceback" not in text and len(lines) == 1, text
         assert "JetStream stream PODTAX was deleted while this service ran" in lines[0], lines
         assert "the messages it held are gone" in lines[0] and "empty store" not in lines[0], lines
+        # the same signs on another server at the address, with its own older PODTAX_DLQ (review r7's probe)
+        assert "or PODTAX_NATS_URL now names another server that has an older PODTAX_DLQ" in lines[0], lines
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()
