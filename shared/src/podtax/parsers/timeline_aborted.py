@@ -22,6 +22,7 @@ from podtax.parsers.timeline_records import GIVEN_UP, Timeline, TimelineObject
 DELETE_REFUSED = "DELETE_REFUSED"
 MARK = "deletes_refused"  # in the header's `aborted`, set by the runner (execute.keep)
 DELETE_START = "delete_requested"  # the end point every delete phase starts at (podtax.phases)
+DELETE_ERROR = "delete: "  # how an object's error starts when its delete failed (the runner's ObjectChurn, nvolumes)
 # the end points a delete records (podtax.phases' delete phases end at gone / pv_gone; a resent delete keeps its first)
 DELETE_POINTS = frozenset({DELETE_START, f"first_{DELETE_START}", "gone", "pv_gone"})
 # the summary's figures of the whole run, which count its refused deletes: left out with the delete phases
@@ -43,13 +44,22 @@ def _refused(aborted: dict[str, Any], why: str = "") -> ParseFailure:
                                            f"before it ended, not a result{why})")
 
 
+def _delete_error(error: str | None) -> bool:
+    """An object's error is its delete's (the runner's `delete: <status> ...`), not one of an earlier call."""
+    return error is not None and error.startswith(DELETE_ERROR)
+
+
 def _incomplete(timeline: Timeline, delete_phases: frozenset[str]) -> str | None:
-    """Why the run's creates and binds are not all complete (the first object that lacks one), else None."""
+    """Why the run's creates and binds are not all complete (the first object that lacks one), else None. An object
+    with an error other than its delete's failed before its delete, whether or not its delete was then sent (the
+    runner deletes every object its API accepted: a claim whose consumer's create a webhook refused, one bound to a PV
+    made beforehand, one deleted by another client): refused, as one given up is (review r6: its error was dropped
+    with the delete's, the run counted clean, a 2 ms static bind counted a provisioning)."""
     needed = [p for p in timeline.phases if p.name not in delete_phases and not p.optional]
     for obj in timeline.objects:
         if GIVEN_UP in obj.t:
             return f"{obj.name} was given up ({obj.error})"
-        if obj.error is not None and DELETE_START not in obj.t:
+        if obj.error is not None and not _delete_error(obj.error):
             return f"{obj.name} failed before its delete ({obj.error})"
         lacking = [p.end for p in needed if p.end not in obj.t]
         if lacking:
@@ -59,9 +69,9 @@ def _incomplete(timeline: Timeline, delete_phases: frozenset[str]) -> str | None
 
 def kept(timeline: Timeline) -> Timeline:
     """`timeline` as it is when it is no failed run's; a run whose deletes were refused and whose every object was
-    created and bound without its delete phases and delete end points (Timeline.without; an object's error, its
-    delete's, dropped) and with the summary its header's `aborted` holds, less the whole run's figures; any other
-    aborted run refused (ParseFailure) with its reason and detail."""
+    created and bound without its delete phases and delete end points (Timeline.without; an object's delete error
+    dropped: _incomplete refused any other) and with the summary its header's `aborted` holds, less the whole run's
+    figures; any other aborted run refused (ParseFailure) with its reason and detail."""
     aborted = _mark(timeline)
     if aborted is None:
         return timeline
@@ -81,8 +91,8 @@ def kept(timeline: Timeline) -> Timeline:
                                                 for n, ends in g["late"].items() if isinstance(ends, list)}}
                                  if isinstance(g, dict) and isinstance(g.get("late"), dict) else g
                                  for g in summary["watch_gaps"]]
-    objects = tuple(TimelineObject(o.name, {k: v for k, v in o.t.items() if k not in DELETE_POINTS}, None)
-                    for o in timeline.objects)
+    objects = tuple(TimelineObject(o.name, {k: v for k, v in o.t.items() if k not in DELETE_POINTS},
+                                   None if _delete_error(o.error) else o.error) for o in timeline.objects)
     return dataclasses.replace(timeline, objects=objects, summary={"kind": "summary", **summary},
                                without=delete_phases)
 

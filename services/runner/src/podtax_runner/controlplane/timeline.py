@@ -21,6 +21,7 @@ from podtax_runner.retry import did_nothing
 
 FORMAT = 1
 VERBS = ("create", "delete", "get", "list", "watch")
+DELETE_CALL = "delete:"  # how a delete's retry reason starts (resender's `what`)
 HELD = "timed from the first attempt: its phases hold the wait"  # a retry not re-timed (resend); the parser reads it
 
 
@@ -143,11 +144,21 @@ class Timeline:
             # DELETED event, then the retry's 404; re-timed, that phase would be negative and the run refused)
             if point is None or point not in rec.t or any(
                     v > rec.t[point] for k, v in rec.t.items() if k != point and not k.startswith("first_")):
-                self.retried[name] = f"{bounded(why, 160)} ({HELD})"
+                self._retried(name, f"{bounded(why, 160)} ({HELD})")
                 return
             rec.t.setdefault(f"first_{point}", rec.t[point])
             rec.t[point] = self.now()
-            self.retried[name] = bounded(why, 200)
+            self._retried(name, bounded(why, 200))
+
+    def _retried(self, name: str, why: str) -> None:
+        """The summary's `retried` of `name` (one reason an object): a delete's does not replace an earlier call's
+        (its create's, its consumer's). It did (review r6): a run whose deletes were refused drops the delete's
+        reason with its delete phases, and the create's retry went unsaid, RETRIED lost. The cost: a clean run's
+        object whose create and delete were both sent again names the create's only (a held delete's phases are
+        then not marked upper bounds; before, a held create's were not)."""
+        said = self.retried.get(name)
+        if said is None or said.startswith(DELETE_CALL) or not why.startswith(DELETE_CALL):
+            self.retried[name] = why
 
     def resender(self, name: str, point: str | None, what: str) -> Callable[[BaseException], None]:
         """The `again` hook of a call that started `point` of `name` (None: a call that starts no phase of it;
