@@ -1,8 +1,10 @@
 """A pod running a 32-bit (armv7) image on an arm64 node runs other code than the node's 64-bit tool of the same
 version (sysbench's cpu test's 64-bit `%` is a library call on 32-bit ARM; its memory test moves 32-bit words): its
 "pod tax" is then the code's difference. Each run's provenance block names its kernel (`machine`) and its tool's
-executable (`tool_arch`, from the ELF header); derive names a tool not of its kernel's architecture in the run's tool
-build, and the analyzer's CONFOUNDED compares the builds of a cell's sides. Raw logs through derive (the parser's
+executable (`tool_arch`, from the ELF header); the analyzer's CONFOUNDED compares the architectures of a cell's runs
+that know it (the runs table's tool_arch), so a run of an older wrapper or agent (no field) is never a mismatch: a
+32-bit Raspberry Pi OS (64-bit kernel) upgraded mid-history, or with an older pod wrapper, is not CONFOUNDED. The
+tool build stays the tool's own. Raw logs through derive (the parser's
 function), a real DuckDB file and the analyzer's report: the stdout is a real sysbench 1.0.18 cpu capture from an
 arm64 board (tests/corpus/sysbench/sbc-orange-pi-zero2, its events per second stepped by run so the sides vary),
 the block lines are benchwrap.render's, with the fields the wrapper prints on such a node (no ARM machine here)."""
@@ -16,6 +18,7 @@ import pytest
 from podtax import benchwrap, events
 from podtax.derive import derive
 from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
 
 CAPTURE = Path(__file__).resolve().parents[1] / "corpus" / "sysbench" / "sbc-orange-pi-zero2" / "sysbench-cpu-1-thread"
@@ -39,10 +42,13 @@ def _log(i: int, env: str, fields: dict[str, str], stdout: str) -> events.Result
     return result
 
 
-def _cell(tmp_path: Path, host: dict[str, str], pod: dict[str, str]) -> tuple[list[str], str, str, str]:
+def _cell(tmp_path: Path, host: dict[str, str] | list[dict[str, str]],
+          pod: dict[str, str] | list[dict[str, str]]) -> tuple[list[str], str, str, str]:
+    """The cell of 8 host and 8 pod runs; a list gives each run's fields in turn (a history across an upgrade)."""
     stdout = CAPTURE.read_text()
-    results = [_log(i, "host", host, stdout) for i in range(8)] + [_log(8 + i, "kubernetes", pod, stdout)
-                                                                     for i in range(8)]
+    hosts, pods = (x if isinstance(x, list) else [x] * 8 for x in (host, pod))
+    results = ([_log(i, "host", f, stdout) for i, f in enumerate(hosts)]
+               + [_log(len(hosts) + i, "kubernetes", f, stdout) for i, f in enumerate(pods)])
     store = Store(tmp_path / "podtax.duckdb")
     try:
         store.write_batch(results)
@@ -52,20 +58,41 @@ def _cell(tmp_path: Path, host: dict[str, str], pod: dict[str, str]) -> tuple[li
     return cell.flags, cell.flag_details.get("CONFOUNDED", ""), cell.host_tool_version, cell.pod_tool_version
 
 
-@pytest.mark.parametrize(("host", "pod", "foreign"), [(ARM64, ARMV7, "pod"), (ARMV7, ARM64, "host")])
-def test_a_tool_of_another_architecture_on_one_side_is_confounded(tmp_path: Path, host: dict[str, str],
-                                                                  pod: dict[str, str], foreign: str) -> None:
-    flags, why, host_build, pod_build = _cell(tmp_path, host, pod)
+@pytest.mark.parametrize(("host", "pod", "words"), [
+    (ARM64, ARMV7, "host runs' executables were built for aarch64 and pod runs' for arm"),
+    (ARMV7, ARM64, "host runs' executables were built for arm and pod runs' for aarch64"),
+    ([ARM64] * 4 + [ARMV7] * 4, ARM64, "host runs mixed executables built for aarch64 + arm"),
+    ([OLD] * 4 + [ARM64] * 4, ARMV7, "host runs' executables were built for aarch64 and pod runs' for arm")])
+def test_a_tool_of_another_architecture_on_one_side_is_confounded(tmp_path: Path, host: object, pod: object,
+                                                                  words: str) -> None:
+    flags, why, host_build, pod_build = _cell(tmp_path, host, pod)  # type: ignore[arg-type]
     assert "CONFOUNDED" in flags, flags
-    assert "arm executable, aarch64 kernel" in (pod_build if foreign == "pod" else host_build)
-    assert "arm executable" not in (host_build if foreign == "pod" else pod_build)
-    assert "arm executable, aarch64 kernel" in why and "may come from the tool" in why, why
+    assert words in why and "may come from the tool" in why, why
+    assert host_build == pod_build  # the tool's own build on both sides
 
 
-@pytest.mark.parametrize(("host", "pod"), [(ARM64, ARM64), (ARMV7, ARMV7), (ARM64, OLD),
-                                           ({"machine": "armv7l", "tool_arch": "arm"}, OLD)])
-def test_the_same_code_on_both_sides_or_unknown_is_not(tmp_path: Path, host: dict[str, str],
-                                                       pod: dict[str, str]) -> None:
-    flags, _, host_build, pod_build = _cell(tmp_path, host, pod)
-    assert "CONFOUNDED" not in flags, (flags, host_build, pod_build)
+@pytest.mark.parametrize(("host", "pod"), [
+    (ARM64, ARM64), (ARMV7, ARMV7), (ARM64, OLD), ({"machine": "armv7l", "tool_arch": "arm"}, OLD),
+    (ARMV7, OLD), (OLD, ARMV7),  # a 32-bit Raspberry Pi OS (64-bit kernel): a new agent, an old wrapper or the reverse
+    ([OLD] * 4 + [ARMV7] * 4, ARMV7)],  # its host runs before and after the agent's upgrade
+    ids=["arm64", "armv7", "arm64-old-pod", "armv7l-kernel-old-pod", "armv7-old-pod", "old-host-armv7-pod",
+         "armv7-host-upgraded"])
+def test_the_same_code_on_both_sides_or_unknown_is_not(tmp_path: Path, host: object, pod: object) -> None:
+    flags, why, host_build, pod_build = _cell(tmp_path, host, pod)  # type: ignore[arg-type]
+    assert "CONFOUNDED" not in flags, (flags, why, host_build, pod_build)
     assert host_build == pod_build
+
+
+def test_a_nodes_score_across_the_agents_upgrade_is_not_confounded(tmp_path: Path) -> None:
+    """A 32-bit Raspberry Pi OS node's host runs, 5 by the older agent (no fields) and 5 by the new one (arm on
+    aarch64): one node score, not CONFOUNDED (the scheduler drops a CONFOUNDED node's score)."""
+    stdout = CAPTURE.read_text()
+    results = [_log(i, "host", OLD if i < 5 else ARMV7, stdout) for i in range(10)]
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch(results)
+        scores = [s for s in node_scores(store.cursor()) if s.metric == "events_per_second"]
+    finally:
+        store.close()
+    assert [(s.env, s.n) for s in scores] == [("host", 10)]
+    assert "CONFOUNDED" not in scores[0].flags, scores[0].flags

@@ -49,13 +49,10 @@ def derive(log: events.RawLog, source: str = "podtax/parser") -> events.ResultV1
     except ParseFailure as exc:
         return failed(exc.reason, exc.detail)
     flags = list(parsed.flags)
-    build = parsed.tool_build
-    if foreign := provenance.foreign_executable(prov):  # not the kernel's own architecture: other code
-        build = f"{build}; {foreign}" if build else foreign
     if log.truncated:
         flags.append("TRUNCATED: the output exceeded the size cap and was cut; figures come from what was kept")
     result = events.Result(
-        run=log.run, tool=parsed.tool, tool_version=parsed.tool_version, tool_build=build,
+        run=log.run, tool=parsed.tool, tool_version=parsed.tool_version, tool_build=parsed.tool_build,
         parser_version=PARSER_VERSION, metrics=list(parsed.metrics), echoed=dict(parsed.echoed), flags=flags,
         started_at=log.started_at, ended_at=log.ended_at, provenance=prov,
     )

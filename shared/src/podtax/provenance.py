@@ -56,25 +56,3 @@ def to_model(phases: dict[str, dict[str, str]], **extra: object) -> Provenance:
         **extra,  # type: ignore[arg-type]
     )
 
-
-# `uname -m` -> the architecture of the executables the kernel runs natively (benchwrap.elf_arch's names). armv8l is
-# a 64-bit ARM kernel's name for a 32-bit task under its compat personality (a 32-bit ARM kernel says armv7l or
-# older even on an ARMv8 CPU); i686 and the like are x86's 32-bit kernels.
-_NATIVE = {"aarch64": "aarch64", "arm64": "aarch64", "armv8l": "aarch64", "x86_64": "x86_64", "amd64": "x86_64",
-           "i386": "i386", "i486": "i386", "i586": "i386", "i686": "i386", "riscv64": "riscv64", "ppc64le": "ppc64le",
-           "ppc64": "ppc64", "s390x": "s390x", "mips64": "mips64", "mips": "mips", "loongarch64": "loongarch64"}
-
-
-def foreign_executable(prov: Provenance) -> str | None:
-    """Words for a tool whose executable is not of its kernel's own architecture (a 32-bit arm build on an aarch64
-    kernel: an armv7 image in a pod on an arm64 node, or a 32-bit Raspberry Pi OS under its 64-bit kernel), else
-    None (either one unknown, or the same). The same version of a tool is then other code (sysbench's cpu test's
-    64-bit `%` is a library call on 32-bit ARM; its memory test moves 32-bit words), so derive adds these words to
-    the run's tool build, which the analyzer compares between the two sides of a cell (CONFOUNDED when they differ)."""
-    machine, arch = prov.machine, prov.tool_arch
-    if not machine or not arch:
-        return None
-    native = _NATIVE.get(machine) or ("arm" if machine.startswith("arm") else None)
-    if native is None or native == arch:
-        return None
-    return f"{arch} executable, {machine} kernel"

@@ -85,11 +85,13 @@ class Side:
     units: the distinct units the side's runs gave the metric in (one, unless a producer changed it).
     directions: the distinct higher-is-better the side's runs gave the metric (one, unless a producer changed it).
     slow: the side's objects of this metric's phase that took over 10x its median (celldata_failures.SlowObjects),
-    None when none did."""
+    None when none did. tool_archs: the distinct architectures the side's runs' executables were built for, among
+    the runs that know it (the provenance block's tool_arch; an older wrapper or agent gives none)."""
 
     env: str
     values: np.ndarray
     versions: list[str] = field(default_factory=list)
+    tool_archs: list[str] = field(default_factory=list)
     n_throttled: int = 0
     throttled_usec: int = 0
     cpu_limits: list[float | None] = field(default_factory=list)
@@ -207,6 +209,7 @@ cells AS (
            list_sort(list_distinct(list(m.higher_is_better))) AS hibs,
            list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
            list_distinct(list({VERSION_SQL})) AS versions,
+           list_distinct(list(r.tool_arch)) AS tool_archs,  -- (list_distinct leaves NULL out)
            count(*) FILTER (WHERE r.nr_throttled > 0) AS n_throttled,
            coalesce(sum(CASE WHEN r.nr_throttled > 0 THEN r.throttled_usec END)::BIGINT, 0) AS throttled_usec,
            list_distinct(list(coalesce(r.cpu_limit, -1.0))) AS cpu_limits,
@@ -294,6 +297,7 @@ def load_cells(
             env=env,
             values=np.asarray(res["vals"][i], dtype=float),
             versions=sorted(str(v) for v in res["versions"][i]),
+            tool_archs=sorted(str(v) for v in res["tool_archs"][i]),
             n_throttled=int(res["n_throttled"][i]),
             throttled_usec=int(res["throttled_usec"][i]),
             cpu_limits=limits,

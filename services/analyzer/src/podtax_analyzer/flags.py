@@ -84,11 +84,28 @@ def confounded(cell: CellData) -> str | None:
         if len(s.versions) > 1:  # named here when the sides' sets are the same (else named above)
             which = f" ({version_text(s)})" if h.versions == p.versions else ""
             problems.append(f"{side_name(s.env, cell.pair)} runs mixed {len(s.versions)} tool builds{which}")
+    problems += archs_differ(cell, base, cand)
     if not problems:
         return None
     return (f"Not comparable: {'; '.join(dict.fromkeys(problems))}, so a difference may come from the tool, "
             f"not the {cand} ({base} median {fmt_value(float(np.median(h.values)), cell.unit)} {cell.unit}, {cand} "
             f"median {fmt_value(float(np.median(p.values)), cell.unit)} {cell.unit}; no ratio is given).")
+
+
+def archs_differ(cell: CellData, base: str, cand: str) -> list[str]:
+    """The sides' tool executables built for other architectures (an armv7 image's 32-bit sysbench beside the arm64
+    node's own: the same version is other code), judged only between runs that know it: a run of an older wrapper or
+    agent (no tool_arch) differs from none."""
+    h, p = cell.host, cell.pod
+    problems = []
+    if h.tool_archs and p.tool_archs and h.tool_archs != p.tool_archs:
+        problems.append(f"{base} runs' executables were built for {' + '.join(h.tool_archs)} and {cand} runs' for "
+                        f"{' + '.join(p.tool_archs)}")
+    for s in (h, p):
+        if len(s.tool_archs) > 1:
+            problems.append(f"{side_name(s.env, cell.pair)} runs mixed executables built for "
+                            f"{' + '.join(s.tool_archs)}")
+    return problems
 
 
 def absent_phase(cell: CellData) -> str | None:

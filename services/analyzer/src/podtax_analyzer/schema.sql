@@ -56,8 +56,10 @@ CREATE TABLE IF NOT EXISTS runs (
     failure_stage   VARCHAR,
     failure_reason  VARCHAR,
     failure_detail  VARCHAR,
-    stored_at       TIMESTAMPTZ NOT NULL
+    stored_at       TIMESTAMPTZ NOT NULL,
+    tool_arch       VARCHAR                  -- the tool's executable's architecture (arm, aarch64...); NULL unknown
 );
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS tool_arch VARCHAR;  -- files made before it
 
 -- Metric values of 'ok' runs: one row per run and metric. No index: (run_id, name) is unique because
 -- metrics are written only in the transaction that inserts their run's row (runs' key refuses a second

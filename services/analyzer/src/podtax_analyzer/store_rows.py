@@ -22,11 +22,11 @@ from podtax.templates import params_key
 RUN_COLUMNS = ("run_id", "event_id", "campaign", "cluster", "node", "env", "test", "params", "params_key",
                "attempt", "sequence", "status", "tool", "tool_version", "tool_build", "parser_version",
                "flags", "started_at", "ended_at", "qos_class", "cpu_limit", "nr_throttled", "throttled_usec",
-               "image", "failure_stage", "failure_reason", "failure_detail", "stored_at")
+               "image", "failure_stage", "failure_reason", "failure_detail", "stored_at", "tool_arch")
 RUN_TYPES = ("varchar", "varchar", "varchar", "varchar", "varchar", "varchar", "varchar", "json", "varchar",
              "integer", "integer", "varchar", "varchar", "varchar", "varchar", "varchar", "varchar[]",
              "timestamptz", "timestamptz", "varchar", "double", "bigint", "bigint", "varchar", "varchar",
-             "varchar", "varchar", "timestamptz")
+             "varchar", "varchar", "timestamptz", "varchar")
 RAW_COLUMNS = ("run_id", "event_id", "campaign", "cluster", "node", "env", "test", "params", "params_key",
                "attempt", "started_at", "ended_at", "exit_code", "stdout", "stderr", "tool_version",
                "truncated", "timed_out", "provenance", "imported_from", "received_at")
@@ -75,7 +75,8 @@ def result_row(e: events.ResultV1, now: datetime) -> dict[str, Any]:
             "started_at": events.utc(r.started_at), "ended_at": events.utc(r.ended_at), "qos_class": p.qos_class,
             "cpu_limit": p.cpu_limit, "nr_throttled": _delta(p.nr_throttled_before, p.nr_throttled_after),
             "throttled_usec": _delta(p.throttled_usec_before, p.throttled_usec_after), "image": p.image,
-            "failure_stage": None, "failure_reason": None, "failure_detail": None, "stored_at": now}
+            "failure_stage": None, "failure_reason": None, "failure_detail": None, "stored_at": now,
+            "tool_arch": p.tool_arch}
 
 
 def failure_row(e: events.RunFailedV1, now: datetime) -> dict[str, Any]:
@@ -84,7 +85,7 @@ def failure_row(e: events.RunFailedV1, now: datetime) -> dict[str, Any]:
             "tool_build": None, "parser_version": None, "flags": [], "started_at": _utc(f.started_at),
             "ended_at": _utc(f.ended_at), "qos_class": None, "cpu_limit": None, "nr_throttled": None,
             "throttled_usec": None, "image": None, "failure_stage": f.stage, "failure_reason": f.reason,
-            "failure_detail": f.detail, "stored_at": now}
+            "failure_detail": f.detail, "stored_at": now, "tool_arch": None}
 
 
 def raw_row(e: events.RawLogV1, now: datetime) -> dict[str, Any]:
