@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from podtax import benchwrap, events, provenance
+from podtax import benchwrap, events, provenance, templates
+from podtax.natsserver import free_port
 from podtax_host_agent import facts
 from podtax_host_agent.execute import run_template
 
@@ -54,3 +55,42 @@ async def test_the_host_agent_names_its_tools_architecture(tmp_path: Path) -> No
     assert before["machine"] == os.uname().machine
     assert before["tool_arch"] == benchwrap.elf_arch(shutil.which("sysbench", path=facts.tool_path())) is not None
 
+
+def test_a_fifo_named_as_the_tool_is_not_read(tmp_path: Path) -> None:
+    """A FIFO where the tool should be: open() waited for a writer forever (in the root host agent's event loop);
+    run in a subprocess with a timeout so a hang fails this test instead of hanging the suite."""
+    fifo = tmp_path / "sysbench"
+    os.mkfifo(fifo)
+    code = "import sys; from podtax import benchwrap; print(benchwrap.elf_arch(sys.argv[1]))"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("elf_arch blocked on a FIFO")
+    assert (proc.returncode, proc.stdout.strip()) == (0, "None"), proc.stderr
+
+
+def test_a_host_network_runs_tool_is_the_client_not_python() -> None:
+    argv = templates.get("iperf3").build_argv({"server": "127.0.0.1", "duration": 1}, "/w")
+    assert argv[0] == sys.executable and benchwrap.tool_of(argv) == "iperf3"
+    assert benchwrap.tool_of(["sysbench", "cpu", "run"]) == "sysbench"
+
+
+async def test_a_host_network_run_names_the_clients_architecture_not_pythons(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host agent runs iperf3's host side as `python -m podtax.netpair ... -- iperf3 ...`: tool_arch is iperf3's.
+    Here iperf3 is found first as a script that runs the real one, so it has no ELF header: no tool_arch (it was
+    Python's)."""
+    real = shutil.which("iperf3", path=facts.tool_path())
+    assert real is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "iperf3").write_text(f'#!/bin/sh\nexec {real} "$@"\n')
+    (bin_dir / "iperf3").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    run = events.RunSpec(run_id="r", campaign="c", node="n", env="host", test="iperf3",
+                         params={"server": "127.0.0.1", "duration": 1, "port": free_port()}, timeout_s=30)
+    out = await run_template(run, 1_000_000, tmp_path / "w", None)
+    assert out.exit_code == 0, out.stderr[-500:]
+    before = provenance.split(out.stderr)[1]["before"]
+    assert "tool_arch" not in before, before
+    assert benchwrap.elf_arch(sys.executable) is not None  # what it named before

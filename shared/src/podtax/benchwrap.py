@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -93,12 +94,18 @@ _MACHINES = {3: ("i386", "i386"), 8: ("mips", "mips64"), 20: ("ppc", "ppc"), 21:
 def elf_arch(path: str | None) -> str | None:
     """The architecture the executable at `path` was built for, from its ELF header (e_ident's class and byte
     order, e_machine): `arm` for a 32-bit ARM build, `aarch64`, `x86_64`, `i386`...; None for anything else (a
-    script, a missing file)."""
+    script, a missing file, anything but a regular file: a FIFO is opened without waiting for a writer and not
+    read, as the root host agent's event loop would hang in it)."""
     try:
-        with open(path or "", "rb") as file:
-            head = file.read(20)
+        fd = os.open(path or "", os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        head = os.read(fd, 20) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if len(head) < 20 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
         return None
     machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
@@ -107,6 +114,14 @@ def elf_arch(path: str | None) -> str | None:
         return f"elf{32 * head[4]}-machine-{machine}"
     name = names[head[4] - 1]
     return f"{name}le" if name == "ppc64" and head[5] == 1 else name
+
+
+def tool_of(argv: list[str]) -> str:
+    """The tool a run's argv starts: its first word, or the client after `--` when podtax.netpair (a network test's
+    host->host side: `python -I -m podtax.netpair ... -- iperf3 -c ...`) starts the server and the client."""
+    if "podtax.netpair" in argv[:4] and "--" in argv[:-1]:
+        return argv[argv.index("--") + 1]
+    return argv[0]
 
 
 def render(phase: str, fields: dict[str, str]) -> str:
@@ -166,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         print("podtax-bench: missing the benchmark to run: podtax-bench TOOL [ARGS...]. Try 'podtax-bench --help'.",
               file=sys.stderr)
         return 2
-    print(block("before", tool_version(args[0]), shutil.which(args[0])), file=sys.stderr, flush=True)
+    print(block("before", tool_version(args[0]), shutil.which(tool_of(args))), file=sys.stderr, flush=True)
     if problem := fio_space_problem(args):
         print(f"podtax-bench: refused: {problem}", file=sys.stderr)
         print(block("after"), file=sys.stderr, flush=True)

@@ -246,7 +246,8 @@ async def run_template(run: events.RunSpec, cap_bytes: int, workdir: Path, tool_
     The tool's data files are deleted afterwards, whatever the outcome."""
     argv = templates.get(run.test).build_argv(run.params, str(workdir))
     make(workdir)  # for this user alone (workdir_problem)
-    before = benchwrap.block("before", tool_version, shutil.which(argv[0], path=tool_path()))  # as run_argv finds it
+    tool = shutil.which(benchwrap.tool_of(argv), path=tool_path())  # as run_argv (or netpair under it) finds it
+    before = benchwrap.block("before", tool_version, tool)
     try:
         outcome = await run_argv(argv, run.timeout_s, cap_bytes, workdir, pass_fds=pass_fds, on_start=on_start,
                                  stop=stop)
