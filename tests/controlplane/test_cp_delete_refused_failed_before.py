@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from podtax import events
 from podtax.parsers import ParseFailure, parse_run
 from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import measured_of
-from podtax_runner.controlplane.timeline import Timeline
+from podtax_runner.controlplane.nomad import volume_prefix
+from podtax_runner.controlplane.timeline import Timeline, run_label
 
 from tests.controlplane.conftest import cluster, spec
 from tests.controlplane.test_cp_made_before import volume
@@ -44,15 +46,16 @@ def _refused(tl: Timeline, reason: str, failed: str) -> None:
 
 
 def test_a_claim_whose_consumer_a_webhook_refused_is_not_counted_clean(kubesim_factory: Any, run_cp: Any) -> None:
-    """3 consumers' creates refused (422, an admission webhook's), then RBAC refuses the deletes: the 3 claims had
-    been deleted too (their API accepted them). Before: a result with no ERRORS and no consumer failure."""
+    """The first 3 consumers' creates refused (422, an admission webhook's), then RBAC refuses the first delete, the
+    first claim's (one at a time): that claim had been deleted too (its API accepted it). Before: a result with no
+    ERRORS and no consumer failure."""
     sim = kubesim_factory({**cluster(provision=0.01), "faults": {
         "forbid": FORBID_DELETE, "failCreates": [{"match": "pods/", "status": 422, "times": 3}]}})
-    err, tl = _kept(run_cp, spec("volume-churn", count=20, concurrency=4, timeout=60, consumer=True), kube=sim)
+    err, tl = _kept(run_cp, spec("volume-churn", count=12, concurrency=1, timeout=60, consumer=True), kube=sim)
     assert err.reason == "kubernetes-forbidden", err.detail
     assert tl.aborted is not None and tl.aborted["deletes_refused"] is True  # RBAC's 403 on a delete: marked
     failed = [r for r in tl.objects.values() if r.error and r.error.startswith("create consumer: 422")]
-    assert failed and all("delete_requested" in r.t for r in failed), [(r.name, r.error, r.t) for r in failed]
+    assert len(failed) == 3 and "delete_requested" in failed[0].t, [(r.name, r.error, r.t) for r in failed]
     _refused(tl, "kubernetes-forbidden", "create consumer: 422")
 
 
@@ -89,3 +92,33 @@ def test_a_create_sent_again_keeps_its_retried_when_its_delete_was_sent_again(no
     assert [f for f in parsed.flags if f.startswith("DELETE_REFUSED: ")], parsed.flags
     retried = [f for f in parsed.flags if f.startswith("RETRIED: ")]
     assert len(retried) == 1 and f"(first: {first}: create: 429 " in retried[0], parsed.flags
+
+
+def test_a_run_ended_by_consumer_failures_and_one_delete_is_not_marked(kubesim_factory: Any, run_cp: Any) -> None:
+    """10 consumers' creates refused (422: the allowance of a run of 20), then the API answers 500 to every claim's
+    delete: the 11th failure, a delete's, ends the run. Before, the mark said its deletes were refused (the last
+    failure was a delete's); 10 of the 11 failures counted were consumers'."""
+    sim = kubesim_factory({**cluster(provision=0.01), "faults": {
+        "failCreates": [{"match": "pods/", "status": 422, "times": 10}],
+        "failDeletes": [{"match": "persistentvolumeclaims/", "status": 500, "times": 0}]}})
+    err, tl = _kept(run_cp, spec("volume-churn", count=20, concurrency=4, timeout=120, consumer=True), kube=sim)
+    assert err.reason == "api-errors" and "refused 11 of 20 requests (last: delete: 500" in err.detail, err.detail
+    assert tl.aborted is not None and "deletes_refused" not in tl.aborted, tl.aborted
+    with pytest.raises(ParseFailure) as refused:
+        parse_run("volume-churn", tl.jsonl())
+    assert refused.value.reason == "api-errors" and "its deletes were refused" not in refused.value.detail
+
+
+def test_a_nomad_run_ended_by_a_leftover_and_deletes_is_not_marked(nomadsim_factory: Any, run_cp: Any) -> None:
+    """One volume left by an earlier run (failed, counted against the allowance), then 500 to every delete: 10
+    deletes and the leftover end the run. Before: marked deletes_refused."""
+    sim = nomadsim_factory({"faults": {"failRequests": [NOMAD_DELETE_500]}})
+    run = spec("volume-churn", env="nomad", count=12, concurrency=1, timeout=60, plugin_id="hostpath")
+    taken = f"{volume_prefix(run.campaign, run_label(run.run_id))}0003"
+    body = {"Volumes": [{"ID": taken, "Name": taken, "PluginID": "hostpath",
+                         "RequestedCapabilities": [{"AccessMode": "single-node-writer",
+                                                    "AttachmentMode": "file-system"}]}]}
+    httpx.put(f"{sim.url}/v1/volume/csi/{taken}/create", json=body).raise_for_status()
+    err, tl = _kept(run_cp, run, nomad=sim)
+    assert err.reason == "api-errors" and "refused 10 of 12 requests (last: delete: " in err.detail, err.detail
+    assert tl.aborted is not None and "deletes_refused" not in tl.aborted, tl.aborted

@@ -43,6 +43,8 @@ from tests.report.conftest import serve
 FORBID_DELETE = {"faults": {"forbid": ["delete persistentvolumeclaims"]}}
 NOMAD_DELETE_500 = {"faults": {"failRequests": [{"request": "DELETE /v1/volume/csi/:id/delete", "status": 500,
                                                  "times": 0}]}}
+NOMAD_DELETE_403 = {"faults": {"failRequests": [{"request": "DELETE /v1/volume/csi/:id/delete", "status": 403,
+                                                 "times": 0}]}}
 K8S_DELETE = ("deleted", "pv_deleted")
 WHOLE_RUN = ("objects_ok", "errors", "requests_per_object", "server_requests_per_object", "wall_s")
 
@@ -126,8 +128,10 @@ def test_a_half_created_kubernetes_run_whose_deletes_were_refused_is_never_a_res
 def test_a_half_created_nomad_run_whose_deletes_failed_is_never_a_result(nomadsim_factory: Any,
                                                                          run_cp: Any) -> None:
     """One volume of the run's names exists already (left by an earlier run: failed, its create not sent), then
-    Nomad answers 500 to every delete: api-errors at the deletes, marked deletes_refused, not a result."""
-    sim = nomadsim_factory(NOMAD_DELETE_500)
+    Nomad answers 403 to the first delete (the token's policy): nomad-forbidden at the deletes, marked
+    deletes_refused, not a result. (With 500 to every delete, the leftover counted among the 11 failures that end
+    the run: not marked, test_cp_delete_refused_failed_before.py.)"""
+    sim = nomadsim_factory(NOMAD_DELETE_403)
     run = spec("volume-churn", env="nomad", count=12, concurrency=1, timeout=30, plugin_id="hostpath")
     taken = f"{volume_prefix(run.campaign, run_label(run.run_id))}0003"
     body = {"Volumes": [{"ID": taken, "Name": taken, "PluginID": "hostpath",
@@ -135,12 +139,12 @@ def test_a_half_created_nomad_run_whose_deletes_failed_is_never_a_result(nomadsi
                                                     "AttachmentMode": "file-system"}]}]}
     httpx.put(f"{sim.url}/v1/volume/csi/{taken}/create", json=body).raise_for_status()
     err = _aborted(run_cp, run, nomad=sim)
-    assert err.reason == "api-errors" and "(last: delete: " in err.detail, err.detail
+    assert err.reason == "nomad-forbidden" and "the run's delete of " in err.detail, err.detail
     tl = measured_of(err)
     assert tl is not None and tl.aborted is not None and tl.aborted["deletes_refused"] is True
     with pytest.raises(ParseFailure) as refused:
         parse_run("volume-churn", tl.jsonl())
-    assert refused.value.reason == "api-errors", refused.value
+    assert refused.value.reason == "nomad-forbidden", refused.value
     assert f"({taken} failed before its delete (" in refused.value.detail, refused.value.detail
 
 

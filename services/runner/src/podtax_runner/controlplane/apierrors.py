@@ -164,15 +164,19 @@ def too_many_failed(api: str, failures: Counter[str], count: int, last: str) -> 
     api-errors; `failures["unanswered"]` got no answer in time and gave their objects up as lower bounds (an API that
     hung mid-run ended as "the API refused 11 of 20 requests", which it had not), reason api-no-answer when no call
     was refused. `failures["leftover"]`: objects failed unsent, found left by an earlier run (Nomad's), counted
-    against the allowance and said apart. None while within the allowance."""
+    against the allowance and said apart. `failures["delete"]`: of the refused and unanswered, those of a delete; the
+    end's `call` is `delete` (execute.keep marks the run deletes_refused) only when every failure counted was a
+    delete's (review r6: 10 consumers refused and then 1 delete ended a run marked so). None while within the
+    allowance."""
     refused, unanswered, leftover = failures["refused"], failures["unanswered"], failures["leftover"]
     if not too_many_errors(refused + unanswered + leftover, count):
         return None
     last += (f"; also {leftover} object(s) not created, not sent: they exist already, left by an earlier run (said in "
              "each one's error)") if leftover else ""
     if not unanswered:
+        call = last.split(":")[0] if failures["delete"] in (0, refused + leftover) else "several calls"
         return Aborted("api-errors", f"{api} refused {refused} of {count} requests (last: {last}); stopped, "
-                       "deleting what it created", call=last.split(":")[0])
+                       "deleting what it created", call=call)
     did = f"refused {refused} and did not answer {unanswered}" if refused else f"did not answer {unanswered}"
     return Aborted("api-errors" if refused else "api-no-answer",
                    f"{api} {did} of {count} requests in time (the {unanswered} unanswered were given up as lower "

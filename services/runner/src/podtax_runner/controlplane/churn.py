@@ -56,6 +56,7 @@ class ObjectChurn:
         fail_object(self.tl, name, detail, exc)
         with self.lock:
             self.failures["unanswered" if timed_out(exc) else "refused"] += first
+            self.failures["delete"] += first and what == "delete"
             if aborted := too_many_failed("the API", self.failures, self.p.count, detail):
                 raise aborted
 

@@ -47,6 +47,7 @@ def run(nomad: Nomad, ctx: Context, p: VolumeChurn, tl: Timeline, measured: Call
         fail_object(tl, vol_id, detail, exc)
         with lock:
             failures["unanswered" if timed_out(exc) else "refused"] += 1
+            failures["delete"] += detail.startswith("delete:")
             if aborted := too_many_failed("Nomad", failures, p.count, detail):
                 raise aborted
 
