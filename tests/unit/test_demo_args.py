@@ -18,7 +18,8 @@ def demo_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PODTAX_DEMO_DIR", str(tmp_path))
     for name in ("PODTAX_DATA_DIR", "PODTAX_NATS_URL", "PODTAX_API_URL", "PODTAX_RUNNER_KUBECONFIG",
                  "PODTAX_RUNNER_NOMAD_ADDR"):  # each one demo.main or its start_up sets or removes
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # recorded as unset or as its value, so the teardown puts back either
+        monkeypatch.delenv(name)
 
     def must_not_start(*_args: object) -> None:
         raise AssertionError("the demo started")
