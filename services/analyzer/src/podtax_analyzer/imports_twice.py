@@ -3,8 +3,10 @@
 Since 65f442e the analyzer drops an imported raw log that is the same capture as a stored one (store_imports.py),
 but a database that imported one manifest under two podtax generations before then (6de8b23 to 7daa8f2: the node
 `Node-1` and `node-1`, two run ids) holds both runs: the campaign had a cell for each spelling, the capture counted
-on two nodes, and the scheduler ranked node-1 by the copy. Nothing rewrites them unasked: `find` lists them (the
-same rule as store_imports: same campaign, imported file, env, node in any case, start time and log text), `drop`
+on two nodes, and the scheduler ranked node-1 by the copy; so does a database that imported the same logs again under
+other file names before 287d2dc. Nothing rewrites them unasked: `find` lists them (the rule store_imports applies on
+arrival, CAPTURE: same campaign, env, test, params, node in any case, start time and log text, whatever the file's
+name), `drop`
 removes the others' rows (runs, metrics, phases, and their raw logs, which are the
 kept run's byte for byte) and records each in imported_duplicates with the run kept, so a redelivery stays dropped.
 The copy kept is the one spelled in lowercase (the Kubernetes node's name, which the scheduler reads, and the one the
@@ -23,11 +25,15 @@ from podtax.imports_counted import counted
 
 from podtax_analyzer.overlap import overlapping, remark
 
-_TWICE = """SELECT run_id, kept_run_id, campaign, node, kept_node, env, imported_from FROM (
+# What makes two imported raw logs one capture (store_imports drops a newcomer by it too), beside the node in any case
+# (lower(node)), the start time and the log (stdout and stderr, byte for byte). test and params_key are in it: a
+# failed sysbench-cpu and a failed sysbench-memory run can print the same line at one (date-only) start.
+CAPTURE = ("campaign", "env", "test", "params_key")
+_TWICE = f"""SELECT run_id, kept_run_id, campaign, node, kept_node, env, imported_from FROM (
     SELECT run_id, campaign, node, env, imported_from,
            first(run_id) OVER capture AS kept_run_id, first(node) OVER capture AS kept_node
     FROM raw_logs WHERE imported_from IS NOT NULL AND ($1::varchar IS NULL OR campaign = $1)
-    WINDOW capture AS (PARTITION BY campaign, imported_from, env, lower(node), started_at, stdout, stderr
+    WINDOW capture AS (PARTITION BY {', '.join(CAPTURE)}, lower(node), started_at, stdout, stderr
                        ORDER BY node <> lower(node), received_at, run_id
                        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
     WHERE run_id <> kept_run_id ORDER BY campaign, kept_run_id, run_id"""
@@ -40,8 +46,8 @@ def find(con: duckdb.DuckDBPyConnection, campaign: str | None = None) -> list[di
 
 
 # imported raw logs of one campaign sharing a capture's key but the texts: a cheap look before `find` reads the logs
-_MAYBE = """SELECT count(*) FROM (SELECT 1 FROM raw_logs WHERE campaign = $1 AND imported_from IS NOT NULL
-    GROUP BY imported_from, env, lower(node), started_at HAVING count(*) > 1)"""
+_MAYBE = f"""SELECT count(*) FROM (SELECT 1 FROM raw_logs WHERE campaign = $1 AND imported_from IS NOT NULL
+    GROUP BY {', '.join(CAPTURE)}, lower(node), started_at HAVING count(*) > 1)"""
 
 
 def warning(con: duckdb.DuckDBPyConnection, campaign: str) -> str | None:

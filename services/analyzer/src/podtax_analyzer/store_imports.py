@@ -1,16 +1,18 @@
 """Imported runs stored already under another run id (store.py's write_batch).
 
-`podtax import` derives a run's id from campaign, file, node and env, so the same run gets another id when the file
-is another: the same log imported again under another file name (a second manifest over a copy of the folder), or
-the same manifest imported by another podtax generation, which spelled the node differently (before 6de8b23 as the
-manifest wrote it, `Node-1`, kept so; 6de8b23 to 16ce8b7 in lowercase; since 7daa8f2 as written again, the node
-stored lowercase). Each run would be stored a second time: its cell counted it twice (and flagged the two OVERLAP).
-So the analyzer recognises the run itself: an imported raw log is the one it holds when a stored imported raw log is
-the same capture: same campaign, env, node (whatever its case) and start time, and the same log (stdout and stderr,
-byte for byte), whatever its file's name and run id. Two runs of one node and env starting at the same time are one
-run or measured each other; with the same bytes logged they are one. The same log text at another start time is
-another run (equal figures happen), and so is another log under the same file name (day1/host.log, day2/host.log).
-The stored one is kept; the newcomer's run id goes to
+`podtax import` derives a run's id from campaign, file, node, env, start and log, so the same run gets another id
+when the file is another: the same log imported again under another file name (a second manifest over a copy of the
+folder), or the same manifest imported by another podtax generation, which spelled the node differently (before
+6de8b23 as the manifest wrote it, `Node-1`, kept so; 6de8b23 to 16ce8b7 in lowercase; since 7daa8f2 as written
+again, the node stored lowercase) or derived the id without start and log (before 287d2dc). Each run would be
+stored a second time: its cell counted it twice (and flagged the two OVERLAP). So the analyzer recognises the run
+itself: an imported raw log is the one it holds when a stored imported raw log is the same capture
+(imports_twice.CAPTURE): same campaign, env, test, params, node (whatever its case) and start time, and the same log
+(stdout and stderr, byte for byte), whatever its file's name and run id. Two runs of one node, env and test starting
+at the same time are one run or measured each other; with the same bytes logged they are one (two rows of one
+manifest included: the importer warns of such rows). The same log text at another start time is another run (equal
+figures happen), and so is another log under the same file name (day1/host.log, day2/host.log), or the same failure
+line of another test. The stored one is kept; the newcomer's run id goes to
 `imported_duplicates`, so its result (the parser's, arriving before or after its raw log) is dropped too; a result
 stored before its raw log is deleted and the runs it overlapped are flagged afresh (overlap.py). When the kept run
 has no result (an older parser failed on the log, or its runs row is gone) the newcomer's outcome is its result, as
@@ -29,18 +31,19 @@ import duckdb
 import numpy as np
 from podtax import events
 
-from podtax_analyzer.imports_twice import move_outcome
+from podtax_analyzer.imports_twice import CAPTURE, move_outcome
 from podtax_analyzer.overlap import overlapping, remark
 from podtax_analyzer.store_lookup import lookup
 
 log = logging.getLogger("podtax.analyzer.store")
 
-_KEY = ("campaign", "env")
-# Stored raw logs that may be the same capture (their logs are compared after, for these few only: reading every
-# stored log's text would cost a scan of the largest columns at every batch).
-_STORED = """SELECT b.run_id, r.run_id FROM batch_imports b JOIN raw_logs r
-    ON r.campaign = b.campaign AND r.imported_from IS NOT NULL AND r.env = b.env AND lower(r.node) = b.lnode
-    AND r.started_at = CAST(b.started_at AS timestamptz) AND r.run_id <> b.run_id"""
+_KEY = CAPTURE
+# Stored raw logs that are the same capture, the logs compared in the join: only matching pairs come back (reading
+# every stored log at the batch's start into Python cost 16 s and 854 MB for 200 new vs 20,000 stored at one start).
+_STORED = f"""SELECT b.run_id, r.run_id FROM batch_imports b JOIN raw_logs r
+    ON {' AND '.join(f'r.{c} = b.{c}' for c in _KEY)} AND r.imported_from IS NOT NULL AND lower(r.node) = b.lnode
+    AND r.started_at = CAST(b.started_at AS timestamptz) AND r.stdout = b.stdout AND r.stderr = b.stderr
+    AND r.run_id <> b.run_id"""
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -60,21 +63,16 @@ def stored_twice(con: duckdb.DuckDBPyConnection, raws: list[dict[str, Any]]) -> 
         kept = first.setdefault(_key(row), row["run_id"])
         if kept != row["run_id"]:
             twice[row["run_id"]] = kept
-    columns = {"run_id": [r["run_id"] for r in imported], **{c: [r[c] for r in imported] for c in _KEY},
-               "lnode": [r["node"].lower() for r in imported], "started_at": [r["started_at"] for r in imported]}
+    columns = {c: [r[c] for r in imported] for c in ("run_id", *_KEY, "stdout", "stderr")}
+    columns |= {"lnode": [r["node"].lower() for r in imported], "started_at": [r["started_at"] for r in imported]}
     con.register("batch_imports", {c: np.array(v, dtype=object) for c, v in columns.items()})
     try:
         pairs = con.execute(_STORED).fetchall()
     finally:
         with contextlib.suppress(duckdb.Error):
             con.unregister("batch_imports")
-    if pairs:
-        logs = {run_id: (out, err) for run_id, out, err in lookup(con, "run_id, stdout, stderr", "raw_logs",
-                                                                    sorted({kept for _, kept in pairs}))}
-        by_id = {r["run_id"]: (r["stdout"], r["stderr"]) for r in imported}
-        for run_id, kept in sorted(pairs, reverse=True):  # the least stored run id of the same log is kept
-            if logs.get(kept) == by_id[run_id]:
-                twice[run_id] = kept
+    for run_id, kept in sorted(pairs, reverse=True):  # the least stored run id of the same log is kept
+        twice[run_id] = kept
     for run_id, kept in list(twice.items()):  # a batch's first that is itself held: its followers keep the stored
         twice[run_id] = twice.get(kept, kept)
     return twice
@@ -106,7 +104,8 @@ def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dic
         log.warning("%d imported raw log(s) dropped as duplicates of runs stored already under other run ids, e.g. "
                     "%s (campaign %s, file %s, node %s, env %s, started %s, the same log) is run %s: the same log "
                     "imported again under another file name, or by an older podtax that derived the run id from the "
-                    "node spelled otherwise; the stored run is kept", len(new),
+                    "node spelled otherwise, or by a podtax before this version, whose run ids held neither the start "
+                    "nor the log; the stored run is kept", len(new),
                     one["run_id"], one["campaign"], one["imported_from"], one["node"], one["env"], one["started_at"],
                     twice[one["run_id"]])
     return deleted, near | {twice[r] for r in deleted}

@@ -1,0 +1,94 @@
+"""Imported runs that are not one capture stay two runs, and a database holding a capture twice is found so.
+
+The analyzer drops an imported raw log that is the same capture as a stored one (store_imports.py; the same log
+imported again under another file name). A manifest's started_at can be a bare date, and a failed run's log can be a
+single line, so the capture names the test and its params too (imports_twice.CAPTURE): a failed sysbench-cpu and a
+failed sysbench-memory run printing 'FATAL: Cannot allocate memory' on one node, env and day are two runs (review r8:
+the memory run was dropped silently). `imports_twice.find` groups by the same key: a database that stored the same
+logs under two file names before the analyzer dropped them is listed (it grouped by file name: none found). The
+importer's events, the parser's derivation and the analyzer's store on a real DuckDB file."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import duckdb
+import pytest
+from podtax.cli import importer
+from podtax.cli.manifest import read_manifest
+from podtax_analyzer import imports_twice
+
+from tests.integration.test_import_old_node_case import CORPUS, HEADER, _store
+from tests.integration.test_imports_twice import _beside
+
+CPU = "sysbench-cpu,threads=1 max_prime=100000 events=200 time=0"
+FATAL = b"FATAL: Cannot allocate memory\n"
+
+
+def _events(folder: Path, name: str, logs: dict[str, bytes], rows: list[str]) -> list:
+    """The raw-log events `podtax import` builds from manifest `name` in `folder` listing `rows` over `logs`."""
+    folder.mkdir(exist_ok=True)
+    for file, text in logs.items():
+        (folder / file).write_bytes(text)
+    (folder / name).write_text(HEADER + "".join(f"{row}\n" for row in rows))
+    return [importer.build_event(row, "c", i) for i, row in enumerate(read_manifest(folder / name))]
+
+
+def _held(db: Path) -> list[tuple[str, str, str]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT r.imported_from, r.test, u.status FROM raw_logs r LEFT JOIN runs u USING (run_id) "
+                           "ORDER BY 1").fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (CPU, "sysbench-memory,threads=1"),  # another test, the same failure line
+    (CPU, "sysbench-cpu,threads=1 max_prime=20000 events=200 time=0"),  # the same test, other params
+])
+def test_same_failure_line_of_another_test_or_params_is_another_run(tmp_path: Path, first: str, second: str,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    db = tmp_path / "podtax.duckdb"
+    caplog.set_level(logging.WARNING, "podtax.analyzer.store")
+    _store(db, _events(tmp_path / "a", "m.csv", {"a.log": FATAL}, [f"a.log,node-1,host,{first},2024-03-01,"]))
+    _store(db, _events(tmp_path / "b", "m.csv", {"b.log": FATAL}, [f"b.log,node-1,host,{second},2024-03-01,"]))
+    assert _held(db) == [("a.log", first.split(",")[0], "failed"), ("b.log", second.split(",")[0], "failed")]
+    assert "dropped as duplicates" not in caplog.text
+
+
+def test_same_failure_line_of_two_tests_in_one_batch_is_two_runs(tmp_path: Path) -> None:
+    db = tmp_path / "podtax.duckdb"
+    _store(db, _events(tmp_path, "m.csv", {"cpu.log": FATAL, "mem.log": FATAL},
+                       [f"cpu.log,node-1,host,{CPU},2024-03-01,", "mem.log,node-1,host,sysbench-memory,threads=1,"
+                        "2024-03-01,"]))
+    assert _held(db) == [("cpu.log", "sysbench-cpu", "failed"), ("mem.log", "sysbench-memory", "failed")]
+
+
+def test_copy_of_a_log_under_another_name_is_still_dropped(tmp_path: Path) -> None:
+    db = tmp_path / "podtax.duckdb"
+    log = CORPUS.read_bytes()
+    _store(db, _events(tmp_path, "m.csv", {"h.log": log}, [f"h.log,Node-1,host,{CPU},2024-03-01T10:00:00Z,"]))
+    _store(db, _events(tmp_path, "c.csv", {"copy-h.log": log}, [f"copy-h.log,node-1,host,{CPU},2024-03-01T10:00:00Z,"]))
+    assert _held(db) == [("h.log", "sysbench-cpu", "ok")]
+
+
+def test_find_lists_a_log_stored_under_two_file_names(tmp_path: Path) -> None:
+    """A database whose analyzer stored the same log under h.log and copy-h.log (before 287d2dc): find lists the copy
+    (it grouped by file name and found none, so the report warned of nothing); the failures of two tests are not."""
+    log = CORPUS.read_bytes()
+    db, other = tmp_path / "podtax.duckdb", tmp_path / "other.duckdb"
+    _store(db, _events(tmp_path / "a", "m.csv", {"h.log": log, "cpu.log": FATAL},
+                       [f"h.log,node-1,host,{CPU},2024-03-01T10:00:00Z,", f"cpu.log,node-1,host,{CPU},2024-03-02,"]))
+    _store(other, _events(tmp_path / "b", "m.csv", {"copy-h.log": log, "mem.log": FATAL},
+                          [f"copy-h.log,node-1,host,{CPU},2024-03-01T10:00:00Z,",
+                           "mem.log,node-1,host,sysbench-memory,threads=1,2024-03-02,"]))
+    con = duckdb.connect(str(_beside(db, [other])))
+    try:
+        twice = imports_twice.find(con, "c")
+        warning = imports_twice.warning(con, "c")
+    finally:
+        con.close()
+    assert [(t["imported_from"], t["env"]) for t in twice] == [("copy-h.log", "host")]
+    assert warning is not None and "1 imported run(s) of this campaign are stored twice" in warning
