@@ -33,6 +33,9 @@ async def test_a_second_import_of_the_same_manifest_says_nothing_was_new(
             assert await asyncio.to_thread(main, ["import", str(manifest), "--campaign", "old"]) == 0
             said.append(capsys.readouterr().out.strip())
             assert await stream_messages(nats_url) == before
-    assert said[0].startswith("imported 2 log(s) into campaign old (any already imported more than 2 minutes")
-    assert said[1] == "imported 0 new log(s) into campaign old, 2 already there. See `podtax report old`."
-    assert said[2] == "imported 1 new log(s) into campaign old, 2 already there. See `podtax report old`."
+    assert said[0].startswith("published 2 log(s) to campaign old; the analyzer drops any it holds already (imported "
+                              "more than 2 minutes ago, or under another file name)")
+    drops = "; the analyzer drops any it holds already under another file name. See `podtax report old`."
+    assert said[1] == "published 0 new log(s) to campaign old, 2 already there" + drops
+    assert said[2] == "published 1 new log(s) to campaign old, 2 already there" + drops
+    assert said[2] == "published 1 new log(s) to campaign old, 2 already there" + drops

@@ -143,7 +143,7 @@ async def test_an_import_publishes_a_rejected_log_and_says_so(folder: Path, nats
     manifest.write_text(manifest.read_text().replace("threads=1", "threads=2", 1))  # good.log ran 1 thread
     assert await asyncio.to_thread(main, ["import", str(manifest), "--campaign", "old"]) == 0
     out, err = capsys.readouterr()
-    assert "imported 2 log(s)" in out
+    assert "published 2 log(s)" in out
     assert "line 3: cut.log: truncated:" in err
     assert "1 of 2 log(s) yield no figures" in err
     assert "line 2: good.log: VERSION_MISMATCH: the log prints sysbench 1.0.20" in err

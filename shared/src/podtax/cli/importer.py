@@ -95,13 +95,28 @@ def run_seconds(test: str, stdout: str, params: dict[str, Any]) -> float | None:
 
 
 def _imported(rows: int, duplicates: int, campaign: str) -> str:
-    """The last line of an import: how many logs were new and how many NATS already had."""
+    """The last line of an import: how many logs were published and how many NATS already had. What the analyzer
+    drops is not known here: a log imported again under another file name is published, then dropped there."""
     if duplicates:
-        said = f"{rows - duplicates} new log(s) into campaign [bold]{campaign}[/bold], {duplicates} already there"
+        said = (f"{rows - duplicates} new log(s) to campaign [bold]{campaign}[/bold], {duplicates} already there; the "
+                "analyzer drops any it holds already under another file name")
     else:  # NATS knows a message id for its duplicate window only; the analyzer stores each run once anyway
-        said = (f"{rows} log(s) into campaign [bold]{campaign}[/bold] (any already imported more than "
-                f"{DUPLICATE_WINDOW_S / 60:g} minutes ago are dropped by the analyzer as duplicates)")
-    return f"imported {said}. See `podtax report {campaign}`."
+        said = (f"{rows} log(s) to campaign [bold]{campaign}[/bold]; the analyzer drops any it holds already "
+                f"(imported more than {DUPLICATE_WINDOW_S / 60:g} minutes ago, or under another file name)")
+    return f"published {said}. See `podtax report {campaign}`."
+
+
+def same_start_warnings(rows: list[Row]) -> list[str]:
+    """One sentence per node, env and test that several rows start at one time (a manifest giving the day only):
+    such runs measured each other (flagged OVERLAP), and those whose logs are the same bytes (a failure's one line)
+    are one capture to the analyzer, which keeps one of them."""
+    lines: dict[tuple[str, str, str, datetime], list[int]] = {}
+    for row in rows:
+        lines.setdefault((row.node, row.env, row.test, row.started_at), []).append(row.line)
+    return [f"lines {', '.join(map(str, at))}: {test} on {node} ({env}) all start at {start.isoformat()}: runs that "
+            "start together measured each other (flagged OVERLAP), and those whose logs are the same bytes are "
+            "stored as one run; give each row the time its run started"
+            for (node, env, test, start), at in lines.items() if len(at) > 1]
 
 
 def _read_log(row: Row) -> str:
@@ -296,9 +311,12 @@ HELP = "\n\n".join((
     "IMPORTED, with how many. "
     "Importing the same manifest again adds nothing: run ids are derived from campaign, file, node (as the "
     "manifest writes it), env, start time and log, and the analyzer keeps one run per capture (campaign, env, "
-    "node whatever its case, start time and log, whatever the file's name: a copy of a log imported under another "
-    "name is not another run) (a database of an older podtax, whose ids spelled the node otherwise, is not given "
+    "test, params, node whatever its case, start time and log, whatever the file's name: a copy of a log imported "
+    "under another name is not another run, and the count of logs published includes such copies, which the "
+    "analyzer then drops) (a database of an older podtax, whose ids spelled the node otherwise, is not given "
     "its runs twice; two manifests naming one file text for different logs or other start times keep both). "
+    "Rows of one node, env and test at one start (a manifest giving the day only) are warned of: with the same log "
+    "bytes they are stored as one run. "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
 
@@ -331,6 +349,7 @@ def register(app: typer.Typer) -> None:
             warn_each(sidenodes.case_warnings((r.line, r.node, r.spelled) for r in rows))
             warn_each(sidenodes.one_sided_warnings((r.node, r.test, r.env) for r in rows))
             warn_each(sideparams.manifest_warnings((r.node, r.test, r.env, params_key(r.params)) for r in rows))
+            warn_each(same_start_warnings(rows))
             if dry_run:
                 if into_existing:  # what it allows is checked on NATS, which a dry run never asks
                     warn(f"--into-existing is not tried by --dry-run: whether podtax ran campaign {campaign!r} is "

@@ -115,8 +115,8 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
                   apply: Annotated[bool, typer.Option("--apply", help="Take each once: delete the copies' rows (the "
                                                                        "kept runs hold the same logs). Without it, "
                                                                        "only list them.")] = False) -> int:
-    """Imported runs the database holds twice (an older podtax spelled the node otherwise): list them, or take
-    each once with --apply."""
+    """Imported runs the database holds twice (an older podtax spelled the node otherwise, or stored the same logs
+    imported again under other file names): list them, or take each once with --apply."""
     rows = _get("/api/imports/twice", {"campaign": campaign}, method="POST" if apply else "GET")
     assert isinstance(rows, list)
     if not rows:
