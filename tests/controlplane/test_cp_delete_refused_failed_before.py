@@ -122,3 +122,16 @@ def test_a_nomad_run_ended_by_a_leftover_and_deletes_is_not_marked(nomadsim_fact
     err, tl = _kept(run_cp, run, nomad=sim)
     assert err.reason == "api-errors" and "refused 10 of 12 requests (last: delete: " in err.detail, err.detail
     assert tl.aborted is not None and "deletes_refused" not in tl.aborted, tl.aborted
+
+
+def test_a_pod_startup_run_whose_deletes_rbac_refused_says_ready_not_bound(kubesim_factory: Any,
+                                                                          run_cp: Any) -> None:
+    """pod-startup's pods are created and Ready, not bound: the flag said 'created and bound' for them."""
+    sim = kubesim_factory({**cluster(provision=0.01), "faults": {"forbid": ["delete pods"]}})
+    err, tl = _kept(run_cp, spec("pod-startup", count=12, concurrency=4, timeout=60), kube=sim)
+    assert err.reason == "kubernetes-forbidden" and tl.aborted is not None and tl.aborted["deletes_refused"] is True
+    parsed = parse_run("pod-startup", tl.jsonl())
+    flag = [f for f in parsed.flags if f.startswith("DELETE_REFUSED: ")]
+    assert len(flag) == 1 and "its 12 objects were all created and Ready, so its figures until then stand" in flag[0]
+    assert "bound" not in flag[0], flag
+    assert "ready_p50_ms" in parsed.values(), sorted(parsed.values())

@@ -218,7 +218,8 @@ def test_the_runner_reports_the_failure_and_the_analyzer_stores_its_create_and_b
     assert not set(WHOLE_RUN) & names, names
     assert phases == {"accepted", "provisioned", "bound"}, phases  # no delete phase row of any object
     assert "DELETE_REFUSED" in cells["bound_p50_ms"]["flags"], cells["bound_p50_ms"]
-    assert "Deletes refused: 1 of 1 kubernetes run failed" in cells["bound_p50_ms"]["flag_details"]["DELETE_REFUSED"]
+    said = cells["bound_p50_ms"]["flag_details"]["DELETE_REFUSED"]
+    assert "Deletes refused: 1 of 1 kubernetes run failed" in said and "RBAC's or Nomad's 403 on a delete" in said
     assert not [m for m in cells if m.startswith(K8S_DELETE)], sorted(cells)
     assert "DELETE_REFUSED" in table.getvalue(), table.getvalue()
     assert LEGEND["DELETE_REFUSED"][:60] in (tmp_path / "dr.html").read_text()

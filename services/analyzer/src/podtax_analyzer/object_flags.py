@@ -128,8 +128,9 @@ def delete_refused(cell: CellData) -> str | None:
              for s in (cell.host, cell.pod) if s.n_delete_refused]
     if not parts:
         return None
-    return (f"Deletes refused: {' and '.join(parts)} failed because the API refused their deletes (RBAC's 403, or "
-            f"more than max(10, 10%) deletes refused), after every object was created and bound: {cell.metric} "
+    return (f"Deletes refused: {' and '.join(parts)} failed because the API refused their deletes (RBAC's or Nomad's "
+            f"403 on a delete, or more than max(10, 10%) of their objects' deletes refused), after every object was "
+            f"created and bound (pods: Ready): {cell.metric} "
             f"counts them as any run; they have no delete or whole-run figures (those cells lack these runs), and "
             f"what they could not delete stays until `podtax volumes cleanup --campaign {cell.campaign}`.")
 

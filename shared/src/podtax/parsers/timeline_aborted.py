@@ -39,6 +39,11 @@ def _mark(timeline: Timeline) -> dict[str, Any] | None:
     return aborted
 
 
+def _done(timeline: Timeline) -> str:
+    """What every object did before its delete, in the template's words (pod-startup's pods bind to no volume)."""
+    return "created and Ready" if timeline.template == "pod-startup" else "created and bound"
+
+
 def _refused(aborted: dict[str, Any], why: str = "") -> ParseFailure:
     return ParseFailure(aborted["reason"], f"{aborted['detail']} (the run failed: this timeline holds what it measured "
                                            f"before it ended, not a result{why})")
@@ -79,7 +84,7 @@ def kept(timeline: Timeline) -> Timeline:
         raise _refused(aborted)
     delete_phases = frozenset(p.name for p in timeline.phases if p.start == DELETE_START)
     if why := _incomplete(timeline, delete_phases):
-        raise _refused(aborted, f": its deletes were refused, but not every object was created and bound before "
+        raise _refused(aborted, f": its deletes were refused, but not every object was {_done(timeline)} before "
                                 f"them ({why})")
     summary = aborted.get("summary")
     summary = {k: v for k, v in summary.items() if k not in WHOLE_RUN} if isinstance(summary, dict) else {}
@@ -103,6 +108,6 @@ def refused_deletes(timeline: Timeline) -> str | None:
     if not (isinstance(aborted, dict) and aborted.get(MARK) is True):
         return None
     return (f"{DELETE_REFUSED}: {', '.join(sorted(timeline.without))}; the run failed, {aborted['reason']}: "
-            f"{aborted['detail'][:600]}; its {len(timeline.objects)} objects were all created and bound, so its create "
-            f"and bind figures stand; its delete phases and the whole run's figures (objects_ok, errors, requests, "
+            f"{aborted['detail'][:600]}; its {len(timeline.objects)} objects were all {_done(timeline)}, so its "
+            f"figures until then stand; its delete phases and the whole run's figures (objects_ok, errors, requests, "
             f"wall time) are left out: they would time refused deletes")

@@ -222,7 +222,8 @@ class ControlPlaneExecutor:
                 return
             kept = await asyncio.to_thread(keep_measured, exc, run, self.settings.runner_spool_dir)
             await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
-            if (tl := measured_of(exc)) is not None and delete_refused(tl, run.test):
+            # parsed off the event loop, as keep_measured writes: parsing a large timeline is CPU work (review r6)
+            if (tl := measured_of(exc)) is not None and await asyncio.to_thread(delete_refused, tl, run.test):
                 await self._delete_refused(run, tl, started)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
