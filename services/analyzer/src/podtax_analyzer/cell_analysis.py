@@ -15,7 +15,7 @@ from podtax_analyzer import outlier_flags
 from podtax_analyzer.cell_modes import modes_are_drift, modes_gap, modes_of, modes_text
 from podtax_analyzer.cell_sentences import NOT_FINITE, bound_sentence, sentence, zero_median
 from podtax_analyzer.cell_wording import descriptive_sentence, set_by_sentence
-from podtax_analyzer.celldata import CellData
+from podtax_analyzer.celldata import CellData, Side
 from podtax_analyzer.report_models import CellComparison, OutlierOut
 from podtax_analyzer.run_ids import run_ids_at
 from podtax_analyzer.stats.bootstrap import RatioCI, bca_ratio_of_medians
@@ -271,6 +271,13 @@ def _side_bound(f: dict, key: str) -> frozenset[int]:
     return side_bound(f[f"{key}_lower_bound"], f[f"{key}_upper_bound"])
 
 
+def _main_and_group(a: Analysis, side: Side) -> tuple[list[float], list[float]]:
+    """A side's values without its second group's runs, and that group's (groups_cross)."""
+    at = {i for (env, i), o in zip(a.outlier_at, a.fields["outliers"], strict=True) if o.group and env == side.env}
+    values = [float(v) for v in side.values]
+    return [v for i, v in enumerate(values) if i not in at], [values[i] for i in sorted(at)]
+
+
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
              other_params: str | None = None, descriptive: bool = False) -> CellComparison:
     """The cell's verdict and sentence. ``other_params``: flags.other_params' sentence when the two sides ran
@@ -281,11 +288,9 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
         f["flag_details"] = {**f["flag_details"], "INSUFFICIENT": other_params}
     group = outlier_flags.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group])
     args = (f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"])
-    grouped = {env: [o.value for o in f["outliers"] if o.group and o.env == env] for env in (a.cell.host.env,
-                                                                                           a.cell.pod.env)}
-    crossed = groups_cross(f["host_median"], f["pod_median"], grouped[a.cell.host.env], grouped[a.cell.pod.env])
+    levels = groups_cross(_main_and_group(a, a.cell.host), _main_and_group(a, a.cell.pod), f["ratio"], threshold)
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group),
-                 crossed=crossed)
+                 crossed=levels is not None and not levels.holds)
     # a side whose median is only a lower bound (LOWER_BOUND) or an upper one (WATCH_GAP) bounds the ratio:
     # stats/verdict.py's one rule
     bound = quotient_bound(_side_bound(f, "pod"), _side_bound(f, "host"))
@@ -293,7 +298,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     f["verdict"] = verdict if verdict in (FASTER, SLOWER, NO_DIFFERENCE) else INCONCLUSIVE
     if not (f["n_host"] and f["n_pod"] and f["candidate"]):  # no two sides: no verdict can exist
         f["verdict"] = NOT_COMPARABLE
-    f["sentence"] = sentence(f, f["verdict"], threshold, correction, group, crossed)
+    f["sentence"] = sentence(f, f["verdict"], threshold, correction, group, levels)
     if f["verdict"] == INCONCLUSIVE and verdict != free:  # the bound withheld the verdict the figures give
         f["sentence"] = bound_sentence(a.cell, f, free, correction, bound)
     if f["verdict"] == INCONCLUSIVE and (zero := zero_median(a.cell, f, correction)):

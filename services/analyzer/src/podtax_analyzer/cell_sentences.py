@@ -16,6 +16,7 @@ from podtax_analyzer.stats.verdict import (
     NO_DIFFERENCE,
     NOT_COMPARABLE,
     SLOWER,
+    Levels,
     change_phrase,
     direction,
 )
@@ -25,29 +26,53 @@ NOT_FINITE = "no ratio: "  # the warning naming the runs whose values are NaN or
 
 
 def sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None,
-             crossed: bool = False) -> str:
+             levels: Levels | None = None) -> str:
     """The cell's sentence; ``group``: outlier_flags.second_group's phrase, said whatever the verdict
-    (stats/verdict.py); ``crossed``: stats.verdict.groups_cross, which withholds the verdict."""
-    if crossed and verdict == INCONCLUSIVE and group and f["ratio"] is not None \
-            and not any(name in f["flags"] for name in fl.WITHHOLD_RATIO):
-        return _crossed_sentence(f, group)
+    (stats/verdict.py); ``levels``: stats.verdict.groups_cross (each side's group toward the other's level)."""
+    if levels and group and f["ratio"] is not None and not any(name in f["flags"] for name in fl.WITHHOLD_RATIO):
+        if verdict == INCONCLUSIVE and not levels.holds:
+            return _crossed_sentence(f, group, levels, threshold)
+        if verdict in (FASTER, SLOWER) and levels.holds:
+            return _levels_sentence(f, group, levels, correction)
     text = _verdict_sentence(f, verdict, threshold, correction, group)
     if group and verdict in (FASTER, SLOWER, INCONCLUSIVE) and f["ratio"] is not None and group not in text:
         text += f" Besides, {group}: a second group of runs that the median does not show."
     return text
 
 
-def _crossed_sentence(f: dict, group: str) -> str:
-    """Why each side's second group at the other side's level withholds the verdict (stats.verdict.groups_cross)."""
+def _crossed_parts(f: dict, levels: Levels) -> tuple[str, str, str, str]:
+    """The side names, "0.880 and 0.912" (the ratio at each level) and "0.315, 95% CI 0.306 to 0.479" (the ratio of
+    medians)."""
     pair = (f["baseline"], f["candidate"])
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
     interval = f"95% CI {fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}" if f["ci_low"] is not None \
         else "no interval"
-    return (f"Inconclusive: each side holds runs at the other side's level ({group}), so the sides differ in how many "
-            f"runs fell at each level, not by a shift of every run (two machines or settings mixed into one cell in "
-            f"different shares read so): no verdict is given; run each {base} and {cand} run on one machine; ratio "
-            f"{fmt_ratio(f['ratio'])} ({change_phrase(f['ratio'], f['higher_is_better'], (base, cand), f['unit'])}), "
-            f"{interval} ({sides_text(f, base, cand)}).")
+    return (base, cand, " and ".join(fmt_ratio(r) for r in levels.ratios),
+            f"{fmt_ratio(f['ratio'])}, {interval}")
+
+
+def _crossed_sentence(f: dict, group: str, levels: Levels, threshold: float) -> str:
+    """Why each side's group toward the other side's level withholds the verdict (stats.verdict.groups_cross): the
+    ratios at the two levels lie within the margin, or apart, or both beyond it against the ratio of medians."""
+    base, cand, each, medians = _crossed_parts(f, levels)
+    low, high = levels.ratios
+    why = (f"the other way from the ratio of medians, {medians}" if high < 1 - levels.margin or low > 1 + levels.margin
+           else f"not both beyond ±{fmt_pct(levels.margin)}% (the ±{fmt_pct(threshold)}% band and the runs' spread) "
+                f"one way; ratio of medians {medians}")
+    return (f"Inconclusive: each side holds runs toward the other side's level ({group}), as two machines mixed in "
+            f"one cell in different shares would; {cand}/{base} is {each} at the two levels, {why}: no verdict.")
+
+
+def _levels_sentence(f: dict, group: str, levels: Levels, correction: str) -> str:
+    """A verdict both levels give when each side holds runs toward the other's level: their range, not the median
+    ratio (stats.verdict.groups_cross)."""
+    base, cand, each, medians = _crossed_parts(f, levels)
+    word = change_word(levels.ratios[0], f["higher_is_better"], f["unit"])
+    low, high = sorted(abs(r - 1.0) for r in levels.ratios)
+    return (f"{cand.capitalize()} {fmt_pct(low)}% to {fmt_pct(high)}% {word} than {base} at each of two levels "
+            f"({cand}/{base} {each}; {p_text_of(f['p_adjusted'])} after {correction}): each side holds runs toward "
+            f"the other side's level ({group}), as two machines mixed in one cell in different shares would, so the "
+            f"ratio of medians ({medians}) mixes the levels.")
 
 
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:

@@ -14,11 +14,14 @@ alpha = 0.05):
   quarter of their distance from the median; another outlier beside them, on either side, does not hide
   them: stats.outliers.second_group_of), that share of the runs differs (2 of 12 pod runs 30%
   slower) and equivalence is not claimed: the verdict is ``inconclusive`` and the sentence says how
-  many runs, how far and which way. A faster/slower verdict stands, and its sentence says the same, unless
-  each side's group lies nearer the other side's median than its own (groups_cross: each side holds runs at the
-  other's level, as two machines mixed into one cell in different shares do, 8 and 2 host runs, 2 and 8 pod runs):
-  the sides then differ in how many runs fell at each level, not by a shift of every run, and the verdict is
-  ``inconclusive`` (at 3 and 7 runs the same mix is BIMODAL).
+  many runs, how far and which way. A faster/slower verdict stands, and its sentence says the same. When each
+  side's group lies nearer the other side's main runs than its own (groups_cross: each side holds runs toward the
+  other's level, as two machines mixed into one cell in different shares do, 8 and 2 host runs, 2 and 8 pod runs),
+  the ratio of medians compares one level with the other, so the sides are compared at each level: pod group / host
+  main runs and pod main runs / host group (medians). The verdict stands only when both lie beyond 1 by more than
+  t plus the sides' spread (the larger 1.4826 MAD / median of their main runs) on the side the ratio of medians
+  gives, and its sentence gives that range ("Pod 10.0% to 10.1% slower than host at each of two levels"); else it
+  is ``inconclusive`` (at 3 and 7 runs the same mix is BIMODAL).
 - ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
   disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL,
   DRIFT, OVERLAP, PARAMS_MISMATCH) withholds the headline, there is no interval at all, or (SEQUENTIAL, set by
@@ -42,6 +45,8 @@ that needs it larger does not stand on it alone.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from podtax import pvalue
@@ -98,14 +103,34 @@ def change_phrase(ratio: float, higher_is_better: bool, names: tuple[str, str] =
     return f"{names[1]} {abs(ratio - 1.0) * 100:.1f}% {change_word(ratio, higher_is_better, unit)}"
 
 
-def groups_cross(host_median: float | None, pod_median: float | None, host_group: list[float],
-                 pod_group: list[float]) -> bool:
-    """True when both sides hold a second group (its runs' values) and each group's median lies nearer the other
-    side's median than its own side's: each side holds runs at the other's level (module docstring)."""
-    if not host_group or not pod_group or host_median is None or pod_median is None:
-        return False
-    h, p = float(np.median(host_group)), float(np.median(pod_group))
-    return abs(h - pod_median) < abs(h - host_median) and abs(p - host_median) < abs(p - pod_median)
+class Levels(NamedTuple):
+    """groups_cross's answer: the pod-to-host ratio at each of the two levels (pod group / host main runs, pod main
+    runs / host group; medians), the margin they must lie beyond 1 by (the band and the runs' spread) and whether a
+    verdict stands on them."""
+
+    ratios: tuple[float, float]
+    margin: float
+    holds: bool
+
+
+def groups_cross(host: tuple[list[float], list[float]], pod: tuple[list[float], list[float]], ratio: float | None,
+                 threshold: float) -> Levels | None:
+    """``host``, ``pod``: each side's (main runs, second group) values. None unless both sides hold a group and each
+    group's median lies nearer the other side's main median than its own (each side holds runs toward the other's
+    level, as two machines mixed in one cell in different shares). Then the verdict holds only when both per-level
+    ratios lie beyond the band and a margin (the larger relative spread of the sides' main runs, 1.4826 MAD /
+    median) on the side of 1 where ``ratio`` lies (module docstring)."""
+    (hm, hg), (pm, pg) = host, pod
+    if not (hm and hg and pm and pg):
+        return None
+    h_main, h, p_main, p = (float(np.median(v)) for v in (hm, hg, pm, pg))
+    if not (abs(h - p_main) < abs(h - h_main) and abs(p - h_main) < abs(p - p_main)) or min(h_main, h, p_main) <= 0:
+        return None
+    low, high = sorted((p / h_main, p_main / h))
+    margin = threshold + max(1.4826 * float(np.median(np.abs(np.asarray(v) - m))) / m
+                             for v, m in ((hm, h_main), (pm, p_main)))
+    holds = ratio is not None and ((high < 1 - margin and ratio < 1) or (low > 1 + margin and ratio > 1))
+    return Levels((low, high), margin, holds)
 
 
 def decide(
@@ -123,8 +148,8 @@ def decide(
     bound: frozenset[int] = EXACT,
 ) -> str:
     """Return one of VERDICTS following the definitions in the module docstring (``second_group``: the
-    cell's outliers hold a second group of one side's runs; ``crossed``: groups_cross; ``bound``: quotient_bound of
-    the ratio's figures)."""
+    cell's outliers hold a second group of one side's runs; ``crossed``: groups_cross gave levels that do not
+    hold; ``bound``: quotient_bound of the ratio's figures)."""
     if blocked or crossed or ratio is None or ci_low is None or ci_high is None:
         return INCONCLUSIVE
     upper, lower = 1.0 + threshold, 1.0 - threshold
