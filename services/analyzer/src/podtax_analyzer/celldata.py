@@ -209,7 +209,7 @@ cells AS (
            list_sort(list_distinct(list(m.higher_is_better))) AS hibs,
            list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
            list_distinct(list({VERSION_SQL})) AS versions,
-           list_distinct(list(r.tool_arch)) AS tool_archs,  -- (list_distinct leaves NULL out)
+           {{archs}} AS tool_archs,
            count(*) FILTER (WHERE r.nr_throttled > 0) AS n_throttled,
            coalesce(sum(CASE WHEN r.nr_throttled > 0 THEN r.throttled_usec END)::BIGINT, 0) AS throttled_usec,
            list_distinct(list(coalesce(r.cpu_limit, -1.0))) AS cpu_limits,
@@ -257,6 +257,20 @@ ORDER BY {_KEY}
 """
 
 
+# A side's distinct known tool architectures (list_distinct leaves NULL out). A file made before 3a2d7335 has no
+# runs.tool_arch until the analyzer opens it (schema.sql adds it), and `--db` reads a file read-only, as it is: its
+# runs name no architecture, so each side is compared with none (flags.confounded), as runs of an older agent are.
+_ARCHS = "list_distinct(list(r.tool_arch))"
+_NO_ARCHS = "[]::VARCHAR[]"
+_HAS_TOOL_ARCH = ("SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database() "
+                  "AND schema_name = 'main' AND table_name = 'runs' AND column_name = 'tool_arch'")
+
+
+def _archs_sql(con: duckdb.DuckDBPyConnection) -> str:
+    row = con.execute(_HAS_TOOL_ARCH).fetchone()
+    return _ARCHS if row and row[0] else _NO_ARCHS
+
+
 def _plain(v: Any) -> Any:
     if v is np.ma.masked:
         return None
@@ -286,7 +300,7 @@ def load_cells(
     if cell is not None:
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell
-    res = con.execute(_QUERY.format(extra=" ".join(extra)), params).fetchnumpy()
+    res = con.execute(_QUERY.format(extra=" ".join(extra), archs=_archs_sql(con)), params).fetchnumpy()
     cells: dict[tuple[str, ...], CellData] = {}
     sides_by_key: dict[tuple[str, ...], list[Side]] = {}
     for i in range(len(res["node"])):
