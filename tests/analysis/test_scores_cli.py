@@ -185,11 +185,23 @@ def test_scores_cli_follows_the_profiles_statistic(con, client, capsys, tmp_path
         "used, sets no reference: its 95% interval reaches 0 (lower end 0), so the scheduler bounds its speed by 0; "
         "its mean (the profile's statistic) is scored against the other nodes' bounds"), rows["halfzero"]
     assert rows["fresh"]["status"] == "used: its mean (the profile's statistic)"
+    # the table shows the figure the scheduler scores: the mean, under a column named so (it showed the median, 0)
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0", "--profile", str(profile)]) == 0
+    assert _third_column(capsys.readouterr().out) == ("mean", f"{rows['halfzero']['mean']:,.4g} (runs in 2 modes)")
     # the median (the default statistic): the same node's median 0 is no speed
     profile.write_text("score:\n  BenchmarkScore: {ignore_flags: [CONFOUNDED]}\n")
     assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0", "--profile", str(profile)]) == 0
     said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
     assert said["halfzero"] == "ignored: its median is not a positive number" and said["fresh"] == "used", said
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0", "--profile", str(profile)]) == 0
+    assert _third_column(capsys.readouterr().out) == ("median", "0 (runs in 2 modes)")
+
+
+def _third_column(out: str) -> tuple[str, str]:
+    """The scores table's third column: its title and the row of node halfzero."""
+    [title] = [x.split("┃")[3].strip() for x in out.splitlines() if "┃ node" in x]
+    [value] = [x.split("│")[3].strip() for x in out.splitlines() if "│ halfzero" in x]
+    return title, value
 
 
 def test_scores_cli_bad_profile_is_one_line_exit_2(client, capsys, tmp_path, monkeypatch):

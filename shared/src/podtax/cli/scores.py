@@ -1,14 +1,14 @@
 """`podtax scores`: what the benchmark-aware scheduler sees (node scores) and what it decided (placements).
 
-Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median
-and 95% interval, when its newest run ended, and whether the scheduler uses it: results older than
-the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the analyzer flagged (the profile's ignore_flags:
-CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are ignored by the scheduler, and the table says so, as it says
-how a score without interval counts and that one whose interval reaches 0 sets no reference (every score is ignored
-when the profile's BenchmarkScore weight is 0; a profile ranking by the mean is named). The BenchmarkScore
-settings are those of the scheduler's profile (--profile, else PODTAX_SCHEDULER_PROFILE, else the defaults:
-podtax.scheduler_profile, the file the scheduler reads). Below, the newest placements (GET /api/placements) with
-the scheduler's own explanation.
+Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median (the mean
+under a profile ranking by the mean) and 95% interval, when its newest run ended, and whether the scheduler uses
+it: results older than the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the analyzer flagged (the
+profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are ignored by the scheduler, and the
+table says so, as it says how a score without interval counts and that one whose interval reaches 0 sets no
+reference (every score is ignored when the profile's BenchmarkScore weight is 0; a profile ranking by the mean is
+named). The BenchmarkScore settings are those of the scheduler's profile (--profile, else PODTAX_SCHEDULER_PROFILE,
+else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below, the newest placements
+(GET /api/placements) with the scheduler's own explanation.
 """
 
 from __future__ import annotations
@@ -98,10 +98,11 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:,.4g}"
 
 
-def _median(score: dict[str, Any]) -> str:
-    """A score's median, marked when its runs are BIMODAL: one median of runs in two modes (it lies between them
-    with as many runs in each, else inside the larger one; a score does not say which)."""
-    shown = _fmt(score["median"])
+def _value(score: dict[str, Any], stat: str) -> str:
+    """A score's value by the profile's statistic (median or mean: the one the scheduler scores), marked when its
+    runs are BIMODAL: one figure of runs in two modes (a median lies between them with as many runs in each, else
+    inside the larger one; a mean between them; a score does not say which)."""
+    shown = _fmt(score.get(stat))
     return f"{shown} (runs in 2 modes)" if "BIMODAL" in (score.get("flags") or []) else shown
 
 
@@ -158,9 +159,9 @@ def scores(
         better = "higher" if group[0]["higher_is_better"] else "lower"
         # Text, never markup: rich read "[threads=1]" as markup and dropped it, so groups shared a title
         title = f"{ts} [{params or 'no params'}] {metric} ({unit}, {better} is better) — cluster {cl}"
-        columns = [("node", "left"), ("runs", "right"), ("median", "right"), ("95% CI", "left"),
+        columns = [("node", "left"), ("runs", "right"), (args.statistic, "right"), ("95% CI", "left"),
                    ("newest run", "left"), ("scheduler", "left")]
-        cells = [[r["node"], str(r["n"]), _median(r),
+        cells = [[r["node"], str(r["n"]), _value(r, args.statistic),
                   f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)",
                   r["updated_at"][:19].replace("T", " "), r["status"]] for r in sorted(group, key=lambda r: r["node"])]
         out.print(cards.fitted(out, title, columns, cells, figures=(2, 3)))
