@@ -11,36 +11,52 @@ from typing import Any
 import pytest
 from podtax.parsers import timeline as parser
 from podtax_kubesim import resources as R
+from podtax_runner.controlplane.timeline import Timeline
 
 from tests.controlplane.conftest import cluster, leftovers, spec
 
 
-def delete_after_create(sim: Any, monkeypatch: pytest.MonkeyPatch, number: int, namespace: bool = False) -> None:
-    """FAULT INJECTION: another client deletes pod <number> (or its namespace) 0.2 s after the emulator created it;
-    that pod never starts (kubesim's podtax.io/sim-start-seconds inf)."""
+def delete_once_seen_initialized(sim: Any, monkeypatch: pytest.MonkeyPatch, number: int,
+                                 namespace: bool = False) -> None:
+    """FAULT INJECTION: another client deletes pod <number> (or its namespace) once the run has recorded that pod
+    Initialized (so its first missing end point is `started`) and every create answered (none refused for a
+    namespace Terminating); that pod never starts (kubesim's podtax.io/sim-start-seconds inf). Synchronised on the
+    run's own record (Timeline.mark, the real one, called through), not on a timer: a delete 0.2 s after the create,
+    on a machine at load average 8-9, came before any poll (every 0.1 s) had read the pod, which the run then called
+    `not scheduled` (it never saw it scheduled: what it recorded, not a mislabel); a watch could lose the same race
+    were the emulator's loop held 0.2 s between the create and the scheduling."""
     api = sim.emulator.api
-    real = api.create
+    real, mark = api.create, Timeline.mark
+    fired: list[str] = []
+    where: dict[str, str] = {}  # pod <number> -> its namespace
 
     def create(res: Any, ns: str, body: Any) -> Any:
-        name = body["metadata"]["name"]
-        mine = res.kind == "Pod" and name.endswith(f"-{number:04d}")
-        if mine:
+        if res.kind == "Pod" and body["metadata"]["name"].endswith(f"-{number:04d}"):
             body["metadata"].setdefault("annotations", {})["podtax.io/sim-start-seconds"] = "inf"
-        out = real(res, ns, body)
-        if mine:
-            gone = (lambda: api.delete(R.BY_KEY[R.NAMESPACES], "", ns, {})) if namespace else \
-                (lambda: api.force_delete(R.PODS, ns, name))
-            asyncio.get_running_loop().call_later(0.2, gone)
-        return out
+            where[body["metadata"]["name"]] = ns
+        return real(res, ns, body)
+
+    def recorded(tl: Timeline, name: str, phase: str, *args: Any, **kwargs: Any) -> bool:
+        done = mark(tl, name, phase, *args, **kwargs)
+        pod = next((n for n in tl.objects if n.endswith(f"-{number:04d}")), "")
+        if done and not fired and tl.has(pod, "initialized") and all("api_accepted" in r.t
+                                                                     for r in tl.objects.values()):
+            fired.append(pod)
+            if namespace:
+                sim.call(api.delete, R.BY_KEY[R.NAMESPACES], "", where[pod], {})
+            else:
+                sim.call(api.force_delete, R.PODS, where[pod], pod)
+        return done
 
     monkeypatch.setattr(api, "create", create)
+    monkeypatch.setattr(Timeline, "mark", recorded)
 
 
 @pytest.mark.parametrize("observe", ["watch", "poll"])
 def test_a_pod_deleted_by_another_before_ready_fails_at_once(kubesim_factory: Any, run_cp: Any,
                                                              monkeypatch: pytest.MonkeyPatch, observe: str) -> None:
     sim = kubesim_factory(cluster(), kubelet="simulated")
-    delete_after_create(sim, monkeypatch, 3)
+    delete_once_seen_initialized(sim, monkeypatch, 3)
     tl = run_cp(spec("pod-startup", count=12, concurrency=4, timeout=30, observe=observe, poll_interval_s=0.1),
                 kube=sim)
     failed = {n: r for n, r in tl.objects.items() if r.error}
@@ -77,7 +93,7 @@ def test_a_pod_deleted_by_another_after_ready_fails_and_the_run_parses(kubesim_f
 def test_a_run_whose_namespace_is_deleted_says_so_for_each_pod(kubesim_factory: Any, run_cp: Any,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     sim = kubesim_factory(cluster(), kubelet="simulated")
-    delete_after_create(sim, monkeypatch, 6, namespace=True)  # and every pod with it
+    delete_once_seen_initialized(sim, monkeypatch, 6, namespace=True)  # and every pod with it
     tl = run_cp(spec("pod-startup", count=12, concurrency=2, timeout=30), kube=sim)
     errors = {r.error for r in tl.objects.values()}
     assert all(e and e.startswith("deleted ") and "not by this run: by another client, or with namespace " in e
