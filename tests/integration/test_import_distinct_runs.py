@@ -16,11 +16,15 @@ from pathlib import Path
 import duckdb
 import pytest
 from podtax.cli import importer
+from podtax.cli.main import main
 from podtax.cli.manifest import read_manifest
 from podtax_analyzer import imports_twice
+from podtax_analyzer.api import create_app
+from podtax_analyzer.store import Store
 
 from tests.integration.test_import_old_node_case import CORPUS, HEADER, _store
 from tests.integration.test_imports_twice import _beside
+from tests.report.conftest import serve
 
 CPU = "sysbench-cpu,threads=1 max_prime=100000 events=200 time=0"
 FATAL = b"FATAL: Cannot allocate memory\n"
@@ -66,12 +70,15 @@ def test_same_failure_line_of_two_tests_in_one_batch_is_two_runs(tmp_path: Path)
     assert _held(db) == [("cpu.log", "sysbench-cpu", "failed"), ("mem.log", "sysbench-memory", "failed")]
 
 
-def test_copy_of_a_log_under_another_name_is_still_dropped(tmp_path: Path) -> None:
+def test_copy_of_a_log_under_another_name_is_still_dropped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     db = tmp_path / "podtax.duckdb"
+    caplog.set_level(logging.WARNING, "podtax.analyzer.store")
     log = CORPUS.read_bytes()
     _store(db, _events(tmp_path, "m.csv", {"h.log": log}, [f"h.log,Node-1,host,{CPU},2024-03-01T10:00:00Z,"]))
     _store(db, _events(tmp_path, "c.csv", {"copy-h.log": log}, [f"copy-h.log,node-1,host,{CPU},2024-03-01T10:00:00Z,"]))
     assert _held(db) == [("h.log", "sysbench-cpu", "ok")]
+    said = " ".join(caplog.text.split())  # the causes include two runs (review r10)
+    assert "dropped as duplicates" in said and "or two rows of one manifest with the same bytes at one start" in said
 
 
 def test_find_lists_a_log_stored_under_two_file_names(tmp_path: Path) -> None:
@@ -92,3 +99,34 @@ def test_find_lists_a_log_stored_under_two_file_names(tmp_path: Path) -> None:
         con.close()
     assert [(t["imported_from"], t["env"]) for t in twice] == [("copy-h.log", "host")]
     assert warning is not None and "1 imported run(s) of this campaign are stored twice" in warning
+
+
+def test_two_runs_of_one_manifest_stored_apart_are_listed_with_both_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A database from before 287d2dc holds two rows of one manifest that logged the same bytes at one date-only
+    start apart (two runs, maybe). find lists one as the other's copy, so `podtax imports-twice` (the real CLI against
+    the real app) and the report's warning name both files and say to check them before --apply (review r10: only
+    the copy's file was printed, and the warning called it a copy an older podtax stored)."""
+    db, other = tmp_path / "podtax.duckdb", tmp_path / "other.duckdb"
+    _store(db, _events(tmp_path / "a", "m.csv", {"r1.log": FATAL}, [f"r1.log,node-1,host,{CPU},2024-03-01,"]))
+    _store(other, _events(tmp_path / "b", "m.csv", {"r2.log": FATAL}, [f"r2.log,node-1,host,{CPU},2024-03-01,"]))
+    con = duckdb.connect(str(_beside(db, [other])))
+    try:
+        twice = imports_twice.find(con, "c")
+        warning = imports_twice.warning(con, "c")
+    finally:
+        con.close()
+    assert [(t["imported_from"], t["kept_imported_from"]) for t in twice] == [("r2.log", "r1.log")]
+    assert warning is not None and "file r2.log, is" in warning and "file r1.log)" in warning, warning
+    assert "or two runs of one manifest logged the same bytes at one start: check both files before --apply" in warning
+    store = Store(db)
+    try:
+        with serve(create_app(store)) as url:
+            monkeypatch.setenv("PODTAX_API_URL", url)
+            capsys.readouterr()
+            assert main(["imports-twice", "--campaign", "c"]) == 0
+    finally:
+        store.close()
+    said = " ".join(capsys.readouterr().out.split())
+    assert "(node node-1, file r2.log) is run" in said and "(node node-1, file r1.log), the same capture" in said, said
+    assert "else the first stored" in said and "check both files before --apply" in said, said

@@ -1,6 +1,8 @@
-"""`podtax import` warns of rows of one node, env and test that start at one time (a manifest giving the day only):
-the runs measured each other, and the analyzer stores rows whose logs are the same bytes as one run (review r8: two
-failed runs printing one 'FATAL' line at a bare date were one run, unwarned). The real entry point, --dry-run."""
+"""`podtax import` warns of rows that log one capture: one node (in any case), env, test, params and start, and the
+same log bytes (a manifest giving the day only; a failure's one line): the analyzer stores them as one run and drops
+the others (review r8: two failed runs printing one 'FATAL' line at a bare date were one run, unwarned). Rows of one
+start whose params or bytes differ stay runs of their own and are not named (review r10: the warning grouped by node,
+env, test and start only, so it named rows never at risk). The real entry point, --dry-run."""
 
 from __future__ import annotations
 
@@ -11,27 +13,40 @@ from podtax.cli.main import main
 
 HEADER = "file,node,env,test,params,started_at,tool_version\n"
 CPU = "sysbench-cpu,threads=1 max_prime=100000 events=200 time=0"
+FATAL = "FATAL: Cannot allocate memory\n"
 
 
-def _dry_run(tmp_path: Path, rows: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    for file in ("a.log", "b.log", "c.log"):
-        (tmp_path / file).write_text("FATAL: Cannot allocate memory\n")
+def _dry_run(tmp_path: Path, rows: list[str], capsys: pytest.CaptureFixture[str],
+             logs: dict[str, str] | None = None) -> str:
+    for file, text in (logs or {f: FATAL for f in ("a.log", "b.log", "c.log")}).items():
+        (tmp_path / file).write_text(text)
     (tmp_path / "m.csv").write_text(HEADER + "".join(f"{row}\n" for row in rows))
     assert main(["import", "--dry-run", "--campaign", "imp", str(tmp_path / "m.csv")]) == 0
     return " ".join(capsys.readouterr().err.split())
 
 
-def test_rows_of_one_node_env_and_test_at_one_start_are_warned_of(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_rows_of_one_capture_are_warned_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     said = _dry_run(tmp_path, [f"a.log,node-1,host,{CPU},2024-03-01,", f"b.log,Node-1,host,{CPU},2024-03-01,",
                                f"c.log,node-1,kubernetes,{CPU},2024-03-01,"], capsys)
-    assert ("lines 2, 3: sysbench-cpu on node-1 (host) all start at 2024-03-01T00:00:00+00:00: runs that start "
-            "together measured each other (flagged OVERLAP), and those whose logs are the same bytes are stored as "
-            "one run; give each row the time its run started") in said
-    assert "lines 2, 4" not in said and "(kubernetes) all start" not in said
+    assert ("lines 2, 3: sysbench-cpu on node-1 (host) log the same bytes at one start (2024-03-01T00:00:00+00:00): "
+            "stored as one run (1 dropped); give each row the time its run started") in said
+    assert "lines 2, 4" not in said and "(kubernetes) log the same" not in said
+
+
+def test_only_the_rows_with_the_same_bytes_and_params_are_named(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    other = "sysbench-cpu,threads=1 max_prime=20000 events=200 time=0"
+    said = _dry_run(tmp_path, [f"a.log,node-1,host,{CPU},2024-03-01,", f"b.log,node-1,host,{CPU},2024-03-01,",
+                               f"c.log,node-1,host,{CPU},2024-03-01,", f"d.log,node-1,host,{CPU},2024-03-01,",
+                               f"e.log,node-1,host,{other},2024-03-01,"], capsys,
+                    {"a.log": FATAL, "b.log": FATAL + "\n", "c.log": "FATAL: another error\n", "d.log": FATAL,
+                     "e.log": FATAL})
+    assert ("lines 2, 5: sysbench-cpu on node-1 (host) log the same bytes at one start (2024-03-01T00:00:00+00:00): "
+            "stored as one run (1 dropped)") in said
+    assert "lines 2, 3" not in said and "lines 2, 5, 6" not in said and said.count("log the same bytes") == 1
 
 
 def test_other_tests_or_starts_are_not_warned_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     said = _dry_run(tmp_path, [f"a.log,node-1,host,{CPU},2024-03-01,", "b.log,node-1,host,sysbench-memory,threads=1,"
                                "2024-03-01,", f"c.log,node-1,host,{CPU},2024-03-02,"], capsys)
-    assert "all start at" not in said
+    assert "log the same bytes" not in said and "all start at" not in said

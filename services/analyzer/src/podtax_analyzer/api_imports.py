@@ -21,11 +21,14 @@ class ImportedTwice(BaseModel):
     kept_node: str
     env: str
     imported_from: str
+    kept_imported_from: str  # the kept run's file: check both before POST when they may be two runs
     moved: bool = False  # POST: the copy's outcome went to the run kept, which had none or a failure
 
 
 @router.get("/api/imports/twice", response_model=list[ImportedTwice],
-            summary="Imported runs stored twice under two run ids (an older podtax spelled the node otherwise)")
+            summary="Imported runs stored twice under two run ids (an older podtax spelled the node otherwise, or "
+                    "stored a copy under another file name; or two runs of one manifest logged the same bytes at one "
+                    "start)")
 def imports_twice(request: Request, campaign: str | None = None) -> list[dict[str, Any]]:
     return find(request.app.state.store.cursor(), campaign)
 

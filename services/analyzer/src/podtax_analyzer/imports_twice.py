@@ -4,9 +4,10 @@ Since 65f442e the analyzer drops an imported raw log that is the same capture as
 but a database that imported one manifest under two podtax generations before then (6de8b23 to 7daa8f2: the node
 `Node-1` and `node-1`, two run ids) holds both runs: the campaign had a cell for each spelling, the capture counted
 on two nodes, and the scheduler ranked node-1 by the copy; so does a database that imported the same logs again under
-other file names before 287d2dc. Nothing rewrites them unasked: `find` lists them (the rule store_imports applies on
-arrival, CAPTURE: same campaign, env, test, params, node in any case, start time and log text, whatever the file's
-name), `drop`
+other file names before 287d2dc. Nothing rewrites them unasked: `find` lists them with both files (the rule
+store_imports applies on arrival, CAPTURE: same campaign, env, test, params, node in any case, start time and log
+text, whatever the file's name: two runs of one manifest that logged the same bytes at one date-only start, which
+287d2dc's parent stored apart, are listed too, so a user checks both files before `drop`), `drop`
 removes the others' rows (runs, metrics, phases, and their raw logs, which are the
 kept run's byte for byte) and records each in imported_duplicates with the run kept, so a redelivery stays dropped.
 The copy kept is the one spelled in lowercase (the Kubernetes node's name, which the scheduler reads, and the one the
@@ -29,15 +30,15 @@ from podtax_analyzer.overlap import overlapping, remark
 # (lower(node)), the start time and the log (stdout and stderr, byte for byte). test and params_key are in it: a
 # failed sysbench-cpu and a failed sysbench-memory run can print the same line at one (date-only) start.
 CAPTURE = ("campaign", "env", "test", "params_key")
-_TWICE = f"""SELECT run_id, kept_run_id, campaign, node, kept_node, env, imported_from FROM (
-    SELECT run_id, campaign, node, env, imported_from,
-           first(run_id) OVER capture AS kept_run_id, first(node) OVER capture AS kept_node
+_TWICE = f"""SELECT run_id, kept_run_id, campaign, node, kept_node, env, imported_from, kept_imported_from FROM (
+    SELECT run_id, campaign, node, env, imported_from, first(run_id) OVER capture AS kept_run_id,
+           first(node) OVER capture AS kept_node, first(imported_from) OVER capture AS kept_imported_from
     FROM raw_logs WHERE imported_from IS NOT NULL AND ($1::varchar IS NULL OR campaign = $1)
     WINDOW capture AS (PARTITION BY {', '.join(CAPTURE)}, lower(node), started_at, stdout, stderr
                        ORDER BY node <> lower(node), received_at, run_id
                        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
     WHERE run_id <> kept_run_id ORDER BY campaign, kept_run_id, run_id"""
-COLUMNS = ("run_id", "kept_run_id", "campaign", "node", "kept_node", "env", "imported_from")
+COLUMNS = ("run_id", "kept_run_id", "campaign", "node", "kept_node", "env", "imported_from", "kept_imported_from")
 
 
 def find(con: duckdb.DuckDBPyConnection, campaign: str | None = None) -> list[dict[str, Any]]:
@@ -64,9 +65,10 @@ def warning(con: duckdb.DuckDBPyConnection, campaign: str) -> str | None:
     else:
         why = "under two spellings of a node, or twice under one"
     where = f"{how}: an older podtax stored the same capture {why}"
-    return (f"{len(twice)} imported run(s) of this campaign are stored twice, {where} (run {one['run_id']} is "
-            f"{one['kept_run_id']}); `podtax imports-twice --campaign {campaign}` lists them, and with --apply "
-            f"takes each once")
+    return (f"{len(twice)} imported run(s) of this campaign are stored twice, {where} (run {one['run_id']}, file "
+            f"{one['imported_from']}, is {one['kept_run_id']}, file {one['kept_imported_from']}), or two runs of one "
+            f"manifest logged the same bytes at one start: check both files before --apply; `podtax imports-twice "
+            f"--campaign {campaign}` lists them, and with --apply takes each once")
 
 
 def drop(con: duckdb.DuckDBPyConnection, twice: list[dict[str, Any]], now: datetime) -> set[str]:

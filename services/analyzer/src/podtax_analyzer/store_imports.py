@@ -105,7 +105,8 @@ def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dic
                     "%s (campaign %s, file %s, node %s, env %s, started %s, the same log) is run %s: the same log "
                     "imported again under another file name, or by an older podtax that derived the run id from the "
                     "node spelled otherwise, or by a podtax before this version, whose run ids held neither the start "
-                    "nor the log; the stored run is kept", len(new),
+                    "nor the log; or two rows of one manifest with the same bytes at one start (two runs: `podtax "
+                    "import` warned of them); the stored run is kept", len(new),
                     one["run_id"], one["campaign"], one["imported_from"], one["node"], one["env"], one["started_at"],
                     twice[one["run_id"]])
     return deleted, near | {twice[r] for r in deleted}

@@ -107,16 +107,21 @@ def _imported(rows: int, duplicates: int, campaign: str) -> str:
 
 
 def same_start_warnings(rows: list[Row]) -> list[str]:
-    """One sentence per node, env and test that several rows start at one time (a manifest giving the day only):
-    such runs measured each other (flagged OVERLAP), and those whose logs are the same bytes (a failure's one line)
-    are one capture to the analyzer, which keeps one of them."""
-    lines: dict[tuple[str, str, str, datetime], list[int]] = {}
+    """One sentence per capture several rows log (one node in any case, env, test, params and start, and the same
+    log bytes: a manifest giving the day only, a failure's one line): the analyzer stores them as one run and drops
+    the others. Only the logs of rows sharing all but the bytes are read."""
+    starts: dict[tuple[str, str, str, str, datetime], list[Row]] = {}
     for row in rows:
-        lines.setdefault((row.node, row.env, row.test, row.started_at), []).append(row.line)
-    return [f"lines {', '.join(map(str, at))}: {test} on {node} ({env}) all start at {start.isoformat()}: runs that "
-            "start together measured each other (flagged OVERLAP), and those whose logs are the same bytes are "
-            "stored as one run; give each row the time its run started"
-            for (node, env, test, start), at in lines.items() if len(at) > 1]
+        starts.setdefault((row.node.lower(), row.env, row.test, params_key(row.params), row.started_at), []).append(row)
+    said = []
+    for (node, env, test, _, start), group in starts.items():
+        logs: dict[bytes, list[int]] = {}
+        for row in group if len(group) > 1 else []:  # the log's digest: a group's logs are not all held
+            logs.setdefault(hashlib.sha256(_read_log(row).encode()).digest(), []).append(row.line)
+        said += [f"lines {', '.join(map(str, at))}: {test} on {node} ({env}) log the same bytes at one start "
+                 f"({start.isoformat()}): stored as one run ({len(at) - 1} dropped); give each row the time its run "
+                 "started" for at in logs.values() if len(at) > 1]
+    return said
 
 
 def _read_log(row: Row) -> str:

@@ -116,7 +116,8 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
                                                                        "kept runs hold the same logs). Without it, "
                                                                        "only list them.")] = False) -> int:
     """Imported runs the database holds twice (an older podtax spelled the node otherwise, or stored the same logs
-    imported again under other file names): list them, or take each once with --apply."""
+    imported again under other file names; or two runs of one manifest logged the same bytes at one start: check
+    both files before --apply): list them with both files, or take each once with --apply."""
     rows = _get("/api/imports/twice", {"campaign": campaign}, method="POST" if apply else "GET")
     assert isinstance(rows, list)
     if not rows:
@@ -124,9 +125,11 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
                       highlight=False)
         return 0
     for r in rows:
-        console.print(f"{printable(r['campaign'])} {printable(r['imported_from'])} {printable(r['env'])}: run "
-                      f"{printable(r['run_id'])} (node {printable(r['node'])}) is run {printable(r['kept_run_id'])} "
-                      f"(node {printable(r['kept_node'])}), the same capture", highlight=False, markup=False)
+        kept = printable(r.get("kept_imported_from") or "?")  # an analyzer before it sent no kept file
+        console.print(f"{printable(r['campaign'])} {printable(r['env'])}: run {printable(r['run_id'])} (node "
+                      f"{printable(r['node'])}, file {printable(r['imported_from'])}) is run "
+                      f"{printable(r['kept_run_id'])} (node {printable(r['kept_node'])}, file {kept}), the same "
+                      "capture", highlight=False, markup=False)
     if apply:
         console.print(f"took {len(rows)} imported run(s) once: their copies' rows are deleted", highlight=False)
         if moved := [r for r in rows if r.get("moved")]:
@@ -137,8 +140,10 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
                           f"podtax's; {again} derives it again from the log", highlight=False, markup=False)
     else:
         console.print(f"{len(rows)} imported run(s) are stored twice and {counted(rows)}; nothing changed: "
-                      "`podtax imports-twice --apply` takes each once (the copy spelled in lowercase, the "
-                      "Kubernetes node's name, is kept)", highlight=False, markup=False)
+                      "`podtax imports-twice --apply` takes each once (the copy kept: the one spelled in "
+                      "lowercase, the Kubernetes node's name, else the first stored); two runs of one manifest that "
+                      "logged the same bytes at one start are listed too: check both files before --apply",
+                      highlight=False, markup=False)
     return 0
 
 
