@@ -2,8 +2,9 @@
 operator): the service stopped (exit 3) with 'NATS lost JetStream consumer parser (stream not found): the NATS server
 restarted with an empty store, or PODTAX_NATS_URL names another one', sending the operator after a restart or a wrong
 address that never happened (fault probe pB, session 52, on the real analyzer and parser). The dead-letter stream,
-made before the consumer, is still there: the line now says the stream was deleted and its messages are gone; the
-store-lost wording stays when PODTAX_DLQ went too (test_nats_store_lost). Real nats-server, the real parser process."""
+made before the consumer, is still there: the line now says so, and that the stream was deleted and its messages are
+gone if NATS kept its store (or PODTAX_NATS_URL names another server with an older PODTAX_DLQ); the store-lost
+wording stays when PODTAX_DLQ went too (test_nats_store_lost). Real nats-server, the real parser process."""
 
 from __future__ import annotations
 
@@ -35,10 +36,13 @@ def test_a_deleted_stream_is_named_so(tmp_path: Path) -> None:
         text = (tmp_path / "parser.log").read_text()
         lines = [line for line in text.splitlines() if "parser" in line and "JetStream" in line]
         assert status == 3 and "Traceback" not in text and len(lines) == 1, text
-        assert "JetStream stream PODTAX was deleted while this service ran" in lines[0], lines
-        assert "the messages it held are gone" in lines[0] and "empty store" not in lines[0], lines
-        # the same signs on another server at the address, with its own older PODTAX_DLQ (review r7's probe)
-        assert "or PODTAX_NATS_URL now names another server that has an older PODTAX_DLQ" in lines[0], lines
+        assert "JetStream stream PODTAX disappeared while this service ran" in lines[0], lines
+        # the same signs on another server at the address, with its own older PODTAX_DLQ (review r7's probe): the
+        # line names both causes and does not say first that NATS kept its store (review r9 on eff049c8)
+        assert ("and PODTAX_DLQ, older than this consumer, is there (NATS kept its store, or PODTAX_NATS_URL names "
+                "another server with an older PODTAX_DLQ): if NATS kept its store, the stream was deleted (`nats "
+                "stream rm`, or another tool) and the messages it held are gone; stopping") in lines[0], lines
+        assert "so NATS kept its store" not in lines[0] and "empty store" not in lines[0], lines
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()

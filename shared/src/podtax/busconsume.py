@@ -305,12 +305,12 @@ async def _consumer_there(js: JetStreamContext, sub: JetStreamContext.PullSubscr
                            "state directory names those it has), the parser publishes the results of every log again "
                            "(the analyzer stores none twice)") from None
         if stream is None and await _kept_since(js, made):  # the stream alone went, the store was kept
-            raise NatsLost(f"JetStream stream {subjects.STREAM} was deleted while this service ran (consumer "
-                           f"{spec.durable}: {exc.description}; {subjects.DLQ_STREAM}, older than this consumer, is "
-                           "there, so NATS kept its store: `nats stream rm`, or another tool) and the messages it "
-                           "held are gone; or PODTAX_NATS_URL now names another server that has an older "
-                           f"{subjects.DLQ_STREAM} (and no {subjects.STREAM}); stopping, so that started again this "
-                           "service makes or waits for the stream and its consumer") from None
+            raise NatsLost(f"JetStream stream {subjects.STREAM} disappeared while this service ran (consumer "
+                           f"{spec.durable}: {exc.description}) and {subjects.DLQ_STREAM}, older than this consumer, "
+                           "is there (NATS kept its store, or PODTAX_NATS_URL names another server with an older "
+                           f"{subjects.DLQ_STREAM}): if NATS kept its store, the stream was deleted (`nats stream "
+                           "rm`, or another tool) and the messages it held are gone; stopping, so that started "
+                           "again this service makes or waits for the stream and its consumer") from None
         raise NatsLost(f"NATS lost JetStream consumer {spec.durable} ({exc.description}): the NATS server restarted "
                        "with an empty store, or PODTAX_NATS_URL names another one; stopping, so that started again "
                        "this service makes or waits for the streams and consumers (what NATS lost is lost)") from None
