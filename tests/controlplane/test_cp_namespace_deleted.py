@@ -8,6 +8,7 @@ behind an unavailable APIService or a controller gone), the real kubernetes clie
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import kubernetes
@@ -25,6 +26,29 @@ def creates(sim: Any, plural: str, code: str = "") -> int:
     """The POSTs of `plural` the API server counted (its apiserver_request_total), answered `code` (any: "")."""
     totals = Kube(sim.api_client()).scrape() or {}
     return int(sum(n for key, n in totals.items() if key.startswith(f"POST {plural} {code}")))
+
+
+def aborted_by_a_delete_mid_run(sim: Any, run_cp: Any, delete: Callable[[], object]) -> str:
+    """The detail of the Aborted that ends a volume-churn run of 60 claims in which `delete` was called once 4 of its
+    claims existed (not at all if the run ended first); the run must end kubernetes-error, in one line."""
+    done = threading.Event()
+
+    def delete_when_some_exist() -> None:
+        sim.wait_for(lambda: done.is_set() or len(ours(sim, "persistentvolumeclaims", NS)) >= 4, timeout=30)
+        if not done.is_set():
+            delete()
+
+    deleter = threading.Thread(target=delete_when_some_exist)
+    deleter.start()
+    try:
+        with pytest.raises(Aborted) as err:
+            run_cp(spec("volume-churn", count=60, concurrency=2, timeout=30), kube=sim)
+    finally:
+        done.set()
+        deleter.join()
+    detail = err.value.detail
+    assert err.value.reason == "kubernetes-error" and "\n" not in detail, (err.value.reason, detail)
+    return detail
 
 
 @pytest.mark.parametrize(("test", "plural"), [("volume-churn", "persistentvolumeclaims"), ("pod-startup", "pods")])
@@ -47,23 +71,7 @@ def test_a_namespace_stuck_terminating_ends_the_run_at_its_first_create(test: st
 def test_a_namespace_deleted_mid_run_ends_the_run_naming_it(kubesim_factory: Any, run_cp: Any) -> None:
     sim = kubesim_factory(cluster(provision=0.05), kubelet="none")
     core = kubernetes.client.CoreV1Api(sim.api_client())
-    done = threading.Event()
-
-    def delete_when_some_exist() -> None:
-        sim.wait_for(lambda: done.is_set() or len(ours(sim, "persistentvolumeclaims", NS)) >= 4, timeout=30)
-        if not done.is_set():
-            core.delete_namespace(NS)
-
-    deleter = threading.Thread(target=delete_when_some_exist)
-    deleter.start()
-    try:
-        with pytest.raises(Aborted) as err:
-            run_cp(spec("volume-churn", count=60, concurrency=2, timeout=30), kube=sim)
-    finally:
-        done.set()
-        deleter.join()
-    detail = err.value.detail
-    assert err.value.reason == "kubernetes-error" and "\n" not in detail, (err.value.reason, detail)
+    detail = aborted_by_a_delete_mid_run(sim, run_cp, lambda: core.delete_namespace(NS))
     # a namespace deleted is Terminating while the namespace controller empties it (403), then gone (404): the run
     # ends at whichever its next create meets (kubesim deleted it at once before: always the 404)
     gone = (f"namespace {NS} was deleted while the run was in flight" in detail
@@ -81,7 +89,6 @@ def test_a_namespace_gone_mid_run_ends_the_run_naming_it(kubesim_factory: Any, r
     the second removes it, no finalizer left), so no create meets it Terminating: the next one gets the 404."""
     sim = kubesim_factory(cluster(provision=0.05), kubelet="none")
     core = kubernetes.client.CoreV1Api(sim.api_client())
-    done = threading.Event()
     core.create_namespace({"metadata": {"name": NS}})
     core.replace_namespace_finalize(NS, {"metadata": {"name": NS}, "spec": {"finalizers": []}})
 
@@ -89,21 +96,7 @@ def test_a_namespace_gone_mid_run_ends_the_run_naming_it(kubesim_factory: Any, r
         for _ in range(2):
             sim.emulator.api.delete(R.NAMESPACE, "", NS, {})
 
-    def delete_when_some_exist() -> None:
-        sim.wait_for(lambda: done.is_set() or len(ours(sim, "persistentvolumeclaims", NS)) >= 4, timeout=30)
-        if not done.is_set():
-            sim.call(gone_at_once)
-
-    deleter = threading.Thread(target=delete_when_some_exist)
-    deleter.start()
-    try:
-        with pytest.raises(Aborted) as err:
-            run_cp(spec("volume-churn", count=60, concurrency=2, timeout=30), kube=sim)
-    finally:
-        done.set()
-        deleter.join()
-    detail = err.value.detail
-    assert err.value.reason == "kubernetes-error" and "\n" not in detail, (err.value.reason, detail)
+    detail = aborted_by_a_delete_mid_run(sim, run_cp, lambda: sim.call(gone_at_once))
     assert f"namespace {NS} was deleted while the run was in flight" in detail, detail
     assert f'namespaces \\"{NS}\\" not found' in detail or f'namespaces "{NS}" not found' in detail, detail
     assert creates(sim, "persistentvolumeclaims", "404") <= 2 and not creates(sim, "persistentvolumeclaims", "403")
