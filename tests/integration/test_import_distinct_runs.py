@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -44,6 +45,15 @@ def _held(db: Path) -> list[tuple[str, str, str]]:
     try:
         return con.execute("SELECT r.imported_from, r.test, u.status FROM raw_logs r LEFT JOIN runs u USING (run_id) "
                            "ORDER BY 1").fetchall()
+    finally:
+        con.close()
+
+
+def _twice(db: Path, other: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """imports_twice's find and report warning for campaign c once `other`'s rows are stored beside `db`'s."""
+    con = duckdb.connect(str(_beside(db, [other])))
+    try:
+        return imports_twice.find(con, "c"), imports_twice.warning(con, "c")
     finally:
         con.close()
 
@@ -91,12 +101,7 @@ def test_find_lists_a_log_stored_under_two_file_names(tmp_path: Path) -> None:
     _store(other, _events(tmp_path / "b", "m.csv", {"copy-h.log": log, "mem.log": FATAL},
                           [f"copy-h.log,node-1,host,{CPU},2024-03-01T10:00:00Z,",
                            "mem.log,node-1,host,sysbench-memory,threads=1,2024-03-02,"]))
-    con = duckdb.connect(str(_beside(db, [other])))
-    try:
-        twice = imports_twice.find(con, "c")
-        warning = imports_twice.warning(con, "c")
-    finally:
-        con.close()
+    twice, warning = _twice(db, other)
     assert [(t["imported_from"], t["env"]) for t in twice] == [("copy-h.log", "host")]
     assert warning is not None and "1 imported run(s) of this campaign are stored twice" in warning
 
@@ -110,12 +115,7 @@ def test_two_runs_of_one_manifest_stored_apart_are_listed_with_both_files(
     db, other = tmp_path / "podtax.duckdb", tmp_path / "other.duckdb"
     _store(db, _events(tmp_path / "a", "m.csv", {"r1.log": FATAL}, [f"r1.log,node-1,host,{CPU},2024-03-01,"]))
     _store(other, _events(tmp_path / "b", "m.csv", {"r2.log": FATAL}, [f"r2.log,node-1,host,{CPU},2024-03-01,"]))
-    con = duckdb.connect(str(_beside(db, [other])))
-    try:
-        twice = imports_twice.find(con, "c")
-        warning = imports_twice.warning(con, "c")
-    finally:
-        con.close()
+    twice, warning = _twice(db, other)
     assert [(t["imported_from"], t["kept_imported_from"]) for t in twice] == [("r2.log", "r1.log")]
     assert warning is not None and "file r2.log, is" in warning and "file r1.log)" in warning, warning
     assert "or two runs of one manifest logged the same bytes at one start: check both files before --apply" in warning
