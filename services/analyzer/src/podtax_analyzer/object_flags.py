@@ -5,6 +5,7 @@ applies, else None."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 from podtax.parsers.timeline import rank_rests_on_bound
@@ -86,13 +87,18 @@ def watch_gap(cell: CellData) -> str | None:
     """A side's runs whose value of this metric is an upper bound (the parser's WATCH_GAP run flag names it: end
     points a re-list saw after a dropped watch count at the time the re-list saw them; the true time was shorter).
     When the side's median rests on one (Side.median_is_upper_bound) the verdict allows for it (stats/verdict.py)."""
-    parts = [f"{s.n_watch_gap} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
-             for s in (cell.host, cell.pod) if s.n_watch_gap]
-    if not parts:
+    runs = _runs_of(cell, lambda s: s.n_watch_gap)
+    if not runs:
         return None
-    return (f"Watch gap: {' and '.join(parts)} timed {cell.metric} after a dropped watch: upper bounds (end points "
+    return (f"Watch gap: {runs} timed {cell.metric} after a dropped watch: upper bounds (end points "
             f"seen only by the re-list after the gap count at the time it saw them; the true times were shorter); "
             f"{_upper_tail(cell)}.")
+
+
+def _runs_of(cell: CellData, flagged: Callable[[Side], int]) -> str:
+    """'k of n <side> runs' for each side whose runs have flagged(side) = k > 0, joined by 'and'; '' when none."""
+    return " and ".join(f"{flagged(s)} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
+                        for s in (cell.host, cell.pod) if flagged(s))
 
 
 def _upper_tail(cell: CellData) -> str:
@@ -124,11 +130,10 @@ def delete_refused(cell: CellData) -> str | None:
     """A side's runs that failed because their deletes were refused, after every object was created and bound (the
     parser's DELETE_REFUSED run flag): their create and bind figures count here as any run's; they have no delete
     figures (a delete phase's cells lack those runs) nor whole-run ones (objects_ok, errors, requests, wall time)."""
-    parts = [f"{s.n_delete_refused} of {plural(s.n, side_name(s.env, cell.pair) + ' run')}"
-             for s in (cell.host, cell.pod) if s.n_delete_refused]
-    if not parts:
+    runs = _runs_of(cell, lambda s: s.n_delete_refused)
+    if not runs:
         return None
-    return (f"Deletes refused: {' and '.join(parts)} failed because the API refused their deletes (RBAC's or Nomad's "
+    return (f"Deletes refused: {runs} failed because the API refused their deletes (RBAC's or Nomad's "
             f"403 on a delete, or more than max(10, 10%) of their objects' deletes refused), after every object was "
             f"created and bound (pods: Ready): {cell.metric} "
             f"counts them as any run; they have no delete or whole-run figures (those cells lack these runs), and "
