@@ -10,12 +10,12 @@ An imported run keeps its real time: it ends at its start plus the wall-clock ti
 reports (sysbench "total time", stress-ng "real time", the timeline's wall_s), else plus the
 requested `time` parameter, else at its start. The scheduler ages evidence by that end time.
 
-Cost per row: the manifest check stats each log (no reading); before publishing, every log is read and
-parsed once (its run length, and whether that end is a valid time), but its event is built and encoded
-only when `size_bound` says it might not fit one NATS message; publishing reads the log again and
-builds the event with the run length found then (no second parse). `--dry-run` makes the same checks
-without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects or
-flags.
+Cost per row: the manifest check stats each log (no reading); the logs of rows sharing a node, env, test and
+start (a manifest giving the day only) are read once more, for their digest (same_start_warnings); before
+publishing, every log is read and parsed once (its run length, and whether that end is a valid time), but its
+event is built and encoded only when `size_bound` says it might not fit one NATS message; publishing reads the log
+again and builds the event with the run length found then (no second parse). `--dry-run` makes the same checks
+without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects or flags.
 The manifest itself is read and checked in podtax.cli.manifest; what the logs say that does not stop the
 import (rejected logs, versions, flags, host and pod tool builds that differ) is gathered and warned of in
 podtax.cli.importcheck.
@@ -107,20 +107,26 @@ def _imported(rows: int, duplicates: int, campaign: str) -> str:
 
 
 def same_start_warnings(rows: list[Row]) -> list[str]:
-    """One sentence per capture several rows log (one node in any case, env, test, params and start, and the same
-    log bytes: a manifest giving the day only, a failure's one line): the analyzer stores them as one run and drops
-    the others. Only the logs of rows sharing all but the bytes are read."""
-    starts: dict[tuple[str, str, str, str, datetime], list[Row]] = {}
+    """Sentences for rows of one node (in any case), env, test and start (a manifest giving the day only), whose
+    logs alone are read (once more): one per capture several of them log (the same params and log bytes, a
+    failure's one line), which the analyzer stores as one run, dropping the others; and one per group whose rows
+    log two or more captures: those runs start at one time, so the analyzer flags them OVERLAP (no ratio)."""
+    starts: dict[tuple[str, str, str, datetime], list[Row]] = {}
     for row in rows:
-        starts.setdefault((row.node.lower(), row.env, row.test, params_key(row.params), row.started_at), []).append(row)
+        starts.setdefault((row.node.lower(), row.env, row.test, row.started_at), []).append(row)
     said = []
-    for (node, env, test, _, start), group in starts.items():
-        logs: dict[bytes, list[int]] = {}
+    for (node, env, test, start), group in starts.items():
+        logs: dict[tuple[str, bytes], list[int]] = {}
         for row in group if len(group) > 1 else []:  # the log's digest: a group's logs are not all held
-            logs.setdefault(hashlib.sha256(_read_log(row).encode()).digest(), []).append(row.line)
+            digest = hashlib.sha256(_read_log(row).encode()).digest()
+            logs.setdefault((params_key(row.params), digest), []).append(row.line)
         said += [f"lines {', '.join(map(str, at))}: {test} on {node} ({env}) log the same bytes at one start "
                  f"({start.isoformat()}): stored as one run ({len(at) - 1} dropped); give each row the time its run "
                  "started" for at in logs.values() if len(at) > 1]
+        if len(logs) > 1:  # the first row of each capture: the runs stored
+            said.append(f"lines {', '.join(str(at[0]) for at in logs.values())}: {test} on {node} ({env}) start at "
+                        f"one time ({start.isoformat()}): the analyzer flags them OVERLAP and gives no ratio; give "
+                        "each row the time its run started")
     return said
 
 
@@ -320,8 +326,9 @@ HELP = "\n\n".join((
     "under another name is not another run, and the count of logs published includes such copies, which the "
     "analyzer then drops) (a database of an older podtax, whose ids spelled the node otherwise, is not given "
     "its runs twice; two manifests naming one file text for different logs or other start times keep both). "
-    "Rows of one node, env and test at one start (a manifest giving the day only) are warned of: with the same log "
-    "bytes they are stored as one run. "
+    "Rows of one node, env and test at one start (a manifest giving the day only) are warned of: rows of one "
+    "params and the same log bytes in one warning (stored as one run, the others dropped); when some differ in "
+    "params or log, one row of each in another (their runs start together: flagged OVERLAP, no ratio). "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
 
