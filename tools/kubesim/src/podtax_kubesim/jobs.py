@@ -14,6 +14,7 @@ from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.store import Event
 from podtax_kubesim.util import ApiError, Obj, deepcopy, now, parse_time
+from podtax_kubesim.workqueue import WorkQueue
 
 UID_LABEL = "batch.kubernetes.io/controller-uid"
 
@@ -23,9 +24,8 @@ class JobController:
         self.api, self.store = api, api.store
         self.pods: dict[str, set[str]] = {}  # job uid -> pod names
         self.counted: dict[str, dict[str, str]] = {}  # job uid -> pod uid -> phase it was counted as
-        self.dirty: dict[tuple[str, str], None] = {}
+        self.queue: WorkQueue[tuple[str, str]] = WorkQueue(self._handle)
         self.ttl_timers: dict[str, asyncio.TimerHandle] = {}
-        self._scheduled = False
         self.store.listen(R.JOBS, self._on_job)
         self.store.listen(R.PODS, self._on_pod)
 
@@ -38,7 +38,7 @@ class JobController:
             if timer:
                 timer.cancel()
             return
-        self._mark(meta["namespace"], meta["name"])
+        self.queue.add((meta["namespace"], meta["name"]))
 
     def _on_pod(self, ev: Event) -> None:
         labels = ev.obj["metadata"].get("labels") or {}
@@ -52,25 +52,12 @@ class JobController:
             self.pods.setdefault(uid, set()).add(name)
         job = labels.get("batch.kubernetes.io/job-name") or labels.get("job-name")
         if job:
-            self._mark(ev.obj["metadata"]["namespace"], job)
+            self.queue.add((ev.obj["metadata"]["namespace"], job))
 
-    def _mark(self, ns: str, name: str) -> None:
-        self.dirty[(ns, name)] = None
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._drain)
-
-    def _drain(self) -> None:
-        self._scheduled = False
-        while self.dirty:
-            key = next(iter(self.dirty))
-            del self.dirty[key]
-            job = self.store.get(R.JOBS, *key)
-            if job is not None and not job["metadata"].get("deletionTimestamp"):
-                try:
-                    self.reconcile(job)
-                except ApiError:
-                    continue
+    def _handle(self, key: tuple[str, str]) -> None:
+        job = self.store.get(R.JOBS, *key)
+        if job is not None and not job["metadata"].get("deletionTimestamp"):
+            self.reconcile(job)
 
     @staticmethod
     def finished(job: Obj) -> str:
@@ -112,7 +99,8 @@ class JobController:
             if time.time() >= deadline:
                 verdict, reason, message = "Failed", "DeadlineExceeded", "Job was active longer than specified deadline"
             else:
-                asyncio.get_running_loop().call_later(deadline - time.time() + 0.05, self._mark, ns, meta["name"])
+                asyncio.get_running_loop().call_later(deadline - time.time() + 0.05, self.queue.add,
+                                                      (ns, meta["name"]))
         created: list[str] = []
         if verdict == "Failed":
             for pod in active:

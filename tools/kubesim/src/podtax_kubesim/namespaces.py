@@ -8,13 +8,13 @@ and grace periods ignored, and a create right after the DELETE was answered 404.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api
 from podtax_kubesim.store import Event
-from podtax_kubesim.util import ApiError, Obj, now
+from podtax_kubesim.util import Obj, now
+from podtax_kubesim.workqueue import WorkQueue
 
 KUBERNETES = "kubernetes"  # the finalizer the namespace controller removes once the namespace is empty
 CONTENT, FINALIZERS = "NamespaceContentRemaining", "NamespaceFinalizersRemaining"
@@ -32,8 +32,7 @@ DONE = {  # the conditions the namespace controller keeps on a namespace it empt
 class NamespaceController:
     def __init__(self, api: Api) -> None:
         self.api, self.store = api, api.store
-        self.dirty: dict[str, None] = {}
-        self._scheduled = False
+        self.queue: WorkQueue[str] = WorkQueue(self.reconcile)
         self.store.listen(R.NAMESPACES, self._on_namespace)
         for res in R.BY_KEY.values():
             if res.namespaced:
@@ -41,29 +40,13 @@ class NamespaceController:
 
     def _on_namespace(self, ev: Event) -> None:
         if ev.type != "DELETED" and ev.obj["metadata"].get("deletionTimestamp"):
-            self._mark(ev.obj["metadata"]["name"])
+            self.queue.add(ev.obj["metadata"]["name"])
 
     def _on_content(self, ev: Event) -> None:
         ns = ev.obj["metadata"].get("namespace", "")
         held = self.store.get(R.NAMESPACES, "", ns)
         if ev.type == "DELETED" and held is not None and held["metadata"].get("deletionTimestamp"):
-            self._mark(ns)
-
-    def _mark(self, ns: str) -> None:
-        self.dirty[ns] = None
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._drain)
-
-    def _drain(self) -> None:
-        self._scheduled = False
-        while self.dirty:
-            ns = next(iter(self.dirty))
-            del self.dirty[ns]
-            try:
-                self.reconcile(ns)
-            except ApiError:
-                continue
+            self.queue.add(ns)
 
     def reconcile(self, ns: str) -> None:
         """Delete what the terminating namespace `ns` holds, saying what remains in its status.conditions; finalize
