@@ -5,7 +5,8 @@ beforehand) reached delete_requested too; the parser dropped every error with th
 (no ERRORS, a 2 ms static bind counted a provisioning). Such a run is now refused as a half-created one is. A create
 sent again (429) keeps its RETRIED when the object's delete was then sent again too: the delete's reason replaced the
 create's in the summary's `retried`, then was dropped with the delete phases. The mark `deletes_refused` is set only
-when every failure counted toward the abort was a delete's (RBAC's 403 on a delete ends the run at once: it counts).
+when every failure counted toward the abort was a delete's (RBAC's 403 on a delete ends the run at once: it counts,
+a consumer pod's delete's too).
 Through the real kubernetes client against kubesim, the real Nomad client against nomadsim, the real executor and
 parser."""
 
@@ -79,7 +80,8 @@ def test_a_create_sent_again_keeps_its_retried_when_its_delete_was_sent_again(no
                                                                              run_cp: Any) -> None:
     """The first volume's create throttled (429: sent again, re-timed), then Nomad answers 500 to every delete (sent
     again, then refused): a DELETE_REFUSED result that says RETRIED. Before: the delete's reason replaced the
-    create's in `retried` and was dropped with the delete phases: no RETRIED."""
+    create's in `retried` and was dropped with the delete phases: no RETRIED. The runner keeps the delete's apart:
+    a clean run names the held delete instead (test_cp_retried_create_and_delete)."""
     sim = nomadsim_factory({"faults": {"failRequests": [
         {"request": "PUT /v1/volume/csi/:id/create", "status": 429, "times": 1}, NOMAD_DELETE_500]}})
     run = spec("volume-churn", env="nomad", count=12, concurrency=1, timeout=120, plugin_id="hostpath")
@@ -135,3 +137,19 @@ def test_a_pod_startup_run_whose_deletes_rbac_refused_says_ready_not_bound(kubes
     assert len(flag) == 1 and "its 12 objects were all created and Ready, so its figures until then stand" in flag[0]
     assert "bound" not in flag[0], flag
     assert "ready_p50_ms" in parsed.values(), sorted(parsed.values())
+
+
+def test_a_run_whose_consumer_pods_deletes_rbac_refused_is_a_result(kubesim_factory: Any, run_cp: Any) -> None:
+    """An account that may create but not delete, with consumers: RBAC's 403 on the first consumer pod's delete
+    (before any claim's) ends the run, every claim bound and every consumer running. Before, kconsumers.delete let
+    the ApiException through, made the refusal of the run's own call (`call` ''): not marked, refused by the
+    parser."""
+    sim = kubesim_factory({**cluster(provision=0.01), "faults": {"forbid": ["delete pods", *FORBID_DELETE]}})
+    err, tl = _kept(run_cp, spec("volume-churn", count=12, concurrency=4, timeout=60, consumer=True), kube=sim)
+    assert err.reason == "kubernetes-forbidden" and err.call == "delete", (err.reason, err.call, err.detail)
+    assert "refused the run (403 Forbidden: pods is forbidden" in err.detail and "volumes cleanup" in err.detail
+    assert tl.aborted is not None and tl.aborted.get("deletes_refused") is True, tl.aborted
+    assert all("consumer_running" in r.t and "delete_requested" not in r.t for r in tl.objects.values())
+    parsed = parse_run("volume-churn", tl.jsonl())
+    assert [f for f in parsed.flags if f.startswith("DELETE_REFUSED: ")], parsed.flags
+    assert "consumer_running_p50_ms" in parsed.values() and "deleted_p50_ms" not in parsed.values()

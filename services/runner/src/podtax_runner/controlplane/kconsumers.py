@@ -14,6 +14,7 @@ from collections.abc import Collection
 
 from kubernetes.client.rest import ApiException
 
+from podtax_runner.controlplane.apierrors import not_allowed, refusal
 from podtax_runner.controlplane.common import GIVE_UP_FLOOR_S, WAIT_STEP_S, Context, pool
 from podtax_runner.controlplane.kubeapi import Kube, Obj
 
@@ -38,11 +39,16 @@ def consumer_manifest(ctx: Context, name: str, claim: str, image: str = PAUSE) -
 def delete(ctx: Context, kube: Kube, ns: str, pods: Collection[str], workers: int, gone: set[str]) -> set[str]:
     """Delete `pods`, then wait until each is in `gone` (the caller's pod watch or poll rounds fill it; a 404 here
     too), at most max(stall window, GIVE_UP_FLOOR_S), leaving the run's last stall window for the claims.
-    Returns the pods still there (logged)."""
+    Returns the pods still there (logged). RBAC's 403 (or a 401) ends the run as a refused delete (`call` delete:
+    execute.keep marks it deletes_refused); it ended as the run's own call refused, unmarked, and the parser refused
+    a run whose claims were all bound and consumers running (review r11)."""
     def one(pod: str) -> None:
         try:
             kube.call("delete", kube.core.delete_namespaced_pod, pod, ns)
         except ApiException as exc:
+            if not_allowed(exc):
+                (aborted := refusal(exc, kube.api.configuration.host, ns)).call = "delete"
+                raise aborted from None
             if exc.status != 404:
                 raise
             gone.add(pod)
