@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from fastapi import FastAPI
 from podtax.cli import importer
 from podtax.cli.main import main
 from podtax.cli.manifest import read_manifest
@@ -121,12 +122,43 @@ def test_two_runs_of_one_manifest_stored_apart_are_listed_with_both_files(
     assert "or two runs of one manifest logged the same bytes at one start: check both files before --apply" in warning
     store = Store(db)
     try:
-        with serve(create_app(store)) as url:
-            monkeypatch.setenv("PODTAX_API_URL", url)
-            capsys.readouterr()
-            assert main(["imports-twice", "--campaign", "c"]) == 0
+        said = _cli_twice(create_app(store), monkeypatch, capsys)
     finally:
         store.close()
-    said = " ".join(capsys.readouterr().out.split())
     assert "(node node-1, file r2.log) is run" in said and "(node node-1, file r1.log), the same capture" in said, said
     assert "else the first stored" in said and "check both files before --apply" in said, said
+
+
+def _cli_twice(app: FastAPI, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> str:
+    """What `podtax imports-twice --campaign c` prints against `app`, served."""
+    with serve(app) as url:
+        monkeypatch.setenv("PODTAX_API_URL", url)
+        capsys.readouterr()
+        assert main(["imports-twice", "--campaign", "c"]) == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_an_older_analyzer_without_the_kept_file_is_said_too_old(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An analyzer before ce6e560d sends no kept_imported_from: the CLI says it cannot name the kept file (review
+    r13: it printed 'file ?'). Faithful stand-in, labelled: no older analyzer runs from this tree, so a one-route app
+    answers GET /api/imports/twice with the real find's rows less that field, as the older analyzer's did."""
+    db, other = tmp_path / "podtax.duckdb", tmp_path / "other.duckdb"
+    _store(db, _events(tmp_path / "a", "m.csv", {"r1.log": FATAL}, [f"r1.log,node-1,host,{CPU},2024-03-01,"]))
+    _store(other, _events(tmp_path / "b", "m.csv", {"r2.log": FATAL}, [f"r2.log,node-1,host,{CPU},2024-03-01,"]))
+    _beside(db, [other])
+    older = FastAPI()
+
+    @older.get("/api/imports/twice")
+    def twice(campaign: str | None = None) -> list[dict[str, Any]]:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return [{k: v for k, v in row.items() if k != "kept_imported_from"}
+                    for row in imports_twice.find(con, campaign)]
+        finally:
+            con.close()
+
+    said = _cli_twice(older, monkeypatch, capsys)
+    assert "(node node-1, file r2.log) is run" in said, said
+    assert "(node node-1, kept file: the analyzer is too old to say), the same capture" in said, said
+    assert "file ?" not in said, said

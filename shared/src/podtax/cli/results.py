@@ -125,10 +125,11 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
                       highlight=False)
         return 0
     for r in rows:
-        kept = printable(r.get("kept_imported_from") or "?")  # an analyzer before it sent no kept file
+        kept = (f"file {printable(r['kept_imported_from'])}" if r.get("kept_imported_from")
+                else "kept file: the analyzer is too old to say")  # one before ce6e560d sends no kept file
         console.print(f"{printable(r['campaign'])} {printable(r['env'])}: run {printable(r['run_id'])} (node "
                       f"{printable(r['node'])}, file {printable(r['imported_from'])}) is run "
-                      f"{printable(r['kept_run_id'])} (node {printable(r['kept_node'])}, file {kept}), the same "
+                      f"{printable(r['kept_run_id'])} (node {printable(r['kept_node'])}, {kept}), the same "
                       "capture", highlight=False, markup=False)
     if apply:
         console.print(f"took {len(rows)} imported run(s) once: their copies' rows are deleted", highlight=False)
