@@ -187,20 +187,23 @@ def test_scores_cli_follows_the_profiles_statistic(con, client, capsys, tmp_path
     assert rows["fresh"]["status"] == "used: its mean (the profile's statistic)"
     # the table shows the figure the scheduler scores: the mean, under a column named so (it showed the median, 0)
     assert main(["scores", "--test", "sysbench-cpu", "--placements", "0", "--profile", str(profile)]) == 0
-    assert _third_column(capsys.readouterr().out) == ("mean", f"{rows['halfzero']['mean']:,.4g} (runs in 2 modes)")
+    out = capsys.readouterr().out
+    assert _column(out, 3) == ("mean", f"{rows['halfzero']['mean']:,.4g} (runs in 2 modes)")
+    assert _column(out, 4)[0] == "median's 95% CI", out  # the interval stays the median's (review r13)
     # the median (the default statistic): the same node's median 0 is no speed
     profile.write_text("score:\n  BenchmarkScore: {ignore_flags: [CONFOUNDED]}\n")
     assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0", "--profile", str(profile)]) == 0
     said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
     assert said["halfzero"] == "ignored: its median is not a positive number" and said["fresh"] == "used", said
     assert main(["scores", "--test", "sysbench-cpu", "--placements", "0", "--profile", str(profile)]) == 0
-    assert _third_column(capsys.readouterr().out) == ("median", "0 (runs in 2 modes)")
+    out = capsys.readouterr().out
+    assert _column(out, 3) == ("median", "0 (runs in 2 modes)") and _column(out, 4)[0] == "95% CI", out
 
 
-def _third_column(out: str) -> tuple[str, str]:
-    """The scores table's third column: its title and the row of node halfzero."""
-    [title] = [x.split("┃")[3].strip() for x in out.splitlines() if "┃ node" in x]
-    [value] = [x.split("│")[3].strip() for x in out.splitlines() if "│ halfzero" in x]
+def _column(out: str, k: int) -> tuple[str, str]:
+    """The scores table's k-th column: its title and the row of node halfzero."""
+    [title] = [x.split("┃")[k].strip() for x in out.splitlines() if "┃ node" in x]
+    [value] = [x.split("│")[k].strip() for x in out.splitlines() if "│ halfzero" in x]
     return title, value
 
 

@@ -1,14 +1,14 @@
 """`podtax scores`: what the benchmark-aware scheduler sees (node scores) and what it decided (placements).
 
-Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median (the mean
-under a profile ranking by the mean) and 95% interval, when its newest run ended, and whether the scheduler uses
-it: results older than the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and results the analyzer flagged (the
-profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are ignored by the scheduler, and the
-table says so, as it says how a score without interval counts and that one whose interval reaches 0 sets no
-reference (every score is ignored when the profile's BenchmarkScore weight is 0; a profile ranking by the mean is
-named). The BenchmarkScore settings are those of the scheduler's profile (--profile, else PODTAX_SCHEDULER_PROFILE,
-else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below, the newest placements
-(GET /api/placements) with the scheduler's own explanation.
+Per benchmark group (test, metric it ranks by, parameters), one row per node with its runs, median (the mean under a
+profile ranking by the mean) and the median's 95% interval (titled so under such a profile), when its newest run
+ended, and whether the scheduler uses it: results older than the score TTL (PODTAX_SCHEDULER_SCORE_TTL_S) and
+results the analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are
+ignored by the scheduler, and the table says so, as it says how a score without interval counts and that one whose
+interval reaches 0 sets no reference (every score is ignored when the profile's BenchmarkScore weight is 0; a
+profile ranking by the mean is named). The BenchmarkScore settings are those of the scheduler's profile (--profile,
+else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
+the newest placements (GET /api/placements) with the scheduler's own explanation.
 """
 
 from __future__ import annotations
@@ -159,7 +159,8 @@ def scores(
         better = "higher" if group[0]["higher_is_better"] else "lower"
         # Text, never markup: rich read "[threads=1]" as markup and dropped it, so groups shared a title
         title = f"{ts} [{params or 'no params'}] {metric} ({unit}, {better} is better) — cluster {cl}"
-        columns = [("node", "left"), ("runs", "right"), (args.statistic, "right"), ("95% CI", "left"),
+        ci = "95% CI" if args.statistic == "median" else "median's 95% CI"  # the interval is the median's
+        columns = [("node", "left"), ("runs", "right"), (args.statistic, "right"), (ci, "left"),
                    ("newest run", "left"), ("scheduler", "left")]
         cells = [[r["node"], str(r["n"]), _value(r, args.statistic),
                   f"{_fmt(r['ci_low'])} – {_fmt(r['ci_high'])}" if r["ci_low"] is not None else "- (under 6 runs)",
