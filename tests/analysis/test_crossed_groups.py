@@ -30,7 +30,9 @@ def test_two_machines_mixed_in_other_shares_give_no_verdict(con):
     c = _cell(con, host, pod)
     assert c.verdict == "inconclusive" and c.direction is None, c.sentence
     assert c.sentence.startswith("Inconclusive: each side holds runs toward the other side's level"), c.sentence
-    assert "2 of 10 host runs (350.0, 351.5 events/s)" in c.sentence and "pod/host is 0.998 and 0.999" in c.sentence
+    assert "2 of 10 host runs (350.0, 351.5 events/s)" in c.sentence, c.sentence
+    assert "pod/host is 0.999 at the host runs' level (1000 events/s) and 0.998 at the pod runs' level (350.2 " \
+        "events/s)" in c.sentence, c.sentence
     assert c.ratio is not None and "OUTLIERS" in c.flags  # the figures stay
 
 
@@ -40,7 +42,19 @@ def test_a_small_difference_at_each_level_within_the_runs_spread_gives_no_verdic
     pod = [980.0, 981.0] + [343 * x for x in WIDE]
     c = _cell(con, host, pod)
     assert c.verdict == "inconclusive", c.sentence
-    assert "pod/host is 0.978 and 0.980 at the two levels, not both beyond ±2.5%" in c.sentence, c.sentence
+    assert "pod/host is 0.978 at the host runs' level (1002 events/s) and 0.980 at the pod runs' level (343.9 " \
+        "events/s), not both beyond ±3.5%" in c.sentence, c.sentence
+
+
+def test_a_group_of_two_runs_widens_the_margin(con):
+    # 3% slower at each level, beyond the band and the runs' spread (1% + 1.5%) but each level's pod/host stands on
+    # a group of 2 runs, whose median is as uncertain as the spread / sqrt(2): within 1% + 1.5% * (1 + 1/sqrt(2)) = 3.5%
+    host = [1000 * x for x in WIDE] + [350.0, 351.5]
+    pod = [970.0, 971.0] + [340 * x for x in WIDE]
+    c = _cell(con, host, pod)
+    assert c.verdict == "inconclusive", c.sentence
+    assert "pod/host is 0.968 at the host runs' level (1002 events/s) and 0.972 at the pod runs' level (340.8 " \
+        "events/s), not both beyond ±3.5% (the ±1.0% band and the runs' spread)" in c.sentence, c.sentence
 
 
 def test_two_machines_with_a_pod_tax_give_the_range_of_the_levels(con):
@@ -50,9 +64,11 @@ def test_two_machines_with_a_pod_tax_give_the_range_of_the_levels(con):
     pod = [900.0, 901.5] + [315 * x for x in NOISE]
     c = _cell(con, host, pod)
     assert c.verdict == "slower", c.sentence
-    assert c.sentence.startswith("Pod 10.0% to 10.1% slower than host at each of two levels (pod/host 0.899 and "
-                                 "0.900;"), c.sentence
-    assert "the ratio of medians (0.316, 95% CI" in c.sentence and "mixes the levels" in c.sentence
+    # outlier runs and two machines read alike: the size is the span covering the ratio of medians and both levels
+    assert c.sentence.startswith("Pod slower than host: 10.0% to 68.4% (the ratio of medians 0.316, 95% CI"), \
+        c.sentence
+    assert "pod/host 0.900 at the host runs' level (1000 events/s) and 0.899 at the pod runs' level (315.2 " \
+        "events/s) if the groups are two machines or settings)" in c.sentence, c.sentence
 
 
 def test_groups_part_way_toward_the_other_side_keep_the_verdict(con):
@@ -62,7 +78,11 @@ def test_groups_part_way_toward_the_other_side_keep_the_verdict(con):
     pod = [880.0, 881.5] + [700 * x for x in NOISE]
     c = _cell(con, host, pod)
     assert c.verdict == "slower", c.sentence
-    assert c.sentence.startswith("Pod 12.0% to 14.7% slower than host at each of two levels"), c.sentence
+    # the groups may be outlier runs, as planted: the planted 30% lies in the span the sentence gives
+    assert c.sentence.startswith("Pod slower than host: 12.0% to 29.9% (the ratio of medians 0.701"), c.sentence
+    low, high = (float(x.rstrip("%")) for x in c.sentence.split(": ")[1].split(" (")[0].split(" to "))
+    assert low <= 30.0 <= high + 0.2, c.sentence  # 0.2: the noise moves the median ratio 0.1%
+    assert "pod/host 0.880 at the host runs' level (1000 events/s) and 0.853 at the pod runs' level" in c.sentence
 
 
 def test_the_levels_against_the_median_ratio_give_no_verdict(con):
@@ -72,8 +92,8 @@ def test_the_levels_against_the_median_ratio_give_no_verdict(con):
     pod = [90.0, 90.5] + [257 * x for x in NOISE]
     c = _cell(con, host, pod, higher_is_better=False)
     assert c.verdict == "inconclusive", c.sentence
-    assert "pod/host is 0.901 and 0.902 at the two levels, the other way from the ratio of medians, 2.565" \
-        in c.sentence, c.sentence
+    assert "pod/host is 0.902 at the host runs' level (100.0 ms) and 0.901 at the pod runs' level (257.1 ms), the " \
+        "other way from the ratio of medians, 2.565" in c.sentence, c.sentence
 
 
 def test_slow_groups_on_both_sides_keep_the_verdict(con):

@@ -41,38 +41,42 @@ def sentence(f: dict, verdict: str, threshold: float, correction: str, group: st
 
 
 def _crossed_parts(f: dict, levels: Levels) -> tuple[str, str, str, str]:
-    """The side names, "0.880 and 0.912" (the ratio at each level) and "0.315, 95% CI 0.306 to 0.479" (the ratio of
-    medians)."""
+    """The side names, "0.880 at the host runs' level (1002 events/s) and 0.853 at the pod runs' level (700.5
+    events/s)" (the ratio at each level, named by the side's main runs' median) and "0.315, 95% CI 0.306 to 0.479"
+    (the ratio of medians)."""
     pair = (f["baseline"], f["candidate"])
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
     interval = f"95% CI {fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}" if f["ci_low"] is not None \
         else "no interval"
-    return (base, cand, " and ".join(fmt_ratio(r) for r in levels.ratios),
-            f"{fmt_ratio(f['ratio'])}, {interval}")
+    unit = f" {f['unit']}" * bool(f["unit"])
+    each = " and ".join(f"{fmt_ratio(r)} at the {name} runs' level ({fmt_value(at, f['unit'])}{unit})"
+                        for r, name, at in zip(levels.ratios, (base, cand), levels.at, strict=True))
+    return base, cand, each, f"{fmt_ratio(f['ratio'])}, {interval}"
 
 
 def _crossed_sentence(f: dict, group: str, levels: Levels, threshold: float) -> str:
     """Why each side's group toward the other side's level withholds the verdict (stats.verdict.groups_cross): the
     ratios at the two levels lie within the margin, or apart, or both beyond it against the ratio of medians."""
     base, cand, each, medians = _crossed_parts(f, levels)
-    low, high = levels.ratios
+    low, high = min(levels.ratios), max(levels.ratios)
     why = (f"the other way from the ratio of medians, {medians}" if high < 1 - levels.margin or low > 1 + levels.margin
            else f"not both beyond ±{fmt_pct(levels.margin)}% (the ±{fmt_pct(threshold)}% band and the runs' spread) "
                 f"one way; ratio of medians {medians}")
     return (f"Inconclusive: each side holds runs toward the other side's level ({group}), as two machines mixed in "
-            f"one cell in different shares would; {cand}/{base} is {each} at the two levels, {why}: no verdict.")
+            f"one cell in different shares would; {cand}/{base} is {each}, {why}: no verdict.")
 
 
 def _levels_sentence(f: dict, group: str, levels: Levels, correction: str) -> str:
-    """A verdict both levels give when each side holds runs toward the other's level: their range, not the median
-    ratio (stats.verdict.groups_cross)."""
+    """A verdict both levels and the ratio of medians give when each side holds runs toward the other's level
+    (stats.verdict.groups_cross). Outlier runs (the ratio of medians sizes it) and two machines or settings (the ratio
+    at each level does) read alike, so the size is the span covering both readings."""
     base, cand, each, medians = _crossed_parts(f, levels)
-    word = change_word(levels.ratios[0], f["higher_is_better"], f["unit"])
-    low, high = sorted(abs(r - 1.0) for r in levels.ratios)
-    return (f"{cand.capitalize()} {fmt_pct(low)}% to {fmt_pct(high)}% {word} than {base} at each of two levels "
-            f"({cand}/{base} {each}; {p_text_of(f['p_adjusted'])} after {correction}): each side holds runs toward "
-            f"the other side's level ({group}), as two machines mixed in one cell in different shares would, so the "
-            f"ratio of medians ({medians}) mixes the levels.")
+    word = change_word(f["ratio"], f["higher_is_better"], f["unit"])
+    sizes = [abs(r - 1.0) for r in (*levels.ratios, f["ratio"])]
+    return (f"{cand.capitalize()} {word} than {base}: {fmt_pct(min(sizes))}% to {fmt_pct(max(sizes))}% (the ratio "
+            f"of medians {medians}, {p_text_of(f['p_adjusted'])} after {correction}; {cand}/{base} {each} if the "
+            f"groups are two machines or settings): each side holds runs toward the other side's level ({group}), as "
+            f"outlier runs or two machines or settings mixed in one cell in different shares would.")
 
 
 def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None) -> str:
