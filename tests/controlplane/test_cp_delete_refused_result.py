@@ -12,9 +12,7 @@ kubesim (fault forbid), the real Nomad client against nomadsim (failRequests), t
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,6 @@ import nats
 import pytest
 from podtax import config, events, natsserver, subjects
 from podtax.bus import Bus
-from podtax.cli.main import main
 from podtax.derive import derive
 from podtax.flags import LEGEND
 from podtax.parsers import ParseFailure, parse_run
@@ -38,7 +35,7 @@ from podtax_runner.controlplane.timeline import run_label
 from tests.controlplane.conftest import cluster, spec
 from tests.controlplane.test_cp_leftovers import NS, claim
 from tests.integration.harness import wait_for
-from tests.report.conftest import serve
+from tests.report.conftest import cli_output, json_cells, serve
 
 FORBID_DELETE = {"faults": {"forbid": ["delete persistentvolumeclaims"]}}
 NOMAD_DELETE_500 = {"faults": {"failRequests": [{"request": "DELETE /v1/volume/csi/:id/delete", "status": 500,
@@ -201,16 +198,10 @@ def test_the_runner_reports_the_failure_and_the_analyzer_stores_its_create_and_b
                                              ).fetchall()}
     phases = {p for (p,) in store.con.execute("SELECT DISTINCT phase FROM phases").fetchall()}
     with serve(create_app(store)) as url:
-        out = io.StringIO()
-        with redirect_stdout(out):
-            assert main(["report", "dr", "--json", "--api", url]) == 0
-        cells = {c["metric"]: c for c in json.loads(out.getvalue())["cells"]}
-        table = io.StringIO()
+        cells = json_cells("report", "dr", "--api", url)
         monkeypatch.setenv("PODTAX_API_URL", url)  # `podtax results` has no --api
-        with redirect_stdout(table):
-            assert main(["results", "--campaign", "dr"]) == 0
-        with redirect_stdout(io.StringIO()):
-            assert main(["report", "dr", "--html", str(tmp_path / "dr.html"), "--api", url]) == 0
+        table = cli_output("results", "--campaign", "dr")
+        cli_output("report", "dr", "--html", str(tmp_path / "dr.html"), "--api", url)
     store.close()
     assert status == "ok" and _flag(flags).startswith("DELETE_REFUSED: deleted, pv_deleted; the run failed, "
                                                       "kubernetes-forbidden: ")
@@ -221,5 +212,5 @@ def test_the_runner_reports_the_failure_and_the_analyzer_stores_its_create_and_b
     said = cells["bound_p50_ms"]["flag_details"]["DELETE_REFUSED"]
     assert "Deletes refused: 1 of 1 kubernetes run failed" in said and "RBAC's or Nomad's 403 on a delete" in said
     assert not [m for m in cells if m.startswith(K8S_DELETE)], sorted(cells)
-    assert "DELETE_REFUSED" in table.getvalue(), table.getvalue()
+    assert "DELETE_REFUSED" in table, table
     assert LEGEND["DELETE_REFUSED"][:60] in (tmp_path / "dr.html").read_text()

@@ -6,16 +6,13 @@ kubesim with a claim that never binds, stored in a real DuckDB file and read by 
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stdout
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 from podtax import events
-from podtax.cli.main import main
 from podtax.derive import derive
 from podtax.parsers import timeline as parser
 from podtax_analyzer.api import create_app
@@ -23,7 +20,7 @@ from podtax_analyzer.store import Store
 
 from tests.controlplane.conftest import cluster, spec
 from tests.controlplane.test_cp_stragglers import NEVER_BOUND, stick
-from tests.report.conftest import serve
+from tests.report.conftest import cli_output, json_cells, serve
 
 COUNT = 20
 GIVEN_UP_S = 5.012  # when the stuck claim was given up, since its request
@@ -124,15 +121,9 @@ def test_a_stuck_claim_of_a_real_run_is_a_lower_bound_in_the_stored_result_and_r
     value, = store.con.execute("SELECT value FROM metrics WHERE run_id = 'lb-1' AND name = 'bound_max_ms'").fetchone()
     assert value >= 10_000.0  # the given-up time, not the survivors' ~10 ms
     with serve(create_app(store)) as url:
-        out = io.StringIO()
-        with redirect_stdout(out):
-            assert main(["report", "lb", "--json", "--api", url]) == 0
-        cells = {c["metric"]: c for c in json.loads(out.getvalue())["cells"]}
-        table = io.StringIO()
-        with redirect_stdout(table):
-            assert main(["report", "lb", "--all-metrics", "--api", url]) == 0
-        with redirect_stdout(io.StringIO()):
-            assert main(["report", "lb", "--html", str(tmp_path / "lb.html"), "--api", url]) == 0
+        cells = json_cells("report", "lb", "--api", url)
+        table = cli_output("report", "lb", "--all-metrics", "--api", url)
+        cli_output("report", "lb", "--html", str(tmp_path / "lb.html"), "--api", url)
         rows = httpx.get(f"{url}/api/campaigns/lb/phase-table").json()["rows"]
     store.close()
     for metric in ("bound_p99_ms", "bound_max_ms", "provisioned_max_ms"):
@@ -140,10 +131,10 @@ def test_a_stuck_claim_of_a_real_run_is_a_lower_bound_in_the_stored_result_and_r
         assert cells[metric]["host_lower_bound"] and not cells[metric]["pod_lower_bound"], cells[metric]
         assert "at least" in cells[metric]["flag_details"]["LOWER_BOUND"]
     assert "LOWER_BOUND" not in cells["bound_p50_ms"]["flags"] and not cells["bound_p50_ms"]["host_lower_bound"]
-    assert f"≥ {cells['bound_max_ms']['host_median']:,.0f}" in table.getvalue(), table.getvalue()
+    assert f"≥ {cells['bound_max_ms']['host_median']:,.0f}" in table, table
     assert (tmp_path / "lb.html").read_text().count("≥ ") >= 3  # the full table: bound_p99, bound_max, provisioned_max
     # the phase table's pooled row (every object of every run) counts the stuck claim too, as a lower bound
     pooled = next(r["pooled"]["kubernetes"] for r in rows if r["phase"] == "bound" and r["statistic"] == "objects")
     assert pooled["objects"] == 12 and pooled["p99_lower_bound"] and not pooled["p50_lower_bound"], pooled
     assert pooled["p99_ms"] > 5_000, pooled  # was the survivors' ~10 ms
-    assert f"12 · {pooled['p50_ms']:,.4g} · ≥ {pooled['p99_ms']:,.0f}" in table.getvalue(), table.getvalue()
+    assert f"12 · {pooled['p50_ms']:,.4g} · ≥ {pooled['p99_ms']:,.0f}" in table, table
