@@ -10,13 +10,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from podtax import config, events, templates
 from podtax_kubesim.testing import Sim
 from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import execute
-from podtax_runner.controlplane.nomad import NomadConfig
-from podtax_runner.controlplane.timeline import Timeline
+from podtax_runner.controlplane.nomad import NomadConfig, volume_prefix
+from podtax_runner.controlplane.timeline import Timeline, run_label
 
 NODE = "node-1"
 CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
@@ -81,6 +82,17 @@ def assert_injected(tl: Any, earliest: str, answered: str, end: str, median: flo
     injected = lognormal_quantile(median, 0.3, 0.5)
     excess = quantile(from_answer, 0.5) - injected
     assert excess <= SAMPLING * injected + ABS + LOAD * overhead, (end, 0.5, quantile(from_answer, 0.5), overhead)
+
+
+def leave_nomad_volume(sim: Any, run: events.RunSpec, number: int) -> str:
+    """Make the Nomad volume (plugin hostpath) that `run` names its `number`th before it runs, as one left by an
+    earlier run; its ID."""
+    taken = f"{volume_prefix(run.campaign, run_label(run.run_id))}{number:04d}"
+    body = {"Volumes": [{"ID": taken, "Name": taken, "PluginID": "hostpath",
+                         "RequestedCapabilities": [{"AccessMode": "single-node-writer",
+                                                    "AttachmentMode": "file-system"}]}]}
+    httpx.put(f"{sim.url}/v1/volume/csi/{taken}/create", json=body).raise_for_status()
+    return taken
 
 
 def spec(test: str, env: str = "kubernetes", timeout: float = 60, campaign: str = "cp", rep: int = 0,

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 from podtax import events
 from podtax.parsers import ParseFailure, parse_run
 from podtax_runner.controlplane.common import Aborted
 from podtax_runner.controlplane.execute import measured_of
-from podtax_runner.controlplane.nomad import volume_prefix
-from podtax_runner.controlplane.timeline import Timeline, run_label
+from podtax_runner.controlplane.timeline import Timeline
 
-from tests.controlplane.conftest import cluster, spec
+from tests.controlplane.conftest import cluster, leave_nomad_volume, spec
 from tests.controlplane.test_cp_made_before import volume
 
 FORBID_DELETE = ["delete persistentvolumeclaims"]
@@ -116,11 +114,7 @@ def test_a_nomad_run_ended_by_a_leftover_and_deletes_is_not_marked(nomadsim_fact
     deletes and the leftover end the run. Before: marked deletes_refused."""
     sim = nomadsim_factory({"faults": {"failRequests": [NOMAD_DELETE_500]}})
     run = spec("volume-churn", env="nomad", count=12, concurrency=1, timeout=60, plugin_id="hostpath")
-    taken = f"{volume_prefix(run.campaign, run_label(run.run_id))}0003"
-    body = {"Volumes": [{"ID": taken, "Name": taken, "PluginID": "hostpath",
-                         "RequestedCapabilities": [{"AccessMode": "single-node-writer",
-                                                    "AttachmentMode": "file-system"}]}]}
-    httpx.put(f"{sim.url}/v1/volume/csi/{taken}/create", json=body).raise_for_status()
+    leave_nomad_volume(sim, run, 3)
     err, tl = _kept(run_cp, run, nomad=sim)
     assert err.reason == "api-errors" and "refused 10 of 12 requests (last: delete: " in err.detail, err.detail
     assert tl.aborted is not None and "deletes_refused" not in tl.aborted, tl.aborted

@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import nats
 import pytest
 from podtax import config, events, natsserver, subjects
@@ -29,10 +28,8 @@ from podtax_analyzer.store import Store
 from podtax_runner.controlplane.common import Aborted, object_name
 from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
 from podtax_runner.controlplane.execute import measured_of
-from podtax_runner.controlplane.nomad import volume_prefix
-from podtax_runner.controlplane.timeline import run_label
 
-from tests.controlplane.conftest import cluster, spec
+from tests.controlplane.conftest import cluster, leave_nomad_volume, spec
 from tests.controlplane.test_cp_leftovers import NS, claim
 from tests.integration.harness import wait_for
 from tests.report.conftest import cli_output, json_cells, serve
@@ -130,11 +127,7 @@ def test_a_half_created_nomad_run_whose_deletes_failed_is_never_a_result(nomadsi
     the run: not marked, test_cp_delete_refused_failed_before.py.)"""
     sim = nomadsim_factory(NOMAD_DELETE_403)
     run = spec("volume-churn", env="nomad", count=12, concurrency=1, timeout=30, plugin_id="hostpath")
-    taken = f"{volume_prefix(run.campaign, run_label(run.run_id))}0003"
-    body = {"Volumes": [{"ID": taken, "Name": taken, "PluginID": "hostpath",
-                         "RequestedCapabilities": [{"AccessMode": "single-node-writer",
-                                                    "AttachmentMode": "file-system"}]}]}
-    httpx.put(f"{sim.url}/v1/volume/csi/{taken}/create", json=body).raise_for_status()
+    taken = leave_nomad_volume(sim, run, 3)
     err = _aborted(run_cp, run, nomad=sim)
     assert err.reason == "nomad-forbidden" and "the run's delete of " in err.detail, err.detail
     tl = measured_of(err)
