@@ -3,21 +3,28 @@ known injected latencies, the simulated Nomad, and helpers to run one control-pl
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
+import nats
 import pytest
-from podtax import config, events, templates
+from podtax import config, events, natsserver, subjects, templates
+from podtax.bus import Bus
 from podtax_kubesim.testing import Sim
 from podtax_runner.controlplane.common import Aborted
+from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
 from podtax_runner.controlplane.execute import execute
 from podtax_runner.controlplane.nomad import NomadConfig, volume_prefix
 from podtax_runner.controlplane.timeline import Timeline, run_label
+
+from tests.integration.harness import wait_for
 
 NODE = "node-1"
 CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
@@ -93,6 +100,37 @@ def leave_nomad_volume(sim: Any, run: events.RunSpec, number: int) -> str:
                                                     "AttachmentMode": "file-system"}]}]}
     httpx.put(f"{sim.url}/v1/volume/csi/{taken}/create", json=body).raise_for_status()
     return taken
+
+
+async def reports(tmp_path: Path, sim: Sim, run: events.RunSpec) -> list[tuple[str, events.Envelope]]:
+    """`run` through ControlPlaneExecutor (against `sim`, its spool folder tmp_path/spool) and a real nats-server:
+    every run.failed and run.log event it published (subject, event), once 2 came and 0.5 s more."""
+    server = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log")
+    bus = await Bus.connect(server.url, "test")
+    nc = await nats.connect(server.url)
+    seen: list[tuple[str, events.Envelope]] = []
+
+    async def record(msg: Any) -> None:
+        seen.append((msg.subject, events.decode(msg.data)))
+
+    executor = None
+    try:
+        await bus.ensure_streams()
+        await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=record)
+        await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=record)
+        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubeconfig=sim.kubeconfig,
+                               runner_spool_dir=str(tmp_path / "spool"))
+        executor = ControlPlaneExecutor(settings, bus)
+        executor.launch(run)
+        await wait_for(lambda: len(seen) >= 2, 120, "the run's failure and its timeline")
+        await asyncio.sleep(0.5)  # a third report would come now
+        return seen
+    finally:
+        if executor is not None:
+            await executor.close(wait_s=5)
+        await nc.close()
+        await bus.close()
+        server.stop()
 
 
 def spec(test: str, env: str = "kubernetes", timeout: float = 60, campaign: str = "cp", rep: int = 0,

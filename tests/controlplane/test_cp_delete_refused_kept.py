@@ -10,24 +10,20 @@ client."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
-from podtax import config, natsserver, subjects
-from podtax.bus import Bus
+from podtax import subjects
 from podtax_runner.controlplane import __main__ as cli
 from podtax_runner.controlplane.common import Aborted
-from podtax_runner.controlplane.dispatch import ControlPlaneExecutor, keep_measured
+from podtax_runner.controlplane.dispatch import keep_measured
 from podtax_runner.controlplane.execute import measured_of
 
-from tests.controlplane.conftest import cluster, spec
-from tests.integration.harness import wait_for
+from tests.controlplane.conftest import cluster, reports, spec
 
 
 def _aborted(kubesim_factory: Any, run_cp: Any) -> Aborted:
@@ -98,38 +94,14 @@ async def test_the_runner_reports_the_same_failure_naming_the_kept_timeline(kube
     reason kubernetes-forbidden), its detail names the file in the runner's spool folder that holds its 20 claims'
     create and bind times; then its timeline goes as its raw log (a DELETE_REFUSED result:
     test_cp_delete_refused_result.py)."""
-    server = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log")
     sim = kubesim_factory({**cluster(), "faults": {"forbid": ["delete persistentvolumeclaims"]}}, kubelet="none")
-    bus = await Bus.connect(server.url, "test")
-    nc = await nats.connect(server.url)
-    seen: list[dict[str, Any]] = []
-
-    async def record(msg: Any) -> None:
-        seen.append({"subject": msg.subject, **json.loads(msg.data)["data"]})
-
-    executor = None
-    try:
-        await bus.ensure_streams()
-        await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=record)
-        await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=record)
-        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubeconfig=sim.kubeconfig,
-                               runner_spool_dir=str(tmp_path / "spool"))
-        executor = ControlPlaneExecutor(settings, bus)
-        executor.launch(spec("volume-churn", count=20, concurrency=4, timeout=30))
-        await wait_for(lambda: len(seen) >= 2, 120, "the run reported")
-        await asyncio.sleep(0.5)  # a third report would come now
-        assert len(seen) == 2 and seen[0]["subject"].startswith(subjects.RUN_FAILED), seen
-        assert seen[1]["subject"].startswith(subjects.RUN_LOG), seen
-        failed = seen[0]
-        assert failed["reason"] == "kubernetes-forbidden", failed
-        kept = list((tmp_path / "spool" / "measured").iterdir())
-        assert len(kept) == 1 and f"is kept in {kept[0]}" in failed["detail"], (failed["detail"], kept)
-        lines = [json.loads(line) for line in kept[0].read_text().splitlines()]
-        assert sum(1 for line in lines if line["kind"] == "object" and "bound" in line["t"]) == 20
-        assert lines[0]["aborted"]["reason"] == "kubernetes-forbidden"
-    finally:
-        if executor is not None:
-            await executor.close(wait_s=5)
-        await nc.close()
-        await bus.close()
-        server.stop()
+    seen = await reports(tmp_path, sim, spec("volume-churn", count=20, concurrency=4, timeout=30))
+    assert len(seen) == 2 and seen[0][0].startswith(subjects.RUN_FAILED), seen
+    assert seen[1][0].startswith(subjects.RUN_LOG), seen
+    failed = seen[0][1].data
+    assert failed.reason == "kubernetes-forbidden", failed
+    kept = list((tmp_path / "spool" / "measured").iterdir())
+    assert len(kept) == 1 and f"is kept in {kept[0]}" in failed.detail, (failed.detail, kept)
+    lines = [json.loads(line) for line in kept[0].read_text().splitlines()]
+    assert sum(1 for line in lines if line["kind"] == "object" and "bound" in line["t"]) == 20
+    assert lines[0]["aborted"]["reason"] == "kubernetes-forbidden"

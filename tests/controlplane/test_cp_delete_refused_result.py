@@ -16,22 +16,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-import nats
 import pytest
-from podtax import config, events, natsserver, subjects
-from podtax.bus import Bus
+from podtax import events, subjects
 from podtax.derive import derive
 from podtax.flags import LEGEND
 from podtax.parsers import ParseFailure, parse_run
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 from podtax_runner.controlplane.common import Aborted, object_name
-from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
 from podtax_runner.controlplane.execute import measured_of
 
-from tests.controlplane.conftest import cluster, leave_nomad_volume, spec
+from tests.controlplane.conftest import cluster, leave_nomad_volume, reports, spec
 from tests.controlplane.test_cp_leftovers import NS, claim
-from tests.integration.harness import wait_for
 from tests.report.conftest import cli_output, json_cells, serve
 
 FORBID_DELETE = {"faults": {"forbid": ["delete persistentvolumeclaims"]}}
@@ -138,41 +134,12 @@ def test_a_half_created_nomad_run_whose_deletes_failed_is_never_a_result(nomadsi
     assert f"({taken} failed before its delete (" in refused.value.detail, refused.value.detail
 
 
-async def _reports(tmp_path: Path, sim: Any) -> list[events.Envelope]:
-    """The run's reports through ControlPlaneExecutor and a real nats-server: every run.failed and run.log event."""
-    server = natsserver.start(tmp_path / "jetstream", log_file=tmp_path / "nats.log")
-    bus = await Bus.connect(server.url, "test")
-    nc = await nats.connect(server.url)
-    seen: list[events.Envelope] = []
-
-    async def record(msg: Any) -> None:
-        seen.append(events.decode(msg.data))
-
-    executor = None
-    try:
-        await bus.ensure_streams()
-        await nc.subscribe(f"{subjects.RUN_FAILED}.>", cb=record)
-        await nc.subscribe(f"{subjects.RUN_LOG}.>", cb=record)
-        settings = config.load(config.RunnerSettings, nats_url=server.url, runner_kubeconfig=sim.kubeconfig,
-                               runner_spool_dir=str(tmp_path / "spool"))
-        executor = ControlPlaneExecutor(settings, bus)
-        executor.launch(spec("volume-churn", campaign="dr", count=20, concurrency=4, timeout=30))
-        await wait_for(lambda: len(seen) == 2, 120, "the run's failure and its timeline")
-        await asyncio.sleep(0.5)  # a third report would come now
-        return seen
-    finally:
-        if executor is not None:
-            await executor.close(wait_s=5)
-        await nc.close()
-        await bus.close()
-        server.stop()
-
-
 def test_the_runner_reports_the_failure_and_the_analyzer_stores_its_create_and_bind_figures(
         kubesim_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sim = kubesim_factory({**cluster(provision=0.01), **FORBID_DELETE}, kubelet="none")
-    seen = asyncio.run(_reports(tmp_path, sim))
-    failed, log = seen
+    run = spec("volume-churn", campaign="dr", count=20, concurrency=4, timeout=30)
+    (failed_on, failed), (log_on, log) = asyncio.run(reports(tmp_path, sim, run))
+    assert failed_on.startswith(subjects.RUN_FAILED) and log_on.startswith(subjects.RUN_LOG), (failed_on, log_on)
     # the run is reported failed first, as before: same reason, its detail naming the kept file (still written)
     assert isinstance(failed, events.RunFailedV1) and failed.data.reason == "kubernetes-forbidden", failed
     kept = list((tmp_path / "spool" / "measured").iterdir())
