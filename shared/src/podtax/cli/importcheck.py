@@ -11,6 +11,7 @@ MAX_SHOWN of each kind) and, per node, test and params, each cell whose sides ra
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from podtax import parsers, sidebuilds
@@ -77,8 +78,8 @@ class Findings:
     logs the parser rejects (imported as failed runs), logs that print another tool version than the
     row's tool_version (VERSION_MISMATCH), logs whose runs the parser flags (RUN_FLAGS), and logs whose runs
     had too few observations for some percentiles (FEW_OBSERVATIONS) or fio timed in a few ms (ROUNDED_RUNTIME),
-    or ran UDP iperf3 at bitrate 0 (a flood: `flooded`); and each accepted log's tool build by node, test, params
-    and env (`builds`, for sidebuilds)."""
+    or ran UDP iperf3 at bitrate 0 (a flood: `flooded`); each accepted log's tool build by node, test, params
+    and env (`builds`, for sidebuilds); and each row with its run's end (`spans`, for importoverlap)."""
     rejected: list[str] = field(default_factory=list)
     mismatched: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
@@ -87,8 +88,10 @@ class Findings:
     flooded: list[str] = field(default_factory=list)
     builds: list[tuple[str, str, str, str, sidebuilds.Build]] = field(default_factory=list)
     duplicates: int = 0  # logs JetStream already had (its publish ack's `duplicate`): not imported again
+    spans: list[tuple[Row, datetime]] = field(default_factory=list)  # each row and its run's end (importoverlap)
 
-    def add(self, row: Row, check: LogCheck) -> None:
+    def add(self, row: Row, check: LogCheck, end: datetime) -> None:
+        self.spans.append((row, end))
         where = f"line {row.line}: {row.file}"
         if check.failure is not None:
             self.rejected.append(f"{where}: {check.failure.reason}: {check.failure.detail}")

@@ -10,9 +10,10 @@ An imported run keeps its real time: it ends at its start plus the wall-clock ti
 reports (sysbench "total time", stress-ng "real time", the timeline's wall_s), else plus the
 requested `time` parameter, else at its start. The scheduler ages evidence by that end time.
 
-Cost per row: the manifest check stats each log (no reading); the logs of rows sharing a node, env, test and
-start (a manifest giving the day only) are read once more, for their digest (same_start_warnings); before
-publishing, every log is read and parsed once (its run length, and whether that end is a valid time), but its
+Cost per row: the manifest check stats each log (no reading); the logs of rows sharing a node, env, test, params
+and start (a manifest giving the day only) are read once more, for their digest (importoverlap.same_captures); before
+publishing, every log is read and parsed once (its run length, and whether that end is a valid time: the spans
+importoverlap.overlap_warnings warns of, O(n log n)), but its
 event is built and encoded only when `size_bound` says it might not fit one NATS message; publishing reads the log
 again and builds the event with the run length found then (no second parse). `--dry-run` makes the same checks
 without NATS (sizes against nats-server's default max_payload) and lists the logs the parser rejects or flags.
@@ -45,6 +46,7 @@ from podtax.cli import deadline
 from podtax.cli.common import a_path, console, err, fail, refused, warn
 from podtax.cli.deadline import within
 from podtax.cli.importcheck import MAX_SHOWN, Findings, parse_log, warn_each, warn_findings
+from podtax.cli.importoverlap import capture_warnings, overlap_warnings, same_captures
 from podtax.cli.manifest import HEADER as HEADER  # the manifest's names stay importable from here
 from podtax.cli.manifest import ManifestError, Row, accepted, read_manifest
 from podtax.safefiles import MAX_LOG_BYTES, UnsafePath, decode_log, read_capped
@@ -106,30 +108,6 @@ def _imported(rows: int, duplicates: int, campaign: str) -> str:
     return f"published {said}. See `podtax report {campaign}`."
 
 
-def same_start_warnings(rows: list[Row]) -> list[str]:
-    """Sentences for rows of one node (in any case), env, test and start (a manifest giving the day only), whose
-    logs alone are read (once more): one per capture several of them log (the same params and log bytes, a
-    failure's one line), which the analyzer stores as one run, dropping the others; and one per group whose rows
-    log two or more captures: those runs start at one time, so the analyzer flags them OVERLAP (no ratio)."""
-    starts: dict[tuple[str, str, str, datetime], list[Row]] = {}
-    for row in rows:
-        starts.setdefault((row.node.lower(), row.env, row.test, row.started_at), []).append(row)
-    said = []
-    for (node, env, test, start), group in starts.items():
-        logs: dict[tuple[str, bytes], list[int]] = {}
-        for row in group if len(group) > 1 else []:  # the log's digest: a group's logs are not all held
-            digest = hashlib.sha256(_read_log(row).encode()).digest()
-            logs.setdefault((params_key(row.params), digest), []).append(row.line)
-        said += [f"lines {', '.join(map(str, at))}: {test} on {node} ({env}) log the same bytes at one start "
-                 f"({start.isoformat()}): stored as one run ({len(at) - 1} dropped); give each row the time its run "
-                 "started" for at in logs.values() if len(at) > 1]
-        if len(logs) > 1:  # the first row of each capture: the runs stored
-            said.append(f"lines {', '.join(str(at[0]) for at in logs.values())}: {test} on {node} ({env}) start at "
-                        f"one time ({start.isoformat()}): the analyzer flags them OVERLAP and gives no ratio; give "
-                        "each row the time its run started")
-    return said
-
-
 def _read_log(row: Row) -> str:
     try:
         return decode_log(read_capped(row.path, MAX_LOG_BYTES, row.file))
@@ -183,9 +161,9 @@ def check_events(rows: list[Row], campaign: str, limit: int, found: Findings | N
             stdout = _read_log(row)
             check = parse_log(row.test, stdout, row.params, row.tool_version)
             length = check.seconds
+            end = _ended(row, length)
             if found is not None:
-                found.add(row, check)
-            _ended(row, length)
+                found.add(row, check, end)
             if size_bound(len(stdout), row, campaign) > limit and \
                     (size := len(events.encode(_event(row, campaign, i, stdout, length)))) > limit:
                 problems.append(_too_big(row, size, limit))
@@ -268,7 +246,12 @@ async def _close(bus: Bus) -> None:
 NATS_DEFAULT_MAX_PAYLOAD = 1_048_576  # nats-server's max_payload unless configured: what --dry-run checks
 
 
-def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
+def _overlaps(found: Findings, dropped: set[int]) -> None:
+    """Warn of the rows whose runs the analyzer flags OVERLAP (importoverlap), of those it stores (not `dropped`)."""
+    warn_each(overlap_warnings([(row, end) for row, end in found.spans if row.line not in dropped]))
+
+
+def _dry_run(manifest: Path, rows: list[Row], campaign: str, dropped: set[int]) -> int:
     """Everything the import checks before publishing, without NATS: every log read and parsed once, each
     event's size held to nats-server's default max_payload. Logs the parser rejects are listed (they
     would be imported as failed runs, not results), logs whose version differs from the manifest's
@@ -279,6 +262,7 @@ def _dry_run(manifest: Path, rows: list[Row], campaign: str) -> int:
     with err.status(f"reading and parsing {len(rows):,} log(s)") if len(rows) >= CHUNK else nullcontext():
         check_events(rows, campaign, NATS_DEFAULT_MAX_PAYLOAD, found)
     warn_findings(found, len(rows), "imported, they are stored")
+    _overlaps(found, dropped)
     parsed = len(rows) - len(found.rejected)
     console.print(f"{escape(str(manifest))}: {len(rows)} row(s) are valid, {parsed} log(s) parse "
                   f"(dry run: nothing published; sizes checked against NATS's default "
@@ -326,9 +310,11 @@ HELP = "\n\n".join((
     "under another name is not another run, and the count of logs published includes such copies, which the "
     "analyzer then drops) (a database of an older podtax, whose ids spelled the node otherwise, is not given "
     "its runs twice; two manifests naming one file text for different logs or other start times keep both). "
-    "Rows of one node, env and test at one start (a manifest giving the day only) are warned of: rows of one "
-    "params and the same log bytes in one warning (stored as one run, the others dropped); when some differ in "
-    "params or log, one row of each in another (their runs start together: flagged OVERLAP, no ratio). "
+    "Rows of one node, env, test and params at one start (a manifest giving the day only) whose logs are the same "
+    "bytes are warned of: stored as one run, the others dropped. Runs of one node whose spans (start to start plus "
+    "their run length) share more than a second, whatever their env or test (a host and a pod run at one start), "
+    "are warned of too, one row per run stored: the analyzer flags them OVERLAP and gives no ratio; a run whose "
+    "log gives no run length and whose row no `time` lasts nothing and overlaps nothing. "
     "Afterwards, `podtax report CAMPAIGN` shows the imported campaign.",
 ))
 
@@ -361,12 +347,14 @@ def register(app: typer.Typer) -> None:
             warn_each(sidenodes.case_warnings((r.line, r.node, r.spelled) for r in rows))
             warn_each(sidenodes.one_sided_warnings((r.node, r.test, r.env) for r in rows))
             warn_each(sideparams.manifest_warnings((r.node, r.test, r.env, params_key(r.params)) for r in rows))
-            warn_each(same_start_warnings(rows))
+            captures = same_captures(rows, _read_log)
+            warn_each(capture_warnings(captures))
+            dropped = {row.line for at in captures for row in at[1:]}
             if dry_run:
                 if into_existing:  # what it allows is checked on NATS, which a dry run never asks
                     warn(f"--into-existing is not tried by --dry-run: whether podtax ran campaign {campaign!r} is "
                          "checked on NATS, when importing")
-                return _dry_run(manifest, rows, campaign)
+                return _dry_run(manifest, rows, campaign, dropped)
         except ManifestError as exc:
             raise _report(exc.problems) from None
         found = Findings()
@@ -375,5 +363,6 @@ def register(app: typer.Typer) -> None:
         except ManifestError as exc:
             raise _report(exc.problems) from None
         warn_findings(found, len(rows), "the analyzer stores them")
+        _overlaps(found, dropped)
         console.print(_imported(len(rows), found.duplicates, campaign), highlight=False)
         return 0
