@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator, model_validator
 
 from podtax.config_checks import (
     NAMESPACE,
@@ -150,9 +150,25 @@ class RunnerSettings(Common):
                                           "measured before it ended (one file per run and submission, marked "
                                           "aborted: never a result, except that of a run whose deletes were "
                                           "refused after every create and bind, which the runner also publishes as "
-                                          "a result flagged DELETE_REFUSED; at most 64 MiB, never pruned: remove "
-                                          "what you have read); unset, that timeline is one line of the runner's log.")
+                                          "a result flagged DELETE_REFUSED; at most 64 MiB, pruned as "
+                                          "PODTAX_RUNNER_MEASURED_MAX_FILES and _MAX_AGE_DAYS say); unset, that "
+                                          "timeline is one line of the runner's log.")
     _spool = field_validator("runner_spool_dir")(folder_path)
+    runner_measured_max_files: int = Field(1000, description="Most timelines of failed control-plane runs kept in "
+                                           "PODTAX_RUNNER_SPOOL_DIR/measured/: the oldest beyond are pruned (0 = no "
+                                           "limit), never one whose run is not reported yet (it counts all the "
+                                           "same); each pruned file is named in the runner's log.")
+    runner_measured_max_age_days: float = Field(30.0, description="Days a timeline of a failed control-plane run "
+                                                "is kept in PODTAX_RUNNER_SPOOL_DIR/measured/ (by its file's time; "
+                                                "0 = no limit), never pruned before its run is reported.")
+
+    @field_validator("runner_measured_max_files", "runner_measured_max_age_days")
+    @classmethod
+    def _no_negative(cls, v: float, info: ValidationInfo) -> float:
+        if v < 0:
+            what = "files" if info.field_name == "runner_measured_max_files" else "days"
+            raise ValueError(f"is below 0: set the most {what} to keep, or 0 for no limit")
+        return v
 
     @model_validator(mode="after")
     def _nomad_tls(self) -> RunnerSettings:

@@ -73,6 +73,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
             if ex:
                 ex.on_reported, ex.outbox.submitted_of = self.on_reported, self.submitted_at
                 ex.outbox.spool = self.spool
+        self.controlplane.in_flight = self.in_flight
         if executor:
             executor.on_image_versions = self.record_image
         self.campaigns: dict[str, CampaignState] = {}  # the campaigns not finished, with every run
@@ -124,6 +125,8 @@ class Runner(Handlers):  # the event handlers: handlers.py
         active = [c for c in self.campaigns.values() if c.finished_at is None]
         log.info("resumed %d campaigns (%d active)", len(self.campaigns) + len(self.finished), len(active))
         kept_copies = await kept.copies(self.kv, self.spool, await self._values(f"{outbox.KEPT}.>"), active)
+        # before any run is resumed: no timeline is being written (a temporary file left is a crash's)
+        await asyncio.to_thread(self.controlplane.prune_measured, self.in_flight(), 0, True)
         for state in active:
             for s in state.runs.values():
                 if s.status != "dispatched":
@@ -146,6 +149,11 @@ class Runner(Handlers):  # the event handlers: handlers.py
                 self.controlplane.cancel(state.name)  # the earlier attempt left, and is recorded as cancelled
                 if self.executor:  # a resumed pod run deletes its Job (or makes none): recorded as cancelled
                     self.executor.cancel(state.name)
+
+    def in_flight(self) -> set[str]:
+        """The run ids in flight in the campaigns not finished (their outcome not stored yet)."""
+        return {f.run.run_id for c in self.campaigns.values() if not c.finished_at for node in c.queues
+                if (f := c.in_flight(node))}
 
     async def request_again(self, run: events.RunSpec) -> None:
         """Send a host run's request again: a runner killed between saving the run in flight and sending it

@@ -21,9 +21,10 @@ from podtax.parsers.timeline_aborted import MARK
 from podtax_runner.controlplane import cleanup, kubeapi
 from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute, measured_of
+from podtax_runner.controlplane.retention import MEASURED_DIR, measured_name, prune
 from podtax_runner.controlplane.timeline import Timeline
 from podtax_runner.outbox import PUBLISH_TIMEOUT_S, Outbox
-from podtax_runner.spool import MAX_BYTES, cut_run_id, submission_digest, write_atomic
+from podtax_runner.spool import MAX_BYTES, write_atomic
 
 log = logging.getLogger("podtax.runner.controlplane")
 SOURCE = "podtax/runner"
@@ -99,25 +100,12 @@ def executor_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" + (f"; {left}" if left else "")
 
 
-MEASURED_DIR = "measured"  # under PODTAX_RUNNER_SPOOL_DIR: the timelines failed runs measured (keep_measured)
-RUN_ID_CHARS = 160  # a longer run id is cut and hashed in a kept timeline's name (NAME_MAX is 255 bytes)
-
-
-def measured_name(run: events.RunSpec) -> str:
-    """`<campaign>.<run id>.<16 hex digits of the submission's digest>.jsonl`: a campaign submitted again (its run ids
-    repeat) does not overwrite the earlier submission's timeline; a run id over RUN_ID_CHARS is cut and ends in `~`
-    and 16 hex digits of its hash (campaign 50 + run id 200 made 257 bytes, over NAME_MAX: the file was never
-    written)."""
-    rid = cut_run_id(run.run_id, RUN_ID_CHARS)
-    submitted = run.submitted.isoformat() if run.submitted else ""
-    return f"{run.campaign}.{rid}.{submission_digest(submitted)}.jsonl"
-
-
 def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | None) -> str:
     """Keep the timeline a failed run measured before it ended (execute.keep: its header marked `aborted`, so the
     parser never takes it for a result) and say where, for the run's failure; "" when it measured nothing. In
-    `<spool_dir>/measured/` (measured_name; written as the spool writes, MAX_BYTES in all there at most), else in the
-    runner's log, one line (`measured timeline of run <id>`: the timeline as a JSON string). Before, a run whose
+    `<spool_dir>/measured/` (measured_name; written as the spool writes, MAX_BYTES in all there at most; pruned as
+    retention.py says), else in the runner's log, one line (`measured timeline of run <id>`: the timeline as a JSON
+    string). Before, a run whose
     deletes the API refused (RBAC's 403 on delete) failed with every create and bind time it had taken lost."""
     tl = measured_of(exc)
     if tl is None:
@@ -167,6 +155,7 @@ class ControlPlaneExecutor:
         self.outbox = Outbox(bus, log, "control-plane run", "the next runner resumes the run and runs it again")
         self.tasks: set[asyncio.Task[None]] = set()
         self.on_reported: Callable[[events.RunSpec], Awaitable[bool | None]] | None = None  # timeline/failure sent
+        self.in_flight: Callable[[], set[str]] = set  # the run ids the runner's state has in flight (Runner sets it)
 
     def launch(self, run: events.RunSpec, resume: bool = False) -> None:
         """Run it; `resume` (a run in flight when the runner stopped): remove what it left, then run it again."""
@@ -220,7 +209,7 @@ class ControlPlaneExecutor:
             if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
                 log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
                 return
-            kept = await asyncio.to_thread(keep_measured, exc, run, self.settings.runner_spool_dir)
+            kept = await asyncio.to_thread(self._keep, exc, run, self.unreported())
             await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
             # parsed off the event loop, as keep_measured writes: parsing a large timeline is CPU work (review r6)
             if (tl := measured_of(exc)) is not None and await asyncio.to_thread(delete_refused, tl, run.test):
@@ -232,6 +221,28 @@ class ControlPlaneExecutor:
             self.running.pop(run.run_id, None)
             self.stops.pop(run.run_id, None)
             self.cancelled.discard(run.run_id)
+
+    def unreported(self) -> set[str]:
+        """The run ids whose kept timeline is never pruned (retention.py): in flight in the runner's state, executing
+        here, or whose report is held until NATS takes it."""
+        return self.in_flight() | set(self.stops) | set(self.running) | set(self.outbox.holding())
+
+    def prune_measured(self, unreported: set[str], adding: int = 0, temporary: bool = False) -> list[str]:
+        """Prune the kept timelines past PODTAX_RUNNER_MEASURED_MAX_AGE_DAYS or _MAX_FILES (retention.prune), none of
+        `unreported`; in a thread."""
+        if self.settings.runner_spool_dir is None:
+            return []
+        return prune(self.settings.runner_spool_dir / MEASURED_DIR, self.settings.runner_measured_max_files,
+                     self.settings.runner_measured_max_age_days, unreported, adding, temporary)
+
+    def _keep(self, exc: BaseException, run: events.RunSpec, unreported: set[str]) -> str:
+        """keep_measured, after pruning what the retention allows with room for the run's file (its own earlier one,
+        of an attempt before a restart, stays and is written over); in a thread."""
+        spool = self.settings.runner_spool_dir
+        if spool is not None and measured_of(exc) is not None:
+            new = not (spool / MEASURED_DIR / measured_name(run)).exists()
+            self.prune_measured(unreported | {run.run_id}, int(new))
+        return keep_measured(exc, run, spool)
 
     def _log_event(self, run: events.RunSpec, timeline: Timeline, started: datetime) -> events.RawLogV1:
         raw = events.RawLog(run=run, stdout=timeline.jsonl(), exit_code=0, started_at=started, ended_at=events.now())

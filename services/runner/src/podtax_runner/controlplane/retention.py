@@ -1,0 +1,92 @@
+"""How long the runner keeps the timelines failed control-plane runs measured (`<spool>/measured/`,
+dispatch.keep_measured). They were never pruned: on a long-lived runner the folder filled up to spool.MAX_BYTES, and
+from then on every failed run's timeline went to the log only, the oldest kept for ever.
+
+Now, before each timeline is written and when the runner starts, a file is pruned once it is older than
+PODTAX_RUNNER_MEASURED_MAX_AGE_DAYS, or, oldest first, while the folder holds more than
+PODTAX_RUNNER_MEASURED_MAX_FILES (0 = no such limit), each pruned file named in the log. Nothing reads these files back
+(a restart runs an unreported run again, or sends its kept report: kept.py): each is the user's copy, named in its
+run's failure. A file whose run is not reported yet is never pruned: a run in flight in the runner's state (its report
+not stored; the next runner resumes it), one executing here or whose report (its failure, or after it the timeline
+of a run whose deletes were refused: a result flagged DELETE_REFUSED) is held until NATS takes it. Such files count
+toward the limit all the same. Files of other names are left alone, but a temporary file a crash left mid-write is
+removed when the runner starts (no timeline is being written then)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from podtax import events
+
+from podtax_runner.spool import cut_run_id, submission_digest
+
+log = logging.getLogger("podtax.runner.controlplane")
+MEASURED_DIR = "measured"  # under PODTAX_RUNNER_SPOOL_DIR: the timelines failed runs measured (keep_measured)
+RUN_ID_CHARS = 160  # a longer run id is cut and hashed in a kept timeline's name (NAME_MAX is 255 bytes)
+NAME = re.compile(r"^[^./]+\.(?P<run>[^./]+)\.[0-9a-f]{16}\.jsonl$")
+DAY_S = 86400.0
+
+
+def measured_name(run: events.RunSpec) -> str:
+    """`<campaign>.<run id>.<16 hex digits of the submission's digest>.jsonl`: a campaign submitted again (its run ids
+    repeat) does not overwrite the earlier submission's timeline; a run id over RUN_ID_CHARS is cut and ends in `~`
+    and 16 hex digits of its hash (campaign 50 + run id 200 made 257 bytes, over NAME_MAX: the file was never
+    written)."""
+    rid = cut_run_id(run.run_id, RUN_ID_CHARS)
+    submitted = run.submitted.isoformat() if run.submitted else ""
+    return f"{run.campaign}.{rid}.{submission_digest(submitted)}.jsonl"
+
+
+def to_prune(files: Iterable[tuple[str, float]], now: float, max_files: int, max_age_days: float,
+             unreported: Iterable[str], adding: int = 0) -> list[tuple[str, str]]:
+    """Of the kept timelines (`files`: name and modification time), those to prune, oldest first, each with why:
+    older than `max_age_days`, then the oldest while more than `max_files` would be left with `adding` files more
+    (0: no such limit). A file of a run in `unreported` (run ids, of any campaign and submission) is never pruned,
+    but counts; other names are ignored."""
+    keep = {cut_run_id(r, RUN_ID_CHARS) for r in unreported}
+    ours = sorted((mtime, name) for name, mtime in files if NAME.match(name))
+    left, out = len(ours), []
+    for mtime, name in ours:
+        if NAME.match(name).group("run") in keep:  # type: ignore[union-attr]
+            continue
+        if max_age_days and now - mtime > max_age_days * DAY_S:
+            why = f"older than {max_age_days:g} days (PODTAX_RUNNER_MEASURED_MAX_AGE_DAYS)"
+        elif max_files and left + adding > max_files:
+            why = f"more than {max_files} files kept (PODTAX_RUNNER_MEASURED_MAX_FILES)"
+        else:
+            continue
+        out.append((name, why))
+        left -= 1
+    return out
+
+
+def prune(folder: Path, max_files: int, max_age_days: float, unreported: Iterable[str], adding: int = 0,
+          temporary: bool = False) -> list[str]:
+    """Remove the kept timelines to_prune names from `folder` (`adding`: files about to be written; its temporary
+    files too when `temporary`: only when no timeline is being written), each said in the log; the names removed."""
+    if not folder.is_dir():
+        return []
+    files = []
+    for path in folder.iterdir():
+        try:
+            if temporary and path.name.startswith(".tmp-") and path.is_file():
+                path.unlink()
+                log.info("removed %s: a temporary file left by a runner stopped mid-write", path)
+            elif path.is_file():
+                files.append((path.name, path.stat().st_mtime))
+        except OSError as exc:
+            log.warning("could not look at %s (%s): left there", path, exc)
+    gone = []
+    for name, why in to_prune(files, time.time(), max_files, max_age_days, unreported, adding):
+        try:
+            (folder / name).unlink()
+        except OSError as exc:
+            log.warning("could not prune the measured timeline %s (%s): left there", folder / name, exc)
+            continue
+        log.info("pruned the measured timeline %s: %s", folder / name, why)
+        gone.append(name)
+    return gone
