@@ -72,6 +72,7 @@ class ReparseReport(BaseModel):
     results: int
     failures: int
     changed: int
+    provenance: int = 0  # of `changed`, the runs whose outcome is the same: only tool build/version/arch or limits
     job_id: str | None = None
 
 

@@ -25,12 +25,21 @@ def _raw(row: dict[str, Any]) -> events.RawLog:
                          imported_from=row["imported_from"])
 
 
-def _fingerprint(cur: Any, ids: list[str]) -> dict[str, Any]:
-    cur.execute("""SELECT r.run_id, r.status, r.failure_reason, r.flags,
-                          list((m.name, m.value) ORDER BY m.name) FILTER (WHERE m.name IS NOT NULL)
+# What a run's row says of the tool and the machine it ran on (the tool's build and architecture, the pod's limits),
+# apart from its outcome: a parser that now reads the build or the architecture changes these alone. parser_version
+# is left out: every reparse by a newer parser changes it.
+PROVENANCE = ("tool", "tool_version", "tool_build", "tool_arch", "qos_class", "cpu_limit", "nr_throttled",
+              "throttled_usec", "image")
+
+
+def _fingerprint(cur: Any, ids: list[str]) -> dict[str, tuple[Any, Any]]:
+    """Each run's (outcome: status, failure reason, flags, metrics; its PROVENANCE columns)."""
+    cur.execute(f"""SELECT r.run_id, r.status, r.failure_reason, r.flags,
+                          list((m.name, m.value) ORDER BY m.name) FILTER (WHERE m.name IS NOT NULL),
+                          {', '.join(f'r.{c}' for c in PROVENANCE)}
                    FROM runs r LEFT JOIN metrics m USING (run_id)
                    WHERE r.run_id IN (SELECT unnest($1::varchar[])) GROUP BY ALL""", [ids])
-    return {row[0]: row[1:] for row in cur.fetchall()}
+    return {row[0]: (row[1:5], row[5:]) for row in cur.fetchall()}
 
 
 def _next_ids(store: Store, campaign: str | None, after: str, batch: int) -> list[str]:
@@ -43,7 +52,9 @@ def _next_ids(store: Store, campaign: str | None, after: str, batch: int) -> lis
 
 def reparse(store: Store, campaign: str | None = None, progress: Callable[[dict[str, int]], None] | None = None,
             batch: int = BATCH) -> dict[str, int]:
-    """Replace each stored run's outcome by what today's parsers derive; never duplicates a run.
+    """Replace each stored run's outcome by what today's parsers derive; never duplicates a run. Counts the logs,
+    results and failures derived, the runs `changed` (outcome or PROVENANCE) and of those the ones whose outcome
+    is the same (`provenance`: only the tool's build, version or architecture, or the pod's limits, changed).
 
     Bounded memory: the logs are read batch by batch, keyed by run id (never the whole table at once)."""
     with store.vacuuming():  # replacing deletes rows: let checkpoints reclaim their space
@@ -52,7 +63,7 @@ def reparse(store: Store, campaign: str | None = None, progress: Callable[[dict[
 
 def _reparse(store: Store, campaign: str | None, progress: Callable[[dict[str, int]], None] | None,
              batch: int) -> dict[str, int]:
-    counts = {"logs": 0, "results": 0, "failures": 0, "changed": 0}
+    counts = {"logs": 0, "results": 0, "failures": 0, "changed": 0, "provenance": 0}
     after = ""
     while ids := _next_ids(store, campaign, after, batch):
         cur = store.cursor()
@@ -75,6 +86,8 @@ def _reparse(store: Store, campaign: str | None, progress: Callable[[dict[str, i
         counts["results"] += sum(isinstance(o, events.ResultV1) for o in outcomes)
         counts["failures"] += sum(isinstance(o, events.RunFailedV1) for o in outcomes)
         counts["changed"] += sum(before.get(i) != after_fp.get(i) for i in ids)
+        counts["provenance"] += sum(i in before and i in after_fp and before[i][0] == after_fp[i][0]
+                                    and before[i][1] != after_fp[i][1] for i in ids)
         if progress is not None:
             progress(dict(counts))
     return counts

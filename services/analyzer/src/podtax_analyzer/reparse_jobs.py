@@ -23,7 +23,8 @@ class Job:
     campaign: str | None
     started_at: datetime
     state: str = "running"  # running | done | failed
-    counts: dict[str, int] = field(default_factory=lambda: {"logs": 0, "results": 0, "failures": 0, "changed": 0})
+    counts: dict[str, int] = field(default_factory=lambda: {"logs": 0, "results": 0, "failures": 0, "changed": 0,
+                                                             "provenance": 0})
     error: str | None = None
     finished_at: datetime | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)

@@ -105,8 +105,11 @@ def reparse(campaign: Annotated[str | None, typer.Option(help="Only this campaig
     """Re-derive results from the stored raw logs with today's parsers (no duplicates)."""
     counts = _get("/api/reparse", {"campaign": campaign}, method="POST", again=REPARSE_AGAIN)
     assert isinstance(counts, dict)
+    alone = counts.get("provenance") or 0  # an analyzer before it does not count them
+    also = (f" ({alone} only in provenance: the tool's build, version or architecture, or the pod's limits)"
+            if alone else "")
     console.print(f"reparsed {counts['logs']} logs: {counts['results']} results, {counts['failures']} failures, "
-                  f"{counts['changed']} changed")
+                  f"{counts['changed']} changed{also}")
     return 0
 
 
