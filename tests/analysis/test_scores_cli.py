@@ -200,6 +200,34 @@ def test_scores_cli_follows_the_profiles_statistic(con, client, capsys, tmp_path
     assert _column(out, 3) == ("median", "0 (runs in 2 modes)") and _column(out, 4)[0] == "95% CI", out
 
 
+def test_scores_cli_says_which_scores_come_from_tools_of_other_architectures(con, client, capsys):
+    """Node scores name their runs' tool architectures (runs.tool_arch). 'fresh' ran a 32-bit armhf sysbench, 'arm64'
+    the arm64 one, 'older' an older wrapper (none named): the scheduler ranks nothing for a pod whose candidates' scores
+    name two architectures (scoring.py, BenchmarkMixedArch), so the rows of fresh and arm64 say so, older's does not;
+    'mixed' ran both (CONFOUNDED: its status names them)."""
+    rng = np.random.default_rng(1)
+    insert_cells(con, [CellSpec(n, SideSpec(rng.normal(1000, 5, 8)), SideSpec(rng.normal(990, 5, 8)),
+                                params={"threads": 1}, metric="events_per_second", campaign="z")
+                       for n in ("arm64", "older", "mixed")])
+    con.execute("UPDATE runs SET ended_at = now() - INTERVAL 1 HOUR WHERE node IN ('arm64', 'older', 'mixed')")
+    con.execute("UPDATE runs SET tool_arch = 'arm' WHERE node = 'fresh' OR (node = 'mixed' AND sequence % 2 = 0)")
+    con.execute("UPDATE runs SET tool_arch = 'aarch64' WHERE node = 'arm64' OR (node = 'mixed' AND sequence % 2 = 1)")
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0
+    rows = {s["node"]: s for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert {n: r["tool_archs"] for n, r in rows.items()} == {
+        "arm64": ["aarch64"], "fresh": ["arm"], "mixed": ["aarch64", "arm"], "old": [], "older": []}
+    said = {n: r["status"] for n, r in rows.items()}
+    assert said["fresh"] == ("ignored when ranked with nodes whose scores come from tool executables built for another "
+                             "architecture (this node's: arm; aarch64 on arm64): the scheduler then places by "
+                             "resources alone"), said
+    assert said["arm64"].startswith("ignored when ranked with nodes whose scores come from tool executables built for "
+                                    "another architecture (this node's: aarch64; arm on fresh)"), said
+    assert said["older"] == "used" and said["old"].startswith("ignored: older than"), said
+    assert said["mixed"] == "ignored: flagged CONFOUNDED (its runs' tool executables were built for aarch64 + arm)"
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
+    assert "4 of 5 node scores are ignored by the scheduler" in capsys.readouterr().out
+
+
 def _column(out: str, k: int) -> tuple[str, str]:
     """The scores table's k-th column: its title and the row of node halfzero."""
     [title] = [x.split("┃")[k].strip() for x in out.splitlines() if "┃ node" in x]

@@ -14,10 +14,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pytest
 from podtax import benchwrap, events
 from podtax.derive import derive
 from podtax_analyzer.comparisons import compare_campaign
+from podtax_analyzer.score_cache import ScoreCache
 from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
 
@@ -28,8 +30,8 @@ ARMV7 = {"machine": "aarch64", "tool_arch": "arm"}  # a 32-bit tool on the same 
 OLD = {}  # an older wrapper or agent: neither field
 
 
-def _log(i: int, env: str, fields: dict[str, str], stdout: str) -> events.ResultV1:
-    run = events.RunSpec(run_id=f"r{i}", campaign="c", node="pi", env=env, test="sysbench-cpu",
+def _log(i: int, env: str, fields: dict[str, str], stdout: str, node: str = "pi") -> events.ResultV1:
+    run = events.RunSpec(run_id=f"r{i}", campaign="c", node=node, env=env, test="sysbench-cpu",
                          params={"threads": 1, "max_prime": 10000}, timeout_s=60)
     before = benchwrap.render("before", {"tool_version": "sysbench 1.0.18 (using system LuaJIT 2.1.0-beta3)",
                                          "kernel": "6.1.0", "hw_threads": "4", **fields})
@@ -96,3 +98,57 @@ def test_a_nodes_score_across_the_agents_upgrade_is_not_confounded(tmp_path: Pat
         store.close()
     assert [(s.env, s.n) for s in scores] == [("host", 10)]
     assert "CONFOUNDED" not in scores[0].flags, scores[0].flags
+    assert scores[0].tool_archs == ["arm"]  # the runs that name one
+
+
+def _eps(scores: list[events.NodeScore]) -> dict[str, events.NodeScore]:
+    return {s.node: s for s in scores if s.metric == "events_per_second"}
+
+
+def test_a_nodes_score_over_runs_of_two_tool_architectures_is_confounded(tmp_path: Path) -> None:
+    """Node pi's runs switched from the arm64 sysbench to a 32-bit armhf one (an armv7 image) after 5 runs: one score
+    mixing other code's figures. The analyzer flags it CONFOUNDED (the scheduler ignores CONFOUNDED evidence) and
+    names both architectures; node pj, arm64 throughout, is not flagged. The service's incremental cache gives the
+    same scores publication by publication (its rows of new runs) and at a restart (its whole-key load)."""
+    stdout = CAPTURE.read_text()
+    first = [_log(i, "host", ARM64, stdout) for i in range(5)] + [_log(10 + i, "host", ARM64, stdout, "pj")
+                                                                   for i in range(5)]
+    then = [_log(5 + i, "host", ARMV7, stdout) for i in range(5)] + [_log(15 + i, "host", ARM64, stdout, "pj")
+                                                                      for i in range(5)]
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        cache = ScoreCache()
+        store.write_batch(first)
+        before = _eps(cache.update(store, [r.data.run.run_id for r in first]))
+        assert before["pi"].tool_archs == ["aarch64"] and before["pi"].flags == []
+        store.write_batch(then)
+        published = _eps(cache.update(store, [r.data.run.run_id for r in then]))
+        scores = _eps(node_scores(store.cursor()))
+        restored = _eps(ScoreCache().restore(store, []))
+    finally:
+        store.close()
+    pi, pj = scores["pi"], scores["pj"]
+    assert (pi.n, pi.tool_archs, pi.flags) == (10, ["aarch64", "arm"], ["CONFOUNDED"])
+    assert (pj.n, pj.tool_archs, pj.flags) == (10, ["aarch64"], [])
+    assert published == scores == restored
+
+
+def test_a_file_made_before_runs_tool_arch_gives_scores_naming_no_architecture(tmp_path: Path) -> None:
+    """A file made before runs.tool_arch (3a2d7335), read as it is (read-only: schema.sql's ALTER does not run): its
+    node scores name no architecture and are not CONFOUNDED by it."""
+    db = tmp_path / "older.duckdb"
+    stdout = CAPTURE.read_text()
+    store = Store(db)
+    try:
+        store.write_batch([_log(i, "host", ARM64 if i % 2 else ARMV7, stdout) for i in range(8)])
+    finally:
+        store.close()
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE runs DROP COLUMN tool_arch")
+    con.close()
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        (pi,) = _eps(node_scores(con)).values()
+    finally:
+        con.close()
+    assert (pi.n, pi.tool_archs, pi.flags) == (8, [], [])

@@ -329,7 +329,12 @@ class NodeScore(Model):
     ci_high: float | None = None
     updated_at: Timestamp
     flags: list[str] = Field(default_factory=list, description="Why these runs should not drive placement: "
-                             "CONFOUNDED (mixed tool builds or units), BIMODAL, OVERLAP, THROTTLED.")
+                             "CONFOUNDED (mixed tool builds, tool architectures or units), BIMODAL, OVERLAP, "
+                             "THROTTLED.")
+    tool_archs: list[Text] = Field(default_factory=list, description="The architectures the runs' tool executables "
+                                   "were built for (ELF header: arm, aarch64, x86_64...), among the runs that name "
+                                   "one, sorted; empty when none does (an older wrapper or agent). Two or more: "
+                                   "CONFOUNDED; the scheduler ranks no nodes whose scores name different ones.")
 
 
 class Candidate(Model):

@@ -266,7 +266,9 @@ _HAS_TOOL_ARCH = ("SELECT count(*) FROM duckdb_columns() WHERE database_name = c
                   "AND schema_name = 'main' AND table_name = 'runs' AND column_name = 'tool_arch'")
 
 
-def _archs_sql(con: duckdb.DuckDBPyConnection) -> str:
+def archs_sql(con: duckdb.DuckDBPyConnection) -> str:
+    """The SQL of the distinct known runs.tool_arch of a group of runs r ([] in a file without the column, which
+    `--db` reads as it is): load_cells and scores.node_scores."""
     row = con.execute(_HAS_TOOL_ARCH).fetchone()
     return _ARCHS if row and row[0] else _NO_ARCHS
 
@@ -300,7 +302,7 @@ def load_cells(
     if cell is not None:
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell
-    res = con.execute(_QUERY.format(extra=" ".join(extra), archs=_archs_sql(con)), params).fetchnumpy()
+    res = con.execute(_QUERY.format(extra=" ".join(extra), archs=archs_sql(con)), params).fetchnumpy()
     cells: dict[tuple[str, ...], CellData] = {}
     sides_by_key: dict[tuple[str, ...], list[Side]] = {}
     for i in range(len(res["node"])):

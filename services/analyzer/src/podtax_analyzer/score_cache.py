@@ -3,7 +3,7 @@
 `scores.node_scores` recomputes a key from every stored run; publishing after every batch that way
 pulls the whole history of the touched keys each time (1.4 million metric rows at 100,000 runs), so
 the analyzer's memory and CPU grew with history. `ScoreCache` keeps per key what a score needs (the
-sorted values, their exact running sum, the runs counted, the newest time, the tool builds and units, the
+sorted values, their exact running sum, the runs counted, the newest time, the tool builds, architectures and units, the
 throttled and overlapping runs) and updates it from the rows of the new runs only; a key it has not
 seen yet is loaded from DuckDB once. The scores it returns are the same as `node_scores(con,
 since_runs=...)` computes from the database, to the last bit (tests/analysis/test_score_cache*.py
@@ -84,8 +84,8 @@ _MARKS = "SELECT (SELECT coalesce(max(rowid) + 1, 0) FROM runs), (SELECT coalesc
 class KeyState:
     """What one key's score needs: values (sorted, metric unit) and runs (sorted run-id hashes) of its
     counted runs, their exact running sum (scores.add_exact; None: sum the values), the newest end time
-    (epoch microseconds), the distinct tool builds and units, how many runs were throttled, and which runs carry
-    an OVERLAP flag."""
+    (epoch microseconds), the distinct tool builds, known tool architectures and units, how many runs were throttled,
+    and which runs carry an OVERLAP flag."""
 
     unit: str
     hib: bool = False
@@ -94,6 +94,7 @@ class KeyState:
     total: list[float] | None = field(default_factory=list)
     updated_us: int = 0
     builds: set[str] = field(default_factory=set)
+    archs: set[str] = field(default_factory=set)  # the runs' known tool_arch
     units: set[str] = field(default_factory=set)
     directions: set[bool] = field(default_factory=set)  # the higher-is-better its runs said
     throttled: int = 0
@@ -201,7 +202,8 @@ class ScoreCache:
         score, exc = isolated(self.score, key)  # MemoryError, RecursionError: the publication fails, retried
         if exc is not None:
             s = self.keys[key]
-            state = (len(s.values), len(s.overlapped), len(s.builds), len(s.units), len(s.directions), s.throttled)
+            state = (len(s.values), len(s.overlapped), len(s.builds), len(s.units), len(s.directions), s.throttled,
+                     len(s.archs))
             if self.failed.get(key) != state:
                 say_unscored(key, exc)
             self.failed[key] = state
@@ -216,7 +218,7 @@ class ScoreCache:
                                  unit=s.unit, higher_is_better=s.hib, vals=s.values, updated_us=s.updated_us,
                                  builds=len(s.builds), units=len(s.units), throttled=s.throttled,
                                  overlap=len(s.overlapped), directions=len(s.directions),
-                                 mean=mean_from_sum(s.total, s.values))
+                                 mean=mean_from_sum(s.total, s.values), tool_archs=s.archs)
 
     def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
         """Every stored run of `keys` (new to the cache). Per chunk of keys, one grouped query reads what is
@@ -254,7 +256,8 @@ class ScoreCache:
             self.keys[chunk[int(meta["idx"][j])]] = KeyState(
                 unit=meta["unit"][j], hib=any(meta["hibs"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
                 total=add_exact([], vals[a:b].tolist()), updated_us=int(updated[a:b].max()),
-                builds=set(meta["versions"][j]), units=set(meta["units"][j]), directions=set(meta["hibs"][j]),
+                builds=set(meta["versions"][j]), archs=set(meta["archs"][j]), units=set(meta["units"][j]),
+                directions=set(meta["hibs"][j]),
                 throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
             self.held += b - a
 
@@ -285,6 +288,7 @@ class ScoreCache:
         s.units.update(rows["units"])
         s.directions.update(rows["hibs"])
         s.builds.update(rows["builds"])  # a counted run's build is in already (written once; a reparse clears)
+        s.archs.update(rows["archs"])  # likewise its tool_arch
         at = np.searchsorted(s.runs, nums)
         known = at < len(s.runs)
         known[known] = s.runs[at[known]] == nums[known]

@@ -35,7 +35,7 @@ _FROM = f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED} {{wh
 
 def _meta_sql(key_hash: str) -> str:
     return (f"SELECT DISTINCT {key_hash} AS k, r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, "
-            f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build {_FROM}")
+            f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build, r.tool_arch AS arch {_FROM}")
 
 
 def _flat_sql(key_hash: str) -> str:
@@ -76,9 +76,10 @@ _KEY_COUNTS = f"""SELECT s.idx, g.n, g.unit FROM score_keys s JOIN (
 ) g USING (cluster, node, env, test, params_key, metric)
 ORDER BY s.idx
 """
-_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version FROM score_keys s JOIN (
-    SELECT DISTINCT {_KEY_SIX}, m.unit, m.higher_is_better AS hib, r.version
-    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version", keys="true")}) r JOIN metrics m ON m.run_id = r.run_id
+_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version, g.arch FROM score_keys s JOIN (
+    SELECT DISTINCT {_KEY_SIX}, m.unit, m.higher_is_better AS hib, r.version, r.arch
+    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version, r.tool_arch AS arch", keys="true")}) r
+         JOIN metrics m ON m.run_id = r.run_id
 ) g USING (cluster, node, env, test, params_key, metric)
 """
 _FLAT_COLUMNS = ("hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
@@ -98,15 +99,22 @@ _COLUMNS = {"vals": float, "ids": np.uint64, "updated_us": np.int64, "throttled"
 
 def _key_meta(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """Per key of score_keys with counted rows, in idx order: idx, n (its rows), unit (any of them, as
-    scores.node_scores picks it), units, hibs and versions (sets of the distinct values)."""
+    scores.node_scores picks it), units, hibs, versions and archs (sets of the distinct values; archs: the known
+    tool_arch only)."""
     counts = con.execute(_KEY_COUNTS).fetchnumpy()
     idx = np.asarray(counts["idx"])
     at = {i: j for j, i in enumerate(idx.tolist())}
-    sets: dict[str, list[set[Any]]] = {c: [set() for _ in at] for c in ("units", "hibs", "versions")}
+    sets: dict[str, list[set[Any]]] = {c: [set() for _ in at] for c in ("units", "hibs", "versions", "archs")}
     for i, *values in con.execute(_KEY_DISTINCT).fetchall():
-        for c, v in zip(("units", "hibs", "versions"), values, strict=True):
-            sets[c][at[i]].add(v)
+        for c, v in zip(("units", "hibs", "versions", "archs"), values, strict=True):
+            if v is not None or c != "archs":
+                sets[c][at[i]].add(v)
     return {"idx": idx, "n": np.asarray(counts["n"]), "unit": counts["unit"].tolist(), **sets}
+
+
+def _known(v: Any) -> str | None:
+    """A fetched tool_arch: None when the run names none (NULL, masked in numpy)."""
+    return None if v is None or v is np.ma.masked else str(v)
 
 
 def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
@@ -117,10 +125,11 @@ def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
-    """(key, {"units", "hibs", "builds", and the key's rows as arrays, ascending by value}) for each key of the rows
-    `where` selects. Keys are told apart by their 64-bit hash within one query (two keys of a publication alike:
-    about k*k / 2**65, as run numbers, see the module doc); the meta rows carry each key whole, so two keys of one
-    hash are seen there, and the rows are then read numbered by the key exactly (_EXACT_KEY) instead: never merged."""
+    """(key, {"units", "hibs", "builds", "archs", and the key's rows as arrays, ascending by value}) for each key of
+    the rows `where` selects. Keys are told apart by their 64-bit hash within one query (two keys of a publication
+    alike: about k*k / 2**65, as run numbers, see the module doc); the meta rows carry each key whole, so two keys of
+    one hash are seen there, and the rows are then read numbered by the key exactly (_EXACT_KEY) instead: never
+    merged."""
     meta = _key_hashes(con, _META.format(where=where), params)
     sql = _FLAT
     if isinstance(meta, tuple):
@@ -139,23 +148,25 @@ def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> I
     for a, b in zip(bounds[:-1], bounds[1:], strict=False):
         if a == b:
             continue
-        key, units, hibs, builds = meta[int(keys[a])]
-        yield key, {"units": sorted(units), "hibs": sorted(hibs), "builds": sorted(builds),
+        key, units, hibs, builds, archs = meta[int(keys[a])]
+        yield key, {"units": sorted(units), "hibs": sorted(hibs), "builds": sorted(builds), "archs": sorted(archs),
                     **{c: v[a:b] for c, v in cols.items()}}
 
 
 def _key_hashes(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]
-                ) -> dict[int, tuple[Key, set[str], set[bool], set[str]]] | tuple[Key, Key]:
-    """Per key hash of the meta rows `sql` reads: the key and its units, directions and builds; or two keys that
-    share a hash."""
-    meta: dict[int, tuple[Key, set[str], set[bool], set[str]]] = {}
+                ) -> dict[int, tuple[Key, set[str], set[bool], set[str], set[str]]] | tuple[Key, Key]:
+    """Per key hash of the meta rows `sql` reads: the key and its units, directions, builds and known tool
+    architectures; or two keys that share a hash."""
+    meta: dict[int, tuple[Key, set[str], set[bool], set[str], set[str]]] = {}
     res = con.execute(sql, params).fetchnumpy()
     for i, k in enumerate(res["k"].tolist()):
         key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
-        known, units, hibs, builds = meta.setdefault(k, (key, set(), set(), set()))
+        known, units, hibs, builds, archs = meta.setdefault(k, (key, set(), set(), set(), set()))
         if known != key:
             return known, key
         units.add(str(res["unit"][i]))
         hibs.add(bool(res["hib"][i]))
         builds.add(str(res["build"][i]))
+        if (arch := _known(res["arch"][i])) is not None:
+            archs.add(arch)
     return meta

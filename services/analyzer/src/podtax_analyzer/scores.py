@@ -8,14 +8,19 @@ end time (its stored time when the end is unknown). Scores span every campaign: 
 what it has shown so far, whichever campaign measured it.
 
 flags say why the runs should not drive placement (the scheduler ignores such evidence and says
-so): CONFOUNDED (more than one tool build among them, or the metric in more than one unit or direction: a parser
-that changed it), BIMODAL (stats.modes.check_unimodality, as in the comparison: from 6 runs, the gap rule alone
-below 10; not over two units, which CONFOUNDED says), OVERLAP (a run carries an OVERLAP flag), THROTTLED (a pod run
-was throttled by its CPU limit).
+so): CONFOUNDED (more than one tool build among them, tool executables built for more than one architecture among the
+runs that name one (runs.tool_arch: a 32-bit armhf sysbench on some runs, the arm64 one on others), or the metric in
+more than one unit or direction: a parser that changed it), BIMODAL (stats.modes.check_unimodality, as in the
+comparison: from 6 runs, the gap rule alone below 10; not over two units, which CONFOUNDED says), OVERLAP (a run
+carries an OVERLAP flag), THROTTLED (a pod run was throttled by its CPU limit).
 
 A run whose log did other work than its params (PARAM_MISMATCH, THREADS_MISMATCH: bs=64k under a
 bs=4k key) or stopped early (SHORT) is not counted at all (`COUNTED`): it measured another cell, and
 the report withholds that cell's verdict for the same reason.
+
+tool_archs: the distinct architectures its runs' tool executables were built for, among the runs that name one (an
+older wrapper or agent names none, and a file made before runs.tool_arch has none); two or more: CONFOUNDED. The
+scheduler ranks nothing for a pod whose candidates' scores name different ones (scoring.py, BenchmarkMixedArch).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import duckdb
 import numpy as np
 from podtax.events import NodeScore
 
-from podtax_analyzer.celldata import VERSION_SQL
+from podtax_analyzer.celldata import VERSION_SQL, archs_sql
 from podtax_analyzer.stats.modes import check_unimodality
 
 log = logging.getLogger("podtax.analyzer.scores")
@@ -114,7 +119,7 @@ SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
        list(m.value ORDER BY m.value) AS vals, count(*) AS n,
        epoch_us(max(coalesce(r.ended_at, r.stored_at))) AS updated_us,
        count(DISTINCT {version}) AS builds, count(DISTINCT m.unit) AS units,
-       count(DISTINCT m.higher_is_better) AS directions,
+       count(DISTINCT m.higher_is_better) AS directions, {archs} AS archs,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap
 FROM runs r JOIN metrics m ON m.run_id = r.run_id
@@ -157,7 +162,7 @@ def node_scores(
     # Fetched as numpy (each key's values one float64 array, not a list of Python floats). This reads
     # every stored run of the selected keys; the service's publications use score_cache.py instead.
     res = con.execute(_QUERY.format(touched=_TOUCHED.format(counted=COUNTED), where=" ".join(where),
-                                    version=VERSION_SQL, counted=COUNTED),
+                                    version=VERSION_SQL, counted=COUNTED, archs=archs_sql(con)),
                       params).fetchnumpy()
     scores = []
     for i in range(len(res["n"])):
@@ -168,7 +173,8 @@ def node_scores(
                               higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
                               updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
                               units=int(res["units"][i]), directions=int(res["directions"][i]),
-                              throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]))
+                              throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]),
+                              tool_archs=[str(a) for a in res["archs"][i]])
         if exc is not None:  # a statistic's bug on one key's values (said, see say_unscored)
             say_unscored(key, exc, level)
             if unscored is not None:
@@ -211,12 +217,13 @@ def say_unscored(key: Sequence[str], exc: BaseException, level: int = logging.ER
 def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,
                       higher_is_better: bool, vals: np.ndarray, updated_us: int, builds: int, units: int,
                       throttled: int, overlap: int, mean: float | None = None,
-                      directions: int = 1) -> NodeScore | None:
+                      directions: int = 1, tool_archs: Iterable[str] = ()) -> NodeScore | None:
     """One key's score from its runs' values (sorted ascending) and facts; shared by node_scores and the
     service's incremental cache (score_cache.py), so both give the same figures. `mean`: exact_mean(vals)
     when the caller has it (the cache, from its running sum: mean_from_sum), else computed here. None when
     the values are so extreme (near the float maximum, from a forged or misparsed result) that their median
-    or mean is not a finite number: that key has no score, and every other key still gets its own."""
+    or mean is not a finite number: that key has no score, and every other key still gets its own.
+    tool_archs: the architectures of its runs' tool executables (those that name one; any order)."""
     median = sorted_median(vals)
     mean = exact_mean(vals) if mean is None else mean
     if not (math.isfinite(median) and math.isfinite(mean)):
@@ -224,11 +231,13 @@ def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_ke
                     cluster, node, env, test, params_key, metric, len(vals))
         return None
     ci = median_interval(vals)
+    archs = sorted(set(tool_archs))
     return NodeScore(cluster=cluster, node=node, env=env, test=test, params_key=params_key, metric=metric, unit=unit,
                      higher_is_better=higher_is_better, median=median, mean=mean,
                      n=len(vals), ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
                      updated_at=EPOCH + timedelta(microseconds=updated_us),
-                     flags=score_flags(vals, builds, throttled, overlap, units, directions))
+                     flags=score_flags(vals, builds, throttled, overlap, units, directions, len(archs)),
+                     tool_archs=archs)
 
 
 def exact_mean(vals: np.ndarray) -> float:
@@ -278,11 +287,12 @@ def mean_from_sum(partials: list[float] | None, vals: np.ndarray) -> float:
 
 
 def score_flags(vals: Sequence[float], builds: int, throttled: int, overlap: int, units: int = 1,
-                directions: int = 1) -> list[str]:
+                directions: int = 1, archs: int = 0) -> list[str]:
     """The flags of one node score (see the module doc), in a fixed order; vals sorted ascending; units: how
-    many distinct units its runs gave the metric in; directions: how many higher-is-better they said."""
+    many distinct units its runs gave the metric in; directions: how many higher-is-better they said; archs: how
+    many architectures their tool executables were built for (among the runs that name one)."""
     flags = []
-    if builds > 1 or units > 1 or directions > 1:
+    if builds > 1 or units > 1 or directions > 1 or archs > 1:
         flags.append("CONFOUNDED")
     x = np.asarray(vals, dtype=float)
     # from the floor cell_analysis uses (it refuses fewer runs); values in two units have no shape on one scale

@@ -32,6 +32,7 @@ class Score:
     ci_low: float | None = None  # 95% interval of the median (metric unit); None below 6 runs
     ci_high: float | None = None
     flags: tuple[str, ...] = ()  # analyzer flags: why the runs should not drive placement
+    tool_archs: tuple[str, ...] = ()  # the architectures its runs' tool executables were built for (known ones)
 
 
 class ScoreStore:
@@ -52,7 +53,8 @@ class ScoreStore:
 
     def put(self, key: str, value: bytes | str) -> bool:
         try:
-            s = NodeScore.model_validate_json(value)
+            # fields this scheduler does not know (a newer analyzer's) are ignored, as events.decode ignores them
+            s = NodeScore.model_validate_json(value, extra="ignore")
         except ValidationError as exc:
             log.warning("ignoring invalid score at %s: %s", key, exc.errors()[0]["msg"])
             return False
@@ -67,7 +69,7 @@ class ScoreStore:
         group: Group = (s.test, s.metric, s.params_key)
         key = key or subjects.score_key(s.cluster, s.env, s.node, s.test, s.metric, s.params_key)
         score = Score(s.node, s.mean, s.median, s.n, s.updated_at.timestamp(), s.higher_is_better, s.unit,
-                      s.ci_low, s.ci_high, tuple(s.flags))
+                      s.ci_low, s.ci_high, tuple(s.flags), tuple(s.tool_archs))
         with self.lock:
             previous = self._keys.get(key)
             if previous is not None and previous != (group, s.node):

@@ -14,7 +14,13 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    a Warning Event says so.
 2. Usable evidence: a node's score in the group that is fresh (its newest run ended within the
    TTL) and not flagged by the analyzer (``ignore_flags``: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED).
-   Stale and flagged evidence is ignored and the Event says which and why.
+   Stale and flagged evidence is ignored and the Event says which and why. Nodes are compared only when their
+   scores come from tool executables built for one architecture (the score's tool_archs; a score naming none, from
+   an older wrapper or agent, is compared with any): when the candidates' usable scores name more than one (a 32-bit
+   armhf sysbench's score on some nodes, the arm64 one's on others), the speed differences may be the code's, so the
+   group ranks nothing for this pod: it is placed by resources alone and a Warning Event (reason
+   ``BenchmarkMixedArch``) names the nodes of each architecture (such a group counts no usable evidence in point
+   1's rule). A score whose own runs mixed architectures is flagged CONFOUNDED by the analyzer.
 3. Each usable node's statistic (the median per run by default) becomes a speed, direction-aware
    (the value for a higher-is-better metric, 1/value for a duration), pulled toward the group's
    median speed by weight n/(n+k) (k = ``shrink_runs``) so a node with one lucky run is not trusted
@@ -55,6 +61,7 @@ from podtax_scheduler.state import ClusterState
 
 Cycle = dict[str, Any]
 IGNORE_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")
+MIXED_ARCH = "BenchmarkMixedArch"  # the Warning Event's reason: the candidates' scores name other tool architectures
 NO_INTERVAL_NOISE = 0.05  # relative noise of one run assumed for a score without interval (the module doc, point 4)
 NAMES_SHOWN = 3
 
@@ -79,6 +86,7 @@ class _Columns:
     ts: np.ndarray
     blocked: np.ndarray  # bool: flagged evidence
     flags: dict[int, tuple[str, ...]]  # slot -> the flags that block it
+    archs: dict[int, str]  # slot -> the tool architecture(s) its score names ("+"-joined); absent: none named
 
 
 def wanted_metric(test: str, params_key: str) -> str | None:
@@ -152,6 +160,24 @@ def describe(bench: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def mixed_archs(cols: _Columns, slots: np.ndarray) -> dict[str, list[int]]:
+    """The slots of each tool architecture their scores name, when they name more than one (else {}): those nodes'
+    differences may be the executables' code, not the nodes' (module doc, point 2)."""
+    by_arch: dict[str, list[int]] = {}
+    for i in slots.tolist():
+        if (arch := cols.archs.get(i)) is not None:
+            by_arch.setdefault(arch, []).append(i)
+    return by_arch if len(by_arch) > 1 else {}
+
+
+def _mixed_said(state: ClusterState, mixed: dict[str, list[int]]) -> str:
+    nodes = "; ".join(f"{arch} on {', '.join(_names(state, slots[:NAMES_SHOWN]))}"
+                      f"{f' and {len(slots) - NAMES_SHOWN} more' if len(slots) > NAMES_SHOWN else ''}"
+                      for arch, slots in sorted(mixed.items()))
+    return (f"the candidate nodes' benchmark scores come from tool executables built for different architectures "
+            f"({nodes}), so their differences may be the code's, not the nodes'; placed by resources alone")
+
+
 class BenchmarkScore:
     name = "BenchmarkScore"
 
@@ -182,6 +208,7 @@ class BenchmarkScore:
         n, ts = np.zeros(size), np.zeros(size)
         blocked = np.zeros(size, dtype=bool)
         flags: dict[int, tuple[str, ...]] = {}
+        archs: dict[int, str] = {}
         for node, s in scores.items():
             i = state.slot.get(node)
             v = s.mean if self.statistic == "mean" else s.median
@@ -205,7 +232,9 @@ class BenchmarkScore:
             bad = tuple(f for f in s.flags if f in self.ignore_flags)
             if bad:
                 blocked[i], flags[i] = True, bad
-        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags)
+            if s.tool_archs:
+                archs[i] = "+".join(s.tool_archs)
+        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, archs)
         self._cache[group] = cols
         return cols
 
@@ -257,6 +286,8 @@ class BenchmarkScore:
         for group, version in sorted(groups.items()):  # strict ">" below: ties go to the first by text
             cols = self._columns(group, version, state)
             usable = ~np.isnan(cols.speed[idx]) & (now - cols.ts[idx] <= self.ttl_s) & ~cols.blocked[idx]
+            if mixed_archs(cols, idx[usable]):  # ranks nothing for this pod: as a group without evidence
+                usable[:] = False
             exact = wanted is not None and params_of(group[2]).keys() == wanted.keys()  # matched: same values
             rank = (exact, int(usable.sum()), float(cols.n[idx][usable].sum()))
             if best is None or rank > best:
@@ -302,6 +333,11 @@ class BenchmarkScore:
                      passed_over=self._passed_over(pod, state, idx, cols, now, speed[usable],
                                                    cycle.get(prefilter.KEY)))
         if not usable.any():
+            return out
+        mixed = mixed_archs(cols, idx[usable])
+        if mixed:
+            bench["covered"] = 0
+            bench["warning"], bench["warning_reason"] = _mixed_said(state, mixed), MIXED_ARCH
             return out
         scale = float(speed[usable].max())  # only ratios count: as shares of the fastest, 1e308s cannot overflow
         v, n, low = speed[usable] / scale, cols.n[idx][usable], cols.low[idx][usable] / scale

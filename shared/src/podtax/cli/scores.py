@@ -6,7 +6,10 @@ ended, and whether the scheduler uses it: results older than the score TTL (PODT
 results the analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED by default) are
 ignored by the scheduler, and the table says so, as it says how a score without interval counts and that one whose
 interval reaches 0 sets no reference (every score is ignored when the profile's BenchmarkScore weight is 0; a
-profile ranking by the mean is named). The BenchmarkScore settings are those of the scheduler's profile (--profile,
+profile ranking by the mean is named). Scores of one group that would be used but come from tool executables built
+for different architectures (tool_archs: a 32-bit armhf sysbench on some nodes, arm64 on others) are ignored when
+the scheduler ranks those nodes together (it places the pod by resources alone, BenchmarkMixedArch): each says which
+nodes' architecture differs (mixed_archs). The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
 """
@@ -65,7 +68,10 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
     if age > ttl_s:
         why.append(f"older than the {ttl_s / 3600:g} h TTL ({_age(age)})")
     if flagged:
-        why.append(f"flagged {'/'.join(flagged)}")
+        archs = score.get("tool_archs") or []
+        mixed = f" (its runs' tool executables were built for {' + '.join(archs)})" \
+            if "CONFOUNDED" in flagged and len(archs) > 1 else ""
+        why.append(f"flagged {'/'.join(flagged)}{mixed}")
     if why:
         return "ignored: " + "; ".join(why)
     stat = args.statistic  # "median" or "mean", the scheduler's statistic
@@ -87,6 +93,27 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
         return (f"used, sets no reference: its 95% interval reaches 0 ({said}), so the scheduler bounds its speed "
                 f"by 0; {its} is scored against the other nodes' bounds")
     return "used" if stat == "median" else f"used: {its}"
+
+
+def mixed_archs(group: list[dict[str, Any]]) -> None:
+    """Of one group's rows (each with its status), the used ones whose scores name a tool architecture, when they name
+    more than one: each becomes "ignored when ranked with ...", naming the nodes of the other architectures (the
+    scheduler places a pod by resources alone when its candidates' scores mix architectures: scoring.mixed_archs)."""
+    used = {r["node"]: "+".join(r.get("tool_archs") or []) for r in group if r["status"].startswith("used")}
+    by_arch: dict[str, list[str]] = {}
+    for node, arch in used.items():
+        if arch:
+            by_arch.setdefault(arch, []).append(node)
+    if len(by_arch) < 2:
+        return
+    for r in group:
+        mine = used.get(r["node"])
+        if not mine:
+            continue
+        others = "; ".join(f"{arch} on {', '.join(sorted(nodes))}" for arch, nodes in sorted(by_arch.items())
+                           if arch != mine)
+        r["status"] = (f"ignored when ranked with nodes whose scores come from tool executables built for another "
+                       f"architecture (this node's: {mine}; {others}): the scheduler then places by resources alone")
 
 
 def _for_option(line: str) -> str:
@@ -141,6 +168,11 @@ def scores(
     now = datetime.now(UTC)
     for r in rows:
         r["status"] = status(r, now, ttl_s, args)
+    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["cluster"], r["test"], r["metric"], r["params_key"]), []).append(r)
+    for group in groups.values():  # the scheduler compares nodes only inside a group
+        mixed_archs(group)
     placed = api_get("/api/placements", {"test": test, "node": node, "limit": placements}) if placements else []
     assert isinstance(placed, list)
     if as_json:
@@ -151,7 +183,7 @@ def scores(
     out = wide_console()
     if not rows:
         console.print("no node scores yet" + (f" for {test}" if test else ""))
-    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    groups = {}
     for r in rows:
         groups.setdefault((r["cluster"], r["test"], r["metric"], r["params_key"]), []).append(r)
     for (cl, ts, metric, params), group in sorted(groups.items()):

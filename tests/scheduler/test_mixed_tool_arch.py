@@ -1,0 +1,159 @@
+"""Nodes whose scores come from tool executables built for different architectures are not ranked against each other.
+
+Node a's pod runs used a 32-bit armhf sysbench (an armv7 image), node b's the arm64 one: the same version is other
+code (tests/analysis/test_tool_arch_confounded.py), so b's higher events per second may be the executable's, not the
+node's. Each score names its runs' tool architectures (NodeScore.tool_archs, from runs.tool_arch); the scheduler
+ranks nothing for a pod whose candidates' scores name more than one: it places by resources alone and a Warning
+Event (BenchmarkMixedArch) names the nodes of each. A score naming none (an older wrapper or agent) is compared with
+any, as the report compares such runs. End to end: raw logs through derive, a real DuckDB file, the analyzer's
+node_scores, the real podtax_scores KV bucket on a real nats-server, the scheduler against the Kubernetes emulator;
+and the plugin itself on published scores (which candidates count)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from podtax import benchwrap, events
+from podtax.derive import derive
+from podtax_analyzer.scores import node_scores
+from podtax_analyzer.store import Store
+from podtax_scheduler.model import PodInfo
+from podtax_scheduler.scorestore import ScoreStore
+from podtax_scheduler.scoring import MIXED_ARCH, BenchmarkScore, describe
+
+from tests.scheduler.conftest import events_for, put_scores
+from tests.scheduler.sched_objects import cluster, pod, score, with_uid
+from tests.scheduler.test_e2e import bound_node, nodes
+
+CAPTURE = Path(__file__).resolve().parents[1] / "corpus" / "sysbench" / "sbc-orange-pi-zero2" / "sysbench-cpu-1-thread"
+ARM64 = {"machine": "aarch64", "tool_arch": "aarch64"}
+ARMV7 = {"machine": "aarch64", "tool_arch": "arm"}
+OLD: dict[str, str] = {}  # an older wrapper: no fields
+
+
+def _results(node: str, fields: dict[str, str], eps: float, first: int, start: datetime) -> list[events.ResultV1]:
+    """8 pod runs of sysbench-cpu on `node` through derive (the parser), events per second eps + i (the capture's
+    total events to match)."""
+    stdout = CAPTURE.read_text()
+    out = []
+    for i in range(8):
+        run = events.RunSpec(run_id=f"r{first + i}", campaign="c", node=node, env="kubernetes", test="sysbench-cpu",
+                             params={"threads": 1, "max_prime": 10000}, timeout_s=60)
+        before = benchwrap.render("before", {"tool_version": "sysbench 1.0.18 (using system LuaJIT 2.1.0-beta3)",
+                                             "kernel": "6.1.0", "hw_threads": "4", **fields})
+        at = start + timedelta(minutes=first + i)
+        said = stdout.replace("705.24", f"{eps + i:.2f}").replace(" 7057", f" {round((eps + i) * 10.0008)}")
+        result = derive(events.RawLog(run=run, stdout=said, exit_code=0,
+                                      stderr=f"{before}\n{benchwrap.render('after', {})}\n", started_at=at,
+                                      ended_at=at + timedelta(seconds=10)))
+        assert isinstance(result, events.ResultV1), result
+        out.append(result)
+    return out
+
+
+def _scores(tmp_path: Path, a: dict[str, str], b: dict[str, str]) -> list[events.NodeScore]:
+    """The analyzer's node scores of a (~700 events/s, tool `a`) and b (~1000 events/s, 43% more, tool `b`)."""
+    start = datetime.now(UTC) - timedelta(hours=2)
+    store = Store(tmp_path / "podtax.duckdb")
+    try:
+        store.write_batch(_results("a", a, 700, 0, start) + _results("b", b, 1000, 8, start))
+        return node_scores(store.cursor(), env="kubernetes")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("a", "b", "mixed"), [(ARMV7, ARM64, True), (ARM64, ARM64, False), (OLD, ARM64, False)],
+                         ids=["armhf-a-arm64-b", "arm64-both", "older-wrapper-a"])
+def test_nodes_scored_with_tools_of_other_architectures_are_not_ranked(
+        tmp_path: Path, a: dict[str, str], b: dict[str, str], mixed: bool, sim_factory: Any, scheduler_factory: Any,
+        nats_url: str) -> None:
+    """b is half full, so resources alone (LeastAllocated) pick a; b's 43% higher score picks b when its tool is
+    a's (or a's runs name none). With a's armhf tool beside b's arm64 one, the pod goes by resources to a, and a
+    Warning says why."""
+    scores = _scores(tmp_path, a, b)
+    eps = {s.node: s for s in scores if s.metric == "events_per_second"}
+    assert eps["a"].flags == eps["b"].flags == []  # each node's own runs are of one architecture
+    assert (eps["a"].tool_archs, eps["b"].tool_archs) == ([a["tool_arch"]] if a else [], ["aarch64"])
+    sim = sim_factory(nodes({"name": "a"}, {"name": "b"}))
+    sim.create(pod("filler", cpu="2", node_name="b", scheduler="default-scheduler", test=None))
+    put_scores(nats_url, scores)
+    scheduler_factory(sim.kubeconfig)
+    sim.create(pod("p", cpu="100m"))
+    assert bound_node(sim, "p") == ("a" if mixed else "b")
+    want = {"Scheduled", MIXED_ARCH} if mixed else {"Scheduled"}
+    ev = sim.wait_for(lambda: (lambda e: e if {x["reason"] for x in e} >= want else None)(events_for(sim, "p")))
+    scheduled = next(e["message"] for e in ev if e["reason"] == "Scheduled")
+    warnings = [e for e in ev if e["type"] == "Warning"]
+    if not mixed:
+        assert "(median per run, 2 node(s) with evidence)" in scheduled and warnings == [], (scheduled, warnings)
+        return
+    said = ("the candidate nodes' benchmark scores come from tool executables built for different architectures "
+            "(aarch64 on b; arm on a), so their differences may be the code's, not the nodes'; placed by resources "
+            "alone")
+    assert [(w["reason"], w["message"]) for w in warnings] == [(MIXED_ARCH, said)]
+    assert "no usable evidence of sysbench-cpu events_per_second" in scheduled and said in scheduled, scheduled
+
+
+@pytest.mark.parametrize(("archs", "feasible", "want"), [
+    ({"a": ("arm",), "b": ("aarch64",), "c": ("aarch64",)}, "abc", None),
+    ({"a": ("arm",), "b": ("aarch64",), "c": ("aarch64",)}, "bc", {"b": 100.0, "c": 0.0}),  # a is not a candidate
+    ({"a": (), "b": ("aarch64",), "c": ("aarch64",)}, "abc", {"a": 0.0, "b": 100.0, "c": 0.0}),  # a names none
+    ({"a": ("arm",), "b": ("aarch64",), "c": ()}, "bc", {"b": 100.0, "c": 0.0}),
+    ({"a": ("aarch64", "arm"), "b": ("aarch64",), "c": ("aarch64",)}, "abc", None),  # a's runs mixed: CONFOUNDED
+], ids=["mixed", "mixed-node-not-a-candidate", "older-wrapper", "one-named-one-not", "a-confounded-not-ignored"])
+def test_the_benchmark_score_compares_candidates_of_one_tool_architecture(
+        archs: dict[str, tuple[str, ...]], feasible: str, want: dict[str, float] | None) -> None:
+    """The plugin on published scores (b twice as fast as a and c): scores are judged among the pod's candidates
+    (a node selector leaves out the others); a score naming no architecture is compared with any. The last case: a
+    profile that does not ignore CONFOUNDED scores a's mixed runs as its own architecture, 'aarch64+arm'."""
+    store = ScoreStore("local", "kubernetes")
+    for node, speed in (("a", 50.0), ("b", 100.0), ("c", 50.0)):
+        store.put_score(score(node, speed, 20, ci=(speed * 0.99, speed * 1.01)).model_copy(
+            update={"tool_archs": list(archs[node])}))
+    state = cluster({n: {"pick": "yes" if n in feasible else "no"} for n in "abc"}, [])
+    p = PodInfo.from_dict(with_uid(pod("p", node_selector={"pick": "yes"})))
+    idx = state.feasible(p)
+    plugin = BenchmarkScore(store, 3600.0, ignore_flags=())
+    cycle: dict[str, Any] = {}
+    out = plugin.score(p, state, idx, cycle)
+    bench = cycle["benchmark"]
+    if want is None:
+        assert bench["warning_reason"] == MIXED_ARCH and bench["covered"] == 0, bench
+        assert np.all(out == plugin.missing_score) and "evidence" not in cycle
+        assert "built for different architectures" in describe(bench)
+        return
+    assert {str(state.names[i]): float(v) for i, v in zip(idx, out, strict=True)} == want
+    assert "warning" not in bench, bench
+
+
+def test_a_group_of_one_tool_architecture_is_chosen_over_a_mixed_one() -> None:
+    """Two parameter sets of the test and a pod naming none: threads=1 has more runs (the tie rule's) but its scores
+    name two architectures, so it ranks nothing for the pod: threads=2, one architecture, is chosen and ranks."""
+    store = ScoreStore("local", "kubernetes")
+    for node, speed, arch in (("a", 50.0, "arm"), ("b", 100.0, "aarch64")):
+        for params, n, archs in (("threads=1", 40, [arch]), ("threads=2", 20, ["aarch64"])):
+            store.put_score(score(node, speed, n, params_key=params, ci=(speed * 0.99, speed * 1.01)).model_copy(
+                update={"tool_archs": archs}))
+    state = cluster({"a": {}, "b": {}}, [])
+    p = PodInfo.from_dict(with_uid(pod("p")))
+    idx = state.feasible(p)
+    cycle: dict[str, Any] = {}
+    out = BenchmarkScore(store, 3600.0).score(p, state, idx, cycle)
+    assert cycle["benchmark"]["params_key"] == "threads=2" and "warning" not in cycle["benchmark"], cycle
+    assert {str(state.names[i]): float(v) for i, v in zip(idx, out, strict=True)} == {"a": 0.0, "b": 100.0}
+
+
+def test_a_score_with_a_field_this_scheduler_does_not_know_is_read() -> None:
+    """A newer analyzer may add an optional field to NodeScore (as tool_archs was added): the scheduler's KV watch
+    reads the score and ignores the field, as events.decode does. It refused it (extra fields forbidden: 'ignoring
+    invalid score'), so a scheduler older than its analyzer ignored every score."""
+    store = ScoreStore("local", "kubernetes")
+    body = score("a", 100.0, 8).model_dump(mode="json")
+    assert store.put("local.kubernetes.a", json.dumps({**body, "tool_archs": ["arm"], "added_later": [1]}))
+    (read,) = store.snapshot(("sysbench-cpu", "events_per_second", "threads=1"))[1].values()
+    assert (read.node, read.tool_archs) == ("a", ("arm",))
