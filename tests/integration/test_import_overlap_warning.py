@@ -71,5 +71,5 @@ async def test_the_warnings_name_the_rows_flagged_overlap_and_stored_as_one(
         assert _named(out, "overlap in time") == flagged, out
         assert ("lines 2, 3, 7: sysbench-cpu (host), sysbench-cpu (kubernetes) on node-1 overlap in time (from "
                 "2024-03-01T00:00:00+00:00): the analyzer flags them OVERLAP and gives no ratio") in out
-        assert _named(out, "log the same bytes") == {2, 4}
+        assert _named(out, "log the same text") == {2, 4}
         assert "OVERLAP" not in out.replace("the analyzer flags them OVERLAP", "")

@@ -32,7 +32,7 @@ def _dry_run(tmp_path: Path, rows: list[str], capsys: pytest.CaptureFixture[str]
 def test_rows_of_one_capture_are_warned_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     said = _dry_run(tmp_path, [f"a.log,node-1,host,{CPU},2024-03-01,", f"b.log,Node-1,host,{CPU},2024-03-01,",
                                f"c.log,node-1,kubernetes,{CPU},2024-03-01,"], capsys)
-    assert ("lines 2, 3: sysbench-cpu on node-1 (host) log the same bytes at one start (2024-03-01T00:00:00+00:00): "
+    assert ("lines 2, 3: sysbench-cpu on node-1 (host) log the same text at one start (2024-03-01T00:00:00+00:00): "
             "stored as one run (1 dropped); give each row the time its run started") in said
     assert "lines 2, 4" not in said and "(kubernetes) log the same" not in said
 
@@ -45,9 +45,9 @@ def test_only_the_rows_with_the_same_bytes_and_params_are_named(tmp_path: Path,
                                f"e.log,node-1,host,{other},2024-03-01,"], capsys,
                     {"a.log": FATAL, "b.log": FATAL + "\n", "c.log": "FATAL: another error\n", "d.log": FATAL,
                      "e.log": FATAL})
-    assert ("lines 2, 5: sysbench-cpu on node-1 (host) log the same bytes at one start (2024-03-01T00:00:00+00:00): "
+    assert ("lines 2, 5: sysbench-cpu on node-1 (host) log the same text at one start (2024-03-01T00:00:00+00:00): "
             "stored as one run (1 dropped)") in said
-    assert "lines 2, 3:" not in said and "lines 2, 5, 6" not in said and said.count("log the same bytes") == 1
+    assert "lines 2, 3:" not in said and "lines 2, 5, 6" not in said and said.count("log the same text") == 1
     assert "OVERLAP" not in said  # failed runs of no length (time=0, no total time): the analyzer flags none
 
 
@@ -63,10 +63,10 @@ def test_runs_of_one_node_at_one_start_are_warned_of_overlap_whatever_their_env(
     assert ("lines 2, 3, 4: sysbench-cpu (host), sysbench-cpu (kubernetes) on node-1 overlap in time (from "
             "2024-03-01T00:00:00+00:00): the analyzer flags them OVERLAP and gives no ratio; give each row the "
             "time its run started") in said
-    assert "log the same bytes" not in said and said.count("overlap in time") == 1
+    assert "log the same text" not in said and said.count("overlap in time") == 1
 
 
 def test_other_tests_or_starts_are_not_warned_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     said = _dry_run(tmp_path, [f"a.log,node-1,host,{CPU},2024-03-01,", "b.log,node-1,host,sysbench-memory,threads=1,"
                                "2024-03-01,", f"c.log,node-1,host,{CPU},2024-03-02,"], capsys)
-    assert "log the same bytes" not in said and "overlap in time" not in said
+    assert "log the same text" not in said and "overlap in time" not in said

@@ -9,7 +9,8 @@ store_imports applies on arrival, CAPTURE: same campaign, env, test, params, nod
 text, whatever the file's name: two runs of one manifest that logged the same bytes at one date-only start, which
 287d2dc's parent stored apart, are listed too, so a user checks both files before `drop`), `drop`
 removes the others' rows (runs, metrics, phases, and their raw logs, which are the
-kept run's byte for byte) and records each in imported_duplicates with the run kept, so a redelivery stays dropped.
+kept run's byte for byte, or but for CRLF line ends) and records each in imported_duplicates with the run kept, so a
+redelivery stays dropped.
 The copy kept is the one spelled in lowercase (the Kubernetes node's name, which the scheduler reads, and the one the
 current importer stores), else the first stored, else the least run id: one rule for the host and the pod copies of a
 manifest, so a cell keeps both sides (the least run id alone kept node-1's host run and Node-1's pod run: two cells
@@ -22,19 +23,22 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
+from podtax.capture_text import capture_sql
 from podtax.imports_counted import counted
 
 from podtax_analyzer.overlap import overlapping, remark
 
 # What makes two imported raw logs one capture (store_imports drops a newcomer by it too), beside the node in any case
-# (lower(node)), the start time and the log (stdout and stderr, byte for byte). test and params_key are in it: a
-# failed sysbench-cpu and a failed sysbench-memory run can print the same line at one (date-only) start.
+# (lower(node)), the start time and the log (stdout and stderr, byte for byte but CRLF as LF: podtax.capture_text).
+# test and params_key are in it: a failed sysbench-cpu and a failed sysbench-memory run can print the same line at one
+# (date-only) start.
 CAPTURE = ("campaign", "env", "test", "params_key")
 _TWICE = f"""SELECT run_id, kept_run_id, campaign, node, kept_node, env, imported_from, kept_imported_from FROM (
     SELECT run_id, campaign, node, env, imported_from, first(run_id) OVER capture AS kept_run_id,
            first(node) OVER capture AS kept_node, first(imported_from) OVER capture AS kept_imported_from
     FROM raw_logs WHERE imported_from IS NOT NULL AND ($1::varchar IS NULL OR campaign = $1)
-    WINDOW capture AS (PARTITION BY {', '.join(CAPTURE)}, lower(node), started_at, stdout, stderr
+    WINDOW capture AS (PARTITION BY {', '.join(CAPTURE)}, lower(node), started_at, {capture_sql('stdout')},
+                       {capture_sql('stderr')}
                        ORDER BY node <> lower(node), received_at, run_id
                        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
     WHERE run_id <> kept_run_id ORDER BY campaign, kept_run_id, run_id"""

@@ -8,7 +8,8 @@ again, the node stored lowercase) or derived the id without start and log (befor
 stored a second time: its cell counted it twice (and flagged the two OVERLAP). So the analyzer recognises the run
 itself: an imported raw log is the one it holds when a stored imported raw log is the same capture
 (imports_twice.CAPTURE): same campaign, env, test, params, node (whatever its case) and start time, and the same log
-(stdout and stderr, byte for byte), whatever its file's name and run id. Two runs of one node, env and test starting
+(stdout and stderr, byte for byte but CRLF taken as LF: podtax.capture_text), whatever its file's name and run id.
+Two runs of one node, env and test starting
 at the same time are one run or measured each other; with the same bytes logged they are one (two rows of one
 manifest included: the importer warns of such rows). The same log text at another start time is another run (equal
 figures happen), and so is another log under the same file name (day1/host.log, day2/host.log), or the same failure
@@ -30,6 +31,7 @@ from typing import Any
 import duckdb
 import numpy as np
 from podtax import events
+from podtax.capture_text import capture_sql, capture_text
 
 from podtax_analyzer.imports_twice import CAPTURE, move_outcome
 from podtax_analyzer.overlap import overlapping, remark
@@ -42,13 +44,14 @@ _KEY = CAPTURE
 # every stored log at the batch's start into Python cost 16 s and 854 MB for 200 new vs 20,000 stored at one start).
 _STORED = f"""SELECT b.run_id, r.run_id FROM batch_imports b JOIN raw_logs r
     ON {' AND '.join(f'r.{c} = b.{c}' for c in _KEY)} AND r.imported_from IS NOT NULL AND lower(r.node) = b.lnode
-    AND r.started_at = CAST(b.started_at AS timestamptz) AND r.stdout = b.stdout AND r.stderr = b.stderr
-    AND r.run_id <> b.run_id"""
+    AND r.started_at = CAST(b.started_at AS timestamptz) AND {capture_sql('r.stdout')} = b.stdout
+    AND {capture_sql('r.stderr')} = b.stderr AND r.run_id <> b.run_id"""
 
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two imported raw logs one capture."""
-    return (*(row[c] for c in _KEY), row["node"].lower(), row["started_at"], row["stdout"], row["stderr"])
+    return (*(row[c] for c in _KEY), row["node"].lower(), row["started_at"], capture_text(row["stdout"]),
+            capture_text(row["stderr"]))
 
 
 def stored_twice(con: duckdb.DuckDBPyConnection, raws: list[dict[str, Any]]) -> dict[str, str]:
@@ -63,7 +66,8 @@ def stored_twice(con: duckdb.DuckDBPyConnection, raws: list[dict[str, Any]]) -> 
         kept = first.setdefault(_key(row), row["run_id"])
         if kept != row["run_id"]:
             twice[row["run_id"]] = kept
-    columns = {c: [r[c] for r in imported] for c in ("run_id", *_KEY, "stdout", "stderr")}
+    columns = {c: [r[c] for r in imported] for c in ("run_id", *_KEY)}
+    columns |= {c: [capture_text(r[c]) for r in imported] for c in ("stdout", "stderr")}
     columns |= {"lnode": [r["node"].lower() for r in imported], "started_at": [r["started_at"] for r in imported]}
     con.register("batch_imports", {c: np.array(v, dtype=object) for c, v in columns.items()})
     try:

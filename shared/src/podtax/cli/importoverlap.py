@@ -4,8 +4,8 @@ Two rules of the analyzer, applied to the manifest's rows before anything is pub
 exactly the rows the rule will touch:
 
 - one capture, one run (store_imports.py, imports_twice.CAPTURE): rows of one node (in any case), env, test, params
-  and start whose logs are the same bytes (a manifest giving the day only; a failure's one line) are stored as one
-  run, the first row's; the others are dropped.
+  and start whose logs are the same text (byte for byte, CRLF taken as LF: podtax.capture_text; a manifest giving
+  the day only; a failure's one line) are stored as one run, the first row's; the others are dropped.
 - OVERLAP (overlap.py): two runs of one node (an imported run's cluster is always `local`) whose spans
   [start, end) share more than TOLERANCE are both flagged OVERLAP, whatever their env, test or params (a host and a
   pod run at one start measured each other), and their cells give no ratio. A run's end is its start plus the run
@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from podtax.capture_text import capture_text
 from podtax.cli.manifest import Row
 from podtax.templates import params_key
 
@@ -39,7 +40,7 @@ def same_captures(rows: list[Row], read: Callable[[Row], str]) -> list[list[Row]
     for group in starts.values():
         logs: dict[bytes, list[Row]] = {}
         for row in group if len(group) > 1 else []:
-            logs.setdefault(hashlib.sha256(read(row).encode()).digest(), []).append(row)
+            logs.setdefault(hashlib.sha256(capture_text(read(row)).encode()).digest(), []).append(row)
         captures += [at for at in logs.values() if len(at) > 1]
     return sorted(captures, key=lambda at: at[0].line)
 
@@ -47,7 +48,7 @@ def same_captures(rows: list[Row], read: Callable[[Row], str]) -> list[list[Row]
 def capture_warnings(captures: list[list[Row]]) -> list[str]:
     """One sentence per capture logged by several rows (same_captures)."""
     return [f"lines {', '.join(str(r.line) for r in at)}: {at[0].test} on {at[0].node.lower()} ({at[0].env}) log the "
-            f"same bytes at one start ({at[0].started_at.isoformat()}): stored as one run ({len(at) - 1} dropped); "
+            f"same text at one start ({at[0].started_at.isoformat()}): stored as one run ({len(at) - 1} dropped); "
             "give each row the time its run started" for at in captures]
 
 
