@@ -44,3 +44,26 @@ def test_a_resend_takes_no_more_than_retry_bytes_in_the_event(words: str, point:
     sent.resend("pvc-1", point, words)
     assert sent.retried["pvc-1"].endswith(f"({HELD})") == (point is None)
     assert event_bytes(sent) - event_bytes(plain) <= dispatch.RETRY_BYTES
+
+
+@pytest.mark.parametrize("words", WORDS, ids=["quotes", "accents", "emoji", "control", "ascii"])
+@pytest.mark.parametrize("retimed", [(), ("create",), ("delete",), ("create", "delete")],
+                         ids=["held", "create-re-timed", "delete-re-timed", "both-re-timed"])
+def test_an_object_whose_three_calls_were_sent_again_takes_no_more_than_retry_bytes(
+        words: str, retimed: tuple[str, ...]) -> None:
+    """Its create, its consumer's create and its delete each keep a reason (review r14): a list sharing one reason's
+    bytes, under a run's object name (34 characters)."""
+    name, starts = "podtax-vc-3f81e91d-127d8c9690-0001", {"create": "request_sent", "delete": "delete_requested"}
+
+    def made() -> Timeline:
+        tl = Timeline("volume-churn", "kubernetes", {"count": 1}, "watch")
+        tl.add(name)
+        for point in starts.values():
+            tl.mark(name, point)
+        return tl
+
+    plain, sent = made(), made()
+    for call in ("create", "create consumer", "delete"):
+        sent.resend(name, starts[call] if call in retimed else None, f"{call}: {words}")
+    assert len(sent.retried[name]) == 3, sent.retried
+    assert event_bytes(sent) - event_bytes(plain) <= dispatch.RETRY_BYTES

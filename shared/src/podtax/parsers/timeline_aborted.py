@@ -89,8 +89,10 @@ def kept(timeline: Timeline) -> Timeline:
     summary = aborted.get("summary")
     summary = {k: v for k, v in summary.items() if k not in WHOLE_RUN} if isinstance(summary, dict) else {}
     retried = summary.get("retried")
-    if isinstance(retried, dict):  # a delete sent again: its phase is left out
-        summary["retried"] = {n: w for n, w in retried.items() if not str(w).startswith("delete")}
+    if isinstance(retried, dict):  # a delete sent again: its phase is left out (a list: one reason a call)
+        calls = {n: [x for x in (w if isinstance(w, list) else [w]) if not str(x).startswith("delete")]
+                 for n, w in retried.items()}
+        summary["retried"] = {n: w for n, w in calls.items() if w}
     if isinstance(summary.get("watch_gaps"), list):  # a delete's end point seen late: its phase is left out
         summary["watch_gaps"] = [{**g, "late": {n: [e for e in ends if e not in DELETE_POINTS]
                                                 for n, ends in g["late"].items() if isinstance(ends, list)}}

@@ -39,26 +39,38 @@ def lower_bound_flag(metrics: list[str], stuck: Mapping[str, list[tuple[str, flo
             f"bound: the true value is larger")
 
 
+def retried_calls(timeline: Timeline) -> dict[str, list[str]]:
+    """The summary's `retried` as object -> the reasons its calls were sent again, in run order (the objects' order).
+    A runner since review r14 writes an object's several calls (create, consumer's create, delete) as a list; an older
+    one wrote one reason an object (a string) and listed the objects with a delete sent again first, so their order
+    is taken from the objects here."""
+    retried = (timeline.summary or {}).get("retried") or {}
+    if not isinstance(retried, dict):
+        return {}
+    said = {str(n): [str(w) for w in why] if isinstance(why, list) else [str(why)] for n, why in retried.items()}
+    order = {o.name: i for i, o in enumerate(timeline.objects)}
+    return {n: said[n] for n in sorted(said, key=lambda n: order.get(n, len(order)))}
+
+
 def held_points(timeline: Timeline) -> set[tuple[str, str]]:
     """(object, end point) of each phase a retried call may have held (the summary's `retried` says the runner's
     HELD: not re-timed, timed from the first attempt): the phases started by that call (`create`: request_sent,
     `delete`: delete_requested), or for a call that starts no phase (`create consumer`) the optional phases it
     leads to (consumer_running, timed from the claim's create). Each such time may hold the refused attempts and
-    the wait: an upper bound, as an end point a re-list saw after a dropped watch (late_points)."""
-    retried = (timeline.summary or {}).get("retried") or {}
-    if not isinstance(retried, dict):
-        return set()
+    the wait: an upper bound, as an end point a re-list saw after a dropped watch (late_points). Every held call of
+    an object counts (review r14: one reason an object named its consumer's only, its held delete said exact)."""
     starts = {"create": "request_sent", "delete": "delete_requested"}
     times = {o.name: o.t for o in timeline.objects}
     out: set[tuple[str, str]] = set()
-    for name, why in retried.items():
-        if HELD_WORDS not in str(why):
-            continue
-        start = starts.get(str(why).split(":")[0])
-        t = times.get(str(name), {})
-        out |= {(str(name), p.end) for p in timeline.phases
-                if (ph.started_by_create(p, t) if start == "request_sent" else p.start == start if start
-                    else p.optional)}
+    for name, whys in retried_calls(timeline).items():
+        for why in whys:
+            if HELD_WORDS not in why:
+                continue
+            start = starts.get(why.split(":")[0])
+            t = times.get(name, {})
+            out |= {(name, p.end) for p in timeline.phases
+                    if (ph.started_by_create(p, t) if start == "request_sent" else p.start == start if start
+                        else p.optional)}
     return out
 
 
@@ -75,26 +87,27 @@ def retried_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, flo
     asked for; said, not hidden. A call not re-timed (held_points) holds the wait: the figures that may rest on one
     are named before the `;` as WATCH_GAP's are (upper bounds; `no figure` when none). An object whose every
     attempt was refused failed (ERRORS names it, not this); one given up while waiting after its call got through
-    is named, its time until then counted from the retry (LOWER_BOUND's lower bound still)."""
-    retried = (timeline.summary or {}).get("retried") or {}
+    is named, its time until then counted from the retry (LOWER_BOUND's lower bound still). Each call sent again
+    counts (`1 object(s)' 2 calls ...`), and `first:` names the first object in run order with all its reasons."""
     by_name = {o.name: o for o in timeline.objects}
-    retried = {n: why for n, why in retried.items() if n in by_name and (by_name[n].error is None
-                                                                          or GIVEN_UP in by_name[n].t)} \
-        if isinstance(retried, dict) else {}
+    retried = {n: whys for n, whys in retried_calls(timeline).items()
+               if n in by_name and (by_name[n].error is None or GIVEN_UP in by_name[n].t)}
     if not retried:
         return None
-    name, why = next(iter(retried.items()))
+    name, whys = next(iter(retried.items()))
     t = by_name[name].t
     waited = next((t[p] - t[f"first_{p}"] for p in ("request_sent", "delete_requested") if f"first_{p}" in t), None)
     after = f", sent again {waited:.2f} s after the first attempt" if waited is not None else ""
-    held = sum(HELD_WORDS in str(w) for w in retried.values())
+    calls = [w for ws in retried.values() for w in ws]
+    held = sum(HELD_WORDS in w for w in calls)
     given_up = sum(by_name[n].error is not None for n in retried)
     later = f", {given_up} of them given up later (timed from the retry until then: lower bounds)" if given_up else ""
     metrics = upper_bound_metrics(timeline, latencies, held_points(timeline))
-    return (f"RETRIED: {', '.join(metrics) or 'no figure'}; {len(retried)} object(s)' calls were refused and sent "
-            f"again (first: {name}: {why}{after}); {len(retried) - held} timed from the attempt that succeeded (the "
-            f"refused attempts and the wait are not in their latency), {held} from the first attempt (their phases "
-            f"hold the wait: upper bounds){later}")
+    each = "" if len(calls) == len(retried) else f" {len(calls)}"
+    return (f"RETRIED: {', '.join(metrics) or 'no figure'}; {len(retried)} object(s)'{each} calls were refused and "
+            f"sent again (first: {name}: {' and '.join(whys)}{after}); {len(calls) - held} timed from the attempt "
+            f"that succeeded (the refused attempts and the wait are not in their latency), {held} from the first "
+            f"attempt (their phases hold the wait: upper bounds){later}")
 
 
 def _gaps(summary: Mapping[str, Any]) -> list[tuple[str, float, float | None, dict[str, list[str]]]]:

@@ -21,8 +21,8 @@ from podtax_runner.retry import did_nothing
 
 FORMAT = 1
 VERBS = ("create", "delete", "get", "list", "watch")
-DELETE_CALL = "delete:"  # how a delete's retry reason starts (resender's `what`)
 HELD = "timed from the first attempt: its phases hold the wait"  # a retry not re-timed (resend); the parser reads it
+HELD_SHORT = "timed from the first attempt"  # HELD in an object's list of several reasons (the parser's HELD_WORDS)
 
 
 def run_label(run_id: str) -> str:
@@ -67,9 +67,8 @@ class Timeline:
         self.apiserver: dict[str, dict[str, float]] | None = None
         self.left_behind = 0
         self.watch_gaps: list[dict[str, Any]] = []  # a watch's drops: {watch, start, end, late: {name: [end points]}}
-        # object -> why its call was sent again (resend): its create's or consumer's, its delete's apart (retried)
-        self._calls: dict[str, str] = {}
-        self._deletes: dict[str, str] = {}
+        # object -> call ('create', 'create consumer', 'delete') -> why it was sent again and whether it was HELD
+        self._why: dict[str, dict[str, tuple[str, bool]]] = {}
         # volume-churn on Kubernetes: the class's volumeBindingMode and where provisioned/bound start (podtax.phases
         # provision_start: "node" with WaitForFirstConsumer, else "create"); written in the summary when set
         self.volume_binding: dict[str, str | None] = {}
@@ -146,27 +145,32 @@ class Timeline:
             # DELETED event, then the retry's 404; re-timed, that phase would be negative and the run refused)
             if point is None or point not in rec.t or any(
                     v > rec.t[point] for k, v in rec.t.items() if k != point and not k.startswith("first_")):
-                self._retried(name, f"{bounded(why, 160)} ({HELD})")
+                self._why.setdefault(name, {})[why.split(":")[0]] = (bounded(why, 160), True)
                 return
             rec.t.setdefault(f"first_{point}", rec.t[point])
             rec.t[point] = self.now()
-            self._retried(name, bounded(why, 200))
-
-    def _retried(self, name: str, why: str) -> None:
-        """Note why a call of `name` was sent again: a delete's apart from its create's or consumer's (retried)."""
-        (self._deletes if why.startswith(DELETE_CALL) else self._calls)[name] = why
+            self._why.setdefault(name, {})[why.split(":")[0]] = (bounded(why, 200), False)
 
     @property
-    def retried(self) -> dict[str, str]:
-        """The summary's `retried` (the parser's RETRIED), one reason an object: its create's (or consumer's) when
-        its delete was not sent again; of a run that failed after measuring (`aborted`: a DELETE_REFUSED result
-        drops the delete's reason with its delete phases) the create's too; else the one that holds a wait (HELD:
-        its phases are upper bounds), the create's when both or neither do. Review r6: a delete's replaced the
-        create's, and a DELETE_REFUSED result lost its RETRIED; review r11: the create's then always won, and a
-        clean run's held delete (58.6 ms among 0.9-6.8 ms) was shown exact under 'RETRIED: no figure'."""
-        out = {**self._deletes, **self._calls}
-        if not self.aborted:
-            out.update({n: w for n, w in self._deletes.items() if HELD in w and HELD not in out[n]})
+    def retried(self) -> dict[str, str | list[str]]:
+        """The summary's `retried` (the parser's RETRIED): each object whose calls were sent again, in run order, with
+        the last answer of each such call (its create, its consumer's create, its delete: `create: 429 Too Many
+        Requests`), a HELD one's marked (its phases are upper bounds); one reason a string (as before), several a list
+        sharing one reason's bytes (dispatch.RETRY_BYTES), each HELD one marked `(timed from the first attempt)`.
+        Review r6: a delete's replaced the create's, and a DELETE_REFUSED result lost its RETRIED; review r11: the
+        create's then always won, and a clean run's held delete (58.6 ms among 0.9-6.8 ms) was shown exact under
+        'RETRIED: no figure'; review r14: one reason an object still named only the consumer's of an object whose
+        consumer create and delete were both held (its delete said exact), a consumer's replaced its claim's held
+        create, and the objects with a delete sent again came first. The parser drops a DELETE_REFUSED result's
+        delete reasons (timeline_aborted)."""
+        out: dict[str, str | list[str]] = {}
+        with self._lock:
+            calls = {n: list(self._why[n].values()) for n in self.objects if n in self._why}
+        for name, whys in calls.items():
+            if len(whys) == 1:
+                out[name] = whys[0][0] + (f" ({HELD})" if whys[0][1] else "")
+            else:  # within RETRY_BYTES: 3 calls' 400 quotes, emoji ... took at most 312 bytes (test_cp_error_size)
+                out[name] = [bounded(w, 150 // len(whys)) + (f" ({HELD_SHORT})" if held else "") for w, held in whys]
         return out
 
     def resender(self, name: str, point: str | None, what: str) -> Callable[[BaseException], None]:
