@@ -78,7 +78,7 @@ class Emulator:
         self.jobs = JobController(self.api)
         self.namespaces = NamespaceController(self.api)
         self.provisioner = Provisioner(self.api, self.cluster.get("provisioner"))
-        self.scheduler = DefaultScheduler(self.api) if scheduler else None
+        self.scheduler = DefaultScheduler(self.api, bind=self.server.bind) if scheduler else None
         self._runner: web.AppRunner | None = None
         self.url = ""
 

@@ -32,7 +32,8 @@ Kubernetes Status with the real API server's reason: 403 Forbidden, 429 TooManyR
 creates nothing (``stored: true``: creates it all the same, then answers so, as an API server whose timeout filter
 answers 504 ``Timeout: request did not complete within requested timeout`` while the write goes on and commits, or
 whose etcd answered a write it committed 'request timed out'); ``times: 0`` fails every one, as an API server
-whose etcd is down (``bindings/<pod name ending>`` matches a pod's binding, which then binds nothing).
+whose etcd is down (``bindings/<pod name ending>`` matches a pod's binding, which then binds nothing: the built-in
+default-scheduler's too, as kube-scheduler binds through the API server).
 ``retryAfter`` (seconds; 1 for a 429 unless given, as the API server's max-in-flight and priority-and-fairness
 filters say, else none) goes in the Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as
 apimachinery's ErrorNegotiated writes it.

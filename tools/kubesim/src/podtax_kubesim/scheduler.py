@@ -8,21 +8,30 @@ with an Immediate storage class is unschedulable until the claim is bound; for a
 WaitForFirstConsumer claim the scheduler picks the node, writes it on the claim
 (volume.kubernetes.io/selected-node: the provisioner's cue) and binds the pod once the claim is Bound, to
 that node. (An audit: pods were scheduled before their claims were bound, so a pod with a volume was
-"scheduled" faster than one without.)"""
+"scheduled" faster than one without.)
+
+Pods are handled one at a time from a WorkQueue, as kube-scheduler's loop takes the next pod whatever became of the
+last. A pod is bound through the API server's binding (Server.bind, where fault failCreates 'bindings/...' refuses
+it), as kube-scheduler's DefaultBinder binds; a refused binding is its handleSchedulingFailure: a FailedScheduling
+event, PodScheduled False/SchedulerError, and the pod tried again after a backoff (1 s doubled per failure, at most
+10 s: podInitialBackoffDuration, podMaxBackoffDuration), not on its own update meanwhile."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api, set_condition
 from podtax_kubesim.selectors import node_requirement
 from podtax_kubesim.storageadmission import default_class
 from podtax_kubesim.store import Event
-from podtax_kubesim.util import Obj, deepcopy
+from podtax_kubesim.util import ApiError, Obj, deepcopy
+from podtax_kubesim.workqueue import WorkQueue
 
 NAME = "default-scheduler"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
+MAX_BACKOFF = 10.0  # times retry_seconds: kube-scheduler's podMaxBackoffDuration over its podInitialBackoffDuration
 
 
 def tolerates(taint: Obj, tolerations: list[Obj]) -> bool:
@@ -72,13 +81,16 @@ def why_not(pod: Obj, node: Obj) -> str:
 
 
 class DefaultScheduler:
-    def __init__(self, api: Api, retry_seconds: float = 1.0) -> None:
+    def __init__(self, api: Api, retry_seconds: float = 1.0,
+                 bind: Callable[[str, str, Obj], Obj] | None = None) -> None:
         self.api, self.store = api, api.store
-        self.queue: dict[tuple[str, str], None] = {}
+        self.bind = bind or api.bind  # the emulator's: Server.bind, the API server's answer with its faults
+        self.queue: WorkQueue[tuple[str, str]] = WorkQueue(self._handle)
         self.unschedulable: dict[tuple[str, str], str] = {}
         self.waiting: set[tuple[str, str]] = set()  # pods whose WaitForFirstConsumer claims are being provisioned
+        self.failures: dict[tuple[str, str], int] = {}  # pods whose binding failed -> failures in a row
+        self.backing_off: set[tuple[str, str]] = set()  # of those, the ones waiting out their backoff
         self.retry_seconds = retry_seconds
-        self._scheduled = False
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.NODES, self._on_node)
         self.store.listen(R.PVCS, self._on_claim)
@@ -95,10 +107,12 @@ class DefaultScheduler:
     def _on_pod(self, ev: Event) -> None:
         key = (ev.obj["metadata"]["namespace"], ev.obj["metadata"]["name"])
         if ev.type != "DELETED" and self.wants(ev.obj):
-            if key not in self.unschedulable:
-                self._enqueue(key)
+            if key not in self.unschedulable and key not in self.backing_off:
+                self.queue.add(key)
         else:
             self.unschedulable.pop(key, None)
+            self.failures.pop(key, None)
+            self.backing_off.discard(key)
 
     def _bound(self, pod: Obj) -> list[Obj]:
         names = [(v.get("persistentVolumeClaim") or {}).get("claimName") for v in pod["spec"].get("volumes") or []]
@@ -109,31 +123,46 @@ class DefaultScheduler:
         if ev.type != "DELETED" and ev.obj["spec"].get("volumeName") and not (ev.old or {}).get("spec", {}).get(
                 "volumeName"):  # bound now: pods waiting on a claim may go
             for key in list(self.waiting) + list(self.unschedulable):
-                self._enqueue(key)
+                self.queue.add(key)
 
     def _on_node(self, ev: Event) -> None:
         for key in list(self.unschedulable):
-            self._enqueue(key)
+            self.queue.add(key)
 
     def _retry(self) -> None:
         for key in list(self.unschedulable):
-            self._enqueue(key)
+            self.queue.add(key)
         asyncio.get_running_loop().call_later(self.retry_seconds, self._retry)
 
-    def _enqueue(self, key: tuple[str, str]) -> None:
-        self.queue[key] = None
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._drain)
+    def _handle(self, key: tuple[str, str]) -> None:
+        pod = self.store.get(R.PODS, *key)
+        if pod is not None and self.wants(pod):
+            self.schedule(pod)
 
-    def _drain(self) -> None:
-        self._scheduled = False
-        while self.queue:
-            key = next(iter(self.queue))
-            del self.queue[key]
-            pod = self.store.get(R.PODS, *key)
-            if pod is not None and self.wants(pod):
-                self.schedule(pod)
+    def _backed_off(self, key: tuple[str, str]) -> None:
+        if key in self.backing_off:  # not deleted meanwhile
+            self.backing_off.discard(key)
+            self.queue.add(key)
+
+    def _bind_failed(self, pod: Obj, err: ApiError) -> None:
+        """kube-scheduler's handleSchedulingFailure for a binding refused: said, and the pod queued again after its
+        backoff (unless the binding was done all the same: a fault's `stored` answer)."""
+        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        message = f'running Bind plugin "DefaultBinder": {err.message}'
+        self.api.record_event(pod, "FailedScheduling", message, "Warning", component=NAME, action="Scheduling",
+                              repeat=True)
+        now = self.store.get(R.PODS, *key)
+        if now is None or now["spec"].get("nodeName"):
+            self.failures.pop(key, None)
+            return
+        tries = self.failures[key] = self.failures.get(key, 0) + 1
+        self.backing_off.add(key)  # before the update, whose event must not queue it at once
+        new = deepcopy(now)
+        set_condition(new["status"], "PodScheduled", "False", "SchedulerError", message)
+        if new["status"] != now["status"]:  # as kube-scheduler's updatePod: no patch when the pod says so already
+            self.store.update(R.PODS, new)
+        delay = self.retry_seconds * min(2 ** (tries - 1), MAX_BACKOFF)
+        asyncio.get_running_loop().call_later(delay, self._backed_off, key)
 
     def _claims(self, pod: Obj) -> tuple[str, list[Obj]]:
         """('', unbound WaitForFirstConsumer claims) when the pod's claims let it be scheduled, else why not."""
@@ -182,7 +211,13 @@ class DefaultScheduler:
                             self.store.update(R.PVCS, new)
                     return
                 self.waiting.discard(key)
-                self.api.assign(pod, node["metadata"]["name"])
+                try:
+                    self.bind(key[0], key[1], {"metadata": {"name": key[1], "uid": pod["metadata"]["uid"]},
+                                               "target": {"kind": "Node", "name": node["metadata"]["name"]}})
+                except ApiError as err:
+                    self._bind_failed(pod, err)
+                    return
+                self.failures.pop(key, None)
                 self.api.record_event(pod, "Scheduled", f"Successfully assigned {key[0]}/{key[1]} to "
                                       f"{node['metadata']['name']}", component=NAME, action="Binding")
                 return

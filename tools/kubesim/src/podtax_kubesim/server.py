@@ -146,11 +146,7 @@ class Server(Streams):
         plural, name, sub = rest[0], (rest[1] if len(rest) > 1 else ""), (rest[2] if len(rest) > 2 else "")
         if plural == "bindings" and not group and ns is not None and request.method == "POST":
             body = await self._body(request)
-            stored = self._fail(BINDINGS, ns, (body.get("metadata") or {}).get("name", ""))
-            bound = self.api.bind(ns, (body.get("metadata") or {}).get("name", ""), body)
-            if stored is not None:
-                raise stored
-            return reply(bound, 201)
+            return reply(self.bind(ns, (body.get("metadata") or {}).get("name", ""), body), 201)
         res = R.find(group, version, plural)
         if res is None or len(rest) > 3:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -176,12 +172,8 @@ class Server(Streams):
             return self._list(request, res, ns)
         if method == "POST":
             body = await self._body(request)
-            if sub == "binding":  # failCreates 'bindings/<pod name ending>' (faults.py)
-                stored = self._fail(BINDINGS, ns, name)
-                bound = self.api.bind(ns or "", name, body)
-                if stored is not None:
-                    raise stored
-                return reply(bound, 201)
+            if sub == "binding":
+                return reply(self.bind(ns or "", name, body), 201)
             if sub == "eviction":
                 self.api.delete(res, ns or "", name, body.get("deleteOptions") or {})
                 return reply({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -237,6 +229,16 @@ class Server(Streams):
         ns = namespace_of(path) if info.resource != "namespaces" else ""
         if (refusal := forbidden(self.faults, info, ns)) is not None:
             raise refusal
+
+    def bind(self, ns: str, name: str, body: Any) -> Obj:
+        """A pod's binding as the API server answers it, fault failCreates 'bindings/<pod name ending>' (faults.py)
+        included; the built-in default-scheduler binds through here too, as kube-scheduler's DefaultBinder POSTs its
+        bindings to the API server."""
+        stored = self._fail(BINDINGS, ns, name)
+        bound = self.api.bind(ns, name, body)
+        if stored is not None:
+            raise stored
+        return bound
 
     def _fail(self, res: Resource, namespace: str | None, name: str, op: str = "create") -> ApiError | None:
         """Fault failCreates / failDeletes (faults.py): answer a matching create or delete with the entry's status,
