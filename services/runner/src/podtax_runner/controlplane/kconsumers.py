@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from kubernetes.client.rest import ApiException
 
-from podtax_runner.controlplane.apierrors import not_allowed, refusal
+from podtax_runner.controlplane.apierrors import CALL_ERRORS
 from podtax_runner.controlplane.common import GIVE_UP_FLOOR_S, WAIT_STEP_S, Context, pool
 from podtax_runner.controlplane.kubeapi import Kube, Obj
 
@@ -36,26 +36,30 @@ def consumer_manifest(ctx: Context, name: str, claim: str, image: str = PAUSE) -
                      "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]}}
 
 
-def delete(ctx: Context, kube: Kube, ns: str, pods: Collection[str], workers: int, gone: set[str]) -> set[str]:
+def delete(ctx: Context, kube: Kube, ns: str, pods: Collection[str], workers: int, gone: set[str],
+           failed: Callable[[str, Exception], None]) -> set[str]:
     """Delete `pods`, then wait until each is in `gone` (the caller's pod watch or poll rounds fill it; a 404 here
     too), at most max(stall window, GIVE_UP_FLOOR_S), leaving the run's last stall window for the claims.
-    Returns the pods still there (logged). RBAC's 403 (or a 401) ends the run as a refused delete (`call` delete:
-    execute.keep marks it deletes_refused); it ended as the run's own call refused, unmarked, and the parser refused
-    a run whose claims were all bound and consumers running (review r11)."""
+    Returns the pods still there (logged). A delete that fails after its retries goes to `failed(pod, error)`: the
+    caller fails the pod's claim with it as a claim's own delete failing does (ObjectChurn._error: counted toward
+    the max(10, 10 %) abort; RBAC's 403 or a 401 ends the run as a refused delete, `call` delete, which execute.keep
+    marks deletes_refused: review r11). A 500 answered three times ended the whole run (review r14's question), a
+    claim's only its object."""
+    failures: set[str] = set()
+
     def one(pod: str) -> None:
         try:
             kube.call("delete", kube.core.delete_namespaced_pod, pod, ns)
-        except ApiException as exc:
-            if not_allowed(exc):
-                (aborted := refusal(exc, kube.api.configuration.host, ns)).call = "delete"
-                raise aborted from None
-            if exc.status != 404:
-                raise
-            gone.add(pod)
+        except CALL_ERRORS as exc:
+            if isinstance(exc, ApiException) and exc.status == 404:
+                gone.add(pod)
+            else:
+                failures.add(pod)
+                failed(pod, exc)
 
     pool(ctx, one, list(pods), workers)
     end = time.monotonic() + min(max(ctx.stall_s, GIVE_UP_FLOOR_S), max(0.0, ctx.remaining() - ctx.stall_s))
-    while (left := set(pods) - gone) and time.monotonic() < end:
+    while (left := set(pods) - gone - failures) and time.monotonic() < end:
         ctx.check()
         time.sleep(WAIT_STEP_S)
     if left:

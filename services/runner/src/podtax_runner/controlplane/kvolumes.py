@@ -292,7 +292,8 @@ class VolumeChurnK8s(ObjectChurn):
         """Delete the consumer pods and wait for them to be gone before the claims' deletes (kconsumers)."""
         created = [pod for pod, claim in self.consumer_of.items() if self.tl.has(claim, "api_accepted")]
         self.consumers_deleting.update(created)
-        kconsumers.delete(self.ctx, self.kube, self.ns, created, self.p.concurrency, self.consumers_gone)
+        kconsumers.delete(self.ctx, self.kube, self.ns, created, self.p.concurrency, self.consumers_gone,
+                          lambda pod, exc: self._error(self.consumer_of[pod], "delete", exc))
 
     # ------------------------------------------------------------ the run
     def not_ready(self) -> dict[str, str]:
