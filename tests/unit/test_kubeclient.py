@@ -4,6 +4,8 @@ would run the bare refresh every time). A clock of our own, so no test waits."""
 
 from __future__ import annotations
 
+import json
+import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -63,3 +65,51 @@ def test_a_configuration_without_a_refresh_is_left_as_it_is() -> None:
 def test_status_message_is_the_status_bodys_message_or_nothing(body: str | bytes | None, said: str) -> None:
     """The one reading of a Status body that the runner's retry.message and the scheduler's api_problem share."""
     assert kubeclient.status_message(body) == said
+
+
+def test_watch_event_reads_a_line_of_a_watch_stream() -> None:
+    """The one reading of a watch line that the runner's Watcher and the scheduler's Informer share."""
+    pod = {"metadata": {"name": "p", "resourceVersion": "12"}}
+    assert kubeclient.watch_event(b'{"type": "ADDED", "object": {"metadata": {"name": "p", "resourceVersion": "12"}}}',
+                                  "7") == ("ADDED", pod, "12")
+    assert kubeclient.watch_event('{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "40"}}}', "12") \
+        == ("BOOKMARK", {"metadata": {"resourceVersion": "40"}}, "40")
+    assert kubeclient.watch_event('{"type": "MODIFIED", "object": {"metadata": {}}}', "12") == \
+        ("MODIFIED", {"metadata": {}}, "12")  # no version: resume from the last one
+    assert kubeclient.watch_event(b"", "12") is None
+
+
+@pytest.mark.parametrize("status, raised, said", [
+    ({"code": 410, "message": "too old resource version: 5 (9)"}, kubeclient.WatchGone,
+     "too old resource version: 5 (9)"),
+    ({"code": 410}, kubeclient.WatchGone, "410 Gone"),
+    ({"code": 500, "message": "etcd down"}, RuntimeError, "watch error: etcd down"),
+])
+def test_an_error_event_raises(status: dict, raised: type[Exception], said: str) -> None:
+    with pytest.raises(raised) as err:
+        kubeclient.watch_event(json.dumps({"type": "ERROR", "object": {"kind": "Status", **status}}), "12")
+    assert str(err.value) == said
+
+
+def test_follow_watch_hands_on_events_not_bookmarks_until_the_end_or_stop() -> None:
+    lines = [b'{"type": "ADDED", "object": {"metadata": {"name": "a", "resourceVersion": "8"}}}', b"",
+             b'{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}',
+             b'{"type": "DELETED", "object": {"metadata": {"name": "a", "resourceVersion": "10"}}}']
+    got: list[tuple[str, str]] = []
+    heard: list[int] = []
+    stop = threading.Event()
+    rv = kubeclient.follow_watch(lines, "7", stop, lambda t, o: got.append((t, o["metadata"]["name"])),
+                                 on_line=lambda: heard.append(1))
+    assert (rv, got, len(heard)) == ("10", [("ADDED", "a"), ("DELETED", "a")], 4)  # the empty line heard too
+
+    def stop_after(etype: str, obj: dict) -> None:
+        got.append((etype, obj["metadata"]["name"]))
+        stop.set()
+
+    got.clear()
+    stop.clear()
+    assert kubeclient.follow_watch(lines, "7", stop, stop_after) == "8"  # stopped: resumes from there
+    assert got == [("ADDED", "a")]
+    with pytest.raises(kubeclient.WatchGone):
+        kubeclient.follow_watch([*lines[:1], b'{"type": "ERROR", "object": {"code": 410}}'], "7", threading.Event(),
+                                lambda t, o: None)

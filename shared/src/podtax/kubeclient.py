@@ -1,6 +1,7 @@
 """What podtax's two Kubernetes clients (the runner's control-plane client and the scheduler) take off the official
 `kubernetes` client's CPU per request, ~0.2 ms of it: the credential refresh it runs before every request
-(:func:`refresh_at_most_every`) and pydantic's validation of our plain-dict bodies (:func:`unvalidated`).
+(:func:`refresh_at_most_every`) and pydantic's validation of our plain-dict bodies (:func:`unvalidated`); and how
+both follow a watch stream (:func:`follow_watch`, :func:`watch_event`).
 
 Duck-typed on the client's Configuration and API methods: podtax itself does not depend on `kubernetes` (both
 services do).
@@ -11,8 +12,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +109,40 @@ def unvalidated(method: Any) -> Callable[..., Any]:
     raw = getattr(method, "raw_function", None)
     self = getattr(method, "__self__", None)
     return method if raw is None or self is None else functools.partial(raw, self)
+
+
+class WatchGone(Exception):
+    """A watch's ERROR event 410 Gone: its resourceVersion is older than the API server keeps; list again. Its
+    text: the Status's message."""
+
+
+def watch_event(line: str | bytes, rv: str) -> tuple[str, dict[str, Any], str] | None:
+    """One line of a watch stream (``_preload_content=False``, a JSON event a line): (type, object, the
+    resourceVersion to resume from: the object's, else `rv`); None for an empty line. An ERROR event raises:
+    WatchGone for 410, else RuntimeError('watch error: <its message>')."""
+    if not line:
+        return None
+    event = json.loads(line)
+    etype, obj = event.get("type"), event.get("object") or {}
+    if etype == "ERROR":
+        if obj.get("code") == 410:
+            raise WatchGone(obj.get("message", "410 Gone"))
+        raise RuntimeError(f"watch error: {obj.get('message', obj)}")
+    return str(etype), obj, str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+
+
+def follow_watch(lines: Iterable[str | bytes], rv: str, stop: threading.Event,
+                 on_event: Callable[[str, dict[str, Any]], None], on_line: Callable[[], None] = lambda: None) -> str:
+    """Hand each event of a watch stream's `lines` but bookmarks to `on_event(type, object)` until the stream ends
+    or `stop` is set (looked at each line, after `on_line()`); returns the resourceVersion to resume from. An ERROR
+    event raises as watch_event does."""
+    for line in lines:
+        on_line()
+        if stop.is_set():
+            return rv
+        if (event := watch_event(line, rv)) is None:
+            continue
+        etype, obj, rv = event
+        if etype != "BOOKMARK":
+            on_event(etype, obj)
+    return rv

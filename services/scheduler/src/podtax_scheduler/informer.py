@@ -10,7 +10,6 @@ warning, again only when the problem changes) and its end once (the API answers 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import Any
 
 from kubernetes.client.rest import ApiException
 from kubernetes.watch.watch import iter_resp_lines
+from podtax.kubeclient import WatchGone, follow_watch
 
 from podtax_scheduler.kube import Kube, api_problem, status_message
 
@@ -115,25 +115,10 @@ class Informer:
         self._resp = resp
         self._answered()
         try:
-            for line in iter_resp_lines(resp):
-                if self._stop.is_set():
-                    return rv
-                if not line:
-                    continue
-                event = json.loads(line)
-                etype, obj = event.get("type"), event.get("object") or {}
-                if etype == "ERROR":
-                    if obj.get("code") == 410:
-                        log.info("%s watch: %s; listing again", self.kind, obj.get("message", "410 Gone"))
-                        return None
-                    raise RuntimeError(f"watch error: {obj.get('message', obj)}")
-                new_rv = (obj.get("metadata") or {}).get("resourceVersion")
-                if new_rv:
-                    rv = str(new_rv)
-                if etype == "BOOKMARK":
-                    continue
-                self.on_event(str(etype), obj)
+            return follow_watch(iter_resp_lines(resp), rv, self._stop, self.on_event)
+        except WatchGone as gone:
+            log.info("%s watch: %s; listing again", self.kind, gone)
+            return None
         finally:
             self._resp = None
             resp.release_conn()
-        return rv

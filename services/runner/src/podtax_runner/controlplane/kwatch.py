@@ -4,7 +4,6 @@ counted), and resync, which lists again the watches that went silent."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -13,7 +12,7 @@ from typing import Any
 
 from kubernetes.client.rest import ApiException
 from kubernetes.watch.watch import iter_resp_lines
-from podtax.kubeclient import unvalidated
+from podtax.kubeclient import WatchGone, follow_watch, unvalidated
 
 from podtax_runner import retry as retries
 from podtax_runner.controlplane.apierrors import not_allowed, refusal
@@ -157,26 +156,16 @@ class Watcher:
             self._gap = None
         self._quiet = None
         try:
-            for line in iter_resp_lines(resp):
-                self.heard = time.monotonic()
-                if self._stop.is_set():
-                    return rv
-                if not line:
-                    continue
-                event = json.loads(line)
-                etype, obj = event.get("type"), event.get("object") or {}
-                if etype == "ERROR":
-                    if obj.get("code") == 410:
-                        return None
-                    raise RuntimeError(f"watch error: {obj.get('message', obj)}")
-                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                if etype != "BOOKMARK":
-                    self.on_event(str(etype), obj)
+            return follow_watch(iter_resp_lines(resp), rv, self._stop, self.on_event, on_line=self._hear)
+        except WatchGone:
+            return None
         finally:
             self._resp = None
             with contextlib.suppress(Exception):
                 resp.release_conn()
-        return rv
+
+    def _hear(self) -> None:
+        self.heard = time.monotonic()
 
 
 def resync(watchers: list[Watcher], quiet_s: float, timeout: float) -> bool:
