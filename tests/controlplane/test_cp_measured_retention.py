@@ -7,9 +7,11 @@ Real nats-server, kubesim (RBAC's 403 on delete fails the run), runner, parser a
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,9 +20,11 @@ import nats
 import pytest
 import yaml
 from podtax import config, subjects
+from podtax.bus import Bus
 from podtax.cli.main import main as cli
 from podtax.config import RunnerSettings
-from podtax_runner.controlplane.retention import to_prune
+from podtax_runner.controlplane.dispatch import ControlPlaneExecutor
+from podtax_runner.controlplane.retention import prune, to_prune
 from podtax_runner.service import serve
 
 from tests.controlplane.conftest import NODE, cluster, ours
@@ -158,3 +162,61 @@ def test_a_bad_limit_fails_at_start_naming_the_fix(monkeypatch: pytest.MonkeyPat
     with pytest.raises(config.ConfigError) as err:
         config.load(RunnerSettings)
     assert f"{name}: {said}" in str(err.value), str(err.value)
+
+
+async def test_no_file_of_a_run_in_flight_executing_or_held_in_the_outbox_is_pruned(nats_url: str,
+                                                                                   tmp_path: Path) -> None:
+    """The executor's unreported(): a real ControlPlaneExecutor whose state is set as launch(), _run() and
+    Outbox.send() set it (no run is executed: labelled), then its prune with the tightest limits."""
+    folder = tmp_path / "spool" / "measured"
+    folder.mkdir(parents=True)
+    kinds = ["flight", "stopping", "running", "held", "done-a", "done-b"]
+    files = {k: plant(folder, k, 50, "c") for k in kinds}
+    bus = await Bus.connect(nats_url, "test")
+    cp = ControlPlaneExecutor(config.load(RunnerSettings, nats_url=nats_url, runner_spool_dir=str(tmp_path / "spool"),
+                                          runner_measured_max_files=1, runner_measured_max_age_days=1), bus)
+    try:
+        cp.in_flight = lambda: {"flight"}  # the runner's state: dispatched, its report not stored
+        cp.stops["stopping"] = ("c", threading.Event())  # launched, its task not ended
+        cp.running["running"] = concurrent.futures.Future()  # its thread executing
+        cp.outbox.held["held"] = "NATS did not answer"  # its failure (or DELETE_REFUSED result) not taken yet
+        gone = await asyncio.to_thread(cp.prune_measured, cp.unreported())
+    finally:
+        cp.pool.shutdown()
+        await bus.close()
+    assert sorted(gone) == sorted([files["done-a"].name, files["done-b"].name])
+    assert [k for k in kinds if files[k].exists()] == ["flight", "stopping", "running", "held"]
+
+
+def prune_twice_at_once(folder: Path) -> list[list[str]]:
+    """Each prune's names removed: two threads, started together, prune `folder` to 10 files with room for 1."""
+    both, gone = threading.Barrier(2), [[], []]
+
+    def go(k: int) -> None:
+        both.wait()
+        gone[k] = prune(folder, 10, 0, {"zz"}, 1)
+
+    threads = [threading.Thread(target=go, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return gone
+
+
+def test_two_prunes_at_once_say_nothing_of_a_file_the_other_pruned(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Two prunes of one folder at the same time (review r1): a file the other removed first is already pruned, not
+    'left there'. Before, about 390 of 400 files were each warned 'could not prune ... left there'. Not certain to
+    meet the race every round (threads), but 5 rounds of 400 files met it in every run tried."""
+    caplog.set_level(logging.INFO, logger="podtax.runner")
+    for round_ in range(5):
+        folder = tmp_path / f"measured-{round_}"
+        folder.mkdir()
+        for i in range(400):
+            plant(folder, f"r-{i}", 1 - i / 1000)
+        gone = prune_twice_at_once(folder)
+        assert len(gone[0]) + len(gone[1]) == 391 and not set(gone[0]) & set(gone[1]), gone
+        assert len(list(folder.iterdir())) == 9
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not warned, warned[:3]

@@ -240,8 +240,12 @@ class ControlPlaneExecutor:
         of an attempt before a restart, stays and is written over); in a thread."""
         spool = self.settings.runner_spool_dir
         if spool is not None and measured_of(exc) is not None:
-            new = not (spool / MEASURED_DIR / measured_name(run)).exists()
-            self.prune_measured(unreported | {run.run_id}, int(new))
+            try:  # a folder the runner cannot search: the timeline goes to the log, the failure is still reported
+                new = not (spool / MEASURED_DIR / measured_name(run)).exists()
+                self.prune_measured(unreported | {run.run_id}, int(new))
+            except OSError as err:
+                log.warning("could not prune the measured timelines in %s (%s): none pruned", spool / MEASURED_DIR,
+                            err)
         return keep_measured(exc, run, spool)
 
     def _log_event(self, run: events.RunSpec, timeline: Timeline, started: datetime) -> events.RawLogV1:

@@ -67,23 +67,35 @@ def to_prune(files: Iterable[tuple[str, float]], now: float, max_files: int, max
 def prune(folder: Path, max_files: int, max_age_days: float, unreported: Iterable[str], adding: int = 0,
           temporary: bool = False) -> list[str]:
     """Remove the kept timelines to_prune names from `folder` (`adding`: files about to be written; its temporary
-    files too when `temporary`: only when no timeline is being written), each said in the log; the names removed."""
-    if not folder.is_dir():
+    files too when `temporary`: only when no timeline is being written), each said in the log; the names removed.
+    Never raises OSError: a folder it cannot list is said in the log and nothing is pruned; a file gone meanwhile
+    (pruned by another prune at the same time) is passed over without a word."""
+    try:
+        if not folder.is_dir():
+            return []
+        paths = list(folder.iterdir())
+    except OSError as exc:  # e.g. no read permission: never a reason to stop the runner or lose a run's failure
+        log.warning("could not list %s (%s): no measured timeline pruned there; give the runner read and search "
+                    "permission on it", folder, exc)
         return []
     files = []
-    for path in folder.iterdir():
+    for path in paths:
         try:
             if temporary and path.name.startswith(".tmp-") and path.is_file():
                 path.unlink()
                 log.info("removed %s: a temporary file left by a runner stopped mid-write", path)
             elif path.is_file():
                 files.append((path.name, path.stat().st_mtime))
+        except FileNotFoundError:  # removed meanwhile (another prune): nothing to say
+            continue
         except OSError as exc:
             log.warning("could not look at %s (%s): left there", path, exc)
     gone = []
     for name, why in to_prune(files, time.time(), max_files, max_age_days, unreported, adding):
         try:
             (folder / name).unlink()
+        except FileNotFoundError:  # already pruned (another prune at the same time): not left there
+            continue
         except OSError as exc:
             log.warning("could not prune the measured timeline %s (%s): left there", folder / name, exc)
             continue
