@@ -203,7 +203,9 @@ def test_scores_cli_follows_the_profiles_statistic(con, client, capsys, tmp_path
 def test_scores_cli_says_which_scores_come_from_tools_of_other_architectures(con, client, capsys):
     """Node scores name their runs' tool architectures (runs.tool_arch). 'fresh' ran a 32-bit armhf sysbench, 'arm64'
     the arm64 one, 'older' an older wrapper (none named): the scheduler ranks nothing for a pod whose candidates' scores
-    name two architectures (scoring.py, BenchmarkMixedArch), so the rows of fresh and arm64 say so, older's does not;
+    name two architectures on nodes of one kubernetes.io/arch (mixed_arch.py, BenchmarkMixedArch), so the rows of
+    fresh and arm64 say so (used unless: the table cannot see the labels; the summary counts them apart from the
+    ignored), older's does not;
     'mixed' ran both (CONFOUNDED: its status names them)."""
     rng = np.random.default_rng(1)
     insert_cells(con, [CellSpec(n, SideSpec(rng.normal(1000, 5, 8)), SideSpec(rng.normal(990, 5, 8)),
@@ -217,15 +219,19 @@ def test_scores_cli_says_which_scores_come_from_tools_of_other_architectures(con
     assert {n: r["tool_archs"] for n, r in rows.items()} == {
         "arm64": ["aarch64"], "fresh": ["arm"], "mixed": ["aarch64", "arm"], "old": [], "older": []}
     said = {n: r["status"] for n, r in rows.items()}
-    assert said["fresh"] == ("ignored when ranked with nodes whose scores come from tool executables built for another "
-                             "architecture (this node's: arm; aarch64 on arm64): the scheduler then places by "
-                             "resources alone"), said
-    assert said["arm64"].startswith("ignored when ranked with nodes whose scores come from tool executables built for "
-                                    "another architecture (this node's: aarch64; arm on fresh)"), said
+    assert said["fresh"] == ("used unless ranked with nodes of its kubernetes.io/arch whose scores come from tool "
+                             "executables built for another architecture (this node's: arm; aarch64 on arm64): the "
+                             "scheduler then places by resources alone"), said
+    assert said["arm64"].startswith("used unless ranked with nodes of its kubernetes.io/arch whose scores come from "
+                                    "tool executables built for another architecture (this node's: aarch64; arm on "
+                                    "fresh)"), said
     assert said["older"] == "used" and said["old"].startswith("ignored: older than"), said
     assert said["mixed"] == "ignored: flagged CONFOUNDED (its runs' tool executables were built for aarch64 + arm)"
     assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
-    assert "4 of 5 node scores are ignored by the scheduler" in capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 of 5 node scores are ignored by the scheduler (see the last column)." in out, out
+    assert ("2 of 5 node scores are ignored for a pod whose candidates of one kubernetes.io/arch were scored by tool "
+            "executables built for different architectures (see the last column).") in out, out
 
 
 def _column(out: str, k: int) -> tuple[str, str]:

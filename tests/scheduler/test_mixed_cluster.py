@@ -158,3 +158,39 @@ def test_a_pod_asking_for_armv7l_lands_on_a_32_bit_pi(sim_factory: Any, schedule
     scheduler_factory(sim.kubeconfig)
     sim.create(pod("p", labels={"podtax.io/arch": "armv7l"}))
     assert bound_node(sim, "p") == "rpi3-32"
+
+
+@pytest.mark.parametrize(("nodes", "want", "warned"), [
+    # each node's pod runs used its own native sysbench: the x86 server's x86_64 one, the Pi's aarch64 one
+    ({"x86-1": (X86, "x86_64", 100), "rpi-1": (PI, "aarch64", 300)}, "rpi-1", None),
+    # a 32-bit Raspberry Pi OS (its kubelet labels it arm) runs the armhf build natively
+    ({"x86-1": (X86, "x86_64", 100), "rpi3-32": ({**PI, "arch": "arm"}, "arm", 300)}, "rpi3-32", None),
+    # an armhf image on one 64-bit Pi, the arm64 one on another: other code on one kind of machine
+    ({"x86-1": (X86, "x86_64", 100), "rpi-1": (PI, "aarch64", 300), "rpi-2": (PI, "arm", 100)}, "x86-1",
+     "(arm64 nodes: aarch64 on rpi-1; arm on rpi-2)"),
+], ids=["x86-and-pi-native", "x86-and-32-bit-pi-native", "armhf-beside-arm64-on-pis"])
+def test_native_tool_builds_rank_a_mixed_cluster(nodes: dict[str, tuple[dict[str, Any], str, float]], want: str,
+                                                 warned: str | None, sim_factory: Any, scheduler_factory: Any,
+                                                 nats_url: str) -> None:
+    """Scores name their runs' tool architectures (NodeScore.tool_archs). A native build on each node is that node's
+    speed: the Pi, three times faster, takes the pod though the x86 server has four times its free room (resources
+    alone pick x86-1), with no Warning. Only two builds on nodes of one kubernetes.io/arch leave the pod to resources,
+    with a BenchmarkMixedArch Warning. Before, any two architectures did: every pod of this cluster went by
+    resources with a Warning."""
+    sim = sim_factory({"nodes": [{"name": name, **spec} for name, (spec, _, _) in nodes.items()]})
+    put_scores(nats_url, [scored(name, value).model_copy(update={"tool_archs": [arch]})
+                          for name, (_, arch, value) in nodes.items()])
+    scheduler_factory(sim.kubeconfig)
+    sim.create(pod("p", cpu="100m"))
+    assert bound_node(sim, "p") == want
+    message = scheduled_message(sim, "p")
+    warnings = [(e["reason"], e["message"]) for e in events_for(sim, "p") if e["type"] == "Warning"]
+    if warned is None:
+        assert f"{len(nodes)} node(s) with evidence)" in message and warnings == [], (message, warnings)
+        return
+    said = ("the candidate nodes' benchmark scores come from tool executables built for different architectures on "
+            f"nodes of one architecture {warned}, so their differences may be the code's, not the nodes'; placed by "
+            "resources alone")
+    assert said in message, message
+    assert sim.wait_for(lambda: [w for w in [(e["reason"], e["message"]) for e in events_for(sim, "p")
+                                             if e["type"] == "Warning"]]) == [("BenchmarkMixedArch", said)]

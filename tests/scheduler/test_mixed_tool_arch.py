@@ -28,6 +28,7 @@ from podtax_scheduler.scoring import MIXED_ARCH, BenchmarkScore, describe
 
 from tests.scheduler.conftest import events_for, put_scores
 from tests.scheduler.sched_objects import cluster, pod, score, with_uid
+from tests.scheduler.sched_objects import node as node_obj
 from tests.scheduler.test_e2e import bound_node, nodes
 
 CAPTURE = Path(__file__).resolve().parents[1] / "corpus" / "sysbench" / "sbc-orange-pi-zero2" / "sysbench-cpu-1-thread"
@@ -79,7 +80,7 @@ def test_nodes_scored_with_tools_of_other_architectures_are_not_ranked(
     eps = {s.node: s for s in scores if s.metric == "events_per_second"}
     assert eps["a"].flags == eps["b"].flags == []  # each node's own runs are of one architecture
     assert (eps["a"].tool_archs, eps["b"].tool_archs) == ([a["tool_arch"]] if a else [], ["aarch64"])
-    sim = sim_factory(nodes({"name": "a"}, {"name": "b"}))
+    sim = sim_factory(nodes({"name": "a", "arch": "arm64"}, {"name": "b", "arch": "arm64"}))  # two 64-bit Pis
     sim.create(pod("filler", cpu="2", node_name="b", scheduler="default-scheduler", test=None))
     put_scores(nats_url, scores)
     scheduler_factory(sim.kubeconfig)
@@ -93,8 +94,8 @@ def test_nodes_scored_with_tools_of_other_architectures_are_not_ranked(
         assert "(median per run, 2 node(s) with evidence)" in scheduled and warnings == [], (scheduled, warnings)
         return
     said = ("the candidate nodes' benchmark scores come from tool executables built for different architectures "
-            "(aarch64 on b; arm on a), so their differences may be the code's, not the nodes'; placed by resources "
-            "alone")
+            "on nodes of one architecture (arm64 nodes: aarch64 on b; arm on a), so their differences may be the "
+            "code's, not the nodes'; placed by resources alone")
     assert [(w["reason"], w["message"]) for w in warnings] == [(MIXED_ARCH, said)]
     assert "no usable evidence of sysbench-cpu events_per_second" in scheduled and said in scheduled, scheduled
 
@@ -157,3 +158,69 @@ def test_a_score_with_a_field_this_scheduler_does_not_know_is_read() -> None:
     assert store.put("local.kubernetes.a", json.dumps({**body, "tool_archs": ["arm"], "added_later": [1]}))
     (read,) = store.snapshot(("sysbench-cpu", "events_per_second", "threads=1"))[1].values()
     assert (read.node, read.tool_archs) == ("a", ("arm",))
+
+
+@pytest.mark.parametrize(("labels", "want"), [
+    ({"a": "arm64", "b": "arm64"}, None),  # an armhf build beside the arm64 one on 64-bit Pis: not ranked
+    ({"a": "arm", "b": "arm64"}, {"a": 0.0, "b": 100.0}),  # a 32-bit Pi's native armhf build: ranked
+    ({}, None),  # nodes without kubernetes.io/arch are taken as one kind
+], ids=["one-label", "two-labels", "unlabelled"])
+def test_tool_architectures_mix_only_on_nodes_of_one_label(labels: dict[str, str],
+                                                           want: dict[str, float] | None) -> None:
+    """a's score from the armhf build, b's from the arm64 one (twice as fast): judged per kubernetes.io/arch."""
+    store = ScoreStore("local", "kubernetes")
+    for node, speed, arch in (("a", 50.0, "arm"), ("b", 100.0, "aarch64")):
+        store.put_score(score(node, speed, 20, ci=(speed * 0.99, speed * 1.01)).model_copy(
+            update={"tool_archs": [arch]}))
+    state = cluster({}, [])
+    for n in "ab":
+        obj = node_obj(n, arch=labels.get(n, "amd64"))
+        if not labels:
+            del obj["metadata"]["labels"]["kubernetes.io/arch"]
+        state.upsert_node(obj)
+    p = PodInfo.from_dict(with_uid(pod("p")))
+    idx = state.feasible(p)
+    cycle: dict[str, Any] = {}
+    out = BenchmarkScore(store, 3600.0).score(p, state, idx, cycle)
+    if want is None:
+        kind = labels.get("a", "unlabelled")
+        assert cycle["benchmark"]["warning_reason"] == MIXED_ARCH, cycle
+        assert f"({kind} nodes: aarch64 on b; arm on a)" in cycle["benchmark"]["warning"], cycle
+        return
+    assert {str(state.names[i]): float(v) for i, v in zip(idx, out, strict=True)} == want
+    assert "warning" not in cycle["benchmark"], cycle
+
+
+def test_a_node_relabelled_is_judged_by_its_new_label() -> None:
+    """The labels are read again when a node's labels change (the group's scores unchanged, its columns cached)."""
+    store = ScoreStore("local", "kubernetes")
+    for n, speed, arch in (("a", 50.0, "arm"), ("b", 100.0, "aarch64")):
+        store.put_score(score(n, speed, 20, ci=(speed * 0.99, speed * 1.01)).model_copy(update={"tool_archs": [arch]}))
+    state = cluster({}, [])
+    for n in "ab":
+        state.upsert_node(node_obj(n, arch="arm64"))
+    plugin = BenchmarkScore(store, 3600.0)
+    p = PodInfo.from_dict(with_uid(pod("p")))
+    cycle: dict[str, Any] = {}
+    plugin.score(p, state, state.feasible(p), cycle)
+    assert cycle["benchmark"]["warning_reason"] == MIXED_ARCH
+    state.upsert_node(node_obj("a", arch="arm"))  # reinstalled with a 32-bit OS
+    cycle = {}
+    plugin.score(p, state, state.feasible(p), cycle)
+    assert "warning" not in cycle["benchmark"] and cycle["benchmark"]["covered"] == 2, cycle
+
+
+def test_a_node_of_another_tool_build_is_not_named_better_measured() -> None:
+    """c (not a candidate: the pod selects a and b) is scored 3x faster by the armhf build on the same arm64 label as
+    a and b's arm64 build: it is not better measured, only otherwise built, so the Event does not name it; d, as fast
+    by the arm64 build, is named."""
+    store = ScoreStore("local", "kubernetes")
+    for n, speed, arch in (("a", 50.0, "aarch64"), ("b", 100.0, "aarch64"), ("c", 300.0, "arm"),
+                           ("d", 300.0, "aarch64")):
+        store.put_score(score(n, speed, 20, ci=(speed * 0.99, speed * 1.01)).model_copy(update={"tool_archs": [arch]}))
+    state = cluster({n: {"pick": "yes" if n in "ab" else "no", "kubernetes.io/arch": "arm64"} for n in "abcd"}, [])
+    p = PodInfo.from_dict(with_uid(pod("p", node_selector={"pick": "yes"})))
+    cycle: dict[str, Any] = {}
+    BenchmarkScore(store, 3600.0).score(p, state, state.feasible(p), cycle)
+    assert list(cycle["benchmark"]["passed_over"]) == ["d"], cycle
+    assert "warning" not in cycle["benchmark"], cycle

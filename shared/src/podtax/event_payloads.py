@@ -334,7 +334,8 @@ class NodeScore(Model):
     tool_archs: list[Text] = Field(default_factory=list, description="The architectures the runs' tool executables "
                                    "were built for (ELF header: arm, aarch64, x86_64...), among the runs that name "
                                    "one, sorted; empty when none does (an older wrapper or agent). Two or more: "
-                                   "CONFOUNDED; the scheduler ranks no nodes whose scores name different ones.")
+                                   "CONFOUNDED; the scheduler ranks no nodes of one kubernetes.io/arch whose scores "
+                                   "name different ones (a native build on each node is ranked).")
 
 
 class Candidate(Model):

@@ -14,13 +14,16 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    a Warning Event says so.
 2. Usable evidence: a node's score in the group that is fresh (its newest run ended within the
    TTL) and not flagged by the analyzer (``ignore_flags``: CONFOUNDED, BIMODAL, OVERLAP, THROTTLED).
-   Stale and flagged evidence is ignored and the Event says which and why. Nodes are compared only when their
-   scores come from tool executables built for one architecture (the score's tool_archs; a score naming none, from
-   an older wrapper or agent, is compared with any): when the candidates' usable scores name more than one (a 32-bit
-   armhf sysbench's score on some nodes, the arm64 one's on others), the speed differences may be the code's, so the
-   group ranks nothing for this pod: it is placed by resources alone and a Warning Event (reason
-   ``BenchmarkMixedArch``) names the nodes of each architecture (such a group counts no usable evidence in point
-   1's rule). A score whose own runs mixed architectures is flagged CONFOUNDED by the analyzer.
+   Stale and flagged evidence is ignored and the Event says which and why. Nodes of one machine architecture (their
+   ``kubernetes.io/arch`` label) are compared only when their scores come from tool executables built for one
+   architecture (the score's tool_archs; a score naming none, from an older wrapper or agent, is compared with any):
+   when the candidates' usable scores on nodes of one label name more than one (a 32-bit armhf sysbench's score on
+   some arm64 nodes, the arm64 one's on others), the speed differences may be the code's, so the group ranks nothing
+   for this pod: it is placed by resources alone and a Warning Event (reason ``BenchmarkMixedArch``) names the nodes
+   of each architecture (such a group counts no usable evidence in point 1's rule). Nodes of different labels (an
+   x86 server and a Raspberry Pi, each scored by its own native build) are ranked: each build is its node's speed.
+   Nodes without the label are taken as one machine architecture. A score whose own runs mixed architectures is
+   flagged CONFOUNDED by the analyzer.
 3. Each usable node's statistic (the median per run by default) becomes a speed, direction-aware
    (the value for a higher-is-better metric, 1/value for a duration), pulled toward the group's
    median speed by weight n/(n+k) (k = ``shrink_runs``) so a node with one lucky run is not trusted
@@ -53,6 +56,7 @@ from podtax import templates
 from podtax.parsers.base import same_value
 
 from podtax_scheduler import prefilter
+from podtax_scheduler.mixed_arch import MIXED_ARCH, ToolArchs, may_mix, mixed_archs, mixed_said, same_build
 from podtax_scheduler.model import PARAMS_ANNOTATION, PodInfo
 from podtax_scheduler.prefilter import PreFilter
 from podtax_scheduler.quantity import CPU, MEMORY
@@ -61,7 +65,6 @@ from podtax_scheduler.state import ClusterState
 
 Cycle = dict[str, Any]
 IGNORE_FLAGS = ("CONFOUNDED", "BIMODAL", "OVERLAP", "THROTTLED")
-MIXED_ARCH = "BenchmarkMixedArch"  # the Warning Event's reason: the candidates' scores name other tool architectures
 NO_INTERVAL_NOISE = 0.05  # relative noise of one run assumed for a score without interval (the module doc, point 4)
 NAMES_SHOWN = 3
 
@@ -86,7 +89,7 @@ class _Columns:
     ts: np.ndarray
     blocked: np.ndarray  # bool: flagged evidence
     flags: dict[int, tuple[str, ...]]  # slot -> the flags that block it
-    archs: dict[int, str]  # slot -> the tool architecture(s) its score names ("+"-joined); absent: none named
+    archs: ToolArchs  # the tool architectures the scores name, by slot (mixed_arch.py)
 
 
 def wanted_metric(test: str, params_key: str) -> str | None:
@@ -160,24 +163,6 @@ def describe(bench: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def mixed_archs(cols: _Columns, slots: np.ndarray) -> dict[str, list[int]]:
-    """The slots of each tool architecture their scores name, when they name more than one (else {}): those nodes'
-    differences may be the executables' code, not the nodes' (module doc, point 2)."""
-    by_arch: dict[str, list[int]] = {}
-    for i in slots.tolist():
-        if (arch := cols.archs.get(i)) is not None:
-            by_arch.setdefault(arch, []).append(i)
-    return by_arch if len(by_arch) > 1 else {}
-
-
-def _mixed_said(state: ClusterState, mixed: dict[str, list[int]]) -> str:
-    nodes = "; ".join(f"{arch} on {', '.join(_names(state, slots[:NAMES_SHOWN]))}"
-                      f"{f' and {len(slots) - NAMES_SHOWN} more' if len(slots) > NAMES_SHOWN else ''}"
-                      for arch, slots in sorted(mixed.items()))
-    return (f"the candidate nodes' benchmark scores come from tool executables built for different architectures "
-            f"({nodes}), so their differences may be the code's, not the nodes'; placed by resources alone")
-
-
 class BenchmarkScore:
     name = "BenchmarkScore"
 
@@ -234,7 +219,7 @@ class BenchmarkScore:
                 blocked[i], flags[i] = True, bad
             if s.tool_archs:
                 archs[i] = "+".join(s.tool_archs)
-        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, archs)
+        cols = _Columns(state.layout_gen, version, speed, low, n, ts, blocked, flags, ToolArchs(archs))
         self._cache[group] = cols
         return cols
 
@@ -286,7 +271,7 @@ class BenchmarkScore:
         for group, version in sorted(groups.items()):  # strict ">" below: ties go to the first by text
             cols = self._columns(group, version, state)
             usable = ~np.isnan(cols.speed[idx]) & (now - cols.ts[idx] <= self.ttl_s) & ~cols.blocked[idx]
-            if mixed_archs(cols, idx[usable]):  # ranks nothing for this pod: as a group without evidence
+            if may_mix(cols.archs, state) and mixed_archs(cols.archs, state, idx[usable]):  # ranks nothing for it
                 usable[:] = False
             exact = wanted is not None and params_of(group[2]).keys() == wanted.keys()  # matched: same values
             rank = (exact, int(usable.sum()), float(cols.n[idx][usable].sum()))
@@ -298,12 +283,16 @@ class BenchmarkScore:
                      candidates: np.ndarray, pre: PreFilter | None) -> dict[str, str]:
         """The nodes not feasible for the pod whose usable evidence beats every candidate's, best first (at most
         NAMES_SHOWN), each with its first failing filter's reason: why the best-measured node was not chosen.
-        `pre`: the pod's PreFilter as decide() computed it (computed again when None)."""
+        `candidates`: the usable candidates' slots; a node whose score would mix tool architectures with theirs
+        (mixed_archs) is not better measured, only otherwise built: left out. `pre`: the pod's PreFilter as decide()
+        computed it (computed again when None)."""
         usable = ~np.isnan(cols.speed) & (now - cols.ts <= self.ttl_s) & ~cols.blocked
         usable[idx] = False
         if candidates.size:
-            usable &= cols.speed > float(candidates.max())
+            usable &= cols.speed > float(cols.speed[candidates].max())
         slots = np.flatnonzero(usable)
+        if slots.size and candidates.size and may_mix(cols.archs, state):
+            slots = np.array(same_build(cols.archs, candidates, slots), dtype=np.int64)
         best = [str(state.names[i]) for i in slots[np.argsort(-cols.speed[slots])][:NAMES_SHOWN]]
         return {name: reason if isinstance(reason, str) else ", ".join(reason)
                 for name, reason in state.explain(pod, best, pre).items()
@@ -330,14 +319,14 @@ class BenchmarkScore:
         bench.update(metric=group[1], params_key=group[2], covered=int(usable.sum()), stale=len(stale),
                      stale_names=_names(state, stale[:NAMES_SHOWN]), flagged=len(flagged),
                      flagged_names={str(state.names[i]): cols.flags[int(i)] for i in flagged[:NAMES_SHOWN]},
-                     passed_over=self._passed_over(pod, state, idx, cols, now, speed[usable],
+                     passed_over=self._passed_over(pod, state, idx, cols, now, idx[usable],
                                                    cycle.get(prefilter.KEY)))
         if not usable.any():
             return out
-        mixed = mixed_archs(cols, idx[usable])
+        mixed = mixed_archs(cols.archs, state, idx[usable])
         if mixed:
             bench["covered"] = 0
-            bench["warning"], bench["warning_reason"] = _mixed_said(state, mixed), MIXED_ARCH
+            bench["warning"], bench["warning_reason"] = mixed_said(state, mixed), MIXED_ARCH
             return out
         scale = float(speed[usable].max())  # only ratios count: as shares of the fastest, 1e308s cannot overflow
         v, n, low = speed[usable] / scale, cols.n[idx][usable], cols.low[idx][usable] / scale

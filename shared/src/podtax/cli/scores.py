@@ -7,9 +7,11 @@ results the analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, O
 ignored by the scheduler, and the table says so, as it says how a score without interval counts and that one whose
 interval reaches 0 sets no reference (every score is ignored when the profile's BenchmarkScore weight is 0; a
 profile ranking by the mean is named). Scores of one group that would be used but come from tool executables built
-for different architectures (tool_archs: a 32-bit armhf sysbench on some nodes, arm64 on others) are ignored when
-the scheduler ranks those nodes together (it places the pod by resources alone, BenchmarkMixedArch): each says which
-nodes' architecture differs (mixed_archs). The BenchmarkScore settings are those of the scheduler's profile (--profile,
+for different architectures (tool_archs: a 32-bit armhf sysbench on some nodes, arm64 on others) are used unless
+the scheduler ranks those nodes together on nodes of one kubernetes.io/arch label (it then places the pod by
+resources alone, BenchmarkMixedArch; an x86 server and a Pi, each scored by its native build, are ranked): each says
+which nodes' architecture differs (mixed_archs; the table cannot tell the nodes' labels, the scheduler reads them).
+The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
 """
@@ -95,10 +97,14 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
     return "used" if stat == "median" else f"used: {its}"
 
 
+MIXED = "used unless ranked with nodes"  # a status the scheduler ignores only for some pods (mixed_archs)
+
+
 def mixed_archs(group: list[dict[str, Any]]) -> None:
     """Of one group's rows (each with its status), the used ones whose scores name a tool architecture, when they name
-    more than one: each becomes "ignored when ranked with ...", naming the nodes of the other architectures (the
-    scheduler places a pod by resources alone when its candidates' scores mix architectures: scoring.mixed_archs)."""
+    more than one: each becomes "used unless ranked with ...", naming the nodes of the other architectures (the
+    scheduler places a pod by resources alone when its candidates' scores mix architectures on nodes of one
+    kubernetes.io/arch label: podtax_scheduler.mixed_arch; the rows do not carry the nodes' labels)."""
     used = {r["node"]: "+".join(r.get("tool_archs") or []) for r in group if r["status"].startswith("used")}
     by_arch: dict[str, list[str]] = {}
     for node, arch in used.items():
@@ -112,7 +118,7 @@ def mixed_archs(group: list[dict[str, Any]]) -> None:
             continue
         others = "; ".join(f"{arch} on {', '.join(sorted(nodes))}" for arch, nodes in sorted(by_arch.items())
                            if arch != mine)
-        r["status"] = (f"ignored when ranked with nodes whose scores come from tool executables built for another "
+        r["status"] = (f"{MIXED} of its kubernetes.io/arch whose scores come from tool executables built for another "
                        f"architecture (this node's: {mine}; {others}): the scheduler then places by resources alone")
 
 
@@ -201,6 +207,11 @@ def scores(
     ignored = sum(r["status"].startswith("ignored") for r in rows)
     if ignored:
         out.print(f"{ignored} of {len(rows)} node scores are ignored by the scheduler (see the last column).")
+    sometimes = sum(r["status"].startswith(MIXED) for r in rows)
+    if sometimes:
+        out.print(f"{sometimes} of {len(rows)} node scores are ignored for a pod whose candidates of one "
+                  f"kubernetes.io/arch were scored by tool executables built for different architectures (see the "
+                  f"last column).")
     if placements:
         columns = [("placed at", "left"), ("pod", "left"), ("node", "left"), ("test", "left"), ("explanation", "left")]
         cells = [[p["placed_at"][:19].replace("T", " "), f"{p['namespace']}/{p['pod']}", p["node"] or "-",

@@ -1,0 +1,99 @@
+"""Which candidates' benchmark scores come from tool executables built for different architectures on one kind of
+machine (scoring.py, point 2).
+
+A score names the architectures its runs' tool executables were built for (NodeScore.tool_archs, from each run's
+ELF header). A native build on each node is that node's speed: an x86 server's x86_64 sysbench and a Raspberry Pi's
+aarch64 one rank the two machines. Only another build on the same kind of machine confounds a ranking: a 32-bit
+armhf sysbench on some arm64 nodes, the arm64 one on others, the same version being other code. The kind of machine
+is the node's ``kubernetes.io/arch`` label (the kubelet sets it: amd64, arm64, arm), which the scheduler holds for
+every node; nodes without it are taken as one kind. A score naming no architecture (an older wrapper or agent) is
+compared with any.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from podtax_scheduler.state import ClusterState
+
+MIXED_ARCH = "BenchmarkMixedArch"  # the Warning Event's reason: the candidates' scores name other tool architectures
+NAMES_SHOWN = 3
+UNLABELLED = "unlabelled"
+
+
+@dataclass(slots=True)
+class ToolArchs:
+    """One group's tool architectures by slot ("+"-joined for a score of several; absent: none named), and per slot
+    its node's label (kinds, read at state.static_gen kinds_gen). can_mix: some label has scores of two tool
+    architectures in the group; else no pod's candidates can mix and may_mix answers at once."""
+
+    by_slot: dict[int, str]
+    n_archs: int = 0
+    kinds: dict[int, str] = field(default_factory=dict)
+    kinds_gen: int = -1
+    can_mix: bool = False
+
+    def __post_init__(self) -> None:
+        self.n_archs = len(set(self.by_slot.values()))
+
+
+def _read_kinds(archs: ToolArchs, state: ClusterState) -> None:
+    """archs.kinds and can_mix for the nodes' labels now (read again only when a node's labels may have changed)."""
+    if archs.kinds_gen == state.static_gen:
+        return
+    kinds: dict[int, str] = {}
+    per_kind: dict[str, set[str]] = {}
+    for i, arch in archs.by_slot.items():
+        node = state.nodes.get(str(state.names[i]))
+        kinds[i] = kind = (node.arch if node is not None else None) or UNLABELLED
+        per_kind.setdefault(kind, set()).add(arch)
+    archs.kinds, archs.kinds_gen = kinds, state.static_gen
+    archs.can_mix = any(len(a) > 1 for a in per_kind.values())
+
+
+def may_mix(archs: ToolArchs, state: ClusterState) -> bool:
+    """Whether any candidates of this group can mix tool architectures on nodes of one label (cheap when not)."""
+    if archs.n_archs < 2:
+        return False
+    _read_kinds(archs, state)
+    return archs.can_mix
+
+
+def mixed_archs(archs: ToolArchs, state: ClusterState, slots: np.ndarray) -> dict[tuple[str, str], list[int]]:
+    """The slots of each (node label, tool architecture) among `slots`, on the labels whose scores there name more
+    than one tool architecture (else {}): those nodes' differences may be the executables' code, not the nodes'."""
+    if not may_mix(archs, state):
+        return {}
+    by_kind: dict[str, dict[str, list[int]]] = {}
+    for i in slots.tolist():
+        if (arch := archs.by_slot.get(i)) is not None:
+            by_kind.setdefault(archs.kinds[i], {}).setdefault(arch, []).append(i)
+    return {(kind, arch): s for kind, by_arch in by_kind.items() if len(by_arch) > 1 for arch, s in by_arch.items()}
+
+
+def same_build(archs: ToolArchs, candidates: np.ndarray, slots: np.ndarray) -> list[int]:
+    """Those of `slots` whose scores would not mix tool architectures with the candidates' (read after may_mix):
+    none when the candidates mix."""
+    seen: dict[str, set[str]] = {}
+    for i in candidates.tolist():
+        if (arch := archs.by_slot.get(i)) is not None:
+            seen.setdefault(archs.kinds[i], set()).add(arch)
+    if any(len(a) > 1 for a in seen.values()):
+        return []
+    return [i for i in slots.tolist() if (arch := archs.by_slot.get(i)) is None
+            or seen.get(archs.kinds[i], {arch}) == {arch}]
+
+
+def mixed_said(state: ClusterState, mixed: dict[tuple[str, str], list[int]]) -> str:
+    """The Warning's words: per label, each tool architecture and its nodes."""
+    kinds: dict[str, list[str]] = {}
+    for (kind, arch), slots in sorted(mixed.items()):
+        more = f" and {len(slots) - NAMES_SHOWN} more" if len(slots) > NAMES_SHOWN else ""
+        names = ", ".join(str(state.names[i]) for i in slots[:NAMES_SHOWN])
+        kinds.setdefault(kind, []).append(f"{arch} on {names}{more}")
+    nodes = "; ".join(f"{kind} nodes: {'; '.join(said)}" for kind, said in kinds.items())
+    return (f"the candidate nodes' benchmark scores come from tool executables built for different architectures "
+            f"on nodes of one architecture ({nodes}), so their differences may be the code's, not the nodes'; "
+            f"placed by resources alone")
