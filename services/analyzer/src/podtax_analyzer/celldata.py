@@ -204,15 +204,15 @@ imported AS (SELECT run_id FROM raw_logs WHERE campaign = $campaign AND imported
 cells AS (
     SELECT r.cluster, r.node, r.test, r.params_key, m.name AS metric, r.env,
            any_value(m.unit) AS unit,
-           list_sort(list_distinct(list(m.unit))) AS units,
+           list_sort(list(DISTINCT m.unit)) AS units,
            bool_or(m.higher_is_better) AS hib,
-           list_sort(list_distinct(list(m.higher_is_better))) AS hibs,
+           list_sort(list(DISTINCT m.higher_is_better)) AS hibs,
            list(m.value ORDER BY r.started_at NULLS LAST, r.sequence, r.run_id) AS vals,
-           list_distinct(list({VERSION_SQL})) AS versions,
+           list(DISTINCT {VERSION_SQL}) AS versions,
            {{archs}} AS tool_archs,
            count(*) FILTER (WHERE r.nr_throttled > 0) AS n_throttled,
            coalesce(sum(CASE WHEN r.nr_throttled > 0 THEN r.throttled_usec END)::BIGINT, 0) AS throttled_usec,
-           list_distinct(list(coalesce(r.cpu_limit, -1.0))) AS cpu_limits,
+           list(DISTINCT coalesce(r.cpu_limit, -1.0)) AS cpu_limits,
            count(i.run_id) AS n_imported
     FROM runs r
     JOIN metrics m ON m.run_id = r.run_id
@@ -260,7 +260,7 @@ ORDER BY {_KEY}
 # A side's distinct known tool architectures (list_distinct leaves NULL out). A file made before 3a2d7335 has no
 # runs.tool_arch until the analyzer opens it (schema.sql adds it), and `--db` reads a file read-only, as it is: its
 # runs name no architecture, so each side is compared with none (flags.confounded), as runs of an older agent are.
-_ARCHS = "list_distinct(list(r.tool_arch))"
+_ARCHS = "list_distinct(list(DISTINCT r.tool_arch))"
 _NO_ARCHS = "[]::VARCHAR[]"
 _HAS_TOOL_ARCH = ("SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database() "
                   "AND schema_name = 'main' AND table_name = 'runs' AND column_name = 'tool_arch'")

@@ -50,8 +50,8 @@ FROM runs WHERE campaign = $1 AND status = 'ok' AND started_at IS NOT NULL
 GROUP BY ALL
 """
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-# env -> first start, last start, runs, rank sum, the runs' time ranks among the cell's runs (ascending: the
-# order of the side's values)
+# env -> first start, last start, runs, rank sum, the runs' starts (microseconds since the epoch; time_ranks of a
+# cell's sides gives their places among the cell's runs, only for the few cells trend_check fits)
 Span = tuple[datetime, datetime, int, float, np.ndarray]
 Spans = dict[tuple[str, str, str, str], dict[str, Span]]
 
@@ -73,14 +73,14 @@ def time_ranks(sides: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def spans_of(con: duckdb.DuckDBPyConnection, campaign: str) -> Spans:
-    """(cluster, node, test, params) -> env -> (first start, last start, runs, rank sum, time ranks) of the ok runs
+    """(cluster, node, test, params) -> env -> (first start, last start, runs, rank sum, starts) of the ok runs
     with a start."""
     res = con.execute(_SPANS_SQL, [campaign]).fetchnumpy()
     keys = list(zip(*(res[k].tolist() for k in ("cluster", "node", "test", "params_key")), strict=True))
     starts: dict[tuple[str, str, str, str], list[np.ndarray]] = {}
     for key, t in zip(keys, res["starts"], strict=True):
         starts.setdefault(key, []).append(np.asarray(t, dtype=np.int64))
-    sums = {key: iter(zip(rank_sums(sides), time_ranks(sides), strict=True)) for key, sides in starts.items()}
+    sums = {key: iter(zip(rank_sums(sides), sides, strict=True)) for key, sides in starts.items()}
     spans: Spans = {}
     for key, env, first, last, n in zip(keys, res["env"].tolist(), res["first"].tolist(), res["last"].tolist(),
                                         res["n"].tolist(), strict=True):  # each cell's sides in the order listed
@@ -228,7 +228,8 @@ def trend_check(c: CellComparison, spans: dict[str, Span], values: dict[str, np.
     covered the truth in 10 of 26), else None."""
     if c.verdict not in (FASTER, SLOWER, NO_DIFFERENCE) or not {c.baseline, c.candidate} <= values.keys():
         return None, None
-    (base, base_t), (cand, cand_t) = (without(values[env], spans[env][4], [o.value for o in c.outliers if o.env == env])
+    ranks = dict(zip(spans, time_ranks([s[4] for s in spans.values()]), strict=True))
+    (base, base_t), (cand, cand_t) = (without(values[env], ranks[env], [o.value for o in c.outliers if o.env == env])
                                       for env in (c.baseline, c.candidate))  # the fit leaves the flagged outliers out
     fit = adjusted(base, base_t, cand, cand_t)
     if fit is None:
