@@ -14,6 +14,7 @@ from podtax.cli.main import main
 from tests.integration.harness import services, wait_for
 
 HEADER = "file,node,env,test,params,started_at,tool_version\n"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
 ENVS = ("host", "kubernetes")
 
 

@@ -24,7 +24,8 @@ from podtax_analyzer import imports_twice
 from podtax_analyzer.api import create_app
 from podtax_analyzer.store import Store
 
-from tests.integration.test_import_old_node_case import CORPUS, HEADER, _store
+from tests.integration.importing import CORPUS, HEADER
+from tests.integration.test_import_old_node_case import _store
 from tests.integration.test_imports_twice import _beside
 from tests.report.conftest import serve
 

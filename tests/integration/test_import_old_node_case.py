@@ -25,9 +25,7 @@ from podtax_analyzer.scores import node_scores
 from podtax_analyzer.store import Store
 from podtax_parser.service import derive_all
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "debian12-x86_64" / "sysbench-cpu-prime100000-1t.log"
-HEADER = "file,node,env,test,params,started_at,tool_version\n"
-ENVS = ("host", "kubernetes")
+from tests.integration.importing import CORPUS, ENVS, HEADER
 
 
 def _manifest(folder: Path, nodes: tuple[str, str], files: tuple[str, str] = ("host.log", "kubernetes.log")) -> Path:

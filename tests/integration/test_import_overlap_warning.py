@@ -17,7 +17,7 @@ import pytest
 from podtax.cli.main import main
 
 from tests.integration.harness import services, wait_for
-from tests.integration.test_import_old_node_case import CORPUS, HEADER
+from tests.integration.importing import CORPUS, HEADER
 
 CPU = "sysbench-cpu,threads=1 max_prime=100000 events=200 time=0"
 ROWS = (  # manifest line -> row

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from podtax.cli.main import main
 
-from tests.integration.test_import_old_node_case import CORPUS
+from tests.integration.importing import CORPUS
 
 HEADER = "file,node,env,test,params,started_at,tool_version\n"
 CPU = "sysbench-cpu,threads=1 max_prime=100000 events=200 time=0"
@@ -66,7 +66,22 @@ def test_runs_of_one_node_at_one_start_are_warned_of_overlap_whatever_their_env(
     assert "log the same text" not in said and said.count("overlap in time") == 1
 
 
-def test_other_tests_or_starts_are_not_warned_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_runs_of_two_tests_on_one_node_at_one_start_are_warned_of_overlap(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The analyzer flags overlapping runs of one node whatever their test: a sysbench-cpu run of 2.0 s and a
+    sysbench-memory run of 3.0 s (the corpus') at one start are both named."""
+    folder = CORPUS.parent
+    said = _dry_run(tmp_path, ["a.log,node-1,host,sysbench-cpu,threads=1 max_prime=20000 time=2,2024-03-01,",
+                               "b.log,node-1,host,sysbench-memory,threads=1 operation=write time=3,2024-03-01,"],
+                    capsys, {"a.log": (folder / "sysbench-cpu-default-time.log").read_text(),
+                             "b.log": (folder / "sysbench-memory-write-1t.log").read_text()})
+    assert ("lines 2, 3: sysbench-cpu (host), sysbench-memory (host) on node-1 overlap in time (from "
+            "2024-03-01T00:00:00+00:00): the analyzer flags them OVERLAP and gives no ratio") in said
+
+
+def test_failed_runs_of_no_length_of_other_tests_or_starts_are_not_warned_of(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """FATAL logs give no run length: the analyzer flags no OVERLAP of them, and they are not one capture."""
     said = _dry_run(tmp_path, [f"a.log,node-1,host,{CPU},2024-03-01,", "b.log,node-1,host,sysbench-memory,threads=1,"
                                "2024-03-01,", f"c.log,node-1,host,{CPU},2024-03-02,"], capsys)
     assert "log the same text" not in said and "overlap in time" not in said
