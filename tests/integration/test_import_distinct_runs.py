@@ -90,7 +90,7 @@ def test_copy_of_a_log_under_another_name_is_still_dropped(tmp_path: Path, caplo
     _store(db, _events(tmp_path, "c.csv", {"copy-h.log": log}, [f"copy-h.log,node-1,host,{CPU},2024-03-01T10:00:00Z,"]))
     assert _held(db) == [("h.log", "sysbench-cpu", "ok")]
     said = " ".join(caplog.text.split())  # the causes include two runs (review r10)
-    assert "dropped as duplicates" in said and "or two rows of one manifest with the same bytes at one start" in said
+    assert "dropped as duplicates" in said and "or two rows of one manifest with the same text at one start" in said
 
 
 def test_find_lists_a_log_stored_under_two_file_names(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_find_lists_a_log_stored_under_two_file_names(tmp_path: Path) -> None:
 
 def test_two_runs_of_one_manifest_stored_apart_are_listed_with_both_files(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """A database from before 287d2dc holds two rows of one manifest that logged the same bytes at one date-only
+    """A database from before 287d2dc holds two rows of one manifest that logged the same text at one date-only
     start apart (two runs, maybe). find lists one as the other's copy, so `podtax imports-twice` (the real CLI against
     the real app) and the report's warning name both files and say to check them before --apply (review r10: only
     the copy's file was printed, and the warning called it a copy an older podtax stored)."""
@@ -120,7 +120,7 @@ def test_two_runs_of_one_manifest_stored_apart_are_listed_with_both_files(
     twice, warning = _twice(db, other)
     assert [(t["imported_from"], t["kept_imported_from"]) for t in twice] == [("r2.log", "r1.log")]
     assert warning is not None and "file r2.log, is" in warning and "file r1.log)" in warning, warning
-    assert "or two runs of one manifest logged the same bytes at one start: check both files before --apply" in warning
+    assert "or two runs of one manifest logged the same text at one start: check both files before --apply" in warning
     store = Store(db)
     try:
         said = _cli_twice(create_app(store), monkeypatch, capsys)

@@ -5,10 +5,10 @@ backup folder, `host-1.log` beside `host-1 (copy).log`), gave the analyzer each 
 derived from the file name, and the analyzer recognised a capture it holds by campaign, file, env, node, start time
 and log text, so another file name was another run. Each cell counted 12 runs of 6 (both copies flagged OVERLAP:
 'ran at the same time as' the other, as if they had measured each other). The same capture is the same campaign,
-env, node (any case), start time and log text (stdout and stderr, byte for byte), whatever the file's name: the
-copy is dropped, the stored run kept. The same log text at other start times (runs whose figures happen to be
-equal) stays other runs. The real CLI imports real sysbench logs into a real analyzer and parser on a real
-nats-server."""
+env, node (any case), start time and log text (stdout and stderr, byte for byte but CRLF line ends as LF), whatever
+the file's name: the copy is dropped, the stored run kept. The same log text at other start times (runs whose figures
+happen to be equal) stays other runs. The real CLI imports real sysbench logs into a real analyzer and parser on a
+real nats-server."""
 
 from __future__ import annotations
 

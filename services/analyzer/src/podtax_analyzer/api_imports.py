@@ -27,7 +27,7 @@ class ImportedTwice(BaseModel):
 
 @router.get("/api/imports/twice", response_model=list[ImportedTwice],
             summary="Imported runs stored twice under two run ids (an older podtax spelled the node otherwise, or "
-                    "stored a copy under another file name; or two runs of one manifest logged the same bytes at one "
+                    "stored a copy under another file name; or two runs of one manifest logged the same text at one "
                     "start)")
 def imports_twice(request: Request, campaign: str | None = None) -> list[dict[str, Any]]:
     return find(request.app.state.store.cursor(), campaign)

@@ -6,7 +6,7 @@ but a database that imported one manifest under two podtax generations before th
 on two nodes, and the scheduler ranked node-1 by the copy; so does a database that imported the same logs again under
 other file names before 287d2dc. Nothing rewrites them unasked: `find` lists them with both files (the rule
 store_imports applies on arrival, CAPTURE: same campaign, env, test, params, node in any case, start time and log
-text, whatever the file's name: two runs of one manifest that logged the same bytes at one date-only start, which
+text, whatever the file's name: two runs of one manifest that logged the same text at one date-only start, which
 287d2dc's parent stored apart, are listed too, so a user checks both files before `drop`), `drop`
 removes the others' rows (runs, metrics, phases, and their raw logs, which are the
 kept run's byte for byte, or but for CRLF line ends) and records each in imported_duplicates with the run kept, so a
@@ -78,7 +78,7 @@ def warning(con: duckdb.DuckDBPyConnection, campaign: str) -> str | None:
     where = f"{how}: an older podtax stored the same capture {why}"
     return (f"{len(twice)} imported run(s) of this campaign are stored twice, {where} (run {one['run_id']}, file "
             f"{one['imported_from']}, is {one['kept_run_id']}, file {one['kept_imported_from']}), or two runs of one "
-            f"manifest logged the same bytes at one start: check both files before --apply; `podtax imports-twice "
+            f"manifest logged the same text at one start: check both files before --apply; `podtax imports-twice "
             f"--campaign {campaign}` lists them, and with --apply takes each once")
 
 
@@ -107,7 +107,7 @@ _OUTCOME = "SELECT status FROM runs WHERE run_id = ?"
 def move_outcome(con: duckdb.DuckDBPyConnection, t: dict[str, Any]) -> bool:
     """Give the kept run the dropped copy's outcome (runs row, metrics) when it has none, or a failure where the copy
     has a result: the copy kept is chosen by the node's spelling, and the only result of a capture may be the other
-    copy's (its parse failed or its result was lost); the logs are the same bytes, so it is the kept log's result.
+    copy's (its parse failed or its result was lost); the logs are the same text, so it is the kept log's result.
     True when moved."""
     kept, copy = (con.execute(_OUTCOME, [r]).fetchone() for r in (t["kept_run_id"], t["run_id"]))
     if copy is None or (kept is not None and (kept[0] == "ok" or copy[0] != "ok")):

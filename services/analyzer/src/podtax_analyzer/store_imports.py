@@ -10,14 +10,14 @@ itself: an imported raw log is the one it holds when a stored imported raw log i
 (imports_twice.CAPTURE): same campaign, env, test, params, node (whatever its case) and start time, and the same log
 (stdout and stderr, byte for byte but CRLF taken as LF: podtax.capture_text), whatever its file's name and run id.
 Two runs of one node, env and test starting
-at the same time are one run or measured each other; with the same bytes logged they are one (two rows of one
+at the same time are one run or measured each other; with the same text logged they are one (two rows of one
 manifest included: the importer warns of such rows). The same log text at another start time is another run (equal
 figures happen), and so is another log under the same file name (day1/host.log, day2/host.log), or the same failure
 line of another test. The stored one is kept; the newcomer's run id goes to
 `imported_duplicates`, so its result (the parser's, arriving before or after its raw log) is dropped too; a result
 stored before its raw log is deleted and the runs it overlapped are flagged afresh (overlap.py). When the kept run
 has no result (an older parser failed on the log, or its runs row is gone) the newcomer's outcome is its result, as
-imports_twice.move_outcome does: the logs are the same bytes, and a re-import after an upgrade is the usual way to
+imports_twice.move_outcome does: the logs are the same text, and a re-import after an upgrade is the usual way to
 recover the measurement. Live runs (no imported file) are never compared."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def record(con: duckdb.DuckDBPyConnection, twice: dict[str, str], raws: list[dic
                     "%s (campaign %s, file %s, node %s, env %s, started %s, the same log) is run %s: the same log "
                     "imported again under another file name, or by an older podtax that derived the run id from the "
                     "node spelled otherwise, or by a podtax before this version, whose run ids held neither the start "
-                    "nor the log; or two rows of one manifest with the same bytes at one start (two runs: `podtax "
+                    "nor the log; or two rows of one manifest with the same text at one start (two runs: `podtax "
                     "import` warned of them); the stored run is kept", len(new),
                     one["run_id"], one["campaign"], one["imported_from"], one["node"], one["env"], one["started_at"],
                     twice[one["run_id"]])

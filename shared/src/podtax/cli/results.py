@@ -119,7 +119,7 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
                                                                        "kept runs hold the same logs). Without it, "
                                                                        "only list them.")] = False) -> int:
     """Imported runs the database holds twice (an older podtax spelled the node otherwise, or stored the same logs
-    imported again under other file names; or two runs of one manifest logged the same bytes at one start: check
+    imported again under other file names; or two runs of one manifest logged the same text at one start: check
     both files before --apply): list them with both files, or take each once with --apply."""
     rows = _get("/api/imports/twice", {"campaign": campaign}, method="POST" if apply else "GET")
     assert isinstance(rows, list)
@@ -146,7 +146,7 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
         console.print(f"{len(rows)} imported run(s) are stored twice and {counted(rows)}; nothing changed: "
                       "`podtax imports-twice --apply` takes each once (the copy kept: the one spelled in "
                       "lowercase, the Kubernetes node's name, else the first stored); two runs of one manifest that "
-                      "logged the same bytes at one start are listed too: check both files before --apply",
+                      "logged the same text at one start are listed too: check both files before --apply",
                       highlight=False, markup=False)
     return 0
 
