@@ -40,42 +40,57 @@ def sentence(f: dict, verdict: str, threshold: float, correction: str, group: st
     return text
 
 
-def _crossed_parts(f: dict, levels: Levels) -> tuple[str, str, str, str]:
-    """The side names, "0.880 at the host runs' level (1002 events/s) and 0.853 at the pod runs' level (700.5
-    events/s)" (the ratio at each level, named by the side's main runs' median) and "0.315, 95% CI 0.306 to 0.479"
-    (the ratio of medians)."""
+def _crossed_parts(f: dict, levels: Levels, intervals: bool = False) -> tuple[str, str, str, str]:
+    """The side names, "0.880 at the host main runs' level (their median 1002 events/s) and 0.853 at the pod main
+    runs' level (their median 700.5 events/s)" (the ratio at each level, ``intervals``: with its 95% interval) and
+    "0.315, 95% CI 0.306 to 0.479" (the ratio of medians)."""
     pair = (f["baseline"], f["candidate"])
     base, cand = side_name(pair[0], pair), side_name(pair[1], pair)
     interval = f"95% CI {fmt_ratio(f['ci_low'])} to {fmt_ratio(f['ci_high'])}" if f["ci_low"] is not None \
         else "no interval"
     unit = f" {f['unit']}" * bool(f["unit"])
-    each = " and ".join(f"{fmt_ratio(r)} at the {name} runs' level ({fmt_value(at, f['unit'])}{unit})"
-                        for r, name, at in zip(levels.ratios, (base, cand), levels.at, strict=True))
+    each = " and ".join(
+        f"{fmt_ratio(r)}{f' (95% CI {fmt_ratio(ci[0])} to {fmt_ratio(ci[1])})' * intervals} at the {name} main runs' "
+        f"level (their median {fmt_value(at, f['unit'])}{unit})"
+        for r, ci, name, at in zip(levels.ratios, levels.cis, (base, cand), levels.at, strict=True))
     return base, cand, each, f"{fmt_ratio(f['ratio'])}, {interval}"
 
 
 def _crossed_sentence(f: dict, group: str, levels: Levels, threshold: float) -> str:
     """Why each side's group toward the other side's level withholds the verdict (stats.verdict.groups_cross): the
-    ratios at the two levels lie within the margin, or apart, or both beyond it against the ratio of medians."""
+    ratios at the two levels lie within the margin, or apart, or both beyond it against the ratio of medians. What
+    split the runs (outlier runs, two machines or settings) is not known, so the sentence says what was found."""
     base, cand, each, medians = _crossed_parts(f, levels)
     low, high = min(levels.ratios), max(levels.ratios)
     why = (f"the other way from the ratio of medians, {medians}" if high < 1 - levels.margin or low > 1 + levels.margin
            else f"not both beyond ±{fmt_pct(levels.margin)}% (the ±{fmt_pct(threshold)}% band and the runs' spread) "
                 f"one way; ratio of medians {medians}")
-    return (f"Inconclusive: each side holds runs toward the other side's level ({group}), as two machines mixed in "
-            f"one cell in different shares would; {cand}/{base} is {each}, {why}: no verdict.")
+    return (f"Inconclusive: the runs of each side lie in two groups, the smaller one toward the other side's main "
+            f"runs ({group}); {cand}/{base} is {each}, {why}: no verdict.")
+
+
+def span(ratio: float, intervals: list[tuple[float, float]]) -> tuple[float, float]:
+    """The sizes (|r - 1|, the way ``ratio`` lies from 1) from the nearest to the farthest end of ``intervals``
+    (95% intervals of ratios); 0 when an interval reaches 1."""
+    sign = 1.0 if ratio > 1 else -1.0
+    ends = [sign * (r - 1.0) for interval in intervals for r in interval]
+    return max(0.0, min(ends)), max(ends)
 
 
 def _levels_sentence(f: dict, group: str, levels: Levels, correction: str) -> str:
     """A verdict both levels and the ratio of medians give when each side holds runs toward the other's level
     (stats.verdict.groups_cross). Outlier runs (the ratio of medians sizes it) and two machines or settings (the ratio
-    at each level does) read alike, so the size is the span covering both readings."""
-    base, cand, each, medians = _crossed_parts(f, levels)
+    at each level does) read alike, so the size is the span joining the 95% intervals of the ratio of medians, of the
+    main runs' ratio (outlier runs) and of the ratio at each level (two machines or settings)."""
+    base, cand, each, medians = _crossed_parts(f, levels, intervals=True)
     word = change_word(f["ratio"], f["higher_is_better"], f["unit"])
-    sizes = [abs(r - 1.0) for r in (*levels.ratios, f["ratio"])]
-    return (f"{cand.capitalize()} {word} than {base}: {fmt_pct(min(sizes))}% to {fmt_pct(max(sizes))}% (the ratio "
-            f"of medians {medians}, {p_text_of(f['p_adjusted'])} after {correction}; {cand}/{base} {each} if the "
-            f"groups are two machines or settings): each side holds runs toward the other side's level ({group}), as "
+    ratio, (lo, hi) = levels.main
+    low, high = span(f["ratio"], [(f["ci_low"], f["ci_high"]), (lo, hi), *levels.cis])
+    main = f"{cand}/{base} of the main runs {fmt_ratio(ratio)} (95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)})"
+    return (f"{cand.capitalize()} {word} than {base}: {fmt_pct(low)}% to {fmt_pct(high)}% (95% intervals joined: the "
+            f"ratio of medians {medians}, {p_text_of(f['p_adjusted'])} after {correction}; if the groups are outlier "
+            f"runs, {main}; if two machines or settings, {cand}/{base} {each}): each side holds runs toward the other "
+            f"side's level ({group}), as "
             f"outlier runs or two machines or settings mixed in one cell in different shares would.")
 
 

@@ -12,30 +12,38 @@ from podtax_analyzer.stats.outliers import is_second_group, mad_scored
 from podtax_analyzer.wording import fmt_pct, fmt_value, plural, side_name
 
 
-def second_group(cell: CellData, outliers: list[tuple[str, float]]) -> str | None:
+def second_group(cell: CellData, outliers: list[tuple[str, float]], main: bool = False) -> str | None:
     """"2 of 12 pod runs (129.0, 128.2 events/s) were 29.5% slower than the pod median of 182.3 events/s"
     when the cell's outliers (env, value) form a second group on their side (stats.outliers.is_second_group), else
-    None. Outliers of both sides must each form one: both are said, the baseline's first, joined by "and"."""
+    None. Outliers of both sides must each form one: both are said, the baseline's first, joined by "and". ``main``:
+    against the median of the side's other runs, "... slower than the other 10 pod runs' median of 182.5 events/s"
+    (the level stats.verdict.groups_cross compares at)."""
     envs = [s.env for s in (cell.host, cell.pod) if any(env == s.env for env, _ in outliers)]
     if not envs or len(envs) != len({env for env, _ in outliers}):
         return None
-    said = [_one_group(cell, env, [v for e, v in outliers if e == env]) for env in envs]
+    said = [_one_group(cell, env, [v for e, v in outliers if e == env], main) for env in envs]
     return None if None in said else " and ".join(str(s) for s in said)
 
 
-def _one_group(cell: CellData, env: str, grouped: list[float]) -> str | None:
+def _one_group(cell: CellData, env: str, grouped: list[float], main: bool) -> str | None:
     """second_group's phrase for the runs ``grouped`` (values) of the side ``env``, or None when they form none."""
     side = cell.host if env == cell.host.env else cell.pod
     values = np.array(grouped)
     mid = float(np.median(side.values))
     if mid <= 0 or not is_second_group(values, mid):
         return None
-    shift = float(np.median(values)) / mid
     name = side_name(side.env, cell.pair)
+    against = f"the {name} median of"
+    if main:
+        rest = [float(v) for v in side.values]
+        for v in grouped:
+            rest.remove(v)
+        mid, against = float(np.median(rest)), f"the other {len(rest)} {name} runs' median of"
+    shift = float(np.median(values)) / mid
     shown = ", ".join(fmt_value(float(v), cell.unit) for v in values[:5]) + (", ..." if len(values) > 5 else "")
     word = change_word(shift, cell.higher_is_better, cell.unit)  # "lower" for a level, "fewer" for a count
     return (f"{len(values)} of {side.n} {name} runs ({shown} {cell.unit}) were {fmt_pct(shift - 1)}% "
-            f"{word} than the {name} median of {fmt_value(mid, cell.unit)} {cell.unit}")
+            f"{word} than {against} {fmt_value(mid, cell.unit)} {cell.unit}")
 
 
 def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np.ndarray],

@@ -22,9 +22,11 @@ alpha = 0.05):
   t plus the sides' spread s (the larger 1.4826 MAD / median of their main runs) times 1 + 1/sqrt(k) (k: the smaller
   group's runs) on the side the ratio of medians gives; else it is ``inconclusive`` (at 3 and 7 runs the same mix
   is BIMODAL). Outlier runs and two machines read alike, so a verdict that stands gives the direction and, as its
-  size, the span covering the ratio of medians and both levels ("Pod slower than host: 12.0% to 29.9% (the ratio
-  of medians 0.701, ...; pod/host 0.880 at the host runs' level (1000 events/s) and 0.853 at the pod runs' level
-  (700.3 events/s) if the groups are two machines or settings)").
+  size, the span joining the 95% intervals of the ratio of medians, of the main runs' ratio and of both levels
+  (level_interval): "Pod slower than host: 11.5% to 30.3% (95% intervals joined: the ratio of medians 0.701, 95% CI
+  0.699 to 0.792, ...; if the groups are outlier runs, pod/host of the main runs 0.700 (95% CI 0.697 to 0.703); if
+  two machines or settings, pod/host 0.880 (95% CI 0.875 to 0.885) at the host main runs' level (their median 1000
+  events/s) and 0.853 (95% CI 0.848 to 0.858) at the pod main runs' level (...))".
 - ``inconclusive``: anything else: the interval straddles a band edge, the test and the interval
   disagree, a blocking flag (CONFOUNDED, INSUFFICIENT, BIMODAL,
   DRIFT, OVERLAP, PARAMS_MISMATCH) withholds the headline, there is no interval at all, or (SEQUENTIAL, set by
@@ -109,13 +111,24 @@ def change_phrase(ratio: float, higher_is_better: bool, names: tuple[str, str] =
 class Levels(NamedTuple):
     """groups_cross's answer: the pod-to-host ratio at each of the two levels, the host's main runs' level first (pod
     group / host main runs) then the pod's (pod main runs / host group; medians), those levels (the sides' main
-    medians), the margin the ratios must lie beyond 1 by (the band and the runs' spread) and whether a verdict stands
-    on them."""
+    medians), each ratio's 95% interval (level_interval), the margin the ratios must lie beyond 1 by (the band and the
+    runs' spread), whether a verdict stands on them, and the ratio of the main runs' medians (pod / host: the size if
+    the groups are outlier runs) with its 95% interval."""
 
     ratios: tuple[float, float]
     at: tuple[float, float]
     margin: float
     holds: bool
+    cis: tuple[tuple[float, float], tuple[float, float]]
+    main: tuple[float, tuple[float, float]]
+
+
+def level_interval(ratio: float, spread: float, n_top: int, n_bottom: int) -> tuple[float, float]:
+    """A 95% interval of a ratio of two medians of ``n_top`` and ``n_bottom`` runs whose relative spread (1.4826 MAD
+    / median) is ``spread``: log ratio +- 1.96 * spread * sqrt(pi/2 * (1/n_top + 1/n_bottom)) (a median's variance
+    is pi/2 a mean's; a group of 2 runs has no spread of its own, so the main runs' stands for it)."""
+    half = 1.96 * spread * (np.pi / 2 * (1 / n_top + 1 / n_bottom)) ** 0.5
+    return ratio * float(np.exp(-half)), ratio * float(np.exp(half))
 
 
 def groups_cross(host: tuple[list[float], list[float]], pod: tuple[list[float], list[float]], ratio: float | None,
@@ -136,7 +149,9 @@ def groups_cross(host: tuple[list[float], list[float]], pod: tuple[list[float], 
     spread = max(1.4826 * float(np.median(np.abs(np.asarray(v) - m))) / m for v, m in ((hm, h_main), (pm, p_main)))
     margin = threshold + spread * (1 + 1 / min(len(hg), len(pg)) ** 0.5)
     holds = ratio is not None and ((max(ratios) < 1 - margin and ratio < 1) or (min(ratios) > 1 + margin and ratio > 1))
-    return Levels(ratios, (h_main, p_main), margin, holds)
+    cis = (level_interval(ratios[0], spread, len(pg), len(hm)), level_interval(ratios[1], spread, len(pm), len(hg)))
+    main = (p_main / h_main, level_interval(p_main / h_main, spread, len(pm), len(hm)))
+    return Levels(ratios, (h_main, p_main), margin, holds, cis, main)
 
 
 def decide(
