@@ -29,7 +29,9 @@ def _delete_named(tl: Timeline, create: str, delete: str, ends: set[str]) -> Non
     flag, = [f for f in parsed.flags if f.startswith("RETRIED: ")]
     named = flag.split(";")[0]
     assert named != "RETRIED: no figure" and "pv_deleted_max_ms" in named, flag
-    assert f"(first: {first}: create: {create} and delete: {delete} (" in flag, flag
+    t = tl.objects[first].t  # the create's wait follows the create (review r4: it followed the delete)
+    waited = f"sent again {t['request_sent'] - t['first_request_sent']:.2f} s after the first attempt"
+    assert f"(first: {first}: create: {create}, {waited} and delete: {delete} ({HELD_SHORT})); " in flag, flag
     assert "1 timed from the attempt that succeeded" in flag and "1 from the first attempt" in flag, flag
 
 

@@ -91,3 +91,19 @@ def test_a_nomad_volume_whose_create_and_delete_were_held_marks_both(nomadsim_fa
     assert {"api_accepted", "gone"} <= _held(tl, first), _held(tl, first)
     named = _flag(tl).split(";")[0]
     assert "pv_deleted_max_ms" in named and "provisioned_max_ms" in named, _flag(tl)  # before: the create's only
+
+
+def test_each_re_timed_calls_wait_follows_that_call(kubesim_factory: Any, run_cp: Any) -> None:
+    """Review r4: the flag put the create's wait after the object's last reason (`create: 429 ... and delete: 429
+    ..., sent again 1.01 s after the first attempt`). Now each re-timed call's wait follows its own reason; the held
+    consumer create, not re-timed, has none."""
+    faults = {"failCreates": [{"match": CLAIM, "status": 429, "times": 1}, {"match": POD, "status": 500, "times": 1}],
+              "failDeletes": [{"match": CLAIM, "status": 429, "times": 1}]}
+    sim = kubesim_factory({**cluster(provision=0.01), "faults": faults}, kubelet="simulated")
+    tl = run_cp(spec("volume-churn", count=12, concurrency=1, timeout=60, consumer=True), kube=sim)
+    first = sorted(tl.objects)[0]
+    t = tl.objects[first].t
+    create, delete = (t[p] - t[f"first_{p}"] for p in ("request_sent", "delete_requested"))
+    assert (f"(first: {first}: create: 429 Too Many Requests, sent again {create:.2f} s after the first attempt and "
+            f"create consumer: 500 Internal Server Error ({HELD_SHORT}) and delete: 429 Too Many Requests, sent again "
+            f"{delete:.2f} s after the first attempt); 2 timed from the attempt that succeeded") in _flag(tl), _flag(tl)

@@ -20,6 +20,7 @@ from podtax.parsers.timeline_records import seconds as _seconds
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p95", 95.0), ("p99", 99.0), ("max", 100.0),
                                               ("min", 0.0))
 LOWER_BOUND = "LOWER_BOUND"
+STARTS = {"create": "request_sent", "delete": "delete_requested"}  # the phase start a retried call sets (`retried`)
 
 
 def left_behind_flag(left: int, in_use: list[str]) -> str:
@@ -59,14 +60,13 @@ def held_points(timeline: Timeline) -> set[tuple[str, str]]:
     leads to (consumer_running, timed from the claim's create). Each such time may hold the refused attempts and
     the wait: an upper bound, as an end point a re-list saw after a dropped watch (late_points). Every held call of
     an object counts (review r14: one reason an object named its consumer's only, its held delete said exact)."""
-    starts = {"create": "request_sent", "delete": "delete_requested"}
     times = {o.name: o.t for o in timeline.objects}
     out: set[tuple[str, str]] = set()
     for name, whys in retried_calls(timeline).items():
         for why in whys:
             if HELD_WORDS not in why:
                 continue
-            start = starts.get(why.split(":")[0])
+            start = STARTS.get(why.split(":")[0])
             t = times.get(name, {})
             out |= {(name, p.end) for p in timeline.phases
                     if (ph.started_by_create(p, t) if start == "request_sent" else p.start == start if start
@@ -95,19 +95,27 @@ def retried_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, flo
     if not retried:
         return None
     name, whys = next(iter(retried.items()))
-    t = by_name[name].t
-    waited = next((t[p] - t[f"first_{p}"] for p in ("request_sent", "delete_requested") if f"first_{p}" in t), None)
-    after = f", sent again {waited:.2f} s after the first attempt" if waited is not None else ""
     calls = [w for ws in retried.values() for w in ws]
     held = sum(HELD_WORDS in w for w in calls)
     given_up = sum(by_name[n].error is not None for n in retried)
     later = f", {given_up} of them given up later (timed from the retry until then: lower bounds)" if given_up else ""
     metrics = upper_bound_metrics(timeline, latencies, held_points(timeline))
     each = "" if len(calls) == len(retried) else f" {len(calls)}"
+    said = " and ".join(_waited(w, by_name[name].t) for w in whys)  # each re-timed call's wait after its reason
     return (f"RETRIED: {', '.join(metrics) or 'no figure'}; {len(retried)} object(s)'{each} calls were refused and "
-            f"sent again (first: {name}: {' and '.join(whys)}{after}); {len(calls) - held} timed from the attempt "
+            f"sent again (first: {name}: {said}); {len(calls) - held} timed from the attempt "
             f"that succeeded (the refused attempts and the wait are not in their latency), {held} from the first "
             f"attempt (their phases hold the wait: upper bounds){later}")
+
+
+def _waited(why: str, t: Mapping[str, float]) -> str:
+    """A retried call's reason, with how long after its first attempt it was sent again when it was re-timed (its
+    phase start's first_<point> kept). Review r4: the first re-timed call's wait followed the object's last reason
+    (`create: 429 ... and delete: 429 ..., sent again 1.01 s after the first attempt`: the create's wait)."""
+    point = STARTS.get(why.split(":")[0])
+    if point is None or f"first_{point}" not in t:
+        return why
+    return f"{why}, sent again {t[point] - t[f'first_{point}']:.2f} s after the first attempt"
 
 
 def _gaps(summary: Mapping[str, Any]) -> list[tuple[str, float, float | None, dict[str, list[str]]]]:

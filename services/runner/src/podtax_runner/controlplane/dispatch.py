@@ -44,9 +44,10 @@ NODE_IN_LINE = frozenset({"pod-startup"})  # the templates whose object's line h
 POD_CONDITION_BYTES = 40
 # an object's line without a node's name: its times and server times (Kubernetes claims with consumers the largest)
 OBJECT_BYTES = 500
-# what sent-again calls add to an object, bounded by Timeline.resend: first_request_sent, first_delete_requested and
-# its `retried` entry in the summary (its name, at most 160 characters of why and HELD); every object of a throttled
-# run may have one
+# what sent-again calls add to an object, bounded by Timeline.resend and Timeline.retried: first_request_sent,
+# first_delete_requested and its `retried` entry in the summary (its name and, for one call sent again, at most 160
+# characters of why and HELD, or 200 re-timed; for 2 or 3 calls, a list of at most 150 // calls characters each, a
+# held one's with HELD_SHORT: up to 344 bytes in review r4's fuzz); every object of a throttled run may have one
 RETRY_BYTES = 350
 ERROR_BYTES = 360  # an object's error (Timeline.fail: at most 300 characters), for the allowance a run may fail
 FIXED_BYTES = 8192  # the header and the summary's counts (the API server's request counters the largest)

@@ -169,7 +169,8 @@ class Timeline:
         for name, whys in calls.items():
             if len(whys) == 1:
                 out[name] = whys[0][0] + (f" ({HELD})" if whys[0][1] else "")
-            else:  # within RETRY_BYTES: 3 calls' 400 quotes, emoji ... took at most 312 bytes (test_cp_error_size)
+            else:  # within RETRY_BYTES (350): 3 calls' 400 quotes, emoji ... under a 34-character name took up to 341
+                # bytes in test_cp_error_size, 344 in review r4's fuzz (1,600 random messages)
                 out[name] = [bounded(w, 150 // len(whys)) + (f" ({HELD_SHORT})" if held else "") for w, held in whys]
         return out
 
