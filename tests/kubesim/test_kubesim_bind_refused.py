@@ -6,6 +6,7 @@ an unrelated retry and the refused one was never tried again."""
 from __future__ import annotations
 
 from kubernetes import client, watch
+from podtax_kubesim import resources as R
 from podtax_kubesim.testing import Sim
 
 NS = "default"
@@ -75,3 +76,39 @@ def test_a_pod_whose_bindings_are_all_refused_is_tried_again_and_said_once(kubes
               if int(ev["object"].metadata.resource_version) <= int(pod.metadata.resource_version)]
     assert [(c.status, c.reason) for ev in writes for c in ev["object"].status.conditions] == [
         ("False", "SchedulerError")]  # written once, not again for the same refusal
+
+
+def test_the_backoff_doubles_per_refusal_and_the_pods_own_update_does_not_cut_it_short(kubesim_factory) -> None:  # type: ignore[no-untyped-def]
+    sim: Sim = kubesim_factory({"nodes": [{"name": "n1"}],
+                                "faults": {"failCreates": [{"match": "bindings/p-a", "status": 500, "times": 0}]}})
+    scheduler, key = sim.emulator.scheduler, (NS, "p-a")
+    core = client.CoreV1Api(sim.api_client())
+    core.create_namespaced_pod(NS, {"metadata": {"name": "p-a"}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    sim.wait_for(lambda: sim.call(lambda: len(scheduler.delays.get(key, []))) >= 3, timeout=20)
+
+    def relabel() -> tuple[list[float], bool, bool]:
+        """During the third backoff (4 s): a label patched, as the pod's owner may; said in the same turn, before the
+        queue's drain could take it."""
+        sim.emulator.api.patch(R.POD, NS, "p-a", {"metadata": {"labels": {"touched": "yes"}}},
+                               "application/merge-patch+json")
+        return list(scheduler.delays[key]), key in scheduler.queue.keys, key in scheduler.backing_off
+
+    assert sim.call(relabel) == ([1.0, 2.0, 4.0], False, True)  # retry_seconds 1 doubled per refusal; not queued
+
+
+def test_a_pod_deleted_during_its_backoff_has_its_retry_cancelled(kubesim_factory) -> None:  # type: ignore[no-untyped-def]
+    """The retry is keyed by namespace/name: left due, it tried a pod created again under that name early."""
+    sim: Sim = kubesim_factory({"nodes": [{"name": "n1"}],
+                                "faults": {"failCreates": [{"match": "bindings/p-a", "status": 500, "times": 0}]}})
+    scheduler, key = sim.emulator.scheduler, (NS, "p-a")
+    core = client.CoreV1Api(sim.api_client())
+    pod = {"metadata": {"name": "p-a"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    core.create_namespaced_pod(NS, pod)
+    sim.wait_for(lambda: sim.call(lambda: len(scheduler.delays.get(key, []))) >= 2, timeout=20)
+    retry = sim.call(lambda: scheduler.backing_off[key])
+    core.delete_namespaced_pod("p-a", NS)
+    sim.wait_for(lambda: sim.get("pods", "p-a", NS) is None)
+    assert sim.call(lambda: (retry.cancelled(), key in scheduler.backing_off, scheduler.delays.get(key))) == (
+        True, False, None)
+    core.create_namespaced_pod(NS, pod)  # a new pod: tried at once, its backoff from 1 s again
+    assert sim.wait_for(lambda: sim.call(lambda: scheduler.delays.get(key)), timeout=20) == [1.0]

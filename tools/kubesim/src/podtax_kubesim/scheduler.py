@@ -13,13 +13,17 @@ that node. (An audit: pods were scheduled before their claims were bound, so a p
 Pods are handled one at a time from a WorkQueue, as kube-scheduler's loop takes the next pod whatever became of the
 last. A pod is bound through the API server's binding (Server.bind, where fault failCreates 'bindings/...' refuses
 it), as kube-scheduler's DefaultBinder binds; a refused binding is its handleSchedulingFailure: a FailedScheduling
-event, PodScheduled False/SchedulerError, and the pod tried again after a backoff (1 s doubled per failure, at most
-10 s: podInitialBackoffDuration, podMaxBackoffDuration), not on its own update meanwhile."""
+event, PodScheduled False/SchedulerError, and the pod tried again after a backoff (1 s doubled per binding failure in a
+row, at most 10 s: podInitialBackoffDuration, podMaxBackoffDuration; kube-scheduler doubles per scheduling attempt,
+Unschedulable ones included), not on its own update meanwhile; a pod deleted meanwhile has its retry cancelled (one
+created again under its name starts afresh). A binding stored all the same (a fault's `stored` answer) gets the event
+but no PodScheduled False, which kube-scheduler writes on the bound pod too (its kubelet then says True)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TypeAlias
 
 from podtax_kubesim import resources as R
 from podtax_kubesim.api import Api, set_condition
@@ -31,6 +35,7 @@ from podtax_kubesim.workqueue import WorkQueue
 
 NAME = "default-scheduler"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
+Key: TypeAlias = tuple[str, str]
 MAX_BACKOFF = 10.0  # times retry_seconds: kube-scheduler's podMaxBackoffDuration over its podInitialBackoffDuration
 
 
@@ -85,11 +90,12 @@ class DefaultScheduler:
                  bind: Callable[[str, str, Obj], Obj] | None = None) -> None:
         self.api, self.store = api, api.store
         self.bind = bind or api.bind  # the emulator's: Server.bind, the API server's answer with its faults
-        self.queue: WorkQueue[tuple[str, str]] = WorkQueue(self._handle)
-        self.unschedulable: dict[tuple[str, str], str] = {}
-        self.waiting: set[tuple[str, str]] = set()  # pods whose WaitForFirstConsumer claims are being provisioned
-        self.failures: dict[tuple[str, str], int] = {}  # pods whose binding failed -> failures in a row
-        self.backing_off: set[tuple[str, str]] = set()  # of those, the ones waiting out their backoff
+        self.queue: WorkQueue[Key] = WorkQueue(self._handle)
+        self.unschedulable: dict[Key, str] = {}
+        self.waiting: set[Key] = set()  # pods whose WaitForFirstConsumer claims are being provisioned
+        self.failures: dict[Key, int] = {}  # pods whose binding failed -> failures in a row
+        self.delays: dict[Key, list[float]] = {}  # of those, each backoff (seconds) taken, in order
+        self.backing_off: dict[Key, asyncio.TimerHandle] = {}  # of those, the ones waiting out a backoff -> its retry
         self.retry_seconds = retry_seconds
         self.store.listen(R.PODS, self._on_pod)
         self.store.listen(R.NODES, self._on_node)
@@ -111,8 +117,16 @@ class DefaultScheduler:
                 self.queue.add(key)
         else:
             self.unschedulable.pop(key, None)
-            self.failures.pop(key, None)
-            self.backing_off.discard(key)
+            self._forget(key)
+
+    def _forget(self, key: Key) -> None:
+        """The pod bound or gone: its failures forgotten, a retry due cancelled (a pod created again under its name
+        would be tried early)."""
+        self.failures.pop(key, None)
+        self.delays.pop(key, None)
+        timer = self.backing_off.pop(key, None)
+        if timer is not None:
+            timer.cancel()
 
     def _bound(self, pod: Obj) -> list[Obj]:
         names = [(v.get("persistentVolumeClaim") or {}).get("claimName") for v in pod["spec"].get("volumes") or []]
@@ -134,15 +148,14 @@ class DefaultScheduler:
             self.queue.add(key)
         asyncio.get_running_loop().call_later(self.retry_seconds, self._retry)
 
-    def _handle(self, key: tuple[str, str]) -> None:
+    def _handle(self, key: Key) -> None:
         pod = self.store.get(R.PODS, *key)
         if pod is not None and self.wants(pod):
             self.schedule(pod)
 
-    def _backed_off(self, key: tuple[str, str]) -> None:
-        if key in self.backing_off:  # not deleted meanwhile
-            self.backing_off.discard(key)
-            self.queue.add(key)
+    def _backed_off(self, key: Key) -> None:
+        del self.backing_off[key]  # a pod deleted meanwhile had this cancelled
+        self.queue.add(key)
 
     def _bind_failed(self, pod: Obj, err: ApiError) -> None:
         """kube-scheduler's handleSchedulingFailure for a binding refused: said, and the pod queued again after its
@@ -153,16 +166,17 @@ class DefaultScheduler:
                               repeat=True)
         now = self.store.get(R.PODS, *key)
         if now is None or now["spec"].get("nodeName"):
-            self.failures.pop(key, None)
+            self._forget(key)
             return
         tries = self.failures[key] = self.failures.get(key, 0) + 1
-        self.backing_off.add(key)  # before the update, whose event must not queue it at once
+        delay = self.retry_seconds * min(2 ** (tries - 1), MAX_BACKOFF)
+        self.delays.setdefault(key, []).append(delay)
+        # before the update, whose event must not queue it at once
+        self.backing_off[key] = asyncio.get_running_loop().call_later(delay, self._backed_off, key)
         new = deepcopy(now)
         set_condition(new["status"], "PodScheduled", "False", "SchedulerError", message)
         if new["status"] != now["status"]:  # as kube-scheduler's updatePod: no patch when the pod says so already
             self.store.update(R.PODS, new)
-        delay = self.retry_seconds * min(2 ** (tries - 1), MAX_BACKOFF)
-        asyncio.get_running_loop().call_later(delay, self._backed_off, key)
 
     def _claims(self, pod: Obj) -> tuple[str, list[Obj]]:
         """('', unbound WaitForFirstConsumer claims) when the pod's claims let it be scheduled, else why not."""
@@ -217,7 +231,7 @@ class DefaultScheduler:
                 except ApiError as err:
                     self._bind_failed(pod, err)
                     return
-                self.failures.pop(key, None)
+                self._forget(key)
                 self.api.record_event(pod, "Scheduled", f"Successfully assigned {key[0]}/{key[1]} to "
                                       f"{node['metadata']['name']}", component=NAME, action="Binding")
                 return
