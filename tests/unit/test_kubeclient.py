@@ -91,6 +91,20 @@ def test_an_error_event_raises(status: dict, raised: type[Exception], said: str)
     assert str(err.value) == said
 
 
+@pytest.mark.parametrize("line, shown", [
+    (b"not json", "b'not json'"),  # was JSONDecodeError: Expecting value: line 1 column 1 (char 0)
+    (b"\xff\xfe", "b'\\xff\\xfe'"),  # was UnicodeDecodeError
+    ("[1]", "'[1]'"),  # was AttributeError: 'list' object has no attribute 'get'
+    (b"null", "b'null'"),
+    (b'{"type": "ADDED", "object": [1]}', """b'{"type": "ADDED", "object": [1]}'"""),
+    ("x" * 200, repr("x" * 80)),  # its start only
+])
+def test_a_line_that_is_no_json_event_raises_naming_the_stream_and_the_line(line: str | bytes, shown: str) -> None:
+    with pytest.raises(ValueError) as err:
+        kubeclient.watch_event(line, "12")
+    assert str(err.value) == f"watch stream: not a JSON event: {shown}"
+
+
 def test_follow_watch_hands_on_events_not_bookmarks_until_the_end_or_stop() -> None:
     lines = [b'{"type": "ADDED", "object": {"metadata": {"name": "a", "resourceVersion": "8"}}}', b"",
              b'{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}',

@@ -119,11 +119,19 @@ class WatchGone(Exception):
 def watch_event(line: str | bytes, rv: str) -> tuple[str, dict[str, Any], str] | None:
     """One line of a watch stream (``_preload_content=False``, a JSON event a line): (type, object, the
     resourceVersion to resume from: the object's, else `rv`); None for an empty line. An ERROR event raises:
-    WatchGone for 410, else RuntimeError('watch error: <its message>')."""
+    WatchGone for 410, else RuntimeError('watch error: <its message>'); a line that is no JSON event (not JSON, or
+    it or its object no JSON object) raises ValueError('watch stream: not a JSON event: <the line's start>'), where
+    json's error or an AttributeError named neither the stream nor the line."""
     if not line:
         return None
-    event = json.loads(line)
-    etype, obj = event.get("type"), event.get("object") or {}
+    try:
+        event = json.loads(line)
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        event = None
+    obj = event.get("object") or {} if isinstance(event, dict) else None
+    if not isinstance(obj, dict):
+        raise ValueError(f"watch stream: not a JSON event: {line[:80]!r}")
+    etype = event.get("type")
     if etype == "ERROR":
         if obj.get("code") == 410:
             raise WatchGone(obj.get("message", "410 Gone"))
