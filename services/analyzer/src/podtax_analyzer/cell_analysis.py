@@ -272,10 +272,15 @@ def _side_bound(f: dict, key: str) -> frozenset[int]:
 
 
 def _main_and_group(a: Analysis, side: Side) -> tuple[list[float], list[float]]:
-    """A side's values without its second group's runs, and that group's (groups_cross)."""
-    at = {i for (env, i), o in zip(a.outlier_at, a.fields["outliers"], strict=True) if o.group and env == side.env}
-    values = [float(v) for v in side.values]
-    return [v for i, v in enumerate(values) if i not in at], [values[i] for i in sorted(at)]
+    """A side's values without its second group's runs, and that group's (groups_cross); ([], []) for a side
+    without a group, which groups_cross needs on both sides (listing every value of every side was 0.18 s of a
+    500-cell table)."""
+    at = sorted({i for (env, i), o in zip(a.outlier_at, a.fields["outliers"], strict=True)
+                 if o.group and env == side.env})
+    if not at:
+        return [], []
+    values = np.asarray(side.values, dtype=float)
+    return np.delete(values, at).tolist(), values[at].tolist()
 
 
 def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correction: str,
