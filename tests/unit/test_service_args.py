@@ -167,3 +167,32 @@ def test_podtax_bench_help_is_not_a_mistake_and_no_argument_is_one_line() -> Non
     assert done.returncode == 0 and "podtax-bench TOOL [ARGS...]" in done.stdout and not done.stderr
     done = subprocess.run(bench, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--help" in done.stderr, done.stderr
+
+
+SERVICES = ["podtax_parser", "podtax_analyzer", "podtax_runner", "podtax_host_agent"]
+
+
+@pytest.mark.parametrize("module", SERVICES)
+def test_help_to_a_reader_gone_is_said_nothing_of(module: str) -> None:
+    """`podtax-host-agent --help | head -3` ended in a 13-line BrokenPipeError traceback, exit 1, once head had its
+    lines (session 53). Now, as `podtax ... | head`: nothing on stderr, status 1 (the text was not all written)."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # every write to the pipe now fails EPIPE
+    try:
+        done = subprocess.run([sys.executable, "-m", module, "--help"], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=60, check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (1, "")
+
+
+@pytest.mark.parametrize("module", SERVICES)
+def test_help_to_a_full_disk_is_one_line(module: str) -> None:
+    """`podtax-parser --help > f` on a full disk (/dev/full) ended in an OSError traceback: now one line, status 1."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", module, "--help"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60, check=False)
+    prog = module.replace("_", "-")
+    assert (done.returncode, done.stderr) == (1, f"{prog}: cannot write its output: No space left on device\n")

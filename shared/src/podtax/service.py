@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -102,6 +103,21 @@ async def service_streams(name: str, settings: Common, bus: Bus, stop: asyncio.E
             log.warning("NATS went away while podtax-%s checked its streams: checking again", name)
 
 
+def _print_help(name: str, lines: list[str]) -> int:
+    """Print `--help`'s lines: 0; standard output that cannot be written, 1: `podtax-parser --help | head` (its reader
+    gone: nothing to say, as `podtax ... | head`) or `> f` on a full disk (one line). Both ended in a traceback."""
+    try:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+        return 0
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # the interpreter's last flush of what is still buffered cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if exc.errno != errno.EPIPE:
+            print(f"podtax-{name}: cannot write its output: {exc.strerror}", file=sys.stderr)
+        return 1
+
+
 def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asyncio.Event], Awaitable[None]],
                 argv: list[str] | None = None, prepare: Callable[[S], None] | None = None,
                 streams_first: bool = True) -> int:
@@ -109,10 +125,9 @@ def run_service(name: str, settings_cls: type[S], body: Callable[[S, Bus, asynci
     connect, make or wait for the streams (service_streams; `streams_first=False`: `body` does, when it may
     serve something before), run `body` until SIGTERM, drain."""
     if argv and argv[0] in ("-h", "--help"):
-        print(f"podtax-{name}: configured by environment variables:")
-        for field, info in settings_cls.model_fields.items():
-            print(f"  PODTAX_{field.upper():32} {info.description or ''} (default {info.default!r})")
-        return 0
+        return _print_help(name, [f"podtax-{name}: configured by environment variables:"] + [
+            f"  PODTAX_{field.upper():32} {info.description or ''} (default {info.default!r})"
+            for field, info in settings_cls.model_fields.items()])
     if argv:  # a service takes no arguments: a mistyped one must not start it with the defaults
         print(f"podtax-{name}: unexpected argument {argv[0]!r}: it is configured by PODTAX_* environment "
               f"variables (podtax-{name} --help lists them)", file=sys.stderr)
