@@ -281,3 +281,19 @@ def test_scores_tables_of_two_parameter_sets_are_told_apart(con, client, capsys)
     titles = [line.strip() for line in capsys.readouterr().out.splitlines() if "is better)" in line]
     assert len(titles) == len(set(titles)) == 2, titles
     assert any("[threads=1]" in t for t in titles) and any("[threads=2]" in t for t in titles), titles
+
+
+def test_scores_table_writes_figures_of_1000_and_more_in_full(con, client, capsys):
+    """`podtax scores` after a quick sysbench campaign showed 'median 1.266e+04' and '95% CI 9,063 – 1.764e+04' (the
+    format {:,.4g}); the report writes such figures in full (report_render._value). Now so does the scores table."""
+    insert_cells(con, [CellSpec("big", SideSpec(np.full(8, 9000.0)),
+                                SideSpec(np.array([12000.0, 12300, 12500, 12600, 12700, 12900, 13100, 17640])),
+                                params={"threads": 1}, metric="events_per_second", campaign="big")])
+    con.execute("UPDATE runs SET ended_at = now() - INTERVAL 1 HOUR WHERE node = 'big'")
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0
+    big = {s["node"]: s for s in json.loads(capsys.readouterr().out)["scores"]}["big"]
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
+    [row] = [x.split("│") for x in capsys.readouterr().out.splitlines() if "│ big" in x]
+    assert row[3].strip() == f"{big['median']:,.0f}" == "12,650", row
+    assert row[4].strip() == f"{big['ci_low']:,.0f} – {big['ci_high']:,.0f}", row
+    assert "e+" not in "".join(row), row

@@ -128,7 +128,10 @@ def _for_option(line: str) -> str:
 
 
 def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.4g}"
+    """As the report writes a figure (report_render._value): 4 significant digits below 1,000, else in full."""
+    if v is None:
+        return "-"
+    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
 def _value(score: dict[str, Any], stat: str) -> str:
