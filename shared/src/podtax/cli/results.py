@@ -50,6 +50,12 @@ def _get(path: str, params: dict[str, str | int] | None = None, method: str = "G
 MAX_TEXTS = 10  # distinct flag texts printed under the table
 
 
+def _known(campaign: str | None) -> None:
+    """Nothing found for `campaign`: an unknown one is said so (exit 1), as report, export and compare do."""
+    if campaign and campaign not in {c["name"] for c in _get("/api/campaigns")}:  # type: ignore[union-attr]
+        raise fail(f"unknown campaign {campaign!r} (the analyzer at {api_url()} has no run of it)")
+
+
 def flag_names(flags: list[str]) -> list[str]:
     """The names of a run's flags ('PARAM_MISMATCH: bs echoed as 64k, requested 4k' -> 'PARAM_MISMATCH')."""
     return list(dict.fromkeys(f.split(":", 1)[0].strip() for f in flags))
@@ -68,9 +74,8 @@ def results(
     if as_json:
         print(json.dumps(rows, indent=1))
         return 0
-    if not rows and campaign and campaign not in {c["name"] for c in _get("/api/campaigns")}:  # type: ignore[union-attr]
-        raise fail(f"unknown campaign {campaign!r} (the analyzer at {api_url()} has no run of it)")
     if not rows:
+        _known(campaign)
         console.print("no results yet" + (f" for campaign {campaign}" if campaign else "")
                       + (f" on node {node}" if node else ""))
         return 0
@@ -124,6 +129,7 @@ def imports_twice(campaign: Annotated[str | None, typer.Option(help="Only this c
     rows = _get("/api/imports/twice", {"campaign": campaign}, method="POST" if apply else "GET")
     assert isinstance(rows, list)
     if not rows:
+        _known(campaign)  # a mistyped name is no clean campaign
         console.print("no imported run is stored twice" + (f" in campaign {printable(campaign)}" if campaign else ""),
                       highlight=False)
         return 0
