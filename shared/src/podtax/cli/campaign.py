@@ -360,7 +360,8 @@ async def _cancel(name: str, reason: str, wait_s: float) -> int:
                       f"flight: a control-plane run (volume-churn, pod-startup) stops before its next object, deletes "
                       f"what it created and is recorded as cancelled; a pod run's Job is deleted and it is recorded "
                       f"as cancelled; a host run's processes are killed by its host agent and it is recorded as "
-                      f"cancelled", highlight=False)
+                      f"cancelled; a run that ends before it is stopped (a pod run's Job is looked at every 5 s) keeps "
+                      f"its result", highlight=False)
         return 0
     finally:
         await bus.close()
@@ -374,7 +375,8 @@ def cancel(
 ) -> int:
     """Cancel a campaign: pending runs are recorded as cancelled; a control-plane run in flight stops before its next
     object, deletes what it created and is recorded as cancelled; a pod run in flight has its Job deleted and is
-    recorded as cancelled; a host run in flight is stopped by its host agent and recorded as cancelled."""
+    recorded as cancelled; a host run in flight is stopped by its host agent and recorded as cancelled. A run that
+    ends before it is stopped (a pod run's Job is looked at every 5 s) keeps its result."""
     return cli_deadline.run(_cancel(name, reason, wait), f"cancelling campaign {name}", extra_s=wait)
 
 
