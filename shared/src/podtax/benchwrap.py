@@ -19,6 +19,7 @@ is other code as a 32-bit arm build than as an aarch64 one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -172,11 +173,25 @@ def remove_data_file(args: list[str]) -> None:
             path.unlink(missing_ok=True)
 
 
+def print_help() -> int:
+    """The docstring on stdout: 0; 1 when it cannot be written, nothing said for a reader gone (`podtax-bench --help |
+    head`), one line else (a full disk). Both ended in a traceback."""
+    try:
+        sys.stdout.write(f"{__doc__}\n")
+        sys.stdout.flush()
+        return 0
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # the interpreter's last flush of what is still buffered cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if not isinstance(exc, BrokenPipeError):
+            print(f"podtax-bench: cannot write its output: {exc.strerror}", file=sys.stderr)
+        return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):  # asked for: stdout, exit 0 (it was stderr and 2, as a mistake)
-        print(__doc__)
-        return 0
+        return print_help()
     if not args:  # a mistake: one line (it printed the whole docstring on stderr)
         print("podtax-bench: missing the benchmark to run: podtax-bench TOOL [ARGS...]. Try 'podtax-bench --help'.",
               file=sys.stderr)
