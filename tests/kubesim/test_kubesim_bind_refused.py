@@ -5,6 +5,8 @@ an unrelated retry and the refused one was never tried again."""
 
 from __future__ import annotations
 
+import asyncio
+
 from kubernetes import client, watch
 from podtax_kubesim import resources as R
 from podtax_kubesim.testing import Sim
@@ -86,14 +88,17 @@ def test_the_backoff_doubles_per_refusal_and_the_pods_own_update_does_not_cut_it
     core.create_namespaced_pod(NS, {"metadata": {"name": "p-a"}, "spec": {"containers": [{"name": "c", "image": "i"}]}})
     sim.wait_for(lambda: sim.call(lambda: len(scheduler.delays.get(key, []))) >= 3, timeout=20)
 
-    def relabel() -> tuple[list[float], bool, bool]:
+    def relabel() -> tuple[list[float], bool, bool, bool]:
         """During the third backoff (4 s): a label patched, as the pod's owner may; said in the same turn, before the
-        queue's drain could take it."""
+        queue's drain could take it. The retry's own timer (not only the delay recorded) is due in at most 4 s and
+        more than 3 s: the third refusal was seen a poll ago."""
         sim.emulator.api.patch(R.POD, NS, "p-a", {"metadata": {"labels": {"touched": "yes"}}},
                                "application/merge-patch+json")
-        return list(scheduler.delays[key]), key in scheduler.queue.keys, key in scheduler.backing_off
+        due = scheduler.backing_off[key].when() - asyncio.get_running_loop().time()
+        return list(scheduler.delays[key]), key in scheduler.queue.keys, key in scheduler.backing_off, 3.0 < due <= 4.0
 
-    assert sim.call(relabel) == ([1.0, 2.0, 4.0], False, True)  # retry_seconds 1 doubled per refusal; not queued
+    # retry_seconds 1 doubled per refusal; not queued; the timer set for 4 s
+    assert sim.call(relabel) == ([1.0, 2.0, 4.0], False, True, True)
 
 
 def test_a_pod_deleted_during_its_backoff_has_its_retry_cancelled(kubesim_factory) -> None:  # type: ignore[no-untyped-def]
