@@ -234,6 +234,37 @@ def test_scores_cli_says_which_scores_come_from_tools_of_other_architectures(con
             "executables built for different architectures (see the last column).") in out, out
 
 
+def test_scores_cli_an_x86_and_pi_cluster_each_scored_by_its_native_build_is_used(con, client, capsys):
+    """An x86 node's x86_64 sysbench and Pis' aarch64 one never run on one kind of machine, so never on nodes of one
+    kubernetes.io/arch: the scheduler ranks them with no Warning and the rows say plain 'used' (they said 'used
+    unless ranked with ...', and the summary '3 of 3 node scores are ignored for a pod ...'). An i386 build beside
+    the x86_64 one may run on one kind of machine: those two rows are marked, naming only each other."""
+    rng = np.random.default_rng(2)
+    insert_cells(con, [CellSpec(n, SideSpec(rng.normal(1000, 5, 8)), SideSpec(rng.normal(990, 5, 8)),
+                                params={"threads": 1}, metric="events_per_second", campaign="z")
+                       for n in ("pi1", "pi2")])
+    con.execute("UPDATE runs SET ended_at = now() - INTERVAL 1 HOUR WHERE node IN ('pi1', 'pi2')")
+    con.execute("DELETE FROM runs WHERE node = 'old'")
+    con.execute("UPDATE runs SET tool_arch = 'x86_64' WHERE node = 'fresh'")
+    con.execute("UPDATE runs SET tool_arch = 'aarch64' WHERE node IN ('pi1', 'pi2')")
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0
+    said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert said == {"fresh": "used", "pi1": "used", "pi2": "used"}, said
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ignored" not in out, out
+
+    con.execute("UPDATE runs SET tool_arch = 'i386' WHERE node = 'pi2'")  # a 32-bit x86 build now
+    assert main(["scores", "--test", "sysbench-cpu", "--json", "--placements", "0"]) == 0
+    said = {s["node"]: s["status"] for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert said["pi1"] == "used", said
+    assert "(this node's: x86_64; i386 on pi2)" in said["fresh"] and "aarch64" not in said["fresh"], said
+    assert "(this node's: i386; x86_64 on fresh)" in said["pi2"], said
+    assert main(["scores", "--test", "sysbench-cpu", "--placements", "0"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 of 3 node scores are ignored for a pod whose candidates of one kubernetes.io/arch" in out, out
+
+
 def _column(out: str, k: int) -> tuple[str, str]:
     """The scores table's k-th column: its title and the row of node halfzero."""
     [title] = [x.split("┃")[k].strip() for x in out.splitlines() if "┃ node" in x]

@@ -7,10 +7,11 @@ results the analyzer flagged (the profile's ignore_flags: CONFOUNDED, BIMODAL, O
 ignored by the scheduler, and the table says so, as it says how a score without interval counts and that one whose
 interval reaches 0 sets no reference (every score is ignored when the profile's BenchmarkScore weight is 0; a
 profile ranking by the mean is named). Scores of one group that would be used but come from tool executables built
-for different architectures (tool_archs: a 32-bit armhf sysbench on some nodes, arm64 on others) are used unless
-the scheduler ranks those nodes together on nodes of one kubernetes.io/arch label (it then places the pod by
-resources alone, BenchmarkMixedArch; an x86 server and a Pi, each scored by its native build, are ranked): each says
-which nodes' architecture differs (mixed_archs; the table cannot tell the nodes' labels, the scheduler reads them).
+for different architectures of one kind of machine (tool_archs: a 32-bit armhf sysbench on some nodes, arm64 on
+others; i386 beside x86_64) are used unless the scheduler ranks those nodes together on nodes of one kubernetes.io/arch
+label (it then places the pod by resources alone, BenchmarkMixedArch): each says which nodes' architecture differs
+(mixed_archs; the table cannot tell the nodes' labels, the scheduler reads them). An x86 server and a Pi, each scored
+by its native build (x86_64, aarch64), never share a label: they are ranked, and their rows say "used".
 The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
@@ -100,24 +101,39 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
 MIXED = "used unless ranked with nodes"  # a status the scheduler ignores only for some pods (mixed_archs)
 
 
+# Tool architectures (benchwrap.elf_arch's names) that run on one kind of machine: a 32-bit build beside the 64-bit
+# one. Builds of two families (an x86_64 sysbench on x86 nodes, an aarch64 one on Pis) never share a kubernetes.io/arch.
+_FAMILIES = {"i386": "x86", "x32": "x86", "x86_64": "x86", "arm": "arm", "aarch64": "arm", "ppc": "ppc",
+             "ppc64": "ppc", "s390": "s390", "s390x": "s390", "mips": "mips", "mips64": "mips",
+             "riscv32": "riscv", "riscv64": "riscv", "loongarch32": "loongarch", "loongarch64": "loongarch"}
+
+
+def _family(archs: str) -> str:
+    """The kind of machine a score's "+"-joined tool architectures run on (an unknown name is its own)."""
+    kinds = {_FAMILIES.get(a, a) for a in archs.split("+")}
+    return kinds.pop() if len(kinds) == 1 else archs
+
+
 def mixed_archs(group: list[dict[str, Any]]) -> None:
-    """Of one group's rows (each with its status), the used ones whose scores name a tool architecture, when they name
-    more than one: each becomes "used unless ranked with ...", naming the nodes of the other architectures (the
-    scheduler places a pod by resources alone when its candidates' scores mix architectures on nodes of one
-    kubernetes.io/arch label: podtax_scheduler.mixed_arch; the rows do not carry the nodes' labels)."""
+    """Of one group's rows (each with its status), the used ones whose scores name a tool architecture, when another
+    used row names another architecture that runs on the same kind of machine (_FAMILIES: arm beside aarch64, i386
+    beside x86_64): each becomes "used unless ranked with ...", naming those nodes (the scheduler places a pod by
+    resources alone when its candidates' scores mix architectures on nodes of one kubernetes.io/arch label:
+    podtax_scheduler.mixed_arch; the rows do not carry the nodes' labels, so builds of two families, which never
+    share a label, are not marked)."""
     used = {r["node"]: "+".join(r.get("tool_archs") or []) for r in group if r["status"].startswith("used")}
     by_arch: dict[str, list[str]] = {}
     for node, arch in used.items():
         if arch:
             by_arch.setdefault(arch, []).append(node)
-    if len(by_arch) < 2:
-        return
     for r in group:
         mine = used.get(r["node"])
         if not mine:
             continue
         others = "; ".join(f"{arch} on {', '.join(sorted(nodes))}" for arch, nodes in sorted(by_arch.items())
-                           if arch != mine)
+                           if arch != mine and _family(arch) == _family(mine))
+        if not others:
+            continue
         r["status"] = (f"{MIXED} of its kubernetes.io/arch whose scores come from tool executables built for another "
                        f"architecture (this node's: {mine}; {others}): the scheduler then places by resources alone")
 
