@@ -98,6 +98,9 @@ def test_an_error_event_raises(status: dict, raised: type[Exception], said: str)
     (b"null", "b'null'"),
     (b'{"type": "ADDED", "object": [1]}', """b'{"type": "ADDED", "object": [1]}'"""),
     ("x" * 200, repr("x" * 80)),  # its start only
+    ('{"type": "ADDED", "object": {"metadata": [1]}}', repr('{"type": "ADDED", "object": {"metadata": [1]}}')),
+    ('{"type": "ERROR", "object": []}', repr('{"type": "ERROR", "object": []}')),  # was 'watch error: {}'
+    ('{"type": "ADDED", "object": 0}', repr('{"type": "ADDED", "object": 0}')),
 ])
 def test_a_line_that_is_no_json_event_raises_naming_the_stream_and_the_line(line: str | bytes, shown: str) -> None:
     with pytest.raises(ValueError) as err:

@@ -120,23 +120,27 @@ def watch_event(line: str | bytes, rv: str) -> tuple[str, dict[str, Any], str] |
     """One line of a watch stream (``_preload_content=False``, a JSON event a line): (type, object, the
     resourceVersion to resume from: the object's, else `rv`); None for an empty line. An ERROR event raises:
     WatchGone for 410, else RuntimeError('watch error: <its message>'); a line that is no JSON event (not JSON, or
-    it or its object no JSON object) raises ValueError('watch stream: not a JSON event: <the line's start>'), where
-    json's error or an AttributeError named neither the stream nor the line."""
+    it, its object or the object's metadata no JSON object; a null object or metadata is {}) raises
+    ValueError('watch stream: not a JSON event: <the line's start>'), where json's error or an AttributeError named
+    neither the stream nor the line."""
     if not line:
         return None
     try:
         event = json.loads(line)
     except ValueError:  # JSONDecodeError, UnicodeDecodeError
         event = None
-    obj = event.get("object") or {} if isinstance(event, dict) else None
-    if not isinstance(obj, dict):
+    obj = event.get("object") if isinstance(event, dict) else []
+    obj = {} if obj is None else obj  # a null object: {}; a false one ([], 0, "") is no object
+    meta = obj.get("metadata") if isinstance(obj, dict) else []
+    meta = {} if meta is None else meta
+    if not isinstance(obj, dict) or not isinstance(meta, dict):
         raise ValueError(f"watch stream: not a JSON event: {line[:80]!r}")
     etype = event.get("type")
     if etype == "ERROR":
         if obj.get("code") == 410:
             raise WatchGone(obj.get("message", "410 Gone"))
         raise RuntimeError(f"watch error: {obj.get('message', obj)}")
-    return str(etype), obj, str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+    return str(etype), obj, str(meta.get("resourceVersion") or rv)
 
 
 def follow_watch(lines: Iterable[str | bytes], rv: str, stop: threading.Event,
