@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 PODTAX = str(Path(sys.executable).with_name("podtax"))
 
 
@@ -49,3 +51,25 @@ def test_ctrl_c_while_the_cluster_file_is_read_is_no_traceback(tmp_path: Path) -
             proc.wait()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert proc.returncode == 130, (proc.returncode, err)
+
+
+@pytest.mark.parametrize(("command", "sig", "status"), [
+    ([PODTAX, "kubesim"], signal.SIGINT, 130), ([sys.executable, "-m", "podtax_kubesim"], signal.SIGINT, 130),
+    ([PODTAX, "kubesim"], signal.SIGTERM, 0)])
+def test_ctrl_c_while_serving_is_status_130(tmp_path: Path, command: list[str], sig: int, status: int) -> None:
+    """tools/kubesim/README: 'Ctrl-C stops it with status 130, nothing printed'. Once serving, Ctrl-C ended it with
+    status 0, as SIGTERM does (session 53: `podtax-kubesim`, then SIGINT: exit 0); 130 only while --cluster was
+    read. Now Ctrl-C is 130 there too; SIGTERM (a supervisor's stop) stays 0."""
+    proc = subprocess.Popen([*command, "--port", "0", "--kubeconfig", str(tmp_path / "k.yaml")], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_shell)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # it prints its address once it serves
+        assert "SIMULATED Kubernetes API at" in line, (line, proc.poll())
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, out, err) == (status, "", "")

@@ -51,16 +51,19 @@ async def serve(args: argparse.Namespace) -> int:
     url = await emulator.start()
     write_emulator_kubeconfig(args.kubeconfig, emulator)
     nodes = len(emulator.store.objects.get("/nodes", {}))
-    print(f"podtax kubesim: SIMULATED Kubernetes API at {url} ({nodes} nodes, kubelet={args.kubelet}); "
-          f"kubeconfig: {args.kubeconfig}", flush=True)
+    # before the line that says it serves: a SIGTERM right after it killed the process (status -15; 241 through
+    # `podtax kubesim`), a Ctrl-C gave asyncio's KeyboardInterrupt
+    stopped_by: list[signal.Signals] = []
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, lambda sig=sig: (stopped_by.append(sig), stop.set()))
+    print(f"podtax kubesim: SIMULATED Kubernetes API at {url} ({nodes} nodes, kubelet={args.kubelet}); "
+          f"kubeconfig: {args.kubeconfig}", flush=True)
     await stop.wait()
     await emulator.stop()
-    return 0
+    return 130 if stopped_by[:1] == [signal.SIGINT] else 0  # Ctrl-C: 130, as while --cluster is read; SIGTERM: 0
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
