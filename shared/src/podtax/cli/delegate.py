@@ -3,8 +3,8 @@
 The library imports no service (the services depend on it, never the reverse). A command such as
 `podtax simulate` (the scheduler's plugins) or `podtax volumes cleanup` (the runner's executor)
 is registered here as a pass-through: its arguments go unchanged to `python -m <package> <name>
-...` in a child process that shares the terminal, and its exit status is the command's. When the
-package is not installed, one line says which one to install.
+...` in a child process that shares the terminal, and its exit status is the command's (128 + N when
+signal N ended it). When the package is not installed, one line says which one to install.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def run_module(module: str, argv: list[str], install_hint: str) -> int:
     main_thread = threading.current_thread() is threading.main_thread()  # signals are the main thread's
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)} if main_thread else {}
     try:
-        return child.wait()
+        code = child.wait()
+        return 128 - code if code < 0 else code  # ended by signal N: 128 + N, as a shell says it (not 256 - N)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
