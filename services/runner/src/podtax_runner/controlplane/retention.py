@@ -15,6 +15,7 @@ removed when the runner starts (no timeline is being written then)."""
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -68,14 +69,20 @@ def prune(folder: Path, max_files: int, max_age_days: float, unreported: Iterabl
           temporary: bool = False) -> list[str]:
     """Remove the kept timelines to_prune names from `folder` (`adding`: files about to be written; its temporary
     files too when `temporary`: only when no timeline is being written), each said in the log; the names removed.
-    Never raises OSError: a folder it cannot list is said in the log and nothing is pruned; a file gone meanwhile
-    (pruned by another prune at the same time) is passed over without a word."""
+    Never raises OSError: a folder it cannot list or search is said in the log in one line and nothing is pruned; a
+    file gone meanwhile (pruned by another prune at the same time) is passed over without a word."""
     try:
         if not folder.is_dir():
             return []
         paths = list(folder.iterdir())
     except OSError as exc:  # e.g. no read permission: never a reason to stop the runner or lose a run's failure
         log.warning("could not list %s (%s): no measured timeline pruned there; give the runner read and search "
+                    "permission on it", folder, exc)
+        return []
+    try:
+        os.stat(os.path.join(folder, "."))  # needs search permission on it, as each file's stat does
+    except PermissionError as exc:  # listed but not searchable: said once, not for each file
+        log.warning("could not search %s (%s): no measured timeline pruned there; give the runner read and search "
                     "permission on it", folder, exc)
         return []
     files = []
