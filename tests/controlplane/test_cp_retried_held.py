@@ -70,6 +70,25 @@ def test_a_throttled_delete_is_still_retimed() -> None:
     assert tl.retried == {"c": "delete: 429 Too Many Requests"}
 
 
+@pytest.mark.parametrize("then", [ApiException(status=504, reason="Gateway Timeout"),
+                                  ApiException(status=500, reason="Internal Server Error")])
+def test_a_delete_throttled_then_refused_by_a_proxy_is_put_back_to_its_first_time(then: ApiException) -> None:
+    """Review r7: a call answered 429 (re-timed from its retry, its first time kept) and then 5xx (held) stayed timed
+    from its second attempt while `retried` said 'timed from the first attempt', and the flag gave it a wait:
+    'delete: 504 ... (timed from the first attempt ...), sent again 0.50 s after the first attempt'. Now its time is
+    put back to the first attempt and the flag says no wait."""
+    tl = delete_answered_504_after_it_went_through(ApiException(status=429, reason="Too Many Requests"), then)
+    t = tl.objects["c"].t
+    assert t["delete_requested"] == 0.10 and "first_delete_requested" not in t, t  # before: 0.6, first 0.10
+    assert tl.retried == {"c": f"delete: {then.status} {then.reason} ({HELD})"}, tl.retried
+    run = parser.parse(tl.jsonl(), "volume-churn")
+    metrics = {m.name: m.value for m in run.metrics}
+    assert metrics["deleted_p50_ms"] == pytest.approx(1400), metrics  # before: 900 (timed from the 0.6 s retry)
+    flag, = [f for f in run.flags if f.startswith("RETRIED: ")]
+    assert f"(first: c: delete: {then.status} {then.reason} ({HELD})); 0 timed from" in flag, flag
+    assert "sent again 0." not in flag, flag
+
+
 def test_a_nomad_delete_answered_504_after_it_went_through_keeps_its_first_time(
         nomadsim_factory: Any, run_cp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nomad: the first DELETE of one volume goes through (the plugin takes 0.3 s) and a proxy answers it 504; the

@@ -111,9 +111,12 @@ def retried_flag(timeline: Timeline, latencies: Mapping[str, list[tuple[str, flo
 def _waited(why: str, t: Mapping[str, float]) -> str:
     """A retried call's reason, with how long after its first attempt it was sent again when it was re-timed (its
     phase start's first_<point> kept). Review r4: the first re-timed call's wait followed the object's last reason
-    (`create: 429 ... and delete: 429 ..., sent again 1.01 s after the first attempt`: the create's wait)."""
+    (`create: 429 ... and delete: 429 ..., sent again 1.01 s after the first attempt`: the create's wait). A held
+    call has none: review r7, a create answered 429 (re-timed, first_<point> kept) then 500 (held) read
+    `create: 500 ... (timed from the first attempt), sent again 1.00 s after the first attempt` (a runner since
+    then puts its time back to the first attempt)."""
     point = STARTS.get(why.split(":")[0])
-    if point is None or f"first_{point}" not in t:
+    if point is None or HELD_WORDS in why or f"first_{point}" not in t:
         return why
     return f"{why}, sent again {t[point] - t[f'first_{point}']:.2f} s after the first attempt"
 

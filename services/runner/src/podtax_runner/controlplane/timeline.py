@@ -130,21 +130,26 @@ class Timeline:
         finally:
             self._local.gap = None
 
-    def resend(self, name: str, point: str | None, why: str) -> None:
+    def resend(self, name: str, point: str | None, why: str, held: bool = False) -> None:
         """The call that started `point` of `name` was refused (`why`: a 429 or 503 with Retry-After, answers that
         say nothing was done: retry.did_nothing) and is sent again now: `point` is re-timed from this attempt, the
         first kept as `first_<point>`, and the summary's `retried` names it (the parser's RETRIED run flag). The
         refused attempts and the wait the server asked for are not the object's latency (an audit: a claim created
-        after two 429s was timed bound in 260 ms among claims of 2 ms). `point` None: not re-timed (HELD)."""
+        after two 429s was timed bound in 260 ms among claims of 2 ms). `point` None or `held`: not re-timed (HELD),
+        and a `point` an earlier refusal re-timed is put back to its first attempt, as HELD says (review r7: a create
+        answered 429, then 500, was timed from its second attempt and said 'timed from the first attempt')."""
         rec = self.objects.get(name)
         if rec is None:
             return
         with self._lock:
             # not re-timed: a call that starts no phase (a consumer pod's create: consumer_running is timed from the
-            # claim's), or one whose refused attempt did its work (an end came before the retry: the claim's
-            # DELETED event, then the retry's 404; re-timed, that phase would be negative and the run refused)
-            if point is None or point not in rec.t or any(
+            # claim's), one whose attempt got an answer that does not say nothing was done (resender), or one whose
+            # refused attempt did its work (an end came before the retry: the claim's DELETED event, then the
+            # retry's 404; re-timed, that phase would be negative and the run refused)
+            if held or point is None or point not in rec.t or any(
                     v > rec.t[point] for k, v in rec.t.items() if k != point and not k.startswith("first_")):
+                if point is not None and f"first_{point}" in rec.t:
+                    rec.t[point] = rec.t.pop(f"first_{point}")
                 self._why.setdefault(name, {})[why.split(":")[0]] = (bounded(why, 160), True)
                 return
             rec.t.setdefault(f"first_{point}", rec.t[point])
@@ -186,7 +191,7 @@ class Timeline:
         def again(exc: BaseException) -> None:
             nonlocal held
             held = held or not did_nothing(exc)
-            self.resend(name, None if held else point, f"{what}: {retry_reason(exc)}")
+            self.resend(name, point, f"{what}: {retry_reason(exc)}", held)
 
         return again
 
