@@ -164,10 +164,13 @@ def test_a_score_with_a_field_this_scheduler_does_not_know_is_read() -> None:
     ({"a": "arm64", "b": "arm64"}, None),  # an armhf build beside the arm64 one on 64-bit Pis: not ranked
     ({"a": "arm", "b": "arm64"}, {"a": 0.0, "b": 100.0}),  # a 32-bit Pi's native armhf build: ranked
     ({}, None),  # nodes without kubernetes.io/arch are taken as one kind
-], ids=["one-label", "two-labels", "unlabelled"])
+    ({"b": "arm64"}, None),  # a, unlabelled, may be arm64 too: not ranked against b (was {"a": 0.0, "b": 100.0})
+    ({"a": "arm"}, None),  # b, unlabelled, may be arm too
+], ids=["one-label", "two-labels", "unlabelled", "a-unlabelled", "b-unlabelled"])
 def test_tool_architectures_mix_only_on_nodes_of_one_label(labels: dict[str, str],
                                                            want: dict[str, float] | None) -> None:
-    """a's score from the armhf build, b's from the arm64 one (twice as fast): judged per kubernetes.io/arch."""
+    """a's score from the armhf build, b's from the arm64 one (twice as fast): judged per kubernetes.io/arch; a node
+    without the label is judged with the nodes of every label."""
     store = ScoreStore("local", "kubernetes")
     for node, speed, arch in (("a", 50.0, "arm"), ("b", 100.0, "aarch64")):
         store.put_score(score(node, speed, 20, ci=(speed * 0.99, speed * 1.01)).model_copy(
@@ -175,7 +178,7 @@ def test_tool_architectures_mix_only_on_nodes_of_one_label(labels: dict[str, str
     state = cluster({}, [])
     for n in "ab":
         obj = node_obj(n, arch=labels.get(n, "amd64"))
-        if not labels:
+        if n not in labels:
             del obj["metadata"]["labels"]["kubernetes.io/arch"]
         state.upsert_node(obj)
     p = PodInfo.from_dict(with_uid(pod("p")))
@@ -183,7 +186,7 @@ def test_tool_architectures_mix_only_on_nodes_of_one_label(labels: dict[str, str
     cycle: dict[str, Any] = {}
     out = BenchmarkScore(store, 3600.0).score(p, state, idx, cycle)
     if want is None:
-        kind = labels.get("a", "unlabelled")
+        kind = next(iter(labels.values()), "unlabelled")
         assert cycle["benchmark"]["warning_reason"] == MIXED_ARCH, cycle
         assert f"({kind} nodes: aarch64 on b; arm on a)" in cycle["benchmark"]["warning"], cycle
         return

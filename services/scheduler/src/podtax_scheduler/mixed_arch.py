@@ -6,8 +6,9 @@ ELF header). A native build on each node is that node's speed: an x86 server's x
 aarch64 one rank the two machines. Only another build on the same kind of machine confounds a ranking: a 32-bit
 armhf sysbench on some arm64 nodes, the arm64 one on others, the same version being other code. The kind of machine
 is the node's ``kubernetes.io/arch`` label (the kubelet sets it: amd64, arm64, arm), which the scheduler holds for
-every node; nodes without it are taken as one kind. A score naming no architecture (an older wrapper or agent) is
-compared with any.
+every node. A node without it may be of any kind: it is judged with the nodes of each label (and with the other
+unlabelled ones), so an unlabelled armhf-scored node beside an arm64-labelled node scored by the arm64 build is not
+ranked against it. A score naming no architecture (an older wrapper or agent) is compared with any.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ UNLABELLED = "unlabelled"
 @dataclass(slots=True)
 class ToolArchs:
     """One group's tool architectures by slot ("+"-joined for a score of several; absent: none named), and per slot
-    its node's label (kinds, read at state.static_gen kinds_gen). can_mix: some label has scores of two tool
-    architectures in the group; else no pod's candidates can mix and may_mix answers at once."""
+    the labels its node is judged under (kinds: its label; an unlabelled node's UNLABELLED and every label of the
+    group's nodes; read at state.static_gen kinds_gen). can_mix: some label has scores of two tool architectures in
+    the group; else no pod's candidates can mix and may_mix answers at once."""
 
     by_slot: dict[int, str]
     n_archs: int = 0
-    kinds: dict[int, str] = field(default_factory=dict)
+    kinds: dict[int, tuple[str, ...]] = field(default_factory=dict)
     kinds_gen: int = -1
     can_mix: bool = False
 
@@ -43,12 +45,16 @@ def _read_kinds(archs: ToolArchs, state: ClusterState) -> None:
     """archs.kinds and can_mix for the nodes' labels now (read again only when a node's labels may have changed)."""
     if archs.kinds_gen == state.static_gen:
         return
-    kinds: dict[int, str] = {}
+    labels: dict[int, str | None] = {}
+    for i in archs.by_slot:
+        node = state.nodes.get(str(state.names[i]))
+        labels[i] = node.arch if node is not None else None
+    every = (UNLABELLED, *sorted({label for label in labels.values() if label}))
+    kinds = {i: (label,) if label else every for i, label in labels.items()}
     per_kind: dict[str, set[str]] = {}
     for i, arch in archs.by_slot.items():
-        node = state.nodes.get(str(state.names[i]))
-        kinds[i] = kind = (node.arch if node is not None else None) or UNLABELLED
-        per_kind.setdefault(kind, set()).add(arch)
+        for kind in kinds[i]:
+            per_kind.setdefault(kind, set()).add(arch)
     archs.kinds, archs.kinds_gen = kinds, state.static_gen
     archs.can_mix = any(len(a) > 1 for a in per_kind.values())
 
@@ -69,7 +75,8 @@ def mixed_archs(archs: ToolArchs, state: ClusterState, slots: np.ndarray) -> dic
     by_kind: dict[str, dict[str, list[int]]] = {}
     for i in slots.tolist():
         if (arch := archs.by_slot.get(i)) is not None:
-            by_kind.setdefault(archs.kinds[i], {}).setdefault(arch, []).append(i)
+            for kind in archs.kinds[i]:
+                by_kind.setdefault(kind, {}).setdefault(arch, []).append(i)
     return {(kind, arch): s for kind, by_arch in by_kind.items() if len(by_arch) > 1 for arch, s in by_arch.items()}
 
 
@@ -79,11 +86,12 @@ def same_build(archs: ToolArchs, candidates: np.ndarray, slots: np.ndarray) -> l
     seen: dict[str, set[str]] = {}
     for i in candidates.tolist():
         if (arch := archs.by_slot.get(i)) is not None:
-            seen.setdefault(archs.kinds[i], set()).add(arch)
+            for kind in archs.kinds[i]:
+                seen.setdefault(kind, set()).add(arch)
     if any(len(a) > 1 for a in seen.values()):
         return []
     return [i for i in slots.tolist() if (arch := archs.by_slot.get(i)) is None
-            or seen.get(archs.kinds[i], {arch}) == {arch}]
+            or all(seen.get(kind, {arch}) == {arch} for kind in archs.kinds[i])]
 
 
 def mixed_said(state: ClusterState, mixed: dict[tuple[str, str], list[int]]) -> str:
