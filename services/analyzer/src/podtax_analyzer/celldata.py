@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,6 +160,7 @@ class CellData:
     baseline: str = HOST
     candidate: str = POD  # "" for a one-sided test (pod-startup): compare campaigns instead
     starts_mixed: str | None = None  # CONFOUNDED's sentence: a side timed the figure from two starts (provision_starts)
+    campaign_envs: frozenset[str] = frozenset()  # the environments its campaign's spec lists; empty: none stored
 
     @property
     def pair(self) -> tuple[str, str]:
@@ -279,6 +281,14 @@ def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
+def campaign_envs(con: duckdb.DuckDBPyConnection, campaign: str) -> frozenset[str]:
+    """The environments the stored spec of ``campaign`` lists; empty when none is stored (runs imported, or sent
+    without a submission): INSUFFICIENT then cannot tell a side the campaign never ran from one short of runs."""
+    row = con.execute("SELECT spec FROM campaigns WHERE campaign = $c", {"c": campaign}).fetchone()
+    envs = json.loads(row[0]).get("environments") if row else None
+    return frozenset(str(e) for e in envs) if isinstance(envs, list) else frozenset()
+
+
 def load_cells(
     con: duckdb.DuckDBPyConnection,
     campaign: str,
@@ -299,6 +309,7 @@ def load_cells(
     failures = side_failures(con, extra, params)  # per side of a (node, test, params): before the metric's filter
     few = side_few(con, extra, params)  # a side without the metric has no row in the cells' query
     slow = side_slow(con, extra, params)
+    envs = campaign_envs(con, campaign)
     if cell is not None:
         extra.append(f"AND {CELL_ID_SQL} = $cell")
         params["cell"] = cell
@@ -348,6 +359,7 @@ def load_cells(
         c = cells[key]
         c.baseline, c.candidate = sides_for(c.test, [s.env for s in found])
         c.host, c.pod = empty_side(c.baseline), empty_side(c.candidate)
+        c.campaign_envs = envs
         for side in found:
             if side.env == c.baseline:
                 c.host = side

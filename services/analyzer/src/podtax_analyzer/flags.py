@@ -133,12 +133,29 @@ def insufficient(cell: CellData) -> str | None:
                 f"{cand} {p.n}, as {why} had failed objects (ERRORS). More runs will not help until no object fails.")
     if few := [s for s in short if s.n_few]:
         return few_observations(cell, few)
+    if unrun := [s for s in short if not s.n and cell.campaign_envs and s.env not in cell.campaign_envs]:
+        return not_in_campaign(cell, unrun)
     need = [f"{MIN_RUNS - s.n} more {side_name(s.env, cell.pair)} {'run' if MIN_RUNS - s.n == 1 else 'runs'}"
             for s in short]
     if not cell.candidate:
         return f"Too few runs: {base} has {h.n}; at least {MIN_RUNS} are needed."
     return (f"Too few runs: {base} has {h.n} and {cand} {p.n}; at least {MIN_RUNS} a side are needed, "
             f"so {' and '.join(need)} {'is' if len(need) == 1 and need[0].startswith('1 ') else 'are'} needed.")
+
+
+def not_in_campaign(cell: CellData, unrun: list[Side]) -> str:
+    """INSUFFICIENT's text when a side has no runs because the campaign's environments leave it out (a volume-churn
+    campaign of kubernetes only): "6 more nomad runs" are runs it will never make (audit, session 53)."""
+    ran = [s for s in (cell.host, cell.pod) if s not in unrun]
+    missing = " and ".join(side_name(s.env, cell.pair) for s in unrun)
+    envs = " and ".join(sorted(cell.campaign_envs))
+    add = (f"the campaign has no {missing} environment to compare with (its environments: {envs}): submit a "
+           f"campaign with {missing} in its environments for a ratio.")
+    if short := [s for s in ran if s.n < MIN_RUNS]:
+        have = " and ".join(f"{side_name(s.env, cell.pair)} has {s.n}" for s in short)
+        return f"Too few runs: {have}; at least {MIN_RUNS} are needed, and {add}"
+    has = " and ".join(f"{side_name(s.env, cell.pair)} has {plural(s.n, 'run')}" for s in ran)
+    return f"No ratio: {has}, but {add}"
 
 
 FEW_HEAD = "Too few observations for"  # INSUFFICIENT's text when runs left this percentile out (FEW_OBSERVATIONS)
