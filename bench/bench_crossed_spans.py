@@ -18,18 +18,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tempfile
-import zlib
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 from anchor import line, loadavg
-from bench_planted_verdicts import cell, noise, score
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "analysis"))
-from analysis_synth import insert_cells, open_db  # noqa: E402
-from podtax_analyzer.comparisons import compare_campaign  # noqa: E402
+from bench_planted_verdicts import cell, noise, planted, score
 
 
 def heavy(rng, scale, n):
@@ -76,7 +69,7 @@ CASES = {
     "15-40% toward 20% slow": part_way(0.8), "15-40% toward latency 30% slow": part_way(0.7, hib=False),
 }
 SPAN = re.compile(r"^\w+ (?:slower|faster) than \w+: ([\d.]+)% to ([\d.]+)% ")
-LEVEL = re.compile(r"([\d.]+)(?: \(95% CI [\d.]+ to [\d.]+\))? at the \w+ (?:main )?runs' level")
+LEVEL = re.compile(r"([\d.]+)(?: \((?:95% CI [\d.]+ to [\d.]+|no interval)\))? at the \w+ (?:main )?runs' level")
 
 
 def run(names: list[str], seeds: range) -> Counter:
@@ -86,27 +79,17 @@ def run(names: list[str], seeds: range) -> Counter:
         t: Counter = Counter()
         widths: list[float] = []
         anchor_widths: list[float] = []
-        with tempfile.TemporaryDirectory() as tmp:
-            con = open_db(Path(tmp) / "p.duckdb")
-            truth = {}
-            for s in seeds:
-                spec, r = CASES[name](np.random.default_rng([s, zlib.crc32(name.encode())]))
-                spec.campaign, truth[f"c{s}"] = f"c{s}", r
-                insert_cells(con, [spec], seed=s)
-            for s in seeds:
-                (c,) = compare_campaign(con, f"c{s}").cells
-                r = truth[f"c{s}"]
-                t[score(c.verdict, c.higher_is_better, r)] += 1
-                if not (m := SPAN.match(c.sentence)):
-                    continue
-                size, (low, high) = abs(r - 1) * 100, (float(m[1]), float(m[2]))
-                points = [abs(float(x) - 1) * 100 for x in LEVEL.findall(c.sentence)] + [abs(c.ratio - 1) * 100]
-                t["spans"] += 1
-                t["covered"] += low - 0.05 <= size <= high + 0.05  # the sentence's rounding
-                t["anchor covered"] += min(points) - 0.05 <= size <= max(points) + 0.05
-                widths.append(high - low)
-                anchor_widths.append(max(points) - min(points))
-            con.close()
+        for c, r, _ in planted(lambda rng, case=CASES[name]: [case(rng)], name, seeds):
+            t[score(c.verdict, c.higher_is_better, r)] += 1
+            if not (m := SPAN.match(c.sentence)):
+                continue
+            size, (low, high) = abs(r - 1) * 100, (float(m[1]), float(m[2]))
+            points = [abs(float(x) - 1) * 100 for x in LEVEL.findall(c.sentence)] + [abs(c.ratio - 1) * 100]
+            t["spans"] += 1
+            t["covered"] += low - 0.05 <= size <= high + 0.05  # the sentence's rounding
+            t["anchor covered"] += min(points) - 0.05 <= size <= max(points) + 0.05
+            widths.append(high - low)
+            anchor_widths.append(max(points) - min(points))
         totals.update(t)
 
         def mid(w: list[float]) -> str:

@@ -22,7 +22,9 @@ import sys
 import tempfile
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from anchor import line, loadavg
@@ -144,37 +146,41 @@ def rank_test_verdict(spec: CellSpec) -> str:
     return "faster" if (np.median(pod) > np.median(host)) == spec.higher_is_better else "slower"
 
 
+def planted(make, name: str, seeds) -> Iterator[tuple[Any, float, CellSpec]]:
+    """Each compared cell of one campaign per seed (``make(rng)``: the campaign's (CellSpec, planted ratio) pairs,
+    the rng seeded by the seed and ``name``), in a temporary DuckDB file: (the cell, its planted ratio, its spec)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        con = open_db(Path(tmp) / "p.duckdb")
+        try:
+            truths, specs = {}, {}
+            for s in seeds:
+                cells = make(np.random.default_rng([s, zlib.crc32(name.encode())]))
+                for c, r in cells:
+                    c.campaign = f"c{s}"
+                    truths[(c.campaign, c.node)], specs[(c.campaign, c.node)] = r, c
+                insert_cells(con, [c for c, _ in cells], seed=s)
+            for s in seeds:
+                for c in compare_campaign(con, f"c{s}").cells:
+                    yield c, truths[(f"c{s}", c.node)], specs[(f"c{s}", c.node)]
+        finally:
+            con.close()
+
+
 def run(names, seeds) -> Counter:
     print(f"{'scenario':38s} cells right wrongdir false withheld  ratio-shown  covered/ci  anchor:right false  flags")
     totals: Counter = Counter()
     for name in names:
-        f = SCENARIOS[name]
         tally, flags = Counter(), Counter()
-        with tempfile.TemporaryDirectory() as tmp:
-            con = open_db(Path(tmp) / "p.duckdb")
-            truths, specs = {}, {}
-            for s in seeds:
-                rng = np.random.default_rng([s, zlib.crc32(name.encode())])
-                cells = f(rng)
-                for c, r in cells:
-                    c.campaign = f"c{s}"
-                    truths[(c.campaign, c.node)] = r
-                    specs[(c.campaign, c.node)] = c
-                insert_cells(con, [c for c, _ in cells], seed=s)
-            for s in seeds:
-                for c in compare_campaign(con, f"c{s}").cells:
-                    r = truths[(f"c{s}", c.node)]
-                    tally[score(c.verdict, c.higher_is_better, r)] += 1
-                    spec = specs[(f"c{s}", c.node)]
-                    tally["anchor " + score(rank_test_verdict(spec), spec.higher_is_better, r)] += 1
-                    tally["cells"] += 1
-                    tally["ratio"] += c.ratio is not None
-                    if c.ci_low is not None:
-                        tally["ci"] += 1
-                        tally["cov"] += c.ci_low <= r <= c.ci_high
-                    for fl in c.flags:
-                        flags[fl] += 1
-            con.close()
+        for c, r, spec in planted(SCENARIOS[name], name, seeds):
+            tally[score(c.verdict, c.higher_is_better, r)] += 1
+            tally["anchor " + score(rank_test_verdict(spec), spec.higher_is_better, r)] += 1
+            tally["cells"] += 1
+            tally["ratio"] += c.ratio is not None
+            if c.ci_low is not None:
+                tally["ci"] += 1
+                tally["cov"] += c.ci_low <= r <= c.ci_high
+            for fl in c.flags:
+                flags[fl] += 1
         t = tally
         totals.update(t)
         print(f"{name:38s} {t['cells']:5d} {t['right']:5d} {t['wrongdir']:8d} {t['false']:5d} {t['withheld']:8d}"

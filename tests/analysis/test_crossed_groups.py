@@ -74,13 +74,16 @@ def test_two_machines_with_a_pod_tax_give_the_range_of_the_levels(con):
     assert c.verdict == "slower", c.sentence
     # outlier runs and two machines read alike: the size is the span joining the 95% intervals of the ratio of
     # medians, of the main runs' ratio and of both levels (the far end: the ratio of medians' CI, 0.314 to 0.609)
-    assert c.sentence.startswith("Pod slower than host: 9.5% to 68.6% (95% intervals joined: the ratio of medians "
+    assert c.sentence.startswith("Pod slower than host: 9.4% to 68.6% (95% intervals joined: the ratio of medians "
                                  "0.316, 95% CI 0.314 to 0.609, p = 0.0006 after holm; if the groups are outlier runs, "
                                  "pod/host of the main runs 0.315 (95% CI 0.314 to 0.316); if two machines or "
-                                 "settings, pod/host 0.900 (95% CI 0.895 to 0.905) at the host main runs' level (their "
+                                 "settings, pod/host 0.900 (95% CI 0.895 to 0.906) at the host main runs' level (their "
                                  "median 1000 events/s) and 0.899 (95% CI 0.893 to 0.904) at the pod main runs' level "
                                  "(their median 315.2 events/s)): "), c.sentence
     assert "the other 8 host runs' median of 1000 events/s" in c.sentence, c.sentence  # the level, said one way
+    # and the OUTLIERS flag's phrase says the same figures (not 'the host median of 999.5')
+    assert "2 of 10 pod runs (900.0, 901.5 events/s) were 185.8% faster than the other 8 pod runs' median of 315.2 " \
+           "events/s" in c.flag_details["OUTLIERS"], c.flag_details
 
 
 def test_groups_part_way_toward_the_other_side_keep_the_verdict(con):
@@ -92,14 +95,37 @@ def test_groups_part_way_toward_the_other_side_keep_the_verdict(con):
     assert c.verdict == "slower", c.sentence
     # the groups may be outlier runs, as planted: the planted 30% lies in the span the sentence gives
     # its ends are the intervals' (the main runs' 0.697 to 0.703 reaches 30.3%), not point estimates
-    assert c.sentence.startswith("Pod slower than host: 11.5% to 30.3% (95% intervals joined: the ratio of medians "
+    assert c.sentence.startswith("Pod slower than host: 11.4% to 30.3% (95% intervals joined: the ratio of medians "
                                  "0.701, 95% CI 0.699 to 0.792, p = 0.0006 after holm; if the groups are outlier runs, "
                                  "pod/host of the main runs 0.700 (95% CI 0.697 to 0.703); if two machines or "
-                                 "settings, pod/host 0.880 (95% CI 0.875 to 0.885) at the host main runs' level (their "
+                                 "settings, pod/host 0.880 (95% CI 0.875 to 0.886) at the host main runs' level (their "
                                  "median 1000 events/s) and 0.853 (95% CI 0.848 to 0.858) at the pod main runs' level"
                                  ), c.sentence
     low, high = (float(x.rstrip("%")) for x in c.sentence.split(": ")[1].split(" (")[0].split(" to "))
     assert low <= 30.0 <= high, c.sentence
+
+
+def test_whole_number_latencies_that_tie_give_intervals_not_points(con):
+    # latencies in whole ms: 7 of 8 host main runs at 10 ms and 6 of 8 pod ones at 34 ms (MAD 0), a host group of 28
+    # and 29 ms, the pod 20% slower on each machine: each interval spans at least the value step (1 ms over sqrt(12))
+    # with the groups' own scatter pooled in, not a point (it was '3.400 (95% CI 3.400 to 3.400)'), and holds the
+    # planted 1.2 at each level
+    host = [10, 10, 10, 10, 10, 11, 10, 10, 28, 29]
+    pod = [12, 12, 34, 34, 34, 33, 34, 34, 35, 34]
+    c = _cell(con, host, pod, higher_is_better=False)
+    assert c.verdict == "slower", c.sentence
+    assert "pod/host of the main runs 3.400 (95% CI 3.272 to 3.533); if two machines or settings, pod/host 1.200 " \
+           "(95% CI 1.129 to 1.275) at the host main runs' level (their median 10.00 ms) and 1.193 (95% CI 1.123 to " \
+           "1.268) at the pod main runs' level" in c.sentence, c.sentence
+
+
+def test_runs_that_all_tie_give_no_interval(con):
+    # every main run ties and each group's 2 runs too: no spread to size an interval, said so, not a point
+    host = [10] * 8 + [28, 28]
+    pod = [12, 12] + [34] * 8
+    c = _cell(con, host, pod, higher_is_better=False)
+    assert "pod/host of the main runs 3.400 (no interval); if two machines or settings, pod/host 1.200 (no interval) " \
+           "at the host main runs' level" in c.sentence, c.sentence
 
 
 def test_the_levels_against_the_median_ratio_give_no_verdict(con):

@@ -1,6 +1,6 @@
 """The span a verdict on crossed groups gives (cell_sentences.span) and the 95% interval of the ratio at each level
-(stats/verdict.py's level_interval, groups_cross's Levels.cis): pure functions, table-driven, and a seeded check that
-the per-level intervals cover the planted ratio at their stated confidence."""
+(stats/verdict.py's level_interval and interval_spread, groups_cross's Levels.cis): pure functions, table-driven, and
+a seeded check that the per-level intervals cover the planted ratio at their stated confidence, and not more."""
 
 from __future__ import annotations
 
@@ -9,17 +9,32 @@ import math
 import numpy as np
 import pytest
 from podtax_analyzer.cell_sentences import span
-from podtax_analyzer.stats.verdict import groups_cross, level_interval
+from podtax_analyzer.stats.verdict import groups_cross, interval_spread, level_interval
 
 
-@pytest.mark.parametrize(("ratio", "spread", "n_top", "n_bottom", "want"), [
-    # half width 1.96 * spread * sqrt(pi/2 * (1/n_top + 1/n_bottom)), on the log scale
-    (0.9, 0.02, 2, 8, (0.9 * math.exp(-0.0388410), 0.9 * math.exp(0.0388410))),
-    (1.0, 0.01, 8, 8, (math.exp(-0.0122826), math.exp(0.0122826))),
-    (2.5, 0.0, 2, 2, (2.5, 2.5)),  # no spread: the point
+@pytest.mark.parametrize(("ratio", "spread", "n_top", "n_bottom", "df", "want"), [
+    # half width t(0.975, df) * spread * sqrt(pi/2 * (1/n_top + 1/n_bottom)), on the log scale; t(16) 2.11991,
+    # t(14) 2.14479
+    (0.9, 0.02, 2, 8, 16, (0.9 * math.exp(-0.0420094), 0.9 * math.exp(0.0420094))),
+    (1.0, 0.01, 8, 8, 14, (math.exp(-0.0134405), math.exp(0.0134405))),
+    (2.5, 0.0, 2, 2, 3, None),  # no spread: no interval (was the point 2.5 to 2.5)
 ])
-def test_level_interval(ratio, spread, n_top, n_bottom, want):
-    assert level_interval(ratio, spread, n_top, n_bottom) == pytest.approx(want, rel=1e-6)
+def test_level_interval(ratio, spread, n_top, n_bottom, df, want):
+    got = level_interval(ratio, spread, n_top, n_bottom, df)
+    assert got == (pytest.approx(want, rel=1e-6) if want else None)
+
+
+@pytest.mark.parametrize(("mains", "groups", "want"), [
+    # the lists' relative scatter pooled, weighted by n - 1: MAD 1 and 2 at medians 100 and 200 (0.014826, 4 df
+    # each), groups of 2 by range / 1.128 (1 / 1.128 / 50.5, 4 / 1.128 / 402; 1 df each)
+    (([100, 101, 99, 102, 98], [200, 202, 198, 204, 196]), ([50, 51], [400, 404]), (0.0146440, 10)),
+    # whole-number latencies, most main runs tied (MAD 0): the host's step of 1 ms at 10 ms over sqrt(12) (0.028868)
+    # is larger than the pooled scatter (the host group's 28 and 29 ms alone: 0.0077765)
+    (([10] * 7 + [11], [34] * 6 + [33, 35]), ([28, 29], [12, 12]), (0.0288675, 16)),
+    (([10] * 8, [34] * 8), ([28, 28], [12, 12]), (0.0, 16)),  # every list tied: no spread, no interval
+])
+def test_interval_spread(mains, groups, want):
+    assert interval_spread(mains, groups) == (pytest.approx(want[0], rel=1e-5), want[1])
 
 
 @pytest.mark.parametrize(("ratio", "intervals", "want"), [
@@ -33,29 +48,33 @@ def test_span(ratio, intervals, want):
     assert span(ratio, intervals) == pytest.approx(want, abs=1e-9)
 
 
+@pytest.mark.parametrize("n_main", [4, 8])
 @pytest.mark.parametrize("tax", [1.0, 0.9, 0.7])
-def test_the_intervals_at_each_level_cover_the_planted_ratio(tax):
-    # two machines (the slow one at 35%) mixed 8/2 and 2/8, lognormal noise of 2%, the pod `tax` slower on each: each
-    # level's interval holds the planted ratio in at least 93% of 400 seeded cells (95% stated)
-    rng = np.random.default_rng([53, round(tax * 100)])
+def test_the_intervals_at_each_level_cover_the_planted_ratio(tax, n_main):
+    # two machines (the slow one at 35%) mixed n_main/2 and 2/n_main, lognormal noise of 2%, the pod `tax` slower on
+    # each: each level's interval holds the planted ratio in 93-99% of 400 seeded cells (95% stated; 95.4-97.3%
+    # found; with 1.96 and the main runs' MAD alone 91-92% at 4 main runs), and no more (an interval from 0 to
+    # infinity would hold it in all)
+    rng = np.random.default_rng([53, n_main, round(tax * 100)])
     covered = total = 0
     for _ in range(400):
         def runs(level, n):
             return list(level * np.exp(rng.normal(0, 0.02, n)))
-        host = (runs(1000, 8), runs(350, 2))
-        pod = (runs(350 * tax, 8), runs(1000 * tax, 2))
+        host = (runs(1000, n_main), runs(350, 2))
+        pod = (runs(350 * tax, n_main), runs(1000 * tax, 2))
         levels = groups_cross(host, pod, 0.35 * tax, 0.01)
         assert levels is not None
         covered += sum(lo <= tax <= hi for lo, hi in levels.cis)
         total += 2
-    assert covered >= 0.93 * total, (covered, total)
+    assert 0.93 * total <= covered <= 0.99 * total, (covered, total)
 
 
 @pytest.mark.parametrize("tax", [0.9, 0.7])
 def test_the_main_runs_interval_covers_the_planted_ratio_of_outlier_groups(tax):
     # a pod `tax` slower; 2 runs a side lie 60% of the way toward the other side's level (outlier runs, not a second
     # machine): the main runs' interval holds the planted ratio in at least 90% of the seeded cells whose groups cross
-    # (noise leaves some uncrossed: no Levels; 95% stated, 93.1% and 93.3% found: crossing selects the draws)
+    # (noise leaves some uncrossed: no Levels; 95% stated, 93.1% and 94.8% found: crossing selects the draws), and
+    # at most 99%
     rng = np.random.default_rng([54, round(tax * 100)])
     covered = total = 0
     for _ in range(400):
@@ -66,4 +85,4 @@ def test_the_main_runs_interval_covers_the_planted_ratio_of_outlier_groups(tax):
         if (levels := groups_cross(host, pod, tax, 0.01)) is not None:
             lo, hi = levels.main[1]
             covered, total = covered + (lo <= tax <= hi), total + 1
-    assert total >= 200 and covered >= 0.90 * total, (covered, total)
+    assert total >= 200 and 0.90 * total <= covered <= 0.99 * total, (covered, total)

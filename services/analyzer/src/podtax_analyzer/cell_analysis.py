@@ -296,8 +296,11 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     levels = groups_cross(_main_and_group(a, a.cell.host), _main_and_group(a, a.cell.pod), f["ratio"], threshold)
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group),
                  crossed=levels is not None and not levels.holds)
-    if levels:  # the groups against the main runs' median, the level the sentence compares at
-        group = outlier_flags.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group], main=True)
+    if levels:  # the groups against the main runs' median, the level the sentence compares at, in the flag too
+        main = outlier_flags.second_group(a.cell, [(o.env, o.value) for o in f["outliers"] if o.group], main=True)
+        if group and main and "OUTLIERS" in f["flag_details"]:
+            f["flag_details"] = {**f["flag_details"], "OUTLIERS": f["flag_details"]["OUTLIERS"].replace(group, main)}
+        group = main
     # a side whose median is only a lower bound (LOWER_BOUND) or an upper one (WATCH_GAP) bounds the ratio:
     # stats/verdict.py's one rule
     bound = quotient_bound(_side_bound(f, "pod"), _side_bound(f, "host"))

@@ -50,10 +50,15 @@ def _crossed_parts(f: dict, levels: Levels, intervals: bool = False) -> tuple[st
         else "no interval"
     unit = f" {f['unit']}" * bool(f["unit"])
     each = " and ".join(
-        f"{fmt_ratio(r)}{f' (95% CI {fmt_ratio(ci[0])} to {fmt_ratio(ci[1])})' * intervals} at the {name} main runs' "
+        f"{fmt_ratio(r)}{f' ({_ci(ci)})' * intervals} at the {name} main runs' "
         f"level (their median {fmt_value(at, f['unit'])}{unit})"
         for r, ci, name, at in zip(levels.ratios, levels.cis, (base, cand), levels.at, strict=True))
     return base, cand, each, f"{fmt_ratio(f['ratio'])}, {interval}"
+
+
+def _ci(interval: tuple[float, float] | None) -> str:
+    """"95% CI 0.875 to 0.885", or "no interval" (stats.verdict.level_interval: no spread to size one)."""
+    return f"95% CI {fmt_ratio(interval[0])} to {fmt_ratio(interval[1])}" if interval else "no interval"
 
 
 def _crossed_sentence(f: dict, group: str, levels: Levels, threshold: float) -> str:
@@ -84,9 +89,10 @@ def _levels_sentence(f: dict, group: str, levels: Levels, correction: str) -> st
     main runs' ratio (outlier runs) and of the ratio at each level (two machines or settings)."""
     base, cand, each, medians = _crossed_parts(f, levels, intervals=True)
     word = change_word(f["ratio"], f["higher_is_better"], f["unit"])
-    ratio, (lo, hi) = levels.main
-    low, high = span(f["ratio"], [(f["ci_low"], f["ci_high"]), (lo, hi), *levels.cis])
-    main = f"{cand}/{base} of the main runs {fmt_ratio(ratio)} (95% CI {fmt_ratio(lo)} to {fmt_ratio(hi)})"
+    ratio, interval = levels.main
+    known = [ci or (r, r) for ci, r in zip((interval, *levels.cis), (ratio, *levels.ratios), strict=True)]
+    low, high = span(f["ratio"], [(f["ci_low"], f["ci_high"]), *known])  # no interval: its point
+    main = f"{cand}/{base} of the main runs {fmt_ratio(ratio)} ({_ci(interval)})"
     return (f"{cand.capitalize()} {word} than {base}: {fmt_pct(low)}% to {fmt_pct(high)}% (95% intervals joined: the "
             f"ratio of medians {medians}, {p_text_of(f['p_adjusted'])} after {correction}; if the groups are outlier "
             f"runs, {main}; if two machines or settings, {cand}/{base} {each}): each side holds runs toward the other "
