@@ -30,7 +30,10 @@ def _insufficient(path: Path, campaign: str, runs: int, envs: list[str] | None) 
     cell = next(c for c in cells if c.metric == "provisioned_p50_ms")
     assert (cell.baseline, cell.candidate, cell.n_host, cell.n_pod) == ("kubernetes", "nomad", runs, 0)
     assert "INSUFFICIENT" in cell.flags
-    return cell.flag_details["INSUFFICIENT"]
+    text = cell.flag_details["INSUFFICIENT"]
+    if envs == ["kubernetes"]:  # the cell's sentence says the same, not "a ratio needs runs on both sides"
+        assert cell.sentence == f"Not comparable: {text[0].lower()}{text[1:]}", cell.sentence
+    return text
 
 
 def test_enough_runs_of_a_kubernetes_only_campaign_ask_for_no_nomad_runs(tmp_path: Path) -> None:

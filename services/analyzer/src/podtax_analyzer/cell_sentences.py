@@ -115,7 +115,7 @@ def _verdict_sentence(f: dict, verdict: str, threshold: float, correction: str, 
         return (f"Not comparable: one side only: {base} median {median_text(f, 'host')} {unit} over "
                 f"{plural(f['n_host'], 'run')}; compare two campaigns with `podtax compare`.")
     why = f["flag_details"].get("INSUFFICIENT", "")
-    if verdict == NOT_COMPARABLE and why.startswith(fl.FEW_HEAD):  # runs too short for this percentile
+    if verdict == NOT_COMPARABLE and (why.startswith(fl.FEW_HEAD) or fl.NO_ENV in why):  # too short; no such side
         return f"Not comparable: {why[0].lower()}{why[1:]}"
     if verdict == NOT_COMPARABLE and "ERRORS" in flags and why:  # runs lost to failed objects
         return f"Not comparable: {why[0].lower()}{why[1:]} {f['flag_details']['ERRORS']}"

@@ -143,13 +143,16 @@ def insufficient(cell: CellData) -> str | None:
             f"so {' and '.join(need)} {'is' if len(need) == 1 and need[0].startswith('1 ') else 'are'} needed.")
 
 
+NO_ENV = "environment to compare with"  # in INSUFFICIENT's text when the campaign's environments leave a side out
+
+
 def not_in_campaign(cell: CellData, unrun: list[Side]) -> str:
     """INSUFFICIENT's text when a side has no runs because the campaign's environments leave it out (a volume-churn
     campaign of kubernetes only): "6 more nomad runs" are runs it will never make (audit, session 53)."""
     ran = [s for s in (cell.host, cell.pod) if s not in unrun]
     missing = " and ".join(side_name(s.env, cell.pair) for s in unrun)
     envs = " and ".join(sorted(cell.campaign_envs))
-    add = (f"the campaign has no {missing} environment to compare with (its environments: {envs}): submit a "
+    add = (f"the campaign has no {missing} {NO_ENV} (its environments: {envs}): submit a "
            f"campaign with {missing} in its environments for a ratio.")
     if short := [s for s in ran if s.n < MIN_RUNS]:
         have = " and ".join(f"{side_name(s.env, cell.pair)} has {s.n}" for s in short)
