@@ -144,13 +144,16 @@ def interval_spread(mains: tuple[list[float], ...], groups: tuple[list[float], .
     MAD), or the main runs' resolution when larger: the smallest step d between a side's distinct values over sqrt(12)
     (the sd of rounding to a grid of d: when half the runs or more tie, as whole-millisecond latencies do, MAD is 0
     though the medians are known only to about d). The largest of the lists' scatters over-covered (99.3-100% of 95%
-    intervals held the planted ratio at 4-8 main runs). 0 when the runs of each list tie: no interval."""
-    def rel(v: list[float]) -> tuple[float, int]:
+    intervals held the planted ratio at 4-8 main runs). 0 when the runs of each list tie: no interval. A list whose
+    median is not above 0 (a group of failed runs at 0 events/s) has no relative scatter and is left out."""
+    def rel(v: list[float]) -> tuple[float, int] | None:
         x = np.asarray(v, dtype=float)
         mid = float(np.median(x))
+        if not mid > 0:
+            return None
         scatter = float(np.ptp(x)) / 1.128 if len(x) == 2 else 1.4826 * float(np.median(np.abs(x - mid)))
         return scatter / mid, len(x) - 1
-    lists = [rel(v) for v in (*mains, *groups)]
+    lists = [r for v in (*mains, *groups) if (r := rel(v)) is not None]
     df = sum(d for _, d in lists)
     pooled = (sum(d * r * r for r, d in lists) / df) ** 0.5 if df else 0.0
     steps = [float(np.diff(np.unique(v)).min()) / float(np.median(v)) for v in mains if len(set(v)) > 1]
