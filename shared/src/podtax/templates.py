@@ -256,12 +256,6 @@ def _params_key(items: tuple[tuple[str, type, Any], ...]) -> str:
     return " ".join(f"{k}={_fmt(v)}" for k, _, v in items)
 
 
-def params_label(key: str) -> str:
-    """A params key as a label shows it: without the params whose value is empty (volume-churn's `namespace=` and
-    `plugin_id=`, which said nothing: pU, session 53). The key itself (JSON, exports, lookups) keeps them."""
-    return " ".join(t for t in key.split() if not t.endswith("="))
-
-
 def _fmt(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"

@@ -120,7 +120,7 @@ def _directions_differ(b: CellComparison, n: CellComparison, names: tuple[str, s
 
 
 def _label(c: CellComparison) -> str:
-    return " ".join(x for x in (c.node, c.test, templates.params_label(c.params), c.metric) if x)
+    return " ".join(x for x in (c.node, c.test, c.params, c.metric) if x)
 
 
 def _flags(base: CellComparison, new: CellComparison) -> tuple[list[str], dict[str, str]]:

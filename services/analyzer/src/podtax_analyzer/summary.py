@@ -45,7 +45,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from podtax.templates import params_label
 
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.sequence import NOTES
@@ -167,7 +166,7 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
         group = sorted(group, key=lambda c: (c.node, c.cluster))
         clean = [c for c in group if is_clean(c, only_imported)]
         excluded = {where(c): _exclusion_reason(c, only_imported) for c in group if not is_clean(c, only_imported)}
-        what = " ".join(x for x in (test, params_label(params), metric) if x)
+        what = f"{test} {params} {metric}".replace("  ", " ")
         if any(c.descriptive for c in group):  # kube-burner's min/avg: in no correction family
             what += " (descriptive, not tested)"
         apart = _apart(clean)

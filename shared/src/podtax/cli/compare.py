@@ -20,7 +20,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from podtax import templates
 from podtax.cli import cards
 from podtax.cli.common import (
     API_HELP,
@@ -84,16 +83,11 @@ def wide_table(title: str, cells: list[dict[str, Any]]) -> Table:
         table.add_column(col, no_wrap=True)
     for c in cells:
         f = _figures(c)
-        texts = (c["node"], _what(c), c["metric"], *(() if one else (c["compared"],)), f["base"],
+        texts = (c["node"], f"{c['test']} {c['params']}", c["metric"], *(() if one else (c["compared"],)), f["base"],
                  f["new"], f"{f['diff']} {f['ci']}".rstrip(), f["p"])
         table.add_row(*map(Text, texts), _verdict(c),  # Text: a name is never read as markup
                       *((Text(f["flags"]),) if flags else ()))
     return table
-
-
-def _what(c: dict[str, Any]) -> str:
-    """A cell's test and params as a label shows them (templates.params_label: no empty params)."""
-    return f"{c['test']} {templates.params_label(c['params'])}".strip()
 
 
 def stacked_table(title: str, cells: list[dict[str, Any]]) -> Table:
@@ -106,7 +100,7 @@ def stacked_table(title: str, cells: list[dict[str, Any]]) -> Table:
     table.add_column("verdict · p adj.\nflags", overflow="fold")
     for c in cells:
         f = _figures(c)
-        table.add_row(Whole("\n".join((c["node"], _what(c), c["metric"], c["compared"]))),
+        table.add_row(Whole("\n".join((c["node"], f"{c['test']} {c['params']}", c["metric"], c["compared"]))),
                       Text(f"{f['base']}\n{f['new']}"), Text(f"{f['diff']}\n{f['ci']}".rstrip()),
                       Whole(Text.assemble(_verdict(c), f"\np adj. {f['p']}", f"\n{f['flags']}" if f["flags"] else "")))
     return table
@@ -117,7 +111,7 @@ def change_cards(cells: list[dict[str, Any]], width: int) -> Group:
     blocks = []
     for c in cells:
         f = _figures(c)
-        blocks.append(cards.card(Text(f"{c['node']} · {_what(c)} · {c['metric']}", style="bold"),
+        blocks.append(cards.card(Text(f"{c['node']} · {c['test']} {c['params']} · {c['metric']}", style="bold"),
                                  [c["compared"], f"base {f['base']}", f"new {f['new']}",
                                   f"difference {f['diff']} {f['ci']}".rstrip(), f"p adj. {f['p']}", _verdict(c),
                                   Text(f["flags"])], width))

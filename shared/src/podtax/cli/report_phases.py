@@ -19,7 +19,6 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from podtax import templates
 from podtax.cli import cards
 from podtax.cli.cellwrap import fit_widths, wrap
 from podtax.cli.common import api_headers, api_json, fail, offline_report, unreachable
@@ -205,8 +204,7 @@ def print_phase_table(con: Console, table: dict[str, Any]) -> None:
     con.print(Text("Control-plane phases, side by side", style="bold"))
     for (cluster, node, test, params), group in _groups(rows).items():
         where = f"{node}" + (f" ({cluster})" if cluster != "local" else "")
-        label = templates.params_label(params)  # no empty params (the key keeps them)
-        con.print(Text.assemble((test, "bold"), f": {label} · {where} · lower is better for every phase"))
+        con.print(Text.assemble((test, "bold"), f": {params} · {where} · lower is better for every phase"))
         shown: Table | Group = _table(group)
         if con.measure(shown, options=con.options.update_width(100_000)).maximum > con.width:
             shown = _table(group, width=con.width)

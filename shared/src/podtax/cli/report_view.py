@@ -37,7 +37,7 @@ def split_params(params: str) -> dict[str, str]:
 
 
 def join_params(params: dict[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items() if v)  # an empty value says nothing in a label
+    return " ".join(f"{k}={v}" for k, v in params.items())
 
 
 @dataclass

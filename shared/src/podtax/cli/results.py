@@ -88,10 +88,9 @@ def results(
     for r in printable_tree(rows):  # names from the bus: never a terminal's control sequence (Text: never markup)
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
-        label = templates.params_label(params)  # without empty params
         m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
-        cells.append([*([] if campaign else [r["campaign"]]), r["node"], r["env"], f"{r['test']} {label}".strip(),
+        cells.append([*([] if campaign else [r["campaign"]]), r["node"], r["env"], f"{r['test']} {params}".strip(),
                       tool, m["name"], f"{m['value']:,.2f} {m['unit']}", " ".join(flag_names(r.get("flags") or []))])
     out = wide_console()
     out.print(cards.fitted(out, title, columns, cells, named_by=2, figures=(len(columns) - 2,), light=True))
