@@ -56,12 +56,24 @@ async def serve(args: argparse.Namespace) -> int:
     stopped_by: list[signal.Signals] = []
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stopped_by.append(signal.Signals(signum))
+        loop.call_soon_threadsafe(stop.set)
+
+    ours: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, lambda sig=sig: (stopped_by.append(sig), stop.set()))
+        with contextlib.suppress(ValueError):  # not the main thread: it serves until cancelled
+            signal.signal(sig, on_signal)
+            ours.append(sig)
     print(f"podtax kubesim: SIMULATED Kubernetes API at {url} ({nodes} nodes, kubelet={args.kubelet}); "
           f"kubeconfig: {args.kubeconfig}", flush=True)
     await stop.wait()
+    # a second one while it stops is ignored: a stop of the whole process group signals it twice (directly, and
+    # through `podtax kubesim`), and with loop.add_signal_handler, once asyncio.run closed its loop, SIGTERM was at its
+    # default again and killed it (143, review r9); straight from on_signal to SIG_IGN, never through SIG_DFL
+    for sig in ours:
+        signal.signal(sig, signal.SIG_IGN)
     await emulator.stop()
     return 130 if stopped_by[:1] == [signal.SIGINT] else 0  # Ctrl-C: 130, as while --cluster is read; SIGTERM: 0
 

@@ -36,15 +36,19 @@ async def serve(args: argparse.Namespace) -> int:
                    refuse_creates_after=args.refuse_creates_after, seed=args.seed, tls_dir=args.tls_dir)
     url = await sim.start()
     plugins = ", ".join(sim.state.plugins) or "none"
+    stop = asyncio.Event()  # before the line that says it serves, as podtax-kubesim: a SIGTERM right after it killed it
+    loop = asyncio.get_running_loop()
+    ours: list[signal.Signals] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):  # not the main thread: it serves until cancelled
+            signal.signal(sig, lambda _signum, _frame: loop.call_soon_threadsafe(stop.set))
+            ours.append(sig)
     print(f"podtax nomadsim: SIMULATED Nomad API at {url} (region {sim.cluster['region']}, CSI plugins: "
           f"{plugins}, ACLs {'on' if sim.acl_token else 'off'}"
           f"{f', mutual TLS: CA and client certificate in {args.tls_dir}' if sim.tls else ''})", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    for sig in ours:  # as podtax-kubesim: a second one while it stops is ignored, not fatal (with add_signal_handler
+        signal.signal(sig, signal.SIG_IGN)  # it was at its default again once asyncio.run closed its loop)
     await sim.stop()
     return 0
 
