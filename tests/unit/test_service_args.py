@@ -196,3 +196,12 @@ def test_help_to_a_full_disk_is_one_line(module: str) -> None:
                               text=True, timeout=60, check=False)
     prog = {"podtax.benchwrap": "podtax-bench"}.get(module, module.replace("_", "-"))
     assert (done.returncode, done.stderr) == (1, f"{prog}: cannot write its output: No space left on device\n")
+
+
+@pytest.mark.parametrize("module", SERVICES)
+def test_help_with_standard_output_closed_is_no_traceback(module: str) -> None:
+    """`podtax-parser --help >&-` (standard output closed: sys.stdout is None) ended in an AttributeError traceback,
+    exit 1, after 3d853667 (review r9); before it, and now, nothing is written and the status is 0, as print does."""
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", module, "--help"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

@@ -177,8 +177,7 @@ def print_help() -> int:
     """The docstring on stdout: 0; 1 when it cannot be written, nothing said for a reader gone (`podtax-bench --help |
     head`), one line else (a full disk). Both ended in a traceback."""
     try:
-        sys.stdout.write(f"{__doc__}\n")
-        sys.stdout.flush()
+        print(__doc__, flush=True)  # not sys.stdout.write: with stdout closed (`>&-`) sys.stdout is None
         return 0
     except OSError as exc:
         with contextlib.suppress(OSError):  # the interpreter's last flush of what is still buffered cannot fail again

@@ -107,8 +107,7 @@ def _print_help(name: str, lines: list[str]) -> int:
     """Print `--help`'s lines: 0; standard output that cannot be written, 1: `podtax-parser --help | head` (its reader
     gone: nothing to say, as `podtax ... | head`) or `> f` on a full disk (one line). Both ended in a traceback."""
     try:
-        sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
+        print("\n".join(lines), flush=True)  # not sys.stdout.write: with stdout closed (`>&-`) sys.stdout is None
         return 0
     except OSError as exc:
         with contextlib.suppress(OSError):  # the interpreter's last flush of what is still buffered cannot fail again
