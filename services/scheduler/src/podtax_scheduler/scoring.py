@@ -22,7 +22,7 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    for this pod: it is placed by resources alone and a Warning Event (reason ``BenchmarkMixedArch``) names the nodes
    of each architecture (such a group counts no usable evidence in point 1's rule). Nodes of different labels (an
    x86 server and a Raspberry Pi, each scored by its own native build) are ranked: each build is its node's speed.
-   Nodes without the label are taken as one machine architecture. A score whose own runs mixed architectures is
+   A node without the label may be of any kind (mixed_arch.py). A score whose own runs mixed architectures is
    flagged CONFOUNDED by the analyzer.
 3. Each usable node's statistic (the median per run by default) becomes a speed, direction-aware
    (the value for a higher-is-better metric, 1/value for a duration), pulled toward the group's

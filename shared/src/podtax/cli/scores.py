@@ -11,7 +11,8 @@ for different architectures of one kind of machine (tool_archs: a 32-bit armhf s
 others; i386 beside x86_64) are used unless the scheduler ranks those nodes together on nodes of one kubernetes.io/arch
 label (it then places the pod by resources alone, BenchmarkMixedArch): each says which nodes' architecture differs
 (mixed_archs; the table cannot tell the nodes' labels, the scheduler reads them). An x86 server and a Pi, each scored
-by its native build (x86_64, aarch64), never share a label: they are ranked, and their rows say "used".
+by its native build (x86_64, aarch64), never share a label: they are ranked, and their rows say "used" (the
+scheduler judges a node without the label with every label: label every node).
 The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
