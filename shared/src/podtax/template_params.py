@@ -334,7 +334,7 @@ def fits(seconds: float, timeout: float) -> bool:
 
 
 def length_problem(test: str, name: str, seconds: int, timeout: float, max_timeout: float) -> str | None:
-    """One line when a run of `seconds` (its parameter `name`) leaves its timeout less than the start-up slack;
+    """One line when a run of `seconds` (its parameter `name`) leaves its timeout no more than the start-up slack;
     the fix names the smallest whole timeout that fits (when allowed) and the largest length that fits this one."""
     if fits(seconds, timeout):
         return None
@@ -346,6 +346,6 @@ def length_problem(test: str, name: str, seconds: int, timeout: float, max_timeo
         fixes.append(f"lower the test's {name} to at most {most} s" if most >= 1 else f"lower the test's {name}")
     killed = "its runs would be killed" if seconds >= timeout else "on a slow start its runs may be killed"
     return (f"{test} runs {name}={seconds} s, but the campaign's timeout ({timeout:g} s) must also hold the run's "
-            f"start-up (scheduling, image pull, container start, fio's file lay-out), at least "
+            f"start-up (scheduling, image pull, container start, fio's file lay-out), more than "
             f"{start_slack(timeout):g} s (the larger of {MIN_START_SLACK_S:g} s and {START_SLACK_SHARE:.0%} of "
             f"the timeout): {killed} before they end; {', or '.join(fixes)}")
