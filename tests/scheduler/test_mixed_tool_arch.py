@@ -160,19 +160,24 @@ def test_a_score_with_a_field_this_scheduler_does_not_know_is_read() -> None:
     assert (read.node, read.tool_archs) == ("a", ("arm",))
 
 
-@pytest.mark.parametrize(("labels", "want"), [
-    ({"a": "arm64", "b": "arm64"}, None),  # an armhf build beside the arm64 one on 64-bit Pis: not ranked
-    ({"a": "arm", "b": "arm64"}, {"a": 0.0, "b": 100.0}),  # a 32-bit Pi's native armhf build: ranked
-    ({}, None),  # nodes without kubernetes.io/arch are taken as one kind
-    ({"b": "arm64"}, None),  # a, unlabelled, may be arm64 too: not ranked against b (was {"a": 0.0, "b": 100.0})
-    ({"a": "arm"}, None),  # b, unlabelled, may be arm too
-], ids=["one-label", "two-labels", "unlabelled", "a-unlabelled", "b-unlabelled"])
-def test_tool_architectures_mix_only_on_nodes_of_one_label(labels: dict[str, str],
+@pytest.mark.parametrize(("labels", "a_arch", "want"), [
+    ({"a": "arm64", "b": "arm64"}, "arm", None),  # an armhf build beside the arm64 one on 64-bit Pis: not ranked
+    ({"a": "arm", "b": "arm64"}, "arm", {"a": 0.0, "b": 100.0}),  # a 32-bit Pi's native armhf build: ranked
+    ({}, "arm", None),  # nodes without kubernetes.io/arch are taken as one kind
+    ({"b": "arm64"}, "arm", None),  # a, unlabelled, may be arm64 too: not ranked against b (was {"a": 0.0, "b": 100.0})
+    ({"a": "arm"}, "arm", None),  # b, unlabelled, may be arm too
+    # an x86 server's x86_64 build beside an unlabelled Pi's aarch64 one: builds of two families never share a machine
+    # (podtax.archfamily), so ranked; they were not (BenchmarkMixedArch 'amd64 nodes: aarch64 on b; x86_64 on a', r11)
+    ({"a": "amd64"}, "x86_64", {"a": 0.0, "b": 100.0}),
+    ({}, "x86_64", {"a": 0.0, "b": 100.0}),
+], ids=["one-label", "two-labels", "unlabelled", "a-unlabelled", "b-unlabelled", "x86-and-unlabelled-pi",
+        "x86-and-pi-unlabelled"])
+def test_tool_architectures_mix_only_on_nodes_of_one_label(labels: dict[str, str], a_arch: str,
                                                            want: dict[str, float] | None) -> None:
-    """a's score from the armhf build, b's from the arm64 one (twice as fast): judged per kubernetes.io/arch; a node
-    without the label is judged with the nodes of every label."""
+    """a's score from the `a_arch` build, b's from the arm64 one (twice as fast): judged per kubernetes.io/arch; a
+    node without the label is judged with the nodes of every label, among builds of one family."""
     store = ScoreStore("local", "kubernetes")
-    for node, speed, arch in (("a", 50.0, "arm"), ("b", 100.0, "aarch64")):
+    for node, speed, arch in (("a", 50.0, a_arch), ("b", 100.0, "aarch64")):
         store.put_score(score(node, speed, 20, ci=(speed * 0.99, speed * 1.01)).model_copy(
             update={"tool_archs": [arch]}))
     state = cluster({}, [])

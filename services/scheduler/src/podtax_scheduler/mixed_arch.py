@@ -8,7 +8,9 @@ armhf sysbench on some arm64 nodes, the arm64 one on others, the same version be
 is the node's ``kubernetes.io/arch`` label (the kubelet sets it: amd64, arm64, arm), which the scheduler holds for
 every node. A node without it may be of any kind: it is judged with the nodes of each label (and with the other
 unlabelled ones), so an unlabelled armhf-scored node beside an arm64-labelled node scored by the arm64 build is not
-ranked against it. A score naming no architecture (an older wrapper or agent) is compared with any.
+ranked against it. Only builds of one family mix (podtax.archfamily: arm beside aarch64, i386 beside x86_64): an
+unlabelled Pi scored by its aarch64 build is ranked against an amd64 server scored by its x86_64 one, as two labelled
+nodes are. A score naming no architecture (an older wrapper or agent) is compared with any.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from podtax.archfamily import family
 
 from podtax_scheduler.state import ClusterState
 
@@ -51,10 +54,10 @@ def _read_kinds(archs: ToolArchs, state: ClusterState) -> None:
         labels[i] = node.arch if node is not None else None
     every = (UNLABELLED, *sorted({label for label in labels.values() if label}))
     kinds = {i: (label,) if label else every for i, label in labels.items()}
-    per_kind: dict[str, set[str]] = {}
+    per_kind: dict[tuple[str, str], set[str]] = {}
     for i, arch in archs.by_slot.items():
         for kind in kinds[i]:
-            per_kind.setdefault(kind, set()).add(arch)
+            per_kind.setdefault((kind, family(arch)), set()).add(arch)
     archs.kinds, archs.kinds_gen = kinds, state.static_gen
     archs.can_mix = any(len(a) > 1 for a in per_kind.values())
 
@@ -72,26 +75,27 @@ def mixed_archs(archs: ToolArchs, state: ClusterState, slots: np.ndarray) -> dic
     than one tool architecture (else {}): those nodes' differences may be the executables' code, not the nodes'."""
     if not may_mix(archs, state):
         return {}
-    by_kind: dict[str, dict[str, list[int]]] = {}
+    by_kind: dict[tuple[str, str], dict[str, list[int]]] = {}
     for i in slots.tolist():
         if (arch := archs.by_slot.get(i)) is not None:
             for kind in archs.kinds[i]:
-                by_kind.setdefault(kind, {}).setdefault(arch, []).append(i)
-    return {(kind, arch): s for kind, by_arch in by_kind.items() if len(by_arch) > 1 for arch, s in by_arch.items()}
+                by_kind.setdefault((kind, family(arch)), {}).setdefault(arch, []).append(i)
+    return {(kind, arch): s for (kind, _), by_arch in by_kind.items() if len(by_arch) > 1
+            for arch, s in by_arch.items()}
 
 
 def same_build(archs: ToolArchs, candidates: np.ndarray, slots: np.ndarray) -> list[int]:
     """Those of `slots` whose scores would not mix tool architectures with the candidates' (read after may_mix):
     none when the candidates mix."""
-    seen: dict[str, set[str]] = {}
+    seen: dict[tuple[str, str], set[str]] = {}
     for i in candidates.tolist():
         if (arch := archs.by_slot.get(i)) is not None:
             for kind in archs.kinds[i]:
-                seen.setdefault(kind, set()).add(arch)
+                seen.setdefault((kind, family(arch)), set()).add(arch)
     if any(len(a) > 1 for a in seen.values()):
         return []
     return [i for i in slots.tolist() if (arch := archs.by_slot.get(i)) is None
-            or all(seen.get(kind, {arch}) == {arch} for kind in archs.kinds[i])]
+            or all(seen.get((kind, family(arch)), {arch}) == {arch} for kind in archs.kinds[i])]
 
 
 def mixed_said(state: ClusterState, mixed: dict[tuple[str, str], list[int]]) -> str:

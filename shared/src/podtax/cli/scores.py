@@ -11,8 +11,8 @@ for different architectures of one kind of machine (tool_archs: a 32-bit armhf s
 others; i386 beside x86_64) are used unless the scheduler ranks those nodes together on nodes of one kubernetes.io/arch
 label (it then places the pod by resources alone, BenchmarkMixedArch): each says which nodes' architecture differs
 (mixed_archs; the table cannot tell the nodes' labels, the scheduler reads them). An x86 server and a Pi, each scored
-by its native build (x86_64, aarch64), never share a label: they are ranked, and their rows say "used" (the
-scheduler judges a node without the label with every label: label every node).
+by its native build (x86_64, aarch64), never share a label: they are ranked, and their rows say "used"
+(podtax.archfamily: the scheduler mixes only builds of one family, a node's label or not).
 The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
@@ -28,6 +28,7 @@ from typing import Annotated, Any
 import typer
 
 from podtax import templates
+from podtax.archfamily import family as _family
 from podtax.cli import cards
 from podtax.cli.common import check_settings, cluster_name, console, fail, node_name, test_name, wide_console
 from podtax.cli.results import _get as api_get
@@ -102,26 +103,13 @@ def status(score: dict[str, Any], now: datetime, ttl_s: float, args: BenchmarkAr
 MIXED = "used unless ranked with nodes"  # a status the scheduler ignores only for some pods (mixed_archs)
 
 
-# Tool architectures (benchwrap.elf_arch's names) that run on one kind of machine: a 32-bit build beside the 64-bit
-# one. Builds of two families (an x86_64 sysbench on x86 nodes, an aarch64 one on Pis) never share a kubernetes.io/arch.
-_FAMILIES = {"i386": "x86", "x32": "x86", "x86_64": "x86", "arm": "arm", "aarch64": "arm", "ppc": "ppc",
-             "ppc64": "ppc", "s390": "s390", "s390x": "s390", "mips": "mips", "mips64": "mips",
-             "riscv32": "riscv", "riscv64": "riscv", "loongarch32": "loongarch", "loongarch64": "loongarch"}
-
-
-def _family(archs: str) -> str:
-    """The kind of machine a score's "+"-joined tool architectures run on (an unknown name is its own)."""
-    kinds = {_FAMILIES.get(a, a) for a in archs.split("+")}
-    return kinds.pop() if len(kinds) == 1 else archs
-
-
 def mixed_archs(group: list[dict[str, Any]]) -> None:
     """Of one group's rows (each with its status), the used ones whose scores name a tool architecture, when another
-    used row names another architecture that runs on the same kind of machine (_FAMILIES: arm beside aarch64, i386
-    beside x86_64): each becomes "used unless ranked with ...", naming those nodes (the scheduler places a pod by
-    resources alone when its candidates' scores mix architectures on nodes of one kubernetes.io/arch label:
-    podtax_scheduler.mixed_arch; the rows do not carry the nodes' labels, so builds of two families, which never
-    share a label, are not marked)."""
+    used row names another architecture that runs on the same kind of machine (podtax.archfamily: arm beside
+    aarch64, i386 beside x86_64): each becomes "used unless ranked with ...", naming those nodes (the scheduler
+    places a pod by resources alone when its candidates' scores mix architectures on nodes of one kubernetes.io/arch
+    label: podtax_scheduler.mixed_arch; the rows do not carry the nodes' labels, so builds of two families, which
+    never share a label, are not marked)."""
     used = {r["node"]: "+".join(r.get("tool_archs") or []) for r in group if r["status"].startswith("used")}
     by_arch: dict[str, list[str]] = {}
     for node, arch in used.items():
