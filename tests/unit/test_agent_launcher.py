@@ -67,3 +67,22 @@ def test_a_launcher_whose_parent_is_not_the_agent_runs_nothing(tmp_path: Path) -
     middle = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
     done = subprocess.run([sys.executable, "-c", middle, *argv], timeout=30)
     assert done.returncode == 126 and not flag.exists()
+
+
+def test_an_agent_started_as_a_background_job_gives_its_tool_sigint_and_sigquit(tmp_path: Path) -> None:
+    """A shell ignores SIGINT and SIGQUIT in a background job (`nohup podtax-host-agent &`), and an ignored signal
+    stays so across exec: the tool kept them ignored (test_the_tool_ignores_no_signal failed when the suite itself ran
+    in the background). Now the launcher gives the tool their defaults whatever the agent inherited."""
+    script = (
+        "import asyncio, pathlib, signal\n"
+        "from podtax_host_agent.execute import run_argv\n"
+        "for s in (signal.SIGINT, signal.SIGQUIT): signal.signal(s, signal.SIG_IGN)\n"
+        "out = asyncio.run(run_argv(['grep', '^SigIgn:', '/proc/self/status'], 20, 10_000, "
+        f"pathlib.Path({str(tmp_path)!r})))\n"
+        "assert out.exit_code == 0, out\n"
+        "print(out.stdout.split()[1])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+    ignored = int(done.stdout.strip(), 16)
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        assert not ignored & (1 << (sig - 1)), f"{sig.name} is ignored in the tool"

@@ -52,12 +52,14 @@ MARKER = "PODTAX_RUN_MARKER"
 
 # The launcher between the agent and a benchmark: a fresh interpreter (no threads, no state of the agent's) asks the
 # kernel for SIGKILL when the agent dies, exits if the agent already has, restores the signals Python ignores at
-# start (they would stay ignored across exec), then becomes the tool. The agent's own forked child runs no Python
+# start and those a shell ignores in a background job (SIGINT, SIGQUIT: an agent started with `nohup ... &`), as
+# they would stay ignored across exec, then becomes the tool. The agent's own forked child runs no Python
 # (no preexec_fn): a fork of a threaded process that runs Python before exec can deadlock there, and the agent's
 # event loop with it (a CI run hung so in create_subprocess_exec).
 _LAUNCH = (
     "import ctypes, os, signal, sys\n"
-    "for s in (signal.SIGPIPE, signal.SIGXFSZ): signal.signal(s, signal.SIG_DFL)\n"
+    "for s in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):\n"
+    "    signal.signal(s, signal.SIG_DFL)\n"
     f"if ctypes.CDLL(None).prctl({PR_SET_PDEATHSIG}, signal.SIGKILL, 0, 0, 0) or os.getppid() != int(sys.argv[1]):\n"
     "    os._exit(126)\n"
     "try:\n"
