@@ -31,6 +31,7 @@ from podtax import templates
 from podtax.archfamily import family as _family
 from podtax.cli import cards
 from podtax.cli.common import check_settings, cluster_name, console, fail, node_name, test_name, wide_console
+from podtax.cli.report_render import _value as report_value
 from podtax.cli.results import _get as api_get
 from podtax.config import ConfigError, SchedulerSettings
 from podtax.event_payloads import printable_tree
@@ -133,10 +134,8 @@ def _for_option(line: str) -> str:
 
 
 def _fmt(v: float | None) -> str:
-    """As the report writes a figure (report_render._value): 4 significant digits below 1,000, else in full."""
-    if v is None:
-        return "-"
-    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+    """As the report writes a figure (report_render._value: 4 significant digits below 1,000, else in full)."""
+    return "-" if v is None else report_value(v)
 
 
 def _value(score: dict[str, Any], stat: str) -> str:
