@@ -49,6 +49,7 @@ import duckdb
 import numpy as np
 from podtax import sides, templates
 from podtax.flags import BOUND_MARKS, MIN_RUNS
+from podtax.param_labels import Labels, params_labels
 from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 from podtax.pvalue import p_digits
 
@@ -119,8 +120,8 @@ def _directions_differ(b: CellComparison, n: CellComparison, names: tuple[str, s
             f"or worsened it is unknown; no change is given.")
 
 
-def _label(c: CellComparison) -> str:
-    return " ".join(x for x in (c.node, c.test, c.params, c.metric) if x)
+def _label(c: CellComparison, labels: Labels) -> str:
+    return " ".join(x for x in (c.node, c.test, labels[c.test, c.params], c.metric) if x)
 
 
 def _flags(base: CellComparison, new: CellComparison) -> tuple[list[str], dict[str, str]]:
@@ -367,8 +368,10 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         for k in ("too_few", "bound_why", "tool"):
             r.pop(k)
         out.append(CellChange(**r))
+    labels = params_labels((c.test, c.params) for side in cells.values() for c in side.values())  # both campaigns
+
     def unmatched(a: str, b: str) -> list[str]:
-        return [_label(c) for k, c in cells[a].items() if k not in cells[b]]
+        return [_label(c, labels) for k, c in cells[a].items() if k not in cells[b]]
 
     return CampaignChange(base=base, new=new, threshold=threshold, correction=correction, cells=out,
                           only_in_base=unmatched(base, new), only_in_new=unmatched(new, base))

@@ -155,7 +155,7 @@ def compare_campaign(
     rows = _compare(con, cells, threshold, correction, seed,
                     lambda rows: sequence.mark(con, campaign, rows, failed, values, threshold))
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
-    warnings += sequence.failed_warnings(failed)
+    warnings += sequence.failed_warnings(failed, ((c.test, c.params) for c in rows))
     warnings += [w for w in [imports_twice.warning(con, campaign)] if w]
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
                           summary=summarize(rows, only_imported(cells), threshold), warnings=warnings)

@@ -57,8 +57,9 @@ def _num(v: float | None, digits: int = 3) -> str:
     return "—" if v is None else f"{v:.{digits}f}"
 
 
-def _key(c: CellComparison) -> str:
-    return " ".join(x for x in (c.test, c.params) if x)
+def _key(data: ReportData, test: str, params: str) -> str:
+    """A cell's test and params as its headings show them (ReportData.params_label)."""
+    return " ".join(x for x in (test, data.params_label(test, params)) if x)
 
 
 def _matrix(data: ReportData) -> str:
@@ -73,7 +74,8 @@ def _matrix(data: ReportData) -> str:
     for (test, params, metric), by_node in rows.items():
         any_cell = next(iter(by_node.values()))
         label = ratio_label(data.envs(any_cell))
-        out.append(f'<tr><th scope="row">{_e(test)}<br><span class="note">{_e(params)}<br>{_e(metric)} '
+        out.append(f'<tr><th scope="row">{_e(test)}<br><span class="note">{_e(data.params_label(test, params))}<br>'
+                   f'{_e(metric)} '
                    f'({_e(any_cell.unit)}, {"higher" if any_cell.higher_is_better else "lower"} is better; '
                    f'{_e(label)})</span></th>')
         for node in nodes:
@@ -146,7 +148,7 @@ def _cell_detail(data: ReportData, c: CellComparison) -> str:
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
     note = caveat(c)
     return (f'<div class="cell" id="cell-{c.id}" data-cell="{c.id}" data-n="{c.n_host + c.n_pod}">'
-            f'<h3>{_e(data.where(c))} · {_e(c.test)} {_e(c.params)} · {_e(c.metric)}</h3>'
+            f'<h3>{_e(data.where(c))} · {_e(_key(data, c.test, c.params))} · {_e(c.metric)}</h3>'
             f"<p>{_e(c.sentence)}</p><p class=\"note\">{medians}; verdict: <b>{_e(c.direction or c.verdict)}</b>.</p>"
             f"{strip_plot(series, c.unit, width=820, modes=[_mode_medians(c, env) for env in pair if env])}"
             + (f'<p class="caveat"><b>Caveat</b>: {_e(note)}.</p>' if note else "")
@@ -167,7 +169,7 @@ def _timelines(data: ReportData) -> str:
             runs = data.runs.get(c.id, [])
             series = [(side_label(env, pair), [(r.started_at, r.value) for r in runs if r.env == env])
                       for env in pair if env]
-            out.append(f'<figure><figcaption class="note">{_e(c.test)} {_e(c.params)} · {_e(c.metric)}'
+            out.append(f'<figure><figcaption class="note">{_e(_key(data, c.test, c.params))} · {_e(c.metric)}'
                        f"</figcaption>{time_plot(series, c.unit)}</figure>")
     return "".join(out) + ("</div>" if out else "")
 
@@ -221,7 +223,7 @@ def _phases(data: ReportData) -> str:
             late.setdefault(key, {}).setdefault(r["env"], []).append(r["seconds"] * 1000.0)
         caveats[key] = r["caveat"]  # the same for every row of a cell's phase
     for (where, test, params, phase), by_env in sorted(groups.items(), key=lambda kv: _phase_key(*kv[0])):
-        out.append(f'<h3 class="phase-cell">{_e(where)} · {_e(test)} {_e(params)} · {_e(phase)}</h3>')
+        out.append(f'<h3 class="phase-cell">{_e(where)} · {_e(_key(data, test, params))} · {_e(phase)}</h3>')
         bounds, seen = given_up.get((where, test, params, phase), {}), late.get((where, test, params, phase), {})
         out.append(cdf_plot(sorted(by_env.items()), "ms", bounds=bounds, late=seen))
         stats = "; ".join(_phase_stats(env, v, bounds.get(env, []), seen.get(env, []))

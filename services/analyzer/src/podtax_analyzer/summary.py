@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from podtax.param_labels import params_labels
 
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.sequence import NOTES
@@ -161,12 +162,13 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
     groups: dict[tuple[str, str, str], list[CellComparison]] = {}
     for c in cells:
         groups.setdefault((c.test, c.params, c.metric), []).append(c)
+    labels = params_labels((c.test, c.params) for c in cells)  # no param empty in every cell of the test
     out = []
     for (test, params, metric), group in groups.items():
         group = sorted(group, key=lambda c: (c.node, c.cluster))
         clean = [c for c in group if is_clean(c, only_imported)]
         excluded = {where(c): _exclusion_reason(c, only_imported) for c in group if not is_clean(c, only_imported)}
-        what = f"{test} {params} {metric}".replace("  ", " ")
+        what = f"{test} {labels[test, params]} {metric}".replace("  ", " ")
         if any(c.descriptive for c in group):  # kube-burner's min/avg: in no correction family
             what += " (descriptive, not tested)"
         apart = _apart(clean)

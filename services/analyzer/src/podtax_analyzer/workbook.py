@@ -177,7 +177,8 @@ def _summary(ws: Worksheet, data: ReportData) -> None:
     ws.append(_bold(ws, ["test", "params", "metric", "ratio"] + nodes))
     for (test, params, metric), by_node in rows.items():
         any_cell = next(iter(by_node.values()))
-        line: list[Any] = [test, params, f"{metric} ({any_cell.unit})", ratio_label(data.envs(any_cell))]
+        line: list[Any] = [test, data.params_label(test, params), f"{metric} ({any_cell.unit})",
+                           ratio_label(data.envs(any_cell))]  # the params as labels show them; the table keeps all
         for node in nodes:
             c = by_node.get(node)
             line.append(None if c is None else _matrix_cell(ws, c))

@@ -37,6 +37,7 @@ from podtax.cli.report_render import p_shown
 from podtax.cli.whole_escapes import Whole, whole
 from podtax.event_payloads import printable_tree
 from podtax.flags import BOUND_MARKS
+from podtax.param_labels import Labels, params_labels
 
 NO_COMMON_CELL = 3  # exit status: the campaigns share no (node, test, params, metric), nothing was compared
 STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
@@ -70,7 +71,12 @@ def _verdict(c: dict[str, Any]) -> Text:
     return Text(c["verdict"], style=STYLE[c["verdict"]])
 
 
-def wide_table(title: str, cells: list[dict[str, Any]]) -> Table:
+def _what(c: dict[str, Any], labels: Labels) -> str:
+    """A cell's test and params as its label shows them (podtax.param_labels)."""
+    return " ".join(x for x in (c["test"], labels[c["test"], c["params"]]) if x)
+
+
+def wide_table(title: str, cells: list[dict[str, Any]], labels: Labels) -> Table:
     """One line per cell: every column as wide as its longest value (a figure is never wrapped); what is compared
     said once in the title when every cell compares the same, no flags column when no cell has one."""
     compared = {c["compared"] for c in cells}
@@ -83,14 +89,14 @@ def wide_table(title: str, cells: list[dict[str, Any]]) -> Table:
         table.add_column(col, no_wrap=True)
     for c in cells:
         f = _figures(c)
-        texts = (c["node"], f"{c['test']} {c['params']}", c["metric"], *(() if one else (c["compared"],)), f["base"],
+        texts = (c["node"], _what(c, labels), c["metric"], *(() if one else (c["compared"],)), f["base"],
                  f["new"], f"{f['diff']} {f['ci']}".rstrip(), f["p"])
         table.add_row(*map(Text, texts), _verdict(c),  # Text: a name is never read as markup
                       *((Text(f["flags"]),) if flags else ()))
     return table
 
 
-def stacked_table(title: str, cells: list[dict[str, Any]]) -> Table:
+def stacked_table(title: str, cells: list[dict[str, Any]], labels: Labels) -> Table:
     """The same facts in four columns, two to five lines per cell, for a console too narrow for one line: rich
     squeezed the ten columns at 80, wrapping figures mid-number ("-0.04" / "8") and headers mid-word."""
     table = Table(title=Text(title))
@@ -100,35 +106,35 @@ def stacked_table(title: str, cells: list[dict[str, Any]]) -> Table:
     table.add_column("verdict · p adj.\nflags", overflow="fold")
     for c in cells:
         f = _figures(c)
-        table.add_row(Whole("\n".join((c["node"], f"{c['test']} {c['params']}", c["metric"], c["compared"]))),
+        table.add_row(Whole("\n".join((c["node"], _what(c, labels), c["metric"], c["compared"]))),
                       Text(f"{f['base']}\n{f['new']}"), Text(f"{f['diff']}\n{f['ci']}".rstrip()),
                       Whole(Text.assemble(_verdict(c), f"\np adj. {f['p']}", f"\n{f['flags']}" if f["flags"] else "")))
     return table
 
 
-def change_cards(cells: list[dict[str, Any]], width: int) -> Group:
+def change_cards(cells: list[dict[str, Any]], width: int, labels: Labels) -> Group:
     """One block of lines per cell (cards.card), for a console too narrow for the stacked table."""
     blocks = []
     for c in cells:
         f = _figures(c)
-        blocks.append(cards.card(Text(f"{c['node']} · {c['test']} {c['params']} · {c['metric']}", style="bold"),
+        blocks.append(cards.card(Text(f"{c['node']} · {_what(c, labels)} · {c['metric']}", style="bold"),
                                  [c["compared"], f"base {f['base']}", f"new {f['new']}",
                                   f"difference {f['diff']} {f['ci']}".rstrip(), f"p adj. {f['p']}", _verdict(c),
                                   Text(f["flags"])], width))
     return Group(*blocks)
 
 
-def fitting(console: Console, title: str, cells: list[dict[str, Any]]) -> Table | Group:
+def fitting(console: Console, title: str, cells: list[dict[str, Any]], labels: Labels) -> Table | Group:
     """One line per cell if that fits ``console``, else the stacked table, else cards: never a figure cut or
-    wrapped, never the cell's name dropped."""
+    wrapped, never the cell's name dropped. ``labels``: params_labels of every cell of the comparison."""
     unbounded = console.options.update_width(100_000)
-    table = wide_table(title, cells)
+    table = wide_table(title, cells, labels)
     if console.measure(table, options=unbounded).maximum <= console.width:
         return table
-    table = stacked_table(title, cells)
+    table = stacked_table(title, cells, labels)
     if cards.fits(console, table):
         return table
-    return Group(whole(Text(title, style="italic"), console.width), change_cards(cells, console.width))
+    return Group(whole(Text(title, style="italic"), console.width), change_cards(cells, console.width, labels))
 
 
 def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
@@ -137,7 +143,8 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
     title = (f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
              f"{data['correction']} correction)")
-    console.print(fitting(console, title, cells))
+    labels = params_labels((c["test"], c["params"]) for c in data["cells"])  # every cell, shown or not
+    console.print(fitting(console, title, cells, labels))
     if any(c.get("base_bound") or c.get("new_bound") for c in cells):
         console.print("≥ / ≤ / ≶: the figure is only a bound: it rests on objects given up while waiting "
                       "(LOWER_BOUND) or on times seen after a dropped watch or holding a retry's wait (WATCH_GAP, "

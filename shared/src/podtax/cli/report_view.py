@@ -3,7 +3,8 @@
 By default only each test's primary metric is shown (``templates.REGISTRY[test].primary_metric``);
 a (node, test, params) group whose cells include no primary metric (an unknown test, an unexpected
 metric name) shows every metric, so nothing disappears silently. Parameters that are equal in every
-cell of a test are printed once above its table; only the varying ones appear per row.
+cell of a test are printed once above its table; only the varying ones appear per row; one empty in every cell
+of the test is left out (podtax.param_labels).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podtax import templates
+from podtax.param_labels import params_labels
 
 Cell = dict[str, Any]
 
@@ -91,9 +93,10 @@ class ReportView:
         return " ".join(parts)
 
 
-def _params_split(cells: list[Cell]) -> tuple[dict[str, str], set[str]]:
-    """The parameters equal in every cell (fixed) and the names of the others (varying)."""
-    parsed = [split_params(c["params"]) for c in cells]
+def _params_split(labels: list[str]) -> tuple[dict[str, str], set[str]]:
+    """The parameters equal in every cell (fixed) and the names of the others (varying), of the cells' params
+    labels."""
+    parsed = [split_params(label) for label in labels]
     keys = list(dict.fromkeys(k for p in parsed for k in p))
     fixed = {k: parsed[0][k] for k in keys if all(k in p and p[k] == parsed[0][k] for p in parsed)}
     return fixed, set(keys) - set(fixed)
@@ -106,12 +109,14 @@ def build_view(report: dict[str, Any], all_metrics: bool) -> ReportView:
     by_test: dict[str, list[tuple[int, Cell]]] = {}
     for i, c in enumerate(cells, 1):
         by_test.setdefault(c["test"], []).append((i, c))
+    labels = params_labels((c["test"], c["params"]) for c in cells)
     tests = []
     for test, numbered in by_test.items():
-        fixed, varying = _params_split([c for _, c in numbered])
+        fixed, varying = _params_split([labels[test, c["params"]] for _, c in numbered])
         view = TestView(test, join_params(fixed), [])
         for i, c in numbered:
-            row = Row(i, c, join_params({k: v for k, v in split_params(c["params"]).items() if k in varying}))
+            shown_params = split_params(labels[test, c["params"]])
+            row = Row(i, c, join_params({k: v for k, v in shown_params.items() if k in varying}))
             shown = all_metrics or c["primary"] or (c["node"], c["test"], c["params"]) not in with_primary
             (view.rows if shown else view.hidden).append(row)
         shown_flags = {(r.cell["node"], r.cell["params"], f) for r in view.rows for f in r.cell["flags"]}

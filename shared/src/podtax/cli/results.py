@@ -25,6 +25,7 @@ from podtax.cli.common import (
 )
 from podtax.event_payloads import printable, printable_tree
 from podtax.imports_counted import counted
+from podtax.param_labels import params_labels
 
 REPARSE_AGAIN = ("the reparse may not have finished: run podtax reparse again once it answers (it derives the same "
                  "results from the stored logs again: nothing is lost or doubled)")
@@ -85,12 +86,15 @@ def results(
     if not campaign:  # else the title names it: 80 columns held no table of nine
         columns.insert(0, ("campaign", "left"))
     cells = []
-    for r in printable_tree(rows):  # names from the bus: never a terminal's control sequence (Text: never markup)
+    shown = printable_tree(rows)  # names from the bus: never a terminal's control sequence (Text: never markup)
+    labels = params_labels((r["test"], templates.params_key(r["params"])) for r in shown)  # as every label
+    for r in shown:
         first = r["metrics"][0] if r["metrics"] else {"name": "-", "value": float("nan"), "unit": ""}
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
         m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
-        cells.append([*([] if campaign else [r["campaign"]]), r["node"], r["env"], f"{r['test']} {params}".strip(),
+        what = f"{r['test']} {labels[r['test'], params]}".strip()
+        cells.append([*([] if campaign else [r["campaign"]]), r["node"], r["env"], what,
                       tool, m["name"], f"{m['value']:,.2f} {m['unit']}", " ".join(flag_names(r.get("flags") or []))])
     out = wide_console()
     out.print(cards.fitted(out, title, columns, cells, named_by=2, figures=(len(columns) - 2,), light=True))

@@ -35,6 +35,7 @@ from podtax.cli.report_render import _value as report_value
 from podtax.cli.results import _get as api_get
 from podtax.config import ConfigError, SchedulerSettings
 from podtax.event_payloads import printable_tree
+from podtax.param_labels import params_labels
 from podtax.scheduler_profile import BenchmarkArgs, load_profile
 
 DEFAULTS = BenchmarkArgs()
@@ -199,11 +200,12 @@ def scores(
     groups = {}
     for r in rows:
         groups.setdefault((r["cluster"], r["test"], r["metric"], r["params_key"]), []).append(r)
+    labels = params_labels((r["test"], r["params_key"]) for r in rows)  # as every label (podtax.param_labels)
     for (cl, ts, metric, params), group in sorted(groups.items()):
         unit = group[0]["unit"]
         better = "higher" if group[0]["higher_is_better"] else "lower"
         # Text, never markup: rich read "[threads=1]" as markup and dropped it, so groups shared a title
-        title = f"{ts} [{params or 'no params'}] {metric} ({unit}, {better} is better) — cluster {cl}"
+        title = f"{ts} [{labels[ts, params] or 'no params'}] {metric} ({unit}, {better} is better) — cluster {cl}"
         ci = "95% CI" if args.statistic == "median" else "median's 95% CI"  # the interval is the median's
         columns = [("node", "left"), ("runs", "right"), (args.statistic, "right"), (ci, "left"),
                    ("newest run", "left"), ("scheduler", "left")]

@@ -1,0 +1,39 @@
+"""How a cell's params read in a label: the one rule for every place a person reads them.
+
+A label (the text report's headings and rows, its phase table, the summary sentences and failed-run warnings, the
+HTML report's matrix, headings and captions, the workbook's matrix, `podtax compare` and its cells in one campaign
+only, `podtax results` and `podtax scores`) shows a cell's params key (templates.params_key, `k=v k=v`) without the
+params that are empty in EVERY cell of its test in what is shown: volume-churn's `namespace= plugin_id=` said
+nothing (pU, session 53). A param empty in one cell and absent or set in another stays: `tag= threads=4` and
+`threads=4` are two cells and must read apart (0e1c01af reverted a rule that dropped every empty param). Leaving out
+a token that every key of a test has cannot make two keys alike; a guard keeps the full keys should it ever (a value
+with a space could make a token look like `k=`). The key itself (JSON, the API, exports, data tables, lookups) keeps
+every param.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+Labels = dict[tuple[str, str], str]  # (test, params key) -> the params as a label shows them
+
+
+def _blank(token: str) -> bool:
+    """Whether a key's token is a param with an empty value (`namespace=`)."""
+    return token.endswith("=") and token.count("=") == 1 and len(token) > 1
+
+
+def params_labels(cells: Iterable[tuple[str, str]]) -> Labels:
+    """(test, params key) of every cell shown together -> each key as its label shows it: without the params whose
+    value is empty in every cell of that test."""
+    by_test: dict[str, set[str]] = {}
+    for test, key in cells:
+        by_test.setdefault(test, set()).add(key)
+    out: Labels = {}
+    for test, keys in by_test.items():
+        blank = set.intersection(*({t for t in key.split() if _blank(t)} for key in keys))
+        labels = {key: " ".join(t for t in key.split() if t not in blank) if blank else key for key in keys}
+        if len(set(labels.values())) < len(keys):  # two keys would read alike: show them whole
+            labels = {key: key for key in keys}
+        out.update(((test, key), label) for key, label in labels.items())
+    return out
