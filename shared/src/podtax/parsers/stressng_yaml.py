@@ -66,6 +66,7 @@ MIXED = ("MIXED_OUTPUT: the log holds a YAML report and a metrics table (one run
          "runs appended); figures come from ")
 
 
+_REQUIRED = frozenset(range(6))  # the columns every row has (_KEYS' first six)
 _ROW = "\n    - stressor: "
 _SEVERAL = "this log holds several stress-ng YAML reports (a stressor has several rows); split it, one run per log"
 _TOP_LINE = re.compile(r"\n[^\s]")  # a line that starts a top-level key (or the `...` end line)
@@ -77,6 +78,14 @@ _INSTANCE = "\n          - instance: "  # an entry of a row's `instances:` list
 # digits at most before the point: no float overflows); a run of such lines from a row's start
 _PLAIN_LINE = re.compile(r"      ([a-z][a-z0-9-]*+): ([0-9]{1,18}+(?:\.[0-9]++)?+)\n")
 _PLAIN_LINES = re.compile(r"(?:      [a-z][a-z0-9-]*+: [0-9]{1,18}+(?:\.[0-9]++)?+\n)*+")
+# A row's column lines in the order stress-ng prints them (each a _PLAIN_LINE), matched as literals in one pass: 3x
+# cheaper than _PLAIN_LINE.findall over them (which must capture each key). The lines after them, or a row in another
+# order, are read as before.
+_NUMBER = r"([0-9]{1,18}+(?:\.[0-9]++)?+)\n"
+_COLUMN_LINES = re.compile("".join(f"      {key}: {_NUMBER}" for key in (
+    "bogo-ops", "bogo-ops-per-second-usr-sys-time", "bogo-ops-per-second-real-time", "wall-clock-time", "user-time",
+    "system-time")) + f"(?:      cpu-usage-per-instance: {_NUMBER}(?:      max-rss: {_NUMBER})?+)?+")
+_COLUMN_ORDER = (0, 5, 4, 1, 2, 3, 6, 7)  # the _KEYS column of each _COLUMN_LINES group
 
 
 def _twice(stressor: str, key: str) -> str:
@@ -217,9 +226,12 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         stressor = _value(name)
         if stop >= 0:
             lists[stressor] = (stop, end if end >= 0 else section)
-        values: dict[int, float] = {}
-        plain = _PLAIN_LINES.match(body).end()  # the lines in the common form, read in one regex pass
-        for key, number in _PLAIN_LINE.findall(body, 0, plain):
+        columns = _COLUMN_LINES.match(body)
+        values: dict[int, float] = {} if columns is None else \
+            {i: float(n) for i, n in zip(_COLUMN_ORDER, columns.groups(), strict=True) if n is not None}
+        start = 0 if columns is None else columns.end()
+        plain = _PLAIN_LINES.match(body, start).end()  # the lines in the common form, read in one regex pass
+        for key, number in _PLAIN_LINE.findall(body, start, plain):
             column = _KEYS.get(key)
             if column is None:
                 misc.append((stressor, float(number), key))
@@ -227,7 +239,8 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
                 raise ParseFailure("unknown-format", _twice(stressor, key))
             else:
                 values[column] = float(number)
-        for line in body[plain:].split("\n"):  # the other lines (another form, the next section), one by one
+        rest = body[plain:]  # the other lines (another form, the next section), one by one; blank ones do nothing
+        for line in rest.split("\n") if rest and not rest.isspace() else ():
             if line.startswith("      ") and not line.startswith("       "):
                 key, _, rest = line[6:].partition(":")
                 column = _KEYS.get(key)
@@ -252,10 +265,10 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
         raise ParseFailure("truncated", "the stress-ng YAML report has no `metrics:` rows")
     complete: list[tuple[str, list[float]]] = []
     for name, values in rows:
-        missing = [k for k, i in _KEYS.items() if i < 6 and i not in values]
-        if missing:
+        if not values.keys() >= _REQUIRED:
+            missing = [k for k, i in _KEYS.items() if i < 6 and i not in values]
             raise ParseFailure("truncated", f"the stress-ng YAML row for {name} lacks {', '.join(missing)}")
-        row = [values[i] for i in range(6)]
+        row = [values[0], values[1], values[2], values[3], values[4], values[5]]
         for i in (6, 7):  # the optional columns, in order: a value after a gap would take the gap's name
             if i not in values:
                 break
@@ -275,12 +288,15 @@ def parse_yaml(text: str, test: str | None, requested: Mapping[str, Any] | None,
     counts = {name: n for name, (start, end) in lists.items()
               if name in with_misc and (n := _instances(text, start, end)) is not None}
     single = _single_instance(complete, with_misc, counts)
+    prefixes = {name: ("" if name == primary else name.replace("-", "_") + "_",
+                       "" if name in single else "_mean_over_instances") for name in with_misc}
+    add = metrics.add
     for name, value, key in misc:
         suffix, unit, better = yaml_misc_metric(key)
-        if untimed_key(value, name, key):  # a rate or time of 0: stress-ng timed nothing
+        if value == 0.0 and untimed_key(value, name, key):  # a rate or time of 0: stress-ng timed nothing
             continue
-        metrics.add(("" if name == primary else name.replace("-", "_") + "_") + suffix
-                    + ("" if name in single else "_mean_over_instances"), value, unit, better)
+        before, after = prefixes[name]
+        add(before + suffix + after, value, unit, better)
     echoed: Echoed = {"stressor": primary} if primary else {"stressors": ",".join(r[0] for r in complete)}
     row = dict(complete).get(primary) if primary else None
     threads = _instance_count(text, lists.get(primary), row) if primary and row else None
