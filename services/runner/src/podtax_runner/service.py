@@ -127,6 +127,7 @@ class Runner(Handlers):  # the event handlers: handlers.py
         kept_copies = await kept.copies(self.kv, self.spool, await self._values(f"{outbox.KEPT}.>"), active)
         # before any run is resumed: no timeline is being written (a temporary file left is a crash's)
         await asyncio.to_thread(self.controlplane.prune_measured, self.in_flight(), 0, True)
+        await self.controlplane.send_pending()  # DELETE_REFUSED results an earlier runner stopped before sending
         for state in active:
             for s in state.runs.values():
                 if s.status != "dispatched":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import logging
 import threading
@@ -18,7 +19,7 @@ from podtax.config import RunnerSettings
 from podtax.parsers import ParseFailure, parse_run
 from podtax.parsers.timeline_aborted import MARK
 
-from podtax_runner.controlplane import cleanup, kubeapi
+from podtax_runner.controlplane import cleanup, kubeapi, pending
 from podtax_runner.controlplane.common import Aborted, allowance
 from podtax_runner.controlplane.execute import execute, measured_of
 from podtax_runner.controlplane.retention import MEASURED_DIR, measured_name, prune
@@ -102,15 +103,21 @@ def executor_error(exc: BaseException) -> str:
 
 
 def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | None) -> str:
+    """keep_file's sentence."""
+    return keep_file(exc, run, spool_dir)[0]
+
+
+def keep_file(exc: BaseException, run: events.RunSpec, spool_dir: Path | None,
+              make_room: Callable[[int], object] = lambda size: None) -> tuple[str, Path | None]:
     """Keep the timeline a failed run measured before it ended (execute.keep: its header marked `aborted`, so the
-    parser never takes it for a result) and say where, for the run's failure; "" when it measured nothing. In
-    `<spool_dir>/measured/` (measured_name; written as the spool writes, MAX_BYTES in all there at most; pruned as
-    retention.py says), else in the runner's log, one line (`measured timeline of run <id>`: the timeline as a JSON
-    string). Before, a run whose
+    parser never takes it for a result) and say where, for the run's failure ("" when it measured nothing), with the
+    file written (None: none). In `<spool_dir>/measured/` (measured_name; written as the spool writes, MAX_BYTES in all
+    there at most, `make_room(its size)` called first: the runner prunes as retention.py says), else in the runner's
+    log, one line (`measured timeline of run <id>`: the timeline as a JSON string). Before, a run whose
     deletes the API refused (RBAC's 403 on delete) failed with every create and bind time it had taken lost."""
     tl = measured_of(exc)
     if tl is None:
-        return ""
+        return "", None
     text, bound = tl.jsonl(), sum(1 for r in tl.objects.values() if len(r.t) > 1)
     what = f"its timeline of the {bound} object(s) it timed before it ended (" + (
         "its deletes were refused after every create and bind: a result flagged DELETE_REFUSED, its delete phases "
@@ -119,18 +126,21 @@ def keep_measured(exc: BaseException, run: events.RunSpec, spool_dir: Path | Non
         folder = spool_dir / MEASURED_DIR
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
-            if used + len(text.encode()) <= MAX_BYTES:
-                path = write_atomic(folder, measured_name(run), text.encode())
-                return f"{what} is kept in {path}"
-            log.warning("%s holds %d bytes already: run %s's measured timeline goes to the log", folder, used,
-                        run.run_id)
+            data = text.encode()
+            make_room(len(data))
+            used = sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and p.name != measured_name(run))
+            if used + len(data) <= MAX_BYTES:
+                path = write_atomic(folder, measured_name(run), data)
+                return f"{what} is kept in {path}", path
+            log.warning("%s holds %d bytes already, and pruning every file there that may be (of reported runs, no "
+                        "result pending) would not make room for the %d bytes of run %s's measured timeline (%d MiB "
+                        "in all at most): it goes to the log", folder, used, len(data), run.run_id, MAX_BYTES // 2**20)
         except OSError as err:
             log.warning("run %s's measured timeline could not be written in %s (%s): it goes to the log", run.run_id,
                         folder, err)
     log.warning("measured timeline of run %s (failed: %s): %s", run.run_id, tl.aborted and tl.aborted["reason"],
                 json.dumps(text))
-    return f"{what} is in the runner's log (`measured timeline of run {run.run_id}`)"
+    return f"{what} is in the runner's log (`measured timeline of run {run.run_id}`)", None
 
 
 def delete_refused(tl: Timeline, test: str) -> bool:
@@ -193,7 +203,7 @@ class ControlPlaneExecutor:
         self.running[run.run_id] = future
         try:
             timeline = await asyncio.wrap_future(future)
-            event = self._log_event(run, timeline, started)
+            event = self._log_event(run, timeline.jsonl(), started)
             if len(events.encode(event)) > self.bus.nc.max_payload:
                 await self._fail(run, "log-too-large", f"the timeline of {run.test} ({len(event.data.stdout)} bytes) "
                                  f"is above NATS max_payload ({self.bus.nc.max_payload}): lower count or raise "
@@ -210,11 +220,12 @@ class ControlPlaneExecutor:
             if self.stop.is_set():  # the runner is shutting down: the run stays in flight, the next runner resumes it
                 log.info("control-plane run %s stopped by shutdown; cleaned up, to be resumed", run.run_id)
                 return
-            kept = await asyncio.to_thread(self._keep, exc, run, self.unreported())
-            await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
+            kept, path = await asyncio.to_thread(self._keep, exc, run, self.unreported())
+            reported = await self._fail(run, exc.reason, f"{exc.detail}; {kept}" if kept else exc.detail, started)
             # parsed off the event loop, as keep_measured writes: parsing a large timeline is CPU work (review r6)
-            if (tl := measured_of(exc)) is not None and await asyncio.to_thread(delete_refused, tl, run.test):
-                await self._delete_refused(run, tl, started)
+            if reported and (tl := measured_of(exc)) is not None and await asyncio.to_thread(delete_refused, tl,
+                                                                                              run.test):
+                await self._delete_refused(run, tl, started, path)
         except Exception as exc:  # noqa: BLE001 - recorded as a failure, never lost
             log.exception("control-plane run %s failed", run.run_id)
             await self._fail(run, "executor-error", executor_error(exc), started)
@@ -228,52 +239,98 @@ class ControlPlaneExecutor:
         here, or whose report is held until NATS takes it."""
         return self.in_flight() | set(self.stops) | set(self.running) | set(self.outbox.holding())
 
-    def prune_measured(self, unreported: set[str], adding: int = 0, temporary: bool = False) -> list[str]:
-        """Prune the kept timelines past PODTAX_RUNNER_MEASURED_MAX_AGE_DAYS or _MAX_FILES (retention.prune), none of
-        `unreported`; in a thread."""
+    def prune_measured(self, unreported: set[str], adding: int = 0, temporary: bool = False,
+                       room: int = 0) -> list[str]:
+        """Prune the kept timelines past PODTAX_RUNNER_MEASURED_MAX_AGE_DAYS or _MAX_FILES, then the oldest while a
+        new one of `room` bytes would not fit MAX_BYTES (retention.prune), none of `unreported`; in a thread."""
         if self.settings.runner_spool_dir is None:
             return []
         return prune(self.settings.runner_spool_dir / MEASURED_DIR, self.settings.runner_measured_max_files,
-                     self.settings.runner_measured_max_age_days, unreported, adding, temporary)
+                     self.settings.runner_measured_max_age_days, unreported, adding, temporary, room)
 
-    def _keep(self, exc: BaseException, run: events.RunSpec, unreported: set[str]) -> str:
-        """keep_measured, after pruning what the retention allows with room for the run's file (its own earlier one,
+    def _keep(self, exc: BaseException, run: events.RunSpec, unreported: set[str]) -> tuple[str, Path | None]:
+        """keep_file, after pruning what the retention allows with room for the run's file (its own earlier one,
         of an attempt before a restart, stays and is written over); in a thread."""
         spool = self.settings.runner_spool_dir
-        if spool is not None and measured_of(exc) is not None:
-            try:  # a folder the runner cannot search: the timeline goes to the log, the failure is still reported
-                new = not (spool / MEASURED_DIR / measured_name(run)).exists()
-                self.prune_measured(unreported | {run.run_id}, int(new))
-            except OSError as err:
-                log.warning("could not prune the measured timelines in %s (%s): none pruned", spool / MEASURED_DIR,
-                            err)
-        return keep_measured(exc, run, spool)
 
-    def _log_event(self, run: events.RunSpec, timeline: Timeline, started: datetime) -> events.RawLogV1:
-        raw = events.RawLog(run=run, stdout=timeline.jsonl(), exit_code=0, started_at=started, ended_at=events.now())
+        def make_room(size: int) -> None:
+            try:  # a folder the runner cannot search: the timeline goes to the log, the failure is still reported
+                new = not (spool / MEASURED_DIR / measured_name(run)).exists()  # type: ignore[operator]
+                self.prune_measured(unreported | {run.run_id}, int(new), room=size)
+            except OSError as err:
+                log.warning("could not prune the measured timelines in %s (%s): none pruned", spool, err)
+
+        return keep_file(exc, run, spool, make_room)
+
+    def _log_event(self, run: events.RunSpec, text: str, started: datetime) -> events.RawLogV1:
+        raw = events.RawLog(run=run, stdout=text, exit_code=0, started_at=started, ended_at=events.now())
         return events.raw_log(raw, SOURCE).model_copy(update={"id": run.event_id("log")})
 
-    async def _delete_refused(self, run: events.RunSpec, tl: Timeline, started: datetime) -> None:
+    async def _delete_refused(self, run: events.RunSpec, tl: Timeline, started: datetime, kept: Path | None) -> None:
         """After the run's failure, its timeline as its raw log: the parser makes the result flagged DELETE_REFUSED
         (its create and bind figures; a result supersedes the failure in the analyzer, while the campaign keeps the
-        run failed, its first outcome). One that does not fit NATS max_payload stays in the kept file only."""
-        event = self._log_event(run, tl, started)
+        run failed, its first outcome). One that does not fit NATS max_payload stays in the kept file only. Pending
+        beside its `kept` file until NATS takes it (pending.py): a runner stopping meanwhile leaves it to the next."""
+        event = self._log_event(run, tl.jsonl(), started)
         if len(events.encode(event)) > self.bus.nc.max_payload:
             log.warning("control-plane run %s: its timeline (%d bytes) is above NATS max_payload: its create and "
                         "bind figures are not stored as a result (they are in its kept timeline)", run.run_id,
                         len(event.data.stdout))
             return
-        if await self._publish(run, event, "timeline"):
-            await self._reported(run)  # recorded already (its failure): a copy kept meanwhile goes (outbox.release)
-            log.info("control-plane run %s: its create and bind figures go as a result flagged DELETE_REFUSED",
-                     run.run_id)
+        mark = None
+        if kept is not None:
+            try:
+                mark = await asyncio.to_thread(pending.write, kept, run, started)
+            except OSError as err:
+                log.warning("control-plane run %s: its result could not be marked pending beside %s (%s): a runner "
+                            "stopping before NATS takes it loses it (the kept file has it)", run.run_id, kept, err)
+        await self._send_result(run, event, mark, "")
 
-    async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> None:
+    async def _send_result(self, run: events.RunSpec, event: events.RawLogV1, mark: Path | None, kept: str) -> None:
+        """Publish a DELETE_REFUSED result (`kept`: the file an earlier runner kept it in), then remove its pending
+        `mark`; one not taken before the runner stops stays pending, for the next runner."""
+        if not await self._publish(run, event, "timeline"):
+            if mark is not None:
+                log.warning("control-plane run %s: its DELETE_REFUSED result stays pending (%s): the next runner sends "
+                            "it", run.run_id, mark)
+            return
+        await self._reported(run)  # recorded already (its failure): a copy kept meanwhile goes (outbox.release)
+        if mark is not None:
+            with contextlib.suppress(FileNotFoundError):
+                await asyncio.to_thread(mark.unlink)
+        earlier = f", kept in {kept} by an earlier runner," if kept else ""
+        log.log(logging.WARNING if kept else logging.INFO, "control-plane run %s: its create and bind figures%s go as "
+                "a result flagged DELETE_REFUSED", run.run_id, earlier)
+
+    async def send_pending(self) -> None:
+        """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file; a
+        mark that does not read is said and removed (the kept file stays, pruned as any other)."""
+        if self.settings.runner_spool_dir is None:
+            return
+        for mark in await asyncio.to_thread(pending.marks, self.settings.runner_spool_dir / MEASURED_DIR):
+            try:
+                run, started, text = await asyncio.to_thread(pending.read, mark)
+            except (OSError, ValueError) as exc:
+                log.warning("the pending DELETE_REFUSED result %s could not be read (%s): removed, not sent", mark,
+                            exc)
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(mark.unlink)
+                continue
+            kept = str(mark.with_name(mark.name.removesuffix(pending.SUFFIX)))
+            task = asyncio.create_task(self._send_result(run, self._log_event(run, text, started), mark, kept),
+                                       name=f"control-plane {run.run_id}")
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _fail(self, run: events.RunSpec, reason: str, detail: str, started: object) -> bool:
+        """Publish the run's failure; True once NATS took it."""
         failure = events.RunFailed(run=run, stage="runner", reason=reason, detail=detail, started_at=started,
                                    ended_at=events.now())
         if await self._publish(run, events.run_failed(failure, SOURCE), "failure"):
             await self._reported(run)
             log.warning("control-plane run %s failed: %s", run.run_id, detail)
+            return True
+        return False
 
     async def _publish(self, run: events.RunSpec, event: events.Envelope, what: str) -> bool:
         """Publish the run's timeline or failure through its outbox: True once NATS took it (see outbox.Outbox)."""

@@ -1,0 +1,56 @@
+"""The DELETE_REFUSED result of a failed run not yet taken by NATS, marked beside its kept timeline.
+
+A run whose deletes were refused is reported failed, then its timeline goes as a result flagged DELETE_REFUSED
+(dispatch.py). A runner stopped between the two (a deploy, NATS not taking the result until then) gave the result
+up: its run was recorded as reported (neither run again nor with a kept copy to send), so the result was only in
+`<spool>/measured/`, pruned like any file (the next runner's start-up prune removed it, the run stayed failed). Now,
+once the failure is reported, `<kept file>.pending` (the run and its start) is written beside the kept timeline and
+removed once NATS takes the result; a runner starting sends each one's result (the kept timeline as the run's raw
+log, under its event id: stored once), and retention.py never prunes a timeline that has one."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from podtax import events
+
+from podtax_runner.spool import write_atomic
+
+SUFFIX = ".pending"
+
+
+def marker(kept: Path) -> Path:
+    """The pending mark of the kept timeline `kept`."""
+    return kept.with_name(kept.name + SUFFIX)
+
+
+def write(kept: Path, run: events.RunSpec, started: datetime) -> Path:
+    """Mark `kept`'s result pending (atomically, as the spool writes); raises OSError."""
+    doc = {"run": run.model_dump(mode="json"), "started_at": started.isoformat()}
+    return write_atomic(kept.parent, marker(kept).name, json.dumps(doc).encode())
+
+
+def read(mark: Path) -> tuple[events.RunSpec, datetime, str]:
+    """The run, its start and its kept timeline's text of a pending mark; OSError when either file cannot be read,
+    ValueError when the mark is not one."""
+    text = mark.with_name(mark.name.removesuffix(SUFFIX)).read_text()
+    try:
+        doc = json.loads(mark.read_bytes())
+        return events.RunSpec.model_validate(doc["run"]), datetime.fromisoformat(doc["started_at"]), text
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not a pending result ({type(exc).__name__}: {exc})") from None
+
+
+def marks(folder: Path) -> list[Path]:
+    """The pending marks in `folder` (none when it does not exist, or cannot be listed: retention.prune says so)."""
+    try:
+        return sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith(".tmp-"))
+    except OSError:
+        return []
+
+
+def kept_names(names: list[str]) -> set[str]:
+    """Of a folder's file names, the kept timelines that have a pending mark."""
+    return {n.removesuffix(SUFFIX) for n in names if n.endswith(SUFFIX)}
