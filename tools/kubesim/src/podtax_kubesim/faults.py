@@ -38,7 +38,17 @@ default-scheduler's too, as kube-scheduler binds through the API server).
 filters say, else none) goes in the Status's ``details.retryAfterSeconds`` and the ``Retry-After`` header, as
 apimachinery's ErrorNegotiated writes it.
 A ``failDeletes`` entry (kubesim's: ``FAIL_DELETES`` in `extra`) does the same to DELETEs of one object, which then
-deletes nothing. A ``forbid`` entry (kubesim's: ``FORBID`` in `extra`), '<verb> <resource plural>' with an RBAC verb
+deletes nothing.
+Entries are tried in order: a call goes to the first matching entry that has not answered its ``times`` yet, so
+entries of one object plant a sequence of answers (its first create 429, its second 500, its third made)::
+
+      failCreates: [{match: "persistentvolumeclaims/-0002", status: 429, times: 1},
+                    {match: "persistentvolumeclaims/-0002", status: 500, times: 1}]
+
+An entry after one of the same ``match`` with ``times: 0`` (every call) would never answer: refused, naming both.
+(Before, the first matching entry decided alone: once it had answered its ``times``, the object's calls went through,
+and a 429 then a 500 on one object could not be planted.)
+A ``forbid`` entry (kubesim's: ``FORBID`` in `extra`), '<verb> <resource plural>' with an RBAC verb
 (get, list, watch, create, update, patch, delete, deletecollection), is refused as RBAC refuses a request its user
 has no role for (faultanswers.py): 403 Forbidden, ``persistentvolumes is forbidden: User "..." cannot
 list resource "persistentvolumes" in API group "" at the cluster scope``.
@@ -46,7 +56,7 @@ list resource "persistentvolumes" in API group "" at the cluster scope``.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,12 +109,14 @@ class Faults:
                 return True
         return False
 
-    def failing(self, plural: str, name: str, op: str = "create") -> FailCreate | None:
-        """The failCreates (op "delete": failDeletes) entry that matches a create of object `name` of resource
-        `plural` (the caller counts)."""
+    def failing(self, plural: str, name: str, op: str = "create",
+                answered: Callable[[FailCreate], int] = lambda entry: 0) -> FailCreate | None:
+        """The failCreates (op "delete": failDeletes) entry that answers a create of object `name` of resource
+        `plural`: the first matching one that has not answered its `times` calls (`answered`: how many it has; the
+        caller counts)."""
         for entry in self.fail_creates if op == "create" else self.fail_deletes:
             only, _, ending = entry.match.rpartition("/")
-            if name.endswith(ending) and only in ("", plural):
+            if name.endswith(ending) and only in ("", plural) and not (entry.times and answered(entry) >= entry.times):
                 return entry
         return None
 
@@ -153,6 +165,11 @@ def _fails(entries: Any, key: str = FAIL) -> tuple[FailCreate, ...]:
             raise ValueError(f"faults.{key}: a list of {{match: <name ending or plural/ending>, status: <400-599>, "
                              f"times: <n, 0 = always>, retryAfter: <s>, stored: <bool>}}, got {entries!r}")
         out.append(FailCreate(e["match"], e["status"], times, after, e.get("stored", False)))
+    for i, entry in enumerate(out):
+        if (j := next((j for j, e in enumerate(out[:i]) if e.match == entry.match and not e.times), None)) is not None:
+            raise ValueError(f"faults.{key}[{i}] ({entry.match!r}, status {entry.status}) is never answered: entry "
+                             f"{j} matches the same calls with times: 0 (every one); give entry {j} a times to plant "
+                             f"a sequence, or remove entry {i}")
     return tuple(out)
 
 

@@ -243,8 +243,8 @@ class Server(Streams):
     def _fail(self, res: Resource, namespace: str | None, name: str, op: str = "create") -> ApiError | None:
         """Fault failCreates / failDeletes (faults.py): answer a matching create or delete with the entry's status,
         doing nothing; an entry `stored` returns that answer instead, for the caller to give once it has done it."""
-        entry = self.faults.failing(res.plural, name, op)
-        if entry is None or (entry.times and self._failed.get(id(entry), 0) >= entry.times):
+        entry = self.faults.failing(res.plural, name, op, lambda e: self._failed.get(id(e), 0))
+        if entry is None:
             return None
         self._failed[id(entry)] = self._failed.get(id(entry), 0) + 1
         answer = failed_create(entry, res.plural, namespace, name, op)
