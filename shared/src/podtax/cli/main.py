@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
+from podtax import quietstart
 from podtax.cli import (
     campaign,
     compare,
@@ -166,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
+    quietstart.done()  # from here run_app says a Ctrl-C (KeyboardInterrupt)
     status = main()
     line = output_failed()  # text still buffered is written now, where its failure can set the status
     if line and status == 0:  # else the command's own line said what went wrong
