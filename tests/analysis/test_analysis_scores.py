@@ -59,8 +59,10 @@ def _flag_case(kind: str) -> CellSpec:
     elif kind == "OVERLAP":
         pod = SideSpec(clean.copy(), flags=[[]] * 19 + [["OVERLAP: another run shared the node"]])
     host = SideSpec(clean.copy(), tool_version="1.0.18") if kind == "CONFOUNDED" else SideSpec(clean.copy())
-    if kind == "CONFOUNDED":  # two builds among the pod runs
-        return CellSpec("n", host, SideSpec(clean.copy(), tool_build="x")), CellSpec("n", host, pod)
+    if kind == "CONFOUNDED":  # two builds among the pod runs, interleaved (x, then the default, then x again: a
+        # clean switch would be scored by the newest build's runs alone, build_switch.py)
+        other = SideSpec(clean.copy(), tool_build="x")
+        return CellSpec("n", host, other), CellSpec("n", host, pod), CellSpec("n", host, other)
     return (CellSpec("n", host, pod),)
 
 

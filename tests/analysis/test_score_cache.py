@@ -64,7 +64,7 @@ def _check(store: Store, cache: ScoreCache, runs: set[str]) -> list:
     got = cache.update(store, runs)
     want = node_scores(store.cursor(), since_runs=runs)
     assert got == want  # every field: median, mean, n, interval, updated_at, flags
-    assert cache.held == sum(len(s.values) for s in cache.keys.values()) <= cache.max_values
+    assert cache.held == sum(s.held for s in cache.keys.values()) <= cache.max_values
     return got
 
 
@@ -94,14 +94,16 @@ def test_incremental_scores_equal_the_full_recompute(store, monkeypatch, max_val
     got = _check(store, cache, runs)
     assert [(s.env, "OVERLAP" in s.flags) for s in got] == [("host", True)] * 2 + [("kubernetes", True)] * 2
 
-    # a second tool build on n2's pod runs, and a result that supersedes a recorded failure
+    # a second tool build on n2's pod runs, amid its history (the builds interleave: CONFOUNDED), and a result that
+    # supersedes a recorded failure
     failed = events.run_failed(events.RunFailed(run=events.RunSpec(run_id="r600", campaign="c", node="n2",
                                                                    env="host", test="sysbench-cpu",
                                                                    params=TESTS["sysbench-cpu"]),
                                                 stage="agent", reason="boom", detail="it failed"), "test")
     assert store.write_batch([failed]) == set()
     runs = store.write_batch([_result(600, "n2", "host", "sysbench-cpu"),
-                              _result(601, "n2", "kubernetes", "sysbench-cpu", build="patched")])
+                              _result(601, "n2", "kubernetes", "sysbench-cpu", build="patched",
+                                      start=T0 + timedelta(seconds=2000))])
     got = _check(store, cache, runs)
     assert any("CONFOUNDED" in s.flags for s in got)
 

@@ -35,7 +35,7 @@ def test_the_restore_equals_node_scores_and_the_first_publication_loads_nothing(
     got = cache.restore(store, unscored)
     assert sorted(got, key=_key) == sorted(node_scores(store.cursor()), key=_key) and len(got) == 24
     assert unscored == []
-    assert cache.held == sum(len(s.values) for s in cache.keys.values()) <= cache.max_values
+    assert cache.held == sum(s.held for s in cache.keys.values()) <= cache.max_values
     loaded: list = []
     real = cache._load
     monkeypatch.setattr(cache, "_load", lambda con, keys: (loaded.extend(keys), real(con, keys)))

@@ -311,6 +311,16 @@ class CellStats(Model):
     flags: list[str] = Field(default_factory=list)
 
 
+class LeftOutRuns(Model):
+    """The runs of older tool builds a node score leaves out after a clean switch (podtax_analyzer.build_switch)."""
+
+    builds: list[Text] = Field(description="The older builds: tool version text, and the executable's architecture "
+                               "in parentheses when the runs name one ('sysbench 1.0.18 (arm)').")
+    runs: int = Field(ge=1, description="How many of their runs (kept in the store, not counted).")
+    since: Timestamp = Field(description="When the first run of the build scored ended: every run left out ended "
+                             "before it.")
+
+
 class NodeScore(Model):
     """Per node, environment, benchmark and parameters: never a sum, always per run."""
 
@@ -336,6 +346,11 @@ class NodeScore(Model):
                                    "one, sorted; empty when none does (an older wrapper or agent). Two or more: "
                                    "CONFOUNDED; the scheduler ranks no nodes of one kubernetes.io/arch whose scores "
                                    "name different ones (a native build on each node is ranked).")
+    left_out: LeftOutRuns | None = Field(default=None, description="Set when the node switched tool builds cleanly "
+                                         "(every run of the older builds ended before the first run of the newest): "
+                                         "the score counts the newest build's runs only (n, interval, flags and "
+                                         "tool_archs are theirs) and this names what it left out. Builds whose runs "
+                                         "interleave are all counted: CONFOUNDED.")
 
 
 class Candidate(Model):

@@ -28,6 +28,7 @@ from podtax.event_payloads import (  # noqa: F401
     Env,
     FailureStage,
     HostFacts,
+    LeftOutRuns,
     Metric,
     Model,
     NodeName,

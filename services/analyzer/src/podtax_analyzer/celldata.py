@@ -275,6 +275,12 @@ def archs_sql(con: duckdb.DuckDBPyConnection) -> str:
     return _ARCHS if row and row[0] else _NO_ARCHS
 
 
+def arch_sql(con: duckdb.DuckDBPyConnection) -> str:
+    """The SQL of a run r's tool_arch (NULL in a file without the column): scores.node_scores' parts."""
+    row = con.execute(_HAS_TOOL_ARCH).fetchone()
+    return "r.tool_arch" if row and row[0] else "NULL::VARCHAR"
+
+
 def _plain(v: Any) -> Any:
     if v is np.ma.masked:
         return None

@@ -2,9 +2,11 @@
 
 `scores.node_scores` recomputes a key from every stored run; publishing after every batch that way
 pulls the whole history of the touched keys each time (1.4 million metric rows at 100,000 runs), so
-the analyzer's memory and CPU grew with history. `ScoreCache` keeps per key what a score needs (the
-sorted values, their exact running sum, the runs counted, the newest time, the tool builds, architectures and units, the
-throttled and overlapping runs) and updates it from the rows of the new runs only; a key it has not
+the analyzer's memory and CPU grew with history. `ScoreCache` keeps per key and tool build (build_switch.Part: a
+key's score counts the newest build's runs alone after a clean switch) what a score needs (the sorted values, their
+exact running sum, the runs counted, the first and newest times, the units and directions, the throttled and
+overlapping runs) and updates it from the rows of the new runs only; a key of several builds merges its builds'
+sorted values when it is scored (a copy per build, no sort), unless a clean switch leaves one; a key it has not
 seen yet is loaded from DuckDB once. The scores it returns are the same as `node_scores(con,
 since_runs=...)` computes from the database, to the last bit (tests/analysis/test_score_cache*.py
 compare them batch by batch).
@@ -60,8 +62,9 @@ import duckdb
 import numpy as np
 from podtax.events import NodeScore
 
+from podtax_analyzer.build_switch import Part
 from podtax_analyzer.score_rows import _ALL_KEYS, _KEY_FLAT, KEY_COLUMNS, Key, _grouped, _key_meta, _sorted_flat
-from podtax_analyzer.scores import add_exact, isolated, mean_from_sum, say_unscored, score_from_sorted
+from podtax_analyzer.scores import add_exact, isolated, key_args, parts_args, say_unscored, score_from_sorted
 from podtax_analyzer.store import Store
 from podtax_analyzer.store_lookup import LOOKUP_CHUNK
 
@@ -81,24 +84,39 @@ _MARKS = "SELECT (SELECT coalesce(max(rowid) + 1, 0) FROM runs), (SELECT coalesc
 
 
 @dataclass
-class KeyState:
-    """What one key's score needs: values (sorted, metric unit) and runs (sorted run-id hashes) of its
-    counted runs, their exact running sum (scores.add_exact; None: sum the values), the newest end time
-    (epoch microseconds), the distinct tool builds, known tool architectures and units, how many runs were throttled,
-    and which runs carry an OVERLAP flag."""
+class BuildState:
+    """What one key's score needs of the counted runs of one tool build (build_switch.Part): the build (version text,
+    tool_arch or None), values (sorted, metric unit) and runs (sorted run-id hashes), their exact running sum
+    (scores.add_exact; None: sum the values), the first and newest end times (epoch microseconds), the distinct units
+    and directions, how many runs were throttled, and which runs carry an OVERLAP flag."""
 
-    unit: str
-    hib: bool = False
+    build: str
+    arch: str | None
     values: np.ndarray = field(default_factory=lambda: np.empty(0))
     runs: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
     total: list[float] | None = field(default_factory=list)
+    first_us: int = 2**63 - 1
     updated_us: int = 0
-    builds: set[str] = field(default_factory=set)
-    archs: set[str] = field(default_factory=set)  # the runs' known tool_arch
     units: set[str] = field(default_factory=set)
     directions: set[bool] = field(default_factory=set)  # the higher-is-better its runs said
     throttled: int = 0
     overlapped: set[int] = field(default_factory=set)
+
+    def part(self) -> Part:
+        return Part(build=self.build, arch=self.arch, vals=self.values, first_us=self.first_us,
+                    last_us=self.updated_us, units=self.units, directions=self.directions, throttled=self.throttled,
+                    overlap=len(self.overlapped), total=self.total)
+
+
+@dataclass
+class KeyState:
+    """One key's runs, per tool build (by build number: score_rows.BUILD_HASH)."""
+
+    builds: dict[int, BuildState] = field(default_factory=dict)
+
+    @property
+    def held(self) -> int:
+        return sum(len(b.values) for b in self.builds.values())
 
 
 class ScoreCache:
@@ -111,7 +129,8 @@ class ScoreCache:
         self.replaced: int | None = 0  # Store.replaced when the cache was last consistent; None: unknown
         self.marks = (0, 0)  # rowids of runs and metrics from which rows were stored after the last update
         self.warned = -math.inf  # time.monotonic() of the last warning that keys in use were dropped
-        self.failed: dict[Key, tuple[int, ...]] = {}  # keys whose statistics raised: their state then (_scored)
+        # keys whose statistics raised: their state then (_scored)
+        self.failed: dict[Key, tuple[tuple[int, ...], ...]] = {}
 
     def clear(self) -> None:
         self.keys.clear()
@@ -141,7 +160,7 @@ class ScoreCache:
                         self._load(con, [k for k in new if k not in self.keys])
                         for key, rows in new.items():
                             self.keys[key] = self.keys.pop(key)  # the most recently touched last
-                            self._merge(self.keys[key], rows)
+                            self._merge_key(self.keys[key], rows)
                         touched.update(new)
             except BaseException:
                 self.clear()  # a half-applied update must not survive; keys are loaded again next time
@@ -201,9 +220,8 @@ class ScoreCache:
         as when a publication NATS refused is done again)."""
         score, exc = isolated(self.score, key)  # MemoryError, RecursionError: the publication fails, retried
         if exc is not None:
-            s = self.keys[key]
-            state = (len(s.values), len(s.overlapped), len(s.builds), len(s.units), len(s.directions), s.throttled,
-                     len(s.archs))
+            state = tuple((bid, len(b.values), len(b.overlapped), len(b.units), len(b.directions), b.throttled)
+                          for bid, b in sorted(self.keys[key].builds.items()))
             if self.failed.get(key) != state:
                 say_unscored(key, exc)
             self.failed[key] = state
@@ -212,13 +230,9 @@ class ScoreCache:
         return score
 
     def score(self, key: Key) -> NodeScore | None:
-        s = self.keys[key]
-        cluster, node, env, test, pkey, metric = key
-        return score_from_sorted(cluster=cluster, node=node, env=env, test=test, params_key=pkey, metric=metric,
-                                 unit=s.unit, higher_is_better=s.hib, vals=s.values, updated_us=s.updated_us,
-                                 builds=len(s.builds), units=len(s.units), throttled=s.throttled,
-                                 overlap=len(s.overlapped), directions=len(s.directions),
-                                 mean=mean_from_sum(s.total, s.values), tool_archs=s.archs)
+        """The key's score from its builds' runs (scores.parts_args: the newest build's alone after a clean
+        switch)."""
+        return score_from_sorted(**key_args(key), **parts_args([b.part() for b in self.keys[key].builds.values()]))
 
     def _load(self, con: duckdb.DuckDBPyConnection, keys: list[Key]) -> None:
         """Every stored run of `keys` (new to the cache). Per chunk of keys, one grouped query reads what is
@@ -251,14 +265,19 @@ class ScoreCache:
         vals, ids = np.asarray(flat["val"], dtype=float), np.asarray(flat["id"], dtype=np.uint64)
         overlap, throttled = np.asarray(flat["overlap"], dtype=bool), np.asarray(flat["throttled"], dtype=bool)
         updated = np.asarray(flat["updated_us"], dtype=np.int64)
+        bids = np.asarray(flat["bid"], dtype=np.uint64)
         for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):  # every key has rows (n > 0)
-            runs = ids[a:b]
-            self.keys[chunk[int(meta["idx"][j])]] = KeyState(
-                unit=meta["unit"][j], hib=any(meta["hibs"][j]), values=vals[a:b].copy(), runs=np.sort(runs),
-                total=add_exact([], vals[a:b].tolist()), updated_us=int(updated[a:b].max()),
-                builds=set(meta["versions"][j]), archs=set(meta["archs"][j]), units=set(meta["units"][j]),
-                directions=set(meta["hibs"][j]),
-                throttled=int(np.count_nonzero(throttled[a:b])), overlapped=set(runs[overlap[a:b]].tolist()))
+            state = KeyState()
+            for bid in np.unique(bids[a:b]).tolist():
+                mine = np.flatnonzero(bids[a:b] == bid) + a  # ascending: this build's values stay sorted
+                runs = ids[mine]
+                version, arch, units, hibs = meta["builds"][j][bid]
+                state.builds[bid] = BuildState(
+                    build=version, arch=arch, values=vals[mine], runs=np.sort(runs),
+                    total=add_exact([], vals[mine].tolist()), first_us=int(updated[mine].min()),
+                    updated_us=int(updated[mine].max()), units=set(units), directions=set(hibs),
+                    throttled=int(np.count_nonzero(throttled[mine])), overlapped=set(runs[overlap[mine]].tolist()))
+            self.keys[chunk[int(meta["idx"][j])]] = state
             self.held += b - a
 
     def _evict(self, touched: set[Key]) -> None:
@@ -269,7 +288,7 @@ class ScoreCache:
         dropped = 0
         while self.held > self.max_values and self.keys:
             key = next(iter(self.keys))
-            self.held -= len(self.keys.pop(key).values)
+            self.held -= self.keys.pop(key).held
             self.failed.pop(key, None)
             dropped += key in touched
         now = time.monotonic()
@@ -280,15 +299,21 @@ class ScoreCache:
                         "DuckDB again, which is slow; raise it (16 bytes a value)", dropped, len(touched),
                         self.max_values)
 
-    def _merge(self, s: KeyState, rows: dict[str, Any]) -> None:
+    def _merge_key(self, state: KeyState, rows: dict[str, Any]) -> None:
+        """Fold a key's rows of new runs into its builds' states (a counted run's build is written once; a reparse
+        clears the cache)."""
+        for bid in np.unique(rows["bid"]).tolist():
+            mine = rows["bid"] == bid
+            version, arch, units, hibs = rows["builds"][bid]
+            s = state.builds.setdefault(bid, BuildState(build=version, arch=arch))
+            s.units.update(units)
+            s.directions.update(hibs)
+            self._merge(s, {c: rows[c][mine] for c in ("ids", "overlap", "vals", "updated_us", "throttled")})
+
+    def _merge(self, s: BuildState, rows: dict[str, Any]) -> None:
         """Count the runs of `rows` that `s` has not counted; reconcile the OVERLAP flag of the others."""
         nums = rows["ids"]  # the runs' numbers: hash(run_id), see the module doc
         overlap = rows["overlap"]
-        s.hib = s.hib or any(rows["hibs"])
-        s.units.update(rows["units"])
-        s.directions.update(rows["hibs"])
-        s.builds.update(rows["builds"])  # a counted run's build is in already (written once; a reparse clears)
-        s.archs.update(rows["archs"])  # likewise its tool_arch
         at = np.searchsorted(s.runs, nums)
         known = at < len(s.runs)
         known[known] = s.runs[at[known]] == nums[known]
@@ -311,6 +336,7 @@ class ScoreCache:
         fresh_runs = np.sort(nums)
         s.runs = np.insert(s.runs, np.searchsorted(s.runs, fresh_runs), fresh_runs)
         s.updated_us = max(s.updated_us, int(rows["updated_us"].max()))
+        s.first_us = min(s.first_us, int(rows["updated_us"].min()))
         s.throttled += int(np.count_nonzero(rows["throttled"]))
         if overlap.any():
             s.overlapped.update(nums[overlap].tolist())

@@ -31,15 +31,19 @@ _KEY_HASH = "hash(r.cluster, r.node, r.env, r.test, r.params_key, m.name)"
 # hash(...) into the hash of those before, so hash(<key>, salt) is a function of hash(<key>) and collides with it.
 _EXACT_KEY = "dense_rank() OVER (ORDER BY r.cluster, r.node, r.env, r.test, r.params_key, m.name)"
 _FROM = f"FROM runs r JOIN metrics m ON m.run_id = r.run_id WHERE {COUNTED} {{where}}"
+# A run's tool build (build_switch.Part: its version text and executable's architecture), as a number. Two builds of
+# one key alike: about b*b / 2**65 for b builds, as run numbers (score_cache's module doc).
+BUILD_HASH = f"hash({VERSION_SQL}, r.tool_arch)"
 
 
 def _meta_sql(key_hash: str) -> str:
     return (f"SELECT DISTINCT {key_hash} AS k, r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, "
-            f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build, r.tool_arch AS arch {_FROM}")
+            f"m.unit, m.higher_is_better AS hib, {VERSION_SQL} AS build, r.tool_arch AS arch, {BUILD_HASH} AS bid "
+            f"{_FROM}")
 
 
 def _flat_sql(key_hash: str) -> str:
-    return (f"SELECT {key_hash} AS k, m.value AS vals, hash(r.run_id) AS ids, "
+    return (f"SELECT {key_hash} AS k, m.value AS vals, hash(r.run_id) AS ids, {BUILD_HASH} AS bid, "
             "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
             "coalesce(r.nr_throttled > 0, false) AS throttled, "
             f"coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap {_FROM}")
@@ -76,18 +80,20 @@ _KEY_COUNTS = f"""SELECT s.idx, g.n, g.unit FROM score_keys s JOIN (
 ) g USING (cluster, node, env, test, params_key, metric)
 ORDER BY s.idx
 """
-_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version, g.arch FROM score_keys s JOIN (
-    SELECT DISTINCT {_KEY_SIX}, m.unit, m.higher_is_better AS hib, r.version, r.arch
-    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version, r.tool_arch AS arch", keys="true")}) r
+_KEY_DISTINCT = f"""SELECT s.idx, g.unit, g.hib, g.version, g.arch, g.bid FROM score_keys s JOIN (
+    SELECT DISTINCT {_KEY_SIX}, m.unit, m.higher_is_better AS hib, r.version, r.arch, r.bid
+    FROM ({_KEY_RUNS.format(columns=f"{VERSION_SQL} AS version, r.tool_arch AS arch, {BUILD_HASH} AS bid",
+                            keys="true")}) r
          JOIN metrics m ON m.run_id = r.run_id
 ) g USING (cluster, node, env, test, params_key, metric)
 """
-_FLAT_COLUMNS = ("hash(r.run_id) AS id, epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
+_FLAT_COLUMNS = (f"hash(r.run_id) AS id, {BUILD_HASH} AS bid, "
+                 "epoch_us(coalesce(r.ended_at, r.stored_at)) AS updated_us, "
                  "coalesce(r.nr_throttled > 0, false) AS throttled, "
                  "coalesce(len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0, false) AS overlap")
 # Unordered: sorted by key and value in numpy (_sorted_flat), which took less memory than DuckDB's ORDER BY.
 _KEY_FLAT = f"""
-SELECT k.idx, m.value AS val, r.id, r.updated_us, r.throttled, r.overlap
+SELECT k.idx, m.value AS val, r.id, r.bid, r.updated_us, r.throttled, r.overlap
 FROM ({_KEY_RUNS.format(columns=_FLAT_COLUMNS, keys="idx BETWEEN $1 AND $2")}) r JOIN metrics m ON m.run_id = r.run_id
 JOIN score_keys k ON r.cluster = k.cluster AND r.node = k.node AND r.env = k.env AND r.test = k.test
      AND r.params_key = k.params_key AND m.name = k.metric
@@ -95,21 +101,24 @@ WHERE k.idx BETWEEN $1 AND $2
 """
 
 # The flat rows' columns, as numpy arrays of these types.
-_COLUMNS = {"vals": float, "ids": np.uint64, "updated_us": np.int64, "throttled": bool, "overlap": bool}
+_COLUMNS = {"vals": float, "ids": np.uint64, "bid": np.uint64, "updated_us": np.int64, "throttled": bool,
+            "overlap": bool}
+
+Builds = dict[int, tuple[str, str | None, set[str], set[bool]]]  # per build number: version, arch, units, directions
+
 
 def _key_meta(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """Per key of score_keys with counted rows, in idx order: idx, n (its rows), unit (any of them, as
-    scores.node_scores picks it), units, hibs, versions and archs (sets of the distinct values; archs: the known
-    tool_arch only)."""
+    """Per key of score_keys with counted rows, in idx order: idx, n (its rows) and builds (per build number, its
+    version text, tool_arch or None, and the distinct units and directions of its rows)."""
     counts = con.execute(_KEY_COUNTS).fetchnumpy()
     idx = np.asarray(counts["idx"])
     at = {i: j for j, i in enumerate(idx.tolist())}
-    sets: dict[str, list[set[Any]]] = {c: [set() for _ in at] for c in ("units", "hibs", "versions", "archs")}
-    for i, *values in con.execute(_KEY_DISTINCT).fetchall():
-        for c, v in zip(("units", "hibs", "versions", "archs"), values, strict=True):
-            if v is not None or c != "archs":
-                sets[c][at[i]].add(v)
-    return {"idx": idx, "n": np.asarray(counts["n"]), "unit": counts["unit"].tolist(), **sets}
+    builds: list[Builds] = [{} for _ in at]
+    for i, unit, hib, version, arch, bid in con.execute(_KEY_DISTINCT).fetchall():
+        _, _, units, hibs = builds[at[i]].setdefault(int(bid), (str(version), arch, set(), set()))
+        units.add(unit)
+        hibs.add(hib)
+    return {"idx": idx, "n": np.asarray(counts["n"]), "builds": builds}
 
 
 def _known(v: Any) -> str | None:
@@ -125,7 +134,8 @@ def _sorted_flat(res: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
 
 
 def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> Iterator[tuple[Key, dict[str, Any]]]:
-    """(key, {"units", "hibs", "builds", "archs", and the key's rows as arrays, ascending by value}) for each key of
+    """(key, {"builds": per build number its version, arch, units and directions (Builds), and the key's rows as
+    arrays, ascending by value, "bid" each row's build number}) for each key of
     the rows `where` selects. Keys are told apart by their 64-bit hash within one query (two keys of a publication
     alike: about k*k / 2**65, as run numbers, see the module doc); the meta rows carry each key whole, so two keys of
     one hash are seen there, and the rows are then read numbered by the key exactly (_EXACT_KEY) instead: never
@@ -148,25 +158,23 @@ def _grouped(con: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> I
     for a, b in zip(bounds[:-1], bounds[1:], strict=False):
         if a == b:
             continue
-        key, units, hibs, builds, archs = meta[int(keys[a])]
-        yield key, {"units": sorted(units), "hibs": sorted(hibs), "builds": sorted(builds), "archs": sorted(archs),
-                    **{c: v[a:b] for c, v in cols.items()}}
+        key, builds = meta[int(keys[a])]
+        yield key, {"builds": builds, **{c: v[a:b] for c, v in cols.items()}}
 
 
 def _key_hashes(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]
-                ) -> dict[int, tuple[Key, set[str], set[bool], set[str], set[str]]] | tuple[Key, Key]:
-    """Per key hash of the meta rows `sql` reads: the key and its units, directions, builds and known tool
-    architectures; or two keys that share a hash."""
-    meta: dict[int, tuple[Key, set[str], set[bool], set[str], set[str]]] = {}
+                ) -> dict[int, tuple[Key, Builds]] | tuple[Key, Key]:
+    """Per key hash of the meta rows `sql` reads: the key and its builds (per build number: version text, known tool
+    architecture or None, units and directions); or two keys that share a hash."""
+    meta: dict[int, tuple[Key, Builds]] = {}
     res = con.execute(sql, params).fetchnumpy()
     for i, k in enumerate(res["k"].tolist()):
         key: Key = tuple(str(res[c][i]) for c in KEY_COLUMNS)  # type: ignore[assignment]
-        known, units, hibs, builds, archs = meta.setdefault(k, (key, set(), set(), set(), set()))
+        known, builds = meta.setdefault(k, (key, {}))
         if known != key:
             return known, key
+        _, _, units, hibs = builds.setdefault(int(res["bid"][i]), (str(res["build"][i]), _known(res["arch"][i]),
+                                                                    set(), set()))
         units.add(str(res["unit"][i]))
         hibs.add(bool(res["hib"][i]))
-        builds.add(str(res["build"][i]))
-        if (arch := _known(res["arch"][i])) is not None:
-            archs.add(arch)
     return meta

@@ -21,6 +21,10 @@ the report withholds that cell's verdict for the same reason.
 tool_archs: the distinct architectures its runs' tool executables were built for, among the runs that name one (an
 older wrapper or agent names none, and a file made before runs.tool_arch has none); two or more: CONFOUNDED. The
 scheduler ranks nothing for a pod whose candidates' scores name different ones (scoring.py, BenchmarkMixedArch).
+
+A node that switched tool builds cleanly (every run of the older builds ended before the first run of the newest) is
+scored by the newest build's runs alone, and left_out says what was left (build_switch.py): every figure and flag
+above is then of those runs. Builds whose runs interleave are all counted: CONFOUNDED. No run is deleted.
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
-from podtax.events import NodeScore
+from podtax.events import LeftOutRuns, NodeScore
 
-from podtax_analyzer.celldata import VERSION_SQL, archs_sql
+from podtax_analyzer.build_switch import Part, kept
+from podtax_analyzer.celldata import VERSION_SQL, arch_sql
 from podtax_analyzer.stats.modes import check_unimodality
 
 log = logging.getLogger("podtax.analyzer.scores")
@@ -112,21 +117,21 @@ def sorted_median(sorted_x: Sequence[float]) -> float:
     return float(sorted_x[mid]) if len(sorted_x) % 2 else (float(sorted_x[mid - 1]) + float(sorted_x[mid])) / 2.0
 
 
+# One row per key and tool build (its parts: build_switch.py)
 _QUERY = """
 WITH touched AS ({touched})
-SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric,
-       any_value(m.unit) AS unit, bool_or(m.higher_is_better) AS hib,
-       list(m.value ORDER BY m.value) AS vals, count(*) AS n,
-       epoch_us(max(coalesce(r.ended_at, r.stored_at))) AS updated_us,
-       count(DISTINCT {version}) AS builds, count(DISTINCT m.unit) AS units,
-       count(DISTINCT m.higher_is_better) AS directions, {archs} AS archs,
+SELECT r.cluster, r.node, r.env, r.test, r.params_key, m.name AS metric, {version} AS build, {arch} AS arch,
+       list(DISTINCT m.unit) AS units, list(DISTINCT m.higher_is_better) AS hibs,
+       list(m.value ORDER BY m.value) AS vals,
+       epoch_us(min(coalesce(r.ended_at, r.stored_at))) AS first_us,
+       epoch_us(max(coalesce(r.ended_at, r.stored_at))) AS last_us,
        count(*) FILTER (WHERE r.nr_throttled > 0) AS throttled,
        count(*) FILTER (WHERE len(list_filter(r.flags, lambda f: starts_with(f, 'OVERLAP'))) > 0) AS overlap
 FROM runs r JOIN metrics m ON m.run_id = r.run_id
 WHERE {counted} {where}
   AND (NOT $narrow OR (r.cluster, r.node, r.env, r.test, r.params_key, m.name) IN (SELECT * FROM touched))
-GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
-ORDER BY r.cluster, r.node, r.env, r.test, r.params_key, m.name
+GROUP BY r.cluster, r.node, r.env, r.test, r.params_key, m.name, build, arch
+ORDER BY r.cluster, r.node, r.env, r.test, r.params_key, m.name, build, arch
 """
 _TOUCHED = """SELECT DISTINCT r.cluster, r.node, r.env, r.test, r.params_key, m.name
               FROM runs r JOIN metrics m ON m.run_id = r.run_id
@@ -162,19 +167,21 @@ def node_scores(
     # Fetched as numpy (each key's values one float64 array, not a list of Python floats). This reads
     # every stored run of the selected keys; the service's publications use score_cache.py instead.
     res = con.execute(_QUERY.format(touched=_TOUCHED.format(counted=COUNTED), where=" ".join(where),
-                                    version=VERSION_SQL, counted=COUNTED, archs=archs_sql(con)),
+                                    version=VERSION_SQL, counted=COUNTED, arch=arch_sql(con)),
                       params).fetchnumpy()
-    scores = []
-    for i in range(len(res["n"])):
+    keyed: dict[tuple[str, ...], list[Part]] = {}  # in key order (the query's)
+    for i in range(len(res["vals"])):
         key = tuple(str(res[c][i]) for c in ("cluster", "node", "env", "test", "params_key", "metric"))
+        arch = res["arch"][i]
+        keyed.setdefault(key, []).append(Part(
+            build=str(res["build"][i]), arch=None if arch is None or arch is np.ma.masked else str(arch),
+            vals=res["vals"][i], first_us=int(res["first_us"][i]), last_us=int(res["last_us"][i]),
+            units={str(u) for u in res["units"][i]}, directions={bool(h) for h in res["hibs"][i]},
+            throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i])))
+    scores = []
+    for key, parts in keyed.items():
         # one key whose statistics raise has no score; every other key still gets its own
-        score, exc = isolated(score_from_sorted, cluster=key[0], node=key[1], env=key[2], test=key[3],
-                              params_key=key[4], metric=key[5], unit=str(res["unit"][i]),
-                              higher_is_better=bool(res["hib"][i]), vals=res["vals"][i],
-                              updated_us=int(res["updated_us"][i]), builds=int(res["builds"][i]),
-                              units=int(res["units"][i]), directions=int(res["directions"][i]),
-                              throttled=int(res["throttled"][i]), overlap=int(res["overlap"][i]),
-                              tool_archs=[str(a) for a in res["archs"][i]])
+        score, exc = isolated(_score_parts, key, parts)
         if exc is not None:  # a statistic's bug on one key's values (said, see say_unscored)
             say_unscored(key, exc, level)
             if unscored is not None:
@@ -183,6 +190,34 @@ def node_scores(
         if score is not None:
             scores.append(score)
     return scores
+
+
+def key_args(key: Sequence[str]) -> dict[str, str]:
+    """score_from_sorted's arguments naming a key (cluster, node, env, test, params_key, metric)."""
+    return dict(zip(("cluster", "node", "env", "test", "params_key", "metric"), key, strict=True))
+
+
+def parts_args(parts: Sequence[Part]) -> dict[str, Any]:
+    """score_from_sorted's arguments from a key's runs, one Part per tool build: of the newest build's runs alone
+    after a clean switch (build_switch.kept, then `left_out` says what was left), else of every run. node_scores
+    and the service's ScoreCache both score this way, so both give the same figures."""
+    counted, left_out = kept(sorted(parts, key=lambda p: (p.build, p.arch or "")))
+    vals = counted[0].vals
+    for p in counted[1:]:  # merged (each sorted): a copy per build, no sort; equal values in build order
+        vals = np.insert(vals, np.searchsorted(vals, p.vals, side="right"), p.vals)
+    totals = [p.total for p in counted]
+    units: set[str] = set().union(*(p.units for p in counted))
+    directions: set[bool] = set().union(*(p.directions for p in counted))
+    return {"unit": min(units), "higher_is_better": True in directions, "vals": vals,
+            "updated_us": max(p.last_us for p in counted), "builds": len({p.build for p in counted}),
+            "units": len(units), "directions": len(directions), "throttled": sum(p.throttled for p in counted),
+            "overlap": sum(p.overlap for p in counted), "tool_archs": [p.arch for p in counted if p.arch],
+            "mean": mean_from_sum([x for t in totals for x in t], vals) if None not in totals else None,
+            "left_out": left_out}
+
+
+def _score_parts(key: Sequence[str], parts: Sequence[Part]) -> NodeScore | None:
+    return score_from_sorted(**key_args(key), **parts_args(parts))
 
 
 def isolated(score: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[T | None, Exception | None]:
@@ -217,13 +252,15 @@ def say_unscored(key: Sequence[str], exc: BaseException, level: int = logging.ER
 def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_key: str, metric: str, unit: str,
                       higher_is_better: bool, vals: np.ndarray, updated_us: int, builds: int, units: int,
                       throttled: int, overlap: int, mean: float | None = None,
-                      directions: int = 1, tool_archs: Iterable[str] = ()) -> NodeScore | None:
+                      directions: int = 1, tool_archs: Iterable[str] = (),
+                      left_out: LeftOutRuns | None = None) -> NodeScore | None:
     """One key's score from its runs' values (sorted ascending) and facts; shared by node_scores and the
     service's incremental cache (score_cache.py), so both give the same figures. `mean`: exact_mean(vals)
     when the caller has it (the cache, from its running sum: mean_from_sum), else computed here. None when
     the values are so extreme (near the float maximum, from a forged or misparsed result) that their median
     or mean is not a finite number: that key has no score, and every other key still gets its own.
-    tool_archs: the architectures of its runs' tool executables (those that name one; any order)."""
+    tool_archs: the architectures of its runs' tool executables (those that name one; any order). left_out: the
+    runs of older tool builds not counted (parts_args)."""
     median = sorted_median(vals)
     mean = exact_mean(vals) if mean is None else mean
     if not (math.isfinite(median) and math.isfinite(mean)):
@@ -237,7 +274,7 @@ def score_from_sorted(*, cluster: str, node: str, env: str, test: str, params_ke
                      n=len(vals), ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None,
                      updated_at=EPOCH + timedelta(microseconds=updated_us),
                      flags=score_flags(vals, builds, throttled, overlap, units, directions, len(archs)),
-                     tool_archs=archs)
+                     tool_archs=archs, left_out=left_out)
 
 
 def exact_mean(vals: np.ndarray) -> float:

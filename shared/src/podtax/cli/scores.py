@@ -13,6 +13,9 @@ label (it then places the pod by resources alone, BenchmarkMixedArch): each says
 (mixed_archs; the table cannot tell the nodes' labels, the scheduler reads them). An x86 server and a Pi, each scored
 by its native build (x86_64, aarch64), never share a label: they are ranked, and their rows say "used"
 (podtax.archfamily: the scheduler mixes only builds of one family, a node's label or not).
+A node that switched tool builds cleanly (every run of the older builds before the first of the newest) is scored by
+the newest build's runs alone: its row says since when and which runs were left out (left_out_said); builds whose runs
+interleave stay CONFOUNDED.
 The BenchmarkScore settings are those of the scheduler's profile (--profile,
 else PODTAX_SCHEDULER_PROFILE, else the defaults: podtax.scheduler_profile, the file the scheduler reads). Below,
 the newest placements (GET /api/placements) with the scheduler's own explanation.
@@ -129,6 +132,17 @@ def mixed_archs(group: list[dict[str, Any]]) -> None:
                        f"architecture (this node's: {mine}; {others}): the scheduler then places by resources alone")
 
 
+def left_out_said(score: dict[str, Any]) -> str:
+    """What a score left out after a clean switch of tool build (NodeScore.left_out; the analyzer's
+    build_switch.py), said after its status; "" when it counts every run."""
+    left = score.get("left_out")
+    if not left:
+        return ""
+    runs = left["runs"]
+    return (f"; counts only its runs since {left['since'][:19].replace('T', ' ')} (a clean switch of tool build): "
+            f"{runs} older {'run' if runs == 1 else 'runs'} of {', '.join(left['builds'])} left out (still stored)")
+
+
 def _for_option(line: str) -> str:
     """load_profile's message about PODTAX_SCHEDULER_PROFILE, said of --profile ('unset it': leave out the option)."""
     return line.replace("PODTAX_SCHEDULER_PROFILE=", "--profile ").replace("or unset it ", "or leave out --profile ")
@@ -187,6 +201,8 @@ def scores(
         groups.setdefault((r["cluster"], r["test"], r["metric"], r["params_key"]), []).append(r)
     for group in groups.values():  # the scheduler compares nodes only inside a group
         mixed_archs(group)
+    for r in rows:
+        r["status"] += left_out_said(r)
     placed = api_get("/api/placements", {"test": test, "node": node, "limit": placements}) if placements else []
     assert isinstance(placed, list)
     if as_json:
