@@ -193,7 +193,7 @@ class Server(Streams):
             warning = openapi.check_fields(res, body, request.query.get("fieldValidation", "")) if not sub else None
             return warned(reply(self.api.out(res, self.api.replace(res, ns or "", name, body, sub))), warning)
         if method == "PATCH":
-            body = await self._body(request)
+            body = await self._body(request, whole=False)
             ctype = request.headers.get("Content-Type", "application/merge-patch+json")
             warning = openapi.check_fields(res, body, request.query.get("fieldValidation", "")) \
                 if not sub and isinstance(body, dict) else None
@@ -253,18 +253,24 @@ class Server(Streams):
         raise answer
 
     @staticmethod
-    async def _body(request: web.Request, optional: bool = False) -> Any:
+    async def _body(request: web.Request, optional: bool = False, whole: bool = True) -> Any:
+        """The request's JSON or YAML body; an object unless `whole` is False (a JSON patch is a list). A body of
+        another kind, or YAML that does not parse, is a 400, as the API server answers: it was a 500 with a
+        traceback in the log ('list' object has no attribute 'get'; yaml's ScannerError)."""
         raw = await request.read()
         if not raw:
             if optional:
                 return {}
             raise ApiError(400, "BadRequest", "the request body is empty")
-        if "yaml" in request.headers.get("Content-Type", ""):
-            return yaml.safe_load(raw) or {}
+        kind = "YAML" if "yaml" in request.headers.get("Content-Type", "") else "JSON"
         try:
-            return loads(raw)
-        except ValueError as exc:
-            raise ApiError(400, "BadRequest", f"the request body is not valid JSON: {exc}") from exc
+            body = (yaml.safe_load(raw) or {}) if kind == "YAML" else loads(raw)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise ApiError(400, "BadRequest", f"the request body is not valid {kind}: {' '.join(str(exc).split())}") \
+                from exc
+        if whole and not isinstance(body, dict):
+            raise ApiError(400, "BadRequest", "the request body must be a JSON object")
+        return body
 
     @staticmethod
     def _wants_table(request: web.Request) -> bool:
