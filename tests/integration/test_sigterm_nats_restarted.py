@@ -14,25 +14,14 @@ from podtax import natsserver, subjects
 from podtax.bus import Bus
 
 from tests.paused import kill_nats, pause, start_nats_again
-from tests.servicestop import send_undecodable, service, sigterm_once_waiting, stopped_cleanly, until_made
+from tests.servicestop import publish_undecodable, service, sigterm_once_waiting, stopped_cleanly, until
 
-BAD = 2000  # undecodable messages: the parser dead-letters them one by one, so one is under way at the pause
-
-
-async def _publish_bad(url: str) -> None:
-    """BAD undecodable raw logs, once the parser's consumer is there; returns once the parser dead-letters them (a
-    pause before its first fetch left nothing waiting for NATS, so "waiting for NATS at" never came: 2 of 3 runs
-    at load 3-4)."""
-    bus = await Bus.connect(url, "test/sigterm")
-    try:
-        await until_made(lambda: bus.js.consumer_info(subjects.STREAM, "parser"))
-        await send_undecodable(bus, f"{subjects.RUN_LOG}.host.n1", BAD)
-        for _ in range(300):
-            if (await bus.js.stream_info(subjects.DLQ_STREAM)).state.messages:
-                break
-            await asyncio.sleep(0.1)
-    finally:
-        await bus.close()
+# undecodable raw logs, all stored before the parser starts and all fetched in its first pull (its batch is BAD):
+# from its first dead letter on, it dead-letters them one by one with no fetch between, so a dead letter is under way
+# at the pause. Published while the parser pulled, they came in batches of a few (3 to 90 dead letters before the
+# pause at load 20), and a pause during a pull left nothing waiting for NATS: 'waiting for NATS at' never came
+# (3 of 4 runs with a batch of 1, where every other request is a pull).
+BAD = 2000
 
 
 async def _left(url: str) -> tuple[int, int, int]:
@@ -48,9 +37,12 @@ async def _left(url: str) -> tuple[int, int, int]:
 
 def test_sigterm_ends_a_wait_for_nats_at_once(nats_server: natsserver.NatsServer, tmp_path: Path) -> None:
     log = tmp_path / "parser.log"
-    env = {**os.environ, "PODTAX_NATS_URL": nats_server.url, "PODTAX_HEALTH_PORT": "0"}
+    asyncio.run(publish_undecodable(nats_server.url, f"{subjects.RUN_LOG}.host.n1", BAD))
+    env = {**os.environ, "PODTAX_NATS_URL": nats_server.url, "PODTAX_HEALTH_PORT": "0",
+           "PODTAX_PARSER_BATCH": str(BAD)}
     with service("podtax_parser", env, log) as proc:
-        asyncio.run(_publish_bad(nats_server.url))
+        text = until(log, proc, "dead-lettered")  # its one pull is answered: dead letters follow, no request between
+        assert "dead-lettered" in text and proc.poll() is None, text
         pause(nats_server.proc.pid)  # the dead letter under way is never answered
         kill_nats(nats_server)
         ended = sigterm_once_waiting(proc, log, 10)
