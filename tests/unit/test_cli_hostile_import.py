@@ -22,6 +22,14 @@ MANIFESTS = [  # id, manifest text, fragment of the first error line
      "line 2: started_at '9999-12-31T23:59:59' is before 2000 or in the future"),
     ("start in year 1", HEADER + ROW.replace("2024-03-01T10:00:00", "0001-01-01T00:00:00+01:00"),
      "line 2: started_at '0001-01-01T00:00:00+01:00' is before 2000"),
+    # helper hU, session 54: the last value was taken without a word; int() named sys.set_int_max_str_digits()
+    ("a parameter given twice", HEADER + ROW.replace("threads=1", "threads=4 threads=1"),
+     "line 2: params: threads is given twice (threads=4 and threads=1): keep one"),
+    ("a thread count of 5,001 digits", HEADER + ROW.replace("threads=1", "threads=1" + "0" * 5000),
+     "line 2: params: sysbench-cpu: threads.int: Unable to parse input string as an integer, exceeded maximum size"),
+    ("a superscript digit", HEADER + ROW.replace("threads=1", "threads=\u00b2"),
+     "line 2: params: sysbench-cpu: threads.int: Input should be a valid integer, unable to parse string as an "
+     "integer"),
 ]
 
 

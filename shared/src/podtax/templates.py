@@ -263,14 +263,28 @@ def _fmt(v: Any) -> str:
 
 
 def parse_params(text: str) -> dict[str, str | int]:
-    """Parse `k=v k=v` (the import manifest's params column); numbers become ints."""
+    """Parse `k=v k=v` (the import manifest's params column); numbers become ints. A key given twice is refused
+    (the last one was kept without a word)."""
     out: dict[str, str | int] = {}
     for token in text.split():
         key, sep, value = token.partition("=")
         if not sep or not key or "=" in value:  # `threads=1;max_prime=20000`: another separator
             raise ValueError(f"params are space-separated key=value pairs (threads=1 max_prime=20000), got {token!r}")
-        out[key] = int(value) if value.isdigit() else value
+        if key in out:
+            raise ValueError(f"{key} is given twice ({key}={_fmt(out[key])} and {token}): keep one")
+        out[key] = _number(value)
     return out
+
+
+def _number(value: str) -> str | int:
+    """`value` as an int when written in ASCII digits that int() converts (up to 4,300 of them), else as it is, for
+    the template's check to name: int() of '²' or of 5,000 digits raised a ValueError naming a Python setting."""
+    if value.isascii() and value.isdigit():
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
 
 
 def is_primary_metric(test: str, params: str, metric: str) -> bool:
