@@ -23,6 +23,7 @@ from rich.text import Text
 from podtax.cli import cards
 from podtax.cli.cellwrap import fit_widths, wrap
 from podtax.cli.common import api_headers, api_json, fail, offline_report, unreachable
+from podtax.cli.report_render import _value  # a figure as the report's tables write it (was a copy of it)
 from podtax.event_payloads import printable_tree
 from podtax.flags import bound_mark
 from podtax.param_labels import params_labels
@@ -56,12 +57,6 @@ def from_api(base: str, campaign: str, threshold: float, correction: str) -> dic
 
 def from_db(db: Path, campaign: str, threshold: float, correction: str) -> dict[str, Any]:
     return offline_report(db, campaign, threshold, correction, phases=True)
-
-
-def _value(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:,.4g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
 def _ratio(r: dict[str, Any]) -> str:
