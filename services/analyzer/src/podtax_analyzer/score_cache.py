@@ -6,7 +6,8 @@ the analyzer's memory and CPU grew with history. `ScoreCache` keeps per key and 
 key's score counts the newest build's runs alone after a clean switch) what a score needs (the sorted values, their
 exact running sum, the runs counted, the first and newest times, the units and directions, the throttled and
 overlapping runs) and updates it from the rows of the new runs only; a key of several builds merges its builds'
-sorted values when it is scored (a copy per build, no sort), unless a clean switch leaves one; a key it has not
+sorted values when it is scored (a stable sort of sorted runs: ~0.06 ms at 6,700 values), unless a clean switch
+leaves one; a key it has not
 seen yet is loaded from DuckDB once. The scores it returns are the same as `node_scores(con,
 since_runs=...)` computes from the database, to the last bit (tests/analysis/test_score_cache*.py
 compare them batch by batch).
