@@ -23,7 +23,8 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    of each architecture (such a group counts no usable evidence in point 1's rule). Nodes of different labels (an
    x86 server and a Raspberry Pi, each scored by its own native build) are ranked: each build is its node's speed.
    A node without the label may be of any kind; only builds of one family mix (mixed_arch.py). A score whose own
-   runs mixed architectures is flagged CONFOUNDED by the analyzer.
+   runs interleave builds is flagged CONFOUNDED by the analyzer; after a clean switch it counts the newest build's
+   runs alone (its left_out says what was left: the analyzer's build_switch.py), and is read as any score.
 3. Each usable node's statistic (the median per run by default) becomes a speed, direction-aware
    (the value for a higher-is-better metric, 1/value for a duration), pulled toward the group's
    median speed by weight n/(n+k) (k = ``shrink_runs``) so a node with one lucky run is not trusted
