@@ -13,12 +13,14 @@ parser and DuckDB analyzer."""
 
 from __future__ import annotations
 
+import json
 import logging
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from podtax import subjects
+from podtax import events, subjects
 from podtax.bus import Bus
 from podtax_runner.controlplane.pending import SUFFIX
 from podtax_runner.service import serve
@@ -73,3 +75,34 @@ async def test_a_delete_refused_result_given_up_by_a_stopped_runner_is_sent_by_t
     assert kept[0].exists() and not newer.exists(), sorted(p.name for p in measured.iterdir())
     assert f"pruned the measured timeline {newer}: more than 1 files kept" in caplog.text, caplog.text
     assert f"kept in {kept[0]} by an earlier runner, go as a result flagged DELETE_REFUSED" in caplog.text
+
+
+@pytest.mark.parametrize("started_at", ["1999-12-31T00:00:00+00:00", "+2 days"])
+async def test_a_pending_mark_whose_start_is_implausible_is_said_and_removed_and_the_runner_goes_on(
+        started_at: str, nats_url: str, tmp_path: Path, kubesim_factory: Any, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A mark that reads but whose start the raw log refuses (before 2000, more than a day ahead: a broken clock,
+    an edited file) is said and removed, its kept file left; the runner starts and runs campaigns. Before, building
+    its raw log raised out of send_pending ('1 validation error for RawLog started_at ... is before 2000-01-01'), so
+    the runner crashed at every start, the mark never removed (review r2)."""
+    caplog.set_level(logging.INFO, logger="podtax.runner")
+    if started_at.startswith("+"):  # taken inside the test, never at collection
+        started_at = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    sim = kubesim_factory({**cluster(provision=0.01)}, kubelet="none")
+    spool = tmp_path / "spool"
+    measured = spool / "measured"
+    measured.mkdir(parents=True)
+    kept = plant(measured, "r-1", 0, "c")
+    run = events.RunSpec(run_id="r-1", campaign="c", node="n", env="kubernetes", test="volume-churn", params={})
+    mark = measured / (kept.name + SUFFIX)
+    mark.write_text(json.dumps({"run": run.model_dump(mode="json"), "started_at": started_at}))
+    monkeypatch.setenv("PODTAX_NATS_URL", nats_url)
+    async with services(nats_url, tmp_path) as s:
+        await s.start("runner", serve, runner_settings(s, sim, spool))
+        await wait_for(lambda: not mark.exists(), 30, "the mark removed")  # fails at once if the runner crashed
+        said = f"the pending DELETE_REFUSED result {mark} could not be read"
+        assert said in caplog.text and "not a plausible time" in caplog.text, caplog.text
+        assert kept.exists()
+        await submit(tmp_path, campaign("cp-next", 2))
+        await wait_for(lambda: "control-plane run cp-next" in caplog.text and " done: " in caplog.text, 60,
+                       "a run of a campaign submitted afterwards done")

@@ -304,21 +304,23 @@ class ControlPlaneExecutor:
 
     async def send_pending(self) -> None:
         """Send the DELETE_REFUSED results an earlier runner left pending (pending.py), each from its kept file; a
-        mark that does not read is said and removed (the kept file stays, pruned as any other)."""
+        mark that does not read, or whose raw log cannot be made (a start before 2000 or more than a day ahead), is
+        said and removed (the kept file stays, pruned as any other). Before, the latter raised out of here: the runner
+        crashed at every start, the mark never removed (review r2)."""
         if self.settings.runner_spool_dir is None:
             return
         for mark in await asyncio.to_thread(pending.marks, self.settings.runner_spool_dir / MEASURED_DIR):
             try:
                 run, started, text = await asyncio.to_thread(pending.read, mark)
-            except (OSError, ValueError) as exc:
-                log.warning("the pending DELETE_REFUSED result %s could not be read (%s): removed, not sent", mark,
-                            exc)
+                event = self._log_event(run, text, started)
+            except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+                log.warning("the pending DELETE_REFUSED result %s could not be read (%s): removed, not sent (its "
+                            "kept file stays)", mark, " ".join(str(exc).split()))
                 with contextlib.suppress(OSError):
                     await asyncio.to_thread(mark.unlink)
                 continue
             kept = str(mark.with_name(mark.name.removesuffix(pending.SUFFIX)))
-            task = asyncio.create_task(self._send_result(run, self._log_event(run, text, started), mark, kept),
-                                       name=f"control-plane {run.run_id}")
+            task = asyncio.create_task(self._send_result(run, event, mark, kept), name=f"control-plane {run.run_id}")
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
 
