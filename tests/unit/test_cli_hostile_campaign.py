@@ -27,9 +27,13 @@ FILES = [  # id, campaign text, fragments the error must contain
     ("tab indentation", QUICK.replace("  - test", "\t- test"), ["c.yaml:6: not valid YAML", "use spaces"]),
     ("two documents", QUICK + "---\n" + QUICK, ["c.yaml:14: not valid YAML: expected a single document",
                                                 "remove the `---` line"]),
+    ("a number of 5,001 digits", QUICK.replace("timeout: 120", "timeout: 1" + "0" * 5000),
+     ["c.yaml:13: a number of 5,001 digits (100000000000...): no field takes a number so long"]),
     ("billion laughs", LAUGHS + QUICK, ["c.yaml:1: a0: Extra inputs are not permitted"]),
     ("billion laughs with a repeated key", LAUGHS + QUICK.replace("timeout: 120", "timeout: 1\ntimeout: 2"),
      ["key 'timeout' appears twice"]),
+    ("billion laughs with a number of 5,001 digits", LAUGHS + QUICK.replace("timeout: 120", "timeout: 1" + "0" * 5000),
+     ["c.yaml:23: a number of 5,001 digits"]),
 ]
 
 

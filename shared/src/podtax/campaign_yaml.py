@@ -77,6 +77,30 @@ def yaml_problem(exc: yaml.YAMLError, text: str, filename: str) -> str:
     return f"{where}: not valid YAML: {what}"
 
 
+def too_long_number(text: str) -> str:
+    """`line: a number of N digits (123456...): ...` for the first integer in `text` that YAML cannot convert (past
+    Python's limit of 4,300 digits): its ValueError named sys.set_int_max_str_digits(), no line and no fix. Composes
+    `text` (no value is built); each node is visited once."""
+    root = yaml.compose(text, Loader=LOADER)
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:int":
+            digits = sum(c.isdigit() for c in node.value)
+            if digits > 4300:
+                return (f"{node.start_mark.line + 1}: a number of {digits:,} digits ({node.value[:12]}...): no field "
+                        "takes a number so long: write the value the field needs")
+        elif isinstance(node, yaml.MappingNode):
+            stack += [part for pair in reversed(node.value) for part in reversed(pair)]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += reversed(node.value)
+    return " a number too long to read: write the value the field needs"
+
+
 def duplicate_key(root: yaml.Node | None) -> str | None:
     """`line: key 'x' appears twice ...` for the first mapping that repeats a key (YAML loaders keep the last
     value without a word). Each node is visited once, so aliases cost nothing ("billion laughs")."""
