@@ -49,6 +49,12 @@ ANCHORS: dict[str, Callable[[int], str]] = {
     "stress-ng": lambda n: grown(STRESS, "stress-ng: info:  [7119] stream: memory rate: 1234.56 MB read/sec\n", n),
     "sysbench": lambda n: grown(SYSBENCH, "WARNING: the --test option is deprecated. You can pass a script name\n", n),
 }
+# a stress-ng --yaml report's head and a row's column lines in stress-ng's order (stressng_yaml._COLUMN_LINES)
+YAML_HEAD = "---\nsystem-info:\n      stress-ng-version: 0.15.06\nmetrics:\n"
+COLUMNS = ("      bogo-ops: 478\n      bogo-ops-per-second-usr-sys-time: 701.55\n"
+           "      bogo-ops-per-second-real-time: 466.70\n      wall-clock-time: 1.02\n"
+           "      user-time: 0.67\n      system-time: 0.00\n"
+           "      cpu-usage-per-instance: 66.52\n      max-rss: 2548\n")
 # name -> (tool passed to parse_text, None: detected; anchor; the shape at a size)
 SHAPES: dict[str, tuple[str | None, str, Callable[[int], str]]] = {
     "hdparm device lines then blank lines (detected)": (None, "sysbench", lambda n: "/dev/x y\n" * 17 + "\n" * n),
@@ -67,6 +73,13 @@ SHAPES: dict[str, tuple[str | None, str, Callable[[int], str]]] = {
     "fio jobs of one name": ("fio", "sysbench", lambda n: counted(
         "fio-3.33\n", "n: (groupid=0, jobs=1): err= 0: pid={0}: x\n  read: IOPS=1, BW=1KiB/s (1kB/s)(1KiB/1msec)\n",
         n)),
+    # stress-ng --yaml: each row's column lines matched as literals, then its other lines (stressng_yaml). Each misc
+    # key is new, looked up among stress-ng's description templates (~45 µs a key); yaml_misc_metric caches 4,096 keys,
+    # so at 10 and 100 KiB the 2nd and 3rd runs are cached: the 1 MiB figure is the uncached cost per KiB
+    "stress-ng --yaml rows": ("stress-ng", "stress-ng",
+                              lambda n: counted(YAML_HEAD, "    - stressor: s{0}\n" + COLUMNS, n) + "...\n"),
+    "stress-ng --yaml row of misc lines": ("stress-ng", "stress-ng", lambda n: counted(
+        YAML_HEAD + "    - stressor: cpu\n" + COLUMNS, "      m{0}-per-sec: 12.5\n", n) + "...\n"),
 }
 
 
