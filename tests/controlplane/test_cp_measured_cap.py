@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from podtax import events
 from podtax_runner.controlplane.pending import SUFFIX
-from podtax_runner.controlplane.retention import prune, to_make_room
+from podtax_runner.controlplane.retention import measured_name, prune, to_make_room
 from podtax_runner.spool import MAX_BYTES
 
 from tests.controlplane.conftest import cluster, reports, spec
@@ -26,9 +26,9 @@ from tests.controlplane.conftest import cluster, reports, spec
 MIB = 2**20
 
 
-def planted(folder: Path, run_id: str, size: int, age_s: float) -> Path:
-    """A kept timeline of `run_id` of `size` bytes (sparse), its time `age_s` ago."""
-    path = folder / f"old.{run_id}.{'0' * 16}.jsonl"
+def planted(folder: Path, run_id: str, size: int, age_s: float, name: str = "") -> Path:
+    """A kept timeline of `run_id` (or named `name`) of `size` bytes (sparse), its time `age_s` ago."""
+    path = folder / (name or f"old.{run_id}.{'0' * 16}.jsonl")
     with path.open("wb") as f:
         f.truncate(size)
     t = time.time() - age_s
@@ -76,3 +76,36 @@ def test_a_new_timeline_goes_to_the_log_only_when_pruning_cannot_make_room(tmp_p
     other = planted(folder, "other", 50, 10)
     assert prune(folder, 0, 0, [], room=1000) == [] and held.exists() and other.exists()
     assert prune(folder, 0, 0, [], room=50) == [other.name] and held.exists()
+
+
+def test_a_resumed_runs_own_earlier_file_is_written_over_not_counted_when_making_room(
+        kubesim_factory: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The run's own earlier file (an attempt before a restart) is written over, so it does not count toward the room
+    to make: a new timeline that fits in its place prunes nothing. Before (review r2), keep_file left it out of the
+    bytes used but retention.prune counted it: with 'own' 30 MiB, 'a' 20 MiB and 'b' 14 MiB - 1000 bytes, a
+    timeline of a few KB pruned 'a', needlessly."""
+    caplog.set_level(logging.INFO, logger="podtax.runner")
+    folder = tmp_path / "spool" / "measured"
+    folder.mkdir(parents=True)
+    run = spec("volume-churn", campaign="cap", count=10, concurrency=2, timeout=30)
+    own = planted(folder, "", 30 * MIB, 400, measured_name(run))
+    a, b = planted(folder, "a", 20 * MIB, 300), planted(folder, "b", 14 * MIB - 1000, 200)
+    sim = kubesim_factory({**cluster(provision=0.01), "faults": {"forbid": ["delete persistentvolumeclaims"]}},
+                          kubelet="none")
+    seen = asyncio.run(reports(tmp_path, sim, run))
+    failed = next(e for _, e in seen if isinstance(e, events.RunFailedV1))
+    assert f"is kept in {own}" in failed.data.detail, failed.data.detail
+    assert a.exists() and b.exists(), sorted(p.name for p in folder.iterdir())
+    assert "pruned the measured timeline" not in caplog.text, caplog.text
+    assert 1000 < own.stat().st_size < MIB  # written over by the new timeline
+    assert sum(p.stat().st_size for p in folder.iterdir()) <= MAX_BYTES
+
+
+def test_making_room_leaves_out_the_file_written_over(tmp_path: Path) -> None:
+    """The probe of review r2: a new 30 MiB timeline for 'me' in place of its own 30 MiB file fits beside a and b."""
+    folder = tmp_path / "measured"
+    folder.mkdir()
+    me = planted(folder, "me", 30 * MIB, 30)
+    a, b = planted(folder, "a", 20 * MIB, 20), planted(folder, "b", 14 * MIB - 1000, 10)
+    assert prune(folder, 0, 0, ["me"], room=30 * MIB, replacing=me.name) == [] and a.exists() and b.exists()
+    assert prune(folder, 0, 0, ["me"], room=30 * MIB + 1001, replacing=me.name) == [a.name]  # a byte over

@@ -240,13 +240,14 @@ class ControlPlaneExecutor:
         return self.in_flight() | set(self.stops) | set(self.running) | set(self.outbox.holding())
 
     def prune_measured(self, unreported: set[str], adding: int = 0, temporary: bool = False,
-                       room: int = 0) -> list[str]:
+                       room: int = 0, replacing: str = "") -> list[str]:
         """Prune the kept timelines past PODTAX_RUNNER_MEASURED_MAX_AGE_DAYS or _MAX_FILES, then the oldest while a
-        new one of `room` bytes would not fit MAX_BYTES (retention.prune), none of `unreported`; in a thread."""
+        new one of `room` bytes (in place of the file `replacing`) would not fit MAX_BYTES (retention.prune), none of
+        `unreported`; in a thread."""
         if self.settings.runner_spool_dir is None:
             return []
         return prune(self.settings.runner_spool_dir / MEASURED_DIR, self.settings.runner_measured_max_files,
-                     self.settings.runner_measured_max_age_days, unreported, adding, temporary, room)
+                     self.settings.runner_measured_max_age_days, unreported, adding, temporary, room, replacing)
 
     def _keep(self, exc: BaseException, run: events.RunSpec, unreported: set[str]) -> tuple[str, Path | None]:
         """keep_file, after pruning what the retention allows with room for the run's file (its own earlier one,
@@ -255,8 +256,9 @@ class ControlPlaneExecutor:
 
         def make_room(size: int) -> None:
             try:  # a folder the runner cannot search: the timeline goes to the log, the failure is still reported
-                new = not (spool / MEASURED_DIR / measured_name(run)).exists()  # type: ignore[operator]
-                self.prune_measured(unreported | {run.run_id}, int(new), room=size)
+                own = measured_name(run)
+                new = not (spool / MEASURED_DIR / own).exists()  # type: ignore[operator]
+                self.prune_measured(unreported | {run.run_id}, int(new), room=size, replacing=own)
             except OSError as err:
                 log.warning("could not prune the measured timelines in %s (%s): none pruned", spool, err)
 

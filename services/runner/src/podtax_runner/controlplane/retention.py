@@ -14,7 +14,8 @@ stopped before NATS took it; the next runner sends it). Files of other names are
 crash left mid-write is removed when the runner starts (no timeline is being written then).
 
 At spool.MAX_BYTES (64 MiB) in all, a new timeline still went to the log while older, reported runs' files stayed.
-Now, before one is written, the oldest files that may be pruned go until it fits, each named in the log; only when
+Now, before one is written, the oldest files that may be pruned go until it fits (the run's own earlier file, of an
+attempt before a restart, is written over: not counted), each named in the log; only when
 pruning all of them would not make room (the rest unreported, pending or of other names) does it go to the log, and
 then nothing is pruned for it."""
 
@@ -100,10 +101,12 @@ def to_make_room(files: Iterable[tuple[str, float, int]], used: int, room: int, 
 
 
 def prune(folder: Path, max_files: int, max_age_days: float, unreported: Iterable[str], adding: int = 0,
-          temporary: bool = False, room: int = 0) -> list[str]:
+          temporary: bool = False, room: int = 0, replacing: str = "") -> list[str]:
     """Remove the kept timelines to_prune names from `folder` (`adding`: files about to be written; its temporary
     files too when `temporary`: only when no timeline is being written), then those to_make_room names for `room`
-    bytes about to be written, each said in the log; the names removed.
+    bytes about to be written in place of the file `replacing` (a resumed run's own earlier file, written over: not
+    counted, as keep_file does not; before, it was, and files were pruned that need not be), each said in the log;
+    the names removed.
     Never raises OSError: a folder it cannot list or search is said in the log in one line and nothing is pruned; a
     file gone meanwhile (pruned by another prune at the same time) is passed over without a word."""
     try:
@@ -137,7 +140,7 @@ def prune(folder: Path, max_files: int, max_age_days: float, unreported: Iterabl
     gone = _remove(folder, to_prune([f[:2] for f in files], time.time(), max_files, max_age_days, unreported, adding,
                                      held))
     if room:
-        left = [f for f in files if f[0] not in gone]
+        left = [f for f in files if f[0] not in gone and f[0] != replacing]
         gone += _remove(folder, to_make_room(left, sum(size for _, _, size in left), room, unreported, held))
     return gone
 
