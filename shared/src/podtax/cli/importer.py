@@ -43,7 +43,7 @@ from podtax.bus import Bus, BusError
 from podtax.busstreams import DUPLICATE_WINDOW_S
 from podtax.campaign import NAME_PATTERN
 from podtax.cli import deadline
-from podtax.cli.common import a_path, console, err, fail, refused, warn
+from podtax.cli.common import a_path, console, err, fail, refused, say, warn
 from podtax.cli.deadline import within
 from podtax.cli.importcheck import MAX_SHOWN, Findings, parse_log, warn_each, warn_findings
 from podtax.cli.importoverlap import capture_warnings, overlap_warnings, same_captures
@@ -231,6 +231,11 @@ async def _publish(rows: list[Row], campaign: str, found: Findings, into_existin
     except BusError as exc:
         raise fail(f"{exc}; stopped part-way: {published} of {len(rows)} published. Run the import again once "
                    "NATS answers (rows already imported are not duplicated)", 1) from None
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this, then typer exits 130 without a word
+        say(f"stopped part-way: {published:,} of {len(rows):,} rows published and acknowledged (the next chunk's "
+            "may be stored too). Run the same import again to publish the rest (rows already imported are not "
+            "duplicated)", "interrupted")
+        raise
     finally:
         await _close(bus)
 
