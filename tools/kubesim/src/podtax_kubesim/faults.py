@@ -45,7 +45,9 @@ entries of one object plant a sequence of answers (its first create 429, its sec
       failCreates: [{match: "persistentvolumeclaims/-0002", status: 429, times: 1},
                     {match: "persistentvolumeclaims/-0002", status: 500, times: 1}]
 
-An entry after one of the same ``match`` with ``times: 0`` (every call) would never answer: refused, naming both.
+An entry after one with ``times: 0`` (every call) that matches every call it does (the same ``match``, or a
+broader one: ``persistentvolumeclaims/`` before ``persistentvolumeclaims/-0002``, ``-0002`` before
+``persistentvolumeclaims/-0002``) would never answer: refused, naming both (before, only the same ``match`` was).
 (Before, the first matching entry decided alone: once it had answered its ``times``, the object's calls went through,
 and a 429 then a 500 on one object could not be planted.)
 A ``forbid`` entry (kubesim's: ``FORBID`` in `extra`), '<verb> <resource plural>' with an RBAC verb
@@ -115,10 +117,22 @@ class Faults:
         `plural`: the first matching one that has not answered its `times` calls (`answered`: how many it has; the
         caller counts)."""
         for entry in self.fail_creates if op == "create" else self.fail_deletes:
-            only, _, ending = entry.match.rpartition("/")
-            if name.endswith(ending) and only in ("", plural) and not (entry.times and answered(entry) >= entry.times):
+            if matches(entry.match, plural, name) and not (entry.times and answered(entry) >= entry.times):
                 return entry
         return None
+
+
+def matches(match: str, plural: str, name: str) -> bool:
+    """Whether a failCreates / failDeletes `match` (a name ending, or `<plural>/<ending>`) matches a call on object
+    `name` of resource `plural`."""
+    only, _, ending = match.rpartition("/")
+    return name.endswith(ending) and only in ("", plural)
+
+
+def covers(earlier: str, later: str) -> bool:
+    """Whether every call `later` matches, `earlier` matches too: its own plural and ending, as a call, match."""
+    only, _, ending = later.rpartition("/")
+    return matches(earlier, only, ending)  # an ending of `later`'s ends in `earlier`'s; no plural named: none either
 
 
 def parse(cluster: dict[str, Any], extra: Collection[str] = ()) -> Faults:
@@ -166,10 +180,11 @@ def _fails(entries: Any, key: str = FAIL) -> tuple[FailCreate, ...]:
                              f"times: <n, 0 = always>, retryAfter: <s>, stored: <bool>}}, got {entries!r}")
         out.append(FailCreate(e["match"], e["status"], times, after, e.get("stored", False)))
     for i, entry in enumerate(out):
-        if (j := next((j for j, e in enumerate(out[:i]) if e.match == entry.match and not e.times), None)) is not None:
+        if (j := next((j for j, e in enumerate(out[:i]) if not e.times and covers(e.match, entry.match)),
+                      None)) is not None:
             raise ValueError(f"faults.{key}[{i}] ({entry.match!r}, status {entry.status}) is never answered: entry "
-                             f"{j} matches the same calls with times: 0 (every one); give entry {j} a times to plant "
-                             f"a sequence, or remove entry {i}")
+                             f"{j} ({out[j].match!r}, times: 0) comes first and answers every call it matches; give "
+                             f"entry {j} a times to plant a sequence, or remove entry {i}")
     return tuple(out)
 
 
