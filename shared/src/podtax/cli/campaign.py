@@ -278,21 +278,26 @@ def status(
     tasks: dict[str, Any] = {}
     held_said: set[tuple[str, str]] = set()
     deadline, still = time.monotonic() + timeout, 1  # polls without change (cli.room: when NATS's room is looked at)
-    with progress:
-        while True:
-            for node, row in sorted(progress_rows(state).items()):
-                finished, info = progress_info(row)
-                if node not in tasks:
-                    tasks[node] = progress.add_task(node, total=row["total"], info=info)
-                progress.update(tasks[node], completed=finished, total=row["total"], info=info)
-            progress.refresh()
-            _say_held(state, held_said)
-            if not follow or state.get("finished_at") or time.monotonic() > deadline:
-                break
-            time.sleep(1)
-            before, state = state, cli_deadline.run(_status_once(name, look_due(still)),
-                                                    f"reading the state of campaign {name}") or state
-            still = polls_still(before, state, still)
+    try:
+        with progress:
+            while True:
+                for node, row in sorted(progress_rows(state).items()):
+                    finished, info = progress_info(row)
+                    if node not in tasks:
+                        tasks[node] = progress.add_task(node, total=row["total"], info=info)
+                    progress.update(tasks[node], completed=finished, total=row["total"], info=info)
+                progress.refresh()
+                _say_held(state, held_said)
+                if not follow or state.get("finished_at") or time.monotonic() > deadline:
+                    break
+                time.sleep(1)
+                before, state = state, cli_deadline.run(_status_once(name, look_due(still)),
+                                                        f"reading the state of campaign {name}") or state
+                still = polls_still(before, state, still)
+    except KeyboardInterrupt:  # typer exits 130 without a word: Ctrl-C stops the following, not the campaign
+        say(f"stopped following campaign {name}; the campaign goes on: `podtax campaign status {name} --follow` "
+            f"follows it again, `podtax campaign cancel {name}` stops it", "interrupted")
+        raise
     for warning in state.get("warnings", []):  # cells that became one once `all` was resolved (planned once)
         err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     done = bool(state.get("finished_at"))
