@@ -16,6 +16,8 @@ def test_port_out_of_range(port: str, capfd: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize("args,says", [
     (["--cluster", "{tmp}/syntax.yaml"], "is not valid YAML (line 2)"),  # a YAML traceback before (audit)
     (["--cluster", "{tmp}/strings.yaml"], "'nodes' must be a list of mappings"),  # an AttributeError before
+    (["--cluster", "{tmp}/long.yaml"], "long.yaml holds a number of more than 4,300 digits: no setting takes a "
+                                       "number so long"),  # named sys.set_int_max_str_digits() (hU, session 54)
     (["--cluster", "{tmp}/none.yaml"], "No such file"),
     (["--kubeconfig", "{tmp}"], "is not a file"),  # wrote the token to '<tmp>.tmp' before
     (["--kubeconfig", "{tmp}/no/such/folder.yaml"], "does not exist; create it first"),
@@ -27,6 +29,7 @@ def test_bad_files_are_one_line_and_exit_2(tmp_path, capfd, args: list[str], say
 
     (tmp_path / "syntax.yaml").write_text("nodes: [a, b\n")
     (tmp_path / "strings.yaml").write_text("nodes: [a, b]\n")
+    (tmp_path / "long.yaml").write_text("nodes:\n  - name: a\n    count: 1" + "0" * 5000 + "\n")
     assert cli(["kubesim", *(a.format(tmp=tmp_path) for a in args)]) == 2
     err = capfd.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and says in err and "Traceback" not in err

@@ -48,6 +48,9 @@ def read_yaml(path: Path | str) -> Any:
         raise ValueError(f"{path} is not valid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a text file: a cluster file is YAML") from None
+    except ValueError:  # YAML's int() of a number past 4,300 digits: its words named sys.set_int_max_str_digits()
+        raise ValueError(f"{path} holds a number of more than 4,300 digits: no setting takes a number so long; write "
+                         "the value the setting needs") from None
 
 
 def load(cluster: dict | Path | str | None) -> Obj:
