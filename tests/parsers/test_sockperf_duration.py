@@ -3,7 +3,7 @@
 sockperf prints no echo of its options but ends with `[Total Run] RunTime=2.004 sec` for `-t 2`. Before, the parser
 echoed only the protocol: the real capture tests/corpus-net/sockperf-pp-tcp-64-fullrtt.log (`-t 2`, COMMANDS.tsv,
 sockperf 3.7) parsed for a cell of duration 10 with no flag, its percentiles those of a 2 s run. Now `duration` is
-echoed (RunTime rounded, when the timer ended the run) and compared. Likewise the same capture (unpaced: 167,114
+echoed (RunTime rounded down, when the timer ended the run) and compared. Likewise the same capture (unpaced: 167,114
 messages in 2.000 s) parsed for a cell of rate 10000 (`--mps 10000`) gave no flag; a run that sent over the requested
 rate over its whole run (`[Total Run]`) is now flagged PARAM_MISMATCH. Judged on `[Valid Duration]` instead (review r4),
 the template's own paced runs of 1-4 s were flagged: sockperf keeps its schedule from the run's start and catches up
@@ -77,6 +77,17 @@ def test_a_run_stopped_early_is_flagged_interrupted_not_echoed() -> None:
     assert "duration" not in got.echoed
     assert any(f.startswith("INTERRUPTED") for f in got.flags)
     assert not any(f.startswith("PARAM_MISMATCH: duration") for f in got.flags)
+
+
+@pytest.mark.parametrize(("run_time", "requested", "flagged"), [("2.600", 2, False),  # a busy host ended it late
+                                                                  ("2.940", 2, False), ("1.960", 2, False),
+                                                                  ("3.000", 2, True), ("1.000", 2, True)])
+def test_a_run_its_timer_ended_late_keeps_its_length(run_time: str, requested: int, flagged: bool) -> None:
+    """A 1 s run at load 29 read `RunTime=1.6` or so: rounded, it echoed 2 and was flagged PARAM_MISMATCH though
+    its `-t` was the cell's. A timer ends a run late, never early, so the length is rounded down."""
+    text = (NET / "sockperf-pp-tcp-64-fullrtt.log").read_text().replace("RunTime=2.000 sec", f"RunTime={run_time} sec")
+    got = parse_run("sockperf", text, requested={"duration": requested})
+    assert any(f.startswith("PARAM_MISMATCH: duration") for f in got.flags) == flagged, got.flags
 
 
 def _free_port() -> int:

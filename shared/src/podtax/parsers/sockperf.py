@@ -9,8 +9,9 @@ less than one observation beyond it (n x (1 - p) < 1: p99.999 below 100,000 mess
 as its max, is not reported and the run is flagged FEW_OBSERVATIONS, naming it. Also
 `messages_per_second` (higher is better: replies received per second of the valid duration),
 `sent_messages_per_second` (higher: messages sent per second, the load) and `dropped_messages`
-(count, lower). A run its timer ended echoes its `duration` (`-t`), its `[Total Run] RunTime` rounded to whole
-seconds, compared with the requested one; a run that sent faster than the requested `rate` (--mps) over its
+(count, lower). A run its timer ended echoes its `duration` (`-t`), its `[Total Run] RunTime` in whole
+seconds rounded down (a busy machine ends a run late, never early: `-t 1` read 1.6 s at load 29; 0.05 s short
+still counts), compared with the requested one; a run that sent faster than the requested `rate` (--mps) over its
 `[Total Run]` was not paced so: PARAM_MISMATCH (sockperf prints neither -m nor --mps). An under-load run (`sockperf
 ul`, `--reply-every N`) answers one message in N: its
 `messages_per_second` counts replies, not the load, flagged REPLY_EVERY. A run stopped before its timer
@@ -200,9 +201,15 @@ def parse(text: str, test: str | None = None, requested: Mapping[str, Any] | Non
         flags.append(f"PARAM_MISMATCH: protocol echoed as {echoed['protocol']}, requested {requested['protocol']}")
     run_seconds = _total(text)[0]
     if run_seconds and (stop is None or stop.group(1) == "timer"):  # `-t 2` ran `[Total Run] RunTime=2.004 sec`
-        echoed["duration"] = round(float(run_seconds))
+        echoed["duration"] = whole_seconds(float(run_seconds))
         flags += compare_echoed(requested, echoed, ("duration",))
     return Parsed(TOOL, version, None, metrics.as_tuple(), echoed, tuple(flags))
+
+
+def whole_seconds(run_seconds: float) -> int:
+    """The `-t` a run its timer ended had, from its `[Total Run] RunTime` (s, >= 0): rounded down, since a late
+    timer adds time and never takes it (rounding read a `-t 1` run that ended at 1.6 s on a busy host as `-t 2`)."""
+    return int(run_seconds + 0.05)
 
 
 def _rate_flag(requested: Mapping[str, Any] | None, text: str, valid_sent: float, valid_seconds: float) -> list[str]:
