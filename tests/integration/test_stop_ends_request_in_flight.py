@@ -35,7 +35,7 @@ def _sigterm_in_flight(server: natsserver.NatsServer, tmp_path: Path, kill: bool
             kill_nats(server)
         time.sleep(1)
         assert proc.poll() is None, log.read_text()
-        # a server that hangs: closing the connection takes 15 s (nats-py's drain, then close)
+        # a server that hangs: closing the connection waits natsclose.DRAIN_S for its answer (15 s before)
         ended = sigterm(proc, log, 60)
         stopped_cleanly(ended)
         assert "podtax-parser stopped while waiting for NATS" in ended.log, ended.log

@@ -50,6 +50,7 @@ from podtax.busstreams import NO_ROOM, Streams
 from podtax.config import redact  # re-exported: services import it from here
 from podtax.events import Envelope, encode
 from podtax.natsagain import unless_stopped, watch_stop
+from podtax.natsclose import DRAIN_S, drain_within
 from podtax.natstls import NO_TLS, TlsOnlyClient, TlsRefused, unencrypted
 
 log = logging.getLogger("podtax.bus")
@@ -272,17 +273,17 @@ class Bus(Streams, Consumers):
         return duplicates
 
     async def close(self) -> None:
-        """Stop consuming, flush what is in flight (drain), close."""
+        """Stop consuming, flush what is in flight (drain, within natsclose.DRAIN_S), close."""
         for sub in self._subs:  # a pull subscription never finishes draining by itself (nats-py)
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
         self._subs.clear()
         try:
             if self.nc.is_connected:
-                try:
-                    await self.nc.drain()
-                except Exception:  # noqa: BLE001 - closing anyway
-                    await self.nc.close()
+                where = redact(self.nc.connected_url.geturl()) if self.nc.connected_url else "its URL"
+                if not await drain_within(self.nc):  # a server that hangs took 15 s (nats-py's drain, then close)
+                    log.warning("NATS at %s did not answer the drain within %g s (it hangs?): connection closed; "
+                                "what was not acked is delivered again", where, DRAIN_S)
             elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
                 await self.nc.close()
         except ConnectionError as exc:  # nats-py writes what it held while reconnecting (pulls, acks) to the lost
