@@ -1,6 +1,7 @@
 """The scheduler reads the score of a node that switched tool builds cleanly as any other (the analyzer's
 build_switch.py): the newest build's runs alone, not CONFOUNDED, so it is ranked again; the minimum-runs rules apply
-to the runs kept (2 runs: no interval, shrunk toward the group's median, a noise band).
+to the runs kept (3 runs: no interval, shrunk toward the group's median, a noise band); a newest build of fewer than
+3 runs (build_switch.MIN_KEPT) is a trial, not a switch: CONFOUNDED, ignored.
 
 The analyzer's real node_scores over a real DuckDB file, each score put into the scheduler's ScoreStore as the KV
 watch gets it (its JSON, with the new left_out field), and the real BenchmarkScore plugin on arm64 nodes."""
@@ -34,13 +35,17 @@ def _result(i: int, node: str, arch: str, value: float, start: datetime) -> even
 
 def test_a_node_that_switched_builds_cleanly_is_ranked_again(tmp_path: Path) -> None:
     """pi ran the armhf sysbench 5 times (500 events/s), then the arm64 one 8 times (1000); pj the arm64 one 8 times
-    (900); pl the armhf one 10 times, then the arm64 one twice (1000). All three are ranked (before, pi and pl were
-    CONFOUNDED and ignored): pi scores 100 and pj less; pl's 2 runs give no interval (its speed counts 2/(2+3), and
-    a noise band below it), so it sets no reference above pi's bound and scores 100 within that noise."""
+    (900); pl the armhf one 10 times, then the arm64 one 3 times (1000); pm the armhf one 10 times, then the arm64 one
+    twice. pi, pj and pl are ranked (before 02c72e1f, pi and pl were CONFOUNDED and ignored): pi scores 100 and pj
+    less; pl's 3 runs give no interval (its speed counts 3/(3+3), and a noise band below it), so it sets no reference
+    above pi's bound and scores 100 within that noise. pm's 2 arm64 runs are too few to replace its 10 (MIN_KEPT):
+    CONFOUNDED, ignored (before, its score was those 2 runs, used)."""
     start = datetime.now(UTC) - timedelta(hours=3)
     results = ([_result(i, "pi", "arm" if i < 5 else "aarch64", 500.0 if i < 5 else 1000.0, start) for i in range(13)]
                + [_result(i, "pj", "aarch64", 900.0, start) for i in range(8)]
                + [_result(i, "pl", "arm" if i < 10 else "aarch64", 500.0 if i < 10 else 1000.0, start)
+                  for i in range(13)]
+               + [_result(i, "pm", "arm" if i < 10 else "aarch64", 500.0 if i < 10 else 1000.0, start)
                   for i in range(12)])
     db = Store(tmp_path / "podtax.duckdb")
     try:
@@ -54,13 +59,15 @@ def test_a_node_that_switched_builds_cleanly_is_ranked_again(tmp_path: Path) -> 
         assert store.put(key, s.model_dump_json())  # as the KV watch reads it
     read = store.groups[("sysbench-cpu", "events_per_second", "threads=1")]
     assert {n: (s.n, s.flags, s.tool_archs, s.ci_low is None) for n, s in read.items()} == {
-        "pi": (8, (), ("aarch64",), False), "pj": (8, (), ("aarch64",), False), "pl": (2, (), ("aarch64",), True)}
-    state = cluster({n: {"kubernetes.io/arch": "arm64"} for n in ("pi", "pj", "pl")}, [])
+        "pi": (8, (), ("aarch64",), False), "pj": (8, (), ("aarch64",), False), "pl": (3, (), ("aarch64",), True),
+        "pm": (12, ("CONFOUNDED",), ("aarch64", "arm"), False)}
+    state = cluster({n: {"kubernetes.io/arch": "arm64"} for n in ("pi", "pj", "pl", "pm")}, [])
     p = PodInfo.from_dict(with_uid(pod("p")))
     idx = state.feasible(p)
     cycle: dict[str, Any] = {}
     out = BenchmarkScore(store, 7 * 86400.0).score(p, state, idx, cycle)
     got = {str(state.names[i]): float(v) for i, v in zip(idx, out, strict=True)}
-    assert (cycle["benchmark"]["covered"], cycle["benchmark"]["flagged"]) == (3, 0), cycle
+    assert (cycle["benchmark"]["covered"], cycle["benchmark"]["flagged"]) == (3, 1), cycle
+    assert cycle["benchmark"]["flagged_names"] == {"pm": ("CONFOUNDED",)}, cycle
     assert "warning" not in cycle["benchmark"], cycle
     assert got["pi"] == got["pl"] == 100.0 and got["pj"] < 70.0, got  # pj ~10% slower, shrunk toward the median

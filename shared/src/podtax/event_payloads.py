@@ -347,7 +347,8 @@ class NodeScore(Model):
                                    "CONFOUNDED; the scheduler ranks no nodes of one kubernetes.io/arch whose scores "
                                    "name different ones (a native build on each node is ranked).")
     left_out: LeftOutRuns | None = Field(default=None, description="Set when the node switched tool builds cleanly "
-                                         "(every run of the older builds ended before the first run of the newest): "
+                                         "(every run of the older builds ended before the first run of the newest, "
+                                         "a build naming an architecture, of at least 3 runs): "
                                          "the score counts the newest build's runs only (n, interval, flags and "
                                          "tool_archs are theirs) and this names what it left out. Builds whose runs "
                                          "interleave are all counted: CONFOUNDED.")

@@ -7,11 +7,18 @@ Runs of two builds in one score measure two codes (CONFOUNDED, and the scheduler
 was replaced once (a 32-bit armhf build by the 64-bit one, or 1.0.18 by 1.0.20) would stay CONFOUNDED for that
 parameter set for good, since a score has no window. So:
 
-- a clean switch: every run of the other builds ended before the first run of the newest build (the build whose
-  first run is the latest; a run's time is its end, else when it was stored, as the score's updated_at): the score
-  counts the newest build's runs only and says what it left out (`NodeScore.left_out`: the builds, their runs, and
-  since when the kept build runs). Its n, interval and flags are of the runs kept: a switch leaving 2 runs gives a
-  score of 2 runs with no interval, as any.
+- a clean switch: every run of the other builds ended before the first run of the newest build (the build naming an
+  architecture whose first run is the latest; a run's time is its end, else when it was stored, as the score's
+  updated_at), and the newest build has at least MIN_KEPT runs: the score counts the newest build's runs only and says
+  what it left out (`NodeScore.left_out`: the builds, their runs, and since when the kept build runs). Its n, interval
+  and flags are of the runs kept: a switch leaving 3 runs gives a score of 3 runs with no interval, as any.
+- runs naming no architecture (an imported older log, an older wrapper or agent) may be of any build of their version,
+  so they never make a build the newest: those of the newest build's version from its first run on are counted with
+  it; those that ended before its first run are left out as an older build's; any other (another version's after the
+  switch, or some before and some after its first run) make the builds interleave. When no run names an
+  architecture, no build is told newest: every run is counted, CONFOUNDED.
+- a newest build of fewer than MIN_KEPT runs (a one-off trial of another binary after 30 runs): every run is counted,
+  CONFOUNDED, as before the switch rule.
 - builds that interleave (a run of an older build after the newest one's first, or at the same time): every run is
   counted, CONFOUNDED as before.
 - builds that do not confound (one version, at most one named architecture: an agent upgrade that started naming
@@ -31,6 +38,10 @@ import numpy as np
 from podtax.events import LeftOutRuns
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# Runs the newest build needs for a clean switch to be taken. Below, a one-off trial of another binary (1 run of
+# sysbench 1.0.18 after 30 of 1.0.20) would replace the node's score by that run's figure and drop the rest; 3 runs
+# are a build the node runs now, not a trial, and still no interval (scores.MIN_RUNS_CI): trusted as little as any.
+MIN_KEPT = 3
 
 
 @dataclass
@@ -58,11 +69,16 @@ def label(part: Part) -> str:
 
 def kept(parts: Sequence[Part]) -> tuple[list[Part], LeftOutRuns | None]:
     """The parts a score counts and what it left out (None: every part counted); see the module doc."""
-    if len({p.build for p in parts}) < 2 and len({p.arch for p in parts if p.arch}) < 2:
+    named = [p for p in parts if p.arch]
+    if (len({p.build for p in parts}) < 2 and len({p.arch for p in named}) < 2) or not named:
         return list(parts), None
-    newest = max(parts, key=lambda p: p.first_us)
-    older = [p for p in parts if p is not newest]
+    newest = max(named, key=lambda p: p.first_us)  # a part naming no architecture is never the newest on its own
+    counted = [p for p in parts if p is newest or (p.arch is None and p.build == newest.build
+                                                   and p.first_us >= newest.first_us)]
+    older = [p for p in parts if not any(p is c for c in counted)]
     if any(p.last_us >= newest.first_us for p in older):  # interleaved (or at the same time): both codes' runs
         return list(parts), None
-    return [newest], LeftOutRuns(builds=sorted(label(p) for p in older), runs=sum(len(p.vals) for p in older),
-                                 since=EPOCH + timedelta(microseconds=newest.first_us))
+    if sum(len(p.vals) for p in counted) < MIN_KEPT:  # a trial of another build, not a switch
+        return list(parts), None
+    return counted, LeftOutRuns(builds=sorted(label(p) for p in older), runs=sum(len(p.vals) for p in older),
+                                since=EPOCH + timedelta(microseconds=newest.first_us))

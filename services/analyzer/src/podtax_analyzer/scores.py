@@ -22,9 +22,11 @@ tool_archs: the distinct architectures its runs' tool executables were built for
 older wrapper or agent names none, and a file made before runs.tool_arch has none); two or more: CONFOUNDED. The
 scheduler ranks nothing for a pod whose candidates' scores name different ones (scoring.py, BenchmarkMixedArch).
 
-A node that switched tool builds cleanly (every run of the older builds ended before the first run of the newest) is
-scored by the newest build's runs alone, and left_out says what was left (build_switch.py): every figure and flag
-above is then of those runs. Builds whose runs interleave are all counted: CONFOUNDED. No run is deleted.
+A node that switched tool builds cleanly (every run of the older builds ended before the first run of the newest, a
+build naming an architecture, of at least build_switch.MIN_KEPT runs) is scored by the newest build's runs alone (with
+its version's runs naming no architecture since its first), and left_out says what was left (build_switch.py): every
+figure and flag above is then of those runs. Builds whose runs interleave are all counted: CONFOUNDED, as are those of
+a newest build of fewer runs (a trial). No run is deleted.
 """
 
 from __future__ import annotations

@@ -24,7 +24,10 @@ BenchmarkScore scores nodes from measured values and their uncertainty, inside o
    x86 server and a Raspberry Pi, each scored by its own native build) are ranked: each build is its node's speed.
    A node without the label may be of any kind; only builds of one family mix (mixed_arch.py). A score whose own
    runs interleave builds is flagged CONFOUNDED by the analyzer; after a clean switch it counts the newest build's
-   runs alone (its left_out says what was left: the analyzer's build_switch.py), and is read as any score.
+   runs alone (its left_out says what was left: the analyzer's build_switch.py), and is read as any score. The
+   newest build needs 3 runs (build_switch.MIN_KEPT: 1 or 2 runs of a one-off trial of another binary after 30 do not
+   replace the score): below, every run is counted, CONFOUNDED, ignored; runs naming no tool architecture never make
+   a build the newest (after a switch, those of its version are counted with it).
 3. Each usable node's statistic (the median per run by default) becomes a speed, direction-aware
    (the value for a higher-is-better metric, 1/value for a duration), pulled toward the group's
    median speed by weight n/(n+k) (k = ``shrink_runs``) so a node with one lucky run is not trusted
