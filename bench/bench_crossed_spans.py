@@ -1,9 +1,9 @@
 """Planted campaigns whose sides each hold a second group of runs toward the other side's level (stats/verdict.py's
-groups_cross): two machines (the slow one at 35% or 80%) mixed 8/2 on the host and 2/8 on the pod, or 2 runs a side
-part of the way toward the other side (outlier runs), with a pod tax or none, through compare_campaign (a real DuckDB
-file, tests/analysis/analysis_synth.py). Per case: the verdicts (right, wrong direction, false claims, withheld) and
-how many span sentences ("Pod slower than host: 9.5% to 68.6% (...") hold the planted size, of how many, with the
-median span width.
+groups_cross): two machines (the slow one at 35% or 80%) mixed 8/2 on the host and 2/8 on the pod (or 9/1 and 1/9: one
+run a side at the other side's level), or 2 runs a side part of the way toward the other side (outlier runs), with a
+pod tax or none, through compare_campaign (a real DuckDB file, tests/analysis/analysis_synth.py).
+Per case: the verdicts (right, wrong direction, false claims, withheld) and how many span sentences ("Pod slower
+than host: 9.5% to 68.6% (...") hold the planted size, of how many, with the median span width.
 
 The anchor, on the same sentences in the same run: the span between the point estimates (the ratio of medians and
 the ratio at each level, which the sentence also prints), the span the sentence gave before it joined their 95%
@@ -29,13 +29,14 @@ def heavy(rng, scale, n):
     return scale * np.exp(0.02 * rng.standard_t(3, n))
 
 
-def machines(r, slow=0.35, hib=True, draw=noise):
-    """8 host runs on the fast machine and 2 on the slow one, the pod 2 and 8, the pod ``r`` times the host on each."""
+def machines(r, slow=0.35, hib=True, draw=noise, main=8):
+    """``main`` (8) host runs on the fast machine and the rest of 10 on the slow one, the pod the other way round (2
+    and 8), the pod ``r`` times the host on each."""
     def f(rng):
         fast = 1000.0 if hib else 100.0
         other = fast * slow if hib else fast / slow
-        host = np.r_[draw(rng, fast, 8), draw(rng, other, 2)]
-        pod = np.r_[draw(rng, fast * r, 2), draw(rng, other * r, 8)]
+        host = np.r_[draw(rng, fast, main), draw(rng, other, 10 - main)]
+        pod = np.r_[draw(rng, fast * r, 10 - main), draw(rng, other * r, main)]
         return cell("node-a", host, pod, hib), r
     return f
 
@@ -64,6 +65,10 @@ CASES = {
     "machines 30% slow": machines(0.7), "machines latency 10% slow": machines(1.1, hib=False),
     "machines latency no tax": machines(1.0, hib=False), "machines at 80% 10% slow": machines(0.9, slow=0.8),
     "machines t(3) 10% slow": machines(0.9, draw=heavy), "machines t(3) no tax": machines(1.0, draw=heavy),
+    "machines 9/1 no tax": machines(1.0, main=9), "machines 9/1 10% slow": machines(0.9, main=9),
+    "machines 9/1 latency no tax": machines(1.0, hib=False, main=9),
+    "machines 9/1 at 80% no tax": machines(1.0, slow=0.8, main=9),
+    "machines 9/1 at 80% 10% slow": machines(0.9, slow=0.8, main=9),
     "60% of the way 30% slow": part_way(0.7, share=0.6), "60% of the way 20% slow": part_way(0.8, share=0.6),
     "60% of the way 10% slow": part_way(0.9, share=0.6), "15-40% toward 30% slow": part_way(0.7),
     "15-40% toward 20% slow": part_way(0.8), "15-40% toward latency 30% slow": part_way(0.7, hib=False),

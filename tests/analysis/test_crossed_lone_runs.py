@@ -1,0 +1,77 @@
+"""Planted cells (hV, session 54) whose one node name hides two machines the sides ran on in other shares, 9 host runs
+on machine A and 1 on B, 1 pod run on A and 9 on B: each side's median sits on another machine, and the ratio of
+medians was the machine gap read as a tax ('Pod 64.9% slower than host', OUTLIERS, no pod effect planted). A side's
+one outlier is now its group for stats/verdict.py's groups_cross, as a second group of 2 runs (8/2 vs 2/8) was: the
+sides are compared at each level, and with none planted no verdict is given. One noisy run (a tenth of a side's runs,
+not a machine) still reads as a tax with OUTLIERS. Real DuckDB file, compare_campaign."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from analysis_synth import CellSpec, SideSpec, insert_cells
+from podtax_analyzer.comparisons import compare_campaign
+
+NOISE = [1.0, 1.004, 0.996, 1.002, 0.998, 1.001, 0.999, 1.003, 0.997]  # +-0.4%, 9 runs
+
+
+def _cell(con, host, pod, higher_is_better=True):
+    spec = CellSpec("node-a", SideSpec(np.asarray(host, float)), SideSpec(np.asarray(pod, float)),
+                    higher_is_better=higher_is_better, unit="events/s" if higher_is_better else "ms")
+    insert_cells(con, [spec])
+    (c,) = compare_campaign(con, "synthetic").cells
+    return c
+
+
+@pytest.mark.parametrize(("host", "pod", "higher_is_better", "said"), [
+    # throughput: machine B at 35% of A's speed
+    ([1000 * x for x in NOISE] + [350.0], [1001.0] + [350 * x for x in NOISE], True,
+     "(1 of 10 host runs (350.0 events/s) was 65.0% slower than the other 9 host runs' median of 1000 events/s and "
+     "1 of 10 pod runs (1001 events/s) was 186.0% faster than the other 9 pod runs' median of 350.0 events/s); "
+     "pod/host is 1.001 at the host main runs' level (their median 1000 events/s) and 1.000 at the pod main runs' "
+     "level (their median 350.0 events/s), not both beyond"),
+    # a duration, machine B 20% slower: the gap read 'Pod 20.0% slower'
+    ([100 * x for x in NOISE] + [120.0], [100.1] + [120 * x for x in NOISE], False,
+     "pod/host is 1.001 at the host main runs' level (their median 100.0 ms) and 1.000 at the pod main runs' level "
+     "(their median 120.0 ms), not both beyond"),
+], ids=["throughput-35%", "latency-20%"])
+def test_one_run_a_side_at_the_other_sides_level_gives_no_verdict(con, host, pod, higher_is_better, said):
+    c = _cell(con, host, pod, higher_is_better)
+    assert c.verdict == "inconclusive" and c.direction is None, c.sentence
+    assert c.sentence.startswith("Inconclusive: the runs of each side lie in two groups"), c.sentence
+    assert said in c.sentence and c.sentence.endswith(": no verdict."), c.sentence
+    assert c.ratio is not None and "OUTLIERS" in c.flags  # the figures and the flag stay
+
+
+def test_one_run_a_side_with_a_pod_tax_is_sized_at_each_level(con):
+    # the same 9/1 mix, the pod 10% slower on each machine: slower, the pod/host at each level said (0.900), not only
+    # the ratio of medians (0.315, the machine gap and the tax)
+    c = _cell(con, [1000 * x for x in NOISE] + [350.0], [900.0] + [315 * x for x in NOISE])
+    assert c.verdict == "slower", c.sentence
+    assert c.sentence.startswith("Pod slower than host: "), c.sentence
+    assert "pod/host 0.900 (95% CI " in c.sentence and ") at the host main runs' level (their median 1000 events/s) " \
+        "and 0.900 (95% CI " in c.sentence, c.sentence
+
+
+TAX = re.compile(r"Pod (9\.9|10\.[01])% slower than host \(ratio 0\.(899|900|901), ")  # the noisy run moves a median
+
+
+@pytest.mark.parametrize(("host", "pod"), [
+    # one host run of 10 at 60%: a noisy run, the pod 10% slower on every run
+    ([1000 * x for x in NOISE] + [600.0], [900 * x for x in NOISE] + [900.0]),
+    # one pod run of 10 at half speed
+    ([1000 * x for x in NOISE] + [1000.0], [900 * x for x in NOISE] + [450.0]),
+    # one slow run a side (interference hits both): neither lies toward the other side's level
+    ([1000 * x for x in NOISE] + [500.0], [900 * x for x in NOISE] + [450.0]),
+    # one run a side off the other way, each away from the other side (host fast, pod slow)
+    ([1000 * x for x in NOISE] + [1300.0], [900 * x for x in NOISE] + [500.0]),
+    # one run a side past the other side's level (host 700, pod 1250): not the other side's level, so the runs may be
+    # outliers (as two runs a side 15-40% toward the other side were planted in bench_crossed_spans), not two machines
+    ([1000 * x for x in NOISE] + [700.0], [900 * x for x in NOISE] + [1250.0]),
+], ids=["host-run", "pod-run", "both-slow", "both-outward", "both-past"])
+def test_one_noisy_run_still_reads_as_a_tax_with_outliers(con, host, pod):
+    c = _cell(con, host, pod)
+    assert c.verdict == "slower" and TAX.match(c.sentence), c.sentence
+    assert "OUTLIERS" in c.flags and "lie" in c.flag_details["OUTLIERS"], c.flag_details
