@@ -18,6 +18,8 @@ def test_port_out_of_range(port: str, capfd: pytest.CaptureFixture[str]) -> None
     (["--cluster", "{tmp}/strings.yaml"], "'nodes' must be a list of mappings"),  # an AttributeError before
     (["--cluster", "{tmp}/long.yaml"], "long.yaml holds a number of more than 4,300 digits: no setting takes a "
                                        "number so long"),  # named sys.set_int_max_str_digits() (hU, session 54)
+    (["--cluster", "{tmp}/date.yaml"], "date.yaml: month must be in 1..12 (YAML reads an unquoted value of this "
+                                       "form as a date"),  # said 'a number of more than 4,300 digits' (r4, session 54)
     (["--cluster", "{tmp}/none.yaml"], "No such file"),
     (["--kubeconfig", "{tmp}"], "is not a file"),  # wrote the token to '<tmp>.tmp' before
     (["--kubeconfig", "{tmp}/no/such/folder.yaml"], "does not exist; create it first"),
@@ -29,6 +31,7 @@ def test_bad_files_are_one_line_and_exit_2(tmp_path, capfd, args: list[str], say
 
     (tmp_path / "syntax.yaml").write_text("nodes: [a, b\n")
     (tmp_path / "strings.yaml").write_text("nodes: [a, b]\n")
+    (tmp_path / "date.yaml").write_text("nodes:\n  - name: 2024-13-01\n")
     (tmp_path / "long.yaml").write_text("nodes:\n  - name: a\n    count: 1" + "0" * 5000 + "\n")
     assert cli(["kubesim", *(a.format(tmp=tmp_path) for a in args)]) == 2
     err = capfd.readouterr().err.strip()

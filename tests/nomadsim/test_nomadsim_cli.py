@@ -27,6 +27,7 @@ def test_usage_error_is_one_line_exit_2(capsys) -> None:
 @pytest.mark.parametrize(("text", "says"), [
     ("plugins:\n  - provider: x\n", "plugins[0].id"),
     ("plugins: [a, b\n", "is not valid YAML (line 2)"),  # a traceback before
+    ("plugins: []\nname: 2024-13-01\n", "bad.yaml: month must be in 1..12"),  # 'a number too long' (r4, s54)
     ("", "must be a mapping"),
     (None, "No such file"),
     ("/", "Is a directory"),

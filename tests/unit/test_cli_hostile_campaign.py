@@ -29,6 +29,8 @@ FILES = [  # id, campaign text, fragments the error must contain
                                                 "remove the `---` line"]),
     ("a number of 5,001 digits", QUICK.replace("timeout: 120", "timeout: 1" + "0" * 5000),
      ["c.yaml:13: a number of 5,001 digits (100000000000...): no field takes a number so long"]),
+    ("an impossible date", QUICK.replace("name: quick", "name: 2024-13-01"),
+     ["c.yaml: month must be in 1..12 (YAML reads an unquoted value of this form as a date or a number: quote it"]),
     ("billion laughs", LAUGHS + QUICK, ["c.yaml:1: a0: Extra inputs are not permitted"]),
     ("billion laughs with a repeated key", LAUGHS + QUICK.replace("timeout: 120", "timeout: 1\ntimeout: 2"),
      ["key 'timeout' appears twice"]),

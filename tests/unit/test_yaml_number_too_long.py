@@ -2,7 +2,8 @@
 and the fix, exit 2, through the real entry points: `podtax simulate`'s workload and the scheduler's profile
 (PODTAX_SCHEDULER_PROFILE, read by podtax-scheduler at start and by `podtax scores`) ended in a ValueError
 traceback; a campaign file's line named sys.set_int_max_str_digits() and no line (tests/unit/
-test_cli_hostile_campaign.py) (helper hU, session 54)."""
+test_cli_hostile_campaign.py) (helper hU, session 54). Any other ValueError out of YAML (an impossible date such as
+2024-13-01) says the file and YAML's own words, not 'a number too long to read' (fx4, session 54; review r4)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,21 @@ def test_a_scheduler_profile_with_a_number_of_5001_digits(tmp_path: Path, argv: 
     done = _run(tmp_path, argv, PODTAX_SCHEDULER_PROFILE="p.yaml")
     prefix = "podtax-scheduler: " if argv == ["podtax_scheduler"] else "error: "
     assert (done.returncode, done.stderr) == (2, f"{prefix}PODTAX_SCHEDULER_PROFILE=p.yaml{SAYS}\n")
+
+
+DATE = (": month must be in 1..12 (YAML reads an unquoted value of this form as a date or a number: quote it if it "
+        "is text)")
+
+
+def test_a_workload_with_an_impossible_date(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text("classes: []\nduration_s: 2024-13-01\n")
+    done = _run(tmp_path, ["podtax", "simulate", "--campaign", "x", "--workload", "w.yaml"])
+    assert (done.returncode, done.stderr) == (2, f"error: the workload w.yaml{DATE}\n")
+
+
+@pytest.mark.parametrize("argv", [["podtax_scheduler"], ["podtax", "scores"]], ids=["podtax-scheduler", "scores"])
+def test_a_scheduler_profile_with_an_impossible_date(tmp_path: Path, argv: list[str]) -> None:
+    (tmp_path / "p.yaml").write_text("score:\n  BenchmarkScore: {weight: 2024-13-01}\n")
+    done = _run(tmp_path, argv, PODTAX_SCHEDULER_PROFILE="p.yaml")
+    prefix = "podtax-scheduler: " if argv == ["podtax_scheduler"] else "error: "
+    assert (done.returncode, done.stderr) == (2, f"{prefix}PODTAX_SCHEDULER_PROFILE=p.yaml{DATE}\n")

@@ -330,8 +330,8 @@ def parse(text: str, filename: str = "campaign.yaml") -> Campaign:
         data = yaml.load(text, Loader=campaign_yaml.LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         raise CampaignError(campaign_yaml.yaml_problem(exc, text, filename)) from None
-    except ValueError:  # int() of a number longer than Python converts (4,300 digits); its own text named a setting
-        raise CampaignError(f"{filename}:{campaign_yaml.too_long_number(text)}") from None
+    except ValueError as exc:  # an int() past 4,300 digits (its words named a Python setting) or a date like 2024-13-01
+        raise CampaignError(f"{filename}{campaign_yaml.value_problem(exc, text)}") from None
     if problem := campaign_yaml.duplicate_key(tree):
         raise CampaignError(f"{filename}:{problem}")
     if not isinstance(data, dict):

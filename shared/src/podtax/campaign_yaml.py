@@ -77,10 +77,10 @@ def yaml_problem(exc: yaml.YAMLError, text: str, filename: str) -> str:
     return f"{where}: not valid YAML: {what}"
 
 
-def too_long_number(text: str) -> str:
+def too_long_number(text: str) -> str | None:
     """`line: a number of N digits (123456...): ...` for the first integer in `text` that YAML cannot convert (past
-    Python's limit of 4,300 digits): its ValueError named sys.set_int_max_str_digits(), no line and no fix. Composes
-    `text` (no value is built); each node is visited once."""
+    Python's limit of 4,300 digits): its ValueError named sys.set_int_max_str_digits(), no line and no fix. None
+    when `text` holds no such integer. Composes `text` (no value is built); each node is visited once."""
     root = yaml.compose(text, Loader=LOADER)
     seen: set[int] = set()
     stack = [root] if root is not None else []
@@ -98,7 +98,16 @@ def too_long_number(text: str) -> str:
             stack += [part for pair in reversed(node.value) for part in reversed(pair)]
         elif isinstance(node, yaml.SequenceNode):
             stack += reversed(node.value)
-    return " a number too long to read: write the value the field needs"
+    return None
+
+
+def value_problem(exc: ValueError, text: str) -> str:
+    """What follows a file's name when YAML raised a ValueError building a value: `:line: a number of N digits ...`
+    for an integer past 4,300 digits, else `: ` and YAML's own words (an impossible date such as 2024-13-01 says
+    'month must be in 1..12') and how to keep such a value text."""
+    if long := too_long_number(text):
+        return f":{long}"
+    return f": {exc} (YAML reads an unquoted value of this form as a date or a number: quote it if it is text)"
 
 
 def duplicate_key(root: yaml.Node | None) -> str | None:

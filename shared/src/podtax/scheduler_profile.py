@@ -29,7 +29,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from podtax.campaign_yaml import too_long_number
+from podtax.campaign_yaml import value_problem
 from podtax.config_common import ConfigError
 
 
@@ -127,8 +127,8 @@ def load_profile(path: Path | None) -> Profile:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML ({exc}); fix the file, e.g.\n"
                           f"score:\n  BenchmarkScore: {{weight: 5}}\n  LeastAllocated: {{weight: 1}}") from None
-    except ValueError:  # YAML's int() of a number past 4,300 digits: a traceback at start
-        raise ConfigError(f"{where}:{too_long_number(text)}") from None
+    except ValueError as exc:  # YAML's int() past 4,300 digits or a date like 2024-13-01: a traceback at start
+        raise ConfigError(f"{where}{value_problem(exc, text)}") from None
     try:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 from podtax import templates
-from podtax.campaign_yaml import too_long_number, yaml_problem
+from podtax.campaign_yaml import value_problem, yaml_problem
 from podtax.cli.common import a_path, campaign_name, fail, not_a_database, wide_console
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.table import Table
@@ -91,8 +91,8 @@ def read_workload(path: Path) -> WorkloadSpec:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise fail(f"the workload {path} is invalid: {problems} (see `podtax simulate --help`)", 2) from None
-    except ValueError:  # YAML's int() of a number past 4,300 digits: a traceback
-        raise fail(f"the workload {path}:{too_long_number(text)}", 2) from None
+    except ValueError as exc:  # YAML's int() past 4,300 digits or a date like 2024-13-01: a traceback
+        raise fail(f"the workload {path}{value_problem(exc, text)}", 2) from None
 
 
 def measured_from_cells(cells: list[dict[str, Any]], values_of: Any) -> list[Any]:

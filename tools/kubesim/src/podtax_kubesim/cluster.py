@@ -48,9 +48,12 @@ def read_yaml(path: Path | str) -> Any:
         raise ValueError(f"{path} is not valid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
     except UnicodeDecodeError:
         raise ValueError(f"{path} is not a text file: a cluster file is YAML") from None
-    except ValueError:  # YAML's int() of a number past 4,300 digits: its words named sys.set_int_max_str_digits()
-        raise ValueError(f"{path} holds a number of more than 4,300 digits: no setting takes a number so long; write "
-                         "the value the setting needs") from None
+    except ValueError as exc:  # YAML's int() past 4,300 digits (its words named sys.set_int_max_str_digits()) or
+        if "integer string conversion" in str(exc):  # a date like 2024-13-01 ('month must be in 1..12')
+            raise ValueError(f"{path} holds a number of more than 4,300 digits: no setting takes a number so long; "
+                             "write the value the setting needs") from None
+        raise ValueError(f"{path}: {exc} (YAML reads an unquoted value of this form as a date or a number: quote it "
+                         "if it is text)") from None
 
 
 def load(cluster: dict | Path | str | None) -> Obj:
