@@ -21,6 +21,9 @@ BODIES = [  # method, path, content type, body, the Status message
     ("DELETE", CONFIGMAPS + "/x", "application/json", "[1]", "the request body must be a JSON object"),
     ("POST", CONFIGMAPS, "application/yaml", "a: [", "the request body is not valid YAML: while parsing a flow"),
     ("POST", CONFIGMAPS, "application/yaml", "- 1", "the request body must be a JSON object"),
+    ("POST", CONFIGMAPS, "application/yaml", "[]", "the request body must be a JSON object"),  # taken as {}: 422
+    ("POST", CONFIGMAPS, "application/yaml", "0", "the request body must be a JSON object"),  # 'name required'
+    ("POST", CONFIGMAPS, "application/yaml", "false", "the request body must be a JSON object"),  # (r4, session 54)
     ("POST", CONFIGMAPS, "application/yaml", "!!python/object:os.system {}", "the request body is not valid YAML: "
                                                                             "could not determine a constructor"),
 ]

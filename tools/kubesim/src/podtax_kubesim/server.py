@@ -264,7 +264,7 @@ class Server(Streams):
             raise ApiError(400, "BadRequest", "the request body is empty")
         kind = "YAML" if "yaml" in request.headers.get("Content-Type", "") else "JSON"
         try:
-            body = (yaml.safe_load(raw) or {}) if kind == "YAML" else loads(raw)
+            body = yaml.safe_load(raw) if kind == "YAML" else loads(raw)  # `[]`, `0`, `false`: 400, not {} (r4)
         except (ValueError, yaml.YAMLError) as exc:
             raise ApiError(400, "BadRequest", f"the request body is not valid {kind}: {' '.join(str(exc).split())}") \
                 from exc
