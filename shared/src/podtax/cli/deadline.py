@@ -39,10 +39,14 @@ async def within(step: Awaitable[T], what: str, timeout_s: float | None = None) 
     """Await `step`, or raise BusError when NATS has not answered within the deadline."""
     limit = seconds() if timeout_s is None else timeout_s
     try:
-        return await asyncio.wait_for(step, limit)
+        done = await asyncio.wait_for(step, limit)
     except TimeoutError:
         raise BusError(f"NATS did not answer within {limit:g} s while {what} (is the server down? "
                        f"{ENV} sets this deadline)") from None
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():  # Python 3.11's wait_for returns the result of a step that completes
+        raise asyncio.CancelledError  # as the cancel (Ctrl-C) lands and drops the cancel: podtax import went on, exit 0
+    return done
 
 
 async def connect(source: str = "podtax/cli") -> Bus:
