@@ -44,13 +44,16 @@ def _failed(campaign: str, params: dict) -> events.RunFailedV1:
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Campaign 'p': volume-churn cells all with namespace= and plugin_id= empty, and a failed run. Campaigns 'q'
-    and 'r': the same test twice on one node, once with 'tag=' and once without a tag ('q' has both, 'r' one)."""
+    and 'r': the same test twice on one node, once with 'tag=' and once without a tag ('q' has both, 'r' one).
+    Campaign 's': cells with namespace= and plugin_id= empty and a failed run without them; 't' the cells of 's',
+    'u' those and cells without them (review r1 of 3d9c3c3e: two scopes made two cells read alike)."""
     path = tmp_path_factory.mktemp("labels") / "podtax.duckdb"
     s = Store(path)
     try:
-        batch: list = [_failed("p", EMPTY)]
+        batch: list = [_failed("p", EMPTY), _failed("s", {})]
         for seq in range(6):  # run ids apart by seq: campaign-env-test-seq
-            for campaign, params, first in (("p", EMPTY, 0), ("q", EMPTY, 0), ("q", TAGGED, 200), ("r", EMPTY, 0)):
+            for campaign, params, first in (("p", EMPTY, 0), ("q", EMPTY, 0), ("q", TAGGED, 200), ("r", EMPTY, 0),
+                                            ("s", EMPTY, 0), ("t", EMPTY, 0), ("u", EMPTY, 0), ("u", {}, 200)):
                 batch += run_events(campaign, "kubernetes", "volume-churn", first + seq, params=params)
                 batch += run_events(campaign, "nomad", "volume-churn", first + 100 + seq, params=params)
         s.write_batch(batch)
@@ -65,14 +68,14 @@ def test_params_labels_leave_out_only_params_empty_in_every_cell_of_the_test() -
     assert churn == "count=5 namespace= plugin_id= size=1Gi"
     other = templates.params_key({"count": 9, **EMPTY, "size": "1Gi"})
     assert params_labels([("volume-churn", churn), ("volume-churn", other)]) == {
-        ("volume-churn", churn): "count=5 size=1Gi", ("volume-churn", other): "count=9 size=1Gi"}
+        "volume-churn": {churn: "count=5 size=1Gi", other: "count=9 size=1Gi"}}
     # empty in one cell, absent from the other (0e1c01af): both keep what tells them apart
     assert params_labels([("sysbench-cpu", "tag= threads=4"), ("sysbench-cpu", "threads=4")]) == {
-        ("sysbench-cpu", "tag= threads=4"): "tag= threads=4", ("sysbench-cpu", "threads=4"): "threads=4"}
+        "sysbench-cpu": {"tag= threads=4": "tag= threads=4", "threads=4": "threads=4"}}
     # empty in one cell, set in the other: kept; another test's cells do not count
     got = params_labels([("t", "a= b=1"), ("t", "a=x b=1"), ("u", "a= b=1")])
-    assert got == {("t", "a= b=1"): "a= b=1", ("t", "a=x b=1"): "a=x b=1", ("u", "a= b=1"): "b=1"}
-    assert params_labels([("t", "namespace=")]) == {("t", "namespace="): ""}
+    assert got == {"t": {"a= b=1": "a= b=1", "a=x b=1": "a=x b=1"}, "u": {"a= b=1": "b=1"}}
+    assert params_labels([("t", "namespace=")]) == {"t": {"namespace=": ""}}
 
 
 def _said(texts: list[str]) -> list[str]:
@@ -129,3 +132,51 @@ def test_two_cells_apart_only_by_an_empty_and_an_absent_param_read_apart(db: Pat
     assert main(["report", "q", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "volume-churn: count=20" in out and "tag=" in out and not _said(out.splitlines()), out
+
+
+def test_a_report_and_its_failed_runs_read_their_params_from_one_set_of_labels(db: Path, capsys) -> None:
+    """Review r1 of 3d9c3c3e (HIGH): the report's cells have 'count=20 namespace= plugin_id=', a failed run
+    'count=20'. Each view computed its own labels: the text report's heading read 'volume-churn: count=20 · ...'
+    and the warning '1 failed nomad run of volume-churn count=20 on node-1', two cells read as one. Now every view
+    reads the report's one map: the cells keep 'namespace= plugin_id=' wherever they are named."""
+    full = templates.params_key({"count": 20, **EMPTY})
+    s = Store(db)
+    try:
+        report = compare_campaign(s.cursor(), "s")
+        html = render_html(load_report_data(s.cursor(), "s"))
+    finally:
+        s.close()
+    (failed,) = [w for w in report.warnings if "failed nomad run" in w]
+    assert "of volume-churn count=20 on node-1" in failed, failed  # the failed run's key is 'count=20'
+    assert report.summary and all(i.sentence.startswith(f"volume-churn {full} ") for i in report.summary), \
+        report.summary[0].sentence
+    heads = re.findall(r"<h3[^>]*>([^<]*)</h3>", html)
+    assert heads and all(f"volume-churn {full} ·" in h for h in heads if "volume-churn" in h), heads[:3]
+    assert main(["report", "s", "--db", str(db), "--all-metrics"]) == 0
+    out = capsys.readouterr().out
+    assert "1 failed nomad run of volume-churn count=20 on node-1" in out, out
+    named = [line for line in out.splitlines() if line.startswith("volume-churn:")]  # the table and phase headings
+    assert len(named) >= 2 and all(re.match(f"volume-churn: {full}( |$)", line) for line in named), named
+    assert main(["report", "s", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params_labels"] == {"volume-churn": {full: full, "count=20":
+                                                                                     "count=20"}}
+
+
+def test_a_comparison_names_its_cells_and_its_cells_in_one_campaign_only_from_one_set_of_labels(
+        db: Path, capsys) -> None:
+    """Review r1 of 3d9c3c3e (HIGH): 't' has 'count=20 namespace= plugin_id=', 'u' that and 'count=20'. The
+    table's labels came from the compared cells ('volume-churn count=20'), the 'only in' names' from both
+    campaigns ('Only in u: node-1 volume-churn count=20 ...'): they read alike. Now both read the comparison's
+    one map: the table says 'volume-churn count=20 namespace= plugin_id='."""
+    full = templates.params_key({"count": 20, **EMPTY})
+    s = Store(db)
+    try:
+        change = compare_campaigns(s.cursor(), "t", "u")
+    finally:
+        s.close()
+    assert change.cells and not change.only_in_base and change.only_in_new
+    print_change(change.model_dump(mode="json"), all_metrics=True)
+    out = capsys.readouterr().out
+    assert "Only in u: node-1 volume-churn count=20 " in out, out
+    rows = [line for line in out.splitlines() if "volume-churn" in line and line.startswith("│")]  # the table's
+    assert rows and all(f"volume-churn {full}" in line for line in rows), [r for r in rows if full not in r]

@@ -9,13 +9,18 @@ nothing (pU, session 53). A param empty in one cell and absent or set in another
 a token that every key of a test has cannot make two keys alike; a guard keeps the full keys should it ever (a value
 with a space could make a token look like `k=`). The key itself (JSON, the API, exports, data tables, lookups) keeps
 every param.
+
+The labels are computed ONCE over everything a report (its cells, failed runs and phase rows) or a comparison (both
+campaigns' cells) shows, and every view of it reads that map (CampaignReport.params_labels,
+CampaignChange.params_labels): labels computed over different sets of cells made two cells read alike, a heading
+'count=20' (of 'count=20 namespace= plugin_id=') and a failed run's warning 'count=20' (of the key 'count=20').
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-Labels = dict[tuple[str, str], str]  # (test, params key) -> the params as a label shows them
+Labels = dict[str, dict[str, str]]  # test -> params key -> the params as a label shows them (JSON's shape too)
 
 
 def _blank(token: str) -> bool:
@@ -35,5 +40,11 @@ def params_labels(cells: Iterable[tuple[str, str]]) -> Labels:
         labels = {key: " ".join(t for t in key.split() if t not in blank) if blank else key for key in keys}
         if len(set(labels.values())) < len(keys):  # two keys would read alike: show them whole
             labels = {key: key for key in keys}
-        out.update(((test, key), label) for key, label in labels.items())
+        out[test] = labels
     return out
+
+
+def label(labels: Labels, test: str, key: str) -> str:
+    """``key`` of ``test`` as ``labels`` (params_labels of what is shown) show it; the key whole when it is not
+    there (a report from an analyzer without the map)."""
+    return labels.get(test, {}).get(key, key)

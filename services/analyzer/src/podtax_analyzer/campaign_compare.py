@@ -49,7 +49,7 @@ import duckdb
 import numpy as np
 from podtax import sides, templates
 from podtax.flags import BOUND_MARKS, MIN_RUNS
-from podtax.param_labels import Labels, params_labels
+from podtax.param_labels import Labels, label, params_labels
 from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 from podtax.pvalue import p_digits
 
@@ -121,7 +121,7 @@ def _directions_differ(b: CellComparison, n: CellComparison, names: tuple[str, s
 
 
 def _label(c: CellComparison, labels: Labels) -> str:
-    return " ".join(x for x in (c.node, c.test, labels[c.test, c.params], c.metric) if x)
+    return " ".join(x for x in (c.node, c.test, label(labels, c.test, c.params), c.metric) if x)
 
 
 def _flags(base: CellComparison, new: CellComparison) -> tuple[list[str], dict[str, str]]:
@@ -368,10 +368,11 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
         for k in ("too_few", "bound_why", "tool"):
             r.pop(k)
         out.append(CellChange(**r))
-    labels = params_labels((c.test, c.params) for side in cells.values() for c in side.values())  # both campaigns
+    # once for every view of the comparison (its table, its 'only in' cells): both campaigns' cells
+    labels = params_labels((c.test, c.params) for side in cells.values() for c in side.values())
 
     def unmatched(a: str, b: str) -> list[str]:
         return [_label(c, labels) for k, c in cells[a].items() if k not in cells[b]]
 
     return CampaignChange(base=base, new=new, threshold=threshold, correction=correction, cells=out,
-                          only_in_base=unmatched(base, new), only_in_new=unmatched(new, base))
+                          only_in_base=unmatched(base, new), only_in_new=unmatched(new, base), params_labels=labels)

@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 import duckdb
 from podtax.events import CellStats
+from podtax.param_labels import params_labels
 from podtax.phases import DESCRIPTIVE_WHY, is_descriptive
 
 from podtax_analyzer import flags as fl
@@ -155,10 +156,13 @@ def compare_campaign(
     rows = _compare(con, cells, threshold, correction, seed,
                     lambda rows: sequence.mark(con, campaign, rows, failed, values, threshold))
     warnings = [] if rows else ["no successful run with metrics is stored for this campaign yet"]
-    warnings += sequence.failed_warnings(failed, ((c.test, c.params) for c in rows))
+    # once for every view of the report (its phase rows are its cells'): no two cells' labels read alike
+    labels = params_labels([*((c.test, c.params) for c in rows), *((f.test, f.params_key) for f in failed)])
+    warnings += sequence.failed_warnings(failed, labels)
     warnings += [w for w in [imports_twice.warning(con, campaign)] if w]
     return CampaignReport(campaign=campaign, threshold=threshold, correction=correction, cells=rows,
-                          summary=summarize(rows, only_imported(cells), threshold), warnings=warnings)
+                          summary=summarize(rows, only_imported(cells), threshold, labels), warnings=warnings,
+                          params_labels=labels)
 
 
 def only_imported(cells: list[CellData]) -> frozenset[str]:

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 from podtax import phases as phase_defs
 from podtax.flags import BLOCKING
-from podtax.param_labels import Labels, params_labels
+from podtax.param_labels import label
 
 from podtax_analyzer.celldata import CELL_ID_SQL, HOST, POD, VERSION_SQL
 from podtax_analyzer.comparisons import compare_campaign
@@ -68,14 +68,9 @@ class ReportData:
         return len({getattr(c, "cluster", "local") for c in self.report.cells})
 
     def params_label(self, test: str, params: str) -> str:
-        """A cell's params as its labels show them (podtax.param_labels: without a param empty in every cell and
-        phase row of its test); the key itself stays in the data tables."""
-        return self._labels[test, params]
-
-    @cached_property
-    def _labels(self) -> Labels:
-        return params_labels([*((c.test, c.params) for c in self.report.cells),
-                              *((r["test"], r["params"]) for r in self.phases)])
+        """A cell's params as every label of the report shows them (CampaignReport.params_labels: computed once
+        over its cells and failed runs; a phase row's params are its cell's); the key stays in the data tables."""
+        return label(self.report.params_labels, test, params)
 
     @staticmethod
     def envs(cell: CellComparison) -> tuple[str, str]:

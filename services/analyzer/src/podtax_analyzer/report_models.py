@@ -187,6 +187,11 @@ class CampaignReport(BaseModel):
     cells: list[CellComparison]
     summary: list[SummaryItem]
     warnings: list[str] = Field(default_factory=list)
+    params_labels: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="test -> params key -> the params as every label of this report shows "
+                                           "them (headings, sentences, warnings, phase table): without a param "
+                                           "empty in every cell and failed run of the test (podtax.param_labels); "
+                                           "every `params` field keeps the whole key.")
 
 
 class CellRun(BaseModel):

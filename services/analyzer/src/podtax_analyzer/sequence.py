@@ -19,14 +19,13 @@ The campaign's warnings of failed runs come from the same query (failed_warnings
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 import duckdb
 import numpy as np
 from podtax.flags import ORDER
-from podtax.param_labels import params_labels
+from podtax.param_labels import Labels, label
 
 from podtax_analyzer.report_models import CellComparison
 from podtax_analyzer.stats.blocked import adjusted, without
@@ -139,20 +138,19 @@ def _retried(n: int) -> str:
     return f", {n} of them then retried successfully" if n else ""
 
 
-def failed_warnings(failed: list[FailedRuns], cells: Iterable[tuple[str, str]] = ()) -> list[str]:
+def failed_warnings(failed: list[FailedRuns], labels: Labels) -> list[str]:
     """One sentence per (node, test, params, side, reason) of the failed runs (clusters together), most first,
     with how many were retried successfully as the cell's note says: a cell whose runs all failed otherwise
     reads as "more runs are needed" (audit: every run timed out against a storage class that did not exist,
-    and the report never said so). ``cells``: (test, params key) of the report's cells, so the params read as
-    in their labels (param_labels: a param empty in every cell and failed run of the test is left out)."""
-    labels = params_labels([*cells, *((f.test, f.params_key) for f in failed)])
+    and the report never said so). ``labels``: the report's params labels (CampaignReport.params_labels, over its
+    cells and these failed runs), so a failed run's params read as its cell's heading."""
     merged: dict[tuple[str, str, str, str, str], tuple[int, int, str | None]] = {}
     for f in failed:
         n, retried, detail = merged.get(key := (f.node, f.test, f.params_key, f.env, f.reason), (0, 0, None))
         merged[key] = (n + f.n, retried + f.retried, min(filter(None, (detail, f.detail)), default=None))
     most = sorted(merged.items(), key=lambda kv: (-kv[1][0], kv[0]))[:MOST_WARNED]
-    return [f"{n} failed {env} run{'s' if n > 1 else ''} of {' '.join(filter(None, (test, labels[test, params])))} "
-            f"on {node}: {reason}"
+    return [f"{n} failed {env} run{'s' if n > 1 else ''} of "
+            f"{' '.join(filter(None, (test, label(labels, test, params))))} on {node}: {reason}"
             + (f" ({detail[:300]})" if detail else "") + _retried(retried)
             for (node, test, params, env, reason), (n, retried, detail) in most]
 

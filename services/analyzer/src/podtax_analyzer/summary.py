@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from podtax.param_labels import params_labels
+from podtax.param_labels import Labels, label, params_labels
 
 from podtax_analyzer.report_models import CellComparison, SummaryItem
 from podtax_analyzer.sequence import NOTES
@@ -150,10 +150,11 @@ def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[
 
 
 def summarize(cells: list[CellComparison], only_imported: frozenset[str] = frozenset(),
-              threshold: float = 0.01) -> list[SummaryItem]:
+              threshold: float = 0.01, labels: Labels | None = None) -> list[SummaryItem]:
     """One item per (test, params, metric). With more than one cluster a node is named cluster/node.
     only_imported: ids of the cells made entirely of imported runs (their IMPORTED flag is tolerated);
-    threshold: the campaign's practical threshold (the no-difference band, see wide_nodes)."""
+    threshold: the campaign's practical threshold (the no-difference band, see wide_nodes); labels: the report's
+    params labels (CampaignReport.params_labels; by default those of ``cells``)."""
     several = len({c.cluster for c in cells}) > 1
 
     def where(c: CellComparison) -> str:
@@ -162,13 +163,13 @@ def summarize(cells: list[CellComparison], only_imported: frozenset[str] = froze
     groups: dict[tuple[str, str, str], list[CellComparison]] = {}
     for c in cells:
         groups.setdefault((c.test, c.params, c.metric), []).append(c)
-    labels = params_labels((c.test, c.params) for c in cells)  # no param empty in every cell of the test
+    labels = params_labels((c.test, c.params) for c in cells) if labels is None else labels
     out = []
     for (test, params, metric), group in groups.items():
         group = sorted(group, key=lambda c: (c.node, c.cluster))
         clean = [c for c in group if is_clean(c, only_imported)]
         excluded = {where(c): _exclusion_reason(c, only_imported) for c in group if not is_clean(c, only_imported)}
-        what = f"{test} {labels[test, params]} {metric}".replace("  ", " ")
+        what = f"{test} {label(labels, test, params)} {metric}".replace("  ", " ")
         if any(c.descriptive for c in group):  # kube-burner's min/avg: in no correction family
             what += " (descriptive, not tested)"
         apart = _apart(clean)

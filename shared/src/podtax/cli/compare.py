@@ -37,7 +37,7 @@ from podtax.cli.report_render import p_shown
 from podtax.cli.whole_escapes import Whole, whole
 from podtax.event_payloads import printable_tree
 from podtax.flags import BOUND_MARKS
-from podtax.param_labels import Labels, params_labels
+from podtax.param_labels import Labels, label
 
 NO_COMMON_CELL = 3  # exit status: the campaigns share no (node, test, params, metric), nothing was compared
 STYLE = {"improved": "bold green", "worsened": "bold red", "no detectable difference": "cyan",
@@ -73,7 +73,7 @@ def _verdict(c: dict[str, Any]) -> Text:
 
 def _what(c: dict[str, Any], labels: Labels) -> str:
     """A cell's test and params as its label shows them (podtax.param_labels)."""
-    return " ".join(x for x in (c["test"], labels[c["test"], c["params"]]) if x)
+    return " ".join(x for x in (c["test"], label(labels, c["test"], c["params"])) if x)
 
 
 def wide_table(title: str, cells: list[dict[str, Any]], labels: Labels) -> Table:
@@ -126,7 +126,7 @@ def change_cards(cells: list[dict[str, Any]], width: int, labels: Labels) -> Gro
 
 def fitting(console: Console, title: str, cells: list[dict[str, Any]], labels: Labels) -> Table | Group:
     """One line per cell if that fits ``console``, else the stacked table, else cards: never a figure cut or
-    wrapped, never the cell's name dropped. ``labels``: params_labels of every cell of the comparison."""
+    wrapped, never the cell's name dropped. ``labels``: the comparison's params_labels."""
     unbounded = console.options.update_width(100_000)
     table = wide_table(title, cells, labels)
     if console.measure(table, options=unbounded).maximum <= console.width:
@@ -143,8 +143,7 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
     title = (f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
              f"{data['correction']} correction)")
-    labels = params_labels((c["test"], c["params"]) for c in data["cells"])  # every cell, shown or not
-    console.print(fitting(console, title, cells, labels))
+    console.print(fitting(console, title, cells, data.get("params_labels", {})))  # both campaigns' cells
     if any(c.get("base_bound") or c.get("new_bound") for c in cells):
         console.print("≥ / ≤ / ≶: the figure is only a bound: it rests on objects given up while waiting "
                       "(LOWER_BOUND) or on times seen after a dropped watch or holding a retry's wait (WATCH_GAP, "

@@ -150,7 +150,7 @@ def report(
     else:
         print_report(data, all_metrics=all_metrics)
         if phases:
-            print_phase_table(report_console(), phases, data.get("cells", []))
+            print_phase_table(report_console(), phases, data.get("params_labels"))
     return 0
 
 

@@ -9,7 +9,6 @@ One line a row when that fits the console, else a table wrapped at spaces, else 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,7 +25,7 @@ from podtax.cli.common import api_headers, api_json, fail, offline_report, unrea
 from podtax.cli.report_render import _value  # a figure as the report's tables write it (was a copy of it)
 from podtax.event_payloads import printable_tree
 from podtax.flags import bound_mark
-from podtax.param_labels import params_labels
+from podtax.param_labels import Labels, label
 from podtax.phases import TEMPLATES
 
 STATISTIC = {"p50": "p50 latency (ms)", "makespan": "makespan (s)", "objects": "objects · p50 · p99 ms"}
@@ -192,21 +191,19 @@ def _print_definitions(con: Console, rows: list[dict[str, Any]]) -> None:
             con.print(Text.assemble("  ", " " * len(r["phase"]), "  ", (line, "dim")), highlight=False)
 
 
-def print_phase_table(con: Console, table: dict[str, Any], cells: Iterable[dict[str, Any]] = ()) -> None:
-    """``cells``: the report's cells, whose params with the rows' say which params the headings leave out
-    (podtax.param_labels: those empty in every cell of the test)."""
+def print_phase_table(con: Console, table: dict[str, Any], labels: Labels | None = None) -> None:
+    """``labels``: the report's params_labels (its rows are its cells'), so a heading reads as the report's."""
     table = printable_tree(table)  # names and words from the bus: never a terminal's control sequence
     rows = table.get("rows", [])
     if not rows:
         return
-    keys: list[list[str]] = printable_tree([[c["test"], c["params"]] for c in cells])  # escaped as the rows
-    labels = params_labels([*((t, p) for t, p in keys), *((r["test"], r["params"]) for r in rows)])
+    labels = printable_tree(labels or {})  # escaped as the rows
     con.print()
     con.print(Text("Control-plane phases, side by side", style="bold"))
     for (cluster, node, test, params), group in _groups(rows).items():
         where = f"{node}" + (f" ({cluster})" if cluster != "local" else "")
-        con.print(Text.assemble((test, "bold"), f": {labels[test, params]} · {where} · lower is better for every "
-                                              f"phase"))
+        shown_params = label(labels, test, params)
+        con.print(Text.assemble((test, "bold"), f": {shown_params} · {where} · lower is better for every phase"))
         shown: Table | Group = _table(group)
         if con.measure(shown, options=con.options.update_width(100_000)).maximum > con.width:
             shown = _table(group, width=con.width)

@@ -3,8 +3,8 @@
 By default only each test's primary metric is shown (``templates.REGISTRY[test].primary_metric``);
 a (node, test, params) group whose cells include no primary metric (an unknown test, an unexpected
 metric name) shows every metric, so nothing disappears silently. Parameters that are equal in every
-cell of a test are printed once above its table; only the varying ones appear per row; one empty in every cell
-of the test is left out (podtax.param_labels).
+cell of a test are printed once above its table; only the varying ones appear per row; the params read as the
+report's labels (its params_labels: one empty in every cell and failed run of the test is left out).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podtax import templates
-from podtax.param_labels import params_labels
+from podtax.param_labels import label
 
 Cell = dict[str, Any]
 
@@ -109,13 +109,13 @@ def build_view(report: dict[str, Any], all_metrics: bool) -> ReportView:
     by_test: dict[str, list[tuple[int, Cell]]] = {}
     for i, c in enumerate(cells, 1):
         by_test.setdefault(c["test"], []).append((i, c))
-    labels = params_labels((c["test"], c["params"]) for c in cells)
+    labels = report.get("params_labels", {})  # computed once for every view of the report
     tests = []
     for test, numbered in by_test.items():
-        fixed, varying = _params_split([labels[test, c["params"]] for _, c in numbered])
+        fixed, varying = _params_split([label(labels, test, c["params"]) for _, c in numbered])
         view = TestView(test, join_params(fixed), [])
         for i, c in numbered:
-            shown_params = split_params(labels[test, c["params"]])
+            shown_params = split_params(label(labels, test, c["params"]))
             row = Row(i, c, join_params({k: v for k, v in shown_params.items() if k in varying}))
             shown = all_metrics or c["primary"] or (c["node"], c["test"], c["params"]) not in with_primary
             (view.rows if shown else view.hidden).append(row)

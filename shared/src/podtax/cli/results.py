@@ -25,7 +25,7 @@ from podtax.cli.common import (
 )
 from podtax.event_payloads import printable, printable_tree
 from podtax.imports_counted import counted
-from podtax.param_labels import params_labels
+from podtax.param_labels import label, params_labels
 
 REPARSE_AGAIN = ("the reparse may not have finished: run podtax reparse again once it answers (it derives the same "
                  "results from the stored logs again: nothing is lost or doubled)")
@@ -93,7 +93,7 @@ def results(
         params = templates.params_key(r["params"])  # as the report and the scheduler write them (reverse=true)
         m = next((m for m in r["metrics"] if templates.is_primary_metric(r["test"], params, m["name"])), first)
         tool = f"{r['tool'] or ''} {r['tool_version'] or ''}".strip()
-        what = f"{r['test']} {labels[r['test'], params]}".strip()
+        what = f"{r['test']} {label(labels, r['test'], params)}".strip()
         cells.append([*([] if campaign else [r["campaign"]]), r["node"], r["env"], what,
                       tool, m["name"], f"{m['value']:,.2f} {m['unit']}", " ".join(flag_names(r.get("flags") or []))])
     out = wide_console()

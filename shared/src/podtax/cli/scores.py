@@ -38,7 +38,7 @@ from podtax.cli.report_render import _value as report_value
 from podtax.cli.results import _get as api_get
 from podtax.config import ConfigError, SchedulerSettings
 from podtax.event_payloads import printable_tree
-from podtax.param_labels import params_labels
+from podtax.param_labels import label, params_labels
 from podtax.scheduler_profile import BenchmarkArgs, load_profile
 
 DEFAULTS = BenchmarkArgs()
@@ -221,7 +221,8 @@ def scores(
         unit = group[0]["unit"]
         better = "higher" if group[0]["higher_is_better"] else "lower"
         # Text, never markup: rich read "[threads=1]" as markup and dropped it, so groups shared a title
-        title = f"{ts} [{labels[ts, params] or 'no params'}] {metric} ({unit}, {better} is better) — cluster {cl}"
+        shown = label(labels, ts, params) or "no params"
+        title = f"{ts} [{shown}] {metric} ({unit}, {better} is better) — cluster {cl}"
         ci = "95% CI" if args.statistic == "median" else "median's 95% CI"  # the interval is the median's
         columns = [("node", "left"), ("runs", "right"), (args.statistic, "right"), (ci, "left"),
                    ("newest run", "left"), ("scheduler", "left")]
