@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import nats
+from podtax import natsserver
 from podtax.cli.importer import CHUNK
 
 from tests.integration.importing import CORPUS, HEADER
@@ -70,3 +71,32 @@ async def test_ctrl_c_while_importing_says_how_far_it_got_and_the_same_import_co
     out, err = await asyncio.to_thread(again.communicate, timeout=300)
     assert again.returncode == 0, err
     assert await _stored(nats_url) == ROWS  # every row once: the second import's copies of the first's are dropped
+
+
+async def test_ctrl_c_before_any_row_is_sent_says_nothing_was_imported(tmp_path: Path, nats_url: str,
+                                                                         nats_server: natsserver.NatsServer) -> None:
+    """It said '0 of 4,000 rows published and acknowledged (the next chunk's may be stored too)' when no row had been
+    sent (fx4, session 54; review r4). The importer's first JetStream request (the runner's bucket) shows it connected;
+    the server is then paused, so the importer cannot get past the check before publishing, and SIGINT comes."""
+    (tmp_path / "0.log").write_bytes(CORPUS.read_bytes())
+    (tmp_path / "m.csv").write_text(HEADER + "0.log,node-1,host,sysbench-cpu,threads=1 max_prime=100000 events=200 "
+                                             "time=0,2024-01-01T00:00:00Z,\n")
+    watcher = await nats.connect(nats_url)
+    asked = asyncio.Event()
+
+    async def seen(msg: object) -> None:
+        asked.set()
+
+    await watcher.subscribe("$JS.API.>", cb=seen)  # type: ignore[arg-type]
+    proc = _import(tmp_path, nats_url)
+    try:
+        await asyncio.wait_for(asked.wait(), 120)
+        nats_server.proc.send_signal(signal.SIGSTOP)
+        proc.send_signal(signal.SIGINT)
+        out, err = await asyncio.to_thread(proc.communicate, timeout=120)
+    finally:
+        nats_server.proc.send_signal(signal.SIGCONT)
+    await watcher.close()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted: stopped before publishing: nothing was imported (no row was sent)" in err, err
+    assert await _stored(nats_url) == 0

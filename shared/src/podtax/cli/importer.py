@@ -206,7 +206,7 @@ async def _publish(rows: list[Row], campaign: str, found: Findings, into_existin
         bus = await deadline.connect(SOURCE)
     except BusError as exc:
         raise fail(f"{exc}; nothing was imported", 1) from None
-    published = 0
+    published = sent = 0
     try:
         await _refuse_runner_campaign(bus, campaign, into_existing)
         limit = bus.nc.max_payload
@@ -218,6 +218,7 @@ async def _publish(rows: list[Row], campaign: str, found: Findings, into_existin
             for start in range(0, len(rows), CHUNK):
                 chunk = [publishable_event(row, campaign, i, seconds[i], limit)
                          for i, row in enumerate(rows[start:start + CHUNK], start)]
+                sent += len(chunk)
                 found.duplicates += await within(bus.publish_many(chunk),
                                                  f"publishing rows {start + 1} to {start + len(chunk)}")
                 published += len(chunk)
@@ -232,6 +233,9 @@ async def _publish(rows: list[Row], campaign: str, found: Findings, into_existin
         raise fail(f"{exc}; stopped part-way: {published} of {len(rows)} published. Run the import again once "
                    "NATS answers (rows already imported are not duplicated)", 1) from None
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels this, then typer exits 130 without a word
+        if not sent:
+            say("stopped before publishing: nothing was imported (no row was sent)", "interrupted")
+            raise
         say(f"stopped part-way: {published:,} of {len(rows):,} rows published and acknowledged (the next chunk's "
             "may be stored too). Run the same import again to publish the rest (rows already imported are not "
             "duplicated)", "interrupted")
