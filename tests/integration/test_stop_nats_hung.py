@@ -2,7 +2,7 @@
 packets without a reset, does the same) took 15 s to exit: Bus.close's drain waited nats-py's drain_timeout (5 s) for
 its subscriptions, then its own flush for 10 s more, which drain_timeout does not bound. Now the close asks the server
 for a PONG for natsclose.DRAIN_S (3 s) and, none coming, closes without the drain, saying so: the idle parser exits 0
-well within the 10 s its SIGTERM is given (as in test_sigterm_nats_restarted). A busy one is
+with that line (before: 15 s later, without it; the exit is given a generous 60 s, no timed assertion). A busy one is
 test_parser_stop_while_publishing's server-that-hangs case. Real nats-server paused, the real podtax-parser."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_an_idle_service_stops_at_once_when_nats_hangs(nats_server: natsserver.N
         assert "podtax-parser started" in text and proc.poll() is None, text
         asyncio.run(_consuming(nats_server.url))
         pause(nats_server.proc.pid)  # no answer to anything from now on: the drain's flush is never answered
-        ended = sigterm(proc, log, 10)  # before: 'podtax-parser still running 10 s after SIGTERM' (it took 15 s)
+        ended = sigterm(proc, log, 60)  # before: exit 0 after 15 s, without the line below
         assert ended.returncode == 0 and "Traceback" not in ended.log, ended.log
         assert "did not answer the drain within 3 s" in ended.after, ended.after
         assert "podtax-parser stopped" in ended.after, ended.after
