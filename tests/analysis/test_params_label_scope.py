@@ -114,8 +114,8 @@ def test_two_cells_apart_only_by_an_empty_and_an_absent_param_read_apart(db: Pat
     s = Store(db)
     try:
         report = compare_campaign(s.cursor(), "q")
-        html = render_html(load_report_data(s.cursor(), "q"))
         change = compare_campaigns(s.cursor(), "q", "r")
+        html = render_html(load_report_data(s.cursor(), "q"), change)
     finally:
         s.close()
     items = {(i.params, i.metric): i.sentence for i in report.summary}
@@ -125,10 +125,15 @@ def test_two_cells_apart_only_by_an_empty_and_an_absent_param_read_apart(db: Pat
         assert b.startswith(f"volume-churn count=20 {metric}"), b
     rows = re.findall(r'<th scope="row">volume-churn<br><span class="note">([^<]*)<br>', html)
     assert sorted(set(rows)) == ["count=20", "count=20 tag="], rows
-    assert change.only_in_base and all(" tag= " in n and "namespace" not in n for n in change.only_in_base)
+    # 'only in' of --json and the API: 'node test params metric' whole, as documented (review r1 of 3d9c3c3e)
+    only = change.model_dump(mode="json")["only_in_base"]
+    assert only and all(n.startswith(f"node-1 volume-churn {tagged} ") for n in only), only
+    assert all(n.startswith("node-1 volume-churn count=20 tag= ") for n in change.only_in_base_labels)
     print_change(change.model_dump(mode="json"), all_metrics=True)
     out = capsys.readouterr().out
-    assert "volume-churn count=20" in out and not _said(out.splitlines()), out
+    assert "Only in q: node-1 volume-churn count=20 tag= " in out and not _said(out.splitlines()), out
+    assert "Only in q: node-1 volume-churn count=20 tag= " in html and "Only in q: node-1 volume-churn count=20 " \
+        "namespace" not in html
     assert main(["report", "q", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "volume-churn: count=20" in out and "tag=" in out and not _said(out.splitlines()), out

@@ -120,8 +120,9 @@ def _directions_differ(b: CellComparison, n: CellComparison, names: tuple[str, s
             f"or worsened it is unknown; no change is given.")
 
 
-def _label(c: CellComparison, labels: Labels) -> str:
-    return " ".join(x for x in (c.node, c.test, label(labels, c.test, c.params), c.metric) if x)
+def _label(c: CellComparison, labels: Labels | None = None) -> str:
+    """'node test params metric'; with ``labels``, the params as they read (a printed line), else whole."""
+    return " ".join(x for x in (c.node, c.test, label(labels or {}, c.test, c.params), c.metric) if x)
 
 
 def _flags(base: CellComparison, new: CellComparison) -> tuple[list[str], dict[str, str]]:
@@ -371,8 +372,10 @@ def compare_campaigns(con: duckdb.DuckDBPyConnection, base: str, new: str, *, th
     # once for every view of the comparison (its table, its 'only in' cells): both campaigns' cells
     labels = params_labels((c.test, c.params) for side in cells.values() for c in side.values())
 
-    def unmatched(a: str, b: str) -> list[str]:
-        return [_label(c, labels) for k, c in cells[a].items() if k not in cells[b]]
+    def unmatched(a: str, b: str, shown: Labels | None = None) -> list[str]:
+        return [_label(c, shown) for k, c in cells[a].items() if k not in cells[b]]
 
     return CampaignChange(base=base, new=new, threshold=threshold, correction=correction, cells=out,
-                          only_in_base=unmatched(base, new), only_in_new=unmatched(new, base), params_labels=labels)
+                          only_in_base=unmatched(base, new), only_in_new=unmatched(new, base), params_labels=labels,
+                          only_in_base_labels=unmatched(base, new, labels),
+                          only_in_new_labels=unmatched(new, base, labels))

@@ -74,6 +74,9 @@ class CampaignChange(BaseModel):
     cells: list[CellChange]
     only_in_base: list[str] = Field(default_factory=list, description="'node test params metric' of unmatched cells.")
     only_in_new: list[str] = Field(default_factory=list)
+    only_in_base_labels: list[str] = Field(default_factory=list, description="only_in_base as a person reads "
+                                           "them, for printing: the params as params_labels show them.")
+    only_in_new_labels: list[str] = Field(default_factory=list)
     params_labels: dict[str, dict[str, str]] = Field(
         default_factory=dict, description="test -> params key -> the params as every label of this comparison "
                                            "shows them: without a param empty in every cell of the test in both "

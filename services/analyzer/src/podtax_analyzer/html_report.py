@@ -254,8 +254,9 @@ def compare_section(change: CampaignChange) -> str:
     extra = "" if change.cells else (f"<p><b>{_e(change.base)} and {_e(change.new)} have no cell in common "
                                      f"(node, test, params and metric): nothing to compare.</b></p>")
     if change.only_in_base or change.only_in_new:
-        extra += (f'<p class="note">Only in {_e(change.base)}: {_e(", ".join(change.only_in_base) or "none")}. '
-                 f'Only in {_e(change.new)}: {_e(", ".join(change.only_in_new) or "none")}.</p>')
+        base, new = change.only_in_base_labels or change.only_in_base, change.only_in_new_labels or change.only_in_new
+        extra += (f'<p class="note">Only in {_e(change.base)}: {_e(", ".join(base) or "none")}. '
+                 f'Only in {_e(change.new)}: {_e(", ".join(new) or "none")}.</p>')
     return (f"<p>Each cell's ratio (or, for a cell with one environment, its median) in {_e(change.base)} "
             f"(base) and {_e(change.new)} (new), the difference with a "
             f"95% bootstrap interval over both campaigns' runs, and a verdict ({_e(change.correction)} "

@@ -151,7 +151,8 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
                       "at most it / either", highlight=False)
     for c in cells:  # wrapped never inside a name's escape
         console.print(whole(Text(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), console.width))
-    for side, names in (("base", data["only_in_base"]), ("new", data["only_in_new"])):
+    for side in ("base", "new"):  # the params as the table's labels show them; only_in_* keep them whole
+        names = data.get(f"only_in_{side}_labels") or data[f"only_in_{side}"]
         if names:
             console.print(whole(Text(f"Only in {data[side]}: {', '.join(names)}"), console.width))
 
