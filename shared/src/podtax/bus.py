@@ -282,8 +282,8 @@ class Bus(Streams, Consumers):
             if self.nc.is_connected:
                 where = redact(self.nc.connected_url.geturl()) if self.nc.connected_url else "its URL"
                 if not await drain_within(self.nc):  # a server that hangs took 15 s (nats-py's drain, then close)
-                    log.warning("NATS at %s did not answer the drain within %g s (it hangs?): connection closed; "
-                                "what was not acked is delivered again", where, DRAIN_S)
+                    log.warning("NATS at %s did not answer a PING within %g s: closed without draining; what was not "
+                                "acknowledged is delivered again", where, DRAIN_S)
             elif not self.nc.is_closed:  # reconnecting to a server that died: stop here, not at the loop's end
                 await self.nc.close()
         except ConnectionError as exc:  # nats-py writes what it held while reconnecting (pulls, acks) to the lost
