@@ -50,3 +50,33 @@ def test_ctrl_c_while_the_command_imports_is_one_line_and_status_130(script: str
     status, err = _interrupt_while_importing(script, argv, marker)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
     assert status == 130 and f"{script}: interrupted\n" in err, (status, err[-3000:])  # among the import lines
+
+
+def _volumes_interrupted(script: list[str], tmp_path: Path) -> tuple[int, str]:
+    """`<script> cleanup` against a Kubernetes API that accepts the connection and never answers; SIGINT once the
+    command has connected (the accept): it is running its own code by then."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        (tmp_path / "k.yaml").write_text(
+            "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+            f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{server.getsockname()[1]}'}}}}]\n"
+            "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n")
+        argv = [*script, "cleanup", "--backend", "kubernetes", "--kubeconfig", str(tmp_path / "k.yaml")]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                                env={**os.environ, "PODTAX_DATA_DIR": str(tmp_path)})
+        conn, _ = server.accept()
+        with conn:
+            proc.send_signal(signal.SIGINT)
+            err = proc.communicate(timeout=120)[1]
+    return proc.returncode, err
+
+
+def test_a_whole_command_run_by_its_service_script_takes_ctrl_c_as_podtax_does(tmp_path: Path) -> None:
+    """`podtax-runner volumes ...` runs the command `podtax volumes ...` runs, but install()'s handler stayed in place
+    for all of it (`podtax-runner: interrupted` from wherever the signal landed, asyncio's and the command's own
+    handling of Ctrl-C bypassed) where podtax's run() gives Python's back (fx4, session 54; review r4 of f5c2f18c)."""
+    podtax = _volumes_interrupted([str(BIN / "podtax"), "volumes"], tmp_path)
+    runner = _volumes_interrupted([str(BIN / "podtax-runner"), "volumes"], tmp_path)
+    assert podtax[0] == 130 and "Traceback" not in podtax[1], podtax
+    assert runner == podtax

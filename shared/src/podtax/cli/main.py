@@ -110,6 +110,7 @@ def usage_line(exc: BaseException, path_if_unknown: str = "podtax") -> str:
 def run_app(typer_app: typer.Typer, argv: list[str], prog_name: str) -> int:
     """Run a typer app with `argv`; usage mistakes become one line and status 2 (see the docstring).
     Service packages run their own commands (`podtax simulate`, `podtax volumes`) through this too."""
+    quietstart.done()  # as run() does: `podtax-runner volumes` and `podtax-scheduler simulate` come here directly
     try:
         result = typer_app(args=argv, standalone_mode=False, prog_name=prog_name)
     except KeyboardInterrupt:
