@@ -23,7 +23,7 @@ from nats.js import JetStreamContext
 from podtax import events, metrics, natsfetch, subjects, templates
 from podtax.bus import Bus, BusError, ConsumerSpec, NatsLost, Permanent
 from podtax.config import HostAgentSettings
-from podtax.natsagain import Stopped
+from podtax.natsagain import Stopped, again_if_reconnected
 
 from podtax_host_agent import facts, guard, measured, outbox, owndir
 from podtax_host_agent.clock import check_clock
@@ -98,7 +98,9 @@ class Agent(NatsIdentity):
             while (left := deadline - time.monotonic()) > 0:
                 if stop.is_set():
                     return
-                if not (await asyncio.wait_for(sub.consumer_info(), left)).num_pending and not natsfetch.queued(sub):
+                # asked again once NATS is back (a SIGTERM meanwhile: Stopped), as the dead letters are
+                info = await asyncio.wait_for(again_if_reconnected(self.bus.nc, sub.consumer_info), left)
+                if not info.num_pending and not natsfetch.queued(sub):
                     if taken:
                         log.info("start-up: took the %d cancellation(s) waiting before any run request", taken)
                     return
