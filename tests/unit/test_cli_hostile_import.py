@@ -30,6 +30,12 @@ MANIFESTS = [  # id, manifest text, fragment of the first error line
     ("a superscript digit", HEADER + ROW.replace("threads=1", "threads=\u00b2"),
      "line 2: params: sysbench-cpu: threads.int: Input should be a valid integer, unable to parse string as an "
      "integer"),
+    # fx4, session 54 (review r4 of bf61e880): refused on purpose, each with a line naming the fix
+    ("the same parameter and value twice", HEADER + ROW.replace("threads=1", "threads=4 threads=4"),
+     "line 2: params: threads is given twice (threads=4 and threads=4): keep one"),
+    ("an Arabic-Indic digit", HEADER + ROW.replace("threads=1", "threads=\u0664"),  # int() read it as 4 before
+     "line 2: params: sysbench-cpu: threads.int: Input should be a valid integer, unable to parse string as an "
+     "integer"),
 ]
 
 
