@@ -46,14 +46,16 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Campaign 'p': volume-churn cells all with namespace= and plugin_id= empty, and a failed run. Campaigns 'q'
     and 'r': the same test twice on one node, once with 'tag=' and once without a tag ('q' has both, 'r' one).
     Campaign 's': cells with namespace= and plugin_id= empty and a failed run without them; 't' the cells of 's',
-    'u' those and cells without them (review r1 of 3d9c3c3e: two scopes made two cells read alike)."""
+    'u' those and cells without them (review r1 of 3d9c3c3e: two scopes made two cells read alike). Campaign 'v':
+    a value with a space before a `k=`; 'w': every param empty."""
     path = tmp_path_factory.mktemp("labels") / "podtax.duckdb"
     s = Store(path)
     try:
         batch: list = [_failed("p", EMPTY), _failed("s", {})]
         for seq in range(6):  # run ids apart by seq: campaign-env-test-seq
             for campaign, params, first in (("p", EMPTY, 0), ("q", EMPTY, 0), ("q", TAGGED, 200), ("r", EMPTY, 0),
-                                            ("s", EMPTY, 0), ("t", EMPTY, 0), ("u", EMPTY, 0), ("u", {}, 200)):
+                                            ("s", EMPTY, 0), ("t", EMPTY, 0), ("u", EMPTY, 0), ("u", {}, 200),
+                                            ("v", {**EMPTY, "xy": "é =ü b="}, 0), ("w", {**EMPTY, "count": ""}, 0)):
                 batch += run_events(campaign, "kubernetes", "volume-churn", first + seq, params=params)
                 batch += run_events(campaign, "nomad", "volume-churn", first + 100 + seq, params=params)
         s.write_batch(batch)
@@ -73,9 +75,15 @@ def test_params_labels_leave_out_only_params_empty_in_every_cell_of_the_test() -
     assert params_labels([("sysbench-cpu", "tag= threads=4"), ("sysbench-cpu", "threads=4")]) == {
         "sysbench-cpu": {"tag= threads=4": "tag= threads=4", "threads=4": "threads=4"}}
     # empty in one cell, set in the other: kept; another test's cells do not count
-    got = params_labels([("t", "a= b=1"), ("t", "a=x b=1"), ("u", "a= b=1")])
-    assert got == {"t": {"a= b=1": "a= b=1", "a=x b=1": "a=x b=1"}, "u": {"a= b=1": "b=1"}}
-    assert params_labels([("t", "namespace=")]) == {"t": {"namespace=": ""}}
+    got = params_labels([("volume-churn", "count=5 namespace="), ("volume-churn", "count=5 namespace=x"),
+                         ("sysbench-cpu", "count=5 threads=")])
+    assert got == {"volume-churn": {"count=5 namespace=": "count=5 namespace=", "count=5 namespace=x":
+                                    "count=5 namespace=x"}, "sysbench-cpu": {"count=5 threads=": "count=5"}}
+    assert params_labels([("volume-churn", "namespace=")]) == {"volume-churn": {"namespace=": ""}}
+    # only a param of the test's template is left out (review r1 of 3d9c3c3e: a value 'é =ü b=' lost its 'b=')
+    key = templates.params_key({"count": 20, **EMPTY, "xy": "é =ü b="})
+    assert params_labels([("volume-churn", key)]) == {"volume-churn": {key: "count=20 xy=é =ü b="}}
+    assert params_labels([("imported-tool", "a= b=1")]) == {"imported-tool": {"a= b=1": "a= b=1"}}
 
 
 def _said(texts: list[str]) -> list[str]:
@@ -185,3 +193,15 @@ def test_a_comparison_names_its_cells_and_its_cells_in_one_campaign_only_from_on
     assert "Only in u: node-1 volume-churn count=20 " in out, out
     rows = [line for line in out.splitlines() if "volume-churn" in line and line.startswith("│")]  # the table's
     assert rows and all(f"volume-churn {full}" in line for line in rows), [r for r in rows if full not in r]
+
+
+def test_a_value_keeps_a_k_equals_that_is_no_param_of_the_test(db: Path, capsys) -> None:
+    """Review r1 of 3d9c3c3e (LOW): {"xy": "é =ü b="} read 'xy=é =ü' (its 'b=' taken for an empty param)."""
+    s = Store(db)
+    try:
+        report = compare_campaign(s.cursor(), "v")
+    finally:
+        s.close()
+    assert report.summary and all(i.sentence.startswith("volume-churn count=20 xy=é =ü b= ") for i in report.summary)
+    assert main(["report", "v", "--db", str(db)]) == 0
+    assert "volume-churn: count=20 xy=é =ü b=" in capsys.readouterr().out

@@ -7,8 +7,9 @@ params that are empty in EVERY cell of its test in what is shown: volume-churn's
 nothing (pU, session 53). A param empty in one cell and absent or set in another stays: `tag= threads=4` and
 `threads=4` are two cells and must read apart (0e1c01af reverted a rule that dropped every empty param). Leaving out
 a token that every key of a test has cannot make two keys alike; a guard keeps the full keys should it ever (a value
-with a space could make a token look like `k=`). The key itself (JSON, the API, exports, data tables, lookups) keeps
-every param.
+with a space could make a token look like `k=`). Only a param of the test's template is left out, one token each: a
+value `é =ü b=` keeps its `b=`, no param of the test (review r1 of 3d9c3c3e). The key itself (JSON, the API,
+exports, data tables, lookups) keeps every param.
 
 The labels are computed ONCE over everything a report (its cells, failed runs and phase rows) or a comparison (both
 campaigns' cells) shows, and every view of it reads that map (CampaignReport.params_labels,
@@ -20,12 +21,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from podtax import templates
+
 Labels = dict[str, dict[str, str]]  # test -> params key -> the params as a label shows them (JSON's shape too)
 
 
-def _blank(token: str) -> bool:
-    """Whether a key's token is a param with an empty value (`namespace=`)."""
-    return token.endswith("=") and token.count("=") == 1 and len(token) > 1
+def _blanks(test: str) -> set[str]:
+    """The tokens a key of ``test`` has for a param of its template with an empty value (`namespace=`); none for
+    a test podtax has no template of."""
+    template = templates.REGISTRY.get(test)
+    return {f"{name}=" for name in template.params.model_fields} if template else set()
+
+
+def _without(key: str, blank: set[str]) -> str:
+    """``key`` without one token of each param in ``blank``."""
+    left, out = set(blank), []
+    for token in key.split(" "):
+        if token in left:
+            left.discard(token)
+        else:
+            out.append(token)
+    return " ".join(out)
 
 
 def params_labels(cells: Iterable[tuple[str, str]]) -> Labels:
@@ -36,8 +52,8 @@ def params_labels(cells: Iterable[tuple[str, str]]) -> Labels:
         by_test.setdefault(test, set()).add(key)
     out: Labels = {}
     for test, keys in by_test.items():
-        blank = set.intersection(*({t for t in key.split() if _blank(t)} for key in keys))
-        labels = {key: " ".join(t for t in key.split() if t not in blank) if blank else key for key in keys}
+        blank = set.intersection(_blanks(test), *(set(key.split(" ")) for key in keys))
+        labels = {key: _without(key, blank) for key in keys}
         if len(set(labels.values())) < len(keys):  # two keys would read alike: show them whole
             labels = {key: key for key in keys}
         out[test] = labels
