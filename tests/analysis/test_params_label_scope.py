@@ -205,3 +205,11 @@ def test_a_value_keeps_a_k_equals_that_is_no_param_of_the_test(db: Path, capsys)
     assert report.summary and all(i.sentence.startswith("volume-churn count=20 xy=é =ü b= ") for i in report.summary)
     assert main(["report", "v", "--db", str(db)]) == 0
     assert "volume-churn: count=20 xy=é =ü b=" in capsys.readouterr().out
+
+
+def test_a_test_whose_params_are_all_empty_is_named_without_a_gap(db: Path, capsys) -> None:
+    """Review r1 of 3d9c3c3e (LOW): every param empty left an empty label: 'volume-churn:  · node-1' (the phase
+    table's heading). Now the parts are joined without the empty one."""
+    assert main(["report", "w", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "volume-churn · node-1 · lower is better" in out and "volume-churn:  " not in out, out

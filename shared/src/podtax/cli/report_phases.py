@@ -203,7 +203,8 @@ def print_phase_table(con: Console, table: dict[str, Any], labels: Labels | None
     for (cluster, node, test, params), group in _groups(rows).items():
         where = f"{node}" + (f" ({cluster})" if cluster != "local" else "")
         shown_params = label(labels, test, params)
-        con.print(Text.assemble((test, "bold"), f": {shown_params} · {where} · lower is better for every phase"))
+        con.print(Text.assemble((test, "bold"), f": {shown_params}" if shown_params else "",  # none: 't · node'
+                                f" · {where} · lower is better for every phase"))
         shown: Table | Group = _table(group)
         if con.measure(shown, options=con.options.update_width(100_000)).maximum > con.width:
             shown = _table(group, width=con.width)

@@ -221,8 +221,9 @@ def scores(
         unit = group[0]["unit"]
         better = "higher" if group[0]["higher_is_better"] else "lower"
         # Text, never markup: rich read "[threads=1]" as markup and dropped it, so groups shared a title
-        shown = label(labels, ts, params) or "no params"
-        title = f"{ts} [{shown}] {metric} ({unit}, {better} is better) — cluster {cl}"
+        shown = label(labels, ts, params)  # '' when every param is left out: then no brackets at all
+        what = f"[{shown}]" if shown else "" if params else "[no params]"
+        title = f"{' '.join(filter(None, (ts, what, metric)))} ({unit}, {better} is better) — cluster {cl}"
         ci = "95% CI" if args.statistic == "median" else "median's 95% CI"  # the interval is the median's
         columns = [("node", "left"), ("runs", "right"), (args.statistic, "right"), (ci, "left"),
                    ("newest run", "left"), ("scheduler", "left")]
