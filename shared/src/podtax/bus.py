@@ -273,7 +273,7 @@ class Bus(Streams, Consumers):
         return duplicates
 
     async def close(self) -> None:
-        """Stop consuming, flush what is in flight (drain, within natsclose.DRAIN_S), close."""
+        """Stop consuming, flush what is in flight (drain, once NATS answers a PING within natsclose.DRAIN_S), close."""
         for sub in self._subs:  # a pull subscription never finishes draining by itself (nats-py)
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
