@@ -5,6 +5,7 @@ without a word), and the line a validation error's location points at in the com
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -81,23 +82,12 @@ def too_long_number(text: str) -> str | None:
     """`line: a number of N digits (123456...): ...` for the first integer in `text` that YAML cannot convert (past
     Python's limit of 4,300 digits): its ValueError named sys.set_int_max_str_digits(), no line and no fix. None
     when `text` holds no such integer. Composes `text` (no value is built); each node is visited once."""
-    root = yaml.compose(text, Loader=LOADER)
-    seen: set[int] = set()
-    stack = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in _nodes(yaml.compose(text, Loader=LOADER)):
         if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:int":
             digits = sum(c.isdigit() for c in node.value)
             if digits > 4300:
                 return (f"{node.start_mark.line + 1}: a number of {digits:,} digits ({node.value[:12]}...): no field "
                         "takes a number so long: write the value the field needs")
-        elif isinstance(node, yaml.MappingNode):
-            stack += [part for pair in reversed(node.value) for part in reversed(pair)]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += reversed(node.value)
     return None
 
 
@@ -113,6 +103,22 @@ def value_problem(exc: ValueError, text: str) -> str:
 def duplicate_key(root: yaml.Node | None) -> str | None:
     """`line: key 'x' appears twice ...` for the first mapping that repeats a key (YAML loaders keep the last
     value without a word). Each node is visited once, so aliases cost nothing ("billion laughs")."""
+    for node in _nodes(root):
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    line = key.start_mark.line + 1
+                    if (key.tag, key.value) in first:
+                        return (f"{line}: key {key.value!r} appears twice in the same mapping (first on line "
+                                f"{first[key.tag, key.value]}); keep one of them")
+                    first[key.tag, key.value] = line
+    return None
+
+
+def _nodes(root: yaml.Node | None) -> Iterator[yaml.Node]:
+    """Every node under `root` in document order, each once: an alias repeats a node, never its visit, so a
+    "billion laughs" file costs its size."""
     seen: set[int] = set()
     stack = [root] if root is not None else []
     while stack:
@@ -120,16 +126,8 @@ def duplicate_key(root: yaml.Node | None) -> str | None:
         if id(node) in seen:
             continue
         seen.add(id(node))
+        yield node
         if isinstance(node, yaml.MappingNode):
-            first: dict[tuple[str, str], int] = {}
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                    line = key.start_mark.line + 1
-                    if (key.tag, key.value) in first:
-                        return (f"{line}: key {key.value!r} appears twice in the same mapping (first on line "
-                                f"{first[key.tag, key.value]}); keep one of them")
-                    first[key.tag, key.value] = line
-                stack += [key, value]
+            stack += [part for pair in reversed(node.value) for part in reversed(pair)]
         elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
-    return None
+            stack += reversed(node.value)
