@@ -297,6 +297,7 @@ def finalize(a: Analysis, p_adjusted: float | None, *, threshold: float, correct
     args = (f["ratio"], f["ci_low"], f["ci_high"], p_adjusted, f["higher_is_better"])
     split = {s.env: _main_and_group(a, s) for s in (a.cell.host, a.cell.pod)}
     levels = groups_cross(split[a.cell.host.env], split[a.cell.pod.env], f["ratio"], threshold)
+    f["crossed_lone_runs"] = levels is not None and min(len(g) for _, g in split.values()) == 1  # summary leaves out
     rules = dict(threshold=threshold, blocked=bool(set(f["flags"]) & fl.BLOCKING), second_group=bool(group),
                  crossed=levels is not None and not levels.holds)
     if levels:  # the groups against the main runs' median, the level the sentence compares at, in the flag too

@@ -146,6 +146,12 @@ class CellComparison(BaseModel):
                                                       "(\"≶ value\" when it is also a lower bound).")
     pod_upper_bound: bool = Field(False, description="pod_median is an upper bound, as host_upper_bound.")
     outliers: list[OutlierOut] = Field(default_factory=list)
+    crossed_lone_runs: bool = Field(False, description="Each side's one outlier lies toward the other side's main "
+                                                        "runs and the sides were compared at each level "
+                                                        "(stats.verdict.groups_cross): one node name over two "
+                                                        "machines run 9/1 and 1/9, or one stray run a side. The ratio "
+                                                        "of medians compares one level with the other, so the "
+                                                        "summary leaves the cell out.")
     warnings: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

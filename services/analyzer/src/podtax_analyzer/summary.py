@@ -4,7 +4,10 @@ One summary per (test, params, metric). A cell is clean when it has a ratio with
 carries no flag other than OUTLIERS (outliers are reported in the table and the median resists
 them; the sentence names the nodes included despite them), unless some of its outliers are a second group of
 one side's runs (stats.outliers.is_second_group: 2 of 12 pod runs 30% slower is a recurring slowdown
-the median hides, not noise, so the cell is left out, named "OUTLIERS: a second group of runs"), and
+the median hides, not noise, so the cell is left out, named "OUTLIERS: a second group of runs") or each side's one
+outlier lies toward the other side's main runs and the cell was read at each level (CellComparison.crossed_lone_runs:
+one node name over two machines run 9/1 and 1/9 gave a ratio of 0.350, the machine gap, which moved the mean of 0.350,
+1.000 and 1.000 to 0.705; named "OUTLIERS: one run a side toward the other side's level"), and
 IMPORTED when nothing in the cell was
 mixed: every run of both its sides came from `podtax import`, so its two sides were recorded the same
 way and its ratio compares like with like (the sentence names those nodes too). A mixed cell, where
@@ -56,6 +59,7 @@ from podtax_analyzer.wording import fmt_ratio, plural, ratio_name, side_name
 TOLERATED = frozenset({"OUTLIERS"})
 WIDE = 4.0  # a clean cell's interval this many times as wide as the others' (their median) is a noisy node's
 IMPORTED = "IMPORTED"
+LONE_RUNS = "OUTLIERS: one run a side toward the other side's level"
 
 
 def tolerated(c: CellComparison, only_imported: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -66,7 +70,7 @@ def tolerated(c: CellComparison, only_imported: frozenset[str] = frozenset()) ->
 
 def is_clean(c: CellComparison, only_imported: frozenset[str] = frozenset()) -> bool:
     return (not (set(c.flags) - tolerated(c, only_imported)) and c.ratio is not None and c.ci_low is not None
-            and c.ratio > 0 and not second_group(c))
+            and c.ratio > 0 and not second_group(c) and not c.crossed_lone_runs)
 
 
 def second_group(c: CellComparison) -> bool:
@@ -138,6 +142,8 @@ def _exclusion_reason(c: CellComparison, only_imported: frozenset[str]) -> list[
     named = [f"{f} mixed with runs podtax made" if f == IMPORTED else f for f in c.flags if f not in ok]
     if second_group(c):
         named.append("OUTLIERS: a second group of runs")
+    elif c.crossed_lone_runs:  # 9/1 and 1/9 runs on two machines: its ratio is the machine gap (0.350), no pod tax
+        named.append(LONE_RUNS)
     if c.verdict == SET_BY_PARAMS:  # the parameters fix the metric: nothing to compare
         return [SET_BY_PARAMS, *named]
     if c.verdict == "not comparable":  # runs on one side only
