@@ -23,6 +23,9 @@ from podtax_analyzer.stats.verdict import (
 from podtax_analyzer.wording import fmt_pct, fmt_ratio, fmt_value, p_text_of, plural, side_name
 
 NOT_FINITE = "no ratio: "  # the warning naming the runs whose values are NaN or infinite (cell_analysis)
+# why one run a side toward the other side's level withholds the verdict, and what to do (9/1 and 1/9 mixes)
+LONE_RUNS = (" (one node name over two machines or settings, or one outlier run a side: run both sides on one "
+             "machine, or give the machines their own node names, and run the cell again)")
 
 
 def sentence(f: dict, verdict: str, threshold: float, correction: str, group: str | None = None,
@@ -64,14 +67,16 @@ def _ci(interval: tuple[float, float] | None) -> str:
 def _crossed_sentence(f: dict, group: str, levels: Levels, threshold: float) -> str:
     """Why each side's group toward the other side's level withholds the verdict (stats.verdict.groups_cross): the
     ratios at the two levels lie within the margin, or apart, or both beyond it against the ratio of medians. What
-    split the runs (outlier runs, two machines or settings) is not known, so the sentence says what was found."""
+    split the runs (outlier runs, two machines or settings) is not known, so the sentence says what was found; with
+    one run a side (``crossed_lone_runs``) it says what may have and what to do (LONE_RUNS)."""
     base, cand, each, medians = _crossed_parts(f, levels)
     low, high = min(levels.ratios), max(levels.ratios)
     why = (f"the other way from the ratio of medians, {medians}" if high < 1 - levels.margin or low > 1 + levels.margin
            else f"not both beyond ±{fmt_pct(levels.margin)}% (the ±{fmt_pct(threshold)}% band and the runs' spread) "
                 f"one way; ratio of medians {medians}")
+    advice = LONE_RUNS if f.get("crossed_lone_runs") else ""
     return (f"Inconclusive: the runs of each side lie in two groups, the smaller one toward the other side's main "
-            f"runs ({group}); {cand}/{base} is {each}, {why}: no verdict.")
+            f"runs ({group}); {cand}/{base} is {each}, {why}: no verdict{advice}.")
 
 
 def span(ratio: float, intervals: list[tuple[float, float]]) -> tuple[float, float]:
