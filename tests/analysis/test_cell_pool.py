@@ -29,7 +29,10 @@ def cells(con):
         host = lognormal(rng, 1000, 0.02, 14)
         if i % 9 == 0:
             host[3] = 1500.0  # an outlier now and then
-        specs.append(CellSpec(f"node-{i:03d}", SideSpec(host), SideSpec(lognormal(rng, 990, 0.02, 12))))
+        pod = lognormal(rng, 990, 0.02, 12)
+        if i == 1:  # one run a side at the other side's level (two machines 9/1 and 1/9): Analysis.lone_outliers
+            host, pod = np.append(host[:13], 350.0), np.append(pod[:11] * 0.35, 1000.0)
+        specs.append(CellSpec(f"node-{i:03d}", SideSpec(host), SideSpec(pod)))
     insert_cells(con, specs)
     return load_cells(con, "synthetic")
 
@@ -43,6 +46,7 @@ def _same(got, want) -> None:
     for a, b in zip(got, want, strict=True):
         assert a.fields == b.fields
         assert a.outlier_at == b.outlier_at
+        assert a.lone_outliers == b.lone_outliers
 
 
 def _server_children() -> list[int]:
@@ -66,7 +70,7 @@ def test_the_pool_gives_the_serial_analyses_in_order_and_leaves_no_worker(cells,
     monkeypatch.setenv(cell_pool.WORKERS_ENV, "2")
     got = cell_pool.analyze_all(cells, threshold=0.01, seed=5)
     _same(got, _serial(cells))
-    assert any(a.outlier_at for a in got)
+    assert any(a.outlier_at for a in got) and any(a.lone_outliers for a in got)
     for _ in range(100):  # the fork server reaps its children asynchronously
         if not _server_children():
             break

@@ -47,6 +47,20 @@ def test_one_run_a_side_at_the_other_sides_level_gives_no_verdict(con, host, pod
                                "run both sides on one machine, or give the machines their own node names, and run "
                                "the cell again)."), c.sentence
     assert c.ratio is not None and "OUTLIERS" in c.flags  # the figures and the flag stay
+    _flag_gives_each_level(c)
+
+
+def _flag_gives_each_level(c) -> None:
+    # the OUTLIERS flag says the runs as the sentence does, against each side's main runs, not 'They are kept;
+    # medians and rank tests resist them' (one host run and one pod run 'lie far from their side's median')
+    detail = c.flag_details["OUTLIERS"]
+    phrase = detail.removeprefix("Outliers: ").split(": each side's one run lies toward the other side's main runs, "
+                                                     "as two machines or settings mixed in one cell or one outlier "
+                                                     "run a side would (modified z-score above 6). They are kept; the "
+                                                     "median and the ratio do not show them, so the cell is never "
+                                                     "called equivalent.")[0]
+    assert phrase != detail and f"({phrase})" in c.sentence, (detail, c.sentence)
+    assert "1 of 10 host runs (" in phrase and "than the other 9 host runs' median of" in phrase, detail
 
 
 def test_one_run_a_side_with_a_pod_tax_is_sized_at_each_level(con):
@@ -57,6 +71,7 @@ def test_one_run_a_side_with_a_pod_tax_is_sized_at_each_level(con):
     assert c.sentence.startswith("Pod slower than host: "), c.sentence
     assert "pod/host 0.900 (95% CI " in c.sentence and ") at the host main runs' level (their median 1000 events/s) " \
         "and 0.900 (95% CI " in c.sentence, c.sentence
+    _flag_gives_each_level(c)
 
 
 TAX = re.compile(r"Pod (9\.9|10\.[01])% slower than host \(ratio 0\.(899|900|901), ")  # the noisy run moves a median

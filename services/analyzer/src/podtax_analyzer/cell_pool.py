@@ -76,11 +76,11 @@ def preload(main: ModuleType) -> list[str]:
     return _PRELOAD + _MAIN_PRELOAD
 
 
-def _chunk(cells: list[CellData], threshold: float, seed: int) -> list[tuple[dict, dict, list]]:
+def _chunk(cells: list[CellData], threshold: float, seed: int) -> list[tuple[dict, dict, list, str | None]]:
     out = []
     for c in cells:
         a = analyze(c, threshold=threshold, seed=seed)
-        out.append((a.fields, a.flag_details, a.outlier_at))
+        out.append((a.fields, a.flag_details, a.outlier_at, a.lone_outliers))
     return out
 
 
@@ -107,4 +107,5 @@ def analyze_all(cells: list[CellData], *, threshold: float, seed: int) -> list[A
         log.warning("analyzing %d cells in one process: worker processes unavailable (%s)", len(cells), exc)
         return [analyze(c, threshold=threshold, seed=seed) for c in cells]
     results = [r for chunk in done for r in chunk]
-    return [Analysis(c, fields, details, at) for c, (fields, details, at) in zip(cells, results, strict=True)]
+    return [Analysis(c, fields, details, at, lone_outliers=lone)
+            for c, (fields, details, at, lone) in zip(cells, results, strict=True)]

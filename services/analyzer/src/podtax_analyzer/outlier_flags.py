@@ -53,10 +53,16 @@ def outliers(cell: CellData, found: dict[str, np.ndarray], cutoffs: dict[str, np
              ) -> str | None:
     """``found``: each side's outliers (indices), beyond ``cutoffs`` (each value's, stats.outliers.cutoffs_within);
     ``group``: second_group's phrase and its runs (indices, by side) when some of the outliers form a second group
-    (on one side, or one on each);
+    (on one side, or one on each), or each side's one outlier when the sides are read at each level (one run a side
+    toward the other side's level, stats.verdict.groups_cross);
     ``split``: the sides scored within two modes (stats.outliers.modified_z_within), whose outliers lie far from their
     mode's median."""
     phrase, grouped = group
+    if phrase and all(len(idx) == 1 for idx in grouped.values()):  # one run a side: cell_analysis.finalize's levels
+        return (f"Outliers: {phrase}: each side's one run lies toward the other side's main runs, as two machines or "
+                f"settings mixed in one cell or one outlier run a side would ({_score(cell, grouped, split)} above "
+                f"{_above(grouped, cutoffs)}). "
+                "They are kept; the median and the ratio do not show them, so the cell is never called equivalent.")
     if phrase:
         rest = {env: np.setdiff1d(idx, grouped.get(env, idx[:0])) for env, idx in found.items()}
         others = f"Besides, {far}. " if (far := _far_off(cell, rest, cutoffs, split)) else ""
