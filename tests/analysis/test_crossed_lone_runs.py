@@ -114,3 +114,16 @@ def test_the_summary_leaves_out_a_cell_read_at_each_level_from_one_run_a_side(co
     assert s.nodes_excluded == {"node-a": ["OUTLIERS: one run a side toward the other side's level"]}, s.sentence
     assert "Excluded: node-a (OUTLIERS: one run a side toward the other side's level)." in s.sentence, s.sentence
     assert [c.node for c in report.cells if c.crossed_lone_runs] == ["node-a"]
+
+
+@pytest.mark.parametrize("pod_level", [1001.0, 1000.5], ids=["pod-0.1%-above", "pod-0.05%-above"])
+def test_one_stray_run_a_side_with_no_tax_leaves_the_ratio_of_medians(con, pod_level):
+    # no tax, the main runs 0.1% or less apart (within the margin), one host run 25% fast and one pod run 15% slow:
+    # each lies nearer the other side's main runs and both level ratios (0.85, 0.80) lie beyond the margin the way
+    # the ratio of medians does, but which main median a stray run lies nearer is noise: not two machines
+    c = _cell(con, [1000 * x for x in NOISE] + [1250.0], [pod_level * x for x in NOISE] + [850.0])
+    assert c.verdict == "no detectable difference" and not c.crossed_lone_runs, c.sentence
+    assert c.sentence.startswith("Within ±1.0% (equivalent at this threshold): ratio "), c.sentence
+    assert c.flag_details["OUTLIERS"] == ("Outliers: 1 host run (1250 events/s) and 1 pod run (850.0 events/s) lie far "
+                                          "from their side's median (modified z-score above 6). They are kept; "
+                                          "medians and rank tests resist them."), c.flag_details
