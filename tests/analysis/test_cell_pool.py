@@ -33,6 +33,9 @@ def cells(con):
         if i == 1:  # one run a side at the other side's level (two machines 9/1 and 1/9): Analysis.lone_outliers
             host, pod = np.append(host[:13], 350.0), np.append(pod[:11] * 0.35, 1000.0)
         specs.append(CellSpec(f"node-{i:03d}", SideSpec(host), SideSpec(pod)))
+    # a metric its tool's window sets (templates.set_by_params): no verdict, in a worker or not (Analysis.set_by)
+    specs.append(CellSpec("node-hd", SideSpec(np.full(6, 3.0)), SideSpec(np.full(6, 3.01)), test="hdparm",
+                          params={}, metric="disk_read_time", unit="s", higher_is_better=False, tool="hdparm"))
     insert_cells(con, specs)
     return load_cells(con, "synthetic")
 
@@ -47,6 +50,7 @@ def _same(got, want) -> None:
         assert a.fields == b.fields
         assert a.outlier_at == b.outlier_at
         assert a.lone_outliers == b.lone_outliers
+        assert a.set_by == b.set_by
 
 
 def _server_children() -> list[int]:

@@ -24,6 +24,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from types import ModuleType
 
+from podtax import templates
 from podtax.cores import affinity_cores, usable_cores
 
 from podtax_analyzer.cell_analysis import Analysis, analyze
@@ -76,11 +77,16 @@ def preload(main: ModuleType) -> list[str]:
     return _PRELOAD + _MAIN_PRELOAD
 
 
-def _chunk(cells: list[CellData], threshold: float, seed: int) -> list[tuple[dict, dict, list, str | None]]:
+Rest = tuple[dict, dict, list, templates.Fixed | None, str | None]  # an Analysis's fields after its cell, in order
+
+
+def _chunk(cells: list[CellData], threshold: float, seed: int) -> list[Rest]:
+    """Each cell's Analysis but the cell (the parent has it): every other field of Analysis, in its order. Before,
+    `set_by` was left out, so a metric the parameters set got an ordinary verdict when its cells went to workers."""
     out = []
     for c in cells:
         a = analyze(c, threshold=threshold, seed=seed)
-        out.append((a.fields, a.flag_details, a.outlier_at, a.lone_outliers))
+        out.append((a.fields, a.flag_details, a.outlier_at, a.set_by, a.lone_outliers))
     return out
 
 
@@ -107,5 +113,4 @@ def analyze_all(cells: list[CellData], *, threshold: float, seed: int) -> list[A
         log.warning("analyzing %d cells in one process: worker processes unavailable (%s)", len(cells), exc)
         return [analyze(c, threshold=threshold, seed=seed) for c in cells]
     results = [r for chunk in done for r in chunk]
-    return [Analysis(c, fields, details, at, lone_outliers=lone)
-            for c, (fields, details, at, lone) in zip(cells, results, strict=True)]
+    return [Analysis(c, *rest) for c, rest in zip(cells, results, strict=True)]
