@@ -46,8 +46,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Campaign 'p': volume-churn cells all with namespace= and plugin_id= empty, and a failed run. Campaigns 'q'
     and 'r': the same test twice on one node, once with 'tag=' and once without a tag ('q' has both, 'r' one).
     Campaign 's': cells with namespace= and plugin_id= empty and a failed run without them; 't' the cells of 's',
-    'u' those and cells without them (review r1 of 3d9c3c3e: two scopes made two cells read alike). Campaign 'v':
-    a value with a space before a `k=`; 'w': every param empty."""
+    'u' those and cells without them (review r1 of 3d9c3c3e: two scopes made two cells read alike), 'x' the cells
+    of 'u' again. Campaign 'v': a value with a space before a `k=`; 'w': every param empty."""
     path = tmp_path_factory.mktemp("labels") / "podtax.duckdb"
     s = Store(path)
     try:
@@ -55,7 +55,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for seq in range(6):  # run ids apart by seq: campaign-env-test-seq
             for campaign, params, first in (("p", EMPTY, 0), ("q", EMPTY, 0), ("q", TAGGED, 200), ("r", EMPTY, 0),
                                             ("s", EMPTY, 0), ("t", EMPTY, 0), ("u", EMPTY, 0), ("u", {}, 200),
-                                            ("v", {**EMPTY, "xy": "é =ü b="}, 0), ("w", {**EMPTY, "count": ""}, 0)):
+                                            ("v", {**EMPTY, "xy": "é =ü b="}, 0), ("w", {**EMPTY, "count": ""}, 0),
+                                            ("x", EMPTY, 0), ("x", {}, 200)):
                 batch += run_events(campaign, "kubernetes", "volume-churn", first + seq, params=params)
                 batch += run_events(campaign, "nomad", "volume-churn", first + 100 + seq, params=params)
         s.write_batch(batch)
@@ -213,3 +214,17 @@ def test_a_test_whose_params_are_all_empty_is_named_without_a_gap(db: Path, caps
     assert main(["report", "w", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "volume-churn · node-1 · lower is better" in out and "volume-churn:  " not in out, out
+
+
+def test_a_comparisons_sentence_lines_name_each_cell_as_its_table_does(db: Path, capsys) -> None:
+    """`podtax compare`'s '- node test metric: sentence' lines named no params, so the cells 'count=20 namespace=
+    plugin_id=' and 'count=20' of one node and test read alike there, each with its own sentence."""
+    s = Store(db)
+    try:
+        change = compare_campaigns(s.cursor(), "u", "x")
+    finally:
+        s.close()
+    print_change(change.model_dump(mode="json"), all_metrics=True)
+    said = [line.split(":", 1)[0] for line in capsys.readouterr().out.splitlines() if line.startswith("- node-1 ")]
+    assert len(said) == len(change.cells) > 0 and len(set(said)) == len(said), said
+    assert any(x.startswith("- node-1 volume-churn count=20 namespace= plugin_id= ") for x in said), said

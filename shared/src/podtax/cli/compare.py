@@ -143,14 +143,15 @@ def print_change(data: dict[str, Any], *, all_metrics: bool = False) -> None:
     cells = [c for c in data["cells"] if all_metrics or c["primary"]] or data["cells"]
     title = (f"{data['new']} against {data['base']} (threshold ±{data['threshold'] * 100:.1f}%, "
              f"{data['correction']} correction)")
-    console.print(fitting(console, title, cells, data.get("params_labels", {})))  # both campaigns' cells
+    labels = data.get("params_labels", {})  # both campaigns' cells
+    console.print(fitting(console, title, cells, labels))
     if any(c.get("base_bound") or c.get("new_bound") for c in cells):
         console.print("≥ / ≤ / ≶: the figure is only a bound: it rests on objects given up while waiting "
                       "(LOWER_BOUND) or on times seen after a dropped watch or holding a retry's wait (WATCH_GAP, "
                       "RETRIED); the true one is at least / "
                       "at most it / either", highlight=False)
     for c in cells:  # wrapped never inside a name's escape
-        console.print(whole(Text(f"- {c['node']} {c['test']} {c['metric']}: {c['sentence']}"), console.width))
+        console.print(whole(Text(f"- {c['node']} {_what(c, labels)} {c['metric']}: {c['sentence']}"), console.width))
     for side in ("base", "new"):  # the params as the table's labels show them; only_in_* keep them whole
         names = data.get(f"only_in_{side}_labels") or data[f"only_in_{side}"]
         if names:
